@@ -1,0 +1,1 @@
+"""Device interfaces, plugin registry, the reference serial protocol and the device simulators."""

@@ -1,0 +1,146 @@
+"""The contract between device drivers and the controller.
+
+Drivers turn whatever their device says into these events and hand them to a sink; the controller
+drives devices only through the methods of the Protocol classes below. Nothing here does I/O.
+
+Seats are numbered 1..N from the dealer's far left (the first seat dealt to), so "clockwise from the
+dealer's left" is ascending seat order and "counterclockwise from the dealer's right" is descending.
+Cards are two-character strings: rank in "23456789TJQKA", suit in "cdhs" ("As", "Td").
+Money is integer cents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+# Wager spots a wager station senses. Pre-deal spots are locked by "no more bets"; street spots stay
+# live for the decisions of 655a.11(b), (d) and (f).
+PRE_DEAL_SPOTS = ("ante", "three_card_bonus", "six_card_bonus")
+STREET_SPOTS = ("street_3", "street_4", "street_5")
+SPOTS = PRE_DEAL_SPOTS + STREET_SPOTS
+
+# Dealer panel buttons. "fold" folds the seat whose decision is awaited.
+BUTTONS = ("no_more_bets", "fold")
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceEvent:
+    device_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceOnline(DeviceEvent):
+    """The device answered `identify`: model, serial number, firmware version and hash."""
+
+    identity: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceOffline(DeviceEvent):
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceFault(DeviceEvent):
+    """Any fault the device reports or the driver detects (jam, timeout, bad frame storm...)."""
+
+    code: str = ""
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleCompleted(DeviceEvent):
+    """A counting shuffler finished a shuffle; card_count is what it counted (52 when intact)."""
+
+    card_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StackDispensed(DeviceEvent):
+    """The automated dealing shoe dispensed one stack; cards as read by its card reader, top first."""
+
+    cards: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StubRemoved(DeviceEvent):
+    """The dealer removed the remaining cards from the shoe; cards in order, top first."""
+
+    cards: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LockAcknowledged(DeviceEvent):
+    """A wager station confirmed its pre-deal spots are locked (locked=True) or released (False)."""
+
+    seat: int = 0
+    locked: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class WagerDetected(DeviceEvent):
+    seat: int = 0
+    spot: str = ""
+    amount_cents: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class WagerRefused(DeviceEvent):
+    """The station's lock-out refused a wager (placed after "no more bets"); reported so it is recorded."""
+
+    seat: int = 0
+    spot: str = ""
+    amount_cents: int = 0
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonPressed(DeviceEvent):
+    button: str = ""
+
+
+EventSink = Callable[[DeviceEvent], None]
+
+
+@runtime_checkable
+class Device(Protocol):
+    device_id: str
+
+    async def start(self, sink: EventSink) -> None:
+        """Open the port, identify the device and start reading; events go to sink from then on."""
+
+    async def stop(self) -> None:
+        """Stop reading and close the port."""
+
+
+@runtime_checkable
+class Shuffler(Device, Protocol):
+    async def shuffle(self) -> None:
+        """Start a shuffle; ShuffleCompleted (or DeviceFault) follows."""
+
+
+@runtime_checkable
+class DealingShoe(Device, Protocol):
+    async def dispense_stack(self, cards: int) -> None:
+        """Dispense one stack of `cards` cards; StackDispensed follows."""
+
+    async def remove_stub(self) -> None:
+        """Release the remaining cards to the dealer; StubRemoved follows."""
+
+
+@runtime_checkable
+class WagerStation(Device, Protocol):
+    seat: int
+
+    async def lock(self) -> None:
+        """Lock the pre-deal spots ("no more bets"); LockAcknowledged(locked=True) follows."""
+
+    async def unlock(self) -> None:
+        """Open the pre-deal spots for the next round; LockAcknowledged(locked=False) follows."""
+
+
+@runtime_checkable
+class DealerPanel(Device, Protocol):
+    """Buttons only: every press arrives as ButtonPressed."""
