@@ -1,0 +1,217 @@
+"""Chapter 655a, Mississippi Stud: what the chapter fixes, as data and pure functions.
+
+The round's flow lives in controller.engine; this module states the chapter's seats, wagers, streets,
+paytables and the settlement of each wager, each with its citation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from controller.games.paytable import Paytable, table
+from controller.money import Cents
+from controller.rankings import Five, Six, Three, best_five, rank_six, rank_three
+
+CHAPTER = "655a"
+NAME = "Mississippi Stud"
+MAX_SEATS = 6  # 655a.2(a)
+PLAYER_CARDS = 2  # 655a.10(b)
+COMMUNITY_CARDS = 3  # 655a.10(c)
+SIX_CARD_BONUS_CARDS = 4  # 655a.10(c)
+STREET_MULTIPLES = (1, 2, 3)  # 655a.11(b), (d), (f)
+
+Outcome = Literal["win", "push", "lose"]
+
+
+@dataclass(frozen=True, slots=True)
+class Street:
+    spot: str  # wager-station spot, see drivers.interfaces.STREET_SPOTS
+    name: str
+    decide_rule: str  # where the chapter asks for this wager or a fold
+    reveal_rule: str  # where the chapter reveals the next community card afterwards
+
+
+STREETS: tuple[Street, ...] = (
+    Street("street_3", "3rd Street", "655a.11(b)", "655a.11(c)"),
+    Street("street_4", "4th Street", "655a.11(d)", "655a.11(e)"),
+    Street("street_5", "5th Street", "655a.11(f)", "655a.11(g)"),
+)
+
+# Each optional wager: the rule that offers it and the rule that settles it.
+WAGER_RULES = {
+    "ante": "655a.7(d)(1)",
+    "three_card_bonus": "655a.7(d)(4)",
+    "six_card_bonus": "655a.7(d)(6)",
+    "street_3": "655a.11(b)",
+    "street_4": "655a.11(d)",
+    "street_5": "655a.11(f)",
+}
+
+# 655a.12(a): Ante, 3rd, 4th and 5th Street Wagers. A pair of 6s-10s pushes (listed as "Push").
+ANTE_AND_STREETS = table(
+    "655a.12(a)",
+    None,
+    {
+        Five.ROYAL_FLUSH: "500 to 1",
+        Five.STRAIGHT_FLUSH: "100 to 1",
+        Five.FOUR_OF_A_KIND: "40 to 1",
+        Five.FULL_HOUSE: "10 to 1",
+        Five.FLUSH: "6 to 1",
+        Five.STRAIGHT: "4 to 1",
+        Five.THREE_OF_A_KIND: "3 to 1",
+        Five.TWO_PAIR: "2 to 1",
+        Five.PAIR: "1 to 1",  # jacks or better only; see settle_hand
+    },
+)
+
+AGGREGATE_PAYOUT_LIMIT: Cents = 5_000_000  # 655a.12(b): $50,000 or more, see payout_limit
+
+_3CB_COMMON = {Three.STRAIGHT_FLUSH: "40 to 1", Three.THREE_OF_A_KIND: "30 to 1", Three.PAIR: "1 to 1"}
+
+# 655a.12(d): Three Card Bonus, paytables A-D.
+THREE_CARD_BONUS: dict[str, Paytable] = {
+    letter: table("655a.12(d)", letter, {**_3CB_COMMON, **rows})
+    for letter, rows in {
+        "A": {Three.MINI_ROYAL: "40 to 1", Three.STRAIGHT: "6 to 1", Three.FLUSH: "4 to 1"},
+        "B": {Three.MINI_ROYAL: "40 to 1", Three.STRAIGHT: "5 to 1", Three.FLUSH: "4 to 1"},
+        "C": {Three.MINI_ROYAL: "50 to 1", Three.STRAIGHT: "5 to 1", Three.FLUSH: "4 to 1"},
+        "D": {Three.MINI_ROYAL: "50 to 1", Three.STRAIGHT: "6 to 1", Three.FLUSH: "3 to 1"},
+    }.items()
+}
+
+
+def _six(rows: dict[Six, str]) -> dict[Six, str]:
+    return {Six.ROYAL_FLUSH: "1,000 to 1", Six.STRAIGHT_FLUSH: "200 to 1", **rows}
+
+
+# 655a.12(f): Six Card Bonus, paytables A-E. Only E lists the six-card royal flush; under A-D such a
+# hand is still a royal flush (655a.6(d)(2)) and pays as one. The diamonds row of E is keyed apart in
+# SIX_CARD_ROYAL_DIAMONDS because the class alone does not carry the suit.
+SIX_CARD_BONUS: dict[str, Paytable] = {
+    letter: table("655a.12(f)", letter, _six(rows))
+    for letter, rows in {
+        "A": {Six.FOUR_OF_A_KIND: "50 to 1", Six.FULL_HOUSE: "25 to 1", Six.FLUSH: "20 to 1",
+              Six.STRAIGHT: "10 to 1", Six.THREE_OF_A_KIND: "5 to 1"},
+        "B": {Six.FOUR_OF_A_KIND: "50 to 1", Six.FULL_HOUSE: "25 to 1", Six.FLUSH: "15 to 1",
+              Six.STRAIGHT: "10 to 1", Six.THREE_OF_A_KIND: "5 to 1"},
+        "C": {Six.FOUR_OF_A_KIND: "100 to 1", Six.FULL_HOUSE: "20 to 1", Six.FLUSH: "15 to 1",
+              Six.STRAIGHT: "9 to 1", Six.THREE_OF_A_KIND: "8 to 1"},
+        "D": {Six.FOUR_OF_A_KIND: "100 to 1", Six.FULL_HOUSE: "20 to 1", Six.FLUSH: "15 to 1",
+              Six.STRAIGHT: "10 to 1", Six.THREE_OF_A_KIND: "7 to 1"},
+        "E": {Six.SIX_CARD_ROYAL_FLUSH: "20,000 to 1", Six.FOUR_OF_A_KIND: "50 to 1",
+              Six.FULL_HOUSE: "20 to 1", Six.FLUSH: "15 to 1", Six.STRAIGHT: "10 to 1",
+              Six.THREE_OF_A_KIND: "5 to 1"},
+    }.items()
+}
+SIX_CARD_ROYAL_DIAMONDS = {"E": table("655a.12(f)", "E", {Six.SIX_CARD_ROYAL_FLUSH: "200,000 to 1"})}
+
+
+@dataclass(frozen=True, slots=True)
+class WagerResult:
+    """One wager settled. paid: winnings on top of the wager; returned: wager given back;
+    collected: wager taken. Exactly one of returned/collected is the wager amount."""
+
+    wager: str
+    amount: Cents
+    outcome: Outcome
+    odds: str | None
+    paid: Cents
+    returned: Cents
+    collected: Cents
+
+    def as_payload(self) -> dict[str, object]:
+        return {
+            "wager": self.wager, "amount": self.amount, "outcome": self.outcome, "odds": self.odds,
+            "paid": self.paid, "returned": self.returned, "collected": self.collected,
+        }
+
+
+def _result(wager: str, amount: Cents, outcome: Outcome, odds: str | None, paid: Cents) -> WagerResult:
+    if outcome == "lose":
+        return WagerResult(wager, amount, outcome, odds, 0, 0, amount)
+    return WagerResult(wager, amount, outcome, odds, paid, amount, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class HandSettlement:
+    hand: str
+    rule: str  # 655a.11(h)(1), (2) or (3)
+    results: tuple[WagerResult, ...]
+    limited: bool  # the 655a.12(b) aggregate limit cut the payout
+
+
+def payout_limit(min_ante: Cents) -> Cents:
+    """655a.12(b): $50,000, or what one patron could win in a round betting the minimum, if greater.
+
+    Betting the minimum means the minimum Ante; the most it can win is a royal flush with every
+    street at three times the Ante (655a.11(b), (d), (f)).
+    """
+    top = ANTE_AND_STREETS.rows[Five.ROYAL_FLUSH]
+    most_at_minimum = top.winnings(min_ante * (1 + 3 * len(STREETS)))
+    return max(AGGREGATE_PAYOUT_LIMIT, most_at_minimum)
+
+
+def settle_hand(player: Sequence[str], community: Sequence[str], wagers: dict[str, Cents],
+                limit: Cents) -> HandSettlement:
+    """655a.11(h): settle the Ante and the Street Wagers of a seat that did not fold."""
+    hand = best_five([*player, *community])
+    names = [w for w in ("ante", *(s.spot for s in STREETS)) if wagers.get(w)]
+    if hand.cls is Five.HIGH_CARD or (hand.cls is Five.PAIR and (hand.pair_rank or 0) <= 5):
+        return HandSettlement(hand.name, "655a.11(h)(1)",
+                              tuple(_result(w, wagers[w], "lose", None, 0) for w in names), False)
+    if hand.cls is Five.PAIR and (hand.pair_rank or 0) <= 10:
+        return HandSettlement(hand.name, "655a.11(h)(2)",
+                              tuple(_result(w, wagers[w], "push", "push", 0) for w in names), False)
+    odds = ANTE_AND_STREETS.rows[hand.cls]
+    results = [_result(w, wagers[w], "win", str(odds), odds.winnings(wagers[w])) for w in names]
+    total = sum(r.paid for r in results)
+    limited = total > limit
+    if limited:
+        # The limit caps the aggregate; cut from the last wager backwards so the Ante is paid first.
+        excess = total - limit
+        for i in range(len(results) - 1, -1, -1):
+            cut = min(excess, results[i].paid)
+            r = results[i]
+            results[i] = WagerResult(r.wager, r.amount, r.outcome, r.odds, r.paid - cut, r.returned, 0)
+            excess -= cut
+    name = "pair_of_jacks_or_better" if hand.cls is Five.PAIR else hand.name
+    return HandSettlement(name, "655a.11(h)(3)", tuple(results), limited)
+
+
+@dataclass(frozen=True, slots=True)
+class BonusSettlement:
+    hand: str
+    rule: str
+    paytable: str
+    result: WagerResult
+
+
+def settle_three_card_bonus(community: Sequence[str], amount: Cents, paytable: Paytable) -> BonusSettlement:
+    """655a.11(i)(2): the three community cards form a pair or better, or the wager loses."""
+    hand = rank_three(community)
+    odds = paytable.odds_for(hand)
+    if odds is None:
+        return BonusSettlement(hand.name.lower(), "655a.11(i)(2)(ii)", paytable.citation,
+                               _result("three_card_bonus", amount, "lose", None, 0))
+    return BonusSettlement(hand.name.lower(), "655a.11(i)(2)(i)", paytable.citation,
+                           _result("three_card_bonus", amount, "win", str(odds), odds.winnings(amount)))
+
+
+def settle_six_card_bonus(player: Sequence[str], bonus_cards: Sequence[str], amount: Cents,
+                          letter: str) -> BonusSettlement:
+    """655a.11(i)(4): two player cards and the four bonus cards; three-of-a-kind or better wins."""
+    hand = rank_six([*player, *bonus_cards])
+    paytable = SIX_CARD_BONUS[letter]
+    if hand.cls is Six.SIX_CARD_ROYAL_FLUSH and hand.suit == "d" and letter in SIX_CARD_ROYAL_DIAMONDS:
+        paytable = SIX_CARD_ROYAL_DIAMONDS[letter]
+    cls = hand.cls
+    if cls is Six.SIX_CARD_ROYAL_FLUSH and paytable.odds_for(cls) is None:
+        cls = Six.ROYAL_FLUSH  # paytables A-D have no six-card row: it is a royal flush (655a.6(d)(2))
+    odds = paytable.odds_for(cls)
+    if odds is None:
+        return BonusSettlement(cls.name.lower(), "655a.11(i)(4)(ii)", paytable.citation,
+                               _result("six_card_bonus", amount, "lose", None, 0))
+    return BonusSettlement(cls.name.lower(), "655a.11(i)(4)(i)", paytable.citation,
+                           _result("six_card_bonus", amount, "win", str(odds), odds.winnings(amount)))

@@ -1,0 +1,27 @@
+"""A paytable as data: hand class -> odds, with the subsection that fixes it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+
+from controller.money import Odds
+
+
+@dataclass(frozen=True, slots=True)
+class Paytable:
+    rule: str  # e.g. "655a.12(d)"
+    letter: str | None  # the letter the certificate holder selected, None for a fixed table
+    rows: Mapping[IntEnum, Odds]
+
+    @property
+    def citation(self) -> str:
+        return f"{self.rule} paytable {self.letter}" if self.letter else self.rule
+
+    def odds_for(self, hand: IntEnum) -> Odds | None:
+        return self.rows.get(hand)
+
+
+def table(rule: str, letter: str | None, rows: Mapping[IntEnum, str]) -> Paytable:
+    return Paytable(rule, letter, {hand: Odds.parse(text) for hand, text in rows.items()})

@@ -1,0 +1,98 @@
+"""A pure, in-memory stand-in for the table's devices, to drive the engine without I/O.
+
+It answers the engine's commands the way the reference devices do (the pty simulators are exercised
+in tests/drivers and end to end in tests/e2e); here only the engine's logic is under test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pytest
+
+from controller.cards import STANDARD_DECK
+from controller.config import MississippiStudRules
+from controller.engine.inputs import Command, Input, OpenTable
+from controller.engine.mississippi_stud import MississippiStudEngine
+from controller.engine.state import TableState
+from controller.events import DomainEvent
+from drivers.interfaces import (
+    ButtonPressed,
+    LockAcknowledged,
+    ShuffleCompleted,
+    StackDispensed,
+    StubRemoved,
+    WagerDetected,
+)
+
+
+def arranged_deck(top: Sequence[str]) -> list[str]:
+    """A full deck whose first cards are `top` in that order, the rest in standard order."""
+    rest = [c for c in STANDARD_DECK if c not in top]
+    return [*top, *rest]
+
+
+@dataclass
+class PureTable:
+    engine: MississippiStudEngine
+    state: TableState
+    decks: list[list[str]] = field(default_factory=list)
+    shoe: list[str] = field(default_factory=list)
+    events: list[DomainEvent] = field(default_factory=list)
+    commands: list[Command] = field(default_factory=list)
+
+    def feed(self, inp: Input) -> list[DomainEvent]:
+        """Feed one input, then answer the device commands it produced until the table is quiet."""
+        new: list[DomainEvent] = []
+        queue: list[Input] = [inp]
+        while queue:
+            self.state, effects = self.engine.step(self.state, queue.pop(0))
+            for eff in effects:
+                if isinstance(eff, DomainEvent):
+                    new.append(eff)
+                else:
+                    self.commands.append(eff)
+                    queue.extend(self.answer(eff))
+        self.events.extend(new)
+        return new
+
+    def answer(self, c: Command) -> list[Input]:
+        if c.verb == "shuffle":
+            self.shoe = self.decks.pop(0) if self.decks else list(STANDARD_DECK)
+            return [ShuffleCompleted("shuffler", card_count=len(self.shoe))]
+        if c.verb == "dispense_stack":
+            stack, self.shoe = self.shoe[: c.cards], self.shoe[c.cards:]
+            return [StackDispensed("shoe", cards=tuple(stack))]
+        if c.verb == "remove_stub":
+            stub, self.shoe = self.shoe, []
+            return [StubRemoved("shoe", cards=tuple(stub))]
+        if c.verb in ("lock", "unlock"):
+            assert c.seat is not None
+            return [LockAcknowledged(f"wager_station_{c.seat}", seat=c.seat, locked=c.verb == "lock")]
+        raise AssertionError(f"unexpected command {c}")
+
+    def wager(self, seat: int, spot: str, cents: int) -> list[DomainEvent]:
+        return self.feed(WagerDetected(f"wager_station_{seat}", seat=seat, spot=spot, amount_cents=cents))
+
+    def press(self, button: str) -> list[DomainEvent]:
+        return self.feed(ButtonPressed("dealer_panel", button=button))
+
+    def types(self, events: Sequence[DomainEvent] | None = None) -> list[str]:
+        return [e.type for e in (self.events if events is None else events)]
+
+
+@pytest.fixture
+def make_table():
+    def make(decks: Sequence[Sequence[str]] = (), **rules: object) -> PureTable:
+        r = MississippiStudRules.model_validate({"three_card_bonus_paytable": "A",
+                                                 "six_card_bonus_paytable": "C", **rules})
+        t = PureTable(MississippiStudEngine(r), TableState("t1"), [list(d) for d in decks])
+        t.feed(OpenTable())
+        return t
+    return make
+
+
+@pytest.fixture
+def deck():
+    return arranged_deck

@@ -1,0 +1,194 @@
+"""A Mississippi Stud round through the pure engine: order of events, citations and amounts."""
+
+from __future__ import annotations
+
+from controller.cards import STANDARD_DECK
+from controller.engine.state import Phase
+
+# Deal order with one Six Card Bonus wager on the table (655a.10(b), (c)): a two-card stack to each
+# seat with an Ante, clockwise from the dealer's left; then four Six Card Bonus cards; then three
+# community cards.
+SEAT1, SEAT3, SEAT5 = ["Jh", "Jd"], ["7c", "7s"], ["2h", "9d"]
+SIX = ["Js", "Jc", "3d", "4d"]
+COMMUNITY = ["Kc", "Kh", "5s"]
+
+
+def play_scripted_round(make_table, deck):
+    t = make_table([deck([*SEAT1, *SEAT3, *SEAT5, *SIX, *COMMUNITY])])
+    t.wager(1, "ante", 1000)
+    t.wager(1, "six_card_bonus", 500)
+    t.wager(3, "ante", 500)
+    t.wager(3, "three_card_bonus", 200)
+    t.wager(5, "ante", 500)
+    t.wager(6, "three_card_bonus", 100)  # no Ante: returned at "no more bets" (655a.7(d)(1))
+    t.press("no_more_bets")
+    t.wager(1, "street_3", 3000)  # 3rd Street: seat 1 bets 3x, seat 3 1x, seat 5 folds
+    t.wager(3, "street_3", 500)
+    t.press("fold")
+    t.wager(1, "street_4", 1000)  # 4th Street
+    t.wager(3, "street_4", 1000)
+    t.wager(1, "street_5", 2000)  # 5th Street
+    t.wager(3, "street_5", 1500)
+    return t
+
+
+def test_full_round_event_order_and_rules(make_table, deck):
+    t = play_scripted_round(make_table, deck)
+    round_events = [e for e in t.events if e.round_id == "t1-r000001"]
+    assert [(e.type, e.rule) for e in round_events] == [
+        ("betting.opened", "655a.7(c)"),
+        ("wager.accepted", "655a.7(d)(1)"),
+        ("wager.accepted", "655a.7(d)(6)"),
+        ("wager.accepted", "655a.7(d)(1)"),
+        ("wager.accepted", "655a.7(d)(4)"),
+        ("wager.accepted", "655a.7(d)(1)"),
+        ("wager.accepted", "655a.7(d)(4)"),
+        ("wager.returned", "655a.7(d)(4)"),
+        ("no_more_bets", "655a.10(a)(2)"),
+        ("lockout.confirmed", "655a.10(a)(2)"),
+        ("cards.dealt", "655a.10(b)"),
+        ("cards.dealt", "655a.10(b)"),
+        ("cards.dealt", "655a.10(b)"),
+        ("six_card_bonus.dealt", "655a.10(c)"),
+        ("community.dealt", "655a.10(c)"),
+        ("stub.discarded", "655a.10(c)"),
+        ("decision.requested", "655a.11(b)"),
+        ("street_wager.placed", "655a.11(b)"),
+        ("decision.requested", "655a.11(b)"),
+        ("street_wager.placed", "655a.11(b)"),
+        ("decision.requested", "655a.11(b)"),
+        ("seat.folded", "655a.11(b)"),
+        ("community.revealed", "655a.11(c)"),
+        ("decision.requested", "655a.11(d)"),
+        ("street_wager.placed", "655a.11(d)"),
+        ("decision.requested", "655a.11(d)"),
+        ("street_wager.placed", "655a.11(d)"),
+        ("community.revealed", "655a.11(e)"),
+        ("decision.requested", "655a.11(f)"),
+        ("street_wager.placed", "655a.11(f)"),
+        ("decision.requested", "655a.11(f)"),
+        ("street_wager.placed", "655a.11(f)"),
+        ("community.revealed", "655a.11(g)"),
+        ("hand.settled", "655a.11(h)(3)"),  # seat 3 first: counterclockwise from the dealer's right
+        ("three_card_bonus.settled", "655a.11(i)(2)(i)"),
+        ("hand.settled", "655a.11(h)(3)"),  # seat 1
+        ("six_card_bonus.revealed", "655a.11(i)(4)"),
+        ("six_card_bonus.settled", "655a.11(i)(4)(i)"),
+        ("round.completed", "655a.11(j)"),
+    ]
+    assert t.state.phase is Phase.SHUFFLING  # 655a.5(a): shuffle after each round
+
+
+def test_full_round_amounts(make_table, deck):
+    t = play_scripted_round(make_table, deck)
+    by = {(e.type, e.payload.get("seat")): e.payload for e in t.events}
+    # Seat 1: J-J with K-K-5 is two pair, 2 to 1 on 10 + 30 + 10 + 20 dollars.
+    seat1 = by[("hand.settled", 1)]
+    assert seat1["hand"] == "two_pair"
+    assert [(w["wager"], w["amount"], w["paid"], w["returned"]) for w in seat1["wagers"]] == [
+        ("ante", 1000, 2000, 1000), ("street_3", 3000, 6000, 3000),
+        ("street_4", 1000, 2000, 1000), ("street_5", 2000, 4000, 2000)]
+    # Seat 3: 7-7 with K-K-5 is two pair too.
+    seat3 = by[("hand.settled", 3)]
+    assert seat3["paid"] == 2 * (500 + 500 + 1000 + 1500)
+    # Seat 3's Three Card Bonus: K-K-5 community is a pair, 1 to 1 (655a.12(d) paytable A).
+    tcb = by[("three_card_bonus.settled", 3)]
+    assert (tcb["hand"], tcb["odds"], tcb["paid"], tcb["paytable"]) == ("pair", "1 to 1", 200, "655a.12(d) paytable A")
+    # Seat 1's Six Card Bonus: J-J + J-J-3-4 is four of a kind, 100 to 1 in paytable C.
+    scb = by[("six_card_bonus.settled", 1)]
+    assert (scb["hand"], scb["odds"], scb["paid"]) == ("four_of_a_kind", "100 to 1", 50_000)
+    # Seat 5 folded on 3rd Street: its Ante collected at once (655a.11(b)).
+    assert by[("seat.folded", 5)]["collected"] == {"ante": 500}
+    done = by[("round.completed", None)]
+    assert done["paid"] == 14_000 + 7_000 + 200 + 50_000
+    assert done["collected"] == 500
+
+
+def test_no_card_identity_in_public_payload_before_settlement(make_table, deck):
+    t = play_scripted_round(make_table, deck)
+    settled = next(i for i, e in enumerate(t.events) if e.type == "hand.settled")
+    before = t.events[:settled]
+    cards = {*SEAT1, *SEAT3, *SEAT5, *SIX, *COMMUNITY}
+    for e in before:
+        assert not any(c in str(e.payload) for c in cards), e
+    assert [e.sealed["cards"] for e in before if e.type == "cards.dealt"] == [SEAT1, SEAT3, SEAT5]
+
+
+def test_street_wager_must_be_one_to_three_antes_and_in_turn(make_table, deck):
+    t = make_table()
+    t.wager(2, "ante", 500)
+    t.wager(4, "ante", 500)
+    t.press("no_more_bets")
+    bad = t.wager(2, "street_3", 700)
+    assert [(e.type, e.rule) for e in bad] == [("wager.rejected", "655a.11(b)")]
+    early = t.wager(4, "street_3", 500)
+    assert early[0].type == "wager.rejected" and "seat 2 is deciding" in early[0].payload["reason"]
+    assert t.types(t.wager(2, "street_3", 1500)) == ["street_wager.placed", "decision.requested"]
+
+
+def test_wager_after_no_more_bets_is_rejected_and_not_counted(make_table):
+    t = make_table()
+    t.wager(1, "ante", 500)
+    t.press("no_more_bets")
+    late = t.wager(2, "ante", 500)
+    assert [(e.type, e.rule) for e in late] == [("wager.rejected", "655a.7(c)")]
+    assert 2 not in t.state.round.seats or not t.state.round.seats[2].wagers
+
+
+def test_no_card_before_every_lock_is_confirmed(make_table):
+    t = make_table()
+    t.wager(1, "ante", 500)
+    assert "lock" not in [c.verb for c in t.commands]
+    t.press("no_more_bets")
+    verbs = [c.verb for c in t.commands]
+    assert verbs.index("dispense_stack") > max(i for i, v in enumerate(verbs) if v == "lock")
+    assert [e.type for e in t.events].index("lockout.confirmed") < [e.type for e in t.events].index("cards.dealt")
+
+
+def test_payout_limit_caps_aggregate(make_table, deck):
+    # Royal flush with 100 + 3 x 300 dollars at 500 to 1 = $500,000 > the $50,000 limit (655a.12(b)).
+    t = make_table([deck(["As", "Ks", "Qs", "Js", "Ts", "2c", "3c"])], ante_max_cents=10_000)
+    t.wager(1, "ante", 10_000)
+    t.press("no_more_bets")
+    for street in ("street_3", "street_4", "street_5"):
+        t.wager(1, street, 30_000)
+    hand = next(e for e in t.events if e.type == "hand.settled")
+    assert hand.payload["hand"] == "royal_flush"
+    assert hand.payload["paid"] == 5_000_000
+    assert hand.payload["payout_limited"] is True and hand.payload["payout_limit_rule"] == "655a.12(b)"
+
+
+def test_shuffler_miscount_removes_the_deck(make_table):
+    t = make_table([list(STANDARD_DECK[:51])])
+    assert t.events[-1].type == "deck.removed" and t.events[-1].rule == "655a.5(b)"
+    assert t.state.phase is Phase.BLOCKED
+
+
+def test_wrong_stack_size_voids_and_returns_every_wager(make_table):
+    from drivers.interfaces import StackDispensed
+
+    t = make_table()
+    t.wager(1, "ante", 500)
+    t.wager(1, "three_card_bonus", 100)
+    t.answer = lambda c, orig=t.answer: (  # type: ignore[method-assign]
+        [StackDispensed("shoe", cards=("As",))] if c.verb == "dispense_stack" else orig(c))
+    t.press("no_more_bets")
+    void = next(e for e in t.events if e.type == "round.voided")
+    assert void.rule == "655a.13(c)"
+    assert void.payload["returned"] == {"1": {"ante": 500, "three_card_bonus": 100}}
+
+
+def test_pair_of_6s_to_10s_pushes_and_5s_lose(make_table, deck):
+    # Seat 1: 8-8 (push, 655a.11(h)(2)); seat 2: 5-5 (loses, 655a.11(h)(1)). Community 2-9-K.
+    t = make_table([deck(["8h", "8d", "5c", "5s", "2h", "9c", "Kd"])])
+    t.wager(1, "ante", 500)
+    t.wager(2, "ante", 500)
+    t.press("no_more_bets")
+    for street in ("street_3", "street_4", "street_5"):
+        t.wager(1, street, 500)
+        t.wager(2, street, 1000)
+    settled = {e.payload["seat"]: e for e in t.events if e.type == "hand.settled"}
+    assert settled[1].rule == "655a.11(h)(2)"
+    assert [(w["outcome"], w["returned"], w["paid"]) for w in settled[1].payload["wagers"]] == [("push", 500, 0)] * 4
+    assert settled[2].rule == "655a.11(h)(1)"
+    assert sum(w["collected"] for w in settled[2].payload["wagers"]) == 500 + 3 * 1000
