@@ -337,11 +337,11 @@ class _Step:
         self.next_decision(after=seat)
 
     def fold(self) -> None:
-        if self.s.phase is not Phase.DECISION or self.r.turn is None:
+        seat = self.s.round.turn if self.s.round else None
+        if self.s.phase is not Phase.DECISION or seat is None:
             self.ignored("fold", "no decision is awaited")
             return
         r = self.r
-        seat = r.turn
         st = r.seats[seat]
         street = ms.STREETS[r.street]
         st.folded = True
@@ -378,22 +378,21 @@ class _Step:
                     "wagers": [x.as_payload() for x in hs.results], "paid": paid})
             # 655a.11(i): then the optional wagers, folded seats included.
             if st.wagers.get("three_card_bonus"):
-                letter = self.rules.three_card_bonus_paytable
-                assert letter is not None
-                b = ms.settle_three_card_bonus(r.community, st.wagers["three_card_bonus"],
-                                               ms.THREE_CARD_BONUS[letter])
+                tcb = self.rules.three_card_bonus_paytable
+                assert tcb is not None  # a wager on an unoffered spot is rejected when placed
+                b = ms.settle_three_card_bonus(r.community, st.wagers["three_card_bonus"], ms.THREE_CARD_BONUS[tcb])
                 total_paid += b.result.paid
                 total_collected += b.result.collected
                 self.emit("three_card_bonus.settled", b.rule, {
                     "seat": seat, "community": r.community, "hand": b.hand, "paytable": b.paytable,
                     **b.result.as_payload()})
             if st.wagers.get("six_card_bonus"):
-                letter = self.rules.six_card_bonus_paytable
-                assert letter is not None
+                scb = self.rules.six_card_bonus_paytable
+                assert scb is not None
                 if not six_revealed:
                     six_revealed = True
                     self.emit("six_card_bonus.revealed", "655a.11(i)(4)", {"cards": r.six_card_cards})
-                b = ms.settle_six_card_bonus(st.cards, r.six_card_cards, st.wagers["six_card_bonus"], letter)
+                b = ms.settle_six_card_bonus(st.cards, r.six_card_cards, st.wagers["six_card_bonus"], scb)
                 total_paid += b.result.paid
                 total_collected += b.result.collected
                 self.emit("six_card_bonus.settled", b.rule, {

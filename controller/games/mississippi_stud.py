@@ -68,17 +68,18 @@ ANTE_AND_STREETS = table(
 
 AGGREGATE_PAYOUT_LIMIT: Cents = 5_000_000  # 655a.12(b): $50,000 or more, see payout_limit
 
-_3CB_COMMON = {Three.STRAIGHT_FLUSH: "40 to 1", Three.THREE_OF_A_KIND: "30 to 1", Three.PAIR: "1 to 1"}
+_3CB_COMMON: dict[Three, str] = {
+    Three.STRAIGHT_FLUSH: "40 to 1", Three.THREE_OF_A_KIND: "30 to 1", Three.PAIR: "1 to 1"}
 
 # 655a.12(d): Three Card Bonus, paytables A-D.
 THREE_CARD_BONUS: dict[str, Paytable] = {
     letter: table("655a.12(d)", letter, {**_3CB_COMMON, **rows})
-    for letter, rows in {
+    for letter, rows in dict[str, dict[Three, str]]({
         "A": {Three.MINI_ROYAL: "40 to 1", Three.STRAIGHT: "6 to 1", Three.FLUSH: "4 to 1"},
         "B": {Three.MINI_ROYAL: "40 to 1", Three.STRAIGHT: "5 to 1", Three.FLUSH: "4 to 1"},
         "C": {Three.MINI_ROYAL: "50 to 1", Three.STRAIGHT: "5 to 1", Three.FLUSH: "4 to 1"},
         "D": {Three.MINI_ROYAL: "50 to 1", Three.STRAIGHT: "6 to 1", Three.FLUSH: "3 to 1"},
-    }.items()
+    }).items()
 }
 
 

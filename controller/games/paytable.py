@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import TypeVar
 
 from controller.money import Odds
 
@@ -23,5 +24,9 @@ class Paytable:
         return self.rows.get(hand)
 
 
-def table(rule: str, letter: str | None, rows: Mapping[IntEnum, str]) -> Paytable:
-    return Paytable(rule, letter, {hand: Odds.parse(text) for hand, text in rows.items()})
+Hand = TypeVar("Hand", bound=IntEnum)
+
+
+def table(rule: str, letter: str | None, rows: Mapping[Hand, str]) -> Paytable:
+    parsed: dict[IntEnum, Odds] = {hand: Odds.parse(text) for hand, text in rows.items()}
+    return Paytable(rule, letter, parsed)

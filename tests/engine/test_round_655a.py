@@ -76,7 +76,8 @@ def test_full_round_event_order_and_rules(make_table, deck):
         ("six_card_bonus.settled", "655a.11(i)(4)(i)"),
         ("round.completed", "655a.11(j)"),
     ]
-    assert t.state.phase is Phase.SHUFFLING  # 655a.5(a): shuffle after each round
+    after = t.events[t.events.index(round_events[-1]) + 1]
+    assert (after.type, after.rule) == ("shuffle.started", "655a.5(a)")  # shuffle after each round
 
 
 def test_full_round_amounts(make_table, deck):
