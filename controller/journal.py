@@ -194,6 +194,15 @@ class Journal:
         self._last_seq = seq
         return out
 
+    def last_round_no(self) -> int:
+        """The highest `round_no` any journaled event's payload carries (0 if none): the last round
+        started, so numbering continues across restarts (used by the service at start-up)."""
+        row = self._db.execute(
+            "SELECT MAX(CAST(json_extract(payload, '$.round_no') AS INTEGER)) FROM events WHERE table_id = ?",
+            (self.table_id,),
+        ).fetchone()
+        return int(row[0] or 0)
+
     def unpublished(self, limit: int = 200) -> list[JournaledEvent]:
         """The outbox: events not yet acknowledged by the broker, oldest first."""
         cur = self._db.execute(

@@ -20,8 +20,6 @@ import structlog
 
 from controller.journal import Journal
 
-log = structlog.get_logger(__name__)
-
 T = TypeVar("T")
 
 _URL_EXAMPLE = "mqtt://127.0.0.1:1883"
@@ -104,7 +102,9 @@ class EventPublisher:
         self._close_deadline: float | None = None
         self._cancelled_by_close = False
         self._task: asyncio.Task[None] | None = None
-        self._log = log.bind(broker=self.broker, table_id=table_id)
+        # A lazy proxy rather than log.bind(): bind() would freeze the structlog configuration in force
+        # now, and the daemon may configure logging after constructing the publisher.
+        self._log = structlog.get_logger(__name__, broker=self.broker, table_id=table_id)
 
     @property
     def connected(self) -> bool:
@@ -130,6 +130,10 @@ class EventPublisher:
             task = asyncio.current_task()
             if self._cancelled_by_close and task is not None and task.uncancel() == 0:
                 return
+            raise
+        except Exception:
+            # Not a broker problem (those are retried): e.g. the journal failed. Say so before dying.
+            self._log.exception("mqtt publisher failed")
             raise
 
     async def _connect_loop(self) -> None:
@@ -172,9 +176,7 @@ class EventPublisher:
             # Everything already in the journal when this connection starts was journaled while we were
             # disconnected (or in an earlier run): it is a replay, and says so.
             replay_upto = self._journal.last_seq
-            await self._guard(
-                lost, client.publish(self._status_topic, self._status("online"), qos=1, retain=True)
-            )
+            await self._guard(lost, client.publish(self._status_topic, self._status("online"), qos=1, retain=True))
             while True:
                 self._wake.clear()
                 if self._closing:
@@ -200,6 +202,8 @@ class EventPublisher:
             raise
         finally:
             lost.cancel()
+            if lost.done() and not lost.cancelled():
+                lost.exception()  # retrieved here, so asyncio does not warn "exception never retrieved"
 
     async def _final(self, client: aiomqtt.Client, lost: asyncio.Future[None], replay_upto: int) -> None:
         loop = asyncio.get_running_loop()
@@ -212,9 +216,7 @@ class EventPublisher:
         remaining = max(deadline - loop.time(), 0.05)
         await self._guard(
             lost,
-            client.publish(
-                self._status_topic, self._status("offline"), qos=1, retain=True, timeout=remaining
-            ),
+            client.publish(self._status_topic, self._status("offline"), qos=1, retain=True, timeout=remaining),
         )
         self._log.info("mqtt closed", last_seq=self._journal.last_seq)
 

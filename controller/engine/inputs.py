@@ -15,7 +15,12 @@ class OpenTable:
     """The table opens for gaming (655a.4): the first shuffle starts."""
 
 
-Input = DeviceEvent | OpenTable
+@dataclass(frozen=True, slots=True)
+class CloseTable:
+    """Close the table: at once between rounds, else when the round in progress is complete."""
+
+
+Input = DeviceEvent | OpenTable | CloseTable
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from typing import Any
 
 from controller.cards import deck_problems
 from controller.config import MississippiStudRules
-from controller.engine.inputs import Command, Input, OpenTable
+from controller.engine.inputs import CloseTable, Command, Input, OpenTable
 from controller.engine.state import Phase, RoundState, TableState
 from controller.events import DomainEvent
 from controller.games import mississippi_stud as ms
@@ -92,6 +92,8 @@ class _Step:
         match inp:
             case OpenTable():
                 self.open_table()
+            case CloseTable():
+                self.close_table()
             case ShuffleCompleted():
                 self.shuffle_completed(inp)
             case WagerDetected():
@@ -130,7 +132,34 @@ class _Step:
         self.emit("table.opened", "655a.4", {"chapter": ms.CHAPTER, "game": ms.NAME, "seats": self.rules.seats})
         self.start_shuffle()
 
+    def close_table(self) -> None:
+        phase = self.s.phase
+        if phase in (Phase.CLOSED,):
+            self.ignored("close table", "the table is already closed")
+        elif phase in (Phase.SHUFFLING, Phase.BETTING, Phase.BLOCKED):
+            # No cards are out: wagers on the layout go back to their players.
+            if self.s.round:
+                for n, st in sorted(self.s.round.seats.items()):
+                    for spot, amount in sorted(st.wagers.items()):
+                        self.emit("wager.returned", "655a.7(c)", {
+                            "seat": n, "spot": spot, "amount": amount, "reason": "the table closed"})
+            self.closed()
+        else:
+            self.s.closing = True
+            self.emit("table.closing", None, {"after_round": self.r.number})
+
+    def closed(self) -> None:
+        self.s.round = None
+        self.s.phase = Phase.CLOSED
+        self.s.closing = False
+        self.emit("table.closed", None, {"rounds_played": self.s.rounds_played})
+        for seat in range(1, self.rules.seats + 1):
+            self.command("wager_station", "lock", seat=seat)
+
     def start_shuffle(self) -> None:
+        if self.s.closing:
+            self.closed()
+            return
         self.s.phase = Phase.SHUFFLING
         self.emit("shuffle.started", "655a.5(a)", {"device": "shuffler"})
         self.command("shuffler", "shuffle")
@@ -149,17 +178,22 @@ class _Step:
         self.open_betting()
 
     def open_betting(self) -> None:
+        """Unlock every wager station; betting opens once all have confirmed, so that no chips meet a
+        station that is still locked from the last round."""
         n = self.s.rounds_played + 1
         self.s.rounds_played = n
         self.s.round = RoundState(number=n, round_id=f"{self.s.table_id}-r{n:06d}")
         self.s.phase = Phase.BETTING
+        self.r.unlocks_pending = set(range(1, self.rules.seats + 1))
+        for seat in range(1, self.rules.seats + 1):
+            self.command("wager_station", "unlock", seat=seat)
+
+    def betting_opened(self) -> None:
         offered = ["ante"] + [w for w, table in (("three_card_bonus", self.rules.three_card_bonus_paytable),
                                                  ("six_card_bonus", self.rules.six_card_bonus_paytable)) if table]
         self.emit("betting.opened", "655a.7(c)", {
-            "round_no": n, "seats": self.rules.seats, "wagers_offered": offered,
+            "round_no": self.r.number, "seats": self.rules.seats, "wagers_offered": offered,
             "ante_min": self.rules.ante_min_cents, "ante_max": self.rules.ante_max_cents})
-        for seat in range(1, self.rules.seats + 1):
-            self.command("wager_station", "unlock", seat=seat)
 
     def _limits(self, spot: str) -> tuple[int, int] | str:
         """(min, max) for an offered pre-deal wager, or why it is not offered."""
@@ -240,7 +274,11 @@ class _Step:
 
     def lock_acknowledged(self, inp: LockAcknowledged) -> None:
         if not inp.locked:
-            return  # unlock confirmations only matter to the stations themselves
+            if self.s.phase is Phase.BETTING and self.r.unlocks_pending:
+                self.r.unlocks_pending.discard(inp.seat)
+                if not self.r.unlocks_pending:
+                    self.betting_opened()
+            return
         if self.s.phase is not Phase.LOCKING:
             return  # a repeated confirmation after dealing began changes nothing
         r = self.r

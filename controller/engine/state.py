@@ -34,7 +34,8 @@ class RoundState:
     number: int
     round_id: str
     seats: dict[int, SeatRound] = field(default_factory=dict)
-    locks_pending: set[int] = field(default_factory=set)
+    unlocks_pending: set[int] = field(default_factory=set)  # stations yet to confirm betting is open
+    locks_pending: set[int] = field(default_factory=set)  # stations yet to confirm "no more bets"
     deal_queue: list[int] = field(default_factory=list)  # seats still owed a stack, in dealing order
     dealt: list[str] = field(default_factory=list)  # every card out of the shoe, in order
     six_card_cards: list[str] = field(default_factory=list)
@@ -58,3 +59,4 @@ class TableState:
     rounds_played: int = 0  # the last round number started; the next round is rounds_played + 1
     round: RoundState | None = None
     block_reason: str | None = None
+    closing: bool = False  # close when the round in progress is complete

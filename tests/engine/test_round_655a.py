@@ -193,3 +193,25 @@ def test_pair_of_6s_to_10s_pushes_and_5s_lose(make_table, deck):
     assert [(w["outcome"], w["returned"], w["paid"]) for w in settled[1].payload["wagers"]] == [("push", 500, 0)] * 4
     assert settled[2].rule == "655a.11(h)(1)"
     assert sum(w["collected"] for w in settled[2].payload["wagers"]) == 500 + 3 * 1000
+
+
+def test_close_table_waits_for_the_round_in_progress(make_table):
+    from controller.engine.inputs import CloseTable
+
+    t = make_table()
+    t.wager(1, "ante", 500)
+    t.press("no_more_bets")
+    assert t.types(t.feed(CloseTable())) == ["table.closing"]
+    for street in ("street_3", "street_4", "street_5"):
+        t.wager(1, street, 500)
+    assert t.types()[-2:] == ["round.completed", "table.closed"]
+    assert t.state.phase is Phase.CLOSED
+
+
+def test_close_table_between_rounds_returns_wagers_on_the_layout(make_table):
+    from controller.engine.inputs import CloseTable
+
+    t = make_table()
+    t.wager(2, "ante", 700)
+    closing = t.feed(CloseTable())
+    assert [(e.type, e.payload.get("amount")) for e in closing] == [("wager.returned", 700), ("table.closed", None)]

@@ -1,0 +1,121 @@
+"""A readable live log of the table for a terminal: one line per event, the rule at the right.
+
+The terminal belongs to the table PC, so it may show cards as they are dealt (from the sealed part of
+the journaled events); what is published stays card-free until settlement.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TextIO
+
+from controller.events import JournaledEvent
+from controller.money import fmt
+
+SUIT_SYMBOLS = {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}
+WAGER_NAMES = {
+    "ante": "Ante", "three_card_bonus": "Three Card Bonus", "six_card_bonus": "Six Card Bonus",
+    "street_3": "3rd Street", "street_4": "4th Street", "street_5": "5th Street",
+}
+WIDTH = 96
+
+
+def show_cards(cards: Sequence[str]) -> str:
+    return " ".join(("10" if c[0] == "T" else c[0]) + SUIT_SYMBOLS.get(c[1], c[1]) for c in cards)
+
+
+def _hand(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def _money_list(wagers: Mapping[str, int]) -> str:
+    return ", ".join(f"{WAGER_NAMES.get(w, w)} {fmt(a)}" for w, a in wagers.items())
+
+
+def _settled(p: Mapping[str, Any]) -> str:
+    parts = []
+    for w in p["wagers"]:
+        name = WAGER_NAMES.get(w["wager"], w["wager"])
+        if w["outcome"] == "win":
+            parts.append(f"{name} +{fmt(w['paid'])}")
+        elif w["outcome"] == "push":
+            parts.append(f"{name} push")
+        else:
+            parts.append(f"{name} -{fmt(w['collected'])}")
+    limited = " (capped by 655a.12(b))" if p.get("payout_limited") else ""
+    return (f"seat {p['seat']}  {show_cards(p['cards'])} + {show_cards(p['community'])}  "
+            f"{_hand(p['hand'])}: {', '.join(parts)}{limited}")
+
+
+def _bonus(name: str, p: Mapping[str, Any]) -> str:
+    result = f"+{fmt(p['paid'])} ({p['odds']})" if p["outcome"] == "win" else f"-{fmt(p['collected'])}"
+    return f"seat {p['seat']}  {name} {fmt(p['amount'])}: {_hand(p['hand'])} {result}"
+
+
+def describe(ev: JournaledEvent) -> str | None:
+    """One line for an event, or None for events an operator watching the table need not see."""
+    p: Mapping[str, Any] = ev.payload
+    sealed: Mapping[str, Any] = ev.sealed or {}
+    lines: dict[str, Callable[[], str]] = {
+        "table.opened": lambda: f"table open: {p['game']} (chapter {p['chapter']}), {p['seats']} seats",
+        "shuffle.completed": lambda: f"shuffler counted {p['card_count']} cards; deck in the dealing shoe",
+        "deck.removed": lambda: f"DECK REMOVED: {p['reason']}",
+        "betting.opened": lambda: (f"betting open: Ante {fmt(p['ante_min'])}-{fmt(p['ante_max'])}; "
+                                   + ", ".join(WAGER_NAMES[w] for w in p["wagers_offered"])),
+        "wager.accepted": lambda: f"seat {p['seat']}  {WAGER_NAMES.get(p['spot'], p['spot'])} {fmt(p['amount'])}",
+        "wager.rejected": lambda: (f"seat {p['seat']}  {WAGER_NAMES.get(p['spot'], p['spot'])} "
+                                   f"{fmt(p['amount'])} REJECTED: {p['reason']}"),
+        "wager.returned": lambda: (f"seat {p['seat']}  {WAGER_NAMES.get(p['spot'], p['spot'])} "
+                                   f"{fmt(p['amount'])} returned: {p['reason']}"),
+        "no_more_bets": lambda: f"NO MORE BETS  players at seats {', '.join(map(str, p['players']))}",
+        "lockout.confirmed": lambda: f"all {p['stations']} wager stations confirmed the lock-out",
+        "cards.dealt": lambda: f"seat {p['seat']}  dealt {show_cards(sealed.get('cards', []))}",
+        "six_card_bonus.dealt": lambda: f"Six Card Bonus cards dealt face down: {show_cards(sealed.get('cards', []))}",
+        "community.dealt": lambda: f"community cards dealt face down: {show_cards(sealed.get('cards', []))}",
+        "stub.discarded": lambda: f"stub of {p['count']} cards to the discard rack",
+        "decision.requested": lambda: (f"seat {p['seat']}  {p['street']}: bet "
+                                       + " / ".join(fmt(a) for a in p["allowed"]) + " or fold?"),
+        "street_wager.placed": lambda: f"seat {p['seat']}  {p['street']} {fmt(p['amount'])} ({p['multiple']}x)",
+        "seat.folded": lambda: (f"seat {p['seat']}  folds on {p['street']}; collected "
+                                f"{_money_list(p['collected'])}"),
+        "community.revealed": lambda: f"community card {p['index']}: {show_cards([sealed.get('card', '??')])}",
+        "hand.settled": lambda: _settled(p),
+        "three_card_bonus.settled": lambda: _bonus("Three Card Bonus", p),
+        "six_card_bonus.revealed": lambda: f"Six Card Bonus cards: {show_cards(p['cards'])}",
+        "six_card_bonus.settled": lambda: _bonus("Six Card Bonus", p),
+        "round.completed": lambda: (f"round {p['round_no']} complete: paid {fmt(p['paid'])}, collected "
+                                    f"{fmt(p['collected'])}, table {'+' if p['table_result'] >= 0 else ''}"
+                                    f"{fmt(p['table_result'])}"),
+        "round.voided": lambda: f"ROUND VOID: {p['reason']}; {p['remedy']}",
+        "shuffle.failed": lambda: f"shuffle failed ({p['code']}): {p['remedy']}",
+        "device.offline": lambda: f"device {p['device_id']} OFFLINE: {p['reason']}",
+        "device.fault": lambda: f"device {p['device_id']} fault {p['code']}: {p['detail']}",
+        "table.closing": lambda: f"table closing after round {p['after_round']}",
+        "table.closed": lambda: f"table closed after {p['rounds_played']} rounds",
+    }
+    render = lines.get(ev.type)
+    return render() if render else None
+
+
+class Console:
+    def __init__(self, events: asyncio.Queue[JournaledEvent], out: TextIO) -> None:
+        self._events = events
+        self._out = out
+        self._round: str | None = None
+
+    def write(self, ev: JournaledEvent) -> None:
+        text = describe(ev)
+        if text is None:
+            return
+        if ev.type == "betting.opened":
+            title = f"── round {ev.payload['round_no']} ({ev.round_id}) "
+            self._out.write("\n" + title + "─" * max(0, WIDTH - len(title)) + "\n")
+        rule = ev.rule or ""
+        pad = max(1, WIDTH - 2 - len(text) - len(rule))
+        self._out.write(f"  {text}{' ' * pad}{rule}\n")
+        self._out.flush()
+
+    async def run(self) -> None:
+        while True:
+            self.write(await self._events.get())

@@ -1,0 +1,136 @@
+"""The imperative shell around the pure engine: one asyncio task per table.
+
+Inputs (device events, controller inputs) are queued and stepped one at a time. For each step the
+domain events are committed to the journal first; only then are listeners told, the publisher woken
+and the device commands carried out, so nothing leaves the process that the journal does not hold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+
+import structlog
+
+from controller.config import TableConfig
+from controller.engine.inputs import Command, Input, OpenTable
+from controller.engine.mississippi_stud import MississippiStudEngine
+from controller.engine.state import TableState
+from controller.events import DomainEvent, JournaledEvent
+from controller.journal import Journal
+from drivers.interfaces import Device, DeviceEvent, DeviceFault, DeviceOffline
+
+log = structlog.get_logger("tablectl.service")
+
+Clock = Callable[[], dt.datetime]
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def station_id(seat: int) -> str:
+    return f"wager_station_{seat}"
+
+
+class TableService:
+    def __init__(self, config: TableConfig, devices: Mapping[str, Device], journal: Journal,
+                 on_journaled: Callable[[], None] = lambda: None, clock: Clock = utc_now) -> None:
+        self.config = config
+        self.devices = dict(devices)
+        self.journal = journal
+        self.engine = MississippiStudEngine(config.game)
+        self.state = TableState(config.table_id, rounds_played=journal.last_round_no())
+        self._on_journaled = on_journaled
+        self._clock = clock
+        self._inputs: asyncio.Queue[Input] = asyncio.Queue()
+        self._listeners: list[asyncio.Queue[JournaledEvent]] = []
+        self.closed = asyncio.Event()
+
+    # -- what the outside calls ------------------------------------------------------------------
+
+    def sink(self, event: DeviceEvent) -> None:
+        """Drivers call this from the event loop; it only queues."""
+        self._inputs.put_nowait(event)
+
+    def submit(self, inp: Input) -> None:
+        self._inputs.put_nowait(inp)
+
+    def subscribe(self) -> asyncio.Queue[JournaledEvent]:
+        """Every journaled event, in seq order, from now on (for the console and the demo's floor)."""
+        q: asyncio.Queue[JournaledEvent] = asyncio.Queue()
+        self._listeners.append(q)
+        return q
+
+    async def run(self) -> None:
+        """Start the devices, open the table and step inputs until the table is closed."""
+        await asyncio.gather(*(self._start_device(d) for d in self.devices.values()))
+        self.submit(OpenTable())
+        while True:
+            journaled = await self.apply(await self._inputs.get())
+            if any(e.type == "table.closed" for e in journaled):
+                self.closed.set()
+                return
+
+    async def stop_devices(self) -> None:
+        await asyncio.gather(*(d.stop() for d in self.devices.values()), return_exceptions=True)
+
+    # -- the step --------------------------------------------------------------------------------
+
+    async def apply(self, inp: Input) -> list[JournaledEvent]:
+        state, effects = self.engine.step(self.state, inp)
+        events = [e for e in effects if isinstance(e, DomainEvent)]
+        commands = [e for e in effects if isinstance(e, Command)]
+        journaled = self.journal.append(events, self._clock()) if events else []
+        self.state = state  # only once the journal holds what the step decided
+        for ev in journaled:
+            for q in self._listeners:
+                q.put_nowait(ev)
+        if journaled:
+            self._on_journaled()
+        await self._execute(commands)
+        return journaled
+
+    async def _execute(self, commands: list[Command]) -> None:
+        # Commands to one device keep their order; different devices are driven concurrently
+        # (all six stations lock at once).
+        by_device: dict[str, list[Command]] = defaultdict(list)
+        for c in commands:
+            by_device[self._device_for(c)].append(c)
+        await asyncio.gather(*(self._run_commands(dev, cmds) for dev, cmds in by_device.items()))
+
+    def _device_for(self, c: Command) -> str:
+        if c.target == "wager_station":
+            assert c.seat is not None
+            return station_id(c.seat)
+        return c.target
+
+    async def _run_commands(self, device_id: str, commands: list[Command]) -> None:
+        device = self.devices.get(device_id)
+        for c in commands:
+            if device is None:
+                self.sink(DeviceFault(device_id, code="not_configured",
+                                      detail=f"no device {device_id!r} in the config for {c.verb}"))
+                return
+            try:
+                await self._call(device, c)
+            except Exception as err:  # a failed command is a device fault, never a dead controller
+                log.warning("device command failed", device=device_id, command=c.verb, error=str(err))
+                self.sink(DeviceFault(device_id, code="command_failed", detail=f"{c.verb}: {err}"))
+                return
+
+    async def _call(self, device: Device, c: Command) -> None:
+        method = getattr(device, c.verb)
+        if c.verb == "dispense_stack":
+            await method(c.cards)
+        else:
+            await method()
+
+    async def _start_device(self, device: Device) -> None:
+        try:
+            await device.start(self.sink)
+        except Exception as err:
+            log.error("device did not start", device=device.device_id, error=str(err))
+            self.sink(DeviceOffline(device.device_id, reason=f"did not start: {err}"))

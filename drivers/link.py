@@ -1,0 +1,219 @@
+"""Link layer of the reference protocol: ACK/NAK, retransmission and duplicate suppression.
+
+Used unchanged by the host drivers and by the simulators, so both ends of every test run the same code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import structlog
+
+from drivers.protocol import Frame, FrameParser, Kind, encode_frame, encode_message
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_ACK_TIMEOUT = 0.1
+DEFAULT_RETRIES = 3
+# A UART sender emits a frame back to back; a gap this long inside a frame means it is dead.
+IDLE_EXPIRY = 0.05
+
+
+class ByteReader(Protocol):
+    async def read(self, n: int = -1) -> bytes: ...
+
+
+class ByteWriter(Protocol):
+    def write(self, data: bytes) -> None: ...
+
+    async def drain(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class LinkError(Exception):
+    pass
+
+
+class LinkTimeout(LinkError):
+    """The peer did not ACK a DATA frame after all retransmissions."""
+
+
+class LinkClosed(LinkError):
+    """The transport closed (EOF or read error): for a serial device, an unplug."""
+
+
+class Link:
+    """One end of a point-to-point reference-protocol link.
+
+    `on_data` gets each DATA payload once, in order; `on_noise(discarded_bytes, bad_frames)` gets the
+    running totals whenever garbage was seen; `on_closed(reason)` is called once when the transport
+    ends. Callbacks are synchronous and must not block; exceptions they raise are logged, not fatal.
+    """
+
+    def __init__(
+        self,
+        reader: ByteReader,
+        writer: ByteWriter,
+        *,
+        local_address: int,
+        peer_address: int,
+        on_data: Callable[[bytes], None],
+        on_closed: Callable[[str], None] | None = None,
+        on_noise: Callable[[int, int], None] | None = None,
+        ack_timeout: float = DEFAULT_ACK_TIMEOUT,
+        retries: int = DEFAULT_RETRIES,
+        initial_seq: int | None = None,
+        name: str = "link",
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self.local_address = local_address
+        self.peer_address = peer_address
+        self._on_data = on_data
+        self._on_closed = on_closed
+        self._on_noise = on_noise
+        self.ack_timeout = ack_timeout
+        self.retries = retries
+        self.name = name
+        self.parser = FrameParser()
+        # A random first SEQ keeps a peer that survived our reconnect from taking frame one as a repeat.
+        self._next_seq = random.randrange(256) if initial_seq is None else initial_seq
+        self._send_lock = asyncio.Lock()
+        self._awaiting: tuple[int, asyncio.Future[Kind]] | None = None
+        self._last_delivered: tuple[int, bytes] | None = None
+        self._reader_task: asyncio.Task[None] | None = None
+        self.closed = asyncio.Event()
+        self.close_reason = ""
+        self._noise_reported = (0, 0)
+
+    def start(self) -> None:
+        self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(), name=self.name)
+
+    async def send(self, message: Mapping[str, Any]) -> None:
+        """Send one DATA frame and return once the peer ACKed it; LinkTimeout / LinkClosed otherwise."""
+        payload = encode_message(message)
+        async with self._send_lock:
+            if self.closed.is_set():
+                raise LinkClosed(self.close_reason or "link closed")
+            seq = self._next_seq
+            self._next_seq = (seq + 1) % 256
+            frame = encode_frame(self.peer_address, seq, Kind.DATA, payload)
+            try:
+                for _attempt in range(self.retries + 1):
+                    future: asyncio.Future[Kind] = asyncio.get_running_loop().create_future()
+                    self._awaiting = (seq, future)
+                    await self._write(frame)
+                    try:
+                        kind = await asyncio.wait_for(asyncio.shield(future), self.ack_timeout)
+                    except TimeoutError:
+                        continue
+                    if kind == Kind.ACK:
+                        return
+                    # NAK: the peer saw a damaged copy, so resend at once.
+            finally:
+                self._awaiting = None
+            if self.closed.is_set():
+                raise LinkClosed(self.close_reason or "link closed")
+            raise LinkTimeout(f"no ACK for {message.get('cmd') or message.get('evt')} after "
+                              f"{self.retries + 1} attempts of {self.ack_timeout:g} s")
+
+    async def close(self, reason: str = "closed locally", *, close_transport: bool = True) -> None:
+        """Stop reading and fail any pending send; close_transport=False leaves the line open but deaf."""
+        if self._reader_task is not None:
+            self._reader_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader_task
+        self._finish(reason)
+        if not close_transport:
+            return
+        with contextlib.suppress(Exception):
+            self._writer.close()
+        # Stream writers close in the background (pyserial closes in an executor); wait so nothing
+        # outlives the caller's event loop.
+        wait_closed = getattr(self._writer, "wait_closed", None)
+        if wait_closed is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(wait_closed(), 1.0)
+
+    async def _write(self, data: bytes) -> None:
+        try:
+            self._writer.write(data)
+            await self._writer.drain()
+        except (OSError, RuntimeError, ConnectionError) as exc:
+            self._finish(f"write failed: {exc}")
+            raise LinkClosed(self.close_reason) from exc
+
+    def _finish(self, reason: str) -> None:
+        if self.closed.is_set():
+            return
+        self.close_reason = reason
+        self.closed.set()
+        if self._awaiting is not None and not self._awaiting[1].done():
+            self._awaiting[1].set_exception(LinkClosed(reason))
+            # Retrieve it now: the sender may already have given up on this future.
+            self._awaiting[1].exception()
+        if self._on_closed is not None:
+            self._call(self._on_closed, reason)
+
+    def _call(self, callback: Callable[..., None], *args: Any) -> None:
+        try:
+            callback(*args)
+        except Exception:
+            log.exception("link callback failed", link=self.name, callback=getattr(callback, "__name__", ""))
+
+    async def _read_loop(self) -> None:
+        reason = "end of file"
+        try:
+            while True:
+                if self.parser.pending:
+                    try:
+                        data = await asyncio.wait_for(self._reader.read(4096), IDLE_EXPIRY)
+                    except TimeoutError:
+                        await self._handle(self.parser.expire())
+                        continue
+                else:
+                    data = await self._reader.read(4096)
+                if not data:
+                    break
+                await self._handle(self.parser.feed(data))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            reason = f"read failed: {exc}"
+            log.warning("link reader stopped", link=self.name, error=str(exc))
+        self._finish(reason)
+
+    async def _handle(self, frames: list[Frame]) -> None:
+        for corrupt in self.parser.take_corrupt():
+            if corrupt.kind == Kind.DATA and corrupt.address == self.local_address:
+                await self._send_control(Kind.NAK, corrupt.seq)
+        for frame in frames:
+            if frame.address != self.local_address:
+                continue  # for another device on the bus
+            if frame.kind == Kind.DATA:
+                await self._send_control(Kind.ACK, frame.seq)
+                if self._last_delivered == (frame.seq, frame.payload):
+                    continue  # our ACK was lost and the peer retransmitted
+                self._last_delivered = (frame.seq, frame.payload)
+                self._call(self._on_data, frame.payload)
+            elif (
+                self._awaiting is not None
+                and self._awaiting[0] == frame.seq
+                and not self._awaiting[1].done()
+            ):
+                self._awaiting[1].set_result(frame.kind)
+        noise = (self.parser.discarded_bytes, self.parser.bad_frames)
+        if noise != self._noise_reported:
+            self._noise_reported = noise
+            if self._on_noise is not None:
+                self._call(self._on_noise, *noise)
+
+    async def _send_control(self, kind: Kind, seq: int) -> None:
+        # On failure the read loop sees the same dead transport and reports it.
+        with contextlib.suppress(LinkClosed):
+            await self._write(encode_frame(self.peer_address, seq, kind))

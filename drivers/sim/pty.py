@@ -1,0 +1,80 @@
+"""The simulator's end of a pseudo-terminal, driven from the event loop without threads."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tty
+
+
+class PtyEndpoint:
+    """Owns a pty pair: the master is the simulated device, the slave path is what a driver opens.
+
+    The slave fd stays open for the endpoint's lifetime so the master never reads EIO merely because
+    no driver has the port open yet (or a driver closed it to reconnect).
+    """
+
+    def __init__(self) -> None:
+        self.master_fd, self.slave_fd = os.openpty()
+        # Raw at once: the line discipline must neither echo our frames back nor translate CR/LF.
+        tty.setraw(self.slave_fd)
+        os.set_blocking(self.master_fd, False)
+        self.path = os.ttyname(self.slave_fd)
+        self._loop = asyncio.get_running_loop()
+        self._reader = asyncio.StreamReader()
+        self._pending = bytearray()
+        self._closed = False
+        self._loop.add_reader(self.master_fd, self._read_ready)
+
+    def _read_ready(self) -> None:
+        try:
+            data = os.read(self.master_fd, 4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._loop.remove_reader(self.master_fd)
+            self._reader.feed_eof()
+            return
+        self._reader.feed_data(data)
+
+    async def read(self, n: int = -1) -> bytes:
+        return await self._reader.read(n)
+
+    def write(self, data: bytes) -> None:
+        if self._closed:
+            return
+        self._pending += data
+        self._flush()
+
+    def _flush(self) -> None:
+        while self._pending and not self._closed:
+            try:
+                written = os.write(self.master_fd, self._pending)
+            except BlockingIOError:
+                # The slave's input queue is full (nobody reading yet): resume when it drains.
+                self._loop.add_writer(self.master_fd, self._flush)
+                return
+            except OSError:
+                self._pending.clear()
+                return
+            del self._pending[:written]
+        with contextlib.suppress(Exception):
+            self._loop.remove_writer(self.master_fd)
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        """Close both ends: to a driver holding the slave this is an unplug."""
+        if self._closed:
+            return
+        self._closed = True
+        self._loop.remove_reader(self.master_fd)
+        self._loop.remove_writer(self.master_fd)
+        self._reader.feed_eof()
+        for fd in (self.master_fd, self.slave_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)

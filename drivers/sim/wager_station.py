@@ -1,0 +1,40 @@
+"""Simulated per-seat wager station with lock-out of the pre-deal spots."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drivers.interfaces import PRE_DEAL_SPOTS, SPOTS
+from drivers.sim.base import SimDevice
+
+
+class WagerStationSim(SimDevice):
+    model = "SIM-WAGER-STATION"
+
+    def __init__(self, device_id: str, seat: int, address: int = 1) -> None:
+        super().__init__(device_id, address)
+        self.seat = seat
+        self._locked = False
+
+    @property
+    def locked(self) -> bool:
+        return self._locked
+
+    async def place(self, spot: str, amount_cents: int) -> None:
+        """A player puts chips on `spot`; the station reports the wager or its refusal."""
+        if spot not in SPOTS:
+            raise ValueError(f"unknown spot {spot!r}; spots are {', '.join(SPOTS)}")
+        if self._locked and spot in PRE_DEAL_SPOTS:
+            await self.send(
+                {"evt": "wager_refused", "spot": spot, "amount": amount_cents, "reason": "locked"}
+            )
+        else:
+            await self.send({"evt": "wager", "spot": spot, "amount": amount_cents})
+
+    def handle(self, command: str, message: Mapping[str, Any]) -> bool:
+        if command not in ("lock", "unlock"):
+            return False
+        self._locked = command == "lock"
+        self.reply({"evt": "locked" if self._locked else "unlocked"})
+        return True

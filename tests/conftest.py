@@ -1,0 +1,227 @@
+"""Shared fixtures: a real mosquitto broker and an independent MQTT subscriber.
+
+Tests run with --import-mode=importlib, so test modules cannot import helpers from each other; what
+several areas need lives here. Area-specific fixtures belong in tests/<area>/conftest.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import os
+import queue
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as paho
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+
+STARTUP_TIMEOUT = 10.0
+
+
+def find_mosquitto() -> str | None:
+    # Debian installs the broker in /usr/sbin, which is not on an ordinary user's PATH.
+    return shutil.which("mosquitto") or next(
+        (p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto") if os.access(p, os.X_OK)), None
+    )
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Mosquitto:
+    """A private mosquitto on a loopback port; stop()/start() simulate an outage on the same port."""
+
+    def __init__(self, binary: str, workdir: Path, port: int) -> None:
+        self.binary = binary
+        self.host = "127.0.0.1"
+        self.port = port
+        self.url = f"mqtt://{self.host}:{port}"
+        self.config = workdir / "mosquitto.conf"
+        self.config.write_text(
+            f"listener {port} 127.0.0.1\n"
+            "allow_anonymous true\n"
+            "persistence false\n"
+            # stderr, not stdout: mosquitto block-buffers stdout into a pipe, hiding the "running" line.
+            "log_dest stderr\n"
+            "log_type all\n"
+            "connection_messages true\n"
+        )
+        self.proc: subprocess.Popen[str] | None = None
+        # The tail of the broker's log, for failure messages.
+        self.log: collections.deque[str] = collections.deque(maxlen=400)
+
+    def start(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            return
+        proc = subprocess.Popen(
+            [self.binary, "-c", str(self.config)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        self.proc = proc
+        lines: queue.Queue[str | None] = queue.Queue()
+
+        def pump() -> None:
+            # Keeps reading for the broker's whole life so a chatty log never fills the pipe and stalls it.
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                self.log.append(line.rstrip())
+                lines.put(line)
+            lines.put(None)
+
+        threading.Thread(target=pump, name=f"mosquitto-log-{self.port}", daemon=True).start()
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while True:
+            try:
+                line = lines.get(timeout=max(deadline - time.monotonic(), 0.0))
+            except queue.Empty:
+                self.stop()
+                pytest.fail(f"mosquitto did not report running within {STARTUP_TIMEOUT}s:\n" + self.tail())
+            if line is None:
+                proc.wait()
+                pytest.fail(f"mosquitto exited with {proc.returncode} while starting:\n" + self.tail())
+            # "... running" is logged after every listener socket is open, so clients can connect now.
+            if " running" in line and "mosquitto version" in line:
+                return
+
+    def stop(self, kill: bool = False) -> None:
+        proc = self.proc
+        if proc is None or proc.poll() is not None:
+            return
+        proc.kill() if kill else proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def tail(self, n: int = 40) -> str:
+        return "\n".join(list(self.log)[-n:])
+
+
+@pytest.fixture(scope="session")
+def mosquitto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
+    binary = find_mosquitto()
+    if binary is None:
+        pytest.fail(
+            "mosquitto is not installed; run the tests with `python3 dev.py test`, which installs it "
+            "(or: sudo apt-get install mosquitto mosquitto-clients)",
+            pytrace=False,
+        )
+    broker = Mosquitto(binary, tmp_path_factory.mktemp("mosquitto"), free_port())
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@dataclass(frozen=True)
+class Received:
+    topic: str
+    payload: bytes
+    retain: bool
+
+    def json(self) -> Any:
+        return json.loads(self.payload)
+
+
+class Subscriber:
+    """An independent MQTT client (paho, own thread) that records everything it receives.
+
+    It resubscribes after every reconnect, so it follows a broker through stop()/start(). The wait_*
+    methods block the calling thread; from async tests use the `a*` variants, which wait in a worker
+    thread and leave the event loop free for the code under test.
+    """
+
+    def __init__(self, host: str, port: int, topics: list[str]) -> None:
+        self.topics = topics
+        self.messages: list[Received] = []
+        self.subscriptions = 0  # SUBACKs received, one per (re)connect
+        self._cond = threading.Condition()
+        self._client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"test-sub-{os.getpid()}-{id(self)}")
+        # Short retry delay: after a broker restart the test should not wait seconds for the subscriber.
+        self._client.reconnect_delay_set(min_delay=0.05, max_delay=0.5)  # type: ignore[arg-type]
+        self._client.on_connect = self._on_connect
+        self._client.on_subscribe = self._on_subscribe
+        self._client.on_message = self._on_message
+        self._client.connect(host, port, keepalive=30)
+        self._client.loop_start()
+
+    def _on_connect(self, client: paho.Client, userdata: Any, flags: Any, rc: Any, props: Any = None) -> None:
+        if not rc.is_failure:
+            client.subscribe([(t, 1) for t in self.topics])
+
+    def _on_subscribe(self, client: paho.Client, userdata: Any, mid: int, rcs: Any, props: Any = None) -> None:
+        with self._cond:
+            self.subscriptions += 1
+            self._cond.notify_all()
+
+    def _on_message(self, client: paho.Client, userdata: Any, msg: paho.MQTTMessage) -> None:
+        with self._cond:
+            self.messages.append(Received(msg.topic, bytes(msg.payload), bool(msg.retain)))
+            self._cond.notify_all()
+
+    def wait_until(self, predicate: Callable[[list[Received]], bool], timeout: float = 10.0, what: str = "") -> None:
+        with self._cond:
+            if not self._cond.wait_for(lambda: predicate(self.messages), timeout):
+                got = "\n".join(f"{m.topic} {m.payload[:200]!r}" for m in self.messages[-20:])
+                raise AssertionError(
+                    f"timed out after {timeout}s waiting for {what or predicate}; last messages:\n{got}"
+                )
+
+    def wait_subscribed(self, count: int = 1, timeout: float = 10.0) -> None:
+        with self._cond:
+            if not self._cond.wait_for(lambda: self.subscriptions >= count, timeout):
+                raise AssertionError(f"subscriber got {self.subscriptions} SUBACKs within {timeout}s, wanted {count}")
+
+    async def await_until(
+        self, predicate: Callable[[list[Received]], bool], within: float = 10.0, what: str = ""
+    ) -> None:
+        await asyncio.to_thread(self.wait_until, predicate, within, what)
+
+    def on(self, topic: str) -> list[Received]:
+        with self._cond:
+            return [m for m in self.messages if m.topic == topic]
+
+    def close(self) -> None:
+        self._client.disconnect()
+        self._client.loop_stop()
+
+
+@pytest.fixture
+def subscribe(mosquitto: Mosquitto) -> Iterator[Callable[..., Subscriber]]:
+    """Factory: `subscribe("prefix/#")` returns a Subscriber whose subscription is already acknowledged."""
+    made: list[Subscriber] = []
+
+    def make(*topics: str) -> Subscriber:
+        sub = Subscriber(mosquitto.host, mosquitto.port, list(topics))
+        made.append(sub)
+        sub.wait_subscribed()
+        return sub
+
+    yield make
+    for sub in made:
+        sub.close()
+
+
+@pytest.fixture
+def unique_id() -> str:
+    """A fresh id for table ids and topic prefixes, so retained messages never leak between tests."""
+    return "t" + uuid.uuid4().hex[:12]

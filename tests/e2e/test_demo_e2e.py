@@ -1,0 +1,186 @@
+"""End to end: the table on simulated devices over real ptys, a real journal, a real mosquitto.
+
+An independent MQTT client (paho, its own thread) subscribes before the table opens and checks the
+round's event sequence, the citations and every settlement amount, as a floor supervisor would see them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.cards import STANDARD_DECK
+from controller.config import TableConfig, demo_config
+from controller.demo import ScriptedPolicy, ScriptedRound, play
+
+pytestmark = pytest.mark.e2e
+
+# Seats 1, 2 and 4 play; seat 4 wagers the Six Card Bonus, so its four cards come off the stub first
+# (655a.10(c)). Dealing order: seat 1, seat 2, seat 4, four Six Card Bonus cards, three community cards.
+TOP = ["Ah", "Ad", "9c", "4d", "Qs", "Js", "Ks", "Ts", "9s", "2d", "Ac", "7h", "7s"]
+DECK = TOP + [c for c in STANDARD_DECK if c not in TOP]
+ROUND = ScriptedRound(
+    wagers={1: {"ante": 1000}, 2: {"ante": 500, "three_card_bonus": 200}, 4: {"ante": 500, "six_card_bonus": 300}},
+    decisions={
+        (1, "street_3"): 3000, (1, "street_4"): 1000, (1, "street_5"): 2000,
+        (2, "street_3"): 500, (2, "street_4"): None,  # seat 2 folds on 4th Street
+        (4, "street_3"): 1000, (4, "street_4"): 1000, (4, "street_5"): 500,
+    },
+)
+
+EXPECTED_ROUND = [
+    ("betting.opened", "655a.7(c)"),
+    ("wager.accepted", "655a.7(d)(1)"), ("wager.accepted", "655a.7(d)(1)"), ("wager.accepted", "655a.7(d)(4)"),
+    ("wager.accepted", "655a.7(d)(1)"), ("wager.accepted", "655a.7(d)(6)"),
+    ("no_more_bets", "655a.10(a)(2)"),
+    ("lockout.confirmed", "655a.10(a)(2)"),
+    ("cards.dealt", "655a.10(b)"), ("cards.dealt", "655a.10(b)"), ("cards.dealt", "655a.10(b)"),
+    ("six_card_bonus.dealt", "655a.10(c)"), ("community.dealt", "655a.10(c)"), ("stub.discarded", "655a.10(c)"),
+    ("decision.requested", "655a.11(b)"), ("street_wager.placed", "655a.11(b)"),
+    ("decision.requested", "655a.11(b)"), ("street_wager.placed", "655a.11(b)"),
+    ("decision.requested", "655a.11(b)"), ("street_wager.placed", "655a.11(b)"),
+    ("community.revealed", "655a.11(c)"),
+    ("decision.requested", "655a.11(d)"), ("street_wager.placed", "655a.11(d)"),
+    ("decision.requested", "655a.11(d)"), ("seat.folded", "655a.11(d)"),
+    ("decision.requested", "655a.11(d)"), ("street_wager.placed", "655a.11(d)"),
+    ("community.revealed", "655a.11(e)"),
+    ("decision.requested", "655a.11(f)"), ("street_wager.placed", "655a.11(f)"),
+    ("decision.requested", "655a.11(f)"), ("street_wager.placed", "655a.11(f)"),
+    ("community.revealed", "655a.11(g)"),
+    # 655a.11(h)-(i): counterclockwise from the dealer's right, each seat's optional wagers after its hand.
+    ("hand.settled", "655a.11(h)(2)"),  # seat 4: Q-J with A-7-7 is a pair of 7s, a push
+    ("six_card_bonus.revealed", "655a.11(i)(4)"),
+    ("six_card_bonus.settled", "655a.11(i)(4)(i)"),  # seat 4: K-Q-J-10-9 of spades
+    ("three_card_bonus.settled", "655a.11(i)(2)(i)"),  # seat 2 folded; its bonus still settles
+    ("hand.settled", "655a.11(h)(3)"),  # seat 1: A-A with A-7-7 is a full house
+    ("round.completed", "655a.11(j)"),
+]
+CARD = re.compile(r'"[2-9TJQKA][cdhs]"')
+
+
+def _config(table_id: str, prefix: str) -> TableConfig:
+    data = demo_config().model_dump()
+    data["table_id"] = table_id
+    data["mqtt"]["prefix"] = prefix
+    return TableConfig.model_validate(data)
+
+
+def _round_events(events: list[dict[str, Any]], round_no: int) -> list[dict[str, Any]]:
+    rid = f"{events[0]['table_id']}-r{round_no:06d}"
+    return [e for e in events if e["round_id"] == rid]
+
+
+def _check_round(events: list[dict[str, Any]]) -> None:
+    # A late wager (tried after "no more bets") may land anywhere after the lock; it is checked apart.
+    late = [e for e in events if e["type"] == "wager.rejected"]
+    assert [(e["rule"], e["payload"]["seat"]) for e in late] == [("655a.7(c)", 6)]
+    # The demo asks to close the table during its last round; the round still plays out in full.
+    apart = ("wager.rejected", "table.closing")
+    assert [(e["type"], e["rule"]) for e in events if e["type"] not in apart] == EXPECTED_ROUND
+
+    settled = {(e["type"], e["payload"].get("seat")): e["payload"] for e in events}
+    seat1 = settled[("hand.settled", 1)]
+    assert (seat1["hand"], seat1["cards"], seat1["community"]) == ("full_house", ["Ah", "Ad"], ["Ac", "7h", "7s"])
+    assert [(w["wager"], w["amount"], w["odds"], w["paid"], w["returned"]) for w in seat1["wagers"]] == [
+        ("ante", 1000, "10 to 1", 10_000, 1000), ("street_3", 3000, "10 to 1", 30_000, 3000),
+        ("street_4", 1000, "10 to 1", 10_000, 1000), ("street_5", 2000, "10 to 1", 20_000, 2000)]
+    seat4 = settled[("hand.settled", 4)]
+    assert [(w["wager"], w["outcome"], w["paid"], w["returned"]) for w in seat4["wagers"]] == [
+        ("ante", "push", 0, 500), ("street_3", "push", 0, 1000),
+        ("street_4", "push", 0, 1000), ("street_5", "push", 0, 500)]
+    six = settled[("six_card_bonus.settled", 4)]
+    assert (six["hand"], six["odds"], six["paid"], six["paytable"]) == (
+        "straight_flush", "200 to 1", 60_000, "655a.12(f) paytable C")
+    fold = settled[("seat.folded", 2)]
+    assert fold["collected"] == {"ante": 500, "street_3": 500}
+    three = settled[("three_card_bonus.settled", 2)]
+    assert (three["hand"], three["odds"], three["paid"], three["paytable"]) == (
+        "pair", "1 to 1", 200, "655a.12(d) paytable A")
+    done = settled[("round.completed", None)]
+    assert (done["paid"], done["collected"], done["players"]) == (70_000 + 60_000 + 200, 1000, [1, 2, 4])
+    # No card identity leaves the table PC before the round's settlement (DESIGN.md).
+    first_settlement = next(i for i, e in enumerate(events) if e["type"] == "hand.settled")
+    leaks = [e for e in events[:first_settlement] if CARD.search(json.dumps(e))]
+    assert leaks == []
+
+
+async def test_two_scripted_rounds_reach_an_independent_subscriber(mosquitto, subscribe, unique_id, tmp_path):
+    config = _config(unique_id, "e2e")
+    sub = subscribe(f"e2e/{unique_id}/#")
+    policy = ScriptedPolicy([ScriptedRound(ROUND.wagers, ROUND.decisions, late=(6, "ante", 500))])
+
+    played = await play(config, rounds=2, broker=mosquitto.url, seed=1, journal_path=tmp_path / "j.sqlite",
+                        policy=policy, decks=[DECK, DECK])
+
+    assert played == 2
+    topic = f"e2e/{unique_id}/event"
+    await sub.await_until(lambda ms: any(b'"table.closed"' in m.payload for m in ms if m.topic == topic),
+                          what="table.closed on the event topic")
+    events = [m.json() for m in sub.on(topic)]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1)), "seq must be gap-free from 1"
+    assert len({e["event_id"] for e in events}) == len(events)
+    assert all("sealed" not in e for e in events)
+    for round_no in (1, 2):
+        _check_round(_round_events(events, round_no))
+    assert [e["type"] for e in _round_events(events, 2)].count("table.closing") == 1
+    # Outside the rounds: the table opened, every device identified itself, each round began with a shuffle.
+    outside = [e["type"] for e in events if e["round_id"] is None]
+    assert outside.count("device.online") == 9
+    assert outside.count("shuffle.completed") == 2 and outside[-1] == "table.closed"
+    # The journal holds the same events, all published.
+    db = sqlite3.connect(tmp_path / "j.sqlite")
+    assert db.execute("select count(*), max(seq) from events").fetchone() == (len(events), len(events))
+
+
+async def test_table_keeps_playing_and_journaling_without_a_broker(tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = _config("nobroker", "e2e")
+    policy = ScriptedPolicy([ROUND])
+
+    played = await play(config, rounds=1, broker=f"mqtt://127.0.0.1:{port}", journal_path=tmp_path / "j.sqlite",
+                        policy=policy, decks=[DECK])
+
+    assert played == 1
+    db = sqlite3.connect(tmp_path / "j.sqlite")
+    types = [t for (t,) in db.execute("select type from events order by seq")]
+    assert "round.completed" in types and types[-1] == "table.closed"
+    assert db.execute("select count(*) from events where published_at is not null").fetchone() == (0,)
+
+
+def test_tablectl_demo_command(mosquitto, subscribe, tmp_path):
+    """The command a new user runs: plays N rounds, shows them, publishes them, exits 0."""
+    sub = subscribe("tablectl/demo-ms-1/event")
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "demo", "--rounds", "3", "--seed", "7", "--pace", "0",
+         "--broker", mosquitto.url],
+        capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "round 3 complete" in proc.stdout
+    assert "3 round(s) played" in proc.stderr
+    sub.wait_until(lambda ms: any(b'"table.closed"' in m.payload for m in ms), what="table.closed")
+    completed = [m.json() for m in sub.messages if b'"round.completed"' in m.payload]
+    assert [e["payload"]["round_no"] for e in completed] == [1, 2, 3]
+    assert Path(tmp_path, "tablectl", "demo-ms-1.sqlite").exists()
+
+
+def test_tablectl_demo_rejects_bad_arguments():
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "demo", "--rounds", "0"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2
+    assert "0 rounds is not a game: give 1 or more" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "demo", "--broker", "http://x"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2 and "--broker" in proc.stderr

@@ -1,0 +1,266 @@
+"""The outbox publisher against a real mosquitto, watched by an independent paho subscriber."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+
+from controller.events import DomainEvent
+from controller.journal import Journal
+from controller.mqtt import EventPublisher, parse_broker_url
+
+PUBLIC_FIELDS = {"event_id", "boot_id", "seq", "ts", "table_id", "round_id", "type", "rule", "payload"}
+
+
+async def eventually(condition: Callable[[], bool], within: float = 10.0, what: str = "condition") -> None:
+    """Wait for a condition the event loop itself must bring about; `within` only bounds failure."""
+    deadline = time.monotonic() + within
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {within}s waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+def append(journal: Journal, publisher: EventPublisher | None, *ns: int) -> None:
+    journal.append(
+        [
+            DomainEvent(
+                type="test.event", rule="655a.11(h)(2)", payload={"n": n}, round_id="r1", sealed={"hole": ["AS", "KD"]}
+            )
+            for n in ns
+        ],
+        datetime.now(UTC),
+    )
+    if publisher is not None:
+        publisher.notify()
+
+
+def events_of(messages: list[Any], topic: str) -> list[dict[str, Any]]:
+    return [m.json() for m in messages if m.topic == topic]
+
+
+def status_is(topic: str, state: str) -> Callable[[list[Any]], bool]:
+    return lambda msgs: any(m.topic == topic and m.json()["state"] == state for m in msgs)
+
+
+class Table:
+    def __init__(self, tmp_path: Path, prefix: str, table_id: str) -> None:
+        self.prefix, self.table_id = prefix, table_id
+        self.status = f"{prefix}/{table_id}/status"
+        self.event = f"{prefix}/{table_id}/event"
+        self.journal = Journal(tmp_path / "journal.db", table_id, "boot-1")
+
+
+@pytest.fixture
+def table(tmp_path: Path, unique_id: str) -> Iterator[Table]:
+    t = Table(tmp_path, f"test-{unique_id}", "T1")
+    yield t
+    t.journal.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("mqtt://127.0.0.1:1883", ("127.0.0.1", 1883)),
+        ("mqtt://broker.casino.local", ("broker.casino.local", 1883)),
+        ("mqtt://[::1]:2883", ("::1", 2883)),
+    ],
+)
+def test_parse_broker_url(url: str, expected: tuple[str, int]) -> None:
+    assert parse_broker_url(url) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("127.0.0.1:1883", "scheme"),
+        ("http://h:1883", "scheme"),
+        ("mqtt://:1883", "host"),
+        ("mqtt://h:99999", "port"),
+        ("mqtt://h:abc", "port"),
+        ("mqtt://u:p@h:1883", "credentials"),
+        ("mqtt://h:1883/x", "path"),
+    ],
+)
+def test_parse_broker_url_rejects_with_example(url: str, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem) as info:
+        parse_broker_url(url)
+    assert "mqtt://127.0.0.1:1883" in str(info.value)
+
+
+async def test_publishes_in_seq_order_with_public_fields(mosquitto: Any, subscribe: Any, table: Table) -> None:
+    sub = subscribe(f"{table.prefix}/#")
+    pub = EventPublisher(table.journal, mosquitto.url, table.prefix, table.table_id)
+    task = asyncio.create_task(pub.run())
+    await sub.await_until(status_is(table.status, "online"), what="status online")
+    assert pub.connected
+
+    append(table.journal, pub, 1, 2, 3)
+    append(table.journal, pub, 4)
+    await sub.await_until(lambda m: len(events_of(m, table.event)) == 4, what="4 events")
+    got = events_of(sub.messages, table.event)
+    assert [e["seq"] for e in got] == [1, 2, 3, 4]
+    assert [e["payload"]["n"] for e in got] == [1, 2, 3, 4]
+    for body, stored in zip(got, table.journal.events(), strict=True):
+        # Exactly the public fields: no sealed part, and no replayed flag on live events.
+        assert set(body) == PUBLIC_FIELDS
+        assert body == stored.public()
+    assert all(m.payload.startswith(b'{"event_id":') for m in sub.on(table.event))  # compact JSON
+    await eventually(lambda: table.journal.unpublished() == [], what="outbox empty")
+
+    # A late subscriber still learns the table is online: the status is retained.
+    late = subscribe(table.status)
+    late.wait_until(lambda m: bool(m), what="retained status")
+    assert late.messages[0].retain and late.messages[0].json()["state"] == "online"
+    assert late.messages[0].json()["boot_id"] == "boot-1"
+
+    await pub.close()
+    assert task.done() and task.result() is None
+    await sub.await_until(status_is(table.status, "offline"), what="status offline")
+    assert not pub.connected
+
+
+async def test_backlog_from_before_start_is_replayed(mosquitto: Any, subscribe: Any, table: Table) -> None:
+    append(table.journal, None, 1, 2)  # journaled while no publisher ran (e.g. before a restart)
+    sub = subscribe(table.event)
+    pub = EventPublisher(table.journal, mosquitto.url, table.prefix, table.table_id)
+    task = asyncio.create_task(pub.run())
+    await sub.await_until(lambda m: len(m) == 2, what="backlog")
+    append(table.journal, pub, 3)
+    await sub.await_until(lambda m: len(m) == 3, what="live event")
+    got = [m.json() for m in sub.messages]
+    assert [(e["seq"], e.get("replayed")) for e in got] == [(1, True), (2, True), (3, None)]
+    await pub.close()
+    assert task.done()
+
+
+async def test_close_drains_what_is_left(mosquitto: Any, subscribe: Any, table: Table) -> None:
+    sub = subscribe(f"{table.prefix}/#")
+    pub = EventPublisher(table.journal, mosquitto.url, table.prefix, table.table_id)
+    task = asyncio.create_task(pub.run())
+    await eventually(lambda: pub.connected, what="connected")
+    append(table.journal, pub, *range(1, 51))
+    await pub.close(drain_timeout=5.0)
+    assert task.done() and task.result() is None
+    assert table.journal.unpublished() == []
+    sub.wait_until(status_is(table.status, "offline"), what="status offline")
+    assert [e["seq"] for e in events_of(sub.messages, table.event)] == list(range(1, 51))
+    # offline comes after the last event
+    assert sub.messages[-1].topic == table.status
+
+
+async def test_broker_outage_loses_nothing_and_replays_in_order(mosquitto: Any, subscribe: Any, table: Table) -> None:
+    sub = subscribe(f"{table.prefix}/#")
+    pub = EventPublisher(table.journal, mosquitto.url, table.prefix, table.table_id, backoff_max=0.5)
+    task = asyncio.create_task(pub.run())
+    try:
+        await eventually(lambda: pub.connected, what="connected")
+        append(table.journal, pub, 1, 2)
+        await sub.await_until(lambda m: len(events_of(m, table.event)) == 2, what="live events")
+
+        mosquitto.stop()
+        await eventually(lambda: not pub.connected, what="publisher notices the outage")
+        append(table.journal, pub, 3, 4, 5)
+        append(table.journal, pub, 6)
+        assert [e.seq for e in table.journal.unpublished()] == [3, 4, 5, 6]  # kept, nothing lost
+        assert not task.done()
+
+        mosquitto.start()
+        # Deliberately blocking the event loop: the publisher (which runs on it) cannot reconnect and
+        # publish the backlog before the subscriber has resubscribed, so it cannot miss any of it.
+        sub.wait_subscribed(2)
+        await sub.await_until(lambda m: len(events_of(m, table.event)) >= 6, what="backlog after restart")
+        append(table.journal, pub, 7)
+        await sub.await_until(lambda m: len(events_of(m, table.event)) >= 7, what="live event after restart")
+
+        got = events_of(sub.messages, table.event)
+        assert [e["seq"] for e in got] == [1, 2, 3, 4, 5, 6, 7]
+        assert len({e["event_id"] for e in got}) == 7
+        assert [e.get("replayed", False) for e in got] == [False, False, True, True, True, True, False]
+        await eventually(lambda: table.journal.unpublished() == [], what="outbox empty")
+        await sub.await_until(status_is(table.status, "online"), what="online again")
+    finally:
+        mosquitto.start()  # leave the session's broker running even if this test failed midway
+        await pub.close()
+
+
+async def test_no_broker_keeps_running_and_closes_promptly(table: Table) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound but not listening: connections are refused
+        with capture_logs() as logs:
+            pub = EventPublisher(
+                table.journal,
+                f"mqtt://127.0.0.1:{port}",
+                table.prefix,
+                table.table_id,
+                backoff_min=0.01,
+                backoff_max=0.05,
+            )
+            task = asyncio.create_task(pub.run())
+            append(table.journal, pub, 1, 2)
+
+            def failures() -> list[dict[str, Any]]:
+                return [e for e in logs if e["event"] == "mqtt broker unavailable"]
+
+            await eventually(lambda: len(failures()) >= 3, what="three failed connection attempts")
+            assert not task.done() and not pub.connected
+            assert failures()[0]["broker"] == f"127.0.0.1:{port}" and failures()[0]["error"]
+            assert [e.seq for e in table.journal.unpublished()] == [1, 2]
+
+            started = time.monotonic()
+            await pub.close(drain_timeout=1.0)
+            assert time.monotonic() - started < 1.0
+            assert task.done() and not task.cancelled() and task.result() is None
+
+
+WILL_SCRIPT = """
+import asyncio, sys
+from controller.journal import Journal
+from controller.mqtt import EventPublisher
+
+async def main() -> None:
+    path, url, prefix, table_id = sys.argv[1:5]
+    await EventPublisher(Journal(path, table_id, "boot-will"), url, prefix, table_id).run()
+
+asyncio.run(main())
+"""
+
+
+def test_last_will_on_abrupt_disconnect(mosquitto: Any, subscribe: Any, tmp_path: Path, unique_id: str) -> None:
+    prefix = f"test-{unique_id}"
+    status = f"{prefix}/T9/status"
+    sub = subscribe(status)
+    stderr = (tmp_path / "stderr.txt").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WILL_SCRIPT, str(tmp_path / "j.db"), mosquitto.url, prefix, "T9"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
+    try:
+        sub.wait_until(status_is(status, "online"), timeout=20, what="online from the child")
+        proc.kill()  # no DISCONNECT packet: the broker must publish the will
+        proc.wait(timeout=10)
+        sub.wait_until(status_is(status, "lost"), what="last will")
+        lost = sub.messages[-1].json()
+        assert lost["state"] == "lost" and lost["boot_id"] == "boot-will"
+        # The will is retained, so a supervisor connecting later sees the table as lost.
+        late = subscribe(status)
+        late.wait_until(lambda m: bool(m), what="retained will")
+        assert late.messages[0].retain and late.messages[0].json()["state"] == "lost"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        stderr.close()
