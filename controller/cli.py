@@ -64,6 +64,15 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--journal", type=Path, help="SQLite journal file (default: the config's, else "
                                                     "~/.local/state/tablectl/<table_id>.sqlite)")
     demo.add_argument("--quiet", action="store_true", help="no live table log on stdout")
+
+    run = sub.add_parser(
+        "run", help="run the table controller on the configured devices",
+        description="The daemon: drives the devices named in the config, journals every event and publishes it. "
+                    "Ctrl-C (or SIGINT) closes the table after the round in progress; SIGTERM stops at once.")
+    run.add_argument("--config", type=Path, required=True, help="table config TOML (see configs/)")
+    run.add_argument("--broker", type=_broker, help="MQTT broker URL (default: the config's)")
+    run.add_argument("--journal", type=Path, help="SQLite journal file (default: the config's)")
+    run.add_argument("--live-log", action="store_true", help="also print the readable table log on stdout")
     return p
 
 
@@ -87,6 +96,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         played = asyncio.run(play(config, rounds=args.rounds, broker=args.broker, seed=args.seed, pace=args.pace,
                                   journal_path=args.journal, out=None if args.quiet else sys.stdout))
         print(f"tablectl: {played} round(s) played", file=sys.stderr)
+        return 0
+    if args.command == "run":
+        from controller.runner import build_devices, run_table
+        from drivers.registry import DriverConfigError
+
+        try:
+            devices = build_devices(config)
+        except DriverConfigError as err:
+            print(f"tablectl: {args.config}: {err}", file=sys.stderr)
+            return 2
+        asyncio.run(run_table(config, devices, broker=args.broker, journal_path=args.journal,
+                              out=sys.stdout if args.live_log else None))
         return 0
     return 2
 

@@ -34,18 +34,18 @@ def _money_list(wagers: Mapping[str, int]) -> str:
 
 
 def _settled(p: Mapping[str, Any]) -> str:
-    parts = []
-    for w in p["wagers"]:
-        name = WAGER_NAMES.get(w["wager"], w["wager"])
-        if w["outcome"] == "win":
-            parts.append(f"{name} +{fmt(w['paid'])}")
-        elif w["outcome"] == "push":
-            parts.append(f"{name} push")
-        else:
-            parts.append(f"{name} -{fmt(w['collected'])}")
+    wagers = p["wagers"]
+    staked = sum(w["amount"] for w in wagers)
+    outcome = wagers[0]["outcome"] if wagers else "push"
+    if outcome == "win":
+        result = f"wins {fmt(sum(w['paid'] for w in wagers))} at {wagers[0]['odds']} on {fmt(staked)}"
+    elif outcome == "push":
+        result = f"push, {fmt(staked)} returned"
+    else:
+        result = f"loses {fmt(sum(w['collected'] for w in wagers))}"
     limited = " (capped by 655a.12(b))" if p.get("payout_limited") else ""
-    return (f"seat {p['seat']}  {show_cards(p['cards'])} + {show_cards(p['community'])}  "
-            f"{_hand(p['hand'])}: {', '.join(parts)}{limited}")
+    cards = f"{show_cards(p['cards'])} + {show_cards(p['community'])}"
+    return f"seat {p['seat']}  {cards}  {_hand(p['hand'])}: {result}{limited}"
 
 
 def _bonus(name: str, p: Mapping[str, Any]) -> str:

@@ -10,26 +10,19 @@ react to what happens on the table.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
-import signal
-import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 import structlog
 
 from controller.config import TableConfig
-from controller.console import Console
 from controller.engine.inputs import CloseTable
 from controller.events import JournaledEvent
-from controller.journal import Journal
-from controller.mqtt import EventPublisher
-from controller.service import TableService, station_id
-from drivers.interfaces import Device
-from drivers.registry import create_driver
+from controller.runner import build_devices, run_table
+from controller.service import TableService
 from drivers.sim.table import SimulatedTable
 
 log = structlog.get_logger("tablectl.demo")
@@ -63,10 +56,13 @@ class RandomPolicy:
             if self.rng.random() > 0.8:
                 continue  # an empty seat this round
             w = {"ante": self.rng.choice(chips)}
+            # Bonus wagers at the minimum or a fifth of the maximum, within the table's limits either way.
             if g.three_card_bonus_paytable and self.rng.random() < 0.4:
-                w["three_card_bonus"] = self.rng.choice([g.three_card_bonus_min_cents, g.three_card_bonus_max_cents // 5])
+                w["three_card_bonus"] = max(g.three_card_bonus_min_cents,
+                                            self.rng.choice([0, g.three_card_bonus_max_cents // 5]))
             if g.six_card_bonus_paytable and self.rng.random() < 0.3:
-                w["six_card_bonus"] = self.rng.choice([g.six_card_bonus_min_cents, g.six_card_bonus_max_cents // 5])
+                w["six_card_bonus"] = max(g.six_card_bonus_min_cents,
+                                          self.rng.choice([0, g.six_card_bonus_max_cents // 5]))
             out[seat] = w
         if not out:
             out[self.rng.randint(1, g.seats)] = {"ante": chips[0]}
@@ -174,86 +170,17 @@ class SimulatedFloor:
             await self.sims.stations[seat].place(spot, amount)
 
 
-def build_devices(config: TableConfig, ports: Mapping[str, str] | None = None) -> dict[str, Device]:
-    """The configured drivers, keyed by device id; `ports` overrides configured ports (simulators)."""
-    ports = ports or {}
-    d = config.devices
-    raw = {"shuffler": d.shuffler, "shoe": d.shoe, "dealer_panel": d.dealer_panel}
-    raw.update({station_id(int(s["seat"])): s for s in d.wager_stations})
-    return {dev: create_driver(dev, settings, ports.get(dev)) for dev, settings in raw.items()}
-
-
-_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-def _stop_on_signals(service: TableService, task: asyncio.Task[None], out: TextIO | None) -> None:
-    """First Ctrl-C: close the table once the round in progress is complete. Again, or SIGTERM: stop now."""
-    loop = asyncio.get_running_loop()
-    presses = 0
-
-    def interrupt() -> None:
-        nonlocal presses
-        presses += 1
-        if presses == 1:
-            log.info("closing the table after the round in progress; press Ctrl-C again to stop now")
-            service.submit(CloseTable())
-        else:
-            task.cancel()
-
-    with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread (tests)
-        loop.add_signal_handler(signal.SIGINT, interrupt)
-        loop.add_signal_handler(signal.SIGTERM, task.cancel)
-
-
-def _restore_signals() -> None:
-    loop = asyncio.get_running_loop()
-    for sig in _SIGNALS:
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.remove_signal_handler(sig)
-
-
-def default_journal_path(table_id: str) -> Path:
-    import os
-
-    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    return state / "tablectl" / f"{table_id}.sqlite"
-
-
 async def play(config: TableConfig, *, rounds: int | None, broker: str | None = None, seed: int | None = None,
                pace: float = 0.0, journal_path: Path | None = None, policy: Policy | None = None,
                decks: Sequence[Sequence[str]] = (), out: TextIO | None = None) -> int:
-    """Play the table until `rounds` rounds are complete (or forever); returns the rounds played."""
+    """Play the table until `rounds` rounds are complete (or until Ctrl-C); returns the rounds played."""
     rng = random.Random(seed)
-    path = journal_path or Path(config.journal.path or default_journal_path(config.table_id))
-    journal = Journal(path, config.table_id, boot_id=uuid.uuid4().hex)
-    publisher = EventPublisher(journal, broker or config.mqtt.broker, config.mqtt.prefix, config.table_id)
-    log.info("journal open", path=str(path), last_seq=journal.last_seq)
-    tasks: list[asyncio.Task[None]] = []
     async with SimulatedTable(config.game.seats, rng) as sims:
         if decks:
             sims.shuffler.script_decks(decks)
-        service = TableService(config, build_devices(config, sims.ports), journal, on_journaled=publisher.notify)
-        floor = SimulatedFloor(service, sims, policy or RandomPolicy(rng), rounds, pace)
-        first_round = service.state.rounds_played
-        if out is not None:
-            tasks.append(asyncio.create_task(Console(service.subscribe(), out).run(), name="console"))
-        tasks.append(asyncio.create_task(publisher.run(), name="publisher"))
-        floor_task = asyncio.create_task(floor.run(), name="floor")
-        service_task = asyncio.create_task(service.run(), name="service")
-        _stop_on_signals(service, service_task, out)
-        try:
-            with contextlib.suppress(asyncio.CancelledError):
-                await service_task
-        finally:
-            _restore_signals()
-            floor_task.cancel()
-            for t in tasks[:-1]:
-                t.cancel()
-            await service.stop_devices()
-            # Give the publisher its chance to deliver the backlog before the process goes.
-            with contextlib.suppress(Exception):
-                await publisher.close(drain_timeout=5.0)
-            tasks[-1].cancel()
-            await asyncio.gather(floor_task, *tasks, return_exceptions=True)
-            journal.close()
-    return service.state.rounds_played - first_round
+
+        def people(service: TableService) -> list[Coroutine[Any, Any, None]]:
+            return [SimulatedFloor(service, sims, policy or RandomPolicy(rng), rounds, pace).run()]
+
+        return await run_table(config, build_devices(config, sims.ports), broker=broker, journal_path=journal_path,
+                               out=out, companions=people)

@@ -1,0 +1,108 @@
+"""Running a table: the service with its journal, publisher, console and signal handling.
+
+`tablectl run` drives the configured devices; `tablectl demo` drives simulators and adds the simulated
+people as companions. Both stop the same way: the first Ctrl-C closes the table once the round in
+progress is complete, a second Ctrl-C or SIGTERM stops at once (the journal keeps what happened).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import uuid
+from collections.abc import Callable, Coroutine, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+import structlog
+
+from controller.config import TableConfig
+from controller.console import Console
+from controller.engine.inputs import CloseTable
+from controller.journal import Journal
+from controller.mqtt import EventPublisher
+from controller.service import TableService, station_id
+from drivers.interfaces import Device
+from drivers.registry import create_driver
+
+log = structlog.get_logger("tablectl")
+
+Companions = Callable[[TableService], list[Coroutine[Any, Any, None]]]
+
+
+def build_devices(config: TableConfig, ports: Mapping[str, str] | None = None) -> dict[str, Device]:
+    """The configured drivers, keyed by device id; `ports` overrides configured ports (simulators)."""
+    ports = ports or {}
+    d = config.devices
+    raw = {"shuffler": d.shuffler, "shoe": d.shoe, "dealer_panel": d.dealer_panel}
+    raw.update({station_id(int(s["seat"])): s for s in d.wager_stations})
+    return {dev: create_driver(dev, settings, ports.get(dev)) for dev, settings in raw.items()}
+
+
+def default_journal_path(table_id: str) -> Path:
+    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return state / "tablectl" / f"{table_id}.sqlite"
+
+
+async def run_table(config: TableConfig, devices: Mapping[str, Device], *, broker: str | None = None,
+                    journal_path: Path | None = None, out: TextIO | None = None,
+                    companions: Companions = lambda _: []) -> int:
+    """Run until the table is closed (or stopped); returns the number of rounds started."""
+    path = journal_path or Path(config.journal.path or default_journal_path(config.table_id))
+    journal = Journal(path, config.table_id, boot_id=uuid.uuid4().hex)
+    publisher = EventPublisher(journal, broker or config.mqtt.broker, config.mqtt.prefix, config.table_id)
+    service = TableService(config, devices, journal, on_journaled=publisher.notify)
+    first_round = service.state.rounds_played
+    helpers = [asyncio.create_task(c) for c in companions(service)]
+    if out is not None:
+        helpers.append(asyncio.create_task(Console(service.subscribe(), out).run(), name="console"))
+    publishing = asyncio.create_task(publisher.run(), name="publisher")
+    service_task = asyncio.create_task(service.run(), name="service")
+    _stop_on_signals(service, service_task)
+    try:
+        with contextlib.suppress(asyncio.CancelledError):
+            await service_task
+    finally:
+        _restore_signals()
+        for t in helpers:
+            t.cancel()
+        await service.stop_devices()
+        # The publisher gets its chance to deliver the backlog before the process goes.
+        with contextlib.suppress(Exception):
+            await publisher.close(drain_timeout=5.0)
+        await asyncio.gather(publishing, *helpers, return_exceptions=True)
+        journal.close()
+    return service.state.rounds_played - first_round
+
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _stop_on_signals(service: TableService, task: asyncio.Task[None]) -> None:
+    """First Ctrl-C: close the table once the round in progress is complete. Again, or SIGTERM: stop now."""
+    loop = asyncio.get_running_loop()
+    presses = 0
+
+    def interrupt() -> None:
+        nonlocal presses
+        presses += 1
+        if presses == 1:
+            log.info("closing the table after the round in progress; press Ctrl-C again to stop now")
+            service.submit(CloseTable())
+        else:
+            task.cancel()
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread (tests)
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+
+
+def _restore_signals() -> None:
+    loop = asyncio.get_running_loop()
+    for sig in _SIGNALS:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(sig)
+
+
