@@ -1,0 +1,116 @@
+"""Rounds per second of the pure 655a engine, against the settlement maths of the same rounds alone.
+
+Baseline ("settle-only"): for each round, rank and settle every seat's hand, Three Card Bonus and Six
+Card Bonus with controller.games.mississippi_stud, no state machine. Measured ("engine"): the same rounds
+stepped through MississippiStudEngine input by input (wagers, lock-out, stacks, decisions, settlement).
+The ratio is what the state machine, its state copies and its events cost on top of the maths.
+
+    .venv/bin/python bench/engine_rounds.py [--rounds N] [--seed S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+
+from controller.cards import STANDARD_DECK
+from controller.config import MississippiStudRules
+from controller.engine.inputs import Command, OpenTable
+from controller.engine.mississippi_stud import MississippiStudEngine
+from controller.engine.state import TableState
+from controller.games import mississippi_stud as ms
+from drivers.interfaces import (
+    ButtonPressed,
+    LockAcknowledged,
+    ShuffleCompleted,
+    StackDispensed,
+    StubRemoved,
+    WagerDetected,
+)
+
+SEATS = 6
+RULES = MississippiStudRules(three_card_bonus_paytable="A", six_card_bonus_paytable="C")
+
+
+def deals(n: int, seed: int) -> list[list[str]]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        d = list(STANDARD_DECK)
+        rng.shuffle(d)
+        out.append(d)
+    return out
+
+
+def settle_only(decks: list[list[str]]) -> None:
+    limit = ms.payout_limit(RULES.ante_min_cents)
+    for d in decks:
+        seats = [d[2 * i: 2 * i + 2] for i in range(SEATS)]
+        six, community = d[12:16], d[16:19]
+        for cards in seats:
+            ms.settle_hand(cards, community, {"ante": 500, "street_3": 500, "street_4": 500, "street_5": 500}, limit)
+            ms.settle_three_card_bonus(community, 100, ms.THREE_CARD_BONUS["A"])
+            ms.settle_six_card_bonus(cards, six, 100, "C")
+
+
+def engine_rounds(decks: list[list[str]]) -> None:
+    engine = MississippiStudEngine(RULES)
+    state = TableState("bench")
+    pending = list(decks)
+    shoe: list[str] = []
+
+    def feed(inp: object) -> None:
+        nonlocal state, shoe
+        queue = [inp]
+        while queue:
+            state, effects = engine.step(state, queue.pop(0))  # type: ignore[arg-type]
+            for e in effects:
+                if not isinstance(e, Command):
+                    continue
+                if e.verb == "shuffle":
+                    shoe = pending.pop(0) if pending else list(STANDARD_DECK)
+                    queue.append(ShuffleCompleted("shuffler", card_count=52))
+                elif e.verb == "dispense_stack":
+                    queue.append(StackDispensed("shoe", cards=tuple(shoe[:2])))
+                    shoe = shoe[2:]
+                elif e.verb == "remove_stub":
+                    queue.append(StubRemoved("shoe", cards=tuple(shoe)))
+                elif e.verb in ("lock", "unlock"):
+                    queue.append(LockAcknowledged(f"wager_station_{e.seat}", seat=e.seat or 0, locked=e.verb == "lock"))
+
+    feed(OpenTable())
+    for _ in decks:
+        for seat in range(1, SEATS + 1):
+            for spot, amount in (("ante", 500), ("three_card_bonus", 100), ("six_card_bonus", 100)):
+                feed(WagerDetected(f"wager_station_{seat}", seat=seat, spot=spot, amount_cents=amount))
+        feed(ButtonPressed("dealer_panel", button="no_more_bets"))
+        for street in ("street_3", "street_4", "street_5"):
+            for seat in range(1, SEATS + 1):
+                feed(WagerDetected(f"wager_station_{seat}", seat=seat, spot=street, amount_cents=500))
+
+
+def timed(fn, decks: list[list[str]]) -> float:  # type: ignore[no-untyped-def]
+    start = time.perf_counter()
+    fn(decks)
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    decks = deals(args.rounds, args.seed)
+    print(f"{args.rounds} six-seat rounds, every seat with Ante, both bonuses and all three streets", file=sys.stderr)
+    base = timed(settle_only, decks)
+    print(f"settle-only (baseline): {args.rounds / base:10.0f} rounds/s", flush=True)
+    eng = timed(engine_rounds, decks)
+    print(f"engine:                 {args.rounds / eng:10.0f} rounds/s", flush=True)
+    print(f"ratio engine/settle-only time: {eng / base:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
