@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import structlog
 
 from drivers.protocol import Frame, FrameParser, Kind, encode_frame, encode_message
+from drivers.tasks import cancel_and_wait
 
 log = structlog.get_logger(__name__)
 
@@ -109,7 +110,9 @@ class Link:
                     self._awaiting = (seq, future)
                     await self._write(frame)
                     try:
-                        kind = await asyncio.wait_for(asyncio.shield(future), self.ack_timeout)
+                        # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation.
+                        async with asyncio.timeout(self.ack_timeout):
+                            kind = await future
                     except TimeoutError:
                         continue
                     if kind == Kind.ACK:
@@ -124,10 +127,7 @@ class Link:
 
     async def close(self, reason: str = "closed locally", *, close_transport: bool = True) -> None:
         """Stop reading and fail any pending send; close_transport=False leaves the line open but deaf."""
-        if self._reader_task is not None:
-            self._reader_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader_task
+        await cancel_and_wait(self._reader_task)
         self._finish(reason)
         if not close_transport:
             return
@@ -138,7 +138,8 @@ class Link:
         wait_closed = getattr(self._writer, "wait_closed", None)
         if wait_closed is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(wait_closed(), 1.0)
+                async with asyncio.timeout(1.0):
+                    await wait_closed()
 
     async def _write(self, data: bytes) -> None:
         try:
@@ -172,7 +173,8 @@ class Link:
             while True:
                 if self.parser.pending:
                     try:
-                        data = await asyncio.wait_for(self._reader.read(4096), IDLE_EXPIRY)
+                        async with asyncio.timeout(IDLE_EXPIRY):
+                            data = await self._reader.read(4096)
                     except TimeoutError:
                         await self._handle(self.parser.expire())
                         continue

@@ -36,7 +36,8 @@ def test_errors_name_field_problem_and_fix() -> None:
 def test_each_seat_needs_one_wager_station() -> None:
     data = demo_config().model_dump()
     data["devices"]["wager_stations"][5]["seat"] = 5
-    with pytest.raises(ConfigError, match=r"one station per seat \[1, 2, 3, 4, 5, 6\].*found seats \[1, 2, 3, 4, 5, 5\]"):
+    expected = r"one station per seat \[1, 2, 3, 4, 5, 6\].*found seats \[1, 2, 3, 4, 5, 5\]"
+    with pytest.raises(ConfigError, match=expected):
         parse_config(data)
 
 

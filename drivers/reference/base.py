@@ -14,6 +14,7 @@ from drivers.interfaces import DeviceEvent, DeviceFault, DeviceOffline, DeviceOn
 from drivers.link import Link, LinkError
 from drivers.protocol import HOST_ADDRESS, ProtocolError, decode_message, is_card
 from drivers.serial_port import open_serial
+from drivers.tasks import cancel_and_wait
 
 log = structlog.get_logger(__name__)
 
@@ -61,6 +62,7 @@ class ReferenceDevice:
         self._identity_waiter: asyncio.Future[dict[str, str]] | None = None
         self._online: bool | None = None  # None until the first connection attempt settles
         self._last_noise_report = float("-inf")
+        self._stopping = False
 
     def translators(self) -> Mapping[str, Translator]:
         return {}
@@ -74,14 +76,13 @@ class ReferenceDevice:
             self._supervise(), name=f"driver:{self.device_id}"
         )
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._first_attempt.wait(), START_WAIT)
+            async with asyncio.timeout(START_WAIT):
+                await self._first_attempt.wait()
 
     async def stop(self) -> None:
-        if self._supervisor is not None:
-            self._supervisor.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._supervisor
-            self._supervisor = None
+        self._stopping = True
+        await cancel_and_wait(self._supervisor)
+        self._supervisor = None
         await self._drop_link()
 
     # --- commands ----------------------------------------------------------------------------------
@@ -111,7 +112,7 @@ class ReferenceDevice:
     async def _supervise(self) -> None:
         delay = BACKOFF_FIRST
         try:
-            while True:
+            while not self._stopping:
                 reason = await self._connect_once()
                 if reason is None:
                     delay = BACKOFF_FIRST
@@ -139,7 +140,8 @@ class ReferenceDevice:
                 await link.closed.wait()
                 break
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(link.closed.wait(), interval)
+                async with asyncio.timeout(interval):
+                    await link.closed.wait()
                 break
             try:
                 await link.send({"cmd": "ping"})
@@ -170,7 +172,8 @@ class ReferenceDevice:
         self._identity_waiter = loop.create_future()
         try:
             await self._link.send({"cmd": "identify"})
-            self.identity = await asyncio.wait_for(self._identity_waiter, IDENTIFY_TIMEOUT)
+            async with asyncio.timeout(IDENTIFY_TIMEOUT):
+                self.identity = await self._identity_waiter
         except (LinkError, TimeoutError) as exc:
             return f"identify failed: {exc or 'no identity reply'}"
         finally:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 from collections.abc import Mapping
 from typing import Any
@@ -13,6 +12,7 @@ import structlog
 from drivers.link import Link, LinkError
 from drivers.protocol import HOST_ADDRESS, ProtocolError, decode_message
 from drivers.sim.pty import PtyEndpoint
+from drivers.tasks import cancel_and_wait
 
 log = structlog.get_logger(__name__)
 
@@ -63,11 +63,8 @@ class SimDevice:
         )
 
     async def stop(self) -> None:
-        if self._sender is not None:
-            self._sender.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sender
-            self._sender = None
+        await cancel_and_wait(self._sender)
+        self._sender = None
         if self._link is not None:
             await self._link.close()
             self._link = None
@@ -86,8 +83,7 @@ class SimDevice:
 
     async def hang(self) -> None:
         """Fault injection: stop answering (no ACKs, no events) while the port stays plugged in."""
-        if self._sender is not None:
-            self._sender.cancel()
+        await cancel_and_wait(self._sender)
         if self._link is not None:
             await self._link.close("hung by fault injection", close_transport=False)
 

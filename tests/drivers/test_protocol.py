@@ -133,6 +133,7 @@ def test_round_trip(frame: Frame) -> None:
     assert (parser.discarded_bytes, parser.bad_frames, parser.buffered) == (0, 0, 0)
 
 
+@settings(deadline=None)
 @given(st.lists(frames, max_size=8), st.lists(st.integers(0, 10_000), max_size=20))
 def test_split_anywhere_gives_same_frames(batch: list[Frame], cuts: list[int]) -> None:
     stream = b"".join(f.encode() for f in batch)
@@ -140,7 +141,7 @@ def test_split_anywhere_gives_same_frames(batch: list[Frame], cuts: list[int]) -
     assert parse_all(FrameParser(), [stream[i : i + 1] for i in range(len(stream))]) == batch
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(
     st.lists(st.tuples(st.binary(max_size=64), frames), max_size=6),
     st.binary(max_size=64),
@@ -156,6 +157,7 @@ def test_garbage_never_raises_and_frames_are_recovered(
     assert parser.buffered == 0
 
 
+@settings(deadline=None)
 @given(st.binary(min_size=1, max_size=4096))
 def test_memory_is_bounded(garbage: bytes) -> None:
     parser = FrameParser()
