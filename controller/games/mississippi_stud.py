@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from controller.games.paytable import Paytable, table
-from controller.money import Cents
+from controller.money import Cents, Odds
 from controller.rankings import Five, Six, Three, best_five, rank_six, rank_three
 
 CHAPTER = "655a"
@@ -189,15 +189,18 @@ class BonusSettlement:
     result: WagerResult
 
 
+def _bonus(wager: str, hand: str, amount: Cents, paytable: Paytable, odds: Odds | None, rule: str) -> BonusSettlement:
+    """A bonus wager wins at its paytable's odds for the hand (rule + "(i)") or loses (rule + "(ii)")."""
+    if odds is None:
+        return BonusSettlement(hand, f"{rule}(ii)", paytable.citation, _result(wager, amount, "lose", None, 0))
+    return BonusSettlement(hand, f"{rule}(i)", paytable.citation,
+                           _result(wager, amount, "win", str(odds), odds.winnings(amount)))
+
+
 def settle_three_card_bonus(community: Sequence[str], amount: Cents, paytable: Paytable) -> BonusSettlement:
     """655a.11(i)(2): the three community cards form a pair or better, or the wager loses."""
     hand = rank_three(community)
-    odds = paytable.odds_for(hand)
-    if odds is None:
-        return BonusSettlement(hand.name.lower(), "655a.11(i)(2)(ii)", paytable.citation,
-                               _result("three_card_bonus", amount, "lose", None, 0))
-    return BonusSettlement(hand.name.lower(), "655a.11(i)(2)(i)", paytable.citation,
-                           _result("three_card_bonus", amount, "win", str(odds), odds.winnings(amount)))
+    return _bonus("three_card_bonus", hand.name.lower(), amount, paytable, paytable.odds_for(hand), "655a.11(i)(2)")
 
 
 def settle_six_card_bonus(player: Sequence[str], bonus_cards: Sequence[str], amount: Cents,
@@ -210,9 +213,4 @@ def settle_six_card_bonus(player: Sequence[str], bonus_cards: Sequence[str], amo
     cls = hand.cls
     if cls is Six.SIX_CARD_ROYAL_FLUSH and paytable.odds_for(cls) is None:
         cls = Six.ROYAL_FLUSH  # paytables A-D have no six-card row: it is a royal flush (655a.6(d)(2))
-    odds = paytable.odds_for(cls)
-    if odds is None:
-        return BonusSettlement(cls.name.lower(), "655a.11(i)(4)(ii)", paytable.citation,
-                               _result("six_card_bonus", amount, "lose", None, 0))
-    return BonusSettlement(cls.name.lower(), "655a.11(i)(4)(i)", paytable.citation,
-                           _result("six_card_bonus", amount, "win", str(odds), odds.winnings(amount)))
+    return _bonus("six_card_bonus", cls.name.lower(), amount, paytable, paytable.odds_for(cls), "655a.11(i)(4)")
