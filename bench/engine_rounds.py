@@ -16,11 +16,11 @@ import sys
 import time
 
 from controller.cards import STANDARD_DECK
-from controller.config import MississippiStudRules
 from controller.engine.inputs import Command, OpenTable
 from controller.engine.mississippi_stud import MississippiStudEngine
 from controller.engine.state import TableState
 from controller.games import mississippi_stud as ms
+from controller.games.mississippi_stud import MississippiStudRules
 from drivers.interfaces import (
     ButtonPressed,
     LockAcknowledged,
@@ -31,7 +31,7 @@ from drivers.interfaces import (
 )
 
 SEATS = 6
-RULES = MississippiStudRules(three_card_bonus_paytable="A", six_card_bonus_paytable="C")
+RULES = MississippiStudRules(chapter="655a", three_card_bonus_paytable="A", six_card_bonus_paytable="C")
 
 
 def deals(n: int, seed: int) -> list[list[str]]:

@@ -90,6 +90,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as err:
         print(f"tablectl: {err}", file=sys.stderr)
         return 2
+    if args.command in ("demo", "run"):
+        from controller.runner import playable
+
+        why = playable(config)
+        if why:
+            print(f"tablectl: {args.config or 'the demo config'}: {why}", file=sys.stderr)
+            return 2
     if args.command == "demo":
         from controller.demo import play
 

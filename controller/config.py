@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from controller.games.mississippi_stud import MississippiStudRules
+
+# The [game] table: the chapter's options, chosen by `chapter`. Each chapter module declares its own.
+GameRules = Annotated[MississippiStudRules, Field(discriminator="chapter")]
+CHAPTERS = ("655a",)
 
 
 class ConfigError(ValueError):
@@ -15,33 +22,6 @@ class ConfigError(ValueError):
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class MississippiStudRules(_Strict):
-    """Chapter 655a options from the certificate holder's Rules Submission."""
-
-    chapter: Literal["655a"] = "655a"
-    seats: int = Field(6, ge=1, le=6, description="betting positions, at most six (655a.2(a))")
-    dealing_method: Literal["automated_shoe"] = Field(
-        "automated_shoe", description="655a.10; manual shoe and hand dealing come with the round engine issue")
-    ante_min_cents: int = Field(500, gt=0)
-    ante_max_cents: int = Field(10_000, gt=0)
-    three_card_bonus_paytable: Literal["A", "B", "C", "D"] | None = Field(
-        None, description="655a.12(d) paytable letter; leave out to not offer the wager")
-    three_card_bonus_min_cents: int = Field(100, gt=0)
-    three_card_bonus_max_cents: int = Field(2_500, gt=0)
-    six_card_bonus_paytable: Literal["A", "B", "C", "D", "E"] | None = Field(
-        None, description="655a.12(f) paytable letter; leave out to not offer the wager")
-    six_card_bonus_min_cents: int = Field(100, gt=0)
-    six_card_bonus_max_cents: int = Field(2_500, gt=0)
-
-    @model_validator(mode="after")
-    def _ranges(self) -> MississippiStudRules:
-        for name in ("ante", "three_card_bonus", "six_card_bonus"):
-            lo, hi = getattr(self, f"{name}_min_cents"), getattr(self, f"{name}_max_cents")
-            if lo > hi:
-                raise ValueError(f"{name}_min_cents ({lo}) is above {name}_max_cents ({hi}): swap them")
-        return self
 
 
 class MqttSettings(_Strict):
@@ -64,13 +44,15 @@ class Devices(_Strict):
 
 class TableConfig(_Strict):
     table_id: str = Field(pattern=r"^[A-Za-z0-9_\-]+$", description="unique per casino; used in topics")
-    game: MississippiStudRules
+    game: GameRules
     mqtt: MqttSettings = MqttSettings()
     journal: JournalSettings = JournalSettings()
-    devices: Devices
+    devices: Devices | None = Field(None, description="the table's devices; `tablectl settle` needs none")
 
     @model_validator(mode="after")
     def _one_station_per_seat(self) -> TableConfig:
+        if self.devices is None:
+            return self
         seats = sorted(int(s.get("seat", 0)) for s in self.devices.wager_stations)
         wanted = list(range(1, self.game.seats + 1))
         if seats != wanted:
@@ -83,9 +65,15 @@ class TableConfig(_Strict):
 def _describe(err: ValidationError) -> str:
     lines = []
     for e in err.errors():
-        where = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        loc = list(e["loc"])
+        if len(loc) > 1 and loc[0] == "game" and isinstance(loc[1], str) and re.fullmatch(r"\d{3}a", loc[1]):
+            del loc[1]  # the union's tag (the chapter) says nothing the operator wrote
+        where = ".".join(str(p) for p in loc) or "(top level)"
         msg = e["msg"].removeprefix("Value error, ")
-        if e["type"] == "missing":
+        if e["type"] in ("union_tag_not_found", "union_tag_invalid"):
+            where = f"{where}.chapter"
+            msg = f"must name the game's chapter, one of {', '.join(CHAPTERS)}: add e.g. chapter = \"655a\""
+        elif e["type"] == "missing":
             msg = "is required but missing: add it"
         elif e["type"] == "extra_forbidden":
             msg = "is not a known setting: remove it or check its spelling"
@@ -120,7 +108,7 @@ def demo_config(seats: int = 6) -> TableConfig:
 
     return parse_config({
         "table_id": "demo-ms-1",
-        "game": {"seats": seats, "three_card_bonus_paytable": "A", "six_card_bonus_paytable": "C"},
+        "game": {"chapter": "655a", "seats": seats, "three_card_bonus_paytable": "A", "six_card_bonus_paytable": "C"},
         "devices": {
             "shuffler": sim("reference-shuffler"),
             "shoe": sim("reference-shoe"),

@@ -18,9 +18,10 @@ from typing import Any, TextIO
 
 import structlog
 
-from controller.config import TableConfig
+from controller.config import ConfigError, TableConfig
 from controller.console import Console
 from controller.engine.inputs import CloseTable
+from controller.games.mississippi_stud import MississippiStudRules
 from controller.journal import Journal
 from controller.mqtt import EventPublisher
 from controller.service import TableService, station_id
@@ -32,10 +33,22 @@ log = structlog.get_logger("tablectl")
 Companions = Callable[[TableService], list[Coroutine[Any, Any, None]]]
 
 
+def playable(config: TableConfig) -> str | None:
+    """Why this config cannot run a table yet, or None when it can."""
+    if not isinstance(config.game, MississippiStudRules):
+        return (f"chapter {config.game.chapter} has no round engine yet, only settlement "
+                f"(`tablectl settle`); the tables that run today are chapter 655a")
+    if config.devices is None:
+        return "the config has no [devices] table: name the table's devices (see configs/mississippi-stud.toml)"
+    return None
+
+
 def build_devices(config: TableConfig, ports: Mapping[str, str] | None = None) -> dict[str, Device]:
     """The configured drivers, keyed by device id; `ports` overrides configured ports (simulators)."""
     ports = ports or {}
     d = config.devices
+    if d is None:
+        raise ConfigError(playable(config) or "no [devices] table")
     raw = {"shuffler": d.shuffler, "shoe": d.shoe, "dealer_panel": d.dealer_panel}
     raw.update({station_id(int(s["seat"])): s for s in d.wager_stations})
     return {dev: create_driver(dev, settings, ports.get(dev)) for dev, settings in raw.items()}

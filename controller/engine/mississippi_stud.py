@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from controller.cards import deck_problems
-from controller.config import MississippiStudRules
 from controller.engine.inputs import CloseTable, Command, Input, OpenTable
 from controller.engine.state import Phase, RoundState, TableState
 from controller.events import DomainEvent
 from controller.games import mississippi_stud as ms
+from controller.games.mississippi_stud import MississippiStudRules
 from controller.money import fmt
 from drivers.interfaces import (
     PRE_DEAL_SPOTS,

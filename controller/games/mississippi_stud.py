@@ -10,7 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from pydantic import Field, model_validator
+
 from controller.games.paytable import Paytable, table
+from controller.games.settlement import ChapterRules
 from controller.money import Cents, Odds
 from controller.rankings import Five, Six, Three, best_five, rank_six, rank_three
 
@@ -214,3 +217,30 @@ def settle_six_card_bonus(player: Sequence[str], bonus_cards: Sequence[str], amo
     if cls is Six.SIX_CARD_ROYAL_FLUSH and paytable.odds_for(cls) is None:
         cls = Six.ROYAL_FLUSH  # paytables A-D have no six-card row: it is a royal flush (655a.6(d)(2))
     return _bonus("six_card_bonus", cls.name.lower(), amount, paytable, paytable.odds_for(cls), "655a.11(i)(4)")
+
+
+class MississippiStudRules(ChapterRules):
+    """Chapter 655a options from the certificate holder's Rules Submission."""
+
+    chapter: Literal["655a"]
+    seats: int = Field(6, ge=1, le=6, description="betting positions, at most six (655a.2(a))")
+    dealing_method: Literal["automated_shoe"] = Field(
+        "automated_shoe", description="655a.10; manual shoe and hand dealing come with the round engine issue")
+    ante_min_cents: int = Field(500, gt=0)
+    ante_max_cents: int = Field(10_000, gt=0)
+    three_card_bonus_paytable: Literal["A", "B", "C", "D"] | None = Field(
+        None, description="655a.12(d) paytable letter; leave out to not offer the wager")
+    three_card_bonus_min_cents: int = Field(100, gt=0)
+    three_card_bonus_max_cents: int = Field(2_500, gt=0)
+    six_card_bonus_paytable: Literal["A", "B", "C", "D", "E"] | None = Field(
+        None, description="655a.12(f) paytable letter; leave out to not offer the wager")
+    six_card_bonus_min_cents: int = Field(100, gt=0)
+    six_card_bonus_max_cents: int = Field(2_500, gt=0)
+
+    @model_validator(mode="after")
+    def _ranges(self) -> MississippiStudRules:
+        for name in ("ante", "three_card_bonus", "six_card_bonus"):
+            lo, hi = getattr(self, f"{name}_min_cents"), getattr(self, f"{name}_max_cents")
+            if lo > hi:
+                raise ValueError(f"{name}_min_cents ({lo}) is above {name}_max_cents ({hi}): swap them")
+        return self

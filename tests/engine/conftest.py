@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 import pytest
 
 from controller.cards import STANDARD_DECK
-from controller.config import MississippiStudRules
 from controller.engine.inputs import Command, Input, OpenTable
 from controller.engine.mississippi_stud import MississippiStudEngine
 from controller.engine.state import TableState
 from controller.events import DomainEvent
+from controller.games.mississippi_stud import MississippiStudRules
 from drivers.interfaces import (
     ButtonPressed,
     LockAcknowledged,
@@ -85,7 +85,7 @@ class PureTable:
 @pytest.fixture
 def make_table():
     def make(decks: Sequence[Sequence[str]] = (), **rules: object) -> PureTable:
-        r = MississippiStudRules.model_validate({"three_card_bonus_paytable": "A",
+        r = MississippiStudRules.model_validate({"chapter": "655a", "three_card_bonus_paytable": "A",
                                                  "six_card_bonus_paytable": "C", **rules})
         t = PureTable(MississippiStudEngine(r), TableState("t1"), [list(d) for d in decks])
         t.feed(OpenTable())
