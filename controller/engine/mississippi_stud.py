@@ -22,6 +22,9 @@ from controller.engine.state import Phase, RoundState, TableState
 from controller.events import DomainEvent
 from controller.games import mississippi_stud as ms
 from controller.games.mississippi_stud import MississippiStudRules
+from controller.games.mississippi_stud_round import MAIN, MississippiStudRound, MississippiStudSeat
+from controller.games.mississippi_stud_round import settle as settle_655a
+from controller.games.settlement import Settled
 from controller.money import fmt
 from drivers.interfaces import (
     PRE_DEAL_SPOTS,
@@ -383,6 +386,7 @@ class _Step:
         st = r.seats[seat]
         street = ms.STREETS[r.street]
         st.folded = True
+        st.folded_on = street.spot
         main = ("ante", *(x.spot for x in ms.STREETS))
         st.collected = {w: st.wagers.pop(w) for w in main if w in st.wagers}
         optional = sorted(w for w in st.wagers if w in ("three_card_bonus", "six_card_bonus"))
@@ -396,49 +400,41 @@ class _Step:
     # -- settlement (655a.11(h)-(j)) -------------------------------------------------------------
 
     def settle(self) -> None:
+        """655a.11(h)-(j) through the same settlement `tablectl settle` uses for a disputed round."""
         r = self.r
-        total_collected = sum(sum(st.collected.values()) for st in r.seats.values())  # taken at folds
-        total_paid = 0
+        record = MississippiStudRound(chapter="655a", round_id=r.round_id, community=r.community,
+                                      six_card_bonus_cards=r.six_card_cards, seats=[
+                                          MississippiStudSeat(seat=n, cards=st.cards, folded_on=st.folded_on,
+                                                              wagers={**st.collected, **st.wagers})
+                                          for n, st in r.seats.items() if st.cards])
+        rows, _ = settle_655a(self.rules, record)
         six_revealed = False
-        # 655a.11(h): beginning with the player farthest to the dealer's right, counterclockwise.
-        for seat in sorted((n for n, st in r.seats.items() if st.cards), reverse=True):
-            st = r.seats[seat]
-            if not st.folded:
-                main = {w: st.wagers[w] for w in ("ante", *(x.spot for x in ms.STREETS)) if w in st.wagers}
-                hs = ms.settle_hand(st.cards, r.community, main, self.limit)
-                paid = sum(x.paid for x in hs.results)
-                total_paid += paid
-                total_collected += sum(x.collected for x in hs.results)
-                self.emit("hand.settled", hs.rule, {
-                    "seat": seat, "cards": st.cards, "community": r.community, "hand": hs.hand,
-                    "paytable": ms.ANTE_AND_STREETS.citation, "payout_limited": hs.limited,
-                    "payout_limit_rule": "655a.12(b)" if hs.limited else None,
-                    "wagers": [x.as_payload() for x in hs.results], "paid": paid})
-            # 655a.11(i): then the optional wagers, folded seats included.
-            if st.wagers.get("three_card_bonus"):
-                tcb = self.rules.three_card_bonus_paytable
-                assert tcb is not None  # a wager on an unoffered spot is rejected when placed
-                b = ms.settle_three_card_bonus(r.community, st.wagers["three_card_bonus"], ms.THREE_CARD_BONUS[tcb])
-                total_paid += b.result.paid
-                total_collected += b.result.collected
-                self.emit("three_card_bonus.settled", b.rule, {
-                    "seat": seat, "community": r.community, "hand": b.hand, "paytable": b.paytable,
-                    **b.result.as_payload()})
-            if st.wagers.get("six_card_bonus"):
-                scb = self.rules.six_card_bonus_paytable
-                assert scb is not None
-                if not six_revealed:
-                    six_revealed = True
-                    self.emit("six_card_bonus.revealed", "655a.11(i)(4)", {"cards": r.six_card_cards})
-                b = ms.settle_six_card_bonus(st.cards, r.six_card_cards, st.wagers["six_card_bonus"], scb)
-                total_paid += b.result.paid
-                total_collected += b.result.collected
-                self.emit("six_card_bonus.settled", b.rule, {
-                    "seat": seat, "cards": st.cards, "bonus_cards": r.six_card_cards, "hand": b.hand,
-                    "paytable": b.paytable, **b.result.as_payload()})
+        for seat in sorted({x.seat for x in rows}, reverse=True):
+            mine = [x for x in rows if x.seat == seat]
+            main = [x for x in mine if x.wager in MAIN]
+            if main and not r.seats[seat].folded:  # a fold's wagers were collected and reported at the fold
+                limited = any(x.note and "655a.12(b)" in x.note for x in main)
+                self.emit("hand.settled", main[0].rule, {
+                    "seat": seat, "cards": r.seats[seat].cards, "community": r.community, "hand": main[0].hand,
+                    "paytable": main[0].paytable, "payout_limited": limited,
+                    "payout_limit_rule": "655a.12(b)" if limited else None,
+                    "wagers": [_wager(x) for x in main], "paid": sum(x.paid for x in main)})
+            for x in mine:
+                if x.wager in MAIN:
+                    continue
+                payload: dict[str, Any] = {"seat": seat, "hand": x.hand, "paytable": x.paytable, **_wager(x)}
+                if x.wager == "six_card_bonus":
+                    if not six_revealed:
+                        six_revealed = True
+                        self.emit("six_card_bonus.revealed", "655a.11(i)(4)", {"cards": r.six_card_cards})
+                    payload |= {"cards": r.seats[seat].cards, "bonus_cards": r.six_card_cards}
+                elif x.wager == "three_card_bonus":
+                    payload["community"] = r.community
+                self.emit(f"{x.wager}.settled", x.rule, payload)
+        paid, collected = sum(x.paid for x in rows), sum(x.collected for x in rows)
         self.emit("round.completed", "655a.11(j)", {
             "round_no": r.number, "players": sorted(n for n, st in r.seats.items() if st.cards),
-            "paid": total_paid, "collected": total_collected, "table_result": total_collected - total_paid})
+            "paid": paid, "collected": collected, "table_result": collected - paid})
         self.s.round = None
         self.start_shuffle()
 
@@ -464,3 +460,8 @@ class _Step:
                                          "remedy": "all wagers returned; cards reshuffled"})
         self.s.round = None
         self.start_shuffle()
+
+
+def _wager(x: Settled) -> dict[str, Any]:
+    return {"wager": x.wager, "amount": x.amount, "outcome": x.outcome, "odds": x.odds, "paid": x.paid,
+            "returned": x.returned, "collected": x.collected}

@@ -23,6 +23,7 @@ class SeatRound:
     collected: dict[str, int] = field(default_factory=dict)  # taken at a fold, 655a.11(b)
     cards: list[str] = field(default_factory=list)
     folded: bool = False
+    folded_on: str | None = None  # the Street Wager spot at which the player folded
 
     @property
     def ante(self) -> int:

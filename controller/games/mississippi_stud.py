@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from controller.games.paytable import Paytable, table
+from controller.games.paytable import Award, MeterShare, Paytable, table
 from controller.games.settlement import ChapterRules
 from controller.money import Cents, Odds
 from controller.rankings import Five, Six, Three, best_five, rank_six, rank_three
@@ -236,11 +236,71 @@ class MississippiStudRules(ChapterRules):
         None, description="655a.12(f) paytable letter; leave out to not offer the wager")
     six_card_bonus_min_cents: int = Field(100, gt=0)
     six_card_bonus_max_cents: int = Field(2_500, gt=0)
+    progressive_paytable: Literal["A", "B", "C", "D"] | None = Field(
+        None, description="655a.12(c)(1) paytable letter of the Progressive Payout Wager; leave out to not offer it")
+    progressive_wager_cents: int = Field(
+        100, description="the Progressive Payout Wager amount in cents: 100 or 500, as 655a.12(c)(5) schedules envy")
+    five_card_hand_bonus: bool = Field(False, description="offer the Five Card Hand Bonus Wager (655a.7(d)(5))")
+    five_card_hand_bonus_wager_cents: int = Field(100, gt=0, description="the Five Card Hand Bonus Wager amount")
+    magic_card_bonus: bool = Field(False, description="pay the Magic Card Bonus of 655a.12(e)(3)")
+    lucky_bonus: bool = Field(False, description="pay the Lucky Bonus of 655a.12(e)(3)")
 
     @model_validator(mode="after")
     def _ranges(self) -> MississippiStudRules:
+        if self.progressive_paytable and self.progressive_wager_cents not in ENVY_BONUS:
+            raise ValueError(f"progressive_wager_cents = {self.progressive_wager_cents}: 655a.12(c)(5) gives envy "
+                             "schedules only for $1 and $5 wagers; use 100 or 500")
+        if (self.magic_card_bonus or self.lucky_bonus) and not self.five_card_hand_bonus:
+            raise ValueError("magic_card_bonus and lucky_bonus pay on the Five Card Hand Bonus Wager: "
+                             "set five_card_hand_bonus = true or turn them off")
         for name in ("ante", "three_card_bonus", "six_card_bonus"):
             lo, hi = getattr(self, f"{name}_min_cents"), getattr(self, f"{name}_max_cents")
             if lo > hi:
                 raise ValueError(f"{name}_min_cents ({lo}) is above {name}_max_cents ({hi}): swap them")
         return self
+
+
+# -- 655a.12(c): the Progressive Payout Wager -----------------------------------------------------------------
+
+def _progressive(rows: dict[Five, str | MeterShare]) -> dict[Five, Award]:
+    return {hand: Odds.parse(v) if isinstance(v, str) else v for hand, v in rows.items()}
+
+
+_PROGRESSIVE_LOWER: dict[Five, str | MeterShare] = {
+    Five.FULL_HOUSE: "50 for 1", Five.FLUSH: "40 for 1", Five.STRAIGHT: "30 for 1"}
+PROGRESSIVE: dict[str, dict[Five, Award]] = {
+    "A": _progressive({Five.ROYAL_FLUSH: MeterShare("progressive", 100),
+                       Five.STRAIGHT_FLUSH: MeterShare("progressive", 10),
+                       Five.FOUR_OF_A_KIND: "300 for 1", **_PROGRESSIVE_LOWER, Five.THREE_OF_A_KIND: "9 for 1"}),
+    "B": _progressive({Five.ROYAL_FLUSH: MeterShare("mega", 100), Five.STRAIGHT_FLUSH: MeterShare("major", 100),
+                       Five.FOUR_OF_A_KIND: "300 for 1", **_PROGRESSIVE_LOWER, Five.THREE_OF_A_KIND: "9 for 1"}),
+    "C": _progressive({Five.ROYAL_FLUSH: MeterShare("mega", 100), Five.STRAIGHT_FLUSH: MeterShare("major", 100),
+                       Five.FOUR_OF_A_KIND: MeterShare("minor", 100), **_PROGRESSIVE_LOWER,
+                       Five.THREE_OF_A_KIND: "10 for 1"}),
+    "D": _progressive({Five.ROYAL_FLUSH: MeterShare("mega", 100), Five.STRAIGHT_FLUSH: MeterShare("major", 100),
+                       Five.FOUR_OF_A_KIND: MeterShare("minor", 100), **_PROGRESSIVE_LOWER,
+                       Five.THREE_OF_A_KIND: "9 for 1"}),
+}
+# 655a.12(c)(3): seed and reseed per level as a multiple of the Progressive Payout Wager ("$10,000 for 1").
+PROGRESSIVE_SEED_FOR_1: dict[str, dict[str, int]] = {
+    "A": {"progressive": 10_000},
+    "B": {"mega": 10_000, "major": 1_000},
+    "C": {"mega": 10_000, "major": 1_000, "minor": 250},
+    "D": {"mega": 10_000, "major": 1_000, "minor": 250},
+}
+# 655a.12(c)(5): Envy Bonus per Envy Bonus Qualifying Hand, by the receiving player's Progressive Payout Wager.
+ENVY_BONUS: dict[Cents, dict[Five, Cents]] = {
+    100: {Five.ROYAL_FLUSH: 100_000, Five.STRAIGHT_FLUSH: 30_000},
+    500: {Five.ROYAL_FLUSH: 500_000, Five.STRAIGHT_FLUSH: 150_000},
+}
+
+# -- 655a.12(e): the Five Card Hand Bonus Wager, its Magic Card and Lucky Bonus ---------------------------------
+
+FIVE_CARD_HAND_BONUS: dict[Five, Award] = _progressive({
+    Five.ROYAL_FLUSH: MeterShare("five_card_hand_bonus", 100),
+    Five.STRAIGHT_FLUSH: MeterShare("five_card_hand_bonus", 10),
+    Five.FOUR_OF_A_KIND: "500 for 1", Five.FULL_HOUSE: "100 for 1", Five.FLUSH: "50 for 1"})
+MAGIC_CARD = Odds.parse("20 for 1")  # 655a.12(e)(3)
+LUCKY_BONUS = Odds.parse("5 for 1")  # 655a.12(e)(3)
+FIVE_CARD_HAND_BONUS_SEED_FOR_1 = 10_000  # 655a.12(e)(4)
+FIVE_CARD_HAND_BONUS_RESEED: Cents = 0  # 655a.12(e)(4)

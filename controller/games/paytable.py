@@ -30,3 +30,20 @@ Hand = TypeVar("Hand", bound=IntEnum)
 def table(rule: str, letter: str | None, rows: Mapping[Hand, str]) -> Paytable:
     parsed: dict[IntEnum, Odds] = {hand: Odds.parse(text) for hand, text in rows.items()}
     return Paytable(rule, letter, parsed)
+
+
+@dataclass(frozen=True, slots=True)
+class MeterShare:
+    """An award of a share of a progressive meter at the player's turn ("100% of meter", "10% of meter")."""
+
+    level: str
+    percent: int
+
+    def __str__(self) -> str:
+        return f"{self.percent}% of the {self.level} meter"
+
+    def award(self, meter: int) -> int:
+        return meter * self.percent // 100  # a table cannot pay a fraction of a cent
+
+
+Award = Odds | MeterShare
