@@ -73,6 +73,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--broker", type=_broker, help="MQTT broker URL (default: the config's)")
     run.add_argument("--journal", type=Path, help="SQLite journal file (default: the config's)")
     run.add_argument("--live-log", action="store_true", help="also print the readable table log on stdout")
+
+    settle = sub.add_parser(
+        "settle", help="recompute a recorded round's settlement for a dispute",
+        description="Settles a round from its record (cards, wagers, decisions, meter values, random draws) with "
+                    "the config's paytables and prints, per seat and per wager, the outcome, the amounts paid, "
+                    "returned and collected, and the rule, as JSON. The record format is in docs/settle.md; "
+                    "examples are in docs/examples/.")
+    settle.add_argument("--config", type=Path, required=True, help="the table's config TOML (its [game] decides)")
+    settle.add_argument("round", type=Path, metavar="ROUND.json", help="the round record")
     return p
 
 
@@ -103,6 +112,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         played = asyncio.run(play(config, rounds=args.rounds, broker=args.broker, seed=args.seed, pace=args.pace,
                                   journal_path=args.journal, out=None if args.quiet else sys.stdout))
         print(f"tablectl: {played} round(s) played", file=sys.stderr)
+        return 0
+    if args.command == "settle":
+        import json
+
+        from controller.settle import settle_file
+
+        try:
+            result = settle_file(config, args.round)
+        except ConfigError as err:
+            print(f"tablectl: {err}", file=sys.stderr)
+            return 2
+        print(json.dumps(result, indent=2))
         return 0
     if args.command == "run":
         from controller.runner import build_devices, run_table

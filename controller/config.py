@@ -62,7 +62,8 @@ class TableConfig(_Strict):
         return self
 
 
-def _describe(err: ValidationError) -> str:
+def describe_errors(err: ValidationError) -> str:
+    """One line per problem: where, what is wrong, and the fix when there is an obvious one."""
     lines = []
     for e in err.errors():
         loc = list(e["loc"])
@@ -85,7 +86,7 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
     try:
         return TableConfig.model_validate(data)
     except ValidationError as err:
-        raise ConfigError(f"{source} is not a valid table configuration:\n{_describe(err)}") from None
+        raise ConfigError(f"{source} is not a valid table configuration:\n{describe_errors(err)}") from None
 
 
 def load_config(path: str | Path) -> TableConfig:

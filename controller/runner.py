@@ -38,6 +38,10 @@ def playable(config: TableConfig) -> str | None:
     if not isinstance(config.game, MississippiStudRules):
         return (f"chapter {config.game.chapter} has no round engine yet, only settlement "
                 f"(`tablectl settle`); the tables that run today are chapter 655a")
+    g = config.game
+    if g.progressive_paytable or g.five_card_hand_bonus:
+        return ("the live round engine does not yet take the Progressive Payout or Five Card Hand Bonus Wager "
+                "(their meters come with the progressive issue); `tablectl settle` settles them")
     if config.devices is None:
         return "the config has no [devices] table: name the table's devices (see configs/mississippi-stud.toml)"
     return None
