@@ -12,7 +12,6 @@ any seat wagered it, then the three community cards (655a.10(c)).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -56,7 +55,7 @@ class MississippiStudEngine:
     # -- entry point ---------------------------------------------------------------------------
 
     def step(self, state: TableState, inp: Input) -> tuple[TableState, list[Effect]]:
-        s = copy.deepcopy(state)
+        s = state.clone()
         out: list[Effect] = []
         _Step(self, s, out).handle(inp)
         return s, out

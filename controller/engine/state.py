@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 
@@ -25,6 +25,9 @@ class SeatRound:
     folded: bool = False
     folded_on: str | None = None  # the Street Wager spot at which the player folded
 
+    def clone(self) -> SeatRound:
+        return replace(self, wagers=dict(self.wagers), collected=dict(self.collected), cards=list(self.cards))
+
     @property
     def ante(self) -> int:
         return self.wagers.get("ante", 0) or self.collected.get("ante", 0)
@@ -45,6 +48,12 @@ class RoundState:
     street: int = 0  # index into the chapter's STREETS
     turn: int | None = None  # the seat whose decision is awaited
 
+    def clone(self) -> RoundState:
+        return replace(self, seats={n: st.clone() for n, st in self.seats.items()},
+                       unlocks_pending=set(self.unlocks_pending), locks_pending=set(self.locks_pending),
+                       deal_queue=list(self.deal_queue), dealt=list(self.dealt),
+                       six_card_cards=list(self.six_card_cards), community=list(self.community))
+
     def seat(self, n: int) -> SeatRound:
         return self.seats.setdefault(n, SeatRound(n))
 
@@ -61,3 +70,8 @@ class TableState:
     round: RoundState | None = None
     block_reason: str | None = None
     closing: bool = False  # close when the round in progress is complete
+
+    def clone(self) -> TableState:
+        """A copy the engine may change; every mutable field is copied (tests check a step never changes
+        the state it was given), which is far cheaper than copy.deepcopy on every input."""
+        return replace(self, round=self.round.clone() if self.round else None)

@@ -6,6 +6,7 @@ in tests/drivers and end to end in tests/e2e); here only the engine's logic is u
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -47,7 +48,10 @@ class PureTable:
         new: list[DomainEvent] = []
         queue: list[Input] = [inp]
         while queue:
-            self.state, effects = self.engine.step(self.state, queue.pop(0))
+            before = copy.deepcopy(self.state)
+            state, effects = self.engine.step(self.state, queue.pop(0))
+            assert self.state == before, "a step changed the state it was given"
+            self.state = state
             for eff in effects:
                 if isinstance(eff, DomainEvent):
                     new.append(eff)
