@@ -9,11 +9,18 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from controller.games.cajun_stud import CajunStudRules
+from controller.games.chapter_684a import Chapter684aRules
+from controller.games.let_it_ride import LetItRideRules
 from controller.games.mississippi_stud import MississippiStudRules
+from controller.games.three_card_prime import ThreeCardPrimeRules
 
 # The [game] table: the chapter's options, chosen by `chapter`. Each chapter module declares its own.
-GameRules = Annotated[MississippiStudRules, Field(discriminator="chapter")]
-CHAPTERS = ("655a",)
+GameRules = Annotated[
+    MississippiStudRules | LetItRideRules | CajunStudRules | ThreeCardPrimeRules | Chapter684aRules,
+    Field(discriminator="chapter"),
+]
+CHAPTERS = ("643a", "655a", "679a", "683a", "684a")
 
 
 class ConfigError(ValueError):

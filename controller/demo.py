@@ -21,6 +21,7 @@ import structlog
 from controller.config import TableConfig
 from controller.engine.inputs import CloseTable
 from controller.events import JournaledEvent
+from controller.games.mississippi_stud import MississippiStudRules
 from controller.runner import build_devices, run_table
 from controller.service import TableService
 from drivers.sim.table import SimulatedTable
@@ -49,6 +50,7 @@ class RandomPolicy:
 
     def wagers(self, round_no: int, config: TableConfig) -> dict[int, dict[str, int]]:
         g = config.game
+        assert isinstance(g, MississippiStudRules), "the demo plays chapter 655a"
         chips = [a for a in (500, 1000, 2500, 5000) if g.ante_min_cents <= a <= g.ante_max_cents]
         chips = chips or [g.ante_min_cents]
         out: dict[int, dict[str, int]] = {}
@@ -73,8 +75,10 @@ class RandomPolicy:
         return None if pick is None else allowed[pick]
 
     def late_wager(self, round_no: int, config: TableConfig) -> tuple[int, str, int] | None:
+        g = config.game
+        assert isinstance(g, MississippiStudRules), "the demo plays chapter 655a"
         if self.rng.random() < 0.15:
-            return self.rng.randint(1, config.game.seats), "ante", config.game.ante_min_cents
+            return self.rng.randint(1, g.seats), "ante", g.ante_min_cents
         return None
 
 

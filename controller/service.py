@@ -14,11 +14,12 @@ from collections.abc import Callable, Mapping
 
 import structlog
 
-from controller.config import TableConfig
+from controller.config import ConfigError, TableConfig
 from controller.engine.inputs import Command, Input, OpenTable
 from controller.engine.mississippi_stud import MississippiStudEngine
 from controller.engine.state import TableState
 from controller.events import DomainEvent, JournaledEvent
+from controller.games.mississippi_stud import MississippiStudRules
 from controller.journal import Journal
 from drivers.interfaces import Device, DeviceEvent, DeviceFault, DeviceOffline
 
@@ -41,6 +42,8 @@ class TableService:
         self.config = config
         self.devices = dict(devices)
         self.journal = journal
+        if not isinstance(config.game, MississippiStudRules):
+            raise ConfigError(f"chapter {config.game.chapter} has no round engine yet; only 655a tables run")
         self.engine = MississippiStudEngine(config.game)
         self.state = TableState(config.table_id, rounds_played=journal.last_round_no())
         self._on_journaled = on_journaled

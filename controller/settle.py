@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from controller.cards import CardError
 from controller.config import ConfigError, TableConfig, describe_errors
-from controller.games import mississippi_stud_round
+from controller.games import cajun_stud, chapter_684a, let_it_ride, mississippi_stud_round, three_card_prime
 from controller.games.settlement import Settled, SettlementError
 from controller.money import Cents
 
@@ -32,8 +32,26 @@ class Chapter:
 
 def chapters() -> dict[str, Chapter]:
     """Every chapter `tablectl settle` knows, by chapter id."""
-    known = {"655a": Chapter(mississippi_stud_round.MississippiStudRound, mississippi_stud_round.settle)}
+    known = {
+        "655a": Chapter(mississippi_stud_round.MississippiStudRound, mississippi_stud_round.settle),
+        "643a": Chapter(let_it_ride.LetItRideRound, _let_it_ride),
+        "683a": Chapter(cajun_stud.CajunStudRound, _no_meters(cajun_stud.settle_round)),
+        "679a": Chapter(three_card_prime.ThreeCardPrimeRound, three_card_prime.settle),
+        "684a": Chapter(chapter_684a.Chapter684aRound, chapter_684a.settle),
+    }
     return known
+
+
+def _let_it_ride(rules: Any, record: Any) -> tuple[list[Settled], dict[str, Cents]]:
+    result = let_it_ride.settle(rules, record)
+    return list(result.settled), dict(result.meters)
+
+
+def _no_meters(settle_round: Callable[[Any, Any], list[Settled]]) -> Settle:
+    """For chapters without progressive meters: the meters are what they were."""
+    def settle(rules: Any, record: Any) -> tuple[list[Settled], dict[str, Cents]]:
+        return settle_round(rules, record), dict(getattr(record, "meters", {}))
+    return settle
 
 
 def load_round(path: Path) -> dict[str, Any]:
@@ -66,11 +84,14 @@ def settle_file(config: TableConfig, path: Path) -> dict[str, Any]:
 
 
 def report(config: TableConfig, data: dict[str, Any], rows: list[Settled], meters: dict[str, Cents]) -> dict[str, Any]:
-    seats: list[dict[str, Any]] = []
-    for row in rows:
-        if not seats or seats[-1]["seat"] != row.seat:
-            seats.append({"seat": row.seat, "wagers": []})
-        seats[-1]["wagers"].append({k: v for k, v in row.as_dict().items() if k != "seat"})
+    # A seat's rows stay in the order they were settled; seats are listed in the order their settlement
+    # completed (a fold's wagers may be collected early, its optional wagers settled in the seat's turn).
+    by_seat: dict[int, list[dict[str, Any]]] = {}
+    last: dict[int, int] = {}
+    for i, row in enumerate(rows):
+        by_seat.setdefault(row.seat, []).append({k: v for k, v in row.as_dict().items() if k != "seat"})
+        last[row.seat] = i
+    seats: list[dict[str, Any]] = [{"seat": n, "wagers": by_seat[n]} for n in sorted(by_seat, key=lambda n: last[n])]
     for s in seats:
         s["paid"] = sum(w["paid"] for w in s["wagers"])
         s["collected"] = sum(w["collected"] for w in s["wagers"])

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import ConfigError, demo_config, load_config, parse_config
+from controller.config import CHAPTERS, ConfigError, demo_config, load_config, parse_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.toml")), ids=lambda p: p.name)
 def test_example_configs_load(path: Path) -> None:
-    assert load_config(path).game.chapter == "655a"
+    assert load_config(path).game.chapter in CHAPTERS
 
 
 def test_demo_toml_is_the_builtin_demo_table() -> None:
