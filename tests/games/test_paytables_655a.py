@@ -118,3 +118,93 @@ def test_duplicate_cards_are_refused() -> None:
 
     with pytest.raises(CardError, match="duplicate card"):
         ms.settle_hand(["As", "As"], ["2c", "3d", "4h"], {"ante": 500}, 5_000_000)
+
+
+# 655a.12(c)(1), paytables A-D, with (c)(3) meters and (c)(5) envy; typed from the regulation text.
+# Per hand: {letter: ("for", N) | ("meter", level, percent)}.
+PROGRESSIVE_HANDS = {
+    ("As", "Ks", "Qs Js Ts"): {"A": ("meter", "progressive", 100), "B": ("meter", "mega", 100),
+                               "C": ("meter", "mega", 100), "D": ("meter", "mega", 100)},
+    ("9h", "8h", "7h 6h 5h"): {"A": ("meter", "progressive", 10), "B": ("meter", "major", 100),
+                               "C": ("meter", "major", 100), "D": ("meter", "major", 100)},
+    ("9c", "9d", "9h 9s 2c"): {"A": ("for", 300), "B": ("for", 300), "C": ("meter", "minor", 100),
+                               "D": ("meter", "minor", 100)},
+    ("9c", "9d", "9h 2s 2c"): {k: ("for", 50) for k in "ABCD"},
+    ("Ah", "9h", "7h 4h 2h"): {k: ("for", 40) for k in "ABCD"},
+    ("9c", "8d", "7h 6s 5c"): {k: ("for", 30) for k in "ABCD"},
+    ("9c", "9d", "9h 2s 4c"): {"A": ("for", 9), "B": ("for", 9), "C": ("for", 10), "D": ("for", 9)},
+    ("9c", "9d", "2h 2s 4c"): {k: ("lose",) for k in "ABCD"},
+}
+METERS = {"progressive": 1_234_567, "mega": 2_345_678, "major": 345_678, "minor": 45_678}
+
+
+@pytest.mark.parametrize("letter", "ABCD")
+@pytest.mark.parametrize("hand", sorted(PROGRESSIVE_HANDS), ids=lambda h: " ".join(h))
+def test_655a_12c_progressive_every_row(hand: tuple[str, str, str], letter: str) -> None:
+    from controller.games.mississippi_stud import MississippiStudRules
+    from controller.games.mississippi_stud_round import MississippiStudRound, settle
+
+    rules = MississippiStudRules(chapter="655a", progressive_paytable=letter)  # type: ignore[call-arg]
+    rec = MississippiStudRound.model_validate({
+        "chapter": "655a", "community": hand[2].split(), "meters": METERS,
+        "seats": [{"seat": 1, "cards": [hand[0], hand[1]], "wagers": {
+            "ante": 500, "street_3": 500, "street_4": 500, "street_5": 500, "progressive": 100}}]})
+    rows, meters = settle(rules, rec)
+    (p,) = [r for r in rows if r.wager == "progressive"]
+    expected = PROGRESSIVE_HANDS[hand][letter]
+    if expected[0] == "lose":
+        assert (p.outcome, p.collected) == ("lose", 100)
+    elif expected[0] == "for":
+        assert (p.paid + p.returned, p.odds) == (100 * expected[1], f"{expected[1]} for 1")
+    else:
+        _, level, percent = expected
+        assert p.paid + p.returned == METERS[level] * percent // 100
+        seed_for_1 = {"progressive": 10_000, "mega": 10_000, "major": 1_000, "minor": 250}[level]
+        assert meters[level] == (seed_for_1 * 100 if percent == 100 else METERS[level] - p.paid - p.returned)
+
+
+# 655a.12(e)(1): Five Card Hand Bonus; (e)(4) reseed $0.
+FIVE_CARD_HAND_BONUS = {
+    ("As", "Ks", "Qs Js Ts"): ("meter", 100), ("9h", "8h", "7h 6h 5h"): ("meter", 10),
+    ("9c", "9d", "9h 9s 2c"): ("for", 500), ("9c", "9d", "9h 2s 2c"): ("for", 100),
+    ("Ah", "9h", "7h 4h 2h"): ("for", 50), ("9c", "8d", "7h 6s 5c"): ("lose",), ("9c", "9d", "9h 2s 4c"): ("lose",),
+}
+
+
+@pytest.mark.parametrize("hand", sorted(FIVE_CARD_HAND_BONUS), ids=lambda h: " ".join(h))
+def test_655a_12e_five_card_hand_bonus_every_row(hand: tuple[str, str, str]) -> None:
+    from controller.games.mississippi_stud import MississippiStudRules
+    from controller.games.mississippi_stud_round import MississippiStudRound, settle
+
+    rules = MississippiStudRules(chapter="655a", five_card_hand_bonus=True)  # type: ignore[call-arg]
+    rec = MississippiStudRound.model_validate({
+        "chapter": "655a", "community": hand[2].split(), "meters": {"five_card_hand_bonus": 1_500_001},
+        "seats": [{"seat": 1, "cards": [hand[0], hand[1]], "wagers": {
+            "ante": 500, "street_3": 500, "street_4": 500, "street_5": 500, "five_card_hand_bonus": 100}}]})
+    rows, meters = settle(rules, rec)
+    (b,) = [r for r in rows if r.wager == "five_card_hand_bonus"]
+    kind = FIVE_CARD_HAND_BONUS[hand]
+    if kind[0] == "lose":
+        assert (b.outcome, b.collected) == ("lose", 100)
+    elif kind[0] == "for":
+        assert (b.paid + b.returned, b.odds) == (100 * kind[1], f"{kind[1]} for 1")
+    else:
+        assert b.paid + b.returned == 1_500_001 * kind[1] // 100
+        assert meters["five_card_hand_bonus"] == (0 if kind[1] == 100 else 1_500_001 - b.paid - b.returned)
+
+
+@pytest.mark.parametrize(("wager", "royal", "straight_flush"), [(100, 100_000, 30_000), (500, 500_000, 150_000)])
+def test_655a_12c5_envy_schedules(wager: int, royal: int, straight_flush: int) -> None:
+    from controller.games.mississippi_stud import MississippiStudRules
+    from controller.games.mississippi_stud_round import MississippiStudRound, settle
+
+    rules = MississippiStudRules(chapter="655a", progressive_paytable="A",  # type: ignore[call-arg]
+                                 progressive_wager_cents=wager)
+    seats = [
+        {"seat": 3, "cards": ["As", "Ks"], "wagers": {"ante": 500, "street_3": 500, "street_4": 500, "street_5": 500}},
+        {"seat": 2, "cards": ["9s", "8s"], "wagers": {"ante": 500, "street_3": 500, "street_4": 500, "street_5": 500}},
+        {"seat": 1, "cards": ["2c", "3d"], "wagers": {"ante": 500, "progressive": wager}, "folded_on": "street_3"},
+    ]
+    rec = MississippiStudRound.model_validate({"chapter": "655a", "community": ["Qs", "Js", "Ts"], "seats": seats})
+    rows, _ = settle(rules, rec)
+    assert sorted(r.paid for r in rows if r.wager == "envy_bonus") == sorted([royal, straight_flush])
