@@ -33,12 +33,17 @@ from controller.games.settlement import (
     RoundRecord,
     SeatRecord,
     Settled,
-    SettlementError,
     check_round_cards,
+    known_wagers,
     lose,
+    parse_card_field,
     parse_cards_field,
     push,
+    require_distinct_seats,
     win,
+)
+from controller.games.settlement import (
+    fail as _fail,
 )
 from controller.money import Cents, Odds
 from controller.rankings import Five, FiveCardHand, Six, best_five, rank_six
@@ -208,13 +213,7 @@ class Chapter684aSeat(SeatRecord):
 
     folded: bool = False
 
-    @field_validator("wagers")
-    @classmethod
-    def _known(cls, v: dict[str, Cents]) -> dict[str, Cents]:
-        unknown = sorted(set(v) - set(MAIN) - set(OPTIONAL))
-        if unknown:
-            raise ValueError(f"unknown wager(s) {unknown}: a 684a seat has {', '.join(MAIN + OPTIONAL)}")
-        return v
+    _known = field_validator("wagers")(known_wagers("684a", MAIN + OPTIONAL))
 
 
 class Chapter684aRound(RoundRecord):
@@ -225,21 +224,12 @@ class Chapter684aRound(RoundRecord):
 
     _dealer = field_validator("dealer", mode="before")(parse_cards_field)
 
-    @field_validator("all_six_bonus_card", mode="before")
-    @classmethod
-    def _one(cls, v: Any) -> Any:
-        return parse_cards_field([v])[0] if isinstance(v, str) else v
-
-
-def _fail(where: str, problem: str) -> SettlementError:
-    return SettlementError(f"{where}: {problem}")
+    _one = field_validator("all_six_bonus_card", mode="before")(parse_card_field)
 
 
 def validate(rules: Chapter684aRules, r: Chapter684aRound) -> None:
     """Refuse a record the chapter could not have produced, naming the field and the fix."""
-    numbers = [s.seat for s in r.seats]
-    if len(set(numbers)) != len(numbers):
-        raise _fail("seats", f"seats {numbers} repeat a seat number: list each betting position once")
+    require_distinct_seats(s.seat for s in r.seats)
     if len(r.dealer) != PLAYER_CARDS:
         raise _fail("dealer", f"{len(r.dealer)} cards; 684a.10(b) delivers the dealer a stack of five")
     for s in r.seats:

@@ -22,12 +22,17 @@ from controller.games.settlement import (
     RoundRecord,
     SeatRecord,
     Settled,
-    SettlementError,
     check_round_cards,
+    known_wagers,
     lose,
+    parse_card_field,
     parse_cards_field,
+    require_distinct_seats,
     win,
     win_fixed,
+)
+from controller.games.settlement import (
+    fail as _fail,
 )
 from controller.money import Cents, Odds
 from controller.rankings import Five, best_five
@@ -43,13 +48,7 @@ class MississippiStudSeat(SeatRecord):
 
     folded_on: StreetSpot | None = None
 
-    @field_validator("wagers")
-    @classmethod
-    def _known(cls, v: dict[str, Cents]) -> dict[str, Cents]:
-        unknown = sorted(set(v) - set(MAIN) - set(OPTIONAL))
-        if unknown:
-            raise ValueError(f"unknown wager(s) {unknown}: a 655a seat has {', '.join(MAIN + OPTIONAL)}")
-        return v
+    _known = field_validator("wagers")(known_wagers("655a", MAIN + OPTIONAL))
 
 
 class MississippiStudRound(RoundRecord):
@@ -60,20 +59,15 @@ class MississippiStudRound(RoundRecord):
     magic_card: Card | None = Field(None, description="the table game system's Magic Card draw (655a.12(e)(3))")
     lucky_seat: int | None = Field(None, description="the table game system's Lucky Bonus seat (655a.12(e)(3))")
 
-    _cards = field_validator("community", "six_card_bonus_cards", "magic_card", mode="before")(parse_cards_field)
+    _cards = field_validator("community", "six_card_bonus_cards", mode="before")(parse_cards_field)
+    _card = field_validator("magic_card", mode="before")(parse_card_field)
 
     @model_validator(mode="after")
     def _shape(self) -> MississippiStudRound:
-        seats = [s.seat for s in self.seats]
-        if len(set(seats)) != len(seats):
-            raise ValueError(f"seats {seats} repeat a seat number: list each betting position once")
+        require_distinct_seats(s.seat for s in self.seats)
         if len(self.community) != ms.COMMUNITY_CARDS:
             raise ValueError(f"community has {len(self.community)} cards; 655a.10(c) deals three")
         return self
-
-
-def _fail(where: str, problem: str) -> SettlementError:
-    return SettlementError(f"{where}: {problem}")
 
 
 def validate(rules: ms.MississippiStudRules, r: MississippiStudRound) -> None:

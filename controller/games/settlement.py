@@ -7,7 +7,7 @@ result for a dispute, and the round engine uses the same functions live.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -130,3 +130,32 @@ class RoundRecord(BaseModel):
 def parse_cards_field(value: Any) -> Any:
     """Use as a `mode="before"` validator on card lists: '10d' and 'as' become 'Td' and 'As'."""
     return _cards(value)
+
+
+def fail(where: str, problem: str) -> SettlementError:
+    """A record error in the form every chapter uses: `seats[seat=3].wagers.play: problem and fix`."""
+    return SettlementError(f"{where}: {problem}")
+
+
+def parse_card_field(value: Any) -> Any:
+    """Use as a `mode="before"` validator on a single optional card."""
+    return parse_card(value) if isinstance(value, str) else value
+
+
+def known_wagers(chapter: str, allowed: Iterable[str]) -> Callable[[dict[str, Cents]], dict[str, Cents]]:
+    """A `wagers` validator refusing wager names the chapter does not have, listing the ones it has."""
+    names = tuple(allowed)
+
+    def check(v: dict[str, Cents]) -> dict[str, Cents]:
+        unknown = sorted(set(v) - set(names))
+        if unknown:
+            raise ValueError(f"unknown wager(s) {unknown}: a {chapter} seat has {', '.join(names)}")
+        return v
+
+    return check
+
+
+def require_distinct_seats(numbers: Iterable[int]) -> None:
+    seats = list(numbers)
+    if len(set(seats)) != len(seats):
+        raise fail("seats", f"seats {seats} repeat a seat number: list each betting position once")

@@ -36,13 +36,18 @@ from controller.games.settlement import (
     RoundRecord,
     SeatRecord,
     Settled,
-    SettlementError,
     check_round_cards,
+    known_wagers,
     lose,
+    parse_card_field,
     parse_cards_field,
     push,
+    require_distinct_seats,
     win,
     win_fixed,
+)
+from controller.games.settlement import (
+    fail as _fail,
 )
 from controller.money import Cents, Odds
 from controller.rankings import Six, Three, rank_six, rank_three
@@ -236,18 +241,9 @@ class ThreeCardPrimeSeat(SeatRecord):
     fourth_card: Card | None = None
     folded: bool = False
 
-    @field_validator("fourth_card", mode="before")
-    @classmethod
-    def _one(cls, v: Any) -> Any:
-        return parse_cards_field([v])[0] if isinstance(v, str) else v
+    _one = field_validator("fourth_card", mode="before")(parse_card_field)
 
-    @field_validator("wagers")
-    @classmethod
-    def _known(cls, v: dict[str, Cents]) -> dict[str, Cents]:
-        unknown = sorted(set(v) - set(WAGERS))
-        if unknown:
-            raise ValueError(f"unknown wager(s) {unknown}: a 679a seat has {', '.join(WAGERS)}")
-        return v
+    _known = field_validator("wagers")(known_wagers("679a", WAGERS))
 
 
 class ThreeCardPrimeRound(RoundRecord):
@@ -258,21 +254,12 @@ class ThreeCardPrimeRound(RoundRecord):
 
     _dealer = field_validator("dealer", mode="before")(parse_cards_field)
 
-    @field_validator("pair_bonus_community_card", mode="before")
-    @classmethod
-    def _one(cls, v: Any) -> Any:
-        return parse_cards_field([v])[0] if isinstance(v, str) else v
-
-
-def _fail(where: str, problem: str) -> SettlementError:
-    return SettlementError(f"{where}: {problem}")
+    _one = field_validator("pair_bonus_community_card", mode="before")(parse_card_field)
 
 
 def validate(rules: ThreeCardPrimeRules, r: ThreeCardPrimeRound) -> None:
     """Refuse a record the chapter could not have produced, naming the field and the fix."""
-    numbers = [s.seat for s in r.seats]
-    if len(set(numbers)) != len(numbers):
-        raise _fail("seats", f"seats {numbers} repeat a seat number: list each betting position once")
+    require_distinct_seats(s.seat for s in r.seats)
     if len(r.dealer) != PLAYER_CARDS:
         raise _fail("dealer", f"{len(r.dealer)} cards; 679a.9(b) deals the dealer three")
     community = rules.pair_bonus_layout == "community_card"
