@@ -65,6 +65,14 @@ class StackDispensed(DeviceEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class FaceUpCard(DeviceEvent):
+    """The dealing shoe found a card face up while dispensing and set it aside (it is not in any stack);
+    the chapter's irregularity rule decides what follows (655a.13(a), 643a.13(a), 683a.13(a))."""
+
+    card: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class StubRemoved(DeviceEvent):
     """The dealer removed the remaining cards from the shoe; cards in order, top first."""
 

@@ -31,6 +31,7 @@ from drivers.interfaces import (
     DeviceFault,
     DeviceOffline,
     DeviceOnline,
+    FaceUpCard,
     LockAcknowledged,
     ShuffleCompleted,
     StackDispensed,
@@ -116,6 +117,8 @@ class _Step:
                 self.stack_dispensed(inp)
             case StubRemoved():
                 self.stub_removed(inp)
+            case FaceUpCard():
+                self.face_up(inp)
             case DeviceFault():
                 self.device_fault(inp)
             case DeviceOnline():
@@ -317,7 +320,7 @@ class _Step:
             self.ignored("stub removed", "the stub was not asked for")
             return
         stub = list(inp.cards)
-        problems = deck_problems(r.dealt + stub)
+        problems = deck_problems(r.dealt + r.discarded + stub)
         if problems:
             # The dealt cards plus the stub must be one whole deck; anything else cannot be dealt on.
             self.void("655a.13(c)", "deck check failed: " + "; ".join(problems))
@@ -332,6 +335,19 @@ class _Step:
         self.s.phase = Phase.DECISION
         r.street = 0
         self.next_decision()
+
+    def face_up(self, inp: FaceUpCard) -> None:
+        """655a.13(a): a card found face up while dealing is not used; more than one voids the round."""
+        if self.s.phase is not Phase.DEALING:
+            self.ignored("face-up card", "no cards are being dealt")
+            return
+        r = self.r
+        r.discarded.append(inp.card)
+        if len(r.discarded) > 1:
+            self.void("655a.13(a)", f"{len(r.discarded)} cards found face up in the shoe while dealing")
+            return
+        self.emit("card.face_up_discarded", "655a.13(a)", {"remedy": "not used this round; to the discard rack"},
+                  {"card": inp.card})
 
     # -- decisions (655a.11(b)-(g)) --------------------------------------------------------------
 

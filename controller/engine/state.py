@@ -42,6 +42,7 @@ class RoundState:
     locks_pending: set[int] = field(default_factory=set)  # stations yet to confirm "no more bets"
     deal_queue: list[int] = field(default_factory=list)  # seats still owed a stack, in dealing order
     dealt: list[str] = field(default_factory=list)  # every card out of the shoe, in order
+    discarded: list[str] = field(default_factory=list)  # face-up cards set aside (655a.13(a))
     six_card_cards: list[str] = field(default_factory=list)
     community: list[str] = field(default_factory=list)
     revealed: int = 0
@@ -51,7 +52,7 @@ class RoundState:
     def clone(self) -> RoundState:
         return replace(self, seats={n: st.clone() for n, st in self.seats.items()},
                        unlocks_pending=set(self.unlocks_pending), locks_pending=set(self.locks_pending),
-                       deal_queue=list(self.deal_queue), dealt=list(self.dealt),
+                       deal_queue=list(self.deal_queue), dealt=list(self.dealt), discarded=list(self.discarded),
                        six_card_cards=list(self.six_card_cards), community=list(self.community))
 
     def seat(self, n: int) -> SeatRound:

@@ -215,3 +215,48 @@ def test_close_table_between_rounds_returns_wagers_on_the_layout(make_table):
     t.wager(2, "ante", 700)
     closing = t.feed(CloseTable())
     assert [(e.type, e.payload.get("amount")) for e in closing] == [("wager.returned", 700), ("table.closed", None)]
+
+
+def test_one_face_up_card_is_discarded_two_void_the_round(make_table):
+    from drivers.interfaces import FaceUpCard
+
+    t = make_table()
+    t.wager(1, "ante", 500)
+    t.wager(2, "ante", 500)
+    shown = {"n": 0}
+
+    def answer(c, orig=t.answer):
+        # The shoe sets aside the first card of each stack it finds face up, then dispenses the next two.
+        if c.verb == "dispense_stack" and shown["n"] < 2:
+            shown["n"] += 1
+            card, t.shoe = t.shoe[0], t.shoe[1:]
+            return [FaceUpCard("shoe", card=card), *orig(c)]
+        return orig(c)
+
+    t.answer = answer  # type: ignore[method-assign]
+    t.press("no_more_bets")
+    assert [(e.type, e.rule) for e in t.events if e.type in ("card.face_up_discarded", "round.voided")] == [
+        ("card.face_up_discarded", "655a.13(a)"), ("round.voided", "655a.13(a)")]
+    void = next(e for e in t.events if e.type == "round.voided")
+    assert void.payload["returned"] == {"1": {"ante": 500}, "2": {"ante": 500}}
+
+
+def test_a_face_up_card_is_counted_with_the_deck(make_table):
+    from drivers.interfaces import FaceUpCard
+
+    t = make_table()
+    t.wager(1, "ante", 500)
+    once = {"done": False}
+
+    def answer(c, orig=t.answer):
+        if c.verb == "dispense_stack" and not once["done"]:
+            once["done"] = True
+            card, t.shoe = t.shoe[0], t.shoe[1:]
+            return [FaceUpCard("shoe", card=card), *orig(c)]
+        return orig(c)
+
+    t.answer = answer  # type: ignore[method-assign]
+    t.press("no_more_bets")
+    # 2 dealt + 1 face up + 49 in the stub is one whole deck: the round goes on to decisions.
+    assert t.types()[-1] == "decision.requested"
+    assert next(e for e in t.events if e.type == "stub.discarded").payload["count"] == 49 - 3
