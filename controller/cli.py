@@ -73,6 +73,26 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--broker", type=_broker, help="MQTT broker URL (default: the config's)")
     run.add_argument("--journal", type=Path, help="SQLite journal file (default: the config's)")
     run.add_argument("--live-log", action="store_true", help="also print the readable table log on stdout")
+    run.add_argument("--ports", type=Path, help="JSON of device id to port, overriding the config's ports "
+                                                "(as `tablectl sim-devices --ports-file` writes it)")
+
+    devices = sub.add_parser(
+        "devices", help="list the installed drivers and probe the configured devices",
+        description="Lists every driver installed under the entry-point group table_controller.drivers, then "
+                    "starts each configured device's driver and reports whether it answers, with its model, "
+                    "serial number and firmware. Exit status 1 when any configured device does not answer.")
+    devices.add_argument("--config", type=Path, required=True, help="table config TOML")
+    devices.add_argument("--ports", type=Path, help="JSON of device id to port overriding the config's ports")
+    devices.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    sims = sub.add_parser(
+        "sim-devices", help="run a simulator for every configured device on its own pseudo-terminal",
+        description="Starts the device simulators (shuffler, dealing shoe, a wager station per seat, dealer panel) "
+                    "on pseudo-terminals speaking the reference serial protocol, prints their ports and runs "
+                    "until Ctrl-C, so that `tablectl run` or `tablectl devices` can be pointed at them.")
+    sims.add_argument("--config", type=Path, required=True, help="table config TOML (its seats and devices)")
+    sims.add_argument("--ports-file", type=Path, help="also write the ports as JSON here, for --ports")
+    sims.add_argument("--seed", type=int, help="seed for the simulated shuffles")
 
     settle = sub.add_parser(
         "settle", help="recompute a recorded round's settlement for a dispute",
@@ -125,12 +145,40 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         print(json.dumps(result, indent=2))
         return 0
+    if args.command in ("run", "devices"):
+        if config.devices is None:
+            print(f"tablectl: {args.config}: the config has no [devices] table: name the table's devices "
+                  "(see configs/mississippi-stud.toml)", file=sys.stderr)
+            return 2
+        ports = None
+        if args.ports:
+            from controller.devices_cli import load_ports
+
+            try:
+                ports = load_ports(args.ports)
+            except ValueError as err:
+                print(f"tablectl: {err}", file=sys.stderr)
+                return 2
+    if args.command == "devices":
+        from controller.devices_cli import main_devices
+        from drivers.registry import DriverConfigError
+
+        try:
+            return main_devices(config, args.json, ports)
+        except DriverConfigError as err:
+            print(f"tablectl: {args.config}: {err}", file=sys.stderr)
+            return 2
+    if args.command == "sim-devices":
+        from controller.devices_cli import serve_simulators
+
+        asyncio.run(serve_simulators(config, sys.stdout, args.ports_file, args.seed))
+        return 0
     if args.command == "run":
         from controller.runner import build_devices, run_table
         from drivers.registry import DriverConfigError
 
         try:
-            devices = build_devices(config)
+            devices = build_devices(config, ports)
         except DriverConfigError as err:
             print(f"tablectl: {args.config}: {err}", file=sys.stderr)
             return 2

@@ -92,7 +92,7 @@ def describe(ev: JournaledEvent) -> str | None:
         "device.offline": lambda: f"device {p['device_id']} OFFLINE: {p['reason']}",
         "device.fault": lambda: f"device {p['device_id']} fault {p['code']}: {p['detail']}",
         "table.closing": lambda: f"table closing after round {p['after_round']}",
-        "table.closed": lambda: f"table closed after {p['rounds_played']} rounds",
+        "table.closed": lambda: f"table closed ({p['rounds_played']} rounds so far at this table)",
     }
     render = lines.get(ev.type)
     return render() if render else None

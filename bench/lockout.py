@@ -1,0 +1,127 @@
+"""Lock-out latency: from the dealer's "no more bets" press to all seven wager stations confirming the lock.
+
+The path is the controller's own: the panel simulator sends the press over its pseudo-terminal, the
+panel driver delivers ButtonPressed, the controller commits the "no more bets" event to a SQLite journal
+(WAL, synchronous=FULL: nothing leaves the process before the journal holds it), then sends `lock` to the
+seven station drivers at once; each station simulator answers `locked` over its own pty. The clock stops
+when the seventh LockAcknowledged reaches the controller. The pure engine step (microseconds) is left
+out: it needs a seven-seat chapter (643a), whose round engine is not built yet.
+
+Baseline ("line time"): how long the frames on the critical path take on a real 115200-baud 8N1 line
+(10 bits a byte): the press frame, then, per station in parallel, the lock command and the locked event.
+Pseudo-terminals ignore the baud rate, so the ratio says how much of the budget the software spends
+compared with the wire itself.
+
+    .venv/bin/python bench/lockout.py [--trials 1000] [--stations 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from controller.events import DomainEvent
+from controller.journal import Journal
+from drivers.interfaces import ButtonPressed, DeviceEvent, LockAcknowledged, WagerStation
+from drivers.protocol import HOST_ADDRESS, Kind, encode_frame, encode_message
+from drivers.registry import create_driver
+from drivers.sim.dealer_panel import DealerPanelSim
+from drivers.sim.wager_station import WagerStationSim
+
+BAUD = 115200
+BITS_PER_BYTE = 10  # 8N1: start bit, eight data bits, stop bit
+
+
+def line_time_ms() -> float:
+    press = encode_frame(HOST_ADDRESS, 1, Kind.DATA, encode_message({"evt": "button", "button": "no_more_bets"}))
+    lock = encode_frame(1, 1, Kind.DATA, encode_message({"cmd": "lock"}))
+    locked = encode_frame(HOST_ADDRESS, 1, Kind.DATA, encode_message({"evt": "locked"}))
+    return (len(press) + len(lock) + len(locked)) * BITS_PER_BYTE / BAUD * 1000
+
+
+async def run(trials: int, stations: int, progress: Callable[[int], None]) -> list[float]:
+    panel_sim = DealerPanelSim("dealer_panel")
+    sims = [WagerStationSim(f"wager_station_{n}", n) for n in range(1, stations + 1)]
+    for sim in (panel_sim, *sims):
+        await sim.start()
+    quiet = {"heartbeat_interval": 0}  # no pings competing with the measured frames
+    panel = create_driver("dealer_panel", {"driver": "reference-dealer-panel", "port": panel_sim.port, **quiet})
+    drivers: list[WagerStation] = []
+    for n, sim in enumerate(sims, start=1):
+        d = create_driver(f"wager_station_{n}",
+                          {"driver": "reference-wager-station", "port": sim.port, "seat": n, **quiet})
+        assert isinstance(d, WagerStation)
+        drivers.append(d)
+    acks: asyncio.Queue[DeviceEvent] = asyncio.Queue()
+    pressed: asyncio.Queue[DeviceEvent] = asyncio.Queue()
+    with tempfile.TemporaryDirectory() as tmp:
+        journal = Journal(Path(tmp) / "bench.sqlite", "bench", uuid.uuid4().hex)
+
+        def on_panel(ev: DeviceEvent) -> None:
+            if isinstance(ev, ButtonPressed):
+                pressed.put_nowait(ev)
+
+        def on_station(ev: DeviceEvent) -> None:
+            if isinstance(ev, LockAcknowledged):
+                acks.put_nowait(ev)
+
+        await panel.start(on_panel)
+        for d in drivers:
+            await d.start(on_station)
+        samples: list[float] = []
+        try:
+            for i in range(trials):
+                await asyncio.gather(*(d.unlock() for d in drivers))
+                for _ in drivers:
+                    await asyncio.wait_for(acks.get(), 5)
+                start = time.perf_counter()
+                await panel_sim.press("no_more_bets")
+                await asyncio.wait_for(pressed.get(), 5)
+                journal.append([DomainEvent("no_more_bets", "bench")], datetime.now(UTC))
+                await asyncio.gather(*(d.lock() for d in drivers))
+                for _ in drivers:
+                    ack = await asyncio.wait_for(acks.get(), 5)
+                    assert isinstance(ack, LockAcknowledged) and ack.locked
+                samples.append((time.perf_counter() - start) * 1000)
+                progress(i + 1)
+        finally:
+            journal.close()
+            for dev in (panel, *drivers):
+                await dev.stop()
+            for sim in (panel_sim, *sims):
+                await sim.stop()
+    return samples
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trials", type=int, default=1000)
+    ap.add_argument("--stations", type=int, default=7)
+    args = ap.parse_args()
+
+    def progress(done: int) -> None:
+        if done % 100 == 0:
+            print(f"  {done}/{args.trials} trials", file=sys.stderr, flush=True)
+
+    samples = asyncio.run(run(args.trials, args.stations, progress))
+    q = statistics.quantiles(samples, n=100, method="inclusive")
+    p50, p99 = statistics.median(samples), q[98]
+    floor = line_time_ms()
+    print(f"lock-out, {args.stations} stations, {args.trials} trials over pseudo-terminals")
+    print(f"line time of the critical-path frames at {BAUD} baud (baseline): {floor:.3f} ms")
+    print(f"p50 {p50:.3f} ms ({p50 / floor:.2f}x line time)   mean {statistics.fmean(samples):.3f} ms   "
+          f"max {max(samples):.3f} ms")
+    print(f"p99 {p99:.3f} ms ({p99 / floor:.2f}x line time)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""`tablectl sim-devices`, `tablectl devices` and `tablectl run --ports`, as an operator runs them.
+
+Three real processes: the simulators on real ptys, the probe, and the controller pointed at the ptys.
+Synchronisation is on what the processes print (bounded by timeouts), never on sleeps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "configs" / "demo.toml"
+TABLECTL = [sys.executable, "-m", "controller.cli"]
+
+pytestmark = pytest.mark.e2e
+
+
+def read_until(proc: subprocess.Popen[str], marker: str, lines: list[str]) -> None:
+    assert proc.stdout is not None
+    for line in proc.stdout:  # the process's own output paces the test; the fixture's timeout bounds it
+        lines.append(line)
+        if marker in line:
+            return
+    raise AssertionError(f"process ended before printing {marker!r}:\n{''.join(lines)}")
+
+
+@pytest.fixture
+def simulators(tmp_path: Path) -> Iterator[Path]:
+    ports = tmp_path / "ports.json"
+    proc = subprocess.Popen([*TABLECTL, "sim-devices", "--config", str(DEMO), "--ports-file", str(ports)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    lines: list[str] = []
+    try:
+        read_until(proc, "simulators running", lines)
+        yield ports
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 0
+
+
+def test_devices_probes_the_simulators(simulators: Path) -> None:
+    out = subprocess.run([*TABLECTL, "devices", "--config", str(DEMO), "--ports", str(simulators), "--json"],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert {d["driver"] for d in report["installed_drivers"]} >= {
+        "reference-shuffler", "reference-shoe", "reference-wager-station", "reference-dealer-panel"}
+    devices = {d["device"]: d for d in report["devices"]}
+    assert len(devices) == 9 and all(d["state"] == "online" for d in devices.values())
+    assert devices["shoe"]["model"] == "SIM-SHOE" and devices["shoe"]["firmware_hash"]
+
+
+def test_devices_reports_absent_devices_and_exits_1() -> None:
+    out = subprocess.run([*TABLECTL, "devices", "--config", str(ROOT / "configs/mississippi-stud.toml")],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 1
+    assert "shuffler" in out.stdout and "offline" in out.stdout and "/dev/tablectl/shuffler" in out.stdout
+
+
+def test_run_drives_the_simulators_and_stops_cleanly(simulators: Path, tmp_path: Path) -> None:
+    journal = tmp_path / "run.sqlite"
+    proc = subprocess.Popen(
+        [*TABLECTL, "run", "--config", str(DEMO), "--ports", str(simulators), "--live-log",
+         "--broker", "mqtt://127.0.0.1:1", "--journal", str(journal)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    lines: list[str] = []
+    try:
+        read_until(proc, "betting open", lines)
+    finally:
+        proc.send_signal(signal.SIGINT)  # betting is open and nobody has wagered: the table closes at once
+        assert proc.wait(timeout=20) == 0
+    types = [t for (t,) in sqlite3.connect(journal).execute("select type from events order by seq")]
+    assert types.count("device.online") == 9
+    assert [t for t in types if not t.startswith("device.")] == [
+        "table.opened", "shuffle.started", "shuffle.completed", "betting.opened", "table.closed"]
+
+
+def test_bad_ports_file_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "ports.json"
+    bad.write_text("[1, 2]")
+    out = subprocess.run([*TABLECTL, "devices", "--config", str(DEMO), "--ports", str(bad)],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 2 and "must be a JSON object of device id to port path" in out.stderr
