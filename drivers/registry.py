@@ -49,7 +49,8 @@ def create_driver(
 ) -> Device:
     """Build the driver named by raw_settings["driver"] with the rest of raw_settings as its settings.
 
-    port_override replaces the configured port (used to point a real config at simulator ptys).
+    port_override replaces the configured port (used to point a real config at simulator ptys); drivers
+    whose settings have no port ignore it.
     """
     drivers = available_drivers()
     installed = ", ".join(sorted(drivers)) or "none"
@@ -66,9 +67,10 @@ def create_driver(
             f"(it must register it under the entry-point group {ENTRY_POINT_GROUP!r})."
         )
     data = dict(raw_settings)
-    if port_override is not None:
-        data["port"] = port_override
     model = settings_model(driver_class)
+    if port_override is not None and "port" in model.model_fields:
+        # A device without a serial port (a USB HID panel) keeps its own way of being found.
+        data["port"] = port_override
     if "driver" not in model.model_fields:
         data.pop("driver")
     try:
