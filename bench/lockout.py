@@ -30,6 +30,7 @@ from pathlib import Path
 
 from controller.events import DomainEvent
 from controller.journal import Journal
+from controller.logs import configure_logging
 from drivers.interfaces import ButtonPressed, DeviceEvent, LockAcknowledged, WagerStation
 from drivers.protocol import HOST_ADDRESS, Kind, encode_frame, encode_message
 from drivers.registry import create_driver
@@ -106,6 +107,7 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=1000)
     ap.add_argument("--stations", type=int, default=7)
     args = ap.parse_args()
+    configure_logging(json=False, level="warning")  # the figures are the output; logs only if something fails
 
     def progress(done: int) -> None:
         if done % 100 == 0:
