@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--journal", type=Path, help="SQLite journal file (default: the config's, else "
                                                     "~/.local/state/tablectl/<table_id>.sqlite)")
     demo.add_argument("--quiet", action="store_true", help="no live table log on stdout")
+    demo.add_argument("--script", type=Path, help="sim script (TOML/JSON): scripted decks and device faults, "
+                                                  "see docs/protocol.md")
 
     run = sub.add_parser(
         "run", help="run the table controller on the configured devices",
@@ -93,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     sims.add_argument("--config", type=Path, required=True, help="table config TOML (its seats and devices)")
     sims.add_argument("--ports-file", type=Path, help="also write the ports as JSON here, for --ports")
     sims.add_argument("--seed", type=int, help="seed for the simulated shuffles")
+    sims.add_argument("--script", type=Path, help="sim script (TOML/JSON): scripted decks and device faults")
 
     settle = sub.add_parser(
         "settle", help="recompute a recorded round's settlement for a dispute",
@@ -126,11 +129,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         if why:
             print(f"tablectl: {args.config or 'the demo config'}: {why}", file=sys.stderr)
             return 2
+    script = None
+    if getattr(args, "script", None):
+        from drivers.sim.script import SimScriptError, load_sim_script
+
+        try:
+            script = load_sim_script(args.script)
+        except SimScriptError as err:
+            print(f"tablectl: {err}", file=sys.stderr)
+            return 2
     if args.command == "demo":
         from controller.demo import play
 
         played = asyncio.run(play(config, rounds=args.rounds, broker=args.broker, seed=args.seed, pace=args.pace,
-                                  journal_path=args.journal, out=None if args.quiet else sys.stdout))
+                                  journal_path=args.journal, out=None if args.quiet else sys.stdout,
+                                  sim_script=script))
         print(f"tablectl: {played} round(s) played", file=sys.stderr)
         return 0
     if args.command == "settle":
@@ -171,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "sim-devices":
         from controller.devices_cli import serve_simulators
 
-        asyncio.run(serve_simulators(config, sys.stdout, args.ports_file, args.seed))
+        asyncio.run(serve_simulators(config, sys.stdout, args.ports_file, args.seed, script))
         return 0
     if args.command == "run":
         from controller.runner import build_devices, run_table

@@ -24,6 +24,7 @@ from controller.events import JournaledEvent
 from controller.games.mississippi_stud import MississippiStudRules
 from controller.runner import build_devices, run_table
 from controller.service import TableService
+from drivers.sim.script import SimScript
 from drivers.sim.table import SimulatedTable
 
 log = structlog.get_logger("tablectl.demo")
@@ -176,12 +177,15 @@ class SimulatedFloor:
 
 async def play(config: TableConfig, *, rounds: int | None, broker: str | None = None, seed: int | None = None,
                pace: float = 0.0, journal_path: Path | None = None, policy: Policy | None = None,
-               decks: Sequence[Sequence[str]] = (), out: TextIO | None = None) -> int:
+               decks: Sequence[Sequence[str]] = (), out: TextIO | None = None,
+               sim_script: SimScript | None = None) -> int:
     """Play the table until `rounds` rounds are complete (or until Ctrl-C); returns the rounds played."""
     rng = random.Random(seed)
     async with SimulatedTable(config.game.seats, rng) as sims:
         if decks:
             sims.shuffler.script_decks(decks)
+        if sim_script is not None:
+            await sims.apply_script(sim_script)
 
         def people(service: TableService) -> list[Coroutine[Any, Any, None]]:
             return [SimulatedFloor(service, sims, policy or RandomPolicy(rng), rounds, pace).run()]

@@ -22,6 +22,7 @@ from controller.config import TableConfig
 from controller.runner import build_devices
 from drivers.interfaces import DeviceEvent, DeviceOffline, DeviceOnline
 from drivers.registry import available_drivers, settings_model
+from drivers.sim.script import SimScript
 from drivers.sim.table import SimulatedTable
 
 
@@ -81,9 +82,12 @@ def print_probe(report: list[dict[str, Any]], out: TextIO) -> None:
         out.write(f"{row['device']:<18} {row['state']:<8} {row['driver']:<26} {row['port']}  {detail}\n")
 
 
-async def serve_simulators(config: TableConfig, out: TextIO, ports_file: Path | None, seed: int | None) -> None:
+async def serve_simulators(config: TableConfig, out: TextIO, ports_file: Path | None, seed: int | None,
+                           script: SimScript | None = None) -> None:
     seats = config.game.seats
     async with SimulatedTable(seats, random.Random(seed)) as sims:
+        if script is not None:
+            await sims.apply_script(script)
         for dev_id, port in sims.ports.items():
             out.write(f"{dev_id:<18} {port}\n")
         if ports_file:

@@ -91,6 +91,10 @@ class Link:
         self.closed = asyncio.Event()
         self.close_reason = ""
         self._noise_reported = (0, 0)
+        # Seconds to hold back each ACK/NAK we send: a simulator's "slow reply" fault. Held back in a
+        # task of its own so the reader keeps reading (and retransmissions keep being answered).
+        self.control_delay = 0.0
+        self._delayed: set[asyncio.Task[None]] = set()
 
     def start(self) -> None:
         self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(), name=self.name)
@@ -128,6 +132,8 @@ class Link:
     async def close(self, reason: str = "closed locally", *, close_transport: bool = True) -> None:
         """Stop reading and fail any pending send; close_transport=False leaves the line open but deaf."""
         await cancel_and_wait(self._reader_task)
+        for task in list(self._delayed):
+            await cancel_and_wait(task)
         self._finish(reason)
         if not close_transport:
             return
@@ -216,6 +222,19 @@ class Link:
                 self._call(self._on_noise, *noise)
 
     async def _send_control(self, kind: Kind, seq: int) -> None:
+        if self.control_delay > 0:
+            task = asyncio.get_running_loop().create_task(self._send_control_later(kind, seq, self.control_delay))
+            self._delayed.add(task)
+            task.add_done_callback(self._delayed.discard)
+            return
+        await self._send_control_now(kind, seq)
+
+    async def _send_control_later(self, kind: Kind, seq: int, delay: float) -> None:
+        await asyncio.sleep(delay)
+        if not self.closed.is_set():
+            await self._send_control_now(kind, seq)
+
+    async def _send_control_now(self, kind: Kind, seq: int) -> None:
         # On failure the read loop sees the same dead transport and reports it.
         with contextlib.suppress(LinkClosed):
             await self._write(encode_frame(self.peer_address, seq, kind))

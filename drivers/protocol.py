@@ -166,6 +166,7 @@ EVENTS = (
     "shuffle_complete",
     "stack",
     "stub",
+    "face_up",
     "locked",
     "unlocked",
     "wager",
@@ -194,5 +195,19 @@ def decode_message(payload: bytes) -> dict[str, Any]:
     return message
 
 
+# What a card reader reports for a card that is not one of the standard 52 (a joker, another deck's card).
+MAX_FOREIGN_CARD_LEN = 16
+
+
 def is_card(value: object) -> bool:
     return isinstance(value, str) and len(value) == 2 and value[0] in RANKS and value[1] in SUITS
+
+
+def is_foreign_card(value: object) -> bool:
+    """A reading that names something other than a standard card: 1..16 printable characters."""
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= MAX_FOREIGN_CARD_LEN
+        and value.isprintable()
+        and not is_card(value)
+    )

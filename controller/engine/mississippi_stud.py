@@ -462,6 +462,9 @@ class _Step:
             self.start_shuffle()
         elif inp.device_id == "shoe" and self.s.phase is Phase.DEALING and inp.code in SHOE_FAULTS:
             self.void("655a.13(f)", f"the automated dealing shoe reported {inp.code}: {inp.detail}")
+        elif inp.device_id == "shoe" and self.s.phase is Phase.DEALING and inp.code == "foreign_card":
+            # A card that is not of the inspected deck: the hands cannot stand, as with a deck that fails its check.
+            self.void("655a.13(c)", f"the shoe read a card foreign to the deck: {inp.detail}")
 
     def void(self, rule: str, reason: str) -> None:
         """All hands void, every wager returned, the cards reshuffled."""

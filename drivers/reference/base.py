@@ -43,11 +43,12 @@ class BadMessage(ValueError):
     """A device message that does not match the v1 vocabulary."""
 
 
-Translator = Callable[[Mapping[str, Any]], DeviceEvent]
+Translator = Callable[[Mapping[str, Any]], DeviceEvent | None]
 
 
 class ReferenceDevice:
-    """Base of the reference drivers. Subclasses fill `translators` (evt name -> event builder)."""
+    """Base of the reference drivers. Subclasses fill `translators` (evt name -> event builder, or None when
+    the driver holds the event back, as the wager station's debounce does)."""
 
     Settings: ClassVar[type[ReferenceSettings]] = ReferenceSettings
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from drivers.interfaces import DeviceFault, StackDispensed, StubRemoved
-from drivers.reference.base import ReferenceDevice, ReferenceSettings, Translator, require_cards
+from drivers.interfaces import DeviceEvent, DeviceFault, FaceUpCard, StackDispensed, StubRemoved
+from drivers.protocol import is_card, is_foreign_card
+from drivers.reference.base import BadMessage, ReferenceDevice, ReferenceSettings, Translator
 
 
 class ReferenceDealingShoeSettings(ReferenceSettings):
@@ -21,9 +22,34 @@ class ReferenceDealingShoe(ReferenceDevice):
 
     def translators(self) -> Mapping[str, Translator]:
         return {
-            "stack": lambda m: StackDispensed(self.device_id, require_cards(m)),
-            "stub": lambda m: StubRemoved(self.device_id, require_cards(m)),
+            "stack": lambda m: self._cards(m, StackDispensed),
+            "stub": lambda m: self._cards(m, StubRemoved),
+            "face_up": self._face_up,
         }
+
+    def _cards(self, message: Mapping[str, Any], kind: type[StackDispensed | StubRemoved]) -> DeviceEvent:
+        cards = message.get("cards")
+        if not isinstance(cards, list) or not all(is_card(c) or is_foreign_card(c) for c in cards):
+            raise BadMessage(f"{message.get('evt')}: 'cards' must be a list of cards like \"As\", got {cards!r}")
+        foreign = [(i, c) for i, c in enumerate(cards, 1) if not is_card(c)]
+        if foreign:
+            # Only the foreign readings are named: the real cards' identities must not leave the table PC
+            # before settlement, and a fault's detail is published.
+            named = ", ".join(f"{c!r} at position {i}" for i, c in foreign)
+            return DeviceFault(self.device_id, "foreign_card",
+                               f"{message.get('evt')} of {len(cards)}: the reader saw {named}, "
+                               f"not a card of a standard 52-card deck")
+        return kind(self.device_id, tuple(cards))
+
+    def _face_up(self, message: Mapping[str, Any]) -> DeviceEvent:
+        card = message.get("card")
+        if is_foreign_card(card):
+            return DeviceFault(self.device_id, "foreign_card",
+                               f"face_up: the reader saw {card!r}, not a card of a standard 52-card deck")
+        if not is_card(card):
+            raise BadMessage(f"face_up: 'card' must be a card like \"As\", got {card!r}")
+        assert isinstance(card, str)
+        return FaceUpCard(self.device_id, card)
 
     async def dispense_stack(self, cards: int) -> None:
         if cards < 1:
@@ -33,5 +59,3 @@ class ReferenceDealingShoe(ReferenceDevice):
 
     async def remove_stub(self) -> None:
         await self.command({"cmd": "remove_stub"})
-
-

@@ -1,16 +1,23 @@
-"""Common machinery of the simulated devices: pty, link, identify/ping, outbound queue."""
+"""Common machinery of the simulated devices: pty, link, identify/ping, outbound queue, fault injection."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
+import os
+import shutil
+import tempfile
+from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import structlog
 
 from drivers.link import Link, LinkError
 from drivers.protocol import HOST_ADDRESS, ProtocolError, decode_message
+from drivers.sim.faults import COMMON_EVENTS, DEFAULT_GARBAGE, IMMEDIATE, Fault, FaultKind, Trigger
 from drivers.sim.pty import PtyEndpoint
 from drivers.tasks import cancel_and_wait
 
@@ -20,9 +27,17 @@ FIRMWARE = "1.0.0-sim"
 
 
 class SimDevice:
-    """A simulated device speaking reference protocol v1 on the master side of a real pty."""
+    """A simulated device speaking reference protocol v1 on the master side of a real pty.
+
+    `port` is a stable symlink (what a udev rule gives in production) to the pty's slave, so an unplug
+    and replug gives the driver a new pty under the same name, as re-plugging a USB device does.
+    """
 
     model = "SIM"
+    # Behaviour faults this device understands -> the event each one changes (see drivers.sim.faults).
+    behaviours: ClassVar[Mapping[FaultKind, str]] = {}
+    # Device-specific events a Trigger may count (commands it handles, plus "load" / "place").
+    events: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, device_id: str, address: int = 1) -> None:
         self.device_id = device_id
@@ -31,12 +46,22 @@ class SimDevice:
         self._link: Link | None = None
         self._outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._sender: asyncio.Task[None] | None = None
+        self._dir: str | None = None
+        self._reply_delay = 0.0
+        self._counts: Counter[str] = Counter()
+        self._armed: list[tuple[Fault, Trigger]] = []
+        self._active: list[Fault] = []
+        self._chores: set[asyncio.Task[None]] = set()
 
     @property
     def port(self) -> str:
-        if self._endpoint is None:
+        if self._dir is None:
             raise RuntimeError(f"simulator {self.device_id} is not started")
-        return self._endpoint.path
+        return str(Path(self._dir) / self.device_id)
+
+    @property
+    def plugged(self) -> bool:
+        return self._endpoint is not None
 
     @property
     def identity(self) -> dict[str, str]:
@@ -48,7 +73,19 @@ class SimDevice:
         }
 
     async def start(self) -> None:
+        self._dir = tempfile.mkdtemp(prefix="tablectl-sim-")
+        await self._plug()
+
+    async def stop(self) -> None:
+        for chore in list(self._chores):
+            await cancel_and_wait(chore)
+        await self._unplug()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+
+    async def _plug(self) -> None:
         self._endpoint = PtyEndpoint()
+        self._outbox = asyncio.Queue()
         self._link = Link(
             self._endpoint,
             self._endpoint,
@@ -57,12 +94,14 @@ class SimDevice:
             on_data=self._on_data,
             name=f"sim:{self.device_id}",
         )
+        self._link.control_delay = self._reply_delay
         self._link.start()
         self._sender = asyncio.get_running_loop().create_task(
             self._send_loop(), name=f"sim-send:{self.device_id}"
         )
+        self._point_stable_name(self._endpoint.path)
 
-    async def stop(self) -> None:
+    async def _unplug(self) -> None:
         await cancel_and_wait(self._sender)
         self._sender = None
         if self._link is not None:
@@ -70,6 +109,15 @@ class SimDevice:
             self._link = None
         if self._endpoint is not None:
             self._endpoint.close()
+            self._endpoint = None
+        if self._dir is not None:
+            self._point_stable_name(None)  # udev removes the stable name when the device goes away
+
+    def _point_stable_name(self, target: str | None) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.port)
+        if target is not None:
+            os.symlink(target, self.port)
 
     async def send(self, message: Mapping[str, Any]) -> None:
         """Send one event now and wait for the host's ACK (raises LinkError if none comes)."""
@@ -81,8 +129,49 @@ class SimDevice:
         """Queue an answer to a command; answers leave in order after the command's ACK."""
         self._outbox.put_nowait(message)
 
+    # --- fault injection ---------------------------------------------------------------------------
+
+    def supports(self, kind: FaultKind) -> bool:
+        return kind in IMMEDIATE or kind in self.behaviours
+
+    def trigger_events(self) -> frozenset[str]:
+        return COMMON_EVENTS | self.events
+
+    async def inject(self, fault: Fault, when: Trigger | str | None = None) -> None:
+        """Inject `fault` now (when=None or "now") or just before the device handles event `when`.
+
+        Immediate faults happen when active; a behaviour fault, once active, changes the next event it
+        applies to (every such event if persistent). ValueError if this device cannot have the fault.
+        """
+        if not self.supports(fault.kind):
+            raise ValueError(f"{self.device_id} ({type(self).__name__}) cannot have fault {fault.kind.value!r}; "
+                             f"it takes {', '.join(sorted(k.value for k in IMMEDIATE | set(self.behaviours)))}")
+        trigger = Trigger.parse(when) if isinstance(when, str) else when
+        if trigger is None:
+            await self._activate(fault)
+            return
+        if trigger.event not in self.trigger_events():
+            raise ValueError(f"{self.device_id} never sees event {trigger.event!r}; "
+                             f"it counts {', '.join(sorted(self.trigger_events()))}")
+        self._armed.append((fault, trigger))
+
+    def clear_faults(self) -> None:
+        """Forget armed and active faults and stop delaying replies (a hung or unplugged device stays so)."""
+        self._armed.clear()
+        self._active.clear()
+        self._set_reply_delay(0.0)
+
+    async def unplug(self) -> None:
+        """Pull the cable: the pty closes and the stable name disappears."""
+        await self._unplug()
+
+    async def replug(self) -> None:
+        """Plug back in: a new pty under the same stable name (also revives a hung device)."""
+        await self._unplug()
+        await self._plug()
+
     async def hang(self) -> None:
-        """Fault injection: stop answering (no ACKs, no events) while the port stays plugged in."""
+        """Stop answering (no ACKs, no events) while the port stays plugged in."""
         await cancel_and_wait(self._sender)
         if self._link is not None:
             await self._link.close("hung by fault injection", close_transport=False)
@@ -92,9 +181,60 @@ class SimDevice:
         if self._endpoint is not None:
             self._endpoint.write(data)
 
+    async def _activate(self, fault: Fault) -> None:
+        match fault.kind:
+            case FaultKind.UNPLUG:
+                await self.unplug()
+            case FaultKind.REPLUG:
+                await self.replug()
+            case FaultKind.GARBAGE:
+                self.inject_garbage(fault.data or DEFAULT_GARBAGE)
+            case FaultKind.SLOW_REPLY:
+                self._set_reply_delay(fault.delay_ms / 1000)
+            case FaultKind.NO_REPLY:
+                await self.hang()
+            case _:
+                self._active.append(fault)
+
+    def _set_reply_delay(self, seconds: float) -> None:
+        self._reply_delay = seconds
+        if self._link is not None:
+            self._link.control_delay = seconds
+
+    def _note(self, event: str) -> bool:
+        """Count an event and activate the faults due on it; True if the device went silent doing so."""
+        self._counts[event] += 1
+        due = [(f, t) for f, t in self._armed if t.event == event and t.count == self._counts[event]]
+        silenced = False
+        for fault, trigger in due:
+            self._armed.remove((fault, trigger))
+            log.info("fault activated", device=self.device_id, fault=fault.kind.value, when=str(trigger))
+            if fault.kind in IMMEDIATE:
+                silenced |= fault.kind in (FaultKind.UNPLUG, FaultKind.NO_REPLY)
+                # Unplugging closes the link whose reader is running this very callback: do it in a task.
+                chore = asyncio.get_running_loop().create_task(self._activate(fault))
+                self._chores.add(chore)
+                chore.add_done_callback(self._chores.discard)
+            else:
+                self._active.append(fault)
+        return silenced
+
+    def _take(self, event: str) -> Fault | None:
+        """The active behaviour fault for this event, if any; a one-shot fault is used up."""
+        for fault in self._active:
+            if self.behaviours.get(fault.kind) == event:
+                if not fault.persistent:
+                    self._active.remove(fault)
+                return fault
+        return None
+
+    # --- protocol ----------------------------------------------------------------------------------
+
     async def _send_loop(self) -> None:
         while True:
             message = await self._outbox.get()
+            if self._reply_delay:
+                await asyncio.sleep(self._reply_delay)
             try:
                 await self.send(message)
             except LinkError as exc:
@@ -109,6 +249,8 @@ class SimDevice:
             self.reply({"evt": "fault", "code": "bad_command", "detail": str(exc)})
             return
         command = message.get("cmd")
+        if isinstance(command, str) and self._note(command):
+            return
         if command == "identify":
             self.reply({"evt": "identity", **self.identity})
         elif command == "ping":

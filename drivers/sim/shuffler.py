@@ -5,16 +5,25 @@ from __future__ import annotations
 import random
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from drivers.protocol import RANKS, SUITS
 from drivers.sim.base import SimDevice
+from drivers.sim.faults import SHUFFLER_BEHAVIOUR, SHUFFLER_EVENTS, FaultKind
 
 FRESH_DECK = tuple(rank + suit for suit in SUITS for rank in RANKS)
+
+_FAILURES = {
+    FaultKind.JAM: "card jam at the elevator",
+    FaultKind.STOPPED: "stopped mid-shuffle",
+    FaultKind.INCOMPLETE: "shuffle incomplete: cards left in the input tray",
+}
 
 
 class ShufflerSim(SimDevice):
     model = "SIM-SHUFFLER"
+    behaviours: ClassVar[Mapping[FaultKind, str]] = SHUFFLER_BEHAVIOUR
+    events: ClassVar[frozenset[str]] = SHUFFLER_EVENTS
 
     def __init__(
         self,
@@ -35,11 +44,20 @@ class ShufflerSim(SimDevice):
     def handle(self, command: str, message: Mapping[str, Any]) -> bool:
         if command != "shuffle":
             return False
+        fault = self._take("shuffle")
+        if fault is not None and fault.kind in _FAILURES:
+            # The shuffle never finished, so the scripted deck waits for the reshuffle that follows.
+            self.reply({"evt": "fault", "code": fault.kind.value, "detail": _FAILURES[fault.kind]})
+            return True
         if self._scripted:
             deck = self._scripted.popleft()
         else:
             deck = list(FRESH_DECK)
             self._rng.shuffle(deck)
+        if fault is not None and fault.kind is FaultKind.COUNT_51:
+            deck = deck[:-1]  # a card went missing (stuck in the machine, on the floor)
+        elif fault is not None and fault.kind is FaultKind.COUNT_53:
+            deck = [*deck, deck[0]]  # a card of another deck got mixed in, so one is there twice
         # The shuffler feeds the shoe directly: the stack is in the shoe before completion is reported.
         self._on_shuffled(list(deck))
         self.reply({"evt": "shuffle_complete", "count": len(deck)})

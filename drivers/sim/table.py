@@ -7,6 +7,7 @@ from types import TracebackType
 
 from drivers.sim.base import SimDevice
 from drivers.sim.dealer_panel import DealerPanelSim
+from drivers.sim.script import SimScript
 from drivers.sim.shoe import ShoeSim
 from drivers.sim.shuffler import ShufflerSim
 from drivers.sim.wager_station import WagerStationSim
@@ -23,6 +24,23 @@ class SimulatedTable:
     @property
     def devices(self) -> list[SimDevice]:
         return [self.shuffler, self.shoe, *self.stations.values(), self.panel]
+
+    def device(self, device_id: str) -> SimDevice:
+        """The simulator with this device id (as in `ports`); KeyError naming the known ones if none."""
+        for device in self.devices:
+            if device.device_id == device_id:
+                return device
+        raise KeyError(f"no simulated device {device_id!r}; the table has "
+                       f"{', '.join(d.device_id for d in self.devices)}")
+
+    async def apply_script(self, script: SimScript) -> None:
+        """Queue the script's decks and inject its faults (\"now\" faults at once); call once started."""
+        # Resolve every device first so a script naming a seat this table lacks changes nothing.
+        targets = [(self.device(f.device), f) for f in script.faults]
+        if script.decks:
+            self.shuffler.script_decks(script.decks)
+        for device, scripted in targets:
+            await device.inject(scripted.fault, scripted.when)
 
     async def start(self) -> None:
         for device in self.devices:

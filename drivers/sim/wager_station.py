@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from drivers.interfaces import PRE_DEAL_SPOTS, SPOTS
 from drivers.sim.base import SimDevice
+from drivers.sim.faults import CHATTER_READINGS, WAGER_STATION_BEHAVIOUR, WAGER_STATION_EVENTS, FaultKind
 
 
 class WagerStationSim(SimDevice):
     model = "SIM-WAGER-STATION"
+    behaviours: ClassVar[Mapping[FaultKind, str]] = WAGER_STATION_BEHAVIOUR
+    events: ClassVar[frozenset[str]] = WAGER_STATION_EVENTS
 
     def __init__(self, device_id: str, seat: int, address: int = 1) -> None:
         super().__init__(device_id, address)
@@ -25,10 +28,17 @@ class WagerStationSim(SimDevice):
         """A player puts chips on `spot`; the station reports the wager or its refusal."""
         if spot not in SPOTS:
             raise ValueError(f"unknown spot {spot!r}; spots are {', '.join(SPOTS)}")
+        if self._note("place"):
+            return  # unplugged or hung just as the chips went down: nothing is reported
+        fault = self._take("place")
         if self._locked and spot in PRE_DEAL_SPOTS:
             await self.send(
                 {"evt": "wager_refused", "spot": spot, "amount": amount_cents, "reason": "locked"}
             )
+        elif fault is not None:
+            # The sensor bounces as the chips settle: full, empty, full... ending on the real amount.
+            for reading in range(CHATTER_READINGS):
+                await self.send({"evt": "wager", "spot": spot, "amount": 0 if reading % 2 else amount_cents})
         else:
             await self.send({"evt": "wager", "spot": spot, "amount": amount_cents})
 

@@ -184,3 +184,22 @@ def test_tablectl_demo_rejects_bad_arguments():
     proc = subprocess.run([sys.executable, "-m", "controller.cli", "demo", "--broker", "http://x"],
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 2 and "--broker" in proc.stderr
+
+
+def test_demo_takes_a_sim_script(tmp_path):
+    """A fault scripted for the simulators meets the chapter's remedy, as an operator would try it."""
+    script = tmp_path / "jam.toml"
+    script.write_text('[[faults]]\ndevice = "shuffler"\nfault = "jam"\nwhen = "shuffle 1"\n')
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "demo", "--rounds", "1", "--seed", "3", "--pace", "0",
+         "--broker", "mqtt://127.0.0.1:1", "--script", str(script)],
+        capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "shuffle failed (jam): the cards are reshuffled" in proc.stdout
+    assert "655a.13(e)" in proc.stdout and "round 1 complete" in proc.stdout
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[faults]]\ndevice = "shoe"\nfault = "count_51"\n')
+    proc = subprocess.run([sys.executable, "-m", "controller.cli", "demo", "--script", str(bad)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2 and "cannot have fault 'count_51'" in proc.stderr

@@ -260,3 +260,16 @@ def test_a_face_up_card_is_counted_with_the_deck(make_table):
     # 2 dealt + 1 face up + 49 in the stub is one whole deck: the round goes on to decisions.
     assert t.types()[-1] == "decision.requested"
     assert next(e for e in t.events if e.type == "stub.discarded").payload["count"] == 49 - 3
+
+
+def test_a_foreign_card_read_by_the_shoe_voids_the_round(make_table):
+    from drivers.interfaces import DeviceFault
+
+    t = make_table()
+    t.wager(3, "ante", 500)
+    t.answer = lambda c, orig=t.answer: (  # type: ignore[method-assign]
+        [DeviceFault("shoe", code="foreign_card", detail="position 1 read 'joker'")] if c.verb == "dispense_stack"
+        else orig(c))
+    t.press("no_more_bets")
+    void = next(e for e in t.events if e.type == "round.voided")
+    assert void.rule == "655a.13(c)" and void.payload["returned"] == {"3": {"ante": 500}}

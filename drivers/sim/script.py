@@ -1,0 +1,164 @@
+"""Sim scripts: a TOML or JSON file of scripted deck orders and faults to drive a SimulatedTable.
+
+    decks = [["As", "Kd", ...], "Qh 7c ..."]    # shuffles 1, 2...: a list of cards or one spaced string
+    [[faults]]
+    device = "shuffler"                        # shuffler, shoe, dealer_panel, wager_station_<seat>
+    fault = "jam"                              # a drivers.sim.faults.FaultKind value
+    when = "shuffle 1"                         # "now" (default) or "<event> <n>"
+    persistent = false                         # optional; delay_ms, data_hex, card as the fault needs
+
+docs/protocol.md ("Simulators and fault injection") is the reference.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from drivers.protocol import is_card
+from drivers.sim.faults import (
+    COMMON_EVENTS,
+    DEALER_PANEL_EVENTS,
+    IMMEDIATE,
+    SHOE_BEHAVIOUR,
+    SHOE_EVENTS,
+    SHUFFLER_BEHAVIOUR,
+    SHUFFLER_EVENTS,
+    WAGER_STATION_BEHAVIOUR,
+    WAGER_STATION_EVENTS,
+    Fault,
+    FaultKind,
+    Trigger,
+)
+
+# Per device class, the same tables the simulators use, so a bad script fails at load rather than mid-run.
+DEVICE_CLASSES: dict[str, tuple[Mapping[FaultKind, str], frozenset[str]]] = {
+    "shuffler": (SHUFFLER_BEHAVIOUR, SHUFFLER_EVENTS),
+    "shoe": (SHOE_BEHAVIOUR, SHOE_EVENTS),
+    "wager_station": (WAGER_STATION_BEHAVIOUR, WAGER_STATION_EVENTS),
+    "dealer_panel": ({}, DEALER_PANEL_EVENTS),
+}
+_STATION = re.compile(r"^wager_station_([1-9][0-9]*)$")
+_FAULT_KEYS = frozenset({"device", "fault", "when", "persistent", "delay_ms", "data_hex", "card"})
+
+
+class SimScriptError(ValueError):
+    """A sim script that cannot be used; the message names the file and the problem."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedFault:
+    device: str
+    fault: Fault
+    when: Trigger | None = None  # None: at once, when the script is applied
+
+
+@dataclass(frozen=True, slots=True)
+class SimScript:
+    decks: tuple[tuple[str, ...], ...] = ()
+    faults: tuple[ScriptedFault, ...] = ()
+
+
+def device_class(device: str) -> str | None:
+    if device in DEVICE_CLASSES:
+        return device
+    return "wager_station" if _STATION.match(device) else None
+
+
+def load_sim_script(path: str | Path) -> SimScript:
+    """Read a .toml or .json sim script; SimScriptError says what is wrong and where."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SimScriptError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data: Any = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
+        raise SimScriptError(f"{path}: not valid {kind}: {exc}") from None
+    return parse_sim_script(data, str(path))
+
+
+def parse_sim_script(data: Any, source: str = "sim script") -> SimScript:
+    if not isinstance(data, dict):
+        raise SimScriptError(f"{source}: expected a table/object at the top, got {type(data).__name__}")
+    unknown = set(data) - {"decks", "faults"}
+    if unknown:
+        raise SimScriptError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}; expected decks, faults")
+    decks_raw = data.get("decks", [])
+    faults_raw = data.get("faults", [])
+    if not isinstance(decks_raw, list):
+        raise SimScriptError(f"{source}: decks must be a list of decks")
+    if not isinstance(faults_raw, list):
+        raise SimScriptError(f"{source}: faults must be a list of [[faults]] tables")
+    decks = tuple(_deck(deck, f"{source}: decks[{i}]") for i, deck in enumerate(decks_raw))
+    faults = tuple(_fault(entry, f"{source}: faults[{i}]") for i, entry in enumerate(faults_raw))
+    return SimScript(decks, faults)
+
+
+def _deck(value: Any, where: str) -> tuple[str, ...]:
+    cards = value.split() if isinstance(value, str) else value
+    if not isinstance(cards, list) or not cards:
+        raise SimScriptError(f"{where}: a deck is a non-empty list of cards or a string of spaced cards")
+    for j, card in enumerate(cards):
+        if not is_card(card):
+            raise SimScriptError(f"{where}[{j}]: {card!r} is not a card like \"As\" or \"Td\"")
+    return tuple(cards)
+
+
+def _fault(entry: Any, where: str) -> ScriptedFault:
+    if not isinstance(entry, dict):
+        raise SimScriptError(f"{where}: expected a table with device, fault and when")
+    unknown = set(entry) - _FAULT_KEYS
+    if unknown:
+        raise SimScriptError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    device = entry.get("device")
+    klass = device_class(device) if isinstance(device, str) else None
+    if klass is None or not isinstance(device, str):
+        raise SimScriptError(f"{where}: device={device!r} is not shuffler, shoe, dealer_panel or wager_station_<seat>")
+    behaviours, events = DEVICE_CLASSES[klass]
+    name = entry.get("fault")
+    try:
+        kind = FaultKind(name if isinstance(name, str) else "")
+    except ValueError:
+        raise SimScriptError(f"{where}: fault={name!r} is not one of {', '.join(k.value for k in FaultKind)}") from None
+    if kind not in IMMEDIATE and kind not in behaviours:
+        takes = ", ".join(sorted(k.value for k in IMMEDIATE | set(behaviours)))
+        raise SimScriptError(f"{where}: a {klass} cannot have fault {kind.value!r}; it takes {takes}")
+    when = entry.get("when", "now")
+    if not isinstance(when, str):
+        raise SimScriptError(f"{where}: when must be a string such as \"now\" or \"shuffle 2\", got {when!r}")
+    try:
+        trigger = Trigger.parse(when)
+    except ValueError as exc:
+        raise SimScriptError(f"{where}: {exc}") from None
+    if trigger is not None and trigger.event not in events | COMMON_EVENTS:
+        raise SimScriptError(f"{where}: a {klass} never sees {trigger.event!r}; "
+                             f"when counts one of {', '.join(sorted(events | COMMON_EVENTS))}")
+    persistent = entry.get("persistent", False)
+    delay_ms = entry.get("delay_ms", 0)
+    card = entry.get("card", "joker")
+    data_hex = entry.get("data_hex", "")
+    if not isinstance(persistent, bool):
+        raise SimScriptError(f"{where}: persistent must be true or false, got {persistent!r}")
+    if not isinstance(delay_ms, int) or isinstance(delay_ms, bool):
+        raise SimScriptError(f"{where}: delay_ms must be an integer number of milliseconds, got {delay_ms!r}")
+    if not isinstance(card, str):
+        raise SimScriptError(f"{where}: card must be a string, got {card!r}")
+    try:
+        data = bytes.fromhex(data_hex) if isinstance(data_hex, str) else None
+    except ValueError:
+        data = None
+    if data is None:
+        raise SimScriptError(f"{where}: data_hex must be hex digits such as \"a5 01 ff\", got {data_hex!r}")
+    try:
+        fault = Fault(kind, persistent=persistent, delay_ms=delay_ms, data=data, card=card)
+    except ValueError as exc:
+        raise SimScriptError(f"{where}: {exc}") from None
+    return ScriptedFault(device, fault, trigger)

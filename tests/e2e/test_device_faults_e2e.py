@@ -1,0 +1,126 @@
+"""End to end: a fault injected into a simulator (through a sim script) produces the chapter's remedy.
+
+The whole table runs through `controller.demo.play` on real ptys with a real journal; no broker is needed
+(`mqtt://127.0.0.1:1` refuses, the journal keeps everything). Remedies are read back from the journal file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.cards import STANDARD_DECK
+from controller.config import TableConfig, demo_config
+from controller.demo import ScriptedPolicy, ScriptedRound, play
+from drivers.sim.script import SimScript, load_sim_script
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        "sim_script" not in inspect.signature(play).parameters,
+        reason="controller.demo.play does not take sim_script= yet",
+    ),
+]
+
+NO_BROKER = "mqtt://127.0.0.1:1"
+FAILURE_BOUND = 60.0  # failure bound only; a round takes well under a second
+TOP = ["Ah", "Ad", "9c", "4d", "Qs", "Js", "Ks", "Ts", "9s", "2d", "Ac", "7h", "7s"]
+DECK = TOP + [c for c in STANDARD_DECK if c not in TOP]
+ROUND = ScriptedRound(
+    wagers={1: {"ante": 1000}, 2: {"ante": 500, "three_card_bonus": 200}, 4: {"ante": 500, "six_card_bonus": 300}},
+    decisions={(1, "street_3"): 1000, (1, "street_4"): 1000, (1, "street_5"): 1000,
+               (2, "street_3"): 500, (4, "street_3"): 500, (4, "street_4"): 500, (4, "street_5"): 500},
+)
+
+
+def _config(table_id: str) -> TableConfig:
+    data = demo_config().model_dump()
+    data["table_id"] = table_id
+    return TableConfig.model_validate(data)
+
+
+def _script(tmp_path: Path, faults: str) -> SimScript:
+    path = tmp_path / "faults.toml"
+    path.write_text(f"decks = [{json.dumps(' '.join(DECK))}]\n{faults}")
+    return load_sim_script(path)
+
+
+def _events(journal: Path) -> list[dict[str, Any]]:
+    if not journal.exists():
+        return []
+    db = sqlite3.connect(journal)
+    try:
+        rows = db.execute("select type, rule, round_id, payload from events order by seq").fetchall()
+    except sqlite3.OperationalError:  # the schema is still being created
+        return []
+    finally:
+        db.close()
+    return [{"type": t, "rule": r, "round_id": rid, "payload": json.loads(p)} for t, r, rid, p in rows]
+
+
+def _run(table_id: str, journal: Path, script: SimScript) -> Any:
+    # Passed by keyword dict so the module still imports (and skips) while play lacks the parameter.
+    extra: dict[str, Any] = {"sim_script": script}
+    return play(_config(table_id), rounds=1, broker=NO_BROKER, seed=5, journal_path=journal,
+                policy=ScriptedPolicy([ROUND]), **extra)
+
+
+async def _play(tmp_path: Path, table_id: str, script: SimScript) -> int:
+    return int(await asyncio.wait_for(_run(table_id, tmp_path / "j.sqlite", script), FAILURE_BOUND))
+
+
+async def test_shuffler_jam_reshuffles_and_the_round_plays(tmp_path: Path) -> None:
+    script = _script(tmp_path, '[[faults]]\ndevice = "shuffler"\nfault = "jam"\nwhen = "shuffle 1"\n')
+    assert await _play(tmp_path, "fault-jam", script) == 1
+    types = [(e["type"], e["rule"]) for e in _events(tmp_path / "j.sqlite")]
+    failed = types.index(("shuffle.failed", "655a.13(e)"))
+    assert types[failed - 1][0] == "device.fault"
+    assert types[failed + 1] == ("shuffle.started", "655a.5(a)")
+    assert ("shuffle.completed", "655a.5(b)") in types[failed:]
+    assert types.index(("round.completed", "655a.11(j)")) > failed
+
+
+async def test_shuffler_count_51_removes_the_deck(tmp_path: Path) -> None:
+    script = _script(tmp_path, '[[faults]]\ndevice = "shuffler"\nfault = "count_51"\nwhen = "shuffle 1"\n')
+    journal = tmp_path / "j.sqlite"
+    task = asyncio.create_task(_run("fault-51", journal, script))
+    try:
+        async with asyncio.timeout(FAILURE_BOUND):
+            while not any(e["type"] == "deck.removed" for e in _events(journal)):
+                assert not task.done(), "play ended before the deck was removed"
+                await asyncio.sleep(0.02)  # polling the journal file: the condition is what we wait on
+    finally:
+        # The table now blocks until a supervisor verifies a new deck; stopping it is the runner's "stop now".
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    removed = next(e for e in _events(journal) if e["type"] == "deck.removed")
+    assert removed["rule"] == "655a.5(b)" and removed["payload"]["card_count"] == 51
+    assert not any(e["type"] == "betting.opened" for e in _events(journal))
+
+
+async def test_shoe_jam_while_dealing_voids_the_round(tmp_path: Path) -> None:
+    script = _script(tmp_path, '[[faults]]\ndevice = "shoe"\nfault = "jam"\nwhen = "dispense 2"\n')
+    assert await _play(tmp_path, "fault-shoe", script) == 1
+    events = _events(tmp_path / "j.sqlite")
+    voided = [e for e in events if e["type"] == "round.voided"]
+    assert [e["rule"] for e in voided] == ["655a.13(f)"]
+    assert voided[0]["payload"]["returned"] == {
+        "1": {"ante": 1000}, "2": {"ante": 500, "three_card_bonus": 200}, "4": {"ante": 500, "six_card_bonus": 300}}
+    assert "jam" in voided[0]["payload"]["reason"]
+    assert not any(e["type"] == "round.completed" for e in events)
+
+
+async def test_one_face_up_card_is_discarded_and_the_round_completes(tmp_path: Path) -> None:
+    script = _script(tmp_path, '[[faults]]\ndevice = "shoe"\nfault = "face_up"\nwhen = "dispense 1"\n')
+    assert await _play(tmp_path, "fault-faceup", script) == 1
+    events = _events(tmp_path / "j.sqlite")
+    types = [(e["type"], e["rule"]) for e in events]
+    assert types.count(("card.face_up_discarded", "655a.13(a)")) == 1
+    assert ("round.completed", "655a.11(j)") in types
+    assert not any(e["type"] == "round.voided" for e in events)
