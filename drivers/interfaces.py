@@ -21,6 +21,9 @@ PRE_DEAL_SPOTS = ("ante", "three_card_bonus", "six_card_bonus")
 STREET_SPOTS = ("street_3", "street_4", "street_5")
 SPOTS = PRE_DEAL_SPOTS + STREET_SPOTS
 
+# The Five Card Hand Bonus Wager is made on a seat's electronic wagering terminal (655a.7(d)(5), 643a.7(i)).
+TERMINAL_SPOTS = ("five_card_hand_bonus",)
+
 # Dealer panel buttons. "fold" folds the seat whose decision is awaited.
 BUTTONS = ("no_more_bets", "fold")
 
@@ -109,6 +112,22 @@ class ButtonPressed(DeviceEvent):
     button: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class MetersShown(DeviceEvent):
+    """A progressive sign confirmed the meter values it now displays, in cents by level."""
+
+    levels: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CreditConfirmed(DeviceEvent):
+    """An electronic wagering terminal confirmed a credit to the player's game account (655a.11(i)(3)(iii))."""
+
+    seat: int = 0
+    amount_cents: int = 0
+    reference: str = ""
+
+
 EventSink = Callable[[DeviceEvent], None]
 
 
@@ -152,3 +171,31 @@ class WagerStation(Device, Protocol):
 @runtime_checkable
 class DealerPanel(Device, Protocol):
     """Buttons only: every press arrives as ButtonPressed."""
+
+
+@runtime_checkable
+class ProgressiveSign(Device, Protocol):
+    """The progressive meter display (605a.7): every level's amount, and a win announced on it."""
+
+    async def show_levels(self, levels: Mapping[str, int]) -> None:
+        """Display these meter values (cents by level); MetersShown follows."""
+
+    async def show_win(self, level: str, amount_cents: int, seat: int) -> None:
+        """Announce a progressive win on the sign."""
+
+
+@runtime_checkable
+class ElectronicWagerTerminal(Device, Protocol):
+    """A seat's electronic wagering system for the Five Card Hand Bonus (605a.2): wagers arrive as
+    WagerDetected with a TERMINAL_SPOTS spot; it locks when dealing begins (655a.2(d), 643a.8(b)(3))."""
+
+    seat: int
+
+    async def lock(self) -> None:
+        """Refuse further Five Card Hand Bonus Wagers; LockAcknowledged(locked=True) follows."""
+
+    async def unlock(self) -> None:
+        """Take Five Card Hand Bonus Wagers again; LockAcknowledged(locked=False) follows."""
+
+    async def credit(self, amount_cents: int, reference: str) -> None:
+        """Credit a win to the player's game account; CreditConfirmed follows."""
