@@ -17,10 +17,11 @@ import time
 
 from controller.cards import STANDARD_DECK
 from controller.engine.inputs import Command, OpenTable
-from controller.engine.mississippi_stud import MississippiStudEngine
+from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
 from controller.games import mississippi_stud as ms
 from controller.games.mississippi_stud import MississippiStudRules
+from controller.games.mississippi_stud_spec import MississippiStudSpec
 from drivers.interfaces import (
     ButtonPressed,
     LockAcknowledged,
@@ -56,7 +57,7 @@ def settle_only(decks: list[list[str]]) -> None:
 
 
 def engine_rounds(decks: list[list[str]]) -> None:
-    engine = MississippiStudEngine(RULES)
+    engine = RoundEngine(MississippiStudSpec(), RULES)
     state = TableState("bench")
     pending = list(decks)
     shoe: list[str] = []

@@ -16,10 +16,10 @@ import structlog
 
 from controller.config import ConfigError, TableConfig
 from controller.engine.inputs import Command, Input, OpenTable
-from controller.engine.mississippi_stud import MississippiStudEngine
+from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
 from controller.events import DomainEvent, JournaledEvent
-from controller.games.mississippi_stud import MississippiStudRules
+from controller.games.specs import spec_for
 from controller.journal import Journal
 from drivers.interfaces import Device, DeviceEvent, DeviceFault, DeviceOffline
 
@@ -42,9 +42,10 @@ class TableService:
         self.config = config
         self.devices = dict(devices)
         self.journal = journal
-        if not isinstance(config.game, MississippiStudRules):
-            raise ConfigError(f"chapter {config.game.chapter} has no round engine yet; only 655a tables run")
-        self.engine = MississippiStudEngine(config.game)
+        spec = spec_for(config.game)
+        if spec is None:
+            raise ConfigError(f"chapter {config.game.chapter} has no round engine yet")
+        self.engine = RoundEngine(spec, config.game, getattr(config.game, "dealing_method", "automated_shoe"))
         self.state = TableState(config.table_id, rounds_played=journal.last_round_no())
         self._on_journaled = on_journaled
         self._clock = clock

@@ -24,8 +24,10 @@ SPOTS = PRE_DEAL_SPOTS + STREET_SPOTS
 # The Five Card Hand Bonus Wager is made on a seat's electronic wagering terminal (655a.7(d)(5), 643a.7(i)).
 TERMINAL_SPOTS = ("five_card_hand_bonus",)
 
-# Dealer panel buttons. "fold" folds the seat whose decision is awaited.
-BUTTONS = ("no_more_bets", "fold")
+# Dealer panel buttons. "fold" folds, "let_it_ride"/"withdraw" answer the Let It Ride decision (643a.11(b)),
+# of the seat whose decision is awaited; "dealt" confirms a deal from the hand is on the layout; the others
+# report irregularities only the dealer can see (643a.13(b), (d)).
+BUTTONS = ("no_more_bets", "fold", "let_it_ride", "withdraw", "dealt", "drawn_in_error", "community_exposed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +57,18 @@ class DeviceFault(DeviceEvent):
 
 @dataclass(frozen=True, slots=True)
 class ShuffleCompleted(DeviceEvent):
-    """A counting shuffler finished a shuffle; card_count is what it counted (52 when intact)."""
+    """A counting shuffler finished a shuffle; card_count is what it counted (52 when intact). A
+    card-reading shuffler also gives the order, top card first (how cards dealt from the hand are known)."""
 
     card_count: int = 0
+    order: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CardDrawn(DeviceEvent):
+    """A manual dealing shoe's reader saw the dealer draw this card (643a.8(c))."""
+
+    card: str = ""
 
 
 @dataclass(frozen=True, slots=True)

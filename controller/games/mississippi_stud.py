@@ -224,8 +224,9 @@ class MississippiStudRules(ChapterRules):
 
     chapter: Literal["655a"]
     seats: int = Field(6, ge=1, le=6, description="betting positions, at most six (655a.2(a))")
-    dealing_method: Literal["automated_shoe"] = Field(
-        "automated_shoe", description="655a.10; manual shoe and hand dealing come with the round engine issue")
+    dealing_method: Literal["automated_shoe", "manual_shoe", "hand"] = Field(
+        "automated_shoe", description="655a.10 automated dealing shoe, 655a.8 manual dealing shoe with a card "
+                                      "reader, or 655a.9 from the hand (needs a card-reading shuffler)")
     ante_min_cents: int = Field(500, gt=0)
     ante_max_cents: int = Field(10_000, gt=0)
     three_card_bonus_paytable: Literal["A", "B", "C", "D"] | None = Field(

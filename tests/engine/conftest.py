@@ -14,10 +14,11 @@ import pytest
 
 from controller.cards import STANDARD_DECK
 from controller.engine.inputs import Command, Input, OpenTable
-from controller.engine.mississippi_stud import MississippiStudEngine
+from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
 from controller.events import DomainEvent
 from controller.games.mississippi_stud import MississippiStudRules
+from controller.games.mississippi_stud_spec import MississippiStudSpec
 from drivers.interfaces import (
     ButtonPressed,
     LockAcknowledged,
@@ -36,7 +37,7 @@ def arranged_deck(top: Sequence[str]) -> list[str]:
 
 @dataclass
 class PureTable:
-    engine: MississippiStudEngine
+    engine: RoundEngine
     state: TableState
     decks: list[list[str]] = field(default_factory=list)
     shoe: list[str] = field(default_factory=list)
@@ -91,7 +92,7 @@ def make_table():
     def make(decks: Sequence[Sequence[str]] = (), **rules: object) -> PureTable:
         r = MississippiStudRules.model_validate({"chapter": "655a", "three_card_bonus_paytable": "A",
                                                  "six_card_bonus_paytable": "C", **rules})
-        t = PureTable(MississippiStudEngine(r), TableState("t1"), [list(d) for d in decks])
+        t = PureTable(RoundEngine(MississippiStudSpec(), r), TableState("t1"), [list(d) for d in decks])
         t.feed(OpenTable())
         return t
     return make

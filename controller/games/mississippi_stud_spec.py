@@ -1,0 +1,74 @@
+"""Chapter 655a as the round engine sees it: wagers, dealing order per method, streets, settlement."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from controller.engine.spec import DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
+from controller.games import mississippi_stud as ms
+from controller.games.mississippi_stud import MississippiStudRules
+from controller.games.mississippi_stud_round import MississippiStudRound, MississippiStudSeat, settle
+from controller.games.settlement import Settled
+from controller.money import Cents
+
+COMMUNITY = tuple(f"community#{i}" for i in range(1, ms.COMMUNITY_CARDS + 1))
+SIX_CARD = ("six_card_bonus",) * ms.SIX_CARD_BONUS_CARDS
+
+
+class MississippiStudSpec:
+    chapter: str = ms.CHAPTER
+    name: str = ms.NAME
+    main_wagers: tuple[str, ...] = ("ante", "street_3", "street_4", "street_5")
+    citations: Mapping[str, str] = {
+        "open": "655a.4", "shuffle": "655a.5(a)", "count": "655a.5(b)", "betting": "655a.7(c)",
+        "player": "655a.7(d)(1)", "seat": "655a.2(a)", "complete": "655a.11(j)"}
+    reveal_before: Mapping[str, tuple[str, str, str]] = {
+        "six_card_bonus": ("six_card_bonus.revealed", "655a.11(i)(4)", "six_card_bonus")}
+
+    def seats(self, rules: MississippiStudRules) -> int:
+        return rules.seats
+
+    def offers(self, rules: MississippiStudRules) -> Sequence[Offer]:
+        out = [Offer("ante", ms.WAGER_RULES["ante"], rules.ante_min_cents, rules.ante_max_cents)]
+        if rules.three_card_bonus_paytable:
+            out.append(Offer("three_card_bonus", ms.WAGER_RULES["three_card_bonus"],
+                             rules.three_card_bonus_min_cents, rules.three_card_bonus_max_cents))
+        if rules.six_card_bonus_paytable:
+            out.append(Offer("six_card_bonus", ms.WAGER_RULES["six_card_bonus"],
+                             rules.six_card_bonus_min_cents, rules.six_card_bonus_max_cents))
+        return out
+
+    def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
+        # 655a.7(d)(1): only an Ante makes a player; optional wagers without one go back.
+        return None if wagers.get("ante") else "no Ante Wager at this seat"
+
+    def plan(self, rules: MississippiStudRules, method: DealingMethod, players: Sequence[int],
+             wagers: Mapping[int, Mapping[str, Cents]]) -> DealPlan:
+        six = SIX_CARD if any(w.get("six_card_bonus") for w in wagers.values()) else ()
+        if method == "automated_shoe":
+            # 655a.10(b): a two-card stack to each player clockwise; (c): then from the stub by hand,
+            # the four Six Card Bonus cards when any seat wagered it, then the three community cards.
+            stacks = tuple(Stack((f"seat:{n}",) * ms.PLAYER_CARDS, "655a.10(b)") for n in players)
+            return DealPlan("655a.10(c)", stacks=stacks, from_stub=six + COMMUNITY)
+        # 655a.8(d), 655a.9(b): the Six Card Bonus cards first, then the players' two cards (one at a time
+        # around the table, clockwise from the dealer's left), then the three community cards.
+        rule = "655a.8(d)" if method == "manual_shoe" else "655a.9(b)"
+        players_cards = tuple(f"seat:{n}" for _ in range(ms.PLAYER_CARDS) for n in players)
+        return DealPlan(rule, cards=six + players_cards + COMMUNITY)
+
+    def decisions(self, rules: MississippiStudRules) -> Sequence[Decision]:
+        return tuple(Decision(st.spot, st.name, st.decide_rule, "wager_or_fold", st.spot, COMMUNITY[i], st.reveal_rule)
+                     for i, st in enumerate(ms.STREETS))
+
+    def allowed(self, rules: MississippiStudRules, decision: Decision, wagers: Mapping[str, Cents]) -> Sequence[Cents]:
+        ante = wagers.get("ante", 0)
+        return [m * ante for m in ms.STREET_MULTIPLES]
+
+    def settle(self, rules: MississippiStudRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
+        record = MississippiStudRound(
+            chapter="655a", round_id=table.round_id, community=list(table.areas.get("community", ())),
+            six_card_bonus_cards=list(table.areas.get("six_card_bonus", ())),
+            seats=[MississippiStudSeat(seat=s.seat, cards=list(s.cards), wagers=dict(s.wagers),
+                                       folded_on=s.folded_on)
+                   for s in table.seats])
+        return settle(rules, record)

@@ -1,0 +1,15 @@
+"""Which chapters the live round engine can run, and their specs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from controller.engine.spec import ChapterSpec
+from controller.games.mississippi_stud_spec import MississippiStudSpec
+
+SPECS: dict[str, ChapterSpec] = {"655a": MississippiStudSpec()}
+
+
+def spec_for(rules: Any) -> ChapterSpec | None:
+    """The chapter's spec for these rules, or None when its round engine is not built yet."""
+    return SPECS.get(getattr(rules, "chapter", ""))
