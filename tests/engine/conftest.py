@@ -15,12 +15,14 @@ import pytest
 from controller.cards import STANDARD_DECK
 from controller.engine.inputs import Command, Input, OpenTable
 from controller.engine.round import RoundEngine
+from controller.engine.spec import ChapterSpec, DealingMethod
 from controller.engine.state import TableState
 from controller.events import DomainEvent
 from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.mississippi_stud_spec import MississippiStudSpec
 from drivers.interfaces import (
     ButtonPressed,
+    CardDrawn,
     LockAcknowledged,
     ShuffleCompleted,
     StackDispensed,
@@ -37,6 +39,10 @@ def arranged_deck(top: Sequence[str]) -> list[str]:
 
 @dataclass
 class PureTable:
+    """The engine with perfect devices: the shuffler counts 52 (and, dealing from the hand, reports the
+    order), the automated shoe dispenses stacks and the stub, stations confirm locks at once. A manual
+    shoe's draws are fed by draw(); a deal from the hand is confirmed by press("dealt")."""
+
     engine: RoundEngine
     state: TableState
     decks: list[list[str]] = field(default_factory=list)
@@ -65,7 +71,8 @@ class PureTable:
     def answer(self, c: Command) -> list[Input]:
         if c.verb == "shuffle":
             self.shoe = self.decks.pop(0) if self.decks else list(STANDARD_DECK)
-            return [ShuffleCompleted("shuffler", card_count=len(self.shoe))]
+            order = tuple(self.shoe) if self.engine.method == "hand" else ()
+            return [ShuffleCompleted("shuffler", card_count=len(self.shoe), order=order)]
         if c.verb == "dispense_stack":
             stack, self.shoe = self.shoe[: c.cards], self.shoe[c.cards:]
             return [StackDispensed("shoe", cards=tuple(stack))]
@@ -77,6 +84,16 @@ class PureTable:
             return [LockAcknowledged(f"wager_station_{c.seat}", seat=c.seat, locked=c.verb == "lock")]
         raise AssertionError(f"unexpected command {c}")
 
+    def draw(self, n: int | None = None) -> list[DomainEvent]:
+        """A manual dealing shoe: the dealer draws n cards (all the deal needs by default), the reader
+        reports each."""
+        out: list[DomainEvent] = []
+        while self.shoe and (n is None or n > 0) and self.state.phase.value == "dealing":
+            card, self.shoe = self.shoe[0], self.shoe[1:]
+            out += self.feed(CardDrawn("shoe", card=card))
+            n = None if n is None else n - 1
+        return out
+
     def wager(self, seat: int, spot: str, cents: int) -> list[DomainEvent]:
         return self.feed(WagerDetected(f"wager_station_{seat}", seat=seat, spot=spot, amount_cents=cents))
 
@@ -87,14 +104,26 @@ class PureTable:
         return [e.type for e in (self.events if events is None else events)]
 
 
+def open_table(spec: ChapterSpec, rules: object, method: DealingMethod = "automated_shoe",
+               decks: Sequence[Sequence[str]] = ()) -> PureTable:
+    t = PureTable(RoundEngine(spec, rules, method), TableState("t1"), [list(d) for d in decks])
+    t.feed(OpenTable())
+    return t
+
+
+@pytest.fixture
+def chapter_table():
+    """Any chapter: chapter_table(spec, rules, method="automated_shoe", decks=())."""
+    return open_table
+
+
 @pytest.fixture
 def make_table():
-    def make(decks: Sequence[Sequence[str]] = (), **rules: object) -> PureTable:
+    def make(decks: Sequence[Sequence[str]] = (), method: DealingMethod = "automated_shoe",
+             **rules: object) -> PureTable:
         r = MississippiStudRules.model_validate({"chapter": "655a", "three_card_bonus_paytable": "A",
                                                  "six_card_bonus_paytable": "C", **rules})
-        t = PureTable(RoundEngine(MississippiStudSpec(), r), TableState("t1"), [list(d) for d in decks])
-        t.feed(OpenTable())
-        return t
+        return open_table(MississippiStudSpec(), r, method, decks)
     return make
 
 

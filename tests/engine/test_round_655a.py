@@ -273,3 +273,52 @@ def test_a_foreign_card_read_by_the_shoe_voids_the_round(make_table):
     t.press("no_more_bets")
     void = next(e for e in t.events if e.type == "round.voided")
     assert void.rule == "655a.13(c)" and void.payload["returned"] == {"3": {"ante": 500}}
+
+
+def test_manual_shoe_deals_card_by_card_in_the_chapters_order(make_table, deck):
+    # 655a.8(d): the Six Card Bonus cards first, then two cards to each player one at a time clockwise,
+    # then the three community cards; the reader reports every card drawn.
+    t = make_table([deck(["Js", "Jc", "3d", "4d", "Ah", "2c", "Ad", "2d", "Ks", "Kh", "5s"])], method="manual_shoe")
+    t.wager(1, "ante", 500)
+    t.wager(1, "six_card_bonus", 100)
+    t.wager(2, "ante", 500)
+    t.press("no_more_bets")
+    assert t.state.phase.value == "dealing"
+    dealt = t.draw()
+    assert [e.rule for e in dealt if e.type == "card.dealt"] == ["655a.8(d)"] * 11
+    r = t.state.round
+    assert (r.seats[1].cards, r.seats[2].cards) == (["Ah", "Ad"], ["2c", "2d"])
+    assert (r.areas["six_card_bonus"], r.areas["community"]) == (["Js", "Jc", "3d", "4d"], ["Ks", "Kh", "5s"])
+    assert t.types(dealt)[-2:] == ["stub.discarded", "decision.requested"]
+
+
+def test_hand_dealing_uses_the_shufflers_order_and_waits_for_the_dealer(make_table, deck):
+    t = make_table([deck(["Ah", "2c", "Ad", "2d", "Ks", "Kh", "5s"])], method="hand")
+    t.wager(1, "ante", 500)
+    t.wager(2, "ante", 500)
+    t.press("no_more_bets")
+    assert t.state.phase.value == "dealt" and t.types()[-1] == "deal.awaiting_dealer"
+    confirmed = t.press("dealt")
+    assert [(e.type, e.rule, e.payload.get("seat")) for e in confirmed[:3]] == [
+        ("cards.dealt", "655a.9(b)", 1), ("cards.dealt", "655a.9(b)", 2), ("community.dealt", "655a.9(b)", None)]
+    assert t.state.round.seats[1].cards == ["Ah", "Ad"]
+
+
+def test_a_community_card_exposed_early_voids_the_round(make_table):
+    t = make_table()
+    t.wager(1, "ante", 500)
+    t.press("no_more_bets")
+    t.wager(1, "street_3", 500)
+    void = t.press("community_exposed")
+    assert [(e.type, e.rule) for e in void][:1] == [("round.voided", "655a.13(d)")]
+    assert void[0].payload["returned"] == {"1": {"ante": 500, "street_3": 500}}
+
+
+def test_a_card_drawn_in_error_is_recorded_and_used(make_table):
+    t = make_table(method="manual_shoe")
+    t.wager(1, "ante", 500)
+    t.press("no_more_bets")
+    t.draw(1)
+    assert [(e.type, e.rule) for e in t.press("drawn_in_error")] == [("card.drawn_in_error", "655a.13(b)")]
+    t.draw()
+    assert t.types()[-1] == "decision.requested"
