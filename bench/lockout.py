@@ -12,7 +12,10 @@ Baseline ("line time"): how long the frames on the critical path take on a real 
 Pseudo-terminals ignore the baud rate, so the ratio says how much of the budget the software spends
 compared with the wire itself.
 
-    .venv/bin/python bench/lockout.py [--trials 1000] [--stations 7]
+With --bus the stations share one multi-drop line (one pty, reference-wager-bus driver): the stations'
+`locked` answers then follow each other on the shared return pair, and the baseline counts them all.
+
+    .venv/bin/python bench/lockout.py [--trials 1000] [--stations 7] [--bus]
 """
 
 from __future__ import annotations
@@ -33,30 +36,45 @@ from controller.journal import Journal
 from controller.logs import configure_logging
 from drivers.interfaces import ButtonPressed, DeviceEvent, LockAcknowledged, WagerStation
 from drivers.protocol import HOST_ADDRESS, Kind, encode_frame, encode_message
+from drivers.reference.wager_bus import WagerBus
 from drivers.registry import create_driver
+from drivers.sim.base import SimDevice
 from drivers.sim.dealer_panel import DealerPanelSim
+from drivers.sim.wager_bus import WagerBusSim
 from drivers.sim.wager_station import WagerStationSim
 
 BAUD = 115200
 BITS_PER_BYTE = 10  # 8N1: start bit, eight data bits, stop bit
 
 
-def line_time_ms() -> float:
+def line_time_ms(stations: int = 1) -> float:
+    """Critical-path line time (ACKs left out, as ever). `stations` > 1: that many stations on one 4-wire line,
+    where the host's lock frames overlap the answers and the stations' `locked` frames share the return pair."""
     press = encode_frame(HOST_ADDRESS, 1, Kind.DATA, encode_message({"evt": "button", "button": "no_more_bets"}))
     lock = encode_frame(1, 1, Kind.DATA, encode_message({"cmd": "lock"}))
-    locked = encode_frame(HOST_ADDRESS, 1, Kind.DATA, encode_message({"evt": "locked"}))
-    return (len(press) + len(lock) + len(locked)) * BITS_PER_BYTE / BAUD * 1000
+    src = {"src": 1} if stations > 1 else {}
+    locked = encode_frame(HOST_ADDRESS, 1, Kind.DATA, encode_message({"evt": "locked", **src}))
+    return (len(press) + len(lock) + stations * len(locked)) * BITS_PER_BYTE / BAUD * 1000
 
 
-async def run(trials: int, stations: int, progress: Callable[[int], None]) -> list[float]:
+async def run(trials: int, stations: int, progress: Callable[[int], None], bus: bool = False) -> list[float]:
     panel_sim = DealerPanelSim("dealer_panel")
-    sims = [WagerStationSim(f"wager_station_{n}", n) for n in range(1, stations + 1)]
+    sims: list[SimDevice | WagerBusSim] = []
+    if bus:
+        sims.append(WagerBusSim("wager_bus", seats=range(1, stations + 1)))
+    else:
+        sims.extend(WagerStationSim(f"wager_station_{n}", n) for n in range(1, stations + 1))
     for sim in (panel_sim, *sims):
         await sim.start()
     quiet = {"heartbeat_interval": 0}  # no pings competing with the measured frames
     panel = create_driver("dealer_panel", {"driver": "reference-dealer-panel", "port": panel_sim.port, **quiet})
     drivers: list[WagerStation] = []
-    for n, sim in enumerate(sims, start=1):
+    if bus:
+        line = create_driver("wager_bus", {"driver": "reference-wager-bus", "port": sims[0].port,
+                                           "seats": list(range(1, stations + 1)), **quiet})
+        assert isinstance(line, WagerBus)
+        drivers.extend(line.stations.values())
+    for n, sim in enumerate(sims if not bus else [], start=1):
         d = create_driver(f"wager_station_{n}",
                           {"driver": "reference-wager-station", "port": sim.port, "seat": n, **quiet})
         assert isinstance(d, WagerStation)
@@ -106,6 +124,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=1000)
     ap.add_argument("--stations", type=int, default=7)
+    ap.add_argument("--bus", action="store_true", help="all stations on one multi-drop line")
     args = ap.parse_args()
     configure_logging(json=False, level="warning")  # the figures are the output; logs only if something fails
 
@@ -113,11 +132,12 @@ def main() -> int:
         if done % 100 == 0:
             print(f"  {done}/{args.trials} trials", file=sys.stderr, flush=True)
 
-    samples = asyncio.run(run(args.trials, args.stations, progress))
+    samples = asyncio.run(run(args.trials, args.stations, progress, args.bus))
     q = statistics.quantiles(samples, n=100, method="inclusive")
     p50, p99 = statistics.median(samples), q[98]
-    floor = line_time_ms()
-    print(f"lock-out, {args.stations} stations, {args.trials} trials over pseudo-terminals")
+    floor = line_time_ms(args.stations if args.bus else 1)
+    wiring = "on one multi-drop line" if args.bus else "each on its own line"
+    print(f"lock-out, {args.stations} stations {wiring}, {args.trials} trials over pseudo-terminals")
     print(f"line time of the critical-path frames at {BAUD} baud (baseline): {floor:.3f} ms")
     print(f"p50 {p50:.3f} ms ({p50 / floor:.2f}x line time)   mean {statistics.fmean(samples):.3f} ms   "
           f"max {max(samples):.3f} ms")

@@ -41,12 +41,39 @@ class JournalSettings(_Strict):
 
 
 class Devices(_Strict):
-    """Each device: {driver = "<entry point name>", ...its driver's settings}."""
+    """Each device: {driver = "<entry point name>", ...its driver's settings}.
+
+    Wager stations come one per seat (`wager_stations`, each on its own line), on one multi-drop line
+    (`wager_bus`, whose `stations` = [{seat, address}] or `seats` = [...] name the seats it covers), or both.
+    """
 
     shuffler: dict[str, Any]
     shoe: dict[str, Any]
     dealer_panel: dict[str, Any]
-    wager_stations: list[dict[str, Any]]
+    wager_stations: list[dict[str, Any]] = []
+    wager_bus: dict[str, Any] | None = None
+    progressive_sign: dict[str, Any] | None = None
+    wager_terminals: list[dict[str, Any]] = []  # one per seat with a Five Card Hand Bonus terminal
+
+    def station_seats(self) -> list[tuple[int, str]]:
+        """(seat, where it is configured) for every wager station, in config order."""
+        found = [(_seat_of(s.get("seat")), f"devices.wager_stations[{i}]") for i, s in enumerate(self.wager_stations)]
+        bus = self.wager_bus
+        if bus is not None:
+            stations = bus.get("stations", [])
+            seats = bus.get("seats", [])
+            if not isinstance(stations, list) or not isinstance(seats, list):
+                raise ValueError("devices.wager_bus: `stations` must be a list of {seat, address} tables and "
+                                 "`seats` a list of seat numbers")
+            found += [(_seat_of(s.get("seat") if isinstance(s, dict) else None), f"devices.wager_bus.stations[{i}]")
+                      for i, s in enumerate(stations)]
+            found += [(_seat_of(seat), f"devices.wager_bus.seats[{i}]") for i, seat in enumerate(seats)]
+        return found
+
+
+def _seat_of(value: Any) -> int:
+    # A seat that is missing or not a number counts as seat 0, which the per-seat check then reports.
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 class TableConfig(_Strict):
@@ -60,12 +87,22 @@ class TableConfig(_Strict):
     def _one_station_per_seat(self) -> TableConfig:
         if self.devices is None:
             return self
-        seats = sorted(int(s.get("seat", 0)) for s in self.devices.wager_stations)
+        found = self.devices.station_seats()
+        seats = sorted(seat for seat, _where in found)
         wanted = list(range(1, self.game.seats + 1))
         if seats != wanted:
+            problems = [f"seat {n} has no station" for n in wanted if n not in seats]
+            for n in sorted(set(seats)):
+                places = [where for seat, where in found if seat == n]
+                if n not in wanted:
+                    problems.append(f"{' and '.join(places)} {'name' if len(places) > 1 else 'names'} "
+                                    f"seat {n}, which the game does not have")
+                elif len(places) > 1:
+                    problems.append(f"seat {n} is doubled ({' and '.join(places)})")
             raise ValueError(
-                f"devices.wager_stations must have one station per seat {wanted} (game.seats = "
-                f"{self.game.seats}); found seats {seats}: give each station a distinct `seat`")
+                f"devices.wager_stations and devices.wager_bus must have one station per seat {wanted} "
+                f"(game.seats = {self.game.seats}); found seats {seats}: {'; '.join(problems)}. Give each seat "
+                f"exactly one station, in wager_stations or on the wager_bus")
         return self
 
 

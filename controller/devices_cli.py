@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from controller.config import TableConfig
-from controller.runner import build_devices
+from controller.runner import build_devices, configured_devices
 from drivers.interfaces import DeviceEvent, DeviceOffline, DeviceOnline
 from drivers.registry import available_drivers, settings_model
 from drivers.sim.script import SimScript
@@ -65,10 +65,11 @@ async def probe(config: TableConfig, ports: Mapping[str, str] | None = None) -> 
 
 
 def _raw_settings(config: TableConfig) -> dict[str, Mapping[str, Any]]:
+    raw = configured_devices(config)
     d = config.devices
-    assert d is not None
-    raw: dict[str, Mapping[str, Any]] = {"shuffler": d.shuffler, "shoe": d.shoe, "dealer_panel": d.dealer_panel}
-    raw.update({f"wager_station_{int(s['seat'])}": s for s in d.wager_stations})
+    if d is not None and d.wager_bus is not None:  # a bus's stations share its settings and line
+        raw.update({f"wager_station_{seat}": d.wager_bus for seat, where in d.station_seats()
+                    if where.startswith("devices.wager_bus")})
     return raw
 
 

@@ -26,9 +26,13 @@ from controller.journal import Journal
 from controller.mqtt import EventPublisher
 from controller.service import TableService, station_id
 from drivers.interfaces import Device
+from drivers.reference.wager_bus import WagerBus
 from drivers.registry import create_driver
 
 log = structlog.get_logger("tablectl")
+
+# The device id of the config's [devices.wager_bus]: the key for its port in `ports` (simulators).
+WAGER_BUS_ID = "wager_bus"
 
 Companions = Callable[[TableService], list[Coroutine[Any, Any, None]]]
 
@@ -47,15 +51,36 @@ def playable(config: TableConfig) -> str | None:
     return None
 
 
+def configured_devices(config: TableConfig) -> dict[str, Mapping[str, Any]]:
+    """Device id -> raw driver settings for every device configured one per entry (a wager bus's per-seat
+    stations are expanded by build_devices)."""
+    d = config.devices
+    if d is None:
+        return {}
+    raw: dict[str, Mapping[str, Any]] = {"shuffler": d.shuffler, "shoe": d.shoe, "dealer_panel": d.dealer_panel}
+    raw.update({station_id(int(s["seat"])): s for s in d.wager_stations})
+    if d.progressive_sign is not None:
+        raw["progressive_sign"] = d.progressive_sign
+    raw.update({f"wager_terminal_{int(t['seat'])}": t for t in d.wager_terminals})
+    return raw
+
+
 def build_devices(config: TableConfig, ports: Mapping[str, str] | None = None) -> dict[str, Device]:
     """The configured drivers, keyed by device id; `ports` overrides configured ports (simulators)."""
     ports = ports or {}
     d = config.devices
     if d is None:
         raise ConfigError(playable(config) or "no [devices] table")
-    raw = {"shuffler": d.shuffler, "shoe": d.shoe, "dealer_panel": d.dealer_panel}
-    raw.update({station_id(int(s["seat"])): s for s in d.wager_stations})
-    return {dev: create_driver(dev, settings, ports.get(dev)) for dev, settings in raw.items()}
+    raw = configured_devices(config)
+    devices = {dev: create_driver(dev, settings, ports.get(dev)) for dev, settings in raw.items()}
+    if d.wager_bus is not None:
+        # The service addresses stations by seat; the bus's per-seat stations share its line and lifetime.
+        bus = create_driver(WAGER_BUS_ID, d.wager_bus, ports.get(WAGER_BUS_ID))
+        if not isinstance(bus, WagerBus):
+            raise ConfigError(f"devices.wager_bus: driver {d.wager_bus.get('driver')!r} does not drive a wager bus "
+                              f"(it has no per-seat `stations`); use e.g. driver = \"reference-wager-bus\"")
+        devices.update({station_id(seat): station for seat, station in bus.stations.items()})
+    return devices
 
 
 def default_journal_path(table_id: str) -> Path:

@@ -159,7 +159,18 @@ class FrameParser:
 
 # --- message vocabulary --------------------------------------------------------------------------
 
-COMMANDS = ("identify", "ping", "shuffle", "dispense", "remove_stub", "lock", "unlock")
+COMMANDS = (
+    "identify",
+    "ping",
+    "shuffle",
+    "dispense",
+    "remove_stub",
+    "lock",
+    "unlock",
+    "show_levels",
+    "show_win",
+    "credit",
+)
 EVENTS = (
     "identity",
     "pong",
@@ -167,11 +178,14 @@ EVENTS = (
     "stack",
     "stub",
     "face_up",
+    "card",
     "locked",
     "unlocked",
     "wager",
     "wager_refused",
     "button",
+    "levels_shown",
+    "credited",
     "fault",
 )
 RANKS = "23456789TJQKA"

@@ -1,11 +1,11 @@
-"""Reference-protocol automated (stack-dispensing) dealing shoe with card reader."""
+"""Reference-protocol dealing shoe with card reader: automated (stack-dispensing) or manual (`card` per draw)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from drivers.interfaces import DeviceEvent, DeviceFault, FaceUpCard, StackDispensed, StubRemoved
+from drivers.interfaces import CardDrawn, DeviceEvent, DeviceFault, FaceUpCard, StackDispensed, StubRemoved
 from drivers.protocol import is_card, is_foreign_card
 from drivers.reference.base import BadMessage, ReferenceDevice, ReferenceSettings, Translator
 
@@ -25,6 +25,7 @@ class ReferenceDealingShoe(ReferenceDevice):
             "stack": lambda m: self._cards(m, StackDispensed),
             "stub": lambda m: self._cards(m, StubRemoved),
             "face_up": self._face_up,
+            "card": self._drawn,
         }
 
     def _cards(self, message: Mapping[str, Any], kind: type[StackDispensed | StubRemoved]) -> DeviceEvent:
@@ -50,6 +51,16 @@ class ReferenceDealingShoe(ReferenceDevice):
             raise BadMessage(f"face_up: 'card' must be a card like \"As\", got {card!r}")
         assert isinstance(card, str)
         return FaceUpCard(self.device_id, card)
+
+    def _drawn(self, message: Mapping[str, Any]) -> DeviceEvent:
+        card = message.get("card")
+        if is_foreign_card(card):
+            return DeviceFault(self.device_id, "foreign_card",
+                               f"card: the reader saw {card!r}, not a card of a standard 52-card deck")
+        if not is_card(card):
+            raise BadMessage(f"card: 'card' must be a card like \"As\", got {card!r}")
+        assert isinstance(card, str)
+        return CardDrawn(self.device_id, card)
 
     async def dispense_stack(self, cards: int) -> None:
         if cards < 1:

@@ -1,4 +1,4 @@
-"""Reference-protocol counting batch shuffler."""
+"""Reference-protocol counting batch shuffler, optionally card-reading (`order` in shuffle_complete)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from drivers.interfaces import ShuffleCompleted
-from drivers.reference.base import ReferenceDevice, ReferenceSettings, Translator, require_count
+from drivers.reference.base import ReferenceDevice, ReferenceSettings, Translator, require_cards, require_count
 
 
 class ReferenceShufflerSettings(ReferenceSettings):
@@ -23,7 +23,10 @@ class ReferenceShuffler(ReferenceDevice):
         return {"shuffle_complete": self._shuffle_complete}
 
     def _shuffle_complete(self, message: Mapping[str, Any]) -> ShuffleCompleted:
-        return ShuffleCompleted(self.device_id, require_count(message, "count"))
+        # Only a card-reading shuffler sends the order; without it the table cannot deal from the hand,
+        # which the engine reports, so its absence is not a malformed message.
+        order = require_cards(message, "order") if "order" in message else ()
+        return ShuffleCompleted(self.device_id, require_count(message, "count"), order)
 
     async def shuffle(self) -> None:
         await self.command({"cmd": "shuffle"})

@@ -35,6 +35,8 @@ from drivers.sim.faults import (
     FaultKind,
     Trigger,
 )
+from drivers.sim.progressive_sign import SIGN_EVENTS
+from drivers.sim.wager_terminal import WAGER_TERMINAL_EVENTS
 
 # Per device class, the same tables the simulators use, so a bad script fails at load rather than mid-run.
 DEVICE_CLASSES: dict[str, tuple[Mapping[FaultKind, str], frozenset[str]]] = {
@@ -42,8 +44,11 @@ DEVICE_CLASSES: dict[str, tuple[Mapping[FaultKind, str], frozenset[str]]] = {
     "shoe": (SHOE_BEHAVIOUR, SHOE_EVENTS),
     "wager_station": (WAGER_STATION_BEHAVIOUR, WAGER_STATION_EVENTS),
     "dealer_panel": ({}, DEALER_PANEL_EVENTS),
+    "progressive_sign": ({}, SIGN_EVENTS),
+    "wager_terminal": ({}, WAGER_TERMINAL_EVENTS),
 }
 _STATION = re.compile(r"^wager_station_([1-9][0-9]*)$")
+_TERMINAL = re.compile(r"^wager_terminal_([1-9][0-9]*)$")
 _FAULT_KEYS = frozenset({"device", "fault", "when", "persistent", "delay_ms", "data_hex", "card"})
 
 
@@ -67,6 +72,8 @@ class SimScript:
 def device_class(device: str) -> str | None:
     if device in DEVICE_CLASSES:
         return device
+    if _TERMINAL.match(device):
+        return "wager_terminal"
     return "wager_station" if _STATION.match(device) else None
 
 

@@ -1,4 +1,4 @@
-"""Simulated automated dealing shoe with a card reader."""
+"""Simulated dealing shoe with a card reader: automated (stack-dispensing) or manual (the dealer draws)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,16 @@ from typing import Any, ClassVar
 from drivers.sim.base import SimDevice
 from drivers.sim.faults import SHOE_BEHAVIOUR, SHOE_EVENTS, FaultKind
 
+# Manual shoe: a draw goes through the same gate and reader as a dispense, so the faults that act on the
+# next dispense (jam, face_up, foreign) act on the next draw when the shoe is dealt from by hand.
+DRAW_FAULTS_AS = "dispense"
+
 
 class ShoeSim(SimDevice):
     model = "SIM-SHOE"
     behaviours: ClassVar[Mapping[FaultKind, str]] = SHOE_BEHAVIOUR
-    events: ClassVar[frozenset[str]] = SHOE_EVENTS
+    # "draw" counts for triggers given through the Python API (inject(..., "draw 3")).
+    events: ClassVar[frozenset[str]] = SHOE_EVENTS | {"draw"}
 
     def __init__(self, device_id: str, address: int = 1) -> None:
         super().__init__(device_id, address)
@@ -30,6 +35,25 @@ class ShoeSim(SimDevice):
         if fault is not None and len(self._cards) >= 2:
             # The second card is a copy of the first: the same card comes out twice in the first stack.
             self._cards[1] = self._cards[0]
+
+    async def draw(self) -> None:
+        """The dealer draws the top card from a manual shoe; the reader reports it (`card`)."""
+        if self._note("draw"):
+            return  # unplugged or hung as the card came out: nothing is reported
+        fault = self._take(DRAW_FAULTS_AS)
+        if fault is not None and fault.kind is FaultKind.JAM:
+            await self.send({"evt": "fault", "code": "jam", "detail": "card jam at the shoe's gate"})
+            return
+        if fault is not None and fault.kind is FaultKind.FOREIGN:
+            await self.send({"evt": "card", "card": fault.card})
+            return
+        if fault is not None and fault.kind is FaultKind.FACE_UP and self._cards:
+            # The dealer sets the face-up card aside and draws again, as the chapter's 13(a) has it.
+            await self.send({"evt": "face_up", "card": self._cards.pop(0)})
+        if not self._cards:
+            await self.send({"evt": "fault", "code": "empty", "detail": "a card was drawn from an empty shoe"})
+            return
+        await self.send({"evt": "card", "card": self._cards.pop(0)})
 
     def handle(self, command: str, message: Mapping[str, Any]) -> bool:
         if command == "dispense":

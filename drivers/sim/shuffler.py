@@ -1,4 +1,4 @@
-"""Simulated counting batch shuffler."""
+"""Simulated counting, card-reading batch shuffler."""
 
 from __future__ import annotations
 
@@ -60,5 +60,6 @@ class ShufflerSim(SimDevice):
             deck = [*deck, deck[0]]  # a card of another deck got mixed in, so one is there twice
         # The shuffler feeds the shoe directly: the stack is in the shoe before completion is reported.
         self._on_shuffled(list(deck))
-        self.reply({"evt": "shuffle_complete", "count": len(deck)})
+        # A card-reading shuffler: the order lets the dealer deal from the hand with every card known.
+        self.reply({"evt": "shuffle_complete", "count": len(deck), "order": list(deck)})
         return True

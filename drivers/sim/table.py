@@ -7,23 +7,31 @@ from types import TracebackType
 
 from drivers.sim.base import SimDevice
 from drivers.sim.dealer_panel import DealerPanelSim
+from drivers.sim.progressive_sign import ProgressiveSignSim
 from drivers.sim.script import SimScript
 from drivers.sim.shoe import ShoeSim
 from drivers.sim.shuffler import ShufflerSim
 from drivers.sim.wager_station import WagerStationSim
+from drivers.sim.wager_terminal import WagerTerminalSim
 
 
 class SimulatedTable:
-    def __init__(self, seats: int, rng: random.Random) -> None:
+    def __init__(self, seats: int, rng: random.Random, *, sign: bool = False, terminals: bool = False) -> None:
         self.shoe = ShoeSim("shoe")
         self.shuffler = ShufflerSim("shuffler", rng, self.shoe.load)
         self.stations = {seat: WagerStationSim(f"wager_station_{seat}", seat) for seat in range(1, seats + 1)}
         self.panel = DealerPanelSim("dealer_panel")
+        # Optional extras, off by default so a table without them is exactly as before.
+        self.sign = ProgressiveSignSim("progressive_sign") if sign else None
+        self.terminals = {
+            seat: WagerTerminalSim(f"wager_terminal_{seat}", seat) for seat in range(1, seats + 1) if terminals
+        }
         self.ports: dict[str, str] = {}
 
     @property
     def devices(self) -> list[SimDevice]:
-        return [self.shuffler, self.shoe, *self.stations.values(), self.panel]
+        extras: list[SimDevice] = [self.sign] if self.sign is not None else []
+        return [self.shuffler, self.shoe, *self.stations.values(), self.panel, *extras, *self.terminals.values()]
 
     def device(self, device_id: str) -> SimDevice:
         """The simulator with this device id (as in `ports`); KeyError naming the known ones if none."""

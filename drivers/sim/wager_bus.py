@@ -1,0 +1,185 @@
+"""Simulated wager stations on one multi-drop line: one pty, every station hearing everything the host sends.
+
+Each station is a WagerStationSim with its own address, link and fault API; on the line it behaves as
+docs/protocol.md ("Multi-drop lines") says: it answers only frames addressed to it and puts `"src"` in
+every frame it sends. The bus adds the faults of the line itself: unplug, replug and garbage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from drivers.link import Link
+from drivers.protocol import HOST_ADDRESS
+from drivers.sim.pty import PtyEndpoint
+from drivers.sim.wager_station import WagerStationSim
+from drivers.tasks import cancel_and_wait
+
+
+class _Drop:
+    """One station's connection to the line: hears a copy of every byte, writes onto the shared line."""
+
+    def __init__(self, bus: WagerBusSim) -> None:
+        self._bus = bus
+        self.reader = asyncio.StreamReader()
+
+    async def read(self, n: int = -1) -> bytes:
+        return await self.reader.read(n)
+
+    def write(self, data: bytes) -> None:
+        # One write per frame and one event loop: frames from different stations never interleave.
+        self._bus.write(data)
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        """Closing a station's link disconnects its drop, not the line."""
+
+
+class BusStationSim(WagerStationSim):
+    """A wager station on a bus. unplug()/replug() pull and restore this station's drop alone."""
+
+    def __init__(self, bus: WagerBusSim, seat: int, address: int) -> None:
+        super().__init__(f"wager_station_{seat}", seat, address)
+        self._bus = bus
+        self._drop: _Drop | None = None
+
+    @property
+    def port(self) -> str:
+        return self._bus.port
+
+    @property
+    def plugged(self) -> bool:
+        return self._drop is not None and self._bus.plugged
+
+    @property
+    def drop(self) -> _Drop | None:
+        """Where the line delivers bytes, while this station listens (not hung, not unplugged)."""
+        if self._drop is None or self._link is None or self._link.closed.is_set():
+            return None
+        return self._drop
+
+    async def start(self) -> None:
+        if self._bus.plugged:
+            await self._plug()
+
+    async def send(self, message: Mapping[str, Any]) -> None:
+        await super().send({**message, "src": self.address})
+
+    def inject_garbage(self, data: bytes) -> None:
+        self._bus.inject_garbage(data)
+
+    async def _plug(self) -> None:
+        self._drop = _Drop(self._bus)
+        self._outbox = asyncio.Queue()
+        self._link = Link(self._drop, self._drop, local_address=self.address, peer_address=HOST_ADDRESS,
+                          on_data=self._on_data, name=f"sim:{self.device_id}")
+        self._link.control_delay = self._reply_delay
+        self._link.start()
+        self._sender = asyncio.get_running_loop().create_task(self._send_loop(), name=f"sim-send:{self.device_id}")
+
+    async def _unplug(self) -> None:
+        await cancel_and_wait(self._sender)
+        self._sender = None
+        if self._drop is not None:
+            self._drop.reader.feed_eof()
+            self._drop = None
+        if self._link is not None:
+            await self._link.close()
+            self._link = None
+
+
+class WagerBusSim:
+    """Several simulated wager stations on one line (`port`, a stable name like the single simulators').
+
+    `stations` maps seat -> BusStationSim; `addresses` (seat -> address) defaults to address = seat.
+    """
+
+    def __init__(self, name: str = "wager_bus", seats: Iterable[int] = (), addresses: Mapping[int, int] | None = None
+                 ) -> None:
+        self.name = name
+        wanted = dict(addresses or {})
+        for seat in seats:
+            wanted.setdefault(seat, seat)
+        if len(set(wanted.values())) != len(wanted):
+            raise ValueError(f"stations on one line need distinct addresses: {wanted}")
+        self.stations = {seat: BusStationSim(self, seat, wanted[seat]) for seat in sorted(wanted)}
+        self._endpoint: PtyEndpoint | None = None
+        self._pump: asyncio.Task[None] | None = None
+        self._dir: str | None = None
+
+    @property
+    def port(self) -> str:
+        if self._dir is None:
+            raise RuntimeError(f"simulator {self.name} is not started")
+        return str(Path(self._dir) / self.name)
+
+    @property
+    def plugged(self) -> bool:
+        return self._endpoint is not None
+
+    async def start(self) -> None:
+        self._dir = tempfile.mkdtemp(prefix="tablectl-sim-")
+        await self.replug()
+
+    async def stop(self) -> None:
+        for station in self.stations.values():
+            await station.stop()
+        await self.unplug()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+
+    async def unplug(self) -> None:
+        """Pull the line's cable: the pty closes, the stable name disappears, every station goes quiet."""
+        for station in self.stations.values():
+            await station._unplug()
+        await cancel_and_wait(self._pump)
+        self._pump = None
+        if self._endpoint is not None:
+            self._endpoint.close()
+            self._endpoint = None
+        self._point_stable_name(None)
+
+    async def replug(self) -> None:
+        """Plug the line back in: a new pty under the same name, every station attached (and revived)."""
+        await self.unplug()
+        self._endpoint = PtyEndpoint()
+        self._pump = asyncio.get_running_loop().create_task(self._fan_out(self._endpoint), name=f"sim:{self.name}")
+        for station in self.stations.values():
+            await station._plug()
+        self._point_stable_name(self._endpoint.path)
+
+    def write(self, data: bytes) -> None:
+        if self._endpoint is not None:
+            self._endpoint.write(data)
+
+    def inject_garbage(self, data: bytes) -> None:
+        """Write raw bytes onto the line between frames (line-noise fault injection)."""
+        self.write(data)
+
+    async def _fan_out(self, endpoint: PtyEndpoint) -> None:
+        # A multi-drop line: every listening station hears every byte the host sends.
+        while data := await endpoint.read(4096):
+            for station in self.stations.values():
+                drop = station.drop
+                if drop is not None:
+                    drop.reader.feed_data(data)
+        for station in self.stations.values():
+            if station.drop is not None:
+                station.drop.reader.feed_eof()
+
+    def _point_stable_name(self, target: str | None) -> None:
+        if self._dir is None:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.port)
+        if target is not None:
+            os.symlink(target, self.port)

@@ -1,0 +1,250 @@
+"""Seven wager stations on one multi-drop line: the bus driver against the bus simulator, through a real pty."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from controller.config import ConfigError, demo_config, parse_config
+from controller.runner import build_devices
+from drivers.interfaces import (
+    DeviceOffline,
+    DeviceOnline,
+    LockAcknowledged,
+    WagerDetected,
+    WagerStation,
+)
+from drivers.protocol import HOST_ADDRESS, FrameParser, Kind, encode_frame, encode_message
+from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
+from drivers.registry import create_driver
+from drivers.serial_port import open_serial
+from drivers.sim.faults import Fault, FaultKind
+from drivers.sim.wager_bus import WagerBusSim
+
+SEATS = range(1, 8)
+# Addresses differ from seats so a mix-up between the two cannot pass unnoticed.
+ADDRESSES = {seat: 10 + seat for seat in SEATS}
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.seen: list[Any] = []
+
+    def __call__(self, event: Any) -> None:
+        self.seen.append(event)
+        self.queue.put_nowait(event)
+
+    async def next(self, kind: type[Any]) -> Any:
+        async def find() -> Any:
+            while True:
+                event = await self.queue.get()
+                if isinstance(event, kind):
+                    return event
+
+        return await asyncio.wait_for(find(), 5.0)
+
+
+@pytest.fixture
+async def bus_sim() -> AsyncIterator[WagerBusSim]:
+    sim = WagerBusSim("wager_bus", addresses=ADDRESSES)
+    await sim.start()
+    yield sim
+    await sim.stop()
+
+
+Started = tuple[ReferenceWagerBus, dict[int, BusWagerStation], dict[int, Recorder]]
+
+
+@pytest.fixture
+async def bus(bus_sim: WagerBusSim) -> AsyncIterator[Any]:
+    started: list[BusWagerStation] = []
+
+    async def start(**settings: Any) -> Started:
+        driver = create_driver("wager_bus", {
+            "driver": "reference-wager-bus", "port": bus_sim.port,
+            "stations": [{"seat": seat, "address": address} for seat, address in ADDRESSES.items()], **settings})
+        assert isinstance(driver, ReferenceWagerBus)
+        recorders = {seat: Recorder() for seat in SEATS}
+        # As the controller does: every seat started at once, each a device of its own.
+        await asyncio.gather(*(s.start(recorders[seat]) for seat, s in driver.stations.items()))
+        started.extend(driver.stations.values())
+        return driver, dict(driver.stations), recorders
+
+    yield start
+    await asyncio.gather(*(s.stop() for s in started))
+
+
+async def all_online(recorders: dict[int, Recorder]) -> list[DeviceOnline]:
+    return list(await asyncio.gather(*(r.next(DeviceOnline) for r in recorders.values())))
+
+
+async def test_seven_stations_on_one_line_come_online(bus: Any) -> None:
+    _driver, stations, recorders = await bus()
+    assert [s.device_id for s in stations.values()] == [f"wager_station_{seat}" for seat in SEATS]
+    assert all(isinstance(s, WagerStation) and s.seat == seat for seat, s in stations.items())
+    online = await all_online(recorders)
+    assert [ev.device_id for ev in online] == [f"wager_station_{seat}" for seat in SEATS]
+    assert [ev.identity["serial"] for ev in online] == [f"wager_station_{seat}" for seat in SEATS]
+    assert not any(isinstance(ev, DeviceOffline) for r in recorders.values() for ev in r.seen)
+
+
+async def test_lock_goes_to_every_station_at_once(bus: Any, bus_sim: WagerBusSim) -> None:
+    driver, stations, recorders = await bus()
+    await all_online(recorders)
+    locking = [asyncio.create_task(s.lock()) for s in stations.values()]
+    await asyncio.sleep(0)
+    assert driver.link is not None
+    in_flight = {address for address, _future in driver.link._outstanding.values()}
+    assert in_flight == set(ADDRESSES.values()), "the seven lock frames must be in flight together"
+    await asyncio.gather(*locking)
+    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
+    assert all(bus_sim.stations[seat].locked for seat in SEATS)
+
+    await asyncio.gather(*(s.unlock() for s in stations.values()))
+    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+    assert [(a.seat, a.locked) for a in acks] == [(seat, False) for seat in SEATS]
+
+
+async def test_wager_reaches_its_own_seat_only(bus: Any, bus_sim: WagerBusSim) -> None:
+    _driver, _stations, recorders = await bus()
+    await all_online(recorders)
+    await bus_sim.stations[4].place("ante", 500)
+    wager = await recorders[4].next(WagerDetected)
+    assert (wager.device_id, wager.seat, wager.spot, wager.amount_cents) == ("wager_station_4", 4, "ante", 500)
+    await asyncio.sleep(0.1)  # past the debounce window
+    assert [ev for seat, r in recorders.items() if seat != 4 for ev in r.seen if isinstance(ev, WagerDetected)] == []
+
+
+async def test_chatter_is_debounced_per_station(bus: Any, bus_sim: WagerBusSim) -> None:
+    _driver, _stations, recorders = await bus()
+    await all_online(recorders)
+    await bus_sim.stations[2].inject(Fault(FaultKind.CHATTER))
+    await bus_sim.stations[2].place("ante", 700)
+    assert (await recorders[2].next(WagerDetected)).amount_cents == 700
+    await asyncio.sleep(0.1)
+    assert len([ev for ev in recorders[2].seen if isinstance(ev, WagerDetected)]) == 1
+
+
+async def test_silent_station_goes_offline_alone(bus: Any, bus_sim: WagerBusSim) -> None:
+    _driver, stations, recorders = await bus(heartbeat_interval=0.1, ack_timeout=0.05, retries=1)
+    await all_online(recorders)
+    await bus_sim.stations[3].inject(Fault(FaultKind.NO_REPLY))
+    offline = await recorders[3].next(DeviceOffline)
+    assert "heartbeat" in offline.reason
+    await asyncio.sleep(0.3)  # several heartbeats for everyone else
+    assert [ev for seat, r in recorders.items() if seat != 3 for ev in r.seen if isinstance(ev, DeviceOffline)] == []
+    await stations[5].lock()
+    assert (await recorders[5].next(LockAcknowledged)).seat == 5
+
+    await bus_sim.stations[3].replug()  # the station is reset: it is found again without the line moving
+    assert (await recorders[3].next(DeviceOnline)).device_id == "wager_station_3"
+
+
+async def test_unplugged_line_takes_every_station_offline(bus: Any, bus_sim: WagerBusSim) -> None:
+    _driver, stations, recorders = await bus()
+    await all_online(recorders)
+    await bus_sim.unplug()
+    offline = await asyncio.gather(*(r.next(DeviceOffline) for r in recorders.values()))
+    assert [ev.device_id for ev in offline] == [f"wager_station_{seat}" for seat in SEATS]
+    await stations[1].lock()  # refused at once, not a hang
+    await bus_sim.replug()
+    await all_online(recorders)
+    await stations[6].lock()
+    assert (await recorders[6].next(LockAcknowledged)).seat == 6
+
+
+async def test_station_ignores_frames_for_another_address(bus_sim: WagerBusSim) -> None:
+    reader, writer = await open_serial(bus_sim.port, 115200)
+    try:
+        writer.write(encode_frame(99, 7, Kind.DATA, encode_message({"cmd": "lock"})))  # nobody's address
+        writer.write(encode_frame(ADDRESSES[5], 9, Kind.DATA, encode_message({"cmd": "lock"})))
+        await writer.drain()
+        parser = FrameParser()
+        frames = []
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 0.3  # long enough for a wrongly answering station to answer too
+        while (left := deadline - loop.time()) > 0:
+            try:
+                async with asyncio.timeout(left):
+                    data = await reader.read(4096)
+            except TimeoutError:
+                break
+            frames += parser.feed(data)
+        acks = [f for f in frames if f.kind == Kind.ACK]
+        assert [(f.address, f.seq) for f in acks] == [(HOST_ADDRESS, 9)]
+        first_event = next(f for f in frames if f.kind == Kind.DATA)
+        assert first_event.address == HOST_ADDRESS
+        assert json.loads(first_event.payload) == {"evt": "locked", "src": ADDRESSES[5]}
+        assert [seat for seat, s in bus_sim.stations.items() if s.locked] == [5]
+    finally:
+        writer.close()
+
+
+# --- configuration -----------------------------------------------------------------------------------------
+
+
+def seven_seat_config(devices: dict[str, Any]) -> dict[str, Any]:
+    data = demo_config().model_dump()
+    data["game"] = {"chapter": "643a", "seats": 7, "dealing_method": "automated_shoe",
+                    "let_it_ride_paytable": "A", "bet_min_cents": 500, "bet_max_cents": 10000,
+                    "payout_limit_cents": 5000000}
+    data["devices"] = {k: data["devices"][k] for k in ("shuffler", "shoe", "dealer_panel")} | devices
+    return data
+
+
+def station(seat: int) -> dict[str, Any]:
+    return {"driver": "reference-wager-station", "port": f"/dev/tablectl/seat{seat}", "seat": seat}
+
+
+def wager_bus(**covering: Any) -> dict[str, Any]:
+    return {"driver": "reference-wager-bus", "port": "/dev/tablectl/wager-bus", **covering}
+
+
+def test_bus_config_builds_a_station_per_seat() -> None:
+    config = parse_config(seven_seat_config({"wager_bus": wager_bus(seats=list(SEATS))}))
+    devices = build_devices(config)
+    stations = {k: v for k, v in devices.items() if k.startswith("wager_station_")}
+    assert sorted(stations) == [f"wager_station_{seat}" for seat in SEATS]
+    assert all(isinstance(s, WagerStation) and s.device_id == k for k, s in stations.items())
+    assert all(s.settings.port == "/dev/tablectl/wager-bus" for s in stations.values())  # type: ignore[attr-defined]
+
+    moved = build_devices(config, {"wager_bus": "/tmp/sim-bus"})
+    assert moved["wager_station_3"].settings.port == "/tmp/sim-bus"  # type: ignore[attr-defined]
+
+
+def test_stations_and_bus_can_share_the_seats() -> None:
+    config = parse_config(seven_seat_config({
+        "wager_stations": [station(1), station(2)],
+        "wager_bus": wager_bus(stations=[{"seat": seat, "address": seat + 20} for seat in range(3, 8)]),
+    }))
+    devices = build_devices(config)
+    assert type(devices["wager_station_1"]).__name__ == "ReferenceWagerStation"
+    assert isinstance(devices["wager_station_7"], BusWagerStation) and devices["wager_station_7"].address == 27
+
+
+@pytest.mark.parametrize(("devices", "expected"), [
+    ({"wager_bus": wager_bus(seats=[1, 2, 3, 4, 5, 6])}, r"seat 7 has no station"),
+    ({"wager_stations": [station(2)], "wager_bus": wager_bus(seats=list(SEATS))},
+     r"seat 2 is doubled \(devices\.wager_stations\[0\] and devices\.wager_bus\.seats\[1\]\)"),
+    ({"wager_bus": wager_bus(stations=[{"seat": s} for s in [*SEATS, 9]])},
+     r"devices\.wager_bus\.stations\[7\] names seat 9, which the game does not have"),
+    ({}, r"seat 1 has no station.*seat 7 has no station"),
+])
+def test_missing_or_doubled_seats_are_refused(devices: dict[str, Any], expected: str) -> None:
+    with pytest.raises(ConfigError, match=expected):
+        parse_config(seven_seat_config(devices))
+
+
+def test_bus_settings_are_checked_by_the_driver() -> None:
+    from drivers.registry import DriverConfigError
+
+    with pytest.raises(DriverConfigError, match="doubled: \\[5\\]"):
+        create_driver("wager_bus", wager_bus(stations=[{"seat": 1, "address": 5}, {"seat": 2, "address": 5}]))
+    with pytest.raises(DriverConfigError, match="needs `stations`"):
+        create_driver("wager_bus", wager_bus())
