@@ -22,6 +22,7 @@ from controller.config import ConfigError, TableConfig
 from controller.console import Console
 from controller.engine.inputs import CloseTable
 from controller.games.mississippi_stud import MississippiStudRules
+from controller.games.specs import SPECS, spec_for
 from controller.journal import Journal
 from controller.mqtt import EventPublisher
 from controller.service import TableService, station_id
@@ -39,11 +40,11 @@ Companions = Callable[[TableService], list[Coroutine[Any, Any, None]]]
 
 def playable(config: TableConfig) -> str | None:
     """Why this config cannot run a table yet, or None when it can."""
-    if not isinstance(config.game, MississippiStudRules):
+    if spec_for(config.game) is None:
         return (f"chapter {config.game.chapter} has no round engine yet, only settlement "
-                f"(`tablectl settle`); the tables that run today are chapter 655a")
+                f"(`tablectl settle`); the tables that run today are chapters {', '.join(sorted(SPECS))}")
     g = config.game
-    if g.progressive_paytable or g.five_card_hand_bonus:
+    if isinstance(g, MississippiStudRules) and (g.progressive_paytable or g.five_card_hand_bonus):
         return ("the live round engine does not yet take the Progressive Payout or Five Card Hand Bonus Wager "
                 "(their meters come with the progressive issue); `tablectl settle` settles them")
     if config.devices is None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from controller.engine.spec import ChapterSpec
+from controller.games.cajun_stud_spec import CajunStudSpec
 from controller.games.mississippi_stud_spec import MississippiStudSpec
 
-SPECS: dict[str, ChapterSpec] = {"655a": MississippiStudSpec()}
+SPECS: dict[str, ChapterSpec] = {"655a": MississippiStudSpec(), "683a": CajunStudSpec()}
 
 
 def spec_for(rules: Any) -> ChapterSpec | None:

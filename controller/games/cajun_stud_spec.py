@@ -1,0 +1,123 @@
+"""Chapter 683a as the round engine sees it: wagers, dealing order per method, raise decisions, settlement.
+
+Cajun Stud runs like Mississippi Stud (655a) with two differences the engine cannot infer: the four
+All-Six Bonus cards come off the deck BEFORE the players' cards when dealing from a manual shoe or the
+hand (683a.8(c), 683a.9(b)), and a community card exposed early does not void the optional wagers, which
+are settled instead (683a.13(d)); see settle_on_exposure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from controller.engine.spec import DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
+from controller.games import cajun_stud as cs
+from controller.games.cajun_stud import CajunStudRound, CajunStudRules, CajunStudSeat
+from controller.games.cajun_stud_rankings import ALL_SIX_CARDS, BOARD_CARDS, POCKET_CARDS
+from controller.games.settlement import Settled
+from controller.money import Cents
+
+COMMUNITY = tuple(f"community#{i}" for i in range(1, BOARD_CARDS + 1))
+ALL_SIX = ("all_six_bonus",) * ALL_SIX_CARDS
+
+# (spot, name, the rule that asks for it, the rule that reveals the next community card afterwards)
+RAISE_DECISIONS: tuple[tuple[str, str, str, str], ...] = (
+    ("raise_1", "first Raise Wager", "683a.11(b)", "683a.11(c)"),
+    ("raise_2", "second Raise Wager", "683a.11(d)", "683a.11(e)"),
+    ("raise_3", "third Raise Wager", "683a.11(f)", "683a.11(g)"),
+)
+
+
+class CajunStudSpec:
+    chapter: str = cs.CHAPTER
+    name: str = cs.NAME
+    # A fold forfeits the Ante and the earlier raises only; the optional wagers stay in play
+    # (683a.11(b), (d), (f)), so they are not main wagers.
+    main_wagers: tuple[str, ...] = ("ante", *cs.RAISES)
+    citations: Mapping[str, str] = {
+        "open": "683a.4", "shuffle": "683a.5(a)", "count": "683a.5(b)", "betting": "683a.7(c)",
+        "player": "683a.7(d)(1)", "seat": "683a.2(a)", "complete": "683a.11(j)"}
+    reveal_before: Mapping[str, tuple[str, str, str]] = {
+        "all_six_bonus": ("all_six_bonus.revealed", "683a.11(i)(4)", "all_six_bonus")}
+
+    def seats(self, rules: CajunStudRules) -> int:
+        return rules.seats
+
+    def offers(self, rules: CajunStudRules) -> Sequence[Offer]:
+        # The Ante first: the engine announces the first offer's limits as the table's Ante limits.
+        # CajunStudRules sets limits for the Ante only, so an optional wager takes the Ante's limits
+        # until the Rules Submission model carries its own.
+        lo, hi = rules.ante_min_cents, rules.ante_max_cents
+        out = [Offer("ante", cs.WAGER_RULES["ante"], lo, hi)]
+        out += [Offer(w, cs.WAGER_RULES[w], lo, hi) for w in cs.OPTIONAL_WAGERS if w in rules.optional_wagers]
+        return out
+
+    def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
+        # 683a.7(d)(1): the Ante is what enters a round, and 683a.8(c), 683a.9(b), 683a.10(b) deal cards only
+        # to players who placed one, so an optional wager alone has no hand to settle against.
+        return None if wagers.get("ante") else "no Ante Wager at this seat (683a.7(d)(1), 683a.8(c))"
+
+    def plan(self, rules: CajunStudRules, method: DealingMethod, players: Sequence[int],
+             wagers: Mapping[int, Mapping[str, Cents]]) -> DealPlan:
+        six = ALL_SIX if any(w.get("all_six_bonus") for w in wagers.values()) else ()
+        if method == "automated_shoe":
+            # 683a.10(b): a two-card stack to each player clockwise from the dealer's left; 683a.10(c): then,
+            # by hand from the stub, the All-Six Bonus cards when any seat wagered it, then the community.
+            stacks = tuple(Stack((f"seat:{n}",) * POCKET_CARDS, "683a.10(b)") for n in players)
+            return DealPlan("683a.10(c)", stacks=stacks, from_stub=six + COMMUNITY)
+        # 683a.8(c), 683a.9(b): unlike the automated shoe, the All-Six Bonus cards are the FIRST four off the
+        # deck, then one card at a time clockwise until each player has two; 683a.8(d), 683a.9(c): then the
+        # community cards. A DealPlan carries one rule, so it cites the subsection that sets the order.
+        rule = "683a.8(c)" if method == "manual_shoe" else "683a.9(b)"
+        players_cards = tuple(f"seat:{n}" for _ in range(POCKET_CARDS) for n in players)
+        return DealPlan(rule, cards=six + players_cards + COMMUNITY)
+
+    def decisions(self, rules: CajunStudRules) -> Sequence[Decision]:
+        return tuple(Decision(spot, name, rule, "wager_or_fold", spot, COMMUNITY[i], reveal_rule)
+                     for i, (spot, name, rule, reveal_rule) in enumerate(RAISE_DECISIONS))
+
+    def allowed(self, rules: CajunStudRules, decision: Decision, wagers: Mapping[str, Cents]) -> Sequence[Cents]:
+        # 683a.1 "Raise Wager", 683a.11(b), (d), (f): one, two or three times the Ante, whatever was raised before.
+        ante = wagers.get("ante", 0)
+        return [m * ante for m in cs.RAISE_MULTIPLES]
+
+    def settle(self, rules: CajunStudRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
+        record = CajunStudRound(
+            chapter="683a", round_id=table.round_id, community_cards=list(table.areas.get("community", ())),
+            all_six_bonus_cards=list(table.areas.get("all_six_bonus", ())),
+            seats=[CajunStudSeat(seat=s.seat, cards=list(s.cards), wagers={w: a for w, a in s.wagers.items() if a},
+                                 decisions=decisions_of(s.folded_on))
+                   for s in table.seats])
+        return cs.settle_round(rules, record), dict(record.meters)
+
+    def settle_on_exposure(self, rules: CajunStudRules, table: RoundView) -> list[Settled]:
+        """683a.13(d): when a community card is exposed early the hands are void and the Ante and Raise
+        Wagers go back, but every Pocket Bonus, Board Bonus, Lo Ball and All-Six Bonus Wager is settled
+        under 683a.11(i), counterclockwise from the dealer's right as 683a.11(h) orders the settlement.
+
+        The hook the engine needs to honour 683a.13(d) (it voids everything today). Needs the whole deal
+        on the layout: a Board Bonus or Lo Ball cannot be settled without the three community cards.
+        """
+        holders = [s for s in table.seats if any(s.wagers.get(w) for w in cs.OPTIONAL_WAGERS)]
+        if not holders:
+            return []
+        # Every seat is recorded as folding at the first decision with only its Ante, which leaves exactly
+        # the optional wagers live (683a.11(b)) and lets settle_round check them against the Rules
+        # Submission and order them; the Ante "forfeits" it reports are dropped, the Ante being returned.
+        record = CajunStudRound(
+            chapter="683a", round_id=table.round_id, community_cards=list(table.areas.get("community", ())),
+            all_six_bonus_cards=list(table.areas.get("all_six_bonus", ())),
+            seats=[CajunStudSeat(seat=s.seat, cards=list(s.cards), decisions=["fold"],
+                                 wagers={w: a for w, a in s.wagers.items() if a and w not in cs.RAISES})
+                   for s in holders])
+        return [x for x in cs.settle_round(rules, record) if x.wager in cs.OPTIONAL_WAGERS]
+
+
+def decisions_of(folded_on: str | None) -> list[cs.Decision]:
+    """The record's answers (683a.11(b), (d), (f)) from the engine's decision key where the player folded:
+    "raise_2" is a raise at the first decision and a fold at the second."""
+    raised: list[cs.Decision] = ["raise"] * len(cs.RAISES)
+    if folded_on is None:
+        return raised
+    k = cs.RAISES.index(folded_on)
+    return [*raised[:k], "fold"]
