@@ -6,9 +6,10 @@ from typing import Any
 
 from controller.engine.spec import ChapterSpec
 from controller.games.cajun_stud_spec import CajunStudSpec
+from controller.games.let_it_ride_spec import LetItRideSpec
 from controller.games.mississippi_stud_spec import MississippiStudSpec
 
-SPECS: dict[str, ChapterSpec] = {"655a": MississippiStudSpec(), "683a": CajunStudSpec()}
+SPECS: dict[str, ChapterSpec] = {"643a": LetItRideSpec(), "655a": MississippiStudSpec(), "683a": CajunStudSpec()}
 
 
 def spec_for(rules: Any) -> ChapterSpec | None:

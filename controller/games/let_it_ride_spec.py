@@ -1,0 +1,110 @@
+"""Chapter 643a as the round engine sees it: wagers, dealing order per method, decisions, settlement.
+
+Automated dealing shoe and the community stack (643a.10(b), 643a.11(c)): the shoe dispenses the community
+stack top card first. The dealer spreads it with the top card to the dealer's right and the bottom card to
+the dealer's left, and discards the card to the left, the bottom card, unseen. Of the two cards left, the
+middle card of the stack is now the one to the dealer's left, and 643a.11(c) turns "the community card that
+is to the dealer's left" first: the middle card is community#1, the top card community#2. Stack targets are
+listed top card first, hence ("community#2", "community#1", "burn").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from controller.engine.spec import DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
+from controller.games import let_it_ride as lir
+from controller.games.let_it_ride import LetItRideRound, LetItRideRules, LetItRideSeat
+from controller.games.let_it_ride_rules import COMMUNITY_CARDS, LET_IT_RIDE_WAGERS, PLAYER_CARDS
+from controller.games.settlement import Settled
+from controller.money import Cents
+
+COMMUNITY = tuple(f"community#{i}" for i in range(1, COMMUNITY_CARDS + 1))
+# 643a.10(b): top card first; see the module docstring for why the middle card is the first community card.
+COMMUNITY_STACK = ("community#2", "community#1", "burn")
+
+# Optional wagers the live table takes through its wager stations, with the subsection that offers each.
+# The Three- and Five-Card Progressive Payout Wagers (643a.7(g), (h)) and the Five Card Hand Bonus Wager
+# (643a.7(i)) are paid from meters, and the latter through an electronic wagering system (643a.2(d), (e)):
+# the live engine has neither the meters nor the terminals yet, so they are not offered and a station
+# reporting one has it rejected as a wager this table does not offer (643a.7(c)).
+OPTIONAL_OFFERS = {"five_card_bonus": "643a.7(e)", "three_card_bonus": "643a.7(f)"}
+
+
+class LetItRideSpec:
+    chapter: str = lir.CHAPTER
+    name: str = lir.NAME
+    main_wagers: tuple[str, ...] = LET_IT_RIDE_WAGERS
+    citations: Mapping[str, str] = {
+        "open": "643a.4", "shuffle": "643a.5(a)", "count": "643a.5(b)", "betting": "643a.7(c)",
+        "player": "643a.7(d)", "seat": "643a.2(a)", "complete": "643a.11(g)"}
+    # Let It Ride deals no cards that stay face down until an optional wager is settled.
+    reveal_before: Mapping[str, tuple[str, str, str]] = {}
+
+    def seats(self, rules: LetItRideRules) -> int:
+        return rules.seats
+
+    def offers(self, rules: LetItRideRules) -> Sequence[Offer]:
+        # bet_1 first: the engine announces the first offer's limits as the table's minimum and maximum.
+        out = [Offer(w, "643a.7(d)", rules.bet_min_cents, rules.bet_max_cents) for w in LET_IT_RIDE_WAGERS]
+        if rules.five_card_bonus:
+            # 643a.12(b) pays fixed amounts, so the rules accept one wager size only (check_round refuses others).
+            size = rules.five_card_bonus_wager_cents
+            out.append(Offer("five_card_bonus", OPTIONAL_OFFERS["five_card_bonus"], size, size))
+        if rules.three_card_bonus:
+            # The Rules Submission states no limits of its own for this wager: the table's bet limits apply.
+            out.append(Offer("three_card_bonus", OPTIONAL_OFFERS["three_card_bonus"], rules.bet_min_cents,
+                             rules.bet_max_cents))
+        return out
+
+    def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
+        bets = [wagers.get(w, 0) for w in LET_IT_RIDE_WAGERS]
+        if not any(bets):
+            optional = sorted(w for w in wagers if w not in LET_IT_RIDE_WAGERS)
+            rules = ", ".join(OPTIONAL_OFFERS.get(w, "643a.7") for w in optional)
+            # 643a.7(e), (f): an optional wager is made "after placing the three wagers".
+            return f"no Let It Ride Wagers at this seat: {', '.join(optional)} needs the three bets first ({rules})"
+        if not all(bets):
+            missing = [w for w, a in zip(LET_IT_RIDE_WAGERS, bets, strict=True) if not a]
+            return f"{', '.join(missing)} not placed: 643a.7(d) requires Bet Number 1, 2 and 3"
+        if len(set(bets)) != 1:
+            return f"Bet Number 1, 2 and 3 are {bets}: 643a.7(d) requires three equal wagers"
+        return None
+
+    def plan(self, rules: LetItRideRules, method: DealingMethod, players: Sequence[int],
+             wagers: Mapping[int, Mapping[str, Cents]]) -> DealPlan:
+        if method == "automated_shoe":
+            # 643a.10(b): a three-card stack to each player clockwise from the dealer's left, then the
+            # community stack; nothing is dealt from the stub, which goes to the discard rack (643a.10(c)).
+            # 643a.10(g) lets a reshuffling shoe dispense the community cards first; LetItRideRules has no
+            # setting for that shoe yet, so the order of (b) is the only one planned.
+            stacks = tuple(Stack((f"seat:{n}",) * PLAYER_CARDS, "643a.10(b)") for n in players)
+            return DealPlan("643a.10(c)", stacks=(*stacks, Stack(COMMUNITY_STACK, "643a.10(b)")))
+        # 643a.8(d), 643a.9(b): one card to each player clockwise, the first community card, a second to each
+        # player, the second community card (to the right of the first), a third to each player.
+        rule = "643a.8(d)" if method == "manual_shoe" else "643a.9(b)"
+        seats = tuple(f"seat:{n}" for n in players)
+        return DealPlan(rule, cards=(*seats, COMMUNITY[0], *seats, COMMUNITY[1], *seats))
+
+    def decisions(self, rules: LetItRideRules) -> Sequence[Decision]:
+        return (
+            Decision("bet_1", "Bet Number 1", "643a.11(b)", "ride_or_withdraw", "bet_1", COMMUNITY[0], "643a.11(c)"),
+            Decision("bet_2", "Bet Number 2", "643a.11(d)", "ride_or_withdraw", "bet_2", COMMUNITY[1], "643a.11(e)"),
+        )
+
+    def allowed(self, rules: LetItRideRules, decision: Decision, wagers: Mapping[str, Cents]) -> Sequence[Cents]:
+        # Only wager_or_fold decisions put out new amounts; 643a.11(b) and (d) only let a bet ride or go back.
+        return ()
+
+    def settle(self, rules: LetItRideRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
+        # Only the automated shoe's plan has a `burn` area (643a.10(b)); recording the card lets the
+        # settlement's one-deck check cover it.
+        burn = table.areas.get("burn", ())
+        record = LetItRideRound(
+            chapter="643a", round_id=table.round_id, community=list(table.areas.get("community", ())),
+            burned_card=burn[0] if burn else None,
+            seats=[LetItRideSeat(seat=s.seat, cards=list(s.cards), wagers=dict(s.wagers),
+                                 bet_1_withdrawn="bet_1" in s.withdrawn, bet_2_withdrawn="bet_2" in s.withdrawn)
+                   for s in table.seats])
+        result = lir.settle(rules, record)
+        return list(result.settled), dict(result.meters)
