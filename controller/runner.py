@@ -22,7 +22,7 @@ from controller.config import ConfigError, TableConfig
 from controller.console import Console
 from controller.engine.inputs import CloseTable
 from controller.games.mississippi_stud import MississippiStudRules
-from controller.games.specs import SPECS, spec_for
+from controller.games.specs import SPECS, dealing_method, spec_for
 from controller.journal import Journal
 from controller.mqtt import EventPublisher
 from controller.service import TableService, station_id
@@ -43,6 +43,13 @@ def playable(config: TableConfig) -> str | None:
     if spec_for(config.game) is None:
         return (f"chapter {config.game.chapter} has no round engine yet, only settlement "
                 f"(`tablectl settle`); the tables that run today are chapters {', '.join(sorted(SPECS))}")
+    spec = spec_for(config.game)
+    require = getattr(spec, "require_method", None)
+    if require is not None:
+        try:
+            require(dealing_method(config.game))
+        except ValueError as err:
+            return str(err)
     g = config.game
     if isinstance(g, MississippiStudRules) and (g.progressive_paytable or g.five_card_hand_bonus):
         return ("the live round engine does not yet take the Progressive Payout or Five Card Hand Bonus Wager "

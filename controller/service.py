@@ -19,7 +19,7 @@ from controller.engine.inputs import Command, Input, OpenTable
 from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
 from controller.events import DomainEvent, JournaledEvent
-from controller.games.specs import spec_for
+from controller.games.specs import dealing_method, spec_for
 from controller.journal import Journal
 from drivers.interfaces import Device, DeviceEvent, DeviceFault, DeviceOffline
 
@@ -45,7 +45,10 @@ class TableService:
         spec = spec_for(config.game)
         if spec is None:
             raise ConfigError(f"chapter {config.game.chapter} has no round engine yet")
-        self.engine = RoundEngine(spec, config.game, getattr(config.game, "dealing_method", "automated_shoe"))
+        try:
+            self.engine = RoundEngine(spec, config.game, dealing_method(config.game))
+        except ValueError as err:
+            raise ConfigError(f"game: {err}") from None
         self.state = TableState(config.table_id, rounds_played=journal.last_round_no())
         self._on_journaled = on_journaled
         self._clock = clock

@@ -1,18 +1,21 @@
 """What the engine consumes and what it asks of the shell, besides domain events.
 
-Device events (drivers.interfaces) are inputs as they are; the controller adds its own below.
+Device events (drivers.interfaces) are inputs as they are; the controller adds its own below. The engine
+reads no clock: time arrives as `Tick` (the shell sends one periodically, see docs/engine.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
 
 from drivers.interfaces import DeviceEvent
 
 
 @dataclass(frozen=True, slots=True)
 class OpenTable:
-    """The table opens for gaming (655a.4): the first shuffle starts."""
+    """The table opens for gaming (655a.4): the opening inspection, then the first shuffle."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +23,82 @@ class CloseTable:
     """Close the table: at once between rounds, else when the round in progress is complete."""
 
 
-Input = DeviceEvent | OpenTable | CloseTable
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """The time now (timezone-aware, from the shell's clock). Deck life (.3(c)) and the idle-table
+    inspection (.5(f)) are measured from Tick times only."""
+
+    now: datetime
+
+
+Who = Literal["dealer", "floorperson"]
+
+
+@dataclass(frozen=True, slots=True)
+class Confirm:
+    """A person confirms something at the table (a dealer-panel key or a signed supervisor command).
+
+    what:
+      "cards_inspected"  the dealer inspected the cards (.4(a)); the floorperson verifies the inspection
+                         with the same `what` (opening), the dealer alone after an idle table (.5(f)).
+      "deck_verified"    (floorperson) a new deck is at the table and verified: clears a removed deck and a
+                         deck change due (.3(c), .5(b), .8(h)). `deck` names which deck of two ("A"/"B");
+                         None replaces every deck.
+      "shuffled"         (dealer) a manual shuffle and cut is done (.5(c)(2), (d)); only once the shuffler
+                         is marked out of order (.13(g)).
+      "misdeal" / "no_misdeal"  (dealer) after a stub count that does not make 52: the cards were misdealt
+                         and the layout and stub hold 52 (void, .8(h)), or they were not (void and the
+                         deck leaves the table).
+    """
+
+    who: Who
+    what: str
+    deck: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CountEntered:
+    """The dealer's keypad: the value chips counted for the counted wagers ("chips", .8(b)) or the cards in
+    the stub counted face down on the layout ("stub", .8(f))."""
+
+    what: Literal["chips", "stub"]
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class FloorpersonDecision:
+    """A floorperson's ruling that clears a block (from a signed supervisor command).
+
+    about="chip_count": decision "proceed" (deal; the accepted count stands), "recount" (the dealer counts
+    again) or "void" (the round is void, every wager returned).
+    about="shuffle_order": decision "reshuffle" (try the shuffle again).
+    """
+
+    about: str
+    decision: str
+    floorperson: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MarkOutOfOrder:
+    """The dealer covered a shuffler or shoe or put an out-of-order sign on it (out=True, .13(g)); only then
+    may another method of shuffling or dealing be used. out=False puts a working device back in use."""
+
+    device: str  # "shuffler" or "shoe"
+    out: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerLeft:
+    """The player at this seat left the table (.7(b))."""
+
+    seat: int
+
+
+Input = DeviceEvent | OpenTable | CloseTable | Tick | Confirm | CountEntered | FloorpersonDecision | \
+    MarkOutOfOrder | PlayerLeft
 
 
 @dataclass(frozen=True, slots=True)

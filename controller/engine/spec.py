@@ -8,7 +8,7 @@ without `#k` takes the next free place in its area.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal, Protocol
 
 from controller.games.settlement import Settled
@@ -120,3 +120,46 @@ class RoundView:
     round_id: str
     seats: tuple[SeatView, ...]
     areas: Mapping[str, tuple[str, ...]]  # community, six_card_bonus, dealer, ... (not seats)
+
+
+# -- Optional chapter attributes (read with getattr; a spec without them gets these defaults) ----------------
+#
+# counted_wagers: Mapping[str, str], wager spot -> the rule that has the dealer count its value chips against
+#   the number the table game system accepted, after "no more bets" and before any card (655a.8(b),
+#   643a.8(b)(1)-(2)); e.g. {"progressive": "655a.8(b)"}. A Sequence of spots is accepted too (the rule is
+#   then the "no more bets" rule of the dealing method).
+# progressive_wagers: Sequence[str], spots whose wagers contribute to a progressive meter; a void reverses
+#   their contributions with an audited `progressive.contributions_reversed` event.
+DEFAULT_COUNTED_WAGERS: Mapping[str, str] = {}
+DEFAULT_PROGRESSIVE_WAGERS: tuple[str, ...] = ("progressive", "three_card_progressive", "five_card_progressive")
+
+DeckMode = Literal["one_deck", "two_decks"]
+AbandonedWagers = Literal["lose", "hold"]
+
+
+@dataclass(frozen=True, slots=True)
+class TableOptions:
+    """The table's procedural options from its config (a chapter's rules model may carry any of these
+    fields; the engine falls back to the defaults below for those it lacks)."""
+
+    # .3(a) one deck and a cover card, or .3(b) two decks alternating every round (automated shuffler only).
+    decks: DeckMode = "one_deck"
+    # .4(e): decks arrive preinspected and reshuffled under 603a.16(u)/(v), so no opening inspection.
+    cards_preinspected: bool = True
+    # .5(b): the shuffler counts the cards after each shuffle; if not, the stub is counted (.8(f)).
+    shuffler_counts: bool = True
+    stub_count_every: int = 5  # rounds, at most 5 (.8(f), .9(d), .10(d))
+    deck_change_hours: float | None = None  # None: 4 dealt by hand, 8 from a shoe (.3(c)); less is allowed
+    idle_inspection_minutes: int | None = 30  # no gaming activity this long: re-inspect (.5(f)); None: off
+    abandoned_wagers: AbandonedWagers = "lose"  # .7(b)
+    # The dealing method once the shoe (or, dealing from the hand, the shuffler) is out of order (.13(g)).
+    fallback_dealing_method: DealingMethod | None = "manual_shoe"
+
+    @classmethod
+    def from_rules(cls, rules: Any) -> TableOptions:
+        defaults = cls()
+        opts = cls(**{f.name: getattr(rules, f.name, getattr(defaults, f.name)) for f in fields(cls)})
+        if not 1 <= opts.stub_count_every <= 5:
+            raise ValueError(f"stub_count_every = {opts.stub_count_every}: the stub is counted at least every 5 "
+                             "rounds (.8(f)); use 1 to 5")
+        return opts

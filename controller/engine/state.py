@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from enum import StrEnum
 
 
 class Phase(StrEnum):
     CLOSED = "closed"
+    OPENING = "opening"  # the opening inspection of the cards (.4(a)) awaited before the first shuffle
     SHUFFLING = "shuffling"
     BETTING = "betting"
     LOCKING = "locking"  # "no more bets" announced, waiting for every station to confirm its lock
+    RECONCILING = "reconciling"  # the dealer's chip count of the counted wagers awaited (.8(b)), no card yet
     DEALING = "dealing"
     DEALT = "dealt"  # dealt from the hand: waiting for the dealer to confirm the deal is on the layout
+    STUB_COUNT = "stub_count"  # the dealer's count of the stub awaited (.8(f), .9(d), .10(d))
     DECISION = "decision"
-    BLOCKED = "blocked"  # no new round until a floorperson clears the reason
+    BLOCKED = "blocked"  # no new round until every reason in TableState.blocks is cleared
 
 
 @dataclass
@@ -51,19 +55,37 @@ class RoundState:
     revealed: list[str] = field(default_factory=list)  # targets turned face up (e.g. "community#1")
     decision: int = 0  # index into the chapter's decisions
     turn: int | None = None  # the seat whose decision is awaited
+    deck: str = "A"  # the deck this round is dealt from (two decks alternate, .3(b)(3))
+    left: dict[int, str] = field(default_factory=dict)  # seats whose player left (.7(b)) -> "lose" | "hold"
+    chips_accepted: int = 0  # counted wagers accepted by the table game system (.8(b))
+    chips_entered: list[int] = field(default_factory=list)  # the dealer's chip counts, in order
+    stub_rule: str | None = None  # set while a stub count is awaited: the rule that asks for it
+    stub_expected: int = 0  # cards the stub must hold for the deck to be whole
+    stub_entered: int | None = None  # the dealer's count when it did not make 52
 
     def clone(self) -> RoundState:
         return replace(self, seats={n: st.clone() for n, st in self.seats.items()},
                        unlocks_pending=set(self.unlocks_pending), locks_pending=set(self.locks_pending),
                        players=list(self.players), dealt=list(self.dealt), discarded=list(self.discarded),
-                       areas={k: list(v) for k, v in self.areas.items()}, revealed=list(self.revealed))
+                       areas={k: list(v) for k, v in self.areas.items()}, revealed=list(self.revealed),
+                       left=dict(self.left), chips_entered=list(self.chips_entered))
 
     def seat(self, n: int) -> SeatRound:
         return self.seats.setdefault(n, SeatRound(n))
 
     def in_play(self) -> list[int]:
-        """Seats dealt in and not folded, clockwise from the dealer's left."""
-        return [n for n in self.players if not self.seats[n].folded]
+        """Seats dealt in, not folded and still there, clockwise from the dealer's left."""
+        return [n for n in self.players if not self.seats[n].folded and n not in self.left]
+
+
+@dataclass(frozen=True)
+class DeckLife:
+    """One deck's life at the table (.3(c)): when it came into play (the first Tick time after it was
+    verified), rounds dealt with it, and rounds since its stub was last counted (.8(f))."""
+
+    since: datetime | None = None
+    rounds: int = 0
+    rounds_since_count: int = 0
 
 
 @dataclass
@@ -72,11 +94,24 @@ class TableState:
     phase: Phase = Phase.CLOSED
     rounds_played: int = 0  # the last round number started; the next round is rounds_played + 1
     round: RoundState | None = None
-    block_reason: str | None = None
+    block_reason: str | None = None  # every reason in `blocks`, joined, while the phase is BLOCKED
     closing: bool = False  # close when the round in progress is complete
     deck_order: list[str] = field(default_factory=list)  # a card-reading shuffler's order, for hand dealing
+    # -- time, deck life, blocks, devices (docs/engine.md) --
+    now: datetime | None = None  # the latest Tick
+    last_activity: datetime | None = None  # Tick time of the last gaming activity (.5(f))
+    blocks: dict[str, str] = field(default_factory=dict)  # key -> reason; no new round while any is set
+    confirmed: set[str] = field(default_factory=set)  # who confirmed the inspection awaited ("dealer", ...)
+    decks: dict[str, DeckLife] = field(default_factory=dict)  # "A" (and "B" with two decks)
+    next_deck: str = "A"  # the deck the next round is dealt from
+    devices_down: dict[str, str] = field(default_factory=dict)  # shuffler/shoe -> fault, not yet marked
+    out_of_order: dict[str, str] = field(default_factory=dict)  # device marked out of order -> what took over
+    held_wagers: dict[int, dict[str, int]] = field(default_factory=dict)  # abandoned wagers held (.7(b))
 
     def clone(self) -> TableState:
         """A copy the engine may change; every mutable field is copied (tests check a step never changes
         the state it was given), which is far cheaper than copy.deepcopy on every input."""
-        return replace(self, round=self.round.clone() if self.round else None, deck_order=list(self.deck_order))
+        return replace(self, round=self.round.clone() if self.round else None, deck_order=list(self.deck_order),
+                       blocks=dict(self.blocks), confirmed=set(self.confirmed), decks=dict(self.decks),
+                       devices_down=dict(self.devices_down), out_of_order=dict(self.out_of_order),
+                       held_wagers={n: dict(w) for n, w in self.held_wagers.items()})

@@ -245,6 +245,28 @@ class MississippiStudRules(ChapterRules):
     five_card_hand_bonus_wager_cents: int = Field(100, gt=0, description="the Five Card Hand Bonus Wager amount")
     magic_card_bonus: bool = Field(False, description="pay the Magic Card Bonus of 655a.12(e)(3)")
     lucky_bonus: bool = Field(False, description="pay the Lucky Bonus of 655a.12(e)(3)")
+    # Table procedure (read by the round engine, controller.engine.spec.TableOptions).
+    decks: Literal["one_deck", "two_decks"] = Field(
+        "one_deck", description="655a.3(a) one deck and a cover card, or 655a.3(b) two decks alternating every "
+                                "round (automated shuffler only)")
+    cards_preinspected: bool = Field(
+        True, description="decks arrive preinspected and reshuffled under 603a.16(u)/(v) (655a.4(e)); false: the "
+                          "dealer inspects at opening and the floorperson verifies (655a.4(a))")
+    shuffler_counts: bool = Field(
+        True, description="the automated shuffler counts 52 cards after each shuffle (655a.5(b)); false: the "
+                          "dealer counts the stub every stub_count_every rounds (655a.8(f), 9(d), 10(d))")
+    stub_count_every: int = Field(5, ge=1, le=5, description="rounds between stub counts, at most 5 (655a.8(f))")
+    deck_change_hours: float | None = Field(
+        None, gt=0, description="change the decks after this many hours; default 4 dealt by hand, 8 from a shoe "
+                                "(655a.3(c)); a longer time is refused")
+    idle_inspection_minutes: int | None = Field(
+        30, gt=0, description="no gaming activity this long: the cards are inspected again (655a.5(f)); "
+                              "leave out or null to turn off")
+    abandoned_wagers: Literal["lose", "hold"] = Field(
+        "lose", description="wagers of a player who leaves during a round: treated as losing or held (655a.7(b))")
+    fallback_dealing_method: Literal["automated_shoe", "manual_shoe", "hand"] | None = Field(
+        "manual_shoe", description="the dealing method once the shoe (or the shuffler, dealing from the hand) is "
+                                   "marked out of order (655a.13(g)); null: none, the table waits for the device")
 
     @model_validator(mode="after")
     def _ranges(self) -> MississippiStudRules:
@@ -254,6 +276,10 @@ class MississippiStudRules(ChapterRules):
         if (self.magic_card_bonus or self.lucky_bonus) and not self.five_card_hand_bonus:
             raise ValueError("magic_card_bonus and lucky_bonus pay on the Five Card Hand Bonus Wager: "
                              "set five_card_hand_bonus = true or turn them off")
+        limit = 4 if self.dealing_method == "hand" else 8
+        if self.deck_change_hours is not None and self.deck_change_hours > limit:
+            raise ValueError(f"deck_change_hours = {self.deck_change_hours:g}: 655a.3(c) changes the decks at least "
+                             f"every {limit} hours dealing by {self.dealing_method}; use {limit} or less")
         for name in ("ante", "three_card_bonus", "six_card_bonus"):
             lo, hi = getattr(self, f"{name}_min_cents"), getattr(self, f"{name}_max_cents")
             if lo > hi:

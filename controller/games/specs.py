@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.engine.spec import ChapterSpec
+from controller.engine.spec import ChapterSpec, DealingMethod
 from controller.games.cajun_stud_spec import CajunStudSpec
 from controller.games.let_it_ride_spec import LetItRideSpec
 from controller.games.mississippi_stud_spec import MississippiStudSpec
@@ -15,3 +15,12 @@ SPECS: dict[str, ChapterSpec] = {"643a": LetItRideSpec(), "655a": MississippiStu
 def spec_for(rules: Any) -> ChapterSpec | None:
     """The chapter's spec for these rules, or None when its round engine is not built yet."""
     return SPECS.get(getattr(rules, "chapter", ""))
+
+
+def dealing_method(rules: Any) -> DealingMethod:
+    """The configured dealing method, else the only one the chapter's published text allows."""
+    configured: DealingMethod | None = getattr(rules, "dealing_method", None)
+    if configured:
+        return configured
+    supported: tuple[DealingMethod, ...] = getattr(spec_for(rules), "supported_methods", ("automated_shoe",))
+    return supported[0]

@@ -130,3 +130,56 @@ def make_table():
 @pytest.fixture
 def deck():
     return arranged_deck
+
+
+# -- additive helpers for any chapter in controller.games.specs.SPECS (test_stateful, test_fault_matrix) -------
+
+CONFIGS = __import__("pathlib").Path(__file__).resolve().parents[2] / "configs"
+
+
+def example_rules(chapter: str) -> object:
+    """The chapter's rules from its example config in configs/ (the [game] table), validated."""
+    import tomllib
+
+    from pydantic import TypeAdapter
+
+    from controller.config import GameRules
+
+    for path in sorted(CONFIGS.glob("*.toml")):
+        game = tomllib.loads(path.read_text()).get("game", {})
+        if game.get("chapter") == chapter:
+            return TypeAdapter(GameRules).validate_python(game)
+    raise LookupError(f"no example config for chapter {chapter} in {CONFIGS}")
+
+
+def table_with(spec: ChapterSpec, rules: object, method: DealingMethod = "automated_shoe",
+               decks: Sequence[Sequence[str]] = (), options: object = None, start: Input | None = None) -> PureTable:
+    """A PureTable whose engine has these TableOptions (controller.engine.spec); `start` is fed first (e.g. a
+    Tick, so deck life is measured from it), then OpenTable."""
+    t = PureTable(RoundEngine(spec, rules, method, options), TableState("t1"),  # type: ignore[arg-type]
+                  [list(d) for d in decks])
+    if start is not None:
+        t.feed(start)
+    t.feed(OpenTable())
+    return t
+
+
+def enter_player(t: PureTable, seat: int) -> list[DomainEvent]:
+    """Every wager the table offers at its minimum on this seat (a player under any chapter)."""
+    out: list[DomainEvent] = []
+    for offer in t.engine.spec.offers(t.engine.rules):
+        out += t.wager(seat, offer.spot, offer.min_cents)
+    return out
+
+
+def decide_all(t: PureTable, pending: Sequence[DomainEvent]) -> list[DomainEvent]:
+    """Answer each decision the engine asks for: the smallest allowed wager, or let it ride."""
+    out = list(pending)
+    while True:
+        asks = [e for e in pending if e.type == "decision.requested"]
+        if not asks or t.state.phase.value != "decision":
+            return out
+        p = asks[-1].payload
+        pending = (t.wager(p["seat"], p["spot"], p["allowed"][0]) if p["kind"] == "wager_or_fold"
+                   else t.press("let_it_ride"))
+        out += pending

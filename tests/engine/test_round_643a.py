@@ -101,11 +101,11 @@ def test_full_round_event_order_and_rules(table, method):
         ("decision.requested", "643a.11(d)"), ("bet.rides", "643a.11(d)"),
         ("decision.requested", "643a.11(d)"), ("bet.withdrawn", "643a.11(d)"),
         ("community.revealed", "643a.11(e)"),
-        # Counterclockwise from the dealer's right: seat 5, 3, then 1. The engine cites the rule of a seat's
-        # first Let It Ride row: Bet 1's withdrawal (643a.11(b)(2)) for seats 5 and 3; see the xfail below.
-        ("hand.settled", "643a.11(b)(2)"),
+        # Counterclockwise from the dealer's right: seat 5, 3, then 1; a hand cites the settlement of the bets
+        # that rode (643a.11(f)(3)) even where Bet 1 was withdrawn.
+        ("hand.settled", "643a.11(f)(3)"),
         ("five_card_bonus.settled", "643a.11(f)(3)(i)"),
-        ("hand.settled", "643a.11(b)(2)"),
+        ("hand.settled", "643a.11(f)(3)"),
         ("three_card_bonus.settled", "643a.11(f)(3)(ii)"),
         ("hand.settled", "643a.11(f)(3)"),
         ("round.completed", "643a.11(g)"),
@@ -163,8 +163,6 @@ def test_full_round_amounts(table, method):
     assert (done["paid"], done["collected"]) == (6000 + 500 + 200 + 500, 1500)
 
 
-@pytest.mark.xfail(strict=True, reason="engine: hand.settled takes rule, hand and paytable from the seat's first "
-                   "main row, which for a withdrawn Bet 1 is the 643a.11(b)(2) withdrawal with no hand")
 def test_hand_settled_cites_the_settlement_of_the_riding_bets(table):
     t = play_scripted_round(table, "automated_shoe")
     settled = {e.payload["seat"]: e for e in t.events if e.type == "hand.settled"}

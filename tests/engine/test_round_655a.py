@@ -322,3 +322,18 @@ def test_a_card_drawn_in_error_is_recorded_and_used(make_table):
     assert [(e.type, e.rule) for e in t.press("drawn_in_error")] == [("card.drawn_in_error", "655a.13(b)")]
     t.draw()
     assert t.types()[-1] == "decision.requested"
+
+
+def test_hand_dealing_without_the_shufflers_order_voids_and_blocks(make_table):
+    # 655a.9(a)(1): dealing from the hand takes an automated shuffler; after a shuffle that left no card
+    # order (a manual shuffle while the shuffler was out of order) nothing can be dealt from the hand.
+    import dataclasses
+
+    t = make_table(method="hand")
+    t.wager(1, "ante", 500)
+    t.state = dataclasses.replace(t.state, deck_order=[])
+    t.press("no_more_bets")
+    void = next(e for e in t.events if e.type == "round.voided")
+    assert void.rule == "655a.9(a)(1)" and void.payload["returned"] == {"1": {"ante": 500}}
+    assert "no_method" in t.state.blocks
+    assert "card.dealt" not in t.types() and "deal.awaiting_dealer" not in t.types()

@@ -466,12 +466,10 @@ def test_exposure_hook_settles_the_optional_wagers(table, method):
         (2, "board_bonus", "683a.11(i)(2)(ii)", "pair", "1 to 1", 500, 500)]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "683a.13(d): a community card exposed early voids the hands and returns the Ante and Raise Wagers, but "
-    "the Pocket Bonus, Board Bonus, Lo Ball and All-Six Bonus Wagers are settled under 683a.11(i); the engine's "
-    "community_exposed() returns every wager. Needs an engine hook calling CajunStudSpec.settle_on_exposure."))
 @pytest.mark.parametrize("method", METHODS)
 def test_exposed_community_card_still_settles_the_optional_wagers(table, method):
+    """683a.13(d): the hands are void and the Ante and Raise Wagers returned, but the Pocket Bonus, Board Bonus,
+    Lo Ball and All-Six Bonus Wagers are settled under 683a.11(i)."""
     t = exposure_round(table, method)
     out = t.press("community_exposed")
     void = out[0]

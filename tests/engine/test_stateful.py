@@ -1,0 +1,382 @@
+"""Random dealer actions, device events (good and faulty), wagers, decisions and ticks against the pure
+engine, for every chapter in controller.games.specs.SPECS, with the round's invariants after every step."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from controller.cards import STANDARD_DECK
+from controller.engine.inputs import (
+    CloseTable,
+    Command,
+    Confirm,
+    CountEntered,
+    FloorpersonDecision,
+    Input,
+    MarkOutOfOrder,
+    OpenTable,
+    PlayerLeft,
+    Tick,
+)
+from controller.engine.round import RoundEngine
+from controller.engine.spec import TableOptions
+from controller.engine.state import TableState
+from controller.events import DomainEvent
+from controller.games.specs import SPECS
+from drivers.interfaces import (
+    BUTTONS,
+    CardDrawn,
+    DeviceFault,
+    DeviceOffline,
+    DeviceOnline,
+    FaceUpCard,
+    LockAcknowledged,
+    ShuffleCompleted,
+    StackDispensed,
+    StubRemoved,
+    WagerDetected,
+    WagerRefused,
+)
+from tests.engine.conftest import example_rules
+
+T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
+CARD_EVENTS = ("cards.dealt", "card.dealt", "deal.awaiting_dealer")
+
+
+class WithCountedWagers:
+    """A chapter's spec with `counted_wagers` (the optional attribute the engine reads with getattr)."""
+
+    def __init__(self, spec: Any, counted: dict[str, str]) -> None:
+        self._spec = spec
+        self.counted_wagers = counted
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._spec, name)
+
+
+class TableMachine(RuleBasedStateMachine):
+    chapter = "655a"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spec = SPECS[self.chapter]
+        self.rules = example_rules(self.chapter)
+        self.offers = list(self.spec.offers(self.rules))
+        self.spots = [o.spot for o in self.offers] + ["street_3", "nonsense"]
+        self.engine: RoundEngine
+        self.state = TableState("t1")
+        self.pending: list[Command] = []
+        self.shoe: list[str] = []
+        self.now = T0
+        self.events: list[DomainEvent] = []
+        # the model the invariants compare with
+        self.locks_outstanding: set[int] = set()
+        self.after_no_more_bets = False
+        self.wagers: dict[int, dict[str, int]] = {}
+        self.dealt_count = 0
+        self.asked: dict[str, Any] | None = None
+        self.coin = 7
+        self.round_id: str | None = None
+
+    # -- the one way in -----------------------------------------------------------------------
+
+    def step(self, inp: Input) -> list[DomainEvent]:
+        before = copy.deepcopy(self.state)
+        state, effects = self.engine.step(self.state, inp)
+        assert self.state == before, f"a step changed the state it was given ({inp})"
+        self.state = state
+        if isinstance(inp, LockAcknowledged) and inp.locked:
+            self.locks_outstanding.discard(inp.seat)
+        out = [e for e in effects if isinstance(e, DomainEvent)]
+        for e in effects:
+            if isinstance(e, Command):
+                if e.verb in ("dispense_stack",):
+                    assert not self.locks_outstanding, "a stack asked for before every lock was acknowledged"
+                self.pending.append(e)
+            else:
+                self.check(e)
+        self.events += out
+        return out
+
+    def check(self, e: DomainEvent) -> None:
+        p = e.payload
+        if e.round_id is not None and e.round_id != self.round_id:  # a new round
+            self.round_id = e.round_id
+            self.wagers, self.after_no_more_bets, self.dealt_count, self.asked = {}, False, 0, None
+        if e.type == "no_more_bets":
+            self.after_no_more_bets = True
+            self.locks_outstanding = set(range(1, self.spec.seats(self.rules) + 1))
+        elif e.type in CARD_EVENTS or e.type.endswith(".dealt"):
+            assert not self.locks_outstanding, f"{e.type} before every lock was acknowledged"
+            self.dealt_count += 1 if e.type == "card.dealt" else p.get("count", 0) if e.type != "deal.awaiting_dealer" \
+                else 0
+        elif e.type == "card.face_up_discarded":
+            self.dealt_count += 1
+        elif e.type == "wager.accepted":
+            assert not self.after_no_more_bets, "a wager counted after \"no more bets\""
+            self.wagers.setdefault(p["seat"], {})[p["spot"]] = p["amount"]
+        elif e.type in ("wager.returned", "wager.withdrawn"):
+            self.wagers.get(p["seat"], {}).pop(p["spot"], None)
+        elif e.type == "street_wager.placed":
+            spot = self.asked["spot"] if self.asked else None
+            if spot:
+                self.wagers.setdefault(p["seat"], {})[spot] = p["amount"]
+        elif e.type == "round.voided":
+            expected = {str(n): w for n, w in self.wagers.items() if w}
+            assert p["returned"] == expected, "a void must return every wager of the round"
+        elif e.type == "stub.discarded":
+            assert self.dealt_count + p["count"] == 52, "dealt + face up + stub must be the 52 cards"
+        if e.type == "decision.requested":
+            self.asked = dict(p)
+
+    # -- setup --------------------------------------------------------------------------------
+
+    @initialize(method=st.sampled_from(["automated_shoe", "manual_shoe", "hand"]), counts=st.booleans(),
+                preinspected=st.booleans(), abandoned=st.sampled_from(["lose", "hold"]),
+                two=st.booleans(), counted=st.booleans())
+    def open(self, method: Any, counts: bool, preinspected: bool, abandoned: Any, two: bool, counted: bool) -> None:
+        if counted and len(self.offers) > 1:  # as if the last optional wager were on a table game system
+            self.spec = WithCountedWagers(self.spec, {self.offers[-1].spot: "x.8(b)"})  # type: ignore[assignment]
+        opts = TableOptions(decks="two_decks" if two else "one_deck", cards_preinspected=preinspected,
+                            shuffler_counts=counts, stub_count_every=1, abandoned_wagers=abandoned,
+                            idle_inspection_minutes=30)
+        self.engine = RoundEngine(self.spec, self.rules, method, opts)
+        self.step(Tick(self.now))
+        self.step(OpenTable())
+
+    # -- devices answer (or not) --------------------------------------------------------------
+
+    @rule(i=st.integers(0, 20), count=st.sampled_from([52, 52, 52, 52, 51, 53]))
+    def answer(self, i: int, count: int) -> None:
+        if not self.pending:
+            return
+        c = self.pending.pop(i % len(self.pending))
+        if c.verb == "shuffle":
+            self.shoe = list(STANDARD_DECK)
+            self.shoe.reverse()
+            order = tuple(self.shoe) if self.engine.method == "hand" else ()
+            self.step(ShuffleCompleted("shuffler", card_count=count, order=order))
+        elif c.verb in ("lock", "unlock"):
+            assert c.seat is not None
+            self.step(LockAcknowledged(f"wager_station_{c.seat}", seat=c.seat, locked=c.verb == "lock"))
+        elif c.verb == "dispense_stack":
+            stack, self.shoe = self.shoe[: c.cards], self.shoe[c.cards:]
+            self.step(StackDispensed("shoe", cards=tuple(stack)))
+        elif c.verb == "remove_stub":
+            stub, self.shoe = self.shoe, []
+            self.step(StubRemoved("shoe", cards=tuple(stub)))
+
+    @rule()
+    def wrong_stack(self) -> None:
+        c = next((c for c in self.pending if c.verb == "dispense_stack"), None)
+        if c is not None:
+            self.pending.remove(c)
+            stack, self.shoe = self.shoe[: c.cards + 1], self.shoe[c.cards + 1:]
+            self.step(StackDispensed("shoe", cards=tuple(stack)))
+
+    @rule()
+    def draw(self) -> None:
+        if self.shoe:
+            card, self.shoe = self.shoe[0], self.shoe[1:]
+            self.step(CardDrawn("shoe", card=card))
+
+    @rule()
+    def face_up(self) -> None:
+        if self.shoe:
+            card, self.shoe = self.shoe[0], self.shoe[1:]
+            self.step(FaceUpCard("shoe", card=card))
+
+    @rule(dev=st.sampled_from(["shuffler", "shoe"]),
+          code=st.sampled_from(["jam", "stopped", "incomplete", "empty", "misfeed", "foreign_card", "malfunction"]))
+    def fault(self, dev: str, code: str) -> None:
+        if self.rare():
+            return
+        self.step(DeviceFault(dev, code=code, detail="injected"))
+
+    @rule(dev=st.sampled_from(["shuffler", "shoe"]), online=st.booleans())
+    def online(self, dev: str, online: bool) -> None:
+        if not online and self.rare():
+            return
+        self.step(DeviceOnline(dev) if online else DeviceOffline(dev, reason="unplugged"))
+
+    @rule(dev=st.sampled_from(["shuffler", "shoe"]), out=st.booleans())
+    def mark(self, dev: str, out: bool) -> None:
+        if out and self.rare():
+            return
+        self.step(MarkOutOfOrder(dev, out))
+
+    # -- people --------------------------------------------------------------------------------
+
+    @rule(seat=st.integers(0, 8), i=st.integers(0, 10), amount=st.sampled_from([0, 100, 500, 1000, 2500, 99_999]))
+    def wager(self, seat: int, i: int, amount: int) -> None:
+        self.step(WagerDetected(f"wager_station_{seat}", seat=seat, spot=self.spots[i % len(self.spots)],
+                                amount_cents=amount))
+
+    @rule(seat=st.integers(1, 7))
+    def player(self, seat: int) -> None:
+        for o in self.offers:
+            self.step(WagerDetected(f"wager_station_{seat}", seat=seat, spot=o.spot, amount_cents=o.min_cents))
+
+    @rule(seat=st.integers(1, 7))
+    def refused_by_station(self, seat: int) -> None:
+        self.step(WagerRefused(f"wager_station_{seat}", seat=seat, spot=self.spots[0], amount_cents=500,
+                               reason="locked"))
+
+    @rule(choice=st.integers(0, 3))
+    def decide(self, choice: int) -> None:
+        if self.asked is None or self.state.phase.value != "decision":
+            return
+        p = self.asked
+        if p["kind"] == "wager_or_fold":
+            allowed = p["allowed"]
+            if choice == 3:
+                self.step(ButtonPressedFold)
+            else:
+                self.step(WagerDetected(f"wager_station_{p['seat']}", seat=p["seat"], spot=p["spot"],
+                                        amount_cents=allowed[choice % len(allowed)]))
+        else:
+            self.step(BUTTON["withdraw" if choice == 0 else "let_it_ride"])
+
+    @rule(button=st.sampled_from(BUTTONS))
+    def press(self, button: str) -> None:
+        self.step(BUTTON[button])
+
+    @rule(who=st.sampled_from(["dealer", "floorperson"]),
+          what=st.sampled_from(["cards_inspected", "deck_verified", "shuffled", "misdeal", "no_misdeal", "other"]))
+    def confirm(self, who: Any, what: str) -> None:
+        self.step(Confirm(who, what))
+
+    @rule(what=st.sampled_from(["chips", "stub"]), delta=st.sampled_from([0, 0, 0, -1, 1]))
+    def count(self, what: Any, delta: int) -> None:
+        r = self.state.round
+        right = 0
+        if r is not None:
+            right = r.chips_accepted if what == "chips" else 52 - len(r.dealt) - len(r.discarded)
+        self.step(CountEntered(what, max(0, right + delta)))
+
+    @rule(decision=st.sampled_from(["proceed", "recount", "void", "reshuffle"]))
+    def decide_floor(self, decision: str) -> None:
+        self.step(FloorpersonDecision("chip_count" if decision != "reshuffle" else "shuffle_order", decision, "fp1"))
+
+    @rule(seat=st.integers(1, 7))
+    def leaves(self, seat: int) -> None:
+        self.step(PlayerLeft(seat))
+
+    @rule(minutes=st.sampled_from([1, 10, 45, 240, 500]))
+    def tick(self, minutes: int) -> None:
+        self.now += timedelta(minutes=minutes)
+        self.step(Tick(self.now))
+
+    @rule(p=st.integers(0, 15))
+    def close_and_reopen(self, p: int) -> None:
+        if p:
+            return
+        self.step(CloseTable())
+        if self.state.phase.value == "closed":
+            self.pending.clear()
+            self.step(OpenTable())
+
+    # -- progress: what a good dealer, floorperson and devices do next -----------------------------
+
+    def rare(self) -> bool:
+        self.coin = (self.coin * 1103515245 + 12345) % 2**31  # deterministic thinning of the fault rules
+        return self.coin % 3 != 0
+
+    def progress(self) -> None:
+        s = self.state
+        phase = s.phase.value
+        if phase in ("opening", "blocked"):
+            key = next(iter(s.blocks), "")
+            if key == "inspection":
+                self.step(Confirm("dealer" if "dealer" not in s.confirmed else "floorperson", "cards_inspected"))
+            elif key == "idle_inspection":
+                self.step(Confirm("dealer", "cards_inspected"))
+            elif key.startswith("deck_"):
+                self.step(Confirm("floorperson", "deck_verified"))
+            elif key.startswith("device:"):
+                self.step(DeviceOnline(key[7:]))
+            elif key == "no_method":
+                for dev in list(s.out_of_order):
+                    self.step(MarkOutOfOrder(dev, False))
+            elif key == "shuffle_order":
+                self.step(FloorpersonDecision("shuffle_order", "reshuffle"))
+        elif self.pending:
+            self.answer(0, 52)
+        elif phase == "shuffling":
+            self.step(Confirm("dealer", "shuffled"))
+        elif phase == "betting" and s.round is not None:
+            if not any(st.wagers for st in s.round.seats.values()):
+                self.player(1 + len(self.events) % self.spec.seats(self.rules))
+            else:
+                self.step(BUTTON["no_more_bets"])
+        elif phase == "reconciling":
+            if "chip_count" in s.blocks:
+                self.step(FloorpersonDecision("chip_count", "proceed"))
+            else:
+                self.count("chips", 0)
+        elif phase == "dealing":
+            self.draw()
+        elif phase == "dealt":
+            self.step(BUTTON["dealt"])
+        elif phase == "stub_count":
+            if s.round is not None and s.round.stub_entered is not None:
+                self.step(Confirm("dealer", "misdeal"))
+            else:
+                self.count("stub", 0)
+        elif phase == "decision":
+            self.decide(1)
+        elif phase == "closed":
+            self.step(OpenTable())
+
+    @rule()
+    def progress_a(self) -> None:
+        self.progress()
+
+    @rule()
+    def progress_b(self) -> None:
+        self.progress()
+
+    @rule()
+    def progress_c(self) -> None:
+        self.progress()
+
+    @rule()
+    def progress_d(self) -> None:
+        self.progress()
+
+    # -- invariants ----------------------------------------------------------------------------
+
+    @invariant()
+    def consistent(self) -> None:
+        s = self.state
+        if s.phase.value in ("blocked", "opening"):
+            assert s.blocks, "blocked without a reason"
+            assert s.round is None
+        if s.round is not None and s.phase.value in ("dealing", "dealt", "decision", "stub_count"):
+            assert s.round.players, "cards dealt to no player"
+        assert not (s.out_of_order.keys() & s.devices_down.keys())
+
+
+from drivers.interfaces import ButtonPressed  # noqa: E402
+
+BUTTON = {b: ButtonPressed("dealer_panel", button=b) for b in BUTTONS}
+ButtonPressedFold = BUTTON["fold"]
+
+SETTINGS = settings(max_examples=100, stateful_step_count=120, derandomize=True, deadline=None,
+                    suppress_health_check=list(HealthCheck),
+                    phases=[Phase.explicit, Phase.reuse, Phase.generate])  # no shrinking: < 30 s even on failure
+
+
+@pytest.mark.parametrize("chapter", sorted(SPECS))
+def test_random_tables_keep_the_invariants(chapter: str) -> None:
+    machine = type(f"TableMachine_{chapter}", (TableMachine,), {"chapter": chapter})
+    from hypothesis.stateful import run_state_machine_as_test
+
+    run_state_machine_as_test(machine, settings=SETTINGS)
