@@ -32,6 +32,16 @@ def _pace(text: str) -> float:
     return v
 
 
+def _seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds: give e.g. --timeout 60") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"--timeout {v} must be more than 0 seconds")
+    return v
+
+
 def _broker(text: str) -> str:
     from controller.mqtt import parse_broker_url
 
@@ -66,6 +76,22 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--quiet", action="store_true", help="no live table log on stdout")
     demo.add_argument("--script", type=Path, help="sim script (TOML/JSON): scripted decks and device faults, "
                                                   "see docs/protocol.md")
+
+    simulate = sub.add_parser(
+        "simulate", help="play scripted rounds on simulated devices, printing every event as a JSON line",
+        description="Plays a scenario (deck orders, wagers, decisions, device faults at named points; format in "
+                    "docs/scenarios.md, examples in docs/examples/*.scenario.toml) through the real drivers and "
+                    "simulated devices, and prints every journaled event as one JSON line on stdout, the table "
+                    "PC's own view: the published form plus its sealed part (card identities). Exit status 0 "
+                    "when the scenario played out, 1 when it did not (timeout), 2 for a bad config or scenario.")
+    simulate.add_argument("--config", type=Path, required=True, help="table config TOML; without [devices], "
+                                                                     "simulated reference devices are used")
+    simulate.add_argument("--scenario", type=Path, required=True, help="scenario file (.toml or .json)")
+    simulate.add_argument("--journal", type=Path, help="SQLite journal file (default: a temporary one)")
+    simulate.add_argument("--broker", type=_broker, help="also publish to this MQTT broker (default: none)")
+    simulate.add_argument("--timeout", type=_seconds, default=120.0,
+                          help="give up when the scenario has not played out after this many seconds (default 120)")
+    simulate.add_argument("--public", action="store_true", help="print events as published (no sealed part)")
 
     run = sub.add_parser(
         "run", help="run the table controller on the configured devices",
@@ -146,6 +172,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   sim_script=script))
         print(f"tablectl: {played} round(s) played", file=sys.stderr)
         return 0
+    if args.command == "simulate":
+        from controller.simulate import main_simulate
+
+        return main_simulate(config, args.config, args.scenario, journal=args.journal, broker=args.broker,
+                             timeout=args.timeout, sealed=not args.public)
     if args.command == "settle":
         import json
 

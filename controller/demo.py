@@ -1,5 +1,7 @@
 """`tablectl demo`: a whole Mississippi Stud table on simulated devices, with a simulated dealer and players.
 
+The same floor plays any chapter with a round engine (`tablectl simulate`, controller/simulate.py).
+
 The controller side is the real one: drivers open real pseudo-terminals to the device simulators and
 speak the reference serial protocol; the journal is a real SQLite file; events go to a real broker.
 Only the people are simulated: players place chips on the wager stations' sensors and decide their
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TextIO
@@ -19,9 +21,10 @@ from typing import Any, Protocol, TextIO
 import structlog
 
 from controller.config import TableConfig
-from controller.engine.inputs import CloseTable
+from controller.engine.inputs import CloseTable, CountEntered
 from controller.events import JournaledEvent
 from controller.games.mississippi_stud import MississippiStudRules
+from controller.games.specs import spec_for
 from controller.runner import build_devices, run_table
 from controller.service import TableService
 from drivers.sim.script import SimScript
@@ -30,14 +33,33 @@ from drivers.sim.table import SimulatedTable
 log = structlog.get_logger("tablectl.demo")
 
 
+# What a player answers to a decision: an amount (one of the allowed ones) to wager, "fold", or for a
+# ride-or-withdraw decision "ride" / "withdraw". None folds too (how the first scripted rounds said it).
+Answer = int | str | None
+ANSWERS = ("fold", "ride", "withdraw")
+# Blocking conditions that only a floorperson can clear: a simulated table with nobody to clear them
+# closes instead of waiting forever (when asked to: the demo waits, as a real table would).
+_STUCK = ("deck.removed", "table.blocked", "no_more_bets.refused")
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRequest:
+    """A `decision.requested` event as the player sees it."""
+
+    decision: str  # the chapter's decision key, e.g. "street_3"
+    spot: str  # the wager spot the decision is about
+    kind: str  # "wager_or_fold" or "ride_or_withdraw"
+    allowed: tuple[int, ...] = ()  # wager_or_fold: the amounts that may be put out
+
+
 class Policy(Protocol):
     """What the simulated players do."""
 
     def wagers(self, round_no: int, config: TableConfig) -> dict[int, dict[str, int]]:
         """Seat -> {spot: cents} placed before "no more bets"."""
 
-    def street(self, round_no: int, seat: int, street: str, allowed: Sequence[int]) -> int | None:
-        """The Street Wager in cents (one of allowed), or None to fold."""
+    def decide(self, round_no: int, seat: int, request: DecisionRequest) -> Answer:
+        """The seat's answer to the decision (see Answer)."""
 
     def late_wager(self, round_no: int, config: TableConfig) -> tuple[int, str, int] | None:
         """A wager someone tries after "no more bets" (seat, spot, cents), to show the lock-out."""
@@ -51,7 +73,8 @@ class RandomPolicy:
 
     def wagers(self, round_no: int, config: TableConfig) -> dict[int, dict[str, int]]:
         g = config.game
-        assert isinstance(g, MississippiStudRules), "the demo plays chapter 655a"
+        if not isinstance(g, MississippiStudRules):
+            return self._any_chapter_wagers(config)
         chips = [a for a in (500, 1000, 2500, 5000) if g.ante_min_cents <= a <= g.ante_max_cents]
         chips = chips or [g.ante_min_cents]
         out: dict[int, dict[str, int]] = {}
@@ -71,13 +94,45 @@ class RandomPolicy:
             out[self.rng.randint(1, g.seats)] = {"ante": chips[0]}
         return out
 
-    def street(self, round_no: int, seat: int, street: str, allowed: Sequence[int]) -> int | None:
-        pick = self.rng.choices([None, 0, 1, 2], weights=[2, 5, 2, 1])[0]
+    def _any_chapter_wagers(self, config: TableConfig) -> dict[int, dict[str, int]]:
+        """From the chapter's spec alone: the same amount on each main wager it offers (some chapters want
+        them equal), optional wagers now and then at their minimum; seats that would not make a player sit out."""
+        spec = spec_for(config.game)
+        if spec is None:
+            raise ValueError(f"chapter {config.game.chapter} has no round engine yet")
+        offers = list(spec.offers(config.game))
+        main = [o for o in offers if o.spot in spec.main_wagers] or offers[:1]
+        optional = [o for o in offers if o not in main]
+        low = max(o.min_cents for o in main)
+        high = min(o.max_cents for o in main)
+        chips = [a for a in (500, 1000, 2500, 5000) if low <= a <= high] or [low]
+        seats = spec.seats(config.game)
+        out: dict[int, dict[str, int]] = {}
+        for seat in range(1, seats + 1):
+            if self.rng.random() > 0.8:
+                continue
+            amount = self.rng.choice(chips)
+            w = {o.spot: amount for o in main}
+            w.update({o.spot: o.min_cents for o in optional if self.rng.random() < 0.3})
+            if spec.player_problem(w) is None:
+                out[seat] = w
+        if not out:
+            out[self.rng.randint(1, seats)] = {o.spot: chips[0] for o in main}
+        return out
+
+    def decide(self, round_no: int, seat: int, request: DecisionRequest) -> Answer:
+        if request.kind == "ride_or_withdraw":
+            return "ride" if self.rng.random() < 0.7 else "withdraw"
+        allowed = request.allowed
+        # Mostly the smallest wager, sometimes more, sometimes a fold (the demo's players since 655a).
+        weights = ([2, 5, 2, 1] + [1] * len(allowed))[: len(allowed) + 1]
+        pick = self.rng.choices([None, *range(len(allowed))], weights=weights)[0]
         return None if pick is None else allowed[pick]
 
     def late_wager(self, round_no: int, config: TableConfig) -> tuple[int, str, int] | None:
         g = config.game
-        assert isinstance(g, MississippiStudRules), "the demo plays chapter 655a"
+        if not isinstance(g, MississippiStudRules):
+            return None  # the lock-out is shown on the demo's own table
         if self.rng.random() < 0.15:
             return self.rng.randint(1, g.seats), "ante", g.ante_min_cents
         return None
@@ -86,8 +141,9 @@ class RandomPolicy:
 @dataclass
 class ScriptedRound:
     wagers: dict[int, dict[str, int]]
-    # (seat, street spot) -> cents, or None to fold. A missing entry folds.
-    decisions: dict[tuple[int, str], int | None] = field(default_factory=dict)
+    # (seat, decision key) -> an Answer. A missing entry folds a wager_or_fold decision and lets a
+    # ride_or_withdraw bet ride: what a player does who does nothing.
+    decisions: dict[tuple[int, str], Answer] = field(default_factory=dict)
     late: tuple[int, str, int] | None = None
 
 
@@ -103,27 +159,37 @@ class ScriptedPolicy:
     def wagers(self, round_no: int, config: TableConfig) -> dict[int, dict[str, int]]:
         return self._round(round_no).wagers
 
-    def street(self, round_no: int, seat: int, street: str, allowed: Sequence[int]) -> int | None:
-        return self._round(round_no).decisions.get((seat, street))
+    def decide(self, round_no: int, seat: int, request: DecisionRequest) -> Answer:
+        default = "ride" if request.kind == "ride_or_withdraw" else "fold"
+        return self._round(round_no).decisions.get((seat, request.decision), default)
 
     def late_wager(self, round_no: int, config: TableConfig) -> tuple[int, str, int] | None:
         return self._round(round_no).late
 
 
 class SimulatedFloor:
-    """The dealer and the players, acting on the simulated devices in answer to the controller's events."""
+    """The dealer and the players, acting on the simulated devices in answer to the controller's events.
+
+    Whatever the chapter, the events say what to do: wagers when betting opens, "no more bets" once they
+    are all on the layout, cards drawn from a manual shoe while the round is dealt, "dealt" once a deal
+    from the hand is on the layout, an answer to each `decision.requested` of the kind it asks, and the
+    dealer's counts (chips, stub) when asked for them. Nobody stands in for a floorperson.
+    """
 
     def __init__(self, service: TableService, sims: SimulatedTable, policy: Policy, rounds: int | None,
-                 pace: float) -> None:
+                 pace: float, *, close_when_stuck: bool = False) -> None:
         self.service = service
         self.sims = sims
         self.policy = policy
         self.rounds = rounds
         self.pace = pace
+        self.close_when_stuck = close_when_stuck
+        self.method = service.engine.method
         self.events = service.subscribe()
         self._awaiting: int = 0  # wagers placed whose acceptance or rejection is not yet journaled
         self._round_no = 0
         self._started = 0
+        self._drawing = False  # a manual shoe is being dealt from
 
     async def _beat(self) -> None:
         if self.pace:
@@ -149,14 +215,42 @@ class SimulatedFloor:
             self._awaiting -= 1
             if not self._awaiting:
                 await self._no_more_bets()
+        elif ev.type == "lockout.confirmed" and self.method == "manual_shoe":
+            self._drawing = True
+            await self._draw()
+        elif ev.type == "card.dealt" and self._drawing:
+            await self._draw()
+        elif ev.type in ("stub.discarded", "round.voided"):
+            self._drawing = False
+        elif ev.type == "deal.awaiting_dealer":
+            await self._beat()
+            await self.sims.panel.press("dealt")
         elif ev.type == "decision.requested":
             await self._beat()
-            seat = int(p["seat"])
-            amount = self.policy.street(self._round_no, seat, str(p["spot"]), list(p["allowed"]))
-            if amount is None:
-                await self.sims.panel.press("fold")
-            else:
-                await self.sims.stations[seat].place(str(p["spot"]), amount)
+            await self._decide(int(p["seat"]), DecisionRequest(
+                str(p["decision"]), str(p["spot"]), str(p["kind"]), tuple(int(a) for a in p.get("allowed", ()))))
+        elif ev.type == "chip_count.requested":
+            # The dealer's count matches the wagers accepted: the simulated chips are exactly those placed.
+            await self._beat()
+            self.service.submit(CountEntered("chips", int(p["accepted"])))
+        elif ev.type == "stub_count.requested" and ev.sealed is not None:
+            await self._beat()
+            self.service.submit(CountEntered("stub", int(ev.sealed["expected"])))
+        elif ev.type in _STUCK and self.close_when_stuck:
+            self.service.submit(CloseTable())
+
+    async def _draw(self) -> None:
+        await self._beat()
+        await self.sims.shoe.draw()
+
+    async def _decide(self, seat: int, request: DecisionRequest) -> None:
+        answer = self.policy.decide(self._round_no, seat, request)
+        if request.kind == "ride_or_withdraw":
+            await self.sims.panel.press("withdraw" if answer == "withdraw" else "let_it_ride")
+        elif answer is None or answer == "fold" or isinstance(answer, str):
+            await self.sims.panel.press("fold")
+        else:
+            await self.sims.stations[seat].place(request.spot, answer)
 
     async def _place_wagers(self) -> None:
         plan = self.policy.wagers(self._round_no, self.service.config)
@@ -178,17 +272,48 @@ class SimulatedFloor:
 async def play(config: TableConfig, *, rounds: int | None, broker: str | None = None, seed: int | None = None,
                pace: float = 0.0, journal_path: Path | None = None, policy: Policy | None = None,
                decks: Sequence[Sequence[str]] = (), out: TextIO | None = None,
-               sim_script: SimScript | None = None) -> int:
-    """Play the table until `rounds` rounds are complete (or until Ctrl-C); returns the rounds played."""
+               sim_script: SimScript | None = None, on_event: Callable[[JournaledEvent], None] | None = None,
+               close_when_stuck: bool = False, on_floor_error: Callable[[Exception], None] | None = None) -> int:
+    """Play the table until `rounds` rounds are complete (or until Ctrl-C); returns the rounds played.
+
+    `on_event` sees every journaled event, in seq order, including those journaled as the table closes.
+    `close_when_stuck` closes the table when it blocks for a floorperson, who is not simulated.
+    `on_floor_error` hears of a simulated person who could not act (the table would wait for them forever).
+    """
     rng = random.Random(seed)
     async with SimulatedTable(config.game.seats, rng) as sims:
         if decks:
             sims.shuffler.script_decks(decks)
         if sim_script is not None:
             await sims.apply_script(sim_script)
+        heard: list[asyncio.Queue[JournaledEvent]] = []
+
+        async def listen(events: asyncio.Queue[JournaledEvent]) -> None:
+            assert on_event is not None
+            while True:
+                on_event(await events.get())
+
+        async def watched(floor: SimulatedFloor) -> None:
+            try:
+                await floor.run()
+            except Exception as err:
+                if on_floor_error is None:
+                    raise
+                on_floor_error(err)
 
         def people(service: TableService) -> list[Coroutine[Any, Any, None]]:
-            return [SimulatedFloor(service, sims, policy or RandomPolicy(rng), rounds, pace).run()]
+            floor = SimulatedFloor(service, sims, policy or RandomPolicy(rng), rounds, pace,
+                                   close_when_stuck=close_when_stuck)
+            if on_event is None:
+                return [watched(floor)]
+            heard.append(service.subscribe())  # now, so that nothing journaled from the start is missed
+            return [watched(floor), listen(heard[0])]
 
-        return await run_table(config, build_devices(config, sims.ports), broker=broker, journal_path=journal_path,
-                               out=out, companions=people)
+        played = await run_table(config, build_devices(config, sims.ports), broker=broker,
+                                 journal_path=journal_path, out=out, companions=people)
+        # The runner stops its helpers as soon as the table is closed: hand on what they had not yet seen.
+        for queue in heard:
+            while not queue.empty():
+                assert on_event is not None
+                on_event(queue.get_nowait())
+        return played

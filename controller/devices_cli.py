@@ -24,6 +24,7 @@ from drivers.interfaces import DeviceEvent, DeviceOffline, DeviceOnline
 from drivers.registry import available_drivers, settings_model
 from drivers.sim.script import SimScript
 from drivers.sim.table import SimulatedTable
+from drivers.sim.wager_bus import WagerBusSim
 
 
 def installed_drivers() -> list[dict[str, Any]]:
@@ -85,23 +86,43 @@ def print_probe(report: list[dict[str, Any]], out: TextIO) -> None:
 
 async def serve_simulators(config: TableConfig, out: TextIO, ports_file: Path | None, seed: int | None,
                            script: SimScript | None = None) -> None:
-    seats = config.game.seats
-    async with SimulatedTable(seats, random.Random(seed)) as sims:
-        if script is not None:
-            await sims.apply_script(script)
-        for dev_id, port in sims.ports.items():
-            out.write(f"{dev_id:<18} {port}\n")
-        if ports_file:
-            await asyncio.to_thread(ports_file.write_text, json.dumps(sims.ports, indent=2) + "\n")
-            out.write(f"ports written to {ports_file}: tablectl run --config CONFIG --ports {ports_file}\n")
-        out.write("simulators running; Ctrl-C stops them\n")
-        out.flush()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, stop.set)
-        await stop.wait()
+    """Simulate what the config names: per-seat stations or one multi-drop line, and the sign and
+    terminals when it has them."""
+    d = config.devices
+    bus_seats = sorted(seat for seat, where in d.station_seats() if where.startswith("devices.wager_bus")) \
+        if d is not None else []
+    bus_addresses = {int(st["seat"]): int(st.get("address", st["seat"]))
+                     for st in (d.wager_bus or {}).get("stations", [])} if d is not None else {}
+    async with SimulatedTable(config.game.seats, random.Random(seed),
+                              sign=d is not None and d.progressive_sign is not None,
+                              terminals=d is not None and bool(d.wager_terminals)) as sims:
+        ports = dict(sims.ports)
+        bus = None
+        if bus_seats:
+            bus = WagerBusSim(seats=bus_seats, addresses=bus_addresses or None)
+            await bus.start()
+            for seat in bus_seats:
+                ports.pop(f"wager_station_{seat}", None)
+            ports["wager_bus"] = bus.port
+        try:
+            if script is not None:
+                await sims.apply_script(script)
+            for dev_id, port in ports.items():
+                out.write(f"{dev_id:<18} {port}\n")
+            if ports_file:
+                await asyncio.to_thread(ports_file.write_text, json.dumps(ports, indent=2) + "\n")
+                out.write(f"ports written to {ports_file}: tablectl run --config CONFIG --ports {ports_file}\n")
+            out.write("simulators running; Ctrl-C stops them\n")
+            out.flush()
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.add_signal_handler(sig, stop.set)
+            await stop.wait()
+        finally:
+            if bus is not None:
+                await bus.stop()
 
 
 def load_ports(path: Path) -> dict[str, str]:

@@ -91,3 +91,66 @@ def test_bad_ports_file_is_named(tmp_path: Path) -> None:
     out = subprocess.run([*TABLECTL, "devices", "--config", str(DEMO), "--ports", str(bad)],
                          capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode == 2 and "must be a JSON object of device id to port path" in out.stderr
+
+
+BUS_CONFIG = """
+table_id = "bus-table"
+
+[game]
+chapter = "655a"
+seats = 6
+
+[devices.shuffler]
+driver = "reference-shuffler"
+port = "simulated"
+
+[devices.shoe]
+driver = "reference-shoe"
+port = "simulated"
+
+[devices.dealer_panel]
+driver = "reference-dealer-panel"
+port = "simulated"
+
+[devices.wager_bus]
+driver = "reference-wager-bus"
+port = "simulated"
+stations = [{seat = 1, address = 11}, {seat = 2, address = 12}, {seat = 3, address = 13},
+            {seat = 4, address = 14}, {seat = 5, address = 15}, {seat = 6, address = 16}]
+
+[devices.progressive_sign]
+driver = "reference-progressive-sign"
+port = "simulated"
+
+[[devices.wager_terminals]]
+driver = "reference-wager-terminal"
+port = "simulated"
+seat = 1
+
+[[devices.wager_terminals]]
+driver = "reference-wager-terminal"
+port = "simulated"
+seat = 2
+"""
+
+
+def test_simulators_follow_the_config_bus_sign_and_terminals(tmp_path: Path) -> None:
+    """A table whose stations share one multi-drop line, with a progressive sign and two terminals."""
+    config = tmp_path / "bus.toml"
+    config.write_text(BUS_CONFIG)
+    ports = tmp_path / "ports.json"
+    proc = subprocess.Popen([*TABLECTL, "sim-devices", "--config", str(config), "--ports-file", str(ports)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    lines: list[str] = []
+    try:
+        read_until(proc, "simulators running", lines)
+        assert {"wager_bus", "progressive_sign", "wager_terminal_1"} <= set(json.loads(ports.read_text()))
+        out = subprocess.run([*TABLECTL, "devices", "--config", str(config), "--ports", str(ports), "--json"],
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert out.returncode == 0, out.stdout + out.stderr
+        report = {d["device"]: d for d in json.loads(out.stdout)["devices"]}
+        assert all(d["state"] == "online" for d in report.values()), report
+        assert {f"wager_station_{n}" for n in range(1, 7)} | {"progressive_sign", "wager_terminal_2"} <= set(report)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 0
