@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 import structlog
 
 from controller.config import ConfigError, TableConfig
-from controller.engine.inputs import Command, Input, OpenTable
+from controller.engine.inputs import Command, Input, OpenTable, Tick
 from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
 from controller.events import DomainEvent, JournaledEvent
@@ -26,6 +26,7 @@ from drivers.interfaces import Device, DeviceEvent, DeviceFault, DeviceOffline
 log = structlog.get_logger("tablectl.service")
 
 Clock = Callable[[], dt.datetime]
+TICK_SECONDS = 30.0  # fine enough for hour-long deck lives and half-hour idle checks
 
 
 def utc_now() -> dt.datetime:
@@ -74,12 +75,23 @@ class TableService:
     async def run(self) -> None:
         """Start the devices, open the table and step inputs until the table is closed."""
         await asyncio.gather(*(self._start_device(d) for d in self.devices.values()))
+        # The engine reads no clock: deck life (4 h / 8 h) and the idle-table inspection run on these ticks.
+        self.submit(Tick(self._clock()))
         self.submit(OpenTable())
+        ticker = asyncio.create_task(self._tick(), name="tick")
+        try:
+            while True:
+                journaled = await self.apply(await self._inputs.get())
+                if any(e.type == "table.closed" for e in journaled):
+                    self.closed.set()
+                    return
+        finally:
+            ticker.cancel()
+
+    async def _tick(self) -> None:
         while True:
-            journaled = await self.apply(await self._inputs.get())
-            if any(e.type == "table.closed" for e in journaled):
-                self.closed.set()
-                return
+            await asyncio.sleep(TICK_SECONDS)
+            self.submit(Tick(self._clock()))
 
     async def stop_devices(self) -> None:
         await asyncio.gather(*(d.stop() for d in self.devices.values()), return_exceptions=True)
