@@ -21,7 +21,7 @@ from typing import Any, Protocol, TextIO
 import structlog
 
 from controller.config import TableConfig
-from controller.engine.inputs import CloseTable, CountEntered
+from controller.engine.inputs import CloseTable, Confirm, CountEntered
 from controller.events import JournaledEvent
 from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.specs import spec_for
@@ -63,6 +63,9 @@ class Policy(Protocol):
 
     def late_wager(self, round_no: int, config: TableConfig) -> tuple[int, str, int] | None:
         """A wager someone tries after "no more bets" (seat, spot, cents), to show the lock-out."""
+
+    def stub_count(self, round_no: int) -> StubCount | None:
+        """The dealer's stub count and misdeal ruling this round, or None: the right count."""
 
 
 class RandomPolicy:
@@ -137,6 +140,18 @@ class RandomPolicy:
             return self.rng.randint(1, g.seats), "ante", g.ante_min_cents
         return None
 
+    def stub_count(self, round_no: int) -> StubCount | None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class StubCount:
+    """What the dealer enters when asked to count the stub (.8(f), .9(d), .10(d)), and, when that count does
+    not make 52 cards, whether the dealer rules the cards misdealt (void) or not (void, the deck removed)."""
+
+    count: int
+    misdeal: bool = False
+
 
 @dataclass
 class ScriptedRound:
@@ -145,6 +160,7 @@ class ScriptedRound:
     # ride_or_withdraw bet ride: what a player does who does nothing.
     decisions: dict[tuple[int, str], Answer] = field(default_factory=dict)
     late: tuple[int, str, int] | None = None
+    stub: StubCount | None = None  # None: the dealer counts the stub right
 
 
 class ScriptedPolicy:
@@ -165,6 +181,9 @@ class ScriptedPolicy:
 
     def late_wager(self, round_no: int, config: TableConfig) -> tuple[int, str, int] | None:
         return self._round(round_no).late
+
+    def stub_count(self, round_no: int) -> StubCount | None:
+        return self._round(round_no).stub
 
 
 class SimulatedFloor:
@@ -234,8 +253,15 @@ class SimulatedFloor:
             await self._beat()
             self.service.submit(CountEntered("chips", int(p["accepted"])))
         elif ev.type == "stub_count.requested" and ev.sealed is not None:
+            # The right count, unless the script has the dealer count otherwise.
             await self._beat()
-            self.service.submit(CountEntered("stub", int(ev.sealed["expected"])))
+            stub = self.policy.stub_count(self._round_no)
+            self.service.submit(CountEntered("stub", int(ev.sealed["expected"]) if stub is None else stub.count))
+        elif ev.type == "stub_count.mismatch":
+            # The dealer determines whether the cards were misdealt (.8(h), .9(f), .10(f)).
+            await self._beat()
+            stub = self.policy.stub_count(self._round_no)
+            self.service.submit(Confirm("dealer", "misdeal" if stub is not None and stub.misdeal else "no_misdeal"))
         elif ev.type in _STUCK and self.close_when_stuck:
             self.service.submit(CloseTable())
 

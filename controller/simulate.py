@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 from controller.cards import STANDARD_DECK
 from controller.config import Devices, TableConfig
-from controller.demo import Answer, DecisionRequest, RandomPolicy, ScriptedRound, play
+from controller.demo import Answer, DecisionRequest, RandomPolicy, ScriptedRound, StubCount, play
 from controller.engine.spec import ChapterSpec
 from controller.events import JournaledEvent
 from controller.games.mississippi_stud import MississippiStudRules
@@ -37,7 +37,7 @@ from drivers.sim.script import ScriptedFault, SimScript, SimScriptError, parse_s
 NO_BROKER = "mqtt://127.0.0.1:1"
 DEFAULT_TIMEOUT = 120.0
 _TOP_KEYS = frozenset({"description", "seed", "rounds", "round", "faults"})
-_ROUND_KEYS = frozenset({"deck", "wagers", "decisions", "late"})
+_ROUND_KEYS = frozenset({"deck", "wagers", "decisions", "late", "stub_count", "misdeal"})
 
 
 class ScenarioError(ValueError):
@@ -82,6 +82,10 @@ class ScenarioPolicy:
     def late_wager(self, round_no: int, config: TableConfig) -> tuple[int, str, int] | None:
         r = self._round(round_no)
         return r.late if r is not None else None
+
+    def stub_count(self, round_no: int) -> StubCount | None:
+        r = self._round(round_no)
+        return r.stub if r is not None else None
 
 
 # -- loading and validating ------------------------------------------------------------------------
@@ -141,7 +145,8 @@ def parse_scenario(data: Any, config: TableConfig, source: str = "scenario") -> 
         wagers = _wagers(raw.get("wagers"), f"{where}.wagers", config, spec)
         decisions = _decisions(raw.get("decisions", {}), f"{where}.decisions", config, spec, wagers)
         late = _late(raw.get("late"), f"{where}.late", config)
-        scripted.append(ScriptedRound(wagers, decisions, late))
+        stub = _stub(raw.get("stub_count"), raw.get("misdeal"), where)
+        scripted.append(ScriptedRound(wagers, decisions, late, stub))
     decks += [_deck(None, "", rng) for _ in range(rounds - len(decks))]
     faults = _faults(data.get("faults", []), source, config)
     return Scenario(rounds, tuple(scripted), tuple(decks), faults, seed, description)
@@ -259,6 +264,19 @@ def _late(value: Any, where: str, config: TableConfig) -> tuple[int, str, int] |
     if not isinstance(value["spot"], str) or not _is_int(value["amount"]) or value["amount"] < 1:
         raise ScenarioError(f"{where}: spot must be a wager spot and amount a positive number of cents")
     return seat, value["spot"], value["amount"]
+
+
+def _stub(count: Any, misdeal: Any, where: str) -> StubCount | None:
+    if count is None:
+        if misdeal is not None:
+            raise ScenarioError(f"{where}.misdeal: the dealer rules on a misdeal only after a wrong stub count: "
+                                "give stub_count too")
+        return None
+    if not _is_int(count) or not 0 <= count <= 52:
+        raise ScenarioError(f"{where}.stub_count: the cards the dealer counts in the stub, 0 to 52, got {count!r}")
+    if misdeal is not None and not isinstance(misdeal, bool):
+        raise ScenarioError(f"{where}.misdeal: true (the cards were misdealt) or false, got {misdeal!r}")
+    return StubCount(count, bool(misdeal))
 
 
 def _faults(value: Any, source: str, config: TableConfig) -> tuple[ScriptedFault, ...]:

@@ -88,7 +88,13 @@ class RoundEngine:
         self.spec = spec
         self.rules = rules
         self.method = method
-        self.options = options or TableOptions.from_rules(rules)
+        opts = options or TableOptions.from_rules(rules)
+        supported = getattr(spec, "supported_methods", None)
+        if supported is not None and opts.fallback_dealing_method not in supported:
+            # The chapter publishes no procedure for that method: once its device is out of order (.13(g)) the
+            # table waits for it (the `no_method` block) instead of dealing by a method the chapter lacks.
+            opts = replace(opts, fallback_dealing_method=None)
+        self.options = opts
         self.offers = {o.spot: o for o in spec.offers(rules)}
         self.decisions = list(spec.decisions(rules))
         counted = getattr(spec, "counted_wagers", DEFAULT_COUNTED_WAGERS)

@@ -6,10 +6,18 @@ from typing import Any
 
 from controller.engine.spec import ChapterSpec, DealingMethod
 from controller.games.cajun_stud_spec import CajunStudSpec
+from controller.games.chapter_684a_spec import Chapter684aSpec
 from controller.games.let_it_ride_spec import LetItRideSpec
 from controller.games.mississippi_stud_spec import MississippiStudSpec
+from controller.games.three_card_prime_spec import ThreeCardPrimeSpec
 
-SPECS: dict[str, ChapterSpec] = {"643a": LetItRideSpec(), "655a": MississippiStudSpec(), "683a": CajunStudSpec()}
+SPECS: dict[str, ChapterSpec] = {
+    "643a": LetItRideSpec(),
+    "655a": MississippiStudSpec(),
+    "679a": ThreeCardPrimeSpec(),
+    "683a": CajunStudSpec(),
+    "684a": Chapter684aSpec(),
+}
 
 
 def spec_for(rules: Any) -> ChapterSpec | None:

@@ -133,6 +133,25 @@ class ThreeCardPrimeRules(ChapterRules):
         None, description="the lowest class the Bad Beat Bonus pays on: flush or straight, as the table selected")
     all_six_paytable: dict[str, str] | None = Field(
         None, description="All-Six Bonus table, rankings.Six class -> odds (679a.1); leave out to not offer")
+    # Table procedure (read by the round engine, controller.engine.spec.TableOptions). Dealing from the hand is the
+    # only published method (679a.9), so there is no fallback dealing method to configure.
+    decks: Literal["one_deck", "two_decks"] = Field(
+        "one_deck", description="one deck and a cover card, or two decks alternating every round (679a.3 is not "
+                                "available; as the Rules Submission says)")
+    cards_preinspected: bool = Field(
+        True, description="decks arrive preinspected and reshuffled under 603a.16(u)/(v); false: the dealer inspects "
+                          "at opening and the floorperson verifies (679a.4 is not available)")
+    shuffler_counts: bool = Field(
+        True, description="the automated shuffler counts the cards and indicates whether 52 are present (679a.9(d)); "
+                          "false: the dealer counts the stub every stub_count_every rounds (679a.9(d)-(f))")
+    stub_count_every: int = Field(5, ge=1, le=5, description="rounds between stub counts, at most 5 (679a.9(d))")
+    deck_change_hours: float | None = Field(
+        None, gt=0, le=4, description="change the decks after this many hours; default 4, the cards being dealt "
+                                      "from the hand")
+    idle_inspection_minutes: int | None = Field(
+        30, gt=0, description="no gaming activity this long: the cards are inspected again; null to turn off")
+    abandoned_wagers: Literal["lose", "hold"] = Field(
+        "lose", description="wagers of a player who leaves during a round: treated as losing or held")
 
     @model_validator(mode="before")
     @classmethod
