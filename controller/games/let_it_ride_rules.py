@@ -72,6 +72,9 @@ class LetItRideRules(ChapterRules):
     seats: int = Field(7, ge=1, le=MAX_SEATS, description="betting positions, at most seven (643a.2(a))")
     dealing_method: Literal["manual_shoe", "hand", "automated_shoe"] = Field(
         "automated_shoe", description="643a.8 manual dealing shoe, 643a.9 by hand, 643a.10 automated dealing shoe")
+    reshuffling_shoe: bool = Field(
+        False, description="643a.10(g): an automated shoe that reshuffles, dispensing the two community cards "
+                           "before the players' cards")
     boxes_per_player: int = Field(
         1, ge=1, le=MAX_SEATS, description="643a.7(k): adjacent boxes on which one player may wager in a round")
     let_it_ride_paytable: Literal["A", "B"] = Field(
@@ -134,6 +137,9 @@ class LetItRideRules(ChapterRules):
 
     @model_validator(mode="after")
     def _consistent(self) -> LetItRideRules:
+        if self.reshuffling_shoe and self.dealing_method != "automated_shoe":
+            raise ValueError("reshuffling_shoe is an automated dealing shoe (643a.10(g)): set "
+                             "dealing_method = \"automated_shoe\" or reshuffling_shoe = false")
         if self.bet_min_cents > self.bet_max_cents:
             raise ValueError(f"bet_min_cents ({self.bet_min_cents}) is above bet_max_cents "
                              f"({self.bet_max_cents}): swap them")

@@ -76,9 +76,12 @@ class LetItRideSpec:
         if method == "automated_shoe":
             # 643a.10(b): a three-card stack to each player clockwise from the dealer's left, then the
             # community stack; nothing is dealt from the stub, which goes to the discard rack (643a.10(c)).
-            # 643a.10(g) lets a reshuffling shoe dispense the community cards first; LetItRideRules has no
-            # setting for that shoe yet, so the order of (b) is the only one planned.
             stacks = tuple(Stack((f"seat:{n}",) * PLAYER_CARDS, "643a.10(b)") for n in players)
+            if rules.reshuffling_shoe:
+                # 643a.10(g): a reshuffling shoe may dispense "the two community cards" first: a stack of two,
+                # nothing burned (the burn belongs to the stack of three of (b)); read as the first card out
+                # being the first community card.
+                return DealPlan("643a.10(c)", stacks=(Stack(COMMUNITY, "643a.10(g)"), *stacks))
             return DealPlan("643a.10(c)", stacks=(*stacks, Stack(COMMUNITY_STACK, "643a.10(b)")))
         # 643a.8(d), 643a.9(b): one card to each player clockwise, the first community card, a second to each
         # player, the second community card (to the right of the first), a third to each player.

@@ -227,6 +227,9 @@ class MississippiStudRules(ChapterRules):
     dealing_method: Literal["automated_shoe", "manual_shoe", "hand"] = Field(
         "automated_shoe", description="655a.10 automated dealing shoe, 655a.8 manual dealing shoe with a card "
                                       "reader, or 655a.9 from the hand (needs a card-reading shuffler)")
+    reshuffling_shoe: bool = Field(
+        False, description="655a.10(g): an automated shoe that reshuffles, dispensing the three community cards "
+                           "before the players' cards")
     ante_min_cents: int = Field(500, gt=0)
     ante_max_cents: int = Field(10_000, gt=0)
     three_card_bonus_paytable: Literal["A", "B", "C", "D"] | None = Field(
@@ -270,6 +273,9 @@ class MississippiStudRules(ChapterRules):
 
     @model_validator(mode="after")
     def _ranges(self) -> MississippiStudRules:
+        if self.reshuffling_shoe and self.dealing_method != "automated_shoe":
+            raise ValueError("reshuffling_shoe is an automated dealing shoe (655a.10(g)): set "
+                             "dealing_method = \"automated_shoe\" or reshuffling_shoe = false")
         if self.progressive_paytable and self.progressive_wager_cents not in ENVY_BONUS:
             raise ValueError(f"progressive_wager_cents = {self.progressive_wager_cents}: 655a.12(c)(5) gives envy "
                              "schedules only for $1 and $5 wagers; use 100 or 500")

@@ -49,6 +49,9 @@ class MississippiStudSpec:
             # 655a.10(b): a two-card stack to each player clockwise; (c): then from the stub by hand,
             # the four Six Card Bonus cards when any seat wagered it, then the three community cards.
             stacks = tuple(Stack((f"seat:{n}",) * ms.PLAYER_CARDS, "655a.10(b)") for n in players)
+            if rules.reshuffling_shoe:
+                # 655a.10(g): a reshuffling shoe may dispense the three community cards first (top card first).
+                return DealPlan("655a.10(c)", stacks=(Stack(COMMUNITY, "655a.10(g)"), *stacks), from_stub=six)
             return DealPlan("655a.10(c)", stacks=stacks, from_stub=six + COMMUNITY)
         # 655a.8(d), 655a.9(b): the Six Card Bonus cards first, then the players' two cards (one at a time
         # around the table, clockwise from the dealer's left), then the three community cards.

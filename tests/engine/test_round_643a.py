@@ -344,3 +344,20 @@ def test_a_shoe_jam_voids_the_round(table):
     void = next(e for e in t.events if e.type == "round.voided")
     assert void.rule == "643a.13(f)" and void.payload["returned"] == RETURNED
     assert t.types()[t.events.index(void) + 1] == "shuffle.started"
+
+
+def test_a_reshuffling_shoe_dispenses_the_two_community_cards_first(chapter_table, deck):
+    # 643a.10(g): the two community cards may come out before the three cards to each player; no card is
+    # burned, the burn belonging to the community stack of three of 643a.10(b).
+    from controller.games.let_it_ride_rules import LetItRideRules
+    from controller.games.let_it_ride_spec import LetItRideSpec
+
+    rules = LetItRideRules.model_validate({"chapter": "643a", "let_it_ride_paytable": "A", "reshuffling_shoe": True})
+    t = chapter_table(LetItRideSpec(), rules, "automated_shoe", [deck(["Kd", "4s", "Ah", "Ad", "Ac"])])
+    for bet in ("bet_1", "bet_2", "bet_3"):
+        t.wager(1, bet, 500)
+    t.press("no_more_bets")
+    r = t.state.round
+    assert (r.areas["community"], r.seats[1].cards) == (["Kd", "4s"], ["Ah", "Ad", "Ac"])
+    assert "burn" not in r.areas
+    assert [e.rule for e in t.events if e.type == "community.dealt"] == ["643a.10(g)"]

@@ -337,3 +337,25 @@ def test_hand_dealing_without_the_shufflers_order_voids_and_blocks(make_table):
     assert void.rule == "655a.9(a)(1)" and void.payload["returned"] == {"1": {"ante": 500}}
     assert "no_method" in t.state.blocks
     assert "card.dealt" not in t.types() and "deal.awaiting_dealer" not in t.types()
+
+
+def test_a_reshuffling_shoe_dispenses_the_community_cards_first(make_table, deck):
+    # 655a.10(g): the three community cards may come out before the players' stacks.
+    t = make_table([deck(["Ks", "Kh", "5s", "Ah", "Ad", "2c", "2d"])], reshuffling_shoe=True)
+    t.wager(1, "ante", 500)
+    t.wager(2, "ante", 500)
+    t.press("no_more_bets")
+    dealt = [(e.type, e.rule) for e in t.events if e.type.endswith(".dealt")]
+    assert dealt == [("community.dealt", "655a.10(g)"), ("cards.dealt", "655a.10(b)"), ("cards.dealt", "655a.10(b)")]
+    r = t.state.round
+    assert r.areas["community"] == ["Ks", "Kh", "5s"]
+    assert (r.seats[1].cards, r.seats[2].cards) == (["Ah", "Ad"], ["2c", "2d"])
+
+
+def test_a_reshuffling_shoe_must_be_an_automated_shoe():
+    import pytest as _pytest
+
+    from controller.games.mississippi_stud import MississippiStudRules
+
+    with _pytest.raises(ValueError, match="reshuffling_shoe is an automated dealing shoe"):
+        MississippiStudRules.model_validate({"chapter": "655a", "reshuffling_shoe": True, "dealing_method": "hand"})
