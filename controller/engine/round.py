@@ -92,6 +92,8 @@ class RoundEngine:
         self.offers = {o.spot: o for o in spec.offers(rules)}
         self.decisions = list(spec.decisions(rules))
         counted = getattr(spec, "counted_wagers", DEFAULT_COUNTED_WAGERS)
+        if callable(counted):  # counted only where the Rules Submission uses a table game system
+            counted = counted(rules)
         self.counted: dict[str, str | None] = (dict(counted) if isinstance(counted, Mapping)
                                                else dict.fromkeys(counted))
         self.progressive = tuple(getattr(spec, "progressive_wagers", DEFAULT_PROGRESSIVE_WAGERS))

@@ -127,7 +127,8 @@ class RoundView:
 # counted_wagers: Mapping[str, str], wager spot -> the rule that has the dealer count its value chips against
 #   the number the table game system accepted, after "no more bets" and before any card (655a.8(b),
 #   643a.8(b)(1)-(2)); e.g. {"progressive": "655a.8(b)"}. A Sequence of spots is accepted too (the rule is
-#   then the "no more bets" rule of the dealing method).
+#   then the "no more bets" rule of the dealing method), and so is a method taking the rules and returning
+#   either, for wagers counted only where the Rules Submission says so.
 # progressive_wagers: Sequence[str], spots whose wagers contribute to a progressive meter; a void reverses
 #   their contributions with an audited `progressive.contributions_reversed` event.
 DEFAULT_COUNTED_WAGERS: Mapping[str, str] = {}

@@ -72,6 +72,10 @@ class LetItRideRules(ChapterRules):
     seats: int = Field(7, ge=1, le=MAX_SEATS, description="betting positions, at most seven (643a.2(a))")
     dealing_method: Literal["manual_shoe", "hand", "automated_shoe"] = Field(
         "automated_shoe", description="643a.8 manual dealing shoe, 643a.9 by hand, 643a.10 automated dealing shoe")
+    five_card_bonus_table_game_system: bool = Field(
+        False, description="643a.7(e), 643a.8(b)(1): the Five Card Bonus Wager is offered utilizing a table game "
+                           "system, so after \"no more bets\" the dealer counts its chips against the accepted "
+                           "wagers before any card is dealt")
     reshuffling_shoe: bool = Field(
         False, description="643a.10(g): an automated shoe that reshuffles, dispensing the two community cards "
                            "before the players' cards")

@@ -41,6 +41,13 @@ class LetItRideSpec:
     # Let It Ride deals no cards that stay face down until an optional wager is settled.
     reveal_before: Mapping[str, tuple[str, str, str]] = {}
 
+    def counted_wagers(self, rules: LetItRideRules) -> Mapping[str, str]:
+        """643a.8(b)(1), 9(a)(3)(i), 10(a)(2)(i): Five Card Bonus chips taken on a table game system are
+        counted against the accepted wagers before any card is dealt."""
+        if rules.five_card_bonus and rules.five_card_bonus_table_game_system:
+            return {"five_card_bonus": "643a.8(b)(1)"}
+        return {}
+
     def seats(self, rules: LetItRideRules) -> int:
         return rules.seats
 

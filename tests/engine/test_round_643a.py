@@ -20,9 +20,12 @@ FIRST, SECOND, BURNED = "Kd", "4s", "Ac"
 
 
 def rules(method: str = "automated_shoe", **over: object) -> LetItRideRules:
+    # The Five Card Bonus is plain chips unless a table game system counts it (then see
+    # test_five_card_bonus_chips_are_counted_before_the_deal).
     return LetItRideRules.model_validate({
         "chapter": "643a", "dealing_method": method, "let_it_ride_paytable": "A", "five_card_bonus": True,
-        "five_card_bonus_paytable": "A", "three_card_bonus": True, "three_card_bonus_paytable": "A", **over})
+        "five_card_bonus_paytable": "A", "three_card_bonus": True, "three_card_bonus_paytable": "A",
+        "five_card_bonus_table_game_system": False, **over})
 
 
 def top_of_deck(method: str, hands: dict[int, list[str]], first: str, second: str, burned: str) -> list[str]:
@@ -361,3 +364,31 @@ def test_a_reshuffling_shoe_dispenses_the_two_community_cards_first(chapter_tabl
     assert (r.areas["community"], r.seats[1].cards) == (["Kd", "4s"], ["Ah", "Ad", "Ac"])
     assert "burn" not in r.areas
     assert [e.rule for e in t.events if e.type == "community.dealt"] == ["643a.10(g)"]
+
+
+def test_five_card_bonus_chips_are_counted_before_the_deal(chapter_table):
+    # 643a.8(b)(1): on a table game system the dealer counts the Five Card Bonus chips against the accepted
+    # wagers before any card; a count that disagrees stops the deal for a floorperson.
+    from controller.engine.inputs import CountEntered
+
+    def round_with_two_bonuses():
+        r = rules(five_card_bonus_table_game_system=True)
+        t = chapter_table(LetItRideSpec(), r, "automated_shoe")
+        for seat in (2, 4):
+            for bet in ("bet_1", "bet_2", "bet_3"):
+                t.wager(seat, bet, 500)
+            t.wager(seat, "five_card_bonus", 100)
+        asked = t.press("no_more_bets")
+        return t, asked
+
+    t, asked = round_with_two_bonuses()
+    request = next(e for e in asked if e.type == "chip_count.requested")
+    assert (request.rule, request.payload["accepted"]) == ("643a.8(b)(1)", 2)
+    assert "cards.dealt" not in t.types()
+    ok = t.feed(CountEntered("chips", 2))
+    assert [e.type for e in ok][:2] == ["chip_count.reconciled", "cards.dealt"]
+
+    t, _ = round_with_two_bonuses()
+    wrong = t.feed(CountEntered("chips", 3))
+    assert [(e.type, e.rule) for e in wrong] == [("chip_count.mismatch", "643a.8(b)(1)")]
+    assert "chip_count" in t.state.blocks and "cards.dealt" not in t.types()
