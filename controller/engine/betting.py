@@ -25,9 +25,12 @@ class _BettingMixin(_StepBase):
         self.s.rounds_played = n
         self.s.round = RoundState(number=n, round_id=f"{self.s.table_id}-r{n:06d}", deck=self.s.next_deck)
         self.s.phase = Phase.BETTING
-        self.r.unlocks_pending = set(range(1, self.seats + 1))
-        for seat in range(1, self.seats + 1):
+        # A station that cannot be reached cannot open; its seat simply takes no wagers until it is back.
+        self.r.unlocks_pending = set(range(1, self.seats + 1)) - set(self.s.stations_down)
+        for seat in sorted(self.r.unlocks_pending):
             self.command("wager_station", "unlock", seat=seat)
+        if not self.r.unlocks_pending:
+            self.betting_opened()
 
     def betting_opened(self) -> None:
         first = next(iter(self.e.offers.values()))
@@ -99,13 +102,23 @@ class _BettingMixin(_StepBase):
             self.emit("no_more_bets.refused", self.e.rule("player"), {"reason": "no player has made the wagers "
                                                                                "that enter a round"})
             return
+        unlockable = sorted(n for n in players if n in self.s.stations_down)
+        if unlockable:
+            # The lock-out of a station that cannot be reached cannot be confirmed, and its wagers stand on it.
+            self.emit("no_more_bets.refused", self.lock_rule(), {
+                "reason": "the wager station of seat(s) " + ", ".join(map(str, unlockable)) + " cannot confirm its "
+                          "lock-out (" + "; ".join(self.s.stations_down[n] for n in unlockable) + "): bring it back",
+                "seats": unlockable})
+            return
         r.players = players
         self.s.phase = Phase.LOCKING
-        r.locks_pending = set(range(1, self.seats + 1))
+        r.locks_pending = set(range(1, self.seats + 1)) - set(self.s.stations_down)
         self.emit("no_more_bets", self.lock_rule(), {
             "players": players, "wagers": {str(n): dict(r.seats[n].wagers) for n in players}})
-        for seat in range(1, self.seats + 1):
+        for seat in sorted(r.locks_pending):
             self.command("wager_station", "lock", seat=seat)
+        if not r.locks_pending:
+            self.locks_complete()
 
     def lock_rule(self) -> str:
         return self.e.rule({"automated_shoe": "10(a)(2)", "manual_shoe": "8(b)", "hand": "9(a)(3)"}[self.method])
@@ -121,8 +134,50 @@ class _BettingMixin(_StepBase):
             return  # a repeated confirmation after dealing began changes nothing
         self.r.locks_pending.discard(inp.seat)
         if not self.r.locks_pending:
-            self.emit("lockout.confirmed", self.lock_rule(), {"stations": self.seats})
-            self.reconcile_or_deal()
+            self.locks_complete()
+
+    def locks_complete(self) -> None:
+        down = sorted(self.s.stations_down)
+        payload: dict[str, Any] = {"stations": self.seats - len(down)}
+        if down:
+            payload["unreachable"] = down  # no wagers at those seats; they are locked when they come back
+        self.emit("lockout.confirmed", self.lock_rule(), payload)
+        self.reconcile_or_deal()
+
+    # -- wager stations going away and coming back -------------------------------------------------------
+
+    def station_down(self, seat: int, why: str) -> None:
+        if seat in self.s.stations_down or not 1 <= seat <= self.seats:
+            return
+        self.s.stations_down[seat] = why
+        r = self.s.round
+        if r is None:
+            return
+        has_wagers = bool(r.seats.get(seat) and r.seats[seat].wagers)
+        if self.s.phase is Phase.BETTING and seat in r.unlocks_pending:
+            r.unlocks_pending.discard(seat)
+            if not r.unlocks_pending:
+                self.betting_opened()
+        elif self.s.phase is Phase.LOCKING and seat in r.locks_pending:
+            if has_wagers:
+                # Its chips are on the layout and its lock-out unconfirmed: no card until it answers.
+                self.emit("lockout.waiting", self.lock_rule(), {"seat": seat, "reason": why})
+                return
+            r.locks_pending.discard(seat)
+            if not r.locks_pending:
+                self.locks_complete()
+
+    def station_back(self, seat: int) -> None:
+        if self.s.stations_down.pop(seat, None) is None:
+            return
+        r = self.s.round
+        if r is None or self.s.phase in (Phase.CLOSED, Phase.SHUFFLING, Phase.BLOCKED, Phase.OPENING):
+            return
+        if self.s.phase is Phase.BETTING:
+            self.command("wager_station", "unlock", seat=seat)
+        else:
+            # Past "no more bets" a station must not take a pre-deal wager: it is locked on its return.
+            self.command("wager_station", "lock", seat=seat)
 
     # -- the chip count of the counted wagers (.8(b)) ---------------------------------------------
 

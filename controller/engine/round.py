@@ -169,10 +169,17 @@ class _Step(_ShufflingMixin, _BettingMixin, _DealingMixin, _IrregularitiesMixin,
                 self.device_fault(inp)
             case DeviceOnline():
                 self.emit("device.online", None, {"device_id": inp.device_id, "identity": dict(inp.identity)})
-                self.device_back(inp.device_id)
+                if (seat := _station_seat(inp.device_id)) is not None:
+                    self.station_back(seat)
+                else:
+                    self.device_back(inp.device_id)
             case DeviceOffline():
                 self.emit("device.offline", None, {"device_id": inp.device_id, "reason": inp.reason})
-                self.device_down(inp.device_id, f"offline ({inp.reason})" if inp.reason else "offline")
+                why = f"offline ({inp.reason})" if inp.reason else "offline"
+                if (seat := _station_seat(inp.device_id)) is not None:
+                    self.station_down(seat, why)
+                else:
+                    self.device_down(inp.device_id, why)
             case _:
                 self.ignored(type(inp).__name__, "not an input of this engine")
 
@@ -213,3 +220,9 @@ class _Step(_ShufflingMixin, _BettingMixin, _DealingMixin, _IrregularitiesMixin,
             self.unblock("shuffle_order", "floorperson")
         else:
             self.ignored(f"floorperson decision on {d.about!r}", "nothing awaits that decision")
+
+
+def _station_seat(device_id: str) -> int | None:
+    """The seat of a `wager_station_<seat>` device id, else None."""
+    prefix, _, seat = device_id.rpartition("_")
+    return int(seat) if prefix == "wager_station" and seat.isdigit() else None

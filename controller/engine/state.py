@@ -105,6 +105,7 @@ class TableState:
     decks: dict[str, DeckLife] = field(default_factory=dict)  # "A" (and "B" with two decks)
     next_deck: str = "A"  # the deck the next round is dealt from
     devices_down: dict[str, str] = field(default_factory=dict)  # shuffler/shoe -> fault, not yet marked
+    stations_down: dict[int, str] = field(default_factory=dict)  # seat -> why its wager station is unreachable
     out_of_order: dict[str, str] = field(default_factory=dict)  # device marked out of order -> what took over
     held_wagers: dict[int, dict[str, int]] = field(default_factory=dict)  # abandoned wagers held (.7(b))
 
@@ -114,4 +115,5 @@ class TableState:
         return replace(self, round=self.round.clone() if self.round else None, deck_order=list(self.deck_order),
                        blocks=dict(self.blocks), confirmed=set(self.confirmed), decks=dict(self.decks),
                        devices_down=dict(self.devices_down), out_of_order=dict(self.out_of_order),
+                       stations_down=dict(self.stations_down),
                        held_wagers={n: dict(w) for n, w in self.held_wagers.items()})

@@ -359,3 +359,63 @@ def test_a_reshuffling_shoe_must_be_an_automated_shoe():
 
     with _pytest.raises(ValueError, match="reshuffling_shoe is an automated dealing shoe"):
         MississippiStudRules.model_validate({"chapter": "655a", "reshuffling_shoe": True, "dealing_method": "hand"})
+
+
+def _offline(seat):
+    from drivers.interfaces import DeviceOffline
+
+    return DeviceOffline(f"wager_station_{seat}", reason="unplugged")
+
+
+def _online(seat):
+    from drivers.interfaces import DeviceOnline
+
+    return DeviceOnline(f"wager_station_{seat}")
+
+
+def test_an_unreachable_station_at_an_empty_seat_is_not_waited_for(make_table):
+    t = make_table()
+    t.feed(_offline(3))
+    t.wager(1, "ante", 500)
+    before = len(t.commands)
+    t.press("no_more_bets")
+    locked = [c.seat for c in t.commands[before:] if c.verb == "lock"]
+    assert 3 not in locked and sorted(locked) == [1, 2, 4, 5, 6]
+    confirmed = next(e for e in t.events if e.type == "lockout.confirmed")
+    assert confirmed.payload == {"stations": 5, "unreachable": [3]}
+    assert "cards.dealt" in t.types()
+
+
+def test_no_more_bets_waits_for_a_station_holding_wagers(make_table):
+    t = make_table()
+    t.wager(2, "ante", 500)
+    t.feed(_offline(2))
+    refused = t.press("no_more_bets")
+    assert [(e.type, e.payload.get("seats")) for e in refused] == [("no_more_bets.refused", [2])]
+    assert "cards.dealt" not in t.types()
+    t.feed(_online(2))
+    t.press("no_more_bets")
+    assert t.types()[-1] == "decision.requested"
+
+
+def test_a_station_lost_during_the_lock_out_holds_the_deal_until_it_returns(make_table):
+    t = make_table()
+    t.wager(1, "ante", 500)
+    t.answer = lambda c, orig=t.answer: [] if c.verb == "lock" and c.seat == 1 else orig(c)  # type: ignore[method-assign]
+    t.press("no_more_bets")
+    waiting = t.feed(_offline(1))
+    assert [(e.type, e.payload.get("seat")) for e in waiting if e.type == "lockout.waiting"] == [("lockout.waiting", 1)]
+    assert "cards.dealt" not in t.types()
+    del t.answer
+    t.feed(_online(1))  # back: it is sent the lock, confirms it, and the deal goes ahead
+    assert t.types().index("lockout.confirmed") < t.types().index("cards.dealt")
+
+
+def test_a_station_returning_mid_round_is_locked(make_table):
+    t = make_table()
+    t.wager(1, "ante", 500)
+    t.press("no_more_bets")
+    t.feed(_offline(4))
+    before = len(t.commands)
+    t.feed(_online(4))
+    assert [(c.verb, c.seat) for c in t.commands[before:]] == [("lock", 4)]
