@@ -117,26 +117,38 @@ class Link:
             seq = self._next_seq
             self._next_seq = (seq + 1) % 256
             frame = encode_frame(self.peer_address, seq, Kind.DATA, payload)
-            try:
-                for _attempt in range(self.retries + 1):
-                    future: asyncio.Future[Kind] = asyncio.get_running_loop().create_future()
-                    self._awaiting = (seq, future)
-                    await self._write(frame)
-                    try:
-                        # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation.
-                        async with asyncio.timeout(self.ack_timeout):
-                            kind = await future
-                    except TimeoutError:
-                        continue
-                    if kind == Kind.ACK:
-                        return
-                    # NAK: the peer saw a damaged copy, so resend at once.
-            finally:
+
+            def register(future: asyncio.Future[Kind]) -> None:
+                self._awaiting = (seq, future)
+
+            def release() -> None:
                 self._awaiting = None
-            if self.closed.is_set():
-                raise LinkClosed(self.close_reason or "link closed")
-            raise LinkTimeout(f"no ACK for {message.get('cmd') or message.get('evt')} after "
-                              f"{self.retries + 1} attempts of {self.ack_timeout:g} s")
+
+            await self._exchange(frame, register, release, f"for {message.get('cmd') or message.get('evt')}")
+
+    async def _exchange(self, frame: bytes, register: Callable[[asyncio.Future[Kind]], None],
+                        release: Callable[[], None], what: str) -> None:
+        """Write a DATA frame until its ACK arrives: again after a timeout, at once after a NAK, at most
+        retries + 1 times; then LinkClosed or LinkTimeout. The caller says how its pending ACK is kept."""
+        try:
+            for _attempt in range(self.retries + 1):
+                future: asyncio.Future[Kind] = asyncio.get_running_loop().create_future()
+                register(future)
+                await self._write(frame)
+                try:
+                    # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation.
+                    async with asyncio.timeout(self.ack_timeout):
+                        kind = await future
+                except TimeoutError:
+                    continue
+                if kind == Kind.ACK:
+                    return
+                # NAK: the peer saw a damaged copy, so resend at once.
+        finally:
+            release()
+        if self.closed.is_set():
+            raise LinkClosed(self.close_reason or "link closed")
+        raise LinkTimeout(f"no ACK {what} after {self.retries + 1} attempts of {self.ack_timeout:g} s")
 
     async def close(self, reason: str = "closed locally", *, close_transport: bool = True) -> None:
         """Stop reading and fail any pending send; close_transport=False leaves the line open but deaf."""
@@ -325,24 +337,15 @@ class BusLink(Link):
                 raise LinkClosed(self.close_reason or "link closed")
             seq = self._take_seq(address)
             frame = encode_frame(address, seq, Kind.DATA, payload)
-            try:
-                for _attempt in range(self.retries + 1):
-                    future: asyncio.Future[Kind] = asyncio.get_running_loop().create_future()
-                    self._outstanding[seq] = (address, future)
-                    await self._write(frame)
-                    try:
-                        async with asyncio.timeout(self.ack_timeout):
-                            kind = await future
-                    except TimeoutError:
-                        continue
-                    if kind == Kind.ACK:
-                        return
-            finally:
+
+            def register(future: asyncio.Future[Kind]) -> None:
+                self._outstanding[seq] = (address, future)
+
+            def release() -> None:
                 self._outstanding.pop(seq, None)
-            if self.closed.is_set():
-                raise LinkClosed(self.close_reason or "link closed")
-            raise LinkTimeout(f"no ACK from address {address} for {message.get('cmd') or message.get('evt')} "
-                              f"after {self.retries + 1} attempts of {self.ack_timeout:g} s")
+
+            name = message.get("cmd") or message.get("evt")
+            await self._exchange(frame, register, release, f"from address {address} for {name}")
 
     def forget(self, address: int) -> None:
         """Forget the last frame delivered from `address`: a station that restarted may reuse its SEQs."""
