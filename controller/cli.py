@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from controller import __version__
 from controller.config import ConfigError, TableConfig, demo_config, load_config
@@ -50,6 +52,16 @@ def _broker(text: str) -> str:
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
     return text
+
+
+# Verbs that live in their own module: each has `add_parser(sub)` and `main(args) -> int`, loads what it needs
+# itself (most take no table config) and is imported only when used.
+_MODULE_VERBS: dict[str, str] = {
+}
+
+
+def _verb_module(name: str) -> Any:
+    return importlib.import_module(_MODULE_VERBS[name])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "examples are in docs/examples/.")
     settle.add_argument("--config", type=Path, required=True, help="the table's config TOML (its [game] decides)")
     settle.add_argument("round", type=Path, metavar="ROUND.json", help="the round record")
+    for name in _MODULE_VERBS:
+        _verb_module(name).add_parser(sub)
     return p
 
 
@@ -143,6 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from controller.logs import configure_logging
 
     configure_logging(json=True if args.log_json else None, level=args.log_level)
+    if args.command in _MODULE_VERBS:
+        return int(_verb_module(args.command).main(args))
     try:
         config = _load(args.config)
     except ConfigError as err:

@@ -11,6 +11,7 @@ import asyncio
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import structlog
 
@@ -37,6 +38,12 @@ def station_id(seat: int) -> str:
     return f"wager_station_{seat}"
 
 
+@dataclass(frozen=True, slots=True)
+class _Waited:
+    inp: Input
+    done: asyncio.Future[list[JournaledEvent]]
+
+
 class TableService:
     def __init__(self, config: TableConfig, devices: Mapping[str, Device], journal: Journal,
                  on_journaled: Callable[[], None] = lambda: None, clock: Clock = utc_now) -> None:
@@ -53,7 +60,7 @@ class TableService:
         self.state = TableState(config.table_id, rounds_played=journal.last_round_no())
         self._on_journaled = on_journaled
         self._clock = clock
-        self._inputs: asyncio.Queue[Input] = asyncio.Queue()
+        self._inputs: asyncio.Queue[Input | _Waited] = asyncio.Queue()
         self._listeners: list[asyncio.Queue[JournaledEvent]] = []
         self.closed = asyncio.Event()
 
@@ -65,6 +72,20 @@ class TableService:
 
     def submit(self, inp: Input) -> None:
         self._inputs.put_nowait(inp)
+
+    async def submit_and_wait(self, inp: Input) -> list[JournaledEvent]:
+        """Queue `inp` behind what is already queued and return the events its step journaled (a supervisor
+        command's reply says what the command did, e.g. `input.ignored` when the phase does not allow it)."""
+        done: asyncio.Future[list[JournaledEvent]] = asyncio.get_running_loop().create_future()
+        self._inputs.put_nowait(_Waited(inp, done))
+        return await done
+
+    def note(self, events: list[DomainEvent]) -> list[JournaledEvent]:
+        """Journal events that come from the shell rather than an engine step (a rejected supervisor command,
+        a device's status) and tell the listeners and the publisher, in the same seq order as the rest."""
+        journaled = self.journal.append(events, self._clock()) if events else []
+        self._announce(journaled)
+        return journaled
 
     def subscribe(self) -> asyncio.Queue[JournaledEvent]:
         """Every journaled event, in seq order, from now on (for the console and the demo's floor)."""
@@ -81,7 +102,18 @@ class TableService:
         ticker = asyncio.create_task(self._tick(), name="tick")
         try:
             while True:
-                journaled = await self.apply(await self._inputs.get())
+                item = await self._inputs.get()
+                if isinstance(item, _Waited):
+                    try:
+                        journaled = await self.apply(item.inp)
+                    except BaseException as err:
+                        if not item.done.done():
+                            item.done.set_exception(err)
+                        raise
+                    if not item.done.done():
+                        item.done.set_result(journaled)
+                else:
+                    journaled = await self.apply(item)
                 if any(e.type == "table.closed" for e in journaled):
                     self.closed.set()
                     return
@@ -104,13 +136,16 @@ class TableService:
         commands = [e for e in effects if isinstance(e, Command)]
         journaled = self.journal.append(events, self._clock()) if events else []
         self.state = state  # only once the journal holds what the step decided
+        self._announce(journaled)
+        await self._execute(commands)
+        return journaled
+
+    def _announce(self, journaled: list[JournaledEvent]) -> None:
         for ev in journaled:
             for q in self._listeners:
                 q.put_nowait(ev)
         if journaled:
             self._on_journaled()
-        await self._execute(commands)
-        return journaled
 
     async def _execute(self, commands: list[Command]) -> None:
         # Commands to one device keep their order; different devices are driven concurrently
