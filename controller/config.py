@@ -32,8 +32,30 @@ class _Strict(BaseModel):
 
 
 class MqttSettings(_Strict):
+    """The broker connection. Production brokers use TLS (`mqtts://`) and per-table credentials (see
+    systemd/mosquitto/); the password lives in its own file so the config can be world-readable."""
+
     broker: str = "mqtt://127.0.0.1:1883"
     prefix: str = Field("tablectl", pattern=r"^[A-Za-z0-9_\-/]+$")
+    username: str | None = Field(None, description="this table's broker user (default: none, anonymous)")
+    password_file: str | None = Field(None, description="file holding the broker password (first line)")
+    ca_file: str | None = Field(None, description="CA bundle that signed the broker's certificate (mqtts://)")
+    cert_file: str | None = Field(None, description="client certificate for TLS client authentication")
+    key_file: str | None = Field(None, description="the client certificate's private key")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MqttSettings:
+        from controller.mqtt_connection import parse_broker_address
+
+        address = parse_broker_address(self.broker)
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("mqtt.cert_file and mqtt.key_file go together: give both or neither")
+        if not address.tls and (self.ca_file or self.cert_file):
+            raise ValueError(f"mqtt.ca_file/cert_file are set but mqtt.broker {self.broker!r} is not TLS: "
+                             "use an mqtts:// URL")
+        if self.password_file is not None and self.username is None:
+            raise ValueError("mqtt.password_file is set without mqtt.username: add the table's broker user")
+        return self
 
 
 class JournalSettings(_Strict):

@@ -13,46 +13,19 @@ import json
 from collections.abc import Awaitable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 import aiomqtt
 import structlog
 
 from controller.journal import Journal
+from controller.mqtt_connection import parse_broker_address
 
 T = TypeVar("T")
 
-_URL_EXAMPLE = "mqtt://127.0.0.1:1883"
-
-
 def parse_broker_url(url: str) -> tuple[str, int]:
-    """Split `mqtt://host[:port]` into (host, port); the port defaults to 1883."""
-
-    def bad(problem: str) -> ValueError:
-        return ValueError(f"bad MQTT broker URL {url!r}: {problem}; expected something like {_URL_EXAMPLE}")
-
-    if "://" not in url:
-        raise bad("missing the mqtt:// scheme")
-    parts = urlsplit(url)
-    if parts.scheme != "mqtt":
-        raise bad(f"unsupported scheme {parts.scheme!r} (only mqtt:// is supported)")
-    if parts.username is not None or parts.password is not None:
-        # Credentials in a URL end up in logs and process listings; they belong in the config file.
-        raise bad("credentials must not be embedded in the URL")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise bad("unexpected path, query or fragment")
-    host = parts.hostname
-    if not host:
-        raise bad("missing host")
-    try:
-        port = parts.port
-    except ValueError:
-        raise bad("port is not a number between 1 and 65535") from None
-    if port is None:
-        return host, 1883
-    if not 1 <= port <= 65535:
-        raise bad("port is not a number between 1 and 65535")
-    return host, port
+    """Split `mqtt://host[:port]` (or mqtts://) into (host, port); see controller.mqtt_connection."""
+    address = parse_broker_address(url)
+    return address.host, address.port
 
 
 def _now_iso() -> str:

@@ -63,6 +63,8 @@ class TableService:
         self._inputs: asyncio.Queue[Input | _Waited] = asyncio.Queue()
         self._listeners: list[asyncio.Queue[JournaledEvent]] = []
         self.closed = asyncio.Event()
+        # Set once the devices were started and the table was opened (systemd READY=1, benchmarks).
+        self.ready = asyncio.Event()
 
     # -- what the outside calls ------------------------------------------------------------------
 
@@ -99,6 +101,7 @@ class TableService:
         # The engine reads no clock: deck life (4 h / 8 h) and the idle-table inspection run on these ticks.
         self.submit(Tick(self._clock()))
         self.submit(OpenTable())
+        self.ready.set()
         ticker = asyncio.create_task(self._tick(), name="tick")
         try:
             while True:
