@@ -26,6 +26,7 @@ from controller.games.specs import SPECS, dealing_method, spec_for
 from controller.journal import Journal
 from controller.mqtt import EventPublisher
 from controller.service import TableService, station_id
+from controller.watchdog import SystemdSupervisor
 from drivers.interfaces import Device
 from drivers.reference.wager_bus import WagerBus
 from drivers.registry import create_driver
@@ -92,6 +93,9 @@ def build_devices(config: TableConfig, ports: Mapping[str, str] | None = None) -
 
 
 def default_journal_path(table_id: str) -> Path:
+    # systemd's StateDirectory=tablectl sets $STATE_DIRECTORY (the first of a ':'-separated list) to that directory.
+    if os.environ.get("STATE_DIRECTORY"):
+        return Path(os.environ["STATE_DIRECTORY"].split(":")[0]) / f"{table_id}.sqlite"
     state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
     return state / "tablectl" / f"{table_id}.sqlite"
 
@@ -109,12 +113,18 @@ async def run_table(config: TableConfig, devices: Mapping[str, Device], *, broke
     if out is not None:
         helpers.append(asyncio.create_task(Console(service.subscribe(), out).run(), name="console"))
     publishing = asyncio.create_task(publisher.run(), name="publisher")
+    # systemd Type=notify: READY=1, STATUS=, WATCHDOG=1 while healthy (None outside systemd).
+    systemd = SystemdSupervisor.from_environment(service, broker_connected=lambda: publisher.connected)
+    if systemd is not None:
+        helpers.append(asyncio.create_task(systemd.run(), name="systemd"))
     service_task = asyncio.create_task(service.run(), name="service")
     _stop_on_signals(service, service_task)
     try:
         with contextlib.suppress(asyncio.CancelledError):
             await service_task
     finally:
+        if systemd is not None:
+            systemd.stopping()
         _restore_signals()
         for t in helpers:
             t.cancel()
