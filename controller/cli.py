@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"tablectl {__version__}")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-json", action="store_true", help="log JSON lines to stderr (default when not a terminal)")
+    p.add_argument("--log-format", choices=["console", "json", "journal"],
+                   help="console: readable lines; json: JSON lines; journal: JSON lines with a <N> syslog priority "
+                        "for journald (default: journal under journald, json when stderr is not a terminal)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = sub.add_parser(
@@ -156,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from controller.logs import configure_logging
 
-    configure_logging(json=True if args.log_json else None, level=args.log_level)
+    configure_logging(json=True if args.log_json else None, level=args.log_level, fmt=args.log_format)
     if args.command in _MODULE_VERBS:
         return int(_verb_module(args.command).main(args))
     try:
