@@ -209,3 +209,51 @@ def test_outside_systemd_there_is_no_supervisor(tmp_path: Path, environ: dict[st
         assert SystemdSupervisor.from_environment(service, environ=environ) is None
     finally:
         journal.close()
+
+
+def test_run_against_sim_devices_as_the_unit_runs_it(tmp_path: Path, notify_socket: Any,
+                                                     closed_port: int) -> None:
+    """`tablectl run` (the unit's ExecStart) on the simulators' ptys: READY once its devices are up and the table
+    opened, pings while it waits for players, STOPPING=1 and exit 0 on SIGTERM (systemctl stop)."""
+    root = Path(__file__).resolve().parents[2]
+    config = root / "configs" / "demo.toml"
+    ports = tmp_path / "ports.json"
+    sims = subprocess.Popen([sys.executable, "-m", "controller.cli", "sim-devices", "--config", str(config),
+                             "--ports-file", str(ports), "--seed", "3"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    try:
+        assert sims.stdout is not None
+        seen = []
+        for line in sims.stdout:  # the simulators' own output paces the test
+            seen.append(line)
+            if "simulators running" in line:
+                break
+        else:
+            raise AssertionError("sim-devices ended before its simulators ran:\n" + "".join(seen))
+        env = {k: v for k, v in os.environ.items() if k not in ("WATCHDOG_PID", "JOURNAL_STREAM")}
+        env |= {"NOTIFY_SOCKET": notify_socket.address, "WATCHDOG_USEC": "1000000", "STATE_DIRECTORY": str(tmp_path)}
+        run = subprocess.Popen(
+            [sys.executable, "-m", "controller.cli", "--log-format", "journal", "run", "--config", str(config),
+             "--ports", str(ports), "--broker", f"mqtt://127.0.0.1:{closed_port}"],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            ready = notify_socket.wait_for(lambda n: n.get("READY") == "1", 30, "READY=1")
+            assert re.match(r"demo-ms-1 (shuffling|betting); round \d+ \(0 since start\)", ready.get("STATUS"))
+            notify_socket.wait_for(lambda n: _watchdog(n) and "betting" in n.get("STATUS"), 10,
+                                   "WATCHDOG=1 with the table open for betting")
+            notify_socket.wait_for(_watchdog, 3, "another WATCHDOG=1")
+            run.send_signal(signal.SIGTERM)
+            notify_socket.wait_for(lambda n: "STOPPING" in n.fields, 15, "STOPPING=1")
+            assert run.wait(timeout=20) == 0
+        finally:
+            if run.poll() is None:
+                run.kill()
+            _, err = run.communicate(timeout=15)
+        # The journal went where systemd's StateDirectory= says, and every log line has its priority.
+        assert (tmp_path / "demo-ms-1.sqlite").exists()
+        told = [line for line in err.splitlines() if '"event": "running under systemd"' in line]
+        assert len(told) == 1 and told[0].startswith("<6>{") and '"watchdog_seconds": 1.0' in told[0], err[-2000:]
+        assert all(line.startswith("<") for line in err.splitlines() if line.strip()), err[-2000:]
+    finally:
+        sims.send_signal(signal.SIGINT)
+        sims.wait(timeout=10)
