@@ -25,14 +25,25 @@ from controller.config import ConfigError, MqttSettings, describe_errors, load_c
 EXIT_APPLIED, EXIT_NOT_APPLIED, EXIT_USAGE, EXIT_NO_REPLY = 0, 1, 2, 3
 
 
-def add_parser(sub: Any) -> None:
-    from controller.commands import VERBS, takes
+class _LazyHelpParser(argparse.ArgumentParser):
+    """Adds the verb table to `send --help` only when help is shown: building it imports the commands module
+    (cryptography, the engine's inputs), which every other tablectl verb would otherwise pay for at start."""
 
+    def format_help(self) -> str:
+        if self.prog.endswith(" send") and "\nverbs:\n" not in (self.description or ""):
+            from controller.commands import VERBS, takes
+
+            self.description = (self.description or "") + "\n\nverbs:\n" + "\n".join(
+                f"  {name:<21} {v.help}; {takes(name)}" for name, v in VERBS.items())
+        return super().format_help()
+
+
+def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "command", help="sign and send a supervisor command, or make a supervisor's signing key",
         description="Supervisor commands are signed with Ed25519 keys listed in the table's config "
                     "([[supervisors]]); see docs/commands.md.")
-    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=_LazyHelpParser)
 
     keygen = actions.add_parser(
         "keygen", help="make a signing key: the private key to a file, the [[supervisors]] entry to stdout",
@@ -43,13 +54,12 @@ def add_parser(sub: Any) -> None:
     keygen.add_argument("--role", choices=["floorperson", "supervisor", "technician"], default="floorperson",
                         help="the role in the config entry (default floorperson)")
 
-    verbs = "\n".join(f"  {name:<21} {v.help}; {takes(name)}" for name, v in VERBS.items())
     send = actions.add_parser(
         "send", help="sign a command, publish it, print the table's reply",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Signs VERB with the key, publishes it on <prefix>/<table>/cmd/<VERB> and waits for the "
-                    "table's reply, which it prints as JSON. Exit 0: applied; 1: ignored or rejected; 2: bad "
-                    "options; 3: no reply.\n\nverbs:\n" + verbs)
+                    "table's reply, which it prints as JSON.\nExit 0: applied; 1: ignored or rejected; 2: bad "
+                    "options; 3: no reply.")
     send.add_argument("--key", type=Path, required=True, help="the signer's private key (PEM, from keygen)")
     send.add_argument("--key-id", required=True, help="the key's key_id in the table's [[supervisors]]")
     send.add_argument("--table", help="the table id (default: the --config's table_id)")
@@ -62,7 +72,7 @@ def add_parser(sub: Any) -> None:
     send.add_argument("--username", help="broker user name")
     send.add_argument("--password-file", help="file holding the broker password (first line)")
     send.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the reply (default 10)")
-    send.add_argument("verb", metavar="VERB", help="what to do: " + ", ".join(VERBS))
+    send.add_argument("verb", metavar="VERB", help="what to do (the verbs are listed above)")
     send.add_argument("args", nargs="*", metavar="name=value", help="the verb's arguments")
 
 

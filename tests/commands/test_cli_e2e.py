@@ -61,6 +61,8 @@ def test_send_refuses_bad_input_before_touching_the_broker(tmp_path: Path) -> No
     assert out.returncode == 2 and "is not a PEM private key" in out.stderr
     out = tablectl(*common, "--ca", "ca.pem", "close_table")
     assert out.returncode == 2 and "is not TLS: use an mqtts:// URL" in out.stderr
+    out = tablectl("command", "send", "--help")
+    assert out.returncode == 0 and "validate_jackpot" in out.stdout and "seat, level, hit" in out.stdout
 
 
 def test_send_signs_publishes_and_reports_the_tables_answer(mosquitto: Any, subscribe: Any, unique_id: str,
