@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import stat
 import sys
 import uuid
@@ -92,7 +93,22 @@ class _Usage(Exception):
 
 # -- keygen ------------------------------------------------------------------------------------------------
 
+_KEY_ID = re.compile(r"^[A-Za-z0-9_.@\-]{1,64}$")  # as controller.config.Supervisor.key_id
+
+
+def _key_id_problem(key_id: str) -> str | None:
+    if _KEY_ID.fullmatch(key_id):
+        return None
+    return (f"key id {key_id!r} may only have letters, digits and _ . @ - (at most 64): give e.g. "
+            "--key-id ann.floor")
+
+
 def keygen(out: Path, key_id: str | None, role: str) -> int:
+    name = key_id or out.stem
+    problem = _key_id_problem(name)
+    if problem:
+        print(f"tablectl command keygen: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
@@ -114,7 +130,6 @@ def keygen(out: Path, key_id: str | None, role: str) -> int:
         os.fchmod(f.fileno(), 0o600)
         f.write(pem)
     public = public_key_b64(key)
-    name = key_id or out.stem
     print(f"private key written to {out} (mode 0600): keep it with its owner only")
     print(f"public key: {public}")
     print("\nadd to the config of every table that should accept this key:\n")
@@ -194,6 +209,9 @@ def send(args: argparse.Namespace) -> int:
     from controller.commands import VERBS, parse_args, sign_command
     from controller.mqtt_connection import client_kwargs
 
+    problem = _key_id_problem(args.key_id)
+    if problem:
+        raise _Usage(problem)
     if args.verb not in VERBS:
         raise _Usage(f"there is no verb {args.verb!r}; the verbs are {', '.join(VERBS)}")
     if not args.timeout > 0:

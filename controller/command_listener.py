@@ -113,7 +113,12 @@ class CommandListener:
                     self.subscribed.set()
                     self._listening()
                     async for message in client.messages:
-                        await self._on_message(client, message)
+                        try:
+                            await self._on_message(client, message)
+                        except aiomqtt.MqttError:
+                            raise
+                        except Exception:  # one command lost to a bug, never the listener
+                            self._log.exception("supervisor command not handled", topic=message.topic.value)
             except aiomqtt.MqttError as exc:
                 self._log.warning("command listener lost the broker" if connected else "command listener: broker "
                                   "unavailable", error=str(exc) or type(exc).__name__, retry_in=backoff)

@@ -43,6 +43,9 @@ def test_keygen_never_overwrites_a_key(tmp_path: Path) -> None:
     before = key.read_bytes()
     out = tablectl("command", "keygen", "--out", key)
     assert out.returncode == 2 and "exists" in out.stderr and key.read_bytes() == before
+    out = tablectl("command", "keygen", "--out", tmp_path / "x.pem", "--key-id", "ann floor")
+    assert out.returncode == 2 and "key id 'ann floor' may only have" in out.stderr
+    assert not (tmp_path / "x.pem").exists()
 
 
 def test_send_refuses_bad_input_before_touching_the_broker(tmp_path: Path) -> None:
