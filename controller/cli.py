@@ -58,6 +58,7 @@ def _broker(text: str) -> str:
 # itself (most take no table config) and is imported only when used.
 _MODULE_VERBS: dict[str, str] = {
     "check-config": "controller.check_config",
+    "command": "controller.command_cli",
 }
 
 

@@ -8,9 +8,9 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from controller.games.cajun_stud import CajunStudRules
 from controller.games.chapter_684a import Chapter684aRules
@@ -61,6 +61,34 @@ class MqttSettings(_Strict):
         return self
 
 
+# Who may sign which supervisor commands: controller.commands.ROLE_VERBS, docs/commands.md.
+Role = Literal["floorperson", "supervisor", "technician"]
+
+
+class Supervisor(_Strict):
+    """A key allowed to sign supervisor commands for this table (`tablectl command keygen` prints the entry)."""
+
+    key_id: str = Field(pattern=r"^[A-Za-z0-9_.@\-]{1,64}$", description="the name commands give as key_id")
+    role: Role = Field(description="floorperson, supervisor or technician: the verbs it may sign (docs/commands.md)")
+    public_key: str = Field(description="base64 of the raw 32-byte Ed25519 public key")
+
+    @field_validator("public_key")
+    @classmethod
+    def _is_a_key(cls, value: str) -> str:
+        from controller.commands import decode_public_key
+
+        decode_public_key(value)
+        return value
+
+
+class CommandSettings(_Strict):
+    """How fresh a signed command must be. Both clocks must be NTP-synchronised."""
+
+    max_age_seconds: float = Field(30, gt=0, le=3600, description="older commands are refused as stale")
+    max_clock_skew_seconds: float = Field(5, ge=0, le=300, description="commands from further in the future are "
+                                                                        "refused")
+
+
 class JournalSettings(_Strict):
     path: str | None = Field(None, description="SQLite file; default: <state dir>/<table_id>.sqlite")
 
@@ -107,6 +135,23 @@ class TableConfig(_Strict):
     mqtt: MqttSettings = MqttSettings()
     journal: JournalSettings = JournalSettings()
     devices: Devices | None = Field(None, description="the table's devices; `tablectl settle` needs none")
+    supervisors: list[Supervisor] = Field([], description="keys that may sign supervisor commands")
+    commands: CommandSettings = CommandSettings()
+
+    @model_validator(mode="after")
+    def _distinct_supervisor_keys(self) -> TableConfig:
+        seen_ids: dict[str, int] = {}
+        seen_keys: dict[str, str] = {}
+        for i, s in enumerate(self.supervisors):
+            if s.key_id in seen_ids:
+                raise ValueError(f"supervisors[{i}].key_id {s.key_id!r} is also supervisors[{seen_ids[s.key_id]}]'s: "
+                                 "give every key its own key_id")
+            if s.public_key in seen_keys:
+                raise ValueError(f"supervisors[{i}] ({s.key_id}) has the same public_key as {seen_keys[s.public_key]}: "
+                                 "one key per person, so the journal can say who signed")
+            seen_ids[s.key_id] = i
+            seen_keys[s.public_key] = s.key_id
+        return self
 
     @model_validator(mode="after")
     def _one_station_per_seat(self) -> TableConfig:

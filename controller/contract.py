@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 ISSUED_AT_EXAMPLE = "2026-11-21T08:00:00.000000Z"
 
@@ -25,17 +25,28 @@ class SupervisorCommand(_Message):
     `signature` is Ed25519 over the command's canonical form: this JSON object without `signature`, keys
     sorted, separators "," and ":" with no spaces, UTF-8 (controller.commands.canonical_bytes). The topic's
     <verb> must equal `verb`, and `table_id` must be the receiving table's, so a signed command cannot be
-    redirected to another verb or table.
+    redirected to another verb or table. The table verifies the canonical form of the JSON object it received,
+    so a signer must not use floats in `args` (their text is not canonical across languages). docs/commands.md
+    lists the verbs, their args and the roles that may use them.
     """
 
     command_id: str = Field(pattern=r"^[0-9a-f]{32}$", description="unique per command (uuid4 hex); replies carry it")
-    table_id: str = Field(description="the table the command is for")
-    verb: str = Field(description="what to do, e.g. verify_deck; equals the topic's last level")
+    table_id: str = Field(pattern=r"^[A-Za-z0-9_\-]+$", description="the table the command is for")
+    verb: str = Field(pattern=r"^[a-z_]{1,40}$",
+                      description="what to do, e.g. verify_deck; equals the topic's last level")
     args: dict[str, Any] = Field(default_factory=dict, description="the verb's arguments")
-    issued_at: datetime = Field(description=f"when it was signed, UTC, e.g. {ISSUED_AT_EXAMPLE}")
+    issued_at: AwareDatetime = Field(description=f"when it was signed, with its UTC offset, e.g. {ISSUED_AT_EXAMPLE}")
     nonce: str = Field(pattern=r"^[0-9a-f]{32,64}$", description="random hex, never reused (replay protection)")
-    key_id: str = Field(description="which configured supervisor key signed it")
-    signature: str = Field(description="base64 of the 64-byte Ed25519 signature over the canonical form")
+    key_id: str = Field(pattern=r"^[A-Za-z0-9_.@\-]{1,64}$", description="which configured supervisor key signed it")
+    signature: str = Field(min_length=1, description="base64 of the 64-byte Ed25519 signature over the canonical form")
+
+    @field_validator("issued_at", mode="before")
+    @classmethod
+    def _text_time(cls, value: object) -> object:
+        # A number would be read as a Unix time; the contract's form is ISO 8601 text, which the signer signed.
+        if not isinstance(value, str):
+            raise ValueError(f"must be ISO 8601 text such as {ISSUED_AT_EXAMPLE}")
+        return value
 
 
 Outcome = Literal["applied", "ignored", "rejected"]
@@ -54,5 +65,7 @@ class CommandReply(_Message):
     verb: str | None
     outcome: Outcome
     reason: str | None = Field(None, description="why it was ignored or rejected, in words an operator can act on")
+    code: str | None = Field(None, description="the rejection as a word a program can test, e.g. bad_signature, "
+                                               "stale, replayed (docs/commands.md); null unless rejected")
     event_seqs: list[int] = Field(default_factory=list, description="journal seqs of the events it produced")
     ts: datetime

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 import structlog
 
+from controller.command_listener import CommandListener
 from controller.config import ConfigError, TableConfig
 from controller.console import Console
 from controller.engine.inputs import CloseTable
@@ -112,6 +113,7 @@ async def run_table(config: TableConfig, devices: Mapping[str, Device], *, broke
     helpers = [asyncio.create_task(c) for c in companions(service)]
     if out is not None:
         helpers.append(asyncio.create_task(Console(service.subscribe(), out).run(), name="console"))
+    helpers.append(asyncio.create_task(CommandListener(service, broker).run(), name="commands"))
     publishing = asyncio.create_task(publisher.run(), name="publisher")
     # systemd Type=notify: READY=1, STATUS=, WATCHDOG=1 while healthy (None outside systemd).
     systemd = SystemdSupervisor.from_environment(service, broker_connected=lambda: publisher.connected)

@@ -97,8 +97,52 @@ class PlayerLeft:
     seat: int
 
 
+@dataclass(frozen=True, slots=True)
+class AcknowledgeTilt:
+    """A supervisor saw the tilt (a block only a supervisor may clear, controller.engine.tilts.TILTS): the
+    journal records who, the block stays."""
+
+    tilt: str
+    key_id: str
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClearTilt:
+    """A supervisor clears the tilt: the block is removed and the table may go on."""
+
+    tilt: str
+    key_id: str
+    role: str
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ValidateJackpot:
+    """A floorperson or above validates a progressive payout (655a.11(i)(1)(iii), 643a.11): `hit` names the
+    jackpot hit awaiting validation at `seat` on meter `level`."""
+
+    seat: int
+    level: str
+    hit: str
+    key_id: str
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
+class Signed:
+    """An input from a verified supervisor command: the engine journals `command.accepted` (who signed
+    what) in the same step as the input's own events, so nothing comes between them in the journal."""
+
+    inp: Input
+    command_id: str
+    verb: str
+    key_id: str
+    role: str
+
+
 Input = DeviceEvent | OpenTable | CloseTable | Tick | Confirm | CountEntered | FloorpersonDecision | \
-    MarkOutOfOrder | PlayerLeft
+    MarkOutOfOrder | PlayerLeft | AcknowledgeTilt | ClearTilt | ValidateJackpot | Signed
 
 
 @dataclass(frozen=True, slots=True)

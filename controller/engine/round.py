@@ -23,6 +23,8 @@ from controller.engine.dealing import _DealingMixin
 from controller.engine.decisions import _DecisionsMixin
 from controller.engine.deck_life import _DeckLifeMixin
 from controller.engine.inputs import (
+    AcknowledgeTilt,
+    ClearTilt,
     CloseTable,
     Command,
     Confirm,
@@ -32,7 +34,9 @@ from controller.engine.inputs import (
     MarkOutOfOrder,
     OpenTable,
     PlayerLeft,
+    Signed,
     Tick,
+    ValidateJackpot,
 )
 from controller.engine.irregularities import DEVICES, SHOE_FAULTS, SHOE_METHODS, SHUFFLER_FAULTS, _IrregularitiesMixin
 from controller.engine.settling import _SettlingMixin
@@ -46,6 +50,7 @@ from controller.engine.spec import (
 )
 from controller.engine.state import Phase, TableState
 from controller.engine.step import _StepBase
+from controller.engine.tilts import _TiltsMixin
 from controller.events import DomainEvent
 from drivers.interfaces import (
     ButtonPressed,
@@ -110,7 +115,7 @@ class RoundEngine:
 
 
 class _Step(_ShufflingMixin, _BettingMixin, _DealingMixin, _IrregularitiesMixin, _DeckLifeMixin, _DecisionsMixin,
-            _SettlingMixin, _StepBase):
+            _SettlingMixin, _TiltsMixin, _StepBase):
     """One input's worth of work on a private copy of the state."""
 
     # -- dispatch ------------------------------------------------------------------------------
@@ -135,6 +140,14 @@ class _Step(_ShufflingMixin, _BettingMixin, _DealingMixin, _IrregularitiesMixin,
                 self.mark_out_of_order(inp)
             case PlayerLeft():
                 self.player_left(inp.seat)
+            case Signed():
+                self.signed(inp)
+            case AcknowledgeTilt():
+                self.acknowledge_tilt(inp)
+            case ClearTilt():
+                self.clear_tilt(inp)
+            case ValidateJackpot():
+                self.validate_jackpot(inp)
             case ShuffleCompleted():
                 self.shuffle_completed(inp)
             case WagerDetected():
