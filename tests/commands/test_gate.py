@@ -245,10 +245,10 @@ def test_config_takes_supervisors_and_freshness(keys: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"public_key": "not base64!"}, "supervisors.0.public_key: is not base64"),
+    ({"public_key": "not base64!"}, "supervisors[0].public_key: is not base64"),
     ({"public_key": base64.b64encode(b"x" * 31).decode()}, "decodes to 31 bytes, an Ed25519 public key has 32"),
-    ({"role": "pit_boss"}, "supervisors.0.role"),
-    ({"key_id": "has space"}, "supervisors.0.key_id"),
+    ({"role": "pit_boss"}, "supervisors[0].role"),
+    ({"key_id": "has space"}, "supervisors[0].key_id"),
 ])
 def test_bad_supervisor_entries_are_named(keys: dict[str, Any], change: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError) as err:
