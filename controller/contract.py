@@ -72,6 +72,7 @@ TopicLevel = Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]+$")]
 TableId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]+$", description="the table's id, as in its topics")]
 BootId = Annotated[str, Field(min_length=1, description="changes at every start of the daemon (uuid4 hex)")]
 Cents = Annotated[int, Field(ge=0, description="integer cents")]
+RATE = r"^(100(\.0+)?|\d{1,2}(\.\d+)?)$"
 
 
 class TableStatus(_Message):
@@ -173,9 +174,10 @@ class ProgressiveMeter(_Message):
     display_cents: Cents = Field(description="the amount the meter shows: what a 100% award pays now")
     seed_cents: Cents = Field(description="the amount the meter started from")
     reseed_cents: Cents = Field(description="the amount it returns to after a 100% award")
-    primary_rate_bp: int = Field(ge=0, le=10_000, description="primary incrementation rate in hundredths of a "
-                                                              "percent of each wager (2100 = 21%)")
-    reserve_rate_bp: int = Field(ge=0, le=10_000, description="reserve incrementation rate, as primary_rate_bp")
+    # Exact decimal strings, not floats: an examiner compares them with the schedule (655a.12(c)(3): "21%").
+    primary_rate_percent: str = Field(pattern=RATE, description="primary incrementation rate: percent of each "
+                                                                "wager added to the meter, e.g. \"21\" or \"2.5\"")
+    reserve_rate_percent: str = Field(pattern=RATE, description="reserve incrementation rate, as primary")
     reserve_cents: Cents = Field(description="the reserve accumulated towards the next reseed")
     hits: int = Field(ge=0, description="awards paid from this meter")
     rule: str | None = Field(None, description="the subsection fixing seed and rates, e.g. 655a.12(c)(3)")

@@ -100,6 +100,8 @@ class EventPublisher:
         self._birth_due = False
         self._devices = DeviceTracker(table_id, journal.boot_id, [d.device_id for d in birth.devices] if birth else [],
                                       started=birth.ts if birth else _now_iso())
+        self._boot_seq = journal.last_seq  # events up to here were journaled in earlier runs
+        self._had_outage = False
         self._meters: dict[str, ProgressiveMeter] = {}
         self._meters_due: set[str] = set()
         self._wake = asyncio.Event()
@@ -182,6 +184,7 @@ class EventPublisher:
         while not self._closing:
             client = self._client()
             if client is None:
+                self._had_outage = True
                 backoff = self._backoff_max
             else:
                 try:
@@ -191,6 +194,7 @@ class EventPublisher:
                         self._log.info("mqtt connected", last_seq=self._journal.last_seq)
                         await self._session(client)
                 except aiomqtt.MqttError as exc:
+                    self._had_outage = True
                     self._log.warning(
                         "mqtt connection lost" if self._connected else "mqtt broker unavailable",
                         error=str(exc) or type(exc).__name__,
@@ -210,9 +214,10 @@ class EventPublisher:
         # will never come fail immediately instead of waiting for the timeout.
         lost = asyncio.ensure_future(self._until_lost(client))
         try:
-            # Everything already in the journal when this connection starts was journaled while we were
-            # disconnected (or in an earlier run): it is a replay, and says so.
-            replay_upto = self._journal.last_seq
+            # A replay is what was journaled while the broker was away: in an earlier run, or in this one
+            # while a connection was lost or could not be made. The events of this boot's first moments, before
+            # a connection that succeeded at once, are live (late by milliseconds, not by an outage).
+            replay_upto = self._journal.last_seq if self._had_outage else self._boot_seq
             await self._retain(client, lost, self.topics.status, self._status("online"))
             await self._republish(client, lost)
             while True:
@@ -251,14 +256,15 @@ class EventPublisher:
         await self._guard(lost, client.publish(topic, body, qos=1, retain=True, **kwargs))
 
     async def _republish(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
-        """Every retained topic with its latest value, after each (re)connect."""
+        """Every retained topic with its latest value, after each (re)connect. The birth and the device statuses
+        only ever reflect events already published, so they can go before the backlog."""
         if self._birth is not None:
             await self._retain(client, lost, self.topics.birth, self._birth.model_dump_json())
             self._birth_due = False
         for status in self._devices.statuses():
             await self._retain(client, lost, self.topics.device(status.device_id), status.model_dump_json())
+        # Meters wait for the backlog: one set during the outage must not arrive before the events that moved it.
         self._meters_due = set(self._meters)
-        await self._publish_meters(client, lost)
 
     async def _publish_due(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
         """The retained topics waiting for the outbox to be drained: a changed birth, meters."""
