@@ -59,6 +59,7 @@ def _broker(text: str) -> str:
 _MODULE_VERBS: dict[str, str] = {
     "check-config": "controller.check_config",
     "command": "controller.command_cli",
+    "schema": "controller.schema_cli",
 }
 
 

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 import structlog
 
+from controller.birth import build_birth
 from controller.command_listener import CommandListener
 from controller.config import ConfigError, TableConfig
 from controller.console import Console
@@ -107,7 +108,8 @@ async def run_table(config: TableConfig, devices: Mapping[str, Device], *, broke
     """Run until the table is closed (or stopped); returns the number of rounds started."""
     path = journal_path or Path(config.journal.path or default_journal_path(config.table_id))
     journal = Journal(path, config.table_id, boot_id=uuid.uuid4().hex)
-    publisher = EventPublisher(journal, broker or config.mqtt.broker, config.mqtt.prefix, config.table_id)
+    publisher = EventPublisher(journal, config.mqtt, config.table_id, broker=broker,
+                               birth=build_birth(config, journal.boot_id))
     service = TableService(config, devices, journal, on_journaled=publisher.notify)
     first_round = service.state.rounds_played
     helpers = [asyncio.create_task(c) for c in companions(service)]

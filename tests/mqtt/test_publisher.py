@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
+from controller.config import MqttSettings
 from controller.events import DomainEvent
 from controller.journal import Journal
 from controller.mqtt import EventPublisher, parse_broker_url
@@ -60,6 +61,9 @@ class Table:
         self.event = f"{prefix}/{table_id}/event"
         self.journal = Journal(tmp_path / "journal.db", table_id, "boot-1")
 
+    def settings(self, url: str) -> MqttSettings:
+        return MqttSettings(broker=url, prefix=self.prefix)
+
 
 @pytest.fixture
 def table(tmp_path: Path, unique_id: str) -> Iterator[Table]:
@@ -100,7 +104,7 @@ def test_parse_broker_url_rejects_with_example(url: str, problem: str) -> None:
 
 async def test_publishes_in_seq_order_with_public_fields(mosquitto: Any, subscribe: Any, table: Table) -> None:
     sub = subscribe(f"{table.prefix}/#")
-    pub = EventPublisher(table.journal, mosquitto.url, table.prefix, table.table_id)
+    pub = EventPublisher(table.journal, table.settings(mosquitto.url), table.table_id)
     task = asyncio.create_task(pub.run())
     await sub.await_until(status_is(table.status, "online"), what="status online")
     assert pub.connected
@@ -133,7 +137,7 @@ async def test_publishes_in_seq_order_with_public_fields(mosquitto: Any, subscri
 async def test_backlog_from_before_start_is_replayed(mosquitto: Any, subscribe: Any, table: Table) -> None:
     append(table.journal, None, 1, 2)  # journaled while no publisher ran (e.g. before a restart)
     sub = subscribe(table.event)
-    pub = EventPublisher(table.journal, mosquitto.url, table.prefix, table.table_id)
+    pub = EventPublisher(table.journal, table.settings(mosquitto.url), table.table_id)
     task = asyncio.create_task(pub.run())
     await sub.await_until(lambda m: len(m) == 2, what="backlog")
     append(table.journal, pub, 3)
@@ -146,7 +150,7 @@ async def test_backlog_from_before_start_is_replayed(mosquitto: Any, subscribe: 
 
 async def test_close_drains_what_is_left(mosquitto: Any, subscribe: Any, table: Table) -> None:
     sub = subscribe(f"{table.prefix}/#")
-    pub = EventPublisher(table.journal, mosquitto.url, table.prefix, table.table_id)
+    pub = EventPublisher(table.journal, table.settings(mosquitto.url), table.table_id)
     task = asyncio.create_task(pub.run())
     await eventually(lambda: pub.connected, what="connected")
     append(table.journal, pub, *range(1, 51))
@@ -161,7 +165,7 @@ async def test_close_drains_what_is_left(mosquitto: Any, subscribe: Any, table: 
 
 async def test_broker_outage_loses_nothing_and_replays_in_order(mosquitto: Any, subscribe: Any, table: Table) -> None:
     sub = subscribe(f"{table.prefix}/#")
-    pub = EventPublisher(table.journal, mosquitto.url, table.prefix, table.table_id, backoff_max=0.5)
+    pub = EventPublisher(table.journal, table.settings(mosquitto.url), table.table_id, backoff_max=0.5)
     task = asyncio.create_task(pub.run())
     try:
         await eventually(lambda: pub.connected, what="connected")
@@ -201,8 +205,7 @@ async def test_no_broker_keeps_running_and_closes_promptly(table: Table) -> None
         with capture_logs() as logs:
             pub = EventPublisher(
                 table.journal,
-                f"mqtt://127.0.0.1:{port}",
-                table.prefix,
+                table.settings(f"mqtt://127.0.0.1:{port}"),
                 table.table_id,
                 backoff_min=0.01,
                 backoff_max=0.05,
@@ -226,12 +229,14 @@ async def test_no_broker_keeps_running_and_closes_promptly(table: Table) -> None
 
 WILL_SCRIPT = """
 import asyncio, sys
+from controller.config import MqttSettings
 from controller.journal import Journal
 from controller.mqtt import EventPublisher
 
 async def main() -> None:
     path, url, prefix, table_id = sys.argv[1:5]
-    await EventPublisher(Journal(path, table_id, "boot-will"), url, prefix, table_id).run()
+    settings = MqttSettings(broker=url, prefix=prefix)
+    await EventPublisher(Journal(path, table_id, "boot-will"), settings, table_id).run()
 
 asyncio.run(main())
 """

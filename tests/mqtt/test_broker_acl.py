@@ -1,0 +1,285 @@
+"""systemd/mosquitto/ as shipped, on a real mosquitto: TLS only, no anonymous access, per-table users, and an ACL
+that keeps each table to its own topics while supervisors read everything and send commands.
+
+The example's paths are moved into a temporary directory and its port to a free one; nothing else is changed,
+except `user root` when the tests run as root (mosquitto would otherwise drop to the mosquitto user, which
+cannot read pytest's private temporary directory). The CA and the broker certificate are made here with the
+`cryptography` package; the password file with mosquitto's own mosquitto_passwd.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import ipaddress
+import json
+import os
+import queue
+import shutil
+import socket
+import ssl
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import paho.mqtt.client as paho
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from paho.mqtt.enums import CallbackAPIVersion
+from structlog.testing import capture_logs
+
+from controller.config import MqttSettings
+from controller.events import DomainEvent
+from controller.journal import Journal
+from controller.mqtt import EventPublisher
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "systemd" / "mosquitto"
+PASSWORDS = {"ms-1": "table-one-secret", "ms-2": "table-two-secret", "supervisor.alice": "alice-secret"}
+
+
+def _find(name: str, *places: str) -> str:
+    found = shutil.which(name) or next((p for p in places if os.access(p, os.X_OK)), None)
+    if found is None:
+        pytest.fail(f"{name} is not installed: sudo apt-get install mosquitto mosquitto-clients", pytrace=False)
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _write_pki(d: Path) -> None:
+    """A CA, and a broker certificate it signs for 127.0.0.1 and localhost (what the clients check)."""
+    now = dt.datetime.now(dt.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "tablectl test floor CA")])
+    ca_ski = x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key())
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+          .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
+          .not_valid_after(now + dt.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+          .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False, key_encipherment=False,
+                                       data_encipherment=False, key_agreement=False, key_cert_sign=True,
+                                       crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
+          .add_extension(ca_ski, critical=False)
+          .sign(ca_key, hashes.SHA256()))
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
+            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
+                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    (d / "certs").mkdir()
+    (d / "certs" / "ca.crt").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    (d / "certs" / "broker.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (d / "certs" / "broker.key").write_bytes(key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+
+
+@dataclass
+class SecureBroker:
+    port: int
+    ca: Path
+    dir: Path
+    log: list[str]
+
+    @property
+    def url(self) -> str:
+        return f"mqtts://127.0.0.1:{self.port}"
+
+    def settings(self, user: str, password: str | None = None) -> MqttSettings:
+        secret = self.dir / f"{user}.password"
+        secret.write_text((password or PASSWORDS[user]) + "\n")
+        return MqttSettings(broker=self.url, username=user, password_file=str(secret), ca_file=str(self.ca))
+
+    def client(self, user: str | None, password: str | None = None, **kw: Any) -> aiomqtt.Client:
+        return aiomqtt.Client("127.0.0.1", self.port, username=user, password=password or PASSWORDS.get(user or ""),
+                              tls_context=ssl.create_default_context(cafile=str(self.ca)), timeout=5, **kw)
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureBroker]:
+    d = tmp_path_factory.mktemp("secure-broker")
+    _write_pki(d)
+    shutil.copy(EXAMPLE / "acl", d / "acl")
+    passwd = _find("mosquitto_passwd", "/usr/bin/mosquitto_passwd")
+    for n, (user, password) in enumerate(PASSWORDS.items()):
+        subprocess.run([passwd, *(["-c"] if n == 0 else []), "-b", str(d / "passwd"), user, password], check=True,
+                       capture_output=True, stdin=subprocess.DEVNULL)
+    port = _free_port()
+    config = (EXAMPLE / "mosquitto.conf").read_text().replace("/etc/mosquitto/tablectl/", f"{d}/")
+    assert "listener 8883\n" in config
+    config = config.replace("listener 8883\n", f"listener {port} 127.0.0.1\n")
+    # What the Debian package's main file would add, here pointing into the temporary directory.
+    config += f"persistence_location {d}/\nlog_dest stderr\nlog_type all\nconnection_messages true\n"
+    if os.geteuid() == 0:
+        config += "user root\n"
+    (d / "mosquitto.conf").write_text(config)
+    proc = subprocess.Popen([_find("mosquitto", "/usr/sbin/mosquitto"), "-c", str(d / "mosquitto.conf")],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log: list[str] = []
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            log.append(line.rstrip())
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    deadline = time.monotonic() + 10
+    while True:
+        line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+        if line is None:
+            pytest.fail("mosquitto refused systemd/mosquitto/mosquitto.conf:\n" + "\n".join(log[-30:]))
+        if " running" in line:
+            break
+    try:
+        yield SecureBroker(port, d / "certs" / "ca.crt", d, log)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+class Watcher:
+    """A supervisor's console (paho, own thread, TLS): records what is published under tablectl/# from now on
+    (retained messages of earlier tests, delivered at subscription, are left out)."""
+
+    def __init__(self, broker: SecureBroker, user: str, topic: str = "tablectl/#") -> None:
+        self.messages: list[tuple[str, bytes]] = []
+        self._cond = threading.Condition()
+        self._subscribed = threading.Event()
+        self._client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"watch-{id(self)}")
+        self._client.tls_set(ca_certs=str(broker.ca))
+        self._client.username_pw_set(user, PASSWORDS[user])
+        self._client.on_connect = lambda c, *_: c.subscribe(topic, qos=1)
+        self._client.on_subscribe = lambda *_: self._subscribed.set()
+        self._client.on_message = self._on_message
+        self._client.connect("127.0.0.1", broker.port)
+        self._client.loop_start()
+        assert self._subscribed.wait(10), "the supervisor could not subscribe"
+
+    def _on_message(self, client: Any, userdata: Any, msg: paho.MQTTMessage) -> None:
+        if msg.retain:
+            return
+        with self._cond:
+            self.messages.append((msg.topic, bytes(msg.payload)))
+            self._cond.notify_all()
+
+    def topics(self) -> list[str]:
+        with self._cond:
+            return [t for t, _ in self.messages]
+
+    async def until(self, predicate: Callable[[list[str]], bool], what: str) -> None:
+        def wait() -> None:
+            with self._cond:
+                if not self._cond.wait_for(lambda: predicate([t for t, _ in self.messages]), 10):
+                    raise AssertionError(f"timed out waiting for {what}; got {[t for t, _ in self.messages]}")
+        await asyncio.to_thread(wait)
+
+    def close(self) -> None:
+        self._client.disconnect()
+        self._client.loop_stop()
+
+
+@pytest.fixture
+def watcher(broker: SecureBroker) -> Iterator[Watcher]:
+    w = Watcher(broker, "supervisor.alice")
+    yield w
+    w.close()
+
+
+async def test_a_table_publishes_over_tls_with_its_credentials(broker: SecureBroker, watcher: Watcher,
+                                                              tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "j.sqlite", "ms-1", "boot-1")
+    pub = EventPublisher(journal, broker.settings("ms-1"), "ms-1")
+    task = asyncio.create_task(pub.run())
+    journal.append([DomainEvent("table.opened", "655a.4", {"chapter": "655a"})], dt.datetime.now(dt.UTC))
+    pub.notify()
+    await watcher.until(lambda ts: "tablectl/ms-1/event" in ts, what="the table's event")
+    await pub.close()
+    await watcher.until(lambda ts: ts.count("tablectl/ms-1/status") == 2, what="online, then offline")
+    assert task.done() and task.result() is None
+    got = dict(watcher.messages)
+    assert json.loads(got["tablectl/ms-1/event"])["type"] == "table.opened"
+    assert journal.unpublished() == []
+    assert any("ms-1" in line and "u'ms-1'" in line for line in broker.log), "connected as the table's user"
+    journal.close()
+
+
+@pytest.mark.parametrize(("user", "password"), [("ms-1", "not-the-password"), ("ms-9", "any"), (None, None)],
+                         ids=["wrong-password", "unknown-user", "anonymous"])
+async def test_a_client_without_valid_credentials_is_refused(broker: SecureBroker, user: str | None,
+                                                             password: str | None) -> None:
+    with pytest.raises(aiomqtt.MqttCodeError) as refused:
+        async with broker.client(user, password or "x" if user else None):
+            pass
+    assert refused.value.rc in (4, 5, 134, 135)  # bad user name or password / not authorized (3.1.1 and 5)
+
+
+async def test_the_publisher_keeps_trying_and_says_why_when_refused(broker: SecureBroker, tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "j.sqlite", "ms-1", "boot-1")
+    with capture_logs() as logs:
+        pub = EventPublisher(journal, broker.settings("ms-1", "wrong"), "ms-1", backoff_min=0.05, backoff_max=0.1)
+        task = asyncio.create_task(pub.run())
+        deadline = time.monotonic() + 10
+        while sum(e["event"] == "mqtt broker unavailable" for e in logs) < 2:
+            assert time.monotonic() < deadline, logs
+            await asyncio.sleep(0.02)
+        await pub.close()
+    refusal = next(e for e in logs if e["event"] == "mqtt broker unavailable")
+    assert "authori" in refusal["error"].lower() or "password" in refusal["error"].lower()
+    assert not pub.connected and task.done()
+    journal.close()
+
+
+async def test_a_plain_text_connection_to_the_tls_listener_fails(broker: SecureBroker) -> None:
+    with pytest.raises(aiomqtt.MqttError):
+        async with aiomqtt.Client("127.0.0.1", broker.port, username="ms-1", password=PASSWORDS["ms-1"], timeout=2):
+            pass
+
+
+async def test_a_table_is_confined_to_its_own_topics(broker: SecureBroker, watcher: Watcher) -> None:
+    forbidden = ["tablectl/ms-2/event", "tablectl/ms-2/status", "tablectl/ms-2/device/shoe", "tablectl/ms-2/cmd/reply",
+                 "tablectl/ms-1/cmd/verify_deck", "tablectl/other/event", "elsewhere/ms-1/event"]
+    async with broker.client("ms-1") as table_1, broker.client("ms-2") as table_2:
+        await table_2.subscribe("tablectl/ms-2/cmd/+", qos=1)
+        await table_1.subscribe("tablectl/ms-1/cmd/+", qos=1)
+        await table_1.subscribe("tablectl/ms-2/cmd/+", qos=1)  # accepted, but nothing it may not read arrives
+        for topic in forbidden:
+            await table_1.publish(topic, b'{"forged": true}', qos=1)
+        # One connection, QoS 1: had any of the above been let through, it would arrive before this.
+        await table_1.publish("tablectl/ms-1/event", b'{"marker": true}', qos=1)
+        await watcher.until(lambda ts: "tablectl/ms-1/event" in ts, what="table 1's own event")
+        assert watcher.topics() == ["tablectl/ms-1/event"]
+
+        # A supervisor's command reaches its table only; a supervisor cannot forge a table's event.
+        async with broker.client("supervisor.alice") as alice:
+            await alice.publish("tablectl/ms-1/event", b'{"forged": true}', qos=1)
+            await alice.publish("tablectl/ms-2/cmd/verify_deck", b'{"cmd": 1}', qos=1)
+        got = await asyncio.wait_for(anext(aiter(table_2.messages)), 10)
+        assert (str(got.topic), got.payload) == ("tablectl/ms-2/cmd/verify_deck", b'{"cmd": 1}')
+        await watcher.until(lambda ts: "tablectl/ms-2/cmd/verify_deck" in ts, what="the command")
+        # table 1 asked for ms-2's commands too: the first thing it gets must be its own, sent after ms-2's.
+        async with broker.client("supervisor.alice") as alice:
+            await alice.publish("tablectl/ms-1/cmd/verify_deck", b'{"cmd": 2}', qos=1)
+        got = await asyncio.wait_for(anext(aiter(table_1.messages)), 10)
+        assert (str(got.topic), got.payload) == ("tablectl/ms-1/cmd/verify_deck", b'{"cmd": 2}')
+    assert "tablectl/ms-1/event" not in watcher.topics()[1:]  # the supervisor's forged event went nowhere
