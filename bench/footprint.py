@@ -145,7 +145,7 @@ async def measure(url: str, rounds: int, idle_seconds: float, seed: int, tmp: Pa
 
             async def follow() -> None:
                 async for msg in mqtt.messages:
-                    body = json.loads(bytes(msg.payload))  # type: ignore[arg-type]
+                    body = json.loads(bytes(msg.payload))
                     kind = body["type"]
                     if kind == "table.opened":
                         opened.set()
@@ -208,8 +208,8 @@ def main() -> int:
     ap.add_argument("--idle-seconds", type=float, default=30.0)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    if args.idle_seconds < 20:
-        ap.error("--idle-seconds: give at least 20 so heartbeats and ticks are averaged over")
+    if args.idle_seconds <= 0:
+        ap.error("--idle-seconds: give a positive number of seconds (20 or more for a figure)")
     configure_logging(json=False, level="warning")
     print(f"machine: {benchlib.machine()}")
     with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-footprint-") as tmp:
@@ -226,8 +226,10 @@ def main() -> int:
     print(f"baseline bare aiomqtt process, idle: {base_cpu:.3f} % of a core")
     verdict = "meets" if figures.idle_cpu < TARGET_IDLE_CPU_PERCENT else "misses"
     ratio = f"{figures.idle_cpu / base_cpu:.0f}x the baseline" if base_cpu > 0 else "the baseline used no CPU ticks"
+    short = "" if args.idle_seconds >= 20 else \
+        " (under 20 s: heartbeats every 2 s and 30 s ticks are not averaged over; a smoke run, not a figure)"
     print(f"daemon idle with the table open, over {args.idle_seconds:g} s: {figures.idle_cpu:.3f} % of a core "
-          f"({ratio}); {verdict} the target of under {TARGET_IDLE_CPU_PERCENT:g} %")
+          f"({ratio}); {verdict} the target of under {TARGET_IDLE_CPU_PERCENT:g} %{short}")
     return 0
 
 

@@ -82,7 +82,7 @@ async def trials(config: Any, url: str, tmp: Path, count: int, kill: bool) -> di
 
         async def follow() -> None:
             async for msg in mqtt.messages:
-                arrivals.put_nowait((time.monotonic(), msg.topic.value, json.loads(bytes(msg.payload))))  # type: ignore[arg-type]
+                arrivals.put_nowait((time.monotonic(), msg.topic.value, json.loads(bytes(msg.payload))))
 
         async def listen() -> None:
             while True:
