@@ -27,6 +27,7 @@ from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.specs import spec_for
 from controller.runner import build_devices, run_table
 from controller.service import TableService
+from drivers.sim.faults import FaultKind
 from drivers.sim.script import SimScript
 from drivers.sim.table import SimulatedTable
 
@@ -295,6 +296,39 @@ class SimulatedFloor:
             await self.sims.stations[seat].place(spot, amount)
 
 
+def simulator_settings(config: TableConfig, pace: float, sim_script: SimScript | None = None) -> TableConfig:
+    """The config the drivers get on the simulated table: at pace 0, no chip-sensor debounce where nothing bounces.
+
+    The wager station's debounce (30 ms by default) is for real chip sensors, which bounce as chips settle. At a
+    human pace it is lost inside each beat, so the table keeps its real settings and looks like a real table.
+    At pace 0 the simulated people act as fast as the machine and every wager waited the whole window: a
+    decision round trip became 33 ms instead of about 1 ms, so the demo played about 3 rounds a second. The
+    simulated sensors report one reading per wager unless a chatter fault is scripted, so a station left at the
+    driver's default gets none; a station whose config sets `debounce_ms`, or that a script makes chatter, keeps it.
+    """
+    devices = config.devices
+    if pace or devices is None:
+        return config
+    chattering = {f.device for f in (sim_script.faults if sim_script else ()) if f.fault.kind is FaultKind.CHATTER}
+
+    def quiet(settings: dict[str, Any], station_ids: set[str]) -> dict[str, Any]:
+        if "debounce_ms" in settings or station_ids & chattering:
+            return settings
+        return {**settings, "debounce_ms": 0}
+
+    stations = [quiet(s, {f"wager_station_{s.get('seat')}"}) for s in devices.wager_stations]
+    bus = devices.wager_bus
+    if bus is not None:
+        bus_seats = {seat for seat, where in devices.station_seats() if where.startswith("devices.wager_bus")}
+        bus = quiet(bus, {f"wager_station_{seat}" for seat in bus_seats})
+    undebounced = [s.get("seat") for s in stations if s.get("debounce_ms") == 0]
+    if undebounced or (bus is not None and bus.get("debounce_ms") == 0):
+        log.debug("pace 0: simulated chip sensors do not bounce, so no debounce", seats=undebounced,
+                  bus=bus is not None and bus.get("debounce_ms") == 0)
+    return config.model_copy(update={"devices": devices.model_copy(
+        update={"wager_stations": stations, "wager_bus": bus})})
+
+
 async def play(config: TableConfig, *, rounds: int | None, broker: str | None = None, seed: int | None = None,
                pace: float = 0.0, journal_path: Path | None = None, policy: Policy | None = None,
                decks: Sequence[Sequence[str]] = (), out: TextIO | None = None,
@@ -335,7 +369,8 @@ async def play(config: TableConfig, *, rounds: int | None, broker: str | None = 
             heard.append(service.subscribe())  # now, so that nothing journaled from the start is missed
             return [watched(floor), listen(heard[0])]
 
-        played = await run_table(config, build_devices(config, sims.ports), broker=broker,
+        drivers = build_devices(simulator_settings(config, pace, sim_script), sims.ports)
+        played = await run_table(config, drivers, broker=broker,
                                  journal_path=journal_path, out=out, companions=people)
         # The runner stops its helpers as soon as the table is closed: hand on what they had not yet seen.
         for queue in heard:

@@ -24,6 +24,7 @@ class PtyEndpoint:
         self._loop = asyncio.get_running_loop()
         self._reader = asyncio.StreamReader()
         self._pending = bytearray()
+        self._waiting_to_write = False
         self._closed = False
         self._loop.add_reader(self.master_fd, self._read_ready)
 
@@ -56,13 +57,18 @@ class PtyEndpoint:
             except BlockingIOError:
                 # The slave's input queue is full (nobody reading yet): resume when it drains.
                 self._loop.add_writer(self.master_fd, self._flush)
+                self._waiting_to_write = True
                 return
             except OSError:
                 self._pending.clear()
                 return
             del self._pending[:written]
-        with contextlib.suppress(Exception):
-            self._loop.remove_writer(self.master_fd)
+        # Only when a writer was added: asking the selector to drop one it never had costs a failed lookup on
+        # every frame, a measurable share of a fast table's time (bench/table_rounds.py).
+        if self._waiting_to_write:
+            self._waiting_to_write = False
+            with contextlib.suppress(Exception):
+                self._loop.remove_writer(self.master_fd)
 
     async def drain(self) -> None:
         return None

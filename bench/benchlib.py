@@ -1,0 +1,247 @@
+"""What the daemon benchmarks share: a private mosquitto, the seven-seat table, figures, progress, the machine.
+
+Run as a script it is the benches' MQTT subscriber process (`python bench/benchlib.py subscribe HOST PORT TOPIC...`):
+a paho client in a process of its own, so that receiving does not compete with the measured daemon for the GIL.
+It prints `ready` once subscribed, then for every message one line `<CLOCK_MONOTONIC ns> <topic> <payload>`;
+CLOCK_MONOTONIC is one clock for every process on Linux, so the bench compares it with its own stamps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+SEVEN_SEATS = BENCH / "seven-seats.toml"
+
+
+# -- figures and progress --------------------------------------------------------------------------------------
+
+
+def percentile(samples: Sequence[float], p: float) -> float:
+    """The p-th percentile (0 < p < 100), linear between the nearest ranks (statistics' "inclusive" method)."""
+    if len(samples) < 2:
+        return samples[0]
+    return statistics.quantiles(samples, n=1000, method="inclusive")[round(p * 10) - 1]
+
+
+def progress(text: str) -> None:
+    print(f"  {text}", file=sys.stderr, flush=True)
+
+
+def machine() -> str:
+    """What the figures were measured on; the load says how much other work shared the cores."""
+    load = Path("/proc/loadavg").read_text().split()[:3]
+    return f"{os.cpu_count()} cores, load average {' '.join(load)} (1, 5, 15 min) at the start"
+
+
+def filesystem(path: Path) -> str:
+    """The type of the filesystem `path` is on (from /proc/mounts): tmpfs makes fsync free, a disk does not."""
+    best, kind = "", "?"
+    target = str(path.resolve())
+    for line in Path("/proc/mounts").read_text().splitlines():
+        _dev, mount, fstype, *_ = line.split()
+        if (target == mount or target.startswith(mount.rstrip("/") + "/")) and len(mount) > len(best):
+            best, kind = mount, fstype
+    return kind
+
+
+def journal_commit_ms(directory: Path, commits: int = 200) -> tuple[float, float]:
+    """p50 and p99 of one Journal.append (one event, its own transaction, synchronous=FULL) in `directory`:
+    what the disk charges for each durable step."""
+    from controller.events import DomainEvent
+    from controller.journal import Journal
+
+    with tempfile.TemporaryDirectory(dir=directory) as tmp:
+        journal = Journal(Path(tmp) / "commit.sqlite", "bench", uuid.uuid4().hex)
+        samples = []
+        try:
+            for i in range(commits):
+                start = time.perf_counter()
+                journal.append([DomainEvent("bench.commit", "bench", {"i": i})], datetime.now(UTC))
+                samples.append((time.perf_counter() - start) * 1000)
+        finally:
+            journal.close()
+    return statistics.median(samples), percentile(samples, 99)
+
+
+# -- the table ---------------------------------------------------------------------------------------------------
+
+
+def seven_seat_config(table_id: str | None = None) -> Any:
+    """bench/seven-seats.toml (Let It Ride, 643a.2(a): seven betting positions) under a fresh table_id, so the
+    retained topics of one run never meet another's."""
+    from controller.config import TableConfig, load_config
+
+    data = load_config(SEVEN_SEATS).model_dump()
+    data["table_id"] = table_id or f"bench-{uuid.uuid4().hex[:8]}"
+    return TableConfig.model_validate(data)
+
+
+def write_config(config: Any, ports: dict[str, str], directory: Path) -> Path:
+    """The config as TOML for a daemon subprocess, each device's port pointing at its simulator."""
+    data = config.model_dump(mode="json", exclude_none=True)
+    devices = data["devices"]
+    for key in ("shuffler", "shoe", "dealer_panel"):
+        devices[key]["port"] = ports[key]
+    for station in devices["wager_stations"]:
+        station["port"] = ports[f"wager_station_{station['seat']}"]
+    path = directory / f"{config.table_id}.toml"
+    path.write_text(_toml(data))
+    return path
+
+
+def _toml(data: dict[str, Any]) -> str:
+    # The configs are flat tables and arrays of flat tables: enough TOML for them without another dependency.
+    def value(v: Any) -> str:
+        return "[" + ", ".join(value(x) for x in v) + "]" if isinstance(v, list) else json.dumps(v)
+
+    lines: list[str] = []
+
+    def table(name: str, body: dict[str, Any], array: bool = False) -> None:
+        lines.append(f"[[{name}]]" if array else f"[{name}]")
+        nested = []
+        for k, v in body.items():
+            if isinstance(v, dict):
+                nested.append((f"{name}.{k}", v, False))
+            elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+                nested.extend((f"{name}.{k}", x, True) for x in v)
+            elif v != []:
+                lines.append(f"{k} = {value(v)}")
+        for sub, sub_body, sub_array in nested:
+            table(sub, sub_body, sub_array)
+
+    for k, v in data.items():
+        if not isinstance(v, dict):
+            lines.append(f"{k} = {value(v)}")
+    for k, v in data.items():
+        if isinstance(v, dict):
+            table(k, v)
+    return "\n".join(lines) + "\n"
+
+
+# -- the broker --------------------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def mosquitto() -> Iterator[str]:
+    """A private mosquitto on a free loopback port for the bench's duration; yields its mqtt:// URL."""
+    binary = shutil.which("mosquitto") or next(
+        (p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto") if os.access(p, os.X_OK)), None)
+    if binary is None:
+        sys.exit("bench: mosquitto is not installed: `sudo apt-get install mosquitto` (or run `python3 dev.py test` "
+                 "once, which installs it)")
+    with tempfile.TemporaryDirectory(prefix="bench-mosquitto-") as tmp:
+        port = _free_port()
+        conf = Path(tmp) / "mosquitto.conf"
+        # Mosquitto 2 needs the explicit listener and allow_anonymous; the log on stderr says when it is up.
+        conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+                        "log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\nlog_type information\n")
+        proc = subprocess.Popen([binary, "-c", str(conf)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        lines: queue.Queue[str | None] = queue.Queue()
+
+        def pump() -> None:
+            assert proc.stderr is not None
+            for line in proc.stderr:  # read for the broker's whole life so its log never fills the pipe
+                lines.put(line)
+            lines.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+        try:
+            deadline = time.monotonic() + 10
+            while True:
+                line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+                if line is None:
+                    sys.exit(f"bench: mosquitto exited with {proc.wait()} while starting")
+                if " running" in line:
+                    break
+            yield f"mqtt://127.0.0.1:{port}"
+        except queue.Empty:
+            sys.exit("bench: mosquitto did not say it was running within 10 s")
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+class Subscriber:
+    """The subscriber process (this file run as a script), read by a thread: `.lines` gets
+    (monotonic ns, topic, payload) for every message, in arrival order."""
+
+    def __init__(self, url: str, topics: Sequence[str]) -> None:
+        host, port = url.removeprefix("mqtt://").rsplit(":", 1)
+        self.proc = subprocess.Popen([sys.executable, __file__, "subscribe", host, port, *topics],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.lines: queue.Queue[tuple[int, str, str]] = queue.Queue()
+        ready = threading.Event()
+
+        def pump() -> None:
+            assert self.proc.stdout is not None
+            for line in self.proc.stdout:
+                if line.startswith("ready"):
+                    ready.set()
+                    continue
+                ns, topic, payload = line.rstrip("\n").split(" ", 2)
+                self.lines.put((int(ns), topic, payload))
+
+        threading.Thread(target=pump, daemon=True).start()
+        if not ready.wait(15):
+            self.close()
+            sys.exit("bench: the subscriber process did not subscribe within 15 s")
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def _subscribe_main(host: str, port: str, topics: list[str]) -> None:
+    import paho.mqtt.client as paho
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    out = sys.stdout
+
+    def on_connect(client: paho.Client, userdata: Any, flags: Any, rc: Any, props: Any = None) -> None:
+        client.subscribe([(t, 1) for t in topics])
+
+    def on_subscribe(client: paho.Client, userdata: Any, mid: int, rcs: Any, props: Any = None) -> None:
+        out.write("ready\n")
+        out.flush()
+
+    def on_message(client: paho.Client, userdata: Any, msg: paho.MQTTMessage) -> None:
+        now = time.monotonic_ns()
+        out.write(f"{now} {msg.topic} {msg.payload.decode(errors='replace')}\n")
+        out.flush()
+
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-sub-{os.getpid()}")
+    client.on_connect, client.on_subscribe, client.on_message = on_connect, on_subscribe, on_message
+    client.connect(host, int(port), keepalive=30)
+    client.loop_forever()
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["subscribe"]:
+    _subscribe_main(sys.argv[2], sys.argv[3], sys.argv[4:])

@@ -1,0 +1,172 @@
+"""Event latency: from the engine's step returning to a subscriber receiving the event, journal on, loopback mosquitto.
+
+Measured: the seven-seat table of bench/seven-seats.toml (643a) played by the simulated people at --pace seconds
+between actions, on simulated devices over ptys. The clock starts in-process the moment RoundEngine.step returns
+(CLOCK_MONOTONIC) and stops when a paho subscriber in a process of its own receives the event: in between, the
+step's events are committed to the SQLite journal (WAL, synchronous=FULL: an fsync on a disk) in --journal-dir,
+the publisher is woken, publishes each event at QoS 1 in seq order (marking each published once its PUBACK is in)
+and mosquitto forwards it. Events the shell journals without an engine step (device status) are left out.
+
+Baseline: a bare paho client publishing QoS 1 messages one at a time to the same broker, received by the same
+subscriber process: the floor any event's trip has to stand on. The ratios say how much the controller's path
+(journal commit, outbox, aiomqtt) adds.
+
+    .venv/bin/python bench/event_latency.py [--rounds 20] [--pace 0.02] [--seed 1] [--journal-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import queue
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import benchlib
+import paho.mqtt.client as paho
+from paho.mqtt.enums import CallbackAPIVersion
+
+from controller.engine.round import RoundEngine
+from controller.engine.state import TableState
+from controller.events import JournaledEvent
+from controller.journal import Journal
+from controller.logs import configure_logging
+
+TARGET_P99_MS = 10.0
+BASELINE_MESSAGES = 1000
+
+
+def baseline(url: str, sub: benchlib.Subscriber, topic: str, count: int) -> list[float]:
+    """Milliseconds from a bare paho QoS 1 publish to the subscriber process receiving it, one at a time."""
+    host, port = url.removeprefix("mqtt://").rsplit(":", 1)
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-pub-{uuid.uuid4().hex[:8]}")
+    client.connect(host, int(port), keepalive=30)
+    client.loop_start()
+    samples: list[float] = []
+    try:
+        for i in range(count):
+            start = time.monotonic_ns()
+            client.publish(topic, str(i), qos=1)
+            while True:
+                ns, got_topic, payload = sub.lines.get(timeout=10)
+                if got_topic == topic and payload == str(i):
+                    break
+            samples.append((ns - start) / 1e6)
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    return samples
+
+
+@contextlib.contextmanager
+def stamped() -> Iterator[dict[str, Any]]:
+    """seq -> CLOCK_MONOTONIC ns at which the step that produced the event returned; and each commit's duration."""
+    seen: dict[str, Any] = {"step_ns": {}, "position": {}, "commit_ms": [], "pending": None}
+    step, append = RoundEngine.step, Journal.append
+
+    def timed_step(self: RoundEngine, state: TableState, inp: Any) -> Any:
+        result = step(self, state, inp)
+        seen["pending"] = time.monotonic_ns()
+        return result
+
+    def timed_append(self: Journal, events: Any, now: Any) -> list[JournaledEvent]:
+        start = time.perf_counter()
+        out = append(self, events, now)
+        stepped, seen["pending"] = seen["pending"], None
+        if stepped is not None:  # an engine step's events, not the shell's own (TableService.note)
+            seen["commit_ms"].append((time.perf_counter() - start) * 1000)
+            seen["step_ns"].update(dict.fromkeys((ev.seq for ev in out), stepped))
+            seen["position"].update({ev.seq: i for i, ev in enumerate(out)})
+        return out
+
+    RoundEngine.step = timed_step  # type: ignore[method-assign]
+    Journal.append = timed_append  # type: ignore[method-assign]
+    try:
+        yield seen
+    finally:
+        RoundEngine.step, Journal.append = step, append  # type: ignore[method-assign]
+
+
+async def play_table(config: Any, rounds: int, pace: float, seed: int, broker: str, journal: Path) -> None:
+    from controller.demo import play
+
+    def on_event(ev: JournaledEvent) -> None:
+        if ev.type == "round.completed" and int(ev.payload["round_no"]) % 5 == 0:
+            benchlib.progress(f"{ev.payload['round_no']}/{rounds} rounds")
+
+    played = await play(config, rounds=rounds, broker=broker, seed=seed, pace=pace, journal_path=journal,
+                        on_event=on_event)
+    if played != rounds:
+        sys.exit(f"bench: the table played {played} rounds, not {rounds}: see the log")
+
+
+def describe(name: str, samples: list[float]) -> tuple[float, float]:
+    p50, p99 = statistics.median(samples), benchlib.percentile(samples, 99)
+    print(f"{name}: p50 {p50:.2f} ms, p99 {p99:.2f} ms, max {max(samples):.2f} ms ({len(samples)} samples)")
+    return p50, p99
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--pace", type=float, default=0.02, help="seconds between the simulated people's actions; 0 "
+                                                             "saturates the table and measures its queues")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--journal-dir", type=Path, default=Path(tempfile.gettempdir()),
+                    help="where the temporary journal goes (default: the temp dir)")
+    args = ap.parse_args()
+    configure_logging(json=False, level="warning")
+
+    print(f"machine: {benchlib.machine()}")
+    print(f"journal in {args.journal_dir} ({benchlib.filesystem(args.journal_dir)})")
+    config = benchlib.seven_seat_config()
+    event_topic = f"tablectl/{config.table_id}/event"
+    ping_topic = f"bench/{config.table_id}/ping"
+    with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(dir=args.journal_dir) as tmp:
+        sub = benchlib.Subscriber(url, [event_topic, ping_topic])
+        try:
+            benchlib.progress(f"baseline: {BASELINE_MESSAGES} bare paho publishes")
+            base = baseline(url, sub, ping_topic, BASELINE_MESSAGES)
+            benchlib.progress(f"playing {args.rounds} rounds of a seven-seat 643a table at pace {args.pace:g}")
+            with stamped() as seen:
+                asyncio.run(play_table(config, args.rounds, args.pace, args.seed, url, Path(tmp) / "j.sqlite"))
+            received: dict[int, int] = {}
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    ns, topic, payload = sub.lines.get(timeout=2)  # the close drained the outbox before this
+                    if topic == event_topic:
+                        body = json.loads(payload)
+                        received.setdefault(int(body["seq"]), ns)
+        finally:
+            sub.close()
+
+    stepped: dict[int, int] = seen["step_ns"]
+    missing = sorted(set(stepped) - set(received))
+    if missing:
+        sys.exit(f"bench: {len(missing)} stepped events never reached the subscriber (first seqs {missing[:5]})")
+    latency = [(received[seq] - ns) / 1e6 for seq, ns in stepped.items()]
+    print(f"seven-seat 643a table, {args.rounds} rounds at pace {args.pace:g}, {len(latency)} events from engine steps")
+    b50, b99 = describe("bare paho publish -> receive (baseline)", base)
+    describe("journal commit of a step's events (part of the path)", seen["commit_ms"])
+    # A step journals its events in one commit, but the publisher sends them one PUBACK (and one outbox commit)
+    # at a time: the first of a step's events shows the path, the later ones the queue behind it.
+    position: dict[int, int] = seen["position"]
+    describe("  first event of its step", [(received[q] - ns) / 1e6 for q, ns in stepped.items() if not position[q]])
+    describe("  5th or later of its step", [(received[q] - ns) / 1e6 for q, ns in stepped.items() if position[q] >= 4])
+    p50, p99 = describe("engine step -> subscriber, every event", latency)
+    verdict = "meets" if p99 <= TARGET_P99_MS else "misses"
+    print(f"ratio to the baseline: p50 {p50 / b50:.1f}x, p99 {p99 / b99:.1f}x; p99 {verdict} the target of "
+          f"{TARGET_P99_MS:g} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

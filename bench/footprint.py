@@ -1,0 +1,237 @@
+"""Footprint of a running daemon: resident memory while it plays, and CPU while its table stands open and idle.
+
+Measured: `tablectl run` as a process of its own on bench/seven-seats.toml (643a, seven seats), its devices
+simulated over real ptys by this process, its journal a temporary SQLite file, its events published to a private
+mosquitto. This process also plays the people: it follows the daemon's events over MQTT, as anyone on the floor
+can, and acts on the simulators. Memory (VmRSS, VmHWM from /proc/<pid>/status) is sampled while --rounds rounds
+are played; then the people stop, the table opens betting for the next round and waits, and the daemon's CPU
+time (per-thread schedstat under /proc/<pid>/task) is read over --idle-seconds: device heartbeats, the MQTT keep-alive
+and the clock tick are all that run.
+
+Baselines, each a process spawned here the same way: for memory, `python -c 'import controller.runner'` (the
+interpreter and the daemon's code, doing nothing); for idle CPU, a bare asyncio process holding one aiomqtt
+connection to the same broker with the daemon's keep-alive, idle for the same time.
+
+    .venv/bin/python bench/footprint.py [--rounds 100] [--idle-seconds 30] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import aiomqtt
+import benchlib
+
+from controller.logs import configure_logging
+
+TARGET_RSS_MB = 80.0
+TARGET_IDLE_CPU_PERCENT = 1.0
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+IDLE_BASELINE = """
+import asyncio, sys, aiomqtt
+async def main():
+    async with aiomqtt.Client(sys.argv[1], int(sys.argv[2]), keepalive=15):
+        print("ready", flush=True)
+        await asyncio.sleep(3600)
+asyncio.run(main())
+"""
+
+
+def rss_mb(pid: int) -> tuple[float, float]:
+    """(VmRSS, VmHWM) of the process in MB."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) / 1024  # kB
+    return fields["VmRSS"], fields["VmHWM"]
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of every thread of the process. schedstat counts nanoseconds where /proc/<pid>/stat counts clock
+    ticks (10 ms): over 20 s a tick is already 0.05 % of a core, too coarse for an idle process."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError):  # a thread that ended since the listing
+            total += int((task / "schedstat").read_text().split()[0])
+    if total:
+        return total / 1e9
+    # Kernels without schedstats: fields after the command name (which may hold spaces, hence the split at the
+    # last ")"); utime is the 14th field of the line, stime the 15th.
+    rest = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(rest[11]) + int(rest[12])) / CLOCK_TICKS
+
+
+async def spawn(*args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(*args, stdin=asyncio.subprocess.DEVNULL,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+
+
+async def stop(proc: asyncio.subprocess.Process, sig: int = signal.SIGTERM) -> None:
+    if proc.returncode is None:
+        proc.send_signal(sig)
+        try:
+            async with asyncio.timeout(10):
+                await proc.wait()
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+
+
+async def wait_ready(proc: asyncio.subprocess.Process, what: str) -> None:
+    assert proc.stdout is not None
+    async with asyncio.timeout(30):
+        line = await proc.stdout.readline()
+    if not line.startswith(b"ready"):
+        err = await proc.stderr.read() if proc.stderr else b""
+        sys.exit(f"bench: {what} did not start: {line!r} {err.decode()[-2000:]}")
+
+
+async def idle_cpu(pid: int, seconds: float) -> float:
+    """Percent of one core the process used over `seconds` of wall time."""
+    start_cpu, start = cpu_seconds(pid), time.monotonic()
+    await asyncio.sleep(seconds)  # the measurement window itself, not synchronisation
+    return (cpu_seconds(pid) - start_cpu) / (time.monotonic() - start) * 100
+
+
+@dataclass
+class Figures:
+    rss_open: float = 0.0  # once the table opened
+    rss_max: float = 0.0
+    hwm: float = 0.0
+    rss_end: float = 0.0
+    rounds: int = 0
+    idle_cpu: float = 0.0
+
+
+async def measure(url: str, rounds: int, idle_seconds: float, seed: int, tmp: Path) -> Figures:
+    from controller.demo import RandomPolicy, SimulatedFloor
+    from drivers.sim.table import SimulatedTable
+
+    config = benchlib.seven_seat_config()
+    host, port = url.removeprefix("mqtt://").rsplit(":", 1)
+    figures = Figures()
+    rng = random.Random(seed)
+    async with SimulatedTable(config.game.seats, rng) as sims, \
+            aiomqtt.Client(host, int(port), identifier=f"bench-floor-{config.table_id}") as mqtt:
+        path = benchlib.write_config(config, sims.ports, tmp)
+        await mqtt.subscribe(f"tablectl/{config.table_id}/event", qos=1)
+        daemon = await spawn(sys.executable, "-m", "controller.cli", "--log-level", "warning", "run",
+                             "--config", str(path), "--broker", url, "--journal", str(tmp / "journal.sqlite"))
+        try:
+            # The people, acting on the events as published. Let It Ride on an automated shoe asks them for nothing
+            # but wagers, decisions and the dealer's buttons, all on the simulated devices.
+            events: asyncio.Queue[Any] = asyncio.Queue()
+            service = SimpleNamespace(config=config, engine=SimpleNamespace(method="automated_shoe"),
+                                      subscribe=lambda: events)
+            floor = SimulatedFloor(service, sims, RandomPolicy(rng), None, 0.0)  # type: ignore[arg-type]
+            people = asyncio.create_task(floor.run())
+            opened = asyncio.Event()
+            waiting = asyncio.Event()
+
+            async def follow() -> None:
+                async for msg in mqtt.messages:
+                    body = json.loads(bytes(msg.payload))
+                    kind = body["type"]
+                    if kind == "table.opened":
+                        opened.set()
+                    elif kind == "round.completed":
+                        figures.rounds += 1
+                        if figures.rounds % 25 == 0:
+                            benchlib.progress(f"{figures.rounds}/{rounds} rounds")
+                        if figures.rounds >= rounds:
+                            people.cancel()  # nobody plays on: the next round's betting stays open, idle
+                    elif kind == "betting.opened" and figures.rounds >= rounds:
+                        waiting.set()
+                    if not people.done():
+                        events.put_nowait(SimpleNamespace(type=kind, payload=body["payload"], sealed=None))
+
+            following = asyncio.create_task(follow())
+            async with asyncio.timeout(60):
+                await opened.wait()
+            figures.rss_open, _ = rss_mb(daemon.pid)
+            while not waiting.is_set():
+                if daemon.returncode is not None:
+                    sys.exit(f"bench: the daemon exited with {daemon.returncode} while playing")
+                rss, _ = rss_mb(daemon.pid)
+                figures.rss_max = max(figures.rss_max, rss)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(0.5):
+                        await waiting.wait()
+            figures.rss_end, figures.hwm = rss_mb(daemon.pid)
+            benchlib.progress(f"table open and idle: measuring the daemon's CPU over {idle_seconds:g} s")
+            figures.idle_cpu = await idle_cpu(daemon.pid, idle_seconds)
+            following.cancel()
+            await asyncio.gather(following, people, return_exceptions=True)
+        finally:
+            await stop(daemon)
+    return figures
+
+
+async def baselines(url: str, idle_seconds: float) -> tuple[float, float]:
+    """(RSS MB of a process that imported controller.runner, idle CPU % of a bare aiomqtt process)."""
+    imported = await spawn(sys.executable, "-c", "import controller.runner, sys; print('ready', flush=True); "
+                                                 "sys.stdin.read()")
+    try:
+        await wait_ready(imported, "the import baseline")
+        rss, _ = rss_mb(imported.pid)
+    finally:
+        await stop(imported)
+    host, port = url.removeprefix("mqtt://").rsplit(":", 1)
+    bare = await spawn(sys.executable, "-c", IDLE_BASELINE, host, port)
+    try:
+        await wait_ready(bare, "the aiomqtt baseline")
+        benchlib.progress(f"baseline: a bare aiomqtt process's CPU over {idle_seconds:g} s")
+        cpu = await idle_cpu(bare.pid, idle_seconds)
+    finally:
+        await stop(bare)
+    return rss, cpu
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=100)
+    ap.add_argument("--idle-seconds", type=float, default=30.0)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    if args.idle_seconds <= 0:
+        ap.error("--idle-seconds: give a positive number of seconds (20 or more for a figure)")
+    configure_logging(json=False, level="warning")
+    print(f"machine: {benchlib.machine()}")
+    with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-footprint-") as tmp:
+        benchlib.progress(f"daemon playing {args.rounds} rounds of a seven-seat 643a table")
+        figures = asyncio.run(measure(url, args.rounds, args.idle_seconds, args.seed, Path(tmp)))
+        base_rss, base_cpu = asyncio.run(baselines(url, args.idle_seconds))
+
+    print(f"`tablectl run`, seven-seat 643a table on simulated devices, {figures.rounds} rounds played")
+    print(f"baseline `python -c 'import controller.runner'`: RSS {base_rss:.1f} MB")
+    verdict = "meets" if figures.hwm <= TARGET_RSS_MB else "misses"
+    print(f"daemon RSS: {figures.rss_open:.1f} MB with the table open, {figures.rss_max:.1f} MB at most while "
+          f"playing, {figures.rss_end:.1f} MB after; peak (VmHWM) {figures.hwm:.1f} MB = {figures.hwm / base_rss:.2f}x "
+          f"the baseline; {verdict} the target of {TARGET_RSS_MB:g} MB")
+    print(f"baseline bare aiomqtt process, idle: {base_cpu:.3f} % of a core")
+    verdict = "meets" if figures.idle_cpu < TARGET_IDLE_CPU_PERCENT else "misses"
+    ratio = f"{figures.idle_cpu / base_cpu:.0f}x the baseline" if base_cpu > 0 else "the baseline used no CPU ticks"
+    short = "" if args.idle_seconds >= 20 else \
+        " (under 20 s: heartbeats every 2 s and 30 s ticks are not averaged over; a smoke run, not a figure)"
+    print(f"daemon idle with the table open, over {args.idle_seconds:g} s: {figures.idle_cpu:.3f} % of a core "
+          f"({ratio}); {verdict} the target of under {TARGET_IDLE_CPU_PERCENT:g} %{short}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""The daemon benchmarks still run: each bench script, at its smallest, prints its figures against its baseline.
+
+Only that they run and report is checked, never how fast anything was (the figures come from full runs, see
+README "Benchmarks"). Each starts its own mosquitto and uses real ptys, SQLite files and subprocesses.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.config import load_config
+from controller.runner import playable
+
+pytestmark = pytest.mark.e2e
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+FAILURE_BOUND = 180  # seconds; failure bound only
+
+
+def _bench(script: str, *args: str) -> str:
+    proc = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True,
+                          timeout=FAILURE_BOUND, stdin=subprocess.DEVNULL, check=False)
+    assert proc.returncode == 0, f"{script} failed:\n{proc.stdout}\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def test_the_seven_seat_table_is_a_playable_643a_config() -> None:
+    config = load_config(BENCH / "seven-seats.toml")
+    assert config.game.chapter == "643a" and config.game.seats == 7  # 643a.2(a): at most seven
+    assert playable(config) is None
+
+
+def test_table_rounds_reports_a_rate_against_the_engine(tmp_path: Path) -> None:
+    out = _bench("table_rounds.py", "--rounds", "12", "--warmup", "2", "--journal-dir", str(tmp_path))
+    assert re.search(r"pure engine on the same \d+ inputs \(baseline\): [\d,]+ rounds/s", out), out
+    assert re.search(r"table: [\d.]+ rounds/s \([\d.]+x the pure engine; (meets|misses) the target of 50\)", out), out
+    assert re.search(r"per round: \d+ events, \d+ journal commits and \d+ outbox marks", out), out
+
+
+def test_event_latency_reports_percentiles_against_bare_paho(tmp_path: Path) -> None:
+    out = _bench("event_latency.py", "--rounds", "2", "--pace", "0", "--journal-dir", str(tmp_path))
+    assert re.search(r"bare paho publish -> receive \(baseline\): p50 [\d.]+ ms, p99 [\d.]+ ms", out), out
+    assert re.search(r"engine step -> subscriber, every event: p50 [\d.]+ ms, p99 [\d.]+ ms", out), out
+    assert re.search(r"ratio to the baseline: p50 [\d.]+x, p99 [\d.]+x; p99 (meets|misses) the target", out), out
+
+
+def test_footprint_reports_rss_and_idle_cpu() -> None:
+    out = _bench("footprint.py", "--rounds", "2", "--idle-seconds", "1")
+    assert re.search(r"2 rounds played", out), out
+    assert re.search(r"peak \(VmHWM\) [\d.]+ MB = [\d.]+x the baseline; (meets|misses) the target of 80 MB", out), out
+    assert re.search(r"idle with the table open, over 1 s: [\d.]+ % of a core .*a smoke run", out), out
+
+
+def test_restart_reports_spawn_to_ready() -> None:
+    out = _bench("restart.py", "--trials", "1", "--history-rounds", "1")
+    assert re.search(r"spawn -> retained status \"online\": p50 [\d.]+ s", out), out
+    assert re.search(r"spawn -> table.opened received: p50 [\d.]+ s", out), out
+    # Until the daemon speaks sd_notify the bench says so; once it does, the READY=1 figure is printed.
+    assert re.search(r"spawn -> READY=1(: not sent by this build| on \$NOTIFY_SOCKET: p50 [\d.]+ s)", out), out
