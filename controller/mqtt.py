@@ -177,6 +177,8 @@ class EventPublisher:
             will=aiomqtt.Will(self.topics.status, self._status("lost"), qos=1, retain=True),
             timeout=self._timeout,
             keepalive=self._keepalive,
+            # A drained batch is sent at once (see _drain); paho queues what exceeds this, in order.
+            max_inflight_messages=100,
         )
 
     async def _connect_loop(self) -> None:
@@ -299,14 +301,27 @@ class EventPublisher:
         self, client: aiomqtt.Client, lost: asyncio.Future[None], replay_upto: int, final: bool = False
     ) -> None:
         while batch := self._journal.unpublished():
+            if self._closing and not final:
+                return  # close() was called: hand over to the deadline-bounded final drain
+            # The whole batch is in flight at once: MQTT keeps one connection's QoS 1 messages in order, so
+            # waiting for each PUBACK before sending the next would only add a round trip (and a commit)
+            # per event. Nothing is marked until every PUBACK of the batch is in; after a lost connection
+            # the batch is sent again and consumers dedupe by event_id.
+            flags = [ev.seq <= replay_upto for ev in batch]
+            sends = [asyncio.ensure_future(client.publish(self.topics.event, self._event_body(ev, replayed), qos=1))
+                     for ev, replayed in zip(batch, flags, strict=True)]
+            try:
+                await self._guard(lost, asyncio.gather(*sends))
+            finally:
+                for send in sends:
+                    if not send.done():
+                        send.cancel()
+                    elif not send.cancelled():
+                        send.exception()  # retrieved: a failed send is handled as the lost connection
+            for replayed in (True, False):
+                self._journal.mark_published([ev.seq for ev, r in zip(batch, flags, strict=True) if r is replayed],
+                                             replayed)
             for ev in batch:
-                if self._closing and not final:
-                    return  # close() was called: hand over to the deadline-bounded final drain
-                replayed = ev.seq <= replay_upto
-                await self._guard(lost, client.publish(self.topics.event, self._event_body(ev, replayed), qos=1))
-                # Marked one by one after each PUBACK so a crash or outage mid-batch republishes as
-                # little as possible.
-                self._journal.mark_published([ev.seq], replayed)
                 await self._follow(client, lost, ev)
 
     def _event_body(self, ev: JournaledEvent, replayed: bool) -> str:
