@@ -181,7 +181,7 @@ class PrivateBroker:
         self.log = self.dir / "mosquitto.log"
         conf = self.dir / "mosquitto.conf"
         host, port = DEMO_BROKER
-        conf.write_text(f"listener {port} {host}\nallow_anonymous true\npersistence false\n")
+        conf.write_text(f"listener {port} {host}\nallow_anonymous true\npersistence false\nset_tcp_nodelay true\n")
         with self.log.open("w") as log:
             self.proc = subprocess.Popen(
                 [binary, "-c", str(conf)],
