@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,13 +62,24 @@ _MODULE_VERBS: dict[str, str] = {
     "command": "controller.command_cli",
     "schema": "controller.schema_cli",
 }
+# What `tablectl --help` lists for each; the module itself is imported only when its verb is used, so a
+# command pays for no other verb's imports (the daemon's restart time counts).
+_MODULE_HELP: dict[str, str] = {
+    "check-config": "check table configs: schema, drivers, files, journal; say what to fix",
+    "command": "sign and send a supervisor command, or make a supervisor's signing key",
+    "schema": "print the JSON Schemas of the MQTT messages",
+}
 
 
 def _verb_module(name: str) -> Any:
     return importlib.import_module(_MODULE_VERBS[name])
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _chosen_verb(argv: Sequence[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-") and a in _MODULE_VERBS), None)
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tablectl", description="Controller for casino card tables.")
     p.add_argument("--version", action="version", version=f"tablectl {__version__}")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -149,8 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
                     "examples are in docs/examples/.")
     settle.add_argument("--config", type=Path, required=True, help="the table's config TOML (its [game] decides)")
     settle.add_argument("round", type=Path, metavar="ROUND.json", help="the round record")
+    chosen = _chosen_verb(argv)
     for name in _MODULE_VERBS:
-        _verb_module(name).add_parser(sub)
+        if name == chosen:
+            _verb_module(name).add_parser(sub)
+        else:
+            sub.add_parser(name, help=_MODULE_HELP[name])
     return p
 
 
@@ -159,7 +175,18 @@ def _load(path: Path | None) -> TableConfig:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # `tablectl journal tail | head`: the reader left; that is not an error, and Python's own report of
+        # the closed pipe at exit would be noise.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv).parse_args(argv)
     from controller.logs import configure_logging
 
     configure_logging(json=True if args.log_json else None, level=args.log_level, fmt=args.log_format)
