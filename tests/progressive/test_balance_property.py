@@ -49,7 +49,7 @@ def tables(draw: st.DrawFn) -> TableProgressives:
             # Rates down to 0.0001 % (1 ppm), so the fractions of a cent are exercised.
             primary = draw(st.integers(0, 30 * PPM_PER_PERCENT))
             reserve = draw(st.sampled_from([0, draw(st.integers(1, 10 * PPM_PER_PERCENT))]))
-            limit = draw(st.none() | st.integers(max(seed, reseed), max(seed, reseed) + 5_000))
+            limit = draw(st.none() | st.integers(max(seed, reseed, 1), max(seed, reseed, 1) + 5_000))
             levels.append(LevelParameters(level=next(names), seed_cents=seed, reseed_cents=reseed,
                                           primary_ppm=primary, reserve_ppm=reserve, limit_cents=limit, rule="test"))
         progressives.append(ProgressiveParameters(wager=spot, levels=tuple(levels), rule="test"))
@@ -181,6 +181,6 @@ class MeterMachine(RuleBasedStateMachine):
         assert codec.decode(codec.encode(self.meters, self.round)).meters == self.meters
 
 
-MeterMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=40, deadline=None,
+MeterMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=50, derandomize=True, deadline=None,
                                           suppress_health_check=[HealthCheck.too_slow])
 TestMeterBalance = MeterMachine.TestCase
