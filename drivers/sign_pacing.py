@@ -1,10 +1,11 @@
-"""Pacing for progressive signs: at most N updates a second, wins first, meter values coalesced.
+"""Pacing for progressive signs: meter values coalesced into at most N updates a second, wins at once.
 
 A meter rises with every wager and a busy table can ask for several updates a second; a sign (and its serial
-line) need not show each one, only the latest, and every level in it. A win is never merged with anything,
-never dropped while the sign is reachable, and goes out at the next slot, so with at least one slot every
-WIN_DEADLINE / 3 seconds it is on the sign well within WIN_DEADLINE. Time comes from a Clock so tests measure
-the pacing on a clock they move themselves, not on the wall.
+line) need not show each one, only the latest, and every level in it, so meter values wait for a slot and
+newer values replace waiting ones. A win is rare, never merged with anything and never dropped while the
+sign is reachable: it goes out as soon as the sender is free, ahead of waiting meter values and without
+using their slot, so it is on the sign well within WIN_DEADLINE however slow the meter pace. Time comes from a
+Clock so tests measure the pacing on a clock they move themselves, not on the wall.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from collections.abc import Mapping
 from typing import Generic, Protocol, TypeVar
 
 WIN_DEADLINE = 30.0  # seconds from the controller's request to the win on the sign (issue 7, item 5)
-# Slots at least this often leave room for a send that times out and is retried within WIN_DEADLINE.
+# A win waits for nothing but a send in progress; keeping meter slots at least this often bounds how stale the
+# meters on the sign can be, and how long a win can wait behind a meter update that is retrying.
 MAX_SLOT_INTERVAL = WIN_DEADLINE / 3
 MIN_UPDATES_PER_SECOND = 1 / MAX_SLOT_INTERVAL
 
@@ -87,15 +89,16 @@ class ManualClock:
 class SignPacer(Generic[W]):
     """Decides what a sign is sent next, and when: pure bookkeeping, no I/O.
 
-    Wins wait in order and go first; the meter values asked for since the last update are merged into the
-    latest (which always names every level), and each send takes a slot at least `min_interval` after the last.
+    Wins go first, in order, at once; the meter values asked for since the last update are merged into the
+    latest (which always names every level), and each meter update takes a slot at least `min_interval` after
+    the last one.
     """
 
     def __init__(self, updates_per_second: float) -> None:
         if not updates_per_second >= MIN_UPDATES_PER_SECOND:
-            raise ValueError(f"updates_per_second = {updates_per_second}: a win must reach the sign within "
-                             f"{WIN_DEADLINE:g} s, so allow at least one update every {MAX_SLOT_INTERVAL:g} s "
-                             f"({MIN_UPDATES_PER_SECOND:.2f} a second)")
+            raise ValueError(f"updates_per_second = {updates_per_second}: meters that rise must reach the sign, and "
+                             f"a win within {WIN_DEADLINE:g} s, so allow at least one update every "
+                             f"{MAX_SLOT_INTERVAL:g} s ({MIN_UPDATES_PER_SECOND:.2f} a second)")
         self.min_interval = 1.0 / updates_per_second
         self._wins: deque[W] = deque()
         self._levels: dict[str, int] | None = None
@@ -125,15 +128,16 @@ class SignPacer(Generic[W]):
         return None if self._levels is None else dict(self._levels)
 
     def due_at(self) -> float:
-        return self._last_slot + self.min_interval
+        """When the next send may go: at once for a win, else the next meter slot."""
+        return float("-inf") if self._wins else self._last_slot + self.min_interval
 
     def take(self, now: float) -> tuple[str, W | dict[str, int]] | None:
-        """("win", win) or ("levels", levels) if a slot is open at `now` and something waits, else None."""
-        if not self.pending or now < self.due_at():
-            return None
-        self._last_slot = now
+        """("win", win) if one waits; else ("levels", levels) if they wait and their slot is open; else None."""
         if self._wins:
             return "win", self._wins.popleft()
+        if self._levels is None or now < self.due_at():
+            return None
+        self._last_slot = now
         levels, self._levels = self._levels, None
         assert levels is not None
         return "levels", levels

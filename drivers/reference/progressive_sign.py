@@ -1,7 +1,7 @@
 """Reference-protocol progressive meter sign: shows every level's amount and announces wins.
 
-Updates are paced (drivers.sign_pacing): at most `max_updates_per_second`, the latest meter values of
-every level coalesced, wins first and within 30 s. While the sign is away the latest values wait and are
+Updates are paced (drivers.sign_pacing): meter values at most `max_updates_per_second`, the latest values of
+every level coalesced; a win goes at once, ahead of them. While the sign is away the latest values wait and are
 sent again once it is back; a win asked for while it is away is reported as a fault, not queued, so the
 controller decides whether to announce it again.
 """
@@ -26,8 +26,8 @@ LEVEL_NAME = re.compile(r"[a-z_]{1,32}")
 class ReferenceProgressiveSignSettings(ReferenceSettings):
     driver: Literal["reference-progressive-sign"] = "reference-progressive-sign"
     max_updates_per_second: float = Field(
-        default=4.0, le=50, description="most updates (meter values or a win) sent a second; newer meter values "
-        "replace waiting ones; at least one every 10 s, so a win is on the sign within 30 s")
+        default=4.0, le=50, description="most meter updates sent a second (newer values replace waiting ones); at "
+        "least one every 10 s. Wins are not held back")
 
     @field_validator("max_updates_per_second")
     @classmethod
@@ -37,8 +37,8 @@ class ReferenceProgressiveSignSettings(ReferenceSettings):
 
 def check_updates_per_second(v: float) -> float:
     if not v >= MIN_UPDATES_PER_SECOND:
-        raise ValueError(f"{v} is too slow: a win must be on the sign within 30 s, so send at least one update "
-                         f"every 10 s (max_updates_per_second >= {MIN_UPDATES_PER_SECOND:.2f})")
+        raise ValueError(f"{v} is too slow: meters must reach the sign and a win within 30 s, so send at least "
+                         f"one update every 10 s (max_updates_per_second >= {MIN_UPDATES_PER_SECOND:.2f})")
     return v
 
 
@@ -121,6 +121,16 @@ class ReferenceProgressiveSign(ReferenceDevice):
             if not done.done():
                 done.set_result(False)
 
+    async def _sleep_unless_woken(self, delay: float) -> None:
+        self._wake.clear()
+        sleep = asyncio.ensure_future(self.clock.sleep(delay))
+        woken = asyncio.ensure_future(self._wake.wait())
+        try:
+            await asyncio.wait({sleep, woken}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleep.cancel()
+            woken.cancel()
+
     async def _send_paced(self) -> None:
         """The one place updates leave: in pacer slots, only while the sign is online."""
         while True:
@@ -133,7 +143,7 @@ class ReferenceProgressiveSign(ReferenceDevice):
                 continue
             delay = self.pacer.due_at() - self.clock.now()
             if delay > 0:
-                await self.clock.sleep(delay)
+                await self._sleep_unless_woken(delay)  # a win asked for meanwhile does not wait for the slot
             taken = self.pacer.take(self.clock.now())
             if taken is None:
                 continue
