@@ -505,14 +505,22 @@ class AlphaSign:
         level, amount, seat, done = win
         caption = caption_for(level, self.settings.captions)
         message = win_message(caption, amount, seat)
-        await self._send(WRITE_TEXT, PRIORITY_LABEL + bytes([ESC]) + POSITION_MIDDLE + MODE_FLASH + message)
-        got = await self._read_back(READ_TEXT, PRIORITY_LABEL, WRITE_TEXT)
-        shown = got.endswith(message)
-        if not shown:
-            self.emit(DeviceFault(self.device_id, "win_not_shown", f"priority file reads {got!r}"))
-        self._clear_win_at = self.clock.now() + self.settings.win_seconds
-        if not done.done():
-            done.set_result(shown)
+        shown = False
+        try:
+            await self._send(WRITE_TEXT, PRIORITY_LABEL + bytes([ESC]) + POSITION_MIDDLE + MODE_FLASH + message)
+            got = await self._read_back(READ_TEXT, PRIORITY_LABEL, WRITE_TEXT)
+            shown = got.endswith(message)
+            if not shown:
+                self.emit(DeviceFault(self.device_id, "win_not_shown", f"priority file reads {got!r}"))
+            self._clear_win_at = self.clock.now() + self.settings.win_seconds
+        except SignGone as exc:
+            self.emit(DeviceFault(self.device_id, "win_not_shown", f"show_win {level} {amount} cents seat {seat}: "
+                                  f"{exc}; announce it again"))
+            raise
+        finally:
+            # Whatever happened, the caller waiting in show_win hears of it.
+            if not done.done():
+                done.set_result(shown)
 
     async def _serve(self) -> str:
         """Online: send in pacer slots, clear a win when its time is up, beat when idle; until the sign goes."""

@@ -151,9 +151,12 @@ class ReferenceProgressiveSign(ReferenceDevice):
             if kind == "win":
                 assert isinstance(item, tuple)
                 level, amount, seat, done = item
-                sent = await self.command({"cmd": "show_win", "level": level, "amount": amount, "seat": seat})
-                if not done.done():
-                    done.set_result(sent)
+                sent = False
+                try:
+                    sent = await self.command({"cmd": "show_win", "level": level, "amount": amount, "seat": seat})
+                finally:
+                    if not done.done():  # also when stopped mid-send: the caller in show_win is told
+                        done.set_result(sent)
             else:
                 assert isinstance(item, dict)
                 await self.command({"cmd": "show_levels", "levels": item})

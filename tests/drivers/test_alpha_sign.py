@@ -324,3 +324,17 @@ async def test_a_port_that_refuses_7e1_is_reported_not_fatal(sign: AlphaSignSim,
     _driver, events = await start(sign, serial_format="7E1")  # a pty cannot do parity
     offline = await events.next(DeviceOffline)
     assert "7E1" in offline.reason and events.count(DeviceFault) == 0
+
+
+async def test_a_win_the_sign_does_not_confirm_is_reported_and_show_win_returns(sign: AlphaSignSim,
+                                                                                 start: Any) -> None:
+    driver, events = await start(sign)
+    await events.next(DeviceOnline)
+    sign.deaf = True  # takes the write, never answers the read-back
+    mark = events.mark()
+    async with asyncio.timeout(TIMEOUT):
+        await driver.show_win("major", 180_000, 3)
+    faults = [e for e in events.seen[mark:] if isinstance(e, DeviceFault)]
+    assert [f.code for f in faults][:2] == ["win_not_shown", "timeout"]
+    assert "announce it again" in faults[0].detail
+    await events.next(DeviceOffline, after=mark)
