@@ -1,19 +1,45 @@
-"""Reference-protocol progressive meter sign: shows every level's amount and announces wins."""
+"""Reference-protocol progressive meter sign: shows every level's amount and announces wins.
+
+Updates are paced (drivers.sign_pacing): meter values at most `max_updates_per_second`, the latest values of
+every level coalesced; a win goes at once, ahead of them. While the sign is away the latest values wait and are
+sent again once it is back; a win asked for while it is away is reported as a fault, not queued, so the
+controller decides whether to announce it again.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from drivers.interfaces import DeviceFault, MetersShown
+from pydantic import Field, field_validator
+
+from drivers.interfaces import DeviceFault, EventSink, MetersShown
 from drivers.reference.base import BadMessage, ReferenceDevice, ReferenceSettings, Translator
+from drivers.sign_pacing import MIN_UPDATES_PER_SECOND, Clock, LoopClock, SignPacer
+from drivers.tasks import cancel_and_wait
 
 LEVEL_NAME = re.compile(r"[a-z_]{1,32}")
 
 
 class ReferenceProgressiveSignSettings(ReferenceSettings):
     driver: Literal["reference-progressive-sign"] = "reference-progressive-sign"
+    max_updates_per_second: float = Field(
+        default=4.0, le=50, description="most meter updates sent a second (newer values replace waiting ones); at "
+        "least one every 10 s. Wins are not held back")
+
+    @field_validator("max_updates_per_second")
+    @classmethod
+    def _often_enough(cls, v: float) -> float:
+        return check_updates_per_second(v)
+
+
+def check_updates_per_second(v: float) -> float:
+    if not v >= MIN_UPDATES_PER_SECOND:
+        raise ValueError(f"{v} is too slow: meters must reach the sign and a win within 30 s, so send at least "
+                         f"one update every 10 s (max_updates_per_second >= {MIN_UPDATES_PER_SECOND:.2f})")
+    return v
 
 
 def level_problem(level: object) -> str | None:
@@ -48,11 +74,92 @@ def levels_problem(levels: object) -> str | None:
     return None
 
 
+Win = tuple[str, int, int, "asyncio.Future[bool]"]  # level, cents, seat, resolved once sent (or not)
+
+
 class ReferenceProgressiveSign(ReferenceDevice):
     Settings: ClassVar[type[ReferenceProgressiveSignSettings]] = ReferenceProgressiveSignSettings
 
     def __init__(self, device_id: str, settings: ReferenceProgressiveSignSettings) -> None:
         super().__init__(device_id, settings)
+        self.clock: Clock = LoopClock()  # a test may set another before start()
+        self.pacer: SignPacer[Win] = SignPacer(settings.max_updates_per_second)
+        self._last_levels: dict[str, int] | None = None
+        self._wake = asyncio.Event()
+        self._online_now = asyncio.Event()
+        self._sender: asyncio.Task[None] | None = None
+
+    async def start(self, sink: EventSink) -> None:
+        self._sender = asyncio.get_running_loop().create_task(self._send_paced(), name=f"pacer:{self.device_id}")
+        await super().start(sink)
+
+    async def stop(self) -> None:
+        await cancel_and_wait(self._sender)
+        self._sender = None
+        self._fail_waiting_wins("the driver stopped")
+        await super().stop()
+
+    async def _connect_once(self) -> str | None:
+        reason = await super()._connect_once()
+        if reason is None:
+            self._online_now.set()
+            if self._last_levels is not None and self.pacer.wanted_levels is None:
+                # A sign that was away may have restarted blank: show it the latest values again.
+                self.pacer.want_levels(self._last_levels)
+            self._wake.set()
+        return reason
+
+    def _set_offline(self, reason: str) -> None:
+        self._online_now.clear()
+        self._fail_waiting_wins(f"device offline: {reason}")
+        super()._set_offline(reason)
+
+    def _fail_waiting_wins(self, why: str) -> None:
+        for level, amount, seat, done in self.pacer.drop_wins():
+            self.emit(DeviceFault(self.device_id, "win_not_shown",
+                                  f"show_win {level} {amount} cents seat {seat}: {why}; announce it again"))
+            if not done.done():
+                done.set_result(False)
+
+    async def _sleep_unless_woken(self, delay: float) -> None:
+        self._wake.clear()
+        sleep = asyncio.ensure_future(self.clock.sleep(delay))
+        woken = asyncio.ensure_future(self._wake.wait())
+        try:
+            await asyncio.wait({sleep, woken}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleep.cancel()
+            woken.cancel()
+
+    async def _send_paced(self) -> None:
+        """The one place updates leave: in pacer slots, only while the sign is online."""
+        while True:
+            if not self.pacer.pending:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            if not self._online_now.is_set():
+                await self._online_now.wait()
+                continue
+            delay = self.pacer.due_at() - self.clock.now()
+            if delay > 0:
+                await self._sleep_unless_woken(delay)  # a win asked for meanwhile does not wait for the slot
+            taken = self.pacer.take(self.clock.now())
+            if taken is None:
+                continue
+            kind, item = taken
+            if kind == "win":
+                assert isinstance(item, tuple)
+                level, amount, seat, done = item
+                sent = False
+                try:
+                    sent = await self.command({"cmd": "show_win", "level": level, "amount": amount, "seat": seat})
+                finally:
+                    if not done.done():  # also when stopped mid-send: the caller in show_win is told
+                        done.set_result(sent)
+            else:
+                assert isinstance(item, dict)
+                await self.command({"cmd": "show_levels", "levels": item})
 
     def translators(self) -> Mapping[str, Translator]:
         return {"levels_shown": self._levels_shown}
@@ -70,11 +177,14 @@ class ReferenceProgressiveSign(ReferenceDevice):
         self.emit(DeviceFault(self.device_id, "bad_request", f"{command}: {field!r}: {problem}"))
 
     async def show_levels(self, levels: Mapping[str, int]) -> None:
+        """Queue these values for the next slot (replacing values still waiting); MetersShown follows."""
         problem = levels_problem(levels)
         if problem is not None:
             self._refuse("show_levels", "levels", problem)
             return
-        await self.command({"cmd": "show_levels", "levels": dict(levels)})
+        self._last_levels = dict(levels)
+        self.pacer.want_levels(levels)
+        self._wake.set()
 
     async def show_win(self, level: str, amount_cents: int, seat: int) -> None:
         for field, problem in (
@@ -85,4 +195,12 @@ class ReferenceProgressiveSign(ReferenceDevice):
             if problem is not None:
                 self._refuse("show_win", field, problem)
                 return
-        await self.command({"cmd": "show_win", "level": level, "amount": amount_cents, "seat": seat})
+        if not self._online_now.is_set():
+            self.emit(DeviceFault(self.device_id, "offline", "cannot send show_win: device offline"))
+            return
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self.pacer.want_win((level, amount_cents, seat, done))
+        self._wake.set()
+        # Returns once the sign has it (or it failed, reported as a fault): the win goes out at the next slot.
+        # Shielded: a caller that stops waiting does not take the win back.
+        await asyncio.shield(done)

@@ -1,0 +1,1 @@
+"""Progressive meters: the pure meter model, the chapters' parameters and the persisted form (docs/progressive.md)."""
