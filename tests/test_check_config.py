@@ -95,7 +95,7 @@ BROKEN = [
      "devices.wager_stations", "devices.wager_stations[5] names seat 7, which the game does not have",
      "Give each seat exactly one station"),
     ("no driver", lambda t: _edit('driver = "reference-shoe"\n', ""),
-     "devices.shoe.driver", "is missing", "add driver = one of: reference-dealer-panel,"),
+     "devices.shoe.driver", "is missing", "add driver = one of: alpha-sign, reference-dealer-panel,"),
     ("unknown driver", lambda t: _edit('driver = "reference-shuffler"', 'driver = "reference-shufler"'),
      "devices.shuffler.driver", "names driver 'reference-shufler', which is not installed",
      "did you mean 'reference-shuffler'? Installed drivers: "),
