@@ -57,6 +57,7 @@ def _broker(text: str) -> str:
 # Verbs that live in their own module: each has `add_parser(sub)` and `main(args) -> int`, loads what it needs
 # itself (most take no table config) and is imported only when used.
 _MODULE_VERBS: dict[str, str] = {
+    "journal": "controller.journal_cli",
 }
 
 
