@@ -27,14 +27,17 @@ from controller.engine.inputs import (
     Command,
     Confirm,
     CountEntered,
+    CriticalStateInvalid,
     FloorpersonDecision,
     Input,
     MarkOutOfOrder,
     OpenTable,
     PlayerLeft,
+    Recover,
     Tick,
 )
 from controller.engine.irregularities import DEVICES, SHOE_FAULTS, SHOE_METHODS, SHUFFLER_FAULTS, _IrregularitiesMixin
+from controller.engine.recovery import _RecoveryMixin
 from controller.engine.settling import _SettlingMixin
 from controller.engine.shuffling import _ShufflingMixin
 from controller.engine.spec import (
@@ -109,8 +112,8 @@ class RoundEngine:
 
 
 
-class _Step(_ShufflingMixin, _BettingMixin, _DealingMixin, _IrregularitiesMixin, _DeckLifeMixin, _DecisionsMixin,
-            _SettlingMixin, _StepBase):
+class _Step(_RecoveryMixin, _ShufflingMixin, _BettingMixin, _DealingMixin, _IrregularitiesMixin, _DeckLifeMixin,
+            _DecisionsMixin, _SettlingMixin, _StepBase):
     """One input's worth of work on a private copy of the state."""
 
     # -- dispatch ------------------------------------------------------------------------------
@@ -135,10 +138,15 @@ class _Step(_ShufflingMixin, _BettingMixin, _DealingMixin, _IrregularitiesMixin,
                 self.mark_out_of_order(inp)
             case PlayerLeft():
                 self.player_left(inp.seat)
+            case Recover():
+                self.recover()
+            case CriticalStateInvalid():
+                self.critical_state_invalid(inp.reason)
             case ShuffleCompleted():
                 self.shuffle_completed(inp)
             case WagerDetected():
-                self.wager(inp)
+                if not self.repeated_wager(inp):
+                    self.wager(inp)
             case WagerRefused():
                 self.emit("wager.rejected", self.e.rule("7(c)"), {
                     "seat": inp.seat, "spot": inp.spot, "amount": inp.amount_cents,
