@@ -130,7 +130,7 @@ def connect_readonly(path: Path | str) -> tuple[sqlite3.Connection, int]:
         conn.execute("PRAGMA synchronous=FULL")
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except sqlite3.DatabaseError as err:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as err:  # a damaged schema can carry undecodable text
         conn.close()
         raise JournalError(f"{p} is not a tablectl journal (SQLite says: {err}); give the table's journal "
                            "file, e.g. ~/.local/state/tablectl/<table_id>.sqlite") from None
@@ -184,7 +184,9 @@ def row_hash(prev: str, seq: int, event_id: str, boot_id: str, ts: str, table_id
         prev_bytes = bytes.fromhex(prev)
     except (ValueError, TypeError):
         prev_bytes = str(prev).encode()  # a damaged stored hash: the link will not match, which is the finding
-    return hashlib.sha256(prev_bytes + enc.encode()).hexdigest()
+    # surrogateescape: text verify read from a damaged row (not UTF-8) hashes as the bytes stored, so it is a
+    # finding, not an exception. Valid text encodes as plain UTF-8.
+    return hashlib.sha256(prev_bytes + enc.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +272,9 @@ def verify_connection(conn: sqlite3.Connection, path: str, version: int = SCHEMA
 
     `progress(rows_done)` is called now and then for a long walk."""
     report = VerifyReport(path)
+    factory = conn.text_factory
+    # Damaged text must not stop the walk: decode what cannot be UTF-8 so that it hashes as the bytes stored.
+    conn.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
     try:
         if version < 2:
             n = int(conn.execute("SELECT COUNT(*) FROM events").fetchone()[0])
@@ -281,8 +286,10 @@ def verify_connection(conn: sqlite3.Connection, path: str, version: int = SCHEMA
         tables = [t for (t,) in conn.execute("SELECT DISTINCT table_id FROM events ORDER BY table_id")]
         for table_id in sorted(set(tables) | set(heads)):
             _verify_table(conn, table_id, heads.get(table_id), report, progress)
-    except sqlite3.Error as err:
-        report.add(Break("*", None, "unreadable", f"SQLite error while reading: {err}"))
+    except Exception as err:  # never raised: whatever the damage, it is a finding
+        report.add(Break("*", None, "unreadable", f"{type(err).__name__} while reading: {err}"))
+    finally:
+        conn.text_factory = factory
     return report
 
 

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from controller.events import DomainEvent
@@ -187,7 +187,8 @@ def test_a_newer_schema_and_a_foreign_file_are_refused_with_the_fix(tmp_path: Pa
         JournalReader(other)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(flips=[(7_760_899_451, 128)])  # a damaged schema whose SQLite error text was not UTF-8
 @given(flips=st.lists(st.tuples(st.integers(min_value=0), st.integers(min_value=1, max_value=255)),
                       min_size=1, max_size=8))
 def test_verify_never_raises_on_a_damaged_file(tmp_path_factory: pytest.TempPathFactory,
