@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 import uuid
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
@@ -23,7 +24,7 @@ from controller.console import Console
 from controller.engine.inputs import CloseTable
 from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.specs import SPECS, dealing_method, spec_for
-from controller.journal import Journal
+from controller.journal import Journal, JournalError
 from controller.mqtt import EventPublisher
 from controller.service import TableService, station_id
 from drivers.interfaces import Device
@@ -101,7 +102,12 @@ async def run_table(config: TableConfig, devices: Mapping[str, Device], *, broke
                     companions: Companions = lambda _: []) -> int:
     """Run until the table is closed (or stopped); returns the number of rounds started."""
     path = journal_path or Path(config.journal.path or default_journal_path(config.table_id))
-    journal = Journal(path, config.table_id, boot_id=uuid.uuid4().hex)
+    try:
+        journal = Journal(path, config.table_id, boot_id=uuid.uuid4().hex)
+    except JournalError as err:  # a newer schema, not a journal: say so and stop before any device is driven
+        log.error("journal unusable", path=str(path), error=str(err))
+        print(f"tablectl: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
     publisher = EventPublisher(journal, broker or config.mqtt.broker, config.mqtt.prefix, config.table_id)
     service = TableService(config, devices, journal, on_journaled=publisher.notify)
     first_round = service.state.rounds_played

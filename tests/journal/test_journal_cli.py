@@ -178,3 +178,11 @@ def test_config_chooses_the_journal(cli: Run, tmp_path: Path, monkeypatch: pytes
     bad.write_text("table_id = 5\n")
     proc = cli("journal", "verify", "--config", str(bad))
     assert proc.returncode == 2 and "table_id" in proc.stderr
+
+
+def test_the_daemon_refuses_a_journal_it_cannot_use(cli: Run, tmp_path: Path) -> None:
+    newer = tmp_path / "newer.sqlite"
+    sqlite3.connect(newer).execute("PRAGMA user_version=3").connection.close()
+    proc = cli("demo", "--rounds", "1", "--quiet", "--journal", str(newer), "--broker", "mqtt://127.0.0.1:1")
+    assert proc.returncode == 2
+    assert "schema version 3, newer than this software understands (2); upgrade tablectl" in proc.stderr
