@@ -77,9 +77,9 @@ def stamped() -> Iterator[dict[str, Any]]:
         seen["pending"] = time.monotonic_ns()
         return result
 
-    def timed_append(self: Journal, events: Any, now: Any) -> list[JournaledEvent]:
+    def timed_append(self: Journal, events: Any, now: Any, *rest: Any, **kw: Any) -> list[JournaledEvent]:
         start = time.perf_counter()
-        out = append(self, events, now)
+        out = append(self, events, now, *rest, **kw)
         stepped, seen["pending"] = seen["pending"], None
         if stepped is not None:  # an engine step's events, not the shell's own (TableService.note)
             seen["commit_ms"].append((time.perf_counter() - start) * 1000)

@@ -55,9 +55,9 @@ def recording() -> Iterator[dict[str, Any]]:
         seen["inputs"].append(inp)
         return step(self, state, inp)
 
-    def counted_append(self: Journal, events: Any, now: Any) -> list[JournaledEvent]:
+    def counted_append(self: Journal, events: Any, now: Any, *rest: Any, **kw: Any) -> list[JournaledEvent]:
         seen["appends"] += 1
-        return append(self, events, now)
+        return append(self, events, now, *rest, **kw)
 
     def counted_mark(self: Journal, seqs: Any, replayed: bool) -> None:
         seen["marks"] += 1

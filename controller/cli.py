@@ -60,6 +60,7 @@ def _broker(text: str) -> str:
 _MODULE_VERBS: dict[str, str] = {
     "check-config": "controller.check_config",
     "command": "controller.command_cli",
+    "journal": "controller.journal_cli",
     "schema": "controller.schema_cli",
 }
 # What `tablectl --help` lists for each; the module itself is imported only when its verb is used, so a
@@ -67,6 +68,7 @@ _MODULE_VERBS: dict[str, str] = {
 _MODULE_HELP: dict[str, str] = {
     "check-config": "check table configs: schema, drivers, files, journal; say what to fix",
     "command": "sign and send a supervisor command, or make a supervisor's signing key",
+    "journal": "read the journal: tail, export, verify its hash chain",
     "schema": "print the JSON Schemas of the MQTT messages",
 }
 

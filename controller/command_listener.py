@@ -79,6 +79,8 @@ class CommandListener:
     async def run(self) -> None:
         """Until cancelled. Opens its own connection to the journal's file for the replay store."""
         config = self.service.config
+        # Commands act on the restored state: the recovery step comes first in the journal, then `command.listening`.
+        await self.service.ready.wait()
         store = ReplayStore(self.service.journal.path, self.table_id)
         self._gate = CommandGate(self.table_id, config.supervisors, config.commands, store)
         try:

@@ -231,7 +231,7 @@ class SimulatedFloor:
         elif ev.type == "no_more_bets" and self.rounds is not None and self._started >= self.rounds:
             # The last round is under way: the table closes when it is complete instead of reshuffling.
             self.service.submit(CloseTable())
-        elif ev.type in ("wager.accepted", "wager.rejected") and self._awaiting:
+        elif ev.type in ("wager.accepted", "wager.rejected", "wager.confirmed") and self._awaiting:
             self._awaiting -= 1
             if not self._awaiting:
                 await self._no_more_bets()

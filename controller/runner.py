@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 import uuid
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
@@ -25,7 +26,7 @@ from controller.console import Console
 from controller.engine.inputs import CloseTable
 from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.specs import SPECS, dealing_method, spec_for
-from controller.journal import Journal
+from controller.journal import Journal, JournalError
 from controller.mqtt import EventPublisher
 from controller.service import TableService, station_id
 from controller.watchdog import SystemdSupervisor
@@ -107,7 +108,12 @@ async def run_table(config: TableConfig, devices: Mapping[str, Device], *, broke
                     companions: Companions = lambda _: []) -> int:
     """Run until the table is closed (or stopped); returns the number of rounds started."""
     path = journal_path or Path(config.journal.path or default_journal_path(config.table_id))
-    journal = Journal(path, config.table_id, boot_id=uuid.uuid4().hex)
+    try:
+        journal = Journal(path, config.table_id, boot_id=uuid.uuid4().hex)
+    except JournalError as err:  # a newer schema, not a journal: say so and stop before any device is driven
+        log.error("journal unusable", path=str(path), error=str(err))
+        print(f"tablectl: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
     publisher = EventPublisher(journal, config.mqtt, config.table_id, broker=broker,
                                birth=build_birth(config, journal.boot_id))
     service = TableService(config, devices, journal, on_journaled=publisher.notify)

@@ -1,8 +1,10 @@
 """The imperative shell around the pure engine: one asyncio task per table.
 
 Inputs (device events, controller inputs) are queued and stepped one at a time. For each step the
-domain events are committed to the journal first; only then are listeners told, the publisher woken
-and the device commands carried out, so nothing leaves the process that the journal does not hold.
+domain events are committed to the journal first, with the engine's state in the same transaction; only
+then are listeners told, the publisher woken and the device commands carried out, so nothing leaves the
+process that the journal does not hold, and a restart at any instant finds the state that goes with the
+last journaled event (restored at start, then `Recover`: docs/recovery.md).
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from dataclasses import dataclass
 import structlog
 
 from controller.config import ConfigError, TableConfig
-from controller.engine.inputs import Command, Input, OpenTable, Tick
+from controller.engine import snapshot
+from controller.engine.inputs import Command, CriticalStateInvalid, Input, OpenTable, Recover, Tick
 from controller.engine.round import RoundEngine
-from controller.engine.state import TableState
+from controller.engine.state import Phase, TableState
 from controller.events import DomainEvent, JournaledEvent
 from controller.games.specs import dealing_method, spec_for
-from controller.journal import Journal
+from controller.journal import Journal, Record
 from drivers.interfaces import Device, DeviceEvent, DeviceFault, DeviceOffline
 
 log = structlog.get_logger("tablectl.service")
@@ -57,14 +60,45 @@ class TableService:
             self.engine = RoundEngine(spec, config.game, dealing_method(config.game))
         except ValueError as err:
             raise ConfigError(f"game: {err}") from None
-        self.state = TableState(config.table_id, rounds_played=journal.last_round_no())
         self._on_journaled = on_journaled
         self._clock = clock
+        self.state, self._first = self._restore()
+        # The state as last stored: a step that leaves it unchanged (most Ticks) writes nothing.
+        self._stored = snapshot.encode(self.state)
         self._inputs: asyncio.Queue[Input | _Waited] = asyncio.Queue()
         self._listeners: list[asyncio.Queue[JournaledEvent]] = []
         self.closed = asyncio.Event()
         # Set once the devices were started and the table was opened (systemd READY=1, benchmarks).
         self.ready = asyncio.Event()
+
+    def _restore(self) -> tuple[TableState, list[Input]]:
+        """The state to start from and the inputs that come before anything a device reports."""
+        copies = self.journal.load(snapshot.RECORD)
+        problem = self.journal.head_problem
+        state: TableState | None = None
+        if problem is None:
+            try:
+                state = snapshot.restore(copies)
+            except snapshot.SnapshotError as err:
+                problem = str(err)
+        if state is not None and state.table_id != self.config.table_id:
+            problem, state = (f"the stored engine state is table {state.table_id!r}'s, not {self.config.table_id!r}: "
+                              "give each table its own journal file"), None
+        if problem is not None:
+            log.error("critical state invalid: the table starts blocked", reason=problem,
+                      journal=str(self.journal.path))
+            if copies:  # kept for the investigation; the next stored state would otherwise overwrite it
+                self.journal.save([Record(f"{snapshot.RECORD}.rejected", copies[0].body)], self._clock())
+            return self._fresh(), [CriticalStateInvalid(problem)]
+        if state is None:
+            return self._fresh(), []
+        log.info("critical state restored", phase=str(state.phase), rounds_played=state.rounds_played,
+                 round_id=state.round.round_id if state.round else None)
+        return state, ([] if state.phase is Phase.CLOSED else [Recover()])
+
+    def _fresh(self) -> TableState:
+        # A new table, a journal from before the state was stored, or a state refused: numbering continues.
+        return TableState(self.config.table_id, rounds_played=self.journal.last_round_no())
 
     # -- what the outside calls ------------------------------------------------------------------
 
@@ -98,9 +132,15 @@ class TableService:
     async def run(self) -> None:
         """Start the devices, open the table and step inputs until the table is closed."""
         await asyncio.gather(*(self._start_device(d) for d in self.devices.values()))
+        # Recovery (or the tilt of a state that could not be restored) is decided on the state as it was stored,
+        # before any report the restarted devices queued meanwhile.
+        for inp in self._first:
+            await self.apply(inp)
+        recovered = any(isinstance(i, Recover) for i in self._first)
         # The engine reads no clock: deck life (4 h / 8 h) and the idle-table inspection run on these ticks.
         self.submit(Tick(self._clock()))
-        self.submit(OpenTable())
+        if not recovered:
+            self.submit(OpenTable())
         self.ready.set()
         ticker = asyncio.create_task(self._tick(), name="tick")
         try:
@@ -137,7 +177,12 @@ class TableService:
         state, effects = self.engine.step(self.state, inp)
         events = [e for e in effects if isinstance(e, DomainEvent)]
         commands = [e for e in effects if isinstance(e, Command)]
-        journaled = self.journal.append(events, self._clock()) if events else []
+        # The state goes in the events' transaction, and also on a step that changed it without an event (a lock
+        # confirmation): a restart then resumes exactly after the last step the journal holds.
+        body = snapshot.encode(state)
+        records = [] if body == self._stored else [snapshot.record(body)]
+        journaled = self.journal.append(events, self._clock(), records) if events or records else []
+        self._stored = body
         self.state = state  # only once the journal holds what the step decided
         self._announce(journaled)
         await self._execute(commands)

@@ -141,8 +141,26 @@ class Signed:
     role: str
 
 
+
+
+@dataclass(frozen=True, slots=True)
+class Recover:
+    """The shell restarted (kill -9, power loss) and restored the state stored with the last journaled step:
+    re-issue what the phase needs, or void a round whose cards may have left a device unrecorded
+    (controller/engine/recovery.py, docs/recovery.md)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CriticalStateInvalid:
+    """The stored critical state failed its checks at start: no round may start until a supervisor clears the
+    `critical_state` tilt (never a silent reset)."""
+
+    reason: str
+
+
 Input = DeviceEvent | OpenTable | CloseTable | Tick | Confirm | CountEntered | FloorpersonDecision | \
-    MarkOutOfOrder | PlayerLeft | AcknowledgeTilt | ClearTilt | ValidateJackpot | Signed
+    MarkOutOfOrder | PlayerLeft | AcknowledgeTilt | ClearTilt | ValidateJackpot | Signed | Recover | \
+    CriticalStateInvalid
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,16 +29,19 @@ from controller.engine.inputs import (
     Command,
     Confirm,
     CountEntered,
+    CriticalStateInvalid,
     FloorpersonDecision,
     Input,
     MarkOutOfOrder,
     OpenTable,
     PlayerLeft,
+    Recover,
     Signed,
     Tick,
     ValidateJackpot,
 )
 from controller.engine.irregularities import DEVICES, SHOE_FAULTS, SHOE_METHODS, SHUFFLER_FAULTS, _IrregularitiesMixin
+from controller.engine.recovery import _RecoveryMixin
 from controller.engine.settling import _SettlingMixin
 from controller.engine.shuffling import _ShufflingMixin
 from controller.engine.spec import (
@@ -114,8 +117,8 @@ class RoundEngine:
 
 
 
-class _Step(_ShufflingMixin, _BettingMixin, _DealingMixin, _IrregularitiesMixin, _DeckLifeMixin, _DecisionsMixin,
-            _SettlingMixin, _TiltsMixin, _StepBase):
+class _Step(_RecoveryMixin, _ShufflingMixin, _BettingMixin, _DealingMixin, _IrregularitiesMixin, _DeckLifeMixin,
+            _DecisionsMixin, _SettlingMixin, _TiltsMixin, _StepBase):
     """One input's worth of work on a private copy of the state."""
 
     # -- dispatch ------------------------------------------------------------------------------
@@ -148,10 +151,15 @@ class _Step(_ShufflingMixin, _BettingMixin, _DealingMixin, _IrregularitiesMixin,
                 self.clear_tilt(inp)
             case ValidateJackpot():
                 self.validate_jackpot(inp)
+            case Recover():
+                self.recover()
+            case CriticalStateInvalid():
+                self.critical_state_invalid(inp.reason)
             case ShuffleCompleted():
                 self.shuffle_completed(inp)
             case WagerDetected():
-                self.wager(inp)
+                if not self.repeated_wager(inp):
+                    self.wager(inp)
             case WagerRefused():
                 self.emit("wager.rejected", self.e.rule("7(c)"), {
                     "seat": inp.seat, "spot": inp.spot, "amount": inp.amount_cents,

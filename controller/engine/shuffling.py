@@ -54,6 +54,8 @@ class _ShufflingMixin(_StepBase):
         self.s.round = None
         self.s.phase = Phase.CLOSED
         self.s.closing = False
+        # A closed table shows no block; reopened (or restored after a restart) it says again what blocks it.
+        self.s.block_reason = None
         self.emit("table.closed", None, {"rounds_played": self.s.rounds_played})
         for seat in range(1, self.seats + 1):
             self.command("wager_station", "lock", seat=seat)

@@ -1,0 +1,260 @@
+"""kill -9 at any instant: the real daemon (`tablectl demo`, its simulated devices and players in the same process,
+so they die with it as in a power loss of the table) is killed at seeded instants and restarted on the same journal
+until at least 200 rounds have been started. Then, from the journal and from an independent paho subscriber that
+stayed connected throughout (QoS 1): seq gap-free and the hash chain intact; every round's wagers settled exactly
+once or returned exactly once by a void, none taken twice; the money reconciles; every journaled event reached the
+subscriber (duplicates allowed, gaps not). Each kill's phase is read from the critical state it left behind.
+
+Most kills come after a seeded random delay. Until every phase has been hit, half of them aim at a phase not hit
+yet: that boot's simulated device for the phase answers slowly (a sim script's `slow_reply`, below the driver's
+retry budget, so nothing fails), and the kill follows the event that enters the phase, seen on the subscriber, by
+a seeded jitter of a few milliseconds. The delays are the scenario's kill instants, not synchronisation: every
+wait for an outcome is on a condition.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.engine import snapshot
+from controller.journal import JournalReader
+
+pytestmark = pytest.mark.e2e
+
+SEED = 655_013
+ROUNDS = 200
+DEMO = Path(__file__).resolve().parents[2] / "configs" / "demo.toml"
+# The phases a demo round passes through (automated shoe, counting shuffler: no chip or stub counts) and the event
+# the subscriber sees as the table enters each.
+ENTERED_BY = {"shuffling": "shuffle.started", "betting": "betting.opened", "locking": "no_more_bets",
+              "dealing": "lockout.confirmed", "decision": "decision.requested"}
+# The device whose slow answers hold a phase open long enough to be aimed at (none: the phase waits for people).
+HELD_BY = {"shuffling": "shuffler", "locking": "wager_station_6", "dealing": "shoe"}
+SLOW_MS = 60  # under the reference driver's ACK timeout (100 ms): no retransmission, no fault
+SETTLED = re.compile(r"^(three_card_bonus|six_card_bonus)\.settled$")
+BUDGET_SECONDS = 240  # a bound on failure only; the test normally ends far sooner
+
+
+class Daemon:
+    def __init__(self, tmp: Path, broker: str, table_id: str, prefix: str) -> None:
+        self.journal = tmp / "table.sqlite"
+        self.config = tmp / "table.toml"
+        text = DEMO.read_text().replace('table_id = "demo-ms-1"', f'table_id = "{table_id}"')
+        self.config.write_text(text.replace('prefix = "tablectl"', f'prefix = "{prefix}"'))
+        self.broker = broker
+        self.logs = tmp / "logs"
+        self.logs.mkdir()
+        self.boots = 0
+
+    def start(self, seed: int, slow: str | None = None) -> subprocess.Popen[bytes]:
+        self.boots += 1
+        log = (self.logs / f"boot{self.boots}.log").open("wb")
+        script = []
+        if slow is not None:
+            path = self.logs / f"slow-{slow}.toml"
+            path.write_text(f'[[faults]]\ndevice = "{slow}"\nfault = "slow_reply"\ndelay_ms = {SLOW_MS}\n')
+            script = ["--script", str(path)]
+        return subprocess.Popen(
+            [sys.executable, "-m", "controller.cli", "--log-json", "demo", "--pace", "0", "--seed", str(seed),
+             "--journal", str(self.journal), "--quiet", "--broker", self.broker, "--config", str(self.config),
+             *script], stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL)
+
+    def log_tail(self) -> str:
+        return (self.logs / f"boot{self.boots}.log").read_text(errors="replace")[-3000:]
+
+    def stored(self) -> tuple[str, int, int]:
+        """(phase, rounds started, last seq) as the journal holds them now."""
+        if not self.journal.exists():
+            return "none", 0, 0
+        db = sqlite3.connect(self.journal)
+        try:
+            body = db.execute("SELECT body FROM critical_state WHERE record = 'engine'").fetchone()
+            seq = db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
+        finally:
+            db.close()
+        if body is None:
+            return "none", 0, int(seq)
+        state = snapshot.decode(bytes(body[0]))
+        return str(state.phase), state.rounds_played, int(seq)
+
+
+class Live:
+    """Reads the subscriber's messages incrementally, for a wait that is not O(n) per message."""
+
+    def __init__(self, sub: Any, topic: str) -> None:
+        self.sub, self.topic, self.cursor = sub, topic, 0
+
+    def wait_for(self, type_: str, after_seq: int, within: float) -> None:
+        def seen(messages: list[Any]) -> bool:
+            while self.cursor < len(messages):
+                m = messages[self.cursor]
+                self.cursor += 1
+                if m.topic == self.topic:
+                    body = m.json()
+                    if body["type"] == type_ and body["seq"] > after_seq:
+                        return True
+            return False
+
+        self.sub.wait_until(seen, timeout=within, what=f"a live {type_} after seq {after_seq}")
+
+
+def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(mosquitto: Any, subscribe: Any,
+                                                                      unique_id: str, tmp_path: Path) -> None:
+    rng = random.Random(SEED)
+    prefix = "k9"
+    topic = f"{prefix}/{unique_id}/event"
+    sub = subscribe(topic)
+    live = Live(sub, topic)
+    daemon = Daemon(tmp_path, mosquitto.url, unique_id, prefix)
+    hits: list[str] = []
+    started = time.monotonic()
+    while True:
+        assert time.monotonic() - started < BUDGET_SECONDS, f"too slow: {len(hits)} kills, phases {Counter(hits)}"
+        _, rounds, seq = daemon.stored()
+        missing = [p for p in ENTERED_BY if p not in hits]
+        live.cursor = len(sub.messages)
+        if rounds >= ROUNDS and not missing:
+            break
+        aim = rng.choice(missing) if missing and rng.random() < 0.5 else None
+        proc = daemon.start(seed=rng.randrange(1 << 30), slow=HELD_BY.get(aim or ""))
+        try:
+            if aim is not None:
+                live.wait_for(ENTERED_BY[aim], seq, within=30)
+                delay = rng.uniform(0.0, 0.02)
+            else:
+                delay = rng.uniform(1.5, 6.0)
+            try:
+                rc = proc.wait(timeout=delay)  # the daemon must still be playing when the power goes
+            except subprocess.TimeoutExpired:
+                pass
+            else:
+                pytest.fail(f"boot {daemon.boots} exited by itself ({rc}):\n" + daemon.log_tail())
+        finally:
+            proc.kill()  # SIGKILL
+            proc.wait()
+        hits.append(daemon.stored()[0])
+
+    # The last boot plays on to a decision, then Ctrl-C closes the table once that round is complete.
+    proc = daemon.start(seed=rng.randrange(1 << 30))
+    try:
+        live.wait_for("decision.requested", seq, within=30)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0, daemon.log_tail()
+    finally:
+        proc.kill()
+        proc.wait()
+
+    with JournalReader(daemon.journal) as reader:
+        report = reader.verify()
+        rows = list(reader.rows())
+    assert report.ok, report.as_dict()
+    assert [r["seq"] for r in rows] == list(range(1, len(rows) + 1))
+    assert rows[-1]["type"] == "table.closed"
+    kills = len(hits)
+    assert set(ENTERED_BY) <= set(hits), Counter(hits)
+    # Every boot after the first began with its recovery, before anything its restarted devices reported (a boot
+    # killed before its first step journaled nothing, and the next one recovered instead).
+    firsts: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        if r["type"] != "command.listening":  # the command listener's own note, on its own connection
+            firsts.setdefault(r["boot_id"], r)
+    boots = list(firsts.values())
+    assert boots[0]["type"] == "device.online" and all(b["type"] == "table.recovered" for b in boots[1:]), \
+        [(b["seq"], b["type"]) for b in boots]
+    recovered = [r["payload"] for r in rows if r["type"] == "table.recovered"]
+    assert {p["policy"] for p in recovered if p["phase"] == "dealing"} == {"void"}
+
+    totals = check_rounds(rows)
+    assert totals["rounds"] >= ROUNDS
+    assert totals["voided_by_recovery"] >= 1
+
+    # Every journaled event reached the subscriber, whatever instant its publisher was killed at.
+    journaled = {r["event_id"]: r["seq"] for r in rows}
+
+    def all_there(messages: list[Any]) -> bool:
+        return journaled.keys() <= {m.json()["event_id"] for m in messages if m.topic == topic}
+
+    sub.wait_until(all_there, timeout=30, what="every journaled event on the subscriber")
+    got = [m.json() for m in sub.on(topic)]
+    assert all(journaled.get(e["event_id"]) == e["seq"] for e in got), "an event the journal does not hold"
+    assert any(e.get("replayed") for e in got), "the backlog of a killed daemon is replayed, marked so"
+    print(f"\n{kills} kills, {totals['rounds']} rounds, phases hit {dict(Counter(hits))}, "
+          f"{totals['voided_by_recovery']} voided by recovery, {len(rows)} events, {len(got)} received, "
+          f"{time.monotonic() - started:.0f} s")
+
+
+def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Every round's wagers followed from acceptance to settlement or return, exactly once each."""
+    by_round: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r["round_id"]:
+            by_round[r["round_id"]].append(r)
+    numbers = sorted(int(r["payload"]["round_no"]) for r in rows if r["type"] == "betting.opened")
+    assert sorted(set(numbers)) == list(range(1, numbers[-1] + 1)), "round numbering continues across restarts"
+    collected_total = paid_total = result_total = voided_by_recovery = 0
+    for rid, events in by_round.items():
+        stakes: dict[tuple[int, str], int] = {}
+        locked = False
+        ends = [e for e in events if e["type"] in ("round.completed", "round.voided")]
+        assert len(ends) == 1, f"{rid}: ended {len(ends)} times"
+        for e in events:
+            p, t = e["payload"], e["type"]
+            if t == "wager.accepted" and not locked:
+                key = (int(p["seat"]), p["spot"])
+                assert stakes.get(key) != p["amount"], f"{rid}: {key} taken twice at seq {e['seq']}"
+                stakes[key] = p["amount"]
+            elif t == "wager.confirmed":
+                assert stakes.get((int(p["seat"]), p["spot"])) == p["amount"], f"{rid}: confirmed what was not taken"
+            elif t in ("wager.withdrawn", "wager.returned") and not locked:
+                stakes.pop((int(p["seat"]), p["spot"]), None)
+            elif t == "no_more_bets":
+                locked = True
+                on_layout = {(int(s), spot): a for s, w in p["wagers"].items() for spot, a in w.items()}
+                assert on_layout == {k: v for k, v in stakes.items() if k[0] in p["players"]}, rid
+                stakes = on_layout
+            elif t == "street_wager.placed":
+                key = (int(p["seat"]), p["decision"])
+                assert key not in stakes, f"{rid}: {key} placed twice"
+                stakes[key] = p["amount"]
+        assert locked, f"{rid}: ended without \"no more bets\""
+        end = ends[0]
+        if end["type"] == "round.voided":
+            returned = {(int(s), spot): a for s, w in end["payload"]["returned"].items() for spot, a in w.items()}
+            assert returned == stakes, f"{rid}: the void returned {returned}, the layout held {stakes}"
+            voided_by_recovery += "restarted" in end["payload"]["reason"]
+            continue
+        settled: Counter[tuple[int, str]] = Counter()
+        paid = collected = 0
+        for e in events:
+            p = e["payload"]
+            rows_of = (p["wagers"] if e["type"] == "hand.settled" else [p] if SETTLED.match(e["type"]) else [])
+            for w in rows_of:
+                key = (int(p["seat"]), w["wager"])
+                settled[key] += 1
+                assert stakes[key] == w["amount"] == w["returned"] + w["collected"], (rid, key, w)
+                paid += w["paid"]
+                collected += w["collected"]
+            if e["type"] == "seat.folded":
+                for spot, amount in p["collected"].items():
+                    settled[(int(p["seat"]), spot)] += 1
+                    assert stakes[(int(p["seat"]), spot)] == amount, (rid, spot)
+                    collected += amount
+        assert set(settled) == set(stakes) and set(settled.values()) == {1}, f"{rid}: settled {settled}"
+        done = end["payload"]
+        assert (done["paid"], done["collected"], done["table_result"]) == (paid, collected, collected - paid), rid
+        paid_total += paid
+        collected_total += collected
+        result_total += done["table_result"]
+    assert result_total == collected_total - paid_total
+    return {"rounds": len(set(numbers)), "voided_by_recovery": voided_by_recovery}

@@ -1,0 +1,188 @@
+"""`tablectl journal tail | export | verify` on real files: most cases call the CLI's main() in this process (the
+suite's time), the exit statuses and --follow run it as the real subprocess an operator starts."""
+
+from __future__ import annotations
+
+import json
+import queue
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from controller.cli import main
+from controller.events import DomainEvent
+from controller.journal import Journal
+from controller.journal_cli import PROGRESS_EVERY
+
+T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
+Run = Callable[..., subprocess.CompletedProcess[str]]
+DEMO = Path(__file__).resolve().parents[2] / "configs" / "demo.toml"
+
+
+def tablectl(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "controller.cli", *args], capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL, check=False)
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """tablectl in this process: the same main() the console script calls."""
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        try:
+            rc = main(list(args))
+        except SystemExit as exit_:  # argparse's usage errors
+            rc = int(exit_.code or 0)
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), rc, out, err)
+    return run
+
+
+def make_journal(path: Path, n: int, table_id: str = "T1") -> None:
+    j = Journal(path, table_id, "boot-a")
+    j.append([DomainEvent("card.dealt", "655a.10(b)", {"n": i}, "T1-r000001", {"card": "Ah"})
+              for i in range(1, n + 1)], T0)
+    j.close()
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Path:
+    path = tmp_path / "j.sqlite"
+    make_journal(path, 12)
+    return path
+
+
+def test_verify_intact_and_broken(journal: Path) -> None:
+    ok = tablectl("journal", "verify", "--journal", str(journal))
+    assert ok.returncode == 0, ok.stderr
+    assert "intact: 12 rows checked (T1 to seq 12)" in ok.stdout
+    db = sqlite3.connect(journal)
+    db.execute("UPDATE events SET payload = '{\"n\":99}' WHERE seq = 5")
+    db.commit()
+    db.close()
+    bad = tablectl("journal", "verify", "--journal", str(journal))
+    assert bad.returncode == 1
+    assert "BROKEN: altered row at seq 5 (table T1)" in bad.stdout
+    as_json = tablectl("journal", "verify", "--json", "--journal", str(journal))
+    report = json.loads(as_json.stdout)
+    assert as_json.returncode == 1 and report["ok"] is False
+    assert (report["first_break"]["seq"], report["first_break"]["what"], report["rows_checked"]) == (5, "altered row",
+                                                                                                     12)
+
+
+@pytest.mark.parametrize(("setup", "message"), [
+    ("missing", "no journal at"),
+    ("text", "is not a tablectl journal"),
+    ("newer", "newer than this software understands"),
+    ("none", "say which journal: --journal FILE, or --config FILE"),
+])
+def test_unreadable_journals_exit_2_naming_the_problem(cli: Run, tmp_path: Path, setup: str, message: str) -> None:
+    path = tmp_path / "x.sqlite"
+    if setup == "text":
+        path.write_text("hello\n" * 200)
+    elif setup == "newer":
+        sqlite3.connect(path).execute("PRAGMA user_version=7").connection.close()
+    args = ["journal", "verify"] + ([] if setup == "none" else ["--journal", str(path)])
+    proc = cli(*args)
+    assert proc.returncode == 2
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert setup != "missing" or not path.exists()
+
+
+def test_usage_errors_exit_2(cli: Run) -> None:
+    assert cli("journal", "tail", "-n", "0", "--journal", "x").returncode == 2
+    both = cli("journal", "tail", "--journal", "a", "--config", "b")
+    assert both.returncode == 2 and "not allowed with" in both.stderr
+    helptext = cli("journal", "export", "--help").stdout
+    assert "table PC only" in " ".join(helptext.split())
+
+
+def test_tail_text_and_json_never_show_the_cards(cli: Run, journal: Path) -> None:
+    text = cli("journal", "tail", "-n", "3", "--journal", str(journal))
+    lines = text.stdout.splitlines()
+    assert text.returncode == 0 and len(lines) == 3
+    assert lines[0].split()[0] == "10" and "card.dealt [655a.10(b)] T1-r000001" in lines[0]
+    rows = [json.loads(x) for x in cli("journal", "tail", "-n", "2", "--json", "--journal", str(journal))
+            .stdout.splitlines()]
+    assert [r["seq"] for r in rows] == [11, 12]
+    assert all("sealed" not in r and len(r["hash"]) == 64 for r in rows)
+    assert "Ah" not in text.stdout
+
+
+def test_tail_follow_prints_what_the_daemon_writes(journal: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "journal", "tail", "-n", "1", "--follow",
+                             "--json", "--journal", str(journal)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, stdin=subprocess.DEVNULL)
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        assert json.loads(lines.get(timeout=20))["seq"] == 12
+        j = Journal(journal, "T1", "boot-b")
+        j.append([DomainEvent("round.completed", "655a.11(j)", {"round_no": 1})], T0)
+        j.close()
+        new = json.loads(lines.get(timeout=20))
+        assert (new["seq"], new["type"], new["boot_id"]) == (13, "round.completed", "boot-b")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0
+
+
+def test_export_in_seq_order_with_hashes_and_sealed_only_when_asked(cli: Run, journal: Path, tmp_path: Path) -> None:
+    public = cli("journal", "export", "--journal", str(journal))
+    rows = [json.loads(x) for x in public.stdout.splitlines()]
+    assert public.returncode == 0 and [r["seq"] for r in rows] == list(range(1, 13))
+    stored = dict(sqlite3.connect(journal).execute("SELECT seq, hash FROM events").fetchall())
+    assert all(r["hash"] == stored[r["seq"]] for r in rows)
+    assert all("sealed" not in r for r in rows) and "Ah" not in public.stdout
+    out = tmp_path / "sealed.jsonl"
+    sealed = cli("journal", "export", "--sealed", "--out", str(out), "--journal", str(journal))
+    assert sealed.returncode == 0 and "WITH card identities (table PC only)" in sealed.stderr
+    assert [json.loads(x)["sealed"] for x in out.read_text().splitlines()] == [{"card": "Ah"}] * 12
+
+
+def test_long_export_shows_progress(cli: Run, tmp_path: Path) -> None:
+    path = tmp_path / "big.sqlite"
+    make_journal(path, PROGRESS_EVERY + 5)
+    proc = cli("journal", "export", "--out", str(tmp_path / "big.jsonl"), "--journal", str(path))
+    assert proc.returncode == 0
+    assert f"exported {PROGRESS_EVERY} of {PROGRESS_EVERY + 5} rows" in proc.stderr
+    assert len((tmp_path / "big.jsonl").read_text().splitlines()) == PROGRESS_EVERY + 5
+
+
+def test_config_chooses_the_journal(cli: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    configured = tmp_path / "configured.sqlite"
+    make_journal(configured, 4, "demo-ms-1")
+    config = tmp_path / "table.toml"
+    config.write_text(DEMO.read_text() + f'\n[journal]\npath = "{configured}"\n')
+    proc = cli("journal", "verify", "--config", str(config))
+    assert proc.returncode == 0 and "intact: 4 rows checked (demo-ms-1 to seq 4)" in proc.stdout
+    # Without journal.path: the default path under the state directory, as `tablectl run` uses it.
+    state = tmp_path / "state"
+    make_journal(state / "tablectl" / "demo-ms-1.sqlite", 2, "demo-ms-1")
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    proc = cli("journal", "verify", "--config", str(DEMO))
+    assert proc.returncode == 0 and "intact: 2 rows checked" in proc.stdout
+    bad = tmp_path / "bad.toml"
+    bad.write_text("table_id = 5\n")
+    proc = cli("journal", "verify", "--config", str(bad))
+    assert proc.returncode == 2 and "table_id" in proc.stderr
+
+
+def test_the_daemon_refuses_a_journal_it_cannot_use(cli: Run, tmp_path: Path) -> None:
+    newer = tmp_path / "newer.sqlite"
+    sqlite3.connect(newer).execute("PRAGMA user_version=3").connection.close()
+    proc = cli("demo", "--rounds", "1", "--quiet", "--journal", str(newer), "--broker", "mqtt://127.0.0.1:1")
+    assert proc.returncode == 2
+    assert "schema version 3, newer than this software understands (2); upgrade tablectl" in proc.stderr
