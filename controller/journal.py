@@ -567,11 +567,13 @@ class Journal:
         ).fetchone()
         return int(row[0] or 0)
 
-    def unpublished(self, limit: int = 200) -> list[JournaledEvent]:
-        """The outbox: events not yet acknowledged by the broker, oldest first."""
+    def unpublished(self, limit: int = 200, after_seq: int = 0) -> list[JournaledEvent]:
+        """The outbox: events not yet marked published, oldest first; `after_seq` skips those the publisher knows
+        are acknowledged but has not marked yet."""
         cur = self._db.execute(
-            f"SELECT {_COLUMNS} FROM events WHERE table_id = ? AND published_at IS NULL ORDER BY seq LIMIT ?",
-            (self.table_id, limit),
+            f"SELECT {_COLUMNS} FROM events WHERE table_id = ? AND published_at IS NULL AND seq > ? "
+            "ORDER BY seq LIMIT ?",
+            (self.table_id, after_seq, limit),
         )
         return [self._row(r) for r in cur]
 

@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+# Outbox marks are committed for MARK_EVERY acknowledged events at once, or once the publisher was idle MARK_DELAY
+# seconds, or at close (see _drain).
+MARK_EVERY = 100
+MARK_DELAY = 0.5
+
 def parse_broker_url(url: str) -> tuple[str, int]:
     """Split `mqtt://host[:port]` (or mqtts://) into (host, port); see controller.mqtt_connection."""
     address = parse_broker_address(url)
@@ -106,6 +111,8 @@ class EventPublisher:
         self._meters: dict[str, ProgressiveMeter] = {}
         self._meters_due: set[str] = set()
         self._wake = asyncio.Event()
+        self._acked: dict[bool, list[int]] = {True: [], False: []}  # PUBACKed, mark not yet committed, by replayed
+        self._sent_upto = 0  # the highest seq PUBACKed in this session
         self._connected = False
         self._closing = False
         self._close_deadline: float | None = None
@@ -238,12 +245,16 @@ class EventPublisher:
                     continue
                 await self._publish_due(client, lost)
                 waiter = asyncio.ensure_future(self._wake.wait())
+                marks_due = bool(self._acked[True] or self._acked[False])
                 try:
-                    await asyncio.wait((waiter, lost), return_when=asyncio.FIRST_COMPLETED)
+                    woken, _ = await asyncio.wait((waiter, lost), return_when=asyncio.FIRST_COMPLETED,
+                                                  timeout=MARK_DELAY if marks_due else None)
                 finally:
                     waiter.cancel()
                 if lost.done():
                     lost.result()
+                if not woken:
+                    self._flush_marks()  # quiet for MARK_DELAY: commit the marks of what was acknowledged
         except asyncio.CancelledError:
             if not self._closing:
                 # Cancelled without close(): still leave an honest retained status behind, briefly.
@@ -253,6 +264,12 @@ class EventPublisher:
                     )
             raise
         finally:
+            # Acknowledged is acknowledged, whatever ended the session; the next one starts from the file.
+            try:
+                self._flush_marks()
+            except Exception as err:  # e.g. the journal already closed: the events are only published again
+                self._log.warning("outbox marks not committed; those events will be published again", error=str(err))
+            self._sent_upto = 0
             lost.cancel()
             if lost.done() and not lost.cancelled():
                 lost.exception()  # retrieved here, so asyncio does not warn "exception never retrieved"
@@ -296,6 +313,7 @@ class EventPublisher:
         try:
             async with asyncio.timeout_at(deadline):
                 await self._drain(client, lost, replay_upto, final=True)
+                self._flush_marks()
                 await self._publish_due(client, lost)
         except TimeoutError:
             self._log.warning("mqtt close: outbox not fully drained", left=len(self._journal.unpublished()))
@@ -306,13 +324,17 @@ class EventPublisher:
     async def _drain(
         self, client: aiomqtt.Client, lost: asyncio.Future[None], replay_upto: int, final: bool = False
     ) -> None:
-        while batch := self._journal.unpublished():
+        while True:
+            if len(self._acked[True]) + len(self._acked[False]) >= MARK_EVERY:
+                self._flush_marks()
+            # Acknowledged events whose marks are not yet committed are still unpublished in the file: skip them.
+            batch = self._journal.unpublished(after_seq=self._sent_upto)
+            if not batch:
+                return
             if self._closing and not final:
                 return  # close() was called: hand over to the deadline-bounded final drain
             # The whole batch is in flight at once: MQTT keeps one connection's QoS 1 messages in order, so
-            # waiting for each PUBACK before sending the next would only add a round trip (and a commit)
-            # per event. Nothing is marked until every PUBACK of the batch is in; after a lost connection
-            # the batch is sent again and consumers dedupe by event_id.
+            # waiting for each PUBACK before sending the next would only add a round trip per event.
             flags = [ev.seq <= replay_upto for ev in batch]
             sends = [asyncio.ensure_future(client.publish(self.topics.event, self._event_body(ev, replayed), qos=1))
                      for ev, replayed in zip(batch, flags, strict=True)]
@@ -324,11 +346,19 @@ class EventPublisher:
                         send.cancel()
                     elif not send.cancelled():
                         send.exception()  # retrieved: a failed send is handled as the lost connection
-            for replayed in (True, False):
-                self._journal.mark_published([ev.seq for ev, r in zip(batch, flags, strict=True) if r is replayed],
-                                             replayed)
+            # Every PUBACK is in. The marks are committed lazily (MARK_EVERY, MARK_DELAY, at close): a crash before
+            # that only publishes these again, which consumers dedupe by event_id; a commit per batch would cost
+            # an fsync per round trip of the table.
+            for ev, replayed in zip(batch, flags, strict=True):
+                self._acked[replayed].append(ev.seq)
+            self._sent_upto = batch[-1].seq
             for ev in batch:
                 await self._follow(client, lost, ev)
+
+    def _flush_marks(self) -> None:
+        for replayed in (True, False):
+            seqs, self._acked[replayed] = self._acked[replayed], []
+            self._journal.mark_published(seqs, replayed)
 
     def _event_body(self, ev: JournaledEvent, replayed: bool) -> str:
         try:
