@@ -207,6 +207,18 @@ def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
         stakes: dict[tuple[int, str], int] = {}
         locked = False
         ends = [e for e in events if e["type"] in ("round.completed", "round.voided")]
+        if not ends and not any(e["type"] == "no_more_bets" for e in events):
+            # The table closed while betting was open (the last SIGINT can land after the round it was meant for):
+            # no card was dealt, so every wager on the layout went back (.7(c)); each exactly once.
+            accepted = Counter((e["payload"]["seat"], e["payload"]["spot"], e["payload"]["amount"])
+                               for e in events if e["type"] == "wager.accepted")
+            accepted.subtract((e["payload"]["seat"], e["payload"]["spot"], e["payload"]["amount"])
+                              for e in events if e["type"] == "wager.withdrawn")
+            accepted = +accepted
+            returned = Counter((e["payload"]["seat"], e["payload"]["spot"], e["payload"]["amount"])
+                               for e in events if e["type"] == "wager.returned")
+            assert returned == accepted, f"{rid}: closed in betting, returned {returned}, taken {accepted}"
+            continue
         assert len(ends) == 1, f"{rid}: ended {len(ends)} times"
         for e in events:
             p, t = e["payload"], e["type"]
