@@ -210,12 +210,15 @@ def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
         if not ends and not any(e["type"] == "no_more_bets" for e in events):
             # The table closed while betting was open (the last SIGINT can land after the round it was meant for):
             # no card was dealt, so every wager on the layout went back (.7(c)); each exactly once.
-            accepted = Counter((e["payload"]["seat"], e["payload"]["spot"], e["payload"]["amount"])
-                               for e in events if e["type"] == "wager.accepted")
-            accepted.subtract((e["payload"]["seat"], e["payload"]["spot"], e["payload"]["amount"])
-                              for e in events if e["type"] == "wager.withdrawn")
-            accepted = +accepted
-            returned = Counter((e["payload"]["seat"], e["payload"]["spot"], e["payload"]["amount"])
+            on_layout: dict[tuple[int, str], int] = {}
+            for e in events:
+                key = (int(e["payload"].get("seat", 0)), e["payload"].get("spot", ""))
+                if e["type"] == "wager.accepted":
+                    on_layout[key] = e["payload"]["amount"]
+                elif e["type"] == "wager.withdrawn":
+                    on_layout.pop(key, None)
+            accepted = Counter((seat, spot, amount) for (seat, spot), amount in on_layout.items())
+            returned = Counter((int(e["payload"]["seat"]), e["payload"]["spot"], e["payload"]["amount"])
                                for e in events if e["type"] == "wager.returned")
             assert returned == accepted, f"{rid}: closed in betting, returned {returned}, taken {accepted}"
             continue
