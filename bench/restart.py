@@ -107,7 +107,8 @@ async def trials(config: Any, url: str, tmp: Path, count: int, kill: bool) -> di
                             fresh = body.get("boot_id") not in seen_boots
                             if topic.endswith("/status") and body.get("state") == "online" and fresh:
                                 online, boot = at, body["boot_id"]
-                            elif topic.endswith("/event") and body.get("type") == "table.opened" and fresh:
+                            elif topic.endswith("/event") and body.get("type") in ("table.opened", "table.recovered") and fresh:
+                                # A table stopped mid-session resumes (docs/recovery.md) rather than opening anew.
                                 opened, boot = at, body["boot_id"]
                     async with asyncio.timeout(READY_GRACE):
                         while ready is None:
