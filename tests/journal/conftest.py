@@ -120,6 +120,8 @@ class CrashTable:
         if c.verb in ("lock", "unlock"):
             assert c.seat is not None
             return [LockAcknowledged(f"wager_station_{c.seat}", seat=c.seat, locked=c.verb == "lock")]
+        if c.target == "progressive_sign" or c.verb in ("light_on", "light_off"):
+            return []  # the sign and the seat lights answer nothing the engine waits for
         raise AssertionError(f"unexpected command {c}")
 
     # -- the floor: the next thing the dealer or a player does, read from the state -----------------------
