@@ -55,9 +55,12 @@ def playable(config: TableConfig) -> str | None:
         except ValueError as err:
             return str(err)
     g = config.game
-    if isinstance(g, MississippiStudRules) and (g.progressive_paytable or g.five_card_hand_bonus):
-        return ("the live round engine does not yet take the Progressive Payout or Five Card Hand Bonus Wager "
-                "(their meters come with the progressive issue); `tablectl settle` settles them")
+    if isinstance(g, MississippiStudRules) and g.five_card_hand_bonus:
+        # The Progressive Payout Wager runs live (controller/engine/progressive.py); this one is made on
+        # electronic wagering terminals (655a.7(d)(5)) the live engine does not drive yet.
+        return ("the live round engine does not yet take the Five Card Hand Bonus Wager (its electronic wagering "
+                "terminals, 655a.7(d)(5)): set five_card_hand_bonus = false to run the table; `tablectl settle` "
+                "settles it")
     if config.devices is None:
         return "the config has no [devices] table: name the table's devices (see configs/mississippi-stud.toml)"
     return None
