@@ -28,6 +28,7 @@ from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.specs import SPECS, dealing_method, spec_for
 from controller.journal import Journal, JournalError
 from controller.mqtt import EventPublisher
+from controller.progressive.feed import follow_meters
 from controller.service import TableService, station_id
 from controller.watchdog import SystemdSupervisor
 from drivers.interfaces import Device
@@ -126,6 +127,7 @@ async def run_table(config: TableConfig, devices: Mapping[str, Device], *, broke
         helpers.append(asyncio.create_task(Console(service.subscribe(), out).run(), name="console"))
     helpers.append(asyncio.create_task(CommandListener(service, broker).run(), name="commands"))
     publishing = asyncio.create_task(publisher.run(), name="publisher")
+    helpers.append(asyncio.create_task(follow_meters(service, publisher), name="meters"))
     # systemd Type=notify: READY=1, STATUS=, WATCHDOG=1 while healthy (None outside systemd).
     systemd = SystemdSupervisor.from_environment(service, broker_connected=lambda: publisher.connected)
     if systemd is not None:
