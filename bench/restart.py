@@ -37,6 +37,8 @@ import benchlib
 from controller.logs import configure_logging
 
 TARGET_SECONDS = 2.0
+# A table stopped mid-session comes back as table.recovered (docs/recovery.md), a fresh one as table.opened.
+STARTED = ("table.opened", "table.recovered")
 READY_GRACE = 1.0  # after table.opened, how long a READY=1 may still come
 
 
@@ -107,7 +109,7 @@ async def trials(config: Any, url: str, tmp: Path, count: int, kill: bool) -> di
                             fresh = body.get("boot_id") not in seen_boots
                             if topic.endswith("/status") and body.get("state") == "online" and fresh:
                                 online, boot = at, body["boot_id"]
-                            elif topic.endswith("/event") and body.get("type") in ("table.opened", "table.recovered") and fresh:
+                            elif topic.endswith("/event") and body.get("type") in STARTED and fresh:
                                 # A table stopped mid-session resumes (docs/recovery.md) rather than opening anew.
                                 opened, boot = at, body["boot_id"]
                     async with asyncio.timeout(READY_GRACE):

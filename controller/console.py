@@ -17,6 +17,8 @@ SUIT_SYMBOLS = {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}
 WAGER_NAMES = {
     "ante": "Ante", "three_card_bonus": "Three Card Bonus", "six_card_bonus": "Six Card Bonus",
     "street_3": "3rd Street", "street_4": "4th Street", "street_5": "5th Street",
+    "progressive": "Progressive", "three_card_progressive": "Three-Card Progressive",
+    "five_card_progressive": "Five-Card Progressive",
 }
 WIDTH = 96
 
@@ -62,7 +64,7 @@ def describe(ev: JournaledEvent) -> str | None:
         "shuffle.completed": lambda: f"shuffler counted {p['card_count']} cards; deck in the dealing shoe",
         "deck.removed": lambda: f"DECK REMOVED: {p['reason']}",
         "betting.opened": lambda: (f"betting open: Ante {fmt(p['ante_min'])}-{fmt(p['ante_max'])}; "
-                                   + ", ".join(WAGER_NAMES[w] for w in p["wagers_offered"])),
+                                   + ", ".join(WAGER_NAMES.get(w, w) for w in p["wagers_offered"])),
         "wager.accepted": lambda: f"seat {p['seat']}  {WAGER_NAMES.get(p['spot'], p['spot'])} {fmt(p['amount'])}",
         "wager.rejected": lambda: (f"seat {p['seat']}  {WAGER_NAMES.get(p['spot'], p['spot'])} "
                                    f"{fmt(p['amount'])} REJECTED: {p['reason']}"),
@@ -91,6 +93,14 @@ def describe(ev: JournaledEvent) -> str | None:
         "shuffle.failed": lambda: f"shuffle failed ({p['code']}): {p['remedy']}",
         "device.offline": lambda: f"device {p['device_id']} OFFLINE: {p['reason']}",
         "device.fault": lambda: f"device {p['device_id']} fault {p['code']}: {p['detail']}",
+        "meter.seeded": lambda: f"meter {p['level']} seeded at {fmt(p['meter_after_cents'])}",
+        "progressive.settled": lambda: _bonus("Progressive", p),
+        "progressive.hit": lambda: (f"JACKPOT seat {p['seat']}  {p['percent']}% of the {p['level']} meter = "
+                                    f"{fmt(p['amount'])} (meter {fmt(p['meter_before'])} -> "
+                                    f"{fmt(p['meter_after'])}); awaiting a floorperson's validation ({p['hit']})"),
+        "progressive.paid": lambda: f"jackpot {p['hit']} validated and paid: seat {p['seat']} {fmt(p['amount'])}",
+        "progressive.locked_out": lambda: f"PROGRESSIVE WAGERS LOCKED OUT: {p['reason']}",
+        "progressive.unlocked": lambda: "progressive wagers open again",
         "table.closing": lambda: f"table closing after round {p['after_round']}",
         "table.closed": lambda: f"table closed ({p['rounds_played']} rounds so far at this table)",
     }

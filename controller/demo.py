@@ -12,15 +12,20 @@ react to what happens on the table.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
+import json
 import random
+import tempfile
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 import structlog
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from controller.config import TableConfig
+from controller.commands import Accepted, CommandGate, ReplayStore, public_key_b64, sign_command
+from controller.config import Supervisor, TableConfig
 from controller.engine.inputs import CloseTable, Confirm, CountEntered
 from controller.events import JournaledEvent
 from controller.games.mississippi_stud import MississippiStudRules
@@ -93,6 +98,8 @@ class RandomPolicy:
             if g.six_card_bonus_paytable and self.rng.random() < 0.3:
                 w["six_card_bonus"] = max(g.six_card_bonus_min_cents,
                                           self.rng.choice([0, g.six_card_bonus_max_cents // 5]))
+            if g.progressive_paytable and self.rng.random() < 0.6:
+                w["progressive"] = g.progressive_wager_cents  # 655a.7(d)(3): the one size the meters are "for 1" of
             out[seat] = w
         if not out:
             out[self.rng.randint(1, g.seats)] = {"ante": chips[0]}
@@ -197,8 +204,9 @@ class SimulatedFloor:
     """
 
     def __init__(self, service: TableService, sims: SimulatedTable, policy: Policy, rounds: int | None,
-                 pace: float, *, close_when_stuck: bool = False) -> None:
+                 pace: float, *, close_when_stuck: bool = False, floorperson: DemoFloorperson | None = None) -> None:
         self.service = service
+        self.floorperson = floorperson
         self.sims = sims
         self.policy = policy
         self.rounds = rounds
@@ -263,6 +271,10 @@ class SimulatedFloor:
             await self._beat()
             stub = self.policy.stub_count(self._round_no)
             self.service.submit(Confirm("dealer", "misdeal" if stub is not None and stub.misdeal else "no_misdeal"))
+        elif ev.type == "progressive.hit" and self.floorperson is not None:
+            # The floorperson checks the hand and validates the hit with a signed command (655a.11(i)(1)(iii)).
+            await self._beat()
+            await self.floorperson.validate(self.service, int(p["seat"]), str(p["level"]), str(p["hit"]))
         elif ev.type in _STUCK and self.close_when_stuck:
             self.service.submit(CloseTable())
 
@@ -294,6 +306,30 @@ class SimulatedFloor:
         if late:
             seat, spot, amount = late
             await self.sims.stations[seat].place(spot, amount)
+
+
+class DemoFloorperson:
+    """The demo's floorperson: a key generated for this run, listed in the table's supervisors, whose commands go
+    through the same checks as a command from the broker (CommandGate: signature, role, freshness, replay) before
+    the service steps them, as the command listener does."""
+
+    KEY_ID = "demo-floorperson"
+
+    def __init__(self, config: TableConfig, replay_path: Path) -> None:
+        self.key = Ed25519PrivateKey.generate()
+        self.supervisor = Supervisor(key_id=self.KEY_ID, role="floorperson", public_key=public_key_b64(self.key))
+        self.table_id = config.table_id
+        self.gate = CommandGate(config.table_id, [*config.supervisors, self.supervisor], config.commands,
+                                ReplayStore(replay_path, config.table_id))
+
+    async def validate(self, service: TableService, seat: int, level: str, hit: str) -> None:
+        envelope = sign_command(self.key, table_id=self.table_id, verb="validate_jackpot", key_id=self.KEY_ID,
+                                args={"seat": seat, "level": level, "hit": hit})
+        result = self.gate.check("validate_jackpot", json.dumps(envelope).encode(), dt.datetime.now(dt.UTC))
+        if not isinstance(result, Accepted):
+            log.error("demo floorperson's command refused", reason=result.reason)
+            return
+        await service.submit_and_wait(result.input)
 
 
 def simulator_settings(config: TableConfig, pace: float, sim_script: SimScript | None = None) -> TableConfig:
@@ -341,7 +377,12 @@ async def play(config: TableConfig, *, rounds: int | None, broker: str | None = 
     `on_floor_error` hears of a simulated person who could not act (the table would wait for them forever).
     """
     rng = random.Random(seed)
-    async with SimulatedTable(config.game.seats, rng) as sims:
+    progressive = config.devices is not None and config.devices.progressive_sign is not None
+    replay_dir = tempfile.TemporaryDirectory(prefix="tablectl-demo-")
+    floorperson = DemoFloorperson(config, Path(replay_dir.name) / "commands.sqlite") if progressive else None
+    if floorperson is not None:
+        config = config.model_copy(update={"supervisors": [*config.supervisors, floorperson.supervisor]})
+    async with SimulatedTable(config.game.seats, rng, sign=progressive) as sims:
         if decks:
             sims.shuffler.script_decks(decks)
         if sim_script is not None:
@@ -363,7 +404,7 @@ async def play(config: TableConfig, *, rounds: int | None, broker: str | None = 
 
         def people(service: TableService) -> list[Coroutine[Any, Any, None]]:
             floor = SimulatedFloor(service, sims, policy or RandomPolicy(rng), rounds, pace,
-                                   close_when_stuck=close_when_stuck)
+                                   close_when_stuck=close_when_stuck, floorperson=floorperson)
             if on_event is None:
                 return [watched(floor)]
             heard.append(service.subscribe())  # now, so that nothing journaled from the start is missed

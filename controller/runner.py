@@ -28,6 +28,7 @@ from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.specs import SPECS, dealing_method, spec_for
 from controller.journal import Journal, JournalError
 from controller.mqtt import EventPublisher
+from controller.progressive.feed import follow_meters
 from controller.service import TableService, station_id
 from controller.watchdog import SystemdSupervisor
 from drivers.interfaces import Device
@@ -55,9 +56,12 @@ def playable(config: TableConfig) -> str | None:
         except ValueError as err:
             return str(err)
     g = config.game
-    if isinstance(g, MississippiStudRules) and (g.progressive_paytable or g.five_card_hand_bonus):
-        return ("the live round engine does not yet take the Progressive Payout or Five Card Hand Bonus Wager "
-                "(their meters come with the progressive issue); `tablectl settle` settles them")
+    if isinstance(g, MississippiStudRules) and g.five_card_hand_bonus:
+        # The Progressive Payout Wager runs live (controller/engine/progressive.py); this one is made on
+        # electronic wagering terminals (655a.7(d)(5)) the live engine does not drive yet.
+        return ("the live round engine does not yet take the Five Card Hand Bonus Wager (its electronic wagering "
+                "terminals, 655a.7(d)(5)): set five_card_hand_bonus = false to run the table; `tablectl settle` "
+                "settles it")
     if config.devices is None:
         return "the config has no [devices] table: name the table's devices (see configs/mississippi-stud.toml)"
     return None
@@ -123,6 +127,7 @@ async def run_table(config: TableConfig, devices: Mapping[str, Device], *, broke
         helpers.append(asyncio.create_task(Console(service.subscribe(), out).run(), name="console"))
     helpers.append(asyncio.create_task(CommandListener(service, broker).run(), name="commands"))
     publishing = asyncio.create_task(publisher.run(), name="publisher")
+    helpers.append(asyncio.create_task(follow_meters(service, publisher), name="meters"))
     # systemd Type=notify: READY=1, STATUS=, WATCHDOG=1 while healthy (None outside systemd).
     systemd = SystemdSupervisor.from_environment(service, broker_connected=lambda: publisher.connected)
     if systemd is not None:

@@ -25,11 +25,15 @@ from controller.engine.state import Phase, TableState
 from controller.events import DomainEvent, JournaledEvent
 from controller.games.specs import dealing_method, spec_for
 from controller.journal import Journal, Record
+from controller.progressive import codec as meter_codec
+from controller.progressive.meters import MeterError
 from drivers.interfaces import Device, DeviceEvent, DeviceFault, DeviceOffline
 
 log = structlog.get_logger("tablectl.service")
 
 Clock = Callable[[], dt.datetime]
+METERS_RECORD = "meters"  # the progressive meters, two copies (controller/progressive/codec.py)
+SIGN = "progressive_sign"
 TICK_SECONDS = 30.0  # fine enough for hour-long deck lives and half-hour idle checks
 MAX_GROUP = 64  # inputs stepped and committed together at most (see run)
 
@@ -64,8 +68,10 @@ class TableService:
         self._on_journaled = on_journaled
         self._clock = clock
         self.state, self._first = self._restore()
+        self.state, self._meters_generation = self._restore_meters(self.state, self._first)
         # The state as last stored: a step that leaves it unchanged (most Ticks) writes nothing.
         self._stored = snapshot.encode(self.state)
+        self._stored_meters = self.state.meters
         self._inputs: asyncio.Queue[Input | _Waited] = asyncio.Queue()
         self._listeners: list[asyncio.Queue[JournaledEvent]] = []
         self.closed = asyncio.Event()
@@ -96,6 +102,38 @@ class TableService:
         log.info("critical state restored", phase=str(state.phase), rounds_played=state.rounds_played,
                  round_id=state.round.round_id if state.round else None)
         return state, ([] if state.phase is Phase.CLOSED else [Recover()])
+
+    def _restore_meters(self, state: TableState, first: list[Input]) -> tuple[TableState, int]:
+        """Validate both stored copies of the meters (checksums, format, balance) and compare them with the
+        engine state's own copy. Anything wrong raises the `tilt:meters` tilt; the meters are never reset: the
+        newest sound copy (or the engine state's) is kept, and a table whose meters cannot be read at all gets
+        no fresh seeds (progressive play stays locked out until a floorperson restores and clears them)."""
+        copies = {c.copy: c for c in self.journal.load(METERS_RECORD)}
+        if not copies:
+            return state, 0  # a new table (seeded at its first open) or one without progressives
+        # A body failing the journal's checksum still goes to the codec, whose own checks say what is wrong with it.
+        blobs = [copies[i].body if i in copies else None for i in (0, 1)]
+        findings = [f"copy {'ab'[i]} fails its sha256 check" for i in (0, 1) if i in copies and not copies[i].intact]
+        generation = max(c.seq for c in copies.values())
+        try:
+            loaded = meter_codec.load_copies(blobs[0], blobs[1])
+        except MeterError as err:
+            reason = "; ".join([*findings, str(err)])
+            log.error("progressive meters unreadable: progressive play is locked out", reason=reason)
+            state.progressive_lockout["meters"] = f"the stored progressive meters cannot be read ({reason})"
+            first.append(CriticalStateInvalid(f"progressive meters: {reason}", tilt="tilt:meters"))
+            return state, generation
+        findings += loaded.findings
+        if state.meters is None:
+            state.meters = loaded.meters  # the engine state was refused or lost: the meters are not
+        elif state.meters != loaded.meters:
+            findings.append(f"the stored meters (seq {loaded.meters.seq}) disagree with the engine state's "
+                            f"(seq {state.meters.seq}); the engine state's, journaled with the events, are used")
+        if findings:
+            reason = "; ".join(findings)
+            log.error("progressive meters failed validation: tilt", reason=reason)
+            first.append(CriticalStateInvalid(f"progressive meters: {reason}", tilt="tilt:meters"))
+        return state, loaded.generation
 
     def _fresh(self) -> TableState:
         # A new table, a journal from before the state was stored, or a state refused: numbering continues.
@@ -197,9 +235,14 @@ class TableService:
         # confirmation): a restart then resumes exactly after the last step the journal holds.
         body = snapshot.encode(state)
         records = [] if body == self._stored else [snapshot.record(body)]
+        if state.meters is not None and state.meters is not self._stored_meters and state.meters != self._stored_meters:
+            # Both copies in the steps' transaction, each with its own checksum (docs/progressive.md).
+            self._meters_generation += 1
+            records.append(Record(METERS_RECORD, meter_codec.encode(state.meters, self._meters_generation), copies=2))
         events = [e for evs, _ in steps for e in evs]
         journaled = self.journal.append(events, self._clock(), records) if events or records else []
         self._stored = body
+        self._stored_meters = state.meters
         self.state = state  # only once the journal holds what the steps decided
         self._announce(journaled)
         out: list[list[JournaledEvent]] = []
@@ -235,6 +278,8 @@ class TableService:
     async def _run_commands(self, device_id: str, commands: list[Command]) -> None:
         device = self.devices.get(device_id)
         for c in commands:
+            if device is None and c.target == SIGN:
+                return  # no sign configured: the meters are on the console and the MQTT progressive topics
             if device is None:
                 self.sink(DeviceFault(device_id, code="not_configured",
                                       detail=f"no device {device_id!r} in the config for {c.verb}"))
@@ -247,8 +292,14 @@ class TableService:
                 return
 
     async def _call(self, device: Device, c: Command) -> None:
+        if c.verb in ("light_on", "light_off") and not hasattr(device, c.verb):
+            return  # a station without seat lights: the hit event names the seat for the dealer
         method = getattr(device, c.verb)
-        if c.verb == "dispense_stack":
+        if c.verb == "show_levels":
+            await method(self.state.meters.display() if self.state.meters is not None else {})
+        elif c.verb == "show_win":
+            await method(c.level or "", c.amount_cents, c.seat or 0)
+        elif c.verb == "dispense_stack":
             await method(c.cards)
         else:
             await method()

@@ -63,6 +63,10 @@ class _BettingMixin(_StepBase):
             self.emit("wager.rejected", self.e.rule("7(c)"), {
                 **base, "reason": f"this table does not offer a {spot} wager"})
             return
+        refusal = self.progressive_refusal(spot, amount)
+        if refusal is not None:
+            self.emit("wager.rejected", offer.rule, {**base, "reason": refusal})
+            return
         wagers = self.r.seat(seat).wagers
         if amount == 0:
             if wagers.pop(spot, 0):
@@ -142,6 +146,7 @@ class _BettingMixin(_StepBase):
         if down:
             payload["unreachable"] = down  # no wagers at those seats; they are locked when they come back
         self.emit("lockout.confirmed", self.lock_rule(), payload)
+        self.contribute_wagers()  # the progressive wagers are collected now (655a.8(b), 643a.8(b)(2))
         self.reconcile_or_deal()
 
     # -- wager stations going away and coming back -------------------------------------------------------

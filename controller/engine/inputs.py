@@ -156,6 +156,7 @@ class CriticalStateInvalid:
     `critical_state` tilt (never a silent reset)."""
 
     reason: str
+    tilt: str = "critical_state"  # "tilt:meters": the progressive meters' record failed (progressive play stops)
 
 
 Input = DeviceEvent | OpenTable | CloseTable | Tick | Confirm | CountEntered | FloorpersonDecision | \
@@ -172,3 +173,5 @@ class Command:
     verb: str
     seat: int | None = None
     cards: int = 0
+    level: str | None = None  # show_win: the progressive level won, and its amount
+    amount_cents: int = 0

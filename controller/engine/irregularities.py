@@ -1,6 +1,6 @@
 """Irregularities: a card face up (.13(a)), drawn in error (.13(b)), an exposed community card (.13(d)),
 device faults (.13(c), (e), (f)), devices out of order (.13(g)), the void of a round and the
-progressive-contribution reversal hook."""
+progressive contributions taken back (engine/progressive.py)."""
 
 from __future__ import annotations
 
@@ -178,15 +178,3 @@ class _IrregularitiesMixin(_StepBase):
             self.emit_settled(x, revealed)
         self.reverse_progressive_contributions(rule, returned)
         self.round_over()
-
-    def reverse_progressive_contributions(self, rule: str, returned: Mapping[str, Mapping[str, int]]) -> None:
-        """A void returns the progressive wagers, so their contributions to the meters are taken back.
-
-        HOOK: the engine keeps no meters yet (no progressive wager can be taken live); when it does, the
-        contribution of each wager (its incrementation rate, primary and reserve) goes into this event's
-        payload and the meters drop by exactly that amount, journaled with the void."""
-        wagers = {seat: {spot: amount for spot, amount in w.items() if spot in self.e.progressive}
-                  for seat, w in returned.items()}
-        wagers = {seat: w for seat, w in wagers.items() if w}
-        if wagers:
-            self.emit("progressive.contributions_reversed", rule, {"wagers": wagers, "contributions": {}})

@@ -18,6 +18,8 @@ from drivers.interfaces import WagerDetected
 
 # policy -> what happens, for the `table.recovered` event (docs/recovery.md has the reasons and citations).
 POLICIES: dict[str, str] = {
+    "await_jackpot": "the round is settled and its hits taken from the meters: each hit still awaits a "
+                     "floorperson's signed validation before it is paid and the round completes",
     "resume_between_rounds": "no round in progress: the stations are locked again, every block stands",
     "reshuffle": "the shuffle may not have completed: the shuffler is asked again (a manual shuffle is awaited)",
     "reopen_betting": "the wagers accepted stand; the stations are unlocked again and betting opens when they "
@@ -63,6 +65,10 @@ class _RecoveryMixin(_BettingMixin, _DealingMixin):
             self.resume_stub_count()
         elif phase is Phase.DECISION:
             self.resume_decisions()
+        elif phase is Phase.JACKPOT:
+            self.recovered("await_jackpot", "655a.11(i)(1)(iii)" if self.spec.chapter == "655a"
+                           else "643a.11(f)(3)(iii)(C)", hits=[h.hit for h in self.s.pending_hits])
+            self.lock_all()
 
     def recovered(self, policy: str, rule: str | None, **extra: Any) -> None:
         r = self.s.round
@@ -166,11 +172,13 @@ class _RecoveryMixin(_BettingMixin, _DealingMixin):
 
     # -- a critical state that could not be restored ---------------------------------------------------------
 
-    def critical_state_invalid(self, reason: str) -> None:
-        """A tilt, never a silent reset: the table opens BLOCKED until a supervisor clears `critical_state`."""
-        self.block("critical_state", f"critical state invalid: {reason}")
+    def critical_state_invalid(self, reason: str, tilt: str = "critical_state") -> None:
+        """A tilt, never a silent reset: the table opens BLOCKED until a supervisor clears the tilt."""
+        self.block(tilt, f"critical state invalid: {reason}")
+        if tilt == "tilt:meters":
+            self.lock_progressive("meters", f"the stored progressive meters failed validation ({reason})")
         self.emit("critical_state.invalid", None, {
-            "tilt": "critical_state", "reason": reason, "rounds_played": self.s.rounds_played,
+            "tilt": tilt, "reason": reason, "rounds_played": self.s.rounds_played,
             "remedy": "no round starts until a supervisor clears the critical_state tilt; the round in progress "
                       "when the state was stored, if any, is not resumed: settle it by hand from the journal "
                       "(tablectl journal tail / export) before clearing"})

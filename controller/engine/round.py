@@ -41,6 +41,7 @@ from controller.engine.inputs import (
     ValidateJackpot,
 )
 from controller.engine.irregularities import DEVICES, SHOE_FAULTS, SHOE_METHODS, SHUFFLER_FAULTS, _IrregularitiesMixin
+from controller.engine.progressive import SIGN, _ProgressiveMixin
 from controller.engine.recovery import _RecoveryMixin
 from controller.engine.settling import _SettlingMixin
 from controller.engine.shuffling import _ShufflingMixin
@@ -55,6 +56,7 @@ from controller.engine.state import Phase, TableState
 from controller.engine.step import _StepBase
 from controller.engine.tilts import _TiltsMixin
 from controller.events import DomainEvent
+from controller.progressive.parameters import TableProgressives, table_progressives
 from drivers.interfaces import (
     ButtonPressed,
     CardDrawn,
@@ -105,6 +107,12 @@ class RoundEngine:
         self.counted: dict[str, str | None] = (dict(counted) if isinstance(counted, Mapping)
                                                else dict.fromkeys(counted))
         self.progressive = tuple(getattr(spec, "progressive_wagers", DEFAULT_PROGRESSIVE_WAGERS))
+        # The meters of the progressive wagers this table takes live (docs/progressive.md); ParameterError
+        # (a ValueError naming the field and the fix) for figures the chapter does not allow.
+        params = table_progressives(rules)
+        self.meter_params = TableProgressives(progressives=tuple(
+            p for p in params.progressives if p.wager in self.offers))
+        self.meter_wagers = frozenset(p.wager for p in self.meter_params.progressives)
 
     def step(self, state: TableState, inp: Input) -> tuple[TableState, list[Effect]]:
         s = state.clone()
@@ -117,8 +125,8 @@ class RoundEngine:
 
 
 
-class _Step(_RecoveryMixin, _ShufflingMixin, _BettingMixin, _DealingMixin, _IrregularitiesMixin, _DeckLifeMixin,
-            _DecisionsMixin, _SettlingMixin, _TiltsMixin, _StepBase):
+class _Step(_ProgressiveMixin, _RecoveryMixin, _ShufflingMixin, _BettingMixin, _DealingMixin, _IrregularitiesMixin,
+            _DeckLifeMixin, _DecisionsMixin, _SettlingMixin, _TiltsMixin, _StepBase):
     """One input's worth of work on a private copy of the state."""
 
     # -- dispatch ------------------------------------------------------------------------------
@@ -154,7 +162,7 @@ class _Step(_RecoveryMixin, _ShufflingMixin, _BettingMixin, _DealingMixin, _Irre
             case Recover():
                 self.recover()
             case CriticalStateInvalid():
-                self.critical_state_invalid(inp.reason)
+                self.critical_state_invalid(inp.reason, inp.tilt)
             case ShuffleCompleted():
                 self.shuffle_completed(inp)
             case WagerDetected():
@@ -188,10 +196,14 @@ class _Step(_RecoveryMixin, _ShufflingMixin, _BettingMixin, _DealingMixin, _Irre
                 self.face_up(inp.card)
             case DeviceFault():
                 self.device_fault(inp)
+                if inp.device_id == SIGN and inp.code != "win_not_shown":
+                    self.sign_event("down", f"{inp.code}: {inp.detail}")
             case DeviceOnline():
                 self.emit("device.online", None, {"device_id": inp.device_id, "identity": dict(inp.identity)})
                 if (seat := _station_seat(inp.device_id)) is not None:
                     self.station_back(seat)
+                elif inp.device_id == SIGN:
+                    self.sign_event("up")
                 else:
                     self.device_back(inp.device_id)
             case DeviceOffline():
@@ -199,6 +211,8 @@ class _Step(_RecoveryMixin, _ShufflingMixin, _BettingMixin, _DealingMixin, _Irre
                 why = f"offline ({inp.reason})" if inp.reason else "offline"
                 if (seat := _station_seat(inp.device_id)) is not None:
                     self.station_down(seat, why)
+                elif inp.device_id == SIGN:
+                    self.sign_event("down", why)
                 else:
                     self.device_down(inp.device_id, why)
             case _:

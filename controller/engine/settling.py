@@ -59,13 +59,14 @@ class _SettlingMixin(_StepBase):
                                                                **r.seats[n].wagers},
                                  r.seats[n].folded_on, frozenset(r.seats[n].withdrawn))
                         for n in r.players if n not in r.left),
-            areas={k: tuple(v) for k, v in r.areas.items()})
+            areas={k: tuple(v) for k, v in r.areas.items()}, meters=self.meter_values())
 
     def settle(self) -> None:
         """Counterclockwise from the dealer's right, through the chapter's own settlement."""
         r = self.r
         view = self.view()
         rows, _ = self.spec.settle(self.rules, view) if view.seats else ([], {})
+        rows = self.take_hits(rows)  # each meter award at that seat's turn, from the meter model
         revealed: set[str] = set()
         last = {x.seat: i for i, x in enumerate(rows)}
         for seat in sorted(last, key=last.__getitem__):  # in the order each seat's settlement completed
@@ -97,6 +98,8 @@ class _SettlingMixin(_StepBase):
             lost = sum(sum(r.seats[n].collected.values()) for n, how in r.left.items() if how == "lose")
             done["collected"] = collected + lost
             done["table_result"] = collected + lost - paid
+        if self.hold_for_jackpot(done):
+            return  # round.completed once every hit is validated (engine/progressive.py)
         self.emit("round.completed", self.e.rule("complete"), done)
         self.round_over()
 

@@ -20,6 +20,7 @@ class _ShufflingMixin(_StepBase):
         labels = ("A", "B") if self.opts.decks == "two_decks" else ("A",)
         self.s.decks = {d: self.s.decks.get(d, DeckLife(since=self.s.now)) for d in labels}
         self.s.last_activity = self.s.now
+        self.seed_meters()
         self.emit("table.opened", self.e.rule("open"), {
             "chapter": self.spec.chapter, "game": self.spec.name, "seats": self.seats,
             "dealing_method": self.e.method, "decks": list(labels),

@@ -8,7 +8,7 @@ without `#k` takes the next free place in its area.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, Protocol
 
 from controller.games.settlement import Settled
@@ -120,6 +120,7 @@ class RoundView:
     round_id: str
     seats: tuple[SeatView, ...]
     areas: Mapping[str, tuple[str, ...]]  # community, six_card_bonus, dealer, ... (not seats)
+    meters: Mapping[str, Cents] = field(default_factory=dict)  # progressive meters shown as settlement begins
 
 
 # -- Optional chapter attributes (read with getattr; a spec without them gets these defaults) ----------------

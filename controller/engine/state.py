@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
+
+from controller.progressive.meters import Meters
 
 
 class Phase(StrEnum):
@@ -19,6 +22,7 @@ class Phase(StrEnum):
     STUB_COUNT = "stub_count"  # the dealer's count of the stub awaited (.8(f), .9(d), .10(d))
     DECISION = "decision"
     BLOCKED = "blocked"  # no new round until every reason in TableState.blocks is cleared
+    JACKPOT = "jackpot"  # settled, but a progressive hit awaits a floorperson's validation (655a.11(i)(1)(iii))
 
 
 @dataclass
@@ -62,13 +66,16 @@ class RoundState:
     stub_rule: str | None = None  # set while a stub count is awaited: the rule that asks for it
     stub_expected: int = 0  # cards the stub must hold for the deck to be whole
     stub_entered: int | None = None  # the dealer's count when it did not make 52
+    completion: dict[str, Any] | None = None  # round.completed's payload, held while a jackpot awaits validation
+
 
     def clone(self) -> RoundState:
         return replace(self, seats={n: st.clone() for n, st in self.seats.items()},
                        unlocks_pending=set(self.unlocks_pending), locks_pending=set(self.locks_pending),
                        players=list(self.players), dealt=list(self.dealt), discarded=list(self.discarded),
                        areas={k: list(v) for k, v in self.areas.items()}, revealed=list(self.revealed),
-                       left=dict(self.left), chips_entered=list(self.chips_entered))
+                       left=dict(self.left), chips_entered=list(self.chips_entered),
+                       completion=dict(self.completion) if self.completion is not None else None)
 
     def seat(self, n: int) -> SeatRound:
         return self.seats.setdefault(n, SeatRound(n))
@@ -76,6 +83,21 @@ class RoundState:
     def in_play(self) -> list[int]:
         """Seats dealt in, not folded and still there, clockwise from the dealer's left."""
         return [n for n in self.players if not self.seats[n].folded and n not in self.left]
+
+
+@dataclass(frozen=True)
+class PendingHit:
+    """A progressive award taken from the meter at the player's turn, awaiting a floorperson's validation
+    (655a.11(i)(1)(iii), 643a.11(f)(3)(iii)(C)) before it is paid; `hit` is the id a validate_jackpot names."""
+
+    hit: str
+    seat: int
+    level: str
+    wager: str
+    amount_cents: int  # what the player receives: the share of the meter at that turn
+    percent: int
+    rule: str
+    documentation: bool  # not paid from the table inventory: the hand stays on the table (655a.11(i)(1)(iv))
 
 
 @dataclass(frozen=True)
@@ -108,6 +130,10 @@ class TableState:
     stations_down: dict[int, str] = field(default_factory=dict)  # seat -> why its wager station is unreachable
     out_of_order: dict[str, str] = field(default_factory=dict)  # device marked out of order -> what took over
     held_wagers: dict[int, dict[str, int]] = field(default_factory=dict)  # abandoned wagers held (.7(b))
+    # -- progressive meters (docs/progressive.md): immutable, so a step shares them until it changes them --
+    meters: Meters | None = None  # None: the table offers no progressive, or its meters are not seeded yet
+    pending_hits: list[PendingHit] = field(default_factory=list)  # awaiting validation, in the order paid
+    progressive_lockout: dict[str, str] = field(default_factory=dict)  # why progressive wagers are refused
 
     def clone(self) -> TableState:
         """A copy the engine may change; every mutable field is copied (tests check a step never changes
@@ -116,4 +142,5 @@ class TableState:
                        blocks=dict(self.blocks), confirmed=set(self.confirmed), decks=dict(self.decks),
                        devices_down=dict(self.devices_down), out_of_order=dict(self.out_of_order),
                        stations_down=dict(self.stations_down),
-                       held_wagers={n: dict(w) for n, w in self.held_wagers.items()})
+                       held_wagers={n: dict(w) for n, w in self.held_wagers.items()},
+                       pending_hits=list(self.pending_hits), progressive_lockout=dict(self.progressive_lockout))

@@ -1,4 +1,4 @@
-"""Supervisor commands in the engine: the signed wrapper, tilts and the jackpot validation hook.
+"""Supervisor commands in the engine: the signed wrapper and tilts (jackpot validation: engine/progressive.py).
 
 A tilt is a block that no dealer action and no chapter remedy clears: something is wrong with the
 controller itself (its stored state failed validation at start, `critical_state`) and a supervisor must look.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from controller.engine.inputs import AcknowledgeTilt, ClearTilt, Signed, ValidateJackpot
+from controller.engine.inputs import AcknowledgeTilt, ClearTilt, Signed
 from controller.engine.step import _StepBase
 
 if TYPE_CHECKING:
@@ -48,11 +48,8 @@ class _TiltsMixin(_StepBase):
         self.emit("tilt.cleared", None, {"tilt": c.tilt, "reason": self.s.blocks[c.tilt], "by": c.key_id,
                                          "role": c.role, "note": c.note})
         self.unblock(c.tilt, f"{c.role} {c.key_id}")
-
-    def validate_jackpot(self, v: ValidateJackpot) -> None:
-        # HOOK: the progressive meters (another issue) raise a jackpot awaiting validation; until then no
-        # jackpot can await one, and the validation changes nothing.
-        self.ignored(f"validate jackpot seat {v.seat} {v.level} {v.hit}", "no jackpot awaiting validation")
+        if c.tilt == "tilt:meters":
+            self.unlock_progressive("meters")
 
     def _not_a_raised_tilt(self, what: str, tilt: str) -> bool:
         if not is_tilt(tilt):
@@ -67,3 +64,4 @@ class _TiltsMixin(_StepBase):
 
     if TYPE_CHECKING:
         def handle(self, inp: Input) -> None: ...
+        def unlock_progressive(self, key: str) -> None: ...

@@ -24,11 +24,12 @@ COMMUNITY = tuple(f"community#{i}" for i in range(1, COMMUNITY_CARDS + 1))
 COMMUNITY_STACK = ("community#2", "community#1", "burn")
 
 # Optional wagers the live table takes through its wager stations, with the subsection that offers each.
-# The Three- and Five-Card Progressive Payout Wagers (643a.7(g), (h)) and the Five Card Hand Bonus Wager
-# (643a.7(i)) are paid from meters, and the latter through an electronic wagering system (643a.2(d), (e)):
-# the live engine has neither the meters nor the terminals yet, so they are not offered and a station
-# reporting one has it rejected as a wager this table does not offer (643a.7(c)).
-OPTIONAL_OFFERS = {"five_card_bonus": "643a.7(e)", "three_card_bonus": "643a.7(f)"}
+# The Three- and Five-Card Progressive Payout Wagers (643a.7(g), (h)) feed the engine's meters
+# (controller/engine/progressive.py). The Five Card Hand Bonus Wager (643a.7(i)) is made through an
+# electronic wagering system (643a.2(d), (e)) the live engine does not drive yet, so it is not offered and a
+# station reporting one has it rejected as a wager this table does not offer (643a.7(c)).
+OPTIONAL_OFFERS = {"five_card_bonus": "643a.7(e)", "three_card_bonus": "643a.7(f)",
+                   "three_card_progressive": "643a.7(g)", "five_card_progressive": "643a.7(h)"}
 
 
 class LetItRideSpec:
@@ -62,6 +63,11 @@ class LetItRideSpec:
             # The Rules Submission states no limits of its own for this wager: the table's bet limits apply.
             out.append(Offer("three_card_bonus", OPTIONAL_OFFERS["three_card_bonus"], rules.bet_min_cents,
                              rules.bet_max_cents))
+        for spot in ("three_card_progressive", "five_card_progressive"):
+            if getattr(rules, spot):
+                # 643a.7(g), (h): $1 or $5 as the Rules Submission allows; the engine refuses other sizes.
+                sizes = getattr(rules, f"{spot}_wagers_cents")
+                out.append(Offer(spot, OPTIONAL_OFFERS[spot], min(sizes), max(sizes)))
         return out
 
     def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
@@ -112,7 +118,7 @@ class LetItRideSpec:
         burn = table.areas.get("burn", ())
         record = LetItRideRound(
             chapter="643a", round_id=table.round_id, community=list(table.areas.get("community", ())),
-            burned_card=burn[0] if burn else None,
+            burned_card=burn[0] if burn else None, meters=dict(table.meters),
             seats=[LetItRideSeat(seat=s.seat, cards=list(s.cards), wagers=dict(s.wagers),
                                  bet_1_withdrawn="bet_1" in s.withdrawn, bet_2_withdrawn="bet_2" in s.withdrawn)
                    for s in table.seats])

@@ -45,6 +45,7 @@ STREETS: tuple[Street, ...] = (
 # Each optional wager: the rule that offers it and the rule that settles it.
 WAGER_RULES = {
     "ante": "655a.7(d)(1)",
+    "progressive": "655a.7(d)(3)",
     "three_card_bonus": "655a.7(d)(4)",
     "six_card_bonus": "655a.7(d)(6)",
     "street_3": "655a.11(b)",

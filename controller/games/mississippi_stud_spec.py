@@ -33,6 +33,10 @@ class MississippiStudSpec:
         if rules.three_card_bonus_paytable:
             out.append(Offer("three_card_bonus", ms.WAGER_RULES["three_card_bonus"],
                              rules.three_card_bonus_min_cents, rules.three_card_bonus_max_cents))
+        if rules.progressive_paytable:
+            # 655a.7(d)(3): one size, the Progressive Payout Wager the 655a.12(c)(3) figures are "for 1" of.
+            size = rules.progressive_wager_cents
+            out.append(Offer("progressive", ms.WAGER_RULES["progressive"], size, size))
         if rules.six_card_bonus_paytable:
             out.append(Offer("six_card_bonus", ms.WAGER_RULES["six_card_bonus"],
                              rules.six_card_bonus_min_cents, rules.six_card_bonus_max_cents))
@@ -70,7 +74,7 @@ class MississippiStudSpec:
     def settle(self, rules: MississippiStudRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
         record = MississippiStudRound(
             chapter="655a", round_id=table.round_id, community=list(table.areas.get("community", ())),
-            six_card_bonus_cards=list(table.areas.get("six_card_bonus", ())),
+            six_card_bonus_cards=list(table.areas.get("six_card_bonus", ())), meters=dict(table.meters),
             seats=[MississippiStudSeat(seat=s.seat, cards=list(s.cards), wagers=dict(s.wagers),
                                        folded_on=s.folded_on)
                    for s in table.seats])

@@ -96,12 +96,12 @@ def test_a_tilt_that_is_not_raised_is_ignored() -> None:
     assert out[0].payload["reason"] == "no tilt 'critical_state' is raised (raised: tilt:sign)"
 
 
-def test_jackpot_validation_waits_for_the_progressive_meters() -> None:
+def test_validating_a_jackpot_that_does_not_await_validation_is_refused() -> None:
     t = table()
     out = t.feed(signed(ValidateJackpot(3, "mega", "e17", "floor-ann", "floorperson"), "validate_jackpot",
                         "floor-ann", "floorperson"))
-    assert [e.type for e in out] == ["command.accepted", "input.ignored"]
-    assert out[1].payload["reason"] == "no jackpot awaiting validation"
+    assert [e.type for e in out] == ["command.accepted", "input.refused"]
+    assert out[1].payload["reason"] == "no jackpot 'e17' awaits validation (awaiting: none)"
 
 
 def test_a_signed_input_inside_another_is_not_carried_out() -> None:

@@ -82,6 +82,8 @@ class PureTable:
         if c.verb in ("lock", "unlock"):
             assert c.seat is not None
             return [LockAcknowledged(f"wager_station_{c.seat}", seat=c.seat, locked=c.verb == "lock")]
+        if c.target == "progressive_sign" or c.verb in ("light_on", "light_off"):
+            return []  # the sign and the seat lights answer nothing the engine waits for
         raise AssertionError(f"unexpected command {c}")
 
     def draw(self, n: int | None = None) -> list[DomainEvent]:

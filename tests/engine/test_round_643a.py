@@ -215,11 +215,9 @@ def test_optional_wagers_without_the_three_bets_are_returned(table, method):
 
 
 def test_wagers_outside_the_offer_are_rejected(table):
-    # Progressives need meters the live engine lacks: not offered, so the station's wager is rejected.
-    t = table(three_card_progressive=True, three_card_progressive_paytable="A",
-              three_card_progressive_initial_cents=100_000, three_card_progressive_reset_cents=100_000,
-              three_card_progressive_rate_percent=1.0)
-    assert [(e.type, e.rule) for e in t.wager(1, "three_card_progressive", 100)] == [("wager.rejected", "643a.7(c)")]
+    # The Five Card Hand Bonus needs electronic wagering terminals the live engine does not drive: not offered.
+    t = table()
+    assert [(e.type, e.rule) for e in t.wager(1, "five_card_hand_bonus", 100)] == [("wager.rejected", "643a.7(c)")]
     # 643a.12(b) pays fixed amounts: only the configured Five Card Bonus Wager is accepted.
     assert [(e.type, e.rule) for e in t.wager(1, "five_card_bonus", 500)] == [("wager.rejected", "643a.7(e)")]
     assert [(e.type, e.rule) for e in t.wager(1, "bet_1", 20_000)] == [("wager.rejected", "643a.7(d)")]

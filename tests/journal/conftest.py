@@ -23,7 +23,7 @@ from pydantic import TypeAdapter
 from controller.cards import STANDARD_DECK
 from controller.config import GameRules
 from controller.engine import snapshot
-from controller.engine.inputs import Command, CountEntered, Input, OpenTable, Recover
+from controller.engine.inputs import Command, CountEntered, Input, OpenTable, Recover, ValidateJackpot
 from controller.engine.round import RoundEngine
 from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase, TableState
@@ -120,6 +120,8 @@ class CrashTable:
         if c.verb in ("lock", "unlock"):
             assert c.seat is not None
             return [LockAcknowledged(f"wager_station_{c.seat}", seat=c.seat, locked=c.verb == "lock")]
+        if c.target == "progressive_sign" or c.verb in ("light_on", "light_off"):
+            return []  # the sign and the seat lights answer nothing the engine waits for
         raise AssertionError(f"unexpected command {c}")
 
     # -- the floor: the next thing the dealer or a player does, read from the state -----------------------
@@ -142,6 +144,9 @@ class CrashTable:
             return True
         if s.phase is Phase.RECONCILING:
             self.feed(CountEntered("chips", r.chips_accepted))
+        elif s.phase is Phase.JACKPOT and s.pending_hits:
+            h = s.pending_hits[0]  # the floorperson validates (the signature is checked by the listener)
+            self.feed(ValidateJackpot(h.seat, h.level, h.hit, "floor-test", "floorperson"))
         elif s.phase is Phase.DEALING and self.method == "manual_shoe":
             card, self.shoe = self.shoe[0], self.shoe[1:]
             self.feed(CardDrawn("shoe", card=card))

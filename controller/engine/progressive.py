@@ -1,0 +1,235 @@
+"""Progressive meters in the round: seeded at the first open, fed at the lock-out, taken back by a void, hit at
+each winner's turn, and paid only once a floorperson validated the hit through a signed command.
+
+The meter model (controller.progressive.meters) is the truth for the meters: the engine keeps its state in
+TableState.meters (restored and replayed with the rest of the state) and journals the `meter.*` events it
+returns. The chapter's settle() computes the same awards from the meters as they stand at settlement; the two
+are compared at every hit (docs/progressive.md, "Reseed", for the one case they may differ).
+
+Validation holds the round: 655a.11(i)(1) and 643a.11(f)(3)(iii)/(iv) put the floorperson's validation ((iii),
+(C)) before the payment ((iv), (D)), and a percentage-of-meter award is not paid from the table inventory
+container, so the winning hand stays on the table until the documentation is done. The round is therefore
+not complete (no `round.completed`, no shuffle, no next round) until every hit of it is validated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from controller.engine.inputs import Command, ValidateJackpot
+from controller.engine.state import PendingHit, Phase
+from controller.engine.step import _StepBase
+from controller.events import DomainEvent
+from controller.games.settlement import Settled
+from controller.progressive import meters as model
+from controller.progressive.meters import MeterError, PercentOfMeter
+
+if TYPE_CHECKING:
+    from controller.engine.inputs import Input
+
+SIGN = "progressive_sign"
+JACKPOT_BLOCK = "jackpot"
+# What a chapter's meter award reads as in a settled row: "100% of the mega meter" (655a) or "10% of meter"
+# (643a, where the wager spot names its meter).
+_SHARE = re.compile(r"^(\d+)% of (?:the (\w+) )?meter$")
+
+
+def lockout_rule(chapter: str) -> str:
+    # The progressive table game system prevents the placement of progressive wagers (655a.8(b), 643a.8(b)(2)).
+    return "643a.8(b)(2)" if chapter == "643a" else f"{chapter}.8(b)"
+
+
+class _ProgressiveMixin(_StepBase):
+    # -- the meters' events ----------------------------------------------------------------------
+
+    def meter_events(self, events: Sequence[DomainEvent], meters: model.Meters) -> None:
+        self.s.meters = meters
+        rid = self.s.round.round_id if self.s.round else None
+        for ev in events:
+            self.out.append(ev if ev.round_id is not None or rid is None else replace(ev, round_id=rid))
+
+    def seed_meters(self) -> None:
+        """A new table (or a meter the config added) is seeded, journaled; a seeded meter is never seeded again."""
+        params = self.e.meter_params
+        if not params.levels or "meters" in self.s.progressive_lockout:
+            return  # a store that failed validation is never replaced by fresh seeds
+        meters, events = model.seed_missing(self.s.meters or model.Meters(), params)
+        self.meter_events(events, meters)
+
+    # -- wagers and the lock-out -------------------------------------------------------------------
+
+    def progressive_refusal(self, spot: str, amount: int) -> str | None:
+        """Why a progressive wager is refused now, or None (not a progressive wager, or taken)."""
+        if spot not in self.e.meter_wagers:
+            return None
+        if self.s.progressive_lockout:
+            return ("progressive wagering is locked out: " + "; ".join(self.s.progressive_lockout.values())
+                    + " (it reopens when the meters and the sign are available)")
+        sizes = getattr(self.rules, f"{spot}_wagers_cents", None)
+        if amount and isinstance(sizes, tuple) and amount not in sizes:
+            return f"a {spot} wager is one of {', '.join(map(str, sizes))} cents at this table"
+        return None
+
+    def lock_progressive(self, key: str, why: str) -> None:
+        if not self.e.meter_wagers or self.s.progressive_lockout.get(key) == why:
+            return
+        self.s.progressive_lockout[key] = why
+        self.emit("progressive.locked_out", lockout_rule(self.spec.chapter), {
+            "reason": why, "reasons": dict(self.s.progressive_lockout), "wagers": list(self.e.meter_wagers),
+            "remedy": "progressive wagers are refused at the wager stations; the rest of the game goes on"})
+
+    def unlock_progressive(self, key: str) -> None:
+        if self.s.progressive_lockout.pop(key, None) is None:
+            return
+        if self.s.progressive_lockout:
+            return
+        self.emit("progressive.unlocked", lockout_rule(self.spec.chapter), {"cleared": key})
+        self.command(SIGN, "show_levels")
+
+    def contribute_wagers(self) -> None:
+        """At the lock-out every progressive wager of the round's players is collected and contributes
+        (655a.8(b), 643a.8(b)(2)), seat by seat clockwise."""
+        if self.s.meters is None or not self.e.meter_wagers:
+            return
+        r = self.r
+        meters, events = self.s.meters, []
+        for n in r.players:
+            for spot, amount in sorted(r.seats[n].wagers.items()):
+                if spot in self.e.meter_wagers:
+                    meters, more = model.contribute(meters, self.e.meter_params, spot, amount, seat=n,
+                                                    round_id=r.round_id)
+                    events += more
+        if events:
+            self.meter_events(events, meters)
+            self.command(SIGN, "show_levels")
+
+    def reverse_progressive_contributions(self, rule: str, returned: Mapping[str, Mapping[str, int]]) -> None:
+        """A void returns the progressive wagers, so the meters take back exactly what they contributed."""
+        wagers = {seat: {spot: amount for spot, amount in w.items() if spot in self.e.progressive}
+                  for seat, w in returned.items()}
+        wagers = {seat: w for seat, w in wagers.items() if w}
+        if self.s.meters is None or self.s.round is None:
+            if wagers:
+                self.emit("progressive.contributions_reversed", rule, {"wagers": wagers, "contributions": {}})
+            return
+        try:
+            meters, events = model.void_round(self.s.meters, self.r.round_id, rule=rule)
+        except MeterError as err:  # cannot happen before settlement, where the hits are; never lose it silently
+            self.block("tilt:meters", str(err))
+            self.emit("progressive.reversal_refused", rule, {"reason": str(err)})
+            return
+        contributions = {str(e.payload["level"]): e.payload["delta"] for e in events}
+        self.emit("progressive.contributions_reversed", rule, {"wagers": wagers, "contributions": contributions})
+        if events:
+            self.meter_events(events, meters)
+            self.command(SIGN, "show_levels")
+
+    # -- settlement: the hits at each winner's turn ------------------------------------------------------
+
+    def meter_values(self) -> dict[str, int]:
+        return self.s.meters.display() if self.s.meters is not None else {}
+
+    def take_hits(self, rows: Sequence[Settled]) -> list[Settled]:
+        """Each meter award, in the settlement's (counterclockwise) order, from the meter as it stands at that
+        turn; the rows get the model's amounts (equal to the chapter's but for a reseed funded by a reserve)."""
+        if self.s.meters is None:
+            return list(rows)
+        r = self.r
+        out: list[Settled] = []
+        meters = self.s.meters
+        for x in rows:
+            m = _SHARE.match(x.odds or "") if x.outcome == "win" and x.wager in self.e.meter_wagers else None
+            if m is None:
+                out.append(x)
+                continue
+            percent, level = int(m.group(1)), m.group(2) or x.wager
+            before = meters.level(level).display_cents
+            meters, share, events = model.hit(meters, self.e.meter_params, level, PercentOfMeter(percent),
+                                              seat=x.seat, round_id=r.round_id, rule=x.rule)
+            self.meter_events(events, meters)
+            chapter_share = x.paid + x.returned
+            if share != chapter_share:
+                # docs/progressive.md "Reseed": a reserve moved into a reseeded meter; the model is the truth.
+                x = replace(x, paid=share - x.amount, note=f"{x.note or ''}; paid {share} from the meter model "
+                            f"(the chapter's figure {chapter_share} assumed a reseed without reserve)".lstrip("; "))
+            hit = PendingHit(hit=f"{r.round_id}-h{len(self.s.pending_hits) + 1}", seat=x.seat, level=level,
+                             wager=x.wager, amount_cents=share, percent=percent, rule=x.rule, documentation=True)
+            self.s.pending_hits.append(hit)
+            validate = "643a.11(f)(3)(iii)(C)" if self.spec.chapter == "643a" else "655a.11(i)(1)(iii)"
+            light = "643a.11(f)(3)(iii)(B)" if self.spec.chapter == "643a" else "655a.11(i)(1)(ii)"
+            self.emit("progressive.hit", validate, {
+                "hit": hit.hit, "seat": x.seat, "level": level, "wager": x.wager, "hand": x.hand,
+                "percent": percent, "amount": share, "meter_before": before,
+                "meter_after": meters.level(level).display_cents, "light_rule": light,
+                "documentation": "the award is a percentage of the meter, not paid from the table inventory "
+                                 f"container ({x.rule}): the cards stay on the table until it is documented",
+                "remedy": "a floorperson or above validates the hit with a signed validate_jackpot command"})
+            self.command("wager_station", "light_on", seat=x.seat)
+            self.out.append(Command(SIGN, "show_win", x.seat, level=level, amount_cents=share))
+            out.append(x)
+        if self.s.meters is not None:
+            meters, events = model.close_round(self.s.meters, r.round_id)
+            self.meter_events(events, meters)
+        self.command(SIGN, "show_levels")
+        return out
+
+    def hold_for_jackpot(self, done: dict[str, Any]) -> bool:
+        """True when the round's completion waits for jackpot validations (stored with the round)."""
+        mine = [h for h in self.s.pending_hits if h.hit.startswith(self.r.round_id + "-")]
+        if not mine:
+            return False
+        self.r.completion = done
+        self.s.phase = Phase.JACKPOT
+        self.s.blocks[JACKPOT_BLOCK] = "jackpot awaiting validation: " + ", ".join(
+            f"seat {h.seat} {h.level} ({h.hit})" for h in mine)
+        return True
+
+    def validate_jackpot(self, v: ValidateJackpot) -> None:
+        what = f"validate jackpot seat {v.seat} {v.level} {v.hit}"
+        if v.role not in ("floorperson", "supervisor", "manager"):
+            self.refused(what, f"role {v.role!r} may not validate a progressive payout: a floorperson or above "
+                               "must (655a.11(i)(1)(iii))", "655a.11(i)(1)(iii)")
+            return
+        found = next((h for h in self.s.pending_hits if h.hit == v.hit), None)
+        if found is None:
+            waiting = ", ".join(f"{h.hit} (seat {h.seat} {h.level})" for h in self.s.pending_hits) or "none"
+            self.refused(what, f"no jackpot {v.hit!r} awaits validation (awaiting: {waiting})", None)
+            return
+        if found.seat != v.seat or found.level != v.level:
+            self.refused(what, f"jackpot {v.hit} is seat {found.seat}'s {found.level}, not seat {v.seat}'s "
+                               f"{v.level}: check the hit and send it again", None)
+            return
+        self.s.pending_hits = [h for h in self.s.pending_hits if h is not found]
+        self.emit("progressive.validated", found.rule if self.spec.chapter == "643a" else "655a.11(i)(1)(iii)", {
+            "hit": found.hit, "seat": found.seat, "level": found.level, "by": v.key_id, "role": v.role})
+        self.emit("progressive.paid", found.rule, {
+            "hit": found.hit, "seat": found.seat, "level": found.level, "wager": found.wager,
+            "amount": found.amount_cents, "percent": found.percent, "paid_from": "progressive meter",
+            "documented_by": v.key_id})
+        self.command("wager_station", "light_off", seat=found.seat)
+        if self.s.pending_hits:
+            self.s.blocks[JACKPOT_BLOCK] = "jackpot awaiting validation: " + ", ".join(
+                f"seat {h.seat} {h.level} ({h.hit})" for h in self.s.pending_hits)
+            return
+        self.s.blocks.pop(JACKPOT_BLOCK, None)
+        self.emit("table.block_cleared", None, {"block": JACKPOT_BLOCK, "by": f"{v.role} {v.key_id}",
+                                                "remaining": dict(self.s.blocks)})
+        if self.s.phase is Phase.JACKPOT and self.s.round is not None:
+            done = self.r.completion or {}
+            self.r.completion = None
+            self.emit("round.completed", self.e.rule("complete"), done)
+            self.round_over()
+
+    # -- the sign ----------------------------------------------------------------------------------
+
+    def sign_event(self, kind: str, why: str = "") -> None:
+        if kind == "down":
+            self.lock_progressive("sign", f"the progressive sign is unavailable ({why})")
+        else:
+            self.unlock_progressive("sign")
+
+    if TYPE_CHECKING:
+        def handle(self, inp: Input) -> None: ...
