@@ -65,6 +65,7 @@ from drivers.interfaces import (
     DeviceOnline,
     FaceUpCard,
     LockAcknowledged,
+    MetersShown,
     ShuffleCompleted,
     StackDispensed,
     StubRemoved,
@@ -215,6 +216,10 @@ class _Step(_ProgressiveMixin, _RecoveryMixin, _ShufflingMixin, _BettingMixin, _
                     self.sign_event("down", why)
                 else:
                     self.device_down(inp.device_id, why)
+            case MetersShown():
+                # The sign's read-back of what it displays, several times a second: the meters themselves are
+                # journaled when they change; a sign that stops answering is a DeviceFault/DeviceOffline above.
+                pass
             case _:
                 self.ignored(type(inp).__name__, "not an input of this engine")
 
