@@ -59,9 +59,12 @@ HELD_BY = {"shuffling": "shuffler", "locking": "wager_station_6", "dealing": "sh
 SLOW_MS = 60  # under the reference driver's ACK timeout (100 ms): no retransmission, no fault
 SETTLED = re.compile(r"^(three_card_bonus|six_card_bonus|progressive)\.settled$")
 BUDGET_SECONDS = 240  # a bound on failure only; the test normally ends far sooner
-# The first seat's 7c and the community 7s 7h 7d whenever the community comes off cards 13-15: six players and no
-# Six Card Bonus cards, or four players and the four Six Card Bonus cards (655a.10(b), (c)). Four of a kind takes
-# 100 % of the minor meter under paytable C (655a.12(c)(1)) if that seat made the Progressive Payout Wager.
+# Meter hits for the common layouts (655a.10(b), (c): two cards to each player, then the Six Card Bonus cards if any
+# seat wagered it, then the community). Community off cards 13-15 (six players and no Six Card Bonus, or four and the
+# bonus cards): 7s 7h 7d, and the first seat's 7c makes four of a kind, 100 % of the minor meter (655a.12(c)(1)
+# paytable C). Off cards 9-11 (four players, no bonus): Td Jd Qd, and the fourth seat's 8d 9d make a straight flush,
+# 100 % of the major meter (the others flushes, and envy bonuses, 655a.12(c)(5)). A hit needs that seat's
+# Progressive Payout Wager and no fold, so it comes within a few rounds of the boot, not in every one.
 QUADS_TOP = ["7c", "2d", "3d", "4d", "5d", "6d", "8d", "9d", "Td", "Jd", "Qd", "Kd", "7s", "7h", "7d"]
 QUADS_DECK = QUADS_TOP + [c for c in STANDARD_DECK if c not in QUADS_TOP]
 
