@@ -275,6 +275,12 @@ class SimulatedFloor:
             # The floorperson checks the hand and validates the hit with a signed command (655a.11(i)(1)(iii)).
             await self._beat()
             await self.floorperson.validate(self.service, int(p["seat"]), str(p["level"]), str(p["hit"]))
+        elif ev.type == "table.recovered" and p.get("policy") == "await_jackpot" and self.floorperson is not None:
+            # Restarted while hits awaited validation: their progressive.hit events belong to the last boot, so the
+            # floorperson validates what the restored state still holds pending (each once; 655a.11(i)(1)(iii)).
+            for pending in list(self.service.state.pending_hits):
+                await self._beat()
+                await self.floorperson.validate(self.service, pending.seat, pending.level, pending.hit)
         elif ev.type in _STUCK and self.close_when_stuck:
             self.service.submit(CloseTable())
 

@@ -10,6 +10,13 @@ yet: that boot's simulated device for the phase answers slowly (a sim script's `
 retry budget, so nothing fails), and the kill follows the event that enters the phase, seen on the subscriber, by
 a seeded jitter of a few milliseconds. The delays are the scenario's kill instants, not synchronisation: every
 wait for an outcome is on a condition.
+The progressive table (Mississippi Stud, 655a paytable C: mega, major and minor meters) is killed the same way and
+also in phase JACKPOT: that boot deals a scripted deck giving the first seat four of a kind (the minor meter, 100 %,
+655a.12(c)(1)) and its progressive sign answers slowly, so the settled round waits in JACKPOT for the floorperson's
+validation (655a.11(i)(1)(iii)) while the kill lands. Besides the rest, the meters must replay from the journal's
+`meter.*` events to what both stored copies and the retained progressive/<level> topics hold; every progressive
+wager that reached the lock-out contributed once (655a.8(b)); every void by recovery reversed exactly its round's
+contributions; every hit was validated and paid once, across the restart; and each level balances to the micro-cent.
 """
 
 from __future__ import annotations
@@ -22,19 +29,27 @@ import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from controller.cards import STANDARD_DECK
+from controller.config import load_config
 from controller.engine import snapshot
+from controller.events import DomainEvent
 from controller.journal import JournalReader
+from controller.progressive import codec as meter_codec
+from controller.progressive.meters import MICRO, Meters, replay
+from controller.progressive.parameters import TableProgressives, table_progressives
+from controller.service import METERS_RECORD
 
 pytestmark = pytest.mark.e2e
 
 SEED = 655_013
 ROUNDS = 200
-DEMO = Path(__file__).resolve().parents[2] / "configs" / "demo.toml"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 # The phases a demo round passes through (automated shoe, counting shuffler: no chip or stub counts) and the event
 # the subscriber sees as the table enters each.
 ENTERED_BY = {"shuffling": "shuffle.started", "betting": "betting.opened", "locking": "no_more_bets",
@@ -42,28 +57,59 @@ ENTERED_BY = {"shuffling": "shuffle.started", "betting": "betting.opened", "lock
 # The device whose slow answers hold a phase open long enough to be aimed at (none: the phase waits for people).
 HELD_BY = {"shuffling": "shuffler", "locking": "wager_station_6", "dealing": "shoe"}
 SLOW_MS = 60  # under the reference driver's ACK timeout (100 ms): no retransmission, no fault
-SETTLED = re.compile(r"^(three_card_bonus|six_card_bonus)\.settled$")
+SETTLED = re.compile(r"^(three_card_bonus|six_card_bonus|progressive)\.settled$")
 BUDGET_SECONDS = 240  # a bound on failure only; the test normally ends far sooner
+# Meter hits for the common layouts (655a.10(b), (c): two cards to each player, then the Six Card Bonus cards if any
+# seat wagered it, then the community). Community off cards 13-15 (six players and no Six Card Bonus, or four and the
+# bonus cards): 7s 7h 7d, and the first seat's 7c makes four of a kind, 100 % of the minor meter (655a.12(c)(1)
+# paytable C). Off cards 9-11 (four players, no bonus): Td Jd Qd, and the fourth seat's 8d 9d make a straight flush,
+# 100 % of the major meter (the others flushes, and envy bonuses, 655a.12(c)(5)). A hit needs that seat's
+# Progressive Payout Wager and no fold, so it comes within a few rounds of the boot, not in every one.
+QUADS_TOP = ["7c", "2d", "3d", "4d", "5d", "6d", "8d", "9d", "Td", "Jd", "Qd", "Kd", "7s", "7h", "7d"]
+QUADS_DECK = QUADS_TOP + [c for c in STANDARD_DECK if c not in QUADS_TOP]
+
+
+@dataclass(frozen=True)
+class Table:
+    config: str
+    entered_by: dict[str, str] = field(default_factory=lambda: dict(ENTERED_BY))
+    held_by: dict[str, str] = field(default_factory=lambda: dict(HELD_BY))
+    decks_for: dict[str, list[str]] = field(default_factory=dict)  # phase aimed at -> that boot's scripted decks
+    progressive: bool = False
+
+
+TABLES = {
+    "demo": Table("demo.toml"),
+    # A hit is journaled with the round's settlement, which then waits in JACKPOT for the validation; the slow sign
+    # (show_win, show_levels) holds the service in that step's commands, so the validation queues behind them.
+    "ms-progressive": Table("mississippi-stud-progressive.toml", {**ENTERED_BY, "jackpot": "progressive.hit"},
+                            {**HELD_BY, "jackpot": "progressive_sign"},
+                            {"jackpot": [" ".join(QUADS_DECK)] * 60}, progressive=True),
+}
 
 
 class Daemon:
-    def __init__(self, tmp: Path, broker: str, table_id: str, prefix: str) -> None:
+    def __init__(self, tmp: Path, broker: str, table_id: str, prefix: str, config: str = "demo.toml") -> None:
         self.journal = tmp / "table.sqlite"
         self.config = tmp / "table.toml"
-        text = DEMO.read_text().replace('table_id = "demo-ms-1"', f'table_id = "{table_id}"')
+        text = re.sub(r'^table_id = ".*"$', f'table_id = "{table_id}"', (CONFIGS / config).read_text(), count=1,
+                      flags=re.M)
         self.config.write_text(text.replace('prefix = "tablectl"', f'prefix = "{prefix}"'))
         self.broker = broker
         self.logs = tmp / "logs"
         self.logs.mkdir()
         self.boots = 0
 
-    def start(self, seed: int, slow: str | None = None) -> subprocess.Popen[bytes]:
+    def start(self, seed: int, slow: str | None = None, decks: list[str] | None = None) -> subprocess.Popen[bytes]:
         self.boots += 1
         log = (self.logs / f"boot{self.boots}.log").open("wb")
         script = []
-        if slow is not None:
-            path = self.logs / f"slow-{slow}.toml"
-            path.write_text(f'[[faults]]\ndevice = "{slow}"\nfault = "slow_reply"\ndelay_ms = {SLOW_MS}\n')
+        if slow is not None or decks:
+            path = self.logs / f"script-{self.boots}.toml"
+            text = f"decks = {decks!r}\n".replace("'", '"') if decks else ""
+            if slow is not None:
+                text += f'[[faults]]\ndevice = "{slow}"\nfault = "slow_reply"\ndelay_ms = {SLOW_MS}\n'
+            path.write_text(text)
             script = ["--script", str(path)]
         return subprocess.Popen(
             [sys.executable, "-m", "controller.cli", "--log-json", "demo", "--pace", "0", "--seed", str(seed),
@@ -109,28 +155,31 @@ class Live:
         self.sub.wait_until(seen, timeout=within, what=f"a live {type_} after seq {after_seq}")
 
 
-def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(mosquitto: Any, subscribe: Any,
+@pytest.mark.parametrize("name", list(TABLES))
+def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(name: str, mosquitto: Any, subscribe: Any,
                                                                       unique_id: str, tmp_path: Path) -> None:
+    table = TABLES[name]
     rng = random.Random(SEED)
     prefix = "k9"
     topic = f"{prefix}/{unique_id}/event"
-    sub = subscribe(topic)
+    sub = subscribe(topic, f"{prefix}/{unique_id}/progressive/+")
     live = Live(sub, topic)
-    daemon = Daemon(tmp_path, mosquitto.url, unique_id, prefix)
+    daemon = Daemon(tmp_path, mosquitto.url, unique_id, prefix, table.config)
     hits: list[str] = []
     started = time.monotonic()
     while True:
         assert time.monotonic() - started < BUDGET_SECONDS, f"too slow: {len(hits)} kills, phases {Counter(hits)}"
         _, rounds, seq = daemon.stored()
-        missing = [p for p in ENTERED_BY if p not in hits]
+        missing = [p for p in table.entered_by if p not in hits]
         live.cursor = len(sub.messages)
         if rounds >= ROUNDS and not missing:
             break
         aim = rng.choice(missing) if missing and rng.random() < 0.5 else None
-        proc = daemon.start(seed=rng.randrange(1 << 30), slow=HELD_BY.get(aim or ""))
+        proc = daemon.start(seed=rng.randrange(1 << 30), slow=table.held_by.get(aim or ""),
+                            decks=table.decks_for.get(aim or ""))
         try:
             if aim is not None:
-                live.wait_for(ENTERED_BY[aim], seq, within=30)
+                live.wait_for(table.entered_by[aim], seq, within=30)
                 delay = rng.uniform(0.0, 0.02)
             else:
                 delay = rng.uniform(1.5, 6.0)
@@ -162,7 +211,7 @@ def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(mosquitto: 
     assert [r["seq"] for r in rows] == list(range(1, len(rows) + 1))
     assert rows[-1]["type"] == "table.closed"
     kills = len(hits)
-    assert set(ENTERED_BY) <= set(hits), Counter(hits)
+    assert set(table.entered_by) <= set(hits), Counter(hits)
     # Every boot after the first began with its recovery, before anything its restarted devices reported (a boot
     # killed before its first step journaled nothing, and the next one recovered instead).
     firsts: dict[str, dict[str, Any]] = {}
@@ -189,9 +238,118 @@ def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(mosquitto: 
     got = [m.json() for m in sub.on(topic)]
     assert all(journaled.get(e["event_id"]) == e["seq"] for e in got), "an event the journal does not hold"
     assert any(e.get("replayed") for e in got), "the backlog of a killed daemon is replayed, marked so"
+    meters = ""
+    if table.progressive:
+        stored = stored_meters(daemon.journal)
+        found = check_meters(rows, stored, table_progressives(load_config(daemon.config).game))
+        # The retained progressive/<level> topics, as a supervisor connecting now gets them, show the same meters.
+        levels = {f"{prefix}/{unique_id}/progressive/{level}": lv for level, lv in stored.levels.items()}
+        fresh = subscribe(f"{prefix}/{unique_id}/progressive/+")
+        fresh.wait_until(lambda ms: levels.keys() <= {m.topic for m in ms}, timeout=10, what="every retained meter")
+        for m in fresh.messages:
+            lv, shown = levels[m.topic], m.json()
+            assert m.retain and (shown["display_cents"], shown["reserve_cents"], shown["hits"]) == (
+                lv.display_cents, lv.reserve_micro // MICRO, lv.hits), (m.topic, shown, lv)
+        meters = (f", {found['contributions']} contributions, {found['reversed']} rounds reversed, "
+                  f"{found['hits']} hits ({found['hits_recovered']} validated after a restart)")
     print(f"\n{kills} kills, {totals['rounds']} rounds, phases hit {dict(Counter(hits))}, "
-          f"{totals['voided_by_recovery']} voided by recovery, {len(rows)} events, {len(got)} received, "
+          f"{totals['voided_by_recovery']} voided by recovery, {len(rows)} events, {len(got)} received{meters}, "
           f"{time.monotonic() - started:.0f} s")
+
+
+def stored_meters(journal: Path) -> Meters:
+    """The meters as last stored: both copies of the meters record, which must agree, and the engine state's."""
+    db = sqlite3.connect(journal)
+    try:
+        bodies = dict(db.execute("SELECT copy, body FROM critical_state WHERE record = ?", (METERS_RECORD,)).fetchall())
+        engine = db.execute("SELECT body FROM critical_state WHERE record = 'engine'").fetchone()[0]
+    finally:
+        db.close()
+    loaded = meter_codec.load_copies(bytes(bodies[0]), bytes(bodies[1]))
+    assert (loaded.used, loaded.tilt, loaded.findings) == ("both", False, []), loaded
+    assert snapshot.decode(bytes(engine)).meters == loaded.meters, "the engine state's meters differ from the record"
+    return loaded.meters
+
+
+def check_meters(rows: list[dict[str, Any]], stored: Meters, params: TableProgressives) -> dict[str, int]:
+    """Nothing lost, nothing counted twice: the journal's meter events replay to the stored meters; each progressive
+    wager at the lock-out contributed once (655a.8(b)); a void reversed exactly its round's contributions; every hit
+    was validated and paid once (655a.11(i)(1)(iii)); each level balances."""
+    replayed = replay(DomainEvent(r["type"], r["rule"], r["payload"], r["round_id"])
+                      for r in rows if r["type"].startswith("meter."))
+    assert replayed == stored, "replaying the journal's meter.* events does not give the stored meters"
+    assert not stored.open_rounds, stored.open_rounds  # the table closed after a completed round
+    by_round: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r["round_id"]:
+            by_round[r["round_id"]].append(r)
+    levels = sorted(params.levels)
+    rate = {name: lv.primary_ppm + lv.reserve_ppm for name, lv in params.levels.items()}
+    kept_micro: Counter[str] = Counter()
+    kept_count = reversed_rounds = contributions = 0
+    for rid, events in by_round.items():
+        types = [e["type"] for e in events]
+        made = [e for e in events if e["type"] == "meter.contributed"]
+        contributions += len(made)
+        if "lockout.confirmed" in types:
+            lock = next(e["payload"] for e in events if e["type"] == "no_more_bets")
+            wagers = {int(seat): w["progressive"] for seat, w in lock["wagers"].items()
+                      if int(seat) in lock["players"] and "progressive" in w}
+            expected = Counter((seat, level, amount) for seat, amount in wagers.items() for level in levels)
+        else:
+            expected = Counter()
+        got = Counter((e["payload"]["seat"], e["payload"]["level"], e["payload"]["wager_cents"]) for e in made)
+        assert got == expected, f"{rid}: contributions {got}, progressive wagers at the lock-out {expected}"
+        reversed_ = [e for e in events if e["type"] == "meter.contributions_reversed"]
+        if "round.voided" in types:
+            for level in levels:
+                taken: Counter[str] = Counter()
+                for e in made:
+                    if e["payload"]["level"] == level:
+                        taken.update({k: -v for k, v in e["payload"]["delta"].items()})
+                back = [e["payload"] for e in reversed_ if e["payload"]["level"] == level]
+                if not taken:
+                    assert not back, f"{rid}: {level} reversed without contributions"
+                    continue
+                assert len(back) == 1, f"{rid}: {level} reversed {len(back)} times"
+                delta = dict(back[0]["delta"])
+                assert delta.pop("reversed_count") == back[0]["wagers"] == len(expected) // len(levels), rid
+                assert delta.pop("reversed_cents") == -taken["in_cents"], rid
+                assert delta == {k: v for k, v in taken.items() if v}, f"{rid}: {level} reversed {delta}, not {taken}"
+            reversed_rounds += bool(made)
+            assert "meter.round_closed" not in types, rid
+        else:
+            assert not reversed_, f"{rid}: contributions reversed without a void"
+            closed = types.count("meter.round_closed")
+            assert closed == (1 if made else 0), f"{rid}: its contributions made final {closed} times"
+            kept_count += len(made) // len(levels)
+            for e in made:
+                kept_micro[e["payload"]["level"]] += e["payload"]["wager_cents"] * rate[e["payload"]["level"]]
+    # Hits: each validated and paid once, at the amount the meter gave, whether or not a restart came between.
+    hit = {e["payload"]["hit"]: e["payload"] for e in rows if e["type"] == "progressive.hit"}
+    validated = Counter(e["payload"]["hit"] for e in rows if e["type"] == "progressive.validated")
+    paid = {e["payload"]["hit"]: e["payload"]["amount"] for e in rows if e["type"] == "progressive.paid"}
+    paid_count = Counter(e["payload"]["hit"] for e in rows if e["type"] == "progressive.paid")
+    assert hit, "no progressive hit: the scripted deck was meant to give one"
+    assert set(validated) == set(paid_count) == set(hit) and set(validated.values()) == set(paid_count.values()) == {1}
+    assert paid == {h: p["amount"] for h, p in hit.items()}
+    meter_hits = [e["payload"] for e in rows if e["type"] == "meter.hit"]
+    assert len(meter_hits) == len(hit)
+    recovered = {h: e["seq"] for e in rows if e["type"] == "table.recovered"
+                 and e["payload"]["policy"] == "await_jackpot" for h in e["payload"]["hits"]}
+    assert recovered and recovered.keys() <= hit.keys(), "no restart found a hit awaiting validation"
+    validated_at = {e["payload"]["hit"]: e["seq"] for e in rows if e["type"] == "progressive.validated"}
+    assert all(validated_at[h] > seq for h, seq in recovered.items()), "a hit validated before the restart was pending"
+    for level in levels:
+        lv = stored.level(level)
+        assert lv.balance_problem() is None, lv.balance_problem()
+        assert lv.contributed_micro + lv.house_funded_micro == (lv.display_micro + lv.reserve_micro + lv.overflow_micro
+                                                                + lv.wins_cents * MICRO + lv.removed_micro), lv
+        # Independently of the meter events: the contributions are the rate times the wagers of the rounds not void.
+        assert (lv.contributed_micro, lv.in_count) == (kept_micro[level], kept_count), level
+        assert lv.wins_cents == sum(h["paid_cents"] for h in meter_hits if h["level"] == level), level
+    return {"contributions": contributions, "reversed": reversed_rounds, "hits": len(hit),
+            "hits_recovered": len(recovered)}
 
 
 def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -260,6 +418,9 @@ def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
                 assert stakes[key] == w["amount"] == w["returned"] + w["collected"], (rid, key, w)
                 paid += w["paid"]
                 collected += w["collected"]
+            if e["type"] == "envy_bonus.settled":  # 655a.12(c)(5): paid to a progressive wager, no stake of its own
+                assert p["amount"] == 0 and (int(p["seat"]), "progressive") in stakes, (rid, p)
+                paid += p["paid"]
             if e["type"] == "seat.folded":
                 for spot, amount in p["collected"].items():
                     settled[(int(p["seat"]), spot)] += 1
