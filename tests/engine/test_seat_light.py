@@ -108,3 +108,44 @@ def test_643a_light_rules_name_the_wager():
     assert light_rule("643a", "643a.11(f)(3)(iii)(D)") == "643a.11(f)(3)(iii)(B)"
     assert light_rule("643a", "643a.11(f)(3)(iv)(D)") == "643a.11(f)(3)(iv)(B)"
     assert light_rule("655a", "655a.11(i)(1)(iv)") == "655a.11(i)(1)(ii)"
+
+
+class LightlessStation:
+    """A third-party wager station driver written before seat lights: lock and unlock only (a real class of the kind
+    a plugin ships, not a mock; it drives no hardware because none is attached here)."""
+
+    def __init__(self, seat: int) -> None:
+        self.device_id, self.seat, self.locks = f"wager_station_{seat}", seat, 0
+
+    async def start(self, sink: object) -> None:
+        pass
+
+    async def stop(self) -> None:
+        pass
+
+    async def lock(self) -> None:
+        self.locks += 1
+
+    async def unlock(self) -> None:
+        pass
+
+
+async def test_service_skips_a_station_without_a_light_and_says_so_once(tmp_path):
+    import structlog
+
+    from controller.config import demo_config
+    from controller.engine.inputs import Command
+    from controller.journal import Journal
+    from controller.service import TableService
+
+    config = demo_config()
+    station = LightlessStation(2)
+    service = TableService(config, {station.device_id: station}, Journal(tmp_path / "j.sqlite", config.table_id,
+                                                                         boot_id="b1"))
+    with structlog.testing.capture_logs() as logs:
+        for verb in ("light_on", "light_off", "lock", "light_on"):
+            await service._execute([Command("wager_station", verb, seat=2)])
+    unlit = [entry for entry in logs if "no seat light" in entry["event"]]
+    assert len(unlit) == 1 and unlit[0]["device"] == "wager_station_2"
+    assert station.locks == 1  # the other commands still reach it
+    assert service._inputs.empty()  # no fault was raised for the missing light
