@@ -77,6 +77,7 @@ class TableService:
         self.closed = asyncio.Event()
         # Set once the devices were started and the table was opened (systemd READY=1, benchmarks).
         self.ready = asyncio.Event()
+        self._unlit: set[str] = set()  # stations already logged as having no seat light
 
     def _restore(self) -> tuple[TableState, list[Input]]:
         """The state to start from and the inputs that come before anything a device reports."""
@@ -293,7 +294,13 @@ class TableService:
 
     async def _call(self, device: Device, c: Command) -> None:
         if c.verb in ("light_on", "light_off") and not hasattr(device, c.verb):
-            return  # a station without seat lights: the hit event names the seat for the dealer
+            # A station without a seat light (a driver without drivers.interfaces.SeatLights): the hit event names
+            # the seat for the dealer. Said once per station, not at every hit and restart.
+            if device.device_id not in self._unlit:
+                self._unlit.add(device.device_id)
+                log.warning("wager station has no seat light: the dealer verifies the winning seat from the "
+                            "progressive.hit event instead", device=device.device_id, driver=type(device).__name__)
+            return
         method = getattr(device, c.verb)
         if c.verb == "show_levels":
             await method(self.state.meters.display() if self.state.meters is not None else {})

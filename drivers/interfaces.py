@@ -111,6 +111,16 @@ class LockAcknowledged(DeviceEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class SeatLight(DeviceEvent):
+    """A wager station confirmed the state of its seat's light: on=True once lit, False once dark. The light is
+    how the dealer verifies a progressive hit before the floorperson validates it (655a.11(i)(1)(ii),
+    643a.11(f)(3)(iii)(B) and (iv)(B)); a station reports what the lamp actually shows, not what it was told."""
+
+    seat: int = 0
+    on: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class WagerDetected(DeviceEvent):
     seat: int = 0
     spot: str = ""
@@ -186,6 +196,22 @@ class WagerStation(Device, Protocol):
 
     async def unlock(self) -> None:
         """Open the pre-deal spots for the next round; LockAcknowledged(locked=False) follows."""
+
+
+@runtime_checkable
+class SeatLights(Protocol):
+    """The seat light of a wager station (an optional part: a WagerStation without these methods still works,
+    and the controller logs once that its seat has no light). The controller lights the winner's seat when a
+    progressive hit is taken from the meter and puts it out once the hit is validated and paid; it lights it
+    again whenever the station comes back (a station that lost power comes back dark) and after a restart.
+
+    Both calls are idempotent (lighting a lit seat changes nothing) and each is confirmed by SeatLight."""
+
+    async def light_on(self) -> None:
+        """Light the seat's light; SeatLight(on=True) follows."""
+
+    async def light_off(self) -> None:
+        """Put the seat's light out; SeatLight(on=False) follows."""
 
 
 @runtime_checkable

@@ -26,6 +26,7 @@ from controller.events import DomainEvent
 from controller.games.settlement import Settled
 from controller.progressive import meters as model
 from controller.progressive.meters import MeterError, PercentOfMeter
+from drivers.interfaces import SeatLight
 
 if TYPE_CHECKING:
     from controller.engine.inputs import Input
@@ -35,6 +36,14 @@ JACKPOT_BLOCK = "jackpot"
 # What a chapter's meter award reads as in a settled row: "100% of the mega meter" (655a) or "10% of meter"
 # (643a, where the wager spot names its meter).
 _SHARE = re.compile(r"^(\d+)% of (?:the (\w+) )?meter$")
+
+
+def light_rule(chapter: str, hit_rule: str = "") -> str:
+    """The subsection that has the dealer verify the winner's light: 655a.11(i)(1)(ii); in 643a, (B) of the
+    Three-Card (iii) or Five-Card (iv) Progressive Payout Wager's settlement."""
+    if chapter == "643a":
+        return "643a.11(f)(3)(iv)(B)" if "(f)(3)(iv)" in hit_rule else "643a.11(f)(3)(iii)(B)"
+    return "655a.11(i)(1)(ii)"
 
 
 def lockout_rule(chapter: str) -> str:
@@ -159,7 +168,7 @@ class _ProgressiveMixin(_StepBase):
                              wager=x.wager, amount_cents=share, percent=percent, rule=x.rule, documentation=True)
             self.s.pending_hits.append(hit)
             validate = "643a.11(f)(3)(iii)(C)" if self.spec.chapter == "643a" else "655a.11(i)(1)(iii)"
-            light = "643a.11(f)(3)(iii)(B)" if self.spec.chapter == "643a" else "655a.11(i)(1)(ii)"
+            light = light_rule(self.spec.chapter, x.rule)
             self.emit("progressive.hit", validate, {
                 "hit": hit.hit, "seat": x.seat, "level": level, "wager": x.wager, "hand": x.hand,
                 "percent": percent, "amount": share, "meter_before": before,
@@ -222,6 +231,42 @@ class _ProgressiveMixin(_StepBase):
             self.r.completion = None
             self.emit("round.completed", self.e.rule("complete"), done)
             self.round_over()
+
+    # -- the winner's seat light -------------------------------------------------------------------
+
+    def lit_seats(self) -> dict[int, list[PendingHit]]:
+        """Seats whose light must be lit: those with a hit awaiting validation."""
+        out: dict[int, list[PendingHit]] = {}
+        for h in self.s.pending_hits:
+            out.setdefault(h.seat, []).append(h)
+        return out
+
+    def relight(self, seat: int) -> None:
+        """A station that came back may have lost power (and its light) meanwhile: light it again while its hit
+        awaits validation, so the dealer can still verify the light before the floorperson validates."""
+        if seat in self.lit_seats():
+            self.command("wager_station", "light_on", seat=seat)
+
+    def reissue_lights(self, reachable: Sequence[int]) -> None:
+        """After a restart the stations' lights are unknown: the light_on of a pending hit, or the light_off of a
+        validated one, may never have left the process. Every reachable station is told what it must show."""
+        lit = self.lit_seats()
+        for n in reachable:
+            self.command("wager_station", "light_on" if n in lit else "light_off", seat=n)
+
+    def seat_light(self, inp: SeatLight) -> None:
+        """A station's confirmation of its light, journaled for the examiner beside the hit it shows. A report
+        that disagrees with the pending hits is journaled as it is and not answered with another command: it is
+        usually the confirmation of a command sent before the last validation, and a lamp that cannot light
+        would otherwise be told again forever; `awaiting` says what the light should show."""
+        hits = self.lit_seats().get(inp.seat, [])
+        rule = light_rule(self.spec.chapter, hits[0].rule if hits else "")
+        payload: dict[str, Any] = {"seat": inp.seat, "on": inp.on, "device_id": inp.device_id,
+                                   "hits": [h.hit for h in hits], "awaiting": bool(hits)}
+        if hits and not inp.on:
+            payload["remedy"] = ("the seat's light is out while its jackpot awaits validation: the dealer cannot "
+                                 "verify it; check the station's lamp (it is lit again when the station comes back)")
+        self.emit("progressive.light", rule, payload)
 
     # -- the sign ----------------------------------------------------------------------------------
 

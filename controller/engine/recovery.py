@@ -9,7 +9,8 @@ remedy. The policy per phase, and why the chapter allows it, is docs/recovery.md
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from controller.engine.betting import _BettingMixin
 from controller.engine.dealing import _DealingMixin
@@ -69,6 +70,8 @@ class _RecoveryMixin(_BettingMixin, _DealingMixin):
             self.recovered("await_jackpot", "655a.11(i)(1)(iii)" if self.spec.chapter == "655a"
                            else "643a.11(f)(3)(iii)(C)", hits=[h.hit for h in self.s.pending_hits])
             self.lock_all()
+        # Whatever the phase: a light the crash left lit, or never lit, is set right (643a.11(f)(3)(iii)(B)).
+        self.reissue_lights(self.reachable())
 
     def recovered(self, policy: str, rule: str | None, **extra: Any) -> None:
         r = self.s.round
@@ -200,3 +203,6 @@ class _RecoveryMixin(_BettingMixin, _DealingMixin):
             "seat": inp.seat, "spot": inp.spot, "amount": inp.amount_cents,
             "reason": "the station reported chips already accepted this round: not taken again"})
         return True
+
+    if TYPE_CHECKING:
+        def reissue_lights(self, reachable: Sequence[int]) -> None: ...  # controller/engine/progressive.py

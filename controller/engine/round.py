@@ -66,6 +66,7 @@ from drivers.interfaces import (
     FaceUpCard,
     LockAcknowledged,
     MetersShown,
+    SeatLight,
     ShuffleCompleted,
     StackDispensed,
     StubRemoved,
@@ -187,6 +188,8 @@ class _Step(_ProgressiveMixin, _RecoveryMixin, _ShufflingMixin, _BettingMixin, _
                 self.ignored(f"button {inp.button!r}", "not a button this controller knows")
             case LockAcknowledged():
                 self.lock_acknowledged(inp)
+            case SeatLight():
+                self.seat_light(inp)
             case StackDispensed():
                 self.stack_dispensed(inp)
             case StubRemoved():
@@ -203,6 +206,7 @@ class _Step(_ProgressiveMixin, _RecoveryMixin, _ShufflingMixin, _BettingMixin, _
                 self.emit("device.online", None, {"device_id": inp.device_id, "identity": dict(inp.identity)})
                 if (seat := _station_seat(inp.device_id)) is not None:
                     self.station_back(seat)
+                    self.relight(seat)
                 elif inp.device_id == SIGN:
                     self.sign_event("up")
                 else:

@@ -3,7 +3,8 @@
 `ReferenceWagerBus` owns the port and its supervision; `stations` holds one `BusWagerStation` per seat, each
 an ordinary interfaces.WagerStation (device id `wager_station_<seat>`) that the controller starts, stops,
 locks and unlocks as if it had a line of its own. A station that stops answering goes offline alone; a
-line that goes away takes every station with it.
+line that goes away takes every station with it. Each station's seat light (`light_on`/`light_off`, confirmed by
+SeatLight) is the single station's, addressed to that station on the line.
 """
 
 from __future__ import annotations

@@ -8,8 +8,15 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from drivers.interfaces import SPOTS, DeviceEvent, LockAcknowledged, WagerDetected, WagerRefused
-from drivers.reference.base import ReferenceDevice, ReferenceSettings, Translator, require_count, require_str
+from drivers.interfaces import SPOTS, DeviceEvent, LockAcknowledged, SeatLight, WagerDetected, WagerRefused
+from drivers.reference.base import (
+    BadMessage,
+    ReferenceDevice,
+    ReferenceSettings,
+    Translator,
+    require_count,
+    require_str,
+)
 
 
 class ReferenceWagerStationSettings(ReferenceSettings):
@@ -41,7 +48,14 @@ class ReferenceWagerStation(ReferenceDevice):
             "unlocked": lambda m: LockAcknowledged(self.device_id, self.seat, False),
             "wager": self._wager,
             "wager_refused": self._refused,
+            "light": self._light,
         }
+
+    def _light(self, message: Mapping[str, Any]) -> SeatLight:
+        on = message.get("on")
+        if not isinstance(on, bool):
+            raise BadMessage(f"light: 'on' must be true or false, got {on!r}")
+        return SeatLight(self.device_id, self.seat, on)
 
     def _wager(self, message: Mapping[str, Any]) -> WagerDetected | None:
         reading = WagerDetected(
@@ -90,3 +104,9 @@ class ReferenceWagerStation(ReferenceDevice):
 
     async def unlock(self) -> None:
         await self.command({"cmd": "unlock"})
+
+    async def light_on(self) -> None:
+        await self.command({"cmd": "light", "on": True})
+
+    async def light_off(self) -> None:
+        await self.command({"cmd": "light", "on": False})

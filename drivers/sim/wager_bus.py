@@ -3,6 +3,10 @@
 Each station is a WagerStationSim with its own address, link and fault API; on the line it behaves as
 docs/protocol.md ("Multi-drop lines") says: it answers only frames addressed to it and puts `"src"` in
 every frame it sends. The bus adds the faults of the line itself: unplug, replug and garbage.
+
+Each station keeps its seat light (`.light`, `.light_history`, `wait_light`) as a single station does. Pulling
+the line (`WagerBusSim.unplug`) leaves the stations powered, so their lights stay as they were; a station's own
+`unplug`/`replug` is a power cycle that puts its light out.
 """
 
 from __future__ import annotations

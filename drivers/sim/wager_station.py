@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -19,10 +20,42 @@ class WagerStationSim(SimDevice):
         super().__init__(device_id, address)
         self.seat = seat
         self._locked = False
+        self._light = False
+        self._lit, self._dark = asyncio.Event(), asyncio.Event()
+        self._dark.set()
+        # Every state the light took, in order (False, True, False...): what a test asserts, beside `.light`.
+        self.light_history: list[bool] = [False]
 
     @property
     def locked(self) -> bool:
         return self._locked
+
+    @property
+    def light(self) -> bool:
+        """Whether the seat's light is lit now."""
+        return self._light
+
+    async def wait_light(self, on: bool) -> None:
+        """Return once the light is `on` (at once if it is); wrap in asyncio.timeout, nothing here gives up."""
+        await (self._lit if on else self._dark).wait()
+
+    def _set_light(self, on: bool) -> None:
+        if on == self._light:
+            return
+        self._light = on
+        self.light_history.append(on)
+        (self._lit if on else self._dark).set()
+        (self._dark if on else self._lit).clear()
+
+    # The station's own cable powers it too: pulled or re-plugged, it comes back dark and must be told again.
+    # (Pulling a shared bus line's cable, WagerBusSim.unplug, leaves the stations powered and lit.)
+    async def unplug(self) -> None:
+        self._set_light(False)
+        await super().unplug()
+
+    async def replug(self) -> None:
+        self._set_light(False)
+        await super().replug()
 
     async def place(self, spot: str, amount_cents: int) -> None:
         """A player puts chips on `spot`; the station reports the wager or its refusal."""
@@ -43,6 +76,13 @@ class WagerStationSim(SimDevice):
             await self.send({"evt": "wager", "spot": spot, "amount": amount_cents})
 
     def handle(self, command: str, message: Mapping[str, Any]) -> bool:
+        if command == "light":
+            on = message.get("on")
+            if not isinstance(on, bool):
+                raise ValueError(f"'on' must be true or false, got {on!r}")
+            self._set_light(on)
+            self.reply({"evt": "light", "on": self._light})
+            return True
         if command not in ("lock", "unlock"):
             return False
         self._locked = command == "lock"

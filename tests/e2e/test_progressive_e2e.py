@@ -61,6 +61,18 @@ async def test_two_major_hits_validated_by_signed_commands(mosquitto, subscribe,
     # The round completes only after the last validation (the hands stay until the payout is documented).
     assert types.index("round.completed") > max(i for i, t in enumerate(types) if t == "progressive.paid")
     assert types.index("progressive.hit") < types.index("progressive.validated")
+    # Each winner's seat light on the simulated station was lit at the hit and put out at the validation, as the
+    # station itself reported it (655a.11(i)(1)(ii)); no other seat's light moved.
+    lights = [e for e in events if e["type"] == "progressive.light"]
+    assert {e["rule"] for e in lights} == {"655a.11(i)(1)(ii)"}
+    # (Round 2 hits again; its last validation closes the table at once, so the confirmation of that last light_off
+    # may come after the close and go unjournaled: the off after each earlier hit is there.)
+    every_hit = [e["payload"]["seat"] for e in events if e["type"] == "progressive.hit"]
+    for seat in (1, 3):
+        shown = [e["payload"]["on"] for e in lights if e["payload"]["seat"] == seat]
+        expected = [True, False] * every_hit.count(seat)
+        assert shown in (expected, expected[:-1]), (seat, shown)
+    assert {e["payload"]["seat"] for e in lights} == {1, 3}
     # The retained meter topics follow the meters: major back at its $1,000 reseed plus round 2's contributions.
     major = f"prog/{unique_id}/progressive/major"
     await sub.await_until(lambda ms: any(m.topic == major for m in ms), what="the retained major meter")
