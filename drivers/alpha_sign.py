@@ -29,6 +29,7 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline, EventSink, MetersShown
+from drivers.reconnect import reconnect_forever
 from drivers.reference.progressive_sign import (
     amount_problem,
     check_updates_per_second,
@@ -234,7 +235,7 @@ class AlphaSignSettings(BaseModel):
 
 # --- driver -----------------------------------------------------------------------------------------------------
 
-BACKOFF_FIRST, BACKOFF_MAX, START_WAIT, NOISE_REPORT_INTERVAL = 0.1, 5.0, 2.0, 1.0
+START_WAIT, NOISE_REPORT_INTERVAL = 2.0, 1.0
 Win = tuple[str, int, int, "asyncio.Future[bool]"]
 
 
@@ -324,24 +325,24 @@ class AlphaSign:
     # --- connection ------------------------------------------------------------------------------------------
 
     async def _supervise(self) -> None:
-        delay = BACKOFF_FIRST
-        try:
-            while True:
-                reason = await self._connect_once()
-                if reason is None:
-                    delay = BACKOFF_FIRST
-                    reason = await self._serve()
-                await self._disconnect()
-                self._set_offline(reason)
-                self._first_attempt.set()
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, BACKOFF_MAX)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.exception("driver supervisor crashed", device=self.device_id)
-            self.emit(DeviceFault(self.device_id, "driver_error", f"supervisor crashed: {exc!r}"))
-            self._set_offline(f"driver error: {exc!r}")
+        await reconnect_forever(self._serve_once, self._went_down, self._crashed)
+
+    async def _serve_once(self) -> tuple[str, bool]:
+        reason = await self._connect_once()
+        opened = reason is None
+        if reason is None:
+            reason = await self._serve()
+        await self._disconnect()
+        return reason, opened
+
+    def _went_down(self, reason: str) -> None:
+        self._set_offline(reason)
+        self._first_attempt.set()
+
+    def _crashed(self, exc: Exception) -> None:
+        log.exception("driver supervisor crashed", device=self.device_id)
+        self.emit(DeviceFault(self.device_id, "driver_error", f"supervisor crashed: {exc!r}"))
+        self._set_offline(f"driver error: {exc!r}")
 
     async def _connect_once(self) -> str | None:
         s = self.settings

@@ -13,13 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from drivers.interfaces import DeviceEvent, DeviceFault, DeviceOffline, DeviceOnline, EventSink
 from drivers.link import Link, LinkError
 from drivers.protocol import HOST_ADDRESS, ProtocolError, decode_message, is_card
+from drivers.reconnect import reconnect_forever
 from drivers.serial_port import open_serial
 from drivers.tasks import cancel_and_wait
 
 log = structlog.get_logger(__name__)
 
-BACKOFF_FIRST = 0.1
-BACKOFF_MAX = 5.0
 IDENTIFY_TIMEOUT = 1.0
 START_WAIT = 2.0
 NOISE_REPORT_INTERVAL = 1.0
@@ -111,25 +110,24 @@ class ReferenceDevice:
     # --- connection supervision --------------------------------------------------------------------
 
     async def _supervise(self) -> None:
-        delay = BACKOFF_FIRST
-        try:
-            while not self._stopping:
-                reason = await self._connect_once()
-                if reason is None:
-                    delay = BACKOFF_FIRST
-                    reason = await self._watch_link()
-                await self._drop_link()
-                self._set_offline(reason)
-                self._first_attempt.set()
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, BACKOFF_MAX)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            # Should be unreachable; if not, the controller must hear of it rather than see silence.
-            log.exception("driver supervisor crashed", device=self.device_id)
-            self.emit(DeviceFault(self.device_id, "driver_error", f"supervisor crashed: {exc!r}"))
-            self._set_offline(f"driver error: {exc!r}")
+        await reconnect_forever(self._serve_once, self._went_down, self._crashed, running=lambda: not self._stopping)
+
+    async def _serve_once(self) -> tuple[str, bool]:
+        reason = await self._connect_once()
+        opened = reason is None
+        if reason is None:
+            reason = await self._watch_link()
+        await self._drop_link()
+        return reason, opened
+
+    def _went_down(self, reason: str) -> None:
+        self._set_offline(reason)
+        self._first_attempt.set()
+
+    def _crashed(self, exc: Exception) -> None:
+        log.exception("driver supervisor crashed", device=self.device_id)
+        self.emit(DeviceFault(self.device_id, "driver_error", f"supervisor crashed: {exc!r}"))
+        self._set_offline(f"driver error: {exc!r}")
 
     async def _watch_link(self) -> str:
         """Wait until the link dies; with a heartbeat, a device that stops answering pings kills it."""

@@ -19,13 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline, EventSink, WagerStation
 from drivers.link import BusLink, LinkError
-from drivers.reference.base import (
-    BACKOFF_FIRST,
-    BACKOFF_MAX,
-    IDENTIFY_TIMEOUT,
-    NOISE_REPORT_INTERVAL,
-    START_WAIT,
-)
+from drivers.reconnect import BACKOFF_FIRST, BACKOFF_MAX, reconnect_forever
+from drivers.reference.base import IDENTIFY_TIMEOUT, NOISE_REPORT_INTERVAL, START_WAIT
 from drivers.reference.wager_station import ReferenceWagerStation, ReferenceWagerStationSettings
 from drivers.serial_port import open_serial
 from drivers.tasks import cancel_and_wait
@@ -246,25 +241,18 @@ class ReferenceWagerBus:
     # --- line supervision ---------------------------------------------------------------------------
 
     async def _supervise(self) -> None:
-        delay = BACKOFF_FIRST
-        try:
-            while True:
-                reason, opened = await self._serve_line()
-                if opened:
-                    delay = BACKOFF_FIRST
-                for station in self._stations.values():
-                    station.set_offline(reason)
-                    station._first_attempt.set()
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, BACKOFF_MAX)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            # Should be unreachable; if not, the controller must hear of it rather than see silence.
-            log.exception("wager bus supervisor crashed", device=self.device_id)
-            for station in self._stations.values():
-                station.emit(DeviceFault(station.device_id, "driver_error", f"bus supervisor crashed: {exc!r}"))
-                station.set_offline(f"driver error: {exc!r}")
+        await reconnect_forever(self._serve_line, self._went_down, self._crashed)
+
+    def _went_down(self, reason: str) -> None:
+        for station in self._stations.values():
+            station.set_offline(reason)
+            station._first_attempt.set()
+
+    def _crashed(self, exc: Exception) -> None:
+        log.exception("wager bus supervisor crashed", device=self.device_id)
+        for station in self._stations.values():
+            station.emit(DeviceFault(station.device_id, "driver_error", f"bus supervisor crashed: {exc!r}"))
+            station.set_offline(f"driver error: {exc!r}")
 
     async def _serve_line(self) -> tuple[str, bool]:
         """Open the line and serve every station until it closes: why it ended, and whether it had opened."""
