@@ -29,7 +29,7 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline, EventSink, MetersShown
-from drivers.reconnect import reconnect_forever
+from drivers.reconnect import Reconnecting
 from drivers.reference.progressive_sign import (
     amount_problem,
     check_updates_per_second,
@@ -243,7 +243,7 @@ class SignGone(Exception):
     """The sign stopped answering or the port failed: drop the connection and start over."""
 
 
-class AlphaSign:
+class AlphaSign(Reconnecting):
     Settings: ClassVar[type[AlphaSignSettings]] = AlphaSignSettings
 
     def __init__(self, device_id: str, settings: AlphaSignSettings) -> None:
@@ -284,7 +284,7 @@ class AlphaSign:
     async def stop(self) -> None:
         await cancel_and_wait(self._supervisor)
         self._supervisor = None
-        await self._disconnect()
+        await self._drop_link()
         self._fail_wins("the driver stopped")
 
     async def show_levels(self, levels: Mapping[str, int]) -> None:
@@ -324,26 +324,6 @@ class AlphaSign:
 
     # --- connection ------------------------------------------------------------------------------------------
 
-    async def _supervise(self) -> None:
-        await reconnect_forever(self._serve_once, self._went_down, self._crashed)
-
-    async def _serve_once(self) -> tuple[str, bool]:
-        reason = await self._connect_once()
-        opened = reason is None
-        if reason is None:
-            reason = await self._serve()
-        await self._disconnect()
-        return reason, opened
-
-    def _went_down(self, reason: str) -> None:
-        self._set_offline(reason)
-        self._first_attempt.set()
-
-    def _crashed(self, exc: Exception) -> None:
-        log.exception("driver supervisor crashed", device=self.device_id)
-        self.emit(DeviceFault(self.device_id, "driver_error", f"supervisor crashed: {exc!r}"))
-        self._set_offline(f"driver error: {exc!r}")
-
     async def _connect_once(self) -> str | None:
         s = self.settings
         seven = s.serial_format == "7E1"
@@ -373,7 +353,7 @@ class AlphaSign:
         self._first_attempt.set()
         return None
 
-    async def _disconnect(self) -> None:
+    async def _drop_link(self) -> None:
         await cancel_and_wait(self._reader_task)
         self._reader_task = None
         writer, self._writer = self._writer, None
@@ -523,7 +503,7 @@ class AlphaSign:
             if not done.done():
                 done.set_result(shown)
 
-    async def _serve(self) -> str:
+    async def _watch_link(self) -> str:
         """Online: send in pacer slots, clear a win when its time is up, beat when idle; until the sign goes."""
         try:
             while not self._closed.is_set():

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from drivers.interfaces import DeviceEvent, DeviceFault, DeviceOffline, DeviceOnline, EventSink
 from drivers.link import Link, LinkError
 from drivers.protocol import HOST_ADDRESS, ProtocolError, decode_message, is_card
-from drivers.reconnect import reconnect_forever
+from drivers.reconnect import Reconnecting
 from drivers.serial_port import open_serial
 from drivers.tasks import cancel_and_wait
 
@@ -45,7 +45,7 @@ class BadMessage(ValueError):
 Translator = Callable[[Mapping[str, Any]], DeviceEvent | None]
 
 
-class ReferenceDevice:
+class ReferenceDevice(Reconnecting):
     """Base of the reference drivers. Subclasses fill `translators` (evt name -> event builder, or None when
     the driver holds the event back, as the wager station's debounce does)."""
 
@@ -109,25 +109,8 @@ class ReferenceDevice:
 
     # --- connection supervision --------------------------------------------------------------------
 
-    async def _supervise(self) -> None:
-        await reconnect_forever(self._serve_once, self._went_down, self._crashed, running=lambda: not self._stopping)
-
-    async def _serve_once(self) -> tuple[str, bool]:
-        reason = await self._connect_once()
-        opened = reason is None
-        if reason is None:
-            reason = await self._watch_link()
-        await self._drop_link()
-        return reason, opened
-
-    def _went_down(self, reason: str) -> None:
-        self._set_offline(reason)
-        self._first_attempt.set()
-
-    def _crashed(self, exc: Exception) -> None:
-        log.exception("driver supervisor crashed", device=self.device_id)
-        self.emit(DeviceFault(self.device_id, "driver_error", f"supervisor crashed: {exc!r}"))
-        self._set_offline(f"driver error: {exc!r}")
+    def _running(self) -> bool:
+        return not self._stopping
 
     async def _watch_link(self) -> str:
         """Wait until the link dies; with a heartbeat, a device that stops answering pings kills it."""
