@@ -5,7 +5,8 @@ The same floor plays any chapter with a round engine (`tablectl simulate`, contr
 The controller side is the real one: drivers open real pseudo-terminals to the device simulators and
 speak the reference serial protocol; the journal is a real SQLite file; events go to a real broker.
 Only the people are simulated: players place chips on the wager stations' sensors and decide their
-streets, the dealer presses the panel's buttons. They react to the controller's events, as people
+streets, the dealer presses the panel's buttons and keys counts on it (docs/protocol.md, "Dealer panel"), a
+floorperson (on a progressive table) signs commands. They react to the controller's events, as people
 react to what happens on the table.
 """
 
@@ -26,7 +27,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from controller.commands import Accepted, CommandGate, ReplayStore, public_key_b64, sign_command
 from controller.config import Supervisor, TableConfig
-from controller.engine.inputs import CloseTable, Confirm, CountEntered
+from controller.engine.inputs import CloseTable
 from controller.events import JournaledEvent
 from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.specs import spec_for
@@ -34,6 +35,7 @@ from controller.runner import build_devices, run_table
 from controller.service import TableService
 from drivers.sim.faults import FaultKind
 from drivers.sim.script import SimScript
+from drivers.sim.shuffler import FRESH_DECK
 from drivers.sim.table import SimulatedTable
 
 log = structlog.get_logger("tablectl.demo")
@@ -199,13 +201,19 @@ class SimulatedFloor:
 
     Whatever the chapter, the events say what to do: wagers when betting opens, "no more bets" once they
     are all on the layout, cards drawn from a manual shoe while the round is dealt, "dealt" once a deal
-    from the hand is on the layout, an answer to each `decision.requested` of the kind it asks, and the
-    dealer's counts (chips, stub) when asked for them. Nobody stands in for a floorperson.
+    from the hand is on the layout, an answer to each `decision.requested` of the kind it asks. The dealer's
+    part goes through the panel as at a real table: the counts (chips, stub) keyed when asked for, "misdeal" /
+    "no_misdeal" after a stub miscount, "inspected" when an idle table's cards are due for inspection, and a
+    shuffle by hand (into the shoe) then "shuffled" once the shuffler is out of order. The floorperson, when
+    there is one, only signs commands; without one, nothing verifies an opening inspection, so the dealer
+    leaves it to whoever runs the table (tests verify it by signed command).
     """
 
     def __init__(self, service: TableService, sims: SimulatedTable, policy: Policy, rounds: int | None,
-                 pace: float, *, close_when_stuck: bool = False, floorperson: DemoFloorperson | None = None) -> None:
+                 pace: float, *, close_when_stuck: bool = False, floorperson: DemoFloorperson | None = None,
+                 rng: random.Random | None = None) -> None:
         self.service = service
+        self.rng = rng or random.Random(0)  # the dealer's hand shuffles; seeded so a run can be repeated
         self.floorperson = floorperson
         self.sims = sims
         self.policy = policy
@@ -260,17 +268,31 @@ class SimulatedFloor:
         elif ev.type == "chip_count.requested":
             # The dealer's count matches the wagers accepted: the simulated chips are exactly those placed.
             await self._beat()
-            self.service.submit(CountEntered("chips", int(p["accepted"])))
+            await self.sims.panel.key_count("chips", int(p["accepted"]))
         elif ev.type == "stub_count.requested" and ev.sealed is not None:
             # The right count, unless the script has the dealer count otherwise.
             await self._beat()
             stub = self.policy.stub_count(self._round_no)
-            self.service.submit(CountEntered("stub", int(ev.sealed["expected"]) if stub is None else stub.count))
+            await self.sims.panel.key_count("stub", int(ev.sealed["expected"]) if stub is None else stub.count)
         elif ev.type == "stub_count.mismatch":
             # The dealer determines whether the cards were misdealt (.8(h), .9(f), .10(f)).
             await self._beat()
             stub = self.policy.stub_count(self._round_no)
-            self.service.submit(Confirm("dealer", "misdeal" if stub is not None and stub.misdeal else "no_misdeal"))
+            await self.sims.panel.press("misdeal" if stub is not None and stub.misdeal else "no_misdeal")
+        elif ev.type == "cards.inspection_due":
+            # An idle table (.5(f)): the dealer spreads and inspects the cards alone, then confirms on the panel.
+            await self._beat()
+            await self.sims.panel.press("inspected")
+        elif ev.type == "shuffle.started" and p.get("device") == "manual":
+            # The shuffler is out of order (.13(g)): the dealer shuffles by hand, cuts with the cover card
+            # (.5(c)(2), (d)), puts the deck in the shoe and confirms on the panel.
+            await self._beat()
+            deck = list(FRESH_DECK)
+            self.rng.shuffle(deck)
+            self.sims.shoe.load(deck)
+            await self.sims.panel.press("shuffled")
+        elif ev.type in ("device.out_of_order", "device.back_in_service") and p.get("dealing_method"):
+            self.method = p["dealing_method"]  # e.g. a manual shoe takes over from dealing by hand
         elif ev.type == "progressive.hit" and self.floorperson is not None:
             # The floorperson checks the hand and validates the hit with a signed command (655a.11(i)(1)(iii)).
             await self._beat()
@@ -410,7 +432,7 @@ async def play(config: TableConfig, *, rounds: int | None, broker: str | None = 
 
         def people(service: TableService) -> list[Coroutine[Any, Any, None]]:
             floor = SimulatedFloor(service, sims, policy or RandomPolicy(rng), rounds, pace,
-                                   close_when_stuck=close_when_stuck, floorperson=floorperson)
+                                   close_when_stuck=close_when_stuck, floorperson=floorperson, rng=rng)
             if on_event is None:
                 return [watched(floor)]
             heard.append(service.subscribe())  # now, so that nothing journaled from the start is missed

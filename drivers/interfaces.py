@@ -34,9 +34,17 @@ SPOTS = PRE_DEAL_SPOTS + DECISION_SPOTS
 TERMINAL_SPOTS = ("five_card_hand_bonus",)
 
 # Dealer panel buttons. "fold" folds, "let_it_ride"/"withdraw" answer the Let It Ride decision (643a.11(b)),
-# of the seat whose decision is awaited; "dealt" confirms a deal from the hand is on the layout; the others
-# report irregularities only the dealer can see (643a.13(b), (d)).
-BUTTONS = ("no_more_bets", "fold", "let_it_ride", "withdraw", "dealt", "drawn_in_error", "community_exposed")
+# of the seat whose decision is awaited; "dealt" confirms a deal from the hand is on the layout;
+# "drawn_in_error"/"community_exposed" report irregularities only the dealer can see (643a.13(b), (d)).
+# The dealer's own confirmations, named with the regulations' words: "inspected" (the cards were inspected,
+# 655a.4(a) at opening, .5(f) after an idle table), "shuffled" (a manual shuffle and cut is done once the shuffler
+# is marked out of order, .5(c)(2), (d), .13(g)), "misdeal"/"no_misdeal" (the dealer's determination after a stub
+# count that does not make 52, .8(h)).
+BUTTONS = ("no_more_bets", "fold", "let_it_ride", "withdraw", "dealt", "drawn_in_error", "community_exposed",
+           "inspected", "shuffled", "misdeal", "no_misdeal")
+# What the dealer keys as a number on the panel (CountKeyed): the value chips counted for the counted wagers
+# (655a.8(b), 643a.8(b)(1)-(2)) or the cards of the stub counted face down (655a.8(f)).
+COUNTS = ("chips", "stub")
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +151,16 @@ class ButtonPressed(DeviceEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class CountKeyed(DeviceEvent):
+    """The dealer keyed a number on the panel: `what` is one of COUNTS, `count` the number keyed. Drivers pass
+    on what the panel sent; the engine refuses (input.refused, never a crash) a `what` outside COUNTS or a count
+    that is not a whole non-negative number, so a driver that does not check still cannot corrupt a count."""
+
+    what: str = ""
+    count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class MetersShown(DeviceEvent):
     """A progressive sign confirmed the meter values it now displays, in cents by level."""
 
@@ -216,7 +234,8 @@ class SeatLights(Protocol):
 
 @runtime_checkable
 class DealerPanel(Device, Protocol):
-    """Buttons only: every press arrives as ButtonPressed."""
+    """Every press arrives as ButtonPressed (a name in BUTTONS); a panel with a keypad also sends the dealer's
+    counts as CountKeyed (a panel without one leaves counts to another way of entering them)."""
 
 
 @runtime_checkable

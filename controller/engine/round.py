@@ -58,8 +58,10 @@ from controller.engine.tilts import _TiltsMixin
 from controller.events import DomainEvent
 from controller.progressive.parameters import TableProgressives, table_progressives
 from drivers.interfaces import (
+    COUNTS,
     ButtonPressed,
     CardDrawn,
+    CountKeyed,
     DeviceFault,
     DeviceOffline,
     DeviceOnline,
@@ -80,7 +82,10 @@ __all__ = ["DEVICES", "SHOE_FAULTS", "SHOE_METHODS", "SHUFFLER_FAULTS", "Effect"
 
 # Inputs that are gaming activity (.5(f)): anything a player or the dealer does at the layout.
 _ACTIVITY = (WagerDetected, WagerRefused, ButtonPressed, CardDrawn, StackDispensed, StubRemoved, CountEntered,
-             PlayerLeft)
+             CountKeyed, PlayerLeft)
+# The dealer panel's confirmation keys -> what the dealer confirms (Confirm.what).
+_PANEL_CONFIRMS = {"inspected": "cards_inspected", "shuffled": "shuffled", "misdeal": "misdeal",
+                   "no_misdeal": "no_misdeal"}
 
 
 class RoundEngine:
@@ -184,8 +189,13 @@ class _Step(_ProgressiveMixin, _RecoveryMixin, _ShufflingMixin, _BettingMixin, _
                 self.drawn_in_error()
             case ButtonPressed(button="community_exposed"):
                 self.community_exposed()
+            case ButtonPressed(button="inspected" | "shuffled" | "misdeal" | "no_misdeal"):
+                # The dealer's confirmations from the panel (.4(a), .5(f), .5(c)(2), .13(g), .8(h)).
+                self.confirm(Confirm("dealer", _PANEL_CONFIRMS[inp.button]))
             case ButtonPressed():
                 self.ignored(f"button {inp.button!r}", "not a button this controller knows")
+            case CountKeyed():
+                self.count_keyed(inp)
             case LockAcknowledged():
                 self.lock_acknowledged(inp)
             case SeatLight():
@@ -254,6 +264,19 @@ class _Step(_ProgressiveMixin, _RecoveryMixin, _ShufflingMixin, _BettingMixin, _
             self.stub_counted(c.count)
         else:
             self.ignored(f"{c.what} count", "no such count is awaited")
+
+    def count_keyed(self, c: CountKeyed) -> None:
+        """A count keyed on the dealer panel: checked here, since it comes from a device, then as CountEntered."""
+        count: object = c.count
+        if c.what not in COUNTS:
+            self.refused(f"count {c.what!r} from {c.device_id}",
+                         f"the panel keys only the {' or '.join(COUNTS)} count; fix the panel's key map", None)
+        elif not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            rule = self.e.rule("8(b)") if c.what == "chips" else self.stub_rules()[0]
+            self.refused(f"{c.what} count {count!r} from {c.device_id}",
+                         "a count is a whole non-negative number: key it again", rule)
+        else:
+            self.count_entered(CountEntered("chips" if c.what == "chips" else "stub", count))
 
     def floorperson_decision(self, d: FloorpersonDecision) -> None:
         if d.about == "chip_count":

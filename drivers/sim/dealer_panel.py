@@ -1,10 +1,10 @@
-"""Simulated dealer button panel."""
+"""Simulated dealer button panel with a keypad: presses buttons and keys the dealer's counts."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from drivers.interfaces import BUTTONS
+from drivers.interfaces import BUTTONS, COUNTS
 from drivers.sim.base import SimDevice
 from drivers.sim.faults import DEALER_PANEL_EVENTS
 
@@ -19,3 +19,11 @@ class DealerPanelSim(SimDevice):
         if self._note("press"):
             return  # unplugged or hung as the button went down
         await self.send({"evt": "button", "button": button})
+
+    async def key_count(self, what: str, count: int) -> None:
+        """The dealer keys a count (chips or stub) and enters it. To send a malformed count, use send()."""
+        if what not in COUNTS:
+            raise ValueError(f"unknown count {what!r}; counts are {', '.join(COUNTS)}")
+        if self._note("key"):
+            return
+        await self.send({"evt": "count", "what": what, "count": count})

@@ -61,7 +61,7 @@ COMMON_EVENTS = frozenset({"identify", "ping"})
 SHUFFLER_EVENTS = frozenset({"shuffle"})
 SHOE_EVENTS = frozenset({"dispense", "remove_stub", "load"})
 WAGER_STATION_EVENTS = frozenset({"lock", "unlock", "place"})
-DEALER_PANEL_EVENTS = frozenset({"press"})
+DEALER_PANEL_EVENTS = frozenset({"press", "key"})  # a button pressed; a count keyed
 
 DEFAULT_FOREIGN_CARD = "joker"
 # A false SOF announcing a 1023-byte payload, then noise: the worst kind of garbage for a framer.

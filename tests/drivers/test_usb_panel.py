@@ -562,3 +562,15 @@ def test_bad_settings_name_the_field(change: dict[str, Any], field_name: str) ->
     with pytest.raises(DriverConfigError) as info:
         create_driver("dealer_panel", raw)
     assert field_name in str(info.value) and "invalid settings" in str(info.value)
+
+
+async def test_dealer_confirmation_keys_in_the_key_map(started: Any) -> None:
+    """The docs' key map (docs/usb-panel.md) with the dealer's confirmations; counts stay unsupported on HID."""
+    backend = FakeHidBackend()
+    keys = {0: "no_more_bets", 1: "fold", 2: "inspected", 3: "shuffled", 4: "misdeal", 5: "no_misdeal"}
+    _, events = await started(backend, buttons=keys)
+    await events.next(DeviceOnline)
+    for bit in (2, 3, 4, 5):
+        backend.press(1 << bit)
+        backend.release()
+    assert await events.presses(4) == ["inspected", "shuffled", "misdeal", "no_misdeal"]
