@@ -82,6 +82,15 @@ QUADS_DECK = QUADS_TOP + [c for c in STANDARD_DECK if c not in QUADS_TOP]
 LIR_TOP = ["As", "Ks", "Qs", "2c", "5d", "9c", "3d", "8c", "Jd", "4c", "7d", "Tc",
            "Kh", "Qh", "Jh", "Th", "9h", "8h", "7h", "6h", "5h", "4h", "3h"]
 LIR_DECK = LIR_TOP + [c for c in STANDARD_DECK if c not in LIR_TOP]
+# The boots not aimed at a phase deal that deck at every third shuffle and seeded shuffles between, so both meters are
+# hit, validated and paid many times over the run (a 100 % award reseeds, a 10 % one leaves the rest), and kills land
+# on hits of either level; the other decks keep the rounds varied.
+_decks = random.Random(SEED)
+LIR_MIXED = [" ".join(LIR_DECK if i % 3 == 0 else _decks.sample(STANDARD_DECK, len(STANDARD_DECK))) for i in range(90)]
+# 643a.12(d)(5), (e)(5): the envy bonus per cent of the receiver's $1 or $5 Progressive Payout Wager, by the hand
+# another player holds (linear in the wager: $100 and $500, $25 and $125, $1,000 and $5,000, $300 and $1,500).
+ENVY_PER_CENT = {"three_card_progressive": {"mini_royal_spades": 100, "mini_royal": 25},
+                 "five_card_progressive": {"royal_flush": 1000, "straight_flush": 300}}
 
 
 @dataclass(frozen=True)
@@ -89,8 +98,9 @@ class Table:
     config: str
     entered_by: dict[str, str] = field(default_factory=lambda: dict(ENTERED_BY))
     held_by: dict[str, str] = field(default_factory=lambda: dict(HELD_BY))
-    decks_for: dict[str, list[str]] = field(default_factory=dict)  # phase aimed at -> that boot's scripted decks
+    decks_for: dict[str, list[str]] = field(default_factory=dict)  # phase aimed at ("": none) -> the boot's decks
     progressive: bool = False
+    every_level_hit: bool = False  # the run must hit, validate and pay every meter level
 
 
 TABLES = {
@@ -106,7 +116,8 @@ TABLES = {
     "lir-progressive": Table("let-it-ride-progressive.toml",
                              {**ENTERED_BY, "decision": "bet.withdrawn", "jackpot": "progressive.hit"},
                              {**HELD_BY, "jackpot": "progressive_sign"},
-                             {"jackpot": [" ".join(LIR_DECK)] * 60}, progressive=True),
+                             {"jackpot": [" ".join(LIR_DECK)] * 60, "": LIR_MIXED}, progressive=True,
+                             every_level_hit=True),
 }
 
 
@@ -272,8 +283,11 @@ def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(name: str, 
             lv, shown = levels[m.topic], m.json()
             assert m.retain and (shown["display_cents"], shown["reserve_cents"], shown["hits"]) == (
                 lv.display_cents, lv.reserve_micro // MICRO, lv.hits), (m.topic, shown, lv)
+        if table.every_level_hit:
+            assert found["levels_hit"] == len(stored.levels), "a meter level was never hit"
         meters = (f", {found['contributions']} contributions, {found['reversed']} rounds reversed, "
-                  f"{found['hits']} hits ({found['hits_recovered']} validated after a restart)")
+                  f"{found['hits']} hits on {found['levels_hit']} levels ({found['hits_recovered']} validated after "
+                  "a restart)")
     print(f"\n{kills} kills, {totals['rounds']} rounds, phases hit {dict(Counter(hits))}, "
           f"{totals['voided_by_recovery']} voided by recovery, {totals['withdrawn_before_restart']} rounds resumed "
           f"after a bet was taken back, {totals['envies']} envy bonuses, {len(rows)} events, {len(got)} received"
@@ -378,7 +392,7 @@ def check_meters(rows: list[dict[str, Any]], stored: Meters, params: TableProgre
         assert (lv.contributed_micro, lv.in_count) == (kept_micro[level], kept_count[level]), level
         assert lv.wins_cents == sum(h["paid_cents"] for h in meter_hits if h["level"] == level), level
     return {"contributions": contributions, "reversed": reversed_rounds, "hits": len(hit),
-            "hits_recovered": len(recovered)}
+            "hits_recovered": len(recovered), "levels_hit": len({h["level"] for h in hit.values()})}
 
 
 def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -464,6 +478,7 @@ def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
                     assert stakes[(int(p["seat"]), spot)] == amount, (rid, spot)
                     collected += amount
         assert set(settled) == set(stakes) and set(settled.values()) == {1}, f"{rid}: settled {settled}"
+        check_643a_envy(rid, events, stakes)
         done = end["payload"]
         assert (done["paid"], done["collected"], done["table_result"]) == (paid, collected, collected - paid), rid
         paid_total += paid
@@ -472,6 +487,29 @@ def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
     assert result_total == collected_total - paid_total
     return {"rounds": len(set(numbers)), "voided_by_recovery": voided_by_recovery, "envies": envies,
             "withdrawn_before_restart": withdrawn_before_restart}
+
+
+def check_643a_envy(rid: str, events: list[dict[str, Any]], stakes: dict[tuple[int, str], int]) -> None:
+    """Each Three-Card and Five-Card Progressive Payout Wager got one envy bonus per other player holding a qualifying
+    hand, at its schedule (643a.11(f)(3)(iii)(E), (iv)(E)); worked out from the settled hands, not the engine's rows.
+    The live table seats one player per box, so every other box is another player (643a.7(k))."""
+    hands = {int(e["payload"]["seat"]): e["payload"] for e in events if e["type"] == "hand.settled"}
+    if not any(spot in ENVY_PER_CENT for _, spot in stakes):
+        return
+    qualifying: dict[str, dict[int, str]] = {"three_card_progressive": {}, "five_card_progressive": {}}
+    for seat, h in hands.items():
+        ranks, suits = sorted(c[0] for c in h["cards"]), {c[1] for c in h["cards"]}
+        if ranks == ["A", "K", "Q"] and len(suits) == 1:  # 643a.6(d)(1): ace, king and queen of one suit
+            qualifying["three_card_progressive"][seat] = "mini_royal_spades" if suits == {"s"} else "mini_royal"
+        if h["hand"] in ENVY_PER_CENT["five_card_progressive"]:  # 643a.1: a straight flush or better
+            qualifying["five_card_progressive"][seat] = h["hand"]
+    expected = Counter((seat, spot.removesuffix("progressive") + "envy_bonus", other,
+                        amount * ENVY_PER_CENT[spot][hand])
+                       for (seat, spot), amount in stakes.items() if spot in ENVY_PER_CENT
+                       for other, hand in qualifying[spot].items() if other != seat)
+    got = Counter((int(p["seat"]), p["wager"], int(p["note"].removeprefix("envy of seat ")), p["paid"])
+                  for p in (e["payload"] for e in events if ENVY.match(e["type"])))
+    assert got == expected, f"{rid}: envy bonuses {got}, the hands give {expected}"
 
 
 def check_ride_or_withdraw(rid: str, events: list[dict[str, Any]]) -> dict[tuple[int, str], int]:
