@@ -89,6 +89,11 @@ _decks = random.Random(SEED)
 LIR_MIXED = [" ".join(LIR_DECK if i % 3 == 0 else _decks.sample(STANDARD_DECK, len(STANDARD_DECK))) for i in range(90)]
 # 643a.12(d)(5), (e)(5): the envy bonus per cent of the receiver's $1 or $5 Progressive Payout Wager, by the hand
 # another player holds (linear in the wager: $100 and $500, $25 and $125, $1,000 and $5,000, $300 and $1,500).
+# By the wager hit: the floorperson's validation a hit awaits, and the payment once validated (655a.11(i)(1)(iii);
+# 643a.11(f)(3)(iii) for the Three-Card, (iv) for the Five-Card Progressive Payout Wager, (C) and (D) of each).
+VALIDATED_UNDER = {"progressive": "655a.11(i)(1)(iii)", "three_card_progressive": "643a.11(f)(3)(iii)(C)",
+                   "five_card_progressive": "643a.11(f)(3)(iv)(C)"}
+PAID_UNDER = {"three_card_progressive": "643a.11(f)(3)(iii)(D)", "five_card_progressive": "643a.11(f)(3)(iv)(D)"}
 ENVY_PER_CENT = {"three_card_progressive": {"mini_royal_spades": 100, "mini_royal": 25},
                  "five_card_progressive": {"royal_flush": 1000, "straight_flush": 300}}
 
@@ -383,6 +388,13 @@ def check_meters(rows: list[dict[str, Any]], stored: Meters, params: TableProgre
     assert recovered and recovered.keys() <= hit.keys(), "no restart found a hit awaiting validation"
     validated_at = {e["payload"]["hit"]: e["seq"] for e in rows if e["type"] == "progressive.validated"}
     assert all(validated_at[h] > seq for h, seq in recovered.items()), "a hit validated before the restart was pending"
+    for e in rows:
+        if e["type"] in ("progressive.hit", "progressive.validated", "progressive.paid"):
+            wager = hit[e["payload"]["hit"]]["wager"]
+            cited = PAID_UNDER.get(wager, e["rule"]) if e["type"] == "progressive.paid" else VALIDATED_UNDER[wager]
+            assert e["rule"] == cited, (e["type"], wager, e["rule"], cited)
+        elif e["type"] == "table.recovered" and e["payload"]["policy"] == "await_jackpot":
+            assert e["rule"] == VALIDATED_UNDER[hit[e["payload"]["hits"][0]]["wager"]], e
     for level in levels:
         lv = stored.level(level)
         assert lv.balance_problem() is None, lv.balance_problem()
