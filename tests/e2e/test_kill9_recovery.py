@@ -17,6 +17,11 @@ validation (655a.11(i)(1)(iii)) while the kill lands. Besides the rest, the mete
 `meter.*` events to what both stored copies and the retained progressive/<level> topics hold; every progressive
 wager that reached the lock-out contributed once (655a.8(b)); every void by recovery reversed exactly its round's
 contributions; every hit was validated and paid once, across the restart; and each level balances to the micro-cent.
+The Let It Ride table (643a) with both progressives, each wager feeding its own meter (643a.12(d)(3), (e)(3)), is
+killed the same ways, in DECISION just after a bet was taken back (643a.11(b), (d)), and in JACKPOT on a scripted
+mini-royal in spades or straight flush; besides the rest, a bet taken back is returned whole exactly once and only
+it, each decision is answered once across restarts, the envy bonuses follow the settled hands (643a.12(d)(5), (e)(5)),
+and both meters are hit, each hit citing the validation and payment of its own wager ((iii) or (iv) of 643a.11(f)(3)).
 """
 
 from __future__ import annotations
