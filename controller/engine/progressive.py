@@ -46,6 +46,14 @@ def light_rule(chapter: str, hit_rule: str = "") -> str:
     return "655a.11(i)(1)(ii)"
 
 
+def validation_rule(chapter: str, hit_rule: str = "") -> str:
+    """The subsection that has a floorperson validate the payout: 655a.11(i)(1)(iii); in 643a, (C) of the Three-Card
+    (iii) or Five-Card (iv) Progressive Payout Wager's settlement, whichever wager was hit."""
+    if chapter == "643a":
+        return "643a.11(f)(3)(iv)(C)" if "(f)(3)(iv)" in hit_rule else "643a.11(f)(3)(iii)(C)"
+    return "655a.11(i)(1)(iii)"
+
+
 def lockout_rule(chapter: str) -> str:
     # The progressive table game system prevents the placement of progressive wagers (655a.8(b), 643a.8(b)(2)).
     return "643a.8(b)(2)" if chapter == "643a" else f"{chapter}.8(b)"
@@ -167,7 +175,7 @@ class _ProgressiveMixin(_StepBase):
             hit = PendingHit(hit=f"{r.round_id}-h{len(self.s.pending_hits) + 1}", seat=x.seat, level=level,
                              wager=x.wager, amount_cents=share, percent=percent, rule=x.rule, documentation=True)
             self.s.pending_hits.append(hit)
-            validate = "643a.11(f)(3)(iii)(C)" if self.spec.chapter == "643a" else "655a.11(i)(1)(iii)"
+            validate = validation_rule(self.spec.chapter, x.rule)
             light = light_rule(self.spec.chapter, x.rule)
             self.emit("progressive.hit", validate, {
                 "hit": hit.hit, "seat": x.seat, "level": level, "wager": x.wager, "hand": x.hand,
@@ -199,8 +207,9 @@ class _ProgressiveMixin(_StepBase):
     def validate_jackpot(self, v: ValidateJackpot) -> None:
         what = f"validate jackpot seat {v.seat} {v.level} {v.hit}"
         if v.role not in ("floorperson", "supervisor", "manager"):
+            rule = validation_rule(self.spec.chapter, next((h.rule for h in self.s.pending_hits if h.hit == v.hit), ""))
             self.refused(what, f"role {v.role!r} may not validate a progressive payout: a floorperson or above "
-                               "must (655a.11(i)(1)(iii))", "655a.11(i)(1)(iii)")
+                               f"must ({rule})", rule)
             return
         found = next((h for h in self.s.pending_hits if h.hit == v.hit), None)
         if found is None:
@@ -212,7 +221,8 @@ class _ProgressiveMixin(_StepBase):
                                f"{v.level}: check the hit and send it again", None)
             return
         self.s.pending_hits = [h for h in self.s.pending_hits if h is not found]
-        self.emit("progressive.validated", found.rule if self.spec.chapter == "643a" else "655a.11(i)(1)(iii)", {
+        # The validation is (C) of the wager hit; its payment, below, is (D) (643a.11(f)(3)(iii), (iv)).
+        self.emit("progressive.validated", validation_rule(self.spec.chapter, found.rule), {
             "hit": found.hit, "seat": found.seat, "level": found.level, "by": v.key_id, "role": v.role})
         self.emit("progressive.paid", found.rule, {
             "hit": found.hit, "seat": found.seat, "level": found.level, "wager": found.wager,

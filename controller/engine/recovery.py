@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.engine.betting import _BettingMixin
 from controller.engine.dealing import _DealingMixin
+from controller.engine.progressive import validation_rule
 from controller.engine.state import Phase
 from drivers.interfaces import WagerDetected
 
@@ -67,8 +68,9 @@ class _RecoveryMixin(_BettingMixin, _DealingMixin):
         elif phase is Phase.DECISION:
             self.resume_decisions()
         elif phase is Phase.JACKPOT:
-            self.recovered("await_jackpot", "655a.11(i)(1)(iii)" if self.spec.chapter == "655a"
-                           else "643a.11(f)(3)(iii)(C)", hits=[h.hit for h in self.s.pending_hits])
+            first = self.s.pending_hits[0].rule if self.s.pending_hits else ""
+            self.recovered("await_jackpot", validation_rule(self.spec.chapter, first),
+                           hits=[h.hit for h in self.s.pending_hits])
             self.lock_all()
         # Whatever the phase: a light the crash left lit, or never lit, is set right (643a.11(f)(3)(iii)(B)).
         self.reissue_lights(self.reachable())

@@ -88,7 +88,8 @@ class RoundState:
 @dataclass(frozen=True)
 class PendingHit:
     """A progressive award taken from the meter at the player's turn, awaiting a floorperson's validation
-    (655a.11(i)(1)(iii), 643a.11(f)(3)(iii)(C)) before it is paid; `hit` is the id a validate_jackpot names."""
+    (655a.11(i)(1)(iii), 643a.11(f)(3)(iii)(C) or (iv)(C)) before it is paid; `hit` is the id a validate_jackpot
+    names."""
 
     hit: str
     seat: int

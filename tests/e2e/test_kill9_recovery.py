@@ -17,6 +17,11 @@ validation (655a.11(i)(1)(iii)) while the kill lands. Besides the rest, the mete
 `meter.*` events to what both stored copies and the retained progressive/<level> topics hold; every progressive
 wager that reached the lock-out contributed once (655a.8(b)); every void by recovery reversed exactly its round's
 contributions; every hit was validated and paid once, across the restart; and each level balances to the micro-cent.
+The Let It Ride table (643a) with both progressives, each wager feeding its own meter (643a.12(d)(3), (e)(3)), is
+killed the same ways, in DECISION just after a bet was taken back (643a.11(b), (d)), and in JACKPOT on a scripted
+mini-royal in spades or straight flush; besides the rest, a bet taken back is returned whole exactly once and only
+it, each decision is answered once across restarts, the envy bonuses follow the settled hands (643a.12(d)(5), (e)(5)),
+and both meters are hit, each hit citing the validation and payment of its own wager ((iii) or (iv) of 643a.11(f)(3)).
 """
 
 from __future__ import annotations
@@ -57,7 +62,12 @@ ENTERED_BY = {"shuffling": "shuffle.started", "betting": "betting.opened", "lock
 # The device whose slow answers hold a phase open long enough to be aimed at (none: the phase waits for people).
 HELD_BY = {"shuffling": "shuffler", "locking": "wager_station_6", "dealing": "shoe"}
 SLOW_MS = 60  # under the reference driver's ACK timeout (100 ms): no retransmission, no fault
-SETTLED = re.compile(r"^(three_card_bonus|six_card_bonus|progressive)\.settled$")
+# The wagers each settled by an event of their own (655a; 643a.11(f)(3)(i)-(iv)), and the envy bonuses, paid to a
+# Progressive Payout Wager with no stake of their own: "envy_bonus" to 655a's "progressive" (655a.12(c)(5)),
+# "three_card_envy_bonus" to "three_card_progressive" (643a.12(d)(5)), "five_card_..." likewise (643a.12(e)(5)).
+SETTLED = re.compile(r"^(three_card_bonus|six_card_bonus|progressive|five_card_bonus|three_card_progressive"
+                     r"|five_card_progressive)\.settled$")
+ENVY = re.compile(r"^(\w*?)envy_bonus\.settled$")
 BUDGET_SECONDS = 240  # a bound on failure only; the test normally ends far sooner
 # Meter hits for the common layouts (655a.10(b), (c): two cards to each player, then the Six Card Bonus cards if any
 # seat wagered it, then the community). Community off cards 13-15 (six players and no Six Card Bonus, or four and the
@@ -67,6 +77,30 @@ BUDGET_SECONDS = 240  # a bound on failure only; the test normally ends far soon
 # Progressive Payout Wager and no fold, so it comes within a few rounds of the boot, not in every one.
 QUADS_TOP = ["7c", "2d", "3d", "4d", "5d", "6d", "8d", "9d", "Td", "Jd", "Qd", "Kd", "7s", "7h", "7d"]
 QUADS_DECK = QUADS_TOP + [c for c in STANDARD_DECK if c not in QUADS_TOP]
+# Let It Ride on the automated shoe deals a stack of three to each player clockwise, then the community stack of
+# three (two community cards, the third burned) (643a.10(b)). The first player's As Ks Qs is a mini-royal in spades,
+# 100 % of the Three-Card Progressive meter (643a.12(d)(1) paytable A) and an envy bonus to every other player's
+# Three-Card Progressive Payout Wager (643a.12(d)(5)). Cards 13-23 run Kh down to 3h, so with five, six or seven
+# players the last player's stack and the community cards make a straight flush: 10 % of the Five-Card Progressive
+# meter (643a.12(e)(1)) and the Five-Card envy bonuses (643a.12(e)(5)); on the way, three-card straight flushes that
+# the Three-Card Progressive pays from its paytable. A hit needs that seat's wager, so it comes within a few rounds.
+LIR_TOP = ["As", "Ks", "Qs", "2c", "5d", "9c", "3d", "8c", "Jd", "4c", "7d", "Tc",
+           "Kh", "Qh", "Jh", "Th", "9h", "8h", "7h", "6h", "5h", "4h", "3h"]
+LIR_DECK = LIR_TOP + [c for c in STANDARD_DECK if c not in LIR_TOP]
+# The boots not aimed at a phase deal that deck at every third shuffle and seeded shuffles between, so both meters are
+# hit, validated and paid many times over the run (a 100 % award reseeds, a 10 % one leaves the rest), and kills land
+# on hits of either level; the other decks keep the rounds varied.
+_decks = random.Random(SEED)
+LIR_MIXED = [" ".join(LIR_DECK if i % 3 == 0 else _decks.sample(STANDARD_DECK, len(STANDARD_DECK))) for i in range(90)]
+# 643a.12(d)(5), (e)(5): the envy bonus per cent of the receiver's $1 or $5 Progressive Payout Wager, by the hand
+# another player holds (linear in the wager: $100 and $500, $25 and $125, $1,000 and $5,000, $300 and $1,500).
+# By the wager hit: the floorperson's validation a hit awaits, and the payment once validated (655a.11(i)(1)(iii);
+# 643a.11(f)(3)(iii) for the Three-Card, (iv) for the Five-Card Progressive Payout Wager, (C) and (D) of each).
+VALIDATED_UNDER = {"progressive": "655a.11(i)(1)(iii)", "three_card_progressive": "643a.11(f)(3)(iii)(C)",
+                   "five_card_progressive": "643a.11(f)(3)(iv)(C)"}
+PAID_UNDER = {"three_card_progressive": "643a.11(f)(3)(iii)(D)", "five_card_progressive": "643a.11(f)(3)(iv)(D)"}
+ENVY_PER_CENT = {"three_card_progressive": {"mini_royal_spades": 100, "mini_royal": 25},
+                 "five_card_progressive": {"royal_flush": 1000, "straight_flush": 300}}
 
 
 @dataclass(frozen=True)
@@ -74,8 +108,9 @@ class Table:
     config: str
     entered_by: dict[str, str] = field(default_factory=lambda: dict(ENTERED_BY))
     held_by: dict[str, str] = field(default_factory=lambda: dict(HELD_BY))
-    decks_for: dict[str, list[str]] = field(default_factory=dict)  # phase aimed at -> that boot's scripted decks
+    decks_for: dict[str, list[str]] = field(default_factory=dict)  # phase aimed at ("": none) -> the boot's decks
     progressive: bool = False
+    every_level_hit: bool = False  # the run must hit, validate and pay every meter level
 
 
 TABLES = {
@@ -85,6 +120,14 @@ TABLES = {
     "ms-progressive": Table("mississippi-stud-progressive.toml", {**ENTERED_BY, "jackpot": "progressive.hit"},
                             {**HELD_BY, "jackpot": "progressive_sign"},
                             {"jackpot": [" ".join(QUADS_DECK)] * 60}, progressive=True),
+    # Let It Ride with both progressives (643a.7(g), (h)). Its decisions are ride or withdraw (643a.11(b), (d)):
+    # aimed at, a kill follows a withdrawal, so the state it leaves holds a bet taken back mid-decision, which the
+    # restarted table must return once at settlement and never let ride again.
+    "lir-progressive": Table("let-it-ride-progressive.toml",
+                             {**ENTERED_BY, "decision": "bet.withdrawn", "jackpot": "progressive.hit"},
+                             {**HELD_BY, "jackpot": "progressive_sign"},
+                             {"jackpot": [" ".join(LIR_DECK)] * 60, "": LIR_MIXED}, progressive=True,
+                             every_level_hit=True),
 }
 
 
@@ -250,10 +293,15 @@ def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(name: str, 
             lv, shown = levels[m.topic], m.json()
             assert m.retain and (shown["display_cents"], shown["reserve_cents"], shown["hits"]) == (
                 lv.display_cents, lv.reserve_micro // MICRO, lv.hits), (m.topic, shown, lv)
+        if table.every_level_hit:
+            assert found["levels_hit"] == len(stored.levels), "a meter level was never hit"
         meters = (f", {found['contributions']} contributions, {found['reversed']} rounds reversed, "
-                  f"{found['hits']} hits ({found['hits_recovered']} validated after a restart)")
+                  f"{found['hits']} hits on {found['levels_hit']} levels ({found['hits_recovered']} validated after "
+                  "a restart)")
     print(f"\n{kills} kills, {totals['rounds']} rounds, phases hit {dict(Counter(hits))}, "
-          f"{totals['voided_by_recovery']} voided by recovery, {len(rows)} events, {len(got)} received{meters}, "
+          f"{totals['voided_by_recovery']} voided by recovery, {totals['withdrawn_before_restart']} rounds resumed "
+          f"after a bet was taken back, {totals['envies']} envy bonuses, {len(rows)} events, {len(got)} received"
+          f"{meters}, "
           f"{time.monotonic() - started:.0f} s")
 
 
@@ -273,8 +321,10 @@ def stored_meters(journal: Path) -> Meters:
 
 def check_meters(rows: list[dict[str, Any]], stored: Meters, params: TableProgressives) -> dict[str, int]:
     """Nothing lost, nothing counted twice: the journal's meter events replay to the stored meters; each progressive
-    wager at the lock-out contributed once (655a.8(b)); a void reversed exactly its round's contributions; every hit
-    was validated and paid once (655a.11(i)(1)(iii)); each level balances."""
+    wager at the lock-out contributed once to each meter its spot feeds (655a.8(b): one wager, every level;
+    643a.8(b)(2): the Three-Card and the Five-Card Progressive Payout Wagers each their own meter); a void reversed
+    exactly its round's contributions; every hit was validated and paid once (655a.11(i)(1)(iii),
+    643a.11(f)(3)(iii)(C)); each level balances."""
     replayed = replay(DomainEvent(r["type"], r["rule"], r["payload"], r["round_id"])
                       for r in rows if r["type"].startswith("meter."))
     assert replayed == stored, "replaying the journal's meter.* events does not give the stored meters"
@@ -284,18 +334,20 @@ def check_meters(rows: list[dict[str, Any]], stored: Meters, params: TableProgre
         if r["round_id"]:
             by_round[r["round_id"]].append(r)
     levels = sorted(params.levels)
+    feeds = {p.wager: [lv.level for lv in p.levels] for p in params.progressives}
     rate = {name: lv.primary_ppm + lv.reserve_ppm for name, lv in params.levels.items()}
     kept_micro: Counter[str] = Counter()
-    kept_count = reversed_rounds = contributions = 0
+    kept_count: Counter[str] = Counter()
+    reversed_rounds = contributions = 0
     for rid, events in by_round.items():
         types = [e["type"] for e in events]
         made = [e for e in events if e["type"] == "meter.contributed"]
         contributions += len(made)
         if "lockout.confirmed" in types:
             lock = next(e["payload"] for e in events if e["type"] == "no_more_bets")
-            wagers = {int(seat): w["progressive"] for seat, w in lock["wagers"].items()
-                      if int(seat) in lock["players"] and "progressive" in w}
-            expected = Counter((seat, level, amount) for seat, amount in wagers.items() for level in levels)
+            expected = Counter((int(seat), level, amount) for seat, w in lock["wagers"].items()
+                               if int(seat) in lock["players"]
+                               for spot, amount in w.items() for level in feeds.get(spot, ()))
         else:
             expected = Counter()
         got = Counter((e["payload"]["seat"], e["payload"]["level"], e["payload"]["wager_cents"]) for e in made)
@@ -313,7 +365,8 @@ def check_meters(rows: list[dict[str, Any]], stored: Meters, params: TableProgre
                     continue
                 assert len(back) == 1, f"{rid}: {level} reversed {len(back)} times"
                 delta = dict(back[0]["delta"])
-                assert delta.pop("reversed_count") == back[0]["wagers"] == len(expected) // len(levels), rid
+                fed = sum(n for (_, lv, _), n in expected.items() if lv == level)
+                assert delta.pop("reversed_count") == back[0]["wagers"] == fed, rid
                 assert delta.pop("reversed_cents") == -taken["in_cents"], rid
                 assert delta == {k: v for k, v in taken.items() if v}, f"{rid}: {level} reversed {delta}, not {taken}"
             reversed_rounds += bool(made)
@@ -322,8 +375,8 @@ def check_meters(rows: list[dict[str, Any]], stored: Meters, params: TableProgre
             assert not reversed_, f"{rid}: contributions reversed without a void"
             closed = types.count("meter.round_closed")
             assert closed == (1 if made else 0), f"{rid}: its contributions made final {closed} times"
-            kept_count += len(made) // len(levels)
             for e in made:
+                kept_count[e["payload"]["level"]] += 1
                 kept_micro[e["payload"]["level"]] += e["payload"]["wager_cents"] * rate[e["payload"]["level"]]
     # Hits: each validated and paid once, at the amount the meter gave, whether or not a restart came between.
     hit = {e["payload"]["hit"]: e["payload"] for e in rows if e["type"] == "progressive.hit"}
@@ -340,16 +393,23 @@ def check_meters(rows: list[dict[str, Any]], stored: Meters, params: TableProgre
     assert recovered and recovered.keys() <= hit.keys(), "no restart found a hit awaiting validation"
     validated_at = {e["payload"]["hit"]: e["seq"] for e in rows if e["type"] == "progressive.validated"}
     assert all(validated_at[h] > seq for h, seq in recovered.items()), "a hit validated before the restart was pending"
+    for e in rows:
+        if e["type"] in ("progressive.hit", "progressive.validated", "progressive.paid"):
+            wager = hit[e["payload"]["hit"]]["wager"]
+            cited = PAID_UNDER.get(wager, e["rule"]) if e["type"] == "progressive.paid" else VALIDATED_UNDER[wager]
+            assert e["rule"] == cited, (e["type"], wager, e["rule"], cited)
+        elif e["type"] == "table.recovered" and e["payload"]["policy"] == "await_jackpot":
+            assert e["rule"] == VALIDATED_UNDER[hit[e["payload"]["hits"][0]]["wager"]], e
     for level in levels:
         lv = stored.level(level)
         assert lv.balance_problem() is None, lv.balance_problem()
         assert lv.contributed_micro + lv.house_funded_micro == (lv.display_micro + lv.reserve_micro + lv.overflow_micro
                                                                 + lv.wins_cents * MICRO + lv.removed_micro), lv
         # Independently of the meter events: the contributions are the rate times the wagers of the rounds not void.
-        assert (lv.contributed_micro, lv.in_count) == (kept_micro[level], kept_count), level
+        assert (lv.contributed_micro, lv.in_count) == (kept_micro[level], kept_count[level]), level
         assert lv.wins_cents == sum(h["paid_cents"] for h in meter_hits if h["level"] == level), level
     return {"contributions": contributions, "reversed": reversed_rounds, "hits": len(hit),
-            "hits_recovered": len(recovered)}
+            "hits_recovered": len(recovered), "levels_hit": len({h["level"] for h in hit.values()})}
 
 
 def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -360,8 +420,12 @@ def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
             by_round[r["round_id"]].append(r)
     numbers = sorted(int(r["payload"]["round_no"]) for r in rows if r["type"] == "betting.opened")
     assert sorted(set(numbers)) == list(range(1, numbers[-1] + 1)), "round numbering continues across restarts"
-    collected_total = paid_total = result_total = voided_by_recovery = 0
+    collected_total = paid_total = result_total = voided_by_recovery = envies = withdrawn_before_restart = 0
     for rid, events in by_round.items():
+        withdrawn = check_ride_or_withdraw(rid, events)
+        resumed = [e["seq"] for e in events if e["type"] == "table.recovered"
+                   and e["payload"]["policy"] == "resume_decisions"]
+        withdrawn_before_restart += any(seq < max(resumed, default=0) for seq in withdrawn.values())
         stakes: dict[tuple[int, str], int] = {}
         locked = False
         ends = [e for e in events if e["type"] in ("round.completed", "round.voided")]
@@ -416,21 +480,68 @@ def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
                 key = (int(p["seat"]), w["wager"])
                 settled[key] += 1
                 assert stakes[key] == w["amount"] == w["returned"] + w["collected"], (rid, key, w)
+                # 643a.11(b)(2), (d)(2): a bet taken back goes back whole, and only a bet the player took back.
+                assert (w["outcome"] == "withdrawn") == (key in withdrawn), (rid, key, w, withdrawn)
+                assert w["outcome"] != "withdrawn" or (w["returned"], w["paid"]) == (w["amount"], 0), (rid, w)
                 paid += w["paid"]
                 collected += w["collected"]
-            if e["type"] == "envy_bonus.settled":  # 655a.12(c)(5): paid to a progressive wager, no stake of its own
-                assert p["amount"] == 0 and (int(p["seat"]), "progressive") in stakes, (rid, p)
+            if envy := ENVY.match(e["type"]):  # paid to a progressive wager, no stake of its own
+                assert p["amount"] == 0 and (int(p["seat"]), envy.group(1) + "progressive") in stakes, (rid, p)
                 paid += p["paid"]
+                envies += 1
             if e["type"] == "seat.folded":
                 for spot, amount in p["collected"].items():
                     settled[(int(p["seat"]), spot)] += 1
                     assert stakes[(int(p["seat"]), spot)] == amount, (rid, spot)
                     collected += amount
         assert set(settled) == set(stakes) and set(settled.values()) == {1}, f"{rid}: settled {settled}"
+        check_643a_envy(rid, events, stakes)
         done = end["payload"]
         assert (done["paid"], done["collected"], done["table_result"]) == (paid, collected, collected - paid), rid
         paid_total += paid
         collected_total += collected
         result_total += done["table_result"]
     assert result_total == collected_total - paid_total
-    return {"rounds": len(set(numbers)), "voided_by_recovery": voided_by_recovery}
+    return {"rounds": len(set(numbers)), "voided_by_recovery": voided_by_recovery, "envies": envies,
+            "withdrawn_before_restart": withdrawn_before_restart}
+
+
+def check_643a_envy(rid: str, events: list[dict[str, Any]], stakes: dict[tuple[int, str], int]) -> None:
+    """Each Three-Card and Five-Card Progressive Payout Wager got one envy bonus per other player holding a qualifying
+    hand, at its schedule (643a.11(f)(3)(iii)(E), (iv)(E)); worked out from the settled hands, not the engine's rows.
+    The live table seats one player per box, so every other box is another player (643a.7(k))."""
+    hands = {int(e["payload"]["seat"]): e["payload"] for e in events if e["type"] == "hand.settled"}
+    if not any(spot in ENVY_PER_CENT for _, spot in stakes):
+        return
+    qualifying: dict[str, dict[int, str]] = {"three_card_progressive": {}, "five_card_progressive": {}}
+    for seat, h in hands.items():
+        ranks, suits = sorted(c[0] for c in h["cards"]), {c[1] for c in h["cards"]}
+        if ranks == ["A", "K", "Q"] and len(suits) == 1:  # 643a.6(d)(1): ace, king and queen of one suit
+            qualifying["three_card_progressive"][seat] = "mini_royal_spades" if suits == {"s"} else "mini_royal"
+        if h["hand"] in ENVY_PER_CENT["five_card_progressive"]:  # 643a.1: a straight flush or better
+            qualifying["five_card_progressive"][seat] = h["hand"]
+    expected = Counter((seat, spot.removesuffix("progressive") + "envy_bonus", other,
+                        amount * ENVY_PER_CENT[spot][hand])
+                       for (seat, spot), amount in stakes.items() if spot in ENVY_PER_CENT
+                       for other, hand in qualifying[spot].items() if other != seat)
+    got = Counter((int(p["seat"]), p["wager"], int(p["note"].removeprefix("envy of seat ")), p["paid"])
+                  for p in (e["payload"] for e in events if ENVY.match(e["type"])))
+    assert got == expected, f"{rid}: envy bonuses {got}, the hands give {expected}"
+
+
+def check_ride_or_withdraw(rid: str, events: list[dict[str, Any]]) -> dict[tuple[int, str], int]:
+    """Each Let It Ride decision (643a.11(b), (d)) answered at most once, across restarts, and only for a bet on the
+    layout; returns the bets taken back, (seat, bet) -> the seq of the answer."""
+    answers: Counter[tuple[int, str]] = Counter()
+    withdrawn: dict[tuple[int, str], int] = {}
+    lock = next((e["payload"] for e in events if e["type"] == "no_more_bets"), None)
+    for e in events:
+        if e["type"] in ("bet.rides", "bet.withdrawn"):
+            p = e["payload"]
+            key = (int(p["seat"]), p["bet"])
+            answers[key] += 1
+            assert answers[key] == 1, f"{rid}: {key} answered again at seq {e['seq']}"
+            assert lock is not None and lock["wagers"][str(key[0])][key[1]] == p["amount"], (rid, p)
+            if e["type"] == "bet.withdrawn":
+                withdrawn[key] = e["seq"]
+    return withdrawn
