@@ -57,6 +57,9 @@ class Mosquitto:
             "persistence false\n"
             # Without it Nagle holds a small second message until the subscriber's delayed ACK (40 ms).
             "set_tcp_nodelay true\n"
+            # A replayed backlog arrives faster than a subscriber reads it; mosquitto's default queue of 1,000
+            # messages per client would drop the rest (the example config for the floor says the same).
+            "max_queued_messages 100000\n"
             # stderr, not stdout: mosquitto block-buffers stdout into a pipe, hiding the "running" line.
             "log_dest stderr\n"
             "log_type all\n"
