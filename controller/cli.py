@@ -92,7 +92,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = sub.add_parser(
-        "demo", help="play a six-seat Mississippi Stud table on simulated devices",
+        "demo", help="play a six-seat Mississippi Stud table with progressives on simulated devices",
         description="Plays a Mississippi Stud table (chapter 655a) on simulated devices over real pseudo-terminals, "
                     "with a simulated dealer and players. Shows each round here and publishes every event to "
                     "<prefix>/<table_id>/event on the broker when it is reachable; journals locally either way. "

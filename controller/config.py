@@ -327,11 +327,14 @@ def demo_config(seats: int = 6) -> TableConfig:
 
     return parse_config({
         "table_id": "demo-ms-1",
-        "game": {"chapter": "655a", "seats": seats, "three_card_bonus_paytable": "A", "six_card_bonus_paytable": "C"},
+        # 655a.12(c) paytable C: the Progressive Payout Wager with mega, major and minor meters on the sign.
+        "game": {"chapter": "655a", "seats": seats, "three_card_bonus_paytable": "A", "six_card_bonus_paytable": "C",
+                 "progressive_paytable": "C", "progressive_wager_cents": 100},
         "devices": {
             "shuffler": sim("reference-shuffler"),
             "shoe": sim("reference-shoe"),
             "dealer_panel": sim("reference-dealer-panel"),
             "wager_stations": [sim("reference-wager-station", seat=n) for n in range(1, seats + 1)],
+            "progressive_sign": sim("reference-progressive-sign"),
         },
     }, "demo config")

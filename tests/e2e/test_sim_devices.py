@@ -55,7 +55,8 @@ def test_devices_probes_the_simulators(simulators: Path) -> None:
     assert {d["driver"] for d in report["installed_drivers"]} >= {
         "reference-shuffler", "reference-shoe", "reference-wager-station", "reference-dealer-panel"}
     devices = {d["device"]: d for d in report["devices"]}
-    assert len(devices) == 9 and all(d["state"] == "online" for d in devices.values())
+    # shuffler, shoe, dealer panel, six wager stations and the progressive sign (configs/demo.toml)
+    assert len(devices) == 10 and all(d["state"] == "online" for d in devices.values())
     assert devices["shoe"]["model"] == "SIM-SHOE" and devices["shoe"]["firmware_hash"]
 
 
@@ -80,8 +81,9 @@ def test_run_drives_the_simulators_and_stops_cleanly(simulators: Path, tmp_path:
         proc.send_signal(signal.SIGINT)  # betting is open and nobody has wagered: the table closes at once
         assert proc.wait(timeout=20) == 0
     types = [t for (t,) in sqlite3.connect(journal).execute("select type from events order by seq")]
-    assert types.count("device.online") == 9
+    assert types.count("device.online") == 10
     assert [t for t in types if not t.startswith("device.")] == [
+        "meter.seeded", "meter.seeded", "meter.seeded",  # 655a.12(c)(3) paytable C: mega, major, minor
         "table.opened", "shuffle.started", "shuffle.completed", "betting.opened", "table.closed"]
 
 

@@ -73,7 +73,7 @@ async def test_birth_and_devices_follow_the_device_events(mosquitto: Any, subscr
     pub = table.publisher(mosquitto.url)
     task = asyncio.create_task(pub.run())
     device_ids = [d.device_id for d in table.birth.devices]
-    await sub.await_until(lambda ms: len(_on(ms, t.device("wager_station_6"))) == 1, what="device statuses")
+    await sub.await_until(lambda ms: len(_on(ms, t.device(device_ids[-1]))) == 1, what="device statuses")
     # At connect: online, the birth, then every configured device as unknown (none has reported in this boot).
     assert [t.relative(m.topic) for m in sub.messages] == ["status", "birth", *(f"device/{d}" for d in device_ids)]
     assert all(_on(sub.messages, t.device(d))[0]["state"] == "unknown" for d in device_ids)
