@@ -15,90 +15,20 @@ Ratios: engine+encode / engine, and journal+state / journal; and the encode cost
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from controller.cards import STANDARD_DECK
+from engine_rounds import Hook, deals, play  # the same rounds, driven the same way
+
 from controller.engine import snapshot
-from controller.engine.inputs import Command, Input, OpenTable
-from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
 from controller.events import DomainEvent
-from controller.games.mississippi_stud import MississippiStudRules
-from controller.games.mississippi_stud_spec import MississippiStudSpec
 from controller.journal import Journal, Record
-from drivers.interfaces import (
-    ButtonPressed,
-    LockAcknowledged,
-    ShuffleCompleted,
-    StackDispensed,
-    StubRemoved,
-    WagerDetected,
-)
 
-SEATS = 6
-RULES = MississippiStudRules(chapter="655a", three_card_bonus_paytable="A", six_card_bonus_paytable="C")
 NOW = datetime(2024, 5, 1, 12, tzinfo=UTC)
-
-# Per step: (state after, events of the step) -> None
-Hook = Callable[[TableState, list[DomainEvent]], None]
-
-
-def deals(n: int, seed: int) -> list[list[str]]:
-    rng = random.Random(seed)
-    out = []
-    for _ in range(n):
-        d = list(STANDARD_DECK)
-        rng.shuffle(d)
-        out.append(d)
-    return out
-
-
-def play(decks: list[list[str]], hook: Hook) -> int:
-    """Steps every round through the engine, calling hook after each step; returns the steps taken."""
-    engine = RoundEngine(MississippiStudSpec(), RULES)
-    state = TableState("bench")
-    pending = list(decks)
-    shoe: list[str] = []
-    steps = 0
-
-    def feed(inp: Input) -> None:
-        nonlocal state, shoe, steps
-        queue = [inp]
-        while queue:
-            state, effects = engine.step(state, queue.pop(0))
-            steps += 1
-            hook(state, [e for e in effects if isinstance(e, DomainEvent)])
-            for e in effects:
-                if not isinstance(e, Command):
-                    continue
-                if e.verb == "shuffle":
-                    shoe = pending.pop(0) if pending else list(STANDARD_DECK)
-                    queue.append(ShuffleCompleted("shuffler", card_count=52))
-                elif e.verb == "dispense_stack":
-                    queue.append(StackDispensed("shoe", cards=tuple(shoe[:2])))
-                    shoe = shoe[2:]
-                elif e.verb == "remove_stub":
-                    queue.append(StubRemoved("shoe", cards=tuple(shoe)))
-                elif e.verb in ("lock", "unlock"):
-                    queue.append(LockAcknowledged(f"wager_station_{e.seat}", seat=e.seat or 0,
-                                                  locked=e.verb == "lock"))
-
-    feed(OpenTable())
-    for _ in decks:
-        for seat in range(1, SEATS + 1):
-            for spot, amount in (("ante", 500), ("three_card_bonus", 100), ("six_card_bonus", 100)):
-                feed(WagerDetected(f"wager_station_{seat}", seat=seat, spot=spot, amount_cents=amount))
-        feed(ButtonPressed("dealer_panel", button="no_more_bets"))
-        for street in ("street_3", "street_4", "street_5"):
-            for seat in range(1, SEATS + 1):
-                feed(WagerDetected(f"wager_station_{seat}", seat=seat, spot=street, amount_cents=500))
-    return steps
 
 
 def timed(decks: list[list[str]], hook: Hook) -> tuple[float, int]:

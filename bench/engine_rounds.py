@@ -14,11 +14,13 @@ import argparse
 import random
 import sys
 import time
+from collections.abc import Callable
 
 from controller.cards import STANDARD_DECK
-from controller.engine.inputs import Command, OpenTable
+from controller.engine.inputs import Command, Input, OpenTable
 from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
+from controller.events import DomainEvent
 from controller.games import mississippi_stud as ms
 from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.mississippi_stud_spec import MississippiStudSpec
@@ -56,17 +58,26 @@ def settle_only(decks: list[list[str]]) -> None:
             ms.settle_six_card_bonus(cards, six, 100, "C")
 
 
-def engine_rounds(decks: list[list[str]]) -> None:
+# Per step: (state after, events of the step) -> None; bench/critical_state.py stores the state with it.
+Hook = Callable[[TableState, list[DomainEvent]], None]
+
+
+def play(decks: list[list[str]], hook: Hook | None = None) -> int:
+    """Every round stepped through the engine (the devices answered at once); returns the steps taken."""
     engine = RoundEngine(MississippiStudSpec(), RULES)
     state = TableState("bench")
     pending = list(decks)
     shoe: list[str] = []
+    steps = 0
 
-    def feed(inp: object) -> None:
-        nonlocal state, shoe
+    def feed(inp: Input) -> None:
+        nonlocal state, shoe, steps
         queue = [inp]
         while queue:
-            state, effects = engine.step(state, queue.pop(0))  # type: ignore[arg-type]
+            state, effects = engine.step(state, queue.pop(0))
+            steps += 1
+            if hook is not None:
+                hook(state, [e for e in effects if isinstance(e, DomainEvent)])
             for e in effects:
                 if not isinstance(e, Command):
                     continue
@@ -90,6 +101,11 @@ def engine_rounds(decks: list[list[str]]) -> None:
         for street in ("street_3", "street_4", "street_5"):
             for seat in range(1, SEATS + 1):
                 feed(WagerDetected(f"wager_station_{seat}", seat=seat, spot=street, amount_cents=500))
+    return steps
+
+
+def engine_rounds(decks: list[list[str]]) -> None:
+    play(decks)
 
 
 def timed(fn, decks: list[list[str]]) -> float:  # type: ignore[no-untyped-def]
