@@ -148,19 +148,29 @@ def _free_port() -> int:
 def mosquitto() -> Iterator[str]:
     """A private mosquitto on a free loopback port for the bench's duration; yields its mqtt:// URL."""
     binary = shutil.which("mosquitto") or next(
-        (p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto") if os.access(p, os.X_OK)), None)
+        (p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto") if os.access(p, os.X_OK)), None
+    )
     if binary is None:
-        sys.exit("bench: mosquitto is not installed: `sudo apt-get install mosquitto` (or run `python3 dev.py test` "
-                 "once, which installs it)")
+        sys.exit(
+            "bench: mosquitto is not installed: `sudo apt-get install mosquitto` (or run `python3 dev.py test` "
+            "once, which installs it)"
+        )
     with tempfile.TemporaryDirectory(prefix="bench-mosquitto-") as tmp:
         port = _free_port()
         conf = Path(tmp) / "mosquitto.conf"
         # Mosquitto 2 needs the explicit listener and allow_anonymous; the log on stderr says when it is up.
-        conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
-                        "set_tcp_nodelay true\n"  # as systemd/mosquitto/mosquitto.conf: no 40 ms Nagle stalls
-                        "log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\nlog_type information\n")
-        proc = subprocess.Popen([binary, "-c", str(conf)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True)
+        conf.write_text(
+            f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+            "set_tcp_nodelay true\n"  # as systemd/mosquitto/mosquitto.conf: no 40 ms Nagle stalls
+            "log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\nlog_type information\n"
+        )
+        proc = subprocess.Popen(
+            [binary, "-c", str(conf)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         lines: queue.Queue[str | None] = queue.Queue()
 
         def pump() -> None:
@@ -196,8 +206,13 @@ class Subscriber:
 
     def __init__(self, url: str, topics: Sequence[str]) -> None:
         host, port = url.removeprefix("mqtt://").rsplit(":", 1)
-        self.proc = subprocess.Popen([sys.executable, __file__, "subscribe", host, port, *topics],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "subscribe", host, port, *topics],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
         self.lines: queue.Queue[tuple[int, str, str]] = queue.Queue()
         ready = threading.Event()
 

@@ -73,14 +73,15 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     decks = deals(args.rounds, args.seed)
-    print(f"{args.rounds} six-seat 655a rounds; the journal on a real file in {tempfile.gettempdir()}",
-          file=sys.stderr)
+    print(f"{args.rounds} six-seat 655a rounds; the journal on a real file in {tempfile.gettempdir()}", file=sys.stderr)
     base, steps = timed(decks, lambda s, e: None)
     print(f"engine (baseline A):    {args.rounds / base:10.0f} rounds/s  {steps / args.rounds:.0f} steps/round")
     enc, _ = timed(decks, encoder())
     print(f"engine+encode:          {args.rounds / enc:10.0f} rounds/s")
-    print(f"ratio engine+encode/engine time: {enc / base:.2f}x; encode and compare: "
-          f"{(enc - base) / steps * 1e6:.1f} us per step")
+    print(
+        f"ratio engine+encode/engine time: {enc / base:.2f}x; encode and compare: "
+        f"{(enc - base) / steps * 1e6:.1f} us per step"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         hook, j = journaling(Path(tmp) / "a.sqlite", with_state=False)
         jbase, _ = timed(decks, hook)
@@ -90,8 +91,7 @@ def main() -> int:
         j.close()
     print(f"journal (baseline B):   {args.rounds / jbase:10.0f} rounds/s")
     print(f"journal+state:          {args.rounds / jstate:10.0f} rounds/s")
-    print(f"ratio journal+state/journal time: {jstate / jbase:.2f}x; "
-          f"{(jstate - jbase) / steps * 1e6:.1f} us per step")
+    print(f"ratio journal+state/journal time: {jstate / jbase:.2f}x; {(jstate - jbase) / steps * 1e6:.1f} us per step")
     return 0
 
 

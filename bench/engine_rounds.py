@@ -50,7 +50,7 @@ def deals(n: int, seed: int) -> list[list[str]]:
 def settle_only(decks: list[list[str]]) -> None:
     limit = ms.payout_limit(RULES.ante_min_cents)
     for d in decks:
-        seats = [d[2 * i: 2 * i + 2] for i in range(SEATS)]
+        seats = [d[2 * i : 2 * i + 2] for i in range(SEATS)]
         six, community = d[12:16], d[16:19]
         for cards in seats:
             ms.settle_hand(cards, community, {"ante": 500, "street_3": 500, "street_4": 500, "street_5": 500}, limit)

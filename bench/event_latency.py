@@ -102,8 +102,9 @@ async def play_table(config: Any, rounds: int, pace: float, seed: int, broker: s
         if ev.type == "round.completed" and int(ev.payload["round_no"]) % 5 == 0:
             benchlib.progress(f"{ev.payload['round_no']}/{rounds} rounds")
 
-    played = await play(config, rounds=rounds, broker=broker, seed=seed, pace=pace, journal_path=journal,
-                        on_event=on_event)
+    played = await play(
+        config, rounds=rounds, broker=broker, seed=seed, pace=pace, journal_path=journal, on_event=on_event
+    )
     if played != rounds:
         sys.exit(f"bench: the table played {played} rounds, not {rounds}: see the log")
 
@@ -117,11 +118,19 @@ def describe(name: str, samples: list[float]) -> tuple[float, float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=20)
-    ap.add_argument("--pace", type=float, default=0.02, help="seconds between the simulated people's actions; 0 "
-                                                             "saturates the table and measures its queues")
+    ap.add_argument(
+        "--pace",
+        type=float,
+        default=0.02,
+        help="seconds between the simulated people's actions; 0 saturates the table and measures its queues",
+    )
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--journal-dir", type=Path, default=Path(tempfile.gettempdir()),
-                    help="where the temporary journal goes (default: the temp dir)")
+    ap.add_argument(
+        "--journal-dir",
+        type=Path,
+        default=Path(tempfile.gettempdir()),
+        help="where the temporary journal goes (default: the temp dir)",
+    )
     args = ap.parse_args()
     configure_logging(json=False, level="warning")
 
@@ -163,8 +172,10 @@ def main() -> int:
     describe("  5th or later of its step", [(received[q] - ns) / 1e6 for q, ns in stepped.items() if position[q] >= 4])
     p50, p99 = describe("engine step -> subscriber, every event", latency)
     verdict = "meets" if p99 <= TARGET_P99_MS else "misses"
-    print(f"ratio to the baseline: p50 {p50 / b50:.1f}x, p99 {p99 / b99:.1f}x; p99 {verdict} the target of "
-          f"{TARGET_P99_MS:g} ms")
+    print(
+        f"ratio to the baseline: p50 {p50 / b50:.1f}x, p99 {p99 / b99:.1f}x; p99 {verdict} the target of "
+        f"{TARGET_P99_MS:g} ms"
+    )
     return 0
 
 

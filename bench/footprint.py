@@ -77,8 +77,9 @@ def cpu_seconds(pid: int) -> float:
 
 
 async def spawn(*args: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(*args, stdin=asyncio.subprocess.DEVNULL,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    return await asyncio.create_subprocess_exec(
+        *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
 
 
 async def stop(proc: asyncio.subprocess.Process, sig: int = signal.SIGTERM) -> None:
@@ -126,18 +127,33 @@ async def measure(url: str, rounds: int, idle_seconds: float, seed: int, tmp: Pa
     host, port = url.removeprefix("mqtt://").rsplit(":", 1)
     figures = Figures()
     rng = random.Random(seed)
-    async with SimulatedTable(config.game.seats, rng) as sims, \
-            aiomqtt.Client(host, int(port), identifier=f"bench-floor-{config.table_id}") as mqtt:
+    async with (
+        SimulatedTable(config.game.seats, rng) as sims,
+        aiomqtt.Client(host, int(port), identifier=f"bench-floor-{config.table_id}") as mqtt,
+    ):
         path = benchlib.write_config(config, sims.ports, tmp)
         await mqtt.subscribe(f"tablectl/{config.table_id}/event", qos=1)
-        daemon = await spawn(sys.executable, "-m", "controller.cli", "--log-level", "warning", "run",
-                             "--config", str(path), "--broker", url, "--journal", str(tmp / "journal.sqlite"))
+        daemon = await spawn(
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "--log-level",
+            "warning",
+            "run",
+            "--config",
+            str(path),
+            "--broker",
+            url,
+            "--journal",
+            str(tmp / "journal.sqlite"),
+        )
         try:
             # The people, acting on the events as published. Let It Ride on an automated shoe asks them for nothing
             # but wagers, decisions and the dealer's buttons, all on the simulated devices.
             events: asyncio.Queue[Any] = asyncio.Queue()
-            service = SimpleNamespace(config=config, engine=SimpleNamespace(method="automated_shoe"),
-                                      subscribe=lambda: events)
+            service = SimpleNamespace(
+                config=config, engine=SimpleNamespace(method="automated_shoe"), subscribe=lambda: events
+            )
             floor = SimulatedFloor(service, sims, RandomPolicy(rng), None, 0.0)  # type: ignore[arg-type]
             people = asyncio.create_task(floor.run())
             opened = asyncio.Event()
@@ -184,8 +200,9 @@ async def measure(url: str, rounds: int, idle_seconds: float, seed: int, tmp: Pa
 
 async def baselines(url: str, idle_seconds: float) -> tuple[float, float]:
     """(RSS MB of a process that imported controller.runner, idle CPU % of a bare aiomqtt process)."""
-    imported = await spawn(sys.executable, "-c", "import controller.runner, sys; print('ready', flush=True); "
-                                                 "sys.stdin.read()")
+    imported = await spawn(
+        sys.executable, "-c", "import controller.runner, sys; print('ready', flush=True); sys.stdin.read()"
+    )
     try:
         await wait_ready(imported, "the import baseline")
         rss, _ = rss_mb(imported.pid)
@@ -220,16 +237,23 @@ def main() -> int:
     print(f"`tablectl run`, seven-seat 643a table on simulated devices, {figures.rounds} rounds played")
     print(f"baseline `python -c 'import controller.runner'`: RSS {base_rss:.1f} MB")
     verdict = "meets" if figures.hwm <= TARGET_RSS_MB else "misses"
-    print(f"daemon RSS: {figures.rss_open:.1f} MB with the table open, {figures.rss_max:.1f} MB at most while "
-          f"playing, {figures.rss_end:.1f} MB after; peak (VmHWM) {figures.hwm:.1f} MB = {figures.hwm / base_rss:.2f}x "
-          f"the baseline; {verdict} the target of {TARGET_RSS_MB:g} MB")
+    print(
+        f"daemon RSS: {figures.rss_open:.1f} MB with the table open, {figures.rss_max:.1f} MB at most while "
+        f"playing, {figures.rss_end:.1f} MB after; peak (VmHWM) {figures.hwm:.1f} MB = {figures.hwm / base_rss:.2f}x "
+        f"the baseline; {verdict} the target of {TARGET_RSS_MB:g} MB"
+    )
     print(f"baseline bare aiomqtt process, idle: {base_cpu:.3f} % of a core")
     verdict = "meets" if figures.idle_cpu < TARGET_IDLE_CPU_PERCENT else "misses"
     ratio = f"{figures.idle_cpu / base_cpu:.0f}x the baseline" if base_cpu > 0 else "the baseline used no CPU ticks"
-    short = "" if args.idle_seconds >= 20 else \
-        " (under 20 s: heartbeats every 2 s and 30 s ticks are not averaged over; a smoke run, not a figure)"
-    print(f"daemon idle with the table open, over {args.idle_seconds:g} s: {figures.idle_cpu:.3f} % of a core "
-          f"({ratio}); {verdict} the target of under {TARGET_IDLE_CPU_PERCENT:g} %{short}")
+    short = (
+        ""
+        if args.idle_seconds >= 20
+        else " (under 20 s: heartbeats every 2 s and 30 s ticks are not averaged over; a smoke run, not a figure)"
+    )
+    print(
+        f"daemon idle with the table open, over {args.idle_seconds:g} s: {figures.idle_cpu:.3f} % of a core "
+        f"({ratio}); {verdict} the target of under {TARGET_IDLE_CPU_PERCENT:g} %{short}"
+    )
     return 0
 
 

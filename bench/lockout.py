@@ -70,13 +70,16 @@ async def run(trials: int, stations: int, progress: Callable[[int], None], bus: 
     panel = create_driver("dealer_panel", {"driver": "reference-dealer-panel", "port": panel_sim.port, **quiet})
     drivers: list[WagerStation] = []
     if bus:
-        line = create_driver("wager_bus", {"driver": "reference-wager-bus", "port": sims[0].port,
-                                           "seats": list(range(1, stations + 1)), **quiet})
+        line = create_driver(
+            "wager_bus",
+            {"driver": "reference-wager-bus", "port": sims[0].port, "seats": list(range(1, stations + 1)), **quiet},
+        )
         assert isinstance(line, WagerBus)
         drivers.extend(line.stations.values())
     for n, sim in enumerate(sims if not bus else [], start=1):
-        d = create_driver(f"wager_station_{n}",
-                          {"driver": "reference-wager-station", "port": sim.port, "seat": n, **quiet})
+        d = create_driver(
+            f"wager_station_{n}", {"driver": "reference-wager-station", "port": sim.port, "seat": n, **quiet}
+        )
         assert isinstance(d, WagerStation)
         drivers.append(d)
     acks: asyncio.Queue[DeviceEvent] = asyncio.Queue()
@@ -139,8 +142,10 @@ def main() -> int:
     wiring = "on one multi-drop line" if args.bus else "each on its own line"
     print(f"lock-out, {args.stations} stations {wiring}, {args.trials} trials over pseudo-terminals")
     print(f"line time of the critical-path frames at {BAUD} baud (baseline): {floor:.3f} ms")
-    print(f"p50 {p50:.3f} ms ({p50 / floor:.2f}x line time)   mean {statistics.fmean(samples):.3f} ms   "
-          f"max {max(samples):.3f} ms")
+    print(
+        f"p50 {p50:.3f} ms ({p50 / floor:.2f}x line time)   mean {statistics.fmean(samples):.3f} ms   "
+        f"max {max(samples):.3f} ms"
+    )
     print(f"p99 {p99:.3f} ms ({p99 / floor:.2f}x line time)")
     return 0
 

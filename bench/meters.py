@@ -26,8 +26,9 @@ from controller.progressive.parameters import (
 )
 
 SEATS = 6  # 655a.2(a)
-PARAMS = TableProgressives(progressives=(mississippi_stud_progressive("D", 100),
-                                         mississippi_stud_five_card_hand_bonus(100)))
+PARAMS = TableProgressives(
+    progressives=(mississippi_stud_progressive("D", 100), mississippi_stud_five_card_hand_bonus(100))
+)
 
 
 def model(rounds: int) -> tuple[float, list[DomainEvent], Meters]:

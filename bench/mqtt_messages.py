@@ -35,8 +35,9 @@ def _model(ev: JournaledEvent) -> str:
     return event_message(ev, replayed=False)
 
 
-def throughput(label: str, build: Callable[[JournaledEvent], str], events: Sequence[JournaledEvent],
-               repeat: int) -> float:
+def throughput(
+    label: str, build: Callable[[JournaledEvent], str], events: Sequence[JournaledEvent], repeat: int
+) -> float:
     t0 = time.perf_counter()
     for _ in range(repeat):
         for ev in events:

@@ -55,8 +55,9 @@ async def baseline(trials: int) -> list[float]:
     samples = []
     for _ in range(trials):
         start = time.monotonic()
-        proc = await asyncio.create_subprocess_exec(sys.executable, "-c", "import controller.runner",
-                                                    stdin=asyncio.subprocess.DEVNULL)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", "import controller.runner", stdin=asyncio.subprocess.DEVNULL
+        )
         if await proc.wait() != 0:
             sys.exit("bench: `python -c 'import controller.runner'` failed")
         samples.append(time.monotonic() - start)
@@ -75,8 +76,10 @@ async def trials(config: Any, url: str, tmp: Path, count: int, kill: bool) -> di
     loop = asyncio.get_running_loop()
     results: dict[str, list[float]] = {"ready": [], "online": [], "opened": []}
     seen_boots: set[str] = set()
-    async with SimulatedTable(config.game.seats, random.Random(1)) as sims, \
-            aiomqtt.Client(host, int(port), identifier=f"bench-restart-{config.table_id}") as mqtt:
+    async with (
+        SimulatedTable(config.game.seats, random.Random(1)) as sims,
+        aiomqtt.Client(host, int(port), identifier=f"bench-restart-{config.table_id}") as mqtt,
+    ):
         path = benchlib.write_config(config, sims.ports, tmp)
         await mqtt.subscribe([(f"{prefix}/status", 1), (f"{prefix}/event", 1)])
         arrivals: asyncio.Queue[tuple[float, str, dict[str, Any]]] = asyncio.Queue()
@@ -97,9 +100,23 @@ async def trials(config: Any, url: str, tmp: Path, count: int, kill: bool) -> di
             for n in range(1, count + 1):
                 start = time.monotonic()
                 daemon = await asyncio.create_subprocess_exec(
-                    sys.executable, "-m", "controller.cli", "--log-level", "warning", "run", "--config", str(path),
-                    "--broker", url, "--journal", str(tmp / "journal.sqlite"), env=env,
-                    stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+                    sys.executable,
+                    "-m",
+                    "controller.cli",
+                    "--log-level",
+                    "warning",
+                    "run",
+                    "--config",
+                    str(path),
+                    "--broker",
+                    url,
+                    "--journal",
+                    str(tmp / "journal.sqlite"),
+                    env=env,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.DEVNULL,
+                    stderr=asyncio.subprocess.PIPE,
+                )
                 online = opened = ready = None
                 boot = None
                 try:
@@ -122,8 +139,10 @@ async def trials(config: Any, url: str, tmp: Path, count: int, kill: bool) -> di
                         err = b""
                         if daemon.returncode is not None and daemon.stderr is not None:
                             err = await daemon.stderr.read()
-                        sys.exit(f"bench: trial {n}: the daemon was not online with its table open within 30 s "
-                                 f"(exit status {daemon.returncode}) {err.decode()[-2000:]}")
+                        sys.exit(
+                            f"bench: trial {n}: the daemon was not online with its table open within 30 s "
+                            f"(exit status {daemon.returncode}) {err.decode()[-2000:]}"
+                        )
                 finally:
                     daemon.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
                     await daemon.wait()
@@ -135,8 +154,10 @@ async def trials(config: Any, url: str, tmp: Path, count: int, kill: bool) -> di
                 while not readies.empty():
                     readies.get_nowait()  # anything else the daemon said (STOPPING=1, WATCHDOG=1)
                 said = "-" if ready is None else f"{ready - start:.3f} s"
-                benchlib.progress(f"trial {n}/{count}: online {online - start:.3f} s, table opened "
-                                  f"{opened - start:.3f} s, READY=1 {said}")
+                benchlib.progress(
+                    f"trial {n}/{count}: online {online - start:.3f} s, table opened "
+                    f"{opened - start:.3f} s, READY=1 {said}"
+                )
         finally:
             for task in helpers:
                 task.cancel()
@@ -148,8 +169,10 @@ async def trials(config: Any, url: str, tmp: Path, count: int, kill: bool) -> di
 def describe(name: str, samples: list[float], base: float) -> None:
     p50 = statistics.median(samples)
     verdict = "meets" if max(samples) < TARGET_SECONDS else "misses"
-    print(f"spawn -> {name}: p50 {p50:.3f} s, max {max(samples):.3f} s ({p50 / base:.2f}x the baseline); "
-          f"{verdict} the target of under {TARGET_SECONDS:g} s")
+    print(
+        f"spawn -> {name}: p50 {p50:.3f} s, max {max(samples):.3f} s ({p50 / base:.2f}x the baseline); "
+        f"{verdict} the target of under {TARGET_SECONDS:g} s"
+    )
 
 
 def main() -> int:
@@ -170,14 +193,16 @@ def main() -> int:
         got = asyncio.run(trials(config, url, Path(tmp), args.trials, args.kill))
 
     stop = "SIGKILL" if args.kill else "SIGTERM"
-    print(f"`tablectl run`, seven-seat 643a table, journal with {args.history_rounds} rounds, {args.trials} restarts "
-          f"(stopped by {stop})")
+    print(
+        f"`tablectl run`, seven-seat 643a table, journal with {args.history_rounds} rounds, {args.trials} restarts "
+        f"(stopped by {stop})"
+    )
     print(f"baseline `python -c 'import controller.runner'` to exit: p50 {base:.3f} s")
     if got["ready"]:
         describe("READY=1 on $NOTIFY_SOCKET", got["ready"], base)
     else:
         print("spawn -> READY=1: not sent by this build (no sd_notify support yet); the figures below stand in")
-    describe("retained status \"online\"", got["online"], base)
+    describe('retained status "online"', got["online"], base)
     describe("table.opened received", got["opened"], base)
     return 0
 

@@ -89,8 +89,9 @@ async def play_table(config: Any, rounds: int, seed: int, broker: str, journal: 
             if len(completed) % 50 == 0:
                 benchlib.progress(f"{len(completed)}/{rounds} rounds")
 
-    played = await play(config, rounds=rounds, broker=broker, seed=seed, pace=0.0, journal_path=journal,
-                        on_event=on_event)
+    played = await play(
+        config, rounds=rounds, broker=broker, seed=seed, pace=0.0, journal_path=journal, on_event=on_event
+    )
     if played != rounds or len(completed) != rounds:
         sys.exit(f"bench: the table played {played} rounds ({len(completed)} completed), not {rounds}: see the log")
     return completed
@@ -115,8 +116,12 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=300)
     ap.add_argument("--warmup", type=int, default=20, help="rounds left out of the rate while everything warms up")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--journal-dir", type=Path, default=Path(tempfile.gettempdir()),
-                    help="where the temporary journal goes (default: the temp dir; /dev/shm for tmpfs)")
+    ap.add_argument(
+        "--journal-dir",
+        type=Path,
+        default=Path(tempfile.gettempdir()),
+        help="where the temporary journal goes (default: the temp dir; /dev/shm for tmpfs)",
+    )
     ap.add_argument("--no-broker", action="store_true", help="publisher without a broker: events stay journaled")
     args = ap.parse_args()
     if args.rounds < args.warmup + 10:
@@ -140,7 +145,7 @@ def main() -> int:
         events, published = db.execute("select count(*), count(published_at) from events").fetchone()
         db.close()
 
-    steady = completed[args.warmup:]
+    steady = completed[args.warmup :]
     table_rate = (len(steady) - 1) / (steady[-1][0] - steady[0][0])
     # The whole process's CPU (controller, simulators and simulated people: one event loop) per round: unlike the
     # rate, it hardly depends on what else the machine is running.
@@ -151,18 +156,24 @@ def main() -> int:
         sys.exit(f"bench: the replay completed {best[1]} rounds, the table {args.rounds}: the replay is not faithful")
     engine_rate = args.rounds / best[0]
 
-    print(f"seven-seat 643a table, {args.rounds} rounds ({args.warmup} warm-up) at pace 0, simulated devices on ptys, "
-          f"journal on, publisher {'without a broker' if args.no_broker else 'on loopback mosquitto'}")
+    print(
+        f"seven-seat 643a table, {args.rounds} rounds ({args.warmup} warm-up) at pace 0, simulated devices on ptys, "
+        f"journal on, publisher {'without a broker' if args.no_broker else 'on loopback mosquitto'}"
+    )
     per_round = f"{events / args.rounds:.0f} events, {seen['appends'] / args.rounds:.0f} journal commits"
     if not args.no_broker:
         per_round += f" and {seen['marks'] / args.rounds:.0f} outbox marks"
     print(f"per round: {per_round}; {published} of {events} events published by the end")
-    print(f"CPU per round: {cpu_ms:.1f} ms (controller, simulators and people in one process: at most "
-          f"{1000 / cpu_ms:.0f} rounds/s on a core of its own)")
+    print(
+        f"CPU per round: {cpu_ms:.1f} ms (controller, simulators and people in one process: at most "
+        f"{1000 / cpu_ms:.0f} rounds/s on a core of its own)"
+    )
     print(f"pure engine on the same {len(seen['inputs'])} inputs (baseline): {engine_rate:,.0f} rounds/s")
     verdict = "meets" if table_rate >= TARGET_ROUNDS_PER_SECOND else "misses"
-    print(f"table: {table_rate:.1f} rounds/s ({table_rate / engine_rate:.3f}x the pure engine; "
-          f"{verdict} the target of {TARGET_ROUNDS_PER_SECOND:.0f})")
+    print(
+        f"table: {table_rate:.1f} rounds/s ({table_rate / engine_rate:.3f}x the pure engine; "
+        f"{verdict} the target of {TARGET_ROUNDS_PER_SECOND:.0f})"
+    )
     return 0
 
 

@@ -74,12 +74,24 @@ def _submission(rules: Any) -> list[PaytableInfo]:
     for name in ("ante_odds", "play_odds"):
         odds = getattr(rules, name, None)
         if isinstance(odds, str):
-            out.append(PaytableInfo(wager=name.removesuffix("_odds"), citation=f"{SUBMISSION} {name}", letter=None,
-                                    rows={"beats_qualified_dealer": odds}))
+            out.append(
+                PaytableInfo(
+                    wager=name.removesuffix("_odds"),
+                    citation=f"{SUBMISSION} {name}",
+                    letter=None,
+                    rows={"beats_qualified_dealer": odds},
+                )
+            )
     for name, value in rules:
         if name.endswith("_paytable") and isinstance(value, dict):
-            out.append(PaytableInfo(wager=name.removesuffix("_paytable"), citation=f"{SUBMISSION} {name}",
-                                    letter=None, rows={str(k): str(v) for k, v in value.items()}))
+            out.append(
+                PaytableInfo(
+                    wager=name.removesuffix("_paytable"),
+                    citation=f"{SUBMISSION} {name}",
+                    letter=None,
+                    rows={str(k): str(v) for k, v in value.items()},
+                )
+            )
     return out
 
 
@@ -96,11 +108,20 @@ def _655a(rules: Any) -> list[PaytableInfo]:
             info = info.model_copy(update={"rows": info.rows | {f"{k}_of_diamonds": v for k, v in diamonds.items()}})
         out.append(info)
     if (letter := rules.progressive_paytable) is not None:
-        out.append(PaytableInfo(wager="progressive", citation=f"655a.12(c)(1) paytable {letter}", letter=letter,
-                                rows=_rows(ms.PROGRESSIVE[letter])))
+        out.append(
+            PaytableInfo(
+                wager="progressive",
+                citation=f"655a.12(c)(1) paytable {letter}",
+                letter=letter,
+                rows=_rows(ms.PROGRESSIVE[letter]),
+            )
+        )
     if rules.five_card_hand_bonus:
-        out.append(PaytableInfo(wager="five_card_hand_bonus", citation="655a.12(e)(1)", letter=None,
-                                rows=_rows(ms.FIVE_CARD_HAND_BONUS)))
+        out.append(
+            PaytableInfo(
+                wager="five_card_hand_bonus", citation="655a.12(e)(1)", letter=None, rows=_rows(ms.FIVE_CARD_HAND_BONUS)
+            )
+        )
     return out
 
 
@@ -109,14 +130,18 @@ def _643a(rules: Any) -> list[PaytableInfo]:
 
     out = [_lettered("bet", lir.LET_IT_RIDE[rules.let_it_ride_paytable], rules.let_it_ride_paytable)]
     lettered: dict[str, Mapping[str, Any]] = {
-        "five_card_bonus": lir.FIVE_CARD_BONUS, "three_card_bonus": lir.THREE_CARD_BONUS,
-        "three_card_progressive": lir.THREE_CARD_PROGRESSIVE}
+        "five_card_bonus": lir.FIVE_CARD_BONUS,
+        "three_card_bonus": lir.THREE_CARD_BONUS,
+        "three_card_progressive": lir.THREE_CARD_PROGRESSIVE,
+    }
     for wager, tables in lettered.items():
         letter = getattr(rules, f"{wager}_paytable", None)
         if getattr(rules, wager, False) and letter is not None:
             out.append(_lettered(wager, tables[letter], letter))
-    fixed: dict[str, Any] = {"five_card_progressive": lir.FIVE_CARD_PROGRESSIVE,
-                             "five_card_hand_bonus": lir.FIVE_CARD_HAND_BONUS}
+    fixed: dict[str, Any] = {
+        "five_card_progressive": lir.FIVE_CARD_PROGRESSIVE,
+        "five_card_hand_bonus": lir.FIVE_CARD_HAND_BONUS,
+    }
     for wager, table in fixed.items():
         if getattr(rules, wager, False):
             out.append(_lettered(wager, table, None))
@@ -155,15 +180,26 @@ def device_infos(config: TableConfig) -> list[DeviceInfo]:
     out = []
     for device_id, raw in configured_devices(config).items():
         seat = raw.get("seat")
-        out.append(DeviceInfo(device_id=device_id, driver=str(raw.get("driver")), port=_port(raw),
-                              seat=seat if isinstance(seat, int) else None, identity=None))
+        out.append(
+            DeviceInfo(
+                device_id=device_id,
+                driver=str(raw.get("driver")),
+                port=_port(raw),
+                seat=seat if isinstance(seat, int) else None,
+                identity=None,
+            )
+        )
     bus = config.devices.wager_bus if config.devices is not None else None
     if bus is not None:
         stations = bus.get("stations", [])
         seats = [s.get("seat") for s in stations if isinstance(s, dict)] + list(bus.get("seats", []))
-        out += [DeviceInfo(device_id=station_id(seat), driver=str(bus.get("driver")), port=_port(bus), seat=seat,
-                           identity=None)
-                for seat in seats if isinstance(seat, int)]
+        out += [
+            DeviceInfo(
+                device_id=station_id(seat), driver=str(bus.get("driver")), port=_port(bus), seat=seat, identity=None
+            )
+            for seat in seats
+            if isinstance(seat, int)
+        ]
     return out
 
 
@@ -181,9 +217,13 @@ def build_birth(config: TableConfig, boot_id: str, now: datetime | None = None) 
         boot_id=boot_id,
         ts=_iso(now or datetime.now(UTC)),
         software=Software(version=__version__, code_sha256=digest, code_files=files),
-        game=GameInfo(chapter=rules.chapter, name=spec.name if spec is not None else rules.chapter,
-                      seats=rules.seats, dealing_method=dealing_method(rules),
-                      rules=rules.model_dump(mode="json")),
+        game=GameInfo(
+            chapter=rules.chapter,
+            name=spec.name if spec is not None else rules.chapter,
+            seats=rules.seats,
+            dealing_method=dealing_method(rules),
+            rules=rules.model_dump(mode="json"),
+        ),
         paytables=paytables(rules),
         devices=device_infos(config),
     )
@@ -193,8 +233,13 @@ def with_identities(birth: Birth, identities: Mapping[str, Mapping[str, str]]) -
     """The birth with each device's identity as it reported it; devices not configured are added (a driver
     reported under an id the config does not name, which an examiner should see)."""
     known = {d.device_id for d in birth.devices}
-    devices = [d.model_copy(update={"identity": dict(identities[d.device_id])}) if d.device_id in identities else d
-               for d in birth.devices]
-    devices += [DeviceInfo(device_id=dev, driver="unknown", identity=dict(ident))
-                for dev, ident in sorted(identities.items()) if dev not in known]
+    devices = [
+        d.model_copy(update={"identity": dict(identities[d.device_id])}) if d.device_id in identities else d
+        for d in birth.devices
+    ]
+    devices += [
+        DeviceInfo(device_id=dev, driver="unknown", identity=dict(ident))
+        for dev, ident in sorted(identities.items())
+        if dev not in known
+    ]
     return birth.model_copy(update={"devices": devices})

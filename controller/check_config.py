@@ -71,13 +71,31 @@ def check_file(path: Path) -> Report:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         why = err.strerror if isinstance(err, OSError) else "it is not UTF-8 text"
-        return Report(path, [Finding("error", str(path), f"cannot be read: {why}",
-                                     "pass the path of the table's TOML config, e.g. /etc/tablectl/table.toml")])
+        return Report(
+            path,
+            [
+                Finding(
+                    "error",
+                    str(path),
+                    f"cannot be read: {why}",
+                    "pass the path of the table's TOML config, e.g. /etc/tablectl/table.toml",
+                )
+            ],
+        )
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        return Report(path, [Finding("error", "(TOML syntax)", str(err),
-                                     "correct the line it names: a key = value, a [section], quoted text")])
+        return Report(
+            path,
+            [
+                Finding(
+                    "error",
+                    "(TOML syntax)",
+                    str(err),
+                    "correct the line it names: a key = value, a [section], quoted text",
+                )
+            ],
+        )
     findings: list[Finding] = []
     config: TableConfig | None = None
     try:
@@ -123,17 +141,28 @@ def check_devices(devices: Mapping[str, Any]) -> list[Finding]:
             continue  # the schema says so
         name = raw.get("driver")
         if not isinstance(name, str) or not name:
-            findings.append(Finding("error", f"{where}.driver", "is missing: no driver drives this device",
-                                    f"add driver = one of: {installed}"))
+            findings.append(
+                Finding(
+                    "error",
+                    f"{where}.driver",
+                    "is missing: no driver drives this device",
+                    f"add driver = one of: {installed}",
+                )
+            )
             continue
         cls = drivers.get(name)
         if cls is None:
             close = difflib.get_close_matches(name, list(drivers), n=1, cutoff=0.6)
-            findings.append(Finding(
-                "error", f"{where}.driver", f"names driver {name!r}, which is not installed",
-                (f"did you mean {close[0]!r}? " if close else "")
-                + f"Installed drivers: {installed}; a plugin's package must register its driver under the "
-                  f"entry-point group {ENTRY_POINT_GROUP!r} (`tablectl devices` lists them)"))
+            findings.append(
+                Finding(
+                    "error",
+                    f"{where}.driver",
+                    f"names driver {name!r}, which is not installed",
+                    (f"did you mean {close[0]!r}? " if close else "")
+                    + f"Installed drivers: {installed}; a plugin's package must register its driver under the "
+                    f"entry-point group {ENTRY_POINT_GROUP!r} (`tablectl devices` lists them)",
+                )
+            )
             continue
         try:
             model = settings_model(cls)
@@ -147,24 +176,40 @@ def check_devices(devices: Mapping[str, Any]) -> list[Finding]:
             findings += [Finding.of("error", p) for p in config_problems(err, prefix=where.split("."), model=model)]
             continue
         if where == "devices.wager_bus" and not hasattr(cls, "stations"):
-            findings.append(Finding("error", f"{where}.driver", f"driver {name!r} does not drive a wager bus "
-                                    "(it has no per-seat `stations`)", 'use e.g. driver = "reference-wager-bus"'))
+            findings.append(
+                Finding(
+                    "error",
+                    f"{where}.driver",
+                    f"driver {name!r} does not drive a wager bus (it has no per-seat `stations`)",
+                    'use e.g. driver = "reference-wager-bus"',
+                )
+            )
         port = _port(validated)
         if port == SIMULATED:
             simulated += 1
         elif port is not None and not os.path.exists(port):
             missing_ports.append(f"{port} ({where})")
     if simulated:
-        findings.append(Finding(
-            "warning", "devices", f"{simulated} device port(s) are {SIMULATED!r}: only `tablectl demo` and "
-            "`tablectl simulate` replace them (with simulators)",
-            "for `tablectl run`, give each device's port (e.g. /dev/tablectl/shuffler), or pass --ports from "
-            "`tablectl sim-devices`"))
+        findings.append(
+            Finding(
+                "warning",
+                "devices",
+                f"{simulated} device port(s) are {SIMULATED!r}: only `tablectl demo` and "
+                "`tablectl simulate` replace them (with simulators)",
+                "for `tablectl run`, give each device's port (e.g. /dev/tablectl/shuffler), or pass --ports from "
+                "`tablectl sim-devices`",
+            )
+        )
     if missing_ports:
-        findings.append(Finding(
-            "warning", "devices", f"these ports do not exist (yet): {', '.join(missing_ports)}",
-            "plug the devices in, and check that systemd/99-tablectl.rules matches them (ls -l /dev/tablectl/); "
-            "nothing to do when checking a config away from its table"))
+        findings.append(
+            Finding(
+                "warning",
+                "devices",
+                f"these ports do not exist (yet): {', '.join(missing_ports)}",
+                "plug the devices in, and check that systemd/99-tablectl.rules matches them (ls -l /dev/tablectl/); "
+                "nothing to do when checking a config away from its table",
+            )
+        )
     return findings
 
 
@@ -192,15 +237,27 @@ def check_mqtt_files(mqtt: Mapping[str, Any]) -> list[Finding]:
             continue
         field, path = f"mqtt.{key}", Path(value)
         if not path.is_absolute():
-            findings.append(Finding("warning", field, f"{value} is a relative path: it resolves against the "
-                                    "working directory, which is / under systemd", "give the absolute path"))
+            findings.append(
+                Finding(
+                    "warning",
+                    field,
+                    f"{value} is a relative path: it resolves against the working directory, which is / under systemd",
+                    "give the absolute path",
+                )
+            )
         if not path.exists():
             findings.append(Finding("error", field, f"{value} does not exist", f"{fix}, or correct the path"))
         elif not path.is_file():
             findings.append(Finding("error", field, f"{value} is not a file", f"{fix}, or correct the path"))
         elif not os.access(path, os.R_OK):
-            findings.append(Finding("error", field, f"{value} cannot be read by user {_user()}",
-                                    f"let the service user read it: chgrp tablectl {value} && chmod 0640 {value}"))
+            findings.append(
+                Finding(
+                    "error",
+                    field,
+                    f"{value} cannot be read by user {_user()}",
+                    f"let the service user read it: chgrp tablectl {value} && chmod 0640 {value}",
+                )
+            )
         else:
             usable[key] = value
     if "password_file" in usable:
@@ -211,16 +268,28 @@ def check_mqtt_files(mqtt: Mapping[str, Any]) -> list[Finding]:
         else:
             why = "its first line is empty"
         if not first or not first[0]:
-            findings.append(Finding("error", "mqtt.password_file", f"{usable['password_file']}: {why}",
-                                    "put the broker password on the first line"))
+            findings.append(
+                Finding(
+                    "error",
+                    "mqtt.password_file",
+                    f"{usable['password_file']}: {why}",
+                    "put the broker password on the first line",
+                )
+            )
     tls_files = [k for k in ("ca_file", "cert_file", "key_file") if isinstance(mqtt.get(k), str)]
     if tls_files and all(k in usable for k in tls_files):
         try:  # loaded exactly as the publisher will load them: bad PEM or a key that does not match shows here
             tls_context(usable.get("ca_file"), usable.get("cert_file"), usable.get("key_file"))
         except ValueError as err:
-            findings.append(Finding("error", f"mqtt.{'/'.join(tls_files)}", str(err).split("; ")[0],
-                                    "give PEM files: the CA that signed the broker, this table's certificate and "
-                                    "the key that belongs to it"))
+            findings.append(
+                Finding(
+                    "error",
+                    f"mqtt.{'/'.join(tls_files)}",
+                    str(err).split("; ")[0],
+                    "give PEM files: the CA that signed the broker, this table's certificate and "
+                    "the key that belongs to it",
+                )
+            )
     return findings
 
 
@@ -246,8 +315,10 @@ def check_journal(data: Mapping[str, Any]) -> list[Finding]:
         path, field = default_journal_path(table_id), "journal.path (default)"
     else:
         return []  # the schema reports it
-    fix = ("create the directory for the service user (under systemd, StateDirectory=tablectl does), or set "
-           "journal.path to a file in a writable directory")
+    fix = (
+        "create the directory for the service user (under systemd, StateDirectory=tablectl does), or set "
+        "journal.path to a file in a writable directory"
+    )
     if path.is_dir():
         return [Finding("error", field, f"{path} is a directory", f"name a file in it, e.g. {path / 'table.sqlite'}")]
     if path.exists():
@@ -262,8 +333,7 @@ def check_journal(data: Mapping[str, Any]) -> list[Finding]:
     if not ancestor.is_dir():
         return [Finding("error", field, f"{path} cannot be created: {ancestor} is not a directory", fix)]
     if not os.access(ancestor, os.W_OK | os.X_OK):
-        return [Finding("error", field, f"{path} cannot be created: {ancestor} is not writable by user {_user()}",
-                        fix)]
+        return [Finding("error", field, f"{path} cannot be created: {ancestor} is not writable by user {_user()}", fix)]
     return []
 
 
@@ -272,30 +342,51 @@ def check_journal(data: Mapping[str, Any]) -> list[Finding]:
 
 def check_playable(config: TableConfig) -> list[Finding]:
     if config.devices is None:
-        return [Finding("warning", "devices", "no [devices] table: `tablectl run` refuses the config (`tablectl "
-                        "settle` and `simulate` need none)",
-                        "name the table's devices: [devices.shuffler], [devices.shoe], [devices.dealer_panel] and "
-                        "a wager station per seat (see configs/mississippi-stud.toml)")]
+        return [
+            Finding(
+                "warning",
+                "devices",
+                "no [devices] table: `tablectl run` refuses the config (`tablectl settle` and `simulate` need none)",
+                "name the table's devices: [devices.shuffler], [devices.shoe], [devices.dealer_panel] and "
+                "a wager station per seat (see configs/mississippi-stud.toml)",
+            )
+        ]
     why = playable(config)
     if why:
-        return [Finding("warning", "game", f"`tablectl run` cannot run this table yet: {why}",
-                        "valid as it is; run the table without those wagers until the engine takes them")]
+        return [
+            Finding(
+                "warning",
+                "game",
+                f"`tablectl run` cannot run this table yet: {why}",
+                "valid as it is; run the table without those wagers until the engine takes them",
+            )
+        ]
     spec = spec_for(config.game)
     offered = {o.spot for o in spec.offers(config.game)} if spec is not None else set()
     # Configured but not taken by the live engine (it has no meters or terminals yet): players could not make them.
     idle = [f"game.{key}" for key, spot in _METERED.items() if getattr(config.game, key, None) and spot not in offered]
     if idle:
-        return [Finding("warning", ", ".join(idle), "the live round engine does not offer these wagers yet (they "
-                        "need progressive meters or electronic wagering terminals); the table runs without them "
-                        "and `tablectl settle` settles them",
-                        "to say so at the table, set them to false (chips there are refused as wagers the table does "
-                        "not offer); keep them for `tablectl settle`")]
+        return [
+            Finding(
+                "warning",
+                ", ".join(idle),
+                "the live round engine does not offer these wagers yet (they "
+                "need progressive meters or electronic wagering terminals); the table runs without them "
+                "and `tablectl settle` settles them",
+                "to say so at the table, set them to false (chips there are refused as wagers the table does "
+                "not offer); keep them for `tablectl settle`",
+            )
+        ]
     return []
 
 
 # Rules settings that offer a metered or terminal wager -> the wager's spot.
-_METERED = {"progressive_paytable": "progressive", "three_card_progressive": "three_card_progressive",
-            "five_card_progressive": "five_card_progressive", "five_card_hand_bonus": "five_card_hand_bonus"}
+_METERED = {
+    "progressive_paytable": "progressive",
+    "three_card_progressive": "three_card_progressive",
+    "five_card_progressive": "five_card_progressive",
+    "five_card_hand_bonus": "five_card_hand_bonus",
+}
 
 
 # -- the verb --------------------------------------------------------------------------------------------------
@@ -307,31 +398,38 @@ def summary(report: Report) -> str:
     spec = spec_for(config.game)
     game = f"{config.game.chapter}" + (f" ({spec.name})" if spec is not None else "")
     devices = [where for where, _ in _device_entries(config.devices.model_dump())] if config.devices else []
-    stations = (len(config.devices.station_seats()) if config.devices else 0)
+    stations = len(config.devices.station_seats()) if config.devices else 0
     warned = f", {len(report.warnings)} warning(s)" if report.warnings else ""
     journal = config.journal.path or default_journal_path(config.table_id)
-    return (f"{report.path}: valid{warned}: table {config.table_id}, game {game}, {config.game.seats} seats, "
-            f"{len(devices)} device(s) ({stations} wager station(s)), broker {config.mqtt.broker}, journal {journal}")
+    return (
+        f"{report.path}: valid{warned}: table {config.table_id}, game {game}, {config.game.seats} seats, "
+        f"{len(devices)} device(s) ({stations} wager station(s)), broker {config.mqtt.broker}, journal {journal}"
+    )
 
 
 def print_report(report: Report, out: TextIO) -> None:
     if report.valid:
         print(summary(report), file=out)
     else:
-        print(f"{report.path}: INVALID, {len(report.errors)} error(s)"
-              + (f", {len(report.warnings)} warning(s)" if report.warnings else ""), file=out)
+        print(
+            f"{report.path}: INVALID, {len(report.errors)} error(s)"
+            + (f", {len(report.warnings)} warning(s)" if report.warnings else ""),
+            file=out,
+        )
     for finding in [*report.errors, *report.warnings]:
         print(finding.render(), file=out)
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "check-config", help="check table configs: schema, drivers, files, journal; say what to fix",
+        "check-config",
+        help="check table configs: schema, drivers, files, journal; say what to fix",
         description="Checks each table config as `tablectl run` would use it: every setting (the field, what is "
-                    "wrong and how to fix it), that each device's driver is installed and takes its settings, "
-                    "that the MQTT password, CA, certificate and key files exist and load, and that the journal "
-                    "can be written. Warns about ports that do not exist and configs the engine cannot run yet. "
-                    "Exit status 0 when every file is valid, 1 when one is not, 2 for bad usage.")
+        "wrong and how to fix it), that each device's driver is installed and takes its settings, "
+        "that the MQTT password, CA, certificate and key files exist and load, and that the journal "
+        "can be written. Warns about ports that do not exist and configs the engine cannot run yet. "
+        "Exit status 0 when every file is valid, 1 when one is not, 2 for bad usage.",
+    )
     p.add_argument("files", type=Path, nargs="+", metavar="FILE", help="table config TOML")
 
 

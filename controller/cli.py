@@ -86,81 +86,113 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"tablectl {__version__}")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     p.add_argument("--log-json", action="store_true", help="log JSON lines to stderr (default when not a terminal)")
-    p.add_argument("--log-format", choices=["console", "json", "journal"],
-                   help="console: readable lines; json: JSON lines; journal: JSON lines with a <N> syslog priority "
-                        "for journald (default: journal under journald, json when stderr is not a terminal)")
+    p.add_argument(
+        "--log-format",
+        choices=["console", "json", "journal"],
+        help="console: readable lines; json: JSON lines; journal: JSON lines with a <N> syslog priority "
+        "for journald (default: journal under journald, json when stderr is not a terminal)",
+    )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = sub.add_parser(
-        "demo", help="play a six-seat Mississippi Stud table with progressives on simulated devices",
+        "demo",
+        help="play a six-seat Mississippi Stud table with progressives on simulated devices",
         description="Plays a Mississippi Stud table (chapter 655a) on simulated devices over real pseudo-terminals, "
-                    "with a simulated dealer and players. Shows each round here and publishes every event to "
-                    "<prefix>/<table_id>/event on the broker when it is reachable; journals locally either way. "
-                    "Ctrl-C closes the table after the round in progress; a second Ctrl-C stops at once.")
+        "with a simulated dealer and players. Shows each round here and publishes every event to "
+        "<prefix>/<table_id>/event on the broker when it is reachable; journals locally either way. "
+        "Ctrl-C closes the table after the round in progress; a second Ctrl-C stops at once.",
+    )
     demo.add_argument("--rounds", type=_positive_int, help="stop after this many rounds (default: until Ctrl-C)")
     demo.add_argument("--broker", type=_broker, help="MQTT broker URL (default: the config's, mqtt://127.0.0.1:1883)")
-    demo.add_argument("--config", type=Path, help="table config TOML (default: the built-in demo table, as "
-                                                   "configs/demo.toml)")
+    demo.add_argument(
+        "--config", type=Path, help="table config TOML (default: the built-in demo table, as configs/demo.toml)"
+    )
     demo.add_argument("--seed", type=int, help="seed for the shuffles and the players (default: random)")
     demo.add_argument("--pace", type=_pace, default=0.25, help="seconds between the people's actions (default 0.25)")
-    demo.add_argument("--journal", type=Path, help="SQLite journal file (default: the config's, else "
-                                                    "~/.local/state/tablectl/<table_id>.sqlite)")
+    demo.add_argument(
+        "--journal",
+        type=Path,
+        help="SQLite journal file (default: the config's, else ~/.local/state/tablectl/<table_id>.sqlite)",
+    )
     demo.add_argument("--quiet", action="store_true", help="no live table log on stdout")
-    demo.add_argument("--script", type=Path, help="sim script (TOML/JSON): scripted decks and device faults, "
-                                                  "see docs/protocol.md")
+    demo.add_argument(
+        "--script", type=Path, help="sim script (TOML/JSON): scripted decks and device faults, see docs/protocol.md"
+    )
 
     simulate = sub.add_parser(
-        "simulate", help="play scripted rounds on simulated devices, printing every event as a JSON line",
+        "simulate",
+        help="play scripted rounds on simulated devices, printing every event as a JSON line",
         description="Plays a scenario (deck orders, wagers, decisions, device faults at named points; format in "
-                    "docs/scenarios.md, examples in docs/examples/*.scenario.toml) through the real drivers and "
-                    "simulated devices, and prints every journaled event as one JSON line on stdout, the table "
-                    "PC's own view: the published form plus its sealed part (card identities). Exit status 0 "
-                    "when the scenario played out, 1 when it did not (timeout), 2 for a bad config or scenario.")
-    simulate.add_argument("--config", type=Path, required=True, help="table config TOML; without [devices], "
-                                                                     "simulated reference devices are used")
+        "docs/scenarios.md, examples in docs/examples/*.scenario.toml) through the real drivers and "
+        "simulated devices, and prints every journaled event as one JSON line on stdout, the table "
+        "PC's own view: the published form plus its sealed part (card identities). Exit status 0 "
+        "when the scenario played out, 1 when it did not (timeout), 2 for a bad config or scenario.",
+    )
+    simulate.add_argument(
+        "--config",
+        type=Path,
+        required=True,
+        help="table config TOML; without [devices], simulated reference devices are used",
+    )
     simulate.add_argument("--scenario", type=Path, required=True, help="scenario file (.toml or .json)")
     simulate.add_argument("--journal", type=Path, help="SQLite journal file (default: a temporary one)")
     simulate.add_argument("--broker", type=_broker, help="also publish to this MQTT broker (default: none)")
-    simulate.add_argument("--timeout", type=_seconds, default=120.0,
-                          help="give up when the scenario has not played out after this many seconds (default 120)")
+    simulate.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=120.0,
+        help="give up when the scenario has not played out after this many seconds (default 120)",
+    )
     simulate.add_argument("--public", action="store_true", help="print events as published (no sealed part)")
 
     run = sub.add_parser(
-        "run", help="run the table controller on the configured devices",
+        "run",
+        help="run the table controller on the configured devices",
         description="The daemon: drives the devices named in the config, journals every event and publishes it. "
-                    "Ctrl-C (or SIGINT) closes the table after the round in progress; SIGTERM stops at once.")
+        "Ctrl-C (or SIGINT) closes the table after the round in progress; SIGTERM stops at once.",
+    )
     run.add_argument("--config", type=Path, required=True, help="table config TOML (see configs/)")
     run.add_argument("--broker", type=_broker, help="MQTT broker URL (default: the config's)")
     run.add_argument("--journal", type=Path, help="SQLite journal file (default: the config's)")
     run.add_argument("--live-log", action="store_true", help="also print the readable table log on stdout")
-    run.add_argument("--ports", type=Path, help="JSON of device id to port, overriding the config's ports "
-                                                "(as `tablectl sim-devices --ports-file` writes it)")
+    run.add_argument(
+        "--ports",
+        type=Path,
+        help="JSON of device id to port, overriding the config's ports "
+        "(as `tablectl sim-devices --ports-file` writes it)",
+    )
 
     devices = sub.add_parser(
-        "devices", help="list the installed drivers and probe the configured devices",
+        "devices",
+        help="list the installed drivers and probe the configured devices",
         description="Lists every driver installed under the entry-point group table_controller.drivers, then "
-                    "starts each configured device's driver and reports whether it answers, with its model, "
-                    "serial number and firmware. Exit status 1 when any configured device does not answer.")
+        "starts each configured device's driver and reports whether it answers, with its model, "
+        "serial number and firmware. Exit status 1 when any configured device does not answer.",
+    )
     devices.add_argument("--config", type=Path, required=True, help="table config TOML")
     devices.add_argument("--ports", type=Path, help="JSON of device id to port overriding the config's ports")
     devices.add_argument("--json", action="store_true", help="print JSON instead of text")
 
     sims = sub.add_parser(
-        "sim-devices", help="run a simulator for every configured device on its own pseudo-terminal",
+        "sim-devices",
+        help="run a simulator for every configured device on its own pseudo-terminal",
         description="Starts the device simulators (shuffler, dealing shoe, a wager station per seat, dealer panel) "
-                    "on pseudo-terminals speaking the reference serial protocol, prints their ports and runs "
-                    "until Ctrl-C, so that `tablectl run` or `tablectl devices` can be pointed at them.")
+        "on pseudo-terminals speaking the reference serial protocol, prints their ports and runs "
+        "until Ctrl-C, so that `tablectl run` or `tablectl devices` can be pointed at them.",
+    )
     sims.add_argument("--config", type=Path, required=True, help="table config TOML (its seats and devices)")
     sims.add_argument("--ports-file", type=Path, help="also write the ports as JSON here, for --ports")
     sims.add_argument("--seed", type=int, help="seed for the simulated shuffles")
     sims.add_argument("--script", type=Path, help="sim script (TOML/JSON): scripted decks and device faults")
 
     settle = sub.add_parser(
-        "settle", help="recompute a recorded round's settlement for a dispute",
+        "settle",
+        help="recompute a recorded round's settlement for a dispute",
         description="Settles a round from its record (cards, wagers, decisions, meter values, random draws) with "
-                    "the config's paytables and prints, per seat and per wager, the outcome, the amounts paid, "
-                    "returned and collected, and the rule, as JSON. The record format is in docs/settle.md; "
-                    "examples are in docs/examples/.")
+        "the config's paytables and prints, per seat and per wager, the outcome, the amounts paid, "
+        "returned and collected, and the rule, as JSON. The record format is in docs/settle.md; "
+        "examples are in docs/examples/.",
+    )
     settle.add_argument("--config", type=Path, required=True, help="the table's config TOML (its [game] decides)")
     settle.add_argument("round", type=Path, metavar="ROUND.json", help="the round record")
     chosen = _chosen_verb(argv)
@@ -218,16 +250,32 @@ def _main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         from controller.demo import play
 
-        played = asyncio.run(play(config, rounds=args.rounds, broker=args.broker, seed=args.seed, pace=args.pace,
-                                  journal_path=args.journal, out=None if args.quiet else sys.stdout,
-                                  sim_script=script))
+        played = asyncio.run(
+            play(
+                config,
+                rounds=args.rounds,
+                broker=args.broker,
+                seed=args.seed,
+                pace=args.pace,
+                journal_path=args.journal,
+                out=None if args.quiet else sys.stdout,
+                sim_script=script,
+            )
+        )
         print(f"tablectl: {played} round(s) played", file=sys.stderr)
         return 0
     if args.command == "simulate":
         from controller.simulate import main_simulate
 
-        return main_simulate(config, args.config, args.scenario, journal=args.journal, broker=args.broker,
-                             timeout=args.timeout, sealed=not args.public)
+        return main_simulate(
+            config,
+            args.config,
+            args.scenario,
+            journal=args.journal,
+            broker=args.broker,
+            timeout=args.timeout,
+            sealed=not args.public,
+        )
     if args.command == "settle":
         import json
 
@@ -242,8 +290,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command in ("run", "devices"):
         if config.devices is None:
-            print(f"tablectl: {args.config}: the config has no [devices] table: name the table's devices "
-                  "(see configs/mississippi-stud.toml)", file=sys.stderr)
+            print(
+                f"tablectl: {args.config}: the config has no [devices] table: name the table's devices "
+                "(see configs/mississippi-stud.toml)",
+                file=sys.stderr,
+            )
             return 2
         ports = None
         if args.ports:
@@ -277,8 +328,15 @@ def _main(argv: Sequence[str] | None = None) -> int:
         except DriverConfigError as err:
             print(f"tablectl: {args.config}: {err}", file=sys.stderr)
             return 2
-        asyncio.run(run_table(config, devices, broker=args.broker, journal_path=args.journal,
-                              out=sys.stdout if args.live_log else None))
+        asyncio.run(
+            run_table(
+                config,
+                devices,
+                broker=args.broker,
+                journal_path=args.journal,
+                out=sys.stdout if args.live_log else None,
+            )
+        )
         return 0
     return 2
 

@@ -34,33 +34,46 @@ class _LazyHelpParser(argparse.ArgumentParser):
         if self.prog.endswith(" send") and "\nverbs:\n" not in (self.description or ""):
             from controller.commands import VERBS, takes
 
-            self.description = (self.description or "") + "\n\nverbs:\n" + "\n".join(
-                f"  {name:<21} {v.help}; {takes(name)}" for name, v in VERBS.items())
+            self.description = (
+                (self.description or "")
+                + "\n\nverbs:\n"
+                + "\n".join(f"  {name:<21} {v.help}; {takes(name)}" for name, v in VERBS.items())
+            )
         return super().format_help()
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "command", help="sign and send a supervisor command, or make a supervisor's signing key",
+        "command",
+        help="sign and send a supervisor command, or make a supervisor's signing key",
         description="Supervisor commands are signed with Ed25519 keys listed in the table's config "
-                    "([[supervisors]]); see docs/commands.md.")
+        "([[supervisors]]); see docs/commands.md.",
+    )
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=_LazyHelpParser)
 
     keygen = actions.add_parser(
-        "keygen", help="make a signing key: the private key to a file, the [[supervisors]] entry to stdout",
+        "keygen",
+        help="make a signing key: the private key to a file, the [[supervisors]] entry to stdout",
         description="Writes a new Ed25519 private key (PEM, mode 0600) and prints its public key and the "
-                    "[[supervisors]] entry to add to each table's config that should accept it.")
+        "[[supervisors]] entry to add to each table's config that should accept it.",
+    )
     keygen.add_argument("--out", type=Path, required=True, help="where to write the private key (must not exist)")
     keygen.add_argument("--key-id", help="the key's name in the config entry (default: the file's name)")
-    keygen.add_argument("--role", choices=["floorperson", "supervisor", "technician"], default="floorperson",
-                        help="the role in the config entry (default floorperson)")
+    keygen.add_argument(
+        "--role",
+        choices=["floorperson", "supervisor", "technician"],
+        default="floorperson",
+        help="the role in the config entry (default floorperson)",
+    )
 
     send = actions.add_parser(
-        "send", help="sign a command, publish it, print the table's reply",
+        "send",
+        help="sign a command, publish it, print the table's reply",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Signs VERB with the key, publishes it on <prefix>/<table>/cmd/<VERB> and waits for the "
-                    "table's reply, which it prints as JSON.\nExit 0: applied; 1: ignored or rejected; 2: bad "
-                    "options; 3: no reply.")
+        "table's reply, which it prints as JSON.\nExit 0: applied; 1: ignored or rejected; 2: bad "
+        "options; 3: no reply.",
+    )
     send.add_argument("--key", type=Path, required=True, help="the signer's private key (PEM, from keygen)")
     send.add_argument("--key-id", required=True, help="the key's key_id in the table's [[supervisors]]")
     send.add_argument("--table", help="the table id (default: the --config's table_id)")
@@ -99,8 +112,7 @@ _KEY_ID = re.compile(r"^[A-Za-z0-9_.@\-]{1,64}$")  # as controller.config.Superv
 def _key_id_problem(key_id: str) -> str | None:
     if _KEY_ID.fullmatch(key_id):
         return None
-    return (f"key id {key_id!r} may only have letters, digits and _ . @ - (at most 64): give e.g. "
-            "--key-id ann.floor")
+    return f"key id {key_id!r} may only have letters, digits and _ . @ - (at most 64): give e.g. --key-id ann.floor"
 
 
 def keygen(out: Path, key_id: str | None, role: str) -> int:
@@ -120,8 +132,9 @@ def keygen(out: Path, key_id: str | None, role: str) -> int:
         # Created 0600 in one step: the key is never readable by others, not even for a moment.
         fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        print(f"tablectl command keygen: {out} exists; a key is never overwritten: choose another --out",
-              file=sys.stderr)
+        print(
+            f"tablectl command keygen: {out} exists; a key is never overwritten: choose another --out", file=sys.stderr
+        )
         return EXIT_USAGE
     except OSError as err:
         print(f"tablectl command keygen: cannot create {out}: {err.strerror}", file=sys.stderr)
@@ -138,6 +151,7 @@ def keygen(out: Path, key_id: str | None, role: str) -> int:
 
 
 # -- send --------------------------------------------------------------------------------------------------
+
 
 def parse_assignments(items: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
@@ -161,18 +175,22 @@ def load_private_key(path: Path) -> Any:
     except OSError as err:
         raise _Usage(f"cannot read the key {path}: {err.strerror}") from None
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        print(f"tablectl command send: warning: {path} can be read by others (mode {stat.S_IMODE(mode):04o}): "
-              f"chmod 600 {path}", file=sys.stderr)
+        print(
+            f"tablectl command send: warning: {path} can be read by others (mode {stat.S_IMODE(mode):04o}): "
+            f"chmod 600 {path}",
+            file=sys.stderr,
+        )
     try:
         key = load_pem_private_key(data, password=None)
     except TypeError:
         raise _Usage(f"{path} is encrypted; give an unencrypted key as `tablectl command keygen` writes") from None
     except ValueError:
-        raise _Usage(f"{path} is not a PEM private key: make one with `tablectl command keygen --out {path}`") \
-            from None
+        raise _Usage(f"{path} is not a PEM private key: make one with `tablectl command keygen --out {path}`") from None
     if not isinstance(key, Ed25519PrivateKey):
-        raise _Usage(f"{path} holds a {type(key).__name__.removeprefix('_')}, not an Ed25519 key: make one with "
-                     "`tablectl command keygen`")
+        raise _Usage(
+            f"{path} holds a {type(key).__name__.removeprefix('_')}, not an Ed25519 key: make one with "
+            "`tablectl command keygen`"
+        )
     return key
 
 
@@ -189,20 +207,32 @@ def _settings(args: argparse.Namespace) -> tuple[MqttSettings, str]:
         table = table or config.table_id
         listed = {s.key_id for s in config.supervisors}
         if args.key_id not in listed:
-            print(f"tablectl command send: warning: {args.config} lists no key_id {args.key_id!r} in [[supervisors]]; "
-                  "the table will reject the command", file=sys.stderr)
+            print(
+                f"tablectl command send: warning: {args.config} lists no key_id {args.key_id!r} in [[supervisors]]; "
+                "the table will reject the command",
+                file=sys.stderr,
+            )
     if not table:
         raise _Usage("which table? give --table, or --config with the table's config")
-    options = {"broker": args.broker, "prefix": args.prefix, "ca_file": args.ca, "cert_file": args.cert,
-               "key_file": args.key_file, "username": args.username, "password_file": args.password_file}
+    options = {
+        "broker": args.broker,
+        "prefix": args.prefix,
+        "ca_file": args.ca,
+        "cert_file": args.cert,
+        "key_file": args.key_file,
+        "username": args.username,
+        "password_file": args.password_file,
+    }
     base.update({k: v for k, v in options.items() if v is not None})
     from pydantic import ValidationError
 
     try:
         return MqttSettings.model_validate(base), table
     except ValidationError as err:
-        raise _Usage("the broker options do not fit together:\n" + describe_errors(err)
-                     .replace("  mqtt.", "  --").replace("_file", "-file")) from None
+        raise _Usage(
+            "the broker options do not fit together:\n"
+            + describe_errors(err).replace("  mqtt.", "  --").replace("_file", "-file")
+        ) from None
 
 
 def send(args: argparse.Namespace) -> int:
@@ -235,14 +265,18 @@ def send(args: argparse.Namespace) -> int:
         return EXIT_NO_REPLY
     print(json.dumps(reply, separators=(",", ":")))
     outcome = reply.get("outcome")
-    summary = f"{args.verb}: {outcome}" + (f" ({reply['code']})" if reply.get("code") else "") + \
-        (f": {reply['reason']}" if reply.get("reason") else "")
+    summary = (
+        f"{args.verb}: {outcome}"
+        + (f" ({reply['code']})" if reply.get("code") else "")
+        + (f": {reply['reason']}" if reply.get("reason") else "")
+    )
     print(f"tablectl command send: {summary}", file=sys.stderr)
     return EXIT_APPLIED if outcome == "applied" else EXIT_NOT_APPLIED
 
 
-async def _exchange(kwargs: dict[str, Any], topic: str, reply_topic: str, envelope: dict[str, Any],
-                    within: float) -> dict[str, Any] | str:
+async def _exchange(
+    kwargs: dict[str, Any], topic: str, reply_topic: str, envelope: dict[str, Any], within: float
+) -> dict[str, Any] | str:
     """The table's reply to the command, or why there is none."""
     import aiomqtt
 
@@ -250,23 +284,27 @@ async def _exchange(kwargs: dict[str, Any], topic: str, reply_topic: str, envelo
 
     try:
         async with asyncio.timeout(within):
-            async with aiomqtt.Client(**kwargs, identifier=f"tablectl-command-{uuid.uuid4().hex[:12]}",
-                                      timeout=min(within, 10.0)) as client:
+            async with aiomqtt.Client(
+                **kwargs, identifier=f"tablectl-command-{uuid.uuid4().hex[:12]}", timeout=min(within, 10.0)
+            ) as client:
                 # Subscribed (SUBACK) before publishing, so the reply cannot come before we listen.
                 await client.subscribe(reply_topic, qos=1)
                 await client.publish(topic, json.dumps(envelope, separators=(",", ":")), qos=1)
                 async for message in client.messages:
                     raw = message.payload
                     try:
-                        reply = CommandReply.model_validate_json(raw if isinstance(raw, bytes | bytearray)
-                                                                 else str(raw))
+                        reply = CommandReply.model_validate_json(
+                            raw if isinstance(raw, bytes | bytearray) else str(raw)
+                        )
                     except ValueError:
                         continue  # not a reply; someone else's traffic on the topic
                     if reply.command_id == envelope["command_id"]:
                         return reply.model_dump(mode="json")
     except TimeoutError:
-        return (f"none within {within:g} s: is the table running and subscribed (its log says \"command listener "
-                "subscribed\")? The command may still be carried out; it cannot be carried out twice")
+        return (
+            f'none within {within:g} s: is the table running and subscribed (its log says "command listener '
+            'subscribed")? The command may still be carried out; it cannot be carried out twice'
+        )
     except aiomqtt.MqttError as err:
         return f"the broker cannot be reached: {err}"
     return "the broker closed the connection"

@@ -56,9 +56,17 @@ class RateLimit:
 
 
 class CommandListener:
-    def __init__(self, service: TableService, broker: str | None = None, *, clock: Callable[[], datetime] = utc_now,
-                 connect_timeout: float = 3.0, keepalive: int = 15, backoff_min: float = 0.2,
-                 backoff_max: float = 5.0) -> None:
+    def __init__(
+        self,
+        service: TableService,
+        broker: str | None = None,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        connect_timeout: float = 3.0,
+        keepalive: int = 15,
+        backoff_min: float = 0.2,
+        backoff_max: float = 5.0,
+    ) -> None:
         self.service = service
         config = service.config
         self.table_id = config.table_id
@@ -105,8 +113,12 @@ class CommandListener:
                 self._log.error("command listener cannot connect", error=str(err), retry_in=backoff_max)
                 await asyncio.sleep(backoff_max)
                 continue
-            client = aiomqtt.Client(**kwargs, identifier=f"tablectl-{self.table_id}-commands",
-                                    timeout=self._timeout, keepalive=self._keepalive)
+            client = aiomqtt.Client(
+                **kwargs,
+                identifier=f"tablectl-{self.table_id}-commands",
+                timeout=self._timeout,
+                keepalive=self._keepalive,
+            )
             try:
                 async with client:
                     connected = True
@@ -122,8 +134,11 @@ class CommandListener:
                         except Exception:  # one command lost to a bug, never the listener
                             self._log.exception("supervisor command not handled", topic=message.topic.value)
             except aiomqtt.MqttError as exc:
-                self._log.warning("command listener lost the broker" if connected else "command listener: broker "
-                                  "unavailable", error=str(exc) or type(exc).__name__, retry_in=backoff)
+                self._log.warning(
+                    "command listener lost the broker" if connected else "command listener: broker unavailable",
+                    error=str(exc) or type(exc).__name__,
+                    retry_in=backoff,
+                )
             finally:
                 self.subscribed.clear()
             connected = False
@@ -134,10 +149,21 @@ class CommandListener:
         config = self.service.config
         keys = {s.key_id: s.role for s in config.supervisors}
         self._log.info("command listener subscribed", topic=self.subscription, keys=len(keys))
-        self.service.note([DomainEvent("command.listening", None, {
-            "topic": self.subscription, "reply_topic": self.reply_topic, "keys": keys,
-            "max_age_seconds": config.commands.max_age_seconds,
-            "max_clock_skew_seconds": config.commands.max_clock_skew_seconds})])
+        self.service.note(
+            [
+                DomainEvent(
+                    "command.listening",
+                    None,
+                    {
+                        "topic": self.subscription,
+                        "reply_topic": self.reply_topic,
+                        "keys": keys,
+                        "max_age_seconds": config.commands.max_age_seconds,
+                        "max_clock_skew_seconds": config.commands.max_clock_skew_seconds,
+                    },
+                )
+            ]
+        )
 
     # -- one message ---------------------------------------------------------------------------------------
 
@@ -154,8 +180,9 @@ class CommandListener:
             result = self._gate.check(topic.rsplit("/", 1)[-1], bytes(payload), self._clock())
         except Exception as err:  # a bug here must cost one command, not the listener
             self._log.exception("command check failed", topic=topic)
-            result = Rejected("internal_error", f"the table could not check the command ({type(err).__name__}); "
-                                                "see the table's log")
+            result = Rejected(
+                "internal_error", f"the table could not check the command ({type(err).__name__}); see the table's log"
+            )
         if isinstance(result, Rejected):
             await self._send(client, self._rejected(result))
             return
@@ -180,14 +207,34 @@ class CommandListener:
             self._log.exception("command rejection not journaled", code=r.code, command_id=r.command_id)
         held = self._limit.allow()
         if held is not None:
-            self._log.warning("supervisor command rejected", code=r.code, reason=r.reason, command_id=r.command_id,
-                              verb=r.verb, key_id=r.key_id, **({"not_logged_before": held} if held else {}))
-        return CommandReply(command_id=r.command_id, table_id=self.table_id, verb=r.verb, outcome="rejected",
-                            reason=r.reason, code=r.code, event_seqs=[e.seq for e in journaled], ts=self._clock())
+            self._log.warning(
+                "supervisor command rejected",
+                code=r.code,
+                reason=r.reason,
+                command_id=r.command_id,
+                verb=r.verb,
+                key_id=r.key_id,
+                **({"not_logged_before": held} if held else {}),
+            )
+        return CommandReply(
+            command_id=r.command_id,
+            table_id=self.table_id,
+            verb=r.verb,
+            outcome="rejected",
+            reason=r.reason,
+            code=r.code,
+            event_seqs=[e.seq for e in journaled],
+            ts=self._clock(),
+        )
 
     async def _apply(self, a: Accepted) -> CommandReply:
-        self._log.info("supervisor command accepted", command_id=a.command.command_id, verb=a.command.verb,
-                       key_id=a.command.key_id, role=a.role)
+        self._log.info(
+            "supervisor command accepted",
+            command_id=a.command.command_id,
+            verb=a.command.verb,
+            key_id=a.command.key_id,
+            role=a.role,
+        )
         self._pending = asyncio.ensure_future(self.service.submit_and_wait(a.input))
         closed = asyncio.ensure_future(self.service.closed.wait())
         try:
@@ -212,9 +259,17 @@ class CommandListener:
         return self._reply(a, "applied", None, seqs)
 
     def _reply(self, a: Accepted, outcome: str, reason: str | None, seqs: list[int]) -> CommandReply:
-        return CommandReply.model_validate({
-            "command_id": a.command.command_id, "table_id": self.table_id, "verb": a.command.verb,
-            "outcome": outcome, "reason": reason, "event_seqs": seqs, "ts": self._clock()})
+        return CommandReply.model_validate(
+            {
+                "command_id": a.command.command_id,
+                "table_id": self.table_id,
+                "verb": a.command.verb,
+                "outcome": outcome,
+                "reason": reason,
+                "event_seqs": seqs,
+                "ts": self._clock(),
+            }
+        )
 
     async def _send(self, client: aiomqtt.Client, reply: CommandReply) -> None:
         try:
@@ -222,4 +277,3 @@ class CommandListener:
         except (aiomqtt.MqttError, TimeoutError) as err:
             # The journal holds the outcome either way; the sender sees no reply and may ask again.
             self._log.warning("command reply not delivered", command_id=reply.command_id, error=str(err))
-

@@ -54,6 +54,7 @@ _REQUIRED = ("command_id", "table_id", "verb", "issued_at", "nonce", "key_id", "
 
 # -- the canonical form and signatures ---------------------------------------------------------------------
 
+
 def canonical_bytes(body: Mapping[str, Any]) -> bytes:
     """What is signed: the command's JSON object without `signature`, keys sorted at every level, no spaces,
     UTF-8 (a lone surrogate escaped in the JSON is kept as is, so any parsed object has one canonical form)."""
@@ -66,9 +67,17 @@ def iso_utc(t: datetime) -> str:
     return t.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-def sign_command(key: Ed25519PrivateKey, *, table_id: str, verb: str, key_id: str,
-                 args: Mapping[str, Any] | None = None, issued_at: datetime | None = None,
-                 command_id: str | None = None, nonce: str | None = None) -> dict[str, Any]:
+def sign_command(
+    key: Ed25519PrivateKey,
+    *,
+    table_id: str,
+    verb: str,
+    key_id: str,
+    args: Mapping[str, Any] | None = None,
+    issued_at: datetime | None = None,
+    command_id: str | None = None,
+    nonce: str | None = None,
+) -> dict[str, Any]:
     """A complete command envelope, signed. Fresh command_id and nonce unless given (tests give them)."""
     body: dict[str, Any] = {
         "command_id": command_id or uuid.uuid4().hex,
@@ -106,6 +115,7 @@ def decode_public_key(text: str) -> Ed25519PublicKey:
 
 # -- verbs, their arguments, the roles that may use them ---------------------------------------------------
 
+
 class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -131,8 +141,10 @@ class DeviceArgs(_Args):
 
 
 # What each floorperson decision may say (controller.engine.inputs.FloorpersonDecision).
-DECISIONS: Mapping[str, tuple[str, ...]] = {"chip_count": ("proceed", "recount", "void"),
-                                            "shuffle_order": ("reshuffle",)}
+DECISIONS: Mapping[str, tuple[str, ...]] = {
+    "chip_count": ("proceed", "recount", "void"),
+    "shuffle_order": ("reshuffle",),
+}
 
 
 class FloorpersonDecisionArgs(_Args):
@@ -144,14 +156,16 @@ class FloorpersonDecisionArgs(_Args):
     def _decision_fits(self) -> FloorpersonDecisionArgs:
         allowed = DECISIONS[self.about]
         if self.decision not in allowed:
-            raise ValueError(f"decision {self.decision!r} is not one for {self.about}: give one of "
-                             f"{', '.join(allowed)}")
+            raise ValueError(
+                f"decision {self.decision!r} is not one for {self.about}: give one of {', '.join(allowed)}"
+            )
         return self
 
 
 class TiltArgs(_Args):
-    tilt: str = Field(pattern=r"^[a-z_]+(:[a-z0-9_\-]+)?$", max_length=64,
-                      description="the tilt's block key, e.g. critical_state")
+    tilt: str = Field(
+        pattern=r"^[a-z_]+(:[a-z0-9_\-]+)?$", max_length=64, description="the tilt's block key, e.g. critical_state"
+    )
 
 
 class ClearTiltArgs(TiltArgs):
@@ -179,31 +193,56 @@ class Verb:
 
 VERBS: Mapping[str, Verb] = {
     "open_table": Verb(NoArgs, lambda a, s: OpenTable(), "open the table for gaming"),
-    "close_table": Verb(NoArgs, lambda a, s: CloseTable(),
-                        "close the table: at once between rounds, else once the round in progress is complete"),
-    "verify_deck": Verb(VerifyDeckArgs, lambda a, s: Confirm("floorperson", "deck_verified", a.deck, a.note),
-                        "a new deck is at the table and verified (.4(a)); clears a removed deck or a deck change due"),
-    "verify_inspection": Verb(NoteArgs, lambda a, s: Confirm("floorperson", "cards_inspected", note=a.note),
-                              "the floorperson verifies the dealer's inspection of the cards (.4(a))"),
-    "floorperson_decision": Verb(FloorpersonDecisionArgs,
-                                 lambda a, s: FloorpersonDecision(a.about, a.decision, s.key_id, a.note),
-                                 "a floorperson's ruling on a chip count or a shuffle without its card order"),
-    "mark_out_of_order": Verb(DeviceArgs, lambda a, s: MarkOutOfOrder(a.device, True),
-                              "cover the shuffler or shoe as out of order (.13(g)); another method takes over"),
-    "back_in_service": Verb(DeviceArgs, lambda a, s: MarkOutOfOrder(a.device, False),
-                            "put a repaired shuffler or shoe back in use, between rounds"),
-    "acknowledge_tilt": Verb(TiltArgs, lambda a, s: AcknowledgeTilt(a.tilt, s.key_id, s.role),
-                             "record that the signer saw the tilt; it stays until cleared"),
-    "clear_tilt": Verb(ClearTiltArgs, lambda a, s: ClearTilt(a.tilt, s.key_id, s.role, a.note),
-                       "clear the tilt: the table may go on"),
-    "validate_jackpot": Verb(JackpotArgs, lambda a, s: ValidateJackpot(a.seat, a.level, a.hit, s.key_id, s.role),
-                             "a floorperson or above validates a progressive payout (655a.11(i)(1)(iii))"),
+    "close_table": Verb(
+        NoArgs,
+        lambda a, s: CloseTable(),
+        "close the table: at once between rounds, else once the round in progress is complete",
+    ),
+    "verify_deck": Verb(
+        VerifyDeckArgs,
+        lambda a, s: Confirm("floorperson", "deck_verified", a.deck, a.note),
+        "a new deck is at the table and verified (.4(a)); clears a removed deck or a deck change due",
+    ),
+    "verify_inspection": Verb(
+        NoteArgs,
+        lambda a, s: Confirm("floorperson", "cards_inspected", note=a.note),
+        "the floorperson verifies the dealer's inspection of the cards (.4(a))",
+    ),
+    "floorperson_decision": Verb(
+        FloorpersonDecisionArgs,
+        lambda a, s: FloorpersonDecision(a.about, a.decision, s.key_id, a.note),
+        "a floorperson's ruling on a chip count or a shuffle without its card order",
+    ),
+    "mark_out_of_order": Verb(
+        DeviceArgs,
+        lambda a, s: MarkOutOfOrder(a.device, True),
+        "cover the shuffler or shoe as out of order (.13(g)); another method takes over",
+    ),
+    "back_in_service": Verb(
+        DeviceArgs,
+        lambda a, s: MarkOutOfOrder(a.device, False),
+        "put a repaired shuffler or shoe back in use, between rounds",
+    ),
+    "acknowledge_tilt": Verb(
+        TiltArgs,
+        lambda a, s: AcknowledgeTilt(a.tilt, s.key_id, s.role),
+        "record that the signer saw the tilt; it stays until cleared",
+    ),
+    "clear_tilt": Verb(
+        ClearTiltArgs, lambda a, s: ClearTilt(a.tilt, s.key_id, s.role, a.note), "clear the tilt: the table may go on"
+    ),
+    "validate_jackpot": Verb(
+        JackpotArgs,
+        lambda a, s: ValidateJackpot(a.seat, a.level, a.hit, s.key_id, s.role),
+        "a floorperson or above validates a progressive payout (655a.11(i)(1)(iii))",
+    ),
 }
 
 # "floorperson or above" (655a.5(a), .11(i)(1)(iii)): a supervisor may do all a floorperson may, and more.
 ROLE_VERBS: Mapping[Role, frozenset[str]] = {
-    "floorperson": frozenset({"verify_deck", "verify_inspection", "floorperson_decision", "acknowledge_tilt",
-                              "validate_jackpot"}),
+    "floorperson": frozenset(
+        {"verify_deck", "verify_inspection", "floorperson_decision", "acknowledge_tilt", "validate_jackpot"}
+    ),
     "technician": frozenset({"mark_out_of_order", "back_in_service", "acknowledge_tilt"}),
     "supervisor": frozenset(VERBS),
 }
@@ -244,6 +283,7 @@ def describe(err: ValidationError, under: str = "") -> str:
 
 # -- the outcome of the checks ------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class Rejected:
     code: str  # a word a program can test: docs/commands.md lists them
@@ -254,8 +294,13 @@ class Rejected:
 
     def payload(self) -> dict[str, Any]:
         """The `command.rejected` event's payload."""
-        return {"command_id": self.command_id, "verb": self.verb, "key_id": self.key_id, "code": self.code,
-                "reason": self.reason}
+        return {
+            "command_id": self.command_id,
+            "verb": self.verb,
+            "key_id": self.key_id,
+            "code": self.code,
+            "reason": self.reason,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,12 +355,14 @@ class ReplayStore:
             row = db.execute(
                 "SELECT command_id, nonce, key_id, seen_at FROM command_seen "
                 "WHERE table_id = ? AND (command_id = ? OR nonce = ?) LIMIT 1",
-                (self.table_id, cmd.command_id, cmd.nonce)).fetchone()
+                (self.table_id, cmd.command_id, cmd.nonce),
+            ).fetchone()
             if row is None:
-                db.execute("INSERT INTO command_seen (table_id, command_id, nonce, key_id, issued_at, seen_at) "
-                           "VALUES (?, ?, ?, ?, ?, ?)",
-                           (self.table_id, cmd.command_id, cmd.nonce, cmd.key_id, cmd.issued_at.timestamp(),
-                            iso_utc(now)))
+                db.execute(
+                    "INSERT INTO command_seen (table_id, command_id, nonce, key_id, issued_at, seen_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (self.table_id, cmd.command_id, cmd.nonce, cmd.key_id, cmd.issued_at.timestamp(), iso_utc(now)),
+                )
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -323,12 +370,17 @@ class ReplayStore:
         if row is None:
             return None
         what = "command_id" if row[0] == cmd.command_id else "nonce"
-        return (f"{what} {getattr(cmd, what)} was already received at {row[3]} (signed by {row[2]}): a command is "
-                "carried out once; sign a new one (`tablectl command send` makes a fresh id and nonce)")
+        return (
+            f"{what} {getattr(cmd, what)} was already received at {row[3]} (signed by {row[2]}): a command is "
+            "carried out once; sign a new one (`tablectl command send` makes a fresh id and nonce)"
+        )
 
     def count(self) -> int:
-        return int(self._require().execute("SELECT COUNT(*) FROM command_seen WHERE table_id = ?",
-                                           (self.table_id,)).fetchone()[0])
+        return int(
+            self._require()
+            .execute("SELECT COUNT(*) FROM command_seen WHERE table_id = ?", (self.table_id,))
+            .fetchone()[0]
+        )
 
     def _require(self) -> sqlite3.Connection:
         if self._db is None:
@@ -342,6 +394,7 @@ class ReplayStore:
 
 
 # -- the checks --------------------------------------------------------------------------------------------
+
 
 class _Duplicate(ValueError):
     pass
@@ -370,18 +423,23 @@ def _text(obj: Mapping[str, Any], key: str) -> str | None:
 class CommandGate:
     """Every check between a payload and the engine, in order (docs/commands.md)."""
 
-    def __init__(self, table_id: str, supervisors: Sequence[Supervisor], settings: CommandSettings,
-                 store: ReplayStore) -> None:
+    def __init__(
+        self, table_id: str, supervisors: Sequence[Supervisor], settings: CommandSettings, store: ReplayStore
+    ) -> None:
         self.table_id = table_id
         self.settings = settings
         self.store = store
         self.keys: dict[str, tuple[Role, Ed25519PublicKey]] = {
-            s.key_id: (s.role, decode_public_key(s.public_key)) for s in supervisors}
+            s.key_id: (s.role, decode_public_key(s.public_key)) for s in supervisors
+        }
 
     def check(self, topic_verb: str, payload: bytes, now: datetime) -> Accepted | Rejected:
         if len(payload) > MAX_PAYLOAD_BYTES:
-            return Rejected("too_big", f"the payload is {len(payload)} bytes, more than the {MAX_PAYLOAD_BYTES} a "
-                                       "command may have: publish only the signed command envelope")
+            return Rejected(
+                "too_big",
+                f"the payload is {len(payload)} bytes, more than the {MAX_PAYLOAD_BYTES} a "
+                "command may have: publish only the signed command envelope",
+            )
         try:
             obj = json.loads(payload.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
         except UnicodeDecodeError:
@@ -389,35 +447,60 @@ class CommandGate:
         except RecursionError:
             return Rejected("not_json", "the payload's JSON is nested too deeply to be a command")
         except ValueError as err:  # json.JSONDecodeError, _Duplicate, huge integers
-            return Rejected("not_json", f"the payload is not valid JSON ({err}): publish the command envelope as "
-                                        "`tablectl command send` makes it")
+            return Rejected(
+                "not_json",
+                f"the payload is not valid JSON ({err}): publish the command envelope as "
+                "`tablectl command send` makes it",
+            )
         if not isinstance(obj, dict):
-            return Rejected("not_object", f"the payload is a JSON {type(obj).__name__}, not an object: a command is "
-                                          "a JSON object with " + ", ".join(_REQUIRED))
+            return Rejected(
+                "not_object",
+                f"the payload is a JSON {type(obj).__name__}, not an object: a command is "
+                "a JSON object with " + ", ".join(_REQUIRED),
+            )
         ctx = {"command_id": _text(obj, "command_id"), "verb": _text(obj, "verb"), "key_id": _text(obj, "key_id")}
         missing = [k for k in _REQUIRED if k not in obj]
         if missing and missing != ["signature"]:
-            return Rejected("missing_fields", f"the command lacks {', '.join(missing)}: a command has "
-                                              f"{', '.join(_REQUIRED)} and args", **ctx)
+            return Rejected(
+                "missing_fields",
+                f"the command lacks {', '.join(missing)}: a command has {', '.join(_REQUIRED)} and args",
+                **ctx,
+            )
         if obj.get("signature") in (None, ""):
-            return Rejected("unsigned", "the command is unsigned: sign it with a supervisor key listed in the table's "
-                                        "config (`tablectl command send --key KEY.pem --key-id ID`)", **ctx)
+            return Rejected(
+                "unsigned",
+                "the command is unsigned: sign it with a supervisor key listed in the table's "
+                "config (`tablectl command send --key KEY.pem --key-id ID`)",
+                **ctx,
+            )
         try:
             cmd = SupervisorCommand.model_validate(obj)
         except ValidationError as err:
             return Rejected("bad_envelope", f"the command envelope is malformed: {describe(err)}", **ctx)
         ctx = {"command_id": cmd.command_id, "verb": cmd.verb, "key_id": cmd.key_id}
         if cmd.table_id != self.table_id:
-            return Rejected("wrong_table", f"the command is for table {cmd.table_id}, this is table {self.table_id}: "
-                                           f"publish it on the topic of table {cmd.table_id}", **ctx)
+            return Rejected(
+                "wrong_table",
+                f"the command is for table {cmd.table_id}, this is table {self.table_id}: "
+                f"publish it on the topic of table {cmd.table_id}",
+                **ctx,
+            )
         if topic_verb != cmd.verb:
-            return Rejected("verb_mismatch", f"the command says {cmd.verb!r} but came on the topic for "
-                                             f"{topic_verb!r}: publish it on .../cmd/{cmd.verb}", **ctx)
+            return Rejected(
+                "verb_mismatch",
+                f"the command says {cmd.verb!r} but came on the topic for "
+                f"{topic_verb!r}: publish it on .../cmd/{cmd.verb}",
+                **ctx,
+            )
         known = self.keys.get(cmd.key_id)
         if known is None:
             listed = ", ".join(sorted(self.keys)) or "none"
-            return Rejected("unknown_key", f"key_id {cmd.key_id!r} is not among this table's [[supervisors]] "
-                                           f"(listed: {listed}): add its public key to the table's config", **ctx)
+            return Rejected(
+                "unknown_key",
+                f"key_id {cmd.key_id!r} is not among this table's [[supervisors]] "
+                f"(listed: {listed}): add its public key to the table's config",
+                **ctx,
+            )
         role, public = known
         problem = self._bad_signature(obj, cmd, public)
         if problem:
@@ -427,20 +510,32 @@ class CommandGate:
             return Rejected("unknown_verb", f"there is no verb {cmd.verb!r}; the verbs are {', '.join(VERBS)}", **ctx)
         age = (now - cmd.issued_at).total_seconds()
         if age > self.settings.max_age_seconds:
-            return Rejected("stale", f"the command was signed {age:.1f} s ago, more than commands.max_age_seconds = "
-                                     f"{self.settings.max_age_seconds:g}: sign it again, and check that the "
-                                     "signer's and the table's clocks are synchronised", **ctx)
+            return Rejected(
+                "stale",
+                f"the command was signed {age:.1f} s ago, more than commands.max_age_seconds = "
+                f"{self.settings.max_age_seconds:g}: sign it again, and check that the "
+                "signer's and the table's clocks are synchronised",
+                **ctx,
+            )
         if -age > self.settings.max_clock_skew_seconds:
-            return Rejected("future", f"the command was signed {-age:.1f} s in the future, more than "
-                                      f"commands.max_clock_skew_seconds = {self.settings.max_clock_skew_seconds:g}: "
-                                      "synchronise the signer's clock with NTP", **ctx)
+            return Rejected(
+                "future",
+                f"the command was signed {-age:.1f} s in the future, more than "
+                f"commands.max_clock_skew_seconds = {self.settings.max_clock_skew_seconds:g}: "
+                "synchronise the signer's clock with NTP",
+                **ctx,
+            )
         replay = self.store.seen_or_record(cmd, now, self.settings.max_age_seconds + REPLAY_MARGIN_SECONDS)
         if replay:
             return Rejected("replayed", replay, **ctx)
         if cmd.verb not in ROLE_VERBS[role]:
-            return Rejected("role_not_allowed", f"key {cmd.key_id} has the role {role}, which may not {cmd.verb} (a "
-                                                f"{' or '.join(roles_for(cmd.verb))} may); a {role} may "
-                                                f"{', '.join(sorted(ROLE_VERBS[role]))}", **ctx)
+            return Rejected(
+                "role_not_allowed",
+                f"key {cmd.key_id} has the role {role}, which may not {cmd.verb} (a "
+                f"{' or '.join(roles_for(cmd.verb))} may); a {role} may "
+                f"{', '.join(sorted(ROLE_VERBS[role]))}",
+                **ctx,
+            )
         try:
             args = parse_args(cmd.verb, cmd.args)
         except ValueError as err:
@@ -460,6 +555,8 @@ class CommandGate:
         try:
             public.verify(sig, canonical_bytes(obj))
         except InvalidSignature:
-            return (f"the signature does not verify with key {cmd.key_id}'s public key: the command was changed "
-                    "after signing, or signed with another key, or not over the canonical form (docs/commands.md)")
+            return (
+                f"the signature does not verify with key {cmd.key_id}'s public key: the command was changed "
+                "after signing, or signed with another key, or not over the canonical form (docs/commands.md)"
+            )
         return None

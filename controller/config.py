@@ -54,8 +54,9 @@ class MqttSettings(_Strict):
         if (self.cert_file is None) != (self.key_file is None):
             raise ValueError("mqtt.cert_file and mqtt.key_file go together: give both or neither")
         if not address.tls and (self.ca_file or self.cert_file):
-            raise ValueError(f"mqtt.ca_file/cert_file are set but mqtt.broker {self.broker!r} is not TLS: "
-                             "use an mqtts:// URL")
+            raise ValueError(
+                f"mqtt.ca_file/cert_file are set but mqtt.broker {self.broker!r} is not TLS: use an mqtts:// URL"
+            )
         if self.password_file is not None and self.username is None:
             raise ValueError("mqtt.password_file is set without mqtt.username: add the table's broker user")
         return self
@@ -85,8 +86,9 @@ class CommandSettings(_Strict):
     """How fresh a signed command must be. Both clocks must be NTP-synchronised."""
 
     max_age_seconds: float = Field(30, gt=0, le=3600, description="older commands are refused as stale")
-    max_clock_skew_seconds: float = Field(5, ge=0, le=300, description="commands from further in the future are "
-                                                                        "refused")
+    max_clock_skew_seconds: float = Field(
+        5, ge=0, le=300, description="commands from further in the future are refused"
+    )
 
 
 class JournalSettings(_Strict):
@@ -116,10 +118,14 @@ class Devices(_Strict):
             stations = bus.get("stations", [])
             seats = bus.get("seats", [])
             if not isinstance(stations, list) or not isinstance(seats, list):
-                raise ValueError("devices.wager_bus: `stations` must be a list of {seat, address} tables and "
-                                 "`seats` a list of seat numbers")
-            found += [(_seat_of(s.get("seat") if isinstance(s, dict) else None), f"devices.wager_bus.stations[{i}]")
-                      for i, s in enumerate(stations)]
+                raise ValueError(
+                    "devices.wager_bus: `stations` must be a list of {seat, address} tables and "
+                    "`seats` a list of seat numbers"
+                )
+            found += [
+                (_seat_of(s.get("seat") if isinstance(s, dict) else None), f"devices.wager_bus.stations[{i}]")
+                for i, s in enumerate(stations)
+            ]
             found += [(_seat_of(seat), f"devices.wager_bus.seats[{i}]") for i, seat in enumerate(seats)]
         return found
 
@@ -144,11 +150,15 @@ class TableConfig(_Strict):
         seen_keys: dict[str, str] = {}
         for i, s in enumerate(self.supervisors):
             if s.key_id in seen_ids:
-                raise ValueError(f"supervisors[{i}].key_id {s.key_id!r} is also supervisors[{seen_ids[s.key_id]}]'s: "
-                                 "give every key its own key_id")
+                raise ValueError(
+                    f"supervisors[{i}].key_id {s.key_id!r} is also supervisors[{seen_ids[s.key_id]}]'s: "
+                    "give every key its own key_id"
+                )
             if s.public_key in seen_keys:
-                raise ValueError(f"supervisors[{i}] ({s.key_id}) has the same public_key as {seen_keys[s.public_key]}: "
-                                 "one key per person, so the journal can say who signed")
+                raise ValueError(
+                    f"supervisors[{i}] ({s.key_id}) has the same public_key as {seen_keys[s.public_key]}: "
+                    "one key per person, so the journal can say who signed"
+                )
             seen_ids[s.key_id] = i
             seen_keys[s.public_key] = s.key_id
         return self
@@ -165,14 +175,17 @@ class TableConfig(_Strict):
             for n in sorted(set(seats)):
                 places = [where for seat, where in found if seat == n]
                 if n not in wanted:
-                    problems.append(f"{' and '.join(places)} {'name' if len(places) > 1 else 'names'} "
-                                    f"seat {n}, which the game does not have")
+                    problems.append(
+                        f"{' and '.join(places)} {'name' if len(places) > 1 else 'names'} "
+                        f"seat {n}, which the game does not have"
+                    )
                 elif len(places) > 1:
                     problems.append(f"seat {n} is doubled ({' and '.join(places)})")
             raise ValueError(
                 f"devices.wager_stations and devices.wager_bus must have one station per seat {wanted} "
                 f"(game.seats = {self.game.seats}); found seats {seats}: {'; '.join(problems)}. Give each seat "
-                f"exactly one station, in wager_stations or on the wager_bus")
+                f"exactly one station, in wager_stations or on the wager_bus"
+            )
         return self
 
 
@@ -190,16 +203,20 @@ class Problem:
 
 # Fixes for pydantic's error types whose message says what is wrong but not what to write instead.
 _TYPE_FIXES = {
-    "int_parsing": "write a whole number without quotes", "int_type": "write a whole number without quotes",
+    "int_parsing": "write a whole number without quotes",
+    "int_type": "write a whole number without quotes",
     "int_from_float": "write a whole number (amounts are in cents)",
-    "float_parsing": "write a number without quotes", "float_type": "write a number without quotes",
-    "bool_parsing": "write true or false, without quotes", "bool_type": "write true or false, without quotes",
+    "float_parsing": "write a number without quotes",
+    "float_type": "write a number without quotes",
+    "bool_parsing": "write true or false, without quotes",
+    "bool_type": "write true or false, without quotes",
     "string_type": "write text in double quotes",
     "list_type": "write a list in square brackets, e.g. [1, 2, 3]",
     "dict_type": "write a table: a [section] or an inline { key = value }",
     "model_type": "write a table: a [section] or an inline { key = value }",
     "model_attributes_type": "write a table: a [section] or an inline { key = value }",
-    "literal_error": "use one of those values", "enum": "use one of those values",
+    "literal_error": "use one of those values",
+    "enum": "use one of those values",
     "string_too_short": "give a value that is not empty",
 }
 
@@ -229,8 +246,11 @@ def _model_at(model: type[BaseModel], loc: Sequence[str | int]) -> type[BaseMode
     for part in loc:
         if isinstance(part, int):
             continue  # a list index: the item models were already taken
-        tagged = [m for m in candidates if "chapter" in m.model_fields
-                  and part in get_args(m.model_fields["chapter"].annotation)]
+        tagged = [
+            m
+            for m in candidates
+            if "chapter" in m.model_fields and part in get_args(m.model_fields["chapter"].annotation)
+        ]
         if tagged:  # the discriminated union puts its tag (the chapter) in the location
             candidates = tagged
             continue
@@ -245,8 +265,9 @@ def _got(value: Any) -> str:
     return "" if isinstance(value, dict | list) else f" (got {value!r})"
 
 
-def config_problems(err: ValidationError, *, prefix: Sequence[str | int] = (),
-                    model: type[BaseModel] | None = None) -> list[Problem]:
+def config_problems(
+    err: ValidationError, *, prefix: Sequence[str | int] = (), model: type[BaseModel] | None = None
+) -> list[Problem]:
     """Every validation error as field, problem and fix. `model` (the validated model) lets a misspelt key
     be matched to the setting it was probably meant to be; `prefix` is where the validated data sits."""
     problems = []
@@ -277,8 +298,12 @@ def config_problems(err: ValidationError, *, prefix: Sequence[str | int] = (),
                 fix += f" (did you mean {close[0]}?)"
         elif e["type"] in ("less_than_equal", "less_than", "greater_than_equal", "greater_than"):
             msg += _got(e["input"])
-            fix = {"less_than_equal": "give at most {le}", "less_than": "give less than {lt}",
-                   "greater_than_equal": "give at least {ge}", "greater_than": "give more than {gt}"}[e["type"]]
+            fix = {
+                "less_than_equal": "give at most {le}",
+                "less_than": "give less than {lt}",
+                "greater_than_equal": "give at least {ge}",
+                "greater_than": "give more than {gt}",
+            }[e["type"]]
             fix = fix.format(**ctx)
         elif e["type"] == "string_pattern_mismatch":
             msg += _got(e["input"])
@@ -322,19 +347,29 @@ def load_config(path: str | Path) -> TableConfig:
 
 def demo_config(seats: int = 6) -> TableConfig:
     """The table `tablectl demo` plays when no --config is given (configs/demo.toml is the same)."""
+
     def sim(driver: str, **extra: Any) -> dict[str, Any]:
         return {"driver": driver, "port": "simulated", **extra}
 
-    return parse_config({
-        "table_id": "demo-ms-1",
-        # 655a.12(c) paytable C: the Progressive Payout Wager with mega, major and minor meters on the sign.
-        "game": {"chapter": "655a", "seats": seats, "three_card_bonus_paytable": "A", "six_card_bonus_paytable": "C",
-                 "progressive_paytable": "C", "progressive_wager_cents": 100},
-        "devices": {
-            "shuffler": sim("reference-shuffler"),
-            "shoe": sim("reference-shoe"),
-            "dealer_panel": sim("reference-dealer-panel"),
-            "wager_stations": [sim("reference-wager-station", seat=n) for n in range(1, seats + 1)],
-            "progressive_sign": sim("reference-progressive-sign"),
+    return parse_config(
+        {
+            "table_id": "demo-ms-1",
+            # 655a.12(c) paytable C: the Progressive Payout Wager with mega, major and minor meters on the sign.
+            "game": {
+                "chapter": "655a",
+                "seats": seats,
+                "three_card_bonus_paytable": "A",
+                "six_card_bonus_paytable": "C",
+                "progressive_paytable": "C",
+                "progressive_wager_cents": 100,
+            },
+            "devices": {
+                "shuffler": sim("reference-shuffler"),
+                "shoe": sim("reference-shoe"),
+                "dealer_panel": sim("reference-dealer-panel"),
+                "wager_stations": [sim("reference-wager-station", seat=n) for n in range(1, seats + 1)],
+                "progressive_sign": sim("reference-progressive-sign"),
+            },
         },
-    }, "demo config")
+        "demo config",
+    )

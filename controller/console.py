@@ -15,11 +15,19 @@ from controller.money import fmt
 
 SUIT_SYMBOLS = {"s": "♠", "h": "♥", "d": "♦", "c": "♣"}
 WAGER_NAMES = {
-    "ante": "Ante", "three_card_bonus": "Three Card Bonus", "six_card_bonus": "Six Card Bonus",
-    "street_3": "3rd Street", "street_4": "4th Street", "street_5": "5th Street",
-    "progressive": "Progressive", "three_card_progressive": "Three-Card Progressive",
+    "ante": "Ante",
+    "three_card_bonus": "Three Card Bonus",
+    "six_card_bonus": "Six Card Bonus",
+    "street_3": "3rd Street",
+    "street_4": "4th Street",
+    "street_5": "5th Street",
+    "progressive": "Progressive",
+    "three_card_progressive": "Three-Card Progressive",
     "five_card_progressive": "Five-Card Progressive",
-    "bet_1": "Bet Number 1", "bet_2": "Bet Number 2", "bet_3": "Bet Number 3", "five_card_bonus": "Five Card Bonus",
+    "bet_1": "Bet Number 1",
+    "bet_2": "Bet Number 2",
+    "bet_3": "Bet Number 3",
+    "five_card_bonus": "Five Card Bonus",
 }
 WIDTH = 96
 
@@ -72,13 +80,17 @@ def describe(ev: JournaledEvent) -> str | None:
         "table.opened": lambda: f"table open: {p['game']} (chapter {p['chapter']}), {p['seats']} seats",
         "shuffle.completed": lambda: f"shuffler counted {p['card_count']} cards; deck in the dealing shoe",
         "deck.removed": lambda: f"DECK REMOVED: {p['reason']}",
-        "betting.opened": lambda: (f"betting open: {fmt(p['ante_min'])}-{fmt(p['ante_max'])}; "
-                                   + ", ".join(WAGER_NAMES.get(w, w) for w in p["wagers_offered"])),
+        "betting.opened": lambda: (
+            f"betting open: {fmt(p['ante_min'])}-{fmt(p['ante_max'])}; "
+            + ", ".join(WAGER_NAMES.get(w, w) for w in p["wagers_offered"])
+        ),
         "wager.accepted": lambda: f"seat {p['seat']}  {WAGER_NAMES.get(p['spot'], p['spot'])} {fmt(p['amount'])}",
-        "wager.rejected": lambda: (f"seat {p['seat']}  {WAGER_NAMES.get(p['spot'], p['spot'])} "
-                                   f"{fmt(p['amount'])} REJECTED: {p['reason']}"),
-        "wager.returned": lambda: (f"seat {p['seat']}  {WAGER_NAMES.get(p['spot'], p['spot'])} "
-                                   f"{fmt(p['amount'])} returned: {p['reason']}"),
+        "wager.rejected": lambda: (
+            f"seat {p['seat']}  {WAGER_NAMES.get(p['spot'], p['spot'])} {fmt(p['amount'])} REJECTED: {p['reason']}"
+        ),
+        "wager.returned": lambda: (
+            f"seat {p['seat']}  {WAGER_NAMES.get(p['spot'], p['spot'])} {fmt(p['amount'])} returned: {p['reason']}"
+        ),
         "no_more_bets": lambda: f"NO MORE BETS  players at seats {', '.join(map(str, p['players']))}",
         "lockout.confirmed": lambda: f"all {p['stations']} wager stations confirmed the lock-out",
         "cards.dealt": lambda: f"seat {p['seat']}  dealt {show_cards(sealed.get('cards', []))}",
@@ -86,23 +98,27 @@ def describe(ev: JournaledEvent) -> str | None:
         "community.dealt": lambda: f"community cards dealt face down: {show_cards(sealed.get('cards', []))}",
         "stub.discarded": lambda: f"stub of {p['count']} cards to the discard rack",
         "decision.requested": lambda: (
-            f"seat {p['seat']}  {p['street']}: let it ride or take it back?" if p.get("kind") == "ride_or_withdraw"
-            else f"seat {p['seat']}  {p['street']}: bet " + " / ".join(fmt(a) for a in p["allowed"]) + " or fold?"),
+            f"seat {p['seat']}  {p['street']}: let it ride or take it back?"
+            if p.get("kind") == "ride_or_withdraw"
+            else f"seat {p['seat']}  {p['street']}: bet " + " / ".join(fmt(a) for a in p["allowed"]) + " or fold?"
+        ),
         "bet.rides": lambda: f"seat {p['seat']}  {WAGER_NAMES.get(p['bet'], p['bet'])} {fmt(p['amount'])} rides",
-        "bet.withdrawn": lambda: (f"seat {p['seat']}  {WAGER_NAMES.get(p['bet'], p['bet'])} {fmt(p['amount'])} "
-                                  "taken back"),
+        "bet.withdrawn": lambda: (
+            f"seat {p['seat']}  {WAGER_NAMES.get(p['bet'], p['bet'])} {fmt(p['amount'])} taken back"
+        ),
         "burn.dealt": lambda: f"card burned: {show_cards(sealed.get('cards', []))}",
         "street_wager.placed": lambda: f"seat {p['seat']}  {p['street']} {fmt(p['amount'])} ({p['multiple']}x)",
-        "seat.folded": lambda: (f"seat {p['seat']}  folds on {p['street']}; collected "
-                                f"{_money_list(p['collected'])}"),
+        "seat.folded": lambda: f"seat {p['seat']}  folds on {p['street']}; collected {_money_list(p['collected'])}",
         "community.revealed": lambda: f"community card {p['index']}: {show_cards([sealed.get('card', '??')])}",
         "hand.settled": lambda: _settled(p),
         "three_card_bonus.settled": lambda: _bonus("Three Card Bonus", p),
         "six_card_bonus.revealed": lambda: f"Six Card Bonus cards: {show_cards(p['cards'])}",
         "six_card_bonus.settled": lambda: _bonus("Six Card Bonus", p),
-        "round.completed": lambda: (f"round {p['round_no']} complete: paid {fmt(p['paid'])}, collected "
-                                    f"{fmt(p['collected'])}, table {'+' if p['table_result'] >= 0 else ''}"
-                                    f"{fmt(p['table_result'])}"),
+        "round.completed": lambda: (
+            f"round {p['round_no']} complete: paid {fmt(p['paid'])}, collected "
+            f"{fmt(p['collected'])}, table {'+' if p['table_result'] >= 0 else ''}"
+            f"{fmt(p['table_result'])}"
+        ),
         "round.voided": lambda: f"ROUND VOID: {p['reason']}; {p['remedy']}",
         "shuffle.failed": lambda: f"shuffle failed ({p['code']}): {p['remedy']}",
         "device.offline": lambda: f"device {p['device_id']} OFFLINE: {p['reason']}",
@@ -112,9 +128,11 @@ def describe(ev: JournaledEvent) -> str | None:
         "five_card_bonus.settled": lambda: _bonus("Five Card Bonus", p),
         "three_card_progressive.settled": lambda: _bonus("Three-Card Progressive", p),
         "five_card_progressive.settled": lambda: _bonus("Five-Card Progressive", p),
-        "progressive.hit": lambda: (f"JACKPOT seat {p['seat']}  {p['percent']}% of the {p['level']} meter = "
-                                    f"{fmt(p['amount'])} (meter {fmt(p['meter_before'])} -> "
-                                    f"{fmt(p['meter_after'])}); awaiting a floorperson's validation ({p['hit']})"),
+        "progressive.hit": lambda: (
+            f"JACKPOT seat {p['seat']}  {p['percent']}% of the {p['level']} meter = "
+            f"{fmt(p['amount'])} (meter {fmt(p['meter_before'])} -> "
+            f"{fmt(p['meter_after'])}); awaiting a floorperson's validation ({p['hit']})"
+        ),
         "progressive.paid": lambda: f"jackpot {p['hit']} validated and paid: seat {p['seat']} {fmt(p['amount'])}",
         "progressive.locked_out": lambda: f"PROGRESSIVE WAGERS LOCKED OUT: {p['reason']}",
         "progressive.unlocked": lambda: "progressive wagers open again",

@@ -33,8 +33,9 @@ class SupervisorCommand(_Message):
 
     command_id: str = Field(pattern=r"^[0-9a-f]{32}$", description="unique per command (uuid4 hex); replies carry it")
     table_id: str = Field(pattern=r"^[A-Za-z0-9_\-]+$", description="the table the command is for")
-    verb: str = Field(pattern=r"^[a-z_]{1,40}$",
-                      description="what to do, e.g. verify_deck; equals the topic's last level")
+    verb: str = Field(
+        pattern=r"^[a-z_]{1,40}$", description="what to do, e.g. verify_deck; equals the topic's last level"
+    )
     args: dict[str, Any] = Field(default_factory=dict, description="the verb's arguments")
     issued_at: AwareDatetime = Field(description=f"when it was signed, with its UTC offset, e.g. {ISSUED_AT_EXAMPLE}")
     nonce: str = Field(pattern=r"^[0-9a-f]{32,64}$", description="random hex, never reused (replay protection)")
@@ -66,8 +67,11 @@ class CommandReply(_Message):
     verb: str | None
     outcome: Outcome
     reason: str | None = Field(None, description="why it was ignored or rejected, in words an operator can act on")
-    code: str | None = Field(None, description="the rejection as a word a program can test, e.g. bad_signature, "
-                                               "stale, replayed (docs/commands.md); null unless rejected")
+    code: str | None = Field(
+        None,
+        description="the rejection as a word a program can test, e.g. bad_signature, "
+        "stale, replayed (docs/commands.md); null unless rejected",
+    )
     event_seqs: list[int] = Field(default_factory=list, description="journal seqs of the events it produced")
     ts: datetime
 
@@ -78,8 +82,14 @@ ISO_UTC = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$"
 TS_EXAMPLE = "2026-11-21T08:00:00.000000Z"
 # A string rather than a datetime: the journal's stamp is published verbatim (a datetime would re-render it,
 # e.g. drop ".000000"), so a consumer comparing with the journal sees the same text.
-Timestamp = Annotated[str, Field(pattern=ISO_UTC, json_schema_extra={"format": "date-time"},
-                                 description=f"UTC, ISO 8601 with a Z, e.g. {TS_EXAMPLE}")]
+Timestamp = Annotated[
+    str,
+    Field(
+        pattern=ISO_UTC,
+        json_schema_extra={"format": "date-time"},
+        description=f"UTC, ISO 8601 with a Z, e.g. {TS_EXAMPLE}",
+    ),
+]
 # One MQTT topic level: no "/", "+" or "#", so an id can never widen or redirect a topic.
 TopicLevel = Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]+$")]
 TableId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]+$", description="the table's id, as in its topics")]
@@ -101,10 +111,14 @@ class TableStatus(_Message):
 class Software(_Message):
     name: Literal["tablectl"] = "tablectl"
     version: str = Field(description="the installed tablectl version")
-    code_sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description=(
-        "sha256 over the installed controller/ and drivers/ sources: for each .py file in sorted order of its "
-        "path relative to the installation, the path, a NUL byte, the file's bytes, a NUL byte "
-        "(controller.birth.code_hash)"))
+    code_sha256: str = Field(
+        pattern=r"^[0-9a-f]{64}$",
+        description=(
+            "sha256 over the installed controller/ and drivers/ sources: for each .py file in sorted order of its "
+            "path relative to the installation, the path, a NUL byte, the file's bytes, a NUL byte "
+            "(controller.birth.code_hash)"
+        ),
+    )
     code_files: int = Field(ge=1, description="how many source files the hash covers")
 
 
@@ -113,8 +127,10 @@ class GameInfo(_Message):
     name: str = Field(description="the game's name in the chapter, e.g. Mississippi Stud")
     seats: int = Field(ge=1)
     dealing_method: Literal["automated_shoe", "manual_shoe", "hand"]
-    rules: dict[str, Any] = Field(description="the config's [game] table with every default filled in: the "
-                                              "paytable letters, wager limits (cents) and table procedure")
+    rules: dict[str, Any] = Field(
+        description="the config's [game] table with every default filled in: the "
+        "paytable letters, wager limits (cents) and table procedure"
+    )
 
 
 class PaytableInfo(_Message):
@@ -123,8 +139,10 @@ class PaytableInfo(_Message):
     wager: str = Field(description="the wager it pays, as the events name it (ante, three_card_bonus, ...)")
     citation: str = Field(description="where the table is printed, e.g. 655a.12(d) paytable A")
     letter: str | None = Field(description="the letter the certificate holder selected; null for a fixed table")
-    rows: dict[str, str] = Field(description="hand class -> award as the chapter writes it: '40 to 1', '50 for 1', "
-                                             "'100% of the mega meter', '$1,000', 'push' or 'lose'")
+    rows: dict[str, str] = Field(
+        description="hand class -> award as the chapter writes it: '40 to 1', '50 for 1', "
+        "'100% of the mega meter', '$1,000', 'push' or 'lose'"
+    )
 
 
 class DeviceInfo(_Message):
@@ -134,7 +152,8 @@ class DeviceInfo(_Message):
     seat: int | None = Field(None, ge=1, description="the seat a wager station or terminal serves")
     identity: dict[str, str] | None = Field(
         description="model, serial, firmware, firmware_hash as the device reported them in this boot; null until "
-                    "it has answered")
+        "it has answered"
+    )
 
 
 class Birth(_Message):
@@ -182,14 +201,17 @@ class ProgressiveMeter(_Message):
     after the events that changed them (each meter update is journaled first)."""
 
     table_id: TableId
-    level: TopicLevel = Field(description="the meter's level: progressive, mega, major, minor, "
-                                          "five_card_hand_bonus, ...")
+    level: TopicLevel = Field(
+        description="the meter's level: progressive, mega, major, minor, five_card_hand_bonus, ..."
+    )
     display_cents: Cents = Field(description="the amount the meter shows: what a 100% award pays now")
     seed_cents: Cents = Field(description="the amount the meter started from")
     reseed_cents: Cents = Field(description="the amount it returns to after a 100% award")
     # Exact decimal strings, not floats: an examiner compares them with the schedule (655a.12(c)(3): "21%").
-    primary_rate_percent: str = Field(pattern=RATE, description="primary incrementation rate: percent of each "
-                                                                "wager added to the meter, e.g. \"21\" or \"2.5\"")
+    primary_rate_percent: str = Field(
+        pattern=RATE,
+        description='primary incrementation rate: percent of each wager added to the meter, e.g. "21" or "2.5"',
+    )
     reserve_rate_percent: str = Field(pattern=RATE, description="reserve incrementation rate, as primary")
     reserve_cents: Cents = Field(description="the reserve accumulated towards the next reseed")
     hits: int = Field(ge=0, description="awards paid from this meter")
@@ -213,11 +235,16 @@ class TableEvent(_Message):
     table_id: TableId
     round_id: str | None = Field(description="<table_id>-r<round number>; null between rounds")
     type: str = Field(pattern=r"^[a-z0-9_]+(\.[a-z0-9_]+)*$", description="e.g. hand.settled (docs/events.md)")
-    rule: str | None = Field(description="the subsection that makes it happen, e.g. 655a.11(h)(3); null for "
-                                         "events about the controller and its devices")
+    rule: str | None = Field(
+        description="the subsection that makes it happen, e.g. 655a.11(h)(3); null for "
+        "events about the controller and its devices"
+    )
     payload: dict[str, Any]
-    replayed: bool = Field(False, description="true when journaled while the broker was away (or before a "
-                                              "restart) and published later; absent on live events")
+    replayed: bool = Field(
+        False,
+        description="true when journaled while the broker was away (or before a "
+        "restart) and published later; absent on live events",
+    )
 
 
 # -- the topics ----------------------------------------------------------------------------------------------
@@ -282,4 +309,4 @@ class Topics:
 
     def relative(self, topic: str) -> str | None:
         """`device/shoe` for `<prefix>/<table_id>/device/shoe`; None for another table's topic."""
-        return topic[len(self.base) + 1:] if topic.startswith(self.base + "/") else None
+        return topic[len(self.base) + 1 :] if topic.startswith(self.base + "/") else None

@@ -95,11 +95,13 @@ class RandomPolicy:
             w = {"ante": self.rng.choice(chips)}
             # Bonus wagers at the minimum or a fifth of the maximum, within the table's limits either way.
             if g.three_card_bonus_paytable and self.rng.random() < 0.4:
-                w["three_card_bonus"] = max(g.three_card_bonus_min_cents,
-                                            self.rng.choice([0, g.three_card_bonus_max_cents // 5]))
+                w["three_card_bonus"] = max(
+                    g.three_card_bonus_min_cents, self.rng.choice([0, g.three_card_bonus_max_cents // 5])
+                )
             if g.six_card_bonus_paytable and self.rng.random() < 0.3:
-                w["six_card_bonus"] = max(g.six_card_bonus_min_cents,
-                                          self.rng.choice([0, g.six_card_bonus_max_cents // 5]))
+                w["six_card_bonus"] = max(
+                    g.six_card_bonus_min_cents, self.rng.choice([0, g.six_card_bonus_max_cents // 5])
+                )
             if g.progressive_paytable and self.rng.random() < 0.6:
                 w["progressive"] = g.progressive_wager_cents  # 655a.7(d)(3): the one size the meters are "for 1" of
             out[seat] = w
@@ -209,9 +211,18 @@ class SimulatedFloor:
     leaves it to whoever runs the table (tests verify it by signed command).
     """
 
-    def __init__(self, service: TableService, sims: SimulatedTable, policy: Policy, rounds: int | None,
-                 pace: float, *, close_when_stuck: bool = False, floorperson: DemoFloorperson | None = None,
-                 rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        service: TableService,
+        sims: SimulatedTable,
+        policy: Policy,
+        rounds: int | None,
+        pace: float,
+        *,
+        close_when_stuck: bool = False,
+        floorperson: DemoFloorperson | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
         self.service = service
         self.rng = rng or random.Random(0)  # the dealer's hand shuffles; seeded so a run can be repeated
         self.floorperson = floorperson
@@ -263,8 +274,12 @@ class SimulatedFloor:
             await self.sims.panel.press("dealt")
         elif ev.type == "decision.requested":
             await self._beat()
-            await self._decide(int(p["seat"]), DecisionRequest(
-                str(p["decision"]), str(p["spot"]), str(p["kind"]), tuple(int(a) for a in p.get("allowed", ()))))
+            await self._decide(
+                int(p["seat"]),
+                DecisionRequest(
+                    str(p["decision"]), str(p["spot"]), str(p["kind"]), tuple(int(a) for a in p.get("allowed", ()))
+                ),
+            )
         elif ev.type == "chip_count.requested":
             # The dealer's count matches the wagers accepted: the simulated chips are exactly those placed.
             await self._beat()
@@ -347,12 +362,21 @@ class DemoFloorperson:
         self.key = Ed25519PrivateKey.generate()
         self.supervisor = Supervisor(key_id=self.KEY_ID, role="floorperson", public_key=public_key_b64(self.key))
         self.table_id = config.table_id
-        self.gate = CommandGate(config.table_id, [*config.supervisors, self.supervisor], config.commands,
-                                ReplayStore(replay_path, config.table_id))
+        self.gate = CommandGate(
+            config.table_id,
+            [*config.supervisors, self.supervisor],
+            config.commands,
+            ReplayStore(replay_path, config.table_id),
+        )
 
     async def validate(self, service: TableService, seat: int, level: str, hit: str) -> None:
-        envelope = sign_command(self.key, table_id=self.table_id, verb="validate_jackpot", key_id=self.KEY_ID,
-                                args={"seat": seat, "level": level, "hit": hit})
+        envelope = sign_command(
+            self.key,
+            table_id=self.table_id,
+            verb="validate_jackpot",
+            key_id=self.KEY_ID,
+            args={"seat": seat, "level": level, "hit": hit},
+        )
         result = self.gate.check("validate_jackpot", json.dumps(envelope).encode(), dt.datetime.now(dt.UTC))
         if not isinstance(result, Accepted):
             log.error("demo floorperson's command refused", reason=result.reason)
@@ -387,17 +411,32 @@ def simulator_settings(config: TableConfig, pace: float, sim_script: SimScript |
         bus = quiet(bus, {f"wager_station_{seat}" for seat in bus_seats})
     undebounced = [s.get("seat") for s in stations if s.get("debounce_ms") == 0]
     if undebounced or (bus is not None and bus.get("debounce_ms") == 0):
-        log.debug("pace 0: simulated chip sensors do not bounce, so no debounce", seats=undebounced,
-                  bus=bus is not None and bus.get("debounce_ms") == 0)
-    return config.model_copy(update={"devices": devices.model_copy(
-        update={"wager_stations": stations, "wager_bus": bus})})
+        log.debug(
+            "pace 0: simulated chip sensors do not bounce, so no debounce",
+            seats=undebounced,
+            bus=bus is not None and bus.get("debounce_ms") == 0,
+        )
+    return config.model_copy(
+        update={"devices": devices.model_copy(update={"wager_stations": stations, "wager_bus": bus})}
+    )
 
 
-async def play(config: TableConfig, *, rounds: int | None, broker: str | None = None, seed: int | None = None,
-               pace: float = 0.0, journal_path: Path | None = None, policy: Policy | None = None,
-               decks: Sequence[Sequence[str]] = (), out: TextIO | None = None,
-               sim_script: SimScript | None = None, on_event: Callable[[JournaledEvent], None] | None = None,
-               close_when_stuck: bool = False, on_floor_error: Callable[[Exception], None] | None = None) -> int:
+async def play(
+    config: TableConfig,
+    *,
+    rounds: int | None,
+    broker: str | None = None,
+    seed: int | None = None,
+    pace: float = 0.0,
+    journal_path: Path | None = None,
+    policy: Policy | None = None,
+    decks: Sequence[Sequence[str]] = (),
+    out: TextIO | None = None,
+    sim_script: SimScript | None = None,
+    on_event: Callable[[JournaledEvent], None] | None = None,
+    close_when_stuck: bool = False,
+    on_floor_error: Callable[[Exception], None] | None = None,
+) -> int:
     """Play the table until `rounds` rounds are complete (or until Ctrl-C); returns the rounds played.
 
     `on_event` sees every journaled event, in seq order, including those journaled as the table closes.
@@ -431,16 +470,23 @@ async def play(config: TableConfig, *, rounds: int | None, broker: str | None = 
                 on_floor_error(err)
 
         def people(service: TableService) -> list[Coroutine[Any, Any, None]]:
-            floor = SimulatedFloor(service, sims, policy or RandomPolicy(rng), rounds, pace,
-                                   close_when_stuck=close_when_stuck, floorperson=floorperson, rng=rng)
+            floor = SimulatedFloor(
+                service,
+                sims,
+                policy or RandomPolicy(rng),
+                rounds,
+                pace,
+                close_when_stuck=close_when_stuck,
+                floorperson=floorperson,
+                rng=rng,
+            )
             if on_event is None:
                 return [watched(floor)]
             heard.append(service.subscribe())  # now, so that nothing journaled from the start is missed
             return [watched(floor), listen(heard[0])]
 
         drivers = build_devices(simulator_settings(config, pace, sim_script), sims.ports)
-        played = await run_table(config, drivers, broker=broker,
-                                 journal_path=journal_path, out=out, companions=people)
+        played = await run_table(config, drivers, broker=broker, journal_path=journal_path, out=out, companions=people)
         # The runner stops its helpers as soon as the table is closed: hand on what they had not yet seen.
         for queue in heard:
             while not queue.empty():

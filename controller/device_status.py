@@ -47,8 +47,14 @@ class DeviceTracker:
                 self._status[dev] = self._unknown(dev)
 
     def _unknown(self, device_id: str) -> DeviceStatus:
-        return DeviceStatus(table_id=self._table_id, boot_id=self._boot_id, device_id=device_id, online=None,
-                            state="unknown", since=self._started)
+        return DeviceStatus(
+            table_id=self._table_id,
+            boot_id=self._boot_id,
+            device_id=device_id,
+            online=None,
+            state="unknown",
+            since=self._started,
+        )
 
     def statuses(self) -> list[DeviceStatus]:
         return list(self._status.values())
@@ -86,8 +92,11 @@ class DeviceTracker:
                     state = "offline"
                     changes |= {"reason": _text(p.get("reason")) or None, "rule": None}
             case "device.fault":
-                changes |= {"fault_code": _text(p.get("code")), "fault_detail": _text(p.get("detail")) or None,
-                            "fault_at": ev.ts}
+                changes |= {
+                    "fault_code": _text(p.get("code")),
+                    "fault_detail": _text(p.get("detail")) or None,
+                    "fault_at": ev.ts,
+                }
             case "device.unusable":
                 if not kept:
                     state = "unusable"
@@ -97,8 +106,7 @@ class DeviceTracker:
                 changes |= {"reason": _text(p.get("reason")), "rule": ev.rule}
             case "device.back_in_service":
                 state = "unknown" if old.online is None else "online" if old.online else "offline"
-                changes |= {"reason": None, "rule": ev.rule, "fault_code": None, "fault_detail": None,
-                            "fault_at": None}
+                changes |= {"reason": None, "rule": ev.rule, "fault_code": None, "fault_detail": None, "fault_at": None}
         if state != old.state:
             changes |= {"state": state, "since": ev.ts}
         # Validated (not model_copy): a status is only ever published in a form the contract accepts.

@@ -31,8 +31,11 @@ def installed_drivers() -> list[dict[str, Any]]:
     out = []
     for name, cls in sorted(available_drivers().items()):
         model = settings_model(cls)
-        fields = {f: ("required" if info.is_required() else repr(info.default))
-                  for f, info in model.model_fields.items() if f != "driver"}
+        fields = {
+            f: ("required" if info.is_required() else repr(info.default))
+            for f, info in model.model_fields.items()
+            if f != "driver"
+        }
         out.append({"driver": name, "class": f"{cls.__module__}.{cls.__qualname__}", "settings": fields})
     return out
 
@@ -46,6 +49,7 @@ async def probe(config: TableConfig, ports: Mapping[str, str] | None = None) -> 
         def sink(ev: DeviceEvent) -> None:
             if isinstance(ev, DeviceOnline | DeviceOffline) and device_id not in seen:
                 seen[device_id] = ev
+
         return sink
 
     # Each driver's start() returns once its first attempt to reach the device has settled.
@@ -55,8 +59,11 @@ async def probe(config: TableConfig, ports: Mapping[str, str] | None = None) -> 
     report = []
     for dev_id in devices:
         ev = seen.get(dev_id)
-        row: dict[str, Any] = {"device": dev_id, "driver": raw[dev_id].get("driver"),
-                               "port": (ports or {}).get(dev_id, raw[dev_id].get("port"))}
+        row: dict[str, Any] = {
+            "device": dev_id,
+            "driver": raw[dev_id].get("driver"),
+            "port": (ports or {}).get(dev_id, raw[dev_id].get("port")),
+        }
         if isinstance(ev, DeviceOnline):
             row |= {"state": "online", **dict(ev.identity)}
         else:
@@ -69,33 +76,50 @@ def _raw_settings(config: TableConfig) -> dict[str, Mapping[str, Any]]:
     raw = configured_devices(config)
     d = config.devices
     if d is not None and d.wager_bus is not None:  # a bus's stations share its settings and line
-        raw.update({f"wager_station_{seat}": d.wager_bus for seat, where in d.station_seats()
-                    if where.startswith("devices.wager_bus")})
+        raw.update(
+            {
+                f"wager_station_{seat}": d.wager_bus
+                for seat, where in d.station_seats()
+                if where.startswith("devices.wager_bus")
+            }
+        )
     return raw
 
 
 def print_probe(report: list[dict[str, Any]], out: TextIO) -> None:
     for row in report:
         if row["state"] == "online":
-            detail = (f"{row.get('model', '?')} serial {row.get('serial', '?')} firmware {row.get('firmware', '?')} "
-                      f"({str(row.get('firmware_hash', ''))[:12]})")
+            detail = (
+                f"{row.get('model', '?')} serial {row.get('serial', '?')} firmware {row.get('firmware', '?')} "
+                f"({str(row.get('firmware_hash', ''))[:12]})"
+            )
         else:
             detail = row["reason"]
         out.write(f"{row['device']:<18} {row['state']:<8} {row['driver']:<26} {row['port']}  {detail}\n")
 
 
-async def serve_simulators(config: TableConfig, out: TextIO, ports_file: Path | None, seed: int | None,
-                           script: SimScript | None = None) -> None:
+async def serve_simulators(
+    config: TableConfig, out: TextIO, ports_file: Path | None, seed: int | None, script: SimScript | None = None
+) -> None:
     """Simulate what the config names: per-seat stations or one multi-drop line, and the sign and
     terminals when it has them."""
     d = config.devices
-    bus_seats = sorted(seat for seat, where in d.station_seats() if where.startswith("devices.wager_bus")) \
-        if d is not None else []
-    bus_addresses = {int(st["seat"]): int(st.get("address", st["seat"]))
-                     for st in (d.wager_bus or {}).get("stations", [])} if d is not None else {}
-    async with SimulatedTable(config.game.seats, random.Random(seed),
-                              sign=d is not None and d.progressive_sign is not None,
-                              terminals=d is not None and bool(d.wager_terminals)) as sims:
+    bus_seats = (
+        sorted(seat for seat, where in d.station_seats() if where.startswith("devices.wager_bus"))
+        if d is not None
+        else []
+    )
+    bus_addresses = (
+        {int(st["seat"]): int(st.get("address", st["seat"])) for st in (d.wager_bus or {}).get("stations", [])}
+        if d is not None
+        else {}
+    )
+    async with SimulatedTable(
+        config.game.seats,
+        random.Random(seed),
+        sign=d is not None and d.progressive_sign is not None,
+        terminals=d is not None and bool(d.wager_terminals),
+    ) as sims:
         ports = dict(sims.ports)
         bus = None
         if bus_seats:
@@ -132,7 +156,7 @@ def load_ports(path: Path) -> dict[str, str]:
     except (OSError, json.JSONDecodeError) as err:
         raise ValueError(f"cannot read ports from {path}: {err}; give the file sim-devices wrote") from None
     if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
-        raise ValueError(f"{path} must be a JSON object of device id to port path, e.g. {{\"shoe\": \"/dev/pts/4\"}}")
+        raise ValueError(f'{path} must be a JSON object of device id to port path, e.g. {{"shoe": "/dev/pts/4"}}')
     return data
 
 

@@ -117,13 +117,14 @@ def connect_readonly(path: Path | str) -> tuple[sqlite3.Connection, int]:
     """
     p = Path(path)
     if not p.exists():
-        raise JournalError(f"no journal at {p}: check --journal, or the config's journal.path (the daemon creates "
-                           "the file the first time it runs)")
+        raise JournalError(
+            f"no journal at {p}: check --journal, or the config's journal.path (the daemon creates "
+            "the file the first time it runs)"
+        )
     if not p.is_file():
         raise JournalError(f"{p} is not a file: give the journal's .sqlite file")
     try:
-        conn = sqlite3.connect(f"file:{quote(str(p.resolve()))}?mode=ro", uri=True, isolation_level=None,
-                               timeout=10.0)
+        conn = sqlite3.connect(f"file:{quote(str(p.resolve()))}?mode=ro", uri=True, isolation_level=None, timeout=10.0)
     except sqlite3.Error as err:
         raise JournalError(f"{p}: cannot open it ({err}); check the file's permissions") from None
     try:
@@ -132,21 +133,26 @@ def connect_readonly(path: Path | str) -> tuple[sqlite3.Connection, int]:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except (sqlite3.DatabaseError, UnicodeDecodeError) as err:  # a damaged schema can carry undecodable text
         conn.close()
-        raise JournalError(f"{p} is not a tablectl journal (SQLite says: {err}); give the table's journal "
-                           "file, e.g. ~/.local/state/tablectl/<table_id>.sqlite") from None
+        raise JournalError(
+            f"{p} is not a tablectl journal (SQLite says: {err}); give the table's journal "
+            "file, e.g. ~/.local/state/tablectl/<table_id>.sqlite"
+        ) from None
     if version > SCHEMA_VERSION:
         conn.close()
         raise JournalError(_newer(p, version))
     if "events" not in tables:
         conn.close()
-        raise JournalError(f"{p} is an SQLite file but not a tablectl journal (it has no events table); give the "
-                           "table's journal file")
+        raise JournalError(
+            f"{p} is an SQLite file but not a tablectl journal (it has no events table); give the table's journal file"
+        )
     return conn, version
 
 
 def _newer(path: Path, version: int) -> str:
-    return (f"journal {path} has schema version {version}, newer than this software understands "
-            f"({SCHEMA_VERSION}); upgrade tablectl rather than risk misreading it")
+    return (
+        f"journal {path} has schema version {version}, newer than this software understands "
+        f"({SCHEMA_VERSION}); upgrade tablectl rather than risk misreading it"
+    )
 
 
 def _to_json(value: Mapping[str, Any]) -> str:
@@ -173,13 +179,27 @@ def _iso_utc(now: datetime) -> str:
     return now.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-def row_hash(prev: str, seq: int, event_id: str, boot_id: str, ts: str, table_id: str, round_id: str | None,
-             type_: str, rule: str | None, payload: str, sealed: str | None) -> str:
+def row_hash(
+    prev: str,
+    seq: int,
+    event_id: str,
+    boot_id: str,
+    ts: str,
+    table_id: str,
+    round_id: str | None,
+    type_: str,
+    rule: str | None,
+    payload: str,
+    sealed: str | None,
+) -> str:
     """The chain link of one row: sha256 over the previous row's hash (32 bytes) and the canonical encoding of
     the row's immutable fields, a compact UTF-8 JSON array in this order (payload and sealed as stored, i.e.
     their own canonical JSON text). docs/journal.md gives the recipe for an independent checker."""
-    enc = json.dumps([seq, event_id, boot_id, ts, table_id, round_id, type_, rule, payload, sealed],
-                     ensure_ascii=False, separators=(",", ":"))
+    enc = json.dumps(
+        [seq, event_id, boot_id, ts, table_id, round_id, type_, rule, payload, sealed],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
     try:
         prev_bytes = bytes.fromhex(prev)
     except (ValueError, TypeError):
@@ -257,17 +277,24 @@ class VerifyReport:
             self.more_breaks += 1
 
     def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "ok": self.ok, "rows_checked": self.rows_checked, "tables": dict(self.tables),
-                "first_break": None if self.first_break is None else _break_dict(self.first_break),
-                "breaks": [_break_dict(b) for b in self.breaks], "more_breaks": self.more_breaks}
+        return {
+            "path": self.path,
+            "ok": self.ok,
+            "rows_checked": self.rows_checked,
+            "tables": dict(self.tables),
+            "first_break": None if self.first_break is None else _break_dict(self.first_break),
+            "breaks": [_break_dict(b) for b in self.breaks],
+            "more_breaks": self.more_breaks,
+        }
 
 
 def _break_dict(b: Break) -> dict[str, Any]:
     return {"table_id": b.table_id, "seq": b.seq, "what": b.what, "detail": b.detail}
 
 
-def verify_connection(conn: sqlite3.Connection, path: str, version: int = SCHEMA_VERSION,
-                      progress: Any = None) -> VerifyReport:
+def verify_connection(
+    conn: sqlite3.Connection, path: str, version: int = SCHEMA_VERSION, progress: Any = None
+) -> VerifyReport:
     """Walk every table's chain in seq order. Never raises: a damaged or unreadable file is a finding.
 
     `progress(rows_done)` is called now and then for a long walk."""
@@ -279,8 +306,15 @@ def verify_connection(conn: sqlite3.Connection, path: str, version: int = SCHEMA
         if version < 2:
             n = int(conn.execute("SELECT COUNT(*) FROM events").fetchone()[0])
             report.rows_checked = 0
-            report.add(Break("*", None, "unchained", f"schema version {version} has no hash chain ({n} rows); the "
-                                                     "daemon adds it when it next opens the file"))
+            report.add(
+                Break(
+                    "*",
+                    None,
+                    "unchained",
+                    f"schema version {version} has no hash chain ({n} rows); the "
+                    "daemon adds it when it next opens the file",
+                )
+            )
             return report
         heads = {t: (int(s), h) for t, s, h in conn.execute("SELECT table_id, seq, hash FROM chain_head")}
         tables = [t for (t,) in conn.execute("SELECT DISTINCT table_id FROM events ORDER BY table_id")]
@@ -293,8 +327,9 @@ def verify_connection(conn: sqlite3.Connection, path: str, version: int = SCHEMA
     return report
 
 
-def _verify_table(conn: sqlite3.Connection, table_id: str, head: tuple[int, str] | None, report: VerifyReport,
-                  progress: Any) -> None:
+def _verify_table(
+    conn: sqlite3.Connection, table_id: str, head: tuple[int, str] | None, report: VerifyReport, progress: Any
+) -> None:
     prev = GENESIS
     expected = 1
     last: tuple[int, str] | None = None
@@ -302,14 +337,27 @@ def _verify_table(conn: sqlite3.Connection, table_id: str, head: tuple[int, str]
     for row in cur:
         seq, event_id, boot_id, ts, tid, round_id, type_, rule, payload, sealed, stored = row
         if seq != expected:
-            report.add(Break(table_id, expected, "missing seq",
-                             f"seq {expected}" + (f" to {seq - 1}" if seq - 1 > expected else "") +
-                             f" absent (next row is seq {seq})"))
+            report.add(
+                Break(
+                    table_id,
+                    expected,
+                    "missing seq",
+                    f"seq {expected}"
+                    + (f" to {seq - 1}" if seq - 1 > expected else "")
+                    + f" absent (next row is seq {seq})",
+                )
+            )
         computed = row_hash(prev, seq, event_id, boot_id, ts, tid, round_id, type_, rule, payload, sealed)
         if stored != computed and seq == expected:
-            report.add(Break(table_id, seq, "altered row",
-                             f"stored hash {str(stored)[:16]}... does not match the row's contents "
-                             f"({computed[:16]}...): the row, or the one before it, was changed"))
+            report.add(
+                Break(
+                    table_id,
+                    seq,
+                    "altered row",
+                    f"stored hash {str(stored)[:16]}... does not match the row's contents "
+                    f"({computed[:16]}...): the row, or the one before it, was changed",
+                )
+            )
         # Carry on from the stored hash, so one altered row is reported once and the rows after it still checked.
         prev = stored if isinstance(stored, str) else computed
         expected = seq + 1
@@ -320,25 +368,56 @@ def _verify_table(conn: sqlite3.Connection, table_id: str, head: tuple[int, str]
     report.tables[table_id] = last[0] if last else 0
     if head is None:
         if last is not None:
-            report.add(Break(table_id, None, "head mismatch", f"no chain head recorded, yet rows up to seq {last[0]} "
-                                                              "exist"))
+            report.add(
+                Break(table_id, None, "head mismatch", f"no chain head recorded, yet rows up to seq {last[0]} exist")
+            )
     elif last is None:
-        report.add(Break(table_id, head[0], "head mismatch", f"the head says seq {head[0]} but the table has no rows: "
-                                                             "every row was removed"))
+        report.add(
+            Break(
+                table_id,
+                head[0],
+                "head mismatch",
+                f"the head says seq {head[0]} but the table has no rows: every row was removed",
+            )
+        )
     elif head[0] != last[0]:
-        what = ("rows after it were removed (the tail was truncated)" if head[0] > last[0]
-                else "rows were added without updating the head")
-        report.add(Break(table_id, last[0], "head mismatch", f"the head says seq {head[0]}, the last row is seq "
-                                                             f"{last[0]}: {what}"))
+        what = (
+            "rows after it were removed (the tail was truncated)"
+            if head[0] > last[0]
+            else "rows were added without updating the head"
+        )
+        report.add(
+            Break(
+                table_id,
+                last[0],
+                "head mismatch",
+                f"the head says seq {head[0]}, the last row is seq {last[0]}: {what}",
+            )
+        )
     elif head[1] != last[1]:
-        report.add(Break(table_id, last[0], "head mismatch", "the head's hash differs from the last row's: the last "
-                                                             "row was replaced"))
+        report.add(
+            Break(
+                table_id,
+                last[0],
+                "head mismatch",
+                "the head's hash differs from the last row's: the last row was replaced",
+            )
+        )
 
 
 def _row_dict(r: Sequence[Any], with_sealed: bool) -> dict[str, Any]:
     seq, event_id, boot_id, ts, table_id, round_id, type_, rule, payload, sealed, hash_, published_at, replayed = r
-    out: dict[str, Any] = {"seq": seq, "event_id": event_id, "boot_id": boot_id, "ts": ts, "table_id": table_id,
-                           "round_id": round_id, "type": type_, "rule": rule, "payload": json.loads(payload)}
+    out: dict[str, Any] = {
+        "seq": seq,
+        "event_id": event_id,
+        "boot_id": boot_id,
+        "ts": ts,
+        "table_id": table_id,
+        "round_id": round_id,
+        "type": type_,
+        "rule": rule,
+        "payload": json.loads(payload),
+    }
     if with_sealed:
         out["sealed"] = None if sealed is None else json.loads(sealed)
     out["hash"] = hash_
@@ -401,15 +480,22 @@ class Journal:
         try:
             self._conn: sqlite3.Connection | None = connect(self.path)
         except sqlite3.DatabaseError as err:
-            raise JournalError(f"{self.path} is not a tablectl journal (SQLite says: {err}); move it aside or "
-                               "point journal.path at another file") from None
+            raise JournalError(
+                f"{self.path} is not a tablectl journal (SQLite says: {err}); move it aside or "
+                "point journal.path at another file"
+            ) from None
         self._init_schema()
         self._last_seq, self._last_hash = self._tail()
         # A head that disagrees with the last row (rows removed, or written by other means): found at open so
         # that the service can stop play and say so before appending over the evidence.
         self.head_problem: str | None = self._check_head()
-        log.info("journal opened", path=str(self.path), table_id=table_id, last_seq=self._last_seq,
-                 head_problem=self.head_problem)
+        log.info(
+            "journal opened",
+            path=str(self.path),
+            table_id=table_id,
+            last_seq=self._last_seq,
+            head_problem=self.head_problem,
+        )
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -452,14 +538,16 @@ class Journal:
                 seq = int(r[0])
                 updates.append((prev, table_id, seq))
             db.executemany("UPDATE events SET hash = ? WHERE table_id = ? AND seq = ?", updates)
-            db.execute("INSERT OR REPLACE INTO chain_head (table_id, seq, hash) VALUES (?, ?, ?)",
-                       (table_id, seq, prev))
+            db.execute(
+                "INSERT OR REPLACE INTO chain_head (table_id, seq, hash) VALUES (?, ?, ?)", (table_id, seq, prev)
+            )
             total += len(rows)
         log.info("journal migrated to schema 2: hash chain added", path=str(self.path), rows=total, tables=len(tables))
 
     def _tail(self) -> tuple[int, str]:
-        row = self._db.execute("SELECT seq, hash FROM events WHERE table_id = ? ORDER BY seq DESC LIMIT 1",
-                               (self.table_id,)).fetchone()
+        row = self._db.execute(
+            "SELECT seq, hash FROM events WHERE table_id = ? ORDER BY seq DESC LIMIT 1", (self.table_id,)
+        ).fetchone()
         return (0, GENESIS) if row is None else (int(row[0]), str(row[1]))
 
     def _check_head(self) -> str | None:
@@ -468,8 +556,9 @@ class Journal:
         if head is None:
             return None if seq == 0 else f"the journal has rows up to seq {seq} but no chain head"
         if int(head[0]) != seq:
-            return (f"the journal's chain head says seq {head[0]} but its last row is seq {seq}: "
-                    + ("rows were removed from its end" if int(head[0]) > seq else "rows were added outside tablectl"))
+            return f"the journal's chain head says seq {head[0]} but its last row is seq {seq}: " + (
+                "rows were removed from its end" if int(head[0]) > seq else "rows were added outside tablectl"
+            )
         if head[1] != hash_:
             return f"the journal's chain head hash differs from its last row (seq {seq}): that row was replaced"
         return None
@@ -478,8 +567,9 @@ class Journal:
     def last_seq(self) -> int:
         return self._last_seq
 
-    def append(self, events: Sequence[DomainEvent], now: datetime,
-               records: Sequence[Record] = ()) -> list[JournaledEvent]:
+    def append(
+        self, events: Sequence[DomainEvent], now: datetime, records: Sequence[Record] = ()
+    ) -> list[JournaledEvent]:
         """Commit `events` (and the critical state `records`) as one transaction: all of them get consecutive
         seqs, or none is stored."""
         if not events and not records:
@@ -495,18 +585,31 @@ class Journal:
         try:
             # Re-read under the write lock instead of trusting the cached values, so a second writer on the same
             # file (a mistake, but possible) fails on the primary key or chains on, rather than leaving a gap.
-            row = db.execute("SELECT seq, hash FROM events WHERE table_id = ? ORDER BY seq DESC LIMIT 1",
-                             (self.table_id,)).fetchone()
+            row = db.execute(
+                "SELECT seq, hash FROM events WHERE table_id = ? ORDER BY seq DESC LIMIT 1", (self.table_id,)
+            ).fetchone()
             seq, prev = (0, GENESIS) if row is None else (int(row[0]), str(row[1]))
             out: list[JournaledEvent] = []
             for ev, payload, sealed, event_id in rows:
                 seq += 1
-                prev = row_hash(prev, seq, event_id, self.boot_id, ts, self.table_id, ev.round_id, ev.type, ev.rule,
-                                payload, sealed)
+                prev = row_hash(
+                    prev, seq, event_id, self.boot_id, ts, self.table_id, ev.round_id, ev.type, ev.rule, payload, sealed
+                )
                 db.execute(
                     f"INSERT INTO events ({_COLUMNS}, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (seq, event_id, self.boot_id, ts, self.table_id, ev.round_id, ev.type, ev.rule, payload, sealed,
-                     prev),
+                    (
+                        seq,
+                        event_id,
+                        self.boot_id,
+                        ts,
+                        self.table_id,
+                        ev.round_id,
+                        ev.type,
+                        ev.rule,
+                        payload,
+                        sealed,
+                        prev,
+                    ),
                 )
                 out.append(
                     JournaledEvent(
@@ -523,8 +626,10 @@ class Journal:
                     )
                 )
             if rows:
-                db.execute("INSERT OR REPLACE INTO chain_head (table_id, seq, hash) VALUES (?, ?, ?)",
-                           (self.table_id, seq, prev))
+                db.execute(
+                    "INSERT OR REPLACE INTO chain_head (table_id, seq, hash) VALUES (?, ?, ?)",
+                    (self.table_id, seq, prev),
+                )
             for rec in records:
                 self._put(db, rec, seq, ts)
             db.execute("COMMIT")
@@ -541,10 +646,13 @@ class Journal:
         db.executemany(
             "INSERT OR REPLACE INTO critical_state (table_id, record, copy, body, sha256, seq, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(self.table_id, rec.name, c, rec.body, digest, seq, ts) for c in range(rec.copies)])
+            [(self.table_id, rec.name, c, rec.body, digest, seq, ts) for c in range(rec.copies)],
+        )
         # Fewer copies than before: the surplus ones would be stale.
-        db.execute("DELETE FROM critical_state WHERE table_id = ? AND record = ? AND copy >= ?",
-                   (self.table_id, rec.name, rec.copies))
+        db.execute(
+            "DELETE FROM critical_state WHERE table_id = ? AND record = ? AND copy >= ?",
+            (self.table_id, rec.name, rec.copies),
+        )
 
     def save(self, records: Sequence[Record], now: datetime) -> None:
         """Store critical state records alone (a step that changed the state but emitted no event)."""
@@ -554,9 +662,15 @@ class Journal:
         """Every stored copy of a critical state record, copy 0 first (empty if never stored)."""
         cur = self._db.execute(
             "SELECT record, copy, body, sha256, seq, updated_at FROM critical_state WHERE table_id = ? AND record = ? "
-            "ORDER BY copy", (self.table_id, name))
-        return [StoredCopy(r, int(c), bytes(b) if isinstance(b, bytes | memoryview) else str(b).encode(), str(h),
-                           int(s), str(u)) for r, c, b, h, s, u in cur]
+            "ORDER BY copy",
+            (self.table_id, name),
+        )
+        return [
+            StoredCopy(
+                r, int(c), bytes(b) if isinstance(b, bytes | memoryview) else str(b).encode(), str(h), int(s), str(u)
+            )
+            for r, c, b, h, s, u in cur
+        ]
 
     def last_round_no(self) -> int:
         """The highest `round_no` any journaled event's payload carries (0 if none): the last round

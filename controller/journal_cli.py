@@ -34,39 +34,58 @@ def add_parser(sub: Any) -> None:
     where = argparse.ArgumentParser(add_help=False)
     src = where.add_mutually_exclusive_group()
     src.add_argument("--journal", type=Path, metavar="FILE", help="the journal's SQLite file")
-    src.add_argument("--config", type=Path, metavar="FILE",
-                     help="table config TOML: its journal.path, else ~/.local/state/tablectl/<table_id>.sqlite")
+    src.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="table config TOML: its journal.path, else ~/.local/state/tablectl/<table_id>.sqlite",
+    )
 
     p = sub.add_parser(
-        "journal", help="show, export or verify a table's journal (read-only)",
+        "journal",
+        help="show, export or verify a table's journal (read-only)",
         description="Reads a table's journal without changing it (safe while the daemon runs). The journal is "
-                    "chosen by --journal FILE, or by --config FILE (its journal.path, else the default path). "
-                    "Exit status: 0 done (verify: intact), 1 verify found the hash chain broken, 2 a usage problem "
-                    "or a file that cannot be read as a journal.")
+        "chosen by --journal FILE, or by --config FILE (its journal.path, else the default path). "
+        "Exit status: 0 done (verify: intact), 1 verify found the hash chain broken, 2 a usage problem "
+        "or a file that cannot be read as a journal.",
+    )
     actions = p.add_subparsers(dest="journal_action", required=True, metavar="ACTION")
 
-    tail = actions.add_parser("tail", parents=[where], help="the last events, optionally following new ones",
-                              description="Prints the last N events written, oldest first; --follow keeps printing "
-                                          "new ones as the daemon writes them (Ctrl-C stops). Card identities "
-                                          "(the sealed part) are never shown.")
+    tail = actions.add_parser(
+        "tail",
+        parents=[where],
+        help="the last events, optionally following new ones",
+        description="Prints the last N events written, oldest first; --follow keeps printing "
+        "new ones as the daemon writes them (Ctrl-C stops). Card identities "
+        "(the sealed part) are never shown.",
+    )
     tail.add_argument("-n", type=_count, default=20, metavar="N", help="how many events (default 20)")
     tail.add_argument("--follow", "-f", action="store_true", help="keep printing events as they are written")
     tail.add_argument("--json", action="store_true", help="one JSON object per line instead of text")
 
     export = actions.add_parser(
-        "export", parents=[where], help="every event as JSON lines, in seq order, with hashes",
+        "export",
+        parents=[where],
+        help="every event as JSON lines, in seq order, with hashes",
         description="Writes every event as one JSON object per line, in seq order, each with its hash, so that the "
-                    "chain can be checked independently (docs/journal.md). Without --sealed the card identities "
-                    "are left out, as published. Progress goes to stderr.")
+        "chain can be checked independently (docs/journal.md). Without --sealed the card identities "
+        "are left out, as published. Progress goes to stderr.",
+    )
     export.add_argument("--out", type=Path, metavar="FILE", help="write here instead of stdout")
-    export.add_argument("--sealed", action="store_true",
-                        help="include the sealed part (card identities, deck order): for the table PC only; never "
-                             "hand such an export to anyone not entitled to see the cards")
+    export.add_argument(
+        "--sealed",
+        action="store_true",
+        help="include the sealed part (card identities, deck order): for the table PC only; never "
+        "hand such an export to anyone not entitled to see the cards",
+    )
 
     verify = actions.add_parser(
-        "verify", parents=[where], help="check the hash chain, seq and head; exit 1 when broken",
+        "verify",
+        parents=[where],
+        help="check the hash chain, seq and head; exit 1 when broken",
         description="Walks every table's hash chain in seq order and checks the chain head, so an altered row, a "
-                    "missing seq or a removed tail is found. Exit 0 intact, 1 broken (what and where), 2 unreadable.")
+        "missing seq or a removed tail is found. Exit 0 intact, 1 broken (what and where), 2 unreadable.",
+    )
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -132,8 +151,11 @@ def _tail(reader: JournalReader, n: int, follow: bool, as_json: bool, out: TextI
 
 
 def _progress(done: int, total: int, verb: str) -> None:
-    print(f"tablectl journal: {verb} {done} of {total} rows ({100 * done // max(total, 1)} %)", file=sys.stderr,
-          flush=True)
+    print(
+        f"tablectl journal: {verb} {done} of {total} rows ({100 * done // max(total, 1)} %)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _export(reader: JournalReader, out_path: Path | None, sealed: bool) -> int:
@@ -154,15 +176,18 @@ def _export(reader: JournalReader, out_path: Path | None, sealed: bool) -> int:
         if out is not sys.stdout:
             out.close()
     where = f" to {out_path}" if out_path is not None else ""
-    print(f"tablectl journal: exported {done} rows{where}" + (" WITH card identities (table PC only)" if sealed
-                                                              else ""), file=sys.stderr)
+    print(
+        f"tablectl journal: exported {done} rows{where}" + (" WITH card identities (table PC only)" if sealed else ""),
+        file=sys.stderr,
+    )
     return 0
 
 
 def _verify(reader: JournalReader, as_json: bool) -> int:
     total = reader.count()
-    report: VerifyReport = reader.verify(progress=lambda done: _progress(done, total, "verified")
-                                         if total > PROGRESS_EVERY else None)
+    report: VerifyReport = reader.verify(
+        progress=lambda done: _progress(done, total, "verified") if total > PROGRESS_EVERY else None
+    )
     if as_json:
         print(json.dumps(report.as_dict(), ensure_ascii=False))
         return 0 if report.ok else 1

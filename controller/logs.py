@@ -21,8 +21,17 @@ LogFormat = Literal["console", "json", "journal"]
 LOG_FORMATS: tuple[LogFormat, ...] = ("console", "json", "journal")
 
 # sd-daemon(3) / syslog(3) priorities by structlog level name.
-SYSLOG_PRIORITY = {"critical": 2, "exception": 3, "error": 3, "warning": 4, "warn": 4, "notice": 5, "info": 6,
-                   "debug": 7, "notset": 7}
+SYSLOG_PRIORITY = {
+    "critical": 2,
+    "exception": 3,
+    "error": 3,
+    "warning": 4,
+    "warn": 4,
+    "notice": 5,
+    "info": 6,
+    "debug": 7,
+    "notset": 7,
+}
 
 
 class _Stderr:
@@ -114,11 +123,17 @@ def _route_stdlib_logging(renderer: Processor, threshold: int, stamp: Processor)
     for handler in [h for h in root.handlers if isinstance(h, _StructlogHandler)]:
         root.removeHandler(handler)
     handler = _StructlogHandler(cast(Any, _Stderr()))
-    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=[structlog.stdlib.add_log_level, structlog.stdlib.add_logger_name, stamp,
-                           structlog.processors.format_exc_info],
-        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
-    ))
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[
+                structlog.stdlib.add_log_level,
+                structlog.stdlib.add_logger_name,
+                stamp,
+                structlog.processors.format_exc_info,
+            ],
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+        )
+    )
     root.addHandler(handler)
     # Libraries log at their own levels; below warning they are noise for an operator unless debugging.
     root.setLevel(threshold if threshold <= logging.DEBUG else max(threshold, logging.WARNING))

@@ -41,6 +41,7 @@ T = TypeVar("T")
 MARK_EVERY = 100
 MARK_DELAY = 0.5
 
+
 def parse_broker_url(url: str) -> tuple[str, int]:
     """Split `mqtt://host[:port]` (or mqtts://) into (host, port); see controller.mqtt_connection."""
     address = parse_broker_address(url)
@@ -104,8 +105,12 @@ class EventPublisher:
         self._backoff_max = backoff_max
         self._birth = birth
         self._birth_due = False
-        self._devices = DeviceTracker(table_id, journal.boot_id, [d.device_id for d in birth.devices] if birth else [],
-                                      started=birth.ts if birth else _now_iso())
+        self._devices = DeviceTracker(
+            table_id,
+            journal.boot_id,
+            [d.device_id for d in birth.devices] if birth else [],
+            started=birth.ts if birth else _now_iso(),
+        )
         self._boot_seq = journal.last_seq  # events up to here were journaled in earlier runs
         self._had_outage = False
         self._meters: dict[str, ProgressiveMeter] = {}
@@ -138,8 +143,9 @@ class EventPublisher:
         is kept; a value replaced before it went out is never published.
         """
         if meter.table_id != self._table_id:
-            raise ValueError(f"progressive meter {meter.level!r} is for table {meter.table_id!r}, "
-                             f"not this table {self._table_id!r}")
+            raise ValueError(
+                f"progressive meter {meter.level!r} is for table {meter.table_id!r}, not this table {self._table_id!r}"
+            )
         self._meters[meter.level] = meter
         self._meters_due.add(meter.level)
         self._wake.set()
@@ -176,8 +182,9 @@ class EventPublisher:
         except ValueError as err:
             # A missing password file or unusable TLS file: the table plays on and journals; we retry so that
             # fixing the file is enough.
-            self._log.error("mqtt settings unusable; events stay in the journal", error=str(err),
-                            last_seq=self._journal.last_seq)
+            self._log.error(
+                "mqtt settings unusable; events stay in the journal", error=str(err), last_seq=self._journal.last_seq
+            )
             return None
         client = aiomqtt.Client(
             **kwargs,
@@ -247,8 +254,9 @@ class EventPublisher:
                 waiter = asyncio.ensure_future(self._wake.wait())
                 marks_due = bool(self._acked[True] or self._acked[False])
                 try:
-                    woken, _ = await asyncio.wait((waiter, lost), return_when=asyncio.FIRST_COMPLETED,
-                                                  timeout=MARK_DELAY if marks_due else None)
+                    woken, _ = await asyncio.wait(
+                        (waiter, lost), return_when=asyncio.FIRST_COMPLETED, timeout=MARK_DELAY if marks_due else None
+                    )
                 finally:
                     waiter.cancel()
                 if lost.done():
@@ -274,8 +282,9 @@ class EventPublisher:
             if lost.done() and not lost.cancelled():
                 lost.exception()  # retrieved here, so asyncio does not warn "exception never retrieved"
 
-    async def _retain(self, client: aiomqtt.Client, lost: asyncio.Future[None], topic: str, body: str,
-                      within: float | None = None) -> None:
+    async def _retain(
+        self, client: aiomqtt.Client, lost: asyncio.Future[None], topic: str, body: str, within: float | None = None
+    ) -> None:
         # aiomqtt's own publish timeout, so the final "offline" respects close()'s deadline.
         kwargs: dict[str, Any] = {} if within is None else {"timeout": within}
         await self._guard(lost, client.publish(topic, body, qos=1, retain=True, **kwargs))
@@ -336,8 +345,10 @@ class EventPublisher:
             # The whole batch is in flight at once: MQTT keeps one connection's QoS 1 messages in order, so
             # waiting for each PUBACK before sending the next would only add a round trip per event.
             flags = [ev.seq <= replay_upto for ev in batch]
-            sends = [asyncio.ensure_future(client.publish(self.topics.event, self._event_body(ev, replayed), qos=1))
-                     for ev, replayed in zip(batch, flags, strict=True)]
+            sends = [
+                asyncio.ensure_future(client.publish(self.topics.event, self._event_body(ev, replayed), qos=1))
+                for ev, replayed in zip(batch, flags, strict=True)
+            ]
             try:
                 await self._guard(lost, asyncio.gather(*sends))
             finally:
@@ -366,8 +377,12 @@ class EventPublisher:
         except ValidationError as err:
             # A journaled event is never held back: losing it would be worse than a malformed envelope,
             # which this log line (and the contract test) exists to catch.
-            self._log.error("event does not match the MQTT contract; published as journaled", seq=ev.seq,
-                            type=ev.type, error=str(err))
+            self._log.error(
+                "event does not match the MQTT contract; published as journaled",
+                seq=ev.seq,
+                type=ev.type,
+                error=str(err),
+            )
             body = ev.public()
             if replayed:
                 body["replayed"] = True

@@ -80,8 +80,10 @@ def tls_context(ca_file: str | None, cert_file: str | None, key_file: str | None
         if cert_file is not None:
             ctx.load_cert_chain(cert_file, key_file)
     except (OSError, ssl.SSLError) as err:
-        raise ValueError(f"mqtt TLS files (ca_file={ca_file}, cert_file={cert_file}, key_file={key_file}) "
-                         f"cannot be used: {err}; check the paths and that they are PEM files") from None
+        raise ValueError(
+            f"mqtt TLS files (ca_file={ca_file}, cert_file={cert_file}, key_file={key_file}) "
+            f"cannot be used: {err}; check the paths and that they are PEM files"
+        ) from None
     return ctx
 
 
@@ -89,8 +91,10 @@ def _read_secret(path: str) -> str:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as err:
-        raise ValueError(f"mqtt.password_file {path}: {err.strerror}; create it with the table's broker "
-                         "password on its first line, readable by the tablectl user only") from None
+        raise ValueError(
+            f"mqtt.password_file {path}: {err.strerror}; create it with the table's broker "
+            "password on its first line, readable by the tablectl user only"
+        ) from None
     if not lines or not lines[0]:
         raise ValueError(f"mqtt.password_file {path} is empty: put the broker password on its first line")
     return lines[0]

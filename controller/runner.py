@@ -46,8 +46,10 @@ Companions = Callable[[TableService], list[Coroutine[Any, Any, None]]]
 def playable(config: TableConfig) -> str | None:
     """Why this config cannot run a table yet, or None when it can."""
     if spec_for(config.game) is None:
-        return (f"chapter {config.game.chapter} has no round engine yet, only settlement "
-                f"(`tablectl settle`); the tables that run today are chapters {', '.join(sorted(SPECS))}")
+        return (
+            f"chapter {config.game.chapter} has no round engine yet, only settlement "
+            f"(`tablectl settle`); the tables that run today are chapters {', '.join(sorted(SPECS))}"
+        )
     spec = spec_for(config.game)
     require = getattr(spec, "require_method", None)
     if require is not None:
@@ -59,9 +61,11 @@ def playable(config: TableConfig) -> str | None:
     if isinstance(g, MississippiStudRules) and g.five_card_hand_bonus:
         # The Progressive Payout Wager runs live (controller/engine/progressive.py); this one is made on
         # electronic wagering terminals (655a.7(d)(5)) the live engine does not drive yet.
-        return ("the live round engine does not yet take the Five Card Hand Bonus Wager (its electronic wagering "
-                "terminals, 655a.7(d)(5)): set five_card_hand_bonus = false to run the table; `tablectl settle` "
-                "settles it")
+        return (
+            "the live round engine does not yet take the Five Card Hand Bonus Wager (its electronic wagering "
+            "terminals, 655a.7(d)(5)): set five_card_hand_bonus = false to run the table; `tablectl settle` "
+            "settles it"
+        )
     if config.devices is None:
         return "the config has no [devices] table: name the table's devices (see configs/mississippi-stud.toml)"
     return None
@@ -93,8 +97,10 @@ def build_devices(config: TableConfig, ports: Mapping[str, str] | None = None) -
         # The service addresses stations by seat; the bus's per-seat stations share its line and lifetime.
         bus = create_driver(WAGER_BUS_ID, d.wager_bus, ports.get(WAGER_BUS_ID))
         if not isinstance(bus, WagerBus):
-            raise ConfigError(f"devices.wager_bus: driver {d.wager_bus.get('driver')!r} does not drive a wager bus "
-                              f"(it has no per-seat `stations`); use e.g. driver = \"reference-wager-bus\"")
+            raise ConfigError(
+                f"devices.wager_bus: driver {d.wager_bus.get('driver')!r} does not drive a wager bus "
+                f'(it has no per-seat `stations`); use e.g. driver = "reference-wager-bus"'
+            )
         devices.update({station_id(seat): station for seat, station in bus.stations.items()})
     return devices
 
@@ -107,9 +113,15 @@ def default_journal_path(table_id: str) -> Path:
     return state / "tablectl" / f"{table_id}.sqlite"
 
 
-async def run_table(config: TableConfig, devices: Mapping[str, Device], *, broker: str | None = None,
-                    journal_path: Path | None = None, out: TextIO | None = None,
-                    companions: Companions = lambda _: []) -> int:
+async def run_table(
+    config: TableConfig,
+    devices: Mapping[str, Device],
+    *,
+    broker: str | None = None,
+    journal_path: Path | None = None,
+    out: TextIO | None = None,
+    companions: Companions = lambda _: [],
+) -> int:
     """Run until the table is closed (or stopped); returns the number of rounds started."""
     path = journal_path or Path(config.journal.path or default_journal_path(config.table_id))
     try:
@@ -118,8 +130,9 @@ async def run_table(config: TableConfig, devices: Mapping[str, Device], *, broke
         log.error("journal unusable", path=str(path), error=str(err))
         print(f"tablectl: {err}", file=sys.stderr)
         raise SystemExit(2) from None
-    publisher = EventPublisher(journal, config.mqtt, config.table_id, broker=broker,
-                               birth=build_birth(config, journal.boot_id))
+    publisher = EventPublisher(
+        journal, config.mqtt, config.table_id, broker=broker, birth=build_birth(config, journal.boot_id)
+    )
     service = TableService(config, devices, journal, on_journaled=publisher.notify)
     first_round = service.state.rounds_played
     helpers = [asyncio.create_task(c) for c in companions(service)]
@@ -179,5 +192,3 @@ def _restore_signals() -> None:
     for sig in _SIGNALS:
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.remove_signal_handler(sig)
-
-

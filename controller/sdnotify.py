@@ -58,8 +58,9 @@ class SdNotify:
             self._sock.sendto("\n".join(lines).encode("utf-8"), self._target)
         except OSError as err:
             if not self._failed:  # once per outage, not at every watchdog period
-                log.warning("systemd notification not delivered", socket=self.address, error=str(err),
-                            fields=sorted(fields))
+                log.warning(
+                    "systemd notification not delivered", socket=self.address, error=str(err), fields=sorted(fields)
+                )
             self._failed = True
             return False
         if self._failed:

@@ -53,8 +53,14 @@ class _Waited:
 
 
 class TableService:
-    def __init__(self, config: TableConfig, devices: Mapping[str, Device], journal: Journal,
-                 on_journaled: Callable[[], None] = lambda: None, clock: Clock = utc_now) -> None:
+    def __init__(
+        self,
+        config: TableConfig,
+        devices: Mapping[str, Device],
+        journal: Journal,
+        on_journaled: Callable[[], None] = lambda: None,
+        clock: Clock = utc_now,
+    ) -> None:
         self.config = config
         self.devices = dict(devices)
         self.journal = journal
@@ -90,18 +96,28 @@ class TableService:
             except snapshot.SnapshotError as err:
                 problem = str(err)
         if state is not None and state.table_id != self.config.table_id:
-            problem, state = (f"the stored engine state is table {state.table_id!r}'s, not {self.config.table_id!r}: "
-                              "give each table its own journal file"), None
+            problem, state = (
+                (
+                    f"the stored engine state is table {state.table_id!r}'s, not {self.config.table_id!r}: "
+                    "give each table its own journal file"
+                ),
+                None,
+            )
         if problem is not None:
-            log.error("critical state invalid: the table starts blocked", reason=problem,
-                      journal=str(self.journal.path))
+            log.error(
+                "critical state invalid: the table starts blocked", reason=problem, journal=str(self.journal.path)
+            )
             if copies:  # kept for the investigation; the next stored state would otherwise overwrite it
                 self.journal.save([Record(f"{snapshot.RECORD}.rejected", copies[0].body)], self._clock())
             return self._fresh(), [CriticalStateInvalid(problem)]
         if state is None:
             return self._fresh(), []
-        log.info("critical state restored", phase=str(state.phase), rounds_played=state.rounds_played,
-                 round_id=state.round.round_id if state.round else None)
+        log.info(
+            "critical state restored",
+            phase=str(state.phase),
+            rounds_played=state.rounds_played,
+            round_id=state.round.round_id if state.round else None,
+        )
         return state, ([] if state.phase is Phase.CLOSED else [Recover()])
 
     def _restore_meters(self, state: TableState, first: list[Input]) -> tuple[TableState, int]:
@@ -128,8 +144,10 @@ class TableService:
         if state.meters is None:
             state.meters = loaded.meters  # the engine state was refused or lost: the meters are not
         elif state.meters != loaded.meters:
-            findings.append(f"the stored meters (seq {loaded.meters.seq}) disagree with the engine state's "
-                            f"(seq {state.meters.seq}); the engine state's, journaled with the events, are used")
+            findings.append(
+                f"the stored meters (seq {loaded.meters.seq}) disagree with the engine state's "
+                f"(seq {state.meters.seq}); the engine state's, journaled with the events, are used"
+            )
         if findings:
             reason = "; ".join(findings)
             log.error("progressive meters failed validation: tilt", reason=reason)
@@ -249,7 +267,7 @@ class TableService:
         out: list[list[JournaledEvent]] = []
         at = 0
         for evs, _ in steps:
-            out.append(journaled[at:at + len(evs)])
+            out.append(journaled[at : at + len(evs)])
             at += len(evs)
         for _, commands in steps:
             await self._execute(commands)
@@ -282,8 +300,11 @@ class TableService:
             if device is None and c.target == SIGN:
                 return  # no sign configured: the meters are on the console and the MQTT progressive topics
             if device is None:
-                self.sink(DeviceFault(device_id, code="not_configured",
-                                      detail=f"no device {device_id!r} in the config for {c.verb}"))
+                self.sink(
+                    DeviceFault(
+                        device_id, code="not_configured", detail=f"no device {device_id!r} in the config for {c.verb}"
+                    )
+                )
                 return
             try:
                 await self._call(device, c)
@@ -298,8 +319,12 @@ class TableService:
             # the seat for the dealer. Said once per station, not at every hit and restart.
             if device.device_id not in self._unlit:
                 self._unlit.add(device.device_id)
-                log.warning("wager station has no seat light: the dealer verifies the winning seat from the "
-                            "progressive.hit event instead", device=device.device_id, driver=type(device).__name__)
+                log.warning(
+                    "wager station has no seat light: the dealer verifies the winning seat from the "
+                    "progressive.hit event instead",
+                    device=device.device_id,
+                    driver=type(device).__name__,
+                )
             return
         method = getattr(device, c.verb)
         if c.verb == "show_levels":

@@ -49,8 +49,10 @@ def _let_it_ride(rules: Any, record: Any) -> tuple[list[Settled], dict[str, Cent
 
 def _no_meters(settle_round: Callable[[Any, Any], list[Settled]]) -> Settle:
     """For chapters without progressive meters: the meters are what they were."""
+
     def settle(rules: Any, record: Any) -> tuple[list[Settled], dict[str, Cents]]:
         return settle_round(rules, record), dict(getattr(record, "meters", {}))
+
     return settle
 
 
@@ -70,8 +72,10 @@ def settle_file(config: TableConfig, path: Path) -> dict[str, Any]:
     data = load_round(path)
     chapter = config.game.chapter
     if data.get("chapter") != chapter:
-        raise ConfigError(f"{path}: \"chapter\" is {data.get('chapter')!r} but the config's table plays chapter "
-                          f"{chapter}: settle it with that chapter's config, or set \"chapter\": \"{chapter}\"")
+        raise ConfigError(
+            f'{path}: "chapter" is {data.get("chapter")!r} but the config\'s table plays chapter '
+            f'{chapter}: settle it with that chapter\'s config, or set "chapter": "{chapter}"'
+        )
     ch = chapters()[chapter]
     try:
         record = ch.record.model_validate(data)
@@ -97,10 +101,15 @@ def report(config: TableConfig, data: dict[str, Any], rows: list[Settled], meter
         s["collected"] = sum(w["collected"] for w in s["wagers"])
         s["net"] = s["paid"] - s["collected"]
     out: dict[str, Any] = {
-        "table_id": config.table_id, "chapter": config.game.chapter, "round_id": data.get("round_id"),
+        "table_id": config.table_id,
+        "chapter": config.game.chapter,
+        "round_id": data.get("round_id"),
         "seats": seats,
-        "totals": {"paid": sum(r.paid for r in rows), "returned": sum(r.returned for r in rows),
-                   "collected": sum(r.collected for r in rows)},
+        "totals": {
+            "paid": sum(r.paid for r in rows),
+            "returned": sum(r.returned for r in rows),
+            "collected": sum(r.collected for r in rows),
+        },
     }
     if meters or data.get("meters"):
         out["meters"] = {"before": data.get("meters", {}), "after": meters}

@@ -114,8 +114,9 @@ def parse_scenario(data: Any, config: TableConfig, source: str = "scenario") -> 
         raise ScenarioError(f"{source}: expected a table/object at the top, got {type(data).__name__}")
     unknown = set(data) - _TOP_KEYS
     if unknown:
-        raise ScenarioError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}; expected "
-                            f"{', '.join(sorted(_TOP_KEYS))}")
+        raise ScenarioError(
+            f"{source}: unknown key(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(_TOP_KEYS))}"
+        )
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ScenarioError(f"{source}: description must be a string")
@@ -127,11 +128,15 @@ def parse_scenario(data: Any, config: TableConfig, source: str = "scenario") -> 
         raise ScenarioError(f"{source}: round must be a list of [[round]] tables")
     rounds = data.get("rounds", len(raw_rounds))
     if not _is_int(rounds) or rounds < 1:
-        raise ScenarioError(f"{source}: rounds must be a whole number of rounds, 1 or more, got {rounds!r} "
-                            f"(it defaults to the number of [[round]] tables)")
+        raise ScenarioError(
+            f"{source}: rounds must be a whole number of rounds, 1 or more, got {rounds!r} "
+            f"(it defaults to the number of [[round]] tables)"
+        )
     if rounds < len(raw_rounds):
-        raise ScenarioError(f"{source}: rounds = {rounds} but {len(raw_rounds)} [[round]] tables are given: "
-                            f"raise rounds or remove the extra rounds")
+        raise ScenarioError(
+            f"{source}: rounds = {rounds} but {len(raw_rounds)} [[round]] tables are given: "
+            f"raise rounds or remove the extra rounds"
+        )
     rng = random.Random(seed)
     scripted: list[ScriptedRound] = []
     decks: list[tuple[str, ...]] = []
@@ -139,8 +144,9 @@ def parse_scenario(data: Any, config: TableConfig, source: str = "scenario") -> 
         where = f"{source}: round[{i}]"
         unknown = set(raw) - _ROUND_KEYS
         if unknown:
-            raise ScenarioError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; expected "
-                                f"{', '.join(sorted(_ROUND_KEYS))}")
+            raise ScenarioError(
+                f"{where}: unknown key(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(_ROUND_KEYS))}"
+            )
         decks.append(_deck(raw.get("deck"), f"{where}.deck", rng))
         wagers = _wagers(raw.get("wagers"), f"{where}.wagers", config, spec)
         decisions = _decisions(raw.get("decisions", {}), f"{where}.decisions", config, spec, wagers)
@@ -163,14 +169,16 @@ def _deck(value: Any, where: str, rng: random.Random) -> tuple[str, ...]:
         return tuple(deck)
     cards = value.split() if isinstance(value, str) else value
     if not isinstance(cards, list):
-        raise ScenarioError(f"{where}: a deck is a string of spaced cards (\"Ah Ad 9c\") or a list of cards")
+        raise ScenarioError(f'{where}: a deck is a string of spaced cards ("Ah Ad 9c") or a list of cards')
     seen: set[str] = set()
     for j, card in enumerate(cards):
         if not is_card(card):
-            raise ScenarioError(f"{where}[{j}]: {card!r} is not a card like \"As\" or \"Td\"")
+            raise ScenarioError(f'{where}[{j}]: {card!r} is not a card like "As" or "Td"')
         if card in seen:
-            raise ScenarioError(f"{where}[{j}]: {card} is in the deck twice; a duplicate card is a fault "
-                                f"(fault = \"duplicate\" on the shoe), not a deck order")
+            raise ScenarioError(
+                f"{where}[{j}]: {card} is in the deck twice; a duplicate card is a fault "
+                f'(fault = "duplicate" on the shoe), not a deck order'
+            )
         seen.add(card)
     # The cards not named follow in the standard order, so a scenario names only the cards that matter.
     return (*cards, *(c for c in STANDARD_DECK if c not in seen))
@@ -185,8 +193,9 @@ def _seat(key: Any, where: str, config: TableConfig) -> int:
 
 def _wagers(value: Any, where: str, config: TableConfig, spec: ChapterSpec) -> dict[int, dict[str, int]]:
     if not isinstance(value, dict) or not value:
-        raise ScenarioError(f"{where}: required: a table of seat -> {{spot = cents}}, e.g. "
-                            f"wagers = {{ 1 = {{ ante = 1000 }} }}")
+        raise ScenarioError(
+            f"{where}: required: a table of seat -> {{spot = cents}}, e.g. wagers = {{ 1 = {{ ante = 1000 }} }}"
+        )
     offers = {o.spot: o for o in spec.offers(config.game)}
     out: dict[int, dict[str, int]] = {}
     for key, spots in value.items():
@@ -197,11 +206,14 @@ def _wagers(value: Any, where: str, config: TableConfig, spec: ChapterSpec) -> d
             here = f"{where}.{key}.{spot}"
             offer = offers.get(spot)
             if offer is None:
-                raise ScenarioError(f"{here}: this table takes no {spot!r} wager before the deal; it takes "
-                                    f"{', '.join(offers)}")
+                raise ScenarioError(
+                    f"{here}: this table takes no {spot!r} wager before the deal; it takes {', '.join(offers)}"
+                )
             if not _is_int(amount) or not offer.min_cents <= amount <= offer.max_cents:
-                raise ScenarioError(f"{here}: {amount!r} is not a wager in cents within the table's limits "
-                                    f"{offer.min_cents} to {offer.max_cents} ({offer.rule})")
+                raise ScenarioError(
+                    f"{here}: {amount!r} is not a wager in cents within the table's limits "
+                    f"{offer.min_cents} to {offer.max_cents} ({offer.rule})"
+                )
         problem = spec.player_problem(spots)
         if problem is not None:
             raise ScenarioError(f"{where}.{key}: these wagers do not make a player: {problem}")
@@ -209,10 +221,11 @@ def _wagers(value: Any, where: str, config: TableConfig, spec: ChapterSpec) -> d
     return out
 
 
-def _decisions(value: Any, where: str, config: TableConfig, spec: ChapterSpec,
-               wagers: Mapping[int, Mapping[str, int]]) -> dict[tuple[int, str], Answer]:
+def _decisions(
+    value: Any, where: str, config: TableConfig, spec: ChapterSpec, wagers: Mapping[int, Mapping[str, int]]
+) -> dict[tuple[int, str], Answer]:
     if not isinstance(value, dict):
-        raise ScenarioError(f"{where}: a table of \"<seat>.<decision>\" -> cents | \"fold\" | \"ride\" | \"withdraw\"")
+        raise ScenarioError(f'{where}: a table of "<seat>.<decision>" -> cents | "fold" | "ride" | "withdraw"')
     decisions = {d.key: d for d in spec.decisions(config.game)}
     known = ", ".join(decisions) or "none"
     parsed: dict[tuple[int, str], Answer] = {}
@@ -221,19 +234,21 @@ def _decisions(value: Any, where: str, config: TableConfig, spec: ChapterSpec,
         seat_text, dot, decision_key = str(key).partition(".")
         if not dot:
             example = next(iter(decisions), "decision")
-            raise ScenarioError(f"{here}: write the key as \"<seat>.<decision>\", e.g. \"1.{example}\"")
+            raise ScenarioError(f'{here}: write the key as "<seat>.<decision>", e.g. "1.{example}"')
         seat = _seat(seat_text, here, config)
         d = decisions.get(decision_key)
         if d is None:
-            raise ScenarioError(f"{here}: {decision_key!r} is not a decision of chapter {spec.chapter}; "
-                                f"its decisions are {known}")
+            raise ScenarioError(
+                f"{here}: {decision_key!r} is not a decision of chapter {spec.chapter}; its decisions are {known}"
+            )
         if seat not in wagers:
             raise ScenarioError(f"{here}: seat {seat} has no wagers this round, so it has no decisions")
         if d.kind == "ride_or_withdraw" and answer not in ("ride", "withdraw"):
-            raise ScenarioError(f"{here}: {d.name} is let it ride or withdraw: answer \"ride\" or \"withdraw\", "
-                                f"got {answer!r}")
+            raise ScenarioError(
+                f'{here}: {d.name} is let it ride or withdraw: answer "ride" or "withdraw", got {answer!r}'
+            )
         if d.kind == "wager_or_fold" and answer != "fold" and not _is_int(answer):
-            raise ScenarioError(f"{here}: {d.name} is a wager in cents or \"fold\", got {answer!r}")
+            raise ScenarioError(f'{here}: {d.name} is a wager in cents or "fold", got {answer!r}')
         parsed[(seat, decision_key)] = answer
     # Amounts are checked in decision order, each seat's earlier decisions counted, as the engine will.
     for seat, spots in wagers.items():
@@ -249,8 +264,10 @@ def _decisions(value: Any, where: str, config: TableConfig, spec: ChapterSpec,
             assert isinstance(answer, int)
             allowed = list(spec.allowed(config.game, d, held))
             if answer not in allowed:
-                raise ScenarioError(f'{where}."{seat}.{d.key}": {answer} is not an amount {d.name} allows here; '
-                                    f"it allows {', '.join(map(str, allowed))} ({d.rule})")
+                raise ScenarioError(
+                    f'{where}."{seat}.{d.key}": {answer} is not an amount {d.name} allows here; '
+                    f"it allows {', '.join(map(str, allowed))} ({d.rule})"
+                )
             held[d.spot] = answer
     return parsed
 
@@ -259,7 +276,7 @@ def _late(value: Any, where: str, config: TableConfig) -> tuple[int, str, int] |
     if value is None:
         return None
     if not isinstance(value, dict) or set(value) != {"seat", "spot", "amount"}:
-        raise ScenarioError(f"{where}: a table {{ seat = 6, spot = \"ante\", amount = 500 }}")
+        raise ScenarioError(f'{where}: a table {{ seat = 6, spot = "ante", amount = 500 }}')
     seat = _seat(value["seat"], f"{where}.seat", config)
     if not isinstance(value["spot"], str) or not _is_int(value["amount"]) or value["amount"] < 1:
         raise ScenarioError(f"{where}: spot must be a wager spot and amount a positive number of cents")
@@ -269,8 +286,9 @@ def _late(value: Any, where: str, config: TableConfig) -> tuple[int, str, int] |
 def _stub(count: Any, misdeal: Any, where: str) -> StubCount | None:
     if count is None:
         if misdeal is not None:
-            raise ScenarioError(f"{where}.misdeal: the dealer rules on a misdeal only after a wrong stub count: "
-                                "give stub_count too")
+            raise ScenarioError(
+                f"{where}.misdeal: the dealer rules on a misdeal only after a wrong stub count: give stub_count too"
+            )
         return None
     if not _is_int(count) or not 0 <= count <= 52:
         raise ScenarioError(f"{where}.stub_count: the cards the dealer counts in the stub, 0 to 52, got {count!r}")
@@ -286,8 +304,9 @@ def _faults(value: Any, source: str, config: TableConfig) -> tuple[ScriptedFault
         raise ScenarioError(str(exc)) from None
     for i, f in enumerate(script.faults):
         if f.device.startswith("wager_station_") and int(f.device.rsplit("_", 1)[1]) > config.game.seats:
-            raise ScenarioError(f"{source}: faults[{i}]: device={f.device!r}: the table has seats 1 to "
-                                f"{config.game.seats}")
+            raise ScenarioError(
+                f"{source}: faults[{i}]: device={f.device!r}: the table has seats 1 to {config.game.seats}"
+            )
     return script.faults
 
 
@@ -303,9 +322,12 @@ def simulated_config(config: TableConfig) -> TableConfig:
     def sim(driver: str, **extra: Any) -> dict[str, Any]:
         return {"driver": driver, "port": "simulated", **extra}
 
-    devices = Devices(shuffler=sim("reference-shuffler"), shoe=sim("reference-shoe"),
-                      dealer_panel=sim("reference-dealer-panel"),
-                      wager_stations=[sim("reference-wager-station", seat=n) for n in range(1, config.game.seats + 1)])
+    devices = Devices(
+        shuffler=sim("reference-shuffler"),
+        shoe=sim("reference-shoe"),
+        dealer_panel=sim("reference-dealer-panel"),
+        wager_stations=[sim("reference-wager-station", seat=n) for n in range(1, config.game.seats + 1)],
+    )
     return config.model_copy(update={"devices": devices})
 
 
@@ -322,13 +344,17 @@ def unsensed_spots(config: TableConfig) -> list[str]:
 def unplayable(config: TableConfig) -> str | None:
     """Why simulate cannot run this config, or None."""
     if spec_for(config.game) is None:
-        return (f"chapter {config.game.chapter} has no round engine yet (the live engine runs "
-                f"{', '.join(sorted(SPECS))}); `tablectl settle` settles its rounds")
+        return (
+            f"chapter {config.game.chapter} has no round engine yet (the live engine runs "
+            f"{', '.join(sorted(SPECS))}); `tablectl settle` settles its rounds"
+        )
     missing = unsensed_spots(config)
     if missing:
         # Found here rather than as a floor that cannot put chips down half way through the round.
-        return (f"the wager stations cannot sense the chapter's wager spot(s) {', '.join(missing)}: the reference "
-                f"protocol's spots are {', '.join(SPOTS)} (drivers.interfaces.SPOTS)")
+        return (
+            f"the wager stations cannot sense the chapter's wager spot(s) {', '.join(missing)}: the reference "
+            f"protocol's spots are {', '.join(SPOTS)} (drivers.interfaces.SPOTS)"
+        )
     if isinstance(config.game, MississippiStudRules):
         return playable(simulated_config(config))
     return None
@@ -348,8 +374,16 @@ class Outcome:
     problem: str | None = None
 
 
-async def simulate(config: TableConfig, scenario: Scenario, *, out: TextIO, journal_path: Path | None = None,
-                   broker: str | None = None, give_up_after: float = DEFAULT_TIMEOUT, sealed: bool = True) -> Outcome:
+async def simulate(
+    config: TableConfig,
+    scenario: Scenario,
+    *,
+    out: TextIO,
+    journal_path: Path | None = None,
+    broker: str | None = None,
+    give_up_after: float = DEFAULT_TIMEOUT,
+    sealed: bool = True,
+) -> Outcome:
     """Play the scenario, writing every journaled event to `out` as it is journaled."""
     config = simulated_config(config)
     outcome = Outcome()
@@ -367,14 +401,26 @@ async def simulate(config: TableConfig, scenario: Scenario, *, out: TextIO, jour
 
     with contextlib.ExitStack() as stack:
         if journal_path is None:
-            journal_path = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tablectl-simulate-"))) \
+            journal_path = (
+                Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tablectl-simulate-")))
                 / f"{config.table_id}.sqlite"
+            )
         policy = ScenarioPolicy(scenario.scripted, random.Random(scenario.seed))
-        playing = asyncio.ensure_future(play(
-            config, rounds=scenario.rounds, broker=broker or NO_BROKER, seed=scenario.seed,
-            journal_path=journal_path, policy=policy, decks=scenario.decks,
-            sim_script=SimScript(faults=scenario.faults) if scenario.faults else None,
-            on_event=on_event, close_when_stuck=True, on_floor_error=on_floor_error))
+        playing = asyncio.ensure_future(
+            play(
+                config,
+                rounds=scenario.rounds,
+                broker=broker or NO_BROKER,
+                seed=scenario.seed,
+                journal_path=journal_path,
+                policy=policy,
+                decks=scenario.decks,
+                sim_script=SimScript(faults=scenario.faults) if scenario.faults else None,
+                on_event=on_event,
+                close_when_stuck=True,
+                on_floor_error=on_floor_error,
+            )
+        )
         # Not asyncio.timeout: the runner treats a cancel as "stop now" and returns normally, so the
         # expiry would not surface as TimeoutError; waiting on both says which came first.
         waiting: set[asyncio.Future[Any]] = {playing, failed}
@@ -382,9 +428,14 @@ async def simulate(config: TableConfig, scenario: Scenario, *, out: TextIO, jour
         if playing in done:
             outcome.rounds_played = playing.result()
         else:
-            outcome.problem = failed.result() if failed in done else (
-                f"the scenario did not play out within {give_up_after:g} s (the table is waiting for something the "
-                f"scenario does not do; the events above show for what)")
+            outcome.problem = (
+                failed.result()
+                if failed in done
+                else (
+                    f"the scenario did not play out within {give_up_after:g} s (the table is waiting for something the "
+                    f"scenario does not do; the events above show for what)"
+                )
+            )
             playing.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await playing
@@ -392,8 +443,16 @@ async def simulate(config: TableConfig, scenario: Scenario, *, out: TextIO, jour
     return outcome
 
 
-def main_simulate(config: TableConfig, config_path: Path, scenario_path: Path, *, journal: Path | None,
-                  broker: str | None, timeout: float, sealed: bool) -> int:
+def main_simulate(
+    config: TableConfig,
+    config_path: Path,
+    scenario_path: Path,
+    *,
+    journal: Path | None,
+    broker: str | None,
+    timeout: float,
+    sealed: bool,
+) -> int:
     why = unplayable(config)
     if why:
         print(f"tablectl: {config_path}: {why}", file=sys.stderr)
@@ -403,8 +462,11 @@ def main_simulate(config: TableConfig, config_path: Path, scenario_path: Path, *
     except ScenarioError as err:
         print(f"tablectl: {err}", file=sys.stderr)
         return 2
-    outcome = asyncio.run(simulate(config, scenario, out=sys.stdout, journal_path=journal, broker=broker,
-                                   give_up_after=timeout, sealed=sealed))
+    outcome = asyncio.run(
+        simulate(
+            config, scenario, out=sys.stdout, journal_path=journal, broker=broker, give_up_after=timeout, sealed=sealed
+        )
+    )
     if outcome.problem is not None or not outcome.closed:
         print(f"tablectl: {scenario_path}: {outcome.problem or 'the table did not close'}", file=sys.stderr)
         return 1

@@ -34,8 +34,15 @@ class SystemdSupervisor:
     """Talks to systemd for one running table; `run()` is a task beside the service, `stopping()` is called
     by the runner as it shuts down."""
 
-    def __init__(self, service: TableService, notifier: SdNotify, *, watchdog: float | None = None,
-                 broker_connected: Callable[[], bool] | None = None, clock: Clock = utc_now) -> None:
+    def __init__(
+        self,
+        service: TableService,
+        notifier: SdNotify,
+        *,
+        watchdog: float | None = None,
+        broker_connected: Callable[[], bool] | None = None,
+        clock: Clock = utc_now,
+    ) -> None:
         self.service = service
         self.notifier = notifier
         # sd_watchdog_enabled(3) advises pinging at half the timeout, so one late ping is not fatal.
@@ -47,8 +54,13 @@ class SystemdSupervisor:
         self._last_status = ""
 
     @classmethod
-    def from_environment(cls, service: TableService, *, broker_connected: Callable[[], bool] | None = None,
-                         environ: Mapping[str, str] | None = None) -> SystemdSupervisor | None:
+    def from_environment(
+        cls,
+        service: TableService,
+        *,
+        broker_connected: Callable[[], bool] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> SystemdSupervisor | None:
         """The supervisor when systemd started us with a notification socket, else None."""
         env = os.environ if environ is None else environ
         notifier = SdNotify.from_environment(env)
@@ -73,11 +85,14 @@ class SystemdSupervisor:
         elif state.closing:
             phase = f"{phase}, closing after this round"
         played = state.rounds_played
-        parts = [f"{self.service.config.table_id} {phase}",
-                 f"round {played} ({played - self._first_round} since start)"]
+        parts = [
+            f"{self.service.config.table_id} {phase}",
+            f"round {played} ({played - self._first_round} since start)",
+        ]
         if self._broker_connected is not None:
-            parts.append("broker connected" if self._broker_connected()
-                         else "broker unreachable, journaling to publish later")
+            parts.append(
+                "broker connected" if self._broker_connected() else "broker unreachable, journaling to publish later"
+            )
         line = "; ".join(parts)
         return f"UNHEALTHY ({self._unhealthy}); {line}" if self._unhealthy else line
 
@@ -131,8 +146,10 @@ class SystemdSupervisor:
                 took = loop.time() - queued_at
                 if pending not in done:
                     # Not queued again: one tick waiting is the question; more would only pile up.
-                    self._sick(f"the engine loop has not stepped a tick queued {took:.1f} s ago "
-                               f"(limit {period:g} s): an input's step or its journal commit is stuck")
+                    self._sick(
+                        f"the engine loop has not stepped a tick queued {took:.1f} s ago "
+                        f"(limit {period:g} s): an input's step or its journal commit is stuck"
+                    )
                     continue
                 finished, pending = pending, None
                 error = None if finished.cancelled() else finished.exception()
@@ -150,22 +167,30 @@ class SystemdSupervisor:
                 if stalled > period:
                     # Nothing ran, pings included: a synchronous call held the whole event loop (a journal commit
                     # waiting on a lock or a slow disk). Past WatchdogSec systemd's SIGABRT dumps the stacks.
-                    log.warning("watchdog: the event loop was blocked, no watchdog pings meanwhile",
-                                blocked_seconds=round(stalled, 1), watchdog_seconds=2 * period)
+                    log.warning(
+                        "watchdog: the event loop was blocked, no watchdog pings meanwhile",
+                        blocked_seconds=round(stalled, 1),
+                        watchdog_seconds=2 * period,
+                    )
         finally:
             if pending is not None:
                 pending.cancel()
 
     def _sick(self, why: str) -> None:
         if self._unhealthy is None:
-            log.error("watchdog: the table is not healthy, no more watchdog pings: systemd restarts the service "
-                      "unless it recovers", reason=why, watchdog_seconds=2 * (self.period or 0))
+            log.error(
+                "watchdog: the table is not healthy, no more watchdog pings: systemd restarts the service "
+                "unless it recovers",
+                reason=why,
+                watchdog_seconds=2 * (self.period or 0),
+            )
         self._unhealthy = why
         self._send_status()
 
     def _well(self) -> None:
         if self._unhealthy is not None:
-            log.warning("watchdog: the engine loop is stepping inputs again, watchdog pings resume",
-                        was=self._unhealthy)
+            log.warning(
+                "watchdog: the engine loop is stepping inputs again, watchdog pings resume", was=self._unhealthy
+            )
             self._unhealthy = None
         self._send_status(WATCHDOG=1)

@@ -71,8 +71,15 @@ def checksum(block: bytes) -> bytes:
 def encode_packet(type_code: str, address: str, command: bytes, data: bytes = b"") -> bytes:
     """One command in one packet, always with ETX and checksum (a sign drops a packet whose checksum fails)."""
     block = bytes([STX]) + command + data + bytes([ETX])
-    return SYNC + bytes([SOH]) + type_code.encode("ascii") + address.encode("ascii") + block + checksum(block) + \
-        bytes([EOT])
+    return (
+        SYNC
+        + bytes([SOH])
+        + type_code.encode("ascii")
+        + address.encode("ascii")
+        + block
+        + checksum(block)
+        + bytes([EOT])
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +152,7 @@ def parse_body(body: bytes) -> Packet | None:
     rest = body[3:]
     if ETX in rest:
         end = rest.index(ETX)
-        block, tail = rest[:end + 1], rest[end + 1:]
+        block, tail = rest[: end + 1], rest[end + 1 :]
         if len(tail) != 4 or STX in tail:
             return None
         ok: bool | None = tail.upper() == checksum(block)
@@ -184,15 +191,23 @@ def memory_layout(levels: list[str]) -> bytes:
     """
     text_size = 16 + sum(8 + 24 for _ in levels)
     entries = [TEXT_LABEL + b"AL" + b"%04X" % text_size + b"FF00"]
-    entries += [LEVEL_LABELS[i:i + 1] + b"BL" + b"%04X" % STRING_SIZE + b"0000" for i in range(len(levels))]
+    entries += [LEVEL_LABELS[i : i + 1] + b"BL" + b"%04X" % STRING_SIZE + b"0000" for i in range(len(levels))]
     entries.append(HEARTBEAT_LABEL + b"BL" + b"%04X" % STRING_SIZE + b"0000")
     return MEMORY_CONFIGURATION + b"".join(entries)
 
 
 def text_layout(levels: list[str], captions: Mapping[str, str]) -> bytes:
     """TEXT file A: one held message per level, its caption then its STRING file (DLE + label)."""
-    return b"".join(bytes([ESC]) + POSITION_MIDDLE + MODE_HOLD + caption_for(level, captions).encode("ascii") + b" "
-                    + bytes([DLE]) + LEVEL_LABELS[i:i + 1] for i, level in enumerate(levels))
+    return b"".join(
+        bytes([ESC])
+        + POSITION_MIDDLE
+        + MODE_HOLD
+        + caption_for(level, captions).encode("ascii")
+        + b" "
+        + bytes([DLE])
+        + LEVEL_LABELS[i : i + 1]
+        for i, level in enumerate(levels)
+    )
 
 
 # --- settings ---------------------------------------------------------------------------------------------------
@@ -207,14 +222,19 @@ class AlphaSignSettings(BaseModel):
     serial_format: Literal["7E1", "8N1"] = Field("7E1", description="the description's default is 7E1")
     type_code: str = Field("Z", pattern=r"^[!-~]$", description="sign type code; Z addresses every type")
     address: str = Field("00", pattern=r"^[0-9A-F]{2}$", description="sign address, 2 hex digits; 00 = all signs")
-    captions: dict[str, str] = Field(default_factory=dict, description="level -> caption shown before its amount; "
-                                     "default the level name in capitals")
+    captions: dict[str, str] = Field(
+        default_factory=dict, description="level -> caption shown before its amount; default the level name in capitals"
+    )
     max_updates_per_second: float = Field(1.0, le=20, description="most updates a second; at least one every 10 s")
     win_seconds: float = Field(20.0, ge=1, le=600, description="how long a win stays on the sign")
     reply_timeout: float = Field(1.0, gt=0, le=10, description="seconds to wait for the sign to answer a read")
     heartbeat_interval: float = Field(5.0, ge=0, description="seconds between heartbeats while idle; 0: none")
-    layout_pause: float = Field(0.5, ge=0, le=5, description="seconds the sign is given after its memory is laid "
-                                                            "out (the sign clears its files then)")
+    layout_pause: float = Field(
+        0.5,
+        ge=0,
+        le=5,
+        description="seconds the sign is given after its memory is laid out (the sign clears its files then)",
+    )
 
     @field_validator("max_updates_per_second")
     @classmethod
@@ -251,9 +271,12 @@ class AlphaSign(Reconnecting):
         self.settings = settings
         self.clock: Clock = LoopClock()  # a test may set another before start()
         self.pacer: SignPacer[Win] = SignPacer(settings.max_updates_per_second)
-        self.identity = {"model": "Alpha Sign Communications Protocol sign",
-                         "serial": f"type {settings.type_code} address {settings.address}",
-                         "firmware": "", "firmware_hash": ""}  # the protocol has no identify command
+        self.identity = {
+            "model": "Alpha Sign Communications Protocol sign",
+            "serial": f"type {settings.type_code} address {settings.address}",
+            "firmware": "",
+            "firmware_hash": "",
+        }  # the protocol has no identify command
         self._sink: EventSink | None = None
         self._supervisor: asyncio.Task[None] | None = None
         self._reader_task: asyncio.Task[None] | None = None
@@ -301,8 +324,11 @@ class AlphaSign(Reconnecting):
 
     async def show_win(self, level: str, amount_cents: int, seat: int) -> None:
         """Queue the win for the next slot and return once the sign has read it back (or it failed: a fault)."""
-        for name, problem in (("level", level_problem(level)), ("amount", amount_problem(amount_cents)),
-                              ("seat", seat_problem(seat))):
+        for name, problem in (
+            ("level", level_problem(level)),
+            ("amount", amount_problem(amount_cents)),
+            ("seat", seat_problem(seat)),
+        ):
             if problem is not None:
                 self.emit(DeviceFault(self.device_id, "bad_request", f"show_win: {name!r}: {problem}"))
                 return
@@ -329,8 +355,12 @@ class AlphaSign(Reconnecting):
         seven = s.serial_format == "7E1"
         try:
             reader, self._writer = await serial_asyncio_fast.open_serial_connection(
-                url=s.port, baudrate=s.baudrate, bytesize=serial.SEVENBITS if seven else serial.EIGHTBITS,
-                parity=serial.PARITY_EVEN if seven else serial.PARITY_NONE, stopbits=serial.STOPBITS_ONE)
+                url=s.port,
+                baudrate=s.baudrate,
+                bytesize=serial.SEVENBITS if seven else serial.EIGHTBITS,
+                parity=serial.PARITY_EVEN if seven else serial.PARITY_NONE,
+                stopbits=serial.STOPBITS_ONE,
+            )
         except (OSError, ValueError, termios.error) as exc:
             # termios.error: the port refuses the line settings (a pty refuses parity, so 7E1 on one fails here).
             return f"cannot open {s.port} at {s.baudrate} {s.serial_format}: {exc}"
@@ -373,8 +403,13 @@ class AlphaSign(Reconnecting):
 
     def _fail_wins(self, why: str) -> None:
         for level, amount, seat, done in self.pacer.drop_wins():
-            self.emit(DeviceFault(self.device_id, "win_not_shown",
-                                  f"show_win {level} {amount} cents seat {seat}: {why}; announce it again"))
+            self.emit(
+                DeviceFault(
+                    self.device_id,
+                    "win_not_shown",
+                    f"show_win {level} {amount} cents seat {seat}: {why}; announce it again",
+                )
+            )
             if not done.done():
                 done.set_result(False)
 
@@ -414,8 +449,13 @@ class AlphaSign(Reconnecting):
         if now - self._last_noise_report < NOISE_REPORT_INTERVAL:
             return  # one report a second flags a noisy line well enough
         self._last_noise_report = now
-        self.emit(DeviceFault(self.device_id, "line_noise", f"{self._parser.discarded_bytes} bytes discarded, "
-                              f"{self._parser.bad_packets} bad packets so far"))
+        self.emit(
+            DeviceFault(
+                self.device_id,
+                "line_noise",
+                f"{self._parser.discarded_bytes} bytes discarded, {self._parser.bad_packets} bad packets so far",
+            )
+        )
 
     # --- talking to the sign -----------------------------------------------------------------------------------
 
@@ -440,8 +480,9 @@ class AlphaSign(Reconnecting):
                     if reply.command == expect and reply.data[:1] == label:
                         return reply.data[1:]
         except TimeoutError:
-            raise SignGone(f"no answer to a read of file {label.decode()} within "
-                           f"{self.settings.reply_timeout:g} s") from None
+            raise SignGone(
+                f"no answer to a read of file {label.decode()} within {self.settings.reply_timeout:g} s"
+            ) from None
 
     async def _lay_out(self, levels: list[str]) -> None:
         await self._send(WRITE_SPECIAL, memory_layout(levels))
@@ -466,10 +507,10 @@ class AlphaSign(Reconnecting):
             await self._lay_out(names)
         for i, name in enumerate(names):
             if self._shown.get(name) != levels[name]:
-                await self._send(WRITE_STRING, LEVEL_LABELS[i:i + 1] + format_amount(levels[name]))
+                await self._send(WRITE_STRING, LEVEL_LABELS[i : i + 1] + format_amount(levels[name]))
         shown: dict[str, int] = {}
         for i, name in enumerate(names):
-            text = await self._read_back(READ_STRING, LEVEL_LABELS[i:i + 1], WRITE_STRING)
+            text = await self._read_back(READ_STRING, LEVEL_LABELS[i : i + 1], WRITE_STRING)
             amount = parse_amount(text)
             if amount is None:
                 raise SignGone(f"the {name} file reads {text!r}, not an amount")
@@ -477,8 +518,13 @@ class AlphaSign(Reconnecting):
         self._shown = shown
         if shown != levels:
             wrong = {k: (v, levels[k]) for k, v in shown.items() if v != levels[k]}
-            self.emit(DeviceFault(self.device_id, "display_mismatch", f"the sign shows {wrong} (shown, asked): "
-                                  "rewriting at the next slot"))
+            self.emit(
+                DeviceFault(
+                    self.device_id,
+                    "display_mismatch",
+                    f"the sign shows {wrong} (shown, asked): rewriting at the next slot",
+                )
+            )
             self.pacer.retry_levels(levels)
         self.emit(MetersShown(self.device_id, shown))
 
@@ -495,8 +541,13 @@ class AlphaSign(Reconnecting):
                 self.emit(DeviceFault(self.device_id, "win_not_shown", f"priority file reads {got!r}"))
             self._clear_win_at = self.clock.now() + self.settings.win_seconds
         except SignGone as exc:
-            self.emit(DeviceFault(self.device_id, "win_not_shown", f"show_win {level} {amount} cents seat {seat}: "
-                                  f"{exc}; announce it again"))
+            self.emit(
+                DeviceFault(
+                    self.device_id,
+                    "win_not_shown",
+                    f"show_win {level} {amount} cents seat {seat}: {exc}; announce it again",
+                )
+            )
             raise
         finally:
             # Whatever happened, the caller waiting in show_win hears of it.
@@ -539,8 +590,10 @@ class AlphaSign(Reconnecting):
         if self._clear_win_at is not None:
             due.append(self._clear_win_at)
         self._wake.clear()
-        waits: set[asyncio.Future[object]] = {asyncio.ensure_future(self._wake.wait()),
-                                              asyncio.ensure_future(self._closed.wait())}
+        waits: set[asyncio.Future[object]] = {
+            asyncio.ensure_future(self._wake.wait()),
+            asyncio.ensure_future(self._closed.wait()),
+        }
         if due:
             waits.add(asyncio.ensure_future(self.clock.sleep(min(due) - self.clock.now())))
         try:

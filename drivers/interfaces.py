@@ -20,11 +20,24 @@ from typing import Protocol, runtime_checkable
 # 679a.7(d)(1), 684a.1).
 PRE_DEAL_SPOTS = (
     "ante",  # 655a, 683a, 679a, 684a
-    "three_card_bonus", "six_card_bonus", "progressive",  # 655a
-    "bet_1", "bet_2", "bet_3", "five_card_bonus", "three_card_progressive", "five_card_progressive",  # 643a
-    "pocket_bonus", "board_bonus", "lo_ball", "all_six_bonus",  # 683a
-    "prime", "pair_bonus", "all_six",  # 679a
-    "odds", "four_card_bonus",  # 684a
+    "three_card_bonus",
+    "six_card_bonus",
+    "progressive",  # 655a
+    "bet_1",
+    "bet_2",
+    "bet_3",
+    "five_card_bonus",
+    "three_card_progressive",
+    "five_card_progressive",  # 643a
+    "pocket_bonus",
+    "board_bonus",
+    "lo_ball",
+    "all_six_bonus",  # 683a
+    "prime",
+    "pair_bonus",
+    "all_six",  # 679a
+    "odds",
+    "four_card_bonus",  # 684a
 )
 STREET_SPOTS = ("street_3", "street_4", "street_5")  # 655a.11(b), (d), (f)
 DECISION_SPOTS = (*STREET_SPOTS, "raise_1", "raise_2", "raise_3", "play", "raise")
@@ -40,8 +53,19 @@ TERMINAL_SPOTS = ("five_card_hand_bonus",)
 # 655a.4(a) at opening, .5(f) after an idle table), "shuffled" (a manual shuffle and cut is done once the shuffler
 # is marked out of order, .5(c)(2), (d), .13(g)), "misdeal"/"no_misdeal" (the dealer's determination after a stub
 # count that does not make 52, .8(h)).
-BUTTONS = ("no_more_bets", "fold", "let_it_ride", "withdraw", "dealt", "drawn_in_error", "community_exposed",
-           "inspected", "shuffled", "misdeal", "no_misdeal")
+BUTTONS = (
+    "no_more_bets",
+    "fold",
+    "let_it_ride",
+    "withdraw",
+    "dealt",
+    "drawn_in_error",
+    "community_exposed",
+    "inspected",
+    "shuffled",
+    "misdeal",
+    "no_misdeal",
+)
 # What the dealer keys as a number on the panel (CountKeyed): the value chips counted for the counted wagers
 # (655a.8(b), 643a.8(b)(1)-(2)) or the cards of the stub counted face down (655a.8(f)).
 COUNTS = ("chips", "stub")

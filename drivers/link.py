@@ -126,8 +126,9 @@ class Link:
 
             await self._exchange(frame, register, release, f"for {message.get('cmd') or message.get('evt')}")
 
-    async def _exchange(self, frame: bytes, register: Callable[[asyncio.Future[Kind]], None],
-                        release: Callable[[], None], what: str) -> None:
+    async def _exchange(
+        self, frame: bytes, register: Callable[[asyncio.Future[Kind]], None], release: Callable[[], None], what: str
+    ) -> None:
         """Write a DATA frame until its ACK arrives: again after a timeout, at once after a NAK, at most
         retries + 1 times; then LinkClosed or LinkTimeout. The caller says how its pending ACK is kept."""
         try:
@@ -233,11 +234,7 @@ class Link:
                     continue  # our ACK was lost and the peer retransmitted
                 self._last_delivered = (frame.seq, frame.payload)
                 self._call(self._on_data, frame.payload)
-            elif (
-                self._awaiting is not None
-                and self._awaiting[0] == frame.seq
-                and not self._awaiting[1].done()
-            ):
+            elif self._awaiting is not None and self._awaiting[0] == frame.seq and not self._awaiting[1].done():
                 self._awaiting[1].set_result(frame.kind)
         self._report_noise()
 
@@ -252,7 +249,8 @@ class Link:
         address = self.peer_address if address is None else address
         if self.control_delay > 0:
             task = asyncio.get_running_loop().create_task(
-                self._send_control_later(kind, seq, self.control_delay, address))
+                self._send_control_later(kind, seq, self.control_delay, address)
+            )
             self._delayed.add(task)
             task.add_done_callback(self._delayed.discard)
             return
@@ -307,9 +305,18 @@ class BusLink(Link):
     ) -> None:
         # 0xFF (reserved) as the single peer: a frame that slipped through the single-peer path would reach
         # nobody rather than a wrong station.
-        super().__init__(reader, writer, local_address=HOST_ADDRESS, peer_address=0xFF,
-                         on_data=_no_single_peer_data, on_closed=on_closed, on_noise=on_noise,
-                         ack_timeout=ack_timeout, retries=retries, name=name)
+        super().__init__(
+            reader,
+            writer,
+            local_address=HOST_ADDRESS,
+            peer_address=0xFF,
+            on_data=_no_single_peer_data,
+            on_closed=on_closed,
+            on_noise=on_noise,
+            ack_timeout=ack_timeout,
+            retries=retries,
+            name=name,
+        )
         self.peers = frozenset(peers)
         if not self.peers or not all(1 <= p <= 254 for p in self.peers):
             raise ValueError(f"bus peers must be addresses 1..254, got {sorted(self.peers)}")
@@ -378,8 +385,12 @@ class BusLink(Link):
                 if src is None or src not in self.peers:
                     # Without a known sender there is nobody to ACK; the sender will give up on its own.
                     self.stray_frames += 1
-                    log.warning("bus frame from an unknown station dropped", link=self.name, src=src,
-                                payload=frame.payload[:100])
+                    log.warning(
+                        "bus frame from an unknown station dropped",
+                        link=self.name,
+                        src=src,
+                        payload=frame.payload[:100],
+                    )
                     continue
                 await self._send_control(Kind.ACK, frame.seq, src)
                 if self._delivered.get(src) == (frame.seq, frame.payload):

@@ -135,12 +135,7 @@ class FrameParser:
             if len(buf) < HEADER_LEN:
                 break
             version, address, seq, kind, length = buf[1], buf[2], buf[3], buf[4], (buf[5] << 8) | buf[6]
-            if (
-                version != VERSION
-                or kind not in _KINDS
-                or length > MAX_PAYLOAD
-                or (kind != Kind.DATA and length)
-            ):
+            if version != VERSION or kind not in _KINDS or length > MAX_PAYLOAD or (kind != Kind.DATA and length):
                 self._drop(1, bad=True)
                 continue
             total = HEADER_LEN + length + CRC_LEN
@@ -220,8 +215,5 @@ def is_card(value: object) -> bool:
 def is_foreign_card(value: object) -> bool:
     """A reading that names something other than a standard card: 1..16 printable characters."""
     return (
-        isinstance(value, str)
-        and 0 < len(value) <= MAX_FOREIGN_CARD_LEN
-        and value.isprintable()
-        and not is_card(value)
+        isinstance(value, str) and 0 < len(value) <= MAX_FOREIGN_CARD_LEN and value.isprintable() and not is_card(value)
     )

@@ -27,8 +27,9 @@ def available_drivers() -> dict[str, type]:
         try:
             loaded = entry_point.load()
         except Exception as exc:
-            log.error("driver plugin failed to load", driver=entry_point.name, target=entry_point.value,
-                      error=repr(exc))
+            log.error(
+                "driver plugin failed to load", driver=entry_point.name, target=entry_point.value, error=repr(exc)
+            )
             continue
         if isinstance(loaded, type):
             drivers[entry_point.name] = loaded
@@ -44,9 +45,7 @@ def settings_model(driver_class: type) -> type[BaseModel]:
     return model
 
 
-def create_driver(
-    device_id: str, raw_settings: Mapping[str, Any], port_override: str | None = None
-) -> Device:
+def create_driver(device_id: str, raw_settings: Mapping[str, Any], port_override: str | None = None) -> Device:
     """Build the driver named by raw_settings["driver"] with the rest of raw_settings as its settings.
 
     port_override replaces the configured port (used to point a real config at simulator ptys); drivers
@@ -56,9 +55,7 @@ def create_driver(
     installed = ", ".join(sorted(drivers)) or "none"
     name = raw_settings.get("driver")
     if not isinstance(name, str) or not name:
-        raise DriverConfigError(
-            f"device {device_id!r}: missing `driver` key; set driver = one of: {installed}"
-        )
+        raise DriverConfigError(f"device {device_id!r}: missing `driver` key; set driver = one of: {installed}")
     driver_class = drivers.get(name)
     if driver_class is None:
         raise DriverConfigError(
@@ -77,10 +74,7 @@ def create_driver(
         settings = model.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(part) for part in error['loc']) or '(settings)'}: {error['msg']}"
-            for error in exc.errors()
+            f"{'.'.join(str(part) for part in error['loc']) or '(settings)'}: {error['msg']}" for error in exc.errors()
         )
-        raise DriverConfigError(
-            f"device {device_id!r} (driver {name!r}): invalid settings: {problems}"
-        ) from None
+        raise DriverConfigError(f"device {device_id!r} (driver {name!r}): invalid settings: {problems}") from None
     return cast(Device, driver_class(device_id, settings))

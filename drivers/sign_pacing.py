@@ -96,9 +96,11 @@ class SignPacer(Generic[W]):
 
     def __init__(self, updates_per_second: float) -> None:
         if not updates_per_second >= MIN_UPDATES_PER_SECOND:
-            raise ValueError(f"updates_per_second = {updates_per_second}: meters that rise must reach the sign, and "
-                             f"a win within {WIN_DEADLINE:g} s, so allow at least one update every "
-                             f"{MAX_SLOT_INTERVAL:g} s ({MIN_UPDATES_PER_SECOND:.2f} a second)")
+            raise ValueError(
+                f"updates_per_second = {updates_per_second}: meters that rise must reach the sign, and "
+                f"a win within {WIN_DEADLINE:g} s, so allow at least one update every "
+                f"{MAX_SLOT_INTERVAL:g} s ({MIN_UPDATES_PER_SECOND:.2f} a second)"
+            )
         self.min_interval = 1.0 / updates_per_second
         self._wins: deque[W] = deque()
         self._levels: dict[str, int] | None = None

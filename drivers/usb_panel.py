@@ -241,8 +241,10 @@ class UsbHidDealerPanel:
 
     def _usb_error_reason(self, exc: usb.core.USBError) -> str:
         if exc.errno == errno.EACCES:
-            detail = (f"permission denied opening {self.settings.vendor_id:04x}:{self.settings.product_id:04x}; "
-                      "install the udev rule in docs/usb-panel.md")
+            detail = (
+                f"permission denied opening {self.settings.vendor_id:04x}:{self.settings.product_id:04x}; "
+                "install the udev rule in docs/usb-panel.md"
+            )
             self._fault_once("access_denied", detail)
             return detail
         if exc.errno == errno.EBUSY:
@@ -296,15 +298,22 @@ class UsbHidDealerPanel:
             raise _ConfigMismatch(f"panel has no interface {s.interface} (it has {found}); fix `interface`")
         endpoint = usb.util.find_descriptor(interface, bEndpointAddress=s.endpoint)
         if endpoint is None or (endpoint.bmAttributes & 0x3) != ENDPOINT_TYPE_INTERRUPT:
-            found = [f"0x{e.bEndpointAddress:02x}" for e in interface
-                     if (e.bmAttributes & 0x3) == ENDPOINT_TYPE_INTERRUPT and e.bEndpointAddress & 0x80]
+            found = [
+                f"0x{e.bEndpointAddress:02x}"
+                for e in interface
+                if (e.bmAttributes & 0x3) == ENDPOINT_TYPE_INTERRUPT and e.bEndpointAddress & 0x80
+            ]
             raise _ConfigMismatch(
                 f"interface {s.interface} has no interrupt IN endpoint 0x{s.endpoint:02x} "
                 f"(interrupt IN endpoints: {found or 'none'}); fix `endpoint`"
             )
         if interface.bInterfaceClass != HID_CLASS:
-            log.warning("interface is not HID class", device=self.device_id, interface=s.interface,
-                        interface_class=interface.bInterfaceClass)
+            log.warning(
+                "interface is not HID class",
+                device=self.device_id,
+                interface=s.interface,
+                interface_class=interface.bInterfaceClass,
+            )
         usb.util.claim_interface(device, s.interface)
         # Read at least a full packet: a buffer shorter than what the panel sends is a libusb overflow error.
         self._read_size = max(s.report_size, int(endpoint.wMaxPacketSize))
@@ -371,4 +380,3 @@ def _string(device: Any, index: int) -> str:
         return ""
     except ValueError:  # no language ids: the panel supports no strings
         return ""
-

@@ -51,12 +51,15 @@ def test_every_example_config_passes(path: Path, capsys: pytest.CaptureFixture[s
     assert re.search(r"table [\w-]+, game \d{3}a.*, \d seats, \d+ device\(s\)", first), first
 
 
-def test_summary_names_table_game_seats_devices_and_journal(_state_dir: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_summary_names_table_game_seats_devices_and_journal(
+    _state_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["check-config", str(ROOT / "configs" / "cajun-stud.toml")]) == 0
     first = capsys.readouterr().out.splitlines()[0]
-    assert ("table cajun-table-01, game 683a (Cajun Stud), 6 seats, 9 device(s) (6 wager station(s)), broker "
-            f"mqtt://127.0.0.1:1883, journal {_state_dir / 'cajun-table-01.sqlite'}") in first
+    assert (
+        "table cajun-table-01, game 683a (Cajun Stud), 6 seats, 9 device(s) (6 wager station(s)), broker "
+        f"mqtt://127.0.0.1:1883, journal {_state_dir / 'cajun-table-01.sqlite'}"
+    ) in first
 
 
 def _secret(tmp_path: Path, name: str, text: str) -> str:
@@ -67,82 +70,214 @@ def _secret(tmp_path: Path, name: str, text: str) -> str:
 
 # (case, how the operator broke the config, field, problem, fix)
 BROKEN = [
-    ("typo'd key", lambda t: _edit("six_card_bonus_paytable =", "six_card_bonus_paytabel ="),
-     "game.six_card_bonus_paytabel", "is not a known setting", "did you mean six_card_bonus_paytable?"),
-    ("typo'd section", lambda t: _edit('prefix = "tablectl"', 'prefix = "tablectl"\nbrokr = "mqtt://x"'),
-     "mqtt.brokr", "is not a known setting", "did you mean broker?"),
-    ("missing chapter", lambda t: _edit('chapter = "655a"\n', ""),
-     "game.chapter", "must name the game's chapter, one of 643a, 655a, 679a, 683a, 684a", 'chapter = "655a"'),
-    ("unknown chapter", lambda t: _edit('chapter = "655a"', 'chapter = "656a"'),
-     "game.chapter", "(got '656a')", 'add e.g. chapter = "655a"'),
-    ("missing table_id", lambda t: _edit('table_id = "ms-table-01"\n', ""),
-     "table_id", "is required but missing", "add it"),
-    ("table_id with a space", lambda t: _edit('table_id = "ms-table-01"', 'table_id = "ms table 01"'),
-     "table_id", "(got 'ms table 01')", "use letters, digits, - and _ only"),
-    ("wrong type", lambda t: _edit("seats = 6 ", 'seats = "six" '),
-     "game.seats", "Input should be a valid integer, unable to parse string as an integer (got 'six')",
-     "write a whole number without quotes"),
-    ("cents with a fraction", lambda t: _edit("ante_min_cents = 500", "ante_min_cents = 5.5"),
-     "game.ante_min_cents", "fractional part (got 5.5)", "write a whole number (amounts are in cents)"),
-    ("too many seats", lambda t: _edit("seats = 6 ", "seats = 8 "),
-     "game.seats", "less than or equal to 6 (got 8)", "give at most 6"),
-    ("bad paytable letter", lambda t: _edit('three_card_bonus_paytable = "A"', 'three_card_bonus_paytable = "Z"'),
-     "game.three_card_bonus_paytable", "Input should be 'A', 'B', 'C' or 'D' (got 'Z')", "use one of those values"),
-    ("bad seat list", lambda t: _edit("seat-6\"\nseat = 6", "seat-6\"\nseat = 5"),
-     "devices.wager_stations", "found seats [1, 2, 3, 4, 5, 5]: seat 6 has no station; seat 5 is doubled "
-     "(devices.wager_stations[4] and devices.wager_stations[5])", "Give each seat exactly one station"),
-    ("station for a seat the game lacks", lambda t: _edit("seat-6\"\nseat = 6", "seat-6\"\nseat = 7"),
-     "devices.wager_stations", "devices.wager_stations[5] names seat 7, which the game does not have",
-     "Give each seat exactly one station"),
-    ("no driver", lambda t: _edit('driver = "reference-shoe"\n', ""),
-     "devices.shoe.driver", "is missing", "add driver = one of: alpha-sign, reference-dealer-panel,"),
-    ("unknown driver", lambda t: _edit('driver = "reference-shuffler"', 'driver = "reference-shufler"'),
-     "devices.shuffler.driver", "names driver 'reference-shufler', which is not installed",
-     "did you mean 'reference-shuffler'? Installed drivers: "),
-    ("plugin not installed", lambda t: _edit('driver = "reference-shuffler"', 'driver = "acme-shuffler"'),
-     "devices.shuffler.driver", "names driver 'acme-shuffler', which is not installed",
-     "entry-point group 'table_controller.drivers'"),
-    ("bad driver setting",
-     lambda t: _edit('port = "/dev/tablectl/shoe"', 'port = "/dev/tablectl/shoe"\nbaudrate = -9600'),
-     "devices.shoe.baudrate", "Input should be greater than 0 (got -9600)", "give more than 0"),
-    ("misspelt driver setting", lambda t: _edit("seat = 3", "seat = 3\ndebounce_msec = 30"),
-     "devices.wager_stations[2].debounce_msec", "is not a known setting", "did you mean debounce_ms?"),
-    ("driver setting of the wrong type", lambda t: _edit("seat = 2", 'seat = "two"'),
-     "devices.wager_stations[1].seat", "valid integer", "write a whole number without quotes"),
-    ("missing password file", lambda t: _edit('prefix = "tablectl"',
-                                               f'prefix = "tablectl"\nusername = "ms-table-01"\n'
-                                               f'password_file = "{t / "nope" / "mqtt-password"}"'),
-     "mqtt.password_file", "mqtt-password does not exist", "broker password on its first line"),
-    ("empty password file", lambda t: _edit('prefix = "tablectl"',
-                                             f'prefix = "tablectl"\nusername = "ms-table-01"\n'
-                                             f'password_file = "{_secret(t, "pw", chr(10))}"'),
-     "mqtt.password_file", "its first line is empty", "put the broker password on the first line"),
-    ("password file without a user",
-     lambda t: _edit('prefix = "tablectl"', f'prefix = "tablectl"\npassword_file = "{_secret(t, "pw", "s")}"'),
-     "mqtt.password_file", "is set without mqtt.username", "add the table's broker user"),
-    ("CA that is not PEM", lambda t: _edit('broker = "mqtt://127.0.0.1:1883"',
-                                            'broker = "mqtts://broker.floor.example:8883"\n'
-                                            f'ca_file = "{_secret(t, "ca.pem", "not a certificate")}"'),
-     "mqtt.ca_file", "cannot be used", "give PEM files"),
-    ("missing client key", lambda t: _edit('broker = "mqtt://127.0.0.1:1883"',
-                                            'broker = "mqtts://broker.floor.example:8883"\n'
-                                            f'cert_file = "{_secret(t, "c.pem", "x")}"\n'
-                                            f'key_file = "{t / "c.key"}"'),
-     "mqtt.key_file", "c.key does not exist", "private key (PEM)"),
-    ("journal under a file", lambda t: _edit('prefix = "tablectl"', f'prefix = "tablectl"\n\n[journal]\n'
-                                              f'path = "{_secret(t, "afile", "")}/j/table.sqlite"', count=1),
-     "journal.path", "cannot be created:", "StateDirectory=tablectl"),
-    ("journal is a directory",
-     lambda t: _edit('prefix = "tablectl"', f'prefix = "tablectl"\n\n[journal]\npath = "{t}"'),
-     "journal.path", "is a directory", "name a file in it"),
-    ("TOML syntax", lambda t: _edit("seats = 6 ", "seats = = 6 "),
-     "(TOML syntax)", "Invalid value (at line 8, column 9)", "correct the line it names"),
+    (
+        "typo'd key",
+        lambda t: _edit("six_card_bonus_paytable =", "six_card_bonus_paytabel ="),
+        "game.six_card_bonus_paytabel",
+        "is not a known setting",
+        "did you mean six_card_bonus_paytable?",
+    ),
+    (
+        "typo'd section",
+        lambda t: _edit('prefix = "tablectl"', 'prefix = "tablectl"\nbrokr = "mqtt://x"'),
+        "mqtt.brokr",
+        "is not a known setting",
+        "did you mean broker?",
+    ),
+    (
+        "missing chapter",
+        lambda t: _edit('chapter = "655a"\n', ""),
+        "game.chapter",
+        "must name the game's chapter, one of 643a, 655a, 679a, 683a, 684a",
+        'chapter = "655a"',
+    ),
+    (
+        "unknown chapter",
+        lambda t: _edit('chapter = "655a"', 'chapter = "656a"'),
+        "game.chapter",
+        "(got '656a')",
+        'add e.g. chapter = "655a"',
+    ),
+    (
+        "missing table_id",
+        lambda t: _edit('table_id = "ms-table-01"\n', ""),
+        "table_id",
+        "is required but missing",
+        "add it",
+    ),
+    (
+        "table_id with a space",
+        lambda t: _edit('table_id = "ms-table-01"', 'table_id = "ms table 01"'),
+        "table_id",
+        "(got 'ms table 01')",
+        "use letters, digits, - and _ only",
+    ),
+    (
+        "wrong type",
+        lambda t: _edit("seats = 6 ", 'seats = "six" '),
+        "game.seats",
+        "Input should be a valid integer, unable to parse string as an integer (got 'six')",
+        "write a whole number without quotes",
+    ),
+    (
+        "cents with a fraction",
+        lambda t: _edit("ante_min_cents = 500", "ante_min_cents = 5.5"),
+        "game.ante_min_cents",
+        "fractional part (got 5.5)",
+        "write a whole number (amounts are in cents)",
+    ),
+    (
+        "too many seats",
+        lambda t: _edit("seats = 6 ", "seats = 8 "),
+        "game.seats",
+        "less than or equal to 6 (got 8)",
+        "give at most 6",
+    ),
+    (
+        "bad paytable letter",
+        lambda t: _edit('three_card_bonus_paytable = "A"', 'three_card_bonus_paytable = "Z"'),
+        "game.three_card_bonus_paytable",
+        "Input should be 'A', 'B', 'C' or 'D' (got 'Z')",
+        "use one of those values",
+    ),
+    (
+        "bad seat list",
+        lambda t: _edit('seat-6"\nseat = 6', 'seat-6"\nseat = 5'),
+        "devices.wager_stations",
+        "found seats [1, 2, 3, 4, 5, 5]: seat 6 has no station; seat 5 is doubled "
+        "(devices.wager_stations[4] and devices.wager_stations[5])",
+        "Give each seat exactly one station",
+    ),
+    (
+        "station for a seat the game lacks",
+        lambda t: _edit('seat-6"\nseat = 6', 'seat-6"\nseat = 7'),
+        "devices.wager_stations",
+        "devices.wager_stations[5] names seat 7, which the game does not have",
+        "Give each seat exactly one station",
+    ),
+    (
+        "no driver",
+        lambda t: _edit('driver = "reference-shoe"\n', ""),
+        "devices.shoe.driver",
+        "is missing",
+        "add driver = one of: alpha-sign, reference-dealer-panel,",
+    ),
+    (
+        "unknown driver",
+        lambda t: _edit('driver = "reference-shuffler"', 'driver = "reference-shufler"'),
+        "devices.shuffler.driver",
+        "names driver 'reference-shufler', which is not installed",
+        "did you mean 'reference-shuffler'? Installed drivers: ",
+    ),
+    (
+        "plugin not installed",
+        lambda t: _edit('driver = "reference-shuffler"', 'driver = "acme-shuffler"'),
+        "devices.shuffler.driver",
+        "names driver 'acme-shuffler', which is not installed",
+        "entry-point group 'table_controller.drivers'",
+    ),
+    (
+        "bad driver setting",
+        lambda t: _edit('port = "/dev/tablectl/shoe"', 'port = "/dev/tablectl/shoe"\nbaudrate = -9600'),
+        "devices.shoe.baudrate",
+        "Input should be greater than 0 (got -9600)",
+        "give more than 0",
+    ),
+    (
+        "misspelt driver setting",
+        lambda t: _edit("seat = 3", "seat = 3\ndebounce_msec = 30"),
+        "devices.wager_stations[2].debounce_msec",
+        "is not a known setting",
+        "did you mean debounce_ms?",
+    ),
+    (
+        "driver setting of the wrong type",
+        lambda t: _edit("seat = 2", 'seat = "two"'),
+        "devices.wager_stations[1].seat",
+        "valid integer",
+        "write a whole number without quotes",
+    ),
+    (
+        "missing password file",
+        lambda t: _edit(
+            'prefix = "tablectl"',
+            f'prefix = "tablectl"\nusername = "ms-table-01"\npassword_file = "{t / "nope" / "mqtt-password"}"',
+        ),
+        "mqtt.password_file",
+        "mqtt-password does not exist",
+        "broker password on its first line",
+    ),
+    (
+        "empty password file",
+        lambda t: _edit(
+            'prefix = "tablectl"',
+            f'prefix = "tablectl"\nusername = "ms-table-01"\npassword_file = "{_secret(t, "pw", chr(10))}"',
+        ),
+        "mqtt.password_file",
+        "its first line is empty",
+        "put the broker password on the first line",
+    ),
+    (
+        "password file without a user",
+        lambda t: _edit('prefix = "tablectl"', f'prefix = "tablectl"\npassword_file = "{_secret(t, "pw", "s")}"'),
+        "mqtt.password_file",
+        "is set without mqtt.username",
+        "add the table's broker user",
+    ),
+    (
+        "CA that is not PEM",
+        lambda t: _edit(
+            'broker = "mqtt://127.0.0.1:1883"',
+            f'broker = "mqtts://broker.floor.example:8883"\nca_file = "{_secret(t, "ca.pem", "not a certificate")}"',
+        ),
+        "mqtt.ca_file",
+        "cannot be used",
+        "give PEM files",
+    ),
+    (
+        "missing client key",
+        lambda t: _edit(
+            'broker = "mqtt://127.0.0.1:1883"',
+            'broker = "mqtts://broker.floor.example:8883"\n'
+            f'cert_file = "{_secret(t, "c.pem", "x")}"\n'
+            f'key_file = "{t / "c.key"}"',
+        ),
+        "mqtt.key_file",
+        "c.key does not exist",
+        "private key (PEM)",
+    ),
+    (
+        "journal under a file",
+        lambda t: _edit(
+            'prefix = "tablectl"',
+            f'prefix = "tablectl"\n\n[journal]\npath = "{_secret(t, "afile", "")}/j/table.sqlite"',
+            count=1,
+        ),
+        "journal.path",
+        "cannot be created:",
+        "StateDirectory=tablectl",
+    ),
+    (
+        "journal is a directory",
+        lambda t: _edit('prefix = "tablectl"', f'prefix = "tablectl"\n\n[journal]\npath = "{t}"'),
+        "journal.path",
+        "is a directory",
+        "name a file in it",
+    ),
+    (
+        "TOML syntax",
+        lambda t: _edit("seats = 6 ", "seats = = 6 "),
+        "(TOML syntax)",
+        "Invalid value (at line 8, column 9)",
+        "correct the line it names",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("case", "edit", "field", "problem", "fix"), BROKEN, ids=[b[0] for b in BROKEN])
-def test_broken_configs_name_field_problem_and_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str,
-                                                   edit: object, field: str, problem: str, fix: str) -> None:
+def test_broken_configs_name_field_problem_and_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, edit: object, field: str, problem: str, fix: str
+) -> None:
     path = _write(tmp_path, edit(tmp_path))  # type: ignore[operator]
     report = check_file(path)
     assert not report.valid
@@ -158,8 +293,9 @@ def test_broken_configs_name_field_problem_and_fix(tmp_path: Path, capsys: pytes
 def test_every_problem_at_once(tmp_path: Path) -> None:
     text = _edit("seats = 6 ", 'seats = "six" ')
     text = _edit('driver = "reference-shuffler"', 'driver = "reference-shufler"', text)
-    text = _edit('prefix = "tablectl"', f'prefix = "tablectl"\nusername = "u"\npassword_file = "{tmp_path / "pw"}"',
-                 text)
+    text = _edit(
+        'prefix = "tablectl"', f'prefix = "tablectl"\nusername = "u"\npassword_file = "{tmp_path / "pw"}"', text
+    )
     report = check_file(_write(tmp_path, text))
     assert [f.field for f in report.errors] == ["game.seats", "devices.shuffler.driver", "mqtt.password_file"]
 
@@ -170,11 +306,14 @@ def test_warnings_do_not_make_a_config_invalid(tmp_path: Path, capsys: pytest.Ca
     game = [f for f in report.warnings if f.field == "game"]
     assert len(game) == 1 and "Five Card Hand Bonus" in game[0].problem
     # The progressives run live; only the Five Card Hand Bonus (electronic wagering terminals) is not offered.
-    assert not [f for f in check_file(ROOT / "configs" / "mississippi-stud-progressive.toml").warnings
-                if f.field.startswith("game")]
+    assert not [
+        f
+        for f in check_file(ROOT / "configs" / "mississippi-stud-progressive.toml").warnings
+        if f.field.startswith("game")
+    ]
     lir = check_file(ROOT / "configs" / "let-it-ride.toml")
     assert any(f.field == "game.five_card_hand_bonus" for f in lir.warnings)
-    no_devices = _write(tmp_path, BASE[:BASE.index("[devices.shuffler]")])
+    no_devices = _write(tmp_path, BASE[: BASE.index("[devices.shuffler]")])
     assert main(["check-config", str(no_devices)]) == 0
     out = capsys.readouterr().out
     assert "warning: devices: no [devices] table: `tablectl run` refuses the config" in out
@@ -223,10 +362,20 @@ def test_exit_status_and_every_file_reported(tmp_path: Path, capsys: pytest.Capt
 def test_as_a_command(tmp_path: Path) -> None:
     # As systemd's ExecStartPre runs it: a separate process, the report on stdout, the status says.
     bad = _write(tmp_path, _edit('driver = "reference-shuffler"', 'driver = "reference-shufler"'))
-    proc = subprocess.run([sys.executable, "-m", "controller.cli", "check-config", str(bad),
-                           str(ROOT / "configs" / "mississippi-stud.toml")],
-                          capture_output=True, text=True, timeout=60,
-                          env=os.environ | {"STATE_DIRECTORY": str(tmp_path)})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "check-config",
+            str(bad),
+            str(ROOT / "configs" / "mississippi-stud.toml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ | {"STATE_DIRECTORY": str(tmp_path)},
+    )
     assert proc.returncode == 1, proc.stderr
     assert "error: devices.shuffler.driver: names driver 'reference-shufler', which is not installed" in proc.stdout
     assert "fix: did you mean 'reference-shuffler'?" in proc.stdout

@@ -58,11 +58,16 @@ def test_a_table_with_a_wager_bus_a_sign_and_terminals(tmp_path: Path) -> None:
 
     data = demo_config().model_dump()
     data["devices"]["wager_stations"] = []
-    data["devices"]["wager_bus"] = {"driver": "reference-wager-bus", "port": str(tmp_path / "no-bus"),
-                                    "seats": [1, 2, 3, 4, 5, 6], "heartbeat_interval": 0}
+    data["devices"]["wager_bus"] = {
+        "driver": "reference-wager-bus",
+        "port": str(tmp_path / "no-bus"),
+        "seats": [1, 2, 3, 4, 5, 6],
+        "heartbeat_interval": 0,
+    }
     data["devices"]["progressive_sign"] = {"driver": "reference-progressive-sign", "port": str(tmp_path / "no-sign")}
-    data["devices"]["wager_terminals"] = [{"driver": "reference-wager-terminal", "port": str(tmp_path / "no-t1"),
-                                           "seat": 1}]
+    data["devices"]["wager_terminals"] = [
+        {"driver": "reference-wager-terminal", "port": str(tmp_path / "no-t1"), "seat": 1}
+    ]
     config = parse_config(data)
     devices = build_devices(config)
     assert {"progressive_sign", "wager_terminal_1", "wager_station_6"} <= set(devices)

@@ -67,8 +67,11 @@ def test_655a_fold_and_bonuses(capsys: pytest.CaptureFixture[str]) -> None:
     example = ROOT / "docs/examples/mississippi-stud--fold-and-bonuses.settle.json"
     _, result, _ = settle(capsys, config_of(example), example)
     assert result["totals"] == {"paid": 130_200, "returned": 10_500, "collected": 1_000}
-    assert _wagers(result, 2) == [("ante", "lose", 0, 500), ("street_3", "lose", 0, 500),
-                                  ("three_card_bonus", "win", 200, 0)]
+    assert _wagers(result, 2) == [
+        ("ante", "lose", 0, 500),
+        ("street_3", "lose", 0, 500),
+        ("three_card_bonus", "win", 200, 0),
+    ]
 
 
 def test_chapter_mismatch_is_named(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -76,13 +79,20 @@ def test_chapter_mismatch_is_named(capsys: pytest.CaptureFixture[str], tmp_path:
     f.write_text(json.dumps({"chapter": "643a", "seats": []}))
     code, _, err = settle(capsys, ROOT / "configs/mississippi-stud.toml", f)
     assert code == 2
-    assert '"chapter" is \'643a\' but the config\'s table plays chapter 655a' in err
+    assert "\"chapter\" is '643a' but the config's table plays chapter 655a" in err
 
 
 def test_invalid_record_names_the_field(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     f = tmp_path / "r.json"
-    f.write_text(json.dumps({"chapter": "655a", "community": ["As", "Kd", "Xq"],
-                             "seats": [{"seat": 1, "cards": ["2c", "2d"], "wagers": {"ante": 500}}]}))
+    f.write_text(
+        json.dumps(
+            {
+                "chapter": "655a",
+                "community": ["As", "Kd", "Xq"],
+                "seats": [{"seat": 1, "cards": ["2c", "2d"], "wagers": {"ante": 500}}],
+            }
+        )
+    )
     code, _, err = settle(capsys, ROOT / "configs/mississippi-stud.toml", f)
     assert code == 2 and "community" in err and "'Xq' is not a card" in err
     f.write_text("{not json")
@@ -92,7 +102,12 @@ def test_invalid_record_names_the_field(capsys: pytest.CaptureFixture[str], tmp_
 
 def test_the_console_script_runs() -> None:
     example = EXAMPLES[0]
-    proc = subprocess.run([sys.executable, "-m", "controller.cli", "settle", "--config", str(config_of(example)),
-                           str(example)], capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "settle", "--config", str(config_of(example)), str(example)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["seats"]

@@ -34,9 +34,17 @@ class _BettingMixin(_StepBase):
 
     def betting_opened(self) -> None:
         first = next(iter(self.e.offers.values()))
-        self.emit("betting.opened", self.e.rule("betting"), {
-            "round_no": self.r.number, "seats": self.seats, "wagers_offered": list(self.e.offers),
-            "ante_min": first.min_cents, "ante_max": first.max_cents})
+        self.emit(
+            "betting.opened",
+            self.e.rule("betting"),
+            {
+                "round_no": self.r.number,
+                "seats": self.seats,
+                "wagers_offered": list(self.e.offers),
+                "ante_min": first.min_cents,
+                "ante_max": first.max_cents,
+            },
+        )
 
     def wager(self, inp: WagerDetected) -> None:
         seat, spot, amount = inp.seat, inp.spot, inp.amount_cents
@@ -50,18 +58,25 @@ class _BettingMixin(_StepBase):
         elif spot in self.e.offers or self.s.phase is Phase.BETTING:
             self.pre_deal_wager(seat, spot, amount, base)
         else:
-            self.emit("wager.rejected", self.e.rule("7(c)"), {
-                **base, "reason": "not a wager the table takes now: a decision wager is made when the dealer asks"})
+            self.emit(
+                "wager.rejected",
+                self.e.rule("7(c)"),
+                {**base, "reason": "not a wager the table takes now: a decision wager is made when the dealer asks"},
+            )
 
     def pre_deal_wager(self, seat: int, spot: str, amount: int, base: dict[str, Any]) -> None:
         if self.s.phase is not Phase.BETTING:
-            self.emit("wager.rejected", self.e.rule("7(c)"), {
-                **base, "reason": "placed after \"no more bets\" or outside betting: not counted"})
+            self.emit(
+                "wager.rejected",
+                self.e.rule("7(c)"),
+                {**base, "reason": 'placed after "no more bets" or outside betting: not counted'},
+            )
             return
         offer = self.e.offers.get(spot)
         if offer is None:
-            self.emit("wager.rejected", self.e.rule("7(c)"), {
-                **base, "reason": f"this table does not offer a {spot} wager"})
+            self.emit(
+                "wager.rejected", self.e.rule("7(c)"), {**base, "reason": f"this table does not offer a {spot} wager"}
+            )
             return
         refusal = self.progressive_refusal(spot, amount)
         if refusal is not None:
@@ -73,8 +88,11 @@ class _BettingMixin(_StepBase):
                 self.emit("wager.withdrawn", self.e.rule("7(c)"), base)
             return
         if not offer.min_cents <= amount <= offer.max_cents:
-            self.emit("wager.rejected", offer.rule, {
-                **base, "reason": f"outside the table limits {fmt(offer.min_cents)} to {fmt(offer.max_cents)}"})
+            self.emit(
+                "wager.rejected",
+                offer.rule,
+                {**base, "reason": f"outside the table limits {fmt(offer.min_cents)} to {fmt(offer.max_cents)}"},
+            )
             return
         wagers[spot] = amount  # the sensor reports the chips on the spot, so the latest reading stands
         self.emit("wager.accepted", offer.rule, base)
@@ -85,8 +103,11 @@ class _BettingMixin(_StepBase):
             return
         stops = {k: v for k, v in self.s.blocks.items() if k.startswith(_STOPS_DEALING)}
         if stops:
-            self.emit("no_more_bets.refused", self.e.rule("13(g)"), {
-                "reason": "the cards cannot be dealt: " + "; ".join(stops.values()), "blocks": sorted(stops)})
+            self.emit(
+                "no_more_bets.refused",
+                self.e.rule("13(g)"),
+                {"reason": "the cards cannot be dealt: " + "; ".join(stops.values()), "blocks": sorted(stops)},
+            )
             return
         r = self.r
         players = []
@@ -99,26 +120,40 @@ class _BettingMixin(_StepBase):
                 continue
             for spot, amount in sorted(st.wagers.items()):  # not a player: everything goes back
                 offer = self.e.offers.get(spot)
-                self.emit("wager.returned", offer.rule if offer else self.e.rule("player"), {
-                    "seat": n, "spot": spot, "amount": amount, "reason": why})
+                self.emit(
+                    "wager.returned",
+                    offer.rule if offer else self.e.rule("player"),
+                    {"seat": n, "spot": spot, "amount": amount, "reason": why},
+                )
             st.wagers.clear()
         if not players:
-            self.emit("no_more_bets.refused", self.e.rule("player"), {"reason": "no player has made the wagers "
-                                                                               "that enter a round"})
+            self.emit(
+                "no_more_bets.refused",
+                self.e.rule("player"),
+                {"reason": "no player has made the wagers that enter a round"},
+            )
             return
         unlockable = sorted(n for n in players if n in self.s.stations_down)
         if unlockable:
             # The lock-out of a station that cannot be reached cannot be confirmed, and its wagers stand on it.
-            self.emit("no_more_bets.refused", self.lock_rule(), {
-                "reason": "the wager station of seat(s) " + ", ".join(map(str, unlockable)) + " cannot confirm its "
-                          "lock-out (" + "; ".join(self.s.stations_down[n] for n in unlockable) + "): bring it back",
-                "seats": unlockable})
+            self.emit(
+                "no_more_bets.refused",
+                self.lock_rule(),
+                {
+                    "reason": "the wager station of seat(s) " + ", ".join(map(str, unlockable)) + " cannot confirm its "
+                    "lock-out (" + "; ".join(self.s.stations_down[n] for n in unlockable) + "): bring it back",
+                    "seats": unlockable,
+                },
+            )
             return
         r.players = players
         self.s.phase = Phase.LOCKING
         r.locks_pending = set(range(1, self.seats + 1)) - set(self.s.stations_down)
-        self.emit("no_more_bets", self.lock_rule(), {
-            "players": players, "wagers": {str(n): dict(r.seats[n].wagers) for n in players}})
+        self.emit(
+            "no_more_bets",
+            self.lock_rule(),
+            {"players": players, "wagers": {str(n): dict(r.seats[n].wagers) for n in players}},
+        )
         for seat in sorted(r.locks_pending):
             self.command("wager_station", "lock", seat=seat)
         if not r.locks_pending:
@@ -208,10 +243,16 @@ class _BettingMixin(_StepBase):
         r = self.r
         r.chips_accepted = sum(len(v) for v in counted.values())
         self.s.phase = Phase.RECONCILING
-        self.emit("chip_count.requested", self.chip_rule(), {
-            "wagers": {spot: dict(v) for spot, v in counted.items()}, "accepted": r.chips_accepted,
-            "remedy": "the dealer counts the value chips in front of the table inventory container and enters "
-                      "the count; no card is dealt until it equals the number accepted"})
+        self.emit(
+            "chip_count.requested",
+            self.chip_rule(),
+            {
+                "wagers": {spot: dict(v) for spot, v in counted.items()},
+                "accepted": r.chips_accepted,
+                "remedy": "the dealer counts the value chips in front of the table inventory container and enters "
+                "the count; no card is dealt until it equals the number accepted",
+            },
+        )
 
     def chips_counted(self, count: int) -> None:
         r = self.r
@@ -223,11 +264,21 @@ class _BettingMixin(_StepBase):
             self.emit("chip_count.reconciled", self.chip_rule(), {"entered": count, "accepted": r.chips_accepted})
             self.start_dealing()
             return
-        self.block("chip_count", f"chip count {count} does not equal the {r.chips_accepted} counted wagers "
-                                 "accepted: a floorperson must decide")
-        self.emit("chip_count.mismatch", self.chip_rule(), {
-            "entered": count, "accepted": r.chips_accepted, "counts": list(r.chips_entered),
-            "remedy": "no card is dealt until a floorperson decides (proceed, recount or void)"})
+        self.block(
+            "chip_count",
+            f"chip count {count} does not equal the {r.chips_accepted} counted wagers "
+            "accepted: a floorperson must decide",
+        )
+        self.emit(
+            "chip_count.mismatch",
+            self.chip_rule(),
+            {
+                "entered": count,
+                "accepted": r.chips_accepted,
+                "counts": list(r.chips_entered),
+                "remedy": "no card is dealt until a floorperson decides (proceed, recount or void)",
+            },
+        )
 
     def chip_decision(self, d: FloorpersonDecision) -> None:
         if self.s.phase is not Phase.RECONCILING or "chip_count" not in self.s.blocks:
@@ -238,14 +289,28 @@ class _BettingMixin(_StepBase):
             return
         r = self.r
         self.s.blocks.pop("chip_count")
-        self.emit("chip_count.resolved", self.chip_rule(), {
-            "decision": d.decision, "floorperson": d.floorperson, "note": d.note, "entered": list(r.chips_entered),
-            "accepted": r.chips_accepted})
+        self.emit(
+            "chip_count.resolved",
+            self.chip_rule(),
+            {
+                "decision": d.decision,
+                "floorperson": d.floorperson,
+                "note": d.note,
+                "entered": list(r.chips_entered),
+                "accepted": r.chips_accepted,
+            },
+        )
         if d.decision == "proceed":
             self.start_dealing()
         elif d.decision == "recount":
-            self.emit("chip_count.requested", self.chip_rule(), {
-                "wagers": self.counted_wagers(), "accepted": r.chips_accepted, "recount": True})
+            self.emit(
+                "chip_count.requested",
+                self.chip_rule(),
+                {"wagers": self.counted_wagers(), "accepted": r.chips_accepted, "recount": True},
+            )
         else:
-            self.void(self.chip_rule(), "the floorperson voided the round over the chip count "
-                                        f"({r.chips_entered[-1]} counted, {r.chips_accepted} accepted)")
+            self.void(
+                self.chip_rule(),
+                "the floorperson voided the round over the chip count "
+                f"({r.chips_entered[-1]} counted, {r.chips_accepted} accepted)",
+            )

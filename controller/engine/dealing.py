@@ -18,14 +18,16 @@ class _DealingMixin(_StepBase):
     def plan(self) -> DealPlan:
         r = self.r
         # The wagers as at "no more bets": a player who left mid-deal (.7(b)) does not change the deal.
-        return self.spec.plan(self.rules, self.method, r.players,
-                              {n: {**r.seats[n].collected, **r.seats[n].wagers} for n in r.players})
+        return self.spec.plan(
+            self.rules, self.method, r.players, {n: {**r.seats[n].collected, **r.seats[n].wagers} for n in r.players}
+        )
 
     def start_dealing(self) -> None:
         self.s.phase = Phase.DEALING
         life = self.s.decks.get(self.r.deck, DeckLife(since=self.s.now))
-        self.s.decks[self.r.deck] = replace(life, rounds=life.rounds + 1,
-                                            rounds_since_count=life.rounds_since_count + 1)
+        self.s.decks[self.r.deck] = replace(
+            life, rounds=life.rounds + 1, rounds_since_count=life.rounds_since_count + 1
+        )
         plan = self.plan()
         if self.method == "automated_shoe":
             self.command("shoe", "dispense_stack", cards=len(plan.stacks[0].targets))
@@ -34,8 +36,11 @@ class _DealingMixin(_StepBase):
                 # .9(a)(1): dealing from the hand takes an automated shuffler, and only its card order tells
                 # the controller the layout; after a manual shuffle there is none, so this round cannot be
                 # dealt from the hand and no round will be until the shuffler is back or a shoe deals.
-                self.block("no_method", "dealing from the hand needs the automated shuffler's card order "
-                                        f"({self.e.rule('9(a)(1)')}): put the shuffler back in service")
+                self.block(
+                    "no_method",
+                    "dealing from the hand needs the automated shuffler's card order "
+                    f"({self.e.rule('9(a)(1)')}): put the shuffler back in service",
+                )
                 self.void(self.e.rule("9(a)(1)"), "no card order from an automated shuffler to deal from the hand")
                 return
             # The deck's order is known: the layout follows from the chapter's dealing order.
@@ -97,8 +102,11 @@ class _DealingMixin(_StepBase):
                 self.emit(f"{area}.dealt", rule, {"count": len(got)}, {"cards": got})
 
     def stub_removed(self, inp: StubRemoved) -> None:
-        if self.s.phase is not Phase.DEALING or self.method != "automated_shoe" \
-                or self.r.stacks_dispensed < len(self.plan().stacks):
+        if (
+            self.s.phase is not Phase.DEALING
+            or self.method != "automated_shoe"
+            or self.r.stacks_dispensed < len(self.plan().stacks)
+        ):
             self.ignored("stub removed", "the stub was not asked for")
             return
         plan = self.plan()
@@ -108,7 +116,7 @@ class _DealingMixin(_StepBase):
         if problems:
             self.void(self.e.rule("13(c)"), "deck check failed: " + "; ".join(problems))
             return
-        hand_dealt, stub = stub[: len(plan.from_stub)], stub[len(plan.from_stub):]
+        hand_dealt, stub = stub[: len(plan.from_stub)], stub[len(plan.from_stub) :]
         for target, card in zip(plan.from_stub, hand_dealt, strict=True):
             self.place(target, card, plan.rule)
         if plan.from_stub:
@@ -143,8 +151,11 @@ class _DealingMixin(_StepBase):
 
     def stub_rules(self) -> tuple[str, str, str]:
         """(count, whole, incorrect) for the dealing method."""
-        sub = {"manual_shoe": ("8(f)", "8(g)", "8(h)"), "hand": ("9(d)", "9(e)", "9(f)"),
-               "automated_shoe": ("10(d)", "10(e)", "10(f)")}[self.method]
+        sub = {
+            "manual_shoe": ("8(f)", "8(g)", "8(h)"),
+            "hand": ("9(d)", "9(e)", "9(f)"),
+            "automated_shoe": ("10(d)", "10(e)", "10(f)"),
+        }[self.method]
         return self.e.rule(sub[0]), self.e.rule(sub[1]), self.e.rule(sub[2])
 
     def finish_deal(self, rule: str, stub: int) -> None:
@@ -155,10 +166,16 @@ class _DealingMixin(_StepBase):
             self.s.phase = Phase.STUB_COUNT
             r.stub_rule = self.stub_rules()[0]
             r.stub_expected = 52 - len(r.dealt) - len(r.discarded)
-            self.emit("stub_count.requested", r.stub_rule, {
-                "rounds_since_count": life.rounds_since_count, "deck": r.deck,
-                "remedy": "count the stub face down on the layout and enter the count"},
-                {"expected": r.stub_expected})
+            self.emit(
+                "stub_count.requested",
+                r.stub_rule,
+                {
+                    "rounds_since_count": life.rounds_since_count,
+                    "deck": r.deck,
+                    "remedy": "count the stub face down on the layout and enter the count",
+                },
+                {"expected": r.stub_expected},
+            )
             return
         self.emit("stub.discarded", rule, {"count": stub})
         self.dealing_complete()
@@ -179,25 +196,40 @@ class _DealingMixin(_StepBase):
             self.dealing_complete()
             return
         r.stub_entered = count
-        self.emit("stub_count.mismatch", incorrect, {
-            "count": count, "deck_total": total,
-            "remedy": "the dealer determines whether the cards were misdealt: confirm 'misdeal' (52 cards are there, "
-                      "void) or 'no_misdeal' (void and the deck leaves the table)"})
+        self.emit(
+            "stub_count.mismatch",
+            incorrect,
+            {
+                "count": count,
+                "deck_total": total,
+                "remedy": (
+                    "the dealer determines whether the cards were misdealt: confirm 'misdeal' (52 cards are "
+                    "there, void) or 'no_misdeal' (void and the deck leaves the table)"
+                ),
+            },
+        )
 
     def misdeal_determined(self, misdealt: bool) -> None:
         r = self.r
         _, _, incorrect = self.stub_rules()
         total = len(r.dealt) + len(r.discarded) + (r.stub_entered or 0)
         if misdealt:
-            self.void(incorrect, f"the cards were misdealt; the stub count ({r.stub_entered}) with the layout makes "
-                                 "52 cards")
+            self.void(
+                incorrect, f"the cards were misdealt; the stub count ({r.stub_entered}) with the layout makes 52 cards"
+            )
             return
-        self.block("deck_removed", f"the stub count makes {total} cards and the cards were not misdealt: a new deck "
-                                   "must be verified")
-        self.emit("deck.removed", incorrect, {"card_count": total, "deck": r.deck,
-                                              "reason": self.s.blocks["deck_removed"]})
-        self.void(incorrect, f"the stub count makes {total} cards, not 52, and the cards were not misdealt",
-                  remedy="all wagers returned; the entire deck is removed from the table")
+        self.block(
+            "deck_removed",
+            f"the stub count makes {total} cards and the cards were not misdealt: a new deck must be verified",
+        )
+        self.emit(
+            "deck.removed", incorrect, {"card_count": total, "deck": r.deck, "reason": self.s.blocks["deck_removed"]}
+        )
+        self.void(
+            incorrect,
+            f"the stub count makes {total} cards, not 52, and the cards were not misdealt",
+            remedy="all wagers returned; the entire deck is removed from the table",
+        )
 
     def dealing_complete(self) -> None:
         self.s.phase = Phase.DECISION

@@ -28,37 +28,65 @@ class _DeckLifeMixin(_StepBase):
                 self.s.decks[d] = replace(life, since=inp.now)
         hand = self.e.method == "hand"
         hours = self.opts.deck_change_hours or (4 if hand else 8)
-        due = sorted(d for d, life in self.s.decks.items()
-                     if life.since is not None and inp.now - life.since >= timedelta(hours=hours))
+        due = sorted(
+            d
+            for d, life in self.s.decks.items()
+            if life.since is not None and inp.now - life.since >= timedelta(hours=hours)
+        )
         if due and "deck_change_due" not in self.s.blocks:
             rule = self.e.rule("3(c)(1)" if hand else "3(c)(2)")
             self.block("deck_change_due", f"deck {', '.join(due)} in play {hours:g} hours: a new deck must be verified")
-            self.emit("deck.change_due", rule, {
-                "decks": due, "hours": hours, "since": {d: _iso(self.s.decks[d].since) for d in due},
-                "remedy": "no new round until a new deck is verified by the floorperson"})
+            self.emit(
+                "deck.change_due",
+                rule,
+                {
+                    "decks": due,
+                    "hours": hours,
+                    "since": {d: _iso(self.s.decks[d].since) for d in due},
+                    "remedy": "no new round until a new deck is verified by the floorperson",
+                },
+            )
             self.pause_empty_betting()
         idle = self.opts.idle_inspection_minutes
-        quiet = self.s.round is None or (self.s.phase is Phase.BETTING
-                                         and not any(st.wagers for st in self.s.round.seats.values()))
-        if (idle is not None and quiet and self.s.last_activity is not None and "inspection" not in self.s.blocks
-                and "idle_inspection" not in self.s.blocks
-                and inp.now - self.s.last_activity >= timedelta(minutes=idle)):
-            self.block("idle_inspection", f"no gaming activity for {idle} minutes: the cards must be inspected "
-                                          "before the next round")
-            self.emit("cards.inspection_due", self.e.rule("5(f)"), {
-                "idle_minutes": idle, "since": _iso(self.s.last_activity),
-                "remedy": "the cards are spread for inspection, then washed and shuffled; the dealer confirms"})
+        quiet = self.s.round is None or (
+            self.s.phase is Phase.BETTING and not any(st.wagers for st in self.s.round.seats.values())
+        )
+        if (
+            idle is not None
+            and quiet
+            and self.s.last_activity is not None
+            and "inspection" not in self.s.blocks
+            and "idle_inspection" not in self.s.blocks
+            and inp.now - self.s.last_activity >= timedelta(minutes=idle)
+        ):
+            self.block(
+                "idle_inspection",
+                f"no gaming activity for {idle} minutes: the cards must be inspected before the next round",
+            )
+            self.emit(
+                "cards.inspection_due",
+                self.e.rule("5(f)"),
+                {
+                    "idle_minutes": idle,
+                    "since": _iso(self.s.last_activity),
+                    "remedy": "the cards are spread for inspection, then washed and shuffled; the dealer confirms",
+                },
+            )
             self.pause_empty_betting()
 
     def inspected(self, who: str) -> None:
         if "inspection" in self.s.blocks:  # .4(a): the dealer inspects, the floorperson verifies
             if who == "floorperson" and "dealer" not in self.s.confirmed:
-                self.refused("cards_inspected", "the floorperson verifies the dealer's inspection: the dealer "
-                             "inspects first", self.e.rule("4(a)"))
+                self.refused(
+                    "cards_inspected",
+                    "the floorperson verifies the dealer's inspection: the dealer inspects first",
+                    self.e.rule("4(a)"),
+                )
                 return
             self.s.confirmed.add(who)
-            self.emit("cards.inspected" if who == "dealer" else "cards.inspection_verified", self.e.rule("4(a)"),
-                      {"by": who})
+            self.emit(
+                "cards.inspected" if who == "dealer" else "cards.inspection_verified", self.e.rule("4(a)"), {"by": who}
+            )
             if {"dealer", "floorperson"} <= self.s.confirmed:
                 self.s.confirmed = set()
                 self.unblock("inspection", "dealer and floorperson")
@@ -85,8 +113,11 @@ class _DeckLifeMixin(_StepBase):
         self.emit("deck.verified", self.e.rule("4(a)"), {"decks": decks, "by": "floorperson", "note": c.note})
         hand = self.e.method == "hand"
         hours = self.opts.deck_change_hours or (4 if hand else 8)
-        still_due = [d for d, life in self.s.decks.items() if self.s.now is not None and life.since is not None
-                     and self.s.now - life.since >= timedelta(hours=hours)]
+        still_due = [
+            d
+            for d, life in self.s.decks.items()
+            if self.s.now is not None and life.since is not None and self.s.now - life.since >= timedelta(hours=hours)
+        ]
         if due and not still_due:
             self.unblock("deck_change_due", "floorperson")
         if removed:
@@ -95,4 +126,3 @@ class _DeckLifeMixin(_StepBase):
 
 def _iso(t: Any) -> str | None:
     return t.isoformat() if t is not None else None
-

@@ -141,8 +141,6 @@ class Signed:
     role: str
 
 
-
-
 @dataclass(frozen=True, slots=True)
 class Recover:
     """The shell restarted (kill -9, power loss) and restored the state stored with the last journaled step:
@@ -159,9 +157,23 @@ class CriticalStateInvalid:
     tilt: str = "critical_state"  # "tilt:meters": the progressive meters' record failed (progressive play stops)
 
 
-Input = DeviceEvent | OpenTable | CloseTable | Tick | Confirm | CountEntered | FloorpersonDecision | \
-    MarkOutOfOrder | PlayerLeft | AcknowledgeTilt | ClearTilt | ValidateJackpot | Signed | Recover | \
-    CriticalStateInvalid
+Input = (
+    DeviceEvent
+    | OpenTable
+    | CloseTable
+    | Tick
+    | Confirm
+    | CountEntered
+    | FloorpersonDecision
+    | MarkOutOfOrder
+    | PlayerLeft
+    | AcknowledgeTilt
+    | ClearTilt
+    | ValidateJackpot
+    | Signed
+    | Recover
+    | CriticalStateInvalid
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,8 +32,12 @@ class _IrregularitiesMixin(_StepBase):
         if len(r.discarded) > 1:
             self.void(self.e.rule("13(a)"), f"{len(r.discarded)} cards found face up while dealing")
             return
-        self.emit("card.face_up_discarded", self.e.rule("13(a)"),
-                  {"remedy": "not used this round; to the discard rack"}, {"card": card})
+        self.emit(
+            "card.face_up_discarded",
+            self.e.rule("13(a)"),
+            {"remedy": "not used this round; to the discard rack"},
+            {"card": card},
+        )
 
     def drawn_in_error(self) -> None:
         """.13(b): a card drawn in error without its face exposed is used as the next card."""
@@ -54,9 +58,12 @@ class _IrregularitiesMixin(_StepBase):
         # 683a.13(d): the hands are void, but the optional wagers are still settled; the chapter knows which
         # (this needs the whole deal on the layout, hence DECISION only).
         rows = hook(self.rules, self.view())
-        self.void(self.e.rule("13(d)"), "a community card was exposed before every decision was made",
-                  remedy="hands void and their wagers returned; optional wagers settled; cards reshuffled",
-                  settled=rows)
+        self.void(
+            self.e.rule("13(d)"),
+            "a community card was exposed before every decision was made",
+            remedy="hands void and their wagers returned; optional wagers settled; cards reshuffled",
+            settled=rows,
+        )
 
     def device_fault(self, inp: DeviceFault) -> None:
         self.emit("device.fault", None, {"device_id": inp.device_id, "code": inp.code, "detail": inp.detail})
@@ -65,8 +72,9 @@ class _IrregularitiesMixin(_StepBase):
             return  # covered: nothing it says is used
         if dev == "shuffler" and inp.code in SHUFFLER_FAULTS:
             if self.s.phase is Phase.SHUFFLING:
-                self.emit("shuffle.failed", self.e.rule("13(e)"), {"code": inp.code,
-                                                                  "remedy": "the cards are reshuffled"})
+                self.emit(
+                    "shuffle.failed", self.e.rule("13(e)"), {"code": inp.code, "remedy": "the cards are reshuffled"}
+                )
                 self.start_shuffle()
         elif dev == "shoe" and inp.code in SHOE_FAULTS:
             if self.s.phase is Phase.DEALING and self.method == "automated_shoe":
@@ -88,12 +96,21 @@ class _IrregularitiesMixin(_StepBase):
         if dev == "shoe" and self.e.method == "hand":
             return  # dealing from the hand uses no shoe
         self.s.devices_down[dev] = why
-        self.block(f"device:{dev}", f"the {dev} is {why}: bring it back, or mark it out of order (.13(g)) before "
-                                    "any other method of shuffling or dealing is used")
-        self.emit("device.unusable", self.e.rule("13(g)"), {
-            "device": dev, "reason": why, "phase": str(self.s.phase),
-            "remedy": "no new round until it is back or marked out of order; then "
-                      f"{self.takeover(dev)} takes over"})
+        self.block(
+            f"device:{dev}",
+            f"the {dev} is {why}: bring it back, or mark it out of order (.13(g)) before "
+            "any other method of shuffling or dealing is used",
+        )
+        self.emit(
+            "device.unusable",
+            self.e.rule("13(g)"),
+            {
+                "device": dev,
+                "reason": why,
+                "phase": str(self.s.phase),
+                "remedy": f"no new round until it is back or marked out of order; then {self.takeover(dev)} takes over",
+            },
+        )
         if dev == "shoe" and self.s.phase is Phase.DEALING and self.method in SHOE_METHODS:
             rule = self.e.rule("13(f)") if self.method == "automated_shoe" else self.e.rule("13(g)")
             self.void(rule, f"the dealing shoe stopped dealing: {why}")
@@ -128,8 +145,9 @@ class _IrregularitiesMixin(_StepBase):
                 self.refused(f"back in service {dev}", "only between rounds", self.e.rule("13(g)"))
             else:
                 del self.s.out_of_order[dev]
-                self.emit("device.back_in_service", self.e.rule("13(g)"),
-                          {"device": dev, "dealing_method": self.method})
+                self.emit(
+                    "device.back_in_service", self.e.rule("13(g)"), {"device": dev, "dealing_method": self.method}
+                )
                 self.unblock("no_method", f"{dev} back in service")
             return
         if dev in self.s.out_of_order:
@@ -140,15 +158,25 @@ class _IrregularitiesMixin(_StepBase):
         was_shuffling = dev == "shuffler" and self.s.phase is Phase.SHUFFLING
         self.s.out_of_order[dev] = takes_over
         reason = self.s.devices_down.pop(dev, "marked by the dealer")
-        self.emit("device.out_of_order", self.e.rule("13(g)"), {
-            "device": dev, "reason": reason, "takes_over": takes_over, "dealing_method": self.method,
-            "decks": "one deck" if dev == "shuffler" and self.opts.decks == "two_decks" else None})
+        self.emit(
+            "device.out_of_order",
+            self.e.rule("13(g)"),
+            {
+                "device": dev,
+                "reason": reason,
+                "takes_over": takes_over,
+                "dealing_method": self.method,
+                "decks": "one deck" if dev == "shuffler" and self.opts.decks == "two_decks" else None,
+            },
+        )
         if _usable_method(self.e.method, self.opts.fallback_dealing_method, self.s.out_of_order) is None:
             self.block("no_method", f"the {dev} is out of order and no other dealing method is configured")
         self.s.blocks.pop(f"device:{dev}", None)
         if was_dealing:
-            self.void(self.e.rule("13(f)") if self.method == "automated_shoe" else self.e.rule("13(g)"),
-                      "the dealing shoe was marked out of order while dealing")
+            self.void(
+                self.e.rule("13(f)") if self.method == "automated_shoe" else self.e.rule("13(g)"),
+                "the dealing shoe was marked out of order while dealing",
+            )
         elif was_shuffling:
             self.start_shuffle()  # the shuffle starts over by hand
         elif self.s.round is None and self.s.phase in (Phase.BLOCKED, Phase.OPENING):
@@ -158,8 +186,13 @@ class _IrregularitiesMixin(_StepBase):
                 self.s.block_reason = None
                 self.start_shuffle()
 
-    def void(self, rule: str, reason: str, remedy: str = "all wagers returned; cards reshuffled",
-             settled: Sequence[Settled] = ()) -> None:
+    def void(
+        self,
+        rule: str,
+        reason: str,
+        remedy: str = "all wagers returned; cards reshuffled",
+        settled: Sequence[Settled] = (),
+    ) -> None:
         """All hands void, every wager returned (those of a player who left included), the cards reshuffled;
         except the wagers the chapter still settles (`settled`, e.g. 683a.13(d)), reported after the void."""
         r = self.r

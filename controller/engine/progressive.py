@@ -83,8 +83,11 @@ class _ProgressiveMixin(_StepBase):
         if spot not in self.e.meter_wagers:
             return None
         if self.s.progressive_lockout:
-            return ("progressive wagering is locked out: " + "; ".join(self.s.progressive_lockout.values())
-                    + " (it reopens when the meters and the sign are available)")
+            return (
+                "progressive wagering is locked out: "
+                + "; ".join(self.s.progressive_lockout.values())
+                + " (it reopens when the meters and the sign are available)"
+            )
         sizes = getattr(self.rules, f"{spot}_wagers_cents", None)
         if amount and isinstance(sizes, tuple) and amount not in sizes:
             return f"a {spot} wager is one of {', '.join(map(str, sizes))} cents at this table"
@@ -94,9 +97,16 @@ class _ProgressiveMixin(_StepBase):
         if not self.e.meter_wagers or self.s.progressive_lockout.get(key) == why:
             return
         self.s.progressive_lockout[key] = why
-        self.emit("progressive.locked_out", lockout_rule(self.spec.chapter), {
-            "reason": why, "reasons": dict(self.s.progressive_lockout), "wagers": list(self.e.meter_wagers),
-            "remedy": "progressive wagers are refused at the wager stations; the rest of the game goes on"})
+        self.emit(
+            "progressive.locked_out",
+            lockout_rule(self.spec.chapter),
+            {
+                "reason": why,
+                "reasons": dict(self.s.progressive_lockout),
+                "wagers": list(self.e.meter_wagers),
+                "remedy": "progressive wagers are refused at the wager stations; the rest of the game goes on",
+            },
+        )
 
     def unlock_progressive(self, key: str) -> None:
         if self.s.progressive_lockout.pop(key, None) is None:
@@ -116,8 +126,9 @@ class _ProgressiveMixin(_StepBase):
         for n in r.players:
             for spot, amount in sorted(r.seats[n].wagers.items()):
                 if spot in self.e.meter_wagers:
-                    meters, more = model.contribute(meters, self.e.meter_params, spot, amount, seat=n,
-                                                    round_id=r.round_id)
+                    meters, more = model.contribute(
+                        meters, self.e.meter_params, spot, amount, seat=n, round_id=r.round_id
+                    )
                     events += more
         if events:
             self.meter_events(events, meters)
@@ -125,8 +136,10 @@ class _ProgressiveMixin(_StepBase):
 
     def reverse_progressive_contributions(self, rule: str, returned: Mapping[str, Mapping[str, int]]) -> None:
         """A void returns the progressive wagers, so the meters take back exactly what they contributed."""
-        wagers = {seat: {spot: amount for spot, amount in w.items() if spot in self.e.progressive}
-                  for seat, w in returned.items()}
+        wagers = {
+            seat: {spot: amount for spot, amount in w.items() if spot in self.e.progressive}
+            for seat, w in returned.items()
+        }
         wagers = {seat: w for seat, w in wagers.items() if w}
         if self.s.meters is None or self.s.round is None:
             if wagers:
@@ -164,26 +177,57 @@ class _ProgressiveMixin(_StepBase):
                 continue
             percent, level = int(m.group(1)), m.group(2) or x.wager
             before = meters.level(level).display_cents
-            meters, share, events = model.hit(meters, self.e.meter_params, level, PercentOfMeter(percent),
-                                              seat=x.seat, round_id=r.round_id, rule=x.rule)
+            meters, share, events = model.hit(
+                meters,
+                self.e.meter_params,
+                level,
+                PercentOfMeter(percent),
+                seat=x.seat,
+                round_id=r.round_id,
+                rule=x.rule,
+            )
             self.meter_events(events, meters)
             chapter_share = x.paid + x.returned
             if share != chapter_share:
                 # docs/progressive.md "Reseed": a reserve moved into a reseeded meter; the model is the truth.
-                x = replace(x, paid=share - x.amount, note=f"{x.note or ''}; paid {share} from the meter model "
-                            f"(the chapter's figure {chapter_share} assumed a reseed without reserve)".lstrip("; "))
-            hit = PendingHit(hit=f"{r.round_id}-h{len(self.s.pending_hits) + 1}", seat=x.seat, level=level,
-                             wager=x.wager, amount_cents=share, percent=percent, rule=x.rule, documentation=True)
+                x = replace(
+                    x,
+                    paid=share - x.amount,
+                    note=f"{x.note or ''}; paid {share} from the meter model "
+                    f"(the chapter's figure {chapter_share} assumed a reseed without reserve)".lstrip("; "),
+                )
+            hit = PendingHit(
+                hit=f"{r.round_id}-h{len(self.s.pending_hits) + 1}",
+                seat=x.seat,
+                level=level,
+                wager=x.wager,
+                amount_cents=share,
+                percent=percent,
+                rule=x.rule,
+                documentation=True,
+            )
             self.s.pending_hits.append(hit)
             validate = validation_rule(self.spec.chapter, x.rule)
             light = light_rule(self.spec.chapter, x.rule)
-            self.emit("progressive.hit", validate, {
-                "hit": hit.hit, "seat": x.seat, "level": level, "wager": x.wager, "hand": x.hand,
-                "percent": percent, "amount": share, "meter_before": before,
-                "meter_after": meters.level(level).display_cents, "light_rule": light,
-                "documentation": "the award is a percentage of the meter, not paid from the table inventory "
-                                 f"container ({x.rule}): the cards stay on the table until it is documented",
-                "remedy": "a floorperson or above validates the hit with a signed validate_jackpot command"})
+            self.emit(
+                "progressive.hit",
+                validate,
+                {
+                    "hit": hit.hit,
+                    "seat": x.seat,
+                    "level": level,
+                    "wager": x.wager,
+                    "hand": x.hand,
+                    "percent": percent,
+                    "amount": share,
+                    "meter_before": before,
+                    "meter_after": meters.level(level).display_cents,
+                    "light_rule": light,
+                    "documentation": "the award is a percentage of the meter, not paid from the table inventory "
+                    f"container ({x.rule}): the cards stay on the table until it is documented",
+                    "remedy": "a floorperson or above validates the hit with a signed validate_jackpot command",
+                },
+            )
             self.command("wager_station", "light_on", seat=x.seat)
             self.out.append(Command(SIGN, "show_win", x.seat, level=level, amount_cents=share))
             out.append(x)
@@ -201,15 +245,19 @@ class _ProgressiveMixin(_StepBase):
         self.r.completion = done
         self.s.phase = Phase.JACKPOT
         self.s.blocks[JACKPOT_BLOCK] = "jackpot awaiting validation: " + ", ".join(
-            f"seat {h.seat} {h.level} ({h.hit})" for h in mine)
+            f"seat {h.seat} {h.level} ({h.hit})" for h in mine
+        )
         return True
 
     def validate_jackpot(self, v: ValidateJackpot) -> None:
         what = f"validate jackpot seat {v.seat} {v.level} {v.hit}"
         if v.role not in ("floorperson", "supervisor", "manager"):
             rule = validation_rule(self.spec.chapter, next((h.rule for h in self.s.pending_hits if h.hit == v.hit), ""))
-            self.refused(what, f"role {v.role!r} may not validate a progressive payout: a floorperson or above "
-                               f"must ({rule})", rule)
+            self.refused(
+                what,
+                f"role {v.role!r} may not validate a progressive payout: a floorperson or above must ({rule})",
+                rule,
+            )
             return
         found = next((h for h in self.s.pending_hits if h.hit == v.hit), None)
         if found is None:
@@ -217,25 +265,46 @@ class _ProgressiveMixin(_StepBase):
             self.refused(what, f"no jackpot {v.hit!r} awaits validation (awaiting: {waiting})", None)
             return
         if found.seat != v.seat or found.level != v.level:
-            self.refused(what, f"jackpot {v.hit} is seat {found.seat}'s {found.level}, not seat {v.seat}'s "
-                               f"{v.level}: check the hit and send it again", None)
+            self.refused(
+                what,
+                f"jackpot {v.hit} is seat {found.seat}'s {found.level}, not seat {v.seat}'s "
+                f"{v.level}: check the hit and send it again",
+                None,
+            )
             return
         self.s.pending_hits = [h for h in self.s.pending_hits if h is not found]
         # The validation is (C) of the wager hit; its payment, below, is (D) (643a.11(f)(3)(iii), (iv)).
-        self.emit("progressive.validated", validation_rule(self.spec.chapter, found.rule), {
-            "hit": found.hit, "seat": found.seat, "level": found.level, "by": v.key_id, "role": v.role})
-        self.emit("progressive.paid", found.rule, {
-            "hit": found.hit, "seat": found.seat, "level": found.level, "wager": found.wager,
-            "amount": found.amount_cents, "percent": found.percent, "paid_from": "progressive meter",
-            "documented_by": v.key_id})
+        self.emit(
+            "progressive.validated",
+            validation_rule(self.spec.chapter, found.rule),
+            {"hit": found.hit, "seat": found.seat, "level": found.level, "by": v.key_id, "role": v.role},
+        )
+        self.emit(
+            "progressive.paid",
+            found.rule,
+            {
+                "hit": found.hit,
+                "seat": found.seat,
+                "level": found.level,
+                "wager": found.wager,
+                "amount": found.amount_cents,
+                "percent": found.percent,
+                "paid_from": "progressive meter",
+                "documented_by": v.key_id,
+            },
+        )
         self.command("wager_station", "light_off", seat=found.seat)
         if self.s.pending_hits:
             self.s.blocks[JACKPOT_BLOCK] = "jackpot awaiting validation: " + ", ".join(
-                f"seat {h.seat} {h.level} ({h.hit})" for h in self.s.pending_hits)
+                f"seat {h.seat} {h.level} ({h.hit})" for h in self.s.pending_hits
+            )
             return
         self.s.blocks.pop(JACKPOT_BLOCK, None)
-        self.emit("table.block_cleared", None, {"block": JACKPOT_BLOCK, "by": f"{v.role} {v.key_id}",
-                                                "remaining": dict(self.s.blocks)})
+        self.emit(
+            "table.block_cleared",
+            None,
+            {"block": JACKPOT_BLOCK, "by": f"{v.role} {v.key_id}", "remaining": dict(self.s.blocks)},
+        )
         if self.s.phase is Phase.JACKPOT and self.s.round is not None:
             done = self.r.completion or {}
             self.r.completion = None
@@ -271,11 +340,18 @@ class _ProgressiveMixin(_StepBase):
         would otherwise be told again forever; `awaiting` says what the light should show."""
         hits = self.lit_seats().get(inp.seat, [])
         rule = light_rule(self.spec.chapter, hits[0].rule if hits else "")
-        payload: dict[str, Any] = {"seat": inp.seat, "on": inp.on, "device_id": inp.device_id,
-                                   "hits": [h.hit for h in hits], "awaiting": bool(hits)}
+        payload: dict[str, Any] = {
+            "seat": inp.seat,
+            "on": inp.on,
+            "device_id": inp.device_id,
+            "hits": [h.hit for h in hits],
+            "awaiting": bool(hits),
+        }
         if hits and not inp.on:
-            payload["remedy"] = ("the seat's light is out while its jackpot awaits validation: the dealer cannot "
-                                 "verify it; check the station's lamp (it is lit again when the station comes back)")
+            payload["remedy"] = (
+                "the seat's light is out while its jackpot awaits validation: the dealer cannot "
+                "verify it; check the station's lamp (it is lit again when the station comes back)"
+            )
         self.emit("progressive.light", rule, payload)
 
     # -- the sign ----------------------------------------------------------------------------------
@@ -287,4 +363,5 @@ class _ProgressiveMixin(_StepBase):
             self.unlock_progressive("sign")
 
     if TYPE_CHECKING:
+
         def handle(self, inp: Input) -> None: ...

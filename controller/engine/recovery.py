@@ -21,12 +21,12 @@ from drivers.interfaces import WagerDetected
 # policy -> what happens, for the `table.recovered` event (docs/recovery.md has the reasons and citations).
 POLICIES: dict[str, str] = {
     "await_jackpot": "the round is settled and its hits taken from the meters: each hit still awaits a "
-                     "floorperson's signed validation before it is paid and the round completes",
+    "floorperson's signed validation before it is paid and the round completes",
     "resume_between_rounds": "no round in progress: the stations are locked again, every block stands",
     "reshuffle": "the shuffle may not have completed: the shuffler is asked again (a manual shuffle is awaited)",
     "reopen_betting": "the wagers accepted stand; the stations are unlocked again and betting opens when they "
-                      "confirm; a station's report of chips already accepted is not taken again",
-    "relock": "\"no more bets\" stands: every station is locked again and the deal waits for their confirmations",
+    "confirm; a station's report of chips already accepted is not taken again",
+    "relock": '"no more bets" stands: every station is locked again and the deal waits for their confirmations',
     "recount": "no card is out: the stations are locked again and the dealer's chip count is asked again",
     "void": "cards may have left the device without being recorded: the round is void, every wager returned",
     "resume_deal": "the layout is known from the shuffler's card order: the dealer confirms the deal again",
@@ -69,16 +69,22 @@ class _RecoveryMixin(_BettingMixin, _DealingMixin):
             self.resume_decisions()
         elif phase is Phase.JACKPOT:
             first = self.s.pending_hits[0].rule if self.s.pending_hits else ""
-            self.recovered("await_jackpot", validation_rule(self.spec.chapter, first),
-                           hits=[h.hit for h in self.s.pending_hits])
+            self.recovered(
+                "await_jackpot", validation_rule(self.spec.chapter, first), hits=[h.hit for h in self.s.pending_hits]
+            )
             self.lock_all()
         # Whatever the phase: a light the crash left lit, or never lit, is set right (643a.11(f)(3)(iii)(B)).
         self.reissue_lights(self.reachable())
 
     def recovered(self, policy: str, rule: str | None, **extra: Any) -> None:
         r = self.s.round
-        payload: dict[str, Any] = {"phase": str(self.s.phase), "policy": policy, "what": POLICIES[policy],
-                                   "round_no": r.number if r else None, **extra}
+        payload: dict[str, Any] = {
+            "phase": str(self.s.phase),
+            "policy": policy,
+            "what": POLICIES[policy],
+            "round_no": r.number if r else None,
+            **extra,
+        }
         if self.s.blocks:
             payload["blocks"] = dict(self.s.blocks)
         self.emit("table.recovered", rule, payload)
@@ -120,10 +126,17 @@ class _RecoveryMixin(_BettingMixin, _DealingMixin):
         self.lock_all()
         if "chip_count" in self.s.blocks:
             return  # the mismatch is with the floorperson, whose decision is still awaited
-        self.emit("chip_count.requested", self.chip_rule(), {
-            "wagers": self.counted_wagers(), "accepted": r.chips_accepted, "reissued": True,
-            "remedy": "the dealer counts the value chips in front of the table inventory container and enters "
-                      "the count; no card is dealt until it equals the number accepted"})
+        self.emit(
+            "chip_count.requested",
+            self.chip_rule(),
+            {
+                "wagers": self.counted_wagers(),
+                "accepted": r.chips_accepted,
+                "reissued": True,
+                "remedy": "the dealer counts the value chips in front of the table inventory container and enters "
+                "the count; no card is dealt until it equals the number accepted",
+            },
+        )
 
     # -- cards out ----------------------------------------------------------------------------------------
 
@@ -131,18 +144,32 @@ class _RecoveryMixin(_BettingMixin, _DealingMixin):
         r = self.r
         if self.method == "automated_shoe":
             # .13(f): the shoe "fails to deal cards during a round of play": a stack may have left it unrecorded.
-            rule, why = self.e.rule("13(f)"), (f"the table restarted while the automated shoe was dealing "
-                                               f"({r.stacks_dispensed} stack(s) recorded): a stack may have left "
-                                               "the shoe unrecorded")
+            rule, why = (
+                self.e.rule("13(f)"),
+                (
+                    f"the table restarted while the automated shoe was dealing "
+                    f"({r.stacks_dispensed} stack(s) recorded): a stack may have left "
+                    "the shoe unrecorded"
+                ),
+            )
         else:
             # .13(c): a card drawn but not recorded leaves some area with an incorrect number of cards.
-            rule, why = self.e.rule("13(c)"), (f"the table restarted while dealing ({len(r.dealt)} card(s) "
-                                               "recorded): a card may have been drawn unrecorded, so an area may "
-                                               "hold an incorrect number of cards")
+            rule, why = (
+                self.e.rule("13(c)"),
+                (
+                    f"the table restarted while dealing ({len(r.dealt)} card(s) "
+                    "recorded): a card may have been drawn unrecorded, so an area may "
+                    "hold an incorrect number of cards"
+                ),
+            )
         self.recovered("void", rule, cards_recorded=len(r.dealt))
         self.lock_all()
-        self.void(rule, why, remedy="all wagers returned; the cards are removed from the device and reshuffled "
-                                    "with any cards already dealt")
+        self.void(
+            rule,
+            why,
+            remedy="all wagers returned; the cards are removed from the device and reshuffled "
+            "with any cards already dealt",
+        )
 
     def resume_stub_count(self) -> None:
         r = self.r
@@ -150,15 +177,29 @@ class _RecoveryMixin(_BettingMixin, _DealingMixin):
         self.recovered("resume_stub_count", count)
         self.lock_all()
         if r.stub_entered is None:
-            self.emit("stub_count.requested", r.stub_rule or count, {
-                "deck": r.deck, "reissued": True,
-                "remedy": "count the stub face down on the layout and enter the count"}, {"expected": r.stub_expected})
+            self.emit(
+                "stub_count.requested",
+                r.stub_rule or count,
+                {
+                    "deck": r.deck,
+                    "reissued": True,
+                    "remedy": "count the stub face down on the layout and enter the count",
+                },
+                {"expected": r.stub_expected},
+            )
         else:
             total = len(r.dealt) + len(r.discarded) + r.stub_entered
-            self.emit("stub_count.mismatch", incorrect, {
-                "count": r.stub_entered, "deck_total": total, "reissued": True,
-                "remedy": "the dealer determines whether the cards were misdealt: confirm 'misdeal' (52 cards are "
-                          "there, void) or 'no_misdeal' (void and the deck leaves the table)"})
+            self.emit(
+                "stub_count.mismatch",
+                incorrect,
+                {
+                    "count": r.stub_entered,
+                    "deck_total": total,
+                    "reissued": True,
+                    "remedy": "the dealer determines whether the cards were misdealt: confirm 'misdeal' (52 cards are "
+                    "there, void) or 'no_misdeal' (void and the deck leaves the table)",
+                },
+            )
 
     def resume_decisions(self) -> None:
         r = self.r
@@ -169,8 +210,14 @@ class _RecoveryMixin(_BettingMixin, _DealingMixin):
         if seat is None:  # not a state a step leaves behind; ask from the first seat still in play
             self.next_decision()
             return
-        payload: dict[str, Any] = {"seat": seat, "decision": d.key, "street": d.name, "spot": d.spot,
-                                   "kind": d.kind, "reissued": True}
+        payload: dict[str, Any] = {
+            "seat": seat,
+            "decision": d.key,
+            "street": d.name,
+            "spot": d.spot,
+            "kind": d.kind,
+            "reissued": True,
+        }
         if d.kind == "wager_or_fold":
             payload["allowed"] = list(self.spec.allowed(self.rules, d, r.seats[seat].wagers))
         self.emit("decision.requested", d.rule, payload)
@@ -182,11 +229,18 @@ class _RecoveryMixin(_BettingMixin, _DealingMixin):
         self.block(tilt, f"critical state invalid: {reason}")
         if tilt == "tilt:meters":
             self.lock_progressive("meters", f"the stored progressive meters failed validation ({reason})")
-        self.emit("critical_state.invalid", None, {
-            "tilt": tilt, "reason": reason, "rounds_played": self.s.rounds_played,
-            "remedy": "no round starts until a supervisor clears the critical_state tilt; the round in progress "
-                      "when the state was stored, if any, is not resumed: settle it by hand from the journal "
-                      "(tablectl journal tail / export) before clearing"})
+        self.emit(
+            "critical_state.invalid",
+            None,
+            {
+                "tilt": tilt,
+                "reason": reason,
+                "rounds_played": self.s.rounds_played,
+                "remedy": "no round starts until a supervisor clears the critical_state tilt; the round in progress "
+                "when the state was stored, if any, is not resumed: settle it by hand from the journal "
+                "(tablectl journal tail / export) before clearing",
+            },
+        )
 
     # -- a station reporting chips already taken -----------------------------------------------------------
 
@@ -201,10 +255,18 @@ class _RecoveryMixin(_BettingMixin, _DealingMixin):
         offer = self.e.offers.get(inp.spot)
         d = self.current_decision()
         rule = offer.rule if offer else (d.rule if d is not None else None)
-        self.emit("wager.confirmed", rule, {
-            "seat": inp.seat, "spot": inp.spot, "amount": inp.amount_cents,
-            "reason": "the station reported chips already accepted this round: not taken again"})
+        self.emit(
+            "wager.confirmed",
+            rule,
+            {
+                "seat": inp.seat,
+                "spot": inp.spot,
+                "amount": inp.amount_cents,
+                "reason": "the station reported chips already accepted this round: not taken again",
+            },
+        )
         return True
 
     if TYPE_CHECKING:
+
         def reissue_lights(self, reachable: Sequence[int]) -> None: ...  # controller/engine/progressive.py

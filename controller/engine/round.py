@@ -81,18 +81,36 @@ Effect = DomainEvent | Command
 __all__ = ["DEVICES", "SHOE_FAULTS", "SHOE_METHODS", "SHUFFLER_FAULTS", "Effect", "RoundEngine"]
 
 # Inputs that are gaming activity (.5(f)): anything a player or the dealer does at the layout.
-_ACTIVITY = (WagerDetected, WagerRefused, ButtonPressed, CardDrawn, StackDispensed, StubRemoved, CountEntered,
-             CountKeyed, PlayerLeft)
+_ACTIVITY = (
+    WagerDetected,
+    WagerRefused,
+    ButtonPressed,
+    CardDrawn,
+    StackDispensed,
+    StubRemoved,
+    CountEntered,
+    CountKeyed,
+    PlayerLeft,
+)
 # The dealer panel's confirmation keys -> what the dealer confirms (Confirm.what).
-_PANEL_CONFIRMS = {"inspected": "cards_inspected", "shuffled": "shuffled", "misdeal": "misdeal",
-                   "no_misdeal": "no_misdeal"}
+_PANEL_CONFIRMS = {
+    "inspected": "cards_inspected",
+    "shuffled": "shuffled",
+    "misdeal": "misdeal",
+    "no_misdeal": "no_misdeal",
+}
 
 
 class RoundEngine:
     """Steps one table. Holds only the chapter and its immutable rules; state travels outside."""
 
-    def __init__(self, spec: ChapterSpec, rules: Any, method: DealingMethod = "automated_shoe",
-                 options: TableOptions | None = None) -> None:
+    def __init__(
+        self,
+        spec: ChapterSpec,
+        rules: Any,
+        method: DealingMethod = "automated_shoe",
+        options: TableOptions | None = None,
+    ) -> None:
         require = getattr(spec, "require_method", None)
         if require is not None:
             require(method)  # a chapter whose other dealing sections are unpublished refuses them up front
@@ -111,14 +129,14 @@ class RoundEngine:
         counted = getattr(spec, "counted_wagers", DEFAULT_COUNTED_WAGERS)
         if callable(counted):  # counted only where the Rules Submission uses a table game system
             counted = counted(rules)
-        self.counted: dict[str, str | None] = (dict(counted) if isinstance(counted, Mapping)
-                                               else dict.fromkeys(counted))
+        self.counted: dict[str, str | None] = dict(counted) if isinstance(counted, Mapping) else dict.fromkeys(counted)
         self.progressive = tuple(getattr(spec, "progressive_wagers", DEFAULT_PROGRESSIVE_WAGERS))
         # The meters of the progressive wagers this table takes live (docs/progressive.md); ParameterError
         # (a ValueError naming the field and the fix) for figures the chapter does not allow.
         params = table_progressives(rules)
-        self.meter_params = TableProgressives(progressives=tuple(
-            p for p in params.progressives if p.wager in self.offers))
+        self.meter_params = TableProgressives(
+            progressives=tuple(p for p in params.progressives if p.wager in self.offers)
+        )
         self.meter_wagers = frozenset(p.wager for p in self.meter_params.progressives)
 
     def step(self, state: TableState, inp: Input) -> tuple[TableState, list[Effect]]:
@@ -131,9 +149,19 @@ class RoundEngine:
         return self.spec.citations.get(section) or f"{self.spec.chapter}.{section}"
 
 
-
-class _Step(_ProgressiveMixin, _RecoveryMixin, _ShufflingMixin, _BettingMixin, _DealingMixin, _IrregularitiesMixin,
-            _DeckLifeMixin, _DecisionsMixin, _SettlingMixin, _TiltsMixin, _StepBase):
+class _Step(
+    _ProgressiveMixin,
+    _RecoveryMixin,
+    _ShufflingMixin,
+    _BettingMixin,
+    _DealingMixin,
+    _IrregularitiesMixin,
+    _DeckLifeMixin,
+    _DecisionsMixin,
+    _SettlingMixin,
+    _TiltsMixin,
+    _StepBase,
+):
     """One input's worth of work on a private copy of the state."""
 
     # -- dispatch ------------------------------------------------------------------------------
@@ -176,9 +204,16 @@ class _Step(_ProgressiveMixin, _RecoveryMixin, _ShufflingMixin, _BettingMixin, _
                 if not self.repeated_wager(inp):
                     self.wager(inp)
             case WagerRefused():
-                self.emit("wager.rejected", self.e.rule("7(c)"), {
-                    "seat": inp.seat, "spot": inp.spot, "amount": inp.amount_cents,
-                    "reason": f"refused by the wager station's lock-out ({inp.reason}) after \"no more bets\""})
+                self.emit(
+                    "wager.rejected",
+                    self.e.rule("7(c)"),
+                    {
+                        "seat": inp.seat,
+                        "spot": inp.spot,
+                        "amount": inp.amount_cents,
+                        "reason": f'refused by the wager station\'s lock-out ({inp.reason}) after "no more bets"',
+                    },
+                )
             case ButtonPressed(button="no_more_bets"):
                 self.no_more_bets()
             case ButtonPressed(button="fold" | "withdraw" | "let_it_ride"):
@@ -269,12 +304,18 @@ class _Step(_ProgressiveMixin, _RecoveryMixin, _ShufflingMixin, _BettingMixin, _
         """A count keyed on the dealer panel: checked here, since it comes from a device, then as CountEntered."""
         count: object = c.count
         if c.what not in COUNTS:
-            self.refused(f"count {c.what!r} from {c.device_id}",
-                         f"the panel keys only the {' or '.join(COUNTS)} count; fix the panel's key map", None)
+            self.refused(
+                f"count {c.what!r} from {c.device_id}",
+                f"the panel keys only the {' or '.join(COUNTS)} count; fix the panel's key map",
+                None,
+            )
         elif not isinstance(count, int) or isinstance(count, bool) or count < 0:
             rule = self.e.rule("8(b)") if c.what == "chips" else self.stub_rules()[0]
-            self.refused(f"{c.what} count {count!r} from {c.device_id}",
-                         "a count is a whole non-negative number: key it again", rule)
+            self.refused(
+                f"{c.what} count {count!r} from {c.device_id}",
+                "a count is a whole non-negative number: key it again",
+                rule,
+            )
         else:
             self.count_entered(CountEntered("chips" if c.what == "chips" else "stub", count))
 
@@ -282,8 +323,11 @@ class _Step(_ProgressiveMixin, _RecoveryMixin, _ShufflingMixin, _BettingMixin, _
         if d.about == "chip_count":
             self.chip_decision(d)
         elif d.about == "shuffle_order" and "shuffle_order" in self.s.blocks and d.decision == "reshuffle":
-            self.emit("floorperson.decided", None, {"about": d.about, "decision": d.decision,
-                                                    "floorperson": d.floorperson, "note": d.note})
+            self.emit(
+                "floorperson.decided",
+                None,
+                {"about": d.about, "decision": d.decision, "floorperson": d.floorperson, "note": d.note},
+            )
             self.unblock("shuffle_order", "floorperson")
         else:
             self.ignored(f"floorperson decision on {d.about!r}", "nothing awaits that decision")

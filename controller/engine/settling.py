@@ -26,8 +26,11 @@ class _SettlingMixin(_StepBase):
         st = r.seats[seat]
         if self.s.phase is Phase.BETTING:  # no card yet: the wagers come off the layout for the player
             for spot, amount in sorted(st.wagers.items()):
-                self.emit("wager.returned", self.e.rule("7(c)"), {
-                    "seat": seat, "spot": spot, "amount": amount, "reason": "the player left before the deal"})
+                self.emit(
+                    "wager.returned",
+                    self.e.rule("7(c)"),
+                    {"seat": seat, "spot": spot, "amount": amount, "reason": "the player left before the deal"},
+                )
             st.wagers.clear()
             return
         if seat not in r.players or seat in r.left or not st.wagers:
@@ -42,10 +45,19 @@ class _SettlingMixin(_StepBase):
             held = self.s.held_wagers.setdefault(seat, {})
             for spot, amount in wagers.items():
                 held[spot] = held.get(spot, 0) + amount
-        self.emit("wagers.abandoned", self.e.rule("7(b)"), {
-            "seat": seat, "disposition": how, "wagers": wagers, "phase": str(self.s.phase),
-            "remedy": "treated as losing wagers and collected" if how == "lose"
-            else "held for the player; the hand takes no further part"})
+        self.emit(
+            "wagers.abandoned",
+            self.e.rule("7(b)"),
+            {
+                "seat": seat,
+                "disposition": how,
+                "wagers": wagers,
+                "phase": str(self.s.phase),
+                "remedy": "treated as losing wagers and collected"
+                if how == "lose"
+                else "held for the player; the hand takes no further part",
+            },
+        )
         if self.s.phase is Phase.DECISION and r.turn == seat:
             self.next_decision(after=seat)
 
@@ -55,11 +67,20 @@ class _SettlingMixin(_StepBase):
         r = self.r
         return RoundView(
             round_id=r.round_id,
-            seats=tuple(SeatView(n, tuple(r.seats[n].cards), {**r.seats[n].collected, **r.seats[n].withdrawn,
-                                                               **r.seats[n].wagers},
-                                 r.seats[n].folded_on, frozenset(r.seats[n].withdrawn))
-                        for n in r.players if n not in r.left),
-            areas={k: tuple(v) for k, v in r.areas.items()}, meters=self.meter_values())
+            seats=tuple(
+                SeatView(
+                    n,
+                    tuple(r.seats[n].cards),
+                    {**r.seats[n].collected, **r.seats[n].withdrawn, **r.seats[n].wagers},
+                    r.seats[n].folded_on,
+                    frozenset(r.seats[n].withdrawn),
+                )
+                for n in r.players
+                if n not in r.left
+            ),
+            areas={k: tuple(v) for k, v in r.areas.items()},
+            meters=self.meter_values(),
+        )
 
     def settle(self) -> None:
         """Counterclockwise from the dealer's right, through the chapter's own settlement."""
@@ -78,10 +99,16 @@ class _SettlingMixin(_StepBase):
                 # A withdrawn bet (643a.11(b)) has no hand: the riding bets' row says how the hand settled.
                 lead = next((x for x in main if x.outcome != "withdrawn"), main[0])
                 payload: dict[str, Any] = {
-                    "seat": seat, "cards": st.cards, "community": r.areas.get("community", []),
-                    "hand": lead.hand, "paytable": lead.paytable, "payout_limited": limit_rule is not None,
-                    "payout_limit_rule": limit_rule, "wagers": [_wager(x) for x in main],
-                    "paid": sum(x.paid for x in main)}
+                    "seat": seat,
+                    "cards": st.cards,
+                    "community": r.areas.get("community", []),
+                    "hand": lead.hand,
+                    "paytable": lead.paytable,
+                    "payout_limited": limit_rule is not None,
+                    "payout_limit_rule": limit_rule,
+                    "wagers": [_wager(x) for x in main],
+                    "paid": sum(x.paid for x in main),
+                }
                 if "dealer" in r.areas:  # 679a, 684a: the hand played against the dealer's
                     payload["dealer"] = r.areas["dealer"]
                 self.emit("hand.settled", lead.rule, payload)
@@ -90,11 +117,17 @@ class _SettlingMixin(_StepBase):
                     self.emit_settled(x, revealed)
         paid, collected = sum(x.paid for x in rows), sum(x.collected for x in rows)
         done: dict[str, Any] = {
-            "round_no": r.number, "players": list(r.players), "areas": {k: list(v) for k, v in r.areas.items()},
-            "paid": paid, "collected": collected, "table_result": collected - paid}
+            "round_no": r.number,
+            "players": list(r.players),
+            "areas": {k: list(v) for k, v in r.areas.items()},
+            "paid": paid,
+            "collected": collected,
+            "table_result": collected - paid,
+        }
         if r.left:  # .7(b): abandoned wagers, collected as losing or held for the player
-            done["abandoned"] = {str(n): {"disposition": how, "wagers": dict(r.seats[n].collected)}
-                                    for n, how in sorted(r.left.items())}
+            done["abandoned"] = {
+                str(n): {"disposition": how, "wagers": dict(r.seats[n].collected)} for n, how in sorted(r.left.items())
+            }
             lost = sum(sum(r.seats[n].collected.values()) for n, how in r.left.items() if how == "lose")
             done["collected"] = collected + lost
             done["table_result"] = collected + lost - paid
@@ -110,8 +143,13 @@ class _SettlingMixin(_StepBase):
             revealed.add(x.wager)
             event, rule, area = self.spec.reveal_before[x.wager]
             self.emit(event, rule, {"cards": r.areas.get(area, [])})
-        payload: dict[str, Any] = {"seat": x.seat, "cards": r.seats[x.seat].cards, "hand": x.hand,
-                                   "paytable": x.paytable, **_wager(x)}
+        payload: dict[str, Any] = {
+            "seat": x.seat,
+            "cards": r.seats[x.seat].cards,
+            "hand": x.hand,
+            "paytable": x.paytable,
+            **_wager(x),
+        }
         if x.note:
             payload["note"] = x.note
         self.emit(f"{x.wager}.settled", x.rule, payload)
@@ -126,5 +164,12 @@ class _SettlingMixin(_StepBase):
 
 
 def _wager(x: Settled) -> dict[str, Any]:
-    return {"wager": x.wager, "amount": x.amount, "outcome": x.outcome, "odds": x.odds, "paid": x.paid,
-            "returned": x.returned, "collected": x.collected}
+    return {
+        "wager": x.wager,
+        "amount": x.amount,
+        "outcome": x.outcome,
+        "odds": x.odds,
+        "paid": x.paid,
+        "returned": x.returned,
+        "collected": x.collected,
+    }

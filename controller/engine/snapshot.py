@@ -56,15 +56,17 @@ def decode(body: bytes) -> TableState:
         raise SnapshotError("the stored engine state has no format version")
     fmt = head["format"]
     if isinstance(fmt, int) and fmt > FORMAT:
-        raise SnapshotError(f"the stored engine state has format {fmt}, newer than this software's {FORMAT}: "
-                            "upgrade tablectl")
+        raise SnapshotError(
+            f"the stored engine state has format {fmt}, newer than this software's {FORMAT}: upgrade tablectl"
+        )
     try:
         return _ADAPTER.validate_json(body).state
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
-        raise SnapshotError(f"the stored engine state does not validate: {where}: {first['msg']} "
-                            f"({err.error_count()} problem(s))") from None
+        raise SnapshotError(
+            f"the stored engine state does not validate: {where}: {first['msg']} ({err.error_count()} problem(s))"
+        ) from None
 
 
 def restore(copies: Sequence[StoredCopy]) -> TableState | None:

@@ -92,8 +92,9 @@ class ChapterSpec(Protocol):
     def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
         """Why these wagers do not make a player (e.g. the three Let It Ride Wagers unequal), or None."""
 
-    def plan(self, rules: Any, method: DealingMethod, players: Sequence[int],
-             wagers: Mapping[int, Mapping[str, Cents]]) -> DealPlan: ...
+    def plan(
+        self, rules: Any, method: DealingMethod, players: Sequence[int], wagers: Mapping[int, Mapping[str, Cents]]
+    ) -> DealPlan: ...
 
     def decisions(self, rules: Any) -> Sequence[Decision]: ...
 
@@ -162,6 +163,8 @@ class TableOptions:
         defaults = cls()
         opts = cls(**{f.name: getattr(rules, f.name, getattr(defaults, f.name)) for f in fields(cls)})
         if not 1 <= opts.stub_count_every <= 5:
-            raise ValueError(f"stub_count_every = {opts.stub_count_every}: the stub is counted at least every 5 "
-                             "rounds (.8(f)); use 1 to 5")
+            raise ValueError(
+                f"stub_count_every = {opts.stub_count_every}: the stub is counted at least every 5 "
+                "rounds (.8(f)); use 1 to 5"
+            )
         return opts

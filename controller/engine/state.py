@@ -35,8 +35,13 @@ class SeatRound:
     folded_on: str | None = None  # the decision at which the player folded
 
     def clone(self) -> SeatRound:
-        return replace(self, wagers=dict(self.wagers), collected=dict(self.collected),
-                       withdrawn=dict(self.withdrawn), cards=list(self.cards))
+        return replace(
+            self,
+            wagers=dict(self.wagers),
+            collected=dict(self.collected),
+            withdrawn=dict(self.withdrawn),
+            cards=list(self.cards),
+        )
 
     @property
     def folded(self) -> bool:
@@ -68,14 +73,21 @@ class RoundState:
     stub_entered: int | None = None  # the dealer's count when it did not make 52
     completion: dict[str, Any] | None = None  # round.completed's payload, held while a jackpot awaits validation
 
-
     def clone(self) -> RoundState:
-        return replace(self, seats={n: st.clone() for n, st in self.seats.items()},
-                       unlocks_pending=set(self.unlocks_pending), locks_pending=set(self.locks_pending),
-                       players=list(self.players), dealt=list(self.dealt), discarded=list(self.discarded),
-                       areas={k: list(v) for k, v in self.areas.items()}, revealed=list(self.revealed),
-                       left=dict(self.left), chips_entered=list(self.chips_entered),
-                       completion=dict(self.completion) if self.completion is not None else None)
+        return replace(
+            self,
+            seats={n: st.clone() for n, st in self.seats.items()},
+            unlocks_pending=set(self.unlocks_pending),
+            locks_pending=set(self.locks_pending),
+            players=list(self.players),
+            dealt=list(self.dealt),
+            discarded=list(self.discarded),
+            areas={k: list(v) for k, v in self.areas.items()},
+            revealed=list(self.revealed),
+            left=dict(self.left),
+            chips_entered=list(self.chips_entered),
+            completion=dict(self.completion) if self.completion is not None else None,
+        )
 
     def seat(self, n: int) -> SeatRound:
         return self.seats.setdefault(n, SeatRound(n))
@@ -139,9 +151,17 @@ class TableState:
     def clone(self) -> TableState:
         """A copy the engine may change; every mutable field is copied (tests check a step never changes
         the state it was given), which is far cheaper than copy.deepcopy on every input."""
-        return replace(self, round=self.round.clone() if self.round else None, deck_order=list(self.deck_order),
-                       blocks=dict(self.blocks), confirmed=set(self.confirmed), decks=dict(self.decks),
-                       devices_down=dict(self.devices_down), out_of_order=dict(self.out_of_order),
-                       stations_down=dict(self.stations_down),
-                       held_wagers={n: dict(w) for n, w in self.held_wagers.items()},
-                       pending_hits=list(self.pending_hits), progressive_lockout=dict(self.progressive_lockout))
+        return replace(
+            self,
+            round=self.round.clone() if self.round else None,
+            deck_order=list(self.deck_order),
+            blocks=dict(self.blocks),
+            confirmed=set(self.confirmed),
+            decks=dict(self.decks),
+            devices_down=dict(self.devices_down),
+            out_of_order=dict(self.out_of_order),
+            stations_down=dict(self.stations_down),
+            held_wagers={n: dict(w) for n, w in self.held_wagers.items()},
+            pending_hits=list(self.pending_hits),
+            progressive_lockout=dict(self.progressive_lockout),
+        )

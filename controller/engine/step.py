@@ -42,8 +42,13 @@ class _StepBase:
     def seats(self) -> int:
         return self.spec.seats(self.rules)
 
-    def emit(self, type_: str, rule: str | None, payload: Mapping[str, Any] | None = None,
-             sealed: Mapping[str, Any] | None = None) -> None:
+    def emit(
+        self,
+        type_: str,
+        rule: str | None,
+        payload: Mapping[str, Any] | None = None,
+        sealed: Mapping[str, Any] | None = None,
+    ) -> None:
         rid = self.s.round.round_id if self.s.round else None
         self.out.append(DomainEvent(type_, rule, dict(payload or {}), rid, sealed))
 
@@ -113,6 +118,7 @@ class _StepBase:
             self.enter_blocked()
 
     if TYPE_CHECKING:  # the parts of a step each other part calls; defined by the mixins of _Step
+
         def current_decision(self) -> Decision | None: ...
         def decision_wager(self, seat: int, amount: int, base: dict[str, Any], d: Decision) -> None: ...
         def emit_settled(self, x: Settled, revealed: set[str]) -> None: ...
@@ -132,13 +138,20 @@ class _StepBase:
         def start_dealing(self) -> None: ...
         def start_shuffle(self) -> None: ...
         def view(self) -> RoundView: ...
-        def void(self, rule: str, reason: str, remedy: str = "all wagers returned; cards reshuffled",
-                 settled: Sequence[Settled] = ()) -> None: ...
+        def void(
+            self,
+            rule: str,
+            reason: str,
+            remedy: str = "all wagers returned; cards reshuffled",
+            settled: Sequence[Settled] = (),
+        ) -> None: ...
 
 
-def _usable_method(base: DealingMethod, fallback: DealingMethod | None,
-                   out_of_order: Mapping[str, str]) -> DealingMethod | None:
+def _usable_method(
+    base: DealingMethod, fallback: DealingMethod | None, out_of_order: Mapping[str, str]
+) -> DealingMethod | None:
     """The configured method if its device is in service, else the fallback if that one can be used."""
+
     def usable(m: DealingMethod) -> bool:
         if m == "hand":  # .9(a)(1): an automated shuffler, and this engine needs its card order
             return "shuffler" not in out_of_order
@@ -149,4 +162,3 @@ def _usable_method(base: DealingMethod, fallback: DealingMethod | None,
     if usable(base):
         return base
     return fallback if fallback is not None and fallback != base and usable(fallback) else None
-

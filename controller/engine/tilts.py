@@ -29,8 +29,9 @@ def is_tilt(block: str) -> bool:
 
 class _TiltsMixin(_StepBase):
     def signed(self, c: Signed) -> None:
-        self.emit("command.accepted", None, {"command_id": c.command_id, "verb": c.verb, "key_id": c.key_id,
-                                             "role": c.role})
+        self.emit(
+            "command.accepted", None, {"command_id": c.command_id, "verb": c.verb, "key_id": c.key_id, "role": c.role}
+        )
         if isinstance(c.inp, Signed):
             self.ignored(f"command {c.verb}", "a signed command carries one input, not another signed command")
             return
@@ -39,22 +40,38 @@ class _TiltsMixin(_StepBase):
     def acknowledge_tilt(self, a: AcknowledgeTilt) -> None:
         if self._not_a_raised_tilt(f"acknowledge tilt {a.tilt!r}", a.tilt):
             return
-        self.emit("tilt.acknowledged", None, {"tilt": a.tilt, "reason": self.s.blocks[a.tilt], "by": a.key_id,
-                                              "role": a.role, "remedy": "a supervisor clears the tilt"})
+        self.emit(
+            "tilt.acknowledged",
+            None,
+            {
+                "tilt": a.tilt,
+                "reason": self.s.blocks[a.tilt],
+                "by": a.key_id,
+                "role": a.role,
+                "remedy": "a supervisor clears the tilt",
+            },
+        )
 
     def clear_tilt(self, c: ClearTilt) -> None:
         if self._not_a_raised_tilt(f"clear tilt {c.tilt!r}", c.tilt):
             return
-        self.emit("tilt.cleared", None, {"tilt": c.tilt, "reason": self.s.blocks[c.tilt], "by": c.key_id,
-                                         "role": c.role, "note": c.note})
+        self.emit(
+            "tilt.cleared",
+            None,
+            {"tilt": c.tilt, "reason": self.s.blocks[c.tilt], "by": c.key_id, "role": c.role, "note": c.note},
+        )
         self.unblock(c.tilt, f"{c.role} {c.key_id}")
         if c.tilt == "tilt:meters":
             self.unlock_progressive("meters")
 
     def _not_a_raised_tilt(self, what: str, tilt: str) -> bool:
         if not is_tilt(tilt):
-            self.refused(what, f"{tilt!r} is not a tilt (the tilts are {', '.join(sorted(TILTS))} and "
-                               f"{TILT_PREFIX}*); a block with a remedy of its own is cleared by that remedy", None)
+            self.refused(
+                what,
+                f"{tilt!r} is not a tilt (the tilts are {', '.join(sorted(TILTS))} and "
+                f"{TILT_PREFIX}*); a block with a remedy of its own is cleared by that remedy",
+                None,
+            )
             return True
         if tilt not in self.s.blocks:
             raised = sorted(b for b in self.s.blocks if is_tilt(b))
@@ -63,5 +80,6 @@ class _TiltsMixin(_StepBase):
         return False
 
     if TYPE_CHECKING:
+
         def handle(self, inp: Input) -> None: ...
         def unlock_progressive(self, key: str) -> None: ...

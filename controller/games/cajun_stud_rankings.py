@@ -58,8 +58,10 @@ _ANTE_FROM_FIVE = {
 def rank_ante(player: Sequence[str], community: Sequence[str]) -> AnteHand:
     """683a.11(h): the best five-card hand of the player's two cards and the three community cards."""
     if len(player) != POCKET_CARDS or len(community) != BOARD_CARDS:
-        raise ValueError(f"683a.11(h) forms the hand from 2 player cards and 3 community cards, "
-                         f"not {len(player)} and {len(community)}")
+        raise ValueError(
+            f"683a.11(h) forms the hand from 2 player cards and 3 community cards, "
+            f"not {len(player)} and {len(community)}"
+        )
     hand = best_five([*player, *community])
     if hand.cls is Five.HIGH_CARD:
         return AnteHand.HIGH_CARD
@@ -123,8 +125,10 @@ class AllSix(IntEnum):
 def rank_all_six(player: Sequence[str], all_six_cards: Sequence[str]) -> AllSix:
     """683a.6(e) / 683a.11(i)(4): the player's two cards with the four All-Six Bonus cards."""
     if len(player) != POCKET_CARDS or len(all_six_cards) != ALL_SIX_CARDS:
-        raise ValueError(f"683a.11(i)(4) combines 2 player cards with 4 All-Six Bonus cards, "
-                         f"not {len(player)} and {len(all_six_cards)}")
+        raise ValueError(
+            f"683a.11(i)(4) combines 2 player cards with 4 All-Six Bonus cards, "
+            f"not {len(player)} and {len(all_six_cards)}"
+        )
     hand: SixCardHand = rank_six([*player, *all_six_cards])
     if hand.cls is Six.SIX_CARD_ROYAL_FLUSH:
         if hand.suit == "d":
@@ -153,8 +157,10 @@ class LoBall(IntEnum):
 def rank_lo_ball(player: Sequence[str], community: Sequence[str]) -> LoBall:
     """683a.11(i)(3): the Lo Ball class of the player's two cards and the three community cards."""
     if len(player) != POCKET_CARDS or len(community) != BOARD_CARDS:
-        raise ValueError(f"683a.11(i)(3) forms the hand from 2 player cards and 3 community cards, "
-                         f"not {len(player)} and {len(community)}")
+        raise ValueError(
+            f"683a.11(i)(3) forms the hand from 2 player cards and 3 community cards, "
+            f"not {len(player)} and {len(community)}"
+        )
     hand = best_five([*player, *community])
     if hand.cls is not Five.HIGH_CARD:
         return LoBall.FORMS_POKER_HAND

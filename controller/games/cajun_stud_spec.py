@@ -35,10 +35,17 @@ class CajunStudSpec:
     # (683a.11(b), (d), (f)), so they are not main wagers.
     main_wagers: tuple[str, ...] = ("ante", *cs.RAISES)
     citations: Mapping[str, str] = {
-        "open": "683a.4", "shuffle": "683a.5(a)", "count": "683a.5(b)", "betting": "683a.7(c)",
-        "player": "683a.7(d)(1)", "seat": "683a.2(a)", "complete": "683a.11(j)"}
+        "open": "683a.4",
+        "shuffle": "683a.5(a)",
+        "count": "683a.5(b)",
+        "betting": "683a.7(c)",
+        "player": "683a.7(d)(1)",
+        "seat": "683a.2(a)",
+        "complete": "683a.11(j)",
+    }
     reveal_before: Mapping[str, tuple[str, str, str]] = {
-        "all_six_bonus": ("all_six_bonus.revealed", "683a.11(i)(4)", "all_six_bonus")}
+        "all_six_bonus": ("all_six_bonus.revealed", "683a.11(i)(4)", "all_six_bonus")
+    }
 
     def seats(self, rules: CajunStudRules) -> int:
         return rules.seats
@@ -57,8 +64,13 @@ class CajunStudSpec:
         # to players who placed one, so an optional wager alone has no hand to settle against.
         return None if wagers.get("ante") else "no Ante Wager at this seat (683a.7(d)(1), 683a.8(c))"
 
-    def plan(self, rules: CajunStudRules, method: DealingMethod, players: Sequence[int],
-             wagers: Mapping[int, Mapping[str, Cents]]) -> DealPlan:
+    def plan(
+        self,
+        rules: CajunStudRules,
+        method: DealingMethod,
+        players: Sequence[int],
+        wagers: Mapping[int, Mapping[str, Cents]],
+    ) -> DealPlan:
         six = ALL_SIX if any(w.get("all_six_bonus") for w in wagers.values()) else ()
         if method == "automated_shoe":
             # 683a.10(b): a two-card stack to each player clockwise from the dealer's left; 683a.10(c): then,
@@ -73,8 +85,10 @@ class CajunStudSpec:
         return DealPlan(rule, cards=six + players_cards + COMMUNITY)
 
     def decisions(self, rules: CajunStudRules) -> Sequence[Decision]:
-        return tuple(Decision(spot, name, rule, "wager_or_fold", spot, COMMUNITY[i], reveal_rule)
-                     for i, (spot, name, rule, reveal_rule) in enumerate(RAISE_DECISIONS))
+        return tuple(
+            Decision(spot, name, rule, "wager_or_fold", spot, COMMUNITY[i], reveal_rule)
+            for i, (spot, name, rule, reveal_rule) in enumerate(RAISE_DECISIONS)
+        )
 
     def allowed(self, rules: CajunStudRules, decision: Decision, wagers: Mapping[str, Cents]) -> Sequence[Cents]:
         # 683a.1 "Raise Wager", 683a.11(b), (d), (f): one, two or three times the Ante, whatever was raised before.
@@ -83,11 +97,20 @@ class CajunStudSpec:
 
     def settle(self, rules: CajunStudRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
         record = CajunStudRound(
-            chapter="683a", round_id=table.round_id, community_cards=list(table.areas.get("community", ())),
+            chapter="683a",
+            round_id=table.round_id,
+            community_cards=list(table.areas.get("community", ())),
             all_six_bonus_cards=list(table.areas.get("all_six_bonus", ())),
-            seats=[CajunStudSeat(seat=s.seat, cards=list(s.cards), wagers={w: a for w, a in s.wagers.items() if a},
-                                 decisions=decisions_of(s.folded_on))
-                   for s in table.seats])
+            seats=[
+                CajunStudSeat(
+                    seat=s.seat,
+                    cards=list(s.cards),
+                    wagers={w: a for w, a in s.wagers.items() if a},
+                    decisions=decisions_of(s.folded_on),
+                )
+                for s in table.seats
+            ],
+        )
         return cs.settle_round(rules, record), dict(record.meters)
 
     def settle_on_exposure(self, rules: CajunStudRules, table: RoundView) -> list[Settled]:
@@ -105,11 +128,20 @@ class CajunStudSpec:
         # the optional wagers live (683a.11(b)) and lets settle_round check them against the Rules
         # Submission and order them; the Ante "forfeits" it reports are dropped, the Ante being returned.
         record = CajunStudRound(
-            chapter="683a", round_id=table.round_id, community_cards=list(table.areas.get("community", ())),
+            chapter="683a",
+            round_id=table.round_id,
+            community_cards=list(table.areas.get("community", ())),
             all_six_bonus_cards=list(table.areas.get("all_six_bonus", ())),
-            seats=[CajunStudSeat(seat=s.seat, cards=list(s.cards), decisions=["fold"],
-                                 wagers={w: a for w, a in s.wagers.items() if a and w not in cs.RAISES})
-                   for s in holders])
+            seats=[
+                CajunStudSeat(
+                    seat=s.seat,
+                    cards=list(s.cards),
+                    decisions=["fold"],
+                    wagers={w: a for w, a in s.wagers.items() if a and w not in cs.RAISES},
+                )
+                for s in holders
+            ],
+        )
         return [x for x in cs.settle_round(rules, record) if x.wager in cs.OPTIONAL_WAGERS]
 
 

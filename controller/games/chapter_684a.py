@@ -56,27 +56,33 @@ PLAYER_CARDS = 5
 SUBMISSION = "Rules Submission (601a.2)"
 RED = frozenset("dh")
 # The subsection that makes or defines each wager; the settling subsections (684a.11, 684a.12) are not available.
-WAGER_RULE = {"ante": "684a.1", "odds": "684a.1", "raise": "684a.1", "four_card_bonus": "684a.1",
-              "prime": "684a.1", "all_six": "684a.1"}
+WAGER_RULE = {
+    "ante": "684a.1",
+    "odds": "684a.1",
+    "raise": "684a.1",
+    "four_card_bonus": "684a.1",
+    "prime": "684a.1",
+    "all_six": "684a.1",
+}
 
 REQUIRED: dict[str, str] = {
     "dealer_qualifies": "684a.11 is not available: give the lowest dealer hand that qualifies, e.g. "
-                        "dealer_qualifies = { min_class = \"high_card\", high_cards = [\"A\", \"K\"] } for ace-king",
+    'dealer_qualifies = { min_class = "high_card", high_cards = ["A", "K"] } for ace-king',
     "raise_multiples": "684a.7 is not available: list the Raise Wager amounts allowed, as multiples of the Ante, "
-                       "e.g. raise_multiples = [2]",
+    "e.g. raise_multiples = [2]",
     "ante_odds": "684a.12 is not available: give the Ante Wager's odds when the player beats a qualified dealer, "
-                 "e.g. ante_odds = \"1 to 1\"",
+    'e.g. ante_odds = "1 to 1"',
     "raise_odds": "684a.12 is not available: give the Raise Wager's odds when the player beats a qualified dealer, "
-                  "e.g. raise_odds = \"1 to 1\"",
+    'e.g. raise_odds = "1 to 1"',
     "dealer_not_qualified": "684a.11 is not available: say what the Ante, Raise and Odds Wagers do when the dealer "
-                            "does not qualify, e.g. dealer_not_qualified = { ante = \"win\", raise = \"push\", "
-                            "odds = \"push\" }",
+    'does not qualify, e.g. dealer_not_qualified = { ante = "win", raise = "push", '
+    'odds = "push" }',
     "odds_paytable": "684a.12 is not available: give the Odds Wager's odds for each five-card class when the player "
-                     "beats the dealer, a row for every class from high_card to royal_flush",
+    "beats the dealer, a row for every class from high_card to royal_flush",
     "odds_when_player_loses": "684a.11 is not available: say what the Odds Wager does when the player loses to the "
-                              "dealer, odds_when_player_loses = \"lose\" or \"push\"",
+    'dealer, odds_when_player_loses = "lose" or "push"',
     "folded_optional_wagers": "684a.11 is not available: say whether a folded player's optional wagers are still "
-                              "settled, folded_optional_wagers = \"settled\" or \"collected\"",
+    'settled, folded_optional_wagers = "settled" or "collected"',
 }
 
 
@@ -102,8 +108,9 @@ class DealerQualifies(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     min_class: str = Field(description="a five-card class, e.g. high_card or pair")
-    high_cards: list[str] = Field(description="ranks the hand must reach within min_class, e.g. [\"A\", \"K\"]; "
-                                              "[] for any hand of the class")
+    high_cards: list[str] = Field(
+        description='ranks the hand must reach within min_class, e.g. ["A", "K"]; [] for any hand of the class'
+    )
 
     @field_validator("min_class")
     @classmethod
@@ -179,32 +186,42 @@ class Chapter684aRules(ChapterRules):
         _odds_table(self.odds_paytable, FIVE_CLASSES, "odds_paytable")
         absent = [c for c in FIVE_CLASSES if c not in self.odds_paytable]
         if absent:
-            raise ValueError(f"odds_paytable has no row for {absent}: a player who beats the dealer can hold any "
-                             "class, so give every class from high_card to royal_flush its odds")
+            raise ValueError(
+                f"odds_paytable has no row for {absent}: a player who beats the dealer can hold any "
+                "class, so give every class from high_card to royal_flush its odds"
+            )
         if self.four_card_bonus_paytable is not None or self.four_card_bonus_hand is not None:
-            raise ValueError("four_card_bonus_paytable: the Four Card Bonus Wager cannot be offered: neither the "
-                             "available text of 684a nor this controller defines four-card hand classes or how the "
-                             "Four Card Bonus hand is formed; remove four_card_bonus_paytable and four_card_bonus_hand")
+            raise ValueError(
+                "four_card_bonus_paytable: the Four Card Bonus Wager cannot be offered: neither the "
+                "available text of 684a nor this controller defines four-card hand classes or how the "
+                "Four Card Bonus hand is formed; remove four_card_bonus_paytable and four_card_bonus_hand"
+            )
         self._offer("prime", self.prime_paytable, self.prime_hand, "all_five_same_color", ("same_color",))
         self._offer("all_six", self.all_six_paytable, self.all_six_hand, "player_five_and_all_six_card", SIX_CLASSES)
         return self
 
-    def _offer(self, w: str, table: dict[str, str] | None, hand: str | None, implemented: str,
-               known: Sequence[str]) -> None:
+    def _offer(
+        self, w: str, table: dict[str, str] | None, hand: str | None, implemented: str, known: Sequence[str]
+    ) -> None:
         if table is None:
             if hand is not None:
                 raise ValueError(f"{w}_hand belongs to the {w} wager: add {w}_paytable to offer it, or remove it")
             return
         if hand is None:
-            raise ValueError(f"{w}_hand is required with {w}_paytable: 684a does not say how the hand is formed; "
-                             f"\"{implemented}\" is the formation implemented")
+            raise ValueError(
+                f"{w}_hand is required with {w}_paytable: 684a does not say how the hand is formed; "
+                f'"{implemented}" is the formation implemented'
+            )
         if hand != implemented:
-            raise ValueError(f"{w}_hand = {hand!r} is not implemented: set \"{implemented}\" or do not offer the wager")
+            raise ValueError(f'{w}_hand = {hand!r} is not implemented: set "{implemented}" or do not offer the wager')
         _odds_table(table, known, f"{w}_paytable")
 
     def offers(self, wager: str) -> bool:
-        return {"four_card_bonus": self.four_card_bonus_paytable, "prime": self.prime_paytable,
-                "all_six": self.all_six_paytable}[wager] is not None
+        return {
+            "four_card_bonus": self.four_card_bonus_paytable,
+            "prime": self.prime_paytable,
+            "all_six": self.all_six_paytable,
+        }[wager] is not None
 
 
 class Chapter684aSeat(SeatRecord):
@@ -239,29 +256,41 @@ def validate(rules: Chapter684aRules, r: Chapter684aRound) -> None:
         ante = s.wagers.get("ante", 0)
         for w in ("ante", "odds"):
             if not s.wagers.get(w):
-                raise _fail(f"{at}.wagers.{w}", "684a.10(b) delivers a stack only to a player with Ante and Odds "
-                                                "Wagers: give both")
+                raise _fail(
+                    f"{at}.wagers.{w}",
+                    "684a.10(b) delivers a stack only to a player with Ante and Odds Wagers: give both",
+                )
         if len(s.cards) != PLAYER_CARDS:
             raise _fail(f"{at}.cards", f"{len(s.cards)} cards; 684a.10(b) delivers each player a stack of five")
         raised = s.wagers.get("raise", 0)
         if s.folded and raised:
-            raise _fail(f"{at}.wagers.raise", "a player who folded made no Raise Wager (684a.1): remove it or set "
-                                              "folded = false")
+            raise _fail(
+                f"{at}.wagers.raise",
+                "a player who folded made no Raise Wager (684a.1): remove it or set folded = false",
+            )
         allowed = [m * ante for m in rules.raise_multiples]
         if not s.folded and raised not in allowed:
-            raise _fail(f"{at}.wagers.raise", f"{raised} is not an allowed Raise Wager {allowed} (raise_multiples "
-                                              "of the Ante); a player who did not raise folded (folded = true)")
+            raise _fail(
+                f"{at}.wagers.raise",
+                f"{raised} is not an allowed Raise Wager {allowed} (raise_multiples "
+                "of the Ante); a player who did not raise folded (folded = true)",
+            )
         for w in OPTIONAL:
             if s.wagers.get(w) and not rules.offers(w):
-                raise _fail(f"{at}.wagers.{w}", f"this table does not offer the wager: remove it or give "
-                                                f"{w}_paytable in the config's [game]")
+                raise _fail(
+                    f"{at}.wagers.{w}",
+                    f"this table does not offer the wager: remove it or give {w}_paytable in the config's [game]",
+                )
     any_all_six = any(s.wagers.get("all_six") for s in r.seats)
     if any_all_six and r.all_six_bonus_card is None:
-        raise _fail("all_six_bonus_card", "a player placed an All-Six Bonus Wager, so 684a.10(b) dealt the All-Six "
-                                          "Bonus card: give it")
+        raise _fail(
+            "all_six_bonus_card",
+            "a player placed an All-Six Bonus Wager, so 684a.10(b) dealt the All-Six Bonus card: give it",
+        )
     if not any_all_six and r.all_six_bonus_card is not None:
-        raise _fail("all_six_bonus_card", "no player placed an All-Six Bonus Wager, so 684a.10(b) dealt none: "
-                                          "remove it")
+        raise _fail(
+            "all_six_bonus_card", "no player placed an All-Six Bonus Wager, so 684a.10(b) dealt none: remove it"
+        )
     bonus = [r.all_six_bonus_card] if r.all_six_bonus_card else []
     check_round_cards([r.dealer, bonus, *(s.cards for s in r.seats)])
 
@@ -279,8 +308,16 @@ def settle(rules: Chapter684aRules, r: Chapter684aRound) -> tuple[list[Settled],
         for w in OPTIONAL:
             if amount := s.wagers.get(w):
                 if collect:
-                    out.append(lose(s.seat, w, amount, WAGER_RULE[w], paytable=SUBMISSION,
-                                    note="collected with the folded hand (folded_optional_wagers)"))
+                    out.append(
+                        lose(
+                            s.seat,
+                            w,
+                            amount,
+                            WAGER_RULE[w],
+                            paytable=SUBMISSION,
+                            note="collected with the folded hand (folded_optional_wagers)",
+                        )
+                    )
                 else:
                     out.append(_optional(rules, r, s, w, amount))
     return out, dict(r.meters)
@@ -297,23 +334,34 @@ def _main(rules: Chapter684aRules, s: Chapter684aSeat, dealer: FiveCardHand, qua
     if s.folded:
         return [lose(s.seat, w, a, "684a.1", hand=hand, note="the player folded (684a.1)") for w, a in amounts.items()]
     table = f"{SUBMISSION} odds_paytable"
-    odds = {"ante": Odds.parse(rules.ante_odds), "raise": Odds.parse(rules.raise_odds),
-            "odds": Odds.parse(rules.odds_paytable[hand])}
+    odds = {
+        "ante": Odds.parse(rules.ante_odds),
+        "raise": Odds.parse(rules.raise_odds),
+        "odds": Odds.parse(rules.odds_paytable[hand]),
+    }
     if not qualified:
         dnq = rules.dealer_not_qualified
         choice = {"ante": dnq.ante, "raise": dnq.raise_, "odds": "win" if dnq.odds == "paytable" else "push"}
         note = "the dealer did not qualify (dealer_qualifies); dealer_not_qualified"
-        return [win(s.seat, w, a, odds[w], "684a.1", hand=hand, paytable=table if w == "odds" else SUBMISSION,
-                    note=note) if choice[w] == "win" else push(s.seat, w, a, "684a.1", hand=hand, note=note)
-                for w, a in amounts.items()]
+        return [
+            win(s.seat, w, a, odds[w], "684a.1", hand=hand, paytable=table if w == "odds" else SUBMISSION, note=note)
+            if choice[w] == "win"
+            else push(s.seat, w, a, "684a.1", hand=hand, note=note)
+            for w, a in amounts.items()
+        ]
     if mine > dealer:
-        return [win(s.seat, w, a, odds[w], "684a.1", hand=hand, paytable=table if w == "odds" else SUBMISSION)
-                for w, a in amounts.items()]
+        return [
+            win(s.seat, w, a, odds[w], "684a.1", hand=hand, paytable=table if w == "odds" else SUBMISSION)
+            for w, a in amounts.items()
+        ]
     if mine == dealer:
         return [push(s.seat, w, a, "684a.1", hand=hand, note="tie with the dealer") for w, a in amounts.items()]
-    return [push(s.seat, w, a, "684a.1", hand=hand, note="odds_when_player_loses = push")
-            if w == "odds" and rules.odds_when_player_loses == "push" else lose(s.seat, w, a, "684a.1", hand=hand)
-            for w, a in amounts.items()]
+    return [
+        push(s.seat, w, a, "684a.1", hand=hand, note="odds_when_player_loses = push")
+        if w == "odds" and rules.odds_when_player_loses == "push"
+        else lose(s.seat, w, a, "684a.1", hand=hand)
+        for w, a in amounts.items()
+    ]
 
 
 def _optional(rules: Chapter684aRules, r: Chapter684aRound, s: Chapter684aSeat, w: str, amount: Cents) -> Settled:

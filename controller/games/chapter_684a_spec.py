@@ -51,20 +51,24 @@ class Chapter684aSpec:
     name: str = "Chapter 684a (game name not in the available text)"
     supported_methods: tuple[DealingMethod, ...] = ("automated_shoe",)
     main_wagers: tuple[str, ...] = c684.MAIN  # ante, odds, raise: a fold collects the Ante and the Odds (684a.1)
-    citations: Mapping[str, str] = PartialCitations(CHAPTER, PUBLISHED, {
-        "open": _not_available("opening of the table"),
-        "shuffle": _not_available("684a.5 shuffle and cut of the cards"),
-        "count": "684a.10(d)",  # the shuffler that counts and indicates whether 52 cards are present
-        "betting": "684a.1",  # every wager but the Raise is made "prior to any cards being dealt"
-        "player": "684a.10(b)",  # stacks go only to players with Ante and Odds Wagers
-        "seat": _not_available("seating; the table's seats are the config's game.seats"),
-        # 684a.7(c) is not available; the "no more bets" announcement closes the wagers (684a.10(a)(2)).
-        "7(c)": "684a.10(a)(2)",
-        "complete": _not_available("completion of the round; settled per the Rules Submission, 601a.2"),
-        # A misdeal or a deck that is not whole voids every hand and returns every wager (684a.10(f)); the other
-        # irregularities have no published 684a text, and PartialCitations says so.
-        "13(c)": "684a.10(f)",
-    })
+    citations: Mapping[str, str] = PartialCitations(
+        CHAPTER,
+        PUBLISHED,
+        {
+            "open": _not_available("opening of the table"),
+            "shuffle": _not_available("684a.5 shuffle and cut of the cards"),
+            "count": "684a.10(d)",  # the shuffler that counts and indicates whether 52 cards are present
+            "betting": "684a.1",  # every wager but the Raise is made "prior to any cards being dealt"
+            "player": "684a.10(b)",  # stacks go only to players with Ante and Odds Wagers
+            "seat": _not_available("seating; the table's seats are the config's game.seats"),
+            # 684a.7(c) is not available; the "no more bets" announcement closes the wagers (684a.10(a)(2)).
+            "7(c)": "684a.10(a)(2)",
+            "complete": _not_available("completion of the round; settled per the Rules Submission, 601a.2"),
+            # A misdeal or a deck that is not whole voids every hand and returns every wager (684a.10(f)); the other
+            # irregularities have no published 684a text, and PartialCitations says so.
+            "13(c)": "684a.10(f)",
+        },
+    )
     # When the dealer's and the All-Six Bonus cards are turned up is in sections that are not available; every area
     # is in `round.completed`, so no reveal event claims a rule the text does not give.
     reveal_before: Mapping[str, tuple[str, str, str]] = {}
@@ -82,7 +86,8 @@ class Chapter684aSpec:
             raise ValueError(
                 f"chapter 684a cannot be dealt from a {method.replace('_', ' ')}: {UNSUPPORTED[method]} not "
                 "available, only 684a.10 (dealing from an automated dealing shoe) is; set the dealing method to "
-                "\"automated_shoe\"")
+                '"automated_shoe"'
+            )
 
     def offers(self, rules: Chapter684aRules) -> Sequence[Offer]:
         spots = ["ante", "odds", *(w for w in c684.OPTIONAL if rules.offers(w))]
@@ -92,11 +97,18 @@ class Chapter684aSpec:
         missing = [name for w, name in (("ante", "Ante"), ("odds", "Odds")) if not wagers.get(w)]
         if not missing:
             return None
-        return (f"no {' or '.join(missing)} Wager at this seat: 684a.10(b) deals only to a player with Ante and "
-                "Odds Wagers (684a.1 requires both)")
+        return (
+            f"no {' or '.join(missing)} Wager at this seat: 684a.10(b) deals only to a player with Ante and "
+            "Odds Wagers (684a.1 requires both)"
+        )
 
-    def plan(self, rules: Chapter684aRules, method: DealingMethod, players: Sequence[int],
-             wagers: Mapping[int, Mapping[str, Cents]]) -> DealPlan:
+    def plan(
+        self,
+        rules: Chapter684aRules,
+        method: DealingMethod,
+        players: Sequence[int],
+        wagers: Mapping[int, Mapping[str, Cents]],
+    ) -> DealPlan:
         self.require_method(method)
         # 684a.10(b): a stack of five to each player clockwise from the dealer's left, then one to the dealer.
         stacks = [Stack((f"seat:{n}",) * c684.PLAYER_CARDS, STACK_RULE) for n in players]
@@ -116,9 +128,13 @@ class Chapter684aSpec:
     def settle(self, rules: Chapter684aRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
         bonus = table.areas.get(ALL_SIX_AREA, ())
         record = Chapter684aRound(
-            chapter="684a", round_id=table.round_id, dealer=list(table.areas.get("dealer", ())),
+            chapter="684a",
+            round_id=table.round_id,
+            dealer=list(table.areas.get("dealer", ())),
             all_six_bonus_card=bonus[0] if bonus else None,
-            seats=[Chapter684aSeat(seat=s.seat, cards=list(s.cards), wagers=dict(s.wagers),
-                                   folded=s.folded_on is not None)
-                   for s in table.seats])
+            seats=[
+                Chapter684aSeat(seat=s.seat, cards=list(s.cards), wagers=dict(s.wagers), folded=s.folded_on is not None)
+                for s in table.seats
+            ],
+        )
         return c684.settle(rules, record)

@@ -51,11 +51,31 @@ from controller.money import Cents, Odds, fmt
 from controller.rankings import Five, FiveCardHand, Three, best_five, rank_three
 
 __all__ = [
-    "CHAPTER", "FIVE_CARD_BONUS", "FIVE_CARD_ENVY", "FIVE_CARD_HAND_BONUS", "FIVE_CARD_PROGRESSIVE",
-    "HAND_BONUS_EXTRAS", "LET_IT_RIDE", "LET_IT_RIDE_WAGERS", "METER_LEVELS", "NAME", "THREE_CARD_BONUS",
-    "THREE_CARD_ENVY", "THREE_CARD_PROGRESSIVE", "WAGERS", "LetItRideRound", "LetItRideRules", "LetItRideSeat",
-    "LetItRideSettlement", "apportion", "check_round", "five_card_hand_name", "minimum_payout_limit",
-    "settle", "settle_round", "three_card_progressive_hand",
+    "CHAPTER",
+    "FIVE_CARD_BONUS",
+    "FIVE_CARD_ENVY",
+    "FIVE_CARD_HAND_BONUS",
+    "FIVE_CARD_PROGRESSIVE",
+    "HAND_BONUS_EXTRAS",
+    "LET_IT_RIDE",
+    "LET_IT_RIDE_WAGERS",
+    "METER_LEVELS",
+    "NAME",
+    "THREE_CARD_BONUS",
+    "THREE_CARD_ENVY",
+    "THREE_CARD_PROGRESSIVE",
+    "WAGERS",
+    "LetItRideRound",
+    "LetItRideRules",
+    "LetItRideSeat",
+    "LetItRideSettlement",
+    "apportion",
+    "check_round",
+    "five_card_hand_name",
+    "minimum_payout_limit",
+    "settle",
+    "settle_round",
+    "three_card_progressive_hand",
 ]
 
 
@@ -125,8 +145,11 @@ def _let_it_ride(rules: LetItRideRules, s: LetItRideSeat, hand: FiveCardHand) ->
     name = five_card_hand_name(hand)
     rows: list[Settled] = []
     riding: list[int] = []
-    for w, gone, rule in (("bet_1", s.bet_1_withdrawn, "643a.11(b)(2)"), ("bet_2", s.bet_2_withdrawn, "643a.11(d)(2)"),
-                          ("bet_3", False, "643a.11(f)(3)")):
+    for w, gone, rule in (
+        ("bet_1", s.bet_1_withdrawn, "643a.11(b)(2)"),
+        ("bet_2", s.bet_2_withdrawn, "643a.11(d)(2)"),
+        ("bet_3", False, "643a.11(f)(3)"),
+    ):
         amount = s.wagers[w]
         if gone:
             rows.append(withdrawn(s.seat, w, amount, rule, note="withdrawn; not Let It Ride"))
@@ -149,8 +172,9 @@ def _let_it_ride(rules: LetItRideRules, s: LetItRideSeat, hand: FiveCardHand) ->
     return rows
 
 
-def _fixed_or_lose(seat: int, wager: str, amount: Cents, award: Award | None, rule: str, hand: str,
-                   table: AwardTable) -> Settled:
+def _fixed_or_lose(
+    seat: int, wager: str, amount: Cents, award: Award | None, rule: str, hand: str, table: AwardTable
+) -> Settled:
     if not isinstance(award, Amount) or award.cents == 0:
         # A "$0" cell is a hand outside the wager's range (643a.7(e), 643a.11(f)(3)(i)), so it loses.
         return lose(seat, wager, amount, rule, hand=hand, paytable=table.citation)
@@ -162,8 +186,15 @@ def _five_card_bonus(rules: LetItRideRules, s: LetItRideSeat, hand: FiveCardHand
     assert rules.five_card_bonus_paytable is not None  # check_round refused the wager otherwise
     table = FIVE_CARD_BONUS[rules.five_card_bonus_paytable]
     award = table.award_for(hand.cls) if _pays_pair(hand) else None
-    return _fixed_or_lose(s.seat, "five_card_bonus", s.wagers["five_card_bonus"], award, "643a.11(f)(3)(i)",
-                          five_card_hand_name(hand), table)
+    return _fixed_or_lose(
+        s.seat,
+        "five_card_bonus",
+        s.wagers["five_card_bonus"],
+        award,
+        "643a.11(f)(3)(i)",
+        five_card_hand_name(hand),
+        table,
+    )
 
 
 def _three_card_bonus(rules: LetItRideRules, s: LetItRideSeat) -> Settled:
@@ -194,8 +225,17 @@ def three_card_progressive_hand(cards: Sequence[str]) -> ThreeCardProgressiveHan
     }.get(three)
 
 
-def _progressive(rules: LetItRideRules, seat: int, wager: str, amount: Cents, award: Award | None, hand: str,
-                 table: AwardTable, rule: str, meters: dict[str, Cents]) -> Settled:
+def _progressive(
+    rules: LetItRideRules,
+    seat: int,
+    wager: str,
+    amount: Cents,
+    award: Award | None,
+    hand: str,
+    table: AwardTable,
+    rule: str,
+    meters: dict[str, Cents],
+) -> Settled:
     """A progressive wager: odds "N for 1", or a share of the meter at this box's turn. The share is the whole
     of what the player receives (the wager was collected at lock-out, 643a.8(b)(2)), booked like "N for 1":
     paid is the share less the wager, the wager counts as returned. The meter drops by the share, and a
@@ -209,13 +249,16 @@ def _progressive(rules: LetItRideRules, seat: int, wager: str, amount: Cents, aw
     before = meters[level]
     share = award.of(before)
     if share < amount:
-        raise SettlementError(f"meters.{level} ({before}) pays {award} = {share}, less than the {amount} wagered at "
-                              f"seat {seat}: the meter cannot be this low; record the meter shown at settlement")
+        raise SettlementError(
+            f"meters.{level} ({before}) pays {award} = {share}, less than the {amount} wagered at "
+            f"seat {seat}: the meter cannot be this low; record the meter shown at settlement"
+        )
     after = rules.reset_cents(level) if award.percent == 100 else before - share
     meters[level] = after
     note = f"{award} at this turn: {fmt(share)} of meter {fmt(before)}; meter now {fmt(after)}"
-    return win_fixed(seat, wager, amount, share - amount, rule, hand=hand, paytable=table.citation,
-                     odds=str(award), note=note)
+    return win_fixed(
+        seat, wager, amount, share - amount, rule, hand=hand, paytable=table.citation, odds=str(award), note=note
+    )
 
 
 def _three_card_progressive(rules: LetItRideRules, s: LetItRideSeat, meters: dict[str, Cents]) -> Settled:
@@ -225,20 +268,43 @@ def _three_card_progressive(rules: LetItRideRules, s: LetItRideSeat, meters: dic
     hand = three_card_progressive_hand(s.cards)
     award = table.award_for(hand) if hand is not None else None
     name = hand.name.lower() if hand is not None else rank_three(s.cards).name.lower()
-    return _progressive(rules, s.seat, "three_card_progressive", s.wagers["three_card_progressive"], award, name,
-                        table, "643a.11(f)(3)(iii)(D)", meters)
+    return _progressive(
+        rules,
+        s.seat,
+        "three_card_progressive",
+        s.wagers["three_card_progressive"],
+        award,
+        name,
+        table,
+        "643a.11(f)(3)(iii)(D)",
+        meters,
+    )
 
 
-def _five_card_progressive(rules: LetItRideRules, s: LetItRideSeat, hand: FiveCardHand,
-                           meters: dict[str, Cents]) -> Settled:
+def _five_card_progressive(
+    rules: LetItRideRules, s: LetItRideSeat, hand: FiveCardHand, meters: dict[str, Cents]
+) -> Settled:
     """643a.11(f)(3)(iv)(D) at 643a.12(e)(1), three-of-a-kind or better (643a.1); highest only (643a.12(e)(2))."""
-    return _progressive(rules, s.seat, "five_card_progressive", s.wagers["five_card_progressive"],
-                        FIVE_CARD_PROGRESSIVE.award_for(hand.cls), five_card_hand_name(hand), FIVE_CARD_PROGRESSIVE,
-                        "643a.11(f)(3)(iv)(D)", meters)
+    return _progressive(
+        rules,
+        s.seat,
+        "five_card_progressive",
+        s.wagers["five_card_progressive"],
+        FIVE_CARD_PROGRESSIVE.award_for(hand.cls),
+        five_card_hand_name(hand),
+        FIVE_CARD_PROGRESSIVE,
+        "643a.11(f)(3)(iv)(D)",
+        meters,
+    )
 
 
-def _envy(s: LetItRideSeat, wager: str, schedules: dict[Cents, AwardTable], rule: str,
-          qualifying: list[tuple[LetItRideSeat, ThreeCardProgressiveHand | Five]]) -> list[Settled]:
+def _envy(
+    s: LetItRideSeat,
+    wager: str,
+    schedules: dict[Cents, AwardTable],
+    rule: str,
+    qualifying: list[tuple[LetItRideSeat, ThreeCardProgressiveHand | Five]],
+) -> list[Settled]:
     """One envy bonus per qualifying hand held by another player; never for the player's own hand, nor for
     the same player's other boxes (643a.11(f)(3)(iii)(E), (iv)(E); players per 643a.7(k)). Envy has no stake
     of its own, so its row's amount is 0; the schedule follows the receiver's Progressive Payout Wager."""
@@ -250,9 +316,19 @@ def _envy(s: LetItRideSeat, wager: str, schedules: dict[Cents, AwardTable], rule
             continue
         award = table.award_for(key)
         assert isinstance(award, Amount)
-        rows.append(win_fixed(s.seat, f"{wager.removesuffix('_progressive')}_envy_bonus", 0, award.cents, rule,
-                              hand=key.name.lower(), paytable=table.citation, odds=str(award),
-                              note=f"envy of seat {other.seat}"))
+        rows.append(
+            win_fixed(
+                s.seat,
+                f"{wager.removesuffix('_progressive')}_envy_bonus",
+                0,
+                award.cents,
+                rule,
+                hand=key.name.lower(),
+                paytable=table.citation,
+                odds=str(award),
+                note=f"envy of seat {other.seat}",
+            )
+        )
     return rows
 
 
@@ -270,32 +346,61 @@ def _three_card_envy(s: LetItRideSeat, order: list[LetItRideSeat]) -> list[Settl
 def _five_card_envy(s: LetItRideSeat, order: list[LetItRideSeat], hands: dict[int, FiveCardHand]) -> list[Settled]:
     """643a.12(e)(5): a straight flush or better (643a.1 Five-Card Envy Bonus Qualifying Hand) of another player."""
     qualifying: list[tuple[LetItRideSeat, ThreeCardProgressiveHand | Five]] = [
-        (other, hands[other.seat].cls) for other in order if hands[other.seat].cls >= Five.STRAIGHT_FLUSH]
+        (other, hands[other.seat].cls) for other in order if hands[other.seat].cls >= Five.STRAIGHT_FLUSH
+    ]
     return _envy(s, "five_card_progressive", FIVE_CARD_ENVY, "643a.11(f)(3)(iv)(E)", qualifying)
 
 
 _EXTRA_WAGER = {HandBonusExtra.MAGIC_CARD: "magic_card_bonus", HandBonusExtra.LUCKY_BONUS: "lucky_bonus"}
 
 
-def _five_card_hand_bonus(rules: LetItRideRules, record: LetItRideRound, s: LetItRideSeat, hand: FiveCardHand,
-                          meters: dict[str, Cents]) -> list[Settled]:
+def _five_card_hand_bonus(
+    rules: LetItRideRules, record: LetItRideRound, s: LetItRideSeat, hand: FiveCardHand, meters: dict[str, Cents]
+) -> list[Settled]:
     """643a.11(f)(3)(v): the wager at 643a.12(f)(1), flush or better (643a.7(i)), highest only (643a.12(f)(2));
     then the Magic Card and Lucky Bonus of 643a.12(f)(3) from the recorded draws (643a.1). Those two have no
     stake of their own: their rows have amount 0 and pay the whole "N for 1" of the wager, since the wager is
     settled (returned or collected) on its own row."""
     amount = s.wagers["five_card_hand_bonus"]
     rule = "643a.11(f)(3)(v)"
-    rows = [_progressive(rules, s.seat, "five_card_hand_bonus", amount, FIVE_CARD_HAND_BONUS.award_for(hand.cls),
-                         five_card_hand_name(hand), FIVE_CARD_HAND_BONUS, rule, meters)]
+    rows = [
+        _progressive(
+            rules,
+            s.seat,
+            "five_card_hand_bonus",
+            amount,
+            FIVE_CARD_HAND_BONUS.award_for(hand.cls),
+            five_card_hand_name(hand),
+            FIVE_CARD_HAND_BONUS,
+            rule,
+            meters,
+        )
+    ]
     extras = (
-        (HandBonusExtra.MAGIC_CARD, rules.magic_card_bonus and record.magic_card in [*s.cards, *record.community],
-         f"Magic Card {record.magic_card} among the player's three cards or the community cards"),
-        (HandBonusExtra.LUCKY_BONUS, rules.lucky_bonus and record.lucky_seat == s.seat,
-         f"seat {s.seat} is the Lucky Bonus seat"),
+        (
+            HandBonusExtra.MAGIC_CARD,
+            rules.magic_card_bonus and record.magic_card in [*s.cards, *record.community],
+            f"Magic Card {record.magic_card} among the player's three cards or the community cards",
+        ),
+        (
+            HandBonusExtra.LUCKY_BONUS,
+            rules.lucky_bonus and record.lucky_seat == s.seat,
+            f"seat {s.seat} is the Lucky Bonus seat",
+        ),
     )
     for extra, hit, note in extras:
         if hit:
             odds = HAND_BONUS_EXTRAS.rows[extra]
-            rows.append(win_fixed(s.seat, _EXTRA_WAGER[extra], 0, odds.winnings(amount) + amount, rule,
-                                  paytable=HAND_BONUS_EXTRAS.citation, odds=str(odds), note=note))
+            rows.append(
+                win_fixed(
+                    s.seat,
+                    _EXTRA_WAGER[extra],
+                    0,
+                    odds.winnings(amount) + amount,
+                    rule,
+                    paytable=HAND_BONUS_EXTRAS.citation,
+                    odds=str(odds),
+                    note=note,
+                )
+            )
     return rows

@@ -99,17 +99,21 @@ def awards(rule: str, name: str | None, rows: Mapping[Hand, str]) -> AwardTable:
 # 643a.12(a): the Let It Ride Wagers (Bet Number 1, 2 and 3). The PAIR row is "Pair of tens, jacks,
 # queens, kings or aces" only; a lower pair loses (settlement checks the rank).
 LET_IT_RIDE: dict[str, Paytable] = {
-    letter: table("643a.12(a)", letter, {
-        Five.ROYAL_FLUSH: royal,
-        Five.STRAIGHT_FLUSH: "200 to 1",
-        Five.FOUR_OF_A_KIND: "50 to 1",
-        Five.FULL_HOUSE: "11 to 1",
-        Five.FLUSH: "8 to 1",
-        Five.STRAIGHT: "5 to 1",
-        Five.THREE_OF_A_KIND: "3 to 1",
-        Five.TWO_PAIR: "2 to 1",
-        Five.PAIR: "1 to 1",
-    })
+    letter: table(
+        "643a.12(a)",
+        letter,
+        {
+            Five.ROYAL_FLUSH: royal,
+            Five.STRAIGHT_FLUSH: "200 to 1",
+            Five.FOUR_OF_A_KIND: "50 to 1",
+            Five.FULL_HOUSE: "11 to 1",
+            Five.FLUSH: "8 to 1",
+            Five.STRAIGHT: "5 to 1",
+            Five.THREE_OF_A_KIND: "3 to 1",
+            Five.TWO_PAIR: "2 to 1",
+            Five.PAIR: "1 to 1",
+        },
+    )
     for letter, royal in (("A", "1,000 to 1"), ("B", "500 to 1"))
 }
 
@@ -128,8 +132,11 @@ _FIVE_CARD_BONUS_TEXT: dict[Five, tuple[str, ...]] = {
     Five.PAIR: ("$2", "$1", "$0", "$1", "$0", "$0", ""),  # tens or better only
 }
 FIVE_CARD_BONUS: dict[str, AwardTable] = {
-    letter: awards("643a.12(b)", f"paytable {letter}",
-                   {hand: cells[i] for hand, cells in _FIVE_CARD_BONUS_TEXT.items() if cells[i]})
+    letter: awards(
+        "643a.12(b)",
+        f"paytable {letter}",
+        {hand: cells[i] for hand, cells in _FIVE_CARD_BONUS_TEXT.items() if cells[i]},
+    )
     for i, letter in enumerate(_FIVE_CARD_BONUS_COLUMNS)
 }
 
@@ -137,77 +144,111 @@ FIVE_CARD_BONUS: dict[str, AwardTable] = {
 # flush (643a.6(c)(1) defines it as one) and pays on that row.
 _3CB: dict[str, tuple[str, str]] = {"A": ("6 to 1", "4 to 1"), "B": ("5 to 1", "4 to 1"), "C": ("6 to 1", "3 to 1")}
 THREE_CARD_BONUS: dict[str, Paytable] = {
-    letter: table("643a.12(c)", letter, {
-        **({Three.MINI_ROYAL: "50 to 1"} if letter in "DEF" else {}),
-        Three.STRAIGHT_FLUSH: "40 to 1",
-        Three.THREE_OF_A_KIND: "30 to 1",
-        Three.STRAIGHT: _3CB[base][0],
-        Three.FLUSH: _3CB[base][1],
-        Three.PAIR: "1 to 1",
-    })
+    letter: table(
+        "643a.12(c)",
+        letter,
+        {
+            **({Three.MINI_ROYAL: "50 to 1"} if letter in "DEF" else {}),
+            Three.STRAIGHT_FLUSH: "40 to 1",
+            Three.THREE_OF_A_KIND: "30 to 1",
+            Three.STRAIGHT: _3CB[base][0],
+            Three.FLUSH: _3CB[base][1],
+            Three.PAIR: "1 to 1",
+        },
+    )
     for letter, base in (("A", "A"), ("B", "B"), ("C", "C"), ("D", "A"), ("E", "B"), ("F", "C"))
 }
 
 # 643a.12(d)(1): Three-Card Progressive Payout Wager. Paytable B leaves the straight blank, so under
 # it a straight is no Progressive Payout Hand (643a.1, "depending on the paytable").
 THREE_CARD_PROGRESSIVE: dict[str, AwardTable] = {
-    "A": awards("643a.12(d)(1)", "paytable A", {
-        ThreeCardProgressiveHand.MINI_ROYAL_SPADES: "100% of meter",
-        ThreeCardProgressiveHand.MINI_ROYAL: "500 for 1",
-        ThreeCardProgressiveHand.STRAIGHT_FLUSH: "70 for 1",
-        ThreeCardProgressiveHand.THREE_OF_A_KIND: "60 for 1",
-        ThreeCardProgressiveHand.STRAIGHT: "6 for 1",
-    }),
-    "B": awards("643a.12(d)(1)", "paytable B", {
-        ThreeCardProgressiveHand.MINI_ROYAL_SPADES: "100% of meter",
-        ThreeCardProgressiveHand.MINI_ROYAL: "500 for 1",
-        ThreeCardProgressiveHand.STRAIGHT_FLUSH: "100 for 1",
-        ThreeCardProgressiveHand.THREE_OF_A_KIND: "90 for 1",
-    }),
+    "A": awards(
+        "643a.12(d)(1)",
+        "paytable A",
+        {
+            ThreeCardProgressiveHand.MINI_ROYAL_SPADES: "100% of meter",
+            ThreeCardProgressiveHand.MINI_ROYAL: "500 for 1",
+            ThreeCardProgressiveHand.STRAIGHT_FLUSH: "70 for 1",
+            ThreeCardProgressiveHand.THREE_OF_A_KIND: "60 for 1",
+            ThreeCardProgressiveHand.STRAIGHT: "6 for 1",
+        },
+    ),
+    "B": awards(
+        "643a.12(d)(1)",
+        "paytable B",
+        {
+            ThreeCardProgressiveHand.MINI_ROYAL_SPADES: "100% of meter",
+            ThreeCardProgressiveHand.MINI_ROYAL: "500 for 1",
+            ThreeCardProgressiveHand.STRAIGHT_FLUSH: "100 for 1",
+            ThreeCardProgressiveHand.THREE_OF_A_KIND: "90 for 1",
+        },
+    ),
 }
 
 # 643a.12(d)(5): Three-Card Envy Bonus by the receiving player's Progressive Payout Wager, in cents.
 THREE_CARD_ENVY: dict[Cents, AwardTable] = {
-    100: awards("643a.12(d)(5)", "$1 Progressive Payout Wager", {
-        ThreeCardProgressiveHand.MINI_ROYAL_SPADES: "$100",
-        ThreeCardProgressiveHand.MINI_ROYAL: "$25",
-    }),
-    500: awards("643a.12(d)(5)", "$5 Progressive Payout Wager", {
-        ThreeCardProgressiveHand.MINI_ROYAL_SPADES: "$500",
-        ThreeCardProgressiveHand.MINI_ROYAL: "$125",
-    }),
+    100: awards(
+        "643a.12(d)(5)",
+        "$1 Progressive Payout Wager",
+        {
+            ThreeCardProgressiveHand.MINI_ROYAL_SPADES: "$100",
+            ThreeCardProgressiveHand.MINI_ROYAL: "$25",
+        },
+    ),
+    500: awards(
+        "643a.12(d)(5)",
+        "$5 Progressive Payout Wager",
+        {
+            ThreeCardProgressiveHand.MINI_ROYAL_SPADES: "$500",
+            ThreeCardProgressiveHand.MINI_ROYAL: "$125",
+        },
+    ),
 }
 
 # 643a.12(e)(1): Five-Card Progressive Payout Wager; the chapter gives one table, no letter.
-FIVE_CARD_PROGRESSIVE = awards("643a.12(e)(1)", None, {
-    Five.ROYAL_FLUSH: "100% of meter",
-    Five.STRAIGHT_FLUSH: "10% of meter",
-    Five.FOUR_OF_A_KIND: "300 for 1",
-    Five.FULL_HOUSE: "50 for 1",
-    Five.FLUSH: "40 for 1",
-    Five.STRAIGHT: "30 for 1",
-    Five.THREE_OF_A_KIND: "9 for 1",
-})
+FIVE_CARD_PROGRESSIVE = awards(
+    "643a.12(e)(1)",
+    None,
+    {
+        Five.ROYAL_FLUSH: "100% of meter",
+        Five.STRAIGHT_FLUSH: "10% of meter",
+        Five.FOUR_OF_A_KIND: "300 for 1",
+        Five.FULL_HOUSE: "50 for 1",
+        Five.FLUSH: "40 for 1",
+        Five.STRAIGHT: "30 for 1",
+        Five.THREE_OF_A_KIND: "9 for 1",
+    },
+)
 
 # 643a.12(e)(5): Five-Card Envy Bonus by the receiving player's Progressive Payout Wager, in cents.
 FIVE_CARD_ENVY: dict[Cents, AwardTable] = {
-    100: awards("643a.12(e)(5)", "$1 Progressive Payout Wager",
-                {Five.ROYAL_FLUSH: "$1,000", Five.STRAIGHT_FLUSH: "$300"}),
-    500: awards("643a.12(e)(5)", "$5 Progressive Payout Wager",
-                {Five.ROYAL_FLUSH: "$5,000", Five.STRAIGHT_FLUSH: "$1,500"}),
+    100: awards(
+        "643a.12(e)(5)", "$1 Progressive Payout Wager", {Five.ROYAL_FLUSH: "$1,000", Five.STRAIGHT_FLUSH: "$300"}
+    ),
+    500: awards(
+        "643a.12(e)(5)", "$5 Progressive Payout Wager", {Five.ROYAL_FLUSH: "$5,000", Five.STRAIGHT_FLUSH: "$1,500"}
+    ),
 }
 
 # 643a.12(f)(1): Five Card Hand Bonus Wager, flush or better (643a.7(i)).
-FIVE_CARD_HAND_BONUS = awards("643a.12(f)(1)", None, {
-    Five.ROYAL_FLUSH: "100% of meter",
-    Five.STRAIGHT_FLUSH: "10% of meter",
-    Five.FOUR_OF_A_KIND: "500 for 1",
-    Five.FULL_HOUSE: "100 for 1",
-    Five.FLUSH: "50 for 1",
-})
+FIVE_CARD_HAND_BONUS = awards(
+    "643a.12(f)(1)",
+    None,
+    {
+        Five.ROYAL_FLUSH: "100% of meter",
+        Five.STRAIGHT_FLUSH: "10% of meter",
+        Five.FOUR_OF_A_KIND: "500 for 1",
+        Five.FULL_HOUSE: "100 for 1",
+        Five.FLUSH: "50 for 1",
+    },
+)
 
 # 643a.12(f)(3): Magic Card and Lucky Bonus, on the player's Five Card Hand Bonus Wager.
-HAND_BONUS_EXTRAS = table("643a.12(f)(3)", None, {
-    HandBonusExtra.MAGIC_CARD: "20 for 1",
-    HandBonusExtra.LUCKY_BONUS: "5 for 1",
-})
+HAND_BONUS_EXTRAS = table(
+    "643a.12(f)(3)",
+    None,
+    {
+        HandBonusExtra.MAGIC_CARD: "20 for 1",
+        HandBonusExtra.LUCKY_BONUS: "5 for 1",
+    },
+)

@@ -71,106 +71,149 @@ class LetItRideRules(ChapterRules):
     chapter: Literal["643a"] = Field(description="selects chapter 643a, Let It Ride Poker")
     seats: int = Field(7, ge=1, le=MAX_SEATS, description="betting positions, at most seven (643a.2(a))")
     dealing_method: Literal["manual_shoe", "hand", "automated_shoe"] = Field(
-        "automated_shoe", description="643a.8 manual dealing shoe, 643a.9 by hand, 643a.10 automated dealing shoe")
+        "automated_shoe", description="643a.8 manual dealing shoe, 643a.9 by hand, 643a.10 automated dealing shoe"
+    )
     five_card_bonus_table_game_system: bool = Field(
-        False, description="643a.7(e), 643a.8(b)(1): the Five Card Bonus Wager is offered utilizing a table game "
-                           "system, so after \"no more bets\" the dealer counts its chips against the accepted "
-                           "wagers before any card is dealt")
+        False,
+        description="643a.7(e), 643a.8(b)(1): the Five Card Bonus Wager is offered utilizing a table game "
+        'system, so after "no more bets" the dealer counts its chips against the accepted '
+        "wagers before any card is dealt",
+    )
     reshuffling_shoe: bool = Field(
-        False, description="643a.10(g): an automated shoe that reshuffles, dispensing the two community cards "
-                           "before the players' cards")
+        False,
+        description="643a.10(g): an automated shoe that reshuffles, dispensing the two community cards "
+        "before the players' cards",
+    )
     boxes_per_player: int = Field(
-        1, ge=1, le=MAX_SEATS, description="643a.7(k): adjacent boxes on which one player may wager in a round")
+        1, ge=1, le=MAX_SEATS, description="643a.7(k): adjacent boxes on which one player may wager in a round"
+    )
     let_it_ride_paytable: Literal["A", "B"] = Field(
-        description="643a.12(a) paytable for the Let It Ride Wagers (Bet Number 1, 2 and 3)")
+        description="643a.12(a) paytable for the Let It Ride Wagers (Bet Number 1, 2 and 3)"
+    )
     bet_min_cents: int = Field(500, gt=0, description="table minimum for each of Bet Number 1, 2 and 3, in cents")
     bet_max_cents: int = Field(10_000, gt=0, description="table maximum for each of Bet Number 1, 2 and 3, in cents")
     payout_limit_cents: int | None = Field(
-        None, description="643a.12(g): most payable on a single hand's Let It Ride Wagers, in cents; at least "
-        "$50,000 or what the minimum bets can win, whichever is greater; leave out for no limit")
+        None,
+        description="643a.12(g): most payable on a single hand's Let It Ride Wagers, in cents; at least "
+        "$50,000 or what the minimum bets can win, whichever is greater; leave out for no limit",
+    )
 
     five_card_bonus: bool = Field(False, description="643a.7(e): offer the Five Card Bonus Wager")
     five_card_bonus_paytable: Literal["A", "B", "C", "D", "E", "F", "G"] | None = _d(
-        "643a.12(b) paytable letter; required when five_card_bonus is offered")
+        "643a.12(b) paytable letter; required when five_card_bonus is offered"
+    )
     five_card_bonus_wager_cents: int = Field(
-        100, gt=0, description="the one Five Card Bonus Wager accepted, in cents: 643a.12(b) pays fixed amounts "
-        "that do not grow with the wager")
+        100,
+        gt=0,
+        description="the one Five Card Bonus Wager accepted, in cents: 643a.12(b) pays fixed amounts "
+        "that do not grow with the wager",
+    )
 
     three_card_bonus: bool = Field(False, description="643a.7(f): offer the Three Card Bonus Wager")
     three_card_bonus_paytable: Literal["A", "B", "C", "D", "E", "F"] | None = _d(
-        "643a.12(c) paytable letter; required when three_card_bonus is offered")
+        "643a.12(c) paytable letter; required when three_card_bonus is offered"
+    )
 
-    three_card_progressive: bool = Field(
-        False, description="643a.7(g): offer the Three-Card Progressive Payout Wager")
+    three_card_progressive: bool = Field(False, description="643a.7(g): offer the Three-Card Progressive Payout Wager")
     three_card_progressive_paytable: Literal["A", "B"] | None = _d(
-        "643a.12(d)(1) paytable letter; required when three_card_progressive is offered")
+        "643a.12(d)(1) paytable letter; required when three_card_progressive is offered"
+    )
     three_card_progressive_wagers_cents: tuple[Literal[100, 500], ...] = Field(
-        (100,), description="accepted Three-Card Progressive Payout Wagers in cents; 643a.12(d)(5) has envy "
-        "schedules for $1 (100) and $5 (500) only")
+        (100,),
+        description="accepted Three-Card Progressive Payout Wagers in cents; 643a.12(d)(5) has envy "
+        "schedules for $1 (100) and $5 (500) only",
+    )
     three_card_progressive_initial_cents: int | None = _d(
-        "643a.12(d)(3): initial meter amount in cents, at least $1,000 (100000)")
+        "643a.12(d)(3): initial meter amount in cents, at least $1,000 (100000)"
+    )
     three_card_progressive_reset_cents: int | None = _d(
-        "643a.12(d)(3): reset (reseed) amount in cents after a 100% award, at least $1,000 (100000)")
+        "643a.12(d)(3): reset (reseed) amount in cents after a 100% award, at least $1,000 (100000)"
+    )
     three_card_progressive_rate_percent: float | None = Field(
-        None, gt=0, le=100, description="643a.12(d)(3): rate of progression, percent of each wager to the meter")
+        None, gt=0, le=100, description="643a.12(d)(3): rate of progression, percent of each wager to the meter"
+    )
 
     five_card_progressive: bool = Field(
-        False, description="643a.7(h): offer the Five-Card Progressive Payout Wager (643a.12(e)(1) table)")
+        False, description="643a.7(h): offer the Five-Card Progressive Payout Wager (643a.12(e)(1) table)"
+    )
     five_card_progressive_wagers_cents: tuple[Literal[100, 500], ...] = Field(
-        (100,), description="accepted Five-Card Progressive Payout Wagers in cents; 643a.12(e)(5) has envy "
-        "schedules for $1 (100) and $5 (500) only")
+        (100,),
+        description="accepted Five-Card Progressive Payout Wagers in cents; 643a.12(e)(5) has envy "
+        "schedules for $1 (100) and $5 (500) only",
+    )
     five_card_progressive_initial_cents: int | None = _d(
-        "643a.12(e)(3): initial meter amount in cents, at least $10,000 (1000000)")
+        "643a.12(e)(3): initial meter amount in cents, at least $10,000 (1000000)"
+    )
     five_card_progressive_reset_cents: int | None = _d(
-        "643a.12(e)(3): reset (reseed) amount in cents after a 100% award, at least $10,000 (1000000)")
+        "643a.12(e)(3): reset (reseed) amount in cents after a 100% award, at least $10,000 (1000000)"
+    )
     five_card_progressive_rate_percent: float | None = Field(
-        None, gt=0, le=100, description="643a.12(e)(3): rate of progression, percent of each wager to the meter")
+        None, gt=0, le=100, description="643a.12(e)(3): rate of progression, percent of each wager to the meter"
+    )
 
     five_card_hand_bonus: bool = Field(
-        False, description="643a.7(i): offer the Five Card Hand Bonus Wager (643a.12(f)(1) table)")
+        False, description="643a.7(i): offer the Five Card Hand Bonus Wager (643a.12(f)(1) table)"
+    )
     five_card_hand_bonus_initial_cents: int | None = _d(
-        "643a.12(f)(4): initial meter amount in cents, at least $10,000 (1000000)")
+        "643a.12(f)(4): initial meter amount in cents, at least $10,000 (1000000)"
+    )
     five_card_hand_bonus_reset_cents: int | None = _d(
-        "643a.12(f)(4): reset (reseed) amount in cents after a 100% award, at least $10,000 (1000000)")
+        "643a.12(f)(4): reset (reseed) amount in cents after a 100% award, at least $10,000 (1000000)"
+    )
     five_card_hand_bonus_rate_percent: float | None = Field(
-        None, gt=0, le=100, description="643a.12(f)(4): rate of progression, percent of each wager to the meter")
+        None, gt=0, le=100, description="643a.12(f)(4): rate of progression, percent of each wager to the meter"
+    )
     magic_card_bonus: bool = Field(
-        False, description="643a.12(f)(3): pay the Magic Card Bonus (20 for 1) on Five Card Hand Bonus Wagers")
+        False, description="643a.12(f)(3): pay the Magic Card Bonus (20 for 1) on Five Card Hand Bonus Wagers"
+    )
     lucky_bonus: bool = Field(
-        False, description="643a.12(f)(3): pay the Lucky Bonus (5 for 1) on Five Card Hand Bonus Wagers")
+        False, description="643a.12(f)(3): pay the Lucky Bonus (5 for 1) on Five Card Hand Bonus Wagers"
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> LetItRideRules:
         if self.reshuffling_shoe and self.dealing_method != "automated_shoe":
-            raise ValueError("reshuffling_shoe is an automated dealing shoe (643a.10(g)): set "
-                             "dealing_method = \"automated_shoe\" or reshuffling_shoe = false")
+            raise ValueError(
+                "reshuffling_shoe is an automated dealing shoe (643a.10(g)): set "
+                'dealing_method = "automated_shoe" or reshuffling_shoe = false'
+            )
         if self.bet_min_cents > self.bet_max_cents:
-            raise ValueError(f"bet_min_cents ({self.bet_min_cents}) is above bet_max_cents "
-                             f"({self.bet_max_cents}): swap them")
+            raise ValueError(
+                f"bet_min_cents ({self.bet_min_cents}) is above bet_max_cents ({self.bet_max_cents}): swap them"
+            )
         if self.payout_limit_cents is not None:
             floor = minimum_payout_limit(self.let_it_ride_paytable, self.bet_min_cents)
             if self.payout_limit_cents < floor:
                 raise ValueError(
                     f"payout_limit_cents ({self.payout_limit_cents}) is below {floor} ({fmt(floor)}), the least "
                     f"643a.12(g) allows with paytable {self.let_it_ride_paytable} and bet_min_cents "
-                    f"{self.bet_min_cents}: raise it or leave it out")
-        for wager, letters in (("five_card_bonus", "A-G, 643a.12(b)"), ("three_card_bonus", "A-F, 643a.12(c)"),
-                               ("three_card_progressive", "A or B, 643a.12(d)(1)")):
+                    f"{self.bet_min_cents}: raise it or leave it out"
+                )
+        for wager, letters in (
+            ("five_card_bonus", "A-G, 643a.12(b)"),
+            ("three_card_bonus", "A-F, 643a.12(c)"),
+            ("three_card_progressive", "A or B, 643a.12(d)(1)"),
+        ):
             offered, letter = getattr(self, wager), getattr(self, f"{wager}_paytable")
             if offered and letter is None:
-                raise ValueError(f"{wager}_paytable is missing but {wager} is offered: set {wager}_paytable "
-                                 f"({letters}) or set {wager} = false")
+                raise ValueError(
+                    f"{wager}_paytable is missing but {wager} is offered: set {wager}_paytable "
+                    f"({letters}) or set {wager} = false"
+                )
             if not offered and letter is not None:
-                raise ValueError(f"{wager}_paytable is set but {wager} is not offered: set {wager} = true "
-                                 f"or remove {wager}_paytable")
+                raise ValueError(
+                    f"{wager}_paytable is set but {wager} is not offered: set {wager} = true or remove {wager}_paytable"
+                )
         for level in METER_LEVELS:
             self._check_meter(level)
         for wager in ("three_card_progressive", "five_card_progressive"):
             if getattr(self, wager) and not getattr(self, f"{wager}_wagers_cents"):
                 raise ValueError(f"{wager}_wagers_cents is empty but {wager} is offered: list 100 and/or 500")
         if (self.magic_card_bonus or self.lucky_bonus) and not self.five_card_hand_bonus:
-            raise ValueError("magic_card_bonus and lucky_bonus are paid on the Five Card Hand Bonus Wager "
-                             "(643a.12(f)(3)): set five_card_hand_bonus = true or turn them off")
+            raise ValueError(
+                "magic_card_bonus and lucky_bonus are paid on the Five Card Hand Bonus Wager "
+                "(643a.12(f)(3)): set five_card_hand_bonus = true or turn them off"
+            )
         return self
 
     def _check_meter(self, level: str) -> None:
@@ -183,12 +226,14 @@ class LetItRideRules(ChapterRules):
             return
         for f in fields:
             if getattr(self, f) is None:
-                raise ValueError(f"{f} is missing: {rule} requires it in the Rules Submission when {level} is "
-                                 "offered; set it")
+                raise ValueError(
+                    f"{f} is missing: {rule} requires it in the Rules Submission when {level} is offered; set it"
+                )
         for f in fields[:2]:
             if getattr(self, f) < least:
-                raise ValueError(f"{f} is {getattr(self, f)} but {rule} sets a minimum of {fmt(least)} "
-                                 f"({least} cents): raise it")
+                raise ValueError(
+                    f"{f} is {getattr(self, f)} but {rule} sets a minimum of {fmt(least)} ({least} cents): raise it"
+                )
 
     def offers(self, wager: str) -> bool:
         return wager in LET_IT_RIDE_WAGERS or bool(getattr(self, wager))
@@ -205,11 +250,14 @@ class LetItRideSeat(SeatRecord):
 
     seat: int = Field(ge=1, le=MAX_SEATS, description="the betting position, 1 to 7 (643a.2(a))")
     player: str | None = Field(
-        None, description="who holds the box; boxes with one name are one player's (643a.7(k)), no name: own player")
+        None, description="who holds the box; boxes with one name are one player's (643a.7(k)), no name: own player"
+    )
     cards: list[Card] = Field(default_factory=list, description="the three cards dealt to the box (643a.8(d))")
     wagers: dict[str, Cents] = Field(
-        default_factory=dict, description=f"cents by wager, keys among {', '.join(WAGERS)}; bet_1, bet_2 and "
-        "bet_3 are required and equal (643a.7(d))")
+        default_factory=dict,
+        description=f"cents by wager, keys among {', '.join(WAGERS)}; bet_1, bet_2 and "
+        "bet_3 are required and equal (643a.7(d))",
+    )
     bet_1_withdrawn: bool = Field(False, description="643a.11(b)(2): the player withdrew Bet Number 1")
     bet_2_withdrawn: bool = Field(False, description="643a.11(d)(2): the player withdrew Bet Number 2")
 
@@ -217,8 +265,10 @@ class LetItRideSeat(SeatRecord):
     @classmethod
     def _three(cls, v: list[Card]) -> list[Card]:
         if len(v) != PLAYER_CARDS:
-            raise ValueError(f"{len(v)} card(s) where 643a.8(d) deals each player {PLAYER_CARDS}: record the "
-                             "box's three cards (a misdeal voids the round under 643a.13(c) and is not settled)")
+            raise ValueError(
+                f"{len(v)} card(s) where 643a.8(d) deals each player {PLAYER_CARDS}: record the "
+                "box's three cards (a misdeal voids the round under 643a.13(c) and is not settled)"
+            )
         return v
 
     @field_validator("wagers")
@@ -232,8 +282,10 @@ class LetItRideSeat(SeatRecord):
             raise ValueError(f"missing {missing}: 643a.7(d) requires Bet Number 1, 2 and 3 to play a round")
         bets = {v[w] for w in LET_IT_RIDE_WAGERS}
         if len(bets) != 1:
-            raise ValueError(f"bet_1, bet_2 and bet_3 are {[v[w] for w in LET_IT_RIDE_WAGERS]}: 643a.7(d) "
-                             "requires three equal wagers; record the amounts placed")
+            raise ValueError(
+                f"bet_1, bet_2 and bet_3 are {[v[w] for w in LET_IT_RIDE_WAGERS]}: 643a.7(d) "
+                "requires three equal wagers; record the amounts placed"
+            )
         zero = [w for w, a in v.items() if a == 0]
         if zero:
             raise ValueError(f"{zero} are 0: leave out a wager that was not placed")
@@ -248,12 +300,16 @@ class LetItRideRound(RoundRecord):
     seats: list[LetItRideSeat] = Field(min_length=1, description="every box that played, any order")
     community: list[Card] = Field(description="the two community cards, first then second (643a.11(c), (e))")
     burned_card: Card | None = Field(
-        None, description="643a.10(b): the community card an automated dealing shoe's stack discards unseen; "
-        "record it when the shoe reports it, so the one-deck check covers it")
+        None,
+        description="643a.10(b): the community card an automated dealing shoe's stack discards unseen; "
+        "record it when the shoe reports it, so the one-deck check covers it",
+    )
     magic_card: Card | None = Field(
-        None, description="643a.1 Magic Card Bonus: the card the table game system drew (controller.games.rng)")
+        None, description="643a.1 Magic Card Bonus: the card the table game system drew (controller.games.rng)"
+    )
     lucky_seat: int | None = Field(
-        None, ge=1, le=MAX_SEATS, description="643a.1 Lucky Bonus: the betting position the table game system drew")
+        None, ge=1, le=MAX_SEATS, description="643a.1 Lucky Bonus: the betting position the table game system drew"
+    )
 
     _parse_community = field_validator("community", mode="before")(parse_cards_field)
 
@@ -266,8 +322,10 @@ class LetItRideRound(RoundRecord):
     @classmethod
     def _two(cls, v: list[Card]) -> list[Card]:
         if len(v) != COMMUNITY_CARDS:
-            raise ValueError(f"{len(v)} card(s) where 643a.8(d) deals {COMMUNITY_CARDS} community cards: record "
-                             "both (a misdeal voids the round under 643a.13(c) and is not settled)")
+            raise ValueError(
+                f"{len(v)} card(s) where 643a.8(d) deals {COMMUNITY_CARDS} community cards: record "
+                "both (a misdeal voids the round under 643a.13(c) and is not settled)"
+            )
         return v
 
     @field_validator("meters")
@@ -306,45 +364,62 @@ def check_round(rules: LetItRideRules, record: LetItRideRound) -> None:
             raise SettlementError(f"{where}.seat: the table has {rules.seats} betting positions: fix the seat number")
         for w in s.wagers:
             if not rules.offers(w):
-                raise SettlementError(f"{where}.wagers.{w}: the rules do not offer this wager; remove it or set "
-                                      f"{w} = true in the config")
+                raise SettlementError(
+                    f"{where}.wagers.{w}: the rules do not offer this wager; remove it or set {w} = true in the config"
+                )
         bet = s.wagers["bet_1"]
         if not rules.bet_min_cents <= bet <= rules.bet_max_cents:
-            raise SettlementError(f"{where}.wagers.bet_1..bet_3 ({bet}) are outside the table limits "
-                                  f"{rules.bet_min_cents}..{rules.bet_max_cents}: record the amounts accepted")
+            raise SettlementError(
+                f"{where}.wagers.bet_1..bet_3 ({bet}) are outside the table limits "
+                f"{rules.bet_min_cents}..{rules.bet_max_cents}: record the amounts accepted"
+            )
         fcb = s.wagers.get("five_card_bonus")
         if fcb is not None and fcb != rules.five_card_bonus_wager_cents:
-            raise SettlementError(f"{where}.wagers.five_card_bonus ({fcb}) is not the accepted Five Card Bonus "
-                                  f"Wager ({rules.five_card_bonus_wager_cents}): 643a.12(b) pays fixed amounts")
+            raise SettlementError(
+                f"{where}.wagers.five_card_bonus ({fcb}) is not the accepted Five Card Bonus "
+                f"Wager ({rules.five_card_bonus_wager_cents}): 643a.12(b) pays fixed amounts"
+            )
         for w in ("three_card_progressive", "five_card_progressive"):
             a = s.wagers.get(w)
             allowed = getattr(rules, f"{w}_wagers_cents")
             if a is not None and a not in allowed:
-                raise SettlementError(f"{where}.wagers.{w} ({a}) is not an accepted amount {list(allowed)}: "
-                                      f"record the amount accepted or add it to {w}_wagers_cents")
+                raise SettlementError(
+                    f"{where}.wagers.{w} ({a}) is not an accepted amount {list(allowed)}: "
+                    f"record the amount accepted or add it to {w}_wagers_cents"
+                )
     boxes: dict[tuple[str, str], list[int]] = {}
     for s in record.seats:
         boxes.setdefault(player_of(s), []).append(s.seat)
     for (_, who), seats in boxes.items():
         seats.sort()
         if len(seats) > rules.boxes_per_player or seats != list(range(seats[0], seats[0] + len(seats))):
-            raise SettlementError(f"seats: player {who!r} holds boxes {seats}, but 643a.7(k) allows at most "
-                                  f"{rules.boxes_per_player} adjacent box(es): correct the seats' player names")
+            raise SettlementError(
+                f"seats: player {who!r} holds boxes {seats}, but 643a.7(k) allows at most "
+                f"{rules.boxes_per_player} adjacent box(es): correct the seats' player names"
+            )
     for level in METER_LEVELS:
         if any(level in s.wagers for s in record.seats) and level not in record.meters:
-            raise SettlementError(f"meters.{level} is missing: a {level} wager was placed and is paid at the "
-                                  "meter amount at the player's turn; record the meter when settlement began")
+            raise SettlementError(
+                f"meters.{level} is missing: a {level} wager was placed and is paid at the "
+                "meter amount at the player's turn; record the meter when settlement began"
+            )
     hand_bonus = any("five_card_hand_bonus" in s.wagers for s in record.seats)
     for draw, offered in (("magic_card", rules.magic_card_bonus), ("lucky_seat", rules.lucky_bonus)):
         value = getattr(record, draw)
         if value is None and offered and hand_bonus:
-            raise SettlementError(f"{draw} is missing: the rules pay the {draw.replace('_', ' ')} bonus on Five "
-                                  "Card Hand Bonus Wagers; record the table game system's draw")
+            raise SettlementError(
+                f"{draw} is missing: the rules pay the {draw.replace('_', ' ')} bonus on Five "
+                "Card Hand Bonus Wagers; record the table game system's draw"
+            )
         if value is not None and not offered:
-            raise SettlementError(f"{draw} is recorded but the rules do not pay that bonus (643a.12(f)(3)): "
-                                  "remove it or turn the bonus on in the config")
+            raise SettlementError(
+                f"{draw} is recorded but the rules do not pay that bonus (643a.12(f)(3)): "
+                "remove it or turn the bonus on in the config"
+            )
     if record.lucky_seat is not None and record.lucky_seat > rules.seats:
         raise SettlementError(f"lucky_seat ({record.lucky_seat}) is not one of the {rules.seats} betting positions")
     if record.burned_card is not None and rules.dealing_method != "automated_shoe":
-        raise SettlementError(f"burned_card: only an automated dealing shoe discards a community card "
-                              f"(643a.10(b)); the rules deal by {rules.dealing_method}: remove it")
+        raise SettlementError(
+            f"burned_card: only an automated dealing shoe discards a community card "
+            f"(643a.10(b)); the rules deal by {rules.dealing_method}: remove it"
+        )

@@ -28,8 +28,12 @@ COMMUNITY_STACK = ("community#2", "community#1", "burn")
 # (controller/engine/progressive.py). The Five Card Hand Bonus Wager (643a.7(i)) is made through an
 # electronic wagering system (643a.2(d), (e)) the live engine does not drive yet, so it is not offered and a
 # station reporting one has it rejected as a wager this table does not offer (643a.7(c)).
-OPTIONAL_OFFERS = {"five_card_bonus": "643a.7(e)", "three_card_bonus": "643a.7(f)",
-                   "three_card_progressive": "643a.7(g)", "five_card_progressive": "643a.7(h)"}
+OPTIONAL_OFFERS = {
+    "five_card_bonus": "643a.7(e)",
+    "three_card_bonus": "643a.7(f)",
+    "three_card_progressive": "643a.7(g)",
+    "five_card_progressive": "643a.7(h)",
+}
 
 
 class LetItRideSpec:
@@ -37,8 +41,14 @@ class LetItRideSpec:
     name: str = lir.NAME
     main_wagers: tuple[str, ...] = LET_IT_RIDE_WAGERS
     citations: Mapping[str, str] = {
-        "open": "643a.4", "shuffle": "643a.5(a)", "count": "643a.5(b)", "betting": "643a.7(c)",
-        "player": "643a.7(d)", "seat": "643a.2(a)", "complete": "643a.11(g)"}
+        "open": "643a.4",
+        "shuffle": "643a.5(a)",
+        "count": "643a.5(b)",
+        "betting": "643a.7(c)",
+        "player": "643a.7(d)",
+        "seat": "643a.2(a)",
+        "complete": "643a.11(g)",
+    }
     # Let It Ride deals no cards that stay face down until an optional wager is settled.
     reveal_before: Mapping[str, tuple[str, str, str]] = {}
 
@@ -61,8 +71,9 @@ class LetItRideSpec:
             out.append(Offer("five_card_bonus", OPTIONAL_OFFERS["five_card_bonus"], size, size))
         if rules.three_card_bonus:
             # The Rules Submission states no limits of its own for this wager: the table's bet limits apply.
-            out.append(Offer("three_card_bonus", OPTIONAL_OFFERS["three_card_bonus"], rules.bet_min_cents,
-                             rules.bet_max_cents))
+            out.append(
+                Offer("three_card_bonus", OPTIONAL_OFFERS["three_card_bonus"], rules.bet_min_cents, rules.bet_max_cents)
+            )
         for spot in ("three_card_progressive", "five_card_progressive"):
             if getattr(rules, spot):
                 # 643a.7(g), (h): $1 or $5 as the Rules Submission allows; the engine refuses other sizes.
@@ -84,8 +95,13 @@ class LetItRideSpec:
             return f"Bet Number 1, 2 and 3 are {bets}: 643a.7(d) requires three equal wagers"
         return None
 
-    def plan(self, rules: LetItRideRules, method: DealingMethod, players: Sequence[int],
-             wagers: Mapping[int, Mapping[str, Cents]]) -> DealPlan:
+    def plan(
+        self,
+        rules: LetItRideRules,
+        method: DealingMethod,
+        players: Sequence[int],
+        wagers: Mapping[int, Mapping[str, Cents]],
+    ) -> DealPlan:
         if method == "automated_shoe":
             # 643a.10(b): a three-card stack to each player clockwise from the dealer's left, then the
             # community stack; nothing is dealt from the stub, which goes to the discard rack (643a.10(c)).
@@ -117,10 +133,21 @@ class LetItRideSpec:
         # settlement's one-deck check cover it.
         burn = table.areas.get("burn", ())
         record = LetItRideRound(
-            chapter="643a", round_id=table.round_id, community=list(table.areas.get("community", ())),
-            burned_card=burn[0] if burn else None, meters=dict(table.meters),
-            seats=[LetItRideSeat(seat=s.seat, cards=list(s.cards), wagers=dict(s.wagers),
-                                 bet_1_withdrawn="bet_1" in s.withdrawn, bet_2_withdrawn="bet_2" in s.withdrawn)
-                   for s in table.seats])
+            chapter="643a",
+            round_id=table.round_id,
+            community=list(table.areas.get("community", ())),
+            burned_card=burn[0] if burn else None,
+            meters=dict(table.meters),
+            seats=[
+                LetItRideSeat(
+                    seat=s.seat,
+                    cards=list(s.cards),
+                    wagers=dict(s.wagers),
+                    bet_1_withdrawn="bet_1" in s.withdrawn,
+                    bet_2_withdrawn="bet_2" in s.withdrawn,
+                )
+                for s in table.seats
+            ],
+        )
         result = lir.settle(rules, record)
         return list(result.settled), dict(result.meters)

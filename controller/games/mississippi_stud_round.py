@@ -72,8 +72,12 @@ class MississippiStudRound(RoundRecord):
 
 def validate(rules: ms.MississippiStudRules, r: MississippiStudRound) -> None:
     """Refuse a record the chapter could not have produced, naming the field and the fix."""
-    offered = {"progressive": rules.progressive_paytable, "three_card_bonus": rules.three_card_bonus_paytable,
-               "five_card_hand_bonus": rules.five_card_hand_bonus, "six_card_bonus": rules.six_card_bonus_paytable}
+    offered = {
+        "progressive": rules.progressive_paytable,
+        "three_card_bonus": rules.three_card_bonus_paytable,
+        "five_card_hand_bonus": rules.five_card_hand_bonus,
+        "six_card_bonus": rules.six_card_bonus_paytable,
+    }
     for s in r.seats:
         at = f"seats[seat={s.seat}]"
         if s.seat > rules.seats:
@@ -85,27 +89,40 @@ def validate(rules: ms.MississippiStudRules, r: MississippiStudRound) -> None:
             raise _fail(f"{at}.cards", f"{len(s.cards)} cards; 655a.10(b) deals each player two")
         for w in OPTIONAL:
             if s.wagers.get(w) and not offered[w]:
-                raise _fail(f"{at}.wagers.{w}", "this table does not offer the wager: remove it or offer it in "
-                                                  "the config's [game]")
+                raise _fail(
+                    f"{at}.wagers.{w}",
+                    "this table does not offer the wager: remove it or offer it in the config's [game]",
+                )
         if s.wagers.get("progressive") and s.wagers["progressive"] != rules.progressive_wager_cents:
-            raise _fail(f"{at}.wagers.progressive", f"the Progressive Payout Wager is "
-                                                    f"{rules.progressive_wager_cents} cents at this table")
-        if s.wagers.get("five_card_hand_bonus") and s.wagers["five_card_hand_bonus"] != \
-                rules.five_card_hand_bonus_wager_cents:
-            raise _fail(f"{at}.wagers.five_card_hand_bonus",
-                        f"the Five Card Hand Bonus Wager is {rules.five_card_hand_bonus_wager_cents} cents here")
+            raise _fail(
+                f"{at}.wagers.progressive",
+                f"the Progressive Payout Wager is {rules.progressive_wager_cents} cents at this table",
+            )
+        if (
+            s.wagers.get("five_card_hand_bonus")
+            and s.wagers["five_card_hand_bonus"] != rules.five_card_hand_bonus_wager_cents
+        ):
+            raise _fail(
+                f"{at}.wagers.five_card_hand_bonus",
+                f"the Five Card Hand Bonus Wager is {rules.five_card_hand_bonus_wager_cents} cents here",
+            )
         folded = False
         for street in ms.STREETS:
             amount = s.wagers.get(street.spot)
             if folded or s.folded_on == street.spot:
                 folded = True
                 if amount:
-                    raise _fail(f"{at}.wagers.{street.spot}", f"the player folded on {s.folded_on}, so made no "
-                                                              f"{street.name} Wager")
+                    raise _fail(
+                        f"{at}.wagers.{street.spot}",
+                        f"the player folded on {s.folded_on}, so made no {street.name} Wager",
+                    )
                 continue
             if amount not in [m * ante for m in ms.STREET_MULTIPLES]:
-                raise _fail(f"{at}.wagers.{street.spot}", f"{amount} is not one, two or three times the Ante "
-                            f"({ante}) ({street.decide_rule}); a player who did not bet folded: set folded_on")
+                raise _fail(
+                    f"{at}.wagers.{street.spot}",
+                    f"{amount} is not one, two or three times the Ante "
+                    f"({ante}) ({street.decide_rule}); a player who did not bet folded: set folded_on",
+                )
     if any(s.wagers.get("six_card_bonus") for s in r.seats):
         if len(r.six_card_bonus_cards) != ms.SIX_CARD_BONUS_CARDS:
             raise _fail("six_card_bonus_cards", f"{len(r.six_card_bonus_cards)} cards; 655a.10(c) deals four")
@@ -139,22 +156,36 @@ class _Meters:
 
     def take(self, share: MeterShare, seat: int) -> tuple[Cents, str]:
         if share.level not in self.values:
-            raise _fail(f"meters.{share.level}", f"seat {seat} hit {share}: give the meter's value when "
-                                                 "settlement began")
+            raise _fail(
+                f"meters.{share.level}", f"seat {seat} hit {share}: give the meter's value when settlement began"
+            )
         before = self.values[share.level]
         paid = share.award(before)
         self.values[share.level] = self.reseed[share.level] if share.percent == 100 else before - paid
         return paid, f"{share.level} meter {before} -> {self.values[share.level]}"
 
 
-def _award(seat: int, wager: str, amount: Cents, award: Odds | MeterShare, meters: _Meters, rule: str,
-           hand: str, paytable: str) -> Settled:
+def _award(
+    seat: int, wager: str, amount: Cents, award: Odds | MeterShare, meters: _Meters, rule: str, hand: str, paytable: str
+) -> Settled:
     if isinstance(award, Odds):
         return win(seat, wager, amount, award, rule, hand=hand, paytable=paytable)
     paid, note = meters.take(award, seat)
     # Like "for 1" odds the award is the whole sum the player receives, the wager included.
-    return Settled(seat, wager, amount, "win", paid - amount, amount, 0, rule, hand=hand, odds=str(award),
-                   paytable=paytable, note=note)
+    return Settled(
+        seat,
+        wager,
+        amount,
+        "win",
+        paid - amount,
+        amount,
+        0,
+        rule,
+        hand=hand,
+        odds=str(award),
+        paytable=paytable,
+        note=note,
+    )
 
 
 def settle(rules: ms.MississippiStudRules, r: MississippiStudRound) -> tuple[list[Settled], dict[str, Cents]]:
@@ -182,16 +213,38 @@ def _main(s: MississippiStudSeat, community: Sequence[str], limit: Cents) -> lis
     placed = {w: s.wagers[w] for w in MAIN if s.wagers.get(w)}
     if s.folded_on:
         rule = next(x.decide_rule for x in ms.STREETS if x.spot == s.folded_on)
-        return [lose(s.seat, w, a, rule, note=f"collected when the player folded on {s.folded_on}")
-                for w, a in placed.items()]
+        return [
+            lose(s.seat, w, a, rule, note=f"collected when the player folded on {s.folded_on}")
+            for w, a in placed.items()
+        ]
     hs = ms.settle_hand(s.cards, community, placed, limit)
     note = "capped by the 655a.12(b) aggregate payout limit" if hs.limited else None
-    return [Settled(s.seat, x.wager, x.amount, x.outcome, x.paid, x.returned, x.collected, hs.rule, hand=hs.hand,
-                    odds=x.odds, paytable=ms.ANTE_AND_STREETS.citation, note=note) for x in hs.results]
+    return [
+        Settled(
+            s.seat,
+            x.wager,
+            x.amount,
+            x.outcome,
+            x.paid,
+            x.returned,
+            x.collected,
+            hs.rule,
+            hand=hs.hand,
+            odds=x.odds,
+            paytable=ms.ANTE_AND_STREETS.citation,
+            note=note,
+        )
+        for x in hs.results
+    ]
 
 
-def _optional(rules: ms.MississippiStudRules, r: MississippiStudRound, s: MississippiStudSeat, meters: _Meters,
-              holders: list[tuple[MississippiStudSeat, Five]]) -> list[Settled]:
+def _optional(
+    rules: ms.MississippiStudRules,
+    r: MississippiStudRound,
+    s: MississippiStudSeat,
+    meters: _Meters,
+    holders: list[tuple[MississippiStudSeat, Five]],
+) -> list[Settled]:
     out: list[Settled] = []
     five = best_five([*s.cards, *r.community])
     if (amount := s.wagers.get("progressive")) and rules.progressive_paytable:
@@ -205,9 +258,18 @@ def _optional(rules: ms.MississippiStudRules, r: MississippiStudRound, s: Missis
         for holder, cls in holders:
             if (holder.player or f"seat {holder.seat}") == me:
                 continue  # 655a.11(i)(1)(v): never for the player's own hand
-            out.append(win_fixed(s.seat, "envy_bonus", 0, ms.ENVY_BONUS[amount][cls], "655a.11(i)(1)(v)",
-                                 hand=cls.name.lower(), paytable="655a.12(c)(5)",
-                                 note=f"for seat {holder.seat}'s {cls.name.lower()}"))
+            out.append(
+                win_fixed(
+                    s.seat,
+                    "envy_bonus",
+                    0,
+                    ms.ENVY_BONUS[amount][cls],
+                    "655a.11(i)(1)(v)",
+                    hand=cls.name.lower(),
+                    paytable="655a.12(c)(5)",
+                    note=f"for seat {holder.seat}'s {cls.name.lower()}",
+                )
+            )
     if (amount := s.wagers.get("three_card_bonus")) and rules.three_card_bonus_paytable:
         b = ms.settle_three_card_bonus(r.community, amount, ms.THREE_CARD_BONUS[rules.three_card_bonus_paytable])
         out.append(_bonus_row(s.seat, b))
@@ -217,16 +279,35 @@ def _optional(rules: ms.MississippiStudRules, r: MississippiStudRound, s: Missis
         if award is None:
             out.append(lose(s.seat, "five_card_hand_bonus", amount, "655a.11(i)(3)", hand=five.name, paytable=table))
         else:
-            out.append(_award(s.seat, "five_card_hand_bonus", amount, award, meters, "655a.11(i)(3)(iii)", five.name,
-                              table))
+            out.append(
+                _award(s.seat, "five_card_hand_bonus", amount, award, meters, "655a.11(i)(3)(iii)", five.name, table)
+            )
         # The bonuses are paid besides the hand's own result (655a.11(i)(3)); their rows stake nothing.
         if rules.magic_card_bonus and r.magic_card in (*s.cards, *r.community):
-            out.append(win_fixed(s.seat, "magic_card_bonus", 0, ms.MAGIC_CARD.winnings(amount) + amount,
-                                 "655a.11(i)(3)(iii)", odds=str(ms.MAGIC_CARD), paytable="655a.12(e)(3)",
-                                 note=f"magic card {r.magic_card}"))
+            out.append(
+                win_fixed(
+                    s.seat,
+                    "magic_card_bonus",
+                    0,
+                    ms.MAGIC_CARD.winnings(amount) + amount,
+                    "655a.11(i)(3)(iii)",
+                    odds=str(ms.MAGIC_CARD),
+                    paytable="655a.12(e)(3)",
+                    note=f"magic card {r.magic_card}",
+                )
+            )
         if rules.lucky_bonus and r.lucky_seat == s.seat:
-            out.append(win_fixed(s.seat, "lucky_bonus", 0, ms.LUCKY_BONUS.winnings(amount) + amount,
-                                 "655a.11(i)(3)(iii)", odds=str(ms.LUCKY_BONUS), paytable="655a.12(e)(3)"))
+            out.append(
+                win_fixed(
+                    s.seat,
+                    "lucky_bonus",
+                    0,
+                    ms.LUCKY_BONUS.winnings(amount) + amount,
+                    "655a.11(i)(3)(iii)",
+                    odds=str(ms.LUCKY_BONUS),
+                    paytable="655a.12(e)(3)",
+                )
+            )
     if (amount := s.wagers.get("six_card_bonus")) and rules.six_card_bonus_paytable:
         b = ms.settle_six_card_bonus(s.cards, r.six_card_bonus_cards, amount, rules.six_card_bonus_paytable)
         out.append(_bonus_row(s.seat, b))
@@ -235,5 +316,16 @@ def _optional(rules: ms.MississippiStudRules, r: MississippiStudRound, s: Missis
 
 def _bonus_row(seat: int, b: ms.BonusSettlement) -> Settled:
     x = b.result
-    return Settled(seat, x.wager, x.amount, x.outcome, x.paid, x.returned, x.collected, b.rule, hand=b.hand,
-                   odds=x.odds, paytable=b.paytable)
+    return Settled(
+        seat,
+        x.wager,
+        x.amount,
+        x.outcome,
+        x.paid,
+        x.returned,
+        x.collected,
+        b.rule,
+        hand=b.hand,
+        odds=x.odds,
+        paytable=b.paytable,
+    )

@@ -20,10 +20,17 @@ class MississippiStudSpec:
     name: str = ms.NAME
     main_wagers: tuple[str, ...] = ("ante", "street_3", "street_4", "street_5")
     citations: Mapping[str, str] = {
-        "open": "655a.4", "shuffle": "655a.5(a)", "count": "655a.5(b)", "betting": "655a.7(c)",
-        "player": "655a.7(d)(1)", "seat": "655a.2(a)", "complete": "655a.11(j)"}
+        "open": "655a.4",
+        "shuffle": "655a.5(a)",
+        "count": "655a.5(b)",
+        "betting": "655a.7(c)",
+        "player": "655a.7(d)(1)",
+        "seat": "655a.2(a)",
+        "complete": "655a.11(j)",
+    }
     reveal_before: Mapping[str, tuple[str, str, str]] = {
-        "six_card_bonus": ("six_card_bonus.revealed", "655a.11(i)(4)", "six_card_bonus")}
+        "six_card_bonus": ("six_card_bonus.revealed", "655a.11(i)(4)", "six_card_bonus")
+    }
 
     def seats(self, rules: MississippiStudRules) -> int:
         return rules.seats
@@ -31,23 +38,40 @@ class MississippiStudSpec:
     def offers(self, rules: MississippiStudRules) -> Sequence[Offer]:
         out = [Offer("ante", ms.WAGER_RULES["ante"], rules.ante_min_cents, rules.ante_max_cents)]
         if rules.three_card_bonus_paytable:
-            out.append(Offer("three_card_bonus", ms.WAGER_RULES["three_card_bonus"],
-                             rules.three_card_bonus_min_cents, rules.three_card_bonus_max_cents))
+            out.append(
+                Offer(
+                    "three_card_bonus",
+                    ms.WAGER_RULES["three_card_bonus"],
+                    rules.three_card_bonus_min_cents,
+                    rules.three_card_bonus_max_cents,
+                )
+            )
         if rules.progressive_paytable:
             # 655a.7(d)(3): one size, the Progressive Payout Wager the 655a.12(c)(3) figures are "for 1" of.
             size = rules.progressive_wager_cents
             out.append(Offer("progressive", ms.WAGER_RULES["progressive"], size, size))
         if rules.six_card_bonus_paytable:
-            out.append(Offer("six_card_bonus", ms.WAGER_RULES["six_card_bonus"],
-                             rules.six_card_bonus_min_cents, rules.six_card_bonus_max_cents))
+            out.append(
+                Offer(
+                    "six_card_bonus",
+                    ms.WAGER_RULES["six_card_bonus"],
+                    rules.six_card_bonus_min_cents,
+                    rules.six_card_bonus_max_cents,
+                )
+            )
         return out
 
     def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
         # 655a.7(d)(1): only an Ante makes a player; optional wagers without one go back.
         return None if wagers.get("ante") else "no Ante Wager at this seat"
 
-    def plan(self, rules: MississippiStudRules, method: DealingMethod, players: Sequence[int],
-             wagers: Mapping[int, Mapping[str, Cents]]) -> DealPlan:
+    def plan(
+        self,
+        rules: MississippiStudRules,
+        method: DealingMethod,
+        players: Sequence[int],
+        wagers: Mapping[int, Mapping[str, Cents]],
+    ) -> DealPlan:
         six = SIX_CARD if any(w.get("six_card_bonus") for w in wagers.values()) else ()
         if method == "automated_shoe":
             # 655a.10(b): a two-card stack to each player clockwise; (c): then from the stub by hand,
@@ -64,8 +88,10 @@ class MississippiStudSpec:
         return DealPlan(rule, cards=six + players_cards + COMMUNITY)
 
     def decisions(self, rules: MississippiStudRules) -> Sequence[Decision]:
-        return tuple(Decision(st.spot, st.name, st.decide_rule, "wager_or_fold", st.spot, COMMUNITY[i], st.reveal_rule)
-                     for i, st in enumerate(ms.STREETS))
+        return tuple(
+            Decision(st.spot, st.name, st.decide_rule, "wager_or_fold", st.spot, COMMUNITY[i], st.reveal_rule)
+            for i, st in enumerate(ms.STREETS)
+        )
 
     def allowed(self, rules: MississippiStudRules, decision: Decision, wagers: Mapping[str, Cents]) -> Sequence[Cents]:
         ante = wagers.get("ante", 0)
@@ -73,9 +99,14 @@ class MississippiStudSpec:
 
     def settle(self, rules: MississippiStudRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
         record = MississippiStudRound(
-            chapter="655a", round_id=table.round_id, community=list(table.areas.get("community", ())),
-            six_card_bonus_cards=list(table.areas.get("six_card_bonus", ())), meters=dict(table.meters),
-            seats=[MississippiStudSeat(seat=s.seat, cards=list(s.cards), wagers=dict(s.wagers),
-                                       folded_on=s.folded_on)
-                   for s in table.seats])
+            chapter="655a",
+            round_id=table.round_id,
+            community=list(table.areas.get("community", ())),
+            six_card_bonus_cards=list(table.areas.get("six_card_bonus", ())),
+            meters=dict(table.meters),
+            seats=[
+                MississippiStudSeat(seat=s.seat, cards=list(s.cards), wagers=dict(s.wagers), folded_on=s.folded_on)
+                for s in table.seats
+            ],
+        )
         return settle(rules, record)

@@ -124,7 +124,8 @@ class RoundRecord(BaseModel):
 
     round_id: str | None = None
     meters: dict[str, Cents] = Field(
-        default_factory=dict, description="progressive meter values when settlement began, by level")
+        default_factory=dict, description="progressive meter values when settlement began, by level"
+    )
 
 
 def parse_cards_field(value: Any) -> Any:

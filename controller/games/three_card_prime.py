@@ -61,26 +61,31 @@ SUBMISSION = "Rules Submission (601a.2)"
 QUEEN = 12
 
 # The subsection that makes each wager; the settling subsection (679a.11) is not available.
-WAGER_RULE = {"ante": "679a.7(d)(1)", "play": "679a.7(d)(1)", "prime": "679a.7(d)(2)",
-              "pair_bonus": "679a.7(d)(3)", "all_six": "679a.1"}
+WAGER_RULE = {
+    "ante": "679a.7(d)(1)",
+    "play": "679a.7(d)(1)",
+    "prime": "679a.7(d)(2)",
+    "pair_bonus": "679a.7(d)(3)",
+    "all_six": "679a.1",
+}
 RED = frozenset("dh")
 
 # Each rule the text leaves open, with why it is needed and how to supply it: the error a config gets when it
 # leaves one out, so the operator reads the fix in the message rather than in this file.
 REQUIRED: dict[str, str] = {
     "hand_order": "679a.6 (rankings) is not available: rank the three-card classes from highest to lowest as the "
-                  "Rules Submission does, e.g. hand_order = [\"mini_royal\", \"straight_flush\", \"three_of_a_kind\", "
-                  "\"straight\", \"flush\", \"pair\", \"high_card\"]",
+    'Rules Submission does, e.g. hand_order = ["mini_royal", "straight_flush", "three_of_a_kind", '
+    '"straight", "flush", "pair", "high_card"]',
     "ace_two_three": "679a.6 is not available: say where an A-2-3 straight ranks among straights, "
-                     "ace_two_three = \"lowest\" (3 high) or \"second_highest\" (just below A-K-Q)",
+    'ace_two_three = "lowest" (3 high) or "second_highest" (just below A-K-Q)',
     "ante_odds": "679a.12 (payouts) is not available: give the Ante Wager's odds when the player beats a qualified "
-                 "dealer, e.g. ante_odds = \"1 to 1\"",
+    'dealer, e.g. ante_odds = "1 to 1"',
     "play_odds": "679a.12 is not available: give the Play Wager's odds when the player beats a qualified dealer, "
-                 "e.g. play_odds = \"1 to 1\"",
+    'e.g. play_odds = "1 to 1"',
     "dealer_not_qualified": "679a.11 is not available: say what the Ante and Play Wagers do when the dealer does not "
-                            "qualify, e.g. dealer_not_qualified = { ante = \"win\", play = \"push\" }",
+    'qualify, e.g. dealer_not_qualified = { ante = "win", play = "push" }',
     "folded_optional_wagers": "679a.11 is not available: say whether a folded player's Prime, Pair Bonus and All-Six "
-                              "Bonus Wagers are still settled, folded_optional_wagers = \"settled\" or \"collected\"",
+    'Bonus Wagers are still settled, folded_optional_wagers = "settled" or "collected"',
 }
 
 
@@ -119,39 +124,57 @@ class ThreeCardPrimeRules(ChapterRules):
     play_odds: str = Field(description="Play Wager odds against a qualified dealer")
     dealer_not_qualified: DealerNotQualified
     folded_optional_wagers: Literal["settled", "collected"] = Field(
-        description="whether a folded player's optional wagers are settled or collected with the Ante")
+        description="whether a folded player's optional wagers are settled or collected with the Ante"
+    )
     prime_paytable: dict[str, str] | None = Field(
-        None, description="Prime Wager table (679a.7(d)(2)); leave out to not offer the wager")
+        None, description="Prime Wager table (679a.7(d)(2)); leave out to not offer the wager"
+    )
     pair_bonus_paytable: dict[str, str] | None = Field(
-        None, description="Pair Bonus table, a row for each class from pair up (679a.7(d)(3)); leave out to not offer")
+        None, description="Pair Bonus table, a row for each class from pair up (679a.7(d)(3)); leave out to not offer"
+    )
     pair_bonus_layout: Literal["fourth_card", "community_card"] | None = Field(
-        None, description="679a.9(b) a fourth card to each player, or 679a.9(g) one Pair Bonus community card")
+        None, description="679a.9(b) a fourth card to each player, or 679a.9(g) one Pair Bonus community card"
+    )
     pair_bonus_hand: str | None = Field(None, description="how the Pair Bonus hand is formed: best_three_of_four")
     bad_beat_paytable: dict[str, str] | None = Field(
-        None, description="Bad Beat Bonus table on the Play Wager (679a.1); leave out to not pay it")
+        None, description="Bad Beat Bonus table on the Play Wager (679a.1); leave out to not pay it"
+    )
     bad_beat_minimum: Literal["flush", "straight"] | None = Field(
-        None, description="the lowest class the Bad Beat Bonus pays on: flush or straight, as the table selected")
+        None, description="the lowest class the Bad Beat Bonus pays on: flush or straight, as the table selected"
+    )
     all_six_paytable: dict[str, str] | None = Field(
-        None, description="All-Six Bonus table, rankings.Six class -> odds (679a.1); leave out to not offer")
+        None, description="All-Six Bonus table, rankings.Six class -> odds (679a.1); leave out to not offer"
+    )
     # Table procedure (read by the round engine, controller.engine.spec.TableOptions). Dealing from the hand is the
     # only published method (679a.9), so there is no fallback dealing method to configure.
     decks: Literal["one_deck", "two_decks"] = Field(
-        "one_deck", description="one deck and a cover card, or two decks alternating every round (679a.3 is not "
-                                "available; as the Rules Submission says)")
+        "one_deck",
+        description="one deck and a cover card, or two decks alternating every round (679a.3 is not "
+        "available; as the Rules Submission says)",
+    )
     cards_preinspected: bool = Field(
-        True, description="decks arrive preinspected and reshuffled under 603a.16(u)/(v); false: the dealer inspects "
-                          "at opening and the floorperson verifies (679a.4 is not available)")
+        True,
+        description="decks arrive preinspected and reshuffled under 603a.16(u)/(v); false: the dealer inspects "
+        "at opening and the floorperson verifies (679a.4 is not available)",
+    )
     shuffler_counts: bool = Field(
-        True, description="the automated shuffler counts the cards and indicates whether 52 are present (679a.9(d)); "
-                          "false: the dealer counts the stub every stub_count_every rounds (679a.9(d)-(f))")
+        True,
+        description="the automated shuffler counts the cards and indicates whether 52 are present (679a.9(d)); "
+        "false: the dealer counts the stub every stub_count_every rounds (679a.9(d)-(f))",
+    )
     stub_count_every: int = Field(5, ge=1, le=5, description="rounds between stub counts, at most 5 (679a.9(d))")
     deck_change_hours: float | None = Field(
-        None, gt=0, le=4, description="change the decks after this many hours; default 4, the cards being dealt "
-                                      "from the hand")
+        None,
+        gt=0,
+        le=4,
+        description="change the decks after this many hours; default 4, the cards being dealt from the hand",
+    )
     idle_inspection_minutes: int | None = Field(
-        30, gt=0, description="no gaming activity this long: the cards are inspected again; null to turn off")
+        30, gt=0, description="no gaming activity this long: the cards are inspected again; null to turn off"
+    )
     abandoned_wagers: Literal["lose", "hold"] = Field(
-        "lose", description="wagers of a player who leaves during a round: treated as losing or held")
+        "lose", description="wagers of a player who leaves during a round: treated as losing or held"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -171,18 +194,22 @@ class ThreeCardPrimeRules(ChapterRules):
             repeated = sorted({c for c in v if v.count(c) > 1})
             absent = sorted(set(THREE_CLASSES) - set(v))
             unknown = sorted(set(v) - set(THREE_CLASSES))
-            raise ValueError(f"hand_order must name each three-card class once (unknown: {unknown}, repeated: "
-                             f"{repeated}, missing: {absent}): list all of {', '.join(THREE_CLASSES)}, highest first")
+            raise ValueError(
+                f"hand_order must name each three-card class once (unknown: {unknown}, repeated: "
+                f"{repeated}, missing: {absent}): list all of {', '.join(THREE_CLASSES)}, highest first"
+            )
         if v[-1] != "high_card":
-            raise ValueError("hand_order must end with high_card: 679a.1 qualifies the dealer at queen high or "
-                             "better, which needs every other class above high card")
+            raise ValueError(
+                "hand_order must end with high_card: 679a.1 qualifies the dealer at queen high or "
+                "better, which needs every other class above high card"
+            )
         return v
 
     @model_validator(mode="after")
     def _tables(self) -> ThreeCardPrimeRules:
         if self.prime_paytable is not None:
             if "same_color" not in self.prime_paytable:
-                raise ValueError("prime_paytable needs its same_color row (679a.7(d)(2)): add same_color = \"N to 1\"")
+                raise ValueError('prime_paytable needs its same_color row (679a.7(d)(2)): add same_color = "N to 1"')
             _odds_table(self.prime_paytable, ["same_color"], "prime_paytable")
         self._pair_bonus()
         self._bad_beat()
@@ -196,19 +223,27 @@ class ThreeCardPrimeRules(ChapterRules):
         settings = (self.pair_bonus_layout, self.pair_bonus_hand)
         if self.pair_bonus_paytable is None:
             if any(x is not None for x in settings):
-                raise ValueError("pair_bonus_layout and pair_bonus_hand belong to the Pair Bonus Wager: add "
-                                 "pair_bonus_paytable to offer it, or remove them")
+                raise ValueError(
+                    "pair_bonus_layout and pair_bonus_hand belong to the Pair Bonus Wager: add "
+                    "pair_bonus_paytable to offer it, or remove them"
+                )
             return
         if self.pair_bonus_layout is None:
-            raise ValueError("pair_bonus_layout is required with pair_bonus_paytable: \"fourth_card\" (679a.9(b)) or "
-                             "\"community_card\" (679a.9(g), only if the Rules Submission says so)")
+            raise ValueError(
+                'pair_bonus_layout is required with pair_bonus_paytable: "fourth_card" (679a.9(b)) or '
+                '"community_card" (679a.9(g), only if the Rules Submission says so)'
+            )
         if self.pair_bonus_hand is None:
-            raise ValueError("pair_bonus_hand is required with pair_bonus_paytable: how the Rules Submission forms "
-                             "the Pair Bonus hand; \"best_three_of_four\" is the one implemented")
+            raise ValueError(
+                "pair_bonus_hand is required with pair_bonus_paytable: how the Rules Submission forms "
+                'the Pair Bonus hand; "best_three_of_four" is the one implemented'
+            )
         if self.pair_bonus_hand != "best_three_of_four":
-            raise ValueError(f"pair_bonus_hand = {self.pair_bonus_hand!r} is not implemented: the controller forms "
-                             "the Pair Bonus hand only as \"best_three_of_four\" (the player's three cards and the "
-                             "fourth or community card); set that or do not offer the wager")
+            raise ValueError(
+                f"pair_bonus_hand = {self.pair_bonus_hand!r} is not implemented: the controller forms "
+                'the Pair Bonus hand only as "best_three_of_four" (the player\'s three cards and the '
+                "fourth or community card); set that or do not offer the wager"
+            )
         _odds_table(self.pair_bonus_paytable, THREE_CLASSES, "pair_bonus_paytable")
         needed = self.hand_order[: self.hand_order.index("pair") + 1]
         self._rows("pair_bonus_paytable", self.pair_bonus_paytable, needed, "679a.7(d)(3) pays a pair or better")
@@ -219,26 +254,35 @@ class ThreeCardPrimeRules(ChapterRules):
                 raise ValueError("bad_beat_minimum belongs to the Bad Beat Bonus: add bad_beat_paytable or remove it")
             return
         if self.bad_beat_minimum is None:
-            raise ValueError("bad_beat_minimum is required with bad_beat_paytable: \"flush\" or \"straight\", as the "
-                             "payout table selected (679a.1)")
+            raise ValueError(
+                'bad_beat_minimum is required with bad_beat_paytable: "flush" or "straight", as the '
+                "payout table selected (679a.1)"
+            )
         _odds_table(self.bad_beat_paytable, THREE_CLASSES, "bad_beat_paytable")
         needed = self.hand_order[: self.hand_order.index(self.bad_beat_minimum) + 1]
-        self._rows("bad_beat_paytable", self.bad_beat_paytable, needed,
-                   f"679a.1 pays a {self.bad_beat_minimum} or higher that loses")
+        self._rows(
+            "bad_beat_paytable",
+            self.bad_beat_paytable,
+            needed,
+            f"679a.1 pays a {self.bad_beat_minimum} or higher that loses",
+        )
 
     def _rows(self, name: str, table: dict[str, str], needed: list[str], why: str) -> None:
         absent = [c for c in needed if c not in table]
         extra = sorted(set(table) - set(needed))
         if absent:
-            raise ValueError(f"{name} has no row for {absent}: {why}, so give each class from the lowest paying one "
-                             f"up its odds")
+            raise ValueError(
+                f"{name} has no row for {absent}: {why}, so give each class from the lowest paying one up its odds"
+            )
         if extra:
-            raise ValueError(f"{name} has rows for {extra}, which rank below what {why.split(' pays ')[0]} pays: "
-                             "remove them")
+            raise ValueError(
+                f"{name} has rows for {extra}, which rank below what {why.split(' pays ')[0]} pays: remove them"
+            )
 
     def offers(self, wager: str) -> bool:
-        return {"prime": self.prime_paytable, "pair_bonus": self.pair_bonus_paytable,
-                "all_six": self.all_six_paytable}[wager] is not None
+        return {"prime": self.prime_paytable, "pair_bonus": self.pair_bonus_paytable, "all_six": self.all_six_paytable}[
+            wager
+        ] is not None
 
     def key(self, cards: Sequence[str]) -> tuple[int, tuple[int, ...]]:
         """Sort key of a three-card hand: higher is better. Class by hand_order, then ranks high to low with a
@@ -294,26 +338,39 @@ def validate(rules: ThreeCardPrimeRules, r: ThreeCardPrimeRound) -> None:
         if s.folded and play:
             raise _fail(f"{at}.wagers.play", "a player who folded made no Play Wager: remove it or set folded = false")
         if not s.folded and play != ante:
-            raise _fail(f"{at}.wagers.play", f"{play} is not the Ante ({ante}): 679a.7(d)(1) makes the Play Wager "
-                                             "equal to the Ante; a player who did not make it folded (folded = true)")
+            raise _fail(
+                f"{at}.wagers.play",
+                f"{play} is not the Ante ({ante}): 679a.7(d)(1) makes the Play Wager "
+                "equal to the Ante; a player who did not make it folded (folded = true)",
+            )
         for w in OPTIONAL:
             if s.wagers.get(w) and not rules.offers(w):
-                raise _fail(f"{at}.wagers.{w}", f"this table does not offer the wager: remove it or give "
-                                                f"{w}_paytable in the config's [game]")
+                raise _fail(
+                    f"{at}.wagers.{w}",
+                    f"this table does not offer the wager: remove it or give {w}_paytable in the config's [game]",
+                )
         bonus = bool(s.wagers.get("pair_bonus"))
         if s.fourth_card is not None and not (bonus and not community):
-            raise _fail(f"{at}.fourth_card", "679a.9(b) deals a fourth card only to a Pair Bonus Wager at a "
-                                             "fourth-card table (pair_bonus_layout): remove it")
+            raise _fail(
+                f"{at}.fourth_card",
+                "679a.9(b) deals a fourth card only to a Pair Bonus Wager at a "
+                "fourth-card table (pair_bonus_layout): remove it",
+            )
         if bonus and not community and s.fourth_card is None:
-            raise _fail(f"{at}.fourth_card", "the player placed a Pair Bonus Wager, so 679a.9(b) dealt a fourth "
-                                             "card: give it")
+            raise _fail(
+                f"{at}.fourth_card", "the player placed a Pair Bonus Wager, so 679a.9(b) dealt a fourth card: give it"
+            )
     any_bonus = any(s.wagers.get("pair_bonus") for s in r.seats)
     if r.pair_bonus_community_card is not None and not (community and any_bonus):
-        raise _fail("pair_bonus_community_card", "679a.9(g) deals it only at a community-card table when a player "
-                                                 "placed a Pair Bonus Wager: remove it")
+        raise _fail(
+            "pair_bonus_community_card",
+            "679a.9(g) deals it only at a community-card table when a player placed a Pair Bonus Wager: remove it",
+        )
     if community and any_bonus and r.pair_bonus_community_card is None:
-        raise _fail("pair_bonus_community_card", "a player placed a Pair Bonus Wager at a community-card table, so "
-                                                 "679a.9(g) dealt one: give it")
+        raise _fail(
+            "pair_bonus_community_card",
+            "a player placed a Pair Bonus Wager at a community-card table, so 679a.9(g) dealt one: give it",
+        )
     groups: list[list[str]] = [r.dealer, [r.pair_bonus_community_card] if r.pair_bonus_community_card else []]
     groups += [[*s.cards, *([s.fourth_card] if s.fourth_card else [])] for s in r.seats]
     check_round_cards(groups)
@@ -338,8 +395,16 @@ def settle(rules: ThreeCardPrimeRules, r: ThreeCardPrimeRound) -> tuple[list[Set
         for w in OPTIONAL:
             if amount := s.wagers.get(w):
                 if collect:
-                    out.append(lose(s.seat, w, amount, WAGER_RULE[w], paytable=SUBMISSION,
-                                    note="collected with the folded hand (folded_optional_wagers)"))
+                    out.append(
+                        lose(
+                            s.seat,
+                            w,
+                            amount,
+                            WAGER_RULE[w],
+                            paytable=SUBMISSION,
+                            note="collected with the folded hand (folded_optional_wagers)",
+                        )
+                    )
                 else:
                     out.append(_optional(rules, r, s, w, amount))
     return out, dict(r.meters)
@@ -349,8 +414,9 @@ def settle_round(rules: ThreeCardPrimeRules, r: ThreeCardPrimeRound) -> list[Set
     return settle(rules, r)[0]
 
 
-def _main(rules: ThreeCardPrimeRules, s: ThreeCardPrimeSeat, dealer_key: tuple[int, tuple[int, ...]],
-          qualified: bool) -> list[Settled]:
+def _main(
+    rules: ThreeCardPrimeRules, s: ThreeCardPrimeSeat, dealer_key: tuple[int, tuple[int, ...]], qualified: bool
+) -> list[Settled]:
     ante, play = s.wagers["ante"], s.wagers.get("play", 0)
     rule = "679a.7(d)(1)"
     hand = rank_three(s.cards).name.lower()
@@ -361,9 +427,12 @@ def _main(rules: ThreeCardPrimeRules, s: ThreeCardPrimeSeat, dealer_key: tuple[i
     if not qualified:
         choice = {"ante": rules.dealer_not_qualified.ante, "play": rules.dealer_not_qualified.play}
         note = "the dealer did not qualify (679a.1); dealer_not_qualified"
-        return [win(s.seat, w, amounts[w], odds[w], rule, hand=hand, paytable=SUBMISSION, note=note)
-                if choice[w] == "win" else push(s.seat, w, amounts[w], rule, hand=hand, note=note)
-                for w in ("ante", "play")]
+        return [
+            win(s.seat, w, amounts[w], odds[w], rule, hand=hand, paytable=SUBMISSION, note=note)
+            if choice[w] == "win"
+            else push(s.seat, w, amounts[w], rule, hand=hand, note=note)
+            for w in ("ante", "play")
+        ]
     mine = rules.key(s.cards)
     if mine > dealer_key:
         return [win(s.seat, w, amounts[w], odds[w], rule, hand=hand, paytable=SUBMISSION) for w in ("ante", "play")]
@@ -374,14 +443,25 @@ def _main(rules: ThreeCardPrimeRules, s: ThreeCardPrimeSeat, dealer_key: tuple[i
         row = rules.bad_beat_paytable.get(hand)
         if row is not None:
             bb = Odds.parse(row)
-            out.append(win_fixed(s.seat, "bad_beat_bonus", 0, bb.winnings(play), "679a.1", hand=hand, odds=str(bb),
-                                 paytable=f"{SUBMISSION} bad_beat_paytable",
-                                 note=f"on the Play Wager of {play}: the dealer qualified and beat the player"))
+            out.append(
+                win_fixed(
+                    s.seat,
+                    "bad_beat_bonus",
+                    0,
+                    bb.winnings(play),
+                    "679a.1",
+                    hand=hand,
+                    odds=str(bb),
+                    paytable=f"{SUBMISSION} bad_beat_paytable",
+                    note=f"on the Play Wager of {play}: the dealer qualified and beat the player",
+                )
+            )
     return out
 
 
-def _optional(rules: ThreeCardPrimeRules, r: ThreeCardPrimeRound, s: ThreeCardPrimeSeat, w: str,
-              amount: Cents) -> Settled:
+def _optional(
+    rules: ThreeCardPrimeRules, r: ThreeCardPrimeRound, s: ThreeCardPrimeSeat, w: str, amount: Cents
+) -> Settled:
     rule = WAGER_RULE[w]
     if w == "prime":
         colors = {c[1] in RED for c in s.cards}

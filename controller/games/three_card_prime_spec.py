@@ -38,8 +38,7 @@ UNSUPPORTED: Mapping[str, str] = {
 
 
 # The subsections whose text is available (679a-three-card-prime-partial.txt, 679a.9-dealing-from-the-hand.txt).
-PUBLISHED = ("1", "7(a)", "7(b)", "7(c)", "7(d)(1)", "7(d)(2)", "7(d)(3)",
-             *(f"9({x})" for x in "abcdefg"))
+PUBLISHED = ("1", "7(a)", "7(b)", "7(c)", "7(d)(1)", "7(d)(2)", "7(d)(3)", *(f"9({x})" for x in "abcdefg"))
 
 
 def _not_available(subject: str) -> str:
@@ -82,21 +81,25 @@ class ThreeCardPrimeSpec:
     # The Bad Beat Bonus is a payout on the Play Wager (679a.1), never a wager placed, so it belongs to the hand's
     # result; a fold collects only what is on the layout, which it never is.
     main_wagers: tuple[str, ...] = ("ante", "play", "bad_beat_bonus")
-    citations: Mapping[str, str] = PartialCitations(CHAPTER, PUBLISHED, {
-        "open": _not_available("opening of the table"),
-        "shuffle": "679a.9(a)(1)",  # dealing from the hand requires an automated shuffler
-        "count": "679a.9(d)",  # the shuffler that counts and indicates whether 52 cards are present
-        "betting": "679a.7(c)",
-        "player": "679a.7(d)(1)",  # 679a.9(b) deals only to an Ante Wager made under 679a.7(d)(1)
-        "seat": "679a.7(b)",
-        # 679a.11 (completion of each round) is known only by its heading; the round is settled per the
-        # operator's Rules Submission (601a.2), so the citation says both.
-        "complete": "679a.11 (not available; settled per the Rules Submission, 601a.2)",
-        # A misdeal voids every hand and returns every wager (679a.9(f)), the nearest remedy the text gives; the
-        # other irregularities (.13(a), (b), (d)-(g) elsewhere) have no published 679a text and 679a.13 is not
-        # known to exist, so PartialCitations says so.
-        "13(c)": "679a.9(f)",
-    })
+    citations: Mapping[str, str] = PartialCitations(
+        CHAPTER,
+        PUBLISHED,
+        {
+            "open": _not_available("opening of the table"),
+            "shuffle": "679a.9(a)(1)",  # dealing from the hand requires an automated shuffler
+            "count": "679a.9(d)",  # the shuffler that counts and indicates whether 52 cards are present
+            "betting": "679a.7(c)",
+            "player": "679a.7(d)(1)",  # 679a.9(b) deals only to an Ante Wager made under 679a.7(d)(1)
+            "seat": "679a.7(b)",
+            # 679a.11 (completion of each round) is known only by its heading; the round is settled per the
+            # operator's Rules Submission (601a.2), so the citation says both.
+            "complete": "679a.11 (not available; settled per the Rules Submission, 601a.2)",
+            # A misdeal voids every hand and returns every wager (679a.9(f)), the nearest remedy the text gives; the
+            # other irregularities (.13(a), (b), (d)-(g) elsewhere) have no published 679a text and 679a.13 is not
+            # known to exist, so PartialCitations says so.
+            "13(c)": "679a.9(f)",
+        },
+    )
     # The section that would say when the dealer's, fourth and community cards are turned up (679a.11) is not
     # available; every area is in `round.completed`, so no reveal event claims a rule the text does not give.
     reveal_before: Mapping[str, tuple[str, str, str]] = {}
@@ -113,7 +116,8 @@ class ThreeCardPrimeSpec:
         if method in UNSUPPORTED:
             raise ValueError(
                 f"chapter 679a cannot be dealt from a {method.replace('_', ' ')}: {UNSUPPORTED[method]} is not "
-                "available, only 679a.9 (dealing from the hand) is; set the dealing method to \"hand\"")
+                'available, only 679a.9 (dealing from the hand) is; set the dealing method to "hand"'
+            )
 
     def offers(self, rules: ThreeCardPrimeRules) -> Sequence[Offer]:
         spots = ["ante", *(w for w in tcp.OPTIONAL if rules.offers(w))]
@@ -123,8 +127,13 @@ class ThreeCardPrimeSpec:
         # 679a.9(b) deals only to a player with an Ante Wager (679a.7(d)(1)); optional wagers alone go back.
         return None if wagers.get("ante") else "no Ante Wager at this seat (679a.7(d)(1), 679a.9(b))"
 
-    def plan(self, rules: ThreeCardPrimeRules, method: DealingMethod, players: Sequence[int],
-             wagers: Mapping[int, Mapping[str, Cents]]) -> DealPlan:
+    def plan(
+        self,
+        rules: ThreeCardPrimeRules,
+        method: DealingMethod,
+        players: Sequence[int],
+        wagers: Mapping[int, Mapping[str, Cents]],
+    ) -> DealPlan:
         self.require_method(method)
         # 679a.9(b): one card at a time, clockwise from the dealer's left, to each Ante and then the dealer, until
         # each has three.
@@ -148,10 +157,19 @@ class ThreeCardPrimeSpec:
         fourth = table.areas.get(FOURTH_CARD, ())
         community = table.areas.get(COMMUNITY, ())
         record = ThreeCardPrimeRound(
-            chapter="679a", round_id=table.round_id, dealer=list(table.areas.get("dealer", ())),
+            chapter="679a",
+            round_id=table.round_id,
+            dealer=list(table.areas.get("dealer", ())),
             pair_bonus_community_card=community[0] if community else None,
-            seats=[ThreeCardPrimeSeat(seat=s.seat, cards=list(s.cards), wagers=dict(s.wagers),
-                                      folded=s.folded_on is not None,
-                                      fourth_card=(fourth[s.seat - 1] or None) if s.seat <= len(fourth) else None)
-                   for s in table.seats])
+            seats=[
+                ThreeCardPrimeSeat(
+                    seat=s.seat,
+                    cards=list(s.cards),
+                    wagers=dict(s.wagers),
+                    folded=s.folded_on is not None,
+                    fourth_card=(fourth[s.seat - 1] or None) if s.seat <= len(fourth) else None,
+                )
+                for s in table.seats
+            ],
+        )
         return tcp.settle(rules, record)

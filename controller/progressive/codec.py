@@ -58,8 +58,14 @@ def encode(meters: Meters, generation: int) -> bytes:
     if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
         raise MeterError(f"generation {generation!r} must be a whole number >= 0")
     state = as_data(meters)
-    document = {"format": FORMAT, "version": VERSION, "generation": generation, "seq": meters.seq,
-                "sha256": _digest(_canonical({"generation": generation, "state": state})), "state": state}
+    document = {
+        "format": FORMAT,
+        "version": VERSION,
+        "generation": generation,
+        "seq": meters.seq,
+        "sha256": _digest(_canonical({"generation": generation, "state": state})),
+        "state": state,
+    }
     return _canonical(document) + b"\n"
 
 
@@ -72,8 +78,10 @@ def decode(blob: bytes) -> Stored:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise CorruptCopy(f"not a {FORMAT} document")
     if document.get("version") != VERSION:
-        raise CorruptCopy(f"format version {document.get('version')!r}; this controller reads version {VERSION} "
-                          "(a newer controller wrote it?)")
+        raise CorruptCopy(
+            f"format version {document.get('version')!r}; this controller reads version {VERSION} "
+            "(a newer controller wrote it?)"
+        )
     state = document.get("state")
     if not isinstance(state, dict):
         raise CorruptCopy("no state object")
@@ -128,21 +136,33 @@ def load_copies(a: bytes | None, b: bytes | None) -> Loaded:
         except CorruptCopy as exc:
             findings.append(f"copy {name} is corrupt: {exc}")
     if not decoded:
-        raise MeterStoreCorrupt(f"both meter copies are unusable ({'; '.join(findings)}): restore them from the "
-                                "journal under a floorperson; the meters are not reset")
+        raise MeterStoreCorrupt(
+            f"both meter copies are unusable ({'; '.join(findings)}): restore them from the "
+            "journal under a floorperson; the meters are not reset"
+        )
     if len(decoded) == 1:
-        (name, only), = decoded.items()
+        ((name, only),) = decoded.items()
         other = "b" if name == "a" else "a"
         return Loaded(only.meters, only.generation, name, findings, (other,), tilt=True)
     sa, sb = decoded["a"], decoded["b"]
     if sa == sb:
         return Loaded(sa.meters, sa.generation, "both")
     if sa.generation == sb.generation + 1 and sa.meters.seq >= sb.meters.seq:
-        return Loaded(sa.meters, sa.generation, "a", [
-            f"copy b is one save behind copy a (generation {sb.generation} < {sa.generation}): a save was "
-            "interrupted between the copies"], ("b",))
-    newest, name, other = (sa, "a", "b") if (sa.generation, sa.meters.seq) >= (sb.generation, sb.meters.seq) \
-        else (sb, "b", "a")
-    findings.append(f"the copies disagree (generation a={sa.generation}, b={sb.generation}; seq a={sa.meters.seq}, "
-                    f"b={sb.meters.seq}); copy {name} is used and must be checked against the journal")
+        return Loaded(
+            sa.meters,
+            sa.generation,
+            "a",
+            [
+                f"copy b is one save behind copy a (generation {sb.generation} < {sa.generation}): a save was "
+                "interrupted between the copies"
+            ],
+            ("b",),
+        )
+    newest, name, other = (
+        (sa, "a", "b") if (sa.generation, sa.meters.seq) >= (sb.generation, sb.meters.seq) else (sb, "b", "a")
+    )
+    findings.append(
+        f"the copies disagree (generation a={sa.generation}, b={sb.generation}; seq a={sa.meters.seq}, "
+        f"b={sb.meters.seq}); copy {name} is used and must be checked against the journal"
+    )
     return Loaded(newest.meters, newest.generation, name, findings, (other,), tilt=True)

@@ -37,8 +37,19 @@ def publish(service: TableService, publisher: EventPublisher, levels: set[str], 
         lv, p = meters.levels.get(name), params.get(name)
         if lv is None or p is None:
             continue
-        publisher.publish_progressive(ProgressiveMeter(
-            table_id=service.config.table_id, level=name, display_cents=lv.display_cents, seed_cents=p.seed_cents,
-            reseed_cents=p.reseed_cents, primary_rate_percent=ppm_to_percent(p.primary_ppm),
-            reserve_rate_percent=ppm_to_percent(p.reserve_ppm), reserve_cents=lv.reserve_micro // 1_000_000,
-            hits=lv.hits, rule=p.rule, as_of_seq=seq, ts=now))
+        publisher.publish_progressive(
+            ProgressiveMeter(
+                table_id=service.config.table_id,
+                level=name,
+                display_cents=lv.display_cents,
+                seed_cents=p.seed_cents,
+                reseed_cents=p.reseed_cents,
+                primary_rate_percent=ppm_to_percent(p.primary_ppm),
+                reserve_rate_percent=ppm_to_percent(p.reserve_ppm),
+                reserve_cents=lv.reserve_micro // 1_000_000,
+                hits=lv.hits,
+                rule=p.rule,
+                as_of_seq=seq,
+                ts=now,
+            )
+        )

@@ -49,8 +49,17 @@ COUNTERS = (
 )
 # Only these events may lower the display (a hit, an audited reset, a void's reversal).
 MAY_LOWER_DISPLAY = frozenset({"meter.hit", "meter.reset", "meter.contributions_reversed"})
-EVENT_TYPES = frozenset({"meter.seeded", "meter.contributed", "meter.hit", "meter.reseeded", "meter.reset",
-                         "meter.contributions_reversed", "meter.round_closed"})
+EVENT_TYPES = frozenset(
+    {
+        "meter.seeded",
+        "meter.contributed",
+        "meter.hit",
+        "meter.reseeded",
+        "meter.reset",
+        "meter.contributions_reversed",
+        "meter.round_closed",
+    }
+)
 
 
 class MeterError(ValueError):
@@ -94,11 +103,14 @@ class LevelMeters:
     def balance_problem(self) -> str | None:
         """Why this level's meters do not balance, or None (module docstring, "Balance")."""
         funded = self.contributed_micro + self.house_funded_micro
-        held = (self.display_micro + self.reserve_micro + self.overflow_micro + self.wins_cents * MICRO
-                + self.removed_micro)
+        held = (
+            self.display_micro + self.reserve_micro + self.overflow_micro + self.wins_cents * MICRO + self.removed_micro
+        )
         if funded != held:
-            return (f"{self.level}: contributed {self.contributed_micro} + house-funded {self.house_funded_micro} "
-                    f"micro-cents != display + reserve + overflow + paid + removed = {held}")
+            return (
+                f"{self.level}: contributed {self.contributed_micro} + house-funded {self.house_funded_micro} "
+                f"micro-cents != display + reserve + overflow + paid + removed = {held}"
+            )
         return None
 
     def lab_meters(self) -> dict[str, int]:
@@ -134,8 +146,10 @@ class Meters:
     def level(self, name: str) -> LevelMeters:
         found = self.levels.get(name)
         if found is None:
-            raise MeterError(f"meter {name!r} has not been seeded; seed it first (seed_missing) or fix the name; "
-                             f"seeded meters: {', '.join(self.levels) or 'none'}")
+            raise MeterError(
+                f"meter {name!r} has not been seeded; seed it first (seed_missing) or fix the name; "
+                f"seeded meters: {', '.join(self.levels) or 'none'}"
+            )
         return found
 
     def display(self) -> dict[str, int]:
@@ -148,7 +162,7 @@ class Meters:
 
 @dataclass(frozen=True, slots=True)
 class PercentOfMeter:
-    """"100% of meter", "10% of meter": that share of the meter at the player's turn, in whole cents."""
+    """ "100% of meter", "10% of meter": that share of the meter at the player's turn, in whole cents."""
 
     percent: int
 
@@ -188,14 +202,19 @@ def apply(meters: Meters, event: DomainEvent) -> Meters:
     payload = event.payload
     seq = payload.get("seq")
     if seq != meters.seq + 1:
-        raise MeterError(f"{event.type} has seq {seq!r} but the meters are at {meters.seq}: an event is missing "
-                         "or repeated; replay the journal in order from the last good meter state")
+        raise MeterError(
+            f"{event.type} has seq {seq!r} but the meters are at {meters.seq}: an event is missing "
+            "or repeated; replay the journal in order from the last good meter state"
+        )
     if event.type == "meter.round_closed":
         return replace(meters, seq=meters.seq + 1, open_rounds=_without(meters.open_rounds, event.round_id, None))
     level = payload.get("level")
     delta = payload.get("delta")
-    if not isinstance(level, str) or not isinstance(delta, Mapping) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in delta.values()):
+    if (
+        not isinstance(level, str)
+        or not isinstance(delta, Mapping)
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in delta.values())
+    ):
         raise MeterError(f"{event.type} seq {seq}: needs a level and a delta of whole numbers, got {dict(payload)!r}")
     if event.type == "meter.seeded":
         if level in meters.levels:
@@ -204,8 +223,9 @@ def apply(meters: Meters, event: DomainEvent) -> Meters:
     else:
         before = meters.level(level)
     if delta.get("display_micro", 0) < 0 and event.type not in MAY_LOWER_DISPLAY:
-        raise MeterError(f"{event.type} seq {seq} lowers the {level} display: only a hit, an audited reset or a "
-                         "void's reversal may")
+        raise MeterError(
+            f"{event.type} seq {seq} lowers the {level} display: only a hit, an audited reset or a void's reversal may"
+        )
     after = before.plus(delta)
     open_rounds = meters.open_rounds
     if event.type == "meter.contributed":
@@ -218,8 +238,9 @@ def apply(meters: Meters, event: DomainEvent) -> Meters:
     return replace(meters, seq=meters.seq + 1, levels={**meters.levels, level: after}, open_rounds=open_rounds)
 
 
-def _without(open_rounds: Mapping[str, tuple[OpenContribution, ...]], round_id: str | None,
-              level: str | None) -> dict[str, tuple[OpenContribution, ...]]:
+def _without(
+    open_rounds: Mapping[str, tuple[OpenContribution, ...]], round_id: str | None, level: str | None
+) -> dict[str, tuple[OpenContribution, ...]]:
     out = dict(open_rounds)
     if round_id is None or round_id not in out:
         return out
@@ -245,8 +266,15 @@ class _Batch:
         self.meters = meters
         self.events: list[DomainEvent] = []
 
-    def emit(self, type_: str, rule: str | None, round_id: str | None, level: str | None,
-             delta: Mapping[str, int] | None = None, **facts: Any) -> None:
+    def emit(
+        self,
+        type_: str,
+        rule: str | None,
+        round_id: str | None,
+        level: str | None,
+        delta: Mapping[str, int] | None = None,
+        **facts: Any,
+    ) -> None:
         payload: dict[str, Any] = {"seq": self.meters.seq + 1}
         if level is not None:
             shown = self.meters.levels[level].display_cents if level in self.meters.levels else 0
@@ -269,13 +297,20 @@ def seed_missing(meters: Meters, params: TableProgressives) -> tuple[Meters, lis
     for lv in params.levels.values():
         if lv.level not in meters.levels:
             amount = lv.seed_cents * MICRO
-            batch.emit("meter.seeded", lv.rule, None, lv.level,
-                       {"display_micro": amount, "house_funded_micro": amount}, seed_cents=lv.seed_cents)
+            batch.emit(
+                "meter.seeded",
+                lv.rule,
+                None,
+                lv.level,
+                {"display_micro": amount, "house_funded_micro": amount},
+                seed_cents=lv.seed_cents,
+            )
     return batch.meters, batch.events
 
 
-def contribute(meters: Meters, params: TableProgressives, wager: str, amount_cents: int, *, seat: int,
-               round_id: str) -> tuple[Meters, list[DomainEvent]]:
+def contribute(
+    meters: Meters, params: TableProgressives, wager: str, amount_cents: int, *, seat: int, round_id: str
+) -> tuple[Meters, list[DomainEvent]]:
     """An accepted progressive wager adds its incrementation rates to every level it feeds.
 
     Primary goes to the display up to its limit and to the overflow above it; reserve goes to the reserve.
@@ -292,16 +327,39 @@ def contribute(meters: Meters, params: TableProgressives, wager: str, amount_cen
         to_display = primary
         if lv.limit_cents is not None:
             to_display = min(primary, max(0, lv.limit_cents * MICRO - current.display_micro))
-        batch.emit("meter.contributed", lv.rule, round_id, lv.level,
-                   {"display_micro": to_display, "overflow_micro": primary - to_display, "reserve_micro": reserve,
-                    "contributed_micro": primary + reserve, "in_count": 1, "in_cents": amount_cents},
-                   seat=seat, wager=wager, wager_cents=amount_cents,
-                   primary_percent=ppm_to_percent(lv.primary_ppm), reserve_percent=ppm_to_percent(lv.reserve_ppm))
+        batch.emit(
+            "meter.contributed",
+            lv.rule,
+            round_id,
+            lv.level,
+            {
+                "display_micro": to_display,
+                "overflow_micro": primary - to_display,
+                "reserve_micro": reserve,
+                "contributed_micro": primary + reserve,
+                "in_count": 1,
+                "in_cents": amount_cents,
+            },
+            seat=seat,
+            wager=wager,
+            wager_cents=amount_cents,
+            primary_percent=ppm_to_percent(lv.primary_ppm),
+            reserve_percent=ppm_to_percent(lv.reserve_ppm),
+        )
     return batch.meters, batch.events
 
 
-def hit(meters: Meters, params: TableProgressives, level: str, award: Award, *, seat: int, round_id: str | None,
-        rule: str, paid_by: PaidBy = "attendant") -> tuple[Meters, int, list[DomainEvent]]:
+def hit(
+    meters: Meters,
+    params: TableProgressives,
+    level: str,
+    award: Award,
+    *,
+    seat: int,
+    round_id: str | None,
+    rule: str,
+    paid_by: PaidBy = "attendant",
+) -> tuple[Meters, int, list[DomainEvent]]:
     """Pay an award from the meter as it stands now (the player's turn, 643a.12(d)(4), 655a.12(c)(4)).
 
     Returns the meters, the amount paid in cents and the events. The meter drops by exactly what was paid; a
@@ -317,14 +375,24 @@ def hit(meters: Meters, params: TableProgressives, level: str, award: Award, *, 
         described: dict[str, Any] = {"percent": award.percent}
     else:
         if award.cents > before:
-            raise MeterError(f"{level}: a fixed award of {award.cents} cents is more than the meter's {before}: "
-                             "the meter cannot pay it; check the paytable")
+            raise MeterError(
+                f"{level}: a fixed award of {award.cents} cents is more than the meter's {before}: "
+                "the meter cannot pay it; check the paytable"
+            )
         paid = award.cents
         described = {"fixed_cents": award.cents}
     batch = _Batch(meters)
-    batch.emit("meter.hit", rule, round_id, level,
-               {"display_micro": -paid * MICRO, "hits": 1, "wins_cents": paid, f"paid_by_{paid_by}_cents": paid},
-               seat=seat, paid_cents=paid, paid_by=paid_by, **described)
+    batch.emit(
+        "meter.hit",
+        rule,
+        round_id,
+        level,
+        {"display_micro": -paid * MICRO, "hits": 1, "wins_cents": paid, f"paid_by_{paid_by}_cents": paid},
+        seat=seat,
+        paid_cents=paid,
+        paid_by=paid_by,
+        **described,
+    )
     if isinstance(award, PercentOfMeter) and award.percent == 100:
         _reseed(batch, lv, round_id)
     return batch.meters, paid, batch.events
@@ -340,13 +408,27 @@ def _reseed(batch: _Batch, lv: LevelParameters, round_id: str | None) -> None:
         room = max(0, lv.limit_cents * MICRO - current.display_micro)
     take = min(current.reserve_micro, room)
     house = max(0, lv.reseed_cents * MICRO - current.display_micro - take)
-    batch.emit("meter.reseeded", lv.rule, round_id, lv.level,
-               {"display_micro": take + house, "reserve_micro": -take, "house_funded_micro": house, "cycle": 1},
-               reseed_cents=lv.reseed_cents, from_reserve_micro=take, house_funded_micro=house)
+    batch.emit(
+        "meter.reseeded",
+        lv.rule,
+        round_id,
+        lv.level,
+        {"display_micro": take + house, "reserve_micro": -take, "house_funded_micro": house, "cycle": 1},
+        reseed_cents=lv.reseed_cents,
+        from_reserve_micro=take,
+        house_funded_micro=house,
+    )
 
 
-def reset(meters: Meters, params: TableProgressives, level: str, *, reason: str, authorised_by: str,
-          rule: str = "605a.7(a)(5)") -> tuple[Meters, list[DomainEvent]]:
+def reset(
+    meters: Meters,
+    params: TableProgressives,
+    level: str,
+    *,
+    reason: str,
+    authorised_by: str,
+    rule: str = "605a.7(a)(5)",
+) -> tuple[Meters, list[DomainEvent]]:
     """An audited reset without a hit (the reset key of 605a.7(a)(5)): the display is taken off into the
     `removed` meter, never lost, and the level is reseeded. Needs a reason and who authorised it."""
     if not reason.strip() or not authorised_by.strip():
@@ -354,9 +436,16 @@ def reset(meters: Meters, params: TableProgressives, level: str, *, reason: str,
     lv = params.level(level)
     current = meters.level(level)
     batch = _Batch(meters)
-    batch.emit("meter.reset", rule, None, level,
-               {"display_micro": -current.display_micro, "removed_micro": current.display_micro},
-               reason=reason, authorised_by=authorised_by, removed_micro=current.display_micro)
+    batch.emit(
+        "meter.reset",
+        rule,
+        None,
+        level,
+        {"display_micro": -current.display_micro, "removed_micro": current.display_micro},
+        reason=reason,
+        authorised_by=authorised_by,
+        removed_micro=current.display_micro,
+    )
     _reseed(batch, lv, None)
     return batch.meters, batch.events
 
@@ -374,9 +463,11 @@ def void_round(meters: Meters, round_id: str, *, rule: str) -> tuple[Meters, lis
     for level, contributions in by_level.items():
         now = meters.level(level)
         if any(c.cycle != now.cycle or c.hits != now.hits for c in contributions):
-            raise MeterError(f"round {round_id}: the {level} meter has paid a hit since its wagers contributed, so "
-                             "the contributions cannot be taken back; settle the round or have a floorperson "
-                             "resolve it")
+            raise MeterError(
+                f"round {round_id}: the {level} meter has paid a hit since its wagers contributed, so "
+                "the contributions cannot be taken back; settle the round or have a floorperson "
+                "resolve it"
+            )
     batch = _Batch(meters)
     for level, contributions in by_level.items():
         total: dict[str, int] = {}
@@ -407,8 +498,10 @@ def problems(meters: Meters, params: TableProgressives) -> list[str]:
     configured = params.levels
     for name, lv in meters.levels.items():
         if name not in configured:
-            out.append(f"meter {name!r} holds {lv.display_cents} cents but the config no longer has it: restore "
-                       "it, or reset it (audited) before removing it")
+            out.append(
+                f"meter {name!r} holds {lv.display_cents} cents but the config no longer has it: restore "
+                "it, or reset it (audited) before removing it"
+            )
         elif (limit := configured[name].limit_cents) is not None and lv.display_cents > limit:
             out.append(f"meter {name!r} shows {lv.display_cents} cents, above its limit of {limit}")
     for name in configured:
@@ -424,10 +517,14 @@ def as_data(meters: Meters) -> dict[str, Any]:
     """JSON-ready: every level's counters, the open rounds, seq."""
     return {
         "seq": meters.seq,
-        "levels": {name: {f.name: getattr(lv, f.name) for f in fields(lv) if f.name != "level"}
-                   for name, lv in sorted(meters.levels.items())},
-        "open_rounds": {rid: [{"level": c.level, "cycle": c.cycle, "hits": c.hits, "delta": dict(c.delta)}
-                              for c in entries] for rid, entries in sorted(meters.open_rounds.items())},
+        "levels": {
+            name: {f.name: getattr(lv, f.name) for f in fields(lv) if f.name != "level"}
+            for name, lv in sorted(meters.levels.items())
+        },
+        "open_rounds": {
+            rid: [{"level": c.level, "cycle": c.cycle, "hits": c.hits, "delta": dict(c.delta)} for c in entries]
+            for rid, entries in sorted(meters.open_rounds.items())
+        },
     }
 
 
@@ -440,8 +537,11 @@ def from_data(data: Mapping[str, Any]) -> Meters:
         return value
 
     if not isinstance(data, Mapping) or set(data) != {"seq", "levels", "open_rounds"}:
-        raise MeterError(f"meter state must have exactly seq, levels and open_rounds, got {sorted(data)!r}"
-                         if isinstance(data, Mapping) else f"meter state is not an object: {data!r}")
+        raise MeterError(
+            f"meter state must have exactly seq, levels and open_rounds, got {sorted(data)!r}"
+            if isinstance(data, Mapping)
+            else f"meter state is not an object: {data!r}"
+        )
     levels_in, rounds_in = data["levels"], data["open_rounds"]
     if not isinstance(levels_in, Mapping) or not isinstance(rounds_in, Mapping):
         raise MeterError("levels and open_rounds must be objects")
@@ -462,8 +562,13 @@ def from_data(data: Mapping[str, Any]) -> Meters:
             delta = e["delta"]
             if not isinstance(delta, Mapping) or set(delta) - set(COUNTERS):
                 raise MeterError(f"{where}.delta: must map counters to whole numbers")
-            parsed.append(OpenContribution(e["level"], whole(e["cycle"], f"{where}.cycle"),
-                                           whole(e["hits"], f"{where}.hits"),
-                                           {k: whole(v, f"{where}.delta.{k}") for k, v in delta.items()}))
+            parsed.append(
+                OpenContribution(
+                    e["level"],
+                    whole(e["cycle"], f"{where}.cycle"),
+                    whole(e["hits"], f"{where}.hits"),
+                    {k: whole(v, f"{where}.delta.{k}") for k, v in delta.items()},
+                )
+            )
         rounds[str(rid)] = tuple(parsed)
     return Meters(levels, rounds, whole(data["seq"], "seq"))

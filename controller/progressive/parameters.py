@@ -41,8 +41,10 @@ def percent_to_ppm(value: object, what: str) -> int:
         raise ParameterError(f"{what} = {value} % is outside 0 to 100 %")
     ppm = percent * PPM_PER_PERCENT
     if ppm != ppm.to_integral_value():
-        raise ParameterError(f"{what} = {value} % is finer than 0.0001 %, which a meter cannot carry exactly: "
-                             "round it in the Rules Submission")
+        raise ParameterError(
+            f"{what} = {value} % is finer than 0.0001 %, which a meter cannot carry exactly: "
+            "round it in the Rules Submission"
+        )
     return int(ppm)
 
 
@@ -62,18 +64,23 @@ class LevelParameters(BaseModel):
     reseed_cents: int = Field(ge=0, description="the least the meter restarts at after a 100 % award")
     primary_ppm: int = Field(ge=0, le=PPM, description="share of each wager added to the meter, ppm")
     reserve_ppm: int = Field(0, ge=0, le=PPM, description="share of each wager put aside to fund the next reseed")
-    limit_cents: int | None = Field(None, gt=0, description="the most the meter shows; above it primary "
-                                                           "contributions go to the overflow meter")
+    limit_cents: int | None = Field(
+        None, gt=0, description="the most the meter shows; above it primary contributions go to the overflow meter"
+    )
     rule: str = Field(min_length=1, description="where the figures come from, e.g. 655a.12(c)(3)")
 
     @model_validator(mode="after")
     def _consistent(self) -> LevelParameters:
         if self.primary_ppm + self.reserve_ppm > PPM:
-            raise ValueError(f"{self.level}: primary {ppm_to_percent(self.primary_ppm)} % and reserve "
-                             f"{ppm_to_percent(self.reserve_ppm)} % add up to more than the whole wager")
+            raise ValueError(
+                f"{self.level}: primary {ppm_to_percent(self.primary_ppm)} % and reserve "
+                f"{ppm_to_percent(self.reserve_ppm)} % add up to more than the whole wager"
+            )
         if self.limit_cents is not None and self.limit_cents < max(self.seed_cents, self.reseed_cents):
-            raise ValueError(f"{self.level}: limit_cents {self.limit_cents} is below the seed ({self.seed_cents}) "
-                             f"or reseed ({self.reseed_cents}): the meter could not start; raise the limit")
+            raise ValueError(
+                f"{self.level}: limit_cents {self.limit_cents} is below the seed ({self.seed_cents}) "
+                f"or reseed ({self.reseed_cents}): the meter could not start; raise the limit"
+            )
         return self
 
 
@@ -83,8 +90,11 @@ class ProgressiveParameters(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     wager: str = Field(pattern=LEVEL_PATTERN, description="the wager spot, e.g. progressive, five_card_hand_bonus")
-    wager_cents: int | None = Field(None, gt=0, description="the wager the figures are based on, where the chapter "
-                                                            "bases them on it (655a.12(c)(3), (e)(4))")
+    wager_cents: int | None = Field(
+        None,
+        gt=0,
+        description="the wager the figures are based on, where the chapter bases them on it (655a.12(c)(3), (e)(4))",
+    )
     levels: tuple[LevelParameters, ...] = Field(min_length=1)
     rule: str = Field(min_length=1)
 
@@ -102,8 +112,10 @@ class TableProgressives(BaseModel):
         for p in self.progressives:
             for lv in p.levels:
                 if lv.level in seen:
-                    raise ValueError(f"meter level {lv.level!r} is fed by both {seen[lv.level]} and {p.wager}: "
-                                     "give each meter its own name")
+                    raise ValueError(
+                        f"meter level {lv.level!r} is fed by both {seen[lv.level]} and {p.wager}: "
+                        "give each meter its own name"
+                    )
                 seen[lv.level] = p.wager
         wagers = [p.wager for p in self.progressives]
         if len(set(wagers)) != len(wagers):
@@ -117,16 +129,19 @@ class TableProgressives(BaseModel):
     def level(self, name: str) -> LevelParameters:
         found = self.levels.get(name)
         if found is None:
-            raise ParameterError(f"no progressive meter {name!r} at this table; its meters are "
-                                 f"{', '.join(self.levels) or 'none'}")
+            raise ParameterError(
+                f"no progressive meter {name!r} at this table; its meters are {', '.join(self.levels) or 'none'}"
+            )
         return found
 
     def for_wager(self, spot: str) -> ProgressiveParameters:
         for p in self.progressives:
             if p.wager == spot:
                 return p
-        raise ParameterError(f"wager {spot!r} feeds no progressive meter at this table; the progressive wagers "
-                             f"are {', '.join(p.wager for p in self.progressives) or 'none'}")
+        raise ParameterError(
+            f"wager {spot!r} feeds no progressive meter at this table; the progressive wagers "
+            f"are {', '.join(p.wager for p in self.progressives) or 'none'}"
+        )
 
 
 # --- 655a Mississippi Stud -------------------------------------------------------------------------------------
@@ -147,8 +162,9 @@ MISSISSIPPI_STUD_PROGRESSIVE: dict[str, dict[str, tuple[int, int]]] = {
 FIVE_CARD_HAND_BONUS_655A = {"seed_for_1": 10_000, "reseed_cents": 0, "primary_percent": 13, "reserve_percent": 8}
 
 
-def mississippi_stud_progressive(paytable: str, wager_cents: int,
-                                 limits_cents: Mapping[str, int] | None = None) -> ProgressiveParameters:
+def mississippi_stud_progressive(
+    paytable: str, wager_cents: int, limits_cents: Mapping[str, int] | None = None
+) -> ProgressiveParameters:
     """655a.12(c)(3): the Progressive Payout Wager's meters for paytable A-D, based on the wager offered."""
     levels = MISSISSIPPI_STUD_PROGRESSIVE.get(paytable)
     if levels is None:
@@ -157,12 +173,22 @@ def mississippi_stud_progressive(paytable: str, wager_cents: int,
         raise ParameterError(f"progressive_wager_cents {wager_cents}: the wager must be more than 0 cents")
     limits = dict(limits_cents or {})
     return ProgressiveParameters(
-        wager="progressive", wager_cents=wager_cents, rule="655a.12(c)(3)",
+        wager="progressive",
+        wager_cents=wager_cents,
+        rule="655a.12(c)(3)",
         levels=tuple(
-            LevelParameters(level=name, seed_cents=for_1 * wager_cents, reseed_cents=for_1 * wager_cents,
-                            primary_ppm=percent * PPM_PER_PERCENT, reserve_ppm=0, limit_cents=limits.get(name),
-                            rule=f"655a.12(c)(3) paytable {paytable}")
-            for name, (for_1, percent) in levels.items()))
+            LevelParameters(
+                level=name,
+                seed_cents=for_1 * wager_cents,
+                reseed_cents=for_1 * wager_cents,
+                primary_ppm=percent * PPM_PER_PERCENT,
+                reserve_ppm=0,
+                limit_cents=limits.get(name),
+                rule=f"655a.12(c)(3) paytable {paytable}",
+            )
+            for name, (for_1, percent) in levels.items()
+        ),
+    )
 
 
 def mississippi_stud_five_card_hand_bonus(wager_cents: int, limit_cents: int | None = None) -> ProgressiveParameters:
@@ -171,11 +197,21 @@ def mississippi_stud_five_card_hand_bonus(wager_cents: int, limit_cents: int | N
         raise ParameterError(f"five_card_hand_bonus_wager_cents {wager_cents}: the wager must be more than 0 cents")
     f = FIVE_CARD_HAND_BONUS_655A
     return ProgressiveParameters(
-        wager="five_card_hand_bonus", wager_cents=wager_cents, rule="655a.12(e)(4)",
-        levels=(LevelParameters(level="five_card_hand_bonus", seed_cents=f["seed_for_1"] * wager_cents,
-                                reseed_cents=f["reseed_cents"], primary_ppm=f["primary_percent"] * PPM_PER_PERCENT,
-                                reserve_ppm=f["reserve_percent"] * PPM_PER_PERCENT, limit_cents=limit_cents,
-                                rule="655a.12(e)(4)"),))
+        wager="five_card_hand_bonus",
+        wager_cents=wager_cents,
+        rule="655a.12(e)(4)",
+        levels=(
+            LevelParameters(
+                level="five_card_hand_bonus",
+                seed_cents=f["seed_for_1"] * wager_cents,
+                reseed_cents=f["reseed_cents"],
+                primary_ppm=f["primary_percent"] * PPM_PER_PERCENT,
+                reserve_ppm=f["reserve_percent"] * PPM_PER_PERCENT,
+                limit_cents=limit_cents,
+                rule="655a.12(e)(4)",
+            ),
+        ),
+    )
 
 
 # --- 643a Let It Ride: from the Rules Submission ---------------------------------------------------------------
@@ -212,18 +248,25 @@ class ConfiguredMeter(BaseModel):
         for name in ("initial_cents", "reset_cents"):
             value = getattr(self, name)
             if value < least:
-                raise ValueError(f"{self.level}_{name} is {value} but {rule} sets a minimum of {least} cents "
-                                 f"(${least // 100:,}): raise it")
+                raise ValueError(
+                    f"{self.level}_{name} is {value} but {rule} sets a minimum of {least} cents "
+                    f"(${least // 100:,}): raise it"
+                )
         percent_to_ppm(self.rate_percent, f"{self.level}_rate_percent")
         percent_to_ppm(self.reserve_percent, f"{self.level}_reserve_percent")
         return self
 
     def parameters(self) -> LevelParameters:
         rule = LET_IT_RIDE_MINIMUMS.get(self.level, (0, "Rules Submission"))[1]
-        return LevelParameters(level=self.level, seed_cents=self.initial_cents, reseed_cents=self.reset_cents,
-                               primary_ppm=percent_to_ppm(self.rate_percent, f"{self.level}_rate_percent"),
-                               reserve_ppm=percent_to_ppm(self.reserve_percent, f"{self.level}_reserve_percent"),
-                               limit_cents=self.limit_cents, rule=rule)
+        return LevelParameters(
+            level=self.level,
+            seed_cents=self.initial_cents,
+            reseed_cents=self.reset_cents,
+            primary_ppm=percent_to_ppm(self.rate_percent, f"{self.level}_rate_percent"),
+            reserve_ppm=percent_to_ppm(self.reserve_percent, f"{self.level}_reserve_percent"),
+            limit_cents=self.limit_cents,
+            rule=rule,
+        )
 
 
 class ProgressiveOptions(BaseModel):
@@ -234,7 +277,8 @@ class ProgressiveOptions(BaseModel):
 
     limits_cents: dict[str, int] = Field(default_factory=dict, description="meter level -> most it shows, cents")
     reserve_percent: dict[str, Decimal] = Field(
-        default_factory=dict, description="meter level -> reserve rate in percent (643a meters only)")
+        default_factory=dict, description="meter level -> reserve rate in percent (643a meters only)"
+    )
 
     @field_validator("reserve_percent", mode="before")
     @classmethod
@@ -254,12 +298,19 @@ def _let_it_ride(rules: Any, options: ProgressiveOptions) -> list[ProgressivePar
         reset = getattr(rules, f"{level}_reset_cents", None)
         for name, value in (("initial_cents", initial), ("reset_cents", reset), ("rate_percent", rate)):
             if value is None:
-                raise ParameterError(f"{level}_{name} is missing: {rule} requires it in the Rules Submission when "
-                                     f"{level} is offered; set it in [game]")
+                raise ParameterError(
+                    f"{level}_{name} is missing: {rule} requires it in the Rules Submission when "
+                    f"{level} is offered; set it in [game]"
+                )
         try:
-            meter = ConfiguredMeter(level=level, initial_cents=initial, reset_cents=reset, rate_percent=rate,
-                                    reserve_percent=options.reserve_percent.get(level, Decimal(0)),
-                                    limit_cents=options.limits_cents.get(level))
+            meter = ConfiguredMeter(
+                level=level,
+                initial_cents=initial,
+                reset_cents=reset,
+                rate_percent=rate,
+                reserve_percent=options.reserve_percent.get(level, Decimal(0)),
+                limit_cents=options.limits_cents.get(level),
+            )
             out.append(ProgressiveParameters(wager=level, rule=rule, levels=(meter.parameters(),)))
         except ValueError as exc:
             raise ParameterError(_first_error(exc)) from None
@@ -288,11 +339,17 @@ def table_progressives(rules: Any, options: ProgressiveOptions | None = None) ->
             if options.reserve_percent:
                 raise ParameterError("reserve_percent: 655a.12(c)(3) and (e)(4) fix the reserve rates; remove it")
             if rules.progressive_paytable:
-                progressives.append(mississippi_stud_progressive(
-                    rules.progressive_paytable, rules.progressive_wager_cents, options.limits_cents))
+                progressives.append(
+                    mississippi_stud_progressive(
+                        rules.progressive_paytable, rules.progressive_wager_cents, options.limits_cents
+                    )
+                )
             if rules.five_card_hand_bonus:
-                progressives.append(mississippi_stud_five_card_hand_bonus(
-                    rules.five_card_hand_bonus_wager_cents, options.limits_cents.get("five_card_hand_bonus")))
+                progressives.append(
+                    mississippi_stud_five_card_hand_bonus(
+                        rules.five_card_hand_bonus_wager_cents, options.limits_cents.get("five_card_hand_bonus")
+                    )
+                )
         elif chapter == "643a":
             progressives.extend(_let_it_ride(rules, options))
         table = TableProgressives(progressives=tuple(progressives))
@@ -304,6 +361,8 @@ def table_progressives(rules: Any, options: ProgressiveOptions | None = None) ->
     for field, named in (("limits_cents", options.limits_cents), ("reserve_percent", options.reserve_percent)):
         unknown = sorted(set(named) - known)
         if unknown:
-            raise ParameterError(f"{field} names meter(s) {', '.join(unknown)} but this table's meters are "
-                                 f"{', '.join(sorted(known)) or 'none'}: fix the name or remove it")
+            raise ParameterError(
+                f"{field} names meter(s) {', '.join(unknown)} but this table's meters are "
+                f"{', '.join(sorted(known)) or 'none'}: fix the name or remove it"
+            )
     return table

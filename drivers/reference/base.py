@@ -72,9 +72,7 @@ class ReferenceDevice(Reconnecting):
     async def start(self, sink: EventSink) -> None:
         """Begin supervising the port; returns once the first attempt to reach the device settled."""
         self._sink = sink
-        self._supervisor = asyncio.get_running_loop().create_task(
-            self._supervise(), name=f"driver:{self.device_id}"
-        )
+        self._supervisor = asyncio.get_running_loop().create_task(self._supervise(), name=f"driver:{self.device_id}")
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(START_WAIT):
                 await self._first_attempt.wait()
@@ -194,8 +192,11 @@ class ReferenceDevice(Reconnecting):
         if now - self._last_noise_report < NOISE_REPORT_INTERVAL:
             return  # one report per interval is enough to flag a noisy line
         self._last_noise_report = now
-        self.emit(DeviceFault(self.device_id, "line_noise",
-                              f"{discarded_bytes} bytes discarded, {bad_frames} bad frames so far"))
+        self.emit(
+            DeviceFault(
+                self.device_id, "line_noise", f"{discarded_bytes} bytes discarded, {bad_frames} bad frames so far"
+            )
+        )
 
     def _on_data(self, payload: bytes) -> None:
         try:
@@ -248,5 +249,5 @@ def require_count(message: Mapping[str, Any], key: str) -> int:
 def require_cards(message: Mapping[str, Any], key: str = "cards") -> tuple[str, ...]:
     value = message.get(key)
     if not isinstance(value, list) or not all(is_card(card) for card in value):
-        raise BadMessage(f"{message.get('evt')}: {key!r} must be a list of cards like \"As\", got {value!r}")
+        raise BadMessage(f'{message.get("evt")}: {key!r} must be a list of cards like "As", got {value!r}')
     return tuple(value)

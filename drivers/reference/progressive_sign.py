@@ -26,8 +26,11 @@ LEVEL_NAME = re.compile(r"[a-z_]{1,32}")
 class ReferenceProgressiveSignSettings(ReferenceSettings):
     driver: Literal["reference-progressive-sign"] = "reference-progressive-sign"
     max_updates_per_second: float = Field(
-        default=4.0, le=50, description="most meter updates sent a second (newer values replace waiting ones); at "
-        "least one every 10 s. Wins are not held back")
+        default=4.0,
+        le=50,
+        description="most meter updates sent a second (newer values replace waiting ones); at "
+        "least one every 10 s. Wins are not held back",
+    )
 
     @field_validator("max_updates_per_second")
     @classmethod
@@ -37,8 +40,10 @@ class ReferenceProgressiveSignSettings(ReferenceSettings):
 
 def check_updates_per_second(v: float) -> float:
     if not v >= MIN_UPDATES_PER_SECOND:
-        raise ValueError(f"{v} is too slow: meters must reach the sign and a win within 30 s, so send at least "
-                         f"one update every 10 s (max_updates_per_second >= {MIN_UPDATES_PER_SECOND:.2f})")
+        raise ValueError(
+            f"{v} is too slow: meters must reach the sign and a win within 30 s, so send at least "
+            f"one update every 10 s (max_updates_per_second >= {MIN_UPDATES_PER_SECOND:.2f})"
+        )
     return v
 
 
@@ -116,8 +121,13 @@ class ReferenceProgressiveSign(ReferenceDevice):
 
     def _fail_waiting_wins(self, why: str) -> None:
         for level, amount, seat, done in self.pacer.drop_wins():
-            self.emit(DeviceFault(self.device_id, "win_not_shown",
-                                  f"show_win {level} {amount} cents seat {seat}: {why}; announce it again"))
+            self.emit(
+                DeviceFault(
+                    self.device_id,
+                    "win_not_shown",
+                    f"show_win {level} {amount} cents seat {seat}: {why}; announce it again",
+                )
+            )
             if not done.done():
                 done.set_result(False)
 

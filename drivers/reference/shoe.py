@@ -37,16 +37,21 @@ class ReferenceDealingShoe(ReferenceDevice):
             # Only the foreign readings are named: the real cards' identities must not leave the table PC
             # before settlement, and a fault's detail is published.
             named = ", ".join(f"{c!r} at position {i}" for i, c in foreign)
-            return DeviceFault(self.device_id, "foreign_card",
-                               f"{message.get('evt')} of {len(cards)}: the reader saw {named}, "
-                               f"not a card of a standard 52-card deck")
+            return DeviceFault(
+                self.device_id,
+                "foreign_card",
+                f"{message.get('evt')} of {len(cards)}: the reader saw {named}, not a card of a standard 52-card deck",
+            )
         return kind(self.device_id, tuple(cards))
 
     def _face_up(self, message: Mapping[str, Any]) -> DeviceEvent:
         card = message.get("card")
         if is_foreign_card(card):
-            return DeviceFault(self.device_id, "foreign_card",
-                               f"face_up: the reader saw {card!r}, not a card of a standard 52-card deck")
+            return DeviceFault(
+                self.device_id,
+                "foreign_card",
+                f"face_up: the reader saw {card!r}, not a card of a standard 52-card deck",
+            )
         if not is_card(card):
             raise BadMessage(f"face_up: 'card' must be a card like \"As\", got {card!r}")
         assert isinstance(card, str)
@@ -55,8 +60,9 @@ class ReferenceDealingShoe(ReferenceDevice):
     def _drawn(self, message: Mapping[str, Any]) -> DeviceEvent:
         card = message.get("card")
         if is_foreign_card(card):
-            return DeviceFault(self.device_id, "foreign_card",
-                               f"card: the reader saw {card!r}, not a card of a standard 52-card deck")
+            return DeviceFault(
+                self.device_id, "foreign_card", f"card: the reader saw {card!r}, not a card of a standard 52-card deck"
+            )
         if not is_card(card):
             raise BadMessage(f"card: 'card' must be a card like \"As\", got {card!r}")
         assert isinstance(card, str)

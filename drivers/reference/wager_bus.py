@@ -157,8 +157,9 @@ class BusWagerStation(ReferenceWagerStation):
         finally:
             self._identity_waiter = None
         self._online = True
-        log.info("device online", device=self.device_id, port=self._bus.settings.port, address=self.address,
-                 **self.identity)
+        log.info(
+            "device online", device=self.device_id, port=self._bus.settings.port, address=self.address, **self.identity
+        )
         self.emit(DeviceOnline(self.device_id, dict(self.identity)))
         self._first_attempt.set()
         return None
@@ -183,9 +184,13 @@ class BusWagerStation(ReferenceWagerStation):
         self._set_offline(reason)
 
     def line_noise(self, discarded_bytes: int, bad_frames: int) -> None:
-        self.emit(DeviceFault(self.device_id, "line_noise",
-                              f"line shared by the wager bus: {discarded_bytes} bytes discarded, "
-                              f"{bad_frames} bad frames so far"))
+        self.emit(
+            DeviceFault(
+                self.device_id,
+                "line_noise",
+                f"line shared by the wager bus: {discarded_bytes} bytes discarded, {bad_frames} bad frames so far",
+            )
+        )
 
 
 class ReferenceWagerBus:
@@ -200,9 +205,15 @@ class ReferenceWagerBus:
         self._stations: dict[int, BusWagerStation] = {}
         for entry in settings.all_stations():
             station_settings = ReferenceWagerStationSettings(
-                port=settings.port, address=entry.bus_address, baudrate=settings.baudrate,
-                ack_timeout=settings.ack_timeout, retries=settings.retries,
-                heartbeat_interval=settings.heartbeat_interval, seat=entry.seat, debounce_ms=settings.debounce_ms)
+                port=settings.port,
+                address=entry.bus_address,
+                baudrate=settings.baudrate,
+                ack_timeout=settings.ack_timeout,
+                retries=settings.retries,
+                heartbeat_interval=settings.heartbeat_interval,
+                seat=entry.seat,
+                debounce_ms=settings.debounce_ms,
+            )
             self._stations[entry.seat] = BusWagerStation(f"wager_station_{entry.seat}", station_settings, self)
         self._by_address = {s.address: s for s in self._stations.values()}
         self._attached: set[int] = set()
@@ -227,7 +238,8 @@ class ReferenceWagerBus:
             for s in self._stations.values():
                 s._first_attempt.clear()
             self._supervisor = asyncio.get_running_loop().create_task(
-                self._supervise(), name=f"driver:{self.device_id}")
+                self._supervise(), name=f"driver:{self.device_id}"
+            )
 
     async def detach(self, station: BusWagerStation) -> None:
         self._attached.discard(station.seat)
@@ -261,12 +273,21 @@ class ReferenceWagerBus:
         except (OSError, ValueError) as exc:
             return f"cannot open {self.settings.port}: {exc}", False
         link = BusLink(
-            reader, writer, peers=self._by_address, on_data=self._on_data, on_noise=self._on_noise,
-            ack_timeout=self.settings.ack_timeout, retries=self.settings.retries, name=f"driver:{self.device_id}")
+            reader,
+            writer,
+            peers=self._by_address,
+            on_data=self._on_data,
+            on_noise=self._on_noise,
+            ack_timeout=self.settings.ack_timeout,
+            retries=self.settings.retries,
+            name=f"driver:{self.device_id}",
+        )
         self.link = link
         link.start()
-        served = [asyncio.get_running_loop().create_task(s.serve(link), name=f"driver:{s.device_id}")
-                  for s in self._stations.values()]
+        served = [
+            asyncio.get_running_loop().create_task(s.serve(link), name=f"driver:{s.device_id}")
+            for s in self._stations.values()
+        ]
         try:
             await link.closed.wait()
             reason = link.close_reason

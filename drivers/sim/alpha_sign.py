@@ -48,8 +48,9 @@ class Shown:
 class AlphaSignSim:
     model = "SIM-ALPHA-SIGN"
 
-    def __init__(self, device_id: str, *, type_code: str = "f", address: str = "01",
-                 clock: Clock | None = None) -> None:
+    def __init__(
+        self, device_id: str, *, type_code: str = "f", address: str = "01", clock: Clock | None = None
+    ) -> None:
         self.device_id = device_id
         self.type_code = type_code
         self.address = address
@@ -202,7 +203,7 @@ class AlphaSignSim:
         for block in blocks:
             if _ETX in block:
                 end = block.index(_ETX)
-                command, tail = block[:end], block[end + 1:]
+                command, tail = block[:end], block[end + 1 :]
                 if len(tail) >= 4:
                     expected = b"%04X" % ((_STX + sum(command) + _ETX) & 0xFFFF)
                     if tail[:4].upper() != expected:
@@ -251,7 +252,7 @@ class AlphaSignSim:
     def _lay_out(self, data: bytes) -> None:
         memory: dict[str, SignFile] = {}
         for i in range(0, len(data), 11):
-            entry = data[i:i + 11]
+            entry = data[i : i + 11]
             kinds = {b"A": "TEXT", b"B": "STRING"}
             if len(entry) != 11 or entry[1:2] not in kinds or entry[2:3] not in (b"L", b"U"):
                 self.rejected.append(f"memory configuration entry {entry!r} not understood")

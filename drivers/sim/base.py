@@ -96,9 +96,7 @@ class SimDevice:
         )
         self._link.control_delay = self._reply_delay
         self._link.start()
-        self._sender = asyncio.get_running_loop().create_task(
-            self._send_loop(), name=f"sim-send:{self.device_id}"
-        )
+        self._sender = asyncio.get_running_loop().create_task(self._send_loop(), name=f"sim-send:{self.device_id}")
         self._point_stable_name(self._endpoint.path)
 
     async def _unplug(self) -> None:
@@ -144,15 +142,19 @@ class SimDevice:
         applies to (every such event if persistent). ValueError if this device cannot have the fault.
         """
         if not self.supports(fault.kind):
-            raise ValueError(f"{self.device_id} ({type(self).__name__}) cannot have fault {fault.kind.value!r}; "
-                             f"it takes {', '.join(sorted(k.value for k in IMMEDIATE | set(self.behaviours)))}")
+            raise ValueError(
+                f"{self.device_id} ({type(self).__name__}) cannot have fault {fault.kind.value!r}; "
+                f"it takes {', '.join(sorted(k.value for k in IMMEDIATE | set(self.behaviours)))}"
+            )
         trigger = Trigger.parse(when) if isinstance(when, str) else when
         if trigger is None:
             await self._activate(fault)
             return
         if trigger.event not in self.trigger_events():
-            raise ValueError(f"{self.device_id} never sees event {trigger.event!r}; "
-                             f"it counts {', '.join(sorted(self.trigger_events()))}")
+            raise ValueError(
+                f"{self.device_id} never sees event {trigger.event!r}; "
+                f"it counts {', '.join(sorted(self.trigger_events()))}"
+            )
         self._armed.append((fault, trigger))
 
     def clear_faults(self) -> None:

@@ -35,9 +35,7 @@ class FaultKind(StrEnum):
     NO_REPLY = "no_reply"
 
 
-IMMEDIATE = frozenset(
-    {FaultKind.UNPLUG, FaultKind.REPLUG, FaultKind.GARBAGE, FaultKind.SLOW_REPLY, FaultKind.NO_REPLY}
-)
+IMMEDIATE = frozenset({FaultKind.UNPLUG, FaultKind.REPLUG, FaultKind.GARBAGE, FaultKind.SLOW_REPLY, FaultKind.NO_REPLY})
 
 # The event a behaviour fault changes, per device class (a jam means one thing in a shuffler, another in a shoe).
 SHUFFLER_BEHAVIOUR = {
@@ -106,12 +104,12 @@ class Trigger:
 
     @classmethod
     def parse(cls, text: str) -> Trigger | None:
-        """"shuffle 2" -> Trigger("shuffle", 2); "now" -> None (at once)."""
+        """ "shuffle 2" -> Trigger("shuffle", 2); "now" -> None (at once)."""
         if text.strip() == "now":
             return None
         match = _TRIGGER.match(text)
         if match is None:
-            raise ValueError(f"when={text!r}: expected \"now\" or \"<event> <n>\" such as \"shuffle 2\"")
+            raise ValueError(f'when={text!r}: expected "now" or "<event> <n>" such as "shuffle 2"')
         return cls(match.group(1), int(match.group(2)))
 
     def __str__(self) -> str:

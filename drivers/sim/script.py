@@ -115,7 +115,7 @@ def _deck(value: Any, where: str) -> tuple[str, ...]:
         raise SimScriptError(f"{where}: a deck is a non-empty list of cards or a string of spaced cards")
     for j, card in enumerate(cards):
         if not is_card(card):
-            raise SimScriptError(f"{where}[{j}]: {card!r} is not a card like \"As\" or \"Td\"")
+            raise SimScriptError(f'{where}[{j}]: {card!r} is not a card like "As" or "Td"')
     return tuple(cards)
 
 
@@ -140,14 +140,16 @@ def _fault(entry: Any, where: str) -> ScriptedFault:
         raise SimScriptError(f"{where}: a {klass} cannot have fault {kind.value!r}; it takes {takes}")
     when = entry.get("when", "now")
     if not isinstance(when, str):
-        raise SimScriptError(f"{where}: when must be a string such as \"now\" or \"shuffle 2\", got {when!r}")
+        raise SimScriptError(f'{where}: when must be a string such as "now" or "shuffle 2", got {when!r}')
     try:
         trigger = Trigger.parse(when)
     except ValueError as exc:
         raise SimScriptError(f"{where}: {exc}") from None
     if trigger is not None and trigger.event not in events | COMMON_EVENTS:
-        raise SimScriptError(f"{where}: a {klass} never sees {trigger.event!r}; "
-                             f"when counts one of {', '.join(sorted(events | COMMON_EVENTS))}")
+        raise SimScriptError(
+            f"{where}: a {klass} never sees {trigger.event!r}; "
+            f"when counts one of {', '.join(sorted(events | COMMON_EVENTS))}"
+        )
     persistent = entry.get("persistent", False)
     delay_ms = entry.get("delay_ms", 0)
     card = entry.get("card", "joker")
@@ -163,7 +165,7 @@ def _fault(entry: Any, where: str) -> ScriptedFault:
     except ValueError:
         data = None
     if data is None:
-        raise SimScriptError(f"{where}: data_hex must be hex digits such as \"a5 01 ff\", got {data_hex!r}")
+        raise SimScriptError(f'{where}: data_hex must be hex digits such as "a5 01 ff", got {data_hex!r}')
     try:
         fault = Fault(kind, persistent=persistent, delay_ms=delay_ms, data=data, card=card)
     except ValueError as exc:

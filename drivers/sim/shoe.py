@@ -70,8 +70,9 @@ class ShoeSim(SimDevice):
             foreign = fault is not None and fault.kind is FaultKind.FOREIGN
             needed = count - 1 if foreign else count
             if needed > len(self._cards):
-                self.reply({"evt": "fault", "code": "empty",
-                            "detail": f"asked for {count} cards, {len(self._cards)} left"})
+                self.reply(
+                    {"evt": "fault", "code": "empty", "detail": f"asked for {count} cards, {len(self._cards)} left"}
+                )
                 return True
             stack, self._cards = self._cards[:needed], self._cards[needed:]
             if foreign and fault is not None:

@@ -38,8 +38,9 @@ class SimulatedTable:
         for device in self.devices:
             if device.device_id == device_id:
                 return device
-        raise KeyError(f"no simulated device {device_id!r}; the table has "
-                       f"{', '.join(d.device_id for d in self.devices)}")
+        raise KeyError(
+            f"no simulated device {device_id!r}; the table has {', '.join(d.device_id for d in self.devices)}"
+        )
 
     async def apply_script(self, script: SimScript) -> None:
         """Queue the script's decks and inject its faults (\"now\" faults at once); call once started."""

@@ -84,8 +84,14 @@ class BusStationSim(WagerStationSim):
     async def _plug(self) -> None:
         self._drop = _Drop(self._bus)
         self._outbox = asyncio.Queue()
-        self._link = Link(self._drop, self._drop, local_address=self.address, peer_address=HOST_ADDRESS,
-                          on_data=self._on_data, name=f"sim:{self.device_id}")
+        self._link = Link(
+            self._drop,
+            self._drop,
+            local_address=self.address,
+            peer_address=HOST_ADDRESS,
+            on_data=self._on_data,
+            name=f"sim:{self.device_id}",
+        )
         self._link.control_delay = self._reply_delay
         self._link.start()
         self._sender = asyncio.get_running_loop().create_task(self._send_loop(), name=f"sim-send:{self.device_id}")
@@ -107,8 +113,9 @@ class WagerBusSim:
     `stations` maps seat -> BusStationSim; `addresses` (seat -> address) defaults to address = seat.
     """
 
-    def __init__(self, name: str = "wager_bus", seats: Iterable[int] = (), addresses: Mapping[int, int] | None = None
-                 ) -> None:
+    def __init__(
+        self, name: str = "wager_bus", seats: Iterable[int] = (), addresses: Mapping[int, int] | None = None
+    ) -> None:
         self.name = name
         wanted = dict(addresses or {})
         for seat in seats:

@@ -65,9 +65,7 @@ class WagerStationSim(SimDevice):
             return  # unplugged or hung just as the chips went down: nothing is reported
         fault = self._take("place")
         if self._locked and spot in PRE_DEAL_SPOTS:
-            await self.send(
-                {"evt": "wager_refused", "spot": spot, "amount": amount_cents, "reason": "locked"}
-            )
+            await self.send({"evt": "wager_refused", "spot": spot, "amount": amount_cents, "reason": "locked"})
         elif fault is not None:
             # The sensor bounces as the chips settle: full, empty, full... ending on the real amount.
             for reading in range(CHATTER_READINGS):

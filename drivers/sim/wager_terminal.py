@@ -61,8 +61,13 @@ class WagerTerminalSim(SimDevice):
             self._credits.append((amount, reference))
         elif earlier != amount:
             # Same reference, other amount: the host is confused about which win this is, so pay nothing.
-            self.reply({"evt": "fault", "code": "duplicate_reference",
-                        "detail": f"{reference} was already credited {earlier}, not {amount}"})
+            self.reply(
+                {
+                    "evt": "fault",
+                    "code": "duplicate_reference",
+                    "detail": f"{reference} was already credited {earlier}, not {amount}",
+                }
+            )
             return True
         # A repeated credit (the host resent it after a reconnect) is confirmed again but paid only once.
         self.reply({"evt": "credited", "amount": amount, "reference": reference})

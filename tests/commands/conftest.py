@@ -52,10 +52,12 @@ def seeded_key(key_id: str, role: str, seed: int) -> Key:
 @pytest.fixture(scope="session")
 def keys() -> dict[str, Key]:
     """One key per role, plus `stranger`, a key no table lists."""
-    return {"floorperson": seeded_key("floor-ann", "floorperson", 1),
-            "supervisor": seeded_key("super-bob", "supervisor", 2),
-            "technician": seeded_key("tech-cy", "technician", 3),
-            "stranger": seeded_key("floor-ann", "floorperson", 4)}  # a known key_id, another key
+    return {
+        "floorperson": seeded_key("floor-ann", "floorperson", 1),
+        "supervisor": seeded_key("super-bob", "supervisor", 2),
+        "technician": seeded_key("tech-cy", "technician", 3),
+        "stranger": seeded_key("floor-ann", "floorperson", 4),
+    }  # a known key_id, another key
 
 
 def make_table_config(table_id: str, prefix: str, keys: dict[str, Key], **game: Any) -> TableConfig:
@@ -95,8 +97,15 @@ class Daemon:
             floor = SimulatedFloor(service, sims, RandomPolicy(rng), None, 0.0)
             return [floor.run(), self._collect(service.subscribe())]
 
-        self.task = asyncio.create_task(run_table(self.config, build_devices(self.config, sims.ports),
-                                                  broker=self.broker, journal_path=self.journal, companions=people))
+        self.task = asyncio.create_task(
+            run_table(
+                self.config,
+                build_devices(self.config, sims.ports),
+                broker=self.broker,
+                journal_path=self.journal,
+                companions=people,
+            )
+        )
         await self.wait_for(lambda e: e.type == "command.listening", what="the command listener subscribed")
         return self
 
@@ -115,9 +124,11 @@ class Daemon:
                 self.events.append(ev)
                 self._changed.notify_all()
 
-    async def wait_for(self, pred: Callable[[JournaledEvent], bool], after: int = 0, what: str = "",
-                       within: float = WAIT) -> JournaledEvent:
+    async def wait_for(
+        self, pred: Callable[[JournaledEvent], bool], after: int = 0, what: str = "", within: float = WAIT
+    ) -> JournaledEvent:
         """The first event past seq `after` that matches."""
+
         def found() -> JournaledEvent | None:
             return next((e for e in self.events if e.seq > after and pred(e)), None)
 
@@ -171,8 +182,11 @@ class Supervisor:
         before = len(self.replies.on(self.reply_topic))
         info = self._client.publish(f"{self.base}/{topic_verb}", payload, qos=1)
         await asyncio.to_thread(info.wait_for_publish, WAIT)
-        await self.replies.await_until(lambda ms: len([m for m in ms if m.topic == self.reply_topic]) > before,
-                                       WAIT, f"a reply to {str(payload)[:80]!r}")
+        await self.replies.await_until(
+            lambda ms: len([m for m in ms if m.topic == self.reply_topic]) > before,
+            WAIT,
+            f"a reply to {str(payload)[:80]!r}",
+        )
         reply: dict[str, Any] = self.replies.on(self.reply_topic)[before].json()
         return reply
 

@@ -21,8 +21,14 @@ TABLECTL = [sys.executable, "-m", "controller.cli"]
 
 
 def tablectl(*args: str | Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TABLECTL, *map(str, args)], capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL, check=False)
+    return subprocess.run(
+        [*TABLECTL, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
 
 def keygen(path: Path, key_id: str, role: str) -> str:
@@ -31,7 +37,7 @@ def keygen(path: Path, key_id: str, role: str) -> str:
     assert out.returncode == 0, out.stderr
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert path.read_text().startswith("-----BEGIN PRIVATE KEY-----")
-    entry = out.stdout[out.stdout.index("[[supervisors]]"):]
+    entry = out.stdout[out.stdout.index("[[supervisors]]") :]
     public = re.search(r"^public key: (\S+)$", out.stdout, re.M)
     assert public is not None and f'public_key = "{public.group(1)}"' in entry
     return entry
@@ -68,8 +74,9 @@ def test_send_refuses_bad_input_before_touching_the_broker(tmp_path: Path) -> No
     assert out.returncode == 0 and "validate_jackpot" in out.stdout and "seat, level, hit" in out.stdout
 
 
-def test_send_signs_publishes_and_reports_the_tables_answer(mosquitto: Any, subscribe: Any, unique_id: str,
-                                                            tmp_path: Path) -> None:
+def test_send_signs_publishes_and_reports_the_tables_answer(
+    mosquitto: Any, subscribe: Any, unique_id: str, tmp_path: Path
+) -> None:
     boss, ann = tmp_path / "boss.pem", tmp_path / "ann.pem"
     entries = keygen(boss, "boss", "supervisor") + "\n" + keygen(ann, "ann", "floorperson")
     demo = (ROOT / "configs" / "demo.toml").read_text()
@@ -82,9 +89,22 @@ def test_send_signs_publishes_and_reports_the_tables_answer(mosquitto: Any, subs
     config.write_text(demo + "\n" + entries)
     events = subscribe(f"cli/{unique_id}/event")
     log = (tmp_path / "daemon.log").open("w")  # a file, not a pipe nobody drains
-    daemon = subprocess.Popen([*TABLECTL, "demo", "--pace", "0", "--quiet", "--config", str(config),
-                               "--journal", str(tmp_path / "journal.sqlite")],
-                              stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL)
+    daemon = subprocess.Popen(
+        [
+            *TABLECTL,
+            "demo",
+            "--pace",
+            "0",
+            "--quiet",
+            "--config",
+            str(config),
+            "--journal",
+            str(tmp_path / "journal.sqlite"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        stdin=subprocess.DEVNULL,
+    )
     try:
         events.wait_until(lambda ms: any(b'"command.listening"' in m.payload for m in ms), 30, "command.listening")
         send = ["command", "send", "--broker", mosquitto.url, "--prefix", "cli", "--table", unique_id]
@@ -105,8 +125,7 @@ def test_send_signs_publishes_and_reports_the_tables_answer(mosquitto: Any, subs
         assert out.returncode == 1
         assert json.loads(out.stdout)["outcome"] == "ignored" and "the dealer inspects first" in out.stderr
 
-        out = tablectl(*send[:-1], "no-such-table", "--timeout", "1", "--key", boss, "--key-id", "boss",
-                       "close_table")
+        out = tablectl(*send[:-1], "no-such-table", "--timeout", "1", "--key", boss, "--key-id", "boss", "close_table")
         assert out.returncode == 3 and "no reply: none within 1 s" in out.stderr
 
         # --config: the broker and prefix come from the table's config, the table id too.
@@ -122,8 +141,10 @@ def test_send_signs_publishes_and_reports_the_tables_answer(mosquitto: Any, subs
     published = [m.json() for m in events.messages]
     accepted = [e["payload"] for e in published if e["type"] == "command.accepted"]
     assert [(p["verb"], p["key_id"], p["role"]) for p in accepted] == [
-        ("mark_out_of_order", "boss", "supervisor"), ("verify_inspection", "ann", "floorperson"),
-        ("close_table", "boss", "supervisor")]
+        ("mark_out_of_order", "boss", "supervisor"),
+        ("verify_inspection", "ann", "floorperson"),
+        ("close_table", "boss", "supervisor"),
+    ]
     assert [e["payload"]["code"] for e in published if e["type"] == "command.rejected"] == ["role_not_allowed"]
     assert published[-1]["type"] == "table.closed"
     assert os.path.exists(tmp_path / "journal.sqlite")

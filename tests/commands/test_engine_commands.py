@@ -39,8 +39,12 @@ def test_a_signed_input_is_journaled_with_its_signer_before_what_it_did() -> Non
     assert t.state.phase is Phase.BETTING
     out = t.feed(signed(MarkOutOfOrder("shuffler"), "mark_out_of_order", "tech-cy", "technician"))
     assert [(e.type, e.rule) for e in out][:2] == [("command.accepted", None), ("device.out_of_order", "655a.13(g)")]
-    assert dict(out[0].payload) == {"command_id": CID, "verb": "mark_out_of_order", "key_id": "tech-cy",
-                                    "role": "technician"}
+    assert dict(out[0].payload) == {
+        "command_id": CID,
+        "verb": "mark_out_of_order",
+        "key_id": "tech-cy",
+        "role": "technician",
+    }
     assert t.state.out_of_order == {"shuffler": "manual shuffle and cut"}
 
 
@@ -55,18 +59,33 @@ def test_critical_state_tilt_is_acknowledged_then_cleared_and_play_resumes() -> 
     t = table({"critical_state": "stored round state failed validation: seq 41 missing"})
     assert t.state.phase is Phase.BLOCKED and t.types()[-1] == "table.blocked"
 
-    ack = t.feed(signed(AcknowledgeTilt("critical_state", "floor-ann", "floorperson"), "acknowledge_tilt",
-                        "floor-ann", "floorperson"))
+    ack = t.feed(
+        signed(
+            AcknowledgeTilt("critical_state", "floor-ann", "floorperson"),
+            "acknowledge_tilt",
+            "floor-ann",
+            "floorperson",
+        )
+    )
     assert [e.type for e in ack] == ["command.accepted", "tilt.acknowledged"]
-    assert dict(ack[1].payload) == {"tilt": "critical_state", "by": "floor-ann", "role": "floorperson",
-                                    "reason": "stored round state failed validation: seq 41 missing",
-                                    "remedy": "a supervisor clears the tilt"}
+    assert dict(ack[1].payload) == {
+        "tilt": "critical_state",
+        "by": "floor-ann",
+        "role": "floorperson",
+        "reason": "stored round state failed validation: seq 41 missing",
+        "remedy": "a supervisor clears the tilt",
+    }
     assert t.state.phase is Phase.BLOCKED and "critical_state" in t.state.blocks
 
-    cleared = t.feed(signed(ClearTilt("critical_state", "super-bob", "supervisor", "restored from backup"),
-                            "clear_tilt"))
-    assert [e.type for e in cleared][:4] == ["command.accepted", "tilt.cleared", "table.block_cleared",
-                                             "shuffle.started"]
+    cleared = t.feed(
+        signed(ClearTilt("critical_state", "super-bob", "supervisor", "restored from backup"), "clear_tilt")
+    )
+    assert [e.type for e in cleared][:4] == [
+        "command.accepted",
+        "tilt.cleared",
+        "table.block_cleared",
+        "shuffle.started",
+    ]
     assert cleared[1].payload["note"] == "restored from backup"
     assert cleared[2].payload["by"] == "supervisor super-bob" and cleared[2].payload["remaining"] == {}
     assert t.state.phase is Phase.BETTING and t.state.blocks == {}
@@ -98,8 +117,14 @@ def test_a_tilt_that_is_not_raised_is_ignored() -> None:
 
 def test_validating_a_jackpot_that_does_not_await_validation_is_refused() -> None:
     t = table()
-    out = t.feed(signed(ValidateJackpot(3, "mega", "e17", "floor-ann", "floorperson"), "validate_jackpot",
-                        "floor-ann", "floorperson"))
+    out = t.feed(
+        signed(
+            ValidateJackpot(3, "mega", "e17", "floor-ann", "floorperson"),
+            "validate_jackpot",
+            "floor-ann",
+            "floorperson",
+        )
+    )
     assert [e.type for e in out] == ["command.accepted", "input.refused"]
     assert out[1].payload["reason"] == "no jackpot 'e17' awaits validation (awaiting: none)"
 

@@ -71,6 +71,7 @@ def resign(keys: dict[str, Any], who: str, body: dict[str, Any]) -> dict[str, An
 
 # -- one case per rejection -----------------------------------------------------------------------------------
 
+
 def rejection_cases(keys: dict[str, Any]) -> list[tuple[str, str, bytes, str]]:
     """(name, topic verb, payload, expected code): every way a command is refused."""
     good = signed(keys)
@@ -92,8 +93,7 @@ def rejection_cases(keys: dict[str, Any]) -> list[tuple[str, str, bytes, str]]:
         ("extra field", "close_table", raw({**good, "priority": "high"}), "bad_envelope"),
         ("wrong table", "close_table", raw(signed(keys, table_id="t2")), "wrong_table"),
         ("topic verb", "open_table", raw(good), "verb_mismatch"),
-        ("unknown key", "close_table", raw(resign(keys, "supervisor", {**good, "key_id": "mallory"})),
-         "unknown_key"),
+        ("unknown key", "close_table", raw(resign(keys, "supervisor", {**good, "key_id": "mallory"})), "unknown_key"),
         ("tampered", "close_table", raw(tampered), "bad_signature"),
         ("other key", "verify_deck", raw(signed(keys, "stranger", "verify_deck")), "bad_signature"),
         ("signature not base64", "close_table", raw({**good, "signature": "%%%"}), "bad_signature"),
@@ -103,12 +103,23 @@ def rejection_cases(keys: dict[str, Any]) -> list[tuple[str, str, bytes, str]]:
         ("future", "close_table", raw(signed(keys, issued_at=NOW + timedelta(seconds=6))), "future"),
         ("role", "close_table", raw(signed(keys, "floorperson")), "role_not_allowed"),
         ("technician closes", "close_table", raw(signed(keys, "technician")), "role_not_allowed"),
-        ("bad args", "mark_out_of_order", raw(signed(keys, verb="mark_out_of_order", args={"device": "toaster"})),
-         "bad_args"),
+        (
+            "bad args",
+            "mark_out_of_order",
+            raw(signed(keys, verb="mark_out_of_order", args={"device": "toaster"})),
+            "bad_args",
+        ),
         ("unknown arg", "close_table", raw(signed(keys, args={"now": True})), "bad_args"),
-        ("decision", "floorperson_decision", raw(signed(keys, "floorperson", "floorperson_decision",
-                                                        args={"about": "chip_count", "decision": "reshuffle"})),
-         "bad_args"),
+        (
+            "decision",
+            "floorperson_decision",
+            raw(
+                signed(
+                    keys, "floorperson", "floorperson_decision", args={"about": "chip_count", "decision": "reshuffle"}
+                )
+            ),
+            "bad_args",
+        ),
     ]
 
 
@@ -145,28 +156,42 @@ def test_a_good_command_becomes_its_signed_input(gate: CommandGate, keys: dict[s
     cmd = signed(keys, "technician", "mark_out_of_order", args={"device": "shoe"})
     result = gate.check("mark_out_of_order", raw(cmd), NOW + timedelta(seconds=29))
     assert isinstance(result, Accepted)
-    assert result.input == Signed(MarkOutOfOrder("shoe", True), cmd["command_id"], "mark_out_of_order", "tech-cy",
-                                  "technician")
+    assert result.input == Signed(
+        MarkOutOfOrder("shoe", True), cmd["command_id"], "mark_out_of_order", "tech-cy", "technician"
+    )
 
 
-@pytest.mark.parametrize(("verb", "args", "expected"), [
-    ("open_table", {}, OpenTable()),
-    ("close_table", {}, CloseTable()),
-    ("verify_deck", {"deck": "B", "note": "red"}, Confirm("floorperson", "deck_verified", "B", "red")),
-    ("verify_deck", {}, Confirm("floorperson", "deck_verified", None, "")),
-    ("verify_inspection", {}, Confirm("floorperson", "cards_inspected")),
-    ("floorperson_decision", {"about": "chip_count", "decision": "recount"},
-     FloorpersonDecision("chip_count", "recount", "super-bob", "")),
-    ("mark_out_of_order", {"device": "shuffler"}, MarkOutOfOrder("shuffler", True)),
-    ("back_in_service", {"device": "shuffler"}, MarkOutOfOrder("shuffler", False)),
-    ("acknowledge_tilt", {"tilt": "critical_state"}, AcknowledgeTilt("critical_state", "super-bob", "supervisor")),
-    ("clear_tilt", {"tilt": "tilt:journal", "note": "restored"},
-     ClearTilt("tilt:journal", "super-bob", "supervisor", "restored")),
-    ("validate_jackpot", {"seat": 3, "level": "mega", "hit": "e1"},
-     ValidateJackpot(3, "mega", "e1", "super-bob", "supervisor")),
-])
-def test_each_verb_maps_to_its_engine_input(gate: CommandGate, keys: dict[str, Any], verb: str,
-                                            args: dict[str, Any], expected: object) -> None:
+@pytest.mark.parametrize(
+    ("verb", "args", "expected"),
+    [
+        ("open_table", {}, OpenTable()),
+        ("close_table", {}, CloseTable()),
+        ("verify_deck", {"deck": "B", "note": "red"}, Confirm("floorperson", "deck_verified", "B", "red")),
+        ("verify_deck", {}, Confirm("floorperson", "deck_verified", None, "")),
+        ("verify_inspection", {}, Confirm("floorperson", "cards_inspected")),
+        (
+            "floorperson_decision",
+            {"about": "chip_count", "decision": "recount"},
+            FloorpersonDecision("chip_count", "recount", "super-bob", ""),
+        ),
+        ("mark_out_of_order", {"device": "shuffler"}, MarkOutOfOrder("shuffler", True)),
+        ("back_in_service", {"device": "shuffler"}, MarkOutOfOrder("shuffler", False)),
+        ("acknowledge_tilt", {"tilt": "critical_state"}, AcknowledgeTilt("critical_state", "super-bob", "supervisor")),
+        (
+            "clear_tilt",
+            {"tilt": "tilt:journal", "note": "restored"},
+            ClearTilt("tilt:journal", "super-bob", "supervisor", "restored"),
+        ),
+        (
+            "validate_jackpot",
+            {"seat": 3, "level": "mega", "hit": "e1"},
+            ValidateJackpot(3, "mega", "e1", "super-bob", "supervisor"),
+        ),
+    ],
+)
+def test_each_verb_maps_to_its_engine_input(
+    gate: CommandGate, keys: dict[str, Any], verb: str, args: dict[str, Any], expected: object
+) -> None:
     result = gate.check(verb, raw(signed(keys, verb=verb, args=args)), NOW)
     assert isinstance(result, Accepted), result
     assert result.input.inp == expected and (result.input.key_id, result.input.role) == ("super-bob", "supervisor")
@@ -174,8 +199,13 @@ def test_each_verb_maps_to_its_engine_input(gate: CommandGate, keys: dict[str, A
 
 def test_roles() -> None:
     assert ROLE_VERBS["supervisor"] == frozenset(VERBS)
-    assert ROLE_VERBS["floorperson"] == {"verify_deck", "verify_inspection", "floorperson_decision",
-                                         "acknowledge_tilt", "validate_jackpot"}
+    assert ROLE_VERBS["floorperson"] == {
+        "verify_deck",
+        "verify_inspection",
+        "floorperson_decision",
+        "acknowledge_tilt",
+        "validate_jackpot",
+    }
     assert ROLE_VERBS["technician"] == {"mark_out_of_order", "back_in_service", "acknowledge_tilt"}
 
 
@@ -192,6 +222,7 @@ def test_a_command_signed_in_another_key_order_still_verifies(gate: CommandGate,
 
 
 # -- replays ---------------------------------------------------------------------------------------------------
+
 
 def test_replays_are_refused_by_id_and_by_nonce_and_survive_a_reopen(tmp_path: Path, keys: dict[str, Any]) -> None:
     path = tmp_path / "journal.sqlite"
@@ -222,8 +253,12 @@ def test_a_forged_copy_does_not_burn_the_real_commands_id(gate: CommandGate, key
 
 def test_seen_commands_are_pruned_once_they_would_be_stale_anyway(gate: CommandGate, keys: dict[str, Any]) -> None:
     for n in range(3):
-        assert isinstance(gate.check("close_table", raw(signed(keys, issued_at=NOW + timedelta(seconds=n))),
-                                     NOW + timedelta(seconds=n)), Accepted)
+        assert isinstance(
+            gate.check(
+                "close_table", raw(signed(keys, issued_at=NOW + timedelta(seconds=n))), NOW + timedelta(seconds=n)
+            ),
+            Accepted,
+        )
     assert gate.store.count() == 3
     later = NOW + timedelta(seconds=30 + 60 + 1.5)  # max age + the margin kept for clock steps
     assert isinstance(gate.check("close_table", raw(signed(keys, issued_at=later)), later), Accepted)
@@ -232,9 +267,17 @@ def test_seen_commands_are_pruned_once_they_would_be_stale_anyway(gate: CommandG
 
 # -- config -----------------------------------------------------------------------------------------------------
 
+
 def config_with(supervisors: list[dict[str, Any]], **commands: Any) -> Any:
-    return parse_config({"table_id": "t1", "game": {"chapter": "655a"}, "supervisors": supervisors,
-                         **({"commands": commands} if commands else {})}, "t1.toml")
+    return parse_config(
+        {
+            "table_id": "t1",
+            "game": {"chapter": "655a"},
+            "supervisors": supervisors,
+            **({"commands": commands} if commands else {}),
+        },
+        "t1.toml",
+    )
 
 
 def test_config_takes_supervisors_and_freshness(keys: dict[str, Any]) -> None:
@@ -244,12 +287,15 @@ def test_config_takes_supervisors_and_freshness(keys: dict[str, Any]) -> None:
     assert config_with([]).commands.max_age_seconds == 30
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"public_key": "not base64!"}, "supervisors[0].public_key: is not base64"),
-    ({"public_key": base64.b64encode(b"x" * 31).decode()}, "decodes to 31 bytes, an Ed25519 public key has 32"),
-    ({"role": "pit_boss"}, "supervisors[0].role"),
-    ({"key_id": "has space"}, "supervisors[0].key_id"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"public_key": "not base64!"}, "supervisors[0].public_key: is not base64"),
+        ({"public_key": base64.b64encode(b"x" * 31).decode()}, "decodes to 31 bytes, an Ed25519 public key has 32"),
+        ({"role": "pit_boss"}, "supervisors[0].role"),
+        ({"key_id": "has space"}, "supervisors[0].key_id"),
+    ],
+)
 def test_bad_supervisor_entries_are_named(keys: dict[str, Any], change: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError) as err:
         config_with([{**keys["floorperson"].entry(), **change}])
@@ -267,6 +313,7 @@ def test_a_key_id_or_a_key_listed_twice_is_refused(keys: dict[str, Any]) -> None
 
 # -- fuzzing ---------------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def fuzz_gate(tmp_path_factory: pytest.TempPathFactory, keys: dict[str, Any]) -> CommandGate:
     return make_gate(tmp_path_factory.mktemp("fuzz") / "journal.sqlite", keys)
@@ -277,8 +324,7 @@ FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCh
 
 @FUZZ
 @given(payload=st.binary(max_size=600), topic_verb=st.sampled_from(["close_table", "verify_deck", "", "x" * 50]))
-def test_any_bytes_get_a_rejection_never_an_exception(fuzz_gate: CommandGate, payload: bytes,
-                                                      topic_verb: str) -> None:
+def test_any_bytes_get_a_rejection_never_an_exception(fuzz_gate: CommandGate, payload: bytes, topic_verb: str) -> None:
     result = fuzz_gate.check(topic_verb, payload, NOW)
     assert isinstance(result, Rejected) and result.reason
     json.dumps(result.payload())  # journalable as it is
@@ -287,17 +333,22 @@ def test_any_bytes_get_a_rejection_never_an_exception(fuzz_gate: CommandGate, pa
 JSONISH = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
-    max_leaves=12)
+    max_leaves=12,
+)
 FIELDS = ["command_id", "table_id", "verb", "args", "issued_at", "nonce", "key_id", "signature"]
 
 
 @FUZZ
 @given(data=st.data())
-def test_any_json_object_near_a_command_gets_an_answer(fuzz_gate: CommandGate, keys: dict[str, Any],
-                                                       data: st.DataObject) -> None:
+def test_any_json_object_near_a_command_gets_an_answer(
+    fuzz_gate: CommandGate, keys: dict[str, Any], data: st.DataObject
+) -> None:
     """Start from a real signed command, then drop, replace or add fields with arbitrary JSON."""
-    cmd: dict[str, Any] = signed(keys, data.draw(st.sampled_from(["floorperson", "supervisor", "technician"])),
-                                 data.draw(st.sampled_from(sorted(VERBS))))
+    cmd: dict[str, Any] = signed(
+        keys,
+        data.draw(st.sampled_from(["floorperson", "supervisor", "technician"])),
+        data.draw(st.sampled_from(sorted(VERBS))),
+    )
     for name in data.draw(st.lists(st.sampled_from([*FIELDS, "extra"]), max_size=3)):
         if data.draw(st.booleans()):
             cmd.pop(name, None)
@@ -309,8 +360,9 @@ def test_any_json_object_near_a_command_gets_an_answer(fuzz_gate: CommandGate, k
 
 @FUZZ
 @given(data=st.data())
-def test_a_changed_byte_never_makes_a_different_command_acceptable(fuzz_gate: CommandGate, keys: dict[str, Any],
-                                                                   data: st.DataObject) -> None:
+def test_a_changed_byte_never_makes_a_different_command_acceptable(
+    fuzz_gate: CommandGate, keys: dict[str, Any], data: st.DataObject
+) -> None:
     cmd = signed(keys, "supervisor", "verify_deck", args={"deck": "A", "note": "n"})
     payload = bytearray(json.dumps(cmd, separators=(",", ":")).encode())
     i = data.draw(st.integers(0, len(payload) - 1))
@@ -321,10 +373,12 @@ def test_a_changed_byte_never_makes_a_different_command_acceptable(fuzz_gate: Co
         # signature's last base64 digit), and it is then that very command, carried out once at most.
         same = {k: v for k, v in cmd.items() if k != "signature"}
         assert result.command.model_dump(mode="json", exclude={"signature", "issued_at"}) == {
-            k: v for k, v in same.items() if k != "issued_at"}
+            k: v for k, v in same.items() if k != "issued_at"
+        }
 
 
 # -- the log's rate limit ----------------------------------------------------------------------------------------
+
 
 def test_rejection_log_lines_are_rate_limited_and_say_how_many_were_held_back() -> None:
     now = [0.0]

@@ -27,8 +27,14 @@ def resigned(key: Any, body: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_every_rejection_through_the_broker_then_commands_run_the_table(
-        daemon_factory: Any, supervisor_factory: Any, keys: dict[str, Any], table_config: Any, unique_id: str,
-        subscribe: Any, tmp_path: Path) -> None:
+    daemon_factory: Any,
+    supervisor_factory: Any,
+    keys: dict[str, Any],
+    table_config: Any,
+    unique_id: str,
+    subscribe: Any,
+    tmp_path: Path,
+) -> None:
     prefix = f"cmd-{unique_id}"
     # Cards not preinspected: the table opens and waits for the dealer's inspection and the floorperson's
     # verification (655a.4(a)), a state where every command's effect is certain.
@@ -56,12 +62,21 @@ async def test_every_rejection_through_the_broker_then_commands_run_the_table(
             ("self_destruct", json.dumps(boss.sign(unique_id, "self_destruct")), "unknown_verb"),
             ("close_table", json.dumps(floor.sign(unique_id, "close_table")), "role_not_allowed"),
             ("verify_deck", json.dumps(tech.sign(unique_id, "verify_deck")), "role_not_allowed"),
-            ("close_table", json.dumps(boss.sign(unique_id, "close_table", issued_at=now - timedelta(seconds=90))),
-             "stale"),
-            ("close_table", json.dumps(boss.sign(unique_id, "close_table", issued_at=now + timedelta(seconds=90))),
-             "future"),
-            ("mark_out_of_order", json.dumps(tech.sign(unique_id, "mark_out_of_order", args={"device": "dryer"})),
-             "bad_args"),
+            (
+                "close_table",
+                json.dumps(boss.sign(unique_id, "close_table", issued_at=now - timedelta(seconds=90))),
+                "stale",
+            ),
+            (
+                "close_table",
+                json.dumps(boss.sign(unique_id, "close_table", issued_at=now + timedelta(seconds=90))),
+                "future",
+            ),
+            (
+                "mark_out_of_order",
+                json.dumps(tech.sign(unique_id, "mark_out_of_order", args={"device": "dryer"})),
+                "bad_args",
+            ),
         ]
         for topic_verb, payload, code in cases:
             reply = await sup.raw(topic_verb, payload)
@@ -77,7 +92,9 @@ async def test_every_rejection_through_the_broker_then_commands_run_the_table(
         first = floor.sign(unique_id, "verify_inspection")
         reply = await sup.send(first)
         assert (reply["outcome"], reply["reason"]) == (
-            "ignored", "the floorperson verifies the dealer's inspection: the dealer inspects first (655a.4(a))")
+            "ignored",
+            "the floorperson verifies the dealer's inspection: the dealer inspects first (655a.4(a))",
+        )
         assert [table.by_seq(s).type for s in reply["event_seqs"]] == ["command.accepted", "input.refused"]
         reply = await sup.send(first)
         assert (reply["outcome"], reply["code"]) == ("rejected", "replayed")
@@ -88,8 +105,10 @@ async def test_every_rejection_through_the_broker_then_commands_run_the_table(
         reply = await sup.send(tech.sign(unique_id, "mark_out_of_order", args={"device": "shuffler"}))
         assert reply["outcome"] == "applied", reply
         accepted, marked = (table.by_seq(s) for s in reply["event_seqs"])
-        assert (accepted.type, dict(accepted.payload)) == ("command.accepted", {
-            "command_id": reply["command_id"], "verb": "mark_out_of_order", "key_id": "tech-cy", "role": "technician"})
+        assert (accepted.type, dict(accepted.payload)) == (
+            "command.accepted",
+            {"command_id": reply["command_id"], "verb": "mark_out_of_order", "key_id": "tech-cy", "role": "technician"},
+        )
         assert (marked.type, marked.rule, marked.payload["device"]) == ("device.out_of_order", "655a.13(g)", "shuffler")
         assert "shuffler" in table.service.state.out_of_order
         reply = await sup.send(tech.sign(unique_id, "back_in_service", args={"device": "shuffler"}))
@@ -103,7 +122,10 @@ async def test_every_rejection_through_the_broker_then_commands_run_the_table(
         reply = await sup.send(floor.sign(unique_id, "verify_inspection", args={"note": "deck A, no defects"}))
         assert reply["outcome"] == "applied"
         assert [table.by_seq(s).type for s in reply["event_seqs"]][:3] == [
-            "command.accepted", "cards.inspection_verified", "table.block_cleared"]
+            "command.accepted",
+            "cards.inspection_verified",
+            "table.block_cleared",
+        ]
         done = await table.wait_for(lambda e: e.type == "round.completed", what="a round played after the commands")
         assert done.payload["round_no"] == 1
 
@@ -119,14 +141,21 @@ async def test_every_rejection_through_the_broker_then_commands_run_the_table(
     types = [m.json()["type"] for m in published.messages]
     assert types.count("command.rejected") == len(cases) + 1 and types.count("command.accepted") == 5
     db = sqlite3.connect(tmp_path / "journal.sqlite")
-    codes = [json.loads(p)["code"] for (p,) in db.execute("select payload from events where type = ? order by seq",
-                                                          ("command.rejected",))]
+    codes = [
+        json.loads(p)["code"]
+        for (p,) in db.execute("select payload from events where type = ? order by seq", ("command.rejected",))
+    ]
     assert codes == [c for _, _, c in cases] + ["replayed"]
 
 
 async def test_a_replay_is_refused_after_the_daemon_restarts(
-        daemon_factory: Any, supervisor_factory: Any, keys: dict[str, Any], table_config: Any, unique_id: str,
-        tmp_path: Path) -> None:
+    daemon_factory: Any,
+    supervisor_factory: Any,
+    keys: dict[str, Any],
+    table_config: Any,
+    unique_id: str,
+    tmp_path: Path,
+) -> None:
     prefix = f"cmd-{unique_id}"
     config = table_config(unique_id, prefix, keys, cards_preinspected=False)
     sup = supervisor_factory(prefix, unique_id)
@@ -144,16 +173,22 @@ async def test_a_replay_is_refused_after_the_daemon_restarts(
         assert (reply["outcome"], reply["code"]) == ("rejected", "replayed")
         assert "already received" in reply["reason"]
         # A new command with an old nonce is a replay too.
-        reply = await sup.send(tech.sign(unique_id, "mark_out_of_order", args={"device": "shoe"},
-                                         nonce=covered["nonce"]))
+        reply = await sup.send(
+            tech.sign(unique_id, "mark_out_of_order", args={"device": "shoe"}, nonce=covered["nonce"])
+        )
         assert (reply["outcome"], reply["code"]) == ("rejected", "replayed") and "nonce" in reply["reason"]
         assert (await sup.send(boss.sign(unique_id, "close_table")))["outcome"] == "applied"
         await table.stopped()
 
 
 async def test_the_listener_comes_back_after_a_broker_outage(
-        daemon_factory: Any, supervisor_factory: Any, keys: dict[str, Any], table_config: Any, unique_id: str,
-        mosquitto: Any) -> None:
+    daemon_factory: Any,
+    supervisor_factory: Any,
+    keys: dict[str, Any],
+    table_config: Any,
+    unique_id: str,
+    mosquitto: Any,
+) -> None:
     prefix = f"cmd-{unique_id}"
     config = table_config(unique_id, prefix, keys, cards_preinspected=False)
     boss = keys["supervisor"]
@@ -161,8 +196,9 @@ async def test_the_listener_comes_back_after_a_broker_outage(
         listening = [e.seq for e in table.events if e.type == "command.listening"]
         mosquitto.stop()
         mosquitto.start()
-        await table.wait_for(lambda e: e.type == "command.listening", after=listening[-1],
-                             what="the listener subscribed again")
+        await table.wait_for(
+            lambda e: e.type == "command.listening", after=listening[-1], what="the listener subscribed again"
+        )
         sup = supervisor_factory(prefix, unique_id)
         reply = await sup.send(boss.sign(unique_id, "close_table"))
         assert reply["outcome"] == "applied"

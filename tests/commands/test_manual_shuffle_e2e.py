@@ -13,8 +13,8 @@ pytestmark = pytest.mark.e2e
 
 
 async def test_shuffler_out_of_order_the_dealer_shuffles_by_hand_and_the_table_plays_on(
-        daemon_factory: Any, supervisor_factory: Any, keys: dict[str, Any], table_config: Any,
-        unique_id: str) -> None:
+    daemon_factory: Any, supervisor_factory: Any, keys: dict[str, Any], table_config: Any, unique_id: str
+) -> None:
     prefix = f"panel-{unique_id}"
     config = table_config(unique_id, prefix, keys)
     sup = supervisor_factory(prefix, unique_id)
@@ -31,21 +31,32 @@ async def test_shuffler_out_of_order_the_dealer_shuffles_by_hand_and_the_table_p
         assert marked.payload["takes_over"] == "manual shuffle and cut"
 
         # The manual shuffle is asked for, and the dealer's "shuffled" on the panel completes it.
-        asked = await table.wait_for(lambda e: e.type == "shuffle.started" and e.payload["device"] == "manual",
-                                     after=marked.seq, what="a manual shuffle asked for")
-        done = await table.wait_for(lambda e: e.type == "shuffle.completed", after=asked.seq,
-                                    what="the dealer's manual shuffle confirmed from the panel")
+        asked = await table.wait_for(
+            lambda e: e.type == "shuffle.started" and e.payload["device"] == "manual",
+            after=marked.seq,
+            what="a manual shuffle asked for",
+        )
+        done = await table.wait_for(
+            lambda e: e.type == "shuffle.completed",
+            after=asked.seq,
+            what="the dealer's manual shuffle confirmed from the panel",
+        )
         assert (done.rule, done.payload["device"], done.payload["cut"]) == ("655a.5(c)(2)", "manual", "655a.5(d)")
         assert done.payload["card_count"] is None  # nobody counted the cards: the stub will be counted
 
         # The table plays on: the stub count comes due (every 5 rounds of the deck without a counting shuffler),
         # the dealer keys it on the panel, and it makes 52.
-        counted = await table.wait_for(lambda e: e.type in ("stub.counted", "stub_count.mismatch"), after=marked.seq,
-                                       what="a stub count keyed on the panel")
+        counted = await table.wait_for(
+            lambda e: e.type in ("stub.counted", "stub_count.mismatch"),
+            after=marked.seq,
+            what="a stub count keyed on the panel",
+        )
         assert (counted.type, counted.rule) == ("stub.counted", "655a.10(e)")
         later = await table.wait_for(
             lambda e: e.type == "round.completed" and e.payload["round_no"] >= first.payload["round_no"] + 6,
-            after=counted.seq, what="rounds played after the stub count")
+            after=counted.seq,
+            what="rounds played after the stub count",
+        )
 
         after = [e for e in table.events if marked.seq < e.seq <= later.seq]
         assert not [e for e in after if e.type == "shuffle.started" and e.payload["device"] == "shuffler"]

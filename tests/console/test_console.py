@@ -20,25 +20,65 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _event(type_: str, payload: dict[str, object], sealed: dict[str, object] | None = None) -> JournaledEvent:
-    return JournaledEvent(seq=1, event_id="e1", boot_id="b", ts="2026-11-21T08:00:00.000000Z", table_id="t",
-                          round_id="t-r000001", type=type_, rule="643a.11(b)", payload=payload, sealed=sealed)
+    return JournaledEvent(
+        seq=1,
+        event_id="e1",
+        boot_id="b",
+        ts="2026-11-21T08:00:00.000000Z",
+        table_id="t",
+        round_id="t-r000001",
+        type=type_,
+        rule="643a.11(b)",
+        payload=payload,
+        sealed=sealed,
+    )
 
 
 def test_let_it_ride_decisions_and_settlement_read_as_the_table_plays() -> None:
-    assert describe(_event("decision.requested", {"decision": "bet_1", "kind": "ride_or_withdraw", "seat": 3,
-                                                  "spot": "bet_1", "street": "Bet Number 1"})) == \
-        "seat 3  Bet Number 1: let it ride or take it back?"
-    assert describe(_event("bet.withdrawn", {"amount": 5000, "bet": "bet_2", "decision": "bet_2", "seat": 6})) == \
-        "seat 6  Bet Number 2 $50.00 taken back"
-    settled = {"cards": ["As", "Js", "Ad"], "community": ["8h", "3s"], "hand": "pair_of_tens_or_better",
-               "payout_limited": False, "seat": 7, "wagers": [
-                   {"amount": 5000, "collected": 0, "odds": None, "outcome": "withdrawn", "paid": 0,
-                    "returned": 5000, "wager": "bet_1"},
-                   {"amount": 5000, "collected": 0, "odds": "1 to 1", "outcome": "win", "paid": 5000,
-                    "returned": 5000, "wager": "bet_3"}]}
+    assert (
+        describe(
+            _event(
+                "decision.requested",
+                {"decision": "bet_1", "kind": "ride_or_withdraw", "seat": 3, "spot": "bet_1", "street": "Bet Number 1"},
+            )
+        )
+        == "seat 3  Bet Number 1: let it ride or take it back?"
+    )
+    assert (
+        describe(_event("bet.withdrawn", {"amount": 5000, "bet": "bet_2", "decision": "bet_2", "seat": 6}))
+        == "seat 6  Bet Number 2 $50.00 taken back"
+    )
+    settled = {
+        "cards": ["As", "Js", "Ad"],
+        "community": ["8h", "3s"],
+        "hand": "pair_of_tens_or_better",
+        "payout_limited": False,
+        "seat": 7,
+        "wagers": [
+            {
+                "amount": 5000,
+                "collected": 0,
+                "odds": None,
+                "outcome": "withdrawn",
+                "paid": 0,
+                "returned": 5000,
+                "wager": "bet_1",
+            },
+            {
+                "amount": 5000,
+                "collected": 0,
+                "odds": "1 to 1",
+                "outcome": "win",
+                "paid": 5000,
+                "returned": 5000,
+                "wager": "bet_3",
+            },
+        ],
+    }
     # The stake is what rode: the withdrawn bet is named, not counted.
     assert describe(_event("hand.settled", settled)) == (
-        "seat 7  A♠ J♠ A♦ + 8♥ 3♠  pair of tens or better: wins $50.00 at 1 to 1 on $50.00 (Bet Number 1 taken back)")
+        "seat 7  A♠ J♠ A♦ + 8♥ 3♠  pair of tens or better: wins $50.00 at 1 to 1 on $50.00 (Bet Number 1 taken back)"
+    )
 
 
 def test_a_payload_it_does_not_know_is_shown_plainly_and_the_log_goes_on() -> None:
@@ -56,9 +96,29 @@ def test_the_let_it_ride_progressive_demo_logs_every_round_to_its_end(tmp_path: 
     reaches each round's end and the meters after it."""
     journal = tmp_path / "lir.sqlite"
     done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "demo", "--config", str(REPO / "configs/let-it-ride-progressive.toml"),
-         "--rounds", "2", "--pace", "0", "--seed", "5", "--journal", str(journal), "--broker", "mqtt://127.0.0.1:9"],
-        capture_output=True, text=True, timeout=120, cwd=REPO)
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "demo",
+            "--config",
+            str(REPO / "configs/let-it-ride-progressive.toml"),
+            "--rounds",
+            "2",
+            "--pace",
+            "0",
+            "--seed",
+            "5",
+            "--journal",
+            str(journal),
+            "--broker",
+            "mqtt://127.0.0.1:9",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     log = done.stdout
     assert log.count(" complete: paid ") == 2

@@ -31,8 +31,13 @@ from drivers.sim.alpha_sign import AlphaSignSim
 
 TIMEOUT = 5.0  # failure bound only
 LEVELS = {"mega": 1_250_000, "major": 180_000, "minor": 41_000}
-FAST = {"serial_format": "8N1", "layout_pause": 0, "heartbeat_interval": 0, "max_updates_per_second": 20,
-        "reply_timeout": 0.3}
+FAST = {
+    "serial_format": "8N1",
+    "layout_pause": 0,
+    "heartbeat_interval": 0,
+    "max_updates_per_second": 20,
+    "reply_timeout": 0.3,
+}
 
 
 # --- framing, by hand from the protocol's description -------------------------------------------------------
@@ -41,15 +46,19 @@ FAST = {"serial_format": "8N1", "layout_pause": 0, "heartbeat_interval": 0, "max
 def test_packet_bytes() -> None:
     # Write STRING file B with "$1.00" to every sign (type Z, address 00). Checksum: STX 02 + "G" 47 + "B" 42 +
     # "$1.00" (24 31 2E 30 30) + ETX 03 = 0x0171, sent as the four characters "0171".
-    assert encode_packet("Z", "00", b"G", b"B$1.00") == (
-        b"\x00\x00\x00\x00\x00" b"\x01" b"Z00" b"\x02" b"GB$1.00" b"\x03" b"0171" b"\x04")
+    assert encode_packet("Z", "00", b"G", b"B$1.00") == (b"\x00\x00\x00\x00\x00\x01Z00\x02GB$1.00\x030171\x04")
 
 
 def test_parse_body_checks_the_checksum_and_the_shape() -> None:
     good = encode_packet("0", "00", b"G", b"B$1.00")[6:-1]  # between SOH and EOT
     packet = parse_body(good)
-    assert packet is not None and (packet.type_code, packet.address, packet.command, packet.data,
-                                   packet.checksum_ok) == ("0", "00", b"G", b"B$1.00", True)
+    assert packet is not None and (
+        packet.type_code,
+        packet.address,
+        packet.command,
+        packet.data,
+        packet.checksum_ok,
+    ) == ("0", "00", b"G", b"B$1.00", True)
     bad = parse_body(good.replace(b"0171", b"0172"))
     assert bad is not None and bad.checksum_ok is False
     no_checksum = parse_body(b"000\x02GB$1.00")
@@ -61,23 +70,32 @@ def test_parse_body_checks_the_checksum_and_the_shape() -> None:
 def test_amounts() -> None:
     assert [format_amount(c) for c in (0, 5, 100, 123_456_789)] == [b"$0.00", b"$0.05", b"$1.00", b"$1,234,567.89"]
     assert [parse_amount(t) for t in (b"$0.05", b"$1,234,567.89", b"$1234.00", b"1.00", b"$1.0")] == [
-        5, 123_456_789, None, None, None]
+        5,
+        123_456_789,
+        None,
+        None,
+        None,
+    ]
 
 
-replies = st.builds(lambda label, cents: encode_packet("0", "00", b"G", label + format_amount(cents)),
-                    st.sampled_from([b"B", b"C", b"Z"]), st.integers(0, 10**12))
+replies = st.builds(
+    lambda label, cents: encode_packet("0", "00", b"G", label + format_amount(cents)),
+    st.sampled_from([b"B", b"C", b"Z"]),
+    st.integers(0, 10**12),
+)
 noise = st.binary(max_size=40).map(lambda b: b.replace(b"\x01", b""))  # noise without SOH frames nothing
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(st.lists(st.tuples(noise, replies), max_size=6), noise, st.integers(1, 7))
-def test_parser_finds_every_packet_between_noise_in_any_chunks(pairs: list[tuple[bytes, bytes]], tail: bytes,
-                                                                chunk: int) -> None:
+def test_parser_finds_every_packet_between_noise_in_any_chunks(
+    pairs: list[tuple[bytes, bytes]], tail: bytes, chunk: int
+) -> None:
     stream = b"".join(n + p for n, p in pairs) + tail
     parser = PacketParser()
     found = []
     for i in range(0, len(stream), chunk):
-        found += parser.feed(stream[i:i + chunk])
+        found += parser.feed(stream[i : i + chunk])
     assert [encode_packet(p.type_code, p.address, p.command, p.data) for p in found] == [p for _, p in pairs]
     assert all(p.checksum_ok for p in found)
 
@@ -145,8 +163,9 @@ async def sign() -> AsyncIterator[AlphaSignSim]:
 async def start() -> AsyncIterator[Any]:
     started: list[AlphaSign] = []
 
-    async def start_alpha(sim: AlphaSignSim, clock: ManualClock | None = None, **settings: Any) -> tuple[
-            AlphaSign, Events]:
+    async def start_alpha(
+        sim: AlphaSignSim, clock: ManualClock | None = None, **settings: Any
+    ) -> tuple[AlphaSign, Events]:
         driver = create_driver("alpha_sign", {"driver": "alpha-sign", "port": sim.port, **FAST, **settings})
         assert isinstance(driver, AlphaSign)
         if clock is not None:
@@ -176,7 +195,7 @@ async def test_every_level_shown_and_read_back(sign: AlphaSignSim, start: Any) -
     before, mark = list(sign.accepted), events.mark()
     await driver.show_levels({**LEVELS, "minor": 41_003})
     await events.next(MetersShown, after=mark)
-    assert [a for a in sign.accepted[len(before):] if not a.startswith("H:")] == ["G:D"]
+    assert [a for a in sign.accepted[len(before) :] if not a.startswith("H:")] == ["G:D"]
     assert sign.messages[2] == "MINOR $410.03"
 
 
@@ -297,10 +316,14 @@ async def test_bad_requests_are_refused_without_sending(sign: AlphaSignSim, star
     driver, events = await start(sign)
     await events.next(DeviceOnline)
     sent = list(sign.accepted)
-    for call, args, field in (("show_levels", ({},), "levels"), ("show_levels", ({"Mega": 1},), "Mega"),
-                              ("show_levels", ({"mega": -1},), "amount"), ("show_win", ("mega", 5, 0), "seat"),
-                              ("show_win", ("mega!", 5, 1), "level"),
-                              ("show_levels", ({f"l{chr(97 + i)}": 1 for i in range(25)},), "at most 24")):
+    for call, args, field in (
+        ("show_levels", ({},), "levels"),
+        ("show_levels", ({"Mega": 1},), "Mega"),
+        ("show_levels", ({"mega": -1},), "amount"),
+        ("show_win", ("mega", 5, 0), "seat"),
+        ("show_win", ("mega!", 5, 1), "level"),
+        ("show_levels", ({f"l{chr(97 + i)}": 1 for i in range(25)},), "at most 24"),
+    ):
         before = len(events.seen)
         await getattr(driver, call)(*args)
         fault = await events.next(DeviceFault, after=before)
@@ -310,11 +333,13 @@ async def test_bad_requests_are_refused_without_sending(sign: AlphaSignSim, star
 
 def test_registered_and_settings_errors_name_the_field() -> None:
     assert available_drivers()["alpha-sign"] is AlphaSign
-    for settings_, field in (({"port": "/dev/x", "address": "G1"}, "address"),
-                             ({"port": "/dev/x", "max_updates_per_second": 0.05}, "within 30 s"),
-                             ({"port": "/dev/x", "captions": {"mega": "MÉGA"}}, "printable ASCII"),
-                             ({"port": "/dev/x", "baudrate": 115200}, "baudrate"),
-                             ({"port": ""}, "port")):
+    for settings_, field in (
+        ({"port": "/dev/x", "address": "G1"}, "address"),
+        ({"port": "/dev/x", "max_updates_per_second": 0.05}, "within 30 s"),
+        ({"port": "/dev/x", "captions": {"mega": "MÉGA"}}, "printable ASCII"),
+        ({"port": "/dev/x", "baudrate": 115200}, "baudrate"),
+        ({"port": ""}, "port"),
+    ):
         with pytest.raises(DriverConfigError, match="invalid settings") as info:
             create_driver("alpha_sign", {"driver": "alpha-sign", **settings_})
         assert field in str(info.value)
@@ -326,8 +351,7 @@ async def test_a_port_that_refuses_7e1_is_reported_not_fatal(sign: AlphaSignSim,
     assert "7E1" in offline.reason and events.count(DeviceFault) == 0
 
 
-async def test_a_win_the_sign_does_not_confirm_is_reported_and_show_win_returns(sign: AlphaSignSim,
-                                                                                 start: Any) -> None:
+async def test_a_win_the_sign_does_not_confirm_is_reported_and_show_win_returns(sign: AlphaSignSim, start: Any) -> None:
     driver, events = await start(sign)
     await events.next(DeviceOnline)
     sign.deaf = True  # takes the write, never answers the read-back

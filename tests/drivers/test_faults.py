@@ -189,9 +189,7 @@ async def test_garbage_then_later_events_still_arrive(table: SimulatedTable, sta
     assert [e.code for e in noise] == ["line_noise"]
 
 
-async def test_slow_reply_within_the_retry_budget_still_succeeds(
-    table: SimulatedTable, start_driver: Any
-) -> None:
+async def test_slow_reply_within_the_retry_budget_still_succeeds(table: SimulatedTable, start_driver: Any) -> None:
     # Driver: 100 ms per attempt, 4 attempts. ACKs held 150 ms arrive during the second attempt.
     shuffler, events = await _shuffler(table, start_driver, ack_timeout=0.1, retries=3)
     await table.shuffler.inject(Fault(FaultKind.SLOW_REPLY, delay_ms=150))
@@ -208,9 +206,7 @@ async def test_slow_reply_beyond_the_retry_budget_is_a_timeout(table: SimulatedT
     assert fault.code == "timeout" and "shuffle" in fault.detail
 
 
-async def test_no_reply_times_out_then_heartbeat_takes_it_offline(
-    table: SimulatedTable, start_driver: Any
-) -> None:
+async def test_no_reply_times_out_then_heartbeat_takes_it_offline(table: SimulatedTable, start_driver: Any) -> None:
     shuffler, events = await _shuffler(table, start_driver, heartbeat_interval=0.2)
     await table.shuffler.inject(Fault(FaultKind.NO_REPLY))
     await shuffler.shuffle()
@@ -230,9 +226,7 @@ async def test_unplug_triggered_by_a_command_answers_nothing(table: SimulatedTab
 # --- wager station ----------------------------------------------------------------------------------
 
 
-async def test_sensor_chatter_is_one_wager_with_the_final_amount(
-    table: SimulatedTable, start_driver: Any
-) -> None:
+async def test_sensor_chatter_is_one_wager_with_the_final_amount(table: SimulatedTable, start_driver: Any) -> None:
     sim = table.stations[1]
     station, events = await start_driver("wager_station_1", "reference-wager-station", sim.port, seat=1)
     await events.next(DeviceOnline)
@@ -247,8 +241,9 @@ async def test_sensor_chatter_is_one_wager_with_the_final_amount(
 
 async def test_single_reading_arrives_within_the_debounce(table: SimulatedTable, start_driver: Any) -> None:
     sim = table.stations[2]
-    _station, events = await start_driver("wager_station_2", "reference-wager-station", sim.port, seat=2,
-                                          debounce_ms=30)
+    _station, events = await start_driver(
+        "wager_station_2", "reference-wager-station", sim.port, seat=2, debounce_ms=30
+    )
     await events.next(DeviceOnline)
     loop = asyncio.get_running_loop()
     begun = loop.time()
@@ -260,8 +255,9 @@ async def test_single_reading_arrives_within_the_debounce(table: SimulatedTable,
 
 async def test_wager_before_lock_is_reported_before_the_lock(table: SimulatedTable, start_driver: Any) -> None:
     sim = table.stations[1]
-    station, events = await start_driver("wager_station_1", "reference-wager-station", sim.port, seat=1,
-                                         debounce_ms=500)
+    station, events = await start_driver(
+        "wager_station_1", "reference-wager-station", sim.port, seat=1, debounce_ms=500
+    )
     await events.next(DeviceOnline)
     await sim.place("ante", 500)
     await station.lock()
@@ -272,8 +268,7 @@ async def test_wager_before_lock_is_reported_before_the_lock(table: SimulatedTab
 
 async def test_debounce_off_reports_every_reading(table: SimulatedTable, start_driver: Any) -> None:
     sim = table.stations[1]
-    _station, events = await start_driver("wager_station_1", "reference-wager-station", sim.port, seat=1,
-                                          debounce_ms=0)
+    _station, events = await start_driver("wager_station_1", "reference-wager-station", sim.port, seat=1, debounce_ms=0)
     await events.next(DeviceOnline)
     await sim.inject(Fault(FaultKind.CHATTER))
     await sim.place("ante", 500)
@@ -317,8 +312,9 @@ def test_sim_script_loads(tmp_path: Path) -> None:
     )
     json_path = tmp_path / "faults.json"
     json_path.write_text('{"faults": [{"device": "shoe", "fault": "face_up", "when": "dispense 1"}]}')
-    assert load_sim_script(json_path) == SimScript((), (ScriptedFault("shoe", Fault(FaultKind.FACE_UP),
-                                                                      Trigger("dispense", 1)),))
+    assert load_sim_script(json_path) == SimScript(
+        (), (ScriptedFault("shoe", Fault(FaultKind.FACE_UP), Trigger("dispense", 1)),)
+    )
 
 
 @pytest.mark.parametrize(
@@ -351,8 +347,10 @@ def test_missing_sim_script(tmp_path: Path) -> None:
 
 
 async def test_apply_script_to_a_table(rng: random.Random, start_driver: Any) -> None:
-    script = SimScript(decks=(tuple(reversed(FRESH_DECK)),),
-                       faults=(ScriptedFault("shuffler", Fault(FaultKind.COUNT_53), Trigger("shuffle", 1)),))
+    script = SimScript(
+        decks=(tuple(reversed(FRESH_DECK)),),
+        faults=(ScriptedFault("shuffler", Fault(FaultKind.COUNT_53), Trigger("shuffle", 1)),),
+    )
     async with SimulatedTable(seats=2, rng=rng) as table:
         await table.apply_script(script)
         shuffler, events = await _shuffler(table, start_driver)

@@ -29,8 +29,7 @@ async def test_confirmation_buttons_and_counts_arrive_in_order(table: SimulatedT
     assert await events.next(CountKeyed) == CountKeyed("dealer_panel", "chips", 0)
 
 
-async def test_malformed_counts_become_faults_and_the_panel_goes_on(table: SimulatedTable,
-                                                                    start_driver: Any) -> None:
+async def test_malformed_counts_become_faults_and_the_panel_goes_on(table: SimulatedTable, start_driver: Any) -> None:
     events = await started(table, start_driver)
     for bad, named in (
         ({"evt": "count", "what": "stub", "count": -3}, "'count'"),

@@ -91,9 +91,7 @@ def test_documented_example_frame() -> None:
         (1, 3, Kind.ACK, b"", "A5 01 01 03 06 00 00", "C8 9D"),
     ],
 )
-def test_other_documented_frames(
-    address: int, seq: int, kind: Kind, payload: bytes, head: str, crc: str
-) -> None:
+def test_other_documented_frames(address: int, seq: int, kind: Kind, payload: bytes, head: str, crc: str) -> None:
     frame = encode_frame(address, seq, kind, payload)
     assert frame[:7].hex(" ").upper() == head
     assert frame[7:-2] == payload

@@ -148,9 +148,7 @@ async def test_unplug_reports_offline(table: SimulatedTable, start_driver: Any) 
     assert offline.device_id == "dealer_panel" and offline.reason
 
 
-async def test_reconnects_when_stable_name_reappears(
-    tmp_path: Path, rng: random.Random, start_driver: Any
-) -> None:
+async def test_reconnects_when_stable_name_reappears(tmp_path: Path, rng: random.Random, start_driver: Any) -> None:
     stable = tmp_path / "ttyShuffler"  # what a udev symlink gives in production
     first = ShufflerSim("shuffler", rng, lambda deck: None)
     await first.start()
@@ -195,9 +193,7 @@ async def test_simulator_answers_bad_commands_with_faults(table: SimulatedTable,
     assert (await events.next(StackDispensed)).cards == ("5h",)
 
 
-async def test_silent_device_times_out_and_heartbeat_takes_it_offline(
-    table: SimulatedTable, start_driver: Any
-) -> None:
+async def test_silent_device_times_out_and_heartbeat_takes_it_offline(table: SimulatedTable, start_driver: Any) -> None:
     shuffler, events = await start_driver(
         "shuffler", "reference-shuffler", table.ports["shuffler"], heartbeat_interval=0.2
     )

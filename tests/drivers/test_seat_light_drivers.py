@@ -70,8 +70,9 @@ async def test_sim_refuses_a_light_command_without_on(table: Any) -> None:
     sim: WagerStationSim = table.stations[1]
     reader, writer = await open_serial(sim.port, 115200)
     heard: asyncio.Queue[bytes] = asyncio.Queue()
-    link = Link(reader, writer, local_address=HOST_ADDRESS, peer_address=sim.address, on_data=heard.put_nowait,
-                name="test-host")
+    link = Link(
+        reader, writer, local_address=HOST_ADDRESS, peer_address=sim.address, on_data=heard.put_nowait, name="test-host"
+    )
     link.start()
     try:
         await link.send({"cmd": "light", "on": 1})
@@ -86,8 +87,14 @@ async def test_bus_stations_light_their_own_seat_only() -> None:
     addresses = {seat: 20 + seat for seat in (1, 2, 3)}  # addresses differ from seats so a mix-up shows
     sim = WagerBusSim("wager_bus", addresses=addresses)
     await sim.start()
-    driver = create_driver("wager_bus", {"driver": "reference-wager-bus", "port": sim.port,
-                                         "stations": [{"seat": s, "address": a} for s, a in addresses.items()]})
+    driver = create_driver(
+        "wager_bus",
+        {
+            "driver": "reference-wager-bus",
+            "port": sim.port,
+            "stations": [{"seat": s, "address": a} for s, a in addresses.items()],
+        },
+    )
     assert isinstance(driver, ReferenceWagerBus)
     seen: dict[int, asyncio.Queue[Any]] = {seat: asyncio.Queue() for seat in addresses}
     stations = driver.stations

@@ -35,8 +35,9 @@ async def extras_table(rng: random.Random) -> AsyncIterator[SimulatedTable]:
 
 
 async def start_sign(table: SimulatedTable, start_driver: Any, **settings: Any) -> tuple[Any, Any]:
-    sign, events = await start_driver("progressive_sign", "reference-progressive-sign",
-                                      table.ports["progressive_sign"], **settings)
+    sign, events = await start_driver(
+        "progressive_sign", "reference-progressive-sign", table.ports["progressive_sign"], **settings
+    )
     await events.next(DeviceOnline)
     return sign, events
 
@@ -52,8 +53,9 @@ async def start_terminal(table: SimulatedTable, start_driver: Any, seat: int) ->
 
 
 async def test_sign_identifies_and_shows_levels(extras_table: SimulatedTable, start_driver: Any) -> None:
-    sign, events = await start_driver("progressive_sign", "reference-progressive-sign",
-                                      extras_table.ports["progressive_sign"])
+    sign, events = await start_driver(
+        "progressive_sign", "reference-progressive-sign", extras_table.ports["progressive_sign"]
+    )
     assert isinstance(sign, ProgressiveSign)
     online = await events.next(DeviceOnline)
     assert online.identity["model"] == "SIM-PROGRESSIVE-SIGN"
@@ -182,9 +184,7 @@ async def test_terminal_wagers_lock_and_refusal(extras_table: SimulatedTable, st
     assert await events.next(LockAcknowledged) == LockAcknowledged("wager_terminal_2", 2, True)
     assert sim.locked
     await sim.place(500)
-    assert await events.next(WagerRefused) == WagerRefused(
-        "wager_terminal_2", 2, "five_card_hand_bonus", 500, "locked"
-    )
+    assert await events.next(WagerRefused) == WagerRefused("wager_terminal_2", 2, "five_card_hand_bonus", 500, "locked")
 
     await terminal.unlock()
     assert await events.next(LockAcknowledged) == LockAcknowledged("wager_terminal_2", 2, False)
@@ -218,8 +218,13 @@ async def test_terminal_credits_once_per_reference(extras_table: SimulatedTable,
 
 @pytest.mark.parametrize(
     ("amount", "reference", "field"),
-    [(-1, "r-1", "amount"), (True, "r-1", "amount"), (10, "", "reference"), (10, "r 1", "reference"),
-     (10, "r" * 65, "reference")],
+    [
+        (-1, "r-1", "amount"),
+        (True, "r-1", "amount"),
+        (10, "", "reference"),
+        (10, "r 1", "reference"),
+        (10, "r" * 65, "reference"),
+    ],
 )
 async def test_terminal_refuses_bad_credit_without_sending(
     extras_table: SimulatedTable, start_driver: Any, amount: Any, reference: Any, field: str
@@ -312,7 +317,11 @@ async def test_extras_are_off_by_default(rng: random.Random) -> None:
     plain = SimulatedTable(seats=2, rng=rng)
     assert plain.sign is None and plain.terminals == {}
     assert [d.device_id for d in plain.devices] == [
-        "shuffler", "shoe", "wager_station_1", "wager_station_2", "dealer_panel"
+        "shuffler",
+        "shoe",
+        "wager_station_1",
+        "wager_station_2",
+        "dealer_panel",
     ]
     extras = SimulatedTable(seats=2, rng=rng, sign=True, terminals=True)
     assert {"progressive_sign", "wager_terminal_1", "wager_terminal_2"} <= {d.device_id for d in extras.devices}

@@ -50,8 +50,10 @@ def test_too_slow_a_pace_cannot_meet_the_win_deadline() -> None:
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)
-@given(st.lists(st.tuples(st.sampled_from(["levels", "win"]), st.floats(0, 3)), min_size=1, max_size=60),
-       st.sampled_from([0.1, 0.5, 2.0, 10.0]))
+@given(
+    st.lists(st.tuples(st.sampled_from(["levels", "win"]), st.floats(0, 3)), min_size=1, max_size=60),
+    st.sampled_from([0.1, 0.5, 2.0, 10.0]),
+)
 def test_any_request_pattern(requests: list[tuple[str, float]], rate: float) -> None:
     """Meter updates at least 1/rate apart; every win out in order at once; the last levels always sent."""
     pacer: SignPacer[int] = SignPacer(rate)
@@ -95,13 +97,18 @@ async def extras_table() -> AsyncIterator[SimulatedTable]:
         yield simulated
 
 
-async def test_reference_sign_coalesces_and_spaces_updates_on_the_clock(extras_table: SimulatedTable,
-                                                                        start_driver: Any) -> None:
+async def test_reference_sign_coalesces_and_spaces_updates_on_the_clock(
+    extras_table: SimulatedTable, start_driver: Any
+) -> None:
     sim = extras_table.sign
     assert sim is not None
     clock = ManualClock(50.0)
-    sign, events = await start_driver("progressive_sign", "reference-progressive-sign",
-                                      extras_table.ports["progressive_sign"], max_updates_per_second=0.2)
+    sign, events = await start_driver(
+        "progressive_sign",
+        "reference-progressive-sign",
+        extras_table.ports["progressive_sign"],
+        max_updates_per_second=0.2,
+    )
     sign.clock = clock  # before anything is paced; the driver only reads it when sending
     await events.next(DeviceOnline)
     for step in range(30):
@@ -131,12 +138,17 @@ async def test_reference_sign_coalesces_and_spaces_updates_on_the_clock(extras_t
     assert sim.levels == {**LEVELS, "minor": 50_000}
 
 
-async def test_reference_sign_shows_the_latest_values_again_after_a_replug(extras_table: SimulatedTable,
-                                                                           start_driver: Any) -> None:
+async def test_reference_sign_shows_the_latest_values_again_after_a_replug(
+    extras_table: SimulatedTable, start_driver: Any
+) -> None:
     sim = extras_table.sign
     assert sim is not None
-    sign, events = await start_driver("progressive_sign", "reference-progressive-sign",
-                                      extras_table.ports["progressive_sign"], max_updates_per_second=50)
+    sign, events = await start_driver(
+        "progressive_sign",
+        "reference-progressive-sign",
+        extras_table.ports["progressive_sign"],
+        max_updates_per_second=50,
+    )
     await events.next(DeviceOnline)
     await sign.show_levels(LEVELS)
     await events.next(MetersShown)

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-DRIVER = '''
+DRIVER = """
 from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 
@@ -36,7 +36,7 @@ class AcmePanel:
 
     async def stop(self) -> None:
         pass
-'''
+"""
 
 
 def test_another_packages_driver_is_found_and_built(tmp_path: Path) -> None:
@@ -50,10 +50,12 @@ def test_another_packages_driver_is_found_and_built(tmp_path: Path) -> None:
         "from drivers.registry import available_drivers, create_driver\n"
         "d = create_driver('dealer_panel', {'driver': 'acme-panel', 'port': '/dev/ttyACME0', 'beep': True})\n"
         "print(json.dumps({'installed': sorted(available_drivers()), 'class': type(d).__name__,"
-        " 'beep': d.settings.beep}))\n")
+        " 'beep': d.settings.beep}))\n"
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60,
-                         check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
     assert out.returncode == 0, out.stderr
     found = json.loads(out.stdout)
     assert "acme-panel" in found["installed"] and "reference-shoe" in found["installed"]

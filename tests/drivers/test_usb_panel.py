@@ -117,18 +117,40 @@ class FakeHidBackend(usb.backend.IBackend):  # type: ignore[misc]
 
     def get_device_descriptor(self, dev: Any) -> SimpleNamespace:
         return _descriptor(
-            bLength=18, bDescriptorType=1, bcdUSB=0x0200, bDeviceClass=0, bDeviceSubClass=0, bDeviceProtocol=0,
-            bMaxPacketSize0=8, idVendor=VID, idProduct=PID, bcdDevice=self.bcd_device, iManufacturer=1,
-            iProduct=2, iSerialNumber=3, bNumConfigurations=1, bus=1, address=4 + dev[1], port_number=2,
-            port_numbers=(1, 2), speed=2,  # LIBUSB_SPEED_FULL
+            bLength=18,
+            bDescriptorType=1,
+            bcdUSB=0x0200,
+            bDeviceClass=0,
+            bDeviceSubClass=0,
+            bDeviceProtocol=0,
+            bMaxPacketSize0=8,
+            idVendor=VID,
+            idProduct=PID,
+            bcdDevice=self.bcd_device,
+            iManufacturer=1,
+            iProduct=2,
+            iSerialNumber=3,
+            bNumConfigurations=1,
+            bus=1,
+            address=4 + dev[1],
+            port_number=2,
+            port_numbers=(1, 2),
+            speed=2,  # LIBUSB_SPEED_FULL
         )
 
     def get_configuration_descriptor(self, dev: Any, config: int) -> SimpleNamespace:
         if config != 0:
             raise IndexError(f"Invalid configuration index {config}")
         return _descriptor(
-            bLength=9, bDescriptorType=2, wTotalLength=34, bNumInterfaces=1, bConfigurationValue=1,
-            iConfiguration=0, bmAttributes=0xA0, bMaxPower=50, extra_descriptors=[],
+            bLength=9,
+            bDescriptorType=2,
+            wTotalLength=34,
+            bNumInterfaces=1,
+            bConfigurationValue=1,
+            iConfiguration=0,
+            bmAttributes=0xA0,
+            bMaxPower=50,
+            extra_descriptors=[],
         )
 
     def get_interface_descriptor(self, dev: Any, intf: int, alt: int, config: int) -> SimpleNamespace:
@@ -137,8 +159,16 @@ class FakeHidBackend(usb.backend.IBackend):  # type: ignore[misc]
         # HID class descriptor: HID 1.11, country 0, one report descriptor of 27 bytes.
         hid = [9, 0x21, 0x11, 0x01, 0x00, 0x01, 0x22, 27, 0]
         return _descriptor(
-            bLength=9, bDescriptorType=4, bInterfaceNumber=0, bAlternateSetting=0, bNumEndpoints=1,
-            bInterfaceClass=3, bInterfaceSubClass=0, bInterfaceProtocol=0, iInterface=0, extra_descriptors=hid,
+            bLength=9,
+            bDescriptorType=4,
+            bInterfaceNumber=0,
+            bAlternateSetting=0,
+            bNumEndpoints=1,
+            bInterfaceClass=3,
+            bInterfaceSubClass=0,
+            bInterfaceProtocol=0,
+            iInterface=0,
+            extra_descriptors=hid,
         )
 
     def get_endpoint_descriptor(self, dev: Any, ep: int, intf: int, alt: int, config: int) -> SimpleNamespace:
@@ -146,8 +176,15 @@ class FakeHidBackend(usb.backend.IBackend):  # type: ignore[misc]
         if ep != 0:
             raise IndexError(f"Invalid endpoint index {ep}")
         return _descriptor(
-            bLength=7, bDescriptorType=5, bEndpointAddress=0x81, bmAttributes=0x03, wMaxPacketSize=REPORT_SIZE,
-            bInterval=10, bRefresh=0, bSynchAddress=0, extra_descriptors=[],
+            bLength=7,
+            bDescriptorType=5,
+            bEndpointAddress=0x81,
+            bmAttributes=0x03,
+            wMaxPacketSize=REPORT_SIZE,
+            bInterval=10,
+            bRefresh=0,
+            bSynchAddress=0,
+            extra_descriptors=[],
         )
 
     # --- handles -----------------------------------------------------------------------------------
@@ -214,8 +251,14 @@ class FakeHidBackend(usb.backend.IBackend):  # type: ignore[misc]
     # --- transfers ---------------------------------------------------------------------------------
 
     def ctrl_transfer(
-        self, dev_handle: _Handle, bmRequestType: int, bRequest: int, wValue: int, wIndex: int,
-        data: array.array[int], timeout: int,
+        self,
+        dev_handle: _Handle,
+        bmRequestType: int,
+        bRequest: int,
+        wValue: int,
+        wIndex: int,
+        data: array.array[int],
+        timeout: int,
     ) -> int:
         with self._cond:
             self._check(dev_handle)
@@ -430,7 +473,9 @@ async def test_unplug_goes_offline_and_replug_comes_back(started: Any) -> None:
     assert await events.presses(1) == ["no_more_bets"]
     # Exactly one offline for the one unplug, however many times the driver looked while it was gone.
     assert [type(e) for e in events.seen if not isinstance(e, ButtonPressed)] == [
-        DeviceOnline, DeviceOffline, DeviceOnline
+        DeviceOnline,
+        DeviceOffline,
+        DeviceOnline,
     ]
 
 

@@ -65,9 +65,15 @@ async def bus(bus_sim: WagerBusSim) -> AsyncIterator[Any]:
     started: list[BusWagerStation] = []
 
     async def start(**settings: Any) -> Started:
-        driver = create_driver("wager_bus", {
-            "driver": "reference-wager-bus", "port": bus_sim.port,
-            "stations": [{"seat": seat, "address": address} for seat, address in ADDRESSES.items()], **settings})
+        driver = create_driver(
+            "wager_bus",
+            {
+                "driver": "reference-wager-bus",
+                "port": bus_sim.port,
+                "stations": [{"seat": seat, "address": address} for seat, address in ADDRESSES.items()],
+                **settings,
+            },
+        )
         assert isinstance(driver, ReferenceWagerBus)
         recorders = {seat: Recorder() for seat in SEATS}
         # As the controller does: every seat started at once, each a device of its own.
@@ -191,9 +197,15 @@ async def test_station_ignores_frames_for_another_address(bus_sim: WagerBusSim) 
 
 def seven_seat_config(devices: dict[str, Any]) -> dict[str, Any]:
     data = demo_config().model_dump()
-    data["game"] = {"chapter": "643a", "seats": 7, "dealing_method": "automated_shoe",
-                    "let_it_ride_paytable": "A", "bet_min_cents": 500, "bet_max_cents": 10000,
-                    "payout_limit_cents": 5000000}
+    data["game"] = {
+        "chapter": "643a",
+        "seats": 7,
+        "dealing_method": "automated_shoe",
+        "let_it_ride_paytable": "A",
+        "bet_min_cents": 500,
+        "bet_max_cents": 10000,
+        "payout_limit_cents": 5000000,
+    }
     data["devices"] = {k: data["devices"][k] for k in ("shuffler", "shoe", "dealer_panel")} | devices
     return data
 
@@ -219,23 +231,34 @@ def test_bus_config_builds_a_station_per_seat() -> None:
 
 
 def test_stations_and_bus_can_share_the_seats() -> None:
-    config = parse_config(seven_seat_config({
-        "wager_stations": [station(1), station(2)],
-        "wager_bus": wager_bus(stations=[{"seat": seat, "address": seat + 20} for seat in range(3, 8)]),
-    }))
+    config = parse_config(
+        seven_seat_config(
+            {
+                "wager_stations": [station(1), station(2)],
+                "wager_bus": wager_bus(stations=[{"seat": seat, "address": seat + 20} for seat in range(3, 8)]),
+            }
+        )
+    )
     devices = build_devices(config)
     assert type(devices["wager_station_1"]).__name__ == "ReferenceWagerStation"
     assert isinstance(devices["wager_station_7"], BusWagerStation) and devices["wager_station_7"].address == 27
 
 
-@pytest.mark.parametrize(("devices", "expected"), [
-    ({"wager_bus": wager_bus(seats=[1, 2, 3, 4, 5, 6])}, r"seat 7 has no station"),
-    ({"wager_stations": [station(2)], "wager_bus": wager_bus(seats=list(SEATS))},
-     r"seat 2 is doubled \(devices\.wager_stations\[0\] and devices\.wager_bus\.seats\[1\]\)"),
-    ({"wager_bus": wager_bus(stations=[{"seat": s} for s in [*SEATS, 9]])},
-     r"devices\.wager_bus\.stations\[7\] names seat 9, which the game does not have"),
-    ({}, r"seat 1 has no station.*seat 7 has no station"),
-])
+@pytest.mark.parametrize(
+    ("devices", "expected"),
+    [
+        ({"wager_bus": wager_bus(seats=[1, 2, 3, 4, 5, 6])}, r"seat 7 has no station"),
+        (
+            {"wager_stations": [station(2)], "wager_bus": wager_bus(seats=list(SEATS))},
+            r"seat 2 is doubled \(devices\.wager_stations\[0\] and devices\.wager_bus\.seats\[1\]\)",
+        ),
+        (
+            {"wager_bus": wager_bus(stations=[{"seat": s} for s in [*SEATS, 9]])},
+            r"devices\.wager_bus\.stations\[7\] names seat 9, which the game does not have",
+        ),
+        ({}, r"seat 1 has no station.*seat 7 has no station"),
+    ],
+)
 def test_missing_or_doubled_seats_are_refused(devices: dict[str, Any], expected: str) -> None:
     with pytest.raises(ConfigError, match=expected):
         parse_config(seven_seat_config(devices))

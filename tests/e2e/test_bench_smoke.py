@@ -23,8 +23,14 @@ FAILURE_BOUND = 180  # seconds; failure bound only
 
 
 def _bench(script: str, *args: str) -> str:
-    proc = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True,
-                          timeout=FAILURE_BOUND, stdin=subprocess.DEVNULL, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=FAILURE_BOUND,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     assert proc.returncode == 0, f"{script} failed:\n{proc.stdout}\n{proc.stderr[-3000:]}"
     return proc.stdout
 

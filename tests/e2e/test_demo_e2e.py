@@ -30,30 +30,50 @@ DECK = TOP + [c for c in STANDARD_DECK if c not in TOP]
 ROUND = ScriptedRound(
     wagers={1: {"ante": 1000}, 2: {"ante": 500, "three_card_bonus": 200}, 4: {"ante": 500, "six_card_bonus": 300}},
     decisions={
-        (1, "street_3"): 3000, (1, "street_4"): 1000, (1, "street_5"): 2000,
-        (2, "street_3"): 500, (2, "street_4"): None,  # seat 2 folds on 4th Street
-        (4, "street_3"): 1000, (4, "street_4"): 1000, (4, "street_5"): 500,
+        (1, "street_3"): 3000,
+        (1, "street_4"): 1000,
+        (1, "street_5"): 2000,
+        (2, "street_3"): 500,
+        (2, "street_4"): None,  # seat 2 folds on 4th Street
+        (4, "street_3"): 1000,
+        (4, "street_4"): 1000,
+        (4, "street_5"): 500,
     },
 )
 
 EXPECTED_ROUND = [
     ("betting.opened", "655a.7(c)"),
-    ("wager.accepted", "655a.7(d)(1)"), ("wager.accepted", "655a.7(d)(1)"), ("wager.accepted", "655a.7(d)(4)"),
-    ("wager.accepted", "655a.7(d)(1)"), ("wager.accepted", "655a.7(d)(6)"),
+    ("wager.accepted", "655a.7(d)(1)"),
+    ("wager.accepted", "655a.7(d)(1)"),
+    ("wager.accepted", "655a.7(d)(4)"),
+    ("wager.accepted", "655a.7(d)(1)"),
+    ("wager.accepted", "655a.7(d)(6)"),
     ("no_more_bets", "655a.10(a)(2)"),
     ("lockout.confirmed", "655a.10(a)(2)"),
-    ("cards.dealt", "655a.10(b)"), ("cards.dealt", "655a.10(b)"), ("cards.dealt", "655a.10(b)"),
-    ("six_card_bonus.dealt", "655a.10(c)"), ("community.dealt", "655a.10(c)"), ("stub.discarded", "655a.10(c)"),
-    ("decision.requested", "655a.11(b)"), ("street_wager.placed", "655a.11(b)"),
-    ("decision.requested", "655a.11(b)"), ("street_wager.placed", "655a.11(b)"),
-    ("decision.requested", "655a.11(b)"), ("street_wager.placed", "655a.11(b)"),
+    ("cards.dealt", "655a.10(b)"),
+    ("cards.dealt", "655a.10(b)"),
+    ("cards.dealt", "655a.10(b)"),
+    ("six_card_bonus.dealt", "655a.10(c)"),
+    ("community.dealt", "655a.10(c)"),
+    ("stub.discarded", "655a.10(c)"),
+    ("decision.requested", "655a.11(b)"),
+    ("street_wager.placed", "655a.11(b)"),
+    ("decision.requested", "655a.11(b)"),
+    ("street_wager.placed", "655a.11(b)"),
+    ("decision.requested", "655a.11(b)"),
+    ("street_wager.placed", "655a.11(b)"),
     ("community.revealed", "655a.11(c)"),
-    ("decision.requested", "655a.11(d)"), ("street_wager.placed", "655a.11(d)"),
-    ("decision.requested", "655a.11(d)"), ("seat.folded", "655a.11(d)"),
-    ("decision.requested", "655a.11(d)"), ("street_wager.placed", "655a.11(d)"),
+    ("decision.requested", "655a.11(d)"),
+    ("street_wager.placed", "655a.11(d)"),
+    ("decision.requested", "655a.11(d)"),
+    ("seat.folded", "655a.11(d)"),
+    ("decision.requested", "655a.11(d)"),
+    ("street_wager.placed", "655a.11(d)"),
     ("community.revealed", "655a.11(e)"),
-    ("decision.requested", "655a.11(f)"), ("street_wager.placed", "655a.11(f)"),
-    ("decision.requested", "655a.11(f)"), ("street_wager.placed", "655a.11(f)"),
+    ("decision.requested", "655a.11(f)"),
+    ("street_wager.placed", "655a.11(f)"),
+    ("decision.requested", "655a.11(f)"),
+    ("street_wager.placed", "655a.11(f)"),
     ("community.revealed", "655a.11(g)"),
     # 655a.11(h)-(i): counterclockwise from the dealer's right, each seat's optional wagers after its hand.
     ("hand.settled", "655a.11(h)(2)"),  # seat 4: Q-J with A-7-7 is a pair of 7s, a push
@@ -90,20 +110,34 @@ def _check_round(events: list[dict[str, Any]]) -> None:
     seat1 = settled[("hand.settled", 1)]
     assert (seat1["hand"], seat1["cards"], seat1["community"]) == ("full_house", ["Ah", "Ad"], ["Ac", "7h", "7s"])
     assert [(w["wager"], w["amount"], w["odds"], w["paid"], w["returned"]) for w in seat1["wagers"]] == [
-        ("ante", 1000, "10 to 1", 10_000, 1000), ("street_3", 3000, "10 to 1", 30_000, 3000),
-        ("street_4", 1000, "10 to 1", 10_000, 1000), ("street_5", 2000, "10 to 1", 20_000, 2000)]
+        ("ante", 1000, "10 to 1", 10_000, 1000),
+        ("street_3", 3000, "10 to 1", 30_000, 3000),
+        ("street_4", 1000, "10 to 1", 10_000, 1000),
+        ("street_5", 2000, "10 to 1", 20_000, 2000),
+    ]
     seat4 = settled[("hand.settled", 4)]
     assert [(w["wager"], w["outcome"], w["paid"], w["returned"]) for w in seat4["wagers"]] == [
-        ("ante", "push", 0, 500), ("street_3", "push", 0, 1000),
-        ("street_4", "push", 0, 1000), ("street_5", "push", 0, 500)]
+        ("ante", "push", 0, 500),
+        ("street_3", "push", 0, 1000),
+        ("street_4", "push", 0, 1000),
+        ("street_5", "push", 0, 500),
+    ]
     six = settled[("six_card_bonus.settled", 4)]
     assert (six["hand"], six["odds"], six["paid"], six["paytable"]) == (
-        "straight_flush", "200 to 1", 60_000, "655a.12(f) paytable C")
+        "straight_flush",
+        "200 to 1",
+        60_000,
+        "655a.12(f) paytable C",
+    )
     fold = settled[("seat.folded", 2)]
     assert fold["collected"] == {"ante": 500, "street_3": 500}
     three = settled[("three_card_bonus.settled", 2)]
     assert (three["hand"], three["odds"], three["paid"], three["paytable"]) == (
-        "pair", "1 to 1", 200, "655a.12(d) paytable A")
+        "pair",
+        "1 to 1",
+        200,
+        "655a.12(d) paytable A",
+    )
     done = settled[("round.completed", None)]
     assert (done["paid"], done["collected"], done["players"]) == (70_000 + 60_000 + 200, 1000, [1, 2, 4])
     # No card identity leaves the table PC before the round's settlement (DESIGN.md).
@@ -117,13 +151,22 @@ async def test_two_scripted_rounds_reach_an_independent_subscriber(mosquitto, su
     sub = subscribe(f"e2e/{unique_id}/#")
     policy = ScriptedPolicy([ScriptedRound(ROUND.wagers, ROUND.decisions, late=(6, "ante", 500))])
 
-    played = await play(config, rounds=2, broker=mosquitto.url, seed=1, journal_path=tmp_path / "j.sqlite",
-                        policy=policy, decks=[DECK, DECK])
+    played = await play(
+        config,
+        rounds=2,
+        broker=mosquitto.url,
+        seed=1,
+        journal_path=tmp_path / "j.sqlite",
+        policy=policy,
+        decks=[DECK, DECK],
+    )
 
     assert played == 2
     topic = f"e2e/{unique_id}/event"
-    await sub.await_until(lambda ms: any(b'"table.closed"' in m.payload for m in ms if m.topic == topic),
-                          what="table.closed on the event topic")
+    await sub.await_until(
+        lambda ms: any(b'"table.closed"' in m.payload for m in ms if m.topic == topic),
+        what="table.closed on the event topic",
+    )
     events = [m.json() for m in sub.on(topic)]
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1)), "seq must be gap-free from 1"
     assert len({e["event_id"] for e in events}) == len(events)
@@ -149,8 +192,14 @@ async def test_table_keeps_playing_and_journaling_without_a_broker(tmp_path):
     config = _config("nobroker", "e2e")
     policy = ScriptedPolicy([ROUND])
 
-    played = await play(config, rounds=1, broker=f"mqtt://127.0.0.1:{port}", journal_path=tmp_path / "j.sqlite",
-                        policy=policy, decks=[DECK])
+    played = await play(
+        config,
+        rounds=1,
+        broker=f"mqtt://127.0.0.1:{port}",
+        journal_path=tmp_path / "j.sqlite",
+        policy=policy,
+        decks=[DECK],
+    )
 
     assert played == 1
     db = sqlite3.connect(tmp_path / "j.sqlite")
@@ -164,9 +213,27 @@ def test_tablectl_demo_command(mosquitto, subscribe, tmp_path):
     sub = subscribe("tablectl/demo-ms-1/event")
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path)}
     proc = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "demo", "--rounds", "3", "--seed", "7", "--pace", "0",
-         "--broker", mosquitto.url],
-        capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL, check=False)
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "demo",
+            "--rounds",
+            "3",
+            "--seed",
+            "7",
+            "--pace",
+            "0",
+            "--broker",
+            mosquitto.url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "round 3 complete" in proc.stdout
     assert "3 round(s) played" in proc.stderr
@@ -177,12 +244,22 @@ def test_tablectl_demo_command(mosquitto, subscribe, tmp_path):
 
 
 def test_tablectl_demo_rejects_bad_arguments():
-    proc = subprocess.run([sys.executable, "-m", "controller.cli", "demo", "--rounds", "0"],
-                          capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "demo", "--rounds", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 2
     assert "0 rounds is not a game: give 1 or more" in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "controller.cli", "demo", "--broker", "http://x"],
-                          capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "demo", "--broker", "http://x"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 2 and "--broker" in proc.stderr
 
 
@@ -192,14 +269,39 @@ def test_demo_takes_a_sim_script(tmp_path):
     script.write_text('[[faults]]\ndevice = "shuffler"\nfault = "jam"\nwhen = "shuffle 1"\n')
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path)}
     proc = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "demo", "--rounds", "1", "--seed", "3", "--pace", "0",
-         "--broker", "mqtt://127.0.0.1:1", "--script", str(script)],
-        capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL, check=False)
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "demo",
+            "--rounds",
+            "1",
+            "--seed",
+            "3",
+            "--pace",
+            "0",
+            "--broker",
+            "mqtt://127.0.0.1:1",
+            "--script",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "shuffle failed (jam): the cards are reshuffled" in proc.stdout
     assert "655a.13(e)" in proc.stdout and "round 1 complete" in proc.stdout
     bad = tmp_path / "bad.toml"
     bad.write_text('[[faults]]\ndevice = "shoe"\nfault = "count_51"\n')
-    proc = subprocess.run([sys.executable, "-m", "controller.cli", "demo", "--script", str(bad)],
-                          capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "demo", "--script", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 2 and "cannot have fault 'count_51'" in proc.stderr

@@ -72,8 +72,7 @@ def test_a_wager_bus_is_treated_as_its_stations() -> None:
     base = demo_config()
     assert base.devices is not None
     bus = {"driver": "reference-wager-bus", "port": "simulated", "seats": [5, 6]}
-    config = _with(base, wager_stations=[dict(s) for s in base.devices.wager_stations if s["seat"] < 5],
-                   wager_bus=bus)
+    config = _with(base, wager_stations=[dict(s) for s in base.devices.wager_stations if s["seat"] < 5], wager_bus=bus)
     fast = simulator_settings(config, 0.0)
     assert fast.devices is not None and fast.devices.wager_bus is not None
     assert fast.devices.wager_bus["debounce_ms"] == 0
@@ -100,9 +99,19 @@ async def test_pace_zero_counts_every_wager_once(tmp_path: Path, chatter: bool) 
     rnd = ScriptedRound(wagers={1: {"ante": 1000}, 2: {"ante": 500, "three_card_bonus": 200}, 4: {"ante": 2500}})
     journal = tmp_path / "j.sqlite"
     played = await asyncio.wait_for(
-        play(demo_config(), rounds=2, broker=NO_BROKER, seed=11, pace=0.0, journal_path=journal,
-             policy=ScriptedPolicy([rnd]), decks=[DECK, DECK], sim_script=_chatter(2) if chatter else None),
-        FAILURE_BOUND)
+        play(
+            demo_config(),
+            rounds=2,
+            broker=NO_BROKER,
+            seed=11,
+            pace=0.0,
+            journal_path=journal,
+            policy=ScriptedPolicy([rnd]),
+            decks=[DECK, DECK],
+            sim_script=_chatter(2) if chatter else None,
+        ),
+        FAILURE_BOUND,
+    )
     assert played == 2
     one_round = [(1, "ante", 1000), (2, "ante", 500), (2, "three_card_bonus", 200), (4, "ante", 2500)]
     # Sorted: a debounced station's wagers may be accepted after a quicker neighbour's.

@@ -34,8 +34,15 @@ TOP = ["Ah", "Ad", "9c", "4d", "Qs", "Js", "Ks", "Ts", "9s", "2d", "Ac", "7h", "
 DECK = TOP + [c for c in STANDARD_DECK if c not in TOP]
 ROUND = ScriptedRound(
     wagers={1: {"ante": 1000}, 2: {"ante": 500, "three_card_bonus": 200}, 4: {"ante": 500, "six_card_bonus": 300}},
-    decisions={(1, "street_3"): 1000, (1, "street_4"): 1000, (1, "street_5"): 1000,
-               (2, "street_3"): 500, (4, "street_3"): 500, (4, "street_4"): 500, (4, "street_5"): 500},
+    decisions={
+        (1, "street_3"): 1000,
+        (1, "street_4"): 1000,
+        (1, "street_5"): 1000,
+        (2, "street_3"): 500,
+        (4, "street_3"): 500,
+        (4, "street_4"): 500,
+        (4, "street_5"): 500,
+    },
 )
 
 
@@ -67,8 +74,15 @@ def _events(journal: Path) -> list[dict[str, Any]]:
 def _run(table_id: str, journal: Path, script: SimScript) -> Any:
     # Passed by keyword dict so the module still imports (and skips) while play lacks the parameter.
     extra: dict[str, Any] = {"sim_script": script}
-    return play(_config(table_id), rounds=1, broker=NO_BROKER, seed=5, journal_path=journal,
-                policy=ScriptedPolicy([ROUND]), **extra)
+    return play(
+        _config(table_id),
+        rounds=1,
+        broker=NO_BROKER,
+        seed=5,
+        journal_path=journal,
+        policy=ScriptedPolicy([ROUND]),
+        **extra,
+    )
 
 
 async def _play(tmp_path: Path, table_id: str, script: SimScript) -> int:
@@ -111,7 +125,10 @@ async def test_shoe_jam_while_dealing_voids_the_round(tmp_path: Path) -> None:
     voided = [e for e in events if e["type"] == "round.voided"]
     assert [e["rule"] for e in voided] == ["655a.13(f)"]
     assert voided[0]["payload"]["returned"] == {
-        "1": {"ante": 1000}, "2": {"ante": 500, "three_card_bonus": 200}, "4": {"ante": 500, "six_card_bonus": 300}}
+        "1": {"ante": 1000},
+        "2": {"ante": 500, "three_card_bonus": 200},
+        "4": {"ante": 500, "six_card_bonus": 300},
+    }
     assert "jam" in voided[0]["payload"]["reason"]
     assert not any(e["type"] == "round.completed" for e in events)
 

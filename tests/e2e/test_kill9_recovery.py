@@ -57,16 +57,23 @@ ROUNDS = 200
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 # The phases a demo round passes through (automated shoe, counting shuffler: no chip or stub counts) and the event
 # the subscriber sees as the table enters each.
-ENTERED_BY = {"shuffling": "shuffle.started", "betting": "betting.opened", "locking": "no_more_bets",
-              "dealing": "lockout.confirmed", "decision": "decision.requested"}
+ENTERED_BY = {
+    "shuffling": "shuffle.started",
+    "betting": "betting.opened",
+    "locking": "no_more_bets",
+    "dealing": "lockout.confirmed",
+    "decision": "decision.requested",
+}
 # The device whose slow answers hold a phase open long enough to be aimed at (none: the phase waits for people).
 HELD_BY = {"shuffling": "shuffler", "locking": "wager_station_6", "dealing": "shoe"}
 SLOW_MS = 60  # under the reference driver's ACK timeout (100 ms): no retransmission, no fault
 # The wagers each settled by an event of their own (655a; 643a.11(f)(3)(i)-(iv)), and the envy bonuses, paid to a
 # Progressive Payout Wager with no stake of their own: "envy_bonus" to 655a's "progressive" (655a.12(c)(5)),
 # "three_card_envy_bonus" to "three_card_progressive" (643a.12(d)(5)), "five_card_..." likewise (643a.12(e)(5)).
-SETTLED = re.compile(r"^(three_card_bonus|six_card_bonus|progressive|five_card_bonus|three_card_progressive"
-                     r"|five_card_progressive)\.settled$")
+SETTLED = re.compile(
+    r"^(three_card_bonus|six_card_bonus|progressive|five_card_bonus|three_card_progressive"
+    r"|five_card_progressive)\.settled$"
+)
 ENVY = re.compile(r"^(\w*?)envy_bonus\.settled$")
 BUDGET_SECONDS = 240  # a bound on failure only; the test normally ends far sooner
 # Meter hits for the common layouts (655a.10(b), (c): two cards to each player, then the Six Card Bonus cards if any
@@ -84,8 +91,31 @@ QUADS_DECK = QUADS_TOP + [c for c in STANDARD_DECK if c not in QUADS_TOP]
 # players the last player's stack and the community cards make a straight flush: 10 % of the Five-Card Progressive
 # meter (643a.12(e)(1)) and the Five-Card envy bonuses (643a.12(e)(5)); on the way, three-card straight flushes that
 # the Three-Card Progressive pays from its paytable. A hit needs that seat's wager, so it comes within a few rounds.
-LIR_TOP = ["As", "Ks", "Qs", "2c", "5d", "9c", "3d", "8c", "Jd", "4c", "7d", "Tc",
-           "Kh", "Qh", "Jh", "Th", "9h", "8h", "7h", "6h", "5h", "4h", "3h"]
+LIR_TOP = [
+    "As",
+    "Ks",
+    "Qs",
+    "2c",
+    "5d",
+    "9c",
+    "3d",
+    "8c",
+    "Jd",
+    "4c",
+    "7d",
+    "Tc",
+    "Kh",
+    "Qh",
+    "Jh",
+    "Th",
+    "9h",
+    "8h",
+    "7h",
+    "6h",
+    "5h",
+    "4h",
+    "3h",
+]
 LIR_DECK = LIR_TOP + [c for c in STANDARD_DECK if c not in LIR_TOP]
 # The boots not aimed at a phase deal that deck at every third shuffle and seeded shuffles between, so both meters are
 # hit, validated and paid many times over the run (a 100 % award reseeds, a 10 % one leaves the rest), and kills land
@@ -96,11 +126,16 @@ LIR_MIXED = [" ".join(LIR_DECK if i % 3 == 0 else _decks.sample(STANDARD_DECK, l
 # another player holds (linear in the wager: $100 and $500, $25 and $125, $1,000 and $5,000, $300 and $1,500).
 # By the wager hit: the floorperson's validation a hit awaits, and the payment once validated (655a.11(i)(1)(iii);
 # 643a.11(f)(3)(iii) for the Three-Card, (iv) for the Five-Card Progressive Payout Wager, (C) and (D) of each).
-VALIDATED_UNDER = {"progressive": "655a.11(i)(1)(iii)", "three_card_progressive": "643a.11(f)(3)(iii)(C)",
-                   "five_card_progressive": "643a.11(f)(3)(iv)(C)"}
+VALIDATED_UNDER = {
+    "progressive": "655a.11(i)(1)(iii)",
+    "three_card_progressive": "643a.11(f)(3)(iii)(C)",
+    "five_card_progressive": "643a.11(f)(3)(iv)(C)",
+}
 PAID_UNDER = {"three_card_progressive": "643a.11(f)(3)(iii)(D)", "five_card_progressive": "643a.11(f)(3)(iv)(D)"}
-ENVY_PER_CENT = {"three_card_progressive": {"mini_royal_spades": 100, "mini_royal": 25},
-                 "five_card_progressive": {"royal_flush": 1000, "straight_flush": 300}}
+ENVY_PER_CENT = {
+    "three_card_progressive": {"mini_royal_spades": 100, "mini_royal": 25},
+    "five_card_progressive": {"royal_flush": 1000, "straight_flush": 300},
+}
 
 
 @dataclass(frozen=True)
@@ -117,17 +152,24 @@ TABLES = {
     "demo": Table("demo.toml"),
     # A hit is journaled with the round's settlement, which then waits in JACKPOT for the validation; the slow sign
     # (show_win, show_levels) holds the service in that step's commands, so the validation queues behind them.
-    "ms-progressive": Table("mississippi-stud-progressive.toml", {**ENTERED_BY, "jackpot": "progressive.hit"},
-                            {**HELD_BY, "jackpot": "progressive_sign"},
-                            {"jackpot": [" ".join(QUADS_DECK)] * 60}, progressive=True),
+    "ms-progressive": Table(
+        "mississippi-stud-progressive.toml",
+        {**ENTERED_BY, "jackpot": "progressive.hit"},
+        {**HELD_BY, "jackpot": "progressive_sign"},
+        {"jackpot": [" ".join(QUADS_DECK)] * 60},
+        progressive=True,
+    ),
     # Let It Ride with both progressives (643a.7(g), (h)). Its decisions are ride or withdraw (643a.11(b), (d)):
     # aimed at, a kill follows a withdrawal, so the state it leaves holds a bet taken back mid-decision, which the
     # restarted table must return once at settlement and never let ride again.
-    "lir-progressive": Table("let-it-ride-progressive.toml",
-                             {**ENTERED_BY, "decision": "bet.withdrawn", "jackpot": "progressive.hit"},
-                             {**HELD_BY, "jackpot": "progressive_sign"},
-                             {"jackpot": [" ".join(LIR_DECK)] * 60, "": LIR_MIXED}, progressive=True,
-                             every_level_hit=True),
+    "lir-progressive": Table(
+        "let-it-ride-progressive.toml",
+        {**ENTERED_BY, "decision": "bet.withdrawn", "jackpot": "progressive.hit"},
+        {**HELD_BY, "jackpot": "progressive_sign"},
+        {"jackpot": [" ".join(LIR_DECK)] * 60, "": LIR_MIXED},
+        progressive=True,
+        every_level_hit=True,
+    ),
 }
 
 
@@ -135,8 +177,9 @@ class Daemon:
     def __init__(self, tmp: Path, broker: str, table_id: str, prefix: str, config: str = "demo.toml") -> None:
         self.journal = tmp / "table.sqlite"
         self.config = tmp / "table.toml"
-        text = re.sub(r'^table_id = ".*"$', f'table_id = "{table_id}"', (CONFIGS / config).read_text(), count=1,
-                      flags=re.M)
+        text = re.sub(
+            r'^table_id = ".*"$', f'table_id = "{table_id}"', (CONFIGS / config).read_text(), count=1, flags=re.M
+        )
         self.config.write_text(text.replace('prefix = "tablectl"', f'prefix = "{prefix}"'))
         self.broker = broker
         self.logs = tmp / "logs"
@@ -155,9 +198,29 @@ class Daemon:
             path.write_text(text)
             script = ["--script", str(path)]
         return subprocess.Popen(
-            [sys.executable, "-m", "controller.cli", "--log-json", "demo", "--pace", "0", "--seed", str(seed),
-             "--journal", str(self.journal), "--quiet", "--broker", self.broker, "--config", str(self.config),
-             *script], stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL)
+            [
+                sys.executable,
+                "-m",
+                "controller.cli",
+                "--log-json",
+                "demo",
+                "--pace",
+                "0",
+                "--seed",
+                str(seed),
+                "--journal",
+                str(self.journal),
+                "--quiet",
+                "--broker",
+                self.broker,
+                "--config",
+                str(self.config),
+                *script,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+        )
 
     def log_tail(self) -> str:
         return (self.logs / f"boot{self.boots}.log").read_text(errors="replace")[-3000:]
@@ -199,8 +262,9 @@ class Live:
 
 
 @pytest.mark.parametrize("name", list(TABLES))
-def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(name: str, mosquitto: Any, subscribe: Any,
-                                                                      unique_id: str, tmp_path: Path) -> None:
+def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(
+    name: str, mosquitto: Any, subscribe: Any, unique_id: str, tmp_path: Path
+) -> None:
     table = TABLES[name]
     rng = random.Random(SEED)
     prefix = "k9"
@@ -218,8 +282,9 @@ def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(name: str, 
         if rounds >= ROUNDS and not missing:
             break
         aim = rng.choice(missing) if missing and rng.random() < 0.5 else None
-        proc = daemon.start(seed=rng.randrange(1 << 30), slow=table.held_by.get(aim or ""),
-                            decks=table.decks_for.get(aim or ""))
+        proc = daemon.start(
+            seed=rng.randrange(1 << 30), slow=table.held_by.get(aim or ""), decks=table.decks_for.get(aim or "")
+        )
         try:
             if aim is not None:
                 live.wait_for(table.entered_by[aim], seq, within=30)
@@ -262,8 +327,9 @@ def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(name: str, 
         if r["type"] != "command.listening":  # the command listener's own note, on its own connection
             firsts.setdefault(r["boot_id"], r)
     boots = list(firsts.values())
-    assert boots[0]["type"] == "device.online" and all(b["type"] == "table.recovered" for b in boots[1:]), \
-        [(b["seq"], b["type"]) for b in boots]
+    assert boots[0]["type"] == "device.online" and all(b["type"] == "table.recovered" for b in boots[1:]), [
+        (b["seq"], b["type"]) for b in boots
+    ]
     recovered = [r["payload"] for r in rows if r["type"] == "table.recovered"]
     assert {p["policy"] for p in recovered if p["phase"] == "dealing"} == {"void"}
 
@@ -292,17 +358,24 @@ def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(name: str, 
         for m in fresh.messages:
             lv, shown = levels[m.topic], m.json()
             assert m.retain and (shown["display_cents"], shown["reserve_cents"], shown["hits"]) == (
-                lv.display_cents, lv.reserve_micro // MICRO, lv.hits), (m.topic, shown, lv)
+                lv.display_cents,
+                lv.reserve_micro // MICRO,
+                lv.hits,
+            ), (m.topic, shown, lv)
         if table.every_level_hit:
             assert found["levels_hit"] == len(stored.levels), "a meter level was never hit"
-        meters = (f", {found['contributions']} contributions, {found['reversed']} rounds reversed, "
-                  f"{found['hits']} hits on {found['levels_hit']} levels ({found['hits_recovered']} validated after "
-                  "a restart)")
-    print(f"\n{kills} kills, {totals['rounds']} rounds, phases hit {dict(Counter(hits))}, "
-          f"{totals['voided_by_recovery']} voided by recovery, {totals['withdrawn_before_restart']} rounds resumed "
-          f"after a bet was taken back, {totals['envies']} envy bonuses, {len(rows)} events, {len(got)} received"
-          f"{meters}, "
-          f"{time.monotonic() - started:.0f} s")
+        meters = (
+            f", {found['contributions']} contributions, {found['reversed']} rounds reversed, "
+            f"{found['hits']} hits on {found['levels_hit']} levels ({found['hits_recovered']} validated after "
+            "a restart)"
+        )
+    print(
+        f"\n{kills} kills, {totals['rounds']} rounds, phases hit {dict(Counter(hits))}, "
+        f"{totals['voided_by_recovery']} voided by recovery, {totals['withdrawn_before_restart']} rounds resumed "
+        f"after a bet was taken back, {totals['envies']} envy bonuses, {len(rows)} events, {len(got)} received"
+        f"{meters}, "
+        f"{time.monotonic() - started:.0f} s"
+    )
 
 
 def stored_meters(journal: Path) -> Meters:
@@ -325,8 +398,9 @@ def check_meters(rows: list[dict[str, Any]], stored: Meters, params: TableProgre
     643a.8(b)(2): the Three-Card and the Five-Card Progressive Payout Wagers each their own meter); a void reversed
     exactly its round's contributions; every hit was validated and paid once (655a.11(i)(1)(iii),
     643a.11(f)(3)(iii)(C)); each level balances."""
-    replayed = replay(DomainEvent(r["type"], r["rule"], r["payload"], r["round_id"])
-                      for r in rows if r["type"].startswith("meter."))
+    replayed = replay(
+        DomainEvent(r["type"], r["rule"], r["payload"], r["round_id"]) for r in rows if r["type"].startswith("meter.")
+    )
     assert replayed == stored, "replaying the journal's meter.* events does not give the stored meters"
     assert not stored.open_rounds, stored.open_rounds  # the table closed after a completed round
     by_round: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -345,9 +419,13 @@ def check_meters(rows: list[dict[str, Any]], stored: Meters, params: TableProgre
         contributions += len(made)
         if "lockout.confirmed" in types:
             lock = next(e["payload"] for e in events if e["type"] == "no_more_bets")
-            expected = Counter((int(seat), level, amount) for seat, w in lock["wagers"].items()
-                               if int(seat) in lock["players"]
-                               for spot, amount in w.items() for level in feeds.get(spot, ()))
+            expected = Counter(
+                (int(seat), level, amount)
+                for seat, w in lock["wagers"].items()
+                if int(seat) in lock["players"]
+                for spot, amount in w.items()
+                for level in feeds.get(spot, ())
+            )
         else:
             expected = Counter()
         got = Counter((e["payload"]["seat"], e["payload"]["level"], e["payload"]["wager_cents"]) for e in made)
@@ -388,8 +466,12 @@ def check_meters(rows: list[dict[str, Any]], stored: Meters, params: TableProgre
     assert paid == {h: p["amount"] for h, p in hit.items()}
     meter_hits = [e["payload"] for e in rows if e["type"] == "meter.hit"]
     assert len(meter_hits) == len(hit)
-    recovered = {h: e["seq"] for e in rows if e["type"] == "table.recovered"
-                 and e["payload"]["policy"] == "await_jackpot" for h in e["payload"]["hits"]}
+    recovered = {
+        h: e["seq"]
+        for e in rows
+        if e["type"] == "table.recovered" and e["payload"]["policy"] == "await_jackpot"
+        for h in e["payload"]["hits"]
+    }
     assert recovered and recovered.keys() <= hit.keys(), "no restart found a hit awaiting validation"
     validated_at = {e["payload"]["hit"]: e["seq"] for e in rows if e["type"] == "progressive.validated"}
     assert all(validated_at[h] > seq for h, seq in recovered.items()), "a hit validated before the restart was pending"
@@ -403,13 +485,19 @@ def check_meters(rows: list[dict[str, Any]], stored: Meters, params: TableProgre
     for level in levels:
         lv = stored.level(level)
         assert lv.balance_problem() is None, lv.balance_problem()
-        assert lv.contributed_micro + lv.house_funded_micro == (lv.display_micro + lv.reserve_micro + lv.overflow_micro
-                                                                + lv.wins_cents * MICRO + lv.removed_micro), lv
+        assert lv.contributed_micro + lv.house_funded_micro == (
+            lv.display_micro + lv.reserve_micro + lv.overflow_micro + lv.wins_cents * MICRO + lv.removed_micro
+        ), lv
         # Independently of the meter events: the contributions are the rate times the wagers of the rounds not void.
         assert (lv.contributed_micro, lv.in_count) == (kept_micro[level], kept_count[level]), level
         assert lv.wins_cents == sum(h["paid_cents"] for h in meter_hits if h["level"] == level), level
-    return {"contributions": contributions, "reversed": reversed_rounds, "hits": len(hit),
-            "hits_recovered": len(recovered), "levels_hit": len({h["level"] for h in hit.values()})}
+    return {
+        "contributions": contributions,
+        "reversed": reversed_rounds,
+        "hits": len(hit),
+        "hits_recovered": len(recovered),
+        "levels_hit": len({h["level"] for h in hit.values()}),
+    }
 
 
 def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -423,8 +511,9 @@ def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
     collected_total = paid_total = result_total = voided_by_recovery = envies = withdrawn_before_restart = 0
     for rid, events in by_round.items():
         withdrawn = check_ride_or_withdraw(rid, events)
-        resumed = [e["seq"] for e in events if e["type"] == "table.recovered"
-                   and e["payload"]["policy"] == "resume_decisions"]
+        resumed = [
+            e["seq"] for e in events if e["type"] == "table.recovered" and e["payload"]["policy"] == "resume_decisions"
+        ]
         withdrawn_before_restart += any(seq < max(resumed, default=0) for seq in withdrawn.values())
         stakes: dict[tuple[int, str], int] = {}
         locked = False
@@ -440,8 +529,11 @@ def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
                 elif e["type"] == "wager.withdrawn":
                     on_layout.pop(key, None)
             accepted = Counter((seat, spot, amount) for (seat, spot), amount in on_layout.items())
-            returned = Counter((int(e["payload"]["seat"]), e["payload"]["spot"], e["payload"]["amount"])
-                               for e in events if e["type"] == "wager.returned")
+            returned = Counter(
+                (int(e["payload"]["seat"]), e["payload"]["spot"], e["payload"]["amount"])
+                for e in events
+                if e["type"] == "wager.returned"
+            )
             assert returned == accepted, f"{rid}: closed in betting, returned {returned}, taken {accepted}"
             continue
         assert len(ends) == 1, f"{rid}: ended {len(ends)} times"
@@ -464,7 +556,7 @@ def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
                 key = (int(p["seat"]), p["decision"])
                 assert key not in stakes, f"{rid}: {key} placed twice"
                 stakes[key] = p["amount"]
-        assert locked, f"{rid}: ended without \"no more bets\""
+        assert locked, f'{rid}: ended without "no more bets"'
         end = ends[0]
         if end["type"] == "round.voided":
             returned = {(int(s), spot): a for s, w in end["payload"]["returned"].items() for spot, a in w.items()}
@@ -475,7 +567,7 @@ def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
         paid = collected = 0
         for e in events:
             p = e["payload"]
-            rows_of = (p["wagers"] if e["type"] == "hand.settled" else [p] if SETTLED.match(e["type"]) else [])
+            rows_of = p["wagers"] if e["type"] == "hand.settled" else [p] if SETTLED.match(e["type"]) else []
             for w in rows_of:
                 key = (int(p["seat"]), w["wager"])
                 settled[key] += 1
@@ -502,8 +594,12 @@ def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
         collected_total += collected
         result_total += done["table_result"]
     assert result_total == collected_total - paid_total
-    return {"rounds": len(set(numbers)), "voided_by_recovery": voided_by_recovery, "envies": envies,
-            "withdrawn_before_restart": withdrawn_before_restart}
+    return {
+        "rounds": len(set(numbers)),
+        "voided_by_recovery": voided_by_recovery,
+        "envies": envies,
+        "withdrawn_before_restart": withdrawn_before_restart,
+    }
 
 
 def check_643a_envy(rid: str, events: list[dict[str, Any]], stakes: dict[tuple[int, str], int]) -> None:
@@ -520,12 +616,17 @@ def check_643a_envy(rid: str, events: list[dict[str, Any]], stakes: dict[tuple[i
             qualifying["three_card_progressive"][seat] = "mini_royal_spades" if suits == {"s"} else "mini_royal"
         if h["hand"] in ENVY_PER_CENT["five_card_progressive"]:  # 643a.1: a straight flush or better
             qualifying["five_card_progressive"][seat] = h["hand"]
-    expected = Counter((seat, spot.removesuffix("progressive") + "envy_bonus", other,
-                        amount * ENVY_PER_CENT[spot][hand])
-                       for (seat, spot), amount in stakes.items() if spot in ENVY_PER_CENT
-                       for other, hand in qualifying[spot].items() if other != seat)
-    got = Counter((int(p["seat"]), p["wager"], int(p["note"].removeprefix("envy of seat ")), p["paid"])
-                  for p in (e["payload"] for e in events if ENVY.match(e["type"])))
+    expected = Counter(
+        (seat, spot.removesuffix("progressive") + "envy_bonus", other, amount * ENVY_PER_CENT[spot][hand])
+        for (seat, spot), amount in stakes.items()
+        if spot in ENVY_PER_CENT
+        for other, hand in qualifying[spot].items()
+        if other != seat
+    )
+    got = Counter(
+        (int(p["seat"]), p["wager"], int(p["note"].removeprefix("envy of seat ")), p["paid"])
+        for p in (e["payload"] for e in events if ENVY.match(e["type"]))
+    )
     assert got == expected, f"{rid}: envy bonuses {got}, the hands give {expected}"
 
 

@@ -23,8 +23,9 @@ CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 TOP = ["Qh", "Kh", "7h", "8h", "9h", "Th", "Jh"]
 DECK = TOP + [c for c in STANDARD_DECK if c not in TOP]
 STREETS = {(seat, street): 500 for seat in (1, 3) for street in ("street_3", "street_4", "street_5")}
-ROUND = ScriptedRound(wagers={1: {"ante": 500, "progressive": 100}, 3: {"ante": 500, "progressive": 100}},
-                      decisions=dict(STREETS))
+ROUND = ScriptedRound(
+    wagers={1: {"ante": 500, "progressive": 100}, 3: {"ante": 500, "progressive": 100}}, decisions=dict(STREETS)
+)
 
 
 def _config(table_id: str, prefix: str) -> TableConfig:
@@ -39,23 +40,35 @@ async def test_two_major_hits_validated_by_signed_commands(mosquitto, subscribe,
     config = _config(unique_id, "prog")
     sub = subscribe(f"prog/{unique_id}/#")
     journal = tmp_path / "j.sqlite"
-    played = await play(config, rounds=2, broker=mosquitto.url, seed=1, journal_path=journal,
-                        policy=ScriptedPolicy([ROUND]), decks=[DECK, DECK])
+    played = await play(
+        config,
+        rounds=2,
+        broker=mosquitto.url,
+        seed=1,
+        journal_path=journal,
+        policy=ScriptedPolicy([ROUND]),
+        decks=[DECK, DECK],
+    )
     assert played == 2
     topic = f"prog/{unique_id}/event"
-    await sub.await_until(lambda ms: any(b'"table.closed"' in m.payload for m in ms if m.topic == topic),
-                          what="table.closed on the event topic")
+    await sub.await_until(
+        lambda ms: any(b'"table.closed"' in m.payload for m in ms if m.topic == topic),
+        what="table.closed on the event topic",
+    )
     events = [m.json() for m in sub.on(topic)]
     r1 = [e for e in events if e["round_id"] == f"{unique_id}-r000001"]
     types = [e["type"] for e in r1]
     hits = [e for e in r1 if e["type"] == "progressive.hit"]
     # Counterclockwise: seat 3 takes the major meter ($1,000 seed + 2 x 7 % of $1), then seat 1 the reseed.
     assert [(h["payload"]["seat"], h["payload"]["level"], h["payload"]["amount"]) for h in hits] == [
-        (3, "major", 100_014), (1, "major", 100_000)]
+        (3, "major", 100_014),
+        (1, "major", 100_000),
+    ]
     assert all(h["rule"] == "655a.11(i)(1)(iii)" for h in hits)
     accepted = [e for e in r1 if e["type"] == "command.accepted"]
     assert [(a["payload"]["verb"], a["payload"]["key_id"], a["payload"]["role"]) for a in accepted] == [
-        ("validate_jackpot", "demo-floorperson", "floorperson")] * 2
+        ("validate_jackpot", "demo-floorperson", "floorperson")
+    ] * 2
     paid = [e["payload"] for e in r1 if e["type"] == "progressive.paid"]
     assert [(p["seat"], p["amount"]) for p in paid] == [(3, 100_014), (1, 100_000)]
     # The round completes only after the last validation (the hands stay until the payout is documented).

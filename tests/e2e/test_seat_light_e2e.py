@@ -33,8 +33,9 @@ FAILURE_BOUND = 30.0  # failure bound only; the whole scenario takes about a sec
 TOP = ["Qh", "Kh", "7h", "8h", "9h", "Th", "Jh"]  # seats 1 and 3: straight flushes in hearts (major meter)
 DECK = TOP + [c for c in STANDARD_DECK if c not in TOP]
 STREETS = {(seat, street): 500 for seat in (1, 3) for street in ("street_3", "street_4", "street_5")}
-ROUND = ScriptedRound(wagers={1: {"ante": 500, "progressive": 100}, 3: {"ante": 500, "progressive": 100}},
-                      decisions=dict(STREETS))
+ROUND = ScriptedRound(
+    wagers={1: {"ante": 500, "progressive": 100}, 3: {"ante": 500, "progressive": 100}}, decisions=dict(STREETS)
+)
 
 
 class Watch:
@@ -113,9 +114,12 @@ async def test_hit_lights_the_seat_a_replugged_station_is_lit_again_validation_d
 
         drivers = build_devices(simulator_settings(config, 0), sims.ports)
         played = await asyncio.wait_for(
-            run_table(config, drivers, broker=NO_BROKER, journal_path=journal, companions=companions), FAILURE_BOUND)
-        assert "error" not in outcome, (repr(outcome["error"]),
-                                        [(e.type, dict(e.payload)) for e in outcome["watch"].seen[-25:]])
+            run_table(config, drivers, broker=NO_BROKER, journal_path=journal, companions=companions), FAILURE_BOUND
+        )
+        assert "error" not in outcome, (
+            repr(outcome["error"]),
+            [(e.type, dict(e.payload)) for e in outcome["watch"].seen[-25:]],
+        )
         assert played == 1
         assert sorted(outcome["hits"]) == [1, 3], "the scenario did not run to its end"
         assert seat3.light_history == [False, True, False, True, False]

@@ -36,8 +36,13 @@ def read_until(proc: subprocess.Popen[str], marker: str, lines: list[str]) -> No
 @pytest.fixture
 def simulators(tmp_path: Path) -> Iterator[Path]:
     ports = tmp_path / "ports.json"
-    proc = subprocess.Popen([*TABLECTL, "sim-devices", "--config", str(DEMO), "--ports-file", str(ports)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*TABLECTL, "sim-devices", "--config", str(DEMO), "--ports-file", str(ports)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     lines: list[str] = []
     try:
         read_until(proc, "simulators running", lines)
@@ -48,12 +53,21 @@ def simulators(tmp_path: Path) -> Iterator[Path]:
 
 
 def test_devices_probes_the_simulators(simulators: Path) -> None:
-    out = subprocess.run([*TABLECTL, "devices", "--config", str(DEMO), "--ports", str(simulators), "--json"],
-                         capture_output=True, text=True, timeout=60, check=False)
+    out = subprocess.run(
+        [*TABLECTL, "devices", "--config", str(DEMO), "--ports", str(simulators), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert {d["driver"] for d in report["installed_drivers"]} >= {
-        "reference-shuffler", "reference-shoe", "reference-wager-station", "reference-dealer-panel"}
+        "reference-shuffler",
+        "reference-shoe",
+        "reference-wager-station",
+        "reference-dealer-panel",
+    }
     devices = {d["device"]: d for d in report["devices"]}
     # shuffler, shoe, dealer panel, six wager stations and the progressive sign (configs/demo.toml)
     assert len(devices) == 10 and all(d["state"] == "online" for d in devices.values())
@@ -61,8 +75,13 @@ def test_devices_probes_the_simulators(simulators: Path) -> None:
 
 
 def test_devices_reports_absent_devices_and_exits_1() -> None:
-    out = subprocess.run([*TABLECTL, "devices", "--config", str(ROOT / "configs/mississippi-stud.toml")],
-                         capture_output=True, text=True, timeout=60, check=False)
+    out = subprocess.run(
+        [*TABLECTL, "devices", "--config", str(ROOT / "configs/mississippi-stud.toml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert out.returncode == 1
     assert "shuffler" in out.stdout and "offline" in out.stdout and "/dev/tablectl/shuffler" in out.stdout
 
@@ -70,10 +89,25 @@ def test_devices_reports_absent_devices_and_exits_1() -> None:
 def test_run_drives_the_simulators_and_stops_cleanly(simulators: Path, tmp_path: Path) -> None:
     journal = tmp_path / "run.sqlite"
     proc = subprocess.Popen(
-        [*TABLECTL, "run", "--config", str(DEMO), "--ports", str(simulators), "--live-log",
-         "--broker", "mqtt://127.0.0.1:1", "--journal", str(journal)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, stdin=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        [
+            *TABLECTL,
+            "run",
+            "--config",
+            str(DEMO),
+            "--ports",
+            str(simulators),
+            "--live-log",
+            "--broker",
+            "mqtt://127.0.0.1:1",
+            "--journal",
+            str(journal),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     lines: list[str] = []
     try:
         read_until(proc, "betting open", lines)
@@ -83,15 +117,27 @@ def test_run_drives_the_simulators_and_stops_cleanly(simulators: Path, tmp_path:
     types = [t for (t,) in sqlite3.connect(journal).execute("select type from events order by seq")]
     assert types.count("device.online") == 10
     assert [t for t in types if not t.startswith("device.")] == [
-        "meter.seeded", "meter.seeded", "meter.seeded",  # 655a.12(c)(3) paytable C: mega, major, minor
-        "table.opened", "shuffle.started", "shuffle.completed", "betting.opened", "table.closed"]
+        "meter.seeded",
+        "meter.seeded",
+        "meter.seeded",  # 655a.12(c)(3) paytable C: mega, major, minor
+        "table.opened",
+        "shuffle.started",
+        "shuffle.completed",
+        "betting.opened",
+        "table.closed",
+    ]
 
 
 def test_bad_ports_file_is_named(tmp_path: Path) -> None:
     bad = tmp_path / "ports.json"
     bad.write_text("[1, 2]")
-    out = subprocess.run([*TABLECTL, "devices", "--config", str(DEMO), "--ports", str(bad)],
-                         capture_output=True, text=True, timeout=60, check=False)
+    out = subprocess.run(
+        [*TABLECTL, "devices", "--config", str(DEMO), "--ports", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert out.returncode == 2 and "must be a JSON object of device id to port path" in out.stderr
 
 
@@ -141,14 +187,24 @@ def test_simulators_follow_the_config_bus_sign_and_terminals(tmp_path: Path) -> 
     config = tmp_path / "bus.toml"
     config.write_text(BUS_CONFIG)
     ports = tmp_path / "ports.json"
-    proc = subprocess.Popen([*TABLECTL, "sim-devices", "--config", str(config), "--ports-file", str(ports)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*TABLECTL, "sim-devices", "--config", str(config), "--ports-file", str(ports)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     lines: list[str] = []
     try:
         read_until(proc, "simulators running", lines)
         assert {"wager_bus", "progressive_sign", "wager_terminal_1"} <= set(json.loads(ports.read_text()))
-        out = subprocess.run([*TABLECTL, "devices", "--config", str(config), "--ports", str(ports), "--json"],
-                             capture_output=True, text=True, timeout=60, check=False)
+        out = subprocess.run(
+            [*TABLECTL, "devices", "--config", str(config), "--ports", str(ports), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert out.returncode == 0, out.stdout + out.stderr
         report = {d["device"]: d for d in json.loads(out.stdout)["devices"]}
         assert all(d["state"] == "online" for d in report.values()), report

@@ -30,9 +30,24 @@ TIMEOUT = 120
 
 def _simulate(config: Path, scenario: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "controller.cli", "simulate", "--config", str(config), "--scenario", str(scenario),
-         *extra], capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL, check=False,
-        env={**os.environ, "XDG_STATE_HOME": "/nonexistent"})  # a journal outside the temp dir would fail
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "simulate",
+            "--config",
+            str(config),
+            "--scenario",
+            str(scenario),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+        env={**os.environ, "XDG_STATE_HOME": "/nonexistent"},
+    )  # a journal outside the temp dir would fail
 
 
 def _events(stdout: str) -> list[dict[str, Any]]:
@@ -45,16 +60,19 @@ def _config_of(example: Path) -> Path:
 
 def test_there_are_examples_for_every_chapter_config() -> None:
     configs = {_config_of(e).name for e in EXAMPLES}
-    assert {"demo.toml", "let-it-ride.toml", "cajun-stud.toml", "three-card-prime.toml",
-            "chapter-684a.toml"} <= configs
+    assert {"demo.toml", "let-it-ride.toml", "cajun-stud.toml", "three-card-prime.toml", "chapter-684a.toml"} <= configs
     for example in EXAMPLES:
         assert _config_of(example).exists(), f"{example.name}: no configs/{_config_of(example).name}"
     # 679a (dealt from the hand) and 684a (from the automated shoe) run too: none of their examples is skipped.
     chapters = {load_config(_config_of(e)).game.chapter for e in EXAMPLES}
     assert {"679a", "684a"} <= chapters <= set(SPECS)
     names = {e.name.split(".scenario")[0] for e in EXAMPLES}
-    assert {"three-card-prime--full-round", "three-card-prime--stub-miscount-void", "chapter-684a--full-round",
-            "chapter-684a--shoe-jam-void"} <= names
+    assert {
+        "three-card-prime--full-round",
+        "three-card-prime--stub-miscount-void",
+        "chapter-684a--full-round",
+        "chapter-684a--shoe-jam-void",
+    } <= names
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
@@ -80,8 +98,10 @@ def test_example_plays_out(example: Path) -> None:
 def test_a_stub_miscount_voids_a_round_dealt_from_the_hand() -> None:
     """679a: a shuffler that does not count, the dealer's stub count wrong in round 5 (679a.9(d)), a misdeal: the
     round is void with every wager returned (679a.9(f))."""
-    proc = _simulate(ROOT / "configs/three-card-prime.toml",
-                     ROOT / "docs/examples/three-card-prime--stub-miscount-void.scenario.toml")
+    proc = _simulate(
+        ROOT / "configs/three-card-prime.toml",
+        ROOT / "docs/examples/three-card-prime--stub-miscount-void.scenario.toml",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     events = _events(proc.stdout)
     asked = next(e for e in events if e["type"] == "stub_count.requested")
@@ -95,8 +115,9 @@ def test_a_stub_miscount_voids_a_round_dealt_from_the_hand() -> None:
 
 
 def test_the_684a_shoe_jam_voids_with_the_citation_its_spec_gives() -> None:
-    proc = _simulate(ROOT / "configs/chapter-684a.toml",
-                     ROOT / "docs/examples/chapter-684a--shoe-jam-void.scenario.toml")
+    proc = _simulate(
+        ROOT / "configs/chapter-684a.toml", ROOT / "docs/examples/chapter-684a--shoe-jam-void.scenario.toml"
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     voided = [e for e in _events(proc.stdout) if e["type"] == "round.voided"]
     # 684a.13 is not published: the spec says so rather than cite a section the text does not confirm.
@@ -112,12 +133,18 @@ def test_demo_full_round_settles_as_the_rules_say() -> None:
     seat1 = settled[("hand.settled", 1)]
     assert (seat1["hand"], seat1["cards"], seat1["community"]) == ("full_house", ["Ah", "Ad"], ["Ac", "7h", "7s"])
     assert [(w["wager"], w["amount"], w["odds"], w["paid"], w["returned"]) for w in seat1["wagers"]] == [
-        ("ante", 1000, "10 to 1", 10_000, 1000), ("street_3", 3000, "10 to 1", 30_000, 3000),
-        ("street_4", 1000, "10 to 1", 10_000, 1000), ("street_5", 2000, "10 to 1", 20_000, 2000)]
+        ("ante", 1000, "10 to 1", 10_000, 1000),
+        ("street_3", 3000, "10 to 1", 30_000, 3000),
+        ("street_4", 1000, "10 to 1", 10_000, 1000),
+        ("street_5", 2000, "10 to 1", 20_000, 2000),
+    ]
     seat4 = settled[("hand.settled", 4)]
     assert [(w["wager"], w["outcome"], w["paid"], w["returned"]) for w in seat4["wagers"]] == [
-        ("ante", "push", 0, 500), ("street_3", "push", 0, 1000), ("street_4", "push", 0, 1000),
-        ("street_5", "push", 0, 500)]
+        ("ante", "push", 0, 500),
+        ("street_3", "push", 0, 1000),
+        ("street_4", "push", 0, 1000),
+        ("street_5", "push", 0, 500),
+    ]
     six = settled[("six_card_bonus.settled", 4)]
     assert (six["hand"], six["odds"], six["paid"]) == ("straight_flush", "200 to 1", 60_000)
     assert settled[("seat.folded", 2)]["collected"] == {"ante": 500, "street_3": 500}
@@ -131,23 +158,34 @@ def test_demo_full_round_settles_as_the_rules_say() -> None:
 
 def test_public_output_and_the_void_returns_every_wager(tmp_path: Path) -> None:
     journal = tmp_path / "j.sqlite"
-    proc = _simulate(ROOT / "configs/demo.toml", ROOT / "docs/examples/demo--shoe-jam-void.scenario.toml",
-                     "--public", "--journal", str(journal))
+    proc = _simulate(
+        ROOT / "configs/demo.toml",
+        ROOT / "docs/examples/demo--shoe-jam-void.scenario.toml",
+        "--public",
+        "--journal",
+        str(journal),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     events = _events(proc.stdout)
     assert all("sealed" not in e for e in events)
     voided = next(e for e in events if e["type"] == "round.voided")
     assert voided["rule"] == "655a.13(f)"
     assert voided["payload"]["returned"] == {
-        "1": {"ante": 1000}, "2": {"ante": 500, "three_card_bonus": 200}, "4": {"ante": 500, "six_card_bonus": 300}}
+        "1": {"ante": 1000},
+        "2": {"ante": 500, "three_card_bonus": 200},
+        "4": {"ante": 500, "six_card_bonus": 300},
+    }
     assert journal.exists()
 
 
 @pytest.mark.parametrize("method", ["manual_shoe", "hand"])
 def test_the_floor_deals_by_every_method(tmp_path: Path, method: str) -> None:
     config = tmp_path / "ms.toml"
-    config.write_text((ROOT / "configs/demo.toml").read_text().replace(
-        'dealing_method = "automated_shoe"', f'dealing_method = "{method}"'))
+    config.write_text(
+        (ROOT / "configs/demo.toml")
+        .read_text()
+        .replace('dealing_method = "automated_shoe"', f'dealing_method = "{method}"')
+    )
     proc = _simulate(config, ROOT / "docs/examples/demo--full-round.scenario.toml")
     assert proc.returncode == 0, proc.stderr[-3000:]
     events = _events(proc.stdout)
@@ -164,40 +202,65 @@ def test_the_floor_deals_by_every_method(tmp_path: Path, method: str) -> None:
 
 def test_manual_shoe_duplicate_card_voids(tmp_path: Path) -> None:
     config = tmp_path / "ms.toml"
-    config.write_text((ROOT / "configs/demo.toml").read_text().replace(
-        'dealing_method = "automated_shoe"', 'dealing_method = "manual_shoe"'))
+    config.write_text(
+        (ROOT / "configs/demo.toml")
+        .read_text()
+        .replace('dealing_method = "automated_shoe"', 'dealing_method = "manual_shoe"')
+    )
     scenario = tmp_path / "dup.scenario.toml"
-    scenario.write_text('[[round]]\nwagers = { 3 = { ante = 500 } }\n'
-                        '[[faults]]\ndevice = "shoe"\nfault = "duplicate"\nwhen = "load 1"\n')
+    scenario.write_text(
+        "[[round]]\nwagers = { 3 = { ante = 500 } }\n"
+        '[[faults]]\ndevice = "shoe"\nfault = "duplicate"\nwhen = "load 1"\n'
+    )
     proc = _simulate(config, scenario)
     assert proc.returncode == 0, proc.stderr[-3000:]
     voided = [e for e in _events(proc.stdout) if e["type"] == "round.voided"]
     assert [e["rule"] for e in voided] == ["655a.13(c)"]
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ('[[round]]\nwagers = { 1 = { ante = 1000 } }\ndecisions = { "1.street_3" = 2500 }\n',
-     'round[0].decisions."1.street_3": 2500 is not an amount 3rd Street allows here; it allows 1000, 2000, 3000'),
-    ('[[round]]\nwagers = { 9 = { ante = 1000 } }\n', "round[0].wagers.9: '9' is not a seat of this table (1 to 6)"),
-    ('[[round]]\nwagers = { 1 = { ante = 1 } }\n', "round[0].wagers.1.ante: 1 is not a wager in cents"),
-    ('[[round]]\nwagers = { 1 = { bet_1 = 500 } }\n', "round[0].wagers.1.bet_1: this table takes no 'bet_1' wager"),
-    ('[[round]]\nwagers = { 1 = { three_card_bonus = 500 } }\n',
-     "round[0].wagers.1: these wagers do not make a player"),
-    ('[[round]]\ndeck = "Ah Ah"\nwagers = { 1 = { ante = 1000 } }\n', "round[0].deck[1]: Ah is in the deck twice"),
-    ('[[round]]\ndeck = "Ah Zz"\nwagers = { 1 = { ante = 1000 } }\n', "round[0].deck[1]: 'Zz' is not a card"),
-    ('[[round]]\nwagers = { 1 = { ante = 1000 } }\ndecisions = { "1.street_9" = 1000 }\n',
-     "'street_9' is not a decision of chapter 655a"),
-    ('[[round]]\nwager = { 1 = { ante = 1000 } }\n', "round[0]: unknown key(s) wager"),
-    ('[[round]]\nwagers = { 1 = { ante = 1000 } }\n[[faults]]\ndevice = "shoe"\nfault = "count_51"\n',
-     "faults[0]: a shoe cannot have fault 'count_51'"),
-    ("rounds = 0\n", "rounds must be a whole number of rounds, 1 or more"),
-    ('[[round]]\nwagers = { 1 = { ante = 1000 } }\nmisdeal = true\n',
-     "round[0].misdeal: the dealer rules on a misdeal only after a wrong stub count: give stub_count too"),
-    ('[[round]]\nwagers = { 1 = { ante = 1000 } }\nstub_count = 60\n',
-     "round[0].stub_count: the cards the dealer counts in the stub, 0 to 52, got 60"),
-    ('[[round]]\nwagers = { 1 = { ante = 1000 } }\nstub_count = 40\nmisdeal = "yes"\n',
-     "round[0].misdeal: true (the cards were misdealt) or false, got 'yes'"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            '[[round]]\nwagers = { 1 = { ante = 1000 } }\ndecisions = { "1.street_3" = 2500 }\n',
+            'round[0].decisions."1.street_3": 2500 is not an amount 3rd Street allows here; it allows 1000, 2000, 3000',
+        ),
+        (
+            "[[round]]\nwagers = { 9 = { ante = 1000 } }\n",
+            "round[0].wagers.9: '9' is not a seat of this table (1 to 6)",
+        ),
+        ("[[round]]\nwagers = { 1 = { ante = 1 } }\n", "round[0].wagers.1.ante: 1 is not a wager in cents"),
+        ("[[round]]\nwagers = { 1 = { bet_1 = 500 } }\n", "round[0].wagers.1.bet_1: this table takes no 'bet_1' wager"),
+        (
+            "[[round]]\nwagers = { 1 = { three_card_bonus = 500 } }\n",
+            "round[0].wagers.1: these wagers do not make a player",
+        ),
+        ('[[round]]\ndeck = "Ah Ah"\nwagers = { 1 = { ante = 1000 } }\n', "round[0].deck[1]: Ah is in the deck twice"),
+        ('[[round]]\ndeck = "Ah Zz"\nwagers = { 1 = { ante = 1000 } }\n', "round[0].deck[1]: 'Zz' is not a card"),
+        (
+            '[[round]]\nwagers = { 1 = { ante = 1000 } }\ndecisions = { "1.street_9" = 1000 }\n',
+            "'street_9' is not a decision of chapter 655a",
+        ),
+        ("[[round]]\nwager = { 1 = { ante = 1000 } }\n", "round[0]: unknown key(s) wager"),
+        (
+            '[[round]]\nwagers = { 1 = { ante = 1000 } }\n[[faults]]\ndevice = "shoe"\nfault = "count_51"\n',
+            "faults[0]: a shoe cannot have fault 'count_51'",
+        ),
+        ("rounds = 0\n", "rounds must be a whole number of rounds, 1 or more"),
+        (
+            "[[round]]\nwagers = { 1 = { ante = 1000 } }\nmisdeal = true\n",
+            "round[0].misdeal: the dealer rules on a misdeal only after a wrong stub count: give stub_count too",
+        ),
+        (
+            "[[round]]\nwagers = { 1 = { ante = 1000 } }\nstub_count = 60\n",
+            "round[0].stub_count: the cards the dealer counts in the stub, 0 to 52, got 60",
+        ),
+        (
+            '[[round]]\nwagers = { 1 = { ante = 1000 } }\nstub_count = 40\nmisdeal = "yes"\n',
+            "round[0].misdeal: true (the cards were misdealt) or false, got 'yes'",
+        ),
+    ],
+)
 def test_a_bad_scenario_is_refused_naming_the_field(tmp_path: Path, body: str, message: str) -> None:
     scenario = tmp_path / "bad.scenario.toml"
     scenario.write_text(body)

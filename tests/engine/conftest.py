@@ -74,7 +74,7 @@ class PureTable:
             order = tuple(self.shoe) if self.engine.method == "hand" else ()
             return [ShuffleCompleted("shuffler", card_count=len(self.shoe), order=order)]
         if c.verb == "dispense_stack":
-            stack, self.shoe = self.shoe[: c.cards], self.shoe[c.cards:]
+            stack, self.shoe = self.shoe[: c.cards], self.shoe[c.cards :]
             return [StackDispensed("shoe", cards=tuple(stack))]
         if c.verb == "remove_stub":
             stub, self.shoe = self.shoe, []
@@ -106,8 +106,9 @@ class PureTable:
         return [e.type for e in (self.events if events is None else events)]
 
 
-def open_table(spec: ChapterSpec, rules: object, method: DealingMethod = "automated_shoe",
-               decks: Sequence[Sequence[str]] = ()) -> PureTable:
+def open_table(
+    spec: ChapterSpec, rules: object, method: DealingMethod = "automated_shoe", decks: Sequence[Sequence[str]] = ()
+) -> PureTable:
     t = PureTable(RoundEngine(spec, rules, method), TableState("t1"), [list(d) for d in decks])
     t.feed(OpenTable())
     return t
@@ -121,11 +122,14 @@ def chapter_table():
 
 @pytest.fixture
 def make_table():
-    def make(decks: Sequence[Sequence[str]] = (), method: DealingMethod = "automated_shoe",
-             **rules: object) -> PureTable:
-        r = MississippiStudRules.model_validate({"chapter": "655a", "three_card_bonus_paytable": "A",
-                                                 "six_card_bonus_paytable": "C", **rules})
+    def make(
+        decks: Sequence[Sequence[str]] = (), method: DealingMethod = "automated_shoe", **rules: object
+    ) -> PureTable:
+        r = MississippiStudRules.model_validate(
+            {"chapter": "655a", "three_card_bonus_paytable": "A", "six_card_bonus_paytable": "C", **rules}
+        )
         return open_table(MississippiStudSpec(), r, method, decks)
+
     return make
 
 
@@ -154,12 +158,21 @@ def example_rules(chapter: str) -> object:
     raise LookupError(f"no example config for chapter {chapter} in {CONFIGS}")
 
 
-def table_with(spec: ChapterSpec, rules: object, method: DealingMethod = "automated_shoe",
-               decks: Sequence[Sequence[str]] = (), options: object = None, start: Input | None = None) -> PureTable:
+def table_with(
+    spec: ChapterSpec,
+    rules: object,
+    method: DealingMethod = "automated_shoe",
+    decks: Sequence[Sequence[str]] = (),
+    options: object = None,
+    start: Input | None = None,
+) -> PureTable:
     """A PureTable whose engine has these TableOptions (controller.engine.spec); `start` is fed first (e.g. a
     Tick, so deck life is measured from it), then OpenTable."""
-    t = PureTable(RoundEngine(spec, rules, method, options), TableState("t1"),  # type: ignore[arg-type]
-                  [list(d) for d in decks])
+    t = PureTable(
+        RoundEngine(spec, rules, method, options),
+        TableState("t1"),  # type: ignore[arg-type]
+        [list(d) for d in decks],
+    )
     if start is not None:
         t.feed(start)
     t.feed(OpenTable())
@@ -182,6 +195,7 @@ def decide_all(t: PureTable, pending: Sequence[DomainEvent]) -> list[DomainEvent
         if not asks or t.state.phase.value != "decision":
             return out
         p = asks[-1].payload
-        pending = (t.wager(p["seat"], p["spot"], p["allowed"][0]) if p["kind"] == "wager_or_fold"
-                   else t.press("let_it_ride"))
+        pending = (
+            t.wager(p["seat"], p["spot"], p["allowed"][0]) if p["kind"] == "wager_or_fold" else t.press("let_it_ride")
+        )
         out += pending

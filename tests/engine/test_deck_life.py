@@ -21,8 +21,9 @@ from controller.games.mississippi_stud_spec import MississippiStudSpec
 from tests.engine.conftest import PureTable, decide_all, table_with
 
 T0 = datetime(2025, 3, 1, 18, 0, tzinfo=UTC)
-RULES = MississippiStudRules.model_validate({"chapter": "655a", "three_card_bonus_paytable": "A",
-                                             "six_card_bonus_paytable": "C"})
+RULES = MississippiStudRules.model_validate(
+    {"chapter": "655a", "three_card_bonus_paytable": "A", "six_card_bonus_paytable": "C"}
+)
 
 
 class Counted(MississippiStudSpec):
@@ -52,8 +53,10 @@ def test_opening_inspection_by_dealer_then_floorperson_before_the_first_shuffle(
     t.feed(Confirm("dealer", "cards_inspected"))
     assert t.state.phase is Phase.OPENING
     done = t.feed(Confirm("floorperson", "cards_inspected"))
-    assert [(e.type, e.rule) for e in done][:2] == [("cards.inspection_verified", "655a.4(a)"),
-                                                    ("table.block_cleared", None)]
+    assert [(e.type, e.rule) for e in done][:2] == [
+        ("cards.inspection_verified", "655a.4(a)"),
+        ("table.block_cleared", None),
+    ]
     assert t.state.phase is Phase.BETTING
 
 
@@ -164,8 +167,7 @@ def reconciling() -> PureTable:
 
 def test_chip_count_equal_to_the_accepted_count_deals() -> None:
     t = reconciling()
-    assert [(e.type, e.rule) for e in t.feed(CountEntered("chips", 2))][:1] == [("chip_count.reconciled",
-                                                                                  "655a.8(b)")]
+    assert [(e.type, e.rule) for e in t.feed(CountEntered("chips", 2))][:1] == [("chip_count.reconciled", "655a.8(b)")]
     assert t.state.phase is Phase.DECISION
 
 
@@ -207,8 +209,9 @@ def test_abandoned_wagers_lose_or_are_held() -> None:
         assert gone[1].type == "decision.requested" and gone[1].payload["seat"] == 2
         decide_all(t, gone)
         done = next(e for e in reversed(t.events) if e.type == "round.completed")
-        assert done.payload["abandoned"] == {"1": {"disposition": how, "wagers": {"ante": 500,
-                                                                                "three_card_bonus": 100}}}
+        assert done.payload["abandoned"] == {
+            "1": {"disposition": how, "wagers": {"ante": 500, "three_card_bonus": 100}}
+        }
         assert not any(e.type == "hand.settled" and e.payload["seat"] == 1 for e in t.events)
         assert (t.state.held_wagers == {1: {"ante": 500, "three_card_bonus": 100}}) is (how == "hold")
 

@@ -96,8 +96,9 @@ def counting(chapter: str, **changes: object) -> TableOptions:
 
 def table(chapter: str, method: DealingMethod | None = None, options: TableOptions | None = None) -> PureTable:
     method = method or methods(chapter)[0]
-    t = PureTable(RoundEngine(SPECS[chapter], example_rules(chapter), method, options or counting(chapter)),
-                  TableState("t1"))
+    t = PureTable(
+        RoundEngine(SPECS[chapter], example_rules(chapter), method, options or counting(chapter)), TableState("t1")
+    )
     t.feed(OpenTable())
     enter_player(t, 1)
     enter_player(t, 2)
@@ -106,8 +107,9 @@ def table(chapter: str, method: DealingMethod | None = None, options: TableOptio
 
 def fresh(chapter: str) -> PureTable:
     """A table not yet opened."""
-    return PureTable(RoundEngine(SPECS[chapter], example_rules(chapter), methods(chapter)[0], counting(chapter)),
-                     TableState("t1"))
+    return PureTable(
+        RoundEngine(SPECS[chapter], example_rules(chapter), methods(chapter)[0], counting(chapter)), TableState("t1")
+    )
 
 
 def deal(t: PureTable) -> None:
@@ -143,11 +145,12 @@ def returned_everything(t: PureTable, void: DomainEvent) -> None:
     assert void.payload["returned"] == accepted
 
 
-
-
 AUTOMATED = chapters_dealt_by("automated_shoe")
-STUB_SECTIONS = {"manual_shoe": ("8(f)", "8(g)", "8(h)"), "hand": ("9(d)", "9(e)", "9(f)"),
-                 "automated_shoe": ("10(d)", "10(e)", "10(f)")}
+STUB_SECTIONS = {
+    "manual_shoe": ("8(f)", "8(g)", "8(h)"),
+    "hand": ("9(d)", "9(e)", "9(f)"),
+    "automated_shoe": ("10(d)", "10(e)", "10(f)"),
+}
 EVERY_METHOD = [(c, m) for c in CHAPTERS for m in methods(c)]
 
 
@@ -162,6 +165,7 @@ def test_one_face_up_card_is_discarded_two_void(chapter: str) -> None:
                 card, t.shoe = t.shoe[0], t.shoe[1:]
                 t.feed(FaceUpCard("shoe", card=card))
         else:
+
             def face_up(c: Command, t: PureTable = t) -> list[Input]:
                 card, t.shoe = t.shoe[0], t.shoe[1:]
                 return [FaceUpCard("shoe", card=card), *PureTable.answer(t, c)]
@@ -192,7 +196,7 @@ def test_wrong_number_of_cards_voids(chapter: str, extra: int) -> None:
     t = table(chapter, "automated_shoe")
 
     def wrong(c: Command, t: PureTable = t) -> list[Input]:
-        stack, t.shoe = t.shoe[: c.cards + extra], t.shoe[c.cards + extra:]
+        stack, t.shoe = t.shoe[: c.cards + extra], t.shoe[c.cards + extra :]
         return [StackDispensed("shoe", cards=tuple(stack))]
 
     on(t, "dispense_stack", wrong)
@@ -306,8 +310,11 @@ def test_foreign_card_voids(chapter: str) -> None:
 @pytest.mark.parametrize("chapter", CHAPTERS)
 @pytest.mark.parametrize("count", [51, 53])
 def test_shuffler_miscount_removes_the_deck(chapter: str, count: int) -> None:
-    t = PureTable(RoundEngine(SPECS[chapter], example_rules(chapter), methods(chapter)[0], counting(chapter)),
-                  TableState("t1"), [list(STANDARD_DECK)])
+    t = PureTable(
+        RoundEngine(SPECS[chapter], example_rules(chapter), methods(chapter)[0], counting(chapter)),
+        TableState("t1"),
+        [list(STANDARD_DECK)],
+    )
     t.feed(OpenTable())
     t.press("no_more_bets")  # nobody is playing: the round is refused
     on(t, "shuffle", lambda c: [ShuffleCompleted("shuffler", card_count=count)])

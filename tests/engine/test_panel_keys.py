@@ -107,8 +107,13 @@ def test_keyed_chip_count_reconciles() -> None:
 def test_bad_keyed_counts_are_refused_with_a_reason() -> None:
     t = stub_count_due()
     before = t.state
-    for what, count, rule in (("stub", -1, "655a.10(d)"), ("stub", 46.5, "655a.10(d)"), ("stub", True, "655a.10(d)"),
-                              ("chips", "7", "655a.8(b)"), ("cards", 47, None)):
+    for what, count, rule in (
+        ("stub", -1, "655a.10(d)"),
+        ("stub", 46.5, "655a.10(d)"),
+        ("stub", True, "655a.10(d)"),
+        ("chips", "7", "655a.8(b)"),
+        ("cards", 47, None),
+    ):
         out = t.feed(CountKeyed("dealer_panel", what, count))
         assert [(e.type, e.rule) for e in out] == [("input.refused", rule)], (what, count)
         assert "dealer_panel" in out[0].payload["input"] and out[0].payload["reason"]
@@ -117,9 +122,12 @@ def test_bad_keyed_counts_are_refused_with_a_reason() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(what=st.one_of(st.sampled_from(["chips", "stub"]), st.text(max_size=8)),
-       count=st.one_of(st.integers(-10**6, 10**6), st.floats(allow_nan=True), st.booleans(), st.text(max_size=4),
-                       st.none()))
+@given(
+    what=st.one_of(st.sampled_from(["chips", "stub"]), st.text(max_size=8)),
+    count=st.one_of(
+        st.integers(-(10**6), 10**6), st.floats(allow_nan=True), st.booleans(), st.text(max_size=4), st.none()
+    ),
+)
 def test_any_keyed_count_is_counted_or_refused(what: str, count: Any) -> None:
     t = stub_count_due()
     out = t.feed(CountKeyed("dealer_panel", what, count))

@@ -16,12 +16,19 @@ from controller.engine.inputs import ValidateJackpot
 from controller.engine.state import Phase
 from controller.progressive.meters import MICRO
 
-LIR = {"three_card_progressive": True, "three_card_progressive_paytable": "A",
-       "three_card_progressive_initial_cents": 100_000, "three_card_progressive_reset_cents": 100_000,
-       "three_card_progressive_rate_percent": 15.0, "five_card_progressive": True,
-       "five_card_progressive_initial_cents": 1_000_000, "five_card_progressive_reset_cents": 1_000_000,
-       "five_card_progressive_rate_percent": 15.0, "three_card_progressive_wagers_cents": [100, 500],
-       "five_card_progressive_wagers_cents": [100, 500]}
+LIR = {
+    "three_card_progressive": True,
+    "three_card_progressive_paytable": "A",
+    "three_card_progressive_initial_cents": 100_000,
+    "three_card_progressive_reset_cents": 100_000,
+    "three_card_progressive_rate_percent": 15.0,
+    "five_card_progressive": True,
+    "five_card_progressive_initial_cents": 1_000_000,
+    "five_card_progressive_reset_cents": 1_000_000,
+    "five_card_progressive_rate_percent": 15.0,
+    "three_card_progressive_wagers_cents": [100, 500],
+    "five_card_progressive_wagers_cents": [100, 500],
+}
 ROYAL = ["As", "Ks", "Qs", "Js", "Ts"]  # a mini-royal in spades: 100% of the three-card meter
 
 
@@ -33,8 +40,10 @@ def _validate_all(t) -> None:
 
 def _rules():
     from controller.games.let_it_ride import LetItRideRules
-    return LetItRideRules.model_validate({"chapter": "643a", "dealing_method": "automated_shoe",
-                                          "let_it_ride_paytable": "A", **LIR})
+
+    return LetItRideRules.model_validate(
+        {"chapter": "643a", "dealing_method": "automated_shoe", "let_it_ride_paytable": "A", **LIR}
+    )
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -46,20 +55,26 @@ def test_lir_balance_over_live_rounds(chapter_table, seed, rounds):
     plan = []
     for _ in range(rounds):
         players = sorted(rng.sample(range(1, 8), rng.randint(1, 7)))
-        progressive = {n: {spot: rng.choice([100, 500]) for spot in ("three_card_progressive",
-                                                                      "five_card_progressive")
-                           if rng.random() < 0.7} for n in players}
+        progressive = {
+            n: {
+                spot: rng.choice([100, 500])
+                for spot in ("three_card_progressive", "five_card_progressive")
+                if rng.random() < 0.7
+            }
+            for n in players
+        }
         hit = rng.random() < 0.4
         cards = list(STANDARD_DECK)
         rng.shuffle(cards)
         if hit:  # seat players[0] holds As Ks Qs; the community stack is Js (community#2), Ts (community#1), burn
             rest = [c for c in cards if c not in ROYAL]
             n = len(players)
-            cards = [*ROYAL[:3], *rest[: 3 * (n - 1)], "Js", "Ts", *rest[3 * (n - 1):]]
+            cards = [*ROYAL[:3], *rest[: 3 * (n - 1)], "Js", "Ts", *rest[3 * (n - 1) :]]
         plan.append((players, progressive, cards))
     # A royal with a Three-Card Progressive Wager on it must be paid from that meter (the property is not vacuous).
-    must_hit = any(cards[:3] == ROYAL[:3] and "three_card_progressive" in prog[players[0]]
-                   for players, prog, cards in plan)
+    must_hit = any(
+        cards[:3] == ROYAL[:3] and "three_card_progressive" in prog[players[0]] for players, prog, cards in plan
+    )
     t = chapter_table(LetItRideSpec(), _rules(), "automated_shoe", [cards for _, _, cards in plan])
     rates = {lv.level: lv.primary_ppm + lv.reserve_ppm for lv in t.engine.meter_params.levels.values()}
     start = t.state.meters

@@ -36,7 +36,10 @@ def test_seeded_at_open_once(make_table):
     t = make_table(**RULES)
     seeded = [e for e in t.events if e.type == "meter.seeded"]
     assert {e.payload["level"]: e.payload["seed_cents"] for e in seeded} == {
-        "mega": 1_000_000, "major": 100_000, "minor": 25_000}
+        "mega": 1_000_000,
+        "major": 100_000,
+        "minor": 25_000,
+    }
     assert all(e.rule == "655a.12(c)(3) paytable C" for e in seeded)
 
 
@@ -45,11 +48,15 @@ def test_two_hits_of_one_level_are_paid_in_turn_and_held_for_validation(make_tab
     # Each $1 wager put 7 % into the major meter at the lock-out (655a.8(b)): 14 cents on $1,000.
     contributed = [e for e in t.events if e.type == "meter.contributed" and e.payload["level"] == "major"]
     assert [(e.payload["seat"], e.payload["delta"]["display_micro"]) for e in contributed] == [
-        (1, 7 * MICRO), (3, 7 * MICRO)]
+        (1, 7 * MICRO),
+        (3, 7 * MICRO),
+    ]
     hits = [e for e in t.events if e.type == "progressive.hit"]
     # Counterclockwise from the dealer's right: seat 3 first takes the whole meter, then seat 1 the reseed.
     assert [(e.payload["seat"], e.payload["level"], e.payload["amount"], e.rule) for e in hits] == [
-        (3, "major", 100_014, "655a.11(i)(1)(iii)"), (1, "major", 100_000, "655a.11(i)(1)(iii)")]
+        (3, "major", 100_014, "655a.11(i)(1)(iii)"),
+        (1, "major", 100_000, "655a.11(i)(1)(iii)"),
+    ]
     settled = {e.payload["seat"]: e.payload for e in t.events if e.type == "progressive.settled"}
     assert settled[3]["paid"] + settled[3]["returned"] == 100_014
     assert settled[1]["paid"] + settled[1]["returned"] == 100_000
@@ -67,8 +74,13 @@ def test_two_hits_of_one_level_are_paid_in_turn_and_held_for_validation(make_tab
     assert t.state.phase is Phase.JACKPOT
     out = t.feed(signed(ValidateJackpot(1, "major", second, "floor-ann", "floorperson")))
     types = [e.type for e in out]
-    assert types[:5] == ["command.accepted", "progressive.validated", "progressive.paid", "table.block_cleared",
-                         "round.completed"]
+    assert types[:5] == [
+        "command.accepted",
+        "progressive.validated",
+        "progressive.paid",
+        "table.block_cleared",
+        "round.completed",
+    ]
     assert "jackpot" not in t.state.blocks
     assert t.state.meters is not None and t.state.meters.balance_problems() == []
     assert t.state.meters.level("major").display_cents == 100_000
@@ -109,7 +121,11 @@ def test_void_reverses_contributions_exactly(make_table, deck):
     for level in ("mega", "major", "minor"):
         a, b = after.level(level), before.level(level)
         assert (a.display_micro, a.reserve_micro, a.overflow_micro, a.contributed_micro) == (
-            b.display_micro, b.reserve_micro, b.overflow_micro, b.contributed_micro)
+            b.display_micro,
+            b.reserve_micro,
+            b.overflow_micro,
+            b.contributed_micro,
+        )
         assert a.reversed_count == 2 and a.reversed_cents == 200
 
 

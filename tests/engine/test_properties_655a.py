@@ -17,12 +17,14 @@ SPOT_AMOUNTS = {
     "six_card_bonus": st.sampled_from([100, 2500]),
 }
 seat_wagers = st.fixed_dictionaries({}, optional={spot: amt for spot, amt in SPOT_AMOUNTS.items()})
-rounds = st.fixed_dictionaries({
-    "deck": st.permutations(STANDARD_DECK),
-    "wagers": st.dictionaries(st.integers(1, 6), seat_wagers, max_size=6),
-    # per (seat, street index): 0 folds, 1-3 bets that multiple, 4 first tries an illegal amount then bets 1x
-    "decisions": st.dictionaries(st.tuples(st.integers(1, 6), st.integers(0, 2)), st.integers(0, 4)),
-})
+rounds = st.fixed_dictionaries(
+    {
+        "deck": st.permutations(STANDARD_DECK),
+        "wagers": st.dictionaries(st.integers(1, 6), seat_wagers, max_size=6),
+        # per (seat, street index): 0 folds, 1-3 bets that multiple, 4 first tries an illegal amount then bets 1x
+        "decisions": st.dictionaries(st.tuples(st.integers(1, 6), st.integers(0, 2)), st.integers(0, 4)),
+    }
+)
 CARD = re.compile(r'"[2-9TJQKA][cdhs]"')
 NON_GAME = ("device.", "table.closing", "table.closed", "input.ignored")
 
@@ -63,8 +65,11 @@ def test_round_invariants(make_table, r) -> None:
     # Every game event cites a subsection of chapter 655a.
     assert all(e.rule and e.rule.startswith("655a.") for e in events if not e.type.startswith(NON_GAME))
     # All 52 cards are accounted for: stacks + Six Card Bonus cards + community cards + stub.
-    dealt = sum(e.payload["count"] for e in events if e.type in ("cards.dealt", "six_card_bonus.dealt",
-                                                                 "community.dealt", "stub.discarded"))
+    dealt = sum(
+        e.payload["count"]
+        for e in events
+        if e.type in ("cards.dealt", "six_card_bonus.dealt", "community.dealt", "stub.discarded")
+    )
     assert dealt == 52
     # Each accepted wager (the last reading on its spot) is settled exactly once, as a win, push or loss,
     # and a wager after "no more bets" is never counted.
@@ -84,8 +89,9 @@ def test_round_invariants(make_table, r) -> None:
         elif e.type in ("three_card_bonus.settled", "six_card_bonus.settled"):
             rows = [p]
         elif e.type == "seat.folded":
-            rows = [{"wager": w, "amount": a, "paid": 0, "returned": 0, "collected": a}
-                    for w, a in p["collected"].items()]
+            rows = [
+                {"wager": w, "amount": a, "paid": 0, "returned": 0, "collected": a} for w, a in p["collected"].items()
+            ]
         for w in rows:
             key = (p["seat"], w["wager"])
             assert key not in settled, f"{key} settled twice"

@@ -22,10 +22,19 @@ FIRST, SECOND, BURNED = "Kd", "4s", "Ac"
 def rules(method: str = "automated_shoe", **over: object) -> LetItRideRules:
     # The Five Card Bonus is plain chips unless a table game system counts it (then see
     # test_five_card_bonus_chips_are_counted_before_the_deal).
-    return LetItRideRules.model_validate({
-        "chapter": "643a", "dealing_method": method, "let_it_ride_paytable": "A", "five_card_bonus": True,
-        "five_card_bonus_paytable": "A", "three_card_bonus": True, "three_card_bonus_paytable": "A",
-        "five_card_bonus_table_game_system": False, **over})
+    return LetItRideRules.model_validate(
+        {
+            "chapter": "643a",
+            "dealing_method": method,
+            "let_it_ride_paytable": "A",
+            "five_card_bonus": True,
+            "five_card_bonus_paytable": "A",
+            "three_card_bonus": True,
+            "three_card_bonus_paytable": "A",
+            "five_card_bonus_table_game_system": False,
+            **over,
+        }
+    )
 
 
 def top_of_deck(method: str, hands: dict[int, list[str]], first: str, second: str, burned: str) -> list[str]:
@@ -43,6 +52,7 @@ def table(chapter_table, deck):
     def make(method: str = "automated_shoe", top: list[str] | None = None, **over: object):
         decks = [deck(top)] if top is not None else []
         return chapter_table(LetItRideSpec(), rules(method, **over), method, decks)
+
     return make
 
 
@@ -75,20 +85,28 @@ def play_scripted_round(table, method: str):
 def dealing_events(method: str) -> list[tuple[str, str]]:
     if method == "automated_shoe":
         return [("cards.dealt", "643a.10(b)")] * 3 + [
-            ("community.dealt", "643a.10(b)"), ("burn.dealt", "643a.10(b)"), ("stub.discarded", "643a.10(c)")]
+            ("community.dealt", "643a.10(b)"),
+            ("burn.dealt", "643a.10(b)"),
+            ("stub.discarded", "643a.10(c)"),
+        ]
     if method == "manual_shoe":
         return [("card.dealt", "643a.8(d)")] * 11 + [("stub.discarded", "643a.8(d)")]
-    return [("deal.awaiting_dealer", "643a.9(b)")] + [("cards.dealt", "643a.9(b)")] * 3 + [
-        ("community.dealt", "643a.9(b)"), ("stub.discarded", "643a.9(b)")]
+    return (
+        [("deal.awaiting_dealer", "643a.9(b)")]
+        + [("cards.dealt", "643a.9(b)")] * 3
+        + [("community.dealt", "643a.9(b)"), ("stub.discarded", "643a.9(b)")]
+    )
 
 
 @pytest.mark.parametrize("method", METHODS)
 def test_full_round_event_order_and_rules(table, method):
     t = play_scripted_round(table, method)
     round_events = [e for e in t.events if e.round_id == "t1-r000001"]
-    accepted = [("wager.accepted", "643a.7(d)")] * 9 + [("wager.accepted", "643a.7(f)"),
-                                                       ("wager.accepted", "643a.7(e)"),
-                                                       ("wager.accepted", "643a.7(f)")]
+    accepted = [("wager.accepted", "643a.7(d)")] * 9 + [
+        ("wager.accepted", "643a.7(f)"),
+        ("wager.accepted", "643a.7(e)"),
+        ("wager.accepted", "643a.7(f)"),
+    ]
     assert [(e.type, e.rule) for e in round_events] == [
         ("betting.opened", "643a.7(c)"),
         *accepted,
@@ -96,13 +114,19 @@ def test_full_round_event_order_and_rules(table, method):
         ("no_more_bets", LOCK_RULE[method]),
         ("lockout.confirmed", LOCK_RULE[method]),  # every station locked before the first card
         *dealing_events(method),
-        ("decision.requested", "643a.11(b)"), ("bet.rides", "643a.11(b)"),
-        ("decision.requested", "643a.11(b)"), ("bet.withdrawn", "643a.11(b)"),
-        ("decision.requested", "643a.11(b)"), ("bet.withdrawn", "643a.11(b)"),
+        ("decision.requested", "643a.11(b)"),
+        ("bet.rides", "643a.11(b)"),
+        ("decision.requested", "643a.11(b)"),
+        ("bet.withdrawn", "643a.11(b)"),
+        ("decision.requested", "643a.11(b)"),
+        ("bet.withdrawn", "643a.11(b)"),
         ("community.revealed", "643a.11(c)"),
-        ("decision.requested", "643a.11(d)"), ("bet.rides", "643a.11(d)"),
-        ("decision.requested", "643a.11(d)"), ("bet.rides", "643a.11(d)"),
-        ("decision.requested", "643a.11(d)"), ("bet.withdrawn", "643a.11(d)"),
+        ("decision.requested", "643a.11(d)"),
+        ("bet.rides", "643a.11(d)"),
+        ("decision.requested", "643a.11(d)"),
+        ("bet.rides", "643a.11(d)"),
+        ("decision.requested", "643a.11(d)"),
+        ("bet.withdrawn", "643a.11(d)"),
         ("community.revealed", "643a.11(e)"),
         # Counterclockwise from the dealer's right: seat 5, 3, then 1; a hand cites the settlement of the bets
         # that rode (643a.11(f)(3)) even where Bet 1 was withdrawn.
@@ -143,16 +167,27 @@ def test_automated_shoe_burns_the_bottom_card_of_the_community_stack(table):
 def test_full_round_amounts(table, method):
     t = play_scripted_round(table, method)
     by = {(e.type, e.payload.get("seat")): e.payload for e in t.events}
-    rows = {seat: [(w["wager"], w["outcome"], w["paid"], w["returned"], w["collected"])
-                   for w in by[("hand.settled", seat)]["wagers"]] for seat in (1, 3, 5)}
+    rows = {
+        seat: [
+            (w["wager"], w["outcome"], w["paid"], w["returned"], w["collected"])
+            for w in by[("hand.settled", seat)]["wagers"]
+        ]
+        for seat in (1, 3, 5)
+    }
     # Seat 3: 4-4-8 with K-4 is three-of-a-kind, 3 to 1 in 643a.12(a) paytable A on the $10 bets that rode.
     assert by[("hand.settled", 3)]["paid"] == 3 * 1000 * 2
-    assert rows[3] == [("bet_1", "withdrawn", 0, 1000, 0), ("bet_2", "win", 3000, 1000, 0),
-                       ("bet_3", "win", 3000, 1000, 0)]
+    assert rows[3] == [
+        ("bet_1", "withdrawn", 0, 1000, 0),
+        ("bet_2", "win", 3000, 1000, 0),
+        ("bet_3", "win", 3000, 1000, 0),
+    ]
     assert [w["odds"] for w in by[("hand.settled", 3)]["wagers"][1:]] == ["3 to 1"] * 2
     # Seat 5: a pair of queens, 1 to 1, on Bet 3 alone; its Five Card Bonus pays $2 (643a.12(b) paytable A).
-    assert rows[5] == [("bet_1", "withdrawn", 0, 500, 0), ("bet_2", "withdrawn", 0, 500, 0),
-                       ("bet_3", "win", 500, 500, 0)]
+    assert rows[5] == [
+        ("bet_1", "withdrawn", 0, 500, 0),
+        ("bet_2", "withdrawn", 0, 500, 0),
+        ("bet_3", "win", 500, 500, 0),
+    ]
     fcb = by[("five_card_bonus.settled", 5)]
     assert (fcb["hand"], fcb["paid"], fcb["returned"]) == ("pair_of_tens_or_better", 200, 100)
     # Seat 3's Three Card Bonus: 4-4-8 is a pair, 1 to 1 (643a.12(c) paytable A).
@@ -161,7 +196,9 @@ def test_full_round_amounts(table, method):
     # Seat 1: no pair of tens or better, every bet rode and is collected.
     assert rows[1] == [(w, "lose", 0, 0, 500) for w in ("bet_1", "bet_2", "bet_3")]
     assert (by[("hand.settled", 1)]["hand"], by[("hand.settled", 1)]["paytable"]) == (
-        "high_card", "643a.12(a) paytable A")
+        "high_card",
+        "643a.12(a) paytable A",
+    )
     done = by[("round.completed", None)]
     assert (done["paid"], done["collected"]) == (6000 + 500 + 200 + 500, 1500)
 
@@ -170,8 +207,10 @@ def test_hand_settled_cites_the_settlement_of_the_riding_bets(table):
     t = play_scripted_round(table, "automated_shoe")
     settled = {e.payload["seat"]: e for e in t.events if e.type == "hand.settled"}
     assert {n: (e.rule, e.payload["hand"]) for n, e in settled.items()} == {
-        5: ("643a.11(f)(3)", "pair_of_tens_or_better"), 3: ("643a.11(f)(3)", "three_of_a_kind"),
-        1: ("643a.11(f)(3)", "high_card")}
+        5: ("643a.11(f)(3)", "pair_of_tens_or_better"),
+        3: ("643a.11(f)(3)", "three_of_a_kind"),
+        1: ("643a.11(f)(3)", "high_card"),
+    }
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -184,8 +223,9 @@ def test_unequal_bets_are_refused_at_no_more_bets_and_returned(table, method):
     t.wager(4, "bet_1", 500)
     t.wager(4, "bet_3", 500)  # Bet Number 2 missing
     refused = t.press("no_more_bets")
-    assert [(e.type, e.rule, e.payload.get("seat"), e.payload.get("spot"), e.payload.get("amount"))
-            for e in refused] == [
+    assert [
+        (e.type, e.rule, e.payload.get("seat"), e.payload.get("spot"), e.payload.get("amount")) for e in refused
+    ] == [
         ("wager.returned", "643a.7(d)", 2, "bet_1", 500),
         ("wager.returned", "643a.7(d)", 2, "bet_2", 500),
         ("wager.returned", "643a.7(d)", 2, "bet_3", 1000),
@@ -232,8 +272,10 @@ def place_two_players(t) -> None:
     t.wager(2, "three_card_bonus", 500)
 
 
-RETURNED = {"1": {"bet_1": 500, "bet_2": 500, "bet_3": 500},
-            "2": {"bet_1": 700, "bet_2": 700, "bet_3": 700, "three_card_bonus": 500}}
+RETURNED = {
+    "1": {"bet_1": 500, "bet_2": 500, "bet_3": 500},
+    "2": {"bet_1": 700, "bet_2": 700, "bet_3": 700, "three_card_bonus": 500},
+}
 
 
 def face_up_on_dispense(t, times: int):
@@ -269,7 +311,8 @@ def test_one_face_up_card_is_discarded_and_the_deal_goes_on(table, method):
     if method == "manual_shoe":
         face_up_while_drawing(t, [2])
     assert [(e.type, e.rule) for e in t.events if e.type == "card.face_up_discarded"] == [
-        ("card.face_up_discarded", "643a.13(a)")]
+        ("card.face_up_discarded", "643a.13(a)")
+    ]
     assert t.types()[-1] == "decision.requested"
     r = t.state.round
     assert [len(r.seats[n].cards) for n in (1, 2)] == [3, 3] and len(r.areas["community"]) == 2

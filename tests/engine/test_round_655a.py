@@ -87,8 +87,11 @@ def test_full_round_amounts(make_table, deck):
     seat1 = by[("hand.settled", 1)]
     assert seat1["hand"] == "two_pair"
     assert [(w["wager"], w["amount"], w["paid"], w["returned"]) for w in seat1["wagers"]] == [
-        ("ante", 1000, 2000, 1000), ("street_3", 3000, 6000, 3000),
-        ("street_4", 1000, 2000, 1000), ("street_5", 2000, 4000, 2000)]
+        ("ante", 1000, 2000, 1000),
+        ("street_3", 3000, 6000, 3000),
+        ("street_4", 1000, 2000, 1000),
+        ("street_5", 2000, 4000, 2000),
+    ]
     # Seat 3: 7-7 with K-K-5 is two pair too.
     seat3 = by[("hand.settled", 3)]
     assert seat3["paid"] == 2 * (500 + 500 + 1000 + 1500)
@@ -172,7 +175,8 @@ def test_wrong_stack_size_voids_and_returns_every_wager(make_table):
     t.wager(1, "ante", 500)
     t.wager(1, "three_card_bonus", 100)
     t.answer = lambda c, orig=t.answer: (  # type: ignore[method-assign]
-        [StackDispensed("shoe", cards=("As",))] if c.verb == "dispense_stack" else orig(c))
+        [StackDispensed("shoe", cards=("As",))] if c.verb == "dispense_stack" else orig(c)
+    )
     t.press("no_more_bets")
     void = next(e for e in t.events if e.type == "round.voided")
     assert void.rule == "655a.13(c)"
@@ -236,7 +240,9 @@ def test_one_face_up_card_is_discarded_two_void_the_round(make_table):
     t.answer = answer  # type: ignore[method-assign]
     t.press("no_more_bets")
     assert [(e.type, e.rule) for e in t.events if e.type in ("card.face_up_discarded", "round.voided")] == [
-        ("card.face_up_discarded", "655a.13(a)"), ("round.voided", "655a.13(a)")]
+        ("card.face_up_discarded", "655a.13(a)"),
+        ("round.voided", "655a.13(a)"),
+    ]
     void = next(e for e in t.events if e.type == "round.voided")
     assert void.payload["returned"] == {"1": {"ante": 500}, "2": {"ante": 500}}
 
@@ -268,8 +274,10 @@ def test_a_foreign_card_read_by_the_shoe_voids_the_round(make_table):
     t = make_table()
     t.wager(3, "ante", 500)
     t.answer = lambda c, orig=t.answer: (  # type: ignore[method-assign]
-        [DeviceFault("shoe", code="foreign_card", detail="position 1 read 'joker'")] if c.verb == "dispense_stack"
-        else orig(c))
+        [DeviceFault("shoe", code="foreign_card", detail="position 1 read 'joker'")]
+        if c.verb == "dispense_stack"
+        else orig(c)
+    )
     t.press("no_more_bets")
     void = next(e for e in t.events if e.type == "round.voided")
     assert void.rule == "655a.13(c)" and void.payload["returned"] == {"3": {"ante": 500}}
@@ -300,7 +308,10 @@ def test_hand_dealing_uses_the_shufflers_order_and_waits_for_the_dealer(make_tab
     assert t.state.phase.value == "dealt" and t.types()[-1] == "deal.awaiting_dealer"
     confirmed = t.press("dealt")
     assert [(e.type, e.rule, e.payload.get("seat")) for e in confirmed[:3]] == [
-        ("cards.dealt", "655a.9(b)", 1), ("cards.dealt", "655a.9(b)", 2), ("community.dealt", "655a.9(b)", None)]
+        ("cards.dealt", "655a.9(b)", 1),
+        ("cards.dealt", "655a.9(b)", 2),
+        ("community.dealt", "655a.9(b)", None),
+    ]
     assert t.state.round.seats[1].cards == ["Ah", "Ad"]
 
 

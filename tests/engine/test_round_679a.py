@@ -127,7 +127,9 @@ def test_full_round_amounts(chapter_table, deck):
     seat1 = by[("hand.settled", 1)]
     assert seat1["hand"] == "high_card"
     assert [(w["wager"], w["amount"], w["outcome"], w["paid"]) for w in seat1["wagers"]] == [
-        ("ante", 1000, "win", 1000), ("play", 1000, "win", 1000)]
+        ("ante", 1000, "win", 1000),
+        ("play", 1000, "win", 1000),
+    ]
     # Seat 1's Pair Bonus: A-K-2 with the fourth card Ad is a pair of aces, 1 to 1.
     pb1 = by[("pair_bonus.settled", 1)]
     assert (pb1["hand"], pb1["odds"], pb1["paid"]) == ("pair", "1 to 1", 500)
@@ -186,8 +188,12 @@ def test_pair_bonus_community_card_and_bad_beat(chapter_table, deck):
     t.press("no_more_bets")
     dealt = t.press("dealt")
     assert [(e.type, e.payload.get("seat"), e.payload.get("count")) for e in dealt[:5]] == [
-        ("cards.dealt", 2, 3), ("cards.dealt", 4, 3), ("dealer.dealt", None, 3),
-        ("pair_bonus_community.dealt", None, 1), ("stub.discarded", None, 52 - 10)]
+        ("cards.dealt", 2, 3),
+        ("cards.dealt", 4, 3),
+        ("dealer.dealt", None, 3),
+        ("pair_bonus_community.dealt", None, 1),
+        ("stub.discarded", None, 52 - 10),
+    ]
     assert dealt[3].sealed == {"cards": [community]}
     t.wager(2, "play", 500)
     t.wager(4, "play", 1000)
@@ -196,11 +202,17 @@ def test_pair_bonus_community_card_and_bad_beat(chapter_table, deck):
     # the Play Wager (679a.1, bad_beat_minimum = flush).
     seat4 = by[("hand.settled", 4)]
     assert [(w["wager"], w["amount"], w["outcome"], w["paid"], w["collected"]) for w in seat4["wagers"]] == [
-        ("ante", 1000, "lose", 0, 1000), ("play", 1000, "lose", 0, 1000), ("bad_beat_bonus", 0, "win", 2000, 0)]
+        ("ante", 1000, "lose", 0, 1000),
+        ("play", 1000, "lose", 0, 1000),
+        ("bad_beat_bonus", 0, "win", 2000, 0),
+    ]
     # Seat 2's 5-5-J with the community 5h is three of a kind for the Pair Bonus.
     pb = by[("pair_bonus.settled", 2)]
     assert (pb["hand"], pb["paid"], pb["paytable"]) == (
-        "three_of_a_kind", 6000, "Rules Submission (601a.2) pair_bonus_paytable (community_card)")
+        "three_of_a_kind",
+        6000,
+        "Rules Submission (601a.2) pair_bonus_paytable (community_card)",
+    )
     done = by[("round.completed", None)]
     assert done["areas"] == {"dealer": dealer, "pair_bonus_community": [community]}
     assert (done["paid"], done["collected"]) == (2000 + 6000, 3000)
@@ -233,8 +245,13 @@ def test_offers_follow_the_rules():
     full = {o.spot: (o.rule, o.min_cents, o.max_cents) for o in spec.offers(rules())}
     assert full["ante"] == ("679a.7(d)(1)", 500, 10_000)
     assert list(full) == ["ante", "prime", "pair_bonus", "all_six"]
-    bare = rules(prime_paytable=None, pair_bonus_paytable=None, pair_bonus_layout=None, pair_bonus_hand=None,
-                 all_six_paytable=None)
+    bare = rules(
+        prime_paytable=None,
+        pair_bonus_paytable=None,
+        pair_bonus_layout=None,
+        pair_bonus_hand=None,
+        all_six_paytable=None,
+    )
     assert [o.spot for o in spec.offers(bare)] == ["ante"]
 
 
@@ -243,7 +260,11 @@ def test_citations_never_name_an_unpublished_subsection():
     assert all(rule.startswith("679a") for rule in c.values())
     # Published: cited as they are; the engine's lock before dealing from the hand is 679a.9(a)(3).
     assert [c[k] for k in ("9(a)(3)", "7(c)", "7(b)")] + [c.get("9(d)")] == [
-        "679a.9(a)(3)", "679a.7(c)", "679a.7(b)", "679a.9(d)"]
+        "679a.9(a)(3)",
+        "679a.7(c)",
+        "679a.7(b)",
+        "679a.9(d)",
+    ]
     # Not published (679a.13 is not known to exist; 679a.8 and 679a.10 are missing): said so, under any key.
     for key in ("13(a)", "13(b)", "13(d)", "13(e)", "13(f)", "13(g)", "8(b)", "10(a)(2)", "4(a)", "7(d)(4)"):
         assert c.get(key) == f"679a (not available: the step other chapters cite as .{key})"

@@ -26,10 +26,14 @@ COMMUNITY = ["Kc", "Kh", "5s"]
 
 def rules(**kw: Any) -> CajunStudRules:
     base: dict[str, Any] = {
-        "chapter": "683a", "ante_paytable": "A", "optional_wagers": ["pocket_bonus", "board_bonus", "lo_ball",
-                                                                     "all_six_bonus"],
-        "pocket_bonus_paytable": "A", "board_bonus_paytable": "A", "lo_ball_paytable": "A",
-        "all_six_bonus_paytable": "C"}
+        "chapter": "683a",
+        "ante_paytable": "A",
+        "optional_wagers": ["pocket_bonus", "board_bonus", "lo_ball", "all_six_bonus"],
+        "pocket_bonus_paytable": "A",
+        "board_bonus_paytable": "A",
+        "lo_ball_paytable": "A",
+        "all_six_bonus_paytable": "C",
+    }
     return CajunStudRules.model_validate({**base, **kw})
 
 
@@ -53,6 +57,7 @@ def deal(t: Any, method: str) -> None:
 def table(chapter_table, deck):
     def make(method: str, top: list[str] | None = None, **kw: Any) -> Any:
         return chapter_table(CajunStudSpec(), rules(**kw), method, [deck(top)] if top else [])
+
     return make
 
 
@@ -80,14 +85,29 @@ def play_scripted_round(table, method: str) -> Any:
 
 
 DEAL_EVENTS = {
-    "automated_shoe": [("no_more_bets", "683a.10(a)(2)"), ("lockout.confirmed", "683a.10(a)(2)"),
-                       *[("cards.dealt", "683a.10(b)")] * 3, ("all_six_bonus.dealt", "683a.10(c)"),
-                       ("community.dealt", "683a.10(c)"), ("stub.discarded", "683a.10(c)")],
-    "manual_shoe": [("no_more_bets", "683a.8(b)"), ("lockout.confirmed", "683a.8(b)"),
-                    *[("card.dealt", "683a.8(c)")] * 13, ("stub.discarded", "683a.8(c)")],
-    "hand": [("no_more_bets", "683a.9(a)(3)"), ("lockout.confirmed", "683a.9(a)(3)"),
-             ("deal.awaiting_dealer", "683a.9(b)"), ("all_six_bonus.dealt", "683a.9(b)"),
-             *[("cards.dealt", "683a.9(b)")] * 3, ("community.dealt", "683a.9(b)"), ("stub.discarded", "683a.9(b)")],
+    "automated_shoe": [
+        ("no_more_bets", "683a.10(a)(2)"),
+        ("lockout.confirmed", "683a.10(a)(2)"),
+        *[("cards.dealt", "683a.10(b)")] * 3,
+        ("all_six_bonus.dealt", "683a.10(c)"),
+        ("community.dealt", "683a.10(c)"),
+        ("stub.discarded", "683a.10(c)"),
+    ],
+    "manual_shoe": [
+        ("no_more_bets", "683a.8(b)"),
+        ("lockout.confirmed", "683a.8(b)"),
+        *[("card.dealt", "683a.8(c)")] * 13,
+        ("stub.discarded", "683a.8(c)"),
+    ],
+    "hand": [
+        ("no_more_bets", "683a.9(a)(3)"),
+        ("lockout.confirmed", "683a.9(a)(3)"),
+        ("deal.awaiting_dealer", "683a.9(b)"),
+        ("all_six_bonus.dealt", "683a.9(b)"),
+        *[("cards.dealt", "683a.9(b)")] * 3,
+        ("community.dealt", "683a.9(b)"),
+        ("stub.discarded", "683a.9(b)"),
+    ],
 }
 
 
@@ -148,27 +168,52 @@ def test_full_round_amounts(table, method):
     by = {(e.type, e.payload.get("seat")): e.payload for e in t.events}
     assert by[("wager.returned", 6)]["amount"] == 500
     asks = [e.payload for e in t.events if e.type == "decision.requested"]
-    assert asks[0] == {"seat": 1, "decision": "raise_1", "street": "first Raise Wager", "spot": "raise_1",
-                       "kind": "wager_or_fold", "allowed": [1000, 2000, 3000]}
+    assert asks[0] == {
+        "seat": 1,
+        "decision": "raise_1",
+        "street": "first Raise Wager",
+        "spot": "raise_1",
+        "kind": "wager_or_fold",
+        "allowed": [1000, 2000, 3000],
+    }
     assert [p["multiple"] for p in (e.payload for e in t.events if e.type == "street_wager.placed")] == [
-        3, 1, 1, 1, 1, 2, 1]
+        3,
+        1,
+        1,
+        1,
+        1,
+        2,
+        1,
+    ]
     # Seat 3 folded at the second decision: the Ante and the first raise go (683a.11(d)), the Pocket
     # Bonus and the cards stay.
-    assert by[("seat.folded", 3)] == {"seat": 3, "street": "second Raise Wager", "decision": "raise_2",
-                                      "collected": {"ante": 500, "raise_1": 500}, "cards": "left on the table",
-                                      "optional_wagers_pending": ["pocket_bonus"]}
+    assert by[("seat.folded", 3)] == {
+        "seat": 3,
+        "street": "second Raise Wager",
+        "decision": "raise_2",
+        "collected": {"ante": 500, "raise_1": 500},
+        "cards": "left on the table",
+        "optional_wagers_pending": ["pocket_bonus"],
+    }
     # Seat 1: J-J with K-K-5 is two pair, 2 to 1 on 10 + 30 + 10 + 20 dollars.
     seat1 = by[("hand.settled", 1)]
     assert (seat1["hand"], seat1["paytable"], seat1["community"]) == ("two_pair", "683a.12(a) paytable A", COMMUNITY)
     assert [(w["wager"], w["amount"], w["paid"], w["returned"]) for w in seat1["wagers"]] == [
-        ("ante", 1000, 2000, 1000), ("raise_1", 3000, 6000, 3000),
-        ("raise_2", 1000, 2000, 1000), ("raise_3", 2000, 4000, 2000)]
+        ("ante", 1000, 2000, 1000),
+        ("raise_1", 3000, 6000, 3000),
+        ("raise_2", 1000, 2000, 1000),
+        ("raise_3", 2000, 4000, 2000),
+    ]
     # Seat 5: 2-9 with K-K-5 is a pair of kings, 1 to 1 on 4 x 5 dollars.
     seat5 = by[("hand.settled", 5)]
     assert (seat5["hand"], seat5["paid"]) == ("pair_of_jacks_or_better", 2000)
     board = by[("board_bonus.settled", 5)]
-    assert (board["hand"], board["odds"], board["paid"], board["paytable"]) == ("pair", "1 to 1", 500,
-                                                                                "683a.12(c) paytable A")
+    assert (board["hand"], board["odds"], board["paid"], board["paytable"]) == (
+        "pair",
+        "1 to 1",
+        500,
+        "683a.12(c) paytable A",
+    )
     lo = by[("lo_ball.settled", 5)]
     assert (lo["outcome"], lo["collected"]) == ("lose", 500)
     pocket = by[("pocket_bonus.settled", 3)]
@@ -176,8 +221,12 @@ def test_full_round_amounts(table, method):
     six_shown = by[("all_six_bonus.revealed", None)]
     assert six_shown["cards"] == ALL_SIX
     six = by[("all_six_bonus.settled", 1)]
-    assert (six["hand"], six["odds"], six["paid"], six["paytable"]) == ("four_of_a_kind", "100 to 1", 50_000,
-                                                                         "683a.12(e) paytable C")
+    assert (six["hand"], six["odds"], six["paid"], six["paytable"]) == (
+        "four_of_a_kind",
+        "100 to 1",
+        50_000,
+        "683a.12(e) paytable C",
+    )
     done = by[("round.completed", None)]
     assert done["paid"] == 14_000 + 2_000 + 500 + 2_500 + 50_000
     assert done["collected"] == 500 + 500 + 500  # seat 3's Ante and first raise, seat 5's Lo Ball
@@ -208,7 +257,13 @@ def test_all_six_cards_come_first_from_a_manual_shoe_or_the_hand(table, method):
     assert (r.areas["all_six_bonus"], r.areas["community"]) == (["Js", "Jc", "3d", "4d"], ["Ks", "Kh", "5s"])
     if method == "manual_shoe":
         assert [e.payload["to"] for e in t.events if e.type == "card.dealt"] == [
-            *["all_six_bonus"] * 4, "seat:2", "seat:4", "seat:2", "seat:4", *["community"] * 3]
+            *["all_six_bonus"] * 4,
+            "seat:2",
+            "seat:4",
+            "seat:2",
+            "seat:4",
+            *["community"] * 3,
+        ]
     assert t.types()[-2:] == ["stub.discarded", "decision.requested"]
 
 
@@ -224,9 +279,11 @@ def test_all_six_cards_come_from_the_stub_of_an_automated_shoe(table):
     assert (r.seats[2].cards, r.seats[4].cards) == (["Ah", "Ad"], ["2c", "2d"])
     assert (r.areas["all_six_bonus"], r.areas["community"]) == (["Js", "Jc", "3d", "4d"], ["Ks", "Kh", "5s"])
     stub = [(e.type, e.rule, e.sealed) for e in t.events if e.rule == "683a.10(c)"]
-    assert stub == [("all_six_bonus.dealt", "683a.10(c)", {"cards": ["Js", "Jc", "3d", "4d"]}),
-                    ("community.dealt", "683a.10(c)", {"cards": ["Ks", "Kh", "5s"]}),
-                    ("stub.discarded", "683a.10(c)", None)]
+    assert stub == [
+        ("all_six_bonus.dealt", "683a.10(c)", {"cards": ["Js", "Jc", "3d", "4d"]}),
+        ("community.dealt", "683a.10(c)", {"cards": ["Ks", "Kh", "5s"]}),
+        ("stub.discarded", "683a.10(c)", None),
+    ]
     assert next(e for e in t.events if e.type == "stub.discarded").payload["count"] == 52 - 11
 
 
@@ -263,21 +320,28 @@ def test_raise_must_be_one_to_three_antes_and_in_turn(table, method):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_optional_wager_needs_an_ante_and_the_table_limits(table, method):
-    t = table(method, optional_wagers=["pocket_bonus"], board_bonus_paytable=None, lo_ball_paytable=None,
-              all_six_bonus_paytable=None)
-    assert next(e for e in t.events if e.type == "betting.opened").payload["wagers_offered"] == [
-        "ante", "pocket_bonus"]
+    t = table(
+        method,
+        optional_wagers=["pocket_bonus"],
+        board_bonus_paytable=None,
+        lo_ball_paytable=None,
+        all_six_bonus_paytable=None,
+    )
+    assert next(e for e in t.events if e.type == "betting.opened").payload["wagers_offered"] == ["ante", "pocket_bonus"]
     assert [(e.type, e.rule) for e in t.wager(1, "board_bonus", 500)] == [("wager.rejected", "683a.7(c)")]
     # No limits of its own in CajunStudRules: an optional wager takes the Ante's ($5 to $100).
     assert [(e.type, e.rule) for e in t.wager(1, "pocket_bonus", 100)] == [("wager.rejected", "683a.7(d)(2)")]
     t.wager(1, "pocket_bonus", 500)
     refused = t.press("no_more_bets")
-    assert [(e.type, e.rule) for e in refused] == [("wager.returned", "683a.7(d)(2)"),
-                                                   ("no_more_bets.refused", "683a.7(d)(1)")]
+    assert [(e.type, e.rule) for e in refused] == [
+        ("wager.returned", "683a.7(d)(2)"),
+        ("no_more_bets.refused", "683a.7(d)(1)"),
+    ]
     assert "683a.7(d)(1)" in refused[0].payload["reason"]
 
 
 # -- 683a.13 irregularities ----------------------------------------------------------------------------------
+
 
 def test_face_up_card_in_an_automated_shoe_discarded_then_two_void(table):
     t = table("automated_shoe")
@@ -297,13 +361,18 @@ def test_face_up_card_in_an_automated_shoe_discarded_then_two_void(table):
     t.answer = answer
     t.press("no_more_bets")
     assert [(e.type, e.rule) for e in t.events if e.type in ("card.face_up_discarded", "round.voided")] == [
-        ("card.face_up_discarded", "683a.13(a)"), ("round.voided", "683a.13(a)")]
+        ("card.face_up_discarded", "683a.13(a)"),
+        ("round.voided", "683a.13(a)"),
+    ]
     void = next(e for e in t.events if e.type == "round.voided")
     assert void.payload["returned"] == {"1": {"ante": 500}, "2": {"ante": 500, "all_six_bonus": 500}}
     # The stack the shoe dispensed after the second face-up card arrives after the void and is ignored.
-    after = [(e.type, e.rule) for e in t.events[t.events.index(void) + 1:] if e.type != "input.ignored"]
-    assert after == [("shuffle.started", "683a.5(a)"), ("shuffle.completed", "683a.5(b)"),
-                     ("betting.opened", "683a.7(c)")]
+    after = [(e.type, e.rule) for e in t.events[t.events.index(void) + 1 :] if e.type != "input.ignored"]
+    assert after == [
+        ("shuffle.started", "683a.5(a)"),
+        ("shuffle.completed", "683a.5(b)"),
+        ("betting.opened", "683a.7(c)"),
+    ]
 
 
 def test_face_up_card_in_a_manual_shoe_is_not_used(table):
@@ -313,8 +382,7 @@ def test_face_up_card_in_a_manual_shoe_is_not_used(table):
     t.press("no_more_bets")
     card, t.shoe = t.shoe[0], t.shoe[1:]
     shown = t.feed(FaceUpCard("shoe", card=card))
-    assert [(e.type, e.rule, e.sealed) for e in shown] == [
-        ("card.face_up_discarded", "683a.13(a)", {"card": "9c"})]
+    assert [(e.type, e.rule, e.sealed) for e in shown] == [("card.face_up_discarded", "683a.13(a)", {"card": "9c"})]
     t.draw()
     r = t.state.round
     # The next card off the shoe is the first All-Six Bonus card (683a.8(c)); the deck is still whole.
@@ -340,7 +408,8 @@ def test_wrong_stack_size_voids_and_returns_every_wager(table):
     t.wager(1, "ante", 500)
     t.wager(1, "pocket_bonus", 500)
     t.answer = lambda c, orig=t.answer: (
-        [StackDispensed("shoe", cards=("As",))] if c.verb == "dispense_stack" else orig(c))
+        [StackDispensed("shoe", cards=("As",))] if c.verb == "dispense_stack" else orig(c)
+    )
     t.press("no_more_bets")
     void = next(e for e in t.events if e.type == "round.voided")
     assert void.rule == "683a.13(c)"
@@ -356,7 +425,8 @@ def test_a_stub_that_does_not_complete_the_deck_voids(table):
     t.wager(1, "all_six_bonus", 500)
     # The stub is one card short: the all-six and community areas would not get their count (683a.13(c)).
     t.answer = lambda c, orig=t.answer: (
-        [StubRemoved("shoe", cards=tuple(t.shoe[1:]))] if c.verb == "remove_stub" else orig(c))
+        [StubRemoved("shoe", cards=tuple(t.shoe[1:]))] if c.verb == "remove_stub" else orig(c)
+    )
     t.press("no_more_bets")
     void = next(e for e in t.events if e.type == "round.voided")
     assert void.rule == "683a.13(c)" and "deck check failed" in void.payload["reason"]
@@ -391,8 +461,13 @@ def test_automated_shoe_jam_voids_the_round(table):
     t.answer = answer
     t.press("no_more_bets")
     assert [(e.type, e.rule) for e in t.events[-6:]] == [
-        ("cards.dealt", "683a.10(b)"), ("device.fault", None), ("round.voided", "683a.13(f)"),
-        ("shuffle.started", "683a.5(a)"), ("shuffle.completed", "683a.5(b)"), ("betting.opened", "683a.7(c)")]
+        ("cards.dealt", "683a.10(b)"),
+        ("device.fault", None),
+        ("round.voided", "683a.13(f)"),
+        ("shuffle.started", "683a.5(a)"),
+        ("shuffle.completed", "683a.5(b)"),
+        ("betting.opened", "683a.7(c)"),
+    ]
     void = t.events[-4]
     assert void.payload["returned"] == {"1": {"ante": 500}, "2": {"ante": 500, "board_bonus": 500}}
     assert t.state.phase is Phase.BETTING
@@ -415,10 +490,15 @@ def test_shuffler_jam_reshuffles(table, method):
     t.answer = answer
     for spot in ("raise_1", "raise_2", "raise_3"):
         t.wager(1, spot, 500)
-    after = t.events[t.types().index("round.completed") + 1:]
+    after = t.events[t.types().index("round.completed") + 1 :]
     assert [(e.type, e.rule) for e in after] == [
-        ("shuffle.started", "683a.5(a)"), ("device.fault", None), ("shuffle.failed", "683a.13(e)"),
-        ("shuffle.started", "683a.5(a)"), ("shuffle.completed", "683a.5(b)"), ("betting.opened", "683a.7(c)")]
+        ("shuffle.started", "683a.5(a)"),
+        ("device.fault", None),
+        ("shuffle.failed", "683a.13(e)"),
+        ("shuffle.started", "683a.5(a)"),
+        ("shuffle.completed", "683a.5(b)"),
+        ("betting.opened", "683a.7(c)"),
+    ]
     assert t.state.phase is Phase.BETTING
 
 
@@ -436,6 +516,7 @@ def test_shuffler_miscount_removes_the_deck(table):
 
 
 # -- 683a.13(d): a community card exposed early ----------------------------------------------------------------
+
 
 def exposure_round(table, method: str) -> Any:
     """Seat 2 raised once and keeps a Pocket Bonus and a Board Bonus; seat 4 only an Ante; a community card
@@ -457,13 +538,16 @@ def test_exposure_hook_settles_the_optional_wagers(table, method):
     stands when the card is exposed."""
     t = exposure_round(table, method)
     r = t.state.round
-    view = RoundView(r.round_id, tuple(SeatView(n, tuple(r.seats[n].cards), dict(r.seats[n].wagers), None,
-                                                frozenset()) for n in r.players),
-                     {k: tuple(v) for k, v in r.areas.items()})
+    view = RoundView(
+        r.round_id,
+        tuple(SeatView(n, tuple(r.seats[n].cards), dict(r.seats[n].wagers), None, frozenset()) for n in r.players),
+        {k: tuple(v) for k, v in r.areas.items()},
+    )
     rows = CajunStudSpec().settle_on_exposure(rules(), view)
     assert [(x.seat, x.wager, x.rule, x.hand, x.odds, x.paid, x.returned) for x in rows] == [
         (2, "pocket_bonus", "683a.11(i)(1)(ii)", "pair_of_aces", "30 to 1", 15_000, 500),
-        (2, "board_bonus", "683a.11(i)(2)(ii)", "pair", "1 to 1", 500, 500)]
+        (2, "board_bonus", "683a.11(i)(2)(ii)", "pair", "1 to 1", 500, 500),
+    ]
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -476,6 +560,8 @@ def test_exposed_community_card_still_settles_the_optional_wagers(table, method)
     assert (void.type, void.rule) == ("round.voided", "683a.13(d)")
     assert void.payload["returned"] == {"2": {"ante": 500, "raise_1": 1000}, "4": {"ante": 500}}
     settled = [(e.type, e.rule, e.payload["seat"], e.payload["paid"]) for e in out if e.type.endswith(".settled")]
-    assert settled == [("pocket_bonus.settled", "683a.11(i)(1)(ii)", 2, 15_000),
-                       ("board_bonus.settled", "683a.11(i)(2)(ii)", 2, 500)]
+    assert settled == [
+        ("pocket_bonus.settled", "683a.11(i)(1)(ii)", 2, 15_000),
+        ("board_bonus.settled", "683a.11(i)(2)(ii)", 2, 500),
+    ]
     assert ("shuffle.started", "683a.5(a)") in [(e.type, e.rule) for e in out]

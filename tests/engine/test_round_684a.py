@@ -107,11 +107,16 @@ def test_layout_stacks_and_the_all_six_card(chapter_table, deck):
     assert ev[("dealer.dealt", None)].sealed["cards"] == DEALER
     # 684a.10(b): the top card of the stack after the dealer's to the All-Six Bonus area, the other four burned.
     assert (ev[("all_six_bonus.dealt", None)].payload, ev[("all_six_bonus.dealt", None)].sealed) == (
-        {"count": 1}, {"cards": [ALL_SIX]})
+        {"count": 1},
+        {"cards": [ALL_SIX]},
+    )
     assert (ev[("burn.dealt", None)].payload, ev[("burn.dealt", None)].sealed) == ({"count": 4}, {"cards": BURNED})
     assert ev[("stub.discarded", None)].payload == {"count": 52 - 25}
-    assert ev[("round.completed", None)].payload["areas"] == {"dealer": DEALER, "all_six_bonus": [ALL_SIX],
-                                                              "burn": BURNED}
+    assert ev[("round.completed", None)].payload["areas"] == {
+        "dealer": DEALER,
+        "all_six_bonus": [ALL_SIX],
+        "burn": BURNED,
+    }
     dispensed = [c.cards for c in t.commands if c.verb == "dispense_stack"]
     assert dispensed == [5] * 5 and [c.verb for c in t.commands].count("remove_stub") == 1
 
@@ -132,7 +137,10 @@ def test_full_round_amounts(chapter_table, deck):
     seat4 = by[("hand.settled", 4)]
     assert seat4["hand"] == "flush"
     assert [(w["wager"], w["amount"], w["outcome"], w["paid"]) for w in seat4["wagers"]] == [
-        ("ante", 1000, "win", 1000), ("odds", 1000, "win", 5000), ("raise", 2000, "win", 2000)]
+        ("ante", 1000, "win", 1000),
+        ("odds", 1000, "win", 5000),
+        ("raise", 2000, "win", 2000),
+    ]
     assert (by[("prime.settled", 4)]["hand"], by[("prime.settled", 4)]["paid"]) == ("red", 2000)
     # Seat 2's two pair beats it too: Odds 2 to 1; with the All-Six Bonus card Ks, K-K-K-3-3 is a full house.
     seat2 = by[("hand.settled", 2)]
@@ -202,6 +210,10 @@ def test_citations_never_name_an_unpublished_subsection():
     c = Chapter684aSpec.citations
     assert all(rule.startswith("684a") for rule in c.values())
     assert [c[k] for k in ("10(a)(2)", "10(d)", "7(c)", "13(c)")] == [
-        "684a.10(a)(2)", "684a.10(d)", "684a.10(a)(2)", "684a.10(f)"]
+        "684a.10(a)(2)",
+        "684a.10(d)",
+        "684a.10(a)(2)",
+        "684a.10(f)",
+    ]
     for key in ("13(a)", "13(d)", "13(f)", "13(g)", "7(b)", "8(f)", "9(a)(3)", "4(a)"):
         assert c.get(key) == f"684a (not available: the step other chapters cite as .{key})"

@@ -89,7 +89,8 @@ def test_recovery_tells_every_station_what_its_light_must_show(make_table, deck)
     events = t.feed(Recover())
     assert events[0].type == "table.recovered" and events[0].payload["policy"] == "await_jackpot"
     assert sorted(lights(t, mark), key=lambda x: x[1] or 0) == [
-        ("light_on" if n in (1, 3) else "light_off", n) for n in range(1, seats + 1)]
+        ("light_on" if n in (1, 3) else "light_off", n) for n in range(1, seats + 1)
+    ]
 
 
 def test_recovery_after_the_validation_puts_a_stale_light_out(make_table, deck):
@@ -140,8 +141,9 @@ async def test_service_skips_a_station_without_a_light_and_says_so_once(tmp_path
 
     config = demo_config()
     station = LightlessStation(2)
-    service = TableService(config, {station.device_id: station}, Journal(tmp_path / "j.sqlite", config.table_id,
-                                                                         boot_id="b1"))
+    service = TableService(
+        config, {station.device_id: station}, Journal(tmp_path / "j.sqlite", config.table_id, boot_id="b1")
+    )
     with structlog.testing.capture_logs() as logs:
         for verb in ("light_on", "light_off", "lock", "light_on"):
             await service._execute([Command("wager_station", verb, seat=2)])

@@ -126,12 +126,13 @@ class TableMachine(RuleBasedStateMachine):
             self.locks_outstanding = set(range(1, self.spec.seats(self.rules) + 1))
         elif e.type in CARD_EVENTS or e.type.endswith(".dealt"):
             assert not self.locks_outstanding, f"{e.type} before every lock was acknowledged"
-            self.dealt_count += 1 if e.type == "card.dealt" else p.get("count", 0) if e.type != "deal.awaiting_dealer" \
-                else 0
+            self.dealt_count += (
+                1 if e.type == "card.dealt" else p.get("count", 0) if e.type != "deal.awaiting_dealer" else 0
+            )
         elif e.type == "card.face_up_discarded":
             self.dealt_count += 1
         elif e.type == "wager.accepted":
-            assert not self.after_no_more_bets, "a wager counted after \"no more bets\""
+            assert not self.after_no_more_bets, 'a wager counted after "no more bets"'
             self.wagers.setdefault(p["seat"], {})[p["spot"]] = p["amount"]
         elif e.type in ("wager.returned", "wager.withdrawn"):
             self.wagers.get(p["seat"], {}).pop(p["spot"], None)
@@ -149,17 +150,27 @@ class TableMachine(RuleBasedStateMachine):
 
     # -- setup --------------------------------------------------------------------------------
 
-    @initialize(method=st.sampled_from(["automated_shoe", "manual_shoe", "hand"]), counts=st.booleans(),
-                preinspected=st.booleans(), abandoned=st.sampled_from(["lose", "hold"]),
-                two=st.booleans(), counted=st.booleans())
+    @initialize(
+        method=st.sampled_from(["automated_shoe", "manual_shoe", "hand"]),
+        counts=st.booleans(),
+        preinspected=st.booleans(),
+        abandoned=st.sampled_from(["lose", "hold"]),
+        two=st.booleans(),
+        counted=st.booleans(),
+    )
     def open(self, method: Any, counts: bool, preinspected: bool, abandoned: Any, two: bool, counted: bool) -> None:
         if counted and len(self.offers) > 1:  # as if the last optional wager were on a table game system
             self.spec = WithCountedWagers(self.spec, {self.offers[-1].spot: "x.8(b)"})  # type: ignore[assignment]
         if method not in self.methods:
             method = self.methods[0]  # the chapter publishes no procedure for that method
-        opts = TableOptions(decks="two_decks" if two else "one_deck", cards_preinspected=preinspected,
-                            shuffler_counts=counts, stub_count_every=1, abandoned_wagers=abandoned,
-                            idle_inspection_minutes=30)
+        opts = TableOptions(
+            decks="two_decks" if two else "one_deck",
+            cards_preinspected=preinspected,
+            shuffler_counts=counts,
+            stub_count_every=1,
+            abandoned_wagers=abandoned,
+            idle_inspection_minutes=30,
+        )
         self.engine = RoundEngine(self.spec, self.rules, method, opts)
         self.step(Tick(self.now))
         self.step(OpenTable())
@@ -180,7 +191,7 @@ class TableMachine(RuleBasedStateMachine):
             assert c.seat is not None
             self.step(LockAcknowledged(f"wager_station_{c.seat}", seat=c.seat, locked=c.verb == "lock"))
         elif c.verb == "dispense_stack":
-            stack, self.shoe = self.shoe[: c.cards], self.shoe[c.cards:]
+            stack, self.shoe = self.shoe[: c.cards], self.shoe[c.cards :]
             self.step(StackDispensed("shoe", cards=tuple(stack)))
         elif c.verb == "remove_stub":
             stub, self.shoe = self.shoe, []
@@ -193,7 +204,7 @@ class TableMachine(RuleBasedStateMachine):
         c = next((c for c in self.pending if c.verb == "dispense_stack"), None)
         if c is not None:
             self.pending.remove(c)
-            stack, self.shoe = self.shoe[: c.cards + 1], self.shoe[c.cards + 1:]
+            stack, self.shoe = self.shoe[: c.cards + 1], self.shoe[c.cards + 1 :]
             self.step(StackDispensed("shoe", cards=tuple(stack)))
 
     @rule()
@@ -208,8 +219,10 @@ class TableMachine(RuleBasedStateMachine):
             card, self.shoe = self.shoe[0], self.shoe[1:]
             self.step(FaceUpCard("shoe", card=card))
 
-    @rule(dev=st.sampled_from(["shuffler", "shoe"]),
-          code=st.sampled_from(["jam", "stopped", "incomplete", "empty", "misfeed", "foreign_card", "malfunction"]))
+    @rule(
+        dev=st.sampled_from(["shuffler", "shoe"]),
+        code=st.sampled_from(["jam", "stopped", "incomplete", "empty", "misfeed", "foreign_card", "malfunction"]),
+    )
     def fault(self, dev: str, code: str) -> None:
         if dev == "shoe" and not self.shoe_dealt:
             return
@@ -237,8 +250,9 @@ class TableMachine(RuleBasedStateMachine):
 
     @rule(seat=st.integers(0, 8), i=st.integers(0, 10), amount=st.sampled_from([0, 100, 500, 1000, 2500, 99_999]))
     def wager(self, seat: int, i: int, amount: int) -> None:
-        self.step(WagerDetected(f"wager_station_{seat}", seat=seat, spot=self.spots[i % len(self.spots)],
-                                amount_cents=amount))
+        self.step(
+            WagerDetected(f"wager_station_{seat}", seat=seat, spot=self.spots[i % len(self.spots)], amount_cents=amount)
+        )
 
     @rule(seat=st.integers(1, 7))
     def player(self, seat: int) -> None:
@@ -247,8 +261,9 @@ class TableMachine(RuleBasedStateMachine):
 
     @rule(seat=st.integers(1, 7))
     def refused_by_station(self, seat: int) -> None:
-        self.step(WagerRefused(f"wager_station_{seat}", seat=seat, spot=self.spots[0], amount_cents=500,
-                               reason="locked"))
+        self.step(
+            WagerRefused(f"wager_station_{seat}", seat=seat, spot=self.spots[0], amount_cents=500, reason="locked")
+        )
 
     @rule(choice=st.integers(0, 3))
     def decide(self, choice: int) -> None:
@@ -260,8 +275,14 @@ class TableMachine(RuleBasedStateMachine):
             if choice == 3:
                 self.step(ButtonPressedFold)
             else:
-                self.step(WagerDetected(f"wager_station_{p['seat']}", seat=p["seat"], spot=p["spot"],
-                                        amount_cents=allowed[choice % len(allowed)]))
+                self.step(
+                    WagerDetected(
+                        f"wager_station_{p['seat']}",
+                        seat=p["seat"],
+                        spot=p["spot"],
+                        amount_cents=allowed[choice % len(allowed)],
+                    )
+                )
         else:
             self.step(BUTTON["withdraw" if choice == 0 else "let_it_ride"])
 
@@ -271,8 +292,10 @@ class TableMachine(RuleBasedStateMachine):
             return
         self.step(BUTTON[button])
 
-    @rule(who=st.sampled_from(["dealer", "floorperson"]),
-          what=st.sampled_from(["cards_inspected", "deck_verified", "shuffled", "misdeal", "no_misdeal", "other"]))
+    @rule(
+        who=st.sampled_from(["dealer", "floorperson"]),
+        what=st.sampled_from(["cards_inspected", "deck_verified", "shuffled", "misdeal", "no_misdeal", "other"]),
+    )
     def confirm(self, who: Any, what: str) -> None:
         self.step(Confirm(who, what))
 
@@ -392,9 +415,14 @@ from drivers.interfaces import ButtonPressed  # noqa: E402
 BUTTON = {b: ButtonPressed("dealer_panel", button=b) for b in BUTTONS}
 ButtonPressedFold = BUTTON["fold"]
 
-SETTINGS = settings(max_examples=100, stateful_step_count=120, derandomize=True, deadline=None,
-                    suppress_health_check=list(HealthCheck),
-                    phases=[Phase.explicit, Phase.reuse, Phase.generate])  # no shrinking: < 30 s even on failure
+SETTINGS = settings(
+    max_examples=100,
+    stateful_step_count=120,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)  # no shrinking: < 30 s even on failure
 
 
 @pytest.mark.parametrize("chapter", sorted(SPECS))

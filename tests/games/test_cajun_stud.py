@@ -27,8 +27,14 @@ ALL_OPTIONAL = ("pocket_bonus", "board_bonus", "lo_ball", "all_six_bonus")
 
 def rules(**kw: Any) -> CajunStudRules:
     base: dict[str, Any] = {
-        "chapter": "683a", "ante_paytable": "A", "optional_wagers": ALL_OPTIONAL, "pocket_bonus_paytable": "A",
-        "board_bonus_paytable": "A", "lo_ball_paytable": "A", "all_six_bonus_paytable": "A"}
+        "chapter": "683a",
+        "ante_paytable": "A",
+        "optional_wagers": ALL_OPTIONAL,
+        "pocket_bonus_paytable": "A",
+        "board_bonus_paytable": "A",
+        "lo_ball_paytable": "A",
+        "all_six_bonus_paytable": "A",
+    }
     return CajunStudRules.model_validate({**base, **kw})
 
 
@@ -38,8 +44,13 @@ def seat(n: int, cards: str, wagers: dict[str, int], decisions: str = "raise rai
 
 def record(seats: list[dict[str, Any]], community: str, all_six: str = "") -> CajunStudRound:
     return CajunStudRound.model_validate(
-        {"chapter": "683a", "seats": seats, "community_cards": community.split(),
-         "all_six_bonus_cards": all_six.split()})
+        {
+            "chapter": "683a",
+            "seats": seats,
+            "community_cards": community.split(),
+            "all_six_bonus_cards": all_six.split(),
+        }
+    )
 
 
 def only(results: list[Settled], wager: str) -> Settled:
@@ -86,8 +97,9 @@ RAISED = {"ante": 500, "raise_1": 1500, "raise_2": 500, "raise_3": 1000}  # 3x, 
 
 @pytest.mark.parametrize("letter", "ABC")
 @pytest.mark.parametrize(("player", "community", "hand", "odds"), MAIN, ids=[m[0] + "|" + m[1] for m in MAIN])
-def test_683a_12a(letter: str, player: str, community: str, hand: str,
-                  odds: dict[str, tuple[int, int]] | str | None) -> None:
+def test_683a_12a(
+    letter: str, player: str, community: str, hand: str, odds: dict[str, tuple[int, int]] | str | None
+) -> None:
     results = settle_round(rules(ante_paytable=letter), record([seat(1, player, RAISED)], community))
     assert [r.wager for r in results] == ["ante", "raise_1", "raise_2", "raise_3"]
     for r in results:
@@ -102,8 +114,10 @@ def test_683a_12a(letter: str, player: str, community: str, hand: str,
 
 def test_683a_12a_three_to_two_in_cents() -> None:
     # 3 to 2 on $5 pays $7.50; on an odd cent amount the half cent cannot be paid and is dropped.
-    results = settle_round(rules(ante_paytable="B"), record(
-        [seat(1, "9c 9d", {"ante": 501, "raise_1": 501, "raise_2": 1002, "raise_3": 1503})], "2h 2s 4c"))
+    results = settle_round(
+        rules(ante_paytable="B"),
+        record([seat(1, "9c 9d", {"ante": 501, "raise_1": 501, "raise_2": 1002, "raise_3": 1503})], "2h 2s 4c"),
+    )
     assert [r.paid for r in results] == [751, 751, 1503, 2254]
 
 
@@ -128,8 +142,10 @@ POCKET: dict[str, tuple[str, dict[str, int]]] = {
 @pytest.mark.parametrize("player", sorted(POCKET))
 def test_683a_12b(letter: str, player: str) -> None:
     hand, odds = POCKET[player]
-    results = settle_round(rules(pocket_bonus_paytable=letter),
-                           record([seat(2, player, {"ante": 500, "pocket_bonus": 300}, "fold")], "3s 8d 9h"))
+    results = settle_round(
+        rules(pocket_bonus_paytable=letter),
+        record([seat(2, player, {"ante": 500, "pocket_bonus": 300}, "fold")], "3s 8d 9h"),
+    )
     assert_lose(only(results, "ante"), 500, "683a.11(b)")
     r = only(results, "pocket_bonus")
     assert (r.hand, r.paytable) == (hand, f"683a.12(b) paytable {letter}")
@@ -160,8 +176,10 @@ BOARD: dict[str, tuple[str, dict[str, int]]] = {
 @pytest.mark.parametrize("community", sorted(BOARD))
 def test_683a_12c(letter: str, community: str) -> None:
     hand, odds = BOARD[community]
-    results = settle_round(rules(board_bonus_paytable=letter),
-                           record([seat(4, "5s 6s", {"ante": 500, "board_bonus": 200}, "fold")], community))
+    results = settle_round(
+        rules(board_bonus_paytable=letter),
+        record([seat(4, "5s 6s", {"ante": 500, "board_bonus": 200}, "fold")], community),
+    )
     r = only(results, "board_bonus")
     assert (r.hand, r.paytable) == (hand, f"683a.12(c) paytable {letter}")
     if odds[letter]:
@@ -193,9 +211,10 @@ LO: dict[tuple[str, str], tuple[str, dict[str, str]]] = {
 @pytest.mark.parametrize("cards", sorted(LO), ids=lambda c: "|".join(c))
 def test_683a_12d(letter: str, cards: tuple[str, str]) -> None:
     hand, odds = LO[cards]
-    results = settle_round(rules(lo_ball_paytable=letter),
-                           record([seat(3, cards[0], {"ante": 500, "raise_1": 500, "lo_ball": 400}, "raise fold")],
-                                  cards[1]))
+    results = settle_round(
+        rules(lo_ball_paytable=letter),
+        record([seat(3, cards[0], {"ante": 500, "raise_1": 500, "lo_ball": 400}, "raise fold")], cards[1]),
+    )
     r = only(results, "lo_ball")
     assert (r.hand, r.paytable) == (hand, f"683a.12(d) paytable {letter}")
     if odds[letter] == "push":
@@ -217,26 +236,59 @@ def test_683a_12d_queen_high_is_loss_in_a_and_push_in_b() -> None:
 
 # -- 683a.12(e): All-Six Bonus, paytables A-E --------------------------------------------------------------
 SIX: dict[tuple[str, str], dict[str, tuple[str, int]]] = {
-    ("9d Td", "Jd Qd Kd Ad"): {**{k: ("royal_flush", 1000) for k in "ABCD"},
-                               "E": ("six_card_royal_flush_diamonds", 200_000)},
-    ("9h Th", "Jh Qh Kh Ah"): {**{k: ("royal_flush", 1000) for k in "ABCD"},
-                               "E": ("six_card_royal_flush_hearts_spades_or_clubs", 20_000)},
-    ("Ks 9s", "Qs Js Ts As"): {**{k: ("royal_flush", 1000) for k in "ABCD"},
-                               "E": ("six_card_royal_flush_hearts_spades_or_clubs", 20_000)},
-    ("Ac 9c", "Kc Qc Jc Tc"): {**{k: ("royal_flush", 1000) for k in "ABCD"},
-                               "E": ("six_card_royal_flush_hearts_spades_or_clubs", 20_000)},
+    ("9d Td", "Jd Qd Kd Ad"): {
+        **{k: ("royal_flush", 1000) for k in "ABCD"},
+        "E": ("six_card_royal_flush_diamonds", 200_000),
+    },
+    ("9h Th", "Jh Qh Kh Ah"): {
+        **{k: ("royal_flush", 1000) for k in "ABCD"},
+        "E": ("six_card_royal_flush_hearts_spades_or_clubs", 20_000),
+    },
+    ("Ks 9s", "Qs Js Ts As"): {
+        **{k: ("royal_flush", 1000) for k in "ABCD"},
+        "E": ("six_card_royal_flush_hearts_spades_or_clubs", 20_000),
+    },
+    ("Ac 9c", "Kc Qc Jc Tc"): {
+        **{k: ("royal_flush", 1000) for k in "ABCD"},
+        "E": ("six_card_royal_flush_hearts_spades_or_clubs", 20_000),
+    },
     ("As Ks", "Qs Js Ts 2c"): {k: ("royal_flush", 1000) for k in "ABCDE"},
     ("9h 8h", "7h 6h 5h 2c"): {k: ("straight_flush", 200) for k in "ABCDE"},
-    ("9c 9d", "9h 9s 2c 3d"): {"A": ("four_of_a_kind", 50), "B": ("four_of_a_kind", 50), "C": ("four_of_a_kind", 100),
-                               "D": ("four_of_a_kind", 100), "E": ("four_of_a_kind", 50)},
-    ("9c 9d", "9h 2s 2c 4d"): {"A": ("full_house", 25), "B": ("full_house", 25), "C": ("full_house", 20),
-                               "D": ("full_house", 20), "E": ("full_house", 20)},
-    ("Ah 9h", "7h 4h 2h Kc"): {"A": ("flush", 20), "B": ("flush", 15), "C": ("flush", 15),
-                               "D": ("flush", 15), "E": ("flush", 15)},
-    ("9c 8d", "7h 6s 5c Kd"): {"A": ("straight", 10), "B": ("straight", 10), "C": ("straight", 9),
-                               "D": ("straight", 10), "E": ("straight", 10)},
-    ("9c 9d", "9h 2s 4c Kd"): {"A": ("three_of_a_kind", 5), "B": ("three_of_a_kind", 5), "C": ("three_of_a_kind", 8),
-                               "D": ("three_of_a_kind", 7), "E": ("three_of_a_kind", 5)},
+    ("9c 9d", "9h 9s 2c 3d"): {
+        "A": ("four_of_a_kind", 50),
+        "B": ("four_of_a_kind", 50),
+        "C": ("four_of_a_kind", 100),
+        "D": ("four_of_a_kind", 100),
+        "E": ("four_of_a_kind", 50),
+    },
+    ("9c 9d", "9h 2s 2c 4d"): {
+        "A": ("full_house", 25),
+        "B": ("full_house", 25),
+        "C": ("full_house", 20),
+        "D": ("full_house", 20),
+        "E": ("full_house", 20),
+    },
+    ("Ah 9h", "7h 4h 2h Kc"): {
+        "A": ("flush", 20),
+        "B": ("flush", 15),
+        "C": ("flush", 15),
+        "D": ("flush", 15),
+        "E": ("flush", 15),
+    },
+    ("9c 8d", "7h 6s 5c Kd"): {
+        "A": ("straight", 10),
+        "B": ("straight", 10),
+        "C": ("straight", 9),
+        "D": ("straight", 10),
+        "E": ("straight", 10),
+    },
+    ("9c 9d", "9h 2s 4c Kd"): {
+        "A": ("three_of_a_kind", 5),
+        "B": ("three_of_a_kind", 5),
+        "C": ("three_of_a_kind", 8),
+        "D": ("three_of_a_kind", 7),
+        "E": ("three_of_a_kind", 5),
+    },
     ("9c 9d", "2h 2s 4c Kd"): {k: ("two_pair", 0) for k in "ABCDE"},
     ("9c 8d", "2h 2s 4c Kd"): {k: ("pair", 0) for k in "ABCDE"},
 }
@@ -246,9 +298,10 @@ SIX: dict[tuple[str, str], dict[str, tuple[str, int]]] = {
 @pytest.mark.parametrize("cards", sorted(SIX), ids=lambda c: "|".join(c))
 def test_683a_12e(letter: str, cards: tuple[str, str]) -> None:
     hand, odds = SIX[cards][letter]
-    results = settle_round(rules(all_six_bonus_paytable=letter),
-                           record([seat(5, cards[0], {"ante": 500, "all_six_bonus": 100}, "fold")], "3s 7c 8c",
-                                  cards[1]))
+    results = settle_round(
+        rules(all_six_bonus_paytable=letter),
+        record([seat(5, cards[0], {"ante": 500, "all_six_bonus": 100}, "fold")], "3s 7c 8c", cards[1]),
+    )
     r = only(results, "all_six_bonus")
     assert (r.hand, r.paytable) == (hand, f"683a.12(e) paytable {letter}")
     if odds:
@@ -259,24 +312,32 @@ def test_683a_12e(letter: str, cards: tuple[str, str]) -> None:
 
 # -- Folds: 683a.11(b), (d), (f) ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("decisions", "raises", "rule"), [
-    ("fold", {}, "683a.11(b)"),
-    ("raise fold", {"raise_1": 1000}, "683a.11(d)"),
-    ("raise raise fold", {"raise_1": 1000, "raise_2": 1500}, "683a.11(f)"),
-])
-def test_fold_forfeits_ante_and_raises_but_not_optional_wagers(decisions: str, raises: dict[str, int],
-                                                              rule: str) -> None:
+
+@pytest.mark.parametrize(
+    ("decisions", "raises", "rule"),
+    [
+        ("fold", {}, "683a.11(b)"),
+        ("raise fold", {"raise_1": 1000}, "683a.11(d)"),
+        ("raise raise fold", {"raise_1": 1000, "raise_2": 1500}, "683a.11(f)"),
+    ],
+)
+def test_fold_forfeits_ante_and_raises_but_not_optional_wagers(
+    decisions: str, raises: dict[str, int], rule: str
+) -> None:
     wagers = {"ante": 500, **raises, "pocket_bonus": 100, "board_bonus": 100, "lo_ball": 100, "all_six_bonus": 100}
     results = settle_round(rules(), record([seat(1, "As Ad", wagers, decisions)], "Ac Ah 2d", "Kc Kd Ks 3h"))
-    forfeits = results[:1 + len(raises)]
+    forfeits = results[: 1 + len(raises)]
     assert [r.wager for r in forfeits] == ["ante", *raises]
     for r in forfeits:
         assert (r.outcome, r.collected, r.rule) == ("lose", wagers[r.wager], rule)
     # The optional wagers still settle by their hands, in the order of 683a.11(i)(1)-(4).
-    rest = results[1 + len(raises):]
+    rest = results[1 + len(raises) :]
     assert [(r.wager, r.outcome, r.hand) for r in rest] == [
-        ("pocket_bonus", "win", "pair_of_aces"), ("board_bonus", "win", "pair"),
-        ("lo_ball", "lose", "four_of_a_kind"), ("all_six_bonus", "win", "full_house")]
+        ("pocket_bonus", "win", "pair_of_aces"),
+        ("board_bonus", "win", "pair"),
+        ("lo_ball", "lose", "four_of_a_kind"),
+        ("all_six_bonus", "win", "full_house"),
+    ]
     assert [r.paid for r in rest] == [3000, 100, 0, 2500]
 
 
@@ -287,22 +348,36 @@ def test_folded_seat_without_card_reading_wagers_may_omit_its_cards() -> None:
 
 def test_settlement_order() -> None:
     # Forfeits at each decision clockwise (ascending seat), then 683a.11(h) counterclockwise (descending).
-    rec = record([
-        seat(1, "2c 3d", {"ante": 100, "raise_1": 100}, "raise fold"),
-        seat(2, "4c 5d", {"ante": 100, "board_bonus": 100}, "fold"),
-        seat(3, "Kc Kd", {"ante": 100, "raise_1": 100, "raise_2": 100, "raise_3": 100, "pocket_bonus": 100}),
-        seat(4, "7c 8d", {"ante": 100}, "fold"),
-        seat(6, "Qc Qd", {"ante": 100, "raise_1": 200, "raise_2": 300, "raise_3": 100}),
-    ], "Ah Js 9h")
+    rec = record(
+        [
+            seat(1, "2c 3d", {"ante": 100, "raise_1": 100}, "raise fold"),
+            seat(2, "4c 5d", {"ante": 100, "board_bonus": 100}, "fold"),
+            seat(3, "Kc Kd", {"ante": 100, "raise_1": 100, "raise_2": 100, "raise_3": 100, "pocket_bonus": 100}),
+            seat(4, "7c 8d", {"ante": 100}, "fold"),
+            seat(6, "Qc Qd", {"ante": 100, "raise_1": 200, "raise_2": 300, "raise_3": 100}),
+        ],
+        "Ah Js 9h",
+    )
     assert [(r.seat, r.wager) for r in settle_round(rules(), rec)] == [
-        (2, "ante"), (4, "ante"), (1, "ante"), (1, "raise_1"),
-        (6, "ante"), (6, "raise_1"), (6, "raise_2"), (6, "raise_3"),
-        (3, "ante"), (3, "raise_1"), (3, "raise_2"), (3, "raise_3"), (3, "pocket_bonus"),
+        (2, "ante"),
+        (4, "ante"),
+        (1, "ante"),
+        (1, "raise_1"),
+        (6, "ante"),
+        (6, "raise_1"),
+        (6, "raise_2"),
+        (6, "raise_3"),
+        (3, "ante"),
+        (3, "raise_1"),
+        (3, "raise_2"),
+        (3, "raise_3"),
+        (3, "pocket_bonus"),
         (2, "board_bonus"),
     ]
 
 
 # -- 683a.12(f): the payout limit --------------------------------------------------------------------------
+
 
 def test_683a_12f_floor() -> None:
     assert payout_limit_floor(500) == 5_000_000  # $50,000 > 10 x $5 x 500
@@ -315,8 +390,7 @@ def test_683a_12f_floor() -> None:
 
 def test_683a_12f_caps_ante_and_raises_only_paying_first_settled_first() -> None:
     wagers = {"ante": 2000, "raise_1": 6000, "raise_2": 6000, "raise_3": 6000, "pocket_bonus": 2500}
-    results = settle_round(rules(payout_limit_cents=5_000_000),
-                           record([seat(1, "As Ks", wagers)], "Qs Js Ts"))
+    results = settle_round(rules(payout_limit_cents=5_000_000), record([seat(1, "As Ks", wagers)], "Qs Js Ts"))
     # Uncapped: 500 to 1 on $200 in all = $100,000; the limit is $50,000.
     assert [r.paid for r in results[:4]] == [1_000_000, 3_000_000, 1_000_000, 0]
     assert sum(r.paid for r in results[:4]) == 5_000_000
@@ -329,8 +403,14 @@ def test_683a_12f_caps_ante_and_raises_only_paying_first_settled_first() -> None
 
 def test_683a_12f_is_per_player_across_boxes() -> None:
     wagers = {"ante": 2000, "raise_1": 6000, "raise_2": 6000, "raise_3": 6000}
-    rec = record([seat(2, "As Ks", wagers, player="p1"), seat(3, "9s 8s", wagers, player="p1"),
-                  seat(4, "Kc Kd", wagers, player="p2")], "Qs Js Ts")
+    rec = record(
+        [
+            seat(2, "As Ks", wagers, player="p1"),
+            seat(3, "9s 8s", wagers, player="p1"),
+            seat(4, "Kc Kd", wagers, player="p2"),
+        ],
+        "Qs Js Ts",
+    )
     results = settle_round(rules(payout_limit_cents=5_000_000, adjacent_boxes=2), rec)
     by_seat = {n: sum(r.paid for r in results if r.seat == n) for n in (2, 3, 4)}
     # Seat 4 (p2): pair of kings 1 to 1 on $200. Seat 3 (p1): Q-high straight flush 100 to 1 = $20,000, settled
@@ -346,21 +426,39 @@ def test_no_limit_configured_pays_in_full() -> None:
 
 # -- Validation of rules ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("kw", "message"), [
-    ({"pocket_bonus_paytable": None}, "offers pocket_bonus but pocket_bonus_paytable is not set"),
-    ({"lo_ball_paytable": None}, "add lo_ball_paytable"),
-    ({"optional_wagers": ["board_bonus"], "pocket_bonus_paytable": "A", "lo_ball_paytable": None,
-      "all_six_bonus_paytable": None}, "pocket_bonus_paytable = \"A\" but optional_wagers does not offer"),
-    ({"optional_wagers": ["lo_ball", "lo_ball"], "pocket_bonus_paytable": None, "board_bonus_paytable": None,
-      "all_six_bonus_paytable": None}, "lists lo_ball more than once"),
-    ({"lo_ball_paytable": "C"}, "lo_ball_paytable"),
-    ({"ante_min_cents": 20_000}, "swap them"),
-    ({"seats": 7}, "seats"),
-    ({"seats": 2, "adjacent_boxes": 3}, "adjacent_boxes"),
-    ({"ante_paytable": None}, "ante_paytable"),
-    ({"chapter": "655a"}, "chapter"),
-    ({"colour": "red"}, "colour"),
-])
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"pocket_bonus_paytable": None}, "offers pocket_bonus but pocket_bonus_paytable is not set"),
+        ({"lo_ball_paytable": None}, "add lo_ball_paytable"),
+        (
+            {
+                "optional_wagers": ["board_bonus"],
+                "pocket_bonus_paytable": "A",
+                "lo_ball_paytable": None,
+                "all_six_bonus_paytable": None,
+            },
+            'pocket_bonus_paytable = "A" but optional_wagers does not offer',
+        ),
+        (
+            {
+                "optional_wagers": ["lo_ball", "lo_ball"],
+                "pocket_bonus_paytable": None,
+                "board_bonus_paytable": None,
+                "all_six_bonus_paytable": None,
+            },
+            "lists lo_ball more than once",
+        ),
+        ({"lo_ball_paytable": "C"}, "lo_ball_paytable"),
+        ({"ante_min_cents": 20_000}, "swap them"),
+        ({"seats": 7}, "seats"),
+        ({"seats": 2, "adjacent_boxes": 3}, "adjacent_boxes"),
+        ({"ante_paytable": None}, "ante_paytable"),
+        ({"chapter": "655a"}, "chapter"),
+        ({"colour": "red"}, "colour"),
+    ],
+)
 def test_rules_validation(kw: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         rules(**kw)
@@ -375,26 +473,29 @@ def test_rules_without_optional_wagers() -> None:
 OK = {"ante": 500, "raise_1": 500, "raise_2": 1000, "raise_3": 1500}
 
 
-@pytest.mark.parametrize(("seats", "community", "all_six", "message"), [
-    ([seat(1, "As Ks", {**OK, "raise_2": 700})], "2c 3c 4d", "", "wagers.raise_2 = 700 but 683a.11\\(d\\) allows"),
-    ([seat(1, "As Ks", {**OK, "raise_3": 2000})], "2c 3c 4d", "", "500, 1000, 1500"),
-    ([seat(1, "As Ks", {"ante": 500, "raise_1": 500}, "fold")], "2c 3c 4d", "", "remove wagers.raise_1"),
-    ([seat(1, "As Ks", {k: v for k, v in OK.items() if k != "raise_1"})], "2c 3c 4d", "", "wagers.raise_1 = 0 but"),
-    ([seat(1, "As Ks", OK, "raise raise")], "2c 3c 4d", "", "stopping at the first 'fold'"),
-    ([seat(1, "As Ks", OK, "fold raise")], "2c 3c 4d", "", "stopping at the first 'fold'"),
-    ([seat(1, "As Ks", {"raise_1": 500}, "fold")], "2c 3c 4d", "", "wagers.ante is missing"),
-    ([seat(1, "As Ks", {**OK, "insurance": 5})], "2c 3c 4d", "", "unknown wager\\(s\\) insurance"),
-    ([seat(1, "As", OK)], "2c 3c 4d", "", "cards has 1 card"),
-    ([seat(1, "", {"ante": 500, "lo_ball": 100}, "fold")], "2c 3c 4d", "", "cards has 0 card"),
-    ([seat(1, "As Ks", OK), seat(1, "Ad Kd", OK)], "2c 3c 4d", "", "more than once"),
-    ([seat(1, "As Ks", OK), seat(2, "As Kd", OK)], "2c 3c 4d", "", "duplicate card\\(s\\) As"),
-    ([seat(1, "As Ks", OK)], "2c 3c", "", "community_cards has 2"),
-    ([seat(1, "As Ks", {**OK, "all_six_bonus": 100})], "2c 3c 4d", "5d 6d 7d", "all_six_bonus_cards has 3"),
-    ([seat(1, "As Ks", OK)], "2c 3c 4d", "5d 6d 7d 8d", "no seat placed an All-Six Bonus Wager"),
-    ([seat(1, "As Ks", OK)], "2c 3c Xd", "", "not a card"),
-    ([seat(7, "As Ks", OK)], "2c 3c 4d", "", "less than or equal to 6"),
-    ([seat(1, "As Ks", {**OK, "ante": -5})], "2c 3c 4d", "", "cannot be negative"),
-])
+@pytest.mark.parametrize(
+    ("seats", "community", "all_six", "message"),
+    [
+        ([seat(1, "As Ks", {**OK, "raise_2": 700})], "2c 3c 4d", "", "wagers.raise_2 = 700 but 683a.11\\(d\\) allows"),
+        ([seat(1, "As Ks", {**OK, "raise_3": 2000})], "2c 3c 4d", "", "500, 1000, 1500"),
+        ([seat(1, "As Ks", {"ante": 500, "raise_1": 500}, "fold")], "2c 3c 4d", "", "remove wagers.raise_1"),
+        ([seat(1, "As Ks", {k: v for k, v in OK.items() if k != "raise_1"})], "2c 3c 4d", "", "wagers.raise_1 = 0 but"),
+        ([seat(1, "As Ks", OK, "raise raise")], "2c 3c 4d", "", "stopping at the first 'fold'"),
+        ([seat(1, "As Ks", OK, "fold raise")], "2c 3c 4d", "", "stopping at the first 'fold'"),
+        ([seat(1, "As Ks", {"raise_1": 500}, "fold")], "2c 3c 4d", "", "wagers.ante is missing"),
+        ([seat(1, "As Ks", {**OK, "insurance": 5})], "2c 3c 4d", "", "unknown wager\\(s\\) insurance"),
+        ([seat(1, "As", OK)], "2c 3c 4d", "", "cards has 1 card"),
+        ([seat(1, "", {"ante": 500, "lo_ball": 100}, "fold")], "2c 3c 4d", "", "cards has 0 card"),
+        ([seat(1, "As Ks", OK), seat(1, "Ad Kd", OK)], "2c 3c 4d", "", "more than once"),
+        ([seat(1, "As Ks", OK), seat(2, "As Kd", OK)], "2c 3c 4d", "", "duplicate card\\(s\\) As"),
+        ([seat(1, "As Ks", OK)], "2c 3c", "", "community_cards has 2"),
+        ([seat(1, "As Ks", {**OK, "all_six_bonus": 100})], "2c 3c 4d", "5d 6d 7d", "all_six_bonus_cards has 3"),
+        ([seat(1, "As Ks", OK)], "2c 3c 4d", "5d 6d 7d 8d", "no seat placed an All-Six Bonus Wager"),
+        ([seat(1, "As Ks", OK)], "2c 3c Xd", "", "not a card"),
+        ([seat(7, "As Ks", OK)], "2c 3c 4d", "", "less than or equal to 6"),
+        ([seat(1, "As Ks", {**OK, "ante": -5})], "2c 3c 4d", "", "cannot be negative"),
+    ],
+)
 def test_round_validation(seats: list[dict[str, Any]], community: str, all_six: str, message: str) -> None:
     with pytest.raises((ValidationError, CardError), match=message):
         record(seats, community, all_six)
@@ -403,8 +504,15 @@ def test_round_validation(seats: list[dict[str, Any]], community: str, all_six: 
 def test_wager_not_offered_is_refused() -> None:
     rec = record([seat(3, "As Ks", {**OK, "lo_ball": 100})], "2c 3c 4d")
     with pytest.raises(SettlementError, match=re.escape("seats[0].wagers.lo_ball: the Rules Submission does not")):
-        settle_round(rules(optional_wagers=["pocket_bonus"], board_bonus_paytable=None, lo_ball_paytable=None,
-                           all_six_bonus_paytable=None), rec)
+        settle_round(
+            rules(
+                optional_wagers=["pocket_bonus"],
+                board_bonus_paytable=None,
+                lo_ball_paytable=None,
+                all_six_bonus_paytable=None,
+            ),
+            rec,
+        )
 
 
 def test_seat_beyond_the_table_is_refused() -> None:

@@ -37,8 +37,14 @@ def test_config_offers_every_optional_wager() -> None:
     g = game()
     assert g.chapter == "683a"
     assert set(g.optional_wagers) == {"pocket_bonus", "board_bonus", "lo_ball", "all_six_bonus"}
-    assert (g.ante_paytable, g.pocket_bonus_paytable, g.board_bonus_paytable, g.lo_ball_paytable,
-            g.all_six_bonus_paytable, g.payout_limit_cents) == ("B", "A", "C", "B", "E", 5_000_000)
+    assert (
+        g.ante_paytable,
+        g.pocket_bonus_paytable,
+        g.board_bonus_paytable,
+        g.lo_ball_paytable,
+        g.all_six_bonus_paytable,
+        g.payout_limit_cents,
+    ) == ("B", "A", "C", "B", "E", 5_000_000)
 
 
 def test_there_are_examples() -> None:
@@ -61,8 +67,13 @@ def test_raises() -> None:
     results = settle("cajun-stud--raises.settle.json")
     # Seat 5: trips, 3 to 1 in 683a.12(a) paytable B, on raises of 2x, 3x and 1x the $10 Ante; pair of
     # queens 5 to 1 in 683a.12(b) paytable A.
-    assert rows(results, 5) == [("ante", "win", 3000, 0), ("raise_1", "win", 6000, 0), ("raise_2", "win", 9000, 0),
-                                ("raise_3", "win", 3000, 0), ("pocket_bonus", "win", 2500, 0)]
+    assert rows(results, 5) == [
+        ("ante", "win", 3000, 0),
+        ("raise_1", "win", 6000, 0),
+        ("raise_2", "win", 9000, 0),
+        ("raise_3", "win", 3000, 0),
+        ("pocket_bonus", "win", 2500, 0),
+    ]
     # Seat 3: Q-J-T-9-4 loses the Ante and Raises (683a.11(h)(2)); queen high pushes Lo Ball in paytable B.
     assert rows(results, 3)[-1] == ("lo_ball", "push", 0, 0)
     assert sum(c for *_, c in rows(results, 3)) == 2000
@@ -75,23 +86,40 @@ def test_fold_with_bonuses() -> None:
     results = settle("cajun-stud--fold-with-bonuses.settle.json")
     # The forfeits come first, at the decision where each player folded (683a.11(b), (d), (f)).
     assert [(r.seat, r.wager, r.rule) for r in results[:6]] == [
-        (4, "ante", "683a.11(b)"), (1, "ante", "683a.11(d)"), (1, "raise_1", "683a.11(d)"),
-        (2, "ante", "683a.11(f)"), (2, "raise_1", "683a.11(f)"), (2, "raise_2", "683a.11(f)")]
+        (4, "ante", "683a.11(b)"),
+        (1, "ante", "683a.11(d)"),
+        (1, "raise_1", "683a.11(d)"),
+        (2, "ante", "683a.11(f)"),
+        (2, "raise_1", "683a.11(f)"),
+        (2, "raise_2", "683a.11(f)"),
+    ]
     # Seat 4 folded at once but its optional wagers stand: board pair 1 to 1 wins, the others lose.
-    assert rows(results, 4)[1:] == [("pocket_bonus", "lose", 0, 500), ("board_bonus", "win", 500, 0),
-                                    ("all_six_bonus", "lose", 0, 100)]
+    assert rows(results, 4)[1:] == [
+        ("pocket_bonus", "lose", 0, 500),
+        ("board_bonus", "win", 500, 0),
+        ("all_six_bonus", "lose", 0, 100),
+    ]
     assert rows(results, 2)[-1] == ("board_bonus", "win", 100, 0)
     # Seat 6: two pair 3 to 2 (paytable B), pair of aces 30 to 1, four aces 50 to 1 (683a.12(e) paytable E).
-    assert rows(results, 6) == [("ante", "win", 1500, 0), ("raise_1", "win", 1500, 0), ("raise_2", "win", 1500, 0),
-                                ("raise_3", "win", 1500, 0), ("pocket_bonus", "win", 15000, 0),
-                                ("all_six_bonus", "win", 5000, 0)]
+    assert rows(results, 6) == [
+        ("ante", "win", 1500, 0),
+        ("raise_1", "win", 1500, 0),
+        ("raise_2", "win", 1500, 0),
+        ("raise_3", "win", 1500, 0),
+        ("pocket_bonus", "win", 15000, 0),
+        ("all_six_bonus", "win", 5000, 0),
+    ]
 
 
 def test_lo_ball() -> None:
     results = settle("cajun-stud--lo-ball.settle.json")
     lo = {r.seat: (r.hand, r.outcome, r.paid, r.collected) for r in results if r.wager == "lo_ball"}
-    assert lo == {6: ("eight_high", "win", 50_000, 0), 5: ("nine_high", "win", 5000, 0),
-                  3: ("queen_high", "push", 0, 0), 2: ("king_high", "lose", 0, 500)}
+    assert lo == {
+        6: ("eight_high", "win", 50_000, 0),
+        5: ("nine_high", "win", 5000, 0),
+        3: ("queen_high", "push", 0, 0),
+        2: ("king_high", "lose", 0, 500),
+    }
 
 
 def test_payout_limit() -> None:

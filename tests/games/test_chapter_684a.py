@@ -68,30 +68,51 @@ def test_example_config_is_a_valid_rules_submission() -> None:
     assert not r.offers("four_card_bonus") and r.offers("prime") and r.offers("all_six")
 
 
-@pytest.mark.parametrize("field", ["dealer_qualifies", "raise_multiples", "ante_odds", "raise_odds",
-                                   "dealer_not_qualified", "odds_paytable", "odds_when_player_loses",
-                                   "folded_optional_wagers"])
+@pytest.mark.parametrize(
+    "field",
+    [
+        "dealer_qualifies",
+        "raise_multiples",
+        "ante_odds",
+        "raise_odds",
+        "dealer_not_qualified",
+        "odds_paytable",
+        "odds_when_player_loses",
+        "folded_optional_wagers",
+    ],
+)
 def test_a_missing_required_rule_is_refused_naming_it(field: str) -> None:
     with pytest.raises(ValidationError, match=f"{field} is required: 684a"):
         rules(**{field: None})
 
 
-@pytest.mark.parametrize(("kw", "names"), [
-    ({"four_card_bonus_paytable": {"four_of_a_kind": "50 to 1"}},
-     "four_card_bonus_paytable: the Four Card Bonus Wager cannot be offered"),
-    ({"four_card_bonus_hand": "best_four_of_five"}, "four_card_bonus_paytable: the Four Card Bonus Wager cannot be"),
-    ({"prime_hand": None}, "prime_hand is required with prime_paytable"),
-    ({"prime_hand": "three_of_five_same_color"}, "prime_hand = 'three_of_five_same_color' is not implemented"),
-    ({"all_six_hand": None}, "all_six_hand is required with all_six_paytable"),
-    ({"all_six_paytable": None}, "all_six_hand belongs to the all_six wager"),
-    ({"all_six_paytable": {"five_aces": "9 to 1"}}, r"all_six_paytable names unknown hand class\(es\) \['five_aces'\]"),
-    ({"odds_paytable": {"royal_flush": "100 to 1"}}, r"odds_paytable has no row for \['high_card'"),
-    ({"raise_multiples": []}, "raise_multiples"),
-    ({"raise_odds": "double"}, "'double' is not payout odds"),
-    ({"dealer_qualifies": {"min_class": "ace_king", "high_cards": []}}, "'ace_king' is not a five-card class"),
-    ({"dealer_qualifies": {"min_class": "high_card"}}, r"dealer_qualifies\.high_cards"),
-    ({"dealer_not_qualified": {"ante": "win", "raise": "push"}}, r"dealer_not_qualified\.odds"),
-])
+@pytest.mark.parametrize(
+    ("kw", "names"),
+    [
+        (
+            {"four_card_bonus_paytable": {"four_of_a_kind": "50 to 1"}},
+            "four_card_bonus_paytable: the Four Card Bonus Wager cannot be offered",
+        ),
+        (
+            {"four_card_bonus_hand": "best_four_of_five"},
+            "four_card_bonus_paytable: the Four Card Bonus Wager cannot be",
+        ),
+        ({"prime_hand": None}, "prime_hand is required with prime_paytable"),
+        ({"prime_hand": "three_of_five_same_color"}, "prime_hand = 'three_of_five_same_color' is not implemented"),
+        ({"all_six_hand": None}, "all_six_hand is required with all_six_paytable"),
+        ({"all_six_paytable": None}, "all_six_hand belongs to the all_six wager"),
+        (
+            {"all_six_paytable": {"five_aces": "9 to 1"}},
+            r"all_six_paytable names unknown hand class\(es\) \['five_aces'\]",
+        ),
+        ({"odds_paytable": {"royal_flush": "100 to 1"}}, r"odds_paytable has no row for \['high_card'"),
+        ({"raise_multiples": []}, "raise_multiples"),
+        ({"raise_odds": "double"}, "'double' is not payout odds"),
+        ({"dealer_qualifies": {"min_class": "ace_king", "high_cards": []}}, "'ace_king' is not a five-card class"),
+        ({"dealer_qualifies": {"min_class": "high_card"}}, r"dealer_qualifies\.high_cards"),
+        ({"dealer_not_qualified": {"ante": "win", "raise": "push"}}, r"dealer_not_qualified\.odds"),
+    ],
+)
 def test_incomplete_or_unknown_rules_are_refused_naming_the_field(kw: dict[str, Any], names: str) -> None:
     with pytest.raises(ValidationError, match=names):
         rules(**kw)
@@ -121,8 +142,7 @@ def test_equal_hands_push() -> None:
 def test_dealer_below_the_qualifying_hand() -> None:
     # Ace-queen high is below the example's ace-king: Ante wins, Raise and Odds push.
     rec = record("Ac Qd 9s 7c 3h", [seat(2, "2h 4s 6d 8h Tc")])
-    assert outcomes(settle_round(rules(), rec), 2) == [("ante", "win", 500), ("odds", "push", 0),
-                                                       ("raise", "push", 0)]
+    assert outcomes(settle_round(rules(), rec), 2) == [("ante", "win", 500), ("odds", "push", 0), ("raise", "push", 0)]
     r = rules(dealer_not_qualified={"ante": "push", "raise": "win", "odds": "paytable"})
     assert outcomes(settle_round(r, rec), 2) == [("ante", "push", 0), ("odds", "win", 500), ("raise", "win", 1000)]
 
@@ -171,16 +191,21 @@ def test_settlement_runs_counterclockwise_from_the_dealers_right() -> None:
 
 
 def test_prime_wins_when_all_five_cards_are_one_color() -> None:
-    rec = record("Ac Kd 9s 7c 3h", [seat(2, "2h 4d 6d 8h Th", wagers={"prime": 100}),
-                                    seat(1, "2c 4s 6s 8c Td", wagers={"prime": 100})])
+    rec = record(
+        "Ac Kd 9s 7c 3h",
+        [seat(2, "2h 4d 6d 8h Th", wagers={"prime": 100}), seat(1, "2c 4s 6s 8c Td", wagers={"prime": 100})],
+    )
     res = settle_round(rules(), rec)
     assert (row(res, 2, "prime").hand, row(res, 2, "prime").paid) == ("red", 2000)
     assert (row(res, 1, "prime").outcome, row(res, 1, "prime").collected) == ("lose", 100)
 
 
 def test_all_six_is_the_players_five_and_the_all_six_bonus_card() -> None:
-    rec = record("Ac Kd 9s 7c 3h", [seat(2, "5h 5d 5s 8c 2d", wagers={"all_six": 100}),
-                                    seat(1, "Jc Tc 6h 4d 2s", wagers={"all_six": 100})], all_six_bonus_card="8d")
+    rec = record(
+        "Ac Kd 9s 7c 3h",
+        [seat(2, "5h 5d 5s 8c 2d", wagers={"all_six": 100}), seat(1, "Jc Tc 6h 4d 2s", wagers={"all_six": 100})],
+        all_six_bonus_card="8d",
+    )
     res = settle_round(rules(), rec)
     assert (row(res, 2, "all_six").hand, row(res, 2, "all_six").paid) == ("full_house", 2000)
     assert (row(res, 1, "all_six").hand, row(res, 1, "all_six").outcome) == ("high_card", "lose")
@@ -214,8 +239,10 @@ def test_duplicate_cards_are_refused() -> None:
     with pytest.raises(CardError, match=r"duplicate card.*Ac"):
         settle(rules(), record("Ac Kd 9s 7c 3h", [seat(2, "Ac 4d 6d 8h Th")]))
     with pytest.raises(CardError, match=r"duplicate card.*Th"):
-        settle(rules(), record("Ac Kd 9s 7c 3h", [seat(2, "2h 4d 6d 8h Th", wagers={"all_six": 100})],
-                               all_six_bonus_card="Th"))
+        settle(
+            rules(),
+            record("Ac Kd 9s 7c 3h", [seat(2, "2h 4d 6d 8h Th", wagers={"all_six": 100})], all_six_bonus_card="Th"),
+        )
 
 
 def test_five_cards_each() -> None:
@@ -235,17 +262,30 @@ def example(case: str) -> Chapter684aRound:
 
 def test_example_raise_and_all_six() -> None:
     res, meters = settle(rules(), example("raise-and-all-six"))
-    assert outcomes(res, 1) == [("ante", "win", 500), ("odds", "win", 2500), ("raise", "win", 1000),
-                                ("prime", "win", 2000), ("all_six", "win", 100_000)]
+    assert outcomes(res, 1) == [
+        ("ante", "win", 500),
+        ("odds", "win", 2500),
+        ("raise", "win", 1000),
+        ("prime", "win", 2000),
+        ("all_six", "win", 100_000),
+    ]
     assert row(res, 1, "all_six").hand == "six_card_royal_flush"
     assert outcomes(res, 3) == [("ante", "win", 500), ("odds", "win", 500), ("raise", "win", 1000)]
     assert [(x.wager, x.outcome, x.collected) for x in res if x.seat == 5] == [
-        ("ante", "lose", 500), ("odds", "lose", 500), ("all_six", "lose", 100)]
+        ("ante", "lose", 500),
+        ("odds", "lose", 500),
+        ("all_six", "lose", 100),
+    ]
     assert meters == {}
 
 
 def test_example_dealer_not_qualified() -> None:
     res = settle_round(rules(), example("dealer-not-qualified"))
     assert [(x.seat, x.wager, x.outcome, x.paid) for x in res] == [
-        (4, "ante", "win", 500), (4, "odds", "push", 0), (4, "raise", "push", 0),
-        (2, "ante", "win", 1000), (2, "odds", "push", 0), (2, "raise", "push", 0)]
+        (4, "ante", "win", 500),
+        (4, "odds", "push", 0),
+        (4, "raise", "push", 0),
+        (2, "ante", "win", 1000),
+        (2, "odds", "push", 0),
+        (2, "raise", "push", 0),
+    ]

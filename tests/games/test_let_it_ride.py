@@ -21,17 +21,29 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Every optional wager offered; bonus letters are overridden per test.
 ALL: dict[str, Any] = {
-    "chapter": "643a", "let_it_ride_paytable": "A", "bet_max_cents": 100_000, "boxes_per_player": 2,
-    "five_card_bonus": True, "five_card_bonus_paytable": "A",
-    "three_card_bonus": True, "three_card_bonus_paytable": "A",
-    "three_card_progressive": True, "three_card_progressive_paytable": "A",
-    "three_card_progressive_wagers_cents": [100, 500], "three_card_progressive_initial_cents": 100_000,
-    "three_card_progressive_reset_cents": 100_000, "three_card_progressive_rate_percent": 15,
-    "five_card_progressive": True, "five_card_progressive_wagers_cents": [100, 500],
-    "five_card_progressive_initial_cents": 1_000_000, "five_card_progressive_reset_cents": 1_000_000,
+    "chapter": "643a",
+    "let_it_ride_paytable": "A",
+    "bet_max_cents": 100_000,
+    "boxes_per_player": 2,
+    "five_card_bonus": True,
+    "five_card_bonus_paytable": "A",
+    "three_card_bonus": True,
+    "three_card_bonus_paytable": "A",
+    "three_card_progressive": True,
+    "three_card_progressive_paytable": "A",
+    "three_card_progressive_wagers_cents": [100, 500],
+    "three_card_progressive_initial_cents": 100_000,
+    "three_card_progressive_reset_cents": 100_000,
+    "three_card_progressive_rate_percent": 15,
+    "five_card_progressive": True,
+    "five_card_progressive_wagers_cents": [100, 500],
+    "five_card_progressive_initial_cents": 1_000_000,
+    "five_card_progressive_reset_cents": 1_000_000,
     "five_card_progressive_rate_percent": 15,
-    "five_card_hand_bonus": True, "five_card_hand_bonus_initial_cents": 1_000_000,
-    "five_card_hand_bonus_reset_cents": 1_000_000, "five_card_hand_bonus_rate_percent": 12.5,
+    "five_card_hand_bonus": True,
+    "five_card_hand_bonus_initial_cents": 1_000_000,
+    "five_card_hand_bonus_reset_cents": 1_000_000,
+    "five_card_hand_bonus_rate_percent": 12.5,
 }
 METERS = {"three_card_progressive": 123_456, "five_card_progressive": 1_234_567, "five_card_hand_bonus": 1_234_567}
 
@@ -40,15 +52,23 @@ def rules(**over: Any) -> lir.LetItRideRules:
     return lir.LetItRideRules.model_validate({**ALL, **over})
 
 
-def seat(n: int, cards: str, bet: int = 500, player: str | None = None, w1: bool = False, w2: bool = False,
-         **extra: int) -> dict[str, Any]:
-    return {"seat": n, "player": player, "cards": cards.split(), "bet_1_withdrawn": w1, "bet_2_withdrawn": w2,
-            "wagers": {"bet_1": bet, "bet_2": bet, "bet_3": bet, **extra}}
+def seat(
+    n: int, cards: str, bet: int = 500, player: str | None = None, w1: bool = False, w2: bool = False, **extra: int
+) -> dict[str, Any]:
+    return {
+        "seat": n,
+        "player": player,
+        "cards": cards.split(),
+        "bet_1_withdrawn": w1,
+        "bet_2_withdrawn": w2,
+        "wagers": {"bet_1": bet, "bet_2": bet, "bet_3": bet, **extra},
+    }
 
 
 def record(community: str, *seats: dict[str, Any], **kw: Any) -> lir.LetItRideRound:
     return lir.LetItRideRound.model_validate(
-        {"chapter": "643a", "community": community.split(), "seats": list(seats), "meters": METERS, **kw})
+        {"chapter": "643a", "community": community.split(), "seats": list(seats), "meters": METERS, **kw}
+    )
 
 
 def rows(settled: list[Settled] | tuple[Settled, ...], n: int, wager: str) -> list[Settled]:
@@ -77,14 +97,25 @@ FIVE = {
 
 # 643a.12(a): "N to 1" for paytable A and B; None loses.
 LET_IT_RIDE = {
-    "royal_flush": (1000, 500), "straight_flush": (200, 200), "four_of_a_kind": (50, 50), "full_house": (11, 11),
-    "flush": (8, 8), "straight": (5, 5), "three_of_a_kind": (3, 3), "two_pair": (2, 2),
-    "pair_of_tens_or_better": (1, 1), "pair": (None, None), "high_card": (None, None),
+    "royal_flush": (1000, 500),
+    "straight_flush": (200, 200),
+    "four_of_a_kind": (50, 50),
+    "full_house": (11, 11),
+    "flush": (8, 8),
+    "straight": (5, 5),
+    "three_of_a_kind": (3, 3),
+    "two_pair": (2, 2),
+    "pair_of_tens_or_better": (1, 1),
+    "pair": (None, None),
+    "high_card": (None, None),
 }
 LET_IT_RIDE_EXTRA = [  # more rows of 643a.6: the wheel, broadway, each pair from tens to aces
-    ("straight_flush", "Ah 2h 3h", "4h 5h", 200), ("straight", "Ac 2d 3h", "4s 5c", 5),
-    ("straight", "Tc Jd Qh", "Ks Ac", 5), ("pair_of_tens_or_better", "Jc 2d 5h", "Js 8c", 1),
-    ("pair_of_tens_or_better", "Qc 2d 5h", "8s Qh", 1), ("pair_of_tens_or_better", "Kc Kd 5h", "8s 3c", 1),
+    ("straight_flush", "Ah 2h 3h", "4h 5h", 200),
+    ("straight", "Ac 2d 3h", "4s 5c", 5),
+    ("straight", "Tc Jd Qh", "Ks Ac", 5),
+    ("pair_of_tens_or_better", "Jc 2d 5h", "Js 8c", 1),
+    ("pair_of_tens_or_better", "Qc 2d 5h", "8s Qh", 1),
+    ("pair_of_tens_or_better", "Kc Kd 5h", "8s 3c", 1),
     ("pair_of_tens_or_better", "Ac 2d 5h", "8s Ah", 1),
 ]
 
@@ -195,8 +226,9 @@ THREE_CARD_PROGRESSIVE: dict[str, tuple[str, tuple[int | str | None, int | str |
 def test_643a_12d1(cards: str, column: int) -> None:
     letter = "AB"[column]
     hand, odds = THREE_CARD_PROGRESSIVE[cards]
-    s = lir.settle(rules(three_card_progressive_paytable=letter),
-                   record("Jd 4c", seat(1, cards, three_card_progressive=100)))
+    s = lir.settle(
+        rules(three_card_progressive_paytable=letter), record("Jd 4c", seat(1, cards, three_card_progressive=100))
+    )
     x = one(s.settled, 1, "three_card_progressive")
     assert (x.hand, x.rule, x.paytable) == (hand, "643a.11(f)(3)(iii)(D)", f"643a.12(d)(1) paytable {letter}")
     n = odds[column]
@@ -213,24 +245,44 @@ def test_643a_12d1(cards: str, column: int) -> None:
 
 # 643a.12(e)(1): Five-Card Progressive; 643a.12(f)(1): Five Card Hand Bonus. int: "N for 1"; str: meter share.
 FIVE_CARD_PROGRESSIVE: dict[str, int | str | None] = {
-    "royal_flush": "100%", "straight_flush": "10%", "four_of_a_kind": 300, "full_house": 50, "flush": 40,
-    "straight": 30, "three_of_a_kind": 9, "two_pair": None, "pair_of_tens_or_better": None, "pair": None,
+    "royal_flush": "100%",
+    "straight_flush": "10%",
+    "four_of_a_kind": 300,
+    "full_house": 50,
+    "flush": 40,
+    "straight": 30,
+    "three_of_a_kind": 9,
+    "two_pair": None,
+    "pair_of_tens_or_better": None,
+    "pair": None,
     "high_card": None,
 }
 FIVE_CARD_HAND_BONUS: dict[str, int | str | None] = {
-    "royal_flush": "100%", "straight_flush": "10%", "four_of_a_kind": 500, "full_house": 100, "flush": 50,
-    "straight": None, "three_of_a_kind": None, "two_pair": None, "pair_of_tens_or_better": None, "pair": None,
+    "royal_flush": "100%",
+    "straight_flush": "10%",
+    "four_of_a_kind": 500,
+    "full_house": 100,
+    "flush": 50,
+    "straight": None,
+    "three_of_a_kind": None,
+    "two_pair": None,
+    "pair_of_tens_or_better": None,
+    "pair": None,
     "high_card": None,
 }
 
 
-@pytest.mark.parametrize(("wager", "table", "rule", "paytable"), [
-    ("five_card_progressive", FIVE_CARD_PROGRESSIVE, "643a.11(f)(3)(iv)(D)", "643a.12(e)(1)"),
-    ("five_card_hand_bonus", FIVE_CARD_HAND_BONUS, "643a.11(f)(3)(v)", "643a.12(f)(1)"),
-])
+@pytest.mark.parametrize(
+    ("wager", "table", "rule", "paytable"),
+    [
+        ("five_card_progressive", FIVE_CARD_PROGRESSIVE, "643a.11(f)(3)(iv)(D)", "643a.12(e)(1)"),
+        ("five_card_hand_bonus", FIVE_CARD_HAND_BONUS, "643a.11(f)(3)(v)", "643a.12(f)(1)"),
+    ],
+)
 @pytest.mark.parametrize("hand", sorted(FIVE))
-def test_643a_12e1_and_12f1(hand: str, wager: str, table: dict[str, int | str | None], rule: str,
-                            paytable: str) -> None:
+def test_643a_12e1_and_12f1(
+    hand: str, wager: str, table: dict[str, int | str | None], rule: str, paytable: str
+) -> None:
     player, community = FIVE[hand]
     box = seat(4, player)
     box["wagers"][wager] = 100
@@ -251,11 +303,20 @@ def test_643a_12e1_and_12f1(hand: str, wager: str, table: dict[str, int | str | 
 
 
 # 643a.12(d)(5) and (e)(5): envy bonus by the receiver's wager ($1, $5) and the other player's hand, in dollars.
-THREE_CARD_ENVY = [(100, "As Ks Qs", "mini_royal_spades", 100), (100, "Ah Kh Qh", "mini_royal", 25),
-                   (100, "Qd Kd Ad", "mini_royal", 25), (100, "Ac Qc Kc", "mini_royal", 25),
-                   (500, "As Ks Qs", "mini_royal_spades", 500), (500, "Ah Kh Qh", "mini_royal", 125)]
-FIVE_CARD_ENVY = [(100, "As Ks Qs", "Js Ts", "royal_flush", 1_000), (100, "9h 8h 7h", "6h 5h", "straight_flush", 300),
-                  (500, "As Ks Qs", "Js Ts", "royal_flush", 5_000), (500, "9h 8h 7h", "6h 5h", "straight_flush", 1_500)]
+THREE_CARD_ENVY = [
+    (100, "As Ks Qs", "mini_royal_spades", 100),
+    (100, "Ah Kh Qh", "mini_royal", 25),
+    (100, "Qd Kd Ad", "mini_royal", 25),
+    (100, "Ac Qc Kc", "mini_royal", 25),
+    (500, "As Ks Qs", "mini_royal_spades", 500),
+    (500, "Ah Kh Qh", "mini_royal", 125),
+]
+FIVE_CARD_ENVY = [
+    (100, "As Ks Qs", "Js Ts", "royal_flush", 1_000),
+    (100, "9h 8h 7h", "6h 5h", "straight_flush", 300),
+    (500, "As Ks Qs", "Js Ts", "royal_flush", 5_000),
+    (500, "9h 8h 7h", "6h 5h", "straight_flush", 1_500),
+]
 
 
 @pytest.mark.parametrize(("size", "holder", "hand", "dollars"), THREE_CARD_ENVY)
@@ -284,14 +345,30 @@ def test_643a_12e5_four_of_a_kind_is_no_envy_hand() -> None:
 def test_643a_12f3_magic_card_and_lucky_bonus() -> None:
     r = rules(magic_card_bonus=True, lucky_bonus=True)
     # Magic Card 9d is seat 3's own card; seat 2 has neither; Lucky Bonus seat 3; seat 1 made no hand bonus wager.
-    rec = record("2c 5s", seat(3, "9d Kh 4c", five_card_hand_bonus=200), seat(2, "7d 8s Jh", five_card_hand_bonus=100),
-                 seat(1, "Tc Td 3h"), magic_card="9d", lucky_seat=3)
+    rec = record(
+        "2c 5s",
+        seat(3, "9d Kh 4c", five_card_hand_bonus=200),
+        seat(2, "7d 8s Jh", five_card_hand_bonus=100),
+        seat(1, "Tc Td 3h"),
+        magic_card="9d",
+        lucky_seat=3,
+    )
     out = lir.settle_round(r, rec)
     magic, lucky = one(out, 3, "magic_card_bonus"), one(out, 3, "lucky_bonus")
-    assert (magic.amount, magic.paid, magic.returned, magic.odds, magic.rule) == (0, 20 * 200, 0, "20 for 1",
-                                                                                  "643a.11(f)(3)(v)")
-    assert (lucky.amount, lucky.paid, lucky.returned, lucky.odds, lucky.paytable) == (0, 5 * 200, 0, "5 for 1",
-                                                                                      "643a.12(f)(3)")
+    assert (magic.amount, magic.paid, magic.returned, magic.odds, magic.rule) == (
+        0,
+        20 * 200,
+        0,
+        "20 for 1",
+        "643a.11(f)(3)(v)",
+    )
+    assert (lucky.amount, lucky.paid, lucky.returned, lucky.odds, lucky.paytable) == (
+        0,
+        5 * 200,
+        0,
+        "5 for 1",
+        "643a.12(f)(3)",
+    )
     assert one(out, 3, "five_card_hand_bonus").outcome == "lose"  # the hand itself is no flush
     assert not rows(out, 2, "magic_card_bonus") and not rows(out, 2, "lucky_bonus")
     # The wagers of each seat come in the chapter's order: the hand bonus, then Magic Card, then Lucky Bonus.
@@ -299,8 +376,13 @@ def test_643a_12f3_magic_card_and_lucky_bonus() -> None:
 
 
 def test_643a_1_magic_card_among_the_community_cards_pays_every_hand_bonus_wager() -> None:
-    rec = record("2c 5s", seat(3, "9d Kh 4c", five_card_hand_bonus=200), seat(2, "7d 8s Jh", five_card_hand_bonus=100),
-                 magic_card="5s", lucky_seat=7)
+    rec = record(
+        "2c 5s",
+        seat(3, "9d Kh 4c", five_card_hand_bonus=200),
+        seat(2, "7d 8s Jh", five_card_hand_bonus=100),
+        magic_card="5s",
+        lucky_seat=7,
+    )
     out = lir.settle_round(rules(magic_card_bonus=True, lucky_bonus=True), rec)
     assert [(x.seat, x.paid) for x in out if x.wager == "magic_card_bonus"] == [(3, 4_000), (2, 2_000)]
     assert not [x for x in out if x.wager == "lucky_bonus"]
@@ -324,7 +406,10 @@ def test_643a_11b_d_withdrawn_bets_are_returned_and_bet_3_rides(w1: bool, w2: bo
 def test_643a_11b_withdrawals_lose_only_the_bets_that_ride() -> None:
     out = lir.settle_round(rules(), record("5s 8c", seat(6, "4c 7d 2h", bet=1000, w1=True)))
     assert [(x.wager, x.outcome, x.collected) for x in out] == [
-        ("bet_1", "withdrawn", 0), ("bet_2", "lose", 1000), ("bet_3", "lose", 1000)]
+        ("bet_1", "withdrawn", 0),
+        ("bet_2", "lose", 1000),
+        ("bet_3", "lose", 1000),
+    ]
 
 
 # -- 643a.12(g) payout limit ------------------------------------------------------------------------
@@ -332,9 +417,20 @@ def test_643a_11b_withdrawals_lose_only_the_bets_that_ride() -> None:
 
 def test_643a_12g_limit_caps_only_the_let_it_ride_wagers() -> None:
     r = rules(payout_limit_cents=5_000_000, magic_card_bonus=True)
-    rec = record("Js Ts", seat(5, "As Ks Qs", bet=10_000, five_card_bonus=100, three_card_bonus=10_000,
-                               three_card_progressive=500, five_card_progressive=500, five_card_hand_bonus=1_000),
-                 magic_card="As")
+    rec = record(
+        "Js Ts",
+        seat(
+            5,
+            "As Ks Qs",
+            bet=10_000,
+            five_card_bonus=100,
+            three_card_bonus=10_000,
+            three_card_progressive=500,
+            five_card_progressive=500,
+            five_card_hand_bonus=1_000,
+        ),
+        magic_card="As",
+    )
     out = lir.settle_round(r, rec)
     bets = [one(out, 5, w) for w in ("bet_1", "bet_2", "bet_3")]
     assert sum(b.paid for b in bets) == 5_000_000  # not 3 x $100 x 1,000 = $300,000
@@ -374,8 +470,11 @@ def test_apportion_is_exact() -> None:
 
 
 def test_643a_12e4_two_straight_flushes_pay_in_order_from_the_meter_at_each_turn() -> None:
-    rec = record("5h 6h", seat(2, "2h 3h 4h", five_card_progressive=100, five_card_hand_bonus=100),
-                 seat(6, "7h 8h 9h", five_card_progressive=500, five_card_hand_bonus=100))
+    rec = record(
+        "5h 6h",
+        seat(2, "2h 3h 4h", five_card_progressive=100, five_card_hand_bonus=100),
+        seat(6, "7h 8h 9h", five_card_progressive=500, five_card_hand_bonus=100),
+    )
     s = lir.settle(rules(), rec)
     # Seat 6 is paid first (counterclockwise from the dealer's right): 10% of $12,345.67, then seat 2 10% of the rest.
     for wager in ("five_card_progressive", "five_card_hand_bonus"):
@@ -387,8 +486,9 @@ def test_643a_12e4_two_straight_flushes_pay_in_order_from_the_meter_at_each_turn
 
 
 def test_643a_12e4_royal_then_straight_flush_pays_the_reset_meter() -> None:
-    rec = record("Th Jh", seat(7, "Ah Kh Qh", five_card_progressive=100),
-                 seat(3, "7h 8h 9h", five_card_progressive=100))
+    rec = record(
+        "Th Jh", seat(7, "Ah Kh Qh", five_card_progressive=100), seat(3, "7h 8h 9h", five_card_progressive=100)
+    )
     s = lir.settle(rules(five_card_progressive_reset_cents=1_500_000), rec)
     assert one(s.settled, 7, "five_card_progressive").paid == 1_234_567 - 100
     assert one(s.settled, 3, "five_card_progressive").paid == 150_000 - 100  # 10% of the reset amount
@@ -397,8 +497,10 @@ def test_643a_12e4_royal_then_straight_flush_pays_the_reset_meter() -> None:
 
 
 def test_643a_12d3_100_percent_resets_to_the_reseed() -> None:
-    s = lir.settle(rules(three_card_progressive_reset_cents=250_000),
-                   record("2c 3d", seat(4, "As Ks Qs", three_card_progressive=500)))
+    s = lir.settle(
+        rules(three_card_progressive_reset_cents=250_000),
+        record("2c 3d", seat(4, "As Ks Qs", three_card_progressive=500)),
+    )
     x = one(s.settled, 4, "three_card_progressive")
     assert (x.paid, x.returned) == (123_456 - 500, 500)
     assert s.meters["three_card_progressive"] == 250_000
@@ -408,37 +510,65 @@ def test_643a_12d3_100_percent_resets_to_the_reseed() -> None:
 
 
 def test_envy_multiple_hands_never_own_hand_nor_own_other_box() -> None:
-    rec = record("Th Jh",
-                 seat(7, "Ah Kh Qh", player="ann", five_card_progressive=500, three_card_progressive=100),  # royal
-                 seat(6, "7h 8h 9h", player="ann", five_card_progressive=100),  # straight flush
-                 seat(5, "2c 2d 5s", player="cat", five_card_progressive=100, three_card_progressive=500),
-                 seat(4, "As Ks Qs", five_card_progressive=500, three_card_progressive=100))  # spades mini-royal
+    rec = record(
+        "Th Jh",
+        seat(7, "Ah Kh Qh", player="ann", five_card_progressive=500, three_card_progressive=100),  # royal
+        seat(6, "7h 8h 9h", player="ann", five_card_progressive=100),  # straight flush
+        seat(5, "2c 2d 5s", player="cat", five_card_progressive=100, three_card_progressive=500),
+        seat(4, "As Ks Qs", five_card_progressive=500, three_card_progressive=100),
+    )  # spades mini-royal
     out = lir.settle_round(rules(), rec)
     envy = {(x.seat, x.wager, x.note, x.paid) for x in out if x.wager.endswith("envy_bonus")}
     assert envy == {
         # ann (boxes 7 and 6): only seat 4's mini-royal, never her own royal or straight flush
         (7, "three_card_envy_bonus", "envy of seat 4", 10_000),
-        (5, "three_card_envy_bonus", "envy of seat 7", 12_500), (5, "three_card_envy_bonus", "envy of seat 4", 50_000),
-        (5, "five_card_envy_bonus", "envy of seat 7", 100_000), (5, "five_card_envy_bonus", "envy of seat 6", 30_000),
+        (5, "three_card_envy_bonus", "envy of seat 7", 12_500),
+        (5, "three_card_envy_bonus", "envy of seat 4", 50_000),
+        (5, "five_card_envy_bonus", "envy of seat 7", 100_000),
+        (5, "five_card_envy_bonus", "envy of seat 6", 30_000),
         (4, "three_card_envy_bonus", "envy of seat 7", 2_500),  # not for its own spades
-        (4, "five_card_envy_bonus", "envy of seat 7", 500_000), (4, "five_card_envy_bonus", "envy of seat 6", 150_000),
+        (4, "five_card_envy_bonus", "envy of seat 7", 500_000),
+        (4, "five_card_envy_bonus", "envy of seat 6", 150_000),
     }
 
 
 def test_envy_boxes_without_player_names_are_separate_players() -> None:
-    rec = record("Th Jh", seat(7, "Ah Kh Qh", five_card_progressive=100),
-                 seat(6, "7h 8h 9h", five_card_progressive=100))
+    rec = record(
+        "Th Jh", seat(7, "Ah Kh Qh", five_card_progressive=100), seat(6, "7h 8h 9h", five_card_progressive=100)
+    )
     out = lir.settle_round(rules(), rec)
     assert [(x.seat, x.hand, x.paid) for x in out if x.wager == "five_card_envy_bonus"] == [
-        (7, "straight_flush", 30_000), (6, "royal_flush", 100_000)]
+        (7, "straight_flush", 30_000),
+        (6, "royal_flush", 100_000),
+    ]
 
 
 def test_settlement_order_within_a_seat_follows_643a_11f3() -> None:
-    out = lir.settle_round(rules(), record("Th Jh", seat(
-        2, "Ah Kh Qh", five_card_bonus=100, three_card_bonus=100, three_card_progressive=100,
-        five_card_progressive=100, five_card_hand_bonus=100)))
-    assert [x.wager for x in out] == ["bet_1", "bet_2", "bet_3", "five_card_bonus", "three_card_bonus",
-                                      "three_card_progressive", "five_card_progressive", "five_card_hand_bonus"]
+    out = lir.settle_round(
+        rules(),
+        record(
+            "Th Jh",
+            seat(
+                2,
+                "Ah Kh Qh",
+                five_card_bonus=100,
+                three_card_bonus=100,
+                three_card_progressive=100,
+                five_card_progressive=100,
+                five_card_hand_bonus=100,
+            ),
+        ),
+    )
+    assert [x.wager for x in out] == [
+        "bet_1",
+        "bet_2",
+        "bet_3",
+        "five_card_bonus",
+        "three_card_bonus",
+        "three_card_progressive",
+        "five_card_progressive",
+        "five_card_hand_bonus",
+    ]
 
 
 # -- validation ---------------------------------------------------------------------------------------------
@@ -453,9 +583,15 @@ def test_duplicate_card_is_refused() -> None:
         record("2d 3d", seat(1, "9h 2c 3c"), burned_card="2d")
 
 
-@pytest.mark.parametrize(("community", "cards", "field"), [
-    ("2d 3d", "9h 2c", "seats.0.cards"), ("2d 3d", "9h 2c 3c 4c", "seats.0.cards"),
-    ("2d", "9h 2c 3c", "community"), ("2d 3d 4d", "9h 2c 3c", "community")])
+@pytest.mark.parametrize(
+    ("community", "cards", "field"),
+    [
+        ("2d 3d", "9h 2c", "seats.0.cards"),
+        ("2d 3d", "9h 2c 3c 4c", "seats.0.cards"),
+        ("2d", "9h 2c 3c", "community"),
+        ("2d 3d 4d", "9h 2c 3c", "community"),
+    ],
+)
 def test_wrong_card_count_is_refused(community: str, cards: str, field: str) -> None:
     with pytest.raises(ValidationError, match=rf"(?s){field}.*643a.8\(d\)"):
         record(community, seat(1, cards))
@@ -479,8 +615,9 @@ def test_wager_not_offered_is_refused() -> None:
         lir.settle_round(r, record("2d 3d", seat(1, "9h 2c 3c", five_card_bonus=100)))
 
 
-@pytest.mark.parametrize(("wager", "fix"), [
-    ("five_card_bonus", "A-G"), ("three_card_bonus", "A-F"), ("three_card_progressive", "A or B")])
+@pytest.mark.parametrize(
+    ("wager", "fix"), [("five_card_bonus", "A-G"), ("three_card_bonus", "A-F"), ("three_card_progressive", "A or B")]
+)
 def test_offered_wager_without_its_paytable_is_refused(wager: str, fix: str) -> None:
     with pytest.raises(ValidationError, match=rf"{wager}_paytable is missing but {wager} is offered: set .*{fix}"):
         rules(**{f"{wager}_paytable": None})
@@ -488,10 +625,17 @@ def test_offered_wager_without_its_paytable_is_refused(wager: str, fix: str) -> 
         rules(**{wager: False})
 
 
-@pytest.mark.parametrize(("field", "least"), [
-    ("three_card_progressive_initial_cents", 100_000), ("three_card_progressive_reset_cents", 100_000),
-    ("five_card_progressive_initial_cents", 1_000_000), ("five_card_progressive_reset_cents", 1_000_000),
-    ("five_card_hand_bonus_initial_cents", 1_000_000), ("five_card_hand_bonus_reset_cents", 1_000_000)])
+@pytest.mark.parametrize(
+    ("field", "least"),
+    [
+        ("three_card_progressive_initial_cents", 100_000),
+        ("three_card_progressive_reset_cents", 100_000),
+        ("five_card_progressive_initial_cents", 1_000_000),
+        ("five_card_progressive_reset_cents", 1_000_000),
+        ("five_card_hand_bonus_initial_cents", 1_000_000),
+        ("five_card_hand_bonus_reset_cents", 1_000_000),
+    ],
+)
 def test_643a_12_meter_minimums(field: str, least: int) -> None:
     rules(**{field: least})
     with pytest.raises(ValidationError, match=rf"{field} is {least - 1} but 643a.12\(.\)\(.\) sets a minimum"):
@@ -510,21 +654,32 @@ def test_rules_refuse_other_mistakes() -> None:
     with pytest.raises(ValidationError, match="three_card_progressive_wagers_cents"):
         rules(three_card_progressive_wagers_cents=[200])
     with pytest.raises(ValidationError, match="magic_card_bonus and lucky_bonus"):
-        rules(five_card_hand_bonus=False, five_card_hand_bonus_initial_cents=None,
-              five_card_hand_bonus_reset_cents=None, five_card_hand_bonus_rate_percent=None, magic_card_bonus=True)
+        rules(
+            five_card_hand_bonus=False,
+            five_card_hand_bonus_initial_cents=None,
+            five_card_hand_bonus_reset_cents=None,
+            five_card_hand_bonus_rate_percent=None,
+            magic_card_bonus=True,
+        )
 
 
-@pytest.mark.parametrize(("kw", "seats", "message"), [
-    ({}, [seat(1, "9h 2c 3c", five_card_bonus=500)], "five_card_bonus \\(500\\) is not the accepted"),
-    ({}, [seat(1, "9h 2c 3c", three_card_progressive=200)], "three_card_progressive \\(200\\) is not an accepted"),
-    ({}, [seat(1, "9h 2c 3c", bet=200)], "outside the table limits"),
-    ({"meters": {}}, [seat(1, "9h 2c 3c", five_card_progressive=100)], "meters.five_card_progressive is missing"),
-    ({}, [seat(1, "9h 2c 3c", player="ann"), seat(2, "4h 4c 5c", player="ann"), seat(3, "6h 6c 7c", player="ann")],
-     "643a.7\\(k\\) allows at most 2"),
-    ({}, [seat(1, "9h 2c 3c", player="ann"), seat(3, "6h 6c 7c", player="ann")], "at most 2 adjacent"),
-    ({"lucky_seat": 1}, [seat(1, "9h 2c 3c", five_card_hand_bonus=100)], "magic_card is missing"),
-    ({"magic_card": "2s"}, [seat(1, "9h 2c 3c", five_card_hand_bonus=100)], "lucky_seat is missing"),
-])
+@pytest.mark.parametrize(
+    ("kw", "seats", "message"),
+    [
+        ({}, [seat(1, "9h 2c 3c", five_card_bonus=500)], "five_card_bonus \\(500\\) is not the accepted"),
+        ({}, [seat(1, "9h 2c 3c", three_card_progressive=200)], "three_card_progressive \\(200\\) is not an accepted"),
+        ({}, [seat(1, "9h 2c 3c", bet=200)], "outside the table limits"),
+        ({"meters": {}}, [seat(1, "9h 2c 3c", five_card_progressive=100)], "meters.five_card_progressive is missing"),
+        (
+            {},
+            [seat(1, "9h 2c 3c", player="ann"), seat(2, "4h 4c 5c", player="ann"), seat(3, "6h 6c 7c", player="ann")],
+            "643a.7\\(k\\) allows at most 2",
+        ),
+        ({}, [seat(1, "9h 2c 3c", player="ann"), seat(3, "6h 6c 7c", player="ann")], "at most 2 adjacent"),
+        ({"lucky_seat": 1}, [seat(1, "9h 2c 3c", five_card_hand_bonus=100)], "magic_card is missing"),
+        ({"magic_card": "2s"}, [seat(1, "9h 2c 3c", five_card_hand_bonus=100)], "lucky_seat is missing"),
+    ],
+)
 def test_record_refused_under_the_rules(kw: dict[str, Any], seats: list[dict[str, Any]], message: str) -> None:
     r = rules(magic_card_bonus=True, lucky_bonus=True)
     with pytest.raises(SettlementError, match=message):
@@ -532,8 +687,9 @@ def test_record_refused_under_the_rules(kw: dict[str, Any], seats: list[dict[str
 
 
 def test_a_meter_below_the_wager_is_refused() -> None:
-    rec = record("6h 5h", seat(1, "9h 8h 7h", five_card_progressive=500),
-                 meters={**METERS, "five_card_progressive": 4_000})
+    rec = record(
+        "6h 5h", seat(1, "9h 8h 7h", five_card_progressive=500), meters={**METERS, "five_card_progressive": 4_000}
+    )
     with pytest.raises(SettlementError, match=r"meters.five_card_progressive \(4000\) pays 10% of meter = 400"):
         lir.settle_round(rules(), rec)
 
@@ -574,7 +730,10 @@ def _example(case: str) -> lir.LetItRideSettlement:
 def test_example_rides() -> None:
     s = _example("rides").settled
     assert [x.paid for x in rows(s, 6, "bet_1") + rows(s, 6, "bet_2") + rows(s, 6, "bet_3")] == [
-        1_666_667, 1_666_667, 1_666_666]  # royal flush capped at $50,000 (643a.12(g))
+        1_666_667,
+        1_666_667,
+        1_666_666,
+    ]  # royal flush capped at $50,000 (643a.12(g))
     assert one(s, 6, "five_card_bonus").paid == 2_000_000  # paytable A royal flush $20,000, not capped
     assert [x.outcome for x in s if x.seat == 4] == ["lose", "lose", "lose", "win"]  # pair of nines; 3CB pair
     assert [x.paid for x in s if x.seat == 2] == [500, 500, 500]  # pair of queens 1 to 1
@@ -583,9 +742,15 @@ def test_example_rides() -> None:
 def test_example_withdrawals() -> None:
     s = _example("withdrawals").settled
     assert [(x.seat, x.wager, x.outcome, x.paid, x.returned, x.collected) for x in s] == [
-        (5, "bet_1", "withdrawn", 0, 1000, 0), (5, "bet_2", "withdrawn", 0, 1000, 0), (5, "bet_3", "lose", 0, 0, 1000),
-        (3, "bet_1", "withdrawn", 0, 1000, 0), (3, "bet_2", "win", 2000, 1000, 0), (3, "bet_3", "win", 2000, 1000, 0),
-        (1, "bet_1", "win", 8000, 1000, 0), (1, "bet_2", "withdrawn", 0, 1000, 0), (1, "bet_3", "win", 8000, 1000, 0),
+        (5, "bet_1", "withdrawn", 0, 1000, 0),
+        (5, "bet_2", "withdrawn", 0, 1000, 0),
+        (5, "bet_3", "lose", 0, 0, 1000),
+        (3, "bet_1", "withdrawn", 0, 1000, 0),
+        (3, "bet_2", "win", 2000, 1000, 0),
+        (3, "bet_3", "win", 2000, 1000, 0),
+        (1, "bet_1", "win", 8000, 1000, 0),
+        (1, "bet_2", "withdrawn", 0, 1000, 0),
+        (1, "bet_3", "win", 8000, 1000, 0),
     ]
 
 
@@ -603,5 +768,8 @@ def test_example_progressive_envy() -> None:
     assert [x.paid for x in rows(s, 5, "three_card_envy_bonus")] == [2_500, 10_000]
     assert [x.paid for x in rows(s, 4, "three_card_envy_bonus")] == [12_500]
     assert not [x for x in s if x.seat in (6, 7) and x.wager.endswith("envy_bonus")]
-    assert result.meters == {"three_card_progressive": 100_000, "five_card_progressive": 900_000,
-                             "five_card_hand_bonus": 900_000}
+    assert result.meters == {
+        "three_card_progressive": 100_000,
+        "five_card_progressive": 900_000,
+        "five_card_hand_bonus": 900_000,
+    }

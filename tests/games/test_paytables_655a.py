@@ -76,22 +76,57 @@ def test_655a_12d(community: str, letter: str) -> None:
 
 # 655a.12(f), paytables A-E: (player cards, Six Card Bonus cards) -> hand, odds per letter.
 SIX = {
-    ("9d Td", "Jd Qd Kd Ad"): {"A": ("royal_flush", 1000), "B": ("royal_flush", 1000), "C": ("royal_flush", 1000),
-                               "D": ("royal_flush", 1000), "E": ("six_card_royal_flush", 200_000)},
-    ("9h Th", "Jh Qh Kh Ah"): {"A": ("royal_flush", 1000), "B": ("royal_flush", 1000), "C": ("royal_flush", 1000),
-                               "D": ("royal_flush", 1000), "E": ("six_card_royal_flush", 20_000)},
+    ("9d Td", "Jd Qd Kd Ad"): {
+        "A": ("royal_flush", 1000),
+        "B": ("royal_flush", 1000),
+        "C": ("royal_flush", 1000),
+        "D": ("royal_flush", 1000),
+        "E": ("six_card_royal_flush", 200_000),
+    },
+    ("9h Th", "Jh Qh Kh Ah"): {
+        "A": ("royal_flush", 1000),
+        "B": ("royal_flush", 1000),
+        "C": ("royal_flush", 1000),
+        "D": ("royal_flush", 1000),
+        "E": ("six_card_royal_flush", 20_000),
+    },
     ("As Ks", "Qs Js Ts 2c"): {k: ("royal_flush", 1000) for k in "ABCDE"},
     ("9h 8h", "7h 6h 5h 2c"): {k: ("straight_flush", 200) for k in "ABCDE"},
-    ("9c 9d", "9h 9s 2c 3d"): {"A": ("four_of_a_kind", 50), "B": ("four_of_a_kind", 50), "C": ("four_of_a_kind", 100),
-                               "D": ("four_of_a_kind", 100), "E": ("four_of_a_kind", 50)},
-    ("9c 9d", "9h 2s 2c 4d"): {"A": ("full_house", 25), "B": ("full_house", 25), "C": ("full_house", 20),
-                               "D": ("full_house", 20), "E": ("full_house", 20)},
-    ("Ah 9h", "7h 4h 2h Kc"): {"A": ("flush", 20), "B": ("flush", 15), "C": ("flush", 15),
-                               "D": ("flush", 15), "E": ("flush", 15)},
-    ("9c 8d", "7h 6s 5c Kd"): {"A": ("straight", 10), "B": ("straight", 10), "C": ("straight", 9),
-                               "D": ("straight", 10), "E": ("straight", 10)},
-    ("9c 9d", "9h 2s 4c Kd"): {"A": ("three_of_a_kind", 5), "B": ("three_of_a_kind", 5), "C": ("three_of_a_kind", 8),
-                               "D": ("three_of_a_kind", 7), "E": ("three_of_a_kind", 5)},
+    ("9c 9d", "9h 9s 2c 3d"): {
+        "A": ("four_of_a_kind", 50),
+        "B": ("four_of_a_kind", 50),
+        "C": ("four_of_a_kind", 100),
+        "D": ("four_of_a_kind", 100),
+        "E": ("four_of_a_kind", 50),
+    },
+    ("9c 9d", "9h 2s 2c 4d"): {
+        "A": ("full_house", 25),
+        "B": ("full_house", 25),
+        "C": ("full_house", 20),
+        "D": ("full_house", 20),
+        "E": ("full_house", 20),
+    },
+    ("Ah 9h", "7h 4h 2h Kc"): {
+        "A": ("flush", 20),
+        "B": ("flush", 15),
+        "C": ("flush", 15),
+        "D": ("flush", 15),
+        "E": ("flush", 15),
+    },
+    ("9c 8d", "7h 6s 5c Kd"): {
+        "A": ("straight", 10),
+        "B": ("straight", 10),
+        "C": ("straight", 9),
+        "D": ("straight", 10),
+        "E": ("straight", 10),
+    },
+    ("9c 9d", "9h 2s 4c Kd"): {
+        "A": ("three_of_a_kind", 5),
+        "B": ("three_of_a_kind", 5),
+        "C": ("three_of_a_kind", 8),
+        "D": ("three_of_a_kind", 7),
+        "E": ("three_of_a_kind", 5),
+    },
     ("9c 9d", "2h 2s 4c Kd"): {k: ("two_pair", 0) for k in "ABCDE"},
 }
 
@@ -123,12 +158,24 @@ def test_duplicate_cards_are_refused() -> None:
 # 655a.12(c)(1), paytables A-D, with (c)(3) meters and (c)(5) envy; typed from the regulation text.
 # Per hand: {letter: ("for", N) | ("meter", level, percent)}.
 PROGRESSIVE_HANDS = {
-    ("As", "Ks", "Qs Js Ts"): {"A": ("meter", "progressive", 100), "B": ("meter", "mega", 100),
-                               "C": ("meter", "mega", 100), "D": ("meter", "mega", 100)},
-    ("9h", "8h", "7h 6h 5h"): {"A": ("meter", "progressive", 10), "B": ("meter", "major", 100),
-                               "C": ("meter", "major", 100), "D": ("meter", "major", 100)},
-    ("9c", "9d", "9h 9s 2c"): {"A": ("for", 300), "B": ("for", 300), "C": ("meter", "minor", 100),
-                               "D": ("meter", "minor", 100)},
+    ("As", "Ks", "Qs Js Ts"): {
+        "A": ("meter", "progressive", 100),
+        "B": ("meter", "mega", 100),
+        "C": ("meter", "mega", 100),
+        "D": ("meter", "mega", 100),
+    },
+    ("9h", "8h", "7h 6h 5h"): {
+        "A": ("meter", "progressive", 10),
+        "B": ("meter", "major", 100),
+        "C": ("meter", "major", 100),
+        "D": ("meter", "major", 100),
+    },
+    ("9c", "9d", "9h 9s 2c"): {
+        "A": ("for", 300),
+        "B": ("for", 300),
+        "C": ("meter", "minor", 100),
+        "D": ("meter", "minor", 100),
+    },
     ("9c", "9d", "9h 2s 2c"): {k: ("for", 50) for k in "ABCD"},
     ("Ah", "9h", "7h 4h 2h"): {k: ("for", 40) for k in "ABCD"},
     ("9c", "8d", "7h 6s 5c"): {k: ("for", 30) for k in "ABCD"},
@@ -145,10 +192,20 @@ def test_655a_12c_progressive_every_row(hand: tuple[str, str, str], letter: str)
     from controller.games.mississippi_stud_round import MississippiStudRound, settle
 
     rules = MississippiStudRules(chapter="655a", progressive_paytable=letter)  # type: ignore[call-arg]
-    rec = MississippiStudRound.model_validate({
-        "chapter": "655a", "community": hand[2].split(), "meters": METERS,
-        "seats": [{"seat": 1, "cards": [hand[0], hand[1]], "wagers": {
-            "ante": 500, "street_3": 500, "street_4": 500, "street_5": 500, "progressive": 100}}]})
+    rec = MississippiStudRound.model_validate(
+        {
+            "chapter": "655a",
+            "community": hand[2].split(),
+            "meters": METERS,
+            "seats": [
+                {
+                    "seat": 1,
+                    "cards": [hand[0], hand[1]],
+                    "wagers": {"ante": 500, "street_3": 500, "street_4": 500, "street_5": 500, "progressive": 100},
+                }
+            ],
+        }
+    )
     rows, meters = settle(rules, rec)
     (p,) = [r for r in rows if r.wager == "progressive"]
     expected = PROGRESSIVE_HANDS[hand][letter]
@@ -165,9 +222,13 @@ def test_655a_12c_progressive_every_row(hand: tuple[str, str, str], letter: str)
 
 # 655a.12(e)(1): Five Card Hand Bonus; (e)(4) reseed $0.
 FIVE_CARD_HAND_BONUS = {
-    ("As", "Ks", "Qs Js Ts"): ("meter", 100), ("9h", "8h", "7h 6h 5h"): ("meter", 10),
-    ("9c", "9d", "9h 9s 2c"): ("for", 500), ("9c", "9d", "9h 2s 2c"): ("for", 100),
-    ("Ah", "9h", "7h 4h 2h"): ("for", 50), ("9c", "8d", "7h 6s 5c"): ("lose",), ("9c", "9d", "9h 2s 4c"): ("lose",),
+    ("As", "Ks", "Qs Js Ts"): ("meter", 100),
+    ("9h", "8h", "7h 6h 5h"): ("meter", 10),
+    ("9c", "9d", "9h 9s 2c"): ("for", 500),
+    ("9c", "9d", "9h 2s 2c"): ("for", 100),
+    ("Ah", "9h", "7h 4h 2h"): ("for", 50),
+    ("9c", "8d", "7h 6s 5c"): ("lose",),
+    ("9c", "9d", "9h 2s 4c"): ("lose",),
 }
 
 
@@ -177,10 +238,26 @@ def test_655a_12e_five_card_hand_bonus_every_row(hand: tuple[str, str, str]) -> 
     from controller.games.mississippi_stud_round import MississippiStudRound, settle
 
     rules = MississippiStudRules(chapter="655a", five_card_hand_bonus=True)  # type: ignore[call-arg]
-    rec = MississippiStudRound.model_validate({
-        "chapter": "655a", "community": hand[2].split(), "meters": {"five_card_hand_bonus": 1_500_001},
-        "seats": [{"seat": 1, "cards": [hand[0], hand[1]], "wagers": {
-            "ante": 500, "street_3": 500, "street_4": 500, "street_5": 500, "five_card_hand_bonus": 100}}]})
+    rec = MississippiStudRound.model_validate(
+        {
+            "chapter": "655a",
+            "community": hand[2].split(),
+            "meters": {"five_card_hand_bonus": 1_500_001},
+            "seats": [
+                {
+                    "seat": 1,
+                    "cards": [hand[0], hand[1]],
+                    "wagers": {
+                        "ante": 500,
+                        "street_3": 500,
+                        "street_4": 500,
+                        "street_5": 500,
+                        "five_card_hand_bonus": 100,
+                    },
+                }
+            ],
+        }
+    )
     rows, meters = settle(rules, rec)
     (b,) = [r for r in rows if r.wager == "five_card_hand_bonus"]
     kind = FIVE_CARD_HAND_BONUS[hand]
@@ -198,8 +275,11 @@ def test_655a_12c5_envy_schedules(wager: int, royal: int, straight_flush: int) -
     from controller.games.mississippi_stud import MississippiStudRules
     from controller.games.mississippi_stud_round import MississippiStudRound, settle
 
-    rules = MississippiStudRules(chapter="655a", progressive_paytable="A",  # type: ignore[call-arg]
-                                 progressive_wager_cents=wager)
+    rules = MississippiStudRules(
+        chapter="655a",
+        progressive_paytable="A",  # type: ignore[call-arg]
+        progressive_wager_cents=wager,
+    )
     seats = [
         {"seat": 3, "cards": ["As", "Ks"], "wagers": {"ante": 500, "street_3": 500, "street_4": 500, "street_5": 500}},
         {"seat": 2, "cards": ["9s", "8s"], "wagers": {"ante": 500, "street_3": 500, "street_4": 500, "street_5": 500}},

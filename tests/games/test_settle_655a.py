@@ -29,11 +29,15 @@ def rows(results, seat: int, wager: str):
 def test_two_straight_flushes_take_10_percent_of_the_meter_in_turn_and_envy_each_other() -> None:
     # Paytable A: a straight flush wins 10% of the meter (655a.12(c)(1)); seat 6 is paid first (655a.11(h)).
     r = rules(progressive_paytable="A")
-    rec = record([
-        {"seat": 6, "cards": ["Qh", "Kh"], "wagers": {"ante": 500, **STREETS, "progressive": 100}},
-        {"seat": 4, "cards": ["7h", "8h"], "wagers": {"ante": 500, **STREETS, "progressive": 100}},
-        {"seat": 2, "cards": ["2c", "3d"], "wagers": {"ante": 500, "progressive": 100}, "folded_on": "street_3"},
-    ], "9h Th Jh", meters={"progressive": 2_000_000})
+    rec = record(
+        [
+            {"seat": 6, "cards": ["Qh", "Kh"], "wagers": {"ante": 500, **STREETS, "progressive": 100}},
+            {"seat": 4, "cards": ["7h", "8h"], "wagers": {"ante": 500, **STREETS, "progressive": 100}},
+            {"seat": 2, "cards": ["2c", "3d"], "wagers": {"ante": 500, "progressive": 100}, "folded_on": "street_3"},
+        ],
+        "9h Th Jh",
+        meters={"progressive": 2_000_000},
+    )
     results, meters = settle(r, rec)
     (p6,), (p4,) = rows(results, 6, "progressive"), rows(results, 4, "progressive")
     assert (p6.paid + p6.returned, p6.note) == (200_000, "progressive meter 2000000 -> 1800000")
@@ -48,10 +52,14 @@ def test_two_straight_flushes_take_10_percent_of_the_meter_in_turn_and_envy_each
 
 def test_no_envy_for_the_same_players_other_box() -> None:
     r = rules(progressive_paytable="A")
-    rec = record([
-        {"seat": 6, "player": "ann", "cards": ["Qh", "Kh"], "wagers": {"ante": 500, **STREETS, "progressive": 100}},
-        {"seat": 5, "player": "ann", "cards": ["7h", "8h"], "wagers": {"ante": 500, **STREETS, "progressive": 100}},
-    ], "9h Th Jh", meters={"progressive": 2_000_000})
+    rec = record(
+        [
+            {"seat": 6, "player": "ann", "cards": ["Qh", "Kh"], "wagers": {"ante": 500, **STREETS, "progressive": 100}},
+            {"seat": 5, "player": "ann", "cards": ["7h", "8h"], "wagers": {"ante": 500, **STREETS, "progressive": 100}},
+        ],
+        "9h Th Jh",
+        meters={"progressive": 2_000_000},
+    )
     results, _ = settle(r, rec)
     assert [x for x in results if x.wager == "envy_bonus"] == []
 
@@ -59,10 +67,14 @@ def test_no_envy_for_the_same_players_other_box() -> None:
 def test_royal_takes_the_whole_meter_which_resets_to_the_reseed() -> None:
     # Paytable B with a $5 wager: mega reseed is $10,000 for 1 = $50,000 (655a.12(c)(3)); envy $5,000.
     r = rules(progressive_paytable="B", progressive_wager_cents=500)
-    rec = record([
-        {"seat": 3, "cards": ["Ah", "Kh"], "wagers": {"ante": 500, **STREETS, "progressive": 500}},
-        {"seat": 1, "cards": ["2c", "2d"], "wagers": {"ante": 500, **STREETS, "progressive": 500}},
-    ], "Qh Jh Th", meters={"mega": 7_654_321, "major": 200_000})
+    rec = record(
+        [
+            {"seat": 3, "cards": ["Ah", "Kh"], "wagers": {"ante": 500, **STREETS, "progressive": 500}},
+            {"seat": 1, "cards": ["2c", "2d"], "wagers": {"ante": 500, **STREETS, "progressive": 500}},
+        ],
+        "Qh Jh Th",
+        meters={"mega": 7_654_321, "major": 200_000},
+    )
     results, meters = settle(r, rec)
     (p3,) = rows(results, 3, "progressive")
     assert (p3.outcome, p3.paid + p3.returned, p3.odds) == ("win", 7_654_321, "100% of the mega meter")
@@ -72,10 +84,14 @@ def test_royal_takes_the_whole_meter_which_resets_to_the_reseed() -> None:
 
 def test_paytable_c_four_of_a_kind_is_the_minor_and_trips_10_for_1() -> None:
     r = rules(progressive_paytable="C")
-    rec = record([
-        {"seat": 2, "cards": ["9c", "9d"], "wagers": {"ante": 500, **STREETS, "progressive": 100}},
-        {"seat": 1, "cards": ["Kc", "Kd"], "wagers": {"ante": 500, **STREETS, "progressive": 100}},
-    ], "9h 9s Ks", meters={"mega": 1_000_000, "major": 100_000, "minor": 33_333})
+    rec = record(
+        [
+            {"seat": 2, "cards": ["9c", "9d"], "wagers": {"ante": 500, **STREETS, "progressive": 100}},
+            {"seat": 1, "cards": ["Kc", "Kd"], "wagers": {"ante": 500, **STREETS, "progressive": 100}},
+        ],
+        "9h 9s Ks",
+        meters={"mega": 1_000_000, "major": 100_000, "minor": 33_333},
+    )
     results, meters = settle(r, rec)
     assert rows(results, 2, "progressive")[0].paid + 100 == 33_333
     assert meters["minor"] == 25_000  # $250 for 1 reseed
@@ -85,10 +101,16 @@ def test_paytable_c_four_of_a_kind_is_the_minor_and_trips_10_for_1() -> None:
 
 def test_five_card_hand_bonus_with_magic_card_and_lucky_bonus() -> None:
     r = rules(five_card_hand_bonus=True, magic_card_bonus=True, lucky_bonus=True)
-    rec = record([
-        {"seat": 3, "cards": ["Ah", "9h"], "wagers": {"ante": 500, **STREETS, "five_card_hand_bonus": 100}},
-        {"seat": 2, "cards": ["2c", "5d"], "wagers": {"ante": 500, **STREETS, "five_card_hand_bonus": 100}},
-    ], "2h 7h Kh", magic_card="Kh", lucky_seat=2, meters={"five_card_hand_bonus": 1_500_000})
+    rec = record(
+        [
+            {"seat": 3, "cards": ["Ah", "9h"], "wagers": {"ante": 500, **STREETS, "five_card_hand_bonus": 100}},
+            {"seat": 2, "cards": ["2c", "5d"], "wagers": {"ante": 500, **STREETS, "five_card_hand_bonus": 100}},
+        ],
+        "2h 7h Kh",
+        magic_card="Kh",
+        lucky_seat=2,
+        meters={"five_card_hand_bonus": 1_500_000},
+    )
     results, _ = settle(r, rec)
     (hand3,) = rows(results, 3, "five_card_hand_bonus")
     assert (hand3.hand, hand3.odds, hand3.paid, hand3.returned) == ("flush", "50 for 1", 4_900, 100)
@@ -100,8 +122,11 @@ def test_five_card_hand_bonus_with_magic_card_and_lucky_bonus() -> None:
 
 def test_straight_flush_takes_10_percent_of_the_five_card_hand_bonus_meter() -> None:
     r = rules(five_card_hand_bonus=True)
-    rec = record([{"seat": 1, "cards": ["9h", "8h"], "wagers": {"ante": 500, **STREETS, "five_card_hand_bonus": 100}}],
-                 "7h 6h 5h", meters={"five_card_hand_bonus": 1_000_005})
+    rec = record(
+        [{"seat": 1, "cards": ["9h", "8h"], "wagers": {"ante": 500, **STREETS, "five_card_hand_bonus": 100}}],
+        "7h 6h 5h",
+        meters={"five_card_hand_bonus": 1_000_005},
+    )
     results, meters = settle(r, rec)
     assert rows(results, 1, "five_card_hand_bonus")[0].paid + 100 == 100_000  # 10%, rounded down to the cent
     assert meters == {"five_card_hand_bonus": 900_005}
@@ -109,25 +134,41 @@ def test_straight_flush_takes_10_percent_of_the_five_card_hand_bonus_meter() -> 
 
 def test_order_is_counterclockwise_then_each_seats_optional_wagers() -> None:
     r = rules(three_card_bonus_paytable="A", progressive_paytable="A")
-    rec = record([
-        {"seat": 1, "cards": ["2c", "3d"], "wagers": {"ante": 500, **STREETS, "three_card_bonus": 100}},
-        {"seat": 5, "cards": ["4c", "6d"], "wagers": {"ante": 500, **STREETS, "progressive": 100}},
-    ], "Jh Js 8c", meters={"progressive": 1_000_000})
+    rec = record(
+        [
+            {"seat": 1, "cards": ["2c", "3d"], "wagers": {"ante": 500, **STREETS, "three_card_bonus": 100}},
+            {"seat": 5, "cards": ["4c", "6d"], "wagers": {"ante": 500, **STREETS, "progressive": 100}},
+        ],
+        "Jh Js 8c",
+        meters={"progressive": 1_000_000},
+    )
     results, _ = settle(r, rec)
     assert [(x.seat, x.wager) for x in results] == [
-        (5, "ante"), (5, "street_3"), (5, "street_4"), (5, "street_5"), (5, "progressive"),
-        (1, "ante"), (1, "street_3"), (1, "street_4"), (1, "street_5"), (1, "three_card_bonus")]
+        (5, "ante"),
+        (5, "street_3"),
+        (5, "street_4"),
+        (5, "street_5"),
+        (5, "progressive"),
+        (1, "ante"),
+        (1, "street_3"),
+        (1, "street_4"),
+        (1, "street_5"),
+        (1, "three_card_bonus"),
+    ]
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"community": "2h 3h"}, "community has 2 cards; 655a.10(c) deals three"),
-    ({"cards": ["Jh", "5c"]}, "duplicate card(s) Jh"),
-    ({"wagers": {"ante": 500, "street_3": 700}}, "700 is not one, two or three times the Ante"),
-    ({"wagers": {"ante": 500, **STREETS, "six_card_bonus": 100}}, "does not offer the wager"),
-    ({"wagers": {"ante": 500, "street_3": 500}, "folded_on": "street_3"}, "folded on street_3, so made no 3rd"),
-    ({"wagers": {"ante": 500, **STREETS, "progressive": 500}}, "Progressive Payout Wager is 100 cents"),
-    ({"cards": ["Kd"]}, "1 cards; 655a.10(b) deals each player two"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"community": "2h 3h"}, "community has 2 cards; 655a.10(c) deals three"),
+        ({"cards": ["Jh", "5c"]}, "duplicate card(s) Jh"),
+        ({"wagers": {"ante": 500, "street_3": 700}}, "700 is not one, two or three times the Ante"),
+        ({"wagers": {"ante": 500, **STREETS, "six_card_bonus": 100}}, "does not offer the wager"),
+        ({"wagers": {"ante": 500, "street_3": 500}, "folded_on": "street_3"}, "folded on street_3, so made no 3rd"),
+        ({"wagers": {"ante": 500, **STREETS, "progressive": 500}}, "Progressive Payout Wager is 100 cents"),
+        ({"cards": ["Kd"]}, "1 cards; 655a.10(b) deals each player two"),
+    ],
+)
 def test_records_the_chapter_could_not_produce_are_refused(change: dict[str, Any], message: str) -> None:
     seat: dict[str, Any] = {"seat": 1, "cards": ["4c", "5c"], "wagers": {"ante": 500, **STREETS}}
     community = "Jh 9d 2s"
@@ -139,7 +180,8 @@ def test_records_the_chapter_could_not_produce_are_refused(change: dict[str, Any
 
 
 def test_a_hit_without_its_meter_names_the_meter() -> None:
-    rec = record([{"seat": 1, "cards": ["Ah", "Kh"], "wagers": {"ante": 500, **STREETS, "progressive": 100}}],
-                 "Qh Jh Th")
+    rec = record(
+        [{"seat": 1, "cards": ["Ah", "Kh"], "wagers": {"ante": 500, **STREETS, "progressive": 100}}], "Qh Jh Th"
+    )
     with pytest.raises(SettlementError, match=r"meters\.progressive: seat 1 hit 100% of the progressive meter"):
         settle(rules(progressive_paytable="A"), rec)

@@ -68,40 +68,77 @@ def test_example_config_is_a_valid_rules_submission() -> None:
     assert (r.chapter, r.pair_bonus_layout, r.bad_beat_minimum) == ("679a", "fourth_card", "flush")
 
 
-@pytest.mark.parametrize("field", ["hand_order", "ace_two_three", "ante_odds", "play_odds", "dealer_not_qualified",
-                                   "folded_optional_wagers"])
+@pytest.mark.parametrize(
+    "field", ["hand_order", "ace_two_three", "ante_odds", "play_odds", "dealer_not_qualified", "folded_optional_wagers"]
+)
 def test_a_missing_required_rule_is_refused_naming_it(field: str) -> None:
     with pytest.raises(ValidationError, match=f"{field} is required: 679a") as err:
         rules(**{field: None})
     assert "e.g." in str(err.value) or "=" in str(err.value)  # the message carries the fix
 
 
-@pytest.mark.parametrize(("kw", "names"), [
-    ({"pair_bonus_layout": None}, "pair_bonus_layout is required with pair_bonus_paytable"),
-    ({"pair_bonus_hand": None}, "pair_bonus_hand is required"),
-    ({"pair_bonus_hand": "best_three_of_five"}, "pair_bonus_hand = 'best_three_of_five' is not implemented"),
-    ({"pair_bonus_paytable": {"flush": "3 to 1"}}, r"pair_bonus_paytable has no row for \['mini_royal'"),
-    ({"pair_bonus_paytable": {"pair": "1 to 1", "high_card": "1 to 1", "flush": "3 to 1", "straight": "6 to 1",
-                              "three_of_a_kind": "30 to 1", "straight_flush": "40 to 1", "mini_royal": "50 to 1"}},
-     r"pair_bonus_paytable has rows for \['high_card'\]"),
-    ({"bad_beat_minimum": None}, "bad_beat_minimum is required with bad_beat_paytable"),
-    ({"bad_beat_minimum": "straight"}, r"bad_beat_paytable has rows for \['flush'\]"),
-    ({"prime_paytable": {"all_red": "3 to 1"}}, "prime_paytable needs its same_color row"),
-    ({"all_six_paytable": {"five_aces": "9 to 1"}}, r"all_six_paytable names unknown hand class\(es\) \['five_aces'\]"),
-    ({"ante_odds": "even money"}, "'even money' is not payout odds"),
-    ({"hand_order": ["pair", "pair", "flush"]}, "hand_order must name each three-card class once"),
-    ({"hand_order": ["high_card", "mini_royal", "straight_flush", "three_of_a_kind", "straight", "flush", "pair"]},
-     "hand_order must end with high_card"),
-    ({"pair_bonus_paytable": None}, "pair_bonus_layout and pair_bonus_hand belong to the Pair Bonus Wager"),
-])
+@pytest.mark.parametrize(
+    ("kw", "names"),
+    [
+        ({"pair_bonus_layout": None}, "pair_bonus_layout is required with pair_bonus_paytable"),
+        ({"pair_bonus_hand": None}, "pair_bonus_hand is required"),
+        ({"pair_bonus_hand": "best_three_of_five"}, "pair_bonus_hand = 'best_three_of_five' is not implemented"),
+        ({"pair_bonus_paytable": {"flush": "3 to 1"}}, r"pair_bonus_paytable has no row for \['mini_royal'"),
+        (
+            {
+                "pair_bonus_paytable": {
+                    "pair": "1 to 1",
+                    "high_card": "1 to 1",
+                    "flush": "3 to 1",
+                    "straight": "6 to 1",
+                    "three_of_a_kind": "30 to 1",
+                    "straight_flush": "40 to 1",
+                    "mini_royal": "50 to 1",
+                }
+            },
+            r"pair_bonus_paytable has rows for \['high_card'\]",
+        ),
+        ({"bad_beat_minimum": None}, "bad_beat_minimum is required with bad_beat_paytable"),
+        ({"bad_beat_minimum": "straight"}, r"bad_beat_paytable has rows for \['flush'\]"),
+        ({"prime_paytable": {"all_red": "3 to 1"}}, "prime_paytable needs its same_color row"),
+        (
+            {"all_six_paytable": {"five_aces": "9 to 1"}},
+            r"all_six_paytable names unknown hand class\(es\) \['five_aces'\]",
+        ),
+        ({"ante_odds": "even money"}, "'even money' is not payout odds"),
+        ({"hand_order": ["pair", "pair", "flush"]}, "hand_order must name each three-card class once"),
+        (
+            {
+                "hand_order": [
+                    "high_card",
+                    "mini_royal",
+                    "straight_flush",
+                    "three_of_a_kind",
+                    "straight",
+                    "flush",
+                    "pair",
+                ]
+            },
+            "hand_order must end with high_card",
+        ),
+        ({"pair_bonus_paytable": None}, "pair_bonus_layout and pair_bonus_hand belong to the Pair Bonus Wager"),
+    ],
+)
 def test_incomplete_or_unknown_rules_are_refused_naming_the_field(kw: dict[str, Any], names: str) -> None:
     with pytest.raises(ValidationError, match=names):
         rules(**kw)
 
 
 def test_optional_wagers_can_be_left_out() -> None:
-    r = rules(prime_paytable=None, pair_bonus_paytable=None, pair_bonus_layout=None, pair_bonus_hand=None,
-              bad_beat_paytable=None, bad_beat_minimum=None, all_six_paytable=None)
+    r = rules(
+        prime_paytable=None,
+        pair_bonus_paytable=None,
+        pair_bonus_layout=None,
+        pair_bonus_hand=None,
+        bad_beat_paytable=None,
+        bad_beat_minimum=None,
+        all_six_paytable=None,
+    )
     assert not any(r.offers(w) for w in ("prime", "pair_bonus", "all_six"))
     rec = record("2c 3d 5h", [seat(1, "As Kd 9c", wagers={"prime": 100})])
     with pytest.raises(SettlementError, match=r"seats\[seat=1\]\.wagers\.prime: this table does not offer"):
@@ -128,8 +165,9 @@ def test_dealer_below_queen_high_does_not_qualify() -> None:
     assert outcome(res, 2, "ante") == ("win", 500)
     assert outcome(res, 2, "play") == ("push", 0)
     assert row(res, 2, "play").returned == 500
-    res = settle_round(rules(dealer_not_qualified={"ante": "push", "play": "push"}),
-                       record("Jc 9d 4s", [seat(2, "Th 8c 3d")]))
+    res = settle_round(
+        rules(dealer_not_qualified={"ante": "push", "play": "push"}), record("Jc 9d 4s", [seat(2, "Th 8c 3d")])
+    )
     assert [x.outcome for x in res] == ["push", "push"]
 
 
@@ -198,11 +236,14 @@ def test_prime_wins_on_one_color_and_loses_on_mixed() -> None:
 
 
 def test_pair_bonus_with_the_fourth_card() -> None:
-    rec = record("Qc 7d 4s", [
-        seat(3, "Kh 9d 3c", fourth_card="9s", wagers={"pair_bonus": 100}),
-        seat(2, "5h 5d 5c", fourth_card="Ah", wagers={"pair_bonus": 100}),
-        seat(1, "Jh 8d 2c", fourth_card="6s", wagers={"pair_bonus": 100}),
-    ])
+    rec = record(
+        "Qc 7d 4s",
+        [
+            seat(3, "Kh 9d 3c", fourth_card="9s", wagers={"pair_bonus": 100}),
+            seat(2, "5h 5d 5c", fourth_card="Ah", wagers={"pair_bonus": 100}),
+            seat(1, "Jh 8d 2c", fourth_card="6s", wagers={"pair_bonus": 100}),
+        ],
+    )
     res = settle_round(rules(), rec)
     assert (row(res, 3, "pair_bonus").hand, outcome(res, 3, "pair_bonus")) == ("pair", ("win", 100))
     assert (row(res, 2, "pair_bonus").hand, outcome(res, 2, "pair_bonus")) == ("three_of_a_kind", ("win", 3000))
@@ -221,11 +262,15 @@ def test_the_fourth_card_is_required_and_only_with_a_pair_bonus() -> None:
 
 def test_pair_bonus_with_one_community_card() -> None:
     r = rules(pair_bonus_layout="community_card")
-    rec = record("Qc 7d 4s", [
-        seat(3, "Kh 9d 3c", wagers={"pair_bonus": 100}),
-        seat(2, "8h 8d Tc", wagers={"pair_bonus": 100}),
-        seat(1, "Jh 6d 2c", wagers={"pair_bonus": 100}),
-    ], pair_bonus_community_card="3s")
+    rec = record(
+        "Qc 7d 4s",
+        [
+            seat(3, "Kh 9d 3c", wagers={"pair_bonus": 100}),
+            seat(2, "8h 8d Tc", wagers={"pair_bonus": 100}),
+            seat(1, "Jh 6d 2c", wagers={"pair_bonus": 100}),
+        ],
+        pair_bonus_community_card="3s",
+    )
     res = settle_round(r, rec)
     assert outcome(res, 3, "pair_bonus") == ("win", 100)  # 3-3 with the community card
     assert outcome(res, 2, "pair_bonus") == ("win", 100)
@@ -238,8 +283,14 @@ def test_community_layout_must_match_the_record() -> None:
     with pytest.raises(SettlementError, match="pair_bonus_community_card: a player placed a Pair Bonus Wager"):
         settle(r, record("Qc 7d 4s", [seat(3, "Kh 9d 3c", wagers={"pair_bonus": 100})]))
     with pytest.raises(SettlementError, match=r"seats\[seat=3\]\.fourth_card"):
-        settle(r, record("Qc 7d 4s", [seat(3, "Kh 9d 3c", fourth_card="5c", wagers={"pair_bonus": 100})],
-                         pair_bonus_community_card="3s"))
+        settle(
+            r,
+            record(
+                "Qc 7d 4s",
+                [seat(3, "Kh 9d 3c", fourth_card="5c", wagers={"pair_bonus": 100})],
+                pair_bonus_community_card="3s",
+            ),
+        )
     with pytest.raises(SettlementError, match=r"pair_bonus_community_card: 679a.9\(g\) deals it only"):
         settle(rules(), record("Qc 7d 4s", [seat(3, "Kh 9d 3c")], pair_bonus_community_card="3s"))
 
@@ -247,8 +298,11 @@ def test_community_layout_must_match_the_record() -> None:
 def test_bad_beat_pays_on_the_play_wager_when_a_flush_loses() -> None:
     rec = record("Jh Th 9h", [seat(4, "9s 7s 3s", 500), seat(2, "4c 5d 6s", 500), seat(1, "Kc Kd 2s", 500)])
     res = settle_round(rules(), rec)
-    assert [(x.wager, x.outcome) for x in res if x.seat == 4] == [("ante", "lose"), ("play", "lose"),
-                                                                 ("bad_beat_bonus", "win")]
+    assert [(x.wager, x.outcome) for x in res if x.seat == 4] == [
+        ("ante", "lose"),
+        ("play", "lose"),
+        ("bad_beat_bonus", "win"),
+    ]
     bb = row(res, 4, "bad_beat_bonus")
     assert (bb.amount, bb.paid, bb.returned, bb.hand, bb.odds) == (0, 1000, 0, "flush", "2 to 1")
     # "Flush or higher" follows hand_order, which ranks the straight above the flush; a pair is below it.
@@ -267,8 +321,9 @@ def test_no_bad_beat_when_the_player_wins_or_folds() -> None:
 
 
 def test_all_six_is_the_players_three_and_the_dealers_three() -> None:
-    rec = record("Kc Kd 4s", [seat(3, "Kh 4c 4d", wagers={"all_six": 100}),
-                              seat(2, "9h 7c 2d", wagers={"all_six": 100})])
+    rec = record(
+        "Kc Kd 4s", [seat(3, "Kh 4c 4d", wagers={"all_six": 100}), seat(2, "9h 7c 2d", wagers={"all_six": 100})]
+    )
     res = settle_round(rules(), rec)
     assert (row(res, 3, "all_six").hand, outcome(res, 3, "all_six")) == ("full_house", ("win", 2000))
     assert (row(res, 2, "all_six").hand, outcome(res, 2, "all_six")) == ("pair", ("lose", 0))
@@ -288,8 +343,10 @@ def test_duplicate_cards_are_refused() -> None:
     with pytest.raises(CardError, match=r"duplicate card.*Kh"):
         settle(rules(), record("Kh 7d 4s", [seat(3, "Kh 9d 3c")]))
     with pytest.raises(CardError, match=r"duplicate card.*2c"):
-        settle(rules(), record("Qh 7d 4s", [seat(3, "Kh 9d 3c", fourth_card="2c", wagers={"pair_bonus": 1}),
-                                            seat(2, "Kc 9h 2c")]))
+        settle(
+            rules(),
+            record("Qh 7d 4s", [seat(3, "Kh 9d 3c", fourth_card="2c", wagers={"pair_bonus": 1}), seat(2, "Kc 9h 2c")]),
+        )
 
 
 def test_three_cards_each() -> None:
@@ -328,5 +385,10 @@ def test_example_fourth_card_bonuses() -> None:
 def test_example_dealer_not_qualified() -> None:
     res = settle_round(rules(), example("dealer-not-qualified"))
     assert [(x.seat, x.wager, x.outcome, x.paid) for x in res] == [
-        (3, "ante", "win", 500), (3, "play", "push", 0), (3, "prime", "lose", 0),
-        (2, "ante", "win", 1000), (2, "play", "push", 0), (2, "pair_bonus", "win", 500)]
+        (3, "ante", "win", 500),
+        (3, "play", "push", 0),
+        (3, "prime", "lose", 0),
+        (2, "ante", "win", 1000),
+        (2, "play", "push", 0),
+        (2, "pair_bonus", "win", 500),
+    ]

@@ -112,7 +112,7 @@ class CrashTable:
             order = tuple(self.shoe) if self.method == "hand" else ()
             return [ShuffleCompleted("shuffler", card_count=len(self.shoe), order=order)]
         if c.verb == "dispense_stack":
-            stack, self.shoe = self.shoe[: c.cards], self.shoe[c.cards:]
+            stack, self.shoe = self.shoe[: c.cards], self.shoe[c.cards :]
             return [StackDispensed("shoe", cards=tuple(stack))]
         if c.verb == "remove_stub":
             stub, self.shoe = self.shoe, []

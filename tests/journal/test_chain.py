@@ -47,8 +47,11 @@ def independent_chain(path: Path, table_id: str) -> list[tuple[int, str, str]]:
     db = sqlite3.connect(path)
     prev = "0" * 64
     out = []
-    rows = db.execute("SELECT seq, event_id, boot_id, ts, table_id, round_id, type, rule, payload, sealed, hash "
-                      "FROM events WHERE table_id = ? ORDER BY seq", (table_id,)).fetchall()
+    rows = db.execute(
+        "SELECT seq, event_id, boot_id, ts, table_id, round_id, type, rule, payload, sealed, hash "
+        "FROM events WHERE table_id = ? ORDER BY seq",
+        (table_id,),
+    ).fetchall()
     for *fields, stored in rows:
         enc = json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         prev = hashlib.sha256(bytes.fromhex(prev) + enc).hexdigest()
@@ -60,8 +63,10 @@ def independent_chain(path: Path, table_id: str) -> list[tuple[int, str, str]]:
 def journal_with(path: Path, n: int, table_id: str = "T1") -> Journal:
     j = Journal(path, table_id, "boot-a")
     for i in range(1, n + 1, 3):
-        j.append([ev(k, {"cards": ["Ah"]} if k % 2 else None) for k in range(i, min(i + 3, n + 1))],
-                 T0 + timedelta(seconds=i))
+        j.append(
+            [ev(k, {"cards": ["Ah"]} if k % 2 else None) for k in range(i, min(i + 3, n + 1))],
+            T0 + timedelta(seconds=i),
+        )
     return j
 
 
@@ -102,16 +107,19 @@ def tamper(path: Path, sql: str, *args: object) -> None:
     db.close()
 
 
-@pytest.mark.parametrize(("sql", "what", "seq"), [
-    ("UPDATE events SET payload = '{\"n\":999}' WHERE seq = 5", "altered row", 5),
-    ("UPDATE events SET rule = '655a.13(c)' WHERE seq = 1", "altered row", 1),
-    ("UPDATE events SET sealed = NULL WHERE seq = 7", "altered row", 7),
-    ("UPDATE events SET ts = '2024-05-01T12:00:00.000001Z' WHERE seq = 9", "altered row", 9),
-    ("DELETE FROM events WHERE seq IN (4, 5)", "missing seq", 4),
-    ("DELETE FROM events WHERE seq >= 8", "head mismatch", 7),
-    ("UPDATE chain_head SET hash = '00' WHERE table_id = 'T1'", "head mismatch", 10),
-    ("DELETE FROM chain_head", "head mismatch", None),
-])
+@pytest.mark.parametrize(
+    ("sql", "what", "seq"),
+    [
+        ("UPDATE events SET payload = '{\"n\":999}' WHERE seq = 5", "altered row", 5),
+        ("UPDATE events SET rule = '655a.13(c)' WHERE seq = 1", "altered row", 1),
+        ("UPDATE events SET sealed = NULL WHERE seq = 7", "altered row", 7),
+        ("UPDATE events SET ts = '2024-05-01T12:00:00.000001Z' WHERE seq = 9", "altered row", 9),
+        ("DELETE FROM events WHERE seq IN (4, 5)", "missing seq", 4),
+        ("DELETE FROM events WHERE seq >= 8", "head mismatch", 7),
+        ("UPDATE chain_head SET hash = '00' WHERE table_id = 'T1'", "head mismatch", 10),
+        ("DELETE FROM chain_head", "head mismatch", None),
+    ],
+)
 def test_verify_finds_the_first_break(tmp_path: Path, sql: str, what: str, seq: int | None) -> None:
     path = tmp_path / "j.sqlite"
     journal_with(path, 10).close()
@@ -143,10 +151,12 @@ def test_a_v1_file_is_chained_in_place(tmp_path: Path) -> None:
     db.executescript(V1_SCHEMA)
     for table_id, n in (("T1", 5), ("T2", 2)):
         for seq in range(1, n + 1):
-            db.execute("INSERT INTO events (table_id, seq, event_id, boot_id, ts, round_id, type, rule, payload, "
-                       "sealed, published_at) VALUES (?, ?, ?, 'b1', '2024-05-01T12:00:00.000000Z', NULL, "
-                       "'x.y', NULL, ?, NULL, ?)",
-                       (table_id, seq, f"{table_id}-{seq}", json.dumps({"n": seq}), "t" if seq < 3 else None))
+            db.execute(
+                "INSERT INTO events (table_id, seq, event_id, boot_id, ts, round_id, type, rule, payload, "
+                "sealed, published_at) VALUES (?, ?, ?, 'b1', '2024-05-01T12:00:00.000000Z', NULL, "
+                "'x.y', NULL, ?, NULL, ?)",
+                (table_id, seq, f"{table_id}-{seq}", json.dumps({"n": seq}), "t" if seq < 3 else None),
+            )
     db.commit()
     db.close()
     with JournalReader(path) as reader:  # read-only: not migrated, and says so
@@ -189,10 +199,12 @@ def test_a_newer_schema_and_a_foreign_file_are_refused_with_the_fix(tmp_path: Pa
 
 @settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @example(flips=[(7_760_899_451, 128)])  # a damaged schema whose SQLite error text was not UTF-8
-@given(flips=st.lists(st.tuples(st.integers(min_value=0), st.integers(min_value=1, max_value=255)),
-                      min_size=1, max_size=8))
-def test_verify_never_raises_on_a_damaged_file(tmp_path_factory: pytest.TempPathFactory,
-                                               flips: list[tuple[int, int]]) -> None:
+@given(
+    flips=st.lists(st.tuples(st.integers(min_value=0), st.integers(min_value=1, max_value=255)), min_size=1, max_size=8)
+)
+def test_verify_never_raises_on_a_damaged_file(
+    tmp_path_factory: pytest.TempPathFactory, flips: list[tuple[int, int]]
+) -> None:
     path = tmp_path_factory.mktemp("dmg") / "j.sqlite"
     j = journal_with(path, 30)
     j.close()

@@ -27,13 +27,20 @@ DEMO = Path(__file__).resolve().parents[2] / "configs" / "demo.toml"
 
 
 def tablectl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "controller.cli", *args], capture_output=True, text=True,
-                          timeout=60, stdin=subprocess.DEVNULL, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "controller.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
 
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., subprocess.CompletedProcess[str]]:
     """tablectl in this process: the same main() the console script calls."""
+
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         try:
             rc = main(list(args))
@@ -41,13 +48,15 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., subprocess.Complete
             rc = int(exit_.code or 0)
         out, err = capsys.readouterr()
         return subprocess.CompletedProcess(list(args), rc, out, err)
+
     return run
 
 
 def make_journal(path: Path, n: int, table_id: str = "T1") -> None:
     j = Journal(path, table_id, "boot-a")
-    j.append([DomainEvent("card.dealt", "655a.10(b)", {"n": i}, "T1-r000001", {"card": "Ah"})
-              for i in range(1, n + 1)], T0)
+    j.append(
+        [DomainEvent("card.dealt", "655a.10(b)", {"n": i}, "T1-r000001", {"card": "Ah"}) for i in range(1, n + 1)], T0
+    )
     j.close()
 
 
@@ -72,16 +81,22 @@ def test_verify_intact_and_broken(journal: Path) -> None:
     as_json = tablectl("journal", "verify", "--json", "--journal", str(journal))
     report = json.loads(as_json.stdout)
     assert as_json.returncode == 1 and report["ok"] is False
-    assert (report["first_break"]["seq"], report["first_break"]["what"], report["rows_checked"]) == (5, "altered row",
-                                                                                                     12)
+    assert (report["first_break"]["seq"], report["first_break"]["what"], report["rows_checked"]) == (
+        5,
+        "altered row",
+        12,
+    )
 
 
-@pytest.mark.parametrize(("setup", "message"), [
-    ("missing", "no journal at"),
-    ("text", "is not a tablectl journal"),
-    ("newer", "newer than this software understands"),
-    ("none", "say which journal: --journal FILE, or --config FILE"),
-])
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("missing", "no journal at"),
+        ("text", "is not a tablectl journal"),
+        ("newer", "newer than this software understands"),
+        ("none", "say which journal: --journal FILE, or --config FILE"),
+    ],
+)
 def test_unreadable_journals_exit_2_naming_the_problem(cli: Run, tmp_path: Path, setup: str, message: str) -> None:
     path = tmp_path / "x.sqlite"
     if setup == "text":
@@ -108,17 +123,35 @@ def test_tail_text_and_json_never_show_the_cards(cli: Run, journal: Path) -> Non
     lines = text.stdout.splitlines()
     assert text.returncode == 0 and len(lines) == 3
     assert lines[0].split()[0] == "10" and "card.dealt [655a.10(b)] T1-r000001" in lines[0]
-    rows = [json.loads(x) for x in cli("journal", "tail", "-n", "2", "--json", "--journal", str(journal))
-            .stdout.splitlines()]
+    rows = [
+        json.loads(x)
+        for x in cli("journal", "tail", "-n", "2", "--json", "--journal", str(journal)).stdout.splitlines()
+    ]
     assert [r["seq"] for r in rows] == [11, 12]
     assert all("sealed" not in r and len(r["hash"]) == 64 for r in rows)
     assert "Ah" not in text.stdout
 
 
 def test_tail_follow_prints_what_the_daemon_writes(journal: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "journal", "tail", "-n", "1", "--follow",
-                             "--json", "--journal", str(journal)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "journal",
+            "tail",
+            "-n",
+            "1",
+            "--follow",
+            "--json",
+            "--journal",
+            str(journal),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     lines: queue.Queue[str] = queue.Queue()
 
     def pump() -> None:

@@ -43,6 +43,7 @@ async def a_round_with_contributions(path: Path) -> TableService:
         await service.apply(WagerDetected(f"wager_station_{seat}", seat=seat, spot="ante", amount_cents=500))
         await service.apply(WagerDetected(f"wager_station_{seat}", seat=seat, spot="progressive", amount_cents=100))
     from drivers.interfaces import ButtonPressed
+
     await service.apply(ButtonPressed("dealer_panel", button="no_more_bets"))
     for seat in range(1, 7):
         await service.apply(LockAcknowledged(f"wager_station_{seat}", seat=seat, locked=True))
@@ -78,8 +79,7 @@ async def test_both_copies_are_stored_and_restored_with_nothing_lost(tmp_path: P
     # exactly the two wagers' contributions, once.
     assert "round.voided" in types and types.count("progressive.contributions_reversed") == 1
     major = again.state.meters.level("major") if again.state.meters else None
-    assert major is not None and (major.display_cents, major.contributed_micro, major.reversed_count) == (
-        100_000, 0, 2)
+    assert major is not None and (major.display_cents, major.contributed_micro, major.reversed_count) == (100_000, 0, 2)
 
 
 @pytest.mark.parametrize("damage", ["flip_a_byte", "other_meters"])
@@ -93,14 +93,20 @@ async def test_a_damaged_copy_raises_a_tilt_and_never_resets(tmp_path: Path, dam
     if damage == "flip_a_byte":  # a bad sector: copy b no longer matches its checksum
         body = bytes(body)
         i = body.index(b'"display_micro":') + 17
-        db.execute("UPDATE critical_state SET body = ? WHERE record = 'meters' AND copy = 1",
-                   (body[:i] + bytes([body[i] ^ 1]) + body[i + 1:],))
+        db.execute(
+            "UPDATE critical_state SET body = ? WHERE record = 'meters' AND copy = 1",
+            (body[:i] + bytes([body[i] ^ 1]) + body[i + 1 :],),
+        )
     else:  # a sound copy, checksum and all, that is not what the table holds (an old file copied back)
-        db.execute("UPDATE critical_state SET body = (SELECT body FROM critical_state WHERE record = 'meters' "
-                   "AND copy = 0), sha256 = (SELECT sha256 FROM critical_state WHERE record = 'meters' AND copy = 0) "
-                   "WHERE record = 'meters' AND copy = 1")
-        db.execute("UPDATE critical_state SET body = ?, sha256 = ? WHERE record = 'meters' AND copy = 0",
-                   *[(b, __import__("hashlib").sha256(b).hexdigest()) for b in [_older(body)]])
+        db.execute(
+            "UPDATE critical_state SET body = (SELECT body FROM critical_state WHERE record = 'meters' "
+            "AND copy = 0), sha256 = (SELECT sha256 FROM critical_state WHERE record = 'meters' AND copy = 0) "
+            "WHERE record = 'meters' AND copy = 1"
+        )
+        db.execute(
+            "UPDATE critical_state SET body = ?, sha256 = ? WHERE record = 'meters' AND copy = 0",
+            *[(b, __import__("hashlib").sha256(b).hexdigest()) for b in [_older(body)]],
+        )
     db.commit()
     db.close()
     service, types = await restart(path, meters)
@@ -109,9 +115,15 @@ async def test_a_damaged_copy_raises_a_tilt_and_never_resets(tmp_path: Path, dam
     assert "meters" in service.state.progressive_lockout
     assert "meter.seeded" not in types
     # A supervisor clears the tilt with a signed command: progressive play reopens.
-    out = await service.apply(Signed(ClearTilt("tilt:meters", "sup-1", "supervisor", "copies checked against the "
-                                                                                         "journal"),
-                                     "cmd-1", "clear_tilt", "sup-1", "supervisor"))
+    out = await service.apply(
+        Signed(
+            ClearTilt("tilt:meters", "sup-1", "supervisor", "copies checked against the journal"),
+            "cmd-1",
+            "clear_tilt",
+            "sup-1",
+            "supervisor",
+        )
+    )
     assert [e.type for e in out][-1] == "progressive.unlocked"
     assert service.state.progressive_lockout == {}
 
@@ -121,7 +133,9 @@ def _older(body: bytes) -> bytes:
     stored = codec.decode(bytes(body))
     m = stored.meters
     from dataclasses import replace
+
     major = m.levels["major"]
-    lowered = replace(major, display_micro=major.display_micro - 1_000_000,
-                      contributed_micro=major.contributed_micro - 1_000_000)
+    lowered = replace(
+        major, display_micro=major.display_micro - 1_000_000, contributed_micro=major.contributed_micro - 1_000_000
+    )
     return codec.encode(replace(m, levels={**m.levels, "major": lowered}), stored.generation + 5)

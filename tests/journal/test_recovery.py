@@ -45,8 +45,9 @@ def _steps_of_first_round(make: Any, chapter: str, method: str | None, opts: dic
 
 
 @pytest.mark.parametrize(("chapter", "method", "opts"), CASES, ids=IDS)
-def test_a_crash_after_any_step_recovers_as_the_chapter_allows(make_crash_table: Any, chapter: str,
-                                                               method: str | None, opts: dict[str, Any]) -> None:
+def test_a_crash_after_any_step_recovers_as_the_chapter_allows(
+    make_crash_table: Any, chapter: str, method: str | None, opts: dict[str, Any]
+) -> None:
     n = _steps_of_first_round(make_crash_table, chapter, method, opts)
     phases_hit: Counter[str] = Counter()
     for k in range(1, n):
@@ -59,8 +60,11 @@ def test_a_crash_after_any_step_recovers_as_the_chapter_allows(make_crash_table:
         phase = crashed.phase
         phases_hit[str(phase)] += 1
         before = list(t.events)
-        accepted_before = {(e.round_id, e.payload["seat"], e.payload["spot"], e.payload["amount"])
-                           for e in before if e.type == "wager.accepted"}
+        accepted_before = {
+            (e.round_id, e.payload["seat"], e.payload["spot"], e.payload["amount"])
+            for e in before
+            if e.type == "wager.accepted"
+        }
         after = t.restart()
         assert after[0].type == "table.recovered", (k, phase, after[:2])
         assert after[0].payload["phase"] == str(phase)
@@ -74,8 +78,12 @@ def test_a_crash_after_any_step_recovers_as_the_chapter_allows(make_crash_table:
                 for spot, cents in wagers.items():
                     assert void.payload["returned"][seat][spot] == cents, (k, seat, spot)
         # The stations' reports of chips already taken are confirmed, never taken again.
-        again = [e for e in after if e.type == "wager.accepted"
-                 and (e.round_id, e.payload["seat"], e.payload["spot"], e.payload["amount"]) in accepted_before]
+        again = [
+            e
+            for e in after
+            if e.type == "wager.accepted"
+            and (e.round_id, e.payload["seat"], e.payload["spot"], e.payload["amount"]) in accepted_before
+        ]
         assert again == [], k
         t.play_until(lambda s: s.rounds_played >= 3 and s.phase is Phase.BETTING)
         ends = Counter(e.round_id for e in t.events if e.type in TERMINAL)

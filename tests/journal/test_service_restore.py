@@ -85,8 +85,12 @@ async def test_a_clean_close_restores_and_numbering_continues(tmp_path: Path, no
     assert (stored.phase, stored.rounds_played, stored.decks["A"].rounds) == (Phase.CLOSED, 2, 2)
     assert await play(config, rounds=1, broker=no_broker, seed=2, journal_path=path) == 1
     db = sqlite3.connect(path)
-    opened = [int(n) for (n,) in db.execute(
-        "SELECT json_extract(payload, '$.round_no') FROM events WHERE type = 'betting.opened' ORDER BY seq")]
+    opened = [
+        int(n)
+        for (n,) in db.execute(
+            "SELECT json_extract(payload, '$.round_no') FROM events WHERE type = 'betting.opened' ORDER BY seq"
+        )
+    ]
     db.close()
     assert opened == [1, 2, 3]
     later = types(path, first)

@@ -19,15 +19,34 @@ T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 
 
 def busy_state() -> TableState:
-    s = TableState("T1", phase=Phase.DECISION, rounds_played=7, now=T0, last_activity=T0,
-                   blocks={"deck_change_due": "deck A in play 8 hours"}, confirmed={"dealer"},
-                   decks={"A": DeckLife(since=T0, rounds=3, rounds_since_count=1)}, deck_order=["Ah", "Kd"],
-                   devices_down={"shoe": "offline"}, stations_down={4: "offline"}, out_of_order={"shuffler": "manual"},
-                   held_wagers={2: {"ante": 500}})
-    s.round = RoundState(7, "T1-r000007", seats={1: SeatRound(1, {"ante": 500}, {"street_3": 500}, {}, ["Ah", "Kd"],
-                                                              "street_3")},
-                         locks_pending={5}, players=[1], dealt=["Ah", "Kd"], areas={"community": ["2c", "", "9s"]},
-                         revealed=["community#1"], turn=1, left={3: "hold"}, chips_entered=[4, 5])
+    s = TableState(
+        "T1",
+        phase=Phase.DECISION,
+        rounds_played=7,
+        now=T0,
+        last_activity=T0,
+        blocks={"deck_change_due": "deck A in play 8 hours"},
+        confirmed={"dealer"},
+        decks={"A": DeckLife(since=T0, rounds=3, rounds_since_count=1)},
+        deck_order=["Ah", "Kd"],
+        devices_down={"shoe": "offline"},
+        stations_down={4: "offline"},
+        out_of_order={"shuffler": "manual"},
+        held_wagers={2: {"ante": 500}},
+    )
+    s.round = RoundState(
+        7,
+        "T1-r000007",
+        seats={1: SeatRound(1, {"ante": 500}, {"street_3": 500}, {}, ["Ah", "Kd"], "street_3")},
+        locks_pending={5},
+        players=[1],
+        dealt=["Ah", "Kd"],
+        areas={"community": ["2c", "", "9s"]},
+        revealed=["community#1"],
+        turn=1,
+        left={3: "hold"},
+        chips_entered=[4, 5],
+    )
     return s
 
 
@@ -41,13 +60,16 @@ def test_every_field_round_trips_with_its_type() -> None:
     assert json.loads(snapshot.encode(s))["format"] == snapshot.FORMAT
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    (b"\x00\xffgarbage", "is not JSON"),
-    (b"[1, 2]", "has no format version"),
-    (b'{"format": 2, "state": {}}', "format 2, newer than this software's 1: upgrade tablectl"),
-    (b'{"format": 1}', "does not validate: state: Field required"),
-    (b'{"format": 1, "state": {"table_id": "T1", "phase": "dancing"}}', "state.phase"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"\x00\xffgarbage", "is not JSON"),
+        (b"[1, 2]", "has no format version"),
+        (b'{"format": 2, "state": {}}', "format 2, newer than this software's 1: upgrade tablectl"),
+        (b'{"format": 1}', "does not validate: state: Field required"),
+        (b'{"format": 1, "state": {"table_id": "T1", "phase": "dancing"}}', "state.phase"),
+    ],
+)
 def test_a_body_that_cannot_be_restored_says_why(body: bytes, message: str) -> None:
     with pytest.raises(snapshot.SnapshotError, match=message.replace("(", r"\(").replace(")", r"\)")):
         snapshot.decode(body)

@@ -24,8 +24,9 @@ CARD_TOKEN = re.compile(r"(?<![A-Za-z0-9_])(?:10|[2-9TJQKA])[cdhs](?![A-Za-z0-9_
 
 # The first event of a round at which its cards may be public: the settlement of any wager, the reveal that
 # settlement needs (e.g. 655a.11(i)(4) six_card_bonus.revealed), or the void, or the round's completion.
-REVEALS_AT_SETTLEMENT = frozenset(event for spec in SPECS.values()
-                                  for event, _rule, _area in spec.reveal_before.values())
+REVEALS_AT_SETTLEMENT = frozenset(
+    event for spec in SPECS.values() for event, _rule, _area in spec.reveal_before.values()
+)
 SETTLEMENT_TYPES = REVEALS_AT_SETTLEMENT | {"round.voided", "round.completed"}
 
 
@@ -75,8 +76,10 @@ def card_leaks(messages: Sequence[Any], prefix: str, table_id: str) -> list[str]
             continue
         for where, card in card_tokens(body):
             what = f"{body.get('type')} seq {body.get('seq')}" if rel == "event" else rel
-            leaks.append(f"message {n} on {m.topic} ({what}): card {card!r} at {where}, before "
-                         f"{'its round ' + repr(round_id) if round_id else 'any round'} reached settlement")
+            leaks.append(
+                f"message {n} on {m.topic} ({what}): card {card!r} at {where}, before "
+                f"{'its round ' + repr(round_id) if round_id else 'any round'} reached settlement"
+            )
     return leaks
 
 
@@ -116,8 +119,10 @@ def contract_violations(messages: Sequence[Any], prefix: str, table_id: str) -> 
         except ValidationError as err:
             problems.append(f"message {n} on {m.topic} does not validate as {topic.model.__name__}: {err}")
             continue
-        problems += [f"message {n} on {m.topic}, JSON Schema of {topic.model.__name__}: {p}"
-                     for p in schema_problems(topic.model, json.loads(m.payload))]
+        problems += [
+            f"message {n} on {m.topic}, JSON Schema of {topic.model.__name__}: {p}"
+            for p in schema_problems(topic.model, json.loads(m.payload))
+        ]
         body = model.model_dump()
         if body.get("table_id") != table_id:
             problems.append(f"message {n} on {m.topic} names table {body.get('table_id')!r}")

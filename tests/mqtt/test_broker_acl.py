@@ -64,32 +64,56 @@ def _write_pki(d: Path) -> None:
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "tablectl test floor CA")])
     ca_ski = x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key())
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-          .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
-          .not_valid_after(now + dt.timedelta(days=1))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-          .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False, key_encipherment=False,
-                                       data_encipherment=False, key_agreement=False, key_cert_sign=True,
-                                       crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
-          .add_extension(ca_ski, critical=False)
-          .sign(ca_key, hashes.SHA256()))
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=False,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(ca_ski, critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
     key = ec.generate_private_key(ec.SECP256R1())
-    cert = (x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
-                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                           critical=False)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski), critical=False)
-            .sign(ca_key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
     (d / "certs").mkdir()
     (d / "certs" / "ca.crt").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     (d / "certs" / "broker.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (d / "certs" / "broker.key").write_bytes(key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    (d / "certs" / "broker.key").write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
 
 
 @dataclass
@@ -109,8 +133,15 @@ class SecureBroker:
         return MqttSettings(broker=self.url, username=user, password_file=str(secret), ca_file=str(self.ca))
 
     def client(self, user: str | None, password: str | None = None, **kw: Any) -> aiomqtt.Client:
-        return aiomqtt.Client("127.0.0.1", self.port, username=user, password=password or PASSWORDS.get(user or ""),
-                              tls_context=ssl.create_default_context(cafile=str(self.ca)), timeout=5, **kw)
+        return aiomqtt.Client(
+            "127.0.0.1",
+            self.port,
+            username=user,
+            password=password or PASSWORDS.get(user or ""),
+            tls_context=ssl.create_default_context(cafile=str(self.ca)),
+            timeout=5,
+            **kw,
+        )
 
 
 @pytest.fixture(scope="module")
@@ -120,8 +151,12 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureBroker]:
     shutil.copy(EXAMPLE / "acl", d / "acl")
     passwd = _find("mosquitto_passwd", "/usr/bin/mosquitto_passwd")
     for n, (user, password) in enumerate(PASSWORDS.items()):
-        subprocess.run([passwd, *(["-c"] if n == 0 else []), "-b", str(d / "passwd"), user, password], check=True,
-                       capture_output=True, stdin=subprocess.DEVNULL)
+        subprocess.run(
+            [passwd, *(["-c"] if n == 0 else []), "-b", str(d / "passwd"), user, password],
+            check=True,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+        )
     port = _free_port()
     config = (EXAMPLE / "mosquitto.conf").read_text().replace("/etc/mosquitto/tablectl/", f"{d}/")
     assert "listener 8883\n" in config
@@ -131,8 +166,13 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureBroker]:
     if os.geteuid() == 0:
         config += "user root\n"
     (d / "mosquitto.conf").write_text(config)
-    proc = subprocess.Popen([_find("mosquitto", "/usr/sbin/mosquitto"), "-c", str(d / "mosquitto.conf")],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [_find("mosquitto", "/usr/sbin/mosquitto"), "-c", str(d / "mosquitto.conf")],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     log: list[str] = []
     lines: queue.Queue[str | None] = queue.Queue()
 
@@ -192,6 +232,7 @@ class Watcher:
             with self._cond:
                 if not self._cond.wait_for(lambda: predicate([t for t, _ in self.messages]), 10):
                     raise AssertionError(f"timed out waiting for {what}; got {[t for t, _ in self.messages]}")
+
         await asyncio.to_thread(wait)
 
     def close(self) -> None:
@@ -206,8 +247,9 @@ def watcher(broker: SecureBroker) -> Iterator[Watcher]:
     w.close()
 
 
-async def test_a_table_publishes_over_tls_with_its_credentials(broker: SecureBroker, watcher: Watcher,
-                                                              tmp_path: Path) -> None:
+async def test_a_table_publishes_over_tls_with_its_credentials(
+    broker: SecureBroker, watcher: Watcher, tmp_path: Path
+) -> None:
     journal = Journal(tmp_path / "j.sqlite", "ms-1", "boot-1")
     pub = EventPublisher(journal, broker.settings("ms-1"), "ms-1")
     task = asyncio.create_task(pub.run())
@@ -224,10 +266,14 @@ async def test_a_table_publishes_over_tls_with_its_credentials(broker: SecureBro
     journal.close()
 
 
-@pytest.mark.parametrize(("user", "password"), [("ms-1", "not-the-password"), ("ms-9", "any"), (None, None)],
-                         ids=["wrong-password", "unknown-user", "anonymous"])
-async def test_a_client_without_valid_credentials_is_refused(broker: SecureBroker, user: str | None,
-                                                             password: str | None) -> None:
+@pytest.mark.parametrize(
+    ("user", "password"),
+    [("ms-1", "not-the-password"), ("ms-9", "any"), (None, None)],
+    ids=["wrong-password", "unknown-user", "anonymous"],
+)
+async def test_a_client_without_valid_credentials_is_refused(
+    broker: SecureBroker, user: str | None, password: str | None
+) -> None:
     with pytest.raises(aiomqtt.MqttCodeError) as refused:
         async with broker.client(user, password or "x" if user else None):
             pass
@@ -257,8 +303,15 @@ async def test_a_plain_text_connection_to_the_tls_listener_fails(broker: SecureB
 
 
 async def test_a_table_is_confined_to_its_own_topics(broker: SecureBroker, watcher: Watcher) -> None:
-    forbidden = ["tablectl/ms-2/event", "tablectl/ms-2/status", "tablectl/ms-2/device/shoe", "tablectl/ms-2/cmd/reply",
-                 "tablectl/ms-1/cmd/verify_deck", "tablectl/other/event", "elsewhere/ms-1/event"]
+    forbidden = [
+        "tablectl/ms-2/event",
+        "tablectl/ms-2/status",
+        "tablectl/ms-2/device/shoe",
+        "tablectl/ms-2/cmd/reply",
+        "tablectl/ms-1/cmd/verify_deck",
+        "tablectl/other/event",
+        "elsewhere/ms-1/event",
+    ]
     async with broker.client("ms-1") as table_1, broker.client("ms-2") as table_2:
         await table_2.subscribe("tablectl/ms-2/cmd/+", qos=1)
         await table_1.subscribe("tablectl/ms-1/cmd/+", qos=1)

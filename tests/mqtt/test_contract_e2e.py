@@ -55,15 +55,20 @@ def _config(tmp_path: Path, name: str, table_id: str) -> Path:
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "controller.cli", *args], capture_output=True, text=True, timeout=TIMEOUT,
-        stdin=subprocess.DEVNULL, check=False, env={**os.environ, "XDG_STATE_HOME": "/nonexistent"})
+        [sys.executable, "-m", "controller.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        stdin=subprocess.DEVNULL,
+        check=False,
+        env={**os.environ, "XDG_STATE_HOME": "/nonexistent"},
+    )
 
 
 def _journal(path: Path) -> list[tuple[int, str, str | None, int]]:
     """(seq, event_id, sealed, published) of every journaled event, read straight from the file."""
     with sqlite3.connect(path) as db:
-        return list(db.execute(
-            "SELECT seq, event_id, sealed, published_at IS NOT NULL FROM events ORDER BY seq"))
+        return list(db.execute("SELECT seq, event_id, sealed, published_at IS NOT NULL FROM events ORDER BY seq"))
 
 
 def _play(kind: str, mosquitto: Any, subscribe: Any, tmp_path: Path, table_id: str) -> dict[str, Any]:
@@ -74,23 +79,56 @@ def _play(kind: str, mosquitto: Any, subscribe: Any, tmp_path: Path, table_id: s
     topics = Topics(prefix, table_id)
     sub = subscribe(f"{topics.base}/#")
     if kind == "demo":
-        done = _run("demo", "--pace", "0", "--seed", "7", "--rounds", "3", "--quiet", "--config", str(config),
-                    "--broker", mosquitto.url, "--journal", str(journal))
+        done = _run(
+            "demo",
+            "--pace",
+            "0",
+            "--seed",
+            "7",
+            "--rounds",
+            "3",
+            "--quiet",
+            "--config",
+            str(config),
+            "--broker",
+            mosquitto.url,
+            "--journal",
+            str(journal),
+        )
     else:
         scenario = ROOT / "docs" / "examples" / f"{kind}.scenario.toml"
-        done = _run("simulate", "--config", str(config), "--scenario", str(scenario), "--broker", mosquitto.url,
-                    "--journal", str(journal), "--public")
+        done = _run(
+            "simulate",
+            "--config",
+            str(config),
+            "--scenario",
+            str(scenario),
+            "--broker",
+            mosquitto.url,
+            "--journal",
+            str(journal),
+            "--public",
+        )
     assert done.returncode == 0, done.stderr[-3000:]
     # "offline" is the table's last word, published after the outbox is drained.
-    sub.wait_until(lambda ms: any(m.topic == topics.status and json.loads(m.payload)["state"] == "offline"
-                                  for m in ms), timeout=20, what="status offline")
-    return {"messages": list(sub.messages), "prefix": prefix, "topics": topics, "journal": _journal(journal),
-            "config": load_config(config)}
+    sub.wait_until(
+        lambda ms: any(m.topic == topics.status and json.loads(m.payload)["state"] == "offline" for m in ms),
+        timeout=20,
+        what="status offline",
+    )
+    return {
+        "messages": list(sub.messages),
+        "prefix": prefix,
+        "topics": topics,
+        "journal": _journal(journal),
+        "config": load_config(config),
+    }
 
 
 @pytest.mark.parametrize("kind", ["demo", *SCENARIOS])
-def test_everything_published_keeps_the_contract(kind: str, mosquitto: Any, subscribe: Any, tmp_path: Path,
-                                                 unique_id: str, contract: Any) -> None:
+def test_everything_published_keeps_the_contract(
+    kind: str, mosquitto: Any, subscribe: Any, tmp_path: Path, unique_id: str, contract: Any
+) -> None:
     run = _play(kind, mosquitto, subscribe, tmp_path, unique_id)
     messages, topics = run["messages"], run["topics"]
 
@@ -125,8 +163,11 @@ def test_everything_published_keeps_the_contract(kind: str, mosquitto: Any, subs
     assert birth.game.chapter == run["config"].game.chapter
     assert sorted(d.device_id for d in birth.devices) == configured
     assert all(d.identity and d.identity["serial"] for d in birth.devices), "every device identified itself"
-    states = {rel: DeviceStatus.model_validate_json(m.payload) for rel, m in retained.items()
-              if rel and rel.startswith("device/")}
+    states = {
+        rel: DeviceStatus.model_validate_json(m.payload)
+        for rel, m in retained.items()
+        if rel and rel.startswith("device/")
+    }
     assert sorted(s.device_id for s in states.values()) == configured
     assert all(s.online and s.seq is not None for s in states.values())
     if kind.endswith("shoe-jam-void"):
@@ -174,11 +215,16 @@ def _plants(messages: list[Any], topics: Topics, contract: Any, rng: random.Rand
     return out
 
 
-@given(card=st.sampled_from(STANDARD_DECK), before=st.sampled_from(["", " ", "(", "'", ": ", "[", "-"]),
-       after=st.sampled_from(["", " ", ")", "'", ",", ".", "]"]), ten=st.booleans(),
-       depth=st.integers(min_value=0, max_value=4))
-def test_a_card_anywhere_in_a_payload_is_found(card: str, before: str, after: str, ten: bool, depth: int,
-                                               contract: Any) -> None:
+@given(
+    card=st.sampled_from(STANDARD_DECK),
+    before=st.sampled_from(["", " ", "(", "'", ": ", "[", "-"]),
+    after=st.sampled_from(["", " ", ")", "'", ",", ".", "]"]),
+    ten=st.booleans(),
+    depth=st.integers(min_value=0, max_value=4),
+)
+def test_a_card_anywhere_in_a_payload_is_found(
+    card: str, before: str, after: str, ten: bool, depth: int, contract: Any
+) -> None:
     written = card.replace("T", "10") if ten else card
     value: Any = f"x{before}{written}{after}y" if before and after else f"{before}{written}{after}"
     for level in range(depth):
@@ -186,8 +232,22 @@ def test_a_card_anywhere_in_a_payload_is_found(card: str, before: str, after: st
     assert [c for _, c in contract.card_tokens(value)] == [written]
 
 
-@pytest.mark.parametrize("text", ["Ask the floorperson", "12d", "3rd Street", "Ts1", "655a.11(h)(2)", "AsK",
-                                  "wager_station_2", "2d2", "card_count 52", "Kings", "10dB",
-                                  "pair_of_6s_to_10s"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ask the floorperson",
+        "12d",
+        "3rd Street",
+        "Ts1",
+        "655a.11(h)(2)",
+        "AsK",
+        "wager_station_2",
+        "2d2",
+        "card_count 52",
+        "Kings",
+        "10dB",
+        "pair_of_6s_to_10s",
+    ],
+)
 def test_words_and_citations_are_not_cards(text: str, contract: Any) -> None:
     assert list(contract.card_tokens({"detail": text})) == []

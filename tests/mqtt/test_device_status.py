@@ -11,8 +11,14 @@ from controller.device_status import DeviceTracker
 from controller.events import JournaledEvent
 
 DEVICES = ("shoe", "shuffler", "wager_station_3")
-KINDS = ("device.online", "device.offline", "device.fault", "device.unusable", "device.out_of_order",
-         "device.back_in_service")
+KINDS = (
+    "device.online",
+    "device.offline",
+    "device.fault",
+    "device.unusable",
+    "device.out_of_order",
+    "device.back_in_service",
+)
 
 
 def _event(seq: int, kind: str, dev: str, boot: str) -> JournaledEvent:
@@ -25,8 +31,9 @@ def _event(seq: int, kind: str, dev: str, boot: str) -> JournaledEvent:
         "device.back_in_service": {"device": dev},
     }[kind]
     rule = "655a.13(g)" if kind in KINDS[3:] else None
-    return JournaledEvent(seq, f"e{seq}", boot, f"2026-11-21T08:00:{seq % 60:02d}.{seq:06d}Z", "T1", None, kind,
-                          rule, payload)
+    return JournaledEvent(
+        seq, f"e{seq}", boot, f"2026-11-21T08:00:{seq % 60:02d}.{seq:06d}Z", "T1", None, kind, rule, payload
+    )
 
 
 @given(st.lists(st.tuples(st.sampled_from(KINDS), st.sampled_from(DEVICES), st.booleans()), max_size=40))
@@ -62,6 +69,7 @@ def test_a_device_id_that_cannot_be_a_topic_level_is_not_tracked() -> None:
     tracker = DeviceTracker("T1", "boot-1", ["shoe", "bad/id", "#"], started="2026-11-21T07:59:59.000000Z")
     assert [s.device_id for s in tracker.statuses()] == ["shoe"]
     assert tracker.apply(_event(1, "device.fault", "a/b", "boot-1")) is None
-    other = JournaledEvent(2, "e2", "boot-1", "2026-11-21T08:00:00.000000Z", "T1", None, "table.opened", "655a.4",
-                           {"device_id": "shoe"})
+    other = JournaledEvent(
+        2, "e2", "boot-1", "2026-11-21T08:00:00.000000Z", "T1", None, "table.opened", "655a.4", {"device_id": "shoe"}
+    )
     assert tracker.apply(other) is None

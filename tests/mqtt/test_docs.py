@@ -43,8 +43,10 @@ def test_example_validates_against_its_model_and_schema(name: str, body: str, co
 
 def test_the_topic_table_matches_the_contract() -> None:
     rows = re.findall(r"^\| `([^`]+)` \| `(\w+)` \| (\d) \| (yes|no)[^|]*\| (\w+) \|$", DOC.read_text(), re.M)
-    documented = {(topic.replace("<device_id>", "<id>"), model, int(qos), retained == "yes", sender)
-                  for topic, model, qos, retained, sender in rows}
+    documented = {
+        (topic.replace("<device_id>", "<id>"), model, int(qos), retained == "yes", sender)
+        for topic, model, qos, retained, sender in rows
+    }
     assert documented == {(t.name, t.model.__name__, t.qos, t.retain, t.sender) for t in TOPICS}
 
 
@@ -54,13 +56,25 @@ def test_schema_prints_every_topic(capsys: pytest.CaptureFixture[str]) -> None:
     assert list(schemas) == [t.name for t in TOPICS]
     for t in TOPICS:
         assert schemas[t.name]["title"] == t.model.__name__
-        assert schemas[t.name]["x-mqtt"] == {"topic": f"<prefix>/<table_id>/{t.name}", "qos": t.qos,
-                                             "retain": t.retain, "sender": t.sender}
+        assert schemas[t.name]["x-mqtt"] == {
+            "topic": f"<prefix>/<table_id>/{t.name}",
+            "qos": t.qos,
+            "retain": t.retain,
+            "sender": t.sender,
+        }
 
 
-@pytest.mark.parametrize(("name", "title"), [("event", "TableEvent"), ("device/shoe", "DeviceStatus"),
-                                             ("progressive/mega", "ProgressiveMeter"), ("cmd/reply", "CommandReply"),
-                                             ("cmd/verify_deck", "SupervisorCommand"), ("Birth", "Birth")])
+@pytest.mark.parametrize(
+    ("name", "title"),
+    [
+        ("event", "TableEvent"),
+        ("device/shoe", "DeviceStatus"),
+        ("progressive/mega", "ProgressiveMeter"),
+        ("cmd/reply", "CommandReply"),
+        ("cmd/verify_deck", "SupervisorCommand"),
+        ("Birth", "Birth"),
+    ],
+)
 def test_schema_prints_one(name: str, title: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert tablectl(["schema", name]) == 0
     assert json.loads(capsys.readouterr().out)["title"] == title

@@ -235,8 +235,11 @@ async def test_rounds_played_through_an_outage_are_replayed_in_order(
             completed += 1
             if completed == 1:
                 # Round 1 reaches the subscriber live while round 2 is played.
-                await sub.await_until(lambda m: any(b'"round.completed"' in x.payload for x in m), within=30,
-                                      what="round 1 completed, live")
+                await sub.await_until(
+                    lambda m: any(b'"round.completed"' in x.payload for x in m),
+                    within=30,
+                    what="round 1 completed, live",
+                )
             elif completed == 2:
                 window["live"] = len(sub.on(topic))
                 mosquitto.stop()  # blocks the loop until the broker is gone: nothing after this reaches it live
@@ -247,18 +250,30 @@ async def test_rounds_played_through_an_outage_are_replayed_in_order(
                 # Still blocking the loop: the publisher cannot replay before the subscriber is back.
                 sub.wait_subscribed(2)
                 journaled = service.journal.last_seq
-                await sub.await_until(lambda m, n=journaled: len({x.json()["seq"] for x in m}) >= n, within=30,
-                                      what="the backlog after the broker came back")
+                await sub.await_until(
+                    lambda m, n=journaled: len({x.json()["seq"] for x in m}) >= n,
+                    within=30,
+                    what="the backlog after the broker came back",
+                )
                 service.submit(CloseTable())
                 return
 
     async with SimulatedTable(config.game.seats, rng) as sims:
+
         def people(service: TableService) -> list[Any]:
             return [SimulatedFloor(service, sims, RandomPolicy(rng), None, 0.0).run(), outage(service)]
 
         try:
-            await asyncio.wait_for(run_table(config, build_devices(config, sims.ports), broker=mosquitto.url,
-                                             journal_path=path, companions=people), timeout=90)
+            await asyncio.wait_for(
+                run_table(
+                    config,
+                    build_devices(config, sims.ports),
+                    broker=mosquitto.url,
+                    journal_path=path,
+                    companions=people,
+                ),
+                timeout=90,
+            )
         finally:
             mosquitto.start()
 
@@ -266,8 +281,11 @@ async def test_rounds_played_through_an_outage_are_replayed_in_order(
     stored = journal.events()
     journal.close()
     # The broker acknowledged everything before the publisher closed; the subscriber may still be reading it.
-    await sub.await_until(lambda m: len({x.json()["seq"] for x in m if x.topic == topic}) >= len(stored), within=30,
-                          what="every journaled event at the subscriber")
+    await sub.await_until(
+        lambda m: len({x.json()["seq"] for x in m if x.topic == topic}) >= len(stored),
+        within=30,
+        what="every journaled event at the subscriber",
+    )
     unique: dict[str, dict[str, Any]] = {}
     for m in sub.on(topic):
         unique.setdefault(m.json()["event_id"], m.json())  # duplicates allowed, gaps not

@@ -41,18 +41,34 @@ class Table:
     def publisher(self, url: str, **kw: Any) -> EventPublisher:
         return EventPublisher(self.journal, MqttSettings(broker=url), self.config.table_id, birth=self.birth, **kw)
 
-    def append(self, pub: EventPublisher | None, type_: str, payload: dict[str, Any], rule: str | None = None,
-               round_id: str | None = None) -> int:
+    def append(
+        self,
+        pub: EventPublisher | None,
+        type_: str,
+        payload: dict[str, Any],
+        rule: str | None = None,
+        round_id: str | None = None,
+    ) -> int:
         [ev] = self.journal.append([DomainEvent(type_, rule, payload, round_id)], datetime.now(UTC))
         if pub is not None:
             pub.notify()
         return ev.seq
 
     def meter(self, level: str, display: int, as_of: int, hits: int = 0) -> ProgressiveMeter:
-        return ProgressiveMeter(table_id=self.config.table_id, level=level, display_cents=display,
-                                seed_cents=1_000_000, reseed_cents=1_000_000, primary_rate_percent="9",
-                                reserve_rate_percent="0", reserve_cents=0, hits=hits, rule="655a.12(c)(3)",
-                                as_of_seq=as_of, ts="2026-11-21T09:20:02.551906Z")
+        return ProgressiveMeter(
+            table_id=self.config.table_id,
+            level=level,
+            display_cents=display,
+            seed_cents=1_000_000,
+            reseed_cents=1_000_000,
+            primary_rate_percent="9",
+            reserve_rate_percent="0",
+            reserve_cents=0,
+            hits=hits,
+            rule="655a.12(c)(3)",
+            as_of_seq=as_of,
+            ts="2026-11-21T09:20:02.551906Z",
+        )
 
 
 @pytest.fixture
@@ -66,8 +82,9 @@ def _on(messages: list[Any], topic: str) -> list[dict[str, Any]]:
     return [json.loads(m.payload) for m in messages if m.topic == topic]
 
 
-async def test_birth_and_devices_follow_the_device_events(mosquitto: Any, subscribe: Any, table: Table,
-                                                          contract: Any) -> None:
+async def test_birth_and_devices_follow_the_device_events(
+    mosquitto: Any, subscribe: Any, table: Table, contract: Any
+) -> None:
     t = table.topics
     sub = subscribe(f"{t.base}/#")
     pub = table.publisher(mosquitto.url)
@@ -84,18 +101,33 @@ async def test_birth_and_devices_follow_the_device_events(mosquitto: Any, subscr
         ("device.online", {"device_id": "shoe", "identity": IDENTITY}, None),
         ("device.fault", {"device_id": "shoe", "code": "jam", "detail": "card jam at the dispensing gate"}, None),
         ("device.offline", {"device_id": "shoe", "reason": "serial port closed"}, None),
-        ("device.unusable", {"device": "shoe", "reason": "offline (serial port closed)", "phase": "betting",
-                             "remedy": "..."}, "655a.13(g)"),
-        ("device.out_of_order", {"device": "shoe", "reason": "offline (serial port closed)",
-                                 "takes_over": "manual_shoe", "dealing_method": "manual_shoe"}, "655a.13(g)"),
+        (
+            "device.unusable",
+            {"device": "shoe", "reason": "offline (serial port closed)", "phase": "betting", "remedy": "..."},
+            "655a.13(g)",
+        ),
+        (
+            "device.out_of_order",
+            {
+                "device": "shoe",
+                "reason": "offline (serial port closed)",
+                "takes_over": "manual_shoe",
+                "dealing_method": "manual_shoe",
+            },
+            "655a.13(g)",
+        ),
         ("device.online", {"device_id": "shoe", "identity": IDENTITY}, None),
         ("device.back_in_service", {"device": "shoe", "dealing_method": "automated_shoe"}, "655a.13(g)"),
     ]
     for type_, payload, rule in script:
         table.append(pub, type_, payload, rule)
-    await sub.await_until(lambda ms: len(_on(ms, t.event)) == len(script) and len(_on(ms, t.device("shoe"))) == 8
-                          and len(_on(ms, t.birth)) == 2, what="the shoe's statuses and the birth with its identity")
-    after_connect = [m for m in sub.messages[2 + len(device_ids):] if m.topic != t.birth]
+    await sub.await_until(
+        lambda ms: (
+            len(_on(ms, t.event)) == len(script) and len(_on(ms, t.device("shoe"))) == 8 and len(_on(ms, t.birth)) == 2
+        ),
+        what="the shoe's statuses and the birth with its identity",
+    )
+    after_connect = [m for m in sub.messages[2 + len(device_ids) :] if m.topic != t.birth]
     shoe = [m for m in after_connect if m.topic in (t.event, t.device("shoe"))]
     # No status runs ahead of the event that explains it (events go out in batches, each batch's statuses
     # after its PUBACKs).
@@ -129,13 +161,15 @@ async def test_birth_and_devices_follow_the_device_events(mosquitto: Any, subscr
     assert task.done()
 
 
-async def test_an_earlier_boots_device_events_do_not_describe_the_devices_now(mosquitto: Any, subscribe: Any,
-                                                                             table: Table) -> None:
+async def test_an_earlier_boots_device_events_do_not_describe_the_devices_now(
+    mosquitto: Any, subscribe: Any, table: Table
+) -> None:
     # Journaled by an earlier run: replayed on the event topic, but the shoe has restarted since.
     table.journal.close()
     earlier = Journal(table.journal.path, table.config.table_id, "boot-0")
-    earlier.append([DomainEvent("device.offline", None, {"device_id": "shoe", "reason": "unplugged"})],
-                   datetime.now(UTC))
+    earlier.append(
+        [DomainEvent("device.offline", None, {"device_id": "shoe", "reason": "unplugged"})], datetime.now(UTC)
+    )
     earlier.close()
     table.journal = Journal(table.journal.path, table.config.table_id, "boot-1")
     sub = subscribe(f"{table.topics.base}/#")
@@ -148,8 +182,7 @@ async def test_an_earlier_boots_device_events_do_not_describe_the_devices_now(mo
     assert task.done()
 
 
-async def test_meters_go_out_after_their_events_latest_value_only(mosquitto: Any, subscribe: Any,
-                                                                  table: Table) -> None:
+async def test_meters_go_out_after_their_events_latest_value_only(mosquitto: Any, subscribe: Any, table: Table) -> None:
     t = table.topics
     sub = subscribe(f"{t.base}/#")
     pub = table.publisher(mosquitto.url)
@@ -164,8 +197,13 @@ async def test_meters_go_out_after_their_events_latest_value_only(mosquitto: Any
     pub.publish_progressive(table.meter("mega", 1_000_018, seq))
     pub.publish_progressive(table.meter("mega", 1_000_027, seq))  # replaces the one not yet sent
     pub.publish_progressive(table.meter("major", 100_000, seq))
-    await sub.await_until(lambda ms: any(m["display_cents"] == 1_000_027 for m in _on(ms, t.progressive("mega")))
-                          and bool(_on(ms, t.progressive("major"))), what="the latest meters")
+    await sub.await_until(
+        lambda ms: (
+            any(m["display_cents"] == 1_000_027 for m in _on(ms, t.progressive("mega")))
+            and bool(_on(ms, t.progressive("major")))
+        ),
+        what="the latest meters",
+    )
     assert 1_000_018 not in [m["display_cents"] for m in _on(sub.messages, t.progressive("mega"))]
 
     with pytest.raises(ValueError, match="not this table"):
@@ -179,7 +217,8 @@ async def test_meters_go_out_after_their_events_latest_value_only(mosquitto: Any
 
 
 async def test_everything_retained_is_published_again_after_the_broker_comes_back(
-        mosquitto: Any, subscribe: Any, table: Table) -> None:
+    mosquitto: Any, subscribe: Any, table: Table
+) -> None:
     t = table.topics
     pub = table.publisher(mosquitto.url, backoff_max=0.3)
     task = asyncio.create_task(pub.run())
@@ -195,9 +234,13 @@ async def test_everything_retained_is_published_again_after_the_broker_comes_bac
         table.append(pub, "device.fault", {"device_id": "shoe", "code": "timeout", "detail": "no ACK"})
         mosquitto.start()
         watch = subscribe(t.device("shoe"), t.progressive("mega"))  # the retained values, then any newer one
-        await watch.await_until(lambda ms: any(json.loads(m.payload).get("fault_code") == "timeout" for m in ms)
-                                and any(m.topic == t.progressive("mega") for m in ms),
-                                what="the fault journaled during the outage, and the meter after it")
+        await watch.await_until(
+            lambda ms: (
+                any(json.loads(m.payload).get("fault_code") == "timeout" for m in ms)
+                and any(m.topic == t.progressive("mega") for m in ms)
+            ),
+            what="the fault journaled during the outage, and the meter after it",
+        )
 
         late = subscribe(f"{t.base}/#")
         want = {"status", "birth", "progressive/mega", *(f"device/{d.device_id}" for d in table.birth.devices)}
@@ -214,8 +257,9 @@ async def test_everything_retained_is_published_again_after_the_broker_comes_bac
     assert task.done()
 
 
-async def test_events_journaled_before_the_broker_first_answers_are_replays(mosquitto: Any, subscribe: Any,
-                                                                           table: Table) -> None:
+async def test_events_journaled_before_the_broker_first_answers_are_replays(
+    mosquitto: Any, subscribe: Any, table: Table
+) -> None:
     sub = subscribe(table.topics.event)
     mosquitto.stop()
     with capture_logs() as logs:
@@ -230,7 +274,9 @@ async def test_events_journaled_before_the_broker_first_answers_are_replays(mosq
         table.append(pub, "shuffle.started", {"device": "shuffler"}, "655a.5(a)")
         await sub.await_until(lambda ms: len(ms) == 2, what="both events")
         assert [(e["seq"], e.get("replayed", False)) for e in _on(sub.messages, table.topics.event)] == [
-            (1, True), (2, False)]
+            (1, True),
+            (2, False),
+        ]
     finally:
         mosquitto.start()
         await pub.close()
@@ -238,7 +284,8 @@ async def test_events_journaled_before_the_broker_first_answers_are_replays(mosq
 
 
 async def test_an_unreadable_password_file_is_logged_and_healed_without_a_restart(
-        mosquitto: Any, subscribe: Any, table: Table, tmp_path: Path) -> None:
+    mosquitto: Any, subscribe: Any, table: Table, tmp_path: Path
+) -> None:
     secret = tmp_path / "broker-password"
     settings = MqttSettings(broker=mosquitto.url, username=table.config.table_id, password_file=str(secret))
     sub = subscribe(table.topics.event)
@@ -257,8 +304,9 @@ async def test_an_unreadable_password_file_is_logged_and_healed_without_a_restar
     assert task.done()
 
 
-async def test_an_event_outside_the_contract_is_still_published_and_logged(mosquitto: Any, subscribe: Any,
-                                                                          table: Table, contract: Any) -> None:
+async def test_an_event_outside_the_contract_is_still_published_and_logged(
+    mosquitto: Any, subscribe: Any, table: Table, contract: Any
+) -> None:
     sub = subscribe(table.topics.event)
     with capture_logs() as logs:
         pub = table.publisher(mosquitto.url)
@@ -269,6 +317,8 @@ async def test_an_event_outside_the_contract_is_still_published_and_logged(mosqu
     assert json.loads(sub.messages[0].payload)["type"] == "Not A Type"  # never held back
     assert any(e["event"].startswith("event does not match the MQTT contract") and e["seq"] == 1 for e in logs)
     # ... and the contract check flags it.
-    assert any("does not validate as TableEvent" in p
-               for p in contract.violations(sub.messages, "tablectl", table.config.table_id))
+    assert any(
+        "does not validate as TableEvent" in p
+        for p in contract.violations(sub.messages, "tablectl", table.config.table_id)
+    )
     assert task.done()

@@ -40,8 +40,9 @@ LEVEL_NAMES = ["mega", "major", "minor", "bonus", "side"]
 def tables(draw: st.DrawFn) -> TableProgressives:
     names = iter(draw(st.permutations(LEVEL_NAMES)))
     progressives = []
-    for spot in draw(st.lists(st.sampled_from(["progressive", "five_card_hand_bonus"]), min_size=1, max_size=2,
-                              unique=True)):
+    for spot in draw(
+        st.lists(st.sampled_from(["progressive", "five_card_hand_bonus"]), min_size=1, max_size=2, unique=True)
+    ):
         levels = []
         for _ in range(draw(st.integers(1, 2))):
             seed = draw(st.integers(0, 2_000_000))
@@ -50,8 +51,17 @@ def tables(draw: st.DrawFn) -> TableProgressives:
             primary = draw(st.integers(0, 30 * PPM_PER_PERCENT))
             reserve = draw(st.sampled_from([0, draw(st.integers(1, 10 * PPM_PER_PERCENT))]))
             limit = draw(st.none() | st.integers(max(seed, reseed, 1), max(seed, reseed, 1) + 5_000))
-            levels.append(LevelParameters(level=next(names), seed_cents=seed, reseed_cents=reseed,
-                                          primary_ppm=primary, reserve_ppm=reserve, limit_cents=limit, rule="test"))
+            levels.append(
+                LevelParameters(
+                    level=next(names),
+                    seed_cents=seed,
+                    reseed_cents=reseed,
+                    primary_ppm=primary,
+                    reserve_ppm=reserve,
+                    limit_cents=limit,
+                    rule="test",
+                )
+            )
         progressives.append(ProgressiveParameters(wager=spot, levels=tuple(levels), rule="test"))
     return TableProgressives(progressives=tuple(progressives))
 
@@ -80,8 +90,11 @@ class MeterMachine(RuleBasedStateMachine):
         for event in events:
             delta = event.payload.get("delta", {})
             if delta.get("display_micro", 0) < 0:
-                assert lowering_allowed and event.type in {"meter.hit", "meter.reset",
-                                                           "meter.contributions_reversed"}, event
+                assert lowering_allowed and event.type in {
+                    "meter.hit",
+                    "meter.reset",
+                    "meter.contributions_reversed",
+                }, event
         before = self.meters
         for name, lv in meters.levels.items():
             if not lowering_allowed:
@@ -103,8 +116,9 @@ class MeterMachine(RuleBasedStateMachine):
     def hit_percent(self, data: st.DataObject, percent: int, seat: int) -> None:
         level = data.draw(st.sampled_from(sorted(self.params.levels)))
         shown = self.meters.levels[level].display_cents
-        meters, paid, events = hit(self.meters, self.params, level, PercentOfMeter(percent), seat=seat,
-                                   round_id=self.open_round, rule="test")
+        meters, paid, events = hit(
+            self.meters, self.params, level, PercentOfMeter(percent), seat=seat, round_id=self.open_round, rule="test"
+        )
         assert paid == shown * percent // 100
         if percent < 100:
             assert meters.levels[level].display_micro == self.meters.levels[level].display_micro - paid * MICRO
@@ -123,8 +137,9 @@ class MeterMachine(RuleBasedStateMachine):
             except MeterError:
                 return
             raise AssertionError("a fixed award above the meter was paid")
-        meters, paid, events = hit(self.meters, self.params, level, FixedFromMeter(cents), seat=1, round_id=None,
-                                   rule="test", paid_by="system")
+        meters, paid, events = hit(
+            self.meters, self.params, level, FixedFromMeter(cents), seat=1, round_id=None, rule="test", paid_by="system"
+        )
         self.paid[level] += paid
         self.step(meters, events, lowering_allowed=True)
 
@@ -145,8 +160,9 @@ class MeterMachine(RuleBasedStateMachine):
             # Refused only when a level the round fed has paid a hit (or was reseeded) since it contributed.
             first = next(i for i, e in enumerate(self.log) if e.type == "meter.contributed" and e.round_id == rid)
             fed = {e.payload["level"] for e in self.log if e.type == "meter.contributed" and e.round_id == rid}
-            assert any(e.type in ("meter.hit", "meter.reseeded") and e.payload["level"] in fed
-                       for e in self.log[first:])
+            assert any(
+                e.type in ("meter.hit", "meter.reseeded") and e.payload["level"] in fed for e in self.log[first:]
+            )
             return
         for spot, amount in self.round_wagers[rid]:
             for lv in self.params.for_wager(spot).levels:
@@ -165,8 +181,10 @@ class MeterMachine(RuleBasedStateMachine):
     def balances_to_the_micro_cent(self) -> None:
         for name, lv in self.meters.levels.items():
             growth = lv.display_micro - lv.house_funded_micro
-            assert self.put_in[name] == growth + lv.reserve_micro + self.paid[name] * MICRO + lv.overflow_micro \
-                + lv.removed_micro, name
+            assert (
+                self.put_in[name]
+                == growth + lv.reserve_micro + self.paid[name] * MICRO + lv.overflow_micro + lv.removed_micro
+            ), name
             assert lv.contributed_micro == self.put_in[name]
             assert lv.wins_cents == self.paid[name]
             limit = self.params.levels[name].limit_cents
@@ -181,6 +199,11 @@ class MeterMachine(RuleBasedStateMachine):
         assert codec.decode(codec.encode(self.meters, self.round)).meters == self.meters
 
 
-MeterMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=50, derandomize=True, deadline=None,
-                                          suppress_health_check=[HealthCheck.too_slow])
+MeterMachine.TestCase.settings = settings(
+    max_examples=150,
+    stateful_step_count=50,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 TestMeterBalance = MeterMachine.TestCase

@@ -17,8 +17,9 @@ from controller.progressive.parameters import (
     mississippi_stud_progressive,
 )
 
-PARAMS = TableProgressives(progressives=(mississippi_stud_progressive("D", 100),
-                                         mississippi_stud_five_card_hand_bonus(100)))
+PARAMS = TableProgressives(
+    progressives=(mississippi_stud_progressive("D", 100), mississippi_stud_five_card_hand_bonus(100))
+)
 
 
 def played(rounds: int) -> Meters:
@@ -47,12 +48,17 @@ def test_any_damaged_byte_is_found(data: st.DataObject) -> None:
     blob = codec.encode(METERS, 3)
     at = data.draw(st.integers(0, len(blob) - 2), label="position")  # the final newline is not content
     new = data.draw(st.integers(0, 255).filter(lambda b: b != blob[at]), label="byte")
-    damaged = blob[:at] + bytes([new]) + blob[at + 1:]
+    damaged = blob[:at] + bytes([new]) + blob[at + 1 :]
     with pytest.raises(codec.CorruptCopy):
         codec.decode(damaged)
     loaded = codec.load_copies(damaged, blob)
     assert (loaded.meters, loaded.generation, loaded.used, loaded.rewrite, loaded.tilt) == (
-        METERS, 3, "b", ("a",), True)
+        METERS,
+        3,
+        "b",
+        ("a",),
+        True,
+    )
     assert loaded.findings[0].startswith("copy a is corrupt: ")
 
 
@@ -90,9 +96,11 @@ def test_interrupted_save_is_repaired_without_a_tilt_but_other_differences_tilt(
     assert (loaded.used, loaded.generation, loaded.rewrite, loaded.tilt) == ("a", 4, ("b",), False)
     assert "a save was interrupted between the copies" in loaded.findings[0]
     far_ahead = codec.encode(played(8), 9)
-    for a, b, used in ((far_ahead, codec.encode(METERS, 3), "a"),  # b missed saves
-                       (codec.encode(METERS, 3), ahead, "b"),  # b ahead of a: never the order of a save
-                       (codec.encode(METERS, 4), ahead, "b")):  # same generation, other meters
+    for a, b, used in (
+        (far_ahead, codec.encode(METERS, 3), "a"),  # b missed saves
+        (codec.encode(METERS, 3), ahead, "b"),  # b ahead of a: never the order of a save
+        (codec.encode(METERS, 4), ahead, "b"),
+    ):  # same generation, other meters
         loaded = codec.load_copies(a, b)
         assert loaded.tilt and loaded.used == used and "the copies disagree" in loaded.findings[-1]
 

@@ -46,14 +46,16 @@ def seeded(params: TableProgressives) -> tuple[Meters, list[DomainEvent]]:
 
 def at(params: TableProgressives, shown: dict[str, int]) -> Meters:
     """Meters standing at these displays (as if the house had seeded them there), for hits at known amounts."""
-    return Meters({name: LevelMeters(name, display_micro=c * MICRO, house_funded_micro=c * MICRO)
-                   for name, c in shown.items()}, {}, 0)
+    return Meters(
+        {name: LevelMeters(name, display_micro=c * MICRO, house_funded_micro=c * MICRO) for name, c in shown.items()},
+        {},
+        0,
+    )
 
 
 def through_json(events: list[DomainEvent]) -> list[DomainEvent]:
     """What the journal gives back: the events as JSON and back, so replay uses only what was written."""
-    text = json.dumps([{"type": e.type, "rule": e.rule, "payload": e.payload, "round_id": e.round_id}
-                       for e in events])
+    text = json.dumps([{"type": e.type, "rule": e.rule, "payload": e.payload, "round_id": e.round_id} for e in events])
     return [DomainEvent(d["type"], d["rule"], d["payload"], d["round_id"]) for d in json.loads(text)]
 
 
@@ -65,8 +67,10 @@ def test_seeds_are_10000_1000_and_250_for_1_of_the_wager() -> None:
     meters, events = seeded(PAYTABLE_D_1)
     assert meters.display() == {"mega": 1_000_000, "major": 100_000, "minor": 25_000}
     assert [(e.type, e.rule, e.payload["level"]) for e in events] == [
-        ("meter.seeded", "655a.12(c)(3) paytable D", "mega"), ("meter.seeded", "655a.12(c)(3) paytable D", "major"),
-        ("meter.seeded", "655a.12(c)(3) paytable D", "minor")]
+        ("meter.seeded", "655a.12(c)(3) paytable D", "mega"),
+        ("meter.seeded", "655a.12(c)(3) paytable D", "major"),
+        ("meter.seeded", "655a.12(c)(3) paytable D", "minor"),
+    ]
     assert all(lv.house_funded_micro == lv.display_micro for lv in meters.levels.values())
     # $5 wager: five times as much.
     five = seeded(table(mississippi_stud_progressive("D", 500)))[0]
@@ -89,8 +93,9 @@ def test_a_dollar_wager_adds_10_8_and_3_cents_under_paytable_d() -> None:
 
 def test_fractions_of_a_cent_are_carried_not_lost() -> None:
     # A Rules-Submission rate of 4.25 % (643a.12(e)(3) leaves it to the certificate holder): 4.25 cents a dollar.
-    five_card = ConfiguredMeter(level="five_card_progressive", initial_cents=1_000_000, reset_cents=1_000_000,
-                                rate_percent=4.25).parameters()
+    five_card = ConfiguredMeter(
+        level="five_card_progressive", initial_cents=1_000_000, reset_cents=1_000_000, rate_percent=4.25
+    ).parameters()
     params = table(ProgressiveParameters(wager="five_card_progressive", rule="643a.12(e)(3)", levels=(five_card,)))
     meters, _ = seeded(params)
     shown = []
@@ -106,10 +111,12 @@ def test_two_hits_of_a_level_in_one_round_are_paid_in_turn() -> None:
     # the major reseeds to $1,000 for 1 (655a.12(c)(3)) and seat 3 is paid that (655a.12(c)(4)).
     params = table(mississippi_stud_progressive("B", 100))
     meters = at(params, {"mega": 1_250_000, "major": 180_000})
-    meters, paid6, events6 = hit(meters, params, "major", PercentOfMeter(100), seat=6, round_id="r7",
-                                 rule="655a.11(i)(1)(iv)")
-    meters, paid3, _ = hit(meters, params, "major", PercentOfMeter(100), seat=3, round_id="r7",
-                                 rule="655a.11(i)(1)(iv)")
+    meters, paid6, events6 = hit(
+        meters, params, "major", PercentOfMeter(100), seat=6, round_id="r7", rule="655a.11(i)(1)(iv)"
+    )
+    meters, paid3, _ = hit(
+        meters, params, "major", PercentOfMeter(100), seat=3, round_id="r7", rule="655a.11(i)(1)(iv)"
+    )
     assert (paid6, paid3) == (180_000, 100_000)
     assert meters.display() == {"mega": 1_250_000, "major": 100_000}
     assert [e.type for e in events6] == ["meter.hit", "meter.reseeded"]
@@ -126,14 +133,18 @@ def test_the_model_pays_what_settlement_pays() -> None:
     example = Path("docs/examples/mississippi-stud-progressive--two-hits-and-envy.settle.json")
     record = MississippiStudRound.model_validate(json.loads(example.read_text()))
     rows, after = settle(rules, record)
-    settled = [r.paid + r.returned for r in rows if r.wager == "progressive" and r.outcome == "win"
-               and r.odds and "meter" in r.odds]
+    settled = [
+        r.paid + r.returned
+        for r in rows
+        if r.wager == "progressive" and r.outcome == "win" and r.odds and "meter" in r.odds
+    ]
     params = table(mississippi_stud_progressive("D", 100))
     meters = at(params, dict(record.meters))
     paid = []
     for seat in (6, 3):  # the straight flushes, counterclockwise
-        meters, p, _ = hit(meters, params, "major", PercentOfMeter(100), seat=seat, round_id=record.round_id,
-                           rule="655a.11(i)(1)(iv)")
+        meters, p, _ = hit(
+            meters, params, "major", PercentOfMeter(100), seat=seat, round_id=record.round_id, rule="655a.11(i)(1)(iv)"
+        )
         paid.append(p)
     assert paid == settled == [180_000, 100_000]
     assert meters.display() == after
@@ -142,11 +153,13 @@ def test_the_model_pays_what_settlement_pays() -> None:
 def test_ten_percent_then_royal_in_one_round_under_paytable_a() -> None:
     params = table(mississippi_stud_progressive("A", 100))
     meters = at(params, {"progressive": 1_234_567})
-    meters, paid_sf, _ = hit(meters, params, "progressive", PercentOfMeter(10), seat=5, round_id="r",
-                             rule="655a.11(i)(1)(iv)")
+    meters, paid_sf, _ = hit(
+        meters, params, "progressive", PercentOfMeter(10), seat=5, round_id="r", rule="655a.11(i)(1)(iv)"
+    )
     assert (paid_sf, meters.display()["progressive"]) == (123_456, 1_111_111)  # 10 % in whole cents
-    meters, paid_royal, events = hit(meters, params, "progressive", PercentOfMeter(100), seat=2, round_id="r",
-                                     rule="655a.11(i)(1)(iv)")
+    meters, paid_royal, events = hit(
+        meters, params, "progressive", PercentOfMeter(100), seat=2, round_id="r", rule="655a.11(i)(1)(iv)"
+    )
     assert (paid_royal, meters.display()["progressive"]) == (1_111_111, 1_000_000)
     assert [e.type for e in events] == ["meter.hit", "meter.reseeded"]
 
@@ -160,8 +173,9 @@ def test_five_card_hand_bonus_reseeds_at_0_from_its_8_percent_reserve() -> None:
         meters, _ = contribute(meters, params, "five_card_hand_bonus", 100, seat=1 + i % 6, round_id=f"r{i}")
     lv = meters.levels["five_card_hand_bonus"]
     assert (lv.display_cents, lv.reserve_micro) == (1_000_000 + 50 * 13, 50 * 8 * MICRO)
-    meters, paid, events = hit(meters, params, "five_card_hand_bonus", PercentOfMeter(100), seat=4, round_id="r49",
-                               rule="655a.11(i)(3)(iii)")
+    meters, paid, events = hit(
+        meters, params, "five_card_hand_bonus", PercentOfMeter(100), seat=4, round_id="r49", rule="655a.11(i)(3)(iii)"
+    )
     assert paid == 1_000_650
     # The reserve ($4.00) becomes the new meter; the house adds nothing to a $0 reseed.
     assert meters.display() == {"five_card_hand_bonus": 400}
@@ -170,16 +184,26 @@ def test_five_card_hand_bonus_reseeds_at_0_from_its_8_percent_reserve() -> None:
 
 
 def test_reserve_short_of_the_reseed_is_topped_up_by_the_house() -> None:
-    meter = ConfiguredMeter(level="three_card_progressive", initial_cents=100_000, reset_cents=100_000,
-                            rate_percent=15, reserve_percent=5).parameters()
+    meter = ConfiguredMeter(
+        level="three_card_progressive", initial_cents=100_000, reset_cents=100_000, rate_percent=15, reserve_percent=5
+    ).parameters()
     params = table(ProgressiveParameters(wager="three_card_progressive", rule="643a.12(d)(3)", levels=(meter,)))
     meters, _ = seeded(params)
     meters, _ = contribute(meters, params, "three_card_progressive", 500, seat=2, round_id="r1")  # 75c + 25c reserve
-    meters, paid, events = hit(meters, params, "three_card_progressive", PercentOfMeter(100), seat=2,
-                               round_id="r1", rule="643a.11(f)(3)(iii)(D)")
+    meters, paid, events = hit(
+        meters,
+        params,
+        "three_card_progressive",
+        PercentOfMeter(100),
+        seat=2,
+        round_id="r1",
+        rule="643a.11(f)(3)(iii)(D)",
+    )
     assert paid == 100_075 and meters.display() == {"three_card_progressive": 100_000}
     assert (events[1].payload["from_reserve_micro"], events[1].payload["house_funded_micro"]) == (
-        25 * MICRO, (100_000 - 25) * MICRO)
+        25 * MICRO,
+        (100_000 - 25) * MICRO,
+    )
 
 
 def test_limit_sends_the_rest_to_overflow() -> None:
@@ -204,10 +228,11 @@ def test_void_reverses_exactly_and_only_its_own_round() -> None:
     meters, _ = contribute(meters, PAYTABLE_D_1, "progressive", 100, seat=4, round_id="r2")
     meters, events = void_round(meters, "r2", rule="655a.13(d)")
     assert [e.payload["level"] for e in events] == ["mega", "major", "minor"]
-    assert {name: (lv.display_micro, lv.contributed_micro, lv.in_count, lv.in_cents)
-            for name, lv in meters.levels.items()} == {
-        name: (lv.display_micro, lv.contributed_micro, lv.in_count, lv.in_cents)
-        for name, lv in after_r1.levels.items()}
+    assert {
+        name: (lv.display_micro, lv.contributed_micro, lv.in_count, lv.in_cents) for name, lv in meters.levels.items()
+    } == {
+        name: (lv.display_micro, lv.contributed_micro, lv.in_count, lv.in_cents) for name, lv in after_r1.levels.items()
+    }
     assert meters.levels["mega"].reversed_cents == 600 and meters.open_rounds == {}
     # A second void of the same round, or a void of a settled round, takes nothing back.
     assert void_round(meters, "r2", rule="655a.13(d)") == (meters, [])
@@ -217,8 +242,9 @@ def test_void_reverses_exactly_and_only_its_own_round() -> None:
 def test_void_after_a_hit_of_the_level_is_refused() -> None:
     meters, _ = seeded(PAYTABLE_D_1)
     meters, _ = contribute(meters, PAYTABLE_D_1, "progressive", 100, seat=1, round_id="r1")
-    meters, _, _ = hit(meters, PAYTABLE_D_1, "minor", PercentOfMeter(100), seat=1, round_id="r1",
-                       rule="655a.11(i)(1)(iv)")
+    meters, _, _ = hit(
+        meters, PAYTABLE_D_1, "minor", PercentOfMeter(100), seat=1, round_id="r1", rule="655a.11(i)(1)(iv)"
+    )
     with pytest.raises(MeterError, match="minor meter has paid a hit since"):
         void_round(meters, "r1", rule="655a.13(d)")
 
@@ -236,8 +262,9 @@ def test_audited_reset_moves_the_display_to_removed() -> None:
 
 def test_fixed_award_and_bad_awards() -> None:
     meters = at(PAYTABLE_D_1, {"mega": 1_000_000, "major": 100_000, "minor": 25_000})
-    meters, paid, _ = hit(meters, PAYTABLE_D_1, "minor", FixedFromMeter(5_000), seat=1, round_id="r",
-                          rule="test", paid_by="system")
+    meters, paid, _ = hit(
+        meters, PAYTABLE_D_1, "minor", FixedFromMeter(5_000), seat=1, round_id="r", rule="test", paid_by="system"
+    )
     assert paid == 5_000 and meters.display()["minor"] == 20_000
     assert meters.levels["minor"].paid_by_system_cents == 5_000
     with pytest.raises(MeterError, match="more than the meter"):
@@ -258,8 +285,9 @@ def test_events_replay_to_the_same_meters_and_refuse_gaps_and_forgeries() -> Non
     for step in range(3):
         meters, events = contribute(meters, PAYTABLE_D_1, "progressive", 100, seat=step + 1, round_id="r1")
         log += events
-    meters, _, events = hit(meters, PAYTABLE_D_1, "major", PercentOfMeter(100), seat=3, round_id="r1",
-                            rule="655a.11(i)(1)(iv)")
+    meters, _, events = hit(
+        meters, PAYTABLE_D_1, "major", PercentOfMeter(100), seat=3, round_id="r1", rule="655a.11(i)(1)(iv)"
+    )
     log += events
     meters, events = close_round(meters, "r1")
     log += events
@@ -268,8 +296,9 @@ def test_events_replay_to_the_same_meters_and_refuse_gaps_and_forgeries() -> Non
         replay(log[:4] + log[5:])
     with pytest.raises(MeterError, match="missing or repeated"):
         replay(log[:5] + log[4:])
-    forged = DomainEvent("meter.contributed", "x", {"seq": meters.seq + 1, "level": "mega",
-                                                    "delta": {"display_micro": -1}}, "r9")
+    forged = DomainEvent(
+        "meter.contributed", "x", {"seq": meters.seq + 1, "level": "mega", "delta": {"display_micro": -1}}, "r9"
+    )
     with pytest.raises(MeterError, match="only a hit, an audited reset or a void"):
         apply(meters, forged)
     assert apply(meters, DomainEvent("round.voided", "655a.13(d)", {})) is meters
@@ -278,5 +307,7 @@ def test_events_replay_to_the_same_meters_and_refuse_gaps_and_forgeries() -> Non
 def test_problems_name_a_meter_the_config_dropped() -> None:
     meters, _ = seeded(table(mississippi_stud_progressive("C", 100)))
     found = problems(meters, table(mississippi_stud_progressive("B", 100)))
-    assert found == ["meter 'minor' holds 25000 cents but the config no longer has it: restore it, or reset it "
-                     "(audited) before removing it"]
+    assert found == [
+        "meter 'minor' holds 25000 cents but the config no longer has it: restore it, or reset it "
+        "(audited) before removing it"
+    ]

@@ -26,19 +26,42 @@ from controller.progressive.parameters import (
 
 
 def figures(table: TableProgressives) -> dict[str, tuple[int, int, str, str, int | None]]:
-    return {name: (lv.seed_cents, lv.reseed_cents, ppm_to_percent(lv.primary_ppm), ppm_to_percent(lv.reserve_ppm),
-                   lv.limit_cents) for name, lv in table.levels.items()}
+    return {
+        name: (
+            lv.seed_cents,
+            lv.reseed_cents,
+            ppm_to_percent(lv.primary_ppm),
+            ppm_to_percent(lv.reserve_ppm),
+            lv.limit_cents,
+        )
+        for name, lv in table.levels.items()
+    }
 
 
-@pytest.mark.parametrize(("paytable", "expected"), [
-    # 655a.12(c)(3), $1 wager: seed/reseed "for 1" and the incrementation rates, as the regulation prints them.
-    ("A", {"progressive": (1_000_000, 1_000_000, "21", "0", None)}),
-    ("B", {"mega": (1_000_000, 1_000_000, "11", "0", None), "major": (100_000, 100_000, "10", "0", None)}),
-    ("C", {"mega": (1_000_000, 1_000_000, "9", "0", None), "major": (100_000, 100_000, "7", "0", None),
-           "minor": (25_000, 25_000, "3", "0", None)}),
-    ("D", {"mega": (1_000_000, 1_000_000, "10", "0", None), "major": (100_000, 100_000, "8", "0", None),
-           "minor": (25_000, 25_000, "3", "0", None)}),
-])
+@pytest.mark.parametrize(
+    ("paytable", "expected"),
+    [
+        # 655a.12(c)(3), $1 wager: seed/reseed "for 1" and the incrementation rates, as the regulation prints them.
+        ("A", {"progressive": (1_000_000, 1_000_000, "21", "0", None)}),
+        ("B", {"mega": (1_000_000, 1_000_000, "11", "0", None), "major": (100_000, 100_000, "10", "0", None)}),
+        (
+            "C",
+            {
+                "mega": (1_000_000, 1_000_000, "9", "0", None),
+                "major": (100_000, 100_000, "7", "0", None),
+                "minor": (25_000, 25_000, "3", "0", None),
+            },
+        ),
+        (
+            "D",
+            {
+                "mega": (1_000_000, 1_000_000, "10", "0", None),
+                "major": (100_000, 100_000, "8", "0", None),
+                "minor": (25_000, 25_000, "3", "0", None),
+            },
+        ),
+    ],
+)
 def test_655a_progressive_payout_wager_meters(paytable: str, expected: dict[str, Any]) -> None:
     rules = MississippiStudRules.model_validate({"chapter": "655a", "progressive_paytable": paytable})
     table = table_progressives(rules)
@@ -48,19 +71,28 @@ def test_655a_progressive_payout_wager_meters(paytable: str, expected: dict[str,
     assert {lv.rule for lv in progressive.levels} == {f"655a.12(c)(3) paytable {paytable}"}
     # The levels are the ones the settlement pays from, reseeded where settlement reseeds them.
     assert {k: v * 100 for k, v in ms.PROGRESSIVE_SEED_FOR_1[paytable].items()} == {
-        name: lv.reseed_cents for name, lv in table.levels.items()}
+        name: lv.reseed_cents for name, lv in table.levels.items()
+    }
 
 
 def test_655a_five_dollar_wager_and_five_card_hand_bonus() -> None:
-    rules = MississippiStudRules.model_validate({
-        "chapter": "655a", "progressive_paytable": "C", "progressive_wager_cents": 500,
-        "five_card_hand_bonus": True, "five_card_hand_bonus_wager_cents": 100})
+    rules = MississippiStudRules.model_validate(
+        {
+            "chapter": "655a",
+            "progressive_paytable": "C",
+            "progressive_wager_cents": 500,
+            "five_card_hand_bonus": True,
+            "five_card_hand_bonus_wager_cents": 100,
+        }
+    )
     table = table_progressives(rules, ProgressiveOptions(limits_cents={"minor": 500_000}))
     assert figures(table) == {
-        "mega": (5_000_000, 5_000_000, "9", "0", None), "major": (500_000, 500_000, "7", "0", None),
+        "mega": (5_000_000, 5_000_000, "9", "0", None),
+        "major": (500_000, 500_000, "7", "0", None),
         "minor": (125_000, 125_000, "3", "0", 500_000),
         # 655a.12(e)(4): seed $10,000 for 1, reseed $0, primary 13 %, reserve 8 %.
-        "five_card_hand_bonus": (1_000_000, 0, "13", "8", None)}
+        "five_card_hand_bonus": (1_000_000, 0, "13", "8", None),
+    }
     assert table.for_wager("five_card_hand_bonus").rule == "655a.12(e)(4)"
     assert table.levels["five_card_hand_bonus"].reseed_cents == ms.FIVE_CARD_HAND_BONUS_RESEED
 
@@ -78,42 +110,71 @@ def test_655a_rates_are_fixed_by_the_regulation() -> None:
 
 
 LET_IT_RIDE = {
-    "chapter": "643a", "let_it_ride_paytable": "A",
-    "three_card_progressive": True, "three_card_progressive_paytable": "A",
-    "three_card_progressive_initial_cents": 100_000, "three_card_progressive_reset_cents": 150_000,
+    "chapter": "643a",
+    "let_it_ride_paytable": "A",
+    "three_card_progressive": True,
+    "three_card_progressive_paytable": "A",
+    "three_card_progressive_initial_cents": 100_000,
+    "three_card_progressive_reset_cents": 150_000,
     "three_card_progressive_rate_percent": 12.5,
-    "five_card_progressive": True, "five_card_progressive_initial_cents": 1_000_000,
-    "five_card_progressive_reset_cents": 1_000_000, "five_card_progressive_rate_percent": 4.25,
-    "five_card_hand_bonus": True, "five_card_hand_bonus_initial_cents": 2_500_000,
-    "five_card_hand_bonus_reset_cents": 1_000_000, "five_card_hand_bonus_rate_percent": 15,
+    "five_card_progressive": True,
+    "five_card_progressive_initial_cents": 1_000_000,
+    "five_card_progressive_reset_cents": 1_000_000,
+    "five_card_progressive_rate_percent": 4.25,
+    "five_card_hand_bonus": True,
+    "five_card_hand_bonus_initial_cents": 2_500_000,
+    "five_card_hand_bonus_reset_cents": 1_000_000,
+    "five_card_hand_bonus_rate_percent": 15,
 }
 
 
 def test_643a_meters_come_from_the_rules_submission() -> None:
     rules = LetItRideRules.model_validate(LET_IT_RIDE)
-    table = table_progressives(rules, ProgressiveOptions(reserve_percent={"five_card_hand_bonus": 2.5},
-                                                         limits_cents={"three_card_progressive": 1_000_000}))
+    table = table_progressives(
+        rules,
+        ProgressiveOptions(
+            reserve_percent={"five_card_hand_bonus": 2.5}, limits_cents={"three_card_progressive": 1_000_000}
+        ),
+    )
     assert figures(table) == {
         "three_card_progressive": (100_000, 150_000, "12.5", "0", 1_000_000),
         "five_card_progressive": (1_000_000, 1_000_000, "4.25", "0", None),
-        "five_card_hand_bonus": (2_500_000, 1_000_000, "15", "2.5", None)}
+        "five_card_hand_bonus": (2_500_000, 1_000_000, "15", "2.5", None),
+    }
     assert [p.rule for p in table.progressives] == ["643a.12(d)(3)", "643a.12(e)(3)", "643a.12(f)(4)"]
-    assert [p.wager for p in table.progressives] == ["three_card_progressive", "five_card_progressive",
-                                                     "five_card_hand_bonus"]
+    assert [p.wager for p in table.progressives] == [
+        "three_card_progressive",
+        "five_card_progressive",
+        "five_card_hand_bonus",
+    ]
     # One table of minimums: the chapter rules and the meters agree on it.
     assert LET_IT_RIDE_MINIMUMS == MIN_METER
 
 
-@pytest.mark.parametrize(("level", "field", "value", "message"), [
-    ("three_card_progressive", "initial_cents", 99_999, r"643a.12\(d\)\(3\) sets a minimum of 100000 cents \(\$1,000"),
-    ("three_card_progressive", "reset_cents", 0, r"643a.12\(d\)\(3\) sets a minimum of 100000 cents"),
-    ("five_card_progressive", "initial_cents", 999_999, r"643a.12\(e\)\(3\) sets a minimum of 1000000 cents \(\$10,0"),
-    ("five_card_hand_bonus", "reset_cents", 999_999, r"643a.12\(f\)\(4\) sets a minimum of 1000000 cents"),
-])
+@pytest.mark.parametrize(
+    ("level", "field", "value", "message"),
+    [
+        (
+            "three_card_progressive",
+            "initial_cents",
+            99_999,
+            r"643a.12\(d\)\(3\) sets a minimum of 100000 cents \(\$1,000",
+        ),
+        ("three_card_progressive", "reset_cents", 0, r"643a.12\(d\)\(3\) sets a minimum of 100000 cents"),
+        (
+            "five_card_progressive",
+            "initial_cents",
+            999_999,
+            r"643a.12\(e\)\(3\) sets a minimum of 1000000 cents \(\$10,0",
+        ),
+        ("five_card_hand_bonus", "reset_cents", 999_999, r"643a.12\(f\)\(4\) sets a minimum of 1000000 cents"),
+    ],
+)
 def test_643a_minimum_initial_and_reset_amounts(level: str, field: str, value: int, message: str) -> None:
     with pytest.raises(ValidationError, match=message):
-        ConfiguredMeter.model_validate({"level": level, "initial_cents": 10_000_000, "reset_cents": 10_000_000,
-                                        "rate_percent": 5, field: value})
+        ConfiguredMeter.model_validate(
+            {"level": level, "initial_cents": 10_000_000, "reset_cents": 10_000_000, "rate_percent": 5, field: value}
+        )
 
 
 def test_643a_table_without_a_figure_names_it() -> None:
@@ -134,8 +195,14 @@ def test_rates_are_exact_or_refused() -> None:
     assert percent_to_ppm(4.25, "r") == 42_500
     assert percent_to_ppm("0.0001", "r") == 1
     assert percent_to_ppm(Decimal("100"), "r") == 1_000_000
-    for bad, message in ((0.00001, "finer than 0.0001"), (101, "outside 0 to 100"), (-1, "outside"),
-                         ("x", "not a percentage"), (True, "not a percentage"), (float("nan"), "outside")):
+    for bad, message in (
+        (0.00001, "finer than 0.0001"),
+        (101, "outside 0 to 100"),
+        (-1, "outside"),
+        ("x", "not a percentage"),
+        (True, "not a percentage"),
+        (float("nan"), "outside"),
+    ):
         with pytest.raises(ParameterError, match=message):
             percent_to_ppm(bad, "five_card_progressive_rate_percent")
     with pytest.raises(ValidationError, match="add up to more than the whole wager"):

@@ -62,8 +62,13 @@ def test_published_counts_are_consistent() -> None:
     assert sum(FIVE_CARD_VALUES.values()) == 7_462
     assert sum(THREE_CARD_COUNTS.values()) == 22_100
     assert THREE_CARD_COUNTS == {
-        Three.MINI_ROYAL: 4, Three.STRAIGHT_FLUSH: 44, Three.THREE_OF_A_KIND: 52, Three.STRAIGHT: 720,
-        Three.FLUSH: 1_096, Three.PAIR: 3_744, Three.HIGH_CARD: 16_440,
+        Three.MINI_ROYAL: 4,
+        Three.STRAIGHT_FLUSH: 44,
+        Three.THREE_OF_A_KIND: 52,
+        Three.STRAIGHT: 720,
+        Three.FLUSH: 1_096,
+        Three.PAIR: 3_744,
+        Three.HIGH_CARD: 16_440,
     }
 
 

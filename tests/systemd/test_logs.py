@@ -44,8 +44,14 @@ def _emit(tmp_path: Path, *args: str, env: dict[str, str] | None = None, stderr_
     script.write_text(EMIT)
     base = {k: v for k, v in os.environ.items() if k != "JOURNAL_STREAM"}
     if stderr_file is None:
-        return subprocess.run([sys.executable, str(script), *args], env=base | (env or {}), capture_output=True,
-                              text=True, timeout=60, check=True).stderr
+        return subprocess.run(
+            [sys.executable, str(script), *args],
+            env=base | (env or {}),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stderr
     with stderr_file.open("w") as f:
         subprocess.run([sys.executable, str(script), *args], env=base | (env or {}), stderr=f, timeout=60, check=True)
     return stderr_file.read_text()
@@ -104,10 +110,26 @@ def test_a_malformed_journal_stream_is_not_journald(value: str) -> None:
 
 def test_cli_takes_log_format(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "--log-format", "journal", "settle", "--config",
-         str(tmp_path / "missing.toml"), str(tmp_path / "r.json")],
-        capture_output=True, text=True, timeout=60)
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "--log-format",
+            "journal",
+            "settle",
+            "--config",
+            str(tmp_path / "missing.toml"),
+            str(tmp_path / "r.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "cannot read config" in proc.stderr
-    bad = subprocess.run([sys.executable, "-m", "controller.cli", "--log-format", "syslog", "demo"],
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "--log-format", "syslog", "demo"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "invalid choice: 'syslog'" in bad.stderr

@@ -25,8 +25,7 @@ MAX_EXPOSURE = 2.0
 
 
 def _tool(name: str) -> str:
-    found = shutil.which(name) or next((p for p in (f"/usr/bin/{name}", f"/bin/{name}") if os.access(p, os.X_OK)),
-                                       None)
+    found = shutil.which(name) or next((p for p in (f"/usr/bin/{name}", f"/bin/{name}") if os.access(p, os.X_OK)), None)
     if found is None:
         why = f"{name} is not installed (Debian package `systemd`; .ci/run installs it)"
         if os.environ.get("CI") == "true":
@@ -50,8 +49,13 @@ def _unit_here(tmp_path: Path) -> Path:
 
 
 def _verify(unit: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([_tool("systemd-analyze"), "verify", "--man=no", str(unit)], capture_output=True,
-                          text=True, timeout=120, cwd=unit.parent)
+    return subprocess.run(
+        [_tool("systemd-analyze"), "verify", "--man=no", str(unit)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=unit.parent,
+    )
 
 
 def test_unit_verifies_without_a_word(tmp_path: Path) -> None:
@@ -70,9 +74,19 @@ def test_verify_would_catch_a_misspelt_key(tmp_path: Path) -> None:
 def test_security_exposure_is_at_most_2(tmp_path: Path) -> None:
     unit = _unit_here(tmp_path)
     proc = subprocess.run(
-        [_tool("systemd-analyze"), "security", "--offline=true", f"--threshold={int(MAX_EXPOSURE * 10)}", "--no-pager",
-         unit.name],
-        capture_output=True, text=True, timeout=120, cwd=unit.parent)
+        [
+            _tool("systemd-analyze"),
+            "security",
+            "--offline=true",
+            f"--threshold={int(MAX_EXPOSURE * 10)}",
+            "--no-pager",
+            unit.name,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=unit.parent,
+    )
     m = re.search(r"Overall exposure level for tablectl\.service: (\d+\.\d)", proc.stdout)
     assert m, proc.stdout + proc.stderr
     assert float(m.group(1)) <= MAX_EXPOSURE, proc.stdout
@@ -106,15 +120,31 @@ def test_unit_runs_the_daemon_as_the_design_says() -> None:
 
 
 def test_sysusers_creates_the_service_user(tmp_path: Path) -> None:
-    proc = subprocess.run([_tool("systemd-sysusers"), "--dry-run", f"--root={tmp_path}", str(SYSUSERS)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [_tool("systemd-sysusers"), "--dry-run", f"--root={tmp_path}", str(SYSUSERS)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     said = proc.stdout + proc.stderr
     assert "Creating user 'tablectl'" in said and "Failed" not in said
 
 
-RULE_KEYS = {"SUBSYSTEM", "ENV{DEVTYPE}", "ATTR{idVendor}", "ATTR{idProduct}", "ATTR{serial}", "ATTRS{idVendor}",
-             "ATTRS{idProduct}", "ATTRS{serial}", "SYMLINK", "GROUP", "MODE", "TAG"}
+RULE_KEYS = {
+    "SUBSYSTEM",
+    "ENV{DEVTYPE}",
+    "ATTR{idVendor}",
+    "ATTR{idProduct}",
+    "ATTR{serial}",
+    "ATTRS{idVendor}",
+    "ATTRS{idProduct}",
+    "ATTRS{serial}",
+    "SYMLINK",
+    "GROUP",
+    "MODE",
+    "TAG",
+}
 PAIR = re.compile(r'\s*([A-Z]+(?:\{[A-Za-z_]+\})?)\s*(==|\+=|=)\s*"([^"]*)"\s*(?:,|$)')
 
 
@@ -124,8 +154,9 @@ def _rules() -> list[dict[str, str]]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         pairs = PAIR.findall(line)
-        assert "".join(f'{k}{op}"{v}", ' for k, op, v in pairs).rstrip(", ") == re.sub(r",\s+", ", ", line.strip()), \
-            f"99-tablectl.rules:{number}: not a list of KEY==\"value\" / KEY=\"value\" pairs: {line}"
+        assert "".join(f'{k}{op}"{v}", ' for k, op, v in pairs).rstrip(", ") == re.sub(r",\s+", ", ", line.strip()), (
+            f'99-tablectl.rules:{number}: not a list of KEY=="value" / KEY="value" pairs: {line}'
+        )
         rule = {k: v for k, _op, v in pairs}
         assert set(rule) <= RULE_KEYS, f"99-tablectl.rules:{number}: unexpected keys {set(rule) - RULE_KEYS}"
         rules.append(rule)

@@ -67,8 +67,9 @@ async def test_pings_stop_while_a_step_hangs_and_resume_when_it_returns(tmp_path
     devices = {i: HangingDevice(i, gate) for i in ids}
     journal = Journal(tmp_path / "journal.sqlite", config.table_id, boot_id="b1")
     service = TableService(config, devices, journal)
-    supervisor = SystemdSupervisor(service, SdNotify(notify_socket.address), watchdog=2 * PERIOD,
-                                   broker_connected=lambda: False)
+    supervisor = SystemdSupervisor(
+        service, SdNotify(notify_socket.address), watchdog=2 * PERIOD, broker_connected=lambda: False
+    )
     running = [asyncio.create_task(service.run()), asyncio.create_task(supervisor.run())]
     try:
         with capture_logs() as logs:
@@ -81,8 +82,9 @@ async def test_pings_stop_while_a_step_hangs_and_resume_when_it_returns(tmp_path
             # The shuffle completes; the engine opens betting by unlocking every station, whose command hangs.
             gate.clear()
             service.sink(ShuffleCompleted("shuffler", card_count=52))
-            sick = await notify_socket.await_for(lambda n: n.get("STATUS").startswith("UNHEALTHY"), 10 * PERIOD,
-                                                 "an UNHEALTHY status")
+            sick = await notify_socket.await_for(
+                lambda n: n.get("STATUS").startswith("UNHEALTHY"), 10 * PERIOD, "an UNHEALTHY status"
+            )
             assert "has not stepped a tick" in sick.get("STATUS")
             assert devices["wager_station_1"].calls == ["unlock"]
             # Six periods of silence: systemd would restart us once WatchdogSec passes.
@@ -143,13 +145,34 @@ def _daemon(notify: Any, journal: Path, broker_port: int) -> subprocess.Popen[st
     env = {k: v for k, v in os.environ.items() if k not in ("WATCHDOG_PID", "JOURNAL_STREAM", "STATE_DIRECTORY")}
     env |= {"NOTIFY_SOCKET": notify.address, "WATCHDOG_USEC": "1000000"}
     return subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", "--log-format", "journal", "demo", "--pace", "0", "--quiet",
-         "--seed", "11", "--broker", f"mqtt://127.0.0.1:{broker_port}", "--journal", str(journal)],
-        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "--log-format",
+            "journal",
+            "demo",
+            "--pace",
+            "0",
+            "--quiet",
+            "--seed",
+            "11",
+            "--broker",
+            f"mqtt://127.0.0.1:{broker_port}",
+            "--journal",
+            str(journal),
+        ],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_daemon_under_notify_socket_pings_until_the_journal_is_locked(
-        tmp_path: Path, abstract_notify_socket: Any, closed_port: int) -> None:
+    tmp_path: Path, abstract_notify_socket: Any, closed_port: int
+) -> None:
     notify = abstract_notify_socket
     journal = tmp_path / "table.sqlite"
     proc = _daemon(notify, journal, closed_port)
@@ -211,16 +234,30 @@ def test_outside_systemd_there_is_no_supervisor(tmp_path: Path, environ: dict[st
         journal.close()
 
 
-def test_run_against_sim_devices_as_the_unit_runs_it(tmp_path: Path, notify_socket: Any,
-                                                     closed_port: int) -> None:
+def test_run_against_sim_devices_as_the_unit_runs_it(tmp_path: Path, notify_socket: Any, closed_port: int) -> None:
     """`tablectl run` (the unit's ExecStart) on the simulators' ptys: READY once its devices are up and the table
     opened, pings while it waits for players, STOPPING=1 and exit 0 on SIGTERM (systemctl stop)."""
     root = Path(__file__).resolve().parents[2]
     config = root / "configs" / "demo.toml"
     ports = tmp_path / "ports.json"
-    sims = subprocess.Popen([sys.executable, "-m", "controller.cli", "sim-devices", "--config", str(config),
-                             "--ports-file", str(ports), "--seed", "3"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    sims = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "controller.cli",
+            "sim-devices",
+            "--config",
+            str(config),
+            "--ports-file",
+            str(ports),
+            "--seed",
+            "3",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     try:
         assert sims.stdout is not None
         seen = []
@@ -233,14 +270,34 @@ def test_run_against_sim_devices_as_the_unit_runs_it(tmp_path: Path, notify_sock
         env = {k: v for k, v in os.environ.items() if k not in ("WATCHDOG_PID", "JOURNAL_STREAM")}
         env |= {"NOTIFY_SOCKET": notify_socket.address, "WATCHDOG_USEC": "1000000", "STATE_DIRECTORY": str(tmp_path)}
         run = subprocess.Popen(
-            [sys.executable, "-m", "controller.cli", "--log-format", "journal", "run", "--config", str(config),
-             "--ports", str(ports), "--broker", f"mqtt://127.0.0.1:{closed_port}"],
-            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            [
+                sys.executable,
+                "-m",
+                "controller.cli",
+                "--log-format",
+                "journal",
+                "run",
+                "--config",
+                str(config),
+                "--ports",
+                str(ports),
+                "--broker",
+                f"mqtt://127.0.0.1:{closed_port}",
+            ],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             ready = notify_socket.wait_for(lambda n: n.get("READY") == "1", 30, "READY=1")
             assert re.match(r"demo-ms-1 (shuffling|betting); round \d+ \(0 since start\)", ready.get("STATUS"))
-            notify_socket.wait_for(lambda n: _watchdog(n) and "betting" in n.get("STATUS"), 10,
-                                   "WATCHDOG=1 with the table open for betting")
+            notify_socket.wait_for(
+                lambda n: _watchdog(n) and "betting" in n.get("STATUS"),
+                10,
+                "WATCHDOG=1 with the table open for betting",
+            )
             notify_socket.wait_for(_watchdog, 3, "another WATCHDOG=1")
             run.send_signal(signal.SIGTERM)
             notify_socket.wait_for(lambda n: "STOPPING" in n.fields, 15, "STOPPING=1")
