@@ -64,8 +64,8 @@ def filesystem(path: Path) -> str:
 def journal_commit_ms(directory: Path, commits: int = 200) -> tuple[float, float]:
     """p50 and p99 of one Journal.append (one event, its own transaction, synchronous=FULL) in `directory`:
     what the disk charges for each durable step."""
-    from controller.events import DomainEvent
-    from controller.journal import Journal
+    from controller.core.events import DomainEvent
+    from controller.store.journal import Journal
 
     with tempfile.TemporaryDirectory(dir=directory) as tmp:
         journal = Journal(Path(tmp) / "commit.sqlite", "bench", uuid.uuid4().hex)
@@ -86,7 +86,7 @@ def journal_commit_ms(directory: Path, commits: int = 200) -> tuple[float, float
 def seven_seat_config(table_id: str | None = None) -> Any:
     """bench/seven-seats.toml (Let It Ride, 643a.2(a): seven betting positions) under a fresh table_id, so the
     retained topics of one run never meet another's."""
-    from controller.config import TableConfig, load_config
+    from controller.config.table import TableConfig, load_config
 
     data = load_config(SEVEN_SEATS).model_dump()
     data["table_id"] = table_id or f"bench-{uuid.uuid4().hex[:8]}"

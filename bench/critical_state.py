@@ -23,10 +23,10 @@ from pathlib import Path
 
 from engine_rounds import Hook, deals, play  # the same rounds, driven the same way
 
-from controller.engine import snapshot
+from controller.core.events import DomainEvent
 from controller.engine.state import TableState
-from controller.events import DomainEvent
-from controller.journal import Journal, Record
+from controller.store import snapshot
+from controller.store.journal import Journal, Record
 
 NOW = datetime(2024, 5, 1, 12, tzinfo=UTC)
 

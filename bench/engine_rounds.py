@@ -16,11 +16,11 @@ import sys
 import time
 from collections.abc import Callable
 
-from controller.cards import STANDARD_DECK
+from controller.core.cards import STANDARD_DECK
+from controller.core.events import DomainEvent
 from controller.engine.inputs import Command, Input, OpenTable
 from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
-from controller.events import DomainEvent
 from controller.games import mississippi_stud as ms
 from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.mississippi_stud_spec import MississippiStudSpec

@@ -1,4 +1,4 @@
-"""Throughput of controller.rankings.best_five against eval7, on the same seeded 7-card and 5-card hands.
+"""Throughput of controller.core.rankings.best_five against eval7, on the same seeded 7-card and 5-card hands.
 
 Baseline: eval7 (https://pypi.org/project/eval7/, a C extension, in the `test` extra), called as a
 caller of it would: eval7.evaluate on a list of eval7.Card. Ours is called as the controller calls it, on card
@@ -18,8 +18,8 @@ from typing import Any
 
 import eval7
 
-from controller.cards import STANDARD_DECK
-from controller.rankings import best_five
+from controller.core.cards import STANDARD_DECK
+from controller.core.rankings import best_five
 
 CHUNK = 50_000  # hands between progress lines
 

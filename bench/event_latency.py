@@ -34,11 +34,11 @@ import benchlib
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
+from controller.core.events import JournaledEvent
 from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
-from controller.events import JournaledEvent
-from controller.journal import Journal
-from controller.logs import configure_logging
+from controller.shell.logs import configure_logging
+from controller.store.journal import Journal
 
 TARGET_P99_MS = 10.0
 BASELINE_MESSAGES = 1000
@@ -96,7 +96,7 @@ def stamped() -> Iterator[dict[str, Any]]:
 
 
 async def play_table(config: Any, rounds: int, pace: float, seed: int, broker: str, journal: Path) -> None:
-    from controller.demo import play
+    from controller.people.demo import play
 
     def on_event(ev: JournaledEvent) -> None:
         if ev.type == "round.completed" and int(ev.payload["round_no"]) % 5 == 0:

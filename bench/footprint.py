@@ -8,7 +8,7 @@ are played; then the people stop, the table opens betting for the next round and
 time (per-thread schedstat under /proc/<pid>/task) is read over --idle-seconds: device heartbeats, the MQTT keep-alive
 and the clock tick are all that run.
 
-Baselines, each a process spawned here the same way: for memory, `python -c 'import controller.runner'` (the
+Baselines, each a process spawned here the same way: for memory, `python -c 'import controller.shell.runner'` (the
 interpreter and the daemon's code, doing nothing); for idle CPU, a bare asyncio process holding one aiomqtt
 connection to the same broker with the daemon's keep-alive, idle for the same time.
 
@@ -35,7 +35,7 @@ from typing import Any
 import aiomqtt
 import benchlib
 
-from controller.logs import configure_logging
+from controller.shell.logs import configure_logging
 
 TARGET_RSS_MB = 80.0
 TARGET_IDLE_CPU_PERCENT = 1.0
@@ -120,7 +120,7 @@ class Figures:
 
 
 async def measure(url: str, rounds: int, idle_seconds: float, seed: int, tmp: Path) -> Figures:
-    from controller.demo import RandomPolicy, SimulatedFloor
+    from controller.people.demo import RandomPolicy, SimulatedFloor
     from drivers.sim.table import SimulatedTable
 
     config = benchlib.seven_seat_config()
@@ -199,9 +199,9 @@ async def measure(url: str, rounds: int, idle_seconds: float, seed: int, tmp: Pa
 
 
 async def baselines(url: str, idle_seconds: float) -> tuple[float, float]:
-    """(RSS MB of a process that imported controller.runner, idle CPU % of a bare aiomqtt process)."""
+    """(RSS MB of a process that imported controller.shell.runner, idle CPU % of a bare aiomqtt process)."""
     imported = await spawn(
-        sys.executable, "-c", "import controller.runner, sys; print('ready', flush=True); sys.stdin.read()"
+        sys.executable, "-c", "import controller.shell.runner, sys; print('ready', flush=True); sys.stdin.read()"
     )
     try:
         await wait_ready(imported, "the import baseline")
@@ -235,7 +235,7 @@ def main() -> int:
         base_rss, base_cpu = asyncio.run(baselines(url, args.idle_seconds))
 
     print(f"`tablectl run`, seven-seat 643a table on simulated devices, {figures.rounds} rounds played")
-    print(f"baseline `python -c 'import controller.runner'`: RSS {base_rss:.1f} MB")
+    print(f"baseline `python -c 'import controller.shell.runner'`: RSS {base_rss:.1f} MB")
     verdict = "meets" if figures.hwm <= TARGET_RSS_MB else "misses"
     print(
         f"daemon RSS: {figures.rss_open:.1f} MB with the table open, {figures.rss_max:.1f} MB at most while "

@@ -31,9 +31,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from controller.events import DomainEvent
-from controller.journal import Journal
-from controller.logs import configure_logging
+from controller.core.events import DomainEvent
+from controller.shell.logs import configure_logging
+from controller.store.journal import Journal
 from drivers.interfaces import ButtonPressed, DeviceEvent, LockAcknowledged, WagerStation
 from drivers.protocol import HOST_ADDRESS, Kind, encode_frame, encode_message
 from drivers.reference.wager_bus import WagerBus

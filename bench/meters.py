@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from controller.events import DomainEvent
+from controller.core.events import DomainEvent
 from controller.progressive.meters import Meters, close_round, contribute, replay, seed_missing
 from controller.progressive.parameters import (
     TableProgressives,

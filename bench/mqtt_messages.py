@@ -1,4 +1,4 @@
-"""Cost of building the published event body from the contract model (controller.mqtt.event_message) against
+"""Cost of building the published event body from the contract model (controller.mqtt.publisher.event_message) against
 the hand-built JSON the publisher used before (json.dumps of JournaledEvent.public()), on the same events.
 
 Baseline: json.dumps(ev.public(), separators=(",", ":"), ensure_ascii=False). The events are the journal of a
@@ -18,13 +18,13 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from controller.config import demo_config
-from controller.demo import play
-from controller.events import JournaledEvent
-from controller.journal import Journal
-from controller.logs import configure_logging
-from controller.mqtt import event_message
-from controller.simulate import NO_BROKER
+from controller.config.table import demo_config
+from controller.core.events import JournaledEvent
+from controller.mqtt.publisher import event_message
+from controller.people.demo import play
+from controller.people.simulate import NO_BROKER
+from controller.shell.logs import configure_logging
+from controller.store.journal import Journal
 
 
 def _baseline(ev: JournaledEvent) -> str:

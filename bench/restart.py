@@ -9,7 +9,7 @@ starts just before the spawn and stops at each of:
   - "online": the daemon's retained status, as a supervisor sees the table come back.
   - table.opened: the first event of the new boot, stepped once every device was started.
 
-Baseline: spawning `python -c 'import controller.runner'` until it exits: the interpreter and the daemon's code
+Baseline: spawning `python -c 'import controller.shell.runner'` until it exits: the interpreter and the daemon's code
 loading, which every start pays before it can do anything.
 
     .venv/bin/python bench/restart.py [--trials 10] [--history-rounds 50] [--kill]
@@ -34,7 +34,7 @@ from typing import Any
 import aiomqtt
 import benchlib
 
-from controller.logs import configure_logging
+from controller.shell.logs import configure_logging
 
 TARGET_SECONDS = 2.0
 # A table stopped mid-session comes back as table.recovered (docs/recovery.md), a fresh one as table.opened.
@@ -44,7 +44,7 @@ READY_GRACE = 1.0  # after table.opened, how long a READY=1 may still come
 
 async def history(config: Any, rounds: int, url: str, journal: Path) -> None:
     """Fill the journal with `rounds` rounds of the same table, as a table that has been playing for a while."""
-    from controller.demo import play
+    from controller.people.demo import play
 
     played = await play(config, rounds=rounds, broker=url, seed=1, pace=0.0, journal_path=journal)
     if played != rounds:
@@ -56,10 +56,10 @@ async def baseline(trials: int) -> list[float]:
     for _ in range(trials):
         start = time.monotonic()
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", "import controller.runner", stdin=asyncio.subprocess.DEVNULL
+            sys.executable, "-c", "import controller.shell.runner", stdin=asyncio.subprocess.DEVNULL
         )
         if await proc.wait() != 0:
-            sys.exit("bench: `python -c 'import controller.runner'` failed")
+            sys.exit("bench: `python -c 'import controller.shell.runner'` failed")
         samples.append(time.monotonic() - start)
     return samples
 
@@ -185,7 +185,7 @@ def main() -> int:
     print(f"machine: {benchlib.machine()}")
     config = benchlib.seven_seat_config()
     with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-restart-") as tmp:
-        benchlib.progress(f"baseline: {args.trials} x python -c 'import controller.runner'")
+        benchlib.progress(f"baseline: {args.trials} x python -c 'import controller.shell.runner'")
         base = statistics.median(asyncio.run(baseline(args.trials)))
         if args.history_rounds:
             benchlib.progress(f"journal history: {args.history_rounds} rounds")
@@ -197,7 +197,7 @@ def main() -> int:
         f"`tablectl run`, seven-seat 643a table, journal with {args.history_rounds} rounds, {args.trials} restarts "
         f"(stopped by {stop})"
     )
-    print(f"baseline `python -c 'import controller.runner'` to exit: p50 {base:.3f} s")
+    print(f"baseline `python -c 'import controller.shell.runner'` to exit: p50 {base:.3f} s")
     if got["ready"]:
         describe("READY=1 on $NOTIFY_SOCKET", got["ready"], base)
     else:

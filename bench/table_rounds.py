@@ -34,12 +34,12 @@ from typing import Any
 
 import benchlib
 
+from controller.core.events import DomainEvent, JournaledEvent
 from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
-from controller.events import DomainEvent, JournaledEvent
-from controller.games.specs import dealing_method, spec_for
-from controller.journal import Journal
-from controller.logs import configure_logging
+from controller.games.registry import dealing_method, spec_for
+from controller.shell.logs import configure_logging
+from controller.store.journal import Journal
 
 TARGET_ROUNDS_PER_SECOND = 50.0
 NO_BROKER = "mqtt://127.0.0.1:1"  # refuses at once: the publisher retries with backoff, the journal keeps all
@@ -79,7 +79,7 @@ def cpu_seconds() -> float:
 
 async def play_table(config: Any, rounds: int, seed: int, broker: str, journal: Path) -> list[tuple[float, float]]:
     """(wall, CPU) seconds at each round.completed."""
-    from controller.demo import play
+    from controller.people.demo import play
 
     completed: list[tuple[float, float]] = []
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.cards import STANDARD_DECK, CardError, deck_problems, parse_card, require_distinct
+from controller.core.cards import STANDARD_DECK, CardError, deck_problems, parse_card, require_distinct
 
 
 @pytest.mark.parametrize(("text", "card"), [("As", "As"), ("as", "As"), ("10d", "Td"), ("Td", "Td"), (" 7C ", "7c")])

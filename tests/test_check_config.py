@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.check_config import Finding, check_file
-from controller.cli import main
+from controller.cli.check_config import Finding, check_file
+from controller.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = sorted((ROOT / "configs").glob("*.toml"))

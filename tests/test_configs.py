@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import CHAPTERS, ConfigError, demo_config, load_config, parse_config
+from controller.config.errors import ConfigError
+from controller.config.table import demo_config, load_config, parse_config
+from controller.games.registry import CHAPTERS
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -53,8 +55,8 @@ def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
 def test_a_table_with_a_wager_bus_a_sign_and_terminals(tmp_path: Path) -> None:
     import asyncio
 
-    from controller.devices_cli import probe
-    from controller.runner import build_devices
+    from controller.cli.devices import probe
+    from controller.shell.runner import build_devices
 
     data = demo_config().model_dump()
     data["devices"]["wager_stations"] = []

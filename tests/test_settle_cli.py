@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from controller.cli import main
+from controller.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "docs" / "examples").glob("*.settle.json"))

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.core.money import fmt
 from controller.engine.inputs import FloorpersonDecision
 from controller.engine.state import Phase, RoundState
 from controller.engine.step import _StepBase
-from controller.money import fmt
 from drivers.interfaces import LockAcknowledged, WagerDetected
 
 # Blocks that stop a round already in betting from being dealt (others only stop the next round).

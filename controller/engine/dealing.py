@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from controller.cards import deck_problems
+from controller.core.cards import deck_problems
 from controller.engine.spec import DealPlan
 from controller.engine.state import DeckLife, Phase
 from controller.engine.step import _area, _StepBase

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.core.money import fmt
 from controller.engine.spec import Decision
 from controller.engine.state import Phase
 from controller.engine.step import _area, _StepBase
-from controller.money import fmt
 
 
 class _DecisionsMixin(_StepBase):

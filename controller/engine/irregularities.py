@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from controller.core.settlement import Settled
 from controller.engine.inputs import MarkOutOfOrder
 from controller.engine.state import Phase
 from controller.engine.step import _StepBase, _usable_method
-from controller.games.settlement import Settled
 from drivers.interfaces import DeviceFault
 
 SHUFFLER_FAULTS = {"jam", "stopped", "incomplete"}  # .13(e)
@@ -51,13 +51,12 @@ class _IrregularitiesMixin(_StepBase):
         if self.s.phase not in (Phase.DEALING, Phase.DEALT, Phase.DECISION):
             self.ignored("community card exposed", "no community card is on the layout")
             return
-        hook = getattr(self.spec, "settle_on_exposure", None)
-        if hook is None or self.s.phase is not Phase.DECISION:
-            self.void(self.e.rule("13(d)"), "a community card was exposed before every decision was made")
-            return
         # 683a.13(d): the hands are void, but the optional wagers are still settled; the chapter knows which
         # (this needs the whole deal on the layout, hence DECISION only).
-        rows = hook(self.rules, self.view())
+        rows = self.spec.settle_on_exposure(self.rules, self.view()) if self.s.phase is Phase.DECISION else None
+        if rows is None:
+            self.void(self.e.rule("13(d)"), "a community card was exposed before every decision was made")
+            return
         self.void(
             self.e.rule("13(d)"),
             "a community card was exposed before every decision was made",

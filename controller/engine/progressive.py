@@ -19,11 +19,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from controller.core.events import DomainEvent
+from controller.core.settlement import Settled
 from controller.engine.inputs import Command, ValidateJackpot
 from controller.engine.state import PendingHit, Phase
 from controller.engine.step import _StepBase
-from controller.events import DomainEvent
-from controller.games.settlement import Settled
 from controller.progressive import meters as model
 from controller.progressive.meters import MeterError, PercentOfMeter
 from drivers.interfaces import SeatLight
@@ -36,27 +36,6 @@ JACKPOT_BLOCK = "jackpot"
 # What a chapter's meter award reads as in a settled row: "100% of the mega meter" (655a) or "10% of meter"
 # (643a, where the wager spot names its meter).
 _SHARE = re.compile(r"^(\d+)% of (?:the (\w+) )?meter$")
-
-
-def light_rule(chapter: str, hit_rule: str = "") -> str:
-    """The subsection that has the dealer verify the winner's light: 655a.11(i)(1)(ii); in 643a, (B) of the
-    Three-Card (iii) or Five-Card (iv) Progressive Payout Wager's settlement."""
-    if chapter == "643a":
-        return "643a.11(f)(3)(iv)(B)" if "(f)(3)(iv)" in hit_rule else "643a.11(f)(3)(iii)(B)"
-    return "655a.11(i)(1)(ii)"
-
-
-def validation_rule(chapter: str, hit_rule: str = "") -> str:
-    """The subsection that has a floorperson validate the payout: 655a.11(i)(1)(iii); in 643a, (C) of the Three-Card
-    (iii) or Five-Card (iv) Progressive Payout Wager's settlement, whichever wager was hit."""
-    if chapter == "643a":
-        return "643a.11(f)(3)(iv)(C)" if "(f)(3)(iv)" in hit_rule else "643a.11(f)(3)(iii)(C)"
-    return "655a.11(i)(1)(iii)"
-
-
-def lockout_rule(chapter: str) -> str:
-    # The progressive table game system prevents the placement of progressive wagers (655a.8(b), 643a.8(b)(2)).
-    return "643a.8(b)(2)" if chapter == "643a" else f"{chapter}.8(b)"
 
 
 class _ProgressiveMixin(_StepBase):
@@ -88,8 +67,8 @@ class _ProgressiveMixin(_StepBase):
                 + "; ".join(self.s.progressive_lockout.values())
                 + " (it reopens when the meters and the sign are available)"
             )
-        sizes = getattr(self.rules, f"{spot}_wagers_cents", None)
-        if amount and isinstance(sizes, tuple) and amount not in sizes:
+        sizes = self.spec.wager_sizes(self.rules, spot)
+        if amount and sizes is not None and amount not in sizes:
             return f"a {spot} wager is one of {', '.join(map(str, sizes))} cents at this table"
         return None
 
@@ -99,7 +78,7 @@ class _ProgressiveMixin(_StepBase):
         self.s.progressive_lockout[key] = why
         self.emit(
             "progressive.locked_out",
-            lockout_rule(self.spec.chapter),
+            self.spec.lockout_rule(),
             {
                 "reason": why,
                 "reasons": dict(self.s.progressive_lockout),
@@ -113,7 +92,7 @@ class _ProgressiveMixin(_StepBase):
             return
         if self.s.progressive_lockout:
             return
-        self.emit("progressive.unlocked", lockout_rule(self.spec.chapter), {"cleared": key})
+        self.emit("progressive.unlocked", self.spec.lockout_rule(), {"cleared": key})
         self.command(SIGN, "show_levels")
 
     def contribute_wagers(self) -> None:
@@ -207,8 +186,8 @@ class _ProgressiveMixin(_StepBase):
                 documentation=True,
             )
             self.s.pending_hits.append(hit)
-            validate = validation_rule(self.spec.chapter, x.rule)
-            light = light_rule(self.spec.chapter, x.rule)
+            validate = self.spec.validation_rule(x.rule)
+            light = self.spec.light_rule(x.rule)
             self.emit(
                 "progressive.hit",
                 validate,
@@ -252,7 +231,7 @@ class _ProgressiveMixin(_StepBase):
     def validate_jackpot(self, v: ValidateJackpot) -> None:
         what = f"validate jackpot seat {v.seat} {v.level} {v.hit}"
         if v.role not in ("floorperson", "supervisor", "manager"):
-            rule = validation_rule(self.spec.chapter, next((h.rule for h in self.s.pending_hits if h.hit == v.hit), ""))
+            rule = self.spec.validation_rule(next((h.rule for h in self.s.pending_hits if h.hit == v.hit), ""))
             self.refused(
                 what,
                 f"role {v.role!r} may not validate a progressive payout: a floorperson or above must ({rule})",
@@ -276,7 +255,7 @@ class _ProgressiveMixin(_StepBase):
         # The validation is (C) of the wager hit; its payment, below, is (D) (643a.11(f)(3)(iii), (iv)).
         self.emit(
             "progressive.validated",
-            validation_rule(self.spec.chapter, found.rule),
+            self.spec.validation_rule(found.rule),
             {"hit": found.hit, "seat": found.seat, "level": found.level, "by": v.key_id, "role": v.role},
         )
         self.emit(
@@ -339,7 +318,7 @@ class _ProgressiveMixin(_StepBase):
         usually the confirmation of a command sent before the last validation, and a lamp that cannot light
         would otherwise be told again forever; `awaiting` says what the light should show."""
         hits = self.lit_seats().get(inp.seat, [])
-        rule = light_rule(self.spec.chapter, hits[0].rule if hits else "")
+        rule = self.spec.light_rule(hits[0].rule if hits else "")
         payload: dict[str, Any] = {
             "seat": inp.seat,
             "on": inp.on,

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from controller.engine.betting import _BettingMixin
 from controller.engine.dealing import _DealingMixin
-from controller.engine.progressive import validation_rule
 from controller.engine.state import Phase
 from drivers.interfaces import WagerDetected
 
@@ -69,9 +68,7 @@ class _RecoveryMixin(_BettingMixin, _DealingMixin):
             self.resume_decisions()
         elif phase is Phase.JACKPOT:
             first = self.s.pending_hits[0].rule if self.s.pending_hits else ""
-            self.recovered(
-                "await_jackpot", validation_rule(self.spec.chapter, first), hits=[h.hit for h in self.s.pending_hits]
-            )
+            self.recovered("await_jackpot", self.spec.validation_rule(first), hits=[h.hit for h in self.s.pending_hits])
             self.lock_all()
         # Whatever the phase: a light the crash left lit, or never lit, is set right (643a.11(f)(3)(iii)(B)).
         self.reissue_lights(self.reachable())

@@ -14,10 +14,10 @@ the chapter's remedy.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Generic
 
+from controller.core.events import DomainEvent
 from controller.engine.betting import _BettingMixin
 from controller.engine.dealing import _DealingMixin
 from controller.engine.decisions import _DecisionsMixin
@@ -46,17 +46,15 @@ from controller.engine.recovery import _RecoveryMixin
 from controller.engine.settling import _SettlingMixin
 from controller.engine.shuffling import _ShufflingMixin
 from controller.engine.spec import (
-    DEFAULT_COUNTED_WAGERS,
-    DEFAULT_PROGRESSIVE_WAGERS,
     ChapterSpec,
     DealingMethod,
+    RulesCo,
     TableOptions,
 )
 from controller.engine.state import Phase, TableState
 from controller.engine.step import _StepBase
 from controller.engine.tilts import _TiltsMixin
-from controller.events import DomainEvent
-from controller.progressive.parameters import TableProgressives, table_progressives
+from controller.progressive.parameters import TableProgressives
 from drivers.interfaces import (
     COUNTS,
     ButtonPressed,
@@ -101,39 +99,33 @@ _PANEL_CONFIRMS = {
 }
 
 
-class RoundEngine:
+class RoundEngine(Generic[RulesCo]):
     """Steps one table. Holds only the chapter and its immutable rules; state travels outside."""
 
     def __init__(
         self,
-        spec: ChapterSpec,
-        rules: Any,
+        spec: ChapterSpec[RulesCo],
+        rules: RulesCo,
         method: DealingMethod = "automated_shoe",
         options: TableOptions | None = None,
     ) -> None:
-        require = getattr(spec, "require_method", None)
-        if require is not None:
-            require(method)  # a chapter whose other dealing sections are unpublished refuses them up front
+        spec.require_method(method)  # a chapter whose other dealing sections are unpublished refuses them up front
         self.spec = spec
         self.rules = rules
         self.method = method
-        opts = options or TableOptions.from_rules(rules)
-        supported = getattr(spec, "supported_methods", None)
-        if supported is not None and opts.fallback_dealing_method not in supported:
+        opts = options or spec.options(rules)
+        if opts.fallback_dealing_method not in spec.supported_methods:
             # The chapter publishes no procedure for that method: once its device is out of order (.13(g)) the
             # table waits for it (the `no_method` block) instead of dealing by a method the chapter lacks.
             opts = replace(opts, fallback_dealing_method=None)
         self.options = opts
         self.offers = {o.spot: o for o in spec.offers(rules)}
         self.decisions = list(spec.decisions(rules))
-        counted = getattr(spec, "counted_wagers", DEFAULT_COUNTED_WAGERS)
-        if callable(counted):  # counted only where the Rules Submission uses a table game system
-            counted = counted(rules)
-        self.counted: dict[str, str | None] = dict(counted) if isinstance(counted, Mapping) else dict.fromkeys(counted)
-        self.progressive = tuple(getattr(spec, "progressive_wagers", DEFAULT_PROGRESSIVE_WAGERS))
+        self.counted: dict[str, str | None] = dict(spec.counted_wagers(rules))
+        self.progressive = spec.progressive_wagers
         # The meters of the progressive wagers this table takes live (docs/progressive.md); ParameterError
         # (a ValueError naming the field and the fix) for figures the chapter does not allow.
-        params = table_progressives(rules)
+        params = spec.progressives(rules)
         self.meter_params = TableProgressives(
             progressives=tuple(p for p in params.progressives if p.wager in self.offers)
         )
@@ -146,7 +138,7 @@ class RoundEngine:
         return s, out
 
     def rule(self, section: str) -> str:
-        return self.spec.citations.get(section) or f"{self.spec.chapter}.{section}"
+        return self.spec.rule(section)
 
 
 class _Step(

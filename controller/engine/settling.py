@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from controller.core.settlement import Settled
 from controller.engine.spec import RoundView, SeatView
 from controller.engine.state import Phase
 from controller.engine.step import _StepBase
-from controller.games.settlement import Settled
 
 _CITATION = re.compile(r"\d{3}a\.\d+(?:\([a-z0-9]+\))+")
 

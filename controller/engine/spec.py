@@ -7,14 +7,17 @@ without `#k` takes the next free place in its area.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass, field
+from typing import Generic, Literal, TypeVar
 
-from controller.games.settlement import Settled
-from controller.money import Cents
+from controller.core.money import Cents
+from controller.core.settlement import ChapterRules, Settled
+from controller.progressive.parameters import TableProgressives
 
 DealingMethod = Literal["automated_shoe", "manual_shoe", "hand"]
+DEALING_METHODS: tuple[DealingMethod, ...] = ("automated_shoe", "manual_shoe", "hand")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,34 +78,114 @@ class Decision:
     reveal_rule: str | None = None
 
 
-class ChapterSpec(Protocol):
+Rules = TypeVar("Rules", bound=ChapterRules)
+# An engine or registry entry of any chapter stands as one of ChapterRules (RoundEngine[ChapterRules]): covariant.
+RulesCo = TypeVar("RulesCo", bound=ChapterRules, covariant=True)
+
+
+class ChapterSpec(ABC, Generic[Rules]):
+    """What a chapter tells the round engine, for its own rules model `Rules` (the config's [game]).
+
+    The abstract methods are what every chapter states; the others have the defaults a chapter without that
+    feature needs, so the engine reads every member directly.
+    """
+
     chapter: str
     name: str
     main_wagers: tuple[str, ...]  # settled together and reported as `hand.settled`
     # Where the chapter's sections differ from the common numbering, e.g. {"complete": "655a.11(j)",
     # "player": "655a.7(d)(1)"}; keys: open, shuffle, count, betting, player, seat, complete, 13(a)..13(g).
-    citations: Mapping[str, str]
+    citations: Mapping[str, str] = {}
     # Cards turned up just before the first settlement of a wager: wager -> (event, rule, area).
-    reveal_before: Mapping[str, tuple[str, str, str]]
+    reveal_before: Mapping[str, tuple[str, str, str]] = {}
+    # The dealing methods whose procedures the chapter's text gives; the first is the default when the config
+    # names none. A chapter never falls back (.13(g)) to a method it lacks.
+    supported_methods: tuple[DealingMethod, ...] = DEALING_METHODS
+    # Spots whose wagers contribute to a progressive meter; a void reverses their contributions with an audited
+    # `progressive.contributions_reversed` event.
+    progressive_wagers: tuple[str, ...] = ()
 
-    def seats(self, rules: Any) -> int: ...
+    def rule(self, section: str) -> str:
+        """The citation of a step in the common numbering (".13(d)"), as this chapter numbers it."""
+        return self.citations.get(section) or f"{self.chapter}.{section}"
 
-    def offers(self, rules: Any) -> Sequence[Offer]: ...
+    @abstractmethod
+    def seats(self, rules: Rules) -> int: ...
 
+    @abstractmethod
+    def offers(self, rules: Rules) -> Sequence[Offer]: ...
+
+    @abstractmethod
     def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
         """Why these wagers do not make a player (e.g. the three Let It Ride Wagers unequal), or None."""
 
+    @abstractmethod
     def plan(
-        self, rules: Any, method: DealingMethod, players: Sequence[int], wagers: Mapping[int, Mapping[str, Cents]]
+        self, rules: Rules, method: DealingMethod, players: Sequence[int], wagers: Mapping[int, Mapping[str, Cents]]
     ) -> DealPlan: ...
 
-    def decisions(self, rules: Any) -> Sequence[Decision]: ...
+    @abstractmethod
+    def decisions(self, rules: Rules) -> Sequence[Decision]: ...
 
-    def allowed(self, rules: Any, decision: Decision, wagers: Mapping[str, Cents]) -> Sequence[Cents]:
+    @abstractmethod
+    def allowed(self, rules: Rules, decision: Decision, wagers: Mapping[str, Cents]) -> Sequence[Cents]:
         """The amounts a wager_or_fold decision may put out."""
 
-    def settle(self, rules: Any, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
+    @abstractmethod
+    def settle(self, rules: Rules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
         """Settle the round through the chapter's settlement (the same `tablectl settle` uses)."""
+
+    def dealing_method(self, rules: Rules) -> DealingMethod:
+        """The configured dealing method; a chapter whose rules name none deals by its first supported one."""
+        return self.supported_methods[0]
+
+    def require_method(self, method: DealingMethod) -> None:
+        """Refuse (ValueError, saying what to set) a dealing method the chapter's text gives no procedure for."""
+        if method not in self.supported_methods:
+            raise ValueError(
+                f"chapter {self.chapter} cannot be dealt by {method.replace('_', ' ')}: its text gives procedures "
+                f"for {', '.join(m.replace('_', ' ') for m in self.supported_methods)} only"
+            )
+
+    def live_problem(self, rules: Rules) -> str | None:
+        """Why the live table cannot run these rules yet (they may still be settled by `tablectl settle`), or None."""
+        return None
+
+    def options(self, rules: Rules) -> TableOptions:
+        """The table's procedural options (deck handling, stub counts, fallback method) from the rules."""
+        return TableOptions()
+
+    def counted_wagers(self, rules: Rules) -> Mapping[str, str | None]:
+        """Wager spot -> the rule that has the dealer count its value chips against the number the table game
+        system accepted, after "no more bets" and before any card (655a.8(b), 643a.8(b)(1)-(2)); None: the
+        "no more bets" rule of the dealing method."""
+        return {}
+
+    def progressives(self, rules: Rules) -> TableProgressives:
+        """The progressive meters these rules offer (docs/progressive.md); ParameterError for figures the chapter
+        does not allow."""
+        return TableProgressives(progressives=())
+
+    def wager_sizes(self, rules: Rules, spot: str) -> tuple[Cents, ...] | None:
+        """The only amounts a wager at `spot` may be, where the rules fix them (None: any within the limits)."""
+        return None
+
+    def settle_on_exposure(self, rules: Rules, table: RoundView) -> list[Settled] | None:
+        """A community card exposed before every decision was made (.13(d)): None voids the round with every
+        wager returned; a chapter that settles some wagers anyway returns their rows."""
+        return None
+
+    def light_rule(self, hit_rule: str) -> str:
+        """Where the dealer verifies the winner's seat light at a progressive hit (`hit_rule` is the hit's rule)."""
+        return self.rule("11(i)(1)(ii)")
+
+    def validation_rule(self, hit_rule: str) -> str:
+        """Where a floorperson validates a progressive payout before it is paid."""
+        return self.rule("11(i)(1)(iii)")
+
+    def lockout_rule(self) -> str:
+        """Where the progressive table game system keeps progressive wagers from being placed."""
+        return self.rule("8(b)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,26 +207,14 @@ class RoundView:
     meters: Mapping[str, Cents] = field(default_factory=dict)  # progressive meters shown as settlement begins
 
 
-# -- Optional chapter attributes (read with getattr; a spec without them gets these defaults) ----------------
-#
-# counted_wagers: Mapping[str, str], wager spot -> the rule that has the dealer count its value chips against
-#   the number the table game system accepted, after "no more bets" and before any card (655a.8(b),
-#   643a.8(b)(1)-(2)); e.g. {"progressive": "655a.8(b)"}. A Sequence of spots is accepted too (the rule is
-#   then the "no more bets" rule of the dealing method), and so is a method taking the rules and returning
-#   either, for wagers counted only where the Rules Submission says so.
-# progressive_wagers: Sequence[str], spots whose wagers contribute to a progressive meter; a void reverses
-#   their contributions with an audited `progressive.contributions_reversed` event.
-DEFAULT_COUNTED_WAGERS: Mapping[str, str] = {}
-DEFAULT_PROGRESSIVE_WAGERS: tuple[str, ...] = ("progressive", "three_card_progressive", "five_card_progressive")
-
 DeckMode = Literal["one_deck", "two_decks"]
 AbandonedWagers = Literal["lose", "hold"]
 
 
 @dataclass(frozen=True, slots=True)
 class TableOptions:
-    """The table's procedural options from its config (a chapter's rules model may carry any of these
-    fields; the engine falls back to the defaults below for those it lacks)."""
+    """The table's procedural options, as the chapter's spec reads them from its rules (ChapterSpec.options);
+    a chapter whose rules set none of them plays with these defaults."""
 
     # .3(a) one deck and a cover card, or .3(b) two decks alternating every round (automated shuffler only).
     decks: DeckMode = "one_deck"
@@ -158,13 +229,9 @@ class TableOptions:
     # The dealing method once the shoe (or, dealing from the hand, the shuffler) is out of order (.13(g)).
     fallback_dealing_method: DealingMethod | None = "manual_shoe"
 
-    @classmethod
-    def from_rules(cls, rules: Any) -> TableOptions:
-        defaults = cls()
-        opts = cls(**{f.name: getattr(rules, f.name, getattr(defaults, f.name)) for f in fields(cls)})
-        if not 1 <= opts.stub_count_every <= 5:
+    def __post_init__(self) -> None:
+        if not 1 <= self.stub_count_every <= 5:
             raise ValueError(
-                f"stub_count_every = {opts.stub_count_every}: the stub is counted at least every 5 "
-                "rounds (.8(f)); use 1 to 5"
+                f"stub_count_every = {self.stub_count_every}: the stub is counted at least every 5 rounds (.8(f)); "
+                "use 1 to 5"
             )
-        return opts

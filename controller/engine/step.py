@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from controller.core.events import DomainEvent
+from controller.core.settlement import ChapterRules, Settled
 from controller.engine.inputs import Command
 from controller.engine.spec import DealingMethod, Decision, RoundView, TableOptions
 from controller.engine.state import Phase, RoundState, TableState
-from controller.events import DomainEvent
-from controller.games.settlement import Settled
 
 if TYPE_CHECKING:
     from controller.engine.round import Effect, RoundEngine
@@ -24,7 +24,7 @@ def _area(target: str) -> tuple[str, int | None]:
 class _StepBase:
     """One input's worth of work on a private copy of the state: what every part of a step shares."""
 
-    def __init__(self, engine: RoundEngine, s: TableState, out: list[Effect]) -> None:
+    def __init__(self, engine: RoundEngine[ChapterRules], s: TableState, out: list[Effect]) -> None:
         self.e = engine
         self.spec = engine.spec
         self.rules = engine.rules

@@ -15,6 +15,20 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from controller.core.money import Cents, Odds
+from controller.core.settlement import (
+    Card,
+    ChapterRules,
+    RoundRecord,
+    SeatRecord,
+    Settled,
+    SettlementError,
+    check_round_cards,
+    lose,
+    parse_cards_field,
+    push,
+    win,
+)
 from controller.games.cajun_stud_paytables import (
     ANTE_AND_RAISE,
     PAYTABLES,
@@ -33,20 +47,6 @@ from controller.games.cajun_stud_rankings import (
     rank_lo_ball,
     rank_pocket,
 )
-from controller.games.settlement import (
-    Card,
-    ChapterRules,
-    RoundRecord,
-    SeatRecord,
-    Settled,
-    SettlementError,
-    check_round_cards,
-    lose,
-    parse_cards_field,
-    push,
-    win,
-)
-from controller.money import Cents, Odds
 
 CHAPTER = "683a"
 NAME = "Cajun Stud"

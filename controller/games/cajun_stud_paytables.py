@@ -1,6 +1,6 @@
 """Chapter 683a, Cajun Stud: every paytable of 683a.12 as data, each row as the text writes it.
 
-Rows the text writes as odds are a controller.games.paytable.Paytable; rows it writes as "Push" or
+Rows the text writes as odds are a controller.core.paytable.Paytable; rows it writes as "Push" or
 "Loss" are kept beside it, because they are outcomes, not odds. Keys are the chapter's hand classes
 (controller.games.cajun_stud_rankings), one per row of the table.
 """
@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Literal
 
+from controller.core.money import Odds
+from controller.core.paytable import Paytable, table
+from controller.core.rankings import Three
 from controller.games.cajun_stud_rankings import AllSix, AnteHand, LoBall, Pocket
-from controller.games.paytable import Paytable, table
-from controller.money import Odds
-from controller.rankings import Three
 
 Row = Odds | Literal["push", "lose"]
 

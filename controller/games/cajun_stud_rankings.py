@@ -2,7 +2,7 @@
 
 - 683a.6(b) five-card hands are rankings.best_five; AnteHand splits its one-pair class the way
   683a.11(h) and the 683a.12(a) table do (below a pair of 6s, 6s to 10s, jacks or better).
-- 683a.6(c) Pocket Bonus two-card hands have no counterpart in controller.rankings: rank_pocket.
+- 683a.6(c) Pocket Bonus two-card hands have no counterpart in controller.core.rankings: rank_pocket.
 - 683a.6(d) Board Bonus three-card hands define the same classes, in the same order, as the 655a.6(c)
   hands of rankings.rank_three, and 683a.6(a) words the ace exactly as 655a.6(a) does, so rank_board
   reuses rank_three (A-2-3 counts as a straight there; see docs/settle/683a.md for that reading).
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import IntEnum
 
-from controller.cards import rank_value, require_distinct, suit_of
-from controller.rankings import Five, Six, SixCardHand, Three, best_five, rank_six, rank_three
+from controller.core.cards import rank_value, require_distinct, suit_of
+from controller.core.rankings import Five, Six, SixCardHand, Three, best_five, rank_six, rank_three
 
 POCKET_CARDS = 2  # 683a.8(c): two cards to each player
 BOARD_CARDS = 3  # 683a.8(d): three community cards

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from controller.engine.spec import DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
+from controller.core.money import Cents
+from controller.core.settlement import Settled
+from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
 from controller.games import cajun_stud as cs
 from controller.games.cajun_stud import CajunStudRound, CajunStudRules, CajunStudSeat
 from controller.games.cajun_stud_rankings import ALL_SIX_CARDS, BOARD_CARDS, POCKET_CARDS
-from controller.games.settlement import Settled
-from controller.money import Cents
 
 COMMUNITY = tuple(f"community#{i}" for i in range(1, BOARD_CARDS + 1))
 ALL_SIX = ("all_six_bonus",) * ALL_SIX_CARDS
@@ -28,7 +28,7 @@ RAISE_DECISIONS: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
-class CajunStudSpec:
+class CajunStudSpec(ChapterSpec[CajunStudRules]):
     chapter: str = cs.CHAPTER
     name: str = cs.NAME
     # A fold forfeits the Ante and the earlier raises only; the optional wagers stay in play

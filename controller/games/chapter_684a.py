@@ -26,8 +26,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from controller.cards import RANKS, rank_value
-from controller.games.settlement import (
+from controller.core.cards import RANKS, rank_value
+from controller.core.money import Cents, Odds
+from controller.core.rankings import Five, FiveCardHand, Six, best_five, rank_six
+from controller.core.settlement import (
     Card,
     ChapterRules,
     RoundRecord,
@@ -42,11 +44,9 @@ from controller.games.settlement import (
     require_distinct_seats,
     win,
 )
-from controller.games.settlement import (
+from controller.core.settlement import (
     fail as _fail,
 )
-from controller.money import Cents, Odds
-from controller.rankings import Five, FiveCardHand, Six, best_five, rank_six
 
 FIVE_CLASSES: tuple[str, ...] = tuple(c.name.lower() for c in Five)
 SIX_CLASSES: tuple[str, ...] = tuple(c.name.lower() for c in Six)

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from controller.engine.spec import DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
+from controller.core.money import Cents
+from controller.core.settlement import Settled
+from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
 from controller.games import chapter_684a as c684
 from controller.games.chapter_684a import Chapter684aRound, Chapter684aRules, Chapter684aSeat
-from controller.games.settlement import Settled
 from controller.games.three_card_prime_spec import PartialCitations
-from controller.money import Cents
 
 CHAPTER = "684a"
 STACK_RULE = "684a.10(b)"
@@ -46,7 +46,7 @@ def _not_available(subject: str) -> str:
     return f"{CHAPTER} (not available: {subject})"
 
 
-class Chapter684aSpec:
+class Chapter684aSpec(ChapterSpec[Chapter684aRules]):
     chapter: str = CHAPTER
     name: str = "Chapter 684a (game name not in the available text)"
     supported_methods: tuple[DealingMethod, ...] = ("automated_shoe",)

@@ -16,6 +16,9 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from controller.core.money import Cents, Odds, fmt
+from controller.core.rankings import Five, FiveCardHand, Three, best_five, rank_three
+from controller.core.settlement import Settled, SettlementError, lose, win, win_fixed, withdrawn
 from controller.games.let_it_ride_paytables import (
     FIVE_CARD_BONUS,
     FIVE_CARD_ENVY,
@@ -46,9 +49,6 @@ from controller.games.let_it_ride_rules import (
     minimum_payout_limit,
     player_of,
 )
-from controller.games.settlement import Settled, SettlementError, lose, win, win_fixed, withdrawn
-from controller.money import Cents, Odds, fmt
-from controller.rankings import Five, FiveCardHand, Three, best_five, rank_three
 
 __all__ = [
     "CHAPTER",

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import TypeVar
 
-from controller.games.paytable import Paytable, table
-from controller.money import Cents, Odds, fmt
-from controller.rankings import Five, Three
+from controller.core.money import Cents, Odds, fmt
+from controller.core.paytable import Paytable, table
+from controller.core.rankings import Five, Three
 
 
 class ThreeCardProgressiveHand(IntEnum):

@@ -12,9 +12,10 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from controller.cards import parse_card
-from controller.games.let_it_ride_paytables import LET_IT_RIDE
-from controller.games.settlement import (
+from controller.core.cards import parse_card
+from controller.core.money import Cents, fmt
+from controller.core.rankings import Five
+from controller.core.settlement import (
     Card,
     ChapterRules,
     RoundRecord,
@@ -23,8 +24,7 @@ from controller.games.settlement import (
     check_round_cards,
     parse_cards_field,
 )
-from controller.money import Cents, fmt
-from controller.rankings import Five
+from controller.games.let_it_ride_paytables import LET_IT_RIDE
 
 CHAPTER = "643a"
 NAME = "Let It Ride Poker"
@@ -305,7 +305,7 @@ class LetItRideRound(RoundRecord):
         "record it when the shoe reports it, so the one-deck check covers it",
     )
     magic_card: Card | None = Field(
-        None, description="643a.1 Magic Card Bonus: the card the table game system drew (controller.games.rng)"
+        None, description="643a.1 Magic Card Bonus: the card the table game system drew (controller.core.rng)"
     )
     lucky_seat: int | None = Field(
         None, ge=1, le=MAX_SEATS, description="643a.1 Lucky Bonus: the betting position the table game system drew"

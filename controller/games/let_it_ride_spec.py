@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from controller.engine.spec import DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
+from controller.core.money import Cents
+from controller.core.settlement import Settled
+from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
 from controller.games import let_it_ride as lir
 from controller.games.let_it_ride import LetItRideRound, LetItRideRules, LetItRideSeat
 from controller.games.let_it_ride_rules import COMMUNITY_CARDS, LET_IT_RIDE_WAGERS, PLAYER_CARDS
-from controller.games.settlement import Settled
-from controller.money import Cents
+from controller.progressive.parameters import TableProgressives, table_progressives
 
 COMMUNITY = tuple(f"community#{i}" for i in range(1, COMMUNITY_CARDS + 1))
 # 643a.10(b): top card first; see the module docstring for why the middle card is the first community card.
@@ -36,7 +37,7 @@ OPTIONAL_OFFERS = {
 }
 
 
-class LetItRideSpec:
+class LetItRideSpec(ChapterSpec[LetItRideRules]):
     chapter: str = lir.CHAPTER
     name: str = lir.NAME
     main_wagers: tuple[str, ...] = LET_IT_RIDE_WAGERS
@@ -51,8 +52,33 @@ class LetItRideSpec:
     }
     # Let It Ride deals no cards that stay face down until an optional wager is settled.
     reveal_before: Mapping[str, tuple[str, str, str]] = {}
+    progressive_wagers: tuple[str, ...] = ("three_card_progressive", "five_card_progressive")
 
-    def counted_wagers(self, rules: LetItRideRules) -> Mapping[str, str]:
+    def dealing_method(self, rules: LetItRideRules) -> DealingMethod:
+        return rules.dealing_method
+
+    def progressives(self, rules: LetItRideRules) -> TableProgressives:
+        return table_progressives(rules)
+
+    def wager_sizes(self, rules: LetItRideRules, spot: str) -> tuple[Cents, ...] | None:
+        # 643a.7(g), (h): $1 or $5, as the Rules Submission allows.
+        sizes: dict[str, tuple[Cents, ...]] = {
+            "three_card_progressive": rules.three_card_progressive_wagers_cents,
+            "five_card_progressive": rules.five_card_progressive_wagers_cents,
+        }
+        return sizes.get(spot)
+
+    def light_rule(self, hit_rule: str) -> str:
+        # (B) of the Three-Card (iii) or Five-Card (iv) Progressive Payout Wager's settlement, whichever was hit.
+        return "643a.11(f)(3)(iv)(B)" if "(f)(3)(iv)" in hit_rule else "643a.11(f)(3)(iii)(B)"
+
+    def validation_rule(self, hit_rule: str) -> str:
+        return "643a.11(f)(3)(iv)(C)" if "(f)(3)(iv)" in hit_rule else "643a.11(f)(3)(iii)(C)"
+
+    def lockout_rule(self) -> str:
+        return "643a.8(b)(2)"
+
+    def counted_wagers(self, rules: LetItRideRules) -> Mapping[str, str | None]:
         """643a.8(b)(1), 9(a)(3)(i), 10(a)(2)(i): Five Card Bonus chips taken on a table game system are
         counted against the accepted wagers before any card is dealt."""
         if rules.five_card_bonus and rules.five_card_bonus_table_game_system:
@@ -74,10 +100,14 @@ class LetItRideSpec:
             out.append(
                 Offer("three_card_bonus", OPTIONAL_OFFERS["three_card_bonus"], rules.bet_min_cents, rules.bet_max_cents)
             )
-        for spot in ("three_card_progressive", "five_card_progressive"):
-            if getattr(rules, spot):
+        offered = {
+            "three_card_progressive": rules.three_card_progressive,
+            "five_card_progressive": rules.five_card_progressive,
+        }
+        for spot, on in offered.items():
+            sizes = self.wager_sizes(rules, spot)
+            if on and sizes:
                 # 643a.7(g), (h): $1 or $5 as the Rules Submission allows; the engine refuses other sizes.
-                sizes = getattr(rules, f"{spot}_wagers_cents")
                 out.append(Offer(spot, OPTIONAL_OFFERS[spot], min(sizes), max(sizes)))
         return out
 

@@ -12,10 +12,10 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from controller.games.paytable import Award, MeterShare, Paytable, table
-from controller.games.settlement import ChapterRules
-from controller.money import Cents, Odds
-from controller.rankings import Five, Six, Three, best_five, rank_six, rank_three
+from controller.core.money import Cents, Odds
+from controller.core.paytable import Award, MeterShare, Paytable, table
+from controller.core.rankings import Five, Six, Three, best_five, rank_six, rank_three
+from controller.core.settlement import ChapterRules
 
 CHAPTER = "655a"
 NAME = "Mississippi Stud"

@@ -15,9 +15,10 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from controller.games import mississippi_stud as ms
-from controller.games.paytable import MeterShare
-from controller.games.settlement import (
+from controller.core.money import Cents, Odds
+from controller.core.paytable import MeterShare
+from controller.core.rankings import Five, best_five
+from controller.core.settlement import (
     Card,
     RoundRecord,
     SeatRecord,
@@ -31,11 +32,10 @@ from controller.games.settlement import (
     win,
     win_fixed,
 )
-from controller.games.settlement import (
+from controller.core.settlement import (
     fail as _fail,
 )
-from controller.money import Cents, Odds
-from controller.rankings import Five, best_five
+from controller.games import mississippi_stud as ms
 
 StreetSpot = Literal["street_3", "street_4", "street_5"]
 MAIN = ("ante", "street_3", "street_4", "street_5")

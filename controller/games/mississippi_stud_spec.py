@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from controller.engine.spec import DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
+from controller.core.money import Cents
+from controller.core.settlement import Settled
+from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, Stack, TableOptions
 from controller.games import mississippi_stud as ms
 from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.mississippi_stud_round import MississippiStudRound, MississippiStudSeat, settle
-from controller.games.settlement import Settled
-from controller.money import Cents
+from controller.progressive.parameters import TableProgressives, table_progressives
 
 COMMUNITY = tuple(f"community#{i}" for i in range(1, ms.COMMUNITY_CARDS + 1))
 SIX_CARD = ("six_card_bonus",) * ms.SIX_CARD_BONUS_CARDS
 
 
-class MississippiStudSpec:
+class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
     chapter: str = ms.CHAPTER
     name: str = ms.NAME
     main_wagers: tuple[str, ...] = ("ante", "street_3", "street_4", "street_5")
@@ -31,6 +32,37 @@ class MississippiStudSpec:
     reveal_before: Mapping[str, tuple[str, str, str]] = {
         "six_card_bonus": ("six_card_bonus.revealed", "655a.11(i)(4)", "six_card_bonus")
     }
+
+    progressive_wagers: tuple[str, ...] = ("progressive",)
+
+    def live_problem(self, rules: MississippiStudRules) -> str | None:
+        if rules.five_card_hand_bonus:
+            # The Progressive Payout Wager runs live (controller/engine/progressive.py); this one is made on
+            # electronic wagering terminals (655a.7(d)(5)) the live engine does not drive yet.
+            return (
+                "the live round engine does not yet take the Five Card Hand Bonus Wager (its electronic wagering "
+                "terminals, 655a.7(d)(5)): set five_card_hand_bonus = false to run the table; `tablectl settle` "
+                "settles it"
+            )
+        return None
+
+    def dealing_method(self, rules: MississippiStudRules) -> DealingMethod:
+        return rules.dealing_method
+
+    def options(self, rules: MississippiStudRules) -> TableOptions:
+        return TableOptions(
+            decks=rules.decks,
+            cards_preinspected=rules.cards_preinspected,
+            shuffler_counts=rules.shuffler_counts,
+            stub_count_every=rules.stub_count_every,
+            deck_change_hours=rules.deck_change_hours,
+            idle_inspection_minutes=rules.idle_inspection_minutes,
+            abandoned_wagers=rules.abandoned_wagers,
+            fallback_dealing_method=rules.fallback_dealing_method,
+        )
+
+    def progressives(self, rules: MississippiStudRules) -> TableProgressives:
+        return table_progressives(rules)
 
     def seats(self, rules: MississippiStudRules) -> int:
         return rules.seats

@@ -29,8 +29,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from controller.cards import rank_value
-from controller.games.settlement import (
+from controller.core.cards import rank_value
+from controller.core.money import Cents, Odds
+from controller.core.rankings import Six, Three, rank_six, rank_three
+from controller.core.settlement import (
     Card,
     ChapterRules,
     RoundRecord,
@@ -46,11 +48,9 @@ from controller.games.settlement import (
     win,
     win_fixed,
 )
-from controller.games.settlement import (
+from controller.core.settlement import (
     fail as _fail,
 )
-from controller.money import Cents, Odds
-from controller.rankings import Six, Three, rank_six, rank_three
 
 THREE_CLASSES: tuple[str, ...] = tuple(c.name.lower() for c in Three)
 SIX_CLASSES: tuple[str, ...] = tuple(c.name.lower() for c in Six)

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from controller.engine.spec import DealingMethod, DealPlan, Decision, Offer, RoundView
+from controller.core.money import Cents
+from controller.core.settlement import Settled
+from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, TableOptions
 from controller.games import three_card_prime as tcp
-from controller.games.settlement import Settled
 from controller.games.three_card_prime import ThreeCardPrimeRound, ThreeCardPrimeRules, ThreeCardPrimeSeat
-from controller.money import Cents
 
 CHAPTER = "679a"
 DEAL_RULE = "679a.9(b)"
@@ -74,7 +74,7 @@ class PartialCitations(Mapping[str, str]):
         return len(self.named)
 
 
-class ThreeCardPrimeSpec:
+class ThreeCardPrimeSpec(ChapterSpec[ThreeCardPrimeRules]):
     chapter: str = CHAPTER
     name: str = "Three Card Prime"
     supported_methods: tuple[DealingMethod, ...] = ("hand",)
@@ -107,6 +107,17 @@ class ThreeCardPrimeSpec:
     def __init__(self, limits: Mapping[str, tuple[Cents, Cents]] | None = None) -> None:
         """limits: spot -> (min, max) cents, for a caller that has the table's posted limits."""
         self.limits: dict[str, tuple[Cents, Cents]] = dict(limits or {})
+
+    def options(self, rules: ThreeCardPrimeRules) -> TableOptions:
+        return TableOptions(
+            decks=rules.decks,
+            cards_preinspected=rules.cards_preinspected,
+            shuffler_counts=rules.shuffler_counts,
+            stub_count_every=rules.stub_count_every,
+            deck_change_hours=rules.deck_change_hours,
+            idle_inspection_minutes=rules.idle_inspection_minutes,
+            abandoned_wagers=rules.abandoned_wagers,
+        )
 
     def seats(self, rules: ThreeCardPrimeRules) -> int:
         return rules.seats

@@ -6,7 +6,7 @@ keeps its accumulators in micro-cents; the display shows the whole cents (`displ
 fraction of a cent below it stays in the accumulator for the next wager, so nothing is rounded and nothing
 is lost, however small the rate or the wager.
 
-Every operation decides what happens, emits the events that say so (controller.events.DomainEvent, type
+Every operation decides what happens, emits the events that say so (controller.core.events.DomainEvent, type
 `meter.*`, each with the subsection it follows and the change to every accumulator it touches) and returns
 the state those events produce: `apply` is the only code that changes a meter, so replaying the journaled
 events through `apply` rebuilds the meters exactly, and `seq` in each event catches a gap or a repeat.
@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
-from controller.events import DomainEvent
+from controller.core.events import DomainEvent
 from controller.progressive.parameters import LevelParameters, TableProgressives, ppm_to_percent
 
 MICRO = 1_000_000  # micro-cents per cent

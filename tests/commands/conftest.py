@@ -20,12 +20,12 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from paho.mqtt.enums import CallbackAPIVersion
 
-from controller.commands import public_key_b64, sign_command
-from controller.config import TableConfig, demo_config
-from controller.demo import RandomPolicy, SimulatedFloor
-from controller.events import JournaledEvent
-from controller.runner import build_devices, run_table
-from controller.service import TableService
+from controller.config.table import TableConfig, demo_config
+from controller.core.events import JournaledEvent
+from controller.people.demo import RandomPolicy, SimulatedFloor
+from controller.shell.runner import build_devices, run_table
+from controller.shell.service import TableService
+from controller.supervisor.gate import public_key_b64, sign_command
 from drivers.sim.table import SimulatedTable
 
 WAIT = 15.0  # failure bound only: replies and events normally come within milliseconds

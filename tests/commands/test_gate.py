@@ -14,18 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.command_listener import RateLimit
-from controller.commands import (
-    MAX_PAYLOAD_BYTES,
-    ROLE_VERBS,
-    VERBS,
-    Accepted,
-    CommandGate,
-    Rejected,
-    ReplayStore,
-    canonical_bytes,
-)
-from controller.config import CommandSettings, ConfigError, Supervisor, parse_config
+from controller.config.errors import ConfigError
+from controller.config.table import CommandSettings, Supervisor, parse_config
 from controller.engine.inputs import (
     AcknowledgeTilt,
     ClearTilt,
@@ -37,7 +27,18 @@ from controller.engine.inputs import (
     Signed,
     ValidateJackpot,
 )
-from controller.journal import Journal
+from controller.store.journal import Journal
+from controller.supervisor.gate import (
+    MAX_PAYLOAD_BYTES,
+    ROLE_VERBS,
+    VERBS,
+    Accepted,
+    CommandGate,
+    Rejected,
+    ReplayStore,
+    canonical_bytes,
+)
+from controller.supervisor.listener import RateLimit
 
 NOW = datetime(2026, 11, 21, 8, 0, tzinfo=UTC)
 TABLE = "t1"

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from controller.commands import MAX_PAYLOAD_BYTES, canonical_bytes
 from controller.engine.inputs import Confirm
+from controller.supervisor.gate import MAX_PAYLOAD_BYTES, canonical_bytes
 
 pytestmark = pytest.mark.e2e
 

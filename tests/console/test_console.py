@@ -12,9 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from controller.console import Console, describe
-from controller.events import JournaledEvent
-from controller.journal import JournalReader
+from controller.core.events import JournaledEvent
+from controller.shell.console import Console, describe
+from controller.store.journal import JournalReader
 
 REPO = Path(__file__).resolve().parents[2]
 

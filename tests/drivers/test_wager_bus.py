@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from controller.config import ConfigError, demo_config, parse_config
-from controller.runner import build_devices
+from controller.config.errors import ConfigError
+from controller.config.table import demo_config, parse_config
+from controller.shell.runner import build_devices
 from drivers.interfaces import (
     DeviceOffline,
     DeviceOnline,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import load_config
-from controller.runner import playable
+from controller.config.table import load_config
+from controller.shell.runner import playable
 
 pytestmark = pytest.mark.e2e
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from controller.cards import STANDARD_DECK
-from controller.config import TableConfig, demo_config
-from controller.demo import ScriptedPolicy, ScriptedRound, play
+from controller.config.table import TableConfig, demo_config
+from controller.core.cards import STANDARD_DECK
+from controller.people.demo import ScriptedPolicy, ScriptedRound, play
 
 pytestmark = pytest.mark.e2e
 

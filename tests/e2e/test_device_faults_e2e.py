@@ -1,6 +1,6 @@
 """End to end: a fault injected into a simulator (through a sim script) produces the chapter's remedy.
 
-The whole table runs through `controller.demo.play` on real ptys with a real journal; no broker is needed
+The whole table runs through `controller.people.demo.play` on real ptys with a real journal; no broker is needed
 (`mqtt://127.0.0.1:1` refuses, the journal keeps everything). Remedies are read back from the journal file.
 """
 
@@ -15,16 +15,16 @@ from typing import Any
 
 import pytest
 
-from controller.cards import STANDARD_DECK
-from controller.config import TableConfig, demo_config
-from controller.demo import ScriptedPolicy, ScriptedRound, play
+from controller.config.table import TableConfig, demo_config
+from controller.core.cards import STANDARD_DECK
+from controller.people.demo import ScriptedPolicy, ScriptedRound, play
 from drivers.sim.script import SimScript, load_sim_script
 
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(
         "sim_script" not in inspect.signature(play).parameters,
-        reason="controller.demo.play does not take sim_script= yet",
+        reason="controller.people.demo.play does not take sim_script= yet",
     ),
 ]
 

@@ -40,15 +40,15 @@ from typing import Any
 
 import pytest
 
-from controller.cards import STANDARD_DECK
-from controller.config import load_config
-from controller.engine import snapshot
-from controller.events import DomainEvent
-from controller.journal import JournalReader
+from controller.config.table import load_config
+from controller.core.cards import STANDARD_DECK
+from controller.core.events import DomainEvent
 from controller.progressive import codec as meter_codec
 from controller.progressive.meters import MICRO, Meters, replay
 from controller.progressive.parameters import TableProgressives, table_progressives
-from controller.service import METERS_RECORD
+from controller.shell.service import METERS_RECORD
+from controller.store import snapshot
+from controller.store.journal import JournalReader
 
 pytestmark = pytest.mark.e2e
 

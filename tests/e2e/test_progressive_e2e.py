@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.cards import STANDARD_DECK
-from controller.config import TableConfig, load_config
-from controller.demo import ScriptedPolicy, ScriptedRound, play
+from controller.config.table import TableConfig, load_config
+from controller.core.cards import STANDARD_DECK
+from controller.people.demo import ScriptedPolicy, ScriptedRound, play
 
 pytestmark = pytest.mark.e2e
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"

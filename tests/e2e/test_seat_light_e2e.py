@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from controller.cards import STANDARD_DECK
-from controller.config import TableConfig, load_config
-from controller.demo import ScriptedPolicy, ScriptedRound, SimulatedFloor, simulator_settings
+from controller.config.table import TableConfig, load_config
+from controller.core.cards import STANDARD_DECK
+from controller.core.events import JournaledEvent
 from controller.engine.inputs import ValidateJackpot
-from controller.events import JournaledEvent
-from controller.runner import build_devices, run_table
-from controller.service import TableService
+from controller.people.demo import ScriptedPolicy, ScriptedRound, SimulatedFloor, simulator_settings
+from controller.shell.runner import build_devices, run_table
+from controller.shell.service import TableService
 from drivers.sim.table import SimulatedTable
 
 pytestmark = pytest.mark.e2e

@@ -2,7 +2,7 @@
 
 Each docs/examples/<config>--<case>.scenario.* runs with configs/<config>.toml. A "void" example must void
 its round, a "full-round" example must complete it. An example whose chapter has no round engine yet
-(controller.games.specs.SPECS), or whose wagers the wager stations cannot sense yet, is skipped with that
+(controller.games.registry.SPECS), or whose wagers the wager stations cannot sense yet, is skipped with that
 reason, checked at test time so that it runs as soon as the chapter is registered.
 """
 
@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from controller.config import load_config
-from controller.games.specs import SPECS
-from controller.simulate import unsensed_spots
+from controller.config.table import load_config
+from controller.games.registry import SPECS
+from controller.people.simulate import unsensed_spots
 
 pytestmark = pytest.mark.e2e
 
@@ -80,7 +80,7 @@ def test_example_plays_out(example: Path) -> None:
     config_path = _config_of(example)
     config = load_config(config_path)
     if config.game.chapter not in SPECS:
-        pytest.skip(f"chapter {config.game.chapter} has no round engine yet (not in controller.games.specs.SPECS)")
+        pytest.skip(f"chapter {config.game.chapter} has no round engine yet (not in controller.games.registry.SPECS)")
     if missing := unsensed_spots(config):
         pytest.skip(f"the wager stations cannot sense {', '.join(missing)} yet (drivers.interfaces.SPOTS)")
     proc = _simulate(config_path, example)

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from controller.cards import STANDARD_DECK
+from controller.core.cards import STANDARD_DECK
+from controller.core.events import DomainEvent
 from controller.engine.inputs import Command, Input, OpenTable
 from controller.engine.round import RoundEngine
 from controller.engine.spec import ChapterSpec, DealingMethod
 from controller.engine.state import TableState
-from controller.events import DomainEvent
 from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.mississippi_stud_spec import MississippiStudSpec
 from drivers.interfaces import (
@@ -138,7 +138,7 @@ def deck():
     return arranged_deck
 
 
-# -- additive helpers for any chapter in controller.games.specs.SPECS (test_stateful, test_fault_matrix) -------
+# -- additive helpers for any chapter in controller.games.registry.SPECS (test_stateful, test_fault_matrix) -------
 
 CONFIGS = __import__("pathlib").Path(__file__).resolve().parents[2] / "configs"
 
@@ -149,7 +149,7 @@ def example_rules(chapter: str) -> object:
 
     from pydantic import TypeAdapter
 
-    from controller.config import GameRules
+    from controller.config.table import GameRules
 
     for path in sorted(CONFIGS.glob("*.toml")):
         game = tomllib.loads(path.read_text()).get("game", {})

@@ -27,8 +27,10 @@ RULES = MississippiStudRules.model_validate(
 
 
 class Counted(MississippiStudSpec):
-    counted_wagers: ClassVar[dict[str, str]] = {"three_card_bonus": "655a.8(b)"}  # as on a table game system
     progressive_wagers: ClassVar[tuple[str, ...]] = ("three_card_bonus",)
+
+    def counted_wagers(self, rules: MississippiStudRules) -> dict[str, str | None]:
+        return {"three_card_bonus": "655a.8(b)"}  # as on a table game system
 
 
 def make(method: Any = "automated_shoe", spec: Any = None, **opts: Any) -> PureTable:

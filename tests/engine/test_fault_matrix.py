@@ -1,5 +1,5 @@
 """Chapter x fault x phase: every irregularity the chapter names, where it can occur, gets the chapter's
-remedy with its citation, for every chapter the live engine runs (controller.games.specs.SPECS).
+remedy with its citation, for every chapter the live engine runs (controller.games.registry.SPECS).
 
 Each chapter is played only with the dealing methods its spec supports (`supported_methods`; all three when the
 spec does not say), and a fault only where it can occur with them: no shoe fault for a chapter dealt from the
@@ -15,13 +15,13 @@ from dataclasses import replace
 
 import pytest
 
-from controller.cards import STANDARD_DECK
+from controller.core.cards import STANDARD_DECK
+from controller.core.events import DomainEvent
 from controller.engine.inputs import CloseTable, Command, Confirm, CountEntered, Input, MarkOutOfOrder, OpenTable
 from controller.engine.round import RoundEngine
 from controller.engine.spec import DealingMethod, TableOptions
 from controller.engine.state import Phase, TableState
-from controller.events import DomainEvent
-from controller.games.specs import SPECS
+from controller.games.registry import SPECS
 from drivers.interfaces import DeviceFault, DeviceOffline, FaceUpCard, ShuffleCompleted, StackDispensed
 from tests.engine.conftest import PureTable, enter_player, example_rules
 
@@ -91,7 +91,8 @@ def cite(chapter: str, key: str) -> str:
 
 def counting(chapter: str, **changes: object) -> TableOptions:
     """The chapter's example table options with a shuffler that counts (unless `changes` say otherwise)."""
-    return replace(TableOptions.from_rules(example_rules(chapter)), **{"shuffler_counts": True, **changes})
+    rules = example_rules(chapter)
+    return replace(SPECS[chapter].options(rules), **{"shuffler_counts": True, **changes})
 
 
 def table(chapter: str, method: DealingMethod | None = None, options: TableOptions | None = None) -> PureTable:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -23,7 +23,8 @@ RULES = MississippiStudRules.model_validate({"chapter": "655a", "three_card_bonu
 
 
 class Counted(MississippiStudSpec):
-    counted_wagers: ClassVar[dict[str, str]] = {"three_card_bonus": "655a.8(b)"}
+    def counted_wagers(self, rules: MississippiStudRules) -> dict[str, str | None]:
+        return {"three_card_bonus": "655a.8(b)"}
 
 
 def make(method: Any = "automated_shoe", spec: Any = None, **opts: Any) -> PureTable:

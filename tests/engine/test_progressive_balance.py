@@ -11,7 +11,7 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.cards import STANDARD_DECK
+from controller.core.cards import STANDARD_DECK
 from controller.engine.inputs import ValidateJackpot
 from controller.engine.state import Phase
 from controller.progressive.meters import MICRO

@@ -8,8 +8,8 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.cards import STANDARD_DECK
-from controller.events import DomainEvent
+from controller.core.cards import STANDARD_DECK
+from controller.core.events import DomainEvent
 
 SPOT_AMOUNTS = {
     "ante": st.sampled_from([0, 300, 500, 1000, 2500, 10_000, 20_000]),  # 300 and 20,000 are outside the limits

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.cards import STANDARD_DECK
+from controller.core.cards import STANDARD_DECK
 from controller.engine.state import Phase
 
 # Deal order with one Six Card Bonus wager on the table (655a.10(b), (c)): a two-card stack to each

@@ -503,7 +503,7 @@ def test_shuffler_jam_reshuffles(table, method):
 
 
 def test_shuffler_miscount_removes_the_deck(table):
-    from controller.cards import STANDARD_DECK
+    from controller.core.cards import STANDARD_DECK
 
     t = table("automated_shoe")
     t.decks = [list(STANDARD_DECK[:51])]

@@ -6,8 +6,8 @@ tests/drivers/test_seat_light_drivers.py and tests/e2e/test_seat_light_e2e.py.)"
 from __future__ import annotations
 
 from controller.engine.inputs import Recover, Signed, ValidateJackpot
-from controller.engine.progressive import light_rule
 from controller.engine.state import Phase
+from controller.games.registry import SPECS
 from drivers.interfaces import DeviceOffline, DeviceOnline, SeatLight
 
 RULES = {"progressive_paytable": "C", "progressive_wager_cents": 100}
@@ -106,9 +106,9 @@ def test_recovery_after_the_validation_puts_a_stale_light_out(make_table, deck):
 
 
 def test_643a_light_rules_name_the_wager():
-    assert light_rule("643a", "643a.11(f)(3)(iii)(D)") == "643a.11(f)(3)(iii)(B)"
-    assert light_rule("643a", "643a.11(f)(3)(iv)(D)") == "643a.11(f)(3)(iv)(B)"
-    assert light_rule("655a", "655a.11(i)(1)(iv)") == "655a.11(i)(1)(ii)"
+    assert SPECS["643a"].light_rule("643a.11(f)(3)(iii)(D)") == "643a.11(f)(3)(iii)(B)"
+    assert SPECS["643a"].light_rule("643a.11(f)(3)(iv)(D)") == "643a.11(f)(3)(iv)(B)"
+    assert SPECS["655a"].light_rule("655a.11(i)(1)(iv)") == "655a.11(i)(1)(ii)"
 
 
 class LightlessStation:
@@ -134,10 +134,10 @@ class LightlessStation:
 async def test_service_skips_a_station_without_a_light_and_says_so_once(tmp_path):
     import structlog
 
-    from controller.config import demo_config
+    from controller.config.table import demo_config
     from controller.engine.inputs import Command
-    from controller.journal import Journal
-    from controller.service import TableService
+    from controller.shell.service import TableService
+    from controller.store.journal import Journal
 
     config = demo_config()
     station = LightlessStation(2)

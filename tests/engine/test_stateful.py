@@ -1,5 +1,5 @@
 """Random dealer actions, device events (good and faulty), wagers, decisions and ticks against the pure
-engine, for every chapter in controller.games.specs.SPECS, with the round's invariants after every step.
+engine, for every chapter in controller.games.registry.SPECS, with the round's invariants after every step.
 
 Each chapter is dealt only by the methods its spec supports (`supported_methods`, all three when it does not
 say), and meets only the faults that can occur with them: no shoe for a chapter dealt only from the hand, no
@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from controller.cards import STANDARD_DECK
+from controller.core.cards import STANDARD_DECK
+from controller.core.events import DomainEvent
 from controller.engine.inputs import (
     CloseTable,
     Command,
@@ -32,8 +33,7 @@ from controller.engine.inputs import (
 from controller.engine.round import RoundEngine
 from controller.engine.spec import TableOptions
 from controller.engine.state import TableState
-from controller.events import DomainEvent
-from controller.games.specs import SPECS
+from controller.games.registry import SPECS
 from drivers.interfaces import (
     BUTTONS,
     CardDrawn,
@@ -56,15 +56,14 @@ SHOE_METHODS = ("automated_shoe", "manual_shoe")
 CARD_EVENTS = ("cards.dealt", "card.dealt", "deal.awaiting_dealer")
 
 
-class WithCountedWagers:
-    """A chapter's spec with `counted_wagers` (the optional attribute the engine reads with getattr)."""
+def with_counted_wagers(spec: Any, counted: dict[str, str]) -> Any:
+    """The chapter's spec with `counted_wagers` (a default member of ChapterSpec) answering `counted`."""
 
-    def __init__(self, spec: Any, counted: dict[str, str]) -> None:
-        self._spec = spec
-        self.counted_wagers = counted
+    class WithCountedWagers(type(spec)):  # type: ignore[misc]
+        def counted_wagers(self, rules: Any) -> dict[str, str]:
+            return counted
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._spec, name)
+    return WithCountedWagers()
 
 
 class TableMachine(RuleBasedStateMachine):
@@ -75,7 +74,7 @@ class TableMachine(RuleBasedStateMachine):
         self.spec = SPECS[self.chapter]
         self.rules = example_rules(self.chapter)
         self.offers = list(self.spec.offers(self.rules))
-        self.methods: tuple[str, ...] = tuple(getattr(self.spec, "supported_methods", ALL_METHODS))
+        self.methods: tuple[str, ...] = tuple(self.spec.supported_methods)
         self.shoe_dealt = any(m in SHOE_METHODS for m in self.methods)  # else no shoe is at the table
         players = {n: {o.spot: o.min_cents for o in self.offers} for n in (1, 2)}
         plan = self.spec.plan(self.rules, self.methods[0], [1, 2], players)  # type: ignore[arg-type]
@@ -160,7 +159,7 @@ class TableMachine(RuleBasedStateMachine):
     )
     def open(self, method: Any, counts: bool, preinspected: bool, abandoned: Any, two: bool, counted: bool) -> None:
         if counted and len(self.offers) > 1:  # as if the last optional wager were on a table game system
-            self.spec = WithCountedWagers(self.spec, {self.offers[-1].spot: "x.8(b)"})  # type: ignore[assignment]
+            self.spec = with_counted_wagers(self.spec, {self.offers[-1].spot: "x.8(b)"})
         if method not in self.methods:
             method = self.methods[0]  # the chapter publishes no procedure for that method
         opts = TableOptions(

@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from controller.cards import CardError
+from controller.core.cards import CardError
+from controller.core.settlement import Settled, SettlementError
 from controller.games.cajun_stud import (
     CajunStudRound,
     CajunStudRules,
     payout_limit_floor,
     settle_round,
 )
-from controller.games.settlement import Settled, SettlementError
 
 ALL_OPTIONAL = ("pocket_bonus", "board_bonus", "lo_ball", "all_six_bonus")
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from controller.core.settlement import Settled
 from controller.games.cajun_stud import CajunStudRound, CajunStudRules, settle_round
-from controller.games.settlement import Settled
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "cajun-stud.toml"

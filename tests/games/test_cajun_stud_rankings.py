@@ -10,7 +10,8 @@ from itertools import combinations
 
 import pytest
 
-from controller.cards import RANKS, STANDARD_DECK, CardError
+from controller.core.cards import RANKS, STANDARD_DECK, CardError
+from controller.core.rankings import Three
 from controller.games.cajun_stud_rankings import (
     AllSix,
     AnteHand,
@@ -22,7 +23,6 @@ from controller.games.cajun_stud_rankings import (
     rank_lo_ball,
     rank_pocket,
 )
-from controller.rankings import Three
 
 
 def test_683a_6c_all_1326_two_card_hands() -> None:

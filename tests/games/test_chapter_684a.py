@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from controller.cards import CardError
+from controller.core.cards import CardError
+from controller.core.settlement import Settled, SettlementError
 from controller.games.chapter_684a import Chapter684aRound, Chapter684aRules, settle, settle_round
-from controller.games.settlement import Settled, SettlementError
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "chapter-684a.toml"

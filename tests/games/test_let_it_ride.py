@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from controller.core.settlement import Settled, SettlementError
 from controller.games import let_it_ride as lir
-from controller.games.settlement import Settled, SettlementError
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -149,7 +149,7 @@ def test_655a_12b_limit_is_50000_or_the_most_a_minimum_bettor_can_win() -> None:
 
 
 def test_duplicate_cards_are_refused() -> None:
-    from controller.cards import CardError
+    from controller.core.cards import CardError
 
     with pytest.raises(CardError, match="duplicate card"):
         ms.settle_hand(["As", "As"], ["2c", "3d", "4h"], {"ante": 500}, 5_000_000)

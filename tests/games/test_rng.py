@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from controller.cards import STANDARD_DECK
-from controller.games import rng
+from controller.core import rng
+from controller.core.cards import STANDARD_DECK
 
 
 def test_draws_cover_their_domain() -> None:

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from controller.core.settlement import SettlementError
 from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.mississippi_stud_round import MississippiStudRound, settle
-from controller.games.settlement import SettlementError
 
 STREETS = {"street_3": 500, "street_4": 500, "street_5": 500}
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from controller.cards import CardError
-from controller.games.settlement import Settled, SettlementError
+from controller.core.cards import CardError
+from controller.core.settlement import Settled, SettlementError
 from controller.games.three_card_prime import ThreeCardPrimeRound, ThreeCardPrimeRules, settle, settle_round
 
 ROOT = Path(__file__).resolve().parents[2]

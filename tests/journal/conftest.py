@@ -3,7 +3,7 @@
 `CrashTable` drives the pure engine with perfect in-memory devices and a state-driven floor (dealer and players),
 and can stop dead after any step, dropping the commands that step produced, as a kill -9 after the journal commit
 and before the devices heard anything would. `restart()` then round-trips the state through the stored form
-(controller.engine.snapshot), as the service restores it, and sends `Recover`. The pty simulators and the daemon
+(controller.store.snapshot), as the service restores it, and sends `Recover`. The pty simulators and the daemon
 are exercised end to end in tests/e2e/test_kill9_recovery.py; here the engine's recovery policy is under test.
 """
 
@@ -20,15 +20,15 @@ from typing import Any, ClassVar
 import pytest
 from pydantic import TypeAdapter
 
-from controller.cards import STANDARD_DECK
-from controller.config import GameRules
-from controller.engine import snapshot
+from controller.config.table import GameRules
+from controller.core.cards import STANDARD_DECK
+from controller.core.events import DomainEvent
 from controller.engine.inputs import Command, CountEntered, Input, OpenTable, Recover, ValidateJackpot
 from controller.engine.round import RoundEngine
 from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase, TableState
-from controller.events import DomainEvent
-from controller.games.specs import SPECS, dealing_method
+from controller.games.registry import SPECS, dealing_method
+from controller.store import snapshot
 from drivers.interfaces import (
     ButtonPressed,
     CardDrawn,

@@ -1,7 +1,7 @@
 """The journal's hash chain on real SQLite files: built on append, migrated from schema 1, verified.
 
 The chain is checked against an independent implementation of the recipe in docs/journal.md (hashlib and json
-here, not controller.journal.row_hash), so a change of the encoding cannot pass unnoticed.
+here, not controller.store.journal.row_hash), so a change of the encoding cannot pass unnoticed.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from controller.events import DomainEvent
-from controller.journal import (
+from controller.core.events import DomainEvent
+from controller.store.journal import (
     GENESIS,
     Journal,
     JournalError,

@@ -10,8 +10,8 @@ from types import MappingProxyType
 
 import pytest
 
-from controller.events import DomainEvent
-from controller.journal import Journal, connect
+from controller.core.events import DomainEvent
+from controller.store.journal import Journal, connect
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 

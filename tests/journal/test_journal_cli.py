@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
-from controller.events import DomainEvent
-from controller.journal import Journal
-from controller.journal_cli import PROGRESS_EVERY
+from controller.cli.journal import PROGRESS_EVERY
+from controller.cli.main import main
+from controller.core.events import DomainEvent
+from controller.store.journal import Journal
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 Run = Callable[..., subprocess.CompletedProcess[str]]

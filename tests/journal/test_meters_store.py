@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import TableConfig, load_config
+from controller.config.table import TableConfig, load_config
 from controller.engine.inputs import ClearTilt, OpenTable, Signed, Tick
-from controller.journal import Journal
 from controller.progressive import codec
-from controller.service import METERS_RECORD, TableService
+from controller.shell.service import METERS_RECORD, TableService
+from controller.store.journal import Journal
 from drivers.interfaces import LockAcknowledged, ShuffleCompleted, WagerDetected
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)

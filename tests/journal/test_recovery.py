@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
+from controller.core.events import DomainEvent
 from controller.engine.inputs import CriticalStateInvalid, OpenTable, Recover, Tick
 from controller.engine.round import RoundEngine
 from controller.engine.state import Phase, TableState
-from controller.events import DomainEvent
-from controller.games.specs import SPECS
+from controller.games.registry import SPECS
 from drivers.interfaces import WagerDetected
 
 CASES: list[tuple[str, str | None, dict[str, Any]]] = [

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from controller import demo
-from controller.config import TableConfig, demo_config
-from controller.engine import snapshot
+from controller.config.table import TableConfig, demo_config
 from controller.engine.inputs import OpenTable, Tick
 from controller.engine.state import Phase
-from controller.journal import Journal
-from controller.service import TableService
+from controller.people import demo
+from controller.shell.service import TableService
+from controller.store import snapshot
+from controller.store.journal import Journal
 from drivers.interfaces import LockAcknowledged, ShuffleCompleted
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)

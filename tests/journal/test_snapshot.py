@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.engine import snapshot
 from controller.engine.state import DeckLife, Phase, RoundState, SeatRound, TableState
-from controller.journal import StoredCopy
+from controller.store import snapshot
+from controller.store.journal import StoredCopy
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -13,11 +13,11 @@ import jsonschema
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from controller.contract import Topics, topic_for
-from controller.games.specs import SPECS
-from controller.schema_cli import schema_of
+from controller.cli.schema import schema_of
+from controller.games.registry import SPECS
+from controller.mqtt.contract import Topics, topic_for
 
-# A card as controller/cards.py writes it (rank then suit, "As", "Td"), or with a "10" rank as parse_card accepts,
+# A card as controller/core/cards.py writes it (rank then suit, "As", "Td"), or with a "10" rank as parse_card accepts,
 # standing alone in a string: not inside a word, a number or an identifier ("As" in "Ask", "2d" in "12d", "6s" in
 # the hand class "pair_of_6s_to_10s" are not cards).
 CARD_TOKEN = re.compile(r"(?<![A-Za-z0-9_])(?:10|[2-9TJQKA])[cdhs](?![A-Za-z0-9_])")

@@ -36,10 +36,10 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from paho.mqtt.enums import CallbackAPIVersion
 from structlog.testing import capture_logs
 
-from controller.config import MqttSettings
-from controller.events import DomainEvent
-from controller.journal import Journal
-from controller.mqtt import EventPublisher
+from controller.config.table import MqttSettings
+from controller.core.events import DomainEvent
+from controller.mqtt.publisher import EventPublisher
+from controller.store.journal import Journal
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "systemd" / "mosquitto"
 PASSWORDS = {"ms-1": "table-one-secret", "ms-2": "table-two-secret", "supervisor.alice": "alice-secret"}

@@ -22,11 +22,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.birth import code_hash
-from controller.cards import STANDARD_DECK
-from controller.config import load_config
-from controller.contract import Birth, DeviceStatus, Topics
-from controller.runner import configured_devices
+from controller.config.table import configured_devices, load_config
+from controller.core.cards import STANDARD_DECK
+from controller.mqtt.birth import code_hash
+from controller.mqtt.contract import Birth, DeviceStatus, Topics
 
 pytestmark = pytest.mark.e2e
 
@@ -181,7 +180,7 @@ def test_everything_published_keeps_the_contract(
 
 
 def _simulated_ids(config: Any) -> list[str]:
-    from controller.simulate import simulated_config
+    from controller.people.simulate import simulated_config
 
     return list(configured_devices(simulated_config(config)))
 

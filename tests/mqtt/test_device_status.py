@@ -7,8 +7,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.device_status import DeviceTracker
-from controller.events import JournaledEvent
+from controller.core.events import JournaledEvent
+from controller.mqtt.device_status import DeviceTracker
 
 DEVICES = ("shoe", "shuffler", "wager_station_3")
 KINDS = (

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from controller.cli import main as tablectl
-from controller.contract import TOPICS, topic_for
+from controller.cli.main import main as tablectl
+from controller.mqtt.contract import TOPICS, topic_for
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "mqtt.md"
 EXAMPLE = re.compile(r"<!-- model: (\w+) -->\n```json\n(.*?)\n```", re.S)

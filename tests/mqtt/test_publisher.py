@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from controller.config import MqttSettings
-from controller.events import DomainEvent
-from controller.journal import Journal
-from controller.mqtt import EventPublisher, parse_broker_url
+from controller.config.table import MqttSettings
+from controller.core.events import DomainEvent
+from controller.mqtt.publisher import EventPublisher, parse_broker_url
+from controller.store.journal import Journal
 
 PUBLIC_FIELDS = {"event_id", "boot_id", "seq", "ts", "table_id", "round_id", "type", "rule", "payload"}
 
@@ -209,11 +209,11 @@ async def test_rounds_played_through_an_outage_are_replayed_in_order(
     about 2,500 events: several minutes of play at a table's pace (here at pace 0, in seconds)."""
     import random
 
-    from controller.config import TableConfig, demo_config
-    from controller.demo import RandomPolicy, SimulatedFloor
+    from controller.config.table import TableConfig, demo_config
     from controller.engine.inputs import CloseTable
-    from controller.runner import build_devices, run_table
-    from controller.service import TableService
+    from controller.people.demo import RandomPolicy, SimulatedFloor
+    from controller.shell.runner import build_devices, run_table
+    from controller.shell.service import TableService
     from drivers.sim.table import SimulatedTable
 
     data = demo_config().model_dump()
@@ -332,9 +332,9 @@ async def test_no_broker_keeps_running_and_closes_promptly(table: Table) -> None
 
 WILL_SCRIPT = """
 import asyncio, sys
-from controller.config import MqttSettings
-from controller.journal import Journal
-from controller.mqtt import EventPublisher
+from controller.config.table import MqttSettings
+from controller.store.journal import Journal
+from controller.mqtt.publisher import EventPublisher
 
 async def main() -> None:
     path, url, prefix, table_id = sys.argv[1:5]

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from controller.birth import build_birth
-from controller.config import MqttSettings, demo_config
-from controller.contract import Birth, DeviceStatus, ProgressiveMeter, Topics
-from controller.events import DomainEvent
-from controller.journal import Journal
-from controller.mqtt import EventPublisher
+from controller.config.table import MqttSettings, demo_config
+from controller.core.events import DomainEvent
+from controller.mqtt.birth import build_birth
+from controller.mqtt.contract import Birth, DeviceStatus, ProgressiveMeter, Topics
+from controller.mqtt.publisher import EventPublisher
+from controller.store.journal import Journal
 
 IDENTITY = {"model": "SIM-SHOE", "serial": "S-0042", "firmware": "1.0.0", "firmware_hash": "ab" * 32}
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from controller.events import DomainEvent
+from controller.core.events import DomainEvent
 from controller.progressive import codec
 from controller.progressive.meters import (
     MICRO,

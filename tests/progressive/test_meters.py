@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.events import DomainEvent
+from controller.core.events import DomainEvent
 from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.mississippi_stud_round import MississippiStudRound, settle
 from controller.progressive.meters import (

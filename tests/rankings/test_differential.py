@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.cards import RANKS, STANDARD_DECK, CardError
-from controller.rankings import Five, FiveCardHand, Six, SixCardHand, best_five, rank_six, rank_three
+from controller.core.cards import RANKS, STANDARD_DECK, CardError
+from controller.core.rankings import Five, FiveCardHand, Six, SixCardHand, best_five, rank_six, rank_three
 
 # eval7's hand-range parser uses pyparsing names that newer pyparsing deprecates; that part of eval7 is unused here.
 with warnings.catch_warnings():

@@ -11,8 +11,8 @@ from itertools import combinations
 
 import pytest
 
-from controller.cards import STANDARD_DECK
-from controller.rankings import Five, FiveCardHand, Three, best_five, rank_three
+from controller.core.cards import STANDARD_DECK
+from controller.core.rankings import Five, FiveCardHand, Three, best_five, rank_three
 
 # The standard counts of the 2,598,960 five-card hands (C(52, 5)).
 FIVE_CARD_COUNTS = {

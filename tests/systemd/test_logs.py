@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from controller.logs import connected_to_journald
+from controller.shell.logs import connected_to_journald
 
 # Logs one line per level, through structlog and through the standard library (asyncio, libraries).
 EMIT = """
 import logging, sys
 import structlog
-from controller.logs import configure_logging
+from controller.shell.logs import configure_logging
 fmt = sys.argv[1] if len(sys.argv) > 1 else None
 configure_logging(fmt=fmt, level="debug")
 log = structlog.get_logger("tablectl.test")

@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from controller.config import demo_config
-from controller.journal import Journal
-from controller.sdnotify import SdNotify, watchdog_interval
-from controller.service import TableService
-from controller.watchdog import SystemdSupervisor
+from controller.config.table import demo_config
+from controller.shell.sdnotify import SdNotify, watchdog_interval
+from controller.shell.service import TableService
+from controller.shell.watchdog import SystemdSupervisor
+from controller.store.journal import Journal
 from drivers.interfaces import EventSink, ShuffleCompleted
 
 PERIOD = 0.25  # seconds between pings in the in-process test (WATCHDOG_USEC = 0.5 s)

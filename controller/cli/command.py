@@ -1,0 +1,311 @@
+"""`tablectl command`: make a supervisor's signing key, and sign and send a supervisor command.
+
+    tablectl command keygen --out alice.pem [--key-id alice --role floorperson]
+    tablectl command send --key alice.pem --key-id alice --table T1 --broker mqtts://broker:8883 \\
+        --ca ca.pem --username alice --password-file alice.pass verify_deck deck=A
+
+`send` exits 0 when the table carried the command out, 1 when it ignored or rejected it (the reason is
+printed), 2 for a bad key, option or argument, 3 when no reply came (the broker or the table unreachable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import stat
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from controller.config.errors import ConfigError, describe_errors
+from controller.config.table import MqttSettings, load_config
+
+EXIT_APPLIED, EXIT_NOT_APPLIED, EXIT_USAGE, EXIT_NO_REPLY = 0, 1, 2, 3
+
+
+class _LazyHelpParser(argparse.ArgumentParser):
+    """Adds the verb table to `send --help` only when help is shown: building it imports the commands module
+    (cryptography, the engine's inputs), which every other tablectl verb would otherwise pay for at start."""
+
+    def format_help(self) -> str:
+        if self.prog.endswith(" send") and "\nverbs:\n" not in (self.description or ""):
+            from controller.supervisor.gate import VERBS, takes
+
+            self.description = (
+                (self.description or "")
+                + "\n\nverbs:\n"
+                + "\n".join(f"  {name:<21} {v.help}; {takes(name)}" for name, v in VERBS.items())
+            )
+        return super().format_help()
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "command",
+        help="sign and send a supervisor command, or make a supervisor's signing key",
+        description="Supervisor commands are signed with Ed25519 keys listed in the table's config "
+        "([[supervisors]]); see docs/commands.md.",
+    )
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=_LazyHelpParser)
+
+    keygen = actions.add_parser(
+        "keygen",
+        help="make a signing key: the private key to a file, the [[supervisors]] entry to stdout",
+        description="Writes a new Ed25519 private key (PEM, mode 0600) and prints its public key and the "
+        "[[supervisors]] entry to add to each table's config that should accept it.",
+    )
+    keygen.add_argument("--out", type=Path, required=True, help="where to write the private key (must not exist)")
+    keygen.add_argument("--key-id", help="the key's name in the config entry (default: the file's name)")
+    keygen.add_argument(
+        "--role",
+        choices=["floorperson", "supervisor", "technician"],
+        default="floorperson",
+        help="the role in the config entry (default floorperson)",
+    )
+
+    send = actions.add_parser(
+        "send",
+        help="sign a command, publish it, print the table's reply",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Signs VERB with the key, publishes it on <prefix>/<table>/cmd/<VERB> and waits for the "
+        "table's reply, which it prints as JSON.\nExit 0: applied; 1: ignored or rejected; 2: bad "
+        "options; 3: no reply.",
+    )
+    send.add_argument("--key", type=Path, required=True, help="the signer's private key (PEM, from keygen)")
+    send.add_argument("--key-id", required=True, help="the key's key_id in the table's [[supervisors]]")
+    send.add_argument("--table", help="the table id (default: the --config's table_id)")
+    send.add_argument("--config", type=Path, help="take the broker, prefix and TLS settings from this table config")
+    send.add_argument("--broker", help="MQTT broker URL, mqtt:// or mqtts:// (default: the config's)")
+    send.add_argument("--prefix", help="topic prefix (default: the config's, else tablectl)")
+    send.add_argument("--ca", help="CA bundle for an mqtts:// broker")
+    send.add_argument("--cert", help="client certificate for TLS client authentication")
+    send.add_argument("--key-file", help="the client certificate's private key")
+    send.add_argument("--username", help="broker user name")
+    send.add_argument("--password-file", help="file holding the broker password (first line)")
+    send.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the reply (default 10)")
+    send.add_argument("verb", metavar="VERB", help="what to do (the verbs are listed above)")
+    send.add_argument("args", nargs="*", metavar="name=value", help="the verb's arguments")
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.action == "keygen":
+        return keygen(args.out, args.key_id, args.role)
+    try:
+        return send(args)
+    except _Usage as err:
+        print(f"tablectl command send: {err}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+class _Usage(Exception):
+    """A problem with what was asked, to be fixed by the person who asked."""
+
+
+# -- keygen ------------------------------------------------------------------------------------------------
+
+_KEY_ID = re.compile(r"^[A-Za-z0-9_.@\-]{1,64}$")  # as controller.config.table.Supervisor.key_id
+
+
+def _key_id_problem(key_id: str) -> str | None:
+    if _KEY_ID.fullmatch(key_id):
+        return None
+    return f"key id {key_id!r} may only have letters, digits and _ . @ - (at most 64): give e.g. --key-id ann.floor"
+
+
+def keygen(out: Path, key_id: str | None, role: str) -> int:
+    name = key_id or out.stem
+    problem = _key_id_problem(name)
+    if problem:
+        print(f"tablectl command keygen: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
+
+    from controller.supervisor.gate import public_key_b64
+
+    key = Ed25519PrivateKey.generate()
+    pem = key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
+    try:
+        # Created 0600 in one step: the key is never readable by others, not even for a moment.
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        print(
+            f"tablectl command keygen: {out} exists; a key is never overwritten: choose another --out", file=sys.stderr
+        )
+        return EXIT_USAGE
+    except OSError as err:
+        print(f"tablectl command keygen: cannot create {out}: {err.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    with os.fdopen(fd, "wb") as f:
+        os.fchmod(f.fileno(), 0o600)
+        f.write(pem)
+    public = public_key_b64(key)
+    print(f"private key written to {out} (mode 0600): keep it with its owner only")
+    print(f"public key: {public}")
+    print("\nadd to the config of every table that should accept this key:\n")
+    print(f'[[supervisors]]\nkey_id = "{name}"\nrole = "{role}"\npublic_key = "{public}"')
+    return EXIT_APPLIED
+
+
+# -- send --------------------------------------------------------------------------------------------------
+
+
+def parse_assignments(items: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name:
+            raise _Usage(f"argument {item!r} is not name=value: give e.g. device=shuffler")
+        if name in out:
+            raise _Usage(f"argument {name} is given twice")
+        out[name] = value
+    return out
+
+
+def load_private_key(path: Path) -> Any:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    try:
+        data = path.read_bytes()
+        mode = path.stat().st_mode
+    except OSError as err:
+        raise _Usage(f"cannot read the key {path}: {err.strerror}") from None
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        print(
+            f"tablectl command send: warning: {path} can be read by others (mode {stat.S_IMODE(mode):04o}): "
+            f"chmod 600 {path}",
+            file=sys.stderr,
+        )
+    try:
+        key = load_pem_private_key(data, password=None)
+    except TypeError:
+        raise _Usage(f"{path} is encrypted; give an unencrypted key as `tablectl command keygen` writes") from None
+    except ValueError:
+        raise _Usage(f"{path} is not a PEM private key: make one with `tablectl command keygen --out {path}`") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise _Usage(
+            f"{path} holds a {type(key).__name__.removeprefix('_')}, not an Ed25519 key: make one with "
+            "`tablectl command keygen`"
+        )
+    return key
+
+
+def _settings(args: argparse.Namespace) -> tuple[MqttSettings, str]:
+    """The broker settings and the table id, from --config and the options (options win)."""
+    base: dict[str, Any] = {}
+    table = args.table
+    if args.config is not None:
+        try:
+            config = load_config(args.config)
+        except ConfigError as err:
+            raise _Usage(str(err)) from None
+        base = config.mqtt.model_dump()
+        table = table or config.table_id
+        listed = {s.key_id for s in config.supervisors}
+        if args.key_id not in listed:
+            print(
+                f"tablectl command send: warning: {args.config} lists no key_id {args.key_id!r} in [[supervisors]]; "
+                "the table will reject the command",
+                file=sys.stderr,
+            )
+    if not table:
+        raise _Usage("which table? give --table, or --config with the table's config")
+    options = {
+        "broker": args.broker,
+        "prefix": args.prefix,
+        "ca_file": args.ca,
+        "cert_file": args.cert,
+        "key_file": args.key_file,
+        "username": args.username,
+        "password_file": args.password_file,
+    }
+    base.update({k: v for k, v in options.items() if v is not None})
+    from pydantic import ValidationError
+
+    try:
+        return MqttSettings.model_validate(base), table
+    except ValidationError as err:
+        raise _Usage(
+            "the broker options do not fit together:\n"
+            + describe_errors(err).replace("  mqtt.", "  --").replace("_file", "-file")
+        ) from None
+
+
+def send(args: argparse.Namespace) -> int:
+    from controller.mqtt.connection import client_kwargs
+    from controller.supervisor.gate import VERBS, parse_args, sign_command
+
+    problem = _key_id_problem(args.key_id)
+    if problem:
+        raise _Usage(problem)
+    if args.verb not in VERBS:
+        raise _Usage(f"there is no verb {args.verb!r}; the verbs are {', '.join(VERBS)}")
+    if not args.timeout > 0:
+        raise _Usage(f"--timeout {args.timeout} must be more than 0 seconds")
+    given = parse_assignments(args.args)
+    try:
+        typed = parse_args(args.verb, given).model_dump(mode="json", include=set(given))
+    except ValueError as err:
+        raise _Usage(str(err)) from None
+    key = load_private_key(args.key)
+    settings, table = _settings(args)
+    try:
+        kwargs = client_kwargs(settings)
+    except ValueError as err:
+        raise _Usage(str(err)) from None
+    envelope = sign_command(key, table_id=table, verb=args.verb, key_id=args.key_id, args=typed)
+    base = f"{settings.prefix}/{table}/cmd"
+    reply = asyncio.run(_exchange(kwargs, f"{base}/{args.verb}", f"{base}/reply", envelope, args.timeout))
+    if isinstance(reply, str):
+        print(f"tablectl command send: no reply: {reply}", file=sys.stderr)
+        return EXIT_NO_REPLY
+    print(json.dumps(reply, separators=(",", ":")))
+    outcome = reply.get("outcome")
+    summary = (
+        f"{args.verb}: {outcome}"
+        + (f" ({reply['code']})" if reply.get("code") else "")
+        + (f": {reply['reason']}" if reply.get("reason") else "")
+    )
+    print(f"tablectl command send: {summary}", file=sys.stderr)
+    return EXIT_APPLIED if outcome == "applied" else EXIT_NOT_APPLIED
+
+
+async def _exchange(
+    kwargs: dict[str, Any], topic: str, reply_topic: str, envelope: dict[str, Any], within: float
+) -> dict[str, Any] | str:
+    """The table's reply to the command, or why there is none."""
+    import aiomqtt
+
+    from controller.mqtt.contract import CommandReply
+
+    try:
+        async with asyncio.timeout(within):
+            async with aiomqtt.Client(
+                **kwargs, identifier=f"tablectl-command-{uuid.uuid4().hex[:12]}", timeout=min(within, 10.0)
+            ) as client:
+                # Subscribed (SUBACK) before publishing, so the reply cannot come before we listen.
+                await client.subscribe(reply_topic, qos=1)
+                await client.publish(topic, json.dumps(envelope, separators=(",", ":")), qos=1)
+                async for message in client.messages:
+                    raw = message.payload
+                    try:
+                        reply = CommandReply.model_validate_json(
+                            raw if isinstance(raw, bytes | bytearray) else str(raw)
+                        )
+                    except ValueError:
+                        continue  # not a reply; someone else's traffic on the topic
+                    if reply.command_id == envelope["command_id"]:
+                        return reply.model_dump(mode="json")
+    except TimeoutError:
+        return (
+            f'none within {within:g} s: is the table running and subscribed (its log says "command listener '
+            'subscribed")? The command may still be carried out; it cannot be carried out twice'
+        )
+    except aiomqtt.MqttError as err:
+        return f"the broker cannot be reached: {err}"
+    return "the broker closed the connection"

@@ -1,0 +1,207 @@
+"""`tablectl journal`: read, export and verify a table's journal without touching it.
+
+Every action opens the file read-only (controller.store.journal.JournalReader), so it is safe beside a running daemon
+and on an examiner's copy. Exit status: 0 done (verify: intact), 1 verify found the chain broken, 2 a usage
+problem or a file that cannot be read as a journal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from controller.store.journal import JournalError, JournalReader, VerifyReport
+
+PROGRESS_EVERY = 10_000  # rows between progress lines on stderr for a long export or verify
+FOLLOW_POLL_SECONDS = 0.5  # SQLite has no change notification across processes: --follow polls
+
+
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number: give e.g. -n 20") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"-n {n}: give 1 or more rows")
+    return n
+
+
+def add_parser(sub: Any) -> None:
+    where = argparse.ArgumentParser(add_help=False)
+    src = where.add_mutually_exclusive_group()
+    src.add_argument("--journal", type=Path, metavar="FILE", help="the journal's SQLite file")
+    src.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="table config TOML: its journal.path, else ~/.local/state/tablectl/<table_id>.sqlite",
+    )
+
+    p = sub.add_parser(
+        "journal",
+        help="show, export or verify a table's journal (read-only)",
+        description="Reads a table's journal without changing it (safe while the daemon runs). The journal is "
+        "chosen by --journal FILE, or by --config FILE (its journal.path, else the default path). "
+        "Exit status: 0 done (verify: intact), 1 verify found the hash chain broken, 2 a usage problem "
+        "or a file that cannot be read as a journal.",
+    )
+    actions = p.add_subparsers(dest="journal_action", required=True, metavar="ACTION")
+
+    tail = actions.add_parser(
+        "tail",
+        parents=[where],
+        help="the last events, optionally following new ones",
+        description="Prints the last N events written, oldest first; --follow keeps printing "
+        "new ones as the daemon writes them (Ctrl-C stops). Card identities "
+        "(the sealed part) are never shown.",
+    )
+    tail.add_argument("-n", type=_count, default=20, metavar="N", help="how many events (default 20)")
+    tail.add_argument("--follow", "-f", action="store_true", help="keep printing events as they are written")
+    tail.add_argument("--json", action="store_true", help="one JSON object per line instead of text")
+
+    export = actions.add_parser(
+        "export",
+        parents=[where],
+        help="every event as JSON lines, in seq order, with hashes",
+        description="Writes every event as one JSON object per line, in seq order, each with its hash, so that the "
+        "chain can be checked independently (docs/journal.md). Without --sealed the card identities "
+        "are left out, as published. Progress goes to stderr.",
+    )
+    export.add_argument("--out", type=Path, metavar="FILE", help="write here instead of stdout")
+    export.add_argument(
+        "--sealed",
+        action="store_true",
+        help="include the sealed part (card identities, deck order): for the table PC only; never "
+        "hand such an export to anyone not entitled to see the cards",
+    )
+
+    verify = actions.add_parser(
+        "verify",
+        parents=[where],
+        help="check the hash chain, seq and head; exit 1 when broken",
+        description="Walks every table's hash chain in seq order and checks the chain head, so an altered row, a "
+        "missing seq or a removed tail is found. Exit 0 intact, 1 broken (what and where), 2 unreadable.",
+    )
+    verify.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _path(args: argparse.Namespace) -> Path:
+    if args.journal is not None:
+        return Path(args.journal)
+    if args.config is None:
+        raise JournalError("say which journal: --journal FILE, or --config FILE for the table's configured journal")
+    from controller.config.errors import ConfigError
+    from controller.config.table import load_config
+    from controller.shell.runner import default_journal_path
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as err:
+        raise JournalError(str(err)) from None
+    return Path(config.journal.path) if config.journal.path else default_journal_path(config.table_id)
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        path = _path(args)
+        with JournalReader(path) as reader:
+            if args.journal_action == "tail":
+                return _tail(reader, args.n, args.follow, args.json, sys.stdout)
+            if args.journal_action == "export":
+                return _export(reader, args.out, args.sealed)
+            return _verify(reader, args.json)
+    except JournalError as err:
+        print(f"tablectl journal: {err}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `| head`: the reader went away, which is fine
+        return 0
+
+
+def _line(row: dict[str, Any], as_json: bool) -> str:
+    if as_json:
+        return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
+    rule = f" [{row['rule']}]" if row["rule"] else ""
+    rid = f" {row['round_id']}" if row["round_id"] else ""
+    payload = json.dumps(row["payload"], ensure_ascii=False, separators=(",", ":"))
+    return f"{row['seq']:>8} {row['ts']} {row['type']}{rule}{rid} {payload}"
+
+
+def _tail(reader: JournalReader, n: int, follow: bool, as_json: bool, out: TextIO) -> int:
+    last = 0
+    for rowid, row in reader.tail(n):
+        print(_line(row, as_json), file=out)
+        last = rowid
+    out.flush()
+    if not follow:
+        return 0
+    try:
+        while True:
+            rows = reader.after(last)
+            for rowid, row in rows:
+                print(_line(row, as_json), file=out)
+                last = rowid
+            if rows:
+                out.flush()
+            time.sleep(FOLLOW_POLL_SECONDS)
+    except KeyboardInterrupt:
+        return 0
+
+
+def _progress(done: int, total: int, verb: str) -> None:
+    print(
+        f"tablectl journal: {verb} {done} of {total} rows ({100 * done // max(total, 1)} %)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _export(reader: JournalReader, out_path: Path | None, sealed: bool) -> int:
+    total = reader.count()
+    try:
+        out = sys.stdout if out_path is None else out_path.open("w", encoding="utf-8")
+    except OSError as err:
+        raise JournalError(f"cannot write {out_path}: {err.strerror}; choose another --out") from None
+    done = 0
+    try:
+        for row in reader.rows(sealed=sealed):
+            out.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")))
+            out.write("\n")
+            done += 1
+            if done % PROGRESS_EVERY == 0:
+                _progress(done, total, "exported")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    where = f" to {out_path}" if out_path is not None else ""
+    print(
+        f"tablectl journal: exported {done} rows{where}" + (" WITH card identities (table PC only)" if sealed else ""),
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _verify(reader: JournalReader, as_json: bool) -> int:
+    total = reader.count()
+    report: VerifyReport = reader.verify(
+        progress=lambda done: _progress(done, total, "verified") if total > PROGRESS_EVERY else None
+    )
+    if as_json:
+        print(json.dumps(report.as_dict(), ensure_ascii=False))
+        return 0 if report.ok else 1
+    tables = ", ".join(f"{t} to seq {s}" for t, s in sorted(report.tables.items())) or "no rows"
+    if report.ok:
+        print(f"journal {reader.path}: intact: {report.rows_checked} rows checked ({tables})")
+        return 0
+    first = report.first_break
+    print(f"journal {reader.path}: BROKEN: {first}")
+    for b in report.breaks[1:10]:
+        print(f"  also: {b}")
+    more = len(report.breaks) - 10 + report.more_breaks
+    if more > 0:
+        print(f"  and {more} more")
+    print(f"  {report.rows_checked} rows checked ({tables})")
+    return 1

@@ -1,0 +1,117 @@
+"""`tablectl settle`: recompute a recorded round's settlement for a dispute.
+
+The chapter of the config's [game] chooses the round record's model and the settlement function; the
+record's own `chapter` must agree. The result lists, per seat in settlement order and per wager, the
+outcome, the amounts paid, returned and collected, and the rule.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from controller.config.errors import ConfigError, describe_errors
+from controller.config.table import TableConfig
+from controller.core.cards import CardError
+from controller.core.money import Cents
+from controller.core.settlement import Settled, SettlementError
+from controller.games import cajun_stud, chapter_684a, let_it_ride, mississippi_stud_round, three_card_prime
+
+Settle = Callable[[Any, Any], tuple[list[Settled], dict[str, Cents]]]
+
+
+@dataclass(frozen=True)
+class Chapter:
+    record: type[BaseModel]
+    settle: Settle
+
+
+def chapters() -> dict[str, Chapter]:
+    """Every chapter `tablectl settle` knows, by chapter id."""
+    known = {
+        "655a": Chapter(mississippi_stud_round.MississippiStudRound, mississippi_stud_round.settle),
+        "643a": Chapter(let_it_ride.LetItRideRound, _let_it_ride),
+        "683a": Chapter(cajun_stud.CajunStudRound, _no_meters(cajun_stud.settle_round)),
+        "679a": Chapter(three_card_prime.ThreeCardPrimeRound, three_card_prime.settle),
+        "684a": Chapter(chapter_684a.Chapter684aRound, chapter_684a.settle),
+    }
+    return known
+
+
+def _let_it_ride(rules: Any, record: Any) -> tuple[list[Settled], dict[str, Cents]]:
+    result = let_it_ride.settle(rules, record)
+    return list(result.settled), dict(result.meters)
+
+
+def _no_meters(settle_round: Callable[[Any, Any], list[Settled]]) -> Settle:
+    """For chapters without progressive meters: the meters are what they were."""
+
+    def settle(rules: Any, record: Any) -> tuple[list[Settled], dict[str, Cents]]:
+        return settle_round(rules, record), dict(getattr(record, "meters", {}))
+
+    return settle
+
+
+def load_round(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ConfigError(f"cannot read round {path}: {err.strerror}; pass an existing JSON file") from None
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"{path} is not valid JSON: {err}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a round record is a JSON object, see docs/settle.md")
+    return data
+
+
+def settle_file(config: TableConfig, path: Path) -> dict[str, Any]:
+    data = load_round(path)
+    chapter = config.game.chapter
+    if data.get("chapter") != chapter:
+        raise ConfigError(
+            f'{path}: "chapter" is {data.get("chapter")!r} but the config\'s table plays chapter '
+            f'{chapter}: settle it with that chapter\'s config, or set "chapter": "{chapter}"'
+        )
+    ch = chapters()[chapter]
+    try:
+        record = ch.record.model_validate(data)
+        rows, meters = ch.settle(config.game, record)
+    except ValidationError as err:
+        raise ConfigError(f"{path} is not a valid {chapter} round record:\n{describe_errors(err)}") from None
+    except (SettlementError, CardError) as err:
+        raise ConfigError(f"{path}: {err}") from None
+    return report(config, data, rows, meters)
+
+
+def report(config: TableConfig, data: dict[str, Any], rows: list[Settled], meters: dict[str, Cents]) -> dict[str, Any]:
+    # A seat's rows stay in the order they were settled; seats are listed in the order their settlement
+    # completed (a fold's wagers may be collected early, its optional wagers settled in the seat's turn).
+    by_seat: dict[int, list[dict[str, Any]]] = {}
+    last: dict[int, int] = {}
+    for i, row in enumerate(rows):
+        by_seat.setdefault(row.seat, []).append({k: v for k, v in row.as_dict().items() if k != "seat"})
+        last[row.seat] = i
+    seats: list[dict[str, Any]] = [{"seat": n, "wagers": by_seat[n]} for n in sorted(by_seat, key=lambda n: last[n])]
+    for s in seats:
+        s["paid"] = sum(w["paid"] for w in s["wagers"])
+        s["collected"] = sum(w["collected"] for w in s["wagers"])
+        s["net"] = s["paid"] - s["collected"]
+    out: dict[str, Any] = {
+        "table_id": config.table_id,
+        "chapter": config.game.chapter,
+        "round_id": data.get("round_id"),
+        "seats": seats,
+        "totals": {
+            "paid": sum(r.paid for r in rows),
+            "returned": sum(r.returned for r in rows),
+            "collected": sum(r.collected for r in rows),
+        },
+    }
+    if meters or data.get("meters"):
+        out["meters"] = {"before": data.get("meters", {}), "after": meters}
+    return out

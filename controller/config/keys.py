@@ -1,0 +1,23 @@
+"""Supervisors' public keys as the table config gives them (base64 of the raw 32-byte Ed25519 key)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+
+def decode_public_key(text: str) -> Ed25519PublicKey:
+    """Raises ValueError saying what is wrong with a configured public key and how to get a right one."""
+    fix = "paste the public key `tablectl command keygen` printed (base64 of the raw 32-byte Ed25519 key)"
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(f"is not base64: {fix}") from None
+    if len(raw) != 32:
+        raise ValueError(f"decodes to {len(raw)} bytes, an Ed25519 public key has 32: {fix}")
+    try:
+        return Ed25519PublicKey.from_public_bytes(raw)
+    except ValueError:
+        raise ValueError(f"is not an Ed25519 public key: {fix}") from None

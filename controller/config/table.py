@@ -1,0 +1,249 @@
+"""Table configuration: TOML validated by pydantic, with errors that name the field and the fix."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from controller.config.broker import parse_broker_address
+from controller.config.errors import ConfigError, describe_errors
+from controller.config.keys import decode_public_key
+from controller.games.cajun_stud import CajunStudRules
+from controller.games.chapter_684a import Chapter684aRules
+from controller.games.let_it_ride import LetItRideRules
+from controller.games.mississippi_stud import MississippiStudRules
+from controller.games.three_card_prime import ThreeCardPrimeRules
+
+# The [game] table: the chapter's options, chosen by `chapter`. Each chapter module declares its own.
+GameRules = Annotated[
+    MississippiStudRules | LetItRideRules | CajunStudRules | ThreeCardPrimeRules | Chapter684aRules,
+    Field(discriminator="chapter"),
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MqttSettings(_Strict):
+    """The broker connection. Production brokers use TLS (`mqtts://`) and per-table credentials (see
+    systemd/mosquitto/); the password lives in its own file so the config can be world-readable."""
+
+    broker: str = "mqtt://127.0.0.1:1883"
+    prefix: str = Field("tablectl", pattern=r"^[A-Za-z0-9_\-/]+$")
+    username: str | None = Field(None, description="this table's broker user (default: none, anonymous)")
+    password_file: str | None = Field(None, description="file holding the broker password (first line)")
+    ca_file: str | None = Field(None, description="CA bundle that signed the broker's certificate (mqtts://)")
+    cert_file: str | None = Field(None, description="client certificate for TLS client authentication")
+    key_file: str | None = Field(None, description="the client certificate's private key")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MqttSettings:
+        address = parse_broker_address(self.broker)
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("mqtt.cert_file and mqtt.key_file go together: give both or neither")
+        if not address.tls and (self.ca_file or self.cert_file):
+            raise ValueError(
+                f"mqtt.ca_file/cert_file are set but mqtt.broker {self.broker!r} is not TLS: use an mqtts:// URL"
+            )
+        if self.password_file is not None and self.username is None:
+            raise ValueError("mqtt.password_file is set without mqtt.username: add the table's broker user")
+        return self
+
+
+# Who may sign which supervisor commands: controller.supervisor.gate.ROLE_VERBS, docs/commands.md.
+Role = Literal["floorperson", "supervisor", "technician"]
+
+
+class Supervisor(_Strict):
+    """A key allowed to sign supervisor commands for this table (`tablectl command keygen` prints the entry)."""
+
+    key_id: str = Field(pattern=r"^[A-Za-z0-9_.@\-]{1,64}$", description="the name commands give as key_id")
+    role: Role = Field(description="floorperson, supervisor or technician: the verbs it may sign (docs/commands.md)")
+    public_key: str = Field(description="base64 of the raw 32-byte Ed25519 public key")
+
+    @field_validator("public_key")
+    @classmethod
+    def _is_a_key(cls, value: str) -> str:
+        decode_public_key(value)
+        return value
+
+
+class CommandSettings(_Strict):
+    """How fresh a signed command must be. Both clocks must be NTP-synchronised."""
+
+    max_age_seconds: float = Field(30, gt=0, le=3600, description="older commands are refused as stale")
+    max_clock_skew_seconds: float = Field(
+        5, ge=0, le=300, description="commands from further in the future are refused"
+    )
+
+
+class JournalSettings(_Strict):
+    path: str | None = Field(None, description="SQLite file; default: <state dir>/<table_id>.sqlite")
+
+
+class Devices(_Strict):
+    """Each device: {driver = "<entry point name>", ...its driver's settings}.
+
+    Wager stations come one per seat (`wager_stations`, each on its own line), on one multi-drop line
+    (`wager_bus`, whose `stations` = [{seat, address}] or `seats` = [...] name the seats it covers), or both.
+    """
+
+    shuffler: dict[str, Any]
+    shoe: dict[str, Any]
+    dealer_panel: dict[str, Any]
+    wager_stations: list[dict[str, Any]] = []
+    wager_bus: dict[str, Any] | None = None
+    progressive_sign: dict[str, Any] | None = None
+    wager_terminals: list[dict[str, Any]] = []  # one per seat with a Five Card Hand Bonus terminal
+
+    def station_seats(self) -> list[tuple[int, str]]:
+        """(seat, where it is configured) for every wager station, in config order."""
+        found = [(_seat_of(s.get("seat")), f"devices.wager_stations[{i}]") for i, s in enumerate(self.wager_stations)]
+        bus = self.wager_bus
+        if bus is not None:
+            stations = bus.get("stations", [])
+            seats = bus.get("seats", [])
+            if not isinstance(stations, list) or not isinstance(seats, list):
+                raise ValueError(
+                    "devices.wager_bus: `stations` must be a list of {seat, address} tables and "
+                    "`seats` a list of seat numbers"
+                )
+            found += [
+                (_seat_of(s.get("seat") if isinstance(s, dict) else None), f"devices.wager_bus.stations[{i}]")
+                for i, s in enumerate(stations)
+            ]
+            found += [(_seat_of(seat), f"devices.wager_bus.seats[{i}]") for i, seat in enumerate(seats)]
+        return found
+
+
+def _seat_of(value: Any) -> int:
+    # A seat that is missing or not a number counts as seat 0, which the per-seat check then reports.
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+class TableConfig(_Strict):
+    table_id: str = Field(pattern=r"^[A-Za-z0-9_\-]+$", description="unique per casino; used in topics")
+    game: GameRules
+    mqtt: MqttSettings = MqttSettings()
+    journal: JournalSettings = JournalSettings()
+    devices: Devices | None = Field(None, description="the table's devices; `tablectl settle` needs none")
+    supervisors: list[Supervisor] = Field([], description="keys that may sign supervisor commands")
+    commands: CommandSettings = CommandSettings()
+
+    @model_validator(mode="after")
+    def _distinct_supervisor_keys(self) -> TableConfig:
+        seen_ids: dict[str, int] = {}
+        seen_keys: dict[str, str] = {}
+        for i, s in enumerate(self.supervisors):
+            if s.key_id in seen_ids:
+                raise ValueError(
+                    f"supervisors[{i}].key_id {s.key_id!r} is also supervisors[{seen_ids[s.key_id]}]'s: "
+                    "give every key its own key_id"
+                )
+            if s.public_key in seen_keys:
+                raise ValueError(
+                    f"supervisors[{i}] ({s.key_id}) has the same public_key as {seen_keys[s.public_key]}: "
+                    "one key per person, so the journal can say who signed"
+                )
+            seen_ids[s.key_id] = i
+            seen_keys[s.public_key] = s.key_id
+        return self
+
+    @model_validator(mode="after")
+    def _one_station_per_seat(self) -> TableConfig:
+        if self.devices is None:
+            return self
+        found = self.devices.station_seats()
+        seats = sorted(seat for seat, _where in found)
+        wanted = list(range(1, self.game.seats + 1))
+        if seats != wanted:
+            problems = [f"seat {n} has no station" for n in wanted if n not in seats]
+            for n in sorted(set(seats)):
+                places = [where for seat, where in found if seat == n]
+                if n not in wanted:
+                    problems.append(
+                        f"{' and '.join(places)} {'name' if len(places) > 1 else 'names'} "
+                        f"seat {n}, which the game does not have"
+                    )
+                elif len(places) > 1:
+                    problems.append(f"seat {n} is doubled ({' and '.join(places)})")
+            raise ValueError(
+                f"devices.wager_stations and devices.wager_bus must have one station per seat {wanted} "
+                f"(game.seats = {self.game.seats}); found seats {seats}: {'; '.join(problems)}. Give each seat "
+                f"exactly one station, in wager_stations or on the wager_bus"
+            )
+        return self
+
+
+def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
+    try:
+        return TableConfig.model_validate(data)
+    except ValidationError as err:
+        problems = describe_errors(err, TableConfig)
+        raise ConfigError(f"{source} is not a valid table configuration:\n{problems}") from None
+
+
+def load_config(path: str | Path) -> TableConfig:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"cannot read config {p}: {err.strerror}; pass an existing TOML file") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{p} is not valid TOML: {err}") from None
+    return parse_config(data, str(p))
+
+
+def demo_config(seats: int = 6) -> TableConfig:
+    """The table `tablectl demo` plays when no --config is given (configs/demo.toml is the same)."""
+
+    def sim(driver: str, **extra: Any) -> dict[str, Any]:
+        return {"driver": driver, "port": "simulated", **extra}
+
+    return parse_config(
+        {
+            "table_id": "demo-ms-1",
+            # 655a.12(c) paytable C: the Progressive Payout Wager with mega, major and minor meters on the sign.
+            "game": {
+                "chapter": "655a",
+                "seats": seats,
+                "three_card_bonus_paytable": "A",
+                "six_card_bonus_paytable": "C",
+                "progressive_paytable": "C",
+                "progressive_wager_cents": 100,
+            },
+            "devices": {
+                "shuffler": sim("reference-shuffler"),
+                "shoe": sim("reference-shoe"),
+                "dealer_panel": sim("reference-dealer-panel"),
+                "wager_stations": [sim("reference-wager-station", seat=n) for n in range(1, seats + 1)],
+                "progressive_sign": sim("reference-progressive-sign"),
+            },
+        },
+        "demo config",
+    )
+
+
+def station_id(seat: int) -> str:
+    return f"wager_station_{seat}"
+
+
+def configured_devices(config: TableConfig) -> dict[str, Mapping[str, Any]]:
+    """Device id -> raw driver settings for every device configured one per entry (a wager bus's per-seat
+    stations are expanded by build_devices)."""
+    d = config.devices
+    if d is None:
+        return {}
+    raw: dict[str, Mapping[str, Any]] = {"shuffler": d.shuffler, "shoe": d.shoe, "dealer_panel": d.dealer_panel}
+    raw.update({station_id(int(s["seat"])): s for s in d.wager_stations})
+    if d.progressive_sign is not None:
+        raw["progressive_sign"] = d.progressive_sign
+    raw.update({f"wager_terminal_{int(t['seat'])}": t for t in d.wager_terminals})
+    return raw

@@ -1,0 +1,65 @@
+"""The progressive/<level> retained topics follow the meters: after every journaled `meter.*` event the
+publisher is handed each changed level's values (it sends them once those events are out, docs/mqtt.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import Callable
+
+from controller.core.events import JournaledEvent
+from controller.mqtt.contract import ProgressiveMeter
+from controller.mqtt.publisher import EventPublisher
+from controller.progressive.meters import Meters
+from controller.progressive.parameters import TableProgressives, ppm_to_percent
+
+
+async def follow_meters(
+    events: asyncio.Queue[JournaledEvent],
+    meters: Callable[[], Meters | None],
+    params: TableProgressives,
+    table_id: str,
+    publisher: EventPublisher,
+) -> None:
+    """Until cancelled: `events` is every journaled event from now on, `meters` the meters as journaled."""
+    if not params.levels:
+        return
+    publish(meters(), params, table_id, publisher, set(params.levels), 0)  # what the table starts with
+    while True:
+        ev = await events.get()
+        level = ev.payload.get("level") if ev.type.startswith("meter.") else None
+        if isinstance(level, str):
+            publish(meters(), params, table_id, publisher, {level}, ev.seq)
+
+
+def publish(
+    meters: Meters | None,
+    params: TableProgressives,
+    table_id: str,
+    publisher: EventPublisher,
+    levels: set[str],
+    seq: int,
+) -> None:
+    if meters is None:
+        return
+    now = dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z")
+    for name in sorted(levels):
+        lv, p = meters.levels.get(name), params.levels.get(name)
+        if lv is None or p is None:
+            continue
+        publisher.publish_progressive(
+            ProgressiveMeter(
+                table_id=table_id,
+                level=name,
+                display_cents=lv.display_cents,
+                seed_cents=p.seed_cents,
+                reseed_cents=p.reseed_cents,
+                primary_rate_percent=ppm_to_percent(p.primary_ppm),
+                reserve_rate_percent=ppm_to_percent(p.reserve_ppm),
+                reserve_cents=lv.reserve_micro // 1_000_000,
+                hits=lv.hits,
+                rule=p.rule,
+                as_of_seq=seq,
+                ts=now,
+            )
+        )

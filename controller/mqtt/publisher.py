@@ -1,0 +1,450 @@
+"""The outbox publisher: drains the journal to the MQTT broker, surviving broker outages.
+
+Delivery is at-least-once: an event is marked published only after the broker's PUBACK, so an event
+whose PUBACK was lost is published again after reconnecting. Consumers dedupe by `event_id` and detect
+gaps by `seq` (DESIGN.md, MQTT contract; docs/mqtt.md).
+
+Besides the events it keeps the table's retained topics (status, birth, device/<id>, progressive/<level>)
+and publishes each again with its latest value after every reconnect, so a broker that lost its retained
+store (restart without persistence) is repaired, and a supervisor connecting later sees the table as it is.
+Everything published is built from the models in controller.mqtt.contract.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+from collections.abc import Awaitable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import aiomqtt
+import structlog
+from pydantic import ValidationError
+
+from controller.config.broker import parse_broker_address
+from controller.core.events import JournaledEvent
+from controller.mqtt.birth import with_identities
+from controller.mqtt.connection import client_kwargs
+from controller.mqtt.contract import Birth, ProgressiveMeter, TableEvent, TableStatus, Topics
+from controller.mqtt.device_status import DeviceTracker
+from controller.store.journal import Journal
+
+if TYPE_CHECKING:
+    from controller.config.table import MqttSettings
+
+T = TypeVar("T")
+
+# Outbox marks are committed for MARK_EVERY acknowledged events at once, or once the publisher was idle MARK_DELAY
+# seconds, or at close (see _drain).
+MARK_EVERY = 100
+MARK_DELAY = 0.5
+
+
+def parse_broker_url(url: str) -> tuple[str, int]:
+    """Split `mqtt://host[:port]` (or mqtts://) into (host, port); see controller.mqtt.connection."""
+    address = parse_broker_address(url)
+    return address.host, address.port
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _compact(body: dict[str, Any]) -> str:
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+
+
+def event_message(ev: JournaledEvent, replayed: bool) -> str:
+    """The JSON published on <prefix>/<table_id>/event: TableEvent, `replayed` only when true."""
+    return TableEvent(**ev.public(), replayed=replayed).model_dump_json(exclude_defaults=True)
+
+
+class EventPublisher:
+    """Publishes the journal's outbox in seq order and keeps the table's retained topics; reconnects with
+    backoff until cancelled or closed.
+
+    Run `run()` as a task in the daemon's event loop, call `notify()` after each `Journal.append`, and
+    stop with `await close()` (which drains, then publishes the retained "offline" status). All methods
+    must be called from the event loop's thread.
+
+    `settings` are the config's [mqtt] (broker URL, prefix, credentials, TLS); `broker` overrides its URL
+    (the --broker option). `birth`, when given, is published retained and names the devices whose
+    device/<id> topics start as "unknown" until this boot's device events say otherwise.
+    """
+
+    def __init__(
+        self,
+        journal: Journal,
+        settings: MqttSettings,
+        table_id: str,
+        *,
+        broker: str | None = None,
+        birth: Birth | None = None,
+        client_id: str | None = None,
+        connect_timeout: float = 3.0,
+        keepalive: int = 15,
+        backoff_min: float = 0.2,
+        backoff_max: float = 5.0,
+    ) -> None:
+        self._journal = journal
+        self._settings = settings
+        self._broker_url = broker
+        # Parsed now so a malformed URL fails at start; credentials and TLS files are read at each connection
+        # attempt, so fixing a password file heals a running daemon.
+        address = parse_broker_address(broker or settings.broker)
+        self.broker = f"{address.host}:{address.port}"
+        self._table_id = table_id
+        self.topics = Topics(settings.prefix, table_id)
+        self._client_id = client_id or f"tablectl-{table_id}"
+        # Also bounds each PUBACK wait: a broker that stops answering is treated as an outage.
+        self._timeout = connect_timeout
+        self._keepalive = keepalive
+        self._backoff_min = backoff_min
+        self._backoff_max = backoff_max
+        self._birth = birth
+        self._birth_due = False
+        self._devices = DeviceTracker(
+            table_id,
+            journal.boot_id,
+            [d.device_id for d in birth.devices] if birth else [],
+            started=birth.ts if birth else _now_iso(),
+        )
+        self._boot_seq = journal.last_seq  # events up to here were journaled in earlier runs
+        self._had_outage = False
+        self._meters: dict[str, ProgressiveMeter] = {}
+        self._meters_due: set[str] = set()
+        self._wake = asyncio.Event()
+        self._acked: dict[bool, list[int]] = {True: [], False: []}  # PUBACKed, mark not yet committed, by replayed
+        self._sent_upto = 0  # the highest seq PUBACKed in this session
+        self._connected = False
+        self._closing = False
+        self._close_deadline: float | None = None
+        self._cancelled_by_close = False
+        self._task: asyncio.Task[None] | None = None
+        # A lazy proxy rather than log.bind(): bind() would freeze the structlog configuration in force
+        # now, and the daemon may configure logging after constructing the publisher.
+        self._log = structlog.get_logger(__name__, broker=self.broker, table_id=table_id)
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
+
+    def notify(self) -> None:
+        """New events were appended: wake the drain loop."""
+        self._wake.set()
+
+    def publish_progressive(self, meter: ProgressiveMeter) -> None:
+        """Publish (retained) this meter's values on progressive/<level>, and again after every reconnect.
+
+        Call it after journaling the events that changed the meter: it goes out once those are published, so
+        a supervisor never sees a meter ahead of the events that explain it. Only the latest value per level
+        is kept; a value replaced before it went out is never published.
+        """
+        if meter.table_id != self._table_id:
+            raise ValueError(
+                f"progressive meter {meter.level!r} is for table {meter.table_id!r}, not this table {self._table_id!r}"
+            )
+        self._meters[meter.level] = meter
+        self._meters_due.add(meter.level)
+        self._wake.set()
+
+    @property
+    def birth(self) -> Birth | None:
+        return self._birth
+
+    def _status(self, state: str) -> str:
+        return TableStatus.model_validate(
+            {"state": state, "table_id": self._table_id, "boot_id": self._journal.boot_id, "ts": _now_iso()}
+        ).model_dump_json()
+
+    async def run(self) -> None:
+        """Connect, publish, reconnect; returns after `close()`, otherwise runs until cancelled."""
+        self._task = asyncio.current_task()
+        try:
+            await self._connect_loop()
+        except asyncio.CancelledError:
+            # close() cancels a publisher that has nothing to drain; that is a normal stop, so return
+            # normally, unless someone else cancelled us as well.
+            task = asyncio.current_task()
+            if self._cancelled_by_close and task is not None and task.uncancel() == 0:
+                return
+            raise
+        except Exception:
+            # Not a broker problem (those are retried): e.g. the journal failed. Say so before dying.
+            self._log.exception("mqtt publisher failed")
+            raise
+
+    def _client(self) -> aiomqtt.Client | None:
+        try:
+            kwargs = client_kwargs(self._settings, self._broker_url)
+        except ValueError as err:
+            # A missing password file or unusable TLS file: the table plays on and journals; we retry so that
+            # fixing the file is enough.
+            self._log.error(
+                "mqtt settings unusable; events stay in the journal", error=str(err), last_seq=self._journal.last_seq
+            )
+            return None
+        client = aiomqtt.Client(
+            **kwargs,
+            identifier=self._client_id,
+            will=aiomqtt.Will(self.topics.status, self._status("lost"), qos=1, retain=True),
+            timeout=self._timeout,
+            keepalive=self._keepalive,
+            # A drained batch is sent at once (see _drain); paho queues what exceeds this, in order.
+            max_inflight_messages=100,
+            # Small messages in bursts: without it Nagle holds one until the broker's delayed ACK (40 ms).
+            socket_options=((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),),
+        )
+        # aiomqtt warns past 10 pending calls; a drained batch is up to 200 by design.
+        client.pending_calls_threshold = 1000
+        return client
+
+    async def _connect_loop(self) -> None:
+        backoff = self._backoff_min
+        while not self._closing:
+            client = self._client()
+            if client is None:
+                self._had_outage = True
+                backoff = self._backoff_max
+            else:
+                try:
+                    async with client:
+                        self._connected = True
+                        backoff = self._backoff_min
+                        self._log.info("mqtt connected", last_seq=self._journal.last_seq)
+                        await self._session(client)
+                except aiomqtt.MqttError as exc:
+                    self._had_outage = True
+                    self._log.warning(
+                        "mqtt connection lost" if self._connected else "mqtt broker unavailable",
+                        error=str(exc) or type(exc).__name__,
+                        retry_in=backoff,
+                        last_seq=self._journal.last_seq,
+                    )
+                finally:
+                    self._connected = False
+            if self._closing:
+                return
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, self._backoff_max)
+
+    async def _session(self, client: aiomqtt.Client) -> None:
+        # aiomqtt only reports a lost connection to pending operations or the message iterator; watching
+        # the iterator makes an idle publisher notice the loss at once, and lets a publish whose PUBACK
+        # will never come fail immediately instead of waiting for the timeout.
+        lost = asyncio.ensure_future(self._until_lost(client))
+        try:
+            # A replay is what was journaled while the broker was away: in an earlier run, or in this one
+            # while a connection was lost or could not be made. The events of this boot's first moments, before
+            # a connection that succeeded at once, are live (late by milliseconds, not by an outage).
+            replay_upto = self._journal.last_seq if self._had_outage else self._boot_seq
+            await self._retain(client, lost, self.topics.status, self._status("online"))
+            await self._republish(client, lost)
+            while True:
+                self._wake.clear()
+                if self._closing:
+                    await self._final(client, lost, replay_upto)
+                    return
+                await self._drain(client, lost, replay_upto)
+                if self._closing:
+                    continue
+                await self._publish_due(client, lost)
+                waiter = asyncio.ensure_future(self._wake.wait())
+                marks_due = bool(self._acked[True] or self._acked[False])
+                try:
+                    woken, _ = await asyncio.wait(
+                        (waiter, lost), return_when=asyncio.FIRST_COMPLETED, timeout=MARK_DELAY if marks_due else None
+                    )
+                finally:
+                    waiter.cancel()
+                if lost.done():
+                    lost.result()
+                if not woken:
+                    self._flush_marks()  # quiet for MARK_DELAY: commit the marks of what was acknowledged
+        except asyncio.CancelledError:
+            if not self._closing:
+                # Cancelled without close(): still leave an honest retained status behind, briefly.
+                with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
+                    await asyncio.wait_for(
+                        client.publish(self.topics.status, self._status("offline"), qos=1, retain=True), 0.5
+                    )
+            raise
+        finally:
+            # Acknowledged is acknowledged, whatever ended the session; the next one starts from the file.
+            try:
+                self._flush_marks()
+            except Exception as err:  # e.g. the journal already closed: the events are only published again
+                self._log.warning("outbox marks not committed; those events will be published again", error=str(err))
+            self._sent_upto = 0
+            lost.cancel()
+            if lost.done() and not lost.cancelled():
+                lost.exception()  # retrieved here, so asyncio does not warn "exception never retrieved"
+
+    async def _retain(
+        self, client: aiomqtt.Client, lost: asyncio.Future[None], topic: str, body: str, within: float | None = None
+    ) -> None:
+        # aiomqtt's own publish timeout, so the final "offline" respects close()'s deadline.
+        kwargs: dict[str, Any] = {} if within is None else {"timeout": within}
+        await self._guard(lost, client.publish(topic, body, qos=1, retain=True, **kwargs))
+
+    async def _republish(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
+        """Every retained topic with its latest value, after each (re)connect. The birth and the device statuses
+        only ever reflect events already published, so they can go before the backlog."""
+        if self._birth is not None:
+            await self._retain(client, lost, self.topics.birth, self._birth.model_dump_json())
+            self._birth_due = False
+        for status in self._devices.statuses():
+            await self._retain(client, lost, self.topics.device(status.device_id), status.model_dump_json())
+        # Meters wait for the backlog: one set during the outage must not arrive before the events that moved it.
+        self._meters_due = set(self._meters)
+
+    async def _publish_due(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
+        """The retained topics waiting for the outbox to be drained: a changed birth, meters."""
+        if self._birth_due and self._birth is not None:
+            birth = self._birth
+            await self._retain(client, lost, self.topics.birth, birth.model_dump_json())
+            self._birth_due = self._birth is not birth
+        await self._publish_meters(client, lost)
+
+    async def _publish_meters(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
+        for level in sorted(self._meters_due):
+            meter = self._meters[level]
+            await self._retain(client, lost, self.topics.progressive(level), meter.model_dump_json())
+            # Only now: a newer value set while this one was in flight stays due.
+            if self._meters.get(level) is meter:
+                self._meters_due.discard(level)
+
+    async def _final(self, client: aiomqtt.Client, lost: asyncio.Future[None], replay_upto: int) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = self._close_deadline if self._close_deadline is not None else loop.time() + 2.0
+        try:
+            async with asyncio.timeout_at(deadline):
+                await self._drain(client, lost, replay_upto, final=True)
+                self._flush_marks()
+                await self._publish_due(client, lost)
+        except TimeoutError:
+            self._log.warning("mqtt close: outbox not fully drained", left=len(self._journal.unpublished()))
+        remaining = max(deadline - loop.time(), 0.05)
+        await self._retain(client, lost, self.topics.status, self._status("offline"), remaining)
+        self._log.info("mqtt closed", last_seq=self._journal.last_seq)
+
+    async def _drain(
+        self, client: aiomqtt.Client, lost: asyncio.Future[None], replay_upto: int, final: bool = False
+    ) -> None:
+        while True:
+            if len(self._acked[True]) + len(self._acked[False]) >= MARK_EVERY:
+                self._flush_marks()
+            # Acknowledged events whose marks are not yet committed are still unpublished in the file: skip them.
+            batch = self._journal.unpublished(after_seq=self._sent_upto)
+            if not batch:
+                return
+            if self._closing and not final:
+                return  # close() was called: hand over to the deadline-bounded final drain
+            # The whole batch is in flight at once: MQTT keeps one connection's QoS 1 messages in order, so
+            # waiting for each PUBACK before sending the next would only add a round trip per event.
+            flags = [ev.seq <= replay_upto for ev in batch]
+            sends = [
+                asyncio.ensure_future(client.publish(self.topics.event, self._event_body(ev, replayed), qos=1))
+                for ev, replayed in zip(batch, flags, strict=True)
+            ]
+            try:
+                await self._guard(lost, asyncio.gather(*sends))
+            finally:
+                for send in sends:
+                    if not send.done():
+                        send.cancel()
+                    elif not send.cancelled():
+                        send.exception()  # retrieved: a failed send is handled as the lost connection
+            # Every PUBACK is in. The marks are committed lazily (MARK_EVERY, MARK_DELAY, at close): a crash before
+            # that only publishes these again, which consumers dedupe by event_id; a commit per batch would cost
+            # an fsync per round trip of the table.
+            for ev, replayed in zip(batch, flags, strict=True):
+                self._acked[replayed].append(ev.seq)
+            self._sent_upto = batch[-1].seq
+            for ev in batch:
+                await self._follow(client, lost, ev)
+
+    def _flush_marks(self) -> None:
+        for replayed in (True, False):
+            seqs, self._acked[replayed] = self._acked[replayed], []
+            self._journal.mark_published(seqs, replayed)
+
+    def _event_body(self, ev: JournaledEvent, replayed: bool) -> str:
+        try:
+            return event_message(ev, replayed)
+        except ValidationError as err:
+            # A journaled event is never held back: losing it would be worse than a malformed envelope,
+            # which this log line (and the contract test) exists to catch.
+            self._log.error(
+                "event does not match the MQTT contract; published as journaled",
+                seq=ev.seq,
+                type=ev.type,
+                error=str(err),
+            )
+            body = ev.public()
+            if replayed:
+                body["replayed"] = True
+            return _compact(body)
+
+    async def _follow(self, client: aiomqtt.Client, lost: asyncio.Future[None], ev: JournaledEvent) -> None:
+        """The retained topics an event just published changes: its device's status, the birth's identities.
+        Applied once per event, after its PUBACK; if what follows is lost with the connection, the reconnect
+        republishes the latest values anyway."""
+        status = self._devices.apply(ev)
+        if status is None:
+            return
+        if ev.type == "device.online" and self._birth is not None:
+            birth = with_identities(self._birth, self._devices.identities)
+            if birth != self._birth:
+                # Published once the outbox is drained: at start every device identifies itself, and one
+                # birth with all of them beats one per device.
+                self._birth = birth
+                self._birth_due = True
+        await self._retain(client, lost, self.topics.device(status.device_id), status.model_dump_json())
+
+    @staticmethod
+    async def _until_lost(client: aiomqtt.Client) -> None:
+        # We subscribe to nothing, so the iterator only ever ends by raising MqttError on disconnect.
+        async for _ in client.messages:
+            pass
+        raise aiomqtt.MqttError("disconnected")
+
+    @staticmethod
+    async def _guard(lost: asyncio.Future[None], op: Awaitable[T]) -> T:
+        task = asyncio.ensure_future(op)
+        try:
+            await asyncio.wait((task, lost), return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            task.cancel()
+            raise
+        if task.done():
+            return task.result()
+        task.cancel()
+        lost.result()  # raises the MqttError that ended the connection
+        raise aiomqtt.MqttError("disconnected")
+
+    async def close(self, drain_timeout: float = 2.0) -> None:
+        """Drain what is left if connected, publish retained "offline", disconnect; bounded by the timeout."""
+        self._closing = True
+        task = self._task
+        if task is None or task.done():
+            return
+        loop = asyncio.get_running_loop()
+        # Leave a tenth of the budget for cancelling the task if the broker stalls.
+        self._close_deadline = loop.time() + drain_timeout * 0.9
+        self._wake.set()
+        if not self._connected:
+            # Nothing to drain to; stop reconnecting now rather than waiting for a backoff to end.
+            self._cancelled_by_close = True
+            task.cancel()
+        done, _ = await asyncio.wait((task,), timeout=drain_timeout * 0.9)
+        if not done:
+            self._log.warning("mqtt close timed out; dropping the connection")
+            self._cancelled_by_close = True
+            task.cancel()
+            await asyncio.wait((task,), timeout=drain_timeout * 0.1)
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            self._log.error("mqtt publisher failed", error=repr(task.exception()))

@@ -1,0 +1,176 @@
+"""Running a table: the service with its journal, publisher, console and signal handling.
+
+`tablectl run` drives the configured devices; `tablectl demo` drives simulators and adds the simulated
+people as companions. Both stop the same way: the first Ctrl-C closes the table once the round in
+progress is complete, a second Ctrl-C or SIGTERM stops at once (the journal keeps what happened).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import uuid
+from collections.abc import Callable, Coroutine, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+import structlog
+
+from controller.config.errors import ConfigError
+from controller.config.table import TableConfig, configured_devices, station_id
+from controller.engine.inputs import CloseTable
+from controller.games.registry import SPECS, spec_for
+from controller.mqtt.birth import build_birth
+from controller.mqtt.meter_topics import follow_meters
+from controller.mqtt.publisher import EventPublisher
+from controller.shell.console import Console
+from controller.shell.service import TableService
+from controller.shell.watchdog import SystemdSupervisor
+from controller.store.journal import Journal, JournalError
+from controller.supervisor.listener import CommandListener
+from drivers.interfaces import Device
+from drivers.reference.wager_bus import WagerBus
+from drivers.registry import create_driver
+
+log = structlog.get_logger("tablectl")
+
+# The device id of the config's [devices.wager_bus]: the key for its port in `ports` (simulators).
+WAGER_BUS_ID = "wager_bus"
+
+Companions = Callable[[TableService], list[Coroutine[Any, Any, None]]]
+
+
+def playable(config: TableConfig) -> str | None:
+    """Why this config cannot run a table yet, or None when it can."""
+    if spec_for(config.game) is None:
+        return (
+            f"chapter {config.game.chapter} has no round engine yet, only settlement "
+            f"(`tablectl settle`); the tables that run today are chapters {', '.join(sorted(SPECS))}"
+        )
+    spec = spec_for(config.game)
+    assert spec is not None
+    try:
+        spec.require_method(spec.dealing_method(config.game))
+    except ValueError as err:
+        return str(err)
+    problem = spec.live_problem(config.game)
+    if problem is not None:
+        return problem
+    if config.devices is None:
+        return "the config has no [devices] table: name the table's devices (see configs/mississippi-stud.toml)"
+    return None
+
+
+def build_devices(config: TableConfig, ports: Mapping[str, str] | None = None) -> dict[str, Device]:
+    """The configured drivers, keyed by device id; `ports` overrides configured ports (simulators)."""
+    ports = ports or {}
+    d = config.devices
+    if d is None:
+        raise ConfigError(playable(config) or "no [devices] table")
+    raw = configured_devices(config)
+    devices = {dev: create_driver(dev, settings, ports.get(dev)) for dev, settings in raw.items()}
+    if d.wager_bus is not None:
+        # The service addresses stations by seat; the bus's per-seat stations share its line and lifetime.
+        bus = create_driver(WAGER_BUS_ID, d.wager_bus, ports.get(WAGER_BUS_ID))
+        if not isinstance(bus, WagerBus):
+            raise ConfigError(
+                f"devices.wager_bus: driver {d.wager_bus.get('driver')!r} does not drive a wager bus "
+                f'(it has no per-seat `stations`); use e.g. driver = "reference-wager-bus"'
+            )
+        devices.update({station_id(seat): station for seat, station in bus.stations.items()})
+    return devices
+
+
+def default_journal_path(table_id: str) -> Path:
+    # systemd's StateDirectory=tablectl sets $STATE_DIRECTORY (the first of a ':'-separated list) to that directory.
+    if os.environ.get("STATE_DIRECTORY"):
+        return Path(os.environ["STATE_DIRECTORY"].split(":")[0]) / f"{table_id}.sqlite"
+    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    return state / "tablectl" / f"{table_id}.sqlite"
+
+
+async def run_table(
+    config: TableConfig,
+    devices: Mapping[str, Device],
+    *,
+    broker: str | None = None,
+    journal_path: Path | None = None,
+    out: TextIO | None = None,
+    companions: Companions = lambda _: [],
+) -> int:
+    """Run until the table is closed (or stopped); returns the number of rounds started."""
+    path = journal_path or Path(config.journal.path or default_journal_path(config.table_id))
+    try:
+        journal = Journal(path, config.table_id, boot_id=uuid.uuid4().hex)
+    except JournalError as err:  # a newer schema, not a journal: say so and stop before any device is driven
+        log.error("journal unusable", path=str(path), error=str(err))
+        print(f"tablectl: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+    publisher = EventPublisher(
+        journal, config.mqtt, config.table_id, broker=broker, birth=build_birth(config, journal.boot_id)
+    )
+    service = TableService(config, devices, journal, on_journaled=publisher.notify)
+    first_round = service.state.rounds_played
+    helpers = [asyncio.create_task(c) for c in companions(service)]
+    if out is not None:
+        helpers.append(asyncio.create_task(Console(service.subscribe(), out).run(), name="console"))
+    helpers.append(asyncio.create_task(CommandListener(service, broker).run(), name="commands"))
+    publishing = asyncio.create_task(publisher.run(), name="publisher")
+    meters = follow_meters(
+        service.subscribe(), lambda: service.state.meters, service.engine.meter_params, config.table_id, publisher
+    )
+    helpers.append(asyncio.create_task(meters, name="meters"))
+    # systemd Type=notify: READY=1, STATUS=, WATCHDOG=1 while healthy (None outside systemd).
+    systemd = SystemdSupervisor.from_environment(service, broker_connected=lambda: publisher.connected)
+    if systemd is not None:
+        helpers.append(asyncio.create_task(systemd.run(), name="systemd"))
+    service_task = asyncio.create_task(service.run(), name="service")
+    _stop_on_signals(service, service_task)
+    try:
+        with contextlib.suppress(asyncio.CancelledError):
+            await service_task
+    finally:
+        if systemd is not None:
+            systemd.stopping()
+        _restore_signals()
+        for t in helpers:
+            t.cancel()
+        await service.stop_devices()
+        # The publisher gets its chance to deliver the backlog before the process goes.
+        with contextlib.suppress(Exception):
+            await publisher.close(drain_timeout=5.0)
+        await asyncio.gather(publishing, *helpers, return_exceptions=True)
+        journal.close()
+    return service.state.rounds_played - first_round
+
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _stop_on_signals(service: TableService, task: asyncio.Task[None]) -> None:
+    """First Ctrl-C: close the table once the round in progress is complete. Again, or SIGTERM: stop now."""
+    loop = asyncio.get_running_loop()
+    presses = 0
+
+    def interrupt() -> None:
+        nonlocal presses
+        presses += 1
+        if presses == 1:
+            log.info("closing the table after the round in progress; press Ctrl-C again to stop now")
+            service.submit(CloseTable())
+        else:
+            task.cancel()
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread (tests)
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+
+
+def _restore_signals() -> None:
+    loop = asyncio.get_running_loop()
+    for sig in _SIGNALS:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(sig)

@@ -1,0 +1,342 @@
+"""The imperative shell around the pure engine: one asyncio task per table.
+
+Inputs (device events, controller inputs) are queued and stepped one at a time. For each step the
+domain events are committed to the journal first, with the engine's state in the same transaction; only
+then are listeners told, the publisher woken and the device commands carried out, so nothing leaves the
+process that the journal does not hold, and a restart at any instant finds the state that goes with the
+last journaled event (restored at start, then `Recover`: docs/recovery.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import structlog
+
+from controller.config.errors import ConfigError
+from controller.config.table import TableConfig, station_id
+from controller.core.events import DomainEvent, JournaledEvent
+from controller.core.settlement import ChapterRules
+from controller.engine.inputs import Command, CriticalStateInvalid, Input, OpenTable, Recover, Tick
+from controller.engine.round import RoundEngine
+from controller.engine.state import Phase, TableState
+from controller.games.registry import REGISTRY
+from controller.progressive import codec as meter_codec
+from controller.progressive.meters import MeterError
+from controller.store import snapshot
+from controller.store.journal import Journal, Record
+from drivers.interfaces import Device, DeviceEvent, DeviceFault, DeviceOffline
+
+log = structlog.get_logger("tablectl.service")
+
+Clock = Callable[[], dt.datetime]
+METERS_RECORD = "meters"  # the progressive meters, two copies (controller/progressive/codec.py)
+SIGN = "progressive_sign"
+TICK_SECONDS = 30.0  # fine enough for hour-long deck lives and half-hour idle checks
+MAX_GROUP = 64  # inputs stepped and committed together at most (see run)
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class _Waited:
+    inp: Input
+    done: asyncio.Future[list[JournaledEvent]]
+
+
+class TableService:
+    def __init__(
+        self,
+        config: TableConfig,
+        devices: Mapping[str, Device],
+        journal: Journal,
+        on_journaled: Callable[[], None] = lambda: None,
+        clock: Clock = utc_now,
+    ) -> None:
+        self.config = config
+        self.devices = dict(devices)
+        self.journal = journal
+        chapter = REGISTRY.get(config.game.chapter)
+        if chapter is None:
+            raise ConfigError(f"chapter {config.game.chapter} has no round engine yet")
+        try:
+            self.engine: RoundEngine[ChapterRules] = chapter.engine(config.game)
+        except ValueError as err:
+            raise ConfigError(f"game: {err}") from None
+        self._on_journaled = on_journaled
+        self._clock = clock
+        self.state, self._first = self._restore()
+        self.state, self._meters_generation = self._restore_meters(self.state, self._first)
+        # The state as last stored: a step that leaves it unchanged (most Ticks) writes nothing.
+        self._stored = snapshot.encode(self.state)
+        self._stored_meters = self.state.meters
+        self._inputs: asyncio.Queue[Input | _Waited] = asyncio.Queue()
+        self._listeners: list[asyncio.Queue[JournaledEvent]] = []
+        self.closed = asyncio.Event()
+        # Set once the devices were started and the table was opened (systemd READY=1, benchmarks).
+        self.ready = asyncio.Event()
+        self._unlit: set[str] = set()  # stations already logged as having no seat light
+
+    def _restore(self) -> tuple[TableState, list[Input]]:
+        """The state to start from and the inputs that come before anything a device reports."""
+        copies = self.journal.load(snapshot.RECORD)
+        problem = self.journal.head_problem
+        state: TableState | None = None
+        if problem is None:
+            try:
+                state = snapshot.restore(copies)
+            except snapshot.SnapshotError as err:
+                problem = str(err)
+        if state is not None and state.table_id != self.config.table_id:
+            problem, state = (
+                (
+                    f"the stored engine state is table {state.table_id!r}'s, not {self.config.table_id!r}: "
+                    "give each table its own journal file"
+                ),
+                None,
+            )
+        if problem is not None:
+            log.error(
+                "critical state invalid: the table starts blocked", reason=problem, journal=str(self.journal.path)
+            )
+            if copies:  # kept for the investigation; the next stored state would otherwise overwrite it
+                self.journal.save([Record(f"{snapshot.RECORD}.rejected", copies[0].body)], self._clock())
+            return self._fresh(), [CriticalStateInvalid(problem)]
+        if state is None:
+            return self._fresh(), []
+        log.info(
+            "critical state restored",
+            phase=str(state.phase),
+            rounds_played=state.rounds_played,
+            round_id=state.round.round_id if state.round else None,
+        )
+        return state, ([] if state.phase is Phase.CLOSED else [Recover()])
+
+    def _restore_meters(self, state: TableState, first: list[Input]) -> tuple[TableState, int]:
+        """Validate both stored copies of the meters (checksums, format, balance) and compare them with the
+        engine state's own copy. Anything wrong raises the `tilt:meters` tilt; the meters are never reset: the
+        newest sound copy (or the engine state's) is kept, and a table whose meters cannot be read at all gets
+        no fresh seeds (progressive play stays locked out until a floorperson restores and clears them)."""
+        copies = {c.copy: c for c in self.journal.load(METERS_RECORD)}
+        if not copies:
+            return state, 0  # a new table (seeded at its first open) or one without progressives
+        # A body failing the journal's checksum still goes to the codec, whose own checks say what is wrong with it.
+        blobs = [copies[i].body if i in copies else None for i in (0, 1)]
+        findings = [f"copy {'ab'[i]} fails its sha256 check" for i in (0, 1) if i in copies and not copies[i].intact]
+        generation = max(c.seq for c in copies.values())
+        try:
+            loaded = meter_codec.load_copies(blobs[0], blobs[1])
+        except MeterError as err:
+            reason = "; ".join([*findings, str(err)])
+            log.error("progressive meters unreadable: progressive play is locked out", reason=reason)
+            state.progressive_lockout["meters"] = f"the stored progressive meters cannot be read ({reason})"
+            first.append(CriticalStateInvalid(f"progressive meters: {reason}", tilt="tilt:meters"))
+            return state, generation
+        findings += loaded.findings
+        if state.meters is None:
+            state.meters = loaded.meters  # the engine state was refused or lost: the meters are not
+        elif state.meters != loaded.meters:
+            findings.append(
+                f"the stored meters (seq {loaded.meters.seq}) disagree with the engine state's "
+                f"(seq {state.meters.seq}); the engine state's, journaled with the events, are used"
+            )
+        if findings:
+            reason = "; ".join(findings)
+            log.error("progressive meters failed validation: tilt", reason=reason)
+            first.append(CriticalStateInvalid(f"progressive meters: {reason}", tilt="tilt:meters"))
+        return state, loaded.generation
+
+    def _fresh(self) -> TableState:
+        # A new table, a journal from before the state was stored, or a state refused: numbering continues.
+        return TableState(self.config.table_id, rounds_played=self.journal.last_round_no())
+
+    # -- what the outside calls ------------------------------------------------------------------
+
+    def sink(self, event: DeviceEvent) -> None:
+        """Drivers call this from the event loop; it only queues."""
+        self._inputs.put_nowait(event)
+
+    def submit(self, inp: Input) -> None:
+        self._inputs.put_nowait(inp)
+
+    async def submit_and_wait(self, inp: Input) -> list[JournaledEvent]:
+        """Queue `inp` behind what is already queued and return the events its step journaled (a supervisor
+        command's reply says what the command did, e.g. `input.ignored` when the phase does not allow it)."""
+        done: asyncio.Future[list[JournaledEvent]] = asyncio.get_running_loop().create_future()
+        self._inputs.put_nowait(_Waited(inp, done))
+        return await done
+
+    def note(self, events: list[DomainEvent]) -> list[JournaledEvent]:
+        """Journal events that come from the shell rather than an engine step (a rejected supervisor command,
+        a device's status) and tell the listeners and the publisher, in the same seq order as the rest."""
+        journaled = self.journal.append(events, self._clock()) if events else []
+        self._announce(journaled)
+        return journaled
+
+    def subscribe(self) -> asyncio.Queue[JournaledEvent]:
+        """Every journaled event, in seq order, from now on (for the console and the demo's floor)."""
+        q: asyncio.Queue[JournaledEvent] = asyncio.Queue()
+        self._listeners.append(q)
+        return q
+
+    async def run(self) -> None:
+        """Start the devices, open the table and step inputs until the table is closed."""
+        await asyncio.gather(*(self._start_device(d) for d in self.devices.values()))
+        # Recovery (or the tilt of a state that could not be restored) is decided on the state as it was stored,
+        # before any report the restarted devices queued meanwhile.
+        for inp in self._first:
+            await self.apply(inp)
+        recovered = any(isinstance(i, Recover) for i in self._first)
+        # The engine reads no clock: deck life (4 h / 8 h) and the idle-table inspection run on these ticks.
+        self.submit(Tick(self._clock()))
+        if not recovered:
+            self.submit(OpenTable())
+        self.ready.set()
+        ticker = asyncio.create_task(self._tick(), name="tick")
+        try:
+            while True:
+                batch = [await self._inputs.get()]
+                # Inputs that queued while the last step's device commands ran are stepped together and committed
+                # as one transaction (group commit): one fsync instead of one per input, and still nothing leaves
+                # the process before the journal holds the events that decided it.
+                while len(batch) < MAX_GROUP and not self._inputs.empty():
+                    batch.append(self._inputs.get_nowait())
+                try:
+                    results = await self.apply_all([i.inp if isinstance(i, _Waited) else i for i in batch])
+                except BaseException as err:
+                    for item in batch:
+                        if isinstance(item, _Waited) and not item.done.done():
+                            item.done.set_exception(err)
+                    raise
+                for item, journaled in zip(batch, results, strict=False):
+                    if isinstance(item, _Waited) and not item.done.done():
+                        item.done.set_result(journaled)
+                if len(results) < len(batch) or any(e.type == "table.closed" for e in results[-1]):
+                    self.closed.set()
+                    return
+        finally:
+            ticker.cancel()
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_SECONDS)
+            self.submit(Tick(self._clock()))
+
+    async def stop_devices(self) -> None:
+        await asyncio.gather(*(d.stop() for d in self.devices.values()), return_exceptions=True)
+
+    # -- the step --------------------------------------------------------------------------------
+
+    async def apply(self, inp: Input) -> list[JournaledEvent]:
+        return (await self.apply_all([inp]))[0]
+
+    async def apply_all(self, inputs: list[Input]) -> list[list[JournaledEvent]]:
+        """Step each input in order, commit all their events and the resulting state in one transaction, then
+        carry out their device commands in order; returns each input's journaled events. Stops after an input
+        that closed the table (the inputs after it are not stepped: the result is shorter)."""
+        state = self.state
+        steps: list[tuple[list[DomainEvent], list[Command]]] = []
+        for inp in inputs:
+            state, effects = self.engine.step(state, inp)
+            events = [e for e in effects if isinstance(e, DomainEvent)]
+            steps.append((events, [e for e in effects if isinstance(e, Command)]))
+            if any(e.type == "table.closed" for e in events):
+                break
+        # The state goes in the events' transaction, and also on a step that changed it without an event (a lock
+        # confirmation): a restart then resumes exactly after the last step the journal holds.
+        body = snapshot.encode(state)
+        records = [] if body == self._stored else [snapshot.record(body)]
+        if state.meters is not None and state.meters is not self._stored_meters and state.meters != self._stored_meters:
+            # Both copies in the steps' transaction, each with its own checksum (docs/progressive.md).
+            self._meters_generation += 1
+            records.append(Record(METERS_RECORD, meter_codec.encode(state.meters, self._meters_generation), copies=2))
+        events = [e for evs, _ in steps for e in evs]
+        journaled = self.journal.append(events, self._clock(), records) if events or records else []
+        self._stored = body
+        self._stored_meters = state.meters
+        self.state = state  # only once the journal holds what the steps decided
+        self._announce(journaled)
+        out: list[list[JournaledEvent]] = []
+        at = 0
+        for evs, _ in steps:
+            out.append(journaled[at : at + len(evs)])
+            at += len(evs)
+        for _, commands in steps:
+            await self._execute(commands)
+        return out
+
+    def _announce(self, journaled: list[JournaledEvent]) -> None:
+        for ev in journaled:
+            for q in self._listeners:
+                q.put_nowait(ev)
+        if journaled:
+            self._on_journaled()
+
+    async def _execute(self, commands: list[Command]) -> None:
+        # Commands to one device keep their order; different devices are driven concurrently
+        # (all six stations lock at once).
+        by_device: dict[str, list[Command]] = defaultdict(list)
+        for c in commands:
+            by_device[self._device_for(c)].append(c)
+        await asyncio.gather(*(self._run_commands(dev, cmds) for dev, cmds in by_device.items()))
+
+    def _device_for(self, c: Command) -> str:
+        if c.target == "wager_station":
+            assert c.seat is not None
+            return station_id(c.seat)
+        return c.target
+
+    async def _run_commands(self, device_id: str, commands: list[Command]) -> None:
+        device = self.devices.get(device_id)
+        for c in commands:
+            if device is None and c.target == SIGN:
+                return  # no sign configured: the meters are on the console and the MQTT progressive topics
+            if device is None:
+                self.sink(
+                    DeviceFault(
+                        device_id, code="not_configured", detail=f"no device {device_id!r} in the config for {c.verb}"
+                    )
+                )
+                return
+            try:
+                await self._call(device, c)
+            except Exception as err:  # a failed command is a device fault, never a dead controller
+                log.warning("device command failed", device=device_id, command=c.verb, error=str(err))
+                self.sink(DeviceFault(device_id, code="command_failed", detail=f"{c.verb}: {err}"))
+                return
+
+    async def _call(self, device: Device, c: Command) -> None:
+        if c.verb in ("light_on", "light_off") and not hasattr(device, c.verb):
+            # A station without a seat light (a driver without drivers.interfaces.SeatLights): the hit event names
+            # the seat for the dealer. Said once per station, not at every hit and restart.
+            if device.device_id not in self._unlit:
+                self._unlit.add(device.device_id)
+                log.warning(
+                    "wager station has no seat light: the dealer verifies the winning seat from the "
+                    "progressive.hit event instead",
+                    device=device.device_id,
+                    driver=type(device).__name__,
+                )
+            return
+        method = getattr(device, c.verb)
+        if c.verb == "show_levels":
+            await method(self.state.meters.display() if self.state.meters is not None else {})
+        elif c.verb == "show_win":
+            await method(c.level or "", c.amount_cents, c.seat or 0)
+        elif c.verb == "dispense_stack":
+            await method(c.cards)
+        else:
+            await method()
+
+    async def _start_device(self, device: Device) -> None:
+        try:
+            await device.start(self.sink)
+        except Exception as err:
+            log.error("device did not start", device=device.device_id, error=str(err))
+            self.sink(DeviceOffline(device.device_id, reason=f"did not start: {err}"))
