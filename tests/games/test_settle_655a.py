@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.mississippi_stud_round import MississippiStudRound, settle
-from controller.games.settlement import SettlementError
+from controller.games.settlement import Settled, SettlementError
 
 STREETS = {"street_3": 500, "street_4": 500, "street_5": 500}
 
@@ -22,7 +23,7 @@ def record(seats: list[dict[str, Any]], community: str, **kw: Any) -> Mississipp
     return MississippiStudRound.model_validate(data)
 
 
-def rows(results, seat: int, wager: str):
+def rows(results: Sequence[Settled], seat: int, wager: str) -> list[Settled]:
     return [r for r in results if r.seat == seat and r.wager == wager]
 
 
