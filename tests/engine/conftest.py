@@ -7,15 +7,16 @@ in tests/drivers and end to end in tests/e2e); here only the engine's logic is u
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol, TypedDict
 
 import pytest
 
 from controller.cards import STANDARD_DECK
 from controller.engine.inputs import Command, Input, OpenTable
 from controller.engine.round import RoundEngine
-from controller.engine.spec import ChapterSpec, DealingMethod
+from controller.engine.spec import AbandonedWagers, ChapterSpec, DealingMethod, DeckMode, TableOptions
 from controller.engine.state import TableState
 from controller.events import DomainEvent
 from controller.games.mississippi_stud import MississippiStudRules
@@ -29,6 +30,15 @@ from drivers.interfaces import (
     StubRemoved,
     WagerDetected,
 )
+
+# How the devices answer one command with the inputs they report back.
+Answer = Callable[[Command], list[Input]]
+
+
+def sealed(e: DomainEvent) -> Mapping[str, Any]:
+    """What the event keeps sealed (card identities, deck order); the test fails if it keeps nothing."""
+    assert e.sealed is not None, f"{e.type} has nothing sealed"
+    return e.sealed
 
 
 def arranged_deck(top: Sequence[str]) -> list[str]:
@@ -49,6 +59,12 @@ class PureTable:
     shoe: list[str] = field(default_factory=list)
     events: list[DomainEvent] = field(default_factory=list)
     commands: list[Command] = field(default_factory=list)
+    # The devices' answers; a test replaces it to script a device that misbehaves (its replacement usually
+    # falls back to the one it replaced), and puts the perfect devices back with `t.answer = t.perfect_devices`.
+    answer: Answer = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.answer = self.perfect_devices
 
     def feed(self, inp: Input) -> list[DomainEvent]:
         """Feed one input, then answer the device commands it produced until the table is quiet."""
@@ -68,7 +84,7 @@ class PureTable:
         self.events.extend(new)
         return new
 
-    def answer(self, c: Command) -> list[Input]:
+    def perfect_devices(self, c: Command) -> list[Input]:
         if c.verb == "shuffle":
             self.shoe = self.decks.pop(0) if self.decks else list(STANDARD_DECK)
             order = tuple(self.shoe) if self.engine.method == "hand" else ()
@@ -114,14 +130,38 @@ def open_table(
     return t
 
 
+class ChapterTable(Protocol):
+    """The chapter_table fixture: open_table."""
+
+    def __call__(
+        self,
+        spec: ChapterSpec,
+        rules: object,
+        method: DealingMethod = "automated_shoe",
+        decks: Sequence[Sequence[str]] = (),
+    ) -> PureTable: ...
+
+
+class MakeTable(Protocol):
+    """The make_table fixture: a 655a table, its rules overridden by keyword."""
+
+    def __call__(
+        self, decks: Sequence[Sequence[str]] = (), method: DealingMethod = "automated_shoe", **rules: object
+    ) -> PureTable: ...
+
+
+# The deck fixture: arranged_deck.
+Deck = Callable[[Sequence[str]], list[str]]
+
+
 @pytest.fixture
-def chapter_table():
+def chapter_table() -> ChapterTable:
     """Any chapter: chapter_table(spec, rules, method="automated_shoe", decks=())."""
     return open_table
 
 
 @pytest.fixture
-def make_table():
+def make_table() -> MakeTable:
     def make(
         decks: Sequence[Sequence[str]] = (), method: DealingMethod = "automated_shoe", **rules: object
     ) -> PureTable:
@@ -134,7 +174,7 @@ def make_table():
 
 
 @pytest.fixture
-def deck():
+def deck() -> Deck:
     return arranged_deck
 
 
@@ -158,19 +198,32 @@ def example_rules(chapter: str) -> object:
     raise LookupError(f"no example config for chapter {chapter} in {CONFIGS}")
 
 
+class OptionChanges(TypedDict, total=False):
+    """Keyword changes to TableOptions (controller.engine.spec), each with its field's type."""
+
+    decks: DeckMode
+    cards_preinspected: bool
+    shuffler_counts: bool
+    stub_count_every: int
+    deck_change_hours: float | None
+    idle_inspection_minutes: int | None
+    abandoned_wagers: AbandonedWagers
+    fallback_dealing_method: DealingMethod | None
+
+
 def table_with(
     spec: ChapterSpec,
     rules: object,
     method: DealingMethod = "automated_shoe",
     decks: Sequence[Sequence[str]] = (),
-    options: object = None,
+    options: TableOptions | None = None,
     start: Input | None = None,
 ) -> PureTable:
     """A PureTable whose engine has these TableOptions (controller.engine.spec); `start` is fed first (e.g. a
     Tick, so deck life is measured from it), then OpenTable."""
     t = PureTable(
         RoundEngine(spec, rules, method, options),
-        TableState("t1"),  # type: ignore[arg-type]
+        TableState("t1"),
         [list(d) for d in decks],
     )
     if start is not None:
