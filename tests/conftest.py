@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import paho.mqtt.client as paho
 import pytest
@@ -210,8 +210,14 @@ class Subscriber:
         self._client.loop_stop()
 
 
+class Subscribe(Protocol):
+    """The subscribe fixture: subscribe("prefix/#", ...) -> an acknowledged Subscriber."""
+
+    def __call__(self, *topics: str) -> Subscriber: ...
+
+
 @pytest.fixture
-def subscribe(mosquitto: Mosquitto) -> Iterator[Callable[..., Subscriber]]:
+def subscribe(mosquitto: Mosquitto) -> Iterator[Subscribe]:
     """Factory: `subscribe("prefix/#")` returns a Subscriber whose subscription is already acknowledged."""
     made: list[Subscriber] = []
 
