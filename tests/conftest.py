@@ -162,6 +162,7 @@ class Subscriber:
         self._cond = threading.Condition()
         self._client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"test-sub-{os.getpid()}-{id(self)}")
         # Short retry delay: after a broker restart the test should not wait seconds for the subscriber.
+        # paho's types say whole seconds; it takes fractions, which is the point here.
         self._client.reconnect_delay_set(min_delay=0.05, max_delay=0.5)  # type: ignore[arg-type]
         self._client.on_connect = self._on_connect
         self._client.on_subscribe = self._on_subscribe
