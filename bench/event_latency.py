@@ -28,7 +28,8 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from unittest.mock import patch
 
 import benchlib
 import paho.mqtt.client as paho
@@ -39,6 +40,9 @@ from controller.engine.state import TableState
 from controller.events import JournaledEvent
 from controller.journal import Journal
 from controller.logs import configure_logging
+
+if TYPE_CHECKING:
+    from controller.config import TableConfig
 
 TARGET_P99_MS = 10.0
 BASELINE_MESSAGES = 1000
@@ -87,15 +91,11 @@ def stamped() -> Iterator[dict[str, Any]]:
             seen["position"].update({ev.seq: i for i, ev in enumerate(out)})
         return out
 
-    RoundEngine.step = timed_step  # type: ignore[method-assign]
-    Journal.append = timed_append  # type: ignore[method-assign]
-    try:
+    with patch.object(RoundEngine, "step", timed_step), patch.object(Journal, "append", timed_append):
         yield seen
-    finally:
-        RoundEngine.step, Journal.append = step, append  # type: ignore[method-assign]
 
 
-async def play_table(config: Any, rounds: int, pace: float, seed: int, broker: str, journal: Path) -> None:
+async def play_table(config: TableConfig, rounds: int, pace: float, seed: int, broker: str, journal: Path) -> None:
     from controller.demo import play
 
     def on_event(ev: JournaledEvent) -> None:
