@@ -24,7 +24,10 @@ import uuid
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from controller.config.table import TableConfig
 
 BENCH = Path(__file__).resolve().parent
 SEVEN_SEATS = BENCH / "seven-seats.toml"
@@ -83,7 +86,7 @@ def journal_commit_ms(directory: Path, commits: int = 200) -> tuple[float, float
 # -- the table ---------------------------------------------------------------------------------------------------
 
 
-def seven_seat_config(table_id: str | None = None) -> Any:
+def seven_seat_config(table_id: str | None = None) -> TableConfig:
     """bench/seven-seats.toml (Let It Ride, 643a.2(a): seven betting positions) under a fresh table_id, so the
     retained topics of one run never meet another's."""
     from controller.config.table import TableConfig, load_config
@@ -93,7 +96,7 @@ def seven_seat_config(table_id: str | None = None) -> Any:
     return TableConfig.model_validate(data)
 
 
-def write_config(config: Any, ports: dict[str, str], directory: Path) -> Path:
+def write_config(config: TableConfig, ports: dict[str, str], directory: Path) -> Path:
     """The config as TOML for a daemon subprocess, each device's port pointing at its simulator."""
     data = config.model_dump(mode="json", exclude_none=True)
     devices = data["devices"]

@@ -108,7 +108,7 @@ def engine_rounds(decks: list[list[str]]) -> None:
     play(decks)
 
 
-def timed(fn, decks: list[list[str]]) -> float:  # type: ignore[no-untyped-def]
+def timed(fn: Callable[[list[list[str]]], object], decks: list[list[str]]) -> float:
     start = time.perf_counter()
     fn(decks)
     return time.perf_counter() - start

@@ -28,17 +28,22 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from unittest.mock import patch
 
 import benchlib
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.core.events import JournaledEvent
+from controller.core.settlement import ChapterRules
 from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
 from controller.shell.logs import configure_logging
 from controller.store.journal import Journal
+
+if TYPE_CHECKING:
+    from controller.config.table import TableConfig
 
 TARGET_P99_MS = 10.0
 BASELINE_MESSAGES = 1000
@@ -72,7 +77,7 @@ def stamped() -> Iterator[dict[str, Any]]:
     seen: dict[str, Any] = {"step_ns": {}, "position": {}, "commit_ms": [], "pending": None}
     step, append = RoundEngine.step, Journal.append
 
-    def timed_step(self: RoundEngine, state: TableState, inp: Any) -> Any:
+    def timed_step(self: RoundEngine[ChapterRules], state: TableState, inp: Any) -> Any:
         result = step(self, state, inp)
         seen["pending"] = time.monotonic_ns()
         return result
@@ -87,15 +92,11 @@ def stamped() -> Iterator[dict[str, Any]]:
             seen["position"].update({ev.seq: i for i, ev in enumerate(out)})
         return out
 
-    RoundEngine.step = timed_step  # type: ignore[method-assign]
-    Journal.append = timed_append  # type: ignore[method-assign]
-    try:
+    with patch.object(RoundEngine, "step", timed_step), patch.object(Journal, "append", timed_append):
         yield seen
-    finally:
-        RoundEngine.step, Journal.append = step, append  # type: ignore[method-assign]
 
 
-async def play_table(config: Any, rounds: int, pace: float, seed: int, broker: str, journal: Path) -> None:
+async def play_table(config: TableConfig, rounds: int, pace: float, seed: int, broker: str, journal: Path) -> None:
     from controller.people.demo import play
 
     def on_event(ev: JournaledEvent) -> None:

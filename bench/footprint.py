@@ -154,6 +154,7 @@ async def measure(url: str, rounds: int, idle_seconds: float, seed: int, tmp: Pa
             service = SimpleNamespace(
                 config=config, engine=SimpleNamespace(method="automated_shoe"), subscribe=lambda: events
             )
+            # A stand-in, not a TableService, on purpose: the floor reads only config, engine.method and subscribe().
             floor = SimulatedFloor(service, sims, RandomPolicy(rng), None, 0.0)  # type: ignore[arg-type]
             people = asyncio.create_task(floor.run())
             opened = asyncio.Event()

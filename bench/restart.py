@@ -29,12 +29,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiomqtt
 import benchlib
 
 from controller.shell.logs import configure_logging
+
+if TYPE_CHECKING:
+    from controller.config.table import TableConfig
 
 TARGET_SECONDS = 2.0
 # A table stopped mid-session comes back as table.recovered (docs/recovery.md), a fresh one as table.opened.
@@ -42,7 +45,7 @@ STARTED = ("table.opened", "table.recovered")
 READY_GRACE = 1.0  # after table.opened, how long a READY=1 may still come
 
 
-async def history(config: Any, rounds: int, url: str, journal: Path) -> None:
+async def history(config: TableConfig, rounds: int, url: str, journal: Path) -> None:
     """Fill the journal with `rounds` rounds of the same table, as a table that has been playing for a while."""
     from controller.people.demo import play
 
@@ -64,7 +67,7 @@ async def baseline(trials: int) -> list[float]:
     return samples
 
 
-async def trials(config: Any, url: str, tmp: Path, count: int, kill: bool) -> dict[str, list[float]]:
+async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: bool) -> dict[str, list[float]]:
     from drivers.sim.table import SimulatedTable
 
     host, port = url.removeprefix("mqtt://").rsplit(":", 1)

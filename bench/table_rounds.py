@@ -30,16 +30,21 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from unittest.mock import patch
 
 import benchlib
 
 from controller.core.events import DomainEvent, JournaledEvent
+from controller.core.settlement import ChapterRules
 from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
 from controller.games.registry import dealing_method, spec_for
 from controller.shell.logs import configure_logging
 from controller.store.journal import Journal
+
+if TYPE_CHECKING:
+    from controller.config.table import TableConfig
 
 TARGET_ROUNDS_PER_SECOND = 50.0
 NO_BROKER = "mqtt://127.0.0.1:1"  # refuses at once: the publisher retries with backoff, the journal keeps all
@@ -51,7 +56,7 @@ def recording() -> Iterator[dict[str, Any]]:
     seen: dict[str, Any] = {"inputs": [], "appends": 0, "marks": 0}
     step, append, mark = RoundEngine.step, Journal.append, Journal.mark_published
 
-    def recorded_step(self: RoundEngine, state: TableState, inp: Any) -> Any:
+    def recorded_step(self: RoundEngine[ChapterRules], state: TableState, inp: Any) -> Any:
         seen["inputs"].append(inp)
         return step(self, state, inp)
 
@@ -63,13 +68,12 @@ def recording() -> Iterator[dict[str, Any]]:
         seen["marks"] += 1
         mark(self, seqs, replayed)
 
-    RoundEngine.step = recorded_step  # type: ignore[method-assign]
-    Journal.append = counted_append  # type: ignore[method-assign]
-    Journal.mark_published = counted_mark  # type: ignore[method-assign]
-    try:
+    with (
+        patch.object(RoundEngine, "step", recorded_step),
+        patch.object(Journal, "append", counted_append),
+        patch.object(Journal, "mark_published", counted_mark),
+    ):
         yield seen
-    finally:
-        RoundEngine.step, Journal.append, Journal.mark_published = step, append, mark  # type: ignore[method-assign]
 
 
 def cpu_seconds() -> float:
@@ -77,7 +81,9 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def play_table(config: Any, rounds: int, seed: int, broker: str, journal: Path) -> list[tuple[float, float]]:
+async def play_table(
+    config: TableConfig, rounds: int, seed: int, broker: str, journal: Path
+) -> list[tuple[float, float]]:
     """(wall, CPU) seconds at each round.completed."""
     from controller.people.demo import play
 
@@ -97,7 +103,7 @@ async def play_table(config: Any, rounds: int, seed: int, broker: str, journal: 
     return completed
 
 
-def replay(config: Any, inputs: list[Any]) -> tuple[float, int]:
+def replay(config: TableConfig, inputs: list[Any]) -> tuple[float, int]:
     """Seconds the pure engine takes to step `inputs` from a fresh table, and the rounds it completes."""
     spec = spec_for(config.game)
     assert spec is not None

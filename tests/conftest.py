@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import paho.mqtt.client as paho
 import pytest
@@ -162,6 +162,7 @@ class Subscriber:
         self._cond = threading.Condition()
         self._client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"test-sub-{os.getpid()}-{id(self)}")
         # Short retry delay: after a broker restart the test should not wait seconds for the subscriber.
+        # paho's types say whole seconds; it takes fractions, which is the point here.
         self._client.reconnect_delay_set(min_delay=0.05, max_delay=0.5)  # type: ignore[arg-type]
         self._client.on_connect = self._on_connect
         self._client.on_subscribe = self._on_subscribe
@@ -210,8 +211,14 @@ class Subscriber:
         self._client.loop_stop()
 
 
+class Subscribe(Protocol):
+    """The subscribe fixture: subscribe("prefix/#", ...) -> an acknowledged Subscriber."""
+
+    def __call__(self, *topics: str) -> Subscriber: ...
+
+
 @pytest.fixture
-def subscribe(mosquitto: Mosquitto) -> Iterator[Callable[..., Subscriber]]:
+def subscribe(mosquitto: Mosquitto) -> Iterator[Subscribe]:
     """Factory: `subscribe("prefix/#")` returns a Subscriber whose subscription is already acknowledged."""
     made: list[Subscriber] = []
 

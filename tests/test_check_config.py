@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -69,7 +70,7 @@ def _secret(tmp_path: Path, name: str, text: str) -> str:
 
 
 # (case, how the operator broke the config, field, problem, fix)
-BROKEN = [
+BROKEN: list[tuple[str, Callable[[Path], str], str, str, str]] = [
     (
         "typo'd key",
         lambda t: _edit("six_card_bonus_paytable =", "six_card_bonus_paytabel ="),
@@ -276,9 +277,15 @@ BROKEN = [
 
 @pytest.mark.parametrize(("case", "edit", "field", "problem", "fix"), BROKEN, ids=[b[0] for b in BROKEN])
 def test_broken_configs_name_field_problem_and_fix(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str, edit: object, field: str, problem: str, fix: str
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    case: str,
+    edit: Callable[[Path], str],
+    field: str,
+    problem: str,
+    fix: str,
 ) -> None:
-    path = _write(tmp_path, edit(tmp_path))  # type: ignore[operator]
+    path = _write(tmp_path, edit(tmp_path))
     report = check_file(path)
     assert not report.valid
     matching = [f for f in report.errors if f.field == field]

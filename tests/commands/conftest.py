@@ -10,10 +10,10 @@ import contextlib
 import json
 import os
 import random
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import paho.mqtt.client as paho
 import pytest
@@ -27,6 +27,7 @@ from controller.shell.runner import build_devices, run_table
 from controller.shell.service import TableService
 from controller.supervisor.gate import public_key_b64, sign_command
 from drivers.sim.table import SimulatedTable
+from tests.conftest import Mosquitto, Subscribe, Subscriber
 
 WAIT = 15.0  # failure bound only: replies and events normally come within milliseconds
 
@@ -60,7 +61,7 @@ def keys() -> dict[str, Key]:
     }  # a known key_id, another key
 
 
-def make_table_config(table_id: str, prefix: str, keys: dict[str, Key], **game: Any) -> TableConfig:
+def make_table_config(table_id: str, prefix: str, keys: dict[str, Key], **game: object) -> TableConfig:
     """The demo table with the floorperson's, supervisor's and technician's keys; `game` overrides [game]."""
     data = demo_config().model_dump()
     data["table_id"] = table_id
@@ -70,8 +71,14 @@ def make_table_config(table_id: str, prefix: str, keys: dict[str, Key], **game: 
     return TableConfig.model_validate(data)
 
 
+class MakeTableConfig(Protocol):
+    """The table_config fixture: make_table_config."""
+
+    def __call__(self, table_id: str, prefix: str, keys: dict[str, Key], **game: object) -> TableConfig: ...
+
+
 @pytest.fixture
-def table_config() -> Callable[..., TableConfig]:
+def table_config() -> MakeTableConfig:
     return make_table_config
 
 
@@ -92,7 +99,7 @@ class Daemon:
         rng = random.Random(self.seed)
         sims = await self._stack.enter_async_context(SimulatedTable(self.config.game.seats, rng))
 
-        def people(service: TableService) -> list[Any]:
+        def people(service: TableService) -> list[Coroutine[Any, Any, None]]:
             self.service = service
             floor = SimulatedFloor(service, sims, RandomPolicy(rng), None, 0.0)
             return [floor.run(), self._collect(service.subscribe())]
@@ -150,8 +157,14 @@ class Daemon:
         return await asyncio.wait_for(self.task, within)
 
 
+class DaemonFactory(Protocol):
+    """The daemon_factory fixture: a Daemon for this config, its journal in tmp_path unless given."""
+
+    def __call__(self, config: TableConfig, journal: Path | None = None, seed: int = 7) -> Daemon: ...
+
+
 @pytest.fixture
-async def daemon_factory(mosquitto: Any, tmp_path: Path) -> AsyncIterator[Callable[..., Daemon]]:
+async def daemon_factory(mosquitto: Mosquitto, tmp_path: Path) -> AsyncIterator[DaemonFactory]:
     made: list[Daemon] = []
 
     def make(config: TableConfig, journal: Path | None = None, seed: int = 7) -> Daemon:
@@ -165,11 +178,15 @@ async def daemon_factory(mosquitto: Any, tmp_path: Path) -> AsyncIterator[Callab
             await d.__aexit__()
 
 
+# The supervisor_factory fixture: (prefix, table_id) -> a Supervisor on that table's command topics.
+SupervisorFactory = Callable[[str, str], "Supervisor"]
+
+
 class Supervisor:
     """A supervisor's console on the broker: publishes any payload on a command topic and waits for the reply
     (paho in its own thread, so it shares nothing with the daemon's aiomqtt clients)."""
 
-    def __init__(self, host: str, port: int, replies: Any, prefix: str, table_id: str) -> None:
+    def __init__(self, host: str, port: int, replies: Subscriber, prefix: str, table_id: str) -> None:
         self.replies = replies  # a tests/conftest.py Subscriber on .../cmd/reply
         self.base = f"{prefix}/{table_id}/cmd"
         self.reply_topic = f"{self.base}/reply"
@@ -201,7 +218,7 @@ class Supervisor:
 
 
 @pytest.fixture
-def supervisor_factory(mosquitto: Any, subscribe: Callable[..., Any]) -> Iterator[Callable[[str, str], Supervisor]]:
+def supervisor_factory(mosquitto: Mosquitto, subscribe: Subscribe) -> Iterator[SupervisorFactory]:
     made: list[Supervisor] = []
 
     def make(prefix: str, table_id: str) -> Supervisor:

@@ -10,9 +10,10 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+
+from tests.conftest import Mosquitto, Subscribe
 
 pytestmark = pytest.mark.e2e
 
@@ -57,7 +58,18 @@ def test_keygen_never_overwrites_a_key(tmp_path: Path) -> None:
 def test_send_refuses_bad_input_before_touching_the_broker(tmp_path: Path) -> None:
     key = tmp_path / "k.pem"
     keygen(key, "k", "supervisor")
-    common = ["command", "send", "--key", key, "--key-id", "k", "--table", "t1", "--broker", "mqtt://127.0.0.1:1"]
+    common: list[str | Path] = [
+        "command",
+        "send",
+        "--key",
+        key,
+        "--key-id",
+        "k",
+        "--table",
+        "t1",
+        "--broker",
+        "mqtt://127.0.0.1:1",
+    ]
     out = tablectl(*common, "mark_out_of_order", "device=toaster")
     assert out.returncode == 2 and "args.device" in out.stderr and "'shuffler' or 'shoe'" in out.stderr
     out = tablectl(*common, "dance")
@@ -75,7 +87,7 @@ def test_send_refuses_bad_input_before_touching_the_broker(tmp_path: Path) -> No
 
 
 def test_send_signs_publishes_and_reports_the_tables_answer(
-    mosquitto: Any, subscribe: Any, unique_id: str, tmp_path: Path
+    mosquitto: Mosquitto, subscribe: Subscribe, unique_id: str, tmp_path: Path
 ) -> None:
     boss, ann = tmp_path / "boss.pem", tmp_path / "ann.pem"
     entries = keygen(boss, "boss", "supervisor") + "\n" + keygen(ann, "ann", "floorperson")

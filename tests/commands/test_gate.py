@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.config.errors import ConfigError
-from controller.config.table import CommandSettings, Supervisor, parse_config
+from controller.config.table import CommandSettings, Supervisor, TableConfig, parse_config
 from controller.engine.inputs import (
     AcknowledgeTilt,
     ClearTilt,
@@ -39,18 +39,19 @@ from controller.supervisor.gate import (
     canonical_bytes,
 )
 from controller.supervisor.listener import RateLimit
+from tests.commands.conftest import Key
 
 NOW = datetime(2026, 11, 21, 8, 0, tzinfo=UTC)
 TABLE = "t1"
 
 
-def make_gate(path: Path, keys: dict[str, Any]) -> CommandGate:
+def make_gate(path: Path, keys: dict[str, Key]) -> CommandGate:
     sups = [Supervisor.model_validate(keys[r].entry()) for r in ("floorperson", "supervisor", "technician")]
     return CommandGate(TABLE, sups, CommandSettings(), ReplayStore(path, TABLE))
 
 
 @pytest.fixture
-def gate(tmp_path: Path, keys: dict[str, Any]) -> CommandGate:
+def gate(tmp_path: Path, keys: dict[str, Key]) -> CommandGate:
     return make_gate(tmp_path / "journal.sqlite", keys)
 
 
@@ -58,12 +59,12 @@ def raw(envelope: dict[str, Any]) -> bytes:
     return json.dumps(envelope).encode()
 
 
-def signed(keys: dict[str, Any], who: str = "supervisor", verb: str = "close_table", **kw: Any) -> dict[str, Any]:
+def signed(keys: dict[str, Key], who: str = "supervisor", verb: str = "close_table", **kw: Any) -> dict[str, Any]:
     kw.setdefault("issued_at", NOW)
     return keys[who].sign(kw.pop("table_id", TABLE), verb, **kw)
 
 
-def resign(keys: dict[str, Any], who: str, body: dict[str, Any]) -> dict[str, Any]:
+def resign(keys: dict[str, Key], who: str, body: dict[str, Any]) -> dict[str, Any]:
     """The body with a good signature over whatever it now says."""
     body = {k: v for k, v in body.items() if k != "signature"}
     body["signature"] = base64.b64encode(keys[who].private.sign(canonical_bytes(body))).decode()
@@ -73,7 +74,7 @@ def resign(keys: dict[str, Any], who: str, body: dict[str, Any]) -> dict[str, An
 # -- one case per rejection -----------------------------------------------------------------------------------
 
 
-def rejection_cases(keys: dict[str, Any]) -> list[tuple[str, str, bytes, str]]:
+def rejection_cases(keys: dict[str, Key]) -> list[tuple[str, str, bytes, str]]:
     """(name, topic verb, payload, expected code): every way a command is refused."""
     good = signed(keys)
     unsigned = {k: v for k, v in good.items() if k != "signature"}
@@ -124,7 +125,7 @@ def rejection_cases(keys: dict[str, Any]) -> list[tuple[str, str, bytes, str]]:
     ]
 
 
-def test_every_rejection_has_its_code_and_a_reason_naming_the_fix(gate: CommandGate, keys: dict[str, Any]) -> None:
+def test_every_rejection_has_its_code_and_a_reason_naming_the_fix(gate: CommandGate, keys: dict[str, Key]) -> None:
     for name, topic_verb, payload, code in rejection_cases(keys):
         result = gate.check(topic_verb, payload, NOW)
         assert isinstance(result, Rejected), name
@@ -132,7 +133,7 @@ def test_every_rejection_has_its_code_and_a_reason_naming_the_fix(gate: CommandG
         assert len(result.reason) > 20, (name, result.reason)
 
 
-def test_reasons_say_what_to_do(gate: CommandGate, keys: dict[str, Any]) -> None:
+def test_reasons_say_what_to_do(gate: CommandGate, keys: dict[str, Key]) -> None:
     results = {name: gate.check(verb, payload, NOW) for name, verb, payload, _ in rejection_cases(keys)}
 
     def reason(name: str) -> str:
@@ -153,7 +154,7 @@ def test_reasons_say_what_to_do(gate: CommandGate, keys: dict[str, Any]) -> None
     assert (role.verb, role.key_id) == ("close_table", "floor-ann") and role.command_id is not None
 
 
-def test_a_good_command_becomes_its_signed_input(gate: CommandGate, keys: dict[str, Any]) -> None:
+def test_a_good_command_becomes_its_signed_input(gate: CommandGate, keys: dict[str, Key]) -> None:
     cmd = signed(keys, "technician", "mark_out_of_order", args={"device": "shoe"})
     result = gate.check("mark_out_of_order", raw(cmd), NOW + timedelta(seconds=29))
     assert isinstance(result, Accepted)
@@ -191,7 +192,7 @@ def test_a_good_command_becomes_its_signed_input(gate: CommandGate, keys: dict[s
     ],
 )
 def test_each_verb_maps_to_its_engine_input(
-    gate: CommandGate, keys: dict[str, Any], verb: str, args: dict[str, Any], expected: object
+    gate: CommandGate, keys: dict[str, Key], verb: str, args: dict[str, Any], expected: object
 ) -> None:
     result = gate.check(verb, raw(signed(keys, verb=verb, args=args)), NOW)
     assert isinstance(result, Accepted), result
@@ -216,7 +217,7 @@ def test_the_canonical_form_ignores_key_order_and_signature() -> None:
     assert canonical_bytes(a) == canonical_bytes(b) == '{"a":{"x":[1,2],"y":"é"},"b":1}'.encode()
 
 
-def test_a_command_signed_in_another_key_order_still_verifies(gate: CommandGate, keys: dict[str, Any]) -> None:
+def test_a_command_signed_in_another_key_order_still_verifies(gate: CommandGate, keys: dict[str, Key]) -> None:
     cmd = signed(keys, "floorperson", "verify_deck", args={"note": "x", "deck": "A"})
     reordered = json.dumps(dict(reversed(list(cmd.items()))), indent=2).encode()
     assert isinstance(gate.check("verify_deck", reordered, NOW), Accepted)
@@ -225,7 +226,7 @@ def test_a_command_signed_in_another_key_order_still_verifies(gate: CommandGate,
 # -- replays ---------------------------------------------------------------------------------------------------
 
 
-def test_replays_are_refused_by_id_and_by_nonce_and_survive_a_reopen(tmp_path: Path, keys: dict[str, Any]) -> None:
+def test_replays_are_refused_by_id_and_by_nonce_and_survive_a_reopen(tmp_path: Path, keys: dict[str, Key]) -> None:
     path = tmp_path / "journal.sqlite"
     journal = Journal(path, TABLE, "boot-1")  # the store shares the journal's file, in a table of its own
     gate = make_gate(path, keys)
@@ -245,14 +246,14 @@ def test_replays_are_refused_by_id_and_by_nonce_and_survive_a_reopen(tmp_path: P
     journal.close()
 
 
-def test_a_forged_copy_does_not_burn_the_real_commands_id(gate: CommandGate, keys: dict[str, Any]) -> None:
+def test_a_forged_copy_does_not_burn_the_real_commands_id(gate: CommandGate, keys: dict[str, Key]) -> None:
     real = signed(keys, "floorperson", "verify_inspection")
     forged = {**real, "signature": signed(keys, "floorperson", "verify_inspection")["signature"]}
     assert isinstance(gate.check("verify_inspection", raw(forged), NOW), Rejected)
     assert isinstance(gate.check("verify_inspection", raw(real), NOW), Accepted)
 
 
-def test_seen_commands_are_pruned_once_they_would_be_stale_anyway(gate: CommandGate, keys: dict[str, Any]) -> None:
+def test_seen_commands_are_pruned_once_they_would_be_stale_anyway(gate: CommandGate, keys: dict[str, Key]) -> None:
     for n in range(3):
         assert isinstance(
             gate.check(
@@ -269,7 +270,7 @@ def test_seen_commands_are_pruned_once_they_would_be_stale_anyway(gate: CommandG
 # -- config -----------------------------------------------------------------------------------------------------
 
 
-def config_with(supervisors: list[dict[str, Any]], **commands: Any) -> Any:
+def config_with(supervisors: list[dict[str, Any]], **commands: object) -> TableConfig:
     return parse_config(
         {
             "table_id": "t1",
@@ -281,7 +282,7 @@ def config_with(supervisors: list[dict[str, Any]], **commands: Any) -> Any:
     )
 
 
-def test_config_takes_supervisors_and_freshness(keys: dict[str, Any]) -> None:
+def test_config_takes_supervisors_and_freshness(keys: dict[str, Key]) -> None:
     cfg = config_with([keys["floorperson"].entry()], max_age_seconds=10, max_clock_skew_seconds=2)
     assert cfg.supervisors[0].role == "floorperson"
     assert (cfg.commands.max_age_seconds, cfg.commands.max_clock_skew_seconds) == (10, 2)
@@ -297,13 +298,13 @@ def test_config_takes_supervisors_and_freshness(keys: dict[str, Any]) -> None:
         ({"key_id": "has space"}, "supervisors[0].key_id"),
     ],
 )
-def test_bad_supervisor_entries_are_named(keys: dict[str, Any], change: dict[str, str], message: str) -> None:
+def test_bad_supervisor_entries_are_named(keys: dict[str, Key], change: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError) as err:
         config_with([{**keys["floorperson"].entry(), **change}])
     assert message in str(err.value)
 
 
-def test_a_key_id_or_a_key_listed_twice_is_refused(keys: dict[str, Any]) -> None:
+def test_a_key_id_or_a_key_listed_twice_is_refused(keys: dict[str, Key]) -> None:
     with pytest.raises(ConfigError, match="key_id 'floor-ann' is also supervisors\\[0\\]'s"):
         config_with([keys["floorperson"].entry(), keys["stranger"].entry()])
     with pytest.raises(ConfigError, match="same public_key as floor-ann"):
@@ -316,7 +317,7 @@ def test_a_key_id_or_a_key_listed_twice_is_refused(keys: dict[str, Any]) -> None
 
 
 @pytest.fixture(scope="module")
-def fuzz_gate(tmp_path_factory: pytest.TempPathFactory, keys: dict[str, Any]) -> CommandGate:
+def fuzz_gate(tmp_path_factory: pytest.TempPathFactory, keys: dict[str, Key]) -> CommandGate:
     return make_gate(tmp_path_factory.mktemp("fuzz") / "journal.sqlite", keys)
 
 
@@ -342,7 +343,7 @@ FIELDS = ["command_id", "table_id", "verb", "args", "issued_at", "nonce", "key_i
 @FUZZ
 @given(data=st.data())
 def test_any_json_object_near_a_command_gets_an_answer(
-    fuzz_gate: CommandGate, keys: dict[str, Any], data: st.DataObject
+    fuzz_gate: CommandGate, keys: dict[str, Key], data: st.DataObject
 ) -> None:
     """Start from a real signed command, then drop, replace or add fields with arbitrary JSON."""
     cmd: dict[str, Any] = signed(
@@ -362,7 +363,7 @@ def test_any_json_object_near_a_command_gets_an_answer(
 @FUZZ
 @given(data=st.data())
 def test_a_changed_byte_never_makes_a_different_command_acceptable(
-    fuzz_gate: CommandGate, keys: dict[str, Any], data: st.DataObject
+    fuzz_gate: CommandGate, keys: dict[str, Key], data: st.DataObject
 ) -> None:
     cmd = signed(keys, "supervisor", "verify_deck", args={"deck": "A", "note": "n"})
     payload = bytearray(json.dumps(cmd, separators=(",", ":")).encode())

@@ -16,23 +16,25 @@ import pytest
 
 from controller.engine.inputs import Confirm
 from controller.supervisor.gate import MAX_PAYLOAD_BYTES, canonical_bytes
+from tests.commands.conftest import DaemonFactory, Key, MakeTableConfig, SupervisorFactory
+from tests.conftest import Mosquitto, Subscribe
 
 pytestmark = pytest.mark.e2e
 
 
-def resigned(key: Any, body: dict[str, Any]) -> dict[str, Any]:
+def resigned(key: Key, body: dict[str, Any]) -> dict[str, Any]:
     body = {k: v for k, v in body.items() if k != "signature"}
     body["signature"] = base64.b64encode(key.private.sign(canonical_bytes(body))).decode()
     return body
 
 
 async def test_every_rejection_through_the_broker_then_commands_run_the_table(
-    daemon_factory: Any,
-    supervisor_factory: Any,
-    keys: dict[str, Any],
-    table_config: Any,
+    daemon_factory: DaemonFactory,
+    supervisor_factory: SupervisorFactory,
+    keys: dict[str, Key],
+    table_config: MakeTableConfig,
     unique_id: str,
-    subscribe: Any,
+    subscribe: Subscribe,
     tmp_path: Path,
 ) -> None:
     prefix = f"cmd-{unique_id}"
@@ -149,10 +151,10 @@ async def test_every_rejection_through_the_broker_then_commands_run_the_table(
 
 
 async def test_a_replay_is_refused_after_the_daemon_restarts(
-    daemon_factory: Any,
-    supervisor_factory: Any,
-    keys: dict[str, Any],
-    table_config: Any,
+    daemon_factory: DaemonFactory,
+    supervisor_factory: SupervisorFactory,
+    keys: dict[str, Key],
+    table_config: MakeTableConfig,
     unique_id: str,
     tmp_path: Path,
 ) -> None:
@@ -182,12 +184,12 @@ async def test_a_replay_is_refused_after_the_daemon_restarts(
 
 
 async def test_the_listener_comes_back_after_a_broker_outage(
-    daemon_factory: Any,
-    supervisor_factory: Any,
-    keys: dict[str, Any],
-    table_config: Any,
+    daemon_factory: DaemonFactory,
+    supervisor_factory: SupervisorFactory,
+    keys: dict[str, Key],
+    table_config: MakeTableConfig,
     unique_id: str,
-    mosquitto: Any,
+    mosquitto: Mosquitto,
 ) -> None:
     prefix = f"cmd-{unique_id}"
     config = table_config(unique_id, prefix, keys, cards_preinspected=False)

@@ -5,15 +5,19 @@ out the stub is counted, keyed on the panel (655a.8(f), .10(d)-(e)). Only the pe
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+
+from tests.commands.conftest import DaemonFactory, Key, MakeTableConfig, SupervisorFactory
 
 pytestmark = pytest.mark.e2e
 
 
 async def test_shuffler_out_of_order_the_dealer_shuffles_by_hand_and_the_table_plays_on(
-    daemon_factory: Any, supervisor_factory: Any, keys: dict[str, Any], table_config: Any, unique_id: str
+    daemon_factory: DaemonFactory,
+    supervisor_factory: SupervisorFactory,
+    keys: dict[str, Key],
+    table_config: MakeTableConfig,
+    unique_id: str,
 ) -> None:
     prefix = f"panel-{unique_id}"
     config = table_config(unique_id, prefix, keys)

@@ -29,19 +29,20 @@ from drivers.sim.faults import Fault, FaultKind, Trigger
 from drivers.sim.script import ScriptedFault, SimScript, SimScriptError, load_sim_script
 from drivers.sim.shuffler import FRESH_DECK
 from drivers.sim.table import SimulatedTable
+from tests.drivers.conftest import DriverFactory, Recorder
 
 
 def _name_exists(path: str) -> bool:
     return os.path.lexists(path)
 
 
-async def _shuffler(table: SimulatedTable, start_driver: Any, **settings: Any) -> tuple[Any, Any]:
+async def _shuffler(table: SimulatedTable, start_driver: DriverFactory, **settings: Any) -> tuple[Any, Recorder]:
     driver, events = await start_driver("shuffler", "reference-shuffler", table.ports["shuffler"], **settings)
     await events.next(DeviceOnline)
     return driver, events
 
 
-async def _shoe(table: SimulatedTable, start_driver: Any, **settings: Any) -> tuple[Any, Any]:
+async def _shoe(table: SimulatedTable, start_driver: DriverFactory, **settings: Any) -> tuple[Any, Recorder]:
     driver, events = await start_driver("shoe", "reference-shoe", table.ports["shoe"], **settings)
     await events.next(DeviceOnline)
     return driver, events
@@ -52,7 +53,7 @@ async def _shoe(table: SimulatedTable, start_driver: Any, **settings: Any) -> tu
 
 @pytest.mark.parametrize("kind", [FaultKind.JAM, FaultKind.STOPPED, FaultKind.INCOMPLETE])
 async def test_shuffler_failures_become_faults_and_the_reshuffle_works(
-    table: SimulatedTable, start_driver: Any, kind: FaultKind
+    table: SimulatedTable, start_driver: DriverFactory, kind: FaultKind
 ) -> None:
     deck = list(reversed(FRESH_DECK))
     table.shuffler.script_decks([deck])
@@ -70,7 +71,9 @@ async def test_shuffler_failures_become_faults_and_the_reshuffle_works(
 
 
 @pytest.mark.parametrize(("kind", "count"), [(FaultKind.COUNT_51, 51), (FaultKind.COUNT_53, 53)])
-async def test_shuffler_miscount(table: SimulatedTable, start_driver: Any, kind: FaultKind, count: int) -> None:
+async def test_shuffler_miscount(
+    table: SimulatedTable, start_driver: DriverFactory, kind: FaultKind, count: int
+) -> None:
     shuffler, events = await _shuffler(table, start_driver)
     await table.shuffler.inject(Fault(kind))
     await shuffler.shuffle()
@@ -83,7 +86,7 @@ async def test_shuffler_miscount(table: SimulatedTable, start_driver: Any, kind:
         assert set(loaded) < set(FRESH_DECK)
 
 
-async def test_triggered_fault_lands_on_the_counted_shuffle(table: SimulatedTable, start_driver: Any) -> None:
+async def test_triggered_fault_lands_on_the_counted_shuffle(table: SimulatedTable, start_driver: DriverFactory) -> None:
     shuffler, events = await _shuffler(table, start_driver)
     await table.shuffler.inject(Fault(FaultKind.JAM), "shuffle 2")
     await shuffler.shuffle()
@@ -94,7 +97,7 @@ async def test_triggered_fault_lands_on_the_counted_shuffle(table: SimulatedTabl
     assert (await events.next(ShuffleCompleted)).card_count == 52
 
 
-async def test_persistent_fault_repeats(table: SimulatedTable, start_driver: Any) -> None:
+async def test_persistent_fault_repeats(table: SimulatedTable, start_driver: DriverFactory) -> None:
     shuffler, events = await _shuffler(table, start_driver)
     await table.shuffler.inject(Fault(FaultKind.COUNT_51, persistent=True))
     for _ in range(2):
@@ -108,7 +111,7 @@ async def test_persistent_fault_repeats(table: SimulatedTable, start_driver: Any
 # --- shoe -------------------------------------------------------------------------------------------
 
 
-async def test_face_up_card_then_a_full_stack(table: SimulatedTable, start_driver: Any) -> None:
+async def test_face_up_card_then_a_full_stack(table: SimulatedTable, start_driver: DriverFactory) -> None:
     shoe, events = await _shoe(table, start_driver)
     table.shoe.load(["As", "Kd", "2c", "Th"])
     await table.shoe.inject(Fault(FaultKind.FACE_UP))
@@ -120,7 +123,7 @@ async def test_face_up_card_then_a_full_stack(table: SimulatedTable, start_drive
     assert (await events.next(StackDispensed)).cards == ("Th",)
 
 
-async def test_duplicate_card_is_dealt_twice(table: SimulatedTable, start_driver: Any) -> None:
+async def test_duplicate_card_is_dealt_twice(table: SimulatedTable, start_driver: DriverFactory) -> None:
     shoe, events = await _shoe(table, start_driver)
     await table.shoe.inject(Fault(FaultKind.DUPLICATE))  # applies to the next load, as the shuffler's
     table.shoe.load(["As", "Kd", "2c", "Th"])
@@ -130,7 +133,7 @@ async def test_duplicate_card_is_dealt_twice(table: SimulatedTable, start_driver
     assert (await events.next(StubRemoved)).cards == ("2c", "Th")
 
 
-async def test_foreign_card_is_a_foreign_card_fault(table: SimulatedTable, start_driver: Any) -> None:
+async def test_foreign_card_is_a_foreign_card_fault(table: SimulatedTable, start_driver: DriverFactory) -> None:
     shoe, events = await _shoe(table, start_driver)
     table.shoe.load(["As", "Kd", "2c"])
     await table.shoe.inject(Fault(FaultKind.FOREIGN, card="joker"))
@@ -143,7 +146,7 @@ async def test_foreign_card_is_a_foreign_card_fault(table: SimulatedTable, start
     assert (await events.next(StackDispensed)).cards == ("Kd",)
 
 
-async def test_shoe_jam_dispenses_nothing(table: SimulatedTable, start_driver: Any) -> None:
+async def test_shoe_jam_dispenses_nothing(table: SimulatedTable, start_driver: DriverFactory) -> None:
     shoe, events = await _shoe(table, start_driver)
     table.shoe.load(["As", "Kd", "2c"])
     await table.shoe.inject(Fault(FaultKind.JAM), Trigger("dispense", 2))
@@ -164,7 +167,7 @@ async def test_shuffler_cannot_have_shoe_faults(table: SimulatedTable) -> None:
 # --- every device -----------------------------------------------------------------------------------
 
 
-async def test_unplug_then_replug_on_the_same_path(table: SimulatedTable, start_driver: Any) -> None:
+async def test_unplug_then_replug_on_the_same_path(table: SimulatedTable, start_driver: DriverFactory) -> None:
     port = table.ports["dealer_panel"]
     _panel, events = await start_driver("dealer_panel", "reference-dealer-panel", port)
     await events.next(DeviceOnline)
@@ -178,7 +181,7 @@ async def test_unplug_then_replug_on_the_same_path(table: SimulatedTable, start_
     assert await events.next(ButtonPressed) == ButtonPressed("dealer_panel", "fold")
 
 
-async def test_garbage_then_later_events_still_arrive(table: SimulatedTable, start_driver: Any) -> None:
+async def test_garbage_then_later_events_still_arrive(table: SimulatedTable, start_driver: DriverFactory) -> None:
     shoe, events = await _shoe(table, start_driver)
     table.shoe.load(["As", "Kd"])
     await table.shoe.inject(Fault(FaultKind.GARBAGE))
@@ -189,7 +192,9 @@ async def test_garbage_then_later_events_still_arrive(table: SimulatedTable, sta
     assert [e.code for e in noise] == ["line_noise"]
 
 
-async def test_slow_reply_within_the_retry_budget_still_succeeds(table: SimulatedTable, start_driver: Any) -> None:
+async def test_slow_reply_within_the_retry_budget_still_succeeds(
+    table: SimulatedTable, start_driver: DriverFactory
+) -> None:
     # Driver: 100 ms per attempt, 4 attempts. ACKs held 150 ms arrive during the second attempt.
     shuffler, events = await _shuffler(table, start_driver, ack_timeout=0.1, retries=3)
     await table.shuffler.inject(Fault(FaultKind.SLOW_REPLY, delay_ms=150))
@@ -198,7 +203,9 @@ async def test_slow_reply_within_the_retry_budget_still_succeeds(table: Simulate
     assert not any(isinstance(e, DeviceFault) for e in events.seen)
 
 
-async def test_slow_reply_beyond_the_retry_budget_is_a_timeout(table: SimulatedTable, start_driver: Any) -> None:
+async def test_slow_reply_beyond_the_retry_budget_is_a_timeout(
+    table: SimulatedTable, start_driver: DriverFactory
+) -> None:
     shuffler, events = await _shuffler(table, start_driver, ack_timeout=0.05, retries=1, heartbeat_interval=0)
     await table.shuffler.inject(Fault(FaultKind.SLOW_REPLY, delay_ms=400))
     await shuffler.shuffle()
@@ -206,7 +213,9 @@ async def test_slow_reply_beyond_the_retry_budget_is_a_timeout(table: SimulatedT
     assert fault.code == "timeout" and "shuffle" in fault.detail
 
 
-async def test_no_reply_times_out_then_heartbeat_takes_it_offline(table: SimulatedTable, start_driver: Any) -> None:
+async def test_no_reply_times_out_then_heartbeat_takes_it_offline(
+    table: SimulatedTable, start_driver: DriverFactory
+) -> None:
     shuffler, events = await _shuffler(table, start_driver, heartbeat_interval=0.2)
     await table.shuffler.inject(Fault(FaultKind.NO_REPLY))
     await shuffler.shuffle()
@@ -214,7 +223,9 @@ async def test_no_reply_times_out_then_heartbeat_takes_it_offline(table: Simulat
     assert "heartbeat" in (await events.next(DeviceOffline)).reason
 
 
-async def test_unplug_triggered_by_a_command_answers_nothing(table: SimulatedTable, start_driver: Any) -> None:
+async def test_unplug_triggered_by_a_command_answers_nothing(
+    table: SimulatedTable, start_driver: DriverFactory
+) -> None:
     shoe, events = await _shoe(table, start_driver)
     table.shoe.load(["As", "Kd"])
     await table.shoe.inject(Fault(FaultKind.UNPLUG), "dispense 1")
@@ -226,7 +237,9 @@ async def test_unplug_triggered_by_a_command_answers_nothing(table: SimulatedTab
 # --- wager station ----------------------------------------------------------------------------------
 
 
-async def test_sensor_chatter_is_one_wager_with_the_final_amount(table: SimulatedTable, start_driver: Any) -> None:
+async def test_sensor_chatter_is_one_wager_with_the_final_amount(
+    table: SimulatedTable, start_driver: DriverFactory
+) -> None:
     sim = table.stations[1]
     station, events = await start_driver("wager_station_1", "reference-wager-station", sim.port, seat=1)
     await events.next(DeviceOnline)
@@ -239,7 +252,7 @@ async def test_sensor_chatter_is_one_wager_with_the_final_amount(table: Simulate
     assert wagers == [WagerDetected("wager_station_1", 1, "ante", 500)]
 
 
-async def test_single_reading_arrives_within_the_debounce(table: SimulatedTable, start_driver: Any) -> None:
+async def test_single_reading_arrives_within_the_debounce(table: SimulatedTable, start_driver: DriverFactory) -> None:
     sim = table.stations[2]
     _station, events = await start_driver(
         "wager_station_2", "reference-wager-station", sim.port, seat=2, debounce_ms=30
@@ -253,7 +266,9 @@ async def test_single_reading_arrives_within_the_debounce(table: SimulatedTable,
     assert loop.time() - begun < 0.03 + 0.2
 
 
-async def test_wager_before_lock_is_reported_before_the_lock(table: SimulatedTable, start_driver: Any) -> None:
+async def test_wager_before_lock_is_reported_before_the_lock(
+    table: SimulatedTable, start_driver: DriverFactory
+) -> None:
     sim = table.stations[1]
     station, events = await start_driver(
         "wager_station_1", "reference-wager-station", sim.port, seat=1, debounce_ms=500
@@ -266,7 +281,7 @@ async def test_wager_before_lock_is_reported_before_the_lock(table: SimulatedTab
     assert kinds == [WagerDetected, LockAcknowledged]
 
 
-async def test_debounce_off_reports_every_reading(table: SimulatedTable, start_driver: Any) -> None:
+async def test_debounce_off_reports_every_reading(table: SimulatedTable, start_driver: DriverFactory) -> None:
     sim = table.stations[1]
     _station, events = await start_driver("wager_station_1", "reference-wager-station", sim.port, seat=1, debounce_ms=0)
     await events.next(DeviceOnline)
@@ -346,7 +361,7 @@ def test_missing_sim_script(tmp_path: Path) -> None:
         load_sim_script(tmp_path / "absent.toml")
 
 
-async def test_apply_script_to_a_table(rng: random.Random, start_driver: Any) -> None:
+async def test_apply_script_to_a_table(rng: random.Random, start_driver: DriverFactory) -> None:
     script = SimScript(
         decks=(tuple(reversed(FRESH_DECK)),),
         faults=(ScriptedFault("shuffler", Fault(FaultKind.COUNT_53), Trigger("shuffle", 1)),),

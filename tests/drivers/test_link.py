@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TypedDict, Unpack
 
 import pytest
 
@@ -33,8 +34,15 @@ class FakeWriter:
         return await asyncio.wait_for(self.frames.get(), TIMEOUT)
 
 
+class Tuning(TypedDict, total=False):
+    """The Link's timing a test may change."""
+
+    ack_timeout: float
+    retries: int
+
+
 class Harness:
-    def __init__(self, **kwargs: float | int) -> None:
+    def __init__(self, **kwargs: Unpack[Tuning]) -> None:
         self.reader = asyncio.StreamReader()
         self.writer = FakeWriter()
         self.delivered: list[bytes] = []
@@ -47,7 +55,7 @@ class Harness:
             on_data=self.delivered.append,
             on_closed=self.closed_reasons.append,
             initial_seq=7,
-            **kwargs,  # type: ignore[arg-type]
+            **kwargs,
         )
         self.link.start()
 

@@ -3,22 +3,23 @@ dealer-panel driver; malformed counts become faults and the panel keeps working 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from drivers.interfaces import ButtonPressed, CountKeyed, DeviceFault, DeviceOffline, DeviceOnline
 from drivers.sim.faults import Fault, FaultKind, Trigger
 from drivers.sim.table import SimulatedTable
+from tests.drivers.conftest import DriverFactory, Recorder
 
 
-async def started(table: SimulatedTable, start_driver: Any) -> Any:
+async def started(table: SimulatedTable, start_driver: DriverFactory) -> Recorder:
     _panel, events = await start_driver("dealer_panel", "reference-dealer-panel", table.ports["dealer_panel"])
     await events.next(DeviceOnline)
     return events
 
 
-async def test_confirmation_buttons_and_counts_arrive_in_order(table: SimulatedTable, start_driver: Any) -> None:
+async def test_confirmation_buttons_and_counts_arrive_in_order(
+    table: SimulatedTable, start_driver: DriverFactory
+) -> None:
     events = await started(table, start_driver)
     for button in ("inspected", "shuffled", "misdeal", "no_misdeal"):
         await table.panel.press(button)
@@ -29,7 +30,9 @@ async def test_confirmation_buttons_and_counts_arrive_in_order(table: SimulatedT
     assert await events.next(CountKeyed) == CountKeyed("dealer_panel", "chips", 0)
 
 
-async def test_malformed_counts_become_faults_and_the_panel_goes_on(table: SimulatedTable, start_driver: Any) -> None:
+async def test_malformed_counts_become_faults_and_the_panel_goes_on(
+    table: SimulatedTable, start_driver: DriverFactory
+) -> None:
     events = await started(table, start_driver)
     for bad, named in (
         ({"evt": "count", "what": "stub", "count": -3}, "'count'"),
@@ -48,7 +51,9 @@ async def test_malformed_counts_become_faults_and_the_panel_goes_on(table: Simul
     assert [e for e in events.seen if isinstance(e, CountKeyed | ButtonPressed)] == [events.seen[-1]]  # none bad
 
 
-async def test_sim_refuses_unknown_names_and_counts_key_triggers(table: SimulatedTable, start_driver: Any) -> None:
+async def test_sim_refuses_unknown_names_and_counts_key_triggers(
+    table: SimulatedTable, start_driver: DriverFactory
+) -> None:
     events = await started(table, start_driver)
     with pytest.raises(ValueError, match="counts are chips, stub"):
         await table.panel.key_count("cards", 3)

@@ -6,7 +6,6 @@ import asyncio
 import os
 import random
 from pathlib import Path
-from typing import Any
 
 from drivers.interfaces import (
     ButtonPressed,
@@ -26,12 +25,13 @@ from drivers.interfaces import (
 )
 from drivers.sim.shuffler import FRESH_DECK, ShufflerSim
 from drivers.sim.table import SimulatedTable
+from tests.drivers.conftest import DriverFactory
 
 # A false SOF announcing a 1023-byte payload, then noise: the worst kind of garbage for a framer.
 GARBAGE = bytes([0xA5, 0x01, 0x00, 0x07, 0x01, 0x03, 0xFF]) + bytes(random.Random(7).randbytes(200))
 
 
-async def test_shuffler_identifies_and_loads_the_shoe(table: SimulatedTable, start_driver: Any) -> None:
+async def test_shuffler_identifies_and_loads_the_shoe(table: SimulatedTable, start_driver: DriverFactory) -> None:
     shuffler, events = await start_driver("shuffler", "reference-shuffler", table.ports["shuffler"])
     assert isinstance(shuffler, Shuffler)
     online = await events.next(DeviceOnline)
@@ -44,7 +44,7 @@ async def test_shuffler_identifies_and_loads_the_shoe(table: SimulatedTable, sta
     assert table.shoe.cards != list(FRESH_DECK)
 
 
-async def test_scripted_deck_is_used_verbatim(table: SimulatedTable, start_driver: Any) -> None:
+async def test_scripted_deck_is_used_verbatim(table: SimulatedTable, start_driver: DriverFactory) -> None:
     deck = list(reversed(FRESH_DECK))[:51]  # a miscount the controller must notice
     table.shuffler.script_decks([deck])
     shuffler, events = await start_driver("shuffler", "reference-shuffler", table.ports["shuffler"])
@@ -54,7 +54,7 @@ async def test_scripted_deck_is_used_verbatim(table: SimulatedTable, start_drive
     assert table.shoe.cards == deck
 
 
-async def test_shoe_dispenses_stacks_and_stub(table: SimulatedTable, start_driver: Any) -> None:
+async def test_shoe_dispenses_stacks_and_stub(table: SimulatedTable, start_driver: DriverFactory) -> None:
     shoe, events = await start_driver("shoe", "reference-shoe", table.ports["shoe"])
     assert isinstance(shoe, DealingShoe)
     await events.next(DeviceOnline)
@@ -71,7 +71,7 @@ async def test_shoe_dispenses_stacks_and_stub(table: SimulatedTable, start_drive
     assert fault.code == "empty"
 
 
-async def test_wager_station_lock_and_wagers(table: SimulatedTable, start_driver: Any) -> None:
+async def test_wager_station_lock_and_wagers(table: SimulatedTable, start_driver: DriverFactory) -> None:
     sim = table.stations[2]
     station, events = await start_driver("wager_station_2", "reference-wager-station", sim.port, seat=2)
     assert isinstance(station, WagerStation) and station.seat == 2
@@ -94,7 +94,7 @@ async def test_wager_station_lock_and_wagers(table: SimulatedTable, start_driver
     assert not sim.locked
 
 
-async def test_dealer_panel_buttons(table: SimulatedTable, start_driver: Any) -> None:
+async def test_dealer_panel_buttons(table: SimulatedTable, start_driver: DriverFactory) -> None:
     panel, events = await start_driver("dealer_panel", "reference-dealer-panel", table.ports["dealer_panel"])
     assert isinstance(panel, DealerPanel)
     await events.next(DeviceOnline)
@@ -104,7 +104,7 @@ async def test_dealer_panel_buttons(table: SimulatedTable, start_driver: Any) ->
     assert (await events.next(ButtonPressed)).button == "fold"
 
 
-async def test_garbage_between_frames_in_both_directions(table: SimulatedTable, start_driver: Any) -> None:
+async def test_garbage_between_frames_in_both_directions(table: SimulatedTable, start_driver: DriverFactory) -> None:
     shoe, events = await start_driver("shoe", "reference-shoe", table.ports["shoe"])
     await events.next(DeviceOnline)
     table.shoe.load(["As", "Kd", "2c", "Th"])
@@ -123,7 +123,7 @@ async def test_garbage_between_frames_in_both_directions(table: SimulatedTable, 
     assert any(isinstance(e, DeviceFault) and e.code == "line_noise" for e in events.seen)
 
 
-async def test_invalid_device_messages_become_faults(table: SimulatedTable, start_driver: Any) -> None:
+async def test_invalid_device_messages_become_faults(table: SimulatedTable, start_driver: DriverFactory) -> None:
     sim = table.stations[1]
     _station, events = await start_driver("wager_station_1", "reference-wager-station", sim.port, seat=1)
     await events.next(DeviceOnline)
@@ -140,7 +140,7 @@ async def test_invalid_device_messages_become_faults(table: SimulatedTable, star
     assert (await events.next(WagerDetected)).amount_cents == 100
 
 
-async def test_unplug_reports_offline(table: SimulatedTable, start_driver: Any) -> None:
+async def test_unplug_reports_offline(table: SimulatedTable, start_driver: DriverFactory) -> None:
     _panel, events = await start_driver("dealer_panel", "reference-dealer-panel", table.ports["dealer_panel"])
     await events.next(DeviceOnline)
     await table.panel.stop()
@@ -148,7 +148,9 @@ async def test_unplug_reports_offline(table: SimulatedTable, start_driver: Any) 
     assert offline.device_id == "dealer_panel" and offline.reason
 
 
-async def test_reconnects_when_stable_name_reappears(tmp_path: Path, rng: random.Random, start_driver: Any) -> None:
+async def test_reconnects_when_stable_name_reappears(
+    tmp_path: Path, rng: random.Random, start_driver: DriverFactory
+) -> None:
     stable = tmp_path / "ttyShuffler"  # what a udev symlink gives in production
     first = ShufflerSim("shuffler", rng, lambda deck: None)
     await first.start()
@@ -170,7 +172,7 @@ async def test_reconnects_when_stable_name_reappears(tmp_path: Path, rng: random
         await second.stop()
 
 
-async def test_absent_port_is_offline_and_commands_fault(tmp_path: Path, start_driver: Any) -> None:
+async def test_absent_port_is_offline_and_commands_fault(tmp_path: Path, start_driver: DriverFactory) -> None:
     loop = asyncio.get_running_loop()
     begun = loop.time()
     shoe, events = await start_driver("shoe", "reference-shoe", str(tmp_path / "nothing"))
@@ -180,7 +182,7 @@ async def test_absent_port_is_offline_and_commands_fault(tmp_path: Path, start_d
     assert (await events.next(DeviceFault)).code == "offline"
 
 
-async def test_simulator_answers_bad_commands_with_faults(table: SimulatedTable, start_driver: Any) -> None:
+async def test_simulator_answers_bad_commands_with_faults(table: SimulatedTable, start_driver: DriverFactory) -> None:
     shoe, events = await start_driver("shoe", "reference-shoe", table.ports["shoe"])
     await events.next(DeviceOnline)
     assert await shoe.command({"cmd": "teleport"})
@@ -193,7 +195,9 @@ async def test_simulator_answers_bad_commands_with_faults(table: SimulatedTable,
     assert (await events.next(StackDispensed)).cards == ("5h",)
 
 
-async def test_silent_device_times_out_and_heartbeat_takes_it_offline(table: SimulatedTable, start_driver: Any) -> None:
+async def test_silent_device_times_out_and_heartbeat_takes_it_offline(
+    table: SimulatedTable, start_driver: DriverFactory
+) -> None:
     shuffler, events = await start_driver(
         "shuffler", "reference-shuffler", table.ports["shuffler"], heartbeat_interval=0.2
     )

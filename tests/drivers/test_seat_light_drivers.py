@@ -10,13 +10,17 @@ from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline, SeatLig
 from drivers.protocol import HOST_ADDRESS
 from drivers.reference.wager_bus import ReferenceWagerBus
 from drivers.registry import create_driver
+from drivers.sim.table import SimulatedTable
 from drivers.sim.wager_bus import WagerBusSim
 from drivers.sim.wager_station import WagerStationSim
+from tests.drivers.conftest import DriverFactory
 
 TIMEOUT = 5.0  # failure bound only
 
 
-async def test_reference_station_lights_and_darkens_its_seat(table: Any, start_driver: Any) -> None:
+async def test_reference_station_lights_and_darkens_its_seat(
+    table: SimulatedTable, start_driver: DriverFactory
+) -> None:
     sim: WagerStationSim = table.stations[2]
     station, events = await start_driver("wager_station_2", "reference-wager-station", sim.port, seat=2)
     assert isinstance(station, WagerStation) and isinstance(station, SeatLights)
@@ -35,7 +39,7 @@ async def test_reference_station_lights_and_darkens_its_seat(table: Any, start_d
     assert table.stations[1].light_history == [False]
 
 
-async def test_replugged_station_comes_back_dark(table: Any, start_driver: Any) -> None:
+async def test_replugged_station_comes_back_dark(table: SimulatedTable, start_driver: DriverFactory) -> None:
     sim: WagerStationSim = table.stations[1]
     station, events = await start_driver("wager_station_1", "reference-wager-station", sim.port, seat=1)
     await events.next(DeviceOnline)
@@ -53,7 +57,7 @@ async def test_replugged_station_comes_back_dark(table: Any, start_driver: Any) 
     assert sim.light_history == [False, True, False, True]
 
 
-async def test_bad_light_report_is_a_bad_message(table: Any, start_driver: Any) -> None:
+async def test_bad_light_report_is_a_bad_message(table: SimulatedTable, start_driver: DriverFactory) -> None:
     sim: WagerStationSim = table.stations[1]
     _station, events = await start_driver("wager_station_1", "reference-wager-station", sim.port, seat=1)
     await events.next(DeviceOnline)
@@ -62,7 +66,7 @@ async def test_bad_light_report_is_a_bad_message(table: Any, start_driver: Any) 
     assert fault.code == "bad_message" and "'on' must be true or false" in fault.detail
 
 
-async def test_sim_refuses_a_light_command_without_on(table: Any) -> None:
+async def test_sim_refuses_a_light_command_without_on(table: SimulatedTable) -> None:
     # Speak to the simulator as a host whose firmware sends a malformed command: bad_command, nothing changes.
     from drivers.link import Link
     from drivers.serial_port import open_serial

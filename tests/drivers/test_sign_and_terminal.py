@@ -24,6 +24,7 @@ from drivers.interfaces import (
 from drivers.registry import DriverConfigError, available_drivers, create_driver
 from drivers.sim.faults import Fault, FaultKind
 from drivers.sim.table import SimulatedTable
+from tests.drivers.conftest import DriverFactory, Recorder
 
 LEVELS = {"mega": 1250000, "major": 180000, "minor": 2500}
 
@@ -34,7 +35,7 @@ async def extras_table(rng: random.Random) -> AsyncIterator[SimulatedTable]:
         yield simulated
 
 
-async def start_sign(table: SimulatedTable, start_driver: Any, **settings: Any) -> tuple[Any, Any]:
+async def start_sign(table: SimulatedTable, start_driver: DriverFactory, **settings: Any) -> tuple[Any, Recorder]:
     sign, events = await start_driver(
         "progressive_sign", "reference-progressive-sign", table.ports["progressive_sign"], **settings
     )
@@ -42,7 +43,7 @@ async def start_sign(table: SimulatedTable, start_driver: Any, **settings: Any) 
     return sign, events
 
 
-async def start_terminal(table: SimulatedTable, start_driver: Any, seat: int) -> tuple[Any, Any]:
+async def start_terminal(table: SimulatedTable, start_driver: DriverFactory, seat: int) -> tuple[Any, Recorder]:
     device_id = f"wager_terminal_{seat}"
     terminal, events = await start_driver(device_id, "reference-wager-terminal", table.ports[device_id], seat=seat)
     await events.next(DeviceOnline)
@@ -52,7 +53,7 @@ async def start_terminal(table: SimulatedTable, start_driver: Any, seat: int) ->
 # --- progressive sign ------------------------------------------------------------------------------
 
 
-async def test_sign_identifies_and_shows_levels(extras_table: SimulatedTable, start_driver: Any) -> None:
+async def test_sign_identifies_and_shows_levels(extras_table: SimulatedTable, start_driver: DriverFactory) -> None:
     sign, events = await start_driver(
         "progressive_sign", "reference-progressive-sign", extras_table.ports["progressive_sign"]
     )
@@ -70,7 +71,7 @@ async def test_sign_identifies_and_shows_levels(extras_table: SimulatedTable, st
     assert extras_table.sign.levels == {"mega": 1250100}
 
 
-async def test_sign_records_wins(extras_table: SimulatedTable, start_driver: Any) -> None:
+async def test_sign_records_wins(extras_table: SimulatedTable, start_driver: DriverFactory) -> None:
     sign, events = await start_sign(extras_table, start_driver)
     await sign.show_win("major", 180000, 3)
     await sign.show_win("minor", 2500, 1)
@@ -96,7 +97,7 @@ async def test_sign_records_wins(extras_table: SimulatedTable, start_driver: Any
     ],
 )
 async def test_sign_refuses_bad_requests_without_sending(
-    extras_table: SimulatedTable, start_driver: Any, call: str, args: tuple[Any, ...], field: str
+    extras_table: SimulatedTable, start_driver: DriverFactory, call: str, args: tuple[Any, ...], field: str
 ) -> None:
     sign, events = await start_sign(extras_table, start_driver)
     await getattr(sign, call)(*args)
@@ -107,7 +108,7 @@ async def test_sign_refuses_bad_requests_without_sending(
     assert extras_table.sign is not None and extras_table.sign.wins == []
 
 
-async def test_sign_bad_messages_become_faults(extras_table: SimulatedTable, start_driver: Any) -> None:
+async def test_sign_bad_messages_become_faults(extras_table: SimulatedTable, start_driver: DriverFactory) -> None:
     _sign, events = await start_sign(extras_table, start_driver)
     assert extras_table.sign is not None
     for bad, expect in (
@@ -124,7 +125,7 @@ async def test_sign_bad_messages_become_faults(extras_table: SimulatedTable, sta
         assert fault.code == "bad_message" and expect in fault.detail, fault
 
 
-async def test_sign_faults_unplug_replug_garbage(extras_table: SimulatedTable, start_driver: Any) -> None:
+async def test_sign_faults_unplug_replug_garbage(extras_table: SimulatedTable, start_driver: DriverFactory) -> None:
     sim = extras_table.sign
     assert sim is not None
     sign, events = await start_sign(extras_table, start_driver)
@@ -146,7 +147,7 @@ async def test_sign_faults_unplug_replug_garbage(extras_table: SimulatedTable, s
     assert sim.wins == [("mega", 1250000, 2)]
 
 
-async def test_sign_slow_and_no_reply(extras_table: SimulatedTable, start_driver: Any) -> None:
+async def test_sign_slow_and_no_reply(extras_table: SimulatedTable, start_driver: DriverFactory) -> None:
     sim = extras_table.sign
     assert sim is not None
     sign, events = await start_sign(extras_table, start_driver, heartbeat_interval=0.2)
@@ -171,7 +172,7 @@ async def test_sign_has_no_behaviour_faults(extras_table: SimulatedTable) -> Non
 # --- electronic wagering terminal ------------------------------------------------------------------
 
 
-async def test_terminal_wagers_lock_and_refusal(extras_table: SimulatedTable, start_driver: Any) -> None:
+async def test_terminal_wagers_lock_and_refusal(extras_table: SimulatedTable, start_driver: DriverFactory) -> None:
     sim = extras_table.terminals[2]
     terminal, events = await start_driver("wager_terminal_2", "reference-wager-terminal", sim.port, seat=2)
     assert isinstance(terminal, ElectronicWagerTerminal) and terminal.seat == 2
@@ -193,7 +194,7 @@ async def test_terminal_wagers_lock_and_refusal(extras_table: SimulatedTable, st
     assert (await events.next(WagerDetected)).amount_cents == 200
 
 
-async def test_terminal_credits_once_per_reference(extras_table: SimulatedTable, start_driver: Any) -> None:
+async def test_terminal_credits_once_per_reference(extras_table: SimulatedTable, start_driver: DriverFactory) -> None:
     sim = extras_table.terminals[3]
     terminal, events = await start_terminal(extras_table, start_driver, 3)
 
@@ -227,7 +228,7 @@ async def test_terminal_credits_once_per_reference(extras_table: SimulatedTable,
     ],
 )
 async def test_terminal_refuses_bad_credit_without_sending(
-    extras_table: SimulatedTable, start_driver: Any, amount: Any, reference: Any, field: str
+    extras_table: SimulatedTable, start_driver: DriverFactory, amount: Any, reference: Any, field: str
 ) -> None:
     terminal, events = await start_terminal(extras_table, start_driver, 1)
     await terminal.credit(amount, reference)
@@ -238,7 +239,7 @@ async def test_terminal_refuses_bad_credit_without_sending(
     assert extras_table.terminals[1].credits == []
 
 
-async def test_terminal_bad_messages_become_faults(extras_table: SimulatedTable, start_driver: Any) -> None:
+async def test_terminal_bad_messages_become_faults(extras_table: SimulatedTable, start_driver: DriverFactory) -> None:
     sim = extras_table.terminals[1]
     _terminal, events = await start_terminal(extras_table, start_driver, 1)
     for bad, expect in (
@@ -257,7 +258,9 @@ async def test_terminal_bad_messages_become_faults(extras_table: SimulatedTable,
     assert (await events.next(WagerDetected)).amount_cents == 100
 
 
-async def test_terminal_unplugged_mid_credit_pays_nothing(extras_table: SimulatedTable, start_driver: Any) -> None:
+async def test_terminal_unplugged_mid_credit_pays_nothing(
+    extras_table: SimulatedTable, start_driver: DriverFactory
+) -> None:
     sim = extras_table.terminals[2]
     terminal, events = await start_terminal(extras_table, start_driver, 2)
     await sim.inject(Fault(FaultKind.UNPLUG), "credit 1")
@@ -273,7 +276,7 @@ async def test_terminal_unplugged_mid_credit_pays_nothing(extras_table: Simulate
     assert sim.credits == [(4900, "r-7-s2")]
 
 
-async def test_terminal_offline_commands_fault(extras_table: SimulatedTable, start_driver: Any) -> None:
+async def test_terminal_offline_commands_fault(extras_table: SimulatedTable, start_driver: DriverFactory) -> None:
     sim = extras_table.terminals[1]
     terminal, events = await start_terminal(extras_table, start_driver, 1)
     await sim.unplug()

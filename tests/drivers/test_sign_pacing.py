@@ -6,7 +6,6 @@ import asyncio
 import itertools
 import random
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -16,6 +15,7 @@ from drivers.interfaces import DeviceFault, DeviceOnline, MetersShown
 from drivers.registry import DriverConfigError, create_driver
 from drivers.sign_pacing import ManualClock, SignPacer
 from drivers.sim.table import SimulatedTable
+from tests.drivers.conftest import DriverFactory
 
 TIMEOUT = 5.0
 LEVELS = {"mega": 1_250_000, "major": 180_000, "minor": 41_000}
@@ -81,9 +81,13 @@ def test_any_request_pattern(requests: list[tuple[str, float]], rate: float) -> 
         sent.append((now, taken))
     times = [t for t, (kind, _) in sent if kind == "levels"]
     assert all(b - a >= 1 / rate - 1e-9 for a, b in itertools.pairwise(times))
-    wins = [(t, item) for t, (kind, item) in sent if kind == "win"]
+    wins: list[tuple[float, int]] = []
+    for t, (kind, item) in sent:
+        if kind == "win":
+            assert isinstance(item, int)  # a win is the number want_win was given
+            wins.append((t, item))
     assert [w for _, w in wins] == sorted(asked_at)
-    assert all(t == asked_at[w] for t, w in wins)  # type: ignore[index]
+    assert all(t == asked_at[w] for t, w in wins)
     levels_sent = [item for _, (kind, item) in sent if kind == "levels"]
     assert (levels_sent[-1] if levels_sent else None) == last_levels
 
@@ -98,7 +102,7 @@ async def extras_table() -> AsyncIterator[SimulatedTable]:
 
 
 async def test_reference_sign_coalesces_and_spaces_updates_on_the_clock(
-    extras_table: SimulatedTable, start_driver: Any
+    extras_table: SimulatedTable, start_driver: DriverFactory
 ) -> None:
     sim = extras_table.sign
     assert sim is not None
@@ -139,7 +143,7 @@ async def test_reference_sign_coalesces_and_spaces_updates_on_the_clock(
 
 
 async def test_reference_sign_shows_the_latest_values_again_after_a_replug(
-    extras_table: SimulatedTable, start_driver: Any
+    extras_table: SimulatedTable, start_driver: DriverFactory
 ) -> None:
     sim = extras_table.sign
     assert sim is not None

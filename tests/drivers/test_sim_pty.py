@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import selectors
 
 from drivers.sim.pty import PtyEndpoint
 
@@ -12,8 +13,11 @@ FAILURE_BOUND = 20.0  # failure bound only
 
 
 def _writer_registered(loop: asyncio.AbstractEventLoop, fd: int) -> bool:
+    # The selector is private to asyncio's selector event loop, the one the tests run on.
+    selector: selectors.BaseSelector | None = getattr(loop, "_selector", None)
+    assert selector is not None
     try:
-        key = loop._selector.get_key(fd)  # type: ignore[attr-defined]
+        key = selector.get_key(fd)
     except KeyError:
         return False
     return key.data[1] is not None  # (reader handle, writer handle)

@@ -28,9 +28,10 @@ import errno
 import threading
 import time
 from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pytest
 import usb.backend
@@ -59,7 +60,7 @@ class _Handle:
 
 
 @dataclass(eq=False)
-class FakeHidBackend(usb.backend.IBackend):  # type: ignore[misc]
+class FakeHidBackend(usb.backend.IBackend):
     """One HID button panel behind a libusb-shaped backend (see the module docstring)."""
 
     present: bool = True
@@ -340,8 +341,14 @@ def panel_threads(device_id: str) -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == f"usb-panel:{device_id}" and t.is_alive()]
 
 
+class StartPanel(Protocol):
+    """The started fixture: a running UsbHidDealerPanel on this backend, and its Recorder."""
+
+    async def __call__(self, backend: FakeHidBackend, **overrides: Any) -> tuple[UsbHidDealerPanel, Recorder]: ...
+
+
 @pytest.fixture
-async def started() -> Any:
+async def started() -> AsyncIterator[StartPanel]:
     """started(backend, **settings) -> (running panel, Recorder); every panel is stopped afterwards."""
     panels: list[UsbHidDealerPanel] = []
 
@@ -358,7 +365,7 @@ async def started() -> Any:
         await panel.stop()
 
 
-async def test_online_with_identity_from_descriptors(started: Any) -> None:
+async def test_online_with_identity_from_descriptors(started: StartPanel) -> None:
     backend = FakeHidBackend()
     panel, events = await started(backend)
     assert isinstance(panel, DealerPanel)
@@ -377,12 +384,12 @@ async def test_online_with_identity_from_descriptors(started: Any) -> None:
     assert backend.claimed == {0}
 
 
-async def test_start_returns_with_online_already_delivered(started: Any) -> None:
+async def test_start_returns_with_online_already_delivered(started: StartPanel) -> None:
     _, events = await started(FakeHidBackend())
     assert isinstance(events.queue.get_nowait(), DeviceOnline)
 
 
-async def test_press_gives_one_event_with_the_mapped_name(started: Any) -> None:
+async def test_press_gives_one_event_with_the_mapped_name(started: StartPanel) -> None:
     backend = FakeHidBackend()
     _, events = await started(backend)
     await events.next(DeviceOnline)
@@ -393,7 +400,7 @@ async def test_press_gives_one_event_with_the_mapped_name(started: Any) -> None:
     assert events.queue.empty()
 
 
-async def test_held_button_fires_once(started: Any) -> None:
+async def test_held_button_fires_once(started: StartPanel) -> None:
     backend = FakeHidBackend()
     _, events = await started(backend)
     await events.next(DeviceOnline)
@@ -404,7 +411,7 @@ async def test_held_button_fires_once(started: Any) -> None:
     assert await events.presses(2) == ["no_more_bets", "fold"]
 
 
-async def test_two_buttons_in_one_report_give_two_events(started: Any) -> None:
+async def test_two_buttons_in_one_report_give_two_events(started: StartPanel) -> None:
     backend = FakeHidBackend()
     _, events = await started(backend)
     await events.next(DeviceOnline)
@@ -412,7 +419,7 @@ async def test_two_buttons_in_one_report_give_two_events(started: Any) -> None:
     assert await events.presses(2) == ["no_more_bets", "fold"]
 
 
-async def test_release_gives_nothing_and_rearms_the_button(started: Any) -> None:
+async def test_release_gives_nothing_and_rearms_the_button(started: StartPanel) -> None:
     backend = FakeHidBackend()
     _, events = await started(backend)
     await events.next(DeviceOnline)
@@ -424,7 +431,7 @@ async def test_release_gives_nothing_and_rearms_the_button(started: Any) -> None
     assert await events.presses(2) == ["fold", "fold"]
 
 
-async def test_unmapped_bits_are_ignored(started: Any) -> None:
+async def test_unmapped_bits_are_ignored(started: StartPanel) -> None:
     backend = FakeHidBackend()
     _, events = await started(backend)
     await events.next(DeviceOnline)
@@ -434,7 +441,7 @@ async def test_unmapped_bits_are_ignored(started: Any) -> None:
     assert await events.presses(1) == ["no_more_bets"]
 
 
-async def test_bits_beyond_the_first_byte(started: Any) -> None:
+async def test_bits_beyond_the_first_byte(started: StartPanel) -> None:
     backend = FakeHidBackend()
     _, events = await started(backend, buttons={9: "fold", 16: "no_more_bets"})
     await events.next(DeviceOnline)
@@ -443,7 +450,7 @@ async def test_bits_beyond_the_first_byte(started: Any) -> None:
     assert await events.presses(2) == ["fold", "no_more_bets"]
 
 
-async def test_short_report_is_a_fault_not_a_press(started: Any) -> None:
+async def test_short_report_is_a_fault_not_a_press(started: StartPanel) -> None:
     backend = FakeHidBackend()
     _, events = await started(backend)
     await events.next(DeviceOnline)
@@ -454,7 +461,7 @@ async def test_short_report_is_a_fault_not_a_press(started: Any) -> None:
     assert await events.presses(1) == ["no_more_bets"]
 
 
-async def test_unplug_goes_offline_and_replug_comes_back(started: Any) -> None:
+async def test_unplug_goes_offline_and_replug_comes_back(started: StartPanel) -> None:
     backend = FakeHidBackend()
     _, events = await started(backend)
     await events.next(DeviceOnline)
@@ -479,7 +486,7 @@ async def test_unplug_goes_offline_and_replug_comes_back(started: Any) -> None:
     ]
 
 
-async def test_absent_at_start_goes_offline_once_then_online(started: Any) -> None:
+async def test_absent_at_start_goes_offline_once_then_online(started: StartPanel) -> None:
     backend = FakeHidBackend(present=False)
     _, events = await started(backend)
     # start() returned after the first attempt settled, so the offline is already there.
@@ -492,7 +499,7 @@ async def test_absent_at_start_goes_offline_once_then_online(started: Any) -> No
     assert [type(e) for e in events.seen] == [DeviceOnline, ButtonPressed]
 
 
-async def test_serial_number_selects_the_panel(started: Any) -> None:
+async def test_serial_number_selects_the_panel(started: StartPanel) -> None:
     _, events = await started(FakeHidBackend(), serial_number="SOMEONE-ELSE")
     offline = await events.next(DeviceOffline)
     assert "SOMEONE-ELSE" in offline.reason
@@ -502,7 +509,7 @@ async def test_serial_number_selects_the_panel(started: Any) -> None:
     await events.next(DeviceOnline)
 
 
-async def test_wrong_endpoint_is_a_driver_fault_reported_once(started: Any) -> None:
+async def test_wrong_endpoint_is_a_driver_fault_reported_once(started: StartPanel) -> None:
     backend = FakeHidBackend()
     _, events = await started(backend, endpoint=0x82)
     fault = await events.next(DeviceFault)
@@ -511,7 +518,7 @@ async def test_wrong_endpoint_is_a_driver_fault_reported_once(started: Any) -> N
     assert backend.claimed == set() and backend.open_handles == 0
 
 
-async def test_failing_sink_does_not_stop_the_panel(started: Any) -> None:
+async def test_failing_sink_does_not_stop_the_panel(started: StartPanel) -> None:
     backend = FakeHidBackend()
     events = Recorder()
 
@@ -532,7 +539,7 @@ async def test_failing_sink_does_not_stop_the_panel(started: Any) -> None:
         await panel.stop()
 
 
-async def test_stop_is_prompt_and_releases_the_panel(started: Any) -> None:
+async def test_stop_is_prompt_and_releases_the_panel(started: StartPanel) -> None:
     backend = FakeHidBackend()
     panel, events = await started(backend, read_timeout_ms=500)  # the longest blocking read allowed
     await events.next(DeviceOnline)
@@ -546,7 +553,7 @@ async def test_stop_is_prompt_and_releases_the_panel(started: Any) -> None:
     await panel.stop()  # a second stop is harmless
 
 
-async def test_stop_while_offline_is_prompt(started: Any) -> None:
+async def test_stop_while_offline_is_prompt(started: StartPanel) -> None:
     panel, events = await started(FakeHidBackend(present=False))
     await events.next(DeviceOffline)
     began = time.monotonic()
@@ -609,7 +616,7 @@ def test_bad_settings_name_the_field(change: dict[str, Any], field_name: str) ->
     assert field_name in str(info.value) and "invalid settings" in str(info.value)
 
 
-async def test_dealer_confirmation_keys_in_the_key_map(started: Any) -> None:
+async def test_dealer_confirmation_keys_in_the_key_map(started: StartPanel) -> None:
     """The docs' key map (docs/usb-panel.md) with the dealer's confirmations; counts stay unsupported on HID."""
     backend = FakeHidBackend()
     keys = {0: "no_more_bets", 1: "fold", 2: "inspected", 3: "shuffled", 4: "misdeal", 5: "no_misdeal"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import pytest
 
@@ -13,6 +13,7 @@ from controller.config.errors import ConfigError
 from controller.config.table import demo_config, parse_config
 from controller.shell.runner import build_devices
 from drivers.interfaces import (
+    DeviceEvent,
     DeviceOffline,
     DeviceOnline,
     LockAcknowledged,
@@ -31,17 +32,20 @@ SEATS = range(1, 8)
 ADDRESSES = {seat: 10 + seat for seat in SEATS}
 
 
+E = TypeVar("E", bound=DeviceEvent)
+
+
 class Recorder:
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()
-        self.seen: list[Any] = []
+        self.queue: asyncio.Queue[DeviceEvent] = asyncio.Queue()
+        self.seen: list[DeviceEvent] = []
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: DeviceEvent) -> None:
         self.seen.append(event)
         self.queue.put_nowait(event)
 
-    async def next(self, kind: type[Any]) -> Any:
-        async def find() -> Any:
+    async def next(self, kind: type[E]) -> E:
+        async def find() -> E:
             while True:
                 event = await self.queue.get()
                 if isinstance(event, kind):
@@ -61,8 +65,14 @@ async def bus_sim() -> AsyncIterator[WagerBusSim]:
 Started = tuple[ReferenceWagerBus, dict[int, BusWagerStation], dict[int, Recorder]]
 
 
+class StartBus(Protocol):
+    """The bus fixture: the bus driver on the simulated line, every station started with its Recorder."""
+
+    async def __call__(self, **settings: Any) -> Started: ...
+
+
 @pytest.fixture
-async def bus(bus_sim: WagerBusSim) -> AsyncIterator[Any]:
+async def bus(bus_sim: WagerBusSim) -> AsyncIterator[StartBus]:
     started: list[BusWagerStation] = []
 
     async def start(**settings: Any) -> Started:
@@ -90,7 +100,7 @@ async def all_online(recorders: dict[int, Recorder]) -> list[DeviceOnline]:
     return list(await asyncio.gather(*(r.next(DeviceOnline) for r in recorders.values())))
 
 
-async def test_seven_stations_on_one_line_come_online(bus: Any) -> None:
+async def test_seven_stations_on_one_line_come_online(bus: StartBus) -> None:
     _driver, stations, recorders = await bus()
     assert [s.device_id for s in stations.values()] == [f"wager_station_{seat}" for seat in SEATS]
     assert all(isinstance(s, WagerStation) and s.seat == seat for seat, s in stations.items())
@@ -100,7 +110,7 @@ async def test_seven_stations_on_one_line_come_online(bus: Any) -> None:
     assert not any(isinstance(ev, DeviceOffline) for r in recorders.values() for ev in r.seen)
 
 
-async def test_lock_goes_to_every_station_at_once(bus: Any, bus_sim: WagerBusSim) -> None:
+async def test_lock_goes_to_every_station_at_once(bus: StartBus, bus_sim: WagerBusSim) -> None:
     driver, stations, recorders = await bus()
     await all_online(recorders)
     locking = [asyncio.create_task(s.lock()) for s in stations.values()]
@@ -118,7 +128,7 @@ async def test_lock_goes_to_every_station_at_once(bus: Any, bus_sim: WagerBusSim
     assert [(a.seat, a.locked) for a in acks] == [(seat, False) for seat in SEATS]
 
 
-async def test_wager_reaches_its_own_seat_only(bus: Any, bus_sim: WagerBusSim) -> None:
+async def test_wager_reaches_its_own_seat_only(bus: StartBus, bus_sim: WagerBusSim) -> None:
     _driver, _stations, recorders = await bus()
     await all_online(recorders)
     await bus_sim.stations[4].place("ante", 500)
@@ -128,7 +138,7 @@ async def test_wager_reaches_its_own_seat_only(bus: Any, bus_sim: WagerBusSim) -
     assert [ev for seat, r in recorders.items() if seat != 4 for ev in r.seen if isinstance(ev, WagerDetected)] == []
 
 
-async def test_chatter_is_debounced_per_station(bus: Any, bus_sim: WagerBusSim) -> None:
+async def test_chatter_is_debounced_per_station(bus: StartBus, bus_sim: WagerBusSim) -> None:
     _driver, _stations, recorders = await bus()
     await all_online(recorders)
     await bus_sim.stations[2].inject(Fault(FaultKind.CHATTER))
@@ -138,7 +148,7 @@ async def test_chatter_is_debounced_per_station(bus: Any, bus_sim: WagerBusSim) 
     assert len([ev for ev in recorders[2].seen if isinstance(ev, WagerDetected)]) == 1
 
 
-async def test_silent_station_goes_offline_alone(bus: Any, bus_sim: WagerBusSim) -> None:
+async def test_silent_station_goes_offline_alone(bus: StartBus, bus_sim: WagerBusSim) -> None:
     _driver, stations, recorders = await bus(heartbeat_interval=0.1, ack_timeout=0.05, retries=1)
     await all_online(recorders)
     await bus_sim.stations[3].inject(Fault(FaultKind.NO_REPLY))
@@ -153,7 +163,7 @@ async def test_silent_station_goes_offline_alone(bus: Any, bus_sim: WagerBusSim)
     assert (await recorders[3].next(DeviceOnline)).device_id == "wager_station_3"
 
 
-async def test_unplugged_line_takes_every_station_offline(bus: Any, bus_sim: WagerBusSim) -> None:
+async def test_unplugged_line_takes_every_station_offline(bus: StartBus, bus_sim: WagerBusSim) -> None:
     _driver, stations, recorders = await bus()
     await all_online(recorders)
     await bus_sim.unplug()
@@ -225,10 +235,13 @@ def test_bus_config_builds_a_station_per_seat() -> None:
     stations = {k: v for k, v in devices.items() if k.startswith("wager_station_")}
     assert sorted(stations) == [f"wager_station_{seat}" for seat in SEATS]
     assert all(isinstance(s, WagerStation) and s.device_id == k for k, s in stations.items())
-    assert all(s.settings.port == "/dev/tablectl/wager-bus" for s in stations.values())  # type: ignore[attr-defined]
+    assert all(
+        isinstance(s, BusWagerStation) and s.settings.port == "/dev/tablectl/wager-bus" for s in stations.values()
+    )
 
     moved = build_devices(config, {"wager_bus": "/tmp/sim-bus"})
-    assert moved["wager_station_3"].settings.port == "/tmp/sim-bus"  # type: ignore[attr-defined]
+    station_3 = moved["wager_station_3"]
+    assert isinstance(station_3, BusWagerStation) and station_3.settings.port == "/tmp/sim-bus"
 
 
 def test_stations_and_bus_can_share_the_seats() -> None:

@@ -20,6 +20,7 @@ import pytest
 from controller.config.table import TableConfig, demo_config
 from controller.core.cards import STANDARD_DECK
 from controller.people.demo import ScriptedPolicy, ScriptedRound, play
+from tests.conftest import Mosquitto, Subscribe
 
 pytestmark = pytest.mark.e2e
 
@@ -146,7 +147,9 @@ def _check_round(events: list[dict[str, Any]]) -> None:
     assert leaks == []
 
 
-async def test_two_scripted_rounds_reach_an_independent_subscriber(mosquitto, subscribe, unique_id, tmp_path):
+async def test_two_scripted_rounds_reach_an_independent_subscriber(
+    mosquitto: Mosquitto, subscribe: Subscribe, unique_id: str, tmp_path: Path
+) -> None:
     config = _config(unique_id, "e2e")
     sub = subscribe(f"e2e/{unique_id}/#")
     policy = ScriptedPolicy([ScriptedRound(ROUND.wagers, ROUND.decisions, late=(6, "ante", 500))])
@@ -183,7 +186,7 @@ async def test_two_scripted_rounds_reach_an_independent_subscriber(mosquitto, su
     assert db.execute("select count(*), max(seq) from events").fetchone() == (len(events), len(events))
 
 
-async def test_table_keeps_playing_and_journaling_without_a_broker(tmp_path):
+async def test_table_keeps_playing_and_journaling_without_a_broker(tmp_path: Path) -> None:
     import socket
 
     with socket.socket() as s:  # a port nobody listens on
@@ -208,7 +211,7 @@ async def test_table_keeps_playing_and_journaling_without_a_broker(tmp_path):
     assert db.execute("select count(*) from events where published_at is not null").fetchone() == (0,)
 
 
-def test_tablectl_demo_command(mosquitto, subscribe, tmp_path):
+def test_tablectl_demo_command(mosquitto: Mosquitto, subscribe: Subscribe, tmp_path: Path) -> None:
     """The command a new user runs: plays N rounds, shows them, publishes them, exits 0."""
     sub = subscribe("tablectl/demo-ms-1/event")
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path)}
@@ -243,7 +246,7 @@ def test_tablectl_demo_command(mosquitto, subscribe, tmp_path):
     assert Path(tmp_path, "tablectl", "demo-ms-1.sqlite").exists()
 
 
-def test_tablectl_demo_rejects_bad_arguments():
+def test_tablectl_demo_rejects_bad_arguments() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "controller.cli", "demo", "--rounds", "0"],
         capture_output=True,
@@ -263,7 +266,7 @@ def test_tablectl_demo_rejects_bad_arguments():
     assert proc.returncode == 2 and "--broker" in proc.stderr
 
 
-def test_demo_takes_a_sim_script(tmp_path):
+def test_demo_takes_a_sim_script(tmp_path: Path) -> None:
     """A fault scripted for the simulators meets the chapter's remedy, as an operator would try it."""
     script = tmp_path / "jam.toml"
     script.write_text('[[faults]]\ndevice = "shuffler"\nfault = "jam"\nwhen = "shuffle 1"\n')

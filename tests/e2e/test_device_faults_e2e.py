@@ -10,6 +10,7 @@ import asyncio
 import inspect
 import json
 import sqlite3
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,7 @@ def _events(journal: Path) -> list[dict[str, Any]]:
     return [{"type": t, "rule": r, "round_id": rid, "payload": json.loads(p)} for t, r, rid, p in rows]
 
 
-def _run(table_id: str, journal: Path, script: SimScript) -> Any:
+def _run(table_id: str, journal: Path, script: SimScript) -> Coroutine[Any, Any, int]:
     # Passed by keyword dict so the module still imports (and skips) while play lacks the parameter.
     extra: dict[str, Any] = {"sim_script": script}
     return play(

@@ -49,6 +49,7 @@ from controller.progressive.parameters import TableProgressives, table_progressi
 from controller.shell.service import METERS_RECORD
 from controller.store import snapshot
 from controller.store.journal import JournalReader
+from tests.conftest import Mosquitto, Received, Subscribe, Subscriber
 
 pytestmark = pytest.mark.e2e
 
@@ -244,11 +245,11 @@ class Daemon:
 class Live:
     """Reads the subscriber's messages incrementally, for a wait that is not O(n) per message."""
 
-    def __init__(self, sub: Any, topic: str) -> None:
+    def __init__(self, sub: Subscriber, topic: str) -> None:
         self.sub, self.topic, self.cursor = sub, topic, 0
 
     def wait_for(self, type_: str, after_seq: int, within: float) -> None:
-        def seen(messages: list[Any]) -> bool:
+        def seen(messages: list[Received]) -> bool:
             while self.cursor < len(messages):
                 m = messages[self.cursor]
                 self.cursor += 1
@@ -263,7 +264,7 @@ class Live:
 
 @pytest.mark.parametrize("name", list(TABLES))
 def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(
-    name: str, mosquitto: Any, subscribe: Any, unique_id: str, tmp_path: Path
+    name: str, mosquitto: Mosquitto, subscribe: Subscribe, unique_id: str, tmp_path: Path
 ) -> None:
     table = TABLES[name]
     rng = random.Random(SEED)
@@ -340,7 +341,7 @@ def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(
     # Every journaled event reached the subscriber, whatever instant its publisher was killed at.
     journaled = {r["event_id"]: r["seq"] for r in rows}
 
-    def all_there(messages: list[Any]) -> bool:
+    def all_there(messages: list[Received]) -> bool:
         return journaled.keys() <= {m.json()["event_id"] for m in messages if m.topic == topic}
 
     sub.wait_until(all_there, timeout=30, what="every journaled event on the subscriber")
@@ -559,8 +560,8 @@ def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
         assert locked, f'{rid}: ended without "no more bets"'
         end = ends[0]
         if end["type"] == "round.voided":
-            returned = {(int(s), spot): a for s, w in end["payload"]["returned"].items() for spot, a in w.items()}
-            assert returned == stakes, f"{rid}: the void returned {returned}, the layout held {stakes}"
+            given_back = {(int(s), spot): a for s, w in end["payload"]["returned"].items() for spot, a in w.items()}
+            assert given_back == stakes, f"{rid}: the void returned {given_back}, the layout held {stakes}"
             voided_by_recovery += "restarted" in end["payload"]["reason"]
             continue
         settled: Counter[tuple[int, str]] = Counter()

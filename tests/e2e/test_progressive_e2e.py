@@ -14,6 +14,7 @@ import pytest
 from controller.config.table import TableConfig, load_config
 from controller.core.cards import STANDARD_DECK
 from controller.people.demo import ScriptedPolicy, ScriptedRound, play
+from tests.conftest import Mosquitto, Subscribe
 
 pytestmark = pytest.mark.e2e
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -36,7 +37,9 @@ def _config(table_id: str, prefix: str) -> TableConfig:
     return TableConfig.model_validate(data)
 
 
-async def test_two_major_hits_validated_by_signed_commands(mosquitto, subscribe, unique_id, tmp_path):
+async def test_two_major_hits_validated_by_signed_commands(
+    mosquitto: Mosquitto, subscribe: Subscribe, unique_id: str, tmp_path: Path
+) -> None:
     config = _config(unique_id, "prog")
     sub = subscribe(f"prog/{unique_id}/#")
     journal = tmp_path / "j.sqlite"

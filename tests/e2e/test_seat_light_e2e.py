@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,7 @@ class Watch:
         self.queue = queue
         self.seen: list[JournaledEvent] = []
 
-    async def until(self, what: str, since: int = 0, **payload: Any) -> JournaledEvent:
+    async def until(self, what: str, since: int = 0, **payload: object) -> JournaledEvent:
         def fits(e: JournaledEvent) -> bool:
             return e.type == what and all(e.payload.get(k) == v for k, v in payload.items())
 
@@ -97,13 +98,13 @@ async def test_hit_lights_the_seat_a_replugged_station_is_lit_again_validation_d
                 # the light_off is sent and acknowledged within the step, the lamp is checked after the run.
                 await service.submit_and_wait(ValidateJackpot(1, "major", hits[1], "floor-ann", "floorperson"))
 
-        def companions(service: TableService) -> list[Any]:
+        def companions(service: TableService) -> list[Coroutine[Any, Any, None]]:
             floor = SimulatedFloor(service, sims, ScriptedPolicy([ROUND]), rounds=1, pace=0)
             watch = Watch(service.subscribe())
             outcome["watch"] = watch
             return [floor.run(), reported(scenario(service, watch))]
 
-        async def reported(work: Any) -> None:
+        async def reported(work: Coroutine[Any, Any, None]) -> None:
             # The runner stops its helpers when the table closes; a failure in the scenario is kept for the test.
             # (A cancellation is that stop; whether the scenario got far enough is checked through outcome["hits"].)
             try:

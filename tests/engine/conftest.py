@@ -7,16 +7,18 @@ in tests/drivers and end to end in tests/e2e); here only the engine's logic is u
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol, TypedDict, TypeVar
 
 import pytest
 
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
+from controller.core.settlement import ChapterRules
 from controller.engine.inputs import Command, Input, OpenTable
 from controller.engine.round import RoundEngine
-from controller.engine.spec import ChapterSpec, DealingMethod
+from controller.engine.spec import AbandonedWagers, ChapterSpec, DealingMethod, DeckMode, TableOptions
 from controller.engine.state import TableState
 from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.mississippi_stud_spec import MississippiStudSpec
@@ -29,6 +31,18 @@ from drivers.interfaces import (
     StubRemoved,
     WagerDetected,
 )
+
+# How the devices answer one command with the inputs they report back.
+Answer = Callable[[Command], list[Input]]
+
+# A chapter's rules model: the spec and the rules a test table is built from go together.
+R = TypeVar("R", bound=ChapterRules)
+
+
+def sealed(e: DomainEvent) -> Mapping[str, Any]:
+    """What the event keeps sealed (card identities, deck order); the test fails if it keeps nothing."""
+    assert e.sealed is not None, f"{e.type} has nothing sealed"
+    return e.sealed
 
 
 def arranged_deck(top: Sequence[str]) -> list[str]:
@@ -43,12 +57,18 @@ class PureTable:
     order), the automated shoe dispenses stacks and the stub, stations confirm locks at once. A manual
     shoe's draws are fed by draw(); a deal from the hand is confirmed by press("dealt")."""
 
-    engine: RoundEngine
+    engine: RoundEngine[ChapterRules]
     state: TableState
     decks: list[list[str]] = field(default_factory=list)
     shoe: list[str] = field(default_factory=list)
     events: list[DomainEvent] = field(default_factory=list)
     commands: list[Command] = field(default_factory=list)
+    # The devices' answers; a test replaces it to script a device that misbehaves (its replacement usually
+    # falls back to the one it replaced), and puts the perfect devices back with `t.answer = t.perfect_devices`.
+    answer: Answer = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.answer = self.perfect_devices
 
     def feed(self, inp: Input) -> list[DomainEvent]:
         """Feed one input, then answer the device commands it produced until the table is quiet."""
@@ -68,7 +88,7 @@ class PureTable:
         self.events.extend(new)
         return new
 
-    def answer(self, c: Command) -> list[Input]:
+    def perfect_devices(self, c: Command) -> list[Input]:
         if c.verb == "shuffle":
             self.shoe = self.decks.pop(0) if self.decks else list(STANDARD_DECK)
             order = tuple(self.shoe) if self.engine.method == "hand" else ()
@@ -107,21 +127,49 @@ class PureTable:
 
 
 def open_table(
-    spec: ChapterSpec, rules: object, method: DealingMethod = "automated_shoe", decks: Sequence[Sequence[str]] = ()
+    spec: ChapterSpec[R],
+    rules: R,
+    method: DealingMethod = "automated_shoe",
+    decks: Sequence[Sequence[str]] = (),
 ) -> PureTable:
-    t = PureTable(RoundEngine(spec, rules, method), TableState("t1"), [list(d) for d in decks])
+    engine = RoundEngine(spec, rules, method)  # built apart: checked against its own rules model
+    t = PureTable(engine, TableState("t1"), [list(d) for d in decks])
     t.feed(OpenTable())
     return t
 
 
+class ChapterTable(Protocol):
+    """The chapter_table fixture: open_table."""
+
+    def __call__(
+        self,
+        spec: ChapterSpec[R],
+        rules: R,
+        method: DealingMethod = "automated_shoe",
+        decks: Sequence[Sequence[str]] = (),
+    ) -> PureTable: ...
+
+
+class MakeTable(Protocol):
+    """The make_table fixture: a 655a table, its rules overridden by keyword."""
+
+    def __call__(
+        self, decks: Sequence[Sequence[str]] = (), method: DealingMethod = "automated_shoe", **rules: object
+    ) -> PureTable: ...
+
+
+# The deck fixture: arranged_deck.
+Deck = Callable[[Sequence[str]], list[str]]
+
+
 @pytest.fixture
-def chapter_table():
+def chapter_table() -> ChapterTable:
     """Any chapter: chapter_table(spec, rules, method="automated_shoe", decks=())."""
     return open_table
 
 
 @pytest.fixture
-def make_table():
+def make_table() -> MakeTable:
     def make(
         decks: Sequence[Sequence[str]] = (), method: DealingMethod = "automated_shoe", **rules: object
     ) -> PureTable:
@@ -134,7 +182,7 @@ def make_table():
 
 
 @pytest.fixture
-def deck():
+def deck() -> Deck:
     return arranged_deck
 
 
@@ -143,7 +191,7 @@ def deck():
 CONFIGS = __import__("pathlib").Path(__file__).resolve().parents[2] / "configs"
 
 
-def example_rules(chapter: str) -> object:
+def example_rules(chapter: str) -> ChapterRules:
     """The chapter's rules from its example config in configs/ (the [game] table), validated."""
     import tomllib
 
@@ -154,25 +202,36 @@ def example_rules(chapter: str) -> object:
     for path in sorted(CONFIGS.glob("*.toml")):
         game = tomllib.loads(path.read_text()).get("game", {})
         if game.get("chapter") == chapter:
-            return TypeAdapter(GameRules).validate_python(game)
+            rules: ChapterRules = TypeAdapter(GameRules).validate_python(game)
+            return rules
     raise LookupError(f"no example config for chapter {chapter} in {CONFIGS}")
 
 
+class OptionChanges(TypedDict, total=False):
+    """Keyword changes to TableOptions (controller.engine.spec), each with its field's type."""
+
+    decks: DeckMode
+    cards_preinspected: bool
+    shuffler_counts: bool
+    stub_count_every: int
+    deck_change_hours: float | None
+    idle_inspection_minutes: int | None
+    abandoned_wagers: AbandonedWagers
+    fallback_dealing_method: DealingMethod | None
+
+
 def table_with(
-    spec: ChapterSpec,
-    rules: object,
+    spec: ChapterSpec[R],
+    rules: R,
     method: DealingMethod = "automated_shoe",
     decks: Sequence[Sequence[str]] = (),
-    options: object = None,
+    options: TableOptions | None = None,
     start: Input | None = None,
 ) -> PureTable:
     """A PureTable whose engine has these TableOptions (controller.engine.spec); `start` is fed first (e.g. a
     Tick, so deck life is measured from it), then OpenTable."""
-    t = PureTable(
-        RoundEngine(spec, rules, method, options),
-        TableState("t1"),  # type: ignore[arg-type]
-        [list(d) for d in decks],
-    )
+    engine = RoundEngine(spec, rules, method, options)  # built apart: checked against its own rules model
+    t = PureTable(engine, TableState("t1"), [list(d) for d in decks])
     if start is not None:
         t.feed(start)
     t.feed(OpenTable())

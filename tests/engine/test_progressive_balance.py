@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 from controller.core.cards import STANDARD_DECK
 from controller.engine.inputs import ValidateJackpot
 from controller.engine.state import Phase
+from controller.games.let_it_ride import LetItRideRules
 from controller.progressive.meters import MICRO
+from tests.engine.conftest import ChapterTable, PureTable
 
 LIR = {
     "three_card_progressive": True,
@@ -32,15 +34,13 @@ LIR = {
 ROYAL = ["As", "Ks", "Qs", "Js", "Ts"]  # a mini-royal in spades: 100% of the three-card meter
 
 
-def _validate_all(t) -> None:
+def _validate_all(t: PureTable) -> None:
     while t.state.phase is Phase.JACKPOT and t.state.pending_hits:
         h = t.state.pending_hits[0]
         t.feed(ValidateJackpot(h.seat, h.level, h.hit, "floor-test", "floorperson"))
 
 
-def _rules():
-    from controller.games.let_it_ride import LetItRideRules
-
+def _rules() -> LetItRideRules:
     return LetItRideRules.model_validate(
         {"chapter": "643a", "dealing_method": "automated_shoe", "let_it_ride_paytable": "A", **LIR}
     )
@@ -48,7 +48,7 @@ def _rules():
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), rounds=st.integers(1, 5))
-def test_lir_balance_over_live_rounds(chapter_table, seed, rounds):
+def test_lir_balance_over_live_rounds(chapter_table: ChapterTable, seed: int, rounds: int) -> None:
     from controller.games.let_it_ride_spec import LetItRideSpec
 
     rng = random.Random(seed)

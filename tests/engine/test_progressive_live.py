@@ -4,13 +4,22 @@ away. Pure engine, scripted decks (the e2e tests run the same through the daemon
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from controller.engine.inputs import Signed, ValidateJackpot
 from controller.engine.state import Phase
 from controller.progressive.meters import MICRO
 from drivers.interfaces import DeviceOffline, DeviceOnline, FaceUpCard
+from tests.engine.conftest import Deck, MakeTable, PureTable
+
+
+class ProgressiveRules(TypedDict):
+    progressive_paytable: str
+    progressive_wager_cents: int
+
 
 # Paytable C (655a.12(c)(1), (3)) on a $1 Progressive Payout Wager: mega $10,000, major $1,000, minor $250.
-RULES = {"progressive_paytable": "C", "progressive_wager_cents": 100}
+RULES: ProgressiveRules = {"progressive_paytable": "C", "progressive_wager_cents": 100}
 # Seats 1 and 3 both make a straight flush in hearts with the community 9h Th Jh: two major hits in one round.
 SEAT1, SEAT3 = ["Qh", "Kh"], ["7h", "8h"]
 COMMUNITY = ["9h", "Th", "Jh"]
@@ -20,7 +29,7 @@ def signed(inp: ValidateJackpot) -> Signed:
     return Signed(inp, f"cmd-{inp.hit}", "validate_jackpot", inp.key_id, inp.role)
 
 
-def two_major_hits(make_table, deck):
+def two_major_hits(make_table: MakeTable, deck: Deck) -> PureTable:
     t = make_table([deck([*SEAT1, *SEAT3, *COMMUNITY])], **RULES)
     for seat in (1, 3):
         t.wager(seat, "ante", 500)
@@ -32,7 +41,7 @@ def two_major_hits(make_table, deck):
     return t
 
 
-def test_seeded_at_open_once(make_table):
+def test_seeded_at_open_once(make_table: MakeTable) -> None:
     t = make_table(**RULES)
     seeded = [e for e in t.events if e.type == "meter.seeded"]
     assert {e.payload["level"]: e.payload["seed_cents"] for e in seeded} == {
@@ -43,7 +52,7 @@ def test_seeded_at_open_once(make_table):
     assert all(e.rule == "655a.12(c)(3) paytable C" for e in seeded)
 
 
-def test_two_hits_of_one_level_are_paid_in_turn_and_held_for_validation(make_table, deck):
+def test_two_hits_of_one_level_are_paid_in_turn_and_held_for_validation(make_table: MakeTable, deck: Deck) -> None:
     t = two_major_hits(make_table, deck)
     # Each $1 wager put 7 % into the major meter at the lock-out (655a.8(b)): 14 cents on $1,000.
     contributed = [e for e in t.events if e.type == "meter.contributed" and e.payload["level"] == "major"]
@@ -86,7 +95,7 @@ def test_two_hits_of_one_level_are_paid_in_turn_and_held_for_validation(make_tab
     assert t.state.meters.level("major").display_cents == 100_000
 
 
-def test_validation_refusals_name_the_reason(make_table, deck):
+def test_validation_refusals_name_the_reason(make_table: MakeTable, deck: Deck) -> None:
     t = two_major_hits(make_table, deck)
     hit = next(e for e in t.events if e.type == "progressive.hit").payload["hit"]
     out = t.feed(signed(ValidateJackpot(3, "major", hit, "dealer-bob", "dealer")))
@@ -101,7 +110,7 @@ def test_validation_refusals_name_the_reason(make_table, deck):
     assert sum(1 for e in t.events if e.type == "progressive.paid") == 1
 
 
-def test_void_reverses_contributions_exactly(make_table, deck):
+def test_void_reverses_contributions_exactly(make_table: MakeTable, deck: Deck) -> None:
     t = make_table([deck([*SEAT1, *SEAT3, *COMMUNITY])], method="manual_shoe", **RULES)
     before = t.state.meters
     t.wager(1, "ante", 500)
@@ -129,7 +138,7 @@ def test_void_reverses_contributions_exactly(make_table, deck):
         assert a.reversed_count == 2 and a.reversed_cents == 200
 
 
-def test_sign_offline_locks_out_progressive_wagers_only(make_table):
+def test_sign_offline_locks_out_progressive_wagers_only(make_table: MakeTable) -> None:
     t = make_table(**RULES)
     out = t.feed(DeviceOffline("progressive_sign", reason="unplugged"))
     assert [e.type for e in out][-1] == "progressive.locked_out"

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TypedDict
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
+from tests.engine.conftest import MakeTable
 
 SPOT_AMOUNTS = {
     "ante": st.sampled_from([0, 300, 500, 1000, 2500, 10_000, 20_000]),  # 300 and 20,000 are outside the limits
@@ -17,6 +19,16 @@ SPOT_AMOUNTS = {
     "six_card_bonus": st.sampled_from([100, 2500]),
 }
 seat_wagers = st.fixed_dictionaries({}, optional={spot: amt for spot, amt in SPOT_AMOUNTS.items()})
+
+
+class Round(TypedDict):
+    """One round as `rounds` draws it."""
+
+    deck: list[str]
+    wagers: dict[int, dict[str, int]]  # seat: {spot: cents}
+    decisions: dict[tuple[int, int], int]  # (seat, street index): choice
+
+
 rounds = st.fixed_dictionaries(
     {
         "deck": st.permutations(STANDARD_DECK),
@@ -29,7 +41,7 @@ CARD = re.compile(r'"[2-9TJQKA][cdhs]"')
 NON_GAME = ("device.", "table.closing", "table.closed", "input.ignored")
 
 
-def play(make_table, r) -> list[DomainEvent]:
+def play(make_table: MakeTable, r: Round) -> list[DomainEvent]:
     t = make_table([list(r["deck"])])
     for seat, wagers in sorted(r["wagers"].items()):
         for spot, amount in wagers.items():
@@ -54,7 +66,7 @@ def play(make_table, r) -> list[DomainEvent]:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(r=rounds)
-def test_round_invariants(make_table, r) -> None:
+def test_round_invariants(make_table: MakeTable, r: Round) -> None:
     events = play(make_table, r)
     types = [e.type for e in events]
     if "no_more_bets.refused" in types:

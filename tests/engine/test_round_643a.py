@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import pytest
 
+from controller.core.events import DomainEvent
+from controller.engine.inputs import Command, Input
+from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase
 from controller.games.let_it_ride import LetItRideRules
 from controller.games.let_it_ride_spec import LetItRideSpec
 from drivers.interfaces import DeviceFault, FaceUpCard, StackDispensed
+from tests.engine.conftest import Answer, ChapterTable, Deck, PureTable, sealed
 
-METHODS = ("automated_shoe", "manual_shoe", "hand")
+METHODS: tuple[DealingMethod, ...] = ("automated_shoe", "manual_shoe", "hand")
 LOCK_RULE = {"automated_shoe": "643a.10(a)(2)", "manual_shoe": "643a.8(b)", "hand": "643a.9(a)(3)"}
 DEAL_RULE = {"automated_shoe": "643a.10(b)", "manual_shoe": "643a.8(d)", "hand": "643a.9(b)"}
 
@@ -47,16 +53,24 @@ def top_of_deck(method: str, hands: dict[int, list[str]], first: str, second: st
     return [*rounds[0], first, *rounds[1], second, *rounds[2]]
 
 
+class Table(Protocol):
+    """The table fixture: a 643a table dealt by `method`, `top` the deck's first cards, rules overridden."""
+
+    def __call__(
+        self, method: DealingMethod = "automated_shoe", top: list[str] | None = None, **over: object
+    ) -> PureTable: ...
+
+
 @pytest.fixture
-def table(chapter_table, deck):
-    def make(method: str = "automated_shoe", top: list[str] | None = None, **over: object):
+def table(chapter_table: ChapterTable, deck: Deck) -> Table:
+    def make(method: DealingMethod = "automated_shoe", top: list[str] | None = None, **over: object) -> PureTable:
         decks = [deck(top)] if top is not None else []
         return chapter_table(LetItRideSpec(), rules(method, **over), method, decks)
 
     return make
 
 
-def deal(t, method: str) -> None:
+def deal(t: PureTable, method: str) -> None:
     """Finish the deal after "no more bets": a manual shoe is drawn, a deal from the hand confirmed."""
     if method == "manual_shoe":
         t.draw()
@@ -64,7 +78,7 @@ def deal(t, method: str) -> None:
         t.press("dealt")
 
 
-def play_scripted_round(table, method: str):
+def play_scripted_round(table: Table, method: DealingMethod) -> PureTable:
     t = table(method, top_of_deck(method, HANDS, FIRST, SECOND, BURNED))
     for bet in ("bet_1", "bet_2", "bet_3"):
         t.wager(1, bet, 500)
@@ -99,7 +113,7 @@ def dealing_events(method: str) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_full_round_event_order_and_rules(table, method):
+def test_full_round_event_order_and_rules(table: Table, method: DealingMethod) -> None:
     t = play_scripted_round(table, method)
     round_events = [e for e in t.events if e.round_id == "t1-r000001"]
     accepted = [("wager.accepted", "643a.7(d)")] * 9 + [
@@ -142,18 +156,18 @@ def test_full_round_event_order_and_rules(table, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_decisions_clockwise_and_reveals_after_everyone(table, method):
+def test_decisions_clockwise_and_reveals_after_everyone(table: Table, method: DealingMethod) -> None:
     t = play_scripted_round(table, method)
     asked = [(e.payload["decision"], e.payload["seat"]) for e in t.events if e.type == "decision.requested"]
     assert asked == [("bet_1", 1), ("bet_1", 3), ("bet_1", 5), ("bet_2", 1), ("bet_2", 3), ("bet_2", 5)]
-    revealed = [(e.payload["index"], e.sealed["card"]) for e in t.events if e.type == "community.revealed"]
+    revealed = [(e.payload["index"], sealed(e)["card"]) for e in t.events if e.type == "community.revealed"]
     assert revealed == [(1, FIRST), (2, SECOND)]
     r_done = next(e for e in t.events if e.type == "round.completed")
     assert r_done.payload["areas"]["community"] == [FIRST, SECOND]
     assert r_done.payload["areas"].get("burn") == ([BURNED] if method == "automated_shoe" else None)
 
 
-def test_automated_shoe_burns_the_bottom_card_of_the_community_stack(table):
+def test_automated_shoe_burns_the_bottom_card_of_the_community_stack(table: Table) -> None:
     t = play_scripted_round(table, "automated_shoe")
     community = next(e for e in t.events if e.type == "community.dealt")
     burn = next(e for e in t.events if e.type == "burn.dealt")
@@ -164,7 +178,7 @@ def test_automated_shoe_burns_the_bottom_card_of_the_community_stack(table):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_full_round_amounts(table, method):
+def test_full_round_amounts(table: Table, method: DealingMethod) -> None:
     t = play_scripted_round(table, method)
     by = {(e.type, e.payload.get("seat")): e.payload for e in t.events}
     rows = {
@@ -203,7 +217,7 @@ def test_full_round_amounts(table, method):
     assert (done["paid"], done["collected"]) == (6000 + 500 + 200 + 500, 1500)
 
 
-def test_hand_settled_cites_the_settlement_of_the_riding_bets(table):
+def test_hand_settled_cites_the_settlement_of_the_riding_bets(table: Table) -> None:
     t = play_scripted_round(table, "automated_shoe")
     settled = {e.payload["seat"]: e for e in t.events if e.type == "hand.settled"}
     assert {n: (e.rule, e.payload["hand"]) for n, e in settled.items()} == {
@@ -214,7 +228,7 @@ def test_hand_settled_cites_the_settlement_of_the_riding_bets(table):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_unequal_bets_are_refused_at_no_more_bets_and_returned(table, method):
+def test_unequal_bets_are_refused_at_no_more_bets_and_returned(table: Table, method: DealingMethod) -> None:
     t = table(method)
     t.wager(2, "bet_1", 500)
     t.wager(2, "bet_2", 500)
@@ -235,12 +249,13 @@ def test_unequal_bets_are_refused_at_no_more_bets_and_returned(table, method):
         ("no_more_bets.refused", "643a.7(d)", None, None, None),
     ]
     assert "equal" in refused[0].payload["reason"] and "bet_2" in refused[4].payload["reason"]
+    assert t.state.round is not None
     assert t.state.phase is Phase.BETTING and not any(st.wagers for st in t.state.round.seats.values())
     assert "lock" not in [c.verb for c in t.commands]
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_optional_wagers_without_the_three_bets_are_returned(table, method):
+def test_optional_wagers_without_the_three_bets_are_returned(table: Table, method: DealingMethod) -> None:
     t = table(method)
     t.wager(1, "bet_1", 500)
     t.wager(1, "bet_2", 500)
@@ -254,7 +269,7 @@ def test_optional_wagers_without_the_three_bets_are_returned(table, method):
     assert nmb.payload["players"] == [1]
 
 
-def test_wagers_outside_the_offer_are_rejected(table):
+def test_wagers_outside_the_offer_are_rejected(table: Table) -> None:
     # The Five Card Hand Bonus needs electronic wagering terminals the live engine does not drive: not offered.
     t = table()
     assert [(e.type, e.rule) for e in t.wager(1, "five_card_hand_bonus", 100)] == [("wager.rejected", "643a.7(c)")]
@@ -265,7 +280,7 @@ def test_wagers_outside_the_offer_are_rejected(table):
     assert opened.payload["wagers_offered"] == ["bet_1", "bet_2", "bet_3", "five_card_bonus", "three_card_bonus"]
 
 
-def place_two_players(t) -> None:
+def place_two_players(t: PureTable) -> None:
     for bet in ("bet_1", "bet_2", "bet_3"):
         t.wager(1, bet, 500)
         t.wager(2, bet, 700)
@@ -278,11 +293,11 @@ RETURNED = {
 }
 
 
-def face_up_on_dispense(t, times: int):
+def face_up_on_dispense(t: PureTable, times: int) -> None:
     """An automated shoe that finds the next card face up before each of its first `times` stacks."""
     shown = {"n": 0}
 
-    def answer(c, orig=t.answer):
+    def answer(c: Command, orig: Answer = t.answer) -> list[Input]:
         if c.verb == "dispense_stack" and shown["n"] < times:
             shown["n"] += 1
             card, t.shoe = t.shoe[0], t.shoe[1:]
@@ -292,7 +307,7 @@ def face_up_on_dispense(t, times: int):
     t.answer = answer
 
 
-def face_up_while_drawing(t, draws_before: list[int]) -> None:
+def face_up_while_drawing(t: PureTable, draws_before: list[int]) -> None:
     """A manual shoe: after each count of draws, the next card comes out face up."""
     for n in draws_before:
         t.draw(n)
@@ -302,7 +317,7 @@ def face_up_while_drawing(t, draws_before: list[int]) -> None:
 
 
 @pytest.mark.parametrize("method", ["automated_shoe", "manual_shoe"])
-def test_one_face_up_card_is_discarded_and_the_deal_goes_on(table, method):
+def test_one_face_up_card_is_discarded_and_the_deal_goes_on(table: Table, method: DealingMethod) -> None:
     t = table(method)
     place_two_players(t)
     if method == "automated_shoe":
@@ -315,6 +330,7 @@ def test_one_face_up_card_is_discarded_and_the_deal_goes_on(table, method):
     ]
     assert t.types()[-1] == "decision.requested"
     r = t.state.round
+    assert r is not None
     assert [len(r.seats[n].cards) for n in (1, 2)] == [3, 3] and len(r.areas["community"]) == 2
     # 6 to the players, 2 community (and a burn from the automated shoe), 1 face up: the rest is the stub.
     dealt = 9 if method == "automated_shoe" else 8
@@ -322,7 +338,7 @@ def test_one_face_up_card_is_discarded_and_the_deal_goes_on(table, method):
 
 
 @pytest.mark.parametrize("method", ["automated_shoe", "manual_shoe"])
-def test_a_second_face_up_card_voids_the_round(table, method):
+def test_a_second_face_up_card_voids_the_round(table: Table, method: DealingMethod) -> None:
     t = table(method)
     place_two_players(t)
     if method == "automated_shoe":
@@ -337,7 +353,7 @@ def test_a_second_face_up_card_voids_the_round(table, method):
 
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("after_bet_1", [False, True])
-def test_a_community_card_exposed_early_voids_the_round(table, method, after_bet_1):
+def test_a_community_card_exposed_early_voids_the_round(table: Table, method: DealingMethod, after_bet_1: bool) -> None:
     t = table(method)
     place_two_players(t)
     t.press("no_more_bets")
@@ -352,12 +368,12 @@ def test_a_community_card_exposed_early_voids_the_round(table, method, after_bet
     assert t.state.round is not None and t.state.round.number == 2  # reshuffled, next round open
 
 
-def test_a_wrong_stack_size_voids_the_round(table):
+def test_a_wrong_stack_size_voids_the_round(table: Table) -> None:
     t = table()
     place_two_players(t)
     sizes = iter([3, 2])  # the second player's stack comes out with two cards
 
-    def answer(c, orig=t.answer):
+    def answer(c: Command, orig: Answer = t.answer) -> list[Input]:
         if c.verb == "dispense_stack":
             n = next(sizes, 3)
             stack, t.shoe = t.shoe[:n], t.shoe[n:]
@@ -371,12 +387,12 @@ def test_a_wrong_stack_size_voids_the_round(table):
     assert "stack of 2 cards instead of 3" in void.payload["reason"]
 
 
-def test_a_shoe_jam_voids_the_round(table):
+def test_a_shoe_jam_voids_the_round(table: Table) -> None:
     t = table()
     place_two_players(t)
     stacks = {"n": 0}
 
-    def answer(c, orig=t.answer):
+    def answer(c: Command, orig: Answer = t.answer) -> list[Input]:
         if c.verb == "dispense_stack":
             stacks["n"] += 1
             if stacks["n"] == 3:  # the community stack never comes out
@@ -390,7 +406,7 @@ def test_a_shoe_jam_voids_the_round(table):
     assert t.types()[t.events.index(void) + 1] == "shuffle.started"
 
 
-def test_a_reshuffling_shoe_dispenses_the_two_community_cards_first(chapter_table, deck):
+def test_a_reshuffling_shoe_dispenses_the_two_community_cards_first(chapter_table: ChapterTable, deck: Deck) -> None:
     # 643a.10(g): the two community cards may come out before the three cards to each player; no card is
     # burned, the burn belonging to the community stack of three of 643a.10(b).
     from controller.games.let_it_ride_rules import LetItRideRules
@@ -402,17 +418,18 @@ def test_a_reshuffling_shoe_dispenses_the_two_community_cards_first(chapter_tabl
         t.wager(1, bet, 500)
     t.press("no_more_bets")
     r = t.state.round
+    assert r is not None
     assert (r.areas["community"], r.seats[1].cards) == (["Kd", "4s"], ["Ah", "Ad", "Ac"])
     assert "burn" not in r.areas
     assert [e.rule for e in t.events if e.type == "community.dealt"] == ["643a.10(g)"]
 
 
-def test_five_card_bonus_chips_are_counted_before_the_deal(chapter_table):
+def test_five_card_bonus_chips_are_counted_before_the_deal(chapter_table: ChapterTable) -> None:
     # 643a.8(b)(1): on a table game system the dealer counts the Five Card Bonus chips against the accepted
     # wagers before any card; a count that disagrees stops the deal for a floorperson.
     from controller.engine.inputs import CountEntered
 
-    def round_with_two_bonuses():
+    def round_with_two_bonuses() -> tuple[PureTable, list[DomainEvent]]:
         r = rules(five_card_bonus_table_game_system=True)
         t = chapter_table(LetItRideSpec(), r, "automated_shoe")
         for seat in (2, 4):

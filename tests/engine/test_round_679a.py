@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from controller.core.events import DomainEvent
 from controller.engine.spec import DealingMethod
 from controller.games.three_card_prime import ThreeCardPrimeRules
 from controller.games.three_card_prime_spec import ThreeCardPrimeSpec
+from tests.engine.conftest import ChapterTable, Deck, PureTable, sealed
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "three-card-prime.toml"
 COMPLETE = "679a.11 (not available; settled per the Rules Submission, 601a.2)"
@@ -30,11 +33,13 @@ def rules(**override: object) -> ThreeCardPrimeRules:
     return ThreeCardPrimeRules.model_validate({**game, **override})
 
 
-def table(chapter_table, decks=(), method: DealingMethod = "hand", **override: object):
+def table(
+    chapter_table: ChapterTable, decks: Sequence[Sequence[str]] = (), method: DealingMethod = "hand", **override: object
+) -> PureTable:
     return chapter_table(ThreeCardPrimeSpec(), rules(**override), method, decks)
 
 
-def play_scripted_round(chapter_table, deck):
+def play_scripted_round(chapter_table: ChapterTable, deck: Deck) -> PureTable:
     t = table(chapter_table, [deck(ORDER)])
     t.wager(1, "ante", 1000)
     t.wager(1, "pair_bonus", 500)
@@ -53,11 +58,11 @@ def play_scripted_round(chapter_table, deck):
     return t
 
 
-def round_events(t):
+def round_events(t: PureTable) -> list[DomainEvent]:
     return [e for e in t.events if e.round_id == "t1-r000001"]
 
 
-def test_full_round_event_order_and_rules(chapter_table, deck):
+def test_full_round_event_order_and_rules(chapter_table: ChapterTable, deck: Deck) -> None:
     t = play_scripted_round(chapter_table, deck)
     assert [(e.type, e.rule, e.payload.get("seat")) for e in round_events(t)] == [
         ("betting.opened", "679a.7(c)", None),
@@ -99,20 +104,20 @@ def test_full_round_event_order_and_rules(chapter_table, deck):
     assert (after.type, after.rule) == ("shuffle.started", "679a.9(a)(1)")
 
 
-def test_layout_from_the_shufflers_order(chapter_table, deck):
+def test_layout_from_the_shufflers_order(chapter_table: ChapterTable, deck: Deck) -> None:
     t = play_scripted_round(chapter_table, deck)
     ev = {(e.type, e.payload.get("seat")): e for e in round_events(t)}
-    assert [ev[("cards.dealt", n)].sealed["cards"] for n in (1, 3, 5)] == [SEAT1, SEAT3, SEAT5]
-    assert ev[("dealer.dealt", None)].sealed["cards"] == DEALER
+    assert [sealed(ev[("cards.dealt", n)])["cards"] for n in (1, 3, 5)] == [SEAT1, SEAT3, SEAT5]
+    assert sealed(ev[("dealer.dealt", None)])["cards"] == DEALER
     assert ev[("fourth_card.dealt", None)].payload == {"count": 2}
-    assert ev[("fourth_card.dealt", None)].sealed["cards"] == [FOURTH1, FOURTH3]
+    assert sealed(ev[("fourth_card.dealt", None)])["cards"] == [FOURTH1, FOURTH3]
     assert ev[("stub.discarded", None)].payload == {"count": 52 - 14}
     # Seat n's fourth card is place n of the fourth_card area; seat 5 made no Pair Bonus Wager.
     assert ev[("round.completed", None)].payload["areas"] == {"dealer": DEALER, "fourth_card": [FOURTH1, "", FOURTH3]}
     assert ev[("hand.settled", 1)].payload["cards"] == SEAT1
 
 
-def test_no_card_identity_in_public_payload_before_settlement(chapter_table, deck):
+def test_no_card_identity_in_public_payload_before_settlement(chapter_table: ChapterTable, deck: Deck) -> None:
     t = play_scripted_round(chapter_table, deck)
     events = round_events(t)
     first = next(i for i, e in enumerate(events) if e.type.endswith(".settled"))
@@ -120,7 +125,7 @@ def test_no_card_identity_in_public_payload_before_settlement(chapter_table, dec
         assert not any(c in str(e.payload) for c in ORDER), e
 
 
-def test_full_round_amounts(chapter_table, deck):
+def test_full_round_amounts(chapter_table: ChapterTable, deck: Deck) -> None:
     t = play_scripted_round(chapter_table, deck)
     by = {(e.type, e.payload.get("seat")): e.payload for e in round_events(t)}
     # Dealer Q-9-4 is queen high and qualifies (679a.1). Seat 1's A-K-2 beats it: Ante and Play 1 to 1.
@@ -149,7 +154,7 @@ def test_full_round_amounts(chapter_table, deck):
     assert t.state.round is not None and t.state.round.number == 2
 
 
-def test_play_must_equal_the_ante(chapter_table):
+def test_play_must_equal_the_ante(chapter_table: ChapterTable) -> None:
     t = table(chapter_table)
     t.wager(2, "ante", 700)
     t.press("no_more_bets")
@@ -165,7 +170,7 @@ def test_play_must_equal_the_ante(chapter_table):
     assert (placed[0].type, placed[0].payload["multiple"]) == ("street_wager.placed", 1)
 
 
-def test_a_fold_collects_the_ante_and_settles_nothing_else(chapter_table, deck):
+def test_a_fold_collects_the_ante_and_settles_nothing_else(chapter_table: ChapterTable, deck: Deck) -> None:
     t = table(chapter_table, [deck(["2c", "5d", "9h", "Qs", "Kd", "8c"])])
     t.wager(4, "ante", 500)
     t.press("no_more_bets")
@@ -177,7 +182,7 @@ def test_a_fold_collects_the_ante_and_settles_nothing_else(chapter_table, deck):
     assert (folded[1].payload["paid"], folded[1].payload["collected"]) == (0, 500)
 
 
-def test_pair_bonus_community_card_and_bad_beat(chapter_table, deck):
+def test_pair_bonus_community_card_and_bad_beat(chapter_table: ChapterTable, deck: Deck) -> None:
     # 679a.9(g): one Pair Bonus community card once seats 2, 4 and the dealer have three cards each.
     seat2, seat4, dealer, community = ["5s", "5c", "Jd"], ["2h", "6h", "9h"], ["8c", "9c", "Ts"], "5h"
     order = [c for i in range(3) for c in (seat2[i], seat4[i], dealer[i])] + [community]
@@ -200,8 +205,8 @@ def test_pair_bonus_community_card_and_bad_beat(chapter_table, deck):
     by = {(e.type, e.payload.get("seat")): e.payload for e in round_events(t)}
     # The dealer's 8-9-T straight beats seat 4's flush: Ante and Play lose, the Bad Beat Bonus pays 2 to 1 on
     # the Play Wager (679a.1, bad_beat_minimum = flush).
-    seat4 = by[("hand.settled", 4)]
-    assert [(w["wager"], w["amount"], w["outcome"], w["paid"], w["collected"]) for w in seat4["wagers"]] == [
+    hand4 = by[("hand.settled", 4)]
+    assert [(w["wager"], w["amount"], w["outcome"], w["paid"], w["collected"]) for w in hand4["wagers"]] == [
         ("ante", 1000, "lose", 0, 1000),
         ("play", 1000, "lose", 0, 1000),
         ("bad_beat_bonus", 0, "win", 2000, 0),
@@ -218,7 +223,7 @@ def test_pair_bonus_community_card_and_bad_beat(chapter_table, deck):
     assert (done["paid"], done["collected"]) == (2000 + 6000, 3000)
 
 
-def test_no_pair_bonus_no_extra_card(chapter_table):
+def test_no_pair_bonus_no_extra_card(chapter_table: ChapterTable) -> None:
     t = table(chapter_table)
     t.wager(1, "ante", 500)
     t.press("no_more_bets")
@@ -228,7 +233,9 @@ def test_no_pair_bonus_no_extra_card(chapter_table):
 
 
 @pytest.mark.parametrize(("method", "section"), [("manual_shoe", "679a.8"), ("automated_shoe", "679a.10")])
-def test_unpublished_dealing_methods_are_refused(chapter_table, method, section):
+def test_unpublished_dealing_methods_are_refused(
+    chapter_table: ChapterTable, method: DealingMethod, section: str
+) -> None:
     spec = ThreeCardPrimeSpec()
     refusal = rf"{re.escape(section)} \(procedures for dealing .*\) is not available.*\"hand\""
     with pytest.raises(ValueError, match=refusal):
@@ -240,7 +247,7 @@ def test_unpublished_dealing_methods_are_refused(chapter_table, method, section)
         table(chapter_table, method=method)
 
 
-def test_offers_follow_the_rules():
+def test_offers_follow_the_rules() -> None:
     spec = ThreeCardPrimeSpec(limits={"ante": (500, 10_000)})
     full = {o.spot: (o.rule, o.min_cents, o.max_cents) for o in spec.offers(rules())}
     assert full["ante"] == ("679a.7(d)(1)", 500, 10_000)
@@ -255,7 +262,7 @@ def test_offers_follow_the_rules():
     assert [o.spot for o in spec.offers(bare)] == ["ante"]
 
 
-def test_citations_never_name_an_unpublished_subsection():
+def test_citations_never_name_an_unpublished_subsection() -> None:
     c = ThreeCardPrimeSpec.citations
     assert all(rule.startswith("679a") for rule in c.values())
     # Published: cited as they are; the engine's lock before dealing from the hand is 679a.9(a)(3).

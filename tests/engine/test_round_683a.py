@@ -7,17 +7,19 @@ better, 5 to 1 a Pocket Bonus pair (A), 1 to 1 a Board Bonus pair (A), 100 to 1 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
-from controller.engine.spec import RoundView, SeatView
+from controller.engine.inputs import Command, Input
+from controller.engine.spec import DealingMethod, RoundView, SeatView
 from controller.engine.state import Phase
 from controller.games.cajun_stud import CajunStudRules
 from controller.games.cajun_stud_spec import CajunStudSpec
 from drivers.interfaces import CardDrawn, DeviceFault, FaceUpCard, StackDispensed
+from tests.engine.conftest import Answer, ChapterTable, Deck, PureTable
 
-METHODS = ("automated_shoe", "manual_shoe", "hand")
+METHODS: tuple[DealingMethod, ...] = ("automated_shoe", "manual_shoe", "hand")
 
 SEAT1, SEAT3, SEAT5 = ["Jh", "Jd"], ["7c", "7s"], ["2h", "9d"]
 ALL_SIX = ["Js", "Jc", "3d", "4d"]
@@ -46,22 +48,28 @@ def order(method: str, seats: list[list[str]], all_six: list[str], community: li
     return [*all_six, *(s[i] for i in range(2) for s in seats), *community]
 
 
-def deal(t: Any, method: str) -> None:
+def deal(t: PureTable, method: str) -> None:
     if method == "manual_shoe":
         t.draw()
     elif method == "hand":
         t.press("dealt")
 
 
+class Table(Protocol):
+    """The table fixture: a 683a table dealt by `method`, `top` the deck's first cards, rules overridden."""
+
+    def __call__(self, method: DealingMethod, top: list[str] | None = None, **kw: object) -> PureTable: ...
+
+
 @pytest.fixture
-def table(chapter_table, deck):
-    def make(method: str, top: list[str] | None = None, **kw: Any) -> Any:
+def table(chapter_table: ChapterTable, deck: Deck) -> Table:
+    def make(method: DealingMethod, top: list[str] | None = None, **kw: object) -> PureTable:
         return chapter_table(CajunStudSpec(), rules(**kw), method, [deck(top)] if top else [])
 
     return make
 
 
-def play_scripted_round(table, method: str) -> Any:
+def play_scripted_round(table: Table, method: DealingMethod) -> PureTable:
     t = table(method, order(method, [SEAT1, SEAT3, SEAT5], ALL_SIX, COMMUNITY))
     t.wager(1, "ante", 1000)
     t.wager(1, "all_six_bonus", 500)
@@ -112,7 +120,7 @@ DEAL_EVENTS = {
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_full_round_event_order_and_rules(table, method):
+def test_full_round_event_order_and_rules(table: Table, method: DealingMethod) -> None:
     t = play_scripted_round(table, method)
     round_events = [e for e in t.events if e.round_id == "t1-r000001"]
     assert [(e.type, e.rule) for e in round_events] == [
@@ -163,7 +171,7 @@ def test_full_round_event_order_and_rules(table, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_full_round_amounts(table, method):
+def test_full_round_amounts(table: Table, method: DealingMethod) -> None:
     t = play_scripted_round(table, method)
     by = {(e.type, e.payload.get("seat")): e.payload for e in t.events}
     assert by[("wager.returned", 6)]["amount"] == 500
@@ -234,7 +242,7 @@ def test_full_round_amounts(table, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_no_card_identity_in_public_payload_before_settlement(table, method):
+def test_no_card_identity_in_public_payload_before_settlement(table: Table, method: DealingMethod) -> None:
     t = play_scripted_round(table, method)
     settled = next(i for i, e in enumerate(t.events) if e.type == "hand.settled")
     cards = {*SEAT1, *SEAT3, *SEAT5, *ALL_SIX, *COMMUNITY}
@@ -243,7 +251,7 @@ def test_no_card_identity_in_public_payload_before_settlement(table, method):
 
 
 @pytest.mark.parametrize("method", ["manual_shoe", "hand"])
-def test_all_six_cards_come_first_from_a_manual_shoe_or_the_hand(table, method):
+def test_all_six_cards_come_first_from_a_manual_shoe_or_the_hand(table: Table, method: DealingMethod) -> None:
     # 683a.8(c), 683a.9(b): the first four cards go to the All-Six Bonus area, then one card at a time to
     # each player clockwise from the dealer's left, then the community (683a.8(d), 683a.9(c)).
     t = table(method, ["Js", "Jc", "3d", "4d", "Ah", "2c", "Ad", "2d", "Ks", "Kh", "5s"])
@@ -253,6 +261,7 @@ def test_all_six_cards_come_first_from_a_manual_shoe_or_the_hand(table, method):
     t.press("no_more_bets")
     deal(t, method)
     r = t.state.round
+    assert r is not None
     assert (r.seats[2].cards, r.seats[4].cards) == (["Ah", "Ad"], ["2c", "2d"])
     assert (r.areas["all_six_bonus"], r.areas["community"]) == (["Js", "Jc", "3d", "4d"], ["Ks", "Kh", "5s"])
     if method == "manual_shoe":
@@ -267,7 +276,7 @@ def test_all_six_cards_come_first_from_a_manual_shoe_or_the_hand(table, method):
     assert t.types()[-2:] == ["stub.discarded", "decision.requested"]
 
 
-def test_all_six_cards_come_from_the_stub_of_an_automated_shoe(table):
+def test_all_six_cards_come_from_the_stub_of_an_automated_shoe(table: Table) -> None:
     # 683a.10(b): the two-card stacks first; 683a.10(c)(1), (2): then from the stub by hand, the four
     # All-Six Bonus cards and the three community cards.
     t = table("automated_shoe", ["Ah", "Ad", "2c", "2d", "Js", "Jc", "3d", "4d", "Ks", "Kh", "5s"])
@@ -276,6 +285,7 @@ def test_all_six_cards_come_from_the_stub_of_an_automated_shoe(table):
     t.wager(4, "ante", 500)
     t.press("no_more_bets")
     r = t.state.round
+    assert r is not None
     assert (r.seats[2].cards, r.seats[4].cards) == (["Ah", "Ad"], ["2c", "2d"])
     assert (r.areas["all_six_bonus"], r.areas["community"]) == (["Js", "Jc", "3d", "4d"], ["Ks", "Kh", "5s"])
     stub = [(e.type, e.rule, e.sealed) for e in t.events if e.rule == "683a.10(c)"]
@@ -288,19 +298,20 @@ def test_all_six_cards_come_from_the_stub_of_an_automated_shoe(table):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_no_all_six_cards_without_an_all_six_wager(table, method):
+def test_no_all_six_cards_without_an_all_six_wager(table: Table, method: DealingMethod) -> None:
     t = table(method, ["Ah", "Ad", "Ks", "Kh", "5s"])
     t.wager(3, "ante", 500)
     t.wager(3, "pocket_bonus", 500)
     t.press("no_more_bets")
     deal(t, method)
     r = t.state.round
+    assert r is not None
     assert "all_six_bonus" not in r.areas
     assert (r.seats[3].cards, r.areas["community"]) == (["Ah", "Ad"], ["Ks", "Kh", "5s"])
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_raise_must_be_one_to_three_antes_and_in_turn(table, method):
+def test_raise_must_be_one_to_three_antes_and_in_turn(table: Table, method: DealingMethod) -> None:
     t = table(method)
     t.wager(2, "ante", 500)
     t.wager(4, "ante", 500)
@@ -319,7 +330,7 @@ def test_raise_must_be_one_to_three_antes_and_in_turn(table, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_optional_wager_needs_an_ante_and_the_table_limits(table, method):
+def test_optional_wager_needs_an_ante_and_the_table_limits(table: Table, method: DealingMethod) -> None:
     t = table(
         method,
         optional_wagers=["pocket_bonus"],
@@ -343,14 +354,14 @@ def test_optional_wager_needs_an_ante_and_the_table_limits(table, method):
 # -- 683a.13 irregularities ----------------------------------------------------------------------------------
 
 
-def test_face_up_card_in_an_automated_shoe_discarded_then_two_void(table):
+def test_face_up_card_in_an_automated_shoe_discarded_then_two_void(table: Table) -> None:
     t = table("automated_shoe")
     t.wager(1, "ante", 500)
     t.wager(2, "ante", 500)
     t.wager(2, "all_six_bonus", 500)
     shown = {"n": 0}
 
-    def answer(c, orig=t.answer):
+    def answer(c: Command, orig: Answer = t.answer) -> list[Input]:
         # The shoe sets aside the first card of each stack it finds face up, then dispenses the next two.
         if c.verb == "dispense_stack" and shown["n"] < 2:
             shown["n"] += 1
@@ -375,7 +386,7 @@ def test_face_up_card_in_an_automated_shoe_discarded_then_two_void(table):
     ]
 
 
-def test_face_up_card_in_a_manual_shoe_is_not_used(table):
+def test_face_up_card_in_a_manual_shoe_is_not_used(table: Table) -> None:
     t = table("manual_shoe", ["9c", "Js", "Jc", "3d", "4d", "Ah", "Ad", "Ks", "Kh", "5s"])
     t.wager(1, "ante", 500)
     t.wager(1, "all_six_bonus", 500)
@@ -385,13 +396,14 @@ def test_face_up_card_in_a_manual_shoe_is_not_used(table):
     assert [(e.type, e.rule, e.sealed) for e in shown] == [("card.face_up_discarded", "683a.13(a)", {"card": "9c"})]
     t.draw()
     r = t.state.round
+    assert r is not None
     # The next card off the shoe is the first All-Six Bonus card (683a.8(c)); the deck is still whole.
     assert (r.areas["all_six_bonus"], r.seats[1].cards) == (["Js", "Jc", "3d", "4d"], ["Ah", "Ad"])
     assert next(e for e in t.events if e.type == "stub.discarded").payload["count"] == 52 - 9 - 1
     assert t.types()[-1] == "decision.requested"
 
 
-def test_two_face_up_cards_in_a_manual_shoe_void_the_round(table):
+def test_two_face_up_cards_in_a_manual_shoe_void_the_round(table: Table) -> None:
     t = table("manual_shoe")
     t.wager(1, "ante", 500)
     t.wager(1, "lo_ball", 500)
@@ -403,13 +415,12 @@ def test_two_face_up_cards_in_a_manual_shoe_void_the_round(table):
     assert void[0].payload["returned"] == {"1": {"ante": 500, "lo_ball": 500}}
 
 
-def test_wrong_stack_size_voids_and_returns_every_wager(table):
+def test_wrong_stack_size_voids_and_returns_every_wager(table: Table) -> None:
     t = table("automated_shoe")
     t.wager(1, "ante", 500)
     t.wager(1, "pocket_bonus", 500)
-    t.answer = lambda c, orig=t.answer: (
-        [StackDispensed("shoe", cards=("As",))] if c.verb == "dispense_stack" else orig(c)
-    )
+    orig = t.answer
+    t.answer = lambda c: [StackDispensed("shoe", cards=("As",))] if c.verb == "dispense_stack" else orig(c)
     t.press("no_more_bets")
     void = next(e for e in t.events if e.type == "round.voided")
     assert void.rule == "683a.13(c)"
@@ -417,41 +428,41 @@ def test_wrong_stack_size_voids_and_returns_every_wager(table):
     assert "cards.dealt" not in t.types()
 
 
-def test_a_stub_that_does_not_complete_the_deck_voids(table):
+def test_a_stub_that_does_not_complete_the_deck_voids(table: Table) -> None:
     from drivers.interfaces import StubRemoved
 
     t = table("automated_shoe")
     t.wager(1, "ante", 500)
     t.wager(1, "all_six_bonus", 500)
     # The stub is one card short: the all-six and community areas would not get their count (683a.13(c)).
-    t.answer = lambda c, orig=t.answer: (
-        [StubRemoved("shoe", cards=tuple(t.shoe[1:]))] if c.verb == "remove_stub" else orig(c)
-    )
+    orig = t.answer
+    t.answer = lambda c: [StubRemoved("shoe", cards=tuple(t.shoe[1:]))] if c.verb == "remove_stub" else orig(c)
     t.press("no_more_bets")
     void = next(e for e in t.events if e.type == "round.voided")
     assert void.rule == "683a.13(c)" and "deck check failed" in void.payload["reason"]
     assert void.payload["returned"] == {"1": {"ante": 500, "all_six_bonus": 500}}
 
 
-def test_a_card_read_twice_from_a_manual_shoe_voids(table):
+def test_a_card_read_twice_from_a_manual_shoe_voids(table: Table) -> None:
     t = table("manual_shoe")
     t.wager(1, "ante", 500)
     t.wager(1, "all_six_bonus", 500)
     t.press("no_more_bets")
     t.draw(1)
+    assert t.state.round is not None
     void = t.feed(CardDrawn("shoe", card=t.state.round.dealt[0]))
     assert (void[0].type, void[0].rule) == ("round.voided", "683a.13(c)")
     assert void[0].payload["returned"] == {"1": {"ante": 500, "all_six_bonus": 500}}
 
 
-def test_automated_shoe_jam_voids_the_round(table):
+def test_automated_shoe_jam_voids_the_round(table: Table) -> None:
     t = table("automated_shoe")
     t.wager(1, "ante", 500)
     t.wager(2, "ante", 500)
     t.wager(2, "board_bonus", 500)
     stacks = {"n": 0}
 
-    def answer(c, orig=t.answer):
+    def answer(c: Command, orig: Answer = t.answer) -> list[Input]:
         if c.verb == "dispense_stack":
             stacks["n"] += 1
             if stacks["n"] == 2:
@@ -474,14 +485,14 @@ def test_automated_shoe_jam_voids_the_round(table):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_shuffler_jam_reshuffles(table, method):
+def test_shuffler_jam_reshuffles(table: Table, method: DealingMethod) -> None:
     t = table(method)
     t.wager(1, "ante", 500)
     t.press("no_more_bets")
     deal(t, method)
     jammed = {"done": False}
 
-    def answer(c, orig=t.answer):
+    def answer(c: Command, orig: Answer = t.answer) -> list[Input]:
         if c.verb == "shuffle" and not jammed["done"]:
             jammed["done"] = True
             return [DeviceFault("shuffler", code="jam", detail="motor stalled")]
@@ -502,7 +513,7 @@ def test_shuffler_jam_reshuffles(table, method):
     assert t.state.phase is Phase.BETTING
 
 
-def test_shuffler_miscount_removes_the_deck(table):
+def test_shuffler_miscount_removes_the_deck(table: Table) -> None:
     from controller.core.cards import STANDARD_DECK
 
     t = table("automated_shoe")
@@ -518,7 +529,7 @@ def test_shuffler_miscount_removes_the_deck(table):
 # -- 683a.13(d): a community card exposed early ----------------------------------------------------------------
 
 
-def exposure_round(table, method: str) -> Any:
+def exposure_round(table: Table, method: DealingMethod) -> PureTable:
     """Seat 2 raised once and keeps a Pocket Bonus and a Board Bonus; seat 4 only an Ante; a community card
     is then exposed before the first is revealed (683a.11(c))."""
     t = table(method, order(method, [["Ah", "Ad"], ["2c", "7d"]], [], ["Ks", "Kh", "5s"]))
@@ -533,11 +544,12 @@ def exposure_round(table, method: str) -> Any:
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_exposure_hook_settles_the_optional_wagers(table, method):
+def test_exposure_hook_settles_the_optional_wagers(table: Table, method: DealingMethod) -> None:
     """CajunStudSpec.settle_on_exposure, the hook the engine needs for 683a.13(d), on the layout as it
     stands when the card is exposed."""
     t = exposure_round(table, method)
     r = t.state.round
+    assert r is not None
     view = RoundView(
         r.round_id,
         tuple(SeatView(n, tuple(r.seats[n].cards), dict(r.seats[n].wagers), None, frozenset()) for n in r.players),
@@ -551,7 +563,7 @@ def test_exposure_hook_settles_the_optional_wagers(table, method):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_exposed_community_card_still_settles_the_optional_wagers(table, method):
+def test_exposed_community_card_still_settles_the_optional_wagers(table: Table, method: DealingMethod) -> None:
     """683a.13(d): the hands are void and the Ante and Raise Wagers returned, but the Pocket Bonus, Board Bonus,
     Lo Ball and All-Six Bonus Wagers are settled under 683a.11(i)."""
     t = exposure_round(table, method)

@@ -5,13 +5,16 @@ citations, the layout and the amounts. The rules are the example Rules Submissio
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from controller.core.events import DomainEvent
 from controller.engine.spec import DealingMethod
 from controller.games.chapter_684a import Chapter684aRules
 from controller.games.chapter_684a_spec import Chapter684aSpec
+from tests.engine.conftest import ChapterTable, Deck, PureTable, sealed
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "chapter-684a.toml"
 COMPLETE = "684a (not available: completion of the round; settled per the Rules Submission, 601a.2)"
@@ -32,11 +35,16 @@ def rules(**override: object) -> Chapter684aRules:
     return Chapter684aRules.model_validate({**game, **override})
 
 
-def table(chapter_table, decks=(), method: DealingMethod = "automated_shoe", **override: object):
+def table(
+    chapter_table: ChapterTable,
+    decks: Sequence[Sequence[str]] = (),
+    method: DealingMethod = "automated_shoe",
+    **override: object,
+) -> PureTable:
     return chapter_table(Chapter684aSpec(), rules(**override), method, decks)
 
 
-def play_scripted_round(chapter_table, deck):
+def play_scripted_round(chapter_table: ChapterTable, deck: Deck) -> PureTable:
     t = table(chapter_table, [deck(ORDER)])
     t.wager(2, "ante", 500)
     t.wager(2, "odds", 500)
@@ -55,11 +63,11 @@ def play_scripted_round(chapter_table, deck):
     return t
 
 
-def round_events(t):
+def round_events(t: PureTable) -> list[DomainEvent]:
     return [e for e in t.events if e.round_id == "t1-r000001"]
 
 
-def test_full_round_event_order_and_rules(chapter_table, deck):
+def test_full_round_event_order_and_rules(chapter_table: ChapterTable, deck: Deck) -> None:
     t = play_scripted_round(chapter_table, deck)
     assert [(e.type, e.rule, e.payload.get("seat")) for e in round_events(t)] == [
         ("betting.opened", "684a.1", None),
@@ -100,11 +108,11 @@ def test_full_round_event_order_and_rules(chapter_table, deck):
     assert "no Odds Wager at this seat" in returned.payload["reason"]
 
 
-def test_layout_stacks_and_the_all_six_card(chapter_table, deck):
+def test_layout_stacks_and_the_all_six_card(chapter_table: ChapterTable, deck: Deck) -> None:
     t = play_scripted_round(chapter_table, deck)
     ev = {(e.type, e.payload.get("seat")): e for e in round_events(t)}
-    assert [ev[("cards.dealt", n)].sealed["cards"] for n in (2, 4, 7)] == [SEAT2, SEAT4, SEAT7]
-    assert ev[("dealer.dealt", None)].sealed["cards"] == DEALER
+    assert [sealed(ev[("cards.dealt", n)])["cards"] for n in (2, 4, 7)] == [SEAT2, SEAT4, SEAT7]
+    assert sealed(ev[("dealer.dealt", None)])["cards"] == DEALER
     # 684a.10(b): the top card of the stack after the dealer's to the All-Six Bonus area, the other four burned.
     assert (ev[("all_six_bonus.dealt", None)].payload, ev[("all_six_bonus.dealt", None)].sealed) == (
         {"count": 1},
@@ -121,7 +129,7 @@ def test_layout_stacks_and_the_all_six_card(chapter_table, deck):
     assert dispensed == [5] * 5 and [c.verb for c in t.commands].count("remove_stub") == 1
 
 
-def test_no_card_identity_in_public_payload_before_settlement(chapter_table, deck):
+def test_no_card_identity_in_public_payload_before_settlement(chapter_table: ChapterTable, deck: Deck) -> None:
     t = play_scripted_round(chapter_table, deck)
     events = round_events(t)
     first = next(i for i, e in enumerate(events) if e.type.endswith(".settled"))
@@ -129,7 +137,7 @@ def test_no_card_identity_in_public_payload_before_settlement(chapter_table, dec
         assert not any(c in str(e.payload) for c in ORDER), e
 
 
-def test_full_round_amounts(chapter_table, deck):
+def test_full_round_amounts(chapter_table: ChapterTable, deck: Deck) -> None:
     t = play_scripted_round(chapter_table, deck)
     by = {(e.type, e.payload.get("seat")): e.payload for e in round_events(t)}
     # The dealer's A-K high qualifies (dealer_qualifies). Seat 4's flush beats it: Ante and Raise 1 to 1, the
@@ -153,7 +161,7 @@ def test_full_round_amounts(chapter_table, deck):
     assert (done["paid"], done["collected"]) == (8000 + 2000 + 2500 + 2000, 1000)
 
 
-def test_raise_must_be_an_allowed_multiple_of_the_ante(chapter_table):
+def test_raise_must_be_an_allowed_multiple_of_the_ante(chapter_table: ChapterTable) -> None:
     t = table(chapter_table, raise_multiples=[1, 3])
     t.wager(3, "ante", 500)
     t.wager(3, "odds", 500)
@@ -166,7 +174,7 @@ def test_raise_must_be_an_allowed_multiple_of_the_ante(chapter_table):
     assert (placed[0].type, placed[0].payload["multiple"]) == ("street_wager.placed", 3)
 
 
-def test_a_fold_collects_ante_and_odds(chapter_table):
+def test_a_fold_collects_ante_and_odds(chapter_table: ChapterTable) -> None:
     t = table(chapter_table)
     t.wager(1, "ante", 500)
     t.wager(1, "odds", 300)
@@ -177,7 +185,7 @@ def test_a_fold_collects_ante_and_odds(chapter_table):
     assert (folded[1].payload["paid"], folded[1].payload["collected"]) == (0, 800)
 
 
-def test_no_all_six_wager_no_all_six_stack(chapter_table):
+def test_no_all_six_wager_no_all_six_stack(chapter_table: ChapterTable) -> None:
     t = table(chapter_table)
     t.wager(1, "ante", 500)
     t.wager(1, "odds", 500)
@@ -189,7 +197,7 @@ def test_no_all_six_wager_no_all_six_stack(chapter_table):
 
 
 @pytest.mark.parametrize("method", ["manual_shoe", "hand"])
-def test_unpublished_dealing_methods_are_refused(chapter_table, method):
+def test_unpublished_dealing_methods_are_refused(chapter_table: ChapterTable, method: DealingMethod) -> None:
     spec = Chapter684aSpec()
     with pytest.raises(ValueError, match=r"are not available, only 684a\.10 .* \"automated_shoe\""):
         spec.require_method(method)
@@ -197,7 +205,7 @@ def test_unpublished_dealing_methods_are_refused(chapter_table, method):
         spec.plan(rules(), method, [1], {1: {"ante": 500, "odds": 500}})
 
 
-def test_offers_follow_the_rules():
+def test_offers_follow_the_rules() -> None:
     spec = Chapter684aSpec(limits={"odds": (500, 5000)})
     offers = {o.spot: (o.rule, o.min_cents, o.max_cents) for o in spec.offers(rules())}
     assert list(offers) == ["ante", "odds", "prime", "all_six"]  # the Four Card Bonus is refused by the rules
@@ -206,7 +214,7 @@ def test_offers_follow_the_rules():
     assert [o.spot for o in spec.offers(bare)] == ["ante", "odds"]
 
 
-def test_citations_never_name_an_unpublished_subsection():
+def test_citations_never_name_an_unpublished_subsection() -> None:
     c = Chapter684aSpec.citations
     assert all(rule.startswith("684a") for rule in c.values())
     assert [c[k] for k in ("10(a)(2)", "10(d)", "7(c)", "13(c)")] == [

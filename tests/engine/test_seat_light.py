@@ -5,12 +5,22 @@ tests/drivers/test_seat_light_drivers.py and tests/e2e/test_seat_light_e2e.py.)"
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TypedDict
+
 from controller.engine.inputs import Recover, Signed, ValidateJackpot
 from controller.engine.state import Phase
 from controller.games.registry import SPECS
 from drivers.interfaces import DeviceOffline, DeviceOnline, SeatLight
+from tests.engine.conftest import Deck, MakeTable, PureTable
 
-RULES = {"progressive_paytable": "C", "progressive_wager_cents": 100}
+
+class ProgressiveRules(TypedDict):
+    progressive_paytable: str
+    progressive_wager_cents: int
+
+
+RULES: ProgressiveRules = {"progressive_paytable": "C", "progressive_wager_cents": 100}
 # Seats 1 and 3 both make a straight flush in hearts with the community 9h Th Jh: two major hits in one round.
 TOP = ["Qh", "Kh", "7h", "8h", "9h", "Th", "Jh"]
 
@@ -19,7 +29,7 @@ def signed(inp: ValidateJackpot) -> Signed:
     return Signed(inp, f"cmd-{inp.hit}", "validate_jackpot", inp.key_id, inp.role)
 
 
-def jackpot_table(make_table, deck):
+def jackpot_table(make_table: MakeTable, deck: Deck) -> PureTable:
     t = make_table([deck(TOP)], **RULES)
     for seat in (1, 3):
         t.wager(seat, "ante", 500)
@@ -32,11 +42,11 @@ def jackpot_table(make_table, deck):
     return t
 
 
-def lights(t, since: int = 0) -> list[tuple[str, int | None]]:
+def lights(t: PureTable, since: int = 0) -> list[tuple[str, int | None]]:
     return [(c.verb, c.seat) for c in t.commands[since:] if c.verb in ("light_on", "light_off")]
 
 
-def test_hit_lights_the_winner_and_validation_puts_it_out(make_table, deck):
+def test_hit_lights_the_winner_and_validation_puts_it_out(make_table: MakeTable, deck: Deck) -> None:
     t = jackpot_table(make_table, deck)
     assert lights(t) == [("light_on", 3), ("light_on", 1)]
     hits = {e.payload["seat"]: e.payload["hit"] for e in t.events if e.type == "progressive.hit"}
@@ -45,7 +55,7 @@ def test_hit_lights_the_winner_and_validation_puts_it_out(make_table, deck):
     assert lights(t, mark) == [("light_off", 3)]  # seat 1 still awaits: its light stays lit
 
 
-def test_confirmations_are_journaled_with_the_hits_they_show(make_table, deck):
+def test_confirmations_are_journaled_with_the_hits_they_show(make_table: MakeTable, deck: Deck) -> None:
     t = jackpot_table(make_table, deck)
     hits = {e.payload["seat"]: e.payload["hit"] for e in t.events if e.type == "progressive.hit"}
     [ev] = t.feed(SeatLight("wager_station_3", seat=3, on=True))
@@ -62,7 +72,7 @@ def test_confirmations_are_journaled_with_the_hits_they_show(make_table, deck):
     assert ev.payload["hits"] == [] and ev.payload["awaiting"] is False and "remedy" not in ev.payload
 
 
-def test_a_station_that_comes_back_is_lit_again_while_its_hit_awaits(make_table, deck):
+def test_a_station_that_comes_back_is_lit_again_while_its_hit_awaits(make_table: MakeTable, deck: Deck) -> None:
     t = jackpot_table(make_table, deck)
     hits = {e.payload["seat"]: e.payload["hit"] for e in t.events if e.type == "progressive.hit"}
     t.feed(DeviceOffline("wager_station_1", reason="unplugged"))
@@ -82,7 +92,7 @@ def test_a_station_that_comes_back_is_lit_again_while_its_hit_awaits(make_table,
     assert lights(t, mark) == []
 
 
-def test_recovery_tells_every_station_what_its_light_must_show(make_table, deck):
+def test_recovery_tells_every_station_what_its_light_must_show(make_table: MakeTable, deck: Deck) -> None:
     t = jackpot_table(make_table, deck)
     seats = t.engine.rules.seats
     mark = len(t.commands)
@@ -93,7 +103,7 @@ def test_recovery_tells_every_station_what_its_light_must_show(make_table, deck)
     ]
 
 
-def test_recovery_after_the_validation_puts_a_stale_light_out(make_table, deck):
+def test_recovery_after_the_validation_puts_a_stale_light_out(make_table: MakeTable, deck: Deck) -> None:
     # The crash came after the validation was journaled but before its light_off left the process.
     t = jackpot_table(make_table, deck)
     for e in [e for e in t.events if e.type == "progressive.hit"]:
@@ -105,7 +115,7 @@ def test_recovery_after_the_validation_puts_a_stale_light_out(make_table, deck):
     assert {s for _, s in lights(t, mark)} == set(range(1, t.engine.rules.seats + 1))
 
 
-def test_643a_light_rules_name_the_wager():
+def test_643a_light_rules_name_the_wager() -> None:
     assert SPECS["643a"].light_rule("643a.11(f)(3)(iii)(D)") == "643a.11(f)(3)(iii)(B)"
     assert SPECS["643a"].light_rule("643a.11(f)(3)(iv)(D)") == "643a.11(f)(3)(iv)(B)"
     assert SPECS["655a"].light_rule("655a.11(i)(1)(iv)") == "655a.11(i)(1)(ii)"
@@ -131,7 +141,7 @@ class LightlessStation:
         pass
 
 
-async def test_service_skips_a_station_without_a_light_and_says_so_once(tmp_path):
+async def test_service_skips_a_station_without_a_light_and_says_so_once(tmp_path: Path) -> None:
     import structlog
 
     from controller.config.table import demo_config

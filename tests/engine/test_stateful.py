@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
@@ -18,6 +18,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
+from controller.core.settlement import ChapterRules
 from controller.engine.inputs import (
     CloseTable,
     Command,
@@ -29,9 +30,10 @@ from controller.engine.inputs import (
     OpenTable,
     PlayerLeft,
     Tick,
+    Who,
 )
 from controller.engine.round import RoundEngine
-from controller.engine.spec import TableOptions
+from controller.engine.spec import AbandonedWagers, DealingMethod, TableOptions
 from controller.engine.state import TableState
 from controller.games.registry import SPECS
 from drivers.interfaces import (
@@ -51,13 +53,13 @@ from drivers.interfaces import (
 from tests.engine.conftest import example_rules
 
 T0 = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
-ALL_METHODS = ("automated_shoe", "manual_shoe", "hand")
+ALL_METHODS: tuple[DealingMethod, ...] = ("automated_shoe", "manual_shoe", "hand")
 SHOE_METHODS = ("automated_shoe", "manual_shoe")
 CARD_EVENTS = ("cards.dealt", "card.dealt", "deal.awaiting_dealer")
 
 
 def with_counted_wagers(spec: Any, counted: dict[str, str]) -> Any:
-    """The chapter's spec with `counted_wagers` (a default member of ChapterSpec) answering `counted`."""
+    """The chapter's spec with `counted_wagers` (a default member of ChapterSpec[ChapterRules]) answering `counted`."""
 
     class WithCountedWagers(type(spec)):  # type: ignore[misc]
         def counted_wagers(self, rules: Any) -> dict[str, str]:
@@ -72,15 +74,15 @@ class TableMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.spec = SPECS[self.chapter]
-        self.rules = example_rules(self.chapter)
-        self.offers = list(self.spec.offers(self.rules))
-        self.methods: tuple[str, ...] = tuple(self.spec.supported_methods)
+        self.game_rules = example_rules(self.chapter)
+        self.offers = list(self.spec.offers(self.game_rules))
+        self.methods: tuple[DealingMethod, ...] = tuple(self.spec.supported_methods)
         self.shoe_dealt = any(m in SHOE_METHODS for m in self.methods)  # else no shoe is at the table
         players = {n: {o.spot: o.min_cents for o in self.offers} for n in (1, 2)}
-        plan = self.spec.plan(self.rules, self.methods[0], [1, 2], players)  # type: ignore[arg-type]
+        plan = self.spec.plan(self.game_rules, self.methods[0], [1, 2], players)
         self.community = any(t.split("#")[0] == "community" for t in plan.targets)
         self.spots = [o.spot for o in self.offers] + ["street_3", "nonsense"]
-        self.engine: RoundEngine
+        self.engine: RoundEngine[ChapterRules]
         self.state = TableState("t1")
         self.pending: list[Command] = []
         self.shoe: list[str] = []
@@ -122,7 +124,7 @@ class TableMachine(RuleBasedStateMachine):
             self.wagers, self.after_no_more_bets, self.dealt_count, self.asked = {}, False, 0, None
         if e.type == "no_more_bets":
             self.after_no_more_bets = True
-            self.locks_outstanding = set(range(1, self.spec.seats(self.rules) + 1))
+            self.locks_outstanding = set(range(1, self.spec.seats(self.game_rules) + 1))
         elif e.type in CARD_EVENTS or e.type.endswith(".dealt"):
             assert not self.locks_outstanding, f"{e.type} before every lock was acknowledged"
             self.dealt_count += (
@@ -157,7 +159,15 @@ class TableMachine(RuleBasedStateMachine):
         two=st.booleans(),
         counted=st.booleans(),
     )
-    def open(self, method: Any, counts: bool, preinspected: bool, abandoned: Any, two: bool, counted: bool) -> None:
+    def open(
+        self,
+        method: DealingMethod,
+        counts: bool,
+        preinspected: bool,
+        abandoned: AbandonedWagers,
+        two: bool,
+        counted: bool,
+    ) -> None:
         if counted and len(self.offers) > 1:  # as if the last optional wager were on a table game system
             self.spec = with_counted_wagers(self.spec, {self.offers[-1].spot: "x.8(b)"})
         if method not in self.methods:
@@ -170,7 +180,7 @@ class TableMachine(RuleBasedStateMachine):
             abandoned_wagers=abandoned,
             idle_inspection_minutes=30,
         )
-        self.engine = RoundEngine(self.spec, self.rules, method, opts)
+        self.engine = RoundEngine(self.spec, self.game_rules, method, opts)
         self.step(Tick(self.now))
         self.step(OpenTable())
 
@@ -295,11 +305,11 @@ class TableMachine(RuleBasedStateMachine):
         who=st.sampled_from(["dealer", "floorperson"]),
         what=st.sampled_from(["cards_inspected", "deck_verified", "shuffled", "misdeal", "no_misdeal", "other"]),
     )
-    def confirm(self, who: Any, what: str) -> None:
+    def confirm(self, who: Who, what: str) -> None:
         self.step(Confirm(who, what))
 
     @rule(what=st.sampled_from(["chips", "stub"]), delta=st.sampled_from([0, 0, 0, -1, 1]))
-    def count(self, what: Any, delta: int) -> None:
+    def count(self, what: Literal["chips", "stub"], delta: int) -> None:
         r = self.state.round
         right = 0
         if r is not None:
@@ -358,7 +368,7 @@ class TableMachine(RuleBasedStateMachine):
             self.step(Confirm("dealer", "shuffled"))
         elif phase == "betting" and s.round is not None:
             if not any(st.wagers for st in s.round.seats.values()):
-                self.player(1 + len(self.events) % self.spec.seats(self.rules))
+                self.player(1 + len(self.events) % self.spec.seats(self.game_rules))
             else:
                 self.step(BUTTON["no_more_bets"])
         elif phase == "reconciling":

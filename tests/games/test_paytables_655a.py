@@ -6,6 +6,8 @@ controller.games.mississippi_stud, so a wrong entry in the module fails a test.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import pytest
 
 from controller.games import mississippi_stud as ms
@@ -157,7 +159,8 @@ def test_duplicate_cards_are_refused() -> None:
 
 # 655a.12(c)(1), paytables A-D, with (c)(3) meters and (c)(5) envy; typed from the regulation text.
 # Per hand: {letter: ("for", N) | ("meter", level, percent)}.
-PROGRESSIVE_HANDS = {
+Payout = tuple[Literal["lose"]] | tuple[Literal["for"], int] | tuple[Literal["meter"], str, int]
+PROGRESSIVE_HANDS: dict[tuple[str, str, str], dict[str, Payout]] = {
     ("As", "Ks", "Qs Js Ts"): {
         "A": ("meter", "progressive", 100),
         "B": ("meter", "mega", 100),
@@ -191,7 +194,7 @@ def test_655a_12c_progressive_every_row(hand: tuple[str, str, str], letter: str)
     from controller.games.mississippi_stud import MississippiStudRules
     from controller.games.mississippi_stud_round import MississippiStudRound, settle
 
-    rules = MississippiStudRules(chapter="655a", progressive_paytable=letter)  # type: ignore[call-arg]
+    rules = MississippiStudRules(chapter="655a", progressive_paytable=letter)
     rec = MississippiStudRound.model_validate(
         {
             "chapter": "655a",
@@ -221,7 +224,9 @@ def test_655a_12c_progressive_every_row(hand: tuple[str, str, str], letter: str)
 
 
 # 655a.12(e)(1): Five Card Hand Bonus; (e)(4) reseed $0.
-FIVE_CARD_HAND_BONUS = {
+# Per hand: ("for", N) | ("meter", percent) | ("lose",).
+Bonus = tuple[Literal["lose"]] | tuple[Literal["for"], int] | tuple[Literal["meter"], int]
+FIVE_CARD_HAND_BONUS: dict[tuple[str, str, str], Bonus] = {
     ("As", "Ks", "Qs Js Ts"): ("meter", 100),
     ("9h", "8h", "7h 6h 5h"): ("meter", 10),
     ("9c", "9d", "9h 9s 2c"): ("for", 500),
@@ -237,7 +242,7 @@ def test_655a_12e_five_card_hand_bonus_every_row(hand: tuple[str, str, str]) -> 
     from controller.games.mississippi_stud import MississippiStudRules
     from controller.games.mississippi_stud_round import MississippiStudRound, settle
 
-    rules = MississippiStudRules(chapter="655a", five_card_hand_bonus=True)  # type: ignore[call-arg]
+    rules = MississippiStudRules(chapter="655a", five_card_hand_bonus=True)
     rec = MississippiStudRound.model_validate(
         {
             "chapter": "655a",
@@ -277,7 +282,7 @@ def test_655a_12c5_envy_schedules(wager: int, royal: int, straight_flush: int) -
 
     rules = MississippiStudRules(
         chapter="655a",
-        progressive_paytable="A",  # type: ignore[call-arg]
+        progressive_paytable="A",
         progressive_wager_cents=wager,
     )
     seats = [

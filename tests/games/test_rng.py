@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from controller.core import rng
@@ -16,7 +18,12 @@ def test_draws_cover_their_domain() -> None:
 
 def test_draws_use_the_secure_generator(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[object] = []
-    monkeypatch.setattr(rng.secrets, "choice", lambda seq: calls.append(seq) or seq[0])
+
+    def choice(seq: Sequence[object]) -> object:
+        calls.append(seq)
+        return seq[0]
+
+    monkeypatch.setattr("controller.core.rng.secrets.choice", choice)
     assert rng.draw_magic_card() == STANDARD_DECK[0]
     assert rng.draw_lucky_seat([5]) == 5
     assert len(calls) == 2

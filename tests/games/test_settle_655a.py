@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from controller.core.settlement import SettlementError
+from controller.core.settlement import Settled, SettlementError
 from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.mississippi_stud_round import MississippiStudRound, settle
 
@@ -22,7 +23,7 @@ def record(seats: list[dict[str, Any]], community: str, **kw: Any) -> Mississipp
     return MississippiStudRound.model_validate(data)
 
 
-def rows(results, seat: int, wager: str):
+def rows(results: Sequence[Settled], seat: int, wager: str) -> list[Settled]:
     return [r for r in results if r.seat == seat and r.wager == wager]
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar, Protocol
 
 import pytest
 from pydantic import TypeAdapter
@@ -23,6 +23,7 @@ from pydantic import TypeAdapter
 from controller.config.table import GameRules
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
+from controller.core.settlement import ChapterRules
 from controller.engine.inputs import Command, CountEntered, Input, OpenTable, Recover, ValidateJackpot
 from controller.engine.round import RoundEngine
 from controller.engine.spec import DealingMethod
@@ -44,7 +45,7 @@ CHAPTERS = sorted(SPECS)
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 
 
-def example_rules(chapter: str, **override: Any) -> Any:
+def example_rules(chapter: str, **override: object) -> GameRules:
     """The chapter's rules from its example config in configs/ (the [game] table), validated."""
     for path in sorted(CONFIGS.glob("*.toml")):
         game = tomllib.loads(path.read_text()).get("game", {})
@@ -61,7 +62,7 @@ class Crashed(Exception):
 class CrashTable:
     Crashed: ClassVar[type[Exception]] = Crashed
 
-    engine: RoundEngine
+    engine: RoundEngine[ChapterRules]
     state: TableState
     seats: tuple[int, ...] = (1, 2, 3)
     decks: list[list[str]] = field(default_factory=list)
@@ -196,7 +197,7 @@ class CrashTable:
         return out
 
 
-def crash_table(chapter: str, method: DealingMethod | None = None, **rules: Any) -> CrashTable:
+def crash_table(chapter: str, method: DealingMethod | None = None, **rules: object) -> CrashTable:
     r = example_rules(chapter, **({"dealing_method": method} if method else {}), **rules)
     engine = RoundEngine(SPECS[chapter], r, method or dealing_method(r))
     t = CrashTable(engine, TableState("t1"))
@@ -204,13 +205,25 @@ def crash_table(chapter: str, method: DealingMethod | None = None, **rules: Any)
     return t
 
 
+class MakeCrashTable(Protocol):
+    """The make_crash_table fixture: crash_table."""
+
+    def __call__(self, chapter: str, method: DealingMethod | None = None, **rules: object) -> CrashTable: ...
+
+
+class RulesOf(Protocol):
+    """The rules_of fixture: example_rules."""
+
+    def __call__(self, chapter: str, **override: object) -> GameRules: ...
+
+
 @pytest.fixture
-def make_crash_table() -> Callable[..., CrashTable]:
+def make_crash_table() -> MakeCrashTable:
     return crash_table
 
 
 @pytest.fixture
-def rules_of() -> Callable[..., Any]:
+def rules_of() -> RulesOf:
     return example_rules
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 
@@ -16,8 +18,8 @@ from controller.store.journal import Journal, connect
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 
 
-def ev(n: int, **kw: object) -> DomainEvent:
-    return DomainEvent(type="test.event", rule="655a.11(h)(2)", payload={"n": n}, round_id="r1", **kw)  # type: ignore[arg-type]
+def ev(n: int, *, sealed: Mapping[str, Any] | None = None) -> DomainEvent:
+    return DomainEvent(type="test.event", rule="655a.11(h)(2)", payload={"n": n}, round_id="r1", sealed=sealed)
 
 
 def pragmas(conn: sqlite3.Connection) -> tuple[str, int]:
@@ -27,7 +29,8 @@ def pragmas(conn: sqlite3.Connection) -> tuple[str, int]:
 def test_every_connection_is_wal_and_synchronous_full(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "dir" / "journal.db"  # parent dirs are created
     j = Journal(path, "T1", "boot-a")
-    assert pragmas(j._conn) == ("wal", 2)  # type: ignore[arg-type]  # 2 == FULL
+    assert j._conn is not None
+    assert pragmas(j._conn) == ("wal", 2)  # 2 == FULL
     # synchronous is per connection: a second connection made through connect() must also get FULL.
     other = connect(path)
     assert pragmas(other) == ("wal", 2)

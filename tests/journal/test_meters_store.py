@@ -5,6 +5,7 @@ wagering, never a silent reset. Real SQLite files, the real service; no devices 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -25,7 +26,7 @@ def config() -> TableConfig:
     return load_config(CONFIG)
 
 
-def clock():
+def clock() -> Callable[[], datetime]:
     ticks = iter(T0 + timedelta(seconds=i) for i in range(100_000))
     return lambda: next(ticks)
 

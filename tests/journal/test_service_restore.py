@@ -126,5 +126,9 @@ async def test_a_corrupt_state_starts_the_table_blocked_and_stays_so(tmp_path: P
     seq = last_seq(path)
     # Restarted again: still blocked; the tilt was stored, it is not forgotten by a restart.
     assert await play(config, rounds=1, broker=no_broker, seed=3, journal_path=path, close_when_stuck=True) == 0
-    later = types(path, seq)
-    assert "table.blocked" in later and "betting.opened" not in later and "critical_state.invalid" not in later
+    later_types = types(path, seq)
+    assert (
+        "table.blocked" in later_types
+        and "betting.opened" not in later_types
+        and "critical_state.invalid" not in later_types
+    )

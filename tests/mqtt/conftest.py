@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import jsonschema
 import pytest
@@ -34,7 +34,7 @@ def is_settlement(event_type: str) -> bool:
     return event_type.endswith(".settled") or event_type in SETTLEMENT_TYPES
 
 
-def card_tokens(value: Any, path: str = "$") -> Iterator[tuple[str, str]]:
+def card_tokens(value: object, path: str = "$") -> Iterator[tuple[str, str]]:
     """(where, card) for every card token in every string (keys included) of a JSON value."""
     if isinstance(value, str):
         for m in CARD_TOKEN.finditer(value):
@@ -48,6 +48,16 @@ def card_tokens(value: Any, path: str = "$") -> Iterator[tuple[str, str]]:
             yield from card_tokens(v, f"{path}[{i}]")
 
 
+class Delivered(Protocol):
+    """A message as a subscriber got it: tests/conftest.py's Received, or a Message made up by a test."""
+
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def payload(self) -> bytes: ...
+
+
 @dataclass(frozen=True)
 class Message:
     """What the subscriber got: the same fields as tests/conftest.py's Received."""
@@ -57,7 +67,7 @@ class Message:
     retain: bool = False
 
 
-def card_leaks(messages: Sequence[Any], prefix: str, table_id: str) -> list[str]:
+def card_leaks(messages: Sequence[Delivered], prefix: str, table_id: str) -> list[str]:
     """Every card identity that reached a subscriber before its round's settlement, in the order received.
 
     A message that belongs to no round (status, birth, device/<id>, progressive/<level>, an event between
@@ -98,7 +108,7 @@ def schema_problems(model: type[BaseModel], instance: Any) -> list[str]:
     return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in validator.iter_errors(instance)]
 
 
-def contract_violations(messages: Sequence[Any], prefix: str, table_id: str) -> list[str]:
+def contract_violations(messages: Sequence[Delivered], prefix: str, table_id: str) -> list[str]:
     """What in these messages breaks the contract: a topic outside it, a payload its model refuses, a payload
     for another table or device, an event seq that is not 1, 2, 3 ... without gaps, a card before settlement."""
     topics = Topics(prefix, table_id)

@@ -216,7 +216,7 @@ class Watcher:
         self._client.loop_start()
         assert self._subscribed.wait(10), "the supervisor could not subscribe"
 
-    def _on_message(self, client: Any, userdata: Any, msg: paho.MQTTMessage) -> None:
+    def _on_message(self, client: paho.Client, userdata: Any, msg: paho.MQTTMessage) -> None:
         if msg.retain:
             return
         with self._cond:

@@ -16,16 +16,18 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.config.table import configured_devices, load_config
+from controller.config.table import TableConfig, configured_devices, load_config
 from controller.core.cards import STANDARD_DECK
 from controller.mqtt.birth import code_hash
 from controller.mqtt.contract import Birth, DeviceStatus, Topics
+from tests.conftest import Mosquitto, Received, Subscribe
+from tests.mqtt.conftest import ContractCheck, Delivered
 
 pytestmark = pytest.mark.e2e
 
@@ -70,7 +72,17 @@ def _journal(path: Path) -> list[tuple[int, str, str | None, int]]:
         return list(db.execute("SELECT seq, event_id, sealed, published_at IS NOT NULL FROM events ORDER BY seq"))
 
 
-def _play(kind: str, mosquitto: Any, subscribe: Any, tmp_path: Path, table_id: str) -> dict[str, Any]:
+class Played(TypedDict):
+    """What _play gathered: the messages a subscriber got, and what the table wrote and was configured with."""
+
+    messages: list[Received]
+    prefix: str
+    topics: Topics
+    journal: list[tuple[int, str, str | None, int]]
+    config: TableConfig
+
+
+def _play(kind: str, mosquitto: Mosquitto, subscribe: Subscribe, tmp_path: Path, table_id: str) -> Played:
     config_name = "demo" if kind == "demo" else kind.split("--")[0]
     config = _config(tmp_path, config_name, table_id)
     journal = tmp_path / "journal.sqlite"
@@ -126,7 +138,7 @@ def _play(kind: str, mosquitto: Any, subscribe: Any, tmp_path: Path, table_id: s
 
 @pytest.mark.parametrize("kind", ["demo", *SCENARIOS])
 def test_everything_published_keeps_the_contract(
-    kind: str, mosquitto: Any, subscribe: Any, tmp_path: Path, unique_id: str, contract: Any
+    kind: str, mosquitto: Mosquitto, subscribe: Subscribe, tmp_path: Path, unique_id: str, contract: type[ContractCheck]
 ) -> None:
     run = _play(kind, mosquitto, subscribe, tmp_path, unique_id)
     messages, topics = run["messages"], run["topics"]
@@ -179,13 +191,15 @@ def test_everything_published_keeps_the_contract(
         assert contract.card_leaks(planted, run["prefix"], unique_id), "a planted card went unnoticed"
 
 
-def _simulated_ids(config: Any) -> list[str]:
+def _simulated_ids(config: TableConfig) -> list[str]:
     from controller.people.simulate import simulated_config
 
     return list(configured_devices(simulated_config(config)))
 
 
-def _plants(messages: list[Any], topics: Topics, contract: Any, rng: random.Random) -> list[list[Any]]:
+def _plants(
+    messages: list[Received], topics: Topics, contract: type[ContractCheck], rng: random.Random
+) -> list[list[Delivered]]:
     """Copies of the stream, each with one card put where it must not be."""
     settled: set[str] = set()
     early = []  # indexes of events before their round's settlement (or of no round)
@@ -208,7 +222,7 @@ def _plants(messages: list[Any], topics: Topics, contract: Any, rng: random.Rand
             body["payload"][card.replace("T", "10")] = 1
         else:
             body["fault_detail"] = f"misread {card}"
-        planted = list(messages)
+        planted: list[Delivered] = list(messages)
         planted[i] = contract.Message(messages[i].topic, json.dumps(body).encode())
         out.append(planted)
     return out
@@ -222,7 +236,7 @@ def _plants(messages: list[Any], topics: Topics, contract: Any, rng: random.Rand
     depth=st.integers(min_value=0, max_value=4),
 )
 def test_a_card_anywhere_in_a_payload_is_found(
-    card: str, before: str, after: str, ten: bool, depth: int, contract: Any
+    card: str, before: str, after: str, ten: bool, depth: int, contract: type[ContractCheck]
 ) -> None:
     written = card.replace("T", "10") if ten else card
     value: Any = f"x{before}{written}{after}y" if before and after else f"{before}{written}{after}"
@@ -248,5 +262,5 @@ def test_a_card_anywhere_in_a_payload_is_found(
         "pair_of_6s_to_10s",
     ],
 )
-def test_words_and_citations_are_not_cards(text: str, contract: Any) -> None:
+def test_words_and_citations_are_not_cards(text: str, contract: type[ContractCheck]) -> None:
     assert list(contract.card_tokens({"detail": text})) == []

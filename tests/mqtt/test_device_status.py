@@ -22,14 +22,15 @@ KINDS = (
 
 
 def _event(seq: int, kind: str, dev: str, boot: str) -> JournaledEvent:
-    payload: dict[str, Any] = {
+    payloads: dict[str, dict[str, Any]] = {
         "device.online": {"device_id": dev, "identity": {"serial": f"{dev}-{seq}"}},
         "device.offline": {"device_id": dev, "reason": f"gone {seq}"},
         "device.fault": {"device_id": dev, "code": "jam", "detail": f"fault {seq}"},
         "device.unusable": {"device": dev, "reason": f"fault {seq}"},
         "device.out_of_order": {"device": dev, "reason": "marked", "takes_over": "manual_shoe"},
         "device.back_in_service": {"device": dev},
-    }[kind]
+    }
+    payload = payloads[kind]
     rule = "655a.13(g)" if kind in KINDS[3:] else None
     return JournaledEvent(
         seq, f"e{seq}", boot, f"2026-11-21T08:00:{seq % 60:02d}.{seq:06d}Z", "T1", None, kind, rule, payload

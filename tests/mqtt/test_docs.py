@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from controller.cli.main import main as tablectl
 from controller.mqtt.contract import TOPICS, topic_for
+from tests.mqtt.conftest import ContractCheck
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "mqtt.md"
 EXAMPLE = re.compile(r"<!-- model: (\w+) -->\n```json\n(.*?)\n```", re.S)
@@ -32,7 +32,7 @@ def test_every_topic_has_an_example() -> None:
 
 
 @pytest.mark.parametrize(("name", "body"), _examples(), ids=[f"{n}-{i}" for i, (n, _) in enumerate(_examples())])
-def test_example_validates_against_its_model_and_schema(name: str, body: str, contract: Any) -> None:
+def test_example_validates_against_its_model_and_schema(name: str, body: str, contract: type[ContractCheck]) -> None:
     model = topic_for(name).model
     value = json.loads(body)
     parsed = model.model_validate(value)

@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator, MutableMapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from controller.config.table import MqttSettings
 from controller.core.events import DomainEvent
 from controller.mqtt.publisher import EventPublisher, parse_broker_url
 from controller.store.journal import Journal
+from tests.conftest import Mosquitto, Received, Subscribe
 
 PUBLIC_FIELDS = {"event_id", "boot_id", "seq", "ts", "table_id", "round_id", "type", "rule", "payload"}
 
@@ -46,11 +47,11 @@ def append(journal: Journal, publisher: EventPublisher | None, *ns: int) -> None
         publisher.notify()
 
 
-def events_of(messages: list[Any], topic: str) -> list[dict[str, Any]]:
+def events_of(messages: list[Received], topic: str) -> list[dict[str, Any]]:
     return [m.json() for m in messages if m.topic == topic]
 
 
-def status_is(topic: str, state: str) -> Callable[[list[Any]], bool]:
+def status_is(topic: str, state: str) -> Callable[[list[Received]], bool]:
     return lambda msgs: any(m.topic == topic and m.json()["state"] == state for m in msgs)
 
 
@@ -102,7 +103,9 @@ def test_parse_broker_url_rejects_with_example(url: str, problem: str) -> None:
     assert "mqtt://127.0.0.1:1883" in str(info.value)
 
 
-async def test_publishes_in_seq_order_with_public_fields(mosquitto: Any, subscribe: Any, table: Table) -> None:
+async def test_publishes_in_seq_order_with_public_fields(
+    mosquitto: Mosquitto, subscribe: Subscribe, table: Table
+) -> None:
     sub = subscribe(f"{table.prefix}/#")
     pub = EventPublisher(table.journal, table.settings(mosquitto.url), table.table_id)
     task = asyncio.create_task(pub.run())
@@ -134,7 +137,7 @@ async def test_publishes_in_seq_order_with_public_fields(mosquitto: Any, subscri
     assert not pub.connected
 
 
-async def test_backlog_from_before_start_is_replayed(mosquitto: Any, subscribe: Any, table: Table) -> None:
+async def test_backlog_from_before_start_is_replayed(mosquitto: Mosquitto, subscribe: Subscribe, table: Table) -> None:
     append(table.journal, None, 1, 2)  # journaled while no publisher ran (e.g. before a restart)
     sub = subscribe(table.event)
     pub = EventPublisher(table.journal, table.settings(mosquitto.url), table.table_id)
@@ -148,7 +151,7 @@ async def test_backlog_from_before_start_is_replayed(mosquitto: Any, subscribe: 
     assert task.done()
 
 
-async def test_close_drains_what_is_left(mosquitto: Any, subscribe: Any, table: Table) -> None:
+async def test_close_drains_what_is_left(mosquitto: Mosquitto, subscribe: Subscribe, table: Table) -> None:
     sub = subscribe(f"{table.prefix}/#")
     pub = EventPublisher(table.journal, table.settings(mosquitto.url), table.table_id)
     task = asyncio.create_task(pub.run())
@@ -163,7 +166,9 @@ async def test_close_drains_what_is_left(mosquitto: Any, subscribe: Any, table: 
     assert sub.messages[-1].topic == table.status
 
 
-async def test_broker_outage_loses_nothing_and_replays_in_order(mosquitto: Any, subscribe: Any, table: Table) -> None:
+async def test_broker_outage_loses_nothing_and_replays_in_order(
+    mosquitto: Mosquitto, subscribe: Subscribe, table: Table
+) -> None:
     sub = subscribe(f"{table.prefix}/#")
     pub = EventPublisher(table.journal, table.settings(mosquitto.url), table.table_id, backoff_max=0.5)
     task = asyncio.create_task(pub.run())
@@ -202,7 +207,7 @@ OUTAGE_UNTIL_ROUND = 40
 
 
 async def test_rounds_played_through_an_outage_are_replayed_in_order(
-    mosquitto: Any, subscribe: Any, unique_id: str, tmp_path: Path
+    mosquitto: Mosquitto, subscribe: Subscribe, unique_id: str, tmp_path: Path
 ) -> None:
     """The demo table on real ptys keeps playing while the broker is down; afterwards the subscriber gets every
     round journaled meanwhile, in seq order, each event marked "replayed": true. The outage spans 38 rounds,
@@ -250,8 +255,12 @@ async def test_rounds_played_through_an_outage_are_replayed_in_order(
                 # Still blocking the loop: the publisher cannot replay before the subscriber is back.
                 sub.wait_subscribed(2)
                 journaled = service.journal.last_seq
+
+                def backlog_in(m: list[Received], n: int = journaled) -> bool:
+                    return len({x.json()["seq"] for x in m}) >= n
+
                 await sub.await_until(
-                    lambda m, n=journaled: len({x.json()["seq"] for x in m}) >= n,
+                    backlog_in,
                     within=30,
                     what="the backlog after the broker came back",
                 )
@@ -260,7 +269,7 @@ async def test_rounds_played_through_an_outage_are_replayed_in_order(
 
     async with SimulatedTable(config.game.seats, rng) as sims:
 
-        def people(service: TableService) -> list[Any]:
+        def people(service: TableService) -> list[Coroutine[Any, Any, None]]:
             return [SimulatedFloor(service, sims, RandomPolicy(rng), None, 0.0).run(), outage(service)]
 
         try:
@@ -316,7 +325,7 @@ async def test_no_broker_keeps_running_and_closes_promptly(table: Table) -> None
             task = asyncio.create_task(pub.run())
             append(table.journal, pub, 1, 2)
 
-            def failures() -> list[dict[str, Any]]:
+            def failures() -> list[MutableMapping[str, Any]]:
                 return [e for e in logs if e["event"] == "mqtt broker unavailable"]
 
             await eventually(lambda: len(failures()) >= 3, what="three failed connection attempts")
@@ -345,7 +354,9 @@ asyncio.run(main())
 """
 
 
-def test_last_will_on_abrupt_disconnect(mosquitto: Any, subscribe: Any, tmp_path: Path, unique_id: str) -> None:
+def test_last_will_on_abrupt_disconnect(
+    mosquitto: Mosquitto, subscribe: Subscribe, tmp_path: Path, unique_id: str
+) -> None:
     prefix = f"test-{unique_id}"
     status = f"{prefix}/T9/status"
     sub = subscribe(status)

@@ -19,6 +19,8 @@ from controller.mqtt.birth import build_birth
 from controller.mqtt.contract import Birth, DeviceStatus, ProgressiveMeter, Topics
 from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
+from tests.conftest import Mosquitto, Received, Subscribe
+from tests.mqtt.conftest import ContractCheck
 
 IDENTITY = {"model": "SIM-SHOE", "serial": "S-0042", "firmware": "1.0.0", "firmware_hash": "ab" * 32}
 
@@ -78,12 +80,12 @@ def table(tmp_path: Path, unique_id: str) -> Iterator[Table]:
     t.journal.close()
 
 
-def _on(messages: list[Any], topic: str) -> list[dict[str, Any]]:
+def _on(messages: list[Received], topic: str) -> list[dict[str, Any]]:
     return [json.loads(m.payload) for m in messages if m.topic == topic]
 
 
 async def test_birth_and_devices_follow_the_device_events(
-    mosquitto: Any, subscribe: Any, table: Table, contract: Any
+    mosquitto: Mosquitto, subscribe: Subscribe, table: Table, contract: type[ContractCheck]
 ) -> None:
     t = table.topics
     sub = subscribe(f"{t.base}/#")
@@ -162,7 +164,7 @@ async def test_birth_and_devices_follow_the_device_events(
 
 
 async def test_an_earlier_boots_device_events_do_not_describe_the_devices_now(
-    mosquitto: Any, subscribe: Any, table: Table
+    mosquitto: Mosquitto, subscribe: Subscribe, table: Table
 ) -> None:
     # Journaled by an earlier run: replayed on the event topic, but the shoe has restarted since.
     table.journal.close()
@@ -182,7 +184,9 @@ async def test_an_earlier_boots_device_events_do_not_describe_the_devices_now(
     assert task.done()
 
 
-async def test_meters_go_out_after_their_events_latest_value_only(mosquitto: Any, subscribe: Any, table: Table) -> None:
+async def test_meters_go_out_after_their_events_latest_value_only(
+    mosquitto: Mosquitto, subscribe: Subscribe, table: Table
+) -> None:
     t = table.topics
     sub = subscribe(f"{t.base}/#")
     pub = table.publisher(mosquitto.url)
@@ -217,7 +221,7 @@ async def test_meters_go_out_after_their_events_latest_value_only(mosquitto: Any
 
 
 async def test_everything_retained_is_published_again_after_the_broker_comes_back(
-    mosquitto: Any, subscribe: Any, table: Table
+    mosquitto: Mosquitto, subscribe: Subscribe, table: Table
 ) -> None:
     t = table.topics
     pub = table.publisher(mosquitto.url, backoff_max=0.3)
@@ -258,7 +262,7 @@ async def test_everything_retained_is_published_again_after_the_broker_comes_bac
 
 
 async def test_events_journaled_before_the_broker_first_answers_are_replays(
-    mosquitto: Any, subscribe: Any, table: Table
+    mosquitto: Mosquitto, subscribe: Subscribe, table: Table
 ) -> None:
     sub = subscribe(table.topics.event)
     mosquitto.stop()
@@ -284,7 +288,7 @@ async def test_events_journaled_before_the_broker_first_answers_are_replays(
 
 
 async def test_an_unreadable_password_file_is_logged_and_healed_without_a_restart(
-    mosquitto: Any, subscribe: Any, table: Table, tmp_path: Path
+    mosquitto: Mosquitto, subscribe: Subscribe, table: Table, tmp_path: Path
 ) -> None:
     secret = tmp_path / "broker-password"
     settings = MqttSettings(broker=mosquitto.url, username=table.config.table_id, password_file=str(secret))
@@ -305,7 +309,7 @@ async def test_an_unreadable_password_file_is_logged_and_healed_without_a_restar
 
 
 async def test_an_event_outside_the_contract_is_still_published_and_logged(
-    mosquitto: Any, subscribe: Any, table: Table, contract: Any
+    mosquitto: Mosquitto, subscribe: Subscribe, table: Table, contract: type[ContractCheck]
 ) -> None:
     sub = subscribe(table.topics.event)
     with capture_logs() as logs:

@@ -141,7 +141,7 @@ def test_six_card_royal(suit: str) -> None:
 
 def respell(card: str, how: int) -> str:
     """Other spellings cards.parse_card accepts for the same card."""
-    rank, suit = card
+    rank, suit = card[0], card[1]
     if how == 1:
         return rank.lower() + suit.upper()
     if how == 2:

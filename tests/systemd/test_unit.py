@@ -12,7 +12,6 @@ import sys
 import tomllib
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -177,7 +176,7 @@ def test_udev_rules_match_by_vendor_product_serial_and_let_the_service_open_them
     assert len(names) == len(set(names)), "two rules make the same name"
 
 
-def _ports(value: Any) -> list[str]:
+def _ports(value: object) -> list[str]:
     if isinstance(value, dict):
         return [p for k, v in value.items() for p in ([v] if k == "port" and isinstance(v, str) else _ports(v))]
     if isinstance(value, list):

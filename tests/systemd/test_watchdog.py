@@ -29,6 +29,7 @@ from controller.shell.service import TableService
 from controller.shell.watchdog import SystemdSupervisor
 from controller.store.journal import Journal
 from drivers.interfaces import EventSink, ShuffleCompleted
+from tests.systemd.conftest import Notification, NotifySocket
 
 PERIOD = 0.25  # seconds between pings in the in-process test (WATCHDOG_USEC = 0.5 s)
 
@@ -55,11 +56,13 @@ class HangingDevice:
         return command
 
 
-def _watchdog(n: Any) -> bool:
+def _watchdog(n: Notification) -> bool:
     return "WATCHDOG" in n.fields
 
 
-async def test_pings_stop_while_a_step_hangs_and_resume_when_it_returns(tmp_path: Path, notify_socket: Any) -> None:
+async def test_pings_stop_while_a_step_hangs_and_resume_when_it_returns(
+    tmp_path: Path, notify_socket: NotifySocket
+) -> None:
     config = demo_config()
     gate = asyncio.Event()
     gate.set()
@@ -119,7 +122,7 @@ def test_watchdog_interval_follows_sd_watchdog_enabled() -> None:
     assert watchdog_interval({"WATCHDOG_USEC": "0"}) is None
 
 
-def test_notifier_from_environment(notify_socket: Any, abstract_notify_socket: Any) -> None:
+def test_notifier_from_environment(notify_socket: NotifySocket, abstract_notify_socket: NotifySocket) -> None:
     assert SdNotify.from_environment({}) is None
     assert SdNotify.from_environment({"NOTIFY_SOCKET": "vsock:2:1234"}) is None  # said in a log, not raised
     for target in (notify_socket, abstract_notify_socket):
@@ -136,12 +139,12 @@ def test_notifier_from_environment(notify_socket: Any, abstract_notify_socket: A
     assert [e["event"] for e in logs] == ["systemd notification not delivered"]
 
 
-def _since_start(n: Any) -> int:
+def _since_start(n: Notification) -> int:
     m = re.search(r"; round \d+ \((\d+) since start\)", n.get("STATUS"))
     return int(m.group(1)) if m else -1
 
 
-def _daemon(notify: Any, journal: Path, broker_port: int) -> subprocess.Popen[str]:
+def _daemon(notify: NotifySocket, journal: Path, broker_port: int) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("WATCHDOG_PID", "JOURNAL_STREAM", "STATE_DIRECTORY")}
     env |= {"NOTIFY_SOCKET": notify.address, "WATCHDOG_USEC": "1000000"}
     return subprocess.Popen(
@@ -171,7 +174,7 @@ def _daemon(notify: Any, journal: Path, broker_port: int) -> subprocess.Popen[st
 
 
 def test_daemon_under_notify_socket_pings_until_the_journal_is_locked(
-    tmp_path: Path, abstract_notify_socket: Any, closed_port: int
+    tmp_path: Path, abstract_notify_socket: NotifySocket, closed_port: int
 ) -> None:
     notify = abstract_notify_socket
     journal = tmp_path / "table.sqlite"
@@ -234,7 +237,9 @@ def test_outside_systemd_there_is_no_supervisor(tmp_path: Path, environ: dict[st
         journal.close()
 
 
-def test_run_against_sim_devices_as_the_unit_runs_it(tmp_path: Path, notify_socket: Any, closed_port: int) -> None:
+def test_run_against_sim_devices_as_the_unit_runs_it(
+    tmp_path: Path, notify_socket: NotifySocket, closed_port: int
+) -> None:
     """`tablectl run` (the unit's ExecStart) on the simulators' ptys: READY once its devices are up and the table
     opened, pings while it waits for players, STOPPING=1 and exit 0 on SIGTERM (systemctl stop)."""
     root = Path(__file__).resolve().parents[2]
