@@ -31,8 +31,7 @@ from controller.mqtt import EventPublisher
 from controller.progressive.feed import follow_meters
 from controller.service import TableService, station_id
 from controller.watchdog import SystemdSupervisor
-from drivers.interfaces import Device
-from drivers.reference.wager_bus import WagerBus
+from drivers.interfaces import Device, WagerBus
 from drivers.registry import create_driver
 
 log = structlog.get_logger("tablectl")

@@ -29,7 +29,7 @@ from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.specs import SPECS, spec_for
 from controller.runner import playable
 from drivers.interfaces import SPOTS
-from drivers.protocol import is_card
+from drivers.reference.framing import is_card
 from drivers.sim.script import ScriptedFault, SimScript, SimScriptError, parse_sim_script
 
 # A publisher needs an address; nothing listens on port 1, so the connection is refused at once and every

@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 import structlog
 
-from drivers.link import Link, LinkError
-from drivers.protocol import HOST_ADDRESS, ProtocolError, decode_message
+from drivers.reference.framing import HOST_ADDRESS, ProtocolError, decode_message
+from drivers.reference.link import Link, LinkError
 from drivers.sim.faults import COMMON_EVENTS, DEFAULT_GARBAGE, IMMEDIATE, Fault, FaultKind, Trigger
 from drivers.sim.pty import PtyEndpoint
 from drivers.tasks import cancel_and_wait

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from drivers.link import Link
-from drivers.protocol import HOST_ADDRESS
+from drivers.reference.framing import HOST_ADDRESS
+from drivers.reference.link import Link
 from drivers.sim.pty import PtyEndpoint
 from drivers.sim.wager_station import WagerStationSim
 from drivers.tasks import cancel_and_wait
