@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -97,3 +100,20 @@ def install_distribution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ins
         return root
 
     return install
+
+
+FreshPython = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+@pytest.fixture
+def fresh_python() -> FreshPython:
+    """fresh_python(code, *args, path=[folders]) runs `code` in a new interpreter with those folders on its path:
+    what it imports and which distributions it finds start from nothing."""
+
+    def run(code: str, *args: str, path: tuple[Path, ...] = ()) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([*map(str, path), os.environ.get("PYTHONPATH", "")])}
+        return subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=60, check=False
+        )
+
+    return run
