@@ -178,7 +178,7 @@ class DeviceBase(ABC):
         try:
             self._sink(event)
         except Exception:
-            log.exception("event sink failed", device=self.device_id, event=type(event).__name__)
+            log.exception("event sink failed", device=self.device_id, event_type=type(event).__name__)
 
     def fault(self, code: str, detail: str) -> None:
         self.emit(DeviceFault(self.device_id, code, detail))

@@ -61,7 +61,7 @@ class SkeletonShuffler(DeviceBase):
 
     async def shuffle(self) -> None:
         """Start a shuffle; ShuffleCompleted follows when the device says DONE. Never raises: a failure is a fault."""
-        if not self._online or not await self._write("SHUFFLE"):
+        if not self.online or not await self._write("SHUFFLE"):
             self.fault("offline", "cannot send shuffle: device offline")
 
     # --- DeviceBase session ------------------------------------------------------------------------------
