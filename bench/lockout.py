@@ -34,9 +34,8 @@ from pathlib import Path
 from controller.core.events import DomainEvent
 from controller.shell.logs import configure_logging
 from controller.store.journal import Journal
-from drivers.interfaces import ButtonPressed, DeviceEvent, LockAcknowledged, WagerStation
-from drivers.protocol import HOST_ADDRESS, Kind, encode_frame, encode_message
-from drivers.reference.wager_bus import WagerBus
+from drivers.interfaces import ButtonPressed, DeviceEvent, LockAcknowledged, WagerBus, WagerStation
+from drivers.reference.framing import HOST_ADDRESS, Kind, encode_frame, encode_message
 from drivers.registry import create_driver
 from drivers.sim.base import SimDevice
 from drivers.sim.dealer_panel import DealerPanelSim

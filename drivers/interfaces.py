@@ -288,3 +288,14 @@ class ElectronicWagerTerminal(Device, Protocol):
 
     async def credit(self, amount_cents: int, reference: str) -> None:
         """Credit a win to the player's game account; CreditConfirmed follows."""
+
+
+@runtime_checkable
+class WagerBus(Protocol):
+    """A driver that puts several seats' wager stations on one line: the controller uses `stations` (seat ->
+    that seat's station, each started, stopped and driven as a WagerStation of its own)."""
+
+    device_id: str
+
+    @property
+    def stations(self) -> Mapping[int, WagerStation]: ...

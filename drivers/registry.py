@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, cast
 
 import structlog
@@ -20,21 +20,41 @@ class DriverConfigError(ValueError):
     """A device's configuration names an unknown driver or has settings the driver rejects."""
 
 
+def installed_names() -> list[str]:
+    """Names of the installed drivers, sorted; read from the packages' metadata, nothing is imported."""
+    return sorted({entry_point.name for entry_point in entry_points(group=ENTRY_POINT_GROUP)})
+
+
+def _load(entry_point: EntryPoint) -> type:
+    """The driver class an entry point names; raises DriverConfigError saying why it cannot be had."""
+    try:
+        loaded = entry_point.load()
+    except Exception as exc:
+        raise DriverConfigError(
+            f"driver plugin {entry_point.name!r} ({entry_point.value}) failed to load: {exc!r}"
+        ) from exc
+    if not isinstance(loaded, type):
+        raise DriverConfigError(f"driver plugin {entry_point.name!r} ({entry_point.value}) is not a class")
+    return loaded
+
+
+def load_driver(name: str) -> type | None:
+    """The class of driver `name`, importing that plugin alone; None if no installed package registers it.
+
+    When two packages register one name the last found wins, as in available_drivers()."""
+    found = list(entry_points(group=ENTRY_POINT_GROUP, name=name))
+    return _load(found[-1]) if found else None
+
+
 def available_drivers() -> dict[str, type]:
-    """Installed drivers by entry-point name. A plugin that fails to import is logged and skipped."""
+    """Every installed driver by entry-point name (imports them all: for listing and checking configs). A plugin
+    that fails to import is logged and skipped."""
     drivers: dict[str, type] = {}
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
         try:
-            loaded = entry_point.load()
-        except Exception as exc:
-            log.error(
-                "driver plugin failed to load", driver=entry_point.name, target=entry_point.value, error=repr(exc)
-            )
-            continue
-        if isinstance(loaded, type):
-            drivers[entry_point.name] = loaded
-        else:
-            log.error("driver plugin is not a class", driver=entry_point.name, target=entry_point.value)
+            drivers[entry_point.name] = _load(entry_point)
+        except DriverConfigError as exc:
+            log.error("driver plugin unusable", driver=entry_point.name, target=entry_point.value, error=str(exc))
     return drivers
 
 
@@ -48,16 +68,21 @@ def settings_model(driver_class: type) -> type[BaseModel]:
 def create_driver(device_id: str, raw_settings: Mapping[str, Any], port_override: str | None = None) -> Device:
     """Build the driver named by raw_settings["driver"] with the rest of raw_settings as its settings.
 
+    Only that driver's plugin is imported: a table need not load (or have the libraries of) drivers it does not use.
+
     port_override replaces the configured port (used to point a real config at simulator ptys); drivers
     whose settings have no port ignore it.
     """
-    drivers = available_drivers()
-    installed = ", ".join(sorted(drivers)) or "none"
     name = raw_settings.get("driver")
     if not isinstance(name, str) or not name:
+        installed = ", ".join(installed_names()) or "none"
         raise DriverConfigError(f"device {device_id!r}: missing `driver` key; set driver = one of: {installed}")
-    driver_class = drivers.get(name)
+    try:
+        driver_class = load_driver(name)
+    except DriverConfigError as exc:
+        raise DriverConfigError(f"device {device_id!r}: {exc}") from None
     if driver_class is None:
+        installed = ", ".join(installed_names()) or "none"
         raise DriverConfigError(
             f"device {device_id!r}: unknown driver {name!r}. Installed drivers: {installed}. "
             f"Fix the `driver` key, or install the package that provides {name!r} "

@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import re
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Generic, Protocol, TypeVar
 
 WIN_DEADLINE = 30.0  # seconds from the controller's request to the win on the sign (issue 7, item 5)
@@ -22,6 +23,8 @@ WIN_DEADLINE = 30.0  # seconds from the controller's request to the win on the s
 # meters on the sign can be, and how long a win can wait behind a meter update that is retrying.
 MAX_SLOT_INTERVAL = WIN_DEADLINE / 3
 MIN_UPDATES_PER_SECOND = 1 / MAX_SLOT_INTERVAL
+
+LEVEL_NAME = re.compile(r"[a-z_]{1,32}")  # what a sign can show as a level's name
 
 W = TypeVar("W")
 
@@ -148,3 +151,71 @@ class SignPacer(Generic[W]):
         """Put back meter values that did not get through, unless newer ones are already waiting."""
         if self._levels is None:
             self._levels = dict(levels)
+
+
+# --- what a sign may be asked to show (every sign driver checks its requests with these) -------------------
+
+
+def check_updates_per_second(v: float) -> float:
+    if not v >= MIN_UPDATES_PER_SECOND:
+        raise ValueError(
+            f"{v} is too slow: meters must reach the sign and a win within 30 s, so send at least "
+            f"one update every 10 s (max_updates_per_second >= {MIN_UPDATES_PER_SECOND:.2f})"
+        )
+    return v
+
+
+def level_problem(level: object) -> str | None:
+    """Why `level` is not a level name, or None if it is one."""
+    if isinstance(level, str) and LEVEL_NAME.fullmatch(level):
+        return None
+    return f"level name {level!r} must be 1 to 32 of a-z and _"
+
+
+def amount_problem(amount: object) -> str | None:
+    """Why `amount` is not an amount in cents, or None if it is one."""
+    # bool is an int subclass; True cents is a bug upstream, not a meter value.
+    if isinstance(amount, int) and not isinstance(amount, bool) and amount >= 0:
+        return None
+    return f"amount {amount!r} must be a non-negative integer (cents)"
+
+
+def seat_problem(seat: object) -> str | None:
+    if isinstance(seat, int) and not isinstance(seat, bool) and seat >= 1:
+        return None
+    return f"seat {seat!r} must be an integer >= 1"
+
+
+def levels_problem(levels: object) -> str | None:
+    """Why `levels` is not a non-empty mapping of level name to cents, or None if it is one."""
+    if not isinstance(levels, Mapping) or not levels:
+        return f"must be a non-empty object of level name to cents, got {levels!r}"
+    for level, amount in levels.items():
+        problem = level_problem(level) or amount_problem(amount)
+        if problem is not None:
+            return problem
+    return None
+
+
+def win_problem(level: object, amount_cents: object, seat: object) -> str | None:
+    """Why show_win(level, amount_cents, seat) cannot be sent ("'field': problem"), or None if it can."""
+    for name, problem in (
+        ("level", level_problem(level)),
+        ("amount", amount_problem(amount_cents)),
+        ("seat", seat_problem(seat)),
+    ):
+        if problem is not None:
+            return f"{name!r}: {problem}"
+    return None
+
+
+Win = tuple[str, int, int, "asyncio.Future[bool]"]  # level, cents, seat, resolved once sent (or not)
+
+
+def give_up_wins(pacer: SignPacer[Win], why: str, fault: Callable[[str, str], None]) -> None:
+    """The sign went away (or the driver stopped): every waiting win is reported, so it can be announced again,
+    and its caller in show_win is released."""
+    for level, amount, seat, done in pacer.drop_wins():
+        fault("win_not_shown", f"show_win {level} {amount} cents seat {seat}: {why}; announce it again")
+        if not done.done():
+            done.set_result(False)

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import contextlib
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar, TypeVarTuple
 
 import structlog
 
 log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 
 async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:
@@ -24,3 +31,59 @@ async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:
         await asyncio.wait({task}, timeout=0.1)
     if not task.cancelled() and task.exception() is not None:
         log.error("task ended with an error", task=task.get_name(), error=repr(task.exception()))
+
+
+class BlockingCalls:
+    """A driver's blocking calls (a vendor library such as pyusb), one at a time, each in a thread named `name`.
+
+    The event loop never blocks on them, and stop() can wait for the call in progress with join(). Cancelling
+    the task that awaits call() does not stop the call: the callee must watch a stop flag of its own.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._thread: threading.Thread | None = None
+        self._in_call = False  # fn is running (its thread may outlive it by a moment)
+
+    async def call(self, fn: Callable[[*Ts], T], *args: *Ts) -> T:
+        previous = self._thread
+        if previous is not None and previous.is_alive():
+            if self._in_call:
+                raise RuntimeError(f"{self.name}: a blocking call is still running")
+            # The last call returned its result and its thread is on its way out: one thread at a time.
+            await asyncio.to_thread(previous.join)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+
+        def settle(outcome: Callable[[], None]) -> None:
+            if not future.done():  # the caller may have been cancelled meanwhile
+                outcome()
+
+        def run() -> None:
+            try:
+                result = fn(*args)
+            except BaseException as exc:  # whatever it is, the caller must not wait forever
+                outcome = functools.partial(future.set_exception, exc)
+            else:
+                outcome = functools.partial(future.set_result, result)
+            finally:
+                self._in_call = False
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting any more
+                loop.call_soon_threadsafe(settle, outcome)
+
+        self._in_call = True
+        self._thread = threading.Thread(target=run, name=self.name, daemon=True)
+        self._thread.start()
+        return await future
+
+    async def join(self, within: float) -> bool:
+        """Wait (without blocking the loop) for the call in progress; False if it still runs `within` s later."""
+        thread = self._thread
+        if thread is None:
+            return True
+        await asyncio.to_thread(thread.join, within)
+        if thread.is_alive():
+            log.error("blocking call did not end", thread=self.name, waited=within)
+            return False
+        self._thread = None
+        return True

@@ -30,7 +30,7 @@ from controller.games.registry import SPECS, spec_for
 from controller.people.demo import Answer, DecisionRequest, RandomPolicy, ScriptedRound, StubCount, play
 from controller.shell.runner import playable
 from drivers.interfaces import SPOTS
-from drivers.protocol import is_card
+from drivers.reference.framing import is_card
 from drivers.sim.script import ScriptedFault, SimScript, SimScriptError, parse_sim_script
 
 # A publisher needs an address; nothing listens on port 1, so the connection is refused at once and every

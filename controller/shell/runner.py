@@ -31,8 +31,7 @@ from controller.shell.service import TableService
 from controller.shell.watchdog import SystemdSupervisor
 from controller.store.journal import Journal, JournalError
 from controller.supervisor.listener import CommandListener
-from drivers.interfaces import Device
-from drivers.reference.wager_bus import WagerBus
+from drivers.interfaces import Device, WagerBus
 from drivers.registry import create_driver
 
 log = structlog.get_logger("tablectl")

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import ClassVar, Literal
 
 from drivers.interfaces import BUTTONS, COUNTS, ButtonPressed, CountKeyed
-from drivers.reference.base import (
+from drivers.reference.device import (
     ReferenceDevice,
     ReferenceSettings,
     Translator,

@@ -9,18 +9,24 @@ controller decides whether to announce it again.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from drivers.interfaces import DeviceFault, EventSink, MetersShown
-from drivers.reference.base import BadMessage, ReferenceDevice, ReferenceSettings, Translator
-from drivers.sign_pacing import MIN_UPDATES_PER_SECOND, Clock, LoopClock, SignPacer
+from drivers.interfaces import EventSink, MetersShown
+from drivers.reference.device import BadMessage, ReferenceDevice, ReferenceSettings, Translator
+from drivers.sign_pacing import (
+    Clock,
+    LoopClock,
+    SignPacer,
+    Win,
+    check_updates_per_second,
+    give_up_wins,
+    levels_problem,
+    win_problem,
+)
 from drivers.tasks import cancel_and_wait
-
-LEVEL_NAME = re.compile(r"[a-z_]{1,32}")
 
 
 class ReferenceProgressiveSignSettings(ReferenceSettings):
@@ -36,50 +42,6 @@ class ReferenceProgressiveSignSettings(ReferenceSettings):
     @classmethod
     def _often_enough(cls, v: float) -> float:
         return check_updates_per_second(v)
-
-
-def check_updates_per_second(v: float) -> float:
-    if not v >= MIN_UPDATES_PER_SECOND:
-        raise ValueError(
-            f"{v} is too slow: meters must reach the sign and a win within 30 s, so send at least "
-            f"one update every 10 s (max_updates_per_second >= {MIN_UPDATES_PER_SECOND:.2f})"
-        )
-    return v
-
-
-def level_problem(level: object) -> str | None:
-    """Why `level` is not a level name, or None if it is one."""
-    if isinstance(level, str) and LEVEL_NAME.fullmatch(level):
-        return None
-    return f"level name {level!r} must be 1 to 32 of a-z and _"
-
-
-def amount_problem(amount: object) -> str | None:
-    """Why `amount` is not an amount in cents, or None if it is one."""
-    # bool is an int subclass; True cents is a bug upstream, not a meter value.
-    if isinstance(amount, int) and not isinstance(amount, bool) and amount >= 0:
-        return None
-    return f"amount {amount!r} must be a non-negative integer (cents)"
-
-
-def seat_problem(seat: object) -> str | None:
-    if isinstance(seat, int) and not isinstance(seat, bool) and seat >= 1:
-        return None
-    return f"seat {seat!r} must be an integer >= 1"
-
-
-def levels_problem(levels: object) -> str | None:
-    """Why `levels` is not a non-empty mapping of level name to cents, or None if it is one."""
-    if not isinstance(levels, Mapping) or not levels:
-        return f"must be a non-empty object of level name to cents, got {levels!r}"
-    for level, amount in levels.items():
-        problem = level_problem(level) or amount_problem(amount)
-        if problem is not None:
-            return problem
-    return None
-
-
-Win = tuple[str, int, int, "asyncio.Future[bool]"]  # level, cents, seat, resolved once sent (or not)
 
 
 class ReferenceProgressiveSign(ReferenceDevice):
@@ -101,11 +63,11 @@ class ReferenceProgressiveSign(ReferenceDevice):
     async def stop(self) -> None:
         await cancel_and_wait(self._sender)
         self._sender = None
-        self._fail_waiting_wins("the driver stopped")
+        give_up_wins(self.pacer, "the driver stopped", self.fault)
         await super().stop()
 
-    async def _connect_once(self) -> str | None:
-        reason = await super()._connect_once()
+    async def _connect(self) -> str | None:
+        reason = await super()._connect()
         if reason is None:
             self._online_now.set()
             if self._last_levels is not None and self.pacer.wanted_levels is None:
@@ -116,20 +78,8 @@ class ReferenceProgressiveSign(ReferenceDevice):
 
     def _set_offline(self, reason: str) -> None:
         self._online_now.clear()
-        self._fail_waiting_wins(f"device offline: {reason}")
+        give_up_wins(self.pacer, f"device offline: {reason}", self.fault)
         super()._set_offline(reason)
-
-    def _fail_waiting_wins(self, why: str) -> None:
-        for level, amount, seat, done in self.pacer.drop_wins():
-            self.emit(
-                DeviceFault(
-                    self.device_id,
-                    "win_not_shown",
-                    f"show_win {level} {amount} cents seat {seat}: {why}; announce it again",
-                )
-            )
-            if not done.done():
-                done.set_result(False)
 
     async def _sleep_unless_woken(self, delay: float) -> None:
         self._wake.clear()
@@ -182,31 +132,24 @@ class ReferenceProgressiveSign(ReferenceDevice):
         assert isinstance(levels, Mapping)
         return MetersShown(self.device_id, dict(levels))
 
-    def _refuse(self, command: str, field: str, problem: str) -> None:
-        # Nothing is sent: a sign must never be asked to display a value the host itself cannot vouch for.
-        self.emit(DeviceFault(self.device_id, "bad_request", f"{command}: {field!r}: {problem}"))
-
     async def show_levels(self, levels: Mapping[str, int]) -> None:
         """Queue these values for the next slot (replacing values still waiting); MetersShown follows."""
         problem = levels_problem(levels)
         if problem is not None:
-            self._refuse("show_levels", "levels", problem)
+            # Nothing is sent: a sign must never be asked to display a value the host itself cannot vouch for.
+            self.fault("bad_request", f"show_levels: 'levels': {problem}")
             return
         self._last_levels = dict(levels)
         self.pacer.want_levels(levels)
         self._wake.set()
 
     async def show_win(self, level: str, amount_cents: int, seat: int) -> None:
-        for field, problem in (
-            ("level", level_problem(level)),
-            ("amount", amount_problem(amount_cents)),
-            ("seat", seat_problem(seat)),
-        ):
-            if problem is not None:
-                self._refuse("show_win", field, problem)
-                return
+        problem = win_problem(level, amount_cents, seat)
+        if problem is not None:
+            self.fault("bad_request", f"show_win: {problem}")
+            return
         if not self._online_now.is_set():
-            self.emit(DeviceFault(self.device_id, "offline", "cannot send show_win: device offline"))
+            self.fault("offline", "cannot send show_win: device offline")
             return
         done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.pacer.want_win((level, amount_cents, seat, done))

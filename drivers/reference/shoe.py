@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from drivers.interfaces import CardDrawn, DeviceEvent, DeviceFault, FaceUpCard, StackDispensed, StubRemoved
-from drivers.protocol import is_card, is_foreign_card
-from drivers.reference.base import BadMessage, ReferenceDevice, ReferenceSettings, Translator
+from drivers.reference.device import BadMessage, ReferenceDevice, ReferenceSettings, Translator
+from drivers.reference.framing import is_card, is_foreign_card
 
 
 class ReferenceDealingShoeSettings(ReferenceSettings):

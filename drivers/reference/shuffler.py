@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from drivers.interfaces import ShuffleCompleted
-from drivers.reference.base import ReferenceDevice, ReferenceSettings, Translator, require_cards, require_count
+from drivers.reference.device import ReferenceDevice, ReferenceSettings, Translator, require_cards, require_count
 
 
 class ReferenceShufflerSettings(ReferenceSettings):

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from drivers.interfaces import SPOTS, DeviceEvent, LockAcknowledged, SeatLight, WagerDetected, WagerRefused
-from drivers.reference.base import (
+from drivers.reference.device import (
     BadMessage,
     ReferenceDevice,
     ReferenceSettings,

@@ -16,7 +16,7 @@ from drivers.interfaces import (
     WagerDetected,
     WagerRefused,
 )
-from drivers.reference.base import (
+from drivers.reference.device import (
     BadMessage,
     ReferenceDevice,
     ReferenceSettings,

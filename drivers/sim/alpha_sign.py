@@ -11,18 +11,13 @@ Faults: unplug / replug (a new pty under the same stable name; memory kept unles
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import structlog
 
 from drivers.sign_pacing import Clock, LoopClock
-from drivers.sim.pty import PtyEndpoint
+from drivers.sim.pty import PtyEndpoint, StableName
 from drivers.tasks import cancel_and_wait
 
 log = structlog.get_logger(__name__)
@@ -64,7 +59,7 @@ class AlphaSignSim:
         self.rejected: list[str] = []  # why each packet was dropped
         self.deaf = False
         self._endpoint: PtyEndpoint | None = None
-        self._dir: str | None = None
+        self._name = StableName(device_id, prefix="tablectl-alpha-")
         self._task: asyncio.Task[None] | None = None
         self._buffer = bytearray()
         self._changed = asyncio.Event()
@@ -79,26 +74,21 @@ class AlphaSignSim:
 
     @property
     def port(self) -> str:
-        if self._dir is None:
-            raise RuntimeError(f"simulator {self.device_id} is not started")
-        return str(Path(self._dir) / self.device_id)
+        return self._name.path
 
     async def start(self) -> None:
-        self._dir = tempfile.mkdtemp(prefix="tablectl-alpha-")
+        self._name.create()
         self._plug()
 
     async def stop(self) -> None:
         await self.unplug()
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
+        self._name.remove()
 
     def _plug(self) -> None:
         self._endpoint = PtyEndpoint()
         self._buffer.clear()
         self._task = asyncio.get_running_loop().create_task(self._listen(self._endpoint), name=f"sim:{self.device_id}")
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.port)
-        os.symlink(self._endpoint.path, self.port)
+        self._name.point(self._endpoint.path)
 
     async def unplug(self) -> None:
         """Pull the cable: the pty closes and the stable name goes away."""
@@ -107,9 +97,7 @@ class AlphaSignSim:
         if self._endpoint is not None:
             self._endpoint.close()
             self._endpoint = None
-        if self._dir is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.port)
+        self._name.point(None)
 
     async def replug(self, *, power_lost: bool = False) -> None:
         await self.unplug()

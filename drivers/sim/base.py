@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
-import os
-import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, ClassVar
 
 import structlog
 
-from drivers.link import Link, LinkError
-from drivers.protocol import HOST_ADDRESS, ProtocolError, decode_message
+from drivers.reference.framing import HOST_ADDRESS, ProtocolError, decode_message
+from drivers.reference.link import ByteReader, ByteWriter, Link, LinkError
 from drivers.sim.faults import COMMON_EVENTS, DEFAULT_GARBAGE, IMMEDIATE, Fault, FaultKind, Trigger
-from drivers.sim.pty import PtyEndpoint
+from drivers.sim.pty import PtyEndpoint, StableName
 from drivers.tasks import cancel_and_wait
 
 log = structlog.get_logger(__name__)
@@ -46,7 +41,7 @@ class SimDevice:
         self._link: Link | None = None
         self._outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._sender: asyncio.Task[None] | None = None
-        self._dir: str | None = None
+        self._name = StableName(device_id)
         self._reply_delay = 0.0
         self._counts: Counter[str] = Counter()
         self._armed: list[tuple[Fault, Trigger]] = []
@@ -55,9 +50,7 @@ class SimDevice:
 
     @property
     def port(self) -> str:
-        if self._dir is None:
-            raise RuntimeError(f"simulator {self.device_id} is not started")
-        return str(Path(self._dir) / self.device_id)
+        return self._name.path
 
     @property
     def plugged(self) -> bool:
@@ -73,22 +66,33 @@ class SimDevice:
         }
 
     async def start(self) -> None:
-        self._dir = tempfile.mkdtemp(prefix="tablectl-sim-")
+        self._name.create()
         await self._plug()
 
     async def stop(self) -> None:
         for chore in list(self._chores):
             await cancel_and_wait(chore)
         await self._unplug()
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
+        self._name.remove()
 
     async def _plug(self) -> None:
         self._endpoint = PtyEndpoint()
+        self._attach(self._endpoint, self._endpoint)
+        self._name.point(self._endpoint.path)
+
+    async def _unplug(self) -> None:
+        await self._detach()
+        if self._endpoint is not None:
+            self._endpoint.close()
+            self._endpoint = None
+        self._name.point(None)  # udev removes the stable name when the device goes away
+
+    def _attach(self, reader: ByteReader, writer: ByteWriter) -> None:
+        """Start talking on a line: the link and the sender of queued replies."""
         self._outbox = asyncio.Queue()
         self._link = Link(
-            self._endpoint,
-            self._endpoint,
+            reader,
+            writer,
             local_address=self.address,
             peer_address=HOST_ADDRESS,
             on_data=self._on_data,
@@ -97,25 +101,13 @@ class SimDevice:
         self._link.control_delay = self._reply_delay
         self._link.start()
         self._sender = asyncio.get_running_loop().create_task(self._send_loop(), name=f"sim-send:{self.device_id}")
-        self._point_stable_name(self._endpoint.path)
 
-    async def _unplug(self) -> None:
+    async def _detach(self) -> None:
         await cancel_and_wait(self._sender)
         self._sender = None
         if self._link is not None:
             await self._link.close()
             self._link = None
-        if self._endpoint is not None:
-            self._endpoint.close()
-            self._endpoint = None
-        if self._dir is not None:
-            self._point_stable_name(None)  # udev removes the stable name when the device goes away
-
-    def _point_stable_name(self, target: str | None) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.port)
-        if target is not None:
-            os.symlink(target, self.port)
 
     async def send(self, message: Mapping[str, Any]) -> None:
         """Send one event now and wait for the host's ACK (raises LinkError if none comes)."""

@@ -1,11 +1,14 @@
-"""The simulator's end of a pseudo-terminal, driven from the event loop without threads."""
+"""The simulator's end of a pseudo-terminal, driven from the event loop without threads, and its stable name."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import os
+import shutil
+import tempfile
 import tty
+from pathlib import Path
 
 
 class PtyEndpoint:
@@ -84,3 +87,36 @@ class PtyEndpoint:
         for fd in (self.master_fd, self.slave_fd):
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+class StableName:
+    """Where a simulated device is found, as a udev rule names a real one: a symlink in a private temporary
+    folder that points at the device's current pty while it is plugged in and is gone while it is not, so a
+    driver reconnects after a replug under the same name."""
+
+    def __init__(self, name: str, prefix: str = "tablectl-sim-") -> None:
+        self.name = name
+        self._prefix = prefix
+        self._dir: str | None = None
+
+    @property
+    def path(self) -> str:
+        if self._dir is None:
+            raise RuntimeError(f"simulator {self.name} is not started")
+        return str(Path(self._dir) / self.name)
+
+    def create(self) -> None:
+        self._dir = tempfile.mkdtemp(prefix=self._prefix)
+
+    def point(self, target: str | None) -> None:
+        """Point the name at `target` (a pty's slave), or remove it (None): the device was unplugged."""
+        if self._dir is None:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+        if target is not None:
+            os.symlink(target, self.path)
+
+    def remove(self) -> None:
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)

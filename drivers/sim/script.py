@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from drivers.protocol import is_card
+from drivers.reference.framing import is_card
 from drivers.sim.faults import (
     COMMON_EVENTS,
     DEALER_PANEL_EVENTS,

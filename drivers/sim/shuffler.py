@@ -7,7 +7,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from drivers.protocol import RANKS, SUITS
+from drivers.reference.framing import RANKS, SUITS
 from drivers.sim.base import SimDevice
 from drivers.sim.faults import SHUFFLER_BEHAVIOUR, SHUFFLER_EVENTS, FaultKind
 

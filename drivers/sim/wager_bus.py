@@ -12,17 +12,10 @@ the line (`WagerBusSim.unplug`) leaves the stations powered, so their lights sta
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import shutil
-import tempfile
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
-from drivers.link import Link
-from drivers.protocol import HOST_ADDRESS
-from drivers.sim.pty import PtyEndpoint
+from drivers.sim.pty import PtyEndpoint, StableName
 from drivers.sim.wager_station import WagerStationSim
 from drivers.tasks import cancel_and_wait
 
@@ -83,28 +76,13 @@ class BusStationSim(WagerStationSim):
 
     async def _plug(self) -> None:
         self._drop = _Drop(self._bus)
-        self._outbox = asyncio.Queue()
-        self._link = Link(
-            self._drop,
-            self._drop,
-            local_address=self.address,
-            peer_address=HOST_ADDRESS,
-            on_data=self._on_data,
-            name=f"sim:{self.device_id}",
-        )
-        self._link.control_delay = self._reply_delay
-        self._link.start()
-        self._sender = asyncio.get_running_loop().create_task(self._send_loop(), name=f"sim-send:{self.device_id}")
+        self._attach(self._drop, self._drop)
 
     async def _unplug(self) -> None:
-        await cancel_and_wait(self._sender)
-        self._sender = None
+        await self._detach()
         if self._drop is not None:
             self._drop.reader.feed_eof()
             self._drop = None
-        if self._link is not None:
-            await self._link.close()
-            self._link = None
 
 
 class WagerBusSim:
@@ -125,28 +103,25 @@ class WagerBusSim:
         self.stations = {seat: BusStationSim(self, seat, wanted[seat]) for seat in sorted(wanted)}
         self._endpoint: PtyEndpoint | None = None
         self._pump: asyncio.Task[None] | None = None
-        self._dir: str | None = None
+        self._name = StableName(name)
 
     @property
     def port(self) -> str:
-        if self._dir is None:
-            raise RuntimeError(f"simulator {self.name} is not started")
-        return str(Path(self._dir) / self.name)
+        return self._name.path
 
     @property
     def plugged(self) -> bool:
         return self._endpoint is not None
 
     async def start(self) -> None:
-        self._dir = tempfile.mkdtemp(prefix="tablectl-sim-")
+        self._name.create()
         await self.replug()
 
     async def stop(self) -> None:
         for station in self.stations.values():
             await station.stop()
         await self.unplug()
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
+        self._name.remove()
 
     async def unplug(self) -> None:
         """Pull the line's cable: the pty closes, the stable name disappears, every station goes quiet."""
@@ -157,7 +132,7 @@ class WagerBusSim:
         if self._endpoint is not None:
             self._endpoint.close()
             self._endpoint = None
-        self._point_stable_name(None)
+        self._name.point(None)
 
     async def replug(self) -> None:
         """Plug the line back in: a new pty under the same name, every station attached (and revived)."""
@@ -166,7 +141,7 @@ class WagerBusSim:
         self._pump = asyncio.get_running_loop().create_task(self._fan_out(self._endpoint), name=f"sim:{self.name}")
         for station in self.stations.values():
             await station._plug()
-        self._point_stable_name(self._endpoint.path)
+        self._name.point(self._endpoint.path)
 
     def write(self, data: bytes) -> None:
         if self._endpoint is not None:
@@ -186,11 +161,3 @@ class WagerBusSim:
         for station in self.stations.values():
             if station.drop is not None:
                 station.drop.reader.feed_eof()
-
-    def _point_stable_name(self, target: str | None) -> None:
-        if self._dir is None:
-            return
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.port)
-        if target is not None:
-            os.symlink(target, self.port)

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -70,3 +74,46 @@ async def start_driver() -> AsyncIterator[DriverFactory]:
     yield start
     for device in started:
         await device.stop()
+
+
+InstallDistribution = Callable[[str, Mapping[str, str], Mapping[str, str]], Path]
+
+
+@pytest.fixture
+def install_distribution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> InstallDistribution:
+    """install_distribution(name, entry_points, modules): another package, installed as pip leaves one (its
+    modules and a .dist-info with METADATA and entry_points.txt) in a folder put on sys.path for this test alone.
+
+    entry_points: driver name -> "module:Class" in the `table_controller.drivers` group; modules: file name ->
+    source. Returns the folder, for the PYTHONPATH of a fresh interpreter."""
+
+    def install(name: str, entry_points: Mapping[str, str], modules: Mapping[str, str]) -> Path:
+        root = tmp_path / f"site-{name}"
+        info = root / f"{name.replace('-', '_')}-1.0.dist-info"
+        info.mkdir(parents=True)
+        for filename, source in modules.items():
+            (root / filename).write_text(source)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+        lines = "".join(f"{driver} = {target}\n" for driver, target in entry_points.items())
+        (info / "entry_points.txt").write_text(f"[table_controller.drivers]\n{lines}")
+        monkeypatch.syspath_prepend(str(root))
+        return root
+
+    return install
+
+
+FreshPython = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+@pytest.fixture
+def fresh_python() -> FreshPython:
+    """fresh_python(code, *args, path=[folders]) runs `code` in a new interpreter with those folders on its path:
+    what it imports and which distributions it finds start from nothing."""
+
+    def run(code: str, *args: str, path: tuple[Path, ...] = ()) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([*map(str, path), os.environ.get("PYTHONPATH", "")])}
+        return subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=60, check=False
+        )
+
+    return run

@@ -16,18 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.alpha_sign import (
-    AlphaSign,
-    PacketParser,
-    encode_packet,
-    format_amount,
-    parse_amount,
-    parse_body,
-)
 from drivers.interfaces import DeviceEvent, DeviceFault, DeviceOffline, DeviceOnline, MetersShown, ProgressiveSign
 from drivers.registry import DriverConfigError, available_drivers, create_driver
 from drivers.sign_pacing import WIN_DEADLINE, ManualClock
 from drivers.sim.alpha_sign import AlphaSignSim
+from drivers.vendor.alpha_sign.driver import AlphaSign
+from drivers.vendor.alpha_sign.packets import PacketParser, encode_packet, format_amount, parse_amount, parse_body
 
 TIMEOUT = 5.0  # failure bound only
 LEVELS = {"mega": 1_250_000, "major": 180_000, "minor": 41_000}

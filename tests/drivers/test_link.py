@@ -7,8 +7,8 @@ from typing import TypedDict, Unpack
 
 import pytest
 
-from drivers.link import Link, LinkClosed, LinkTimeout
-from drivers.protocol import Frame, FrameParser, Kind, encode_frame
+from drivers.reference.framing import Frame, FrameParser, Kind, encode_frame
+from drivers.reference.link import Link, LinkClosed, LinkTimeout
 
 TIMEOUT = 5.0
 

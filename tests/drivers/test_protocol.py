@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.protocol import (
+from drivers.reference.framing import (
     MAX_FRAME,
     MAX_PAYLOAD,
     Frame,

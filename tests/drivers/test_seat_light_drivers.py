@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline, SeatLight, SeatLights, WagerStation
-from drivers.protocol import HOST_ADDRESS
+from drivers.reference.framing import HOST_ADDRESS
 from drivers.reference.wager_bus import ReferenceWagerBus
 from drivers.registry import create_driver
 from drivers.sim.table import SimulatedTable
@@ -68,7 +68,7 @@ async def test_bad_light_report_is_a_bad_message(table: SimulatedTable, start_dr
 
 async def test_sim_refuses_a_light_command_without_on(table: SimulatedTable) -> None:
     # Speak to the simulator as a host whose firmware sends a malformed command: bad_command, nothing changes.
-    from drivers.link import Link
+    from drivers.reference.link import Link
     from drivers.serial_port import open_serial
 
     sim: WagerStationSim = table.stations[1]

@@ -7,10 +7,7 @@ entry_points.txt on the path, which is what pip leaves behind; a fresh interpret
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+from typing import Any
 
 DRIVER = """
 from typing import ClassVar, Literal
@@ -39,12 +36,8 @@ class AcmePanel:
 """
 
 
-def test_another_packages_driver_is_found_and_built(tmp_path: Path) -> None:
-    (tmp_path / "acme_panel.py").write_text(DRIVER)
-    info = tmp_path / "acme_panel-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-panel\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[table_controller.drivers]\nacme-panel = acme_panel:AcmePanel\n")
+def test_another_packages_driver_is_found_and_built(install_distribution: Any, fresh_python: Any) -> None:
+    site = install_distribution("acme-panel", {"acme-panel": "acme_panel:AcmePanel"}, {"acme_panel.py": DRIVER})
     probe = (
         "import json\n"
         "from drivers.registry import available_drivers, create_driver\n"
@@ -52,10 +45,7 @@ def test_another_packages_driver_is_found_and_built(tmp_path: Path) -> None:
         "print(json.dumps({'installed': sorted(available_drivers()), 'class': type(d).__name__,"
         " 'beep': d.settings.beep}))\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60, check=False
-    )
+    out = fresh_python(probe, path=(site,))
     assert out.returncode == 0, out.stderr
     found = json.loads(out.stdout)
     assert "acme-panel" in found["installed"] and "reference-shoe" in found["installed"]

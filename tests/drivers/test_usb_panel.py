@@ -39,7 +39,7 @@ import usb.core
 
 from drivers.interfaces import ButtonPressed, DealerPanel, DeviceEvent, DeviceFault, DeviceOffline, DeviceOnline
 from drivers.registry import DriverConfigError, available_drivers, create_driver
-from drivers.usb_panel import UsbHidDealerPanel
+from drivers.vendor.usb_panel import UsbHidDealerPanel
 
 E = TypeVar("E", bound=DeviceEvent)
 

@@ -20,7 +20,7 @@ from drivers.interfaces import (
     WagerDetected,
     WagerStation,
 )
-from drivers.protocol import HOST_ADDRESS, FrameParser, Kind, encode_frame, encode_message
+from drivers.reference.framing import HOST_ADDRESS, FrameParser, Kind, encode_frame, encode_message
 from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
 from drivers.registry import create_driver
 from drivers.serial_port import open_serial

@@ -1,11 +1,7 @@
 """Driver for off-the-shelf LED signs that speak the Alpha Sign Communications Protocol (docs/alpha-sign.md).
 
-Written from the protocol's public description. One packet is
-
-    NUL x5 (autobaud)  SOH  type code (1)  address (2 hex)  STX command data ETX checksum (4 hex)  EOT
-
-with the checksum the 16-bit sum of the bytes from STX through ETX. The sign's memory is laid out once per
-connection (Write SPECIAL FUNCTION "$"): TEXT file "A" holds one message per level, each a caption and a
+Written from the protocol's public description; the packets are in packets.py. The sign's memory is laid out
+once per connection (Write SPECIAL FUNCTION "$"): TEXT file "A" holds one message per level, each a caption and a
 reference to that level's STRING file, so a meter update rewrites only a short STRING file ("G") and the
 display does not restart; a win goes to the priority TEXT file "0", which overrides everything until it is
 cleared. Every update is confirmed by reading the files back ("H", "B"): MetersShown carries what the sign
@@ -17,198 +13,54 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import termios
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 import serial
 import serial_asyncio_fast
-import structlog
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline, EventSink, MetersShown
-from drivers.reconnect import Reconnecting
-from drivers.reference.progressive_sign import (
-    amount_problem,
+from drivers.base import DeviceBase
+from drivers.interfaces import MetersShown
+from drivers.sign_pacing import (
+    Clock,
+    LoopClock,
+    SignPacer,
+    Win,
     check_updates_per_second,
+    give_up_wins,
     level_problem,
     levels_problem,
-    seat_problem,
+    win_problem,
 )
-from drivers.sign_pacing import Clock, LoopClock, SignPacer
 from drivers.tasks import cancel_and_wait
-
-log = structlog.get_logger(__name__)
-
-NUL, SOH, STX, ETX, EOT, ESC, DLE = 0x00, 0x01, 0x02, 0x03, 0x04, 0x1B, 0x10
-SYNC = bytes(5)  # the description asks for at least five NULs so the sign can find the baud rate
-WRITE_TEXT, READ_TEXT, WRITE_SPECIAL, WRITE_STRING, READ_STRING = b"A", b"B", b"E", b"G", b"H"
-MEMORY_CONFIGURATION = b"$"  # special function label: allocate files (and clear the old ones)
-RESPONSE_TYPE = "0"  # type code of a packet the sign sends back
-TEXT_LABEL = b"A"
-PRIORITY_LABEL = b"0"
-HEARTBEAT_LABEL = b"Z"
-LEVEL_LABELS = b"BCDEFGHIJKLMNOPQRSTUVWXY"  # one STRING file per level; "0"-"5" and "?" are reserved
-STRING_SIZE = 0x20  # bytes allocated per STRING file: "$99,999,999,999.99" fits
-POSITION_MIDDLE, MODE_HOLD, MODE_FLASH = b" ", b"b", b"c"
-MAX_PACKET = 4096
-IDLE_EXPIRY = 0.5  # seconds of silence inside a packet after which its start is dropped
-
-AMOUNT = re.compile(rb"^\$(\d{1,3}(?:,\d{3})*)\.(\d{2})$")
-CAPTION = re.compile(r"^[ -~]{1,24}$")  # printable ASCII: 7-bit signs show nothing else
-
-
-# --- packets ----------------------------------------------------------------------------------------------------
-
-
-def checksum(block: bytes) -> bytes:
-    """Four upper-case hex digits: the sum of the bytes from STX through ETX, modulo 65536."""
-    return b"%04X" % (sum(block) & 0xFFFF)
-
-
-def encode_packet(type_code: str, address: str, command: bytes, data: bytes = b"") -> bytes:
-    """One command in one packet, always with ETX and checksum (a sign drops a packet whose checksum fails)."""
-    block = bytes([STX]) + command + data + bytes([ETX])
-    return (
-        SYNC
-        + bytes([SOH])
-        + type_code.encode("ascii")
-        + address.encode("ascii")
-        + block
-        + checksum(block)
-        + bytes([EOT])
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class Packet:
-    type_code: str
-    address: str
-    command: bytes  # one byte
-    data: bytes
-    checksum_ok: bool | None  # None: sent without a checksum
-
-
-@dataclass
-class PacketParser:
-    """Untrusted bytes in, whole packets out. Anything outside SOH..EOT but the NUL sync is noise; a packet
-    longer than MAX_PACKET, a second SOH inside a packet or one that cannot be read is dropped and counted."""
-
-    discarded_bytes: int = 0
-    bad_packets: int = 0
-    _buffer: bytearray = field(default_factory=bytearray)
-
-    @property
-    def pending(self) -> bool:
-        return bool(self._buffer)
-
-    def feed(self, data: bytes) -> list[Packet]:
-        out: list[Packet] = []
-        for byte in data:
-            if not self._buffer:
-                if byte == SOH:
-                    self._buffer.append(byte)
-                elif byte != NUL:
-                    self.discarded_bytes += 1
-                continue
-            if byte == SOH:  # a new packet starts inside the last: the last is lost
-                self._drop()
-                self._buffer.append(byte)
-                continue
-            self._buffer.append(byte)
-            if byte == EOT:
-                packet = parse_body(bytes(self._buffer[1:-1]))
-                if packet is None:
-                    self._drop()
-                else:
-                    self._buffer.clear()
-                    out.append(packet)
-            elif len(self._buffer) > MAX_PACKET:
-                self._drop()
-        return out
-
-    def expire(self) -> None:
-        """The line went quiet inside a packet: it will never end, drop it."""
-        if self._buffer:
-            self._drop()
-
-    def _drop(self) -> None:
-        self.bad_packets += 1
-        self.discarded_bytes += len(self._buffer)
-        self._buffer.clear()
-
-
-def parse_body(body: bytes) -> Packet | None:
-    """type(1) address(2) STX command data [ETX checksum(4)]; None if it is not that (or has more commands:
-    this driver neither sends nor expects nested packets)."""
-    if len(body) < 5 or body[3] != STX:
-        return None
-    try:
-        type_code, address = body[:1].decode("ascii"), body[1:3].decode("ascii")
-    except UnicodeDecodeError:
-        return None
-    rest = body[3:]
-    if ETX in rest:
-        end = rest.index(ETX)
-        block, tail = rest[: end + 1], rest[end + 1 :]
-        if len(tail) != 4 or STX in tail:
-            return None
-        ok: bool | None = tail.upper() == checksum(block)
-        content = block[1:-1]
-    else:
-        content, ok = rest[1:], None
-    if not content or STX in content:
-        return None
-    return Packet(type_code, address, content[:1], content[1:], ok)
-
-
-def format_amount(cents: int) -> bytes:
-    return b"$%s.%02d" % (f"{cents // 100:,}".encode(), cents % 100)
-
-
-def parse_amount(text: bytes) -> int | None:
-    m = AMOUNT.match(text)
-    if m is None:
-        return None
-    return int(m.group(1).replace(b",", b"")) * 100 + int(m.group(2))
-
-
-def caption_for(level: str, captions: Mapping[str, str]) -> str:
-    return captions.get(level, level.replace("_", " ").upper())
-
-
-def win_message(caption: str, amount_cents: int, seat: int) -> bytes:
-    return caption.encode("ascii") + b" WIN " + format_amount(amount_cents) + b" SEAT %d" % seat
-
-
-def memory_layout(levels: list[str]) -> bytes:
-    """Write SPECIAL FUNCTION "$" data: TEXT A, a STRING file per level and the heartbeat STRING Z.
-
-    Each entry: label, type (A TEXT, B STRING), L (locked against the sign's IR keyboard, as 605a.7(a)(6)
-    wants the meters kept from unauthorised change), size (4 hex), then FF00 (TEXT: shown always) or 0000.
-    """
-    text_size = 16 + sum(8 + 24 for _ in levels)
-    entries = [TEXT_LABEL + b"AL" + b"%04X" % text_size + b"FF00"]
-    entries += [LEVEL_LABELS[i : i + 1] + b"BL" + b"%04X" % STRING_SIZE + b"0000" for i in range(len(levels))]
-    entries.append(HEARTBEAT_LABEL + b"BL" + b"%04X" % STRING_SIZE + b"0000")
-    return MEMORY_CONFIGURATION + b"".join(entries)
-
-
-def text_layout(levels: list[str], captions: Mapping[str, str]) -> bytes:
-    """TEXT file A: one held message per level, its caption then its STRING file (DLE + label)."""
-    return b"".join(
-        bytes([ESC])
-        + POSITION_MIDDLE
-        + MODE_HOLD
-        + caption_for(level, captions).encode("ascii")
-        + b" "
-        + bytes([DLE])
-        + LEVEL_LABELS[i : i + 1]
-        for i, level in enumerate(levels)
-    )
-
+from drivers.vendor.alpha_sign.packets import (
+    CAPTION,
+    ESC,
+    HEARTBEAT_LABEL,
+    IDLE_EXPIRY,
+    LEVEL_LABELS,
+    MODE_FLASH,
+    POSITION_MIDDLE,
+    PRIORITY_LABEL,
+    READ_STRING,
+    READ_TEXT,
+    RESPONSE_TYPE,
+    TEXT_LABEL,
+    WRITE_SPECIAL,
+    WRITE_STRING,
+    WRITE_TEXT,
+    Packet,
+    PacketParser,
+    caption_for,
+    encode_packet,
+    format_amount,
+    memory_layout,
+    parse_amount,
+    text_layout,
+    win_message,
+)
 
 # --- settings ---------------------------------------------------------------------------------------------------
 
@@ -255,19 +107,16 @@ class AlphaSignSettings(BaseModel):
 
 # --- driver -----------------------------------------------------------------------------------------------------
 
-START_WAIT, NOISE_REPORT_INTERVAL = 2.0, 1.0
-Win = tuple[str, int, int, "asyncio.Future[bool]"]
-
 
 class SignGone(Exception):
     """The sign stopped answering or the port failed: drop the connection and start over."""
 
 
-class AlphaSign(Reconnecting):
+class AlphaSign(DeviceBase):
     Settings: ClassVar[type[AlphaSignSettings]] = AlphaSignSettings
 
     def __init__(self, device_id: str, settings: AlphaSignSettings) -> None:
-        self.device_id = device_id
+        super().__init__(device_id)
         self.settings = settings
         self.clock: Clock = LoopClock()  # a test may set another before start()
         self.pacer: SignPacer[Win] = SignPacer(settings.max_updates_per_second)
@@ -277,8 +126,6 @@ class AlphaSign(Reconnecting):
             "firmware": "",
             "firmware_hash": "",
         }  # the protocol has no identify command
-        self._sink: EventSink | None = None
-        self._supervisor: asyncio.Task[None] | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._parser = PacketParser()
@@ -286,29 +133,17 @@ class AlphaSign(Reconnecting):
         self._closed = asyncio.Event()
         self._close_reason = ""
         self._wake = asyncio.Event()
-        self._first_attempt = asyncio.Event()
-        self._online: bool | None = None
         self._last_levels: dict[str, int] | None = None
         self._layout: list[str] | None = None  # the levels the sign's memory is laid out for
         self._shown: dict[str, int] = {}  # what the sign last read back
         self._clear_win_at: float | None = None
         self._heartbeat = 0
-        self._last_noise_report = float("-inf")
 
-    # --- Device / ProgressiveSign ------------------------------------------------------------------------------
-
-    async def start(self, sink: EventSink) -> None:
-        self._sink = sink
-        self._supervisor = asyncio.get_running_loop().create_task(self._supervise(), name=f"driver:{self.device_id}")
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(START_WAIT):
-                await self._first_attempt.wait()
+    # --- ProgressiveSign ---------------------------------------------------------------------------------------
 
     async def stop(self) -> None:
-        await cancel_and_wait(self._supervisor)
-        self._supervisor = None
-        await self._drop_link()
-        self._fail_wins("the driver stopped")
+        await super().stop()
+        give_up_wins(self.pacer, "the driver stopped", self.fault)
 
     async def show_levels(self, levels: Mapping[str, int]) -> None:
         """Queue these values for the next slot (replacing values still waiting); MetersShown follows."""
@@ -316,7 +151,7 @@ class AlphaSign(Reconnecting):
         if problem is None and len(levels) > len(LEVEL_LABELS):
             problem = f"{len(levels)} levels; this driver lays out at most {len(LEVEL_LABELS)}"
         if problem is not None:
-            self.emit(DeviceFault(self.device_id, "bad_request", f"show_levels: 'levels': {problem}"))
+            self.fault("bad_request", f"show_levels: 'levels': {problem}")
             return
         self._last_levels = dict(levels)
         self.pacer.want_levels(levels)
@@ -324,33 +159,21 @@ class AlphaSign(Reconnecting):
 
     async def show_win(self, level: str, amount_cents: int, seat: int) -> None:
         """Queue the win for the next slot and return once the sign has read it back (or it failed: a fault)."""
-        for name, problem in (
-            ("level", level_problem(level)),
-            ("amount", amount_problem(amount_cents)),
-            ("seat", seat_problem(seat)),
-        ):
-            if problem is not None:
-                self.emit(DeviceFault(self.device_id, "bad_request", f"show_win: {name!r}: {problem}"))
-                return
+        problem = win_problem(level, amount_cents, seat)
+        if problem is not None:
+            self.fault("bad_request", f"show_win: {problem}")
+            return
         if not self._online:
-            self.emit(DeviceFault(self.device_id, "offline", "cannot send show_win: device offline"))
+            self.fault("offline", "cannot send show_win: device offline")
             return
         done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.pacer.want_win((level, amount_cents, seat, done))
         self._wake.set()
         await asyncio.shield(done)
 
-    def emit(self, event: DeviceFault | DeviceOnline | DeviceOffline | MetersShown) -> None:
-        if self._sink is None:
-            return
-        try:
-            self._sink(event)
-        except Exception:
-            log.exception("event sink failed", device=self.device_id, event=type(event).__name__)
-
     # --- connection ------------------------------------------------------------------------------------------
 
-    async def _connect_once(self) -> str | None:
+    async def _connect(self) -> str | None:
         s = self.settings
         seven = s.serial_format == "7E1"
         try:
@@ -375,15 +198,12 @@ class AlphaSign(Reconnecting):
             await self._beat()
         except SignGone as exc:
             return f"no answer from the sign: {exc}"
-        self._online = True
-        log.info("device online", device=self.device_id, port=s.port, **self.identity)
-        self.emit(DeviceOnline(self.device_id, dict(self.identity)))
+        self._set_online(port=s.port)
         if self._last_levels is not None and self.pacer.wanted_levels is None:
             self.pacer.want_levels(self._last_levels)
-        self._first_attempt.set()
         return None
 
-    async def _drop_link(self) -> None:
+    async def _disconnect(self) -> None:
         await cancel_and_wait(self._reader_task)
         self._reader_task = None
         writer, self._writer = self._writer, None
@@ -394,24 +214,8 @@ class AlphaSign(Reconnecting):
                     await writer.wait_closed()
 
     def _set_offline(self, reason: str) -> None:
-        self._fail_wins(f"device offline: {reason}")
-        if self._online is False:
-            return
-        self._online = False
-        log.warning("device offline", device=self.device_id, reason=reason)
-        self.emit(DeviceOffline(self.device_id, reason))
-
-    def _fail_wins(self, why: str) -> None:
-        for level, amount, seat, done in self.pacer.drop_wins():
-            self.emit(
-                DeviceFault(
-                    self.device_id,
-                    "win_not_shown",
-                    f"show_win {level} {amount} cents seat {seat}: {why}; announce it again",
-                )
-            )
-            if not done.done():
-                done.set_result(False)
+        give_up_wins(self.pacer, f"device offline: {reason}", self.fault)
+        super()._set_offline(reason)
 
     async def _read(self, reader: asyncio.StreamReader) -> None:
         reason = "end of file"
@@ -443,19 +247,10 @@ class AlphaSign(Reconnecting):
         self._closed.set()
 
     def _noise(self) -> None:
-        if not (self._parser.discarded_bytes or self._parser.bad_packets):
-            return
-        now = asyncio.get_running_loop().time()
-        if now - self._last_noise_report < NOISE_REPORT_INTERVAL:
-            return  # one report a second flags a noisy line well enough
-        self._last_noise_report = now
-        self.emit(
-            DeviceFault(
-                self.device_id,
-                "line_noise",
-                f"{self._parser.discarded_bytes} bytes discarded, {self._parser.bad_packets} bad packets so far",
+        if self._parser.discarded_bytes or self._parser.bad_packets:
+            self._report_noise(
+                f"{self._parser.discarded_bytes} bytes discarded, {self._parser.bad_packets} bad packets so far"
             )
-        )
 
     # --- talking to the sign -----------------------------------------------------------------------------------
 
@@ -518,13 +313,7 @@ class AlphaSign(Reconnecting):
         self._shown = shown
         if shown != levels:
             wrong = {k: (v, levels[k]) for k, v in shown.items() if v != levels[k]}
-            self.emit(
-                DeviceFault(
-                    self.device_id,
-                    "display_mismatch",
-                    f"the sign shows {wrong} (shown, asked): rewriting at the next slot",
-                )
-            )
+            self.fault("display_mismatch", f"the sign shows {wrong} (shown, asked): rewriting at the next slot")
             self.pacer.retry_levels(levels)
         self.emit(MetersShown(self.device_id, shown))
 
@@ -538,23 +327,17 @@ class AlphaSign(Reconnecting):
             got = await self._read_back(READ_TEXT, PRIORITY_LABEL, WRITE_TEXT)
             shown = got.endswith(message)
             if not shown:
-                self.emit(DeviceFault(self.device_id, "win_not_shown", f"priority file reads {got!r}"))
+                self.fault("win_not_shown", f"priority file reads {got!r}")
             self._clear_win_at = self.clock.now() + self.settings.win_seconds
         except SignGone as exc:
-            self.emit(
-                DeviceFault(
-                    self.device_id,
-                    "win_not_shown",
-                    f"show_win {level} {amount} cents seat {seat}: {exc}; announce it again",
-                )
-            )
+            self.fault("win_not_shown", f"show_win {level} {amount} cents seat {seat}: {exc}; announce it again")
             raise
         finally:
             # Whatever happened, the caller waiting in show_win hears of it.
             if not done.done():
                 done.set_result(shown)
 
-    async def _watch_link(self) -> str:
+    async def _serve(self) -> str:
         """Online: send in pacer slots, clear a win when its time is up, beat when idle; until the sign goes."""
         try:
             while not self._closed.is_set():
@@ -578,7 +361,7 @@ class AlphaSign(Reconnecting):
                     await self._beat()
         except SignGone as exc:
             if not self._closed.is_set():
-                self.emit(DeviceFault(self.device_id, "timeout", str(exc)))
+                self.fault("timeout", str(exc))
             return str(exc) if not self._closed.is_set() else self._close_reason
         return self._close_reason
 

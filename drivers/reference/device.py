@@ -1,4 +1,4 @@
-"""What every reference-protocol driver shares: connection supervision, identify, event translation."""
+"""What every reference-protocol driver shares on DeviceBase: the link, identify, heartbeat, event translation."""
 
 from __future__ import annotations
 
@@ -10,18 +10,15 @@ from typing import Any, ClassVar
 import structlog
 from pydantic import BaseModel, ConfigDict, Field
 
-from drivers.interfaces import DeviceEvent, DeviceFault, DeviceOffline, DeviceOnline, EventSink
-from drivers.link import Link, LinkError
-from drivers.protocol import HOST_ADDRESS, ProtocolError, decode_message, is_card
-from drivers.reconnect import Reconnecting
+from drivers.base import DeviceBase
+from drivers.interfaces import DeviceEvent, DeviceFault, DeviceOnline
+from drivers.reference.framing import HOST_ADDRESS, ProtocolError, decode_message, is_card
+from drivers.reference.link import Link, LinkError
 from drivers.serial_port import open_serial
-from drivers.tasks import cancel_and_wait
 
 log = structlog.get_logger(__name__)
 
 IDENTIFY_TIMEOUT = 1.0
-START_WAIT = 2.0
-NOISE_REPORT_INTERVAL = 1.0
 IDENTITY_KEYS = ("model", "serial", "firmware", "firmware_hash")
 
 
@@ -45,43 +42,20 @@ class BadMessage(ValueError):
 Translator = Callable[[Mapping[str, Any]], DeviceEvent | None]
 
 
-class ReferenceDevice(Reconnecting):
+class ReferenceDevice(DeviceBase):
     """Base of the reference drivers. Subclasses fill `translators` (evt name -> event builder, or None when
     the driver holds the event back, as the wager station's debounce does)."""
 
     Settings: ClassVar[type[ReferenceSettings]] = ReferenceSettings
 
     def __init__(self, device_id: str, settings: ReferenceSettings) -> None:
-        self.device_id = device_id
+        super().__init__(device_id)
         self.settings = settings
-        self.identity: dict[str, str] = {}
-        self._sink: EventSink | None = None
         self._link: Link | None = None
-        self._supervisor: asyncio.Task[None] | None = None
-        self._first_attempt = asyncio.Event()
         self._identity_waiter: asyncio.Future[dict[str, str]] | None = None
-        self._online: bool | None = None  # None until the first connection attempt settles
-        self._last_noise_report = float("-inf")
-        self._stopping = False
 
     def translators(self) -> Mapping[str, Translator]:
         return {}
-
-    # --- Device protocol ---------------------------------------------------------------------------
-
-    async def start(self, sink: EventSink) -> None:
-        """Begin supervising the port; returns once the first attempt to reach the device settled."""
-        self._sink = sink
-        self._supervisor = asyncio.get_running_loop().create_task(self._supervise(), name=f"driver:{self.device_id}")
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(START_WAIT):
-                await self._first_attempt.wait()
-
-    async def stop(self) -> None:
-        self._stopping = True
-        await cancel_and_wait(self._supervisor)
-        self._supervisor = None
-        await self._drop_link()
 
     # --- commands ----------------------------------------------------------------------------------
 
@@ -89,49 +63,28 @@ class ReferenceDevice(Reconnecting):
         """Send a command; failures become DeviceFault events, never exceptions. True if ACKed."""
         link = self._link
         if link is None or not self._online:
-            detail = f"cannot send {message.get('cmd')}: device offline"
-            self.emit(DeviceFault(self.device_id, "offline", detail))
+            self.fault("offline", f"cannot send {message.get('cmd')}: device offline")
             return False
         try:
-            await link.send(message)
+            await self._send(link, message)
         except ValueError as exc:  # the message itself cannot be encoded
-            self.emit(DeviceFault(self.device_id, "bad_request", f"{message.get('cmd')}: {exc}"))
+            self.fault("bad_request", f"{message.get('cmd')}: {exc}")
             return False
         except LinkError as exc:
-            self.emit(DeviceFault(self.device_id, "timeout", f"{message.get('cmd')}: {exc}"))
+            self.fault("timeout", f"{message.get('cmd')}: {exc}")
             return False
         return True
 
     async def ping(self) -> bool:
         return await self.command({"cmd": "ping"})
 
-    # --- connection supervision --------------------------------------------------------------------
+    # --- the line: a port of its own (a station on a bus overrides these) ----------------------------
 
-    def _running(self) -> bool:
-        return not self._stopping
+    async def _send(self, link: Link, message: Mapping[str, Any]) -> None:
+        await link.send(message)
 
-    async def _watch_link(self) -> str:
-        """Wait until the link dies; with a heartbeat, a device that stops answering pings kills it."""
-        link = self._link
-        assert link is not None
-        interval = self.settings.heartbeat_interval
-        while not link.closed.is_set():
-            if not interval:
-                await link.closed.wait()
-                break
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(interval):
-                    await link.closed.wait()
-                break
-            try:
-                await link.send({"cmd": "ping"})
-            except LinkError as exc:
-                if not link.closed.is_set():
-                    await link.close(f"heartbeat: {exc}", close_transport=False)
-        return link.close_reason
-
-    async def _connect_once(self) -> str | None:
-        """Open, link and identify. None on success, else why it failed."""
+    async def _open_link(self) -> str | None:
+        """Open the port and start the link on it: None, or why not."""
         try:
             reader, writer = await open_serial(self.settings.port, self.settings.baudrate)
         except (OSError, ValueError) as exc:
@@ -148,62 +101,74 @@ class ReferenceDevice(Reconnecting):
             name=f"driver:{self.device_id}",
         )
         self._link.start()
-        loop = asyncio.get_running_loop()
-        self._identity_waiter = loop.create_future()
-        try:
-            await self._link.send({"cmd": "identify"})
-            async with asyncio.timeout(IDENTIFY_TIMEOUT):
-                self.identity = await self._identity_waiter
-        except (LinkError, TimeoutError) as exc:
-            return f"identify failed: {exc or 'no identity reply'}"
-        finally:
-            self._identity_waiter = None
-        self._online = True
-        log.info("device online", device=self.device_id, port=self.settings.port, **self.identity)
-        self.emit(DeviceOnline(self.device_id, dict(self.identity)))
-        self._first_attempt.set()
         return None
 
-    async def _drop_link(self) -> None:
+    async def _went_silent(self, link: Link, reason: str) -> None:
+        """The device stopped answering pings: close the link (deaf: the port stays open until disconnect)."""
+        if not link.closed.is_set():
+            await link.close(reason, close_transport=False)
+
+    async def _disconnect(self) -> None:
         link, self._link = self._link, None
         if link is None:
             return
         await link.close()
 
-    def _set_offline(self, reason: str) -> None:
-        if self._online is False:
-            return
-        self._online = False
-        log.warning("device offline", device=self.device_id, reason=reason)
-        self.emit(DeviceOffline(self.device_id, reason))
+    # --- DeviceBase session ------------------------------------------------------------------------
+
+    async def _connect(self) -> str | None:
+        """Open, link and identify. None on success, else why it failed."""
+        reason = await self._open_link()
+        if reason is not None:
+            return reason
+        link = self._link
+        assert link is not None
+        self._identity_waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._send(link, {"cmd": "identify"})
+            async with asyncio.timeout(IDENTIFY_TIMEOUT):
+                identity = await self._identity_waiter
+        except (LinkError, TimeoutError) as exc:
+            return f"identify failed: {exc or 'no identity reply'}"
+        finally:
+            self._identity_waiter = None
+        self._set_online(identity, port=self.settings.port, address=self.settings.address)
+        return None
+
+    async def _serve(self) -> str:
+        """Wait until the link dies; with a heartbeat, a device that stops answering pings kills it."""
+        link = self._link
+        assert link is not None
+        interval = self.settings.heartbeat_interval
+        while not link.closed.is_set():
+            if not interval:
+                await link.closed.wait()
+                break
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(interval):
+                    await link.closed.wait()
+                break
+            try:
+                await self._send(link, {"cmd": "ping"})
+            except LinkError as exc:
+                if link.closed.is_set():
+                    break
+                reason = f"heartbeat: {exc}"
+                await self._went_silent(link, reason)
+                return reason
+        return link.close_reason
 
     # --- incoming ----------------------------------------------------------------------------------
 
-    def emit(self, event: DeviceEvent) -> None:
-        if self._sink is None:
-            return
-        try:
-            self._sink(event)
-        except Exception:
-            log.exception("event sink failed", device=self.device_id, event=type(event).__name__)
-
     def _on_noise(self, discarded_bytes: int, bad_frames: int) -> None:
-        now = asyncio.get_running_loop().time()
-        if now - self._last_noise_report < NOISE_REPORT_INTERVAL:
-            return  # one report per interval is enough to flag a noisy line
-        self._last_noise_report = now
-        self.emit(
-            DeviceFault(
-                self.device_id, "line_noise", f"{discarded_bytes} bytes discarded, {bad_frames} bad frames so far"
-            )
-        )
+        self._report_noise(f"{discarded_bytes} bytes discarded, {bad_frames} bad frames so far")
 
     def _on_data(self, payload: bytes) -> None:
         try:
             message = decode_message(payload)
             event = self._translate(message)
         except (ProtocolError, BadMessage) as exc:
-            self.emit(DeviceFault(self.device_id, "bad_message", f"{exc}: {payload[:200]!r}"))
+            self.fault("bad_message", f"{exc}: {payload[:200]!r}")
             return
         if event is not None:
             self.emit(event)

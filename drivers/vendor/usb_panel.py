@@ -1,32 +1,32 @@
 """USB HID dealer button panel, read through pyusb (libusb) in a worker thread.
 
-pyusb is blocking, so one thread per panel owns the USB device: it finds the panel, claims its HID
-interface, reads interrupt IN reports and turns press edges into ButtonPressed events, which it hands to
-the asyncio loop with `loop.call_soon_threadsafe`. The thread also supervises the connection: an unplugged
-panel goes offline and is looked for again with the same backoff as the serial drivers (0.1 s doubling to
-5 s). See docs/usb-panel.md for the report format, udev permissions and an example configuration.
+pyusb is blocking, so every call into it runs in a thread of the panel's own (`usb-panel:<device id>`), one
+at a time: finding the panel and claiming its HID interface, reading interrupt IN reports (press edges become
+ButtonPressed events, handed to the event loop), letting it go. The connection is DeviceBase's like every
+driver's: an unplugged panel goes offline and is looked for again with the same backoff as the serial drivers
+(0.1 s doubling to 5 s). See docs/usb-panel.md for the report format, udev permissions and an example configuration.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import threading
-from typing import Annotated, Any, ClassVar, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import structlog
 import usb.core
 import usb.util
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from drivers.interfaces import BUTTONS, ButtonPressed, DeviceEvent, DeviceFault, DeviceOffline, DeviceOnline, EventSink
+from drivers.base import DeviceBase
+from drivers.interfaces import BUTTONS, ButtonPressed, EventSink
+from drivers.tasks import BlockingCalls
 
 log = structlog.get_logger(__name__)
 
-BACKOFF_FIRST = 0.1
-BACKOFF_MAX = 5.0
-START_WAIT = 2.0
+T = TypeVar("T")
 # A synchronous libusb read cannot be interrupted from another thread, so stop() waits out the current read
 # (read_timeout_ms <= 0.5 s keeps stop() under a second); the join limit only guards against a wedged libusb.
 STOP_JOIN_TIMEOUT = 2.0
@@ -81,104 +81,85 @@ class _ConfigMismatch(ValueError):
     """The panel found does not have the interface/endpoint the settings name."""
 
 
-class UsbHidDealerPanel:
+class _Down(Exception):
+    """A blocking call failed: the session ends, for `reason`."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class UsbHidDealerPanel(DeviceBase):
     """DealerPanel over USB HID. `backend` is a pyusb backend for tests; None means pyusb's default (libusb)."""
 
     Settings: ClassVar[type[UsbHidDealerPanelSettings]] = UsbHidDealerPanelSettings
 
     def __init__(self, device_id: str, settings: UsbHidDealerPanelSettings, *, backend: Any = None) -> None:
-        self.device_id = device_id
+        super().__init__(device_id)
         self.settings = settings
-        self.identity: dict[str, str] = {}
         self._backend = backend
-        self._sink: EventSink | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self._first_attempt: asyncio.Event | None = None
-        # Everything below is touched by the worker thread only.
-        self._online: bool | None = None  # None until the first attempt settles
+        self._calls = BlockingCalls(f"usb-panel:{device_id}")
+        self._halt = threading.Event()  # set by stop(): the blocking read in progress ends at its next timeout
         self._reported_faults: set[tuple[str, str]] = set()
+        # Touched only by the blocking calls, which run one at a time.
+        self._device: Any = None  # the claimed panel
         self._read_size = settings.report_size
         self._detached_kernel_driver = False
         self._mask = 0
         for bit in settings.buttons:
             self._mask |= 1 << bit
 
-    # --- Device protocol ---------------------------------------------------------------------------
-
     async def start(self, sink: EventSink) -> None:
-        """Start the reader thread; returns once the first attempt to reach the panel settled."""
-        if self._thread is not None and self._thread.is_alive():
-            return
-        self._sink = sink
-        self._loop = asyncio.get_running_loop()
-        self._first_attempt = asyncio.Event()
-        self._stop.clear()
-        self._online = None
-        self._thread = threading.Thread(target=self._run, name=f"usb-panel:{self.device_id}", daemon=True)
-        self._thread.start()
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(START_WAIT):
-                await self._first_attempt.wait()
+        self._halt.clear()
+        await super().start(sink)
 
     async def stop(self) -> None:
-        """Stop reading and release the panel. Cancel-safe; harmless twice or before start()."""
-        self._stop.set()
-        thread = self._thread
-        if thread is not None:
-            # Joined in an executor so the loop keeps running; if stop() is cancelled the thread still
-            # ends on its own because the stop flag is already set.
-            await asyncio.to_thread(thread.join, STOP_JOIN_TIMEOUT)
-            if thread.is_alive():
-                log.error("usb panel thread did not stop", device=self.device_id, timeout=STOP_JOIN_TIMEOUT)
-        self._thread = None
-        # Callbacks the thread scheduled but the loop has not run yet are dropped: nothing after stop().
-        self._sink = None
+        self._halt.set()  # first, so the read in progress ends on its own whatever happens to this stop()
+        await super().stop()
 
-    # --- event delivery (thread -> loop) -----------------------------------------------------------
+    # --- DeviceBase session: each step a blocking call -----------------------------------------------
 
-    def _emit(self, event: DeviceEvent) -> None:
-        loop = self._loop
-        if loop is None:
-            return
+    async def _connect(self) -> str | None:
         try:
-            loop.call_soon_threadsafe(self._deliver, event)
-        except RuntimeError:
-            # The loop is closed: nobody can hear us any more, so the thread has no reason to go on.
-            log.warning("event loop closed; usb panel thread stopping", device=self.device_id)
-            self._stop.set()
-
-    def _deliver(self, event: DeviceEvent) -> None:
-        sink = self._sink
-        if sink is None:
-            return
-        try:
-            sink(event)
-        except Exception:
-            log.exception("event sink failed", device=self.device_id, event=type(event).__name__)
-
-    def _settle_first_attempt(self) -> None:
-        loop, settled = self._loop, self._first_attempt
-        if loop is None or settled is None:
-            return
-        # Scheduled after the Online/Offline event, so start() returns with that event already delivered.
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(settled.set)
-
-    def _set_online(self, identity: dict[str, str]) -> None:
-        self._online = True
+            identity = await self._blocking(self._open_and_identify)
+        except _Down as down:
+            return down.reason
+        if identity is None:
+            return self._not_found_reason()
         self._reported_faults.clear()
-        self.identity = identity
-        log.info("device online", device=self.device_id, **identity)
-        self._emit(DeviceOnline(self.device_id, dict(identity)))
+        self._set_online(identity)
+        return None
 
-    def _set_offline(self, reason: str) -> None:
-        if self._online is False:
-            return
-        self._online = False
-        log.warning("device offline", device=self.device_id, reason=reason)
-        self._emit(DeviceOffline(self.device_id, reason))
+    async def _serve(self) -> str:
+        try:
+            return await self._blocking(self._read_reports)
+        except _Down as down:
+            return down.reason
+
+    async def _disconnect(self) -> None:
+        # A call cancelled with the session (by stop()) may still run: it owns the panel until it returns.
+        if not await self._calls.join(STOP_JOIN_TIMEOUT):
+            return  # a wedged libusb: leave the panel to it rather than touch it from a second thread
+        if self._device is not None:
+            with contextlib.suppress(_Down):
+                await self._blocking(self._release)
+            await self._calls.join(STOP_JOIN_TIMEOUT)
+
+    async def _blocking(self, fn: Callable[[], T]) -> T:
+        """fn() in the panel's thread; what pyusb raises becomes _Down(why), reported once as a fault if it
+        will not go away by itself (no permission, interface busy, no libusb, a bug)."""
+        try:
+            return await self._calls.call(fn)
+        except usb.core.USBError as exc:
+            raise _Down(self._usb_error_reason(exc)) from None
+        except usb.core.NoBackendError as exc:
+            reason = f"no USB backend: {exc}"
+            self._fault_once("driver_error", f"{reason}; install libusb-1.0 (apt install libusb-1.0-0)")
+            raise _Down(reason) from None
+        except Exception as exc:
+            log.exception("usb panel attempt failed", device=self.device_id)
+            self._fault_once("driver_error", str(exc) or repr(exc))
+            raise _Down(f"driver error: {exc}") from None
 
     def _fault_once(self, code: str, detail: str) -> None:
         # A fault that repeats on every retry (wrong endpoint, no permission) is reported once per
@@ -186,53 +167,7 @@ class UsbHidDealerPanel:
         if (code, detail) in self._reported_faults:
             return
         self._reported_faults.add((code, detail))
-        self._emit(DeviceFault(self.device_id, code, detail))
-
-    # --- the worker thread -------------------------------------------------------------------------
-
-    def _run(self) -> None:
-        try:
-            self._supervise()
-        except Exception as exc:
-            # Should be unreachable (_supervise catches per attempt); if not, the controller must hear of it.
-            log.exception("usb panel thread crashed", device=self.device_id)
-            self._emit(DeviceFault(self.device_id, "driver_error", f"reader thread crashed: {exc!r}"))
-            self._set_offline(f"driver error: {exc!r}")
-        finally:
-            self._settle_first_attempt()
-
-    def _supervise(self) -> None:
-        delay = BACKOFF_FIRST
-        while not self._stop.is_set():
-            device: Any = None
-            try:
-                device = self._open()
-                if device is None:
-                    reason = self._not_found_reason()
-                else:
-                    self._set_online(self._identify(device))
-                    self._settle_first_attempt()
-                    delay = BACKOFF_FIRST
-                    reason = self._read_reports(device)
-            except usb.core.USBError as exc:
-                reason = self._usb_error_reason(exc)
-            except usb.core.NoBackendError as exc:
-                reason = f"no USB backend: {exc}"
-                self._fault_once("driver_error", f"{reason}; install libusb-1.0 (apt install libusb-1.0-0)")
-            except Exception as exc:
-                log.exception("usb panel attempt failed", device=self.device_id)
-                reason = f"driver error: {exc}"
-                self._fault_once("driver_error", str(exc) or repr(exc))
-            finally:
-                if device is not None:
-                    self._release(device)
-            if self._stop.is_set():
-                break
-            self._set_offline(reason)
-            self._settle_first_attempt()
-            if self._stop.wait(delay):
-                break
-            delay = min(delay * 2, BACKOFF_MAX)
+        self.fault(code, detail)
 
     def _not_found_reason(self) -> str:
         s = self.settings
@@ -252,6 +187,19 @@ class UsbHidDealerPanel:
             self._fault_once("busy", detail)
             return detail
         return f"USB error: {exc}"
+
+    # --- blocking calls (the panel's thread) ------------------------------------------------------------
+
+    def _open_and_identify(self) -> dict[str, str] | None:
+        """Find and claim the panel and read its identity; None if it is not connected."""
+        device = self._open()
+        if device is None:
+            return None
+        self._device = device  # claimed: from here on _release lets it go, whatever happens next
+        if self._halt.is_set():
+            self._release()  # stop() came while we looked: hand the panel back at once
+            return None
+        return self._identify(device)
 
     def _open(self) -> Any:
         """Find the panel and claim its interface; None if it is not connected."""
@@ -274,7 +222,7 @@ class UsbHidDealerPanel:
         try:
             self._claim(device)
         except BaseException:
-            self._release(device)
+            self._release_device(device)
             raise
         return device
 
@@ -331,11 +279,18 @@ class UsbHidDealerPanel:
             "usb_id": f"{int(device.idVendor):04x}:{int(device.idProduct):04x}",
         }
 
-    def _read_reports(self, device: Any) -> str:
+    def _read_reports(self) -> str:
         """Read until stopped or the panel fails; returns why reading ended."""
+        try:
+            return self._read_until_done(self._device)
+        finally:
+            if self._halt.is_set():
+                self._release()  # stop() is under way: hand the panel back now, even if that stop() is cancelled
+
+    def _read_until_done(self, device: Any) -> str:
         s = self.settings
         previous = 0  # all released: a button held while the panel (re)connects counts as a press
-        while not self._stop.is_set():
+        while not self._halt.is_set():
             try:
                 data = device.read(s.endpoint, self._read_size, s.read_timeout_ms)
             except usb.core.USBTimeoutError:
@@ -347,20 +302,27 @@ class UsbHidDealerPanel:
             report = bytes(data)
             if len(report) < s.report_size:
                 # Missing bytes are unknown, not zero; guessing would invent release/press edges.
-                self._fault_once("bad_report", f"short report: {len(report)} bytes, expected {s.report_size}")
+                detail = f"short report: {len(report)} bytes, expected {s.report_size}"
+                self._from_thread(self._fault_once, "bad_report", detail)
                 continue
             state = int.from_bytes(report[: s.report_size], "little") & self._mask
             pressed = state & ~previous
             previous = state
             for bit in sorted(s.buttons):
-                if pressed >> bit & 1:
-                    self._emit(ButtonPressed(self.device_id, s.buttons[bit]))
+                if pressed >> bit & 1 and not self.emit_threadsafe(ButtonPressed(self.device_id, s.buttons[bit])):
+                    log.warning("event loop closed; usb panel stops reading", device=self.device_id)
+                    return "event loop closed"
         return "stopped"
 
-    def _release(self, device: Any) -> None:
+    def _release(self) -> None:
+        device, self._device = self._device, None
+        if device is not None:
+            self._release_device(device)
+
+    def _release_device(self, device: Any) -> None:
         with contextlib.suppress(usb.core.USBError, NotImplementedError, ValueError):
             usb.util.release_interface(device, self.settings.interface)
-        if self._stop.is_set() and self._detached_kernel_driver:
+        if self._halt.is_set() and self._detached_kernel_driver:
             # Hand the panel back to the OS on a deliberate stop; after an unplug there is nothing to give back.
             with contextlib.suppress(usb.core.USBError, NotImplementedError, ValueError):
                 device.attach_kernel_driver(self.settings.interface)

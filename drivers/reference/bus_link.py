@@ -1,0 +1,168 @@
+"""The host's end of a multi-drop reference-protocol line (docs/protocol.md, "Multi-drop lines")."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import structlog
+
+from drivers.reference.framing import (
+    HOST_ADDRESS,
+    Frame,
+    Kind,
+    ProtocolError,
+    decode_message,
+    encode_frame,
+    encode_message,
+)
+from drivers.reference.link import (
+    DEFAULT_ACK_TIMEOUT,
+    DEFAULT_RETRIES,
+    ByteReader,
+    ByteWriter,
+    Link,
+    LinkClosed,
+    LinkError,
+)
+
+log = structlog.get_logger(__name__)
+
+
+def source_address(payload: bytes) -> int | None:
+    """The `src` a bus station puts in each DATA payload (docs/protocol.md, "Multi-drop lines"), if valid."""
+    try:
+        src = decode_message(payload).get("src")
+    except ProtocolError:
+        return None
+    if isinstance(src, int) and not isinstance(src, bool) and 1 <= src <= 254:
+        return src
+    return None
+
+
+def _no_single_peer_data(_payload: bytes) -> None:
+    pass
+
+
+class BusLink(Link):
+    """The host's end of a multi-drop line: several stations on one transport.
+
+    Each station (peer address) has its own SEQ counter, its own single outstanding frame and its own
+    duplicate suppression, so commands to different stations are in flight at once. `on_data(src,
+    payload)` gets each station's DATA payloads once, in order, with the sender's address.
+    """
+
+    def __init__(
+        self,
+        reader: ByteReader,
+        writer: ByteWriter,
+        *,
+        peers: Iterable[int],
+        on_data: Callable[[int, bytes], None],
+        on_closed: Callable[[str], None] | None = None,
+        on_noise: Callable[[int, int], None] | None = None,
+        ack_timeout: float = DEFAULT_ACK_TIMEOUT,
+        retries: int = DEFAULT_RETRIES,
+        name: str = "bus",
+    ) -> None:
+        # 0xFF (reserved) as the single peer: a frame that slipped through the single-peer path would reach
+        # nobody rather than a wrong station.
+        super().__init__(
+            reader,
+            writer,
+            local_address=HOST_ADDRESS,
+            peer_address=0xFF,
+            on_data=_no_single_peer_data,
+            on_closed=on_closed,
+            on_noise=on_noise,
+            ack_timeout=ack_timeout,
+            retries=retries,
+            name=name,
+        )
+        self.peers = frozenset(peers)
+        if not self.peers or not all(1 <= p <= 254 for p in self.peers):
+            raise ValueError(f"bus peers must be addresses 1..254, got {sorted(self.peers)}")
+        self._on_bus_data = on_data
+        self._next_seqs = {peer: random.randrange(256) for peer in self.peers}
+        self._peer_locks = {peer: asyncio.Lock() for peer in self.peers}
+        # SEQ -> (peer, future): a station's ACK names only the SEQ it answers, so outstanding SEQs are unique.
+        self._outstanding: dict[int, tuple[int, asyncio.Future[Kind]]] = {}
+        self._delivered: dict[int, tuple[int, bytes]] = {}
+        self.stray_frames = 0
+
+    async def send(self, message: Mapping[str, Any]) -> None:
+        raise LinkError(f"{self.name}: a bus has no single peer; use send_to(address, message)")
+
+    async def send_to(self, address: int, message: Mapping[str, Any]) -> None:
+        """Send one DATA frame to one station and return once it ACKed; LinkTimeout / LinkClosed otherwise.
+
+        Sends to different stations run concurrently; sends to one station queue behind each other.
+        """
+        if address not in self.peers:
+            raise ValueError(f"address {address} is not a station on {self.name}")
+        payload = encode_message(message)
+        async with self._peer_locks[address]:
+            if self.closed.is_set():
+                raise LinkClosed(self.close_reason or "link closed")
+            seq = self._take_seq(address)
+            frame = encode_frame(address, seq, Kind.DATA, payload)
+
+            def register(future: asyncio.Future[Kind]) -> None:
+                self._outstanding[seq] = (address, future)
+
+            def release() -> None:
+                self._outstanding.pop(seq, None)
+
+            name = message.get("cmd") or message.get("evt")
+            await self._exchange(frame, register, release, f"from address {address} for {name}")
+
+    def forget(self, address: int) -> None:
+        """Forget the last frame delivered from `address`: a station that restarted may reuse its SEQs."""
+        self._delivered.pop(address, None)
+
+    def _take_seq(self, address: int) -> int:
+        # Skip SEQs in flight to other stations. At most 253 are, so the result never equals this
+        # station's previous SEQ and the station cannot mistake a new command for a retransmission.
+        seq = self._next_seqs[address]
+        while seq in self._outstanding:
+            seq = (seq + 1) % 256
+        self._next_seqs[address] = (seq + 1) % 256
+        return seq
+
+    def _fail_pending(self, error: LinkClosed) -> None:
+        for _peer, future in self._outstanding.values():
+            if not future.done():
+                future.set_exception(error)
+                future.exception()
+
+    async def _handle(self, frames: list[Frame]) -> None:
+        # Damaged frames are not NAKed: their sender is named only inside the damaged payload. The station
+        # retransmits on its ACK timeout instead.
+        self.parser.take_corrupt()
+        for frame in frames:
+            if frame.address != HOST_ADDRESS:
+                continue  # the host's own frames, heard back on a two-wire bus
+            if frame.kind == Kind.DATA:
+                src = source_address(frame.payload)
+                if src is None or src not in self.peers:
+                    # Without a known sender there is nobody to ACK; the sender will give up on its own.
+                    self.stray_frames += 1
+                    log.warning(
+                        "bus frame from an unknown station dropped",
+                        link=self.name,
+                        src=src,
+                        payload=frame.payload[:100],
+                    )
+                    continue
+                await self._send_control(Kind.ACK, frame.seq, src)
+                if self._delivered.get(src) == (frame.seq, frame.payload):
+                    continue  # our ACK was lost and the station retransmitted
+                self._delivered[src] = (frame.seq, frame.payload)
+                self._call(self._on_bus_data, src, frame.payload)
+            else:
+                entry = self._outstanding.get(frame.seq)
+                if entry is not None and not entry[1].done():
+                    entry[1].set_result(frame.kind)
+        self._report_noise()

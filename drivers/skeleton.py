@@ -1,0 +1,154 @@
+"""Skeleton driver: copy this file to start a driver for your own device (as Network UPS Tools' skel.c is for UPS
+drivers). docs/new-driver.md walks through it and says how to package and register it.
+
+The device is a made-up counting batch shuffler (interfaces.Shuffler) speaking a line protocol on a serial port,
+ASCII lines ending in CR LF:
+
+    host -> device      device -> host
+    ID?                 ID <model> <serial> <firmware>
+    PING                PONG
+    SHUFFLE             DONE <cards counted>        when the shuffle is over
+                        ERR <code> <detail>         at any time: a jam, the lid open...
+
+Replace the protocol with yours and keep the shape: `_connect` reaches the device and calls `_set_online`,
+`_serve` reads until the line dies or the device falls silent and says why, `_disconnect` lets the port go.
+DeviceBase does the rest: start() and stop(), reconnecting with a backoff after an unplug, reporting the device
+offline once per outage, handing events to the controller, reporting a crash of its own loop as a fault.
+
+This module is not registered by tablectl itself (a skeleton is not a driver an operator should pick); its test
+registers it the way your package will register yours.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from drivers.base import DeviceBase
+from drivers.interfaces import ShuffleCompleted
+from drivers.serial_port import open_serial
+
+
+class SkeletonShufflerSettings(BaseModel):
+    """What a table's config may set under `[devices.shuffler]`; the registry validates it before __init__."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    driver: Literal["skeleton-shuffler"] = "skeleton-shuffler"  # the entry-point name your package registers
+    port: str = Field(min_length=1, description="serial port, ideally a stable udev name")
+    baudrate: int = Field(default=9600, gt=0)
+    reply_timeout: float = Field(default=1.0, gt=0, description="seconds to wait for the answer to ID? or PING")
+    heartbeat_interval: float = Field(default=2.0, gt=0, description="seconds of silence before the driver pings")
+
+
+class LineDead(Exception):
+    """The port failed or closed (for a USB serial adapter: the cable was pulled)."""
+
+
+class SkeletonShuffler(DeviceBase):
+    Settings: ClassVar[type[SkeletonShufflerSettings]] = SkeletonShufflerSettings
+
+    def __init__(self, device_id: str, settings: SkeletonShufflerSettings) -> None:
+        super().__init__(device_id)
+        self.settings = settings
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+
+    # --- what the controller calls (interfaces.Shuffler) ---------------------------------------------------
+
+    async def shuffle(self) -> None:
+        """Start a shuffle; ShuffleCompleted follows when the device says DONE. Never raises: a failure is a fault."""
+        if not self.online or not await self._write("SHUFFLE"):
+            self.fault("offline", "cannot send shuffle: device offline")
+
+    # --- DeviceBase session ------------------------------------------------------------------------------
+
+    async def _connect(self) -> str | None:
+        try:
+            self._reader, self._writer = await open_serial(self.settings.port, self.settings.baudrate)
+        except (OSError, ValueError) as exc:
+            return f"cannot open {self.settings.port}: {exc}"
+        if not await self._write("ID?"):
+            return "cannot write to the port"
+        try:
+            async with asyncio.timeout(self.settings.reply_timeout):
+                words = (await self._read_line()).split()
+                while words[:1] != ["ID"]:  # whatever the device said before it heard us is stale
+                    words = (await self._read_line()).split()
+        except TimeoutError:
+            return f"no answer to ID? within {self.settings.reply_timeout:g} s"
+        except LineDead as exc:
+            return str(exc)
+        if len(words) != 4:
+            return f"not an identity: {' '.join(words)!r}"
+        self._set_online({"model": words[1], "serial": words[2], "firmware": words[3]}, port=self.settings.port)
+        return None
+
+    async def _serve(self) -> str:
+        pinged = False
+        while True:
+            wait = self.settings.reply_timeout if pinged else self.settings.heartbeat_interval
+            try:
+                async with asyncio.timeout(wait):
+                    line = await self._read_line()
+            except TimeoutError:
+                if pinged:
+                    return "heartbeat: no answer to PING"  # plugged in but silent: offline all the same
+                pinged = await self._write("PING")
+                continue
+            except LineDead as exc:
+                return str(exc)
+            pinged = False  # any line shows the device is alive
+            self._handle(line)
+
+    async def _disconnect(self) -> None:
+        writer, self._writer, self._reader = self._writer, None, None
+        if writer is not None:
+            with contextlib.suppress(Exception):  # the port may be gone already
+                writer.close()
+                async with asyncio.timeout(1.0):
+                    await writer.wait_closed()
+
+    # --- the device's protocol ---------------------------------------------------------------------------
+
+    def _handle(self, line: str) -> None:
+        """Turn one line from the device into an event. Nothing it says may raise here: a line that makes no
+        sense is a fault the controller hears of, and the driver reads on."""
+        word, _, rest = line.partition(" ")
+        if word in ("", "PONG"):
+            return
+        if word == "DONE" and rest.isdigit():
+            self.emit(ShuffleCompleted(self.device_id, card_count=int(rest)))
+        elif word == "ERR" and rest:
+            code, _, detail = rest.partition(" ")
+            self.fault(code, detail)
+        else:
+            self.fault("bad_message", f"unexpected line from the device: {line[:200]!r}")
+
+    async def _read_line(self) -> str:
+        if self._reader is None:
+            raise LineDead("port closed")
+        try:
+            data = await self._reader.readline()
+        except ValueError:  # a line longer than the reader's limit: noise, not a reason to drop the device
+            self.fault("line_noise", "an overlong line was dropped")
+            return ""
+        except Exception as exc:  # pyserial reports a pulled cable as an OSError or SerialException
+            raise LineDead(f"read failed: {exc}") from exc
+        if not data:
+            raise LineDead("end of file")
+        return data.decode("ascii", errors="replace").strip()
+
+    async def _write(self, line: str) -> bool:
+        """False when the line could not be written (the read side will find out why)."""
+        if self._writer is None:
+            return False
+        try:
+            self._writer.write(line.encode("ascii") + b"\r\n")
+            await self._writer.drain()
+        except (OSError, RuntimeError, ConnectionError):
+            return False
+        return True
