@@ -32,7 +32,7 @@ async def test_shuffler_out_of_order_the_dealer_shuffles_by_hand_and_the_table_p
         assert reply["outcome"] == "applied", reply
         # The command's own effect comes first after `command.accepted`; when the mark lands mid-shuffle the step
         # also asks for the manual shuffle at once, after it.
-        marked = [e for e in map(table.by_seq, reply["event_seqs"]) if e.type != "command.accepted"][0]
+        marked = next(e for e in map(table.by_seq, reply["event_seqs"]) if e.type != "command.accepted")
         assert (marked.type, marked.rule, marked.payload["device"]) == ("device.out_of_order", "655a.13(g)", "shuffler")
         assert marked.payload["takes_over"] == "manual shuffle and cut"
 
