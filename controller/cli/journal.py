@@ -1,6 +1,6 @@
 """`tablectl journal`: read, export and verify a table's journal without touching it.
 
-Every action opens the file read-only (controller.store.journal.JournalReader), so it is safe beside a running daemon
+Every action opens the file read-only (controller.store.reader.JournalReader), so it is safe beside a running daemon
 and on an examiner's copy. Exit status: 0 done (verify: intact), 1 verify found the chain broken, 2 a usage
 problem or a file that cannot be read as a journal.
 """
@@ -14,7 +14,9 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from controller.store.journal import JournalError, JournalReader, VerifyReport
+from controller.store.reader import JournalReader
+from controller.store.schema import JournalError
+from controller.store.verify import VerifyReport
 
 PROGRESS_EVERY = 10_000  # rows between progress lines on stderr for a long export or verify
 FOLLOW_POLL_SECONDS = 0.5  # SQLite has no change notification across processes: --follow polls

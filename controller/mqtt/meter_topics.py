@@ -10,7 +10,7 @@ from collections.abc import Callable
 from controller.core.events import JournaledEvent
 from controller.mqtt.contract import ProgressiveMeter
 from controller.mqtt.publisher import EventPublisher
-from controller.progressive.meters import Meters
+from controller.progressive.model import Meters
 from controller.progressive.parameters import TableProgressives, ppm_to_percent
 
 

@@ -29,7 +29,8 @@ from controller.mqtt.publisher import EventPublisher
 from controller.shell.console import Console
 from controller.shell.service import TableService
 from controller.shell.watchdog import SystemdSupervisor
-from controller.store.journal import Journal, JournalError
+from controller.store.journal import Journal
+from controller.store.schema import JournalError
 from controller.supervisor.listener import CommandListener
 from drivers.interfaces import Device
 from drivers.reference.wager_bus import WagerBus

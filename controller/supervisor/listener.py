@@ -25,7 +25,8 @@ from controller.engine.inputs import Input
 from controller.mqtt.connection import client_kwargs
 from controller.mqtt.contract import CommandReply
 from controller.store.journal import Journal
-from controller.supervisor.gate import Accepted, CommandGate, Rejected, ReplayStore
+from controller.supervisor.gate import Accepted, CommandGate, Rejected
+from controller.supervisor.replay import ReplayStore
 
 log = structlog.get_logger("tablectl.commands")
 

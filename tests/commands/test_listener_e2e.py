@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from controller.engine.inputs import Confirm
-from controller.supervisor.gate import MAX_PAYLOAD_BYTES, canonical_bytes
+from controller.supervisor.envelope import canonical_bytes
+from controller.supervisor.gate import MAX_PAYLOAD_BYTES
 
 pytestmark = pytest.mark.e2e
 

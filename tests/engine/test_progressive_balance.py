@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from controller.core.cards import STANDARD_DECK
 from controller.engine.inputs import ValidateJackpot
 from controller.engine.state import Phase
-from controller.progressive.meters import MICRO
+from controller.progressive.model import MICRO
 
 LIR = {
     "three_card_progressive": True,

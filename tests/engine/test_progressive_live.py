@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from controller.engine.inputs import Signed, ValidateJackpot
 from controller.engine.state import Phase
-from controller.progressive.meters import MICRO
+from controller.progressive.model import MICRO
 from drivers.interfaces import DeviceOffline, DeviceOnline, FaceUpCard
 
 # Paytable C (655a.12(c)(1), (3)) on a $1 Progressive Payout Wager: mega $10,000, major $1,000, minor $250.
