@@ -47,7 +47,7 @@ def _seconds(text: str) -> float:
 
 
 def _broker(text: str) -> str:
-    from controller.mqtt.publisher import parse_broker_url
+    from controller.mqtt.connection import parse_broker_url
 
     try:
         parse_broker_url(text)

@@ -292,6 +292,7 @@ class Topics:
     """The full topic names of one table."""
 
     def __init__(self, prefix: str, table_id: str) -> None:
+        self.table_id = table_id
         self.base = f"{prefix}/{table_id}"
         self.status = f"{self.base}/status"
         self.birth = f"{self.base}/birth"
