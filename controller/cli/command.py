@@ -31,6 +31,7 @@ from cryptography.hazmat.primitives.serialization import (
 )
 from pydantic import ValidationError
 
+from controller.cli.verb import Subparsers
 from controller.config.errors import ConfigError, describe_errors
 from controller.config.table import MqttSettings, load_config
 from controller.mqtt.connection import client_kwargs
@@ -41,7 +42,7 @@ from controller.supervisor.verbs import VERBS, parse_args, takes
 EXIT_APPLIED, EXIT_NOT_APPLIED, EXIT_USAGE, EXIT_NO_REPLY = 0, 1, 2, 3
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "command",
         help="sign and send a supervisor command, or make a supervisor's signing key",

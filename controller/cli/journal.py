@@ -14,6 +14,10 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from controller.cli.verb import Subparsers
+from controller.config.errors import ConfigError
+from controller.config.table import load_config
+from controller.shell.runner import default_journal_path
 from controller.store.reader import JournalReader
 from controller.store.schema import JournalError
 from controller.store.verify import VerifyReport
@@ -32,7 +36,7 @@ def _count(text: str) -> int:
     return n
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     where = argparse.ArgumentParser(add_help=False)
     src = where.add_mutually_exclusive_group()
     src.add_argument("--journal", type=Path, metavar="FILE", help="the journal's SQLite file")
@@ -96,10 +100,6 @@ def _path(args: argparse.Namespace) -> Path:
         return Path(args.journal)
     if args.config is None:
         raise JournalError("say which journal: --journal FILE, or --config FILE for the table's configured journal")
-    from controller.config.errors import ConfigError
-    from controller.config.table import load_config
-    from controller.shell.runner import default_journal_path
-
     try:
         config = load_config(args.config)
     except ConfigError as err:
