@@ -33,7 +33,7 @@ class NoMeterState(MeterError):
     """Neither copy exists: a new table (seed the meters) or lost storage (tilt); only the caller knows which."""
 
 
-def _canonical(value: Any) -> bytes:
+def _canonical(value: object) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
