@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from controller.cli.verb import UsageError
 from controller.config.broker import parse_broker_address
@@ -13,32 +15,32 @@ from controller.config.errors import ConfigError
 from controller.config.table import TableConfig, demo_config, load_config
 from drivers.sim.script import SimScript, SimScriptError, load_sim_script
 
+N = TypeVar("N", int, float)
+
+
+def _number(text: str, kind: Callable[[str], N], what: str, example: str) -> N:
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}: give e.g. {example}") from None
+
 
 def rounds(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number: give e.g. --rounds 5") from None
+    n = _number(text, int, "a whole number", "--rounds 5")
     if n < 1:
         raise argparse.ArgumentTypeError(f"{n} rounds is not a game: give 1 or more")
     return n
 
 
 def pace(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds: give e.g. --pace 0.2") from None
+    v = _number(text, float, "a number of seconds", "--pace 0.2")
     if not 0 <= v <= 10:
         raise argparse.ArgumentTypeError(f"--pace {v} is outside 0 to 10 seconds")
     return v
 
 
 def timeout(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds: give e.g. --timeout 60") from None
+    v = _number(text, float, "a number of seconds", "--timeout 60")
     if not v > 0:
         raise argparse.ArgumentTypeError(f"--timeout {v} must be more than 0 seconds")
     return v
