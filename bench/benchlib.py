@@ -1,9 +1,5 @@
-"""What the daemon benchmarks share: a private mosquitto, the seven-seat table, figures, progress, the machine.
-
-Run as a script it is the benches' MQTT subscriber process (`python bench/benchlib.py subscribe HOST PORT TOPIC...`):
-a paho client in a process of its own, so that receiving does not compete with the measured daemon for the GIL.
-It prints `ready` once subscribed, then for every message one line `<CLOCK_MONOTONIC ns> <topic> <payload>`;
-CLOCK_MONOTONIC is one clock for every process on Linux, so the bench compares it with its own stamps.
+"""What the daemon benchmarks share: a private mosquitto, the seven-seat table, figures, progress, the machine,
+and the subscriber process (bench/subscriber.py) that receives what the daemon publishes.
 """
 
 from __future__ import annotations
@@ -29,8 +25,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from controller.config.table import TableConfig
 
+from controller.config.table import TableConfig, load_config
+from controller.core.events import DomainEvent
+from controller.store.journal import Journal
+
 BENCH = Path(__file__).resolve().parent
 SEVEN_SEATS = BENCH / "seven-seats.toml"
+SUBSCRIBER = BENCH / "subscriber.py"
 
 
 # -- figures and progress --------------------------------------------------------------------------------------
@@ -67,9 +68,6 @@ def filesystem(path: Path) -> str:
 def journal_commit_ms(directory: Path, commits: int = 200) -> tuple[float, float]:
     """p50 and p99 of one Journal.append (one event, its own transaction, synchronous=FULL) in `directory`:
     what the disk charges for each durable step."""
-    from controller.core.events import DomainEvent
-    from controller.store.journal import Journal
-
     with tempfile.TemporaryDirectory(dir=directory) as tmp:
         journal = Journal(Path(tmp) / "commit.sqlite", "bench", uuid.uuid4().hex)
         samples = []
@@ -89,8 +87,6 @@ def journal_commit_ms(directory: Path, commits: int = 200) -> tuple[float, float
 def seven_seat_config(table_id: str | None = None) -> TableConfig:
     """bench/seven-seats.toml (Let It Ride, 643a.2(a): seven betting positions) under a fresh table_id, so the
     retained topics of one run never meet another's."""
-    from controller.config.table import TableConfig, load_config
-
     data = load_config(SEVEN_SEATS).model_dump()
     data["table_id"] = table_id or f"bench-{uuid.uuid4().hex[:8]}"
     return TableConfig.model_validate(data)
@@ -204,13 +200,13 @@ def mosquitto() -> Iterator[str]:
 
 
 class Subscriber:
-    """The subscriber process (this file run as a script), read by a thread: `.lines` gets
-    (monotonic ns, topic, payload) for every message, in arrival order."""
+    """The subscriber process (bench/subscriber.py), read by a thread: `.lines` gets (monotonic ns, topic,
+    payload) for every message, in arrival order."""
 
     def __init__(self, url: str, topics: Sequence[str]) -> None:
         host, port = url.removeprefix("mqtt://").rsplit(":", 1)
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "subscribe", host, port, *topics],
+            [sys.executable, str(SUBSCRIBER), host, port, *topics],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             text=True,
@@ -236,31 +232,3 @@ class Subscriber:
     def close(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=10)
-
-
-def _subscribe_main(host: str, port: str, topics: list[str]) -> None:
-    import paho.mqtt.client as paho
-    from paho.mqtt.enums import CallbackAPIVersion
-
-    out = sys.stdout
-
-    def on_connect(client: paho.Client, userdata: Any, flags: Any, rc: Any, props: Any = None) -> None:
-        client.subscribe([(t, 1) for t in topics])
-
-    def on_subscribe(client: paho.Client, userdata: Any, mid: int, rcs: Any, props: Any = None) -> None:
-        out.write("ready\n")
-        out.flush()
-
-    def on_message(client: paho.Client, userdata: Any, msg: paho.MQTTMessage) -> None:
-        now = time.monotonic_ns()
-        out.write(f"{now} {msg.topic} {msg.payload.decode(errors='replace')}\n")
-        out.flush()
-
-    client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-sub-{os.getpid()}")
-    client.on_connect, client.on_subscribe, client.on_message = on_connect, on_subscribe, on_message
-    client.connect(host, int(port), keepalive=30)
-    client.loop_forever()
-
-
-if __name__ == "__main__" and sys.argv[1:2] == ["subscribe"]:
-    _subscribe_main(sys.argv[2], sys.argv[3], sys.argv[4:])

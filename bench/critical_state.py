@@ -26,7 +26,8 @@ from engine_rounds import Hook, deals, play  # the same rounds, driven the same 
 from controller.core.events import DomainEvent
 from controller.engine.state import TableState
 from controller.store import snapshot
-from controller.store.journal import Journal, Record
+from controller.store.journal import Journal
+from controller.store.records import Record
 
 NOW = datetime(2024, 5, 1, 12, tzinfo=UTC)
 

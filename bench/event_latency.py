@@ -35,10 +35,12 @@ import benchlib
 import paho.mqtt.client as paho
 from paho.mqtt.enums import CallbackAPIVersion
 
+from controller.config.table import TableConfig
 from controller.core.events import JournaledEvent
 from controller.core.settlement import ChapterRules
 from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
+from controller.people.demo import play
 from controller.shell.logs import configure_logging
 from controller.store.journal import Journal
 
@@ -97,8 +99,6 @@ def stamped() -> Iterator[dict[str, Any]]:
 
 
 async def play_table(config: TableConfig, rounds: int, pace: float, seed: int, broker: str, journal: Path) -> None:
-    from controller.people.demo import play
-
     def on_event(ev: JournaledEvent) -> None:
         if ev.type == "round.completed" and int(ev.payload["round_no"]) % 5 == 0:
             benchlib.progress(f"{ev.payload['round_no']}/{rounds} rounds")
@@ -116,7 +116,7 @@ def describe(name: str, samples: list[float]) -> tuple[float, float]:
     return p50, p99
 
 
-def main() -> int:
+def options() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument(
@@ -132,12 +132,11 @@ def main() -> int:
         default=Path(tempfile.gettempdir()),
         help="where the temporary journal goes (default: the temp dir)",
     )
-    args = ap.parse_args()
-    configure_logging(json=False, level="warning")
+    return ap.parse_args()
 
-    print(f"machine: {benchlib.machine()}")
-    print(f"journal in {args.journal_dir} ({benchlib.filesystem(args.journal_dir)})")
-    config = benchlib.seven_seat_config()
+
+def measure(config: TableConfig, args: argparse.Namespace) -> tuple[list[float], dict[str, Any], dict[int, int]]:
+    """The baseline's samples (ms), the stamps of the table's run (stamped) and seq -> ns each event arrived."""
     event_topic = f"tablectl/{config.table_id}/event"
     ping_topic = f"bench/{config.table_id}/ping"
     with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(dir=args.journal_dir) as tmp:
@@ -157,7 +156,10 @@ def main() -> int:
                         received.setdefault(int(body["seq"]), ns)
         finally:
             sub.close()
+    return base, seen, received
 
+
+def report(args: argparse.Namespace, base: list[float], seen: dict[str, Any], received: dict[int, int]) -> None:
     stepped: dict[int, int] = seen["step_ns"]
     missing = sorted(set(stepped) - set(received))
     if missing:
@@ -177,6 +179,15 @@ def main() -> int:
         f"ratio to the baseline: p50 {p50 / b50:.1f}x, p99 {p99 / b99:.1f}x; p99 {verdict} the target of "
         f"{TARGET_P99_MS:g} ms"
     )
+
+
+def main() -> int:
+    args = options()
+    configure_logging(json=False, level="warning")
+    print(f"machine: {benchlib.machine()}")
+    print(f"journal in {args.journal_dir} ({benchlib.filesystem(args.journal_dir)})")
+    config = benchlib.seven_seat_config()
+    report(args, *measure(config, args))
     return 0
 
 

@@ -35,7 +35,10 @@ from typing import Any
 import aiomqtt
 import benchlib
 
+from controller.config.table import TableConfig
+from controller.people.demo import RandomPolicy, SimulatedFloor
 from controller.shell.logs import configure_logging
+from drivers.sim.table import SimulatedTable
 
 TARGET_RSS_MB = 80.0
 TARGET_IDLE_CPU_PERCENT = 1.0
@@ -119,13 +122,45 @@ class Figures:
     idle_cpu: float = 0.0
 
 
-async def measure(url: str, rounds: int, idle_seconds: float, seed: int, tmp: Path) -> Figures:
-    from controller.people.demo import RandomPolicy, SimulatedFloor
-    from drivers.sim.table import SimulatedTable
+class Watch:
+    """Follows the daemon's events as published: counts the rounds, stops the people after the last, says when
+    the table opened and when it stands idle with betting open; hands the people each event, as they would see it
+    on the floor."""
 
+    def __init__(self, figures: Figures, rounds: int, people: asyncio.Task[None], events: asyncio.Queue[Any]) -> None:
+        self.figures, self.rounds, self.people, self.events = figures, rounds, people, events
+        self.opened = asyncio.Event()
+        self.idle = asyncio.Event()
+
+    async def follow(self, mqtt: aiomqtt.Client) -> None:
+        async for msg in mqtt.messages:
+            body = json.loads(bytes(msg.payload))
+            kind = body["type"]
+            if kind == "table.opened":
+                self.opened.set()
+            elif kind == "round.completed":
+                self.figures.rounds += 1
+                if self.figures.rounds % 25 == 0:
+                    benchlib.progress(f"{self.figures.rounds}/{self.rounds} rounds")
+                if self.figures.rounds >= self.rounds:
+                    self.people.cancel()  # nobody plays on: the next round's betting stays open, idle
+            elif kind == "betting.opened" and self.figures.rounds >= self.rounds:
+                self.idle.set()
+            if not self.people.done():
+                self.events.put_nowait(SimpleNamespace(type=kind, payload=body["payload"], sealed=None))
+
+
+def people(config: TableConfig, sims: SimulatedTable, rng: random.Random) -> tuple[SimulatedFloor, asyncio.Queue[Any]]:
+    """The simulated people, fed the published events through the queue. Let It Ride on an automated shoe asks them
+    for nothing but wagers, decisions and the dealer's buttons, all on the simulated devices."""
+    events: asyncio.Queue[Any] = asyncio.Queue()
+    service = SimpleNamespace(config=config, engine=SimpleNamespace(method="automated_shoe"), subscribe=lambda: events)
+    return SimulatedFloor(service, sims, RandomPolicy(rng), None, 0.0), events  # type: ignore[arg-type]
+
+
+async def measure(url: str, rounds: int, idle_seconds: float, seed: int, tmp: Path) -> Figures:
     config = benchlib.seven_seat_config()
     host, port = url.removeprefix("mqtt://").rsplit(":", 1)
-    figures = Figures()
     rng = random.Random(seed)
     async with (
         SimulatedTable(config.game.seats, rng) as sims,
@@ -133,69 +168,43 @@ async def measure(url: str, rounds: int, idle_seconds: float, seed: int, tmp: Pa
     ):
         path = benchlib.write_config(config, sims.ports, tmp)
         await mqtt.subscribe(f"tablectl/{config.table_id}/event", qos=1)
-        daemon = await spawn(
-            sys.executable,
-            "-m",
-            "controller.cli",
-            "--log-level",
-            "warning",
-            "run",
-            "--config",
-            str(path),
-            "--broker",
-            url,
-            "--journal",
-            str(tmp / "journal.sqlite"),
-        )
+        run = [sys.executable, "-m", "controller.cli", "--log-level", "warning", "run", "--config", str(path)]
+        daemon = await spawn(*run, "--broker", url, "--journal", str(tmp / "journal.sqlite"))
         try:
-            # The people, acting on the events as published. Let It Ride on an automated shoe asks them for nothing
-            # but wagers, decisions and the dealer's buttons, all on the simulated devices.
-            events: asyncio.Queue[Any] = asyncio.Queue()
-            service = SimpleNamespace(
-                config=config, engine=SimpleNamespace(method="automated_shoe"), subscribe=lambda: events
-            )
-            # A stand-in, not a TableService, on purpose: the floor reads only config, engine.method and subscribe().
-            floor = SimulatedFloor(service, sims, RandomPolicy(rng), None, 0.0)  # type: ignore[arg-type]
-            people = asyncio.create_task(floor.run())
-            opened = asyncio.Event()
-            waiting = asyncio.Event()
-
-            async def follow() -> None:
-                async for msg in mqtt.messages:
-                    body = json.loads(bytes(msg.payload))
-                    kind = body["type"]
-                    if kind == "table.opened":
-                        opened.set()
-                    elif kind == "round.completed":
-                        figures.rounds += 1
-                        if figures.rounds % 25 == 0:
-                            benchlib.progress(f"{figures.rounds}/{rounds} rounds")
-                        if figures.rounds >= rounds:
-                            people.cancel()  # nobody plays on: the next round's betting stays open, idle
-                    elif kind == "betting.opened" and figures.rounds >= rounds:
-                        waiting.set()
-                    if not people.done():
-                        events.put_nowait(SimpleNamespace(type=kind, payload=body["payload"], sealed=None))
-
-            following = asyncio.create_task(follow())
-            async with asyncio.timeout(60):
-                await opened.wait()
-            figures.rss_open, _ = rss_mb(daemon.pid)
-            while not waiting.is_set():
-                if daemon.returncode is not None:
-                    sys.exit(f"bench: the daemon exited with {daemon.returncode} while playing")
-                rss, _ = rss_mb(daemon.pid)
-                figures.rss_max = max(figures.rss_max, rss)
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(0.5):
-                        await waiting.wait()
-            figures.rss_end, figures.hwm = rss_mb(daemon.pid)
-            benchlib.progress(f"table open and idle: measuring the daemon's CPU over {idle_seconds:g} s")
-            figures.idle_cpu = await idle_cpu(daemon.pid, idle_seconds)
-            following.cancel()
-            await asyncio.gather(following, people, return_exceptions=True)
+            floor, events = people(config, sims, rng)
+            return await play_and_sample(daemon, mqtt, floor, events, rounds, idle_seconds)
         finally:
             await stop(daemon)
+
+
+async def play_and_sample(
+    daemon: asyncio.subprocess.Process,
+    mqtt: aiomqtt.Client,
+    floor: SimulatedFloor,
+    events: asyncio.Queue[Any],
+    rounds: int,
+    idle_seconds: float,
+) -> Figures:
+    figures = Figures()
+    players = asyncio.create_task(floor.run())
+    watch = Watch(figures, rounds, players, events)
+    following = asyncio.create_task(watch.follow(mqtt))
+    async with asyncio.timeout(60):
+        await watch.opened.wait()
+    figures.rss_open, _ = rss_mb(daemon.pid)
+    while not watch.idle.is_set():
+        if daemon.returncode is not None:
+            sys.exit(f"bench: the daemon exited with {daemon.returncode} while playing")
+        rss, _ = rss_mb(daemon.pid)
+        figures.rss_max = max(figures.rss_max, rss)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(0.5):
+                await watch.idle.wait()
+    figures.rss_end, figures.hwm = rss_mb(daemon.pid)
+    benchlib.progress(f"table open and idle: measuring the daemon's CPU over {idle_seconds:g} s")
+    figures.idle_cpu = await idle_cpu(daemon.pid, idle_seconds)
+    following.cancel()
+    await asyncio.gather(following, players, return_exceptions=True)
     return figures
 
 

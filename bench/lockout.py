@@ -56,31 +56,38 @@ def line_time_ms(stations: int = 1) -> float:
     return (len(press) + len(lock) + stations * len(locked)) * BITS_PER_BYTE / BAUD * 1000
 
 
-async def run(trials: int, stations: int, progress: Callable[[int], None], bus: bool = False) -> list[float]:
-    panel_sim = DealerPanelSim("dealer_panel")
-    sims: list[SimDevice | WagerBusSim] = []
+QUIET = {"heartbeat_interval": 0}  # no pings competing with the measured frames
+
+
+def station_simulators(stations: int, bus: bool) -> list[SimDevice | WagerBusSim]:
     if bus:
-        sims.append(WagerBusSim("wager_bus", seats=range(1, stations + 1)))
-    else:
-        sims.extend(WagerStationSim(f"wager_station_{n}", n) for n in range(1, stations + 1))
-    for sim in (panel_sim, *sims):
-        await sim.start()
-    quiet = {"heartbeat_interval": 0}  # no pings competing with the measured frames
-    panel = create_driver("dealer_panel", {"driver": "reference-dealer-panel", "port": panel_sim.port, **quiet})
-    drivers: list[WagerStation] = []
+        return [WagerBusSim("wager_bus", seats=range(1, stations + 1))]
+    return [WagerStationSim(f"wager_station_{n}", n) for n in range(1, stations + 1)]
+
+
+def station_drivers(sims: list[SimDevice | WagerBusSim], stations: int, bus: bool) -> list[WagerStation]:
+    """A reference driver per station simulator, or the stations of one wager-bus driver on the shared line."""
     if bus:
-        line = create_driver(
-            "wager_bus",
-            {"driver": "reference-wager-bus", "port": sims[0].port, "seats": list(range(1, stations + 1)), **quiet},
-        )
+        line_settings = {"driver": "reference-wager-bus", "port": sims[0].port, "seats": list(range(1, stations + 1))}
+        line = create_driver("wager_bus", {**line_settings, **QUIET})
         assert isinstance(line, WagerBus)
-        drivers.extend(line.stations.values())
-    for n, sim in enumerate(sims if not bus else [], start=1):
-        d = create_driver(
-            f"wager_station_{n}", {"driver": "reference-wager-station", "port": sim.port, "seat": n, **quiet}
-        )
+        return list(line.stations.values())
+    drivers: list[WagerStation] = []
+    for n, sim in enumerate(sims, start=1):
+        settings = {"driver": "reference-wager-station", "port": sim.port, "seat": n}
+        d = create_driver(f"wager_station_{n}", {**settings, **QUIET})
         assert isinstance(d, WagerStation)
         drivers.append(d)
+    return drivers
+
+
+async def run(trials: int, stations: int, progress: Callable[[int], None], bus: bool = False) -> list[float]:
+    panel_sim = DealerPanelSim("dealer_panel")
+    sims = station_simulators(stations, bus)
+    for sim in (panel_sim, *sims):
+        await sim.start()
+    panel = create_driver("dealer_panel", {"driver": "reference-dealer-panel", "port": panel_sim.port, **QUIET})
+    drivers = station_drivers(sims, stations, bus)
     acks: asyncio.Queue[DeviceEvent] = asyncio.Queue()
     pressed: asyncio.Queue[DeviceEvent] = asyncio.Queue()
     with tempfile.TemporaryDirectory() as tmp:

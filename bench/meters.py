@@ -18,7 +18,8 @@ import argparse
 import time
 
 from controller.core.events import DomainEvent
-from controller.progressive.meters import Meters, close_round, contribute, replay, seed_missing
+from controller.progressive.meters import close_round, contribute, seed_missing
+from controller.progressive.model import Meters, replay
 from controller.progressive.parameters import (
     TableProgressives,
     mississippi_stud_five_card_hand_bonus,

@@ -28,13 +28,17 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import aiomqtt
 import benchlib
 
+from controller.config.table import TableConfig
+from controller.people.demo import play
 from controller.shell.logs import configure_logging
+from drivers.sim.table import SimulatedTable
 
 if TYPE_CHECKING:
     from controller.config.table import TableConfig
@@ -47,8 +51,6 @@ READY_GRACE = 1.0  # after table.opened, how long a READY=1 may still come
 
 async def history(config: TableConfig, rounds: int, url: str, journal: Path) -> None:
     """Fill the journal with `rounds` rounds of the same table, as a table that has been playing for a while."""
-    from controller.people.demo import play
-
     played = await play(config, rounds=rounds, broker=url, seed=1, pace=0.0, journal_path=journal)
     if played != rounds:
         sys.exit(f"bench: the history run played {played} rounds, not {rounds}")
@@ -67,99 +69,65 @@ async def baseline(trials: int) -> list[float]:
     return samples
 
 
-async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: bool) -> dict[str, list[float]]:
-    from drivers.sim.table import SimulatedTable
+@dataclass
+class Signs:
+    """The daemon's signs of life as this process receives them, stamped on arrival: its retained status and
+    events over MQTT (`arrivals`), and its sd_notify datagrams (`readies`)."""
 
+    arrivals: asyncio.Queue[tuple[float, str, dict[str, Any]]] = field(default_factory=asyncio.Queue)
+    readies: asyncio.Queue[tuple[float, bytes]] = field(default_factory=asyncio.Queue)
+
+    async def follow(self, mqtt: aiomqtt.Client) -> None:
+        async for msg in mqtt.messages:
+            self.arrivals.put_nowait((time.monotonic(), msg.topic.value, json.loads(bytes(msg.payload))))
+
+    async def listen(self, notify: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            data = await loop.sock_recv(notify, 4096)
+            self.readies.put_nowait((time.monotonic(), data))
+
+
+@dataclass
+class Trial:
+    """Seconds from the spawn to each sign of a new boot (`ready` None when no READY=1 came), and that boot."""
+
+    online: float
+    opened: float
+    ready: float | None
+    boot: str
+
+
+async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: bool) -> dict[str, list[float]]:
     host, port = url.removeprefix("mqtt://").rsplit(":", 1)
     prefix = f"tablectl/{config.table_id}"
     notify_path = tmp / "notify.sock"
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(str(notify_path))
     notify.setblocking(False)
-    loop = asyncio.get_running_loop()
     results: dict[str, list[float]] = {"ready": [], "online": [], "opened": []}
     seen_boots: set[str] = set()
+    signs = Signs()
     async with (
         SimulatedTable(config.game.seats, random.Random(1)) as sims,
         aiomqtt.Client(host, int(port), identifier=f"bench-restart-{config.table_id}") as mqtt,
     ):
         path = benchlib.write_config(config, sims.ports, tmp)
         await mqtt.subscribe([(f"{prefix}/status", 1), (f"{prefix}/event", 1)])
-        arrivals: asyncio.Queue[tuple[float, str, dict[str, Any]]] = asyncio.Queue()
-        readies: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
-
-        async def follow() -> None:
-            async for msg in mqtt.messages:
-                arrivals.put_nowait((time.monotonic(), msg.topic.value, json.loads(bytes(msg.payload))))
-
-        async def listen() -> None:
-            while True:
-                data = await loop.sock_recv(notify, 4096)
-                readies.put_nowait((time.monotonic(), data))
-
-        helpers = [asyncio.create_task(follow()), asyncio.create_task(listen())]
+        helpers = [asyncio.create_task(signs.follow(mqtt)), asyncio.create_task(signs.listen(notify))]
+        run = ["run", "--config", str(path), "--broker", url, "--journal", str(tmp / "journal.sqlite")]
         env = {**os.environ, "NOTIFY_SOCKET": str(notify_path)}
         try:
             for n in range(1, count + 1):
-                start = time.monotonic()
-                daemon = await asyncio.create_subprocess_exec(
-                    sys.executable,
-                    "-m",
-                    "controller.cli",
-                    "--log-level",
-                    "warning",
-                    "run",
-                    "--config",
-                    str(path),
-                    "--broker",
-                    url,
-                    "--journal",
-                    str(tmp / "journal.sqlite"),
-                    env=env,
-                    stdin=asyncio.subprocess.DEVNULL,
-                    stdout=asyncio.subprocess.DEVNULL,
-                    stderr=asyncio.subprocess.PIPE,
-                )
-                online = opened = ready = None
-                boot = None
-                try:
-                    async with asyncio.timeout(30):
-                        while online is None or opened is None:
-                            at, topic, body = await arrivals.get()
-                            fresh = body.get("boot_id") not in seen_boots
-                            if topic.endswith("/status") and body.get("state") == "online" and fresh:
-                                online, boot = at, body["boot_id"]
-                            elif topic.endswith("/event") and body.get("type") in STARTED and fresh:
-                                # A table stopped mid-session resumes (docs/recovery.md) rather than opening anew.
-                                opened, boot = at, body["boot_id"]
-                    async with asyncio.timeout(READY_GRACE):
-                        while ready is None:
-                            at, data = await readies.get()
-                            if b"READY=1" in data.split(b"\n"):
-                                ready = at
-                except TimeoutError:
-                    if online is None or opened is None:
-                        err = b""
-                        if daemon.returncode is not None and daemon.stderr is not None:
-                            err = await daemon.stderr.read()
-                        sys.exit(
-                            f"bench: trial {n}: the daemon was not online with its table open within 30 s "
-                            f"(exit status {daemon.returncode}) {err.decode()[-2000:]}"
-                        )
-                finally:
-                    daemon.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
-                    await daemon.wait()
-                seen_boots.add(str(boot))
-                results["online"].append(online - start)
-                results["opened"].append(opened - start)
-                if ready is not None:
-                    results["ready"].append(ready - start)
-                while not readies.empty():
-                    readies.get_nowait()  # anything else the daemon said (STOPPING=1, WATCHDOG=1)
-                said = "-" if ready is None else f"{ready - start:.3f} s"
+                got = await trial(n, run, env, signs, seen_boots, kill)
+                seen_boots.add(got.boot)
+                results["online"].append(got.online)
+                results["opened"].append(got.opened)
+                if got.ready is not None:
+                    results["ready"].append(got.ready)
+                said = "-" if got.ready is None else f"{got.ready:.3f} s"
                 benchlib.progress(
-                    f"trial {n}/{count}: online {online - start:.3f} s, table opened "
-                    f"{opened - start:.3f} s, READY=1 {said}"
+                    f"trial {n}/{count}: online {got.online:.3f} s, table opened {got.opened:.3f} s, READY=1 {said}"
                 )
         finally:
             for task in helpers:
@@ -167,6 +135,51 @@ async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: boo
             await asyncio.gather(*helpers, return_exceptions=True)
             notify.close()
     return results
+
+
+async def trial(n: int, run: list[str], env: dict[str, str], signs: Signs, seen_boots: set[str], kill: bool) -> Trial:
+    """Spawn the daemon, time its signs of a new boot, stop it (SIGKILL with `kill`)."""
+    start = time.monotonic()
+    daemon = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "controller.cli", "--log-level", "warning", *run),
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    online = opened = ready = None
+    boot = None
+    try:
+        async with asyncio.timeout(30):
+            while online is None or opened is None:
+                at, topic, body = await signs.arrivals.get()
+                fresh = body.get("boot_id") not in seen_boots
+                if topic.endswith("/status") and body.get("state") == "online" and fresh:
+                    online, boot = at, body["boot_id"]
+                elif topic.endswith("/event") and body.get("type") in STARTED and fresh:
+                    # A table stopped mid-session resumes (docs/recovery.md) rather than opening anew.
+                    opened, boot = at, body["boot_id"]
+        async with asyncio.timeout(READY_GRACE):
+            while ready is None:
+                at, data = await signs.readies.get()
+                if b"READY=1" in data.split(b"\n"):
+                    ready = at
+    except TimeoutError:
+        if online is None or opened is None:
+            err = b""
+            if daemon.returncode is not None and daemon.stderr is not None:
+                err = await daemon.stderr.read()
+            sys.exit(
+                f"bench: trial {n}: the daemon was not online with its table open within 30 s "
+                f"(exit status {daemon.returncode}) {err.decode()[-2000:]}"
+            )
+    finally:
+        daemon.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+        await daemon.wait()
+    while not signs.readies.empty():
+        signs.readies.get_nowait()  # anything else the daemon said (STOPPING=1, WATCHDOG=1)
+    assert online is not None and opened is not None
+    return Trial(online - start, opened - start, None if ready is None else ready - start, str(boot))
 
 
 def describe(name: str, samples: list[float], base: float) -> None:

@@ -29,17 +29,20 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
 
 import benchlib
 
+from controller.config.table import TableConfig
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.core.settlement import ChapterRules
 from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
 from controller.games.registry import dealing_method, spec_for
+from controller.people.demo import play
 from controller.shell.logs import configure_logging
 from controller.store.journal import Journal
 
@@ -85,8 +88,6 @@ async def play_table(
     config: TableConfig, rounds: int, seed: int, broker: str, journal: Path
 ) -> list[tuple[float, float]]:
     """(wall, CPU) seconds at each round.completed."""
-    from controller.people.demo import play
-
     completed: list[tuple[float, float]] = []
 
     def on_event(ev: JournaledEvent) -> None:
@@ -117,7 +118,18 @@ def replay(config: TableConfig, inputs: list[Any]) -> tuple[float, int]:
     return time.perf_counter() - start, done
 
 
-def main() -> int:
+@dataclass
+class Run:
+    """What the table's run gave: (wall, CPU) seconds at each round.completed, what the wrapped classes saw
+    (recording), and the journal's events and how many of them were published."""
+
+    completed: list[tuple[float, float]]
+    seen: dict[str, Any]
+    events: int
+    published: int
+
+
+def options() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=300)
     ap.add_argument("--warmup", type=int, default=20, help="rounds left out of the rate while everything warms up")
@@ -132,14 +144,10 @@ def main() -> int:
     args = ap.parse_args()
     if args.rounds < args.warmup + 10:
         ap.error(f"--rounds {args.rounds}: give at least --warmup + 10 = {args.warmup + 10} rounds")
-    # The figures are the output; logs only if something fails (without a broker, not its retries).
-    configure_logging(json=False, level="error" if args.no_broker else "warning")
+    return args
 
-    print(f"machine: {benchlib.machine()}")
-    fs = benchlib.filesystem(args.journal_dir)
-    c50, c99 = benchlib.journal_commit_ms(args.journal_dir)
-    print(f"journal in {args.journal_dir} ({fs}): one commit p50 {c50:.2f} ms, p99 {c99:.2f} ms")
-    config = benchlib.seven_seat_config()
+
+def play_and_count(config: TableConfig, args: argparse.Namespace) -> Run:
     with contextlib.ExitStack() as stack:
         broker = NO_BROKER if args.no_broker else stack.enter_context(benchlib.mosquitto())
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=args.journal_dir, prefix="bench-journal-")))
@@ -150,36 +158,50 @@ def main() -> int:
         db = sqlite3.connect(journal)
         events, published = db.execute("select count(*), count(published_at) from events").fetchone()
         db.close()
+    return Run(completed, seen, events, published)
 
-    steady = completed[args.warmup :]
+
+def report(args: argparse.Namespace, run: Run, engine_rate: float) -> None:
+    steady = run.completed[args.warmup :]
     table_rate = (len(steady) - 1) / (steady[-1][0] - steady[0][0])
     # The whole process's CPU (controller, simulators and simulated people: one event loop) per round: unlike the
     # rate, it hardly depends on what else the machine is running.
     cpu_ms = (steady[-1][1] - steady[0][1]) / (len(steady) - 1) * 1000
-    benchlib.progress(f"replaying {len(seen['inputs'])} inputs through the pure engine")
-    best = min(replay(config, seen["inputs"]) for _ in range(3))
-    if best[1] != args.rounds:
-        sys.exit(f"bench: the replay completed {best[1]} rounds, the table {args.rounds}: the replay is not faithful")
-    engine_rate = args.rounds / best[0]
-
     print(
         f"seven-seat 643a table, {args.rounds} rounds ({args.warmup} warm-up) at pace 0, simulated devices on ptys, "
         f"journal on, publisher {'without a broker' if args.no_broker else 'on loopback mosquitto'}"
     )
-    per_round = f"{events / args.rounds:.0f} events, {seen['appends'] / args.rounds:.0f} journal commits"
+    per_round = f"{run.events / args.rounds:.0f} events, {run.seen['appends'] / args.rounds:.0f} journal commits"
     if not args.no_broker:
-        per_round += f" and {seen['marks'] / args.rounds:.0f} outbox marks"
-    print(f"per round: {per_round}; {published} of {events} events published by the end")
+        per_round += f" and {run.seen['marks'] / args.rounds:.0f} outbox marks"
+    print(f"per round: {per_round}; {run.published} of {run.events} events published by the end")
     print(
         f"CPU per round: {cpu_ms:.1f} ms (controller, simulators and people in one process: at most "
         f"{1000 / cpu_ms:.0f} rounds/s on a core of its own)"
     )
-    print(f"pure engine on the same {len(seen['inputs'])} inputs (baseline): {engine_rate:,.0f} rounds/s")
+    print(f"pure engine on the same {len(run.seen['inputs'])} inputs (baseline): {engine_rate:,.0f} rounds/s")
     verdict = "meets" if table_rate >= TARGET_ROUNDS_PER_SECOND else "misses"
     print(
         f"table: {table_rate:.1f} rounds/s ({table_rate / engine_rate:.3f}x the pure engine; "
         f"{verdict} the target of {TARGET_ROUNDS_PER_SECOND:.0f})"
     )
+
+
+def main() -> int:
+    args = options()
+    # The figures are the output; logs only if something fails (without a broker, not its retries).
+    configure_logging(json=False, level="error" if args.no_broker else "warning")
+    print(f"machine: {benchlib.machine()}")
+    fs = benchlib.filesystem(args.journal_dir)
+    c50, c99 = benchlib.journal_commit_ms(args.journal_dir)
+    print(f"journal in {args.journal_dir} ({fs}): one commit p50 {c50:.2f} ms, p99 {c99:.2f} ms")
+    config = benchlib.seven_seat_config()
+    run = play_and_count(config, args)
+    benchlib.progress(f"replaying {len(run.seen['inputs'])} inputs through the pure engine")
+    best = min(replay(config, run.seen["inputs"]) for _ in range(3))
+    if best[1] != args.rounds:
+        sys.exit(f"bench: the replay completed {best[1]} rounds, the table {args.rounds}: the replay is not faithful")
+    report(args, run, args.rounds / best[0])
     return 0
 
 

@@ -21,36 +21,35 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import aiomqtt
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import (
+    Encoding,
+    NoEncryption,
+    PrivateFormat,
+    load_pem_private_key,
+)
+from pydantic import ValidationError
+
+from controller.cli.verb import Subparsers
 from controller.config.errors import ConfigError, describe_errors
 from controller.config.table import MqttSettings, load_config
+from controller.mqtt.connection import client_kwargs
+from controller.mqtt.contract import CommandReply
+from controller.supervisor.envelope import public_key_b64, sign_command
+from controller.supervisor.verbs import VERBS, parse_args, takes
 
 EXIT_APPLIED, EXIT_NOT_APPLIED, EXIT_USAGE, EXIT_NO_REPLY = 0, 1, 2, 3
 
 
-class _LazyHelpParser(argparse.ArgumentParser):
-    """Adds the verb table to `send --help` only when help is shown: building it imports the commands module
-    (cryptography, the engine's inputs), which every other tablectl verb would otherwise pay for at start."""
-
-    def format_help(self) -> str:
-        if self.prog.endswith(" send") and "\nverbs:\n" not in (self.description or ""):
-            from controller.supervisor.gate import VERBS, takes
-
-            self.description = (
-                (self.description or "")
-                + "\n\nverbs:\n"
-                + "\n".join(f"  {name:<21} {v.help}; {takes(name)}" for name, v in VERBS.items())
-            )
-        return super().format_help()
-
-
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "command",
         help="sign and send a supervisor command, or make a supervisor's signing key",
         description="Supervisor commands are signed with Ed25519 keys listed in the table's config "
         "([[supervisors]]); see docs/commands.md.",
     )
-    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION", parser_class=_LazyHelpParser)
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
 
     keygen = actions.add_parser(
         "keygen",
@@ -73,7 +72,8 @@ def add_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Signs VERB with the key, publishes it on <prefix>/<table>/cmd/<VERB> and waits for the "
         "table's reply, which it prints as JSON.\nExit 0: applied; 1: ignored or rejected; 2: bad "
-        "options; 3: no reply.",
+        "options; 3: no reply.\n\nverbs:\n"
+        + "\n".join(f"  {name:<21} {v.help}; {takes(name)}" for name, v in VERBS.items()),
     )
     send.add_argument("--key", type=Path, required=True, help="the signer's private key (PEM, from keygen)")
     send.add_argument("--key-id", required=True, help="the key's key_id in the table's [[supervisors]]")
@@ -122,11 +122,6 @@ def keygen(out: Path, key_id: str | None, role: str) -> int:
     if problem:
         print(f"tablectl command keygen: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
-
-    from controller.supervisor.gate import public_key_b64
-
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
     try:
@@ -166,10 +161,7 @@ def parse_assignments(items: list[str]) -> dict[str, str]:
     return out
 
 
-def load_private_key(path: Path) -> Any:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from cryptography.hazmat.primitives.serialization import load_pem_private_key
-
+def load_private_key(path: Path) -> Ed25519PrivateKey:
     try:
         data = path.read_bytes()
         mode = path.stat().st_mode
@@ -225,8 +217,6 @@ def _settings(args: argparse.Namespace) -> tuple[MqttSettings, str]:
         "password_file": args.password_file,
     }
     base.update({k: v for k, v in options.items() if v is not None})
-    from pydantic import ValidationError
-
     try:
         return MqttSettings.model_validate(base), table
     except ValidationError as err:
@@ -237,9 +227,6 @@ def _settings(args: argparse.Namespace) -> tuple[MqttSettings, str]:
 
 
 def send(args: argparse.Namespace) -> int:
-    from controller.mqtt.connection import client_kwargs
-    from controller.supervisor.gate import VERBS, parse_args, sign_command
-
     problem = _key_id_problem(args.key_id)
     if problem:
         raise _Usage(problem)
@@ -279,10 +266,6 @@ async def _exchange(
     kwargs: dict[str, Any], topic: str, reply_topic: str, envelope: dict[str, Any], within: float
 ) -> dict[str, Any] | str:
     """The table's reply to the command, or why there is none."""
-    import aiomqtt
-
-    from controller.mqtt.contract import CommandReply
-
     try:
         async with asyncio.timeout(within):
             async with aiomqtt.Client(

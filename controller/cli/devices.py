@@ -1,30 +1,26 @@
-"""`tablectl devices` and `tablectl sim-devices`: what is installed, what answers, and simulators to answer.
+"""`tablectl devices`: what is installed and what answers.
 
-`devices` lists the installed drivers (the entry-point group `table_controller.drivers`, so another
-package's drivers appear too) and probes each configured device: does it answer, with what identity and
-firmware. `sim-devices` starts a simulator for every configured device on its own pseudo-terminal and
-prints the ports (and writes them as JSON for `tablectl run --ports`), until Ctrl-C.
+Lists the installed drivers (the entry-point group `table_controller.drivers`, so another package's drivers
+appear too) and probes each configured device: does it answer, with what identity and firmware. Simulators
+to answer are `tablectl sim-devices` (controller.cli.sim_devices).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-import contextlib
 import json
-import random
-import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from controller.cli import options
+from controller.cli.verb import Subparsers, UsageError
 from controller.config.table import TableConfig, configured_devices
 from controller.shell.runner import build_devices
 from drivers.interfaces import DeviceEvent, DeviceOffline, DeviceOnline
-from drivers.registry import available_drivers, settings_model
-from drivers.sim.script import SimScript
-from drivers.sim.table import SimulatedTable
-from drivers.sim.wager_bus import WagerBusSim
+from drivers.registry import DriverConfigError, available_drivers, settings_model
 
 
 def installed_drivers() -> list[dict[str, Any]]:
@@ -45,7 +41,7 @@ async def probe(config: TableConfig, ports: Mapping[str, str] | None = None) -> 
     devices = build_devices(config, ports)
     seen: dict[str, DeviceEvent] = {}
 
-    def sink_for(device_id: str) -> Any:
+    def sink_for(device_id: str) -> Callable[[DeviceEvent], None]:
         def sink(ev: DeviceEvent) -> None:
             if isinstance(ev, DeviceOnline | DeviceOffline) and device_id not in seen:
                 seen[device_id] = ev
@@ -98,69 +94,34 @@ def print_probe(report: list[dict[str, Any]], out: TextIO) -> None:
         out.write(f"{row['device']:<18} {row['state']:<8} {row['driver']:<26} {row['port']}  {detail}\n")
 
 
-async def serve_simulators(
-    config: TableConfig, out: TextIO, ports_file: Path | None, seed: int | None, script: SimScript | None = None
-) -> None:
-    """Simulate what the config names: per-seat stations or one multi-drop line, and the sign and
-    terminals when it has them."""
-    d = config.devices
-    bus_seats = (
-        sorted(seat for seat, where in d.station_seats() if where.startswith("devices.wager_bus"))
-        if d is not None
-        else []
+def add_parser(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "devices",
+        description="Lists every driver installed under the entry-point group table_controller.drivers, then "
+        "starts each configured device's driver and reports whether it answers, with its model, "
+        "serial number and firmware. Exit status 1 when any configured device does not answer.",
     )
-    bus_addresses = (
-        {int(st["seat"]): int(st.get("address", st["seat"])) for st in (d.wager_bus or {}).get("stations", [])}
-        if d is not None
-        else {}
-    )
-    async with SimulatedTable(
-        config.game.seats,
-        random.Random(seed),
-        sign=d is not None and d.progressive_sign is not None,
-        terminals=d is not None and bool(d.wager_terminals),
-    ) as sims:
-        ports = dict(sims.ports)
-        bus = None
-        if bus_seats:
-            bus = WagerBusSim(seats=bus_seats, addresses=bus_addresses or None)
-            await bus.start()
-            for seat in bus_seats:
-                ports.pop(f"wager_station_{seat}", None)
-            ports["wager_bus"] = bus.port
-        try:
-            if script is not None:
-                await sims.apply_script(script)
-            for dev_id, port in ports.items():
-                out.write(f"{dev_id:<18} {port}\n")
-            if ports_file:
-                await asyncio.to_thread(ports_file.write_text, json.dumps(ports, indent=2) + "\n")
-                out.write(f"ports written to {ports_file}: tablectl run --config CONFIG --ports {ports_file}\n")
-            out.write("simulators running; Ctrl-C stops them\n")
-            out.flush()
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                with contextlib.suppress(NotImplementedError, RuntimeError):
-                    loop.add_signal_handler(sig, stop.set)
-            await stop.wait()
-        finally:
-            if bus is not None:
-                await bus.stop()
+    p.add_argument("--config", type=Path, required=True, help="table config TOML")
+    p.add_argument("--ports", type=Path, help="JSON of device id to port overriding the config's ports")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def load_ports(path: Path) -> dict[str, str]:
-    """A JSON object of device id to port path, as `tablectl sim-devices --ports-file` writes it."""
+def main(args: argparse.Namespace) -> int:
+    config = options.load_table(args.config)
+    if config.devices is None:
+        raise UsageError(
+            f"{args.config}: the config has no [devices] table: name the table's devices "
+            "(see configs/mississippi-stud.toml)"
+        )
+    ports = options.load_ports(args.ports)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as err:
-        raise ValueError(f"cannot read ports from {path}: {err}; give the file sim-devices wrote") from None
-    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
-        raise ValueError(f'{path} must be a JSON object of device id to port path, e.g. {{"shoe": "/dev/pts/4"}}')
-    return data
+        return show(config, args.json, ports)
+    except DriverConfigError as err:
+        raise UsageError(f"{args.config}: {err}") from None
 
 
-def main_devices(config: TableConfig, as_json: bool, ports: Mapping[str, str] | None) -> int:
+def show(config: TableConfig, as_json: bool, ports: Mapping[str, str] | None) -> int:
+    """Print the installed drivers and the probe of every configured device; 1 when one does not answer."""
     drivers = installed_drivers()
     report = asyncio.run(probe(config, ports)) if config.devices else []
     if as_json:

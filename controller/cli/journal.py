@@ -1,6 +1,6 @@
 """`tablectl journal`: read, export and verify a table's journal without touching it.
 
-Every action opens the file read-only (controller.store.journal.JournalReader), so it is safe beside a running daemon
+Every action opens the file read-only (controller.store.reader.JournalReader), so it is safe beside a running daemon
 and on an examiner's copy. Exit status: 0 done (verify: intact), 1 verify found the chain broken, 2 a usage
 problem or a file that cannot be read as a journal.
 """
@@ -14,7 +14,13 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from controller.store.journal import JournalError, JournalReader, VerifyReport
+from controller.cli.verb import Subparsers
+from controller.config.errors import ConfigError
+from controller.config.table import load_config
+from controller.shell.runner import default_journal_path
+from controller.store.reader import JournalReader
+from controller.store.schema import JournalError
+from controller.store.verify import VerifyReport
 
 PROGRESS_EVERY = 10_000  # rows between progress lines on stderr for a long export or verify
 FOLLOW_POLL_SECONDS = 0.5  # SQLite has no change notification across processes: --follow polls
@@ -30,7 +36,7 @@ def _count(text: str) -> int:
     return n
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     where = argparse.ArgumentParser(add_help=False)
     src = where.add_mutually_exclusive_group()
     src.add_argument("--journal", type=Path, metavar="FILE", help="the journal's SQLite file")
@@ -94,10 +100,6 @@ def _path(args: argparse.Namespace) -> Path:
         return Path(args.journal)
     if args.config is None:
         raise JournalError("say which journal: --journal FILE, or --config FILE for the table's configured journal")
-    from controller.config.errors import ConfigError
-    from controller.config.table import load_config
-    from controller.shell.runner import default_journal_path
-
     try:
         config = load_config(args.config)
     except ConfigError as err:

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from controller.cli.verb import Subparsers
 from controller.mqtt.contract import TOPICS, Topic, topic_for
 
 
@@ -26,7 +27,7 @@ def all_schemas() -> dict[str, dict[str, Any]]:
     return {t.name: schema_of(t) for t in TOPICS}
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     names = ", ".join(t.name for t in TOPICS)
     p: argparse.ArgumentParser = sub.add_parser(
         "schema",

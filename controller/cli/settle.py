@@ -7,6 +7,7 @@ outcome, the amounts paid, returned and collected, and the rule.
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from controller.cli import options
+from controller.cli.verb import Subparsers, UsageError
 from controller.config.errors import ConfigError, describe_errors
 from controller.config.table import TableConfig
 from controller.core.cards import CardError
@@ -115,3 +118,25 @@ def report(config: TableConfig, data: dict[str, Any], rows: list[Settled], meter
     if meters or data.get("meters"):
         out["meters"] = {"before": data.get("meters", {}), "after": meters}
     return out
+
+
+def add_parser(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "settle",
+        description="Settles a round from its record (cards, wagers, decisions, meter values, random draws) with "
+        "the config's paytables and prints, per seat and per wager, the outcome, the amounts paid, "
+        "returned and collected, and the rule, as JSON. The record format is in docs/settle.md; "
+        "examples are in docs/examples/.",
+    )
+    p.add_argument("--config", type=Path, required=True, help="the table's config TOML (its [game] decides)")
+    p.add_argument("round", type=Path, metavar="ROUND.json", help="the round record")
+
+
+def main(args: argparse.Namespace) -> int:
+    config = options.load_table(args.config)
+    try:
+        result = settle_file(config, args.round)
+    except ConfigError as err:
+        raise UsageError(str(err)) from None
+    print(json.dumps(result, indent=2))
+    return 0

@@ -55,7 +55,7 @@ class MqttSettings(_Strict):
         return self
 
 
-# Who may sign which supervisor commands: controller.supervisor.gate.ROLE_VERBS, docs/commands.md.
+# Who may sign which supervisor commands: controller.supervisor.verbs.ROLE_VERBS, docs/commands.md.
 Role = Literal["floorperson", "supervisor", "technician"]
 
 

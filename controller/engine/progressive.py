@@ -1,7 +1,7 @@
 """Progressive meters in the round: seeded at the first open, fed at the lock-out, taken back by a void, hit at
 each winner's turn, and paid only once a floorperson validated the hit through a signed command.
 
-The meter model (controller.progressive.meters) is the truth for the meters: the engine keeps its state in
+The meter model (controller.progressive.model) is the truth for the meters: the engine keeps its state in
 TableState.meters (restored and replayed with the rest of the state) and journals the `meter.*` events it
 returns. The chapter's settle() computes the same awards from the meters as they stand at settlement; the two
 are compared at every hit (docs/progressive.md, "Reseed", for the one case they may differ).
@@ -25,7 +25,7 @@ from controller.engine.inputs import Command, ValidateJackpot
 from controller.engine.state import PendingHit, Phase
 from controller.engine.step import _StepBase
 from controller.progressive import meters as model
-from controller.progressive.meters import MeterError, PercentOfMeter
+from controller.progressive.model import MeterError, Meters, PercentOfMeter
 from drivers.interfaces import SeatLight
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ _SHARE = re.compile(r"^(\d+)% of (?:the (\w+) )?meter$")
 class _ProgressiveMixin(_StepBase):
     # -- the meters' events ----------------------------------------------------------------------
 
-    def meter_events(self, events: Sequence[DomainEvent], meters: model.Meters) -> None:
+    def meter_events(self, events: Sequence[DomainEvent], meters: Meters) -> None:
         self.s.meters = meters
         rid = self.s.round.round_id if self.s.round else None
         for ev in events:
@@ -52,7 +52,7 @@ class _ProgressiveMixin(_StepBase):
         params = self.e.meter_params
         if not params.levels or "meters" in self.s.progressive_lockout:
             return  # a store that failed validation is never replaced by fresh seeds
-        meters, events = model.seed_missing(self.s.meters or model.Meters(), params)
+        meters, events = model.seed_missing(self.s.meters or Meters(), params)
         self.meter_events(events, meters)
 
     # -- wagers and the lock-out -------------------------------------------------------------------

@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from controller.progressive.meters import Meters
+from controller.progressive.model import Meters
 
 
 class Phase(StrEnum):

@@ -6,12 +6,24 @@ Shared by everything that opens a broker connection (the event publisher, the su
 
 from __future__ import annotations
 
+import asyncio
 import ssl
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import aiomqtt
 
 from controller.config.broker import parse_broker_address
 from controller.config.table import MqttSettings
+
+T = TypeVar("T")
+
+
+def parse_broker_url(url: str) -> tuple[str, int]:
+    """Split `mqtt://host[:port]` (or mqtts://) into (host, port); ValueError saying what is wrong with it."""
+    address = parse_broker_address(url)
+    return address.host, address.port
 
 
 def client_kwargs(settings: MqttSettings, broker_url: str | None = None) -> dict[str, Any]:
@@ -53,3 +65,32 @@ def _read_secret(path: str) -> str:
     if not lines or not lines[0]:
         raise ValueError(f"mqtt.password_file {path} is empty: put the broker password on its first line")
     return lines[0]
+
+
+# -- a session's lost connection ------------------------------------------------------------------------------
+# aiomqtt only reports a lost connection to pending operations or the message iterator. A session watches the
+# iterator (`until_lost`) and races each operation against it (`guard`), so that an idle client notices the loss
+# at once and an operation whose answer will never come fails immediately instead of waiting for its timeout.
+
+
+async def until_lost(client: aiomqtt.Client) -> None:
+    """Returns never; raises MqttError when the connection is lost (for a client subscribed to nothing, the
+    message iterator only ever ends that way)."""
+    async for _ in client.messages:
+        pass
+    raise aiomqtt.MqttError("disconnected")
+
+
+async def guard(lost: asyncio.Future[None], op: Awaitable[T]) -> T:
+    """`op`'s result, or the MqttError that ended the connection (`lost`, from until_lost) first."""
+    task = asyncio.ensure_future(op)
+    try:
+        await asyncio.wait((task, lost), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        task.cancel()
+        raise
+    if task.done():
+        return task.result()
+    task.cancel()
+    lost.result()  # raises the MqttError that ended the connection
+    raise aiomqtt.MqttError("disconnected")

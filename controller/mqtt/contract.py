@@ -24,7 +24,7 @@ class SupervisorCommand(_Message):
     """A signed supervisor command, published (QoS 1, not retained) on <prefix>/<table_id>/cmd/<verb>.
 
     `signature` is Ed25519 over the command's canonical form: this JSON object without `signature`, keys
-    sorted, separators "," and ":" with no spaces, UTF-8 (controller.supervisor.gate.canonical_bytes). The topic's
+    sorted, separators "," and ":" with no spaces, UTF-8 (controller.supervisor.envelope.canonical_bytes). The topic's
     <verb> must equal `verb`, and `table_id` must be the receiving table's, so a signed command cannot be
     redirected to another verb or table. The table verifies the canonical form of the JSON object it received,
     so a signer must not use floats in `args` (their text is not canonical across languages). docs/commands.md
@@ -292,6 +292,7 @@ class Topics:
     """The full topic names of one table."""
 
     def __init__(self, prefix: str, table_id: str) -> None:
+        self.table_id = table_id
         self.base = f"{prefix}/{table_id}"
         self.status = f"{self.base}/status"
         self.birth = f"{self.base}/birth"

@@ -29,7 +29,7 @@ DEVICE_EVENTS = {
 }
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     return None if value is None else str(value)
 
 

@@ -4,9 +4,10 @@ Delivery is at-least-once: an event is marked published only after the broker's 
 whose PUBACK was lost is published again after reconnecting. Consumers dedupe by `event_id` and detect
 gaps by `seq` (DESIGN.md, MQTT contract; docs/mqtt.md).
 
-Besides the events it keeps the table's retained topics (status, birth, device/<id>, progressive/<level>)
-and publishes each again with its latest value after every reconnect, so a broker that lost its retained
-store (restart without persistence) is repaired, and a supervisor connecting later sees the table as it is.
+Besides the events it keeps the table's retained topics (status; birth, device/<id> and progressive/<level>
+through controller.mqtt.retained) and publishes each again with its latest value after every reconnect, so a
+broker that lost its retained store (restart without persistence) is repaired, and a supervisor connecting
+later sees the table as it is.
 Everything published is built from the models in controller.mqtt.contract.
 """
 
@@ -16,37 +17,25 @@ import asyncio
 import contextlib
 import json
 import socket
-from collections.abc import Awaitable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 import aiomqtt
 import structlog
 from pydantic import ValidationError
 
 from controller.config.broker import parse_broker_address
+from controller.config.table import MqttSettings
 from controller.core.events import JournaledEvent
-from controller.mqtt.birth import with_identities
-from controller.mqtt.connection import client_kwargs
+from controller.mqtt.connection import client_kwargs, guard, until_lost
 from controller.mqtt.contract import Birth, ProgressiveMeter, TableEvent, TableStatus, Topics
-from controller.mqtt.device_status import DeviceTracker
+from controller.mqtt.retained import RetainedTopics
 from controller.store.journal import Journal
-
-if TYPE_CHECKING:
-    from controller.config.table import MqttSettings
-
-T = TypeVar("T")
 
 # Outbox marks are committed for MARK_EVERY acknowledged events at once, or once the publisher was idle MARK_DELAY
 # seconds, or at close (see _drain).
 MARK_EVERY = 100
 MARK_DELAY = 0.5
-
-
-def parse_broker_url(url: str) -> tuple[str, int]:
-    """Split `mqtt://host[:port]` (or mqtts://) into (host, port); see controller.mqtt.connection."""
-    address = parse_broker_address(url)
-    return address.host, address.port
 
 
 def _now_iso() -> str:
@@ -104,18 +93,9 @@ class EventPublisher:
         self._keepalive = keepalive
         self._backoff_min = backoff_min
         self._backoff_max = backoff_max
-        self._birth = birth
-        self._birth_due = False
-        self._devices = DeviceTracker(
-            table_id,
-            journal.boot_id,
-            [d.device_id for d in birth.devices] if birth else [],
-            started=birth.ts if birth else _now_iso(),
-        )
+        self._retained = RetainedTopics(self.topics, journal.boot_id, birth, birth.ts if birth else _now_iso())
         self._boot_seq = journal.last_seq  # events up to here were journaled in earlier runs
         self._had_outage = False
-        self._meters: dict[str, ProgressiveMeter] = {}
-        self._meters_due: set[str] = set()
         self._wake = asyncio.Event()
         self._acked: dict[bool, list[int]] = {True: [], False: []}  # PUBACKed, mark not yet committed, by replayed
         self._sent_upto = 0  # the highest seq PUBACKed in this session
@@ -143,17 +123,12 @@ class EventPublisher:
         a supervisor never sees a meter ahead of the events that explain it. Only the latest value per level
         is kept; a value replaced before it went out is never published.
         """
-        if meter.table_id != self._table_id:
-            raise ValueError(
-                f"progressive meter {meter.level!r} is for table {meter.table_id!r}, not this table {self._table_id!r}"
-            )
-        self._meters[meter.level] = meter
-        self._meters_due.add(meter.level)
+        self._retained.set_meter(meter)
         self._wake.set()
 
     @property
     def birth(self) -> Birth | None:
-        return self._birth
+        return self._retained.birth
 
     def _status(self, state: str) -> str:
         return TableStatus.model_validate(
@@ -232,10 +207,9 @@ class EventPublisher:
             backoff = min(backoff * 2, self._backoff_max)
 
     async def _session(self, client: aiomqtt.Client) -> None:
-        # aiomqtt only reports a lost connection to pending operations or the message iterator; watching
-        # the iterator makes an idle publisher notice the loss at once, and lets a publish whose PUBACK
-        # will never come fail immediately instead of waiting for the timeout.
-        lost = asyncio.ensure_future(self._until_lost(client))
+        # Every publish races `lost` (controller.mqtt.connection.guard): an idle publisher notices a lost
+        # connection at once, and a publish whose PUBACK will never come fails at once.
+        lost = asyncio.ensure_future(until_lost(client))
         try:
             # A replay is what was journaled while the broker was away: in an earlier run, or in this one
             # while a connection was lost or could not be made. The events of this boot's first moments, before
@@ -288,34 +262,20 @@ class EventPublisher:
     ) -> None:
         # aiomqtt's own publish timeout, so the final "offline" respects close()'s deadline.
         kwargs: dict[str, Any] = {} if within is None else {"timeout": within}
-        await self._guard(lost, client.publish(topic, body, qos=1, retain=True, **kwargs))
+        await guard(lost, client.publish(topic, body, qos=1, retain=True, **kwargs))
 
     async def _republish(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
-        """Every retained topic with its latest value, after each (re)connect. The birth and the device statuses
-        only ever reflect events already published, so they can go before the backlog."""
-        if self._birth is not None:
-            await self._retain(client, lost, self.topics.birth, self._birth.model_dump_json())
-            self._birth_due = False
-        for status in self._devices.statuses():
-            await self._retain(client, lost, self.topics.device(status.device_id), status.model_dump_json())
-        # Meters wait for the backlog: one set during the outage must not arrive before the events that moved it.
-        self._meters_due = set(self._meters)
+        """Every retained topic with its latest value, after each (re)connect (controller.mqtt.retained)."""
+        for msg in self._retained.on_connect():
+            await self._retain(client, lost, msg.topic, msg.body)
+            self._retained.sent(msg)
 
     async def _publish_due(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
         """The retained topics waiting for the outbox to be drained: a changed birth, meters."""
-        if self._birth_due and self._birth is not None:
-            birth = self._birth
-            await self._retain(client, lost, self.topics.birth, birth.model_dump_json())
-            self._birth_due = self._birth is not birth
-        await self._publish_meters(client, lost)
-
-    async def _publish_meters(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
-        for level in sorted(self._meters_due):
-            meter = self._meters[level]
-            await self._retain(client, lost, self.topics.progressive(level), meter.model_dump_json())
+        for msg in self._retained.due():
+            await self._retain(client, lost, msg.topic, msg.body)
             # Only now: a newer value set while this one was in flight stays due.
-            if self._meters.get(level) is meter:
-                self._meters_due.discard(level)
+            self._retained.sent(msg)
 
     async def _final(self, client: aiomqtt.Client, lost: asyncio.Future[None], replay_upto: int) -> None:
         loop = asyncio.get_running_loop()
@@ -351,7 +311,7 @@ class EventPublisher:
                 for ev, replayed in zip(batch, flags, strict=True)
             ]
             try:
-                await self._guard(lost, asyncio.gather(*sends))
+                await guard(lost, asyncio.gather(*sends))
             finally:
                 for send in sends:
                     if not send.done():
@@ -364,8 +324,11 @@ class EventPublisher:
             for ev, replayed in zip(batch, flags, strict=True):
                 self._acked[replayed].append(ev.seq)
             self._sent_upto = batch[-1].seq
+            # The retained topics these events change (a device's status), once each event is acknowledged; if
+            # what follows is lost with the connection, the reconnect republishes the latest values anyway.
             for ev in batch:
-                await self._follow(client, lost, ev)
+                for msg in self._retained.after_event(ev):
+                    await self._retain(client, lost, msg.topic, msg.body)
 
     def _flush_marks(self) -> None:
         for replayed in (True, False):
@@ -388,43 +351,6 @@ class EventPublisher:
             if replayed:
                 body["replayed"] = True
             return _compact(body)
-
-    async def _follow(self, client: aiomqtt.Client, lost: asyncio.Future[None], ev: JournaledEvent) -> None:
-        """The retained topics an event just published changes: its device's status, the birth's identities.
-        Applied once per event, after its PUBACK; if what follows is lost with the connection, the reconnect
-        republishes the latest values anyway."""
-        status = self._devices.apply(ev)
-        if status is None:
-            return
-        if ev.type == "device.online" and self._birth is not None:
-            birth = with_identities(self._birth, self._devices.identities)
-            if birth != self._birth:
-                # Published once the outbox is drained: at start every device identifies itself, and one
-                # birth with all of them beats one per device.
-                self._birth = birth
-                self._birth_due = True
-        await self._retain(client, lost, self.topics.device(status.device_id), status.model_dump_json())
-
-    @staticmethod
-    async def _until_lost(client: aiomqtt.Client) -> None:
-        # We subscribe to nothing, so the iterator only ever ends by raising MqttError on disconnect.
-        async for _ in client.messages:
-            pass
-        raise aiomqtt.MqttError("disconnected")
-
-    @staticmethod
-    async def _guard(lost: asyncio.Future[None], op: Awaitable[T]) -> T:
-        task = asyncio.ensure_future(op)
-        try:
-            await asyncio.wait((task, lost), return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:
-            task.cancel()
-            raise
-        if task.done():
-            return task.result()
-        task.cancel()
-        lost.result()  # raises the MqttError that ended the connection
-        raise aiomqtt.MqttError("disconnected")
 
     async def close(self, drain_timeout: float = 2.0) -> None:
         """Drain what is left if connected, publish retained "offline", disconnect; bounded by the timeout."""

@@ -32,7 +32,9 @@ from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.registry import spec_for
 from controller.shell.runner import build_devices, run_table
 from controller.shell.service import TableService
-from controller.supervisor.gate import Accepted, CommandGate, ReplayStore, public_key_b64, sign_command
+from controller.supervisor.envelope import public_key_b64, sign_command
+from controller.supervisor.gate import Accepted, CommandGate
+from controller.supervisor.replay import ReplayStore
 from drivers.sim.faults import FaultKind
 from drivers.sim.script import SimScript
 from drivers.sim.shuffler import FRESH_DECK

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from controller.progressive.meters import MeterError, Meters, as_data, from_data
+from controller.progressive.model import COUNTERS, LevelMeters, MeterError, Meters, OpenContribution
 
 FORMAT = "tablectl-progressive-meters"
 VERSION = 1
@@ -32,7 +33,7 @@ class NoMeterState(MeterError):
     """Neither copy exists: a new table (seed the meters) or lost storage (tilt); only the caller knows which."""
 
 
-def _canonical(value: Any) -> bytes:
+def _canonical(value: object) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
@@ -166,3 +167,67 @@ def load_copies(a: bytes | None, b: bytes | None) -> Loaded:
         f"b={sb.meters.seq}); copy {name} is used and must be checked against the journal"
     )
     return Loaded(newest.meters, newest.generation, name, findings, (other,), tilt=True)
+
+
+# --- the meters as plain data ----------------------------------------------------------------------------------
+
+
+def as_data(meters: Meters) -> dict[str, Any]:
+    """JSON-ready: every level's counters, the open rounds, seq."""
+    return {
+        "seq": meters.seq,
+        "levels": {
+            name: {f.name: getattr(lv, f.name) for f in fields(lv) if f.name != "level"}
+            for name, lv in sorted(meters.levels.items())
+        },
+        "open_rounds": {
+            rid: [{"level": c.level, "cycle": c.cycle, "hits": c.hits, "delta": dict(c.delta)} for c in entries]
+            for rid, entries in sorted(meters.open_rounds.items())
+        },
+    }
+
+
+def from_data(data: Mapping[str, Any]) -> Meters:
+    """The inverse of as_data; MeterError naming the first field that is not what as_data writes."""
+
+    def whole(value: object, where: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise MeterError(f"{where}: {value!r} is not a whole number >= 0")
+        return value
+
+    if not isinstance(data, Mapping) or set(data) != {"seq", "levels", "open_rounds"}:
+        raise MeterError(
+            f"meter state must have exactly seq, levels and open_rounds, got {sorted(data)!r}"
+            if isinstance(data, Mapping)
+            else f"meter state is not an object: {data!r}"
+        )
+    levels_in, rounds_in = data["levels"], data["open_rounds"]
+    if not isinstance(levels_in, Mapping) or not isinstance(rounds_in, Mapping):
+        raise MeterError("levels and open_rounds must be objects")
+    levels: dict[str, LevelMeters] = {}
+    for name, counters in levels_in.items():
+        if not isinstance(counters, Mapping) or set(counters) != set(COUNTERS):
+            raise MeterError(f"levels.{name}: must have exactly the counters {', '.join(COUNTERS)}")
+        levels[name] = LevelMeters(name, **{k: whole(counters[k], f"levels.{name}.{k}") for k in COUNTERS})
+    rounds: dict[str, tuple[OpenContribution, ...]] = {}
+    for rid, entries in rounds_in.items():
+        if not isinstance(entries, Sequence) or not entries:
+            raise MeterError(f"open_rounds.{rid}: must be a non-empty list")
+        parsed = []
+        for i, e in enumerate(entries):
+            where = f"open_rounds.{rid}[{i}]"
+            if not isinstance(e, Mapping) or set(e) != {"level", "cycle", "hits", "delta"} or e["level"] not in levels:
+                raise MeterError(f"{where}: must have level (a known meter), cycle, hits and delta")
+            delta = e["delta"]
+            if not isinstance(delta, Mapping) or set(delta) - set(COUNTERS):
+                raise MeterError(f"{where}.delta: must map counters to whole numbers")
+            parsed.append(
+                OpenContribution(
+                    e["level"],
+                    whole(e["cycle"], f"{where}.cycle"),
+                    whole(e["hits"], f"{where}.hits"),
+                    {k: whole(v, f"{where}.delta.{k}") for k, v in delta.items()},
+                )
+            )
+        rounds[str(rid)] = tuple(parsed)
+    return Meters(levels, rounds, whole(data["seq"], "seq"))

@@ -72,82 +72,88 @@ def _bonus(name: str, p: Mapping[str, Any]) -> str:
     return f"seat {p['seat']}  {name} {fmt(p['amount'])}: {_hand(p['hand'])} {result}"
 
 
+# One line per event type an operator watching the table needs to see: (payload, sealed part) -> text.
+_Line = Callable[[Mapping[str, Any], Mapping[str, Any]], str]
+LINES: Mapping[str, _Line] = {
+    "table.opened": lambda p, sealed: f"table open: {p['game']} (chapter {p['chapter']}), {p['seats']} seats",
+    "shuffle.completed": lambda p, sealed: f"shuffler counted {p['card_count']} cards; deck in the dealing shoe",
+    "deck.removed": lambda p, sealed: f"DECK REMOVED: {p['reason']}",
+    "betting.opened": lambda p, sealed: (
+        f"betting open: {fmt(p['ante_min'])}-{fmt(p['ante_max'])}; "
+        + ", ".join(WAGER_NAMES.get(w, w) for w in p["wagers_offered"])
+    ),
+    "wager.accepted": lambda p, sealed: f"seat {p['seat']}  {WAGER_NAMES.get(p['spot'], p['spot'])} {fmt(p['amount'])}",
+    "wager.rejected": lambda p, sealed: (
+        f"seat {p['seat']}  {WAGER_NAMES.get(p['spot'], p['spot'])} {fmt(p['amount'])} REJECTED: {p['reason']}"
+    ),
+    "wager.returned": lambda p, sealed: (
+        f"seat {p['seat']}  {WAGER_NAMES.get(p['spot'], p['spot'])} {fmt(p['amount'])} returned: {p['reason']}"
+    ),
+    "no_more_bets": lambda p, sealed: f"NO MORE BETS  players at seats {', '.join(map(str, p['players']))}",
+    "lockout.confirmed": lambda p, sealed: f"all {p['stations']} wager stations confirmed the lock-out",
+    "cards.dealt": lambda p, sealed: f"seat {p['seat']}  dealt {show_cards(sealed.get('cards', []))}",
+    "six_card_bonus.dealt": lambda p, sealed: (
+        f"Six Card Bonus cards dealt face down: {show_cards(sealed.get('cards', []))}"
+    ),
+    "community.dealt": lambda p, sealed: f"community cards dealt face down: {show_cards(sealed.get('cards', []))}",
+    "stub.discarded": lambda p, sealed: f"stub of {p['count']} cards to the discard rack",
+    "decision.requested": lambda p, sealed: (
+        f"seat {p['seat']}  {p['street']}: let it ride or take it back?"
+        if p.get("kind") == "ride_or_withdraw"
+        else f"seat {p['seat']}  {p['street']}: bet " + " / ".join(fmt(a) for a in p["allowed"]) + " or fold?"
+    ),
+    "bet.rides": lambda p, sealed: f"seat {p['seat']}  {WAGER_NAMES.get(p['bet'], p['bet'])} {fmt(p['amount'])} rides",
+    "bet.withdrawn": lambda p, sealed: (
+        f"seat {p['seat']}  {WAGER_NAMES.get(p['bet'], p['bet'])} {fmt(p['amount'])} taken back"
+    ),
+    "burn.dealt": lambda p, sealed: f"card burned: {show_cards(sealed.get('cards', []))}",
+    "street_wager.placed": lambda p, sealed: f"seat {p['seat']}  {p['street']} {fmt(p['amount'])} ({p['multiple']}x)",
+    "seat.folded": lambda p, sealed: (
+        f"seat {p['seat']}  folds on {p['street']}; collected {_money_list(p['collected'])}"
+    ),
+    "community.revealed": lambda p, sealed: f"community card {p['index']}: {show_cards([sealed.get('card', '??')])}",
+    "hand.settled": lambda p, sealed: _settled(p),
+    "three_card_bonus.settled": lambda p, sealed: _bonus("Three Card Bonus", p),
+    "six_card_bonus.revealed": lambda p, sealed: f"Six Card Bonus cards: {show_cards(p['cards'])}",
+    "six_card_bonus.settled": lambda p, sealed: _bonus("Six Card Bonus", p),
+    "round.completed": lambda p, sealed: (
+        f"round {p['round_no']} complete: paid {fmt(p['paid'])}, collected "
+        f"{fmt(p['collected'])}, table {'+' if p['table_result'] >= 0 else ''}"
+        f"{fmt(p['table_result'])}"
+    ),
+    "round.voided": lambda p, sealed: f"ROUND VOID: {p['reason']}; {p['remedy']}",
+    "shuffle.failed": lambda p, sealed: f"shuffle failed ({p['code']}): {p['remedy']}",
+    "device.offline": lambda p, sealed: f"device {p['device_id']} OFFLINE: {p['reason']}",
+    "device.fault": lambda p, sealed: f"device {p['device_id']} fault {p['code']}: {p['detail']}",
+    "meter.seeded": lambda p, sealed: f"meter {p['level']} seeded at {fmt(p['meter_after_cents'])}",
+    "progressive.settled": lambda p, sealed: _bonus("Progressive", p),
+    "five_card_bonus.settled": lambda p, sealed: _bonus("Five Card Bonus", p),
+    "three_card_progressive.settled": lambda p, sealed: _bonus("Three-Card Progressive", p),
+    "five_card_progressive.settled": lambda p, sealed: _bonus("Five-Card Progressive", p),
+    "progressive.hit": lambda p, sealed: (
+        f"JACKPOT seat {p['seat']}  {p['percent']}% of the {p['level']} meter = "
+        f"{fmt(p['amount'])} (meter {fmt(p['meter_before'])} -> "
+        f"{fmt(p['meter_after'])}); awaiting a floorperson's validation ({p['hit']})"
+    ),
+    "progressive.paid": lambda p, sealed: f"jackpot {p['hit']} validated and paid: seat {p['seat']} {fmt(p['amount'])}",
+    "progressive.locked_out": lambda p, sealed: f"PROGRESSIVE WAGERS LOCKED OUT: {p['reason']}",
+    "progressive.unlocked": lambda p, sealed: "progressive wagers open again",
+    "table.closing": lambda p, sealed: f"table closing after round {p['after_round']}",
+    "table.closed": lambda p, sealed: f"table closed ({p['rounds_played']} rounds so far at this table)",
+}
+
+
 def describe(ev: JournaledEvent) -> str | None:
     """One line for an event, or None for events an operator watching the table need not see."""
-    p: Mapping[str, Any] = ev.payload
-    sealed: Mapping[str, Any] = ev.sealed or {}
-    lines: dict[str, Callable[[], str]] = {
-        "table.opened": lambda: f"table open: {p['game']} (chapter {p['chapter']}), {p['seats']} seats",
-        "shuffle.completed": lambda: f"shuffler counted {p['card_count']} cards; deck in the dealing shoe",
-        "deck.removed": lambda: f"DECK REMOVED: {p['reason']}",
-        "betting.opened": lambda: (
-            f"betting open: {fmt(p['ante_min'])}-{fmt(p['ante_max'])}; "
-            + ", ".join(WAGER_NAMES.get(w, w) for w in p["wagers_offered"])
-        ),
-        "wager.accepted": lambda: f"seat {p['seat']}  {WAGER_NAMES.get(p['spot'], p['spot'])} {fmt(p['amount'])}",
-        "wager.rejected": lambda: (
-            f"seat {p['seat']}  {WAGER_NAMES.get(p['spot'], p['spot'])} {fmt(p['amount'])} REJECTED: {p['reason']}"
-        ),
-        "wager.returned": lambda: (
-            f"seat {p['seat']}  {WAGER_NAMES.get(p['spot'], p['spot'])} {fmt(p['amount'])} returned: {p['reason']}"
-        ),
-        "no_more_bets": lambda: f"NO MORE BETS  players at seats {', '.join(map(str, p['players']))}",
-        "lockout.confirmed": lambda: f"all {p['stations']} wager stations confirmed the lock-out",
-        "cards.dealt": lambda: f"seat {p['seat']}  dealt {show_cards(sealed.get('cards', []))}",
-        "six_card_bonus.dealt": lambda: f"Six Card Bonus cards dealt face down: {show_cards(sealed.get('cards', []))}",
-        "community.dealt": lambda: f"community cards dealt face down: {show_cards(sealed.get('cards', []))}",
-        "stub.discarded": lambda: f"stub of {p['count']} cards to the discard rack",
-        "decision.requested": lambda: (
-            f"seat {p['seat']}  {p['street']}: let it ride or take it back?"
-            if p.get("kind") == "ride_or_withdraw"
-            else f"seat {p['seat']}  {p['street']}: bet " + " / ".join(fmt(a) for a in p["allowed"]) + " or fold?"
-        ),
-        "bet.rides": lambda: f"seat {p['seat']}  {WAGER_NAMES.get(p['bet'], p['bet'])} {fmt(p['amount'])} rides",
-        "bet.withdrawn": lambda: (
-            f"seat {p['seat']}  {WAGER_NAMES.get(p['bet'], p['bet'])} {fmt(p['amount'])} taken back"
-        ),
-        "burn.dealt": lambda: f"card burned: {show_cards(sealed.get('cards', []))}",
-        "street_wager.placed": lambda: f"seat {p['seat']}  {p['street']} {fmt(p['amount'])} ({p['multiple']}x)",
-        "seat.folded": lambda: f"seat {p['seat']}  folds on {p['street']}; collected {_money_list(p['collected'])}",
-        "community.revealed": lambda: f"community card {p['index']}: {show_cards([sealed.get('card', '??')])}",
-        "hand.settled": lambda: _settled(p),
-        "three_card_bonus.settled": lambda: _bonus("Three Card Bonus", p),
-        "six_card_bonus.revealed": lambda: f"Six Card Bonus cards: {show_cards(p['cards'])}",
-        "six_card_bonus.settled": lambda: _bonus("Six Card Bonus", p),
-        "round.completed": lambda: (
-            f"round {p['round_no']} complete: paid {fmt(p['paid'])}, collected "
-            f"{fmt(p['collected'])}, table {'+' if p['table_result'] >= 0 else ''}"
-            f"{fmt(p['table_result'])}"
-        ),
-        "round.voided": lambda: f"ROUND VOID: {p['reason']}; {p['remedy']}",
-        "shuffle.failed": lambda: f"shuffle failed ({p['code']}): {p['remedy']}",
-        "device.offline": lambda: f"device {p['device_id']} OFFLINE: {p['reason']}",
-        "device.fault": lambda: f"device {p['device_id']} fault {p['code']}: {p['detail']}",
-        "meter.seeded": lambda: f"meter {p['level']} seeded at {fmt(p['meter_after_cents'])}",
-        "progressive.settled": lambda: _bonus("Progressive", p),
-        "five_card_bonus.settled": lambda: _bonus("Five Card Bonus", p),
-        "three_card_progressive.settled": lambda: _bonus("Three-Card Progressive", p),
-        "five_card_progressive.settled": lambda: _bonus("Five-Card Progressive", p),
-        "progressive.hit": lambda: (
-            f"JACKPOT seat {p['seat']}  {p['percent']}% of the {p['level']} meter = "
-            f"{fmt(p['amount'])} (meter {fmt(p['meter_before'])} -> "
-            f"{fmt(p['meter_after'])}); awaiting a floorperson's validation ({p['hit']})"
-        ),
-        "progressive.paid": lambda: f"jackpot {p['hit']} validated and paid: seat {p['seat']} {fmt(p['amount'])}",
-        "progressive.locked_out": lambda: f"PROGRESSIVE WAGERS LOCKED OUT: {p['reason']}",
-        "progressive.unlocked": lambda: "progressive wagers open again",
-        "table.closing": lambda: f"table closing after round {p['after_round']}",
-        "table.closed": lambda: f"table closed ({p['rounds_played']} rounds so far at this table)",
-    }
-    render = lines.get(ev.type)
+    render = LINES.get(ev.type)
     if render is None:
         return None
     try:
-        return render()
+        return render(ev.payload, ev.sealed or {})
     except (KeyError, TypeError, ValueError, IndexError) as err:
         # A payload this log does not know (another chapter's, a newer engine's): show it plainly rather than
         # lose the rest of the log. The journal has it whole either way.
-        return f"{ev.type} {dict(p)} (not shown in full: {type(err).__name__} {err})"[:300]
+        return f"{ev.type} {dict(ev.payload)} (not shown in full: {type(err).__name__} {err})"[:300]
 
 
 class Console:

@@ -29,7 +29,8 @@ from controller.mqtt.publisher import EventPublisher
 from controller.shell.console import Console
 from controller.shell.service import TableService
 from controller.shell.watchdog import SystemdSupervisor
-from controller.store.journal import Journal, JournalError
+from controller.store.journal import Journal
+from controller.store.schema import JournalError
 from controller.supervisor.listener import CommandListener
 from drivers.interfaces import Device, WagerBus
 from drivers.registry import create_driver
@@ -44,13 +45,12 @@ Companions = Callable[[TableService], list[Coroutine[Any, Any, None]]]
 
 def playable(config: TableConfig) -> str | None:
     """Why this config cannot run a table yet, or None when it can."""
-    if spec_for(config.game) is None:
+    spec = spec_for(config.game)
+    if spec is None:
         return (
             f"chapter {config.game.chapter} has no round engine yet, only settlement "
             f"(`tablectl settle`); the tables that run today are chapters {', '.join(sorted(SPECS))}"
         )
-    spec = spec_for(config.game)
-    assert spec is not None
     try:
         spec.require_method(spec.dealing_method(config.game))
     except ValueError as err:

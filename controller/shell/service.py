@@ -26,9 +26,10 @@ from controller.engine.round import RoundEngine
 from controller.engine.state import Phase, TableState
 from controller.games.registry import REGISTRY
 from controller.progressive import codec as meter_codec
-from controller.progressive.meters import MeterError
+from controller.progressive.model import MeterError
 from controller.store import snapshot
-from controller.store.journal import Journal, Record
+from controller.store.journal import Journal
+from controller.store.records import Record
 from drivers.interfaces import Device, DeviceEvent, DeviceFault, DeviceOffline
 
 log = structlog.get_logger("tablectl.service")

@@ -3,7 +3,7 @@
 The codec is pydantic's TypeAdapter over the engine's plain dataclasses, so the stored form follows the
 dataclasses without a hand-written mapping, and restoring validates every field's type: a body that was
 damaged, or written by software whose state this one does not understand, is refused with the reason,
-never half-read. The journal adds a sha256 per stored copy (controller.store.journal.Record / StoredCopy).
+never half-read. The journal adds a sha256 per stored copy (controller.store.records.Record / StoredCopy).
 
 Format history (bump FORMAT when TableState changes incompatibly, and teach `decode` the old one):
     1  {"format": 1, "state": <TableState>}
@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import TypeAdapter, ValidationError
 
 from controller.engine.state import TableState
-from controller.store.journal import Record, StoredCopy
+from controller.store.records import Record, StoredCopy
 
 FORMAT: Literal[1] = 1
 RECORD = "engine"  # the record name in the journal's critical_state

@@ -23,9 +23,10 @@ from controller.config.table import TableConfig
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.engine.inputs import Input
 from controller.mqtt.connection import client_kwargs
-from controller.mqtt.contract import CommandReply
+from controller.mqtt.contract import CommandReply, Topics
 from controller.store.journal import Journal
-from controller.supervisor.gate import Accepted, CommandGate, Rejected, ReplayStore
+from controller.supervisor.gate import Accepted, CommandGate, Rejected
+from controller.supervisor.replay import ReplayStore
 
 log = structlog.get_logger("tablectl.commands")
 
@@ -96,9 +97,9 @@ class CommandListener:
         self._timeout = connect_timeout
         self._keepalive = keepalive
         self._backoff = (backoff_min, backoff_max)
-        base = f"{config.mqtt.prefix}/{config.table_id}/cmd"
-        self.subscription = f"{base}/+"
-        self.reply_topic = f"{base}/reply"
+        topics = Topics(config.mqtt.prefix, config.table_id)
+        self.subscription = topics.cmd("+")
+        self.reply_topic = topics.cmd_reply
         self.subscribed = asyncio.Event()  # set while subscribed (tests, health)
         self._limit = RateLimit()
         self._log = structlog.get_logger("tablectl.commands", table_id=config.table_id)

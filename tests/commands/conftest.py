@@ -25,7 +25,7 @@ from controller.core.events import JournaledEvent
 from controller.people.demo import RandomPolicy, SimulatedFloor
 from controller.shell.runner import build_devices, run_table
 from controller.shell.service import TableService
-from controller.supervisor.gate import public_key_b64, sign_command
+from controller.supervisor.envelope import public_key_b64, sign_command
 from drivers.sim.table import SimulatedTable
 from tests.conftest import Mosquitto, Subscribe, Subscriber
 

@@ -28,17 +28,11 @@ from controller.engine.inputs import (
     ValidateJackpot,
 )
 from controller.store.journal import Journal
-from controller.supervisor.gate import (
-    MAX_PAYLOAD_BYTES,
-    ROLE_VERBS,
-    VERBS,
-    Accepted,
-    CommandGate,
-    Rejected,
-    ReplayStore,
-    canonical_bytes,
-)
+from controller.supervisor.envelope import canonical_bytes
+from controller.supervisor.gate import MAX_PAYLOAD_BYTES, Accepted, CommandGate, Rejected
 from controller.supervisor.listener import RateLimit
+from controller.supervisor.replay import ReplayStore
+from controller.supervisor.verbs import ROLE_VERBS, VERBS
 from tests.commands.conftest import Key
 
 NOW = datetime(2026, 11, 21, 8, 0, tzinfo=UTC)

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from controller.engine.inputs import Confirm
-from controller.supervisor.gate import MAX_PAYLOAD_BYTES, canonical_bytes
+from controller.supervisor.envelope import canonical_bytes
+from controller.supervisor.gate import MAX_PAYLOAD_BYTES
 from tests.commands.conftest import DaemonFactory, Key, MakeTableConfig, SupervisorFactory
 from tests.conftest import Mosquitto, Subscribe
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from controller.core.events import JournaledEvent
 from controller.shell.console import Console, describe
-from controller.store.journal import JournalReader
+from controller.store.reader import JournalReader
 
 REPO = Path(__file__).resolve().parents[2]
 

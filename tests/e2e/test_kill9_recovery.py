@@ -44,11 +44,11 @@ from controller.config.table import load_config
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
 from controller.progressive import codec as meter_codec
-from controller.progressive.meters import MICRO, Meters, replay
+from controller.progressive.model import MICRO, Meters, replay
 from controller.progressive.parameters import TableProgressives, table_progressives
 from controller.shell.service import METERS_RECORD
 from controller.store import snapshot
-from controller.store.journal import JournalReader
+from controller.store.reader import JournalReader
 from tests.conftest import Mosquitto, Received, Subscribe, Subscriber
 
 pytestmark = pytest.mark.e2e

@@ -15,7 +15,7 @@ from controller.core.cards import STANDARD_DECK
 from controller.engine.inputs import ValidateJackpot
 from controller.engine.state import Phase
 from controller.games.let_it_ride import LetItRideRules
-from controller.progressive.meters import MICRO
+from controller.progressive.model import MICRO
 from tests.engine.conftest import ChapterTable, PureTable
 
 LIR = {

@@ -8,7 +8,7 @@ from typing import TypedDict
 
 from controller.engine.inputs import Signed, ValidateJackpot
 from controller.engine.state import Phase
-from controller.progressive.meters import MICRO
+from controller.progressive.model import MICRO
 from drivers.interfaces import DeviceOffline, DeviceOnline, FaceUpCard
 from tests.engine.conftest import Deck, MakeTable, PureTable
 

@@ -1,7 +1,7 @@
 """The journal's hash chain on real SQLite files: built on append, migrated from schema 1, verified.
 
 The chain is checked against an independent implementation of the recipe in docs/journal.md (hashlib and json
-here, not controller.store.journal.row_hash), so a change of the encoding cannot pass unnoticed.
+here, not controller.store.chain.row_hash), so a change of the encoding cannot pass unnoticed.
 """
 
 from __future__ import annotations
@@ -17,15 +17,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from controller.core.events import DomainEvent
-from controller.store.journal import (
-    GENESIS,
-    Journal,
-    JournalError,
-    JournalReader,
-    Record,
-    connect,
-    verify_connection,
-)
+from controller.store.chain import GENESIS
+from controller.store.journal import Journal
+from controller.store.reader import JournalReader
+from controller.store.records import Record
+from controller.store.schema import JournalError, connect
+from controller.store.verify import verify_connection
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 V1_SCHEMA = """

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from controller.core.events import DomainEvent
-from controller.store.journal import Journal, connect
+from controller.store.journal import Journal
+from controller.store.schema import connect
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 

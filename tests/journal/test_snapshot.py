@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from controller.engine.state import DeckLife, Phase, RoundState, SeatRound, TableState
 from controller.store import snapshot
-from controller.store.journal import StoredCopy
+from controller.store.records import StoredCopy
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 

@@ -17,7 +17,8 @@ from structlog.testing import capture_logs
 
 from controller.config.table import MqttSettings
 from controller.core.events import DomainEvent
-from controller.mqtt.publisher import EventPublisher, parse_broker_url
+from controller.mqtt.connection import parse_broker_url
+from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
 from tests.conftest import Mosquitto, Received, Subscribe
 

@@ -12,20 +12,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from controller.core.events import DomainEvent
 from controller.progressive import codec
-from controller.progressive.meters import (
-    MICRO,
-    FixedFromMeter,
-    MeterError,
-    Meters,
-    PercentOfMeter,
-    close_round,
-    contribute,
-    hit,
-    replay,
-    reset,
-    seed_missing,
-    void_round,
-)
+from controller.progressive.meters import close_round, contribute, hit, reset, seed_missing, void_round
+from controller.progressive.model import MICRO, FixedFromMeter, MeterError, Meters, PercentOfMeter, replay
 from controller.progressive.parameters import (
     PPM_PER_PERCENT,
     LevelParameters,

@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.progressive import codec
-from controller.progressive.meters import MeterError, Meters, PercentOfMeter, contribute, from_data, hit, seed_missing
+from controller.progressive.codec import from_data
+from controller.progressive.meters import contribute, hit, seed_missing
+from controller.progressive.model import MeterError, Meters, PercentOfMeter
 from controller.progressive.parameters import (
     TableProgressives,
     mississippi_stud_five_card_hand_bonus,

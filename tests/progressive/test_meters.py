@@ -10,7 +10,8 @@ import pytest
 from controller.core.events import DomainEvent
 from controller.games.mississippi_stud import MississippiStudRules
 from controller.games.mississippi_stud_round import MississippiStudRound, settle
-from controller.progressive.meters import (
+from controller.progressive.meters import close_round, contribute, hit, problems, reset, seed_missing, void_round
+from controller.progressive.model import (
     MICRO,
     FixedFromMeter,
     LevelMeters,
@@ -18,14 +19,7 @@ from controller.progressive.meters import (
     Meters,
     PercentOfMeter,
     apply,
-    close_round,
-    contribute,
-    hit,
-    problems,
     replay,
-    reset,
-    seed_missing,
-    void_round,
 )
 from controller.progressive.parameters import (
     ConfiguredMeter,

@@ -1,0 +1,84 @@
+"""What several verbs share: option types whose errors say what to give, and loading the files options name
+(table config, sim script, ports), each failing with a UsageError that says what to fix."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from controller.cli.verb import UsageError
+from controller.config.broker import parse_broker_address
+from controller.config.errors import ConfigError
+from controller.config.table import TableConfig, demo_config, load_config
+from drivers.sim.script import SimScript, SimScriptError, load_sim_script
+
+N = TypeVar("N", int, float)
+
+
+def _number(text: str, kind: Callable[[str], N], what: str, example: str) -> N:
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}: give e.g. {example}") from None
+
+
+def rounds(text: str) -> int:
+    n = _number(text, int, "a whole number", "--rounds 5")
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} rounds is not a game: give 1 or more")
+    return n
+
+
+def pace(text: str) -> float:
+    v = _number(text, float, "a number of seconds", "--pace 0.2")
+    if not 0 <= v <= 10:
+        raise argparse.ArgumentTypeError(f"--pace {v} is outside 0 to 10 seconds")
+    return v
+
+
+def timeout(text: str) -> float:
+    v = _number(text, float, "a number of seconds", "--timeout 60")
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"--timeout {v} must be more than 0 seconds")
+    return v
+
+
+def broker(text: str) -> str:
+    try:
+        parse_broker_address(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
+
+
+def load_table(path: Path | None) -> TableConfig:
+    """The table config at `path`; the built-in demo table when None."""
+    try:
+        return demo_config() if path is None else load_config(path)
+    except ConfigError as err:
+        raise UsageError(str(err)) from None
+
+
+def load_script(path: Path | None) -> SimScript | None:
+    if path is None:
+        return None
+    try:
+        return load_sim_script(path)
+    except SimScriptError as err:
+        raise UsageError(str(err)) from None
+
+
+def load_ports(path: Path | None) -> dict[str, str] | None:
+    """A JSON object of device id to port path, as `tablectl sim-devices --ports-file` writes it."""
+    if path is None:
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise UsageError(f"cannot read ports from {path}: {err}; give the file sim-devices wrote") from None
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise UsageError(f'{path} must be a JSON object of device id to port path, e.g. {{"shoe": "/dev/pts/4"}}')
+    return data

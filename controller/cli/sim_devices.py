@@ -1,0 +1,93 @@
+"""`tablectl sim-devices`: a simulator for every configured device on its own pseudo-terminal, speaking the
+reference serial protocol, until Ctrl-C; it prints the ports and writes them as JSON for `tablectl run --ports`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import random
+import signal
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from controller.cli import options
+from controller.cli.verb import Subparsers
+from controller.config.table import TableConfig
+from drivers.sim.script import SimScript
+from drivers.sim.table import SimulatedTable
+from drivers.sim.wager_bus import WagerBusSim
+
+
+def add_parser(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "sim-devices",
+        description="Starts the device simulators (shuffler, dealing shoe, a wager station per seat, dealer panel) "
+        "on pseudo-terminals speaking the reference serial protocol, prints their ports and runs "
+        "until Ctrl-C, so that `tablectl run` or `tablectl devices` can be pointed at them.",
+    )
+    p.add_argument("--config", type=Path, required=True, help="table config TOML (its seats and devices)")
+    p.add_argument("--ports-file", type=Path, help="also write the ports as JSON here, for --ports")
+    p.add_argument("--seed", type=int, help="seed for the simulated shuffles")
+    p.add_argument("--script", type=Path, help="sim script (TOML/JSON): scripted decks and device faults")
+
+
+def main(args: argparse.Namespace) -> int:
+    config = options.load_table(args.config)
+    script = options.load_script(args.script)
+    asyncio.run(serve_simulators(config, sys.stdout, args.ports_file, args.seed, script))
+    return 0
+
+
+async def serve_simulators(
+    config: TableConfig, out: TextIO, ports_file: Path | None, seed: int | None, script: SimScript | None = None
+) -> None:
+    """Simulate what the config names: per-seat stations or one multi-drop line, and the sign and
+    terminals when it has them."""
+    d = config.devices
+    bus_seats = (
+        sorted(seat for seat, where in d.station_seats() if where.startswith("devices.wager_bus"))
+        if d is not None
+        else []
+    )
+    bus_addresses = (
+        {int(st["seat"]): int(st.get("address", st["seat"])) for st in (d.wager_bus or {}).get("stations", [])}
+        if d is not None
+        else {}
+    )
+    async with SimulatedTable(
+        config.game.seats,
+        random.Random(seed),
+        sign=d is not None and d.progressive_sign is not None,
+        terminals=d is not None and bool(d.wager_terminals),
+    ) as sims:
+        ports = dict(sims.ports)
+        bus = None
+        if bus_seats:
+            bus = WagerBusSim(seats=bus_seats, addresses=bus_addresses or None)
+            await bus.start()
+            for seat in bus_seats:
+                ports.pop(f"wager_station_{seat}", None)
+            ports["wager_bus"] = bus.port
+        try:
+            if script is not None:
+                await sims.apply_script(script)
+            for dev_id, port in ports.items():
+                out.write(f"{dev_id:<18} {port}\n")
+            if ports_file:
+                await asyncio.to_thread(ports_file.write_text, json.dumps(ports, indent=2) + "\n")
+                out.write(f"ports written to {ports_file}: tablectl run --config CONFIG --ports {ports_file}\n")
+            out.write("simulators running; Ctrl-C stops them\n")
+            out.flush()
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.add_signal_handler(sig, stop.set)
+            await stop.wait()
+        finally:
+            if bus is not None:
+                await bus.stop()

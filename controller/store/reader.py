@@ -1,0 +1,78 @@
+"""Reading a journal without touching it: the CLI's `tablectl journal` and an examiner's copy.
+
+The file is opened read-only (controller.store.schema.connect_readonly), so reading is safe beside a running
+daemon; rows come back as JSON-ready dicts with their hashes, so an export can be checked independently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from controller.store.schema import COLUMNS, connect_readonly
+from controller.store.verify import Progress, VerifyReport, verify_connection
+
+
+def _row_dict(r: Sequence[Any], with_sealed: bool) -> dict[str, Any]:
+    seq, event_id, boot_id, ts, table_id, round_id, type_, rule, payload, sealed, hash_, published_at, replayed = r
+    out: dict[str, Any] = {
+        "seq": seq,
+        "event_id": event_id,
+        "boot_id": boot_id,
+        "ts": ts,
+        "table_id": table_id,
+        "round_id": round_id,
+        "type": type_,
+        "rule": rule,
+        "payload": json.loads(payload),
+    }
+    if with_sealed:
+        out["sealed"] = None if sealed is None else json.loads(sealed)
+    out["hash"] = hash_
+    out["published_at"] = published_at
+    out["replayed"] = bool(replayed)
+    return out
+
+
+class JournalReader:
+    """Read-only access for the CLI and examiners: rows as dicts (with their hashes), the tail, verify."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self._conn, self.version = connect_readonly(self.path)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> JournalReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _select(self) -> str:
+        hash_col = "hash" if self.version >= 2 else "NULL"
+        return f"SELECT rowid, {COLUMNS}, {hash_col}, published_at, replayed FROM events"
+
+    def count(self) -> int:
+        return int(self._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0])
+
+    def rows(self, sealed: bool = False) -> Iterator[dict[str, Any]]:
+        """Every row, in seq order (table by table when the file holds several), streamed."""
+        for r in self._conn.execute(f"{self._select()} ORDER BY table_id, seq"):
+            yield _row_dict(r[1:], sealed)
+
+    def after(self, rowid: int, sealed: bool = False) -> list[tuple[int, dict[str, Any]]]:
+        """(rowid, row) of the rows written after `rowid`, in the order written (for --follow)."""
+        cur = self._conn.execute(f"{self._select()} WHERE rowid > ? ORDER BY rowid", (rowid,))
+        return [(int(r[0]), _row_dict(r[1:], sealed)) for r in cur]
+
+    def tail(self, n: int, sealed: bool = False) -> list[tuple[int, dict[str, Any]]]:
+        """(rowid, row) of the last n rows written, oldest first."""
+        cur = self._conn.execute(f"{self._select()} ORDER BY rowid DESC LIMIT ?", (n,))
+        return [(int(r[0]), _row_dict(r[1:], sealed)) for r in reversed(cur.fetchall())]
+
+    def verify(self, progress: Progress | None = None) -> VerifyReport:
+        return verify_connection(self._conn, str(self.path), self.version, progress)

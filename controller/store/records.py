@@ -1,0 +1,37 @@
+"""Critical state records: what is stored beside a step's events, in the same transaction, and read back.
+
+The engine's TableState (controller.store.snapshot) and the progressive meters (controller.progressive.codec)
+are records; the journal keeps each in one or more copies, each with its own checksum, so a damaged copy is
+told from a sound one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A critical state record to store beside a step's events. `copies` > 1 keeps that many copies, each with
+    its own checksum (e.g. the progressive meters in two copies), so one damaged copy is told from the other."""
+
+    name: str
+    body: bytes
+    copies: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCopy:
+    """One stored copy of a critical state record, as read back; `intact` when its sha256 matches its body."""
+
+    record: str
+    copy: int
+    body: bytes
+    sha256: str
+    seq: int
+    updated_at: str
+
+    @property
+    def intact(self) -> bool:
+        return hashlib.sha256(self.body).hexdigest() == self.sha256

@@ -1,0 +1,192 @@
+"""The supervisor command verbs: each one's arguments, the engine input it becomes, and the roles that may use
+it (docs/commands.md, "Verbs").
+
+Shared by the table (controller.supervisor.gate checks a command's arguments and makes its input) and by
+`tablectl command send` (which checks the arguments before signing, and lists the verbs in its help).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from controller.config.table import Role
+from controller.engine.inputs import (
+    AcknowledgeTilt,
+    ClearTilt,
+    CloseTable,
+    Confirm,
+    FloorpersonDecision,
+    Input,
+    MarkOutOfOrder,
+    OpenTable,
+    ValidateJackpot,
+)
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+Note = Annotated[str, Field(max_length=500, description="free text for the journal")]
+
+
+class NoArgs(_Args):
+    pass
+
+
+class NoteArgs(_Args):
+    note: Note = ""
+
+
+class VerifyDeckArgs(_Args):
+    deck: Literal["A", "B"] | None = Field(None, description="which deck of two; leave out for every deck")
+    note: Note = ""
+
+
+class DeviceArgs(_Args):
+    device: Literal["shuffler", "shoe"]
+
+
+# What each floorperson decision may say (controller.engine.inputs.FloorpersonDecision).
+DECISIONS: Mapping[str, tuple[str, ...]] = {
+    "chip_count": ("proceed", "recount", "void"),
+    "shuffle_order": ("reshuffle",),
+}
+
+
+class FloorpersonDecisionArgs(_Args):
+    about: Literal["chip_count", "shuffle_order"]
+    decision: str
+    note: Note = ""
+
+    @model_validator(mode="after")
+    def _decision_fits(self) -> FloorpersonDecisionArgs:
+        allowed = DECISIONS[self.about]
+        if self.decision not in allowed:
+            raise ValueError(
+                f"decision {self.decision!r} is not one for {self.about}: give one of {', '.join(allowed)}"
+            )
+        return self
+
+
+class TiltArgs(_Args):
+    tilt: str = Field(
+        pattern=r"^[a-z_]+(:[a-z0-9_\-]+)?$", max_length=64, description="the tilt's block key, e.g. critical_state"
+    )
+
+
+class ClearTiltArgs(TiltArgs):
+    note: Note = ""
+
+
+class JackpotArgs(_Args):
+    seat: int = Field(ge=1, le=7)
+    level: str = Field(pattern=r"^[a-z0-9_]{1,32}$", description="the progressive meter's level, e.g. mega")
+    hit: str = Field(min_length=1, max_length=64, description="the jackpot hit being validated, as its event names it")
+
+
+@dataclass(frozen=True, slots=True)
+class Signer:
+    key_id: str
+    role: Role
+
+
+@dataclass(frozen=True, slots=True)
+class Verb:
+    args: type[_Args]
+    make: Callable[[Any, Signer], Input]
+    help: str
+
+
+VERBS: Mapping[str, Verb] = {
+    "open_table": Verb(NoArgs, lambda a, s: OpenTable(), "open the table for gaming"),
+    "close_table": Verb(
+        NoArgs,
+        lambda a, s: CloseTable(),
+        "close the table: at once between rounds, else once the round in progress is complete",
+    ),
+    "verify_deck": Verb(
+        VerifyDeckArgs,
+        lambda a, s: Confirm("floorperson", "deck_verified", a.deck, a.note),
+        "a new deck is at the table and verified (.4(a)); clears a removed deck or a deck change due",
+    ),
+    "verify_inspection": Verb(
+        NoteArgs,
+        lambda a, s: Confirm("floorperson", "cards_inspected", note=a.note),
+        "the floorperson verifies the dealer's inspection of the cards (.4(a))",
+    ),
+    "floorperson_decision": Verb(
+        FloorpersonDecisionArgs,
+        lambda a, s: FloorpersonDecision(a.about, a.decision, s.key_id, a.note),
+        "a floorperson's ruling on a chip count or a shuffle without its card order",
+    ),
+    "mark_out_of_order": Verb(
+        DeviceArgs,
+        lambda a, s: MarkOutOfOrder(a.device, True),
+        "cover the shuffler or shoe as out of order (.13(g)); another method takes over",
+    ),
+    "back_in_service": Verb(
+        DeviceArgs,
+        lambda a, s: MarkOutOfOrder(a.device, False),
+        "put a repaired shuffler or shoe back in use, between rounds",
+    ),
+    "acknowledge_tilt": Verb(
+        TiltArgs,
+        lambda a, s: AcknowledgeTilt(a.tilt, s.key_id, s.role),
+        "record that the signer saw the tilt; it stays until cleared",
+    ),
+    "clear_tilt": Verb(
+        ClearTiltArgs, lambda a, s: ClearTilt(a.tilt, s.key_id, s.role, a.note), "clear the tilt: the table may go on"
+    ),
+    "validate_jackpot": Verb(
+        JackpotArgs,
+        lambda a, s: ValidateJackpot(a.seat, a.level, a.hit, s.key_id, s.role),
+        "a floorperson or above validates a progressive payout (655a.11(i)(1)(iii))",
+    ),
+}
+
+# "floorperson or above" (655a.5(a), .11(i)(1)(iii)): a supervisor may do all a floorperson may, and more.
+ROLE_VERBS: Mapping[Role, frozenset[str]] = {
+    "floorperson": frozenset(
+        {"verify_deck", "verify_inspection", "floorperson_decision", "acknowledge_tilt", "validate_jackpot"}
+    ),
+    "technician": frozenset({"mark_out_of_order", "back_in_service", "acknowledge_tilt"}),
+    "supervisor": frozenset(VERBS),
+}
+
+
+def roles_for(verb: str) -> list[str]:
+    return sorted(role for role, verbs in ROLE_VERBS.items() if verb in verbs)
+
+
+def parse_args(verb: str, args: Mapping[str, Any]) -> _Args:
+    """The verb's arguments, validated; ValueError naming each problem and what the verb takes."""
+    spec = VERBS[verb]
+    try:
+        return spec.args.model_validate(dict(args))
+    except ValidationError as err:
+        raise ValueError(f"bad args for {verb}: {describe(err, 'args')}; {verb} takes {takes(verb)}") from None
+
+
+def takes(verb: str) -> str:
+    fields = VERBS[verb].args.model_fields
+    if not fields:
+        return "no args"
+    return ", ".join(f"{name}{'' if f.is_required() else ' (optional)'}" for name, f in fields.items())
+
+
+def describe(err: ValidationError, under: str = "") -> str:
+    out = []
+    for e in err.errors():
+        where = ".".join(str(p) for p in (under, *e["loc"]) if p != "")
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "missing":
+            msg = "is required but missing"
+        elif e["type"] == "extra_forbidden":
+            msg = "is not a known field"
+        out.append(f"{where}: {msg}" if where else msg)
+    return "; ".join(out)
