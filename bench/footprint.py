@@ -120,7 +120,8 @@ class Figures:
 
 
 async def measure(url: str, rounds: int, idle_seconds: float, seed: int, tmp: Path) -> Figures:
-    from controller.people.demo import RandomPolicy, SimulatedFloor
+    from controller.people.demo import RandomPolicy
+    from controller.people.floor import SimulatedFloor
     from drivers.sim.table import SimulatedTable
 
     config = benchlib.seven_seat_config()

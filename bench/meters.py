@@ -18,12 +18,12 @@ import argparse
 import time
 
 from controller.core.events import DomainEvent
-from controller.progressive.meters import Meters, close_round, contribute, replay, seed_missing
-from controller.progressive.parameters import (
-    TableProgressives,
+from controller.games.mississippi_stud.progressives import (
     mississippi_stud_five_card_hand_bonus,
     mississippi_stud_progressive,
 )
+from controller.progressive.meters import Meters, close_round, contribute, replay, seed_missing
+from controller.progressive.parameters import TableProgressives
 
 SEATS = 6  # 655a.2(a)
 PARAMS = TableProgressives(

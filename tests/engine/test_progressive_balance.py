@@ -39,7 +39,7 @@ def _validate_all(t) -> None:
 
 
 def _rules():
-    from controller.games.let_it_ride import LetItRideRules
+    from controller.games.let_it_ride.rules import LetItRideRules
 
     return LetItRideRules.model_validate(
         {"chapter": "643a", "dealing_method": "automated_shoe", "let_it_ride_paytable": "A", **LIR}
@@ -49,7 +49,7 @@ def _rules():
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), rounds=st.integers(1, 5))
 def test_lir_balance_over_live_rounds(chapter_table, seed, rounds):
-    from controller.games.let_it_ride_spec import LetItRideSpec
+    from controller.games.let_it_ride.spec import LetItRideSpec
 
     rng = random.Random(seed)
     plan = []

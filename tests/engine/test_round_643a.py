@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from controller.engine.state import Phase
-from controller.games.let_it_ride import LetItRideRules
-from controller.games.let_it_ride_spec import LetItRideSpec
+from controller.games.let_it_ride.rules import LetItRideRules
+from controller.games.let_it_ride.spec import LetItRideSpec
 from drivers.interfaces import DeviceFault, FaceUpCard, StackDispensed
 
 METHODS = ("automated_shoe", "manual_shoe", "hand")
@@ -393,8 +393,8 @@ def test_a_shoe_jam_voids_the_round(table):
 def test_a_reshuffling_shoe_dispenses_the_two_community_cards_first(chapter_table, deck):
     # 643a.10(g): the two community cards may come out before the three cards to each player; no card is
     # burned, the burn belonging to the community stack of three of 643a.10(b).
-    from controller.games.let_it_ride_rules import LetItRideRules
-    from controller.games.let_it_ride_spec import LetItRideSpec
+    from controller.games.let_it_ride.rules import LetItRideRules
+    from controller.games.let_it_ride.spec import LetItRideSpec
 
     rules = LetItRideRules.model_validate({"chapter": "643a", "let_it_ride_paytable": "A", "reshuffling_shoe": True})
     t = chapter_table(LetItRideSpec(), rules, "automated_shoe", [deck(["Kd", "4s", "Ah", "Ad", "Ac"])])

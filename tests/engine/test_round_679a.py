@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from controller.engine.spec import DealingMethod
-from controller.games.three_card_prime import ThreeCardPrimeRules
-from controller.games.three_card_prime_spec import ThreeCardPrimeSpec
+from controller.games.three_card_prime.rules import ThreeCardPrimeRules
+from controller.games.three_card_prime.spec import ThreeCardPrimeSpec
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "three-card-prime.toml"
 COMPLETE = "679a.11 (not available; settled per the Rules Submission, 601a.2)"

@@ -13,8 +13,8 @@ import pytest
 
 from controller.engine.spec import RoundView, SeatView
 from controller.engine.state import Phase
-from controller.games.cajun_stud import CajunStudRules
-from controller.games.cajun_stud_spec import CajunStudSpec
+from controller.games.cajun_stud.rules import CajunStudRules
+from controller.games.cajun_stud.spec import CajunStudSpec
 from drivers.interfaces import CardDrawn, DeviceFault, FaceUpCard, StackDispensed
 
 METHODS = ("automated_shoe", "manual_shoe", "hand")

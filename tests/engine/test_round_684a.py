@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from controller.engine.spec import DealingMethod
-from controller.games.chapter_684a import Chapter684aRules
-from controller.games.chapter_684a_spec import Chapter684aSpec
+from controller.games.chapter_684a.rules import Chapter684aRules
+from controller.games.chapter_684a.spec import Chapter684aSpec
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "chapter-684a.toml"
 COMPLETE = "684a (not available: completion of the round; settled per the Rules Submission, 601a.2)"

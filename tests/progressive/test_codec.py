@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.progressive import codec
-from controller.progressive.meters import MeterError, Meters, PercentOfMeter, contribute, from_data, hit, seed_missing
-from controller.progressive.parameters import (
-    TableProgressives,
+from controller.games.mississippi_stud.progressives import (
     mississippi_stud_five_card_hand_bonus,
     mississippi_stud_progressive,
 )
+from controller.progressive import codec
+from controller.progressive.meters import MeterError, Meters, PercentOfMeter, contribute, from_data, hit, seed_missing
+from controller.progressive.parameters import TableProgressives
 
 PARAMS = TableProgressives(
     progressives=(mississippi_stud_progressive("D", 100), mississippi_stud_five_card_hand_bonus(100))
