@@ -1,8 +1,8 @@
 """The chapters this controller knows, by chapter code: the one door from the rest of the controller to a chapter.
 
 Each chapter is one package under controller/games/ whose `entry` module builds its `Chapter` (rules model, spec,
-round record and settlement, paytables, meters, config checks, demo players); adding a chapter is that package and
-one line below. Nothing outside controller/games/ imports a chapter's package (an import-linter contract in
+round record and settlement, paytables, meters, config checks, demo players); adding a chapter is that package, its
+entry's import and its name in _CHAPTERS below. Nothing outside controller/games/ imports a chapter's package (an import-linter contract in
 pyproject.toml keeps it so): the config's [game] union, `tablectl settle`, the birth message, the meters and the
 demo all reach a chapter through these functions, with the config's rules of whatever chapter.
 """
@@ -23,7 +23,7 @@ from controller.progressive.parameters import ProgressiveOptions, TableProgressi
 
 AnyChapter = Chapter[ChapterRules, RoundRecord]
 
-# One line a chapter.
+# Every chapter built in, each its package's entry.
 _CHAPTERS: tuple[AnyChapter, ...] = (LET_IT_RIDE, MISSISSIPPI_STUD, THREE_CARD_PRIME, CAJUN_STUD, CHAPTER_684A)
 
 REGISTRY: dict[str, AnyChapter] = {}
