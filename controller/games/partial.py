@@ -101,11 +101,11 @@ def offers(
 
 
 def refuse_unoffered(
-    at: str, wagers: Mapping[str, Cents], optional: Sequence[str], offers: Callable[[str], bool]
+    at: str, wagers: Mapping[str, Cents], optional: Sequence[str], offered: Callable[[str], bool]
 ) -> None:
     """A seat's optional wagers are only those the Rules Submission offers (each with its table)."""
     for w in optional:
-        if wagers.get(w) and not offers(w):
+        if wagers.get(w) and not offered(w):
             raise fail(
                 f"{at}.wagers.{w}",
                 f"this table does not offer the wager: remove it or give {w}_paytable in the config's [game]",

@@ -2,9 +2,10 @@
 
 Each chapter is one package under controller/games/ whose `entry` module builds its `Chapter` (rules model, spec,
 round record and settlement, paytables, meters, config checks, demo players); adding a chapter is that package, its
-entry's import and its name in _CHAPTERS below. Nothing outside controller/games/ imports a chapter's package (an import-linter contract in
-pyproject.toml keeps it so): the config's [game] union, `tablectl settle`, the birth message, the meters and the
-demo all reach a chapter through these functions, with the config's rules of whatever chapter.
+entry's import and its name in _CHAPTERS below. Nothing outside controller/games/ imports a chapter's package (an
+import-linter contract in pyproject.toml keeps it so): the config's [game] union, `tablectl settle`, the birth
+message, the meters and the demo all reach a chapter through these functions, with the config's rules of whatever
+chapter.
 """
 
 from __future__ import annotations
