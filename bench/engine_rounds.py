@@ -1,7 +1,7 @@
 """Rounds per second of the pure 655a engine, against the settlement maths of the same rounds alone.
 
 Baseline ("settle-only"): for each round, rank and settle every seat's hand, Three Card Bonus and Six
-Card Bonus with controller.games.mississippi_stud, no state machine. Measured ("engine"): the same rounds
+Card Bonus with controller.games.mississippi_stud.hands, no state machine. Measured ("engine"): the same rounds
 stepped through MississippiStudEngine input by input (wagers, lock-out, stacks, decisions, settlement).
 The ratio is what the state machine, its state copies and its events cost on top of the maths.
 
@@ -21,9 +21,10 @@ from controller.core.events import DomainEvent
 from controller.engine.inputs import Command, Input, OpenTable
 from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
-from controller.games import mississippi_stud as ms
-from controller.games.mississippi_stud import MississippiStudRules
-from controller.games.mississippi_stud_spec import MississippiStudSpec
+from controller.games.mississippi_stud import hands as ms
+from controller.games.mississippi_stud.paytables import THREE_CARD_BONUS
+from controller.games.mississippi_stud.rules import MississippiStudRules
+from controller.games.mississippi_stud.spec import MississippiStudSpec
 from drivers.interfaces import (
     ButtonPressed,
     LockAcknowledged,
@@ -54,7 +55,7 @@ def settle_only(decks: list[list[str]]) -> None:
         six, community = d[12:16], d[16:19]
         for cards in seats:
             ms.settle_hand(cards, community, {"ante": 500, "street_3": 500, "street_4": 500, "street_5": 500}, limit)
-            ms.settle_three_card_bonus(community, 100, ms.THREE_CARD_BONUS["A"])
+            ms.settle_three_card_bonus(community, 100, THREE_CARD_BONUS["A"])
             ms.settle_six_card_bonus(cards, six, 100, "C")
 
 

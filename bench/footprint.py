@@ -36,7 +36,8 @@ import aiomqtt
 import benchlib
 
 from controller.config.table import TableConfig
-from controller.people.demo import RandomPolicy, SimulatedFloor
+from controller.people.demo import RandomPolicy
+from controller.people.floor import SimulatedFloor
 from controller.shell.logs import configure_logging
 from drivers.sim.table import SimulatedTable
 

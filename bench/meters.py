@@ -18,13 +18,13 @@ import argparse
 import time
 
 from controller.core.events import DomainEvent
-from controller.progressive.meters import close_round, contribute, seed_missing
-from controller.progressive.model import Meters, replay
-from controller.progressive.parameters import (
-    TableProgressives,
+from controller.games.mississippi_stud.progressives import (
     mississippi_stud_five_card_hand_bonus,
     mississippi_stud_progressive,
 )
+from controller.progressive.meters import close_round, contribute, seed_missing
+from controller.progressive.model import Meters, replay
+from controller.progressive.parameters import TableProgressives
 
 SEATS = 6  # 655a.2(a)
 PARAMS = TableProgressives(

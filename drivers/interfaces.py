@@ -15,33 +15,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-# Wager spots a wager station senses, for every chapter. Pre-deal spots are locked by "no more bets";
-# decision spots stay live for the wagers the chapter takes after the deal (655a.11(b), 683a.11(b),
-# 679a.7(d)(1), 684a.1).
-PRE_DEAL_SPOTS = (
-    "ante",  # 655a, 683a, 679a, 684a
-    "three_card_bonus",
-    "six_card_bonus",
-    "progressive",  # 655a
-    "bet_1",
-    "bet_2",
-    "bet_3",
-    "five_card_bonus",
-    "three_card_progressive",
-    "five_card_progressive",  # 643a
-    "pocket_bonus",
-    "board_bonus",
-    "lo_ball",
-    "all_six_bonus",  # 683a
-    "prime",
-    "pair_bonus",
-    "all_six",  # 679a
-    "odds",
-    "four_card_bonus",  # 684a
-)
-STREET_SPOTS = ("street_3", "street_4", "street_5")  # 655a.11(b), (d), (f)
-DECISION_SPOTS = (*STREET_SPOTS, "raise_1", "raise_2", "raise_3", "play", "raise")
-SPOTS = PRE_DEAL_SPOTS + DECISION_SPOTS
+# A wager station reports chips by spot name ("ante", "street_3", ...), whatever the names: which spots a table has,
+# and which of them "no more bets" locks, is its game's (controller/games/); the controller refuses a spot its
+# chapter does not offer.
 
 # The Five Card Hand Bonus Wager is made on a seat's electronic wagering terminal (655a.7(d)(5), 643a.7(i)).
 TERMINAL_SPOTS = ("five_card_hand_bonus",)

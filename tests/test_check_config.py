@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli.check_config import Finding, check_file
+from controller.cli.check_config import check_file
+from controller.cli.findings import Finding
 from controller.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,39 +13,24 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import sys
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, TextIO
 
 from pydantic import BaseModel, ValidationError
 
-from controller.config.errors import Problem, config_problems
+from controller.cli.check_files import check_journal, check_mqtt_files
+from controller.cli.findings import Finding
+from controller.config.errors import config_problems
 from controller.config.table import TableConfig
-from controller.games.registry import spec_for
-from controller.mqtt.connection import tls_context
+from controller.games.registry import chapter_of, spec_for
 from controller.shell.runner import default_journal_path, playable
 from drivers.registry import ENTRY_POINT_GROUP, DriverConfigError, available_drivers, settings_model
 
-Severity = Literal["error", "warning"]
 SIMULATED = "simulated"  # the port `tablectl demo` and `simulate` replace with a simulator's pty
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    severity: Severity
-    field: str
-    problem: str
-    fix: str = ""
-
-    @classmethod
-    def of(cls, severity: Severity, p: Problem) -> Finding:
-        return cls(severity, p.field, p.problem, p.fix)
-
-    def render(self) -> str:
-        head = f"  {self.severity}: {self.field}: {self.problem}"
-        return head + (f"\n      fix: {self.fix}" if self.fix else "")
 
 
 @dataclass
@@ -134,62 +119,71 @@ def check_devices(devices: Mapping[str, Any]) -> list[Finding]:
     drivers = available_drivers()
     installed = ", ".join(sorted(drivers)) or "none"
     findings: list[Finding] = []
-    missing_ports: list[str] = []
-    simulated = 0
-    entries = list(_device_entries(devices))
-    for where, raw in entries:
+    ports: list[tuple[str, str]] = []
+    for where, raw in _device_entries(devices):
         if not isinstance(raw, dict):
             continue  # the schema says so
-        name = raw.get("driver")
-        if not isinstance(name, str) or not name:
-            findings.append(
-                Finding(
-                    "error",
-                    f"{where}.driver",
-                    "is missing: no driver drives this device",
-                    f"add driver = one of: {installed}",
-                )
+        found, port = _check_device(where, raw, drivers, installed)
+        findings += found
+        if port is not None:
+            ports.append((where, port))
+    return findings + _port_warnings(ports)
+
+
+def _check_device(
+    where: str, raw: Mapping[str, Any], drivers: Mapping[str, type[Any]], installed: str
+) -> tuple[list[Finding], str | None]:
+    """One device's problems, and its port when its settings are valid."""
+    name = raw.get("driver")
+    if not isinstance(name, str) or not name:
+        return [
+            Finding(
+                "error",
+                f"{where}.driver",
+                "is missing: no driver drives this device",
+                f"add driver = one of: {installed}",
             )
-            continue
-        cls = drivers.get(name)
-        if cls is None:
-            close = difflib.get_close_matches(name, list(drivers), n=1, cutoff=0.6)
-            findings.append(
-                Finding(
-                    "error",
-                    f"{where}.driver",
-                    f"names driver {name!r}, which is not installed",
-                    (f"did you mean {close[0]!r}? " if close else "")
-                    + f"Installed drivers: {installed}; a plugin's package must register its driver under the "
-                    f"entry-point group {ENTRY_POINT_GROUP!r} (`tablectl devices` lists them)",
-                )
+        ], None
+    cls = drivers.get(name)
+    if cls is None:
+        close = difflib.get_close_matches(name, list(drivers), n=1, cutoff=0.6)
+        return [
+            Finding(
+                "error",
+                f"{where}.driver",
+                f"names driver {name!r}, which is not installed",
+                (f"did you mean {close[0]!r}? " if close else "")
+                + f"Installed drivers: {installed}; a plugin's package must register its driver under the "
+                f"entry-point group {ENTRY_POINT_GROUP!r} (`tablectl devices` lists them)",
             )
-            continue
-        try:
-            model = settings_model(cls)
-        except DriverConfigError as err:
-            findings.append(Finding("error", f"{where}.driver", str(err), "report it to the driver's maker"))
-            continue
-        settings = {k: v for k, v in raw.items() if k != "driver" or "driver" in model.model_fields}
-        try:
-            validated = model.model_validate(settings)
-        except ValidationError as err:
-            findings += [Finding.of("error", p) for p in config_problems(err, prefix=where.split("."), model=model)]
-            continue
-        if where == "devices.wager_bus" and not hasattr(cls, "stations"):
-            findings.append(
-                Finding(
-                    "error",
-                    f"{where}.driver",
-                    f"driver {name!r} does not drive a wager bus (it has no per-seat `stations`)",
-                    'use e.g. driver = "reference-wager-bus"',
-                )
+        ], None
+    try:
+        model = settings_model(cls)
+    except DriverConfigError as err:
+        return [Finding("error", f"{where}.driver", str(err), "report it to the driver's maker")], None
+    settings = {k: v for k, v in raw.items() if k != "driver" or "driver" in model.model_fields}
+    try:
+        validated = model.model_validate(settings)
+    except ValidationError as err:
+        return [Finding.of("error", p) for p in config_problems(err, prefix=where.split("."), model=model)], None
+    findings: list[Finding] = []
+    if where == "devices.wager_bus" and not hasattr(cls, "stations"):
+        findings.append(
+            Finding(
+                "error",
+                f"{where}.driver",
+                f"driver {name!r} does not drive a wager bus (it has no per-seat `stations`)",
+                'use e.g. driver = "reference-wager-bus"',
             )
-        port = _port(validated)
-        if port == SIMULATED:
-            simulated += 1
-        elif port is not None and not os.path.exists(port):
-            missing_ports.append(f"{port} ({where})")
+        )
+    return findings, _port(validated)
+
+
+def _port_warnings(ports: list[tuple[str, str]]) -> list[Finding]:
+    """Ports only the simulators replace, and ports that are not there (yet)."""
+    findings: list[Finding] = []
+    simulated = sum(1 for _where, port in ports if port == SIMULATED)
+    missing_ports = [f"{port} ({where})" for where, port in ports if port != SIMULATED and not os.path.exists(port)]
     if simulated:
         findings.append(
             Finding(
@@ -219,125 +213,6 @@ def _port(settings: BaseModel) -> str | None:
     return port if isinstance(port, str) else None
 
 
-# -- files -----------------------------------------------------------------------------------------------------
-
-_FILE_FIXES = {
-    "password_file": "create it with the table's broker password on its first line (install -m 0640 -g tablectl)",
-    "ca_file": "copy the PEM of the CA that signed the broker's certificate there",
-    "cert_file": "copy this table's client certificate (PEM) there",
-    "key_file": "copy the client certificate's private key (PEM) there, readable by the service user only",
-}
-
-
-def check_mqtt_files(mqtt: Mapping[str, Any]) -> list[Finding]:
-    findings: list[Finding] = []
-    usable: dict[str, str] = {}
-    for key, fix in _FILE_FIXES.items():
-        value = mqtt.get(key)
-        if not isinstance(value, str) or not value:
-            continue
-        field, path = f"mqtt.{key}", Path(value)
-        if not path.is_absolute():
-            findings.append(
-                Finding(
-                    "warning",
-                    field,
-                    f"{value} is a relative path: it resolves against the working directory, which is / under systemd",
-                    "give the absolute path",
-                )
-            )
-        if not path.exists():
-            findings.append(Finding("error", field, f"{value} does not exist", f"{fix}, or correct the path"))
-        elif not path.is_file():
-            findings.append(Finding("error", field, f"{value} is not a file", f"{fix}, or correct the path"))
-        elif not os.access(path, os.R_OK):
-            findings.append(
-                Finding(
-                    "error",
-                    field,
-                    f"{value} cannot be read by user {_user()}",
-                    f"let the service user read it: chgrp tablectl {value} && chmod 0640 {value}",
-                )
-            )
-        else:
-            usable[key] = value
-    if "password_file" in usable:
-        try:
-            first = Path(usable["password_file"]).read_text(encoding="utf-8").splitlines()[:1]
-        except (OSError, UnicodeDecodeError) as err:
-            first, why = [], str(err)
-        else:
-            why = "its first line is empty"
-        if not first or not first[0]:
-            findings.append(
-                Finding(
-                    "error",
-                    "mqtt.password_file",
-                    f"{usable['password_file']}: {why}",
-                    "put the broker password on the first line",
-                )
-            )
-    tls_files = [k for k in ("ca_file", "cert_file", "key_file") if isinstance(mqtt.get(k), str)]
-    if tls_files and all(k in usable for k in tls_files):
-        try:  # loaded exactly as the publisher will load them: bad PEM or a key that does not match shows here
-            tls_context(usable.get("ca_file"), usable.get("cert_file"), usable.get("key_file"))
-        except ValueError as err:
-            findings.append(
-                Finding(
-                    "error",
-                    f"mqtt.{'/'.join(tls_files)}",
-                    str(err).split("; ")[0],
-                    "give PEM files: the CA that signed the broker, this table's certificate and "
-                    "the key that belongs to it",
-                )
-            )
-    return findings
-
-
-def _user() -> str:
-    import pwd
-
-    try:
-        return pwd.getpwuid(os.geteuid()).pw_name
-    except KeyError:
-        return str(os.geteuid())
-
-
-# -- journal ---------------------------------------------------------------------------------------------------
-
-
-def check_journal(data: Mapping[str, Any]) -> list[Finding]:
-    journal = data.get("journal")
-    configured = journal.get("path") if isinstance(journal, dict) else None
-    table_id = data.get("table_id")
-    if isinstance(configured, str) and configured:
-        path, field = Path(configured), "journal.path"
-    elif configured is None and isinstance(table_id, str) and table_id:
-        path, field = default_journal_path(table_id), "journal.path (default)"
-    else:
-        return []  # the schema reports it
-    fix = (
-        "create the directory for the service user (under systemd, StateDirectory=tablectl does), or set "
-        "journal.path to a file in a writable directory"
-    )
-    if path.is_dir():
-        return [Finding("error", field, f"{path} is a directory", f"name a file in it, e.g. {path / 'table.sqlite'}")]
-    if path.exists():
-        # SQLite in WAL mode writes <file>-wal and <file>-shm beside it: the directory must be writable too.
-        for target in (path, path.parent):
-            if not os.access(target, os.W_OK):
-                return [Finding("error", field, f"{target} is not writable by user {_user()}", fix)]
-        return []
-    ancestor = path.parent
-    while not ancestor.exists():
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        return [Finding("error", field, f"{path} cannot be created: {ancestor} is not a directory", fix)]
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        return [Finding("error", field, f"{path} cannot be created: {ancestor} is not writable by user {_user()}", fix)]
-    return []
-
-
 # -- what the engine can run -----------------------------------------------------------------------------------
 
 
@@ -362,10 +237,11 @@ def check_playable(config: TableConfig) -> list[Finding]:
                 "valid as it is; run the table without those wagers until the engine takes them",
             )
         ]
-    spec = spec_for(config.game)
-    offered = {o.spot for o in spec.offers(config.game)} if spec is not None else set()
+    chapter = chapter_of(config.game)
+    offered = {o.spot for o in chapter.spec.offers(config.game)}
     # Configured but not taken by the live engine (it has no meters or terminals yet): players could not make them.
-    idle = [f"game.{key}" for key, spot in _METERED.items() if getattr(config.game, key, None) and spot not in offered]
+    settings = chapter.settings_offering_wagers(config.game)
+    idle = [f"game.{key}" for key, spot in settings.items() if spot not in offered]
     if idle:
         return [
             Finding(
@@ -379,15 +255,6 @@ def check_playable(config: TableConfig) -> list[Finding]:
             )
         ]
     return []
-
-
-# Rules settings that offer a metered or terminal wager -> the wager's spot.
-_METERED = {
-    "progressive_paytable": "progressive",
-    "three_card_progressive": "three_card_progressive",
-    "five_card_progressive": "five_card_progressive",
-    "five_card_hand_bonus": "five_card_hand_bonus",
-}
 
 
 # -- the verb --------------------------------------------------------------------------------------------------
@@ -435,8 +302,6 @@ def add_parser(sub: Any) -> None:
 
 
 def main(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    import sys
-
     stream = out or sys.stdout
     reports = [check_file(path) for path in args.files]
     for report in reports:

@@ -1,20 +1,18 @@
 """`tablectl settle`: recompute a recorded round's settlement for a dispute.
 
-The chapter of the config's [game] chooses the round record's model and the settlement function; the
-record's own `chapter` must agree. The result lists, per seat in settlement order and per wager, the
-outcome, the amounts paid, returned and collected, and the rule.
+The chapter of the config's [game] chooses the round record's model and the settlement function, through
+controller.games.registry; the record's own `chapter` must agree. The result lists, per seat in settlement
+order and per wager, the outcome, the amounts paid, returned and collected, and the rule.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from controller.cli import options
 from controller.cli.verb import Subparsers, UsageError
@@ -23,41 +21,7 @@ from controller.config.table import TableConfig
 from controller.core.cards import CardError
 from controller.core.money import Cents
 from controller.core.settlement import Settled, SettlementError
-from controller.games import cajun_stud, chapter_684a, let_it_ride, mississippi_stud_round, three_card_prime
-
-Settle = Callable[[Any, Any], tuple[list[Settled], dict[str, Cents]]]
-
-
-@dataclass(frozen=True)
-class Chapter:
-    record: type[BaseModel]
-    settle: Settle
-
-
-def chapters() -> dict[str, Chapter]:
-    """Every chapter `tablectl settle` knows, by chapter id."""
-    known = {
-        "655a": Chapter(mississippi_stud_round.MississippiStudRound, mississippi_stud_round.settle),
-        "643a": Chapter(let_it_ride.LetItRideRound, _let_it_ride),
-        "683a": Chapter(cajun_stud.CajunStudRound, _no_meters(cajun_stud.settle_round)),
-        "679a": Chapter(three_card_prime.ThreeCardPrimeRound, three_card_prime.settle),
-        "684a": Chapter(chapter_684a.Chapter684aRound, chapter_684a.settle),
-    }
-    return known
-
-
-def _let_it_ride(rules: Any, record: Any) -> tuple[list[Settled], dict[str, Cents]]:
-    result = let_it_ride.settle(rules, record)
-    return list(result.settled), dict(result.meters)
-
-
-def _no_meters(settle_round: Callable[[Any, Any], list[Settled]]) -> Settle:
-    """For chapters without progressive meters: the meters are what they were."""
-
-    def settle(rules: Any, record: Any) -> tuple[list[Settled], dict[str, Cents]]:
-        return settle_round(rules, record), dict(getattr(record, "meters", {}))
-
-    return settle
+from controller.games.registry import settle_record
 
 
 def load_round(path: Path) -> dict[str, Any]:
@@ -80,10 +44,8 @@ def settle_file(config: TableConfig, path: Path) -> dict[str, Any]:
             f'{path}: "chapter" is {data.get("chapter")!r} but the config\'s table plays chapter '
             f'{chapter}: settle it with that chapter\'s config, or set "chapter": "{chapter}"'
         )
-    ch = chapters()[chapter]
     try:
-        record = ch.record.model_validate(data)
-        rows, meters = ch.settle(config.game, record)
+        rows, meters = settle_record(config.game, data)
     except ValidationError as err:
         raise ConfigError(f"{path} is not a valid {chapter} round record:\n{describe_errors(err)}") from None
     except (SettlementError, CardError) as err:

@@ -10,7 +10,8 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from controller.games.registry import CHAPTERS
+from controller.core.settlement import ChapterRules
+from controller.games.registry import chapters, rules_types
 
 
 class ConfigError(ValueError):
@@ -63,6 +64,8 @@ def _path(loc: Sequence[str | int]) -> str:
 
 def _models_in(tp: Any) -> list[type[BaseModel]]:
     """The pydantic models a field annotation can hold (through Optional, unions, Annotated and lists)."""
+    if tp is ChapterRules:
+        return list(rules_types())  # the [game] table: each registered chapter's rules model
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         return [tp]
     return [m for arg in get_args(tp) for m in _models_in(arg)]
@@ -105,7 +108,7 @@ def config_problems(
         if e["type"] == "extra_forbidden" and model is not None:
             parent = _model_at(model, loc[:-1])
             known = list(parent.model_fields) if parent is not None else []
-        if len(loc) > 1 and loc[0] == "game" and isinstance(loc[1], str) and re.fullmatch(r"\d{3}a", loc[1]):
+        if len(loc) > 1 and loc[0] == "game" and isinstance(loc[1], str) and loc[1] in chapters():
             del loc[1]  # the union's tag (the chapter) says nothing the operator wrote
         where = _path([*prefix, *loc])
         msg = e["msg"].removeprefix("Value error, ")
@@ -114,7 +117,7 @@ def config_problems(
         if e["type"] in ("union_tag_not_found", "union_tag_invalid"):
             where = f"{where}.chapter"
             got = _got(ctx["tag"]) if e["type"] == "union_tag_invalid" and "tag" in ctx else ""
-            msg = f"must name the game's chapter, one of {', '.join(CHAPTERS)}{got}"
+            msg = f"must name the game's chapter, one of {', '.join(chapters())}{got}"
             fix = 'add e.g. chapter = "655a" to [game]'
         elif e["type"] == "missing":
             msg, fix = "is required but missing", "add it"

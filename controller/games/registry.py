@@ -1,60 +1,91 @@
-"""Which chapters the live round engine can run: each chapter's rules model and spec, by chapter code."""
+"""The chapters this controller knows, by chapter code: the one door from the rest of the controller to a chapter.
+
+Each chapter is one package under controller/games/ whose `entry` module builds its `Chapter` (rules model, spec,
+round record and settlement, paytables, meters, config checks, demo players); adding a chapter is that package, its
+entry's import and its name in _CHAPTERS below. Nothing outside controller/games/ imports a chapter's package (an
+import-linter contract in pyproject.toml keeps it so): the config's [game] union, `tablectl settle`, the birth
+message, the meters and the demo all reach a chapter through these functions, with the config's rules of whatever
+chapter.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Generic
+from collections.abc import Callable
 
-from controller.core.settlement import ChapterRules
-from controller.engine.round import RoundEngine
-from controller.engine.spec import ChapterSpec, DealingMethod, RulesCo, TableOptions
-from controller.games.cajun_stud import CajunStudRules
-from controller.games.cajun_stud_spec import CajunStudSpec
-from controller.games.chapter_684a import Chapter684aRules
-from controller.games.chapter_684a_spec import Chapter684aSpec
-from controller.games.let_it_ride import LetItRideRules
-from controller.games.let_it_ride_spec import LetItRideSpec
-from controller.games.mississippi_stud import MississippiStudRules
-from controller.games.mississippi_stud_spec import MississippiStudSpec
-from controller.games.three_card_prime import ThreeCardPrimeRules
-from controller.games.three_card_prime_spec import ThreeCardPrimeSpec
+from controller.core.settlement import ChapterRules, RoundRecord
+from controller.engine.spec import ChapterSpec, DealingMethod
+from controller.games.cajun_stud.entry import ENTRY as CAJUN_STUD
+from controller.games.chapter import Chapter, Settlement
+from controller.games.chapter_684a.entry import ENTRY as CHAPTER_684A
+from controller.games.let_it_ride.entry import ENTRY as LET_IT_RIDE
+from controller.games.mississippi_stud.entry import ENTRY as MISSISSIPPI_STUD
+from controller.games.three_card_prime.entry import ENTRY as THREE_CARD_PRIME
+from controller.progressive.parameters import ProgressiveOptions, TableProgressives
 
+AnyChapter = Chapter[ChapterRules, RoundRecord]
 
-@dataclass(frozen=True, slots=True)
-class Chapter(Generic[RulesCo]):
-    """One chapter: its rules model (the config's [game]) and what it tells the round engine."""
+# Every chapter built in, each its package's entry.
+_CHAPTERS: tuple[AnyChapter, ...] = (LET_IT_RIDE, MISSISSIPPI_STUD, THREE_CARD_PRIME, CAJUN_STUD, CHAPTER_684A)
 
-    rules_type: type[RulesCo]
-    spec: ChapterSpec[RulesCo]
-
-    def engine(
-        self, rules: ChapterRules, method: DealingMethod | None = None, options: TableOptions | None = None
-    ) -> RoundEngine[RulesCo]:
-        """The round engine for these rules (the config's method unless `method` is given); ValueError for a
-        dealing method or progressive figures the chapter does not allow."""
-        if not isinstance(rules, self.rules_type):
-            raise TypeError(f"{type(rules).__name__} are not chapter {self.spec.chapter}'s rules")
-        return RoundEngine(self.spec, rules, method or self.spec.dealing_method(rules), options)
+REGISTRY: dict[str, AnyChapter] = {}
+SPECS: dict[str, ChapterSpec[ChapterRules]] = {}
+# Called after every change of the registry: the config's [game] union is built from it (controller.config.table).
+_LISTENERS: list[Callable[[], None]] = []
 
 
-# Each built apart from the others so that it is checked against its own rules model; the registry then holds
-# them all as Chapter[ChapterRules].
-_LET_IT_RIDE = Chapter(LetItRideRules, LetItRideSpec())
-_MISSISSIPPI_STUD = Chapter(MississippiStudRules, MississippiStudSpec())
-_THREE_CARD_PRIME = Chapter(ThreeCardPrimeRules, ThreeCardPrimeSpec())
-_CAJUN_STUD = Chapter(CajunStudRules, CajunStudSpec())
-_CHAPTER_684A = Chapter(Chapter684aRules, Chapter684aSpec())
-REGISTRY: dict[str, Chapter[ChapterRules]] = {
-    c.spec.chapter: c for c in (_LET_IT_RIDE, _MISSISSIPPI_STUD, _THREE_CARD_PRIME, _CAJUN_STUD, _CHAPTER_684A)
-}
-SPECS: dict[str, ChapterSpec[ChapterRules]] = {code: c.spec for code, c in REGISTRY.items()}
+def register(chapter: AnyChapter) -> None:
+    """Add a chapter (ValueError if its code is taken); whatever is built from the registry is built again."""
+    if chapter.code in REGISTRY:
+        raise ValueError(f"chapter {chapter.code} is registered twice: list each chapter's entry once")
+    REGISTRY[chapter.code] = chapter
+    SPECS[chapter.code] = chapter.spec
+    _changed()
 
-# Every chapter a table config may name.
+
+def unregister(code: str) -> None:
+    """Remove a chapter (a test's own, once it is done with it)."""
+    del REGISTRY[code]
+    del SPECS[code]
+    _changed()
+
+
+def when_changed(listener: Callable[[], None]) -> None:
+    """Call `listener` after every change of the registry."""
+    _LISTENERS.append(listener)
+
+
+def _changed() -> None:
+    for listener in _LISTENERS:
+        listener()
+
+
+for _chapter in _CHAPTERS:
+    register(_chapter)
+
+# Every chapter a table config may name, as built in.
 CHAPTERS = tuple(sorted(REGISTRY))
 
 
+def chapters() -> tuple[str, ...]:
+    """Every chapter a table config may name now (a test may have registered its own)."""
+    return tuple(sorted(REGISTRY))
+
+
+def rules_types() -> tuple[type[ChapterRules], ...]:
+    """Each registered chapter's rules model, the [game] table of its configs."""
+    return tuple(c.rules_type for c in REGISTRY.values())
+
+
+def chapter_of(rules: ChapterRules) -> AnyChapter:
+    """The registry's entry for these rules' chapter; KeyError naming the chapters for one it does not know."""
+    found = REGISTRY.get(rules.chapter)
+    if found is None:
+        raise KeyError(f"chapter {rules.chapter} is not registered; the chapters are {', '.join(CHAPTERS)}")
+    return found
+
+
 def spec_for(rules: ChapterRules) -> ChapterSpec[ChapterRules] | None:
-    """The chapter's spec for these rules, or None when its round engine is not built yet."""
+    """The chapter's spec for these rules, or None when its chapter is not registered."""
     return SPECS.get(rules.chapter)
 
 
@@ -62,3 +93,15 @@ def dealing_method(rules: ChapterRules) -> DealingMethod:
     """The configured dealing method, else the only one the chapter's published text allows."""
     spec = spec_for(rules)
     return spec.dealing_method(rules) if spec is not None else "automated_shoe"
+
+
+def settle_record(rules: ChapterRules, data: dict[str, object]) -> Settlement:
+    """Settle a round record (JSON data) under these rules, by their chapter's settlement (Chapter.settle)."""
+    return chapter_of(rules).settle(rules, data)
+
+
+def table_progressives(rules: ChapterRules, options: ProgressiveOptions | None = None) -> TableProgressives:
+    """The meters of a table from its chapter rules (the config's [game]) and its progressive options: none for a
+    chapter without progressive wagers; ParameterError for figures the chapter does not allow or an option naming a
+    meter the table lacks."""
+    return chapter_of(rules).progressives(rules, options)

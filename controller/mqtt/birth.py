@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from enum import IntEnum
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,8 @@ from typing import Any
 import controller
 from controller import __version__
 from controller.config.table import TableConfig, configured_devices, station_id
-from controller.games.registry import dealing_method, spec_for
+from controller.core.settlement import ChapterRules
+from controller.games.registry import chapter_of, dealing_method, spec_for
 from controller.mqtt.contract import Birth, DeviceInfo, GameInfo, PaytableInfo, Software
 
 # The packages whose sources make up the installed code, hashed in this order of relative path.
@@ -50,126 +50,12 @@ def _iso(now: datetime) -> str:
     return now.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-def _rows(table: Any) -> dict[str, str]:
-    """hand class -> award text, for every paytable shape the chapters use."""
-    rows: Mapping[Any, Any]
-    extra: dict[str, str] = {}
-    if hasattr(table, "push_rows"):  # 683a: rows printed as "Push" or "Loss" are outcomes, not odds
-        extra = {h.name.lower(): "push" for h in table.push_rows} | {h.name.lower(): "lose" for h in table.loss_rows}
-        table = table.paytable
-    rows = table.rows if hasattr(table, "rows") else table
-    out = {(k.name.lower() if isinstance(k, IntEnum) else str(k)): str(v) for k, v in rows.items()}
-    return out | extra
-
-
-def _lettered(wager: str, table: Any, letter: str | None) -> PaytableInfo:
-    return PaytableInfo(wager=wager, citation=table.citation, letter=letter, rows=_rows(table))
-
-
-def _submission(rules: Any) -> list[PaytableInfo]:
-    """Tables the Rules Submission gives because the available chapter text does not (679a, 684a)."""
-    from controller.games.three_card_prime import SUBMISSION
-
-    out = []
-    for name in ("ante_odds", "play_odds"):
-        odds = getattr(rules, name, None)
-        if isinstance(odds, str):
-            out.append(
-                PaytableInfo(
-                    wager=name.removesuffix("_odds"),
-                    citation=f"{SUBMISSION} {name}",
-                    letter=None,
-                    rows={"beats_qualified_dealer": odds},
-                )
-            )
-    for name, value in rules:
-        if name.endswith("_paytable") and isinstance(value, dict):
-            out.append(
-                PaytableInfo(
-                    wager=name.removesuffix("_paytable"),
-                    citation=f"{SUBMISSION} {name}",
-                    letter=None,
-                    rows={str(k): str(v) for k, v in value.items()},
-                )
-            )
-    return out
-
-
-def _655a(rules: Any) -> list[PaytableInfo]:
-    from controller.games import mississippi_stud as ms
-
-    out = [_lettered("ante", ms.ANTE_AND_STREETS, None)]
-    if (letter := rules.three_card_bonus_paytable) is not None:
-        out.append(_lettered("three_card_bonus", ms.THREE_CARD_BONUS[letter], letter))
-    if (letter := rules.six_card_bonus_paytable) is not None:
-        info = _lettered("six_card_bonus", ms.SIX_CARD_BONUS[letter], letter)
-        if letter in ms.SIX_CARD_ROYAL_DIAMONDS:
-            diamonds = _rows(ms.SIX_CARD_ROYAL_DIAMONDS[letter])
-            info = info.model_copy(update={"rows": info.rows | {f"{k}_of_diamonds": v for k, v in diamonds.items()}})
-        out.append(info)
-    if (letter := rules.progressive_paytable) is not None:
-        out.append(
-            PaytableInfo(
-                wager="progressive",
-                citation=f"655a.12(c)(1) paytable {letter}",
-                letter=letter,
-                rows=_rows(ms.PROGRESSIVE[letter]),
-            )
-        )
-    if rules.five_card_hand_bonus:
-        out.append(
-            PaytableInfo(
-                wager="five_card_hand_bonus", citation="655a.12(e)(1)", letter=None, rows=_rows(ms.FIVE_CARD_HAND_BONUS)
-            )
-        )
-    return out
-
-
-def _643a(rules: Any) -> list[PaytableInfo]:
-    from controller.games import let_it_ride_paytables as lir
-
-    out = [_lettered("bet", lir.LET_IT_RIDE[rules.let_it_ride_paytable], rules.let_it_ride_paytable)]
-    lettered: dict[str, Mapping[str, Any]] = {
-        "five_card_bonus": lir.FIVE_CARD_BONUS,
-        "three_card_bonus": lir.THREE_CARD_BONUS,
-        "three_card_progressive": lir.THREE_CARD_PROGRESSIVE,
-    }
-    for wager, tables in lettered.items():
-        letter = getattr(rules, f"{wager}_paytable", None)
-        if getattr(rules, wager, False) and letter is not None:
-            out.append(_lettered(wager, tables[letter], letter))
-    fixed: dict[str, Any] = {
-        "five_card_progressive": lir.FIVE_CARD_PROGRESSIVE,
-        "five_card_hand_bonus": lir.FIVE_CARD_HAND_BONUS,
-    }
-    for wager, table in fixed.items():
-        if getattr(rules, wager, False):
-            out.append(_lettered(wager, table, None))
-    return out
-
-
-def _683a(rules: Any) -> list[PaytableInfo]:
-    from controller.games.cajun_stud_paytables import PAYTABLES
-
-    out = []
-    for wager, tables in PAYTABLES.items():
-        letter = getattr(rules, f"{wager}_paytable", None)
-        if letter is not None:
-            out.append(_lettered(wager, tables[letter], letter))
-    return out
-
-
-def paytables(rules: Any) -> list[PaytableInfo]:
-    """The paytables in force under these rules, each with its citation and rows."""
-    match rules.chapter:
-        case "655a":
-            return _655a(rules)
-        case "643a":
-            return _643a(rules)
-        case "683a":
-            return _683a(rules)
-        case _:
-            return _submission(rules)
+def paytables(rules: ChapterRules) -> list[PaytableInfo]:
+    """The paytables in force under these rules, each with its citation and rows, as their chapter describes them."""
+    return [
+        PaytableInfo(wager=p.wager, citation=p.citation, letter=p.letter, rows=dict(p.rows))
+        for p in chapter_of(rules).paytables(rules)
+    ]
 
 
 def device_infos(config: TableConfig) -> list[DeviceInfo]:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from drivers.interfaces import SPOTS, DeviceEvent, LockAcknowledged, SeatLight, WagerDetected, WagerRefused
+from drivers.interfaces import DeviceEvent, LockAcknowledged, SeatLight, WagerDetected, WagerRefused
 from drivers.reference.device import (
     BadMessage,
     ReferenceDevice,
@@ -17,6 +18,16 @@ from drivers.reference.device import (
     require_count,
     require_str,
 )
+
+# A spot is named by the table's game (controller/games/), so any name is carried; what is not a name is garbage.
+SPOT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+
+
+def require_spot(message: Mapping[str, Any]) -> str:
+    spot = require_str(message, "spot")
+    if not SPOT_NAME.match(spot):
+        raise BadMessage(f"{message.get('evt')}: spot={spot!r} is not a spot name (a-z, 0-9 and _, at most 32)")
+    return spot
 
 
 class ReferenceWagerStationSettings(ReferenceSettings):
@@ -58,9 +69,7 @@ class ReferenceWagerStation(ReferenceDevice):
         return SeatLight(self.device_id, self.seat, on)
 
     def _wager(self, message: Mapping[str, Any]) -> WagerDetected | None:
-        reading = WagerDetected(
-            self.device_id, self.seat, require_str(message, "spot", SPOTS), require_count(message, "amount")
-        )
+        reading = WagerDetected(self.device_id, self.seat, require_spot(message), require_count(message, "amount"))
         if not self._debounce:
             return reading
         held = self._held.get(reading.spot)
@@ -94,7 +103,7 @@ class ReferenceWagerStation(ReferenceDevice):
         return WagerRefused(
             self.device_id,
             self.seat,
-            require_str(message, "spot", SPOTS),
+            require_spot(message),
             require_count(message, "amount"),
             str(message.get("reason", "")),
         )

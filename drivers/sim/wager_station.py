@@ -1,12 +1,17 @@
-"""Simulated per-seat wager station with lock-out of the pre-deal spots."""
+"""Simulated per-seat wager station with lock-out: "no more bets" locks every spot but those left open.
+
+A station knows no game: which spots stay open after the lock (the wagers a chapter takes at its decisions, such as
+655a's street wagers) is told it by whoever sets up the table (controller.people.floor, from the chapter's spec), as
+a real station is configured for the layout it serves. Any spot name is sensed; the controller refuses a wager its
+chapter does not offer.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from drivers.interfaces import PRE_DEAL_SPOTS, SPOTS
 from drivers.sim.base import SimDevice
 from drivers.sim.faults import CHATTER_READINGS, WAGER_STATION_BEHAVIOUR, WAGER_STATION_EVENTS, FaultKind
 
@@ -16,9 +21,10 @@ class WagerStationSim(SimDevice):
     behaviours: ClassVar[Mapping[FaultKind, str]] = WAGER_STATION_BEHAVIOUR
     events: ClassVar[frozenset[str]] = WAGER_STATION_EVENTS
 
-    def __init__(self, device_id: str, seat: int, address: int = 1) -> None:
+    def __init__(self, device_id: str, seat: int, address: int = 1, open_spots: Iterable[str] = ()) -> None:
         super().__init__(device_id, address)
         self.seat = seat
+        self._open_spots = frozenset(open_spots)
         self._locked = False
         self._light = False
         self._lit, self._dark = asyncio.Event(), asyncio.Event()
@@ -29,6 +35,15 @@ class WagerStationSim(SimDevice):
     @property
     def locked(self) -> bool:
         return self._locked
+
+    @property
+    def open_spots(self) -> frozenset[str]:
+        """The spots that still take chips once the station is locked."""
+        return self._open_spots
+
+    def keep_open(self, spots: Iterable[str]) -> None:
+        """Leave these spots open when "no more bets" locks the station (and lock all others)."""
+        self._open_spots = frozenset(spots)
 
     @property
     def light(self) -> bool:
@@ -59,12 +74,12 @@ class WagerStationSim(SimDevice):
 
     async def place(self, spot: str, amount_cents: int) -> None:
         """A player puts chips on `spot`; the station reports the wager or its refusal."""
-        if spot not in SPOTS:
-            raise ValueError(f"unknown spot {spot!r}; spots are {', '.join(SPOTS)}")
+        if not spot:
+            raise ValueError("a spot has a name, e.g. ante")
         if self._note("place"):
             return  # unplugged or hung just as the chips went down: nothing is reported
         fault = self._take("place")
-        if self._locked and spot in PRE_DEAL_SPOTS:
+        if self._locked and spot not in self._open_spots:
             await self.send({"evt": "wager_refused", "spot": spot, "amount": amount_cents, "reason": "locked"})
         elif fault is not None:
             # The sensor bounces as the chips settle: full, empty, full... ending on the real amount.

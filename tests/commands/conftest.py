@@ -22,7 +22,8 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.config.table import TableConfig, demo_config
 from controller.core.events import JournaledEvent
-from controller.people.demo import RandomPolicy, SimulatedFloor
+from controller.people.demo import RandomPolicy
+from controller.people.floor import SimulatedFloor
 from controller.shell.runner import build_devices, run_table
 from controller.shell.service import TableService
 from controller.supervisor.envelope import public_key_b64, sign_command

@@ -16,8 +16,8 @@ from controller.engine.inputs import (
 from controller.engine.round import RoundEngine
 from controller.engine.state import Phase, TableState
 from controller.engine.tilts import is_tilt
-from controller.games.mississippi_stud import MississippiStudRules
-from controller.games.mississippi_stud_spec import MississippiStudSpec
+from controller.games.mississippi_stud.rules import MississippiStudRules
+from controller.games.mississippi_stud.spec import MississippiStudSpec
 from tests.engine.conftest import PureTable
 
 RULES = MississippiStudRules.model_validate({"chapter": "655a"})

@@ -73,6 +73,7 @@ async def test_shoe_dispenses_stacks_and_stub(table: SimulatedTable, start_drive
 
 async def test_wager_station_lock_and_wagers(table: SimulatedTable, start_driver: DriverFactory) -> None:
     sim = table.stations[2]
+    sim.keep_open(["street_3", "street_4", "street_5"])  # a 655a table's: the streets are wagered after the deal
     station, events = await start_driver("wager_station_2", "reference-wager-station", sim.port, seat=2)
     assert isinstance(station, WagerStation) and station.seat == 2
     await events.next(DeviceOnline)
@@ -129,7 +130,7 @@ async def test_invalid_device_messages_become_faults(table: SimulatedTable, star
     await events.next(DeviceOnline)
     for bad, expect in (
         ({"evt": "teleport"}, "teleport"),
-        ({"evt": "wager", "spot": "roof", "amount": 5}, "roof"),
+        ({"evt": "wager", "spot": "Roof!", "amount": 5}, "Roof!"),  # any spot name is carried, not garbage
         ({"evt": "wager", "spot": "ante", "amount": -5}, "amount"),
         ({"nothing": True}, "evt=None"),
     ):

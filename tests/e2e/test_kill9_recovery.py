@@ -43,9 +43,10 @@ import pytest
 from controller.config.table import load_config
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
+from controller.games.registry import table_progressives
 from controller.progressive import codec as meter_codec
 from controller.progressive.model import MICRO, Meters, replay
-from controller.progressive.parameters import TableProgressives, table_progressives
+from controller.progressive.parameters import TableProgressives
 from controller.shell.service import METERS_RECORD
 from controller.store import snapshot
 from controller.store.reader import JournalReader

@@ -21,7 +21,8 @@ from controller.config.table import TableConfig, load_config
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import JournaledEvent
 from controller.engine.inputs import ValidateJackpot
-from controller.people.demo import ScriptedPolicy, ScriptedRound, SimulatedFloor, simulator_settings
+from controller.people.demo import ScriptedPolicy, ScriptedRound, simulator_settings
+from controller.people.floor import SimulatedFloor
 from controller.shell.runner import build_devices, run_table
 from controller.shell.service import TableService
 from drivers.sim.table import SimulatedTable

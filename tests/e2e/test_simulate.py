@@ -2,8 +2,8 @@
 
 Each docs/examples/<config>--<case>.scenario.* runs with configs/<config>.toml. A "void" example must void
 its round, a "full-round" example must complete it. An example whose chapter has no round engine yet
-(controller.games.registry.SPECS), or whose wagers the wager stations cannot sense yet, is skipped with that
-reason, checked at test time so that it runs as soon as the chapter is registered.
+(controller.games.registry.SPECS) is skipped with that reason, checked at test time so that it runs as soon as the
+chapter is registered.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import pytest
 
 from controller.config.table import load_config
 from controller.games.registry import SPECS
-from controller.people.simulate import unsensed_spots
 
 pytestmark = pytest.mark.e2e
 
@@ -81,8 +80,6 @@ def test_example_plays_out(example: Path) -> None:
     config = load_config(config_path)
     if config.game.chapter not in SPECS:
         pytest.skip(f"chapter {config.game.chapter} has no round engine yet (not in controller.games.registry.SPECS)")
-    if missing := unsensed_spots(config):
-        pytest.skip(f"the wager stations cannot sense {', '.join(missing)} yet (drivers.interfaces.SPOTS)")
     proc = _simulate(config_path, example)
     assert proc.returncode == 0, proc.stderr[-3000:]
     events = _events(proc.stdout)

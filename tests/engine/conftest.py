@@ -20,8 +20,8 @@ from controller.engine.inputs import Command, Input, OpenTable
 from controller.engine.round import RoundEngine
 from controller.engine.spec import AbandonedWagers, ChapterSpec, DealingMethod, DeckMode, TableOptions
 from controller.engine.state import TableState
-from controller.games.mississippi_stud import MississippiStudRules
-from controller.games.mississippi_stud_spec import MississippiStudSpec
+from controller.games.mississippi_stud.rules import MississippiStudRules
+from controller.games.mississippi_stud.spec import MississippiStudSpec
 from drivers.interfaces import (
     ButtonPressed,
     CardDrawn,

@@ -17,8 +17,8 @@ from controller.engine.inputs import (
 )
 from controller.engine.spec import DealingMethod, TableOptions
 from controller.engine.state import Phase
-from controller.games.mississippi_stud import MississippiStudRules
-from controller.games.mississippi_stud_spec import MississippiStudSpec
+from controller.games.mississippi_stud.rules import MississippiStudRules
+from controller.games.mississippi_stud.spec import MississippiStudSpec
 from tests.engine.conftest import OptionChanges, PureTable, decide_all, table_with
 
 T0 = datetime(2025, 3, 1, 18, 0, tzinfo=UTC)

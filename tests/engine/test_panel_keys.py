@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from controller.engine.inputs import Confirm, CountEntered, Input, MarkOutOfOrder, Tick
 from controller.engine.spec import DealingMethod, TableOptions
 from controller.engine.state import Phase
-from controller.games.mississippi_stud import MississippiStudRules
-from controller.games.mississippi_stud_spec import MississippiStudSpec
+from controller.games.mississippi_stud.rules import MississippiStudRules
+from controller.games.mississippi_stud.spec import MississippiStudSpec
 from drivers.interfaces import BUTTONS, ButtonPressed, CountKeyed, DeviceFault
 from tests.engine.conftest import OptionChanges, PureTable, table_with
 

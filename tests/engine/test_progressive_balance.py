@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from controller.core.cards import STANDARD_DECK
 from controller.engine.inputs import ValidateJackpot
 from controller.engine.state import Phase
-from controller.games.let_it_ride import LetItRideRules
+from controller.games.let_it_ride.rules import LetItRideRules
 from controller.progressive.model import MICRO
 from tests.engine.conftest import ChapterTable, PureTable
 
@@ -49,7 +49,7 @@ def _rules() -> LetItRideRules:
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), rounds=st.integers(1, 5))
 def test_lir_balance_over_live_rounds(chapter_table: ChapterTable, seed: int, rounds: int) -> None:
-    from controller.games.let_it_ride_spec import LetItRideSpec
+    from controller.games.let_it_ride.spec import LetItRideSpec
 
     rng = random.Random(seed)
     plan = []

@@ -10,8 +10,8 @@ from controller.core.events import DomainEvent
 from controller.engine.inputs import Command, Input
 from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase
-from controller.games.let_it_ride import LetItRideRules
-from controller.games.let_it_ride_spec import LetItRideSpec
+from controller.games.let_it_ride.rules import LetItRideRules
+from controller.games.let_it_ride.spec import LetItRideSpec
 from drivers.interfaces import DeviceFault, FaceUpCard, StackDispensed
 from tests.engine.conftest import Answer, ChapterTable, Deck, PureTable, sealed
 
@@ -409,8 +409,8 @@ def test_a_shoe_jam_voids_the_round(table: Table) -> None:
 def test_a_reshuffling_shoe_dispenses_the_two_community_cards_first(chapter_table: ChapterTable, deck: Deck) -> None:
     # 643a.10(g): the two community cards may come out before the three cards to each player; no card is
     # burned, the burn belonging to the community stack of three of 643a.10(b).
-    from controller.games.let_it_ride_rules import LetItRideRules
-    from controller.games.let_it_ride_spec import LetItRideSpec
+    from controller.games.let_it_ride.rules import LetItRideRules
+    from controller.games.let_it_ride.spec import LetItRideSpec
 
     rules = LetItRideRules.model_validate({"chapter": "643a", "let_it_ride_paytable": "A", "reshuffling_shoe": True})
     t = chapter_table(LetItRideSpec(), rules, "automated_shoe", [deck(["Kd", "4s", "Ah", "Ad", "Ac"])])

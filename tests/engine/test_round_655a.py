@@ -373,7 +373,7 @@ def test_a_reshuffling_shoe_dispenses_the_community_cards_first(make_table: Make
 def test_a_reshuffling_shoe_must_be_an_automated_shoe() -> None:
     import pytest as _pytest
 
-    from controller.games.mississippi_stud import MississippiStudRules
+    from controller.games.mississippi_stud.rules import MississippiStudRules
 
     with _pytest.raises(ValueError, match="reshuffling_shoe is an automated dealing shoe"):
         MississippiStudRules.model_validate({"chapter": "655a", "reshuffling_shoe": True, "dealing_method": "hand"})

@@ -13,8 +13,8 @@ import pytest
 
 from controller.core.events import DomainEvent
 from controller.engine.spec import DealingMethod
-from controller.games.three_card_prime import ThreeCardPrimeRules
-from controller.games.three_card_prime_spec import ThreeCardPrimeSpec
+from controller.games.three_card_prime.rules import ThreeCardPrimeRules
+from controller.games.three_card_prime.spec import ThreeCardPrimeSpec
 from tests.engine.conftest import ChapterTable, Deck, PureTable, sealed
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "three-card-prime.toml"

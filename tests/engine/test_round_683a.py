@@ -14,8 +14,8 @@ import pytest
 from controller.engine.inputs import Command, Input
 from controller.engine.spec import DealingMethod, RoundView, SeatView
 from controller.engine.state import Phase
-from controller.games.cajun_stud import CajunStudRules
-from controller.games.cajun_stud_spec import CajunStudSpec
+from controller.games.cajun_stud.rules import CajunStudRules
+from controller.games.cajun_stud.spec import CajunStudSpec
 from drivers.interfaces import CardDrawn, DeviceFault, FaceUpCard, StackDispensed
 from tests.engine.conftest import Answer, ChapterTable, Deck, PureTable
 

@@ -12,8 +12,8 @@ import pytest
 
 from controller.core.events import DomainEvent
 from controller.engine.spec import DealingMethod
-from controller.games.chapter_684a import Chapter684aRules
-from controller.games.chapter_684a_spec import Chapter684aSpec
+from controller.games.chapter_684a.rules import Chapter684aRules
+from controller.games.chapter_684a.spec import Chapter684aSpec
 from tests.engine.conftest import ChapterTable, Deck, PureTable, sealed
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "chapter-684a.toml"

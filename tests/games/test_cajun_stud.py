@@ -15,12 +15,9 @@ from pydantic import ValidationError
 
 from controller.core.cards import CardError
 from controller.core.settlement import Settled, SettlementError
-from controller.games.cajun_stud import (
-    CajunStudRound,
-    CajunStudRules,
-    payout_limit_floor,
-    settle_round,
-)
+from controller.games.cajun_stud.record import CajunStudRound
+from controller.games.cajun_stud.rules import CajunStudRules, payout_limit_floor
+from controller.games.cajun_stud.settle import settle_round
 
 ALL_OPTIONAL = ("pocket_bonus", "board_bonus", "lo_ball", "all_six_bonus")
 

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from controller.core.settlement import Settled
-from controller.games.cajun_stud import CajunStudRound, CajunStudRules, settle_round
+from controller.games.cajun_stud.record import CajunStudRound
+from controller.games.cajun_stud.rules import CajunStudRules
+from controller.games.cajun_stud.settle import settle_round
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "cajun-stud.toml"

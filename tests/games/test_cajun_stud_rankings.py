@@ -12,7 +12,7 @@ import pytest
 
 from controller.core.cards import RANKS, STANDARD_DECK, CardError
 from controller.core.rankings import Three
-from controller.games.cajun_stud_rankings import (
+from controller.games.cajun_stud.rankings import (
     AllSix,
     AnteHand,
     LoBall,

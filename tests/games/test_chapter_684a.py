@@ -12,7 +12,9 @@ from pydantic import ValidationError
 
 from controller.core.cards import CardError
 from controller.core.settlement import Settled, SettlementError
-from controller.games.chapter_684a import Chapter684aRound, Chapter684aRules, settle, settle_round
+from controller.games.chapter_684a.record import Chapter684aRound
+from controller.games.chapter_684a.rules import Chapter684aRules
+from controller.games.chapter_684a.settle import settle, settle_round
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "chapter-684a.toml"

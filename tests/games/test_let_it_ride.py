@@ -15,7 +15,9 @@ import pytest
 from pydantic import ValidationError
 
 from controller.core.settlement import Settled, SettlementError
-from controller.games import let_it_ride as lir
+from controller.games.let_it_ride.record import LetItRideRound
+from controller.games.let_it_ride.rules import LetItRideRules, minimum_payout_limit
+from controller.games.let_it_ride.settle import LetItRideSettlement, apportion, settle, settle_round
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,8 +50,8 @@ ALL: dict[str, Any] = {
 METERS = {"three_card_progressive": 123_456, "five_card_progressive": 1_234_567, "five_card_hand_bonus": 1_234_567}
 
 
-def rules(**over: Any) -> lir.LetItRideRules:
-    return lir.LetItRideRules.model_validate({**ALL, **over})
+def rules(**over: Any) -> LetItRideRules:
+    return LetItRideRules.model_validate({**ALL, **over})
 
 
 def seat(
@@ -65,8 +67,8 @@ def seat(
     }
 
 
-def record(community: str, *seats: dict[str, Any], **kw: Any) -> lir.LetItRideRound:
-    return lir.LetItRideRound.model_validate(
+def record(community: str, *seats: dict[str, Any], **kw: Any) -> LetItRideRound:
+    return LetItRideRound.model_validate(
         {"chapter": "643a", "community": community.split(), "seats": list(seats), "meters": METERS, **kw}
     )
 
@@ -125,7 +127,7 @@ LET_IT_RIDE_EXTRA = [  # more rows of 643a.6: the wheel, broadway, each pair fro
 def test_643a_12a(hand: str, column: int) -> None:
     player, community = FIVE[hand]
     r = rules(let_it_ride_paytable="AB"[column])
-    out = lir.settle_round(r, record(community, seat(3, player)))
+    out = settle_round(r, record(community, seat(3, player)))
     odds = LET_IT_RIDE[hand][column]
     assert [x.wager for x in out] == ["bet_1", "bet_2", "bet_3"]
     for x in out:
@@ -138,7 +140,7 @@ def test_643a_12a(hand: str, column: int) -> None:
 
 @pytest.mark.parametrize(("hand", "player", "community", "odds"), LET_IT_RIDE_EXTRA)
 def test_643a_12a_more_hands(hand: str, player: str, community: str, odds: int) -> None:
-    out = lir.settle_round(rules(), record(community, seat(3, player)))
+    out = settle_round(rules(), record(community, seat(3, player)))
     assert {(x.hand, x.outcome, x.paid) for x in out} == {(hand, "win", 500 * odds)}
 
 
@@ -164,7 +166,7 @@ def test_643a_12b(hand: str, column: int) -> None:
     letter = "ABCDEFG"[column]
     player, community = FIVE[hand]
     rec = record(community, seat(2, player, five_card_bonus=100))
-    out = lir.settle_round(rules(five_card_bonus_paytable=letter), rec)
+    out = settle_round(rules(five_card_bonus_paytable=letter), rec)
     x = one(out, 2, "five_card_bonus")
     assert (x.hand, x.rule, x.paytable) == (hand, "643a.11(f)(3)(i)", f"643a.12(b) paytable {letter}")
     dollars = FIVE_CARD_BONUS[hand][column]
@@ -196,7 +198,7 @@ def test_643a_12c(cards: str, column: int) -> None:
     letter = "ABCDEF"[column]
     hand, odds = THREE_CARD_BONUS[cards]
     rec = record("Jd 4c", seat(1, cards, three_card_bonus=300))
-    out = lir.settle_round(rules(three_card_bonus_paytable=letter), rec)
+    out = settle_round(rules(three_card_bonus_paytable=letter), rec)
     x = one(out, 1, "three_card_bonus")
     assert (x.hand, x.rule, x.paytable) == (hand, "643a.11(f)(3)(ii)", f"643a.12(c) paytable {letter}")
     if odds[column]:
@@ -226,7 +228,7 @@ THREE_CARD_PROGRESSIVE: dict[str, tuple[str, tuple[int | str | None, int | str |
 def test_643a_12d1(cards: str, column: int) -> None:
     letter = "AB"[column]
     hand, odds = THREE_CARD_PROGRESSIVE[cards]
-    s = lir.settle(
+    s = settle(
         rules(three_card_progressive_paytable=letter), record("Jd 4c", seat(1, cards, three_card_progressive=100))
     )
     x = one(s.settled, 1, "three_card_progressive")
@@ -286,7 +288,7 @@ def test_643a_12e1_and_12f1(
     player, community = FIVE[hand]
     box = seat(4, player)
     box["wagers"][wager] = 100
-    s = lir.settle(rules(), record(community, box))
+    s = settle(rules(), record(community, box))
     x = one(s.settled, 4, wager)
     assert (x.hand, x.rule, x.paytable) == (hand, rule, paytable)
     n = table[hand]
@@ -321,7 +323,7 @@ FIVE_CARD_ENVY = [
 
 @pytest.mark.parametrize(("size", "holder", "hand", "dollars"), THREE_CARD_ENVY)
 def test_643a_12d5(size: int, holder: str, hand: str, dollars: int) -> None:
-    out = lir.settle_round(rules(), record("2c 3d", seat(5, holder), seat(1, "9c 9d 4s", three_card_progressive=size)))
+    out = settle_round(rules(), record("2c 3d", seat(5, holder), seat(1, "9c 9d 4s", three_card_progressive=size)))
     x = one(out, 1, "three_card_envy_bonus")
     assert (x.hand, x.amount, x.outcome, x.paid, x.returned, x.collected) == (hand, 0, "win", dollars * 100, 0, 0)
     assert (x.rule, x.paytable) == ("643a.11(f)(3)(iii)(E)", f"643a.12(d)(5) ${size // 100} Progressive Payout Wager")
@@ -330,7 +332,7 @@ def test_643a_12d5(size: int, holder: str, hand: str, dollars: int) -> None:
 
 @pytest.mark.parametrize(("size", "holder", "community", "hand", "dollars"), FIVE_CARD_ENVY)
 def test_643a_12e5(size: int, holder: str, community: str, hand: str, dollars: int) -> None:
-    out = lir.settle_round(rules(), record(community, seat(5, holder), seat(1, "2c 2d 4s", five_card_progressive=size)))
+    out = settle_round(rules(), record(community, seat(5, holder), seat(1, "2c 2d 4s", five_card_progressive=size)))
     x = one(out, 1, "five_card_envy_bonus")
     assert (x.hand, x.amount, x.outcome, x.paid, x.returned, x.collected) == (hand, 0, "win", dollars * 100, 0, 0)
     assert (x.rule, x.paytable) == ("643a.11(f)(3)(iv)(E)", f"643a.12(e)(5) ${size // 100} Progressive Payout Wager")
@@ -338,7 +340,7 @@ def test_643a_12e5(size: int, holder: str, community: str, hand: str, dollars: i
 
 def test_643a_12e5_four_of_a_kind_is_no_envy_hand() -> None:
     rec = record("9s 2c", seat(5, "9c 9d 9h"), seat(1, "Ac Kd 4s", five_card_progressive=100))
-    out = lir.settle_round(rules(), rec)
+    out = settle_round(rules(), rec)
     assert not rows(out, 1, "five_card_envy_bonus")
 
 
@@ -353,7 +355,7 @@ def test_643a_12f3_magic_card_and_lucky_bonus() -> None:
         magic_card="9d",
         lucky_seat=3,
     )
-    out = lir.settle_round(r, rec)
+    out = settle_round(r, rec)
     magic, lucky = one(out, 3, "magic_card_bonus"), one(out, 3, "lucky_bonus")
     assert (magic.amount, magic.paid, magic.returned, magic.odds, magic.rule) == (
         0,
@@ -383,7 +385,7 @@ def test_643a_1_magic_card_among_the_community_cards_pays_every_hand_bonus_wager
         magic_card="5s",
         lucky_seat=7,
     )
-    out = lir.settle_round(rules(magic_card_bonus=True, lucky_bonus=True), rec)
+    out = settle_round(rules(magic_card_bonus=True, lucky_bonus=True), rec)
     assert [(x.seat, x.paid) for x in out if x.wager == "magic_card_bonus"] == [(3, 4_000), (2, 2_000)]
     assert not [x for x in out if x.wager == "lucky_bonus"]
 
@@ -393,7 +395,7 @@ def test_643a_1_magic_card_among_the_community_cards_pays_every_hand_bonus_wager
 
 @pytest.mark.parametrize(("w1", "w2"), [(True, False), (False, True), (True, True)])
 def test_643a_11b_d_withdrawn_bets_are_returned_and_bet_3_rides(w1: bool, w2: bool) -> None:
-    out = lir.settle_round(rules(), record("5s 9c", seat(6, "Tc Td 2h", bet=1000, w1=w1, w2=w2)))
+    out = settle_round(rules(), record("5s 9c", seat(6, "Tc Td 2h", bet=1000, w1=w1, w2=w2)))
     b1, b2, b3 = (one(out, 6, w) for w in ("bet_1", "bet_2", "bet_3"))
     for bet, gone, rule in ((b1, w1, "643a.11(b)(2)"), (b2, w2, "643a.11(d)(2)")):
         if gone:
@@ -404,7 +406,7 @@ def test_643a_11b_d_withdrawn_bets_are_returned_and_bet_3_rides(w1: bool, w2: bo
 
 
 def test_643a_11b_withdrawals_lose_only_the_bets_that_ride() -> None:
-    out = lir.settle_round(rules(), record("5s 8c", seat(6, "4c 7d 2h", bet=1000, w1=True)))
+    out = settle_round(rules(), record("5s 8c", seat(6, "4c 7d 2h", bet=1000, w1=True)))
     assert [(x.wager, x.outcome, x.collected) for x in out] == [
         ("bet_1", "withdrawn", 0),
         ("bet_2", "lose", 1000),
@@ -431,7 +433,7 @@ def test_643a_12g_limit_caps_only_the_let_it_ride_wagers() -> None:
         ),
         magic_card="As",
     )
-    out = lir.settle_round(r, rec)
+    out = settle_round(r, rec)
     bets = [one(out, 5, w) for w in ("bet_1", "bet_2", "bet_3")]
     assert sum(b.paid for b in bets) == 5_000_000  # not 3 x $100 x 1,000 = $300,000
     assert [b.paid for b in bets] == [1_666_667, 1_666_667, 1_666_666]  # odd cents to Bet 1 first
@@ -447,23 +449,23 @@ def test_643a_12g_limit_caps_only_the_let_it_ride_wagers() -> None:
 
 def test_643a_12g_limit_with_a_withdrawn_bet_and_below_the_limit() -> None:
     r = rules(payout_limit_cents=5_000_000)
-    out = lir.settle_round(r, record("Js Ts", seat(5, "As Ks Qs", bet=10_000, w2=True), seat(3, "9h 8h 7h")))
+    out = settle_round(r, record("Js Ts", seat(5, "As Ks Qs", bet=10_000, w2=True), seat(3, "9h 8h 7h")))
     assert [x.paid for x in out if x.seat == 5] == [2_500_000, 0, 2_500_000]
     assert [x.paid for x in out if x.seat == 3] == [2_500] * 3  # jack-high straight 5 to 1: below the limit, untouched
 
 
 def test_643a_12g_least_limit() -> None:
-    assert lir.minimum_payout_limit("A", 500) == 5_000_000  # 3 x $5 x 1,000 = $15,000 < $50,000
-    assert lir.minimum_payout_limit("A", 2_500) == 7_500_000  # 3 x $25 x 1,000 = $75,000
-    assert lir.minimum_payout_limit("B", 2_500) == 5_000_000  # 3 x $25 x 500 = $37,500
+    assert minimum_payout_limit("A", 500) == 5_000_000  # 3 x $5 x 1,000 = $15,000 < $50,000
+    assert minimum_payout_limit("A", 2_500) == 7_500_000  # 3 x $25 x 1,000 = $75,000
+    assert minimum_payout_limit("B", 2_500) == 5_000_000  # 3 x $25 x 500 = $37,500
     with pytest.raises(ValidationError, match=r"payout_limit_cents .* below 7500000"):
         rules(bet_min_cents=2_500, payout_limit_cents=5_000_000)
 
 
 def test_apportion_is_exact() -> None:
-    assert lir.apportion(100, [1, 1, 1]) == [34, 33, 33]
-    assert lir.apportion(5_000_000, [3, 1]) == [3_750_000, 1_250_000]
-    assert sum(lir.apportion(7, [5, 5, 5])) == 7
+    assert apportion(100, [1, 1, 1]) == [34, 33, 33]
+    assert apportion(5_000_000, [3, 1]) == [3_750_000, 1_250_000]
+    assert sum(apportion(7, [5, 5, 5])) == 7
 
 
 # -- progressives: order, drops, reset (643a.12(d)(4), (e)(4)) ----------------------------------------
@@ -475,7 +477,7 @@ def test_643a_12e4_two_straight_flushes_pay_in_order_from_the_meter_at_each_turn
         seat(2, "2h 3h 4h", five_card_progressive=100, five_card_hand_bonus=100),
         seat(6, "7h 8h 9h", five_card_progressive=500, five_card_hand_bonus=100),
     )
-    s = lir.settle(rules(), rec)
+    s = settle(rules(), rec)
     # Seat 6 is paid first (counterclockwise from the dealer's right): 10% of $12,345.67, then seat 2 10% of the rest.
     for wager in ("five_card_progressive", "five_card_hand_bonus"):
         first, second = one(s.settled, 6, wager), one(s.settled, 2, wager)
@@ -489,7 +491,7 @@ def test_643a_12e4_royal_then_straight_flush_pays_the_reset_meter() -> None:
     rec = record(
         "Th Jh", seat(7, "Ah Kh Qh", five_card_progressive=100), seat(3, "7h 8h 9h", five_card_progressive=100)
     )
-    s = lir.settle(rules(five_card_progressive_reset_cents=1_500_000), rec)
+    s = settle(rules(five_card_progressive_reset_cents=1_500_000), rec)
     assert one(s.settled, 7, "five_card_progressive").paid == 1_234_567 - 100
     assert one(s.settled, 3, "five_card_progressive").paid == 150_000 - 100  # 10% of the reset amount
     assert s.meters["five_card_progressive"] == 1_350_000
@@ -497,7 +499,7 @@ def test_643a_12e4_royal_then_straight_flush_pays_the_reset_meter() -> None:
 
 
 def test_643a_12d3_100_percent_resets_to_the_reseed() -> None:
-    s = lir.settle(
+    s = settle(
         rules(three_card_progressive_reset_cents=250_000),
         record("2c 3d", seat(4, "As Ks Qs", three_card_progressive=500)),
     )
@@ -517,7 +519,7 @@ def test_envy_multiple_hands_never_own_hand_nor_own_other_box() -> None:
         seat(5, "2c 2d 5s", player="cat", five_card_progressive=100, three_card_progressive=500),
         seat(4, "As Ks Qs", five_card_progressive=500, three_card_progressive=100),
     )  # spades mini-royal
-    out = lir.settle_round(rules(), rec)
+    out = settle_round(rules(), rec)
     envy = {(x.seat, x.wager, x.note, x.paid) for x in out if x.wager.endswith("envy_bonus")}
     assert envy == {
         # ann (boxes 7 and 6): only seat 4's mini-royal, never her own royal or straight flush
@@ -536,7 +538,7 @@ def test_envy_boxes_without_player_names_are_separate_players() -> None:
     rec = record(
         "Th Jh", seat(7, "Ah Kh Qh", five_card_progressive=100), seat(6, "7h 8h 9h", five_card_progressive=100)
     )
-    out = lir.settle_round(rules(), rec)
+    out = settle_round(rules(), rec)
     assert [(x.seat, x.hand, x.paid) for x in out if x.wager == "five_card_envy_bonus"] == [
         (7, "straight_flush", 30_000),
         (6, "royal_flush", 100_000),
@@ -544,7 +546,7 @@ def test_envy_boxes_without_player_names_are_separate_players() -> None:
 
 
 def test_settlement_order_within_a_seat_follows_643a_11f3() -> None:
-    out = lir.settle_round(
+    out = settle_round(
         rules(),
         record(
             "Th Jh",
@@ -612,7 +614,7 @@ def test_unequal_or_missing_bets_are_refused() -> None:
 def test_wager_not_offered_is_refused() -> None:
     r = rules(five_card_bonus=False, five_card_bonus_paytable=None)
     with pytest.raises(SettlementError, match=r"seats\[0\] \(seat 1\)\.wagers\.five_card_bonus: the rules do not"):
-        lir.settle_round(r, record("2d 3d", seat(1, "9h 2c 3c", five_card_bonus=100)))
+        settle_round(r, record("2d 3d", seat(1, "9h 2c 3c", five_card_bonus=100)))
 
 
 @pytest.mark.parametrize(
@@ -646,11 +648,11 @@ def test_643a_12_meter_minimums(field: str, least: int) -> None:
 
 def test_rules_refuse_other_mistakes() -> None:
     with pytest.raises(ValidationError, match="chapter"):
-        lir.LetItRideRules.model_validate({k: v for k, v in ALL.items() if k != "chapter"})
+        LetItRideRules.model_validate({k: v for k, v in ALL.items() if k != "chapter"})
     with pytest.raises(ValidationError, match="seats"):
         rules(seats=8)  # 643a.2(a)
     with pytest.raises(ValidationError, match="let_it_ride_paytable"):
-        lir.LetItRideRules.model_validate({k: v for k, v in ALL.items() if k != "let_it_ride_paytable"})
+        LetItRideRules.model_validate({k: v for k, v in ALL.items() if k != "let_it_ride_paytable"})
     with pytest.raises(ValidationError, match="three_card_progressive_wagers_cents"):
         rules(three_card_progressive_wagers_cents=[200])
     with pytest.raises(ValidationError, match="magic_card_bonus and lucky_bonus"):
@@ -683,7 +685,7 @@ def test_rules_refuse_other_mistakes() -> None:
 def test_record_refused_under_the_rules(kw: dict[str, Any], seats: list[dict[str, Any]], message: str) -> None:
     r = rules(magic_card_bonus=True, lucky_bonus=True)
     with pytest.raises(SettlementError, match=message):
-        lir.settle_round(r, record("2d 3d", *seats, **kw))
+        settle_round(r, record("2d 3d", *seats, **kw))
 
 
 def test_a_meter_below_the_wager_is_refused() -> None:
@@ -691,16 +693,16 @@ def test_a_meter_below_the_wager_is_refused() -> None:
         "6h 5h", seat(1, "9h 8h 7h", five_card_progressive=500), meters={**METERS, "five_card_progressive": 4_000}
     )
     with pytest.raises(SettlementError, match=r"meters.five_card_progressive \(4000\) pays 10% of meter = 400"):
-        lir.settle_round(rules(), rec)
+        settle_round(rules(), rec)
 
 
 def test_record_refused_seat_and_draws() -> None:
     with pytest.raises(SettlementError, match=r"seats\[0\] \(seat 7\)\.seat: the table has 5"):
-        lir.settle_round(rules(seats=5), record("2d 3d", seat(7, "9h 2c 3c")))
+        settle_round(rules(seats=5), record("2d 3d", seat(7, "9h 2c 3c")))
     with pytest.raises(SettlementError, match="magic_card is recorded but the rules do not pay"):
-        lir.settle_round(rules(), record("2d 3d", seat(1, "9h 2c 3c"), magic_card="As"))
+        settle_round(rules(), record("2d 3d", seat(1, "9h 2c 3c"), magic_card="As"))
     with pytest.raises(SettlementError, match="burned_card: only an automated dealing shoe"):
-        lir.settle_round(rules(dealing_method="hand"), record("2d 3d", seat(1, "9h 2c 3c"), burned_card="As"))
+        settle_round(rules(dealing_method="hand"), record("2d 3d", seat(1, "9h 2c 3c"), burned_card="As"))
     with pytest.raises(ValidationError, match="seat number\\(s\\) \\[1\\] appear more than once"):
         record("2d 3d", seat(1, "9h 2c 3c"), seat(1, "4h 4c 5c"))
     with pytest.raises(ValidationError, match="unknown meter level"):
@@ -709,22 +711,22 @@ def test_record_refused_seat_and_draws() -> None:
 
 def test_every_row_books_one_of_returned_or_collected() -> None:
     for path in sorted((ROOT / "docs" / "examples").glob("let-it-ride--*.settle.json")):
-        for x in lir.settle_round(_config_rules(), lir.LetItRideRound.model_validate_json(path.read_text())):
+        for x in settle_round(_config_rules(), LetItRideRound.model_validate_json(path.read_text())):
             assert x.paid >= 0 and sorted((x.returned, x.collected)) == [0, x.amount]
 
 
 # -- the example config and records ----------------------------------------------------------------------
 
 
-def _config_rules() -> lir.LetItRideRules:
+def _config_rules() -> LetItRideRules:
     data = tomllib.loads((ROOT / "configs" / "let-it-ride.toml").read_text())
     assert data["table_id"] == "lir-table-01"
-    return lir.LetItRideRules.model_validate(data["game"])
+    return LetItRideRules.model_validate(data["game"])
 
 
-def _example(case: str) -> lir.LetItRideSettlement:
+def _example(case: str) -> LetItRideSettlement:
     text = (ROOT / "docs" / "examples" / f"let-it-ride--{case}.settle.json").read_text()
-    return lir.settle(_config_rules(), lir.LetItRideRound.model_validate(json.loads(text)))
+    return settle(_config_rules(), LetItRideRound.model_validate(json.loads(text)))
 
 
 def test_example_rides() -> None:

@@ -10,7 +10,8 @@ from typing import Literal
 
 import pytest
 
-from controller.games import mississippi_stud as ms
+from controller.games.mississippi_stud import hands as ms
+from controller.games.mississippi_stud.paytables import THREE_CARD_BONUS
 
 # 655a.12(a): (player cards, community cards, hand, rule, winnings per dollar or None for push/lose)
 MAIN = [
@@ -68,7 +69,7 @@ THREE = {
 @pytest.mark.parametrize("community", sorted(THREE))
 def test_655a_12d(community: str, letter: str) -> None:
     hand, odds = THREE[community]
-    b = ms.settle_three_card_bonus(community.split(), 300, ms.THREE_CARD_BONUS[letter])
+    b = ms.settle_three_card_bonus(community.split(), 300, THREE_CARD_BONUS[letter])
     assert (b.hand, b.paytable) == (hand, f"655a.12(d) paytable {letter}")
     if odds[letter]:
         assert (b.rule, b.result.paid, b.result.returned) == ("655a.11(i)(2)(i)", 300 * odds[letter], 300)
@@ -191,8 +192,9 @@ METERS = {"progressive": 1_234_567, "mega": 2_345_678, "major": 345_678, "minor"
 @pytest.mark.parametrize("letter", "ABCD")
 @pytest.mark.parametrize("hand", sorted(PROGRESSIVE_HANDS), ids=lambda h: " ".join(h))
 def test_655a_12c_progressive_every_row(hand: tuple[str, str, str], letter: str) -> None:
-    from controller.games.mississippi_stud import MississippiStudRules
-    from controller.games.mississippi_stud_round import MississippiStudRound, settle
+    from controller.games.mississippi_stud.record import MississippiStudRound
+    from controller.games.mississippi_stud.rules import MississippiStudRules
+    from controller.games.mississippi_stud.settle import settle
 
     rules = MississippiStudRules(chapter="655a", progressive_paytable=letter)
     rec = MississippiStudRound.model_validate(
@@ -239,8 +241,9 @@ FIVE_CARD_HAND_BONUS: dict[tuple[str, str, str], Bonus] = {
 
 @pytest.mark.parametrize("hand", sorted(FIVE_CARD_HAND_BONUS), ids=lambda h: " ".join(h))
 def test_655a_12e_five_card_hand_bonus_every_row(hand: tuple[str, str, str]) -> None:
-    from controller.games.mississippi_stud import MississippiStudRules
-    from controller.games.mississippi_stud_round import MississippiStudRound, settle
+    from controller.games.mississippi_stud.record import MississippiStudRound
+    from controller.games.mississippi_stud.rules import MississippiStudRules
+    from controller.games.mississippi_stud.settle import settle
 
     rules = MississippiStudRules(chapter="655a", five_card_hand_bonus=True)
     rec = MississippiStudRound.model_validate(
@@ -277,8 +280,9 @@ def test_655a_12e_five_card_hand_bonus_every_row(hand: tuple[str, str, str]) -> 
 
 @pytest.mark.parametrize(("wager", "royal", "straight_flush"), [(100, 100_000, 30_000), (500, 500_000, 150_000)])
 def test_655a_12c5_envy_schedules(wager: int, royal: int, straight_flush: int) -> None:
-    from controller.games.mississippi_stud import MississippiStudRules
-    from controller.games.mississippi_stud_round import MississippiStudRound, settle
+    from controller.games.mississippi_stud.record import MississippiStudRound
+    from controller.games.mississippi_stud.rules import MississippiStudRules
+    from controller.games.mississippi_stud.settle import settle
 
     rules = MississippiStudRules(
         chapter="655a",

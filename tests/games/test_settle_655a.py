@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from controller.core.settlement import Settled, SettlementError
-from controller.games.mississippi_stud import MississippiStudRules
-from controller.games.mississippi_stud_round import MississippiStudRound, settle
+from controller.games.mississippi_stud.record import MississippiStudRound
+from controller.games.mississippi_stud.rules import MississippiStudRules
+from controller.games.mississippi_stud.settle import settle
 
 STREETS = {"street_3": 500, "street_4": 500, "street_5": 500}
 

@@ -12,7 +12,9 @@ from pydantic import ValidationError
 
 from controller.core.cards import CardError
 from controller.core.settlement import Settled, SettlementError
-from controller.games.three_card_prime import ThreeCardPrimeRound, ThreeCardPrimeRules, settle, settle_round
+from controller.games.three_card_prime.record import ThreeCardPrimeRound
+from controller.games.three_card_prime.rules import ThreeCardPrimeRules
+from controller.games.three_card_prime.settle import settle, settle_round
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "three-card-prime.toml"

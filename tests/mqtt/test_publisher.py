@@ -217,7 +217,8 @@ async def test_rounds_played_through_an_outage_are_replayed_in_order(
 
     from controller.config.table import TableConfig, demo_config
     from controller.engine.inputs import CloseTable
-    from controller.people.demo import RandomPolicy, SimulatedFloor
+    from controller.people.demo import RandomPolicy
+    from controller.people.floor import SimulatedFloor
     from controller.shell.runner import build_devices, run_table
     from controller.shell.service import TableService
     from drivers.sim.table import SimulatedTable

@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controller.games.mississippi_stud.progressives import (
+    mississippi_stud_five_card_hand_bonus,
+    mississippi_stud_progressive,
+)
 from controller.progressive import codec
 from controller.progressive.codec import from_data
 from controller.progressive.meters import contribute, hit, seed_missing
 from controller.progressive.model import MeterError, Meters, PercentOfMeter
-from controller.progressive.parameters import (
-    TableProgressives,
-    mississippi_stud_five_card_hand_bonus,
-    mississippi_stud_progressive,
-)
+from controller.progressive.parameters import TableProgressives
 
 PARAMS = TableProgressives(
     progressives=(mississippi_stud_progressive("D", 100), mississippi_stud_five_card_hand_bonus(100))

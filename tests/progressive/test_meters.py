@@ -8,8 +8,14 @@ from pathlib import Path
 import pytest
 
 from controller.core.events import DomainEvent
-from controller.games.mississippi_stud import MississippiStudRules
-from controller.games.mississippi_stud_round import MississippiStudRound, settle
+from controller.games.let_it_ride.progressives import ConfiguredMeter
+from controller.games.mississippi_stud.progressives import (
+    mississippi_stud_five_card_hand_bonus,
+    mississippi_stud_progressive,
+)
+from controller.games.mississippi_stud.record import MississippiStudRound
+from controller.games.mississippi_stud.rules import MississippiStudRules
+from controller.games.mississippi_stud.settle import settle
 from controller.progressive.meters import close_round, contribute, hit, problems, reset, seed_missing, void_round
 from controller.progressive.model import (
     MICRO,
@@ -21,13 +27,7 @@ from controller.progressive.model import (
     apply,
     replay,
 )
-from controller.progressive.parameters import (
-    ConfiguredMeter,
-    ProgressiveParameters,
-    TableProgressives,
-    mississippi_stud_five_card_hand_bonus,
-    mississippi_stud_progressive,
-)
+from controller.progressive.parameters import ProgressiveParameters, TableProgressives
 
 
 def table(*progressives: ProgressiveParameters) -> TableProgressives:

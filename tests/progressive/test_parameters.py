@@ -8,20 +8,20 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from controller.games import mississippi_stud as ms
-from controller.games.let_it_ride_rules import MIN_METER, LetItRideRules
-from controller.games.mississippi_stud import MississippiStudRules
+from controller.games.cajun_stud.rules import CajunStudRules
+from controller.games.let_it_ride.progressives import LET_IT_RIDE_MINIMUMS, ConfiguredMeter
+from controller.games.let_it_ride.rules import MIN_METER, LetItRideRules
+from controller.games.mississippi_stud import paytables as ms
+from controller.games.mississippi_stud.progressives import mississippi_stud_progressive
+from controller.games.mississippi_stud.rules import MississippiStudRules
+from controller.games.registry import table_progressives
 from controller.progressive.parameters import (
-    LET_IT_RIDE_MINIMUMS,
-    ConfiguredMeter,
     LevelParameters,
     ParameterError,
     ProgressiveOptions,
     TableProgressives,
-    mississippi_stud_progressive,
     percent_to_ppm,
     ppm_to_percent,
-    table_progressives,
 )
 
 
@@ -179,15 +179,17 @@ def test_643a_minimum_initial_and_reset_amounts(level: str, field: str, value: i
 
 def test_643a_table_without_a_figure_names_it() -> None:
     # LetItRideRules refuses it first; a rules object built another way is refused here too.
-    class Partial:
-        chapter = "643a"
-        three_card_progressive = True
-        three_card_progressive_initial_cents = 100_000
-        three_card_progressive_reset_cents = 100_000
-        three_card_progressive_rate_percent = None
+    # Deliberately incomplete (no paytable letter): model_construct builds it without validation.
+    partial = LetItRideRules.model_construct(  # type: ignore[call-arg]
+        chapter="643a",
+        three_card_progressive=True,
+        three_card_progressive_initial_cents=100_000,
+        three_card_progressive_reset_cents=100_000,
+        three_card_progressive_rate_percent=None,
+    )
 
     with pytest.raises(ParameterError, match=r"three_card_progressive_rate_percent is missing: 643a.12\(d\)\(3\)"):
-        table_progressives(Partial())
+        table_progressives(partial)
 
 
 def test_rates_are_exact_or_refused() -> None:
@@ -217,7 +219,6 @@ def test_level_names_are_unique_across_the_table() -> None:
 
 
 def test_chapters_without_progressives_have_no_meters() -> None:
-    class Cajun:
-        chapter = "683a"
+    cajun = CajunStudRules.model_validate({"chapter": "683a", "ante_paytable": "A"})
 
-    assert table_progressives(Cajun()) == TableProgressives()
+    assert table_progressives(cajun) == TableProgressives()

@@ -13,9 +13,20 @@ from collections.abc import Mapping, Sequence
 from controller.core.money import Cents
 from controller.core.settlement import Settled
 from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
-from controller.games import cajun_stud as cs
-from controller.games.cajun_stud import CajunStudRound, CajunStudRules, CajunStudSeat
-from controller.games.cajun_stud_rankings import ALL_SIX_CARDS, BOARD_CARDS, POCKET_CARDS
+from controller.games.cajun_stud.rankings import ALL_SIX_CARDS, BOARD_CARDS, POCKET_CARDS
+from controller.games.cajun_stud.record import CajunStudRound, CajunStudSeat
+from controller.games.cajun_stud.record import Decision as RaiseOrFold
+from controller.games.cajun_stud.rules import (
+    CHAPTER,
+    NAME,
+    OPTIONAL_WAGERS,
+    RAISE_MULTIPLES,
+    RAISES,
+    WAGER_RULES,
+    CajunStudRules,
+)
+from controller.games.cajun_stud.settle import settle as settle_record
+from controller.games.cajun_stud.settle import settle_round
 
 COMMUNITY = tuple(f"community#{i}" for i in range(1, BOARD_CARDS + 1))
 ALL_SIX = ("all_six_bonus",) * ALL_SIX_CARDS
@@ -29,11 +40,11 @@ RAISE_DECISIONS: tuple[tuple[str, str, str, str], ...] = (
 
 
 class CajunStudSpec(ChapterSpec[CajunStudRules]):
-    chapter: str = cs.CHAPTER
-    name: str = cs.NAME
+    chapter: str = CHAPTER
+    name: str = NAME
     # A fold forfeits the Ante and the earlier raises only; the optional wagers stay in play
     # (683a.11(b), (d), (f)), so they are not main wagers.
-    main_wagers: tuple[str, ...] = ("ante", *cs.RAISES)
+    main_wagers: tuple[str, ...] = ("ante", *RAISES)
     citations: Mapping[str, str] = {
         "open": "683a.4",
         "shuffle": "683a.5(a)",
@@ -55,8 +66,8 @@ class CajunStudSpec(ChapterSpec[CajunStudRules]):
         # CajunStudRules sets limits for the Ante only, so an optional wager takes the Ante's limits
         # until the Rules Submission model carries its own.
         lo, hi = rules.ante_min_cents, rules.ante_max_cents
-        out = [Offer("ante", cs.WAGER_RULES["ante"], lo, hi)]
-        out += [Offer(w, cs.WAGER_RULES[w], lo, hi) for w in cs.OPTIONAL_WAGERS if w in rules.optional_wagers]
+        out = [Offer("ante", WAGER_RULES["ante"], lo, hi)]
+        out += [Offer(w, WAGER_RULES[w], lo, hi) for w in OPTIONAL_WAGERS if w in rules.optional_wagers]
         return out
 
     def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
@@ -93,7 +104,7 @@ class CajunStudSpec(ChapterSpec[CajunStudRules]):
     def allowed(self, rules: CajunStudRules, decision: Decision, wagers: Mapping[str, Cents]) -> Sequence[Cents]:
         # 683a.1 "Raise Wager", 683a.11(b), (d), (f): one, two or three times the Ante, whatever was raised before.
         ante = wagers.get("ante", 0)
-        return [m * ante for m in cs.RAISE_MULTIPLES]
+        return [m * ante for m in RAISE_MULTIPLES]
 
     def settle(self, rules: CajunStudRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
         record = CajunStudRound(
@@ -111,7 +122,7 @@ class CajunStudSpec(ChapterSpec[CajunStudRules]):
                 for s in table.seats
             ],
         )
-        return cs.settle_round(rules, record), dict(record.meters)
+        return settle_record(rules, record)
 
     def settle_on_exposure(self, rules: CajunStudRules, table: RoundView) -> list[Settled]:
         """683a.13(d): when a community card is exposed early the hands are void and the Ante and Raise
@@ -121,7 +132,7 @@ class CajunStudSpec(ChapterSpec[CajunStudRules]):
         The hook the engine needs to honour 683a.13(d) (it voids everything today). Needs the whole deal
         on the layout: a Board Bonus or Lo Ball cannot be settled without the three community cards.
         """
-        holders = [s for s in table.seats if any(s.wagers.get(w) for w in cs.OPTIONAL_WAGERS)]
+        holders = [s for s in table.seats if any(s.wagers.get(w) for w in OPTIONAL_WAGERS)]
         if not holders:
             return []
         # Every seat is recorded as folding at the first decision with only its Ante, which leaves exactly
@@ -137,19 +148,19 @@ class CajunStudSpec(ChapterSpec[CajunStudRules]):
                     seat=s.seat,
                     cards=list(s.cards),
                     decisions=["fold"],
-                    wagers={w: a for w, a in s.wagers.items() if a and w not in cs.RAISES},
+                    wagers={w: a for w, a in s.wagers.items() if a and w not in RAISES},
                 )
                 for s in holders
             ],
         )
-        return [x for x in cs.settle_round(rules, record) if x.wager in cs.OPTIONAL_WAGERS]
+        return [x for x in settle_round(rules, record) if x.wager in OPTIONAL_WAGERS]
 
 
-def decisions_of(folded_on: str | None) -> list[cs.Decision]:
+def decisions_of(folded_on: str | None) -> list[RaiseOrFold]:
     """The record's answers (683a.11(b), (d), (f)) from the engine's decision key where the player folded:
     "raise_2" is a raise at the first decision and a fold at the second."""
-    raised: list[cs.Decision] = ["raise"] * len(cs.RAISES)
+    raised: list[RaiseOrFold] = ["raise"] * len(RAISES)
     if folded_on is None:
         return raised
-    k = cs.RAISES.index(folded_on)
+    k = RAISES.index(folded_on)
     return [*raised[:k], "fold"]

@@ -9,7 +9,7 @@ readings it takes where the text is silent:
 - Seat n's fourth card goes to place n of the `fourth_card` area (target `fourth_card#n`), so one event type
   (`fourth_card.dealt`) reports them all and settlement finds each by seat.
 - Table limits: ThreeCardPrimeRules has none, so a wager is any positive amount unless the spec is built with
-  `limits` (see NO_LIMIT_CENTS).
+  `limits` (see controller.games.partial.NO_LIMIT_CENTS).
 - Citations: a step whose section is not available cites the chapter with "(not available: ...)" rather than a
   section number the text does not confirm (679a.13 is not known to exist); PartialCitations answers every key
   the engine may ask, so a step added to the engine later is not cited to a missing section either.
@@ -17,18 +17,25 @@ readings it takes where the text is silent:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from controller.core.money import Cents
 from controller.core.settlement import Settled
 from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, TableOptions
-from controller.games import three_card_prime as tcp
-from controller.games.three_card_prime import ThreeCardPrimeRound, ThreeCardPrimeRules, ThreeCardPrimeSeat
+from controller.games import partial
+from controller.games.partial import PartialCitations
+from controller.games.three_card_prime.record import ThreeCardPrimeRound, ThreeCardPrimeSeat
+from controller.games.three_card_prime.rules import (
+    CHAPTER,
+    NAME,
+    OPTIONAL,
+    PLAYER_CARDS,
+    WAGER_RULE,
+    ThreeCardPrimeRules,
+)
+from controller.games.three_card_prime.settle import settle as settle_record
 
-CHAPTER = "679a"
 DEAL_RULE = "679a.9(b)"
-# The largest signed 64-bit amount: "no table maximum" that still fits every consumer's integer type.
-NO_LIMIT_CENTS: Cents = 2**63 - 1
 FOURTH_CARD = "fourth_card"  # seat n's Pair Bonus fourth card is place n of this area (679a.9(b))
 COMMUNITY = "pair_bonus_community"  # the one Pair Bonus community card (679a.9(g))
 UNSUPPORTED: Mapping[str, str] = {
@@ -42,41 +49,12 @@ PUBLISHED = ("1", "7(a)", "7(b)", "7(c)", "7(d)(1)", "7(d)(2)", "7(d)(3)", *(f"9
 
 
 def _not_available(subject: str) -> str:
-    return f"{CHAPTER} (not available: {subject})"
-
-
-class PartialCitations(Mapping[str, str]):
-    """Citations of a chapter of which only some subsections are published.
-
-    The engine asks for a step's citation by the common numbering (".13(a)", ".8(f)", ...) and, for a key it
-    is not given, would cite `<chapter>.<key>`: for a partial chapter that names a subsection the text does not
-    confirm. Here every key answers: the `named` citation, else `<chapter>.<key>` when that subsection is
-    published, else a citation that says the chapter has no published text for the step. So a step the engine
-    adds later is never cited to a section that may not exist.
-    """
-
-    def __init__(self, chapter: str, published: tuple[str, ...], named: Mapping[str, str]) -> None:
-        self.chapter = chapter
-        self.published = published
-        self.named = dict(named)
-
-    def __getitem__(self, key: str) -> str:
-        if key in self.named:
-            return self.named[key]
-        if any(key == p or key.startswith(p + "(") for p in self.published):
-            return f"{self.chapter}.{key}"
-        return f"{self.chapter} (not available: the step other chapters cite as .{key})"
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.named)
-
-    def __len__(self) -> int:
-        return len(self.named)
+    return partial.not_available(CHAPTER, subject)
 
 
 class ThreeCardPrimeSpec(ChapterSpec[ThreeCardPrimeRules]):
     chapter: str = CHAPTER
-    name: str = "Three Card Prime"
+    name: str = NAME
     supported_methods: tuple[DealingMethod, ...] = ("hand",)
     # The Bad Beat Bonus is a payout on the Play Wager (679a.1), never a wager placed, so it belongs to the hand's
     # result; a fold collects only what is on the layout, which it never is.
@@ -131,8 +109,7 @@ class ThreeCardPrimeSpec(ChapterSpec[ThreeCardPrimeRules]):
             )
 
     def offers(self, rules: ThreeCardPrimeRules) -> Sequence[Offer]:
-        spots = ["ante", *(w for w in tcp.OPTIONAL if rules.offers(w))]
-        return [Offer(w, tcp.WAGER_RULE[w], *self.limits.get(w, (1, NO_LIMIT_CENTS))) for w in spots]
+        return partial.offers(["ante", *(w for w in OPTIONAL if rules.offers(w))], WAGER_RULE, self.limits)
 
     def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
         # 679a.9(b) deals only to a player with an Ante Wager (679a.7(d)(1)); optional wagers alone go back.
@@ -148,7 +125,7 @@ class ThreeCardPrimeSpec(ChapterSpec[ThreeCardPrimeRules]):
         self.require_method(method)
         # 679a.9(b): one card at a time, clockwise from the dealer's left, to each Ante and then the dealer, until
         # each has three.
-        three = tuple(t for _ in range(tcp.PLAYER_CARDS) for t in (*(f"seat:{n}" for n in players), "dealer"))
+        three = tuple(t for _ in range(PLAYER_CARDS) for t in (*(f"seat:{n}" for n in players), "dealer"))
         bonus = [n for n in players if wagers[n].get("pair_bonus")]
         extra: tuple[str, ...] = ()
         if bonus and rules.pair_bonus_layout == "fourth_card":
@@ -183,4 +160,4 @@ class ThreeCardPrimeSpec(ChapterSpec[ThreeCardPrimeRules]):
                 for s in table.seats
             ],
         )
-        return tcp.settle(rules, record)
+        return settle_record(rules, record)

@@ -1,7 +1,5 @@
-"""Chapter 643a, Let It Ride Poker: settlement of a recorded round, as pure functions.
-
-The rules and the round record live in let_it_ride_rules, the 643a.12 tables in let_it_ride_paytables;
-both are re-exported here so a caller needs this module only.
+"""Chapter 643a, Let It Ride Poker: settlement of a recorded round, as pure functions (the same the round engine
+uses live).
 
 Settlement follows 643a.11(f): boxes counterclockwise from the dealer's right (descending seat number),
 and for each box first the Let It Ride Wagers (643a.11(f)(3)), then (i) Five Card Bonus, (ii) Three Card
@@ -19,7 +17,7 @@ from dataclasses import dataclass
 from controller.core.money import Cents, Odds, fmt
 from controller.core.rankings import Five, FiveCardHand, Three, best_five, rank_three
 from controller.core.settlement import Settled, SettlementError, lose, win, win_fixed, withdrawn
-from controller.games.let_it_ride_paytables import (
+from controller.games.let_it_ride.paytables import (
     FIVE_CARD_BONUS,
     FIVE_CARD_ENVY,
     FIVE_CARD_HAND_BONUS,
@@ -36,47 +34,8 @@ from controller.games.let_it_ride_paytables import (
     MeterShare,
     ThreeCardProgressiveHand,
 )
-from controller.games.let_it_ride_rules import (
-    CHAPTER,
-    LET_IT_RIDE_WAGERS,
-    METER_LEVELS,
-    NAME,
-    WAGERS,
-    LetItRideRound,
-    LetItRideRules,
-    LetItRideSeat,
-    check_round,
-    minimum_payout_limit,
-    player_of,
-)
-
-__all__ = [
-    "CHAPTER",
-    "FIVE_CARD_BONUS",
-    "FIVE_CARD_ENVY",
-    "FIVE_CARD_HAND_BONUS",
-    "FIVE_CARD_PROGRESSIVE",
-    "HAND_BONUS_EXTRAS",
-    "LET_IT_RIDE",
-    "LET_IT_RIDE_WAGERS",
-    "METER_LEVELS",
-    "NAME",
-    "THREE_CARD_BONUS",
-    "THREE_CARD_ENVY",
-    "THREE_CARD_PROGRESSIVE",
-    "WAGERS",
-    "LetItRideRound",
-    "LetItRideRules",
-    "LetItRideSeat",
-    "LetItRideSettlement",
-    "apportion",
-    "check_round",
-    "five_card_hand_name",
-    "minimum_payout_limit",
-    "settle",
-    "settle_round",
-    "three_card_progressive_hand",
-]
+from controller.games.let_it_ride.record import LetItRideRound, LetItRideSeat, check_round, player_of
+from controller.games.let_it_ride.rules import LetItRideRules
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +47,12 @@ class LetItRideSettlement:
 def settle_round(rules: LetItRideRules, record: LetItRideRound) -> list[Settled]:
     """Every wager and award of the round, in the order 643a.11(f) settles them."""
     return list(settle(rules, record).settled)
+
+
+def settle_record(rules: LetItRideRules, record: LetItRideRound) -> tuple[list[Settled], dict[str, Cents]]:
+    """The rows and the meters after settlement, as every chapter's settlement gives them."""
+    result = settle(rules, record)
+    return list(result.settled), dict(result.meters)
 
 
 def settle(rules: LetItRideRules, record: LetItRideRound) -> LetItRideSettlement:

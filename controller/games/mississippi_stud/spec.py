@@ -7,10 +7,12 @@ from collections.abc import Mapping, Sequence
 from controller.core.money import Cents
 from controller.core.settlement import Settled
 from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, Stack, TableOptions
-from controller.games import mississippi_stud as ms
-from controller.games.mississippi_stud import MississippiStudRules
-from controller.games.mississippi_stud_round import MississippiStudRound, MississippiStudSeat, settle
-from controller.progressive.parameters import TableProgressives, table_progressives
+from controller.games.mississippi_stud import rules as ms
+from controller.games.mississippi_stud.progressives import table_progressives
+from controller.games.mississippi_stud.record import MississippiStudRound, MississippiStudSeat
+from controller.games.mississippi_stud.rules import MississippiStudRules
+from controller.games.mississippi_stud.settle import settle as settle_record
+from controller.progressive.parameters import TableProgressives
 
 COMMUNITY = tuple(f"community#{i}" for i in range(1, ms.COMMUNITY_CARDS + 1))
 SIX_CARD = ("six_card_bonus",) * ms.SIX_CARD_BONUS_CARDS
@@ -141,4 +143,4 @@ class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
                 for s in table.seats
             ],
         )
-        return settle(rules, record)
+        return settle_record(rules, record)

@@ -7,7 +7,7 @@ dealing method "automated_shoe" is the only one this spec plans. The readings it
   their amounts (684a.7 is not available), so none is enforced.
 - The Raise Wager is one of the config's `raise_multiples` of the Ante, or the player folds (684a.1 "Fold").
 - Table limits: Chapter684aRules has none, so a wager is any positive amount unless the spec is built with
-  `limits` (see NO_LIMIT_CENTS).
+  `limits` (see controller.games.partial.NO_LIMIT_CENTS).
 - Citations: a step whose section is not available cites the chapter with "(not available: ...)" rather than a
   section number the text does not confirm (PartialCitations, shared with 679a).
 """
@@ -19,19 +19,26 @@ from collections.abc import Mapping, Sequence
 from controller.core.money import Cents
 from controller.core.settlement import Settled
 from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
-from controller.games import chapter_684a as c684
-from controller.games.chapter_684a import Chapter684aRound, Chapter684aRules, Chapter684aSeat
-from controller.games.three_card_prime_spec import PartialCitations
+from controller.games import partial
+from controller.games.chapter_684a.record import Chapter684aRound, Chapter684aSeat
+from controller.games.chapter_684a.rules import (
+    CHAPTER,
+    MAIN,
+    NAME,
+    OPTIONAL,
+    PLAYER_CARDS,
+    WAGER_RULE,
+    Chapter684aRules,
+)
+from controller.games.chapter_684a.settle import settle as settle_record
+from controller.games.partial import PartialCitations
 
-CHAPTER = "684a"
 STACK_RULE = "684a.10(b)"
 STUB_RULE = "684a.10(c)"
-# The largest signed 64-bit amount: "no table maximum" that still fits every consumer's integer type.
-NO_LIMIT_CENTS: Cents = 2**63 - 1
 ALL_SIX_AREA = "all_six_bonus"
 # 684a.10(b): the top card of the stack after the dealer's is the All-Six Bonus card, the other four go to the
 # discard rack unexposed.
-ALL_SIX_STACK = (ALL_SIX_AREA, *("burn",) * (c684.PLAYER_CARDS - 1))
+ALL_SIX_STACK = (ALL_SIX_AREA, *("burn",) * (PLAYER_CARDS - 1))
 UNSUPPORTED: Mapping[str, str] = {
     "manual_shoe": "684a's procedures for dealing from a manual dealing shoe are",
     "hand": "684a's procedures for dealing from the hand are",
@@ -43,14 +50,14 @@ PUBLISHED = ("1", *(f"10({x})" for x in "abcdef"))
 
 
 def _not_available(subject: str) -> str:
-    return f"{CHAPTER} (not available: {subject})"
+    return partial.not_available(CHAPTER, subject)
 
 
 class Chapter684aSpec(ChapterSpec[Chapter684aRules]):
     chapter: str = CHAPTER
-    name: str = "Chapter 684a (game name not in the available text)"
+    name: str = NAME
     supported_methods: tuple[DealingMethod, ...] = ("automated_shoe",)
-    main_wagers: tuple[str, ...] = c684.MAIN  # ante, odds, raise: a fold collects the Ante and the Odds (684a.1)
+    main_wagers: tuple[str, ...] = MAIN  # ante, odds, raise: a fold collects the Ante and the Odds (684a.1)
     citations: Mapping[str, str] = PartialCitations(
         CHAPTER,
         PUBLISHED,
@@ -90,8 +97,7 @@ class Chapter684aSpec(ChapterSpec[Chapter684aRules]):
             )
 
     def offers(self, rules: Chapter684aRules) -> Sequence[Offer]:
-        spots = ["ante", "odds", *(w for w in c684.OPTIONAL if rules.offers(w))]
-        return [Offer(w, c684.WAGER_RULE[w], *self.limits.get(w, (1, NO_LIMIT_CENTS))) for w in spots]
+        return partial.offers(["ante", "odds", *(w for w in OPTIONAL if rules.offers(w))], WAGER_RULE, self.limits)
 
     def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
         missing = [name for w, name in (("ante", "Ante"), ("odds", "Odds")) if not wagers.get(w)]
@@ -111,8 +117,8 @@ class Chapter684aSpec(ChapterSpec[Chapter684aRules]):
     ) -> DealPlan:
         self.require_method(method)
         # 684a.10(b): a stack of five to each player clockwise from the dealer's left, then one to the dealer.
-        stacks = [Stack((f"seat:{n}",) * c684.PLAYER_CARDS, STACK_RULE) for n in players]
-        stacks.append(Stack(("dealer",) * c684.PLAYER_CARDS, STACK_RULE))
+        stacks = [Stack((f"seat:{n}",) * PLAYER_CARDS, STACK_RULE) for n in players]
+        stacks.append(Stack(("dealer",) * PLAYER_CARDS, STACK_RULE))
         if any(w.get("all_six") for w in wagers.values()):
             stacks.append(Stack(ALL_SIX_STACK, STACK_RULE))
         # 684a.10(c): the stub goes to the discard rack; nothing is dealt from it.
@@ -137,4 +143,4 @@ class Chapter684aSpec(ChapterSpec[Chapter684aRules]):
                 for s in table.seats
             ],
         )
-        return c684.settle(rules, record)
+        return settle_record(rules, record)

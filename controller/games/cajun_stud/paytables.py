@@ -2,7 +2,7 @@
 
 Rows the text writes as odds are a controller.core.paytable.Paytable; rows it writes as "Push" or
 "Loss" are kept beside it, because they are outcomes, not odds. Keys are the chapter's hand classes
-(controller.games.cajun_stud_rankings), one per row of the table.
+(controller.games.cajun_stud.rankings), one per row of the table.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Literal
 from controller.core.money import Odds
 from controller.core.paytable import Paytable, table
 from controller.core.rankings import Three
-from controller.games.cajun_stud_rankings import AllSix, AnteHand, LoBall, Pocket
+from controller.games.cajun_stud.rankings import AllSix, AnteHand, LoBall, Pocket
 
 Row = Odds | Literal["push", "lose"]
 

@@ -15,10 +15,18 @@ from collections.abc import Mapping, Sequence
 from controller.core.money import Cents
 from controller.core.settlement import Settled
 from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
-from controller.games import let_it_ride as lir
-from controller.games.let_it_ride import LetItRideRound, LetItRideRules, LetItRideSeat
-from controller.games.let_it_ride_rules import COMMUNITY_CARDS, LET_IT_RIDE_WAGERS, PLAYER_CARDS
-from controller.progressive.parameters import TableProgressives, table_progressives
+from controller.games.let_it_ride.progressives import table_progressives
+from controller.games.let_it_ride.record import LetItRideRound, LetItRideSeat
+from controller.games.let_it_ride.rules import (
+    CHAPTER,
+    COMMUNITY_CARDS,
+    LET_IT_RIDE_WAGERS,
+    NAME,
+    PLAYER_CARDS,
+    LetItRideRules,
+)
+from controller.games.let_it_ride.settle import settle_record
+from controller.progressive.parameters import TableProgressives
 
 COMMUNITY = tuple(f"community#{i}" for i in range(1, COMMUNITY_CARDS + 1))
 # 643a.10(b): top card first; see the module docstring for why the middle card is the first community card.
@@ -38,8 +46,8 @@ OPTIONAL_OFFERS = {
 
 
 class LetItRideSpec(ChapterSpec[LetItRideRules]):
-    chapter: str = lir.CHAPTER
-    name: str = lir.NAME
+    chapter: str = CHAPTER
+    name: str = NAME
     main_wagers: tuple[str, ...] = LET_IT_RIDE_WAGERS
     citations: Mapping[str, str] = {
         "open": "643a.4",
@@ -62,11 +70,7 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
 
     def wager_sizes(self, rules: LetItRideRules, spot: str) -> tuple[Cents, ...] | None:
         # 643a.7(g), (h): $1 or $5, as the Rules Submission allows.
-        sizes: dict[str, tuple[Cents, ...]] = {
-            "three_card_progressive": rules.three_card_progressive_wagers_cents,
-            "five_card_progressive": rules.five_card_progressive_wagers_cents,
-        }
-        return sizes.get(spot)
+        return rules.progressive_wager_sizes().get(spot)
 
     def light_rule(self, hit_rule: str) -> str:
         # (B) of the Three-Card (iii) or Five-Card (iv) Progressive Payout Wager's settlement, whichever was hit.
@@ -100,13 +104,8 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
             out.append(
                 Offer("three_card_bonus", OPTIONAL_OFFERS["three_card_bonus"], rules.bet_min_cents, rules.bet_max_cents)
             )
-        offered = {
-            "three_card_progressive": rules.three_card_progressive,
-            "five_card_progressive": rules.five_card_progressive,
-        }
-        for spot, on in offered.items():
-            sizes = self.wager_sizes(rules, spot)
-            if on and sizes:
+        for spot, sizes in rules.progressive_wager_sizes().items():
+            if rules.offered()[spot] and sizes:
                 # 643a.7(g), (h): $1 or $5 as the Rules Submission allows; the engine refuses other sizes.
                 out.append(Offer(spot, OPTIONAL_OFFERS[spot], min(sizes), max(sizes)))
         return out
@@ -179,5 +178,4 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
                 for s in table.seats
             ],
         )
-        result = lir.settle(rules, record)
-        return list(result.settled), dict(result.meters)
+        return settle_record(rules, record)

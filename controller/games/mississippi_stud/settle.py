@@ -1,0 +1,258 @@
+"""Chapter 655a: a recorded round and its settlement, for the live engine and for `tablectl settle`.
+
+Order (655a.11(h)-(i)): beginning with the player farthest to the dealer's right, counterclockwise
+(descending seat number), each seat's Ante and Street Wagers, then its Progressive Payout Wager and Envy
+Bonuses, Three Card Bonus, Five Card Hand Bonus (with Magic Card and Lucky Bonus) and Six Card Bonus.
+Progressive awards take the meter as it stands at that player's turn (655a.12(c)(4)), so two hits of one
+level in a round are paid in order; the meter drops by exactly what was paid and a 100 % award resets it
+to the reseed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from controller.core.money import Cents, Odds
+from controller.core.paytable import MeterShare
+from controller.core.rankings import Five, FiveCardHand, best_five
+from controller.core.settlement import Settled, lose, win, win_fixed
+from controller.core.settlement import (
+    fail as _fail,
+)
+from controller.games.mississippi_stud import hands
+from controller.games.mississippi_stud.paytables import (
+    ANTE_AND_STREETS,
+    ENVY_BONUS,
+    FIVE_CARD_HAND_BONUS,
+    FIVE_CARD_HAND_BONUS_RESEED,
+    LUCKY_BONUS,
+    MAGIC_CARD,
+    PROGRESSIVE,
+    PROGRESSIVE_SEED_FOR_1,
+    THREE_CARD_BONUS,
+)
+from controller.games.mississippi_stud.record import MAIN, OPTIONAL, MississippiStudRound, MississippiStudSeat, validate
+from controller.games.mississippi_stud.rules import STREETS, MississippiStudRules
+
+
+def _holders(r: MississippiStudRound) -> list[tuple[MississippiStudSeat, Five]]:
+    """Envy Bonus Qualifying Hands (655a.1) still on the table: a folded hand stays only when its player
+    has an optional wager to settle (655a.11(b), (d), (f)); otherwise it went to the discard rack."""
+    out: list[tuple[MississippiStudSeat, Five]] = []
+    for s in r.seats:
+        if s.folded_on and not any(s.wagers.get(w) for w in OPTIONAL):
+            continue
+        cls = best_five([*s.cards, *r.community]).cls
+        if cls in (Five.ROYAL_FLUSH, Five.STRAIGHT_FLUSH):
+            out.append((s, cls))
+    return out
+
+
+class _Meters:
+    def __init__(self, start: dict[str, Cents], reseed: dict[str, Cents]) -> None:
+        self.values = dict(start)
+        self.reseed = reseed
+
+    def take(self, share: MeterShare, seat: int) -> tuple[Cents, str]:
+        if share.level not in self.values:
+            raise _fail(
+                f"meters.{share.level}", f"seat {seat} hit {share}: give the meter's value when settlement began"
+            )
+        before = self.values[share.level]
+        paid = share.award(before)
+        self.values[share.level] = self.reseed[share.level] if share.percent == 100 else before - paid
+        return paid, f"{share.level} meter {before} -> {self.values[share.level]}"
+
+
+def _award(
+    seat: int, wager: str, amount: Cents, award: Odds | MeterShare, meters: _Meters, rule: str, hand: str, paytable: str
+) -> Settled:
+    if isinstance(award, Odds):
+        return win(seat, wager, amount, award, rule, hand=hand, paytable=paytable)
+    paid, note = meters.take(award, seat)
+    # Like "for 1" odds the award is the whole sum the player receives, the wager included.
+    return Settled(
+        seat,
+        wager,
+        amount,
+        "win",
+        paid - amount,
+        amount,
+        0,
+        rule,
+        hand=hand,
+        odds=str(award),
+        paytable=paytable,
+        note=note,
+    )
+
+
+def settle(rules: MississippiStudRules, r: MississippiStudRound) -> tuple[list[Settled], dict[str, Cents]]:
+    """Every wager of the round in the chapter's order, and the progressive meters afterwards."""
+    validate(rules, r)
+    reseed: dict[str, Cents] = {"five_card_hand_bonus": FIVE_CARD_HAND_BONUS_RESEED}
+    if rules.progressive_paytable:
+        for level, for_1 in PROGRESSIVE_SEED_FOR_1[rules.progressive_paytable].items():
+            reseed[level] = for_1 * rules.progressive_wager_cents
+    meters = _Meters(r.meters, reseed)
+    limit = hands.payout_limit(rules.ante_min_cents)
+    holders = _holders(r)
+    out: list[Settled] = []
+    for s in sorted(r.seats, key=lambda x: x.seat, reverse=True):
+        out.extend(_main(s, r.community, limit))
+        out.extend(_optional(rules, r, s, meters, holders))
+    return out, meters.values
+
+
+def settle_round(rules: MississippiStudRules, r: MississippiStudRound) -> list[Settled]:
+    return settle(rules, r)[0]
+
+
+def _main(s: MississippiStudSeat, community: Sequence[str], limit: Cents) -> list[Settled]:
+    placed = {w: s.wagers[w] for w in MAIN if s.wagers.get(w)}
+    if s.folded_on:
+        rule = next(x.decide_rule for x in STREETS if x.spot == s.folded_on)
+        return [
+            lose(s.seat, w, a, rule, note=f"collected when the player folded on {s.folded_on}")
+            for w, a in placed.items()
+        ]
+    hs = hands.settle_hand(s.cards, community, placed, limit)
+    note = "capped by the 655a.12(b) aggregate payout limit" if hs.limited else None
+    return [
+        Settled(
+            s.seat,
+            x.wager,
+            x.amount,
+            x.outcome,
+            x.paid,
+            x.returned,
+            x.collected,
+            hs.rule,
+            hand=hs.hand,
+            odds=x.odds,
+            paytable=ANTE_AND_STREETS.citation,
+            note=note,
+        )
+        for x in hs.results
+    ]
+
+
+def _optional(
+    rules: MississippiStudRules,
+    r: MississippiStudRound,
+    s: MississippiStudSeat,
+    meters: _Meters,
+    holders: list[tuple[MississippiStudSeat, Five]],
+) -> list[Settled]:
+    """655a.11(i): the seat's optional wagers, in the order (1)-(4) settles them."""
+    out: list[Settled] = []
+    five = best_five([*s.cards, *r.community])
+    if (amount := s.wagers.get("progressive")) and rules.progressive_paytable:
+        out += _progressive(rules.progressive_paytable, s, amount, five, meters, holders)
+    if (amount := s.wagers.get("three_card_bonus")) and rules.three_card_bonus_paytable:
+        b = hands.settle_three_card_bonus(r.community, amount, THREE_CARD_BONUS[rules.three_card_bonus_paytable])
+        out.append(_bonus_row(s.seat, b))
+    if amount := s.wagers.get("five_card_hand_bonus"):
+        out += _five_card_hand_bonus(rules, r, s, amount, five, meters)
+    if (amount := s.wagers.get("six_card_bonus")) and rules.six_card_bonus_paytable:
+        b = hands.settle_six_card_bonus(s.cards, r.six_card_bonus_cards, amount, rules.six_card_bonus_paytable)
+        out.append(_bonus_row(s.seat, b))
+    return out
+
+
+def _progressive(
+    letter: str,
+    s: MississippiStudSeat,
+    amount: Cents,
+    five: FiveCardHand,
+    meters: _Meters,
+    holders: list[tuple[MississippiStudSeat, Five]],
+) -> list[Settled]:
+    """655a.11(i)(1): the Progressive Payout Wager at its 655a.12(c)(1) paytable, then an Envy Bonus for each
+    qualifying hand of another player."""
+    table = f"655a.12(c)(1) paytable {letter}"
+    award = PROGRESSIVE[letter].get(five.cls)
+    out = [
+        lose(s.seat, "progressive", amount, "655a.11(i)(1)", hand=five.name, paytable=table)
+        if award is None
+        else _award(s.seat, "progressive", amount, award, meters, "655a.11(i)(1)(iv)", five.name, table)
+    ]
+    me = s.player or f"seat {s.seat}"
+    for holder, cls in holders:
+        if (holder.player or f"seat {holder.seat}") == me:
+            continue  # 655a.11(i)(1)(v): never for the player's own hand
+        out.append(
+            win_fixed(
+                s.seat,
+                "envy_bonus",
+                0,
+                ENVY_BONUS[amount][cls],
+                "655a.11(i)(1)(v)",
+                hand=cls.name.lower(),
+                paytable="655a.12(c)(5)",
+                note=f"for seat {holder.seat}'s {cls.name.lower()}",
+            )
+        )
+    return out
+
+
+def _five_card_hand_bonus(
+    rules: MississippiStudRules,
+    r: MississippiStudRound,
+    s: MississippiStudSeat,
+    amount: Cents,
+    five: FiveCardHand,
+    meters: _Meters,
+) -> list[Settled]:
+    """655a.11(i)(3): the Five Card Hand Bonus Wager at 655a.12(e)(1), then the Magic Card and Lucky Bonus."""
+    table = "655a.12(e)(1)"
+    award = FIVE_CARD_HAND_BONUS.get(five.cls)
+    out = [
+        lose(s.seat, "five_card_hand_bonus", amount, "655a.11(i)(3)", hand=five.name, paytable=table)
+        if award is None
+        else _award(s.seat, "five_card_hand_bonus", amount, award, meters, "655a.11(i)(3)(iii)", five.name, table)
+    ]
+    # The bonuses are paid besides the hand's own result (655a.11(i)(3)); their rows stake nothing.
+    if rules.magic_card_bonus and r.magic_card in (*s.cards, *r.community):
+        out.append(
+            win_fixed(
+                s.seat,
+                "magic_card_bonus",
+                0,
+                MAGIC_CARD.winnings(amount) + amount,
+                "655a.11(i)(3)(iii)",
+                odds=str(MAGIC_CARD),
+                paytable="655a.12(e)(3)",
+                note=f"magic card {r.magic_card}",
+            )
+        )
+    if rules.lucky_bonus and r.lucky_seat == s.seat:
+        out.append(
+            win_fixed(
+                s.seat,
+                "lucky_bonus",
+                0,
+                LUCKY_BONUS.winnings(amount) + amount,
+                "655a.11(i)(3)(iii)",
+                odds=str(LUCKY_BONUS),
+                paytable="655a.12(e)(3)",
+            )
+        )
+    return out
+
+
+def _bonus_row(seat: int, b: hands.BonusSettlement) -> Settled:
+    x = b.result
+    return Settled(
+        seat,
+        x.wager,
+        x.amount,
+        x.outcome,
+        x.paid,
+        x.returned,
+        x.collected,
+        b.rule,
+        hand=b.hand,
+        odds=x.odds,
+        paytable=b.paytable,
+    )

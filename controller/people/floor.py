@@ -1,0 +1,288 @@
+"""The simulated people at a table: the players and the dealer acting on the simulated devices in answer to the
+controller's events, and the floorperson who signs commands (`tablectl demo`, `tablectl simulate`, the tests).
+
+What the players do is a Policy's (controller.people.demo has random and scripted ones); the events say when.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import structlog
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from controller.config.table import Supervisor, TableConfig
+from controller.core.events import JournaledEvent
+from controller.engine.inputs import CloseTable
+from controller.games.registry import chapter_of
+from controller.shell.service import TableService
+from controller.supervisor.envelope import public_key_b64, sign_command
+from controller.supervisor.gate import Accepted, CommandGate
+from controller.supervisor.replay import ReplayStore
+from drivers.sim.shuffler import FRESH_DECK
+from drivers.sim.table import SimulatedTable
+
+log = structlog.get_logger("tablectl.demo")
+
+
+# What a player answers to a decision: an amount (one of the allowed ones) to wager, "fold", or for a
+# ride-or-withdraw decision "ride" / "withdraw". None folds too (how the first scripted rounds said it).
+Answer = int | str | None
+# Blocking conditions that only a floorperson can clear: a simulated table with nobody to clear them
+# closes instead of waiting forever (when asked to: the demo waits, as a real table would).
+_STUCK = ("deck.removed", "table.blocked", "no_more_bets.refused")
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRequest:
+    """A `decision.requested` event as the player sees it."""
+
+    decision: str  # the chapter's decision key, e.g. "street_3"
+    spot: str  # the wager spot the decision is about
+    kind: str  # "wager_or_fold" or "ride_or_withdraw"
+    allowed: tuple[int, ...] = ()  # wager_or_fold: the amounts that may be put out
+
+
+class Policy(Protocol):
+    """What the simulated players do."""
+
+    def wagers(self, round_no: int, config: TableConfig) -> dict[int, dict[str, int]]:
+        """Seat -> {spot: cents} placed before "no more bets"."""
+
+    def decide(self, round_no: int, seat: int, request: DecisionRequest) -> Answer:
+        """The seat's answer to the decision (see Answer)."""
+
+    def late_wager(self, round_no: int, config: TableConfig) -> tuple[int, str, int] | None:
+        """A wager someone tries after "no more bets" (seat, spot, cents), to show the lock-out."""
+
+    def stub_count(self, round_no: int) -> StubCount | None:
+        """The dealer's stub count and misdeal ruling this round, or None: the right count."""
+
+
+@dataclass(frozen=True, slots=True)
+class StubCount:
+    """What the dealer enters when asked to count the stub (.8(f), .9(d), .10(d)), and, when that count does
+    not make 52 cards, whether the dealer rules the cards misdealt (void) or not (void, the deck removed)."""
+
+    count: int
+    misdeal: bool = False
+
+
+class SimulatedFloor:
+    """The dealer and the players, acting on the simulated devices in answer to the controller's events.
+
+    Whatever the chapter, the events say what to do: wagers when betting opens, "no more bets" once they
+    are all on the layout, cards drawn from a manual shoe while the round is dealt, "dealt" once a deal
+    from the hand is on the layout, an answer to each `decision.requested` of the kind it asks. The dealer's
+    part goes through the panel as at a real table: the counts (chips, stub) keyed when asked for, "misdeal" /
+    "no_misdeal" after a stub miscount, "inspected" when an idle table's cards are due for inspection, and a
+    shuffle by hand (into the shoe) then "shuffled" once the shuffler is out of order. The floorperson, when
+    there is one, only signs commands; without one, nothing verifies an opening inspection, so the dealer
+    leaves it to whoever runs the table (tests verify it by signed command).
+    """
+
+    def __init__(
+        self,
+        service: TableService,
+        sims: SimulatedTable,
+        policy: Policy,
+        rounds: int | None,
+        pace: float,
+        *,
+        close_when_stuck: bool = False,
+        floorperson: DemoFloorperson | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.service = service
+        self.rng = rng or random.Random(0)  # the dealer's hand shuffles; seeded so a run can be repeated
+        self.floorperson = floorperson
+        self.sims = sims
+        self.policy = policy
+        self.rounds = rounds
+        self.pace = pace
+        self.close_when_stuck = close_when_stuck
+        self.method = service.engine.method
+        self.events = service.subscribe()
+        self._awaiting: int = 0  # wagers placed whose acceptance or rejection is not yet journaled
+        self._round_no = 0
+        self._started = 0
+        self._drawing = False  # a manual shoe is being dealt from
+        # The stations lock every spot at "no more bets" but those of the wagers the chapter takes after the deal.
+        open_spots = chapter_of(service.config.game).spots_after_lockout(service.config.game)
+        for station in sims.stations.values():
+            station.keep_open(open_spots)
+
+    async def _beat(self) -> None:
+        if self.pace:
+            await asyncio.sleep(self.pace)  # human pace for the watcher, not synchronisation
+
+    async def run(self) -> None:
+        while True:
+            ev = await self.events.get()
+            if ev.type == "table.closed":
+                return
+            await self._on(ev)
+
+    async def _on(self, ev: JournaledEvent) -> None:
+        # Each event type is one handler's at most; the first that takes it acts.
+        for handler in (self._on_round, self._on_dealer_duty, self._on_floor):
+            if await handler(ev):
+                return
+
+    async def _on_round(self, ev: JournaledEvent) -> bool:
+        """The round as the players and the dealer play it: wagers, "no more bets", cards, decisions."""
+        p = ev.payload
+        if ev.type == "betting.opened":
+            self._round_no = int(p["round_no"])
+            self._started += 1
+            await self._place_wagers()
+        elif ev.type == "no_more_bets" and self.rounds is not None and self._started >= self.rounds:
+            # The last round is under way: the table closes when it is complete instead of reshuffling.
+            self.service.submit(CloseTable())
+        elif ev.type in ("wager.accepted", "wager.rejected", "wager.confirmed") and self._awaiting:
+            self._awaiting -= 1
+            if not self._awaiting:
+                await self._no_more_bets()
+        elif ev.type == "lockout.confirmed" and self.method == "manual_shoe":
+            self._drawing = True
+            await self._draw()
+        elif ev.type == "card.dealt" and self._drawing:
+            await self._draw()
+        elif ev.type in ("stub.discarded", "round.voided"):
+            self._drawing = False
+        elif ev.type == "deal.awaiting_dealer":
+            await self._beat()
+            await self.sims.panel.press("dealt")
+        elif ev.type == "decision.requested":
+            await self._beat()
+            await self._decide(
+                int(p["seat"]),
+                DecisionRequest(
+                    str(p["decision"]), str(p["spot"]), str(p["kind"]), tuple(int(a) for a in p.get("allowed", ()))
+                ),
+            )
+        else:
+            return False
+        return True
+
+    async def _on_dealer_duty(self, ev: JournaledEvent) -> bool:
+        """What the dealer keys or presses on the panel when the controller asks (docs/protocol.md, "Dealer panel")."""
+        p = ev.payload
+        if ev.type == "chip_count.requested":
+            # The dealer's count matches the wagers accepted: the simulated chips are exactly those placed.
+            await self._beat()
+            await self.sims.panel.key_count("chips", int(p["accepted"]))
+        elif ev.type == "stub_count.requested" and ev.sealed is not None:
+            # The right count, unless the script has the dealer count otherwise.
+            await self._beat()
+            stub = self.policy.stub_count(self._round_no)
+            await self.sims.panel.key_count("stub", int(ev.sealed["expected"]) if stub is None else stub.count)
+        elif ev.type == "stub_count.mismatch":
+            # The dealer determines whether the cards were misdealt (.8(h), .9(f), .10(f)).
+            await self._beat()
+            stub = self.policy.stub_count(self._round_no)
+            await self.sims.panel.press("misdeal" if stub is not None and stub.misdeal else "no_misdeal")
+        elif ev.type == "cards.inspection_due":
+            # An idle table (.5(f)): the dealer spreads and inspects the cards alone, then confirms on the panel.
+            await self._beat()
+            await self.sims.panel.press("inspected")
+        elif ev.type == "shuffle.started" and p.get("device") == "manual":
+            # The shuffler is out of order (.13(g)): the dealer shuffles by hand, cuts with the cover card
+            # (.5(c)(2), (d)), puts the deck in the shoe and confirms on the panel.
+            await self._beat()
+            deck = list(FRESH_DECK)
+            self.rng.shuffle(deck)
+            self.sims.shoe.load(deck)
+            await self.sims.panel.press("shuffled")
+        else:
+            return False
+        return True
+
+    async def _on_floor(self, ev: JournaledEvent) -> bool:
+        """Devices out of order, jackpots for the floorperson, and a table blocked for one who is not simulated."""
+        p = ev.payload
+        if ev.type in ("device.out_of_order", "device.back_in_service") and p.get("dealing_method"):
+            self.method = p["dealing_method"]  # e.g. a manual shoe takes over from dealing by hand
+        elif ev.type == "progressive.hit" and self.floorperson is not None:
+            # The floorperson checks the hand and validates the hit with a signed command (655a.11(i)(1)(iii)).
+            await self._beat()
+            await self.floorperson.validate(self.service, int(p["seat"]), str(p["level"]), str(p["hit"]))
+        elif ev.type == "table.recovered" and p.get("policy") == "await_jackpot" and self.floorperson is not None:
+            # Restarted while hits awaited validation: their progressive.hit events belong to the last boot, so the
+            # floorperson validates what the restored state still holds pending (each once; 655a.11(i)(1)(iii)).
+            for pending in list(self.service.state.pending_hits):
+                await self._beat()
+                await self.floorperson.validate(self.service, pending.seat, pending.level, pending.hit)
+        elif ev.type in _STUCK and self.close_when_stuck:
+            self.service.submit(CloseTable())
+        else:
+            return False
+        return True
+
+    async def _draw(self) -> None:
+        await self._beat()
+        await self.sims.shoe.draw()
+
+    async def _decide(self, seat: int, request: DecisionRequest) -> None:
+        answer = self.policy.decide(self._round_no, seat, request)
+        if request.kind == "ride_or_withdraw":
+            await self.sims.panel.press("withdraw" if answer == "withdraw" else "let_it_ride")
+        elif answer is None or answer == "fold" or isinstance(answer, str):
+            await self.sims.panel.press("fold")
+        else:
+            await self.sims.stations[seat].place(request.spot, answer)
+
+    async def _place_wagers(self) -> None:
+        plan = self.policy.wagers(self._round_no, self.service.config)
+        self._awaiting = sum(len(w) for w in plan.values())
+        for seat, wagers in sorted(plan.items()):
+            for spot, amount in wagers.items():
+                await self._beat()
+                await self.sims.stations[seat].place(spot, amount)
+
+    async def _no_more_bets(self) -> None:
+        await self._beat()
+        await self.sims.panel.press("no_more_bets")
+        late = self.policy.late_wager(self._round_no, self.service.config)
+        if late:
+            seat, spot, amount = late
+            await self.sims.stations[seat].place(spot, amount)
+
+
+class DemoFloorperson:
+    """The demo's floorperson: a key generated for this run, listed in the table's supervisors, whose commands go
+    through the same checks as a command from the broker (CommandGate: signature, role, freshness, replay) before
+    the service steps them, as the command listener does."""
+
+    KEY_ID = "demo-floorperson"
+
+    def __init__(self, config: TableConfig, replay_path: Path) -> None:
+        self.key = Ed25519PrivateKey.generate()
+        self.supervisor = Supervisor(key_id=self.KEY_ID, role="floorperson", public_key=public_key_b64(self.key))
+        self.table_id = config.table_id
+        self.gate = CommandGate(
+            config.table_id,
+            [*config.supervisors, self.supervisor],
+            config.commands,
+            ReplayStore(replay_path, config.table_id),
+        )
+
+    async def validate(self, service: TableService, seat: int, level: str, hit: str) -> None:
+        envelope = sign_command(
+            self.key,
+            table_id=self.table_id,
+            verb="validate_jackpot",
+            key_id=self.KEY_ID,
+            args={"seat": seat, "level": level, "hit": hit},
+        )
+        result = self.gate.check("validate_jackpot", json.dumps(envelope).encode(), dt.datetime.now(dt.UTC))
+        if not isinstance(result, Accepted):
+            log.error("demo floorperson's command refused", reason=result.reason)
+            return
+        await service.submit_and_wait(result.input)
