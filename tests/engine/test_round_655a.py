@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from controller.core.cards import STANDARD_DECK
+from controller.engine.commands import LockSeat
 from controller.engine.state import Phase
 
 # Deal order with one Six Card Bonus wager on the table (655a.10(b), (c)): a two-card stack to each
@@ -390,7 +391,7 @@ def test_an_unreachable_station_at_an_empty_seat_is_not_waited_for(make_table):
     t.wager(1, "ante", 500)
     before = len(t.commands)
     t.press("no_more_bets")
-    locked = [c.seat for c in t.commands[before:] if c.verb == "lock"]
+    locked = [c.seat for c in t.commands[before:] if isinstance(c, LockSeat)]
     assert 3 not in locked and sorted(locked) == [1, 2, 4, 5, 6]
     confirmed = next(e for e in t.events if e.type == "lockout.confirmed")
     assert confirmed.payload == {"stations": 5, "unreachable": [3]}
@@ -412,7 +413,7 @@ def test_no_more_bets_waits_for_a_station_holding_wagers(make_table):
 def test_a_station_lost_during_the_lock_out_holds_the_deal_until_it_returns(make_table):
     t = make_table()
     t.wager(1, "ante", 500)
-    t.answer = lambda c, orig=t.answer: [] if c.verb == "lock" and c.seat == 1 else orig(c)  # type: ignore[method-assign]
+    t.answer = lambda c, orig=t.answer: [] if c == LockSeat(1) else orig(c)  # type: ignore[method-assign]
     t.press("no_more_bets")
     waiting = t.feed(_offline(1))
     assert [(e.type, e.payload.get("seat")) for e in waiting if e.type == "lockout.waiting"] == [("lockout.waiting", 1)]
@@ -429,4 +430,4 @@ def test_a_station_returning_mid_round_is_locked(make_table):
     t.feed(_offline(4))
     before = len(t.commands)
     t.feed(_online(4))
-    assert [(c.verb, c.seat) for c in t.commands[before:]] == [("lock", 4)]
+    assert t.commands[before:] == [LockSeat(4)]
