@@ -18,7 +18,8 @@ from collections.abc import Callable
 
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
-from controller.engine.inputs import Command, Input, OpenTable
+from controller.engine.commands import DispenseStack, LockSeat, RemoveStub, Shuffle, UnlockSeat
+from controller.engine.inputs import Input, OpenTable
 from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
 from controller.games.mississippi_stud import hands as ms
@@ -80,18 +81,19 @@ def play(decks: list[list[str]], hook: Hook | None = None) -> int:
             if hook is not None:
                 hook(state, [e for e in effects if isinstance(e, DomainEvent)])
             for e in effects:
-                if not isinstance(e, Command):
-                    continue
-                if e.verb == "shuffle":
-                    shoe = pending.pop(0) if pending else list(STANDARD_DECK)
-                    queue.append(ShuffleCompleted("shuffler", card_count=52))
-                elif e.verb == "dispense_stack":
-                    queue.append(StackDispensed("shoe", cards=tuple(shoe[:2])))
-                    shoe = shoe[2:]
-                elif e.verb == "remove_stub":
-                    queue.append(StubRemoved("shoe", cards=tuple(shoe)))
-                elif e.verb in ("lock", "unlock"):
-                    queue.append(LockAcknowledged(f"wager_station_{e.seat}", seat=e.seat or 0, locked=e.verb == "lock"))
+                match e:
+                    case Shuffle():
+                        shoe = pending.pop(0) if pending else list(STANDARD_DECK)
+                        queue.append(ShuffleCompleted("shuffler", card_count=52))
+                    case DispenseStack():
+                        queue.append(StackDispensed("shoe", cards=tuple(shoe[:2])))
+                        shoe = shoe[2:]
+                    case RemoveStub():
+                        queue.append(StubRemoved("shoe", cards=tuple(shoe)))
+                    case LockSeat(seat=seat) | UnlockSeat(seat=seat):
+                        queue.append(
+                            LockAcknowledged(f"wager_station_{seat}", seat=seat, locked=isinstance(e, LockSeat))
+                        )
 
     feed(OpenTable())
     for _ in decks:

@@ -1,120 +1,165 @@
-"""Decisions: each seat asked clockwise, decision wagers, folds, ride or withdraw, and the reveal after each
-decision."""
+"""Decisions: each seat asked clockwise, decision wagers, folds, ride or withdraw, the reveal after each
+decision, and a player who leaves during the round (.7(b))."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from controller.core.money import fmt
+from controller.engine import settling
+from controller.engine.context import StepContext, area_of
 from controller.engine.spec import Decision
 from controller.engine.state import Phase
-from controller.engine.step import _area, _StepBase
 
 
-class _DecisionsMixin(_StepBase):
-    # -- decisions -------------------------------------------------------------------------------
+def current_decision(ctx: StepContext) -> Decision | None:
+    if ctx.s.phase is not Phase.DECISION or ctx.s.round is None:
+        return None
+    return ctx.setup.decisions[ctx.r.decision]
 
-    def current_decision(self) -> Decision | None:
-        if self.s.phase is not Phase.DECISION or self.s.round is None:
-            return None
-        return self.e.decisions[self.r.decision]
 
-    def next_decision(self, after: int | None = None) -> None:
-        """Ask the next seat clockwise, or reveal and move on when everyone has decided."""
-        r = self.r
-        d = self.e.decisions[r.decision]
-        waiting = [n for n in r.in_play() if after is None or r.players.index(n) > r.players.index(after)]
-        if waiting:
-            seat = waiting[0]
-            r.turn = seat
-            payload: dict[str, Any] = {
+def next_decision(ctx: StepContext, after: int | None = None) -> None:
+    """Ask the next seat clockwise, or reveal and move on when everyone has decided."""
+    r = ctx.r
+    d = ctx.setup.decisions[r.decision]
+    waiting = [n for n in r.in_play() if after is None or r.players.index(n) > r.players.index(after)]
+    if waiting:
+        r.turn = waiting[0]
+        ask(ctx, waiting[0], d)
+        return
+    r.turn = None
+    if d.reveal:
+        area, index = area_of(d.reveal)
+        card = r.areas.get(area, [])[(index or 1) - 1]
+        r.revealed.append(d.reveal)
+        ctx.emit(
+            "community.revealed" if area == "community" else f"{area}.revealed",
+            d.reveal_rule,
+            {"index": index, "after": d.name},
+            {"card": card},
+        )
+    if r.decision + 1 < len(ctx.setup.decisions):
+        r.decision += 1
+        next_decision(ctx)
+    else:
+        settling.settle(ctx)
+
+
+def ask(ctx: StepContext, seat: int, d: Decision, reissued: bool = False) -> None:
+    """`decision.requested`: the seat's turn to decide, with the amounts it may put out."""
+    payload: dict[str, Any] = {"seat": seat, "decision": d.key, "street": d.name, "spot": d.spot, "kind": d.kind}
+    if reissued:
+        payload["reissued"] = True
+    if d.kind == "wager_or_fold":
+        payload["allowed"] = list(ctx.spec.allowed(ctx.rules, d, ctx.r.seats[seat].wagers))
+    ctx.emit("decision.requested", d.rule, payload)
+
+
+def decision_wager(ctx: StepContext, seat: int, amount: int, base: dict[str, Any], d: Decision) -> None:
+    r = ctx.r
+    if seat != r.turn:
+        ctx.emit(
+            "wager.rejected",
+            d.rule,
+            {**base, "reason": f"seat {r.turn} is deciding; seat {seat} must wait for its turn"},
+        )
+        return
+    allowed = list(ctx.spec.allowed(ctx.rules, d, r.seats[seat].wagers))
+    if amount not in allowed:
+        ctx.emit("wager.rejected", d.rule, {**base, "reason": "must be one of " + ", ".join(map(fmt, allowed))})
+        return
+    r.seats[seat].wagers[d.spot] = amount
+    first = ctx.spec.main_wagers[0]
+    ante = r.seats[seat].wagers.get(first, 0)
+    payload: dict[str, Any] = {"seat": seat, "street": d.name, "decision": d.key, "amount": amount}
+    if ante:
+        payload["multiple"] = amount // ante
+    ctx.emit("street_wager.placed", d.rule, payload)
+    next_decision(ctx, after=seat)
+
+
+def button_decision(ctx: StepContext, button: str) -> None:
+    d = current_decision(ctx)
+    seat = ctx.s.round.turn if ctx.s.round else None
+    if d is None or seat is None:
+        ctx.ignored(button, "no decision is awaited")
+        return
+    st = ctx.r.seats[seat]
+    if button == "fold" and d.kind == "wager_or_fold":
+        st.folded_on = d.key
+        st.collected = {w: st.wagers.pop(w) for w in ctx.spec.main_wagers if w in st.wagers}
+        optional = sorted(w for w in st.wagers)
+        ctx.emit(
+            "seat.folded",
+            d.rule,
+            {
+                "seat": seat,
+                "street": d.name,
+                "decision": d.key,
+                "collected": dict(st.collected),
+                # With an optional wager the cards stay on the table until it is settled.
+                "cards": "left on the table" if optional else "to the discard rack",
+                "optional_wagers_pending": optional,
+            },
+        )
+    elif button in ("withdraw", "let_it_ride") and d.kind == "ride_or_withdraw":
+        if button == "withdraw":
+            st.withdrawn[d.spot] = st.wagers.pop(d.spot)
+        ctx.emit(
+            "bet.withdrawn" if button == "withdraw" else "bet.rides",
+            d.rule,
+            {
                 "seat": seat,
                 "decision": d.key,
-                "street": d.name,
-                "spot": d.spot,
-                "kind": d.kind,
-            }
-            if d.kind == "wager_or_fold":
-                payload["allowed"] = list(self.spec.allowed(self.rules, d, r.seats[seat].wagers))
-            self.emit("decision.requested", d.rule, payload)
-            return
-        r.turn = None
-        if d.reveal:
-            area, index = _area(d.reveal)
-            card = r.areas.get(area, [])[(index or 1) - 1]
-            r.revealed.append(d.reveal)
-            self.emit(
-                "community.revealed" if area == "community" else f"{area}.revealed",
-                d.reveal_rule,
-                {"index": index, "after": d.name},
-                {"card": card},
-            )
-        if r.decision + 1 < len(self.e.decisions):
-            r.decision += 1
-            self.next_decision()
-        else:
-            self.settle()
+                "bet": d.spot,
+                "amount": st.withdrawn.get(d.spot) or st.wagers.get(d.spot),
+            },
+        )
+    else:
+        ctx.ignored(button, f"not an answer to {d.name}")
+        return
+    next_decision(ctx, after=seat)
 
-    def decision_wager(self, seat: int, amount: int, base: dict[str, Any], d: Decision) -> None:
-        r = self.r
-        if seat != r.turn:
-            self.emit(
-                "wager.rejected",
-                d.rule,
-                {**base, "reason": f"seat {r.turn} is deciding; seat {seat} must wait for its turn"},
-            )
-            return
-        allowed = list(self.spec.allowed(self.rules, d, r.seats[seat].wagers))
-        if amount not in allowed:
-            self.emit("wager.rejected", d.rule, {**base, "reason": "must be one of " + ", ".join(map(fmt, allowed))})
-            return
-        r.seats[seat].wagers[d.spot] = amount
-        first = self.spec.main_wagers[0]
-        ante = r.seats[seat].wagers.get(first, 0)
-        payload: dict[str, Any] = {"seat": seat, "street": d.name, "decision": d.key, "amount": amount}
-        if ante:
-            payload["multiple"] = amount // ante
-        self.emit("street_wager.placed", d.rule, payload)
-        self.next_decision(after=seat)
 
-    def button_decision(self, button: str) -> None:
-        d = self.current_decision()
-        seat = self.s.round.turn if self.s.round else None
-        if d is None or seat is None:
-            self.ignored(button, "no decision is awaited")
-            return
-        st = self.r.seats[seat]
-        if button == "fold" and d.kind == "wager_or_fold":
-            st.folded_on = d.key
-            st.collected = {w: st.wagers.pop(w) for w in self.spec.main_wagers if w in st.wagers}
-            optional = sorted(w for w in st.wagers)
-            self.emit(
-                "seat.folded",
-                d.rule,
-                {
-                    "seat": seat,
-                    "street": d.name,
-                    "decision": d.key,
-                    "collected": dict(st.collected),
-                    # With an optional wager the cards stay on the table until it is settled.
-                    "cards": "left on the table" if optional else "to the discard rack",
-                    "optional_wagers_pending": optional,
-                },
+def player_left(ctx: StepContext, seat: int) -> None:
+    r = ctx.s.round
+    if r is None or seat not in r.seats:
+        ctx.ignored(f"player left seat {seat}", "no wager of that seat is in play")
+        return
+    st = r.seats[seat]
+    if ctx.s.phase is Phase.BETTING:  # no card yet: the wagers come off the layout for the player
+        for spot, amount in sorted(st.wagers.items()):
+            ctx.emit(
+                "wager.returned",
+                ctx.rule("7(c)"),
+                {"seat": seat, "spot": spot, "amount": amount, "reason": "the player left before the deal"},
             )
-        elif button in ("withdraw", "let_it_ride") and d.kind == "ride_or_withdraw":
-            if button == "withdraw":
-                st.withdrawn[d.spot] = st.wagers.pop(d.spot)
-            self.emit(
-                "bet.withdrawn" if button == "withdraw" else "bet.rides",
-                d.rule,
-                {
-                    "seat": seat,
-                    "decision": d.key,
-                    "bet": d.spot,
-                    "amount": st.withdrawn.get(d.spot) or st.wagers.get(d.spot),
-                },
-            )
-        else:
-            self.ignored(button, f"not an answer to {d.name}")
-            return
-        self.next_decision(after=seat)
+        st.wagers.clear()
+        return
+    if seat not in r.players or seat in r.left or not st.wagers:
+        ctx.ignored(f"player left seat {seat}", "no live wager of that seat is in play")
+        return
+    how = ctx.opts.abandoned_wagers
+    wagers = dict(st.wagers)
+    r.left[seat] = how
+    st.collected.update(wagers)
+    st.wagers.clear()
+    if how == "hold":
+        held = ctx.s.held_wagers.setdefault(seat, {})
+        for spot, amount in wagers.items():
+            held[spot] = held.get(spot, 0) + amount
+    ctx.emit(
+        "wagers.abandoned",
+        ctx.rule("7(b)"),
+        {
+            "seat": seat,
+            "disposition": how,
+            "wagers": wagers,
+            "phase": str(ctx.s.phase),
+            "remedy": "treated as losing wagers and collected"
+            if how == "lose"
+            else "held for the player; the hand takes no further part",
+        },
+    )
+    if ctx.s.phase is Phase.DECISION and r.turn == seat:
+        next_decision(ctx, after=seat)

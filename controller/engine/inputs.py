@@ -174,16 +174,3 @@ Input = (
     | Recover
     | CriticalStateInvalid
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    """A device command for the shell to carry out. target is a role: 'shuffler', 'shoe' or
-    'wager_station' (with seat); the shell maps roles to configured devices."""
-
-    target: str
-    verb: str
-    seat: int | None = None
-    cards: int = 0
-    level: str | None = None  # show_win: the progressive level won, and its amount
-    amount_cents: int = 0

@@ -11,32 +11,32 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import structlog
 
 from controller.config.errors import ConfigError
-from controller.config.table import TableConfig, station_id
+from controller.config.table import TableConfig
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.core.settlement import ChapterRules
-from controller.engine.inputs import Command, CriticalStateInvalid, Input, OpenTable, Recover, Tick
+from controller.engine.commands import DeviceCommand
+from controller.engine.inputs import CriticalStateInvalid, Input, OpenTable, Recover, Tick
 from controller.engine.round import RoundEngine
 from controller.engine.state import Phase, TableState
 from controller.games.registry import REGISTRY
 from controller.progressive import codec as meter_codec
 from controller.progressive.model import MeterError
+from controller.shell.device_commands import CommandRunner
 from controller.store import snapshot
 from controller.store.journal import Journal
 from controller.store.records import Record
-from drivers.interfaces import Device, DeviceEvent, DeviceFault, DeviceOffline
+from drivers.interfaces import Device, DeviceEvent, DeviceOffline
 
 log = structlog.get_logger("tablectl.service")
 
 Clock = Callable[[], dt.datetime]
 METERS_RECORD = "meters"  # the progressive meters, two copies (controller/progressive/codec.py)
-SIGN = "progressive_sign"
 TICK_SECONDS = 30.0  # fine enough for hour-long deck lives and half-hour idle checks
 MAX_GROUP = 64  # inputs stepped and committed together at most (see run)
 
@@ -62,6 +62,7 @@ class TableService:
     ) -> None:
         self.config = config
         self.devices = dict(devices)
+        self._commands = CommandRunner(self.devices, self.sink)
         self.journal = journal
         chapter = REGISTRY.get(config.game.chapter)
         if chapter is None:
@@ -82,7 +83,6 @@ class TableService:
         self.closed = asyncio.Event()
         # Set once the devices were started and the table was opened (systemd READY=1, benchmarks).
         self.ready = asyncio.Event()
-        self._unlit: set[str] = set()  # stations already logged as having no seat light
 
     def _restore(self) -> tuple[TableState, list[Input]]:
         """The state to start from and the inputs that come before anything a device reports."""
@@ -242,11 +242,11 @@ class TableService:
         carry out their device commands in order; returns each input's journaled events. Stops after an input
         that closed the table (the inputs after it are not stepped: the result is shorter)."""
         state = self.state
-        steps: list[tuple[list[DomainEvent], list[Command]]] = []
+        steps: list[tuple[list[DomainEvent], list[DeviceCommand]]] = []
         for inp in inputs:
             state, effects = self.engine.step(state, inp)
             events = [e for e in effects if isinstance(e, DomainEvent)]
-            steps.append((events, [e for e in effects if isinstance(e, Command)]))
+            steps.append((events, [e for e in effects if not isinstance(e, DomainEvent)]))
             if any(e.type == "table.closed" for e in events):
                 break
         # The state goes in the events' transaction, and also on a step that changed it without an event (a lock
@@ -279,61 +279,9 @@ class TableService:
         if journaled:
             self._on_journaled()
 
-    async def _execute(self, commands: list[Command]) -> None:
-        # Commands to one device keep their order; different devices are driven concurrently
-        # (all six stations lock at once).
-        by_device: dict[str, list[Command]] = defaultdict(list)
-        for c in commands:
-            by_device[self._device_for(c)].append(c)
-        await asyncio.gather(*(self._run_commands(dev, cmds) for dev, cmds in by_device.items()))
-
-    def _device_for(self, c: Command) -> str:
-        if c.target == "wager_station":
-            assert c.seat is not None
-            return station_id(c.seat)
-        return c.target
-
-    async def _run_commands(self, device_id: str, commands: list[Command]) -> None:
-        device = self.devices.get(device_id)
-        for c in commands:
-            if device is None and c.target == SIGN:
-                return  # no sign configured: the meters are on the console and the MQTT progressive topics
-            if device is None:
-                self.sink(
-                    DeviceFault(
-                        device_id, code="not_configured", detail=f"no device {device_id!r} in the config for {c.verb}"
-                    )
-                )
-                return
-            try:
-                await self._call(device, c)
-            except Exception as err:  # a failed command is a device fault, never a dead controller
-                log.warning("device command failed", device=device_id, command=c.verb, error=str(err))
-                self.sink(DeviceFault(device_id, code="command_failed", detail=f"{c.verb}: {err}"))
-                return
-
-    async def _call(self, device: Device, c: Command) -> None:
-        if c.verb in ("light_on", "light_off") and not hasattr(device, c.verb):
-            # A station without a seat light (a driver without drivers.interfaces.SeatLights): the hit event names
-            # the seat for the dealer. Said once per station, not at every hit and restart.
-            if device.device_id not in self._unlit:
-                self._unlit.add(device.device_id)
-                log.warning(
-                    "wager station has no seat light: the dealer verifies the winning seat from the "
-                    "progressive.hit event instead",
-                    device=device.device_id,
-                    driver=type(device).__name__,
-                )
-            return
-        method = getattr(device, c.verb)
-        if c.verb == "show_levels":
-            await method(self.state.meters.display() if self.state.meters is not None else {})
-        elif c.verb == "show_win":
-            await method(c.level or "", c.amount_cents, c.seat or 0)
-        elif c.verb == "dispense_stack":
-            await method(c.cards)
-        else:
-            await method()
+    async def _execute(self, commands: list[DeviceCommand]) -> None:
+        # Carried out by controller/shell/device_commands.py: one match on the command's type, no state read back.
+        await self._commands.execute(commands)
 
     async def _start_device(self, device: Device) -> None:
         try:

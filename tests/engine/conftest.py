@@ -16,7 +16,18 @@ import pytest
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
 from controller.core.settlement import ChapterRules
-from controller.engine.inputs import Command, Input, OpenTable
+from controller.engine.commands import (
+    DeviceCommand,
+    DispenseStack,
+    LightSeat,
+    LockSeat,
+    RemoveStub,
+    ShowLevels,
+    ShowWin,
+    Shuffle,
+    UnlockSeat,
+)
+from controller.engine.inputs import Input, OpenTable
 from controller.engine.round import RoundEngine
 from controller.engine.spec import AbandonedWagers, ChapterSpec, DealingMethod, DeckMode, TableOptions
 from controller.engine.state import TableState
@@ -33,7 +44,7 @@ from drivers.interfaces import (
 )
 
 # How the devices answer one command with the inputs they report back.
-Answer = Callable[[Command], list[Input]]
+Answer = Callable[[DeviceCommand], list[Input]]
 
 # A chapter's rules model: the spec and the rules a test table is built from go together.
 R = TypeVar("R", bound=ChapterRules)
@@ -62,7 +73,7 @@ class PureTable:
     decks: list[list[str]] = field(default_factory=list)
     shoe: list[str] = field(default_factory=list)
     events: list[DomainEvent] = field(default_factory=list)
-    commands: list[Command] = field(default_factory=list)
+    commands: list[DeviceCommand] = field(default_factory=list)
     # The devices' answers; a test replaces it to script a device that misbehaves (its replacement usually
     # falls back to the one it replaced), and puts the perfect devices back with `t.answer = t.perfect_devices`.
     answer: Answer = field(init=False, repr=False, compare=False)
@@ -88,22 +99,22 @@ class PureTable:
         self.events.extend(new)
         return new
 
-    def perfect_devices(self, c: Command) -> list[Input]:
-        if c.verb == "shuffle":
-            self.shoe = self.decks.pop(0) if self.decks else list(STANDARD_DECK)
-            order = tuple(self.shoe) if self.engine.method == "hand" else ()
-            return [ShuffleCompleted("shuffler", card_count=len(self.shoe), order=order)]
-        if c.verb == "dispense_stack":
-            stack, self.shoe = self.shoe[: c.cards], self.shoe[c.cards :]
-            return [StackDispensed("shoe", cards=tuple(stack))]
-        if c.verb == "remove_stub":
-            stub, self.shoe = self.shoe, []
-            return [StubRemoved("shoe", cards=tuple(stub))]
-        if c.verb in ("lock", "unlock"):
-            assert c.seat is not None
-            return [LockAcknowledged(f"wager_station_{c.seat}", seat=c.seat, locked=c.verb == "lock")]
-        if c.target == "progressive_sign" or c.verb in ("light_on", "light_off"):
-            return []  # the sign and the seat lights answer nothing the engine waits for
+    def perfect_devices(self, c: DeviceCommand) -> list[Input]:
+        match c:
+            case Shuffle():
+                self.shoe = self.decks.pop(0) if self.decks else list(STANDARD_DECK)
+                order = tuple(self.shoe) if self.engine.method == "hand" else ()
+                return [ShuffleCompleted("shuffler", card_count=len(self.shoe), order=order)]
+            case DispenseStack(cards=n):
+                stack, self.shoe = self.shoe[:n], self.shoe[n:]
+                return [StackDispensed("shoe", cards=tuple(stack))]
+            case RemoveStub():
+                stub, self.shoe = self.shoe, []
+                return [StubRemoved("shoe", cards=tuple(stub))]
+            case LockSeat(seat=seat) | UnlockSeat(seat=seat):
+                return [LockAcknowledged(f"wager_station_{seat}", seat=seat, locked=isinstance(c, LockSeat))]
+            case ShowLevels() | ShowWin() | LightSeat():
+                return []  # the sign and the seat lights answer nothing the engine waits for
         raise AssertionError(f"unexpected command {c}")
 
     def draw(self, n: int | None = None) -> list[DomainEvent]:

@@ -18,7 +18,8 @@ import pytest
 
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
-from controller.engine.inputs import CloseTable, Command, Confirm, CountEntered, Input, MarkOutOfOrder, OpenTable
+from controller.engine.commands import DeviceCommand, DispenseStack
+from controller.engine.inputs import CloseTable, Confirm, CountEntered, Input, MarkOutOfOrder, OpenTable
 from controller.engine.round import RoundEngine
 from controller.engine.spec import DealingMethod, TableOptions
 from controller.engine.state import Phase, TableState
@@ -121,12 +122,12 @@ def deal(t: PureTable) -> None:
         t.press("dealt")
 
 
-def on(t: PureTable, verb: str, answer: Callable[[Command], list[Input]], times: int = 1) -> None:
+def on(t: PureTable, verb: str, answer: Callable[[DeviceCommand], list[Input]], times: int = 1) -> None:
     """Answer the next `times` commands with this verb differently; the rest as perfect devices do."""
     left = {"n": times}
     orig = t.answer
 
-    def answer_(c: Command) -> list[Input]:
+    def answer_(c: DeviceCommand) -> list[Input]:
         if c.verb == verb and left["n"] > 0:
             left["n"] -= 1
             return answer(c)
@@ -168,7 +169,7 @@ def test_one_face_up_card_is_discarded_two_void(chapter: str) -> None:
                 t.feed(FaceUpCard("shoe", card=card))
         else:
 
-            def face_up(c: Command, t: PureTable = t) -> list[Input]:
+            def face_up(c: DeviceCommand, t: PureTable = t) -> list[Input]:
                 card, t.shoe = t.shoe[0], t.shoe[1:]
                 return [FaceUpCard("shoe", card=card), *PureTable.perfect_devices(t, c)]
 
@@ -197,7 +198,8 @@ def test_drawn_in_error_is_used_as_the_next_card(chapter: str) -> None:
 def test_wrong_number_of_cards_voids(chapter: str, extra: int) -> None:
     t = table(chapter, "automated_shoe")
 
-    def wrong(c: Command, t: PureTable = t) -> list[Input]:
+    def wrong(c: DeviceCommand, t: PureTable = t) -> list[Input]:
+        assert isinstance(c, DispenseStack)
         stack, t.shoe = t.shoe[: c.cards + extra], t.shoe[c.cards + extra :]
         return [StackDispensed("shoe", cards=tuple(stack))]
 

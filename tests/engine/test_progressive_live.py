@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+from controller.engine.commands import LightSeat, ShowWin
 from controller.engine.inputs import Signed, ValidateJackpot
 from controller.engine.state import Phase
 from controller.progressive.model import MICRO
@@ -71,9 +72,9 @@ def test_two_hits_of_one_level_are_paid_in_turn_and_held_for_validation(make_tab
     assert settled[1]["paid"] + settled[1]["returned"] == 100_000
     assert t.state.phase is Phase.JACKPOT and "jackpot" in t.state.blocks
     assert "round.completed" not in t.types()
-    lights = [(c.verb, c.seat) for c in t.commands if c.verb == "light_on"]
+    lights = [(c.verb, c.seat) for c in t.commands if isinstance(c, LightSeat) and c.on]
     assert lights == [("light_on", 3), ("light_on", 1)]
-    wins = [(c.level, c.amount_cents, c.seat) for c in t.commands if c.verb == "show_win"]
+    wins = [(c.level, c.amount_cents, c.seat) for c in t.commands if isinstance(c, ShowWin)]
     assert wins == [("major", 100_014, 3), ("major", 100_000, 1)]
 
     first, second = (e.payload["hit"] for e in hits)

@@ -7,7 +7,8 @@ from typing import Protocol
 import pytest
 
 from controller.core.events import DomainEvent
-from controller.engine.inputs import Command, Input
+from controller.engine.commands import DeviceCommand
+from controller.engine.inputs import Input
 from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase
 from controller.games.let_it_ride.rules import LetItRideRules
@@ -297,7 +298,7 @@ def face_up_on_dispense(t: PureTable, times: int) -> None:
     """An automated shoe that finds the next card face up before each of its first `times` stacks."""
     shown = {"n": 0}
 
-    def answer(c: Command, orig: Answer = t.answer) -> list[Input]:
+    def answer(c: DeviceCommand, orig: Answer = t.answer) -> list[Input]:
         if c.verb == "dispense_stack" and shown["n"] < times:
             shown["n"] += 1
             card, t.shoe = t.shoe[0], t.shoe[1:]
@@ -373,7 +374,7 @@ def test_a_wrong_stack_size_voids_the_round(table: Table) -> None:
     place_two_players(t)
     sizes = iter([3, 2])  # the second player's stack comes out with two cards
 
-    def answer(c: Command, orig: Answer = t.answer) -> list[Input]:
+    def answer(c: DeviceCommand, orig: Answer = t.answer) -> list[Input]:
         if c.verb == "dispense_stack":
             n = next(sizes, 3)
             stack, t.shoe = t.shoe[:n], t.shoe[n:]
@@ -392,7 +393,7 @@ def test_a_shoe_jam_voids_the_round(table: Table) -> None:
     place_two_players(t)
     stacks = {"n": 0}
 
-    def answer(c: Command, orig: Answer = t.answer) -> list[Input]:
+    def answer(c: DeviceCommand, orig: Answer = t.answer) -> list[Input]:
         if c.verb == "dispense_stack":
             stacks["n"] += 1
             if stacks["n"] == 3:  # the community stack never comes out

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from controller.core.cards import STANDARD_DECK
-from controller.engine.inputs import Command, Input
+from controller.engine.commands import DeviceCommand, LockSeat
+from controller.engine.inputs import Input
 from controller.engine.state import Phase
 from drivers.interfaces import DeviceOffline, DeviceOnline
 from tests.engine.conftest import Answer, Deck, MakeTable, PureTable, sealed
@@ -232,7 +233,7 @@ def test_one_face_up_card_is_discarded_two_void_the_round(make_table: MakeTable)
     t.wager(2, "ante", 500)
     shown = {"n": 0}
 
-    def answer(c: Command, orig: Answer = t.answer) -> list[Input]:
+    def answer(c: DeviceCommand, orig: Answer = t.answer) -> list[Input]:
         # The shoe sets aside the first card of each stack it finds face up, then dispenses the next two.
         if c.verb == "dispense_stack" and shown["n"] < 2:
             shown["n"] += 1
@@ -257,7 +258,7 @@ def test_a_face_up_card_is_counted_with_the_deck(make_table: MakeTable) -> None:
     t.wager(1, "ante", 500)
     once = {"done": False}
 
-    def answer(c: Command, orig: Answer = t.answer) -> list[Input]:
+    def answer(c: DeviceCommand, orig: Answer = t.answer) -> list[Input]:
         if c.verb == "dispense_stack" and not once["done"]:
             once["done"] = True
             card, t.shoe = t.shoe[0], t.shoe[1:]
@@ -397,8 +398,7 @@ def test_an_unreachable_station_at_an_empty_seat_is_not_waited_for(make_table: M
     t.wager(1, "ante", 500)
     before = len(t.commands)
     t.press("no_more_bets")
-    # (perfect_devices already fails the test on a lock that names no seat)
-    locked = [c.seat for c in t.commands[before:] if c.verb == "lock" and c.seat is not None]
+    locked = [c.seat for c in t.commands[before:] if isinstance(c, LockSeat)]
     assert 3 not in locked and sorted(locked) == [1, 2, 4, 5, 6]
     confirmed = next(e for e in t.events if e.type == "lockout.confirmed")
     assert confirmed.payload == {"stations": 5, "unreachable": [3]}
@@ -421,7 +421,7 @@ def test_a_station_lost_during_the_lock_out_holds_the_deal_until_it_returns(make
     t = make_table()
     t.wager(1, "ante", 500)
     orig = t.answer
-    t.answer = lambda c: [] if c.verb == "lock" and c.seat == 1 else orig(c)
+    t.answer = lambda c: [] if c == LockSeat(1) else orig(c)
     t.press("no_more_bets")
     waiting = t.feed(_offline(1))
     assert [(e.type, e.payload.get("seat")) for e in waiting if e.type == "lockout.waiting"] == [("lockout.waiting", 1)]
@@ -438,4 +438,4 @@ def test_a_station_returning_mid_round_is_locked(make_table: MakeTable) -> None:
     t.feed(_offline(4))
     before = len(t.commands)
     t.feed(_online(4))
-    assert [(c.verb, c.seat) for c in t.commands[before:]] == [("lock", 4)]
+    assert t.commands[before:] == [LockSeat(4)]

@@ -11,7 +11,8 @@ from typing import Any, Protocol
 
 import pytest
 
-from controller.engine.inputs import Command, Input
+from controller.engine.commands import DeviceCommand
+from controller.engine.inputs import Input
 from controller.engine.spec import DealingMethod, RoundView, SeatView
 from controller.engine.state import Phase
 from controller.games.cajun_stud.rules import CajunStudRules
@@ -361,7 +362,7 @@ def test_face_up_card_in_an_automated_shoe_discarded_then_two_void(table: Table)
     t.wager(2, "all_six_bonus", 500)
     shown = {"n": 0}
 
-    def answer(c: Command, orig: Answer = t.answer) -> list[Input]:
+    def answer(c: DeviceCommand, orig: Answer = t.answer) -> list[Input]:
         # The shoe sets aside the first card of each stack it finds face up, then dispenses the next two.
         if c.verb == "dispense_stack" and shown["n"] < 2:
             shown["n"] += 1
@@ -462,7 +463,7 @@ def test_automated_shoe_jam_voids_the_round(table: Table) -> None:
     t.wager(2, "board_bonus", 500)
     stacks = {"n": 0}
 
-    def answer(c: Command, orig: Answer = t.answer) -> list[Input]:
+    def answer(c: DeviceCommand, orig: Answer = t.answer) -> list[Input]:
         if c.verb == "dispense_stack":
             stacks["n"] += 1
             if stacks["n"] == 2:
@@ -492,7 +493,7 @@ def test_shuffler_jam_reshuffles(table: Table, method: DealingMethod) -> None:
     deal(t, method)
     jammed = {"done": False}
 
-    def answer(c: Command, orig: Answer = t.answer) -> list[Input]:
+    def answer(c: DeviceCommand, orig: Answer = t.answer) -> list[Input]:
         if c.verb == "shuffle" and not jammed["done"]:
             jammed["done"] = True
             return [DeviceFault("shuffler", code="jam", detail="motor stalled")]

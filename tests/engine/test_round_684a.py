@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from controller.core.events import DomainEvent
+from controller.engine.commands import DispenseStack
 from controller.engine.spec import DealingMethod
 from controller.games.chapter_684a.rules import Chapter684aRules
 from controller.games.chapter_684a.spec import Chapter684aSpec
@@ -125,7 +126,7 @@ def test_layout_stacks_and_the_all_six_card(chapter_table: ChapterTable, deck: D
         "all_six_bonus": [ALL_SIX],
         "burn": BURNED,
     }
-    dispensed = [c.cards for c in t.commands if c.verb == "dispense_stack"]
+    dispensed = [c.cards for c in t.commands if isinstance(c, DispenseStack)]
     assert dispensed == [5] * 5 and [c.verb for c in t.commands].count("remove_stub") == 1
 
 
@@ -191,7 +192,7 @@ def test_no_all_six_wager_no_all_six_stack(chapter_table: ChapterTable) -> None:
     t.wager(1, "odds", 500)
     t.wager(1, "prime", 100)
     t.press("no_more_bets")
-    assert [c.cards for c in t.commands if c.verb == "dispense_stack"] == [5, 5]
+    assert [c.cards for c in t.commands if isinstance(c, DispenseStack)] == [5, 5]
     assert next(e for e in t.events if e.type == "stub.discarded").payload == {"count": 52 - 10}
     assert "all_six_bonus.dealt" not in t.types()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TypedDict
 
+from controller.engine.commands import LightSeat
 from controller.engine.inputs import Recover, Signed, ValidateJackpot
 from controller.engine.state import Phase
 from controller.games.registry import SPECS
@@ -43,7 +44,7 @@ def jackpot_table(make_table: MakeTable, deck: Deck) -> PureTable:
 
 
 def lights(t: PureTable, since: int = 0) -> list[tuple[str, int | None]]:
-    return [(c.verb, c.seat) for c in t.commands[since:] if c.verb in ("light_on", "light_off")]
+    return [(c.verb, c.seat) for c in t.commands[since:] if isinstance(c, LightSeat)]
 
 
 def test_hit_lights_the_winner_and_validation_puts_it_out(make_table: MakeTable, deck: Deck) -> None:
@@ -145,7 +146,7 @@ async def test_service_skips_a_station_without_a_light_and_says_so_once(tmp_path
     import structlog
 
     from controller.config.table import demo_config
-    from controller.engine.inputs import Command
+    from controller.engine.commands import LockSeat
     from controller.shell.service import TableService
     from controller.store.journal import Journal
 
@@ -155,8 +156,8 @@ async def test_service_skips_a_station_without_a_light_and_says_so_once(tmp_path
         config, {station.device_id: station}, Journal(tmp_path / "j.sqlite", config.table_id, boot_id="b1")
     )
     with structlog.testing.capture_logs() as logs:
-        for verb in ("light_on", "light_off", "lock", "light_on"):
-            await service._execute([Command("wager_station", verb, seat=2)])
+        for command in (LightSeat(2, on=True), LightSeat(2, on=False), LockSeat(2), LightSeat(2, on=True)):
+            await service._execute([command])
     unlit = [entry for entry in logs if "no seat light" in entry["event"]]
     assert len(unlit) == 1 and unlit[0]["device"] == "wager_station_2"
     assert station.locks == 1  # the other commands still reach it

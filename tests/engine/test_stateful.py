@@ -19,9 +19,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
 from controller.core.settlement import ChapterRules
+from controller.engine.commands import DeviceCommand, DispenseStack, LockSeat, RemoveStub, Shuffle, UnlockSeat
 from controller.engine.inputs import (
     CloseTable,
-    Command,
     Confirm,
     CountEntered,
     FloorpersonDecision,
@@ -84,7 +84,7 @@ class TableMachine(RuleBasedStateMachine):
         self.spots = [o.spot for o in self.offers] + ["street_3", "nonsense"]
         self.engine: RoundEngine[ChapterRules]
         self.state = TableState("t1")
-        self.pending: list[Command] = []
+        self.pending: list[DeviceCommand] = []
         self.shoe: list[str] = []
         self.now = T0
         self.events: list[DomainEvent] = []
@@ -108,8 +108,8 @@ class TableMachine(RuleBasedStateMachine):
             self.locks_outstanding.discard(inp.seat)
         out = [e for e in effects if isinstance(e, DomainEvent)]
         for e in effects:
-            if isinstance(e, Command):
-                if e.verb in ("dispense_stack",):
+            if not isinstance(e, DomainEvent):
+                if isinstance(e, DispenseStack):
                     assert not self.locks_outstanding, "a stack asked for before every lock was acknowledged"
                 self.pending.append(e)
             else:
@@ -191,26 +191,26 @@ class TableMachine(RuleBasedStateMachine):
         if not self.pending:
             return
         c = self.pending.pop(i % len(self.pending))
-        if c.verb == "shuffle":
-            self.shoe = list(STANDARD_DECK)
-            self.shoe.reverse()
-            order = tuple(self.shoe) if self.engine.method == "hand" else ()
-            self.step(ShuffleCompleted("shuffler", card_count=count, order=order))
-        elif c.verb in ("lock", "unlock"):
-            assert c.seat is not None
-            self.step(LockAcknowledged(f"wager_station_{c.seat}", seat=c.seat, locked=c.verb == "lock"))
-        elif c.verb == "dispense_stack":
-            stack, self.shoe = self.shoe[: c.cards], self.shoe[c.cards :]
-            self.step(StackDispensed("shoe", cards=tuple(stack)))
-        elif c.verb == "remove_stub":
-            stub, self.shoe = self.shoe, []
-            self.step(StubRemoved("shoe", cards=tuple(stub)))
+        match c:
+            case Shuffle():
+                self.shoe = list(STANDARD_DECK)
+                self.shoe.reverse()
+                order = tuple(self.shoe) if self.engine.method == "hand" else ()
+                self.step(ShuffleCompleted("shuffler", card_count=count, order=order))
+            case LockSeat(seat=seat) | UnlockSeat(seat=seat):
+                self.step(LockAcknowledged(f"wager_station_{seat}", seat=seat, locked=isinstance(c, LockSeat)))
+            case DispenseStack(cards=n):
+                stack, self.shoe = self.shoe[:n], self.shoe[n:]
+                self.step(StackDispensed("shoe", cards=tuple(stack)))
+            case RemoveStub():
+                stub, self.shoe = self.shoe, []
+                self.step(StubRemoved("shoe", cards=tuple(stub)))
 
     @rule()
     def wrong_stack(self) -> None:
         if not self.shoe_dealt:
             return
-        c = next((c for c in self.pending if c.verb == "dispense_stack"), None)
+        c = next((c for c in self.pending if isinstance(c, DispenseStack)), None)
         if c is not None:
             self.pending.remove(c)
             stack, self.shoe = self.shoe[: c.cards + 1], self.shoe[c.cards + 1 :]

@@ -24,7 +24,18 @@ from controller.config.table import GameRules
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
 from controller.core.settlement import ChapterRules
-from controller.engine.inputs import Command, CountEntered, Input, OpenTable, Recover, ValidateJackpot
+from controller.engine.commands import (
+    DeviceCommand,
+    DispenseStack,
+    LightSeat,
+    LockSeat,
+    RemoveStub,
+    ShowLevels,
+    ShowWin,
+    Shuffle,
+    UnlockSeat,
+)
+from controller.engine.inputs import CountEntered, Input, OpenTable, Recover, ValidateJackpot
 from controller.engine.round import RoundEngine
 from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase, TableState
@@ -68,7 +79,7 @@ class CrashTable:
     decks: list[list[str]] = field(default_factory=list)
     shoe: list[str] = field(default_factory=list)  # the cards physically in the shoe (they survive a crash)
     events: list[DomainEvent] = field(default_factory=list)
-    commands: list[Command] = field(default_factory=list)
+    commands: list[DeviceCommand] = field(default_factory=list)
     steps: int = 0
     crash_at: int | None = None  # stop dead after this many steps
     crash_if: Callable[[TableState], bool] | None = None  # or after the first step that leaves such a state
@@ -107,22 +118,22 @@ class CrashTable:
                     queue.extend(self.answer(eff))
         return new
 
-    def answer(self, c: Command) -> list[Input]:
-        if c.verb == "shuffle":
-            self.shoe = self.decks.pop(0) if self.decks else list(STANDARD_DECK)
-            order = tuple(self.shoe) if self.method == "hand" else ()
-            return [ShuffleCompleted("shuffler", card_count=len(self.shoe), order=order)]
-        if c.verb == "dispense_stack":
-            stack, self.shoe = self.shoe[: c.cards], self.shoe[c.cards :]
-            return [StackDispensed("shoe", cards=tuple(stack))]
-        if c.verb == "remove_stub":
-            stub, self.shoe = self.shoe, []
-            return [StubRemoved("shoe", cards=tuple(stub))]
-        if c.verb in ("lock", "unlock"):
-            assert c.seat is not None
-            return [LockAcknowledged(f"wager_station_{c.seat}", seat=c.seat, locked=c.verb == "lock")]
-        if c.target == "progressive_sign" or c.verb in ("light_on", "light_off"):
-            return []  # the sign and the seat lights answer nothing the engine waits for
+    def answer(self, c: DeviceCommand) -> list[Input]:
+        match c:
+            case Shuffle():
+                self.shoe = self.decks.pop(0) if self.decks else list(STANDARD_DECK)
+                order = tuple(self.shoe) if self.method == "hand" else ()
+                return [ShuffleCompleted("shuffler", card_count=len(self.shoe), order=order)]
+            case DispenseStack(cards=n):
+                stack, self.shoe = self.shoe[:n], self.shoe[n:]
+                return [StackDispensed("shoe", cards=tuple(stack))]
+            case RemoveStub():
+                stub, self.shoe = self.shoe, []
+                return [StubRemoved("shoe", cards=tuple(stub))]
+            case LockSeat(seat=seat) | UnlockSeat(seat=seat):
+                return [LockAcknowledged(f"wager_station_{seat}", seat=seat, locked=isinstance(c, LockSeat))]
+            case ShowLevels() | ShowWin() | LightSeat():
+                return []  # the sign and the seat lights answer nothing the engine waits for
         raise AssertionError(f"unexpected command {c}")
 
     # -- the floor: the next thing the dealer or a player does, read from the state -----------------------

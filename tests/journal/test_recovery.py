@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 import pytest
 
 from controller.core.events import DomainEvent
+from controller.engine.commands import LockSeat, UnlockSeat
 from controller.engine.inputs import CriticalStateInvalid, OpenTable, Recover, Tick
 from controller.engine.round import RoundEngine
 from controller.engine.spec import DealingMethod
@@ -117,9 +118,8 @@ def test_betting_reopens_and_a_repeated_report_is_confirmed_not_taken(make_crash
     rec = out[0]
     assert (rec.type, rec.rule, rec.payload["policy"]) == ("table.recovered", "655a.7(c)", "reopen_betting")
     assert rec.payload["wagers"] == {"1": {"ante": 500, "three_card_bonus": 100}}
-    # Every station was unlocked again and betting opened once they confirmed (an unlock that names no seat has
-    # already failed in CrashTable.answer).
-    assert sorted(c.seat for c in t.commands if c.verb == "unlock" and c.seat is not None) == [1, 2, 3, 4, 5, 6]
+    # Every station was unlocked again and betting opened once they confirmed.
+    assert sorted(c.seat for c in t.commands if isinstance(c, UnlockSeat)) == [1, 2, 3, 4, 5, 6]
     assert [e.type for e in out[1:]] == ["betting.opened"] and out[1].payload["round_no"] == 1
     same = t.feed(WagerDetected("wager_station_1", seat=1, spot="ante", amount_cents=500))
     assert [(e.type, e.rule, e.payload["amount"]) for e in same] == [("wager.confirmed", "655a.7(d)(1)", 500)]
@@ -135,8 +135,7 @@ def test_a_crash_before_the_locks_reached_the_stations_locks_them_again(make_cra
     t.commands.clear()
     out = t.restart(stations_report=False)
     assert (out[0].payload["policy"], out[0].rule) == ("relock", "655a.10(a)(2)")
-    # (a lock that names no seat has already failed in CrashTable.answer)
-    assert sorted(c.seat for c in t.commands if c.verb == "lock" and c.seat is not None) == [1, 2, 3, 4, 5, 6]
+    assert sorted(c.seat for c in t.commands if isinstance(c, LockSeat)) == [1, 2, 3, 4, 5, 6]
     assert "lockout.confirmed" in [e.type for e in out]
 
 

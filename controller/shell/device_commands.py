@@ -1,0 +1,150 @@
+"""The engine's device commands carried out: each command matched by its type and sent through the device's protocol
+(drivers/interfaces.py). A command carries all it needs (the meters a sign shows, the stack's size), so nothing
+here reads the engine's state; a command that fails becomes a DeviceFault fed back to the engine, never a dead
+controller."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from typing import assert_never
+
+import structlog
+
+from controller.config.table import station_id
+from controller.engine.commands import (
+    SHOE,
+    SHUFFLER,
+    SIGN,
+    DeviceCommand,
+    DispenseStack,
+    LightSeat,
+    LockSeat,
+    RemoveStub,
+    ShowLevels,
+    ShowWin,
+    Shuffle,
+    UnlockSeat,
+)
+from drivers.interfaces import (
+    DealingShoe,
+    Device,
+    DeviceEvent,
+    DeviceFault,
+    ProgressiveSign,
+    SeatLights,
+    Shuffler,
+    WagerStation,
+)
+
+log = structlog.get_logger("tablectl.service")
+
+
+class CommandRunner:
+    """Carries out one step's commands on the configured devices; what goes wrong goes to `sink` as a DeviceFault."""
+
+    def __init__(self, devices: Mapping[str, Device], sink: Callable[[DeviceEvent], None]) -> None:
+        self.devices = devices
+        self.sink = sink
+        self._unlit: set[str] = set()  # stations already logged as having no seat light
+
+    async def execute(self, commands: Sequence[DeviceCommand]) -> None:
+        # Commands to one device keep their order; different devices are driven concurrently
+        # (all six stations lock at once).
+        by_device: dict[str, list[DeviceCommand]] = defaultdict(list)
+        for c in commands:
+            by_device[_device_for(c)].append(c)
+        await asyncio.gather(*(self._run(dev, cmds) for dev, cmds in by_device.items()))
+
+    async def _run(self, device_id: str, commands: list[DeviceCommand]) -> None:
+        device = self.devices.get(device_id)
+        for c in commands:
+            if device is None and device_id == SIGN:
+                return  # no sign configured: the meters are on the console and the MQTT progressive topics
+            if device is None:
+                self.sink(
+                    DeviceFault(
+                        device_id, code="not_configured", detail=f"no device {device_id!r} in the config for {c.verb}"
+                    )
+                )
+                return
+            try:
+                await self._call(device, c)
+            except Exception as err:  # a failed command is a device fault, never a dead controller
+                log.warning("device command failed", device=device_id, command=c.verb, error=str(err))
+                self.sink(DeviceFault(device_id, code="command_failed", detail=f"{c.verb}: {err}"))
+                return
+
+    async def _call(self, device: Device, c: DeviceCommand) -> None:
+        """Carry one command out through the device's protocol (drivers/interfaces.py, checked with isinstance); a
+        device of the wrong kind for it raises DeviceMismatch, which the caller reports as the command's failure."""
+        match c:
+            case LockSeat() | UnlockSeat():
+                if not isinstance(device, WagerStation):
+                    raise _mismatch(device, "wager station", c)
+                await (device.lock() if isinstance(c, LockSeat) else device.unlock())
+            case LightSeat(on=on):
+                if not isinstance(device, SeatLights):
+                    self._no_seat_light(device)
+                elif on:
+                    await device.light_on()
+                else:
+                    await device.light_off()
+            case Shuffle():
+                if not isinstance(device, Shuffler):
+                    raise _mismatch(device, "shuffler", c)
+                await device.shuffle()
+            case DispenseStack(cards=cards):
+                if not isinstance(device, DealingShoe):
+                    raise _mismatch(device, "dealing shoe", c)
+                await device.dispense_stack(cards)
+            case RemoveStub():
+                if not isinstance(device, DealingShoe):
+                    raise _mismatch(device, "dealing shoe", c)
+                await device.remove_stub()
+            case ShowLevels(levels=levels):
+                if not isinstance(device, ProgressiveSign):
+                    raise _mismatch(device, "progressive sign", c)
+                await device.show_levels(levels)
+            case ShowWin(level=level, amount_cents=amount, seat=seat):
+                if not isinstance(device, ProgressiveSign):
+                    raise _mismatch(device, "progressive sign", c)
+                await device.show_win(level, amount, seat)
+            case _:
+                assert_never(c)
+
+    def _no_seat_light(self, device: Device) -> None:
+        # A station without a seat light (a driver without drivers.interfaces.SeatLights): the hit event names
+        # the seat for the dealer. Said once per station, not at every hit and restart.
+        if device.device_id not in self._unlit:
+            self._unlit.add(device.device_id)
+            log.warning(
+                "wager station has no seat light: the dealer verifies the winning seat from the "
+                "progressive.hit event instead",
+                device=device.device_id,
+                driver=type(device).__name__,
+            )
+
+
+class DeviceMismatch(TypeError):
+    """A command reached a device of another kind (a config naming the wrong driver for a role)."""
+
+
+def _mismatch(device: Device, kind: str, c: DeviceCommand) -> DeviceMismatch:
+    return DeviceMismatch(f"{type(device).__name__} is not a {kind}: it cannot {c.verb}")
+
+
+def _device_for(c: DeviceCommand) -> str:
+    """The configured device that carries a command out: the seat's wager station, or the device of the role."""
+    match c:
+        case LockSeat(seat=seat) | UnlockSeat(seat=seat) | LightSeat(seat=seat):
+            return station_id(seat)
+        case Shuffle():
+            return SHUFFLER
+        case DispenseStack() | RemoveStub():
+            return SHOE
+        case ShowLevels() | ShowWin():
+            return SIGN
+        case _:
+            assert_never(c)
