@@ -62,7 +62,8 @@ _FIX = {
 
 def storage_error(err: BaseException, path: Path, doing: str) -> StorageError:
     """The StorageError for `err`, raised by SQLite (or the OS) while `doing` something with journal `path`."""
-    kind = _kind(err)
+    # SQLite reports a write to a disk remounted read-only as "database or disk is full": ask the filesystem.
+    kind = "read_only" if _read_only_dir(path.parent) is not None else _kind(err)
     fix = _FIX.get(kind, "check the disk and the file's permissions, then start the table again")
     return StorageError(f"journal {path}: {doing} failed ({err}): {fix}", kind)
 
