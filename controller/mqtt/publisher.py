@@ -345,7 +345,10 @@ class EventPublisher:
             try:
                 # return_exceptions: a send that fails as the connection drops must not leave the gathering future
                 # holding an exception nobody retrieves (asyncio's error-level "exception was never retrieved").
-                results = await guard(lost, asyncio.gather(*sends, return_exceptions=True))
+                gathered = asyncio.gather(*sends, return_exceptions=True)
+                # Cancelled by guard when the connection drops, it still ends holding a CancelledError: retrieve it.
+                gathered.add_done_callback(lambda f: f.cancelled() or f.exception())
+                results = await guard(lost, gathered)
             finally:
                 for send in sends:
                     if not send.done():

@@ -12,6 +12,7 @@ handler (docs/supervision.md, "Logs").
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
@@ -55,3 +56,22 @@ def quiet_connection_noise(loop: asyncio.AbstractEventLoop) -> None:
             log.warning("mqtt connection noise after a broker drop", what=kind, detail=str(context.get("exception")))
 
     loop.set_exception_handler(handler)
+    quiet_mqtt_library_logs()
+
+
+class _SocketDropsAreWarnings(logging.Filter):
+    """paho (through aiomqtt's "mqtt" logger) reports a connection reset by the broker at error level; the
+    publisher and the listener report the same drop as a warning and reconnect, so this is a warning too."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR and str(record.msg).startswith(
+            ("failed to receive on socket", "failed to send")
+        ):
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+def quiet_mqtt_library_logs() -> None:
+    mqtt = logging.getLogger("mqtt")
+    if not any(isinstance(f, _SocketDropsAreWarnings) for f in mqtt.filters):
+        mqtt.addFilter(_SocketDropsAreWarnings())
