@@ -4,11 +4,9 @@ Delivery is at-least-once: an event is marked published only after the broker's 
 whose PUBACK was lost is published again after reconnecting. Consumers dedupe by `event_id` and detect
 gaps by `seq` (DESIGN.md, MQTT contract; docs/mqtt.md).
 
-Besides the events it keeps the table's retained topics (status; birth, device/<id> and progressive/<level>
-through controller.mqtt.retained) and publishes each again with its latest value after every reconnect, so a
-broker that lost its retained store (restart without persistence) is repaired, and a supervisor connecting
-later sees the table as it is.
-Everything published is built from the models in controller.mqtt.contract.
+Besides the events it keeps the table's retained topics (status: online or degraded and why; birth, device/<id>
+and progressive/<level> through controller.mqtt.retained), published again after every reconnect, so a broker
+that lost its retained store is repaired. A journal row it cannot publish is quarantined (controller.store.outbox).
 """
 
 from __future__ import annotations
@@ -159,9 +157,7 @@ class EventPublisher:
             task = asyncio.current_task()
             if self._cancelled_by_close and task is not None and task.uncancel() == 0:
                 return
-            raise
-        # Anything else (not a broker problem: those are retried here) goes to the task supervisor, which
-        # journals it and restarts this task, or stops the table on a storage failure (controller/shell/tasks.py).
+            raise  # anything else goes to the task supervisor (controller/shell/tasks.py)
 
     def _client(self) -> aiomqtt.Client | None:
         try:

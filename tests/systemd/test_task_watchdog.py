@@ -9,7 +9,6 @@ devices are stand-ins whose commands return at once (what they do is not what is
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
