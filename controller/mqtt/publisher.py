@@ -163,8 +163,7 @@ class EventPublisher:
         try:
             kwargs = client_kwargs(self._settings, self._broker_url)
         except Exception as err:
-            # A missing password file or unusable TLS file (or whatever reading one raised: a device for a file, a
-            # MemoryError): the table plays on and journals; we retry so that fixing the file is enough.
+            # A password or TLS file unusable (whatever reading it raised): the table plays on; retried until fixed.
             self._log.error(
                 "mqtt settings unusable; events stay in the journal",
                 error=str(err) or type(err).__name__,
@@ -339,10 +338,9 @@ class EventPublisher:
                 for ev, replayed in zip(batch, flags, strict=True)
             ]
             try:
-                # return_exceptions: a send that fails as the connection drops must not leave the gathering future
-                # holding an exception nobody retrieves (asyncio's error-level "exception was never retrieved").
+                # A send failed or the gather cancelled by guard as the connection drops must not leave an exception
+                # nobody retrieves (asyncio's error-level "exception was never retrieved"): collect, then retrieve.
                 gathered = asyncio.gather(*sends, return_exceptions=True)
-                # Cancelled by guard when the connection drops, it still ends holding a CancelledError: retrieve it.
                 gathered.add_done_callback(lambda f: f.cancelled() or f.exception())
                 results = await guard(lost, gathered)
             finally:
