@@ -102,8 +102,7 @@ class EventPublisher:
         self._close_deadline: float | None = None
         self._cancelled_by_close = False
         self._task: asyncio.Task[None] | None = None
-        # A lazy proxy rather than log.bind(): bind() would freeze the structlog configuration in force
-        # now, and the daemon may configure logging after constructing the publisher.
+        # A lazy proxy rather than log.bind(), which would freeze the structlog configuration in force now.
         self._log = structlog.get_logger(__name__, broker=self.broker, table_id=table_id)
 
     @property
@@ -219,9 +218,8 @@ class EventPublisher:
         # connection at once, and a publish whose PUBACK will never come fails at once.
         lost = asyncio.ensure_future(until_lost(client))
         try:
-            # A replay is what was journaled while the broker was away: in an earlier run, or in this one
-            # while a connection was lost or could not be made. The events of this boot's first moments, before
-            # a connection that succeeded at once, are live (late by milliseconds, not by an outage).
+            # A replay is what was journaled while the broker was away (an earlier run, a lost connection); the
+            # events of this boot's first moments, before a connection that succeeded at once, are live.
             replay_upto = self._journal.last_seq if self._had_outage else self._boot_seq
             self._status_sent = None
             await self._publish_status(client, lost)
@@ -256,8 +254,7 @@ class EventPublisher:
         except aiomqtt.MqttError:
             raise
         except Exception as err:
-            # Not the broker: the journal failed (the table stops), or a bug (this task is restarted). Either way a
-            # retained "online" must not outlive this session: say what happened before the connection goes.
+            # The journal failed (the table stops) or a bug (restarted): no retained "online" may outlive this session.
             if isinstance(err, StorageError):
                 await self._last_word(client, self._status("offline", f"stopped: {err}"))
             else:
