@@ -69,6 +69,8 @@ def _seqs(journal: Path) -> int:
     db = sqlite3.connect(journal)
     try:
         return int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0])
+    except sqlite3.OperationalError:  # the daemon has not created its tables yet
+        return 0
     finally:
         db.close()
 
