@@ -20,7 +20,7 @@ from pathlib import Path
 
 from controller.config.table import demo_config
 from controller.core.events import JournaledEvent
-from controller.mqtt.publisher import event_message
+from controller.mqtt.messages import event_message
 from controller.people.demo import play
 from controller.people.simulate import NO_BROKER
 from controller.shell.logs import configure_logging

@@ -13,9 +13,12 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import cast
 
+import structlog
+
 from controller import __version__
-from controller.cli.verb import EXIT_USAGE, UsageError, VerbModule
+from controller.cli.verb import EXIT_FAILED, EXIT_USAGE, UsageError, VerbModule
 from controller.shell.logs import configure_logging
+from controller.store.schema import JournalError
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,3 +104,22 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except UsageError as err:
         print(f"tablectl: {err}", file=sys.stderr)
         return EXIT_USAGE
+    except (KeyboardInterrupt, SystemExit, BrokenPipeError):
+        raise
+    except Exception as err:
+        return _failed(verb, err)
+
+
+def _failed(verb: str, err: Exception) -> int:
+    """One line, never a traceback, for whatever a verb did not turn into its own message: a journal whose disk
+    failed (the message says the cause, the file and the fix), a file that could not be read, or a bug, whose
+    traceback goes to the log at debug level (--log-level debug) for the report."""
+    if isinstance(err, OSError) and err.filename is not None:
+        what = f"{err.filename}: {err.strerror or err}"
+    elif isinstance(err, OSError | ValueError | JournalError):
+        what = str(err) or type(err).__name__
+    else:
+        what = f"unexpected {type(err).__name__}: {err} (a bug: please report it with the log of --log-level debug)"
+    structlog.get_logger("tablectl").debug("the verb failed", verb=verb, exc_info=err)
+    print(f"tablectl {verb}: {what}", file=sys.stderr)
+    return EXIT_FAILED

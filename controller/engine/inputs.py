@@ -157,6 +157,16 @@ class CriticalStateInvalid:
     tilt: str = "critical_state"  # "tilt:meters": the progressive meters' record failed (progressive play stops)
 
 
+@dataclass(frozen=True, slots=True)
+class RaiseTilt:
+    """The shell found the controller itself at fault while running (a task that keeps failing: docs/supervision.md):
+    no new round until a supervisor clears the tilt `tilt` ("tilt:<what>")."""
+
+    tilt: str
+    reason: str
+    remedy: str
+
+
 Input = (
     DeviceEvent
     | OpenTable
@@ -173,4 +183,5 @@ Input = (
     | Signed
     | Recover
     | CriticalStateInvalid
+    | RaiseTilt
 )

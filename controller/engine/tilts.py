@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from controller.engine import boundary, progressive
 from controller.engine.context import StepContext
-from controller.engine.inputs import AcknowledgeTilt, ClearTilt
+from controller.engine.inputs import AcknowledgeTilt, ClearTilt, RaiseTilt
+from controller.engine.state import Phase
 
 # Block keys that are tilts. Another part of the controller raises a new kind of tilt by naming its block
 # "tilt:<what>" (e.g. "tilt:journal"), without a change here.
@@ -22,6 +23,17 @@ TILT_PREFIX = "tilt:"
 
 def is_tilt(block: str) -> bool:
     return block in TILTS or (block.startswith(TILT_PREFIX) and len(block) > len(TILT_PREFIX))
+
+
+def raise_tilt(ctx: StepContext, t: RaiseTilt) -> None:
+    """The shell raises a tilt (a task that keeps failing): the round in progress plays on to its end, no new one
+    starts. Raised again while it stands, it only says so again."""
+    ctx.block(t.tilt, t.reason)
+    ctx.emit("tilt.raised", None, {"tilt": t.tilt, "reason": t.reason, "remedy": t.remedy})
+    if ctx.s.round is None and ctx.s.phase in (Phase.BLOCKED, Phase.OPENING):
+        ctx.enter_blocked()
+    else:
+        boundary.pause_empty_betting(ctx)
 
 
 def acknowledge_tilt(ctx: StepContext, a: AcknowledgeTilt) -> None:

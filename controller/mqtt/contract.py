@@ -99,13 +99,20 @@ RATE = r"^(100(\.0+)?|\d{1,2}(\.\d+)?)$"
 
 
 class TableStatus(_Message):
-    """Retained on <prefix>/<table_id>/status (QoS 1): online once connected, offline when the daemon stops
-    cleanly, lost when the broker loses the connection (the MQTT last will, so it is the broker that says so)."""
+    """Retained on <prefix>/<table_id>/status (QoS 1): online once connected, degraded while one of the daemon's
+    tasks is down or a task's tilt stands (`reason` says which), offline when the daemon stops (with `reason` when
+    a fault stopped it), lost when the broker loses the connection (the MQTT last will, so it is the broker that
+    says so)."""
 
-    state: Literal["online", "offline", "lost"]
+    state: Literal["online", "degraded", "offline", "lost"]
     table_id: TableId
     boot_id: BootId
     ts: Timestamp = Field(description="when the table said so; for lost, when the connection was opened")
+    reason: str | None = Field(
+        None,
+        description="why the table is degraded (a task down or restarting, a task's tilt) or stopped (a storage "
+        "failure); absent when online or stopped normally",
+    )
 
 
 class Software(_Message):

@@ -4,51 +4,43 @@ Delivery is at-least-once: an event is marked published only after the broker's 
 whose PUBACK was lost is published again after reconnecting. Consumers dedupe by `event_id` and detect
 gaps by `seq` (DESIGN.md, MQTT contract; docs/mqtt.md).
 
-Besides the events it keeps the table's retained topics (status; birth, device/<id> and progressive/<level>
-through controller.mqtt.retained) and publishes each again with its latest value after every reconnect, so a
-broker that lost its retained store (restart without persistence) is repaired, and a supervisor connecting
-later sees the table as it is.
-Everything published is built from the models in controller.mqtt.contract.
+Besides the events it keeps the table's retained topics (status: online or degraded and why; birth, device/<id>
+and progressive/<level> through controller.mqtt.retained), published again after every reconnect, so a broker
+that lost its retained store is repaired. A journal row it cannot publish is quarantined (controller.store.outbox).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import socket
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import aiomqtt
 import structlog
-from pydantic import ValidationError
 
 from controller.config.broker import parse_broker_address
 from controller.config.table import MqttSettings
-from controller.core.events import JournaledEvent
+from controller.core.events import DomainEvent
 from controller.mqtt.connection import client_kwargs, guard, until_lost
-from controller.mqtt.contract import Birth, ProgressiveMeter, TableEvent, TableStatus, Topics
+from controller.mqtt.contract import Birth, ProgressiveMeter, Topics
+from controller.mqtt.messages import event_body, now_iso, quarantined, status_message
 from controller.mqtt.retained import RetainedTopics
+from controller.store.failure import StorageError
 from controller.store.journal import Journal
+from controller.store.outbox import DamagedRow
 
 # Outbox marks are committed for MARK_EVERY acknowledged events at once, or once the publisher was idle MARK_DELAY
 # seconds, or at close (see _drain).
 MARK_EVERY = 100
 MARK_DELAY = 0.5
 
-
-def _now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def _compact(body: dict[str, Any]) -> str:
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
-
-
-def event_message(ev: JournaledEvent, replayed: bool) -> str:
-    """The JSON published on <prefix>/<table_id>/event: TableEvent, `replayed` only when true."""
-    return TableEvent(**ev.public(), replayed=replayed).model_dump_json(exclude_defaults=True)
+# Journals shell events (TableService.note): the quarantine of a damaged row goes in seq order with the rest.
+Note = Callable[[list[DomainEvent]], object]
+# Why the table is degraded now (a task down, a task's tilt), or None: the retained status says so.
+Health = Callable[[], str | None]
 
 
 class EventPublisher:
@@ -77,8 +69,14 @@ class EventPublisher:
         keepalive: int = 15,
         backoff_min: float = 0.2,
         backoff_max: float = 5.0,
+        note: Note | None = None,
+        health: Health | None = None,
     ) -> None:
         self._journal = journal
+        self._note: Note = note or (lambda events: journal.append(events, datetime.now(UTC)))
+        self._health: Health = health or (lambda: None)
+        self._status_sent: tuple[str, str | None] | None = None  # what this session last retained on status
+        self._stop_reason: str | None = None  # a fault that stops the table, said in the final "offline"
         self._settings = settings
         self._broker_url = broker
         # Parsed now so a malformed URL fails at start; credentials and TLS files are read at each connection
@@ -93,7 +91,7 @@ class EventPublisher:
         self._keepalive = keepalive
         self._backoff_min = backoff_min
         self._backoff_max = backoff_max
-        self._retained = RetainedTopics(self.topics, journal.boot_id, birth, birth.ts if birth else _now_iso())
+        self._retained = RetainedTopics(self.topics, journal.boot_id, birth, birth.ts if birth else now_iso())
         self._boot_seq = journal.last_seq  # events up to here were journaled in earlier runs
         self._had_outage = False
         self._wake = asyncio.Event()
@@ -104,8 +102,7 @@ class EventPublisher:
         self._close_deadline: float | None = None
         self._cancelled_by_close = False
         self._task: asyncio.Task[None] | None = None
-        # A lazy proxy rather than log.bind(): bind() would freeze the structlog configuration in force
-        # now, and the daemon may configure logging after constructing the publisher.
+        # A lazy proxy rather than log.bind(), which would freeze the structlog configuration in force now.
         self._log = structlog.get_logger(__name__, broker=self.broker, table_id=table_id)
 
     @property
@@ -130,10 +127,23 @@ class EventPublisher:
     def birth(self) -> Birth | None:
         return self._retained.birth
 
-    def _status(self, state: str) -> str:
-        return TableStatus.model_validate(
-            {"state": state, "table_id": self._table_id, "boot_id": self._journal.boot_id, "ts": _now_iso()}
-        ).model_dump_json()
+    def health_changed(self) -> None:
+        """A task went down or came back, a task's tilt was raised or cleared: publish the status again."""
+        self._wake.set()
+
+    def _status(self, state: str, reason: str | None = None) -> str:
+        return status_message(state, self._table_id, self._journal.boot_id, reason)
+
+    def _live_status(self) -> tuple[str, str | None]:
+        reason = self._health()
+        return ("online", None) if reason is None else ("degraded", reason)
+
+    async def _publish_status(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
+        """The retained status as the table's health says now (online, or degraded and why), when it changed."""
+        now = self._live_status()
+        if now != self._status_sent:
+            await self._retain(client, lost, self.topics.status, self._status(*now))
+            self._status_sent = now
 
     async def run(self) -> None:
         """Connect, publish, reconnect; returns after `close()`, otherwise runs until cancelled."""
@@ -146,20 +156,17 @@ class EventPublisher:
             task = asyncio.current_task()
             if self._cancelled_by_close and task is not None and task.uncancel() == 0:
                 return
-            raise
-        except Exception:
-            # Not a broker problem (those are retried): e.g. the journal failed. Say so before dying.
-            self._log.exception("mqtt publisher failed")
-            raise
+            raise  # anything else goes to the task supervisor (controller/shell/tasks.py)
 
     def _client(self) -> aiomqtt.Client | None:
         try:
             kwargs = client_kwargs(self._settings, self._broker_url)
-        except ValueError as err:
-            # A missing password file or unusable TLS file: the table plays on and journals; we retry so that
-            # fixing the file is enough.
+        except Exception as err:
+            # A password or TLS file unusable (whatever reading it raised): the table plays on; retried until fixed.
             self._log.error(
-                "mqtt settings unusable; events stay in the journal", error=str(err), last_seq=self._journal.last_seq
+                "mqtt settings unusable; events stay in the journal",
+                error=str(err) or type(err).__name__,
+                last_seq=self._journal.last_seq,
             )
             return None
         client = aiomqtt.Client(
@@ -211,11 +218,11 @@ class EventPublisher:
         # connection at once, and a publish whose PUBACK will never come fails at once.
         lost = asyncio.ensure_future(until_lost(client))
         try:
-            # A replay is what was journaled while the broker was away: in an earlier run, or in this one
-            # while a connection was lost or could not be made. The events of this boot's first moments, before
-            # a connection that succeeded at once, are live (late by milliseconds, not by an outage).
+            # A replay is what was journaled while the broker was away (an earlier run, a lost connection); the
+            # events of this boot's first moments, before a connection that succeeded at once, are live.
             replay_upto = self._journal.last_seq if self._had_outage else self._boot_seq
-            await self._retain(client, lost, self.topics.status, self._status("online"))
+            self._status_sent = None
+            await self._publish_status(client, lost)
             await self._republish(client, lost)
             while True:
                 self._wake.clear()
@@ -226,6 +233,7 @@ class EventPublisher:
                 if self._closing:
                     continue
                 await self._publish_due(client, lost)
+                await self._publish_status(client, lost)
                 waiter = asyncio.ensure_future(self._wake.wait())
                 marks_due = bool(self._acked[True] or self._acked[False])
                 try:
@@ -241,10 +249,16 @@ class EventPublisher:
         except asyncio.CancelledError:
             if not self._closing:
                 # Cancelled without close(): still leave an honest retained status behind, briefly.
-                with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
-                    await asyncio.wait_for(
-                        client.publish(self.topics.status, self._status("offline"), qos=1, retain=True), 0.5
-                    )
+                await self._last_word(client, self._status("offline", self._stop_reason))
+            raise
+        except aiomqtt.MqttError:
+            raise
+        except Exception as err:
+            # The journal failed (the table stops) or a bug (restarted): no retained "online" may outlive this session.
+            if isinstance(err, StorageError):
+                await self._last_word(client, self._status("offline", f"stopped: {err}"))
+            else:
+                await self._last_word(client, self._status("degraded", f"the event publisher failed ({err!r})"))
             raise
         finally:
             # Acknowledged is acknowledged, whatever ended the session; the next one starts from the file.
@@ -256,6 +270,10 @@ class EventPublisher:
             lost.cancel()
             if lost.done() and not lost.cancelled():
                 lost.exception()  # retrieved here, so asyncio does not warn "exception never retrieved"
+
+    async def _last_word(self, client: aiomqtt.Client, status: str) -> None:
+        with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
+            await asyncio.wait_for(client.publish(self.topics.status, status, qos=1, retain=True), 0.5)
 
     async def _retain(
         self, client: aiomqtt.Client, lost: asyncio.Future[None], topic: str, body: str, within: float | None = None
@@ -288,7 +306,7 @@ class EventPublisher:
         except TimeoutError:
             self._log.warning("mqtt close: outbox not fully drained", left=len(self._journal.unpublished()))
         remaining = max(deadline - loop.time(), 0.05)
-        await self._retain(client, lost, self.topics.status, self._status("offline"), remaining)
+        await self._retain(client, lost, self.topics.status, self._status("offline", self._stop_reason), remaining)
         self._log.info("mqtt closed", last_seq=self._journal.last_seq)
 
     async def _drain(
@@ -298,63 +316,69 @@ class EventPublisher:
             if len(self._acked[True]) + len(self._acked[False]) >= MARK_EVERY:
                 self._flush_marks()
             # Acknowledged events whose marks are not yet committed are still unpublished in the file: skip them.
-            batch = self._journal.unpublished(after_seq=self._sent_upto)
-            if not batch:
+            rows = self._journal.outbox(after_seq=self._sent_upto)
+            if not rows:
                 return
             if self._closing and not final:
                 return  # close() was called: hand over to the deadline-bounded final drain
+            batch = [ev for ev in rows if not isinstance(ev, DamagedRow)]
+            for damaged in (r for r in rows if isinstance(r, DamagedRow)):
+                self._quarantine(damaged)
+            if not batch:
+                self._sent_upto = rows[-1].seq
+                continue
             # The whole batch is in flight at once: MQTT keeps one connection's QoS 1 messages in order, so
             # waiting for each PUBACK before sending the next would only add a round trip per event.
             flags = [ev.seq <= replay_upto for ev in batch]
             sends = [
-                asyncio.ensure_future(client.publish(self.topics.event, self._event_body(ev, replayed), qos=1))
+                asyncio.ensure_future(client.publish(self.topics.event, event_body(ev, replayed), qos=1))
                 for ev, replayed in zip(batch, flags, strict=True)
             ]
             try:
-                await guard(lost, asyncio.gather(*sends))
+                # A send failed or the gather cancelled by guard as the connection drops must not leave an exception
+                # nobody retrieves (asyncio's error-level "exception was never retrieved"): collect, then retrieve.
+                gathered = asyncio.gather(*sends, return_exceptions=True)
+                gathered.add_done_callback(lambda f: f.cancelled() or f.exception())
+                results = await guard(lost, gathered)
             finally:
                 for send in sends:
                     if not send.done():
                         send.cancel()
                     elif not send.cancelled():
                         send.exception()  # retrieved: a failed send is handled as the lost connection
+            failed = next((r for r in results if isinstance(r, BaseException)), None)
+            if failed is not None:
+                raise failed if isinstance(failed, aiomqtt.MqttError) else aiomqtt.MqttError(str(failed))
             # Every PUBACK is in. The marks are committed lazily (MARK_EVERY, MARK_DELAY, at close): a crash before
             # that only publishes these again, which consumers dedupe by event_id; a commit per batch would cost
             # an fsync per round trip of the table.
             for ev, replayed in zip(batch, flags, strict=True):
                 self._acked[replayed].append(ev.seq)
-            self._sent_upto = batch[-1].seq
+            self._sent_upto = rows[-1].seq
             # The retained topics these events change (a device's status), once each event is acknowledged; if
             # what follows is lost with the connection, the reconnect republishes the latest values anyway.
             for ev in batch:
                 for msg in self._retained.after_event(ev):
                     await self._retain(client, lost, msg.topic, msg.body)
 
+    def _quarantine(self, row: DamagedRow) -> None:
+        """A row that cannot be published as journaled: kept in the file as found, reported in an event (published
+        in its turn, so a consumer that saw the gap at that seq learns why), and passed over from now on."""
+        path = str(self._journal.path)
+        self._log.error("journal row quarantined: not publishable as journaled", seq=row.seq, reason=row.reason)
+        self._note([quarantined(row, path)])
+        self._journal.mark_published([row.seq], replayed=False)
+
     def _flush_marks(self) -> None:
         for replayed in (True, False):
             seqs, self._acked[replayed] = self._acked[replayed], []
             self._journal.mark_published(seqs, replayed)
 
-    def _event_body(self, ev: JournaledEvent, replayed: bool) -> str:
-        try:
-            return event_message(ev, replayed)
-        except ValidationError as err:
-            # A journaled event is never held back: losing it would be worse than a malformed envelope,
-            # which this log line (and the contract test) exists to catch.
-            self._log.error(
-                "event does not match the MQTT contract; published as journaled",
-                seq=ev.seq,
-                type=ev.type,
-                error=str(err),
-            )
-            body = ev.public()
-            if replayed:
-                body["replayed"] = True
-            return _compact(body)
-
-    async def close(self, drain_timeout: float = 2.0) -> None:
-        """Drain what is left if connected, publish retained "offline", disconnect; bounded by the timeout."""
+    async def close(self, drain_timeout: float = 2.0, reason: str | None = None) -> None:
+        """Drain what is left if connected, publish retained "offline" (saying `reason`, a fault that stopped the
+        table, when given), disconnect; bounded by the timeout."""
         self._closing = True
+        self._stop_reason = reason
         task = self._task
         if task is None or task.done():
             return
@@ -373,4 +397,4 @@ class EventPublisher:
             task.cancel()
             await asyncio.wait((task,), timeout=drain_timeout * 0.1)
         if task.done() and not task.cancelled() and task.exception() is not None:
-            self._log.error("mqtt publisher failed", error=repr(task.exception()))
+            self._log.warning("mqtt publisher ended with an error while closing", error=repr(task.exception()))

@@ -23,15 +23,13 @@ from controller.config.errors import ConfigError
 from controller.config.table import TableConfig, configured_devices, station_id
 from controller.engine.inputs import CloseTable
 from controller.games.registry import SPECS, spec_for
-from controller.mqtt.birth import build_birth
-from controller.mqtt.meter_topics import follow_meters
-from controller.mqtt.publisher import EventPublisher
-from controller.shell.console import Console
+from controller.shell.noise import quiet_connection_noise
 from controller.shell.service import TableService
+from controller.shell.supervised import PUBLISHER, SupervisedTable
 from controller.shell.watchdog import SystemdSupervisor
+from controller.store.failure import StorageError
 from controller.store.journal import Journal
 from controller.store.schema import JournalError
-from controller.supervisor.listener import CommandListener
 from drivers.interfaces import Device, WagerBus
 from drivers.registry import create_driver
 
@@ -100,7 +98,9 @@ async def run_table(
     out: TextIO | None = None,
     companions: Companions = lambda _: [],
 ) -> int:
-    """Run until the table is closed (or stopped); returns the number of rounds started."""
+    """Run until the table is closed (or stopped); returns the number of rounds started. A storage failure stops
+    the table cleanly (devices stopped, the backlog offered to the broker, status "offline" with the reason) and
+    is then raised: StorageError, whose message is the one line to show."""
     path = journal_path or Path(config.journal.path or default_journal_path(config.table_id))
     try:
         journal = Journal(path, config.table_id, boot_id=uuid.uuid4().hex)
@@ -108,42 +108,59 @@ async def run_table(
         log.error("journal unusable", path=str(path), error=str(err))
         print(f"tablectl: {err}", file=sys.stderr)
         raise SystemExit(2) from None
-    publisher = EventPublisher(
-        journal, config.mqtt, config.table_id, broker=broker, birth=build_birth(config, journal.boot_id)
-    )
-    service = TableService(config, devices, journal, on_journaled=publisher.notify)
+    quiet_connection_noise(asyncio.get_running_loop())
+    table = SupervisedTable(config, devices, journal, broker)
+    service, publisher, tasks = table.service, table.publisher, table.tasks
     first_round = service.state.rounds_played
-    helpers = [asyncio.create_task(c) for c in companions(service)]
-    if out is not None:
-        helpers.append(asyncio.create_task(Console(service.subscribe(), out).run(), name="console"))
-    helpers.append(asyncio.create_task(CommandListener(service, broker).run(), name="commands"))
-    publishing = asyncio.create_task(publisher.run(), name="publisher")
-    meters = follow_meters(
-        service.subscribe(), lambda: service.state.meters, service.engine.meter_params, config.table_id, publisher
-    )
-    helpers.append(asyncio.create_task(meters, name="meters"))
     # systemd Type=notify: READY=1, STATUS=, WATCHDOG=1 while healthy (None outside systemd).
-    systemd = SystemdSupervisor.from_environment(service, broker_connected=lambda: publisher.connected)
-    if systemd is not None:
-        helpers.append(asyncio.create_task(systemd.run(), name="systemd"))
+    systemd = SystemdSupervisor.from_environment(
+        service, broker_connected=lambda: publisher.connected, tasks_down=lambda: tasks.down(required_only=True)
+    )
+    specs = table.specs(out, companions(service), systemd)
     service_task = asyncio.create_task(service.run(), name="service")
+    supervised = asyncio.create_task(tasks.run(specs), name="tasks")
+    watches = asyncio.create_task(table.watch_devices(), name="device-watches")
     _stop_on_signals(service, service_task)
+    failure: StorageError | None = None
     try:
-        with contextlib.suppress(asyncio.CancelledError):
-            await service_task
+        await asyncio.wait((service_task, supervised), return_when=asyncio.FIRST_COMPLETED)
+        failure = _storage_failure(service_task, supervised)
     finally:
         if systemd is not None:
             systemd.stopping()
         _restore_signals()
-        for t in helpers:
-            t.cancel()
+        watches.cancel()
+        service_task.cancel()
+        tasks.cancel(*(n for n in tasks.running() if n != PUBLISHER))
         await service.stop_devices()
         # The publisher gets its chance to deliver the backlog before the process goes.
         with contextlib.suppress(Exception):
-            await publisher.close(drain_timeout=5.0)
-        await asyncio.gather(publishing, *helpers, return_exceptions=True)
+            await publisher.close(drain_timeout=5.0, reason=None if failure is None else f"stopped: {failure}")
+        supervised.cancel()
+        await asyncio.gather(service_task, supervised, watches, return_exceptions=True)
+        failure = failure or _storage_failure(service_task, supervised)
         journal.close()
+    if failure is not None:
+        log.error("table stopped: its journal failed", error=str(failure), cause=failure.cause)
+        raise failure
     return service.state.rounds_played - first_round
+
+
+def _storage_failure(*tasks: asyncio.Task[None]) -> StorageError | None:
+    """The StorageError that ended one of `tasks` (the service's, or the supervisor's group), if one did; any other
+    exception of the service's is raised (a bug: its traceback is the report)."""
+    for task in tasks:
+        if not task.done() or task.cancelled():
+            continue
+        err = task.exception()
+        if isinstance(err, BaseExceptionGroup):
+            match, _ = err.split(StorageError)
+            err = match.exceptions[0] if match is not None else err
+        if isinstance(err, StorageError):
+            return err
+        if err is not None and task.get_name() == "service":
+            raise err
+    return None
 
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)

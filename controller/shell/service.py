@@ -199,32 +199,29 @@ class TableService:
         if not recovered:
             self.submit(OpenTable())
         self.ready.set()
-        ticker = asyncio.create_task(self._tick(), name="tick")
-        try:
-            while True:
-                batch = [await self._inputs.get()]
-                # Inputs that queued while the last step's device commands ran are stepped together and committed
-                # as one transaction (group commit): one fsync instead of one per input, and still nothing leaves
-                # the process before the journal holds the events that decided it.
-                while len(batch) < MAX_GROUP and not self._inputs.empty():
-                    batch.append(self._inputs.get_nowait())
-                try:
-                    results = await self.apply_all([i.inp if isinstance(i, _Waited) else i for i in batch])
-                except BaseException as err:
-                    for item in batch:
-                        if isinstance(item, _Waited) and not item.done.done():
-                            item.done.set_exception(err)
-                    raise
-                for item, journaled in zip(batch, results, strict=False):
+        while True:
+            batch = [await self._inputs.get()]
+            # Inputs that queued while the last step's device commands ran are stepped together and committed
+            # as one transaction (group commit): one fsync instead of one per input, and still nothing leaves
+            # the process before the journal holds the events that decided it.
+            while len(batch) < MAX_GROUP and not self._inputs.empty():
+                batch.append(self._inputs.get_nowait())
+            try:
+                results = await self.apply_all([i.inp if isinstance(i, _Waited) else i for i in batch])
+            except BaseException as err:
+                for item in batch:
                     if isinstance(item, _Waited) and not item.done.done():
-                        item.done.set_result(journaled)
-                if len(results) < len(batch) or any(e.type == "table.closed" for e in results[-1]):
-                    self.closed.set()
-                    return
-        finally:
-            ticker.cancel()
+                        item.done.set_exception(err)
+                raise
+            for item, journaled in zip(batch, results, strict=False):
+                if isinstance(item, _Waited) and not item.done.done():
+                    item.done.set_result(journaled)
+            if len(results) < len(batch) or any(e.type == "table.closed" for e in results[-1]):
+                self.closed.set()
+                return
 
-    async def _tick(self) -> None:
+    async def ticks(self) -> None:
+        """Until cancelled: a Tick every TICK_SECONDS (a supervised task of the runner's, controller/shell/tasks.py)."""
         while True:
             await asyncio.sleep(TICK_SECONDS)
             self.submit(Tick(self._clock()))

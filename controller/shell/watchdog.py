@@ -3,7 +3,8 @@ WATCHDOG=1 only while the table is healthy, STOPPING=1 on the way out.
 
 Healthy means the engine loop steps a `Tick` within the ping period: the tick is queued behind every input
 already waiting, so its step proves that inputs are being stepped and that their journal commits finish
-(the journal is written in the loop, before the next input is taken). A broker outage is not unhealthy:
+(the journal is written in the loop, before the next input is taken), and that no required task of the task
+supervisor (publisher, command listener, tick: controller/shell/tasks.py) is down. A broker outage is not unhealthy:
 the table keeps playing and journals, and the publisher catches up later. When unhealthy we say why (log
 and STATUS) and stop pinging, so that systemd restarts us after WatchdogSec; if the loop recovers before
 then, pinging resumes.
@@ -41,6 +42,7 @@ class SystemdSupervisor:
         *,
         watchdog: float | None = None,
         broker_connected: Callable[[], bool] | None = None,
+        tasks_down: Callable[[], Mapping[str, str]] | None = None,
         clock: Clock = utc_now,
     ) -> None:
         self.service = service
@@ -48,6 +50,7 @@ class SystemdSupervisor:
         # sd_watchdog_enabled(3) advises pinging at half the timeout, so one late ping is not fatal.
         self.period = watchdog / 2 if watchdog else None
         self._broker_connected = broker_connected
+        self._tasks_down = tasks_down or dict
         self._clock = clock
         self._first_round = service.state.rounds_played
         self._unhealthy: str | None = None
@@ -59,6 +62,7 @@ class SystemdSupervisor:
         service: TableService,
         *,
         broker_connected: Callable[[], bool] | None = None,
+        tasks_down: Callable[[], Mapping[str, str]] | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> SystemdSupervisor | None:
         """The supervisor when systemd started us with a notification socket, else None."""
@@ -72,7 +76,7 @@ class SystemdSupervisor:
             # restart comes with where the table was stuck.
             faulthandler.enable()
         log.info("running under systemd", notify_socket=notifier.address, watchdog_seconds=watchdog)
-        return cls(service, notifier, watchdog=watchdog, broker_connected=broker_connected)
+        return cls(service, notifier, watchdog=watchdog, broker_connected=broker_connected, tasks_down=tasks_down)
 
     # -- what systemd shows ------------------------------------------------------------------------
 
@@ -153,8 +157,13 @@ class SystemdSupervisor:
                     continue
                 finished, pending = pending, None
                 error = None if finished.cancelled() else finished.exception()
+                down = self._tasks_down()
                 if error is not None:
                     self._sick(f"the engine loop failed to step a tick: {error!r}")
+                elif down:
+                    # A required task (publisher, command listener, tick) is down: not healthy until it runs again;
+                    # if it does not within WatchdogSec, systemd restarts the daemon (docs/supervision.md).
+                    self._sick("required task(s) down: " + "; ".join(f"{n} ({why})" for n, why in sorted(down.items())))
                 elif took > period:
                     # The whole event loop was blocked (a journal commit waiting on a lock or a dying disk):
                     # the tick got through in the end, but not in time.

@@ -15,6 +15,7 @@ reading without writing is controller.store.reader.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -28,8 +29,10 @@ import structlog
 
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.store.chain import GENESIS, row_hash
+from controller.store.failure import open_journal_file, storage_error
+from controller.store.outbox import DamagedRow, OutboxItem, read_outbox
 from controller.store.records import Record, StoredCopy
-from controller.store.schema import COLUMNS, SCHEMA_VERSION, JournalError, connect, create_or_migrate
+from controller.store.schema import COLUMNS, SCHEMA_VERSION
 from controller.store.verify import Progress, VerifyReport, verify_connection
 
 log = structlog.get_logger(__name__)
@@ -87,6 +90,14 @@ def _journaled(row: Sequence[Any]) -> JournaledEvent:
     )
 
 
+def _rollback(db: sqlite3.Connection) -> None:
+    """Roll back what is open, if anything: after a failed COMMIT (disk full) SQLite may already have ended the
+    transaction, and a ROLLBACK then raises its own error over the one that matters."""
+    if db.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+
+
 class Journal:
     """Append-only, gap-free, hash-chained per-table event journal in SQLite, doubling as the MQTT outbox and
     holding the critical state."""
@@ -95,15 +106,8 @@ class Journal:
         self.path = Path(path)
         self.table_id = table_id
         self.boot_id = boot_id
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._conn: sqlite3.Connection | None = connect(self.path)
-        except sqlite3.DatabaseError as err:
-            raise JournalError(
-                f"{self.path} is not a tablectl journal (SQLite says: {err}); move it aside or "
-                "point journal.path at another file"
-            ) from None
-        create_or_migrate(self._conn, self.path)
+        # A missing or read-only directory, a file that is not a journal: each refused with its own message.
+        self._conn: sqlite3.Connection | None = open_journal_file(self.path)
         self._last_seq, self._last_hash = self._tail(self._conn)
         # A head that disagrees with the last row (rows removed, or written by other means): found at open so
         # that the service can stop play and say so before appending over the evidence.
@@ -159,33 +163,45 @@ class Journal:
             for ev in events
         ]
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
         try:
-            # Re-read under the write lock instead of trusting the cached values, so a second writer on the same
-            # file (a mistake, but possible) fails on the primary key or chains on, rather than leaving a gap.
-            seq, prev = self._tail(db)
-            out: list[JournaledEvent] = []
-            for row in rows:
-                seq += 1
-                fields = self._fields(row, seq, ts)
-                prev = row_hash(prev, *fields)
-                db.execute(
-                    f"INSERT INTO events ({COLUMNS}, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*fields, prev)
-                )
-                out.append(_journaled(fields))
-            if rows:
-                db.execute(
-                    "INSERT OR REPLACE INTO chain_head (table_id, seq, hash) VALUES (?, ?, ?)",
-                    (self.table_id, seq, prev),
-                )
-            for rec in records:
-                self._put(db, rec, seq, ts)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                seq, prev, out = self._insert(db, rows, ts, records)
+                db.execute("COMMIT")
+            except BaseException:
+                _rollback(db)
+                raise
+        except sqlite3.IntegrityError:
+            raise  # a second writer on the file, or a bug: not the disk's fault
+        except sqlite3.DatabaseError as err:
+            # Disk full, an I/O error, a disk gone read-only: nothing of this batch was committed, everything before
+            # it was. One line that says so, instead of SQLite's words alone.
+            raise storage_error(err, self.path, f"committing {len(rows)} event(s)") from err
         self._last_seq, self._last_hash = seq, prev
         return out
+
+    def _insert(
+        self, db: sqlite3.Connection, rows: Sequence[_Serialised], ts: str, records: Sequence[Record]
+    ) -> tuple[int, str, list[JournaledEvent]]:
+        # Re-read under the write lock instead of trusting the cached values, so a second writer on the same
+        # file (a mistake, but possible) fails on the primary key or chains on, rather than leaving a gap.
+        seq, prev = self._tail(db)
+        out: list[JournaledEvent] = []
+        for row in rows:
+            seq += 1
+            fields = self._fields(row, seq, ts)
+            prev = row_hash(prev, *fields)
+            db.execute(
+                f"INSERT INTO events ({COLUMNS}, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*fields, prev)
+            )
+            out.append(_journaled(fields))
+        if rows:
+            db.execute(
+                "INSERT OR REPLACE INTO chain_head (table_id, seq, hash) VALUES (?, ?, ?)", (self.table_id, seq, prev)
+            )
+        for rec in records:
+            self._put(db, rec, seq, ts)
+        return seq, prev, out
 
     def _fields(self, row: _Serialised, seq: int, ts: str) -> _Fields:
         ev = row.event
@@ -244,33 +260,41 @@ class Journal:
         ).fetchone()
         return int(row[0] or 0)
 
+    def outbox(self, limit: int = 200, after_seq: int = 0) -> list[OutboxItem]:
+        """The outbox row by row: each unpublished row after `after_seq` as its event, or as a DamagedRow when it
+        cannot be published as journaled (controller.store.outbox)."""
+        try:
+            return read_outbox(self._db, self.table_id, after_seq, limit)
+        except sqlite3.DatabaseError as err:
+            raise storage_error(err, self.path, "reading the outbox") from err
+
     def unpublished(self, limit: int = 200, after_seq: int = 0) -> list[JournaledEvent]:
-        """The outbox: events not yet marked published, oldest first; `after_seq` skips those the publisher knows
+        """The outbox's events, oldest first, damaged rows left out; `after_seq` skips those the publisher knows
         are acknowledged but has not marked yet."""
-        cur = self._db.execute(
-            f"SELECT {COLUMNS} FROM events WHERE table_id = ? AND published_at IS NULL AND seq > ? "
-            "ORDER BY seq LIMIT ?",
-            (self.table_id, after_seq, limit),
-        )
-        return [_journaled(r) for r in cur]
+        return [e for e in self.outbox(limit, after_seq) if not isinstance(e, DamagedRow)]
 
     def mark_published(self, seqs: Sequence[int], replayed: bool) -> None:
+        """Mark rows published: acknowledged by the broker, or a damaged row whose quarantine was journaled (its
+        `journal.row_quarantined` event says so; the row itself never went out)."""
         if not seqs:
             return
         stamp = _iso_utc(datetime.now(UTC))
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
         try:
-            # `published_at IS NULL` keeps the first publication's time if a duplicate is ever marked.
-            db.executemany(
-                "UPDATE events SET published_at = ?, replayed = ? "
-                "WHERE table_id = ? AND seq = ? AND published_at IS NULL",
-                [(stamp, int(replayed), self.table_id, s) for s in seqs],
-            )
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                # `published_at IS NULL` keeps the first publication's time if a duplicate is ever marked.
+                db.executemany(
+                    "UPDATE events SET published_at = ?, replayed = ? "
+                    "WHERE table_id = ? AND seq = ? AND published_at IS NULL",
+                    [(stamp, int(replayed), self.table_id, s) for s in seqs],
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                _rollback(db)
+                raise
+        except sqlite3.DatabaseError as err:
+            raise storage_error(err, self.path, f"marking {len(seqs)} event(s) published") from err
 
     def events(self, after_seq: int = 0, limit: int | None = None) -> list[JournaledEvent]:
         cur = self._db.execute(

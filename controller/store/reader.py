@@ -15,8 +15,30 @@ from controller.store.schema import COLUMNS, connect_readonly
 from controller.store.verify import Progress, VerifyReport, verify_connection
 
 
+def _readable(text: Any) -> Any:
+    """Text read with surrogateescape as printable text: a byte that is not UTF-8 becomes U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace") if isinstance(text, str) else text
+
+
 def _row_dict(r: Sequence[Any], with_sealed: bool) -> dict[str, Any]:
+    try:
+        return _sound_row(r, with_sealed)
+    except ValueError as err:  # UnicodeError and JSONDecodeError too: a damaged row is shown, never fatal
+        out = {k: _readable(v) for k, v in zip(_KEYS, r, strict=False) if k not in ("payload", "sealed")}
+        out["payload"] = None
+        out["damaged"] = f"this row cannot be read as journaled ({type(err).__name__}): quarantined, never published"
+        out["raw_payload"] = _readable(r[8])
+        return out
+
+
+_KEYS = ("seq", "event_id", "boot_id", "ts", "table_id", "round_id", "type", "rule", "payload", "sealed", "hash")
+
+
+def _sound_row(r: Sequence[Any], with_sealed: bool) -> dict[str, Any]:
     seq, event_id, boot_id, ts, table_id, round_id, type_, rule, payload, sealed, hash_, published_at, replayed = r
+    for text in (event_id, boot_id, ts, table_id, round_id, type_, rule, payload, sealed):
+        if isinstance(text, str):
+            text.encode("utf-8")  # a lone surrogate (a byte that was not UTF-8) raises UnicodeEncodeError
     out: dict[str, Any] = {
         "seq": seq,
         "event_id": event_id,
@@ -42,6 +64,8 @@ class JournalReader:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self._conn, self.version = connect_readonly(self.path)
+        # Damaged text must not stop a tail or an export: each row is decoded leniently and checked (_row_dict).
+        self._conn.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
 
     def close(self) -> None:
         self._conn.close()

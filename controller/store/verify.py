@@ -6,6 +6,7 @@ examiner always get a report of what holds and where it does not (docs/journal.m
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,8 +22,8 @@ PROGRESS_EVERY = 10_000
 
 @dataclass(frozen=True, slots=True)
 class Break:
-    """Where the chain does not hold. what: "altered row", "missing seq", "head mismatch", "unchained" (a
-    schema 1 file) or "unreadable"."""
+    """Where the chain does not hold. what: "altered row", "missing seq", "head mismatch", "quarantined row" (one
+    the daemon cannot publish: not UTF-8, not JSON), "unchained" (a schema 1 file) or "unreadable"."""
 
     table_id: str
     seq: int | None
@@ -126,6 +127,10 @@ def _walk(
                 f"({computed[:16]}...): the row, or the one before it, was changed"
             )
             report.add(Break(table_id, seq, "altered row", detail))
+        damage = _unreadable(payload, sealed, event_id, boot_id, ts, tid, round_id, type_, rule)
+        if damage is not None:
+            detail = f"{damage}: the daemon never publishes it, it reports it in a journal.row_quarantined event"
+            report.add(Break(table_id, seq, "quarantined row", detail))
         # Carry on from the stored hash, so one altered row is reported once and the rows after it still checked.
         prev = stored if isinstance(stored, str) else computed
         expected = seq + 1
@@ -134,6 +139,21 @@ def _walk(
         if progress is not None and report.rows_checked % PROGRESS_EVERY == 0:
             progress(report.rows_checked)
     return last
+
+
+def _unreadable(payload: object, sealed: object, *texts: object) -> str | None:
+    """Why a row cannot be published as journaled (controller/store/outbox.py quarantines it), or None. The walk
+    reads text with surrogateescape, so bytes that are not UTF-8 show as lone surrogates."""
+    for text in (payload, sealed, *texts):
+        if isinstance(text, str) and any("\udc80" <= c <= "\udcff" for c in text):
+            return "its stored text is not UTF-8"
+    try:
+        body = json.loads(str(payload))
+        if sealed is not None:
+            json.loads(str(sealed))
+    except ValueError:
+        return "its payload is not JSON"
+    return None if isinstance(body, dict) else "its payload is not a JSON object"
 
 
 def _head_break(table_id: str, head: tuple[int, str] | None, last: tuple[int, str] | None) -> Break | None:

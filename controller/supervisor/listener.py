@@ -131,8 +131,8 @@ class CommandListener:
         while True:
             try:
                 kwargs = client_kwargs(self.service.config.mqtt, self._broker)
-            except ValueError as err:  # a secret file that cannot be read may be fixed without a restart
-                self._log.error("command listener cannot connect", error=str(err), retry_in=backoff_max)
+            except Exception as err:  # a secret file that cannot be read (whatever reading it raised) may be fixed
+                self._log.error("command listener cannot connect", error=str(err) or repr(err), retry_in=backoff_max)
                 await asyncio.sleep(backoff_max)
                 continue
             client = aiomqtt.Client(

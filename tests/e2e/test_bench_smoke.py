@@ -68,3 +68,11 @@ def test_restart_reports_spawn_to_ready() -> None:
     assert re.search(r"spawn -> table.opened received: p50 [\d.]+ s", out), out
     # Until the daemon speaks sd_notify the bench says so; once it does, the READY=1 figure is printed.
     assert re.search(r"spawn -> READY=1(: not sent by this build| on \$NOTIFY_SOCKET: p50 [\d.]+ s)", out), out
+
+
+def test_fault_campaign_prints_its_table_of_trials_and_losses() -> None:
+    """The bounded run: one trial of each fault kind; the full campaign is `--trials N` (bench/fault_campaign.py)."""
+    out = _bench("fault_campaign.py", "--trials", "1")
+    for kind in ("kill9", "daemon_stop", "broker_outage", "broker_stall", "storage"):
+        assert re.search(rf"^{kind}\s+1\s+\S+\s+\d+\s+0\s+0\s+0\s+\d+\s+ok$", out, re.M), out
+    assert "result: nothing lost, nothing settled twice" in out

@@ -1,0 +1,129 @@
+"""The running table's parts and the tasks the supervisor keeps (controller/shell/tasks.py), each with its policy.
+
+Which task is restarted and which escalates, and why, is docs/supervision.md's table; each TaskSpec below carries
+the short reason. In short: a task whose state lives in the journal (publisher, commands, tick, meters, a device's
+watch) is restarted with backoff and raises its tilt only when it keeps failing; a display (console) and systemd's
+notifier never raise one; the demo's people, who cannot be restarted mid-round, escalate at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any, TextIO
+
+from controller.config.table import TableConfig
+from controller.mqtt.birth import build_birth
+from controller.mqtt.meter_topics import follow_meters
+from controller.mqtt.publisher import EventPublisher
+from controller.shell.console import Console
+from controller.shell.service import TableService
+from controller.shell.tasks import TaskSpec, TaskSupervisor, degraded_reason
+from controller.shell.watchdog import SystemdSupervisor
+from controller.store.journal import Journal
+from controller.supervisor.listener import CommandListener
+from drivers.interfaces import Device
+
+PUBLISHER = "publisher"
+NEVER = 1 << 30  # escalate_after for the tasks whose failure never warrants a tilt
+
+
+class DeviceTaskFailed(RuntimeError):
+    """One of a driver's own tasks ended while the device was not being stopped."""
+
+
+class SupervisedTable:
+    """The service, its publisher and the task supervisor, wired to each other."""
+
+    def __init__(
+        self, config: TableConfig, devices: Mapping[str, Device], journal: Journal, broker: str | None
+    ) -> None:
+        self.config = config
+        self.broker = broker
+        self.publisher = EventPublisher(
+            journal,
+            config.mqtt,
+            config.table_id,
+            broker=broker,
+            birth=build_birth(config, journal.boot_id),
+            note=lambda events: self.service.note(events),
+            health=lambda: degraded_reason(self.tasks, self.service.state.blocks),
+        )
+        self.service = TableService(config, devices, journal, on_journaled=self.publisher.notify)
+        self.tasks = TaskSupervisor(self.service, on_change=self.publisher.health_changed)
+
+    def specs(
+        self, out: TextIO | None, companions: Sequence[Coroutine[Any, Any, None]], systemd: SystemdSupervisor | None
+    ) -> list[TaskSpec]:
+        service, publisher = self.service, self.publisher
+        listener = CommandListener(service, self.broker)
+        meters = service.subscribe()
+        specs = [
+            TaskSpec(PUBLISHER, publisher.run, required=True, why="the outbox is in the journal"),
+            TaskSpec("commands", listener.run, required=True, why="supervisor commands arrive through it"),
+            TaskSpec("tick", service.ticks, required=True, why="deck life and idle checks run on it"),
+            TaskSpec(
+                "meters",
+                lambda: follow_meters(
+                    meters, lambda: service.state.meters, service.engine.meter_params, self.config.table_id, publisher
+                ),
+                why="the retained meter topics",
+            ),
+        ]
+        if out is not None:
+            console = Console(service.subscribe(), out)
+            specs.append(TaskSpec("console", console.run, escalate_after=NEVER, why="display only"))
+        if systemd is not None:
+            specs.append(TaskSpec("systemd", systemd.run, escalate_after=NEVER, why="no pings while down"))
+        specs += [
+            TaskSpec(f"people:{n}", _once(c), policy="escalate", why="cannot be restarted mid-round")
+            for n, c in enumerate(companions, 1)
+        ]
+        return specs
+
+    async def watch_devices(self) -> None:
+        """Once the devices are started, a supervised watch on each (a restart stops and starts the device)."""
+        await self.service.ready.wait()
+        for device in self.service.devices.values():
+            self.tasks.add(TaskSpec(f"device:{device.device_id}", _device_watch(device, self.service.sink)))
+
+
+def _once(coro: Coroutine[Any, Any, None]) -> Callable[[], Coroutine[Any, Any, None]]:
+    """A start for a coroutine made once (the demo's people): a restart waits for the table's end instead."""
+    started = False
+
+    def start() -> Coroutine[Any, Any, None]:
+        nonlocal started
+        if started:
+            return asyncio.Event().wait()  # type: ignore[return-value]
+        started = True
+        return coro
+
+    return start
+
+
+def _driver_tasks(device_id: str) -> list[asyncio.Task[Any]]:
+    """A driver's own tasks, by the naming its base class keeps: "<role>:<device id>" (driver:, pacer:, ...)."""
+    return [t for t in asyncio.all_tasks() if t.get_name().endswith(f":{device_id}") and not t.done()]
+
+
+def _device_watch(device: Device, sink: Callable[..., None]) -> Callable[[], Coroutine[Any, Any, None]]:
+    first = True
+
+    async def watch() -> None:
+        nonlocal first
+        if not first:  # restarted after a failure: the device gets a fresh start, as after an unplug
+            await device.stop()
+            await device.start(sink)
+        first = False
+        tasks = _driver_tasks(device.device_id)
+        if not tasks:
+            await asyncio.Event().wait()  # a driver that runs no task of its own: nothing to watch
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            err = None if task.cancelled() else task.exception()
+            raise DeviceTaskFailed(
+                f"the driver's task {task.get_name()} ended" + (f": {err!r}" if err else "")
+            ) from err
+
+    return watch
