@@ -105,11 +105,11 @@ def dealing_events(method: str) -> list[tuple[str, str]]:
             ("stub.discarded", "643a.10(c)"),
         ]
     if method == "manual_shoe":
-        return [("card.dealt", "643a.8(d)")] * 11 + [("stub.discarded", "643a.8(d)")]
+        return [("card.dealt", "643a.8(d)")] * 11 + [("stub.discarded", "643a.8(e)")]
     return (
         [("deal.awaiting_dealer", "643a.9(b)")]
         + [("cards.dealt", "643a.9(b)")] * 3
-        + [("community.dealt", "643a.9(b)"), ("stub.discarded", "643a.9(b)")]
+        + [("community.dealt", "643a.9(b)"), ("stub.discarded", "643a.9(c)")]
     )
 
 

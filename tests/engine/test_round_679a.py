@@ -83,7 +83,7 @@ def test_full_round_event_order_and_rules(chapter_table: ChapterTable, deck: Dec
         ("cards.dealt", "679a.9(b)", 5),
         ("dealer.dealt", "679a.9(b)", None),
         ("fourth_card.dealt", "679a.9(b)", None),
-        ("stub.discarded", "679a.9(b)", None),
+        ("stub.discarded", "679a.9(c)", None),
         ("decision.requested", "679a.7(d)(1)", 1),
         ("street_wager.placed", "679a.7(d)(1)", 1),
         ("decision.requested", "679a.7(d)(1)", 3),

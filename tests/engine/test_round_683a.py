@@ -100,13 +100,13 @@ DEAL_EVENTS = {
         *[("cards.dealt", "683a.10(b)")] * 3,
         ("all_six_bonus.dealt", "683a.10(c)"),
         ("community.dealt", "683a.10(c)"),
-        ("stub.discarded", "683a.10(c)"),
+        ("stub.discarded", "683a.10(c)(2)"),
     ],
     "manual_shoe": [
         ("no_more_bets", "683a.8(b)"),
         ("lockout.confirmed", "683a.8(b)"),
         *[("card.dealt", "683a.8(c)")] * 13,
-        ("stub.discarded", "683a.8(c)"),
+        ("stub.discarded", "683a.8(d)"),
     ],
     "hand": [
         ("no_more_bets", "683a.9(a)(3)"),
@@ -115,7 +115,7 @@ DEAL_EVENTS = {
         ("all_six_bonus.dealt", "683a.9(b)"),
         *[("cards.dealt", "683a.9(b)")] * 3,
         ("community.dealt", "683a.9(b)"),
-        ("stub.discarded", "683a.9(b)"),
+        ("stub.discarded", "683a.9(c)"),
     ],
 }
 
@@ -289,11 +289,12 @@ def test_all_six_cards_come_from_the_stub_of_an_automated_shoe(table: Table) -> 
     assert r is not None
     assert (r.seats[2].cards, r.seats[4].cards) == (["Ah", "Ad"], ["2c", "2d"])
     assert (r.areas["all_six_bonus"], r.areas["community"]) == (["Js", "Jc", "3d", "4d"], ["Ks", "Kh", "5s"])
-    stub = [(e.type, e.rule, e.sealed) for e in t.events if e.rule == "683a.10(c)"]
+    stub = [(e.type, e.rule, e.sealed) for e in t.events if e.rule and e.rule.startswith("683a.10(c)")]
     assert stub == [
         ("all_six_bonus.dealt", "683a.10(c)", {"cards": ["Js", "Jc", "3d", "4d"]}),
         ("community.dealt", "683a.10(c)", {"cards": ["Ks", "Kh", "5s"]}),
-        ("stub.discarded", "683a.10(c)", None),
+        # 683a.10(c)(2): once all three community cards are dealt, the stub goes to the discard rack.
+        ("stub.discarded", "683a.10(c)(2)", None),
     ]
     assert next(e for e in t.events if e.type == "stub.discarded").payload["count"] == 52 - 11
 

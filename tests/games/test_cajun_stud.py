@@ -32,6 +32,9 @@ def rules(**kw: Any) -> CajunStudRules:
         "lo_ball_paytable": "A",
         "all_six_bonus_paytable": "A",
     }
+    # The paytables are tested at any stake: the optional wagers' own limits are tested apart (wager_limits).
+    offered = kw.get("optional_wagers", ALL_OPTIONAL)
+    base["wager_limits"] = {w: {"min_cents": 1, "max_cents": 10_000_000} for w in offered}
     return CajunStudRules.model_validate({**base, **kw})
 
 

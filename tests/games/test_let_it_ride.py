@@ -31,6 +31,7 @@ ALL: dict[str, Any] = {
     "five_card_bonus_paytable": "A",
     "three_card_bonus": True,
     "three_card_bonus_paytable": "A",
+    "wager_limits": {"three_card_bonus": {"min_cents": 100}},  # the paytables are tested from $1
     "three_card_progressive": True,
     "three_card_progressive_paytable": "A",
     "three_card_progressive_wagers_cents": [100, 500],

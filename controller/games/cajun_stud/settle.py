@@ -23,6 +23,7 @@ from controller.games.cajun_stud.rankings import (
 )
 from controller.games.cajun_stud.record import CajunStudRound, CajunStudSeat
 from controller.games.cajun_stud.rules import DECISION_RULES, OPTIONAL_WAGERS, RAISES, WAGER_RULES, CajunStudRules
+from controller.games.limits import check_offered_limits
 
 
 def _by_row(
@@ -81,6 +82,7 @@ def settle_optional(rules: CajunStudRules, seat: CajunStudSeat, record: CajunStu
 
 
 def _check_against_rules(rules: CajunStudRules, record: CajunStudRound) -> None:
+    check_offered_limits(rules.optional_offers(), ((f"seats[{i}]", s.wagers) for i, s in enumerate(record.seats)))
     boxes: dict[str, list[int]] = {}
     for i, s in enumerate(record.seats):
         if s.seat > rules.seats:

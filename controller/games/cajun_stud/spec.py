@@ -12,7 +12,16 @@ from collections.abc import Mapping, Sequence
 
 from controller.core.money import Cents
 from controller.core.settlement import Settled
-from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
+from controller.engine.spec import (
+    ChapterSpec,
+    DealingMethod,
+    DealPlan,
+    Decision,
+    Offer,
+    RoundView,
+    Stack,
+    TableOptions,
+)
 from controller.games.cajun_stud.rankings import ALL_SIX_CARDS, BOARD_CARDS, POCKET_CARDS
 from controller.games.cajun_stud.record import CajunStudRound, CajunStudSeat
 from controller.games.cajun_stud.record import Decision as RaiseOrFold
@@ -53,6 +62,14 @@ class CajunStudSpec(ChapterSpec[CajunStudRules]):
         "player": "683a.7(d)(1)",
         "seat": "683a.2(a)",
         "complete": "683a.11(j)",
+        # 683a numbers the manual shoe's stub one letter earlier than the common numbering (643a.8(e)-(h)):
+        # 683a.8(d) discards it, 683a.8(e) counts it, (f) finds 52, (g) does not.
+        "8(e)": "683a.8(d)",
+        "8(f)": "683a.8(e)",
+        "8(g)": "683a.8(f)",
+        "8(h)": "683a.8(g)",
+        "10(c)": "683a.10(c)(2)",  # the stub, once the community cards are dealt from it
+        "boxes": "683a.7(e)",
     }
     reveal_before: Mapping[str, tuple[str, str, str]] = {
         "all_six_bonus": ("all_six_bonus.revealed", "683a.11(i)(4)", "all_six_bonus")
@@ -61,14 +78,16 @@ class CajunStudSpec(ChapterSpec[CajunStudRules]):
     def seats(self, rules: CajunStudRules) -> int:
         return rules.seats
 
+    def dealing_method(self, rules: CajunStudRules) -> DealingMethod:
+        return rules.dealing_method
+
+    def options(self, rules: CajunStudRules) -> TableOptions:
+        return rules.options()
+
     def offers(self, rules: CajunStudRules) -> Sequence[Offer]:
-        # The Ante first: the engine announces the first offer's limits as the table's Ante limits.
-        # CajunStudRules sets limits for the Ante only, so an optional wager takes the Ante's limits
-        # until the Rules Submission model carries its own.
-        lo, hi = rules.ante_min_cents, rules.ante_max_cents
-        out = [Offer("ante", WAGER_RULES["ante"], lo, hi)]
-        out += [Offer(w, WAGER_RULES[w], lo, hi) for w in OPTIONAL_WAGERS if w in rules.optional_wagers]
-        return out
+        # The Ante first: the engine announces the first offer's limits as the table's Ante limits. Each optional
+        # wager has the limits the config posts for it (wager_limits), the Ante's where it posts none.
+        return [Offer("ante", WAGER_RULES["ante"], *rules.ante_limits()), *rules.optional_offers()]
 
     def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
         # 683a.7(d)(1): the Ante is what enters a round, and 683a.8(c), 683a.9(b), 683a.10(b) deal cards only

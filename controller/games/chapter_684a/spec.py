@@ -6,8 +6,8 @@ dealing method "automated_shoe" is the only one this spec plans. The readings it
 - A player is a seat with both an Ante and an Odds Wager (684a.10(b), 684a.1); the text sets no relation between
   their amounts (684a.7 is not available), so none is enforced.
 - The Raise Wager is one of the config's `raise_multiples` of the Ante, or the player folds (684a.1 "Fold").
-- Table limits: Chapter684aRules has none, so a wager is any positive amount unless the spec is built with
-  `limits` (see controller.games.partial.NO_LIMIT_CENTS).
+- Table limits: the config's `wager_limits` (the Ante has none unless posted; the Odds and the optional wagers take
+  the Ante's); a spec built with `limits` posts those instead (controller.games.partial.posted_limits).
 - Citations: a step whose section is not available cites the chapter with "(not available: ...)" rather than a
   section number the text does not confirm (PartialCitations, shared with 679a).
 """
@@ -18,7 +18,16 @@ from collections.abc import Mapping, Sequence
 
 from controller.core.money import Cents
 from controller.core.settlement import Settled
-from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
+from controller.engine.spec import (
+    ChapterSpec,
+    DealingMethod,
+    DealPlan,
+    Decision,
+    Offer,
+    RoundView,
+    Stack,
+    TableOptions,
+)
 from controller.games import partial
 from controller.games.chapter_684a.record import Chapter684aRound, Chapter684aSeat
 from controller.games.chapter_684a.rules import (
@@ -97,7 +106,11 @@ class Chapter684aSpec(ChapterSpec[Chapter684aRules]):
             )
 
     def offers(self, rules: Chapter684aRules) -> Sequence[Offer]:
-        return partial.offers(["ante", "odds", *(w for w in OPTIONAL if rules.offers(w))], WAGER_RULE, self.limits)
+        limits = {**rules.posted_limits(), **self.limits}
+        return partial.offers(["ante", "odds", *(w for w in OPTIONAL if rules.offers(w))], WAGER_RULE, limits)
+
+    def options(self, rules: Chapter684aRules) -> TableOptions:
+        return rules.stub_options()
 
     def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
         missing = [name for w, name in (("ante", "Ante"), ("odds", "Odds")) if not wagers.get(w)]

@@ -29,6 +29,7 @@ from controller.games.let_it_ride.rules import (
     WAGERS,
     LetItRideRules,
 )
+from controller.games.limits import check_offered_limits
 
 
 class LetItRideSeat(SeatRecord):
@@ -146,6 +147,9 @@ def check_round(rules: LetItRideRules, record: LetItRideRound) -> None:
     """What the record must satisfy under these rules before it can be settled."""
     for i, s in enumerate(record.seats):
         _check_box(rules, f"seats[{i}] (seat {s.seat})", s)
+    check_offered_limits(
+        rules.optional_offers(), ((f"seats[{i}] (seat {s.seat})", s.wagers) for i, s in enumerate(record.seats))
+    )
     boxes: dict[tuple[str, str], list[int]] = {}
     for s in record.seats:
         boxes.setdefault(player_of(s), []).append(s.seat)

@@ -52,16 +52,7 @@ class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
         return rules.dealing_method
 
     def options(self, rules: MississippiStudRules) -> TableOptions:
-        return TableOptions(
-            decks=rules.decks,
-            cards_preinspected=rules.cards_preinspected,
-            shuffler_counts=rules.shuffler_counts,
-            stub_count_every=rules.stub_count_every,
-            deck_change_hours=rules.deck_change_hours,
-            idle_inspection_minutes=rules.idle_inspection_minutes,
-            abandoned_wagers=rules.abandoned_wagers,
-            fallback_dealing_method=rules.fallback_dealing_method,
-        )
+        return rules.options()
 
     def progressives(self, rules: MississippiStudRules) -> TableProgressives:
         return table_progressives(rules)
@@ -70,30 +61,10 @@ class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
         return rules.seats
 
     def offers(self, rules: MississippiStudRules) -> Sequence[Offer]:
-        out = [Offer("ante", ms.WAGER_RULES["ante"], rules.ante_min_cents, rules.ante_max_cents)]
-        if rules.three_card_bonus_paytable:
-            out.append(
-                Offer(
-                    "three_card_bonus",
-                    ms.WAGER_RULES["three_card_bonus"],
-                    rules.three_card_bonus_min_cents,
-                    rules.three_card_bonus_max_cents,
-                )
-            )
-        if rules.progressive_paytable:
-            # 655a.7(d)(3): one size, the Progressive Payout Wager the 655a.12(c)(3) figures are "for 1" of.
-            size = rules.progressive_wager_cents
-            out.append(Offer("progressive", ms.WAGER_RULES["progressive"], size, size))
-        if rules.six_card_bonus_paytable:
-            out.append(
-                Offer(
-                    "six_card_bonus",
-                    ms.WAGER_RULES["six_card_bonus"],
-                    rules.six_card_bonus_min_cents,
-                    rules.six_card_bonus_max_cents,
-                )
-            )
-        return out
+        return [
+            Offer("ante", ms.WAGER_RULES["ante"], rules.ante_min_cents, rules.ante_max_cents),
+            *rules.optional_offers(),
+        ]
 
     def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
         # 655a.7(d)(1): only an Ante makes a player; optional wagers without one go back.

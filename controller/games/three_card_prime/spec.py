@@ -8,8 +8,8 @@ readings it takes where the text is silent:
   clockwise manner", and (g) puts the community card that replaces them after everyone has three cards.
 - Seat n's fourth card goes to place n of the `fourth_card` area (target `fourth_card#n`), so one event type
   (`fourth_card.dealt`) reports them all and settlement finds each by seat.
-- Table limits: ThreeCardPrimeRules has none, so a wager is any positive amount unless the spec is built with
-  `limits` (see controller.games.partial.NO_LIMIT_CENTS).
+- Table limits: the config's `wager_limits` (the Ante has none unless posted; an optional wager takes the Ante's);
+  a spec built with `limits` posts those instead (controller.games.partial.posted_limits).
 - Citations: a step whose section is not available cites the chapter with "(not available: ...)" rather than a
   section number the text does not confirm (679a.13 is not known to exist); PartialCitations answers every key
   the engine may ask, so a step added to the engine later is not cited to a missing section either.
@@ -87,15 +87,7 @@ class ThreeCardPrimeSpec(ChapterSpec[ThreeCardPrimeRules]):
         self.limits: dict[str, tuple[Cents, Cents]] = dict(limits or {})
 
     def options(self, rules: ThreeCardPrimeRules) -> TableOptions:
-        return TableOptions(
-            decks=rules.decks,
-            cards_preinspected=rules.cards_preinspected,
-            shuffler_counts=rules.shuffler_counts,
-            stub_count_every=rules.stub_count_every,
-            deck_change_hours=rules.deck_change_hours,
-            idle_inspection_minutes=rules.idle_inspection_minutes,
-            abandoned_wagers=rules.abandoned_wagers,
-        )
+        return rules.table_options()
 
     def seats(self, rules: ThreeCardPrimeRules) -> int:
         return rules.seats
@@ -109,7 +101,8 @@ class ThreeCardPrimeSpec(ChapterSpec[ThreeCardPrimeRules]):
             )
 
     def offers(self, rules: ThreeCardPrimeRules) -> Sequence[Offer]:
-        return partial.offers(["ante", *(w for w in OPTIONAL if rules.offers(w))], WAGER_RULE, self.limits)
+        limits = {**rules.posted_limits(), **self.limits}
+        return partial.offers(["ante", *(w for w in OPTIONAL if rules.offers(w))], WAGER_RULE, limits)
 
     def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
         # 679a.9(b) deals only to a player with an Ante Wager (679a.7(d)(1)); optional wagers alone go back.
