@@ -153,8 +153,12 @@ def dealt_confirmed(ctx: StepContext) -> None:
 
 
 def finish_deal(ctx: StepContext, stub: int) -> None:
-    """Every card is on the layout: the stub goes to the discard rack, after a count when one is due."""
+    """Every card is on the layout: the stub goes to the discard rack, after a count when one is due; a community card
+    exposed while dealing voids the round now that the cards it settles are all there (.13(d))."""
     r = ctx.r
+    if r.exposed:
+        voiding.void_exposed(ctx)
+        return
     life = ctx.s.decks.get(r.deck, DeckLife())
     if not ctx.shuffler_counts() and life.rounds_since_count >= ctx.opts.stub_count_every:
         ctx.s.phase = Phase.STUB_COUNT

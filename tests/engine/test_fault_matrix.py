@@ -267,6 +267,26 @@ def test_community_card_exposed_voids(chapter: str) -> None:
     assert void.rule == cite(chapter, "13(d)")
 
 
+@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if not has_community_cards(c)])
+def test_a_community_exposure_is_ignored_without_community_cards(chapter: str) -> None:
+    """684a.10(b) deals no community card; 679a's example deals Pair Bonus fourth cards, not the 679a.9(g) one."""
+    t = table(chapter)
+    deal(t)
+    ignored = t.press("community_exposed")
+    assert [e.type for e in ignored] == ["input.ignored"] and t.state.phase is Phase.DECISION
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_dealers_wrong_card_count_voids(chapter: str) -> None:
+    """.13(c): a player or the community area dealt an incorrect number of cards, reported by the dealer on the panel
+    (e.g. 643a.13(c), 683a.13(c); 679a.9(f) and 684a.10(f), their misdeal, where .13 is not published)."""
+    t = table(chapter)
+    deal(t)
+    void = remedy(t.press("wrong_card_count"), "round.voided")
+    assert void.rule == cite(chapter, "13(c)")
+    returned_everything(t, void)
+
+
 def test_which_chapters_have_community_cards() -> None:
     assert {c for c in CHAPTERS if has_community_cards(c)} >= {"643a", "655a", "683a"}
     assert not has_community_cards("679a")  # its example deals Pair Bonus fourth cards (679a.9(b)), not 9(g)

@@ -150,6 +150,7 @@ def test_full_round_event_order_and_rules(table: Table, method: DealingMethod) -
         ("hand.settled", "643a.11(f)(3)"),
         ("three_card_bonus.settled", "643a.11(f)(3)(ii)"),
         ("hand.settled", "643a.11(f)(3)"),
+        ("round.recorded", "643a.11(g)"),  # the round as `tablectl settle` reads it
         ("round.completed", "643a.11(g)"),
     ]
     after = t.events[t.events.index(round_events[-1]) + 1]

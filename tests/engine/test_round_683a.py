@@ -15,7 +15,9 @@ from controller.engine.commands import DeviceCommand
 from controller.engine.inputs import Input
 from controller.engine.spec import DealingMethod, RoundView, SeatView
 from controller.engine.state import Phase
+from controller.games.cajun_stud.record import CajunStudRound
 from controller.games.cajun_stud.rules import CajunStudRules
+from controller.games.cajun_stud.settle import settle_round
 from controller.games.cajun_stud.spec import CajunStudSpec
 from drivers.interfaces import CardDrawn, DeviceFault, FaceUpCard, StackDispensed
 from tests.engine.conftest import Answer, ChapterTable, Deck, PureTable
@@ -164,6 +166,7 @@ def test_full_round_event_order_and_rules(table: Table, method: DealingMethod) -
         ("hand.settled", "683a.11(h)(1)"),  # seat 1
         ("all_six_bonus.revealed", "683a.11(i)(4)"),
         ("all_six_bonus.settled", "683a.11(i)(4)(ii)"),
+        ("round.recorded", "683a.11(j)"),  # the round as `tablectl settle` reads it
         ("round.completed", "683a.11(j)"),
     ]
     assert [e.payload["seat"] for e in round_events if e.type.endswith(".settled")] == [5, 5, 5, 3, 1, 1]
@@ -547,8 +550,7 @@ def exposure_round(table: Table, method: DealingMethod) -> PureTable:
 
 @pytest.mark.parametrize("method", METHODS)
 def test_exposure_hook_settles_the_optional_wagers(table: Table, method: DealingMethod) -> None:
-    """CajunStudSpec.settle_on_exposure, the hook the engine needs for 683a.13(d), on the layout as it
-    stands when the card is exposed."""
+    """CajunStudSpec.settle_on_exposure (683a.13(d)) on the layout as it stands when the card is exposed."""
     t = exposure_round(table, method)
     r = t.state.round
     assert r is not None
@@ -579,3 +581,47 @@ def test_exposed_community_card_still_settles_the_optional_wagers(table: Table, 
         ("board_bonus.settled", "683a.11(i)(2)(ii)", 2, 500),
     ]
     assert ("shuffle.started", "683a.5(a)") in [(e.type, e.rule) for e in out]
+    # The round's record carries the exposure, so `tablectl settle` recomputes the same (docs/settle/683a.md).
+    recorded = next(e for e in out if e.type == "round.recorded")
+    record = recorded.payload["record"]
+    assert (recorded.rule, record["community_exposed"]) == ("683a.11(j)", True)
+    assert {s["seat"]: s["decisions"] for s in record["seats"]} == {2: ["raise"], 4: []}
+    again = settle_round(rules(), CajunStudRound.model_validate(record))
+    assert [(x.seat, x.wager, x.outcome, x.rule, x.paid) for x in again] == [
+        (4, "ante", "push", "683a.13(d)", 0),
+        (2, "ante", "push", "683a.13(d)", 0),
+        (2, "raise_1", "push", "683a.13(d)", 0),
+        (2, "pocket_bonus", "win", "683a.11(i)(1)(ii)", 15_000),
+        (2, "board_bonus", "win", "683a.11(i)(2)(ii)", 500),
+    ]
+
+
+def test_an_exposure_while_dealing_from_a_manual_shoe_waits_for_the_deal(table: Table) -> None:
+    """683a.13(d) with 683a.8(d): a community card exposed as the community cards are dealt; the Board Bonus needs all
+    three, so the deal is completed first, then the hands are void and the optional wagers settled."""
+    t = table("manual_shoe", order("manual_shoe", [["Ah", "Ad"]], ["Ac", "Jc", "3d", "4d"], ["Ks", "Kh", "5s"]))
+    t.wager(2, "ante", 500)
+    t.wager(2, "board_bonus", 500)
+    t.wager(2, "all_six_bonus", 500)
+    t.press("no_more_bets")
+    t.draw(7)  # the four All-Six Bonus cards, the player's two, the first community card
+    exposed = t.press("community_exposed")
+    assert [(e.type, e.rule) for e in exposed] == [("community.exposed", "683a.13(d)")]
+    assert t.press("community_exposed") == []  # said once
+    out = t.draw()
+    assert [(e.type, e.rule) for e in out if e.type != "card.dealt"][:4] == [
+        ("round.voided", "683a.13(d)"),
+        ("board_bonus.settled", "683a.11(i)(2)(ii)"),
+        ("all_six_bonus.revealed", "683a.11(i)(4)"),
+        ("all_six_bonus.settled", "683a.11(i)(4)(ii)"),
+    ]
+    assert next(e for e in out if e.type == "round.voided").payload["returned"] == {"2": {"ante": 500}}
+
+
+def test_no_exposure_before_a_community_card_is_on_the_layout(table: Table) -> None:
+    t = table("manual_shoe")
+    t.wager(2, "ante", 500)
+    t.press("no_more_bets")
+    t.draw(2)
+    ignored = t.press("community_exposed")
+    assert [(e.type, e.payload["reason"]) for e in ignored] == [("input.ignored", "no community card is on the layout")]

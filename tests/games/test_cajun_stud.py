@@ -480,7 +480,12 @@ OK = {"ante": 500, "raise_1": 500, "raise_2": 1000, "raise_3": 1500}
         ([seat(1, "As Ks", {**OK, "raise_3": 2000})], "2c 3c 4d", "", "500, 1000, 1500"),
         ([seat(1, "As Ks", {"ante": 500, "raise_1": 500}, "fold")], "2c 3c 4d", "", "remove wagers.raise_1"),
         ([seat(1, "As Ks", {k: v for k, v in OK.items() if k != "raise_1"})], "2c 3c 4d", "", "wagers.raise_1 = 0 but"),
-        ([seat(1, "As Ks", OK, "raise raise")], "2c 3c 4d", "", "stopping at the first 'fold'"),
+        (
+            [seat(1, "As Ks", {k: v for k, v in OK.items() if k != "raise_3"}, "raise raise")],
+            "2c 3c 4d",
+            "",
+            "stopping at the first 'fold'",
+        ),
         ([seat(1, "As Ks", OK, "fold raise")], "2c 3c 4d", "", "stopping at the first 'fold'"),
         ([seat(1, "As Ks", {"raise_1": 500}, "fold")], "2c 3c 4d", "", "wagers.ante is missing"),
         ([seat(1, "As Ks", {**OK, "insurance": 5})], "2c 3c 4d", "", "unknown wager\\(s\\) insurance"),

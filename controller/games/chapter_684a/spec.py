@@ -79,6 +79,7 @@ class Chapter684aSpec(ChapterSpec[Chapter684aRules]):
             "seat": _not_available("seating; the table's seats are the config's game.seats"),
             # 684a.7(c) is not available; the "no more bets" announcement closes the wagers (684a.10(a)(2)).
             "7(c)": "684a.10(a)(2)",
+            "boxes": _not_available("how many adjacent boxes one player may wager on, per the Rules Submission"),
             "complete": _not_available("completion of the round; settled per the Rules Submission, 601a.2"),
             # A misdeal or a deck that is not whole voids every hand and returns every wager (684a.10(f)); the other
             # irregularities have no published 684a text, and PartialCitations says so.
@@ -88,6 +89,7 @@ class Chapter684aSpec(ChapterSpec[Chapter684aRules]):
     # When the dealer's and the All-Six Bonus cards are turned up is in sections that are not available; every area
     # is in `round.completed`, so no reveal event claims a rule the text does not give.
     reveal_before: Mapping[str, tuple[str, str, str]] = {}
+    community_area: str | None = None  # 684a.10(b) deals no community card
 
     def __init__(self, limits: Mapping[str, tuple[Cents, Cents]] | None = None) -> None:
         """limits: spot -> (min, max) cents, for a caller that has the table's posted limits."""
@@ -145,8 +147,11 @@ class Chapter684aSpec(ChapterSpec[Chapter684aRules]):
         return [m * ante for m in rules.raise_multiples]
 
     def settle(self, rules: Chapter684aRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
+        return settle_record(rules, self.record(rules, table))
+
+    def record(self, rules: Chapter684aRules, table: RoundView) -> Chapter684aRound:
         bonus = table.areas.get(ALL_SIX_AREA, ())
-        record = Chapter684aRound(
+        return Chapter684aRound(
             chapter="684a",
             round_id=table.round_id,
             dealer=list(table.areas.get("dealer", ())),
@@ -156,4 +161,3 @@ class Chapter684aSpec(ChapterSpec[Chapter684aRules]):
                 for s in table.seats
             ],
         )
-        return settle_record(rules, record)

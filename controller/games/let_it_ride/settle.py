@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from controller.core.money import Cents, Odds, fmt
 from controller.core.rankings import Five, FiveCardHand, Three, best_five, rank_three
 from controller.core.settlement import Settled, SettlementError, lose, win, win_fixed, withdrawn
+from controller.games.boxes import player_key
 from controller.games.let_it_ride.paytables import (
     FIVE_CARD_BONUS,
     FIVE_CARD_ENVY,
@@ -34,7 +35,7 @@ from controller.games.let_it_ride.paytables import (
     MeterShare,
     ThreeCardProgressiveHand,
 )
-from controller.games.let_it_ride.record import LetItRideRound, LetItRideSeat, check_round, player_of
+from controller.games.let_it_ride.record import LetItRideRound, LetItRideSeat, check_round
 from controller.games.let_it_ride.rules import LetItRideRules
 
 
@@ -274,10 +275,10 @@ def _envy(
     the same player's other boxes (643a.11(f)(3)(iii)(E), (iv)(E); players per 643a.7(k)). Envy has no stake
     of its own, so its row's amount is 0; the schedule follows the receiver's Progressive Payout Wager."""
     table = schedules[s.wagers[wager]]
-    me = player_of(s)
+    me = player_key(s.seat, s.player)
     rows: list[Settled] = []
     for other, key in qualifying:
-        if player_of(other) == me:
+        if player_key(other.seat, other.player) == me:
             continue
         award = table.award_for(key)
         assert isinstance(award, Amount)

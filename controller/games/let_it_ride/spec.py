@@ -24,6 +24,7 @@ from controller.engine.spec import (
     Stack,
     TableOptions,
 )
+from controller.games.boxes import player_name
 from controller.games.let_it_ride.progressives import table_progressives
 from controller.games.let_it_ride.record import LetItRideRound, LetItRideSeat
 from controller.games.let_it_ride.rules import (
@@ -54,6 +55,7 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
         "betting": "643a.7(c)",
         "player": "643a.7(d)",
         "seat": "643a.2(a)",
+        "boxes": "643a.7(k)",
         "complete": "643a.11(g)",
     }
     # Let It Ride deals no cards that stay face down until an optional wager is settled.
@@ -62,6 +64,9 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
 
     def dealing_method(self, rules: LetItRideRules) -> DealingMethod:
         return rules.dealing_method
+
+    def boxes_per_player(self, rules: LetItRideRules) -> int:
+        return rules.boxes_per_player
 
     def progressives(self, rules: LetItRideRules) -> TableProgressives:
         return table_progressives(rules)
@@ -146,10 +151,13 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
         return ()
 
     def settle(self, rules: LetItRideRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
+        return settle_record(rules, self.record(rules, table))
+
+    def record(self, rules: LetItRideRules, table: RoundView) -> LetItRideRound:
         # Only the automated shoe's plan has a `burn` area (643a.10(b)); recording the card lets the
         # settlement's one-deck check cover it.
         burn = table.areas.get("burn", ())
-        record = LetItRideRound(
+        return LetItRideRound(
             chapter="643a",
             round_id=table.round_id,
             community=list(table.areas.get("community", ())),
@@ -158,6 +166,7 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
             seats=[
                 LetItRideSeat(
                     seat=s.seat,
+                    player=player_name(s),
                     cards=list(s.cards),
                     wagers=dict(s.wagers),
                     bet_1_withdrawn="bet_1" in s.withdrawn,
@@ -166,4 +175,3 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
                 for s in table.seats
             ],
         )
-        return settle_record(rules, record)

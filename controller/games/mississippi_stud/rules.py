@@ -54,6 +54,9 @@ class MississippiStudRules(ChapterRules, DealingChoice):
 
     chapter: Literal["655a"]
     seats: int = Field(6, ge=1, le=6, description="betting positions, at most six (655a.2(a))")
+    adjacent_boxes: int = Field(
+        1, ge=1, le=6, description="how many adjacent boxes one player may wager on in a round (655a.7(e))"
+    )
     reshuffling_shoe: bool = Field(
         False,
         description="655a.10(g): an automated shoe that reshuffles, dispensing the three community cards "
@@ -114,6 +117,8 @@ class MississippiStudRules(ChapterRules, DealingChoice):
                 "magic_card_bonus and lucky_bonus pay on the Five Card Hand Bonus Wager: "
                 "set five_card_hand_bonus = true or turn them off"
             )
+        if self.adjacent_boxes > self.seats:
+            raise ValueError(f"adjacent_boxes ({self.adjacent_boxes}) exceeds seats ({self.seats}): lower it")
         problem = self.deck_change_problem("655a.3(c)", self.dealing_method)
         if problem is not None:
             raise ValueError(problem)

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from controller.core.money import Cents
 from controller.core.settlement import Settled
 from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, Stack, TableOptions
+from controller.games.boxes import player_name
 from controller.games.mississippi_stud import rules as ms
 from controller.games.mississippi_stud.progressives import table_progressives
 from controller.games.mississippi_stud.record import MississippiStudRound, MississippiStudSeat
@@ -29,6 +30,7 @@ class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
         "betting": "655a.7(c)",
         "player": "655a.7(d)(1)",
         "seat": "655a.2(a)",
+        "boxes": "655a.7(e)",
         "complete": "655a.11(j)",
     }
     reveal_before: Mapping[str, tuple[str, str, str]] = {
@@ -53,6 +55,9 @@ class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
 
     def options(self, rules: MississippiStudRules) -> TableOptions:
         return rules.options()
+
+    def boxes_per_player(self, rules: MississippiStudRules) -> int:
+        return rules.adjacent_boxes
 
     def progressives(self, rules: MississippiStudRules) -> TableProgressives:
         return table_progressives(rules)
@@ -103,15 +108,23 @@ class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
         return [m * ante for m in ms.STREET_MULTIPLES]
 
     def settle(self, rules: MississippiStudRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
-        record = MississippiStudRound(
+        return settle_record(rules, self.record(rules, table))
+
+    def record(self, rules: MississippiStudRules, table: RoundView) -> MississippiStudRound:
+        return MississippiStudRound(
             chapter="655a",
             round_id=table.round_id,
             community=list(table.areas.get("community", ())),
             six_card_bonus_cards=list(table.areas.get("six_card_bonus", ())),
             meters=dict(table.meters),
             seats=[
-                MississippiStudSeat(seat=s.seat, cards=list(s.cards), wagers=dict(s.wagers), folded_on=s.folded_on)
+                MississippiStudSeat(
+                    seat=s.seat,
+                    player=player_name(s),
+                    cards=list(s.cards),
+                    wagers=dict(s.wagers),
+                    folded_on=s.folded_on,
+                )
                 for s in table.seats
             ],
         )
-        return settle_record(rules, record)

@@ -71,6 +71,7 @@ class ThreeCardPrimeSpec(ChapterSpec[ThreeCardPrimeRules]):
             "seat": "679a.7(b)",
             # 679a.11 (completion of each round) is known only by its heading; the round is settled per the
             # operator's Rules Submission (601a.2), so the citation says both.
+            "boxes": _not_available("how many adjacent boxes one player may wager on, per the Rules Submission"),
             "complete": "679a.11 (not available; settled per the Rules Submission, 601a.2)",
             # A misdeal voids every hand and returns every wager (679a.9(f)), the nearest remedy the text gives; the
             # other irregularities (.13(a), (b), (d)-(g) elsewhere) have no published 679a text and 679a.13 is not
@@ -81,6 +82,9 @@ class ThreeCardPrimeSpec(ChapterSpec[ThreeCardPrimeRules]):
     # The section that would say when the dealer's, fourth and community cards are turned up (679a.11) is not
     # available; every area is in `round.completed`, so no reveal event claims a rule the text does not give.
     reveal_before: Mapping[str, tuple[str, str, str]] = {}
+    # The only community card is the Pair Bonus community card (679a.9(g)); what its early exposure does is in
+    # sections that are not available, so the engine's void with every wager returned stands, cited as such.
+    community_area: str | None = COMMUNITY
 
     def __init__(self, limits: Mapping[str, tuple[Cents, Cents]] | None = None) -> None:
         """limits: spot -> (min, max) cents, for a caller that has the table's posted limits."""
@@ -135,9 +139,12 @@ class ThreeCardPrimeSpec(ChapterSpec[ThreeCardPrimeRules]):
         return [wagers.get("ante", 0)]
 
     def settle(self, rules: ThreeCardPrimeRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
+        return settle_record(rules, self.record(rules, table))
+
+    def record(self, rules: ThreeCardPrimeRules, table: RoundView) -> ThreeCardPrimeRound:
         fourth = table.areas.get(FOURTH_CARD, ())
         community = table.areas.get(COMMUNITY, ())
-        record = ThreeCardPrimeRound(
+        return ThreeCardPrimeRound(
             chapter="679a",
             round_id=table.round_id,
             dealer=list(table.areas.get("dealer", ())),
@@ -153,4 +160,3 @@ class ThreeCardPrimeSpec(ChapterSpec[ThreeCardPrimeRules]):
                 for s in table.seats
             ],
         )
-        return settle_record(rules, record)
