@@ -317,6 +317,7 @@ def test_no_all_six_cards_without_an_all_six_wager(table: Table, method: Dealing
 
 @pytest.mark.parametrize("method", METHODS)
 def test_raise_must_be_one_to_three_antes_and_in_turn(table: Table, method: DealingMethod) -> None:
+    """683a.1 "Raise Wager": one, two or three times the Ante, at 683a.11(b), (d), (f), in turn."""
     t = table(method)
     t.wager(2, "ante", 500)
     t.wager(4, "ante", 500)

@@ -60,12 +60,15 @@ def settle(rules: LetItRideRules, record: LetItRideRound) -> LetItRideSettlement
     """settle_round plus the meters after settlement, so a caller can check each drop."""
     check_round(rules, record)
     meters = dict(record.meters)
+    # 643a.1 "Hand": the player's three cards and the two community cards, ranked by 643a.6(a) (the ace low only in
+    # A-2-3-4-5) and 643a.6(b) (controller.core.rankings).
     hands = {s.seat: best_five([*s.cards, *record.community]) for s in record.seats}
     order = sorted(record.seats, key=lambda s: s.seat, reverse=True)
     out: list[Settled] = []
     for s in order:
         hand = hands[s.seat]
         out += _let_it_ride(rules, s, hand)
+        # 643a.7(j): each optional wager below is settled on its own cards, whatever became of the bets above.
         if "five_card_bonus" in s.wagers:
             out.append(_five_card_bonus(rules, s, hand))
         if "three_card_bonus" in s.wagers:

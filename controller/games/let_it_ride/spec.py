@@ -60,6 +60,7 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
     }
     # Let It Ride deals no cards that stay face down until an optional wager is settled.
     reveal_before: Mapping[str, tuple[str, str, str]] = {}
+    # 643a.2(d): the progressive table game system, a wagering device at each seat locked out at "no more bets".
     progressive_wagers: tuple[str, ...] = ("three_card_progressive", "five_card_progressive")
 
     def dealing_method(self, rules: LetItRideRules) -> DealingMethod:
@@ -86,8 +87,8 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
         return "643a.8(b)(2)"
 
     def counted_wagers(self, rules: LetItRideRules) -> Mapping[str, str | None]:
-        """643a.8(b)(1), 9(a)(3)(i), 10(a)(2)(i): Five Card Bonus chips taken on a table game system are
-        counted against the accepted wagers before any card is dealt."""
+        """643a.2(c), 643a.8(b)(1), 9(a)(3)(i), 10(a)(2)(i): Five Card Bonus chips taken on a table game system, whose
+        lock-out refuses any after "no more bets", are counted against the accepted wagers before any card."""
         if rules.five_card_bonus and rules.five_card_bonus_table_game_system:
             return {"five_card_bonus": "643a.8(b)(1)"}
         return {}

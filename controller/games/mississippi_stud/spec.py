@@ -37,6 +37,7 @@ class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
         "six_card_bonus": ("six_card_bonus.revealed", "655a.11(i)(4)", "six_card_bonus")
     }
 
+    # 655a.2(c): the progressive table game system, a wagering device at each seat locked out at "no more bets".
     progressive_wagers: tuple[str, ...] = ("progressive",)
 
     def live_problem(self, rules: MississippiStudRules) -> str | None:
