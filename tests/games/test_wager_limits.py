@@ -7,11 +7,13 @@ The live side on simulated devices is tests/e2e/test_procedures_e2e.py.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
+from controller.cli.main import main as tablectl
 from controller.core.settlement import SettlementError
 from controller.games.cajun_stud.record import CajunStudRound
 from controller.games.cajun_stud.rules import CajunStudRules
@@ -23,6 +25,8 @@ from controller.games.let_it_ride.spec import LetItRideSpec
 from controller.games.partial import NO_LIMIT_CENTS
 from controller.games.three_card_prime.spec import ThreeCardPrimeSpec
 from tests.engine.conftest import example_rules
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cajun(**kw: Any) -> CajunStudRules:
@@ -143,3 +147,18 @@ def test_partial_chapters_post_the_ante_and_every_wager_from_it(chapter: str) ->
     got = {o.spot: (o.min_cents, o.max_cents) for o in spec.offers(posted)}  # type: ignore[arg-type]
     assert got["ante"] == (500, 10_000) and got[other] == (100, 10_000)
     assert all(v == (500, 10_000) for k, v in got.items() if k not in ("ante", other))
+
+
+def test_check_config_names_limits_that_cannot_stand(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`tablectl check-config` refuses a config whose posted limits cannot stand, naming the wager and the fix."""
+    config = ROOT / "configs" / "cajun-stud.toml"
+    bad = tmp_path / "cajun.toml"
+    bad.write_text(
+        config.read_text().replace(
+            "lo_ball = { min_cents = 100, max_cents = 2500 }", "lo_ball = { min_cents = 3000, max_cents = 2500 }"
+        )
+    )
+    assert tablectl(["check-config", str(bad)]) != 0
+    out = capsys.readouterr().out
+    assert "error: game: wager_limits.lo_ball: the minimum 3000 is above the maximum 2500: give min_cents" in out
+    assert tablectl(["check-config", str(config)]) == 0
