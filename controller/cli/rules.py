@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -67,6 +68,7 @@ def _row(s: Subsection, code: Found, tests: Found) -> Row:
 # -- the code ------------------------------------------------------------------------------------------------------
 
 
+@functools.cache  # one reading of the source serves every chapter's table
 def code_citations(package: Path, root: Path) -> Found:
     """Every citation the code makes, with the function that makes it; an engine step's common key counts for every
     chapter, as that chapter's spec numbers it."""
@@ -132,6 +134,7 @@ def _scopes(tree: ast.Module) -> Iterator[tuple[ast.stmt, str]]:
 # -- the tests -----------------------------------------------------------------------------------------------------
 
 
+@functools.cache
 def test_citations(tests: Path, root: Path) -> Found:
     """Every citation each test names: its name, decorators, docstring and body, and the module-level tables and
     helpers it uses (a parametrized test's expected rules are often a table beside it)."""

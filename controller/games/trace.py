@@ -63,3 +63,51 @@ HANDS = "how the dealer holds and draws the cards is the dealer's hands; the con
 EXAMINE = "how players hold and show their cards is for the dealer and the surveillance to watch"
 SHOE_PLACE = "where the shoe sits is approved by the Bureau (601a.10(g))"
 SYSTEM = "the approval of a table game system or device is the Bureau's (461a.4)"
+
+
+def opening_and_shuffle(chapter: str) -> tuple[Subsection, ...]:
+    """.3 (decks), .4 (opening) and .5 (shuffle and cut), worded and lettered alike in 643a, 655a and 683a."""
+    c = chapter
+    return (
+        enforced(f"{c}.3(a)", "one deck and a cover card"),
+        enforced(f"{c}.3(b)", "two decks alternating, with an automated shuffler"),
+        enforced(f"{c}.3(c)", "decks changed every 4 hours by hand, 8 from a shoe"),
+        recorded(f"{c}.4(a)", "the dealer inspects the cards, the floorperson verifies"),
+        people(f"{c}.4(b)", "the cards spread for the first player", SPREAD),
+        people(f"{c}.4(c)", "turned down, washed, stacked, then shuffled", WASH),
+        people(f"{c}.4(d)", "each of two decks spread and inspected", SPREAD),
+        enforced(f"{c}.4(e)", "preinspected decks need no opening inspection"),
+        enforced(f"{c}.5(a)", "a shuffle after every round"),
+        enforced(f"{c}.5(b)", "a counting shuffler's count other than 52 removes the deck"),
+        enforced(f"{c}.5(c)", "after the shuffle: deal, or cut a manual shuffle"),
+        people(f"{c}.5(d)", "the cut with the cover card", CUT),
+        people(f"{c}.5(e)", "a floorperson may require a recut", RECUT),
+        enforced(f"{c}.5(f)", "an idle table's cards inspected again"),
+        people(f"{c}.5(g)", "an approved reshuffling and counting shoe", SYSTEM),
+    )
+
+
+def irregularities(
+    chapter: str, exposed: str = "a community card exposed early voids the round"
+) -> tuple[Subsection, ...]:
+    """.13 (irregularities), lettered alike in 643a, 655a and 683a; (d) says what the chapter does on an exposure."""
+    c = chapter
+    return (
+        enforced(f"{c}.13(a)", "a card face up in the shoe; two void the round"),
+        recorded(f"{c}.13(b)", "a card drawn in error used as the next card"),
+        enforced(f"{c}.13(c)", "an incorrect number of cards voids the round"),
+        enforced(f"{c}.13(d)", exposed),
+        enforced(f"{c}.13(e)", "a shuffler jam: the cards reshuffled"),
+        enforced(f"{c}.13(f)", "an automated shoe jam: void, reshuffled"),
+        enforced(f"{c}.13(g)", "a device out of order marked before another method is used"),
+    )
+
+
+def stub_rows(chapter: str, section: int, letters: str, where: str) -> tuple[Subsection, ...]:
+    """A dealing section's stub count: (count, 52 present, not 52) at these three letters, e.g. 683a.8 "efg"."""
+    c, count, whole, wrong = chapter, letters[0], letters[1], letters[2]
+    return (
+        enforced(f"{c}.{section}({count})", f"{where}: the stub counted at least every 5 rounds"),
+        enforced(f"{c}.{section}({whole})", f"{where}: 52 cards, the stub discarded"),
+        enforced(f"{c}.{section}({wrong})", f"{where}: not 52: a misdeal voids, else the deck is removed"),
+    )

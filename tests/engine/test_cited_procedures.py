@@ -20,7 +20,7 @@ from controller.engine.state import Phase, TableState
 from controller.games.registry import SPECS
 from drivers.interfaces import DeviceFault
 from tests.engine.conftest import OptionChanges, PureTable, example_rules
-from tests.engine.test_fault_matrix import counting, on, remedy, returned_everything, table
+from tests.engine.test_fault_matrix import counting, on, remedy, returned_everything, stub_count_due, table
 
 # (chapter, method) -> the stub to the discard rack, the count, 52 present, not 52 (643a.8(e)-(h), 643a.9(c)-(f),
 # 643a.10(c)-(f); 655a the same letters; 683a.8(d)-(g), 683a.9(c)-(f), 683a.10(c)(2)-(f); 679a.9(c)-(f);
@@ -78,11 +78,7 @@ def test_the_stub_is_discarded_counted_or_the_round_void_under_its_own_subsectio
         t.press("dealt")
     assert remedy(t.events, "stub.discarded").rule == discard
     for misdeal in (None, True, False):
-        t = table(chapter, method, counting(chapter, shuffler_counts=False, stub_count_every=1))
-        t.press("no_more_bets")
-        t.draw()
-        if t.state.phase is Phase.DEALT:
-            t.press("dealt")
+        t = stub_count_due(chapter, method)  # a shuffler that does not count, the count due every round
         asked = remedy(t.events, "stub_count.requested")
         assert asked.rule == count and asked.sealed is not None
         expected = int(asked.sealed["expected"])
