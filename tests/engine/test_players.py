@@ -160,3 +160,16 @@ def test_a_player_who_leaves_abandons_every_box_683a_7_b(chapter_table: ChapterT
     # Seat 3 was deciding: the decision moves on to seat 6.
     assert [(e.type, e.payload["seat"]) for e in left if e.type == "decision.requested"] == [("decision.requested", 6)]
     assert t.state.phase is Phase.DECISION
+
+
+def test_a_binding_lasts_the_session_across_a_restart(make_table: MakeTable) -> None:
+    """The binding is critical state: stored with the engine state, restored after a restart (docs/recovery.md), and
+    the next player number is never reused (655a.7(e))."""
+    from controller.store import snapshot
+
+    t = make_table(adjacent_boxes=2)
+    t.feed(BindBoxes((3, 4)))
+    t.feed(BindBoxes((3,)))
+    t.feed(BindBoxes((5, 6)))
+    restored = snapshot.decode(snapshot.encode(t.state))
+    assert (restored.bound, restored.next_player) == ({2: [5, 6]}, 3)
