@@ -37,11 +37,15 @@ BUTTONS = (
     "dealt",
     "drawn_in_error",
     "community_exposed",
+    "wrong_card_count",
     "inspected",
     "shuffled",
     "misdeal",
     "no_misdeal",
 )
+# "wrong_card_count" reports a player or the community area dealt an incorrect number of cards (643a.13(c)), which
+# a manual shoe's reader or the dealer's hand cannot show the controller.
+# The panel also binds boxes to one player (BoxesBound, a `bind` message with the seats).
 # What the dealer keys as a number on the panel (CountKeyed): the value chips counted for the counted wagers
 # (655a.8(b), 643a.8(b)(1)-(2)) or the cards of the stub counted face down (655a.8(f)).
 COUNTS = ("chips", "stub")
@@ -148,6 +152,15 @@ class WagerRefused(DeviceEvent):
 @dataclass(frozen=True, slots=True)
 class ButtonPressed(DeviceEvent):
     button: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BoxesBound(DeviceEvent):
+    """The dealer bound these boxes (betting positions) to one player for the session, as the chapter allows one
+    player to wager on adjacent boxes (643a.7(k), 655a.7(e), 683a.7(e)). The player is table-local: the panel says
+    which boxes, never who. A single box is released from any player it was bound to, a player of its own again."""
+
+    seats: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from controller.core.cards import CardError
 from controller.core.money import Cents
 from controller.core.settlement import Settled, SettlementError
 from controller.games.registry import settle_record
+from controller.store.reader import JournalReader
 
 
 def load_round(path: Path) -> dict[str, Any]:
@@ -36,8 +38,32 @@ def load_round(path: Path) -> dict[str, Any]:
     return data
 
 
+def load_journaled_round(journal: Path, round_id: str) -> dict[str, Any]:
+    """The round record the table journaled when it settled `round_id` (`round.recorded`, docs/events.md): the same
+    cards, wagers, decisions, bound players and meters its settlement used."""
+    try:
+        with JournalReader(journal) as reader:
+            found = [r for r in reader.rows() if r["type"] == "round.recorded" and r["round_id"] == round_id]
+    except (OSError, sqlite3.Error, ValueError) as err:
+        raise ConfigError(f"cannot read journal {journal}: {err}; pass the table's journal file") from None
+    if not found:
+        raise ConfigError(
+            f"{journal}: no settled round {round_id!r} (no round.recorded event with that round_id): give a round_id "
+            "as the journal has it, e.g. from `tablectl journal tail`; a voided round has no settlement to recompute "
+            "unless its optional wagers were settled (683a.13(d))"
+        )
+    record = found[-1]["payload"]["record"]
+    if not isinstance(record, dict):
+        raise ConfigError(f"{journal}: round {round_id}'s round.recorded holds no record object")
+    return record
+
+
 def settle_file(config: TableConfig, path: Path) -> dict[str, Any]:
-    data = load_round(path)
+    return settle_data(config, load_round(path), str(path))
+
+
+def settle_data(config: TableConfig, data: dict[str, Any], path: str) -> dict[str, Any]:
+    """Settle a round record (`path` says where it came from, for the errors)."""
     chapter = config.game.chapter
     if data.get("chapter") != chapter:
         raise ConfigError(
@@ -91,13 +117,25 @@ def add_parser(sub: Subparsers) -> None:
         "examples are in docs/examples/.",
     )
     p.add_argument("--config", type=Path, required=True, help="the table's config TOML (its [game] decides)")
-    p.add_argument("round", type=Path, metavar="ROUND.json", help="the round record")
+    p.add_argument("round", type=Path, nargs="?", metavar="ROUND.json", help="the round record")
+    p.add_argument(
+        "--journal",
+        type=Path,
+        help="settle a round the table journaled instead of a ROUND.json: its journal file (read-only), with --round",
+    )
+    p.add_argument("--round", dest="round_id", metavar="ROUND_ID", help="the journaled round's id, e.g. cajun-r000004")
 
 
 def main(args: argparse.Namespace) -> int:
     config = options.load_table(args.config)
+    if (args.round is None) == (args.journal is None) or (args.journal is None) != (args.round_id is None):
+        raise UsageError("give a ROUND.json, or --journal FILE with --round ROUND_ID (a round the table journaled)")
     try:
-        result = settle_file(config, args.round)
+        if args.journal is not None:
+            source = f"{args.journal} round {args.round_id}"
+            result = settle_data(config, load_journaled_round(args.journal, args.round_id), source)
+        else:
+            result = settle_file(config, args.round)
     except ConfigError as err:
         raise UsageError(str(err)) from None
     print(json.dumps(result, indent=2))

@@ -135,11 +135,11 @@ def no_more_bets(ctx: StepContext) -> None:
     r.players = players
     ctx.s.phase = Phase.LOCKING
     r.locks_pending = set(range(1, ctx.seats + 1)) - set(ctx.s.stations_down)
-    ctx.emit(
-        "no_more_bets",
-        ctx.lock_rule(),
-        {"players": players, "wagers": {str(n): dict(r.seats[n].wagers) for n in players}},
-    )
+    payload: dict[str, Any] = {"players": players, "wagers": {str(n): dict(r.seats[n].wagers) for n in players}}
+    bound = {str(p): seats for p, seats in sorted(ctx.s.bound.items()) if set(seats) & set(players)}
+    if bound:
+        payload["bound"] = bound  # the boxes each bound player wagers on this round (643a.7(k), 683a.7(e))
+    ctx.emit("no_more_bets", ctx.lock_rule(), payload)
     for seat in sorted(r.locks_pending):
         ctx.command(LockSeat(seat))
     if not r.locks_pending:

@@ -115,6 +115,11 @@ class StepContext:
         """The "no more bets" and lock-out rule of the dealing method in use."""
         return self.rule({"automated_shoe": "10(a)(2)", "manual_shoe": "8(b)", "hand": "9(a)(3)"}[self.method])
 
+    def stub_discard_rule(self) -> str:
+        """Where the dealing method in use puts the stub in the discard rack once every card is dealt (643a.8(e),
+        .9(c), .10(c); 683a numbers its manual shoe's 683a.8(d), which its spec says)."""
+        return self.rule({"manual_shoe": "8(e)", "hand": "9(c)", "automated_shoe": "10(c)"}[self.method])
+
     def stub_rules(self) -> tuple[str, str, str]:
         """The stub count's rules for the dealing method in use: (count, whole, incorrect)."""
         sub = {

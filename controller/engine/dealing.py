@@ -123,7 +123,7 @@ def stub_removed(ctx: StepContext, inp: StubRemoved) -> None:
         place(ctx, target, card, plan.rule)
     if plan.from_stub:
         report_stack(ctx, plan.from_stub, hand_dealt, plan.rule)
-    finish_deal(ctx, plan.rule, len(stub))
+    finish_deal(ctx, len(stub))
 
 
 def card_drawn(ctx: StepContext, inp: CardDrawn) -> None:
@@ -140,7 +140,7 @@ def card_drawn(ctx: StepContext, inp: CardDrawn) -> None:
     place(ctx, target, inp.card, plan.rule)
     ctx.emit("card.dealt", plan.rule, {"to": area_of(target)[0]}, {"card": inp.card})
     if r.cards_dealt == len(plan.cards):
-        finish_deal(ctx, plan.rule, 52 - len(r.dealt) - len(r.discarded))
+        finish_deal(ctx, 52 - len(r.dealt) - len(r.discarded))
 
 
 def dealt_confirmed(ctx: StepContext) -> None:
@@ -149,12 +149,16 @@ def dealt_confirmed(ctx: StepContext) -> None:
         return
     plan = deal_plan(ctx)
     report_stack(ctx, plan.cards, ctx.r.dealt[: len(plan.cards)], plan.rule)
-    finish_deal(ctx, plan.rule, 52 - len(plan.cards) - len(ctx.r.discarded))
+    finish_deal(ctx, 52 - len(plan.cards) - len(ctx.r.discarded))
 
 
-def finish_deal(ctx: StepContext, rule: str, stub: int) -> None:
-    """Every card is on the layout: the stub goes to the discard rack, after a count when one is due."""
+def finish_deal(ctx: StepContext, stub: int) -> None:
+    """Every card is on the layout: the stub goes to the discard rack, after a count when one is due; a community card
+    exposed while dealing voids the round now that the cards it settles are all there (.13(d))."""
     r = ctx.r
+    if r.exposed:
+        voiding.void_exposed(ctx)
+        return
     life = ctx.s.decks.get(r.deck, DeckLife())
     if not ctx.shuffler_counts() and life.rounds_since_count >= ctx.opts.stub_count_every:
         ctx.s.phase = Phase.STUB_COUNT
@@ -171,7 +175,7 @@ def finish_deal(ctx: StepContext, rule: str, stub: int) -> None:
             {"expected": r.stub_expected},
         )
         return
-    ctx.emit("stub.discarded", rule, {"count": stub})
+    ctx.emit("stub.discarded", ctx.stub_discard_rule(), {"count": stub})
     dealing_complete(ctx)
 
 

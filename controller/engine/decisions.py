@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.core.money import fmt
-from controller.engine import settling
+from controller.engine import players, settling
 from controller.engine.context import StepContext, area_of
 from controller.engine.spec import Decision
 from controller.engine.state import Phase
@@ -122,23 +122,36 @@ def button_decision(ctx: StepContext, button: str) -> None:
 
 
 def player_left(ctx: StepContext, seat: int) -> None:
+    """The player at this seat left the table (.7(b)): every box the player wagered on is abandoned."""
     r = ctx.s.round
     if r is None or seat not in r.seats:
         ctx.ignored(f"player left seat {seat}", "no wager of that seat is in play")
         return
-    st = r.seats[seat]
     if ctx.s.phase is Phase.BETTING:  # no card yet: the wagers come off the layout for the player
-        for spot, amount in sorted(st.wagers.items()):
-            ctx.emit(
-                "wager.returned",
-                ctx.rule("7(c)"),
-                {"seat": seat, "spot": spot, "amount": amount, "reason": "the player left before the deal"},
-            )
-        st.wagers.clear()
+        for n in players.boxes_of(ctx, seat):
+            st = r.seat(n)
+            for spot, amount in sorted(st.wagers.items()):
+                ctx.emit(
+                    "wager.returned",
+                    ctx.rule("7(c)"),
+                    {"seat": n, "spot": spot, "amount": amount, "reason": "the player left before the deal"},
+                )
+            st.wagers.clear()
         return
-    if seat not in r.players or seat in r.left or not st.wagers:
+    boxes = [n for n in players.boxes_of(ctx, seat) if n in r.players and n not in r.left and r.seats[n].wagers]
+    if not boxes:
         ctx.ignored(f"player left seat {seat}", "no live wager of that seat is in play")
         return
+    turn = r.turn
+    for n in boxes:
+        _abandon(ctx, n)
+    if ctx.s.phase is Phase.DECISION and turn in boxes:
+        next_decision(ctx, after=turn)
+
+
+def _abandon(ctx: StepContext, seat: int) -> None:
+    r = ctx.r
+    st = r.seats[seat]
     how = ctx.opts.abandoned_wagers
     wagers = dict(st.wagers)
     r.left[seat] = how
@@ -148,18 +161,15 @@ def player_left(ctx: StepContext, seat: int) -> None:
         held = ctx.s.held_wagers.setdefault(seat, {})
         for spot, amount in wagers.items():
             held[spot] = held.get(spot, 0) + amount
-    ctx.emit(
-        "wagers.abandoned",
-        ctx.rule("7(b)"),
-        {
-            "seat": seat,
-            "disposition": how,
-            "wagers": wagers,
-            "phase": str(ctx.s.phase),
-            "remedy": "treated as losing wagers and collected"
-            if how == "lose"
-            else "held for the player; the hand takes no further part",
-        },
-    )
-    if ctx.s.phase is Phase.DECISION and r.turn == seat:
-        next_decision(ctx, after=seat)
+    payload: dict[str, Any] = {
+        "seat": seat,
+        "disposition": how,
+        "wagers": wagers,
+        "phase": str(ctx.s.phase),
+        "remedy": "treated as losing wagers and collected"
+        if how == "lose"
+        else "held for the player; the hand takes no further part",
+    }
+    if (player := players.player_of(ctx, seat)) is not None:
+        payload["player"] = player
+    ctx.emit("wagers.abandoned", ctx.rule("7(b)"), payload)

@@ -98,6 +98,16 @@ class PlayerLeft:
 
 
 @dataclass(frozen=True, slots=True)
+class BindBoxes:
+    """Boxes bound to one player for the session (a signed floorperson command; the dealer panel's BoxesBound):
+    the player is a table-local number the engine gives, never a person's identity. A single box is released,
+    a player of its own again (643a.7(k), 655a.7(e), 683a.7(e))."""
+
+    seats: tuple[int, ...]
+    by: Who = "floorperson"
+
+
+@dataclass(frozen=True, slots=True)
 class AcknowledgeTilt:
     """A supervisor saw the tilt (a block only a supervisor may clear, controller.engine.tilts.TILTS): the
     journal records who, the block stays."""
@@ -177,6 +187,7 @@ Input = (
     | FloorpersonDecision
     | MarkOutOfOrder
     | PlayerLeft
+    | BindBoxes
     | AcknowledgeTilt
     | ClearTilt
     | ValidateJackpot

@@ -1,11 +1,12 @@
-"""Irregularities: a card face up (.13(a)), drawn in error (.13(b)), an exposed community card (.13(d)),
-device faults (.13(c), (e), (f)) and devices out of order (.13(g)); the void itself is controller/engine/voiding.py."""
+"""Irregularities: a card face up (.13(a)), drawn in error (.13(b)), a wrong number of cards (.13(c)), an exposed
+community card (.13(d)), device faults (.13(c), (e), (f)) and devices out of order (.13(g)); the void itself is
+controller/engine/voiding.py."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from controller.engine import boundary, settling, voiding
+from controller.engine import boundary, voiding
 from controller.engine.context import StepContext, usable_method
 from controller.engine.inputs import MarkOutOfOrder
 from controller.engine.state import Phase
@@ -43,24 +44,41 @@ def drawn_in_error(ctx: StepContext) -> None:
     ctx.emit("card.drawn_in_error", ctx.rule("13(b)"), {"remedy": "used as the next card"})
 
 
+def wrong_card_count(ctx: StepContext) -> None:
+    """.13(c): a player or the community area dealt an incorrect number of cards, which the dealer sees and reports
+    (a manual shoe's reader and a deal from the hand cannot show where a card went): the round is void."""
+    if ctx.s.phase not in (Phase.DEALING, Phase.DEALT, Phase.STUB_COUNT, Phase.DECISION):
+        ctx.ignored("wrong card count", "no cards are on the layout")
+        return
+    voiding.void(ctx, ctx.rule("13(c)"), "the dealer reports a player or the community area dealt an incorrect number")
+
+
 def community_exposed(ctx: StepContext) -> None:
-    """.13(d): a community card exposed before every decision is made voids the round."""
-    if ctx.s.phase not in (Phase.DEALING, Phase.DEALT, Phase.DECISION):
+    """.13(d): a community card exposed before its reveal voids the round (683a.13(d): the optional wagers are still
+    settled, which needs every card on the layout: an exposure while dealing waits for the deal to be complete)."""
+    area = ctx.spec.community_area
+    if area is None:
+        ctx.ignored("community card exposed", f"chapter {ctx.spec.chapter} deals no community card")
+        return
+    if ctx.s.phase not in (Phase.DEALING, Phase.DEALT, Phase.STUB_COUNT, Phase.DECISION) or not any(
+        ctx.r.areas.get(area, ())
+    ):
         ctx.ignored("community card exposed", "no community card is on the layout")
         return
-    # 683a.13(d): the hands are void, but the optional wagers are still settled; the chapter knows which
-    # (this needs the whole deal on the layout, hence DECISION only).
-    rows = ctx.spec.settle_on_exposure(ctx.rules, settling.view(ctx)) if ctx.s.phase is Phase.DECISION else None
-    if rows is None:
-        voiding.void(ctx, ctx.rule("13(d)"), "a community card was exposed before every decision was made")
+    if ctx.s.phase is Phase.DEALING and ctx.spec.exposure_settles:
+        if not ctx.r.exposed:
+            ctx.r.exposed = True
+            ctx.emit(
+                "community.exposed",
+                ctx.rule("13(d)"),
+                {
+                    "remedy": "the deal is completed, then every hand is void and its wagers returned; "
+                    + ", ".join(ctx.spec.exposure_settles)
+                    + " settled on the cards as dealt"
+                },
+            )
         return
-    voiding.void(
-        ctx,
-        ctx.rule("13(d)"),
-        "a community card was exposed before every decision was made",
-        remedy="hands void and their wagers returned; optional wagers settled; cards reshuffled",
-        settled=rows,
-    )
+    voiding.void_exposed(ctx)
 
 
 def device_fault(ctx: StepContext, inp: DeviceFault) -> None:

@@ -119,6 +119,8 @@ def reverse_progressive_contributions(ctx: StepContext, rule: str, returned: Map
         ctx.block("tilt:meters", str(err))
         ctx.emit("progressive.reversal_refused", rule, {"reason": str(err)})
         return
+    if not wagers and not events:
+        return  # nothing was contributed this round: nothing to take back, nothing to report
     contributions = {str(e.payload["level"]): e.payload["delta"] for e in events}
     ctx.emit("progressive.contributions_reversed", rule, {"wagers": wagers, "contributions": contributions})
     if events:

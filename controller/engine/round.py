@@ -28,6 +28,7 @@ from controller.engine import (
     deck_life,
     irregularities,
     jackpot,
+    players,
     progressive,
     recovery,
     shuffling,
@@ -37,6 +38,7 @@ from controller.engine.commands import SIGN
 from controller.engine.context import Effect, StepContext, TableSetup
 from controller.engine.inputs import (
     AcknowledgeTilt,
+    BindBoxes,
     ClearTilt,
     CloseTable,
     Confirm,
@@ -56,6 +58,7 @@ from controller.engine.inputs import (
 from controller.engine.spec import RulesCo
 from controller.engine.state import TableState
 from drivers.interfaces import (
+    BoxesBound,
     ButtonPressed,
     CardDrawn,
     CountKeyed,
@@ -133,6 +136,7 @@ _BUTTONS: Mapping[str, Callable[[StepContext], None]] = {
     "dealt": dealing.dealt_confirmed,
     "drawn_in_error": irregularities.drawn_in_error,
     "community_exposed": irregularities.community_exposed,
+    "wrong_card_count": irregularities.wrong_card_count,
 }
 
 
@@ -238,6 +242,8 @@ _STEPS: dict[type[object], _Step] = dict(
         _on(FloorpersonDecision, confirming.floorperson_decision),
         _on(MarkOutOfOrder, irregularities.mark_out_of_order),
         _on(PlayerLeft, lambda ctx, inp: decisions.player_left(ctx, inp.seat)),
+        _on(BindBoxes, lambda ctx, inp: players.bind(ctx, inp.seats, inp.by)),
+        _on(BoxesBound, lambda ctx, inp: players.bind(ctx, inp.seats, "dealer")),
         _on(Signed, signed),
         _on(AcknowledgeTilt, tilts.acknowledge_tilt),
         _on(ClearTilt, tilts.clear_tilt),

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from controller.core.settlement import Settled
-from controller.engine import boundary, jackpot, progressive
+from controller.core.settlement import RoundRecord, Settled
+from controller.engine import boundary, jackpot, players, progressive
 from controller.engine.context import StepContext
 from controller.engine.spec import RoundView, SeatView
 
@@ -26,12 +26,14 @@ def view(ctx: StepContext) -> RoundView:
                 {**r.seats[n].collected, **r.seats[n].withdrawn, **r.seats[n].wagers},
                 r.seats[n].folded_on,
                 frozenset(r.seats[n].withdrawn),
+                players.player_of(ctx, n),
             )
             for n in r.players
             if n not in r.left
         ),
         areas={k: tuple(v) for k, v in r.areas.items()},
         meters=progressive.meter_values(ctx),
+        exposed=r.exposed,
     )
 
 
@@ -39,6 +41,7 @@ def settle(ctx: StepContext) -> None:
     """Counterclockwise from the dealer's right, through the chapter's own settlement."""
     table = view(ctx)
     rows, _ = ctx.spec.settle(ctx.rules, table) if table.seats else ([], {})
+    record = ctx.spec.record(ctx.rules, table) if table.seats else None
     rows = progressive.take_hits(ctx, rows)  # each meter award at that seat's turn, from the meter model
     revealed: set[str] = set()
     last = {x.seat: i for i, x in enumerate(rows)}
@@ -50,11 +53,20 @@ def settle(ctx: StepContext) -> None:
         for x in mine:
             if x.wager not in ctx.spec.main_wagers:
                 emit_settled(ctx, x, revealed)
+    if record is not None:
+        recorded(ctx, record)
     done = _completion(ctx, rows)
     if jackpot.hold_for_jackpot(ctx, done):
         return  # round.completed once every hit is validated (controller/engine/jackpot.py)
     ctx.emit("round.completed", ctx.rule("complete"), done)
     boundary.round_over(ctx)
+
+
+def recorded(ctx: StepContext, record: RoundRecord) -> None:
+    """`round.recorded`: the round as `tablectl settle` reads it (docs/settle.md), players and meters included, so a
+    dispute recomputes it from the journal (`tablectl settle --journal`); the chapter keeps the cards "in a manner
+    that permits the reconstruction of each hand" (the round's completion rule, e.g. 683a.11(j))."""
+    ctx.emit("round.recorded", ctx.rule("complete"), {"record": record.model_dump(mode="json", exclude_none=True)})
 
 
 def _hand_settled(ctx: StepContext, seat: int, main: list[Settled]) -> None:

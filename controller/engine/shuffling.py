@@ -28,7 +28,10 @@ def open_table(ctx: StepContext) -> None:
             "seats": ctx.seats,
             "dealing_method": ctx.setup.method,
             "decks": list(labels),
+            "decks_rule": ctx.rule("3(b)") if ctx.opts.decks == "two_decks" else ctx.rule("3(a)"),
             "cards_preinspected": ctx.opts.cards_preinspected,
+            # .4(e): decks preinspected and reshuffled under 603a.16(u)/(v) need no opening inspection; else .4(a).
+            "inspection_rule": ctx.rule("4(e)") if ctx.opts.cards_preinspected else ctx.rule("4(a)"),
         },
     )
     if not ctx.opts.cards_preinspected:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
 
 from controller.core.money import Cents
-from controller.core.settlement import ChapterRules, Settled
+from controller.core.settlement import ChapterRules, RoundRecord, Settled
 from controller.progressive.parameters import TableProgressives
 
 DealingMethod = Literal["automated_shoe", "manual_shoe", "hand"]
@@ -94,7 +94,7 @@ class ChapterSpec(ABC, Generic[Rules]):
     name: str
     main_wagers: tuple[str, ...]  # settled together and reported as `hand.settled`
     # Where the chapter's sections differ from the common numbering, e.g. {"complete": "655a.11(j)",
-    # "player": "655a.7(d)(1)"}; keys: open, shuffle, count, betting, player, seat, complete, 13(a)..13(g).
+    # "player": "655a.7(d)(1)"}; keys: open, shuffle, count, betting, player, seat, boxes, complete, 13(a)..13(g).
     citations: Mapping[str, str] = {}
     # Cards turned up just before the first settlement of a wager: wager -> (event, rule, area).
     reveal_before: Mapping[str, tuple[str, str, str]] = {}
@@ -104,6 +104,11 @@ class ChapterSpec(ABC, Generic[Rules]):
     # Spots whose wagers contribute to a progressive meter; a void reverses their contributions with an audited
     # `progressive.contributions_reversed` event.
     progressive_wagers: tuple[str, ...] = ()
+    # The area of the community cards whose early exposure is the chapter's .13(d) (None: the chapter deals none).
+    community_area: str | None = "community"
+    # The wagers a chapter still settles when a community card is exposed early (683a.13(d): the optional wagers,
+    # settle_on_exposure); an exposure while the cards are being dealt then waits for the deal to be complete.
+    exposure_settles: tuple[str, ...] = ()
 
     def rule(self, section: str) -> str:
         """The citation of a step in the common numbering (".13(d)"), as this chapter numbers it."""
@@ -134,6 +139,11 @@ class ChapterSpec(ABC, Generic[Rules]):
     @abstractmethod
     def settle(self, rules: Rules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
         """Settle the round through the chapter's settlement (the same `tablectl settle` uses)."""
+
+    def record(self, rules: Rules, table: RoundView) -> RoundRecord | None:
+        """The round as `tablectl settle` reads it (docs/settle.md), journaled as `round.recorded` when it is settled
+        so a dispute recomputes it from the journal; None for a chapter without a round record."""
+        return None
 
     def dealing_method(self, rules: Rules) -> DealingMethod:
         """The configured dealing method; a chapter whose rules name none deals by its first supported one."""
@@ -175,6 +185,11 @@ class ChapterSpec(ABC, Generic[Rules]):
         wager returned; a chapter that settles some wagers anyway returns their rows."""
         return None
 
+    def boxes_per_player(self, rules: Rules) -> int:
+        """How many adjacent boxes one player may wager on in a round (643a.7(k), 655a.7(e), 683a.7(e): the Rules
+        Submission's number); 1, a player on one box only, where the chapter's rules give none."""
+        return 1
+
     def light_rule(self, hit_rule: str) -> str:
         """Where the dealer verifies the winner's seat light at a progressive hit (`hit_rule` is the hit's rule)."""
         return self.rule("11(i)(1)(ii)")
@@ -195,6 +210,7 @@ class SeatView:
     wagers: Mapping[str, Cents]  # every wager placed, including those collected at a fold
     folded_on: str | None  # the decision key at which the player folded
     withdrawn: frozenset[str]  # wagers taken back (ride_or_withdraw)
+    player: int | None = None  # the table-local player this box is bound to with others, None: a player of its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +221,7 @@ class RoundView:
     seats: tuple[SeatView, ...]
     areas: Mapping[str, tuple[str, ...]]  # community, six_card_bonus, dealer, ... (not seats)
     meters: Mapping[str, Cents] = field(default_factory=dict)  # progressive meters shown as settlement begins
+    exposed: bool = False  # a community card was exposed before its reveal (.13(d)): the hands are void
 
 
 DeckMode = Literal["one_deck", "two_decks"]

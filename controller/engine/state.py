@@ -72,6 +72,7 @@ class RoundState:
     stub_expected: int = 0  # cards the stub must hold for the deck to be whole
     stub_entered: int | None = None  # the dealer's count when it did not make 52
     completion: dict[str, Any] | None = None  # round.completed's payload, held while a jackpot awaits validation
+    exposed: bool = False  # a community card was exposed before its reveal (.13(d)); the void waits for the deal
 
     def clone(self) -> RoundState:
         return replace(
@@ -143,6 +144,9 @@ class TableState:
     stations_down: dict[int, str] = field(default_factory=dict)  # seat -> why its wager station is unreachable
     out_of_order: dict[str, str] = field(default_factory=dict)  # device marked out of order -> what took over
     held_wagers: dict[int, dict[str, int]] = field(default_factory=dict)  # abandoned wagers held (.7(b))
+    # -- players on several boxes (643a.7(k), 655a.7(e), 683a.7(e)): table-local player number -> its boxes --
+    bound: dict[int, list[int]] = field(default_factory=dict)  # every player here holds two boxes or more
+    next_player: int = 1  # the number the next binding gets: never reused, so the journal tells sessions apart
     # -- progressive meters (docs/progressive.md): immutable, so a step shares them until it changes them --
     meters: Meters | None = None  # None: the table offers no progressive, or its meters are not seeded yet
     pending_hits: list[PendingHit] = field(default_factory=list)  # awaiting validation, in the order paid
@@ -162,6 +166,7 @@ class TableState:
             out_of_order=dict(self.out_of_order),
             stations_down=dict(self.stations_down),
             held_wagers={n: dict(w) for n, w in self.held_wagers.items()},
+            bound={p: list(seats) for p, seats in self.bound.items()},
             pending_hits=list(self.pending_hits),
             progressive_lockout=dict(self.progressive_lockout),
         )

@@ -5,9 +5,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from controller.core.settlement import Settled
+from controller.core.settlement import RoundRecord, Settled
 from controller.engine import boundary, progressive, settling
 from controller.engine.context import StepContext
+
+
+def void_exposed(ctx: StepContext) -> None:
+    """.13(d): a community card exposed before its reveal voids every hand; a chapter that still settles some wagers
+    (683a.13(d): the optional wagers, under 683a.11(i)) settles them on the layout as dealt, and journals the round's
+    record with the exposure so a dispute recomputes it (`round.recorded`)."""
+    ctx.r.exposed = True
+    reason = "a community card was exposed before the dealer revealed it"
+    table = settling.view(ctx)
+    rows = ctx.spec.settle_on_exposure(ctx.rules, table) if table.seats else None
+    if rows is None:
+        void(ctx, ctx.rule("13(d)"), reason)
+        return
+    record = ctx.spec.record(ctx.rules, table)
+    remedy = "hands void and the other wagers returned; " + ", ".join(ctx.spec.exposure_settles) + " settled"
+    void(ctx, ctx.rule("13(d)"), reason, remedy=remedy + "; cards reshuffled", settled=rows, record=record)
 
 
 def void(
@@ -16,9 +32,11 @@ def void(
     reason: str,
     remedy: str = "all wagers returned; cards reshuffled",
     settled: Sequence[Settled] = (),
+    record: RoundRecord | None = None,
 ) -> None:
     """All hands void, every wager returned (those of a player who left included), the cards reshuffled;
-    except the wagers the chapter still settles (`settled`, e.g. 683a.13(d)), reported after the void."""
+    except the wagers the chapter still settles (`settled`, e.g. 683a.13(d)), reported after the void with the
+    round's `record`."""
     r = ctx.r
     kept = {(x.seat, x.wager) for x in settled}
     returned: dict[str, dict[str, int]] = {}
@@ -33,5 +51,7 @@ def void(
     revealed: set[str] = set()
     for x in settled:
         settling.emit_settled(ctx, x, revealed)
+    if record is not None:
+        settling.recorded(ctx, record)
     progressive.reverse_progressive_contributions(ctx, rule, returned)
     boundary.round_over(ctx)

@@ -19,6 +19,7 @@ from controller.engine.round import RoundEngine
 from controller.engine.spec import ChapterSpec, DealingMethod, RulesCo, TableOptions
 from controller.games.describe import PaytableText
 from controller.games.players import DemoPlayers, Wagers
+from controller.games.trace import Subsection
 from controller.progressive.parameters import ProgressiveOptions, ProgressiveParameters, TableProgressives, meter_table
 
 # A settled round: every wager's row in settlement order, and the progressive meters afterwards.
@@ -55,6 +56,9 @@ class Chapter(Generic[RulesCo, RecordCo]):
     # check-config` warns of those the live engine does not offer (ChapterSpec.offers).
     wager_settings: Callable[[RulesCo], Mapping[str, str]] = no_wager_settings
     players: DemoPlayers[RulesCo] = field(default_factory=DemoPlayers)
+    # Every subsection of the chapter's published text and how the controller stands to it (controller.games.trace);
+    # `tablectl rules` finds the code and the tests of each.
+    subsections: Sequence[Subsection] = ()
 
     @property
     def code(self) -> str:

@@ -15,6 +15,7 @@ from controller.core.money import Cents, Odds
 from controller.core.settlement import Settled, fail, lose
 from controller.engine.spec import Offer
 from controller.games.describe import PaytableText
+from controller.games.limits import Limits, WagerLimit, resolve
 
 SUBMISSION = "Rules Submission (601a.2)"
 # The largest signed 64-bit amount: "no table maximum" that still fits every consumer's integer type.
@@ -91,10 +92,16 @@ def check_odds_table(table: Mapping[str, str], known: Sequence[str], name: str) 
 def offers(
     spots: Iterable[str], wager_rule: Mapping[str, str], limits: Mapping[str, tuple[Cents, Cents]]
 ) -> list[Offer]:
-    """The wagers a table takes before "no more bets", each with the rule that makes it: the Rules Submission states
-    no limits, so a wager is any positive amount unless the spec was built with the table's posted `limits`
-    (spot -> (min, max) cents)."""
+    """The wagers a table takes before "no more bets", each with the rule that makes it and the table's posted
+    `limits` (spot -> (min, max) cents); a wager without posted limits is any positive amount."""
     return [Offer(w, wager_rule[w], *limits.get(w, (1, NO_LIMIT_CENTS))) for w in spots]
+
+
+def posted_limits(wager_limits: Mapping[str, WagerLimit], spots: Iterable[str]) -> dict[str, Limits]:
+    """Each wager's posted (min, max) from the config's `wager_limits`: the Ante's own (no limit where it posts
+    none; the available text fixes none), every other wager's own, else the Ante's."""
+    ante = resolve(wager_limits, "ante", (1, NO_LIMIT_CENTS))
+    return {w: ante if w == "ante" else resolve(wager_limits, w, ante) for w in spots}
 
 
 # -- the round record ---------------------------------------------------------------------------------------------

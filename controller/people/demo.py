@@ -24,10 +24,12 @@ from typing import Any, TextIO
 
 import structlog
 
-from controller.config.table import TableConfig
+from controller.config.table import Role, TableConfig
 from controller.core.events import JournaledEvent
 from controller.games.registry import chapter_of
-from controller.people.floor import Answer, DecisionRequest, DemoFloorperson, Policy, SimulatedFloor, StubCount
+from controller.people.actions import ActionScript
+from controller.people.floor import Answer, DecisionRequest, Policy, SimulatedFloor, StubCount
+from controller.people.signers import DemoSigners
 from controller.shell.runner import build_devices, run_table
 from controller.shell.service import TableService
 from drivers.sim.faults import FaultKind
@@ -149,19 +151,24 @@ async def play(
     on_event: Callable[[JournaledEvent], None] | None = None,
     close_when_stuck: bool = False,
     on_floor_error: Callable[[Exception], None] | None = None,
+    script: ActionScript | None = None,
 ) -> int:
     """Play the table until `rounds` rounds are complete (or until Ctrl-C); returns the rounds played.
 
     `on_event` sees every journaled event, in seq order, including those journaled as the table closes.
     `close_when_stuck` closes the table when it blocks for a floorperson, who is not simulated.
     `on_floor_error` hears of a simulated person who could not act (the table would wait for them forever).
+    `script` is a scenario's actions (controller.people.actions): its signed commands get a key per role they need.
     """
     rng = random.Random(seed)
     progressive = config.devices is not None and config.devices.progressive_sign is not None
     replay_dir = tempfile.TemporaryDirectory(prefix="tablectl-demo-")
-    floorperson = DemoFloorperson(config, Path(replay_dir.name) / "commands.sqlite") if progressive else None
+    roles: set[Role] = script.roles() if script is not None else set()
+    if progressive:
+        roles.add("floorperson")  # validates the jackpots (655a.11(i)(1)(iii))
+    floorperson = DemoSigners(config, Path(replay_dir.name) / "commands.sqlite", roles) if roles else None
     if floorperson is not None:
-        config = config.model_copy(update={"supervisors": [*config.supervisors, floorperson.supervisor]})
+        config = config.model_copy(update={"supervisors": [*config.supervisors, *floorperson.supervisors]})
     async with SimulatedTable(config.game.seats, rng, sign=progressive) as sims:
         if decks:
             sims.shuffler.script_decks(decks)
@@ -177,6 +184,7 @@ async def play(
                 close_when_stuck=close_when_stuck,
                 floorperson=floorperson,
                 rng=rng,
+                script=script,
             ),
             on_event,
             on_floor_error,

@@ -8,23 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import json
 import random
+from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol
 
 import structlog
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from controller.config.table import Supervisor, TableConfig
+from controller.config.table import TableConfig
 from controller.core.events import JournaledEvent
-from controller.engine.inputs import CloseTable
+from controller.engine.inputs import CloseTable, Tick
+from controller.engine.state import Phase
 from controller.games.registry import chapter_of
-from controller.shell.service import TableService
-from controller.supervisor.envelope import public_key_b64, sign_command
-from controller.supervisor.gate import Accepted, CommandGate
-from controller.supervisor.replay import ReplayStore
+from controller.people.actions import Action, ActionScript, Advance, Bind, Command, Key, Place, Press
+from controller.people.signers import DemoSigners
+from controller.shell.service import TableService, utc_now
 from drivers.sim.shuffler import FRESH_DECK
 from drivers.sim.table import SimulatedTable
 
@@ -37,6 +35,14 @@ Answer = int | str | None
 # Blocking conditions that only a floorperson can clear: a simulated table with nobody to clear them
 # closes instead of waiting forever (when asked to: the demo waits, as a real table would).
 _STUCK = ("deck.removed", "table.blocked", "no_more_bets.refused")
+# Blocks the simulated dealer clears alone: the idle table's inspection (.5(f)), on `cards.inspection_due`.
+_DEALERS_BLOCKS = frozenset({"idle_inspection"})
+
+
+def _dealer_clears(ev: JournaledEvent) -> bool:
+    """A table blocked only for what the simulated dealer does anyway: nobody else is needed."""
+    reasons = ev.payload.get("reasons")
+    return ev.type == "table.blocked" and isinstance(reasons, dict) and set(reasons) <= _DEALERS_BLOCKS
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +90,8 @@ class SimulatedFloor:
     "no_misdeal" after a stub miscount, "inspected" when an idle table's cards are due for inspection, and a
     shuffle by hand (into the shoe) then "shuffled" once the shuffler is out of order. The floorperson, when
     there is one, only signs commands; without one, nothing verifies an opening inspection, so the dealer
-    leaves it to whoever runs the table (tests verify it by signed command).
+    leaves it to whoever runs the table (tests verify it by signed command). A scenario's actions
+    (controller.people.actions) come first on the event they wait for.
     """
 
     def __init__(
@@ -96,8 +103,9 @@ class SimulatedFloor:
         pace: float,
         *,
         close_when_stuck: bool = False,
-        floorperson: DemoFloorperson | None = None,
+        floorperson: DemoSigners | None = None,
         rng: random.Random | None = None,
+        script: ActionScript | None = None,
     ) -> None:
         self.service = service
         self.rng = rng or random.Random(0)  # the dealer's hand shuffles; seeded so a run can be repeated
@@ -107,12 +115,17 @@ class SimulatedFloor:
         self.rounds = rounds
         self.pace = pace
         self.close_when_stuck = close_when_stuck
+        self.script = script or ActionScript()
         self.method = service.engine.method
         self.events = service.subscribe()
-        self._awaiting: int = 0  # wagers placed whose acceptance or rejection is not yet journaled
+        # The wagers placed before "no more bets" whose acceptance or rejection is not yet journaled, by (seat, spot):
+        # "no more bets" waits for them all, and an answer about another wager does not count.
+        self._awaiting: Counter[tuple[int, str]] = Counter()
         self._round_no = 0
         self._started = 0
         self._drawing = False  # a manual shoe is being dealt from
+        self._refused = False  # "no more bets" was refused: pressed again once what blocked it is cleared
+        self._clock_ahead = dt.timedelta(0)  # how far scripted ticks moved the clock on
         # The stations lock every spot at "no more bets" but those of the wagers the chapter takes after the deal.
         open_spots = chapter_of(service.config.game).spots_after_lockout(service.config.game)
         for station in sims.stations.values():
@@ -130,10 +143,38 @@ class SimulatedFloor:
             await self._on(ev)
 
     async def _on(self, ev: JournaledEvent) -> None:
+        due = self.script.due(ev)
+        for action in due:
+            await self._perform(action)
+        # A scripted person who acts on a table blocked for a floorperson is that floorperson: the table stays open.
+        if any(a.instead for a in due) or (due and ev.type in _STUCK):
+            return
         # Each event type is one handler's at most; the first that takes it acts.
         for handler in (self._on_round, self._on_dealer_duty, self._on_floor):
             if await handler(ev):
                 return
+
+    async def _perform(self, action: Action) -> None:
+        """One scripted action (docs/scenarios.md, "Actions")."""
+        await self._beat()
+        do = action.do
+        match do:
+            case Press(button=button):
+                await self.sims.panel.press(button)
+            case Key(what=what, count=count):
+                await self.sims.panel.key_count(what, count)
+            case Bind(seats=seats):
+                await self.sims.panel.bind(list(seats))
+            case Place(seat=seat, spot=spot, amount=amount):
+                if self.service.state.phase is Phase.BETTING:
+                    self._awaiting[(seat, spot)] += 1
+                await self.sims.stations[seat].place(spot, amount)
+            case Command(verb=verb, args=args, role=role):
+                assert self.floorperson is not None, "the scenario's signers are made for its commands"
+                await self.floorperson.command(self.service, verb, args, role)
+            case Advance(minutes=minutes):
+                self._clock_ahead += dt.timedelta(minutes=minutes)
+                self.service.submit(Tick(utc_now() + self._clock_ahead))
 
     async def _on_round(self, ev: JournaledEvent) -> bool:
         """The round as the players and the dealer play it: wagers, "no more bets", cards, decisions."""
@@ -141,14 +182,13 @@ class SimulatedFloor:
         if ev.type == "betting.opened":
             self._round_no = int(p["round_no"])
             self._started += 1
+            self._refused = False
             await self._place_wagers()
         elif ev.type == "no_more_bets" and self.rounds is not None and self._started >= self.rounds:
             # The last round is under way: the table closes when it is complete instead of reshuffling.
             self.service.submit(CloseTable())
-        elif ev.type in ("wager.accepted", "wager.rejected", "wager.confirmed") and self._awaiting:
-            self._awaiting -= 1
-            if not self._awaiting:
-                await self._no_more_bets()
+        elif ev.type in ("wager.accepted", "wager.rejected", "wager.confirmed"):
+            await self._answered((int(p["seat"]), str(p["spot"])))
         elif ev.type == "lockout.confirmed" and self.method == "manual_shoe":
             self._drawing = True
             await self._draw()
@@ -170,6 +210,13 @@ class SimulatedFloor:
         else:
             return False
         return True
+
+    async def _answered(self, wager: tuple[int, str]) -> None:
+        if not self._awaiting[wager]:
+            return  # not one of the wagers "no more bets" waits for
+        self._awaiting[wager] -= 1
+        if not +self._awaiting:
+            await self._no_more_bets()
 
     async def _on_dealer_duty(self, ev: JournaledEvent) -> bool:
         """What the dealer keys or presses on the panel when the controller asks (docs/protocol.md, "Dealer panel")."""
@@ -209,6 +256,9 @@ class SimulatedFloor:
         p = ev.payload
         if ev.type in ("device.out_of_order", "device.back_in_service") and p.get("dealing_method"):
             self.method = p["dealing_method"]  # e.g. a manual shoe takes over from dealing by hand
+            await self._again_after_refusal()
+        elif ev.type == "table.block_cleared":
+            await self._again_after_refusal()
         elif ev.type == "progressive.hit" and self.floorperson is not None:
             # The floorperson checks the hand and validates the hit with a signed command (655a.11(i)(1)(iii)).
             await self._beat()
@@ -219,11 +269,21 @@ class SimulatedFloor:
             for pending in list(self.service.state.pending_hits):
                 await self._beat()
                 await self.floorperson.validate(self.service, pending.seat, pending.level, pending.hit)
-        elif ev.type in _STUCK and self.close_when_stuck:
+        elif ev.type == "no_more_bets.refused":
+            self._refused = True
+            if self.close_when_stuck:
+                self.service.submit(CloseTable())
+        elif ev.type in _STUCK and self.close_when_stuck and not _dealer_clears(ev):
             self.service.submit(CloseTable())
         else:
             return False
         return True
+
+    async def _again_after_refusal(self) -> None:
+        """What refused "no more bets" is cleared while the wagers are still on the layout: the dealer says it again."""
+        if self._refused and self.service.state.phase is Phase.BETTING:
+            self._refused = False
+            await self._no_more_bets()
 
     async def _draw(self) -> None:
         await self._beat()
@@ -240,7 +300,7 @@ class SimulatedFloor:
 
     async def _place_wagers(self) -> None:
         plan = self.policy.wagers(self._round_no, self.service.config)
-        self._awaiting = sum(len(w) for w in plan.values())
+        self._awaiting = Counter((seat, spot) for seat, wagers in plan.items() for spot in wagers)
         for seat, wagers in sorted(plan.items()):
             for spot, amount in wagers.items():
                 await self._beat()
@@ -253,36 +313,3 @@ class SimulatedFloor:
         if late:
             seat, spot, amount = late
             await self.sims.stations[seat].place(spot, amount)
-
-
-class DemoFloorperson:
-    """The demo's floorperson: a key generated for this run, listed in the table's supervisors, whose commands go
-    through the same checks as a command from the broker (CommandGate: signature, role, freshness, replay) before
-    the service steps them, as the command listener does."""
-
-    KEY_ID = "demo-floorperson"
-
-    def __init__(self, config: TableConfig, replay_path: Path) -> None:
-        self.key = Ed25519PrivateKey.generate()
-        self.supervisor = Supervisor(key_id=self.KEY_ID, role="floorperson", public_key=public_key_b64(self.key))
-        self.table_id = config.table_id
-        self.gate = CommandGate(
-            config.table_id,
-            [*config.supervisors, self.supervisor],
-            config.commands,
-            ReplayStore(replay_path, config.table_id),
-        )
-
-    async def validate(self, service: TableService, seat: int, level: str, hit: str) -> None:
-        envelope = sign_command(
-            self.key,
-            table_id=self.table_id,
-            verb="validate_jackpot",
-            key_id=self.KEY_ID,
-            args={"seat": seat, "level": level, "hit": hit},
-        )
-        result = self.gate.check("validate_jackpot", json.dumps(envelope).encode(), dt.datetime.now(dt.UTC))
-        if not isinstance(result, Accepted):
-            log.error("demo floorperson's command refused", reason=result.reason)
-            return
-        await service.submit_and_wait(result.input)

@@ -7,7 +7,7 @@ import json
 import random
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +16,14 @@ from controller.core.cards import STANDARD_DECK
 from controller.core.settlement import ChapterRules
 from controller.engine.spec import ChapterSpec
 from controller.games.registry import spec_for
+from controller.people.actions import ActionError, ActionScript, parse_actions
 from controller.people.demo import ScriptedRound
 from controller.people.floor import Answer, StubCount
 from drivers.reference.framing import is_card
 from drivers.sim.script import ScriptedFault, SimScriptError, parse_sim_script
 
-_TOP_KEYS = frozenset({"description", "seed", "rounds", "round", "faults"})
-_ROUND_KEYS = frozenset({"deck", "wagers", "decisions", "late", "stub_count", "misdeal"})
+_TOP_KEYS = frozenset({"description", "seed", "rounds", "round", "faults", "actions"})
+_ROUND_KEYS = frozenset({"deck", "wagers", "decisions", "late", "stub_count", "misdeal", "actions"})
 
 
 class ScenarioError(ValueError):
@@ -37,6 +38,7 @@ class Scenario:
     faults: tuple[ScriptedFault, ...] = ()
     seed: int | None = None
     description: str = ""
+    script: ActionScript = field(default_factory=ActionScript)
 
 
 def load_scenario(path: str | Path, config: TableConfig) -> Scenario:
@@ -88,6 +90,14 @@ def parse_scenario(data: Any, config: TableConfig, source: str = "scenario") -> 
     rng = random.Random(seed)
     scripted: list[ScriptedRound] = []
     decks: list[tuple[str, ...]] = []
+    try:
+        start = parse_actions(data.get("actions"), f"{source}: actions", config.game.seats)
+        actions = {
+            i + 1: parse_actions(r.get("actions"), f"{source}: round[{i}].actions", config.game.seats)
+            for i, r in enumerate(raw_rounds)
+        }
+    except ActionError as err:
+        raise ScenarioError(str(err)) from None
     for i, raw in enumerate(raw_rounds):
         where = f"{source}: round[{i}]"
         unknown = set(raw) - _ROUND_KEYS
@@ -103,7 +113,7 @@ def parse_scenario(data: Any, config: TableConfig, source: str = "scenario") -> 
         scripted.append(ScriptedRound(wagers, decisions, late, stub))
     decks += [_deck(None, "", rng) for _ in range(rounds - len(decks))]
     faults = _faults(data.get("faults", []), source, config)
-    return Scenario(rounds, tuple(scripted), tuple(decks), faults, seed, description)
+    return Scenario(rounds, tuple(scripted), tuple(decks), faults, seed, description, ActionScript(start, actions))
 
 
 def _is_int(value: Any) -> bool:
@@ -162,10 +172,15 @@ def _wagers(value: Any, where: str, config: TableConfig, spec: ChapterSpec[Chapt
                     f"{here}: {amount!r} is not a wager in cents within the table's limits "
                     f"{offer.min_cents} to {offer.max_cents} ({offer.rule})"
                 )
-        problem = spec.player_problem(spots)
-        if problem is not None:
-            raise ScenarioError(f"{where}.{key}: these wagers do not make a player: {problem}")
         out[seat] = dict(spots)
+    # A seat whose wagers do not make a player (a lone optional wager) has them handed back at "no more bets"
+    # (e.g. 683a.7(d)(1)); at least one seat must make a player, or no round can be dealt.
+    if all(spec.player_problem(spots) is not None for spots in out.values()):
+        seat, spots = next(iter(out.items()))
+        raise ScenarioError(
+            f"{where}.{seat}: these wagers do not make a player: {spec.player_problem(spots)}; at least one seat "
+            "must make a player for the round to be dealt"
+        )
     return out
 
 

@@ -158,6 +158,7 @@ async def simulate(
                 on_event=on_event,
                 close_when_stuck=True,
                 on_floor_error=on_floor_error,
+                script=scenario.script,
             )
         )
         await _outcome(playing, failed, give_up_after, outcome)

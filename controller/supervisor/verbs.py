@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from controller.config.table import Role
 from controller.engine.inputs import (
     AcknowledgeTilt,
+    BindBoxes,
     ClearTilt,
     CloseTable,
     Confirm,
@@ -71,6 +72,14 @@ class FloorpersonDecisionArgs(_Args):
                 f"decision {self.decision!r} is not one for {self.about}: give one of {', '.join(allowed)}"
             )
         return self
+
+
+class BindArgs(_Args):
+    seats: list[Annotated[int, Field(ge=1, le=7)]] = Field(
+        min_length=1,
+        max_length=7,
+        description="adjacent boxes bound to one player for the session (643a.7(k), 683a.7(e)); one box: released",
+    )
 
 
 class TiltArgs(_Args):
@@ -134,6 +143,11 @@ VERBS: Mapping[str, Verb] = {
         lambda a, s: MarkOutOfOrder(a.device, False),
         "put a repaired shuffler or shoe back in use, between rounds",
     ),
+    "bind_player": Verb(
+        BindArgs,
+        lambda a, s: BindBoxes(tuple(a.seats), "floorperson"),
+        "bind adjacent boxes to one table-local player for the session (no identity), or release one box",
+    ),
     "acknowledge_tilt": Verb(
         TiltArgs,
         lambda a, s: AcknowledgeTilt(a.tilt, s.key_id, s.role),
@@ -152,7 +166,14 @@ VERBS: Mapping[str, Verb] = {
 # "floorperson or above" (655a.5(a), .11(i)(1)(iii)): a supervisor may do all a floorperson may, and more.
 ROLE_VERBS: Mapping[Role, frozenset[str]] = {
     "floorperson": frozenset(
-        {"verify_deck", "verify_inspection", "floorperson_decision", "acknowledge_tilt", "validate_jackpot"}
+        {
+            "verify_deck",
+            "verify_inspection",
+            "floorperson_decision",
+            "acknowledge_tilt",
+            "validate_jackpot",
+            "bind_player",
+        }
     ),
     "technician": frozenset({"mark_out_of_order", "back_in_service", "acknowledge_tilt"}),
     "supervisor": frozenset(VERBS),

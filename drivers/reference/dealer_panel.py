@@ -6,16 +6,19 @@ DeviceFault("bad_message") naming the field, and the panel keeps working (docs/p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from drivers.interfaces import BUTTONS, COUNTS, ButtonPressed, CountKeyed
+from drivers.interfaces import BUTTONS, COUNTS, BoxesBound, ButtonPressed, CountKeyed
 from drivers.reference.device import (
+    BadMessage,
     ReferenceDevice,
     ReferenceSettings,
     Translator,
     require_count,
     require_str,
 )
+
+MAX_BOXES = 7  # the most betting positions any chapter allows (643a.2(a))
 
 
 class ReferenceDealerPanelSettings(ReferenceSettings):
@@ -32,4 +35,22 @@ class ReferenceDealerPanel(ReferenceDevice):
         return {
             "button": lambda m: ButtonPressed(self.device_id, require_str(m, "button", BUTTONS)),
             "count": lambda m: CountKeyed(self.device_id, require_str(m, "what", COUNTS), require_count(m, "count")),
+            "bind": lambda m: BoxesBound(self.device_id, require_seats(m, "seats")),
         }
+
+
+def require_seats(message: Mapping[str, Any], key: str) -> tuple[int, ...]:
+    """A list of distinct seat numbers, 1 or more of them (the engine checks them against the table)."""
+    value = message.get(key)
+    seats = value if isinstance(value, list) else None
+    if (
+        not seats
+        or len(seats) > MAX_BOXES
+        or any(not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_BOXES for n in seats)
+        or len(set(seats)) != len(seats)
+    ):
+        raise BadMessage(
+            f"{message.get('evt')}: {key!r} must list 1 to {MAX_BOXES} distinct seat numbers from 1 to {MAX_BOXES}, "
+            f"got {value!r}"
+        )
+    return tuple(seats)

@@ -20,6 +20,12 @@ class DealerPanelSim(SimDevice):
             return  # unplugged or hung as the button went down
         await self.send({"evt": "button", "button": button})
 
+    async def bind(self, seats: list[int]) -> None:
+        """The dealer binds these boxes to one player (a single box: released). To send a malformed list, use send()."""
+        if self._note("press"):
+            return
+        await self.send({"evt": "bind", "seats": list(seats)})
+
     async def key_count(self, what: str, count: int) -> None:
         """The dealer keys a count (chips or stub) and enters it. To send a malformed count, use send()."""
         if what not in COUNTS:

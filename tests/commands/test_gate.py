@@ -201,6 +201,7 @@ def test_roles() -> None:
         "floorperson_decision",
         "acknowledge_tilt",
         "validate_jackpot",
+        "bind_player",
     }
     assert ROLE_VERBS["technician"] == {"mark_out_of_order", "back_in_service", "acknowledge_tilt"}
 

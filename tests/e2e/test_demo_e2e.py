@@ -82,6 +82,7 @@ EXPECTED_ROUND = [
     ("six_card_bonus.settled", "655a.11(i)(4)(i)"),  # seat 4: K-Q-J-10-9 of spades
     ("three_card_bonus.settled", "655a.11(i)(2)(i)"),  # seat 2 folded; its bonus still settles
     ("hand.settled", "655a.11(h)(3)"),  # seat 1: A-A with A-7-7 is a full house
+    ("round.recorded", "655a.11(j)"),  # the round as `tablectl settle` reads it
     ("round.completed", "655a.11(j)"),
 ]
 CARD = re.compile(r'"[2-9TJQKA][cdhs]"')

@@ -215,6 +215,11 @@ def test_manual_shoe_duplicate_card_voids(tmp_path: Path) -> None:
     assert [e["rule"] for e in voided] == ["655a.13(c)"]
 
 
+# A round with one action table open, and the same with its `at` given (for the cases about what the action does).
+ACTIONS = "[[round]]\nwagers = { 1 = { ante = 1000 } }\n[[round.actions]]\n"
+ACTION = ACTIONS + 'at = "betting.opened"\n'
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
@@ -230,7 +235,7 @@ def test_manual_shoe_duplicate_card_voids(tmp_path: Path) -> None:
         ("[[round]]\nwagers = { 1 = { bet_1 = 500 } }\n", "round[0].wagers.1.bet_1: this table takes no 'bet_1' wager"),
         (
             "[[round]]\nwagers = { 1 = { three_card_bonus = 500 } }\n",
-            "round[0].wagers.1: these wagers do not make a player",
+            "round[0].wagers.1: these wagers do not make a player: no Ante Wager at this seat; at least one seat",
         ),
         ('[[round]]\ndeck = "Ah Ah"\nwagers = { 1 = { ante = 1000 } }\n', "round[0].deck[1]: Ah is in the deck twice"),
         ('[[round]]\ndeck = "Ah Zz"\nwagers = { 1 = { ante = 1000 } }\n', "round[0].deck[1]: 'Zz' is not a card"),
@@ -255,6 +260,50 @@ def test_manual_shoe_duplicate_card_voids(tmp_path: Path) -> None:
         (
             '[[round]]\nwagers = { 1 = { ante = 1000 } }\nstub_count = 40\nmisdeal = "yes"\n',
             "round[0].misdeal: true (the cards were misdealt) or false, got 'yes'",
+        ),
+        (
+            ACTION + 'press = "explode"\n',
+            "round[0].actions[0].press: 'explode' is not a dealer-panel key",
+        ),
+        (
+            ACTIONS + 'press = "fold"\n',
+            "round[0].actions[0].at: the journaled event it waits for",
+        ),
+        (
+            ACTIONS + 'at = "card.dealt 0"\npress = "fold"\n',
+            "round[0].actions[0].at: the journaled event it waits for",
+        ),
+        (
+            ACTION + 'press = "fold"\nbind = [1, 2]\n',
+            "give exactly one of press, key, bind, place, command, advance_minutes",
+        ),
+        (
+            ACTION + 'command = "reboot"\n',
+            "'reboot' is not a supervisor verb",
+        ),
+        (
+            ACTION + 'command = "bind_player"\nargs = { seats = [] }\n',
+            "bad args for bind_player: args.seats",
+        ),
+        (
+            ACTION + 'command = "mark_out_of_order"\nargs = { device = "shoe" }\nrole = "floorperson"\n',
+            "a 'floorperson' may not sign mark_out_of_order; supervisor, technician may",
+        ),
+        (
+            ACTION + "advance_minutes = 0\n",
+            "advance_minutes: whole minutes from 1 to",
+        ),
+        (
+            ACTION + "bind = [6, 7]\n",
+            "bind: a list of the boxes bound to one player, seats 1 to 6",
+        ),
+        (
+            ACTION + 'place = { seat = 1, spot = "ante" }\n',
+            'place: a table { seat = 2, spot = "all_six_bonus", amount = 100 }',
+        ),
+        (
+            ACTION + 'press = "fold"\nrole = "supervisor"\n',
+            "args and role go with command",
         ),
     ],
 )

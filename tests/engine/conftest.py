@@ -210,7 +210,10 @@ def example_rules(chapter: str) -> ChapterRules:
 
     from controller.config.table import GameRules
 
-    for path in sorted(CONFIGS.glob("*.toml")):
+    # configs/cajun-stud-manual-shoe.toml sorts first but shows another dealing method: the chapter's own is wanted.
+    preferred = {"683a": CONFIGS / "cajun-stud.toml"}
+    paths = sorted(CONFIGS.glob("*.toml"))
+    for path in [p for p in paths if p in preferred.values()] + paths:
         game = tomllib.loads(path.read_text()).get("game", {})
         if game.get("chapter") == chapter:
             rules: ChapterRules = TypeAdapter(GameRules).validate_python(game)

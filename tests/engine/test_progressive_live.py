@@ -140,6 +140,8 @@ def test_void_reverses_contributions_exactly(make_table: MakeTable, deck: Deck) 
 
 
 def test_sign_offline_locks_out_progressive_wagers_only(make_table: MakeTable) -> None:
+    """655a.2(c): the progressive table game system's lock-out keeps Progressive Payout Wagers from being recognised
+    (655a.8(b)) while the system cannot show its meters; the other wagers go on."""
     t = make_table(**RULES)
     out = t.feed(DeviceOffline("progressive_sign", reason="unplugged"))
     assert [e.type for e in out][-1] == "progressive.locked_out"

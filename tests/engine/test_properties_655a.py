@@ -117,6 +117,12 @@ def test_round_invariants(make_table: MakeTable, r: Round) -> None:
     assert done.type == "round.completed"
     assert (done.payload["paid"], done.payload["collected"]) == (paid, collected)
     # No card identity in a public payload before the round's settlement.
-    settling = ("hand.settled", "three_card_bonus.settled", "six_card_bonus.revealed", "round.completed")
+    settling = (
+        "hand.settled",
+        "three_card_bonus.settled",
+        "six_card_bonus.revealed",
+        "round.recorded",
+        "round.completed",
+    )
     first = min(types.index(t) for t in settling if t in types)
     assert not any(CARD.search(json.dumps(dict(e.payload))) for e in events[:first])

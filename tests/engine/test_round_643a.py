@@ -105,11 +105,11 @@ def dealing_events(method: str) -> list[tuple[str, str]]:
             ("stub.discarded", "643a.10(c)"),
         ]
     if method == "manual_shoe":
-        return [("card.dealt", "643a.8(d)")] * 11 + [("stub.discarded", "643a.8(d)")]
+        return [("card.dealt", "643a.8(d)")] * 11 + [("stub.discarded", "643a.8(e)")]
     return (
         [("deal.awaiting_dealer", "643a.9(b)")]
         + [("cards.dealt", "643a.9(b)")] * 3
-        + [("community.dealt", "643a.9(b)"), ("stub.discarded", "643a.9(b)")]
+        + [("community.dealt", "643a.9(b)"), ("stub.discarded", "643a.9(c)")]
     )
 
 
@@ -150,6 +150,7 @@ def test_full_round_event_order_and_rules(table: Table, method: DealingMethod) -
         ("hand.settled", "643a.11(f)(3)"),
         ("three_card_bonus.settled", "643a.11(f)(3)(ii)"),
         ("hand.settled", "643a.11(f)(3)"),
+        ("round.recorded", "643a.11(g)"),  # the round as `tablectl settle` reads it
         ("round.completed", "643a.11(g)"),
     ]
     after = t.events[t.events.index(round_events[-1]) + 1]
@@ -426,6 +427,8 @@ def test_a_reshuffling_shoe_dispenses_the_two_community_cards_first(chapter_tabl
 
 
 def test_five_card_bonus_chips_are_counted_before_the_deal(chapter_table: ChapterTable) -> None:
+    """643a.2(c): the Five Card Bonus on a table game system, locked out at "no more bets"; 643a.8(b)(1): its chips
+    counted against the wagers the system accepted before any card."""
     # 643a.8(b)(1): on a table game system the dealer counts the Five Card Bonus chips against the accepted
     # wagers before any card; a count that disagrees stops the deal for a floorperson.
     from controller.engine.inputs import CountEntered
@@ -451,3 +454,25 @@ def test_five_card_bonus_chips_are_counted_before_the_deal(chapter_table: Chapte
     wrong = t.feed(CountEntered("chips", 3))
     assert [(e.type, e.rule) for e in wrong] == [("chip_count.mismatch", "643a.8(b)(1)")]
     assert "chip_count" in t.state.blocks and "cards.dealt" not in t.types()
+
+
+def test_the_progressive_system_takes_its_wagers_and_locks_them_out_643a_2_d(chapter_table: ChapterTable) -> None:
+    """643a.2(d): a wagering device at each seat accepts the Three-Card Progressive Payout Wager (643a.7(g)) in the
+    sizes the Rules Submission allows, and the lock-out refuses one after "no more bets" (643a.7(c), 643a.8(b)(2)); the
+    wagers accepted feed the meter at the lock-out."""
+    r = rules(
+        three_card_progressive=True,
+        three_card_progressive_paytable="A",
+        three_card_progressive_initial_cents=100_000,
+        three_card_progressive_reset_cents=100_000,
+        three_card_progressive_rate_percent=15,
+    )
+    t = chapter_table(LetItRideSpec(), r, "automated_shoe")
+    for bet in ("bet_1", "bet_2", "bet_3"):
+        t.wager(2, bet, 500)
+    assert [(e.type, e.rule) for e in t.wager(2, "three_card_progressive", 200)] == [("wager.rejected", "643a.7(g)")]
+    assert [(e.type, e.rule) for e in t.wager(2, "three_card_progressive", 100)] == [("wager.accepted", "643a.7(g)")]
+    out = t.press("no_more_bets")
+    assert [e.payload["seat"] for e in out if e.type == "meter.contributed"] == [2]
+    late = t.wager(3, "three_card_progressive", 100)
+    assert [(e.type, e.rule) for e in late] == [("wager.rejected", "643a.7(c)")]

@@ -78,6 +78,7 @@ def test_full_round_event_order_and_rules(make_table: MakeTable, deck: Deck) -> 
         ("hand.settled", "655a.11(h)(3)"),  # seat 1
         ("six_card_bonus.revealed", "655a.11(i)(4)"),
         ("six_card_bonus.settled", "655a.11(i)(4)(i)"),
+        ("round.recorded", "655a.11(j)"),  # the round as `tablectl settle` reads it
         ("round.completed", "655a.11(j)"),
     ]
     after = t.events[t.events.index(round_events[-1]) + 1]

@@ -83,7 +83,7 @@ def test_full_round_event_order_and_rules(chapter_table: ChapterTable, deck: Dec
         ("cards.dealt", "679a.9(b)", 5),
         ("dealer.dealt", "679a.9(b)", None),
         ("fourth_card.dealt", "679a.9(b)", None),
-        ("stub.discarded", "679a.9(b)", None),
+        ("stub.discarded", "679a.9(c)", None),
         ("decision.requested", "679a.7(d)(1)", 1),
         ("street_wager.placed", "679a.7(d)(1)", 1),
         ("decision.requested", "679a.7(d)(1)", 3),
@@ -98,6 +98,7 @@ def test_full_round_event_order_and_rules(chapter_table: ChapterTable, deck: Dec
         ("pair_bonus.settled", "679a.7(d)(3)", 3),
         ("hand.settled", "679a.7(d)(1)", 1),
         ("pair_bonus.settled", "679a.7(d)(3)", 1),
+        ("round.recorded", COMPLETE, None),
         ("round.completed", COMPLETE, None),
     ]
     after = t.events[t.events.index(round_events(t)[-1]) + 1]
@@ -175,11 +176,15 @@ def test_a_fold_collects_the_ante_and_settles_nothing_else(chapter_table: Chapte
     t.wager(4, "ante", 500)
     t.press("no_more_bets")
     t.press("dealt")
-    folded = t.press("fold")[:2]
-    assert [(e.type, e.rule) for e in folded] == [("seat.folded", "679a.7(d)(1)"), ("round.completed", COMPLETE)]
+    folded = t.press("fold")[:3]
+    assert [(e.type, e.rule) for e in folded] == [
+        ("seat.folded", "679a.7(d)(1)"),
+        ("round.recorded", COMPLETE),
+        ("round.completed", COMPLETE),
+    ]
     assert folded[0].payload["collected"] == {"ante": 500}
     assert folded[0].payload["cards"] == "to the discard rack"
-    assert (folded[1].payload["paid"], folded[1].payload["collected"]) == (0, 500)
+    assert (folded[2].payload["paid"], folded[2].payload["collected"]) == (0, 500)
 
 
 def test_pair_bonus_community_card_and_bad_beat(chapter_table: ChapterTable, deck: Deck) -> None:

@@ -15,7 +15,9 @@ from controller.engine.commands import DeviceCommand
 from controller.engine.inputs import Input
 from controller.engine.spec import DealingMethod, RoundView, SeatView
 from controller.engine.state import Phase
+from controller.games.cajun_stud.record import CajunStudRound
 from controller.games.cajun_stud.rules import CajunStudRules
+from controller.games.cajun_stud.settle import settle_round
 from controller.games.cajun_stud.spec import CajunStudSpec
 from drivers.interfaces import CardDrawn, DeviceFault, FaceUpCard, StackDispensed
 from tests.engine.conftest import Answer, ChapterTable, Deck, PureTable
@@ -100,13 +102,13 @@ DEAL_EVENTS = {
         *[("cards.dealt", "683a.10(b)")] * 3,
         ("all_six_bonus.dealt", "683a.10(c)"),
         ("community.dealt", "683a.10(c)"),
-        ("stub.discarded", "683a.10(c)"),
+        ("stub.discarded", "683a.10(c)(2)"),
     ],
     "manual_shoe": [
         ("no_more_bets", "683a.8(b)"),
         ("lockout.confirmed", "683a.8(b)"),
         *[("card.dealt", "683a.8(c)")] * 13,
-        ("stub.discarded", "683a.8(c)"),
+        ("stub.discarded", "683a.8(d)"),
     ],
     "hand": [
         ("no_more_bets", "683a.9(a)(3)"),
@@ -115,7 +117,7 @@ DEAL_EVENTS = {
         ("all_six_bonus.dealt", "683a.9(b)"),
         *[("cards.dealt", "683a.9(b)")] * 3,
         ("community.dealt", "683a.9(b)"),
-        ("stub.discarded", "683a.9(b)"),
+        ("stub.discarded", "683a.9(c)"),
     ],
 }
 
@@ -164,6 +166,7 @@ def test_full_round_event_order_and_rules(table: Table, method: DealingMethod) -
         ("hand.settled", "683a.11(h)(1)"),  # seat 1
         ("all_six_bonus.revealed", "683a.11(i)(4)"),
         ("all_six_bonus.settled", "683a.11(i)(4)(ii)"),
+        ("round.recorded", "683a.11(j)"),  # the round as `tablectl settle` reads it
         ("round.completed", "683a.11(j)"),
     ]
     assert [e.payload["seat"] for e in round_events if e.type.endswith(".settled")] == [5, 5, 5, 3, 1, 1]
@@ -289,11 +292,12 @@ def test_all_six_cards_come_from_the_stub_of_an_automated_shoe(table: Table) -> 
     assert r is not None
     assert (r.seats[2].cards, r.seats[4].cards) == (["Ah", "Ad"], ["2c", "2d"])
     assert (r.areas["all_six_bonus"], r.areas["community"]) == (["Js", "Jc", "3d", "4d"], ["Ks", "Kh", "5s"])
-    stub = [(e.type, e.rule, e.sealed) for e in t.events if e.rule == "683a.10(c)"]
+    stub = [(e.type, e.rule, e.sealed) for e in t.events if e.rule and e.rule.startswith("683a.10(c)")]
     assert stub == [
         ("all_six_bonus.dealt", "683a.10(c)", {"cards": ["Js", "Jc", "3d", "4d"]}),
         ("community.dealt", "683a.10(c)", {"cards": ["Ks", "Kh", "5s"]}),
-        ("stub.discarded", "683a.10(c)", None),
+        # 683a.10(c)(2): once all three community cards are dealt, the stub goes to the discard rack.
+        ("stub.discarded", "683a.10(c)(2)", None),
     ]
     assert next(e for e in t.events if e.type == "stub.discarded").payload["count"] == 52 - 11
 
@@ -313,6 +317,7 @@ def test_no_all_six_cards_without_an_all_six_wager(table: Table, method: Dealing
 
 @pytest.mark.parametrize("method", METHODS)
 def test_raise_must_be_one_to_three_antes_and_in_turn(table: Table, method: DealingMethod) -> None:
+    """683a.1 "Raise Wager": one, two or three times the Ante, at 683a.11(b), (d), (f), in turn."""
     t = table(method)
     t.wager(2, "ante", 500)
     t.wager(4, "ante", 500)
@@ -546,8 +551,7 @@ def exposure_round(table: Table, method: DealingMethod) -> PureTable:
 
 @pytest.mark.parametrize("method", METHODS)
 def test_exposure_hook_settles_the_optional_wagers(table: Table, method: DealingMethod) -> None:
-    """CajunStudSpec.settle_on_exposure, the hook the engine needs for 683a.13(d), on the layout as it
-    stands when the card is exposed."""
+    """CajunStudSpec.settle_on_exposure (683a.13(d)) on the layout as it stands when the card is exposed."""
     t = exposure_round(table, method)
     r = t.state.round
     assert r is not None
@@ -578,3 +582,47 @@ def test_exposed_community_card_still_settles_the_optional_wagers(table: Table, 
         ("board_bonus.settled", "683a.11(i)(2)(ii)", 2, 500),
     ]
     assert ("shuffle.started", "683a.5(a)") in [(e.type, e.rule) for e in out]
+    # The round's record carries the exposure, so `tablectl settle` recomputes the same (docs/settle/683a.md).
+    recorded = next(e for e in out if e.type == "round.recorded")
+    record = recorded.payload["record"]
+    assert (recorded.rule, record["community_exposed"]) == ("683a.11(j)", True)
+    assert {s["seat"]: s["decisions"] for s in record["seats"]} == {2: ["raise"], 4: []}
+    again = settle_round(rules(), CajunStudRound.model_validate(record))
+    assert [(x.seat, x.wager, x.outcome, x.rule, x.paid) for x in again] == [
+        (4, "ante", "push", "683a.13(d)", 0),
+        (2, "ante", "push", "683a.13(d)", 0),
+        (2, "raise_1", "push", "683a.13(d)", 0),
+        (2, "pocket_bonus", "win", "683a.11(i)(1)(ii)", 15_000),
+        (2, "board_bonus", "win", "683a.11(i)(2)(ii)", 500),
+    ]
+
+
+def test_an_exposure_while_dealing_from_a_manual_shoe_waits_for_the_deal(table: Table) -> None:
+    """683a.13(d) with 683a.8(d): a community card exposed as the community cards are dealt; the Board Bonus needs all
+    three, so the deal is completed first, then the hands are void and the optional wagers settled."""
+    t = table("manual_shoe", order("manual_shoe", [["Ah", "Ad"]], ["Ac", "Jc", "3d", "4d"], ["Ks", "Kh", "5s"]))
+    t.wager(2, "ante", 500)
+    t.wager(2, "board_bonus", 500)
+    t.wager(2, "all_six_bonus", 500)
+    t.press("no_more_bets")
+    t.draw(7)  # the four All-Six Bonus cards, the player's two, the first community card
+    exposed = t.press("community_exposed")
+    assert [(e.type, e.rule) for e in exposed] == [("community.exposed", "683a.13(d)")]
+    assert t.press("community_exposed") == []  # said once
+    out = t.draw()
+    assert [(e.type, e.rule) for e in out if e.type != "card.dealt"][:4] == [
+        ("round.voided", "683a.13(d)"),
+        ("board_bonus.settled", "683a.11(i)(2)(ii)"),
+        ("all_six_bonus.revealed", "683a.11(i)(4)"),
+        ("all_six_bonus.settled", "683a.11(i)(4)(ii)"),
+    ]
+    assert next(e for e in out if e.type == "round.voided").payload["returned"] == {"2": {"ante": 500}}
+
+
+def test_no_exposure_before_a_community_card_is_on_the_layout(table: Table) -> None:
+    t = table("manual_shoe")
+    t.wager(2, "ante", 500)
+    t.press("no_more_bets")
+    t.draw(2)
+    ignored = t.press("community_exposed")
+    assert [(e.type, e.payload["reason"]) for e in ignored] == [("input.ignored", "no community card is on the layout")]

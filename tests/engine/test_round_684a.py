@@ -103,6 +103,7 @@ def test_full_round_event_order_and_rules(chapter_table: ChapterTable, deck: Dec
         ("prime.settled", "684a.1", 4),
         ("hand.settled", "684a.1", 2),
         ("all_six.settled", "684a.1", 2),
+        ("round.recorded", COMPLETE, None),
         ("round.completed", COMPLETE, None),
     ]
     returned = next(e for e in round_events(t) if e.type == "wager.returned")
@@ -180,10 +181,14 @@ def test_a_fold_collects_ante_and_odds(chapter_table: ChapterTable) -> None:
     t.wager(1, "ante", 500)
     t.wager(1, "odds", 300)
     t.press("no_more_bets")
-    folded = t.press("fold")[:2]
-    assert [(e.type, e.rule) for e in folded] == [("seat.folded", "684a.1"), ("round.completed", COMPLETE)]
+    folded = t.press("fold")[:3]
+    assert [(e.type, e.rule) for e in folded] == [
+        ("seat.folded", "684a.1"),
+        ("round.recorded", COMPLETE),
+        ("round.completed", COMPLETE),
+    ]
     assert folded[0].payload["collected"] == {"ante": 500, "odds": 300}
-    assert (folded[1].payload["paid"], folded[1].payload["collected"]) == (0, 800)
+    assert (folded[2].payload["paid"], folded[2].payload["collected"]) == (0, 800)
 
 
 def test_no_all_six_wager_no_all_six_stack(chapter_table: ChapterTable) -> None:

@@ -32,6 +32,9 @@ def rules(**kw: Any) -> CajunStudRules:
         "lo_ball_paytable": "A",
         "all_six_bonus_paytable": "A",
     }
+    # The paytables are tested at any stake: the optional wagers' own limits are tested apart (wager_limits).
+    offered = kw.get("optional_wagers", ALL_OPTIONAL)
+    base["wager_limits"] = {w: {"min_cents": 1, "max_cents": 10_000_000} for w in offered}
     return CajunStudRules.model_validate({**base, **kw})
 
 
@@ -477,7 +480,12 @@ OK = {"ante": 500, "raise_1": 500, "raise_2": 1000, "raise_3": 1500}
         ([seat(1, "As Ks", {**OK, "raise_3": 2000})], "2c 3c 4d", "", "500, 1000, 1500"),
         ([seat(1, "As Ks", {"ante": 500, "raise_1": 500}, "fold")], "2c 3c 4d", "", "remove wagers.raise_1"),
         ([seat(1, "As Ks", {k: v for k, v in OK.items() if k != "raise_1"})], "2c 3c 4d", "", "wagers.raise_1 = 0 but"),
-        ([seat(1, "As Ks", OK, "raise raise")], "2c 3c 4d", "", "stopping at the first 'fold'"),
+        (
+            [seat(1, "As Ks", {k: v for k, v in OK.items() if k != "raise_3"}, "raise raise")],
+            "2c 3c 4d",
+            "",
+            "stopping at the first 'fold'",
+        ),
         ([seat(1, "As Ks", OK, "fold raise")], "2c 3c 4d", "", "stopping at the first 'fold'"),
         ([seat(1, "As Ks", {"raise_1": 500}, "fold")], "2c 3c 4d", "", "wagers.ante is missing"),
         ([seat(1, "As Ks", {**OK, "insurance": 5})], "2c 3c 4d", "", "unknown wager\\(s\\) insurance"),

@@ -61,8 +61,26 @@ def test_every_example_settles_each_wager_once(example: Path) -> None:
     placed = sorted((s["seat"], w) for s in data["seats"] for w, a in s["wagers"].items() if a)
     assert sorted((r.seat, r.wager) for r in results) == placed
     for r in results:
-        assert r.rule.startswith("683a.11(")
+        # 683a.13(d): a void round returns the Ante and Raise Wagers under that subsection.
+        assert r.rule.startswith("683a.11(") or (data.get("community_exposed") and r.rule == "683a.13(d)")
         assert sorted([r.returned, r.collected]) == [0, r.amount]
+
+
+def test_exposed_community_683a_13_d() -> None:
+    """683a.13(d): every Ante and Raise Wager returned, the optional wagers settled under 683a.11(i): seat 2's pair of
+    aces (Pocket Bonus 30 to 1, paytable A), the board's pair of kings (Board Bonus 1 to 1, paytable C), aces with
+    Ac in the All-Six Bonus cards (three of a kind, 5 to 1, paytable E); seat 4's Lo Ball loses to the kings."""
+    results = settle("cajun-stud--exposed-community.settle.json")
+    assert [(r.seat, r.wager, r.outcome, r.paid, r.rule) for r in results] == [
+        (5, "ante", "push", 0, "683a.13(d)"),
+        (4, "ante", "push", 0, "683a.13(d)"),
+        (4, "lo_ball", "lose", 0, "683a.11(i)(3)(i)"),
+        (2, "ante", "push", 0, "683a.13(d)"),
+        (2, "raise_1", "push", 0, "683a.13(d)"),
+        (2, "pocket_bonus", "win", 15_000, "683a.11(i)(1)(ii)"),
+        (2, "board_bonus", "win", 500, "683a.11(i)(2)(ii)"),
+        (2, "all_six_bonus", "win", 500, "683a.11(i)(4)(ii)"),
+    ]
 
 
 def test_raises() -> None:

@@ -31,6 +31,7 @@ ALL: dict[str, Any] = {
     "five_card_bonus_paytable": "A",
     "three_card_bonus": True,
     "three_card_bonus_paytable": "A",
+    "wager_limits": {"three_card_bonus": {"min_cents": 100}},  # the paytables are tested from $1
     "three_card_progressive": True,
     "three_card_progressive_paytable": "A",
     "three_card_progressive_wagers_cents": [100, 500],
@@ -125,6 +126,7 @@ LET_IT_RIDE_EXTRA = [  # more rows of 643a.6: the wheel, broadway, each pair fro
 @pytest.mark.parametrize("column", [0, 1], ids=["A", "B"])
 @pytest.mark.parametrize("hand", sorted(LET_IT_RIDE))
 def test_643a_12a(hand: str, column: int) -> None:
+    """643a.12(a) on the five-card hands of 643a.6(b), the hand formed as 643a.1 defines it."""
     player, community = FIVE[hand]
     r = rules(let_it_ride_paytable="AB"[column])
     out = settle_round(r, record(community, seat(3, player)))
@@ -140,6 +142,7 @@ def test_643a_12a(hand: str, column: int) -> None:
 
 @pytest.mark.parametrize(("hand", "player", "community", "odds"), LET_IT_RIDE_EXTRA)
 def test_643a_12a_more_hands(hand: str, player: str, community: str, odds: int) -> None:
+    """643a.6(a): the ace high in a pair of aces and a royal, low only in A-2-3-4-5; 643a.6(b) the hands."""
     out = settle_round(rules(), record(community, seat(3, player)))
     assert {(x.hand, x.outcome, x.paid) for x in out} == {(hand, "win", 500 * odds)}
 
@@ -195,6 +198,7 @@ THREE_CARD_BONUS = {
 @pytest.mark.parametrize("column", range(6), ids=list("ABCDEF"))
 @pytest.mark.parametrize("cards", sorted(THREE_CARD_BONUS))
 def test_643a_12c(cards: str, column: int) -> None:
+    """643a.12(c) on the Three Card Bonus hands of 643a.6(c), the wager of 643a.7(f)."""
     letter = "ABCDEF"[column]
     hand, odds = THREE_CARD_BONUS[cards]
     rec = record("Jd 4c", seat(1, cards, three_card_bonus=300))
@@ -226,6 +230,7 @@ THREE_CARD_PROGRESSIVE: dict[str, tuple[str, tuple[int | str | None, int | str |
 @pytest.mark.parametrize("column", [0, 1], ids=["A", "B"])
 @pytest.mark.parametrize("cards", sorted(THREE_CARD_PROGRESSIVE))
 def test_643a_12d1(cards: str, column: int) -> None:
+    """643a.12(d)(1) on the Three-Card Progressive hands of 643a.6(d), the wager of 643a.7(g)."""
     letter = "AB"[column]
     hand, odds = THREE_CARD_PROGRESSIVE[cards]
     s = settle(
@@ -285,6 +290,8 @@ FIVE_CARD_HAND_BONUS: dict[str, int | str | None] = {
 def test_643a_12e1_and_12f1(
     hand: str, wager: str, table: dict[str, int | str | None], rule: str, paytable: str
 ) -> None:
+    """The Five-Card Progressive Payout Wager (643a.7(h)) and the Five Card Hand Bonus Wager (643a.7(i)), each on its
+    own: neither has a bearing on the Let It Ride Wagers (643a.7(j))."""
     player, community = FIVE[hand]
     box = seat(4, player)
     box["wagers"][wager] = 100

@@ -37,6 +37,7 @@ MAIN = [
 
 @pytest.mark.parametrize(("player", "community", "hand", "rule", "per_dollar"), MAIN)
 def test_655a_12a(player: str, community: str, hand: str, rule: str, per_dollar: int | None) -> None:
+    """655a.12(a) on the five-card hands of 655a.6(b)."""
     wagers = {"ante": 500, "street_3": 1500, "street_4": 500, "street_5": 1000}
     s = ms.settle_hand(player.split(), community.split(), wagers, ms.payout_limit(500))
     assert (s.hand, s.rule) == (hand, rule)
@@ -68,6 +69,7 @@ THREE = {
 @pytest.mark.parametrize("letter", "ABCD")
 @pytest.mark.parametrize("community", sorted(THREE))
 def test_655a_12d(community: str, letter: str) -> None:
+    """655a.12(d) on the Three Card Bonus hands of 655a.6(c)."""
     hand, odds = THREE[community]
     b = ms.settle_three_card_bonus(community.split(), 300, THREE_CARD_BONUS[letter])
     assert (b.hand, b.paytable) == (hand, f"655a.12(d) paytable {letter}")
@@ -137,6 +139,7 @@ SIX = {
 @pytest.mark.parametrize("letter", "ABCDE")
 @pytest.mark.parametrize("cards", sorted(SIX), ids=lambda c: " ".join(c))
 def test_655a_12f(cards: tuple[str, str], letter: str) -> None:
+    """655a.12(f) on the Six Card Bonus hands of 655a.6(d)."""
     hand, odds = SIX[cards][letter]
     b = ms.settle_six_card_bonus(cards[0].split(), cards[1].split(), 200, letter)
     assert (b.hand, b.paytable) == (hand, f"655a.12(f) paytable {letter}")

@@ -53,7 +53,8 @@ def test_two_straight_flushes_take_10_percent_of_the_meter_in_turn_and_envy_each
 
 
 def test_no_envy_for_the_same_players_other_box() -> None:
-    r = rules(progressive_paytable="A")
+    """655a.11(i)(1)(v): no Envy Bonus for the player's own hand, on his other box either (655a.7(e) adjacent_boxes)."""
+    r = rules(progressive_paytable="A", adjacent_boxes=2)
     rec = record(
         [
             {"seat": 6, "player": "ann", "cards": ["Qh", "Kh"], "wagers": {"ante": 500, **STREETS, "progressive": 100}},
@@ -64,6 +65,8 @@ def test_no_envy_for_the_same_players_other_box() -> None:
     )
     results, _ = settle(r, rec)
     assert [x for x in results if x.wager == "envy_bonus"] == []
+    with pytest.raises(SettlementError, match=r"655a\.7\(e\) allows at most 1 adjacent box"):
+        settle(rules(progressive_paytable="A"), rec)
 
 
 def test_royal_takes_the_whole_meter_which_resets_to_the_reseed() -> None:

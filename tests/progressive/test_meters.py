@@ -123,7 +123,7 @@ def test_two_hits_of_a_level_in_one_round_are_paid_in_turn() -> None:
 
 def test_the_model_pays_what_settlement_pays() -> None:
     # docs/examples/mississippi-stud-progressive--two-hits-and-envy: two straight flushes under paytable D.
-    rules = MississippiStudRules.model_validate({"chapter": "655a", "progressive_paytable": "D"})
+    rules = MississippiStudRules.model_validate({"chapter": "655a", "progressive_paytable": "D", "adjacent_boxes": 2})
     example = Path("docs/examples/mississippi-stud-progressive--two-hits-and-envy.settle.json")
     record = MississippiStudRound.model_validate(json.loads(example.read_text()))
     rows, after = settle(rules, record)

@@ -7,6 +7,7 @@ from controller.games.cajun_stud.record import CajunStudRound
 from controller.games.cajun_stud.rules import CajunStudRules
 from controller.games.cajun_stud.settle import settle
 from controller.games.cajun_stud.spec import CajunStudSpec
+from controller.games.cajun_stud.subsections import SUBSECTIONS
 from controller.games.chapter import Chapter
 
-ENTRY = Chapter(CajunStudRules, CajunStudSpec(), CajunStudRound, settle, paytables)
+ENTRY = Chapter(CajunStudRules, CajunStudSpec(), CajunStudRound, settle, paytables, subsections=SUBSECTIONS)

@@ -20,6 +20,11 @@ from controller.games.cajun_stud.rules import (
 )
 
 Decision = Literal["raise", "fold"]
+NOT_A_ROUND = (
+    "is not a round of play: give 'raise' or 'fold' for each of the three decisions of 683a.11(b), (d), (f), "
+    "stopping at the first 'fold' (only a round voided by an exposed community card, community_exposed, stops "
+    "before the three)"
+)
 
 
 class CajunStudSeat(SeatRecord):
@@ -48,6 +53,11 @@ class CajunStudSeat(SeatRecord):
         return self.wagers.get(wager, 0)
 
     @property
+    def decided(self) -> bool:
+        """The player made all three Raise Wagers or folded: the round of play ran its course for this box."""
+        return "fold" in self.decisions or len(self.decisions) == len(RAISES)
+
+    @property
     def folded_at(self) -> int | None:
         """1, 2 or 3: the decision at which the player folded; None if he made all three Raise Wagers."""
         return self.decisions.index("fold") + 1 if "fold" in self.decisions else None
@@ -65,15 +75,8 @@ class CajunStudSeat(SeatRecord):
                 "(683a.8(c) deals cards only to players who placed one); add wagers.ante"
             )
         d = self.decisions
-        if (
-            not 1 <= len(d) <= len(RAISES)
-            or ("fold" in d and d.index("fold") != len(d) - 1)
-            or ("fold" not in d and len(d) != len(RAISES))
-        ):
-            raise ValueError(
-                f"{where}: decisions {d} is not a round of play: give 'raise' or 'fold' for each of "
-                "the three decisions of 683a.11(b), (d), (f), stopping at the first 'fold'"
-            )
+        if len(d) > len(RAISES) or ("fold" in d and d.index("fold") != len(d) - 1):
+            raise ValueError(f"{where}: decisions {d} {NOT_A_ROUND}")
         for k, name in enumerate(RAISES):
             made = k < len(d) and d[k] == "raise"
             amount = self.placed(name)
@@ -108,6 +111,12 @@ class CajunStudRound(RoundRecord):
         description="the four All-Six Bonus cards (683a.8(c)); dealt, and required, only when a seat placed an "
         "All-Six Bonus Wager",
     )
+    community_exposed: bool = Field(
+        False,
+        description="a community card was exposed before the dealer revealed it (683a.13(d)): every hand is void and "
+        "its Ante and Raise Wagers returned, the optional wagers settled under 683a.11(i); the decisions stop "
+        "where the exposure stopped the round",
+    )
 
     _community = field_validator("community_cards", "all_six_bonus_cards", mode="before")(parse_cards_field)
 
@@ -117,6 +126,9 @@ class CajunStudRound(RoundRecord):
         dup = sorted({n for n in numbers if numbers.count(n) > 1})
         if dup:
             raise ValueError(f"seats lists seat(s) {dup} more than once: give each box once")
+        undecided = next((s for s in self.seats if not s.decided), None)
+        if undecided is not None and not self.community_exposed:
+            raise ValueError(f"seat {undecided.seat}: decisions {undecided.decisions} {NOT_A_ROUND}")
         if len(self.community_cards) != BOARD_CARDS:
             raise ValueError(
                 f"community_cards has {len(self.community_cards)} card(s); 683a.8(d) deals "

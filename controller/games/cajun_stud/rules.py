@@ -8,8 +8,11 @@ from pydantic import Field, field_validator, model_validator
 
 from controller.core.money import Cents
 from controller.core.settlement import ChapterRules
+from controller.engine.spec import Offer
 from controller.games.cajun_stud.paytables import ANTE_AND_RAISE, PAYTABLES, ChapterPaytable
 from controller.games.cajun_stud.rankings import AnteHand
+from controller.games.limits import Limits, WagerLimit, limits_problem, resolve
+from controller.games.procedure import DealingChoice
 
 CHAPTER = "683a"
 NAME = "Cajun Stud"
@@ -50,8 +53,9 @@ def payout_limit_floor(ante_min_cents: Cents) -> Cents:
     return max(MIN_PAYOUT_LIMIT, most)
 
 
-class CajunStudRules(ChapterRules):
-    """Chapter 683a options from the certificate holder's Rules Submission (601a.2)."""
+class CajunStudRules(ChapterRules, DealingChoice):
+    """Chapter 683a options from the certificate holder's Rules Submission (601a.2), with the table's procedure
+    (controller.games.procedure: 683a.8 manual shoe, 683a.9 hand or 683a.10 automated shoe, stub counts, decks)."""
 
     chapter: Literal["683a"] = Field(description="the chapter of 58 Pa. Code that defines the game: 683a Cajun Stud")
     seats: int = Field(6, ge=1, le=MAX_SEATS, description="betting positions at the table, at most six (683a.2(a))")
@@ -81,6 +85,11 @@ class CajunStudRules(ChapterRules):
     )
     all_six_bonus_paytable: Literal["A", "B", "C", "D", "E"] | None = Field(
         None, description="683a.12(e) paytable letter of the All-Six Bonus Wager, when offered"
+    )
+    wager_limits: dict[str, WagerLimit] = Field(
+        default_factory=dict,
+        description="each optional wager's posted minimum and maximum in cents, e.g. all_six_bonus = "
+        "{ min_cents = 100, max_cents = 2500 }; a wager or a bound left out takes the Ante's limits",
     )
     payout_limit_cents: int | None = Field(
         None,
@@ -116,6 +125,11 @@ class CajunStudRules(ChapterRules):
             raise ValueError(
                 f"ante_min_cents ({self.ante_min_cents}) is above ante_max_cents ({self.ante_max_cents}): swap them"
             )
+        problem = limits_problem(self.wager_limits, self.optional_wagers, self.ante_limits()) or (
+            self.deck_change_problem("683a.3(c)", self.dealing_method)
+        )
+        if problem is not None:
+            raise ValueError(problem)
         if self.adjacent_boxes > self.seats:
             raise ValueError(f"adjacent_boxes ({self.adjacent_boxes}) exceeds seats ({self.seats}): lower it")
         floor = payout_limit_floor(self.ante_min_cents)
@@ -126,6 +140,17 @@ class CajunStudRules(ChapterRules):
                 "or leave it out"
             )
         return self
+
+    def ante_limits(self) -> Limits:
+        return (self.ante_min_cents, self.ante_max_cents)
+
+    def optional_offers(self) -> list[Offer]:
+        """The optional wagers offered, each with the subsection that offers it and its posted limits."""
+        return [
+            Offer(w, WAGER_RULES[w], *resolve(self.wager_limits, w, self.ante_limits()))
+            for w in OPTIONAL_WAGERS
+            if w in self.optional_wagers
+        ]
 
     def optional_letters(self) -> dict[str, str | None]:
         """Each optional wager's <wager>_paytable letter, None where the Rules Submission selected none."""

@@ -11,6 +11,7 @@ from enum import IntEnum
 
 from controller.core.money import Cents, Odds
 from controller.core.settlement import Settled, SettlementError, lose, push, win
+from controller.games.boxes import check_boxes, player_key
 from controller.games.cajun_stud.paytables import ChapterPaytable
 from controller.games.cajun_stud.rankings import (
     AllSix,
@@ -23,6 +24,7 @@ from controller.games.cajun_stud.rankings import (
 )
 from controller.games.cajun_stud.record import CajunStudRound, CajunStudSeat
 from controller.games.cajun_stud.rules import DECISION_RULES, OPTIONAL_WAGERS, RAISES, WAGER_RULES, CajunStudRules
+from controller.games.limits import check_offered_limits
 
 
 def _by_row(
@@ -81,7 +83,7 @@ def settle_optional(rules: CajunStudRules, seat: CajunStudSeat, record: CajunStu
 
 
 def _check_against_rules(rules: CajunStudRules, record: CajunStudRound) -> None:
-    boxes: dict[str, list[int]] = {}
+    check_offered_limits(rules.optional_offers(), ((f"seats[{i}]", s.wagers) for i, s in enumerate(record.seats)))
     for i, s in enumerate(record.seats):
         if s.seat > rules.seats:
             raise SettlementError(
@@ -95,15 +97,7 @@ def _check_against_rules(rules: CajunStudRules, record: CajunStudRound) -> None:
                     f'({WAGER_RULES[w]}): remove it, or add "{w}" to optional_wagers with its '
                     f"{w}_paytable"
                 )
-        if s.player is not None:
-            boxes.setdefault(s.player, []).append(s.seat)
-    for player, seats in boxes.items():
-        seats.sort()
-        if len(seats) > rules.adjacent_boxes or seats != list(range(seats[0], seats[0] + len(seats))):
-            raise SettlementError(
-                f"player {player!r} wagers on boxes {seats}, but 683a.7(e) allows at most "
-                f"{rules.adjacent_boxes} adjacent box(es) (adjacent_boxes): correct seats[].player"
-            )
+    check_boxes(((s.seat, s.player) for s in record.seats), rules.adjacent_boxes, "683a.7(e)", "adjacent_boxes")
 
 
 def settle_round(rules: CajunStudRules, record: CajunStudRound) -> list[Settled]:
@@ -117,8 +111,12 @@ def settle_round(rules: CajunStudRules, record: CajunStudRound) -> list[Settled]
     The 683a.12(f) limit caps the aggregate winnings of the Ante and Raise Wagers of one player (seat
     `player`, else the box) and nothing else; the wagers settled first are paid first and the cut falls
     on the later ones, each cut result noting what its odds would have paid.
+    A round whose community card was exposed early (683a.13(d)) has every hand void: every Ante and Raise Wager is
+    returned, folds included, and only the optional wagers are settled, in the same order.
     """
     _check_against_rules(rules, record)
+    if record.community_exposed:
+        return _settle_exposed(rules, record)
     results: list[Settled] = []
     for k, decision_rule in enumerate(DECISION_RULES, start=1):
         for s in sorted(record.seats, key=lambda s: s.seat):
@@ -130,21 +128,37 @@ def settle_round(rules: CajunStudRules, record: CajunStudRound) -> list[Settled]
     left: dict[str, Cents] = {}
     for s in sorted(record.seats, key=lambda s: s.seat, reverse=True):
         if s.folded_at is None:
-            for r in settle_ante_and_raises(rules, s, record.community_cards):
-                if rules.payout_limit_cents is not None and r.paid:
-                    key = s.player if s.player is not None else f"seat {s.seat}"
-                    room = left.setdefault(key, rules.payout_limit_cents)
-                    if r.paid > room:
-                        r = replace(
-                            r,
-                            paid=room,
-                            note=f"683a.12(f) payout limit of {rules.payout_limit_cents} per "
-                            f"player per round: paid {room} of {r.paid}",
-                        )
-                    left[key] = room - r.paid
-                results.append(r)
+            results += [_limited(rules, r, s, left) for r in settle_ante_and_raises(rules, s, record.community_cards)]
         results += [settle_optional(rules, s, record, w) for w in OPTIONAL_WAGERS if s.placed(w)]
     return results
+
+
+def _limited(rules: CajunStudRules, r: Settled, s: CajunStudSeat, left: dict[str, Cents]) -> Settled:
+    """683a.12(f): what is left of the player's aggregate payout limit this round pays this wager."""
+    if rules.payout_limit_cents is None or not r.paid:
+        return r
+    key = player_key(s.seat, s.player)
+    room = left.setdefault(key, rules.payout_limit_cents)
+    if r.paid > room:
+        r = replace(
+            r,
+            paid=room,
+            note=f"683a.12(f) payout limit of {rules.payout_limit_cents} per player per round: paid {room} of {r.paid}",
+        )
+    left[key] = room - r.paid
+    return r
+
+
+def _settle_exposed(rules: CajunStudRules, record: CajunStudRound) -> list[Settled]:
+    out: list[Settled] = []
+    for s in sorted(record.seats, key=lambda s: s.seat, reverse=True):
+        out += [
+            push(s.seat, w, s.placed(w), "683a.13(d)", note="hands void: a community card was exposed early")
+            for w in ("ante", *RAISES)
+            if s.placed(w)
+        ]
+        out += [settle_optional(rules, s, record, w) for w in OPTIONAL_WAGERS if s.placed(w)]
+    return out
 
 
 def settle(rules: CajunStudRules, record: CajunStudRound) -> tuple[list[Settled], dict[str, Cents]]:

@@ -9,10 +9,22 @@ are settled instead (683a.13(d)); see settle_on_exposure.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from controller.core.money import Cents
 from controller.core.settlement import Settled
-from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
+from controller.engine.spec import (
+    ChapterSpec,
+    DealingMethod,
+    DealPlan,
+    Decision,
+    Offer,
+    RoundView,
+    SeatView,
+    Stack,
+    TableOptions,
+)
+from controller.games.boxes import player_name
 from controller.games.cajun_stud.rankings import ALL_SIX_CARDS, BOARD_CARDS, POCKET_CARDS
 from controller.games.cajun_stud.record import CajunStudRound, CajunStudSeat
 from controller.games.cajun_stud.record import Decision as RaiseOrFold
@@ -53,7 +65,16 @@ class CajunStudSpec(ChapterSpec[CajunStudRules]):
         "player": "683a.7(d)(1)",
         "seat": "683a.2(a)",
         "complete": "683a.11(j)",
+        # 683a numbers the manual shoe's stub one letter earlier than the common numbering (643a.8(e)-(h)):
+        # 683a.8(d) discards it, 683a.8(e) counts it, (f) finds 52, (g) does not.
+        "8(e)": "683a.8(d)",
+        "8(f)": "683a.8(e)",
+        "8(g)": "683a.8(f)",
+        "8(h)": "683a.8(g)",
+        "10(c)": "683a.10(c)(2)",  # the stub, once the community cards are dealt from it
+        "boxes": "683a.7(e)",
     }
+    exposure_settles: tuple[str, ...] = OPTIONAL_WAGERS
     reveal_before: Mapping[str, tuple[str, str, str]] = {
         "all_six_bonus": ("all_six_bonus.revealed", "683a.11(i)(4)", "all_six_bonus")
     }
@@ -61,14 +82,19 @@ class CajunStudSpec(ChapterSpec[CajunStudRules]):
     def seats(self, rules: CajunStudRules) -> int:
         return rules.seats
 
+    def dealing_method(self, rules: CajunStudRules) -> DealingMethod:
+        return rules.dealing_method
+
+    def options(self, rules: CajunStudRules) -> TableOptions:
+        return rules.options()
+
+    def boxes_per_player(self, rules: CajunStudRules) -> int:
+        return rules.adjacent_boxes
+
     def offers(self, rules: CajunStudRules) -> Sequence[Offer]:
-        # The Ante first: the engine announces the first offer's limits as the table's Ante limits.
-        # CajunStudRules sets limits for the Ante only, so an optional wager takes the Ante's limits
-        # until the Rules Submission model carries its own.
-        lo, hi = rules.ante_min_cents, rules.ante_max_cents
-        out = [Offer("ante", WAGER_RULES["ante"], lo, hi)]
-        out += [Offer(w, WAGER_RULES[w], lo, hi) for w in OPTIONAL_WAGERS if w in rules.optional_wagers]
-        return out
+        # The Ante first: the engine announces the first offer's limits as the table's Ante limits. Each optional
+        # wager has the limits the config posts for it (wager_limits), the Ante's where it posts none.
+        return [Offer("ante", WAGER_RULES["ante"], *rules.ante_limits()), *rules.optional_offers()]
 
     def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
         # 683a.7(d)(1): the Ante is what enters a round, and 683a.8(c), 683a.9(b), 683a.10(b) deal cards only
@@ -107,60 +133,39 @@ class CajunStudSpec(ChapterSpec[CajunStudRules]):
         return [m * ante for m in RAISE_MULTIPLES]
 
     def settle(self, rules: CajunStudRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
-        record = CajunStudRound(
+        return settle_record(rules, self.record(rules, table))
+
+    def record(self, rules: CajunStudRules, table: RoundView) -> CajunStudRound:
+        return CajunStudRound(
             chapter="683a",
             round_id=table.round_id,
             community_cards=list(table.areas.get("community", ())),
             all_six_bonus_cards=list(table.areas.get("all_six_bonus", ())),
+            community_exposed=table.exposed,
             seats=[
                 CajunStudSeat(
                     seat=s.seat,
+                    player=player_name(s),
                     cards=list(s.cards),
                     wagers={w: a for w, a in s.wagers.items() if a},
-                    decisions=decisions_of(s.folded_on),
+                    decisions=decisions_of(s),
                 )
                 for s in table.seats
             ],
         )
-        return settle_record(rules, record)
 
     def settle_on_exposure(self, rules: CajunStudRules, table: RoundView) -> list[Settled]:
-        """683a.13(d): when a community card is exposed early the hands are void and the Ante and Raise
-        Wagers go back, but every Pocket Bonus, Board Bonus, Lo Ball and All-Six Bonus Wager is settled
-        under 683a.11(i), counterclockwise from the dealer's right as 683a.11(h) orders the settlement.
-
-        The hook the engine needs to honour 683a.13(d) (it voids everything today). Needs the whole deal
-        on the layout: a Board Bonus or Lo Ball cannot be settled without the three community cards.
-        """
-        holders = [s for s in table.seats if any(s.wagers.get(w) for w in OPTIONAL_WAGERS)]
-        if not holders:
-            return []
-        # Every seat is recorded as folding at the first decision with only its Ante, which leaves exactly
-        # the optional wagers live (683a.11(b)) and lets settle_round check them against the Rules
-        # Submission and order them; the Ante "forfeits" it reports are dropped, the Ante being returned.
-        record = CajunStudRound(
-            chapter="683a",
-            round_id=table.round_id,
-            community_cards=list(table.areas.get("community", ())),
-            all_six_bonus_cards=list(table.areas.get("all_six_bonus", ())),
-            seats=[
-                CajunStudSeat(
-                    seat=s.seat,
-                    cards=list(s.cards),
-                    decisions=["fold"],
-                    wagers={w: a for w, a in s.wagers.items() if a and w not in RAISES},
-                )
-                for s in holders
-            ],
-        )
-        return [x for x in settle_round(rules, record) if x.wager in OPTIONAL_WAGERS]
+        """683a.13(d): when a community card is exposed early the hands are void and the Ante and Raise Wagers go
+        back, but every Pocket Bonus, Board Bonus, Lo Ball and All-Six Bonus Wager is settled under 683a.11(i),
+        counterclockwise from the dealer's right as 683a.11(h) orders the settlement (the engine waits for the whole
+        deal: a Board Bonus or Lo Ball needs the three community cards)."""
+        settled = settle_round(rules, self.record(rules, replace(table, exposed=True)))
+        return [x for x in settled if x.wager in OPTIONAL_WAGERS]
 
 
-def decisions_of(folded_on: str | None) -> list[RaiseOrFold]:
-    """The record's answers (683a.11(b), (d), (f)) from the engine's decision key where the player folded:
-    "raise_2" is a raise at the first decision and a fold at the second."""
-    raised: list[RaiseOrFold] = ["raise"] * len(RAISES)
-    if folded_on is None:
-        return raised
-    k = RAISES.index(folded_on)
-    return [*raised[:k], "fold"]
+def decisions_of(seat: SeatView) -> list[RaiseOrFold]:
+    """The record's answers (683a.11(b), (d), (f)): a raise for each Raise Wager made, then the fold if the player
+    folded ("raise_2": a raise at the first decision, a fold at the second). A round voided by an exposed community
+    card (683a.13(d)) stops where the exposure stopped it."""
+    raised: list[RaiseOrFold] = ["raise" for r in RAISES if seat.wagers.get(r)]
+    return [*raised, "fold"] if seat.folded_on is not None else raised

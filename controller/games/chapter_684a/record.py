@@ -19,7 +19,9 @@ from controller.core.settlement import (
 from controller.core.settlement import (
     fail as _fail,
 )
-from controller.games.chapter_684a.rules import MAIN, OPTIONAL, PLAYER_CARDS, Chapter684aRules
+from controller.games import partial
+from controller.games.chapter_684a.rules import MAIN, OPTIONAL, PLAYER_CARDS, WAGER_RULE, Chapter684aRules
+from controller.games.limits import check_offered_limits
 from controller.games.partial import refuse_unoffered
 
 
@@ -87,3 +89,5 @@ def validate(rules: Chapter684aRules, r: Chapter684aRound) -> None:
         )
     bonus = [r.all_six_bonus_card] if r.all_six_bonus_card else []
     check_round_cards([r.dealer, bonus, *(s.cards for s in r.seats)])
+    offered = partial.offers([w for w in OPTIONAL if rules.offers(w)], WAGER_RULE, rules.posted_limits())
+    check_offered_limits(offered, ((f"seats[seat={s.seat}]", s.wagers) for s in r.seats))

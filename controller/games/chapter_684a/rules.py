@@ -14,7 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from controller.core.cards import RANKS, rank_value
 from controller.core.rankings import Five, FiveCardHand, Six
 from controller.core.settlement import ChapterRules
-from controller.games.partial import check_odds_table, odds_text, required_settings
+from controller.games.limits import WagerLimit, limits_problem
+from controller.games.partial import check_odds_table, odds_text, posted_limits, required_settings
+from controller.games.procedure import StubCounting
 
 CHAPTER = "684a"
 NAME = "Chapter 684a (game name not in the available text)"
@@ -101,9 +103,11 @@ class DealerNotQualified(BaseModel):
     odds: Literal["push", "paytable"]
 
 
-class Chapter684aRules(ChapterRules):
+class Chapter684aRules(ChapterRules, StubCounting):
     """Chapter 684a options from the certificate holder's Rules Submission (601a.2). Every rule the available text
-    does not fix is required; each optional wager is offered only with its table and formation rule."""
+    does not fix is required; each optional wager is offered only with its table and formation rule. The stub count
+    without a counting shuffler (684a.10(d)-(f)) comes from controller.games.procedure; the other procedure
+    sections of 684a are not available, so the engine's defaults stand for them."""
 
     chapter: Literal["684a"]
     seats: int = Field(7, ge=1, le=7, description="betting positions at the table")
@@ -121,6 +125,12 @@ class Chapter684aRules(ChapterRules):
     prime_hand: str | None = Field(None, description="how the Prime hand is formed: all_five_same_color")
     all_six_paytable: dict[str, str] | None = Field(None, description="rankings.Six class -> odds")
     all_six_hand: str | None = Field(None, description="how the All-Six hand is formed: player_five_and_all_six_card")
+    wager_limits: dict[str, WagerLimit] = Field(
+        default_factory=dict,
+        description="each wager's posted minimum and maximum in cents, e.g. ante = { min_cents = 500, max_cents = "
+        "10000 }, all_six = { min_cents = 100 }; the Ante has no limit where none is posted, the Odds and the "
+        "optional wagers take the Ante's",
+    )
 
     _required = model_validator(mode="before")(required_settings(REQUIRED))
 
@@ -150,7 +160,15 @@ class Chapter684aRules(ChapterRules):
             )
         self._offer("prime", self.prime_paytable, self.prime_hand, "all_five_same_color", ("same_color",))
         self._offer("all_six", self.all_six_paytable, self.all_six_hand, "player_five_and_all_six_card", SIX_CLASSES)
+        offered = ["ante", "odds", *(w for w in OPTIONAL if self.offers(w))]
+        problem = limits_problem(self.wager_limits, offered, self.posted_limits())
+        if problem is not None:
+            raise ValueError(problem)
         return self
+
+    def posted_limits(self) -> dict[str, tuple[int, int]]:
+        """Each wager's posted (min, max) in cents, as `wager_limits` gives them (controller.games.partial)."""
+        return posted_limits(self.wager_limits, ("ante", "odds", *OPTIONAL))
 
     def _offer(
         self, w: str, table: dict[str, str] | None, hand: str | None, implemented: str, known: Sequence[str]

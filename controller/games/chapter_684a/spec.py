@@ -6,8 +6,8 @@ dealing method "automated_shoe" is the only one this spec plans. The readings it
 - A player is a seat with both an Ante and an Odds Wager (684a.10(b), 684a.1); the text sets no relation between
   their amounts (684a.7 is not available), so none is enforced.
 - The Raise Wager is one of the config's `raise_multiples` of the Ante, or the player folds (684a.1 "Fold").
-- Table limits: Chapter684aRules has none, so a wager is any positive amount unless the spec is built with
-  `limits` (see controller.games.partial.NO_LIMIT_CENTS).
+- Table limits: the config's `wager_limits` (the Ante has none unless posted; the Odds and the optional wagers take
+  the Ante's); a spec built with `limits` posts those instead (controller.games.partial.posted_limits).
 - Citations: a step whose section is not available cites the chapter with "(not available: ...)" rather than a
   section number the text does not confirm (PartialCitations, shared with 679a).
 """
@@ -18,7 +18,16 @@ from collections.abc import Mapping, Sequence
 
 from controller.core.money import Cents
 from controller.core.settlement import Settled
-from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
+from controller.engine.spec import (
+    ChapterSpec,
+    DealingMethod,
+    DealPlan,
+    Decision,
+    Offer,
+    RoundView,
+    Stack,
+    TableOptions,
+)
 from controller.games import partial
 from controller.games.chapter_684a.record import Chapter684aRound, Chapter684aSeat
 from controller.games.chapter_684a.rules import (
@@ -70,6 +79,7 @@ class Chapter684aSpec(ChapterSpec[Chapter684aRules]):
             "seat": _not_available("seating; the table's seats are the config's game.seats"),
             # 684a.7(c) is not available; the "no more bets" announcement closes the wagers (684a.10(a)(2)).
             "7(c)": "684a.10(a)(2)",
+            "boxes": _not_available("how many adjacent boxes one player may wager on, per the Rules Submission"),
             "complete": _not_available("completion of the round; settled per the Rules Submission, 601a.2"),
             # A misdeal or a deck that is not whole voids every hand and returns every wager (684a.10(f)); the other
             # irregularities have no published 684a text, and PartialCitations says so.
@@ -79,6 +89,7 @@ class Chapter684aSpec(ChapterSpec[Chapter684aRules]):
     # When the dealer's and the All-Six Bonus cards are turned up is in sections that are not available; every area
     # is in `round.completed`, so no reveal event claims a rule the text does not give.
     reveal_before: Mapping[str, tuple[str, str, str]] = {}
+    community_area: str | None = None  # 684a.10(b) deals no community card
 
     def __init__(self, limits: Mapping[str, tuple[Cents, Cents]] | None = None) -> None:
         """limits: spot -> (min, max) cents, for a caller that has the table's posted limits."""
@@ -97,7 +108,11 @@ class Chapter684aSpec(ChapterSpec[Chapter684aRules]):
             )
 
     def offers(self, rules: Chapter684aRules) -> Sequence[Offer]:
-        return partial.offers(["ante", "odds", *(w for w in OPTIONAL if rules.offers(w))], WAGER_RULE, self.limits)
+        limits = {**rules.posted_limits(), **self.limits}
+        return partial.offers(["ante", "odds", *(w for w in OPTIONAL if rules.offers(w))], WAGER_RULE, limits)
+
+    def options(self, rules: Chapter684aRules) -> TableOptions:
+        return rules.stub_options()
 
     def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
         missing = [name for w, name in (("ante", "Ante"), ("odds", "Odds")) if not wagers.get(w)]
@@ -132,8 +147,11 @@ class Chapter684aSpec(ChapterSpec[Chapter684aRules]):
         return [m * ante for m in rules.raise_multiples]
 
     def settle(self, rules: Chapter684aRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
+        return settle_record(rules, self.record(rules, table))
+
+    def record(self, rules: Chapter684aRules, table: RoundView) -> Chapter684aRound:
         bonus = table.areas.get(ALL_SIX_AREA, ())
-        record = Chapter684aRound(
+        return Chapter684aRound(
             chapter="684a",
             round_id=table.round_id,
             dealer=list(table.areas.get("dealer", ())),
@@ -143,4 +161,3 @@ class Chapter684aSpec(ChapterSpec[Chapter684aRules]):
                 for s in table.seats
             ],
         )
-        return settle_record(rules, record)

@@ -10,6 +10,7 @@ from controller.games.let_it_ride.record import LetItRideRound
 from controller.games.let_it_ride.rules import LetItRideRules
 from controller.games.let_it_ride.settle import settle_record
 from controller.games.let_it_ride.spec import LetItRideSpec
+from controller.games.let_it_ride.subsections import SUBSECTIONS
 
 ENTRY = Chapter(
     LetItRideRules,
@@ -19,4 +20,5 @@ ENTRY = Chapter(
     paytables,
     meters=meters,
     wager_settings=wager_settings,
+    subsections=SUBSECTIONS,
 )

@@ -20,6 +20,7 @@ from controller.core.settlement import (
     check_round_cards,
     parse_cards_field,
 )
+from controller.games.boxes import check_boxes
 from controller.games.let_it_ride.rules import (
     COMMUNITY_CARDS,
     LET_IT_RIDE_WAGERS,
@@ -29,6 +30,7 @@ from controller.games.let_it_ride.rules import (
     WAGERS,
     LetItRideRules,
 )
+from controller.games.limits import check_offered_limits
 
 
 class LetItRideSeat(SeatRecord):
@@ -137,25 +139,14 @@ class LetItRideRound(RoundRecord):
         return self
 
 
-def player_of(seat: SeatRecord) -> tuple[str, str]:
-    """643a.7(k): who holds a box; a box without a recorded player is a player of its own."""
-    return ("player", seat.player) if seat.player else ("seat", str(seat.seat))
-
-
 def check_round(rules: LetItRideRules, record: LetItRideRound) -> None:
     """What the record must satisfy under these rules before it can be settled."""
     for i, s in enumerate(record.seats):
         _check_box(rules, f"seats[{i}] (seat {s.seat})", s)
-    boxes: dict[tuple[str, str], list[int]] = {}
-    for s in record.seats:
-        boxes.setdefault(player_of(s), []).append(s.seat)
-    for (_, who), seats in boxes.items():
-        seats.sort()
-        if len(seats) > rules.boxes_per_player or seats != list(range(seats[0], seats[0] + len(seats))):
-            raise SettlementError(
-                f"seats: player {who!r} holds boxes {seats}, but 643a.7(k) allows at most "
-                f"{rules.boxes_per_player} adjacent box(es): correct the seats' player names"
-            )
+    check_offered_limits(
+        rules.optional_offers(), ((f"seats[{i}] (seat {s.seat})", s.wagers) for i, s in enumerate(record.seats))
+    )
+    check_boxes(((s.seat, s.player) for s in record.seats), rules.boxes_per_player, "643a.7(k)", "boxes_per_player")
     for level in METER_LEVELS:
         if any(level in s.wagers for s in record.seats) and level not in record.meters:
             raise SettlementError(

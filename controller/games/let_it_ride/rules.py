@@ -12,7 +12,10 @@ from pydantic import Field, model_validator
 from controller.core.money import Cents, fmt
 from controller.core.rankings import Five
 from controller.core.settlement import ChapterRules, SettlementError
+from controller.engine.spec import Offer
 from controller.games.let_it_ride.paytables import LET_IT_RIDE
+from controller.games.limits import WagerLimit, limits_problem, resolve
+from controller.games.procedure import DealingChoice
 
 CHAPTER = "643a"
 NAME = "Let It Ride Poker"
@@ -29,6 +32,13 @@ OPTIONAL_WAGERS = (  # in the order 643a.11(f)(3)(i)-(v) settles them
     "five_card_hand_bonus",  # 643a.7(i)
 )
 WAGERS = LET_IT_RIDE_WAGERS + OPTIONAL_WAGERS
+# The optional wagers the live table takes through its wager stations, with the subsection that offers each.
+OPTIONAL_OFFERS = {
+    "five_card_bonus": "643a.7(e)",
+    "three_card_bonus": "643a.7(f)",
+    "three_card_progressive": "643a.7(g)",
+    "five_card_progressive": "643a.7(h)",
+}
 # Each progressive keeps its own meter (643a.12(d)(3), (e)(3), (f)(4)); a meter level is named after it.
 METER_LEVELS = ("three_card_progressive", "five_card_progressive", "five_card_hand_bonus")
 # 643a.12(d)(3): "may not be less than $1,000"; (e)(3) and (f)(4): "at least $10,000".
@@ -64,14 +74,12 @@ class MeterFigures:
     rate_percent: float | None
 
 
-class LetItRideRules(ChapterRules):
-    """Chapter 643a options from the certificate holder's Rules Submission (601a.2)."""
+class LetItRideRules(ChapterRules, DealingChoice):
+    """Chapter 643a options from the certificate holder's Rules Submission (601a.2), with the table's procedure
+    (controller.games.procedure: 643a.8 manual shoe, 643a.9 hand or 643a.10 automated shoe, stub counts, decks)."""
 
     chapter: Literal["643a"] = Field(description="selects chapter 643a, Let It Ride Poker")
     seats: int = Field(7, ge=1, le=MAX_SEATS, description="betting positions, at most seven (643a.2(a))")
-    dealing_method: Literal["manual_shoe", "hand", "automated_shoe"] = Field(
-        "automated_shoe", description="643a.8 manual dealing shoe, 643a.9 by hand, 643a.10 automated dealing shoe"
-    )
     five_card_bonus_table_game_system: bool = Field(
         False,
         description="643a.7(e), 643a.8(b)(1): the Five Card Bonus Wager is offered utilizing a table game "
@@ -91,6 +99,12 @@ class LetItRideRules(ChapterRules):
     )
     bet_min_cents: int = Field(500, gt=0, description="table minimum for each of Bet Number 1, 2 and 3, in cents")
     bet_max_cents: int = Field(10_000, gt=0, description="table maximum for each of Bet Number 1, 2 and 3, in cents")
+    wager_limits: dict[str, WagerLimit] = Field(
+        default_factory=dict,
+        description="the Three Card Bonus Wager's posted minimum and maximum in cents, e.g. three_card_bonus = "
+        "{ min_cents = 100, max_cents = 2500 }; a bound left out is the bets' (bet_min_cents, bet_max_cents). "
+        "The Five Card Bonus and the Progressive Payout Wagers take the fixed sizes their paytables are for",
+    )
     payout_limit_cents: int | None = Field(
         None,
         description="643a.12(g): most payable on a single hand's Let It Ride Wagers, in cents; at least "
@@ -213,6 +227,13 @@ class LetItRideRules(ChapterRules):
                 "magic_card_bonus and lucky_bonus are paid on the Five Card Hand Bonus Wager "
                 "(643a.12(f)(3)): set five_card_hand_bonus = true or turn them off"
             )
+        # The other optional wagers are taken at the fixed sizes their paytables are for.
+        sized = ["three_card_bonus"] if self.three_card_bonus else []
+        problem = limits_problem(self.wager_limits, sized, (self.bet_min_cents, self.bet_max_cents)) or (
+            self.deck_change_problem("643a.3(c)", self.dealing_method)
+        )
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
     def _check_meter(self, level: str) -> None:
@@ -236,6 +257,24 @@ class LetItRideRules(ChapterRules):
         for f, amount in ((f"{level}_initial_cents", meter.initial_cents), (f"{level}_reset_cents", meter.reset_cents)):
             if amount is not None and amount < least:
                 raise ValueError(f"{f} is {amount} but {rule} sets a minimum of {fmt(least)} ({least} cents): raise it")
+
+    def optional_offers(self) -> list[Offer]:
+        """The optional wagers the live table takes through its wager stations, each with the subsection that offers
+        it and its limits. The Five Card Hand Bonus Wager (643a.7(i)) is made through an electronic wagering system
+        (643a.2(d), (e)) the live engine does not drive yet, so it is not among them."""
+        out: list[Offer] = []
+        if self.five_card_bonus:
+            # 643a.12(b) pays fixed amounts, so the rules accept one wager size only.
+            size = self.five_card_bonus_wager_cents
+            out.append(Offer("five_card_bonus", OPTIONAL_OFFERS["five_card_bonus"], size, size))
+        if self.three_card_bonus:
+            limits = resolve(self.wager_limits, "three_card_bonus", (self.bet_min_cents, self.bet_max_cents))
+            out.append(Offer("three_card_bonus", OPTIONAL_OFFERS["three_card_bonus"], *limits))
+        for spot, sizes in self.progressive_wager_sizes().items():
+            if self.offered()[spot] and sizes:
+                # 643a.7(g), (h): $1 or $5 as the Rules Submission allows; the engine refuses other sizes.
+                out.append(Offer(spot, OPTIONAL_OFFERS[spot], min(sizes), max(sizes)))
+        return out
 
     def offered(self) -> dict[str, bool]:
         """Each optional wager (OPTIONAL_WAGERS): whether the Rules Submission offers it."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from controller.core.money import Cents, Odds, fmt
 from controller.core.rankings import Five, FiveCardHand, Three, best_five, rank_three
 from controller.core.settlement import Settled, SettlementError, lose, win, win_fixed, withdrawn
+from controller.games.boxes import player_key
 from controller.games.let_it_ride.paytables import (
     FIVE_CARD_BONUS,
     FIVE_CARD_ENVY,
@@ -34,7 +35,7 @@ from controller.games.let_it_ride.paytables import (
     MeterShare,
     ThreeCardProgressiveHand,
 )
-from controller.games.let_it_ride.record import LetItRideRound, LetItRideSeat, check_round, player_of
+from controller.games.let_it_ride.record import LetItRideRound, LetItRideSeat, check_round
 from controller.games.let_it_ride.rules import LetItRideRules
 
 
@@ -59,12 +60,15 @@ def settle(rules: LetItRideRules, record: LetItRideRound) -> LetItRideSettlement
     """settle_round plus the meters after settlement, so a caller can check each drop."""
     check_round(rules, record)
     meters = dict(record.meters)
+    # 643a.1 "Hand": the player's three cards and the two community cards, ranked by 643a.6(a) (the ace low only in
+    # A-2-3-4-5) and 643a.6(b) (controller.core.rankings).
     hands = {s.seat: best_five([*s.cards, *record.community]) for s in record.seats}
     order = sorted(record.seats, key=lambda s: s.seat, reverse=True)
     out: list[Settled] = []
     for s in order:
         hand = hands[s.seat]
         out += _let_it_ride(rules, s, hand)
+        # 643a.7(j): each optional wager below is settled on its own cards, whatever became of the bets above.
         if "five_card_bonus" in s.wagers:
             out.append(_five_card_bonus(rules, s, hand))
         if "three_card_bonus" in s.wagers:
@@ -274,10 +278,10 @@ def _envy(
     the same player's other boxes (643a.11(f)(3)(iii)(E), (iv)(E); players per 643a.7(k)). Envy has no stake
     of its own, so its row's amount is 0; the schedule follows the receiver's Progressive Payout Wager."""
     table = schedules[s.wagers[wager]]
-    me = player_of(s)
+    me = player_key(s.seat, s.player)
     rows: list[Settled] = []
     for other, key in qualifying:
-        if player_of(other) == me:
+        if player_key(other.seat, other.player) == me:
             continue
         award = table.award_for(key)
         assert isinstance(award, Amount)

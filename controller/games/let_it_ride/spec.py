@@ -14,7 +14,17 @@ from collections.abc import Mapping, Sequence
 
 from controller.core.money import Cents
 from controller.core.settlement import Settled
-from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, Stack
+from controller.engine.spec import (
+    ChapterSpec,
+    DealingMethod,
+    DealPlan,
+    Decision,
+    Offer,
+    RoundView,
+    Stack,
+    TableOptions,
+)
+from controller.games.boxes import player_name
 from controller.games.let_it_ride.progressives import table_progressives
 from controller.games.let_it_ride.record import LetItRideRound, LetItRideSeat
 from controller.games.let_it_ride.rules import (
@@ -22,6 +32,7 @@ from controller.games.let_it_ride.rules import (
     COMMUNITY_CARDS,
     LET_IT_RIDE_WAGERS,
     NAME,
+    OPTIONAL_OFFERS,
     PLAYER_CARDS,
     LetItRideRules,
 )
@@ -31,18 +42,6 @@ from controller.progressive.parameters import TableProgressives
 COMMUNITY = tuple(f"community#{i}" for i in range(1, COMMUNITY_CARDS + 1))
 # 643a.10(b): top card first; see the module docstring for why the middle card is the first community card.
 COMMUNITY_STACK = ("community#2", "community#1", "burn")
-
-# Optional wagers the live table takes through its wager stations, with the subsection that offers each.
-# The Three- and Five-Card Progressive Payout Wagers (643a.7(g), (h)) feed the engine's meters
-# (controller/engine/progressive.py). The Five Card Hand Bonus Wager (643a.7(i)) is made through an
-# electronic wagering system (643a.2(d), (e)) the live engine does not drive yet, so it is not offered and a
-# station reporting one has it rejected as a wager this table does not offer (643a.7(c)).
-OPTIONAL_OFFERS = {
-    "five_card_bonus": "643a.7(e)",
-    "three_card_bonus": "643a.7(f)",
-    "three_card_progressive": "643a.7(g)",
-    "five_card_progressive": "643a.7(h)",
-}
 
 
 class LetItRideSpec(ChapterSpec[LetItRideRules]):
@@ -56,14 +55,19 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
         "betting": "643a.7(c)",
         "player": "643a.7(d)",
         "seat": "643a.2(a)",
+        "boxes": "643a.7(k)",
         "complete": "643a.11(g)",
     }
     # Let It Ride deals no cards that stay face down until an optional wager is settled.
     reveal_before: Mapping[str, tuple[str, str, str]] = {}
+    # 643a.2(d): the progressive table game system, a wagering device at each seat locked out at "no more bets".
     progressive_wagers: tuple[str, ...] = ("three_card_progressive", "five_card_progressive")
 
     def dealing_method(self, rules: LetItRideRules) -> DealingMethod:
         return rules.dealing_method
+
+    def boxes_per_player(self, rules: LetItRideRules) -> int:
+        return rules.boxes_per_player
 
     def progressives(self, rules: LetItRideRules) -> TableProgressives:
         return table_progressives(rules)
@@ -83,8 +87,8 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
         return "643a.8(b)(2)"
 
     def counted_wagers(self, rules: LetItRideRules) -> Mapping[str, str | None]:
-        """643a.8(b)(1), 9(a)(3)(i), 10(a)(2)(i): Five Card Bonus chips taken on a table game system are
-        counted against the accepted wagers before any card is dealt."""
+        """643a.2(c), 643a.8(b)(1), 9(a)(3)(i), 10(a)(2)(i): Five Card Bonus chips taken on a table game system, whose
+        lock-out refuses any after "no more bets", are counted against the accepted wagers before any card."""
         if rules.five_card_bonus and rules.five_card_bonus_table_game_system:
             return {"five_card_bonus": "643a.8(b)(1)"}
         return {}
@@ -94,21 +98,11 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
 
     def offers(self, rules: LetItRideRules) -> Sequence[Offer]:
         # bet_1 first: the engine announces the first offer's limits as the table's minimum and maximum.
-        out = [Offer(w, "643a.7(d)", rules.bet_min_cents, rules.bet_max_cents) for w in LET_IT_RIDE_WAGERS]
-        if rules.five_card_bonus:
-            # 643a.12(b) pays fixed amounts, so the rules accept one wager size only (check_round refuses others).
-            size = rules.five_card_bonus_wager_cents
-            out.append(Offer("five_card_bonus", OPTIONAL_OFFERS["five_card_bonus"], size, size))
-        if rules.three_card_bonus:
-            # The Rules Submission states no limits of its own for this wager: the table's bet limits apply.
-            out.append(
-                Offer("three_card_bonus", OPTIONAL_OFFERS["three_card_bonus"], rules.bet_min_cents, rules.bet_max_cents)
-            )
-        for spot, sizes in rules.progressive_wager_sizes().items():
-            if rules.offered()[spot] and sizes:
-                # 643a.7(g), (h): $1 or $5 as the Rules Submission allows; the engine refuses other sizes.
-                out.append(Offer(spot, OPTIONAL_OFFERS[spot], min(sizes), max(sizes)))
-        return out
+        bets = [Offer(w, "643a.7(d)", rules.bet_min_cents, rules.bet_max_cents) for w in LET_IT_RIDE_WAGERS]
+        return [*bets, *rules.optional_offers()]
+
+    def options(self, rules: LetItRideRules) -> TableOptions:
+        return rules.options()
 
     def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
         bets = [wagers.get(w, 0) for w in LET_IT_RIDE_WAGERS]
@@ -158,10 +152,13 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
         return ()
 
     def settle(self, rules: LetItRideRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
+        return settle_record(rules, self.record(rules, table))
+
+    def record(self, rules: LetItRideRules, table: RoundView) -> LetItRideRound:
         # Only the automated shoe's plan has a `burn` area (643a.10(b)); recording the card lets the
         # settlement's one-deck check cover it.
         burn = table.areas.get("burn", ())
-        record = LetItRideRound(
+        return LetItRideRound(
             chapter="643a",
             round_id=table.round_id,
             community=list(table.areas.get("community", ())),
@@ -170,6 +167,7 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
             seats=[
                 LetItRideSeat(
                     seat=s.seat,
+                    player=player_name(s),
                     cards=list(s.cards),
                     wagers=dict(s.wagers),
                     bet_1_withdrawn="bet_1" in s.withdrawn,
@@ -178,4 +176,3 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
                 for s in table.seats
             ],
         )
-        return settle_record(rules, record)

@@ -11,6 +11,7 @@ from controller.games.mississippi_stud.record import MississippiStudRound
 from controller.games.mississippi_stud.rules import MississippiStudRules
 from controller.games.mississippi_stud.settle import settle
 from controller.games.mississippi_stud.spec import MississippiStudSpec
+from controller.games.mississippi_stud.subsections import SUBSECTIONS
 
 ENTRY = Chapter(
     MississippiStudRules,
@@ -21,4 +22,5 @@ ENTRY = Chapter(
     meters=meters,
     wager_settings=wager_settings,
     players=MississippiStudPlayers(),
+    subsections=SUBSECTIONS,
 )

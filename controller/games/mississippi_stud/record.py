@@ -19,6 +19,8 @@ from controller.core.settlement import (
 from controller.core.settlement import (
     fail as _fail,
 )
+from controller.games.boxes import check_boxes
+from controller.games.limits import check_offered_limits
 from controller.games.mississippi_stud import rules as ms
 from controller.games.mississippi_stud.rules import MississippiStudRules
 
@@ -70,6 +72,8 @@ def validate(rules: MississippiStudRules, r: MississippiStudRound) -> None:
         if rules.lucky_bonus and r.lucky_seat is None:
             raise _fail("lucky_seat", "the table pays the Lucky Bonus: give the seat the system drew")
     check_round_cards([r.community, r.six_card_bonus_cards, *(s.cards for s in r.seats)])
+    check_offered_limits(rules.optional_offers(), ((f"seats[seat={s.seat}]", s.wagers) for s in r.seats))
+    check_boxes(((s.seat, s.player) for s in r.seats), rules.adjacent_boxes, "655a.7(e)", "adjacent_boxes")
 
 
 def _check_seat(rules: MississippiStudRules, s: MississippiStudSeat) -> None:

@@ -9,7 +9,9 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from controller.core.settlement import ChapterRules
+from controller.engine.spec import Offer
 from controller.games.mississippi_stud.paytables import ENVY_BONUS
+from controller.games.procedure import DealingChoice
 
 CHAPTER = "655a"
 NAME = "Mississippi Stud"
@@ -46,15 +48,14 @@ WAGER_RULES = {
 }
 
 
-class MississippiStudRules(ChapterRules):
-    """Chapter 655a options from the certificate holder's Rules Submission."""
+class MississippiStudRules(ChapterRules, DealingChoice):
+    """Chapter 655a options from the certificate holder's Rules Submission, with the table's procedure
+    (controller.games.procedure: 655a.8 manual shoe, 655a.9 hand or 655a.10 automated shoe, stub counts, decks)."""
 
     chapter: Literal["655a"]
     seats: int = Field(6, ge=1, le=6, description="betting positions, at most six (655a.2(a))")
-    dealing_method: Literal["automated_shoe", "manual_shoe", "hand"] = Field(
-        "automated_shoe",
-        description="655a.10 automated dealing shoe, 655a.8 manual dealing shoe with a card "
-        "reader, or 655a.9 from the hand (needs a card-reading shuffler)",
+    adjacent_boxes: int = Field(
+        1, ge=1, le=6, description="how many adjacent boxes one player may wager on in a round (655a.7(e))"
     )
     reshuffling_shoe: bool = Field(
         False,
@@ -83,43 +84,21 @@ class MississippiStudRules(ChapterRules):
     five_card_hand_bonus_wager_cents: int = Field(100, gt=0, description="the Five Card Hand Bonus Wager amount")
     magic_card_bonus: bool = Field(False, description="pay the Magic Card Bonus of 655a.12(e)(3)")
     lucky_bonus: bool = Field(False, description="pay the Lucky Bonus of 655a.12(e)(3)")
-    # Table procedure (read by the round engine, controller.engine.spec.TableOptions).
-    decks: Literal["one_deck", "two_decks"] = Field(
-        "one_deck",
-        description="655a.3(a) one deck and a cover card, or 655a.3(b) two decks alternating every "
-        "round (automated shuffler only)",
-    )
-    cards_preinspected: bool = Field(
-        True,
-        description="decks arrive preinspected and reshuffled under 603a.16(u)/(v) (655a.4(e)); false: the "
-        "dealer inspects at opening and the floorperson verifies (655a.4(a))",
-    )
-    shuffler_counts: bool = Field(
-        True,
-        description="the automated shuffler counts 52 cards after each shuffle (655a.5(b)); false: the "
-        "dealer counts the stub every stub_count_every rounds (655a.8(f), 9(d), 10(d))",
-    )
-    stub_count_every: int = Field(5, ge=1, le=5, description="rounds between stub counts, at most 5 (655a.8(f))")
-    deck_change_hours: float | None = Field(
-        None,
-        gt=0,
-        description="change the decks after this many hours; default 4 dealt by hand, 8 from a shoe "
-        "(655a.3(c)); a longer time is refused",
-    )
-    idle_inspection_minutes: int | None = Field(
-        30,
-        gt=0,
-        description="no gaming activity this long: the cards are inspected again (655a.5(f)); "
-        "leave out or null to turn off",
-    )
-    abandoned_wagers: Literal["lose", "hold"] = Field(
-        "lose", description="wagers of a player who leaves during a round: treated as losing or held (655a.7(b))"
-    )
-    fallback_dealing_method: Literal["automated_shoe", "manual_shoe", "hand"] | None = Field(
-        "manual_shoe",
-        description="the dealing method once the shoe (or the shuffler, dealing from the hand) is "
-        "marked out of order (655a.13(g)); null: none, the table waits for the device",
-    )
+
+    def optional_offers(self) -> list[Offer]:
+        """The optional wagers taken before "no more bets", each with the subsection that offers it and its limits."""
+        out: list[Offer] = []
+        if self.three_card_bonus_paytable:
+            lo, hi = self.three_card_bonus_min_cents, self.three_card_bonus_max_cents
+            out.append(Offer("three_card_bonus", WAGER_RULES["three_card_bonus"], lo, hi))
+        if self.progressive_paytable:
+            # 655a.7(d)(3): one size, the Progressive Payout Wager the 655a.12(c)(3) figures are "for 1" of.
+            size = self.progressive_wager_cents
+            out.append(Offer("progressive", WAGER_RULES["progressive"], size, size))
+        if self.six_card_bonus_paytable:
+            lo, hi = self.six_card_bonus_min_cents, self.six_card_bonus_max_cents
+            out.append(Offer("six_card_bonus", WAGER_RULES["six_card_bonus"], lo, hi))
+        return out
 
     @model_validator(mode="after")
     def _ranges(self) -> MississippiStudRules:
@@ -138,12 +117,11 @@ class MississippiStudRules(ChapterRules):
                 "magic_card_bonus and lucky_bonus pay on the Five Card Hand Bonus Wager: "
                 "set five_card_hand_bonus = true or turn them off"
             )
-        limit = 4 if self.dealing_method == "hand" else 8
-        if self.deck_change_hours is not None and self.deck_change_hours > limit:
-            raise ValueError(
-                f"deck_change_hours = {self.deck_change_hours:g}: 655a.3(c) changes the decks at least "
-                f"every {limit} hours dealing by {self.dealing_method}; use {limit} or less"
-            )
+        if self.adjacent_boxes > self.seats:
+            raise ValueError(f"adjacent_boxes ({self.adjacent_boxes}) exceeds seats ({self.seats}): lower it")
+        problem = self.deck_change_problem("655a.3(c)", self.dealing_method)
+        if problem is not None:
+            raise ValueError(problem)
         limits = (
             ("ante", self.ante_min_cents, self.ante_max_cents),
             ("three_card_bonus", self.three_card_bonus_min_cents, self.three_card_bonus_max_cents),

@@ -19,6 +19,7 @@ from controller.core.settlement import Settled, lose, win, win_fixed
 from controller.core.settlement import (
     fail as _fail,
 )
+from controller.games.boxes import player_key
 from controller.games.mississippi_stud import hands
 from controller.games.mississippi_stud.paytables import (
     ANTE_AND_STREETS,
@@ -177,9 +178,9 @@ def _progressive(
         if award is None
         else _award(s.seat, "progressive", amount, award, meters, "655a.11(i)(1)(iv)", five.name, table)
     ]
-    me = s.player or f"seat {s.seat}"
+    me = player_key(s.seat, s.player)
     for holder, cls in holders:
-        if (holder.player or f"seat {holder.seat}") == me:
+        if player_key(holder.seat, holder.player) == me:
             continue  # 655a.11(i)(1)(v): never for the player's own hand
         out.append(
             win_fixed(

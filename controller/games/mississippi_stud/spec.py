@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from controller.core.money import Cents
 from controller.core.settlement import Settled
 from controller.engine.spec import ChapterSpec, DealingMethod, DealPlan, Decision, Offer, RoundView, Stack, TableOptions
+from controller.games.boxes import player_name
 from controller.games.mississippi_stud import rules as ms
 from controller.games.mississippi_stud.progressives import table_progressives
 from controller.games.mississippi_stud.record import MississippiStudRound, MississippiStudSeat
@@ -29,12 +30,14 @@ class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
         "betting": "655a.7(c)",
         "player": "655a.7(d)(1)",
         "seat": "655a.2(a)",
+        "boxes": "655a.7(e)",
         "complete": "655a.11(j)",
     }
     reveal_before: Mapping[str, tuple[str, str, str]] = {
         "six_card_bonus": ("six_card_bonus.revealed", "655a.11(i)(4)", "six_card_bonus")
     }
 
+    # 655a.2(c): the progressive table game system, a wagering device at each seat locked out at "no more bets".
     progressive_wagers: tuple[str, ...] = ("progressive",)
 
     def live_problem(self, rules: MississippiStudRules) -> str | None:
@@ -52,16 +55,10 @@ class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
         return rules.dealing_method
 
     def options(self, rules: MississippiStudRules) -> TableOptions:
-        return TableOptions(
-            decks=rules.decks,
-            cards_preinspected=rules.cards_preinspected,
-            shuffler_counts=rules.shuffler_counts,
-            stub_count_every=rules.stub_count_every,
-            deck_change_hours=rules.deck_change_hours,
-            idle_inspection_minutes=rules.idle_inspection_minutes,
-            abandoned_wagers=rules.abandoned_wagers,
-            fallback_dealing_method=rules.fallback_dealing_method,
-        )
+        return rules.options()
+
+    def boxes_per_player(self, rules: MississippiStudRules) -> int:
+        return rules.adjacent_boxes
 
     def progressives(self, rules: MississippiStudRules) -> TableProgressives:
         return table_progressives(rules)
@@ -70,30 +67,10 @@ class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
         return rules.seats
 
     def offers(self, rules: MississippiStudRules) -> Sequence[Offer]:
-        out = [Offer("ante", ms.WAGER_RULES["ante"], rules.ante_min_cents, rules.ante_max_cents)]
-        if rules.three_card_bonus_paytable:
-            out.append(
-                Offer(
-                    "three_card_bonus",
-                    ms.WAGER_RULES["three_card_bonus"],
-                    rules.three_card_bonus_min_cents,
-                    rules.three_card_bonus_max_cents,
-                )
-            )
-        if rules.progressive_paytable:
-            # 655a.7(d)(3): one size, the Progressive Payout Wager the 655a.12(c)(3) figures are "for 1" of.
-            size = rules.progressive_wager_cents
-            out.append(Offer("progressive", ms.WAGER_RULES["progressive"], size, size))
-        if rules.six_card_bonus_paytable:
-            out.append(
-                Offer(
-                    "six_card_bonus",
-                    ms.WAGER_RULES["six_card_bonus"],
-                    rules.six_card_bonus_min_cents,
-                    rules.six_card_bonus_max_cents,
-                )
-            )
-        return out
+        return [
+            Offer("ante", ms.WAGER_RULES["ante"], rules.ante_min_cents, rules.ante_max_cents),
+            *rules.optional_offers(),
+        ]
 
     def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
         # 655a.7(d)(1): only an Ante makes a player; optional wagers without one go back.
@@ -132,15 +109,23 @@ class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
         return [m * ante for m in ms.STREET_MULTIPLES]
 
     def settle(self, rules: MississippiStudRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
-        record = MississippiStudRound(
+        return settle_record(rules, self.record(rules, table))
+
+    def record(self, rules: MississippiStudRules, table: RoundView) -> MississippiStudRound:
+        return MississippiStudRound(
             chapter="655a",
             round_id=table.round_id,
             community=list(table.areas.get("community", ())),
             six_card_bonus_cards=list(table.areas.get("six_card_bonus", ())),
             meters=dict(table.meters),
             seats=[
-                MississippiStudSeat(seat=s.seat, cards=list(s.cards), wagers=dict(s.wagers), folded_on=s.folded_on)
+                MississippiStudSeat(
+                    seat=s.seat,
+                    player=player_name(s),
+                    cards=list(s.cards),
+                    wagers=dict(s.wagers),
+                    folded_on=s.folded_on,
+                )
                 for s in table.seats
             ],
         )
-        return settle_record(rules, record)

@@ -8,5 +8,8 @@ from controller.games.three_card_prime.record import ThreeCardPrimeRound
 from controller.games.three_card_prime.rules import ThreeCardPrimeRules
 from controller.games.three_card_prime.settle import settle
 from controller.games.three_card_prime.spec import ThreeCardPrimeSpec
+from controller.games.three_card_prime.subsections import SUBSECTIONS
 
-ENTRY = Chapter(ThreeCardPrimeRules, ThreeCardPrimeSpec(), ThreeCardPrimeRound, settle, paytables)
+ENTRY = Chapter(
+    ThreeCardPrimeRules, ThreeCardPrimeSpec(), ThreeCardPrimeRound, settle, paytables, subsections=SUBSECTIONS
+)

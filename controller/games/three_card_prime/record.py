@@ -19,8 +19,10 @@ from controller.core.settlement import (
 from controller.core.settlement import (
     fail as _fail,
 )
+from controller.games import partial
+from controller.games.limits import check_offered_limits
 from controller.games.partial import refuse_unoffered
-from controller.games.three_card_prime.rules import OPTIONAL, PLAYER_CARDS, WAGERS, ThreeCardPrimeRules
+from controller.games.three_card_prime.rules import OPTIONAL, PLAYER_CARDS, WAGER_RULE, WAGERS, ThreeCardPrimeRules
 
 
 class ThreeCardPrimeSeat(SeatRecord):
@@ -95,3 +97,5 @@ def validate(rules: ThreeCardPrimeRules, r: ThreeCardPrimeRound) -> None:
     groups: list[list[str]] = [r.dealer, [r.pair_bonus_community_card] if r.pair_bonus_community_card else []]
     groups += [[*s.cards, *([s.fourth_card] if s.fourth_card else [])] for s in r.seats]
     check_round_cards(groups)
+    offered = partial.offers([w for w in OPTIONAL if rules.offers(w)], WAGER_RULE, rules.posted_limits())
+    check_offered_limits(offered, ((f"seats[seat={s.seat}]", s.wagers) for s in r.seats))

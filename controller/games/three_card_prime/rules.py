@@ -14,7 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from controller.core.cards import rank_value
 from controller.core.rankings import Six, Three, rank_three
 from controller.core.settlement import ChapterRules
-from controller.games.partial import check_odds_table, odds_text, required_settings
+from controller.games.limits import WagerLimit, limits_problem
+from controller.games.partial import check_odds_table, odds_text, posted_limits, required_settings
+from controller.games.procedure import TableProcedure
 
 CHAPTER = "679a"
 NAME = "Three Card Prime"
@@ -62,9 +64,12 @@ class DealerNotQualified(BaseModel):
     play: Literal["win", "push"]
 
 
-class ThreeCardPrimeRules(ChapterRules):
+class ThreeCardPrimeRules(ChapterRules, TableProcedure):
     """Chapter 679a options from the certificate holder's Rules Submission (601a.2). Every rule the available text
-    does not fix is required; each optional wager is offered only with its table."""
+    does not fix is required; each optional wager is offered only with its table. The table's procedure comes from
+    controller.games.procedure (the stub count of 679a.9(d)-(f); decks, inspections and deck changes as the Rules
+    Submission says, 679a.3 to 679a.5 not being available); dealing from the hand is the only published method
+    (679a.9), so there is no fallback dealing method to configure."""
 
     chapter: Literal["679a"]
     seats: int = Field(7, ge=1, le=7, description="betting positions at the table")
@@ -95,35 +100,11 @@ class ThreeCardPrimeRules(ChapterRules):
     all_six_paytable: dict[str, str] | None = Field(
         None, description="All-Six Bonus table, rankings.Six class -> odds (679a.1); leave out to not offer"
     )
-    # Table procedure (read by the round engine, controller.engine.spec.TableOptions). Dealing from the hand is the
-    # only published method (679a.9), so there is no fallback dealing method to configure.
-    decks: Literal["one_deck", "two_decks"] = Field(
-        "one_deck",
-        description="one deck and a cover card, or two decks alternating every round (679a.3 is not "
-        "available; as the Rules Submission says)",
-    )
-    cards_preinspected: bool = Field(
-        True,
-        description="decks arrive preinspected and reshuffled under 603a.16(u)/(v); false: the dealer inspects "
-        "at opening and the floorperson verifies (679a.4 is not available)",
-    )
-    shuffler_counts: bool = Field(
-        True,
-        description="the automated shuffler counts the cards and indicates whether 52 are present (679a.9(d)); "
-        "false: the dealer counts the stub every stub_count_every rounds (679a.9(d)-(f))",
-    )
-    stub_count_every: int = Field(5, ge=1, le=5, description="rounds between stub counts, at most 5 (679a.9(d))")
-    deck_change_hours: float | None = Field(
-        None,
-        gt=0,
-        le=4,
-        description="change the decks after this many hours; default 4, the cards being dealt from the hand",
-    )
-    idle_inspection_minutes: int | None = Field(
-        30, gt=0, description="no gaming activity this long: the cards are inspected again; null to turn off"
-    )
-    abandoned_wagers: Literal["lose", "hold"] = Field(
-        "lose", description="wagers of a player who leaves during a round: treated as losing or held"
+    wager_limits: dict[str, WagerLimit] = Field(
+        default_factory=dict,
+        description="each wager's posted minimum and maximum in cents, e.g. ante = { min_cents = 500, max_cents = "
+        "10000 }, pair_bonus = { min_cents = 100 }; the Ante has no limit where none is posted, an optional wager "
+        "takes the Ante's",
     )
 
     _required = model_validator(mode="before")(required_settings(REQUIRED))
@@ -160,6 +141,12 @@ class ThreeCardPrimeRules(ChapterRules):
             check_odds_table(self.all_six_paytable, SIX_CLASSES, "all_six_paytable")
             if not self.all_six_paytable:
                 raise ValueError("all_six_paytable is empty: give its rows or leave it out to not offer the wager")
+        offered = ["ante", *(w for w in OPTIONAL if self.offers(w))]
+        problem = limits_problem(self.wager_limits, offered, self.posted_limits()) or self.deck_change_problem(
+            "the deck change (679a.3 is not available; 4 hours dealt by hand as the other chapters' .3(c))", "hand"
+        )
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
     def _pair_bonus(self) -> None:
@@ -221,6 +208,10 @@ class ThreeCardPrimeRules(ChapterRules):
             raise ValueError(
                 f"{name} has rows for {extra}, which rank below what {why.split(' pays ')[0]} pays: remove them"
             )
+
+    def posted_limits(self) -> dict[str, tuple[int, int]]:
+        """Each wager's posted (min, max) in cents, as `wager_limits` gives them (controller.games.partial)."""
+        return posted_limits(self.wager_limits, ("ante", *OPTIONAL))
 
     def offers(self, wager: str) -> bool:
         return {"prime": self.prime_paytable, "pair_bonus": self.pair_bonus_paytable, "all_six": self.all_six_paytable}[

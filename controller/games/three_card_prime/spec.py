@@ -8,8 +8,8 @@ readings it takes where the text is silent:
   clockwise manner", and (g) puts the community card that replaces them after everyone has three cards.
 - Seat n's fourth card goes to place n of the `fourth_card` area (target `fourth_card#n`), so one event type
   (`fourth_card.dealt`) reports them all and settlement finds each by seat.
-- Table limits: ThreeCardPrimeRules has none, so a wager is any positive amount unless the spec is built with
-  `limits` (see controller.games.partial.NO_LIMIT_CENTS).
+- Table limits: the config's `wager_limits` (the Ante has none unless posted; an optional wager takes the Ante's);
+  a spec built with `limits` posts those instead (controller.games.partial.posted_limits).
 - Citations: a step whose section is not available cites the chapter with "(not available: ...)" rather than a
   section number the text does not confirm (679a.13 is not known to exist); PartialCitations answers every key
   the engine may ask, so a step added to the engine later is not cited to a missing section either.
@@ -71,6 +71,7 @@ class ThreeCardPrimeSpec(ChapterSpec[ThreeCardPrimeRules]):
             "seat": "679a.7(b)",
             # 679a.11 (completion of each round) is known only by its heading; the round is settled per the
             # operator's Rules Submission (601a.2), so the citation says both.
+            "boxes": _not_available("how many adjacent boxes one player may wager on, per the Rules Submission"),
             "complete": "679a.11 (not available; settled per the Rules Submission, 601a.2)",
             # A misdeal voids every hand and returns every wager (679a.9(f)), the nearest remedy the text gives; the
             # other irregularities (.13(a), (b), (d)-(g) elsewhere) have no published 679a text and 679a.13 is not
@@ -81,21 +82,16 @@ class ThreeCardPrimeSpec(ChapterSpec[ThreeCardPrimeRules]):
     # The section that would say when the dealer's, fourth and community cards are turned up (679a.11) is not
     # available; every area is in `round.completed`, so no reveal event claims a rule the text does not give.
     reveal_before: Mapping[str, tuple[str, str, str]] = {}
+    # The only community card is the Pair Bonus community card (679a.9(g)); what its early exposure does is in
+    # sections that are not available, so the engine's void with every wager returned stands, cited as such.
+    community_area: str | None = COMMUNITY
 
     def __init__(self, limits: Mapping[str, tuple[Cents, Cents]] | None = None) -> None:
         """limits: spot -> (min, max) cents, for a caller that has the table's posted limits."""
         self.limits: dict[str, tuple[Cents, Cents]] = dict(limits or {})
 
     def options(self, rules: ThreeCardPrimeRules) -> TableOptions:
-        return TableOptions(
-            decks=rules.decks,
-            cards_preinspected=rules.cards_preinspected,
-            shuffler_counts=rules.shuffler_counts,
-            stub_count_every=rules.stub_count_every,
-            deck_change_hours=rules.deck_change_hours,
-            idle_inspection_minutes=rules.idle_inspection_minutes,
-            abandoned_wagers=rules.abandoned_wagers,
-        )
+        return rules.table_options()
 
     def seats(self, rules: ThreeCardPrimeRules) -> int:
         return rules.seats
@@ -109,7 +105,8 @@ class ThreeCardPrimeSpec(ChapterSpec[ThreeCardPrimeRules]):
             )
 
     def offers(self, rules: ThreeCardPrimeRules) -> Sequence[Offer]:
-        return partial.offers(["ante", *(w for w in OPTIONAL if rules.offers(w))], WAGER_RULE, self.limits)
+        limits = {**rules.posted_limits(), **self.limits}
+        return partial.offers(["ante", *(w for w in OPTIONAL if rules.offers(w))], WAGER_RULE, limits)
 
     def player_problem(self, wagers: Mapping[str, Cents]) -> str | None:
         # 679a.9(b) deals only to a player with an Ante Wager (679a.7(d)(1)); optional wagers alone go back.
@@ -142,9 +139,12 @@ class ThreeCardPrimeSpec(ChapterSpec[ThreeCardPrimeRules]):
         return [wagers.get("ante", 0)]
 
     def settle(self, rules: ThreeCardPrimeRules, table: RoundView) -> tuple[list[Settled], dict[str, Cents]]:
+        return settle_record(rules, self.record(rules, table))
+
+    def record(self, rules: ThreeCardPrimeRules, table: RoundView) -> ThreeCardPrimeRound:
         fourth = table.areas.get(FOURTH_CARD, ())
         community = table.areas.get(COMMUNITY, ())
-        record = ThreeCardPrimeRound(
+        return ThreeCardPrimeRound(
             chapter="679a",
             round_id=table.round_id,
             dealer=list(table.areas.get("dealer", ())),
@@ -160,4 +160,3 @@ class ThreeCardPrimeSpec(ChapterSpec[ThreeCardPrimeRules]):
                 for s in table.seats
             ],
         )
-        return settle_record(rules, record)

@@ -1,0 +1,239 @@
+"""`tablectl rules --chapter 683a`: the traceability table, generated from the code (docs/rules.md).
+
+Every subsection of the chapter's published text (its package's `subsections.py`, controller.games.trace), whether the
+controller enforces it, records it or leaves it to people (and why), where the code cites it and which tests name it.
+The code is read as it is: a citation in a module of controller/ (`683a.13(d)`), or a step of the engine asking for
+a subsection in the common numbering (`ctx.rule("13(d)")`, resolved through the chapter's spec as the round does).
+A test names a subsection in its name, docstring, body or the module-level tables and helpers it uses; the tests are
+read from the source checkout when there is one (`--source`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import functools
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from controller.cli.verb import Subparsers, UsageError
+from controller.games.registry import REGISTRY, SPECS
+from controller.games.trace import CITATION, Subsection
+
+CHECKOUT = Path(__file__).resolve().parents[2]
+# A subsection the engine asks for in the common numbering: "13(d)", "8(f)", "10(a)(2)", "3(c)(1)".
+COMMON_KEY = re.compile(r"\d+\([a-z]\)(?:\([0-9a-z]+\))*")
+Found = dict[str, set[str]]  # citation -> where it is (file:function, or file::test)
+NOT_CODE = ("subsections.py", "trace.py")
+
+
+@dataclass
+class Row:
+    cite: str
+    what: str
+    by: str
+    why: str = ""
+    code: list[str] = field(default_factory=list)
+    tests: list[str] = field(default_factory=list)
+
+    @property
+    def problem(self) -> str | None:
+        """Why this row breaks the rule of the table: an enforced or recorded subsection with no code or no test."""
+        if self.by == "people":
+            return None
+        missing = [what for what, found in (("no code", self.code), ("no test that names it", self.tests)) if not found]
+        return f"{self.cite} is {self.by} but has {' and '.join(missing)}" if missing else None
+
+
+def trace(chapter: str, source: Path = CHECKOUT) -> list[Row]:
+    """The chapter's table: each subsection with the code and the tests found for it."""
+    entry = REGISTRY.get(chapter)
+    if entry is None:
+        raise UsageError(f"no chapter {chapter!r}: the chapters are {', '.join(sorted(REGISTRY))}")
+    code = code_citations(source / "controller", source)
+    tests = test_citations(source / "tests", source) if (source / "tests").is_dir() else {}
+    return [_row(s, code, tests) for s in entry.subsections]
+
+
+def _row(s: Subsection, code: Found, tests: Found) -> Row:
+    def where(found: Found) -> list[str]:
+        return sorted({w for cite, places in found.items() if s.covers(cite) for w in places})
+
+    return Row(s.cite, s.what, s.by, s.why, where(code), where(tests))
+
+
+# -- the code ------------------------------------------------------------------------------------------------------
+
+
+@functools.cache  # one reading of the source serves every chapter's table
+def code_citations(package: Path, root: Path) -> Found:
+    """Every citation the code makes, with the function that makes it; an engine step's common key counts for every
+    chapter, as that chapter's spec numbers it."""
+    found: Found = {}
+    for path in sorted(package.rglob("*.py")):
+        if path.name in NOT_CODE or path.relative_to(root).as_posix() == "controller/cli/rules.py":
+            continue  # the table's own sources cite every subsection: they enforce none
+        tree, lines = _parse(path)
+        for node, qualname in _scopes(tree):
+            place = f"{path.relative_to(root)}:{qualname}"
+            text = "\n".join(lines[_leading_comments(node.lineno, lines) - 1 : node.end_lineno])
+            for m in CITATION.finditer(text):
+                found.setdefault(m.group(0), set()).add(place)
+            if path.parent.name == "engine":
+                for key in _common_keys(node):
+                    for spec in SPECS.values():
+                        cite = spec.rule(key)
+                        if CITATION.fullmatch(cite):
+                            found.setdefault(cite, set()).add(place)
+    return found
+
+
+def _leading_comments(line: int, lines: list[str]) -> int:
+    """The first line of the comment block just above a statement: a comment says what the statement below does."""
+    while line > 1 and lines[line - 2].lstrip().startswith("#"):
+        line -= 1
+    return line
+
+
+def _common_keys(node: ast.AST) -> Iterator[str]:
+    """The subsections an engine step asks for: `ctx.rule("13(d)")` (named keys too, e.g. "complete") and the common
+    numbering written as data ("8(f)" in a table of the dealing methods)."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute | ast.Name) and sub.args:
+            name = sub.func.attr if isinstance(sub.func, ast.Attribute) else sub.func.id
+            arg = sub.args[0]
+            if name == "rule" and isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                yield arg.value
+        elif isinstance(sub, ast.Constant) and isinstance(sub.value, str) and COMMON_KEY.fullmatch(sub.value):
+            yield sub.value
+
+
+def _parse(path: Path) -> tuple[ast.Module, list[str]]:
+    text = path.read_text(encoding="utf-8")
+    return ast.parse(text, str(path)), text.splitlines()
+
+
+def _scopes(tree: ast.Module) -> Iterator[tuple[ast.stmt, str]]:
+    """Each top-level statement, and each function and class in it by its qualified name (a function's own lines,
+    those of a function inside it included)."""
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node, node.name
+        elif isinstance(node, ast.ClassDef):
+            methods = [n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+            yield from ((m, f"{node.name}.{m.name}") for m in methods)
+            rest = [n for n in node.body if n not in methods]
+            yield from ((n, node.name) for n in rest)
+        else:
+            yield node, "<module>"
+
+
+# -- the tests -----------------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def test_citations(tests: Path, root: Path) -> Found:
+    """Every citation each test names: its name, decorators, docstring and body, and the module-level tables and
+    helpers it uses (a parametrized test's expected rules are often a table beside it)."""
+    found: Found = {}
+    for path in sorted(tests.rglob("test_*.py")):
+        tree, lines = _parse(path)
+        module_level = _module_level(tree, lines)
+        for node in _tests(tree):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            text = "\n".join(lines[first - 1 : node.end_lineno])
+            used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            text += "\n".join(module_level[name] for name in sorted(used & set(module_level)))
+            for m in CITATION.finditer(text + "\n" + _name_citations(node.name)):
+                found.setdefault(m.group(0), set()).add(f"{path.relative_to(root)}::{node.name}")
+    return found
+
+
+def _module_level(tree: ast.Module, lines: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for node in tree.body:
+        names: list[str] = []
+        if isinstance(node, ast.Assign):
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names = [node.target.id]
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith("test_"):
+            names = [node.name]
+        for name in names:
+            out[name] = "\n".join(lines[node.lineno - 1 : node.end_lineno])
+    return out
+
+
+def _tests(tree: ast.Module) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_"):
+            yield node
+        elif isinstance(node, ast.ClassDef):
+            yield from (
+                n
+                for n in node.body
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test_")
+            )
+
+
+def _name_citations(name: str) -> str:
+    """A test name cites as it can: test_683a_13_d_... and test_683a_13d_... name 683a.13(d), test_683a_11i3_... names
+    683a.11(i)(3), test_..._655a_11_i_1_v 655a.11(i)(1)(v)."""
+    out = []
+    for m in re.finditer(
+        r"(6\d\da)_(\d+)([a-z](?:\d+)?)?((?:_(?:[a-z]|\d{1,2}|i{1,3}|iv|vi{0,3}|ix|x)(?=_|$))*)", name
+    ):
+        compact = re.findall(r"[a-z]|\d+", m.group(3) or "")
+        parts = [*compact, *(p for p in m.group(4).split("_") if p)]
+        out.append(f"{m.group(1)}.{m.group(2)}" + "".join(f"({p})" for p in parts))
+    return " ".join(out)
+
+
+# -- the verb --------------------------------------------------------------------------------------------------------
+
+
+def markdown(chapter: str, rows: list[Row]) -> str:
+    name = REGISTRY[chapter].spec.name
+    out = [
+        f"# {chapter} {name}: traceability",
+        "",
+        "| subsection | what | how | code | tests | why left to people |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        code = "<br>".join(f"`{c}`" for c in r.code)
+        tests = "<br>".join(f"`{t}`" for t in r.tests)
+        out.append(f"| {r.cite} | {r.what} | {r.by} | {code} | {tests} | {r.why} |")
+    problems = [p for r in rows if (p := r.problem)]
+    out += ["", *(f"PROBLEM: {p}" for p in problems)] if problems else []
+    return "\n".join(out) + "\n"
+
+
+def add_parser(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "rules",
+        description="Prints the traceability table of a chapter: every subsection of its published text, whether the "
+        "controller enforces it, records it or leaves it to people (and why), the code that cites it and the tests "
+        "that name it, found in the source (docs/rules.md). Exit status 1 when an enforced or recorded subsection "
+        "has no code or no test naming it.",
+    )
+    p.add_argument("--chapter", required=True, help="the chapter, e.g. 683a")
+    p.add_argument("--json", action="store_true", help="JSON rows instead of a Markdown table")
+    p.add_argument(
+        "--source",
+        type=Path,
+        default=CHECKOUT,
+        help="the source checkout to read the code and tests from (default: this installation's)",
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    rows = trace(args.chapter, args.source)
+    if args.json:
+        print(json.dumps([asdict(r) for r in rows], indent=2))
+    else:
+        print(markdown(args.chapter, rows), end="")
+    return 1 if any(r.problem for r in rows) else 0

@@ -1,0 +1,75 @@
+"""Every subsection of chapter 655a, Mississippi Stud, and how the controller stands to it (controller.games.trace)."""
+
+from __future__ import annotations
+
+from controller.games.trace import (
+    BOXES,
+    EXAMINE,
+    HANDS,
+    LAYOUT,
+    SHOE_PLACE,
+    Subsection,
+    enforced,
+    irregularities,
+    opening_and_shuffle,
+    people,
+    recorded,
+    stub_rows,
+)
+
+TERMINALS = (
+    "the Five Card Hand Bonus is made on electronic wagering terminals (605a.2) the live engine does not drive yet: "
+    "a config offering it is refused live (live_problem); `tablectl settle` settles the wager (655a.11(i)(3))"
+)
+
+SUBSECTIONS: tuple[Subsection, ...] = (
+    enforced("655a.1", "definitions: street wagers 1-3x the Ante, envy bonus, progressive payout hand"),
+    enforced("655a.2(a)", "at most six betting positions"),
+    people("655a.2(b)", "the layout's areas and inscriptions", LAYOUT),
+    enforced("655a.2(c)", "the progressive system: a wagering device per seat and a lock-out"),
+    people("655a.2(d)", "the Five Card Hand Bonus's electronic wagering system", TERMINALS),
+    people("655a.2(e)", "drop box and tip box", BOXES),
+    people("655a.2(f)", "discard rack", BOXES),
+    *opening_and_shuffle("655a"),
+    enforced("655a.6(a)", "the rank of the cards; the ace low only in A-2-3-4-5"),
+    enforced("655a.6(b)", "the five-card hands"),
+    enforced("655a.6(c)", "the Three Card Bonus hands"),
+    enforced("655a.6(d)", "the Six Card Bonus hands"),
+    people("655a.7(a)", "wagers by chips on the layout; no verbal wagers", "how a wager is made is seen at the layout"),
+    recorded("655a.7(b)", "only seated players wager; a player who leaves: abandoned wagers"),
+    enforced("655a.7(c)", 'no wager made, increased or withdrawn after "no more bets"'),
+    enforced("655a.7(d)", "the Ante, the street wagers and the optional wagers offered"),
+    enforced("655a.7(e)", "the adjacent boxes one player may wager on"),
+    people("655a.8(a)", "where the manual shoe sits, loaded after the shuffle", SHOE_PLACE),
+    enforced("655a.8(b)", '"no more bets", the progressive lock-out and the chip count'),
+    people("655a.8(c)", "each card drawn with the hand nearest the shoe", HANDS),
+    enforced("655a.8(d)", "manual shoe: Six Card Bonus cards first, then two to each player, then the community"),
+    enforced("655a.8(e)", "manual shoe: the stub to the discard rack"),
+    *stub_rows("655a", 8, "fgh", "manual shoe"),
+    enforced("655a.9(a)", 'from the hand: an automated shuffler; "no more bets" and the lock-out'),
+    enforced("655a.9(b)", "from the hand: Six Card Bonus cards first, then two to each player, then the community"),
+    enforced("655a.9(c)", "from the hand: the stub to the discard rack"),
+    *stub_rows("655a", 9, "def", "from the hand"),
+    enforced("655a.10(a)", 'automated shoe: "no more bets" and the lock-out before any stack'),
+    enforced("655a.10(b)", "automated shoe: a stack to each player clockwise"),
+    enforced("655a.10(c)", "automated shoe: Six Card Bonus and community cards from the stub"),
+    *stub_rows("655a", 10, "def", "automated shoe"),
+    enforced("655a.10(g)", "a reshuffling shoe may dispense the community cards first"),
+    people("655a.11(a)", "players examine their cards; no information exchanged", EXAMINE),
+    enforced("655a.11(b)", "the 3rd Street Wager or a fold, clockwise"),
+    enforced("655a.11(c)", "the first community card revealed"),
+    enforced("655a.11(d)", "the 4th Street Wager or a fold"),
+    enforced("655a.11(e)", "the second community card revealed"),
+    enforced("655a.11(f)", "the 5th Street Wager or a fold"),
+    enforced("655a.11(g)", "the third community card revealed"),
+    enforced("655a.11(h)", "Ante and street wagers settled counterclockwise"),
+    enforced("655a.11(i)", "progressive, envy, Three Card, Five Card Hand and Six Card Bonus settled"),
+    recorded("655a.11(j)", "the cards kept so each hand can be reconstructed"),
+    enforced("655a.12(a)", "the Ante and street wager paytable"),
+    enforced("655a.12(b)", "the aggregate payout limit for any hand"),
+    enforced("655a.12(c)", "the Progressive Payout paytables, meters and envy bonuses"),
+    enforced("655a.12(d)", "Three Card Bonus paytables A-D"),
+    enforced("655a.12(e)", "Five Card Hand Bonus, Magic Card and Lucky Bonus"),
+    enforced("655a.12(f)", "Six Card Bonus paytables A-E"),
+    *irregularities("655a", "a community card exposed before every decision voids the round"),
+)
