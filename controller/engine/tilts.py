@@ -13,6 +13,7 @@ from __future__ import annotations
 from controller.engine import boundary, progressive
 from controller.engine.context import StepContext
 from controller.engine.inputs import AcknowledgeTilt, ClearTilt
+from controller.engine.state import Phase
 
 # Block keys that are tilts. Another part of the controller raises a new kind of tilt by naming its block
 # "tilt:<what>" (e.g. "tilt:journal"), without a change here.
@@ -51,6 +52,10 @@ def clear_tilt(ctx: StepContext, c: ClearTilt) -> None:
     boundary.unblock(ctx, c.tilt, f"{c.role} {c.key_id}")
     if c.tilt == "tilt:meters":
         progressive.unlock_progressive(ctx, "meters")
+        if ctx.s.phase is not Phase.CLOSED:
+            # Meters that were gone (a journal emptied or rolled back) are seeded now, on the supervisor's signed
+            # word and journaled, rather than taking progressive wagers without a meter until the next opening.
+            progressive.seed_meters(ctx)
 
 
 def _not_a_raised_tilt(ctx: StepContext, what: str, tilt: str) -> bool:

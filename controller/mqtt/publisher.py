@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from controller.config.broker import parse_broker_address
 from controller.config.table import MqttSettings
 from controller.core.events import JournaledEvent
+from controller.mqtt.anchor import AnchorTopic
 from controller.mqtt.connection import client_kwargs, guard, until_lost
 from controller.mqtt.contract import Birth, ProgressiveMeter, TableEvent, TableStatus, Topics
 from controller.mqtt.retained import RetainedTopics
@@ -94,6 +95,7 @@ class EventPublisher:
         self._backoff_min = backoff_min
         self._backoff_max = backoff_max
         self._retained = RetainedTopics(self.topics, journal.boot_id, birth, birth.ts if birth else _now_iso())
+        self._anchor = AnchorTopic(journal, self.topics)  # retained `anchor` (controller.mqtt.anchor)
         self._boot_seq = journal.last_seq  # events up to here were journaled in earlier runs
         self._had_outage = False
         self._wake = asyncio.Event()
@@ -269,6 +271,8 @@ class EventPublisher:
         for msg in self._retained.on_connect():
             await self._retain(client, lost, msg.topic, msg.body)
             self._retained.sent(msg)
+        for topic, body in self._anchor.on_connect():
+            await self._retain(client, lost, topic, body)
 
     async def _publish_due(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
         """The retained topics waiting for the outbox to be drained: a changed birth, meters."""
@@ -329,6 +333,8 @@ class EventPublisher:
             for ev in batch:
                 for msg in self._retained.after_event(ev):
                     await self._retain(client, lost, msg.topic, msg.body)
+            for topic, body in self._anchor.after_batch(batch[-1], _now_iso()):
+                await self._retain(client, lost, topic, body)
 
     def _flush_marks(self) -> None:
         for replayed in (True, False):

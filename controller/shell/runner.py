@@ -23,6 +23,7 @@ from controller.config.errors import ConfigError
 from controller.config.table import TableConfig, configured_devices, station_id
 from controller.engine.inputs import CloseTable
 from controller.games.registry import SPECS, spec_for
+from controller.mqtt.anchor import read_retained_anchor
 from controller.mqtt.birth import build_birth
 from controller.mqtt.meter_topics import follow_meters
 from controller.mqtt.publisher import EventPublisher
@@ -111,7 +112,9 @@ async def run_table(
     publisher = EventPublisher(
         journal, config.mqtt, config.table_id, broker=broker, birth=build_birth(config, journal.boot_id)
     )
-    service = TableService(config, devices, journal, on_journaled=publisher.notify)
+    # The journal is held against the anchor the broker retains as well as its own anchor file (bounded wait).
+    remote = await read_retained_anchor(config.mqtt, config.table_id, broker)
+    service = TableService(config, devices, journal, on_journaled=publisher.notify, remote_anchor=remote)
     first_round = service.state.rounds_played
     helpers = [asyncio.create_task(c) for c in companions(service)]
     if out is not None:

@@ -11,11 +11,14 @@ as a head mismatch. The critical state (the engine's TableState, the progressive
 lives beside the events in `critical_state` and is written in the same transaction as the step's events, so a
 crash at any instant leaves both or neither. The file's schema and connections are controller.store.schema;
 reading without writing is controller.store.reader.
+
+What must exist (controller.store.manifest) is rewritten in each transaction, and after each commit the anchor file
+(controller.store.anchor) says where the journal has got to, so that a journal that went back in time, or lost a
+record, is found at start (controller.store.integrity) instead of being taken for a new table.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import uuid
@@ -27,7 +30,10 @@ from typing import Any, NamedTuple
 import structlog
 
 from controller.core.events import DomainEvent, JournaledEvent
+from controller.store.anchor import Claim
 from controller.store.chain import GENESIS, row_hash
+from controller.store.critical import CriticalBook
+from controller.store.manifest import Rollback
 from controller.store.records import Record, StoredCopy
 from controller.store.schema import COLUMNS, SCHEMA_VERSION, JournalError, connect, create_or_migrate
 from controller.store.verify import Progress, VerifyReport, verify_connection
@@ -91,7 +97,9 @@ class Journal:
     """Append-only, gap-free, hash-chained per-table event journal in SQLite, doubling as the MQTT outbox and
     holding the critical state."""
 
-    def __init__(self, path: Path | str, table_id: str, boot_id: str) -> None:
+    def __init__(self, path: Path | str, table_id: str, boot_id: str, *, anchored: bool = True) -> None:
+        """`anchored=False` keeps no anchor file: for a second table in a file another table anchors (tools, tests);
+        a table's daemon always anchors its journal."""
         self.path = Path(path)
         self.table_id = table_id
         self.boot_id = boot_id
@@ -108,6 +116,12 @@ class Journal:
         # A head that disagrees with the last row (rows removed, or written by other means): found at open so
         # that the service can stop play and say so before appending over the evidence.
         self.head_problem: str | None = self._check_head()
+        try:
+            self.critical = CriticalBook(self._db, self.path, table_id, anchored)
+        except JournalError:
+            self._db.close()
+            raise
+        self.critical.anchor_new((self._last_seq, self._last_hash), _iso_utc(datetime.now(UTC)))
         log.info(
             "journal opened",
             path=str(self.path),
@@ -126,7 +140,12 @@ class Journal:
         row = db.execute(
             "SELECT seq, hash FROM events WHERE table_id = ? ORDER BY seq DESC LIMIT 1", (self.table_id,)
         ).fetchone()
-        return (0, GENESIS) if row is None else (int(row[0]), str(row[1]))
+        tail = (0, GENESIS) if row is None else (int(row[0]), str(row[1]))
+        # Seqs skipped after a rollback (controller.store.manifest): the next row goes after them.
+        skipped = db.execute(
+            "SELECT upto_seq, hash FROM rollbacks WHERE table_id = ? ORDER BY upto_seq DESC LIMIT 1", (self.table_id,)
+        ).fetchone()
+        return (int(skipped[0]), str(skipped[1])) if skipped is not None and int(skipped[0]) > tail[0] else tail
 
     def _check_head(self) -> str | None:
         head = self._db.execute("SELECT seq, hash FROM chain_head WHERE table_id = ?", (self.table_id,)).fetchone()
@@ -180,11 +199,13 @@ class Journal:
                 )
             for rec in records:
                 self._put(db, rec, seq, ts)
+            self.critical.in_transaction(db, seq, prev, records, events, ts)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
         self._last_seq, self._last_hash = seq, prev
+        self.critical.after_commit(ts)
         return out
 
     def _fields(self, row: _Serialised, seq: int, ts: str) -> _Fields:
@@ -205,7 +226,7 @@ class Journal:
     def _put(self, db: sqlite3.Connection, rec: Record, seq: int, ts: str) -> None:
         if rec.copies < 1:
             raise ValueError(f"critical state record {rec.name!r}: copies must be 1 or more, got {rec.copies}")
-        digest = hashlib.sha256(rec.body).hexdigest()
+        digest = rec.sha256
         db.executemany(
             "INSERT OR REPLACE INTO critical_state (table_id, record, copy, body, sha256, seq, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -216,6 +237,34 @@ class Journal:
             "DELETE FROM critical_state WHERE table_id = ? AND record = ? AND copy >= ?",
             (self.table_id, rec.name, rec.copies),
         )
+
+    # -- what must exist, and the anchor (controller.store.critical) ------------------------------------------------
+
+    @property
+    def last_hash(self) -> str:
+        return self._last_hash
+
+    def hash_at(self, seq: int) -> str | None:
+        """The chain hash at `seq` (its row's, or the anchor's a rollback skipped to); None when neither exists."""
+        return self.critical.hash_at(self._db, seq)
+
+    def resume_after(self, claim: Claim | None, reason: str, now: datetime) -> Rollback:
+        """Record a rollback found at start, in a transaction of its own: when `claim` is ahead of the journal, the
+        next row goes after it (seq claim.seq + 1, chained from claim.hash), so no seq the anchor knows is used
+        again for another event (controller.store.manifest); with no claim ahead, nothing is skipped."""
+        ts = _iso_utc(now)
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            rb = self.critical.record_rollback(db, self._tail(db), claim, reason, ts)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self._last_seq, self._last_hash = rb.upto_seq, rb.hash
+        log.warning("journal rollback recorded", path=str(self.path), after_seq=rb.after_seq, upto_seq=rb.upto_seq)
+        self.critical.after_commit(ts)
+        return rb
 
     def save(self, records: Sequence[Record], now: datetime) -> None:
         """Store critical state records alone (a step that changed the state but emitted no event)."""
@@ -287,6 +336,7 @@ class Journal:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        self.critical.close()
 
     def __enter__(self) -> Journal:
         return self

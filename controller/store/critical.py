@@ -1,0 +1,120 @@
+"""One table's record of what its journal must hold: the manifest written in each transaction, the anchor file
+written after each commit, and the rollbacks recorded at start (docs/journal.md, "What must exist", "The anchor").
+
+The journal (controller.store.journal) calls `in_transaction` before each COMMIT and `after_commit` after it;
+everything else here is read at open, for the start-up checks (controller.store.integrity).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from controller.core.events import DomainEvent
+from controller.store import manifest
+from controller.store.anchor import Claim, Found, Sidecar
+from controller.store.chain import GENESIS
+from controller.store.records import Record
+from controller.store.schema import JournalError
+
+
+class CriticalBook:
+    """The manifest and anchor of one table's journal, as the journal's writer keeps them."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path, table_id: str, anchored: bool) -> None:
+        self.table_id = table_id
+        self.rollbacks = manifest.rollbacks(db, table_id)
+        self.manifest_problem: str | None = None
+        try:
+            self.manifest: manifest.Manifest | None = manifest.read(db, table_id)
+        except manifest.ManifestError as err:
+            self.manifest, self.manifest_problem = None, str(err)
+        self._sidecar = Sidecar(path, table_id) if anchored else None
+        found = self.found
+        if found is not None and found.claim is not None and found.claim.table_id != table_id:
+            raise JournalError(
+                f"{found.path} anchors the journal of table {found.claim.table_id!r}, not of {table_id!r}: give each "
+                "table its own journal file (journal.path); if this journal really is this table's, the anchor file "
+                "beside it is another's: find out how it got there before moving it aside"
+            )
+
+    @property
+    def found(self) -> Found | None:
+        """What the anchor file held when the journal was opened (None when this journal keeps none)."""
+        return None if self._sidecar is None else self._sidecar.found
+
+    def anchor_new(self, tail: tuple[int, str], ts: str) -> None:
+        """Anchor a journal that has not committed since it was created (or migrated), before its first commit:
+        a missing anchor is then never a journal that had no time to write it."""
+        commits = self.manifest.commits if self.manifest is not None else 0
+        found = self.found
+        if self._sidecar is not None and found is not None and not found.exists and commits == 0:
+            self._sidecar.write(self._claim(self.manifest or manifest.Manifest(*tail)), ts)
+
+    def _claim(self, m: manifest.Manifest) -> Claim:
+        return Claim("this journal", self.table_id, m.seq, m.hash, m.commits, m.round_no)
+
+    def _base(self, db: sqlite3.Connection) -> manifest.Manifest:
+        # Read again under the write lock, like the tail: a second writer's transactions count too.
+        try:
+            base = manifest.read(db, self.table_id)
+        except manifest.ManifestError:
+            base = None
+        if base is not None:
+            return base
+        # Gone or damaged (found at open): what the file holds now, counting on from the anchor's count.
+        rebuilt = manifest.rebuild(db, self.table_id)
+        found = self.found
+        if found is not None and found.claim is not None and found.claim.commits is not None:
+            rebuilt = replace(rebuilt, commits=found.claim.commits)
+        return rebuilt
+
+    def in_transaction(
+        self,
+        db: sqlite3.Connection,
+        seq: int,
+        hash_: str,
+        records: Sequence[Record],
+        events: Sequence[DomainEvent],
+        ts: str,
+    ) -> None:
+        self.manifest = self._base(db).advance(seq, hash_, records, events)
+        manifest.write(db, self.table_id, self.manifest, ts)
+
+    def after_commit(self, ts: str) -> None:
+        if self._sidecar is not None and self.manifest is not None:
+            self._sidecar.write(self._claim(self.manifest), ts)
+
+    def record_rollback(
+        self, db: sqlite3.Connection, tail: tuple[int, str], claim: Claim | None, reason: str, ts: str
+    ) -> manifest.Rollback:
+        """Inside the caller's transaction: the rollback, and when `claim` is ahead of `tail` the seqs skipped."""
+        seq, prev = tail
+        upto, hash_ = (claim.seq, claim.hash) if claim is not None and claim.seq > seq else (seq, prev)
+        rb = manifest.Rollback(seq, upto, hash_, reason, ts)
+        manifest.record_rollback(db, self.table_id, rb)
+        if rb.skipped:
+            db.execute(
+                "INSERT OR REPLACE INTO chain_head (table_id, seq, hash) VALUES (?, ?, ?)", (self.table_id, upto, hash_)
+            )
+        commits, round_no = (0, 0) if claim is None else (claim.commits or 0, claim.round_no)
+        self.manifest = manifest.after_rollback(self._base(db), rb, commits, round_no)
+        manifest.write(db, self.table_id, self.manifest, ts)
+        self.rollbacks.append(rb)
+        return rb
+
+    def hash_at(self, db: sqlite3.Connection, seq: int) -> str | None:
+        """The chain hash at `seq`: its row's, or the anchor's a rollback skipped to; None when neither exists."""
+        if seq == 0:
+            return GENESIS
+        row = db.execute("SELECT hash FROM events WHERE table_id = ? AND seq = ?", (self.table_id, seq)).fetchone()
+        if row is not None:
+            return str(row[0])
+        skipped = [r.hash for r in self.rollbacks if r.upto_seq == seq and r.skipped]
+        return skipped[-1] if skipped else None
+
+    def close(self) -> None:
+        if self._sidecar is not None:
+            self._sidecar.close()
