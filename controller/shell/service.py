@@ -112,6 +112,12 @@ class TableService:
                 None,
             )
         if problem is not None:
+            open_round = self.journal.critical.open_round()
+            if open_round is not None:
+                problem += (
+                    f"; the journal's last round, {open_round[0]}, has {open_round[1]} wager(s) accepted and was "
+                    "neither completed nor voided: settle it by hand from the journal"
+                )
             log.error(
                 "critical state invalid: the table starts blocked", reason=problem, journal=str(self.journal.path)
             )

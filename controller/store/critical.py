@@ -19,12 +19,15 @@ from controller.store.chain import GENESIS
 from controller.store.records import Record
 from controller.store.schema import JournalError
 
+ROUND_SPAN = 20_000  # rows: far more than one round journals, however long it waited
+
 
 class CriticalBook:
     """The manifest and anchor of one table's journal, as the journal's writer keeps them."""
 
     def __init__(self, db: sqlite3.Connection, path: Path, table_id: str, anchored: bool) -> None:
         self.table_id = table_id
+        self._db = db  # the journal's own connection, for reads (closed with the journal)
         self.rollbacks = manifest.rollbacks(db, table_id)
         self.manifest_problem: str | None = None
         try:
@@ -105,15 +108,38 @@ class CriticalBook:
         self.rollbacks.append(rb)
         return rb
 
-    def hash_at(self, db: sqlite3.Connection, seq: int) -> str | None:
+    def hash_at(self, seq: int) -> str | None:
         """The chain hash at `seq`: its row's, or the anchor's a rollback skipped to; None when neither exists."""
         if seq == 0:
             return GENESIS
-        row = db.execute("SELECT hash FROM events WHERE table_id = ? AND seq = ?", (self.table_id, seq)).fetchone()
+        row = self._db.execute(
+            "SELECT hash FROM events WHERE table_id = ? AND seq = ?", (self.table_id, seq)
+        ).fetchone()
         if row is not None:
             return str(row[0])
         skipped = [r.hash for r in self.rollbacks if r.upto_seq == seq and r.skipped]
         return skipped[-1] if skipped else None
+
+    def open_round(self) -> tuple[str, int] | None:
+        """(round_id, wagers accepted) of the journal's last round when it was neither completed nor voided: what a
+        supervisor settles by hand when the stored state that held it cannot be restored."""
+        row = self._db.execute(
+            "SELECT round_id, seq FROM events WHERE table_id = ? AND round_id IS NOT NULL ORDER BY seq DESC LIMIT 1",
+            (self.table_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        # round_id has no index: a round's events are within its last ROUND_SPAN rows, which the primary key finds.
+        counts = dict(
+            self._db.execute(
+                "SELECT type, COUNT(*) FROM events WHERE table_id = ? AND seq > ? AND round_id = ? AND type IN "
+                "('wager.accepted', 'round.completed', 'round.voided') GROUP BY type",
+                (self.table_id, int(row[1]) - ROUND_SPAN, row[0]),
+            ).fetchall()
+        )
+        if counts.get("round.completed") or counts.get("round.voided"):
+            return None
+        return str(row[0]), int(counts.get("wager.accepted", 0))
 
     def close(self) -> None:
         if self._sidecar is not None:

@@ -246,7 +246,7 @@ class Journal:
 
     def hash_at(self, seq: int) -> str | None:
         """The chain hash at `seq` (its row's, or the anchor's a rollback skipped to); None when neither exists."""
-        return self.critical.hash_at(self._db, seq)
+        return self.critical.hash_at(seq)
 
     def resume_after(self, claim: Claim | None, reason: str, now: datetime) -> Rollback:
         """Record a rollback found at start, in a transaction of its own: when `claim` is ahead of the journal, the

@@ -241,7 +241,7 @@ def _anchor_breaks(
         return
     claim = found.claim
     if claim is None:
-        counted = [t for t in lasts if _commits(conn, t) > 0]
+        counted = [t for t in lasts if (_commits(conn, t) or 0) > 0]
         if len(lasts) == 1 and counted:  # a daemon's journal: one table, which anchors it after every commit
             detail = f"{found.path} is missing: whether the journal lost committed events cannot be told; copy it too"
             report.add(Break(counted[0], None, "anchor", detail))
@@ -258,17 +258,17 @@ def _anchor_breaks(
     if at != claim.hash:
         detail = f"{claim.describe()}, but this journal has {'no row' if at is None else 'another hash'} there"
         report.add(Break(claim.table_id, claim.seq, "anchor", detail + ": it is not the journal that was anchored"))
-    elif claim.commits is not None and claim.commits > _commits(conn, claim.table_id):
-        detail = (
-            f"{claim.describe()} after {claim.commits} transactions, the journal holds "
-            f"{_commits(conn, claim.table_id)}: committed transactions are gone"
-        )
+        return
+    commits = _commits(conn, claim.table_id)
+    if claim.commits is not None and commits is not None and claim.commits > commits:
+        detail = f"{claim.describe()} after {claim.commits} transactions, the journal holds {commits}: some are gone"
         report.add(Break(claim.table_id, None, "rolled back", detail))
 
 
-def _commits(conn: sqlite3.Connection, table_id: str) -> int:
+def _commits(conn: sqlite3.Connection, table_id: str) -> int | None:
+    """The transactions the manifest counts; None without a manifest (itself a finding)."""
     row = conn.execute("SELECT commits FROM manifest WHERE table_id = ?", (table_id,)).fetchone()
-    return 0 if row is None else int(row[0])
+    return None if row is None else int(row[0])
 
 
 def _hash_at(conn: sqlite3.Connection, table_id: str, seq: int) -> str | None:
