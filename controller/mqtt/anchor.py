@@ -35,26 +35,35 @@ def _source(topic: str) -> str:
 
 
 class AnchorTopic:
-    """What the publisher retains on `anchor`: the last acknowledged seq and its chain hash, after each batch."""
+    """What the publisher retains on `anchor`: the last acknowledged seq and its chain hash, once the outbox is
+    drained (with the other retained topics that wait for it: once per drain, not once per batch of a long replay),
+    and again after a reconnect."""
 
     def __init__(self, journal: Journal, topics: Topics) -> None:
         self._journal = journal
         self._topics = topics
+        self._acked: JournaledEvent | None = None
         self._last: JournalAnchor | None = None
 
-    def after_batch(self, last: JournaledEvent, ts: str) -> list[tuple[str, str]]:
-        """(topic, body) to retain once every event up to `last` was acknowledged; nothing for a batch at or below
-        the last one anchored in this boot (events published again after a reconnect)."""
-        if self._last is not None and last.seq <= self._last.seq:
+    def acknowledged(self, last: JournaledEvent) -> None:
+        """Every event up to `last` was acknowledged by the broker."""
+        if self._acked is None or last.seq > self._acked.seq:
+            self._acked = last
+
+    def due(self, ts: str) -> list[tuple[str, str]]:
+        """(topic, body) to retain now: the last acknowledged seq, unless it was anchored already in this boot (the
+        anchor never goes below the one before it: events published again after a reconnect are not new)."""
+        acked = self._acked
+        if acked is None or (self._last is not None and acked.seq <= self._last.seq):
             return []
-        hash_ = self._journal.hash_at(last.seq)
+        hash_ = self._journal.hash_at(acked.seq)
         manifest = self._journal.critical.manifest
         if hash_ is None:  # not a row of this journal (cannot happen for an event it returned): publish nothing
             return []
         self._last = JournalAnchor(
             table_id=self._topics.table_id,
             boot_id=self._journal.boot_id,
-            seq=last.seq,
+            seq=acked.seq,
             hash=hash_,
             round_no=0 if manifest is None else manifest.round_no,
             ts=ts,

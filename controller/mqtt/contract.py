@@ -249,10 +249,10 @@ class TableEvent(_Message):
 
 class JournalAnchor(_Message):
     """Retained on <prefix>/<table_id>/anchor (QoS 1): the last event the broker acknowledged and its hash in the
-    journal's chain, published after each acknowledged batch of events. At start the table reads it back (with a
-    bounded wait) and holds its journal against it: a journal that ends before `seq`, or has another hash there,
-    lost committed events, and the table starts under the `tilt:rollback` tilt with its next event after `seq`, so
-    a seq the floor holds is never used again for another event (docs/journal.md, "The anchor")."""
+    journal's chain, published each time the outbox is drained and after a reconnect. At start the table reads it
+    back (with a bounded wait) and holds its journal against it: a journal that ends before `seq`, or has another
+    hash there, lost committed events, and the table starts under the `tilt:rollback` tilt with its next event after
+    `seq`, so a seq the floor holds is never used again for another event (docs/journal.md, "The anchor")."""
 
     table_id: TableId
     boot_id: BootId = Field(description="the boot that published it")

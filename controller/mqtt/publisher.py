@@ -275,7 +275,9 @@ class EventPublisher:
             await self._retain(client, lost, topic, body)
 
     async def _publish_due(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
-        """The retained topics waiting for the outbox to be drained: a changed birth, meters."""
+        """The retained topics waiting for the outbox to be drained: the anchor, a changed birth, meters."""
+        for topic, body in self._anchor.due(_now_iso()):
+            await self._retain(client, lost, topic, body)
         for msg in self._retained.due():
             await self._retain(client, lost, msg.topic, msg.body)
             # Only now: a newer value set while this one was in flight stays due.
@@ -333,8 +335,7 @@ class EventPublisher:
             for ev in batch:
                 for msg in self._retained.after_event(ev):
                     await self._retain(client, lost, msg.topic, msg.body)
-            for topic, body in self._anchor.after_batch(batch[-1], _now_iso()):
-                await self._retain(client, lost, topic, body)
+            self._anchor.acknowledged(batch[-1])
 
     def _flush_marks(self) -> None:
         for replayed in (True, False):

@@ -60,7 +60,11 @@ class CriticalBook:
         return Claim("this journal", self.table_id, m.seq, m.hash, m.commits, m.round_no)
 
     def _base(self, db: sqlite3.Connection) -> manifest.Manifest:
-        # Read again under the write lock, like the tail: a second writer's transactions count too.
+        # Checked again under the write lock, like the tail, so a second writer's transactions count too; the count
+        # alone tells whether the row is still the one this journal wrote last (no JSON to read on every commit).
+        row = db.execute("SELECT commits FROM manifest WHERE table_id = ?", (self.table_id,)).fetchone()
+        if self.manifest is not None and row is not None and int(row[0]) == self.manifest.commits:
+            return self.manifest
         try:
             base = manifest.read(db, self.table_id)
         except manifest.ManifestError:
@@ -107,6 +111,11 @@ class CriticalBook:
         manifest.write(db, self.table_id, self.manifest, ts)
         self.rollbacks.append(rb)
         return rb
+
+    def skipped_to(self, tail: tuple[int, str]) -> tuple[int, str]:
+        """The tail to append after: the journal's last row, or the seq a rollback skipped to if that is later."""
+        last = max(self.rollbacks, key=lambda r: r.upto_seq, default=None)
+        return (last.upto_seq, last.hash) if last is not None and last.upto_seq > tail[0] else tail
 
     def hash_at(self, seq: int) -> str | None:
         """The chain hash at `seq`: its row's, or the anchor's a rollback skipped to; None when neither exists."""

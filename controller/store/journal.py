@@ -112,15 +112,15 @@ class Journal:
                 "point journal.path at another file"
             ) from None
         create_or_migrate(self._conn, self.path)
+        try:
+            self.critical = CriticalBook(self._conn, self.path, table_id, anchored)
+        except JournalError:
+            self._conn.close()
+            raise
         self._last_seq, self._last_hash = self._tail(self._conn)
         # A head that disagrees with the last row (rows removed, or written by other means): found at open so
         # that the service can stop play and say so before appending over the evidence.
         self.head_problem: str | None = self._check_head()
-        try:
-            self.critical = CriticalBook(self._db, self.path, table_id, anchored)
-        except JournalError:
-            self._db.close()
-            raise
         self.critical.anchor_new((self._last_seq, self._last_hash), _iso_utc(datetime.now(UTC)))
         log.info(
             "journal opened",
@@ -142,10 +142,7 @@ class Journal:
         ).fetchone()
         tail = (0, GENESIS) if row is None else (int(row[0]), str(row[1]))
         # Seqs skipped after a rollback (controller.store.manifest): the next row goes after them.
-        skipped = db.execute(
-            "SELECT upto_seq, hash FROM rollbacks WHERE table_id = ? ORDER BY upto_seq DESC LIMIT 1", (self.table_id,)
-        ).fetchone()
-        return (int(skipped[0]), str(skipped[1])) if skipped is not None and int(skipped[0]) > tail[0] else tail
+        return self.critical.skipped_to(tail)
 
     def _check_head(self) -> str | None:
         head = self._db.execute("SELECT seq, hash FROM chain_head WHERE table_id = ?", (self.table_id,)).fetchone()

@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from controller.store import snapshot
 from controller.store.anchor import sidecar_path
 from controller.store.journal import Journal
 from controller.store.reader import JournalReader
-from tests.conftest import Mosquitto, Subscribe
+from tests.conftest import Mosquitto, Received, Subscribe
 from tests.journal.conftest import DemoProcess, Row, journal_rows, kill9, stored_state, tamper
 
 
@@ -42,6 +43,10 @@ def no_broker() -> str:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return f"mqtt://127.0.0.1:{s.getsockname()[1]}"
+
+
+def wager_after(seen: int) -> Callable[[list[Received]], bool]:
+    return lambda messages: any(b'"wager.accepted"' in m.payload for m in messages[seen:])
 
 
 def last_seq(path: Path) -> int:
@@ -79,11 +84,7 @@ def test_a_deleted_engine_record_after_a_kill_mid_round_raises_a_tilt(
         proc = daemon.start(seed=boot)
         try:
             # SIGKILL as soon as this boot has taken a wager: a round is in progress with wagers on the layout.
-            sub.wait_until(
-                lambda ms, seen=seen: any(b'"wager.accepted"' in m.payload for m in ms[seen:]),
-                timeout=30,
-                what="a wager taken",
-            )
+            sub.wait_until(wager_after(seen), timeout=30, what="a wager taken")
         finally:
             kill9(proc)
         state = stored_state(daemon.journal)

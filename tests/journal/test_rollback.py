@@ -16,6 +16,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -55,6 +56,10 @@ def published(messages: list[Received], topic: str) -> dict[int, set[str]]:
     return out
 
 
+def more_than(topic: str, n: int) -> Callable[[list[Received]], bool]:
+    return lambda messages: sum(m.topic == topic for m in messages) > n
+
+
 def rows_without_wal(journal: Path, scratch: Path) -> int:
     """How many rows the journal holds once its -wal file is gone: the main file alone, read from a copy (opening
     the journal itself would checkpoint the -wal into it)."""
@@ -83,7 +88,7 @@ def test_a_deleted_wal_after_kill9_is_found_and_no_seq_is_published_twice(
         seen = len(sub.on(topic))
         proc = daemon.start(seed=boot)
         try:
-            sub.wait_until(lambda ms, seen=seen: len([m for m in ms if m.topic == topic]) > seen + 300, timeout=60)
+            sub.wait_until(more_than(topic, seen + 300), timeout=60, what="300 more events")
         finally:
             kill9(proc)
         kept = rows_without_wal(daemon.journal, tmp_path / "scratch")
