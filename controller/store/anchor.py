@@ -7,13 +7,15 @@ transactions committed and the highest round number to `<journal>.anchor`, and t
 the broker acknowledged on `<prefix>/<table_id>/anchor`. At start each is held against the journal's tail
 (controller.store.integrity): a journal behind either lost committed events.
 
-Why after every commit, not after every published batch: a rollback loses committed state (wagers settled, meters
-moved) whether or not the broker saw it, and the anchor is what says it happened. It costs one small in-place
-write and an fdatasync per commit (bench/anchor.py measures it).
+Written after every commit, because a rollback loses committed state (wagers settled, meters moved) whether or not
+the broker saw it, and a kill -9 loses no page already written. Made durable (fdatasync) before anything leaves the
+process (Journal.unpublished), because what must survive a power loss too is every seq the floor may hold; a
+power loss before that loses only anchors of commits SQLite itself keeps, so the file is behind, never ahead
+(bench/anchor.py measures the cost).
 
 The file holds two fixed-size slots; commit number k goes to slot k % 2, so the write in progress never touches the
-newest sound anchor: a torn write (power loss mid-write) leaves the other slot, one commit older, which is still
-behind the journal and so never a false alarm. Each slot is one line of canonical JSON and its sha256. The slots
+newest anchor: a torn write (power loss mid-write) leaves the other slot, older, which is still behind the journal
+and so never a false alarm. Each slot is one line of canonical JSON and its sha256. The slots
 are rewritten in place: no rename, no directory fsync, and no new block to allocate on a full disk.
 """
 
@@ -134,15 +136,25 @@ class Sidecar:
         self.table_id = table_id
         self.found = read_sidecar(journal)
         self._fd: int | None = None
+        self._synced = True
 
-    def write(self, claim: Claim, ts: str) -> None:
-        """Write `claim` durably into the slot of its commit number (OSError if the disk refuses)."""
+    def write(self, claim: Claim, ts: str, sync: bool = False) -> None:
+        """Write `claim` into the slot of its commit number (OSError if the disk refuses); durable at once with
+        `sync`, else at the next `sync()`."""
         fd = self._open()
         slot = (claim.commits or 0) % 2
         data = encode_slot(claim, ts)
         if os.pwrite(fd, data, slot * SLOT) != len(data):
             raise OSError(f"{self.path}: short write of the anchor")
-        os.fdatasync(fd)
+        self._synced = False
+        if sync:
+            self.sync()
+
+    def sync(self) -> None:
+        """Make the last anchor written durable (one fdatasync, none if it is already)."""
+        if self._fd is not None and not self._synced:
+            os.fdatasync(self._fd)
+            self._synced = True
 
     def _open(self) -> int:
         if self._fd is None:

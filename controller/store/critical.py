@@ -54,7 +54,7 @@ class CriticalBook:
         commits = self.manifest.commits if self.manifest is not None else 0
         found = self.found
         if self._sidecar is not None and found is not None and not found.exists and commits == 0:
-            self._sidecar.write(self._claim(self.manifest or manifest.Manifest(*tail)), ts)
+            self._sidecar.write(self._claim(self.manifest or manifest.Manifest(*tail)), ts, sync=True)
 
     def _claim(self, m: manifest.Manifest) -> Claim:
         return Claim("this journal", self.table_id, m.seq, m.hash, m.commits, m.round_no)
@@ -90,9 +90,18 @@ class CriticalBook:
         self.manifest = self._base(db).advance(seq, hash_, records, events)
         manifest.write(db, self.table_id, self.manifest, ts)
 
-    def after_commit(self, ts: str) -> None:
+    def after_commit(self, ts: str, sync: bool = False) -> None:
+        """The anchor file says where the journal is now: written after every commit, so a kill -9 (which loses no
+        written page) leaves it exact; made durable before anything leaves the process (`durable`), or at once."""
         if self._sidecar is not None and self.manifest is not None:
-            self._sidecar.write(self._claim(self.manifest), ts)
+            self._sidecar.write(self._claim(self.manifest), ts, sync)
+
+    def durable(self) -> None:
+        """The anchor file durable on disk: called before events leave the process (the outbox is read), so every
+        seq the floor can hold is anchored across a power loss too; a power loss before that loses only commits that
+        SQLite itself keeps (synchronous=FULL)."""
+        if self._sidecar is not None:
+            self._sidecar.sync()
 
     def record_rollback(
         self, db: sqlite3.Connection, tail: tuple[int, str], claim: Claim | None, reason: str, ts: str

@@ -123,7 +123,8 @@ def _commits(claim: Claim, m: Manifest | None, tail: int, out: Assessment) -> No
     elif claim.commits < m.commits - 1:
         out.warnings.append(
             f"{claim.describe()} after {claim.commits} transactions, the journal has {m.commits}: the anchor file is "
-            "older than the journal (rewritten at the next commit)"
+            "behind the journal (a power loss before it was made durable, or an older copy); rewritten at the next "
+            "commit"
         )
 
 

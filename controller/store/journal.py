@@ -260,7 +260,7 @@ class Journal:
             raise
         self._last_seq, self._last_hash = rb.upto_seq, rb.hash
         log.warning("journal rollback recorded", path=str(self.path), after_seq=rb.after_seq, upto_seq=rb.upto_seq)
-        self.critical.after_commit(ts)
+        self.critical.after_commit(ts, sync=True)
         return rb
 
     def save(self, records: Sequence[Record], now: datetime) -> None:
@@ -293,6 +293,7 @@ class Journal:
     def unpublished(self, limit: int = 200, after_seq: int = 0) -> list[JournaledEvent]:
         """The outbox: events not yet marked published, oldest first; `after_seq` skips those the publisher knows
         are acknowledged but has not marked yet."""
+        self.critical.durable()  # nothing leaves the process that the anchor file does not hold across a power loss
         cur = self._db.execute(
             f"SELECT {COLUMNS} FROM events WHERE table_id = ? AND published_at IS NULL AND seq > ? "
             "ORDER BY seq LIMIT ?",
