@@ -117,9 +117,9 @@ def read_sidecar(journal: Path) -> Found:
         return Found(path)
     except OSError as err:
         return Found(path, problem=f"{path} cannot be read ({err.strerror}): check its permissions")
-    if not raw:
-        # Created and never written: the journal writes it at open, before its first commit, so a crash between
-        # the two leaves this. Nothing is claimed; the journal's own count says whether that is plausible.
+    if not raw.strip(b"\0"):
+        # Created and never written (a crash between creating it and writing its first slot, before the journal's
+        # first commit). Nothing is claimed; the journal's own count says whether that is plausible.
         return Found(path)
     claims = [c for c in (_decode_slot(raw[i : i + SLOT], source) for i in (0, SLOT)) if c is not None]
     if not claims:

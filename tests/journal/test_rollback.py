@@ -21,6 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from controller.config.table import MqttSettings, demo_config
 from controller.core.events import DomainEvent
@@ -231,3 +233,25 @@ def test_verify_reports_a_missing_anchor_file(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 1 and "BROKEN: anchor (table T1)" in proc.stdout and "is missing" in proc.stdout
+
+
+@settings(max_examples=80, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flips=st.lists(st.tuples(st.integers(0, 2 * SLOT - 1), st.integers(1, 255)), min_size=1, max_size=6))
+def test_a_damaged_anchor_file_never_raises_nor_claims_what_was_not_written(
+    tmp_path_factory: pytest.TempPathFactory, flips: list[tuple[int, int]]
+) -> None:
+    path = tmp_path_factory.mktemp("anchor") / "j.sqlite"
+    with Journal(path, "T1", "boot") as j:
+        written = []
+        for n in range(4):
+            j.append([DomainEvent("x.y", None, {"n": n})], T0)
+            written.append((j.last_seq, j.last_hash))
+    raw = bytearray(sidecar_path(path).read_bytes())
+    for offset, mask in flips:
+        raw[offset] ^= mask
+    sidecar_path(path).write_bytes(bytes(raw))
+    found = read_sidecar(path)  # never raises, whatever the damage
+    if found.claim is not None:
+        assert (found.claim.seq, found.claim.hash) in written[-2:]  # one of the two slots last written, intact
+    else:
+        assert found.problem is not None and "damaged" in found.problem
