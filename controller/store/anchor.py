@@ -21,6 +21,7 @@ are rewritten in place: no rename, no directory fsync, and no new block to alloc
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -62,6 +63,11 @@ class Found:
     @property
     def exists(self) -> bool:
         return self.claim is not None or self.problem is not None
+
+
+class AnchorError(OSError):
+    """The anchor file could not be written (a disk error, a read-only or full disk); the message names the file.
+    An OSError, so what stops the table cleanly on a disk error stops it for this too."""
 
 
 def sidecar_path(journal: Path) -> Path:
@@ -139,13 +145,15 @@ class Sidecar:
         self._synced = True
 
     def write(self, claim: Claim, ts: str, sync: bool = False) -> None:
-        """Write `claim` into the slot of its commit number (OSError if the disk refuses); durable at once with
+        """Write `claim` into the slot of its commit number (AnchorError if the disk refuses); durable at once with
         `sync`, else at the next `sync()`."""
-        fd = self._open()
-        slot = (claim.commits or 0) % 2
         data = encode_slot(claim, ts)
-        if os.pwrite(fd, data, slot * SLOT) != len(data):
-            raise OSError(f"{self.path}: short write of the anchor")
+        try:
+            fd = self._open()
+            if os.pwrite(fd, data, (claim.commits or 0) % 2 * SLOT) != len(data):
+                raise OSError(errno.EIO, "short write")
+        except OSError as err:
+            raise self._error(err) from err
         self._synced = False
         if sync:
             self.sync()
@@ -153,8 +161,18 @@ class Sidecar:
     def sync(self) -> None:
         """Make the last anchor written durable (one fdatasync, none if it is already)."""
         if self._fd is not None and not self._synced:
-            os.fdatasync(self._fd)
+            try:
+                os.fdatasync(self._fd)
+            except OSError as err:
+                raise self._error(err) from err
             self._synced = True
+
+    def _error(self, err: OSError) -> AnchorError:
+        return AnchorError(
+            err.errno,
+            f"cannot write the journal's anchor file {self.path} ({err.strerror}): check the disk and that the "
+            "journal's directory is writable by the tablectl user",
+        )
 
     def _open(self) -> int:
         if self._fd is None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from controller.core.events import DomainEvent
 from controller.store import manifest
-from controller.store.anchor import Claim, Found, Sidecar
+from controller.store.anchor import AnchorError, Claim, Found, Sidecar
 from controller.store.chain import GENESIS
 from controller.store.records import Record
 from controller.store.schema import JournalError
@@ -54,7 +54,10 @@ class CriticalBook:
         commits = self.manifest.commits if self.manifest is not None else 0
         found = self.found
         if self._sidecar is not None and found is not None and not found.exists and commits == 0:
-            self._sidecar.write(self._claim(self.manifest or manifest.Manifest(*tail)), ts, sync=True)
+            try:
+                self._sidecar.write(self._claim(self.manifest or manifest.Manifest(*tail)), ts, sync=True)
+            except AnchorError as err:  # at open: the table does not start, and says why
+                raise JournalError(str(err)) from None
 
     def _claim(self, m: manifest.Manifest) -> Claim:
         return Claim("this journal", self.table_id, m.seq, m.hash, m.commits, m.round_no)

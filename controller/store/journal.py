@@ -121,7 +121,11 @@ class Journal:
         # A head that disagrees with the last row (rows removed, or written by other means): found at open so
         # that the service can stop play and say so before appending over the evidence.
         self.head_problem: str | None = self._check_head()
-        self.critical.anchor_new((self._last_seq, self._last_hash), _iso_utc(datetime.now(UTC)))
+        try:
+            self.critical.anchor_new((self._last_seq, self._last_hash), _iso_utc(datetime.now(UTC)))
+        except JournalError:
+            self.close()
+            raise
         log.info(
             "journal opened",
             path=str(self.path),

@@ -50,7 +50,7 @@ def wager_after(seen: int) -> Callable[[list[Received]], bool]:
 
 
 def last_seq(path: Path) -> int:
-    rows = journal_rows(path) if os.path.getsize(path) else []
+    rows = journal_rows(path) if os.path.exists(path) and os.path.getsize(path) else []
     return rows[-1].seq if rows else 0
 
 
@@ -108,13 +108,17 @@ def test_a_deleted_engine_record_after_a_kill_mid_round_raises_a_tilt(
     assert "table.blocked" in types(again) and "betting.opened" not in types(again)
 
 
-async def test_a_zero_byte_journal_that_was_used_is_not_a_new_table(tmp_path: Path, no_broker: str) -> None:
+@pytest.mark.parametrize("loss", ["zero_bytes", "deleted"])
+async def test_a_zero_byte_journal_that_was_used_is_not_a_new_table(tmp_path: Path, no_broker: str, loss: str) -> None:
     """Before: taken for a new table, seq restarted at 1 and the progressive meters were reseeded."""
     path = tmp_path / "table.sqlite"
     config = demo_config()
     assert await play(config, rounds=2, broker=no_broker, seed=1, journal_path=path) == 2
     last = journal_rows(path)[-1].seq
-    path.write_bytes(b"")  # the file is still there, and empty (a cleanly closed journal has no -wal)
+    if loss == "zero_bytes":
+        path.write_bytes(b"")  # the file is still there, and empty (a cleanly closed journal has no -wal)
+    else:
+        path.unlink()  # gone altogether; the anchor file beside it stays
 
     later = await restart_blocked(config, path, no_broker)
     assert later[0].seq == last + 1, "a seq the floor may hold is never used again"

@@ -32,7 +32,7 @@ from controller.mqtt.contract import JournalAnchor
 from controller.mqtt.publisher import EventPublisher
 from controller.people import demo
 from controller.shell.service import TableService
-from controller.store.anchor import SLOT, Claim, encode_slot, read_sidecar, sidecar_path
+from controller.store.anchor import SLOT, AnchorError, Claim, encode_slot, read_sidecar, sidecar_path
 from controller.store.journal import Journal
 from controller.store.schema import JournalError
 from tests.conftest import Mosquitto, Received, Subscribe
@@ -255,3 +255,14 @@ def test_a_damaged_anchor_file_never_raises_nor_claims_what_was_not_written(
         assert (found.claim.seq, found.claim.hash) in written[-2:]  # one of the two slots last written, intact
     else:
         assert found.problem is not None and "damaged" in found.problem
+
+
+def test_an_anchor_file_that_cannot_be_written_says_which_and_why(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    sidecar_path(path).mkdir()  # in its place, something the journal cannot write to (as root, a directory)
+    j = Journal(path, "T1", "boot")
+    assert j.critical.found is not None and "cannot be read" in (j.critical.found.problem or "")
+    with pytest.raises(AnchorError, match=r"cannot write the journal's anchor file .*j\.sqlite\.anchor"):
+        j.append([DomainEvent("x.y", None, {})], T0)
+    assert j.last_seq == 1  # committed: the anchor is written after the commit, and behind is never a false alarm
+    j.close()
