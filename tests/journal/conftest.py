@@ -9,8 +9,10 @@ are exercised end to end in tests/e2e/test_kill9_recovery.py; here the engine's 
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -24,7 +26,7 @@ from typing import Any, ClassVar, Protocol
 import pytest
 from pydantic import TypeAdapter
 
-from controller.config.table import GameRules
+from controller.config.table import GameRules, TableConfig
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
 from controller.core.settlement import ChapterRules
@@ -44,6 +46,7 @@ from controller.engine.round import RoundEngine
 from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase, TableState
 from controller.games.registry import SPECS, dealing_method
+from controller.people import demo
 from controller.store import snapshot
 from drivers.interfaces import (
     ButtonPressed,
@@ -246,7 +249,21 @@ def types(events: Sequence[DomainEvent]) -> list[str]:
     return [e.type for e in events]
 
 
-# -- the real daemon, for the critical-state and rollback tests --------------------------------------------------
+# -- the real daemon, for the restore, critical-state and rollback tests ------------------------------------------
+
+
+@pytest.fixture
+def no_broker() -> str:
+    """A broker URL nobody listens on: the table plays and journals, its publisher retries in the background."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"mqtt://127.0.0.1:{s.getsockname()[1]}"
+
+
+async def play(config: TableConfig, **kw: Any) -> int:
+    """The demo table in this process; a table that waits for someone who is not simulated would hang the suite, so
+    it fails instead."""
+    return await asyncio.wait_for(demo.play(config, **kw), timeout=60)
 
 
 class DemoProcess:

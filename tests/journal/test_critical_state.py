@@ -12,37 +12,22 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-import socket
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from controller.config.table import TableConfig, demo_config, load_config
 from controller.engine.inputs import ClearTilt, OpenTable, Signed
 from controller.engine.state import Phase
-from controller.people import demo
 from controller.shell.service import METERS_RECORD, TableService
 from controller.store import snapshot
 from controller.store.anchor import sidecar_path
 from controller.store.journal import Journal
 from controller.store.reader import JournalReader
 from tests.conftest import Mosquitto, Received, Subscribe
-from tests.journal.conftest import DemoProcess, Row, journal_rows, kill9, stored_state, tamper
-
-
-async def play(config: TableConfig, **kw: Any) -> int:
-    # A table that waits for someone who is not simulated would hang the suite: fail instead.
-    return await asyncio.wait_for(demo.play(config, **kw), timeout=60)
-
-
-@pytest.fixture
-def no_broker() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"mqtt://127.0.0.1:{s.getsockname()[1]}"
+from tests.journal.conftest import DemoProcess, Row, journal_rows, kill9, play, stored_state, tamper
 
 
 def wager_after(seen: int) -> Callable[[list[Received]], bool]:

@@ -12,7 +12,6 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -30,22 +29,14 @@ from controller.engine.inputs import CriticalStateInvalid
 from controller.mqtt.anchor import read_retained_anchor
 from controller.mqtt.contract import JournalAnchor
 from controller.mqtt.publisher import EventPublisher
-from controller.people import demo
 from controller.shell.service import TableService
 from controller.store.anchor import SLOT, AnchorError, Claim, encode_slot, read_sidecar, sidecar_path
 from controller.store.journal import Journal
 from controller.store.schema import JournalError
 from tests.conftest import Mosquitto, Received, Subscribe
-from tests.journal.conftest import DemoProcess, journal_rows, kill9
+from tests.journal.conftest import DemoProcess, journal_rows, kill9, play
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def no_broker() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"mqtt://127.0.0.1:{s.getsockname()[1]}"
 
 
 def published(messages: list[Received], topic: str) -> dict[int, set[str]]:
@@ -167,12 +158,12 @@ async def test_a_journal_and_its_anchor_file_put_back_together_are_found_against
     can tell, the broker's retained anchor does."""
     config = demo_config().model_copy(update={"table_id": unique_id})
     path = tmp_path / "table.sqlite"
-    assert await asyncio.wait_for(demo.play(config, rounds=1, broker=mosquitto.url, seed=1, journal_path=path), 60) == 1
+    assert await play(config, rounds=1, broker=mosquitto.url, seed=1, journal_path=path) == 1
     backup = tmp_path / "backup"
     backup.mkdir()
     for f in (path, sidecar_path(path)):
         shutil.copy(f, backup / f.name)
-    assert await asyncio.wait_for(demo.play(config, rounds=1, broker=mosquitto.url, seed=2, journal_path=path), 60) == 1
+    assert await play(config, rounds=1, broker=mosquitto.url, seed=2, journal_path=path) == 1
     last = journal_rows(path)[-1].seq
     remote = await read_retained_anchor(config.mqtt.model_copy(update={"broker": mosquitto.url}), unique_id)
     assert remote is not None and remote.seq == last  # the close drained the outbox: everything was acknowledged
