@@ -138,7 +138,7 @@ class TableService:
         """The journal lost committed events (or cannot be told not to have): the table starts blocked under the
         `tilt:rollback` tilt, from no round, its numbering after the highest round any anchor knows. When an anchor
         is ahead of the journal, the journal continues after it, so no seq the floor may hold is used again for
-        another event (docs/recovery.md, "A journal that went back in time")."""
+        another event (docs/recovery.md, "What must exist")."""
         found = self._found
         if found.rollback:
             reason = "; ".join(found.rollback)

@@ -51,8 +51,10 @@ def assess(journal: Journal, remote: Claim | None = None) -> Assessment:
     out.journal = _in_file(journal, m)
     found = journal.critical.found
     if found is not None:
-        if found.problem is not None:
+        if found.problem is not None and m is not None and m.commits > 0:
             out.rollback.append(f"{found.problem}: whether the journal lost committed events cannot be told from it")
+        elif found.problem is not None:  # no commit since it was made (a power loss as it was first written)
+            out.warnings.append(f"{found.problem}; the journal has not committed since: rewritten at its next commit")
         elif found.claim is not None:
             claims.append(found.claim)
             _commits(found.claim, m, journal.last_seq, out)

@@ -30,6 +30,7 @@ from controller.mqtt.anchor import read_retained_anchor
 from controller.mqtt.contract import JournalAnchor
 from controller.mqtt.publisher import EventPublisher
 from controller.shell.service import TableService
+from controller.store import integrity
 from controller.store.anchor import SLOT, AnchorError, Claim, encode_slot, read_sidecar, sidecar_path
 from controller.store.journal import Journal
 from controller.store.schema import JournalError
@@ -257,3 +258,18 @@ def test_an_anchor_file_that_cannot_be_written_says_which_and_why(tmp_path: Path
         j.append([DomainEvent("x.y", None, {})], T0)
     assert j.last_seq == 1  # committed: the anchor is written after the commit, and behind is never a false alarm
     j.close()
+
+
+def test_an_anchor_file_torn_before_the_first_commit_is_no_rollback(tmp_path: Path) -> None:
+    """A power loss while a new journal's anchor file was first written: nothing was committed, nothing can be lost."""
+    path = tmp_path / "j.sqlite"
+    Journal(path, "T1", "boot").close()
+    sidecar_path(path).write_bytes(b"{" + b"\x07" * (SLOT - 1) + b"\0" * SLOT)
+    j = Journal(path, "T1", "boot")
+    found = integrity.assess(j)
+    assert not found.rolled_back and "rewritten at its next commit" in found.warnings[0]
+    j.append([DomainEvent("x.y", None, {})], T0)
+    j.close()
+    assert read_sidecar(path).claim is not None
+    with Journal(path, "T1", "b") as again:
+        assert not integrity.assess(again).rolled_back
