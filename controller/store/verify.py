@@ -7,6 +7,7 @@ examiner always get a report of what holds and where it does not (docs/journal.m
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.store import manifest
-from controller.store.anchor import read_sidecar
+from controller.store.anchor import Found, read_sidecar
 from controller.store.chain import GENESIS, row_hash
 from controller.store.records import StoredCopy
 from controller.store.schema import COLUMNS, SCHEMA_VERSION
@@ -87,10 +88,16 @@ def verify_connection(
 ) -> VerifyReport:
     """Walk every table's chain in seq order. Never raises: a damaged or unreadable file is a finding."""
     report = VerifyReport(path)
+    # The anchor file first, the journal's rows after, in one read transaction: a daemon committing meanwhile can
+    # only put the journal ahead of what the anchor said, never behind it, and every check sees the same rows.
+    found = read_sidecar(Path(path)) if version >= 3 else None
     factory = conn.text_factory
     # Damaged text must not stop the walk: decode what cannot be UTF-8 so that it hashes as the bytes stored.
     conn.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
+    began = not conn.in_transaction
     try:
+        if began:
+            conn.execute("BEGIN")
         if version < 2:
             n = int(conn.execute("SELECT COUNT(*) FROM events").fetchone()[0])
             detail = (
@@ -111,12 +118,16 @@ def verify_connection(
                 report.add(broken)
             if version >= 3:
                 _must_exist(conn, table_id, last, report)
-        if version >= 3:
-            _anchor_breaks(conn, path, lasts, report)
+        if found is not None:
+            _anchor_breaks(conn, found, lasts, report)
     except Exception as err:  # never raised: whatever the damage, it is a finding
         report.add(Break("*", None, "unreadable", f"{type(err).__name__} while reading: {err}"))
     finally:
         conn.text_factory = factory
+        if began and conn.in_transaction:
+            # A read transaction: nothing to lose by ending it so, and nothing raised on a file too damaged to end it.
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
     return report
 
 
@@ -232,10 +243,9 @@ def _stored(conn: sqlite3.Connection, table_id: str, name: str) -> list[StoredCo
 
 
 def _anchor_breaks(
-    conn: sqlite3.Connection, path: str, lasts: dict[str, tuple[int, str] | None], report: VerifyReport
+    conn: sqlite3.Connection, found: Found, lasts: dict[str, tuple[int, str] | None], report: VerifyReport
 ) -> None:
     """The anchor file beside the journal against the rows of the table it anchors."""
-    found = read_sidecar(Path(path))
     if found.problem is not None:
         if any((_commits(conn, t) or 0) > 0 for t in lasts):  # else never relied on: a first write torn
             report.add(Break("*", None, "anchor", found.problem))
