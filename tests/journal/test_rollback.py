@@ -273,3 +273,28 @@ def test_an_anchor_file_torn_before_the_first_commit_is_no_rollback(tmp_path: Pa
     assert read_sidecar(path).claim is not None
     with Journal(path, "T1", "b") as again:
         assert not integrity.assess(again).rolled_back
+
+
+def test_verify_beside_a_running_daemon_finds_nothing_wrong(
+    mosquitto: Mosquitto, subscribe: Subscribe, unique_id: str, tmp_path: Path
+) -> None:
+    """The anchor file is read before the journal, and the journal in one snapshot: a daemon committing all the
+    while is never taken for a rollback (docs/journal.md: `tablectl journal` is safe beside a running daemon)."""
+    daemon = DemoProcess(tmp_path, mosquitto.url, unique_id, "vf")
+    topic = f"vf/{unique_id}/event"
+    sub = subscribe(topic)
+    proc = daemon.start(seed=5)
+    try:
+        sub.wait_until(more_than(topic, 50), timeout=60, what="the table playing")
+        for _ in range(3):
+            verify = subprocess.run(
+                [sys.executable, "-m", "controller.cli", "journal", "verify", "--journal", str(daemon.journal)],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            assert verify.returncode == 0, verify.stdout + verify.stderr
+        assert proc.poll() is None, daemon.log_tail()  # still playing: every verify ran beside it
+    finally:
+        kill9(proc)
