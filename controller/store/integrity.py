@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from controller.store.anchor import Claim
 from controller.store.journal import Journal
-from controller.store.manifest import Manifest, record_problem
+from controller.store.manifest import Manifest, lost_in, record_problem
 
 ENGINE = "engine"  # controller.store.snapshot.RECORD
 METERS = "meters"  # the progressive meters (controller.shell.service.METERS_RECORD)
@@ -106,6 +106,8 @@ def _hold(journal: Journal, claim: Claim, out: Assessment) -> None:
             out.resume = claim
         return
     at = journal.hash_at(claim.seq)
+    if at is None and lost_in(journal.critical.rollbacks, claim.seq) is not None:
+        return  # a seq lost in a rollback already recorded (an anchor of the broker's, made before it)
     if at != claim.hash:
         mine = "no row" if at is None else f"hash {at[:16]}..."
         out.rollback.append(

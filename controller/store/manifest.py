@@ -176,6 +176,11 @@ class Rollback:
         }
 
 
+def lost_in(recorded: Sequence[Rollback], seq: int) -> Rollback | None:
+    """The recorded rollback that skipped `seq`, if one did: an anchor made before it may name such a seq."""
+    return next((rb for rb in recorded if rb.after_seq < seq <= rb.upto_seq), None)
+
+
 def rollbacks(db: sqlite3.Connection, table_id: str) -> list[Rollback]:
     """The table's recorded rollbacks, oldest first (empty in a file older than schema 3)."""
     try:

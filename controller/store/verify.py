@@ -266,6 +266,8 @@ def _anchor_breaks(
         report.add(Break(claim.table_id, seq + 1, "rolled back", detail))
         return
     at = _hash_at(conn, claim.table_id, claim.seq)
+    if at is None and manifest.lost_in(manifest.rollbacks(conn, claim.table_id), claim.seq) is not None:
+        return  # lost in a rollback recorded since, and reported as such
     if at != claim.hash:
         detail = f"{claim.describe()}, but this journal has {'no row' if at is None else 'another hash'} there"
         report.add(Break(claim.table_id, claim.seq, "anchor", detail + ": it is not the journal that was anchored"))

@@ -298,3 +298,21 @@ def test_verify_beside_a_running_daemon_finds_nothing_wrong(
         assert proc.poll() is None, daemon.log_tail()  # still playing: every verify ran beside it
     finally:
         kill9(proc)
+
+
+def test_after_a_recorded_rollback_an_anchor_inside_the_skipped_seqs_is_no_new_finding(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    with Journal(path, "T1", "boot") as j:
+        j.append([DomainEvent("x.y", None, {}) for _ in range(10)], T0)
+        rb = j.resume_after(Claim("the anchor file", "T1", 20, "ab" * 32, 30, 4), "lost 11 to 20", T0)
+        assert (rb.after_seq, rb.upto_seq, j.last_seq) == (10, 20, 20)
+        [tilt] = j.append([DomainEvent("critical_state.invalid", None, {})], T0)
+        assert tilt.seq == 21
+    with Journal(path, "T1", "boot-2") as j:
+        # The broker retained seq 15 before the rollback: inside the seqs skipped, explained by the record.
+        found = integrity.assess(j, Claim("the broker's retained anchor", "T1", 15, "cd" * 32))
+        assert found.rollback == [] and found.round_no == 4
+        ahead = integrity.assess(j, Claim("the broker's retained anchor", "T1", 22, "cd" * 32))
+        assert ahead.resume is not None and ahead.resume.seq == 22  # ahead of the journal still is a rollback
+        report = j.verify()
+    assert [(b.what, b.seq) for b in report.breaks] == [("rolled back", 11)]
