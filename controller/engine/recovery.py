@@ -212,6 +212,21 @@ def resume_decisions(ctx: StepContext) -> None:
     decisions.ask(ctx, seat, d, reissued=True)
 
 
+# What the supervisor does before clearing each tilt a stored state raises at start (docs/recovery.md).
+_SETTLE_BY_HAND = (
+    "the round in progress when the state was stored, if any, is not resumed: settle it by hand from the journal "
+    "(tablectl journal tail / export) before clearing"
+)
+REMEDIES = {
+    "critical_state": _SETTLE_BY_HAND,
+    "tilt:meters": "progressive wagers are refused; check the meters against the journal's meter.* events and the "
+    "floor's record before clearing",
+    "tilt:rollback": "the journal lost committed events (its anchor is ahead of it): restore the journal with its "
+    "-wal file if they can be had; otherwise settle the rounds they held by hand from the floor's archive (every "
+    "published event) before clearing. New events continue after the last seq the anchor knows, never reusing one",
+}
+
+
 def critical_state_invalid(ctx: StepContext, reason: str, tilt: str = "critical_state") -> None:
     """A tilt, never a silent reset: the table opens BLOCKED until a supervisor clears the tilt."""
     ctx.block(tilt, f"critical state invalid: {reason}")
@@ -224,9 +239,8 @@ def critical_state_invalid(ctx: StepContext, reason: str, tilt: str = "critical_
             "tilt": tilt,
             "reason": reason,
             "rounds_played": ctx.s.rounds_played,
-            "remedy": "no round starts until a supervisor clears the critical_state tilt; the round in progress "
-            "when the state was stored, if any, is not resumed: settle it by hand from the journal "
-            "(tablectl journal tail / export) before clearing",
+            "remedy": f"no round starts until a supervisor clears the {tilt} tilt; "
+            + REMEDIES.get(tilt, _SETTLE_BY_HAND),
         },
     )
 

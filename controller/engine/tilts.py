@@ -63,6 +63,10 @@ def clear_tilt(ctx: StepContext, c: ClearTilt) -> None:
     boundary.unblock(ctx, c.tilt, f"{c.role} {c.key_id}")
     if c.tilt == "tilt:meters":
         progressive.unlock_progressive(ctx, "meters")
+        if ctx.s.phase is not Phase.CLOSED:
+            # Meters that were gone (a journal emptied or rolled back) are seeded now, on the supervisor's signed
+            # word and journaled, rather than taking progressive wagers without a meter until the next opening.
+            progressive.seed_meters(ctx)
 
 
 def _not_a_raised_tilt(ctx: StepContext, what: str, tilt: str) -> bool:

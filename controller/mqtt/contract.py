@@ -1,7 +1,7 @@
 """The MQTT contract's messages as pydantic models (DESIGN.md, docs/mqtt.md): `tablectl schema` prints their
 JSON Schemas, the daemon builds what it publishes from them and validates what it receives with them.
 
-Topics under <prefix>/<table_id>/: status, birth, device/<id>, progressive/<level>, event, cmd/<verb>,
+Topics under <prefix>/<table_id>/: status, birth, device/<id>, progressive/<level>, event, anchor, cmd/<verb>,
 cmd/reply.
 """
 
@@ -254,6 +254,21 @@ class TableEvent(_Message):
     )
 
 
+class JournalAnchor(_Message):
+    """Retained on <prefix>/<table_id>/anchor (QoS 1): the last event the broker acknowledged and its hash in the
+    journal's chain, published each time the outbox is drained and after a reconnect. At start the table reads it
+    back (with a bounded wait) and holds its journal against it: a journal that ends before `seq`, or has another
+    hash there, lost committed events, and the table starts under the `tilt:rollback` tilt with its next event after
+    `seq`, so a seq the floor holds is never used again for another event (docs/journal.md, "The anchor")."""
+
+    table_id: TableId
+    boot_id: BootId = Field(description="the boot that published it")
+    seq: int = Field(ge=1, description="the highest seq the broker has acknowledged")
+    hash: str = Field(pattern=r"^[0-9a-f]{64}$", description="the journal's chain hash at that seq (docs/journal.md)")
+    round_no: int = Field(ge=0, description="the highest round number journaled so far: numbering continues after it")
+    ts: Timestamp
+
+
 # -- the topics ----------------------------------------------------------------------------------------------
 
 
@@ -275,6 +290,7 @@ TOPICS: tuple[Topic, ...] = (
     Topic("device/<id>", DeviceStatus, 1, True, "table", "one device: online, state, last fault, since"),
     Topic("progressive/<level>", ProgressiveMeter, 1, True, "table", "one progressive meter's values"),
     Topic("event", TableEvent, 1, False, "table", "every journaled event, in seq order"),
+    Topic("anchor", JournalAnchor, 1, True, "table", "the last seq the broker acknowledged and its chain hash"),
     Topic("cmd/<verb>", SupervisorCommand, 1, False, "supervisor", "a signed supervisor command"),
     Topic("cmd/reply", CommandReply, 1, False, "table", "the table's answer to a command"),
 )
@@ -304,6 +320,7 @@ class Topics:
         self.status = f"{self.base}/status"
         self.birth = f"{self.base}/birth"
         self.event = f"{self.base}/event"
+        self.anchor = f"{self.base}/anchor"
         self.cmd_reply = f"{self.base}/cmd/reply"
 
     def device(self, device_id: str) -> str:

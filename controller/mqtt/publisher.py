@@ -24,6 +24,7 @@ import structlog
 from controller.config.broker import parse_broker_address
 from controller.config.table import MqttSettings
 from controller.core.events import DomainEvent
+from controller.mqtt.anchor import AnchorTopic
 from controller.mqtt.connection import client_kwargs, guard, until_lost
 from controller.mqtt.contract import Birth, ProgressiveMeter, Topics
 from controller.mqtt.messages import event_body, now_iso, quarantined, status_message
@@ -92,6 +93,7 @@ class EventPublisher:
         self._backoff_min = backoff_min
         self._backoff_max = backoff_max
         self._retained = RetainedTopics(self.topics, journal.boot_id, birth, birth.ts if birth else now_iso())
+        self._anchor = AnchorTopic(journal, self.topics)  # retained `anchor` (controller.mqtt.anchor)
         self._boot_seq = journal.last_seq  # events up to here were journaled in earlier runs
         self._had_outage = False
         self._wake = asyncio.Event()
@@ -287,9 +289,13 @@ class EventPublisher:
         for msg in self._retained.on_connect():
             await self._retain(client, lost, msg.topic, msg.body)
             self._retained.sent(msg)
+        for topic, body in self._anchor.on_connect():
+            await self._retain(client, lost, topic, body)
 
     async def _publish_due(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
-        """The retained topics waiting for the outbox to be drained: a changed birth, meters."""
+        """The retained topics waiting for the outbox to be drained: the anchor, a changed birth, meters."""
+        for topic, body in self._anchor.due(now_iso()):
+            await self._retain(client, lost, topic, body)
         for msg in self._retained.due():
             await self._retain(client, lost, msg.topic, msg.body)
             # Only now: a newer value set while this one was in flight stays due.
@@ -360,6 +366,7 @@ class EventPublisher:
             for ev in batch:
                 for msg in self._retained.after_event(ev):
                     await self._retain(client, lost, msg.topic, msg.body)
+            self._anchor.acknowledged(batch[-1])
 
     def _quarantine(self, row: DamagedRow) -> None:
         """A row that cannot be published as journaled: kept in the file as found, reported in an event (published

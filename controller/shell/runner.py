@@ -23,6 +23,7 @@ from controller.config.errors import ConfigError
 from controller.config.table import TableConfig, configured_devices, station_id
 from controller.engine.inputs import CloseTable
 from controller.games.registry import SPECS, spec_for
+from controller.mqtt.anchor import read_retained_anchor
 from controller.shell.noise import quiet_connection_noise
 from controller.shell.service import TableService
 from controller.shell.supervised import PUBLISHER, SupervisedTable
@@ -109,7 +110,9 @@ async def run_table(
         print(f"tablectl: {err}", file=sys.stderr)
         raise SystemExit(2) from None
     quiet_connection_noise(asyncio.get_running_loop())
-    table = SupervisedTable(config, devices, journal, broker)
+    # The journal is held against the anchor the broker retains as well as its own anchor file (bounded wait).
+    remote = await read_retained_anchor(config.mqtt, config.table_id, broker)
+    table = SupervisedTable(config, devices, journal, broker, remote_anchor=remote)
     service, publisher, tasks = table.service, table.publisher, table.tasks
     first_round = service.state.rounds_played
     # systemd Type=notify: READY=1, STATUS=, WATCHDOG=1 while healthy (None outside systemd).

@@ -28,7 +28,8 @@ from controller.games.registry import REGISTRY
 from controller.progressive import codec as meter_codec
 from controller.progressive.model import MeterError
 from controller.shell.device_commands import CommandRunner
-from controller.store import snapshot
+from controller.store import integrity, snapshot
+from controller.store.anchor import Claim
 from controller.store.journal import Journal
 from controller.store.records import Record
 from drivers.interfaces import Device, DeviceEvent, DeviceOffline
@@ -59,7 +60,10 @@ class TableService:
         journal: Journal,
         on_journaled: Callable[[], None] = lambda: None,
         clock: Clock = utc_now,
+        remote_anchor: Claim | None = None,
     ) -> None:
+        """`remote_anchor` is the anchor the broker retains for this table (controller.mqtt.anchor), when it could
+        be read at start: the journal is held against it as well as against its own anchor file."""
         self.config = config
         self.devices = dict(devices)
         self._commands = CommandRunner(self.devices, self.sink)
@@ -73,6 +77,7 @@ class TableService:
             raise ConfigError(f"game: {err}") from None
         self._on_journaled = on_journaled
         self._clock = clock
+        self._found = integrity.assess(journal, remote_anchor)
         self.state, self._first = self._restore()
         self.state, self._meters_generation = self._restore_meters(self.state, self._first)
         # The state as last stored: a step that leaves it unchanged (most Ticks) writes nothing.
@@ -86,8 +91,12 @@ class TableService:
 
     def _restore(self) -> tuple[TableState, list[Input]]:
         """The state to start from and the inputs that come before anything a device reports."""
+        for warning in self._found.warnings:
+            log.warning("journal anchor behind the journal", detail=warning, journal=str(self.journal.path))
+        if self._found.rolled_back:
+            return self._rolled_back()
         copies = self.journal.load(snapshot.RECORD)
-        problem = self.journal.head_problem
+        problem = self._found.journal or self._found.records.get(snapshot.RECORD)
         state: TableState | None = None
         if problem is None:
             try:
@@ -103,6 +112,12 @@ class TableService:
                 None,
             )
         if problem is not None:
+            open_round = self.journal.critical.open_round()
+            if open_round is not None:
+                problem += (
+                    f"; the journal's last round, {open_round[0]}, has {open_round[1]} wager(s) accepted and was "
+                    "neither completed nor voided: settle it by hand from the journal"
+                )
             log.error(
                 "critical state invalid: the table starts blocked", reason=problem, journal=str(self.journal.path)
             )
@@ -119,17 +134,50 @@ class TableService:
         )
         return state, ([] if state.phase is Phase.CLOSED else [Recover()])
 
+    def _rolled_back(self) -> tuple[TableState, list[Input]]:
+        """The journal lost committed events (or cannot be told not to have): the table starts blocked under the
+        `tilt:rollback` tilt, from no round, its numbering after the highest round any anchor knows. When an anchor
+        is ahead of the journal, the journal continues after it, so no seq the floor may hold is used again for
+        another event (docs/recovery.md, "What must exist")."""
+        found = self._found
+        if found.rollback:
+            reason = "; ".join(found.rollback)
+            self.journal.resume_after(found.resume, reason, self._clock())
+        else:  # recorded at an earlier start that stopped before its first step: the same tilt again
+            reason = found.pending or "the journal was found rolled back at an earlier start"
+        log.error("journal rolled back: the table starts blocked", reason=reason, journal=str(self.journal.path))
+        return self._fresh(), [CriticalStateInvalid(reason, tilt="tilt:rollback")]
+
+    def _meters_gone(self, stored: bool) -> list[str]:
+        """What says the stored meters are not the table's: the manifest, or a rollback (their value moved on)."""
+        findings = [self._found.records[METERS_RECORD]] if METERS_RECORD in self._found.records else []
+        if self._found.rolled_back and (stored or self.engine.meter_params.levels):
+            findings.append(
+                "the journal lost committed events (tilt:rollback): the meters are "
+                + ("as stored before them" if stored else "not stored at all")
+                + "; reconcile them with the floor's record (progressive/<level>, the archive) before clearing"
+            )
+        return findings
+
     def _restore_meters(self, state: TableState, first: list[Input]) -> tuple[TableState, int]:
         """Validate both stored copies of the meters (checksums, format, balance) and compare them with the
-        engine state's own copy. Anything wrong raises the `tilt:meters` tilt; the meters are never reset: the
-        newest sound copy (or the engine state's) is kept, and a table whose meters cannot be read at all gets
-        no fresh seeds (progressive play stays locked out until a floorperson restores and clears them)."""
+        engine state's own copy and the manifest. Anything wrong raises the `tilt:meters` tilt; the meters are
+        never reset: the newest sound copy (or the engine state's) is kept, and a table whose meters cannot be read
+        at all, or are gone, gets no fresh seeds (progressive play stays locked out until a floorperson restores
+        and clears them)."""
         copies = {c.copy: c for c in self.journal.load(METERS_RECORD)}
         if not copies:
-            return state, 0  # a new table (seeded at its first open) or one without progressives
+            gone = self._meters_gone(stored=False)
+            if gone:  # the manifest lists them, or the journal lost them: never seeded afresh without a person
+                reason = "; ".join(gone)
+                log.error("progressive meters gone: progressive play is locked out", reason=reason)
+                state.progressive_lockout["meters"] = f"the stored progressive meters are gone ({reason})"
+                first.append(CriticalStateInvalid(f"progressive meters: {reason}", tilt="tilt:meters"))
+            return state, 0  # otherwise a new table (seeded at its first open) or one without progressives
         # A body failing the journal's checksum still goes to the codec, whose own checks say what is wrong with it.
         blobs = [copies[i].body if i in copies else None for i in (0, 1)]
         findings = [f"copy {'ab'[i]} fails its sha256 check" for i in (0, 1) if i in copies and not copies[i].intact]
+        findings += self._meters_gone(stored=True)
         generation = max(c.seq for c in copies.values())
         try:
             loaded = meter_codec.load_copies(blobs[0], blobs[1])
@@ -154,8 +202,9 @@ class TableService:
         return state, loaded.generation
 
     def _fresh(self) -> TableState:
-        # A new table, a journal from before the state was stored, or a state refused: numbering continues.
-        return TableState(self.config.table_id, rounds_played=self.journal.last_round_no())
+        # A new table, a journal from before the state was stored, a state refused or a journal rolled back:
+        # numbering continues after the highest round the journal or any anchor knows (a round id is never reused).
+        return TableState(self.config.table_id, rounds_played=max(self.journal.last_round_no(), self._found.round_no))
 
     # -- what the outside calls ------------------------------------------------------------------
 

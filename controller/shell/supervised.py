@@ -20,6 +20,7 @@ from controller.shell.console import Console
 from controller.shell.service import TableService
 from controller.shell.tasks import TaskSpec, TaskSupervisor, degraded_reason
 from controller.shell.watchdog import SystemdSupervisor
+from controller.store.anchor import Claim
 from controller.store.journal import Journal
 from controller.supervisor.listener import CommandListener
 from drivers.interfaces import Device
@@ -36,7 +37,12 @@ class SupervisedTable:
     """The service, its publisher and the task supervisor, wired to each other."""
 
     def __init__(
-        self, config: TableConfig, devices: Mapping[str, Device], journal: Journal, broker: str | None
+        self,
+        config: TableConfig,
+        devices: Mapping[str, Device],
+        journal: Journal,
+        broker: str | None,
+        remote_anchor: Claim | None = None,
     ) -> None:
         self.config = config
         self.broker = broker
@@ -49,7 +55,9 @@ class SupervisedTable:
             note=lambda events: self.service.note(events),
             health=lambda: degraded_reason(self.tasks, self.service.state.blocks),
         )
-        self.service = TableService(config, devices, journal, on_journaled=self.publisher.notify)
+        self.service = TableService(
+            config, devices, journal, on_journaled=self.publisher.notify, remote_anchor=remote_anchor
+        )
         self.tasks = TaskSupervisor(self.service, on_change=self.publisher.health_changed)
 
     def specs(

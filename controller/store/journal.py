@@ -11,12 +11,15 @@ as a head mismatch. The critical state (the engine's TableState, the progressive
 lives beside the events in `critical_state` and is written in the same transaction as the step's events, so a
 crash at any instant leaves both or neither. The file's schema and connections are controller.store.schema;
 reading without writing is controller.store.reader.
+
+What must exist (controller.store.manifest) is rewritten in each transaction, and after each commit the anchor file
+(controller.store.anchor) says where the journal has got to, so that a journal that went back in time, or lost a
+record, is found at start (controller.store.integrity) instead of being taken for a new table.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import sqlite3
 import uuid
@@ -28,11 +31,14 @@ from typing import Any, NamedTuple
 import structlog
 
 from controller.core.events import DomainEvent, JournaledEvent
+from controller.store.anchor import Claim
 from controller.store.chain import GENESIS, row_hash
+from controller.store.critical import CriticalBook
 from controller.store.failure import open_journal_file, storage_error
+from controller.store.manifest import Rollback
 from controller.store.outbox import DamagedRow, OutboxItem, read_outbox
 from controller.store.records import Record, StoredCopy
-from controller.store.schema import COLUMNS, SCHEMA_VERSION
+from controller.store.schema import COLUMNS, SCHEMA_VERSION, JournalError
 from controller.store.verify import Progress, VerifyReport, verify_connection
 
 log = structlog.get_logger(__name__)
@@ -102,16 +108,28 @@ class Journal:
     """Append-only, gap-free, hash-chained per-table event journal in SQLite, doubling as the MQTT outbox and
     holding the critical state."""
 
-    def __init__(self, path: Path | str, table_id: str, boot_id: str) -> None:
+    def __init__(self, path: Path | str, table_id: str, boot_id: str, *, anchored: bool = True) -> None:
+        """`anchored=False` keeps no anchor file: for a second table in a file another table anchors (tools, tests);
+        a table's daemon always anchors its journal."""
         self.path = Path(path)
         self.table_id = table_id
         self.boot_id = boot_id
         # A missing or read-only directory, a file that is not a journal: each refused with its own message.
         self._conn: sqlite3.Connection | None = open_journal_file(self.path)
+        try:
+            self.critical = CriticalBook(self._conn, self.path, table_id, anchored)
+        except JournalError:
+            self._conn.close()
+            raise
         self._last_seq, self._last_hash = self._tail(self._conn)
         # A head that disagrees with the last row (rows removed, or written by other means): found at open so
         # that the service can stop play and say so before appending over the evidence.
         self.head_problem: str | None = self._check_head()
+        try:
+            self.critical.anchor_new((self._last_seq, self._last_hash), _iso_utc(datetime.now(UTC)))
+        except JournalError:
+            self.close()
+            raise
         log.info(
             "journal opened",
             path=str(self.path),
@@ -130,7 +148,9 @@ class Journal:
         row = db.execute(
             "SELECT seq, hash FROM events WHERE table_id = ? ORDER BY seq DESC LIMIT 1", (self.table_id,)
         ).fetchone()
-        return (0, GENESIS) if row is None else (int(row[0]), str(row[1]))
+        tail = (0, GENESIS) if row is None else (int(row[0]), str(row[1]))
+        # Seqs skipped after a rollback (controller.store.manifest): the next row goes after them.
+        return self.critical.skipped_to(tail)
 
     def _check_head(self) -> str | None:
         head = self._db.execute("SELECT seq, hash FROM chain_head WHERE table_id = ?", (self.table_id,)).fetchone()
@@ -167,6 +187,8 @@ class Journal:
             db.execute("BEGIN IMMEDIATE")
             try:
                 seq, prev, out = self._insert(db, rows, ts, records)
+                # What must exist (controller.store.critical), in the same transaction as what it describes.
+                self.critical.in_transaction(db, seq, prev, records, events, ts)
                 db.execute("COMMIT")
             except BaseException:
                 _rollback(db)
@@ -178,6 +200,10 @@ class Journal:
             # it was. One line that says so, instead of SQLite's words alone.
             raise storage_error(err, self.path, f"committing {len(rows)} event(s)") from err
         self._last_seq, self._last_hash = seq, prev
+        try:
+            self.critical.after_commit(ts)
+        except OSError as err:  # the batch is committed, but a table whose anchor cannot be written stops (item 3)
+            raise storage_error(err, self.path, "writing the anchor file after a commit") from err
         return out
 
     def _insert(
@@ -221,7 +247,7 @@ class Journal:
     def _put(self, db: sqlite3.Connection, rec: Record, seq: int, ts: str) -> None:
         if rec.copies < 1:
             raise ValueError(f"critical state record {rec.name!r}: copies must be 1 or more, got {rec.copies}")
-        digest = hashlib.sha256(rec.body).hexdigest()
+        digest = rec.sha256
         db.executemany(
             "INSERT OR REPLACE INTO critical_state (table_id, record, copy, body, sha256, seq, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -232,6 +258,34 @@ class Journal:
             "DELETE FROM critical_state WHERE table_id = ? AND record = ? AND copy >= ?",
             (self.table_id, rec.name, rec.copies),
         )
+
+    # -- what must exist, and the anchor (controller.store.critical) ------------------------------------------------
+
+    @property
+    def last_hash(self) -> str:
+        return self._last_hash
+
+    def hash_at(self, seq: int) -> str | None:
+        """The chain hash at `seq` (its row's, or the anchor's a rollback skipped to); None when neither exists."""
+        return self.critical.hash_at(seq)
+
+    def resume_after(self, claim: Claim | None, reason: str, now: datetime) -> Rollback:
+        """Record a rollback found at start, in a transaction of its own: when `claim` is ahead of the journal, the
+        next row goes after it (seq claim.seq + 1, chained from claim.hash), so no seq the anchor knows is used
+        again for another event (controller.store.manifest); with no claim ahead, nothing is skipped."""
+        ts = _iso_utc(now)
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            rb = self.critical.record_rollback(db, self._tail(db), claim, reason, ts)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self._last_seq, self._last_hash = rb.upto_seq, rb.hash
+        log.warning("journal rollback recorded", path=str(self.path), after_seq=rb.after_seq, upto_seq=rb.upto_seq)
+        self.critical.after_commit(ts, sync=True)
+        return rb
 
     def save(self, records: Sequence[Record], now: datetime) -> None:
         """Store critical state records alone (a step that changed the state but emitted no event)."""
@@ -263,6 +317,7 @@ class Journal:
     def outbox(self, limit: int = 200, after_seq: int = 0) -> list[OutboxItem]:
         """The outbox row by row: each unpublished row after `after_seq` as its event, or as a DamagedRow when it
         cannot be published as journaled (controller.store.outbox)."""
+        self.critical.durable()  # nothing leaves the process that the anchor file does not hold across a power loss
         try:
             return read_outbox(self._db, self.table_id, after_seq, limit)
         except sqlite3.DatabaseError as err:
@@ -311,6 +366,7 @@ class Journal:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+        self.critical.close()
 
     def __enter__(self) -> Journal:
         return self

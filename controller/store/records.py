@@ -8,17 +8,22 @@ told from a sound one.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
 class Record:
     """A critical state record to store beside a step's events. `copies` > 1 keeps that many copies, each with
-    its own checksum (e.g. the progressive meters in two copies), so one damaged copy is told from the other."""
+    its own checksum (e.g. the progressive meters in two copies), so one damaged copy is told from the other.
+    `sha256` is computed once here: the copies and the journal's manifest (controller.store.manifest) carry it."""
 
     name: str
     body: bytes
     copies: int = 1
+    sha256: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sha256", hashlib.sha256(self.body).hexdigest())
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,12 +15,14 @@ from urllib.parse import quote
 import structlog
 
 from controller.store.chain import GENESIS, row_hash
+from controller.store.manifest import migrate_to_manifest
 
 log = structlog.get_logger(__name__)
 
 # Bumped when the schema changes so an older daemon refuses a newer file instead of misreading it.
-# 1: events (the outbox). 2: the hash chain (events.hash, chain_head) and critical_state.
-SCHEMA_VERSION = 2
+# 1: events (the outbox). 2: the hash chain (events.hash, chain_head) and critical_state. 3: the manifest of what
+# must exist, and the rollbacks found at start (controller.store.manifest).
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -62,6 +64,35 @@ CREATE TABLE IF NOT EXISTS critical_state (
     seq        INTEGER NOT NULL,
     updated_at TEXT    NOT NULL,
     PRIMARY KEY (table_id, record, copy)
+);
+"""
+
+# Added by schema 3 (docs/journal.md, "What must exist").
+_SCHEMA_3 = """
+-- Per table, what the journal must hold, rewritten in every transaction that writes to it: the last seq and its
+-- hash, how many transactions were committed, the highest round number, and each critical state record with its
+-- copies, sha256 and seq. A record, a copy or the tail that disappears is then missing from something that says
+-- it exists, and the manifest itself missing while rows exist is found the same way.
+CREATE TABLE IF NOT EXISTS manifest (
+    table_id   TEXT    PRIMARY KEY,
+    seq        INTEGER NOT NULL,
+    hash       TEXT    NOT NULL,
+    commits    INTEGER NOT NULL,
+    round_no   INTEGER NOT NULL,
+    records    TEXT    NOT NULL,
+    updated_at TEXT    NOT NULL
+);
+-- A journal found behind its anchor at start (committed events lost): recorded at once, in its own transaction.
+-- Seqs after_seq+1 .. upto_seq were committed (and maybe published) but are not in this file: the next row is
+-- upto_seq + 1, chained from `hash`, so no seq is used twice. upto_seq = after_seq when none was skipped.
+CREATE TABLE IF NOT EXISTS rollbacks (
+    table_id    TEXT    NOT NULL,
+    after_seq   INTEGER NOT NULL,
+    upto_seq    INTEGER NOT NULL,
+    hash        TEXT    NOT NULL,
+    reason      TEXT    NOT NULL,
+    recorded_at TEXT    NOT NULL,
+    PRIMARY KEY (table_id, recorded_at, upto_seq)
 );
 """
 
@@ -150,11 +181,14 @@ def create_or_migrate(db: sqlite3.Connection, path: Path) -> None:
         version = int(db.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
             raise JournalError(_newer(path, version))
-        for statement in (_SCHEMA + _SCHEMA_2).split(";"):
+        for statement in (_SCHEMA + _SCHEMA_2 + _SCHEMA_3).split(";"):
             if statement.strip():
                 db.execute(statement)
         if version == 1:
             _migrate_1_to_2(db, path)
+        if 0 < version < 3:
+            migrate_to_manifest(db)
+            log.info("journal migrated to schema 3: manifest added", path=str(path))
         db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         db.execute("COMMIT")
     except BaseException:

@@ -1,4 +1,5 @@
-"""Verifying a journal file: every table's hash chain walked in seq order, and its chain head compared.
+"""Verifying a journal file: every table's hash chain walked in seq order, and its chain head compared; what must
+exist (the manifest, the critical state records it lists) and the anchor file beside the journal.
 
 `verify_connection` never raises: a damaged or unreadable file is a finding (`Break`), so the CLI and an
 examiner always get a report of what holds and where it does not (docs/journal.md, "Integrity").
@@ -6,13 +7,18 @@ examiner always get a report of what holds and where it does not (docs/journal.m
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from controller.store import manifest
+from controller.store.anchor import Found, read_sidecar
 from controller.store.chain import GENESIS, row_hash
+from controller.store.records import StoredCopy
 from controller.store.schema import COLUMNS, SCHEMA_VERSION
 
 # Called now and then during a long walk with the number of rows checked so far.
@@ -23,7 +29,10 @@ PROGRESS_EVERY = 10_000
 @dataclass(frozen=True, slots=True)
 class Break:
     """Where the chain does not hold. what: "altered row", "missing seq", "head mismatch", "quarantined row" (one
-    the daemon cannot publish: not UTF-8, not JSON), "unchained" (a schema 1 file) or "unreadable"."""
+    the daemon cannot publish: not UTF-8, not JSON), "unchained" (a schema 1 file), "unreadable"; and for what
+    must exist: "rolled back" (committed seqs not in the file: behind its anchor, or skipped after a rollback found
+    at start), "anchor" (the anchor file missing, damaged or not this journal's), "manifest" (missing or
+    disagreeing with the rows), "missing record" (a record the manifest lists)."""
 
     table_id: str
     seq: int | None
@@ -81,10 +90,16 @@ def verify_connection(
 ) -> VerifyReport:
     """Walk every table's chain in seq order. Never raises: a damaged or unreadable file is a finding."""
     report = VerifyReport(path)
+    # The anchor file first, the journal's rows after, in one read transaction: a daemon committing meanwhile can
+    # only put the journal ahead of what the anchor said, never behind it, and every check sees the same rows.
+    found = read_sidecar(Path(path)) if version >= 3 else None
     factory = conn.text_factory
     # Damaged text must not stop the walk: decode what cannot be UTF-8 so that it hashes as the bytes stored.
     conn.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
+    began = not conn.in_transaction
     try:
+        if began:
+            conn.execute("BEGIN")
         if version < 2:
             n = int(conn.execute("SELECT COUNT(*) FROM events").fetchone()[0])
             detail = (
@@ -94,29 +109,52 @@ def verify_connection(
             return report
         heads = {t: (int(s), h) for t, s, h in conn.execute("SELECT table_id, seq, hash FROM chain_head")}
         tables = [t for (t,) in conn.execute("SELECT DISTINCT table_id FROM events ORDER BY table_id")]
-        for table_id in sorted(set(tables) | set(heads)):
-            last = _walk(conn, table_id, report, progress)
+        manifests = set() if version < 3 else {t for (t,) in conn.execute("SELECT table_id FROM manifest")}
+        lasts: dict[str, tuple[int, str] | None] = {}
+        for table_id in sorted(set(tables) | set(heads) | manifests):
+            skipped = manifest.rollbacks(conn, table_id)
+            last = lasts[table_id] = _walk(conn, table_id, report, progress, skipped)
             report.tables[table_id] = last[0] if last else 0
             broken = _head_break(table_id, heads.get(table_id), last)
             if broken is not None:
                 report.add(broken)
+            if version >= 3:
+                _must_exist(conn, table_id, last, report)
+        if found is not None:
+            _anchor_breaks(conn, found, lasts, report)
     except Exception as err:  # never raised: whatever the damage, it is a finding
         report.add(Break("*", None, "unreadable", f"{type(err).__name__} while reading: {err}"))
     finally:
         conn.text_factory = factory
+        if began and conn.in_transaction:
+            # A read transaction: nothing to lose by ending it so, and nothing raised on a file too damaged to end it.
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
     return report
 
 
 def _walk(
-    conn: sqlite3.Connection, table_id: str, report: VerifyReport, progress: Progress | None
+    conn: sqlite3.Connection,
+    table_id: str,
+    report: VerifyReport,
+    progress: Progress | None,
+    skipped: list[manifest.Rollback],
 ) -> tuple[int, str] | None:
-    """Check one table's rows link by link; the (seq, hash) of its last row, or None when it has none."""
+    """Check one table's rows link by link; the (seq, hash) of its last row (or of the anchor a rollback skipped
+    to, when no row came after it), or None when it has none."""
     prev = GENESIS
     expected = 1
     last: tuple[int, str] | None = None
+    gaps = {rb.after_seq + 1: rb for rb in skipped if rb.skipped}
     cur = conn.execute(f"SELECT {COLUMNS}, hash FROM events WHERE table_id = ? ORDER BY seq", (table_id,))
     for row in cur:
         seq, event_id, boot_id, ts, tid, round_id, type_, rule, payload, sealed, stored = row
+        skip = gaps.pop(expected, None)
+        if skip is not None and seq == skip.upto_seq + 1:
+            # Seqs the journal lost and skipped when it found so at start: reported, and the chain checked on from
+            # the anchor's hash it continued from.
+            report.add(_rolled_back(table_id, skip))
+            prev, expected = skip.hash, seq
         if seq != expected:
             gap = f" to {seq - 1}" if seq - 1 > expected else ""
             report.add(Break(table_id, expected, "missing seq", f"seq {expected}{gap} absent (next row is seq {seq})"))
@@ -138,6 +176,10 @@ def _walk(
         report.rows_checked += 1
         if progress is not None and report.rows_checked % PROGRESS_EVERY == 0:
             progress(report.rows_checked)
+    skip = gaps.pop(expected, None)
+    if skip is not None:  # skipped at start, and nothing journaled after it yet
+        report.add(_rolled_back(table_id, skip))
+        last = (skip.upto_seq, skip.hash)
     return last
 
 
@@ -177,3 +219,97 @@ def _head_break(table_id: str, head: tuple[int, str] | None, last: tuple[int, st
         detail = "the head's hash differs from the last row's: the last row was replaced"
         return Break(table_id, last[0], "head mismatch", detail)
     return None
+
+
+# -- what must exist (controller.store.manifest) and the anchor file (controller.store.anchor) --------------------
+
+
+def _rolled_back(table_id: str, rb: manifest.Rollback) -> Break:
+    detail = (
+        f"seq {rb.after_seq + 1} to {rb.upto_seq} were committed but are not in this file (found at start, "
+        f"{rb.recorded_at}: {rb.reason}); the floor's archive holds those that were published"
+    )
+    return Break(table_id, rb.after_seq + 1, "rolled back", detail)
+
+
+def _must_exist(conn: sqlite3.Connection, table_id: str, last: tuple[int, str] | None, report: VerifyReport) -> None:
+    """The manifest against the rows, and every record it lists against the records stored."""
+    try:
+        m = manifest.read(conn, table_id)
+    except manifest.ManifestError as err:
+        report.add(Break(table_id, None, "manifest", str(err)))
+        return
+    if m is None:
+        if last is not None:
+            report.add(Break(table_id, None, "manifest", f"no manifest, yet rows up to seq {last[0]} exist"))
+        return
+    seq, hash_ = last or (0, GENESIS)
+    if (m.seq, m.hash) != (seq, hash_):
+        what = "rows after it are gone" if m.seq > seq else "the rows differ from what was written"
+        report.add(
+            Break(table_id, seq, "manifest", f"the manifest says seq {m.seq}, the last row is seq {seq}: {what}")
+        )
+    for name, entry in sorted(m.records.items()):
+        problem = manifest.record_problem(name, entry, _stored(conn, table_id, name))
+        if problem is not None:
+            report.add(Break(table_id, None, "missing record", problem))
+
+
+def _stored(conn: sqlite3.Connection, table_id: str, name: str) -> list[StoredCopy]:
+    cur = conn.execute(
+        "SELECT copy, body, sha256, seq, updated_at FROM critical_state WHERE table_id = ? AND record = ?",
+        (table_id, name),
+    )
+    return [StoredCopy(name, int(c), bytes(b), str(h), int(s), str(u)) for c, b, h, s, u in cur]
+
+
+def _anchor_breaks(
+    conn: sqlite3.Connection, found: Found, lasts: dict[str, tuple[int, str] | None], report: VerifyReport
+) -> None:
+    """The anchor file beside the journal against the rows of the table it anchors."""
+    if found.problem is not None:
+        if any((_commits(conn, t) or 0) > 0 for t in lasts):  # else never relied on: a first write torn
+            report.add(Break("*", None, "anchor", found.problem))
+        return
+    claim = found.claim
+    if claim is None:
+        counted = [t for t in lasts if (_commits(conn, t) or 0) > 0]
+        if len(lasts) == 1 and counted:  # a daemon's journal: one table, which anchors it after every commit
+            detail = f"{found.path} is missing: whether the journal lost committed events cannot be told; copy it too"
+            report.add(Break(counted[0], None, "anchor", detail))
+        return
+    seq = (lasts.get(claim.table_id) or (0, GENESIS))[0]
+    if claim.seq > seq:
+        detail = (
+            f"{claim.describe()} was committed, but the journal ends at seq {seq}: seq {seq + 1} to {claim.seq} "
+            "are gone (a deleted -wal file, an older copy of the journal)"
+        )
+        report.add(Break(claim.table_id, seq + 1, "rolled back", detail))
+        return
+    at = _hash_at(conn, claim.table_id, claim.seq)
+    if at is None and manifest.lost_in(manifest.rollbacks(conn, claim.table_id), claim.seq) is not None:
+        return  # lost in a rollback recorded since, and reported as such
+    if at != claim.hash:
+        detail = f"{claim.describe()}, but this journal has {'no row' if at is None else 'another hash'} there"
+        report.add(Break(claim.table_id, claim.seq, "anchor", detail + ": it is not the journal that was anchored"))
+        return
+    commits = _commits(conn, claim.table_id)
+    if claim.commits is not None and commits is not None and claim.commits > commits:
+        detail = f"{claim.describe()} after {claim.commits} transactions, the journal holds {commits}: some are gone"
+        report.add(Break(claim.table_id, None, "rolled back", detail))
+
+
+def _commits(conn: sqlite3.Connection, table_id: str) -> int | None:
+    """The transactions the manifest counts; None without a manifest (itself a finding)."""
+    row = conn.execute("SELECT commits FROM manifest WHERE table_id = ?", (table_id,)).fetchone()
+    return None if row is None else int(row[0])
+
+
+def _hash_at(conn: sqlite3.Connection, table_id: str, seq: int) -> str | None:
+    if seq == 0:
+        return GENESIS
+    row = conn.execute("SELECT hash FROM events WHERE table_id = ? AND seq = ?", (table_id, seq)).fetchone()
+    if row is not None:
+        return str(row[0])
+    skipped = [r.hash for r in manifest.rollbacks(conn, table_id) if r.upto_seq == seq and r.skipped]
+    return skipped[-1] if skipped else None

@@ -9,18 +9,24 @@ are exercised end to end in tests/e2e/test_kill9_recovery.py; here the engine's 
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import json
+import socket
+import sqlite3
+import subprocess
+import sys
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 import pytest
 from pydantic import TypeAdapter
 
-from controller.config.table import GameRules
+from controller.config.table import GameRules, TableConfig
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
 from controller.core.settlement import ChapterRules
@@ -40,6 +46,7 @@ from controller.engine.round import RoundEngine
 from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase, TableState
 from controller.games.registry import SPECS, dealing_method
+from controller.people import demo
 from controller.store import snapshot
 from drivers.interfaces import (
     ButtonPressed,
@@ -240,3 +247,106 @@ def rules_of() -> RulesOf:
 
 def types(events: Sequence[DomainEvent]) -> list[str]:
     return [e.type for e in events]
+
+
+# -- the real daemon, for the restore, critical-state and rollback tests ------------------------------------------
+
+
+@pytest.fixture
+def no_broker() -> str:
+    """A broker URL nobody listens on: the table plays and journals, its publisher retries in the background."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"mqtt://127.0.0.1:{s.getsockname()[1]}"
+
+
+async def play(config: TableConfig, **kw: Any) -> int:
+    """The demo table in this process; a table that waits for someone who is not simulated would hang the suite, so
+    it fails instead."""
+    return await asyncio.wait_for(demo.play(config, **kw), timeout=60)
+
+
+class DemoProcess:
+    """`tablectl demo` as the real process (its simulated devices and people die with it, as in a power loss of the
+    table), on a journal and a copy of configs/demo.toml of its own (its table_id and MQTT prefix the test's)."""
+
+    def __init__(self, tmp: Path, broker: str, table_id: str, prefix: str) -> None:
+        self.journal = tmp / "table.sqlite"
+        self.config = tmp / "table.toml"
+        text = (CONFIGS / "demo.toml").read_text().replace('table_id = "demo-ms-1"', f'table_id = "{table_id}"', 1)
+        self.config.write_text(text.replace('prefix = "tablectl"', f'prefix = "{prefix}"'))
+        self.broker = broker
+        self.logs = tmp / "logs"
+        self.logs.mkdir(exist_ok=True)
+        self.boots = 0
+
+    def start(self, seed: int) -> subprocess.Popen[bytes]:
+        self.boots += 1
+        log = (self.logs / f"boot{self.boots}.log").open("wb")
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "controller.cli",
+                "--log-json",
+                "demo",
+                "--pace",
+                "0",
+                "--seed",
+                str(seed),
+                "--journal",
+                str(self.journal),
+                "--quiet",
+                "--broker",
+                self.broker,
+                "--config",
+                str(self.config),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def log_tail(self) -> str:
+        return (self.logs / f"boot{self.boots}.log").read_text(errors="replace")[-3000:]
+
+
+def kill9(proc: subprocess.Popen[bytes]) -> None:
+    proc.kill()  # SIGKILL
+    proc.wait()
+
+
+@dataclass(frozen=True)
+class Row:
+    seq: int
+    event_id: str
+    type: str
+    payload: dict[str, Any]
+
+
+def journal_rows(path: Path, after: int = 0) -> list[Row]:
+    """The journal's rows as a test reads them, straight from the file (read-only: the file is not changed)."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        cur = db.execute("SELECT seq, event_id, type, payload FROM events WHERE seq > ? ORDER BY seq", (after,))
+        return [Row(int(s), str(i), str(t), json.loads(p)) for s, i, t, p in cur]
+    finally:
+        db.close()
+
+
+def stored_state(path: Path) -> TableState | None:
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        row = db.execute("SELECT body FROM critical_state WHERE record = 'engine'").fetchone()
+    finally:
+        db.close()
+    return None if row is None else snapshot.decode(bytes(row[0]))
+
+
+def tamper(path: Path, *statements: str) -> None:
+    """Change the file behind tablectl's back, as a disk fault or a person would: plain SQL, no journal code."""
+    db = sqlite3.connect(path)
+    for sql in statements:
+        db.execute(sql)
+    db.commit()
+    db.close()

@@ -85,7 +85,8 @@ def test_every_row_is_chained_by_the_documented_recipe_across_reopens(tmp_path: 
 
 def test_tables_in_one_file_have_their_own_chains(tmp_path: Path) -> None:
     path = tmp_path / "j.sqlite"
-    a, b = Journal(path, "A", "boot"), Journal(path, "B", "boot")
+    # The anchor file beside the journal is one table's (a daemon's): the second table keeps none.
+    a, b = Journal(path, "A", "boot"), Journal(path, "B", "boot", anchored=False)
     a.append([ev(1), ev(2)], T0)
     b.append([ev(1)], T0)
     a.append([ev(3)], T0)
@@ -162,7 +163,7 @@ def test_a_v1_file_is_chained_in_place(tmp_path: Path) -> None:
         assert not unchained.ok and unchained.first_break is not None
         assert unchained.first_break.what == "unchained"
     j = Journal(path, "T1", "boot-2")
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
     assert all(s == c for _, s, c in independent_chain(path, "T1"))
     assert all(s == c for _, s, c in independent_chain(path, "T2"))
     assert [e.seq for e in j.unpublished()] == [3, 4, 5]  # the outbox survives the migration

@@ -20,6 +20,7 @@ from controller.cli.journal import PROGRESS_EVERY
 from controller.cli.main import main
 from controller.core.events import DomainEvent
 from controller.store.journal import Journal
+from controller.store.schema import SCHEMA_VERSION
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 Run = Callable[..., subprocess.CompletedProcess[str]]
@@ -215,7 +216,10 @@ def test_config_chooses_the_journal(cli: Run, tmp_path: Path, monkeypatch: pytes
 
 def test_the_daemon_refuses_a_journal_it_cannot_use(cli: Run, tmp_path: Path) -> None:
     newer = tmp_path / "newer.sqlite"
-    sqlite3.connect(newer).execute("PRAGMA user_version=3").connection.close()
+    sqlite3.connect(newer).execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}").connection.close()
     proc = cli("demo", "--rounds", "1", "--quiet", "--journal", str(newer), "--broker", "mqtt://127.0.0.1:1")
     assert proc.returncode == 2
-    assert "schema version 3, newer than this software understands (2); upgrade tablectl" in proc.stderr
+    newest = SCHEMA_VERSION
+    assert (
+        f"schema version {newest + 1}, newer than this software understands ({newest}); upgrade tablectl" in proc.stderr
+    )

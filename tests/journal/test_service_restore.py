@@ -3,37 +3,20 @@ table on real pseudo-terminals for the starts and stops (no broker: a port nobod
 
 from __future__ import annotations
 
-import asyncio
-import socket
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from controller.config.table import TableConfig, demo_config
 from controller.engine.inputs import OpenTable, Tick
 from controller.engine.state import Phase
-from controller.people import demo
 from controller.shell.service import TableService
 from controller.store import snapshot
 from controller.store.journal import Journal
 from drivers.interfaces import LockAcknowledged, ShuffleCompleted
+from tests.journal.conftest import play
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
-
-
-async def play(config: TableConfig, **kw: Any) -> int:
-    # A table that waits for someone who is not simulated would hang the suite: fail instead.
-    return await asyncio.wait_for(demo.play(config, **kw), timeout=60)
-
-
-@pytest.fixture
-def no_broker() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"mqtt://127.0.0.1:{s.getsockname()[1]}"
 
 
 def types(path: Path, after: int = 0) -> list[str]:

@@ -38,6 +38,7 @@ from structlog.testing import capture_logs
 
 from controller.config.table import MqttSettings
 from controller.core.events import DomainEvent
+from controller.mqtt.anchor import read_retained_anchor
 from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
 
@@ -308,6 +309,7 @@ async def test_a_table_is_confined_to_its_own_topics(broker: SecureBroker, watch
         "tablectl/ms-2/status",
         "tablectl/ms-2/device/shoe",
         "tablectl/ms-2/cmd/reply",
+        "tablectl/ms-2/anchor",
         "tablectl/ms-1/cmd/verify_deck",
         "tablectl/other/event",
         "elsewhere/ms-1/event",
@@ -336,3 +338,21 @@ async def test_a_table_is_confined_to_its_own_topics(broker: SecureBroker, watch
         got = await asyncio.wait_for(anext(aiter(table_1.messages)), 10)
         assert (str(got.topic), got.payload) == ("tablectl/ms-1/cmd/verify_deck", b'{"cmd": 2}')
     assert "tablectl/ms-1/event" not in watcher.topics()[1:]  # the supervisor's forged event went nowhere
+
+
+async def test_a_table_reads_back_its_own_journal_anchor_and_no_other(broker: SecureBroker) -> None:
+    """The anchor a table retains is read back at start through the example ACL (docs/journal.md, "The anchor")."""
+    anchor = {
+        "table_id": "ms-1",
+        "boot_id": "b",
+        "seq": 7,
+        "hash": "ab" * 32,
+        "round_no": 1,
+        "ts": "2026-11-21T08:00:00.000000Z",
+    }
+    async with broker.client("ms-1") as table_1:
+        await table_1.publish("tablectl/ms-1/anchor", json.dumps(anchor).encode(), qos=1, retain=True)
+    claim = await read_retained_anchor(broker.settings("ms-1"), "ms-1")
+    assert claim is not None and (claim.seq, claim.hash) == (7, "ab" * 32)
+    # ms-2 may not read ms-1's anchor: as far as it can see, there is none.
+    assert await read_retained_anchor(broker.settings("ms-2"), "ms-1") is None

@@ -1,0 +1,167 @@
+"""One table's record of what its journal must hold: the manifest written in each transaction, the anchor file
+written after each commit, and the rollbacks recorded at start (docs/journal.md, "What must exist", "The anchor").
+
+The journal (controller.store.journal) calls `in_transaction` before each COMMIT and `after_commit` after it;
+everything else here is read at open, for the start-up checks (controller.store.integrity).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from controller.core.events import DomainEvent
+from controller.store import manifest
+from controller.store.anchor import AnchorError, Claim, Found, Sidecar
+from controller.store.chain import GENESIS
+from controller.store.records import Record
+from controller.store.schema import JournalError
+
+ROUND_SPAN = 20_000  # rows: far more than one round journals, however long it waited
+
+
+class CriticalBook:
+    """The manifest and anchor of one table's journal, as the journal's writer keeps them."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path, table_id: str, anchored: bool) -> None:
+        self.table_id = table_id
+        self._db = db  # the journal's own connection, for reads (closed with the journal)
+        self.rollbacks = manifest.rollbacks(db, table_id)
+        self.manifest_problem: str | None = None
+        try:
+            self.manifest: manifest.Manifest | None = manifest.read(db, table_id)
+        except manifest.ManifestError as err:
+            self.manifest, self.manifest_problem = None, str(err)
+        self._sidecar = Sidecar(path, table_id) if anchored else None
+        found = self.found
+        if found is not None and found.claim is not None and found.claim.table_id != table_id:
+            raise JournalError(
+                f"{found.path} anchors the journal of table {found.claim.table_id!r}, not of {table_id!r}: give each "
+                "table its own journal file (journal.path); if this journal really is this table's, the anchor file "
+                "beside it is another's: find out how it got there before moving it aside"
+            )
+
+    @property
+    def found(self) -> Found | None:
+        """What the anchor file held when the journal was opened (None when this journal keeps none)."""
+        return None if self._sidecar is None else self._sidecar.found
+
+    def anchor_new(self, tail: tuple[int, str], ts: str) -> None:
+        """Anchor a journal that has not committed since it was created (or migrated), before its first commit:
+        a missing anchor is then never a journal that had no time to write it."""
+        commits = self.manifest.commits if self.manifest is not None else 0
+        found = self.found
+        if self._sidecar is not None and found is not None and not found.exists and commits == 0:
+            try:
+                self._sidecar.write(self._claim(self.manifest or manifest.Manifest(*tail)), ts, sync=True)
+            except AnchorError as err:  # at open: the table does not start, and says why
+                raise JournalError(str(err)) from None
+
+    def _claim(self, m: manifest.Manifest) -> Claim:
+        return Claim("this journal", self.table_id, m.seq, m.hash, m.commits, m.round_no)
+
+    def _base(self, db: sqlite3.Connection) -> manifest.Manifest:
+        # Checked again under the write lock, like the tail, so a second writer's transactions count too; the count
+        # alone tells whether the row is still the one this journal wrote last (no JSON to read on every commit).
+        row = db.execute("SELECT commits FROM manifest WHERE table_id = ?", (self.table_id,)).fetchone()
+        if self.manifest is not None and row is not None and int(row[0]) == self.manifest.commits:
+            return self.manifest
+        try:
+            base = manifest.read(db, self.table_id)
+        except manifest.ManifestError:
+            base = None
+        if base is not None:
+            return base
+        # Gone or damaged (found at open): what the file holds now, counting on from the anchor's count.
+        rebuilt = manifest.rebuild(db, self.table_id)
+        found = self.found
+        if found is not None and found.claim is not None and found.claim.commits is not None:
+            rebuilt = replace(rebuilt, commits=found.claim.commits)
+        return rebuilt
+
+    def in_transaction(
+        self,
+        db: sqlite3.Connection,
+        seq: int,
+        hash_: str,
+        records: Sequence[Record],
+        events: Sequence[DomainEvent],
+        ts: str,
+    ) -> None:
+        self.manifest = self._base(db).advance(seq, hash_, records, events)
+        manifest.write(db, self.table_id, self.manifest, ts)
+
+    def after_commit(self, ts: str, sync: bool = False) -> None:
+        """The anchor file says where the journal is now: written after every commit, so a kill -9 (which loses no
+        written page) leaves it exact; made durable before anything leaves the process (`durable`), or at once."""
+        if self._sidecar is not None and self.manifest is not None:
+            self._sidecar.write(self._claim(self.manifest), ts, sync)
+
+    def durable(self) -> None:
+        """The anchor file durable on disk: called before events leave the process (the outbox is read), so every
+        seq the floor can hold is anchored across a power loss too; a power loss before that loses only commits that
+        SQLite itself keeps (synchronous=FULL)."""
+        if self._sidecar is not None:
+            self._sidecar.sync()
+
+    def record_rollback(
+        self, db: sqlite3.Connection, tail: tuple[int, str], claim: Claim | None, reason: str, ts: str
+    ) -> manifest.Rollback:
+        """Inside the caller's transaction: the rollback, and when `claim` is ahead of `tail` the seqs skipped."""
+        seq, prev = tail
+        upto, hash_ = (claim.seq, claim.hash) if claim is not None and claim.seq > seq else (seq, prev)
+        rb = manifest.Rollback(seq, upto, hash_, reason, ts)
+        manifest.record_rollback(db, self.table_id, rb)
+        if rb.skipped:
+            db.execute(
+                "INSERT OR REPLACE INTO chain_head (table_id, seq, hash) VALUES (?, ?, ?)", (self.table_id, upto, hash_)
+            )
+        commits, round_no = (0, 0) if claim is None else (claim.commits or 0, claim.round_no)
+        self.manifest = manifest.after_rollback(self._base(db), rb, commits, round_no)
+        manifest.write(db, self.table_id, self.manifest, ts)
+        self.rollbacks.append(rb)
+        return rb
+
+    def skipped_to(self, tail: tuple[int, str]) -> tuple[int, str]:
+        """The tail to append after: the journal's last row, or the seq a rollback skipped to if that is later."""
+        last = max(self.rollbacks, key=lambda r: r.upto_seq, default=None)
+        return (last.upto_seq, last.hash) if last is not None and last.upto_seq > tail[0] else tail
+
+    def hash_at(self, seq: int) -> str | None:
+        """The chain hash at `seq`: its row's, or the anchor's a rollback skipped to; None when neither exists."""
+        if seq == 0:
+            return GENESIS
+        row = self._db.execute(
+            "SELECT hash FROM events WHERE table_id = ? AND seq = ?", (self.table_id, seq)
+        ).fetchone()
+        if row is not None:
+            return str(row[0])
+        skipped = [r.hash for r in self.rollbacks if r.upto_seq == seq and r.skipped]
+        return skipped[-1] if skipped else None
+
+    def open_round(self) -> tuple[str, int] | None:
+        """(round_id, wagers accepted) of the journal's last round when it was neither completed nor voided: what a
+        supervisor settles by hand when the stored state that held it cannot be restored."""
+        row = self._db.execute(
+            "SELECT round_id, seq FROM events WHERE table_id = ? AND round_id IS NOT NULL ORDER BY seq DESC LIMIT 1",
+            (self.table_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        # round_id has no index: a round's events are within its last ROUND_SPAN rows, which the primary key finds.
+        counts = dict(
+            self._db.execute(
+                "SELECT type, COUNT(*) FROM events WHERE table_id = ? AND seq > ? AND round_id = ? AND type IN "
+                "('wager.accepted', 'round.completed', 'round.voided') GROUP BY type",
+                (self.table_id, int(row[1]) - ROUND_SPAN, row[0]),
+            ).fetchall()
+        )
+        if counts.get("round.completed") or counts.get("round.voided"):
+            return None
+        return str(row[0]), int(counts.get("wager.accepted", 0))
+
+    def close(self) -> None:
+        if self._sidecar is not None:
+            self._sidecar.close()
