@@ -14,7 +14,8 @@ an fsync), its broker a private loopback mosquitto. A supervisor's client here (
 
 Baseline: the same three exchanges against a bare MQTT responder (this script with --echo, in a process of its
 own) that answers each request with one QoS 1 message on the same broker and does nothing else: the broker's
-and the clients' share of each figure. Every client here sets TCP_NODELAY, as the table's connections do. The ratios say how much the table's checks, journal and engine cost.
+and the clients' share of each figure. Every client here sets TCP_NODELAY, as the table's connections do. The
+ratios say how much the table's checks, journal and engine cost.
 
     .venv/bin/python bench/commands.py [--sequential 200] [--burst 2000] [--flood 2000] [--journal-dir DIR]
 """

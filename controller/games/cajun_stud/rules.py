@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from controller.core.money import Cents
+from controller.core.money import AMOUNT_BOUND, MAX_AMOUNT_CENTS, MAX_WAGER_CENTS, WAGER_BOUND, Cents
 from controller.core.settlement import ChapterRules
 from controller.games.cajun_stud.paytables import ANTE_AND_RAISE, PAYTABLES, ChapterPaytable
 from controller.games.cajun_stud.rankings import AnteHand
@@ -58,8 +58,18 @@ class CajunStudRules(ChapterRules):
     adjacent_boxes: int = Field(
         1, ge=1, le=MAX_SEATS, description="how many adjacent boxes one player may wager on in a round (683a.7(e))"
     )
-    ante_min_cents: int = Field(500, gt=0, description="table minimum Ante Wager in cents; sets the 683a.12(f) floor")
-    ante_max_cents: int = Field(10_000, gt=0, description="table maximum Ante Wager in cents")
+    ante_min_cents: int = Field(
+        500,
+        gt=0,
+        le=MAX_WAGER_CENTS,
+        description=f"table minimum Ante Wager in cents; sets the 683a.12(f) floor; {WAGER_BOUND}",
+    )
+    ante_max_cents: int = Field(
+        10_000,
+        gt=0,
+        le=MAX_WAGER_CENTS,
+        description=f"table maximum Ante Wager in cents; {WAGER_BOUND}",
+    )
     ante_paytable: Literal["A", "B", "C"] = Field(
         description="683a.12(a) paytable letter for the Ante and Raise Wagers"
     )
@@ -85,8 +95,9 @@ class CajunStudRules(ChapterRules):
     payout_limit_cents: int | None = Field(
         None,
         gt=0,
+        le=MAX_AMOUNT_CENTS,
         description="683a.12(f) aggregate payout limit per player per round on the Ante and Raise Wagers, in "
-        "cents; at least $50,000 and at least payout_limit_floor(ante_min_cents); leave out for none",
+        f"cents; at least $50,000 and at least payout_limit_floor(ante_min_cents); {AMOUNT_BOUND}; leave out for none",
     )
 
     @field_validator("optional_wagers")
