@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
+from typing import Any, Literal
+
+from pydantic import Field
 
 Cents = int
 
@@ -24,6 +26,12 @@ MAX_AMOUNT_CENTS: Cents = 100_000_000_000
 # How the rules models' Field descriptions state the bounds.
 WAGER_BOUND = "at most 10000000 ($100,000, above any posted table maximum: payouts stay exact)"
 AMOUNT_BOUND = "at most 100000000000 ($1,000,000,000, above every floor a chapter derives: amounts stay exact)"
+
+
+def wager_field(default: Cents, what: str) -> Any:
+    """A rules model's wager amount or limit in cents: more than 0, at most MAX_WAGER_CENTS, and saying so."""
+    return Field(default, gt=0, le=MAX_WAGER_CENTS, description=f"{what}, in cents; {WAGER_BOUND}")
+
 
 _ODDS = re.compile(r"^\s*([\d,]+)\s+(to|for)\s+(\d+)\s*$")
 

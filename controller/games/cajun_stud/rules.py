@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from controller.core.money import AMOUNT_BOUND, MAX_AMOUNT_CENTS, MAX_WAGER_CENTS, WAGER_BOUND, Cents
+from controller.core.money import AMOUNT_BOUND, MAX_AMOUNT_CENTS, Cents, wager_field
 from controller.core.settlement import ChapterRules
 from controller.games.cajun_stud.paytables import ANTE_AND_RAISE, PAYTABLES, ChapterPaytable
 from controller.games.cajun_stud.rankings import AnteHand
@@ -58,18 +58,8 @@ class CajunStudRules(ChapterRules):
     adjacent_boxes: int = Field(
         1, ge=1, le=MAX_SEATS, description="how many adjacent boxes one player may wager on in a round (683a.7(e))"
     )
-    ante_min_cents: int = Field(
-        500,
-        gt=0,
-        le=MAX_WAGER_CENTS,
-        description=f"table minimum Ante Wager in cents; sets the 683a.12(f) floor; {WAGER_BOUND}",
-    )
-    ante_max_cents: int = Field(
-        10_000,
-        gt=0,
-        le=MAX_WAGER_CENTS,
-        description=f"table maximum Ante Wager in cents; {WAGER_BOUND}",
-    )
+    ante_min_cents: int = wager_field(500, "table minimum Ante Wager (it sets the 683a.12(f) floor)")
+    ante_max_cents: int = wager_field(10_000, "table maximum Ante Wager")
     ante_paytable: Literal["A", "B", "C"] = Field(
         description="683a.12(a) paytable letter for the Ante and Raise Wagers"
     )

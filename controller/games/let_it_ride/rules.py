@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from controller.core.money import AMOUNT_BOUND, MAX_AMOUNT_CENTS, MAX_WAGER_CENTS, WAGER_BOUND, Cents, fmt
+from controller.core.money import AMOUNT_BOUND, MAX_AMOUNT_CENTS, Cents, fmt, wager_field
 from controller.core.rankings import Five
 from controller.core.settlement import ChapterRules, SettlementError
 from controller.games.let_it_ride.paytables import LET_IT_RIDE
@@ -98,18 +98,8 @@ class LetItRideRules(ChapterRules):
     let_it_ride_paytable: Literal["A", "B"] = Field(
         description="643a.12(a) paytable for the Let It Ride Wagers (Bet Number 1, 2 and 3)"
     )
-    bet_min_cents: int = Field(
-        500,
-        gt=0,
-        le=MAX_WAGER_CENTS,
-        description=f"table minimum for each of Bet Number 1, 2 and 3, in cents; {WAGER_BOUND}",
-    )
-    bet_max_cents: int = Field(
-        10_000,
-        gt=0,
-        le=MAX_WAGER_CENTS,
-        description=f"table maximum for each of Bet Number 1, 2 and 3, in cents; {WAGER_BOUND}",
-    )
+    bet_min_cents: int = wager_field(500, "table minimum for each of Bet Number 1, 2 and 3")
+    bet_max_cents: int = wager_field(10_000, "table maximum for each of Bet Number 1, 2 and 3")
     payout_limit_cents: int | None = Field(
         None,
         le=MAX_AMOUNT_CENTS,
@@ -121,12 +111,8 @@ class LetItRideRules(ChapterRules):
     five_card_bonus_paytable: Literal["A", "B", "C", "D", "E", "F", "G"] | None = _d(
         "643a.12(b) paytable letter; required when five_card_bonus is offered"
     )
-    five_card_bonus_wager_cents: int = Field(
-        100,
-        gt=0,
-        le=MAX_WAGER_CENTS,
-        description="the one Five Card Bonus Wager accepted, in cents: 643a.12(b) pays fixed amounts "
-        f"that do not grow with the wager; {WAGER_BOUND}",
+    five_card_bonus_wager_cents: int = wager_field(
+        100, "the one Five Card Bonus Wager accepted (643a.12(b) pays fixed amounts that do not grow with the wager)"
     )
 
     three_card_bonus: bool = Field(False, description="643a.7(f): offer the Three Card Bonus Wager")
