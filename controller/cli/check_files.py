@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,7 @@ def check_journal(data: Mapping[str, Any], override: Path | None = None) -> list
         path, field = override, "--journal"
     elif isinstance(configured, str) and configured:
         path, field = Path(configured), "journal.path"
-    elif configured is None and isinstance(table_id, str) and 0 < len(table_id) <= MAX_TABLE_ID:
+    elif configured is None and isinstance(table_id, str) and _TABLE_ID.fullmatch(table_id):
         path, field = default_journal_path(table_id), "journal.path (default)"
     else:
         return []  # the schema reports it
@@ -127,6 +128,7 @@ def check_journal(data: Mapping[str, Any], override: Path | None = None) -> list
         return [Finding("error", field, f"{path}: {err.strerror or err}", _JOURNAL_FIX)]
 
 
+_TABLE_ID = re.compile(rf"[A-Za-z0-9_\-]{{1,{MAX_TABLE_ID}}}")  # as TableConfig.table_id: else the schema says
 _JOURNAL_FIX = (
     "create the directory for the service user (under systemd, StateDirectory=tablectl does), or set "
     "journal.path to a file in a writable directory"
