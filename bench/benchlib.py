@@ -161,6 +161,7 @@ def mosquitto() -> Iterator[str]:
         conf.write_text(
             f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
             "set_tcp_nodelay true\n"  # as systemd/mosquitto/mosquitto.conf: no 40 ms Nagle stalls
+            "max_queued_messages 100000\n"  # as systemd/mosquitto/mosquitto.conf: a burst is queued, not dropped
             "log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\nlog_type information\n"
         )
         proc = subprocess.Popen(

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli.check_config import check_file
 from controller.cli.findings import Finding
 from controller.cli.main import main
+from controller.cli.preflight import check_file
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = sorted((ROOT / "configs").glob("*.toml"))
@@ -360,7 +360,7 @@ def test_exit_status_and_every_file_reported(tmp_path: Path, capsys: pytest.Capt
     assert main(["check-config", str(good), str(bad), str(tmp_path / "missing.toml")]) == 1
     out = capsys.readouterr().out
     assert f"{good}: valid" in out and f"{bad}: INVALID, 1 error(s)" in out
-    assert f"{tmp_path / 'missing.toml'}: cannot be read: No such file or directory" in out
+    assert f"{tmp_path / 'missing.toml'}: does not exist" in out
     with pytest.raises(SystemExit) as usage:
         main(["check-config"])
     assert usage.value.code == 2
@@ -393,3 +393,202 @@ def test_as_a_command(tmp_path: Path) -> None:
 def test_finding_renders_field_problem_and_fix() -> None:
     text = Finding("error", "game.seats", "Input should be less than or equal to 6 (got 8)", "give at most 6").render()
     assert text == "  error: game.seats: Input should be less than or equal to 6 (got 8)\n      fix: give at most 6"
+
+
+# -- hostile configs: the same clear error from check-config and from run (issue 12, items 6 and 8) -------------
+
+
+def _fifo(tmp_path: Path, name: str = "fifo") -> Path:
+    path = tmp_path / name
+    os.mkfifo(path)
+    return path
+
+
+def _journal(path: str) -> str:
+    return _edit('prefix = "tablectl"', f'prefix = "tablectl"\n\n[journal]\npath = "{path}"')
+
+
+def _deep(depth: int) -> str:
+    return _edit("seats = 6 ", f"seats = 6\nx = {'[' * depth}{']' * depth}\n#")
+
+
+def _not_sqlite(t: Path) -> str:
+    (t / "old.sqlite").write_text("not a journal\n")
+    return _journal(str(t / "old.sqlite"))
+
+
+# (case, the config file as the operator made it, field, problem, fix): config text, or a path made in tmp_path.
+HOSTILE: list[tuple[str, Callable[[Path], str | Path], str, str, str]] = [
+    (
+        "journal on /dev/zero",
+        lambda t: _journal("/dev/zero"),
+        "journal.path",
+        "/dev/zero is a character device, not a file",
+        "set journal.path to a file such as /var/lib/tablectl/",
+    ),
+    (
+        "journal on /dev/null",
+        lambda t: _journal("/dev/null"),
+        "journal.path",
+        "/dev/null is a character device, not a file",
+        "set journal.path to a file",
+    ),
+    (
+        "journal that is not SQLite",
+        _not_sqlite,
+        "journal.path",
+        "is not an SQLite file, so not a tablectl journal",
+        "point journal.path at the table's journal, or at a new file",
+    ),
+    (
+        "300-character table_id",
+        lambda t: _edit('table_id = "ms-table-01"', f'table_id = "{"t" * 300}"'),
+        "table_id",
+        "String should have at most 64 characters (got 300)",
+        "shorten it to at most 64 characters",
+    ),
+    (
+        "arrays 5,000 deep",
+        lambda t: _deep(5000),
+        "(TOML syntax)",
+        "nested too deeply to be parsed",
+        "remove the extra brackets",
+    ),
+    (
+        "arrays 40 deep",
+        lambda t: _deep(40),
+        "game.x" + "[0]" * 15,  # game, x and 15 lists: the 17th level
+        "is nested more than 16 levels deep",
+        "remove the extra brackets",
+    ),
+    (
+        "ante_max_cents = 2**63-1",
+        lambda t: _edit("ante_max_cents = 10000", f"ante_max_cents = {2**63 - 1}"),
+        "game.ante_max_cents",
+        f"less than or equal to 10000000 (got {2**63 - 1})",
+        "give at most 10000000",
+    ),
+    (
+        "a bonus wager limit of 2**63-1",
+        lambda t: _edit("six_card_bonus_max_cents = 2500", f"six_card_bonus_max_cents = {2**63 - 1}"),
+        "game.six_card_bonus_max_cents",
+        "less than or equal to 10000000",
+        "give at most 10000000",
+    ),
+    (
+        'prefix = "///"',
+        lambda t: _edit('prefix = "tablectl"', 'prefix = "///"'),
+        "mqtt.prefix",
+        "'///' starts or ends with /, which makes an empty topic level",
+        "topic levels of letters, digits, - and _ joined by single slashes",
+    ),
+    (
+        "prefix with an empty level",
+        lambda t: _edit('prefix = "tablectl"', 'prefix = "casino//floor"'),
+        "mqtt.prefix",
+        "has an empty topic level (//)",
+        "e.g. tablectl or casino-a/floor-2",
+    ),
+    (
+        "prefix with a wildcard",
+        lambda t: _edit('prefix = "tablectl"', 'prefix = "casino/+/tables"'),
+        "mqtt.prefix",
+        "has an MQTT wildcard (+ or #)",
+        "joined by single slashes",
+    ),
+    (
+        "prefix in the broker's own space",
+        lambda t: _edit('prefix = "tablectl"', 'prefix = "$SYS/tables"'),
+        "mqtt.prefix",
+        "starts with $",
+        "joined by single slashes",
+    ),
+    (
+        "FIFO as password_file",
+        lambda t: _edit('prefix = "tablectl"', f'prefix = "tablectl"\nusername = "u"\npassword_file = "{_fifo(t)}"'),
+        "mqtt.password_file",
+        "fifo is a FIFO (named pipe), not a regular file",
+        "broker password on its first line",
+    ),
+    (
+        "/dev/zero as password_file",
+        lambda t: _edit('prefix = "tablectl"', 'prefix = "tablectl"\nusername = "u"\npassword_file = "/dev/zero"'),
+        "mqtt.password_file",
+        "/dev/zero is a character device, not a regular file",
+        "broker password on its first line",
+    ),
+    (
+        "FIFO as ca_file",
+        lambda t: _edit(
+            'broker = "mqtt://127.0.0.1:1883"',
+            f'broker = "mqtts://broker.floor.example:8883"\nca_file = "{_fifo(t, "ca.pem")}"',
+        ),
+        "mqtt.ca_file",
+        "ca.pem is a FIFO (named pipe), not a regular file",
+        "copy the PEM of the CA",
+    ),
+    ("config that is /dev/zero", lambda t: Path("/dev/zero"), "/dev/zero", "is a character device", "TOML config"),
+    ("config that is a FIFO", lambda t: _fifo(t, "table.toml"), "table.toml", "is a FIFO (named pipe)", "TOML config"),
+    (
+        "config of 2 MB",
+        lambda t: BASE + "#" + "x" * 2_000_000 + "\n",
+        "table.toml",
+        "is 2,002,",
+        "TOML config",
+    ),
+    (
+        "config that is not UTF-8",
+        lambda t: _edit("ms-table-01", "ms-table-\udcff1"),
+        "table.toml",
+        "is not UTF-8 text (byte 0xff at offset ",
+        "save the config as UTF-8",
+    ),
+]
+
+
+def _made(tmp_path: Path, make: Callable[[Path], str | Path]) -> Path:
+    made = make(tmp_path)
+    if isinstance(made, Path):
+        return made
+    path = tmp_path / "table.toml"
+    path.write_bytes(made.encode("utf-8", "surrogateescape"))  # the non-UTF-8 case writes its raw byte
+    return path
+
+
+@pytest.mark.parametrize(("case", "make", "field", "problem", "fix"), HOSTILE, ids=[h[0] for h in HOSTILE])
+def test_hostile_configs_get_the_same_clear_error_from_check_config_and_run(
+    tmp_path: Path,
+    _state_dir: Path,
+    case: str,
+    make: Callable[[Path], str | Path],
+    field: str,
+    problem: str,
+    fix: str,
+) -> None:
+    path = _made(tmp_path, make)
+    report = check_file(path)
+    assert not report.valid
+    matching = [f for f in report.errors if f.field.endswith(field)]
+    assert matching, f"{case}: no error for {field}; got {report.errors}"
+    assert any(problem in f.problem and fix in f.fix for f in matching), matching
+    # `run` refuses it before it opens anything, with the same words, as a process: no traceback, status 2,
+    # and no wait (a FIFO no one writes to froze it before).
+    proc = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "run", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ | {"STATE_DIRECTORY": str(_state_dir)},
+    )
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    assert problem in proc.stderr and fix in proc.stderr, proc.stderr[-2000:]
+    assert not (_state_dir / "ms-table-01.sqlite").exists()  # nothing opened
+
+
+def test_run_checks_the_journal_its_option_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, BASE)
+    assert check_file(path).valid
+    assert main(["run", "--config", str(path), "--journal", "/dev/null"]) == 2
+    err = capsys.readouterr().err
+    assert "error: --journal: /dev/null is a character device, not a file" in err

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from controller.cli.findings import Finding
-from controller.mqtt.connection import tls_context
+from controller.config.files import PEM_MAX_BYTES, SECRET_MAX_BYTES, FileRefused, kind_of, read_bounded
+from controller.config.table import MAX_TABLE_ID
+from controller.mqtt.connection import read_secret, tls_context
 from controller.shell.runner import default_journal_path
 
 _FILE_FIXES = {
@@ -52,7 +55,8 @@ def check_mqtt_files(mqtt: Mapping[str, Any]) -> list[Finding]:
 
 
 def _check_file(field: str, value: str, fix: str) -> list[Finding]:
-    """A file the config names: there, a file, readable by the service user; a relative path is a warning."""
+    """A file the config names: a regular file (not a FIFO or a device, which would block or never end), readable
+    by the service user within the time and size the daemon allows; a relative path is a warning."""
     path = Path(value)
     findings: list[Finding] = []
     if not path.is_absolute():
@@ -64,33 +68,34 @@ def _check_file(field: str, value: str, fix: str) -> list[Finding]:
                 "give the absolute path",
             )
         )
-    if not path.exists():
-        findings.append(Finding("error", field, f"{value} does not exist", f"{fix}, or correct the path"))
-    elif not path.is_file():
-        findings.append(Finding("error", field, f"{value} is not a file", f"{fix}, or correct the path"))
-    elif not os.access(path, os.R_OK):
-        findings.append(
-            Finding(
-                "error",
-                field,
-                f"{value} cannot be read by user {_user()}",
-                f"let the service user read it: chgrp tablectl {value} && chmod 0640 {value}",
+    limit = SECRET_MAX_BYTES if field == "mqtt.password_file" else PEM_MAX_BYTES
+    try:
+        read_bounded(path, limit)
+    except FileRefused as err:
+        if err.denied:
+            findings.append(
+                Finding(
+                    "error",
+                    field,
+                    f"{value} cannot be read by user {_user()}",
+                    f"let the service user read it: chgrp tablectl {value} && chmod 0640 {value}",
+                )
             )
-        )
+        else:
+            findings.append(Finding("error", field, f"{value} {err.problem}", f"{fix}, or correct the path"))
     return findings
 
 
 def _check_password(password_file: str) -> list[Finding]:
     try:
-        first = Path(password_file).read_text(encoding="utf-8").splitlines()[:1]
-    except (OSError, UnicodeDecodeError) as err:
-        first, why = [], str(err)
-    else:
-        why = "its first line is empty"
-    if not first or not first[0]:
+        read_secret(password_file)
+    except ValueError as err:
         return [
             Finding(
-                "error", "mqtt.password_file", f"{password_file}: {why}", "put the broker password on the first line"
+                "error",
+                "mqtt.password_file",
+                str(err).removeprefix("mqtt.password_file ").split("; ")[0],
+                "put the broker password on the first line",
             )
         ]
     return []
@@ -103,23 +108,62 @@ def _user() -> str:
         return str(os.geteuid())
 
 
-def check_journal(data: Mapping[str, Any]) -> list[Finding]:
+def check_journal(data: Mapping[str, Any], override: Path | None = None) -> list[Finding]:
+    """The journal `run` would open (`override` is its --journal): a regular SQLite file the service user can
+    write, in a writable directory, or a file that can be created there."""
     journal = data.get("journal")
     configured = journal.get("path") if isinstance(journal, dict) else None
     table_id = data.get("table_id")
-    if isinstance(configured, str) and configured:
+    if override is not None:
+        path, field = override, "--journal"
+    elif isinstance(configured, str) and configured:
         path, field = Path(configured), "journal.path"
-    elif configured is None and isinstance(table_id, str) and table_id:
+    elif configured is None and isinstance(table_id, str) and _TABLE_ID.fullmatch(table_id):
         path, field = default_journal_path(table_id), "journal.path (default)"
     else:
         return []  # the schema reports it
-    fix = (
-        "create the directory for the service user (under systemd, StateDirectory=tablectl does), or set "
-        "journal.path to a file in a writable directory"
-    )
-    if path.is_dir():
-        return [Finding("error", field, f"{path} is a directory", f"name a file in it, e.g. {path / 'table.sqlite'}")]
-    if path.exists():
+    try:
+        return _journal_problems(path, field)
+    except OSError as err:  # a name too long, a loop of symlinks, an unreadable directory on the way
+        return [Finding("error", field, f"{path}: {err.strerror or err}", _JOURNAL_FIX)]
+
+
+_TABLE_ID = re.compile(rf"[A-Za-z0-9_\-]{{1,{MAX_TABLE_ID}}}")  # as TableConfig.table_id: else the schema says
+_JOURNAL_FIX = (
+    "create the directory for the service user (under systemd, StateDirectory=tablectl does), or set "
+    "journal.path to a file in a writable directory"
+)
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _journal_problems(path: Path, field: str) -> list[Finding]:
+    fix = _JOURNAL_FIX
+    if os.path.lexists(path):
+        st = path.stat()
+        kind = kind_of(st.st_mode)
+        if kind == "a directory":
+            example = path / "table.sqlite"
+            return [Finding("error", field, f"{path} is a directory", f"name a file in it, e.g. {example}")]
+        if kind is not None:
+            return [
+                Finding(
+                    "error",
+                    field,
+                    f"{path} is {kind}, not a file: the journal must be a regular file on a local disk",
+                    "set journal.path to a file such as /var/lib/tablectl/<table_id>.sqlite (or leave it out)",
+                )
+            ]
+        with path.open("rb") as f:
+            head = f.read(len(_SQLITE_HEADER))
+        if head and head != _SQLITE_HEADER[: len(head)]:
+            return [
+                Finding(
+                    "error",
+                    field,
+                    f"{path} is not an SQLite file, so not a tablectl journal",
+                    "point journal.path at the table's journal, or at a new file",
+                )
+            ]
         # SQLite in WAL mode writes <file>-wal and <file>-shm beside it: the directory must be writable too.
         for target in (path, path.parent):
             if not os.access(target, os.W_OK):

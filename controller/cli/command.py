@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from controller.cli.verb import Subparsers
 from controller.config.errors import ConfigError, describe_errors
+from controller.config.files import SECRET_MAX_BYTES, FileRefused, read_bounded
 from controller.config.table import MqttSettings, load_config
 from controller.mqtt.connection import client_kwargs
 from controller.mqtt.contract import CommandReply
@@ -163,8 +164,10 @@ def parse_assignments(items: list[str]) -> dict[str, str]:
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:
     try:
-        data = path.read_bytes()
+        data = read_bounded(path, SECRET_MAX_BYTES)  # a PEM Ed25519 key is ~120 bytes; a FIFO would block
         mode = path.stat().st_mode
+    except FileRefused as err:
+        raise _Usage(f"cannot read the key {path}: it {err.problem}") from None
     except OSError as err:
         raise _Usage(f"cannot read the key {path}: {err.strerror}") from None
     if mode & (stat.S_IRWXG | stat.S_IRWXO):

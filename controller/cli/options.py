@@ -12,10 +12,12 @@ from typing import TypeVar
 from controller.cli.verb import UsageError
 from controller.config.broker import parse_broker_address
 from controller.config.errors import ConfigError
+from controller.config.files import FileRefused, read_bounded
 from controller.config.table import TableConfig, demo_config, load_config
 from drivers.sim.script import SimScript, SimScriptError, load_sim_script
 
 N = TypeVar("N", int, float)
+PORTS_MAX_BYTES = 64 * 1024  # a device id and a pty path per device
 
 
 def _number(text: str, kind: Callable[[str], N], what: str, example: str) -> N:
@@ -76,8 +78,8 @@ def load_ports(path: Path | None) -> dict[str, str] | None:
     if path is None:
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as err:
+        data = json.loads(read_bounded(path, PORTS_MAX_BYTES).decode("utf-8"))
+    except (FileRefused, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
         raise UsageError(f"cannot read ports from {path}: {err}; give the file sim-devices wrote") from None
     if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
         raise UsageError(f'{path} must be a JSON object of device id to port path, e.g. {{"shoe": "/dev/pts/4"}}')

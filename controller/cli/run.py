@@ -7,7 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from controller.cli import options
+from controller.cli import options, preflight
 from controller.cli.verb import Subparsers, UsageError
 from controller.shell.runner import build_devices, playable, run_table
 from drivers.registry import DriverConfigError
@@ -32,7 +32,7 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    config = options.load_table(args.config)
+    config = preflight.load_for_run(args.config, args.journal)  # every check of `check-config`, first
     # Refused before any device is opened: a config the engine cannot run, or one without [devices].
     why = playable(config)
     if why:

@@ -51,7 +51,12 @@ _TYPE_FIXES = {
 
 _PATTERN_FIXES = {
     "table_id": "use letters, digits, - and _ only, e.g. ms-table-01 (it names the table's MQTT topics and journal)",
-    "mqtt.prefix": "use letters, digits, -, _ and / only, e.g. tablectl",
+}
+
+# Fixes for checks whose message says what is wrong, by field.
+_VALUE_FIXES = {
+    "mqtt.prefix": "use topic levels of letters, digits, - and _ joined by single slashes, e.g. tablectl or "
+    "casino-a/floor-2",
 }
 
 
@@ -136,11 +141,16 @@ def config_problems(
                 "greater_than": "give more than {gt}",
             }[e["type"]]
             fix = fix.format(**ctx)
+        elif e["type"] == "string_too_long":
+            msg += f" (got {len(e['input'])})"
+            fix = f"shorten it to at most {ctx.get('max_length')} characters"
         elif e["type"] == "string_pattern_mismatch":
             msg += _got(e["input"])
             fix = _PATTERN_FIXES.get(where, f"use only the characters the pattern allows: {ctx.get('pattern')}")
         elif fix:
             msg += _got(e["input"])
+        elif e["type"] == "value_error" and where in _VALUE_FIXES:
+            fix = _VALUE_FIXES[where]
         elif e["type"] == "value_error":
             # A check across fields reports at the model; its message names the field it is about.
             named = re.match(r"[a-z_]+(?:\.[a-z_]+)+", msg)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,6 +24,7 @@ from pydantic_core import CoreSchema
 
 from controller.config.broker import parse_broker_address
 from controller.config.errors import ConfigError, describe_errors
+from controller.config.files import CONFIG_MAX_BYTES, FileRefused, read_bounded
 from controller.config.keys import decode_public_key
 from controller.core.settlement import ChapterRules
 from controller.games import registry
@@ -48,12 +50,26 @@ class MqttSettings(_Strict):
     systemd/mosquitto/); the password lives in its own file so the config can be world-readable."""
 
     broker: str = "mqtt://127.0.0.1:1883"
-    prefix: str = Field("tablectl", pattern=r"^[A-Za-z0-9_\-/]+$")
+    prefix: str = Field(
+        "tablectl",
+        max_length=100,
+        description="the first levels of every topic, e.g. tablectl or casino-a/floor-2: MQTT topic levels of "
+        "letters, digits, - and _, joined by single slashes (no wildcard, no empty level, no leading or trailing "
+        "slash, which would make topics no ACL pattern matches)",
+    )
     username: str | None = Field(None, description="this table's broker user (default: none, anonymous)")
     password_file: str | None = Field(None, description="file holding the broker password (first line)")
     ca_file: str | None = Field(None, description="CA bundle that signed the broker's certificate (mqtts://)")
     cert_file: str | None = Field(None, description="client certificate for TLS client authentication")
     key_file: str | None = Field(None, description="the client certificate's private key")
+
+    @field_validator("prefix")
+    @classmethod
+    def _topic_levels(cls, value: str) -> str:
+        problem = prefix_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> MqttSettings:
@@ -67,6 +83,25 @@ class MqttSettings(_Strict):
         if self.password_file is not None and self.username is None:
             raise ValueError("mqtt.password_file is set without mqtt.username: add the table's broker user")
         return self
+
+
+_LEVEL = re.compile(r"[A-Za-z0-9_\-]+")
+
+
+def prefix_problem(prefix: str) -> str | None:
+    """What makes `prefix` unfit to start this table's MQTT topics (MQTT 3.1.1 section 4.7), or None."""
+    if any(c in prefix for c in "+#"):
+        return f"{prefix!r} has an MQTT wildcard (+ or #), which a topic to publish on cannot have"
+    if prefix.startswith("$"):
+        return f"{prefix!r} starts with $, which MQTT keeps for the broker's own topics ($SYS)"
+    if prefix.startswith("/") or prefix.endswith("/"):
+        return f"{prefix!r} starts or ends with /, which makes an empty topic level"
+    if "//" in prefix or not prefix:
+        return f"{prefix!r} has an empty topic level (//)"
+    bad = [level for level in prefix.split("/") if not _LEVEL.fullmatch(level)]
+    if bad:
+        return f"the level {bad[0]!r} of {prefix!r} has characters other than letters, digits, - and _"
+    return None
 
 
 # Who may sign which supervisor commands: controller.supervisor.verbs.ROLE_VERBS, docs/commands.md.
@@ -140,8 +175,17 @@ def _seat_of(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+# Long enough for any naming scheme; short enough that "<table_id>.sqlite" stays a valid file name (255 bytes).
+MAX_TABLE_ID = 64
+
+
 class TableConfig(_Strict):
-    table_id: str = Field(pattern=r"^[A-Za-z0-9_\-]+$", description="unique per casino; used in topics")
+    table_id: str = Field(
+        pattern=r"^[A-Za-z0-9_\-]+$",
+        max_length=MAX_TABLE_ID,
+        description="unique per casino; names the table's MQTT topics, client ids and journal file (at most 64 "
+        "characters: the journal's file name must stay under the 255 bytes a file name may have)",
+    )
     game: GameRules
     mqtt: MqttSettings = MqttSettings()
     journal: JournalSettings = JournalSettings()
@@ -210,17 +254,66 @@ def parse_config(data: dict[str, Any], source: str = "config") -> TableConfig:
         raise ConfigError(f"{source} is not a valid table configuration:\n{problems}") from None
 
 
-def load_config(path: str | Path) -> TableConfig:
+class ConfigFileError(ConfigError):
+    """A config file that cannot be read as a TOML table: `field` is where (the file, or "(TOML syntax)"),
+    `problem` what is wrong and `fix` what to do, as check-config reports them."""
+
+    def __init__(self, message: str, field: str, problem: str, fix: str) -> None:
+        super().__init__(message)
+        self.field, self.problem, self.fix = field, problem, fix
+
+
+# TOML nesting a table config uses: [devices.wager_bus] stations = [{...}] is four levels; driver settings add a
+# few. Far deeper data is no config, and refusing it keeps the validators below Python's recursion limit.
+MAX_DEPTH = 16
+
+
+def read_config(path: str | Path) -> dict[str, Any]:
+    """The TOML table in the file at `path`; ConfigFileError for a file that is missing, not a regular file (a
+    FIFO, /dev/zero), too big, not UTF-8, not TOML, or nested deeper than any config."""
     p = Path(path)
+    fix = "pass the path of the table's TOML config, e.g. /etc/tablectl/table.toml"
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ConfigError(f"cannot read config {p}: {err.strerror}; pass an existing TOML file") from None
+        text = read_bounded(p, CONFIG_MAX_BYTES).decode("utf-8")
+    except FileRefused as err:
+        raise ConfigFileError(f"cannot read config {p}: {err.problem}; {fix}", str(p), err.problem, fix) from None
+    except UnicodeDecodeError as err:
+        problem = f"is not UTF-8 text (byte {err.object[err.start]:#04x} at offset {err.start})"
+        fix = "save the config as UTF-8 (TOML files are UTF-8)"
+        raise ConfigFileError(f"{p} {problem}: {fix}", str(p), problem, fix) from None
+    syntax_fix = "correct the line it names: a key = value, a [section], quoted text"
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{p} is not valid TOML: {err}") from None
-    return parse_config(data, str(p))
+        raise ConfigFileError(f"{p} is not valid TOML: {err}", "(TOML syntax)", str(err), syntax_fix) from None
+    except RecursionError:
+        problem = "arrays or inline tables are nested too deeply to be parsed"
+        fix = "a table config nests a few levels: remove the extra brackets"
+        raise ConfigFileError(f"{p} is not valid TOML: {problem}: {fix}", "(TOML syntax)", problem, fix) from None
+    where = _too_deep(data)
+    if where is not None:
+        problem = f"is nested more than {MAX_DEPTH} levels deep"
+        fix = "a table config nests a few levels: remove the extra brackets"
+        raise ConfigFileError(f"{p}: {where} {problem}: {fix}", where, problem, fix) from None
+    return data
+
+
+def _too_deep(data: dict[str, Any]) -> str | None:
+    """The field path where `data` first goes deeper than MAX_DEPTH, if it does (walked without recursion)."""
+    stack: list[tuple[object, str, int]] = [(data, "", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return where
+        if isinstance(value, dict):
+            stack.extend((v, f"{where}.{k}" if where else str(k), depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value))
+    return None
+
+
+def load_config(path: str | Path) -> TableConfig:
+    return parse_config(read_config(path), str(path))
 
 
 def demo_config(seats: int = 6) -> TableConfig:

@@ -9,9 +9,29 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
+from typing import Any, Literal
+
+from pydantic import Field
 
 Cents = int
+
+# Upper bounds for the amounts a table config may name; each chapter's rules model gives them in its Field
+# descriptions. A wager limit: $100,000, above any maximum a Pennsylvania table game posts; at the highest odds a
+# chapter pays (1,000 to 1, on up to ten times the Ante) such a wager wins well inside the 2**53 cents a JSON
+# consumer reads exactly (SQLite stores up to 2**63). A config with 2**63-1 cents is a typo, not a table.
+MAX_WAGER_CENTS: Cents = 10_000_000
+# Payout limits and progressive meter seeds: $1,000,000,000, above every floor a chapter derives from the largest
+# minimum wager (683a.12(f): 500 to 1 on an Ante of $100,000 and three 3x Raises is $500,000,000), as far inside.
+MAX_AMOUNT_CENTS: Cents = 100_000_000_000
+# How the rules models' Field descriptions state the bounds.
+WAGER_BOUND = "at most 10000000 ($100,000, above any posted table maximum: payouts stay exact)"
+AMOUNT_BOUND = "at most 100000000000 ($1,000,000,000, above every floor a chapter derives: amounts stay exact)"
+
+
+def wager_field(default: Cents, what: str) -> Any:
+    """A rules model's wager amount or limit in cents: more than 0, at most MAX_WAGER_CENTS, and saying so."""
+    return Field(default, gt=0, le=MAX_WAGER_CENTS, description=f"{what}, in cents; {WAGER_BOUND}")
+
 
 _ODDS = re.compile(r"^\s*([\d,]+)\s+(to|for)\s+(\d+)\s*$")
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from controller.core.money import Cents, fmt
+from controller.core.money import MAX_WAGER_CENTS, WAGER_BOUND, Cents, fmt
 from controller.core.settlement import SettlementError
 from controller.engine.spec import Offer
 
@@ -22,8 +22,12 @@ class WagerLimit(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    min_cents: int | None = Field(None, gt=0, description="the least the wager may be, in cents")
-    max_cents: int | None = Field(None, gt=0, description="the most the wager may be, in cents")
+    min_cents: int | None = Field(
+        None, gt=0, le=MAX_WAGER_CENTS, description=f"the least the wager may be, in cents; {WAGER_BOUND}"
+    )
+    max_cents: int | None = Field(
+        None, gt=0, le=MAX_WAGER_CENTS, description=f"the most the wager may be, in cents; {WAGER_BOUND}"
+    )
 
 
 Limits = tuple[Cents, Cents]

@@ -9,7 +9,6 @@ floor has: a seq at or below it is one the floor may hold, so the table never pu
 from __future__ import annotations
 
 import asyncio
-import socket
 from typing import Any
 
 import aiomqtt
@@ -117,7 +116,6 @@ async def _fetch(kwargs: dict[str, Any], topic: str, table_id: str, within: floa
         **kwargs,
         identifier=f"tablectl-{table_id}-anchor",
         timeout=within,
-        socket_options=((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),),
     )
     async with client:
         await client.subscribe(topic, qos=1)

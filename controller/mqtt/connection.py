@@ -7,17 +7,22 @@ Shared by everything that opens a broker connection (the event publisher, the su
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 from collections.abc import Awaitable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import aiomqtt
 
 from controller.config.broker import parse_broker_address
+from controller.config.files import PEM_MAX_BYTES, SECRET_MAX_BYTES, FileRefused, read_bounded
 from controller.config.table import MqttSettings
 
 T = TypeVar("T")
+
+# Every broker connection sends small messages that wait on an answer (a reply, a PUBACK): with Nagle's algorithm
+# on, each would sit until the broker's delayed ACK (40 ms), 25 commands a second at most.
+NO_DELAY = ((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),)
 
 
 def parse_broker_url(url: str) -> tuple[str, int]:
@@ -27,14 +32,15 @@ def parse_broker_url(url: str) -> tuple[str, int]:
 
 
 def client_kwargs(settings: MqttSettings, broker_url: str | None = None) -> dict[str, Any]:
-    """hostname, port, username, password and tls_context for aiomqtt.Client; `broker_url` overrides
-    settings.broker (the --broker option). Raises ValueError naming the file when a secret cannot be read."""
+    """hostname, port, username, password, tls_context and socket_options (TCP_NODELAY) for aiomqtt.Client;
+    `broker_url` overrides settings.broker (the --broker option). Raises ValueError naming the file when a
+    secret cannot be read."""
     address = parse_broker_address(broker_url or settings.broker)
-    kwargs: dict[str, Any] = {"hostname": address.host, "port": address.port}
+    kwargs: dict[str, Any] = {"hostname": address.host, "port": address.port, "socket_options": NO_DELAY}
     if settings.username is not None:
         kwargs["username"] = settings.username
         if settings.password_file is not None:
-            kwargs["password"] = _read_secret(settings.password_file)
+            kwargs["password"] = read_secret(settings.password_file)
     if address.tls:
         kwargs["tls_context"] = tls_context(settings.ca_file, settings.cert_file, settings.key_file)
     return kwargs
@@ -42,6 +48,12 @@ def client_kwargs(settings: MqttSettings, broker_url: str | None = None) -> dict
 
 def tls_context(ca_file: str | None, cert_file: str | None, key_file: str | None) -> ssl.SSLContext:
     """Verifies the broker's certificate and host name (against ca_file, else the system's CAs)."""
+    for field, path in (("ca_file", ca_file), ("cert_file", cert_file), ("key_file", key_file)):
+        if path is not None:
+            try:  # read once within bounds, so ssl (which reads by path, without a bound) never meets a FIFO
+                read_bounded(path, PEM_MAX_BYTES)
+            except FileRefused as err:
+                raise ValueError(f"mqtt.{field} {err}; give the PEM file's path") from None
     try:
         ctx = ssl.create_default_context(cafile=ca_file)
         if cert_file is not None:
@@ -54,16 +66,17 @@ def tls_context(ca_file: str | None, cert_file: str | None, key_file: str | None
     return ctx
 
 
-def _read_secret(path: str) -> str:
+def read_secret(path: str) -> str:
+    """The broker password: the first line of `path`. ValueError naming the file and the fix otherwise."""
+    fix = "create it with the table's broker password on its first line, readable by the tablectl user only"
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as err:
-        raise ValueError(
-            f"mqtt.password_file {path}: {err.strerror}; create it with the table's broker "
-            "password on its first line, readable by the tablectl user only"
-        ) from None
+        lines = read_bounded(path, SECRET_MAX_BYTES).decode("utf-8").splitlines()
+    except FileRefused as err:
+        raise ValueError(f"mqtt.password_file {err}; {fix}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"mqtt.password_file {path} is not UTF-8 text; {fix}") from None
     if not lines or not lines[0]:
-        raise ValueError(f"mqtt.password_file {path} is empty: put the broker password on its first line")
+        raise ValueError(f"mqtt.password_file {path}: its first line is empty; put the broker password there")
     return lines[0]
 
 

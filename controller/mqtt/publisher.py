@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -179,8 +178,6 @@ class EventPublisher:
             keepalive=self._keepalive,
             # A drained batch is sent at once (see _drain); paho queues what exceeds this, in order.
             max_inflight_messages=100,
-            # Small messages in bursts: without it Nagle holds one until the broker's delayed ACK (40 ms).
-            socket_options=((socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),),
         )
         # aiomqtt warns past 10 pending calls; a drained batch is up to 200 by design.
         client.pending_calls_threshold = 1000

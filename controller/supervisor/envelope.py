@@ -112,6 +112,22 @@ def loads(text: str) -> Any:
 
 
 def echoed(obj: Mapping[str, Any], key: str) -> str | None:
-    """A field of a command being refused, to name it in the reply and the event; bounded however long it was."""
+    """A field of a command being refused, to name it in the reply and the event; bounded however long it was,
+    and UTF-8 text whatever it held (as_text)."""
     value = obj.get(key)
-    return value[:64] if isinstance(value, str) else None
+    return as_text(value[:64]) if isinstance(value, str) else None
+
+
+def is_text(value: str) -> bool:
+    """Whether `value` is text UTF-8 can carry: no lone surrogate (which a JSON "\\ud800" escape can make)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def as_text(value: str) -> str:
+    """`value` with each lone surrogate written as its escape (a 6-character "\\ud800"), so it can be
+    journaled and published as UTF-8 and still shows what was sent."""
+    return value if is_text(value) else value.encode("utf-8", "backslashreplace").decode("utf-8")

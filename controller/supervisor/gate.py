@@ -24,12 +24,15 @@ from controller.config.keys import decode_public_key
 from controller.config.table import CommandSettings, Role, Supervisor
 from controller.engine.inputs import Signed
 from controller.mqtt.contract import SupervisorCommand
-from controller.supervisor.envelope import REQUIRED, echoed, loads, signature_problem
+from controller.supervisor.envelope import REQUIRED, as_text, echoed, is_text, loads, signature_problem
 from controller.supervisor.replay import ReplayStore
 from controller.supervisor.verbs import ROLE_VERBS, VERBS, Signer, Verb, describe, parse_args, roles_for
 
 # A command is a few hundred bytes; anything much larger is not one, and is refused before it is parsed.
 MAX_PAYLOAD_BYTES = 16 * 1024
+# A command's envelope nests two levels (the envelope, its args); deeper JSON is not a command. Refused before
+# anything walks it recursively (pydantic, the canonical form), so no depth can reach Python's recursion limit.
+MAX_DEPTH = 8
 # Seen command ids and nonces are kept this long past max_age_seconds, so that a table clock stepped back by
 # NTP within this margin cannot make a pruned command fresh (and acceptable) again.
 REPLAY_MARGIN_SECONDS = 60.0
@@ -42,6 +45,14 @@ class Rejected:
     command_id: str | None = None
     verb: str | None = None
     key_id: str | None = None
+
+    def __post_init__(self) -> None:
+        # Whatever a sender wrote ends up journaled and in the reply, both UTF-8: a lone surrogate ("\ud800",
+        # legal as a JSON escape, no character) is kept visible as its escape rather than failing either.
+        object.__setattr__(self, "reason", as_text(self.reason))
+        for name, value in (("command_id", self.command_id), ("verb", self.verb), ("key_id", self.key_id)):
+            if value is not None:
+                object.__setattr__(self, name, as_text(value))
 
     def payload(self) -> dict[str, Any]:
         """The `command.rejected` event's payload."""
@@ -91,6 +102,7 @@ class CommandGate:
         # Until the envelope validates, the reply names the command by what it claims.
         named = (echoed(obj, "command_id"), echoed(obj, "verb"), echoed(obj, "key_id"))
         try:
+            _text_only(obj)
             cmd = _envelope(obj)
             named = (cmd.command_id, cmd.verb, cmd.key_id)
             return self._judge(obj, cmd, topic_verb, now)
@@ -183,6 +195,37 @@ def _parse(payload: bytes) -> dict[str, Any]:
             "a JSON object with " + ", ".join(REQUIRED),
         )
     return obj
+
+
+def _text_only(obj: dict[str, Any]) -> None:
+    """_Refused for JSON nested deeper than any command, or a string (or key) holding a lone surrogate: a
+    "\\ud800" escape is valid JSON syntax but no character, which nothing downstream (the journal, the reply,
+    another JSON library checking the signature) can be trusted to read the same way."""
+    stack: list[tuple[Any, str, int]] = [(obj, "", 1)]
+    while stack:  # iterative: the depth is what is being checked
+        value, where, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _Refused(
+                "not_json",
+                f"the payload's JSON is nested more than {MAX_DEPTH} levels deep (at {where}): a command's "
+                "envelope and args nest two",
+            )
+        if isinstance(value, dict):
+            for k, v in value.items():
+                path = f"{where}.{as_text(k)[:40]}" if where else as_text(k)[:40]
+                if not is_text(k):
+                    raise _Refused("not_json", f"the key {path!r} {_SURROGATE}")
+                stack.append((v, path, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value))
+        elif isinstance(value, str) and not is_text(value):
+            raise _Refused("not_json", f"the value of {where} {_SURROGATE}")
+
+
+_SURROGATE = (
+    "holds a lone UTF-16 surrogate escape (\\ud800-\\udfff without its pair), which is not a character: "
+    "send text as UTF-8 (a character beyond U+FFFF escaped as its surrogate pair is fine)"
+)
 
 
 def _envelope(obj: Mapping[str, Any]) -> SupervisorCommand:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -25,14 +25,18 @@ from controller.engine.inputs import Input
 from controller.mqtt.connection import client_kwargs
 from controller.mqtt.contract import CommandReply, Topics
 from controller.store.journal import Journal
+from controller.supervisor.envelope import as_text
 from controller.supervisor.gate import Accepted, CommandGate, Rejected
-from controller.supervisor.replay import ReplayStore
+from controller.supervisor.replay import ReplayStore, ReplayStoreError
 
 log = structlog.get_logger("tablectl.commands")
 
 # When the runner stops the listener right after the step it is waiting for (a close_table command closes the
 # table, and the runner cancels its helpers at once), this long is left to send that command's reply.
 REPLY_GRACE_SECONDS = 2.0
+# Payloads handled together at most: a burst (2,000 junk payloads in front of a real command) is judged and
+# journaled in a few transactions; the bound keeps one batch's replies and journal transaction small.
+MAX_BATCH = 256
 
 
 class CommandTable(Protocol):
@@ -104,7 +108,8 @@ class CommandListener:
         self._limit = RateLimit()
         self._log = structlog.get_logger("tablectl.commands", table_id=config.table_id)
         self._gate: CommandGate | None = None
-        self._pending: asyncio.Future[list[JournaledEvent]] | None = None  # the step of the command in hand
+        # The steps of the accepted commands in hand, owed a reply even if the listener is stopped meanwhile.
+        self._pending: list[tuple[Accepted, asyncio.Future[list[JournaledEvent]]]] = []
 
     async def run(self) -> None:
         """Until cancelled. Opens its own connection to the journal's file for the replay store."""
@@ -140,7 +145,10 @@ class CommandListener:
                 identifier=f"tablectl-{self.table_id}-commands",
                 timeout=self._timeout,
                 keepalive=self._keepalive,
+                # A batch's replies go out together (see _handle); paho queues what exceeds this, in order.
+                max_inflight_messages=100,
             )
+            client.pending_calls_threshold = 2 * MAX_BATCH  # aiomqtt warns past 10 pending replies; a batch has more
             try:
                 async with client:
                     connected = True
@@ -148,13 +156,7 @@ class CommandListener:
                     backoff = backoff_min
                     self.subscribed.set()
                     self._listening()
-                    async for message in client.messages:
-                        try:
-                            await self._on_message(client, message)
-                        except aiomqtt.MqttError:
-                            raise
-                        except Exception:  # one command lost to a bug, never the listener
-                            self._log.exception("supervisor command not handled", topic=message.topic.value)
+                    await self._session(client)
             except aiomqtt.MqttError as exc:
                 self._log.warning(
                     "command listener lost the broker" if connected else "command listener: broker unavailable",
@@ -166,6 +168,21 @@ class CommandListener:
             connected = False
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, backoff_max)
+
+    async def _session(self, client: aiomqtt.Client) -> None:
+        """Until the connection is lost: take every payload that has arrived (up to MAX_BATCH) and handle them
+        together, in their order."""
+        messages = client.messages
+        while True:
+            batch = [await anext(messages)]
+            while len(batch) < MAX_BATCH and len(messages):
+                batch.append(await anext(messages))
+            try:
+                await self._handle(client, batch)
+            except aiomqtt.MqttError:
+                raise
+            except Exception:  # commands lost to a bug, never the listener
+                self._log.exception("supervisor commands not handled", payloads=len(batch))
 
     def _listening(self) -> None:
         config = self.service.config
@@ -187,90 +204,130 @@ class CommandListener:
             ]
         )
 
-    # -- one message ---------------------------------------------------------------------------------------
+    # -- a batch of payloads -------------------------------------------------------------------------------
+    # Judged in arrival order; each run of rejections is journaled in one transaction and each run of accepted
+    # commands stepped together (the service commits them as one group), so a burst costs a few fsyncs rather
+    # than one or two per payload, and the journal still has every payload's events in the order they came.
 
-    async def _on_message(self, client: aiomqtt.Client, message: aiomqtt.Message) -> None:
-        self._pending = None
-        topic = message.topic.value
-        if topic == self.reply_topic:
-            return  # our own replies (and other tables' consumers' echoes) share the wildcard
-        raw = message.payload
+    async def _handle(self, client: aiomqtt.Client, batch: list[aiomqtt.Message]) -> None:
+        sending: list[asyncio.Task[None]] = []
+        self._pending = []
+        try:
+            for run in _runs(self._judge_all(batch)):
+                if isinstance(run[0], Rejected):
+                    replies = self._rejected([r for r in run if isinstance(r, Rejected)])
+                else:
+                    replies = await self._apply([a for a in run if isinstance(a, Accepted)])
+                sending += [asyncio.create_task(self._send(client, r)) for r in replies]
+        except asyncio.CancelledError:
+            # Stopped while a step ran: the runner stops its helpers as soon as the table is closed, which is what
+            # close_table does. What was journaled is still owed its reply.
+            undone = [f for _, f in self._pending if not f.done()]
+            if undone:
+                await asyncio.wait(undone, timeout=REPLY_GRACE_SECONDS)
+            late = [r for a, f in self._pending if (r := self._late_reply(a, f)) is not None]
+            sending += [asyncio.create_task(self._send(client, r)) for r in late]
+            if sending:
+                await asyncio.wait(sending, timeout=REPLY_GRACE_SECONDS)
+            raise
+        finally:
+            self._pending = []
+        if sending:
+            await asyncio.gather(*sending)
+
+    def _judge_all(self, batch: list[aiomqtt.Message]) -> list[Accepted | Rejected]:
+        gate = self._gate
+        if gate is None:
+            raise RuntimeError("the command listener is not running")
+        judged: list[Accepted | Rejected] = []
+        now = self._clock()
+        try:
+            with gate.store.batch():  # one commit for the batch's replay records, before any is stepped
+                for message in batch:
+                    topic = message.topic.value
+                    if topic != self.reply_topic:  # our own replies (and others' echoes) share the wildcard
+                        judged.append(self._judge(gate, topic, message.payload, now))
+        except ReplayStoreError as err:
+            self._log.error("supervisor commands not carried out: their replay records failed", error=str(err))
+            refused = Rejected(
+                "internal_error", f"the table could not record the command against replay ({err}); send it again"
+            )
+            judged = [
+                Rejected(refused.code, refused.reason, j.command.command_id, j.command.verb, j.command.key_id)
+                if isinstance(j, Accepted)
+                else j
+                for j in judged
+            ]
+        return judged
+
+    def _judge(self, gate: CommandGate, topic: str, raw: object, now: datetime) -> Accepted | Rejected:
         payload = raw if isinstance(raw, bytes | bytearray) else str(raw if raw is not None else "").encode()
         try:
-            if self._gate is None:
-                raise RuntimeError("the command listener is not running")
-            result = self._gate.check(topic.rsplit("/", 1)[-1], bytes(payload), self._clock())
+            return gate.check(topic.rsplit("/", 1)[-1], bytes(payload), now)
         except Exception as err:  # a bug here must cost one command, not the listener
-            self._log.exception("command check failed", topic=topic)
-            result = Rejected(
+            self._log.exception("command check failed", topic=as_text(topic))
+            return Rejected(
                 "internal_error", f"the table could not check the command ({type(err).__name__}); see the table's log"
             )
-        if isinstance(result, Rejected):
-            await self._send(client, self._rejected(result))
-            return
-        try:
-            reply = await self._apply(result)
-        except asyncio.CancelledError:
-            # Stopped while the step ran: the runner stops its helpers as soon as the table is closed, which is
-            # what close_table does. The step has been journaled; its reply is still owed.
-            if self._pending is not None:
-                await asyncio.wait((self._pending,), timeout=REPLY_GRACE_SECONDS)
-            late = self._late_reply(result)
-            if late is not None:
-                await self._send(client, late)
-            raise
-        await self._send(client, reply)
 
-    def _rejected(self, r: Rejected) -> CommandReply:
+    def _rejected(self, run: list[Rejected]) -> list[CommandReply]:
         journaled: list[JournaledEvent] = []
         try:
-            journaled = self.service.note([DomainEvent("command.rejected", None, r.payload())])
+            journaled = self.service.note([DomainEvent("command.rejected", None, r.payload()) for r in run])
         except Exception:
-            self._log.exception("command rejection not journaled", code=r.code, command_id=r.command_id)
-        held = self._limit.allow()
-        if held is not None:
-            self._log.warning(
-                "supervisor command rejected",
-                code=r.code,
-                reason=r.reason,
+            self._log.exception("command rejections not journaled", rejections=len(run))
+        seqs = [e.seq for e in journaled] if len(journaled) == len(run) else [None] * len(run)
+        for r in run:
+            held = self._limit.allow()
+            if held is not None:
+                self._log.warning(
+                    "supervisor command rejected",
+                    code=r.code,
+                    reason=r.reason,
+                    command_id=r.command_id,
+                    verb=r.verb,
+                    key_id=r.key_id,
+                    **({"not_logged_before": held} if held else {}),
+                )
+        return [
+            CommandReply(
                 command_id=r.command_id,
+                table_id=self.table_id,
                 verb=r.verb,
-                key_id=r.key_id,
-                **({"not_logged_before": held} if held else {}),
+                outcome="rejected",
+                reason=r.reason,
+                code=r.code,
+                event_seqs=[] if seq is None else [seq],
+                ts=self._clock(),
             )
-        return CommandReply(
-            command_id=r.command_id,
-            table_id=self.table_id,
-            verb=r.verb,
-            outcome="rejected",
-            reason=r.reason,
-            code=r.code,
-            event_seqs=[e.seq for e in journaled],
-            ts=self._clock(),
-        )
+            for r, seq in zip(run, seqs, strict=True)
+        ]
 
-    async def _apply(self, a: Accepted) -> CommandReply:
-        self._log.info(
-            "supervisor command accepted",
-            command_id=a.command.command_id,
-            verb=a.command.verb,
-            key_id=a.command.key_id,
-            role=a.role,
-        )
-        self._pending = asyncio.ensure_future(self.service.submit_and_wait(a.input))
+    async def _apply(self, run: list[Accepted]) -> list[CommandReply]:
+        for a in run:
+            self._log.info(
+                "supervisor command accepted",
+                command_id=a.command.command_id,
+                verb=a.command.verb,
+                key_id=a.command.key_id,
+                role=a.role,
+            )
+        self._pending = [(a, asyncio.ensure_future(self.service.submit_and_wait(a.input))) for a in run]
+        steps = asyncio.gather(*(f for _, f in self._pending), return_exceptions=True)
         closed = asyncio.ensure_future(self.service.closed.wait())
         try:
-            await asyncio.wait((self._pending, closed), return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait((steps, closed), return_when=asyncio.FIRST_COMPLETED)
         finally:
             closed.cancel()
-        reply = self._late_reply(a)
-        if reply is None:
-            return self._reply(a, "ignored", "the table closed before the command was carried out", [])
-        return reply
+        unstepped = "the table closed before the command was carried out"
+        replies = [self._late_reply(a, f) or self._reply(a, "ignored", unstepped, []) for a, f in self._pending]
+        if not steps.done():  # the table closed: what it did not step, it never will
+            steps.cancel()
+        self._pending = []
+        return replies
 
-    def _late_reply(self, a: Accepted) -> CommandReply | None:
-        step = self._pending
-        if step is None or not step.done() or step.cancelled() or step.exception() is not None:
+    def _late_reply(self, a: Accepted, step: asyncio.Future[list[JournaledEvent]]) -> CommandReply | None:
+        if not step.done() or step.cancelled() or step.exception() is not None:
             return None
         events = step.result()
         seqs = [e.seq for e in events]
@@ -299,3 +356,15 @@ class CommandListener:
         except (aiomqtt.MqttError, TimeoutError) as err:
             # The journal holds the outcome either way; the sender sees no reply and may ask again.
             self._log.warning("command reply not delivered", command_id=reply.command_id, error=str(err))
+
+
+def _runs(judged: list[Accepted | Rejected]) -> Iterator[list[Accepted | Rejected]]:
+    """The judged payloads as consecutive runs of rejections and of accepted commands, in order."""
+    run: list[Accepted | Rejected] = []
+    for j in judged:
+        if run and isinstance(j, Rejected) != isinstance(run[0], Rejected):
+            yield run
+            run = []
+        run.append(j)
+    if run:
+        yield run

@@ -208,6 +208,19 @@ class Supervisor:
         reply: dict[str, Any] = self.replies.on(self.reply_topic)[before].json()
         return reply
 
+    async def burst(self, payloads: list[tuple[str, bytes | str]], within: float = WAIT) -> list[dict[str, Any]]:
+        """Publish every (topic verb, payload) back to back, without waiting for replies; then their replies,
+        in the order they came (one each is expected)."""
+        before = len(self.replies.on(self.reply_topic))
+        infos = [self._client.publish(f"{self.base}/{verb}", payload, qos=1) for verb, payload in payloads]
+        await asyncio.to_thread(infos[-1].wait_for_publish, within)
+        await self.replies.await_until(
+            lambda ms: len([m for m in ms if m.topic == self.reply_topic]) >= before + len(payloads),
+            within,
+            f"{len(payloads)} replies",
+        )
+        return [m.json() for m in self.replies.on(self.reply_topic)[before:]]
+
     async def send(self, envelope: dict[str, Any], topic_verb: str | None = None) -> dict[str, Any]:
         reply = await self.raw(topic_verb or envelope["verb"], json.dumps(envelope))
         assert reply["command_id"] == envelope["command_id"], reply

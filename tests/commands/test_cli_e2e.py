@@ -160,3 +160,17 @@ def test_send_signs_publishes_and_reports_the_tables_answer(
     assert [e["payload"]["code"] for e in published if e["type"] == "command.rejected"] == ["role_not_allowed"]
     assert published[-1]["type"] == "table.closed"
     assert os.path.exists(tmp_path / "journal.sqlite")
+
+
+def test_send_refuses_a_key_that_is_a_fifo_instead_of_waiting_for_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "ann.pem"
+    os.mkfifo(fifo)
+    send = ["command", "send", "--key", str(fifo), "--key-id", "ann", "--table", "t1", "close_table"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "controller.cli", *send],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert f"cannot read the key {fifo}: it is a FIFO (named pipe), not a regular file" in proc.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -27,11 +28,12 @@ from controller.engine.inputs import (
     Signed,
     ValidateJackpot,
 )
+from controller.mqtt.contract import CommandReply
 from controller.store.journal import Journal
 from controller.supervisor.envelope import canonical_bytes
-from controller.supervisor.gate import MAX_PAYLOAD_BYTES, Accepted, CommandGate, Rejected
+from controller.supervisor.gate import MAX_DEPTH, MAX_PAYLOAD_BYTES, Accepted, CommandGate, Rejected
 from controller.supervisor.listener import RateLimit
-from controller.supervisor.replay import ReplayStore
+from controller.supervisor.replay import ReplayStore, ReplayStoreError
 from controller.supervisor.verbs import ROLE_VERBS, VERBS
 from tests.commands.conftest import Key
 
@@ -384,3 +386,84 @@ def test_rejection_log_lines_are_rate_limited_and_say_how_many_were_held_back() 
     now[0] = 61.0
     assert limit.allow() == 2  # the first line of the new window says two were not logged
     assert limit.allow() == 0
+
+
+# -- lone surrogates, depth, the batch's replay records (issue 12, items 4-5) -------------------------------------
+
+SURROGATES = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
+ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()) | SURROGATES, max_size=12)
+
+
+def _journalable(r: Rejected) -> None:
+    """What the listener does with a rejection: the event's payload as the journal stores it (UTF-8 JSON) and
+    the reply as it is published."""
+    json.dumps(r.payload(), ensure_ascii=False).encode("utf-8")
+    CommandReply(
+        command_id=r.command_id, table_id=TABLE, verb=r.verb, outcome="rejected", reason=r.reason, code=r.code, ts=NOW
+    ).model_dump_json()
+
+
+@FUZZ
+@given(data=st.data())
+def test_any_text_in_any_field_gets_a_rejection_that_can_be_journaled_and_sent(
+    fuzz_gate: CommandGate, keys: dict[str, Key], data: st.DataObject
+) -> None:
+    cmd: dict[str, Any] = signed(keys)
+    for name in data.draw(st.lists(st.sampled_from([*FIELDS, "extra"]), min_size=1, max_size=3)):
+        cmd[name] = data.draw(ANY_TEXT | st.dictionaries(ANY_TEXT, ANY_TEXT, max_size=2))
+    result = fuzz_gate.check("close_table", json.dumps(cmd).encode(), NOW)
+    if isinstance(result, Rejected):  # else what was drawn was the command's own value
+        _journalable(result)
+
+
+@pytest.mark.parametrize("field", ["command_id", "verb", "key_id", "nonce", "args", "signature"])
+def test_a_lone_surrogate_anywhere_is_refused_and_named_as_its_escape(
+    gate: CommandGate, keys: dict[str, Key], field: str
+) -> None:
+    good = signed(keys)
+    value: Any = {"note": "\ud800"} if field == "args" else "\ud800"
+    result = gate.check("close_table", raw({**good, field: value}), NOW)
+    assert isinstance(result, Rejected) and result.code == "not_json"
+    assert "lone UTF-16 surrogate" in result.reason and "args.note" if field == "args" else field in result.reason
+    expected_id = "\\ud800" if field == "command_id" else good["command_id"]
+    assert (result.command_id, result.key_id) == (expected_id, "\\ud800" if field == "key_id" else "super-bob")
+    _journalable(result)
+
+
+def test_a_surrogate_pair_is_a_character_and_signs_like_any_other(gate: CommandGate, keys: dict[str, Key]) -> None:
+    cmd = signed(keys, "floorperson", "verify_deck", args={"note": "deck \U0001f0a1"})
+    result = gate.check("verify_deck", json.dumps(cmd).encode(), NOW)  # ensure_ascii: sent as \ud83c\udca1
+    assert isinstance(result, Accepted)
+
+
+def test_json_deeper_than_any_command_is_refused_before_it_is_walked(gate: CommandGate, keys: dict[str, Key]) -> None:
+    note: Any = "x"
+    for _ in range(MAX_DEPTH):
+        note = {"n": note}
+    result = gate.check("close_table", raw(signed(keys, args={"note": note})), NOW)
+    assert isinstance(result, Rejected) and result.code == "not_json"
+    assert f"more than {MAX_DEPTH} levels deep" in result.reason and "args.note.n" in result.reason
+    deep = gate.check("close_table", b"[" * 8000 + b"]" * 8000, NOW)
+    assert isinstance(deep, Rejected) and deep.code == "not_json" and "nested too deeply" in deep.reason
+
+
+def test_a_batch_commits_its_replay_records_once_and_none_when_one_fails(tmp_path: Path, keys: dict[str, Key]) -> None:
+    path = tmp_path / "journal.sqlite"
+    gate = make_gate(path, keys)
+    other = ReplayStore(path, TABLE)  # another connection to the same file
+    with gate.store.batch():
+        assert isinstance(gate.check("close_table", raw(signed(keys)), NOW), Accepted)
+        assert isinstance(gate.check("close_table", raw(signed(keys)), NOW), Accepted)
+        assert other.count() == 0  # nothing committed before the batch ends
+    assert other.count() == 2
+    # A record that cannot be made (here: another writer holds the lock) fails the whole batch.
+    other._require().execute("BEGIN IMMEDIATE")
+    gate.store._require().execute("PRAGMA busy_timeout = 0")
+    with (
+        pytest.raises(ReplayStoreError, match="database is locked"),
+        gate.store.batch(),
+        pytest.raises(sqlite3.OperationalError),
+    ):
+        gate.check("close_table", raw(signed(keys)), NOW)
+    other._require().execute("ROLLBACK")
+    assert other.count() == 2

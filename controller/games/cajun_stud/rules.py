@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from controller.core.money import Cents
+from controller.core.money import AMOUNT_BOUND, MAX_AMOUNT_CENTS, Cents, wager_field
 from controller.core.settlement import ChapterRules
 from controller.engine.spec import Offer
 from controller.games.cajun_stud.paytables import ANTE_AND_RAISE, PAYTABLES, ChapterPaytable
@@ -62,8 +62,8 @@ class CajunStudRules(ChapterRules, DealingChoice):
     adjacent_boxes: int = Field(
         1, ge=1, le=MAX_SEATS, description="how many adjacent boxes one player may wager on in a round (683a.7(e))"
     )
-    ante_min_cents: int = Field(500, gt=0, description="table minimum Ante Wager in cents; sets the 683a.12(f) floor")
-    ante_max_cents: int = Field(10_000, gt=0, description="table maximum Ante Wager in cents")
+    ante_min_cents: int = wager_field(500, "table minimum Ante Wager (it sets the 683a.12(f) floor)")
+    ante_max_cents: int = wager_field(10_000, "table maximum Ante Wager")
     ante_paytable: Literal["A", "B", "C"] = Field(
         description="683a.12(a) paytable letter for the Ante and Raise Wagers"
     )
@@ -94,8 +94,9 @@ class CajunStudRules(ChapterRules, DealingChoice):
     payout_limit_cents: int | None = Field(
         None,
         gt=0,
+        le=MAX_AMOUNT_CENTS,
         description="683a.12(f) aggregate payout limit per player per round on the Ante and Raise Wagers, in "
-        "cents; at least $50,000 and at least payout_limit_floor(ante_min_cents); leave out for none",
+        f"cents; at least $50,000 and at least payout_limit_floor(ante_min_cents); {AMOUNT_BOUND}; leave out for none",
     )
 
     @field_validator("optional_wagers")

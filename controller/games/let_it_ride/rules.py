@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from controller.core.money import Cents, fmt
+from controller.core.money import AMOUNT_BOUND, MAX_AMOUNT_CENTS, Cents, fmt, wager_field
 from controller.core.rankings import Five
 from controller.core.settlement import ChapterRules, SettlementError
 from controller.engine.spec import Offer
@@ -63,6 +63,15 @@ def _d(text: str) -> Any:
     return Field(None, description=text)
 
 
+def _meter(text: str) -> Any:
+    # A progressive meter's initial or reset amount.
+    return Field(
+        None,
+        le=MAX_AMOUNT_CENTS,
+        description=text + f"; {AMOUNT_BOUND}",
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class MeterFigures:
     """What the Rules Submission says of one progressive's meter (643a.12(d)(3), (e)(3), (f)(4)): whether the wager
@@ -97,8 +106,8 @@ class LetItRideRules(ChapterRules, DealingChoice):
     let_it_ride_paytable: Literal["A", "B"] = Field(
         description="643a.12(a) paytable for the Let It Ride Wagers (Bet Number 1, 2 and 3)"
     )
-    bet_min_cents: int = Field(500, gt=0, description="table minimum for each of Bet Number 1, 2 and 3, in cents")
-    bet_max_cents: int = Field(10_000, gt=0, description="table maximum for each of Bet Number 1, 2 and 3, in cents")
+    bet_min_cents: int = wager_field(500, "table minimum for each of Bet Number 1, 2 and 3")
+    bet_max_cents: int = wager_field(10_000, "table maximum for each of Bet Number 1, 2 and 3")
     wager_limits: dict[str, WagerLimit] = Field(
         default_factory=dict,
         description="the Three Card Bonus Wager's posted minimum and maximum in cents, e.g. three_card_bonus = "
@@ -107,19 +116,17 @@ class LetItRideRules(ChapterRules, DealingChoice):
     )
     payout_limit_cents: int | None = Field(
         None,
+        le=MAX_AMOUNT_CENTS,
         description="643a.12(g): most payable on a single hand's Let It Ride Wagers, in cents; at least "
-        "$50,000 or what the minimum bets can win, whichever is greater; leave out for no limit",
+        f"$50,000 or what the minimum bets can win, whichever is greater; {AMOUNT_BOUND}; leave out for no limit",
     )
 
     five_card_bonus: bool = Field(False, description="643a.7(e): offer the Five Card Bonus Wager")
     five_card_bonus_paytable: Literal["A", "B", "C", "D", "E", "F", "G"] | None = _d(
         "643a.12(b) paytable letter; required when five_card_bonus is offered"
     )
-    five_card_bonus_wager_cents: int = Field(
-        100,
-        gt=0,
-        description="the one Five Card Bonus Wager accepted, in cents: 643a.12(b) pays fixed amounts "
-        "that do not grow with the wager",
+    five_card_bonus_wager_cents: int = wager_field(
+        100, "the one Five Card Bonus Wager accepted (643a.12(b) pays fixed amounts that do not grow with the wager)"
     )
 
     three_card_bonus: bool = Field(False, description="643a.7(f): offer the Three Card Bonus Wager")
@@ -136,10 +143,10 @@ class LetItRideRules(ChapterRules, DealingChoice):
         description="accepted Three-Card Progressive Payout Wagers in cents; 643a.12(d)(5) has envy "
         "schedules for $1 (100) and $5 (500) only",
     )
-    three_card_progressive_initial_cents: int | None = _d(
+    three_card_progressive_initial_cents: int | None = _meter(
         "643a.12(d)(3): initial meter amount in cents, at least $1,000 (100000)"
     )
-    three_card_progressive_reset_cents: int | None = _d(
+    three_card_progressive_reset_cents: int | None = _meter(
         "643a.12(d)(3): reset (reseed) amount in cents after a 100% award, at least $1,000 (100000)"
     )
     three_card_progressive_rate_percent: float | None = Field(
@@ -154,10 +161,10 @@ class LetItRideRules(ChapterRules, DealingChoice):
         description="accepted Five-Card Progressive Payout Wagers in cents; 643a.12(e)(5) has envy "
         "schedules for $1 (100) and $5 (500) only",
     )
-    five_card_progressive_initial_cents: int | None = _d(
+    five_card_progressive_initial_cents: int | None = _meter(
         "643a.12(e)(3): initial meter amount in cents, at least $10,000 (1000000)"
     )
-    five_card_progressive_reset_cents: int | None = _d(
+    five_card_progressive_reset_cents: int | None = _meter(
         "643a.12(e)(3): reset (reseed) amount in cents after a 100% award, at least $10,000 (1000000)"
     )
     five_card_progressive_rate_percent: float | None = Field(
@@ -167,10 +174,10 @@ class LetItRideRules(ChapterRules, DealingChoice):
     five_card_hand_bonus: bool = Field(
         False, description="643a.7(i): offer the Five Card Hand Bonus Wager (643a.12(f)(1) table)"
     )
-    five_card_hand_bonus_initial_cents: int | None = _d(
+    five_card_hand_bonus_initial_cents: int | None = _meter(
         "643a.12(f)(4): initial meter amount in cents, at least $10,000 (1000000)"
     )
-    five_card_hand_bonus_reset_cents: int | None = _d(
+    five_card_hand_bonus_reset_cents: int | None = _meter(
         "643a.12(f)(4): reset (reseed) amount in cents after a 100% award, at least $10,000 (1000000)"
     )
     five_card_hand_bonus_rate_percent: float | None = Field(

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from controller.core.money import wager_field
 from controller.core.settlement import ChapterRules
 from controller.engine.spec import Offer
 from controller.games.mississippi_stud.paytables import ENVY_BONUS
@@ -62,26 +63,26 @@ class MississippiStudRules(ChapterRules, DealingChoice):
         description="655a.10(g): an automated shoe that reshuffles, dispensing the three community cards "
         "before the players' cards",
     )
-    ante_min_cents: int = Field(500, gt=0)
-    ante_max_cents: int = Field(10_000, gt=0)
+    ante_min_cents: int = wager_field(500, "table minimum Ante Wager")
+    ante_max_cents: int = wager_field(10_000, "table maximum Ante Wager")
     three_card_bonus_paytable: Literal["A", "B", "C", "D"] | None = Field(
         None, description="655a.12(d) paytable letter; leave out to not offer the wager"
     )
-    three_card_bonus_min_cents: int = Field(100, gt=0)
-    three_card_bonus_max_cents: int = Field(2_500, gt=0)
+    three_card_bonus_min_cents: int = wager_field(100, "table minimum Three Card Bonus Wager")
+    three_card_bonus_max_cents: int = wager_field(2_500, "table maximum Three Card Bonus Wager")
     six_card_bonus_paytable: Literal["A", "B", "C", "D", "E"] | None = Field(
         None, description="655a.12(f) paytable letter; leave out to not offer the wager"
     )
-    six_card_bonus_min_cents: int = Field(100, gt=0)
-    six_card_bonus_max_cents: int = Field(2_500, gt=0)
+    six_card_bonus_min_cents: int = wager_field(100, "table minimum Six Card Bonus Wager")
+    six_card_bonus_max_cents: int = wager_field(2_500, "table maximum Six Card Bonus Wager")
     progressive_paytable: Literal["A", "B", "C", "D"] | None = Field(
         None, description="655a.12(c)(1) paytable letter of the Progressive Payout Wager; leave out to not offer it"
     )
-    progressive_wager_cents: int = Field(
-        100, description="the Progressive Payout Wager amount in cents: 100 or 500, as 655a.12(c)(5) schedules envy"
+    progressive_wager_cents: int = wager_field(
+        100, "the Progressive Payout Wager amount: 100 or 500, as 655a.12(c)(5) schedules envy"
     )
     five_card_hand_bonus: bool = Field(False, description="offer the Five Card Hand Bonus Wager (655a.7(d)(5))")
-    five_card_hand_bonus_wager_cents: int = Field(100, gt=0, description="the Five Card Hand Bonus Wager amount")
+    five_card_hand_bonus_wager_cents: int = wager_field(100, "the Five Card Hand Bonus Wager amount")
     magic_card_bonus: bool = Field(False, description="pay the Magic Card Bonus of 655a.12(e)(3)")
     lucky_bonus: bool = Field(False, description="pay the Lucky Bonus of 655a.12(e)(3)")
 

@@ -1,0 +1,251 @@
+"""What `tablectl check-config` checks and `tablectl run` checks before it opens the table: one function, check_file,
+for both, so a config check-config calls valid is one run starts with.
+
+Beyond the schema (controller.config.table): each device's driver is installed and takes its settings, the files
+the config names are regular files that can be read (the broker password, CA, client certificate and key, the TLS
+ones loaded as TLS will load them), the journal is a regular file (or can be created) that can be written, and
+ports that are not there (a device unplugged, a udev rule that does not match) are reported. A config the engine
+cannot run yet (progressive or Five Card Hand Bonus wagers, a chapter without a round engine, no [devices]) is a
+warning: it is valid, and `tablectl settle` uses it; `run` refuses it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from controller.cli.check_files import check_journal, check_mqtt_files
+from controller.cli.findings import Finding
+from controller.cli.verb import UsageError
+from controller.config.errors import config_problems
+from controller.config.table import ConfigFileError, TableConfig, read_config
+from controller.games.registry import chapter_of
+from controller.shell.runner import playable
+from drivers.registry import ENTRY_POINT_GROUP, DriverConfigError, available_drivers, settings_model
+
+SIMULATED = "simulated"  # the port `tablectl demo` and `simulate` replace with a simulator's pty
+
+
+@dataclass
+class Report:
+    path: Path
+    findings: list[Finding]
+    config: TableConfig | None = None
+    unreadable: str | None = None  # why the file could not be read as TOML at all, in one line
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "warning"]
+
+    @property
+    def valid(self) -> bool:
+        return self.config is not None and not self.errors
+
+
+def check_file(path: Path, journal: Path | None = None) -> Report:
+    """Every problem with the config at `path`, as `run --config path [--journal journal]` would use it."""
+    try:
+        data = read_config(path)
+    except ConfigFileError as err:
+        return Report(path, [Finding("error", err.field, err.problem, err.fix)], unreadable=str(err))
+    findings: list[Finding] = []
+    config: TableConfig | None = None
+    try:
+        config = TableConfig.model_validate(data)
+    except ValidationError as err:
+        findings += [Finding.of("error", p) for p in config_problems(err, model=TableConfig)]
+    # Checked on the raw data too, so one run reports every problem, not the schema's first.
+    devices = data.get("devices")
+    if isinstance(devices, dict):
+        findings += check_devices(devices)
+    mqtt = data.get("mqtt")
+    if isinstance(mqtt, dict):
+        findings += check_mqtt_files(mqtt)
+    findings += check_journal(data, journal)
+    if config is not None:
+        findings += check_playable(config)
+    return Report(path, findings, config)
+
+
+# -- devices -------------------------------------------------------------------------------------------------
+
+
+def device_entries(devices: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(field path, raw settings) for every configured device."""
+    for key in ("shuffler", "shoe", "dealer_panel", "wager_bus", "progressive_sign"):
+        if devices.get(key) is not None:
+            yield f"devices.{key}", devices[key]
+    for key in ("wager_stations", "wager_terminals"):
+        entries = devices.get(key)
+        if isinstance(entries, list):
+            yield from ((f"devices.{key}[{i}]", entry) for i, entry in enumerate(entries))
+
+
+def check_devices(devices: Mapping[str, Any]) -> list[Finding]:
+    drivers = available_drivers()
+    installed = ", ".join(sorted(drivers)) or "none"
+    findings: list[Finding] = []
+    ports: list[tuple[str, str]] = []
+    for where, raw in device_entries(devices):
+        if not isinstance(raw, dict):
+            continue  # the schema says so
+        found, port = _check_device(where, raw, drivers, installed)
+        findings += found
+        if port is not None:
+            ports.append((where, port))
+    return findings + _port_warnings(ports)
+
+
+def _check_device(
+    where: str, raw: Mapping[str, Any], drivers: Mapping[str, type[Any]], installed: str
+) -> tuple[list[Finding], str | None]:
+    """One device's problems, and its port when its settings are valid."""
+    name = raw.get("driver")
+    if not isinstance(name, str) or not name:
+        return [
+            Finding(
+                "error",
+                f"{where}.driver",
+                "is missing: no driver drives this device",
+                f"add driver = one of: {installed}",
+            )
+        ], None
+    cls = drivers.get(name)
+    if cls is None:
+        close = difflib.get_close_matches(name, list(drivers), n=1, cutoff=0.6)
+        return [
+            Finding(
+                "error",
+                f"{where}.driver",
+                f"names driver {name!r}, which is not installed",
+                (f"did you mean {close[0]!r}? " if close else "")
+                + f"Installed drivers: {installed}; a plugin's package must register its driver under the "
+                f"entry-point group {ENTRY_POINT_GROUP!r} (`tablectl devices` lists them)",
+            )
+        ], None
+    try:
+        model = settings_model(cls)
+    except DriverConfigError as err:
+        return [Finding("error", f"{where}.driver", str(err), "report it to the driver's maker")], None
+    settings = {k: v for k, v in raw.items() if k != "driver" or "driver" in model.model_fields}
+    try:
+        validated = model.model_validate(settings)
+    except ValidationError as err:
+        return [Finding.of("error", p) for p in config_problems(err, prefix=where.split("."), model=model)], None
+    findings: list[Finding] = []
+    if where == "devices.wager_bus" and not hasattr(cls, "stations"):
+        findings.append(
+            Finding(
+                "error",
+                f"{where}.driver",
+                f"driver {name!r} does not drive a wager bus (it has no per-seat `stations`)",
+                'use e.g. driver = "reference-wager-bus"',
+            )
+        )
+    return findings, _port(validated)
+
+
+def _port_warnings(ports: list[tuple[str, str]]) -> list[Finding]:
+    """Ports only the simulators replace, and ports that are not there (yet)."""
+    findings: list[Finding] = []
+    simulated = sum(1 for _where, port in ports if port == SIMULATED)
+    missing_ports = [f"{port} ({where})" for where, port in ports if port != SIMULATED and not os.path.exists(port)]
+    if simulated:
+        findings.append(
+            Finding(
+                "warning",
+                "devices",
+                f"{simulated} device port(s) are {SIMULATED!r}: only `tablectl demo` and "
+                "`tablectl simulate` replace them (with simulators)",
+                "for `tablectl run`, give each device's port (e.g. /dev/tablectl/shuffler), or pass --ports from "
+                "`tablectl sim-devices`",
+            )
+        )
+    if missing_ports:
+        findings.append(
+            Finding(
+                "warning",
+                "devices",
+                f"these ports do not exist (yet): {', '.join(missing_ports)}",
+                "plug the devices in, and check that systemd/99-tablectl.rules matches them (ls -l /dev/tablectl/); "
+                "nothing to do when checking a config away from its table",
+            )
+        )
+    return findings
+
+
+def _port(settings: BaseModel) -> str | None:
+    port = getattr(settings, "port", None)
+    return port if isinstance(port, str) else None
+
+
+# -- what the engine can run -----------------------------------------------------------------------------------
+
+
+def check_playable(config: TableConfig) -> list[Finding]:
+    if config.devices is None:
+        return [
+            Finding(
+                "warning",
+                "devices",
+                "no [devices] table: `tablectl run` refuses the config (`tablectl settle` and `simulate` need none)",
+                "name the table's devices: [devices.shuffler], [devices.shoe], [devices.dealer_panel] and "
+                "a wager station per seat (see configs/mississippi-stud.toml)",
+            )
+        ]
+    why = playable(config)
+    if why:
+        return [
+            Finding(
+                "warning",
+                "game",
+                f"`tablectl run` cannot run this table yet: {why}",
+                "valid as it is; run the table without those wagers until the engine takes them",
+            )
+        ]
+    chapter = chapter_of(config.game)
+    offered = {o.spot for o in chapter.spec.offers(config.game)}
+    # Configured but not taken by the live engine (it has no meters or terminals yet): players could not make them.
+    settings = chapter.settings_offering_wagers(config.game)
+    idle = [f"game.{key}" for key, spot in settings.items() if spot not in offered]
+    if idle:
+        return [
+            Finding(
+                "warning",
+                ", ".join(idle),
+                "the live round engine does not offer these wagers yet (they "
+                "need progressive meters or electronic wagering terminals); the table runs without them "
+                "and `tablectl settle` settles them",
+                "to say so at the table, set them to false (chips there are refused as wagers the table does "
+                "not offer); keep them for `tablectl settle`",
+            )
+        ]
+    return []
+
+
+# -- `tablectl run` ---------------------------------------------------------------------------------------------
+
+
+def load_for_run(path: Path, journal: Path | None = None) -> TableConfig:
+    """The table config at `path` after every check `tablectl check-config` makes (the same function,
+    controller.cli.preflight.check_file): a UsageError listing each error, its field and its fix, before any
+    device, journal or broker is touched."""
+    report = check_file(path, journal)
+    if report.unreadable is not None:
+        raise UsageError(report.unreadable)
+    if report.config is None or report.errors:
+        raise UsageError(
+            f"{path}: cannot run this table, {len(report.errors)} error(s) (`tablectl check-config` says the same):\n"
+            + "\n".join(f.render() for f in report.errors)
+        )
+    return report.config
