@@ -2,7 +2,8 @@
 """Bootstrap for tablectl development: `python3 dev.py demo` and `python3 dev.py test`.
 
 Needs only Python 3.11+ and the standard library: it creates .venv, installs the project into it, makes
-sure mosquitto is available (installing it with apt-get when it can), then runs the demo or the tests.
+sure mosquitto and PostgreSQL are available (installing them with apt-get when it can), then runs the demo or
+the tests.
 Re-running is fast: the install is repeated only when pyproject.toml changes.
 """
 
@@ -37,8 +38,9 @@ verbs:
                    check, mypy --strict (`test` without arguments runs them first)
 
 Each verb first creates .venv and installs tablectl with its test dependencies into it (only again when
-pyproject.toml changes), and makes sure mosquitto is installed (with apt-get, as root or with passwordless
-sudo; otherwise it says what to install).
+pyproject.toml changes), and makes sure mosquitto (and, for `test`, PostgreSQL: the floor's tests start
+private clusters) is installed (with apt-get, as root or with passwordless sudo; otherwise it says what to
+install).
 """
 
 VERBS = ("demo", "test", "check")
@@ -213,6 +215,41 @@ class PrivateBroker:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+# --- PostgreSQL ------------------------------------------------------------------------------------------
+
+
+def find_postgres() -> str | None:
+    """PostgreSQL's server binaries directory (Debian: /usr/lib/postgresql/<version>/bin, not on PATH)."""
+    root = Path("/usr/lib/postgresql")
+    found = sorted(
+        (p for p in root.glob("*/bin") if (p / "initdb").exists()), key=lambda p: int("0" + p.parent.name.split(".")[0])
+    )
+    if found:
+        return str(found[-1])
+    initdb = shutil.which("initdb")
+    return str(Path(initdb).resolve().parent) if initdb else None
+
+
+def ensure_postgres() -> str | None:
+    """The floor's tests start private PostgreSQL clusters (floor/pgcluster.py); install Debian's if missing."""
+    found = find_postgres()
+    if found:
+        return found
+    say("PostgreSQL (the floor's database) is not installed")
+    if apt_install(["postgresql"]):
+        found = find_postgres()
+        if found:
+            return found
+    print(
+        "dev.py: PostgreSQL is needed and could not be installed automatically (not root, no passwordless\n"
+        "        sudo, or no apt-get). Install it with:\n"
+        "            sudo apt-get install postgresql",
+        file=sys.stderr,
+        flush=True,
+    )
+    return None
+
+
 # --- running children ------------------------------------------------------------------------------------
 
 
@@ -268,6 +305,8 @@ def cmd_demo(args: list[str]) -> int:
 def cmd_test(args: list[str]) -> int:
     if ensure_mosquitto() is None:
         return fail("the tests need a real mosquitto (see above)")
+    if ensure_postgres() is None:
+        return fail("the floor's tests need PostgreSQL (see above)")
     if not args:
         # The whole suite starts with the static checks, so CI fails on a broken layer, an unformatted file or
         # a type error as it does on a failing test. With arguments (a subset while working) they are skipped.
@@ -280,7 +319,7 @@ def cmd_test(args: list[str]) -> int:
     return code
 
 
-PY_TREES = ("controller", "drivers", "tests", "bench", "dev.py")
+PY_TREES = ("controller", "drivers", "floor", "tests", "bench", "dev.py")
 # The static checks, in the order a contributor wants to hear of them; each prints its own findings.
 CHECKS: tuple[tuple[str, list[str]], ...] = (
     ("layers (import-linter contracts in pyproject.toml)", ["lint-imports"]),

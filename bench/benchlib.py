@@ -144,8 +144,9 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def mosquitto() -> Iterator[str]:
-    """A private mosquitto on a free loopback port for the bench's duration; yields its mqtt:// URL."""
+def mosquitto(extra: str = "") -> Iterator[str]:
+    """A private mosquitto on a free loopback port for the bench's duration; yields its mqtt:// URL. `extra`: more
+    config lines (the floor's bench raises the per-client queue, as systemd/mosquitto/mosquitto.conf does)."""
     binary = shutil.which("mosquitto") or next(
         (p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto") if os.access(p, os.X_OK)), None
     )
@@ -162,7 +163,7 @@ def mosquitto() -> Iterator[str]:
             f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
             "set_tcp_nodelay true\n"  # as systemd/mosquitto/mosquitto.conf: no 40 ms Nagle stalls
             "max_queued_messages 100000\n"  # as systemd/mosquitto/mosquitto.conf: a burst is queued, not dropped
-            "log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\nlog_type information\n"
+            "log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\nlog_type information\n" + extra
         )
         proc = subprocess.Popen(
             [binary, "-c", str(conf)],

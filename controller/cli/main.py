@@ -26,6 +26,12 @@ class Verb:
     name: str
     module: str
     help: str  # what `tablectl --help` says of it; here, so that listing the verbs imports none of them
+    # The floor's verbs live in the floor package (docs/floor.md); named by string, so the controller imports none.
+    package: str = "controller.cli"
+
+    @property
+    def path(self) -> str:
+        return f"{self.package}.{self.module}"
 
 
 # In the order `tablectl --help` lists them.
@@ -41,6 +47,8 @@ VERBS: tuple[Verb, ...] = (
     Verb("command", "command", "sign and send a supervisor command, or make a supervisor's signing key"),
     Verb("journal", "journal", "read the journal: tail, export, verify its hash chain"),
     Verb("schema", "schema", "print the JSON Schemas of the MQTT messages"),
+    Verb("floor", "floor", "the floor's archive service in PostgreSQL; round recall, status, alarms", "floor.cli"),
+    Verb("report", "report", "shift, gaming-day and period reports; signed exports and their check", "floor.cli"),
 )
 
 
@@ -51,7 +59,7 @@ def load_verb(name: str) -> VerbModule:
     time counts (`tablectl run` restarting under systemd). Verb modules import nothing from here, so this is
     lazy loading, not a way round an import cycle."""
     verb = next(v for v in VERBS if v.name == name)
-    module: ModuleType = importlib.import_module(f"controller.cli.{verb.module}")
+    module: ModuleType = importlib.import_module(verb.path)
     return cast(VerbModule, module)
 
 

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_every_verb_is_a_module_with_add_parser_and_main() -> None:
     for verb in VERBS:
-        module = importlib.import_module(f"controller.cli.{verb.module}")
+        module = importlib.import_module(verb.path)
         assert callable(module.add_parser), verb.name
         assert callable(module.main), verb.name
 
@@ -58,7 +58,7 @@ def test_a_verb_run_imports_no_other_verb() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60, check=True
     )
     loaded = set(json.loads(done.stdout.splitlines()[-1]))
-    others = {f"controller.cli.{v.module}" for v in VERBS} - {"controller.cli.schema"}
+    others = {v.path for v in VERBS} - {"controller.cli.schema"}
     assert not loaded & others
     # Nor what only other verbs need: the daemon, the simulated people, the supervisor gate.
     assert not {

@@ -1,0 +1,152 @@
+"""The time `tablectl report` takes for one gaming day of a 500-table floor at a round a minute (generated data).
+
+The day is generated inside PostgreSQL (generate_series: the archive's own tables and partition, the shapes of the
+real events the report reads: lock-outs, settlements with their wagers, folds, bonus settlements, completed rounds,
+jackpots and commands, and the other events of a round as filler), then the report is built for that day in every
+format, as `tablectl report --day` does. Baseline: one full scan of the day's partition (`SELECT count(*)`, cold
+statistics aside), the least any report over the whole day must read. The cluster runs with fsync off: loading
+the day is set-up, not what is measured.
+
+Run:  .venv/bin/python bench/floor_report.py [--tables 500] [--hours 24] [--filler 18]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from datetime import UTC, date, datetime
+
+from benchlib import machine, progress
+
+from floor.config import DatabaseSection, GamingDaySection
+from floor.days import day_period
+from floor.db import connect
+from floor.pgcluster import PgCluster
+from floor.report.build import build
+from floor.report.figures import Scope, gather
+from floor.report.html import to_html
+from floor.report.render import to_csv, to_json, to_text
+from floor.schema import migrate
+
+DAY = date(2026, 11, 21)
+START = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)  # the gaming day's start (06:00 UTC)
+
+# One round of table t, round r (a round a minute): seq base = r * per_round. Rows of the real shapes.
+GENERATE = """
+WITH rounds AS (
+    SELECT t, r, format('b%%s', lpad(t::text, 3, '0')) AS table_id,
+           %(start)s::timestamptz + make_interval(mins => r) + make_interval(secs => t %% 60) AS ts
+    FROM generate_series(0, %(tables)s - 1) t, generate_series(0, %(rounds)s - 1) r
+),
+kinds AS (SELECT k FROM generate_series(0, %(per_round)s - 1) k)
+INSERT INTO {partition} (gaming_day, table_id, seq, event_id, boot_id, ts, ts_text, round_id, type, rule, payload,
+                         replayed)
+SELECT %(day)s, table_id, r * %(per_round)s + k + 1, md5(table_id || ':' || r || ':' || k), 'boot',
+       ts + make_interval(secs => k), to_char(ts, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+       table_id || '-r' || lpad(r::text, 6, '0'),
+       CASE k WHEN 0 THEN 'no_more_bets' WHEN 1 THEN 'hand.settled' WHEN 2 THEN 'hand.settled'
+              WHEN 3 THEN 'seat.folded' WHEN 4 THEN 'three_card_bonus.settled' WHEN 5 THEN 'round.completed'
+              WHEN 6 THEN CASE WHEN r %% 200 = 0 THEN 'progressive.paid' ELSE 'meter.contributed' END
+              WHEN 7 THEN CASE WHEN r %% 200 = 0 THEN 'command.accepted' ELSE 'cards.dealt' END
+              ELSE 'wager.accepted' END,
+       '655a.11(h)(1)',
+       CASE k
+         WHEN 0 THEN '{{"players": [1, 2, 3], "wagers": {{"1": {{"ante": 500, "three_card_bonus": 100}},
+                     "2": {{"ante": 500}}, "3": {{"ante": 1000}}}}}}'::jsonb
+         WHEN 1 THEN jsonb_build_object('seat', 1, 'hand', CASE WHEN r %% 3 = 0 THEN 'pair' ELSE 'high_card' END,
+                     'paytable', '655a.12(a)', 'wagers', jsonb_build_array(
+                       jsonb_build_object('wager', 'ante', 'amount', 500, 'outcome',
+                         CASE WHEN r %% 3 = 0 THEN 'win' ELSE 'lose' END,
+                         'odds', CASE WHEN r %% 3 = 0 THEN '1 to 1' END,
+                         'paid', CASE WHEN r %% 3 = 0 THEN 500 ELSE 0 END, 'returned', 0,
+                         'collected', CASE WHEN r %% 3 = 0 THEN 0 ELSE 500 END),
+                       jsonb_build_object('wager', 'street_3', 'amount', 500, 'outcome', 'lose', 'odds', null,
+                         'paid', 0, 'returned', 0, 'collected', 500)))
+         WHEN 2 THEN '{{"seat": 2, "hand": "high_card", "paytable": "655a.12(a)", "wagers": [{{"wager": "ante",
+                     "amount": 500, "outcome": "lose", "odds": null, "paid": 0, "returned": 0,
+                     "collected": 500}}]}}'::jsonb
+         WHEN 3 THEN '{{"seat": 3, "collected": {{"ante": 1000}}}}'::jsonb
+         WHEN 4 THEN jsonb_build_object('seat', 1, 'wager', 'three_card_bonus', 'amount', 100,
+                     'hand', CASE WHEN r %% 6 = 0 THEN 'pair' ELSE 'high_card' END,
+                     'outcome', CASE WHEN r %% 6 = 0 THEN 'win' ELSE 'lose' END,
+                     'odds', CASE WHEN r %% 6 = 0 THEN '1 to 1' END, 'paid', CASE WHEN r %% 6 = 0 THEN 100 ELSE 0 END,
+                     'collected', CASE WHEN r %% 6 = 0 THEN 0 ELSE 100 END, 'returned', 0)
+         WHEN 5 THEN '{{"round_no": 1, "players": [1, 2, 3], "paid": 500, "collected": 2000,
+                     "table_result": 1500}}'::jsonb
+         WHEN 6 THEN '{{"level": "minor", "amount": 25000, "hit": "h"}}'::jsonb
+         WHEN 7 THEN '{{"verb": "validate_jackpot", "role": "floorperson", "count": 2}}'::jsonb
+         ELSE '{{"seat": 1, "spot": "ante", "amount": 500}}'::jsonb END,
+       false
+FROM rounds, kinds
+"""
+BIRTH = """
+INSERT INTO births (table_id, boot_id, ts, gaming_day, digest, payload)
+SELECT format('b%%s', lpad(t::text, 3, '0')), 'boot', %(start)s, %(day)s, decode(md5(t::text), 'hex'),
+       '{"game": {"chapter": "655a", "name": "Mississippi Stud"}, "paytables": [
+         {"wager": "ante", "citation": "655a.12(a)", "rows": {"pair": "1 to 1"}},
+         {"wager": "three_card_bonus", "citation": "655a.12(d) paytable A", "rows": {"pair": "1 to 1"}}]}'::jsonb
+FROM generate_series(0, %(tables)s - 1) t
+"""
+
+
+def generate(dsn: str, tables: int, hours: int, filler: int) -> int:
+    per_round = 8 + filler
+    params = {"start": START, "day": DAY, "tables": tables, "rounds": hours * 60, "per_round": per_round}
+    with connect(DatabaseSection(dsn=dsn)) as conn:
+        migrate(conn)
+        # Loaded as a table of its own and attached as the day's partition afterwards: building the indexes once
+        # is far quicker than keeping them up to date row by row.
+        conn.execute("CREATE TABLE events_20261121 (LIKE events INCLUDING DEFAULTS)")
+        conn.execute(BIRTH.encode(), params)
+        conn.execute(GENERATE.format(partition="events_20261121").encode(), params)
+        conn.commit()
+        progress("indexing and attaching the day's partition")
+        conn.execute(
+            "ALTER TABLE events ATTACH PARTITION events_20261121 FOR VALUES FROM ('2026-11-21') TO ('2026-11-22')"
+        )
+        conn.commit()
+        conn.execute("ANALYZE events_20261121")
+        conn.commit()
+    return tables * hours * 60 * per_round
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tables", type=int, default=500)
+    ap.add_argument("--hours", type=int, default=24)
+    ap.add_argument("--filler", type=int, default=18, help="other events of a round (dealing, wagers placed...)")
+    args = ap.parse_args()
+    # fsync off: what is timed is reading the day; loading it is only the set-up.
+    cluster = PgCluster.create(
+        durable=False, work_mem="64MB", shared_buffers="512MB", max_wal_size="4GB", maintenance_work_mem="512MB"
+    )
+    try:
+        cluster.start()
+        dsn = cluster.create_database("bench_report")
+        progress(f"generating a gaming day of {args.tables} tables x {args.hours} h at a round a minute")
+        t0 = time.perf_counter()
+        rows = generate(dsn, args.tables, args.hours, args.filler)
+        made = time.perf_counter() - t0
+        with connect(DatabaseSection(dsn=dsn)) as conn:
+            t0 = time.perf_counter()
+            conn.execute("SELECT count(*) FROM events WHERE gaming_day = %s", (DAY,)).fetchone()
+            scan = time.perf_counter() - t0
+            scope = Scope(day_period(DAY, GamingDaySection()))
+            t0 = time.perf_counter()
+            report = build(gather(conn, scope), scope, "bench")
+            figures = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            sizes = {f.__name__: len(f(report)) for f in (to_text, to_csv, to_json, to_html)}
+            rendering = time.perf_counter() - t0
+    finally:
+        cluster.remove()
+    rounds = next(r for r in report.section("rounds").rows if r[0] == "floor")[2]
+    print(f"machine: {machine()}")
+    print(f"generated: {rows:,} events, {rounds:,} rounds of {args.tables} tables in {made:.0f} s")
+    print(f"baseline: a full scan of the day's partition (count(*)): {scan:.2f} s")
+    print(f"report figures for the gaming day: {figures:.2f} s ({figures / scan:.1f}x the scan)")
+    print(f"rendering text, csv, json and html (3 charts): {rendering:.2f} s; sizes {sizes}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,313 @@
+"""Writing a batch of the tables' messages into PostgreSQL in one transaction, idempotently.
+
+Events go through a temporary staging table filled by COPY, then into `event_keys` with ON CONFLICT DO NOTHING and,
+for the keys that were new, into their gaming day's partition of `events`; an event whose (table, seq) or id is
+already archived with another id or other content raises an integrity alarm (a table that rolled back). The
+retained messages (status, birth, device, meter) are appended under their natural keys, also ON CONFLICT DO
+NOTHING, so a message delivered twice is archived once. The tables' seq ranges, the gaps they leave and the live
+model are written in the same transaction, and taken as current only once it commits.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from controller.mqtt.contract import Birth, DeviceStatus, ProgressiveMeter, TableEvent, TableStatus
+from floor.config import GamingDaySection
+from floor.days import gaming_day, parse_ts
+from floor.live import TableLive
+from floor.messages import Incoming, Rejected
+from floor.schema import partition_ddl
+from floor.seqtrack import Range, SeqRanges, opened_and_filled
+
+AsyncConn = psycopg.AsyncConnection[tuple[Any, ...]]
+
+_STAGING = """
+CREATE TEMP TABLE IF NOT EXISTS staging_events (
+    gaming_day date, table_id text, seq bigint, event_id text, boot_id text, ts timestamptz, ts_text text,
+    round_id text, type text, rule text, payload jsonb, replayed boolean, digest bytea
+) ON COMMIT DELETE ROWS
+"""
+_COPY = (
+    "COPY staging_events (gaming_day, table_id, seq, event_id, boot_id, ts, ts_text, round_id, type, rule, payload,"
+    " replayed, digest) FROM STDIN"
+)
+_INSERT = """
+WITH new AS (
+    INSERT INTO event_keys (table_id, seq, event_id, boot_id, digest, gaming_day)
+    SELECT table_id, seq, event_id, boot_id, digest, gaming_day FROM staging_events
+    ON CONFLICT DO NOTHING
+    RETURNING event_id
+)
+INSERT INTO events (gaming_day, table_id, seq, event_id, boot_id, ts, ts_text, round_id, type, rule, payload, replayed)
+SELECT s.gaming_day, s.table_id, s.seq, s.event_id, s.boot_id, s.ts, s.ts_text, s.round_id, s.type, s.rule,
+       s.payload, s.replayed
+FROM staging_events s JOIN new USING (event_id)
+"""
+# A seq archived under another event id: the table rolled back (or two tables share an id). The same id with
+# other content: the event was changed after it was first published. Either is an integrity alarm, kept with the
+# event as received (rebuilt from its columns: the staging table does not carry the JSON twice).
+_RECEIVED = """jsonb_build_object('event_id', s.event_id, 'boot_id', s.boot_id, 'seq', s.seq, 'ts', s.ts_text,
+    'table_id', s.table_id, 'round_id', s.round_id, 'type', s.type, 'rule', s.rule, 'payload', s.payload,
+    'replayed', s.replayed)"""
+_ALARMS = f"""
+INSERT INTO integrity_alarms (kind, table_id, seq, archived_event_id, received_event_id, received_digest, received)
+SELECT CASE WHEN k.event_id <> s.event_id THEN 'seq_reused' ELSE 'content_differs' END,
+       s.table_id, s.seq, k.event_id, s.event_id, s.digest, {_RECEIVED}
+FROM staging_events s JOIN event_keys k ON k.table_id = s.table_id AND k.seq = s.seq
+WHERE k.event_id <> s.event_id OR k.digest <> s.digest
+UNION ALL
+SELECT 'id_reused', s.table_id, s.seq, k.event_id, s.event_id, s.digest, {_RECEIVED}
+FROM staging_events s JOIN event_keys k ON k.event_id = s.event_id
+WHERE k.table_id <> s.table_id OR k.seq <> s.seq
+ON CONFLICT DO NOTHING
+RETURNING kind, table_id, seq, archived_event_id, received_event_id
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Alarm:
+    kind: str
+    table_id: str
+    seq: int
+    archived_event_id: str
+    received_event_id: str
+
+
+@dataclass
+class WriteResult:
+    events_in: int = 0
+    events_new: int = 0
+    alarms: list[Alarm] = field(default_factory=list)
+    gaps_opened: dict[str, list[Range]] = field(default_factory=dict)
+    gaps_filled: dict[str, list[Range]] = field(default_factory=dict)
+    rejected: int = 0
+
+    @property
+    def duplicates(self) -> int:
+        return self.events_in - self.events_new - len(self.alarms)
+
+
+@dataclass
+class FloorState:
+    """What the service keeps between batches: each table's archived seqs and live model."""
+
+    seqs: dict[str, SeqRanges] = field(default_factory=dict)
+    live: dict[str, TableLive] = field(default_factory=dict)
+
+    def table(self, table_id: str) -> TableLive:
+        if table_id not in self.live:
+            self.live[table_id] = TableLive(table_id)
+        return self.live[table_id]
+
+
+async def load_state(conn: AsyncConn) -> FloorState:
+    state = FloorState()
+    cur = await conn.execute("SELECT table_id, seq_ranges, live FROM floor_tables")
+    for table_id, ranges, live in await cur.fetchall():
+        state.seqs[table_id] = SeqRanges.from_json(ranges)
+        state.live[table_id] = TableLive.from_json(live) if live else TableLive(table_id)
+    return state
+
+
+def _event_row(m: Incoming, e: TableEvent, gd: GamingDaySection) -> tuple[Any, ...]:
+    ts = parse_ts(e.ts)
+    payload = json.dumps(e.payload, separators=(",", ":"))
+    return (
+        gaming_day(ts, gd),
+        e.table_id,
+        e.seq,
+        e.event_id,
+        e.boot_id,
+        ts,
+        e.ts,
+        e.round_id,
+        e.type,
+        e.rule,
+        payload,
+        e.replayed,
+        m.digest,
+    )
+
+
+class ArchiveWriter:
+    """Writes batches on one connection; keeps which gaming days have a partition already."""
+
+    def __init__(self, conn: AsyncConn, gd: GamingDaySection, state: FloorState) -> None:
+        self.conn = conn
+        self.gd = gd
+        self.state = state
+        self._days: set[date] = set()
+
+    def use(self, conn: AsyncConn) -> None:
+        """Go on with a new connection after the last one failed (its uncommitted batch is written again)."""
+        self.conn = conn
+        self._days.clear()
+
+    async def write(self, batch: Sequence[Incoming | Rejected]) -> WriteResult:
+        """Archive the batch in one transaction; the in-memory state moves on only once it committed."""
+        result = WriteResult()
+        events: dict[str, tuple[Incoming, TableEvent]] = {}
+        for m in batch:
+            if isinstance(m, Incoming) and isinstance(m.model, TableEvent):
+                events.setdefault(m.model.event_id, (m, m.model))
+        result.events_in = len(events)
+        rows = [_event_row(m, e, self.gd) for m, e in events.values()]
+        seqs, live = self._next_state(batch, [e for _, e in events.values()])
+        async with self.conn.transaction():
+            await self._ensure_partitions({r[0] for r in rows})
+            if rows:
+                await self._write_events(rows, result)
+            await self._write_retained(batch, result)
+            await self._write_tables(seqs, live, result)
+        self.state.seqs.update(seqs)
+        self.state.live.update(live)
+        return result
+
+    def _next_state(
+        self, batch: Sequence[Incoming | Rejected], events: list[TableEvent]
+    ) -> tuple[dict[str, SeqRanges], dict[str, TableLive]]:
+        seqs: dict[str, SeqRanges] = {}
+        by_table: dict[str, list[int]] = {}
+        for e in events:
+            by_table.setdefault(e.table_id, []).append(e.seq)
+        for table_id, new in by_table.items():
+            seqs[table_id] = self.state.seqs.get(table_id, SeqRanges()).with_seqs(new)
+        live: dict[str, TableLive] = {}
+        for m in batch:
+            if not isinstance(m, Incoming):
+                continue
+            if m.table_id not in live:
+                live[m.table_id] = copy.deepcopy(self.state.table(m.table_id))
+            _apply(live[m.table_id], m)
+        for table_id, ranges in seqs.items():
+            live.setdefault(table_id, copy.deepcopy(self.state.table(table_id))).gaps = [
+                [a, b] for a, b in ranges.gaps()
+            ]
+        return seqs, live
+
+    async def _ensure_partitions(self, days: Iterable[date]) -> None:
+        for day in sorted(set(days) - self._days):
+            await self.conn.execute(partition_ddl(day))
+            self._days.add(day)
+
+    async def _write_events(self, rows: list[tuple[Any, ...]], result: WriteResult) -> None:
+        async with self.conn.cursor() as cur:
+            await cur.execute(_STAGING)
+            async with cur.copy(_COPY) as copy_:
+                for row in rows:
+                    await copy_.write_row(row)
+            await cur.execute(_INSERT)
+            result.events_new = max(cur.rowcount, 0)
+            await cur.execute(_ALARMS)
+            result.alarms = [Alarm(*r) for r in await cur.fetchall()]
+            await cur.execute("TRUNCATE staging_events")
+
+    async def _write_retained(self, batch: Sequence[Incoming | Rejected], result: WriteResult) -> None:
+        async with self.conn.cursor() as cur:
+            for m in batch:
+                if isinstance(m, Rejected):
+                    result.rejected += 1
+                    await cur.execute(
+                        "INSERT INTO rejected_messages (topic, payload, reason) VALUES (%s, %s, %s)",
+                        (m.topic, m.payload, m.reason),
+                    )
+                    continue
+                sql, params = _retained_row(m, self.gd)
+                if sql:
+                    await cur.execute(sql, params)
+
+    async def _write_tables(self, seqs: dict[str, SeqRanges], live: dict[str, TableLive], result: WriteResult) -> None:
+        async with self.conn.cursor() as cur:
+            for table_id, ranges in seqs.items():
+                before = self.state.seqs.get(table_id, SeqRanges()).gaps()
+                opened, filled = opened_and_filled(before, ranges.gaps())
+                for first, last in opened:
+                    await cur.execute(
+                        "INSERT INTO seq_gaps (table_id, first_seq, last_seq) VALUES (%s, %s, %s)"
+                        " ON CONFLICT DO NOTHING",
+                        (table_id, first, last),
+                    )
+                for first, last in filled:
+                    await cur.execute(
+                        "UPDATE seq_gaps SET filled_at = now() WHERE table_id = %s AND filled_at IS NULL"
+                        " AND first_seq >= %s AND last_seq <= %s",
+                        (table_id, first, last),
+                    )
+                if opened:
+                    result.gaps_opened[table_id] = opened
+                if filled:
+                    result.gaps_filled[table_id] = filled
+            for alarm in result.alarms:
+                live.setdefault(alarm.table_id, copy.deepcopy(self.state.table(alarm.table_id))).alarms += 1
+            for table_id, model in live.items():
+                ranges = seqs.get(table_id, self.state.seqs.get(table_id, SeqRanges()))
+                await cur.execute(
+                    "INSERT INTO floor_tables (table_id, archived_through, seq_ranges, live) VALUES (%s, %s, %s, %s)"
+                    " ON CONFLICT (table_id) DO UPDATE SET archived_through = excluded.archived_through,"
+                    " seq_ranges = excluded.seq_ranges, live = excluded.live, updated_at = now()",
+                    (table_id, ranges.through, Jsonb(ranges.to_json()), Jsonb(model.to_json())),
+                )
+
+
+def _apply(live: TableLive, m: Incoming) -> None:
+    model = m.model
+    if isinstance(model, TableEvent):
+        live.apply_event(model)
+    elif isinstance(model, TableStatus):
+        live.apply_status(model)
+    elif isinstance(model, Birth):
+        live.apply_birth(model)
+    elif isinstance(model, DeviceStatus):
+        live.apply_device(model)
+    else:
+        live.apply_meter(model)
+
+
+def _body(m: Incoming) -> tuple[bytes, Jsonb]:
+    return m.digest, Jsonb(m.content)
+
+
+def _meter_body(model: ProgressiveMeter, m: Incoming) -> tuple[int, int, bytes, Jsonb]:
+    return model.display_cents, model.reserve_cents, m.digest, Jsonb(m.content)
+
+
+def _retained_row(m: Incoming, gd: GamingDaySection) -> tuple[str, tuple[Any, ...]]:
+    model = m.model
+    if isinstance(model, TableStatus):
+        ts = parse_ts(model.ts)
+        return (
+            "INSERT INTO statuses (table_id, boot_id, state, ts_text, ts, gaming_day) VALUES (%s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT DO NOTHING",
+            (model.table_id, model.boot_id, model.state, model.ts, ts, gaming_day(ts, gd)),
+        )
+    if isinstance(model, Birth):
+        ts = parse_ts(model.ts)
+        return (
+            "INSERT INTO births (table_id, boot_id, ts, gaming_day, digest, payload) VALUES (%s, %s, %s, %s, %s, %s)"
+            " ON CONFLICT DO NOTHING",
+            (model.table_id, model.boot_id, ts, gaming_day(ts, gd), m.digest, Jsonb(m.content)),
+        )
+    if isinstance(model, DeviceStatus):
+        ts = parse_ts(model.since)
+        return (
+            "INSERT INTO device_reports (table_id, device_id, boot_id, state, since, gaming_day, digest, payload)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            (model.table_id, model.device_id, model.boot_id, model.state, ts, gaming_day(ts, gd), *_body(m)),
+        )
+    if isinstance(model, ProgressiveMeter):
+        ts = parse_ts(model.ts)
+        return (
+            "INSERT INTO meter_reports (table_id, level, as_of_seq, ts, gaming_day, display_cents, reserve_cents,"
+            " digest, payload) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            (model.table_id, model.level, model.as_of_seq, ts, gaming_day(ts, gd), *_meter_body(model, m)),
+        )
+    return "", ()

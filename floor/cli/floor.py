@@ -1,0 +1,155 @@
+"""`tablectl floor`: the floor service, and what an operator asks of its archive.
+
+tablectl floor --config FLOOR.toml                         the service (systemd/tablectl-floor.service)
+tablectl floor --config FLOOR.toml check-config            validate the config, reach the database
+tablectl floor --config FLOOR.toml status [--json]         every table's live model
+tablectl floor --config FLOOR.toml round ROUND_ID [--json] a round's whole story (recall)
+tablectl floor --config FLOOR.toml rounds TABLE [--last N] the last N rounds of a table
+tablectl floor --config FLOOR.toml alarms                  integrity alarms and open seq gaps
+tablectl floor --config FLOOR.toml retention [--apply]     what the retention policy drops, and drop it
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+from pathlib import Path
+
+import psycopg
+
+from controller.cli.verb import Subparsers, UsageError
+from floor.config import FloorConfig, FloorConfigError, load_floor_config
+from floor.db import connect
+from floor.recall import last_rounds, recall_round, render_round, render_rounds
+from floor.retention import apply_retention, plan_retention
+from floor.schema import LATEST, SchemaError
+from floor.sdnotify import Notifier
+from floor.service import FloorService
+from floor.status import alarms_text, live_tables, status_text
+
+CONFIG_HELP = "the floor config (configs/floor.toml is an annotated example)"
+
+
+def add_parser(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "floor",
+        description="The floor's system of record: without an action, runs the service that archives every table's "
+        "events, statuses, births, device and meter messages in PostgreSQL (docs/floor.md).",
+    )
+    p.add_argument("--config", type=Path, help=CONFIG_HELP)
+    actions = p.add_subparsers(dest="action", metavar="ACTION")
+    actions.add_parser("run", help="run the archive service (the default)")
+    cc = actions.add_parser("check-config", help="validate the config and reach the database")
+    cc.add_argument("--offline", action="store_true", help="the config alone, without trying the database")
+    st = actions.add_parser("status", help="every table's live model: state, phase, tilts, faults, jackpots, gaps")
+    st.add_argument("--json", action="store_true")
+    r = actions.add_parser("round", help="a round's whole story from the archive (GLI-11 game recall)")
+    r.add_argument("round_id", metavar="ROUND_ID", help="e.g. ms-table-01-r000042")
+    r.add_argument("--json", action="store_true")
+    rs = actions.add_parser("rounds", help="the last N rounds of a table")
+    rs.add_argument("table_id", metavar="TABLE")
+    rs.add_argument("--last", type=int, default=10, help="how many rounds (default 10)")
+    rs.add_argument("--json", action="store_true")
+    actions.add_parser("alarms", help="integrity alarms and seq gaps")
+    ret = actions.add_parser("retention", help="the gaming days the retention policy drops")
+    ret.add_argument("--apply", action="store_true", help="drop them (else only say which)")
+    for action in actions.choices.values():  # --config before or after the action; SUPPRESS keeps the earlier one
+        action.add_argument("--config", type=Path, default=argparse.SUPPRESS, help=CONFIG_HELP)
+
+
+def _config(path: Path) -> FloorConfig:
+    try:
+        return load_floor_config(path)
+    except FloorConfigError as err:
+        raise UsageError(str(err)) from None
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.config is None:
+        raise UsageError("give the floor config: tablectl floor --config FLOOR.toml [ACTION]")
+    config = _config(args.config)
+    action = args.action or "run"
+    if action == "run":
+        return _run(config)
+    if action == "check-config":
+        return _check(config, args.config, args.offline)
+    try:
+        with connect(config.database) as conn:
+            return _query(conn, config, args, action)
+    except psycopg.OperationalError as err:
+        raise UsageError(f"cannot reach the archive ({err}); check [database] dsn in {args.config}") from None
+    except FloorConfigError as err:
+        raise UsageError(str(err)) from None
+
+
+def _query(
+    conn: psycopg.Connection[tuple[object, ...]], config: FloorConfig, args: argparse.Namespace, action: str
+) -> int:
+    if action == "status":
+        tables = live_tables(conn)
+        print(json.dumps([t.to_json() for t in tables], indent=2) if args.json else status_text(tables, conn))
+        return 0
+    if action == "round":
+        story = recall_round(conn, args.round_id)
+        if story is None:
+            raise UsageError(f"round {args.round_id} is not in the archive (see `tablectl floor rounds TABLE`)")
+        print(json.dumps(story.to_json(), indent=2) if args.json else render_round(story))
+        return 0
+    if action == "rounds":
+        if args.last < 1:
+            raise UsageError("--last must be 1 or more")
+        stories = last_rounds(conn, args.table_id, args.last)
+        print(json.dumps([s.to_json() for s in stories], indent=2) if args.json else render_rounds(stories))
+        return 0
+    if action == "alarms":
+        text, count = alarms_text(conn)
+        print(text)
+        return 1 if count else 0
+    plan = plan_retention(conn, config)
+    print(plan.describe())
+    if args.apply:
+        for line in apply_retention(conn, plan):
+            print(line)
+    return 0
+
+
+def _check(config: FloorConfig, path: Path, offline: bool) -> int:
+    print(f"{path}: the config is valid (floor {config.name!r}, prefix {config.mqtt.prefix!r})")
+    if offline:
+        return 0
+    try:
+        with connect(config.database) as conn:
+            row = conn.execute("SELECT to_regclass('floor_schema') IS NOT NULL").fetchone()
+            version = 0
+            if row and row[0]:
+                got = conn.execute("SELECT coalesce(max(version), 0) FROM floor_schema").fetchone()
+                version = int(str(got[0])) if got else 0
+    except psycopg.OperationalError as err:
+        print(f"{path}: database: cannot connect: {str(err).strip()}: check [database] dsn and the server")
+        return 1
+    except FloorConfigError as err:
+        print(f"{path}: {err}")
+        return 1
+    if version > LATEST:
+        print(f"{path}: database: schema version {version} is newer than this tablectl's ({LATEST}): upgrade")
+        return 1
+    print(f"{path}: database reachable, schema version {version} (the service migrates to {LATEST} at start)")
+    return 0
+
+
+def _run(config: FloorConfig) -> int:
+    service = FloorService(config, Notifier.from_environment())
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, service.stop)
+        await service.run()
+
+    try:
+        asyncio.run(main())
+    except (SchemaError, FloorConfigError) as err:
+        raise UsageError(str(err)) from None
+    return 0

@@ -1,0 +1,133 @@
+"""The live model of every table, folded from what the tables publish (pure: no I/O, no clock).
+
+Only what the MQTT contract carries goes in, so nothing here holds a card before settlement. The floor service
+keeps one TableLive per table, stores it with each commit (floor_tables.live) and `tablectl floor status` and the
+console (issue 17) read it from there: online, phase and since when, the round, open tilts and blocks, device
+states and faults, meters, pending jackpots, the archive's gaps and alarms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from controller.mqtt.contract import Birth, DeviceStatus, ProgressiveMeter, TableEvent, TableStatus
+
+# The phase a table is in after each event that moves the round on (docs/events.md); other events leave it.
+PHASE_AFTER: dict[str, str] = {
+    "table.opened": "opening",
+    "shuffle.started": "shuffling",
+    "shuffle.completed": "shuffled",
+    "betting.opened": "betting",
+    "no_more_bets": "locking",
+    "lockout.confirmed": "dealing",
+    "decision.requested": "decision",
+    "hand.settled": "settling",
+    "progressive.hit": "jackpot",
+    "round.completed": "complete",
+    "round.voided": "void",
+    "table.blocked": "blocked",
+    "table.closing": "closing",
+    "table.closed": "closed",
+}
+TILT_PREFIX = "tilt:"
+TILT_KEYS = frozenset({"critical_state"})
+
+
+def is_tilt(block: str) -> bool:
+    """The blocks a supervisor must clear as tilts (controller/engine/tilts.py names them the same way)."""
+    return block in TILT_KEYS or (block.startswith(TILT_PREFIX) and len(block) > len(TILT_PREFIX))
+
+
+@dataclass
+class TableLive:
+    table_id: str
+    state: str = "unknown"  # online, offline, lost (the status topic), unknown before any
+    boot_id: str | None = None
+    chapter: str | None = None
+    game: str | None = None
+    phase: str = "unknown"
+    phase_since: str | None = None
+    round_id: str | None = None
+    rounds_completed: int = 0
+    last_seq: int = 0
+    last_event_at: str | None = None
+    blocks: dict[str, str] = field(default_factory=dict)
+    tilts: dict[str, str] = field(default_factory=dict)  # tilt -> since (ts)
+    devices: dict[str, dict[str, Any]] = field(default_factory=dict)
+    meters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    pending_jackpots: dict[str, dict[str, Any]] = field(default_factory=dict)
+    gaps: list[list[int]] = field(default_factory=list)
+    alarms: int = 0
+
+    def apply_event(self, e: TableEvent) -> None:
+        if e.seq > self.last_seq:
+            self.last_seq, self.last_event_at = e.seq, e.ts
+        elif e.seq < self.last_seq:
+            return  # an old event arriving late (a replay) says nothing about the table now
+        phase = PHASE_AFTER.get(e.type)
+        if phase is not None and phase != self.phase:
+            self.phase, self.phase_since = phase, e.ts
+        if e.round_id is not None:
+            self.round_id = e.round_id
+        p = e.payload
+        if e.type == "round.completed":
+            self.rounds_completed += 1
+        elif e.type == "table.blocked":
+            self.blocks = {str(k): str(v) for k, v in dict(p.get("reasons", {})).items()}
+            for key in self.blocks:
+                if is_tilt(key):
+                    self.tilts.setdefault(key, e.ts)
+        elif e.type == "table.block_cleared":
+            self.blocks.pop(str(p.get("block")), None)
+            self.tilts.pop(str(p.get("block")), None)
+        elif e.type == "tilt.cleared":
+            self.tilts.pop(str(p.get("tilt")), None)
+        elif e.type == "progressive.hit":
+            self.pending_jackpots[str(p.get("hit"))] = {k: p.get(k) for k in ("seat", "level", "amount", "wager")}
+        elif e.type == "progressive.paid":
+            self.pending_jackpots.pop(str(p.get("hit")), None)
+        elif e.type == "table.opened":
+            self.chapter = str(p.get("chapter", self.chapter))
+            self.game = str(p.get("game", self.game))
+
+    def apply_status(self, s: TableStatus) -> None:
+        self.state, self.boot_id = s.state, s.boot_id
+
+    def apply_birth(self, b: Birth) -> None:
+        self.boot_id, self.chapter, self.game = b.boot_id, b.game.chapter, b.game.name
+
+    def apply_device(self, d: DeviceStatus) -> None:
+        self.devices[d.device_id] = {
+            "state": d.state,
+            "online": d.online,
+            "reason": d.reason,
+            "fault_code": d.fault_code,
+            "fault_at": d.fault_at,
+            "since": d.since,
+        }
+
+    def apply_meter(self, m: ProgressiveMeter) -> None:
+        self.meters[m.level] = {
+            "display_cents": m.display_cents,
+            "reserve_cents": m.reserve_cents,
+            "hits": m.hits,
+            "as_of_seq": m.as_of_seq,
+        }
+
+    @property
+    def faults(self) -> dict[str, str]:
+        """Devices not in service or with a fault since they were last online: id -> what is wrong."""
+        out = {}
+        for device, d in self.devices.items():
+            if d["state"] in ("offline", "unusable", "out_of_order") or d.get("fault_code"):
+                out[device] = str(d.get("fault_code") or d["state"])
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TableLive:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)

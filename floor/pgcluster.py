@@ -1,0 +1,256 @@
+"""A private PostgreSQL cluster in a temp dir on a free loopback port: for the tests, the benches and the demos
+(as `dev.py demo` starts a private mosquitto). Production uses the facility's replicated cluster instead
+(systemd/postgresql.md).
+
+PostgreSQL refuses to run as root, so under root the cluster is made and run as an unprivileged user (`postgres`
+when Debian's package made it, else `nobody`); Debian keeps the server's binaries in
+/usr/lib/postgresql/<version>/bin, which is not on PATH. The server runs in its own session so a terminal's
+Ctrl-C reaches the program that started it, which then stops it cleanly.
+
+`add_standby` makes a streaming replica with pg_basebackup and, with `synchronous=True`, names it in the
+primary's synchronous_standby_names, so a commit returns only once the standby has it (issue 15's link controller).
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+
+SUPERUSER = "tablectl"
+INSTALL_HINT = "install Debian's PostgreSQL server: sudo apt-get install postgresql (python3 dev.py does it)"
+
+
+class ClusterError(RuntimeError):
+    """The cluster could not be made, started or stopped; the message says what to do."""
+
+
+def pg_bin_dir() -> Path:
+    """The directory of initdb, postgres and pg_basebackup: $TABLECTL_PG_BIN, else the newest
+    /usr/lib/postgresql/<version>/bin, else wherever PATH has initdb."""
+    env = os.environ.get("TABLECTL_PG_BIN")
+    if env:
+        if not (Path(env) / "initdb").exists():
+            raise ClusterError(f"TABLECTL_PG_BIN={env} has no initdb; point it at PostgreSQL's bin directory")
+        return Path(env)
+    versions = sorted(
+        (p for p in Path("/usr/lib/postgresql").glob("*/bin") if (p / "initdb").exists()),
+        key=lambda p: int(re.sub(r"\D", "", p.parent.name) or 0),
+    )
+    if versions:
+        return versions[-1]
+    found = shutil.which("initdb")
+    if found:
+        return Path(found).resolve().parent
+    raise ClusterError(f"PostgreSQL's initdb was not found; {INSTALL_HINT}")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def _run_as() -> pwd.struct_passwd | None:
+    """The unprivileged account the server runs under when we are root; None when we are not root."""
+    if os.geteuid() != 0:
+        return None
+    for name in ("postgres", "nobody"):
+        try:
+            return pwd.getpwnam(name)
+        except KeyError:
+            continue
+    raise ClusterError("running as root and no unprivileged account (postgres or nobody) exists to run PostgreSQL")
+
+
+@dataclass
+class PgCluster:
+    """One PostgreSQL server with its own data directory. `durable=False` turns fsync off: for throwaway clusters
+    whose crash safety is not what a test measures (the benches keep it on: a commit's cost is their baseline)."""
+
+    base: Path
+    port: int = 0
+    host: str = "127.0.0.1"
+    durable: bool = True
+    settings: dict[str, str] = field(default_factory=dict)
+    proc: subprocess.Popen[bytes] | None = None
+
+    @classmethod
+    def create(cls, base: Path | None = None, *, durable: bool = True, **settings: str) -> PgCluster:
+        """initdb a new cluster under `base` (a new temp dir by default) on a free port; not started yet."""
+        if base is None:
+            # Not under pytest's tmp_path: that is 0700 root, which the postgres account cannot enter.
+            base = Path(tempfile.mkdtemp(prefix="tablectl-pg-"))
+        cluster = cls(base=base, port=free_port(), durable=durable, settings=dict(settings))
+        cluster._initdb()
+        return cluster
+
+    @property
+    def data(self) -> Path:
+        return self.base / "data"
+
+    @property
+    def log_path(self) -> Path:
+        return self.base / "postgres.log"
+
+    def dsn(self, dbname: str = "postgres") -> str:
+        return f"host={self.host} port={self.port} user={SUPERUSER} dbname={dbname} connect_timeout=5"
+
+    def _own(self, path: Path) -> None:
+        account = _run_as()
+        if account is not None:
+            os.chown(path, account.pw_uid, account.pw_gid)
+
+    def _run(self, argv: list[str], what: str) -> None:
+        account = _run_as()
+        done = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            user=account.pw_uid if account else None,
+            group=account.pw_gid if account else None,
+            cwd=self.base,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise ClusterError(f"{what} failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
+
+    def _initdb(self) -> None:
+        self.base.mkdir(parents=True, exist_ok=True)
+        self.base.chmod(0o700)
+        self._own(self.base)
+        argv = [str(pg_bin_dir() / "initdb"), "-D", str(self.data), "-U", SUPERUSER, "-A", "trust"]
+        argv += ["-E", "UTF8", "--no-locale", "--no-instructions"]
+        if not self.durable:
+            argv.append("--no-sync")
+        self._run(argv, "initdb")
+
+    def start(self, timeout: float = 30.0) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            return
+        options = {
+            "listen_addresses": self.host,
+            "port": str(self.port),
+            "unix_socket_directories": "",  # loopback TCP only: nothing in /var/run to own
+            "fsync": "on" if self.durable else "off",
+            "max_connections": "100",
+            **self.settings,
+        }
+        argv = [str(pg_bin_dir() / "postgres"), "-D", str(self.data)]
+        for key, value in options.items():
+            argv += ["-c", f"{key}={value}"]
+        account = _run_as()
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            user=account.pw_uid if account else None,
+            group=account.pw_gid if account else None,
+            start_new_session=True,
+        )
+        log.close()
+        self._wait_ready(timeout)
+
+    def _wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise ClusterError(f"postgres exited with {self.proc.returncode} while starting:\n{self.log_tail()}")
+            try:
+                with psycopg.connect(self.dsn(), connect_timeout=2) as conn:
+                    conn.execute("SELECT 1")
+                return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise ClusterError(
+                        f"postgres did not accept connections within {timeout}s:\n{self.log_tail()}"
+                    ) from None
+                time.sleep(0.05)
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """A fast shutdown (SIGINT: sessions rolled back, a checkpoint written), then the process is gone."""
+        proc = self.proc
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def kill(self) -> None:
+        """kill -9 of the postmaster, as a power cut would leave it (a fault test's primary)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def create_database(self, name: str) -> str:
+        """Make database `name` (if it is not there yet) and return its DSN."""
+        if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
+            raise ClusterError(f"database name {name!r}: use lower-case letters, digits and _")
+        with psycopg.connect(self.dsn(), autocommit=True) as conn:
+            if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+                conn.execute(f"CREATE DATABASE {name}")
+        return self.dsn(name)
+
+    def add_standby(self, name: str = "standby1", *, synchronous: bool = True) -> PgCluster:
+        """A streaming replica of this (running) cluster, made with pg_basebackup in a sibling directory, started;
+        with `synchronous`, the primary waits for it at each commit (synchronous_standby_names)."""
+        standby = PgCluster(base=self.base.parent / f"{self.base.name}-{name}", port=free_port(), durable=self.durable)
+        standby.settings = dict(self.settings)
+        standby.base.mkdir(parents=True, exist_ok=True)
+        standby.base.chmod(0o700)
+        standby._own(standby.base)
+        conninfo = f"host={self.host} port={self.port} user={SUPERUSER} application_name={name}"
+        argv = [str(pg_bin_dir() / "pg_basebackup"), "-d", conninfo, "-D", str(standby.data), "-X", "stream", "-R"]
+        standby._run(argv, "pg_basebackup")
+        standby.start()
+        self._wait_replication(name, "state = 'streaming'")
+        if synchronous:
+            with psycopg.connect(self.dsn(), autocommit=True) as conn:
+                conn.execute(f"ALTER SYSTEM SET synchronous_standby_names = '{name}'")
+                conn.execute("SELECT pg_reload_conf()")
+            # The reload reaches the WAL sender a moment later; until then the standby is still async.
+            self._wait_replication(name, "sync_state = 'sync'")
+        return standby
+
+    def _wait_replication(self, name: str, condition: str, timeout: float = 30.0) -> None:
+        # Until the standby's WAL receiver has connected, a synchronous commit on the primary would wait for it.
+        deadline = time.monotonic() + timeout
+        query = f"SELECT 1 FROM pg_stat_replication WHERE application_name = %s AND {condition}".encode()
+        with psycopg.connect(self.dsn(), autocommit=True) as conn:
+            while conn.execute(query, (name,)).fetchone() is None:
+                if time.monotonic() > deadline:
+                    raise ClusterError(f"standby {name}: no {condition} within {timeout}s:\n{self.log_tail()}")
+                time.sleep(0.05)
+
+    def promote(self) -> None:
+        """Make this standby the primary (after its primary was lost)."""
+        with psycopg.connect(self.dsn(), autocommit=True) as conn:
+            conn.execute("SELECT pg_promote(wait => true)")
+
+    def remove(self) -> None:
+        """Stop and delete the cluster's directory."""
+        self.stop()
+        shutil.rmtree(self.base, ignore_errors=True)

@@ -1,0 +1,148 @@
+"""Round recall (GLI-11's game recall, for a table game): a round's whole story from the archive.
+
+Every archived event of the round in seq order, each with its rule, and gathered from them: the wagers at lock-out,
+the decisions, the cards (published only from settlement on, so they come from the settlement events), each
+settlement with its rule, irregularities and voids, and the meters' values as the round left them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import psycopg
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+
+IRREGULAR = ("card.", "deck.", "shuffle.failed", "round.voided", "wager.rejected", "tilt.", "table.blocked")
+DECISIONS = ("street_wager.placed", "seat.folded", "bet.rides", "bet.withdrawn", "raise.", "play.")
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    seq: int
+    ts: str
+    type: str
+    rule: str | None
+    text: str
+
+
+@dataclass
+class RoundStory:
+    round_id: str
+    table_id: str
+    gaming_day: str
+    outcome: str  # completed, voided, in progress
+    started: str
+    ended: str
+    wagers: dict[str, dict[str, int]] = field(default_factory=dict)
+    settlements: list[dict[str, Any]] = field(default_factory=list)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    irregularities: list[dict[str, Any]] = field(default_factory=list)
+    meters: dict[str, int] = field(default_factory=dict)
+    lines: list[Line] = field(default_factory=list)
+    table_result: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _money(cents: object) -> str:
+    return f"${int(str(cents)) / 100:,.2f}" if isinstance(cents, int) else str(cents)
+
+
+def summarize(type_: str, p: dict[str, Any]) -> str:
+    """One line an operator reads: the event's gist, with amounts in dollars."""
+    seat = f"seat {p['seat']}: " if "seat" in p else ""
+    if type_.endswith(".settled") and "wagers" in p:
+        parts = [f"{w['wager']} {_money(w['amount'])} {w['outcome']} paid {_money(w['paid'])}" for w in p["wagers"]]
+        return (
+            f"{seat}{' '.join(p.get('cards', []))} | {' '.join(p.get('community', []))} {p.get('hand')}: "
+            + "; ".join(parts)
+        )
+    if type_.endswith(".settled"):
+        return f"{seat}{p.get('hand', '')} {_money(p.get('amount'))} {p.get('outcome')} paid {_money(p.get('paid'))}"
+    if type_ == "wager.accepted":
+        return f"{seat}{p.get('spot')} {_money(p.get('amount'))}"
+    if type_ == "no_more_bets":
+        return "players at seats " + ", ".join(str(s) for s in p.get("players", []))
+    if type_ == "round.completed":
+        result = _money(p.get("table_result"))
+        return f"collected {_money(p.get('collected'))}, paid {_money(p.get('paid'))}, result {result}"
+    if type_.startswith("meter."):
+        return f"{p.get('level')}: {_money(p.get('meter_before_cents'))} -> {_money(p.get('meter_after_cents'))}"
+    scalars = {k: v for k, v in p.items() if isinstance(v, str | int | bool) and k != "seat"}
+    return seat + ", ".join(f"{k}={_money(v) if k.endswith('cents') else v}" for k, v in list(scalars.items())[:6])
+
+
+def _story(round_id: str, rows: list[tuple[Any, ...]]) -> RoundStory:
+    first, last = rows[0], rows[-1]
+    story = RoundStory(round_id, first[1], str(first[0]), "in progress", first[3], last[3])
+    for _day, _table, seq, ts, type_, rule, payload in rows:
+        p: dict[str, Any] = payload
+        story.lines.append(Line(seq, ts, type_, rule, summarize(type_, p)))
+        if type_ == "no_more_bets":
+            story.wagers = {str(k): dict(v) for k, v in p.get("wagers", {}).items()}
+        elif type_.endswith(".settled"):
+            story.settlements.append({"type": type_, "rule": rule, **p})
+        elif type_.startswith(DECISIONS):
+            story.decisions.append({"type": type_, "rule": rule, **p})
+        elif type_.startswith(IRREGULAR):
+            story.irregularities.append({"type": type_, "rule": rule, **p})
+        if type_.startswith("meter.") and "meter_after_cents" in p:
+            story.meters[str(p.get("level"))] = int(p["meter_after_cents"])
+        if type_ == "round.completed":
+            story.outcome, story.table_result = "completed", p.get("table_result")
+        elif type_ == "round.voided":
+            story.outcome = "voided"
+    return story
+
+
+_SELECT = "SELECT gaming_day, table_id, seq, ts_text, type, rule, payload FROM events WHERE round_id = %s ORDER BY seq"
+
+
+def recall_round(conn: Conn, round_id: str) -> RoundStory | None:
+    rows = conn.execute(_SELECT, (round_id,)).fetchall()
+    return _story(round_id, rows) if rows else None
+
+
+def last_rounds(conn: Conn, table_id: str, n: int) -> list[RoundStory]:
+    """The table's last n rounds, newest first."""
+    ids = conn.execute(
+        "SELECT round_id FROM events WHERE table_id = %s AND round_id IS NOT NULL GROUP BY round_id"
+        " ORDER BY max(seq) DESC LIMIT %s",
+        (table_id, n),
+    ).fetchall()
+    return [s for (rid,) in ids if (s := recall_round(conn, str(rid))) is not None]
+
+
+def render_round(s: RoundStory) -> str:
+    out = [
+        f"round {s.round_id}  table {s.table_id}  gaming day {s.gaming_day}  {s.outcome}",
+        f"  from {s.started} to {s.ended}"
+        + (f"; table result {_money(s.table_result)}" if s.table_result is not None else ""),
+    ]
+    if s.wagers:
+        out.append("  wagers at lock-out:")
+        for seat, spots in sorted(s.wagers.items(), key=lambda kv: int(kv[0])):
+            out.append(f"    seat {seat}: " + ", ".join(f"{k} {_money(v)}" for k, v in spots.items()))
+    if s.irregularities:
+        out.append(f"  irregularities: {len(s.irregularities)}")
+    if s.meters:
+        out.append("  meters after the round: " + ", ".join(f"{k} {_money(v)}" for k, v in s.meters.items()))
+    out.append("  events:")
+    for line in s.lines:
+        rule = f" [{line.rule}]" if line.rule else ""
+        out.append(f"    {line.seq:>7} {line.ts} {line.type}{rule} {line.text}")
+    return "\n".join(out)
+
+
+def render_rounds(stories: list[RoundStory]) -> str:
+    if not stories:
+        return "no rounds of that table in the archive"
+    out = []
+    for s in stories:
+        result = _money(s.table_result) if s.table_result is not None else "-"
+        seats = len(s.wagers)
+        out.append(f"{s.round_id}  {s.started}  {s.outcome:<11} seats {seats}  result {result}")
+    return "\n".join(out)

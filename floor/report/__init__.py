@@ -1,0 +1,1 @@
+"""Shift, gaming-day and period reports from the archive: figures, expectations, renderings."""

@@ -1,0 +1,267 @@
+"""`tablectl floor`: the service that archives every table's messages (docs/floor.md, "Operations").
+
+Two tasks share a queue. The listener holds a persistent MQTT v5 session (fixed client id, no clean start, a long
+session expiry) and acknowledges nothing itself: paho's manual acknowledgement is on, and a message is acknowledged
+to the broker only after the transaction that archived it committed. So a kill -9 at any instant leaves every
+message either archived or still queued at the broker for the next start, which redelivers it; archiving is
+idempotent, so a redelivered message changes nothing. The writer takes what queued (up to batch_max, waiting
+flush_ms for more) and archives it in one transaction (floor/archive.py). A lost broker or database is retried with
+backoff; the service stays up and says so in its log and its systemd status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+
+import aiomqtt
+import psycopg
+import structlog
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from floor.archive import ArchiveWriter, AsyncConn, WriteResult, load_state
+from floor.config import FloorConfig, read_secret
+from floor.db import async_connect, connect
+from floor.messages import Incoming, Rejected, parse, subscriptions
+from floor.schema import migrate
+from floor.sdnotify import Notifier
+
+log = structlog.get_logger("tablectl.floor")
+BACKOFF_MAX = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    message: Incoming | Rejected
+    generation: int  # which broker connection delivered it: a mid means nothing on another
+    mid: int
+    qos: int
+
+
+class FloorService:
+    def __init__(self, config: FloorConfig, notifier: Notifier | None = None) -> None:
+        self.config = config
+        self.notifier = notifier or Notifier(None)
+        self.queue: asyncio.Queue[Queued] = asyncio.Queue()
+        self.client: aiomqtt.Client | None = None
+        self.generation = 0
+        self.mqtt_up = False
+        self.db_up = False
+        self.archived = 0
+        self.stopping = asyncio.Event()
+        self.failure: BaseException | None = None
+
+    async def run(self) -> None:
+        """Until stop(): migrate, load the state, then listen and archive. A task that dies stops the service with
+        its error (systemd restarts it), never silently."""
+        read_secret(self.config.mqtt.password_file, "mqtt.password_file")  # a missing file is a config error now
+        await self._migrate()
+        conn = await self._connect_db()
+        writer = ArchiveWriter(conn, self.config.gaming_day, await load_state(conn))
+        log.info("floor archive ready", tables=len(writer.state.live), database=_where(self.config.database.dsn))
+        listener = asyncio.create_task(self._listen(), name="floor-listener")
+        watchdog = asyncio.create_task(self._watchdog(), name="floor-watchdog")
+        for task in (listener, watchdog):
+            task.add_done_callback(self._died)
+        self.notifier.send(READY=1, STATUS="archiving")
+        try:
+            await self._write_loop(writer)
+        finally:
+            self.notifier.send(STOPPING=1, STATUS="stopping")
+            for task in (listener, watchdog):
+                task.remove_done_callback(self._died)
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            await writer.conn.close()
+        if self.failure is not None:
+            raise self.failure
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    def _died(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled() or task.exception() is None:
+            return
+        self.failure = task.exception()
+        log.error("a floor task died; stopping", task=task.get_name(), error=repr(self.failure))
+        self.stopping.set()
+
+    async def _migrate(self) -> None:
+        """Bring the schema up to date, waiting for the database if it is not up yet (a floor PC may boot first)."""
+
+        def once() -> int:
+            with connect(self.config.database) as conn:
+                return migrate(conn)
+
+        delay = 0.5
+        while True:
+            try:
+                before = await asyncio.to_thread(once)
+                log.info("archive schema checked", version_found=before)
+                return
+            except psycopg.OperationalError as err:
+                log.error("PostgreSQL unreachable; retrying", error=str(err).strip(), retry_in_s=delay)
+                self.notifier.send(STATUS=f"PostgreSQL unreachable: {str(err).strip()[:200]}")
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, BACKOFF_MAX)
+
+    async def _connect_db(self) -> AsyncConn:
+        delay = 0.5
+        while True:
+            try:
+                conn = await async_connect(self.config.database)
+                self.db_up = True
+                return conn
+            except psycopg.OperationalError as err:
+                self.db_up = False
+                log.error("PostgreSQL unreachable; retrying", error=str(err).strip(), retry_in_s=delay)
+                self.notifier.send(STATUS=f"PostgreSQL unreachable: {str(err).strip()[:200]}")
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, BACKOFF_MAX)
+
+    # -- the broker side ------------------------------------------------------------------------------------
+
+    def _client(self) -> aiomqtt.Client:
+        m = self.config.mqtt
+        address = m.address
+        props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        props.SessionExpiryInterval = m.session_expiry_s
+        # How many unacknowledged messages the broker may have in flight to us: a whole batch.
+        props.ReceiveMaximum = min(self.config.ingest.batch_max * 2, 65535)
+        client = aiomqtt.Client(
+            address.host,
+            address.port,
+            identifier=m.client_id,
+            protocol=aiomqtt.ProtocolVersion.V5,
+            clean_start=False,
+            properties=props,
+            username=m.username,
+            password=read_secret(m.password_file, "mqtt.password_file"),
+            tls_params=aiomqtt.TLSParameters(ca_certs=str(m.ca_file) if m.ca_file else None) if address.tls else None,
+            keepalive=30,
+        )
+        # aiomqtt has no manual acknowledgement of its own; its paho client has. Set before connecting, since the
+        # broker redelivers the session's queue right after CONNACK.
+        client._client.manual_ack_set(True)
+        return client
+
+    async def _listen(self) -> None:
+        delay = 0.5
+        prefix = self.config.mqtt.prefix
+        while True:
+            try:
+                client = self._client()
+                async with client:
+                    self.generation += 1
+                    self.client, self.mqtt_up, delay = client, True, 0.5
+                    await client.subscribe([(topic, 1) for topic in subscriptions(prefix)])
+                    log.info("subscribed to the tables", broker=self.config.mqtt.broker, prefix=prefix)
+                    async for message in client.messages:
+                        parsed = parse(prefix, str(message.topic), bytes(message.payload))
+                        if parsed is None:
+                            self._ack(self.generation, message.mid, message.qos)
+                            continue
+                        if isinstance(parsed, Rejected):
+                            log.warning("message refused", topic=parsed.topic, reason=parsed.reason)
+                        self.queue.put_nowait(Queued(parsed, self.generation, message.mid, message.qos))
+            except aiomqtt.MqttError as err:
+                self.mqtt_up = False
+                log.error("broker connection lost; reconnecting", error=str(err), retry_in_s=delay)
+                self.notifier.send(STATUS=f"broker unreachable: {err}")
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, BACKOFF_MAX)
+
+    def _ack(self, generation: int, mid: int, qos: int) -> None:
+        if qos > 0 and self.client is not None and generation == self.generation and self.mqtt_up:
+            self.client._client.ack(mid, qos)
+
+    # -- the database side ----------------------------------------------------------------------------------
+
+    async def _next_batch(self) -> list[Queued] | None:
+        """What queued, up to batch_max, waiting flush_ms after the first for more; None once stopping."""
+        get = asyncio.create_task(self.queue.get())
+        stop = asyncio.create_task(self.stopping.wait())
+        done, _ = await asyncio.wait({get, stop}, return_when=asyncio.FIRST_COMPLETED)
+        stop.cancel()
+        if get not in done:
+            get.cancel()
+            return None
+        batch = [get.result()]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.config.ingest.flush_ms / 1000
+        while len(batch) < self.config.ingest.batch_max:
+            try:
+                batch.append(self.queue.get_nowait())
+                continue
+            except asyncio.QueueEmpty:
+                pass
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            try:
+                batch.append(await asyncio.wait_for(self.queue.get(), remaining))
+            except TimeoutError:
+                break
+        return batch
+
+    async def _write_loop(self, writer: ArchiveWriter) -> None:
+        while True:
+            batch = await self._next_batch()
+            if batch is None:
+                return
+            result = await self._write(writer, batch)
+            for q in batch:
+                self._ack(q.generation, q.mid, q.qos)
+            self._report(result)
+
+    async def _write(self, writer: ArchiveWriter, batch: list[Queued]) -> WriteResult:
+        delay = 0.5
+        while True:
+            try:
+                result = await writer.write([q.message for q in batch])
+                self.db_up = True
+                return result
+            except psycopg.OperationalError as err:
+                self.db_up = False
+                log.error("archive write failed; retrying the batch", error=str(err).strip(), retry_in_s=delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, BACKOFF_MAX)
+                with contextlib.suppress(psycopg.Error):
+                    await writer.conn.close()
+                writer.use(await self._connect_db())
+
+    def _report(self, result: WriteResult) -> None:
+        self.archived += result.events_new
+        for alarm in result.alarms:
+            log.error(
+                "integrity alarm: a seq or event id arrived again with other content",
+                kind=alarm.kind,
+                table_id=alarm.table_id,
+                seq=alarm.seq,
+                archived_event_id=alarm.archived_event_id,
+                received_event_id=alarm.received_event_id,
+                remedy="the table's journal was rolled back or replaced: compare it with the archive "
+                "(tablectl floor alarms) before play goes on",
+            )
+        for table_id, gaps in result.gaps_opened.items():
+            log.warning("seq gap", table_id=table_id, missing=[f"{a}-{b}" if a != b else str(a) for a, b in gaps])
+        for table_id, gaps in result.gaps_filled.items():
+            log.info("seq gap filled", table_id=table_id, filled=[f"{a}-{b}" for a, b in gaps])
+
+    async def _watchdog(self) -> None:
+        interval = self.notifier.watchdog_interval
+        if interval is None:
+            return
+        while True:
+            if self.db_up and self.mqtt_up:
+                self.notifier.send(WATCHDOG=1, STATUS=f"archiving: {self.archived} events this run")
+            await asyncio.sleep(interval)
+
+
+def _where(dsn: str) -> str:
+    """The DSN without its password, for the log."""
+    info = psycopg.conninfo.conninfo_to_dict(dsn)
+    return " ".join(f"{k}={v}" for k, v in info.items() if k != "password")

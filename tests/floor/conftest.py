@@ -1,0 +1,149 @@
+"""The floor's fixtures: one real PostgreSQL cluster for the session (floor.pgcluster, started as an unprivileged
+user in a temp dir on a free loopback port), a fresh database for each test, and the floor service as a real
+`tablectl floor` process."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from controller.store.reader import JournalReader
+from floor.pgcluster import ClusterError, PgCluster
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLECTL = [sys.executable, "-m", "controller.cli"]
+CONFIGS = ROOT / "configs"
+KEYS = ("event_id", "boot_id", "seq", "ts", "table_id", "round_id", "type", "rule", "payload")
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    try:
+        # fsync off: these clusters are thrown away; the benches keep it on (a commit's cost is their baseline).
+        cluster = PgCluster.create(durable=False)
+        cluster.start()
+    except ClusterError as err:
+        pytest.fail(f"{err} (python3 dev.py test installs PostgreSQL)", pytrace=False)
+    try:
+        yield cluster
+    finally:
+        cluster.remove()
+
+
+@pytest.fixture
+def floor_dsn(pg_cluster: PgCluster) -> str:
+    """A database of its own for one test."""
+    return pg_cluster.create_database("floor_" + uuid.uuid4().hex[:12])
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float, what: str, poll: float = 0.05) -> None:
+    """Poll a condition on the archive (a database has no notification a test could wait on instead)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(poll)
+
+
+def floor_toml(dsn: str, broker: str, prefix: str, client_id: str, extra: str = "") -> str:
+    return (
+        f'name = "test-floor"\n[database]\ndsn = "{dsn}"\n'
+        f'[mqtt]\nbroker = "{broker}"\nprefix = "{prefix}"\nclient_id = "{client_id}"\n{extra}'
+    )
+
+
+class FloorProcess:
+    """`tablectl floor --config FLOOR.toml` as a child process, its log kept per boot."""
+
+    def __init__(self, config: Path, logs: Path) -> None:
+        self.config = config
+        self.logs = logs
+        self.boots = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.boots += 1
+        log = (self.logs / f"floor-{self.boots}.log").open("wb")
+        self.proc = subprocess.Popen(
+            [*TABLECTL, "--log-json", "floor", "--config", str(self.config)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self) -> int:
+        if self.proc is None:
+            return 0
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            return self.proc.wait(timeout=30)
+        return self.proc.returncode
+
+    def log(self) -> str:
+        return "\n".join(p.read_text(errors="replace")[-3000:] for p in sorted(self.logs.glob("floor-*.log")))
+
+
+def count(dsn: str, sql: str, *params: object) -> int:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(sql.encode(), params).fetchone()
+        return int(row[0]) if row else 0
+
+
+def table_config(table_id: str, name: str, prefix: str, tmp: Path) -> Path:
+    """configs/<name> as table `table_id` under MQTT prefix `prefix`."""
+    text = re.sub(r'^table_id = ".*"$', f'table_id = "{table_id}"', (CONFIGS / name).read_text(), count=1, flags=re.M)
+    path = tmp / f"{table_id}.toml"
+    path.write_text(text.replace('prefix = "tablectl"', f'prefix = "{prefix}"'))
+    return path
+
+
+@dataclass
+class TableProcess:
+    """A real table: `tablectl demo` on simulated devices over ptys, on its own journal, a boot at a time."""
+
+    table_id: str
+    config: Path
+    journal: Path
+    logs: Path
+    broker: str
+    rounds_per_boot: int
+    boots: int = 0
+    kills: int = 0
+    proc: subprocess.Popen[bytes] | None = None
+    script: Path | None = None
+
+    def start(self, seed: int) -> None:
+        self.boots += 1
+        log = (self.logs / f"{self.table_id}-{self.boots}.log").open("wb")
+        argv = ["demo", "--config", str(self.config), "--journal", str(self.journal), "--broker", self.broker]
+        argv += ["--script", str(self.script)] if self.script else []
+        argv += ["--rounds", str(self.rounds_per_boot), "--pace", "0", "--seed", str(seed), "--quiet"]
+        self.proc = subprocess.Popen([*TABLECTL, *argv], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+
+    def completed(self) -> int:
+        if not self.journal.exists():
+            return 0
+        with JournalReader(self.journal) as r:
+            return sum(1 for row in r.rows() if row["type"] == "round.completed")
+
+    def rows(self) -> list[dict[str, Any]]:
+        with JournalReader(self.journal) as r:
+            return [{k: row[k] for k in KEYS} for row in r.rows()]

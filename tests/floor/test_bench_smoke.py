@@ -1,0 +1,32 @@
+"""The floor's benchmarks still run: each at its smallest prints its figures against its baseline (never a speed
+asserted; the figures come from full runs, README "Benchmarks")."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.floor]
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def _bench(script: str, *args: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / script), *args], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert proc.returncode == 0, f"{script} failed:\n{proc.stdout}\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def test_the_ingest_bench_reports_against_the_commit_rate() -> None:
+    out = _bench("floor_ingest.py", "--tables", "10", "--events", "2000", "--publishers", "2", "--batch", "500")
+    assert "baseline: PostgreSQL one-row INSERT + COMMIT" in out and "x baseline" in out
+    assert "backlog drain" in out
+
+
+def test_the_report_bench_reports_against_a_scan() -> None:
+    out = _bench("floor_report.py", "--tables", "5", "--hours", "1", "--filler", "2")
+    assert "baseline: a full scan of the day's partition" in out and "x the scan" in out

@@ -1,0 +1,102 @@
+"""FLOOR.toml: the example validates; every problem is named with its field and its fix; the gaming day and shifts
+become the right instants, across a change of clocks; check-config says whether the database answers."""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import pytest
+
+from floor.config import FloorConfigError, load_floor_config, parse_floor_config
+from floor.days import day_period, gaming_day, range_period, shift_period
+from tests.floor.conftest import ROOT, TABLECTL
+
+EXAMPLE = ROOT / "configs" / "floor.toml"
+
+
+def test_the_example_config_is_valid() -> None:
+    config = load_floor_config(EXAMPLE)
+    assert config.gaming_day.timezone == "America/New_York"
+    assert [s.name for s in config.shifts] == ["day", "swing", "grave"]
+
+
+def test_every_problem_is_named_with_its_field_and_fix() -> None:
+    text = (
+        '[mqtt]\nbroker = "http://x"\nprefx = "a"\n[gaming_day]\nstarts_at = "25:00"\ntimezone = "Mars/Olympus"\n'
+        '[[shifts]]\nname = "a"\nstart = "6"\nend = "14:00"\n'
+    )
+    with pytest.raises(FloorConfigError) as err:
+        parse_floor_config(text, "floor.toml")
+    message = str(err.value)
+    assert "database: missing: add a [database] section" in message
+    assert "mqtt.broker: bad MQTT broker URL 'http://x'" in message
+    assert "mqtt.prefx: unknown setting: did you mean 'prefix'?" in message
+    assert "gaming_day.starts_at:" in message and 'e.g. "06:00"' in message
+    assert "gaming_day.timezone: unknown time zone 'Mars/Olympus'" in message
+    assert "shifts[0].start:" in message and "HH:MM" in message
+
+
+def test_not_toml_and_duplicate_shifts_are_refused() -> None:
+    with pytest.raises(FloorConfigError, match="not valid TOML"):
+        parse_floor_config("[database\n")
+    dupes = '[database]\ndsn = "x"\n[[shifts]]\nname = "a"\nstart = "06:00"\nend = "14:00"\n' * 1
+    dupes += '[[shifts]]\nname = "a"\nstart = "14:00"\nend = "22:00"\n'
+    with pytest.raises(FloorConfigError, match="a appear more than once"):
+        parse_floor_config(dupes)
+
+
+def test_a_gaming_day_starts_at_its_local_hour_and_a_spring_day_has_23_hours() -> None:
+    config = load_floor_config(EXAMPLE)
+    gd = config.gaming_day
+    # 2027-03-14 at 02:00 the clocks in New York go from EST to EDT: the gaming day of the 13th is 23 hours long.
+    spring = day_period(date(2027, 3, 13), gd)
+    assert spring.start == datetime(2027, 3, 13, 11, 0, tzinfo=UTC)  # 06:00 EST
+    assert spring.end == datetime(2027, 3, 14, 10, 0, tzinfo=UTC)  # 06:00 EDT
+    assert spring.hours == 23
+    assert gaming_day(datetime(2027, 3, 14, 9, 59, tzinfo=UTC), gd) == date(2027, 3, 13)
+    assert gaming_day(datetime(2027, 3, 14, 10, 0, tzinfo=UTC), gd) == date(2027, 3, 14)
+    grave = shift_period(date(2026, 11, 21), config.shift("grave"), gd)
+    assert (grave.start, grave.end) == (
+        datetime(2026, 11, 22, 3, 0, tzinfo=UTC),  # 22:00 EST on the 21st
+        datetime(2026, 11, 22, 11, 0, tzinfo=UTC),  # 06:00 EST on the 22nd
+    )
+    assert range_period(date(2026, 11, 1), date(2026, 11, 30), gd).end == day_period(date(2026, 11, 30), gd).end
+    with pytest.raises(KeyError, match="the config's shifts: day, swing, grave"):
+        config.shift("night")
+
+
+def test_check_config_names_the_problem_and_tries_the_database(tmp_path: Path, floor_dsn: str) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[database]\ndsn = "x"\n[ingest]\nbatch_max = 0\n')
+    done = subprocess.run([*TABLECTL, "floor", "--config", str(bad), "check-config"], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "ingest.batch_max: Input should be greater than or equal to 1" in done.stderr
+    good = tmp_path / "good.toml"
+    good.write_text(f'[database]\ndsn = "{floor_dsn}"\n')
+    done = subprocess.run([*TABLECTL, "floor", "--config", str(good), "check-config"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "database reachable, schema version 0" in done.stdout
+    gone = tmp_path / "gone.toml"
+    gone.write_text('[database]\ndsn = "host=127.0.0.1 port=1 dbname=x connect_timeout=2"\n')
+    done = subprocess.run([*TABLECTL, "floor", "--config", str(gone), "check-config"], capture_output=True, text=True)
+    assert done.returncode == 1 and "database: cannot connect" in done.stdout
+    offline = subprocess.run(
+        [*TABLECTL, "floor", "--config", str(gone), "check-config", "--offline"], capture_output=True, text=True
+    )
+    assert offline.returncode == 0
+
+
+def test_an_unreadable_password_file_is_named_not_a_traceback(tmp_path: Path) -> None:
+    config = tmp_path / "floor.toml"
+    config.write_text(f'[database]\ndsn = "host=127.0.0.1"\npassword_file = "{tmp_path / "missing"}"\n')
+    for argv in (
+        ["floor", "--config", str(config), "status"],
+        ["report", "--config", str(config), "--day", "2026-11-21"],
+    ):
+        done = subprocess.run([*TABLECTL, *argv], capture_output=True, text=True)
+        assert done.returncode == 2, done.stderr
+        assert (
+            done.stderr.startswith("tablectl: database.password_file: cannot read") and "Traceback" not in done.stderr
+        )
