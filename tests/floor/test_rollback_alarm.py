@@ -1,6 +1,11 @@
 """A table whose journal is rolled back (restored from an earlier copy) publishes seqs the floor already holds under
 other event ids: the floor archives none of them over the originals and raises an integrity alarm for each, kept
-with the event as received; `tablectl floor alarms` lists them and exits 1, and the live model counts them."""
+with the event as received; `tablectl floor alarms` lists them and exits 1, and the live model counts them.
+
+The table itself finds a rollback from its anchors (docs/recovery.md) and then never reuses a seq; the one case
+it cannot see is the residual gap that page documents: the journal restored *together with* its anchor file while
+the broker no longer retains the table's anchor. That is the case played here, so the floor's alarm is the last
+line of defence it is meant to be."""
 
 from __future__ import annotations
 
@@ -36,6 +41,9 @@ def test_a_rolled_back_table_raises_integrity_alarms_and_keeps_the_originals(
         backup = tmp_path / "backup.sqlite"
         with sqlite3.connect(table.journal) as src, sqlite3.connect(backup) as dst:
             src.backup(dst)  # the journal as it was after three rounds
+        anchor = Path(f"{table.journal}.anchor")
+        anchor_backup = tmp_path / "backup.anchor"
+        anchor_backup.write_bytes(anchor.read_bytes())  # and its anchor file, copied with it
         table.start(seed=2)
         assert table.proc.wait(timeout=120) == 0
         archived = len(table.rows())
@@ -46,6 +54,11 @@ def test_a_rolled_back_table_raises_integrity_alarms_and_keeps_the_originals(
         for stale in (tmp_path / "rb.sqlite-wal", tmp_path / "rb.sqlite-shm"):
             stale.unlink(missing_ok=True)
         backup.replace(table.journal)
+        anchor_backup.replace(anchor)
+        # The broker lost the retained anchor (a broker restored without its persistence file, say).
+        subprocess.run(
+            ["mosquitto_pub", "-p", str(mosquitto.port), "-t", f"{prefix}/rb-1/anchor", "-r", "-n"], check=True
+        )
         table.start(seed=3)
 
         def reused() -> list[dict[str, Any]]:
