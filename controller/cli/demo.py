@@ -39,6 +39,11 @@ def add_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no live table log on stdout")
     p.add_argument(
+        "--human-floor",
+        action="store_true",
+        help="no simulated floorperson: jackpots wait for a supervisor's signed command (the floor console)",
+    )
+    p.add_argument(
         "--script", type=Path, help="sim script (TOML/JSON): scripted decks and device faults, see docs/protocol.md"
     )
 
@@ -59,6 +64,7 @@ def main(args: argparse.Namespace) -> int:
             journal_path=args.journal,
             out=None if args.quiet else sys.stdout,
             sim_script=script,
+            human_floor=args.human_floor,
         )
     )
     print(f"tablectl: {played} round(s) played", file=sys.stderr)
