@@ -239,7 +239,9 @@ class FloorService:
             self._report(result)
             if self.console is not None:
                 try:
-                    self.console.archived([q.message for q in batch if isinstance(q.message, Incoming)], writer.state.live)
+                    self.console.archived(
+                        [q.message for q in batch if isinstance(q.message, Incoming)], writer.state.live
+                    )
                 except Exception:  # what the browsers see must never stop the archive
                     log.exception("console update failed")
 

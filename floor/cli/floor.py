@@ -62,7 +62,9 @@ def add_parser(sub: Subparsers) -> None:
     con = actions.add_parser("console", help="the console's enrolled keys, and approving one (docs/console.md)")
     con_actions = con.add_subparsers(dest="console_action", required=True, metavar="WHAT")
     con_actions.add_parser("keys", help="the keys enrolled, their roles and whether approved")
-    ap = con_actions.add_parser("approve", help="let an enrolled key log in (check its public key with its owner first)")
+    ap = con_actions.add_parser(
+        "approve", help="let an enrolled key log in (check its public key with its owner first)"
+    )
     ap.add_argument("key_id", metavar="KEY_ID")
     ap.add_argument("--role", choices=["floorperson", "supervisor", "technician"], help="instead of the one asked for")
     ap.add_argument("--by", default=os.environ.get("USER", "administrator"), help="who approves (for the record)")
@@ -120,7 +122,9 @@ def _query(
                 print(approve_key(conn, args.key_id, args.role, args.by))
             except (LookupError, ValueError) as err:
                 raise UsageError(str(err)) from None
-            print("add its [[supervisors]] entry (shown at enrolment; `console keys`) to every table that should obey it")
+            print(
+                "add its [[supervisors]] entry (shown at enrolment; `console keys`) to every table that should obey it"
+            )
             return 0
         rows = list(enrolled(conn))
         if not rows:

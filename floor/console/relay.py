@@ -45,7 +45,11 @@ async def relay_command(
                 await client.publish(f"{base}/{verb}", raw, qos=1)
                 async for message in client.messages:
                     try:
-                        reply = json.loads(bytes(message.payload) if isinstance(message.payload, bytes | bytearray) else str(message.payload))
+                        reply = json.loads(
+                            bytes(message.payload)
+                            if isinstance(message.payload, bytes | bytearray)
+                            else str(message.payload)
+                        )
                     except (TypeError, ValueError):
                         continue
                     if isinstance(reply, dict) and reply.get("command_id") == envelope.get("command_id"):

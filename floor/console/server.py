@@ -29,7 +29,7 @@ from floor.config import ConsoleKey, FloorConfig
 from floor.console.auth import KeyEntry, LoginRefused, Session, Sessions
 from floor.console.relay import relay_command
 from floor.console.verbs import ROLES, VERBS, allowed
-from floor.console.views import FloorView, log_line
+from floor.console.views import FloorView, log_line, note_shuffle
 from floor.db import connect
 from floor.live import TableLive
 from floor.messages import Incoming
@@ -123,6 +123,7 @@ class ConsoleServer:
                     x.completed_at.append(ts)
                 if "dealing_method" in payload:
                     x.dealing_method = str(payload["dealing_method"])
+                note_shuffle(x, str(type_), dict(payload))
 
     def archived(self, messages: Sequence[Incoming], live: dict[str, TableLive]) -> None:
         """After each committed batch: fold the new messages in and tell every browser."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from floor.live import TableLive, is_tilt
 from floor.messages import Incoming
-from floor.recall import summarize
+from floor.recall import _money, summarize
 
 LOG_LINES = 200  # per table, kept for a table view opened later
 ALERT_BLOCKS = {  # blocks (table.blocked reasons) that need a person, besides tilts: what to call them
@@ -54,8 +54,20 @@ class TableExtra:
     birth: dict[str, Any] | None = None
     players: int = 0
     dealing_method: str | None = None
+    shuffle: str | None = None  # the shuffler, or what took over when it was covered (13(g))
     completed_at: deque[str] = field(default_factory=lambda: deque(maxlen=500))
     lines: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
+
+
+def note_shuffle(x: TableExtra, type_: str, p: dict[str, Any]) -> None:
+    """How the table shuffles now: its shuffle.started says which device, and a device covered or back says what
+    took over (655a.13(g))."""
+    if type_ == "shuffle.started" and p.get("device"):
+        x.shuffle = "shuffler" if p["device"] == "shuffler" else f"{p['device']} shuffle"
+    elif type_ == "device.out_of_order" and p.get("device") == "shuffler":
+        x.shuffle = str(p.get("takes_over") or "no shuffler")
+    elif type_ == "device.back_in_service" and p.get("device") == "shuffler":
+        x.shuffle = "shuffler"
 
 
 @dataclass
@@ -86,6 +98,7 @@ class FloorView:
             x.completed_at.append(str(e["ts"]))
         if "dealing_method" in p:
             x.dealing_method = str(p["dealing_method"])
+        note_shuffle(x, t, p)
         line = log_line(e)
         x.lines.append(line)
         return line
@@ -112,6 +125,7 @@ class FloorView:
             "rounds_per_hour": len(recent),
             "players": x.players,
             "dealing_method": x.dealing_method,
+            "shuffle": x.shuffle,
             "tilts": dict(live.tilts),
             "blocks": dict(live.blocks),
             "devices": {k: dict(v) for k, v in live.devices.items()},
@@ -157,7 +171,7 @@ def alerts(tiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "kind": "jackpot",
                     "key": hit,
                     "since": since,
-                    "text": f"jackpot pending: seat {j.get('seat')} {j.get('level')} ${int(j.get('amount') or 0) / 100:,.2f}",
+                    "text": f"jackpot pending: seat {j.get('seat')} {j.get('level')} {_money(j.get('amount'))}",
                     "verb": "validate_jackpot",
                     "args": {"seat": j.get("seat"), "level": j.get("level"), "hit": hit},
                 }

@@ -12,6 +12,7 @@ scanned for card identities before their round's settlement. Screenshots go to d
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -25,6 +26,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from controller.config.keys import decode_public_key
+from controller.supervisor.envelope import canonical_bytes
 from tests.conftest import Mosquitto, free_port
 from tests.floor.conftest import TABLECTL, FloorProcess, floor_toml, table_config, wait_for
 from tests.mqtt.conftest import card_tokens, is_settlement
@@ -144,7 +147,17 @@ def test_enrol_log_in_watch_validate_clear_and_switch(
     floor = FloorProcess(config, logs)
     floor.start()
     table: subprocess.Popen[bytes] | None = None
-    wait = WebDriverWait(browser, 60)
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    # The tiles are drawn again at each update: an element found a moment ago may be gone; look again.
+    wait = WebDriverWait(browser, 60, ignored_exceptions=[StaleElementReferenceException])
+
+    def text(css: str) -> str:
+        return str(wait.until(lambda d: d.find_element(By.CSS_SELECTOR, css).text))
+
+    def click(css: str) -> None:
+        wait.until(lambda d: d.execute_script("document.querySelector(arguments[0]).click(); return true;", css))
+
     received = Received(browser)
     try:
         wait_for(lambda: "console at http://" in floor.log(), 60, f"the console; floor log:\n{floor.log()}")
@@ -198,11 +211,11 @@ def test_enrol_log_in_watch_validate_clear_and_switch(
         wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, f"{tile} .rounds"), "1 rounds"))
 
         # Round 2: the jackpot is pending on the tile and on top of the alerts.
-        jackpot = wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, f"{tile} .jackpot")))
-        assert "seat 3 major" in jackpot.text
-        alert = browser.find_element(By.CSS_SELECTOR, '.alert[data-kind="jackpot"][data-table="con-ms-1"]')
+        wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, f"{tile} .jackpot")))
+        assert "seat 3 major" in text(f"{tile} .jackpot")
+        alert = '.alert[data-kind="jackpot"][data-table="con-ms-1"]'
         browser.save_screenshot(str(SHOTS / "floor-jackpot.png"))
-        alert.find_element(By.CSS_SELECTOR, 'button[data-verb="validate_jackpot"]').click()
+        click(f'{alert} button[data-verb="validate_jackpot"]')
         assert "Validate the progressive payout" in browser.find_element(By.ID, "confirm-text").text
         assert browser.find_element(By.ID, "confirm-rule").text == "655a.11(i)(1)(iii)"
         browser.find_element(By.ID, "confirm-ok").click()
@@ -214,32 +227,49 @@ def test_enrol_log_in_watch_validate_clear_and_switch(
         # The tilt raised after round 2: cleared by the supervisor.
         tilt = '.alert[data-kind="tilt"][data-table="con-ms-1"]'
         wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, tilt)))
-        browser.find_element(By.CSS_SELECTOR, f'{tilt} button[data-verb="clear_tilt"]').click()
+        click(f'{tilt} button[data-verb="clear_tilt"]')
         assert "Clear the tilt" in browser.find_element(By.ID, "confirm-text").text
         browser.find_element(By.ID, "confirm-ok").click()
         wait.until(lambda d: d.find_element(By.ID, "reply").get_attribute("data-outcome") == "applied")
         wait.until(ec.invisibility_of_element_located((By.CSS_SELECTOR, tilt)))
 
         # The table view: live log with rules, devices, recent rounds from the archive; mark the shuffler out of order.
-        before = browser.find_element(By.CSS_SELECTOR, f"{tile} .method").text
-        assert before == "automated_shoe"
-        browser.find_element(By.CSS_SELECTOR, tile).click()
+        before = text(f"{tile} .method")
+        assert before == "automated_shoe, shuffler"
+        click(tile)
         wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, '#tv-log li[data-type="round.completed"]')))
         wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#tv-rounds .round")))
         assert browser.find_elements(By.CSS_SELECTOR, '#tv-devices tr[data-device="shuffler"]')
-        browser.find_element(By.CSS_SELECTOR, '#tv-actions button[data-verb="mark_out_of_order"]').click()
+        click('#tv-actions button[data-verb="mark_out_of_order"]')
         assert "13(g)" in browser.find_element(By.ID, "confirm-rule").text
         browser.find_element(By.ID, "confirm-ok").click()
         wait.until(lambda d: d.find_element(By.ID, "reply").get_attribute("data-outcome") == "applied")
         wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, '#tv-log li[data-type="device.out_of_order"]')))
         browser.save_screenshot(str(SHOTS / "table.png"))
         browser.find_element(By.ID, "tv-close").click()
-        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, f"{tile} .method").text not in ("", before))
+        # The shuffler covered, the dealer shuffles by hand and cuts (655a.13(g)); the shoe still deals.
+        wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, f"{tile} .method"), "manual shuffle"))
         browser.save_screenshot(str(SHOTS / "floor.png"))
 
         received.collect()
         assert len(received.bodies) > 20
         assert card_leaks(received.bodies) == []
+        # The scan sees cards where they may be: the settled rounds the table view recalled.
+        assert any(True for _, body in received.bodies for _ in card_tokens(body))
+
+        # The browser signs the very bytes `tablectl command send` signs: its canonical form of an envelope with
+        # awkward text equals controller.supervisor.envelope.canonical_bytes, and its signature verifies there.
+        env = browser.execute_async_script(
+            r"""const done = arguments[0]; window.tablectlConsole.envelope("con-ms-1", "verify_deck",
+              {note: 'caf\u00e9 \u2028 "q" \\ \n \u0001 \u{1F0A1}', deck: "A"})
+              .then((e) => { const u = {...e}; delete u.signature;
+                             done([e, window.tablectlConsole.canonical(u)]); });"""
+        )
+        body, js_canonical = env
+        assert js_canonical.encode() == canonical_bytes(body)
+        public_key = decode_public_key(public.group(1))
+        public_key.verify(base64.b64decode(body["signature"]), canonical_bytes(body))
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", body["issued_at"])
 
         # Every log-in and action is in the archive's audit, with the table's reply.
         with psycopg.connect(dsn) as conn:

@@ -241,7 +241,7 @@ function tile(t) {
     el("div", { class: "row" }, el("span", { class: "players" }, `${t.players} players`),
       el("span", { class: "rph" }, `${t.rounds_per_hour} rounds/h`)),
     el("div", { class: "row" }, el("span", { class: "rounds" }, `${t.rounds_completed} rounds`),
-      el("span", { class: "method" }, t.dealing_method || "")),
+      el("span", { class: "method" }, [t.dealing_method, t.shuffle].filter(Boolean).join(", "))),
     devices,
     meters ? el("div", { class: "meters" }, meters) : null,
     ...jackpots.map(([hit, j]) => el("div", { class: "jackpot", "data-hit": hit },
@@ -297,7 +297,7 @@ function appendLine(l) {
 
 function renderNow(t) {
   const rows = [["state", t.state], ["phase", `${t.phase} for ${since(t.phase_since)}`], ["round", t.round_id || "-"],
-    ["dealing method", t.dealing_method || "-"], ["players", t.players],
+    ["dealing method", t.dealing_method || "-"], ["shuffle", t.shuffle || "-"], ["players", t.players],
     ["open tilts", Object.keys(t.tilts).join(", ") || "none"], ["blocks", Object.keys(t.blocks).join(", ") || "none"]];
   $("tv-now").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-field": k }, v)]));
   $("tv-meters").replaceChildren(...Object.entries(t.meters).map(([lvl, m]) =>
