@@ -222,9 +222,12 @@ class ConsoleServer:
         except web.HTTPException as exc:
             if exc.content_type != "application/json" and exc.status >= 400:
                 reason = exc.text or exc.reason
-                if exc.status == 405:
-                    reason = f"{request.method} is not allowed on {request.path}"
-                elif exc.status == 404:
+                if isinstance(exc, web.HTTPMethodNotAllowed):
+                    text = json.dumps({"error": f"{request.method} is not allowed on {request.path}"})
+                    raise web.HTTPMethodNotAllowed(
+                        request.method, exc.allowed_methods, text=text, content_type="application/json"
+                    ) from None
+                if exc.status == 404:
                     reason = f"nothing at {request.path}"
                 raise _error(exc.status, str(reason)) from None
             raise
