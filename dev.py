@@ -294,6 +294,8 @@ def cmd_demo(args: list[str]) -> int:
             broker = None
     if broker is not None or listening(host, port):
         say("watch the table's messages with:  mosquitto_sub -v -t 'tablectl/#'")
+    if "--floor" in args and ensure_postgres() is None:
+        return fail("`demo --floor` keeps the floor's record in a private PostgreSQL (see above)")
     try:
         return run_child([str(VENV / "bin" / "tablectl"), "demo", *args])
     finally:

@@ -105,7 +105,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def _demo(args: argparse.Namespace, workdir: Path) -> int:
-    print(f"tablectl demo --floor: starting a private PostgreSQL ...", file=sys.stderr)
+    print("tablectl demo --floor: starting a private PostgreSQL ...", file=sys.stderr)
     try:
         cluster = PgCluster.create(durable=False)  # its own temp dir, readable by the postgres account when root
         cluster.start()
@@ -118,7 +118,7 @@ async def _demo(args: argparse.Namespace, workdir: Path) -> int:
             broker_proc, broker = _mosquitto(workdir)
         dsn = cluster.create_database("floor")
         http = args.http or "127.0.0.1:8480"
-        pits = {}
+        pits: dict[str, list[str]] = {}
         for tid, _, pit in TABLES:
             pits.setdefault(pit, []).append(tid)
         pit_lines = "\n".join(
