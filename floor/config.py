@@ -7,15 +7,17 @@ which the floor cannot reuse: it knows the chapters' rules models, and the floor
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import tomllib
 from datetime import time
 from pathlib import Path
-from typing import Annotated, get_args
+from typing import Annotated, Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from controller.config.broker import BrokerAddress, parse_broker_address
+from controller.config.keys import decode_public_key
 
 
 class FloorConfigError(ValueError):
@@ -101,6 +103,71 @@ class IngestSection(_Section):
     flush_ms: int = Field(20, ge=1, le=10_000)
 
 
+class ConsoleKey(_Section):
+    """A key that may log in to the console, as the tables' [[supervisors]] entry gives it (docs/console.md)."""
+
+    key_id: str = Field(pattern=r"^[A-Za-z0-9_.@\-]{1,64}$")
+    role: Literal["floorperson", "supervisor", "technician"]
+    public_key: str
+
+    @field_validator("public_key")
+    @classmethod
+    def _is_a_key(cls, value: str) -> str:
+        decode_public_key(value)
+        return value
+
+
+class ConsoleSection(_Section):
+    """The floor console (floor/console/): served by `tablectl floor` when `listen` is set."""
+
+    listen: str | None = Field(None, pattern=r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.\-]+):[0-9]{1,5}$")
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    # A session ends this long after its log-in, whatever it does meanwhile: a device left on a desk is not a key.
+    session_minutes: int = Field(30, ge=1, le=720)
+    # Keys may also be approved with `tablectl floor console approve` (kept in PostgreSQL); these are approved always.
+    supervisors: list[ConsoleKey] = Field(default_factory=list)
+    # Approve every enrolment at once: for `tablectl demo --floor` only; refused unless listening on loopback.
+    demo_approve_all: bool = False
+    command_timeout_s: float = Field(10.0, gt=0, le=120)
+    # Which pit each table stands in, for grouping the tiles: pit name -> table ids (others: "unassigned").
+    pits: dict[str, list[str]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _tls(self) -> ConsoleSection:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("give both tls_cert and tls_key, or neither")
+        if self.listen is not None:
+            host = self.host
+            if self.tls_cert is None and not _loopback(host):
+                raise ValueError(
+                    f"listen = {self.listen!r} is not a loopback address, so the console needs TLS: set tls_cert "
+                    "and tls_key (browsers give WebCrypto keys only to https pages or to 127.0.0.1)"
+                )
+            if self.demo_approve_all and not _loopback(host):
+                raise ValueError("demo_approve_all lets anyone in: it is allowed only on a loopback listen address")
+        return self
+
+    @property
+    def host(self) -> str:
+        assert self.listen is not None
+        return self.listen.rsplit(":", 1)[0].strip("[]")
+
+    @property
+    def port(self) -> int:
+        assert self.listen is not None
+        return int(self.listen.rsplit(":", 1)[1])
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class FloorConfig(_Section):
     name: str = Field("floor", min_length=1)
     mqtt: MqttSection = MqttSection()
@@ -110,6 +177,7 @@ class FloorConfig(_Section):
     retention: RetentionSection = RetentionSection()
     export: ExportSection = ExportSection()
     ingest: IngestSection = IngestSection()
+    console: ConsoleSection = ConsoleSection()
 
     @model_validator(mode="after")
     def _shift_names(self) -> FloorConfig:
@@ -136,6 +204,8 @@ _FIXES = {
     "gaming_day.timezone": 'write an IANA zone name such as "America/New_York"',
     "start": 'write "HH:MM" on the 24-hour clock',
     "end": 'write "HH:MM" on the 24-hour clock',
+    "console.listen": 'write HOST:PORT, e.g. listen = "127.0.0.1:8480" or "[::1]:8443"',
+    "public_key": "paste the public key the console's enrolment page showed (base64 of 32 bytes)",
 }
 
 
@@ -150,7 +220,7 @@ def _problems(err: ValidationError) -> list[str]:
     lines = []
     for e in err.errors():
         where = _field(tuple(e["loc"]))
-        key = where.split("]")[-1].lstrip(".") if where.startswith("shifts") else where
+        key = where.split("]")[-1].lstrip(".") if "[" in where else where
         fix = _FIXES.get(key, "")
         if e["type"] == "extra_forbidden":
             name = str(e["loc"][-1])
@@ -173,7 +243,7 @@ def _known_fields(loc: tuple[int | str, ...]) -> list[str]:
         if isinstance(part, int):
             continue
         annotation = model.model_fields[str(part)].annotation
-        inner = get_args(annotation)[0] if part == "shifts" else annotation
+        inner = get_args(annotation)[0] if part in ("shifts", "supervisors") else annotation
         if not (isinstance(inner, type) and issubclass(inner, BaseModel)):
             return []
         model = inner

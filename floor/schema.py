@@ -119,6 +119,36 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        2,
+        "the console: enrolled keys and the record of every log-in and action",
+        """
+        CREATE TABLE console_keys (
+            key_id      text        PRIMARY KEY,
+            role        text        NOT NULL,
+            public_key  text        NOT NULL UNIQUE,
+            enrolled_at timestamptz NOT NULL DEFAULT now(),
+            approved_at timestamptz,
+            approved_by text
+        );
+        CREATE TABLE console_audit (
+            id          bigserial   PRIMARY KEY,
+            at          timestamptz NOT NULL DEFAULT now(),
+            action      text        NOT NULL,
+            key_id      text,
+            role        text,
+            table_id    text,
+            verb        text,
+            command_id  text,
+            outcome     text        NOT NULL,
+            reason      text,
+            envelope    text,
+            reply       jsonb,
+            remote      text
+        );
+        CREATE INDEX console_audit_at ON console_audit (at);
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

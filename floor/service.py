@@ -23,6 +23,7 @@ from paho.mqtt.properties import Properties
 
 from floor.archive import ArchiveWriter, AsyncConn, WriteResult, load_state
 from floor.config import FloorConfig, read_secret
+from floor.console.server import ConsoleServer
 from floor.db import async_connect, connect
 from floor.messages import Incoming, Rejected, parse, subscriptions
 from floor.schema import migrate
@@ -52,6 +53,8 @@ class FloorService:
         self.archived = 0
         self.stopping = asyncio.Event()
         self.failure: BaseException | None = None
+        self.console: ConsoleServer | None = ConsoleServer(config) if config.console.listen else None
+        self.console_ready = asyncio.Event()
 
     async def run(self) -> None:
         """Until stop(): migrate, load the state, then listen and archive. A task that dies stops the service with
@@ -61,6 +64,8 @@ class FloorService:
         conn = await self._connect_db()
         writer = ArchiveWriter(conn, self.config.gaming_day, await load_state(conn))
         log.info("floor archive ready", tables=len(writer.state.live), database=_where(self.config.database.dsn))
+        if self.console is not None:
+            await self._start_console(writer)
         listener = asyncio.create_task(self._listen(), name="floor-listener")
         watchdog = asyncio.create_task(self._watchdog(), name="floor-watchdog")
         for task in (listener, watchdog):
@@ -76,8 +81,24 @@ class FloorService:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             await writer.conn.close()
+            if self.console is not None:
+                await self.console.stop()
         if self.failure is not None:
             raise self.failure
+
+    async def _start_console(self, writer: ArchiveWriter) -> None:
+        console = self.console
+        assert console is not None
+
+        def load() -> None:
+            with connect(self.config.database) as conn:
+                console.load(writer.state.live, conn)
+
+        await asyncio.to_thread(load)
+        url = await console.start()
+        # Said on stdout too: `tablectl demo --floor` and the tests read the address a port 0 was given.
+        print(f"tablectl floor: console at {url}", flush=True)
+        self.console_ready.set()
 
     def stop(self) -> None:
         self.stopping.set()
@@ -216,6 +237,13 @@ class FloorService:
             for q in batch:
                 self._ack(q.generation, q.mid, q.qos)
             self._report(result)
+            if self.console is not None:
+                try:
+                    self.console.archived(
+                        [q.message for q in batch if isinstance(q.message, Incoming)], writer.state.live
+                    )
+                except Exception:  # what the browsers see must never stop the archive
+                    log.exception("console update failed")
 
     async def _write(self, writer: ArchiveWriter, batch: list[Queued]) -> WriteResult:
         delay = 0.5

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import sys
 from pathlib import Path
 
@@ -21,6 +22,13 @@ def add_parser(sub: Subparsers) -> None:
         "<prefix>/<table_id>/event on the broker when it is reachable; journals locally either way. "
         "Ctrl-C closes the table after the round in progress; a second Ctrl-C stops at once.",
     )
+    p.add_argument(
+        "--floor",
+        action="store_true",
+        help="a floor instead: several tables, the floor service and its console in a browser, on a private "
+        "PostgreSQL (docs/console.md); prints the URL to open",
+    )
+    p.add_argument("--http", metavar="HOST:PORT", help="with --floor: where the console listens (127.0.0.1:8480)")
     p.add_argument("--rounds", type=options.rounds, help="stop after this many rounds (default: until Ctrl-C)")
     p.add_argument(
         "--broker", type=options.broker, help="MQTT broker URL (default: the config's, mqtt://127.0.0.1:1883)"
@@ -39,11 +47,23 @@ def add_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no live table log on stdout")
     p.add_argument(
+        "--human-floor",
+        action="store_true",
+        help="no simulated floorperson: jackpots wait for a supervisor's signed command (the floor console)",
+    )
+    p.add_argument(
         "--script", type=Path, help="sim script (TOML/JSON): scripted decks and device faults, see docs/protocol.md"
     )
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.floor:
+        # The floor is named by string, as controller.cli.main names its verbs: the controller never imports it.
+        floor_demo = importlib.import_module("floor.cli.demo")
+        code: int = floor_demo.main(args)
+        return code
+    if args.http:
+        raise UsageError("--http is for the console of `tablectl demo --floor`")
     config = options.load_table(args.config)
     why = playable(config)
     if why:
@@ -59,6 +79,7 @@ def main(args: argparse.Namespace) -> int:
             journal_path=args.journal,
             out=None if args.quiet else sys.stdout,
             sim_script=script,
+            human_floor=args.human_floor,
         )
     )
     print(f"tablectl: {played} round(s) played", file=sys.stderr)

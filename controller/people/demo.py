@@ -152,6 +152,8 @@ async def play(
     close_when_stuck: bool = False,
     on_floor_error: Callable[[Exception], None] | None = None,
     script: ActionScript | None = None,
+    human_floor: bool = False,
+    on_service: Callable[[TableService], None] | None = None,
 ) -> int:
     """Play the table until `rounds` rounds are complete (or until Ctrl-C); returns the rounds played.
 
@@ -159,12 +161,14 @@ async def play(
     `close_when_stuck` closes the table when it blocks for a floorperson, who is not simulated.
     `on_floor_error` hears of a simulated person who could not act (the table would wait for them forever).
     `script` is a scenario's actions (controller.people.actions): its signed commands get a key per role they need.
+    `human_floor`: no simulated floorperson validates jackpots; they wait for a person's signed command (the floor
+    console). `on_service` is handed the table's service once it exists (a test that drives the shell's inputs).
     """
     rng = random.Random(seed)
     progressive = config.devices is not None and config.devices.progressive_sign is not None
     replay_dir = tempfile.TemporaryDirectory(prefix="tablectl-demo-")
     roles: set[Role] = script.roles() if script is not None else set()
-    if progressive:
+    if progressive and not human_floor:
         roles.add("floorperson")  # validates the jackpots (655a.11(i)(1)(iii))
     floorperson = DemoSigners(config, Path(replay_dir.name) / "commands.sqlite", roles) if roles else None
     if floorperson is not None:
@@ -188,6 +192,7 @@ async def play(
             ),
             on_event,
             on_floor_error,
+            on_service,
         )
         drivers = build_devices(simulator_settings(config, pace, sim_script), sims.ports)
         played = await run_table(config, drivers, broker=broker, journal_path=journal_path, out=out, companions=people)
@@ -203,13 +208,17 @@ class _People:
         floor: Callable[[TableService], SimulatedFloor],
         on_event: Callable[[JournaledEvent], None] | None,
         on_floor_error: Callable[[Exception], None] | None,
+        on_service: Callable[[TableService], None] | None = None,
     ) -> None:
+        self.on_service = on_service
         self.floor = floor
         self.on_event = on_event
         self.on_floor_error = on_floor_error
         self.heard: list[asyncio.Queue[JournaledEvent]] = []
 
     def __call__(self, service: TableService) -> list[Coroutine[Any, Any, None]]:
+        if self.on_service is not None:
+            self.on_service(service)
         floor = self.floor(service)
         if self.on_event is None:
             return [self._watched(floor)]

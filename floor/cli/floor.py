@@ -7,6 +7,8 @@ tablectl floor --config FLOOR.toml round ROUND_ID [--json] a round's whole story
 tablectl floor --config FLOOR.toml rounds TABLE [--last N] the last N rounds of a table
 tablectl floor --config FLOOR.toml alarms                  integrity alarms and open seq gaps
 tablectl floor --config FLOOR.toml retention [--apply]     what the retention policy drops, and drop it
+tablectl floor --config FLOOR.toml console keys            the keys enrolled in the console
+tablectl floor --config FLOOR.toml console approve KEY_ID [--role ROLE]  let an enrolled key log in
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 from pathlib import Path
 
@@ -21,6 +24,7 @@ import psycopg
 
 from controller.cli.verb import Subparsers, UsageError
 from floor.config import FloorConfig, FloorConfigError, load_floor_config
+from floor.console.server import approve_key, enrolled
 from floor.db import connect
 from floor.recall import last_rounds, recall_round, render_round, render_rounds
 from floor.retention import apply_retention, plan_retention
@@ -55,6 +59,15 @@ def add_parser(sub: Subparsers) -> None:
     actions.add_parser("alarms", help="integrity alarms and seq gaps")
     ret = actions.add_parser("retention", help="the gaming days the retention policy drops")
     ret.add_argument("--apply", action="store_true", help="drop them (else only say which)")
+    con = actions.add_parser("console", help="the console's enrolled keys, and approving one (docs/console.md)")
+    con_actions = con.add_subparsers(dest="console_action", required=True, metavar="WHAT")
+    con_actions.add_parser("keys", help="the keys enrolled, their roles and whether approved")
+    ap = con_actions.add_parser(
+        "approve", help="let an enrolled key log in (check its public key with its owner first)"
+    )
+    ap.add_argument("key_id", metavar="KEY_ID")
+    ap.add_argument("--role", choices=["floorperson", "supervisor", "technician"], help="instead of the one asked for")
+    ap.add_argument("--by", default=os.environ.get("USER", "administrator"), help="who approves (for the record)")
     for action in actions.choices.values():  # --config before or after the action; SUPPRESS keeps the earlier one
         action.add_argument("--config", type=Path, default=argparse.SUPPRESS, help=CONFIG_HELP)
 
@@ -102,6 +115,23 @@ def _query(
             raise UsageError("--last must be 1 or more")
         stories = last_rounds(conn, args.table_id, args.last)
         print(json.dumps([s.to_json() for s in stories], indent=2) if args.json else render_rounds(stories))
+        return 0
+    if action == "console":
+        if args.console_action == "approve":
+            try:
+                print(approve_key(conn, args.key_id, args.role, args.by))
+            except (LookupError, ValueError) as err:
+                raise UsageError(str(err)) from None
+            print(
+                "add its [[supervisors]] entry (shown at enrolment; `console keys`) to every table that should obey it"
+            )
+            return 0
+        rows = list(enrolled(conn))
+        if not rows:
+            print("no key enrolled: a supervisor enrols in the console (Enrol), then an administrator approves it")
+        for key_id, role, public, at, approved, by in rows:
+            state = f"approved {approved:%Y-%m-%d %H:%M} by {by}" if approved else "PENDING approval"
+            print(f"{key_id:<24} {role:<12} {public}  enrolled {at:%Y-%m-%d %H:%M}  {state}")
         return 0
     if action == "alarms":
         text, count = alarms_text(conn)

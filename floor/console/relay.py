@@ -1,0 +1,65 @@
+"""Relaying a signed command to its table: the envelope's bytes as the browser sent them, on the topic
+`tablectl command send` uses, and the table's reply (docs/commands.md).
+
+The floor neither signs nor judges: the table checks the signature, role, freshness and replay (its CommandGate),
+so a console that relayed a forged or changed envelope would only get a rejection. A connection of its own per
+command (clean session, a fresh client id): the archive's persistent session stays for archiving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+import uuid
+from typing import Any
+
+import aiomqtt
+
+from floor.config import FloorConfig, read_secret
+
+
+async def relay_command(
+    config: FloorConfig, table_id: str, verb: str, raw: bytes, envelope: dict[str, Any], within: float
+) -> dict[str, Any]:
+    """The table's reply (as it published it), or {"outcome": "no_reply", "reason": why}."""
+    m = config.mqtt
+    address = m.address
+    base = f"{m.prefix}/{table_id}/cmd"
+    tls = None
+    if address.tls:
+        tls = aiomqtt.TLSParameters(ca_certs=str(m.ca_file) if m.ca_file else None, cert_reqs=ssl.CERT_REQUIRED)
+    try:
+        async with asyncio.timeout(within):
+            async with aiomqtt.Client(
+                address.host,
+                address.port,
+                identifier=f"tablectl-console-{uuid.uuid4().hex[:12]}",
+                username=m.username,
+                password=read_secret(m.password_file, "mqtt.password_file"),
+                tls_params=tls,
+                timeout=min(within, 10.0),
+            ) as client:
+                # Subscribed (SUBACK) before publishing, so the reply cannot come before we listen.
+                await client.subscribe(f"{base}/reply", qos=1)
+                await client.publish(f"{base}/{verb}", raw, qos=1)
+                async for message in client.messages:
+                    try:
+                        reply = json.loads(
+                            bytes(message.payload)
+                            if isinstance(message.payload, bytes | bytearray)
+                            else str(message.payload)
+                        )
+                    except (TypeError, ValueError):
+                        continue
+                    if isinstance(reply, dict) and reply.get("command_id") == envelope.get("command_id"):
+                        return reply
+    except TimeoutError:
+        return {
+            "outcome": "no_reply",
+            "reason": f"no reply from {table_id} within {within:g} s: is it running? The command may still be "
+            "carried out; it cannot be carried out twice",
+        }
+    except aiomqtt.MqttError as err:
+        return {"outcome": "no_reply", "reason": f"the broker cannot be reached: {err}"}
+    return {"outcome": "no_reply", "reason": "the broker closed the connection"}

@@ -1,0 +1,223 @@
+"""What the console shows, built from what the floor archived (pure: no I/O, no clock but the one given).
+
+`FloorView` keeps, beside each table's live model (floor/live.py), the little the tiles need that the live model
+does not hold: the table's birth as published (software digest, devices' identities), the players at the last
+lock-out, the dealing method, when its recent rounds completed (rounds per hour) and its last log lines. Everything
+comes from the MQTT contract's messages, so nothing here holds a card before the round's settlement: the tables
+publish none (docs/mqtt.md), and tests/console/test_no_cards.py scans every byte the console serves.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from floor.live import TableLive, is_tilt
+from floor.messages import Incoming
+from floor.recall import _money, summarize
+
+LOG_LINES = 200  # per table, kept for a table view opened later
+ALERT_BLOCKS = {  # blocks (table.blocked reasons) that need a person, besides tilts: what to call them
+    "deck_change_due": "deck change due",
+    "cards_inspection_due": "inspection due",
+    "inspection_due": "inspection due",
+    "deck_removed": "deck removed",
+}
+
+
+def _parse_ts(ts: str | None) -> datetime | None:
+    if not ts:
+        return None
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def log_line(e: dict[str, Any]) -> dict[str, Any]:
+    """One line of a table's live log: the event's gist with amounts in dollars, and the rule it cites."""
+    return {
+        "table_id": e["table_id"],
+        "seq": e["seq"],
+        "ts": e["ts"],
+        "round_id": e.get("round_id"),
+        "type": e["type"],
+        "rule": e.get("rule"),
+        "text": summarize(str(e["type"]), dict(e.get("payload") or {})),
+    }
+
+
+@dataclass
+class TableExtra:
+    birth: dict[str, Any] | None = None
+    players: int = 0
+    dealing_method: str | None = None
+    shuffle: str | None = None  # the shuffler, or what took over when it was covered (13(g))
+    completed_at: deque[str] = field(default_factory=lambda: deque(maxlen=500))
+    lines: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
+
+
+def note_shuffle(x: TableExtra, type_: str, p: dict[str, Any]) -> None:
+    """How the table shuffles now: its shuffle.started says which device, and a device covered or back says what
+    took over (655a.13(g))."""
+    if type_ == "shuffle.started" and p.get("device"):
+        x.shuffle = "shuffler" if p["device"] == "shuffler" else f"{p['device']} shuffle"
+    elif type_ == "device.out_of_order" and p.get("device") == "shuffler":
+        x.shuffle = str(p.get("takes_over") or "no shuffler")
+    elif type_ == "device.back_in_service" and p.get("device") == "shuffler":
+        x.shuffle = "shuffler"
+
+
+@dataclass
+class FloorView:
+    pits: dict[str, str] = field(default_factory=dict)  # table_id -> pit
+    live: dict[str, TableLive] = field(default_factory=dict)
+    extra: dict[str, TableExtra] = field(default_factory=dict)
+
+    def table(self, table_id: str) -> TableExtra:
+        return self.extra.setdefault(table_id, TableExtra())
+
+    def observe(self, m: Incoming, live: TableLive) -> dict[str, Any] | None:
+        """Take one archived message (its table's live model after the batch); the log line it makes, if any."""
+        self.live[m.table_id] = live
+        x = self.table(m.table_id)
+        if m.kind == "birth":
+            x.birth = m.content
+            x.dealing_method = x.dealing_method or str(m.content.get("game", {}).get("dealing_method"))
+            return None
+        if m.kind != "event":
+            return None
+        e = m.content
+        p = e.get("payload") or {}
+        t = e["type"]
+        if t == "no_more_bets":
+            x.players = len(p.get("players", []))
+        elif t == "round.completed":
+            x.completed_at.append(str(e["ts"]))
+        if "dealing_method" in p:
+            x.dealing_method = str(p["dealing_method"])
+        note_shuffle(x, t, p)
+        line = log_line(e)
+        x.lines.append(line)
+        return line
+
+    # -- what is shown -----------------------------------------------------------------------------------------
+
+    def tile(self, table_id: str, now: datetime) -> dict[str, Any]:
+        live = self.live.get(table_id) or TableLive(table_id)
+        x = self.table(table_id)
+        hour_ago = now - timedelta(hours=1)
+        recent = [t for ts in x.completed_at if (t := _parse_ts(ts)) is not None and t >= hour_ago]
+        since = _parse_ts(live.phase_since)
+        return {
+            "table_id": table_id,
+            "pit": self.pits.get(table_id, "unassigned"),
+            "game": live.game,
+            "chapter": live.chapter,
+            "state": live.state,
+            "phase": live.phase,
+            "phase_since": live.phase_since,
+            "in_phase_s": round((now - since).total_seconds()) if since else None,
+            "round_id": live.round_id,
+            "rounds_completed": live.rounds_completed,
+            "rounds_per_hour": len(recent),
+            "players": x.players,
+            "dealing_method": x.dealing_method,
+            "shuffle": x.shuffle,
+            "tilts": dict(live.tilts),
+            "blocks": dict(live.blocks),
+            "devices": {k: dict(v) for k, v in live.devices.items()},
+            "faults": live.faults,
+            "meters": {k: dict(v) for k, v in live.meters.items()},
+            "pending_jackpots": {k: dict(v) for k, v in live.pending_jackpots.items()},
+            "gaps": [list(g) for g in live.gaps],
+            "alarms": live.alarms,
+            "last_seq": live.last_seq,
+            "last_event_at": live.last_event_at,
+        }
+
+    def floor(self, now: datetime) -> dict[str, Any]:
+        tiles = [self.tile(t, now) for t in sorted(self.live)]
+        return {"tiles": tiles, "alerts": alerts(tiles)}
+
+    def detail(self, table_id: str, now: datetime) -> dict[str, Any]:
+        x = self.table(table_id)
+        birth = x.birth or {}
+        software = dict(birth.get("software") or {})
+        return {
+            "tile": self.tile(table_id, now),
+            "software": software,
+            # A verdict on the digest is published by tables that check their own code (absent: none published).
+            "verdict": software.get("verdict") or birth.get("verdict"),
+            "devices": list(birth.get("devices") or []),
+            "paytables": list(birth.get("paytables") or []),
+            "lines": list(x.lines),
+        }
+
+
+def alerts(tiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What needs a person, oldest first: pending jackpots, tilts, devices faulted or out of order, deck changes and
+    inspections due, tables offline or with a seq gap."""
+    out: list[dict[str, Any]] = []
+    for t in tiles:
+        tid = t["table_id"]
+        since = t["last_event_at"] or ""
+        for hit, j in t["pending_jackpots"].items():
+            out.append(
+                {
+                    "table_id": tid,
+                    "kind": "jackpot",
+                    "key": hit,
+                    "since": since,
+                    "text": f"jackpot pending: seat {j.get('seat')} {j.get('level')} {_money(j.get('amount'))}",
+                    "verb": "validate_jackpot",
+                    "args": {"seat": j.get("seat"), "level": j.get("level"), "hit": hit},
+                }
+            )
+        for tilt, at in t["tilts"].items():
+            out.append(
+                {
+                    "table_id": tid,
+                    "kind": "tilt",
+                    "key": tilt,
+                    "since": at,
+                    "text": f"tilt {tilt}: {t['blocks'].get(tilt, '')}".rstrip(": "),
+                    "verb": "clear_tilt",
+                    "args": {"tilt": tilt},
+                }
+            )
+        for block, why in t["blocks"].items():
+            if not is_tilt(block) and block in ALERT_BLOCKS:
+                verb = "verify_deck" if "deck" in block else "verify_inspection"
+                out.append(
+                    {
+                        "table_id": tid,
+                        "kind": "deck",
+                        "key": block,
+                        "since": since,
+                        "text": f"{ALERT_BLOCKS[block]}: {why}",
+                        "verb": verb,
+                        "args": {},
+                    }
+                )
+        for device, what in t["faults"].items():
+            d = t["devices"].get(device, {})
+            out.append(
+                {
+                    "table_id": tid,
+                    "kind": "device",
+                    "key": device,
+                    "since": str(d.get("fault_at") or d.get("since") or since),
+                    "text": f"{device}: {what}",
+                    "verb": "back_in_service" if what == "out_of_order" else None,
+                    "args": {"device": device} if what == "out_of_order" else {},
+                }
+            )
+        if t["state"] in ("offline", "lost"):
+            out.append({"table_id": tid, "kind": "offline", "key": t["state"], "since": since, "text": t["state"]})
+        if t["gaps"]:
+            gaps = ", ".join(f"{a}-{b}" for a, b in t["gaps"])
+            out.append({"table_id": tid, "kind": "gap", "key": gaps, "since": since, "text": f"seq gap {gaps}"})
+    return sorted(out, key=lambda a: (str(a["since"]), a["table_id"], a["kind"]))

@@ -1,0 +1,288 @@
+"""The floor console in a real browser (issue 17, "done when"): Debian's Chromium, headless, driven by Selenium
+through chromium-driver, against `tablectl floor` (its console on a loopback port), a real PostgreSQL, a real
+mosquitto and a real table process (tests/floor/console_table.py).
+
+A supervisor enrols a key made in the browser (WebCrypto Ed25519, non-extractable, in IndexedDB), the
+administrator approves it with `tablectl floor console approve`, the table's config lists its [[supervisors]]
+entry; the supervisor logs in by signing a challenge, watches a round complete, sees a jackpot pending on the tile,
+validates it (the table pays it and reseeds the meter), clears a tilt and marks the shuffler out of order (the
+table's dealing method changes). Every byte the browser received (each response body, each server-sent event) is
+scanned for card identities before their round's settlement. Screenshots go to docs/console/.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from controller.config.keys import decode_public_key
+from controller.supervisor.envelope import canonical_bytes
+from tests.conftest import Mosquitto, free_port
+from tests.floor.conftest import TABLECTL, FloorProcess, floor_toml, table_config, wait_for
+from tests.mqtt.conftest import card_tokens, is_settlement
+
+pytestmark = [pytest.mark.floor, pytest.mark.e2e, pytest.mark.browser]
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "docs" / "console"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+
+def _browser_or_fail() -> None:
+    missing = [p for p in (CHROMIUM, DRIVER) if not Path(p).exists()]
+    if not missing:
+        return
+    why = f"{', '.join(missing)} missing: apt-get install chromium chromium-driver (python3 dev.py test does)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(why, pytrace=False)  # CI must run the browser test, never skip it
+    pytest.skip(why)
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    _browser_or_fail()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    driver.execute_cdp_cmd("Network.enable", {})
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+class Received:
+    """Every body the browser received, in order, from Chromium's network log (CDP)."""
+
+    def __init__(self, driver: Any) -> None:
+        self.driver = driver
+        self.bodies: list[tuple[str, str]] = []
+
+    def collect(self) -> None:
+        for entry in self.driver.get_log("performance"):
+            msg = json.loads(entry["message"])["message"]
+            params = msg.get("params", {})
+            if msg["method"] == "Network.eventSourceMessageReceived":
+                self.bodies.append((f"sse {params.get('eventName')}", params.get("data", "")))
+            elif msg["method"] == "Network.loadingFinished":
+                try:
+                    got = self.driver.execute_cdp_cmd("Network.getResponseBody", {"requestId": params["requestId"]})
+                except Exception:  # the stream itself, or a body the browser dropped: SSE messages are above
+                    continue
+                self.bodies.append((f"response {params['requestId']}", got.get("body", "")))
+
+
+def card_leaks(bodies: list[tuple[str, str]]) -> list[str]:
+    """Card identities in a body before the body (or an earlier one) showed that round's settlement."""
+    settled: set[str] = set()
+    leaks = []
+
+    def rounds(value: object) -> Iterator[tuple[str, str]]:
+        if isinstance(value, dict):
+            if isinstance(value.get("round_id"), str) and isinstance(value.get("type"), str):
+                yield value["round_id"], value["type"]
+            for v in value.values():
+                yield from rounds(v)
+        elif isinstance(value, list):
+            for v in value:
+                yield from rounds(v)
+
+    def scan(value: object, where: str, context: str | None) -> None:
+        if isinstance(value, dict):
+            context = value["round_id"] if isinstance(value.get("round_id"), str) else context
+            for k, v in value.items():
+                scan(v, f"{where}.{k}", context)
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                scan(v, f"{where}[{i}]", context)
+        elif isinstance(value, str) and context not in settled:
+            for _, card in card_tokens(value):
+                leaks.append(f"{where}: card {card!r} of round {context!r} before its settlement")
+
+    for name, body in bodies:
+        try:
+            value = json.loads(body)
+        except ValueError:
+            # a page, script or style: no card may appear in it at all
+            leaks += [f"{name}: {card!r}" for _, card in card_tokens(body)]
+            continue
+        settled |= {rid for rid, t in rounds(value) if is_settlement(t)}
+        scan(value, name, None)
+    return leaks
+
+
+def test_enrol_log_in_watch_validate_clear_and_switch(
+    browser: Any, mosquitto: Mosquitto, pg_cluster: Any, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    prefix = "console" + free_port().__str__()
+    dsn = pg_cluster.create_database("console_browser")
+    port = free_port()
+    config = tmp_path / "floor.toml"
+    config.write_text(
+        floor_toml(dsn, mosquitto.url, prefix, f"floor-{prefix}", f'[console]\nlisten = "127.0.0.1:{port}"\n')
+    )
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    floor = FloorProcess(config, logs)
+    floor.start()
+    table: subprocess.Popen[bytes] | None = None
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    # The tiles are drawn again at each update: an element found a moment ago may be gone; look again.
+    wait = WebDriverWait(browser, 60, ignored_exceptions=[StaleElementReferenceException])
+
+    def text(css: str) -> str:
+        return str(wait.until(lambda d: d.find_element(By.CSS_SELECTOR, css).text))
+
+    def click(css: str) -> None:
+        wait.until(lambda d: d.execute_script("document.querySelector(arguments[0]).click(); return true;", css))
+
+    received = Received(browser)
+    try:
+        wait_for(lambda: "console at http://" in floor.log(), 60, f"the console; floor log:\n{floor.log()}")
+        wait_for(lambda: "subscribed to the tables" in floor.log(), 30, "the floor's subscription")
+        url = f"http://127.0.0.1:{port}/"
+        browser.get(url)
+
+        # Enrol: the key is made in this browser; the page shows the [[supervisors]] entry.
+        wait.until(ec.visibility_of_element_located((By.ID, "enrol-key-id"))).send_keys("ann.sup")
+        browser.find_element(By.ID, "enrol-role").send_keys("supervisor")
+        browser.find_element(By.ID, "enrol-button").click()
+        entry = wait.until(ec.visibility_of_element_located((By.ID, "entry"))).text
+        assert 'key_id = "ann.sup"' in entry and 'role = "supervisor"' in entry
+        public = re.search(r'public_key = "([A-Za-z0-9+/=]{44})"', entry)
+        assert public is not None, entry
+        # Non-extractable: the browser itself refuses to export the private key.
+        refused = browser.execute_async_script(
+            "const done = arguments[0]; indexedDB.open('tablectl-console').onsuccess = (e) => {"
+            " e.target.result.transaction('keys').objectStore('keys').get('me').onsuccess = async (r) => {"
+            " const k = r.target.result.privateKey; try { await crypto.subtle.exportKey('pkcs8', k);"
+            " done('exported'); } catch (err) { done(k.extractable + ' ' + err.name); } }; };"
+        )
+        assert refused == "false InvalidAccessError"
+        browser.save_screenshot(str(SHOTS / "enrol.png"))
+
+        # Not approved yet: log-in is refused, and says how to approve.
+        browser.find_element(By.ID, "login-button").click()
+        wait.until(ec.text_to_be_present_in_element((By.ID, "key-error"), "console approve ann.sup"))
+        approve = subprocess.run(
+            [*TABLECTL, "floor", "--config", str(config), "console", "approve", "ann.sup"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+        assert approve.returncode == 0, approve.stderr
+        assert "approved as supervisor" in approve.stdout
+
+        # The table obeys the key once its config lists the entry (the administrator's step).
+        tconf = table_config("con-ms-1", "demo.toml", prefix, tmp_path)
+        tconf.write_text(tconf.read_text() + "\n" + entry)
+        browser.find_element(By.ID, "login-button").click()
+        wait.until(ec.text_to_be_present_in_element((By.ID, "whoami"), "ann.sup (supervisor)"))
+        table = subprocess.Popen(
+            [sys.executable, str(Path(__file__).parent / "console_table.py"), str(tconf), str(tmp_path / "t.sqlite"),
+             mosquitto.url, "40"],
+            stdout=(logs / "table.log").open("wb"), stderr=subprocess.STDOUT, cwd=ROOT,
+        )  # fmt: skip
+
+        # A round completes: the tile counts it, and the table's live log shows it with its rule.
+        tile = '.tile[data-table="con-ms-1"]'
+        wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, f"{tile} .rounds"), "1 rounds"))
+
+        # Round 2: the jackpot is pending on the tile and on top of the alerts.
+        wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, f"{tile} .jackpot")))
+        assert "seat 3 major" in text(f"{tile} .jackpot")
+        alert = '.alert[data-kind="jackpot"][data-table="con-ms-1"]'
+        browser.save_screenshot(str(SHOTS / "floor-jackpot.png"))
+        click(f'{alert} button[data-verb="validate_jackpot"]')
+        assert "Validate the progressive payout" in browser.find_element(By.ID, "confirm-text").text
+        assert browser.find_element(By.ID, "confirm-rule").text == "655a.11(i)(1)(iii)"
+        browser.find_element(By.ID, "confirm-ok").click()
+        wait.until(lambda d: d.find_element(By.ID, "reply").get_attribute("data-outcome") == "applied")
+        wait.until(ec.invisibility_of_element_located((By.CSS_SELECTOR, f"{tile} .jackpot")))
+        # Paid and reseeded: the major meter is back at its $1,000 seed (655a.12(c)(3)).
+        wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, f"{tile} .meters"), "major $1,000.00"))
+
+        # The tilt raised after round 2: cleared by the supervisor.
+        tilt = '.alert[data-kind="tilt"][data-table="con-ms-1"]'
+        wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, tilt)))
+        click(f'{tilt} button[data-verb="clear_tilt"]')
+        assert "Clear the tilt" in browser.find_element(By.ID, "confirm-text").text
+        browser.find_element(By.ID, "confirm-ok").click()
+        wait.until(lambda d: d.find_element(By.ID, "reply").get_attribute("data-outcome") == "applied")
+        wait.until(ec.invisibility_of_element_located((By.CSS_SELECTOR, tilt)))
+
+        # The table view: live log with rules, devices, recent rounds from the archive; mark the shuffler out of order.
+        before = text(f"{tile} .method")
+        assert before == "automated_shoe, shuffler"
+        click(tile)
+        wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, '#tv-log li[data-type="round.completed"]')))
+        wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#tv-rounds .round")))
+        assert browser.find_elements(By.CSS_SELECTOR, '#tv-devices tr[data-device="shuffler"]')
+        click('#tv-actions button[data-verb="mark_out_of_order"]')
+        assert "13(g)" in browser.find_element(By.ID, "confirm-rule").text
+        browser.find_element(By.ID, "confirm-ok").click()
+        wait.until(lambda d: d.find_element(By.ID, "reply").get_attribute("data-outcome") == "applied")
+        wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, '#tv-log li[data-type="device.out_of_order"]')))
+        browser.save_screenshot(str(SHOTS / "table.png"))
+        browser.find_element(By.ID, "tv-close").click()
+        # The shuffler covered, the dealer shuffles by hand and cuts (655a.13(g)); the shoe still deals.
+        wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, f"{tile} .method"), "manual shuffle"))
+        browser.save_screenshot(str(SHOTS / "floor.png"))
+
+        received.collect()
+        assert len(received.bodies) > 20
+        assert card_leaks(received.bodies) == []
+        # The scan sees cards where they may be: the settled rounds the table view recalled.
+        assert any(True for _, body in received.bodies for _ in card_tokens(body))
+
+        # The browser signs the very bytes `tablectl command send` signs: its canonical form of an envelope with
+        # awkward text equals controller.supervisor.envelope.canonical_bytes, and its signature verifies there.
+        env = browser.execute_async_script(
+            r"""const done = arguments[0]; window.tablectlConsole.envelope("con-ms-1", "verify_deck",
+              {note: 'caf\u00e9 \u2028 "q" \\ \n \u0001 \u{1F0A1}', deck: "A"})
+              .then((e) => { const u = {...e}; delete u.signature;
+                             done([e, window.tablectlConsole.canonical(u)]); });"""
+        )
+        body, js_canonical = env
+        assert js_canonical.encode() == canonical_bytes(body)
+        public_key = decode_public_key(public.group(1))
+        public_key.verify(base64.b64decode(body["signature"]), canonical_bytes(body))
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", body["issued_at"])
+
+        # Every log-in and action is in the archive's audit, with the table's reply.
+        with psycopg.connect(dsn) as conn:
+            audit = conn.execute("SELECT action, outcome, verb FROM console_audit ORDER BY id").fetchall()
+        assert ("login", "refused", None) in audit and ("login", "accepted", None) in audit
+        assert [a for a in audit if a[0] == "command"] == [
+            ("command", "applied", "validate_jackpot"),
+            ("command", "applied", "clear_tilt"),
+            ("command", "applied", "mark_out_of_order"),
+        ]
+    finally:
+        if table is not None:
+            table.kill()
+            table.wait()
+        floor.stop()
+        print(floor.log()[-3000:])
