@@ -47,7 +47,7 @@ class RoundStory:
         return asdict(self)
 
 
-def _money(cents: object) -> str:
+def money_text(cents: object) -> str:
     return f"${int(str(cents)) / 100:,.2f}" if isinstance(cents, int) else str(cents)
 
 
@@ -55,24 +55,28 @@ def summarize(type_: str, p: dict[str, Any]) -> str:
     """One line an operator reads: the event's gist, with amounts in dollars."""
     seat = f"seat {p['seat']}: " if "seat" in p else ""
     if type_.endswith(".settled") and "wagers" in p:
-        parts = [f"{w['wager']} {_money(w['amount'])} {w['outcome']} paid {_money(w['paid'])}" for w in p["wagers"]]
+        parts = [
+            f"{w['wager']} {money_text(w['amount'])} {w['outcome']} paid {money_text(w['paid'])}" for w in p["wagers"]
+        ]
         return (
             f"{seat}{' '.join(p.get('cards', []))} | {' '.join(p.get('community', []))} {p.get('hand')}: "
             + "; ".join(parts)
         )
     if type_.endswith(".settled"):
-        return f"{seat}{p.get('hand', '')} {_money(p.get('amount'))} {p.get('outcome')} paid {_money(p.get('paid'))}"
+        return f"{seat}{p.get('hand', '')} {money_text(p.get('amount'))} {p.get('outcome')} paid {money_text(p.get('paid'))}"
     if type_ == "wager.accepted":
-        return f"{seat}{p.get('spot')} {_money(p.get('amount'))}"
+        return f"{seat}{p.get('spot')} {money_text(p.get('amount'))}"
     if type_ == "no_more_bets":
         return "players at seats " + ", ".join(str(s) for s in p.get("players", []))
     if type_ == "round.completed":
-        result = _money(p.get("table_result"))
-        return f"collected {_money(p.get('collected'))}, paid {_money(p.get('paid'))}, result {result}"
+        result = money_text(p.get("table_result"))
+        return f"collected {money_text(p.get('collected'))}, paid {money_text(p.get('paid'))}, result {result}"
     if type_.startswith("meter."):
-        return f"{p.get('level')}: {_money(p.get('meter_before_cents'))} -> {_money(p.get('meter_after_cents'))}"
+        return (
+            f"{p.get('level')}: {money_text(p.get('meter_before_cents'))} -> {money_text(p.get('meter_after_cents'))}"
+        )
     scalars = {k: v for k, v in p.items() if isinstance(v, str | int | bool) and k != "seat"}
-    return seat + ", ".join(f"{k}={_money(v) if k.endswith('cents') else v}" for k, v in list(scalars.items())[:6])
+    return seat + ", ".join(f"{k}={money_text(v) if k.endswith('cents') else v}" for k, v in list(scalars.items())[:6])
 
 
 def _story(round_id: str, rows: list[tuple[Any, ...]]) -> RoundStory:
@@ -120,16 +124,16 @@ def render_round(s: RoundStory) -> str:
     out = [
         f"round {s.round_id}  table {s.table_id}  gaming day {s.gaming_day}  {s.outcome}",
         f"  from {s.started} to {s.ended}"
-        + (f"; table result {_money(s.table_result)}" if s.table_result is not None else ""),
+        + (f"; table result {money_text(s.table_result)}" if s.table_result is not None else ""),
     ]
     if s.wagers:
         out.append("  wagers at lock-out:")
         for seat, spots in sorted(s.wagers.items(), key=lambda kv: int(kv[0])):
-            out.append(f"    seat {seat}: " + ", ".join(f"{k} {_money(v)}" for k, v in spots.items()))
+            out.append(f"    seat {seat}: " + ", ".join(f"{k} {money_text(v)}" for k, v in spots.items()))
     if s.irregularities:
         out.append(f"  irregularities: {len(s.irregularities)}")
     if s.meters:
-        out.append("  meters after the round: " + ", ".join(f"{k} {_money(v)}" for k, v in s.meters.items()))
+        out.append("  meters after the round: " + ", ".join(f"{k} {money_text(v)}" for k, v in s.meters.items()))
     out.append("  events:")
     for line in s.lines:
         rule = f" [{line.rule}]" if line.rule else ""
@@ -142,7 +146,7 @@ def render_rounds(stories: list[RoundStory]) -> str:
         return "no rounds of that table in the archive"
     out = []
     for s in stories:
-        result = _money(s.table_result) if s.table_result is not None else "-"
+        result = money_text(s.table_result) if s.table_result is not None else "-"
         seats = len(s.wagers)
         out.append(f"{s.round_id}  {s.started}  {s.outcome:<11} seats {seats}  result {result}")
     return "\n".join(out)

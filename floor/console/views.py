@@ -16,7 +16,7 @@ from typing import Any
 
 from floor.live import TableLive, is_tilt
 from floor.messages import Incoming
-from floor.recall import _money, summarize
+from floor.recall import money_text, summarize
 
 LOG_LINES = 200  # per table, kept for a table view opened later
 ALERT_BLOCKS = {  # blocks (table.blocked reasons) that need a person, besides tilts: what to call them
@@ -171,7 +171,7 @@ def alerts(tiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "kind": "jackpot",
                     "key": hit,
                     "since": since,
-                    "text": f"jackpot pending: seat {j.get('seat')} {j.get('level')} {_money(j.get('amount'))}",
+                    "text": f"jackpot pending: seat {j.get('seat')} {j.get('level')} {money_text(j.get('amount'))}",
                     "verb": "validate_jackpot",
                     "args": {"seat": j.get("seat"), "level": j.get("level"), "hit": hit},
                 }
