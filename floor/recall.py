@@ -63,7 +63,8 @@ def summarize(type_: str, p: dict[str, Any]) -> str:
             + "; ".join(parts)
         )
     if type_.endswith(".settled"):
-        return f"{seat}{p.get('hand', '')} {money_text(p.get('amount'))} {p.get('outcome')} paid {money_text(p.get('paid'))}"
+        amount, paid = money_text(p.get("amount")), money_text(p.get("paid"))
+        return f"{seat}{p.get('hand', '')} {amount} {p.get('outcome')} paid {paid}"
     if type_ == "wager.accepted":
         return f"{seat}{p.get('spot')} {money_text(p.get('amount'))}"
     if type_ == "no_more_bets":
