@@ -201,4 +201,5 @@ def _three_class(a: int, b: int, c: int) -> Three:
 def evaluate_three(hands: HandArray) -> IntArray:
     """The 655a.6(c) class (rankings.Three) of each row of `hands` (n x 3 card indices)."""
     cards = hands.astype(np.int64)
-    return _three_table()[(cards[:, 0] * 52 + cards[:, 1]) * 52 + cards[:, 2]].astype(np.int64)
+    classes: IntArray = _three_table()[(cards[:, 0] * 52 + cards[:, 1]) * 52 + cards[:, 2]].astype(np.int64)
+    return classes

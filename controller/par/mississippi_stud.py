@@ -198,7 +198,7 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
         for s in (3, 4, 5)
         for m in (FOLD, *MULTIPLES)
     )
-    win_rows = sum(r.probability for r in rows[: len(OUTCOMES) - 2])
+    win_rows = sum((r.probability for r in rows[: len(OUTCOMES) - 2]), Fraction(0))
     limit_note = (
         ()
         if ante_cents is None
