@@ -66,7 +66,8 @@ def main() -> None:
 
     print()
     print(
-        f"{'cards':>5}  {'batch hands/s':>14}  {'scalar hands/s':>14}  {'eval7 hands/s':>14}  {'batch/eval7':>11}  {'scalar/eval7':>12}"
+        f"{'cards':>5}  {'batch hands/s':>14}  {'scalar hands/s':>14}  {'eval7 hands/s':>14}"
+        f"  {'batch/eval7':>11}  {'scalar/eval7':>12}"
     )
     for size, batched, scalar, theirs in results:
         print(
