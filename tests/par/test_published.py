@@ -97,3 +97,17 @@ def test_the_payout_limit_raises_the_house_edge_at_the_maximum_ante() -> None:
     royal = next(r for r in limited.sheet.rows if r.name == "royal_flush")
     # Every royal is capped at the limit: its contribution is its probability times $50,000 per $100 Ante.
     assert royal.contribution == royal.probability * Fraction(5_000_000, 10_000)
+
+
+def test_a_par_sheet_fills_the_floor_reports_hook_for_rows_decisions_change(ms: mississippi_stud.MainGame) -> None:
+    from controller.par.sheet import ParSheet
+    from floor.report.expected import ExactFrequencies
+
+    sheet = ParSheet("ms-1", "655a", "Mississippi Stud", (ms.sheet,))
+    frequencies = ExactFrequencies(sheet)  # floor.report.expected.ParSheet, structurally
+    royal = next(r for r in ms.sheet.rows if r.name == "royal_flush")
+    assert frequencies.expected("655a", "ante", "royal_flush") == royal.probability
+    assert frequencies.expected("655a", "ante", "fold") == next(
+        r.probability for r in ms.sheet.rows if r.name == "fold"
+    )
+    assert frequencies.expected("643a", "ante", "royal_flush") is None
