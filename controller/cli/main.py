@@ -42,6 +42,7 @@ VERBS: tuple[Verb, ...] = (
     Verb("devices", "devices", "list the installed drivers and probe the configured devices"),
     Verb("sim-devices", "sim_devices", "run a simulator for every configured device on its own pseudo-terminal"),
     Verb("settle", "settle", "recompute a recorded round's settlement for a dispute"),
+    Verb("par", "par", "the exact par sheet of a table's configured game: house edge, rows, strategy (docs/par.md)"),
     Verb("rules", "rules", "the traceability table of a chapter: each subsection, the code and the tests, or why not"),
     Verb("check-config", "check_config", "check table configs: schema, drivers, files, journal; say what to fix"),
     Verb("command", "command", "sign and send a supervisor command, or make a supervisor's signing key"),

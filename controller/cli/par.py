@@ -1,0 +1,58 @@
+"""`tablectl par --config TABLE.toml [--format text|json|html] [--meter LEVEL=AMOUNT ...]`: the exact par sheet of
+the configured game with its configured paytables (controller.par; docs/par.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import structlog
+
+from controller.cli.verb import Subparsers, UsageError
+from controller.config.errors import ConfigError
+from controller.config.table import load_config
+from controller.par.analyse import par_sheet
+from controller.par.render import FORMATS
+
+
+def add_parser(sub: Subparsers) -> None:
+    p = sub.add_parser("par", help="the exact par sheet of a table's configured game (docs/par.md)")
+    p.add_argument("--config", required=True, help="a table config (configs/*.toml; not the floor's config)")
+    p.add_argument("--format", choices=sorted(FORMATS), default="text")
+    p.add_argument(
+        "--meter",
+        action="append",
+        default=[],
+        metavar="LEVEL=CENTS",
+        help="a progressive meter's value in cents to evaluate the return at (default: its seed), e.g. mega=1500000",
+    )
+    p.add_argument("--others", type=int, default=0, help="other players at the table, for envy bonuses (655a)")
+
+
+def _meters(items: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items:
+        level, sep, amount = item.partition("=")
+        if not sep or not level or not amount.strip().isdigit():
+            raise UsageError(f"--meter {item!r}: write LEVEL=CENTS, e.g. --meter mega=1500000")
+        out[level.strip()] = int(amount)
+    return out
+
+
+def main(args: argparse.Namespace) -> int:
+    meters = _meters(args.meter)
+    if not 0 <= args.others <= 6:
+        raise UsageError(f"--others {args.others}: a table has 0 to 6 other players")
+    try:
+        config = load_config(args.config)
+    except ConfigError as err:
+        raise UsageError(
+            f"{err}\n(tablectl par reads a table config such as configs/mississippi-stud.toml; configs/floor.toml "
+            "is the floor service's config, not a table's)"
+        ) from None
+    log = structlog.get_logger("tablectl.par")
+    log.info("analysing", table_id=config.table_id, chapter=config.game.chapter)
+    sheet = par_sheet(config.table_id, config.game, meters, args.others)
+    log.info("analysed", seconds=round(sheet.seconds or 0.0, 2))
+    sys.stdout.write(FORMATS[args.format](sheet))
+    return 0

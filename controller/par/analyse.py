@@ -1,0 +1,70 @@
+"""The par sheet of a configured table: the chapter's analysis of its [game] table (controller.config's GameRules)."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import replace
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from controller.core.settlement import ChapterRules
+from controller.games.let_it_ride.rules import LetItRideRules
+from controller.games.mississippi_stud.rules import MississippiStudRules
+from controller.par import let_it_ride, mississippi_stud
+from controller.par.sheet import ParSheet
+
+GAMES = {
+    "655a": "Mississippi Stud",
+    "643a": "Let It Ride Poker",
+    "679a": "Three Card Prime",
+    "683a": "Cajun Stud",
+    "684a": "Chapter 684a",
+}
+
+
+def software() -> dict[str, str]:
+    """The version and a SHA-256 digest of the analysis code (controller/par and the paytables it reads), which a
+    lab files with the figures so that a sheet can be tied to the code that computed it."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(
+        [*root.glob("*.py"), *root.parent.glob("games/*/paytables.py"), root.parent / "core" / "rankings.py"]
+    ):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    try:
+        release = version("tablectl")
+    except PackageNotFoundError:
+        release = "unknown"
+    return {"tablectl": release, "analysis_sha256": digest.hexdigest()}
+
+
+def par_sheet(table_id: str, rules: ChapterRules, meters: dict[str, int] | None = None, others: int = 0) -> ParSheet:
+    """Every wager the configuration offers, analysed exactly where this release can; `not_analysed` says the rest."""
+    started = time.perf_counter()
+    meters = meters or {}
+    chapter = rules.chapter
+    if isinstance(rules, MississippiStudRules):
+        ms_main, side, missing = mississippi_stud.analyse(rules, meters, others)
+        sheet = ParSheet(
+            table_id, chapter, GAMES[chapter], (ms_main.sheet, *side), ms_main.strategy_tables, tuple(missing)
+        )
+    elif isinstance(rules, LetItRideRules):
+        lir_main, side, missing = let_it_ride.analyse(rules, meters)
+        sheet = ParSheet(
+            table_id, chapter, GAMES[chapter], (lir_main.sheet, *side), lir_main.strategy_tables, tuple(missing)
+        )
+    else:
+        sheet = ParSheet(
+            table_id,
+            chapter,
+            GAMES.get(chapter, chapter),
+            (),
+            (),
+            (
+                f"chapter {chapter}: no exact analysis in this release (issue 18 covers 655a and 643a first); "
+                "the paytables configured are listed by `tablectl rules`",
+            ),
+        )
+    return replace(sheet, software=software(), seconds=time.perf_counter() - started)

@@ -1,0 +1,84 @@
+"""Wagers settled on random cards alone (no decision changes them): their rows from class counts, exactly, and a
+progressive's return as a line in each meter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from controller.par.sheet import MeterLine, Progressive, Row, WagerSheet
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """`count` of the `total` equally likely hands, paying `net` per unit wagered, plus `meter_percent` of meter
+    `level` (the share being all the player receives, the wager included, as for "N for 1")."""
+
+    name: str
+    pays: str
+    count: int
+    net: Fraction = Fraction(0)
+    level: str | None = None
+    meter_percent: int = 0
+
+
+def sheet(
+    wager: str,
+    title: str,
+    paytable: str,
+    outcomes: list[Outcome],
+    total: int,
+    method: str,
+    wager_cents: int | None = None,
+    meters: dict[str, int] | None = None,
+    seeds: dict[str, tuple[int, str, Fraction | None]] | None = None,
+    notes: tuple[str, ...] = (),
+) -> WagerSheet:
+    """The WagerSheet of a wager whose outcomes are `outcomes` of `total` hands (counts must add up to total).
+
+    With meter shares, `wager_cents` is the wager's one size and `meters` the meter values (cents) to evaluate at;
+    `seeds` gives per level its seed (cents), a description and its rate of progression."""
+    if sum(o.count for o in outcomes) != total:
+        raise AssertionError(f"{wager}: the outcomes count {sum(o.count for o in outcomes)} hands of {total}")
+    levels = {o.level for o in outcomes if o.level}
+    at = {level: (meters or {}).get(level, (seeds or {})[level][0]) for level in levels}
+    rows = []
+    base = Fraction(0)
+    slope: dict[str, Fraction] = dict.fromkeys(levels, Fraction(0))
+    for o in outcomes:
+        p = Fraction(o.count, total)
+        net = o.net
+        if o.level is not None and wager_cents:
+            share = Fraction(o.meter_percent, 100 * wager_cents)
+            slope[o.level] += p * share
+            base -= p
+            net = share * at[o.level] - 1
+        else:
+            base += p * net
+        rows.append(Row(o.name, o.pays, p, p * net))
+    expected = sum((r.contribution for r in rows), Fraction(0))
+    hit = sum((r.probability for r in rows if r.contribution > 0), Fraction(0))
+    progressive = None
+    if levels and wager_cents:
+        lines = tuple(
+            MeterLine(level, base, slope[level], (seeds or {})[level][1], (seeds or {})[level][2])
+            for level in sorted(levels)
+        )
+        others = {lv: slope[lv] * at[lv] for lv in levels}
+        break_even = {
+            lv: None if slope[lv] == 0 else -(base + sum(v for o, v in others.items() if o != lv)) / slope[lv]
+            for lv in levels
+        }
+        progressive = Progressive(wager_cents, lines, at, expected, break_even, ("meters in cents",))
+    return WagerSheet(
+        wager,
+        title,
+        paytable,
+        "per unit wagered" if not wager_cents else f"per {wager_cents}-cent wager",
+        -expected,
+        tuple(rows),
+        hit,
+        method,
+        progressive=progressive,
+        notes=notes,
+    )

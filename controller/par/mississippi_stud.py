@@ -1,0 +1,466 @@
+"""Chapter 655a, Mississippi Stud: the exact return of the Ante and Street Wagers under the optimal strategy, and of
+every optional wager the configuration offers.
+
+The main game is solved by backward induction over card sets. What a player knows at each Street is only the set of
+cards seen (two of their own, then one, two community cards), and the hand finally paid is those five cards, so the
+optimal decision is a function of the set: at 5th Street (655a.11(f)) for each of the 270,725 four-card sets and
+each amount already wagered, at 4th (655a.11(d)) for each of the 22,100 three-card sets, at 3rd (655a.11(b)) for
+each of the 1,326 two-card sets. All sums are integers (the paytable pays whole multiples of the wager; with the
+655a.12(b) payout limit, integer cents), so every figure is an exact rational.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from math import comb
+
+import numpy as np
+import numpy.typing as npt
+
+from controller.core.paytable import MeterShare
+from controller.core.rankings import Five, Six, Three
+from controller.games.mississippi_stud import paytables
+from controller.games.mississippi_stud.rules import MississippiStudRules
+from controller.par import deals
+from controller.par.evaluator import hand_class, pair_rank
+from controller.par.sheet import (
+    Decision,
+    MeterLine,
+    Progressive,
+    Row,
+    StrategyTable,
+    WagerSheet,
+    net_per_unit,
+)
+
+IntArray = npt.NDArray[np.int64]
+
+FOLD = 0
+MULTIPLES = (1, 2, 3)  # 655a.11(b), (d), (f): one, two or three times the Ante
+# Outcomes of a hand played to the end, in the order of the columns of the count tables.
+OUTCOMES: tuple[tuple[str, str], ...] = (
+    ("lose", "loses (655a.11(h)(1))"),
+    ("push", "push: a pair of 6s to 10s (655a.11(h)(2))"),
+    ("pair_of_jacks_or_better", str(paytables.ANTE_AND_STREETS.rows[Five.PAIR])),
+    *((c.name.lower(), str(paytables.ANTE_AND_STREETS.rows[c])) for c in list(Five)[2:]),
+)
+LOSE, PUSH = 0, 1
+_SEQUENCES_AFTER_TWO = 50 * 49 * 48  # the community cards in the order they are revealed
+
+
+def outcome_of_hands() -> IntArray:
+    """The 655a.11(h) outcome of every five-card hand: its OUTCOMES index."""
+    values = deals.five_card_values()
+    cls = hand_class(values).astype(np.int64)
+    pair = pair_rank(values)
+    out = np.where(cls >= Five.TWO_PAIR, cls + 1, LOSE)
+    out = np.where((cls == Five.PAIR) & (pair >= 11), 2, out)
+    return np.where((cls == Five.PAIR) & (pair >= 6) & (pair <= 10), PUSH, out)
+
+
+def payoffs(ante_cents: int | None, limit_cents: int | None) -> IntArray:
+    """payoffs[w, o]: the net result of w units of Ante plus Street Wagers on outcome o: in units of the Ante when
+    ante_cents is None, else in cents with the 655a.12(b) aggregate limit on what is paid."""
+    unit = 1 if ante_cents is None else ante_cents
+    table = np.zeros((11, len(OUTCOMES)), dtype=np.int64)
+    for w in range(1, 11):
+        table[w, LOSE] = -w * unit
+        for o, cls in enumerate(list(Five)[1:], start=2):
+            won = int(net_per_unit(paytables.ANTE_AND_STREETS.rows[cls]) * w * unit)
+            table[w, o] = won if limit_cents is None or ante_cents is None else min(won, limit_cents)
+    return table
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """The optimal decisions found, as data a simulated player follows (controller.people uses `decide`).
+
+    third[s2], fourth[s3, w], fifth[s4, w]: 0 to fold, else the multiple of the Ante to wager, for the colex index
+    of the cards seen and w units already wagered (Ante 1 plus the Street Wagers made).
+    """
+
+    third: npt.NDArray[np.int8]
+    fourth: npt.NDArray[np.int8]
+    fifth: npt.NDArray[np.int8]
+
+    def decide(self, cards: list[int], wagered_units: int) -> int:
+        """The multiple to wager (0: fold) after seeing `cards` (2, 3 or 4 deck indices)."""
+        from controller.par.combos import index_unsorted
+
+        index = int(index_unsorted(np.array([cards]))[0])
+        if len(cards) == 2:
+            return int(self.third[index])
+        if len(cards) == 3:
+            return int(self.fourth[index, wagered_units])
+        return int(self.fifth[index, wagered_units])
+
+
+@dataclass(frozen=True)
+class MainGame:
+    sheet: WagerSheet
+    strategy: Strategy
+    strategy_tables: tuple[StrategyTable, ...]
+
+
+def _choose(fold: IntArray | int, evs: list[IntArray]) -> tuple[IntArray, npt.NDArray[np.int8]]:
+    """The best of folding and each multiple; on a tie the smaller commitment (folding first)."""
+    stacked = np.stack([np.broadcast_to(np.asarray(fold, dtype=np.int64), evs[0].shape), *evs])
+    choice = np.argmax(stacked, axis=0).astype(np.int8)
+    return np.take_along_axis(stacked, choice[None].astype(np.intp), axis=0)[0], choice
+
+
+def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) -> MainGame:
+    """The Ante and Street Wagers under the strategy that maximises the player's expected result (per Ante unit, or
+    in cents at `ante_cents` with the payout limit)."""
+    pay = payoffs(ante_cents, limit_cents)
+    unit = 1 if ante_cents is None else ante_cents
+    counts4 = deals.counts_by_four(outcome_of_hands(), len(OUTCOMES))
+    n2, n3, n4 = comb(52, 2), comb(52, 3), comb(52, 4)
+
+    # 5th Street: w = 3..7 units wagered (Ante + two Streets), sums over the 48 last cards.
+    v5 = np.zeros((n4, 8), dtype=np.int64)
+    d5 = np.zeros((n4, 8), dtype=np.int8)
+    for w in range(3, 8):
+        v5[:, w], d5[:, w] = _choose(-w * unit * 48, [counts4 @ pay[w + m] for m in MULTIPLES])
+    # 4th Street: w = 2..4, sums over the 49 x 48 ways the last two cards come.
+    ch3 = deals.children(3)
+    v4 = np.zeros((n3, 5), dtype=np.int64)
+    d4 = np.zeros((n3, 5), dtype=np.int8)
+    for w in range(2, 5):
+        v4[:, w], d4[:, w] = _choose(-w * unit * 49 * 48, [v5[ch3, w + m].sum(axis=1) for m in MULTIPLES])
+    # 3rd Street: the Ante alone is wagered, sums over the 50 x 49 x 48 ways the community cards come.
+    ch2 = deals.children(2)
+    v3, d3 = _choose(-unit * _SEQUENCES_AFTER_TWO, [v4[ch2, 1 + m].sum(axis=1) for m in MULTIPLES])
+
+    total = n2 * _SEQUENCES_AFTER_TWO  # every deal: two player cards, then the three community cards in order
+    expected = Fraction(int(v3.sum()), total * unit)
+
+    # Forward: how many deals reach each state, to weigh outcomes, decisions and the amount wagered.
+    decisions: dict[tuple[int, int], int] = {}
+    fold_loss = 0
+    wagered = 0
+    reach3 = np.zeros((n3, 5), dtype=np.int64)
+    for m in (FOLD, *MULTIPLES):
+        chosen = d3 == m
+        decisions[(3, m)] = int(chosen.sum()) * _SEQUENCES_AFTER_TWO
+        if m == FOLD:
+            fold_loss += decisions[(3, m)] * unit
+            wagered += decisions[(3, m)]
+            continue
+        reach3[:, 1 + m] += np.bincount(ch2[chosen].ravel(), minlength=n3)
+    reach4 = np.zeros((n4, 8), dtype=np.int64)
+    for w in range(2, 5):
+        for m in (FOLD, *MULTIPLES):
+            chosen = (d4[:, w] == m) & (reach3[:, w] > 0)
+            deals_here = int(reach3[chosen, w].sum()) * 49 * 48
+            decisions[(4, m)] = decisions.get((4, m), 0) + deals_here
+            if m == FOLD:
+                fold_loss += deals_here * w * unit
+                wagered += deals_here * w
+                continue
+            weights = np.repeat(reach3[chosen, w], 49).astype(np.float64)  # exact: far below 2**53
+            reach4[:, w + m] += np.rint(np.bincount(ch3[chosen].ravel(), weights, minlength=n4)).astype(np.int64)
+    hits = np.zeros(len(OUTCOMES), dtype=np.int64)
+    won = [0] * len(OUTCOMES)
+    for w in range(3, 8):
+        for m in (FOLD, *MULTIPLES):
+            chosen = (d5[:, w] == m) & (reach4[:, w] > 0)
+            deals_here = int(reach4[chosen, w].sum()) * 48
+            decisions[(5, m)] = decisions.get((5, m), 0) + deals_here
+            if m == FOLD:
+                fold_loss += deals_here * w * unit
+                wagered += deals_here * w
+                continue
+            by_outcome = reach4[chosen, w] @ counts4[chosen]
+            hits += by_outcome
+            wagered += int(by_outcome.sum()) * (w + m)
+            for o in range(len(OUTCOMES)):
+                won[o] += int(by_outcome[o]) * int(pay[w + m, o])
+    fold_row = Row(
+        "fold",
+        "loses the Ante and the Streets wagered (655a.11(b), (d), (f))",
+        Fraction(sum(decisions[(s, FOLD)] for s in (3, 4, 5)), total),
+        Fraction(-fold_loss, total * unit),
+    )
+    rows = (
+        *(
+            Row(name, pays, Fraction(int(hits[o]), total), Fraction(won[o], total * unit))
+            for o, (name, pays) in reversed(list(enumerate(OUTCOMES)))
+        ),
+        fold_row,
+    )
+    if sum(r.contribution for r in rows) != expected:
+        raise AssertionError("the forward pass disagrees with the backward induction")  # a bug, never the input
+    points = {3: "3rd Street (655a.11(b))", 4: "4th Street (655a.11(d))", 5: "5th Street (655a.11(f))"}
+    shares = tuple(
+        Decision(points[s], "fold" if m == FOLD else f"{m}x", Fraction(decisions[(s, m)], total))
+        for s in (3, 4, 5)
+        for m in (FOLD, *MULTIPLES)
+    )
+    win_rows = sum((r.probability for r in rows[: len(OUTCOMES) - 2]), Fraction(0))
+    limit_note = (
+        ()
+        if ante_cents is None
+        else (f"at an Ante of {ante_cents} cents with the 655a.12(b) payout limit of {limit_cents} cents",)
+    )
+    sheet = WagerSheet(
+        wager="ante",
+        title="Ante and Street Wagers, optimal strategy",
+        paytable=paytables.ANTE_AND_STREETS.citation,
+        unit="per Ante",
+        house_edge=-expected,
+        rows=rows,
+        hit_frequency=win_rows,
+        method="exact: backward induction over every 2-, 3- and 4-card set and all 155,937,600 deals",
+        average_wager=Fraction(wagered, total),
+        decisions=shares,
+        notes=limit_note,
+    )
+    strategy = Strategy(d3, d4, d5)
+    return MainGame(sheet, strategy, strategy_tables(strategy))
+
+
+# -- the strategy in words --------------------------------------------------------------------------------------
+
+_RANKS = "23456789TJQKA"
+
+
+def _points(rank: int) -> int:
+    """The usual Mississippi Stud count: 2 points for a jack or better, 1 for a 6 to 10, 0 below."""
+    return 2 if rank >= 9 else 1 if rank >= 4 else 0
+
+
+def third_street_groups(strategy: Strategy) -> dict[int, list[str]]:
+    """The 169 starting hands ("AKs", "T9o", "77") by the decision the strategy takes on them at 3rd Street."""
+    from controller.par.combos import combinations
+
+    groups: dict[int, list[str]] = {}
+    seen: set[str] = set()
+    for index, (a, b) in enumerate(combinations(2).tolist()):
+        hi, lo = max(a % 13, b % 13), min(a % 13, b % 13)
+        name = _RANKS[hi] + _RANKS[lo] + ("" if hi == lo else "s" if a // 13 == b // 13 else "o")
+        if name not in seen:
+            seen.add(name)
+            groups.setdefault(int(strategy.third[index]), []).append(name)
+    return groups
+
+
+def strategy_tables(strategy: Strategy) -> tuple[StrategyTable, ...]:
+    """3rd Street in full (every starting hand), 4th and 5th Street as the counts of sets per decision."""
+    groups = third_street_groups(strategy)
+    third = tuple(
+        f"{'fold' if m == FOLD else f'raise {m}x'}: {' '.join(sorted(groups.get(m, []), key=_hand_order))}"
+        for m in (3, 2, 1, FOLD)
+        if groups.get(m)
+    )
+    later = []
+    for label, table, first in (
+        ("4th Street (655a.11(d))", strategy.fourth, 2),
+        ("5th Street (655a.11(f))", strategy.fifth, 3),
+    ):
+        for w in range(first, table.shape[1]):
+            column = table[:, w]
+            counts = {m: int((column == m).sum()) for m in (3, 2, 1, FOLD)}
+            later.append(
+                f"{label}, {w} units wagered: "
+                + ", ".join(f"{'fold' if m == FOLD else f'{m}x'} on {n:,} card sets" for m, n in counts.items() if n)
+            )
+    return (
+        StrategyTable("3rd Street (655a.11(b)): the player's two cards", third),
+        StrategyTable("4th and 5th Street: the full table is data (Strategy.fourth, .fifth)", tuple(later)),
+    )
+
+
+def _hand_order(name: str) -> tuple[int, int, int]:
+    return (-_RANKS.index(name[0]), -_RANKS.index(name[1]), name[2:] == "o")
+
+
+# -- the optional wagers ----------------------------------------------------------------------------------------
+
+
+def _rows_from_counts(
+    named: list[tuple[str, str, int, Fraction]], total: int
+) -> tuple[tuple[Row, ...], Fraction, Fraction]:
+    """Rows (name, pays, count, net per unit) -> rows, expected net return, hit frequency."""
+    rows = tuple(Row(name, pays, Fraction(n, total), Fraction(n, total) * net) for name, pays, n, net in named)
+    return (
+        rows,
+        sum((r.contribution for r in rows), Fraction(0)),
+        sum((r.probability for r in rows if r.contribution > 0), Fraction(0)),
+    )
+
+
+def three_card_bonus(letter: str) -> WagerSheet:
+    """655a.11(i)(2) on the three community cards, paytable 655a.12(d) `letter`."""
+    paytable = paytables.THREE_CARD_BONUS[letter]
+    counts = deals.three_card_counts()
+    named = [
+        (cls.name.lower(), str(paytable.rows[cls]), int(counts[cls]), net_per_unit(paytable.rows[cls]))
+        for cls in reversed(Three)
+        if cls in paytable.rows
+    ]
+    losing = sum(int(counts[c]) for c in Three if c not in paytable.rows)
+    named.append(("lose", "loses (655a.11(i)(2)(ii))", losing, Fraction(-1)))
+    rows, expected, hit = _rows_from_counts(named, 22_100)
+    return WagerSheet(
+        "three_card_bonus",
+        "Three Card Bonus Wager",
+        paytable.citation,
+        "per unit wagered",
+        -expected,
+        rows,
+        hit,
+        "exact: every one of the 22,100 three-card hands",
+    )
+
+
+def six_card_bonus(letter: str) -> WagerSheet:
+    """655a.11(i)(4): the player's two cards and four bonus cards, any 6 of the deck, paytable 655a.12(f) `letter`."""
+    paytable = paytables.SIX_CARD_BONUS[letter]
+    counts = deals.class_counts(6)
+    total = comb(52, 6)
+    six_card_royals = 4  # 9-T-J-Q-K-A of one suit (655a.6(d)(1)): one per suit, each also a royal flush
+    by_class = {Six(int(c)): int(n) for c, n in enumerate(counts)}
+    by_class[Six.ROYAL_FLUSH] -= six_card_royals
+    by_class[Six.SIX_CARD_ROYAL_FLUSH] = six_card_royals
+    named: list[tuple[str, str, int, Fraction]] = []
+    for cls in reversed(Six):
+        n = by_class[cls]
+        odds = paytable.rows.get(cls)
+        if cls is Six.SIX_CARD_ROYAL_FLUSH and odds is None:
+            odds, n = paytable.rows[Six.ROYAL_FLUSH], n  # A-D: it pays as a royal flush (655a.6(d)(2))
+            named.append(("six_card_royal_flush", f"{odds} (as a royal flush)", n, net_per_unit(odds)))
+            continue
+        if odds is None:
+            continue
+        if cls is Six.SIX_CARD_ROYAL_FLUSH and letter in paytables.SIX_CARD_ROYAL_DIAMONDS:
+            diamonds = paytables.SIX_CARD_ROYAL_DIAMONDS[letter].rows[cls]
+            named.append(("six_card_royal_flush_diamonds", str(diamonds), 1, net_per_unit(diamonds)))
+            n -= 1
+        named.append((cls.name.lower(), str(odds), n, net_per_unit(odds)))
+    losing = sum(by_class[c] for c in Six if c not in paytable.rows and c is not Six.SIX_CARD_ROYAL_FLUSH)
+    named.append(("lose", "loses (655a.11(i)(4)(ii))", losing, Fraction(-1)))
+    rows, expected, hit = _rows_from_counts(named, total)
+    return WagerSheet(
+        "six_card_bonus",
+        "Six Card Bonus Wager",
+        paytable.citation,
+        "per unit wagered",
+        -expected,
+        rows,
+        hit,
+        "exact: every one of the 20,358,520 six-card sets",
+    )
+
+
+def progressive(letter: str, wager_cents: int, meters: dict[str, int], others: int) -> WagerSheet:
+    """655a.11(i)(1): the five-card hand whatever the player decides, paytable 655a.12(c)(1) `letter`; the return is
+    a line in each meter. Envy Bonuses (655a.12(c)(5)) are added for `others` other players: by linearity of
+    expectation each other player's hand adds its own chance of a qualifying hand, whatever the shared cards."""
+    table = paytables.PROGRESSIVE[letter]
+    counts = deals.class_counts(5)
+    total = comb(52, 5)
+    levels = paytables.PROGRESSIVE_METERS[letter]
+    seeds = {level: for_1 * wager_cents for level, (for_1, _rate) in levels.items()}
+    at = {level: meters.get(level, seeds[level]) for level in levels}
+    named: list[tuple[str, str, int, Fraction]] = []
+    base = Fraction(0)
+    slope: dict[str, Fraction] = dict.fromkeys(levels, Fraction(0))
+    for cls in reversed(Five):
+        award = table.get(cls)
+        p = Fraction(int(counts[cls]), total)
+        if award is None:
+            base -= p
+            continue
+        if isinstance(award, MeterShare):
+            net = Fraction(at[award.level] * award.percent, 100 * wager_cents) - 1
+            slope[award.level] += p * Fraction(award.percent, 100 * wager_cents)
+            base -= p
+        else:
+            net = net_per_unit(award)
+            base += p * net
+        named.append((cls.name.lower(), str(award), int(counts[cls]), net))
+    losing = sum(int(counts[c]) for c in Five if c not in table)
+    named.append(("lose", "loses (655a.11(i)(1))", losing, Fraction(-1)))
+    envy = paytables.ENVY_BONUS.get(wager_cents, {})
+    envy_per_other = sum(
+        (Fraction(int(counts[c]), total) * Fraction(cents, wager_cents) for c, cents in envy.items()), Fraction(0)
+    )
+    rows, expected, hit = _rows_from_counts(named, total)
+    if others:
+        # Its probability is one other player's chance of a qualifying hand; the contribution counts them all.
+        qualifying = sum(int(counts[c]) for c in envy)
+        envy_row = Row(
+            "envy_bonus",
+            f"655a.12(c)(5), {others} other player(s)",
+            Fraction(qualifying, total),
+            envy_per_other * others,
+        )
+        rows = (*rows, envy_row)
+        expected += envy_per_other * others
+    lines = tuple(
+        MeterLine(
+            level,
+            base + envy_per_other * others,
+            slope[level],
+            f"seed and reseed {levels[level][0]:,} for 1, primary rate {levels[level][1]} % (655a.12(c)(3))",
+            Fraction(levels[level][1], 100),
+        )
+        for level in levels
+    )
+    break_even = {
+        line.level: None
+        if line.slope == 0
+        else -(base + envy_per_other * others + sum(slope[o] * at[o] for o in levels if o != line.level)) / line.slope
+        for line in lines
+    }
+    prog = Progressive(
+        wager_cents,
+        lines,
+        at,
+        expected,
+        break_even,
+        ("meters in cents; each level's break-even holds the others at their values",),
+    )
+    return WagerSheet(
+        "progressive",
+        "Progressive Payout Wager",
+        f"655a.12(c)(1) paytable {letter}",
+        f"per {wager_cents}-cent wager",
+        -expected,
+        rows,
+        hit,
+        "exact: every one of the 2,598,960 five-card hands",
+        progressive=prog,
+    )
+
+
+def analyse(
+    rules: MississippiStudRules, meters: dict[str, int], others: int = 0
+) -> tuple[MainGame, list[WagerSheet], list[str]]:
+    """Every wager the configuration offers; the names of those not analysed, with why."""
+    main = analyse_main()
+    side: list[WagerSheet] = []
+    limit = analyse_main(rules.ante_max_cents, _limit(rules))
+    if limit.sheet.house_edge != main.sheet.house_edge:
+        side.append(replace(limit.sheet, wager="ante_at_limit", title="Ante and Street Wagers at the maximum Ante"))
+    if rules.three_card_bonus_paytable:
+        side.append(three_card_bonus(rules.three_card_bonus_paytable))
+    if rules.six_card_bonus_paytable:
+        side.append(six_card_bonus(rules.six_card_bonus_paytable))
+    if rules.progressive_paytable:
+        side.append(progressive(rules.progressive_paytable, rules.progressive_wager_cents, meters, others))
+    missing = []
+    if rules.five_card_hand_bonus:
+        missing.append(
+            "five_card_hand_bonus: the Five Card Hand Bonus (655a.12(e)) with its Magic Card and Lucky Bonus "
+            "is not analysed yet"
+        )
+    return main, side, missing
+
+
+def _limit(rules: MississippiStudRules) -> int:
+    from controller.games.mississippi_stud.hands import payout_limit
+
+    return payout_limit(rules.ante_min_cents)

@@ -1,0 +1,113 @@
+"""The exact analyses against independently published figures and strategies, each with its source.
+
+Sources (each figure checked against the page it cites, to the digits the page prints):
+- Mississippi Stud, 655a.12(a) paytable, optimal strategy: house edge 4.91 % per Ante, Wizard of Odds,
+  http://wizardofodds.com/games/mississippi-stud/ (quoted with the same figure by John Grochowski,
+  https://www.casinocitytimes.com/john-grochowski/article/house-edge-and-element-of-risk-66201). Its 3rd Street
+  rule, as that page gives it and toolsgambling.com/blog/mississippi-stud-strategy restates it: raise 3x with any
+  pair, 1x with at least two points (a jack or better counts 2, a 6 to 10 counts 1) or 6-5 suited, else fold.
+- Let It Ride, 643a.12(a) paytable A (royal 1,000 to 1): house edge 3.51 % of one bet, element of risk 2.86 %
+  (https://toolsgambling.com/blog/let-it-ride-strategy/, "3.51% house edge"; the Press of Atlantic City's Casino
+  Answer Man, https://www.pressofatlanticcity.com/ats/gambling/casino-answer-man-figure-out-exactly-what-a-house-edge/
+  article_126ee95e-39b5-5073-b147-c0ecf181512e.html: "3.5 percent of one bet, or 2.8 percent of total action").
+  Bet Number 1 rides, per those sources, on a paying pair or better, three to a royal flush, three suited in a row
+  from 3-4-5 up, and three to a straight flush with one gap and a high card or two gaps and two high cards.
+- The six-card class counts (655a.12(f)) are the standard table of C(52, 6) = 20,358,520 hands.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from controller.core.rankings import Five
+from controller.par import deals, let_it_ride, mississippi_stud
+from controller.par.mississippi_stud import FOLD, third_street_groups
+
+
+@pytest.fixture(scope="module")
+def ms() -> mississippi_stud.MainGame:
+    return mississippi_stud.analyse_main()
+
+
+@pytest.fixture(scope="module")
+def lir() -> let_it_ride.MainGame:
+    return let_it_ride.analyse_main("A")
+
+
+def test_mississippi_stud_house_edge_is_the_published_4_91_percent_per_ante(ms: mississippi_stud.MainGame) -> None:
+    assert round(float(ms.sheet.house_edge) * 100, 2) == 4.91
+    assert ms.sheet.house_edge == Fraction(53223, 1082900)  # what this release computes exactly, to catch drift
+    assert sum(r.probability for r in ms.sheet.rows) == 1
+
+
+def test_mississippi_stud_3rd_street_strategy_is_the_published_one(ms: mississippi_stud.MainGame) -> None:
+    groups = third_street_groups(ms.strategy)
+    ranks = "23456789TJQKA"
+
+    def points(hand: str) -> int:
+        return sum(2 if ranks.index(r) >= 9 else 1 if ranks.index(r) >= 4 else 0 for r in hand[:2])
+
+    pairs = [h for h in (r + r for r in ranks)]
+    assert sorted(groups[3]) == sorted(pairs)  # 655a.11(b): three times the Ante on any pair
+    assert 2 not in groups  # never twice
+    for hand in groups[1]:
+        assert points(hand) >= 2 or hand == "65s", hand
+    for hand in groups[FOLD]:
+        assert points(hand) < 2 and hand != "65s", hand
+
+
+def test_let_it_ride_house_edge_and_element_of_risk_are_the_published_ones(lir: let_it_ride.MainGame) -> None:
+    assert round(float(lir.sheet.house_edge) * 100, 2) == 3.51
+    element = lir.sheet.element_of_risk
+    assert element is not None and round(float(element) * 100, 2) == 2.86
+    assert sum(r.probability for r in lir.sheet.rows) == 1
+
+
+def test_let_it_ride_bet_1_strategy_is_the_published_one(lir: let_it_ride.MainGame) -> None:
+    rules = lir.strategy_tables[0].rules
+    rides = {rule.removeprefix("let it ride on ").split(" (")[0] for rule in rules[:-1]}
+    assert {"a pair of tens or better", "three of a kind"} <= rides
+    suited = {r.removeprefix("suited ") for r in rides if r.startswith("suited ")}
+    # three to a royal flush
+    assert {"AKQ", "AKJ", "AKT", "AQJ", "AQT", "AJT", "KQJ", "KQT", "KJT", "QJT"} <= suited
+    # three suited in a row, 3-4-5 and up (2-3-4 and A-2-3 do not ride)
+    assert {"543", "654", "765", "876", "987", "T98", "JT9"} <= suited
+    assert not {"432", "A32"} & suited
+    assert "a pair" not in rides  # a low pair withdraws
+    assert rules[-1] == "otherwise withdraw Bet Number 1"
+
+
+def test_six_card_class_counts_are_the_published_ones() -> None:
+    counts = deals.class_counts(6)
+    assert counts.sum() == 20_358_520
+    assert int(counts[Five.ROYAL_FLUSH]) == 188
+    assert int(counts[Five.STRAIGHT_FLUSH]) == 1_656
+    assert int(counts[Five.FOUR_OF_A_KIND]) == 14_664
+    assert int(counts[Five.FULL_HOUSE]) == 165_984
+    assert int(counts[Five.FLUSH]) == 205_792
+    assert int(counts[Five.STRAIGHT]) == 361_620
+    assert int(counts[Five.THREE_OF_A_KIND]) == 732_160
+
+
+def test_the_payout_limit_raises_the_house_edge_at_the_maximum_ante() -> None:
+    limited = mississippi_stud.analyse_main(10_000, 5_000_000)  # $100 Ante: a royal on 10 units would pay $500,000
+    assert limited.sheet.house_edge > Fraction(53223, 1082900)
+    royal = next(r for r in limited.sheet.rows if r.name == "royal_flush")
+    # Every royal is capped at the limit: its contribution is its probability times $50,000 per $100 Ante.
+    assert royal.contribution == royal.probability * Fraction(5_000_000, 10_000)
+
+
+def test_a_par_sheet_fills_the_floor_reports_hook_for_rows_decisions_change(ms: mississippi_stud.MainGame) -> None:
+    from controller.par.sheet import ParSheet
+    from floor.report.expected import ExactFrequencies
+
+    sheet = ParSheet("ms-1", "655a", "Mississippi Stud", (ms.sheet,))
+    frequencies = ExactFrequencies(sheet)  # floor.report.expected.ParSheet, structurally
+    royal = next(r for r in ms.sheet.rows if r.name == "royal_flush")
+    assert frequencies.expected("655a", "ante", "royal_flush") == royal.probability
+    assert frequencies.expected("655a", "ante", "fold") == next(
+        r.probability for r in ms.sheet.rows if r.name == "fold"
+    )
+    assert frequencies.expected("643a", "ante", "royal_flush") is None
