@@ -227,15 +227,10 @@ def five_card_bonus(letter: str, wager_cents: int) -> WagerSheet:
             lose += n
             continue
         label = "pair_of_tens_or_better" if cls is Five.PAIR else cls.name.lower()
-        out.append(fixed.Outcome(label, str(award), n, Fraction(award.cents, wager_cents)))
+        # 643a.12(b)'s amounts are the whole sum paid for the wager ("for 1"), as settlement pays them: $2 on a $1
+        # wager is $1 won; an amount equal to the wager hands it back (a push).
+        out.append(fixed.Outcome(label, f"{award} for 1", n, Fraction(award.cents - wager_cents, wager_cents)))
     out.append(fixed.Outcome("lose", "loses", lose, Fraction(-1)))
-    # 643a.12(b) prints amounts, not odds; settlement (win_fixed) pays them on top of returning the wager, and so
-    # does this sheet. Were they the whole sum received ("for 1"), the edge would be the one in the note.
-    received = sum((Fraction(o.count, comb(52, 5)) * o.net for o in out if o.net > 0), Fraction(0))
-    note = (
-        "as settlement pays it: the amount on top of the wager returned; if 643a.12(b)'s amounts included the "
-        f'wager ("for 1"), the house edge would be {float(1 - received) * 100:.6f} %',
-    )
     return fixed.sheet(
         "five_card_bonus",
         "Five Card Bonus Wager",
@@ -243,7 +238,6 @@ def five_card_bonus(letter: str, wager_cents: int) -> WagerSheet:
         out,
         comb(52, 5),
         f"exact: every five-card hand, at the one wager of {wager_cents} cents",
-        notes=note,
     )
 
 

@@ -198,14 +198,14 @@ def test_full_round_amounts(table: Table, method: DealingMethod) -> None:
         ("bet_3", "win", 3000, 1000, 0),
     ]
     assert [w["odds"] for w in by[("hand.settled", 3)]["wagers"][1:]] == ["3 to 1"] * 2
-    # Seat 5: a pair of queens, 1 to 1, on Bet 3 alone; its Five Card Bonus pays $2 (643a.12(b) paytable A).
+    # Seat 5: a pair of queens, 1 to 1, on Bet 3 alone; its Five Card Bonus pays $2 for the $1 wager (643a.12(b) paytable A): $1 won, the wager returned.
     assert rows[5] == [
         ("bet_1", "withdrawn", 0, 500, 0),
         ("bet_2", "withdrawn", 0, 500, 0),
         ("bet_3", "win", 500, 500, 0),
     ]
     fcb = by[("five_card_bonus.settled", 5)]
-    assert (fcb["hand"], fcb["paid"], fcb["returned"]) == ("pair_of_tens_or_better", 200, 100)
+    assert (fcb["hand"], fcb["paid"], fcb["returned"]) == ("pair_of_tens_or_better", 100, 100)
     # Seat 3's Three Card Bonus: 4-4-8 is a pair, 1 to 1 (643a.12(c) paytable A).
     tcb = by[("three_card_bonus.settled", 3)]
     assert (tcb["hand"], tcb["odds"], tcb["paid"]) == ("pair", "1 to 1", 500)
@@ -216,7 +216,7 @@ def test_full_round_amounts(table: Table, method: DealingMethod) -> None:
         "643a.12(a) paytable A",
     )
     done = by[("round.completed", None)]
-    assert (done["paid"], done["collected"]) == (6000 + 500 + 200 + 500, 1500)
+    assert (done["paid"], done["collected"]) == (6000 + 500 + 100 + 500, 1500)
 
 
 def test_hand_settled_cites_the_settlement_of_the_riding_bets(table: Table) -> None:

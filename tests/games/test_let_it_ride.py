@@ -173,8 +173,11 @@ def test_643a_12b(hand: str, column: int) -> None:
     x = one(out, 2, "five_card_bonus")
     assert (x.hand, x.rule, x.paytable) == (hand, "643a.11(f)(3)(i)", f"643a.12(b) paytable {letter}")
     dollars = FIVE_CARD_BONUS[hand][column]
-    if dollars:
-        assert (x.outcome, x.paid, x.returned, x.collected) == ("win", dollars * 100, 100, 0)
+    # The printed amount is the whole sum paid for the $1 wager, the wager included ("for 1"): $2 is $1 won.
+    if dollars and dollars > 1:
+        assert (x.outcome, x.paid, x.returned, x.collected) == ("win", dollars * 100 - 100, 100, 0)
+    elif dollars == 1:
+        assert (x.outcome, x.paid, x.returned, x.collected) == ("push", 0, 100, 0)
     else:
         assert (x.outcome, x.paid, x.returned, x.collected) == ("lose", 0, 0, 100)
 
@@ -446,7 +449,7 @@ def test_643a_12g_limit_caps_only_the_let_it_ride_wagers() -> None:
     assert [b.paid for b in bets] == [1_666_667, 1_666_667, 1_666_666]  # odd cents to Bet 1 first
     assert all(b.returned == 10_000 and "643a.12(g)" in (b.note or "") for b in bets)
     # The optional wagers are paid in full (643a.12(g) does not apply to them).
-    assert one(out, 5, "five_card_bonus").paid == 2_000_000
+    assert one(out, 5, "five_card_bonus").paid == 1_999_900  # $20,000 for the $1 wager
     assert one(out, 5, "three_card_bonus").paid == 10_000 * 40  # mini-royal under A is a straight flush, 40 to 1
     assert one(out, 5, "three_card_progressive").paid + 500 == 123_456
     assert one(out, 5, "five_card_progressive").paid + 500 == 1_234_567
@@ -743,7 +746,7 @@ def test_example_rides() -> None:
         1_666_667,
         1_666_666,
     ]  # royal flush capped at $50,000 (643a.12(g))
-    assert one(s, 6, "five_card_bonus").paid == 2_000_000  # paytable A royal flush $20,000, not capped
+    assert one(s, 6, "five_card_bonus").paid == 1_999_900  # paytable A royal flush $20,000 for $1, not capped
     assert [x.outcome for x in s if x.seat == 4] == ["lose", "lose", "lose", "win"]  # pair of nines; 3CB pair
     assert [x.paid for x in s if x.seat == 2] == [500, 500, 500]  # pair of queens 1 to 1
 

@@ -111,3 +111,28 @@ def test_a_par_sheet_fills_the_floor_reports_hook_for_rows_decisions_change(ms: 
         r.probability for r in ms.sheet.rows if r.name == "fold"
     )
     assert frequencies.expected("643a", "ante", "royal_flush") is None
+
+
+def test_the_five_card_bonus_amounts_are_paid_for_1_as_the_published_figures_read_them() -> None:
+    """643a.12(b) prints sums, not odds. Wizard of Odds (https://wizardofodds.com/games/let-it-ride/appendix/2/) gives
+    27.70 % for a $1 side bet paying $5,000/$2,000/$100/$75/$50/$25/$8/$4: that figure is the "for 1" reading (the
+    sum includes the wager; "to 1" would give 20.07 %), so settlement and this sheet read 643a.12(b) the same way,
+    and paytable A keeps a house edge instead of returning 118.99 %."""
+    counts = deals.class_counts(5)
+    capri = {
+        Five.ROYAL_FLUSH: 5000,
+        Five.STRAIGHT_FLUSH: 2000,
+        Five.FOUR_OF_A_KIND: 100,
+        Five.FULL_HOUSE: 75,
+        Five.FLUSH: 50,
+        Five.STRAIGHT: 25,
+        Five.THREE_OF_A_KIND: 8,
+        Five.TWO_PAIR: 4,
+    }
+    total = sum(int(counts[c]) for c in Five)
+    for_one = 1 - sum(Fraction(int(counts[c]), total) * pay for c, pay in capri.items())
+    assert round(float(for_one) * 100, 2) == 27.70
+    sheet = let_it_ride.five_card_bonus("A", 100)
+    assert round(float(sheet.house_edge) * 100, 6) == 4.888725
+    pair = next(r for r in sheet.rows if r.name == "pair_of_tens_or_better")
+    assert pair.contribution == pair.probability  # "$2" for the $1 wager: $1 won

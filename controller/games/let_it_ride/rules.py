@@ -13,7 +13,7 @@ from controller.core.money import AMOUNT_BOUND, MAX_AMOUNT_CENTS, Cents, fmt, wa
 from controller.core.rankings import Five
 from controller.core.settlement import ChapterRules, SettlementError
 from controller.engine.spec import Offer
-from controller.games.let_it_ride.paytables import LET_IT_RIDE
+from controller.games.let_it_ride.paytables import FIVE_CARD_BONUS, LET_IT_RIDE, Amount
 from controller.games.limits import WagerLimit, limits_problem, resolve
 from controller.games.procedure import DealingChoice
 
@@ -223,6 +223,17 @@ class LetItRideRules(ChapterRules, DealingChoice):
             if not offered and letter is not None:
                 raise ValueError(
                     f"{wager}_paytable is set but {wager} is not offered: set {wager} = true or remove {wager}_paytable"
+                )
+        if self.five_card_bonus and self.five_card_bonus_paytable is not None:
+            # 643a.12(b)'s amounts are the whole sum paid for the wager ("for 1"): a wager above the least paying
+            # cell would make that win pay less than was wagered.
+            table = FIVE_CARD_BONUS[self.five_card_bonus_paytable]
+            least = min(a.cents for a in table.rows.values() if isinstance(a, Amount) and a.cents > 0)
+            if self.five_card_bonus_wager_cents > least:
+                raise ValueError(
+                    f"five_card_bonus_wager_cents ({self.five_card_bonus_wager_cents}) is above {least} "
+                    f"({fmt(least)}), the least 643a.12(b) paytable {self.five_card_bonus_paytable} pays for the "
+                    f"wager, wager included: set it to {least} or less (the chapter's amounts are for a $1 wager)"
                 )
         for level in METER_LEVELS:
             self._check_meter(level)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from controller.core.money import Cents, Odds, fmt
 from controller.core.rankings import Five, FiveCardHand, Three, best_five, rank_three
-from controller.core.settlement import Settled, SettlementError, lose, win, win_fixed, withdrawn
+from controller.core.settlement import Settled, SettlementError, lose, push, win, win_fixed, withdrawn
 from controller.games.boxes import player_key
 from controller.games.let_it_ride.paytables import (
     FIVE_CARD_BONUS,
@@ -147,11 +147,19 @@ def _fixed_or_lose(
     if not isinstance(award, Amount) or award.cents == 0:
         # A "$0" cell is a hand outside the wager's range (643a.7(e), 643a.11(f)(3)(i)), so it loses.
         return lose(seat, wager, amount, rule, hand=hand, paytable=table.citation)
-    return win_fixed(seat, wager, amount, award.cents, rule, hand=hand, paytable=table.citation, odds=str(award))
+    # 643a.12(b) prints the sum the player receives for the wager, the wager included ("for 1", DESIGN.md): paytable
+    # A's "$2" on a pair of tens is $1 won and the wager returned, paytable B's "$1" hands the wager back. Read as
+    # "to 1" the same table would return 118.99 % (docs/par.md); the published figure for such a table (Wizard of
+    # Odds, the $5,000/$2,000/.../$4 side bet at 27.70 %) is the "for 1" reading. the rules refuse a wager above a
+    # paying cell, so the award never falls short of the wager.
+    odds = f"{award} for {fmt(amount)}"
+    if award.cents == amount:
+        return push(seat, wager, amount, rule, hand=hand, paytable=table.citation, odds=odds)
+    return win_fixed(seat, wager, amount, award.cents - amount, rule, hand=hand, paytable=table.citation, odds=odds)
 
 
 def _five_card_bonus(rules: LetItRideRules, s: LetItRideSeat, hand: FiveCardHand) -> Settled:
-    """643a.11(f)(3)(i) at the fixed amounts of 643a.12(b); the wager is handed back with the amount."""
+    """643a.11(f)(3)(i) at the fixed amounts of 643a.12(b), each the whole sum paid for the wager."""
     assert rules.five_card_bonus_paytable is not None  # check_round refused the wager otherwise
     table = FIVE_CARD_BONUS[rules.five_card_bonus_paytable]
     award = table.award_for(hand.cls) if _pays_pair(hand) else None
