@@ -198,7 +198,8 @@ def test_full_round_amounts(table: Table, method: DealingMethod) -> None:
         ("bet_3", "win", 3000, 1000, 0),
     ]
     assert [w["odds"] for w in by[("hand.settled", 3)]["wagers"][1:]] == ["3 to 1"] * 2
-    # Seat 5: a pair of queens, 1 to 1, on Bet 3 alone; its Five Card Bonus pays $2 for the $1 wager (643a.12(b) paytable A): $1 won, the wager returned.
+    # Seat 5: a pair of queens, 1 to 1, on Bet 3 alone; its Five Card Bonus pays $2 for the $1 wager (643a.12(b)
+    # paytable A): $1 won, the wager returned.
     assert rows[5] == [
         ("bet_1", "withdrawn", 0, 500, 0),
         ("bet_2", "withdrawn", 0, 500, 0),
