@@ -25,7 +25,7 @@ from pydantic_core import CoreSchema
 from controller.config.broker import parse_broker_address
 from controller.config.errors import ConfigError, describe_errors
 from controller.config.files import CONFIG_MAX_BYTES, FileRefused, read_bounded
-from controller.config.keys import decode_public_key
+from controller.config.keys import RELEASE_KEY_FIX, decode_public_key
 from controller.core.settlement import ChapterRules
 from controller.games import registry
 
@@ -131,6 +131,39 @@ class CommandSettings(_Strict):
     )
 
 
+class SoftwareSettings(_Strict):
+    """The check of the installed code against its signed release manifest at start (605a.4(c), docs/software.md)."""
+
+    release_keys: list[str] = Field(
+        [], description="base64 Ed25519 public keys of the release keys a manifest may be signed with"
+    )
+    require_verified: bool | None = Field(
+        None,
+        description="refuse to open the table unless the code is verified against a manifest signed by a release "
+        "key; default: true when release_keys are given, false otherwise (a checkout, the demo). Altered, missing "
+        "or extra files, and a manifest altered or signed by an unlisted key, refuse the table either way",
+    )
+    manifest: str | None = Field(
+        None, description="the signed manifest; default: tablectl-release.json beside the installed packages"
+    )
+
+    @field_validator("release_keys")
+    @classmethod
+    def _are_keys(cls, keys: list[str]) -> list[str]:
+        for i, key in enumerate(keys):
+            try:
+                decode_public_key(key, RELEASE_KEY_FIX)
+            except ValueError as err:
+                raise ValueError(f"release_keys[{i}] {err}") from None
+        if len(set(keys)) != len(keys):
+            raise ValueError("a release key is listed twice: list each once")
+        return keys
+
+    @property
+    def required(self) -> bool:
+        return bool(self.release_keys) if self.require_verified is None else self.require_verified
+
+
 class JournalSettings(_Strict):
     path: str | None = Field(None, description="SQLite file; default: <state dir>/<table_id>.sqlite")
 
@@ -192,6 +225,7 @@ class TableConfig(_Strict):
     devices: Devices | None = Field(None, description="the table's devices; `tablectl settle` needs none")
     supervisors: list[Supervisor] = Field([], description="keys that may sign supervisor commands")
     commands: CommandSettings = CommandSettings()
+    software: SoftwareSettings = SoftwareSettings()
 
     @model_validator(mode="after")
     def _distinct_supervisor_keys(self) -> TableConfig:
