@@ -57,7 +57,7 @@ def main(args: argparse.Namespace) -> int:
             key = write_new_key(args.out)
             public = public_key_b64(key)
             print(f"release key written to {args.out} (mode 0600): keep it off the table PCs, with the release manager")
-            print(f"public key: {public}\n\n# add to each table's config:\n[software]\nrelease_keys = [\"{public}\"]")
+            print(f'public key: {public}\n\n# add to each table\'s config:\n[software]\nrelease_keys = ["{public}"]')
             return 0
         return _sign(args.key, args.root, args.out)
     except (KeyFileError, ManifestError) as err:

@@ -25,7 +25,8 @@ from pydantic_core import CoreSchema
 from controller.config.broker import parse_broker_address
 from controller.config.errors import ConfigError, describe_errors
 from controller.config.files import CONFIG_MAX_BYTES, FileRefused, read_bounded
-from controller.config.keys import RELEASE_KEY_FIX, decode_public_key
+from controller.config.keys import decode_public_key
+from controller.config.software import SoftwareSettings
 from controller.core.settlement import ChapterRules
 from controller.games import registry
 
@@ -129,39 +130,6 @@ class CommandSettings(_Strict):
     max_clock_skew_seconds: float = Field(
         5, ge=0, le=300, description="commands from further in the future are refused"
     )
-
-
-class SoftwareSettings(_Strict):
-    """The check of the installed code against its signed release manifest at start (605a.4(c), docs/software.md)."""
-
-    release_keys: list[str] = Field(
-        [], description="base64 Ed25519 public keys of the release keys a manifest may be signed with"
-    )
-    require_verified: bool | None = Field(
-        None,
-        description="refuse to open the table unless the code is verified against a manifest signed by a release "
-        "key; default: true when release_keys are given, false otherwise (a checkout, the demo). Altered, missing "
-        "or extra files, and a manifest altered or signed by an unlisted key, refuse the table either way",
-    )
-    manifest: str | None = Field(
-        None, description="the signed manifest; default: tablectl-release.json beside the installed packages"
-    )
-
-    @field_validator("release_keys")
-    @classmethod
-    def _are_keys(cls, keys: list[str]) -> list[str]:
-        for i, key in enumerate(keys):
-            try:
-                decode_public_key(key, RELEASE_KEY_FIX)
-            except ValueError as err:
-                raise ValueError(f"release_keys[{i}] {err}") from None
-        if len(set(keys)) != len(keys):
-            raise ValueError("a release key is listed twice: list each once")
-        return keys
-
-    @property
-    def required(self) -> bool:
-        return bool(self.release_keys) if self.require_verified is None else self.require_verified
 
 
 class JournalSettings(_Strict):
