@@ -302,7 +302,7 @@ class TableService:
         for inp in inputs:
             refusal = software.refused_clear(inp, self._software, str(state.phase))
             if refusal is not None:
-                steps.append(([refusal], []))
+                steps.append((refusal, []))
                 continue
             state, effects = self.engine.step(state, inp)
             events = [e for e in effects if isinstance(e, DomainEvent)]

@@ -11,7 +11,7 @@ one clear it.
 from __future__ import annotations
 
 from controller.core.events import DomainEvent
-from controller.engine.inputs import ClearTilt, Input
+from controller.engine.inputs import ClearTilt, Input, Signed
 from controller.release.installed import SoftwareCheck
 from controller.release.manifest import RULE
 
@@ -53,11 +53,24 @@ def operator_message(check: SoftwareCheck) -> str:
     )
 
 
-def refused_clear(inp: Input, check: SoftwareCheck | None, phase: str) -> DomainEvent | None:
-    """A supervisor's clear of the software tilt while this code still fails its check: refused, recorded."""
-    if not (isinstance(inp, ClearTilt) and inp.tilt == TILT and check is not None and check.refused):
+def refused_clear(inp: Input, check: SoftwareCheck | None, phase: str) -> list[DomainEvent] | None:
+    """A supervisor's clear of the software tilt while this code still fails its check: the command recorded as the
+    engine records any signed command (`command.accepted`, controller/engine/round.py), then refused."""
+    clear = inp.inp if isinstance(inp, Signed) else inp
+    if not (isinstance(clear, ClearTilt) and clear.tilt == TILT and check is not None and check.refused):
         return None
-    return DomainEvent(
+    accepted = (
+        [
+            DomainEvent(
+                "command.accepted",
+                None,
+                {"command_id": inp.command_id, "verb": inp.verb, "key_id": inp.key_id, "role": inp.role},
+            )
+        ]
+        if isinstance(inp, Signed)
+        else []
+    )
+    refused = DomainEvent(
         "input.refused",
         RULE,
         {
@@ -65,6 +78,7 @@ def refused_clear(inp: Input, check: SoftwareCheck | None, phase: str) -> Domain
             "reason": f"the installed code still fails its check ({check.judgement.verdict}): install the certified "
             "release and start the table again; the tilt can be cleared once the check at start passes",
             "phase": phase,
-            "by": inp.key_id,
+            "by": clear.key_id,
         },
     )
+    return [*accepted, refused]

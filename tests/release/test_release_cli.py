@@ -103,3 +103,21 @@ def test_keygen_never_overwrites_a_release_key_and_sign_refuses_what_is_no_key(
     assert not (install.root / MANIFEST).exists()
     out = install.tablectl("release", "sign", "--key", install.key, "--root", tmp_path)
     assert out.returncode == 2 and "has no controller/ package" in out.stderr
+
+
+def test_check_config_reports_the_verdict_and_the_default_of_require_verified(install: Install, tmp_path: Path) -> None:
+    config = tmp_path / "t.toml"
+    base = 'table_id = "t1"\n[game]\nchapter = "655a"\n'
+    config.write_text(base)
+    out = install.tablectl("check-config", config)
+    assert out.returncode == 0, out.stdout
+    assert "software no_manifest (require_verified = false (default), 0 release key(s))" in out.stdout
+    assert "warning: software.require_verified: is false (the default without release_keys)" in out.stdout
+    install.sign()
+    config.write_text(base + f'[software]\nrelease_keys = ["{install.public}"]\n')
+    out = install.tablectl("check-config", config)
+    assert "software verified (require_verified = true (default), 1 release key(s))" in out.stdout
+    cards = install.root / "controller/core/cards.py"
+    cards.write_bytes(cards.read_bytes() + b"# altered\n")
+    out = install.tablectl("check-config", config)
+    assert out.returncode == 1 and "error: software: `tablectl run` would keep the table closed" in out.stdout
