@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from collections.abc import Iterable
+import stat
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,22 +37,41 @@ def default_manifest(root: Path | None = None) -> Path:
 
 
 def installed_files(root: Path, packages: Iterable[str] = PACKAGES) -> list[Path]:
-    """Every file to hash under `root`'s packages, in no particular order (listing() sorts)."""
-    out: list[Path] = []
-    for package in packages:
-        for folder, dirs, names in os.walk(root / package):
-            dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
-            out += [Path(folder, n) for n in names]
-    return out
+    """Every file to hash under `root`'s packages (bench/software_check.py's baseline hashes the same)."""
+    return [Path(folder, n) for package in packages for folder, _rel, n in _walk(root, package)]
+
+
+def _walk(root: Path, package: str) -> Iterator[tuple[str, str, str]]:
+    """(folder, its path relative to `root` with '/', file name) for every file under the package."""
+    base = len(str(root)) + 1
+    for folder, dirs, names in os.walk(root / package):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
+        rel = folder[base:].replace(os.sep, "/")
+        for name in names:
+            yield folder, rel, name
 
 
 def scan(root: Path, packages: Iterable[str] = PACKAGES) -> dict[str, str]:
-    """Relative path ('/'-separated) -> sha256 of every installed file under `root`."""
+    """Relative path ('/'-separated) -> sha256 of every installed file under `root`. Something planted that is not a
+    regular file (a FIFO would block the reader for ever) is listed with the sha256 of a line saying what it is, so
+    it shows as an extra or altered file and is never opened for reading."""
     found: dict[str, str] = {}
-    for path in installed_files(root, packages):
-        with path.open("rb") as f:
-            found[path.relative_to(root).as_posix()] = hashlib.file_digest(f, "sha256").hexdigest()
+    for package in packages:
+        for folder, rel, name in _walk(root, package):
+            found[f"{rel}/{name}"] = _file_sha256(os.path.join(folder, name))
     return found
+
+
+def _file_sha256(path: str) -> str:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as err:
+        return hashlib.sha256(f"unreadable: {err.strerror}".encode()).hexdigest()
+    with open(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            return hashlib.sha256(f"not a regular file: {stat.filemode(mode)}".encode()).hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def read_manifest(path: Path) -> tuple[Manifest | None, str | None]:
