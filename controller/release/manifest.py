@@ -139,9 +139,13 @@ def parse(data: bytes) -> Manifest:
     if not isinstance(packages, list) or not all(isinstance(p, str) and not path_problem(p) for p in packages):
         raise ManifestError(f"has packages {packages!r}, not a list of package names: {_RESIGN}")
     m = Manifest(
-        str(strings["version"]), str(strings["created"]), files, str(strings["key"]), str(strings["signature"])
+        str(strings["version"]),
+        str(strings["created"]),
+        files,
+        str(strings["key"]),
+        str(strings["signature"]),
+        tuple(packages),
     )
-    m = Manifest(m.version, m.created, m.files, m.key, m.signature, tuple(packages))
     if strings["digest"] != m.digest:
         raise ManifestError(f"states digest {strings['digest']} but its files give {m.digest}: {_RESIGN}")
     return m
