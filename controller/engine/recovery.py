@@ -224,6 +224,9 @@ REMEDIES = {
     "tilt:rollback": "the journal lost committed events (its anchor is ahead of it): restore the journal with its "
     "-wal file if they can be had; otherwise settle the rounds they held by hand from the floor's archive (every "
     "published event) before clearing. New events continue after the last seq the anchor knows, never reusing one",
+    "tilt:software": "the installed code failed its check against the signed release manifest (605a.4(c)): the table "
+    "stays closed; install the certified release (`tablectl verify-software` lists what differs) and start again. "
+    "The tilt can be cleared only once a start's check passes",
 }
 
 

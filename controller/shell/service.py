@@ -27,6 +27,8 @@ from controller.engine.state import Phase, TableState
 from controller.games.registry import REGISTRY
 from controller.progressive import codec as meter_codec
 from controller.progressive.model import MeterError
+from controller.release.installed import SoftwareCheck
+from controller.shell import software
 from controller.shell.device_commands import CommandRunner
 from controller.store import integrity, snapshot
 from controller.store.anchor import Claim
@@ -61,9 +63,12 @@ class TableService:
         on_journaled: Callable[[], None] = lambda: None,
         clock: Clock = utc_now,
         remote_anchor: Claim | None = None,
+        software_check: SoftwareCheck | None = None,
     ) -> None:
         """`remote_anchor` is the anchor the broker retains for this table (controller.mqtt.anchor), when it could
-        be read at start: the journal is held against it as well as against its own anchor file."""
+        be read at start: the journal is held against it as well as against its own anchor file. `software_check`
+        is the installed code's verdict (controller/shell/software.py): journaled first, and on a refusal the table
+        stays closed under its tilt."""
         self.config = config
         self.devices = dict(devices)
         self._commands = CommandRunner(self.devices, self.sink)
@@ -80,6 +85,9 @@ class TableService:
         self._found = integrity.assess(journal, remote_anchor)
         self.state, self._first = self._restore()
         self.state, self._meters_generation = self._restore_meters(self.state, self._first)
+        self._software = software_check
+        if software_check is not None and software_check.refused:
+            self._first.insert(0, CriticalStateInvalid(str(software_check.judgement.problem), tilt=software.TILT))
         # The state as last stored: a step that leaves it unchanged (most Ticks) writes nothing.
         self._stored = snapshot.encode(self.state)
         self._stored_meters = self.state.meters
@@ -237,6 +245,8 @@ class TableService:
 
     async def run(self) -> None:
         """Start the devices, open the table and step inputs until the table is closed."""
+        if self._software is not None:  # 605a.4(c): the check of the code comes before anything the table does
+            self.note([software.checked_event(self._software)])
         await asyncio.gather(*(self._start_device(d) for d in self.devices.values()))
         # Recovery (or the tilt of a state that could not be restored) is decided on the state as it was stored,
         # before any report the restarted devices queued meanwhile.
@@ -245,7 +255,7 @@ class TableService:
         recovered = any(isinstance(i, Recover) for i in self._first)
         # The engine reads no clock: deck life (4 h / 8 h) and the idle-table inspection run on these ticks.
         self.submit(Tick(self._clock()))
-        if not recovered:
+        if not recovered and not (self._software is not None and self._software.refused):
             self.submit(OpenTable())
         self.ready.set()
         while True:
@@ -290,6 +300,10 @@ class TableService:
         state = self.state
         steps: list[tuple[list[DomainEvent], list[DeviceCommand]]] = []
         for inp in inputs:
+            refusal = software.refused_clear(inp, self._software, str(state.phase))
+            if refusal is not None:
+                steps.append((refusal, []))
+                continue
             state, effects = self.engine.step(state, inp)
             events = [e for e in effects if isinstance(e, DomainEvent)]
             steps.append((events, [e for e in effects if not isinstance(e, DomainEvent)]))
