@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from controller.engine import (
+    accounts,
     betting,
     confirming,
     dealing,
@@ -58,10 +59,12 @@ from controller.engine.inputs import (
 from controller.engine.spec import RulesCo
 from controller.engine.state import TableState
 from drivers.interfaces import (
+    AccountRequested,
     BoxesBound,
     ButtonPressed,
     CardDrawn,
     CountKeyed,
+    DealerConfirmed,
     DeviceFault,
     DeviceOffline,
     DeviceOnline,
@@ -90,6 +93,8 @@ class RoundEngine(TableSetup[RulesCo]):
 
 # Inputs that are gaming activity (.5(f)): anything a player or the dealer does at the layout.
 _ACTIVITY = (
+    AccountRequested,
+    DealerConfirmed,
     WagerDetected,
     WagerRefused,
     ButtonPressed,
@@ -183,6 +188,8 @@ def device_online(ctx: StepContext, inp: DeviceOnline) -> None:
     if (seat := _station_seat(inp.device_id)) is not None:
         betting.station_back(ctx, seat)
         jackpot.relight(ctx, seat)
+    elif (seat := accounts.terminal_seat(inp.device_id)) is not None:
+        betting.terminal_back(ctx, seat)
     elif inp.device_id == SIGN:
         progressive.sign_event(ctx, "up")
     else:
@@ -194,6 +201,8 @@ def device_offline(ctx: StepContext, inp: DeviceOffline) -> None:
     why = f"offline ({inp.reason})" if inp.reason else "offline"
     if (seat := _station_seat(inp.device_id)) is not None:
         betting.station_down(ctx, seat, why)
+    elif (seat := accounts.terminal_seat(inp.device_id)) is not None:
+        betting.terminal_down(ctx, seat, why)
     elif inp.device_id == SIGN:
         progressive.sign_event(ctx, "down", why)
     else:
@@ -266,5 +275,7 @@ _STEPS: dict[type[object], _Step] = dict(
         _on(DeviceOnline, device_online),
         _on(DeviceOffline, device_offline),
         _on(MetersShown, meters_shown),
+        _on(AccountRequested, accounts.account_requested),
+        _on(DealerConfirmed, accounts.dealer_confirmed),
     ]
 )

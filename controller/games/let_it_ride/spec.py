@@ -96,6 +96,16 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
     def seats(self, rules: LetItRideRules) -> int:
         return rules.seats
 
+    def random_bonuses(self, rules: LetItRideRules) -> Mapping[str, str]:
+        drawn = {"magic_card": rules.magic_card_bonus, "lucky_seat": rules.lucky_bonus}
+        return {draw: "643a.12(f)(3)" for draw, paid in drawn.items() if paid}
+
+    def terminal_lock_rule(self) -> str:
+        return "643a.2(e)"
+
+    def verification_rule(self) -> str:
+        return "643a.11(f)(3)(v)(B)"
+
     def offers(self, rules: LetItRideRules) -> Sequence[Offer]:
         # bet_1 first: the engine announces the first offer's limits as the table's minimum and maximum.
         bets = [Offer(w, "643a.7(d)", rules.bet_min_cents, rules.bet_max_cents) for w in LET_IT_RIDE_WAGERS]
@@ -164,6 +174,8 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
             community=list(table.areas.get("community", ())),
             burned_card=burn[0] if burn else None,
             meters=dict(table.meters),
+            magic_card=table.magic_card,
+            lucky_seat=table.lucky_seat,
             seats=[
                 LetItRideSeat(
                     seat=s.seat,
