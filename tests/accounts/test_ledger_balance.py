@@ -108,7 +108,7 @@ class Accounts(RuleBasedStateMachine):
             {n: st_.wagers.get(FCHB, 0) for n, st_ in self.t.state.round.seats.items()} if self.t.state.round else {}
         )
         events = self.t.press("no_more_bets")
-        if void and self.t.state.phase is TablePhase.DECISION:
+        if void and self.t.state.phase.value == "decision":
             events += self.t.press("wrong_card_count")  # 655a.13(c): void, every wager returned
         events = decide_all(self.t, events)
         self._settled(events, wagered)
