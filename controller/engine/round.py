@@ -165,16 +165,20 @@ def wager_detected(ctx: StepContext, inp: WagerDetected) -> None:
 
 
 def wager_refused(ctx: StepContext, inp: WagerRefused) -> None:
+    terminal = accounts.terminal_seat(inp.device_id) is not None
+    device = "electronic wagering terminal" if terminal else "wager station"
     ctx.emit(
         "wager.rejected",
-        ctx.rule("7(c)"),
+        ctx.spec.terminal_lock_rule() if terminal else ctx.rule("7(c)"),
         {
             "seat": inp.seat,
             "spot": inp.spot,
             "amount": inp.amount_cents,
-            "reason": f'refused by the wager station\'s lock-out ({inp.reason}) after "no more bets"',
+            "reason": f'refused by the {device}\'s lock-out ({inp.reason}) after "no more bets"',
         },
     )
+    if terminal:
+        accounts.show(ctx, inp.seat, "no more bets: wager refused")
 
 
 def device_fault(ctx: StepContext, inp: DeviceFault) -> None:

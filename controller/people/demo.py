@@ -169,7 +169,8 @@ async def play(
     floorperson = DemoSigners(config, Path(replay_dir.name) / "commands.sqlite", roles) if roles else None
     if floorperson is not None:
         config = config.model_copy(update={"supervisors": [*config.supervisors, *floorperson.supervisors]})
-    async with SimulatedTable(config.game.seats, rng, sign=progressive) as sims:
+    terminals = config.devices is not None and bool(config.devices.wager_terminals)
+    async with SimulatedTable(config.game.seats, rng, sign=progressive, terminals=terminals) as sims:
         if decks:
             sims.shuffler.script_decks(decks)
         if sim_script is not None:
