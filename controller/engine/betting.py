@@ -94,8 +94,9 @@ def pre_deal_wager(ctx: StepContext, seat: int, spot: str, amount: int, base: di
         return
     if spot in TERMINAL_SPOTS:
         if amount and not offer.min_cents <= amount <= offer.max_cents:
-            ctx.emit("wager.rejected", offer.rule, {**base, "reason": f"the wager is {fmt(offer.min_cents)} here"})
-            accounts.show(ctx, seat, f"wager refused: the wager is {fmt(offer.min_cents)} here")
+            why = f"outside the table limits {fmt(offer.min_cents)} to {fmt(offer.max_cents)}"
+            ctx.emit("wager.rejected", offer.rule, {**base, "reason": why})
+            accounts.show(ctx, seat, f"wager refused: {why}")
             return
         accounts.terminal_wager(ctx, seat, spot, amount, base, offer.rule)
         return

@@ -299,6 +299,10 @@ class SimulatedFloor:
             # The floorperson checks the hand and validates the hit with a signed command (655a.11(i)(1)(iii)).
             await self._beat()
             await self.floorperson.validate(self.service, int(p["seat"]), str(p["level"]), str(p["hit"]))
+        elif ev.type == "account.verification_requested" and self.floorperson is not None:
+            # A 500 for 1 Five Card Hand Bonus payout: the floorperson verifies it, then it is credited (655a.11(i)(3)).
+            await self._beat()
+            await self.floorperson.validate(self.service, int(p["seat"]), str(p["wager"]), str(p["hit"]))
         elif ev.type == "table.recovered" and p.get("policy") == "await_jackpot" and self.floorperson is not None:
             # Restarted while hits awaited validation: their progressive.hit events belong to the last boot, so the
             # floorperson validates what the restored state still holds pending (each once; 655a.11(i)(1)(iii)).

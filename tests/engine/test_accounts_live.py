@@ -214,3 +214,45 @@ def test_four_of_a_kind_is_verified_by_a_floorperson_before_it_is_credited() -> 
     )
     assert [(p["seat"], p["amount"]) for p in of(t, "account.credited")] == [(1, 50_000)]
     assert t.state.accounts.balance(1) == 50_900 and "round.completed" in t.types()
+
+
+def test_let_it_ride_terminals_lock_out_and_draw_at_643a() -> None:
+    """643a.2(e): the electronic wagering system locks out the Five Card Hand Bonus when dealing begins; the draws are
+    the table game system's (643a.1) and pay at 643a.12(f)(3)."""
+    from controller.games.let_it_ride.rules import LetItRideRules
+    from controller.games.let_it_ride.spec import LetItRideSpec
+
+    rules = LetItRideRules.model_validate(
+        {
+            "chapter": "643a",
+            "let_it_ride_paytable": "A",
+            "bet_min_cents": 500,
+            "bet_max_cents": 10_000,
+            "five_card_hand_bonus": True,
+            "five_card_hand_bonus_initial_cents": 1_000_000,
+            "five_card_hand_bonus_reset_cents": 1_000_000,
+            "five_card_hand_bonus_rate_percent": 13.0,
+            "magic_card_bonus": True,
+            "lucky_bonus": True,
+        }
+    )
+    # Seat 2 holds the Magic Card (Qs) among its three cards.
+    engine = RoundEngine(LetItRideSpec(), rules, "automated_shoe", None, FixedDraws("Qs", 2))
+    t = PureTable(engine, TableState("t1"), [arranged_deck(["Qs", "3d", "8c"])])
+    t.feed(OpenTable())
+    t.buy_in(2, 2_000)
+    for bet in ("bet_1", "bet_2", "bet_3"):
+        t.wager(2, bet, 500)
+    assert [e.type for e in t.wager(2, "five_card_hand_bonus", 100)] == ["wager.accepted", "account.wagered"]
+    t.press("no_more_bets")
+    t.buy_in(3, 500)
+    assert [(e.type, e.rule) for e in t.wager(3, "five_card_hand_bonus", 100)] == [("wager.rejected", "643a.2(e)")]
+    decide_all(t, t.events)
+    drawn = next(e for e in t.events if e.type == "bonus.drawn")
+    assert drawn.rule == "643a.1" and sealed(drawn) == {"magic_card": "Qs", "lucky_seat": 2}
+    credits = {
+        (p["wager"], p["amount"], p["rule"])
+        for p in ({**e.payload, "rule": e.rule} for e in t.events if e.type == "account.credited")
+    }
+    assert credits == {("magic_card_bonus", 2_000, "643a.11(f)(3)(v)"), ("lucky_bonus", 500, "643a.11(f)(3)(v)")}
+    assert t.state.accounts.balance(2) == 2_000 - 100 + 2_500 and t.state.accounts.balance_problem() is None

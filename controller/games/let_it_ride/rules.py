@@ -184,7 +184,6 @@ class LetItRideRules(ChapterRules, DealingChoice):
     five_card_hand_bonus_rate_percent: float | None = Field(
         None, gt=0, le=100, description="643a.12(f)(4): rate of progression, percent of each wager to the meter"
     )
-    five_card_hand_bonus_wager_cents: int = wager_field(100, "643a.7(i): the Five Card Hand Bonus Wager amount")
     magic_card_bonus: bool = Field(
         False, description="643a.12(f)(3): pay the Magic Card Bonus (20 for 1) on Five Card Hand Bonus Wagers"
     )
@@ -283,8 +282,9 @@ class LetItRideRules(ChapterRules, DealingChoice):
                 # 643a.7(g), (h): $1 or $5 as the Rules Submission allows; the engine refuses other sizes.
                 out.append(Offer(spot, OPTIONAL_OFFERS[spot], min(sizes), max(sizes)))
         if self.five_card_hand_bonus:
-            size = self.five_card_hand_bonus_wager_cents
-            out.append(Offer("five_card_hand_bonus", OPTIONAL_OFFERS["five_card_hand_bonus"], size, size))
+            # 643a.7(i) fixes no amount: $1 up to the table's maximum unless wager_limits says otherwise.
+            limits = resolve(self.wager_limits, "five_card_hand_bonus", (100, self.bet_max_cents))
+            out.append(Offer("five_card_hand_bonus", OPTIONAL_OFFERS["five_card_hand_bonus"], *limits))
         return out
 
     def offered(self) -> dict[str, bool]:
