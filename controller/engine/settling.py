@@ -33,6 +33,7 @@ def view(ctx: StepContext) -> RoundView:
         ),
         areas={k: tuple(v) for k, v in r.areas.items()},
         meters=progressive.meter_values(ctx),
+        meter_carry_micro=progressive.meter_carry(ctx),
         exposed=r.exposed,
         magic_card=r.magic_card,
         lucky_seat=r.lucky_seat,

@@ -256,3 +256,32 @@ def test_let_it_ride_terminals_lock_out_and_draw_at_643a() -> None:
     }
     assert credits == {("magic_card_bonus", 2_000, "643a.11(f)(3)(v)"), ("lucky_bonus", 500, "643a.11(f)(3)(v)")}
     assert t.state.accounts.balance(2) == 2_000 - 100 + 2_500 and t.state.accounts.balance_problem() is None
+
+
+def test_the_reseed_moves_the_reserve_in_and_settle_agrees_with_the_meter_model() -> None:
+    """655a.12(e)(4): seed $10,000 for 1, reseed $0, 13 % primary and 8 % reserve. The reserve of the incrementation
+    rate funds the next meter, so after a 100 % award the meter restarts at the reserve (topped up to the reseed if
+    short); the chapter's settlement, fed the carry recorded with the round, reseeds to the same cent."""
+    # Three $1 wagers put 8 % each into the reserve at the lock-out; seat 1 then holds a royal flush in hearts with the
+    # community (stacks go to seats 1, 2, 3 in turn, then the community from the stub).
+    t = table(["Ah", "Kh", "2c", "3d", "4s", "6d", "Qh", "Jh", "Th"], magic="2s", lucky=6)
+    for seat in (1, 2, 3):
+        t.buy_in(seat, 1_000)
+    for seat in (1, 2, 3):
+        t.wager(seat, "ante", 500)
+        t.wager(seat, "five_card_hand_bonus", 100)
+    t.press("no_more_bets")
+    decide_all(t, t.events)
+    for h in list(t.state.pending_hits):
+        t.feed(Signed(ValidateJackpot(h.seat, h.level, h.hit, "fp", "floorperson"), "c", "v", "fp", "floorperson"))
+    reseeds = [e for e in t.events if e.type == "meter.reseeded" and e.payload["level"] == "five_card_hand_bonus"]
+    assert reseeds, "the royal flush reseeded the meter"
+    reseed = reseeds[-1].payload
+    assert reseed["from_reserve_micro"] == 24 * 10**6  # three $1 wagers at 8 %: 24 cents
+    after = int(reseed["meter_after_cents"])
+    assert after == 24  # the reserve, not $0
+    settled = next(e for e in t.events if e.type == "five_card_hand_bonus.settled" and e.payload["seat"] == 1)
+    assert "from the meter model" not in str(settled.payload.get("note", ""))
+    record = next(e.payload["record"] for e in t.events if e.type == "round.recorded")
+    _, meters = REGISTRY["655a"].settle(RULES, record)
+    assert meters["five_card_hand_bonus"] == after

@@ -174,6 +174,7 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
             community=list(table.areas.get("community", ())),
             burned_card=burn[0] if burn else None,
             meters=dict(table.meters),
+            meter_carry_micro=dict(table.meter_carry_micro),
             magic_card=table.magic_card,
             lucky_seat=table.lucky_seat,
             seats=[

@@ -111,6 +111,7 @@ class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
             community=list(table.areas.get("community", ())),
             six_card_bonus_cards=list(table.areas.get("six_card_bonus", ())),
             meters=dict(table.meters),
+            meter_carry_micro=dict(table.meter_carry_micro),
             magic_card=table.magic_card,
             lucky_seat=table.lucky_seat,
             seats=[
