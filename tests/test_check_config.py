@@ -591,7 +591,9 @@ def test_run_checks_the_journal_its_option_names(tmp_path: Path, capsys: pytest.
 def test_the_five_card_hand_bonus_needs_a_terminal_at_every_betting_position(tmp_path: Path) -> None:
     """655a.2(d): each betting position must contain an electronic wagering system for the wager."""
     text = (ROOT / "configs" / "mississippi-stud-five-card-hand-bonus.toml").read_text()
-    cut = text.index('[[devices.wager_terminals]]\ndriver = "reference-wager-terminal"\nport = "/dev/tablectl/terminal-6"')
+    cut = text.index(
+        '[[devices.wager_terminals]]\ndriver = "reference-wager-terminal"\nport = "/dev/tablectl/terminal-6"'
+    )
     path = tmp_path / "t.toml"
     path.write_text(text[:cut])
     report = check_file(path)
