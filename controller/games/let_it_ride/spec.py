@@ -77,10 +77,15 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
         return rules.progressive_wager_sizes().get(spot)
 
     def light_rule(self, hit_rule: str) -> str:
-        # (B) of the Three-Card (iii) or Five-Card (iv) Progressive Payout Wager's settlement, whichever was hit.
+        # (B) of the Three-Card (iii) or Five-Card (iv) Progressive Payout Wager's settlement, whichever was hit; the
+        # Five Card Hand Bonus (v) has no light: (A), the dealer verifies the winning hand.
+        if "(f)(3)(v)" in hit_rule:
+            return "643a.11(f)(3)(v)(A)"
         return "643a.11(f)(3)(iv)(B)" if "(f)(3)(iv)" in hit_rule else "643a.11(f)(3)(iii)(B)"
 
     def validation_rule(self, hit_rule: str) -> str:
+        if "(f)(3)(v)" in hit_rule:
+            return "643a.11(f)(3)(v)(B)"  # the Five Card Hand Bonus: a floorperson verifies a share of the meter
         return "643a.11(f)(3)(iv)(C)" if "(f)(3)(iv)" in hit_rule else "643a.11(f)(3)(iii)(C)"
 
     def lockout_rule(self) -> str:

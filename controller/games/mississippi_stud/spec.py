@@ -40,6 +40,13 @@ class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
     # 655a.2(c): the progressive table game system, a wagering device at each seat locked out at "no more bets".
     progressive_wagers: tuple[str, ...] = ("progressive",)
 
+    def light_rule(self, hit_rule: str) -> str:
+        # The Five Card Hand Bonus (655a.11(i)(3)) has no seat light: (i), the dealer verifies the winning hand.
+        return "655a.11(i)(3)(i)" if hit_rule.startswith("655a.11(i)(3)") else "655a.11(i)(1)(ii)"
+
+    def validation_rule(self, hit_rule: str) -> str:
+        return "655a.11(i)(3)(ii)" if hit_rule.startswith("655a.11(i)(3)") else "655a.11(i)(1)(iii)"
+
     def random_bonuses(self, rules: MississippiStudRules) -> Mapping[str, str]:
         drawn = {"magic_card": rules.magic_card_bonus, "lucky_seat": rules.lucky_bonus}
         return {draw: "655a.12(e)(3)" for draw, paid in drawn.items() if paid}
