@@ -133,7 +133,7 @@ class RoundRecord(BaseModel):
         default_factory=dict,
         description="by level, in micro-cents: the reserve plus the display's fraction of a cent when settlement "
         "began, what a reseed after a 100 % award restarts from before the house tops it up to the reseed amount "
-        "(docs/progressive.md, \"Reseed\"); none: the reseed amount alone",
+        '(docs/progressive.md, "Reseed"); none: the reseed amount alone',
     )
 
 
@@ -147,6 +147,7 @@ def reseeded(reseed_cents: Cents, carry_micro: int) -> tuple[Cents, int]:
     if carry_micro >= reseed_cents * MICRO:
         return carry_micro // MICRO, carry_micro % MICRO
     return reseed_cents, 0
+
 
 def parse_cards_field(value: Any) -> Any:
     """Use as a `mode="before"` validator on card lists: '10d' and 'as' become 'Td' and 'As'."""

@@ -262,9 +262,7 @@ def _three_card_progressive(rules: LetItRideRules, s: LetItRideSeat, meters: _Me
     )
 
 
-def _five_card_progressive(
-    rules: LetItRideRules, s: LetItRideSeat, hand: FiveCardHand, meters: _Meters
-) -> Settled:
+def _five_card_progressive(rules: LetItRideRules, s: LetItRideSeat, hand: FiveCardHand, meters: _Meters) -> Settled:
     """643a.11(f)(3)(iv)(D) at 643a.12(e)(1), three-of-a-kind or better (643a.1); highest only (643a.12(e)(2))."""
     return _progressive(
         rules,

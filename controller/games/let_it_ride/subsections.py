@@ -17,7 +17,6 @@ from controller.games.trace import (
     stub_rows,
 )
 
-
 SUBSECTIONS: tuple[Subsection, ...] = (
     enforced("643a.1", "definitions: the hand, the envy bonuses and their qualifying hands"),
     enforced("643a.2(a)", "at most seven betting positions"),

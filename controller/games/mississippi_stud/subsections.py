@@ -17,7 +17,6 @@ from controller.games.trace import (
     stub_rows,
 )
 
-
 SUBSECTIONS: tuple[Subsection, ...] = (
     enforced("655a.1", "definitions: street wagers 1-3x the Ante, envy bonus, progressive payout hand"),
     enforced("655a.2(a)", "at most six betting positions"),
