@@ -124,6 +124,10 @@ def _buy_in_problem(inp: AccountRequested) -> str | None:
 def _cash_out_problem(ctx: StepContext, seat: int, medium: str) -> str | None:
     if medium not in CASH_OUT_MEDIA:
         return f"a cash-out is paid in {' or by '.join(CASH_OUT_MEDIA)}, not {medium!r}"
+    allowed = ctx.setup.options.cash_out_media
+    if medium not in allowed:
+        # The operator's choice (game_account_cash_out): e.g. tickets only where the cage redeems them.
+        return f"this table cashes out by {' or '.join(allowed)} only (game_account_cash_out), not by {medium}"
     if live := live_wager(ctx, seat):
         return live
     if ctx.s.accounts.balance(seat) <= 0:

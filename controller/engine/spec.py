@@ -242,6 +242,7 @@ class RoundView:
 
 DeckMode = Literal["one_deck", "two_decks"]
 AbandonedWagers = Literal["lose", "hold"]
+CashOutMedium = Literal["chips", "ticket"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +260,9 @@ class TableOptions:
     deck_change_hours: float | None = None  # None: 4 dealt by hand, 8 from a shoe (.3(c)); less is allowed
     idle_inspection_minutes: int | None = 30  # no gaming activity this long: re-inspect (.5(f)); None: off
     abandoned_wagers: AbandonedWagers = "lose"  # .7(b)
+    # 605a.2(d)(1): how a game account's cash-out is paid: a cash-out record the dealer pays in chips, a ticket, or
+    # either as the player asks at the terminal.
+    cash_out_media: tuple[CashOutMedium, ...] = ("chips", "ticket")
     # The dealing method once the shoe (or, dealing from the hand, the shuffler) is out of order (.13(g)).
     fallback_dealing_method: DealingMethod | None = "manual_shoe"
 

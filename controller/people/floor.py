@@ -110,6 +110,8 @@ class SimulatedFloor:
     ) -> None:
         self.service = service
         self.rng = rng or random.Random(0)  # the dealer's hand shuffles; seeded so a run can be repeated
+        chapter = chapter_of(service.config.game)
+        self._cash_out_media = list(chapter.spec.options(chapter.rules(service.config.game)).cash_out_media)
         self.floorperson = floorperson
         self.sims = sims
         self.policy = policy
@@ -232,7 +234,7 @@ class SimulatedFloor:
             for seat in sorted(self.sims.terminals):
                 if self.service.state.accounts.balance(seat) and self.rng.random() < 0.2:
                     await self._beat()
-                    await self.sims.terminals[seat].cash_out(self.rng.choice(["chips", "ticket"]))
+                    await self.sims.terminals[seat].cash_out(self.rng.choice(self._cash_out_media))
             return False  # round.completed is also the round's end for the other handlers
         else:
             return False

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pydantic
+import pytest
+
 from controller.engine.commands import DeviceCommand, LockTerminal, ShowAccount
 from controller.engine.inputs import Input, OpenTable, Signed, ValidateJackpot
 from controller.engine.round import RoundEngine
@@ -285,3 +288,27 @@ def test_the_reseed_moves_the_reserve_in_and_settle_agrees_with_the_meter_model(
     record = next(e.payload["record"] for e in t.events if e.type == "round.recorded")
     _, meters = REGISTRY["655a"].settle(RULES, record)
     assert meters["five_card_hand_bonus"] == after
+
+
+def test_the_operator_chooses_how_accounts_are_cashed_out() -> None:
+    """605a.2(d)(1): a cash-out record paid in chips or a ticket, per the table's config (game_account_cash_out)."""
+    rules = RULES.model_copy(update={"game_account_cash_out": ["ticket"]})
+    engine = RoundEngine(MississippiStudSpec(), rules, "automated_shoe", None, FixedDraws("Ah", 3))
+    t = PureTable(engine, TableState("t1"), [arranged_deck(DEAL)])
+    t.feed(OpenTable())
+    t.buy_in(1, 1_000)
+    refused = t.feed(AccountRequested("wager_terminal_1", 1, "cash_out", 0, "chips"))
+    assert [e.type for e in refused] == ["account.request_refused"]
+    assert "ticket only" in str(refused[0].payload["reason"]) and t.state.accounts.balance(1) == 1_000
+    asked = t.feed(AccountRequested("wager_terminal_1", 1, "cash_out", 0, "ticket"))
+    assert "account.request_refused" not in [e.type for e in asked]
+    paid = t.feed(DealerConfirmed("wager_terminal_1", 1, "cash_out", True))
+    assert [(e.type, e.payload.get("medium")) for e in paid if e.type.startswith("account.cashed")] == [
+        ("account.cashed_out", "ticket")
+    ]
+    assert t.state.accounts.balance(1) == 0
+
+
+def test_a_config_offering_no_cash_out_medium_is_refused() -> None:
+    with pytest.raises(pydantic.ValidationError, match="game_account_cash_out"):
+        MississippiStudRules.model_validate({"chapter": "655a", "game_account_cash_out": []})
