@@ -26,6 +26,7 @@ import paho.mqtt.client as paho
 import psycopg
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
@@ -176,7 +177,7 @@ class LinkTable:
         self.answers: dict[bytes, dict[str, Any]] = {}
         self.cond = threading.Condition()
         self.client = paho.Client(
-            paho.CallbackAPIVersion.VERSION2, client_id=f"{table_id}-{uuid.uuid4().hex[:6]}", protocol=paho.MQTTv5
+            CallbackAPIVersion.VERSION2, client_id=f"{table_id}-{uuid.uuid4().hex[:6]}", protocol=paho.MQTTv5
         )
         self.client.on_message = self._on_message
         self.client.on_connect = lambda c, u, f, rc, p=None: c.subscribe(self.response_topic, qos=1)
