@@ -76,6 +76,13 @@ def test_lease_contributions_hit_pending_on_every_sign_and_validation(
     signs = subscribe(f"{prefix}/link/mega/jackpot", f"{prefix}/link/mega/progressive/+", f"{prefix}/link/mega/event")
     first = tables["ms-01"].until_acked({"kind": "heartbeat"}, within=60)
     assert first["status"] == "closed" and first["lease_ms"] == 0, "a closed link grants no lease (5321.18)"
+    # bad input is answered with the reason and changes nothing; the controller keeps running
+    bad = tables["ms-01"].ask({"kind": "contribute", "round_id": "r", "contributions": [{"seat": 1, "cents": -5}]})
+    assert bad is not None and not bad["ok"] and "contributions.0" in bad["error"]
+    stranger = LinkTable("ms-99", "127.0.0.1", mosquitto.port, prefix)
+    refused = stranger.ask({"kind": "heartbeat"})
+    stranger.close()
+    assert refused is not None and "not on link mega: add it to [[tables]]" in refused["error"]
     assert send(mosquitto, subscribe, prefix, "open_link", command("open_link", {}))["accepted"]
     wait_for(lambda: (tables["ms-02"].ask({"kind": "heartbeat"}) or {}).get("lease_ms") == 2000, 20, "a lease")
     for tid, table in tables.items():
@@ -87,8 +94,8 @@ def test_lease_contributions_hit_pending_on_every_sign_and_validation(
         assert table.until_acked(body)["new"] == 3
         assert table.until_acked(body)["duplicates"] == 3, "a resend changes nothing"
     # a floorperson may not take the link out of operation
-    refused = send(mosquitto, subscribe, prefix, "close_link", command("close_link", {}, FLOORPERSON, "floor1"))
-    assert refused["code"] == "not_allowed"
+    not_allowed = send(mosquitto, subscribe, prefix, "close_link", command("close_link", {}, FLOORPERSON, "floor1"))
+    assert not_allowed["code"] == "not_allowed"
     claim = {
         "kind": "claim",
         "round_id": "ms-03-r1",
