@@ -25,7 +25,7 @@ MIGRATIONS: tuple[str, ...] = (
         link_id text NOT NULL,
         status text NOT NULL CHECK (status IN ('closed', 'open', 'tilted')),
         tilt text,
-        seq bigint NOT NULL,
+        seq bigint NOT NULL,  -- the last event's seq: the next event takes seq + 1
         published_seq bigint NOT NULL DEFAULT 0,
         params jsonb NOT NULL,
         params_version integer NOT NULL DEFAULT 1
@@ -40,7 +40,7 @@ MIGRATIONS: tuple[str, ...] = (
         seat integer NOT NULL,
         wager text NOT NULL,
         cents bigint NOT NULL CHECK (cents > 0),
-        seq bigint NOT NULL,
+        seq bigint NOT NULL,  -- the first event seq of the transaction that counted it
         received_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (table_id, round_id, seat, wager)
     );
