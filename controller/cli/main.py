@@ -52,6 +52,7 @@ VERBS: tuple[Verb, ...] = (
     Verb("verify-software", "verify_software", "check the installed code against its signed release manifest"),
     Verb("floor", "floor", "the floor's archive service in PostgreSQL; round recall, status, alarms", "floor.cli"),
     Verb("report", "report", "shift, gaming-day and period reports; signed exports and their check", "floor.cli"),
+    Verb("link", "link", "the linked progressive controller in PostgreSQL; its reconciliation report", "link.cli"),
 )
 
 

@@ -25,7 +25,7 @@ def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "release",
         help="make the release key; build and sign the manifest of the installed code",
-        description="A release manifest lists every file of the installed controller/, drivers/ and floor/ with "
+        description="A release manifest lists every file of the installed controller/, drivers/, floor/ and link/ with "
         "its sha256 and is signed with an Ed25519 release key; `tablectl run` checks the installed code against "
         "it before the table opens (605a.4(c); docs/software.md).",
     )
@@ -40,13 +40,13 @@ def add_parser(sub: Subparsers) -> None:
     signer = actions.add_parser(
         "sign",
         help="hash every installed file, sign the manifest with the release key",
-        description="Hashes every file of controller/, drivers/ and floor/ under ROOT (the running installation's "
-        "by default), signs the list with the release key and writes the manifest; prints the overall digest a "
-        "laboratory compares with its own.",
+        description="Hashes every file of controller/, drivers/, floor/ and link/ under ROOT (the running "
+        "installation's by default), signs the list with the release key and writes the manifest; prints the "
+        "overall digest a laboratory compares with its own.",
     )
     signer.add_argument("--key", type=Path, required=True, help="the release key (PEM, from `release keygen`)")
     signer.add_argument(
-        "--root", type=Path, help="the folder holding controller/, drivers/, floor/ (default: the running ones')"
+        "--root", type=Path, help="the folder holding controller/, drivers/, floor/, link/ (default: the running ones')"
     )
     signer.add_argument("--out", type=Path, help=f"where to write the manifest (default: ROOT/{MANIFEST_NAME})")
 

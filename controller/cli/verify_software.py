@@ -25,13 +25,15 @@ def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "verify-software",
         help="check the installed code against its signed release manifest; print the digest",
-        description="Hashes every installed file of controller/, drivers/ and floor/, checks the manifest's "
+        description="Hashes every installed file of controller/, drivers/, floor/ and link/, checks the manifest's "
         "signature and release key, and says which files are altered, missing or extra. Exit 0 when verified.",
     )
     p.add_argument("--config", type=Path, help="table config: its [software] release_keys and manifest")
     p.add_argument("--key", action="append", default=[], help="a release public key (base64); may be repeated")
     p.add_argument("--manifest", type=Path, help=f"the manifest (default: the config's, else ROOT/{MANIFEST_NAME})")
-    p.add_argument("--root", type=Path, help="the folder holding controller/, drivers/, floor/ (default: the running)")
+    p.add_argument(
+        "--root", type=Path, help="the folder holding controller/, drivers/, floor/, link/ (default: the running)"
+    )
     p.add_argument("--json", action="store_true", help="print the verdict of every file as JSON")
 
 

@@ -124,7 +124,7 @@ class Software(_Message):
         pattern=r"^[0-9a-f]{64}$",
         description=(
             "the overall digest of the installed code (605a.4(c)): sha256 of what `sha256sum` prints for every file "
-            "of controller/, drivers/ and floor/ but __pycache__, in byte order of the paths relative to the "
+            "of controller/, drivers/, floor/ and link/ but __pycache__, in byte order of the paths relative to the "
             "installation (docs/software.md says how a laboratory recomputes it)"
         ),
     )

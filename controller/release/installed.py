@@ -1,6 +1,6 @@
 """The installed code as found on disk, and its verdict against the signed manifest (controller.release.manifest).
 
-Which files: every regular file under the installed packages (controller/, drivers/, floor/ beside each other,
+Which files: every regular file under the installed packages (controller/, drivers/, floor/, link/ beside each other,
 where Python imports them from), except the `__pycache__` folders the interpreter writes itself. That is the same
 list for an editable install (the checkout) and a wheel (site-packages), so a manifest signed from a clean
 checkout of a tag verifies a wheel built from it (docs/software.md). A module planted among them (a `.py`, or a

@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 FORMAT = "tablectl-release/1"
 # The packages the one distribution installs (pyproject.toml [tool.setuptools.packages.find]).
-PACKAGES = ("controller", "drivers", "floor")
+PACKAGES = ("controller", "drivers", "floor", "link")
 RULE = "605a.4(c)"
 
 Verdict = Literal[
