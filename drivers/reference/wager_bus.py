@@ -52,6 +52,7 @@ class ReferenceWagerBusSettings(BaseModel):
         default=2.0, ge=0, description="Seconds between pings to each station while idle; 0 disables the heartbeat"
     )
     debounce_ms: int = Field(default=30, ge=0, le=1000, description="As for reference-wager-station")
+    protocol: int = Field(default=2, ge=1, le=2, description="As for reference-wager-station")
 
     @model_validator(mode="after")
     def _distinct(self) -> ReferenceWagerBusSettings:
@@ -120,6 +121,11 @@ class BusWagerStation(ReferenceWagerStation):
         assert isinstance(link, BusLink)
         await link.send_to(self.address, message)
 
+    def _use_protocol(self, link: Link, version: int) -> None:
+        assert isinstance(link, BusLink)
+        self.protocol_version = version
+        link.peer_versions[self.address] = version
+
     async def _went_silent(self, link: Link, reason: str) -> None:
         pass  # the line stays up for the other stations
 
@@ -151,6 +157,7 @@ class ReferenceWagerBus(DeviceBase):
                 heartbeat_interval=settings.heartbeat_interval,
                 seat=entry.seat,
                 debounce_ms=settings.debounce_ms,
+                protocol=settings.protocol,
             )
             self._stations[entry.seat] = BusWagerStation(f"wager_station_{entry.seat}", station_settings, self)
         self._by_address = {s.address: s for s in self._stations.values()}
