@@ -178,6 +178,7 @@ class BusLink(Link):
                         payload=frame.payload[:100],
                     )
                     continue
+                self.data_versions[frame.version] += 1
                 await self._send_control(Kind.ACK, frame.seq, src, version=frame.version)
                 if self._delivered.get(src) == (frame.seq, frame.payload):
                     continue  # our ACK was lost and the station retransmitted

@@ -1,11 +1,11 @@
 """Reference protocol v2 payloads: the v1 message as a CBOR map (RFC 8949) with coded keys and names (pure).
 
 A v2 payload is the v1 JSON object with two substitutions, nothing else: each key this table knows becomes its
-small integer (one CBOR byte), and the value of `cmd` or `evt` becomes its small integer when the table knows
-it. Everything else (spots, cards, amounts, strings a device invents) is carried as CBOR carries it, so the v2
-vocabulary is exactly v1's: a message a table does not know (a newer device's, or one a driver adds later) still
-travels, under its text key or name. docs/protocol.md section 10 is the normative table; `CODEBOOK_VERSION`
-changes only by appending, never by renumbering.
+small integer (one CBOR byte), and the value of `cmd`, `evt` or `button` becomes its small integer when the
+table knows it. Everything else (spots, cards, amounts, strings a device invents) is carried as CBOR carries
+it, so the v2 vocabulary is exactly v1's: a message a table does not know (a newer device's, or one a driver
+adds later) still travels, under its text key or name. docs/protocol.md section 10 is the normative table;
+the tables grow only by appending, never by renumbering.
 """
 
 from __future__ import annotations
@@ -77,9 +77,26 @@ EVENT_NAMES: tuple[str, ...] = (
     "light",  # 17
 )
 
+# The dealer panel's buttons (drivers.interfaces.BUTTONS, in that order): "no more bets" is on the lock-out's path.
+BUTTON_NAMES: tuple[str, ...] = (
+    "no_more_bets",  # 0
+    "fold",  # 1
+    "let_it_ride",  # 2
+    "withdraw",  # 3
+    "dealt",  # 4
+    "drawn_in_error",  # 5
+    "community_exposed",  # 6
+    "wrong_card_count",  # 7
+    "inspected",  # 8
+    "shuffled",  # 9
+    "misdeal",  # 10
+    "no_misdeal",  # 11
+)
+
+# The keys whose text value is coded, and their tables.
+_NAMES = {"cmd": COMMAND_NAMES, "evt": EVENT_NAMES, "button": BUTTON_NAMES}
 _KEY_CODE = {name: code for code, name in enumerate(KEYS)}
-_NAME_CODE = {"cmd": {n: c for c, n in enumerate(COMMAND_NAMES)}, "evt": {n: c for c, n in enumerate(EVENT_NAMES)}}
-_NAMES = {"cmd": COMMAND_NAMES, "evt": EVENT_NAMES}
+_NAME_CODE = {key: {n: c for c, n in enumerate(names)} for key, names in _NAMES.items()}
 
 
 class CompactError(ValueError):
@@ -90,7 +107,10 @@ def encode_compact(message: Mapping[str, Any]) -> bytes:
     """The v2 payload of a v1 message (a JSON-able object with text keys)."""
     coded: dict[int | str, Any] = {}
     for key, value in message.items():
-        if key in _NAMES and isinstance(value, str):
+        if key in _NAMES:
+            if not isinstance(value, str):
+                # An integer here would read back as a coded name: such a (malformed) message goes in v1.
+                raise CompactError(f"{key} must be text in v2, got {value!r}")
             value = _NAME_CODE[key].get(value, value)
         coded[_KEY_CODE.get(key, key)] = value
     # canonical: a map's keys in one order, so a retransmission is byte for byte the frame it repeats.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -17,7 +18,6 @@ import structlog
 from drivers.reference.framing import (
     BROADCAST_ADDRESS,
     HOST_ADDRESS,
-    MAX_PAYLOAD_V2,
     VERSION,
     VERSION_2,
     VERSIONS,
@@ -101,6 +101,8 @@ class Link:
         self.version = VERSION
         self.follow_peer = False
         self._last_broadcast: tuple[int, bytes] | None = None
+        # DATA frames received for this end, by version: what tests and benches read to see the negotiated version.
+        self.data_versions: Counter[int] = Counter()
         # A random first SEQ keeps a peer that survived our reconnect from taking frame one as a repeat.
         self._next_seq = random.randrange(256) if initial_seq is None else initial_seq
         self._send_lock = asyncio.Lock()
@@ -136,11 +138,14 @@ class Link:
             await self._exchange(frame, register, release, f"for {message.get('cmd') or message.get('evt')}")
 
     def data_frame(self, peer: int, seq: int, message: Mapping[str, Any], version: int) -> bytes:
-        """A DATA frame to `peer` in `version`; a message too long for a v2 frame goes in v1, which every v2
-        receiver reads too."""
+        """A DATA frame to `peer` in `version`; a message a v2 frame cannot carry (longer than 255 bytes) goes in
+        v1, which every v2 receiver reads too."""
         if version == VERSION_2:
-            payload = encode_message(message, VERSION_2)
-            if len(payload) <= MAX_PAYLOAD_V2:
+            try:
+                payload = encode_message(message, VERSION_2)
+            except ValueError:
+                payload = b""  # too long, or not carried by v2 (a name that is not text)
+            if payload:
                 return self._encode(peer, seq, Kind.DATA, payload, VERSION_2)
         return self._encode(peer, seq, Kind.DATA, encode_message(message), VERSION)
 
@@ -258,6 +263,7 @@ class Link:
             if self.follow_peer:
                 self.version = frame.version
             if frame.kind == Kind.DATA:
+                self.data_versions[frame.version] += 1
                 await self._send_control(Kind.ACK, frame.seq, version=frame.version)
                 if self._last_delivered == (frame.seq, frame.payload):
                     continue  # our ACK was lost and the peer retransmitted

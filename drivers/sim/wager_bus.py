@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from drivers.reference.framing import VERSION_2
+from drivers.reference.framing import VERSION_2, Frame, FrameParser
 from drivers.sim.line import LineTiming, default_timing
 from drivers.sim.pty import PtyEndpoint, StableName
 from drivers.sim.wager_station import WagerStationSim
@@ -118,6 +118,9 @@ class WagerBusSim:
         self._endpoint: PtyEndpoint | None = None
         self._pump: asyncio.Task[None] | None = None
         self._name = StableName(name)
+        # Every intact frame the host put on the line, as the stations heard it: what a test asserts went over
+        # the wire (one broadcast lock, not seven frames).
+        self.heard: list[Frame] = []
 
     @property
     def port(self) -> str:
@@ -167,7 +170,9 @@ class WagerBusSim:
 
     async def _fan_out(self, endpoint: PtyEndpoint) -> None:
         # A multi-drop line: every listening station hears every byte the host sends.
+        parser = FrameParser()
         while data := await endpoint.read(4096):
+            self.heard += parser.feed(data)
             for station in self.stations.values():
                 drop = station.drop
                 if drop is not None:
