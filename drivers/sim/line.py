@@ -7,8 +7,8 @@ and the idle gap a sender leaves between frames, and delivers it when its last b
 directions are paced by the simulator's end: what it sends reaches the pty late, what the host wrote reaches
 the simulated device late.
 
-Timers come from one thread per process (a timed wait keeps to about 0.1 ms where the event loop's epoll keeps
-to whole milliseconds) that hands each delivery to the event loop; it errs late, never early.
+Deliveries are timed by a Linux timerfd in the event loop (the loop's own timers keep to whole milliseconds); a
+delivery errs late, never early.
 TABLECTL_SIM_PACING=off turns pacing off for fast tests (tests/conftest.py); TABLECTL_SIM_BAUD sets the rate.
 """
 
@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
 import heapq
 import itertools
+import math
 import os
-import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -69,41 +72,86 @@ def default_timing() -> LineTiming:
     return LineTiming(baud=baud, paced=pacing not in ("off", "0", "false", "no"))
 
 
+class _TimerSpec(ctypes.Structure):
+    _fields_ = [
+        ("interval_s", ctypes.c_long),
+        ("interval_ns", ctypes.c_long),
+        ("value_s", ctypes.c_long),
+        ("value_ns", ctypes.c_long),
+    ]
+
+
 class _Pacer:
-    """The one timer thread: runs each callback in its event loop at (not before) its monotonic deadline."""
+    """Runs callbacks in one event loop at (not before) their monotonic deadlines, to about 0.1 ms.
 
-    def __init__(self) -> None:
-        self._heap: list[tuple[float, int, asyncio.AbstractEventLoop, Callable[[], None]]] = []
+    The event loop's own timers wait in epoll, which rounds every wait up to a whole millisecond: a frame of
+    0.8 ms would arrive after 1 or 2. A Linux timerfd armed for the earliest deadline wakes the same epoll at
+    the right instant instead (no thread: a second wake-up per frame would cost more than the frame on a
+    loaded machine). Where timerfd is missing, the loop's timers do, late by up to a millisecond.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._heap: list[tuple[float, int, Callable[[], None]]] = []
         self._order = itertools.count()
-        self._wake = threading.Condition()
-        self._thread: threading.Thread | None = None
+        self._armed = math.inf
+        self._fd = _timerfd()
+        if self._fd is not None:
+            loop.add_reader(self._fd, self._fire)
+            weakref.finalize(loop, os.close, self._fd)
 
-    def at(self, deadline: float, loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> None:
-        with self._wake:
-            heapq.heappush(self._heap, (deadline, next(self._order), loop, callback))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="sim-line-pacer", daemon=True)
-                self._thread.start()
-            self._wake.notify()
+    def at(self, deadline: float, callback: Callable[[], None]) -> None:
+        heapq.heappush(self._heap, (deadline, next(self._order), callback))
+        if self._fd is None:
+            self._loop.call_at(self._loop.time() + max(deadline - time.monotonic(), 0), self._run_due)
+        elif deadline < self._armed:
+            self._arm(deadline)
 
-    def _run(self) -> None:
-        while True:
-            with self._wake:
-                while True:
-                    if not self._heap:
-                        self._wake.wait()
-                        continue
-                    delay = self._heap[0][0] - time.monotonic()
-                    if delay <= 0:
-                        break
-                    # A timed wait keeps to about 0.1 ms here and wakes at once for a sooner deadline.
-                    self._wake.wait(delay)
-                _deadline, _n, loop, callback = heapq.heappop(self._heap)
-            with contextlib.suppress(RuntimeError):  # the loop closed with bytes still on the line
-                loop.call_soon_threadsafe(callback)
+    def _arm(self, deadline: float) -> None:
+        assert self._fd is not None
+        self._armed = deadline
+        seconds = max(deadline, 1e-9)  # zero would disarm the timer
+        spec = _TimerSpec(0, 0, int(seconds), int((seconds % 1) * 1e9))
+        _LIBC.timerfd_settime(self._fd, _TFD_TIMER_ABSTIME, ctypes.byref(spec), None)
+
+    def _fire(self) -> None:
+        assert self._fd is not None
+        with contextlib.suppress(BlockingIOError):
+            os.read(self._fd, 8)
+        self._armed = math.inf
+        self._run_due()
+        if self._heap:
+            self._arm(self._heap[0][0])
+
+    def _run_due(self) -> None:
+        now = time.monotonic()
+        while self._heap and self._heap[0][0] <= now:
+            _deadline, _n, callback = heapq.heappop(self._heap)
+            callback()
 
 
-_PACER = _Pacer()
+_LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+_CLOCK_MONOTONIC = 1  # the clock of time.monotonic() on Linux
+_TFD_NONBLOCK, _TFD_CLOEXEC, _TFD_TIMER_ABSTIME = 0o4000, 0o2000000, 1
+
+
+def _timerfd() -> int | None:
+    create = getattr(_LIBC, "timerfd_create", None)
+    if create is None:
+        return None
+    fd = create(_CLOCK_MONOTONIC, _TFD_NONBLOCK | _TFD_CLOEXEC)
+    return int(fd) if fd >= 0 else None
+
+
+_PACERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pacer] = weakref.WeakKeyDictionary()
+
+
+def _pacer() -> _Pacer:
+    loop = asyncio.get_running_loop()
+    pacer = _PACERS.get(loop)
+    if pacer is None:
+        pacer = _PACERS[loop] = _Pacer(loop)
+    return pacer
 
 
 class PacedDirection:
@@ -113,7 +161,7 @@ class PacedDirection:
     def __init__(self, timing: LineTiming, deliver: Callable[[bytes], None]) -> None:
         self._timing = timing
         self._deliver = deliver
-        self._loop = asyncio.get_running_loop()
+        self._pacer = _pacer() if timing.paced else None
         self._free_at = 0.0
         self._queue: list[bytes] = []
         self.bytes_sent = 0
@@ -131,14 +179,15 @@ class PacedDirection:
         start = max(now, self._free_at + gap)
         self._free_at = start + self._timing.frame_time(len(data))
         self._queue.append(data)
-        _PACER.at(self._free_at, self._loop, self._release)
+        assert self._pacer is not None
+        self._pacer.at(self._free_at, self._release)
 
     def after(self, callback: Callable[[], None]) -> None:
         """Run `callback` once everything sent so far has been delivered (an end of file follows the bytes)."""
-        if not self._timing.paced or self._free_at <= time.monotonic():
+        if self._pacer is None or self._free_at <= time.monotonic():
             callback()
             return
-        _PACER.at(self._free_at, self._loop, callback)
+        self._pacer.at(self._free_at, callback)
 
     def _release(self) -> None:
         # Deadlines of one direction increase, so the pacer releases its frames in the order they were sent.
