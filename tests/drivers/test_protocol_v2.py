@@ -6,6 +6,8 @@ docs/protocol.md section 10 is what these hold the code to.
 from __future__ import annotations
 
 import contextlib
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -275,3 +277,11 @@ async def test_the_host_may_keep_a_v2_device_on_v1(table: SimulatedTable, start_
 
 def _deck() -> list[str]:
     return [rank + suit for suit in "cdhs" for rank in "23456789TJQKA"]
+
+
+def test_the_protocol_page_prints_exactly_these_vectors() -> None:
+    """A manufacturer implements from docs/protocol.md alone: its v2 test vectors are the ones proven here."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
+    section = page.split("### Test vectors", 1)[1].split("\n## ", 1)[0]
+    printed = re.findall(r"\| `(A5 02(?: [0-9A-F]{2})+)`", section)
+    assert printed == [wire for *_, wire in VECTORS]
