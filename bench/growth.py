@@ -69,7 +69,11 @@ def synthetic_round(n: int) -> list[DomainEvent]:
 def journal_growth(rounds: int) -> list[tuple[int, int, float, float]]:
     """(rounds, file bytes, verify seconds, plain read seconds) at each doubling."""
     out = []
-    checkpoints = sorted({min(rounds, 1000 * 2**k) for k in range(20) if 1000 * 2 ** (k - 1) < rounds})
+    checkpoints, at = [], min(1000, rounds)
+    while at < rounds:
+        checkpoints.append(at)
+        at *= 2
+    checkpoints.append(rounds)
     with tempfile.TemporaryDirectory(prefix="bench-growth-") as tmp:
         path = Path(tmp) / "growth.sqlite"
         journal = Journal(path, "bench-growth", uuid.uuid4().hex)
