@@ -15,14 +15,16 @@ line each) the lock command, the station's ACK and its `locked`. With --bus the 
 multi-drop line: in v2 one broadcast lock and the seven `locked` answers one after another on the shared
 return pair; in v1 a lock frame to each station and seven ACK + `locked` pairs on the return pair. Each
 trial also counts the bytes the simulated lines carried, a check that the baseline names the frames sent.
+--sims-process runs the simulators in a process of their own, so the figures are the controller's alone.
 
-    .venv/bin/python bench/lockout.py [--trials 1000] [--stations 7] [--bus] [--protocol 2] [--unpaced]
+    .venv/bin/python bench/lockout.py [--trials 1000] [--stations 7] [--bus] [--protocol 2] [--unpaced] [--sims-process]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import sys
 import tempfile
@@ -103,17 +105,17 @@ def line_bytes(sims: list[SimDevice | WagerBusSim]) -> int:
     return total
 
 
-def station_drivers(sims: list[SimDevice | WagerBusSim], stations: int, bus: bool, protocol: int) -> list[WagerStation]:
+def station_drivers(ports: list[str], stations: int, bus: bool, protocol: int) -> list[WagerStation]:
     """A reference driver per station simulator, or the stations of one wager-bus driver on the shared line."""
     quiet = {**QUIET, "protocol": protocol}
     if bus:
-        line_settings = {"driver": "reference-wager-bus", "port": sims[0].port, "seats": list(range(1, stations + 1))}
+        line_settings = {"driver": "reference-wager-bus", "port": ports[0], "seats": list(range(1, stations + 1))}
         line = create_driver("wager_bus", {**line_settings, **quiet})
         assert isinstance(line, WagerBus)
         return list(line.stations.values())
     drivers: list[WagerStation] = []
-    for n, sim in enumerate(sims, start=1):
-        settings = {"driver": "reference-wager-station", "port": sim.port, "seat": n}
+    for n, port in enumerate(ports, start=1):
+        settings = {"driver": "reference-wager-station", "port": port, "seat": n}
         d = create_driver(f"wager_station_{n}", {**settings, **quiet})
         assert isinstance(d, WagerStation)
         drivers.append(d)
@@ -129,6 +131,96 @@ class Figures:
     version: int = 1
 
 
+class Simulators:
+    """The panel and station simulators in this process (`--sims-process`: ChildSimulators, in another)."""
+
+    def __init__(self, stations: int, bus: bool, timing: LineTiming) -> None:
+        self.panel = DealerPanelSim("dealer_panel")
+        self.panel.configure_line(timing=timing)
+        self.sims = station_simulators(stations, bus, timing)
+
+    async def start(self) -> tuple[str, list[str]]:
+        for sim in (self.panel, *self.sims):
+            await sim.start()
+        return self.panel.port, [sim.port for sim in self.sims]
+
+    async def press(self) -> None:
+        await self.panel.press("no_more_bets")
+
+    async def line_bytes(self) -> int:
+        return line_bytes(self.sims)
+
+    async def stop(self) -> None:
+        for sim in (self.panel, *self.sims):
+            await sim.stop()
+
+
+class ChildSimulators:
+    """The same simulators in a process of their own (this script with --serve-sims), so that the figures are the
+    controller's alone: the simulators' work runs on the other core, as real devices' would."""
+
+    def __init__(self, stations: int, bus: bool, timing: LineTiming) -> None:
+        self.args = [sys.executable, __file__, "--serve-sims", "--stations", str(stations)]
+        self.args += ["--bus"] * bus + ["--unpaced"] * (not timing.paced)
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> tuple[str, list[str]]:
+        self.proc = await asyncio.create_subprocess_exec(
+            *self.args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+        )
+        ports = json.loads(await self._answer())
+        return str(ports["panel"]), [str(p) for p in ports["stations"]]
+
+    async def _ask(self, what: str) -> str:
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write(f"{what}\n".encode())
+        await self.proc.stdin.drain()
+        return await self._answer()
+
+    async def _answer(self) -> str:
+        assert self.proc is not None and self.proc.stdout is not None
+        async with asyncio.timeout(30):
+            line = await self.proc.stdout.readline()
+        if not line:
+            raise SystemExit("bench: the simulator process ended")
+        return line.decode().strip()
+
+    async def press(self) -> None:
+        await self._ask("press")
+
+    async def line_bytes(self) -> int:
+        return int(await self._ask("bytes"))
+
+    async def stop(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+            await self.proc.wait()
+
+
+async def serve_sims(stations: int, bus: bool, timing: LineTiming) -> None:
+    """--serve-sims: the simulators, answering one line per request on stdin (press, bytes) until stdin closes."""
+    sims = Simulators(stations, bus, timing)
+    panel, ports = await sims.start()
+    print(json.dumps({"panel": panel, "stations": ports}), flush=True)
+    reader = asyncio.StreamReader()
+    await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    pressing: set[asyncio.Task[None]] = set()
+    try:
+        while line := (await reader.readline()).decode().strip():
+            if line == "press":
+                # Answered at once: the press goes on (and waits for the host's ACK) while the parent times it.
+                task = asyncio.create_task(sims.press())
+                pressing.add(task)
+                task.add_done_callback(pressing.discard)
+                print("pressed", flush=True)
+            elif line == "bytes":
+                print(await sims.line_bytes(), flush=True)
+    finally:
+        await asyncio.gather(*pressing, return_exceptions=True)
+        await sims.stop()
+
+
 async def run(
     trials: int,
     stations: int,
@@ -136,15 +228,13 @@ async def run(
     bus: bool = False,
     protocol: int = 2,
     timing: LineTiming = UNPACED,
+    sims_process: bool = False,
 ) -> Figures:
-    panel_sim = DealerPanelSim("dealer_panel")
-    panel_sim.configure_line(timing=timing)
-    sims = station_simulators(stations, bus, timing)
-    for sim in (panel_sim, *sims):
-        await sim.start()
-    panel_settings = {"driver": "reference-dealer-panel", "port": panel_sim.port, "protocol": protocol, **QUIET}
+    sims = (ChildSimulators if sims_process else Simulators)(stations, bus, timing)
+    panel_port, ports = await sims.start()
+    panel_settings = {"driver": "reference-dealer-panel", "port": panel_port, "protocol": protocol, **QUIET}
     panel = create_driver("dealer_panel", panel_settings)
-    drivers = station_drivers(sims, stations, bus, protocol)
+    drivers = station_drivers(ports, stations, bus, protocol)
     acks: asyncio.Queue[DeviceEvent] = asyncio.Queue()
     pressed: asyncio.Queue[float] = asyncio.Queue()
     figures = Figures()
@@ -172,10 +262,10 @@ async def run(
                 for _ in drivers:
                     await asyncio.wait_for(acks.get(), 5)
                 await asyncio.sleep(0.002)  # the host's last ACKs leave the lines before the clock starts
-                before = line_bytes(sims)
+                before = await sims.line_bytes()
                 start = time.perf_counter()
                 # The panel waits for the host's ACK of its press; the controller does not wait for the panel.
-                press = asyncio.create_task(panel_sim.press("no_more_bets"))
+                press = asyncio.create_task(sims.press())
                 arrived = await asyncio.wait_for(pressed.get(), 5)
                 committing = time.perf_counter()
                 journal.append([DomainEvent("no_more_bets", "bench")], datetime.now(UTC))
@@ -189,14 +279,13 @@ async def run(
                 figures.whole.append((end - start) * 1000)
                 figures.controller.append((end - arrived) * 1000)
                 await asyncio.sleep(0.002)  # let the host's ACKs of the confirmations reach the lines' counters
-                figures.station_bytes.append(line_bytes(sims) - before)
+                figures.station_bytes.append(await sims.line_bytes() - before)
                 progress(i + 1)
         finally:
             journal.close()
             for dev in (panel, *drivers):
                 await dev.stop()
-            for sim in (panel_sim, *sims):
-                await sim.stop()
+            await sims.stop()
     return figures
 
 
@@ -207,6 +296,7 @@ def report(figures: Figures, args: argparse.Namespace, timing: LineTiming) -> No
     print(
         f"lock-out, {args.stations} stations {wiring}, {args.trials} trials over {lines}, protocol v{figures.version}"
     )
+    print("the simulators ran " + ("in a process of their own" if args.sims_process else "in this process"))
     whole_floor = line_time_ms(press_bytes + path_bytes, timing if timing.paced else LineTiming())
     path_floor = line_time_ms(path_bytes, timing if timing.paced else LineTiming())
     print(
@@ -248,16 +338,23 @@ def main() -> int:
     ap.add_argument("--bus", action="store_true", help="all stations on one multi-drop line")
     ap.add_argument("--protocol", type=int, choices=(1, 2), default=2, help="highest version the drivers speak")
     ap.add_argument("--unpaced", action="store_true", help="bare pseudo-terminals: no wire time")
+    ap.add_argument(
+        "--sims-process", action="store_true", help="the simulators in a process of their own: the controller alone"
+    )
+    ap.add_argument("--serve-sims", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     configure_logging(json=False, level="warning")  # the figures are the output; logs only if something fails
     timing = UNPACED if args.unpaced else LineTiming()
+    if args.serve_sims:
+        asyncio.run(serve_sims(args.stations, args.bus, timing))
+        return 0
 
     def progress(done: int) -> None:
         if done % 100 == 0:
             print(f"  {done}/{args.trials} trials", file=sys.stderr, flush=True)
 
     print(machine())
-    figures = asyncio.run(run(args.trials, args.stations, progress, args.bus, args.protocol, timing))
+    figures = asyncio.run(run(args.trials, args.stations, progress, args.bus, args.protocol, timing, args.sims_process))
     report(figures, args, timing)
     return 0
 
