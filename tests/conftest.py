@@ -26,6 +26,11 @@ import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
+# The simulators pace their lines at 115200 baud by default (drivers/sim/line.py), as benchmarks and the demo
+# want; the suite runs unpaced (in this process and the simulator processes it starts) to stay fast, and
+# tests/drivers/test_line_pacing.py turns pacing on where it is the subject.
+os.environ.setdefault("TABLECTL_SIM_PACING", "off")
+
 STARTUP_TIMEOUT = 10.0
 
 

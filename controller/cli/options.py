@@ -7,14 +7,16 @@ import argparse
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from controller.cli.verb import UsageError
 from controller.config.broker import parse_broker_address
 from controller.config.errors import ConfigError
 from controller.config.files import FileRefused, read_bounded
 from controller.config.table import TableConfig, demo_config, load_config
-from drivers.sim.script import SimScript, SimScriptError, load_sim_script
+
+if TYPE_CHECKING:
+    from drivers.sim.script import SimScript
 
 N = TypeVar("N", int, float)
 PORTS_MAX_BYTES = 64 * 1024  # a device id and a pty path per device
@@ -67,6 +69,9 @@ def load_table(path: Path | None) -> TableConfig:
 def load_script(path: Path | None) -> SimScript | None:
     if path is None:
         return None
+    # Here, not at the top: `tablectl run` shares this module and never loads the simulators (issue 19, start-up).
+    from drivers.sim.script import SimScriptError, load_sim_script
+
     try:
         return load_sim_script(path)
     except SimScriptError as err:

@@ -31,6 +31,7 @@ from controller.progressive.model import MeterError
 from controller.release.installed import SoftwareCheck
 from controller.shell import software
 from controller.shell.device_commands import CommandRunner
+from controller.shell.writer import Commit, JournalWriter
 from controller.store import integrity, snapshot
 from controller.store.anchor import Claim
 from controller.store.journal import Journal
@@ -95,6 +96,7 @@ class TableService:
         self._stored = snapshot.encode(self.state)
         self._stored_meters = self.state.meters
         self._stored_accounts = self.state.accounts
+        self._writer = JournalWriter(journal)
         self._inputs: asyncio.Queue[Input | _Waited] = asyncio.Queue()
         self._listeners: list[asyncio.Queue[JournaledEvent]] = []
         self.closed = asyncio.Event()
@@ -275,6 +277,9 @@ class TableService:
         """Journal events that come from the shell rather than an engine step (a rejected supervisor command,
         a device's status) and tell the listeners and the publisher, in the same seq order as the rest."""
         journaled = self.journal.append(events, self._clock()) if events else []
+        in_flight = self._writer.in_flight
+        if in_flight is not None and in_flight.finished.is_set():
+            self._announce_commit(in_flight)  # committed before this note (the journal's lock): announced before it
         self._announce(journaled)
         return journaled
 
@@ -298,7 +303,6 @@ class TableService:
         self.submit(Tick(self._clock()))
         if not recovered and not (self._software is not None and self._software.refused):
             self.submit(OpenTable())
-        self.ready.set()
         while True:
             batch = [await self._inputs.get()]
             # Inputs that queued while the last step's device commands ran are stepped together and committed
@@ -316,6 +320,8 @@ class TableService:
             for item, journaled in zip(batch, results, strict=False):
                 if isinstance(item, _Waited) and not item.done.done():
                     item.done.set_result(journaled)
+            # Ready once the table was opened (or recovered): the first batch holds the Tick and OpenTable.
+            self.ready.set()
             if len(results) < len(batch) or any(e.type == "table.closed" for e in results[-1]):
                 self.closed.set()
                 return
@@ -364,12 +370,18 @@ class TableService:
             body_a = accounts_codec.encode(state.accounts, self._accounts_generation)
             records.append(Record(ACCOUNTS_RECORD, body_a, copies=2))
         events = [e for evs, _ in steps for e in evs]
-        journaled = self.journal.append(events, self._clock(), records) if events or records else []
-        self._stored = body
-        self._stored_meters = state.meters
-        self._stored_accounts = state.accounts
-        self.state = state  # only once the journal holds what the steps decided
-        self._announce(journaled)
+        journaled: list[JournaledEvent] = []
+        if events or records:
+            commit = self._writer.submit(events, self._clock(), records)
+            try:
+                await self._writer.wait(commit)
+            finally:  # also when cancelled after the commit was made: the state goes with what the journal holds
+                if commit.journaled is not None:
+                    journaled = commit.journaled
+                    self._took(body, state)
+                    self._announce_commit(commit)
+        else:
+            self._took(body, state)
         out: list[list[JournaledEvent]] = []
         at = 0
         for evs, _ in steps:
@@ -378,6 +390,18 @@ class TableService:
         for _, commands in steps:
             await self._execute(commands)
         return out
+
+    def _took(self, body: bytes, state: TableState) -> None:
+        self._stored = body
+        self._stored_meters = state.meters
+        self._stored_accounts = state.accounts
+        self.state = state  # only once the journal holds what the steps decided
+
+    def _announce_commit(self, commit: Commit) -> None:
+        """A step batch's events, once: after its commit, or first thing in a note that was ordered after it."""
+        if not commit.announced and commit.journaled is not None:
+            commit.announced = True
+            self._announce(commit.journaled)
 
     def _announce(self, journaled: list[JournaledEvent]) -> None:
         for ev in journaled:

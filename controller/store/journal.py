@@ -2,8 +2,9 @@
 
 The journal is also the MQTT outbox: a row stays unpublished until the broker has acknowledged it
 (`mark_published`), so nothing journaled is lost to a broker outage or a crash. All methods are
-synchronous and meant to be called from one thread (the daemon's event loop thread); each write is
-one short fsync'd transaction.
+synchronous; each write is one short fsync'd transaction. The daemon commits its steps on a writer thread
+(controller/shell/writer.py) while the event loop thread reads the outbox, so every method that touches the
+connection holds the journal's lock (`serialised()`): one thread at a time, one transaction at a time.
 
 Integrity (docs/journal.md): every row is linked into its table's hash chain (controller.store.chain);
 `chain_head` holds the last (seq, hash) written, in the same transaction as the row, so a removed tail shows
@@ -20,13 +21,14 @@ record, is found at start (controller.store.integrity) instead of being taken fo
 from __future__ import annotations
 
 import contextlib
-import json
+import functools
 import sqlite3
+import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Concatenate, ParamSpec, TypeVar
 
 import structlog
 
@@ -38,70 +40,25 @@ from controller.store.failure import open_journal_file, storage_error
 from controller.store.manifest import Rollback
 from controller.store.outbox import DamagedRow, OutboxItem, read_outbox
 from controller.store.records import Record, StoredCopy
+from controller.store.rows import Fields, SerialisedEvent, iso_utc, journaled_event, rollback_open, to_json
 from controller.store.schema import COLUMNS, SCHEMA_VERSION, JournalError
 from controller.store.verify import Progress, VerifyReport, verify_connection
 
 log = structlog.get_logger(__name__)
 
-# The row's immutable fields as row_hash takes them: seq, event_id, boot_id, ts, table_id, round_id, type, rule,
-# payload and sealed (both as their canonical JSON text).
-_Fields = tuple[int, str, str, str, str, str | None, str, str | None, str, str | None]
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-class _Serialised(NamedTuple):
-    event: DomainEvent
-    payload: str
-    sealed: str | None
-    event_id: str
+def _serialised(method: Callable[Concatenate[Journal, P], R]) -> Callable[Concatenate[Journal, P], R]:
+    """Hold the journal's lock for the call: the writer thread and the event loop thread share one connection."""
 
+    @functools.wraps(method)
+    def locked(self: Journal, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self._lock:
+            return method(self, *args, **kwargs)
 
-def _to_json(value: Mapping[str, Any]) -> str:
-    def default(obj: object) -> object:
-        # Payloads are Mappings (often read-only proxies), which json only accepts as plain dicts.
-        if isinstance(obj, Mapping):
-            return dict(obj)
-        raise TypeError(f"event payload value {obj!r} of type {type(obj).__name__} is not JSON-serialisable")
-
-    return json.dumps(
-        dict(value),
-        default=default,
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=False,
-    )
-
-
-def _iso_utc(now: datetime) -> str:
-    if now.tzinfo is None or now.utcoffset() is None:
-        # A naive time would be stamped as if it were UTC and silently shift by the local offset.
-        raise ValueError(f"journal timestamps need a timezone-aware datetime, got naive {now.isoformat()}")
-    return now.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def _journaled(row: Sequence[Any]) -> JournaledEvent:
-    """The event of a stored row (its fields in COLUMNS order)."""
-    seq, event_id, boot_id, ts, table_id, round_id, type_, rule, payload, sealed = row
-    return JournaledEvent(
-        seq=seq,
-        event_id=event_id,
-        boot_id=boot_id,
-        ts=ts,
-        table_id=table_id,
-        round_id=round_id,
-        type=type_,
-        rule=rule,
-        payload=json.loads(payload),
-        sealed=None if sealed is None else json.loads(sealed),
-    )
-
-
-def _rollback(db: sqlite3.Connection) -> None:
-    """Roll back what is open, if anything: after a failed COMMIT (disk full) SQLite may already have ended the
-    transaction, and a ROLLBACK then raises its own error over the one that matters."""
-    if db.in_transaction:
-        with contextlib.suppress(sqlite3.Error):
-            db.execute("ROLLBACK")
+    return locked
 
 
 class Journal:
@@ -114,6 +71,7 @@ class Journal:
         self.path = Path(path)
         self.table_id = table_id
         self.boot_id = boot_id
+        self._lock = threading.RLock()
         # A missing or read-only directory, a file that is not a journal: each refused with its own message.
         self._conn: sqlite3.Connection | None = open_journal_file(self.path)
         try:
@@ -126,7 +84,7 @@ class Journal:
         # that the service can stop play and say so before appending over the evidence.
         self.head_problem: str | None = self._check_head()
         try:
-            self.critical.anchor_new((self._last_seq, self._last_hash), _iso_utc(datetime.now(UTC)))
+            self.critical.anchor_new((self._last_seq, self._last_hash), iso_utc(datetime.now(UTC)))
         except JournalError:
             self.close()
             raise
@@ -165,10 +123,18 @@ class Journal:
             return f"the journal's chain head hash differs from its last row (seq {seq}): that row was replaced"
         return None
 
+    @contextlib.contextmanager
+    def serialised(self) -> Iterator[None]:
+        """Hold the journal's lock across several calls (the writer records a commit's result before anyone else
+        may append after it)."""
+        with self._lock:
+            yield
+
     @property
     def last_seq(self) -> int:
         return self._last_seq
 
+    @_serialised
     def append(
         self, events: Sequence[DomainEvent], now: datetime, records: Sequence[Record] = ()
     ) -> list[JournaledEvent]:
@@ -176,10 +142,12 @@ class Journal:
         seqs, or none is stored."""
         if not events and not records:
             return []
-        ts = _iso_utc(now)
+        ts = iso_utc(now)
         # Serialise before touching the database so a bad payload cannot leave a half-built batch.
         rows = [
-            _Serialised(ev, _to_json(ev.payload), None if ev.sealed is None else _to_json(ev.sealed), uuid.uuid4().hex)
+            SerialisedEvent(
+                ev, to_json(ev.payload), None if ev.sealed is None else to_json(ev.sealed), uuid.uuid4().hex
+            )
             for ev in events
         ]
         db = self._db
@@ -191,7 +159,7 @@ class Journal:
                 self.critical.in_transaction(db, seq, prev, records, events, ts)
                 db.execute("COMMIT")
             except BaseException:
-                _rollback(db)
+                rollback_open(db)
                 raise
         except sqlite3.IntegrityError:
             raise  # a second writer on the file, or a bug: not the disk's fault
@@ -207,7 +175,7 @@ class Journal:
         return out
 
     def _insert(
-        self, db: sqlite3.Connection, rows: Sequence[_Serialised], ts: str, records: Sequence[Record]
+        self, db: sqlite3.Connection, rows: Sequence[SerialisedEvent], ts: str, records: Sequence[Record]
     ) -> tuple[int, str, list[JournaledEvent]]:
         # Re-read under the write lock instead of trusting the cached values, so a second writer on the same
         # file (a mistake, but possible) fails on the primary key or chains on, rather than leaving a gap.
@@ -220,7 +188,7 @@ class Journal:
             db.execute(
                 f"INSERT INTO events ({COLUMNS}, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*fields, prev)
             )
-            out.append(_journaled(fields))
+            out.append(journaled_event(fields))
         if rows:
             db.execute(
                 "INSERT OR REPLACE INTO chain_head (table_id, seq, hash) VALUES (?, ?, ?)", (self.table_id, seq, prev)
@@ -229,7 +197,7 @@ class Journal:
             self._put(db, rec, seq, ts)
         return seq, prev, out
 
-    def _fields(self, row: _Serialised, seq: int, ts: str) -> _Fields:
+    def _fields(self, row: SerialisedEvent, seq: int, ts: str) -> Fields:
         ev = row.event
         return (
             seq,
@@ -265,15 +233,17 @@ class Journal:
     def last_hash(self) -> str:
         return self._last_hash
 
+    @_serialised
     def hash_at(self, seq: int) -> str | None:
         """The chain hash at `seq` (its row's, or the anchor's a rollback skipped to); None when neither exists."""
         return self.critical.hash_at(seq)
 
+    @_serialised
     def resume_after(self, claim: Claim | None, reason: str, now: datetime) -> Rollback:
         """Record a rollback found at start, in a transaction of its own: when `claim` is ahead of the journal, the
         next row goes after it (seq claim.seq + 1, chained from claim.hash), so no seq the anchor knows is used
         again for another event (controller.store.manifest); with no claim ahead, nothing is skipped."""
-        ts = _iso_utc(now)
+        ts = iso_utc(now)
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -291,6 +261,7 @@ class Journal:
         """Store critical state records alone (a step that changed the state but emitted no event)."""
         self.append((), now, records)
 
+    @_serialised
     def load(self, name: str) -> list[StoredCopy]:
         """Every stored copy of a critical state record, copy 0 first (empty if never stored)."""
         cur = self._db.execute(
@@ -305,6 +276,7 @@ class Journal:
             for r, c, b, h, s, u in cur
         ]
 
+    @_serialised
     def last_round_no(self) -> int:
         """The highest `round_no` any journaled event's payload carries (0 if none): the last round
         started, so numbering continues across restarts (used by the service at start-up)."""
@@ -314,6 +286,7 @@ class Journal:
         ).fetchone()
         return int(row[0] or 0)
 
+    @_serialised
     def outbox(self, limit: int = 200, after_seq: int = 0) -> list[OutboxItem]:
         """The outbox row by row: each unpublished row after `after_seq` as its event, or as a DamagedRow when it
         cannot be published as journaled (controller.store.outbox)."""
@@ -328,12 +301,13 @@ class Journal:
         are acknowledged but has not marked yet."""
         return [e for e in self.outbox(limit, after_seq) if not isinstance(e, DamagedRow)]
 
+    @_serialised
     def mark_published(self, seqs: Sequence[int], replayed: bool) -> None:
         """Mark rows published: acknowledged by the broker, or a damaged row whose quarantine was journaled (its
         `journal.row_quarantined` event says so; the row itself never went out)."""
         if not seqs:
             return
-        stamp = _iso_utc(datetime.now(UTC))
+        stamp = iso_utc(datetime.now(UTC))
         db = self._db
         try:
             db.execute("BEGIN IMMEDIATE")
@@ -346,22 +320,25 @@ class Journal:
                 )
                 db.execute("COMMIT")
             except BaseException:
-                _rollback(db)
+                rollback_open(db)
                 raise
         except sqlite3.DatabaseError as err:
             raise storage_error(err, self.path, f"marking {len(seqs)} event(s) published") from err
 
+    @_serialised
     def events(self, after_seq: int = 0, limit: int | None = None) -> list[JournaledEvent]:
         cur = self._db.execute(
             f"SELECT {COLUMNS} FROM events WHERE table_id = ? AND seq > ? ORDER BY seq LIMIT ?",
             (self.table_id, after_seq, -1 if limit is None else limit),
         )
-        return [_journaled(r) for r in cur]
+        return [journaled_event(r) for r in cur]
 
+    @_serialised
     def verify(self, progress: Progress | None = None) -> VerifyReport:
         """Walk the whole file's chains (every table in it); never raises on a damaged file."""
         return verify_connection(self._db, str(self.path), SCHEMA_VERSION, progress)
 
+    @_serialised
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()

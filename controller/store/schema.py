@@ -112,7 +112,8 @@ def connect(path: Path | str) -> sqlite3.Connection:
     """
     # isolation_level=None: we issue BEGIN IMMEDIATE/COMMIT ourselves so a batch is one transaction
     # and the write lock is taken up front (no upgrade deadlock with another writer).
-    conn = sqlite3.connect(str(path), isolation_level=None, timeout=10.0)
+    # check_same_thread=False: the daemon commits on its writer thread; the Journal's lock keeps one thread at a time.
+    conn = sqlite3.connect(str(path), isolation_level=None, timeout=10.0, check_same_thread=False)
     try:
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         if str(mode).lower() != "wal":

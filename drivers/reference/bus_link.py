@@ -10,7 +10,10 @@ from typing import Any
 import structlog
 
 from drivers.reference.framing import (
+    BROADCAST_ADDRESS,
     HOST_ADDRESS,
+    VERSION,
+    VERSION_2,
     Frame,
     Kind,
     ProtocolError,
@@ -91,6 +94,9 @@ class BusLink(Link):
         self._outstanding: dict[int, tuple[int, asyncio.Future[Kind]]] = {}
         self._delivered: dict[int, tuple[int, bytes]] = {}
         self.stray_frames = 0
+        # The version each station was found to speak at identify (docs/protocol.md section 10).
+        self.peer_versions: dict[int, int] = {}
+        self._broadcast_seq = random.randrange(256)
 
     async def send(self, message: Mapping[str, Any]) -> None:
         raise LinkError(f"{self.name}: a bus has no single peer; use send_to(address, message)")
@@ -102,12 +108,12 @@ class BusLink(Link):
         """
         if address not in self.peers:
             raise ValueError(f"address {address} is not a station on {self.name}")
-        payload = encode_message(message)
+        encode_message(message)  # a message that cannot be encoded fails here, before it takes a SEQ
         async with self._peer_locks[address]:
             if self.closed.is_set():
                 raise LinkClosed(self.close_reason or "link closed")
             seq = self._take_seq(address)
-            frame = encode_frame(address, seq, Kind.DATA, payload)
+            frame = self.data_frame(address, seq, message, self.peer_versions.get(address, VERSION))
 
             def register(future: asyncio.Future[Kind]) -> None:
                 self._outstanding[seq] = (address, future)
@@ -119,8 +125,23 @@ class BusLink(Link):
             await self._exchange(frame, register, release, f"from address {address} for {name}")
 
     def forget(self, address: int) -> None:
-        """Forget the last frame delivered from `address`: a station that restarted may reuse its SEQs."""
+        """Forget the last frame delivered from `address`: a station that restarted may reuse its SEQs, and may
+        have been replaced by one that speaks another version (v1 until it identifies again)."""
         self._delivered.pop(address, None)
+        self.peer_versions.pop(address, None)
+
+    async def broadcast(self, message: Mapping[str, Any]) -> None:
+        """Write one v2 DATA frame every station hears (ADDR 0xFF); nobody ACKs it. The caller names the stations
+        that must act in the message and waits for their answers (docs/protocol.md, "Broadcast lock")."""
+        if self.closed.is_set():
+            raise LinkClosed(self.close_reason or "link closed")
+        # Its own SEQ counter, distinct from each station's: a station compares a broadcast only with the last
+        # broadcast it heard.
+        seq = self._broadcast_seq
+        self._broadcast_seq = (seq + 1) % 256
+        await self._write(
+            encode_frame(BROADCAST_ADDRESS, seq, Kind.DATA, encode_message(message, VERSION_2), VERSION_2)
+        )
 
     def _take_seq(self, address: int) -> int:
         # Skip SEQs in flight to other stations. At most 253 are, so the result never equals this
@@ -142,10 +163,11 @@ class BusLink(Link):
         # retransmits on its ACK timeout instead.
         self.parser.take_corrupt()
         for frame in frames:
-            if frame.address != HOST_ADDRESS:
+            if frame.destination != HOST_ADDRESS:
                 continue  # the host's own frames, heard back on a two-wire bus
             if frame.kind == Kind.DATA:
-                src = source_address(frame.payload)
+                # v2 names the sender in the header; v1 inside the payload.
+                src = frame.source if frame.source is not None else source_address(frame.payload)
                 if src is None or src not in self.peers:
                     # Without a known sender there is nobody to ACK; the sender will give up on its own.
                     self.stray_frames += 1
@@ -156,13 +178,16 @@ class BusLink(Link):
                         payload=frame.payload[:100],
                     )
                     continue
-                await self._send_control(Kind.ACK, frame.seq, src)
+                self.data_versions[frame.version] += 1
+                await self._send_control(Kind.ACK, frame.seq, src, version=frame.version)
                 if self._delivered.get(src) == (frame.seq, frame.payload):
                     continue  # our ACK was lost and the station retransmitted
                 self._delivered[src] = (frame.seq, frame.payload)
                 self._call(self._on_bus_data, src, frame.payload)
             else:
                 entry = self._outstanding.get(frame.seq)
+                if entry is not None and frame.source not in (None, entry[0]):
+                    continue  # a v2 ACK names its station: another station's answer to this SEQ is not this one
                 if entry is not None and not entry[1].done():
                     entry[1].set_result(frame.kind)
         self._report_noise()

@@ -33,6 +33,13 @@ class ReferenceSettings(BaseModel):
     heartbeat_interval: float = Field(
         default=2.0, ge=0, description="Seconds between pings while idle; 0 disables the heartbeat"
     )
+    protocol: int = Field(
+        default=2,
+        ge=1,
+        le=2,
+        description="Highest reference-protocol version to speak: 2 (compact CBOR frames) when the device offers "
+        "it at identify, else 1; 1 keeps the line on v1 JSON frames",
+    )
 
 
 class BadMessage(ValueError):
@@ -53,6 +60,9 @@ class ReferenceDevice(DeviceBase):
         self.settings = settings
         self._link: Link | None = None
         self._identity_waiter: asyncio.Future[dict[str, str]] | None = None
+        # What the device offered at its last identify, and the version the host chose from it.
+        self._offered: frozenset[int] = frozenset((1,))
+        self.protocol_version = 1
 
     def translators(self) -> Mapping[str, Translator]:
         return {}
@@ -124,6 +134,8 @@ class ReferenceDevice(DeviceBase):
         link = self._link
         assert link is not None
         self._identity_waiter = asyncio.get_running_loop().create_future()
+        self._offered = frozenset((1,))
+        self._use_protocol(link, 1)  # identify is always v1: a device of either version reads it
         try:
             await self._send(link, {"cmd": "identify"})
             async with asyncio.timeout(IDENTIFY_TIMEOUT):
@@ -132,8 +144,14 @@ class ReferenceDevice(DeviceBase):
             return f"identify failed: {exc or 'no identity reply'}"
         finally:
             self._identity_waiter = None
+        self._use_protocol(link, max(v for v in self._offered if v <= self.settings.protocol))
         self._set_online(identity, port=self.settings.port, address=self.settings.address)
         return None
+
+    def _use_protocol(self, link: Link, version: int) -> None:
+        """Send to this device in `version` from now on (its answers may come in either)."""
+        self.protocol_version = version
+        link.version = version
 
     async def _serve(self) -> str:
         """Wait until the link dies; with a heartbeat, a device that stops answering pings kills it."""
@@ -177,6 +195,10 @@ class ReferenceDevice(DeviceBase):
         evt = message.get("evt")
         if evt == "identity":
             identity = {key: str(message.get(key, "")) for key in IDENTITY_KEYS}
+            offered = message.get("protocols")
+            # A device that says nothing, or something unreadable, speaks v1 (docs/protocol.md section 10).
+            if isinstance(offered, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in offered):
+                self._offered = frozenset(v for v in offered if v in (1, 2)) | {1}
             if self._identity_waiter is not None and not self._identity_waiter.done():
                 self._identity_waiter.set_result(identity)
                 return None

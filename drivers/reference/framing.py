@@ -1,7 +1,9 @@
-"""Reference serial protocol v1: framing, CRC and the JSON message vocabulary (pure, no I/O).
+"""Reference serial protocol v1 and v2: framing, CRC and the message vocabulary (pure, no I/O).
 
-Frame: SOF 0xA5 | VER 0x01 | ADDR | SEQ | KIND | LEN (2, big-endian) | PAYLOAD | CRC (2, big-endian),
-CRC-16/CCITT-FALSE over VER..PAYLOAD. docs/protocol.md is the normative description.
+v1 frame: SOF 0xA5 | VER 0x01 | ADDR | SEQ | KIND | LEN (2, big-endian) | PAYLOAD (JSON) | CRC (2, big-endian).
+v2 frame: SOF 0xA5 | VER 0x02 | ADDR | SEQ | KIND (bit 7: from a device) | LEN (1) | PAYLOAD (CBOR) | CRC (2).
+CRC-16/CCITT-FALSE over VER..PAYLOAD. One parser reads both, so a line can change version frame by frame
+(negotiation, docs/protocol.md section 10). docs/protocol.md is the normative description.
 """
 
 from __future__ import annotations
@@ -13,13 +15,24 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
+from drivers.reference.compact import CompactError, decode_compact, encode_compact
+
 SOF = 0xA5
 VERSION = 0x01
+VERSION_2 = 0x02
+VERSIONS = frozenset((VERSION, VERSION_2))
 HOST_ADDRESS = 0
+# v2 only: a host frame every station on a multi-drop line hears (docs/protocol.md, "Broadcast lock").
+BROADCAST_ADDRESS = 0xFF
 MAX_PAYLOAD = 1024
+MAX_PAYLOAD_V2 = 255
 HEADER_LEN = 7  # SOF VER ADDR SEQ KIND LEN_HI LEN_LO
+HEADER_LEN_V2 = 6  # SOF VER ADDR SEQ KIND LEN
 CRC_LEN = 2
 MAX_FRAME = HEADER_LEN + MAX_PAYLOAD + CRC_LEN
+# v2 KIND bit 7: the frame comes from a device, and ADDR names that device (its source) rather than its
+# destination, so a station's ACK on a shared line says who sent it.
+FROM_DEVICE = 0x80
 
 
 class Kind(IntEnum):
@@ -37,13 +50,27 @@ class ProtocolError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Frame:
+    """One frame. v1: `address` is the destination. v2: `address` is the device's (the destination of a host
+    frame, the source of a device's frame, which has `from_device`)."""
+
     address: int
     seq: int
     kind: Kind
     payload: bytes = b""
+    version: int = VERSION
+    from_device: bool = False
 
     def encode(self) -> bytes:
-        return encode_frame(self.address, self.seq, self.kind, self.payload)
+        return encode_frame(self.address, self.seq, self.kind, self.payload, self.version, self.from_device)
+
+    @property
+    def destination(self) -> int:
+        return HOST_ADDRESS if self.from_device else self.address
+
+    @property
+    def source(self) -> int | None:
+        """The sending device's address when the header names it (v2 device frames), else None."""
+        return self.address if self.from_device else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +80,12 @@ class CorruptFrame:
     address: int
     seq: int
     kind: Kind
+    version: int = VERSION
+    from_device: bool = False
+
+    @property
+    def destination(self) -> int:
+        return HOST_ADDRESS if self.from_device else self.address
 
 
 def crc16(data: bytes) -> int:
@@ -60,16 +93,27 @@ def crc16(data: bytes) -> int:
     return binascii.crc_hqx(data, 0xFFFF)
 
 
-def encode_frame(address: int, seq: int, kind: Kind, payload: bytes = b"") -> bytes:
+def encode_frame(
+    address: int, seq: int, kind: Kind, payload: bytes = b"", version: int = VERSION, from_device: bool = False
+) -> bytes:
     if not 0 <= address <= 0xFF:
         raise ValueError(f"address {address} out of range 0..255")
     if not 0 <= seq <= 0xFF:
         raise ValueError(f"seq {seq} out of range 0..255")
-    if len(payload) > MAX_PAYLOAD:
-        raise ValueError(f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
+    if version not in VERSIONS:
+        raise ValueError(f"protocol version {version} is not 1 or 2")
+    limit = MAX_PAYLOAD if version == VERSION else MAX_PAYLOAD_V2
+    if len(payload) > limit:
+        raise ValueError(f"payload of {len(payload)} bytes exceeds {limit}")
     if kind != Kind.DATA and payload:
         raise ValueError("ACK and NAK frames carry no payload")
-    body = bytes((VERSION, address, seq, int(kind))) + len(payload).to_bytes(2, "big") + payload
+    if version == VERSION:
+        if from_device:
+            raise ValueError("a v1 frame names its destination only; from_device is v2")
+        body = bytes((VERSION, address, seq, int(kind))) + len(payload).to_bytes(2, "big") + payload
+    else:
+        body = bytes((VERSION_2, address, seq, int(kind) | (FROM_DEVICE if from_device else 0), len(payload)))
+        body += payload
     return bytes((SOF,)) + body + crc16(body).to_bytes(2, "big")
 
 
@@ -80,7 +124,9 @@ class FrameParser:
     followed (or was swallowed by) a false SOF inside garbage is still found.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, versions: frozenset[int] = VERSIONS) -> None:
+        # A v1-only receiver (an old device) drops a v2 frame's SOF like any bad header, so it never acts on one.
+        self._versions = versions
         self._buf = bytearray()
         self.discarded_bytes = 0
         self.bad_frames = 0
@@ -132,22 +178,34 @@ class FrameParser:
                 break
             if start:
                 self._drop(start)
-            if len(buf) < HEADER_LEN:
+            if len(buf) < HEADER_LEN_V2:
                 break
-            version, address, seq, kind, length = buf[1], buf[2], buf[3], buf[4], (buf[5] << 8) | buf[6]
-            if version != VERSION or kind not in _KINDS or length > MAX_PAYLOAD or (kind != Kind.DATA and length):
+            version, address, seq, kind = buf[1], buf[2], buf[3], buf[4]
+            if version == VERSION_2:
+                header, length, from_device, kind = HEADER_LEN_V2, buf[5], bool(kind & FROM_DEVICE), kind & 0x7F
+            elif len(buf) < HEADER_LEN:
+                break
+            else:
+                header, length, from_device = HEADER_LEN, (buf[5] << 8) | buf[6], False
+            if (
+                version not in self._versions
+                or kind not in _KINDS
+                or length > MAX_PAYLOAD
+                or (kind != Kind.DATA and length)
+            ):
                 self._drop(1, bad=True)
                 continue
-            total = HEADER_LEN + length + CRC_LEN
+            total = header + length + CRC_LEN
             if len(buf) < total:
                 break
-            body = bytes(buf[1 : HEADER_LEN + length])
+            body = bytes(buf[1 : header + length])
             crc = (buf[total - 2] << 8) | buf[total - 1]
             if crc != crc16(body):
-                self._corrupt.append(CorruptFrame(address, seq, Kind(kind)))
+                self._corrupt.append(CorruptFrame(address, seq, Kind(kind), version, from_device))
                 self._drop(1, bad=True)
                 continue
-            frames.append(Frame(address, seq, Kind(kind), bytes(buf[HEADER_LEN : HEADER_LEN + length])))
+            payload = bytes(buf[header : header + length])
+            frames.append(Frame(address, seq, Kind(kind), payload, version, from_device))
             del buf[:total]
         return frames
 
@@ -187,14 +245,27 @@ RANKS = "23456789TJQKA"
 SUITS = "cdhs"
 
 
-def encode_message(message: Mapping[str, Any]) -> bytes:
-    payload = json.dumps(dict(message), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    if len(payload) > MAX_PAYLOAD:
-        raise ValueError(f"message encodes to {len(payload)} bytes, more than {MAX_PAYLOAD}")
+def encode_message(message: Mapping[str, Any], version: int = VERSION) -> bytes:
+    """A DATA payload: compact UTF-8 JSON in v1, a coded CBOR map in v2 (drivers/reference/compact.py)."""
+    if version == VERSION_2:
+        payload = encode_compact(message)
+        limit = MAX_PAYLOAD_V2
+    else:
+        payload = json.dumps(dict(message), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        limit = MAX_PAYLOAD
+    if len(payload) > limit:
+        raise ValueError(f"message encodes to {len(payload)} bytes, more than {limit}")
     return payload
 
 
 def decode_message(payload: bytes) -> dict[str, Any]:
+    """A DATA payload of either version: a v1 payload is a JSON object (its first byte `{`, 0x7B), a v2 payload a
+    CBOR map (first byte 0xA0..0xBF); 0x7B never starts a CBOR map, so the payload says which it is."""
+    if payload[:1] != b"{" and payload and 0xA0 <= payload[0] <= 0xBF:
+        try:
+            return decode_compact(payload)
+        except CompactError as exc:
+            raise ProtocolError(str(exc)) from None
     try:
         message = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:

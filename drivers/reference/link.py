@@ -9,12 +9,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import structlog
 
-from drivers.reference.framing import Frame, FrameParser, Kind, encode_frame, encode_message
+from drivers.reference.framing import (
+    BROADCAST_ADDRESS,
+    HOST_ADDRESS,
+    VERSION,
+    VERSION_2,
+    VERSIONS,
+    Frame,
+    FrameParser,
+    Kind,
+    encode_frame,
+    encode_message,
+)
 from drivers.tasks import cancel_and_wait
 
 log = structlog.get_logger(__name__)
@@ -71,6 +83,7 @@ class Link:
         retries: int = DEFAULT_RETRIES,
         initial_seq: int | None = None,
         name: str = "link",
+        versions: frozenset[int] = VERSIONS,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -82,7 +95,14 @@ class Link:
         self.ack_timeout = ack_timeout
         self.retries = retries
         self.name = name
-        self.parser = FrameParser()
+        self.parser = FrameParser(versions)
+        # The version this end sends DATA in. A host raises it to 2 once the device offered 2 at identify; a
+        # device (follow_peer) sends in the version of the host's last frame to it (docs/protocol.md section 10).
+        self.version = VERSION
+        self.follow_peer = False
+        self._last_broadcast: tuple[int, bytes] | None = None
+        # DATA frames received for this end, by version: what tests and benches read to see the negotiated version.
+        self.data_versions: Counter[int] = Counter()
         # A random first SEQ keeps a peer that survived our reconnect from taking frame one as a repeat.
         self._next_seq = random.randrange(256) if initial_seq is None else initial_seq
         self._send_lock = asyncio.Lock()
@@ -102,13 +122,12 @@ class Link:
 
     async def send(self, message: Mapping[str, Any]) -> None:
         """Send one DATA frame and return once the peer ACKed it; LinkTimeout / LinkClosed otherwise."""
-        payload = encode_message(message)
         async with self._send_lock:
             if self.closed.is_set():
                 raise LinkClosed(self.close_reason or "link closed")
             seq = self._next_seq
             self._next_seq = (seq + 1) % 256
-            frame = encode_frame(self.peer_address, seq, Kind.DATA, payload)
+            frame = self.data_frame(self.peer_address, seq, message, self.version)
 
             def register(future: asyncio.Future[Kind]) -> None:
                 self._awaiting = (seq, future)
@@ -117,6 +136,24 @@ class Link:
                 self._awaiting = None
 
             await self._exchange(frame, register, release, f"for {message.get('cmd') or message.get('evt')}")
+
+    def data_frame(self, peer: int, seq: int, message: Mapping[str, Any], version: int) -> bytes:
+        """A DATA frame to `peer` in `version`; a message a v2 frame cannot carry (longer than 255 bytes) goes in
+        v1, which every v2 receiver reads too."""
+        if version == VERSION_2:
+            try:
+                payload = encode_message(message, VERSION_2)
+            except ValueError:
+                payload = b""  # too long, or not carried by v2 (a name that is not text)
+            if payload:
+                return self._encode(peer, seq, Kind.DATA, payload, VERSION_2)
+        return self._encode(peer, seq, Kind.DATA, encode_message(message), VERSION)
+
+    def _encode(self, peer: int, seq: int, kind: Kind, payload: bytes, version: int) -> bytes:
+        # v2 names the device in ADDR both ways; a device's frames say so with FROM_DEVICE.
+        from_device = version == VERSION_2 and self.local_address != HOST_ADDRESS
+        address = self.local_address if from_device else peer
+        return encode_frame(address, seq, kind, payload, version, from_device)
 
     async def _exchange(
         self, frame: bytes, register: Callable[[asyncio.Future[Kind]], None], release: Callable[[], None], what: str
@@ -215,13 +252,19 @@ class Link:
 
     async def _handle(self, frames: list[Frame]) -> None:
         for corrupt in self.parser.take_corrupt():
-            if corrupt.kind == Kind.DATA and corrupt.address == self.local_address:
-                await self._send_control(Kind.NAK, corrupt.seq)
+            if corrupt.kind == Kind.DATA and corrupt.destination == self.local_address:
+                await self._send_control(Kind.NAK, corrupt.seq, version=corrupt.version)
         for frame in frames:
-            if frame.address != self.local_address:
+            if frame.destination == BROADCAST_ADDRESS and self.local_address != HOST_ADDRESS:
+                self._broadcast(frame)
+                continue
+            if frame.destination != self.local_address:
                 continue  # for another device on the bus
+            if self.follow_peer:
+                self.version = frame.version
             if frame.kind == Kind.DATA:
-                await self._send_control(Kind.ACK, frame.seq)
+                self.data_versions[frame.version] += 1
+                await self._send_control(Kind.ACK, frame.seq, version=frame.version)
                 if self._last_delivered == (frame.seq, frame.payload):
                     continue  # our ACK was lost and the peer retransmitted
                 self._last_delivered = (frame.seq, frame.payload)
@@ -230,6 +273,18 @@ class Link:
                 self._awaiting[1].set_result(frame.kind)
         self._report_noise()
 
+    def _broadcast(self, frame: Frame) -> None:
+        """A host frame to every station on the line: never ACKed (the stations would collide); the station
+        answers it, if it names the station, with an event of its own (docs/protocol.md, "Broadcast lock")."""
+        if frame.kind != Kind.DATA or frame.version != VERSION_2:
+            return
+        if self.follow_peer:
+            self.version = VERSION_2
+        if self._last_broadcast == (frame.seq, frame.payload):
+            return
+        self._last_broadcast = (frame.seq, frame.payload)
+        self._call(self._on_data, frame.payload)
+
     def _report_noise(self) -> None:
         noise = (self.parser.discarded_bytes, self.parser.bad_frames)
         if noise != self._noise_reported:
@@ -237,23 +292,22 @@ class Link:
             if self._on_noise is not None:
                 self._call(self._on_noise, *noise)
 
-    async def _send_control(self, kind: Kind, seq: int, address: int | None = None) -> None:
-        address = self.peer_address if address is None else address
+    async def _send_control(self, kind: Kind, seq: int, address: int | None = None, *, version: int = VERSION) -> None:
+        """An ACK or NAK, in the version of the frame it answers."""
+        frame = self._encode(self.peer_address if address is None else address, seq, kind, b"", version)
         if self.control_delay > 0:
-            task = asyncio.get_running_loop().create_task(
-                self._send_control_later(kind, seq, self.control_delay, address)
-            )
+            task = asyncio.get_running_loop().create_task(self._send_control_later(frame, self.control_delay))
             self._delayed.add(task)
             task.add_done_callback(self._delayed.discard)
             return
-        await self._send_control_now(kind, seq, address)
+        await self._send_control_now(frame)
 
-    async def _send_control_later(self, kind: Kind, seq: int, delay: float, address: int) -> None:
+    async def _send_control_later(self, frame: bytes, delay: float) -> None:
         await asyncio.sleep(delay)
         if not self.closed.is_set():
-            await self._send_control_now(kind, seq, address)
+            await self._send_control_now(frame)
 
-    async def _send_control_now(self, kind: Kind, seq: int, address: int) -> None:
+    async def _send_control_now(self, frame: bytes) -> None:
         # On failure the read loop sees the same dead transport and reports it.
         with contextlib.suppress(LinkClosed):
-            await self._write(encode_frame(address, seq, kind))
+            await self._write(frame)

@@ -19,7 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from drivers.base import DeviceBase
 from drivers.interfaces import DeviceEvent, DeviceOffline, DeviceOnline, EventSink
 from drivers.reference.bus_link import BusLink
-from drivers.reference.link import Link
+from drivers.reference.device import Translator
+from drivers.reference.framing import VERSION_2
+from drivers.reference.link import Link, LinkError
 from drivers.reference.wager_station import ReferenceWagerStation, ReferenceWagerStationSettings
 from drivers.serial_port import open_serial
 from drivers.tasks import cancel_and_wait
@@ -52,6 +54,12 @@ class ReferenceWagerBusSettings(BaseModel):
         default=2.0, ge=0, description="Seconds between pings to each station while idle; 0 disables the heartbeat"
     )
     debounce_ms: int = Field(default=30, ge=0, le=1000, description="As for reference-wager-station")
+    protocol: int = Field(default=2, ge=1, le=2, description="As for reference-wager-station")
+    broadcast_lock: bool = Field(
+        default=True,
+        description="Lock the v2 stations with one broadcast frame, each confirming in its slot; false: a lock "
+        "frame to each station",
+    )
 
     @model_validator(mode="after")
     def _distinct(self) -> ReferenceWagerBusSettings:
@@ -120,6 +128,30 @@ class BusWagerStation(ReferenceWagerStation):
         assert isinstance(link, BusLink)
         await link.send_to(self.address, message)
 
+    def _use_protocol(self, link: Link, version: int) -> None:
+        assert isinstance(link, BusLink)
+        self.protocol_version = version
+        link.peer_versions[self.address] = version
+
+    # --- "no more bets": one broadcast for the stations that speak v2 ---------------------------------
+
+    async def lock(self) -> None:
+        if self.protocol_version == VERSION_2 and self._online and self._bus.settings.broadcast_lock:
+            await self._bus.lock_together(self)
+        else:
+            await super().lock()
+
+    def translators(self) -> Mapping[str, Translator]:
+        table = dict(super().translators())
+        plain = table["locked"]
+
+        def locked(message: Mapping[str, Any]) -> DeviceEvent | None:
+            self._bus.confirmed(self.address)
+            return plain(message)
+
+        table["locked"] = locked
+        return table
+
     async def _went_silent(self, link: Link, reason: str) -> None:
         pass  # the line stays up for the other stations
 
@@ -151,10 +183,15 @@ class ReferenceWagerBus(DeviceBase):
                 heartbeat_interval=settings.heartbeat_interval,
                 seat=entry.seat,
                 debounce_ms=settings.debounce_ms,
+                protocol=settings.protocol,
             )
             self._stations[entry.seat] = BusWagerStation(f"wager_station_{entry.seat}", station_settings, self)
         self._by_address = {s.address: s for s in self._stations.values()}
         self._attached: set[int] = set()
+        # Stations whose lock() joined the broadcast being gathered this turn of the loop, and the answers awaited.
+        self._gathering: dict[int, asyncio.Future[None]] = {}
+        self._awaiting_locked: dict[int, asyncio.Future[None]] = {}
+        self._lock_tasks: set[asyncio.Task[None]] = set()
 
     @property
     def stations(self) -> Mapping[int, BusWagerStation]:
@@ -184,6 +221,66 @@ class ReferenceWagerBus(DeviceBase):
         await self._end()
         for s in self._stations.values():
             s._online = None  # unknown until the line is served again
+
+    # --- the broadcast lock (docs/protocol.md, "Broadcast lock") -------------------------------------
+
+    def lock_together(self, station: BusWagerStation) -> asyncio.Future[None]:
+        """Join the broadcast that locks every station whose lock() is called in this turn of the event loop
+        (the controller locks all of them at once); done once this station confirmed or was reported."""
+        loop = asyncio.get_running_loop()
+        if not self._gathering:
+            loop.call_soon(self._start_broadcast)
+        done = self._gathering.get(station.address)
+        if done is None:
+            done = self._gathering[station.address] = loop.create_future()
+        return done
+
+    def _start_broadcast(self) -> None:
+        batch, self._gathering = self._gathering, {}
+        task = asyncio.get_running_loop().create_task(self._broadcast_lock(batch), name=f"driver:{self.device_id}:lock")
+        self._lock_tasks.add(task)
+        task.add_done_callback(self._lock_tasks.discard)
+
+    def confirmed(self, address: int) -> None:
+        waiter = self._awaiting_locked.get(address)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _broadcast_lock(self, batch: dict[int, asyncio.Future[None]]) -> None:
+        """One lock frame names every station in `batch`; each confirms with its own `locked` (ACKed by the host
+        as any event). Stations that did not answer within the ACK timeout are named again, up to `retries`
+        more times; a station that never answers is reported as its own lock would be (a `timeout` fault)."""
+        loop = asyncio.get_running_loop()
+        pending = sorted(batch)
+        try:
+            for _attempt in range(self.settings.retries + 1):
+                link = self.link
+                if link is None or link.closed.is_set():
+                    break
+                waiters = {a: self._awaiting_locked.setdefault(a, loop.create_future()) for a in pending}
+                try:
+                    await link.broadcast({"cmd": "lock", "stations": pending})
+                except LinkError:
+                    break
+                # Every station has its slot after the frame; the ACK timeout covers the last slot of a full line.
+                # asyncio.wait, not gather under a timeout: that would cancel the waiters and count them as answered.
+                await asyncio.wait(waiters.values(), timeout=self.settings.ack_timeout)
+                pending = [a for a in pending if not waiters[a].done()]
+                for a in list(self._awaiting_locked):
+                    if self._awaiting_locked[a].done():
+                        del self._awaiting_locked[a]
+                if not pending:
+                    return
+            for address in pending:
+                self._by_address[address].fault(
+                    "timeout", f"lock: no `locked` answer to {self.settings.retries + 1} broadcast lock frames"
+                )
+        finally:
+            for address in pending:
+                self._awaiting_locked.pop(address, None)
+            for done in batch.values():
+                if not done.done():
+                    done.set_result(None)
 
     # --- what the line reports, every station reports ------------------------------------------------
 

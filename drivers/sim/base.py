@@ -10,9 +10,10 @@ from typing import Any, ClassVar
 
 import structlog
 
-from drivers.reference.framing import HOST_ADDRESS, ProtocolError, decode_message
+from drivers.reference.framing import HOST_ADDRESS, VERSIONS, ProtocolError, decode_message
 from drivers.reference.link import ByteReader, ByteWriter, Link, LinkError
 from drivers.sim.faults import COMMON_EVENTS, DEFAULT_GARBAGE, IMMEDIATE, Fault, FaultKind, Trigger
+from drivers.sim.line import LineTiming, default_timing
 from drivers.sim.pty import PtyEndpoint, StableName
 from drivers.tasks import cancel_and_wait
 
@@ -22,10 +23,12 @@ FIRMWARE = "1.0.0-sim"
 
 
 class SimDevice:
-    """A simulated device speaking reference protocol v1 on the master side of a real pty.
+    """A simulated device speaking reference protocol v1 and v2 on the master side of a real pty.
 
     `port` is a stable symlink (what a udev rule gives in production) to the pty's slave, so an unplug
     and replug gives the driver a new pty under the same name, as re-plugging a USB device does.
+    `protocols`: the versions it speaks, (1,) for a device built before v2 (it neither offers nor reads v2).
+    `timing`: the line's baud rate and pacing (drivers/sim/line.py; default from TABLECTL_SIM_PACING).
     """
 
     model = "SIM"
@@ -34,9 +37,19 @@ class SimDevice:
     # Device-specific events a Trigger may count (commands it handles, plus "load" / "place").
     events: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, device_id: str, address: int = 1) -> None:
+    def __init__(
+        self,
+        device_id: str,
+        address: int = 1,
+        *,
+        protocols: tuple[int, ...] = (1, 2),
+        timing: LineTiming | None = None,
+    ) -> None:
         self.device_id = device_id
         self.address = address
+        self.protocols: tuple[int, ...] = (1, 2)
+        self.timing = default_timing()
+        self.configure_line(protocols, timing)
         self._endpoint: PtyEndpoint | None = None
         self._link: Link | None = None
         self._outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -48,6 +61,14 @@ class SimDevice:
         self._active: list[Fault] = []
         self._chores: set[asyncio.Task[None]] = set()
 
+    def configure_line(self, protocols: tuple[int, ...] = (1, 2), timing: LineTiming | None = None) -> None:
+        """The versions this device speaks and its line's timing; takes effect at the next plug (call before start)."""
+        if not set(protocols) <= VERSIONS or 1 not in protocols:
+            raise ValueError(f"protocols must include 1 and be among 1 and 2, got {protocols}")
+        self.protocols = tuple(sorted(set(protocols)))
+        if timing is not None:
+            self.timing = timing
+
     @property
     def port(self) -> str:
         return self._name.path
@@ -57,13 +78,16 @@ class SimDevice:
         return self._endpoint is not None
 
     @property
-    def identity(self) -> dict[str, str]:
-        return {
+    def identity(self) -> dict[str, Any]:
+        identity: dict[str, Any] = {
             "model": self.model,
             "serial": self.device_id,
             "firmware": FIRMWARE,
             "firmware_hash": hashlib.sha256(f"{self.model}/{FIRMWARE}".encode()).hexdigest(),
         }
+        if self.protocols != (1,):
+            identity["protocols"] = list(self.protocols)  # a v1 device says nothing (docs/protocol.md section 10)
+        return identity
 
     async def start(self) -> None:
         self._name.create()
@@ -76,7 +100,7 @@ class SimDevice:
         self._name.remove()
 
     async def _plug(self) -> None:
-        self._endpoint = PtyEndpoint()
+        self._endpoint = PtyEndpoint(self.timing)
         self._attach(self._endpoint, self._endpoint)
         self._name.point(self._endpoint.path)
 
@@ -97,7 +121,9 @@ class SimDevice:
             peer_address=HOST_ADDRESS,
             on_data=self._on_data,
             name=f"sim:{self.device_id}",
+            versions=frozenset(self.protocols),
         )
+        self._link.follow_peer = True
         self._link.control_delay = self._reply_delay
         self._link.start()
         self._sender = asyncio.get_running_loop().create_task(self._send_loop(), name=f"sim-send:{self.device_id}")
@@ -243,6 +269,9 @@ class SimDevice:
             self.reply({"evt": "fault", "code": "bad_command", "detail": str(exc)})
             return
         command = message.get("cmd")
+        stations = message.get("stations")
+        if isinstance(stations, list) and self.address not in stations:
+            return  # a broadcast for other stations on the line (docs/protocol.md, "Broadcast lock")
         if isinstance(command, str) and self._note(command):
             return
         if command == "identify":

@@ -10,15 +10,18 @@ import tempfile
 import tty
 from pathlib import Path
 
+from drivers.sim.line import UNPACED, LineTiming, PacedDirection
+
 
 class PtyEndpoint:
     """Owns a pty pair: the master is the simulated device, the slave path is what a driver opens.
 
     The slave fd stays open for the endpoint's lifetime so the master never reads EIO merely because
-    no driver has the port open yet (or a driver closed it to reconnect).
+    no driver has the port open yet (or a driver closed it to reconnect). With a paced `timing` both
+    directions take the wire time of a real line (drivers/sim/line.py); unpaced, bytes pass at once.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, timing: LineTiming = UNPACED) -> None:
         self.master_fd, self.slave_fd = os.openpty()
         # Raw at once: the line discipline must neither echo our frames back nor translate CR/LF.
         tty.setraw(self.slave_fd)
@@ -29,6 +32,9 @@ class PtyEndpoint:
         self._pending = bytearray()
         self._waiting_to_write = False
         self._closed = False
+        # What the host wrote reaches the device, and what the device writes reaches the host, a line's time later.
+        self.inbound = PacedDirection(timing, self._reader.feed_data)
+        self.outbound = PacedDirection(timing, self._write_now)
         self._loop.add_reader(self.master_fd, self._read_ready)
 
     def _read_ready(self) -> None:
@@ -40,14 +46,17 @@ class PtyEndpoint:
             data = b""
         if not data:
             self._loop.remove_reader(self.master_fd)
-            self._reader.feed_eof()
+            self.inbound.after(self._reader.feed_eof)
             return
-        self._reader.feed_data(data)
+        self.inbound.send(data)
 
     async def read(self, n: int = -1) -> bytes:
         return await self._reader.read(n)
 
     def write(self, data: bytes) -> None:
+        self.outbound.send(data)
+
+    def _write_now(self, data: bytes) -> None:
         if self._closed:
             return
         self._pending += data
@@ -81,6 +90,7 @@ class PtyEndpoint:
         if self._closed:
             return
         self._closed = True
+        self.inbound.closed = self.outbound.closed = True
         self._loop.remove_reader(self.master_fd)
         self._loop.remove_writer(self.master_fd)
         self._reader.feed_eof()

@@ -15,6 +15,8 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from drivers.reference.framing import VERSION_2, Frame, FrameParser
+from drivers.sim.line import LineTiming, default_timing
 from drivers.sim.pty import PtyEndpoint, StableName
 from drivers.sim.wager_station import WagerStationSim
 from drivers.tasks import cancel_and_wait
@@ -44,8 +46,9 @@ class _Drop:
 class BusStationSim(WagerStationSim):
     """A wager station on a bus. unplug()/replug() pull and restore this station's drop alone."""
 
-    def __init__(self, bus: WagerBusSim, seat: int, address: int) -> None:
+    def __init__(self, bus: WagerBusSim, seat: int, address: int, protocols: tuple[int, ...] = (1, 2)) -> None:
         super().__init__(f"wager_station_{seat}", seat, address)
+        self.configure_line(protocols, bus.timing)
         self._bus = bus
         self._drop: _Drop | None = None
 
@@ -69,7 +72,10 @@ class BusStationSim(WagerStationSim):
             await self._plug()
 
     async def send(self, message: Mapping[str, Any]) -> None:
-        await super().send({**message, "src": self.address})
+        if self._link is not None and self._link.version == VERSION_2:
+            await super().send(message)  # a v2 header names the sender
+        else:
+            await super().send({**message, "src": self.address})
 
     def inject_garbage(self, data: bytes) -> None:
         self._bus.inject_garbage(data)
@@ -92,18 +98,29 @@ class WagerBusSim:
     """
 
     def __init__(
-        self, name: str = "wager_bus", seats: Iterable[int] = (), addresses: Mapping[int, int] | None = None
+        self,
+        name: str = "wager_bus",
+        seats: Iterable[int] = (),
+        addresses: Mapping[int, int] | None = None,
+        *,
+        protocols: tuple[int, ...] = (1, 2),
+        timing: LineTiming | None = None,
     ) -> None:
         self.name = name
+        # One line: its two directions are paced once for all the stations (their answers queue on the return pair).
+        self.timing = default_timing() if timing is None else timing
         wanted = dict(addresses or {})
         for seat in seats:
             wanted.setdefault(seat, seat)
         if len(set(wanted.values())) != len(wanted):
             raise ValueError(f"stations on one line need distinct addresses: {wanted}")
-        self.stations = {seat: BusStationSim(self, seat, wanted[seat]) for seat in sorted(wanted)}
+        self.stations = {seat: BusStationSim(self, seat, wanted[seat], protocols) for seat in sorted(wanted)}
         self._endpoint: PtyEndpoint | None = None
         self._pump: asyncio.Task[None] | None = None
         self._name = StableName(name)
+        # Every intact frame the host put on the line, as the stations heard it: what a test asserts went over
+        # the wire (one broadcast lock, not seven frames).
+        self.heard: list[Frame] = []
 
     @property
     def port(self) -> str:
@@ -137,7 +154,7 @@ class WagerBusSim:
     async def replug(self) -> None:
         """Plug the line back in: a new pty under the same name, every station attached (and revived)."""
         await self.unplug()
-        self._endpoint = PtyEndpoint()
+        self._endpoint = PtyEndpoint(self.timing)
         self._pump = asyncio.get_running_loop().create_task(self._fan_out(self._endpoint), name=f"sim:{self.name}")
         for station in self.stations.values():
             await station._plug()
@@ -153,7 +170,9 @@ class WagerBusSim:
 
     async def _fan_out(self, endpoint: PtyEndpoint) -> None:
         # A multi-drop line: every listening station hears every byte the host sends.
+        parser = FrameParser()
         while data := await endpoint.read(4096):
+            self.heard += parser.feed(data)
             for station in self.stations.values():
                 drop = station.drop
                 if drop is not None:

@@ -14,13 +14,22 @@ from controller.config.table import demo_config, parse_config
 from controller.shell.runner import build_devices
 from drivers.interfaces import (
     DeviceEvent,
+    DeviceFault,
     DeviceOffline,
     DeviceOnline,
     LockAcknowledged,
     WagerDetected,
     WagerStation,
 )
-from drivers.reference.framing import HOST_ADDRESS, FrameParser, Kind, encode_frame, encode_message
+from drivers.reference.framing import (
+    BROADCAST_ADDRESS,
+    HOST_ADDRESS,
+    FrameParser,
+    Kind,
+    decode_message,
+    encode_frame,
+    encode_message,
+)
 from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
 from drivers.registry import create_driver
 from drivers.serial_port import open_serial
@@ -110,8 +119,9 @@ async def test_seven_stations_on_one_line_come_online(bus: StartBus) -> None:
     assert not any(isinstance(ev, DeviceOffline) for r in recorders.values() for ev in r.seen)
 
 
-async def test_lock_goes_to_every_station_at_once(bus: StartBus, bus_sim: WagerBusSim) -> None:
-    driver, stations, recorders = await bus()
+async def test_v1_lock_goes_to_every_station_at_once(bus: StartBus, bus_sim: WagerBusSim) -> None:
+    """Protocol v1 (the host kept to it): a lock frame to each station, all in flight together."""
+    driver, stations, recorders = await bus(protocol=1)
     await all_online(recorders)
     locking = [asyncio.create_task(s.lock()) for s in stations.values()]
     await asyncio.sleep(0)
@@ -126,6 +136,62 @@ async def test_lock_goes_to_every_station_at_once(bus: StartBus, bus_sim: WagerB
     await asyncio.gather(*(s.unlock() for s in stations.values()))
     acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
     assert [(a.seat, a.locked) for a in acks] == [(seat, False) for seat in SEATS]
+
+
+def lock_frames(bus_sim: WagerBusSim) -> list[tuple[int, int, dict[str, Any]]]:
+    """(version, ADDR, message) of every lock command the host put on the line, in order."""
+    out = []
+    for frame in bus_sim.heard:
+        if frame.kind == Kind.DATA and not frame.from_device:
+            message = decode_message(frame.payload)
+            if message.get("cmd") == "lock":
+                out.append((frame.version, frame.address, message))
+    return out
+
+
+async def test_v2_lock_is_one_broadcast_confirmed_by_every_station(bus: StartBus, bus_sim: WagerBusSim) -> None:
+    _driver, stations, recorders = await bus()
+    await all_online(recorders)
+    assert {s.protocol_version for s in stations.values()} == {2}
+    await asyncio.gather(*(s.lock() for s in stations.values()))
+    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
+    assert all(bus_sim.stations[seat].locked for seat in SEATS)
+    stations_named = sorted(ADDRESSES.values())
+    assert lock_frames(bus_sim) == [(2, BROADCAST_ADDRESS, {"cmd": "lock", "stations": stations_named})]
+    assert not any(isinstance(ev, DeviceFault) for r in recorders.values() for ev in r.seen)
+
+
+async def test_broadcast_names_again_only_the_stations_that_did_not_answer(bus: StartBus, bus_sim: WagerBusSim) -> None:
+    _driver, stations, recorders = await bus(ack_timeout=0.05, retries=2)
+    await all_online(recorders)
+    await bus_sim.stations[3].inject(Fault(FaultKind.NO_REPLY))
+    await asyncio.gather(*(s.lock() for s in stations.values()))
+    others = [seat for seat in SEATS if seat != 3]
+    acks = await asyncio.gather(*(recorders[seat].next(LockAcknowledged) for seat in others))
+    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in others]
+    fault = await recorders[3].next(DeviceFault)
+    assert fault.code == "timeout" and "3 broadcast lock frames" in fault.detail
+    named = [m["stations"] for _v, address, m in lock_frames(bus_sim) if address == BROADCAST_ADDRESS]
+    assert named == [sorted(ADDRESSES.values()), [ADDRESSES[3]], [ADDRESSES[3]]]
+
+
+async def test_a_v1_station_on_a_v2_line_is_locked_on_its_own(bus_sim: WagerBusSim, bus: StartBus) -> None:
+    """A station built before v2 neither offers nor reads it: it gets its own v1 lock; the others one broadcast."""
+    await bus_sim.stop()
+    bus_sim.stations[2].configure_line((1,))
+    await bus_sim.start()
+    _driver, stations, recorders = await bus()
+    await all_online(recorders)
+    assert [s.protocol_version for s in stations.values()] == [1 if seat == 2 else 2 for seat in SEATS]
+    await asyncio.gather(*(s.lock() for s in stations.values()))
+    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
+    v2_named = sorted(a for seat, a in ADDRESSES.items() if seat != 2)
+    assert sorted(lock_frames(bus_sim), key=lambda f: f[0]) == [
+        (1, ADDRESSES[2], {"cmd": "lock"}),
+        (2, BROADCAST_ADDRESS, {"cmd": "lock", "stations": v2_named}),
+    ]
 
 
 async def test_wager_reaches_its_own_seat_only(bus: StartBus, bus_sim: WagerBusSim) -> None:

@@ -50,7 +50,8 @@ def test_table_rounds_reports_a_rate_against_the_engine(tmp_path: Path) -> None:
 
 def test_event_latency_reports_percentiles_against_bare_paho(tmp_path: Path) -> None:
     out = _bench("event_latency.py", "--rounds", "2", "--pace", "0", "--journal-dir", str(tmp_path))
-    assert re.search(r"bare paho publish -> receive \(baseline\): p50 [\d.]+ ms, p99 [\d.]+ ms", out), out
+    assert re.search(r"bare paho publish -> receive: p50 [\d.]+ ms, p99 [\d.]+ ms", out), out
+    assert re.search(r"baseline, a bare publish round trip plus a bare commit: p50 [\d.]+ ms, p99 [\d.]+ ms", out), out
     assert re.search(r"engine step -> subscriber, every event: p50 [\d.]+ ms, p99 [\d.]+ ms", out), out
     assert re.search(r"ratio to the baseline: p50 [\d.]+x, p99 [\d.]+x; p99 (meets|misses) the target", out), out
 
@@ -58,8 +59,33 @@ def test_event_latency_reports_percentiles_against_bare_paho(tmp_path: Path) -> 
 def test_footprint_reports_rss_and_idle_cpu() -> None:
     out = _bench("footprint.py", "--rounds", "2", "--idle-seconds", "1")
     assert re.search(r"2 rounds played", out), out
-    assert re.search(r"peak \(VmHWM\) [\d.]+ MB = [\d.]+x the baseline; (meets|misses) the target of 80 MB", out), out
+    assert re.search(r"peak \(VmHWM\) [\d.]+ MB = [\d.]+x the baseline; (meets|misses) the target of 45 MB", out), out
+    alone = r"the controller alone .* CPU per seven-seat round [\d.]+ ms \((meets|misses) the target"
+    assert re.search(alone, out), out
     assert re.search(r"idle with the table open, over 1 s: [\d.]+ % of a core .*a smoke run", out), out
+
+
+def test_lockout_reports_against_the_line_time_of_the_frames_sent() -> None:
+    """Paced lines, protocol v2 and v1, a line each and one multi-drop line (docs/protocol.md section 10)."""
+    for args, version in (
+        (("--protocol", "2"), 2),
+        (("--protocol", "1", "--bus"), 1),
+        (("--bus", "--sims-process"), 2),
+    ):
+        out = _bench("lockout.py", "--trials", "3", "--stations", "3", *args)
+        assert f"over paced 115200-baud lines, protocol v{version}" in out, out
+        where = "in a process of their own" if "--sims-process" in args else "in this process"
+        assert f"the simulators ran {where}" in out, out
+        assert re.search(r"line time of the critical-path frames at 115200 baud \(baseline\): [\d.]+ ms", out), out
+        assert re.search(r"from the press reaching the controller: p50 [\d.]+ ms \([\d.]+x line time\)", out), out
+        assert re.search(r"target p99 <= \d+ ms.*: (meets|misses)", out), out
+
+
+def test_growth_reports_lockout_and_journal_growth() -> None:
+    out = _bench("growth.py", "--rounds", "40", "--trials", "2")
+    assert re.search(r"7 station\(s\), one multi-drop line: p99 [\d.]+ ms", out), out
+    assert re.search(r"\s+40 rounds: +[\d.]+ MB .* journal verify [\d.]+ s", out), out
+    assert "100000 rounds, extrapolated linearly" in out
 
 
 def test_restart_reports_spawn_to_ready() -> None:

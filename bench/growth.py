@@ -1,0 +1,147 @@
+"""How the cost grows with the work: lock-out p99 from 1 to 7 stations, journal size and `journal verify` time with
+the rounds journaled.
+
+Lock-out: bench/lockout.py's measurement (paced 115200-baud lines, protocol v2, each station on its own line and
+all on one multi-drop line) for 1, 2, 4 and 7 stations; the baseline of each is the line time of its own frames.
+
+Journal: a fresh journal file filled with synthetic rounds shaped like the seven-seat table's (66 events a round,
+payloads of the sizes a 643a round journals, one transaction a round), its size and the time `Journal.verify` (the
+walk `tablectl journal verify` makes) takes at each doubling up to --rounds. The baseline of the verify time is
+reading the same rows without checking them (one SELECT over the events), so the ratio is what the checking adds.
+
+    .venv/bin/python bench/growth.py [--rounds 100000] [--trials 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import benchlib
+import lockout
+
+from controller.core.events import DomainEvent
+from controller.shell.logs import configure_logging
+from controller.store.journal import Journal
+from drivers.sim.line import LineTiming
+
+EVENTS_PER_ROUND = 66  # bench/table_rounds.py's seven-seat 643a table journals 66 events a round
+
+
+def synthetic_round(n: int) -> list[DomainEvent]:
+    """66 events with payloads of a real round's sizes: wagers, lock-out, cards dealt (sealed), settlements."""
+    round_id = f"r-{n}"
+    events = [DomainEvent("round.started", "643a.5(a)", {"round_no": n}, round_id=round_id)]
+    for seat in range(1, 8):
+        for spot in ("ante", "bet_1", "bet_2", "three_card_bonus", "progressive"):
+            events.append(
+                DomainEvent(
+                    "wager.accepted", "643a.7(a)", {"seat": seat, "spot": spot, "amount_cents": 500}, round_id=round_id
+                )
+            )
+    for seat in range(1, 8):
+        events.append(DomainEvent("lock.confirmed", "643a.8(a)", {"seat": seat}, round_id=round_id))
+    events.append(DomainEvent("lockout.confirmed", "643a.8(a)", {"seats": list(range(1, 8))}, round_id=round_id))
+    for seat in range(1, 8):
+        events.append(
+            DomainEvent(
+                "hand.settled",
+                "643a.11(b)",
+                {"seat": seat, "ante_cents": 500, "bet_1_cents": 500, "net_cents": -1000, "cards": 3},
+                sealed={"cards": ["As", "Kd", "Qh", "Jc", "Ts"]},
+                round_id=round_id,
+            )
+        )
+    while len(events) < EVENTS_PER_ROUND - 1:
+        events.append(
+            DomainEvent("decision.made", "643a.9(a)", {"seat": 1, "decision": "let_it_ride"}, round_id=round_id)
+        )
+    events.append(DomainEvent("round.completed", "643a.11(a)", {"round_no": n}, round_id=round_id))
+    return events
+
+
+def journal_growth(rounds: int) -> list[tuple[int, int, float, float]]:
+    """(rounds, file bytes, verify seconds, plain read seconds) at each doubling."""
+    out = []
+    checkpoints, at = [], min(1000, rounds)
+    while at < rounds:
+        checkpoints.append(at)
+        at *= 2
+    checkpoints.append(rounds)
+    with tempfile.TemporaryDirectory(prefix="bench-growth-") as tmp:
+        path = Path(tmp) / "growth.sqlite"
+        journal = Journal(path, "bench-growth", uuid.uuid4().hex)
+        try:
+            done = 0
+            for target in checkpoints:
+                while done < target:
+                    done += 1
+                    journal.append(synthetic_round(done), datetime.now(UTC))
+                    if done % 1000 == 0:
+                        benchlib.progress(f"{done}/{rounds} rounds journaled")
+                size = sum(p.stat().st_size for p in Path(tmp).iterdir() if p.name.startswith("growth.sqlite"))
+                start = time.perf_counter()
+                report = journal.verify()
+                verify_s = time.perf_counter() - start
+                if not report.ok:
+                    sys.exit(f"bench: the synthetic journal does not verify: {report}")
+                start = time.perf_counter()
+                rows = len(journal.events())
+                read_s = time.perf_counter() - start
+                assert rows == done * EVENTS_PER_ROUND
+                out.append((done, size, verify_s, read_s))
+        finally:
+            journal.close()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=100_000, help="rounds journaled at the end")
+    ap.add_argument("--trials", type=int, default=200, help="lock-out trials per station count")
+    args = ap.parse_args()
+    configure_logging(json=False, level="warning")
+    print(f"machine: {benchlib.machine()}")
+    timing = LineTiming()
+    print("lock-out p99 with the stations on paced 115200-baud lines, protocol v2 (baseline: its frames' line time)")
+    for bus in (False, True):
+        for stations in (1, 2, 4, 7):
+            figures = asyncio.run(lockout.run(args.trials, stations, lambda _n: None, bus, 2, timing))
+            _press, path_bytes = lockout.critical_bytes(stations, figures.version, bus)
+            floor = lockout.line_time_ms(path_bytes, timing)
+            p99 = benchlib.percentile(figures.controller, 99)
+            wiring = "one multi-drop line" if bus else "a line each"
+            print(
+                f"  {stations} station(s), {wiring}: p99 {p99:.3f} ms from the press reaching the controller "
+                f"({p99 / floor:.2f}x the {floor:.3f} ms line time; journal commit p99 "
+                f"{benchlib.percentile(figures.commit, 99):.3f} ms of it)"
+            )
+    print(f"journal, {EVENTS_PER_ROUND} events a round (baseline: reading the rows without checking them)")
+    growth = journal_growth(args.rounds)
+    for rounds, size, verify_s, read_s in growth:
+        print(
+            f"  {rounds:>7} rounds: {size / 1e6:8.1f} MB ({size / rounds / 1024:.1f} KiB a round), journal verify "
+            f"{verify_s:.2f} s ({verify_s / rounds * 1e6:.0f} us a round; {verify_s / read_s:.1f}x the plain read)"
+        )
+    rounds, size, verify_s, _ = growth[-1]
+    if rounds < 100_000:
+        scale = 100_000 / rounds
+        print(
+            f"  100000 rounds, extrapolated linearly: {size * scale / 1e9:.2f} GB, journal verify "
+            f"{verify_s * scale:.0f} s"
+        )
+    print(
+        "  verify walks every row: its time grows with the journal without bound; the journal has no rotation or "
+        "archive policy yet (the floor's archive holds every published event)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

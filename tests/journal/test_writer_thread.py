@@ -1,0 +1,154 @@
+"""The journal's writer thread (controller/shell/writer.py): commits leave the event loop, inputs that arrive during a
+commit are committed together, and the shell's own notes keep every listener's events in seq order.
+
+Real parts: a real SQLite journal, the real TableService stepping the demo table's engine; the only stand-in is
+holding the journal's lock from another thread, which is what a slow disk does to a commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.config.table import demo_config
+from controller.core.events import DomainEvent, JournaledEvent
+from controller.shell.service import TableService
+from controller.shell.writer import Commit
+from controller.store.journal import Journal
+from controller.store.records import Record
+from drivers.interfaces import DeviceFault
+
+
+class RecordingJournal(Journal):
+    """A real journal that notes, for each commit, the thread it ran on and how many events it held."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commits: list[tuple[str, list[str]]] = []  # (thread, each event's payload detail)
+
+    def append(
+        self, events: Sequence[DomainEvent], now: datetime, records: Sequence[Record] = ()
+    ) -> list[JournaledEvent]:
+        out = super().append(events, now, records)
+        if events:
+            details = [str(e.payload.get("detail", "")) for e in events]
+            self.commits.append((threading.current_thread().name, details))
+        return out
+
+
+@contextmanager
+def disk_stalled(journal: Journal) -> Iterator[threading.Event]:
+    """Hold the journal's lock from another thread (a commit stuck in its fsync) until the yielded event is set."""
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with journal.serialised():
+            held.set()
+            release.wait()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    held.wait()
+    try:
+        yield release
+    finally:
+        release.set()
+        thread.join()
+
+
+@pytest.fixture
+async def service(tmp_path: Path) -> AsyncIterator[tuple[TableService, RecordingJournal]]:
+    config = demo_config()
+    journal = RecordingJournal(tmp_path / "journal.sqlite", config.table_id, boot_id="b1")
+    svc = TableService(config, {}, journal)
+    running = asyncio.create_task(svc.run())
+    async with asyncio.timeout(10):
+        await svc.ready.wait()
+    try:
+        yield svc, journal
+    finally:
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
+        journal.close()
+
+
+def commits_submitted(svc: TableService) -> asyncio.Event:
+    """Set when the service hands its next commit to the writer thread (a spy around the real method)."""
+    submitted = asyncio.Event()
+    submit = svc._writer.submit
+
+    def spy(events: Sequence[DomainEvent], now: datetime, records: Sequence[Record]) -> Commit:
+        commit = submit(events, now, records)
+        submitted.set()
+        return commit
+
+    svc._writer.submit = spy  # type: ignore[method-assign]
+    return submitted
+
+
+def fault(n: int) -> DeviceFault:
+    return DeviceFault("dealer_panel", "line_noise", f"burst {n}")
+
+
+async def test_steps_commit_on_the_writer_thread(service: tuple[TableService, RecordingJournal]) -> None:
+    svc, journal = service
+    journaled = await svc.submit_and_wait(fault(1))
+    assert [e.type for e in journaled] == ["device.fault"]
+    assert journal.commits and all(name.startswith("journal-writer") for name, _details in journal.commits)
+
+
+async def test_inputs_that_arrive_during_a_commit_are_committed_together(
+    service: tuple[TableService, RecordingJournal],
+) -> None:
+    svc, journal = service
+    await svc.submit_and_wait(fault(0))  # the table's opening steps are all journaled: nothing is in flight
+    listener = svc.subscribe()
+    submitted = commits_submitted(svc)
+    with disk_stalled(journal) as release:
+        svc.sink(fault(1))
+        # The loop is not blocked by the stalled commit: it takes more inputs meanwhile.
+        await asyncio.wait_for(submitted.wait(), 5)
+        for n in range(2, 6):
+            svc.sink(fault(n))
+        release.set()
+    await svc.submit_and_wait(fault(6))  # queued behind the four: once it is journaled, so are they
+    seen = [listener.get_nowait() for _ in range(listener.qsize())]
+    assert [e.seq for e in seen] == list(range(seen[0].seq, seen[0].seq + len(seen)))
+    faults = [d for _name, details in journal.commits for d in details if d.startswith("burst")]
+    assert faults == [f"burst {n}" for n in range(7)]
+    # The four that queued during the first commit went into one transaction together.
+    together = [details for _name, details in journal.commits if "burst 2" in details]
+    assert {"burst 2", "burst 3", "burst 4", "burst 5"} <= set(together[0])
+    assert "burst 1" not in together[0]
+
+
+async def test_a_note_during_a_commit_is_announced_after_that_commits_events(
+    service: tuple[TableService, RecordingJournal],
+) -> None:
+    svc, journal = service
+    await svc.submit_and_wait(fault(0))  # the table's opening steps are all journaled: nothing is in flight
+    listener = svc.subscribe()
+    submitted = commits_submitted(svc)
+    with disk_stalled(journal) as release:
+        svc.sink(fault(1))
+        await asyncio.wait_for(submitted.wait(), 5)
+        in_flight = svc._writer.in_flight
+        assert in_flight is not None
+        release.set()
+        # The commit is durable but the loop has not yet resumed the step that awaits it: a note now (a supervisor
+        # command rejected) is journaled after it, and must be announced after it too.
+        assert in_flight.finished.wait(5)
+        journaled = svc.note([DomainEvent("command.rejected", None, {"why": "test"})])
+    await svc.submit_and_wait(fault(2))  # once this is journaled, the step before it has been announced
+    seen = [listener.get_nowait() for _ in range(listener.qsize())]
+    assert [e.seq for e in seen] == list(range(seen[0].seq, seen[0].seq + len(seen)))
+    rejected = next(i for i, e in enumerate(seen) if e.type == "command.rejected")
+    assert rejected > 0 and seen[rejected].seq == journaled[0].seq
+    assert all(e.payload.get("detail") == "burst 1" for e in seen[:rejected] if e.type == "device.fault")
