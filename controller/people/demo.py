@@ -25,6 +25,7 @@ from typing import Any, TextIO
 import structlog
 
 from controller.config.table import Role, TableConfig
+from controller.core.cards import STANDARD_DECK
 from controller.core.events import JournaledEvent
 from controller.games.registry import chapter_of
 from controller.people.actions import ActionScript
@@ -37,6 +38,20 @@ from drivers.sim.script import SimScript
 from drivers.sim.table import SimulatedTable
 
 log = structlog.get_logger("tablectl.demo")
+
+
+class SeededDraws:
+    """The Magic Card and Lucky Bonus draws (655a.1) from a seeded generator, so `tablectl demo --seed N` plays the
+    same bonuses every time. A demo's only: a live table draws from the CSPRNG (controller.core.rng)."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self._rng = rng
+
+    def magic_card(self) -> str:
+        return self._rng.choice(STANDARD_DECK)
+
+    def lucky_seat(self, seats: Sequence[int]) -> int:
+        return self._rng.choice(list(seats))
 
 
 class RandomPolicy:
@@ -197,7 +212,12 @@ async def play(
             on_service,
         )
         drivers = build_devices(simulator_settings(config, pace, sim_script), sims.ports)
-        played = await run_table(config, drivers, broker=broker, journal_path=journal_path, out=out, companions=people)
+        # A seeded demo repeats its Magic Card and Lucky Bonus draws too; unseeded, they come from the CSPRNG as at a
+        # live table (`tablectl run` never takes draws).
+        draws = SeededDraws(random.Random(f"draws-{seed}")) if seed is not None else None
+        played = await run_table(
+            config, drivers, broker=broker, journal_path=journal_path, out=out, companions=people, draws=draws
+        )
         people.hand_on_the_rest()
         return played
 

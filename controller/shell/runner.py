@@ -21,6 +21,7 @@ import structlog
 
 from controller.config.errors import ConfigError
 from controller.config.table import TableConfig, configured_devices, station_id
+from controller.engine.context import BonusDraws
 from controller.engine.inputs import CloseTable
 from controller.engine.state import Phase
 from controller.games.registry import SPECS, spec_for
@@ -101,6 +102,7 @@ async def run_table(
     journal_path: Path | None = None,
     out: TextIO | None = None,
     companions: Companions = lambda _: [],
+    draws: BonusDraws | None = None,
 ) -> int:
     """Run until the table is closed (or stopped); returns the number of rounds started. A storage failure stops
     the table cleanly (devices stopped, the backlog offered to the broker, status "offline" with the reason) and
@@ -116,7 +118,7 @@ async def run_table(
     quiet_connection_noise(asyncio.get_running_loop())
     # The journal is held against the anchor the broker retains as well as its own anchor file (bounded wait).
     remote = await read_retained_anchor(config.mqtt, config.table_id, broker)
-    table = SupervisedTable(config, devices, journal, broker, remote_anchor=remote)
+    table = SupervisedTable(config, devices, journal, broker, remote_anchor=remote, draws=draws)
     service, publisher, tasks = table.service, table.publisher, table.tasks
     first_round = service.state.rounds_played
     # systemd Type=notify: READY=1, STATUS=, WATCHDOG=1 while healthy (None outside systemd).

@@ -22,6 +22,7 @@ from controller.config.table import TableConfig
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.core.settlement import ChapterRules
 from controller.engine.commands import DeviceCommand
+from controller.engine.context import BonusDraws
 from controller.engine.inputs import CriticalStateInvalid, Input, OpenTable, Recover, Tick
 from controller.engine.round import RoundEngine
 from controller.engine.state import Phase, TableState
@@ -67,11 +68,13 @@ class TableService:
         clock: Clock = utc_now,
         remote_anchor: Claim | None = None,
         software_check: SoftwareCheck | None = None,
+        draws: BonusDraws | None = None,
     ) -> None:
         """`remote_anchor` is the anchor the broker retains for this table (controller.mqtt.anchor), when it could
         be read at start: the journal is held against it as well as against its own anchor file. `software_check`
         is the installed code's verdict (controller/shell/software.py): journaled first, and on a refusal the table
-        stays closed under its tilt."""
+        stays closed under its tilt. `draws` replaces the CSPRNG's Magic Card and Lucky Bonus draws: only the demo
+        passes them (seeded, so a demo run can be repeated); a live table always draws from the CSPRNG."""
         self.config = config
         self.devices = dict(devices)
         self._commands = CommandRunner(self.devices, self.sink)
@@ -80,7 +83,7 @@ class TableService:
         if chapter is None:
             raise ConfigError(f"chapter {config.game.chapter} has no round engine yet")
         try:
-            self.engine: RoundEngine[ChapterRules] = chapter.engine(config.game)
+            self.engine: RoundEngine[ChapterRules] = chapter.engine(config.game, draws=draws)
         except ValueError as err:
             raise ConfigError(f"game: {err}") from None
         self._on_journaled = on_journaled

@@ -13,6 +13,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TextIO
 
 from controller.config.table import TableConfig
+from controller.engine.context import BonusDraws
 from controller.mqtt.birth import build_birth, software_check
 from controller.mqtt.meter_topics import follow_meters
 from controller.mqtt.publisher import EventPublisher
@@ -43,6 +44,7 @@ class SupervisedTable:
         journal: Journal,
         broker: str | None,
         remote_anchor: Claim | None = None,
+        draws: BonusDraws | None = None,
     ) -> None:
         self.config = config
         self.broker = broker
@@ -62,6 +64,7 @@ class SupervisedTable:
             on_journaled=self.publisher.notify,
             remote_anchor=remote_anchor,
             software_check=software_check(config),
+            draws=draws,
         )
         self.tasks = TaskSupervisor(self.service, on_change=self.publisher.health_changed)
 

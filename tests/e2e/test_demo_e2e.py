@@ -322,7 +322,8 @@ def test_demo_plays_the_five_card_hand_bonus_with_game_accounts(
     config: str, table_id: str, seed: int, mosquitto: Mosquitto, subscribe: Subscribe, tmp_path: Path
 ) -> None:
     """Issue 14's "done when": each chapter's table with the wager live plays 20 rounds where players buy in at the
-    terminals, wager, win Magic Card and Lucky Bonus payouts to their accounts and cash out; as a supervisor sees it."""
+    terminals, wager, win Magic Card and Lucky Bonus payouts to their accounts and cash out; as a supervisor sees it.
+    The seed repeats the players and the draws (a demo's seeded draws; a live table draws from the CSPRNG)."""
     sub = subscribe(f"tablectl/{table_id}/event")
     root = Path(__file__).resolve().parents[2]
     proc = subprocess.run(
