@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import replace
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -21,6 +22,28 @@ GAMES = {
     "683a": "Cajun Stud",
     "684a": "Chapter 684a",
 }
+
+
+@cache
+def mississippi_stud_strategy() -> mississippi_stud.Strategy:
+    """The optimal 655a.11 decisions (per Ante unit: the strategy does not depend on the Ante), computed once."""
+    return mississippi_stud.analyse_main().strategy
+
+
+@cache
+def let_it_ride_strategy(letter: str) -> let_it_ride.Strategy:
+    """The optimal 643a.11(c), (d) decisions under 643a.12(a) paytable `letter`, computed once."""
+    return let_it_ride.analyse_main(letter).strategy
+
+
+def optimal_strategy(rules: ChapterRules) -> mississippi_stud.Strategy | let_it_ride.Strategy | None:
+    """The optimal strategy of the configured main game, as data a simulated player follows; None for a chapter this
+    release has no strategy for."""
+    if isinstance(rules, MississippiStudRules):
+        return mississippi_stud_strategy()
+    if isinstance(rules, LetItRideRules):
+        return let_it_ride_strategy(rules.let_it_ride_paytable)
+    return None
 
 
 def software() -> dict[str, str]:

@@ -53,6 +53,10 @@ class DecisionRequest:
     spot: str  # the wager spot the decision is about
     kind: str  # "wager_or_fold" or "ride_or_withdraw"
     allowed: tuple[int, ...] = ()  # wager_or_fold: the amounts that may be put out
+    # What the seat's player sees when asked: their own cards, then the community cards face up, in the order dealt
+    # and revealed; and their wagers live on the layout (a strategy decides on both: controller.people.optimal).
+    cards: tuple[str, ...] = ()
+    wagers: tuple[tuple[str, int], ...] = ()
 
 
 class Policy(Protocol):
@@ -201,15 +205,34 @@ class SimulatedFloor:
             await self.sims.panel.press("dealt")
         elif ev.type == "decision.requested":
             await self._beat()
+            seat = int(p["seat"])
             await self._decide(
-                int(p["seat"]),
+                seat,
                 DecisionRequest(
-                    str(p["decision"]), str(p["spot"]), str(p["kind"]), tuple(int(a) for a in p.get("allowed", ()))
+                    str(p["decision"]),
+                    str(p["spot"]),
+                    str(p["kind"]),
+                    tuple(int(a) for a in p.get("allowed", ())),
+                    *self._seen_by(seat),
                 ),
             )
         else:
             return False
         return True
+
+    def _seen_by(self, seat: int) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...]]:
+        """The seat's cards and the community cards face up, and its live wagers: what its player sees."""
+        r = self.service.state.round
+        if r is None or seat not in r.seats:
+            return (), ()
+        faceup = []
+        for target in r.revealed:
+            area, _, index = target.partition("#")
+            cards = r.areas.get(area, [])
+            place = int(index or 1) - 1
+            if area == "community" and place < len(cards):
+                faceup.append(cards[place])
+        return (*r.seats[seat].cards, *faceup), tuple(sorted(r.seats[seat].wagers.items()))
 
     async def _answered(self, wager: tuple[int, str]) -> None:
         if not self._awaiting[wager]:
