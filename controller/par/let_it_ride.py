@@ -109,6 +109,7 @@ def analyse_main(letter: str, bet_cents: int | None = None, limit_cents: int | N
         reach4[:, 1 + choice] += np.bincount(ch3[chosen].ravel(), minlength=n4)
     hits = np.zeros(len(named), dtype=np.int64)
     won = [0] * len(named)
+    squared = 0  # sum over deals of the net result squared, for the variance
     wagered = 0
     shares = {("bet1", 0): int((d3 == 0).sum()) * _AFTER_THREE, ("bet1", 1): int((d3 == 1).sum()) * _AFTER_THREE}
     for r in (1, 2):
@@ -121,6 +122,7 @@ def analyse_main(letter: str, bet_cents: int | None = None, limit_cents: int | N
             wagered += int(by_outcome.sum()) * riding
             for o in range(len(named)):
                 won[o] += int(by_outcome[o]) * int(pay[riding, o])
+                squared += int(by_outcome[o]) * int(pay[riding, o]) ** 2
     rows = tuple(
         Row(name, pays, Fraction(int(hits[o]), total), Fraction(won[o], total * unit))
         for o, (name, pays) in reversed(list(enumerate(named)))
@@ -144,6 +146,7 @@ def analyse_main(letter: str, bet_cents: int | None = None, limit_cents: int | N
         method="exact: backward induction over every 3- and 4-card set and all 51,979,200 deals",
         average_wager=Fraction(wagered, total),
         decisions=decisions,
+        second_moment=Fraction(squared, total * unit * unit),
         notes=()
         if bet_cents is None
         else (f"at bets of {bet_cents} cents with the 643a.12(g) payout limit of {limit_cents} cents",),

@@ -138,6 +138,7 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
 
     # Forward: how many deals reach each state, to weigh outcomes, decisions and the amount wagered.
     decisions: dict[tuple[int, int], int] = {}
+    squared_at_3 = 0
     fold_loss = 0
     wagered = 0
     reach3 = np.zeros((n3, 5), dtype=np.int64)
@@ -147,9 +148,11 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
         if m == FOLD:
             fold_loss += decisions[(3, m)] * unit
             wagered += decisions[(3, m)]
+            squared_at_3 = decisions[(3, m)] * unit**2
             continue
         reach3[:, 1 + m] += np.bincount(ch2[chosen].ravel(), minlength=n3)
     reach4 = np.zeros((n4, 8), dtype=np.int64)
+    squared_at_4 = 0
     for w in range(2, 5):
         for m in (FOLD, *MULTIPLES):
             chosen = (d4[:, w] == m) & (reach3[:, w] > 0)
@@ -158,11 +161,13 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
             if m == FOLD:
                 fold_loss += deals_here * w * unit
                 wagered += deals_here * w
+                squared_at_4 += deals_here * (w * unit) ** 2
                 continue
             weights = np.repeat(reach3[chosen, w], 49).astype(np.float64)  # exact: far below 2**53
             reach4[:, w + m] += np.rint(np.bincount(ch3[chosen].ravel(), weights, minlength=n4)).astype(np.int64)
     hits = np.zeros(len(OUTCOMES), dtype=np.int64)
     won = [0] * len(OUTCOMES)
+    squared = 0  # sum over deals of the net result squared, for the variance
     for w in range(3, 8):
         for m in (FOLD, *MULTIPLES):
             chosen = (d5[:, w] == m) & (reach4[:, w] > 0)
@@ -171,12 +176,14 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
             if m == FOLD:
                 fold_loss += deals_here * w * unit
                 wagered += deals_here * w
+                squared += deals_here * (w * unit) ** 2
                 continue
             by_outcome = reach4[chosen, w] @ counts4[chosen]
             hits += by_outcome
             wagered += int(by_outcome.sum()) * (w + m)
             for o in range(len(OUTCOMES)):
                 won[o] += int(by_outcome[o]) * int(pay[w + m, o])
+                squared += int(by_outcome[o]) * int(pay[w + m, o]) ** 2
     fold_row = Row(
         "fold",
         "loses the Ante and the Streets wagered (655a.11(b), (d), (f))",
@@ -216,6 +223,7 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
         average_wager=Fraction(wagered, total),
         decisions=shares,
         notes=limit_note,
+        second_moment=Fraction(squared_at_3 + squared_at_4 + squared, total * unit * unit),
     )
     strategy = Strategy(d3, d4, d5)
     return MainGame(sheet, strategy, strategy_tables(strategy))

@@ -77,6 +77,17 @@ class WagerSheet:
     decisions: tuple[Decision, ...] = ()
     progressive: Progressive | None = None
     notes: tuple[str, ...] = ()
+    # E[net^2] per initial unit squared, where a row's net is not one figure (a main game's rows pay on whatever was
+    # wagered); None: each row's net is its contribution over its probability.
+    second_moment: Fraction | None = None
+
+    @property
+    def variance(self) -> Fraction:
+        """The variance of one round's net result per initial unit (what a simulation's confidence interval needs)."""
+        second = self.second_moment
+        if second is None:
+            second = sum((r.contribution**2 / r.probability for r in self.rows if r.probability), Fraction(0))
+        return second - self.house_edge**2
 
     @property
     def element_of_risk(self) -> Fraction | None:
