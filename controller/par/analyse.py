@@ -74,7 +74,7 @@ def par_sheet(table_id: str, rules: ChapterRules, meters: dict[str, int] | None 
             table_id, chapter, GAMES[chapter], (ms_main.sheet, *side), ms_main.strategy_tables, tuple(missing)
         )
     elif isinstance(rules, LetItRideRules):
-        lir_main, side, missing = let_it_ride.analyse(rules, meters)
+        lir_main, side, missing = let_it_ride.analyse(rules, meters, others)
         sheet = ParSheet(
             table_id, chapter, GAMES[chapter], (lir_main.sheet, *side), lir_main.strategy_tables, tuple(missing)
         )

@@ -71,13 +71,14 @@ class Estimate:
         """The confidence interval from the sample alone (what a simulation without an exact figure reports)."""
         return self.house_edge - z * self.stderr, self.house_edge + z * self.stderr
 
-    def deviation(self, exact: Fraction, variance: Fraction) -> float:
+    def deviation(self, exact: Fraction, variance: Fraction | None) -> float:
         """How many standard errors the simulated house edge lies from the exact one, the standard error from the
         exact variance: a few rare, large wins (a royal flush) carry much of it, and a sample that saw none of them
         would understate its own spread."""
-        return (self.house_edge - float(exact)) / math.sqrt(float(variance) / self.rounds)
+        spread = self.stderr if variance is None else math.sqrt(float(variance) / self.rounds)
+        return (self.house_edge - float(exact)) / spread
 
-    def agrees(self, exact: Fraction, variance: Fraction, z: float = Z_999) -> bool:
+    def agrees(self, exact: Fraction, variance: Fraction | None, z: float = Z_999) -> bool:
         """Whether the exact house edge lies within the simulation's z-sigma confidence interval."""
         return abs(self.deviation(exact, variance)) <= z
 

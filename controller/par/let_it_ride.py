@@ -248,8 +248,31 @@ def _rate(rate: float | None) -> Fraction | None:
     return None if rate is None else Fraction(str(rate)) / 100
 
 
-def three_card_progressive(rules: LetItRideRules, meters: dict[str, int]) -> list[WagerSheet]:
-    """643a.11(f)(3)(iii)(D), paytable 643a.12(d)(1): per accepted wager size; a mini-royal in spades apart."""
+def _envy(
+    schedules: Mapping[int, paytables.AwardTable], size: int, by_hand: Mapping[IntEnum, int], total: int, others: int
+) -> tuple[Row, ...]:
+    """The envy bonuses (643a.12(d)(5), (e)(5)) a wager of `size` cents earns from `others` other players, per unit
+    wagered. Exact by linearity of expectation: each other player holds a qualifying hand with its own chance whatever
+    the cards the players share, and each qualifying hand pays once (643a.11(f)(3)(iii)(E), (iv)(E))."""
+    if not others:
+        return ()
+    table = schedules[size]
+    per_other = Fraction(0)
+    hands = 0
+    for hand, n in by_hand.items():
+        award = table.award_for(hand)
+        if isinstance(award, Amount):
+            per_other += Fraction(n, total) * Fraction(award.cents, size)
+            hands += n
+    # Its probability is one other player's chance of a qualifying hand; the contribution counts them all.
+    return (
+        Row("envy_bonus", f"{others} other player(s), {table.citation}", Fraction(hands, total), per_other * others),
+    )
+
+
+def three_card_progressive(rules: LetItRideRules, meters: dict[str, int], others: int = 0) -> list[WagerSheet]:
+    """643a.11(f)(3)(iii)(D), paytable 643a.12(d)(1): per accepted wager size; a mini-royal in spades apart; the
+    Three-Card Envy Bonus for `others` other players."""
     assert rules.three_card_progressive_paytable is not None
     table = paytables.THREE_CARD_PROGRESSIVE[rules.three_card_progressive_paytable]
     counts = deals.three_card_counts()
@@ -273,13 +296,15 @@ def three_card_progressive(rules: LetItRideRules, meters: dict[str, int]) -> lis
             figures.initial_cents or 0,
             _rate(figures.rate_percent),
             "every three-card hand",
+            _envy(paytables.THREE_CARD_ENVY, size, by_hand, 22_100, others),
         )
         for size in rules.three_card_progressive_wagers_cents
     ]
 
 
-def five_card_progressive(rules: LetItRideRules, meters: dict[str, int]) -> list[WagerSheet]:
-    """643a.11(f)(3)(iii), the one table of 643a.12(e)(1), on the five-card hand."""
+def five_card_progressive(rules: LetItRideRules, meters: dict[str, int], others: int = 0) -> list[WagerSheet]:
+    """643a.11(f)(3)(iv), the one table of 643a.12(e)(1), on the five-card hand; the Five-Card Envy Bonus for `others`
+    other players."""
     counts = deals.class_counts(5)
     by_hand: dict[IntEnum, int] = {cls: int(counts[cls]) for cls in Five}
     figures = rules.meter("five_card_progressive")
@@ -295,6 +320,7 @@ def five_card_progressive(rules: LetItRideRules, meters: dict[str, int]) -> list
             figures.initial_cents or 0,
             _rate(figures.rate_percent),
             "every five-card hand",
+            _envy(paytables.FIVE_CARD_ENVY, size, by_hand, comb(52, 5), others),
         )
         for size in rules.five_card_progressive_wagers_cents
     ]
@@ -311,6 +337,7 @@ def _meter_sheet(
     initial: int,
     rate: Fraction | None,
     hands: str,
+    envy: tuple[Row, ...],
 ) -> WagerSheet:
     out: list[fixed.Outcome] = []
     lose = total - sum(by_hand.values())
@@ -324,11 +351,14 @@ def _meter_sheet(
             out.append(fixed.Outcome(hand.name.lower(), str(award), n, net_per_unit(award)))
     out.append(fixed.Outcome("lose", "loses", lose, Fraction(-1)))
     seeds = {wager: (initial, f"initial {initial} cents, rate of progression {rate and float(rate * 100)} %", rate)}
-    sheet = fixed.sheet(wager, title, table.citation, out, total, f"exact: {hands}", size, meters, seeds)
+    notes = () if envy else ("envy bonuses: none without other players; `tablectl par --others N` adds them",)
+    sheet = fixed.sheet(wager, title, table.citation, out, total, f"exact: {hands}", size, meters, seeds, notes, envy)
     return replace(sheet, wager=f"{wager}@{size}")
 
 
-def analyse(rules: LetItRideRules, meters: dict[str, int]) -> tuple[MainGame, list[WagerSheet], list[str]]:
+def analyse(
+    rules: LetItRideRules, meters: dict[str, int], others: int = 0
+) -> tuple[MainGame, list[WagerSheet], list[str]]:
     main = analyse_main(rules.let_it_ride_paytable)
     side: list[WagerSheet] = []
     if rules.payout_limit_cents is not None:
@@ -339,12 +369,10 @@ def analyse(rules: LetItRideRules, meters: dict[str, int]) -> tuple[MainGame, li
     if rules.three_card_bonus and rules.three_card_bonus_paytable:
         side.append(three_card_bonus(rules.three_card_bonus_paytable))
     if rules.three_card_progressive and rules.three_card_progressive_paytable:
-        side.extend(three_card_progressive(rules, meters))
+        side.extend(three_card_progressive(rules, meters, others))
     if rules.five_card_progressive:
-        side.extend(five_card_progressive(rules, meters))
+        side.extend(five_card_progressive(rules, meters, others))
     missing = []
     if rules.five_card_hand_bonus:
         missing.append("five_card_hand_bonus (643a.12(f)) with its Magic Card and Lucky Bonus: not analysed yet")
-    if rules.three_card_progressive or rules.five_card_progressive:
-        missing.append("envy bonuses (643a.12(d)(5), (e)(5)): not analysed yet")
     return main, side, missing

@@ -441,6 +441,7 @@ def progressive(letter: str, wager_cents: int, meters: dict[str, int], others: i
         hit,
         "exact: every one of the 2,598,960 five-card hands",
         progressive=prog,
+        variance_known=not others,
     )
 
 

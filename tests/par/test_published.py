@@ -18,12 +18,17 @@ Sources (each figure checked against the page it cites, to the digits the page p
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
+from controller.config.table import load_config
 from controller.core.rankings import Five
 from controller.par import deals, let_it_ride, mississippi_stud
+from controller.par.analyse import par_sheet
 from controller.par.mississippi_stud import FOLD, third_street_groups
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -136,3 +141,26 @@ def test_the_five_card_bonus_amounts_are_paid_for_1_as_the_published_figures_rea
     assert round(float(sheet.house_edge) * 100, 6) == 4.888725
     pair = next(r for r in sheet.rows if r.name == "pair_of_tens_or_better")
     assert pair.contribution == pair.probability  # "$2" for the $1 wager: $1 won
+
+
+def test_let_it_ride_envy_bonuses_by_number_of_other_players() -> None:
+    """643a.12(d)(5), (e)(5): each other player's qualifying hand pays the receiving wager's schedule; by linearity the
+    return adds, per other player, that player's chance of each qualifying hand times its bonus (worked by hand here
+    from the schedules: 1 mini-royal in spades and 3 others of the 22,100 three-card hands; 4 royal and 36 straight
+    flushes of the 2,598,960 five-card hands)."""
+    rules = load_config(ROOT / "configs" / "let-it-ride-progressive.toml").game
+    alone = par_sheet("t", rules)
+    by_hand = {
+        "three_card_progressive@100": Fraction(1 * 100 + 3 * 25, 22_100),
+        "three_card_progressive@500": Fraction(1 * 500 + 3 * 125, 22_100 * 5),
+        "five_card_progressive@100": Fraction(4 * 1000 + 36 * 300, 2_598_960),
+        "five_card_progressive@500": Fraction(4 * 5000 + 36 * 1500, 2_598_960 * 5),
+    }
+    for others in (1, 3, 6):
+        sheet = par_sheet("t", rules, others=others)
+        for wager, per_other in by_hand.items():
+            assert alone.wager(wager).house_edge - sheet.wager(wager).house_edge == per_other * others, wager
+            envy = next(r for r in sheet.wager(wager).rows if r.name == "envy_bonus")
+            assert envy.contribution == per_other * others
+            assert sheet.wager(wager).standard_deviation is None  # the rows overlap: no variance is claimed
+    assert not any("envy" in n for n in alone.not_analysed)
