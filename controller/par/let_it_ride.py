@@ -23,7 +23,7 @@ from controller.core.rankings import Five, Three
 from controller.games.let_it_ride import paytables
 from controller.games.let_it_ride.paytables import Amount, MeterShare, ThreeCardProgressiveHand
 from controller.games.let_it_ride.rules import LetItRideRules
-from controller.par import deals, fixed
+from controller.par import deals, fixed, patterns
 from controller.par.evaluator import hand_class, pair_rank
 from controller.par.sheet import Decision, Row, StrategyTable, WagerSheet, net_per_unit
 
@@ -171,16 +171,30 @@ def strategy_tables(strategy: Strategy) -> tuple[StrategyTable, ...]:
         if strategy.bet1[index]:
             groups[_pattern(cards)] = groups.get(_pattern(cards), 0) + 1
     first = tuple(f"let it ride on {pattern} ({n} of 22,100 sets)" for pattern, n in sorted(groups.items()))
-    four_rides = int(strategy.bet2[:, 1].sum())
-    return (
+    f = patterns.features(4)
+    which = patterns.classify(f, patterns.LIR_SECOND)
+    everything = np.ones(len(which), dtype=bool)
+    actions = {1: "let it ride", 0: "withdraw"}
+    second = []
+    # Bet Number 3 and, if it rides, Bet Number 1 are on the layout: the rule is the same either way (the hand pays
+    # each riding bet alike), which the second table shows when it is not.
+    for riding in (2, 1):
+        said = patterns.rules(patterns.names(patterns.LIR_SECOND), which, strategy.bet2[:, riding], actions, everything)
+        second.append((riding, tuple(said)))
+    tables = [
         StrategyTable(
             "Bet Number 1 (643a.11(c)): the player's three cards", (*first, "otherwise withdraw Bet Number 1")
         ),
-        StrategyTable(
-            "Bet Number 2 (643a.11(d)): the four cards",
-            (f"let it ride on {four_rides:,} of the 270,725 four-card sets (the full table is data: Strategy.bet2)",),
-        ),
-    )
+    ]
+    if second[0][1] == second[1][1]:
+        tables.append(
+            StrategyTable("Bet Number 2 (643a.11(d)): the three cards and the first community card", second[0][1])
+        )
+    else:
+        tables.extend(
+            StrategyTable(f"Bet Number 2 (643a.11(d)), {riding} bets riding", said) for riding, said in second
+        )
+    return tuple(tables)
 
 
 def _pattern(cards: list[int]) -> str:

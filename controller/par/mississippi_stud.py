@@ -22,8 +22,9 @@ from controller.core.paytable import MeterShare
 from controller.core.rankings import Five, Six, Three
 from controller.games.mississippi_stud import paytables
 from controller.games.mississippi_stud.rules import MississippiStudRules
-from controller.par import deals
+from controller.par import deals, patterns
 from controller.par.evaluator import hand_class, pair_rank
+from controller.par.patterns import MS_FIFTH, MS_FOURTH
 from controller.par.sheet import (
     Decision,
     MeterLine,
@@ -255,29 +256,28 @@ def third_street_groups(strategy: Strategy) -> dict[int, list[str]]:
 
 
 def strategy_tables(strategy: Strategy) -> tuple[StrategyTable, ...]:
-    """3rd Street in full (every starting hand), 4th and 5th Street as the counts of sets per decision."""
+    """3rd Street in full (every starting hand); 4th and 5th Street by the patterns players know, per amount already
+    wagered (controller.par.patterns says how the card sets of a pattern split when they do)."""
     groups = third_street_groups(strategy)
     third = tuple(
         f"{'fold' if m == FOLD else f'raise {m}x'}: {' '.join(sorted(groups.get(m, []), key=_hand_order))}"
         for m in (3, 2, 1, FOLD)
         if groups.get(m)
     )
-    later = []
-    for label, table, first in (
-        ("4th Street (655a.11(d))", strategy.fourth, 2),
-        ("5th Street (655a.11(f))", strategy.fifth, 3),
+    actions = {FOLD: "fold", 1: "raise 1x", 2: "raise 2x", 3: "raise 3x"}
+    later: list[StrategyTable] = []
+    for label, k, table, reached, found in (
+        ("4th Street (655a.11(d)): the two cards and the first community card", 3, strategy.fourth, (2, 4), MS_FOURTH),
+        ("5th Street (655a.11(f)): the two cards and two community cards", 4, strategy.fifth, (3, 5, 7), MS_FIFTH),
     ):
-        for w in range(first, table.shape[1]):
-            column = table[:, w]
-            counts = {m: int((column == m).sum()) for m in (3, 2, 1, FOLD)}
-            later.append(
-                f"{label}, {w} units wagered: "
-                + ", ".join(f"{'fold' if m == FOLD else f'{m}x'} on {n:,} card sets" for m, n in counts.items() if n)
-            )
-    return (
-        StrategyTable("3rd Street (655a.11(b)): the player's two cards", third),
-        StrategyTable("4th and 5th Street: the full table is data (Strategy.fourth, .fifth)", tuple(later)),
-    )
+        f = patterns.features(k)
+        which = patterns.classify(f, found)
+        everything = np.ones(len(which), dtype=bool)
+        for w in reached:
+            # What was wagered before matters: folding loses it, so more on the layout raises on less.
+            said = patterns.rules(patterns.names(found), which, table[:, w], actions, everything)
+            later.append(StrategyTable(f"{label}, {w} units wagered (Ante and Streets so far)", tuple(said)))
+    return (StrategyTable("3rd Street (655a.11(b)): the player's two cards", third), *later)
 
 
 def _hand_order(name: str) -> tuple[int, int, int]:
