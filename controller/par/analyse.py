@@ -12,7 +12,8 @@ from pathlib import Path
 from controller.core.settlement import ChapterRules
 from controller.games.let_it_ride.rules import LetItRideRules
 from controller.games.mississippi_stud.rules import MississippiStudRules
-from controller.par import let_it_ride, mississippi_stud
+from controller.games.three_card_prime.rules import ThreeCardPrimeRules
+from controller.par import let_it_ride, mississippi_stud, three_card_prime
 from controller.par.sheet import ParSheet
 
 GAMES = {
@@ -77,6 +78,11 @@ def par_sheet(table_id: str, rules: ChapterRules, meters: dict[str, int] | None 
         lir_main, side, missing = let_it_ride.analyse(rules, meters, others)
         sheet = ParSheet(
             table_id, chapter, GAMES[chapter], (lir_main.sheet, *side), lir_main.strategy_tables, tuple(missing)
+        )
+    elif isinstance(rules, ThreeCardPrimeRules):
+        tcp_main, side, missing = three_card_prime.analyse(rules)
+        sheet = ParSheet(
+            table_id, chapter, GAMES[chapter], (tcp_main.sheet, *side), tcp_main.strategy_tables, tuple(missing)
         )
     else:
         sheet = ParSheet(

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from controller.core.cards import STANDARD_DECK
+from controller.core.money import Odds
 from controller.core.settlement import ChapterRules, Settled
 from controller.games.let_it_ride.record import LetItRideRound
 from controller.games.let_it_ride.rules import LetItRideRules
@@ -30,8 +31,12 @@ from controller.games.mississippi_stud.paytables import PROGRESSIVE_SEED_FOR_1
 from controller.games.mississippi_stud.record import MississippiStudRound
 from controller.games.mississippi_stud.rules import MississippiStudRules
 from controller.games.mississippi_stud.settle import settle as settle_mississippi_stud
-from controller.par import combos, let_it_ride, mississippi_stud
+from controller.games.three_card_prime.record import ThreeCardPrimeRound
+from controller.games.three_card_prime.rules import ThreeCardPrimeRules
+from controller.games.three_card_prime.settle import settle as settle_three_card_prime
+from controller.par import combos, let_it_ride, mississippi_stud, three_card_prime
 from controller.par.analyse import let_it_ride_strategy, mississippi_stud_strategy
+from controller.par.sheet import net_per_unit
 
 # Two-sided 99.9 % normal interval: with fixed seeds a test is deterministic, and a figure outside it is a finding.
 Z_999 = 3.2905
@@ -112,6 +117,8 @@ def run(rules: ChapterRules, rounds: int, seed: int, progress: Callable[[int], N
         play: Callable[[npt.NDArray[np.int64]], None] = _mississippi_stud(rules, check)
     elif isinstance(rules, LetItRideRules):
         play = _let_it_ride(rules, check)
+    elif isinstance(rules, ThreeCardPrimeRules):
+        play = _three_card_prime(rules, check)
     else:
         raise ValueError(f"chapter {rules.chapter}: no optimal strategy to simulate in this release")
     block = 10_000
@@ -229,5 +236,62 @@ def _let_it_ride(rules: LetItRideRules, check: CrossCheck) -> Callable[[npt.NDAr
         for wager, amount in sized.items():
             name = f"{wager}@{amount}" if wager in sizes else wager
             _add(check, name, amount, _net(r for r in rows if r.wager == wager))
+
+    return play
+
+
+def _three_card_prime(rules: ThreeCardPrimeRules, check: CrossCheck) -> Callable[[npt.NDArray[np.int64]], None]:
+    ranked = three_card_prime.rank_all(rules)
+    plays = three_card_prime.analyse_main(rules, ranked).plays
+    limits = rules.posted_limits()
+
+    def size(wager: str) -> int:
+        # Five dollars where the limits allow (whole cents at any odds the Rules Submission gives), else the nearest.
+        low, high = limits[wager]
+        return min(max(low, 500), high)
+
+    ante = size("ante")
+    offers = {w: size(w) for w in ("prime", "pair_bonus", "all_six") if rules.offers(w)}
+    odds = net_per_unit(Odds.parse(rules.ante_odds)) + net_per_unit(Odds.parse(rules.play_odds))
+    nq = rules.dealer_not_qualified
+    nq_net = (net_per_unit(Odds.parse(rules.ante_odds)) if nq.ante == "win" else 0) + (
+        net_per_unit(Odds.parse(rules.play_odds)) if nq.play == "win" else 0
+    )
+    bad_beat = {c: net_per_unit(Odds.parse(o)) for c, o in (rules.bad_beat_paytable or {}).items()}
+
+    def play(order: npt.NDArray[np.int64]) -> None:
+        cards = _cards(order)
+        mine = int(combos.index_unsorted(order[None, :3])[0])
+        dealer = int(combos.index_unsorted(order[None, 3:6])[0])
+        # 679a.7(d)(1): the Play Wager, equal to the Ante, on the hands the strategy plays; else a fold.
+        folded = not plays[mine]
+        wagers = {"ante": ante, **({} if folded else {"play": ante}), **offers}
+        seat = {"seat": 1, "cards": cards[:3], "wagers": wagers, "folded": folded}
+        if rules.pair_bonus_layout == "community_card":
+            extra = {"pair_bonus_community_card": cards[6]}
+        else:
+            seat["fourth_card"] = cards[6]
+            extra = {}
+        record = {"chapter": "679a", "seats": [seat], "dealer": cards[3:6], **extra}
+        rows, _ = settle_three_card_prime(rules, ThreeCardPrimeRound.model_validate(record))
+        main = _net(r for r in rows if r.wager in ("ante", "play", "bad_beat_bonus"))
+        if folded:
+            expected = Fraction(-1)
+        elif not ranked.qualifies[dealer]:
+            expected = Fraction(nq_net)
+        elif ranked.strength[mine] > ranked.strength[dealer]:
+            expected = odds
+        elif ranked.strength[mine] == ranked.strength[dealer]:
+            expected = Fraction(0)
+        else:
+            expected = bad_beat.get(ranked.classes[mine], Fraction(0)) - 2
+        if main != expected * ante:
+            raise AssertionError(
+                f"settlement pays {main} cents where the par analysis pays {expected * ante} on {cards[:6]}: "
+                "the par sheet and settlement disagree"
+            )
+        _add(check, "ante", ante, main)
+        for wager, amount in offers.items():
+            _add(check, wager, amount, _net(r for r in rows if r.wager == wager))
 
     return play

@@ -214,3 +214,20 @@ def test_mississippi_stud_4th_and_5th_street_tables_say_what_the_strategy_does(m
     assert len(fourth) == 2
     for rules in fourth:
         assert rules[0].startswith("raise 3x: three of a kind; a pair of 6s or better; three to a royal flush")
+
+
+def test_three_card_prime_plays_the_published_three_card_poker_threshold() -> None:
+    """679a with the Three Card Poker rules (dealer qualifies at queen high, Ante and Play 1 to 1, the Ante paid and
+    the Play pushed when the dealer does not qualify, a straight above a flush): play Q-6-4 or better, fold lower, as
+    published for Three Card Poker (https://tunicatravel.com/blog/best-ante-bet-strategy-in-three-card-poker/: "make
+    the bet ... any time you're dealt Queen-6-4 or better, but ... fold ... with lower-ranking hands"). The Bad Beat
+    Bonus of the example Rules Submission pays on losing flushes and better, which are played anyway: same threshold.
+    The Prime Wager worked by hand: 2 x C(26, 3) of the 22,100 hands are one color, 4/17, so 3 to 1 holds 1/17."""
+    rules = load_config(ROOT / "configs" / "three-card-prime.toml").game
+    sheet = par_sheet("t", rules)
+    assert sheet.strategy[0].rules == ("play with Qc 6c 4d (by rank) or better", "fold anything lower")
+    plain = rules.model_copy(update={"bad_beat_paytable": None, "bad_beat_minimum": None})
+    assert par_sheet("t", plain).strategy[0].rules[0] == "play with Qc 6c 4d (by rank) or better"
+    assert sheet.wager("prime").house_edge == Fraction(1, 17)
+    main = sheet.wager("ante")
+    assert sum(r.probability for r in main.rows if not r.name.startswith("bad_beat")) == 1
