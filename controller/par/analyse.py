@@ -92,7 +92,7 @@ def par_sheet(table_id: str, rules: ChapterRules, meters: dict[str, int] | None 
             (),
             (),
             (
-                f"chapter {chapter}: no exact analysis in this release (issue 18 covers 655a and 643a first); "
+                f"chapter {chapter}: no exact analysis in this release (655a, 643a and 679a have one); "
                 "the paytables configured are listed by `tablectl rules`",
             ),
         )
