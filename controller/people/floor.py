@@ -130,6 +130,10 @@ class SimulatedFloor:
         self._drawing = False  # a manual shoe is being dealt from
         self._refused = False  # "no more bets" was refused: pressed again once what blocked it is cleared
         self._clock_ahead = dt.timedelta(0)  # how far scripted ticks moved the clock on
+        # What the players see of the round in progress (_watch): cards by seat, community cards face up, wagers.
+        self._cards: dict[int, list[str]] = {}
+        self._faceup: list[str] = []
+        self._wagers: dict[int, dict[str, int]] = {}
         # The stations lock every spot at "no more bets" but those of the wagers the chapter takes after the deal.
         open_spots = chapter_of(service.config.game).spots_after_lockout(service.config.game)
         for station in sims.stations.values():
@@ -147,6 +151,7 @@ class SimulatedFloor:
             await self._on(ev)
 
     async def _on(self, ev: JournaledEvent) -> None:
+        self._watch(ev)
         due = self.script.due(ev)
         for action in due:
             await self._perform(action)
@@ -220,19 +225,29 @@ class SimulatedFloor:
             return False
         return True
 
+    def _watch(self, ev: JournaledEvent) -> None:
+        """What the players see of the round, as the table shows it: each box's cards as dealt (the sealed part, as
+        the player looks at their own cards), the community cards as they are turned, the wagers on the layout."""
+        p = ev.payload
+        card = ev.sealed.get("card") if ev.sealed else None
+        if ev.type == "betting.opened":
+            self._cards, self._faceup, self._wagers = {}, [], {}
+        elif ev.type == "wager.accepted":
+            self._wagers.setdefault(int(p["seat"]), {})[str(p["spot"])] = int(p["amount"])
+        elif ev.type == "street_wager.placed":
+            self._wagers.setdefault(int(p["seat"]), {})[str(p["decision"])] = int(p["amount"])
+        elif ev.type == "bet.withdrawn":
+            self._wagers.get(int(p["seat"]), {}).pop(str(p["bet"]), None)
+        elif ev.type == "cards.dealt" and ev.sealed:
+            self._cards.setdefault(int(p["seat"]), []).extend(str(c) for c in ev.sealed["cards"])
+        elif ev.type == "card.dealt" and str(p.get("to", "")).startswith("seat:") and card:
+            self._cards.setdefault(int(str(p["to"])[5:]), []).append(str(card))
+        elif ev.type == "community.revealed" and card:
+            self._faceup.append(str(card))
+
     def _seen_by(self, seat: int) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...]]:
         """The seat's cards and the community cards face up, and its live wagers: what its player sees."""
-        r = self.service.state.round
-        if r is None or seat not in r.seats:
-            return (), ()
-        faceup = []
-        for target in r.revealed:
-            area, _, index = target.partition("#")
-            cards = r.areas.get(area, [])
-            place = int(index or 1) - 1
-            if area == "community" and place < len(cards):
-                faceup.append(cards[place])
-        return (*r.seats[seat].cards, *faceup), tuple(sorted(r.seats[seat].wagers.items()))
+        return (*self._cards.get(seat, ()), *self._faceup), tuple(sorted(self._wagers.get(seat, {}).items()))
 
     async def _answered(self, wager: tuple[int, str]) -> None:
         if not self._awaiting[wager]:
