@@ -189,6 +189,34 @@ class CreditConfirmed(DeviceEvent):
     reference: str = ""
 
 
+# What a player asks for at an electronic wagering terminal, confirmed by the dealer at the same terminal
+# (605a.2(d)(1), 605a.3): a buy-in credits the game account with the cash or chips the dealer took; a cash-out
+# debits everything left, paid by the dealer in chips or by a ticket.
+ACCOUNT_REQUESTS = ("buy_in", "cash_out")
+MEDIA = ("cash", "chips", "ticket")
+
+
+@dataclass(frozen=True, slots=True)
+class AccountRequested(DeviceEvent):
+    """A player asked at the seat's terminal to buy in (`amount_cents` of `medium`, cash or chips handed to the
+    dealer) or to cash out (amount 0: everything in the account). Nothing moves until the dealer confirms."""
+
+    seat: int = 0
+    request: str = ""  # one of ACCOUNT_REQUESTS
+    amount_cents: int = 0
+    medium: str = ""  # buy-in: cash or chips; cash-out: chips or ticket
+
+
+@dataclass(frozen=True, slots=True)
+class DealerConfirmed(DeviceEvent):
+    """The dealer confirmed the seat's pending request at its terminal (the dealer's key): the buy-in's cash or
+    chips are taken, or the cash-out is paid. `confirmed` False: the dealer declined it."""
+
+    seat: int = 0
+    request: str = ""
+    confirmed: bool = True
+
+
 EventSink = Callable[[DeviceEvent], None]
 
 
@@ -265,7 +293,9 @@ class ProgressiveSign(Device, Protocol):
 @runtime_checkable
 class ElectronicWagerTerminal(Device, Protocol):
     """A seat's electronic wagering system for the Five Card Hand Bonus (605a.2): wagers arrive as
-    WagerDetected with a TERMINAL_SPOTS spot; it locks when dealing begins (655a.2(d), 643a.8(b)(3))."""
+    WagerDetected with a TERMINAL_SPOTS spot (amount 0: the player cancelled it), buy-in and cash-out requests as
+    AccountRequested and the dealer's confirmation as DealerConfirmed; it locks when dealing begins (655a.2(d),
+    643a.2(e)), each lock confirmed by LockAcknowledged."""
 
     seat: int
 
@@ -277,6 +307,11 @@ class ElectronicWagerTerminal(Device, Protocol):
 
     async def credit(self, amount_cents: int, reference: str) -> None:
         """Credit a win to the player's game account; CreditConfirmed follows."""
+
+    async def show(self, balance_cents: int, message: str) -> None:
+        """Show the player the game account's balance and what just happened ("wager accepted", a refusal, a
+        buy-in awaiting the dealer): 655a.7(d)(5), the player verifies the wager was accepted. The controller's
+        ledger is the account of record; the terminal displays it."""
 
 
 @runtime_checkable

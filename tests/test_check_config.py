@@ -311,18 +311,10 @@ def test_every_problem_at_once(tmp_path: Path) -> None:
 
 
 def test_warnings_do_not_make_a_config_invalid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    report = check_file(ROOT / "configs" / "mississippi-stud-five-card-hand-bonus.toml")
-    assert report.valid
-    game = [f for f in report.warnings if f.field == "game"]
-    assert len(game) == 1 and "Five Card Hand Bonus" in game[0].problem
-    # The progressives run live; only the Five Card Hand Bonus (electronic wagering terminals) is not offered.
-    assert not [
-        f
-        for f in check_file(ROOT / "configs" / "mississippi-stud-progressive.toml").warnings
-        if f.field.startswith("game")
-    ]
-    lir = check_file(ROOT / "configs" / "let-it-ride.toml")
-    assert any(f.field == "game.five_card_hand_bonus" for f in lir.warnings)
+    # Every wager runs live, the Five Card Hand Bonus at the terminals included: nothing about the game to warn of.
+    for name in ("mississippi-stud-five-card-hand-bonus", "mississippi-stud-progressive", "let-it-ride"):
+        report = check_file(ROOT / "configs" / f"{name}.toml")
+        assert report.valid and not [f for f in report.warnings if f.field.startswith("game")], name
     no_devices = _write(tmp_path, BASE[: BASE.index("[devices.shuffler]")])
     assert main(["check-config", str(no_devices)]) == 0
     out = capsys.readouterr().out
@@ -594,3 +586,17 @@ def test_run_checks_the_journal_its_option_names(tmp_path: Path, capsys: pytest.
     assert main(["run", "--config", str(path), "--journal", "/dev/null"]) == 2
     err = capsys.readouterr().err
     assert "error: --journal: /dev/null is a character device, not a file" in err
+
+
+def test_the_five_card_hand_bonus_needs_a_terminal_at_every_betting_position(tmp_path: Path) -> None:
+    """655a.2(d): each betting position must contain an electronic wagering system for the wager."""
+    text = (ROOT / "configs" / "mississippi-stud-five-card-hand-bonus.toml").read_text()
+    cut = text.index(
+        '[[devices.wager_terminals]]\ndriver = "reference-wager-terminal"\nport = "/dev/tablectl/terminal-6"'
+    )
+    path = tmp_path / "t.toml"
+    path.write_text(text[:cut])
+    report = check_file(path)
+    assert [(f.field, "seat(s) 6" in f.problem, "655a.2(d)" in f.problem) for f in report.errors] == [
+        ("devices.wager_terminals", True, True)
+    ]

@@ -13,8 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from controller.cli.findings import Finding
 from controller.cli.preflight import Report, check_file, device_entries
+from controller.config.table import TableConfig
 from controller.games.registry import spec_for
+from controller.mqtt.birth import software_check
 from controller.shell.runner import default_journal_path
 
 # -- the verb --------------------------------------------------------------------------------------------------
@@ -29,10 +32,34 @@ def summary(report: Report) -> str:
     stations = len(config.devices.station_seats()) if config.devices else 0
     warned = f", {len(report.warnings)} warning(s)" if report.warnings else ""
     journal = config.journal.path or default_journal_path(config.table_id)
+    sw = config.software
+    required = "require_verified = " + str(sw.required).lower() + (" (default)" if sw.require_verified is None else "")
     return (
         f"{report.path}: valid{warned}: table {config.table_id}, game {game}, {config.game.seats} seats, "
-        f"{len(devices)} device(s) ({stations} wager station(s)), broker {config.mqtt.broker}, journal {journal}"
+        f"{len(devices)} device(s) ({stations} wager station(s)), broker {config.mqtt.broker}, journal {journal}, "
+        f"software {software_check(config).judgement.verdict} ({required}, {len(sw.release_keys)} release key(s))"
     )
+
+
+def software_findings(config: TableConfig) -> list[Finding]:
+    """The check of the installed code `run` makes at start (605a.4(c), docs/software.md). Only here an error: `run`
+    itself opens the journal and records the refusal (tilt:software), so it does not refuse the config."""
+    check = software_check(config)
+    j = check.judgement
+    if check.refused:
+        return [Finding("error", "software", f"`tablectl run` would keep the table closed: {j.problem}", "")]
+    if j.verdict != "verified":
+        default = " (the default without release_keys)" if config.software.require_verified is None else ""
+        return [
+            Finding(
+                "warning",
+                "software.require_verified",
+                f"is false{default}: the table opens on code no signed release vouches for ({j.verdict}: {j.problem})",
+                "in production list the release key in [software] release_keys and install the signed manifest "
+                "(docs/software.md)",
+            )
+        ]
+    return []
 
 
 def print_report(report: Report, out: TextIO) -> None:
@@ -64,6 +91,9 @@ def add_parser(sub: Any) -> None:
 def main(args: argparse.Namespace, out: TextIO | None = None) -> int:
     stream = out or sys.stdout
     reports = [check_file(path) for path in args.files]
+    for report in reports:
+        if report.config is not None:
+            report.findings += software_findings(report.config)
     for report in reports:
         print_report(report, stream)
     return 0 if all(r.valid for r in reports) else 1

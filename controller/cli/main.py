@@ -48,8 +48,11 @@ VERBS: tuple[Verb, ...] = (
     Verb("command", "command", "sign and send a supervisor command, or make a supervisor's signing key"),
     Verb("journal", "journal", "read the journal: tail, export, verify its hash chain"),
     Verb("schema", "schema", "print the JSON Schemas of the MQTT messages"),
+    Verb("release", "release", "make the release key; build and sign the manifest of the installed code"),
+    Verb("verify-software", "verify_software", "check the installed code against its signed release manifest"),
     Verb("floor", "floor", "the floor's archive service in PostgreSQL; round recall, status, alarms", "floor.cli"),
     Verb("report", "report", "shift, gaming-day and period reports; signed exports and their check", "floor.cli"),
+    Verb("link", "link", "the linked progressive controller in PostgreSQL; its reconciliation report", "link.cli"),
 )
 
 

@@ -215,6 +215,18 @@ def check_playable(config: TableConfig) -> list[Finding]:
         ]
     chapter = chapter_of(config.game)
     offered = {o.spot for o in chapter.spec.offers(config.game)}
+    missing = _terminals_missing(config, offered)
+    if missing:
+        return [
+            Finding(
+                "error",
+                "devices.wager_terminals",
+                f"the table offers the Five Card Hand Bonus Wager but seat(s) {', '.join(map(str, missing))} have no "
+                "electronic wagering terminal: each betting position must contain one (655a.2(d), 643a.2(e))",
+                'add a [[devices.wager_terminals]] with driver = "reference-wager-terminal", its port and seat '
+                "for each, or set five_card_hand_bonus = false",
+            )
+        ]
     # Configured but not taken by the live engine (it has no meters or terminals yet): players could not make them.
     settings = chapter.settings_offering_wagers(config.game)
     idle = [f"game.{key}" for key, spot in settings.items() if spot not in offered]
@@ -231,6 +243,13 @@ def check_playable(config: TableConfig) -> list[Finding]:
             )
         ]
     return []
+
+
+def _terminals_missing(config: TableConfig, offered: set[str]) -> list[int]:
+    if "five_card_hand_bonus" not in offered or config.devices is None:
+        return []
+    have = {int(t["seat"]) for t in config.devices.wager_terminals if isinstance(t.get("seat"), int)}
+    return [n for n in range(1, config.game.seats + 1) if n not in have]
 
 
 # -- `tablectl run` ---------------------------------------------------------------------------------------------

@@ -7,10 +7,12 @@ import binascii
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+SUPERVISOR_KEY_FIX = "paste the public key `tablectl command keygen` printed (base64 of the raw 32-byte Ed25519 key)"
+RELEASE_KEY_FIX = "paste the public key `tablectl release keygen` printed (base64 of the raw 32-byte Ed25519 key)"
 
-def decode_public_key(text: str) -> Ed25519PublicKey:
+
+def decode_public_key(text: str, fix: str = SUPERVISOR_KEY_FIX) -> Ed25519PublicKey:
     """Raises ValueError saying what is wrong with a configured public key and how to get a right one."""
-    fix = "paste the public key `tablectl command keygen` printed (base64 of the raw 32-byte Ed25519 key)"
     try:
         raw = base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):

@@ -26,6 +26,7 @@ from controller.config.broker import parse_broker_address
 from controller.config.errors import ConfigError, describe_errors
 from controller.config.files import CONFIG_MAX_BYTES, FileRefused, read_bounded
 from controller.config.keys import decode_public_key
+from controller.config.software import SoftwareSettings
 from controller.core.settlement import ChapterRules
 from controller.games import registry
 
@@ -192,6 +193,7 @@ class TableConfig(_Strict):
     devices: Devices | None = Field(None, description="the table's devices; `tablectl settle` needs none")
     supervisors: list[Supervisor] = Field([], description="keys that may sign supervisor commands")
     commands: CommandSettings = CommandSettings()
+    software: SoftwareSettings = SoftwareSettings()
 
     @model_validator(mode="after")
     def _distinct_supervisor_keys(self) -> TableConfig:

@@ -129,6 +129,24 @@ class RoundRecord(BaseModel):
     meters: dict[str, Cents] = Field(
         default_factory=dict, description="progressive meter values when settlement began, by level"
     )
+    meter_carry_micro: dict[str, int] = Field(
+        default_factory=dict,
+        description="by level, in micro-cents: the reserve plus the display's fraction of a cent when settlement "
+        "began, what a reseed after a 100 % award restarts from before the house tops it up to the reseed amount "
+        '(docs/progressive.md, "Reseed"); none: the reseed amount alone',
+    )
+
+
+MICRO = 1_000_000  # micro-cents per cent, as the meter model counts (controller/progressive/model.py)
+
+
+def reseeded(reseed_cents: Cents, carry_micro: int) -> tuple[Cents, int]:
+    """The meter after a 100 % award: the reserve (and the fraction of a cent the award left) moves into the display and
+    the house tops it up to the reseed amount if it falls short (655a.12(e)(4), 643a.12(f)(4): the reserve of the
+    incrementation rate funds the next meter). Returns the display in cents and what is carried after it."""
+    if carry_micro >= reseed_cents * MICRO:
+        return carry_micro // MICRO, carry_micro % MICRO
+    return reseed_cents, 0
 
 
 def parse_cards_field(value: Any) -> Any:

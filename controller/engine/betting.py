@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from controller.core.money import fmt
-from controller.engine import chip_count, decisions, progressive
-from controller.engine.commands import LockSeat, UnlockSeat
+from controller.engine import accounts, chip_count, decisions, progressive
+from controller.engine.commands import LockSeat, LockTerminal, UnlockSeat, UnlockTerminal
 from controller.engine.context import StepContext
 from controller.engine.state import Phase, RoundState
-from drivers.interfaces import LockAcknowledged, WagerDetected
+from drivers.interfaces import TERMINAL_SPOTS, LockAcknowledged, WagerDetected
 
 # Blocks that stop a round already in betting from being dealt (others only stop the next round).
 _STOPS_DEALING = ("device:", "no_method", "deck_removed")
@@ -27,6 +27,8 @@ def open_betting(ctx: StepContext) -> None:
     ctx.r.unlocks_pending = set(range(1, ctx.seats + 1)) - set(ctx.s.stations_down)
     for seat in sorted(ctx.r.unlocks_pending):
         ctx.command(UnlockSeat(seat))
+    # The terminals open with the stations; a terminal still locked refuses a wager itself (WagerRefused).
+    accounts.unlock_terminals(ctx)
     if not ctx.r.unlocks_pending:
         betting_opened(ctx)
 
@@ -52,6 +54,13 @@ def wager(ctx: StepContext, inp: WagerDetected) -> None:
     if not 1 <= seat <= ctx.seats:
         ctx.emit("wager.rejected", ctx.rule("seat"), {**base, "reason": f"no seat {seat} at this table"})
         return
+    at_terminal = accounts.terminal_seat(inp.device_id) is not None
+    if (spot in TERMINAL_SPOTS) != at_terminal:
+        # 655a.7(d)(5), 643a.7(i): the Five Card Hand Bonus is made on the seat's electronic wagering device, and
+        # only there; chips on the layout are not a terminal's wager, nor is a terminal a wager station.
+        where = "at the seat's electronic wagering terminal" if spot in TERMINAL_SPOTS else "on the layout"
+        ctx.emit("wager.rejected", ctx.rule("7(c)"), {**base, "reason": f"a {spot} wager is made {where}"})
+        return
     d = decisions.current_decision(ctx)
     if d is not None and d.kind == "wager_or_fold" and spot == d.spot:
         decisions.decision_wager(ctx, seat, amount, base, d)
@@ -69,9 +78,11 @@ def pre_deal_wager(ctx: StepContext, seat: int, spot: str, amount: int, base: di
     if ctx.s.phase is not Phase.BETTING:
         ctx.emit(
             "wager.rejected",
-            ctx.rule("7(c)"),
+            ctx.spec.terminal_lock_rule() if spot in TERMINAL_SPOTS else ctx.rule("7(c)"),
             {**base, "reason": 'placed after "no more bets" or outside betting: not counted'},
         )
+        if spot in TERMINAL_SPOTS:
+            accounts.show(ctx, seat, "no more bets: wager refused")
         return
     offer = ctx.setup.offers.get(spot)
     if offer is None:
@@ -80,6 +91,14 @@ def pre_deal_wager(ctx: StepContext, seat: int, spot: str, amount: int, base: di
     refusal = progressive.progressive_refusal(ctx, spot, amount)
     if refusal is not None:
         ctx.emit("wager.rejected", offer.rule, {**base, "reason": refusal})
+        return
+    if spot in TERMINAL_SPOTS:
+        if amount and not offer.min_cents <= amount <= offer.max_cents:
+            why = f"outside the table limits {fmt(offer.min_cents)} to {fmt(offer.max_cents)}"
+            ctx.emit("wager.rejected", offer.rule, {**base, "reason": why})
+            accounts.show(ctx, seat, f"wager refused: {why}")
+            return
+        accounts.terminal_wager(ctx, seat, spot, amount, base, offer.rule)
         return
     wagers = ctx.r.seat(seat).wagers
     if amount == 0:
@@ -142,7 +161,9 @@ def no_more_bets(ctx: StepContext) -> None:
     ctx.emit("no_more_bets", ctx.lock_rule(), payload)
     for seat in sorted(r.locks_pending):
         ctx.command(LockSeat(seat))
-    if not r.locks_pending:
+    # 655a.2(d), 643a.2(e): the electronic wagering system's lock-out, confirmed by each terminal like the stations.
+    r.terminal_locks_pending = accounts.lock_terminals(ctx)
+    if not r.locks_pending and not r.terminal_locks_pending:
         locks_complete(ctx)
 
 
@@ -158,16 +179,17 @@ def _players(ctx: StepContext) -> list[int]:
             continue
         for spot, amount in sorted(st.wagers.items()):  # not a player: everything goes back
             offer = ctx.setup.offers.get(spot)
-            ctx.emit(
-                "wager.returned",
-                offer.rule if offer else ctx.rule("player"),
-                {"seat": n, "spot": spot, "amount": amount, "reason": why},
-            )
+            rule = offer.rule if offer else ctx.rule("player")
+            ctx.emit("wager.returned", rule, {"seat": n, "spot": spot, "amount": amount, "reason": why})
+            accounts.give_back(ctx, n, spot, amount, rule, why)
         st.wagers.clear()
     return players
 
 
 def lock_acknowledged(ctx: StepContext, inp: LockAcknowledged) -> None:
+    if accounts.terminal_seat(inp.device_id) is not None:
+        _terminal_lock(ctx, inp)
+        return
     if not inp.locked:
         if ctx.s.phase is Phase.BETTING and ctx.r.unlocks_pending:
             ctx.r.unlocks_pending.discard(inp.seat)
@@ -177,7 +199,16 @@ def lock_acknowledged(ctx: StepContext, inp: LockAcknowledged) -> None:
     if ctx.s.phase is not Phase.LOCKING:
         return  # a repeated confirmation after dealing began changes nothing
     ctx.r.locks_pending.discard(inp.seat)
-    if not ctx.r.locks_pending:
+    if not ctx.r.locks_pending and not ctx.r.terminal_locks_pending:
+        locks_complete(ctx)
+
+
+def _terminal_lock(ctx: StepContext, inp: LockAcknowledged) -> None:
+    """A terminal's confirmation: its lock-out (655a.2(d), 643a.2(e)) counts toward the deal like a station's."""
+    if not inp.locked or ctx.s.phase is not Phase.LOCKING:
+        return
+    ctx.r.terminal_locks_pending.discard(inp.seat)
+    if not ctx.r.locks_pending and not ctx.r.terminal_locks_pending:
         locks_complete(ctx)
 
 
@@ -186,9 +217,37 @@ def locks_complete(ctx: StepContext) -> None:
     payload: dict[str, Any] = {"stations": ctx.seats - len(down)}
     if down:
         payload["unreachable"] = down  # no wagers at those seats; they are locked when they come back
+    if ctx.setup.terminals:
+        payload["terminals"] = ctx.seats - len(ctx.s.terminals_down)
+        if ctx.s.terminals_down:
+            payload["terminals_unreachable"] = sorted(ctx.s.terminals_down)
     ctx.emit("lockout.confirmed", ctx.lock_rule(), payload)
     progressive.contribute_wagers(ctx)  # the progressive wagers are collected now (655a.8(b), 643a.8(b)(2))
+    accounts.draw_bonuses(ctx)  # the fixed point of the draws: locked out, no card yet (docs/accounts.md)
     chip_count.reconcile_or_deal(ctx)
+
+
+def terminal_down(ctx: StepContext, seat: int, why: str) -> None:
+    """A terminal unreachable: the account is the controller's, so nothing is lost; no wager can come from it, so
+    the deal does not wait for its lock (it is locked when it comes back, past "no more bets")."""
+    if seat in ctx.s.terminals_down or not 1 <= seat <= ctx.seats:
+        return
+    ctx.s.terminals_down[seat] = why
+    r = ctx.s.round
+    if r is not None and ctx.s.phase is Phase.LOCKING and seat in r.terminal_locks_pending:
+        r.terminal_locks_pending.discard(seat)
+        if not r.locks_pending and not r.terminal_locks_pending:
+            locks_complete(ctx)
+
+
+def terminal_back(ctx: StepContext, seat: int) -> None:
+    if ctx.s.terminals_down.pop(seat, None) is None:
+        return
+    if ctx.s.phase is Phase.BETTING:
+        ctx.command(UnlockTerminal(seat))
+    else:
+        ctx.command(LockTerminal(seat))
+    accounts.show(ctx, seat, "balance")
 
 
 def station_down(ctx: StepContext, seat: int, why: str) -> None:

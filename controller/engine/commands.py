@@ -89,5 +89,46 @@ class ShowWin:
     seat: int
 
 
+@dataclass(frozen=True, slots=True)
+class LockTerminal:
+    """Lock the seat's electronic wagering terminal: no Five Card Hand Bonus Wager once dealing begins (655a.2(d),
+    643a.2(e)); LockAcknowledged follows from the terminal."""
+
+    verb: ClassVar[str] = "lock"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class UnlockTerminal:
+    """Open the seat's terminal for the next round's Five Card Hand Bonus Wager."""
+
+    verb: ClassVar[str] = "unlock"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShowAccount:
+    """The seat's terminal shows its game account's balance and what just happened ("wager accepted", 655a.7(d)(5):
+    the player verifies the wager was accepted). The ledger is the controller's; the terminal displays it."""
+
+    verb: ClassVar[str] = "show"
+    seat: int
+    balance_cents: int
+    message: str
+
+
+TerminalCommand = LockTerminal | UnlockTerminal | ShowAccount
 SeatCommand = LockSeat | UnlockSeat | LightSeat
-DeviceCommand = LockSeat | UnlockSeat | LightSeat | Shuffle | DispenseStack | RemoveStub | ShowLevels | ShowWin
+DeviceCommand = (
+    LockSeat
+    | UnlockSeat
+    | LightSeat
+    | Shuffle
+    | DispenseStack
+    | RemoveStub
+    | ShowLevels
+    | ShowWin
+    | LockTerminal
+    | UnlockTerminal
+    | ShowAccount
+)

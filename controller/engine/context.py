@@ -8,18 +8,38 @@ The steps themselves are plain functions over a StepContext, in the modules abov
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Generic
+from typing import Any, Generic, Protocol
 
+from controller.core import rng
 from controller.core.events import DomainEvent
 from controller.core.settlement import ChapterRules
 from controller.engine.commands import DeviceCommand
 from controller.engine.spec import ChapterSpec, DealingMethod, Decision, Offer, RulesCo, TableOptions
 from controller.engine.state import Phase, RoundState, TableState
 from controller.progressive.parameters import TableProgressives
+from drivers.interfaces import TERMINAL_SPOTS
 
 Effect = DomainEvent | DeviceCommand
+
+
+class BonusDraws(Protocol):
+    """The table game system's random draws (655a.1 "Magic Card Bonus", "Lucky Bonus")."""
+
+    def magic_card(self) -> str: ...
+
+    def lucky_seat(self, seats: Sequence[int]) -> int: ...
+
+
+class SecretDraws:
+    """The operating system's CSPRNG (controller.core.rng, Python's `secrets`): what a live table uses."""
+
+    def magic_card(self) -> str:
+        return rng.draw_magic_card()
+
+    def lucky_seat(self, seats: Sequence[int]) -> int:
+        return rng.draw_lucky_seat(seats)
 
 
 class TableSetup(Generic[RulesCo]):
@@ -32,6 +52,7 @@ class TableSetup(Generic[RulesCo]):
         rules: RulesCo,
         method: DealingMethod = "automated_shoe",
         options: TableOptions | None = None,
+        draws: BonusDraws | None = None,
     ) -> None:
         spec.require_method(method)  # a chapter whose other dealing sections are unpublished refuses them up front
         self.spec = spec
@@ -54,6 +75,11 @@ class TableSetup(Generic[RulesCo]):
             progressives=tuple(p for p in params.progressives if p.wager in self.offers)
         )
         self.meter_wagers = frozenset(p.wager for p in self.meter_params.progressives)
+        # Every betting position has an electronic wagering terminal where the chapter's Five Card Hand Bonus is
+        # offered (655a.2(d), 643a.2(e)); its random bonuses are drawn by `draws` (the CSPRNG unless a test seeds it).
+        self.terminals = any(spot in self.offers for spot in TERMINAL_SPOTS)
+        self.random_bonuses = dict(spec.random_bonuses(rules)) if self.terminals else {}
+        self.draws: BonusDraws = draws or SecretDraws()
 
     def rule(self, section: str) -> str:
         return self.spec.rule(section)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.core.money import fmt
-from controller.engine import players, settling
+from controller.engine import accounts, players, settling
 from controller.engine.context import StepContext, area_of
 from controller.engine.spec import Decision
 from controller.engine.state import Phase
@@ -136,6 +136,7 @@ def player_left(ctx: StepContext, seat: int) -> None:
                     ctx.rule("7(c)"),
                     {"seat": n, "spot": spot, "amount": amount, "reason": "the player left before the deal"},
                 )
+                accounts.give_back(ctx, n, spot, amount, ctx.rule("7(c)"), "the player left before the deal")
             st.wagers.clear()
         return
     boxes = [n for n in players.boxes_of(ctx, seat) if n in r.players and n not in r.left and r.seats[n].wagers]

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from controller.engine import boundary
+from controller.core.settlement import Settled
+from controller.engine import accounts, boundary
 from controller.engine.commands import LightSeat
 from controller.engine.context import StepContext
 from controller.engine.inputs import ValidateJackpot
@@ -20,6 +21,52 @@ from controller.engine.state import PendingHit, Phase
 from drivers.interfaces import SeatLight
 
 JACKPOT_BLOCK = "jackpot"
+
+
+# What the electronic wagering system pays to the game account (655a.11(i)(3)(iii), 643a.11(f)(3)(v)(C)).
+ACCOUNT_WAGERS = ("five_card_hand_bonus", "magic_card_bonus", "lucky_bonus")
+# "500 for 1": a floorperson or above verifies it before it is credited (655a.11(i)(3)(ii), 643a.11(f)(3)(v)(B)).
+VERIFIED_ODDS = "500 for 1"
+
+
+def credit_accounts(ctx: StepContext, rows: Sequence[Settled]) -> None:
+    """Each win of a wager made from a game account, credited in the settlement's order: the winnings and the wager
+    (605a.2(d)(2)). A share of the meter is not (it is a progressive hit, paid with documentation: the hand stays on
+    the table); a 500 for 1 payout waits for a floorperson's verification, held like a hit."""
+    for x in rows:
+        if x.wager not in ACCOUNT_WAGERS or x.outcome != "win" or x.paid + x.returned <= 0:
+            continue
+        if "% of" in (x.odds or ""):
+            continue  # taken from the meter by progressive.take_hits: documentation, never the account
+        amount = x.paid + x.returned
+        if x.odds == VERIFIED_ODDS:
+            hit = PendingHit(
+                hit=f"{ctx.r.round_id}-h{len(ctx.s.pending_hits) + 1}",
+                seat=x.seat,
+                level=x.wager,
+                wager=x.wager,
+                amount_cents=amount,
+                percent=0,
+                rule=x.rule,
+                documentation=False,
+                to_account=True,
+            )
+            ctx.s.pending_hits.append(hit)
+            ctx.emit(
+                "account.verification_requested",
+                ctx.spec.verification_rule(),
+                {
+                    "hit": hit.hit,
+                    "seat": x.seat,
+                    "wager": x.wager,
+                    "odds": x.odds,
+                    "amount": amount,
+                    "remedy": "a floorperson or above verifies it with a signed validate_jackpot command "
+                    f"(seat {x.seat}, level {x.wager}); it is then credited to the game account",
+                },
+            )
+            continue
+        accounts.credit(ctx, x.seat, x.wager, amount, x.rule, x.note or "")
 
 
 def hold_for_jackpot(ctx: StepContext, done: dict[str, Any]) -> bool:
@@ -42,6 +89,35 @@ def validate_jackpot(ctx: StepContext, v: ValidateJackpot) -> None:
     if found is None:
         return
     ctx.s.pending_hits = [h for h in ctx.s.pending_hits if h is not found]
+    if found.to_account:
+        ctx.emit(
+            "account.verified",
+            found.rule,
+            {"hit": found.hit, "seat": found.seat, "wager": found.wager, "by": v.key_id, "role": v.role},
+        )
+        accounts.credit(ctx, found.seat, found.wager, found.amount_cents, found.rule, f"verified by {v.key_id}")
+    else:
+        _paid_from_meter(ctx, found, v)
+    ctx.command(LightSeat(found.seat, on=False))
+    if ctx.s.pending_hits:
+        ctx.s.blocks[JACKPOT_BLOCK] = "jackpot awaiting validation: " + ", ".join(
+            f"seat {h.seat} {h.level} ({h.hit})" for h in ctx.s.pending_hits
+        )
+        return
+    ctx.s.blocks.pop(JACKPOT_BLOCK, None)
+    ctx.emit(
+        "table.block_cleared",
+        None,
+        {"block": JACKPOT_BLOCK, "by": f"{v.role} {v.key_id}", "remaining": dict(ctx.s.blocks)},
+    )
+    if ctx.s.phase is Phase.JACKPOT and ctx.s.round is not None:
+        done = ctx.r.completion or {}
+        ctx.r.completion = None
+        ctx.emit("round.completed", ctx.rule("complete"), done)
+        boundary.round_over(ctx)
+
+
+def _paid_from_meter(ctx: StepContext, found: PendingHit, v: ValidateJackpot) -> None:
     # The validation is (C) of the wager hit; its payment, below, is (D) (643a.11(f)(3)(iii), (iv)).
     ctx.emit(
         "progressive.validated",
@@ -62,23 +138,6 @@ def validate_jackpot(ctx: StepContext, v: ValidateJackpot) -> None:
             "documented_by": v.key_id,
         },
     )
-    ctx.command(LightSeat(found.seat, on=False))
-    if ctx.s.pending_hits:
-        ctx.s.blocks[JACKPOT_BLOCK] = "jackpot awaiting validation: " + ", ".join(
-            f"seat {h.seat} {h.level} ({h.hit})" for h in ctx.s.pending_hits
-        )
-        return
-    ctx.s.blocks.pop(JACKPOT_BLOCK, None)
-    ctx.emit(
-        "table.block_cleared",
-        None,
-        {"block": JACKPOT_BLOCK, "by": f"{v.role} {v.key_id}", "remaining": dict(ctx.s.blocks)},
-    )
-    if ctx.s.phase is Phase.JACKPOT and ctx.s.round is not None:
-        done = ctx.r.completion or {}
-        ctx.r.completion = None
-        ctx.emit("round.completed", ctx.rule("complete"), done)
-        boundary.round_over(ctx)
 
 
 def lit_seats(ctx: StepContext) -> dict[int, list[PendingHit]]:

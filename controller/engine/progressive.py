@@ -19,7 +19,7 @@ from controller.engine.commands import LightSeat, ShowLevels, ShowWin
 from controller.engine.context import StepContext
 from controller.engine.state import PendingHit
 from controller.progressive import meters as model
-from controller.progressive.model import MeterError, Meters, PercentOfMeter
+from controller.progressive.model import MICRO, MeterError, Meters, PercentOfMeter
 
 # What a chapter's meter award reads as in a settled row: "100% of the mega meter" (655a) or "10% of meter"
 # (643a, where the wager spot names its meter).
@@ -132,6 +132,20 @@ def meter_values(ctx: StepContext) -> dict[str, int]:
     return ctx.s.meters.display() if ctx.s.meters is not None else {}
 
 
+def meter_carry(ctx: StepContext) -> dict[str, int]:
+    """By level, the reserve and the display's fraction of a cent (micro-cents): what a reseed restarts from, so the
+    chapter's settlement (and `tablectl settle` from the recorded round) reseeds as the model does."""
+    if ctx.s.meters is None:
+        return {}
+    out = {}
+    for level in ctx.s.meters.display():
+        lv = ctx.s.meters.level(level)
+        carry = lv.reserve_micro + lv.display_micro % MICRO
+        if carry:
+            out[level] = carry
+    return out
+
+
 def show_levels(ctx: StepContext) -> None:
     """The sign shows the meters as this step leaves them (carried in the command: the shell reads no state)."""
     ctx.command(ShowLevels(meter_values(ctx)))
@@ -170,7 +184,8 @@ def _take_hit(ctx: StepContext, x: Settled, percent: int, level: str) -> Settled
     meter_events(ctx, events, meters)
     chapter_share = x.paid + x.returned
     if share != chapter_share:
-        # docs/progressive.md "Reseed": a reserve moved into a reseeded meter; the model is the truth.
+        # The chapter reads the reseed as the model does (the reserve moves in, docs/progressive.md "Reseed"), so
+        # only a meter limit the chapter does not model can make them differ: the model is the truth.
         x = replace(
             x,
             paid=share - x.amount,

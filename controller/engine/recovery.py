@@ -11,7 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.engine import betting, boundary, chip_count, dealing, decisions, jackpot, progressive, voiding
+from controller.engine import (
+    accounts,
+    betting,
+    boundary,
+    chip_count,
+    dealing,
+    decisions,
+    jackpot,
+    progressive,
+    voiding,
+)
 from controller.engine.commands import LockSeat, UnlockSeat
 from controller.engine.context import StepContext
 from controller.engine.state import Phase
@@ -69,6 +79,8 @@ def recover(ctx: StepContext) -> None:
         lock_all(ctx)
     # Whatever the phase: a light the crash left lit, or never lit, is set right (643a.11(f)(3)(iii)(B)).
     jackpot.reissue_lights(ctx, reachable(ctx))
+    # The terminals' lock and display may be anything after a crash: told again, balances from the ledger.
+    accounts.reissue(ctx)
 
 
 def recovered(ctx: StepContext, policy: str, rule: str | None, **extra: Any) -> None:
@@ -221,9 +233,14 @@ REMEDIES = {
     "critical_state": _SETTLE_BY_HAND,
     "tilt:meters": "progressive wagers are refused; check the meters against the journal's meter.* events and the "
     "floor's record before clearing",
+    "tilt:accounts": "no round starts; check each seat's balance against the journal's account.* events (every "
+    "movement is one, with the balance after it) and correct the stored ledger before clearing",
     "tilt:rollback": "the journal lost committed events (its anchor is ahead of it): restore the journal with its "
     "-wal file if they can be had; otherwise settle the rounds they held by hand from the floor's archive (every "
     "published event) before clearing. New events continue after the last seq the anchor knows, never reusing one",
+    "tilt:software": "the installed code failed its check against the signed release manifest (605a.4(c)): the table "
+    "stays closed; install the certified release (`tablectl verify-software` lists what differs) and start again. "
+    "The tilt can be cleared only once a start's check passes",
 }
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from controller.engine import (
+    accounts,
     betting,
     confirming,
     dealing,
@@ -58,10 +59,12 @@ from controller.engine.inputs import (
 from controller.engine.spec import RulesCo
 from controller.engine.state import TableState
 from drivers.interfaces import (
+    AccountRequested,
     BoxesBound,
     ButtonPressed,
     CardDrawn,
     CountKeyed,
+    DealerConfirmed,
     DeviceFault,
     DeviceOffline,
     DeviceOnline,
@@ -90,6 +93,8 @@ class RoundEngine(TableSetup[RulesCo]):
 
 # Inputs that are gaming activity (.5(f)): anything a player or the dealer does at the layout.
 _ACTIVITY = (
+    AccountRequested,
+    DealerConfirmed,
     WagerDetected,
     WagerRefused,
     ButtonPressed,
@@ -160,16 +165,20 @@ def wager_detected(ctx: StepContext, inp: WagerDetected) -> None:
 
 
 def wager_refused(ctx: StepContext, inp: WagerRefused) -> None:
+    terminal = accounts.terminal_seat(inp.device_id) is not None
+    device = "electronic wagering terminal" if terminal else "wager station"
     ctx.emit(
         "wager.rejected",
-        ctx.rule("7(c)"),
+        ctx.spec.terminal_lock_rule() if terminal else ctx.rule("7(c)"),
         {
             "seat": inp.seat,
             "spot": inp.spot,
             "amount": inp.amount_cents,
-            "reason": f'refused by the wager station\'s lock-out ({inp.reason}) after "no more bets"',
+            "reason": f'refused by the {device}\'s lock-out ({inp.reason}) after "no more bets"',
         },
     )
+    if terminal:
+        accounts.show(ctx, inp.seat, "no more bets: wager refused")
 
 
 def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
@@ -183,6 +192,8 @@ def device_online(ctx: StepContext, inp: DeviceOnline) -> None:
     if (seat := _station_seat(inp.device_id)) is not None:
         betting.station_back(ctx, seat)
         jackpot.relight(ctx, seat)
+    elif (seat := accounts.terminal_seat(inp.device_id)) is not None:
+        betting.terminal_back(ctx, seat)
     elif inp.device_id == SIGN:
         progressive.sign_event(ctx, "up")
     else:
@@ -194,6 +205,8 @@ def device_offline(ctx: StepContext, inp: DeviceOffline) -> None:
     why = f"offline ({inp.reason})" if inp.reason else "offline"
     if (seat := _station_seat(inp.device_id)) is not None:
         betting.station_down(ctx, seat, why)
+    elif (seat := accounts.terminal_seat(inp.device_id)) is not None:
+        betting.terminal_down(ctx, seat, why)
     elif inp.device_id == SIGN:
         progressive.sign_event(ctx, "down", why)
     else:
@@ -266,5 +279,7 @@ _STEPS: dict[type[object], _Step] = dict(
         _on(DeviceOnline, device_online),
         _on(DeviceOffline, device_offline),
         _on(MetersShown, meters_shown),
+        _on(AccountRequested, accounts.account_requested),
+        _on(DealerConfirmed, accounts.dealer_confirmed),
     ]
 )

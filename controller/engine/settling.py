@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from controller.core.settlement import RoundRecord, Settled
-from controller.engine import boundary, jackpot, players, progressive
+from controller.engine import accounts, boundary, jackpot, players, progressive
 from controller.engine.context import StepContext
 from controller.engine.spec import RoundView, SeatView
 
@@ -33,7 +33,10 @@ def view(ctx: StepContext) -> RoundView:
         ),
         areas={k: tuple(v) for k, v in r.areas.items()},
         meters=progressive.meter_values(ctx),
+        meter_carry_micro=progressive.meter_carry(ctx),
         exposed=r.exposed,
+        magic_card=r.magic_card,
+        lucky_seat=r.lucky_seat,
     )
 
 
@@ -53,6 +56,8 @@ def settle(ctx: StepContext) -> None:
         for x in mine:
             if x.wager not in ctx.spec.main_wagers:
                 emit_settled(ctx, x, revealed)
+    accounts.publish_bonuses(ctx)
+    jackpot.credit_accounts(ctx, rows)
     if record is not None:
         recorded(ctx, record)
     done = _completion(ctx, rows)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.engine import betting, boundary, progressive
+from controller.engine import accounts, betting, boundary, progressive
 from controller.engine.context import StepContext
 from controller.engine.state import DeckLife, Phase
 from drivers.interfaces import ShuffleCompleted
@@ -65,6 +65,7 @@ def close_table(ctx: StepContext) -> None:
                         ctx.rule("7(c)"),
                         {"seat": n, "spot": spot, "amount": amount, "reason": "the table closed"},
                     )
+                    accounts.give_back(ctx, n, spot, amount, ctx.rule("7(c)"), "the table closed")
         boundary.closed(ctx)
     else:
         ctx.s.closing = True

@@ -198,6 +198,19 @@ class ChapterSpec(ABC, Generic[Rules]):
         """Where a floorperson validates a progressive payout before it is paid."""
         return self.rule("11(i)(1)(iii)")
 
+    def random_bonuses(self, rules: Rules) -> Mapping[str, str]:
+        """The random bonuses the table game system draws for ("magic_card", "lucky_seat") -> the rule that pays
+        each; none by default."""
+        return {}
+
+    def terminal_lock_rule(self) -> str:
+        """Where the electronic wagering system locks out the Five Card Hand Bonus once dealing begins."""
+        return self.rule("2(d)")
+
+    def verification_rule(self) -> str:
+        """Where a floorperson verifies a Five Card Hand Bonus payout of 500 for 1 before it is credited."""
+        return self.rule("11(i)(3)(ii)")
+
     def lockout_rule(self) -> str:
         """Where the progressive table game system keeps progressive wagers from being placed."""
         return self.rule("8(b)")
@@ -221,11 +234,15 @@ class RoundView:
     seats: tuple[SeatView, ...]
     areas: Mapping[str, tuple[str, ...]]  # community, six_card_bonus, dealer, ... (not seats)
     meters: Mapping[str, Cents] = field(default_factory=dict)  # progressive meters shown as settlement begins
+    meter_carry_micro: Mapping[str, int] = field(default_factory=dict)  # what a reseed starts from (RoundRecord)
     exposed: bool = False  # a community card was exposed before its reveal (.13(d)): the hands are void
+    magic_card: str | None = None  # the table game system's draws (655a.12(e)(3), 643a.12(f)(3))
+    lucky_seat: int | None = None
 
 
 DeckMode = Literal["one_deck", "two_decks"]
 AbandonedWagers = Literal["lose", "hold"]
+CashOutMedium = Literal["chips", "ticket"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +260,9 @@ class TableOptions:
     deck_change_hours: float | None = None  # None: 4 dealt by hand, 8 from a shoe (.3(c)); less is allowed
     idle_inspection_minutes: int | None = 30  # no gaming activity this long: re-inspect (.5(f)); None: off
     abandoned_wagers: AbandonedWagers = "lose"  # .7(b)
+    # 605a.2(d)(1): how a game account's cash-out is paid: a cash-out record the dealer pays in chips, a ticket, or
+    # either as the player asks at the terminal.
+    cash_out_media: tuple[CashOutMedium, ...] = ("chips", "ticket")
     # The dealing method once the shoe (or, dealing from the hand, the shuffler) is out of order (.13(g)).
     fallback_dealing_method: DealingMethod | None = "manual_shoe"
 

@@ -7,6 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from controller.accounts.ledger import Ledger
 from controller.progressive.model import Meters
 
 
@@ -73,6 +74,11 @@ class RoundState:
     stub_entered: int | None = None  # the dealer's count when it did not make 52
     completion: dict[str, Any] | None = None  # round.completed's payload, held while a jackpot awaits validation
     exposed: bool = False  # a community card was exposed before its reveal (.13(d)); the void waits for the deal
+    terminal_locks_pending: set[int] = field(default_factory=set)  # terminals yet to confirm the lock-out
+    # The table game system's random bonus draws (655a.12(e)(3), 643a.12(f)(3)): made once at the lock-out,
+    # sealed in the journal until settlement (controller/engine/accounts.py).
+    magic_card: str | None = None
+    lucky_seat: int | None = None
 
     def clone(self) -> RoundState:
         return replace(
@@ -80,6 +86,7 @@ class RoundState:
             seats={n: st.clone() for n, st in self.seats.items()},
             unlocks_pending=set(self.unlocks_pending),
             locks_pending=set(self.locks_pending),
+            terminal_locks_pending=set(self.terminal_locks_pending),
             players=list(self.players),
             dealt=list(self.dealt),
             discarded=list(self.discarded),
@@ -112,6 +119,18 @@ class PendingHit:
     percent: int
     rule: str
     documentation: bool  # not paid from the table inventory: the hand stays on the table (655a.11(i)(1)(iv))
+    # A Five Card Hand Bonus payout of 500 for 1, verified by a floorperson and then credited to the game
+    # account (655a.11(i)(3)(ii)-(iii), 643a.11(f)(3)(v)(B)-(C)); not a meter award.
+    to_account: bool = False
+
+
+@dataclass(frozen=True)
+class AccountRequest:
+    """A buy-in or cash-out asked for at a seat's terminal, awaiting the dealer's confirmation (605a.2(d)(1))."""
+
+    request: str  # "buy_in" | "cash_out"
+    amount_cents: int  # buy-in: the amount; cash-out: the balance when asked (everything left is paid)
+    medium: str  # buy-in: cash or chips; cash-out: chips or ticket
 
 
 @dataclass(frozen=True)
@@ -151,6 +170,10 @@ class TableState:
     meters: Meters | None = None  # None: the table offers no progressive, or its meters are not seeded yet
     pending_hits: list[PendingHit] = field(default_factory=list)  # awaiting validation, in the order paid
     progressive_lockout: dict[str, str] = field(default_factory=dict)  # why progressive wagers are refused
+    # -- game accounts of the electronic wagering system (605a.2(d); docs/accounts.md) --
+    accounts: Ledger = field(default_factory=Ledger)  # immutable: a step shares it until it changes it
+    account_requests: dict[int, AccountRequest] = field(default_factory=dict)  # seat -> awaiting the dealer
+    terminals_down: dict[int, str] = field(default_factory=dict)  # seat -> why its terminal is unreachable
 
     def clone(self) -> TableState:
         """A copy the engine may change; every mutable field is copied (tests check a step never changes
@@ -169,4 +192,6 @@ class TableState:
             bound={p: list(seats) for p, seats in self.bound.items()},
             pending_hits=list(self.pending_hits),
             progressive_lockout=dict(self.progressive_lockout),
+            account_requests=dict(self.account_requests),
+            terminals_down=dict(self.terminals_down),
         )

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from controller.core.settlement import RoundRecord, Settled
-from controller.engine import boundary, progressive, settling
+from controller.engine import accounts, boundary, progressive, settling
 from controller.engine.context import StepContext
 
 
@@ -54,4 +54,7 @@ def void(
     if record is not None:
         settling.recorded(ctx, record)
     progressive.reverse_progressive_contributions(ctx, rule, returned)
+    for seat, every in returned.items():  # a wager made from a game account goes back to it (605a.2(d)(2))
+        for spot, amount in sorted(every.items()):
+            accounts.give_back(ctx, int(seat), spot, amount, rule, reason)
     boundary.round_over(ctx)

@@ -15,6 +15,7 @@ from typing import Generic, TypeVar
 
 from controller.core.money import Cents
 from controller.core.settlement import ChapterRules, RoundRecord, Settled
+from controller.engine.context import BonusDraws
 from controller.engine.round import RoundEngine
 from controller.engine.spec import ChapterSpec, DealingMethod, RulesCo, TableOptions
 from controller.games.describe import PaytableText
@@ -72,12 +73,16 @@ class Chapter(Generic[RulesCo, RecordCo]):
         return rules
 
     def engine(
-        self, rules: ChapterRules, method: DealingMethod | None = None, options: TableOptions | None = None
+        self,
+        rules: ChapterRules,
+        method: DealingMethod | None = None,
+        options: TableOptions | None = None,
+        draws: BonusDraws | None = None,
     ) -> RoundEngine[RulesCo]:
         """The round engine for these rules (the config's method unless `method` is given); ValueError for a
         dealing method or progressive figures the chapter does not allow."""
         own = self.rules(rules)
-        return RoundEngine(self.spec, own, method or self.spec.dealing_method(own), options)
+        return RoundEngine(self.spec, own, method or self.spec.dealing_method(own), options, draws)
 
     def settle(self, rules: ChapterRules, data: Mapping[str, object]) -> Settlement:
         """Settle a round record given as data (JSON): pydantic's ValidationError for a record the chapter could not

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from controller.engine.spec import DealingMethod, TableOptions
+from controller.engine.spec import CashOutMedium, DealingMethod, TableOptions
 
 
 class StubCounting(BaseModel):
@@ -62,6 +62,14 @@ class TableProcedure(StubCounting):
         "lose", description="wagers of a player who leaves during a round: treated as losing or held (.7(b))"
     )
 
+    game_account_cash_out: list[CashOutMedium] = Field(
+        ["chips", "ticket"],
+        min_length=1,
+        description="605a.2(d)(1): how the game accounts at the electronic wagering terminals are cashed out: "
+        '"chips" (a cash-out record the dealer pays in value chips), "ticket", or both (the player asks for one at '
+        "the terminal); a request for another medium is refused at the terminal",
+    )
+
     def deck_change_problem(self, rule: str, method: DealingMethod) -> str | None:
         """Why deck_change_hours is longer than the chapter's deck change (`rule`, e.g. "683a.3(c)") allows for the
         dealing method, or None."""
@@ -82,6 +90,7 @@ class TableProcedure(StubCounting):
             deck_change_hours=self.deck_change_hours,
             idle_inspection_minutes=self.idle_inspection_minutes,
             abandoned_wagers=self.abandoned_wagers,
+            cash_out_media=tuple(dict.fromkeys(self.game_account_cash_out)),
             fallback_dealing_method=fallback,
         )
 

@@ -1,49 +1,28 @@
 """The table's birth message (<prefix>/<table_id>/birth): what runs this table, under which rules, on which devices.
 
-A supervisor or an examiner reads it to check that the installed code is the certified one (the hash), that the
+A supervisor or an examiner reads it to check that the installed code is the certified one (the digest and the
+verdict of the check at start against the signed release manifest, docs/software.md), that the
 paytables in force are those of the Rules Submission, and which devices (and firmware) are connected.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-import controller
 from controller import __version__
 from controller.config.table import TableConfig, configured_devices, station_id
 from controller.core.settlement import ChapterRules
 from controller.games.registry import chapter_of, dealing_method, spec_for
 from controller.mqtt.contract import Birth, DeviceInfo, GameInfo, PaytableInfo, Software
-
-# The packages whose sources make up the installed code, hashed in this order of relative path.
-CODE_PACKAGES = ("controller", "drivers")
+from controller.release.installed import SoftwareCheck, check_installed
 
 
-def code_hash(root: Path | None = None) -> tuple[str, int]:
-    """sha256 over every .py file of controller/ and drivers/ (path relative to `root`, NUL, bytes, NUL), in
-    sorted path order, and the number of files. Paths use "/" so the hash does not depend on the OS."""
-    base = root or Path(controller.__file__).resolve().parent.parent
-    files = sorted(
-        (p.relative_to(base).as_posix(), p)
-        for package in CODE_PACKAGES
-        for p in (base / package).rglob("*.py")
-        if "__pycache__" not in p.parts
-    )
-    digest = hashlib.sha256()
-    for rel, path in files:
-        digest.update(rel.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest(), len(files)
-
-
-@cache
-def installed_code() -> tuple[str, int]:
-    """The running installation's hash, computed once per process (the sources do not change under it)."""
-    return code_hash()
+def software_check(config: TableConfig) -> SoftwareCheck:
+    """The installed code's verdict under this config's [software] (computed once per process: controller.release)."""
+    s = config.software
+    return check_installed(s.manifest, s.release_keys, s.required)
 
 
 def _iso(now: datetime) -> str:
@@ -93,14 +72,20 @@ def _port(raw: Mapping[str, Any]) -> str | None:
 
 
 def build_birth(config: TableConfig, boot_id: str, now: datetime | None = None) -> Birth:
-    digest, files = installed_code()
+    judged = software_check(config).judgement
     rules = config.game
     spec = spec_for(rules)
     return Birth(
         table_id=config.table_id,
         boot_id=boot_id,
         ts=_iso(now or datetime.now(UTC)),
-        software=Software(version=__version__, code_sha256=digest, code_files=files),
+        software=Software(
+            version=__version__,
+            code_sha256=judged.digest,
+            code_files=len(judged.found),
+            verdict=judged.verdict,
+            release_key=judged.key,
+        ),
         game=GameInfo(
             chapter=rules.chapter,
             name=spec.name if spec is not None else rules.chapter,

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
+from controller.release.manifest import Verdict
+
 ISSUED_AT_EXAMPLE = "2026-11-21T08:00:00.000000Z"
 
 
@@ -121,12 +123,18 @@ class Software(_Message):
     code_sha256: str = Field(
         pattern=r"^[0-9a-f]{64}$",
         description=(
-            "sha256 over the installed controller/ and drivers/ sources: for each .py file in sorted order of its "
-            "path relative to the installation, the path, a NUL byte, the file's bytes, a NUL byte "
-            "(controller.mqtt.birth.code_hash)"
+            "the overall digest of the installed code (605a.4(c)): sha256 of what `sha256sum` prints for every file "
+            "of controller/, drivers/, floor/ and link/ but __pycache__, in byte order of the paths relative to the "
+            "installation (docs/software.md says how a laboratory recomputes it)"
         ),
     )
-    code_files: int = Field(ge=1, description="how many source files the hash covers")
+    code_files: int = Field(ge=1, description="how many files the digest covers")
+    verdict: Verdict = Field(
+        "no_manifest",
+        description="the check at start against the signed release manifest: verified, mismatch, no_manifest, "
+        "bad_manifest, bad_signature, untrusted_key or no_release_keys (docs/software.md)",
+    )
+    release_key: str | None = Field(None, description="the public key that signed the manifest, when there is one")
 
 
 class GameInfo(_Message):

@@ -179,12 +179,14 @@ async def play(
     progressive = config.devices is not None and config.devices.progressive_sign is not None
     replay_dir = tempfile.TemporaryDirectory(prefix="tablectl-demo-")
     roles: set[Role] = script.roles() if script is not None else set()
-    if progressive and not human_floor:
-        roles.add("floorperson")  # validates the jackpots (655a.11(i)(1)(iii))
+    terminals = config.devices is not None and bool(config.devices.wager_terminals)
+    if (progressive or terminals) and not human_floor:
+        # Validates the jackpots (655a.11(i)(1)(iii)) and verifies a 500 for 1 Five Card Hand Bonus (655a.11(i)(3)(ii)).
+        roles.add("floorperson")
     floorperson = DemoSigners(config, Path(replay_dir.name) / "commands.sqlite", roles) if roles else None
     if floorperson is not None:
         config = config.model_copy(update={"supervisors": [*config.supervisors, *floorperson.supervisors]})
-    async with SimulatedTable(config.game.seats, rng, sign=progressive) as sims:
+    async with SimulatedTable(config.game.seats, rng, sign=progressive, terminals=terminals) as sims:
         if decks:
             sims.shuffler.script_decks(decks)
         if sim_script is not None:

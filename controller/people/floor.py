@@ -23,6 +23,7 @@ from controller.games.registry import chapter_of
 from controller.people.actions import Action, ActionScript, Advance, Bind, Command, Key, Place, Press
 from controller.people.signers import DemoSigners
 from controller.shell.service import TableService, utc_now
+from drivers.interfaces import TERMINAL_SPOTS
 from drivers.sim.shuffler import FRESH_DECK
 from drivers.sim.table import SimulatedTable
 
@@ -113,6 +114,8 @@ class SimulatedFloor:
     ) -> None:
         self.service = service
         self.rng = rng or random.Random(0)  # the dealer's hand shuffles; seeded so a run can be repeated
+        chapter = chapter_of(service.config.game)
+        self._cash_out_media = list(chapter.spec.options(chapter.rules(service.config.game)).cash_out_media)
         self.floorperson = floorperson
         self.sims = sims
         self.policy = policy
@@ -134,6 +137,8 @@ class SimulatedFloor:
         self._cards: dict[int, list[str]] = {}
         self._faceup: list[str] = []
         self._wagers: dict[int, dict[str, int]] = {}
+        # Terminal wagers waiting for the player's buy-in to be confirmed: seat -> (spot, cents).
+        self._after_buy_in: dict[int, tuple[str, int]] = {}
         # The stations lock every spot at "no more bets" but those of the wagers the chapter takes after the deal.
         open_spots = chapter_of(service.config.game).spots_after_lockout(service.config.game)
         for station in sims.stations.values():
@@ -159,7 +164,7 @@ class SimulatedFloor:
         if any(a.instead for a in due) or (due and ev.type in _STUCK):
             return
         # Each event type is one handler's at most; the first that takes it acts.
-        for handler in (self._on_round, self._on_dealer_duty, self._on_floor):
+        for handler in (self._on_round, self._on_accounts, self._on_dealer_duty, self._on_floor):
             if await handler(ev):
                 return
 
@@ -249,6 +254,39 @@ class SimulatedFloor:
         """The seat's cards and the community cards face up, and its live wagers: what its player sees."""
         return (*self._cards.get(seat, ()), *self._faceup), tuple(sorted(self._wagers.get(seat, {}).items()))
 
+    async def _on_accounts(self, ev: JournaledEvent) -> bool:
+        """The game accounts at the terminals (605a.2(d)(1)): the dealer confirms each buy-in and cash-out at the
+        seat's terminal; a bought-in player keys the wager in; now and then a player cashes out after a round."""
+        p = ev.payload
+        if ev.type == "account.requested":
+            await self._beat()
+            await self.sims.terminals[int(p["seat"])].dealer_confirm(str(p["request"]))
+        elif ev.type == "account.bought_in" and int(p["seat"]) in self._after_buy_in:
+            seat = int(p["seat"])
+            _, amount = self._after_buy_in.pop(seat)
+            await self._beat()
+            await self.sims.terminals[seat].place(amount)
+        elif ev.type == "account.request_refused" and int(p["seat"]) in self._after_buy_in:
+            await self._answered((int(p["seat"]), self._after_buy_in.pop(int(p["seat"]))[0]))
+        elif ev.type == "round.completed" and self.sims.terminals:
+            for seat in sorted(self.sims.terminals):
+                if self.service.state.accounts.balance(seat) and self.rng.random() < 0.2:
+                    await self._beat()
+                    await self.sims.terminals[seat].cash_out(self.rng.choice(self._cash_out_media))
+            return False  # round.completed is also the round's end for the other handlers
+        else:
+            return False
+        return True
+
+    async def _terminal_wager(self, seat: int, spot: str, amount: int) -> None:
+        """A player keys the wager in at the terminal, buying in first when the account holds too little."""
+        terminal = self.sims.terminals[seat]
+        if self.service.state.accounts.balance(seat) >= amount:
+            await terminal.place(amount)
+            return
+        self._after_buy_in[seat] = (spot, amount)
+        await terminal.buy_in(amount * self.rng.choice([5, 10, 20, 50]), self.rng.choice(["cash", "chips"]))
+
     async def _answered(self, wager: tuple[int, str]) -> None:
         if not self._awaiting[wager]:
             return  # not one of the wagers "no more bets" waits for
@@ -301,6 +339,10 @@ class SimulatedFloor:
             # The floorperson checks the hand and validates the hit with a signed command (655a.11(i)(1)(iii)).
             await self._beat()
             await self.floorperson.validate(self.service, int(p["seat"]), str(p["level"]), str(p["hit"]))
+        elif ev.type == "account.verification_requested" and self.floorperson is not None:
+            # A 500 for 1 Five Card Hand Bonus payout: the floorperson verifies it, then it is credited (655a.11(i)(3)).
+            await self._beat()
+            await self.floorperson.validate(self.service, int(p["seat"]), str(p["wager"]), str(p["hit"]))
         elif ev.type == "table.recovered" and p.get("policy") == "await_jackpot" and self.floorperson is not None:
             # Restarted while hits awaited validation: their progressive.hit events belong to the last boot, so the
             # floorperson validates what the restored state still holds pending (each once; 655a.11(i)(1)(iii)).
@@ -342,7 +384,10 @@ class SimulatedFloor:
         for seat, wagers in sorted(plan.items()):
             for spot, amount in wagers.items():
                 await self._beat()
-                await self.sims.stations[seat].place(spot, amount)
+                if spot in TERMINAL_SPOTS and self.sims.terminals:
+                    await self._terminal_wager(seat, spot, amount)
+                else:
+                    await self.sims.stations[seat].place(spot, amount)
 
     async def _no_more_bets(self) -> None:
         await self._beat()
@@ -350,4 +395,7 @@ class SimulatedFloor:
         late = self.policy.late_wager(self._round_no, self.service.config)
         if late:
             seat, spot, amount = late
-            await self.sims.stations[seat].place(spot, amount)
+            if spot in TERMINAL_SPOTS and self.sims.terminals:
+                await self.sims.terminals[seat].place(amount)  # its lock-out refuses it (WagerRefused)
+            elif spot not in TERMINAL_SPOTS:
+                await self.sims.stations[seat].place(spot, amount)

@@ -28,6 +28,9 @@ WAGER_NAMES = {
     "bet_2": "Bet Number 2",
     "bet_3": "Bet Number 3",
     "five_card_bonus": "Five Card Bonus",
+    "five_card_hand_bonus": "Five Card Hand Bonus",
+    "magic_card_bonus": "Magic Card",
+    "lucky_bonus": "Lucky Bonus",
 }
 WIDTH = 96
 
@@ -138,6 +141,37 @@ LINES: Mapping[str, _Line] = {
     "progressive.paid": lambda p, sealed: f"jackpot {p['hit']} validated and paid: seat {p['seat']} {fmt(p['amount'])}",
     "progressive.locked_out": lambda p, sealed: f"PROGRESSIVE WAGERS LOCKED OUT: {p['reason']}",
     "progressive.unlocked": lambda p, sealed: "progressive wagers open again",
+    "five_card_hand_bonus.settled": lambda p, sealed: _bonus("Five Card Hand Bonus", p),
+    "magic_card_bonus.settled": lambda p, sealed: f"seat {p['seat']}  MAGIC CARD pays {fmt(p['paid'] + p['returned'])}",
+    "lucky_bonus.settled": lambda p, sealed: f"seat {p['seat']}  LUCKY BONUS pays {fmt(p['paid'] + p['returned'])}",
+    # The draws stay sealed on the table's own console too: nobody at the table may know them before the cards.
+    "bonus.drawn": lambda p, sealed: (
+        "table game system drew: " + ", ".join(b.replace("_", " ") for b in p["bonuses"]) + " (sealed until settlement)"
+    ),
+    "bonus.published": lambda p, sealed: (
+        "drawn this round: "
+        + ", ".join(f"{k.replace('_', ' ')} {show_cards([v]) if k == 'magic_card' else v}" for k, v in p.items())
+    ),
+    "account.requested": lambda p, sealed: (
+        f"seat {p['seat']}  terminal: {p['request'].replace('_', '-')} {fmt(p['amount'])} ({p['medium']}), "
+        "awaiting the dealer"
+    ),
+    "account.bought_in": lambda p, sealed: (
+        f"seat {p['seat']}  bought in {fmt(p['amount'])} ({p['medium']}); account {fmt(p['balance'])}"
+    ),
+    "account.wagered": lambda p, sealed: f"seat {p['seat']}  account {fmt(p['balance'])} after the wager",
+    "account.credited": lambda p, sealed: (
+        f"seat {p['seat']}  {WAGER_NAMES.get(p['wager'], p['wager'])} {fmt(p['amount'])} credited; "
+        f"account {fmt(p['balance'])}"
+    ),
+    "account.returned": lambda p, sealed: f"seat {p['seat']}  {fmt(p['amount'])} back to the account",
+    "account.cashed_out": lambda p, sealed: (
+        f"seat {p['seat']}  cashed out {fmt(p['amount'])} in {p['medium']}; account {fmt(p['balance'])}"
+    ),
+    "account.request_refused": lambda p, sealed: f"seat {p['seat']}  {p['request']} refused: {p['reason']}",
+    "account.verification_requested": lambda p, sealed: (
+        f"seat {p['seat']}  {fmt(p['amount'])} at {p['odds']}: a floorperson verifies it ({p['hit']})"
+    ),
     "table.closing": lambda p, sealed: f"table closing after round {p['after_round']}",
     "table.closed": lambda p, sealed: f"table closed ({p['rounds_played']} rounds so far at this table)",
 }

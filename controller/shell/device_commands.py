@@ -21,17 +21,21 @@ from controller.engine.commands import (
     DispenseStack,
     LightSeat,
     LockSeat,
+    LockTerminal,
     RemoveStub,
+    ShowAccount,
     ShowLevels,
     ShowWin,
     Shuffle,
     UnlockSeat,
+    UnlockTerminal,
 )
 from drivers.interfaces import (
     DealingShoe,
     Device,
     DeviceEvent,
     DeviceFault,
+    ElectronicWagerTerminal,
     ProgressiveSign,
     SeatLights,
     Shuffler,
@@ -111,6 +115,14 @@ class CommandRunner:
                 if not isinstance(device, ProgressiveSign):
                     raise _mismatch(device, "progressive sign", c)
                 await device.show_win(level, amount, seat)
+            case LockTerminal() | UnlockTerminal():
+                if not isinstance(device, ElectronicWagerTerminal):
+                    raise _mismatch(device, "electronic wagering terminal", c)
+                await (device.lock() if isinstance(c, LockTerminal) else device.unlock())
+            case ShowAccount(balance_cents=balance, message=message):
+                if not isinstance(device, ElectronicWagerTerminal):
+                    raise _mismatch(device, "electronic wagering terminal", c)
+                await device.show(balance, message)
             case _:
                 assert_never(c)
 
@@ -146,5 +158,7 @@ def _device_for(c: DeviceCommand) -> str:
             return SHOE
         case ShowLevels() | ShowWin():
             return SIGN
+        case LockTerminal(seat=seat) | UnlockTerminal(seat=seat) | ShowAccount(seat=seat):
+            return f"wager_terminal_{seat}"
         case _:
             assert_never(c)

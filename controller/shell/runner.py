@@ -22,10 +22,13 @@ import structlog
 from controller.config.errors import ConfigError
 from controller.config.table import TableConfig, configured_devices, station_id
 from controller.engine.inputs import CloseTable
+from controller.engine.state import Phase
 from controller.games.registry import SPECS, spec_for
 from controller.mqtt.anchor import read_retained_anchor
+from controller.mqtt.birth import software_check
 from controller.shell.noise import quiet_connection_noise
 from controller.shell.service import TableService
+from controller.shell.software import operator_message
 from controller.shell.supervised import PUBLISHER, SupervisedTable
 from controller.shell.watchdog import SystemdSupervisor
 from controller.store.failure import StorageError
@@ -103,6 +106,7 @@ async def run_table(
     the table cleanly (devices stopped, the backlog offered to the broker, status "offline" with the reason) and
     is then raised: StorageError, whose message is the one line to show."""
     path = journal_path or Path(config.journal.path or default_journal_path(config.table_id))
+    _report_software(config)
     try:
         journal = Journal(path, config.table_id, boot_id=uuid.uuid4().hex)
     except JournalError as err:  # a newer schema, not a journal: say so and stop before any device is driven
@@ -149,6 +153,21 @@ async def run_table(
     return service.state.rounds_played - first_round
 
 
+def _report_software(config: TableConfig) -> None:
+    """The check of the installed code (605a.4(c)), said before the table opens; the service journals it."""
+    check = software_check(config)
+    j = check.judgement
+    if check.refused:
+        log.error(
+            "software check failed: the table stays closed", verdict=j.verdict, problem=j.problem, digest=j.digest
+        )
+        print(operator_message(check), file=sys.stderr)
+    elif j.verdict != "verified":
+        log.warning("software not verified", verdict=j.verdict, problem=j.problem, digest=j.digest)
+    else:
+        log.info("software verified", digest=j.digest, files=len(j.found), key=j.key)
+
+
 def _storage_failure(*tasks: asyncio.Task[None]) -> StorageError | None:
     """The StorageError that ended one of `tasks` (the service's, or the supervisor's group), if one did; any other
     exception of the service's is raised (a bug: its traceback is the report)."""
@@ -177,7 +196,7 @@ def _stop_on_signals(service: TableService, task: asyncio.Task[None]) -> None:
     def interrupt() -> None:
         nonlocal presses
         presses += 1
-        if presses == 1:
+        if presses == 1 and service.state.phase is not Phase.CLOSED:  # a table that never opened has no round
             log.info("closing the table after the round in progress; press Ctrl-C again to stop now")
             service.submit(CloseTable())
         else:

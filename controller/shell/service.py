@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from controller.accounts import codec as accounts_codec
 from controller.config.errors import ConfigError
 from controller.config.table import TableConfig
 from controller.core.events import DomainEvent, JournaledEvent
@@ -27,6 +28,8 @@ from controller.engine.state import Phase, TableState
 from controller.games.registry import REGISTRY
 from controller.progressive import codec as meter_codec
 from controller.progressive.model import MeterError
+from controller.release.installed import SoftwareCheck
+from controller.shell import software
 from controller.shell.device_commands import CommandRunner
 from controller.store import integrity, snapshot
 from controller.store.anchor import Claim
@@ -38,6 +41,7 @@ log = structlog.get_logger("tablectl.service")
 
 Clock = Callable[[], dt.datetime]
 METERS_RECORD = "meters"  # the progressive meters, two copies (controller/progressive/codec.py)
+ACCOUNTS_RECORD = "accounts"  # the game accounts' ledger, two copies (controller/accounts/codec.py)
 TICK_SECONDS = 30.0  # fine enough for hour-long deck lives and half-hour idle checks
 MAX_GROUP = 64  # inputs stepped and committed together at most (see run)
 
@@ -61,9 +65,12 @@ class TableService:
         on_journaled: Callable[[], None] = lambda: None,
         clock: Clock = utc_now,
         remote_anchor: Claim | None = None,
+        software_check: SoftwareCheck | None = None,
     ) -> None:
         """`remote_anchor` is the anchor the broker retains for this table (controller.mqtt.anchor), when it could
-        be read at start: the journal is held against it as well as against its own anchor file."""
+        be read at start: the journal is held against it as well as against its own anchor file. `software_check`
+        is the installed code's verdict (controller/shell/software.py): journaled first, and on a refusal the table
+        stays closed under its tilt."""
         self.config = config
         self.devices = dict(devices)
         self._commands = CommandRunner(self.devices, self.sink)
@@ -80,9 +87,14 @@ class TableService:
         self._found = integrity.assess(journal, remote_anchor)
         self.state, self._first = self._restore()
         self.state, self._meters_generation = self._restore_meters(self.state, self._first)
+        self._software = software_check
+        if software_check is not None and software_check.refused:
+            self._first.insert(0, CriticalStateInvalid(str(software_check.judgement.problem), tilt=software.TILT))
+        self._accounts_generation = self._restore_accounts(self.state, self._first)
         # The state as last stored: a step that leaves it unchanged (most Ticks) writes nothing.
         self._stored = snapshot.encode(self.state)
         self._stored_meters = self.state.meters
+        self._stored_accounts = self.state.accounts
         self._inputs: asyncio.Queue[Input | _Waited] = asyncio.Queue()
         self._listeners: list[asyncio.Queue[JournaledEvent]] = []
         self.closed = asyncio.Event()
@@ -201,6 +213,43 @@ class TableService:
             first.append(CriticalStateInvalid(f"progressive meters: {reason}", tilt="tilt:meters"))
         return state, loaded.generation
 
+    def _restore_accounts(self, state: TableState, first: list[Input]) -> int:
+        """Validate both stored copies of the game accounts (checksums, format, balance) against each other, the
+        manifest and the engine state's ledger. Anything wrong raises `tilt:accounts` (no new round until a supervisor
+        clears it); balances are never reset: the engine state's ledger, journaled with the events, is kept, or the
+        newest sound copy when the engine state itself was refused. Returns the generation to continue from."""
+        copies = {c.copy: c for c in self.journal.load(ACCOUNTS_RECORD)}
+        findings = [self._found.records[ACCOUNTS_RECORD]] if ACCOUNTS_RECORD in self._found.records else []
+        refused = any(isinstance(i, CriticalStateInvalid) and i.tilt == "critical_state" for i in first)
+        generation = max((c.seq for c in copies.values()), default=0)
+        if not copies:
+            if state.accounts.seq:
+                findings.append(f"both stored copies are gone but the engine state has {state.accounts.seq} movements")
+        else:
+            blobs = [copies[i].body if i in copies else None for i in (0, 1)]
+            findings += [
+                f"copy {'ab'[i]} fails its sha256 check" for i in (0, 1) if i in copies and not copies[i].intact
+            ]
+            try:
+                loaded = accounts_codec.load_copies(blobs[0], blobs[1])
+            except accounts_codec.AccountsCorrupt as err:
+                findings.append(f"no stored copy can be read ({err})")
+            else:
+                findings += loaded.findings
+                generation = loaded.generation
+                if state.accounts.seq == 0 and refused:
+                    state.accounts = loaded.ledger  # the engine state was refused: the balances are not
+                elif state.accounts != loaded.ledger:
+                    findings.append(
+                        f"the stored accounts (seq {loaded.ledger.seq}) disagree with the engine state's "
+                        f"(seq {state.accounts.seq}); the engine state's, journaled with the events, are used"
+                    )
+        if findings:
+            reason = "; ".join(findings)
+            log.error("game accounts failed validation: tilt", reason=reason)
+            first.append(CriticalStateInvalid(f"game accounts: {reason}", tilt="tilt:accounts"))
+        return generation
+
     def _fresh(self) -> TableState:
         # A new table, a journal from before the state was stored, a state refused or a journal rolled back:
         # numbering continues after the highest round the journal or any anchor knows (a round id is never reused).
@@ -237,6 +286,8 @@ class TableService:
 
     async def run(self) -> None:
         """Start the devices, open the table and step inputs until the table is closed."""
+        if self._software is not None:  # 605a.4(c): the check of the code comes before anything the table does
+            self.note([software.checked_event(self._software)])
         await asyncio.gather(*(self._start_device(d) for d in self.devices.values()))
         # Recovery (or the tilt of a state that could not be restored) is decided on the state as it was stored,
         # before any report the restarted devices queued meanwhile.
@@ -245,7 +296,7 @@ class TableService:
         recovered = any(isinstance(i, Recover) for i in self._first)
         # The engine reads no clock: deck life (4 h / 8 h) and the idle-table inspection run on these ticks.
         self.submit(Tick(self._clock()))
-        if not recovered:
+        if not recovered and not (self._software is not None and self._software.refused):
             self.submit(OpenTable())
         self.ready.set()
         while True:
@@ -290,6 +341,10 @@ class TableService:
         state = self.state
         steps: list[tuple[list[DomainEvent], list[DeviceCommand]]] = []
         for inp in inputs:
+            refusal = software.refused_clear(inp, self._software, str(state.phase))
+            if refusal is not None:
+                steps.append((refusal, []))
+                continue
             state, effects = self.engine.step(state, inp)
             events = [e for e in effects if isinstance(e, DomainEvent)]
             steps.append((events, [e for e in effects if not isinstance(e, DomainEvent)]))
@@ -303,10 +358,16 @@ class TableService:
             # Both copies in the steps' transaction, each with its own checksum (docs/progressive.md).
             self._meters_generation += 1
             records.append(Record(METERS_RECORD, meter_codec.encode(state.meters, self._meters_generation), copies=2))
+        if state.accounts is not self._stored_accounts and state.accounts != self._stored_accounts:
+            # The ledger's two copies in the same transaction as the movements' events (docs/accounts.md).
+            self._accounts_generation += 1
+            body_a = accounts_codec.encode(state.accounts, self._accounts_generation)
+            records.append(Record(ACCOUNTS_RECORD, body_a, copies=2))
         events = [e for evs, _ in steps for e in evs]
         journaled = self.journal.append(events, self._clock(), records) if events or records else []
         self._stored = body
         self._stored_meters = state.meters
+        self._stored_accounts = state.accounts
         self.state = state  # only once the journal holds what the steps decided
         self._announce(journaled)
         out: list[list[JournaledEvent]] = []

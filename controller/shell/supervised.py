@@ -13,7 +13,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TextIO
 
 from controller.config.table import TableConfig
-from controller.mqtt.birth import build_birth
+from controller.mqtt.birth import build_birth, software_check
 from controller.mqtt.meter_topics import follow_meters
 from controller.mqtt.publisher import EventPublisher
 from controller.shell.console import Console
@@ -56,7 +56,12 @@ class SupervisedTable:
             health=lambda: degraded_reason(self.tasks, self.service.state.blocks),
         )
         self.service = TableService(
-            config, devices, journal, on_journaled=self.publisher.notify, remote_anchor=remote_anchor
+            config,
+            devices,
+            journal,
+            on_journaled=self.publisher.notify,
+            remote_anchor=remote_anchor,
+            software_check=software_check(config),
         )
         self.tasks = TaskSupervisor(self.service, on_change=self.publisher.health_changed)
 

@@ -9,8 +9,12 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from drivers.interfaces import (
+    ACCOUNT_REQUESTS,
+    MEDIA,
     TERMINAL_SPOTS,
+    AccountRequested,
     CreditConfirmed,
+    DealerConfirmed,
     DeviceFault,
     LockAcknowledged,
     WagerDetected,
@@ -28,6 +32,7 @@ from drivers.reference.device import (
 # A credit reference is how a terminal recognises a credit it has already made (after a reconnect the
 # host may send it again), so it is kept short and free of characters a terminal might mangle.
 REFERENCE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+MESSAGE_MAX = 120  # characters of a `show` message (docs/protocol.md)
 
 
 class ReferenceWagerTerminalSettings(ReferenceSettings):
@@ -39,6 +44,13 @@ def require_reference(message: Mapping[str, Any], key: str = "reference") -> str
     value = message.get(key)
     if not isinstance(value, str) or not REFERENCE.fullmatch(value):
         raise BadMessage(f"{message.get('evt')}: {key!r} must be 1 to 64 of A-Z a-z 0-9 . _ : -, got {value!r}")
+    return value
+
+
+def _confirmed(message: Mapping[str, Any]) -> bool:
+    value = message.get("confirmed", True)
+    if not isinstance(value, bool):
+        raise BadMessage(f"dealer_confirmed: 'confirmed' must be true or false, got {value!r}")
     return value
 
 
@@ -64,6 +76,16 @@ class ReferenceWagerTerminal(ReferenceDevice):
                 require_count(m, "amount"),
                 str(m.get("reason", "")),
             ),
+            "cancel": lambda m: WagerDetected(self.device_id, self.seat, require_str(m, "spot", TERMINAL_SPOTS), 0),
+            "buy_in": lambda m: AccountRequested(
+                self.device_id, self.seat, "buy_in", require_count(m, "amount"), require_str(m, "medium", MEDIA)
+            ),
+            "cash_out": lambda m: AccountRequested(
+                self.device_id, self.seat, "cash_out", 0, require_str(m, "medium", MEDIA)
+            ),
+            "dealer_confirmed": lambda m: DealerConfirmed(
+                self.device_id, self.seat, require_str(m, "request", ACCOUNT_REQUESTS), _confirmed(m)
+            ),
             "credited": lambda m: CreditConfirmed(
                 self.device_id, self.seat, require_count(m, "amount"), require_reference(m)
             ),
@@ -86,3 +108,14 @@ class ReferenceWagerTerminal(ReferenceDevice):
             self.emit(DeviceFault(self.device_id, "bad_request", str(exc)))
             return
         await self.command({"cmd": "credit", "amount": amount_cents, "reference": reference})
+
+    async def show(self, balance_cents: int, message: str) -> None:
+        request = {"evt": "show", "balance": balance_cents}
+        try:
+            require_count(request, "balance")
+        except BadMessage as exc:
+            self.emit(DeviceFault(self.device_id, "bad_request", str(exc)))
+            return
+        # A display line: kept short and printable so any terminal can show it whole.
+        text = "".join(ch for ch in message if ch.isprintable())[:MESSAGE_MAX]
+        await self.command({"cmd": "show", "balance": balance_cents, "message": text})

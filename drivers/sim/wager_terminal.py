@@ -10,7 +10,7 @@ from drivers.interfaces import TERMINAL_SPOTS
 from drivers.sim.base import SimDevice
 
 # Events a fault Trigger may count on a terminal (besides identify and ping); it has only the immediate faults.
-WAGER_TERMINAL_EVENTS = frozenset({"lock", "unlock", "credit", "place"})
+WAGER_TERMINAL_EVENTS = frozenset({"lock", "unlock", "credit", "place", "show", "cancel", "buy_in", "cash_out"})
 
 _REFERENCE = re.compile(r"[A-Za-z0-9._:-]{1,64}")  # from docs/protocol.md, not shared with the driver
 
@@ -24,6 +24,17 @@ class WagerTerminalSim(SimDevice):
         self.seat = seat
         self._locked = False
         self._credits: list[tuple[int, str]] = []
+        self._shown: list[tuple[int, str]] = []  # every (balance, message) the host showed, oldest first
+
+    @property
+    def shown(self) -> list[tuple[int, str]]:
+        """What the player saw: every `show` from the host, oldest first, as (balance in cents, message)."""
+        return list(self._shown)
+
+    @property
+    def balance(self) -> int | None:
+        """The balance the terminal displays now (None before the host showed one)."""
+        return self._shown[-1][0] if self._shown else None
 
     @property
     def locked(self) -> bool:
@@ -44,7 +55,35 @@ class WagerTerminalSim(SimDevice):
         else:
             await self.send({"evt": "wager", "spot": spot, "amount": amount_cents})
 
+    async def cancel(self) -> None:
+        """The player cancels the wager before the lock-out (a locked terminal refuses locally)."""
+        if self._note("cancel") or self._locked:
+            return
+        await self.send({"evt": "cancel", "spot": TERMINAL_SPOTS[0]})
+
+    async def buy_in(self, amount_cents: int, medium: str = "cash") -> None:
+        """The player asks to buy in with `medium` (cash or chips handed to the dealer)."""
+        if not self._note("buy_in"):
+            await self.send({"evt": "buy_in", "amount": amount_cents, "medium": medium})
+
+    async def cash_out(self, medium: str = "chips") -> None:
+        """The player asks to cash out everything, paid in chips or by a ticket."""
+        if not self._note("cash_out"):
+            await self.send({"evt": "cash_out", "medium": medium})
+
+    async def dealer_confirm(self, request: str, confirmed: bool = True) -> None:
+        """The dealer's key at this terminal: the pending buy-in or cash-out is confirmed (or declined)."""
+        await self.send({"evt": "dealer_confirmed", "request": request, "confirmed": confirmed})
+
     def handle(self, command: str, message: Mapping[str, Any]) -> bool:
+        if command == "show":
+            balance, text = message["balance"], message.get("message", "")
+            if not isinstance(balance, int) or isinstance(balance, bool) or balance < 0:
+                raise ValueError(f"balance {balance!r} must be a non-negative integer (cents)")
+            if not isinstance(text, str):
+                raise ValueError(f"message {text!r} must be a string")
+            self._shown.append((balance, text))  # the link's ACK is the answer: a display has nothing to report
+            return True
         if command in ("lock", "unlock"):
             self._locked = command == "lock"
             self.reply({"evt": "locked" if self._locked else "unlocked"})

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from drivers.interfaces import (
+    AccountRequested,
     CreditConfirmed,
+    DealerConfirmed,
     Device,
     DeviceFault,
     DeviceOffline,
@@ -329,3 +331,36 @@ async def test_extras_are_off_by_default(rng: random.Random) -> None:
     extras = SimulatedTable(seats=2, rng=rng, sign=True, terminals=True)
     assert {"progressive_sign", "wager_terminal_1", "wager_terminal_2"} <= {d.device_id for d in extras.devices}
     assert extras.device("wager_terminal_2") is extras.terminals[2]
+
+
+async def test_terminal_accounts_buy_in_cash_out_cancel_and_display(
+    extras_table: SimulatedTable, start_driver: DriverFactory
+) -> None:
+    """Issue 14 item 2, through a real pty: what the player and the dealer do at the terminal (docs/protocol.md)."""
+    sim = extras_table.terminals[1]
+    terminal, events = await start_terminal(extras_table, start_driver, 1)
+
+    await sim.buy_in(5_000, "chips")
+    assert await events.next(AccountRequested) == AccountRequested("wager_terminal_1", 1, "buy_in", 5_000, "chips")
+    await sim.dealer_confirm("buy_in")
+    assert await events.next(DealerConfirmed) == DealerConfirmed("wager_terminal_1", 1, "buy_in", True)
+    await sim.cash_out("ticket")
+    assert await events.next(AccountRequested) == AccountRequested("wager_terminal_1", 1, "cash_out", 0, "ticket")
+    await sim.dealer_confirm("cash_out", confirmed=False)
+    assert await events.next(DealerConfirmed) == DealerConfirmed("wager_terminal_1", 1, "cash_out", False)
+    await sim.cancel()
+    assert await events.next(WagerDetected) == WagerDetected("wager_terminal_1", 1, "five_card_hand_bonus", 0)
+
+    # The balance and the message the player sees (655a.7(d)(5): the player verifies the wager was accepted).
+    await terminal.show(4_900, "wager accepted\x07")
+    await terminal.ping()  # frames are handled in order: once the ping is acknowledged the show was handled
+    assert sim.shown == [(4_900, "wager accepted")] and sim.balance == 4_900
+    await terminal.show(-1, "x")
+    assert (await events.next(DeviceFault)).code == "bad_request" and sim.shown == [(4_900, "wager accepted")]
+
+    # A garbled request from a terminal is a fault, never money moved.
+    await sim.send({"evt": "buy_in", "amount": 500, "medium": "bitcoin"})
+    fault = await events.next(DeviceFault)
+    assert fault.code == "bad_message" and "medium" in fault.detail
+    await sim.send({"evt": "dealer_confirmed", "request": "buy_in", "confirmed": "yes"})
+    assert "true or false" in (await events.next(DeviceFault)).detail

@@ -76,3 +76,10 @@ def test_fault_campaign_prints_its_table_of_trials_and_losses() -> None:
     for kind in ("kill9", "daemon_stop", "broker_outage", "broker_stall", "storage"):
         assert re.search(rf"^{kind}\s+1\s+\S+\s+\d+\s+0\s+0\s+0\s+\d+\s+ok$", out, re.M), out
     assert "result: nothing lost, nothing settled twice" in out
+
+
+def test_software_check_reports_the_verification_against_a_bare_sha256() -> None:
+    out = _bench("software_check.py", "--repeat", "2")
+    assert re.search(r"bare sha256 of the same bytes \(baseline\): +[\d.]+ ms", out), out
+    assert re.search(r"verification \(verified\): +[\d.]+ ms", out), out
+    assert re.search(r"ratio verification/bare sha256: [\d.]+x", out), out

@@ -309,3 +309,65 @@ def test_demo_takes_a_sim_script(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 2 and "cannot have fault 'count_51'" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "table_id", "seed"),
+    [
+        ("mississippi-stud-five-card-hand-bonus.toml", "ms-fchb-01", 7),
+        ("let-it-ride-five-card-hand-bonus.toml", "lir-fchb-01", 3),
+    ],
+)
+def test_demo_plays_the_five_card_hand_bonus_with_game_accounts(
+    config: str, table_id: str, seed: int, mosquitto: Mosquitto, subscribe: Subscribe, tmp_path: Path
+) -> None:
+    """Issue 14's "done when": each chapter's table with the wager live plays 20 rounds where players buy in at the
+    terminals, wager, win Magic Card and Lucky Bonus payouts to their accounts and cash out; as a supervisor sees it."""
+    sub = subscribe(f"tablectl/{table_id}/event")
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-m", "controller.cli", "demo", "--config", str(root / "configs" / config)),
+            *("--rounds", "20", "--seed", str(seed), "--pace", "0", "--broker", mosquitto.url),
+            *("--journal", str(tmp_path / "j.sqlite")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "20 round(s) played" in proc.stderr
+    sub.wait_until(lambda ms: any(b'"table.closed"' in m.payload for m in ms), what="table.closed")
+    events = sorted((m.json() for m in sub.messages), key=lambda e: e["seq"])
+    events = list({e["seq"]: e for e in events}.values())
+    types = [e["type"] for e in events]
+    for kind in ("account.bought_in", "account.wagered", "account.credited", "account.cashed_out"):
+        assert kind in types, kind
+    credited = {e["payload"]["wager"] for e in events if e["type"] == "account.credited"}
+    assert {"magic_card_bonus", "lucky_bonus"} <= credited
+    # The draws are sealed until settlement: the published bonus.drawn names them and holds no value.
+    for e in events:
+        if e["type"] == "bonus.drawn":
+            assert set(e["payload"]) == {"bonuses", "rules", "when", "published"}
+    by_round: dict[str, list[str]] = {}
+    for e in events:
+        by_round.setdefault(e["round_id"] or "", []).append(e["type"])
+    for rid, kinds in by_round.items():
+        if "bonus.drawn" in kinds and "round.completed" in kinds:
+            assert kinds.index("bonus.drawn") < min(
+                i for i, k in enumerate(kinds) if k in ("cards.dealt", "card.dealt")
+            ), rid
+            settled = max(i for i, k in enumerate(kinds) if k.endswith(".settled"))
+            assert settled < kinds.index("bonus.published") < kinds.index("round.recorded"), rid
+    # No cent created or lost: every movement starts from the balance the last one left.
+    balance: dict[int, int] = {}
+    for e in events:
+        p = e["payload"]
+        if e["type"].startswith("account.") and "balance_before" in p:
+            assert balance.get(int(p["seat"]), 0) == p["balance_before"], e
+            balance[int(p["seat"])] = p["balance"]
+    last = next(e["payload"]["totals"] for e in reversed(events) if "totals" in e["payload"])
+    assert last["bought_in"] + last["won"] + last["returned"] == last["wagered"] + last["cashed_out"] + last["held"]
+    assert last["held"] == sum(balance.values())

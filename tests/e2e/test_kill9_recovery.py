@@ -40,6 +40,7 @@ from typing import Any
 
 import pytest
 
+from controller.accounts import codec as accounts_codec
 from controller.config.table import load_config
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
@@ -47,7 +48,7 @@ from controller.games.registry import table_progressives
 from controller.progressive import codec as meter_codec
 from controller.progressive.model import MICRO, Meters, replay
 from controller.progressive.parameters import TableProgressives
-from controller.shell.service import METERS_RECORD
+from controller.shell.service import ACCOUNTS_RECORD, METERS_RECORD
 from controller.store import snapshot
 from controller.store.reader import JournalReader
 from tests.conftest import Mosquitto, Received, Subscribe, Subscriber
@@ -74,8 +75,12 @@ SLOW_MS = 60  # under the reference driver's ACK timeout (100 ms): no retransmis
 # "three_card_envy_bonus" to "three_card_progressive" (643a.12(d)(5)), "five_card_..." likewise (643a.12(e)(5)).
 SETTLED = re.compile(
     r"^(three_card_bonus|six_card_bonus|progressive|five_card_bonus|three_card_progressive"
-    r"|five_card_progressive)\.settled$"
+    r"|five_card_progressive|five_card_hand_bonus)\.settled$"
 )
+# The Magic Card and the Lucky Bonus (655a.12(e)(3)): paid to a Five Card Hand Bonus Wager, no stake of their own.
+BONUSES = re.compile(r"^(magic_card_bonus|lucky_bonus)\.settled$")
+FCHB = "five_card_hand_bonus"
+TO_ACCOUNT = (FCHB, "magic_card_bonus", "lucky_bonus")
 ENVY = re.compile(r"^(\w*?)envy_bonus\.settled$")
 BUDGET_SECONDS = 240  # a bound on failure only; the test normally ends far sooner
 # Meter hits for the common layouts (655a.10(b), (c): two cards to each player, then the Six Card Bonus cards if any
@@ -130,6 +135,7 @@ LIR_MIXED = [" ".join(LIR_DECK if i % 3 == 0 else _decks.sample(STANDARD_DECK, l
 # 643a.11(f)(3)(iii) for the Three-Card, (iv) for the Five-Card Progressive Payout Wager, (C) and (D) of each).
 VALIDATED_UNDER = {
     "progressive": "655a.11(i)(1)(iii)",
+    "five_card_hand_bonus": "655a.11(i)(3)(ii)",
     "three_card_progressive": "643a.11(f)(3)(iii)(C)",
     "five_card_progressive": "643a.11(f)(3)(iv)(C)",
 }
@@ -148,6 +154,7 @@ class Table:
     decks_for: dict[str, list[str]] = field(default_factory=dict)  # phase aimed at ("": none) -> the boot's decks
     progressive: bool = False
     every_level_hit: bool = False  # the run must hit, validate and pay every meter level
+    accounts: bool = False  # the table's game accounts (605a.2(d)) must reconcile to the cent
 
 
 TABLES = {
@@ -160,6 +167,16 @@ TABLES = {
         {**HELD_BY, "jackpot": "progressive_sign"},
         {"jackpot": [" ".join(QUADS_DECK)] * 60},
         progressive=True,
+    ),
+    # Every optional wager of 655a, the Five Card Hand Bonus at the terminals from the players' game accounts
+    # (655a.7(d)(5), 605a.2(d)) included: killed in any phase, the accounts must lose and create no cent.
+    "ms-fchb": Table(
+        "mississippi-stud-five-card-hand-bonus.toml",
+        {**ENTERED_BY, "jackpot": "progressive.hit"},
+        {**HELD_BY, "jackpot": "progressive_sign"},
+        {"jackpot": [" ".join(QUADS_DECK)] * 60},
+        progressive=True,
+        accounts=True,
     ),
     # Let It Ride with both progressives (643a.7(g), (h)). Its decisions are ride or withdraw (643a.11(b), (d)):
     # aimed at, a kill follows a withdrawal, so the state it leaves holds a bet taken back mid-decision, which the
@@ -326,7 +343,9 @@ def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(
     # killed before its first step journaled nothing, and the next one recovered instead).
     firsts: dict[str, dict[str, Any]] = {}
     for r in rows:
-        if r["type"] != "command.listening":  # the command listener's own note, on its own connection
+        # The command listener's own note, on its own connection; the check of the installed code, which every start
+        # journals before anything else (605a.4(c), docs/software.md).
+        if r["type"] not in ("command.listening", "software.checked"):
             firsts.setdefault(r["boot_id"], r)
     boots = list(firsts.values())
     assert boots[0]["type"] == "device.online" and all(b["type"] == "table.recovered" for b in boots[1:]), [
@@ -349,6 +368,13 @@ def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(
     got = [m.json() for m in sub.on(topic)]
     assert all(journaled.get(e["event_id"]) == e["seq"] for e in got), "an event the journal does not hold"
     assert any(e.get("replayed") for e in got), "the backlog of a killed daemon is replayed, marked so"
+    accounts = ""
+    if table.accounts:
+        found_accounts = check_accounts(rows, daemon.journal)
+        accounts = (
+            f", accounts: {found_accounts['movements']} movements, {found_accounts['returned_by_void']} wagers "
+            f"returned by voids, {found_accounts['credits']} credits, {found_accounts['cash_outs']} cash-outs"
+        )
     meters = ""
     if table.progressive:
         stored = stored_meters(daemon.journal)
@@ -375,7 +401,7 @@ def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(
         f"\n{kills} kills, {totals['rounds']} rounds, phases hit {dict(Counter(hits))}, "
         f"{totals['voided_by_recovery']} voided by recovery, {totals['withdrawn_before_restart']} rounds resumed "
         f"after a bet was taken back, {totals['envies']} envy bonuses, {len(rows)} events, {len(got)} received"
-        f"{meters}, "
+        f"{meters}{accounts}, "
         f"{time.monotonic() - started:.0f} s"
     )
 
@@ -474,7 +500,9 @@ def check_meters(rows: list[dict[str, Any]], stored: Meters, params: TableProgre
         if e["type"] == "table.recovered" and e["payload"]["policy"] == "await_jackpot"
         for h in e["payload"]["hits"]
     }
-    assert recovered and recovered.keys() <= hit.keys(), "no restart found a hit awaiting validation"
+    # A 500 for 1 Five Card Hand Bonus awaiting its verification is pending too; it is checked with the accounts.
+    recovered = {h: seq for h, seq in recovered.items() if h in hit}
+    assert recovered, "no restart found a hit awaiting validation"
     validated_at = {e["payload"]["hit"]: e["seq"] for e in rows if e["type"] == "progressive.validated"}
     assert all(validated_at[h] > seq for h, seq in recovered.items()), "a hit validated before the restart was pending"
     for e in rows:
@@ -483,7 +511,9 @@ def check_meters(rows: list[dict[str, Any]], stored: Meters, params: TableProgre
             cited = PAID_UNDER.get(wager, e["rule"]) if e["type"] == "progressive.paid" else VALIDATED_UNDER[wager]
             assert e["rule"] == cited, (e["type"], wager, e["rule"], cited)
         elif e["type"] == "table.recovered" and e["payload"]["policy"] == "await_jackpot":
-            assert e["rule"] == VALIDATED_UNDER[hit[e["payload"]["hits"][0]]["wager"]], e
+            first = e["payload"]["hits"][0]
+            wager = hit[first]["wager"] if first in hit else FCHB
+            assert e["rule"] == VALIDATED_UNDER[wager], e
     for level in levels:
         lv = stored.level(level)
         assert lv.balance_problem() is None, lv.balance_problem()
@@ -500,6 +530,90 @@ def check_meters(rows: list[dict[str, Any]], stored: Meters, params: TableProgre
         "hits_recovered": len(recovered),
         "levels_hit": len({h["level"] for h in hit.values()}),
     }
+
+
+def check_accounts(rows: list[dict[str, Any]], journal: Path) -> dict[str, int]:
+    """No cent created or lost in the game accounts (605a.2(d)): each movement starts from the balance the last one
+    left, across every kill; the movements add up to the stored ledger (both copies and the engine state's, which
+    agree); each Five Card Hand Bonus Wager accepted was debited once, each one a void or a return gave back was
+    credited back once, and each win of it (with its Magic Card and Lucky Bonus) was credited once, at the amount
+    settled, except a share of the meter (paid with documentation, 655a.11(i)(3)(iii))."""
+    balance: Counter[int] = Counter()
+    moved: Counter[str] = Counter()
+    movements = 0
+    for r in rows:
+        p = r["payload"]
+        if r["type"].startswith("account.") and "balance_before" in p:
+            seat = int(p["seat"])
+            assert balance[seat] == p["balance_before"], (r["seq"], r["type"], seat, balance[seat], p)
+            balance[seat] = p["balance"]
+            moved[r["type"]] += p["amount"]
+            movements += 1
+    db = sqlite3.connect(journal)
+    try:
+        bodies = dict(
+            db.execute("SELECT copy, body FROM critical_state WHERE record = ?", (ACCOUNTS_RECORD,)).fetchall()
+        )
+        engine = db.execute("SELECT body FROM critical_state WHERE record = 'engine'").fetchone()[0]
+    finally:
+        db.close()
+    loaded = accounts_codec.load_copies(bytes(bodies[0]), bytes(bodies[1]))
+    ledger = loaded.ledger
+    assert loaded.findings == [] and snapshot.decode(bytes(engine)).accounts == ledger
+    assert ledger.balance_problem() is None
+    assert ledger.balances == {seat: cents for seat, cents in balance.items() if cents}
+    assert (ledger.bought_in, ledger.wagered, ledger.won, ledger.returned, ledger.cashed_out) == (
+        moved["account.bought_in"],
+        moved["account.wagered"],
+        moved["account.credited"],
+        moved["account.returned"] + moved["account.wager_cancelled"],
+        moved["account.cashed_out"],
+    )
+    by_round: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r["round_id"]:
+            by_round[r["round_id"]].append(r)
+    returned_by_void = credits = 0
+    for rid, events in by_round.items():
+        accepted = Counter(
+            (int(e["payload"]["seat"]), e["payload"]["amount"])
+            for e in events
+            if e["type"] == "wager.accepted" and e["payload"]["spot"] == FCHB
+        )
+        assert _count(events, "account.wagered", "seat", "amount") == accepted, rid
+        back = Counter(
+            (int(e["payload"]["seat"]), e["payload"]["amount"])
+            for e in events
+            if e["type"] == "wager.returned" and e["payload"]["spot"] == FCHB
+        )
+        for e in events:
+            if e["type"] == "round.voided":
+                for seat, w in e["payload"]["returned"].items():
+                    if w.get(FCHB):
+                        back[(int(seat), w[FCHB])] += 1
+                        returned_by_void += 1
+        assert _count(events, "account.returned", "seat", "amount") == back, (rid, back)
+        owed = Counter(
+            (int(e["payload"]["seat"]), e["payload"]["wager"], e["payload"]["paid"] + e["payload"]["returned"])
+            for e in events
+            if e["type"].removesuffix(".settled") in TO_ACCOUNT
+            and e["type"].endswith(".settled")
+            and e["payload"]["outcome"] == "win"
+            and "% of" not in (e["payload"].get("odds") or "")
+        )
+        credited = _count(events, "account.credited", "seat", "wager", "amount")
+        assert credited == owed, (rid, credited, owed)
+        credits += sum(credited.values())
+    return {
+        "movements": movements,
+        "returned_by_void": returned_by_void,
+        "credits": credits,
+        "cash_outs": sum(1 for r in rows if r["type"] == "account.cashed_out"),
+    }
+
+
+def _count(events: list[dict[str, Any]], kind: str, *fields: str) -> Counter[tuple[Any, ...]]:
+    return Counter(tuple(e["payload"][f] for f in fields) for e in events if e["type"] == kind)
 
 
 def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -579,6 +693,9 @@ def check_rounds(rows: list[dict[str, Any]]) -> dict[str, int]:
                 assert w["outcome"] != "withdrawn" or (w["returned"], w["paid"]) == (w["amount"], 0), (rid, w)
                 paid += w["paid"]
                 collected += w["collected"]
+            if BONUSES.match(e["type"]):  # paid to the seat's Five Card Hand Bonus Wager (655a.11(i)(3))
+                assert p["amount"] == 0 and (int(p["seat"]), FCHB) in stakes, (rid, p)
+                paid += p["paid"]
             if envy := ENVY.match(e["type"]):  # paid to a progressive wager, no stake of its own
                 assert p["amount"] == 0 and (int(p["seat"]), envy.group(1) + "progressive") in stakes, (rid, p)
                 paid += p["paid"]

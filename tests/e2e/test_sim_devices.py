@@ -117,6 +117,7 @@ def test_run_drives_the_simulators_and_stops_cleanly(simulators: Path, tmp_path:
     types = [t for (t,) in sqlite3.connect(journal).execute("select type from events order by seq")]
     assert types.count("device.online") == 10
     assert [t for t in types if not t.startswith("device.")] == [
+        "software.checked",  # 605a.4(c): every start's first event (docs/software.md)
         "meter.seeded",
         "meter.seeded",
         "meter.seeded",  # 655a.12(c)(3) paytable C: mega, major, minor

@@ -21,11 +21,14 @@ from controller.engine.commands import (
     DispenseStack,
     LightSeat,
     LockSeat,
+    LockTerminal,
     RemoveStub,
+    ShowAccount,
     ShowLevels,
     ShowWin,
     Shuffle,
     UnlockSeat,
+    UnlockTerminal,
 )
 from controller.engine.inputs import Input, OpenTable
 from controller.engine.round import RoundEngine
@@ -34,8 +37,11 @@ from controller.engine.state import TableState
 from controller.games.mississippi_stud.rules import MississippiStudRules
 from controller.games.mississippi_stud.spec import MississippiStudSpec
 from drivers.interfaces import (
+    TERMINAL_SPOTS,
+    AccountRequested,
     ButtonPressed,
     CardDrawn,
+    DealerConfirmed,
     LockAcknowledged,
     ShuffleCompleted,
     StackDispensed,
@@ -113,8 +119,10 @@ class PureTable:
                 return [StubRemoved("shoe", cards=tuple(stub))]
             case LockSeat(seat=seat) | UnlockSeat(seat=seat):
                 return [LockAcknowledged(f"wager_station_{seat}", seat=seat, locked=isinstance(c, LockSeat))]
-            case ShowLevels() | ShowWin() | LightSeat():
-                return []  # the sign and the seat lights answer nothing the engine waits for
+            case LockTerminal(seat=seat) | UnlockTerminal(seat=seat):
+                return [LockAcknowledged(f"wager_terminal_{seat}", seat=seat, locked=isinstance(c, LockTerminal))]
+            case ShowLevels() | ShowWin() | LightSeat() | ShowAccount():
+                return []  # the sign, the seat lights and the terminals' displays answer nothing awaited
         raise AssertionError(f"unexpected command {c}")
 
     def draw(self, n: int | None = None) -> list[DomainEvent]:
@@ -128,7 +136,18 @@ class PureTable:
         return out
 
     def wager(self, seat: int, spot: str, cents: int) -> list[DomainEvent]:
-        return self.feed(WagerDetected(f"wager_station_{seat}", seat=seat, spot=spot, amount_cents=cents))
+        # The Five Card Hand Bonus is keyed in at the seat's terminal (655a.7(d)(5)), the rest is chips on a station.
+        device = "wager_terminal" if spot in TERMINAL_SPOTS else "wager_station"
+        return self.feed(WagerDetected(f"{device}_{seat}", seat=seat, spot=spot, amount_cents=cents))
+
+    def buy_in(self, seat: int, cents: int, medium: str = "cash") -> list[DomainEvent]:
+        """A buy-in asked for at the seat's terminal and confirmed there by the dealer (605a.2(d)(1))."""
+        out = self.feed(AccountRequested(f"wager_terminal_{seat}", seat, "buy_in", cents, medium))
+        return out + self.feed(DealerConfirmed(f"wager_terminal_{seat}", seat, "buy_in"))
+
+    def cash_out(self, seat: int, medium: str = "chips") -> list[DomainEvent]:
+        out = self.feed(AccountRequested(f"wager_terminal_{seat}", seat, "cash_out", 0, medium))
+        return out + self.feed(DealerConfirmed(f"wager_terminal_{seat}", seat, "cash_out"))
 
     def press(self, button: str) -> list[DomainEvent]:
         return self.feed(ButtonPressed("dealer_panel", button=button))
@@ -256,6 +275,8 @@ def enter_player(t: PureTable, seat: int) -> list[DomainEvent]:
     """Every wager the table offers at its minimum on this seat (a player under any chapter)."""
     out: list[DomainEvent] = []
     for offer in t.engine.spec.offers(t.engine.rules):
+        if offer.spot in TERMINAL_SPOTS and t.state.accounts.balance(seat) < offer.min_cents:
+            out += t.buy_in(seat, 100 * offer.min_cents)
         out += t.wager(seat, offer.spot, offer.min_cents)
     return out
 

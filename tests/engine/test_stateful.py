@@ -19,7 +19,16 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
 from controller.core.settlement import ChapterRules
-from controller.engine.commands import DeviceCommand, DispenseStack, LockSeat, RemoveStub, Shuffle, UnlockSeat
+from controller.engine.commands import (
+    DeviceCommand,
+    DispenseStack,
+    LockSeat,
+    LockTerminal,
+    RemoveStub,
+    Shuffle,
+    UnlockSeat,
+    UnlockTerminal,
+)
 from controller.engine.inputs import (
     CloseTable,
     Confirm,
@@ -38,7 +47,10 @@ from controller.engine.state import TableState
 from controller.games.registry import SPECS
 from drivers.interfaces import (
     BUTTONS,
+    TERMINAL_SPOTS,
+    AccountRequested,
     CardDrawn,
+    DealerConfirmed,
     DeviceFault,
     DeviceOffline,
     DeviceOnline,
@@ -199,6 +211,8 @@ class TableMachine(RuleBasedStateMachine):
                 self.step(ShuffleCompleted("shuffler", card_count=count, order=order))
             case LockSeat(seat=seat) | UnlockSeat(seat=seat):
                 self.step(LockAcknowledged(f"wager_station_{seat}", seat=seat, locked=isinstance(c, LockSeat)))
+            case LockTerminal(seat=seat) | UnlockTerminal(seat=seat):
+                self.step(LockAcknowledged(f"wager_terminal_{seat}", seat=seat, locked=isinstance(c, LockTerminal)))
             case DispenseStack(cards=n):
                 stack, self.shoe = self.shoe[:n], self.shoe[n:]
                 self.step(StackDispensed("shoe", cards=tuple(stack)))
@@ -259,14 +273,21 @@ class TableMachine(RuleBasedStateMachine):
 
     @rule(seat=st.integers(0, 8), i=st.integers(0, 10), amount=st.sampled_from([0, 100, 500, 1000, 2500, 99_999]))
     def wager(self, seat: int, i: int, amount: int) -> None:
-        self.step(
-            WagerDetected(f"wager_station_{seat}", seat=seat, spot=self.spots[i % len(self.spots)], amount_cents=amount)
-        )
+        spot = self.spots[i % len(self.spots)]
+        self.step(WagerDetected(f"{_device(spot)}_{seat}", seat=seat, spot=spot, amount_cents=amount))
 
     @rule(seat=st.integers(1, 7))
     def player(self, seat: int) -> None:
         for o in self.offers:
-            self.step(WagerDetected(f"wager_station_{seat}", seat=seat, spot=o.spot, amount_cents=o.min_cents))
+            self.step(WagerDetected(f"{_device(o.spot)}_{seat}", seat=seat, spot=o.spot, amount_cents=o.min_cents))
+
+    @rule(
+        seat=st.integers(0, 8), amount=st.sampled_from([0, 100, 5_000]), request=st.sampled_from(["buy_in", "cash_out"])
+    )
+    def account(self, seat: int, amount: int, request: str) -> None:
+        """A buy-in or cash-out at the seat's terminal, confirmed by the dealer (605a.2(d)(1)), on any table."""
+        self.step(AccountRequested(f"wager_terminal_{seat}", seat, request, amount, "cash" if amount else "chips"))
+        self.step(DealerConfirmed(f"wager_terminal_{seat}", seat, request))
 
     @rule(seat=st.integers(1, 7))
     def refused_by_station(self, seat: int) -> None:
@@ -411,6 +432,7 @@ class TableMachine(RuleBasedStateMachine):
     @invariant()
     def consistent(self) -> None:
         s = self.state
+        assert s.accounts.balance_problem() is None
         if s.phase.value in ("blocked", "opening"):
             assert s.blocks, "blocked without a reason"
             assert s.round is None
@@ -420,6 +442,12 @@ class TableMachine(RuleBasedStateMachine):
 
 
 from drivers.interfaces import ButtonPressed  # noqa: E402
+
+
+def _device(spot: str) -> str:
+    """Where a wager is made: the Five Card Hand Bonus at the terminal (655a.7(d)(5)), the rest on its station."""
+    return "wager_terminal" if spot in TERMINAL_SPOTS else "wager_station"
+
 
 BUTTON = {b: ButtonPressed("dealer_panel", button=b) for b in BUTTONS}
 ButtonPressedFold = BUTTON["fold"]

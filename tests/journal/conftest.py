@@ -35,11 +35,14 @@ from controller.engine.commands import (
     DispenseStack,
     LightSeat,
     LockSeat,
+    LockTerminal,
     RemoveStub,
+    ShowAccount,
     ShowLevels,
     ShowWin,
     Shuffle,
     UnlockSeat,
+    UnlockTerminal,
 )
 from controller.engine.inputs import CountEntered, Input, OpenTable, Recover, ValidateJackpot
 from controller.engine.round import RoundEngine
@@ -139,8 +142,10 @@ class CrashTable:
                 return [StubRemoved("shoe", cards=tuple(stub))]
             case LockSeat(seat=seat) | UnlockSeat(seat=seat):
                 return [LockAcknowledged(f"wager_station_{seat}", seat=seat, locked=isinstance(c, LockSeat))]
-            case ShowLevels() | ShowWin() | LightSeat():
-                return []  # the sign and the seat lights answer nothing the engine waits for
+            case LockTerminal(seat=seat) | UnlockTerminal(seat=seat):
+                return [LockAcknowledged(f"wager_terminal_{seat}", seat=seat, locked=isinstance(c, LockTerminal))]
+            case ShowLevels() | ShowWin() | LightSeat() | ShowAccount():
+                return []  # the sign, the seat lights and the terminals' displays answer nothing awaited
         raise AssertionError(f"unexpected command {c}")
 
     # -- the floor: the next thing the dealer or a player does, read from the state -----------------------

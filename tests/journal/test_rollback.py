@@ -123,8 +123,11 @@ def test_a_deleted_wal_after_kill9_is_found_and_no_seq_is_published_twice(
     assert all(len(ids) == 1 for ids in after.values()), {s: i for s, i in after.items() if len(i) > 1}
     first_new = min(s for s, ids in after.items() if not ids <= known)
     assert first_new == anchored.seq + 1
-    [tilt] = [r for r in journal_rows(daemon.journal, anchored.seq) if r.type == "critical_state.invalid"][:1]
-    assert tilt.seq == first_new and tilt.payload["tilt"] == "tilt:rollback"
+    # The start's check of its code comes first (605a.4(c), docs/software.md), then the rollback's tilt.
+    rows = journal_rows(daemon.journal, anchored.seq)
+    assert rows[0].seq == first_new and rows[0].type == "software.checked"
+    [tilt] = [r for r in rows if r.type == "critical_state.invalid"][:1]
+    assert tilt.seq == first_new + 1 and tilt.payload["tilt"] == "tilt:rollback"
     assert f"seq {kept + 1} to {anchored.seq} were committed and are not in it" in tilt.payload["reason"]
 
 

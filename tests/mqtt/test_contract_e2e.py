@@ -24,8 +24,9 @@ from hypothesis import strategies as st
 
 from controller.config.table import TableConfig, configured_devices, load_config
 from controller.core.cards import STANDARD_DECK
-from controller.mqtt.birth import code_hash
 from controller.mqtt.contract import Birth, DeviceStatus, Topics
+from controller.release.installed import installed_root, scan
+from controller.release.manifest import digest_of
 from tests.conftest import Mosquitto, Received, Subscribe
 from tests.mqtt.conftest import ContractCheck, Delivered
 
@@ -170,7 +171,9 @@ def test_everything_published_keeps_the_contract(
     retained = {topics.relative(m.topic): m for m in late.messages}
     assert json.loads(retained["status"].payload)["state"] == "offline"
     birth = Birth.model_validate_json(retained["birth"].payload)
-    assert birth.software.code_sha256 == code_hash()[0]
+    # 605a.4(c): the digest of the code as installed, as `tablectl verify-software` and coreutils compute it.
+    installed = scan(installed_root())
+    assert (birth.software.code_sha256, birth.software.code_files) == (digest_of(installed), len(installed))
     assert birth.game.chapter == run["config"].game.chapter
     assert sorted(d.device_id for d in birth.devices) == configured
     assert all(d.identity and d.identity["serial"] for d in birth.devices), "every device identified itself"

@@ -38,6 +38,7 @@ OPTIONAL_OFFERS = {
     "three_card_bonus": "643a.7(f)",
     "three_card_progressive": "643a.7(g)",
     "five_card_progressive": "643a.7(h)",
+    "five_card_hand_bonus": "643a.7(i)",
 }
 # Each progressive keeps its own meter (643a.12(d)(3), (e)(3), (f)(4)); a meter level is named after it.
 METER_LEVELS = ("three_card_progressive", "five_card_progressive", "five_card_hand_bonus")
@@ -277,9 +278,8 @@ class LetItRideRules(ChapterRules, DealingChoice):
                 raise ValueError(f"{f} is {amount} but {rule} sets a minimum of {fmt(least)} ({least} cents): raise it")
 
     def optional_offers(self) -> list[Offer]:
-        """The optional wagers the live table takes through its wager stations, each with the subsection that offers
-        it and its limits. The Five Card Hand Bonus Wager (643a.7(i)) is made through an electronic wagering system
-        (643a.2(d), (e)) the live engine does not drive yet, so it is not among them."""
+        """The optional wagers the live table takes, each with the subsection that offers it and its limits; the Five
+        Card Hand Bonus Wager (643a.7(i)) at the seat's electronic wagering terminal (643a.2(e)), one size."""
         out: list[Offer] = []
         if self.five_card_bonus:
             # 643a.12(b) pays fixed amounts, so the rules accept one wager size only.
@@ -292,6 +292,10 @@ class LetItRideRules(ChapterRules, DealingChoice):
             if self.offered()[spot] and sizes:
                 # 643a.7(g), (h): $1 or $5 as the Rules Submission allows; the engine refuses other sizes.
                 out.append(Offer(spot, OPTIONAL_OFFERS[spot], min(sizes), max(sizes)))
+        if self.five_card_hand_bonus:
+            # 643a.7(i) fixes no amount: $1 up to the table's maximum unless wager_limits says otherwise.
+            limits = resolve(self.wager_limits, "five_card_hand_bonus", (100, self.bet_max_cents))
+            out.append(Offer("five_card_hand_bonus", OPTIONAL_OFFERS["five_card_hand_bonus"], *limits))
         return out
 
     def offered(self) -> dict[str, bool]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from controller.core.money import Cents, Odds, fmt
 from controller.core.rankings import Five, FiveCardHand, Three, best_five, rank_three
-from controller.core.settlement import Settled, SettlementError, lose, push, win, win_fixed, withdrawn
+from controller.core.settlement import Settled, SettlementError, lose, push, reseeded, win, win_fixed, withdrawn
 from controller.games.boxes import player_key
 from controller.games.let_it_ride.paytables import (
     FIVE_CARD_BONUS,
@@ -56,10 +56,19 @@ def settle_record(rules: LetItRideRules, record: LetItRideRound) -> tuple[list[S
     return list(result.settled), dict(result.meters)
 
 
+class _Meters(dict[str, Cents]):
+    """The meters as settlement moves them, with what each level carries into a reseed (the reserve and the fraction
+    of a cent, controller.core.settlement.reseeded)."""
+
+    def __init__(self, start: dict[str, Cents], carry: dict[str, int]) -> None:
+        super().__init__(start)
+        self.carry = dict(carry)
+
+
 def settle(rules: LetItRideRules, record: LetItRideRound) -> LetItRideSettlement:
     """settle_round plus the meters after settlement, so a caller can check each drop."""
     check_round(rules, record)
-    meters = dict(record.meters)
+    meters = _Meters(record.meters, record.meter_carry_micro)
     # 643a.1 "Hand": the player's three cards and the two community cards, ranked by 643a.6(a) (the ace low only in
     # A-2-3-4-5) and 643a.6(b) (controller.core.rankings).
     hands = {s.seat: best_five([*s.cards, *record.community]) for s in record.seats}
@@ -81,7 +90,7 @@ def settle(rules: LetItRideRules, record: LetItRideRound) -> LetItRideSettlement
             out += _five_card_envy(s, order, hands)
         if "five_card_hand_bonus" in s.wagers:
             out += _five_card_hand_bonus(rules, record, s, hand, meters)
-    return LetItRideSettlement(tuple(out), meters)
+    return LetItRideSettlement(tuple(out), dict(meters))
 
 
 def five_card_hand_name(hand: FiveCardHand) -> str:
@@ -211,7 +220,7 @@ def _progressive(
     hand: str,
     table: AwardTable,
     rule: str,
-    meters: dict[str, Cents],
+    meters: _Meters,
 ) -> Settled:
     """A progressive wager: odds "N for 1", or a share of the meter at this box's turn. The share is the whole
     of what the player receives (the wager was collected at lock-out, 643a.8(b)(2)), booked like "N for 1":
@@ -230,7 +239,10 @@ def _progressive(
             f"meters.{level} ({before}) pays {award} = {share}, less than the {amount} wagered at "
             f"seat {seat}: the meter cannot be this low; record the meter shown at settlement"
         )
-    after = rules.reset_cents(level) if award.percent == 100 else before - share
+    if award.percent == 100:
+        after, meters.carry[level] = reseeded(rules.reset_cents(level), meters.carry.get(level, 0))
+    else:
+        after = before - share
     meters[level] = after
     note = f"{award} at this turn: {fmt(share)} of meter {fmt(before)}; meter now {fmt(after)}"
     return win_fixed(
@@ -238,7 +250,7 @@ def _progressive(
     )
 
 
-def _three_card_progressive(rules: LetItRideRules, s: LetItRideSeat, meters: dict[str, Cents]) -> Settled:
+def _three_card_progressive(rules: LetItRideRules, s: LetItRideSeat, meters: _Meters) -> Settled:
     """643a.11(f)(3)(iii)(D) at 643a.12(d)(1); only the highest hand pays (643a.12(d)(2))."""
     assert rules.three_card_progressive_paytable is not None
     table = THREE_CARD_PROGRESSIVE[rules.three_card_progressive_paytable]
@@ -258,9 +270,7 @@ def _three_card_progressive(rules: LetItRideRules, s: LetItRideSeat, meters: dic
     )
 
 
-def _five_card_progressive(
-    rules: LetItRideRules, s: LetItRideSeat, hand: FiveCardHand, meters: dict[str, Cents]
-) -> Settled:
+def _five_card_progressive(rules: LetItRideRules, s: LetItRideSeat, hand: FiveCardHand, meters: _Meters) -> Settled:
     """643a.11(f)(3)(iv)(D) at 643a.12(e)(1), three-of-a-kind or better (643a.1); highest only (643a.12(e)(2))."""
     return _progressive(
         rules,
@@ -332,7 +342,7 @@ _EXTRA_WAGER = {HandBonusExtra.MAGIC_CARD: "magic_card_bonus", HandBonusExtra.LU
 
 
 def _five_card_hand_bonus(
-    rules: LetItRideRules, record: LetItRideRound, s: LetItRideSeat, hand: FiveCardHand, meters: dict[str, Cents]
+    rules: LetItRideRules, record: LetItRideRound, s: LetItRideSeat, hand: FiveCardHand, meters: _Meters
 ) -> list[Settled]:
     """643a.11(f)(3)(v): the wager at 643a.12(f)(1), flush or better (643a.7(i)), highest only (643a.12(f)(2));
     then the Magic Card and Lucky Bonus of 643a.12(f)(3) from the recorded draws (643a.1). Those two have no

@@ -77,10 +77,15 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
         return rules.progressive_wager_sizes().get(spot)
 
     def light_rule(self, hit_rule: str) -> str:
-        # (B) of the Three-Card (iii) or Five-Card (iv) Progressive Payout Wager's settlement, whichever was hit.
+        # (B) of the Three-Card (iii) or Five-Card (iv) Progressive Payout Wager's settlement, whichever was hit; the
+        # Five Card Hand Bonus (v) has no light: (A), the dealer verifies the winning hand.
+        if "(f)(3)(v)" in hit_rule:
+            return "643a.11(f)(3)(v)(A)"
         return "643a.11(f)(3)(iv)(B)" if "(f)(3)(iv)" in hit_rule else "643a.11(f)(3)(iii)(B)"
 
     def validation_rule(self, hit_rule: str) -> str:
+        if "(f)(3)(v)" in hit_rule:
+            return "643a.11(f)(3)(v)(B)"  # the Five Card Hand Bonus: a floorperson verifies a share of the meter
         return "643a.11(f)(3)(iv)(C)" if "(f)(3)(iv)" in hit_rule else "643a.11(f)(3)(iii)(C)"
 
     def lockout_rule(self) -> str:
@@ -95,6 +100,16 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
 
     def seats(self, rules: LetItRideRules) -> int:
         return rules.seats
+
+    def random_bonuses(self, rules: LetItRideRules) -> Mapping[str, str]:
+        drawn = {"magic_card": rules.magic_card_bonus, "lucky_seat": rules.lucky_bonus}
+        return {draw: "643a.12(f)(3)" for draw, paid in drawn.items() if paid}
+
+    def terminal_lock_rule(self) -> str:
+        return "643a.2(e)"
+
+    def verification_rule(self) -> str:
+        return "643a.11(f)(3)(v)(B)"
 
     def offers(self, rules: LetItRideRules) -> Sequence[Offer]:
         # bet_1 first: the engine announces the first offer's limits as the table's minimum and maximum.
@@ -164,6 +179,9 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
             community=list(table.areas.get("community", ())),
             burned_card=burn[0] if burn else None,
             meters=dict(table.meters),
+            meter_carry_micro=dict(table.meter_carry_micro),
+            magic_card=table.magic_card,
+            lucky_seat=table.lucky_seat,
             seats=[
                 LetItRideSeat(
                     seat=s.seat,

@@ -17,18 +17,13 @@ from controller.games.trace import (
     stub_rows,
 )
 
-TERMINALS = (
-    "the Five Card Hand Bonus is made on an electronic wagering system (605a.2) the live engine does not drive yet: "
-    "the live table does not offer it; `tablectl settle` settles the wager (643a.11(f)(3)(v))"
-)
-
 SUBSECTIONS: tuple[Subsection, ...] = (
     enforced("643a.1", "definitions: the hand, the envy bonuses and their qualifying hands"),
     enforced("643a.2(a)", "at most seven betting positions"),
     people("643a.2(b)", "the layout's areas and inscriptions", LAYOUT),
     enforced("643a.2(c)", "the Five Card Bonus table game system and its lock-out"),
     enforced("643a.2(d)", "the progressive system: a wagering device per seat and a lock-out"),
-    people("643a.2(e)", "the Five Card Hand Bonus's electronic wagering system", TERMINALS),
+    enforced("643a.2(e)", "the Five Card Hand Bonus's electronic wagering terminals, locked out when dealing begins"),
     people("643a.2(f)", "drop box and tip box", BOXES),
     people("643a.2(g)", "discard rack", BOXES),
     *opening_and_shuffle("643a"),
@@ -44,7 +39,7 @@ SUBSECTIONS: tuple[Subsection, ...] = (
     enforced("643a.7(f)", "the Three Card Bonus Wager, after the three bets"),
     enforced("643a.7(g)", "the Three-Card Progressive Payout Wager"),
     enforced("643a.7(h)", "the Five-Card Progressive Payout Wager"),
-    enforced("643a.7(i)", "the Five Card Hand Bonus Wager (settled by `tablectl settle`)"),
+    enforced("643a.7(i)", "the Five Card Hand Bonus Wager, at the seat's terminal from its game account"),
     enforced("643a.7(j)", "the optional wagers have no bearing on the other wagers"),
     enforced("643a.7(k)", "the adjacent boxes one player may wager on"),
     people("643a.8(a)", "where the manual shoe sits, loaded after the shuffle", SHOE_PLACE),

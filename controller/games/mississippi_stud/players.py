@@ -32,6 +32,9 @@ class MississippiStudPlayers(DemoPlayers[MississippiStudRules]):
                 )
             if rules.progressive_paytable and rng.random() < 0.6:
                 w["progressive"] = rules.progressive_wager_cents  # 655a.7(d)(3): the one size the meters are "for 1" of
+            if rules.five_card_hand_bonus and rng.random() < 0.6:
+                # 655a.7(d)(5): keyed in at the seat's terminal, from the player's game account.
+                w["five_card_hand_bonus"] = rules.five_card_hand_bonus_wager_cents
             out[seat] = w
         if not out:
             out[rng.randint(1, rules.seats)] = {"ante": chips[0]}
@@ -39,5 +42,8 @@ class MississippiStudPlayers(DemoPlayers[MississippiStudRules]):
 
     def late_wager(self, rules: MississippiStudRules, rng: random.Random) -> tuple[int, str, int] | None:
         if rng.random() < 0.15:
+            if rules.five_card_hand_bonus and rng.random() < 0.5:
+                # At the terminal after "no more bets": refused by the lock-out, and the player is told (655a.2(d)).
+                return rng.randint(1, rules.seats), "five_card_hand_bonus", rules.five_card_hand_bonus_wager_cents
             return rng.randint(1, rules.seats), "ante", rules.ante_min_cents
         return None

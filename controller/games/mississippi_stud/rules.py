@@ -43,6 +43,7 @@ WAGER_RULES = {
     "progressive": "655a.7(d)(3)",
     "three_card_bonus": "655a.7(d)(4)",
     "six_card_bonus": "655a.7(d)(6)",
+    "five_card_hand_bonus": "655a.7(d)(5)",
     "street_3": "655a.11(b)",
     "street_4": "655a.11(d)",
     "street_5": "655a.11(f)",
@@ -99,6 +100,11 @@ class MississippiStudRules(ChapterRules, DealingChoice):
         if self.six_card_bonus_paytable:
             lo, hi = self.six_card_bonus_min_cents, self.six_card_bonus_max_cents
             out.append(Offer("six_card_bonus", WAGER_RULES["six_card_bonus"], lo, hi))
+        if self.five_card_hand_bonus:
+            # 655a.7(d)(5): made at the seat's electronic wagering terminal from its game account, one size (the
+            # 655a.12(e)(4) seed is "for 1" of it).
+            size = self.five_card_hand_bonus_wager_cents
+            out.append(Offer("five_card_hand_bonus", WAGER_RULES["five_card_hand_bonus"], size, size))
         return out
 
     @model_validator(mode="after")

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from controller.core.money import Cents, Odds
 from controller.core.paytable import MeterShare
 from controller.core.rankings import Five, FiveCardHand, best_five
-from controller.core.settlement import Settled, lose, win, win_fixed
+from controller.core.settlement import Settled, lose, reseeded, win, win_fixed
 from controller.core.settlement import (
     fail as _fail,
 )
@@ -50,9 +50,10 @@ def _holders(r: MississippiStudRound) -> list[tuple[MississippiStudSeat, Five]]:
 
 
 class _Meters:
-    def __init__(self, start: dict[str, Cents], reseed: dict[str, Cents]) -> None:
+    def __init__(self, start: dict[str, Cents], reseed: dict[str, Cents], carry: dict[str, int]) -> None:
         self.values = dict(start)
         self.reseed = reseed
+        self.carry = dict(carry)
 
     def take(self, share: MeterShare, seat: int) -> tuple[Cents, str]:
         if share.level not in self.values:
@@ -61,7 +62,11 @@ class _Meters:
             )
         before = self.values[share.level]
         paid = share.award(before)
-        self.values[share.level] = self.reseed[share.level] if share.percent == 100 else before - paid
+        if share.percent == 100:
+            after, self.carry[share.level] = reseeded(self.reseed[share.level], self.carry.get(share.level, 0))
+            self.values[share.level] = after
+        else:
+            self.values[share.level] = before - paid
         return paid, f"{share.level} meter {before} -> {self.values[share.level]}"
 
 
@@ -95,7 +100,7 @@ def settle(rules: MississippiStudRules, r: MississippiStudRound) -> tuple[list[S
     if rules.progressive_paytable:
         for level, for_1 in PROGRESSIVE_SEED_FOR_1[rules.progressive_paytable].items():
             reseed[level] = for_1 * rules.progressive_wager_cents
-    meters = _Meters(r.meters, reseed)
+    meters = _Meters(r.meters, reseed, r.meter_carry_micro)
     limit = hands.payout_limit(rules.ante_min_cents)
     holders = _holders(r)
     out: list[Settled] = []

@@ -40,16 +40,16 @@ class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
     # 655a.2(c): the progressive table game system, a wagering device at each seat locked out at "no more bets".
     progressive_wagers: tuple[str, ...] = ("progressive",)
 
-    def live_problem(self, rules: MississippiStudRules) -> str | None:
-        if rules.five_card_hand_bonus:
-            # The Progressive Payout Wager runs live (controller/engine/progressive.py); this one is made on
-            # electronic wagering terminals (655a.7(d)(5)) the live engine does not drive yet.
-            return (
-                "the live round engine does not yet take the Five Card Hand Bonus Wager (its electronic wagering "
-                "terminals, 655a.7(d)(5)): set five_card_hand_bonus = false to run the table; `tablectl settle` "
-                "settles it"
-            )
-        return None
+    def light_rule(self, hit_rule: str) -> str:
+        # The Five Card Hand Bonus (655a.11(i)(3)) has no seat light: (i), the dealer verifies the winning hand.
+        return "655a.11(i)(3)(i)" if hit_rule.startswith("655a.11(i)(3)") else "655a.11(i)(1)(ii)"
+
+    def validation_rule(self, hit_rule: str) -> str:
+        return "655a.11(i)(3)(ii)" if hit_rule.startswith("655a.11(i)(3)") else "655a.11(i)(1)(iii)"
+
+    def random_bonuses(self, rules: MississippiStudRules) -> Mapping[str, str]:
+        drawn = {"magic_card": rules.magic_card_bonus, "lucky_seat": rules.lucky_bonus}
+        return {draw: "655a.12(e)(3)" for draw, paid in drawn.items() if paid}
 
     def dealing_method(self, rules: MississippiStudRules) -> DealingMethod:
         return rules.dealing_method
@@ -118,6 +118,9 @@ class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
             community=list(table.areas.get("community", ())),
             six_card_bonus_cards=list(table.areas.get("six_card_bonus", ())),
             meters=dict(table.meters),
+            meter_carry_micro=dict(table.meter_carry_micro),
+            magic_card=table.magic_card,
+            lucky_seat=table.lucky_seat,
             seats=[
                 MississippiStudSeat(
                     seat=s.seat,

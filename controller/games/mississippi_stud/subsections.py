@@ -17,17 +17,12 @@ from controller.games.trace import (
     stub_rows,
 )
 
-TERMINALS = (
-    "the Five Card Hand Bonus is made on electronic wagering terminals (605a.2) the live engine does not drive yet: "
-    "a config offering it is refused live (live_problem); `tablectl settle` settles the wager (655a.11(i)(3))"
-)
-
 SUBSECTIONS: tuple[Subsection, ...] = (
     enforced("655a.1", "definitions: street wagers 1-3x the Ante, envy bonus, progressive payout hand"),
     enforced("655a.2(a)", "at most six betting positions"),
     people("655a.2(b)", "the layout's areas and inscriptions", LAYOUT),
     enforced("655a.2(c)", "the progressive system: a wagering device per seat and a lock-out"),
-    people("655a.2(d)", "the Five Card Hand Bonus's electronic wagering system", TERMINALS),
+    enforced("655a.2(d)", "the Five Card Hand Bonus's electronic wagering terminals, locked out when dealing begins"),
     people("655a.2(e)", "drop box and tip box", BOXES),
     people("655a.2(f)", "discard rack", BOXES),
     *opening_and_shuffle("655a"),

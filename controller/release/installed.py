@@ -1,0 +1,118 @@
+"""The installed code as found on disk, and its verdict against the signed manifest (controller.release.manifest).
+
+Which files: every regular file under the installed packages (controller/, drivers/, floor/, link/ beside each other,
+where Python imports them from), except the `__pycache__` folders the interpreter writes itself. That is the same
+list for an editable install (the checkout) and a wheel (site-packages), so a manifest signed from a clean
+checkout of a tag verifies a wheel built from it (docs/software.md). A module planted among them (a `.py`, or a
+`.pyc` outside `__pycache__`, which Python imports too) is an extra file and refuses the table.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import controller
+from controller.config.files import FileRefused, read_bounded
+from controller.release.manifest import PACKAGES, Judgement, Manifest, ManifestError, judge, parse
+
+MANIFEST_NAME = "tablectl-release.json"
+# A manifest lists a few hundred files at ~90 bytes each; anything near this is the wrong file.
+MANIFEST_MAX_BYTES = 8 * 1024 * 1024
+SKIPPED_DIRS = frozenset({"__pycache__"})
+
+
+def installed_root() -> Path:
+    """The folder that holds the running packages (the checkout for an editable install, site-packages for a wheel)."""
+    return Path(controller.__file__).resolve().parent.parent
+
+
+def default_manifest(root: Path | None = None) -> Path:
+    return (root or installed_root()) / MANIFEST_NAME
+
+
+def installed_files(root: Path, packages: Iterable[str] = PACKAGES) -> list[Path]:
+    """Every file to hash under `root`'s packages (bench/software_check.py's baseline hashes the same)."""
+    return [Path(folder, n) for package in packages for folder, _rel, n in _walk(root, package)]
+
+
+def _walk(root: Path, package: str) -> Iterator[tuple[str, str, str]]:
+    """(folder, its path relative to `root` with '/', file name) for every file under the package."""
+    base = len(str(root)) + 1
+    for folder, dirs, names in os.walk(root / package):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
+        rel = folder[base:].replace(os.sep, "/")
+        for name in names:
+            yield folder, rel, name
+
+
+def scan(root: Path, packages: Iterable[str] = PACKAGES) -> dict[str, str]:
+    """Relative path ('/'-separated) -> sha256 of every installed file under `root`. Something planted that is not a
+    regular file (a FIFO would block the reader for ever) is listed with the sha256 of a line saying what it is, so
+    it shows as an extra or altered file and is never opened for reading."""
+    found: dict[str, str] = {}
+    for package in packages:
+        for folder, rel, name in _walk(root, package):
+            found[f"{rel}/{name}"] = _file_sha256(os.path.join(folder, name))
+    return found
+
+
+def _file_sha256(path: str) -> str:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as err:
+        return hashlib.sha256(f"unreadable: {err.strerror}".encode()).hexdigest()
+    with open(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            return hashlib.sha256(f"not a regular file: {stat.filemode(mode)}".encode()).hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def read_manifest(path: Path) -> tuple[Manifest | None, str | None]:
+    """(the manifest, None), (None, why it cannot be read), or (None, None) when there is no file at `path`."""
+    if not path.exists():
+        return None, None
+    try:
+        return parse(read_bounded(path, MANIFEST_MAX_BYTES)), None
+    except FileRefused as err:
+        return None, err.problem
+    except ManifestError as err:
+        return None, str(err)
+
+
+def check(root: Path, manifest_path: Path, trusted: Iterable[str]) -> Judgement:
+    manifest, problem = read_manifest(manifest_path)
+    packages = manifest.packages if manifest is not None else PACKAGES
+    return judge(
+        scan(root, packages), manifest, tuple(trusted), manifest_problem=problem, manifest_path=str(manifest_path)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SoftwareCheck:
+    """The start-up check: the verdict, and whether the table refuses to open on it under the config."""
+
+    judgement: Judgement
+    require_verified: bool
+
+    @property
+    def refused(self) -> bool:
+        return self.judgement.refuses(self.require_verified)
+
+
+@functools.cache
+def _check_installed(manifest: str | None, keys: tuple[str, ...]) -> Judgement:
+    root = installed_root()
+    return check(root, Path(manifest) if manifest else default_manifest(root), keys)
+
+
+def check_installed(manifest: str | None, keys: Iterable[str], require_verified: bool) -> SoftwareCheck:
+    """The running installation's verdict, computed once per process for a manifest and keys (the daemon checks at
+    start; the birth message and the start-up event then say the same)."""
+    return SoftwareCheck(_check_installed(manifest, tuple(keys)), require_verified)

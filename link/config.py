@@ -1,0 +1,252 @@
+"""LINK.toml: the link controller's config (configs/link.toml is the annotated example).
+
+The meters' figures are the same model as a table's (controller.progressive.parameters): each wager spot feeds
+levels with a seed, a reseed, a primary and a reserve rate and an optional limit. The figures in the file are
+the ones a new link starts with; once the link's database holds them, only a signed `set_parameters` while the
+link is closed changes them (NY 9 NYCRR 5321.18 stand-in for 605a.8: no parameter change while in operation), so
+check-config says when the file and the database differ.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from decimal import Decimal
+from pathlib import Path
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from controller.config.broker import BrokerAddress, parse_broker_address
+from controller.config.keys import decode_public_key
+from controller.progressive.parameters import (
+    LEVEL_PATTERN,
+    LevelParameters,
+    ParameterError,
+    ProgressiveParameters,
+    TableProgressives,
+    first_error,
+    percent_to_ppm,
+)
+from floor.config import DatabaseSection, read_secret
+
+ID_PATTERN = r"^[A-Za-z0-9_\-]{1,64}$"
+LinkRole = Literal["floorperson", "supervisor"]
+
+
+class LinkConfigError(ValueError):
+    """A LINK.toml that cannot be used; the message lists every problem with its fix."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MqttSection(_Section):
+    broker: str = "mqtt://127.0.0.1:1883"
+    prefix: str = Field("tablectl", pattern=r"^[A-Za-z0-9_\-]+(/[A-Za-z0-9_\-]+)*$")
+    client_id: str | None = Field(None, pattern=r"^[A-Za-z0-9_\-.]{1,64}$")
+    username: str | None = None
+    password_file: Path | None = None
+    ca_file: Path | None = None
+
+    @field_validator("broker")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        parse_broker_address(value)
+        return value
+
+    @property
+    def address(self) -> BrokerAddress:
+        return parse_broker_address(self.broker)
+
+
+class LinkedTable(_Section):
+    """A table on the link, identified uniquely (5321.18: the controller identifies each linked table)."""
+
+    table_id: str = Field(pattern=ID_PATTERN, description="the table's table_id, as in its config")
+    asset_number: str = Field(min_length=1, max_length=32, description="the asset number every sign shows at a hit")
+
+
+class LevelFigures(_Section):
+    level: str = Field(pattern=LEVEL_PATTERN)
+    seed_cents: int = Field(ge=0)
+    reseed_cents: int = Field(ge=0)
+    primary_percent: Decimal = Field(ge=0, le=100)
+    reserve_percent: Decimal = Field(Decimal(0), ge=0, le=100)
+    limit_cents: int | None = Field(None, gt=0)
+    rule: str = Field(min_length=1)
+
+    @field_validator("primary_percent", "reserve_percent", mode="before")
+    @classmethod
+    def _exact(cls, value: object) -> object:
+        return str(value) if isinstance(value, float) else value  # 4.25 stays 4.25 (parameters.percent_to_ppm)
+
+
+class ProgressiveFigures(_Section):
+    wager: str = Field(pattern=LEVEL_PATTERN, description="the wager spot that feeds these levels at every table")
+    wager_cents: int | None = Field(None, gt=0)
+    rule: str = Field(min_length=1)
+    levels: list[LevelFigures] = Field(min_length=1)
+
+
+class LinkSection(_Section):
+    id: str = Field(pattern=ID_PATTERN, description="the link's name in topics, events and reports")
+    lease_ms: int = Field(5000, ge=500, le=60_000, description="how long a heartbeat's lease lets a table play")
+    heartbeat_ms: int = Field(1000, ge=100, le=30_000, description="how often a table renews its lease")
+
+    @model_validator(mode="after")
+    def _renew_in_time(self) -> LinkSection:
+        if self.heartbeat_ms * 2 > self.lease_ms:
+            raise ValueError(
+                f"heartbeat_ms {self.heartbeat_ms} is more than half of lease_ms {self.lease_ms}: one lost "
+                "heartbeat would lock the tables out; lower heartbeat_ms or raise lease_ms"
+            )
+        return self
+
+
+class LinkSupervisor(_Section):
+    key_id: str = Field(pattern=r"^[A-Za-z0-9_.@\-]{1,64}$")
+    role: LinkRole
+    public_key: str
+
+    @field_validator("public_key")
+    @classmethod
+    def _key(cls, value: str) -> str:
+        decode_public_key(value)
+        return value
+
+
+class LinkConfig(_Section):
+    link: LinkSection
+    database: DatabaseSection
+    mqtt: MqttSection = MqttSection()
+    tables: list[LinkedTable] = Field(min_length=2)
+    progressive: list[ProgressiveFigures] = Field(min_length=1)
+    supervisors: list[LinkSupervisor] = Field(min_length=1)
+    max_command_age_s: float = Field(120.0, gt=0, le=3600)
+
+    @model_validator(mode="after")
+    def _unique(self) -> LinkConfig:
+        for what, names in (
+            ("tables[].table_id", [t.table_id for t in self.tables]),
+            ("tables[].asset_number", [t.asset_number for t in self.tables]),
+            ("supervisors[].key_id", [s.key_id for s in self.supervisors]),
+        ):
+            dupes = sorted({n for n in names if names.count(n) > 1})
+            if dupes:
+                raise ValueError(f"{what} must be unique; {', '.join(dupes)} appear(s) more than once")
+        figures_of(self.progressive)  # the meter model's own checks, with its messages
+        return self
+
+    def table(self, table_id: str) -> LinkedTable | None:
+        return next((t for t in self.tables if t.table_id == table_id), None)
+
+    @property
+    def figures(self) -> TableProgressives:
+        return figures_of(self.progressive)
+
+
+def figures_of(progressive: list[ProgressiveFigures]) -> TableProgressives:
+    """The config's figures as the meter model's parameters (rates exact in ppm); ValueError naming the problem."""
+    try:
+        return TableProgressives(
+            progressives=tuple(
+                ProgressiveParameters(
+                    wager=p.wager,
+                    wager_cents=p.wager_cents,
+                    rule=p.rule,
+                    levels=tuple(
+                        LevelParameters(
+                            level=lv.level,
+                            seed_cents=lv.seed_cents,
+                            reseed_cents=lv.reseed_cents,
+                            primary_ppm=percent_to_ppm(lv.primary_percent, f"{lv.level}.primary_percent"),
+                            reserve_ppm=percent_to_ppm(lv.reserve_percent, f"{lv.level}.reserve_percent"),
+                            limit_cents=lv.limit_cents,
+                            rule=lv.rule,
+                        )
+                        for lv in p.levels
+                    ),
+                )
+                for p in progressive
+            )
+        )
+    except ParameterError:
+        raise
+    except ValueError as exc:
+        raise ParameterError(first_error(exc)) from None
+
+
+_FIXES = {
+    "link": 'add a [link] section with id = "ms-floor-mega"',
+    "database": 'add a [database] section with dsn = "host=db1,db2 dbname=link target_session_attrs=read-write"',
+    "tables": "list every linked table as [[tables]] with table_id and asset_number (at least two)",
+    "progressive": "give the linked meters as [[progressive]] with wager, rule and [[progressive.levels]]",
+    "supervisors": "add [[supervisors]] entries (tablectl command keygen prints one) to sign the link's commands",
+    "mqtt.broker": "write mqtt://host[:port] or mqtts://host[:port]",
+}
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _problems(err: ValidationError) -> list[str]:
+    lines = []
+    for e in err.errors():
+        where = _where(tuple(e["loc"]))
+        fix = _FIXES.get(where, "")
+        if e["type"] == "extra_forbidden":
+            name = str(e["loc"][-1])
+            close = difflib.get_close_matches(name, _known(tuple(e["loc"][:-1])), n=1)
+            lines.append(f"{where}: unknown setting" + (f": did you mean {close[0]!r}?" if close else ": remove it"))
+        elif e["type"] == "missing":
+            lines.append(f"{where}: missing: {fix or 'add it'}")
+        else:
+            lines.append(f"{where}: {str(e['msg']).removeprefix('Value error, ')}" + (f": {fix}" if fix else ""))
+    return lines
+
+
+def _known(loc: tuple[int | str, ...]) -> list[str]:
+    model: type[BaseModel] = LinkConfig
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(str(part))
+        args = get_args(field.annotation) if field else ()
+        inner = args[0] if args else (field.annotation if field else None)
+        if not (isinstance(inner, type) and issubclass(inner, BaseModel)):
+            return []
+        model = inner
+    return list(model.model_fields)
+
+
+def parse_link_config(text: str, source: str = "LINK.toml") -> LinkConfig:
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise LinkConfigError(f"{source}: not valid TOML: {err}") from None
+    try:
+        return LinkConfig.model_validate(raw)
+    except ValidationError as err:
+        problems = "\n  ".join(_problems(err))
+        raise LinkConfigError(f"{source}: {len(err.errors())} problem(s):\n  {problems}") from None
+
+
+def load_link_config(path: Path) -> LinkConfig:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise LinkConfigError(f"{path}: cannot read the link config: {err.strerror}") from None
+    return parse_link_config(text, str(path))
+
+
+def secret(path: Path | None, what: str) -> str | None:
+    try:
+        return read_secret(path, what)
+    except ValueError as err:
+        raise LinkConfigError(str(err)) from None

@@ -1,0 +1,108 @@
+"""The link's messages on MQTT v5 (docs/linked-progressives.md, "Protocol"; docs/mqtt.md, "The link"): pure models,
+no I/O.
+
+Topics under `<prefix>/link/<link_id>/`:
+
+| topic | what | QoS | retained |
+|---|---|---|---|
+| `request/<table_id>` | a table's `LinkRequest` (response topic and correlation data as MQTT v5 properties) | 1 | no |
+| `response/<table_id>` | the controller's `LinkResponse`, with the request's correlation data | 1 | no |
+| `event` | every link event in seq order (gap-free) | 1 | no |
+| `state` | `LinkState`: open, closed or tilted, the database, each table's lease | 1 | yes |
+| `progressive/<level>` | `LinkMeter`: what every linked sign shows | 1 | yes |
+| `jackpot` | `PendingJackpots`: hits awaiting validation (asset number, level, amount), for every sign | 1 | yes |
+| `cmd/<verb>`, `cmd/reply` | signed supervisor commands (controller.supervisor.envelope) and the replies | 1 | no |
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from controller.progressive.parameters import LEVEL_PATTERN
+
+RULE_CITE = "605a.8 (not available; NY 9 NYCRR 5321.18 as the stand-in)"
+MAX_CONTRIBUTIONS = 500  # per request: one lock-out of a seven-seat table has at most 7 x its progressive spots
+
+
+def base(prefix: str, link_id: str) -> str:
+    return f"{prefix}/link/{link_id}"
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ContributionIn(_Message):
+    seat: int = Field(ge=1, le=9)
+    wager: str = Field(pattern=LEVEL_PATTERN, description="the progressive wager spot, e.g. progressive")
+    cents: int = Field(gt=0, le=100_000_000)
+
+
+class ClaimIn(_Message):
+    seat: int = Field(ge=1, le=9)
+    level: str = Field(pattern=LEVEL_PATTERN)
+    percent: int = Field(ge=1, le=100, description="the paytable's share of the meter at the player's turn")
+    rule: str = Field(min_length=1, max_length=80, description="the subsection that pays it, e.g. 655a.11(i)(1)(iv)")
+
+
+class LinkRequest(_Message):
+    """What a table sends. `round_id` with `contributions` (a lock-out's progressive wagers) or `claim` (a hit)."""
+
+    kind: Literal["heartbeat", "contribute", "claim"]
+    round_id: str | None = Field(None, pattern=r"^[A-Za-z0-9_\-.:]{1,96}$")
+    contributions: list[ContributionIn] = Field(default_factory=list, max_length=MAX_CONTRIBUTIONS)
+    claim: ClaimIn | None = None
+
+
+class HitOut(_Message):
+    table_id: str
+    asset_number: str
+    round_id: str
+    seat: int
+    level: str
+    order: int = Field(description="the seq of its meter.hit: the order of wins across the link")
+    amount_cents: int
+    meter_before_cents: int
+    validated_by: str | None = None
+
+
+class LinkResponse(_Message):
+    ok: bool
+    kind: str
+    error: str | None = None
+    status: str = Field(description="open, closed or tilted")
+    lease_ms: int = Field(0, description="how long the table may take progressive wagers from sending its request")
+    display: dict[str, int] = Field(default_factory=dict, description="cents by level")
+    new: int = 0
+    duplicates: int = 0
+    hit: HitOut | None = None
+
+
+class TableLease(_Message):
+    asset_number: str
+    leased: bool
+    last_seen: str | None = None
+
+
+class LinkState(_Message):
+    link_id: str
+    status: str
+    tilt: str | None
+    database: Literal["up", "down"]
+    seq: int
+    tables: dict[str, TableLease]
+    rule: str = RULE_CITE
+
+
+class LinkMeter(_Message):
+    link_id: str
+    level: str
+    display_cents: int
+    seq: int
+
+
+class PendingJackpots(_Message):
+    link_id: str
+    pending: list[HitOut]

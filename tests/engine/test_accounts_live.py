@@ -1,0 +1,314 @@
+"""The Five Card Hand Bonus live (issue 14 items 1-3): game accounts debited and credited in the round, the
+terminals' lock-out confirmed like the stations', the Magic Card and Lucky Bonus drawn at the lock-out and sealed
+until settlement, a 500 for 1 payout verified before it is credited. Pure engine, scripted decks and draws."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pydantic
+import pytest
+
+from controller.engine.commands import DeviceCommand, LockTerminal, ShowAccount
+from controller.engine.inputs import Input, OpenTable, Signed, ValidateJackpot
+from controller.engine.round import RoundEngine
+from controller.engine.state import Phase, TableState
+from controller.games.mississippi_stud.rules import MississippiStudRules
+from controller.games.mississippi_stud.spec import MississippiStudSpec
+from controller.games.registry import REGISTRY
+from drivers.interfaces import AccountRequested, DealerConfirmed, LockAcknowledged, WagerDetected
+from tests.engine.conftest import PureTable, arranged_deck, decide_all, sealed
+
+
+class FixedDraws:
+    """The table game system's draws, fixed so a test can arrange who wins them (a live table uses the CSPRNG)."""
+
+    def __init__(self, magic: str, lucky: int) -> None:
+        self.magic, self.lucky = magic, lucky
+
+    def magic_card(self) -> str:
+        return self.magic
+
+    def lucky_seat(self, seats: Sequence[int]) -> int:
+        assert self.lucky in seats
+        return self.lucky
+
+
+RULES = MississippiStudRules.model_validate(
+    {
+        "chapter": "655a",
+        "five_card_hand_bonus": True,
+        "five_card_hand_bonus_wager_cents": 100,
+        "magic_card_bonus": True,
+        "lucky_bonus": True,
+    }
+)
+
+
+def table(top: Sequence[str], magic: str = "Ah", lucky: int = 3) -> PureTable:
+    engine = RoundEngine(MississippiStudSpec(), RULES, "automated_shoe", None, FixedDraws(magic, lucky))
+    t = PureTable(engine, TableState("t1"), [arranged_deck(top)])
+    t.feed(OpenTable())
+    return t
+
+
+def shown(t: PureTable, seat: int) -> list[tuple[int, str]]:
+    return [(c.balance_cents, c.message) for c in t.commands if isinstance(c, ShowAccount) and c.seat == seat]
+
+
+def of(t: PureTable, kind: str) -> list[dict[str, object]]:
+    return [dict(e.payload) for e in t.events if e.type == kind]
+
+
+# Seat 1 holds the Magic Card (Ah); seat 3 is drawn for the Lucky Bonus; neither makes a flush.
+DEAL = ["Ah", "Kd", "2c", "7d", "9s", "4h", "Jc"]
+
+
+def play_round(t: PureTable) -> None:
+    for seat in (1, 3):
+        t.wager(seat, "ante", 500)
+    t.press("no_more_bets")
+    decide_all(t, t.events)
+
+
+def test_a_round_from_buy_in_to_cash_out_balances_to_the_cent() -> None:
+    t = table(DEAL)
+    # 605a.2(d)(1): nothing is credited until the dealer confirms at the terminal.
+    req = t.feed(AccountRequested("wager_terminal_1", 1, "buy_in", 5_000, "cash"))
+    assert [e.type for e in req] == ["account.requested"] and t.state.accounts.balance(1) == 0
+    assert shown(t, 1)[-1] == (0, "buy-in of $50.00: awaiting the dealer")
+    done = t.feed(DealerConfirmed("wager_terminal_1", 1, "buy_in"))
+    assert [(e.type, e.rule, e.payload["balance"]) for e in done] == [("account.bought_in", "605a.2(d)(1)", 5_000)]
+    t.buy_in(3, 1_000, "chips")
+
+    t.wager(1, "ante", 500)
+    placed = t.wager(1, "five_card_hand_bonus", 100)
+    assert [(e.type, e.rule) for e in placed] == [
+        ("wager.accepted", "655a.7(d)(5)"),
+        ("account.wagered", "605a.2(d)(2)"),
+    ]
+    assert shown(t, 1)[-1] == (4_900, "wager accepted")  # 655a.7(d)(5): the player verifies acceptance
+    t.wager(3, "five_card_hand_bonus", 100)
+    # Cash-out while the wager is live is refused; the balance stays.
+    refused = t.feed(AccountRequested("wager_terminal_1", 1, "cash_out", 0, "chips"))
+    assert [e.type for e in refused] == ["account.request_refused"]
+    assert "in play" in str(refused[0].payload["reason"]) and t.state.accounts.balance(1) == 4_900
+
+    play_round(t)
+    types = t.types()
+    # The lock-out: every terminal locked and confirmed; the draws sealed before the first card.
+    assert sorted(c.seat for c in t.commands if isinstance(c, LockTerminal)) == [1, 2, 3, 4, 5, 6]
+    drawn = next(e for e in t.events if e.type == "bonus.drawn")
+    assert sealed(drawn) == {"magic_card": "Ah", "lucky_seat": 3} and "Ah" not in str(drawn.payload)
+    assert drawn.rule == "655a.1"
+    assert types.index("lockout.confirmed") < types.index("bonus.drawn") < types.index("cards.dealt")
+    # Settlement: the Magic Card pays 20 for 1, the Lucky Bonus 5 for 1, both to the game account.
+    credits = [(p["seat"], p["wager"], p["amount"]) for p in of(t, "account.credited")]
+    assert credits == [(3, "lucky_bonus", 500), (1, "magic_card_bonus", 2_000)]
+    assert of(t, "bonus.published") == [{"magic_card": "Ah", "lucky_seat": 3}]
+    assert types.index("round.recorded") > types.index("bonus.published") > types.index("hand.settled")
+    # Replayable by `tablectl settle`: the recorded round settles to the same bonus rows.
+    record = of(t, "round.recorded")[0]["record"]
+    assert isinstance(record, dict) and record["magic_card"] == "Ah" and record["lucky_seat"] == 3
+    rows, _ = REGISTRY["655a"].settle(RULES, record)
+    assert {(x.seat, x.wager, x.paid + x.returned) for x in rows if x.wager.endswith("_bonus") and x.paid} >= {
+        (1, "magic_card_bonus", 2_000),
+        (3, "lucky_bonus", 500),
+    }
+
+    out = t.cash_out(1)
+    assert [(e.type, e.payload["amount"], e.payload["balance"]) for e in out[1:]] == [("account.cashed_out", 6_900, 0)]
+    ledger = t.state.accounts
+    assert ledger.balance_problem() is None
+    assert ledger.totals() == {
+        "bought_in": 6_000,
+        "wagered": 200,
+        "won": 2_500,
+        "returned": 0,
+        "cashed_out": 6_900,
+        "held": 1_400,
+    }
+
+
+def test_refusals_at_the_terminal() -> None:
+    t = table(DEAL)
+    # Not enough in the account: refused, nothing debited, the player is told why.
+    r = t.wager(2, "five_card_hand_bonus", 100)
+    assert [e.type for e in r] == ["wager.rejected"] and "buy in" in str(r[0].payload["reason"])
+    # Chips on a station are not a Five Card Hand Bonus Wager (655a.7(d)(5): the electronic wagering device).
+    t.buy_in(1, 1_000)
+    r = t.feed(WagerDetected("wager_station_1", 1, "five_card_hand_bonus", 100))
+    assert "terminal" in str(r[0].payload["reason"]) and t.state.accounts.balance(1) == 1_000
+    t.wager(1, "ante", 500)
+    t.wager(1, "five_card_hand_bonus", 100)
+    # Cancelled before the lock-out: the wager goes back to the account.
+    c = t.wager(1, "five_card_hand_bonus", 0)
+    assert [e.type for e in c] == ["wager.withdrawn", "account.wager_cancelled"] and t.state.accounts.balance(
+        1
+    ) == 1_000
+    t.wager(1, "five_card_hand_bonus", 100)
+    t.press("no_more_bets")
+    # After "no more bets": refused with the electronic wagering system's lock-out, shown at the terminal.
+    t.buy_in(2, 500)
+    late = t.wager(2, "five_card_hand_bonus", 100)
+    assert [(e.type, e.rule) for e in late] == [("wager.rejected", "655a.2(d)")]
+    assert shown(t, 2)[-1] == (500, "no more bets: wager refused")
+
+
+def test_the_deal_waits_for_every_terminals_lock() -> None:
+    t = table(DEAL)
+    held: list[LockTerminal] = []
+
+    def answer(c: DeviceCommand) -> list[Input]:
+        if isinstance(c, LockTerminal):
+            held.append(c)  # the terminals say nothing until the test lets them
+            return []
+        return t.perfect_devices(c)
+
+    t.answer = answer
+    t.buy_in(1, 1_000)
+    t.wager(1, "ante", 500)
+    t.wager(1, "five_card_hand_bonus", 100)
+    t.press("no_more_bets")
+    assert t.state.phase is Phase.LOCKING and "lockout.confirmed" not in t.types()
+    for c in held[:-1]:
+        t.feed(LockAcknowledged(f"wager_terminal_{c.seat}", c.seat, True))
+    assert t.state.phase is Phase.LOCKING
+    t.feed(LockAcknowledged(f"wager_terminal_{held[-1].seat}", held[-1].seat, True))
+    assert "lockout.confirmed" in t.types() and "bonus.drawn" in t.types()
+
+
+def test_a_void_returns_the_wager_to_the_account() -> None:
+    t = table(DEAL)
+    t.buy_in(1, 1_000)
+    t.wager(1, "ante", 500)
+    t.wager(1, "five_card_hand_bonus", 100)
+    t.press("no_more_bets")
+    t.press("wrong_card_count")  # 655a.13(c): void, every wager returned
+    returned = of(t, "account.returned")
+    assert [(p["seat"], p["amount"], p["balance"]) for p in returned] == [(1, 100, 1_000)]
+    assert t.state.accounts.totals()["returned"] == 100 and t.state.accounts.balance_problem() is None
+
+
+def test_four_of_a_kind_is_verified_by_a_floorperson_before_it_is_credited() -> None:
+    # Seat 1: four aces with the community (500 for 1, 655a.12(e)(1)); no Magic Card or Lucky Bonus hit.
+    t = table(["Ah", "As", "Ad", "Ac", "2h"], magic="3c", lucky=6)
+    t.buy_in(1, 1_000)
+    t.wager(1, "ante", 500)
+    t.wager(1, "five_card_hand_bonus", 100)
+    t.press("no_more_bets")
+    decide_all(t, t.events)
+    asked = of(t, "account.verification_requested")
+    assert [(p["seat"], p["amount"]) for p in asked] == [(1, 50_000)]
+    assert t.state.phase is Phase.JACKPOT and t.state.accounts.balance(1) == 900
+    # Cash-out waits for it too.
+    assert [e.type for e in t.feed(AccountRequested("wager_terminal_1", 1, "cash_out", 0, "chips"))] == [
+        "account.request_refused"
+    ]
+    hit = str(asked[0]["hit"])
+    t.feed(
+        Signed(
+            ValidateJackpot(1, "five_card_hand_bonus", hit, "fp-1", "floorperson"),
+            "c1",
+            "validate",
+            "fp-1",
+            "floorperson",
+        )
+    )
+    assert [(p["seat"], p["amount"]) for p in of(t, "account.credited")] == [(1, 50_000)]
+    assert t.state.accounts.balance(1) == 50_900 and "round.completed" in t.types()
+
+
+def test_let_it_ride_terminals_lock_out_and_draw_at_643a() -> None:
+    """643a.2(e): the electronic wagering system locks out the Five Card Hand Bonus when dealing begins; the draws are
+    the table game system's (643a.1) and pay at 643a.12(f)(3)."""
+    from controller.games.let_it_ride.rules import LetItRideRules
+    from controller.games.let_it_ride.spec import LetItRideSpec
+
+    rules = LetItRideRules.model_validate(
+        {
+            "chapter": "643a",
+            "let_it_ride_paytable": "A",
+            "bet_min_cents": 500,
+            "bet_max_cents": 10_000,
+            "five_card_hand_bonus": True,
+            "five_card_hand_bonus_initial_cents": 1_000_000,
+            "five_card_hand_bonus_reset_cents": 1_000_000,
+            "five_card_hand_bonus_rate_percent": 13.0,
+            "magic_card_bonus": True,
+            "lucky_bonus": True,
+        }
+    )
+    # Seat 2 holds the Magic Card (Qs) among its three cards.
+    engine = RoundEngine(LetItRideSpec(), rules, "automated_shoe", None, FixedDraws("Qs", 2))
+    t = PureTable(engine, TableState("t1"), [arranged_deck(["Qs", "3d", "8c"])])
+    t.feed(OpenTable())
+    t.buy_in(2, 2_000)
+    for bet in ("bet_1", "bet_2", "bet_3"):
+        t.wager(2, bet, 500)
+    assert [e.type for e in t.wager(2, "five_card_hand_bonus", 100)] == ["wager.accepted", "account.wagered"]
+    t.press("no_more_bets")
+    t.buy_in(3, 500)
+    assert [(e.type, e.rule) for e in t.wager(3, "five_card_hand_bonus", 100)] == [("wager.rejected", "643a.2(e)")]
+    decide_all(t, t.events)
+    drawn = next(e for e in t.events if e.type == "bonus.drawn")
+    assert drawn.rule == "643a.1" and sealed(drawn) == {"magic_card": "Qs", "lucky_seat": 2}
+    credits = {
+        (p["wager"], p["amount"], p["rule"])
+        for p in ({**e.payload, "rule": e.rule} for e in t.events if e.type == "account.credited")
+    }
+    assert credits == {("magic_card_bonus", 2_000, "643a.11(f)(3)(v)"), ("lucky_bonus", 500, "643a.11(f)(3)(v)")}
+    assert t.state.accounts.balance(2) == 2_000 - 100 + 2_500 and t.state.accounts.balance_problem() is None
+
+
+def test_the_reseed_moves_the_reserve_in_and_settle_agrees_with_the_meter_model() -> None:
+    """655a.12(e)(4): seed $10,000 for 1, reseed $0, 13 % primary and 8 % reserve. The reserve of the incrementation
+    rate funds the next meter, so after a 100 % award the meter restarts at the reserve (topped up to the reseed if
+    short); the chapter's settlement, fed the carry recorded with the round, reseeds to the same cent."""
+    # Three $1 wagers put 8 % each into the reserve at the lock-out; seat 1 then holds a royal flush in hearts with the
+    # community (stacks go to seats 1, 2, 3 in turn, then the community from the stub).
+    t = table(["Ah", "Kh", "2c", "3d", "4s", "6d", "Qh", "Jh", "Th"], magic="2s", lucky=6)
+    for seat in (1, 2, 3):
+        t.buy_in(seat, 1_000)
+    for seat in (1, 2, 3):
+        t.wager(seat, "ante", 500)
+        t.wager(seat, "five_card_hand_bonus", 100)
+    t.press("no_more_bets")
+    decide_all(t, t.events)
+    for h in list(t.state.pending_hits):
+        t.feed(Signed(ValidateJackpot(h.seat, h.level, h.hit, "fp", "floorperson"), "c", "v", "fp", "floorperson"))
+    reseeds = [e for e in t.events if e.type == "meter.reseeded" and e.payload["level"] == "five_card_hand_bonus"]
+    assert reseeds, "the royal flush reseeded the meter"
+    reseed = reseeds[-1].payload
+    assert reseed["from_reserve_micro"] == 24 * 10**6  # three $1 wagers at 8 %: 24 cents
+    after = int(reseed["meter_after_cents"])
+    assert after == 24  # the reserve, not $0
+    settled = next(e for e in t.events if e.type == "five_card_hand_bonus.settled" and e.payload["seat"] == 1)
+    assert "from the meter model" not in str(settled.payload.get("note", ""))
+    record = next(e.payload["record"] for e in t.events if e.type == "round.recorded")
+    _, meters = REGISTRY["655a"].settle(RULES, record)
+    assert meters["five_card_hand_bonus"] == after
+
+
+def test_the_operator_chooses_how_accounts_are_cashed_out() -> None:
+    """605a.2(d)(1): a cash-out record paid in chips or a ticket, per the table's config (game_account_cash_out)."""
+    rules = RULES.model_copy(update={"game_account_cash_out": ["ticket"]})
+    engine = RoundEngine(MississippiStudSpec(), rules, "automated_shoe", None, FixedDraws("Ah", 3))
+    t = PureTable(engine, TableState("t1"), [arranged_deck(DEAL)])
+    t.feed(OpenTable())
+    t.buy_in(1, 1_000)
+    refused = t.feed(AccountRequested("wager_terminal_1", 1, "cash_out", 0, "chips"))
+    assert [e.type for e in refused] == ["account.request_refused"]
+    assert "ticket only" in str(refused[0].payload["reason"]) and t.state.accounts.balance(1) == 1_000
+    asked = t.feed(AccountRequested("wager_terminal_1", 1, "cash_out", 0, "ticket"))
+    assert "account.request_refused" not in [e.type for e in asked]
+    paid = t.feed(DealerConfirmed("wager_terminal_1", 1, "cash_out", True))
+    assert [(e.type, e.payload.get("medium")) for e in paid if e.type.startswith("account.cashed")] == [
+        ("account.cashed_out", "ticket")
+    ]
+    assert t.state.accounts.balance(1) == 0
+
+
+def test_a_config_offering_no_cash_out_medium_is_refused() -> None:
+    with pytest.raises(pydantic.ValidationError, match="game_account_cash_out"):
+        MississippiStudRules.model_validate({"chapter": "655a", "game_account_cash_out": []})

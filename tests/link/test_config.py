@@ -1,0 +1,43 @@
+"""LINK.toml: every problem named with its fix, the figures checked by the same meter model as a table's."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from link.config import LinkConfigError, parse_link_config
+from tests.link.conftest import ROOT, TABLECTL, link_toml
+
+GOOD = link_toml("host=127.0.0.1 dbname=link", "mqtt://127.0.0.1:1883", "t")
+
+
+def test_the_example_and_the_fixture_configs_are_valid() -> None:
+    config = parse_link_config(GOOD)
+    assert [t.table_id for t in config.tables] == ["ms-01", "ms-02", "ms-03"]
+    assert config.figures.level("major").primary_ppm == 42_500  # 4.25 % exactly, never 4.2499...
+    done = subprocess.run(
+        [*TABLECTL, "link", "--config", "configs/link.toml", "check-config", "--offline"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0 and "the config is valid (link 'ms-floor-mega', 3 tables" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (("heartbeat_ms = 500", "heartbeat_ms = 1500"), "more than half of lease_ms"),
+        (('table_id = "ms-02"', 'table_id = "ms-01"'), "tables[].table_id must be unique; ms-01"),
+        (("primary_percent = 4.25", "primary_percent = 4.25001"), "finer than 0.0001 %"),
+        (("reserve_percent = 10", "reserve_percent = 90"), "add up to more than the whole wager"),
+        (("[link]", "[link]\nleas_ms = 3"), "link.leas_ms: unknown setting: did you mean 'lease_ms'?"),
+        (('role = "floorperson"', 'role = "dealer"'), "supervisors[1].role"),
+    ],
+)
+def test_a_bad_link_config_names_the_field_and_the_fix(change: tuple[str, str], named: str) -> None:
+    assert change[0] in GOOD
+    with pytest.raises(LinkConfigError) as err:
+        parse_link_config(GOOD.replace(change[0], change[1], 1), "LINK.toml")
+    assert named in str(err.value)

@@ -1,0 +1,165 @@
+"""The release manifest and its verdict (605a.4(c)): the pure model, without a disk but for the digest's check
+against coreutils' own sha256sum, which is how a laboratory recomputes it (docs/software.md)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.release.manifest import (
+    ALWAYS_REFUSED,
+    Manifest,
+    ManifestError,
+    digest_of,
+    judge,
+    listing,
+    parse,
+    public_key_b64,
+    sign,
+)
+
+RELEASE = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+OTHER = Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))
+TRUSTED = [public_key_b64(RELEASE)]
+CREATED = "2026-11-26T07:00:00Z"
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+FILES = {
+    "controller/__init__.py": sha(b"v"),
+    "controller/core/money.py": sha(b"cents"),
+    "drivers/base.py": sha(b"device"),
+    "floor/__init__.py": sha(b""),
+}
+
+
+def signed(files: dict[str, str] | None = None, key: Ed25519PrivateKey = RELEASE) -> Manifest:
+    return parse(sign(files or FILES, "0.1.0", CREATED, key).to_json())
+
+
+def test_605a_4_c_the_signed_code_as_installed_is_verified() -> None:
+    j = judge(dict(FILES), signed(), TRUSTED)
+    assert (j.verdict, j.problem, j.digest) == ("verified", None, digest_of(FILES))
+    assert not j.refuses(require_verified=True)
+    assert set(j.statuses().values()) == {"ok"}
+
+
+def test_605a_4_c_an_altered_a_missing_and_an_extra_file_are_each_named() -> None:
+    found = dict(FILES)
+    found["controller/core/money.py"] = sha(b"cents, altered")
+    del found["drivers/base.py"]
+    found["controller/evil.pyc"] = sha(b"planted")
+    j = judge(found, signed(), TRUSTED)
+    assert j.verdict == "mismatch" and j.refuses(require_verified=False)
+    assert j.statuses() == {
+        "controller/__init__.py": "ok",
+        "controller/core/money.py": "mismatch",
+        "controller/evil.pyc": "extra",
+        "drivers/base.py": "missing",
+        "floor/__init__.py": "ok",
+    }
+    assert j.problem is not None and "controller/core/money.py" in j.problem and "reinstall" in j.problem
+    assert j.digest == digest_of(found) != signed().digest  # the digest is of what runs, not of what was signed
+
+
+def test_a_manifest_signed_by_another_key_is_untrusted_and_refused() -> None:
+    j = judge(dict(FILES), signed(key=OTHER), TRUSTED)
+    assert j.verdict == "untrusted_key" and j.refuses(require_verified=False)
+    assert j.problem is not None and public_key_b64(OTHER) in j.problem and "release_keys" in j.problem
+
+
+def test_a_manifest_altered_after_signing_has_a_bad_signature() -> None:
+    m = signed()
+    # Re-point a file at other bytes and state the digest that goes with it: only the signature can tell.
+    obj = json.loads(m.to_json())
+    obj["files"]["controller/core/money.py"] = sha(b"cents, altered")
+    obj["digest"] = digest_of(obj["files"])
+    forged = parse(json.dumps(obj).encode())
+    j = judge({**FILES, "controller/core/money.py": sha(b"cents, altered")}, forged, TRUSTED)
+    assert j.verdict == "bad_signature" and j.refuses(require_verified=False)
+    assert j.problem is not None and "altered after it was signed" in j.problem
+
+
+def test_no_manifest_refuses_only_where_the_config_requires_verified_code() -> None:
+    j = judge(dict(FILES), None, TRUSTED, manifest_path="/opt/t/tablectl-release.json")
+    assert j.verdict == "no_manifest" and j.refuses(require_verified=True) and not j.refuses(require_verified=False)
+    assert j.problem is not None and "/opt/t/tablectl-release.json" in j.problem and "release sign" in j.problem
+    assert set(j.statuses().values()) == {"unverified"}
+
+
+def test_a_signed_manifest_without_release_keys_to_check_it_is_not_verified() -> None:
+    j = judge(dict(FILES), signed(), [])
+    assert j.verdict == "no_release_keys" and not j.refuses(False) and j.refuses(True)
+
+
+def test_an_unreadable_manifest_is_refused_whatever_the_config() -> None:
+    j = judge(dict(FILES), None, TRUSTED, manifest_problem="is not JSON", manifest_path="m.json")
+    assert (j.verdict, j.problem) == ("bad_manifest", "m.json is not JSON") and j.refuses(False)
+    assert {"mismatch", "bad_manifest", "bad_signature", "untrusted_key"} == ALWAYS_REFUSED
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (b"\xff", "is not JSON"),
+        (b"[1]", "is not a tablectl-release/1 manifest"),
+        (b'{"format": "tablectl-release/1"}', "lacks"),
+        (
+            b'{"format": "tablectl-release/1", "version": "1", "created": "c", "key": "k", "signature": "s", '
+            b'"digest": "d", "files": {"../etc/passwd": "00"}}',
+            "'../etc/passwd'",
+        ),
+    ],
+)
+def test_a_manifest_that_is_not_one_says_what_is_wrong(text: bytes, says: str) -> None:
+    with pytest.raises(ManifestError, match="release sign") as err:
+        parse(text)
+    assert says in str(err.value)
+
+
+def test_a_stated_digest_that_its_files_do_not_give_is_refused() -> None:
+    obj = json.loads(signed().to_json())
+    obj["digest"] = "0" * 64
+    with pytest.raises(ManifestError, match="states digest 0000"):
+        parse(json.dumps(obj).encode())
+
+
+_name = st.text(alphabet="abcdefghij_0123456789.", min_size=1, max_size=8).filter(lambda s: s not in (".", ".."))
+_paths = st.lists(_name, min_size=1, max_size=3).map(lambda parts: "controller/" + "/".join(parts))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(_paths, st.binary(max_size=64), min_size=1, max_size=12), st.data())
+def test_any_release_round_trips_verified_and_any_one_change_is_named(
+    files: dict[str, bytes], data: st.DataObject
+) -> None:
+    hashed = {p: sha(b) for p, b in files.items()}
+    m = signed(hashed)
+    assert judge(hashed, m, TRUSTED).verdict == "verified"
+    victim = data.draw(st.sampled_from(sorted(hashed)))
+    j = judge({**hashed, victim: sha(files[victim] + b"!")}, m, TRUSTED)
+    assert j.verdict == "mismatch" and j.comparison.mismatched == (victim,)
+    assert [p for p, v in j.statuses().items() if v != "ok"] == [victim]
+
+
+def test_the_digest_is_what_coreutils_sha256sum_gives_for_the_same_files(tmp_path: Path) -> None:
+    """A laboratory needs no tablectl to recompute the digest: `find | LC_ALL=C sort | sha256sum | sha256sum`."""
+    contents = {"controller/a b.py": b"x", "controller/Z.py": b"y", "controller/_z.py": b"z", "drivers/\u00e9.py": b"e"}
+    for rel, body in contents.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(body)
+    script = "find controller drivers -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum"
+    lab = subprocess.run(["sh", "-c", script], cwd=tmp_path, capture_output=True, check=True).stdout
+    ours = {p: sha(b) for p, b in contents.items()}
+    assert lab.decode() == listing(ours)
+    assert hashlib.sha256(lab).hexdigest() == digest_of(ours)
