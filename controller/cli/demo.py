@@ -11,6 +11,7 @@ from pathlib import Path
 from controller.cli import options
 from controller.cli.verb import Subparsers, UsageError
 from controller.people.demo import play
+from controller.people.optimal import PLAYERS, NoStrategy, check_optimal
 from controller.shell.runner import playable
 
 
@@ -52,11 +53,20 @@ def add_parser(sub: Subparsers) -> None:
         help="no simulated floorperson: jackpots wait for a supervisor's signed command (the floor console)",
     )
     p.add_argument(
+        "--players",
+        choices=PLAYERS,
+        default="random",
+        help="how the simulated players decide: random (default), or optimal, the strategy of the par sheet "
+        "(`tablectl par`; 655a and 643a tables)",
+    )
+    p.add_argument(
         "--script", type=Path, help="sim script (TOML/JSON): scripted decks and device faults, see docs/protocol.md"
     )
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.floor and args.players != "random":
+        raise UsageError("--players is for the demo of one table; the floor's tables play random players")
     if args.floor:
         # The floor is named by string, as controller.cli.main names its verbs: the controller never imports it.
         floor_demo = importlib.import_module("floor.cli.demo")
@@ -69,6 +79,11 @@ def main(args: argparse.Namespace) -> int:
     if why:
         raise UsageError(f"{args.config or 'the demo config'}: {why}")
     script = options.load_script(args.script)
+    if args.players == "optimal":
+        try:
+            check_optimal(config.game)
+        except NoStrategy as err:
+            raise UsageError(f"--players optimal: {err}") from None
     played = asyncio.run(
         play(
             config,
@@ -80,6 +95,7 @@ def main(args: argparse.Namespace) -> int:
             out=None if args.quiet else sys.stdout,
             sim_script=script,
             human_floor=args.human_floor,
+            players=args.players,
         )
     )
     print(f"tablectl: {played} round(s) played", file=sys.stderr)

@@ -26,7 +26,12 @@ def add_parser(sub: Subparsers) -> None:
         metavar="LEVEL=CENTS",
         help="a progressive meter's value in cents to evaluate the return at (default: its seed), e.g. mega=1500000",
     )
-    p.add_argument("--others", type=int, default=0, help="other players at the table, for envy bonuses (655a)")
+    p.add_argument(
+        "--others",
+        type=int,
+        default=0,
+        help="other players at the table, for envy bonuses (655a.12(c)(5), 643a.12(d)(5), (e)(5))",
+    )
 
 
 def _meters(items: list[str]) -> dict[str, int]:

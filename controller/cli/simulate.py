@@ -7,6 +7,7 @@ from pathlib import Path
 
 from controller.cli import options
 from controller.cli.verb import Subparsers
+from controller.people.optimal import PLAYERS
 from controller.people.simulate import main_simulate
 
 
@@ -34,6 +35,13 @@ def add_parser(sub: Subparsers) -> None:
         default=120.0,
         help="give up when the scenario has not played out after this many seconds (default 120)",
     )
+    p.add_argument(
+        "--players",
+        choices=PLAYERS,
+        default="random",
+        help="the players of the rounds beyond those the scenario scripts: random (default), or optimal, the par "
+        "sheet's strategy (655a and 643a tables)",
+    )
     p.add_argument("--public", action="store_true", help="print events as published (no sealed part)")
 
 
@@ -47,4 +55,5 @@ def main(args: argparse.Namespace) -> int:
         broker=args.broker,
         timeout=args.timeout,
         sealed=not args.public,
+        players=args.players,
     )

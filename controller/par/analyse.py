@@ -5,13 +5,15 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import replace
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from controller.core.settlement import ChapterRules
 from controller.games.let_it_ride.rules import LetItRideRules
 from controller.games.mississippi_stud.rules import MississippiStudRules
-from controller.par import let_it_ride, mississippi_stud
+from controller.games.three_card_prime.rules import ThreeCardPrimeRules
+from controller.par import let_it_ride, mississippi_stud, three_card_prime
 from controller.par.sheet import ParSheet
 
 GAMES = {
@@ -21,6 +23,28 @@ GAMES = {
     "683a": "Cajun Stud",
     "684a": "Chapter 684a",
 }
+
+
+@cache
+def mississippi_stud_strategy() -> mississippi_stud.Strategy:
+    """The optimal 655a.11 decisions (per Ante unit: the strategy does not depend on the Ante), computed once."""
+    return mississippi_stud.analyse_main().strategy
+
+
+@cache
+def let_it_ride_strategy(letter: str) -> let_it_ride.Strategy:
+    """The optimal 643a.11(c), (d) decisions under 643a.12(a) paytable `letter`, computed once."""
+    return let_it_ride.analyse_main(letter).strategy
+
+
+def optimal_strategy(rules: ChapterRules) -> mississippi_stud.Strategy | let_it_ride.Strategy | None:
+    """The optimal strategy of the configured main game, as data a simulated player follows; None for a chapter this
+    release has no strategy for."""
+    if isinstance(rules, MississippiStudRules):
+        return mississippi_stud_strategy()
+    if isinstance(rules, LetItRideRules):
+        return let_it_ride_strategy(rules.let_it_ride_paytable)
+    return None
 
 
 def software() -> dict[str, str]:
@@ -51,9 +75,14 @@ def par_sheet(table_id: str, rules: ChapterRules, meters: dict[str, int] | None 
             table_id, chapter, GAMES[chapter], (ms_main.sheet, *side), ms_main.strategy_tables, tuple(missing)
         )
     elif isinstance(rules, LetItRideRules):
-        lir_main, side, missing = let_it_ride.analyse(rules, meters)
+        lir_main, side, missing = let_it_ride.analyse(rules, meters, others)
         sheet = ParSheet(
             table_id, chapter, GAMES[chapter], (lir_main.sheet, *side), lir_main.strategy_tables, tuple(missing)
+        )
+    elif isinstance(rules, ThreeCardPrimeRules):
+        tcp_main, side, missing = three_card_prime.analyse(rules)
+        sheet = ParSheet(
+            table_id, chapter, GAMES[chapter], (tcp_main.sheet, *side), tcp_main.strategy_tables, tuple(missing)
         )
     else:
         sheet = ParSheet(
@@ -63,7 +92,7 @@ def par_sheet(table_id: str, rules: ChapterRules, meters: dict[str, int] | None 
             (),
             (),
             (
-                f"chapter {chapter}: no exact analysis in this release (issue 18 covers 655a and 643a first); "
+                f"chapter {chapter}: no exact analysis in this release (655a, 643a and 679a have one); "
                 "the paytables configured are listed by `tablectl rules`",
             ),
         )

@@ -33,11 +33,13 @@ def sheet(
     meters: dict[str, int] | None = None,
     seeds: dict[str, tuple[int, str, Fraction | None]] | None = None,
     notes: tuple[str, ...] = (),
+    extra_rows: tuple[Row, ...] = (),
 ) -> WagerSheet:
     """The WagerSheet of a wager whose outcomes are `outcomes` of `total` hands (counts must add up to total).
 
     With meter shares, `wager_cents` is the wager's one size and `meters` the meter values (cents) to evaluate at;
-    `seeds` gives per level its seed (cents), a description and its rate of progression."""
+    `seeds` gives per level its seed (cents), a description and its rate of progression. `extra_rows` are paid besides
+    the outcomes (envy bonuses on other players' hands): they add to the return, not to the hands counted."""
     if sum(o.count for o in outcomes) != total:
         raise AssertionError(f"{wager}: the outcomes count {sum(o.count for o in outcomes)} hands of {total}")
     levels = {o.level for o in outcomes if o.level}
@@ -56,8 +58,10 @@ def sheet(
         else:
             base += p * net
         rows.append(Row(o.name, o.pays, p, p * net))
-    expected = sum((r.contribution for r in rows), Fraction(0))
     hit = sum((r.probability for r in rows if r.contribution > 0), Fraction(0))
+    base += sum((r.contribution for r in extra_rows), Fraction(0))
+    rows.extend(extra_rows)
+    expected = sum((r.contribution for r in rows), Fraction(0))
     progressive = None
     if levels and wager_cents:
         lines = tuple(
@@ -81,4 +85,5 @@ def sheet(
         method,
         progressive=progressive,
         notes=notes,
+        variance_known=not extra_rows,
     )

@@ -23,7 +23,7 @@ from controller.core.rankings import Five, Three
 from controller.games.let_it_ride import paytables
 from controller.games.let_it_ride.paytables import Amount, MeterShare, ThreeCardProgressiveHand
 from controller.games.let_it_ride.rules import LetItRideRules
-from controller.par import deals, fixed
+from controller.par import deals, fixed, patterns
 from controller.par.evaluator import hand_class, pair_rank
 from controller.par.sheet import Decision, Row, StrategyTable, WagerSheet, net_per_unit
 
@@ -109,6 +109,7 @@ def analyse_main(letter: str, bet_cents: int | None = None, limit_cents: int | N
         reach4[:, 1 + choice] += np.bincount(ch3[chosen].ravel(), minlength=n4)
     hits = np.zeros(len(named), dtype=np.int64)
     won = [0] * len(named)
+    squared = 0  # sum over deals of the net result squared, for the variance
     wagered = 0
     shares = {("bet1", 0): int((d3 == 0).sum()) * _AFTER_THREE, ("bet1", 1): int((d3 == 1).sum()) * _AFTER_THREE}
     for r in (1, 2):
@@ -121,6 +122,7 @@ def analyse_main(letter: str, bet_cents: int | None = None, limit_cents: int | N
             wagered += int(by_outcome.sum()) * riding
             for o in range(len(named)):
                 won[o] += int(by_outcome[o]) * int(pay[riding, o])
+                squared += int(by_outcome[o]) * int(pay[riding, o]) ** 2
     rows = tuple(
         Row(name, pays, Fraction(int(hits[o]), total), Fraction(won[o], total * unit))
         for o, (name, pays) in reversed(list(enumerate(named)))
@@ -144,6 +146,7 @@ def analyse_main(letter: str, bet_cents: int | None = None, limit_cents: int | N
         method="exact: backward induction over every 3- and 4-card set and all 51,979,200 deals",
         average_wager=Fraction(wagered, total),
         decisions=decisions,
+        second_moment=Fraction(squared, total * unit * unit),
         notes=()
         if bet_cents is None
         else (f"at bets of {bet_cents} cents with the 643a.12(g) payout limit of {limit_cents} cents",),
@@ -168,16 +171,30 @@ def strategy_tables(strategy: Strategy) -> tuple[StrategyTable, ...]:
         if strategy.bet1[index]:
             groups[_pattern(cards)] = groups.get(_pattern(cards), 0) + 1
     first = tuple(f"let it ride on {pattern} ({n} of 22,100 sets)" for pattern, n in sorted(groups.items()))
-    four_rides = int(strategy.bet2[:, 1].sum())
-    return (
+    f = patterns.features(4)
+    which = patterns.classify(f, patterns.LIR_SECOND)
+    everything = np.ones(len(which), dtype=bool)
+    actions = {1: "let it ride", 0: "withdraw"}
+    second = []
+    # Bet Number 3 and, if it rides, Bet Number 1 are on the layout: the rule is the same either way (the hand pays
+    # each riding bet alike), which the second table shows when it is not.
+    for riding in (2, 1):
+        said = patterns.rules(patterns.names(patterns.LIR_SECOND), which, strategy.bet2[:, riding], actions, everything)
+        second.append((riding, tuple(said)))
+    tables = [
         StrategyTable(
             "Bet Number 1 (643a.11(c)): the player's three cards", (*first, "otherwise withdraw Bet Number 1")
         ),
-        StrategyTable(
-            "Bet Number 2 (643a.11(d)): the four cards",
-            (f"let it ride on {four_rides:,} of the 270,725 four-card sets (the full table is data: Strategy.bet2)",),
-        ),
-    )
+    ]
+    if second[0][1] == second[1][1]:
+        tables.append(
+            StrategyTable("Bet Number 2 (643a.11(d)): the three cards and the first community card", second[0][1])
+        )
+    else:
+        tables.extend(
+            StrategyTable(f"Bet Number 2 (643a.11(d)), {riding} bets riding", said) for riding, said in second
+        )
+    return tuple(tables)
 
 
 def _pattern(cards: list[int]) -> str:
@@ -245,8 +262,31 @@ def _rate(rate: float | None) -> Fraction | None:
     return None if rate is None else Fraction(str(rate)) / 100
 
 
-def three_card_progressive(rules: LetItRideRules, meters: dict[str, int]) -> list[WagerSheet]:
-    """643a.11(f)(3)(iii)(D), paytable 643a.12(d)(1): per accepted wager size; a mini-royal in spades apart."""
+def _envy(
+    schedules: Mapping[int, paytables.AwardTable], size: int, by_hand: Mapping[IntEnum, int], total: int, others: int
+) -> tuple[Row, ...]:
+    """The envy bonuses (643a.12(d)(5), (e)(5)) a wager of `size` cents earns from `others` other players, per unit
+    wagered. Exact by linearity of expectation: each other player holds a qualifying hand with its own chance whatever
+    the cards the players share, and each qualifying hand pays once (643a.11(f)(3)(iii)(E), (iv)(E))."""
+    if not others:
+        return ()
+    table = schedules[size]
+    per_other = Fraction(0)
+    hands = 0
+    for hand, n in by_hand.items():
+        award = table.award_for(hand)
+        if isinstance(award, Amount):
+            per_other += Fraction(n, total) * Fraction(award.cents, size)
+            hands += n
+    # Its probability is one other player's chance of a qualifying hand; the contribution counts them all.
+    return (
+        Row("envy_bonus", f"{others} other player(s), {table.citation}", Fraction(hands, total), per_other * others),
+    )
+
+
+def three_card_progressive(rules: LetItRideRules, meters: dict[str, int], others: int = 0) -> list[WagerSheet]:
+    """643a.11(f)(3)(iii)(D), paytable 643a.12(d)(1): per accepted wager size; a mini-royal in spades apart; the
+    Three-Card Envy Bonus for `others` other players."""
     assert rules.three_card_progressive_paytable is not None
     table = paytables.THREE_CARD_PROGRESSIVE[rules.three_card_progressive_paytable]
     counts = deals.three_card_counts()
@@ -270,13 +310,15 @@ def three_card_progressive(rules: LetItRideRules, meters: dict[str, int]) -> lis
             figures.initial_cents or 0,
             _rate(figures.rate_percent),
             "every three-card hand",
+            _envy(paytables.THREE_CARD_ENVY, size, by_hand, 22_100, others),
         )
         for size in rules.three_card_progressive_wagers_cents
     ]
 
 
-def five_card_progressive(rules: LetItRideRules, meters: dict[str, int]) -> list[WagerSheet]:
-    """643a.11(f)(3)(iii), the one table of 643a.12(e)(1), on the five-card hand."""
+def five_card_progressive(rules: LetItRideRules, meters: dict[str, int], others: int = 0) -> list[WagerSheet]:
+    """643a.11(f)(3)(iv), the one table of 643a.12(e)(1), on the five-card hand; the Five-Card Envy Bonus for `others`
+    other players."""
     counts = deals.class_counts(5)
     by_hand: dict[IntEnum, int] = {cls: int(counts[cls]) for cls in Five}
     figures = rules.meter("five_card_progressive")
@@ -292,6 +334,7 @@ def five_card_progressive(rules: LetItRideRules, meters: dict[str, int]) -> list
             figures.initial_cents or 0,
             _rate(figures.rate_percent),
             "every five-card hand",
+            _envy(paytables.FIVE_CARD_ENVY, size, by_hand, comb(52, 5), others),
         )
         for size in rules.five_card_progressive_wagers_cents
     ]
@@ -308,6 +351,7 @@ def _meter_sheet(
     initial: int,
     rate: Fraction | None,
     hands: str,
+    envy: tuple[Row, ...],
 ) -> WagerSheet:
     out: list[fixed.Outcome] = []
     lose = total - sum(by_hand.values())
@@ -321,11 +365,14 @@ def _meter_sheet(
             out.append(fixed.Outcome(hand.name.lower(), str(award), n, net_per_unit(award)))
     out.append(fixed.Outcome("lose", "loses", lose, Fraction(-1)))
     seeds = {wager: (initial, f"initial {initial} cents, rate of progression {rate and float(rate * 100)} %", rate)}
-    sheet = fixed.sheet(wager, title, table.citation, out, total, f"exact: {hands}", size, meters, seeds)
+    notes = () if envy else ("envy bonuses: none without other players; `tablectl par --others N` adds them",)
+    sheet = fixed.sheet(wager, title, table.citation, out, total, f"exact: {hands}", size, meters, seeds, notes, envy)
     return replace(sheet, wager=f"{wager}@{size}")
 
 
-def analyse(rules: LetItRideRules, meters: dict[str, int]) -> tuple[MainGame, list[WagerSheet], list[str]]:
+def analyse(
+    rules: LetItRideRules, meters: dict[str, int], others: int = 0
+) -> tuple[MainGame, list[WagerSheet], list[str]]:
     main = analyse_main(rules.let_it_ride_paytable)
     side: list[WagerSheet] = []
     if rules.payout_limit_cents is not None:
@@ -336,12 +383,10 @@ def analyse(rules: LetItRideRules, meters: dict[str, int]) -> tuple[MainGame, li
     if rules.three_card_bonus and rules.three_card_bonus_paytable:
         side.append(three_card_bonus(rules.three_card_bonus_paytable))
     if rules.three_card_progressive and rules.three_card_progressive_paytable:
-        side.extend(three_card_progressive(rules, meters))
+        side.extend(three_card_progressive(rules, meters, others))
     if rules.five_card_progressive:
-        side.extend(five_card_progressive(rules, meters))
+        side.extend(five_card_progressive(rules, meters, others))
     missing = []
     if rules.five_card_hand_bonus:
         missing.append("five_card_hand_bonus (643a.12(f)) with its Magic Card and Lucky Bonus: not analysed yet")
-    if rules.three_card_progressive or rules.five_card_progressive:
-        missing.append("envy bonuses (643a.12(d)(5), (e)(5)): not analysed yet")
     return main, side, missing

@@ -22,8 +22,9 @@ from controller.core.paytable import MeterShare
 from controller.core.rankings import Five, Six, Three
 from controller.games.mississippi_stud import paytables
 from controller.games.mississippi_stud.rules import MississippiStudRules
-from controller.par import deals
+from controller.par import deals, patterns
 from controller.par.evaluator import hand_class, pair_rank
+from controller.par.patterns import MS_FIFTH, MS_FOURTH
 from controller.par.sheet import (
     Decision,
     MeterLine,
@@ -138,6 +139,7 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
 
     # Forward: how many deals reach each state, to weigh outcomes, decisions and the amount wagered.
     decisions: dict[tuple[int, int], int] = {}
+    squared_at_3 = 0
     fold_loss = 0
     wagered = 0
     reach3 = np.zeros((n3, 5), dtype=np.int64)
@@ -147,9 +149,11 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
         if m == FOLD:
             fold_loss += decisions[(3, m)] * unit
             wagered += decisions[(3, m)]
+            squared_at_3 = decisions[(3, m)] * unit**2
             continue
         reach3[:, 1 + m] += np.bincount(ch2[chosen].ravel(), minlength=n3)
     reach4 = np.zeros((n4, 8), dtype=np.int64)
+    squared_at_4 = 0
     for w in range(2, 5):
         for m in (FOLD, *MULTIPLES):
             chosen = (d4[:, w] == m) & (reach3[:, w] > 0)
@@ -158,11 +162,13 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
             if m == FOLD:
                 fold_loss += deals_here * w * unit
                 wagered += deals_here * w
+                squared_at_4 += deals_here * (w * unit) ** 2
                 continue
             weights = np.repeat(reach3[chosen, w], 49).astype(np.float64)  # exact: far below 2**53
             reach4[:, w + m] += np.rint(np.bincount(ch3[chosen].ravel(), weights, minlength=n4)).astype(np.int64)
     hits = np.zeros(len(OUTCOMES), dtype=np.int64)
     won = [0] * len(OUTCOMES)
+    squared = 0  # sum over deals of the net result squared, for the variance
     for w in range(3, 8):
         for m in (FOLD, *MULTIPLES):
             chosen = (d5[:, w] == m) & (reach4[:, w] > 0)
@@ -171,12 +177,14 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
             if m == FOLD:
                 fold_loss += deals_here * w * unit
                 wagered += deals_here * w
+                squared += deals_here * (w * unit) ** 2
                 continue
             by_outcome = reach4[chosen, w] @ counts4[chosen]
             hits += by_outcome
             wagered += int(by_outcome.sum()) * (w + m)
             for o in range(len(OUTCOMES)):
                 won[o] += int(by_outcome[o]) * int(pay[w + m, o])
+                squared += int(by_outcome[o]) * int(pay[w + m, o]) ** 2
     fold_row = Row(
         "fold",
         "loses the Ante and the Streets wagered (655a.11(b), (d), (f))",
@@ -216,6 +224,7 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
         average_wager=Fraction(wagered, total),
         decisions=shares,
         notes=limit_note,
+        second_moment=Fraction(squared_at_3 + squared_at_4 + squared, total * unit * unit),
     )
     strategy = Strategy(d3, d4, d5)
     return MainGame(sheet, strategy, strategy_tables(strategy))
@@ -247,29 +256,28 @@ def third_street_groups(strategy: Strategy) -> dict[int, list[str]]:
 
 
 def strategy_tables(strategy: Strategy) -> tuple[StrategyTable, ...]:
-    """3rd Street in full (every starting hand), 4th and 5th Street as the counts of sets per decision."""
+    """3rd Street in full (every starting hand); 4th and 5th Street by the patterns players know, per amount already
+    wagered (controller.par.patterns says how the card sets of a pattern split when they do)."""
     groups = third_street_groups(strategy)
     third = tuple(
         f"{'fold' if m == FOLD else f'raise {m}x'}: {' '.join(sorted(groups.get(m, []), key=_hand_order))}"
         for m in (3, 2, 1, FOLD)
         if groups.get(m)
     )
-    later = []
-    for label, table, first in (
-        ("4th Street (655a.11(d))", strategy.fourth, 2),
-        ("5th Street (655a.11(f))", strategy.fifth, 3),
+    actions = {FOLD: "fold", 1: "raise 1x", 2: "raise 2x", 3: "raise 3x"}
+    later: list[StrategyTable] = []
+    for label, k, table, reached, found in (
+        ("4th Street (655a.11(d)): the two cards and the first community card", 3, strategy.fourth, (2, 4), MS_FOURTH),
+        ("5th Street (655a.11(f)): the two cards and two community cards", 4, strategy.fifth, (3, 5, 7), MS_FIFTH),
     ):
-        for w in range(first, table.shape[1]):
-            column = table[:, w]
-            counts = {m: int((column == m).sum()) for m in (3, 2, 1, FOLD)}
-            later.append(
-                f"{label}, {w} units wagered: "
-                + ", ".join(f"{'fold' if m == FOLD else f'{m}x'} on {n:,} card sets" for m, n in counts.items() if n)
-            )
-    return (
-        StrategyTable("3rd Street (655a.11(b)): the player's two cards", third),
-        StrategyTable("4th and 5th Street: the full table is data (Strategy.fourth, .fifth)", tuple(later)),
-    )
+        f = patterns.features(k)
+        which = patterns.classify(f, found)
+        everything = np.ones(len(which), dtype=bool)
+        for w in reached:
+            # What was wagered before matters: folding loses it, so more on the layout raises on less.
+            said = patterns.rules(patterns.names(found), which, table[:, w], actions, everything)
+            later.append(StrategyTable(f"{label}, {w} units wagered (Ante and Streets so far)", tuple(said)))
+    return (StrategyTable("3rd Street (655a.11(b)): the player's two cards", third), *later)
 
 
 def _hand_order(name: str) -> tuple[int, int, int]:
@@ -433,6 +441,7 @@ def progressive(letter: str, wager_cents: int, meters: dict[str, int], others: i
         hit,
         "exact: every one of the 2,598,960 five-card hands",
         progressive=prog,
+        variance_known=not others,
     )
 
 

@@ -38,6 +38,8 @@ def as_dict(sheet: ParSheet) -> dict[str, Any]:
             "hit_frequency": _rational(w.hit_frequency),
             "average_wager": _rational(w.average_wager),
             "element_of_risk": _rational(w.element_of_risk),
+            "variance": _rational(w.variance),
+            "standard_deviation": w.standard_deviation,
             "rows": [
                 {
                     "row": r.name,
@@ -93,6 +95,8 @@ def as_text(sheet: ParSheet) -> str:
         lines.append(f"  method: {w.method}")
         lines.append(f"  house edge {w.unit}: {percent(w.house_edge)}   (exact {w.house_edge})")
         lines.append(f"  hit frequency: {percent(w.hit_frequency)}")
+        if w.standard_deviation is not None:
+            lines.append(f"  standard deviation {w.unit}: {w.standard_deviation:.6f}")
         if w.average_wager is not None and w.element_of_risk is not None:
             lines.append(
                 f"  average total wager: {number(w.average_wager)}   element of risk: {percent(w.element_of_risk)}"
@@ -142,7 +146,12 @@ def as_html(sheet: ParSheet) -> str:
     for w in sheet.wagers:
         out.append(f"<h2>{e(w.title)} &mdash; {e(w.paytable)}</h2>")
         out.append(f"<p>{e(w.method)}.</p><table>")
-        facts = [(f"House edge {w.unit}", percent(w.house_edge)), ("Hit frequency", percent(w.hit_frequency))]
+        facts = [
+            (f"House edge {w.unit}", percent(w.house_edge)),
+            ("Hit frequency", percent(w.hit_frequency)),
+        ]
+        if w.standard_deviation is not None:
+            facts.append((f"Standard deviation {w.unit}", f"{w.standard_deviation:.6f}"))
         if w.average_wager is not None and w.element_of_risk is not None:
             facts += [("Average total wager", number(w.average_wager)), ("Element of risk", percent(w.element_of_risk))]
         out.extend(f"<tr><th>{e(k)}</th><td class='n'>{e(v)}</td></tr>" for k, v in facts)

@@ -6,6 +6,7 @@ prints them as text, JSON or HTML. Nothing here does I/O.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -77,6 +78,27 @@ class WagerSheet:
     decisions: tuple[Decision, ...] = ()
     progressive: Progressive | None = None
     notes: tuple[str, ...] = ()
+    # E[net^2] per initial unit squared, where a row's net is not one figure (a main game's rows pay on whatever was
+    # wagered); None: each row's net is its contribution over its probability.
+    second_moment: Fraction | None = None
+    # False where rows overlap (an envy bonus paid on other players' hands, whose chances depend on the player's own
+    # through the cards shared): no variance is given rather than a wrong one.
+    variance_known: bool = True
+
+    @property
+    def variance(self) -> Fraction | None:
+        """The variance of one round's net result per initial unit (what a simulation's confidence interval needs)."""
+        if not self.variance_known:
+            return None
+        second = self.second_moment
+        if second is None:
+            second = sum((r.contribution**2 / r.probability for r in self.rows if r.probability), Fraction(0))
+        return second - self.house_edge**2
+
+    @property
+    def standard_deviation(self) -> float | None:
+        variance = self.variance
+        return None if variance is None else math.sqrt(variance)
 
     @property
     def element_of_risk(self) -> Fraction | None:

@@ -30,6 +30,7 @@ from controller.core.events import JournaledEvent
 from controller.games.registry import chapter_of
 from controller.people.actions import ActionScript
 from controller.people.floor import Answer, DecisionRequest, Policy, SimulatedFloor, StubCount
+from controller.people.optimal import OptimalPolicy, Players
 from controller.people.signers import DemoSigners
 from controller.shell.runner import build_devices, run_table
 from controller.shell.service import TableService
@@ -79,6 +80,13 @@ class RandomPolicy:
 
     def stub_count(self, round_no: int) -> StubCount | None:
         return None
+
+
+def policy_for(players: Players, rng: random.Random, config: TableConfig) -> Policy:
+    """The simulated players `--players` asks for: random, or betting as the random ones and deciding as the par
+    analysis's optimal strategy says (NoStrategy for a chapter without one)."""
+    betting = RandomPolicy(rng)
+    return OptimalPolicy(betting, config) if players == "optimal" else betting
 
 
 @dataclass
@@ -169,6 +177,7 @@ async def play(
     script: ActionScript | None = None,
     human_floor: bool = False,
     on_service: Callable[[TableService], None] | None = None,
+    players: Players = "random",
 ) -> int:
     """Play the table until `rounds` rounds are complete (or until Ctrl-C); returns the rounds played.
 
@@ -178,8 +187,10 @@ async def play(
     `script` is a scenario's actions (controller.people.actions): its signed commands get a key per role they need.
     `human_floor`: no simulated floorperson validates jackpots; they wait for a person's signed command (the floor
     console). `on_service` is handed the table's service once it exists (a test that drives the shell's inputs).
+    `players`: without a `policy`, random players or players following the optimal strategy (controller.par).
     """
     rng = random.Random(seed)
+    policy = policy or policy_for(players, rng, config)
     progressive = config.devices is not None and config.devices.progressive_sign is not None
     replay_dir = tempfile.TemporaryDirectory(prefix="tablectl-demo-")
     roles: set[Role] = script.roles() if script is not None else set()
@@ -199,7 +210,7 @@ async def play(
             lambda service: SimulatedFloor(
                 service,
                 sims,
-                policy or RandomPolicy(rng),
+                policy,
                 rounds,
                 pace,
                 close_when_stuck=close_when_stuck,

@@ -54,6 +54,10 @@ class DecisionRequest:
     spot: str  # the wager spot the decision is about
     kind: str  # "wager_or_fold" or "ride_or_withdraw"
     allowed: tuple[int, ...] = ()  # wager_or_fold: the amounts that may be put out
+    # What the seat's player sees when asked: their own cards, then the community cards face up, in the order dealt
+    # and revealed; and their wagers live on the layout (a strategy decides on both: controller.people.optimal).
+    cards: tuple[str, ...] = ()
+    wagers: tuple[tuple[str, int], ...] = ()
 
 
 class Policy(Protocol):
@@ -129,6 +133,10 @@ class SimulatedFloor:
         self._drawing = False  # a manual shoe is being dealt from
         self._refused = False  # "no more bets" was refused: pressed again once what blocked it is cleared
         self._clock_ahead = dt.timedelta(0)  # how far scripted ticks moved the clock on
+        # What the players see of the round in progress (_watch): cards by seat, community cards face up, wagers.
+        self._cards: dict[int, list[str]] = {}
+        self._faceup: list[str] = []
+        self._wagers: dict[int, dict[str, int]] = {}
         # Terminal wagers waiting for the player's buy-in to be confirmed: seat -> (spot, cents).
         self._after_buy_in: dict[int, tuple[str, int]] = {}
         # The stations lock every spot at "no more bets" but those of the wagers the chapter takes after the deal.
@@ -148,6 +156,7 @@ class SimulatedFloor:
             await self._on(ev)
 
     async def _on(self, ev: JournaledEvent) -> None:
+        self._watch(ev)
         due = self.script.due(ev)
         for action in due:
             await self._perform(action)
@@ -206,15 +215,44 @@ class SimulatedFloor:
             await self.sims.panel.press("dealt")
         elif ev.type == "decision.requested":
             await self._beat()
+            seat = int(p["seat"])
             await self._decide(
-                int(p["seat"]),
+                seat,
                 DecisionRequest(
-                    str(p["decision"]), str(p["spot"]), str(p["kind"]), tuple(int(a) for a in p.get("allowed", ()))
+                    str(p["decision"]),
+                    str(p["spot"]),
+                    str(p["kind"]),
+                    tuple(int(a) for a in p.get("allowed", ())),
+                    *self._seen_by(seat),
                 ),
             )
         else:
             return False
         return True
+
+    def _watch(self, ev: JournaledEvent) -> None:
+        """What the players see of the round, as the table shows it: each box's cards as dealt (the sealed part, as
+        the player looks at their own cards), the community cards as they are turned, the wagers on the layout."""
+        p = ev.payload
+        card = ev.sealed.get("card") if ev.sealed else None
+        if ev.type == "betting.opened":
+            self._cards, self._faceup, self._wagers = {}, [], {}
+        elif ev.type == "wager.accepted":
+            self._wagers.setdefault(int(p["seat"]), {})[str(p["spot"])] = int(p["amount"])
+        elif ev.type == "street_wager.placed":
+            self._wagers.setdefault(int(p["seat"]), {})[str(p["decision"])] = int(p["amount"])
+        elif ev.type == "bet.withdrawn":
+            self._wagers.get(int(p["seat"]), {}).pop(str(p["bet"]), None)
+        elif ev.type == "cards.dealt" and ev.sealed:
+            self._cards.setdefault(int(p["seat"]), []).extend(str(c) for c in ev.sealed["cards"])
+        elif ev.type == "card.dealt" and str(p.get("to", "")).startswith("seat:") and card:
+            self._cards.setdefault(int(str(p["to"])[5:]), []).append(str(card))
+        elif ev.type == "community.revealed" and card:
+            self._faceup.append(str(card))
+
+    def _seen_by(self, seat: int) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...]]:
+        """The seat's cards and the community cards face up, and its live wagers: what its player sees."""
+        return (*self._cards.get(seat, ()), *self._faceup), tuple(sorted(self._wagers.get(seat, {}).items()))
 
     async def _on_accounts(self, ev: JournaledEvent) -> bool:
         """The game accounts at the terminals (605a.2(d)(1)): the dealer confirms each buy-in and cash-out at the

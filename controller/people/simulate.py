@@ -22,8 +22,9 @@ from typing import Any, TextIO
 from controller.config.table import Devices, TableConfig
 from controller.core.events import JournaledEvent
 from controller.games.registry import SPECS, spec_for
-from controller.people.demo import RandomPolicy, ScriptedRound, play
-from controller.people.floor import Answer, DecisionRequest, StubCount
+from controller.people.demo import ScriptedRound, play, policy_for
+from controller.people.floor import Answer, DecisionRequest, Policy, StubCount
+from controller.people.optimal import NoStrategy, Players, check_optimal
 from controller.people.scenario import Scenario, ScenarioError, load_scenario
 from controller.shell.runner import playable
 from drivers.sim.script import SimScript
@@ -36,14 +37,16 @@ DEFAULT_TIMEOUT = 120.0
 
 @dataclass
 class ScenarioPolicy:
-    """The scripted rounds, then seeded random players for any rounds beyond them."""
+    """The scripted rounds, then seeded random (or optimal, `--players optimal`) players for any rounds beyond them."""
 
     scripted: Sequence[ScriptedRound]
     rng: random.Random
-    _random: RandomPolicy = field(init=False)
+    config: TableConfig
+    players: Players = "random"
+    _random: Policy = field(init=False)
 
     def __post_init__(self) -> None:
-        self._random = RandomPolicy(self.rng)
+        self._random = policy_for(self.players, self.rng, self.config)
 
     def _round(self, round_no: int) -> ScriptedRound | None:
         return self.scripted[round_no - 1] if round_no <= len(self.scripted) else None
@@ -122,6 +125,7 @@ async def simulate(
     broker: str | None = None,
     give_up_after: float = DEFAULT_TIMEOUT,
     sealed: bool = True,
+    players: Players = "random",
 ) -> Outcome:
     """Play the scenario, writing every journaled event to `out` as it is journaled."""
     config = simulated_config(config)
@@ -144,7 +148,7 @@ async def simulate(
                 Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tablectl-simulate-")))
                 / f"{config.table_id}.sqlite"
             )
-        policy = ScenarioPolicy(scenario.scripted, random.Random(scenario.seed))
+        policy = ScenarioPolicy(scenario.scripted, random.Random(scenario.seed), config, players)
         playing = asyncio.ensure_future(
             play(
                 config,
@@ -199,11 +203,18 @@ def main_simulate(
     broker: str | None,
     timeout: float,
     sealed: bool,
+    players: Players = "random",
 ) -> int:
     why = unplayable(config)
     if why:
         print(f"tablectl: {config_path}: {why}", file=sys.stderr)
         return 2
+    if players == "optimal":
+        try:
+            check_optimal(config.game)
+        except NoStrategy as err:
+            print(f"tablectl: {config_path}: --players optimal: {err}", file=sys.stderr)
+            return 2
     try:
         scenario = load_scenario(scenario_path, config)
     except ScenarioError as err:
@@ -211,7 +222,14 @@ def main_simulate(
         return 2
     outcome = asyncio.run(
         simulate(
-            config, scenario, out=sys.stdout, journal_path=journal, broker=broker, give_up_after=timeout, sealed=sealed
+            config,
+            scenario,
+            out=sys.stdout,
+            journal_path=journal,
+            broker=broker,
+            give_up_after=timeout,
+            sealed=sealed,
+            players=players,
         )
     )
     if outcome.problem is not None or not outcome.closed:

@@ -18,12 +18,17 @@ Sources (each figure checked against the page it cites, to the digits the page p
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
+from controller.config.table import load_config
 from controller.core.rankings import Five
-from controller.par import deals, let_it_ride, mississippi_stud
+from controller.par import deals, let_it_ride, mississippi_stud, patterns
+from controller.par.analyse import par_sheet
 from controller.par.mississippi_stud import FOLD, third_street_groups
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -136,3 +141,93 @@ def test_the_five_card_bonus_amounts_are_paid_for_1_as_the_published_figures_rea
     assert round(float(sheet.house_edge) * 100, 6) == 4.888725
     pair = next(r for r in sheet.rows if r.name == "pair_of_tens_or_better")
     assert pair.contribution == pair.probability  # "$2" for the $1 wager: $1 won
+
+
+def test_let_it_ride_envy_bonuses_by_number_of_other_players() -> None:
+    """643a.12(d)(5), (e)(5): each other player's qualifying hand pays the receiving wager's schedule; by linearity the
+    return adds, per other player, that player's chance of each qualifying hand times its bonus (worked by hand here
+    from the schedules: 1 mini-royal in spades and 3 others of the 22,100 three-card hands; 4 royal and 36 straight
+    flushes of the 2,598,960 five-card hands)."""
+    rules = load_config(ROOT / "configs" / "let-it-ride-progressive.toml").game
+    alone = par_sheet("t", rules)
+    by_hand = {
+        "three_card_progressive@100": Fraction(1 * 100 + 3 * 25, 22_100),
+        "three_card_progressive@500": Fraction(1 * 500 + 3 * 125, 22_100 * 5),
+        "five_card_progressive@100": Fraction(4 * 1000 + 36 * 300, 2_598_960),
+        "five_card_progressive@500": Fraction(4 * 5000 + 36 * 1500, 2_598_960 * 5),
+    }
+    for others in (1, 3, 6):
+        sheet = par_sheet("t", rules, others=others)
+        for wager, per_other in by_hand.items():
+            assert alone.wager(wager).house_edge - sheet.wager(wager).house_edge == per_other * others, wager
+            envy = next(r for r in sheet.wager(wager).rows if r.name == "envy_bonus")
+            assert envy.contribution == per_other * others
+            assert sheet.wager(wager).standard_deviation is None  # the rows overlap: no variance is claimed
+    assert not any("envy" in n for n in alone.not_analysed)
+
+
+def test_let_it_ride_bet_2_strategy_is_the_published_one(lir: let_it_ride.MainGame) -> None:
+    """Bet Number 2 (643a.11(d)) as http://webcasinoguide.com/letitride.asp prints it: with four cards, let it ride
+    on any paying hand, any four to a royal flush, to a straight flush or to a flush, four to an outside straight with
+    at least one high card (ten or greater); and two that page marks "(zero house edge)": four to an outside straight
+    with no high card and four to an inside straight with four high cards. Those two are ties, riding and
+    withdrawing return exactly the same, and the analysis withdraws on a tie (less at risk for the same return)."""
+    (second,) = [t for t in lir.strategy_tables if t.point.startswith("Bet Number 2")]
+    assert second.rules == (
+        "let it ride: a paying hand (a pair of 10s or better, two pair, three of a kind or better); four to a royal "
+        "flush; four to a straight flush; four to a flush; four to an outside straight with a high card (10 or better)",
+        "withdraw: four to an outside straight with no high card; four to an inside straight (or A-2-3-4, J-Q-K-A) "
+        "with four high cards; four to an inside straight (or A-2-3-4, J-Q-K-A) with fewer high cards; a low pair "
+        "(2s to 9s); anything else",
+    )
+    # The two ties, exactly: what the 48 last cards pay on the set is the same with the bet riding or withdrawn.
+    f = patterns.features(4)
+    outside_low = f.open_ended & (f.at_least_ten == 0) & ~f.suited
+    inside_high = (f.gaps >= 0) & (f.at_least_ten == 4) & ~f.open_ended & ~f.suited
+    ties = outside_low | inside_high
+    counts = deals.counts_by_four(let_it_ride.outcome_of_hands(), len(let_it_ride.outcomes("A")))
+    pay = let_it_ride.payoffs("A", None, None)
+    # 2-3-4-5 to 6-7-8-9, and the four ways to hold four of 10-J-Q-K-A but 10-J-Q-K; the suited ones are flush draws.
+    assert outside_low.sum() == 5 * (4**4 - 4) and inside_high.sum() == 4 * (4**4 - 4)
+    assert ((counts[ties] @ pay[2]) == (counts[ties] @ pay[1])).all()
+    assert ((counts[ties] @ pay[3]) == (counts[ties] @ pay[2])).all()
+
+
+def test_mississippi_stud_4th_and_5th_street_tables_say_what_the_strategy_does(ms: mississippi_stud.MainGame) -> None:
+    """The readable 4th and 5th Street rules. 5th Street needs no "it depends": every pattern takes one action at
+    every amount wagered, and a paying hand, four to a flush and four to an outside straight 8 high or better raise
+    3x whatever was wagered before (the rule players quote from the Wizard of Odds; the stored sources did not hold
+    its text, so this checks the analysis's own table, each line of which holds on every card set by construction)."""
+    tables = {t.point: t.rules for t in ms.strategy_tables}
+    fifth = [rules for point, rules in tables.items() if point.startswith("5th Street")]
+    assert len(fifth) == 3  # 3, 5 and 7 units wagered: 1x or 3x at each earlier Street (2x never pays best)
+    for rules in fifth:
+        assert not any("it depends" in r for r in rules)
+        assert rules[0].startswith(
+            "raise 3x: a paying hand (a pair of 6s or better, two pair, three of a kind or better); four to a royal "
+            "flush; four to a straight flush; four to a flush; four to an outside straight, 8 high or better"
+        )
+        assert rules[1].startswith("raise 1x: a low pair (2s to 5s); four to an outside straight, 7 high or lower")
+    # More already wagered raises on weaker hands: 3 points fold with 3 units out, raise 1x with 5 or 7.
+    assert "otherwise 3 points" in fifth[0][2] and "otherwise 3 points" in fifth[1][1]
+    fourth = [rules for point, rules in tables.items() if point.startswith("4th Street")]
+    assert len(fourth) == 2
+    for rules in fourth:
+        assert rules[0].startswith("raise 3x: three of a kind; a pair of 6s or better; three to a royal flush")
+
+
+def test_three_card_prime_plays_the_published_three_card_poker_threshold() -> None:
+    """679a with the Three Card Poker rules (dealer qualifies at queen high, Ante and Play 1 to 1, the Ante paid and
+    the Play pushed when the dealer does not qualify, a straight above a flush): play Q-6-4 or better, fold lower, as
+    published for Three Card Poker (https://tunicatravel.com/blog/best-ante-bet-strategy-in-three-card-poker/: "make
+    the bet ... any time you're dealt Queen-6-4 or better, but ... fold ... with lower-ranking hands"). The Bad Beat
+    Bonus of the example Rules Submission pays on losing flushes and better, which are played anyway: same threshold.
+    The Prime Wager worked by hand: 2 x C(26, 3) of the 22,100 hands are one color, 4/17, so 3 to 1 holds 1/17."""
+    rules = load_config(ROOT / "configs" / "three-card-prime.toml").game
+    sheet = par_sheet("t", rules)
+    assert sheet.strategy[0].rules == ("play with Qc 6c 4d (by rank) or better", "fold anything lower")
+    plain = rules.model_copy(update={"bad_beat_paytable": None, "bad_beat_minimum": None})
+    assert par_sheet("t", plain).strategy[0].rules[0] == "play with Qc 6c 4d (by rank) or better"
+    assert sheet.wager("prime").house_edge == Fraction(1, 17)
+    main = sheet.wager("ante")
+    assert sum(r.probability for r in main.rows if not r.name.startswith("bad_beat")) == 1

@@ -1,0 +1,297 @@
+"""The simulation cross-check: seeded rounds played under the optimal strategy and settled by the REAL settlement code
+(each chapter's record model and settlement function, what `tablectl settle` runs through
+controller.games.registry), each wager's mean result with its confidence
+interval, to set beside the exact figure of the par sheet. So the par sheet and the controller's settlement cannot
+drift apart: a change to either that moves a return shows as an exact figure outside the interval, and every round's
+main-game result is also checked, exactly, against the analysis's own payoff for that hand and those decisions.
+
+One box per round (so rounds are independent), every optional wager the table offers on it at its smallest size,
+progressive meters at the figures the sheet is evaluated at. Pure: no I/O; `progress` hears how far it got.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from controller.core.cards import STANDARD_DECK
+from controller.core.money import Odds
+from controller.core.settlement import ChapterRules, Settled
+from controller.games.let_it_ride.record import LetItRideRound
+from controller.games.let_it_ride.rules import LetItRideRules
+from controller.games.let_it_ride.settle import settle_record as settle_let_it_ride
+from controller.games.mississippi_stud.hands import payout_limit
+from controller.games.mississippi_stud.paytables import PROGRESSIVE_SEED_FOR_1
+from controller.games.mississippi_stud.record import MississippiStudRound
+from controller.games.mississippi_stud.rules import MississippiStudRules
+from controller.games.mississippi_stud.settle import settle as settle_mississippi_stud
+from controller.games.three_card_prime.record import ThreeCardPrimeRound
+from controller.games.three_card_prime.rules import ThreeCardPrimeRules
+from controller.games.three_card_prime.settle import settle as settle_three_card_prime
+from controller.par import combos, let_it_ride, mississippi_stud, three_card_prime
+from controller.par.analyse import let_it_ride_strategy, mississippi_stud_strategy
+from controller.par.sheet import net_per_unit
+
+# Two-sided 99.9 % normal interval: with fixed seeds a test is deterministic, and a figure outside it is a finding.
+Z_999 = 3.2905
+
+MS_MAIN = ("ante", "street_3", "street_4", "street_5")
+LIR_MAIN = ("bet_1", "bet_2", "bet_3")
+
+
+@dataclass
+class Estimate:
+    """One wager's simulated results: the player's net per initial unit, summed exactly (integer cents)."""
+
+    wager: str  # as the par sheet names it ("ante", "bet", "three_card_bonus", "five_card_progressive@100", ...)
+    unit_cents: int  # the initial unit the results are per (the Ante, one bet, the optional wager)
+    rounds: int = 0
+    net_cents: int = 0
+    net_squared: int = 0  # sum of squared per-round net cents, for the variance
+
+    def add(self, net: int) -> None:
+        self.rounds += 1
+        self.net_cents += net
+        self.net_squared += net * net
+
+    @property
+    def house_edge(self) -> float:
+        return -self.net_cents / (self.rounds * self.unit_cents)
+
+    @property
+    def stderr(self) -> float:
+        """The standard error of the house edge estimate (per initial unit)."""
+        n = self.rounds
+        mean = self.net_cents / n
+        variance = max(self.net_squared / n - mean * mean, 0.0) * n / max(n - 1, 1)
+        return math.sqrt(variance / n) / self.unit_cents
+
+    def interval(self, z: float = Z_999) -> tuple[float, float]:
+        """The confidence interval from the sample alone (what a simulation without an exact figure reports)."""
+        return self.house_edge - z * self.stderr, self.house_edge + z * self.stderr
+
+    def deviation(self, exact: Fraction, variance: Fraction | None) -> float:
+        """How many standard errors the simulated house edge lies from the exact one, the standard error from the
+        exact variance: a few rare, large wins (a royal flush) carry much of it, and a sample that saw none of them
+        would understate its own spread."""
+        spread = self.stderr if variance is None else math.sqrt(float(variance) / self.rounds)
+        return (self.house_edge - float(exact)) / spread
+
+    def agrees(self, exact: Fraction, variance: Fraction | None, z: float = Z_999) -> bool:
+        """Whether the exact house edge lies within the simulation's z-sigma confidence interval."""
+        return abs(self.deviation(exact, variance)) <= z
+
+
+@dataclass
+class CrossCheck:
+    rules: ChapterRules
+    rounds: int
+    seed: int
+    estimates: dict[str, Estimate] = field(default_factory=dict)
+
+
+def _cards(order: npt.NDArray[np.int64]) -> list[str]:
+    return [STANDARD_DECK[int(i)] for i in order]
+
+
+def _net(rows: Iterable[Settled]) -> int:
+    return sum(r.paid - r.collected for r in rows)
+
+
+def _add(check: CrossCheck, wager: str, unit: int, net: int) -> None:
+    check.estimates.setdefault(wager, Estimate(wager, unit)).add(net)
+
+
+def run(rules: ChapterRules, rounds: int, seed: int, progress: Callable[[int], None] | None = None) -> CrossCheck:
+    """Play `rounds` seeded rounds of the configured game through its settlement; ValueError for a chapter without
+    an optimal strategy in this release."""
+    rng = np.random.default_rng(seed)
+    check = CrossCheck(rules, rounds, seed)
+    if isinstance(rules, MississippiStudRules):
+        play: Callable[[npt.NDArray[np.int64]], None] = _mississippi_stud(rules, check)
+    elif isinstance(rules, LetItRideRules):
+        play = _let_it_ride(rules, check)
+    elif isinstance(rules, ThreeCardPrimeRules):
+        play = _three_card_prime(rules, check)
+    else:
+        raise ValueError(f"chapter {rules.chapter}: no optimal strategy to simulate in this release")
+    block = 10_000
+    for start in range(0, rounds, block):
+        # The first nine cards of a shuffled deck per round: a box's cards, the community and the bonus cards.
+        deals = np.argsort(rng.random((min(block, rounds - start), 52)), axis=1)[:, :9]
+        for order in deals:
+            play(order)
+        if progress is not None:
+            progress(start + len(deals))
+    return check
+
+
+def _offers(rules: MississippiStudRules | LetItRideRules) -> dict[str, int]:
+    """Each optional wager the live table offers, at its smallest size."""
+    return {o.spot: o.min_cents for o in rules.optional_offers() if o.spot != "five_card_hand_bonus"}
+
+
+def _mississippi_stud(rules: MississippiStudRules, check: CrossCheck) -> Callable[[npt.NDArray[np.int64]], None]:
+    strategy = mississippi_stud_strategy()
+    outcome = mississippi_stud.outcome_of_hands()
+    pay = mississippi_stud.payoffs(None, None)
+    ante = rules.ante_min_cents
+    if ante * 500 * 10 > payout_limit(rules.ante_min_cents):
+        raise AssertionError("655a.12(b)'s limit binds at the minimum Ante")  # cannot: the limit is at least that
+    offers = _offers(rules)
+    meters: dict[str, int] = {}
+    if rules.progressive_paytable:
+        letter = rules.progressive_paytable
+        meters = {lv: f * rules.progressive_wager_cents for lv, f in PROGRESSIVE_SEED_FOR_1[letter].items()}
+
+    def play(order: npt.NDArray[np.int64]) -> None:
+        cards = _cards(order)
+        own, community, bonus = cards[:2], cards[2:5], cards[5:9]
+        wagers = {"ante": ante, **offers}
+        folded_on = None
+        units = 1
+        for k, street in enumerate(("street_3", "street_4", "street_5")):
+            # 655a.11(b), (d), (f): the two cards, then one more community card face up per Street.
+            multiple = strategy.decide([int(i) for i in order[: 2 + k]], units)
+            if multiple == 0:
+                folded_on = street
+                break
+            wagers[street] = multiple * ante
+            units += multiple
+        seat: dict[str, Any] = {"seat": 1, "cards": own, "wagers": wagers}
+        if folded_on:
+            seat["folded_on"] = folded_on
+        record: dict[str, Any] = {"chapter": "655a", "seats": [seat], "community": community, "meters": meters}
+        if "six_card_bonus" in wagers:
+            record["six_card_bonus_cards"] = bonus
+        rows, _ = settle_mississippi_stud(rules, MississippiStudRound.model_validate(record))
+        main = _net(r for r in rows if r.wager in MS_MAIN)
+        hand = int(combos.index_unsorted(order[None, :5])[0])
+        expected = -units * ante if folded_on else int(pay[units, outcome[hand]]) * ante
+        if main != expected:
+            raise AssertionError(
+                f"settlement pays {main} cents where the par analysis pays {expected} on {cards[:5]} with "
+                f"{wagers}: the par sheet and settlement disagree"
+            )
+        _add(check, "ante", ante, main)
+        for wager, amount in offers.items():
+            _add(check, wager, amount, _net(r for r in rows if r.wager == wager))
+
+    return play
+
+
+def _let_it_ride(rules: LetItRideRules, check: CrossCheck) -> Callable[[npt.NDArray[np.int64]], None]:
+    strategy = let_it_ride_strategy(rules.let_it_ride_paytable)
+    outcome = let_it_ride.outcome_of_hands()
+    pay = let_it_ride.payoffs(rules.let_it_ride_paytable, None, None)
+    bet = rules.bet_min_cents
+    if rules.payout_limit_cents is not None and int(pay[3].max()) * bet > rules.payout_limit_cents:
+        raise AssertionError("643a.12(g)'s limit binds at the minimum bet")  # a config check refuses it first
+    offers = _offers(rules)
+    meters = {
+        level: rules.meter(level).initial_cents or 0 for level in ("three_card_progressive", "five_card_progressive")
+    }
+    meters = {level: cents for level, cents in meters.items() if level in offers}
+    # A progressive is analysed per wager size it accepts (643a.7(g), (h)): the rounds take each size in turn.
+    sizes = {
+        "three_card_progressive": rules.three_card_progressive_wagers_cents,
+        "five_card_progressive": rules.five_card_progressive_wagers_cents,
+    }
+    played = [0]
+
+    def play(order: npt.NDArray[np.int64]) -> None:
+        cards = _cards(order)
+        own, community = cards[:3], cards[3:5]
+        # 643a.11(c): Bet Number 1 on the three cards; (d): Bet Number 2 on those and the first community card.
+        rides_1 = strategy.rides([int(i) for i in order[:3]], 2)
+        rides_2 = strategy.rides([int(i) for i in order[:4]], 1 + rides_1)
+        n = played[0]
+        played[0] += 1
+        sized = {w: sizes[w][n % len(sizes[w])] if w in sizes else a for w, a in offers.items()}
+        seat = {
+            "seat": 1,
+            "cards": own,
+            "wagers": {"bet_1": bet, "bet_2": bet, "bet_3": bet, **sized},
+            "bet_1_withdrawn": not rides_1,
+            "bet_2_withdrawn": not rides_2,
+        }
+        record: dict[str, object] = {"chapter": "643a", "seats": [seat], "community": community, "meters": meters}
+        rows, _ = settle_let_it_ride(rules, LetItRideRound.model_validate(record))
+        main = _net(r for r in rows if r.wager in LIR_MAIN)
+        riding = 1 + rides_1 + rides_2
+        hand = int(combos.index_unsorted(order[None, :5])[0])
+        expected = int(pay[riding, outcome[hand]]) * bet
+        if main != expected:
+            raise AssertionError(
+                f"settlement pays {main} cents where the par analysis pays {expected} on {cards[:5]} with "
+                f"{riding} bets riding: the par sheet and settlement disagree"
+            )
+        _add(check, "bet", bet, main)
+        for wager, amount in sized.items():
+            name = f"{wager}@{amount}" if wager in sizes else wager
+            _add(check, name, amount, _net(r for r in rows if r.wager == wager))
+
+    return play
+
+
+def _three_card_prime(rules: ThreeCardPrimeRules, check: CrossCheck) -> Callable[[npt.NDArray[np.int64]], None]:
+    ranked = three_card_prime.rank_all(rules)
+    plays = three_card_prime.analyse_main(rules, ranked).plays
+    limits = rules.posted_limits()
+
+    def size(wager: str) -> int:
+        # Five dollars where the limits allow (whole cents at any odds the Rules Submission gives), else the nearest.
+        low, high = limits[wager]
+        return min(max(low, 500), high)
+
+    ante = size("ante")
+    offers = {w: size(w) for w in ("prime", "pair_bonus", "all_six") if rules.offers(w)}
+    odds = net_per_unit(Odds.parse(rules.ante_odds)) + net_per_unit(Odds.parse(rules.play_odds))
+    nq = rules.dealer_not_qualified
+    nq_net = (net_per_unit(Odds.parse(rules.ante_odds)) if nq.ante == "win" else 0) + (
+        net_per_unit(Odds.parse(rules.play_odds)) if nq.play == "win" else 0
+    )
+    bad_beat = {c: net_per_unit(Odds.parse(o)) for c, o in (rules.bad_beat_paytable or {}).items()}
+
+    def play(order: npt.NDArray[np.int64]) -> None:
+        cards = _cards(order)
+        mine = int(combos.index_unsorted(order[None, :3])[0])
+        dealer = int(combos.index_unsorted(order[None, 3:6])[0])
+        # 679a.7(d)(1): the Play Wager, equal to the Ante, on the hands the strategy plays; else a fold.
+        folded = not plays[mine]
+        wagers = {"ante": ante, **({} if folded else {"play": ante}), **offers}
+        seat = {"seat": 1, "cards": cards[:3], "wagers": wagers, "folded": folded}
+        if rules.pair_bonus_layout == "community_card":
+            extra = {"pair_bonus_community_card": cards[6]}
+        else:
+            seat["fourth_card"] = cards[6]
+            extra = {}
+        record = {"chapter": "679a", "seats": [seat], "dealer": cards[3:6], **extra}
+        rows, _ = settle_three_card_prime(rules, ThreeCardPrimeRound.model_validate(record))
+        main = _net(r for r in rows if r.wager in ("ante", "play", "bad_beat_bonus"))
+        if folded:
+            expected = Fraction(-1)
+        elif not ranked.qualifies[dealer]:
+            expected = Fraction(nq_net)
+        elif ranked.strength[mine] > ranked.strength[dealer]:
+            expected = odds
+        elif ranked.strength[mine] == ranked.strength[dealer]:
+            expected = Fraction(0)
+        else:
+            expected = bad_beat.get(ranked.classes[mine], Fraction(0)) - 2
+        if main != expected * ante:
+            raise AssertionError(
+                f"settlement pays {main} cents where the par analysis pays {expected * ante} on {cards[:6]}: "
+                "the par sheet and settlement disagree"
+            )
+        _add(check, "ante", ante, main)
+        for wager, amount in offers.items():
+            _add(check, wager, amount, _net(r for r in rows if r.wager == wager))
+
+    return play

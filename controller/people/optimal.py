@@ -1,0 +1,73 @@
+"""Players who follow the optimal strategy the par analysis found (`tablectl demo --players optimal`, docs/par.md).
+
+They bet as the random players do (their chapter's demo players: which seats play, which optional wagers), so the
+only difference is how they decide: Mississippi Stud's streets (655a.11(b), (d), (f)) and Let It Ride's Bet Number 1
+and 2 (643a.11(c), (d)) by the strategy of controller.par, computed once per process (a few seconds), on the cards
+the player sees and the wagers on the layout. The demo then shows the hold a table of careful players gives.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from controller.config.table import TableConfig
+from controller.core.cards import STANDARD_DECK
+from controller.core.settlement import ChapterRules
+from controller.par import let_it_ride, mississippi_stud
+from controller.par.analyse import optimal_strategy
+from controller.people.floor import Answer, DecisionRequest, Policy
+
+Players = Literal["random", "optimal"]
+PLAYERS: tuple[Players, ...] = ("random", "optimal")
+_INDEX = {card: i for i, card in enumerate(STANDARD_DECK)}  # the par analyses' card numbering
+_LIR_BETS = ("bet_1", "bet_2", "bet_3")
+
+
+class NoStrategy(ValueError):
+    """The chapter has no optimal strategy in this release; the message says which chapters have one."""
+
+
+def check_optimal(rules: ChapterRules) -> mississippi_stud.Strategy | let_it_ride.Strategy:
+    """The optimal strategy controller.par found for the game of `rules` (computed once, a few seconds); NoStrategy
+    for a chapter without one."""
+    strategy = optimal_strategy(rules)
+    if strategy is None:
+        raise NoStrategy(
+            f"chapter {rules.chapter} has no optimal strategy yet (the par analyses give one for 655a Mississippi "
+            "Stud and 643a Let It Ride): use --players random"
+        )
+    return strategy
+
+
+class OptimalPolicy:
+    """Another policy's wagers (the random players'); the optimal decision on every street or bet."""
+
+    def __init__(self, betting: Policy, config: TableConfig) -> None:
+        # Computed now, before the table opens, so that no decision waits seconds for it.
+        self.strategy = check_optimal(config.game)
+        self._random = betting
+
+    def wagers(self, round_no: int, config: TableConfig) -> dict[int, dict[str, int]]:
+        return self._random.wagers(round_no, config)
+
+    def decide(self, round_no: int, seat: int, request: DecisionRequest) -> Answer:
+        cards = [_INDEX[c] for c in request.cards]
+        wagers = dict(request.wagers)
+        if isinstance(self.strategy, let_it_ride.Strategy):
+            # Bet Number 3 always rides; a bet withdrawn is off the layout (643a.11(c)).
+            riding = sum(1 for b in _LIR_BETS if b in wagers and b != request.spot)
+            return "ride" if self.strategy.rides(cards, riding) else "withdraw"
+        ante = wagers.get("ante", 0)
+        if not ante:
+            return "fold"
+        units = sum(wagers.get(spot, 0) for spot in ("ante", "street_3", "street_4", "street_5")) // ante
+        multiple = self.strategy.decide(cards, units)
+        answer = multiple * ante
+        # The strategy folds (0) or names a multiple 655a.11 allows; an amount the table would refuse folds instead.
+        return answer if multiple and answer in request.allowed else "fold"
+
+    def late_wager(self, round_no: int, config: TableConfig) -> tuple[int, str, int] | None:
+        return self._random.late_wager(round_no, config)
+
+    def stub_count(self, round_no: int) -> None:
+        return None
