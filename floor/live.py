@@ -107,12 +107,17 @@ class TableLive:
         self._show_phase(e.ts)
 
     def _show_phase(self, ts: str) -> None:
-        if self.pending_jackpots or JACKPOT_BLOCK in self.blocks:
-            if self.held_since is None:
-                self.held_since = ts
+        held = bool(self.pending_jackpots) or JACKPOT_BLOCK in self.blocks
+        if held and self.held_since is None:
+            self.held_since = ts
+        elif not held:
+            self.held_since = None
+        # A block besides the jackpot's (a tilt, a deck change due) stops the table: that is the phase to show,
+        # the hit stays on the tile beside it.
+        blocked = self.round_phase == "blocked" and any(b != JACKPOT_BLOCK for b in self.blocks)
+        if held and not blocked:
             self.phase, self.phase_since = JACKPOT_PENDING, self.held_since
         else:
-            self.held_since = None
             self.phase, self.phase_since = self.round_phase, self.round_phase_since
 
     def apply_status(self, s: TableStatus) -> None:
