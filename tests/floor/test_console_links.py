@@ -20,6 +20,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from controller.mqtt.contract import SupervisorCommand, TableEvent
 from controller.supervisor.envelope import loads, public_key_b64, sign_command, signature_problem
@@ -27,9 +28,9 @@ from floor.config import parse_floor_config
 from floor.console.auth import login_bytes
 from floor.console.server import ConsoleServer
 from floor.console.verbs import LINK_VERBS
-from floor.links import LinkHitMsg, LinkJackpotsMsg, LinkMeterMsg, LinkStateMsg, LinkTableLease
+from floor.links import LinkHitMsg, LinkJackpotsMsg, LinkLive, LinkMeterMsg, LinkStateMsg, LinkTableLease
 from floor.live import JACKPOT_PENDING, TableLive
-from floor.messages import LinkIncoming, parse
+from floor.messages import LinkIncoming, Rejected, parse
 from floor.service import FloorService
 from link import protocol
 from link.commands import VERBS as LINK_DESK_VERBS
@@ -58,7 +59,7 @@ def ev(seq: int, type_: str, payload: dict[str, Any] | None = None, table: str =
 
 
 def test_the_floor_reads_the_link_messages_the_link_publishes() -> None:
-    pairs = [
+    pairs: list[tuple[type[BaseModel], type[BaseModel]]] = [
         (LinkStateMsg, protocol.LinkState),
         (LinkTableLease, protocol.TableLease),
         (LinkMeterMsg, protocol.LinkMeter),
@@ -78,9 +79,9 @@ def test_the_floor_reads_the_link_messages_the_link_publishes() -> None:
     assert isinstance(will, LinkIncoming) and isinstance(will.model, LinkStateMsg) and will.model.status == "offline"
     wrong = parse(PREFIX, f"{PREFIX}/link/other/progressive/mega", b'{"link_id":"mega","level":"mega",'
                   b'"display_cents":5,"seq":1}')  # fmt: skip
-    assert not isinstance(wrong, LinkIncoming) and wrong is not None and "names link 'mega'" in wrong.reason
+    assert isinstance(wrong, Rejected) and "names link 'mega'" in wrong.reason
     bad = parse(PREFIX, f"{PREFIX}/link/mega/jackpot", b'{"link_id":"mega","pending":[{"seat":0}]}')
-    assert bad is not None and not isinstance(bad, LinkIncoming) and "link_jackpot contract" in bad.reason
+    assert isinstance(bad, Rejected) and "link_jackpot contract" in bad.reason
     # Requests, answers and commands on the link are not the floor's to take.
     for topic in ("request/t1", "response/t1", "cmd/open_link", "cmd/reply"):
         assert parse(PREFIX, f"{PREFIX}/link/mega/{topic}", b"{}") is None
@@ -131,6 +132,12 @@ def _incoming(table: str, e: TableEvent) -> Any:
     return parse(PREFIX, f"{PREFIX}/{table}/event", e.model_dump_json().encode())
 
 
+def _sent(q: asyncio.Queue[tuple[str, str] | None]) -> str:
+    item = q.get_nowait()
+    assert item is not None and item[0] == "update"
+    return item[1]
+
+
 def test_an_update_carries_only_the_changed_tiles_and_alert_groups() -> None:
     server = _server()
     q: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue()
@@ -142,21 +149,21 @@ def test_an_update_carries_only_the_changed_tiles_and_alert_groups() -> None:
         model.apply_event(e)
         msgs.append(_incoming(table, e))
     server.archived(msgs, live)
-    first = json.loads(q.get_nowait()[1])
+    first = json.loads(_sent(q))
     assert [t["table_id"] for t in first["tiles"]] == ["t1", "t2", "t3"]
     assert first["alerts"] == {"table:t1": [], "table:t2": [], "table:t3": []}
     # One table moves on: only its tile; its alerts are what they were, so none.
     e = ev(2, "no_more_bets", {"players": [1, 2]}, table="t2")
     live["t2"].apply_event(e)
     server.archived([_incoming("t2", e)], live)
-    second = json.loads(q.get_nowait()[1])
+    second = json.loads(_sent(q))
     assert [t["table_id"] for t in second["tiles"]] == ["t2"] and second["tiles"][0]["players"] == 2
     assert second["alerts"] == {} and [line["type"] for line in second["lines"]] == ["no_more_bets"]
     # A hit: the tile and its table's alert group, nothing of the others.
     e = ev(3, "progressive.hit", {"hit": "h1", "seat": 3, "level": "major", "amount": 100_000}, table="t2")
     live["t2"].apply_event(e)
     server.archived([_incoming("t2", e)], live)
-    third = json.loads(q.get_nowait()[1])
+    third = json.loads(_sent(q))
     assert [t["phase"] for t in third["tiles"]] == [JACKPOT_PENDING]
     assert [a["kind"] for a in third["alerts"]["table:t2"]] == ["jackpot"] and list(third["alerts"]) == ["table:t2"]
 
@@ -170,7 +177,7 @@ def test_a_linked_hit_is_on_every_linked_tile_and_first_of_the_alerts() -> None:
         model.apply_event(e)
         msgs.append(_incoming(table, e))
     server.archived(msgs, live)
-    links = {}
+    links: dict[str, LinkLive] = {}
     state = protocol.LinkState(
         link_id="mega", status="open", tilt=None, database="up", seq=9,
         tables={t: protocol.TableLease(asset_number=f"A-{t}", leased=t == "t1") for t in ("t1", "t2")},
@@ -181,8 +188,6 @@ def test_a_linked_hit_is_on_every_linked_tile_and_first_of_the_alerts() -> None:
     for topic, body in (("state", state), ("jackpot", jackpots)):
         m = parse(PREFIX, f"{PREFIX}/link/mega/{topic}", body.model_dump_json().encode())
         assert isinstance(m, LinkIncoming)
-        from floor.links import LinkLive
-
         links.setdefault("mega", LinkLive("mega")).apply(m.model, "2026-11-26T13:00:00.000000Z")
         server.archived([m], live, links)
     floor = server.view.floor(datetime(2026, 11, 26, 13, 1, tzinfo=UTC))
@@ -319,7 +324,7 @@ async def test_link_topics_reach_the_tiles_and_a_linked_hit_is_validated_through
                 await d.subscribe(f"{base}/cmd/validate_jackpot", qos=1)
                 ready.set()
                 async for m in d.messages:
-                    raw = bytes(m.payload)  # type: ignore[arg-type]
+                    raw = m.payload if isinstance(m.payload, bytes) else b""
                     relayed.append(raw)
                     obj = loads(raw.decode())
                     cmd = SupervisorCommand.model_validate(obj)
