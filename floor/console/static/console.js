@@ -315,7 +315,7 @@ function patchTile(t) {
   box.insertBefore(node, after || null);
 }
 
-// As the server sorts them (floor/console/views.py sort_alerts): jackpots first, then oldest first.
+// Sorted the way the server sorts them (floor/console/views.py sort_alerts): jackpots first, then oldest first.
 function alertOrder(a, b) {
   const k = (x) => [x.rank, String(x.since), x.table_id, x.kind, String(x.key)];
   const [p, q] = [k(a), k(b)];
