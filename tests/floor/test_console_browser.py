@@ -215,6 +215,8 @@ def test_enrol_log_in_watch_validate_clear_and_switch(
         # Round 2: the jackpot is pending on the tile and on top of the alerts.
         wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, f"{tile} .jackpot")))
         assert "seat 3 major" in text(f"{tile} .jackpot")
+        # The round is held for the validation: the tile says so, whatever the other seats' settlements said.
+        assert text(f"{tile} .phase") == "jackpot pending"
         alert = '.alert[data-kind="jackpot"][data-table="con-ms-1"]'
         browser.save_screenshot(str(shots / "floor-jackpot.png"))
         click(f'{alert} button[data-verb="validate_jackpot"]')
