@@ -179,14 +179,9 @@ class FloorView:
         }
 
 
-def alerts(tiles: list[dict[str, Any]], links: list[LinkLive] | None = None) -> list[dict[str, Any]]:
+def sort_alerts(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """What needs a person: pending jackpots first (linked and local), then tilts, devices faulted or out of order,
     deck changes and inspections due, links and tables offline or tilted, seq gaps, each oldest first."""
-    found = [a for t in tiles for a in table_alerts(t)]
-    return sort_alerts(found + [a for link in links or [] for a in link_alerts(link)])
-
-
-def sort_alerts(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(found, key=lambda a: (a["rank"], str(a["since"]), a["table_id"], a["kind"], str(a["key"])))
 
 
