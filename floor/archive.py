@@ -23,8 +23,9 @@ from psycopg.types.json import Jsonb
 from controller.mqtt.contract import Birth, DeviceStatus, ProgressiveMeter, TableEvent, TableStatus
 from floor.config import GamingDaySection
 from floor.days import gaming_day, parse_ts
+from floor.links import LinkEventMsg, LinkLive
 from floor.live import TableLive
-from floor.messages import Incoming, Rejected
+from floor.messages import Incoming, LinkIncoming, Rejected
 from floor.schema import partition_ddl
 from floor.seqtrack import Range, SeqRanges, opened_and_filled
 
@@ -102,6 +103,8 @@ class FloorState:
 
     seqs: dict[str, SeqRanges] = field(default_factory=dict)
     live: dict[str, TableLive] = field(default_factory=dict)
+    # Not stored: the links' topics are retained, so the broker gives them again at every subscription.
+    links: dict[str, LinkLive] = field(default_factory=dict)
 
     def table(self, table_id: str) -> TableLive:
         if table_id not in self.live:
@@ -152,7 +155,7 @@ class ArchiveWriter:
         self.conn = conn
         self._days.clear()
 
-    async def write(self, batch: Sequence[Incoming | Rejected]) -> WriteResult:
+    async def write(self, batch: Sequence[Incoming | LinkIncoming | Rejected], at: str = "") -> WriteResult:
         """Archive the batch in one transaction; the in-memory state moves on only once it committed."""
         result = WriteResult()
         events: dict[str, tuple[Incoming, TableEvent]] = {}
@@ -162,18 +165,36 @@ class ArchiveWriter:
         result.events_in = len(events)
         rows = [_event_row(m, e, self.gd) for m, e in events.values()]
         seqs, live = self._next_state(batch, [e for _, e in events.values()])
+        links = [m for m in batch if isinstance(m, LinkIncoming)]
         async with self.conn.transaction():
             await self._ensure_partitions({r[0] for r in rows})
             if rows:
                 await self._write_events(rows, result)
             await self._write_retained(batch, result)
             await self._write_tables(seqs, live, result)
+            await self._write_link_events(links)
         self.state.seqs.update(seqs)
         self.state.live.update(live)
+        for m in links:
+            self.state.links.setdefault(m.link_id, LinkLive(m.link_id)).apply(m.model, at)
         return result
 
+    async def _write_link_events(self, links: list[LinkIncoming]) -> None:
+        rows = [
+            (m.link_id, e.seq, e.ts, e.type, e.rule, e.table_id, e.round_id, Jsonb(e.payload))
+            for m in links
+            if isinstance(e := m.model, LinkEventMsg)
+        ]
+        if rows:
+            async with self.conn.cursor() as cur:
+                await cur.executemany(
+                    "INSERT INTO link_events (link_id, seq, ts_text, type, rule, table_id, round_id, payload)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                    rows,
+                )
+
     def _next_state(
-        self, batch: Sequence[Incoming | Rejected], events: list[TableEvent]
+        self, batch: Sequence[Incoming | LinkIncoming | Rejected], events: list[TableEvent]
     ) -> tuple[dict[str, SeqRanges], dict[str, TableLive]]:
         seqs: dict[str, SeqRanges] = {}
         by_table: dict[str, list[int]] = {}
@@ -211,7 +232,7 @@ class ArchiveWriter:
             result.alarms = [Alarm(*r) for r in await cur.fetchall()]
             await cur.execute("TRUNCATE staging_events")
 
-    async def _write_retained(self, batch: Sequence[Incoming | Rejected], result: WriteResult) -> None:
+    async def _write_retained(self, batch: Sequence[Incoming | LinkIncoming | Rejected], result: WriteResult) -> None:
         async with self.conn.cursor() as cur:
             for m in batch:
                 if isinstance(m, Rejected):
@@ -221,6 +242,8 @@ class ArchiveWriter:
                         (m.topic, m.payload, m.reason),
                     )
                     continue
+                if isinstance(m, LinkIncoming):
+                    continue  # its events are written with the links'; its retained state is not kept
                 sql, params = _retained_row(m, self.gd)
                 if sql:
                     await cur.execute(sql, params)

@@ -23,13 +23,16 @@ PHASE_AFTER: dict[str, str] = {
     "lockout.confirmed": "dealing",
     "decision.requested": "decision",
     "hand.settled": "settling",
-    "progressive.hit": "jackpot",
     "round.completed": "complete",
     "round.voided": "void",
     "table.blocked": "blocked",
     "table.closing": "closing",
     "table.closed": "closed",
 }
+# While a hit awaits validation the round is held (controller/engine/jackpot.py, 655a.11(i)(1)(iii)): whatever else
+# the table publishes meanwhile (the other seats' settlements, meters), the tile says so, timed from the first hit.
+JACKPOT_PENDING = "jackpot pending"
+JACKPOT_BLOCK = "jackpot"
 TILT_PREFIX = "tilt:"
 TILT_KEYS = frozenset({"critical_state"})
 
@@ -46,8 +49,11 @@ class TableLive:
     boot_id: str | None = None
     chapter: str | None = None
     game: str | None = None
-    phase: str = "unknown"
+    phase: str = "unknown"  # what the tile shows: the round's phase, or JACKPOT_PENDING while a hit is held
     phase_since: str | None = None
+    round_phase: str = "unknown"  # the phase the last event moving the round on put it in
+    round_phase_since: str | None = None
+    held_since: str | None = None  # when the oldest hit still awaiting validation arrived
     round_id: str | None = None
     rounds_completed: int = 0
     last_seq: int = 0
@@ -66,8 +72,8 @@ class TableLive:
         elif e.seq < self.last_seq:
             return  # an old event arriving late (a replay) says nothing about the table now
         phase = PHASE_AFTER.get(e.type)
-        if phase is not None and phase != self.phase:
-            self.phase, self.phase_since = phase, e.ts
+        if phase is not None and phase != self.round_phase:
+            self.round_phase, self.round_phase_since = phase, e.ts
         if e.round_id is not None:
             self.round_id = e.round_id
         p = e.payload
@@ -85,11 +91,34 @@ class TableLive:
             self.tilts.pop(str(p.get("tilt")), None)
         elif e.type == "progressive.hit":
             self.pending_jackpots[str(p.get("hit"))] = {k: p.get(k) for k in ("seat", "level", "amount", "wager")}
-        elif e.type == "progressive.paid":
+        elif e.type == "account.verification_requested":
+            # A 500 for 1 credit held for a floorperson's verification, validated as a hit (655a.11(i)(3)(ii)).
+            self.pending_jackpots[str(p.get("hit"))] = {
+                "seat": p.get("seat"),
+                "level": p.get("wager"),
+                "amount": p.get("amount"),
+                "wager": p.get("wager"),
+            }
+        elif e.type in ("progressive.paid", "account.verified"):
             self.pending_jackpots.pop(str(p.get("hit")), None)
         elif e.type == "table.opened":
             self.chapter = str(p.get("chapter", self.chapter))
             self.game = str(p.get("game", self.game))
+        self._show_phase(e.ts)
+
+    def _show_phase(self, ts: str) -> None:
+        held = bool(self.pending_jackpots) or JACKPOT_BLOCK in self.blocks
+        if held and self.held_since is None:
+            self.held_since = ts
+        elif not held:
+            self.held_since = None
+        # A block besides the jackpot's (a tilt, a deck change due) stops the table: that is the phase to show,
+        # the hit stays on the tile beside it.
+        blocked = self.round_phase == "blocked" and any(b != JACKPOT_BLOCK for b in self.blocks)
+        if held and not blocked:
+            self.phase, self.phase_since = JACKPOT_PENDING, self.held_since
+        else:
+            self.phase, self.phase_since = self.round_phase, self.round_phase_since
 
     def apply_status(self, s: TableStatus) -> None:
         self.state, self.boot_id = s.state, s.boot_id
@@ -130,4 +159,7 @@ class TableLive:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TableLive:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        if "round_phase" not in known:  # stored before the held phase was told apart from the round's
+            known["round_phase"] = known.get("phase", "unknown")
+            known["round_phase_since"] = known.get("phase_since")
         return cls(**known)

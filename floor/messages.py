@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from controller.mqtt.contract import Birth, DeviceStatus, ProgressiveMeter, TableEvent, TableStatus
+from floor.links import LINK_MODELS, LinkKind, LinkModel, link_kind_of, link_subscriptions
 
 Kind = Literal["event", "status", "birth", "device", "meter"]
 Model = TableEvent | TableStatus | Birth | DeviceStatus | ProgressiveMeter
@@ -27,8 +28,10 @@ MODELS: dict[Kind, type[BaseModel]] = {
 
 
 def subscriptions(prefix: str) -> list[str]:
-    """The topic filters the floor subscribes to: what the tables publish, not the commands to them."""
-    return [f"{prefix}/+/{t}" for t in ("event", "status", "birth", "device/+", "progressive/+")]
+    """The topic filters the floor subscribes to: what the tables and the links publish, not the commands to them
+    nor the tables' requests to their link."""
+    tables = [f"{prefix}/+/{t}" for t in ("event", "status", "birth", "device/+", "progressive/+")]
+    return tables + link_subscriptions(prefix)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,16 @@ class Incoming:
     model: Model
     content: dict[str, Any]  # the message as published
     digest: bytes  # sha256 of the content, less the replayed flag (a replay is the same event)
+
+
+@dataclass(frozen=True, slots=True)
+class LinkIncoming:
+    """A message of a linked progressive controller (floor/links.py)."""
+
+    kind: LinkKind
+    link_id: str
+    model: LinkModel
+    content: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +79,9 @@ def content_digest(content: dict[str, Any]) -> bytes:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).digest()
 
 
-def parse(prefix: str, topic: str, payload: bytes) -> Incoming | Rejected | None:
-    """The message as the contract's model, a Rejected saying why not, or None for a topic not archived (an
-    empty payload clears a retained topic: nothing to keep)."""
-    found = kind_of(prefix, topic)
-    if found is None or not payload:
-        return None
-    table_id, kind = found
+def _validate(
+    topic: str, payload: bytes, kind: str, model_type: type[BaseModel]
+) -> tuple[dict[str, Any], BaseModel] | Rejected:
     try:
         content = json.loads(payload)
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
@@ -80,11 +89,36 @@ def parse(prefix: str, topic: str, payload: bytes) -> Incoming | Rejected | None
     if not isinstance(content, dict):
         return Rejected(topic, payload, "not a JSON object")
     try:
-        model = MODELS[kind].model_validate(content)
+        return content, model_type.model_validate(content)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(message)"
         return Rejected(topic, payload, f"breaks the {kind} contract at {where}: {first['msg']}")
+
+
+def parse(prefix: str, topic: str, payload: bytes) -> Incoming | LinkIncoming | Rejected | None:
+    """The message as the contract's model, a Rejected saying why not, or None for a topic not archived (an
+    empty payload clears a retained topic: nothing to keep)."""
+    if not payload:
+        return None
+    linked = link_kind_of(prefix, topic)
+    if linked is not None:
+        link_id, link_kind = linked
+        got = _validate(topic, payload, link_kind, LINK_MODELS[link_kind])
+        if isinstance(got, Rejected):
+            return got
+        said = got[0].get("link_id")
+        if said is not None and said != link_id:
+            return Rejected(topic, payload, f"names link {said!r} on link {link_id!r}'s topic")
+        return LinkIncoming(link_kind, link_id, got[1], got[0])  # type: ignore[arg-type]
+    found = kind_of(prefix, topic)
+    if found is None:
+        return None
+    table_id, kind = found
+    got = _validate(topic, payload, kind, MODELS[kind])
+    if isinstance(got, Rejected):
+        return got
+    content, model = got
     if content.get("table_id") != table_id:
         return Rejected(topic, payload, f"names table {content.get('table_id')!r} on table {table_id!r}'s topic")
     return Incoming(kind, table_id, model, content, content_digest(content))  # type: ignore[arg-type]

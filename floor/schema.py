@@ -149,6 +149,24 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX console_audit_at ON console_audit (at);
         """,
     ),
+    (
+        3,
+        "the linked progressives' events, as each link controller published them (gap-free seq per link)",
+        """
+        CREATE TABLE link_events (
+            link_id     text        NOT NULL,
+            seq         bigint      NOT NULL,
+            ts_text     text        NOT NULL,
+            type        text        NOT NULL,
+            rule        text,
+            table_id    text,
+            round_id    text,
+            payload     jsonb       NOT NULL,
+            received_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (link_id, seq)
+        );
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import aiomqtt
 import psycopg
@@ -25,7 +26,7 @@ from floor.archive import ArchiveWriter, AsyncConn, WriteResult, load_state
 from floor.config import FloorConfig, read_secret
 from floor.console.server import ConsoleServer
 from floor.db import async_connect, connect
-from floor.messages import Incoming, Rejected, parse, subscriptions
+from floor.messages import Incoming, LinkIncoming, Rejected, parse, subscriptions
 from floor.schema import migrate
 from floor.sdnotify import Notifier
 
@@ -35,7 +36,7 @@ BACKOFF_MAX = 10.0
 
 @dataclass(frozen=True, slots=True)
 class Queued:
-    message: Incoming | Rejected
+    message: Incoming | LinkIncoming | Rejected
     generation: int  # which broker connection delivered it: a mid means nothing on another
     mid: int
     qos: int
@@ -240,7 +241,9 @@ class FloorService:
             if self.console is not None:
                 try:
                     self.console.archived(
-                        [q.message for q in batch if isinstance(q.message, Incoming)], writer.state.live
+                        [q.message for q in batch if not isinstance(q.message, Rejected)],
+                        writer.state.live,
+                        writer.state.links,
                     )
                 except Exception:  # what the browsers see must never stop the archive
                     log.exception("console update failed")
@@ -249,7 +252,8 @@ class FloorService:
         delay = 0.5
         while True:
             try:
-                result = await writer.write([q.message for q in batch])
+                at = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+                result = await writer.write([q.message for q in batch], at)
                 self.db_up = True
                 return result
             except psycopg.OperationalError as err:

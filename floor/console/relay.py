@@ -20,12 +20,20 @@ from floor.config import FloorConfig, read_secret
 
 
 async def relay_command(
-    config: FloorConfig, table_id: str, verb: str, raw: bytes, envelope: dict[str, Any], within: float
+    config: FloorConfig,
+    table_id: str,
+    verb: str,
+    raw: bytes,
+    envelope: dict[str, Any],
+    within: float,
+    *,
+    base: str | None = None,
 ) -> dict[str, Any]:
-    """The table's reply (as it published it), or {"outcome": "no_reply", "reason": why}."""
+    """The table's reply (as it published it), or {"outcome": "no_reply", "reason": why}. `base` addresses
+    another command desk than the table's (a link's `<prefix>/link/<link_id>/cmd`)."""
     m = config.mqtt
     address = m.address
-    base = f"{m.prefix}/{table_id}/cmd"
+    base = base or f"{m.prefix}/{table_id}/cmd"
     tls = None
     if address.tls:
         tls = aiomqtt.TLSParameters(ca_certs=str(m.ca_file) if m.ca_file else None, cert_reqs=ssl.CERT_REQUIRED)

@@ -28,11 +28,12 @@ from pydantic import ValidationError
 from floor.config import ConsoleKey, FloorConfig
 from floor.console.auth import KeyEntry, LoginRefused, Session, Sessions
 from floor.console.relay import relay_command
-from floor.console.verbs import ROLES, VERBS, allowed
-from floor.console.views import FloorView, log_line, note_shuffle
+from floor.console.verbs import LINK_VERBS, ROLES, VERBS, ConsoleVerb, allowed, link_allowed
+from floor.console.views import FloorView, link_alerts, log_line, note_shuffle, table_alerts
 from floor.db import connect
+from floor.links import LinkLive
 from floor.live import TableLive
-from floor.messages import Incoming
+from floor.messages import Incoming, LinkIncoming
 from floor.recall import last_rounds, recall_round
 
 log = structlog.get_logger("tablectl.console")
@@ -41,6 +42,9 @@ COOKIE = "tablectl_console"
 MAX_BODY = 32 * 1024  # an envelope is a few hundred bytes; an enrolment less
 STREAM_QUEUE = 2000  # updates queued for one browser before it is dropped as too slow (it reconnects)
 HEARTBEAT_S = 15.0
+# What changes with the clock alone, not with a message: left out when deciding whether a tile changed (the page
+# counts the time in a phase itself, from phase_since).
+VOLATILE = frozenset({"in_phase_s"})
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
@@ -95,6 +99,12 @@ class ConsoleServer:
         self.static = _static_files()
         self.url = ""
         self.on_enrol: Callable[[str, str, str], None] | None = None  # the demo admits a key to its tables here
+        # What every browser was last sent (as JSON text) of each tile, alert group and link panel: an update
+        # carries only what differs. Kept while no browser listens too, so a page that connects later (and gets the
+        # whole floor first) is in step with the others.
+        self.sent_tiles: dict[str, str] = {}
+        self.sent_alerts: dict[str, str] = {}
+        self.sent_links: dict[str, str] = {}
 
     # -- fed by the floor service -------------------------------------------------------------------------------
 
@@ -125,11 +135,23 @@ class ConsoleServer:
                     x.dealing_method = str(payload["dealing_method"])
                 note_shuffle(x, str(type_), dict(payload))
 
-    def archived(self, messages: Sequence[Incoming], live: dict[str, TableLive]) -> None:
-        """After each committed batch: fold the new messages in and tell every browser."""
+    def archived(
+        self,
+        messages: Sequence[Incoming | LinkIncoming],
+        live: dict[str, TableLive],
+        links: dict[str, LinkLive] | None = None,
+    ) -> None:
+        """After each committed batch: fold the new messages in and send every browser what changed."""
         changed: set[str] = set()
+        changed_links: set[str] = set()
         lines = []
         for m in messages:
+            if isinstance(m, LinkIncoming):
+                link = (links or {}).get(m.link_id)
+                if link is not None:
+                    changed |= {t for t in self.view.observe_link(m, link) if t in self.view.live}
+                    changed_links.add(m.link_id)
+                continue
             last = self.view.table(m.table_id).lines
             if m.kind == "event" and last and int(m.content["seq"]) <= int(last[-1]["seq"]):
                 continue  # a replay of what is shown already
@@ -137,15 +159,42 @@ class ConsoleServer:
             changed.add(m.table_id)
             if line is not None:
                 lines.append(line)
-        if not changed or not self.streams:
+        if not changed and not changed_links:
             return
-        now = self.clock()
-        update = {
-            "tiles": [self.view.tile(t, now) for t in sorted(changed)],
-            "alerts": self.view.floor(now)["alerts"],
-            "lines": lines,
-        }
-        self._broadcast("update", json.dumps(update))
+        update: dict[str, Any] = {**self.delta(changed, changed_links, self.clock()), "lines": lines}
+        if self.streams and (update["tiles"] or update["alerts"] or update["links"] or lines):
+            self._broadcast("update", json.dumps(update))
+
+    def delta(self, tables: set[str], links: set[str], now: datetime) -> dict[str, Any]:
+        """The tiles, alert groups and link panels among these that differ from what the browsers were sent last
+        (and note them as sent). An alert group is sent whole: the page replaces that table's or link's alerts."""
+        tiles: list[dict[str, Any]] = []
+        alerts: dict[str, list[dict[str, Any]]] = {}
+        panels: list[dict[str, Any]] = []
+
+        def differs(sent: dict[str, str], key: str, value: object) -> bool:
+            text = json.dumps(value, sort_keys=True, default=str)
+            if sent.get(key) == text:
+                return False
+            sent[key] = text
+            return True
+
+        for t in sorted(tables):
+            tile = self.view.tile(t, now)
+            if differs(self.sent_tiles, t, {k: v for k, v in tile.items() if k not in VOLATILE}):
+                tiles.append(tile)
+            found = table_alerts(tile)
+            if differs(self.sent_alerts, f"table:{t}", found):
+                alerts[f"table:{t}"] = found
+        for k in sorted(links):
+            link = self.view.links[k]
+            panel = link.panel()
+            if differs(self.sent_links, k, panel):
+                panels.append(panel)
+            found = link_alerts(link)
+            if differs(self.sent_alerts, f"link:{k}", found):
+                alerts[f"link:{k}"] = found
+        return {"tiles": tiles, "alerts": alerts, "links": panels}
 
     def _broadcast(self, name: str, data: str) -> None:
         for q in list(self.streams):
@@ -172,6 +221,7 @@ class ConsoleServer:
         app.router.add_get("/api/rounds/{round_id}", self.round)
         app.router.add_get("/api/stream", self.stream)
         app.router.add_post("/api/tables/{table_id}/commands/{verb}", self.command)
+        app.router.add_post("/api/links/{link_id}/commands/{verb}", self.link_command)
         return app
 
     async def start(self) -> str:
@@ -353,8 +403,11 @@ class ConsoleServer:
     async def session_info(self, request: web.Request) -> web.Response:
         s = self.sessions.get(request.cookies.get(COOKIE), self.clock())
         verbs = {n: {"roles": sorted(v.roles), "confirm": v.confirm, "rule": v.rule} for n, v in VERBS.items()}
+        link_verbs = {
+            n: {"roles": sorted(v.roles), "confirm": v.confirm, "rule": v.rule} for n, v in LINK_VERBS.items()
+        }
         if s is None:
-            return web.json_response({"logged_in": False, "verbs": verbs})
+            return web.json_response({"logged_in": False, "verbs": verbs, "link_verbs": link_verbs})
         return web.json_response(
             {
                 "logged_in": True,
@@ -363,7 +416,9 @@ class ConsoleServer:
                 "csrf": s.csrf,
                 "expires": s.expires.isoformat(),
                 "allowed": allowed(s.role),
+                "link_allowed": link_allowed(s.role),
                 "verbs": verbs,
+                "link_verbs": link_verbs,
             }
         )
 
@@ -501,13 +556,24 @@ class ConsoleServer:
 
     async def command(self, request: web.Request) -> web.Response:
         """Relay a signed envelope to its table untouched, after checking it is this session's to send."""
+        return await self._relay(request, "table", request.match_info["table_id"])
+
+    async def link_command(self, request: web.Request) -> web.Response:
+        """Relay a signed envelope to a link controller: the same envelope, addressed to the link's id
+        (link/commands.py); the link judges it as a table would."""
+        return await self._relay(request, "link", request.match_info["link_id"])
+
+    async def _relay(self, request: web.Request, target: str, target_id: str) -> web.Response:
         if request.content_type != "application/json":
             raise _error(415, "send the signed envelope as application/json")
         if request.headers.get("Origin") != self._origin(request):
             raise _error(403, f"the request's Origin is not this console's ({self._origin(request)})")
         s = self._session(request)
         self._csrf(request, s)
-        table_id, verb = request.match_info["table_id"], request.match_info["verb"]
+        verb = request.match_info["verb"]
+        verbs: dict[str, ConsoleVerb] = VERBS if target == "table" else LINK_VERBS
+        may = allowed(s.role) if target == "table" else link_allowed(s.role)
+        known = self.view.live if target == "table" else self.view.links
         raw = await request.read()
         try:
             envelope = json.loads(raw)
@@ -517,27 +583,33 @@ class ConsoleServer:
             raise _error(400, "the envelope must be a JSON object")
         command_id = str(envelope.get("command_id"))[:64]
         problem = None
-        if verb not in VERBS:
-            problem = f"there is no verb {verb!r}; the verbs are {', '.join(VERBS)}"
-        elif verb not in allowed(s.role):
-            problem = f"a {s.role} may not send {verb}; it needs one of: {', '.join(sorted(VERBS[verb].roles))}"
+        if verb not in verbs:
+            problem = f"there is no {target} verb {verb!r}; the verbs are {', '.join(verbs)}"
+        elif verb not in may:
+            problem = f"a {s.role} may not send {verb}; it needs one of: {', '.join(sorted(verbs[verb].roles))}"
         elif envelope.get("key_id") != s.key_id:
             problem = f"the envelope is signed as {envelope.get('key_id')!r}, but this session is {s.key_id!r}"
-        elif envelope.get("table_id") != table_id or envelope.get("verb") != verb:
-            problem = "the envelope's table_id and verb must be those of the address it is sent to"
-        elif table_id not in self.view.live:
-            problem = f"no table {table_id!r} on this floor"
+        elif envelope.get("table_id") != target_id or envelope.get("verb") != verb:
+            problem = f"the envelope's table_id and verb must be those of the address it is sent to ({target} id)"
+        elif target_id not in known:
+            problem = f"no {target} {target_id!r} on this floor"
         text = raw.decode("utf-8", "replace")
+        audited = target_id[:64] if target == "table" else f"link:{target_id[:59]}"
         if problem is not None:
             await self._audit(
-                request, "command", "refused", key_id=s.key_id, role=s.role, table_id=table_id[:64], verb=verb[:64],
+                request, "command", "refused", key_id=s.key_id, role=s.role, table_id=audited, verb=verb[:64],
                 command_id=command_id, reason=problem, envelope=text,
             )  # fmt: skip
             raise _error(403 if "may not" in problem or "session" in problem else 400, problem)
-        reply = await relay_command(self.config, table_id, verb, raw, envelope, self.console.command_timeout_s)
+        base = None if target == "table" else f"{self.config.mqtt.prefix}/link/{target_id}/cmd"
+        reply = await relay_command(
+            self.config, target_id, verb, raw, envelope, self.console.command_timeout_s, base=base
+        )
+        if "outcome" not in reply:  # a link answers {accepted, code, reason} (link/commands.py)
+            reply = {**reply, "outcome": "applied" if reply.get("accepted") else "rejected"}
         outcome = str(reply.get("outcome", "no_reply"))
         await self._audit(
-            request, "command", outcome, key_id=s.key_id, role=s.role, table_id=table_id, verb=verb,
+            request, "command", outcome, key_id=s.key_id, role=s.role, table_id=audited, verb=verb,
             command_id=command_id, reason=reply.get("reason"), envelope=text, reply=reply,
         )  # fmt: skip
         return web.json_response(reply, status=200 if outcome != "no_reply" else 504)

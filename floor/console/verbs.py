@@ -49,6 +49,29 @@ VERBS: dict[str, ConsoleVerb] = {
 }
 
 
+# The link controller's verbs (link/commands.py: the same envelope, addressed to the link's id; a test holds the
+# roles equal to the link's). Its set_parameters is not offered here: new figures are an administrator's change,
+# made with `tablectl link send set_parameters` while the link is closed.
+_LINK_FLOOR: frozenset[Role] = frozenset({"floorperson", "supervisor"})
+LINK_RULE = "605a.8 (NY 9 NYCRR 5321.18 as the stand-in)"
+LINK_VERBS: dict[str, ConsoleVerb] = {
+    v.name: v
+    for v in (
+        ConsoleVerb(
+            "validate_jackpot", _LINK_FLOOR, "Validate the linked hit: the link's books close it", "655a.11(i)(1)(iii)"
+        ),
+        ConsoleVerb("open_link", _SUP, "Put the link in operation (after its self-check balances)", LINK_RULE),
+        ConsoleVerb("close_link", _SUP, "Take the link out of operation: its tables lock linked wagers out", LINK_RULE),
+        ConsoleVerb("clear_tilt", _SUP, "Clear the link's tilt (the mismatch resolved): the link closes", LINK_RULE),
+    )
+}
+
+
+def link_allowed(role: str) -> list[str]:
+    """The link verbs a session of this role may send."""
+    return [name for name, v in LINK_VERBS.items() if role in v.roles]
+
+
 def allowed(role: str) -> list[str]:
     """The verbs a session of this role may send, in the table above's order."""
     return [name for name, v in VERBS.items() if role in v.roles]

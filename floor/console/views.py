@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from floor.live import TableLive, is_tilt
-from floor.messages import Incoming
+from floor.links import RULE as LINK_RULE
+from floor.links import LinkLive
+from floor.live import JACKPOT_PENDING, TableLive, is_tilt
+from floor.messages import Incoming, LinkIncoming
 from floor.recall import money_text, summarize
 
 LOG_LINES = 200  # per table, kept for a table view opened later
@@ -75,9 +77,19 @@ class FloorView:
     pits: dict[str, str] = field(default_factory=dict)  # table_id -> pit
     live: dict[str, TableLive] = field(default_factory=dict)
     extra: dict[str, TableExtra] = field(default_factory=dict)
+    links: dict[str, LinkLive] = field(default_factory=dict)
 
     def table(self, table_id: str) -> TableExtra:
         return self.extra.setdefault(table_id, TableExtra())
+
+    def observe_link(self, m: LinkIncoming, link: LinkLive) -> set[str]:
+        """Take a link's message (its model after the batch); the tables whose tiles show it, before and after."""
+        before = set(self.links[m.link_id].tables) if m.link_id in self.links else set()
+        self.links[m.link_id] = link
+        return before | set(link.tables)
+
+    def links_of(self, table_id: str) -> list[LinkLive]:
+        return [self.links[k] for k in sorted(self.links) if table_id in self.links[k].tables]
 
     def observe(self, m: Incoming, live: TableLive) -> dict[str, Any] | None:
         """Take one archived message (its table's live model after the batch); the log line it makes, if any."""
@@ -111,6 +123,7 @@ class FloorView:
         hour_ago = now - timedelta(hours=1)
         recent = [t for ts in x.completed_at if (t := _parse_ts(ts)) is not None and t >= hour_ago]
         since = _parse_ts(live.phase_since)
+        links = self.links_of(table_id)
         return {
             "table_id": table_id,
             "pit": self.pits.get(table_id, "unassigned"),
@@ -132,15 +145,24 @@ class FloorView:
             "faults": live.faults,
             "meters": {k: dict(v) for k, v in live.meters.items()},
             "pending_jackpots": {k: dict(v) for k, v in live.pending_jackpots.items()},
+            # Link health, and every hit pending on its links (the sign at each linked table shows them all).
+            "links": [lk for link in links if (lk := link.link_of(table_id)) is not None],
+            "linked_meters": {f"{link.link_id}/{lvl}": dict(m) for link in links for lvl, m in link.meters.items()},
+            "linked_jackpots": [{**h, "link_id": link.link_id} for link in links for h in link.panel()["pending"]],
             "gaps": [list(g) for g in live.gaps],
             "alarms": live.alarms,
             "last_seq": live.last_seq,
             "last_event_at": live.last_event_at,
         }
 
+    def panels(self) -> list[dict[str, Any]]:
+        return [self.links[k].panel() for k in sorted(self.links)]
+
     def floor(self, now: datetime) -> dict[str, Any]:
         tiles = [self.tile(t, now) for t in sorted(self.live)]
-        return {"tiles": tiles, "alerts": alerts(tiles)}
+        found = [a for t in tiles for a in table_alerts(t)]
+        found += [a for k in sorted(self.links) for a in link_alerts(self.links[k])]
+        return {"tiles": tiles, "alerts": sort_alerts(found), "links": self.panels()}
 
     def detail(self, table_id: str, now: datetime) -> dict[str, Any]:
         x = self.table(table_id)
@@ -157,67 +179,113 @@ class FloorView:
         }
 
 
-def alerts(tiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What needs a person, oldest first: pending jackpots, tilts, devices faulted or out of order, deck changes and
-    inspections due, tables offline or with a seq gap."""
+def sort_alerts(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What needs a person: pending jackpots first (linked and local), then tilts, devices faulted or out of order,
+    deck changes and inspections due, links and tables offline or tilted, seq gaps, each oldest first."""
+    return sorted(found, key=lambda a: (a["rank"], str(a["since"]), a["table_id"], a["kind"], str(a["key"])))
+
+
+def table_alerts(t: dict[str, Any]) -> list[dict[str, Any]]:
+    """One table's alerts (group "table:<id>": the browser replaces a table's alerts as a whole)."""
     out: list[dict[str, Any]] = []
-    for t in tiles:
-        tid = t["table_id"]
-        since = t["last_event_at"] or ""
-        for hit, j in t["pending_jackpots"].items():
+    tid = t["table_id"]
+    group = f"table:{tid}"
+    since = t["last_event_at"] or ""
+    held = t["phase_since"] if t["phase"] == JACKPOT_PENDING else None
+    for hit, j in t["pending_jackpots"].items():
+        out.append(
+            {
+                "table_id": tid,
+                "kind": "jackpot",
+                "key": hit,
+                "since": held or since,
+                "text": f"jackpot pending: seat {j.get('seat')} {j.get('level')} {money_text(j.get('amount'))}",
+                "verb": "validate_jackpot",
+                "args": {"seat": j.get("seat"), "level": j.get("level"), "hit": hit},
+            }
+        )
+    for tilt, at in t["tilts"].items():
+        out.append(
+            {
+                "table_id": tid,
+                "kind": "tilt",
+                "key": tilt,
+                "since": at,
+                "text": f"tilt {tilt}: {t['blocks'].get(tilt, '')}".rstrip(": "),
+                "verb": "clear_tilt",
+                "args": {"tilt": tilt},
+            }
+        )
+    for block, why in t["blocks"].items():
+        if not is_tilt(block) and block in ALERT_BLOCKS:
+            verb = "verify_deck" if "deck" in block else "verify_inspection"
             out.append(
                 {
                     "table_id": tid,
-                    "kind": "jackpot",
-                    "key": hit,
+                    "kind": "deck",
+                    "key": block,
                     "since": since,
-                    "text": f"jackpot pending: seat {j.get('seat')} {j.get('level')} {money_text(j.get('amount'))}",
-                    "verb": "validate_jackpot",
-                    "args": {"seat": j.get("seat"), "level": j.get("level"), "hit": hit},
+                    "text": f"{ALERT_BLOCKS[block]}: {why}",
+                    "verb": verb,
+                    "args": {},
                 }
             )
-        for tilt, at in t["tilts"].items():
-            out.append(
-                {
-                    "table_id": tid,
-                    "kind": "tilt",
-                    "key": tilt,
-                    "since": at,
-                    "text": f"tilt {tilt}: {t['blocks'].get(tilt, '')}".rstrip(": "),
-                    "verb": "clear_tilt",
-                    "args": {"tilt": tilt},
-                }
-            )
-        for block, why in t["blocks"].items():
-            if not is_tilt(block) and block in ALERT_BLOCKS:
-                verb = "verify_deck" if "deck" in block else "verify_inspection"
-                out.append(
-                    {
-                        "table_id": tid,
-                        "kind": "deck",
-                        "key": block,
-                        "since": since,
-                        "text": f"{ALERT_BLOCKS[block]}: {why}",
-                        "verb": verb,
-                        "args": {},
-                    }
-                )
-        for device, what in t["faults"].items():
-            d = t["devices"].get(device, {})
-            out.append(
-                {
-                    "table_id": tid,
-                    "kind": "device",
-                    "key": device,
-                    "since": str(d.get("fault_at") or d.get("since") or since),
-                    "text": f"{device}: {what}",
-                    "verb": "back_in_service" if what == "out_of_order" else None,
-                    "args": {"device": device} if what == "out_of_order" else {},
-                }
-            )
-        if t["state"] in ("offline", "lost"):
-            out.append({"table_id": tid, "kind": "offline", "key": t["state"], "since": since, "text": t["state"]})
-        if t["gaps"]:
-            gaps = ", ".join(f"{a}-{b}" for a, b in t["gaps"])
-            out.append({"table_id": tid, "kind": "gap", "key": gaps, "since": since, "text": f"seq gap {gaps}"})
-    return sorted(out, key=lambda a: (str(a["since"]), a["table_id"], a["kind"]))
+    for device, what in t["faults"].items():
+        d = t["devices"].get(device, {})
+        out.append(
+            {
+                "table_id": tid,
+                "kind": "device",
+                "key": device,
+                "since": str(d.get("fault_at") or d.get("since") or since),
+                "text": f"{device}: {what}",
+                "verb": "back_in_service" if what == "out_of_order" else None,
+                "args": {"device": device} if what == "out_of_order" else {},
+            }
+        )
+    if t["state"] in ("offline", "lost"):
+        out.append({"table_id": tid, "kind": "offline", "key": t["state"], "since": since, "text": t["state"]})
+    if t["gaps"]:
+        gaps = ", ".join(f"{a}-{b}" for a, b in t["gaps"])
+        out.append({"table_id": tid, "kind": "gap", "key": gaps, "since": since, "text": f"seq gap {gaps}"})
+    for a in out:
+        a.update(group=group, rank=0 if a["kind"] == "jackpot" else 1, target="table", target_id=tid)
+    return out
+
+
+def link_alerts(link: LinkLive) -> list[dict[str, Any]]:
+    """A link's alerts (group "link:<id>"): each hit awaiting the link's validation, at the top; the link down."""
+    out: list[dict[str, Any]] = []
+    for key, h in sorted(link.pending.items(), key=lambda kv: int(kv[1]["order"])):
+        out.append(
+            {
+                "table_id": str(h["table_id"]),
+                "kind": "link_jackpot",
+                "key": f"{link.link_id}:{key}",
+                "since": h.get("since") or "",
+                "text": f"linked jackpot pending on {link.link_id}: table {h['table_id']} (asset {h['asset_number']})"
+                f" seat {h['seat']} {h['level']} {money_text(h['amount_cents'])}, win #{h['order']}",
+                "verb": "validate_jackpot",
+                "args": {"table_id": h["table_id"], "round_id": h["round_id"], "seat": h["seat"], "level": h["level"]},
+                "rank": 0,
+            }
+        )
+    if link.status in ("tilted", "offline") or link.database == "down":
+        what = link.status if link.status != "open" else "database down"
+        out.append(
+            {
+                "table_id": link.link_id,
+                "kind": "link",
+                "key": what,
+                "since": link.status_since or "",
+                "text": f"link {link.link_id} {what}"
+                + (f": {link.tilt}" if link.tilt else "")
+                + f"; its tables take no linked wagers ({LINK_RULE})",
+                "verb": "clear_tilt" if link.status == "tilted" else None,
+                "args": {"note": "cleared from the floor console"} if link.status == "tilted" else {},
+                "rank": 1,
+            }
+        )
+    for a in out:
+        a.update(group=f"link:{link.link_id}", target="link", target_id=link.link_id)
+    return out

@@ -14,7 +14,7 @@ import pytest
 from floor.archive import ArchiveWriter, load_state
 from floor.config import DatabaseSection, GamingDaySection
 from floor.db import async_connect, connect
-from floor.messages import Incoming, Rejected, parse
+from floor.messages import Incoming, LinkIncoming, Rejected, parse
 from floor.schema import LATEST, migrate, partitions
 from tests.floor.conftest import count
 
@@ -39,7 +39,7 @@ def event(seq: int, type_: str = "wager.accepted", *, table: str = "t1", boot: s
 
 def msg(content: dict[str, Any], topic: str | None = None) -> Incoming | Rejected:
     parsed = parse(PREFIX, topic or f"{PREFIX}/{content['table_id']}/event", json.dumps(content).encode())
-    assert parsed is not None
+    assert parsed is not None and not isinstance(parsed, LinkIncoming)
     return parsed
 
 

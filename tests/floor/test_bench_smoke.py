@@ -30,3 +30,8 @@ def test_the_ingest_bench_reports_against_the_commit_rate() -> None:
 def test_the_report_bench_reports_against_a_scan() -> None:
     out = _bench("floor_report.py", "--tables", "5", "--hours", "1", "--filler", "2")
     assert "baseline: a full scan of the day's partition" in out and "x the scan" in out
+
+
+def test_the_console_bench_reports_against_a_bare_relay() -> None:
+    out = _bench("console_updates.py", "--tables", "5", "--probes", "5", "--rate", "20")
+    assert "baseline: a bare MQTT-to-SSE relay" in out and "x baseline" in out and "update size" in out

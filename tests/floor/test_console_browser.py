@@ -215,6 +215,8 @@ def test_enrol_log_in_watch_validate_clear_and_switch(
         # Round 2: the jackpot is pending on the tile and on top of the alerts.
         wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, f"{tile} .jackpot")))
         assert "seat 3 major" in text(f"{tile} .jackpot")
+        # The round is held for the validation: the tile says so, whatever the other seats' settlements said.
+        assert text(f"{tile} .phase") == "jackpot pending"
         alert = '.alert[data-kind="jackpot"][data-table="con-ms-1"]'
         browser.save_screenshot(str(shots / "floor-jackpot.png"))
         click(f'{alert} button[data-verb="validate_jackpot"]')
@@ -286,5 +288,142 @@ def test_enrol_log_in_watch_validate_clear_and_switch(
         if table is not None:
             table.kill()
             table.wait()
+        floor.stop()
+        print(floor.log()[-3000:])
+
+
+def test_a_linked_jackpot_on_every_linked_tile_validated_through_the_link(
+    browser: Any, mosquitto: Mosquitto, pg_cluster: Any, tmp_path: Path
+) -> None:
+    """The link's retained topics are published by this test as `tablectl link` publishes them (the controller is
+    tested in tests/link/); the test also answers on the link's command topic as the link's CommandDesk does, after
+    checking the relayed envelope's signature with the key the browser enrolled."""
+    import threading
+
+    import paho.mqtt.client as paho
+    from paho.mqtt.enums import CallbackAPIVersion
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from controller.mqtt.contract import SupervisorCommand
+    from controller.supervisor.envelope import loads, signature_problem
+    from link import protocol
+
+    prefix = "linkui" + str(free_port())
+    dsn = pg_cluster.create_database("console_link")
+    port = free_port()
+    config = tmp_path / "floor.toml"
+    config.write_text(
+        floor_toml(dsn, mosquitto.url, prefix, f"floor-{prefix}",
+                   f'[console]\nlisten = "127.0.0.1:{port}"\ndemo_approve_all = true\n')
+    )  # fmt: skip
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    floor = FloorProcess(config, logs)
+    floor.start()
+    wait = WebDriverWait(browser, 60, ignored_exceptions=[StaleElementReferenceException])
+    base = f"{prefix}/link/mega"
+    public: dict[str, str] = {}
+    relayed: list[dict[str, Any]] = []
+    answered = threading.Event()
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"link-desk-{prefix}")
+
+    def publish(topic: str, body: str, retain: bool = False) -> None:
+        client.publish(topic, body, qos=1, retain=retain).wait_for_publish(10)
+
+    def desk(c: paho.Client, userdata: object, msg: paho.MQTTMessage) -> None:
+        obj = loads(msg.payload.decode())
+        cmd = SupervisorCommand.model_validate(obj)
+        problem = signature_problem(obj, cmd, decode_public_key(public["key"]))
+        relayed.append(obj)
+        if problem is None:
+            c.publish(f"{base}/jackpot", protocol.PendingJackpots(link_id="mega", pending=[]).model_dump_json(),
+                      qos=1, retain=True)  # fmt: skip
+        reply = {"command_id": cmd.command_id, "verb": cmd.verb, "accepted": problem is None,
+                 "code": "done" if problem is None else "bad_signature", "reason": problem}  # fmt: skip
+        c.publish(f"{base}/cmd/reply", json.dumps(reply), qos=1)
+        answered.set()
+
+    client.on_message = desk
+    client.connect("127.0.0.1", mosquitto.port)
+    client.loop_start()
+    try:
+        wait_for(lambda: "console at http://" in floor.log(), 60, f"the console; floor log:\n{floor.log()}")
+        wait_for(lambda: "subscribed to the tables" in floor.log(), 30, "the floor's subscription")
+        client.subscribe(f"{base}/cmd/validate_jackpot", qos=1)
+        for n, table in enumerate(("lk-1", "lk-2", "lk-3"), start=1):
+            publish(f"{prefix}/{table}/event", json.dumps({
+                "event_id": f"e{n}", "boot_id": "b", "seq": 1, "ts": "2026-11-26T12:00:00.000000Z", "table_id": table,
+                "round_id": f"{table}-r1", "type": "betting.opened", "rule": "655a.6", "payload": {}}))  # fmt: skip
+        browser.get(f"http://127.0.0.1:{port}/")
+        wait.until(ec.visibility_of_element_located((By.ID, "enrol-key-id"))).send_keys("lin.floor")
+        browser.find_element(By.ID, "enrol-role").send_keys("floorperson")
+        browser.find_element(By.ID, "enrol-button").click()
+        entry = wait.until(ec.visibility_of_element_located((By.ID, "entry"))).text
+        found = re.search(r'public_key = "([A-Za-z0-9+/=]{44})"', entry)
+        assert found is not None
+        public["key"] = found.group(1)
+        browser.find_element(By.ID, "login-button").click()
+        wait.until(ec.text_to_be_present_in_element((By.ID, "whoami"), "lin.floor (floorperson)"))
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".tile")) == 3)
+        # A tile not touched by what follows stays the same node: the page patches tiles, it does not redraw.
+        browser.execute_script("document.querySelector('.tile[data-table=\"lk-3\"]').dataset.mark = 'kept';")
+
+        state = protocol.LinkState(
+            link_id="mega", status="open", tilt=None, database="up", seq=41,
+            tables={"lk-1": protocol.TableLease(asset_number="T-1001", leased=True),
+                    "lk-2": protocol.TableLease(asset_number="T-1002", leased=False)},
+        )  # fmt: skip
+        publish(f"{base}/state", state.model_dump_json(), retain=True)
+        meter = protocol.LinkMeter(link_id="mega", level="mega", display_cents=5_012_345, seq=41)
+        publish(f"{base}/progressive/mega", meter.model_dump_json(), retain=True)
+        hit = protocol.HitOut(table_id="lk-2", asset_number="T-1002", round_id="lk-2-r7", seat=5, level="mega",
+                              order=41, amount_cents=5_230_000, meter_before_cents=5_230_000)  # fmt: skip
+        publish(f"{base}/jackpot", protocol.PendingJackpots(link_id="mega", pending=[hit]).model_dump_json(), True)
+
+        panel = '.link-panel[data-link="mega"]'
+        wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, f'{panel} li[data-level="mega"]'), "$50,123.45"))
+        assert "open" in browser.find_element(By.CSS_SELECTOR, f"{panel} .link-status").text
+        assert browser.find_element(By.CSS_SELECTOR, f'{panel} tr[data-table="lk-2"]').get_attribute(
+            "data-leased") == "false"  # fmt: skip
+        for table in ("lk-1", "lk-2"):  # the pending hit on every linked tile
+            css = f'.tile[data-table="{table}"] .jackpot.linked'
+            wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, css), "lk-2 seat 5 mega $52,300.00"))
+        assert not browser.find_elements(By.CSS_SELECTOR, '.tile[data-table="lk-3"] .jackpot')
+        healthy = browser.find_element(By.CSS_SELECTOR, '.tile[data-table="lk-1"] .link').get_attribute("class")
+        unleased = browser.find_element(By.CSS_SELECTOR, '.tile[data-table="lk-2"] .link')
+        assert healthy == "link ok" and "no lease" in unleased.text and unleased.get_attribute("class") == "link bad"
+        first = browser.find_element(By.CSS_SELECTOR, "#alerts li:first-child")
+        assert first.get_attribute("data-kind") == "link_jackpot" and first.get_attribute("data-target-id") == "mega"
+        assert browser.execute_script("return document.querySelector('.tile[data-table=\"lk-3\"]').dataset.mark;") == (
+            "kept"
+        )
+        browser.save_screenshot(str(tmp_path / "floor-linked.png"))
+        if os.environ.get("TABLECTL_SCREENSHOTS") == "docs":
+            browser.save_screenshot(str(DOCS_SHOTS / "floor-linked.png"))
+
+        # Validate through the link: signed here with the enrolled key, relayed untouched, judged by the link.
+        browser.execute_script(
+            "document.querySelector('#alerts li:first-child button[data-verb=\"validate_jackpot\"]').click();"
+        )
+        assert "Validate the linked hit" in browser.find_element(By.ID, "confirm-text").text
+        assert "on link mega" in browser.find_element(By.ID, "confirm-text").text
+        browser.find_element(By.ID, "confirm-ok").click()
+        wait.until(lambda d: d.find_element(By.ID, "reply").get_attribute("data-outcome") == "applied")
+        assert answered.is_set() and len(relayed) == 1
+        assert relayed[0]["table_id"] == "mega" and relayed[0]["key_id"] == "lin.floor"
+        assert relayed[0]["args"] == {"table_id": "lk-2", "round_id": "lk-2-r7", "seat": 5, "level": "mega"}
+        wait.until(ec.invisibility_of_element_located((By.CSS_SELECTOR, ".tile .jackpot.linked")))
+        assert not browser.find_elements(By.CSS_SELECTOR, '#alerts li[data-kind="link_jackpot"]')
+        # A floorperson sees no link verbs but the validation: opening and closing the link is a supervisor's.
+        assert not browser.find_elements(By.CSS_SELECTOR, f'{panel} button[data-verb="close_link"]')
+        with psycopg.connect(dsn) as conn:
+            audit = conn.execute("SELECT table_id, verb, outcome FROM console_audit WHERE action = 'command'")
+            assert audit.fetchall() == [("link:mega", "validate_jackpot", "applied")]
+    finally:
+        client.loop_stop()
+        client.disconnect()
         floor.stop()
         print(floor.log()[-3000:])

@@ -5,7 +5,8 @@
 // page as text only (textContent), never as markup.
 "use strict";
 
-const state = { session: null, tiles: new Map(), alerts: [], open: null, verbs: {}, key: null };
+const state = { session: null, tiles: new Map(), alertGroups: new Map(), links: new Map(), open: null, verbs: {},
+  linkVerbs: {}, key: null };
 const $ = (id) => document.getElementById(id);
 
 function el(tag, attrs, ...children) {
@@ -170,6 +171,7 @@ function showKey() {
 async function refreshSession() {
   state.session = await api("GET", "/api/session");
   state.verbs = state.session.verbs || {};
+  state.linkVerbs = state.session.link_verbs || {};
   const s = state.session;
   $("whoami").textContent = s.logged_in ? `${s.key_id} (${s.role}), session until ${s.expires.slice(11, 16)} UTC`
     : "not logged in";
@@ -177,6 +179,7 @@ async function refreshSession() {
   $("keys").hidden = !!s.logged_in;
   $("floor").hidden = !s.logged_in;
   $("alerts-panel").hidden = !s.logged_in;
+  $("links").hidden = !s.logged_in;
   showKey();
   if (s.logged_in) connect(); else disconnect();
 }
@@ -197,21 +200,33 @@ function connect() {
   source = new EventSource("/api/stream");
   source.onopen = () => { $("conn").textContent = "live"; $("conn").className = "conn up"; };
   source.onerror = () => { $("conn").textContent = "reconnecting"; $("conn").className = "conn down"; };
+  // The whole floor once, at connection; then each update carries only the tiles, alert groups and link panels
+  // that changed, and the page patches those in place (docs/console.md, "Updates").
   source.addEventListener("floor", (m) => {
     const f = JSON.parse(m.data);
     state.tiles = new Map(f.tiles.map((t) => [t.table_id, t]));
-    state.alerts = f.alerts;
-    render();
+    state.alertGroups = new Map();
+    for (const a of f.alerts) {
+      if (!state.alertGroups.has(a.group)) state.alertGroups.set(a.group, []);
+      state.alertGroups.get(a.group).push(a);
+    }
+    state.links = new Map((f.links || []).map((l) => [l.link_id, l]));
+    renderFloor();
+    renderAlerts();
+    renderLinks();
   });
   source.addEventListener("update", (m) => {
     const u = JSON.parse(m.data);
-    for (const t of u.tiles) state.tiles.set(t.table_id, t);
-    state.alerts = u.alerts;
-    render();
+    for (const t of u.tiles) { state.tiles.set(t.table_id, t); patchTile(t); }
+    const groups = Object.entries(u.alerts || {});
+    for (const [g, list] of groups) { if (list.length) state.alertGroups.set(g, list); else state.alertGroups.delete(g); }
+    if (groups.length) renderAlerts();
+    for (const l of u.links || []) state.links.set(l.link_id, l);
+    if ((u.links || []).length) renderLinks();
     if (state.open) {
       for (const line of u.lines) if (line.table_id === state.open) appendLine(line);
       const t = state.tiles.get(state.open);
-      if (t) renderNow(t);
+      if (t && u.tiles.some((x) => x.table_id === state.open)) renderNow(t);
     }
   });
   source.addEventListener("bye", () => { disconnect(); refreshSession(); });
@@ -232,7 +247,15 @@ function tile(t) {
   const devices = el("span", { class: "devices" }, el("span", { class: "dot " + (faults ? "bad" : "") }),
     faults ? `${faults} device(s) need attention` : "devices ok");
   const meters = Object.entries(t.meters).map(([lvl, m]) => `${lvl} ${dollars(m.display_cents)}`).join(" · ");
-  const node = el("div", { class: `tile ${t.state}` + (jackpots.length || tilts.length ? " alerting" : ""),
+  const linked = Object.entries(t.linked_meters || {}).map(([lvl, m]) => `${lvl} ${dollars(m.display_cents)}`)
+    .join(" · ");
+  const links = (t.links || []).map((l) => el("div", { class: "link " + (l.healthy ? "ok" : "bad"),
+    "data-link": l.link_id, "data-status": l.status, "data-leased": String(l.leased) },
+    el("span", { class: "dot " + (l.healthy ? "" : "bad") }),
+    `link ${l.link_id} ${l.status}` + (l.database === "down" ? ", database down" : "") +
+    (l.leased ? ", leased" : ", no lease: linked wagers locked out")));
+  const alerting = jackpots.length || tilts.length || (t.linked_jackpots || []).length;
+  const node = el("div", { class: `tile ${t.state}` + (alerting ? " alerting" : ""),
     "data-table": t.table_id },
     el("div", { class: "row" }, el("span", { class: "name" }, t.table_id), el("span", { class: "state" }, t.state)),
     el("div", { class: "game" }, `${t.game || "?"} (${t.chapter || "?"})`),
@@ -244,6 +267,11 @@ function tile(t) {
       el("span", { class: "method" }, [t.dealing_method, t.shuffle].filter(Boolean).join(", "))),
     devices,
     meters ? el("div", { class: "meters" }, meters) : null,
+    ...links,
+    linked ? el("div", { class: "linked-meters" }, linked) : null,
+    ...(t.linked_jackpots || []).map((h) => el("div", { class: "jackpot linked", "data-link": h.link_id,
+      "data-order": h.order }, `LINKED JACKPOT pending: ${h.table_id} seat ${h.seat} ${h.level} ` +
+      `${dollars(h.amount_cents)} (${h.link_id} win #${h.order})`)),
     ...jackpots.map(([hit, j]) => el("div", { class: "jackpot", "data-hit": hit },
       `JACKPOT pending: seat ${j.seat} ${j.level} ${dollars(j.amount)}`)),
     ...tilts.map((k) => el("div", { class: "tilt" }, `TILT ${k}`)),
@@ -252,29 +280,79 @@ function tile(t) {
   return node;
 }
 
-function actionButton(tableId, verb, args, label) {
-  const allowed = state.session && (state.session.allowed || []).includes(verb);
-  if (!allowed) return null;
-  const b = el("button", { "data-verb": verb }, label || verb.replaceAll("_", " "));
-  b.addEventListener("click", (ev) => { ev.stopPropagation(); confirmAndSend(tableId, verb, args); });
+// target: "table" or "link"; a link's verbs are its own (the link judges them, link/commands.py).
+function actionButton(target, targetId, verb, args, label) {
+  if (!state.session) return null;
+  const mine = target === "link" ? state.session.link_allowed : state.session.allowed;
+  if (!(mine || []).includes(verb)) return null;
+  const b = el("button", { "data-verb": verb, "data-target": target }, label || verb.replaceAll("_", " "));
+  b.addEventListener("click", (ev) => { ev.stopPropagation(); confirmAndSend(targetId, verb, args, target); });
   return b;
 }
 
-function render() {
-  const floor = $("floor");
-  const pits = new Map();
-  for (const t of state.tiles.values()) {
-    if (!pits.has(t.pit)) pits.set(t.pit, []);
-    pits.get(t.pit).push(t);
-  }
-  floor.replaceChildren(...[...pits.keys()].sort().map((pit) =>
-    el("div", { class: "pit", "data-pit": pit }, el("h2", {}, `Pit ${pit}`),
-      el("div", { class: "tiles" }, ...pits.get(pit).map(tile)))));
-  $("alert-count").textContent = `(${state.alerts.length})`;
-  $("alerts").replaceChildren(...state.alerts.map((a) =>
-    el("li", { class: "alert", "data-kind": a.kind, "data-table": a.table_id, "data-key": a.key },
+function pitBox(pit) {
+  let box = document.querySelector(`#floor .pit[data-pit="${CSS.escape(pit)}"] .tiles`);
+  if (box) return box;
+  const node = el("div", { class: "pit", "data-pit": pit }, el("h2", {}, `Pit ${pit}`), el("div", { class: "tiles" }));
+  const after = [...$("floor").children].find((p) => p.getAttribute("data-pit") > pit);
+  $("floor").insertBefore(node, after || null);
+  return node.querySelector(".tiles");
+}
+
+function renderFloor() {
+  $("floor").replaceChildren();
+  for (const t of [...state.tiles.values()].sort((a, b) => a.table_id.localeCompare(b.table_id))) patchTile(t);
+}
+
+// One tile drawn again in its place; a new table's tile goes into its pit in table order.
+function patchTile(t) {
+  const node = tile(t);
+  const old = document.querySelector(`#floor .tile[data-table="${CSS.escape(t.table_id)}"]`);
+  if (old && old.parentElement.parentElement.getAttribute("data-pit") === t.pit) { old.replaceWith(node); return; }
+  if (old) old.remove();
+  const box = pitBox(t.pit);
+  const after = [...box.children].find((x) => x.getAttribute("data-table") > t.table_id);
+  box.insertBefore(node, after || null);
+}
+
+// Sorted the way the server sorts them (floor/console/views.py sort_alerts): jackpots first, then oldest first.
+function alertOrder(a, b) {
+  const k = (x) => [x.rank, String(x.since), x.table_id, x.kind, String(x.key)];
+  const [p, q] = [k(a), k(b)];
+  for (let i = 0; i < p.length; i++) if (p[i] !== q[i]) return p[i] < q[i] ? -1 : 1;
+  return 0;
+}
+
+function renderAlerts() {
+  const all = [...state.alertGroups.values()].flat().sort(alertOrder);
+  $("alert-count").textContent = `(${all.length})`;
+  $("alerts").replaceChildren(...all.map((a) =>
+    el("li", { class: "alert", "data-kind": a.kind, "data-table": a.table_id, "data-key": a.key,
+      "data-target": a.target, "data-target-id": a.target_id },
       el("strong", {}, a.table_id), el("span", {}, a.text), el("span", { class: "since" }, since(a.since)),
-      a.verb ? actionButton(a.table_id, a.verb, a.args) : null)));
+      a.verb ? actionButton(a.target || "table", a.target_id || a.table_id, a.verb, a.args) : null)));
+}
+
+function renderLinks() {
+  $("links").hidden = !state.links.size || !(state.session && state.session.logged_in);
+  $("link-panels").replaceChildren(...[...state.links.values()].map((l) => {
+    const healthy = l.status === "open" && l.database === "up";
+    return el("div", { class: "link-panel " + (healthy ? "ok" : "bad"), "data-link": l.link_id },
+      el("div", { class: "row" }, el("strong", {}, `Link ${l.link_id}`),
+        el("span", { class: "link-status", "data-status": l.status }, l.status + (l.tilt ? `: ${l.tilt}` : "")),
+        el("span", {}, `database ${l.database || "?"}`), el("span", {}, `seq ${l.seq}`)),
+      el("ul", { class: "link-levels" }, ...Object.entries(l.meters).sort().map(([lvl, m]) =>
+        el("li", { "data-level": lvl }, el("span", {}, lvl), el("strong", {}, dollars(m.display_cents))))),
+      el("table", { class: "link-tables" }, el("tbody", {}, ...Object.entries(l.tables).sort().map(([tid, x]) =>
+        el("tr", { "data-table": tid, "data-leased": String(x.leased) }, el("td", {}, tid),
+          el("td", {}, `asset ${x.asset_number}`), el("td", {}, x.leased ? "leased" : "no lease"),
+          el("td", {}, x.last_seen ? `heard ${since(x.last_seen)} ago` : "not heard"))))),
+      ...l.pending.map((h) => el("div", { class: "jackpot", "data-order": h.order },
+        `pending: ${h.table_id} seat ${h.seat} ${h.level} ${dollars(h.amount_cents)} (win #${h.order})`)),
+      el("div", { class: "link-actions" },
+        actionButton("link", l.link_id, "open_link", { note: "opened from the floor console" }),
+        actionButton("link", l.link_id, "close_link", { note: "closed from the floor console" })));
+  }));
 }
 
 setInterval(() => {
@@ -298,7 +376,9 @@ function appendLine(l) {
 function renderNow(t) {
   const rows = [["state", t.state], ["phase", `${t.phase} for ${since(t.phase_since)}`], ["round", t.round_id || "-"],
     ["dealing method", t.dealing_method || "-"], ["shuffle", t.shuffle || "-"], ["players", t.players],
-    ["open tilts", Object.keys(t.tilts).join(", ") || "none"], ["blocks", Object.keys(t.blocks).join(", ") || "none"]];
+    ["open tilts", Object.keys(t.tilts).join(", ") || "none"], ["blocks", Object.keys(t.blocks).join(", ") || "none"],
+    ["links", (t.links || []).map((l) => `${l.link_id} ${l.status}, ${l.leased ? "leased" : "no lease"}`)
+      .join("; ") || "none"]];
   $("tv-now").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-field": k }, v)]));
   $("tv-meters").replaceChildren(...Object.entries(t.meters).map(([lvl, m]) =>
     el("li", { "data-level": lvl }, `${lvl}: ${dollars(m.display_cents)} (reserve ${dollars(m.reserve_cents)}, hits ${m.hits})`)));
@@ -378,10 +458,11 @@ function closeTable() {
 
 let pending = null;
 
-function confirmAndSend(tableId, verb, args) {
-  const v = state.verbs[verb] || { confirm: verb, rule: "" };
-  pending = { tableId, verb, args };
-  $("confirm-text").textContent = `${v.confirm} at table ${tableId}?`;
+function confirmAndSend(tableId, verb, args, target) {
+  const link = target === "link";
+  const v = (link ? state.linkVerbs : state.verbs)[verb] || { confirm: verb, rule: "" };
+  pending = { tableId, verb, args, link };
+  $("confirm-text").textContent = `${v.confirm} ${link ? "on link" : "at table"} ${tableId}?`;
   $("confirm-rule").textContent = v.rule;
   $("confirm-args").textContent = Object.keys(args).length ? "with " + canonical(args) : "";
   $("confirm").showModal();
@@ -396,7 +477,8 @@ async function sendPending() {
   $("reply").textContent = `sending ${p.verb} to ${p.tableId}…`;
   try {
     const env = await envelope(p.tableId, p.verb, p.args);
-    const reply = await api("POST", `/api/tables/${encodeURIComponent(p.tableId)}/commands/${p.verb}`, undefined,
+    const where = p.link ? "links" : "tables";
+    const reply = await api("POST", `/api/${where}/${encodeURIComponent(p.tableId)}/commands/${p.verb}`, undefined,
       JSON.stringify(env));
     $("reply").textContent = `${p.verb} at ${p.tableId}: ${reply.outcome}` +
       (reply.reason ? ` — ${reply.reason}` : "") + "\n" + JSON.stringify(reply, null, 1);

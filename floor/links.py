@@ -1,0 +1,165 @@
+"""The linked progressives as the floor sees them: the link controller's retained topics folded into one model per
+link (pure: no I/O, no clock but the times given).
+
+The link controller (`tablectl link`, docs/linked-progressives.md) publishes under `<prefix>/link/<link_id>/`:
+`state` (open, closed or tilted, its database, each table's lease), `progressive/<level>` (what every linked sign
+shows), `jackpot` (the hits awaiting validation) and `event` (every link event, gap-free seq). The floor may not
+import the link's package (pyproject.toml's layering: the floor names the link by its topics), so the models
+below mirror link/protocol.py, and tests/floor/test_console_links.py holds their fields equal to it.
+
+`state` is also the link's last will, `{"status": "offline"}`: every other field of it is optional here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+LEVEL = r"^[a-z_]{1,32}$"  # controller.progressive.parameters.LEVEL_PATTERN
+RULE = "605a.8 (not available; NY 9 NYCRR 5321.18 as the stand-in)"
+
+
+class _Msg(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LinkTableLease(_Msg):
+    asset_number: str
+    leased: bool
+    last_seen: str | None = None
+
+
+class LinkStateMsg(_Msg):
+    link_id: str | None = None
+    status: str = Field(min_length=1, max_length=32)
+    tilt: str | None = None
+    database: Literal["up", "down"] | None = None
+    seq: int | None = Field(None, ge=0)
+    tables: dict[str, LinkTableLease] = Field(default_factory=dict)
+    rule: str | None = None
+
+
+class LinkMeterMsg(_Msg):
+    link_id: str
+    level: str = Field(pattern=LEVEL)
+    display_cents: int = Field(ge=0)
+    seq: int = Field(ge=0)
+
+
+class LinkHitMsg(_Msg):
+    table_id: str
+    asset_number: str
+    round_id: str
+    seat: int = Field(ge=1, le=9)
+    level: str = Field(pattern=LEVEL)
+    order: int = Field(ge=1)
+    amount_cents: int = Field(ge=0)
+    meter_before_cents: int = Field(ge=0)
+    validated_by: str | None = None
+
+
+class LinkJackpotsMsg(_Msg):
+    link_id: str
+    pending: list[LinkHitMsg]
+
+
+class LinkEventMsg(_Msg):
+    seq: int = Field(ge=1)
+    ts: str
+    type: str = Field(min_length=1, max_length=64)
+    rule: str | None = None
+    table_id: str | None = None
+    round_id: str | None = None
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+LinkKind = Literal["link_state", "link_meter", "link_jackpot", "link_event"]
+LinkModel = LinkStateMsg | LinkMeterMsg | LinkJackpotsMsg | LinkEventMsg
+LINK_MODELS: dict[LinkKind, type[BaseModel]] = {
+    "link_state": LinkStateMsg,
+    "link_meter": LinkMeterMsg,
+    "link_jackpot": LinkJackpotsMsg,
+    "link_event": LinkEventMsg,
+}
+
+
+def link_kind_of(prefix: str, topic: str) -> tuple[str, LinkKind] | None:
+    """(link_id, kind) for a link topic the floor takes; None for any other (requests, answers, commands)."""
+    if not topic.startswith(prefix + "/link/"):
+        return None
+    parts = topic[len(prefix) + 6 :].split("/")
+    if len(parts) == 2 and parts[1] == "state":
+        return parts[0], "link_state"
+    if len(parts) == 2 and parts[1] == "jackpot":
+        return parts[0], "link_jackpot"
+    if len(parts) == 2 and parts[1] == "event":
+        return parts[0], "link_event"
+    if len(parts) == 3 and parts[1] == "progressive":
+        return parts[0], "link_meter"
+    return None
+
+
+def link_subscriptions(prefix: str) -> list[str]:
+    return [f"{prefix}/link/+/{t}" for t in ("state", "progressive/+", "jackpot", "event")]
+
+
+def hit_key(hit: dict[str, Any]) -> str:
+    """A linked hit's name on the floor: the link's order of wins is unique per link."""
+    return f"{hit['level']}#{hit['order']}"
+
+
+@dataclass
+class LinkLive:
+    link_id: str
+    status: str = "unknown"  # open, closed, tilted; offline by the link's last will; unknown before any
+    tilt: str | None = None
+    database: str | None = None
+    seq: int = 0
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict)  # table_id -> asset_number, leased, last_seen
+    meters: dict[str, dict[str, Any]] = field(default_factory=dict)  # level -> display_cents, seq
+    pending: dict[str, dict[str, Any]] = field(default_factory=dict)  # hit_key -> the hit and since when
+    status_since: str | None = None
+    last_event_seq: int = 0
+
+    def apply(self, model: LinkModel, at: str) -> None:
+        """Fold one message in; `at` is when the floor received it (the link's retained topics carry no time)."""
+        if isinstance(model, LinkStateMsg):
+            if model.status != self.status:
+                self.status, self.status_since = model.status, at
+            self.tilt = model.tilt
+            if model.status == "offline":
+                self.tables = {t: {**v, "leased": False} for t, v in self.tables.items()}
+                return  # the last will says nothing else: the leases lapse, the rest is as last known
+            self.database = model.database
+            self.seq = max(self.seq, model.seq or 0)
+            self.tables = {t: v.model_dump() for t, v in model.tables.items()}
+        elif isinstance(model, LinkMeterMsg):
+            old = self.meters.get(model.level)
+            if old is None or model.seq >= int(old["seq"]):
+                self.meters[model.level] = {"display_cents": model.display_cents, "seq": model.seq}
+        elif isinstance(model, LinkJackpotsMsg):
+            now = {hit_key(h.model_dump()): h.model_dump() for h in model.pending if h.validated_by is None}
+            self.pending = {k: {**h, "since": self.pending.get(k, {}).get("since", at)} for k, h in now.items()}
+        else:
+            self.last_event_seq = max(self.last_event_seq, model.seq)
+
+    def link_of(self, table_id: str) -> dict[str, Any] | None:
+        """What a linked table's tile shows of its link: the link's state and the table's lease."""
+        lease = self.tables.get(table_id)
+        if lease is None:
+            return None
+        return {
+            "link_id": self.link_id,
+            "status": self.status,
+            "tilt": self.tilt,
+            "database": self.database,
+            "leased": bool(lease.get("leased")),
+            "last_seen": lease.get("last_seen"),
+            "asset_number": lease.get("asset_number"),
+            "healthy": self.status == "open" and self.database == "up" and bool(lease.get("leased")),
+        }
+
+    def panel(self) -> dict[str, Any]:
+        return {**asdict(self), "pending": sorted(self.pending.values(), key=lambda h: int(h["order"])), "rule": RULE}
