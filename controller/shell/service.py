@@ -22,7 +22,7 @@ from controller.config.table import TableConfig
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.core.settlement import ChapterRules
 from controller.engine.commands import DeviceCommand
-from controller.engine.inputs import CriticalStateInvalid, Input, OpenTable, Recover, Tick
+from controller.engine.inputs import CriticalStateInvalid, Input, LinkLease, OpenTable, Recover, Tick
 from controller.engine.round import RoundEngine
 from controller.engine.state import Phase, TableState
 from controller.games.registry import REGISTRY
@@ -82,6 +82,7 @@ class TableService:
             self.engine: RoundEngine[ChapterRules] = chapter.engine(config.game)
         except ValueError as err:
             raise ConfigError(f"game: {err}") from None
+        self.engine.link = config.progressive.link
         self._on_journaled = on_journaled
         self._clock = clock
         self._found = integrity.assess(journal, remote_anchor)
@@ -91,6 +92,8 @@ class TableService:
         if software_check is not None and software_check.refused:
             self._first.insert(0, CriticalStateInvalid(str(software_check.judgement.problem), tilt=software.TILT))
         self._accounts_generation = self._restore_accounts(self.state, self._first)
+        if self.engine.link is not None:  # a lease does not survive a restart: locked out until the link grants one
+            self._first.append(LinkLease(False, "the table started: awaiting the link's lease"))
         # The state as last stored: a step that leaves it unchanged (most Ticks) writes nothing.
         self._stored = snapshot.encode(self.state)
         self._stored_meters = self.state.meters
@@ -277,6 +280,10 @@ class TableService:
         journaled = self.journal.append(events, self._clock()) if events else []
         self._announce(journaled)
         return journaled
+
+    def link_wake(self, wake: Callable[[], None]) -> None:
+        """`wake` is called when a step put requests for the link controller in the outbox (SendLink)."""
+        self._commands.link_wake = wake
 
     def subscribe(self) -> asyncio.Queue[JournaledEvent]:
         """Every journaled event, in seq order, from now on (for the console and the demo's floor)."""
