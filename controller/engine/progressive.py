@@ -222,7 +222,8 @@ def reverse_progressive_contributions(ctx: StepContext, rule: str, returned: Map
 
 def meter_values(ctx: StepContext) -> dict[str, int]:
     if ctx.setup.link is not None:
-        return dict(ctx.s.link_display)
+        # The link's meters as last heard (a level not heard of yet reads 0: the claim's answer pays, not this).
+        return {level: ctx.s.link_display.get(level, 0) for level in ctx.setup.meter_params.levels}
     return ctx.s.meters.display() if ctx.s.meters is not None else {}
 
 
@@ -243,7 +244,7 @@ def meter_carry(ctx: StepContext) -> dict[str, int]:
 def show_levels(ctx: StepContext) -> None:
     """The sign shows the meters as this step leaves them (carried in the command: the shell reads no state)."""
     values = meter_values(ctx)
-    if values or ctx.setup.link is None:
+    if ctx.setup.link is None or ctx.s.link_display:
         ctx.command(ShowLevels(values))
 
 

@@ -44,6 +44,7 @@ METERS_RECORD = "meters"  # the progressive meters, two copies (controller/progr
 ACCOUNTS_RECORD = "accounts"  # the game accounts' ledger, two copies (controller/accounts/codec.py)
 TICK_SECONDS = 30.0  # fine enough for hour-long deck lives and half-hour idle checks
 MAX_GROUP = 64  # inputs stepped and committed together at most (see run)
+LINK_DRAIN_SECONDS = 5.0  # how long a linked table that closed waits for the link's last answers
 
 
 def utc_now() -> dt.datetime:
@@ -324,8 +325,29 @@ class TableService:
                 if isinstance(item, _Waited) and not item.done.done():
                     item.done.set_result(journaled)
             if len(results) < len(batch) or any(e.type == "table.closed" for e in results[-1]):
+                await self._drain_link()
                 self.closed.set()
                 return
+
+    async def _drain_link(self, timeout: float = LINK_DRAIN_SECONDS) -> None:
+        """A linked table that closed with requests unacknowledged steps the link's answers a little longer, so a
+        table closed at the end of a shift leaves nothing pending; what is still unanswered stays in the journal's
+        outbox and is sent at the next start."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self.state.link_outbox and (left := deadline - loop.time()) > 0:
+            try:
+                item = await asyncio.wait_for(self._inputs.get(), left)
+            except TimeoutError:
+                break
+            journaled = await self.apply(item.inp if isinstance(item, _Waited) else item)
+            if isinstance(item, _Waited) and not item.done.done():
+                item.done.set_result(journaled)
+        if self.state.link_outbox:
+            log.warning(
+                "closed with link requests unacknowledged: they are sent at the next start",
+                keys=sorted(self.state.link_outbox),
+            )
 
     async def ticks(self) -> None:
         """Until cancelled: a Tick every TICK_SECONDS (a supervised task of the runner's, controller/shell/tasks.py)."""
