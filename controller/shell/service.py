@@ -329,12 +329,12 @@ class TableService:
                 self.closed.set()
                 return
 
-    async def _drain_link(self, timeout: float = LINK_DRAIN_SECONDS) -> None:
+    async def _drain_link(self) -> None:
         """A linked table that closed with requests unacknowledged steps the link's answers a little longer, so a
         table closed at the end of a shift leaves nothing pending; what is still unanswered stays in the journal's
         outbox and is sent at the next start."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = loop.time() + LINK_DRAIN_SECONDS
         while self.state.link_outbox and (left := deadline - loop.time()) > 0:
             try:
                 item = await asyncio.wait_for(self._inputs.get(), left)

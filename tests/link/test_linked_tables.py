@@ -249,3 +249,20 @@ def _no_progressive_wager_while_cut_off(tid: str, events: list[dict[str, Any]], 
 
 def _ts(e: dict[str, Any]) -> datetime:
     return datetime.fromisoformat(str(e["ts"]))
+
+
+def test_demo_linked_plays_three_tables_on_one_meter_and_balances() -> None:
+    """`tablectl demo --linked --rounds 3`: its own PostgreSQL, mosquitto, link controller and three tables; exits 0
+    once each played 3 rounds, every contribution on the one meter, the report balanced."""
+    out = subprocess.run(
+        [*TABLECTL, "demo", "--linked", "--rounds", "3", "--seed", "5"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert "balance: exact to the micro-cent" in out.stdout
+    for table in ("ms-link-1", "ms-link-2", "ms-link-3"):
+        assert re.search(rf"^\s+{table}\s+\$\d", out.stdout, re.M), f"{table} contributed to the link's meter"
+    assert "every table played 3 round(s)" in out.stdout
