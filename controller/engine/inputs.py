@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from controller.engine.state import LinkJackpot
+from controller.progressive.link import LinkJackpot
 from drivers.interfaces import DeviceEvent
 
 

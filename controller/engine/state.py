@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from controller.accounts.ledger import Ledger
+from controller.progressive.link import LinkJackpot
 from controller.progressive.model import Meters
 
 
@@ -57,17 +58,6 @@ class LinkRequest:
     level: str = ""
     percent: int = 0
     rule: str = ""
-
-
-@dataclass(frozen=True)
-class LinkJackpot:
-    """A hit pending validation somewhere on the link, as every linked sign shows it."""
-
-    table_id: str
-    asset_number: str
-    level: str
-    amount_cents: int
-    order: int
 
 
 @dataclass

@@ -31,9 +31,10 @@ from pydantic import ValidationError
 
 from controller.config.table import TableConfig
 from controller.engine.inputs import Input, LinkAnswered, LinkBroadcast, LinkLease
-from controller.engine.state import LinkJackpot, LinkRequest, TableState
+from controller.engine.state import LinkRequest, TableState
 from controller.mqtt.connection import client_kwargs
 from controller.mqtt.link_wire import ClaimOut, ContributionOut, JackpotsIn, MeterIn, RequestOut, ResponseIn, topics
+from controller.progressive.link import LinkJackpot
 
 log = structlog.get_logger("tablectl.link")
 BACKOFF_MAX = 5.0
@@ -108,6 +109,7 @@ class LinkClient:
         if answer.lease_ms > 0:
             self.lease_until = max(self.lease_until, sent_at + answer.lease_ms / 1000)
             self.levels = tuple(sorted(answer.display))
+            self.lapse_why = f"no answer from the link within the lease ({answer.lease_ms} ms)"
         else:
             # The link grants none (closed, tilted, its database lost): it is operating no more, so the lease
             # ends now rather than running out (5321.18: unplayable when the controller is inoperable).

@@ -19,8 +19,10 @@ from controller.engine.inputs import (
 )
 from controller.engine.progressive import LINK_RULE
 from controller.engine.round import RoundEngine
-from controller.engine.state import LinkJackpot, Phase, TableState
-from controller.games.mississippi_stud.spec import MississippiStudRules, MississippiStudSpec
+from controller.engine.state import Phase, TableState
+from controller.games.mississippi_stud.rules import MississippiStudRules
+from controller.games.mississippi_stud.spec import MississippiStudSpec
+from controller.progressive.link import LinkJackpot
 from controller.store import snapshot
 from tests.engine.conftest import PureTable, arranged_deck
 
@@ -49,6 +51,10 @@ def linked_table(decks: list[list[str]] | None = None) -> PureTable:
     t.answer = answer
     t.feed(OpenTable())
     return t
+
+
+def phase(t: PureTable) -> Phase:
+    return t.state.phase  # read afresh: each feed moves it on
 
 
 def leased(t: PureTable) -> None:
@@ -156,7 +162,7 @@ def test_hits_are_claimed_in_turn_and_paid_what_the_link_answered() -> None:
     ]
     settled = {e.payload["seat"]: e.payload for e in out if e.type == "progressive.settled"}
     assert settled[3]["paid"] + settled[3]["returned"] == 100_321
-    assert t.state.phase is Phase.JACKPOT and not t.state.link_outbox
+    assert phase(t) is Phase.JACKPOT and not t.state.link_outbox
     for e in hits:
         t.feed(
             Signed(
