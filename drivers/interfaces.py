@@ -11,7 +11,7 @@ Money is integer cents.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -288,6 +288,16 @@ class ProgressiveSign(Device, Protocol):
 
     async def show_win(self, level: str, amount_cents: int, seat: int) -> None:
         """Announce a progressive win on the sign."""
+
+
+@runtime_checkable
+class LinkedSign(Protocol):
+    """A progressive sign that can show a linked progressive's state (docs/linked-progressives.md): whether the link
+    is up (progressive wagers taken) and every hit pending validation across the link (asset number, level, cents).
+    A sign without it shows the meters only; the table's events still say the link is down."""
+
+    async def show_link(self, up: bool, message: str, pending: Sequence[tuple[str, str, int]]) -> None:
+        """Show the link's state: `message` (e.g. PROGRESSIVE CLOSED: LINK DOWN) and the pending jackpots."""
 
 
 @runtime_checkable

@@ -29,6 +29,12 @@ def add_parser(sub: Subparsers) -> None:
         help="a floor instead: several tables, the floor service and its console in a browser, on a private "
         "PostgreSQL (docs/console.md); prints the URL to open",
     )
+    p.add_argument(
+        "--linked",
+        action="store_true",
+        help="three Mississippi Stud tables on one linked progressive: the link controller on a private PostgreSQL "
+        "(docs/linked-progressives.md)",
+    )
     p.add_argument("--http", metavar="HOST:PORT", help="with --floor: where the console listens (127.0.0.1:8480)")
     p.add_argument("--rounds", type=options.rounds, help="stop after this many rounds (default: until Ctrl-C)")
     p.add_argument(
@@ -72,6 +78,11 @@ def main(args: argparse.Namespace) -> int:
         floor_demo = importlib.import_module("floor.cli.demo")
         code: int = floor_demo.main(args)
         return code
+    if args.linked:
+        # Named by string too: the controller never imports the link controller.
+        linked_demo = importlib.import_module("link.cli.demo")
+        linked: int = linked_demo.main(args)
+        return linked
     if args.http:
         raise UsageError("--http is for the console of `tablectl demo --floor`")
     config = options.load_table(args.config)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from controller.cli.check_files import check_journal, check_mqtt_files
 from controller.cli.findings import Finding
 from controller.cli.verb import UsageError
 from controller.config.errors import config_problems
+from controller.config.files import FileRefused, read_bounded
 from controller.config.table import ConfigFileError, TableConfig, read_config
 from controller.games.registry import chapter_of
 from controller.shell.runner import playable
@@ -74,7 +76,78 @@ def check_file(path: Path, journal: Path | None = None) -> Report:
     findings += check_journal(data, journal)
     if config is not None:
         findings += check_playable(config)
+        findings += check_link(config, path.parent)
     return Report(path, findings, config)
+
+
+# -- a linked progressive --------------------------------------------------------------------------------------
+
+
+def check_link(config: TableConfig, base: Path) -> list[Finding]:
+    """[progressive] link: the table has progressive meters to link, and (with link_config) the link knows this table
+    and keeps exactly the levels its paytable pays, for the same wager spots (docs/linked-progressives.md)."""
+    link = config.progressive.link
+    if link is None:
+        return []
+    chapter = chapter_of(config.game)
+    try:
+        params = chapter.spec.progressives(config.game)
+    except ValueError:
+        return []  # reported with the game's own findings
+    offered = {o.spot for o in chapter.spec.offers(config.game)}
+    ours = {p.wager: sorted(lv.level for lv in p.levels) for p in params.progressives if p.wager in offered}
+    if not ours:
+        return [
+            Finding(
+                "error",
+                "progressive.link",
+                f"the table is on link {link!r} but offers no progressive wager",
+                "offer the progressive wager in [game] (e.g. progressive_paytable) or remove [progressive] link",
+            )
+        ]
+    if config.progressive.link_config is None:
+        return []
+    where = Path(config.progressive.link_config)
+    where = where if where.is_absolute() else base / where
+    fix = "give progressive.link_config the path of the link controller's LINK.toml"
+    try:
+        raw = tomllib.loads(read_bounded(str(where), 1 << 20).decode("utf-8"))
+    except (FileRefused, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        return [Finding("error", "progressive.link_config", f"{where} cannot be read as TOML: {err}", fix)]
+    out: list[Finding] = []
+    link_id = raw.get("link", {}).get("id") if isinstance(raw.get("link"), dict) else None
+    if link_id != link:
+        out.append(
+            Finding(
+                "error", "progressive.link", f"{where} is link {link_id!r}, not {link!r}", "name the same link in both"
+            )
+        )
+    tables = [t.get("table_id") for t in raw.get("tables", []) if isinstance(t, dict)]
+    if config.table_id not in tables:
+        out.append(
+            Finding(
+                "error",
+                "table_id",
+                f"link {link_id!r} does not list table {config.table_id!r} (its tables: {', '.join(map(str, tables))})",
+                f'add [[tables]] table_id = "{config.table_id}" and its asset_number to {where}',
+            )
+        )
+    theirs = {
+        str(p.get("wager")): sorted(str(lv.get("level")) for lv in p.get("levels", []) if isinstance(lv, dict))
+        for p in raw.get("progressive", [])
+        if isinstance(p, dict)
+    }
+    if theirs != ours:
+        out.append(
+            Finding(
+                "error",
+                "progressive.link",
+                f"the table's paytable pays {ours} (wager spot: levels) but link {link_id!r} keeps {theirs}",
+                "make the link's [[progressive]] wager spots and levels the table's paytable's (or choose the "
+                "paytable whose levels the link keeps)",
+            )
+        )
+    return out
 
 
 # -- devices -------------------------------------------------------------------------------------------------

@@ -132,6 +132,32 @@ class CommandSettings(_Strict):
     )
 
 
+class ProgressiveSettings(_Strict):
+    """A linked progressive (docs/linked-progressives.md): the table's progressive wagers feed the meters of the link
+    controller `link` instead of meters of its own."""
+
+    link: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9_\-]{1,64}$",
+        description="the link id (LINK.toml's [link] id); its topics are <mqtt.prefix>/link/<link>/...",
+    )
+    heartbeat_ms: int = Field(
+        1000, ge=100, le=60_000, description="how often the table asks the link to renew its lease (at most half of it)"
+    )
+    resend_ms: int = Field(
+        2000, ge=200, le=60_000, description="how long an unanswered request waits before it is sent again"
+    )
+    link_config: str | None = Field(
+        None, description="the link's LINK.toml, for check-config to check the table against the link's levels"
+    )
+
+    @model_validator(mode="after")
+    def _needs_link(self) -> ProgressiveSettings:
+        if self.link is None and self.link_config is not None:
+            raise ValueError("progressive.link_config is set without progressive.link: name the link")
+        return self
+
+
 class JournalSettings(_Strict):
     path: str | None = Field(None, description="SQLite file; default: <state dir>/<table_id>.sqlite")
 
@@ -194,6 +220,7 @@ class TableConfig(_Strict):
     supervisors: list[Supervisor] = Field([], description="keys that may sign supervisor commands")
     commands: CommandSettings = CommandSettings()
     software: SoftwareSettings = SoftwareSettings()
+    progressive: ProgressiveSettings = ProgressiveSettings()
 
     @model_validator(mode="after")
     def _distinct_supervisor_keys(self) -> TableConfig:

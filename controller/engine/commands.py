@@ -117,6 +117,25 @@ class ShowAccount:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class ShowLink:
+    """The progressive sign shows the link's state: `up` (the table holds a lease) or why not, and every hit pending
+    validation across the link (asset number, level, amount in cents), as 5321.18 has every linked sign show it."""
+
+    verb: ClassVar[str] = "show_link"
+    up: bool
+    message: str
+    pending: tuple[tuple[str, str, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SendLink:
+    """The outbox holds requests for the link controller: the shell's link client sends what it holds (the state,
+    journaled, is the queue; this only wakes the client)."""
+
+    verb: ClassVar[str] = "send_link"
+
+
 TerminalCommand = LockTerminal | UnlockTerminal | ShowAccount
 SeatCommand = LockSeat | UnlockSeat | LightSeat
 DeviceCommand = (
@@ -131,4 +150,6 @@ DeviceCommand = (
     | LockTerminal
     | UnlockTerminal
     | ShowAccount
+    | ShowLink
+    | SendLink
 )

@@ -80,6 +80,9 @@ class TableSetup(Generic[RulesCo]):
         self.terminals = any(spot in self.offers for spot in TERMINAL_SPOTS)
         self.random_bonuses = dict(spec.random_bonuses(rules)) if self.terminals else {}
         self.draws: BonusDraws = draws or SecretDraws()
+        # The linked progressive this table's progressive wagers feed (the config's [progressive] link), or None: the
+        # table's own meters (docs/linked-progressives.md). Set by the shell once, before the first step.
+        self.link: str | None = None
 
     def rule(self, section: str) -> str:
         return self.spec.rule(section)

@@ -6,10 +6,12 @@ reads no clock: time arrives as `Tick` (the shell sends one periodically, see do
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from controller.progressive.link import LinkJackpot
 from drivers.interfaces import DeviceEvent
 
 
@@ -177,6 +179,40 @@ class RaiseTilt:
     remedy: str
 
 
+@dataclass(frozen=True, slots=True)
+class LinkLease:
+    """The link controller's lease (docs/linked-progressives.md, "The lease"): `fresh` while the table holds one,
+    False once it lapsed (`why`); progressive wagers are taken only while it is fresh. `levels`: the link's levels
+    as its answer named them (checked against this table's)."""
+
+    fresh: bool
+    why: str = ""
+    levels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LinkAnswered:
+    """The link controller answered a request of the outbox (`key`): ok, or refused with `error`. A claim's
+    answer carries the hit the link recorded."""
+
+    key: str
+    ok: bool
+    error: str = ""
+    new: int = 0
+    duplicates: int = 0
+    amount_cents: int = 0
+    order: int = 0
+    meter_before_cents: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class LinkBroadcast:
+    """What the link shows every linked sign: its meters (cents by level) and the hits pending validation."""
+
+    display: Mapping[str, int]
+    jackpots: tuple[LinkJackpot, ...] | None = None  # None: the broadcast said nothing of them
+
+
 Input = (
     DeviceEvent
     | OpenTable
@@ -195,4 +231,7 @@ Input = (
     | Recover
     | CriticalStateInvalid
     | RaiseTilt
+    | LinkLease
+    | LinkAnswered
+    | LinkBroadcast
 )

@@ -15,9 +15,9 @@ from dataclasses import replace
 
 from controller.core.events import DomainEvent
 from controller.core.settlement import Settled
-from controller.engine.commands import LightSeat, ShowLevels, ShowWin
+from controller.engine.commands import LightSeat, SendLink, ShowLevels, ShowLink, ShowWin
 from controller.engine.context import StepContext
-from controller.engine.state import PendingHit
+from controller.engine.state import LinkAward, LinkContribution, LinkRequest, PendingHit
 from controller.progressive import meters as model
 from controller.progressive.model import MICRO, MeterError, Meters, PercentOfMeter
 
@@ -34,8 +34,13 @@ def meter_events(ctx: StepContext, events: Sequence[DomainEvent], meters: Meters
 
 
 def seed_meters(ctx: StepContext) -> None:
-    """A new table (or a meter the config added) is seeded, journaled; a seeded meter is never seeded again."""
+    """A new table (or a meter the config added) is seeded, journaled; a seeded meter is never seeded again. A
+    linked table keeps no meters of its own (the link controller does): it waits for the link's lease instead."""
     params = ctx.setup.meter_params
+    if ctx.setup.link is not None:
+        if params.levels and not ctx.s.link_lease:
+            lock_link(ctx, f"no lease from link {ctx.setup.link} yet")
+        return
     if not params.levels or "meters" in ctx.s.progressive_lockout:
         return  # a store that failed validation is never replaced by fresh seeds
     meters, events = model.seed_missing(ctx.s.meters or Meters(), params)
@@ -56,6 +61,43 @@ def progressive_refusal(ctx: StepContext, spot: str, amount: int) -> str | None:
     if amount and sizes is not None and amount not in sizes:
         return f"a {spot} wager is one of {', '.join(map(str, sizes))} cents at this table"
     return None
+
+
+# The stand-in for 605a.8, whose text is not available (docs/linked-progressives.md).
+LINK_RULE = "605a.8 (not available; NY 9 NYCRR 5321.18 as the stand-in)"
+
+
+def lock_link(ctx: StepContext, why: str) -> None:
+    """Progressive wagers locked out because the link is down (5321.18: a table's progressive becomes unplayable
+    when it loses communication with the controller or the controller is inoperable); the sign says so."""
+    ctx.s.link_lease = False
+    reason = f"link down: {why}"
+    if not ctx.setup.meter_wagers or ctx.s.progressive_lockout.get("link") == reason:
+        return
+    fresh = "link" not in ctx.s.progressive_lockout
+    ctx.s.progressive_lockout["link"] = reason
+    if fresh:
+        ctx.emit(
+            "progressive.locked_out",
+            LINK_RULE,
+            {
+                "reason": "link down",
+                "detail": why,
+                "link": ctx.setup.link,
+                "reasons": dict(ctx.s.progressive_lockout),
+                "wagers": list(ctx.setup.meter_wagers),
+                "remedy": "progressive wagers are refused until the link controller grants a lease again; "
+                "the rest of the game goes on",
+            },
+        )
+        show_link(ctx)
+
+
+def show_link(ctx: StepContext) -> None:
+    up = "link" not in ctx.s.progressive_lockout
+    message = "LINKED PROGRESSIVE" if up else "PROGRESSIVE CLOSED: LINK DOWN"
+    pending = tuple((j.asset_number, j.level, j.amount_cents) for j in ctx.s.link_jackpots)
+    ctx.command(ShowLink(up, message, pending))
 
 
 def lock_progressive(ctx: StepContext, key: str, why: str) -> None:
@@ -85,7 +127,10 @@ def unlock_progressive(ctx: StepContext, key: str) -> None:
 
 def contribute_wagers(ctx: StepContext) -> None:
     """At the lock-out every progressive wager of the round's players is collected and contributes
-    (655a.8(b), 643a.8(b)(2)), seat by seat clockwise."""
+    (655a.8(b), 643a.8(b)(2)), seat by seat clockwise. A linked table's go to the link's outbox."""
+    if ctx.setup.link is not None:
+        _contribute_linked(ctx)
+        return
     if ctx.s.meters is None or not ctx.setup.meter_wagers:
         return
     r = ctx.r
@@ -102,13 +147,60 @@ def contribute_wagers(ctx: StepContext) -> None:
         show_levels(ctx)
 
 
+def _contribute_linked(ctx: StepContext) -> None:
+    """One `contribute` request per lock-out, keyed by the round: kept in the outbox (the engine state, journaled
+    with this step) and sent until the link acknowledges it, so a kill -9 of either side loses and doubles nothing."""
+    r = ctx.r
+    rows = tuple(
+        LinkContribution(n, spot, amount)
+        for n in r.players
+        for spot, amount in sorted(r.seats[n].wagers.items())
+        if spot in ctx.setup.meter_wagers and amount > 0
+    )
+    if not rows:
+        return
+    key = f"contribute:{r.round_id}"
+    ctx.s.link_outbox[key] = LinkRequest(key, "contribute", r.round_id, rows)
+    ctx.emit(
+        "link.contribution_sent",
+        ctx.spec.lockout_rule(),
+        {
+            "link": ctx.setup.link,
+            "key": key,
+            "contributions": [{"seat": c.seat, "wager": c.wager, "cents": c.cents} for c in rows],
+            "cents": sum(c.cents for c in rows),
+            "stand_in": LINK_RULE,
+        },
+    )
+    ctx.command(SendLink())
+
+
 def reverse_progressive_contributions(ctx: StepContext, rule: str, returned: Mapping[str, Mapping[str, int]]) -> None:
-    """A void returns the progressive wagers, so the meters take back exactly what they contributed."""
+    """A void returns the progressive wagers, so the meters take back exactly what they contributed. A linked
+    table's contributions are final once sent: the link keeps them (docs/linked-progressives.md, "A void")."""
     wagers = {
         seat: {spot: amount for spot, amount in w.items() if spot in ctx.setup.progressive}
         for seat, w in returned.items()
     }
     wagers = {seat: w for seat, w in wagers.items() if w}
+    if ctx.setup.link is not None:
+        key = f"contribute:{ctx.r.round_id}" if ctx.s.round is not None else ""
+        sent = ctx.s.link_outbox.get(key)
+        acknowledged = sent is None and key != "" and any(wagers.values())
+        if wagers:
+            ctx.emit(
+                "progressive.contributions_kept",
+                LINK_RULE,
+                {
+                    "wagers": wagers,
+                    "link": ctx.setup.link,
+                    "acknowledged": acknowledged,
+                    "reason": "a linked contribution is final once sent to the link controller: the returned "
+                    "progressive wagers are funded by the house, the link's meter keeps what they contributed "
+                    f"(the Rules Submission says so; {rule} returns the wagers)",
+                },
+            )
+        return
     if ctx.s.meters is None or ctx.s.round is None:
         if wagers:
             ctx.emit("progressive.contributions_reversed", rule, {"wagers": wagers, "contributions": {}})
@@ -129,6 +221,9 @@ def reverse_progressive_contributions(ctx: StepContext, rule: str, returned: Map
 
 
 def meter_values(ctx: StepContext) -> dict[str, int]:
+    if ctx.setup.link is not None:
+        # The link's meters as last heard (a level not heard of yet reads 0: the claim's answer pays, not this).
+        return {level: ctx.s.link_display.get(level, 0) for level in ctx.setup.meter_params.levels}
     return ctx.s.meters.display() if ctx.s.meters is not None else {}
 
 
@@ -148,12 +243,22 @@ def meter_carry(ctx: StepContext) -> dict[str, int]:
 
 def show_levels(ctx: StepContext) -> None:
     """The sign shows the meters as this step leaves them (carried in the command: the shell reads no state)."""
-    ctx.command(ShowLevels(meter_values(ctx)))
+    values = meter_values(ctx)
+    if ctx.setup.link is None or ctx.s.link_display:
+        ctx.command(ShowLevels(values))
 
 
 def take_hits(ctx: StepContext, rows: Sequence[Settled]) -> list[Settled]:
     """Each meter award, in the settlement's (counterclockwise) order, from the meter as it stands at that
-    turn; the rows get the model's amounts (equal to the chapter's but for a reseed funded by a reserve)."""
+    turn; the rows get the model's amounts (equal to the chapter's but for a reseed funded by a reserve). A linked
+    table's awards are what the link controller answered to each claim (controller/engine/link.py)."""
+    if ctx.setup.link is not None:
+        out_linked = []
+        for x in rows:
+            award = meter_award(ctx, x)
+            found = ctx.r.link_awards.get(f"{x.seat}:{award[1]}") if award is not None else None
+            out_linked.append(x if award is None or found is None else _take_linked_hit(ctx, x, *award, found))
+        return out_linked
     if ctx.s.meters is None:
         return list(rows)
     out: list[Settled] = []
@@ -165,6 +270,56 @@ def take_hits(ctx: StepContext, rows: Sequence[Settled]) -> list[Settled]:
         meter_events(ctx, events, meters)
     show_levels(ctx)
     return out
+
+
+def meter_award(ctx: StepContext, x: Settled) -> tuple[int, str] | None:
+    """(percent, level) of a settled row that is a share of a meter, else None."""
+    m = _SHARE.match(x.odds or "") if x.outcome == "win" and x.wager in ctx.setup.meter_wagers else None
+    return None if m is None else (int(m.group(1)), m.group(2) or x.wager)
+
+
+def _take_linked_hit(ctx: StepContext, x: Settled, percent: int, level: str, award: LinkAward) -> Settled:
+    """The link's award for this seat's hit: held for validation at this table, the seat lit, the sign told."""
+    r = ctx.r
+    share = award.amount_cents
+    if share != x.paid + x.returned:
+        x = replace(
+            x, paid=share - x.amount, note=f"{x.note or ''}; paid {share} by link {ctx.setup.link}".lstrip("; ")
+        )
+    hit = PendingHit(
+        hit=f"{r.round_id}-h{len(ctx.s.pending_hits) + 1}",
+        seat=x.seat,
+        level=level,
+        wager=x.wager,
+        amount_cents=share,
+        percent=percent,
+        rule=x.rule,
+        documentation=True,
+    )
+    ctx.s.pending_hits.append(hit)
+    ctx.emit(
+        "progressive.hit",
+        ctx.spec.validation_rule(x.rule),
+        {
+            "hit": hit.hit,
+            "seat": x.seat,
+            "level": level,
+            "wager": x.wager,
+            "hand": x.hand,
+            "percent": percent,
+            "amount": share,
+            "meter_before": award.meter_before_cents,
+            "link": ctx.setup.link,
+            "order": award.order,
+            "light_rule": ctx.spec.light_rule(x.rule),
+            "documentation": "the award is a percentage of the link's meter, not paid from the table inventory "
+            f"container ({x.rule}): the cards stay on the table until it is documented",
+            "remedy": "a floorperson or above validates the hit with a signed validate_jackpot command",
+        },
+    )
+    ctx.command(LightSeat(x.seat, on=True))
+    ctx.command(ShowWin(level, share, x.seat))
+    return x
 
 
 def _take_hit(ctx: StepContext, x: Settled, percent: int, level: str) -> Settled:

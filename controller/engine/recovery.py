@@ -19,6 +19,7 @@ from controller.engine import (
     dealing,
     decisions,
     jackpot,
+    link,
     progressive,
     voiding,
 )
@@ -41,6 +42,8 @@ POLICIES: dict[str, str] = {
     "resume_deal": "the layout is known from the shuffler's card order: the dealer confirms the deal again",
     "resume_stub_count": "every card is recorded: the stub count (or the misdeal determination) is asked again",
     "resume_decisions": "every card is recorded: the seat whose turn it was is asked again",
+    "await_claim": "settled up to a linked hit: the claim is sent again under the same key; the link answers the "
+    "hit it recorded the first time",
 }
 
 
@@ -73,10 +76,15 @@ def recover(ctx: StepContext) -> None:
         resume_stub_count(ctx)
     elif phase is Phase.DECISION:
         resume_decisions(ctx)
+    elif phase is Phase.CLAIMING:
+        claims = [k for k, q in ctx.s.link_outbox.items() if q.kind == "claim"]
+        recovered(ctx, "await_claim", None, claims=claims)
+        lock_all(ctx)
     elif phase is Phase.JACKPOT:
         first = ctx.s.pending_hits[0].rule if ctx.s.pending_hits else ""
         recovered(ctx, "await_jackpot", ctx.spec.validation_rule(first), hits=[h.hit for h in ctx.s.pending_hits])
         lock_all(ctx)
+    link.restarted(ctx)  # the lease is unknown after a restart: locked out until the link grants one
     # Whatever the phase: a light the crash left lit, or never lit, is set right (643a.11(f)(3)(iii)(B)).
     jackpot.reissue_lights(ctx, reachable(ctx))
     # The terminals' lock and display may be anything after a crash: told again, balances from the ledger.

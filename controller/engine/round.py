@@ -29,9 +29,11 @@ from controller.engine import (
     deck_life,
     irregularities,
     jackpot,
+    link,
     players,
     progressive,
     recovery,
+    settling,
     shuffling,
     tilts,
 )
@@ -47,6 +49,9 @@ from controller.engine.inputs import (
     CriticalStateInvalid,
     FloorpersonDecision,
     Input,
+    LinkAnswered,
+    LinkBroadcast,
+    LinkLease,
     MarkOutOfOrder,
     OpenTable,
     PlayerLeft,
@@ -57,7 +62,7 @@ from controller.engine.inputs import (
     ValidateJackpot,
 )
 from controller.engine.spec import RulesCo
-from controller.engine.state import TableState
+from controller.engine.state import Phase, TableState
 from drivers.interfaces import (
     AccountRequested,
     BoxesBound,
@@ -218,6 +223,13 @@ def meters_shown(ctx: StepContext, inp: MetersShown) -> None:
     they change; a sign that stops answering is a DeviceFault or DeviceOffline."""
 
 
+def link_answered(ctx: StepContext, inp: LinkAnswered) -> None:
+    """The link's answer; the claim that settlement waited for resumes it (the chapter settles the round again
+    from the same cards, now with the link's award: controller/engine/link.py)."""
+    if link.answered(ctx, inp) and ctx.s.phase is Phase.CLAIMING:
+        settling.settle(ctx)
+
+
 def _station_seat(device_id: str) -> int | None:
     """The seat of a `wager_station_<seat>` device id, else None."""
     prefix, _, seat = device_id.rpartition("_")
@@ -281,5 +293,8 @@ _STEPS: dict[type[object], _Step] = dict(
         _on(MetersShown, meters_shown),
         _on(AccountRequested, accounts.account_requested),
         _on(DealerConfirmed, accounts.dealer_confirmed),
+        _on(LinkLease, link.lease),
+        _on(LinkAnswered, link_answered),
+        _on(LinkBroadcast, link.broadcast),
     ]
 )

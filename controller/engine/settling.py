@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from controller.core.settlement import RoundRecord, Settled
-from controller.engine import accounts, boundary, jackpot, players, progressive
+from controller.engine import accounts, boundary, jackpot, link, players, progressive
 from controller.engine.context import StepContext
 from controller.engine.spec import RoundView, SeatView
 
@@ -44,6 +44,8 @@ def settle(ctx: StepContext) -> None:
     """Counterclockwise from the dealer's right, through the chapter's own settlement."""
     table = view(ctx)
     rows, _ = ctx.spec.settle(ctx.rules, table) if table.seats else ([], {})
+    if link.claims_waiting(ctx, rows):
+        return  # a linked hit: settled once the link answers the claim (LinkAnswered, round.py)
     record = ctx.spec.record(ctx.rules, table) if table.seats else None
     rows = progressive.take_hits(ctx, rows)  # each meter award at that seat's turn, from the meter model
     revealed: set[str] = set()

@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from controller.accounts.ledger import Ledger
+from controller.progressive.link import LinkJackpot
 from controller.progressive.model import Meters
 
 
@@ -23,7 +24,40 @@ class Phase(StrEnum):
     STUB_COUNT = "stub_count"  # the dealer's count of the stub awaited (.8(f), .9(d), .10(d))
     DECISION = "decision"
     BLOCKED = "blocked"  # no new round until every reason in TableState.blocks is cleared
+    CLAIMING = "claiming"  # a linked progressive's hit claimed from the link controller, its answer awaited
     JACKPOT = "jackpot"  # settled, but a progressive hit awaits a floorperson's validation (655a.11(i)(1)(iii))
+
+
+@dataclass(frozen=True)
+class LinkAward:
+    """What the link controller recorded for a claim: the share of its meter at that player's turn, and the order
+    of the hit across the link (the seq of its meter.hit, 5321.18)."""
+
+    amount_cents: int
+    order: int
+    meter_before_cents: int
+
+
+@dataclass(frozen=True)
+class LinkContribution:
+    seat: int
+    wager: str
+    cents: int
+
+
+@dataclass(frozen=True)
+class LinkRequest:
+    """A request to the link controller kept in the engine state (so in the journal's transaction) until the link
+    acknowledges it: the table's outbox. `key` is what the link keys it by, so a resend changes nothing."""
+
+    key: str  # "contribute:<round_id>" or "claim:<round_id>:<seat>:<level>"
+    kind: str  # "contribute" | "claim"
+    round_id: str
+    contributions: tuple[LinkContribution, ...] = ()
+    seat: int = 0
+    level: str = ""
+    percent: int = 0
+    rule: str = ""
 
 
 @dataclass
@@ -79,6 +113,8 @@ class RoundState:
     # sealed in the journal until settlement (controller/engine/accounts.py).
     magic_card: str | None = None
     lucky_seat: int | None = None
+    # A linked progressive (docs/linked-progressives.md): the link's answer to each claim, "<seat>:<level>" -> award.
+    link_awards: dict[str, LinkAward] = field(default_factory=dict)
 
     def clone(self) -> RoundState:
         return replace(
@@ -95,6 +131,7 @@ class RoundState:
             left=dict(self.left),
             chips_entered=list(self.chips_entered),
             completion=dict(self.completion) if self.completion is not None else None,
+            link_awards=dict(self.link_awards),
         )
 
     def seat(self, n: int) -> SeatRound:
@@ -170,6 +207,11 @@ class TableState:
     meters: Meters | None = None  # None: the table offers no progressive, or its meters are not seeded yet
     pending_hits: list[PendingHit] = field(default_factory=list)  # awaiting validation, in the order paid
     progressive_lockout: dict[str, str] = field(default_factory=dict)  # why progressive wagers are refused
+    # -- a linked progressive (docs/linked-progressives.md): the link controller keeps the meters --
+    link_outbox: dict[str, LinkRequest] = field(default_factory=dict)  # sent until the link acknowledges each
+    link_display: dict[str, int] = field(default_factory=dict)  # the link's meters, cents by level, as last heard
+    link_jackpots: list[LinkJackpot] = field(default_factory=list)  # hits pending validation across the link
+    link_lease: bool = False  # the table holds a fresh lease (the shell says when it lapses)
     # -- game accounts of the electronic wagering system (605a.2(d); docs/accounts.md) --
     accounts: Ledger = field(default_factory=Ledger)  # immutable: a step shares it until it changes it
     account_requests: dict[int, AccountRequest] = field(default_factory=dict)  # seat -> awaiting the dealer
@@ -192,6 +234,9 @@ class TableState:
             bound={p: list(seats) for p, seats in self.bound.items()},
             pending_hits=list(self.pending_hits),
             progressive_lockout=dict(self.progressive_lockout),
+            link_outbox=dict(self.link_outbox),
+            link_display=dict(self.link_display),
+            link_jackpots=list(self.link_jackpots),
             account_requests=dict(self.account_requests),
             terminals_down=dict(self.terminals_down),
         )

@@ -23,8 +23,10 @@ from controller.engine.commands import (
     LockSeat,
     LockTerminal,
     RemoveStub,
+    SendLink,
     ShowAccount,
     ShowLevels,
+    ShowLink,
     ShowWin,
     Shuffle,
     UnlockSeat,
@@ -36,6 +38,7 @@ from drivers.interfaces import (
     DeviceEvent,
     DeviceFault,
     ElectronicWagerTerminal,
+    LinkedSign,
     ProgressiveSign,
     SeatLights,
     Shuffler,
@@ -43,6 +46,7 @@ from drivers.interfaces import (
 )
 
 log = structlog.get_logger("tablectl.service")
+LINK = "link"  # not a device: SendLink wakes the link client
 
 
 class CommandRunner:
@@ -52,6 +56,9 @@ class CommandRunner:
         self.devices = devices
         self.sink = sink
         self._unlit: set[str] = set()  # stations already logged as having no seat light
+        self._plain_sign = False  # a sign without LinkedSign, logged once
+        # Wakes the link client (controller/shell/link_client.py) when a step put requests in the outbox.
+        self.link_wake: Callable[[], None] = lambda: None
 
     async def execute(self, commands: Sequence[DeviceCommand]) -> None:
         # Commands to one device keep their order; different devices are driven concurrently
@@ -62,6 +69,9 @@ class CommandRunner:
         await asyncio.gather(*(self._run(dev, cmds) for dev, cmds in by_device.items()))
 
     async def _run(self, device_id: str, commands: list[DeviceCommand]) -> None:
+        if device_id == LINK:
+            self.link_wake()
+            return
         device = self.devices.get(device_id)
         for c in commands:
             if device is None and device_id == SIGN:
@@ -115,6 +125,18 @@ class CommandRunner:
                 if not isinstance(device, ProgressiveSign):
                     raise _mismatch(device, "progressive sign", c)
                 await device.show_win(level, amount, seat)
+            case ShowLink(up=up, message=message, pending=pending):
+                if isinstance(device, LinkedSign):
+                    await device.show_link(up, message, pending)
+                elif not self._plain_sign:
+                    self._plain_sign = True
+                    log.warning(
+                        "the progressive sign cannot show the link's state: the table's events and status say it",
+                        device=device.device_id,
+                        driver=type(device).__name__,
+                    )
+            case SendLink():
+                self.link_wake()
             case LockTerminal() | UnlockTerminal():
                 if not isinstance(device, ElectronicWagerTerminal):
                     raise _mismatch(device, "electronic wagering terminal", c)
@@ -156,8 +178,10 @@ def _device_for(c: DeviceCommand) -> str:
             return SHUFFLER
         case DispenseStack() | RemoveStub():
             return SHOE
-        case ShowLevels() | ShowWin():
+        case ShowLevels() | ShowWin() | ShowLink():
             return SIGN
+        case SendLink():
+            return LINK
         case LockTerminal(seat=seat) | UnlockTerminal(seat=seat) | ShowAccount(seat=seat):
             return f"wager_terminal_{seat}"
         case _:

@@ -23,7 +23,7 @@ from controller.core.events import DomainEvent, JournaledEvent
 from controller.core.settlement import ChapterRules
 from controller.engine.commands import DeviceCommand
 from controller.engine.context import BonusDraws
-from controller.engine.inputs import CriticalStateInvalid, Input, OpenTable, Recover, Tick
+from controller.engine.inputs import CriticalStateInvalid, Input, LinkLease, OpenTable, Recover, Tick
 from controller.engine.round import RoundEngine
 from controller.engine.state import Phase, TableState
 from controller.games.registry import REGISTRY
@@ -46,6 +46,7 @@ METERS_RECORD = "meters"  # the progressive meters, two copies (controller/progr
 ACCOUNTS_RECORD = "accounts"  # the game accounts' ledger, two copies (controller/accounts/codec.py)
 TICK_SECONDS = 30.0  # fine enough for hour-long deck lives and half-hour idle checks
 MAX_GROUP = 64  # inputs stepped and committed together at most (see run)
+LINK_DRAIN_SECONDS = 5.0  # how long a linked table that closed waits for the link's last answers
 
 
 def utc_now() -> dt.datetime:
@@ -86,6 +87,7 @@ class TableService:
             self.engine: RoundEngine[ChapterRules] = chapter.engine(config.game, draws=draws)
         except ValueError as err:
             raise ConfigError(f"game: {err}") from None
+        self.engine.link = config.progressive.link
         self._on_journaled = on_journaled
         self._clock = clock
         self._found = integrity.assess(journal, remote_anchor)
@@ -95,6 +97,8 @@ class TableService:
         if software_check is not None and software_check.refused:
             self._first.insert(0, CriticalStateInvalid(str(software_check.judgement.problem), tilt=software.TILT))
         self._accounts_generation = self._restore_accounts(self.state, self._first)
+        if self.engine.link is not None:  # a lease does not survive a restart: locked out until the link grants one
+            self._first.append(LinkLease(False, "the table started: awaiting the link's lease"))
         # The state as last stored: a step that leaves it unchanged (most Ticks) writes nothing.
         self._stored = snapshot.encode(self.state)
         self._stored_meters = self.state.meters
@@ -286,6 +290,10 @@ class TableService:
         self._announce(journaled)
         return journaled
 
+    def link_wake(self, wake: Callable[[], None]) -> None:
+        """`wake` is called when a step put requests for the link controller in the outbox (SendLink)."""
+        self._commands.link_wake = wake
+
     def subscribe(self) -> asyncio.Queue[JournaledEvent]:
         """Every journaled event, in seq order, from now on (for the console and the demo's floor)."""
         q: asyncio.Queue[JournaledEvent] = asyncio.Queue()
@@ -326,8 +334,29 @@ class TableService:
             # Ready once the table was opened (or recovered): the first batch holds the Tick and OpenTable.
             self.ready.set()
             if len(results) < len(batch) or any(e.type == "table.closed" for e in results[-1]):
+                await self._drain_link()
                 self.closed.set()
                 return
+
+    async def _drain_link(self) -> None:
+        """A linked table that closed with requests unacknowledged steps the link's answers a little longer, so a
+        table closed at the end of a shift leaves nothing pending; what is still unanswered stays in the journal's
+        outbox and is sent at the next start."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + LINK_DRAIN_SECONDS
+        while self.state.link_outbox and (left := deadline - loop.time()) > 0:
+            try:
+                item = await asyncio.wait_for(self._inputs.get(), left)
+            except TimeoutError:
+                break
+            journaled = await self.apply(item.inp if isinstance(item, _Waited) else item)
+            if isinstance(item, _Waited) and not item.done.done():
+                item.done.set_result(journaled)
+        if self.state.link_outbox:
+            log.warning(
+                "closed with link requests unacknowledged: they are sent at the next start",
+                keys=sorted(self.state.link_outbox),
+            )
 
     async def ticks(self) -> None:
         """Until cancelled: a Tick every TICK_SECONDS (a supervised task of the runner's, controller/shell/tasks.py)."""

@@ -18,6 +18,7 @@ from controller.mqtt.birth import build_birth, software_check
 from controller.mqtt.meter_topics import follow_meters
 from controller.mqtt.publisher import EventPublisher
 from controller.shell.console import Console
+from controller.shell.link_client import LinkClient
 from controller.shell.service import TableService
 from controller.shell.tasks import TaskSpec, TaskSupervisor, degraded_reason
 from controller.shell.watchdog import SystemdSupervisor
@@ -86,6 +87,17 @@ class SupervisedTable:
                 why="the retained meter topics",
             ),
         ]
+        if self.config.progressive.link is not None:
+            client = LinkClient(service, self.config, self.broker)
+            service.link_wake(client.kick)
+            specs.append(
+                TaskSpec(
+                    "link",
+                    client.run,
+                    required=True,
+                    why="the outbox is in the journal; while it is down the lease lapses and progressive play stops",
+                )
+            )
         if out is not None:
             console = Console(service.subscribe(), out)
             specs.append(TaskSpec("console", console.run, escalate_after=NEVER, why="display only"))

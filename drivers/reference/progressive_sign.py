@@ -9,7 +9,7 @@ controller decides whether to announce it again.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
@@ -142,6 +142,21 @@ class ReferenceProgressiveSign(ReferenceDevice):
         self._last_levels = dict(levels)
         self.pacer.want_levels(levels)
         self._wake.set()
+
+    async def show_link(self, up: bool, message: str, pending: Sequence[tuple[str, str, int]]) -> None:
+        """A linked progressive's state (drivers.interfaces.LinkedSign), sent at once: it changes rarely (the lease
+        lapsing or returning, a jackpot pending). A sign away when it changes is told again at the next change."""
+        if not self._online_now.is_set():
+            self.fault("offline", "cannot send show_link: device offline")
+            return
+        await self.command(
+            {
+                "cmd": "show_link",
+                "up": up,
+                "message": message[:64],
+                "pending": [{"asset": a, "level": lv, "amount": c} for a, lv, c in pending],
+            }
+        )
 
     async def show_win(self, level: str, amount_cents: int, seat: int) -> None:
         problem = win_problem(level, amount_cents, seat)

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from drivers.sim.base import SimDevice
 
 # Events a fault Trigger may count on a sign (besides identify and ping); it has only the immediate faults.
-SIGN_EVENTS = frozenset({"show_levels", "show_win"})
+SIGN_EVENTS = frozenset({"show_levels", "show_win", "show_link"})
 
 # Checked here independently of the driver's own checks, as a manufacturer's sign would from the spec.
 _LEVEL = re.compile(r"[a-z_]{1,32}")
@@ -34,6 +34,9 @@ class ProgressiveSignSim(SimDevice):
         super().__init__(device_id, address)
         self._levels: dict[str, int] = {}
         self._wins: list[tuple[str, int, int]] = []
+        self.link_up: bool | None = None  # None: never told (not on a linked progressive)
+        self.link_message = ""
+        self.link_pending: list[dict[str, Any]] = []
 
     @property
     def levels(self) -> dict[str, int]:
@@ -61,5 +64,15 @@ class ProgressiveSignSim(SimDevice):
             if not isinstance(seat, int) or isinstance(seat, bool) or seat < 1:
                 raise ValueError(f"seat {seat!r} must be an integer >= 1")
             self._wins.append((level, amount, seat))
+            return True
+        if command == "show_link":
+            up, text, pending = message["up"], message["message"], message["pending"]
+            if not isinstance(up, bool) or not isinstance(text, str) or not isinstance(pending, list):
+                raise ValueError("show_link needs up (bool), message (text) and pending (a list)")
+            for p in pending:
+                if not isinstance(p, dict) or not isinstance(p.get("asset"), str):
+                    raise ValueError(f"a pending jackpot needs an asset number, got {p!r}")
+                _check_level(p.get("level"), p.get("amount"))
+            self.link_up, self.link_message, self.link_pending = up, text, list(pending)
             return True
         return False

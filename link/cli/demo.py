@@ -1,0 +1,342 @@
+"""`tablectl demo --linked`: three Mississippi Stud tables on one linked progressive (docs/linked-progressives.md).
+
+A private PostgreSQL (floor.pgcluster, a temp dir) holds the link's meters; a private mosquitto carries the protocol
+unless --broker names a broker; the link controller is a real `tablectl link` process and each table a real
+`tablectl demo` process on simulated devices with its own journal, all three feeding one meter. The demo opens the
+link with a signed `open_link`, then acts as the link's floorperson: every hit the link holds pending (shown on every
+linked sign) is validated with a signed `validate_jackpot` once its table has paid it. A line a second shows the
+meter, the rounds and the pending jackpots. With --rounds N it exits 0 once every table played N rounds and the
+link's books balance (`tablectl link report`, printed at the end).
+
+Every third shuffle deals thirteen hearts from the top (a sim script), so hits come often enough to watch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from controller.cli.verb import UsageError
+from controller.supervisor.envelope import public_key_b64, sign_command
+from floor.pgcluster import ClusterError, PgCluster
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+LINK_ID = "ms-demo-mega"
+PREFIX = "tablectl"
+TABLES = (("ms-link-1", "T-1001"), ("ms-link-2", "T-1002"), ("ms-link-3", "T-1003"))
+HEARTS = ["Ah", "Kh", "Qh", "Jh", "Th", "9h", "8h", "7h", "6h", "5h", "4h", "3h", "2h"]
+RANKS = "23456789TJQKA"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _mosquitto(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
+    binary = shutil.which("mosquitto") or next(
+        (p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto") if os.access(p, os.X_OK)), None
+    )
+    if binary is None:
+        raise UsageError("mosquitto is not installed: apt-get install mosquitto, or give --broker mqtt://HOST:PORT")
+    port = _free_port()
+    conf = workdir / "mosquitto.conf"
+    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+    proc = subprocess.Popen([binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return proc, f"mqtt://127.0.0.1:{port}"
+
+
+def link_toml(dsn: str, broker: str, supervisor: Ed25519PrivateKey) -> str:
+    tables = "".join(f'[[tables]]\ntable_id = "{t}"\nasset_number = "{a}"\n\n' for t, a in TABLES)
+    return f"""[link]
+id = "{LINK_ID}"
+lease_ms = 3000
+heartbeat_ms = 750
+
+[database]
+dsn = "{dsn}"
+
+[mqtt]
+broker = "{broker}"
+prefix = "{PREFIX}"
+
+{tables}
+# 655a.12(c)(3) paytable A on a $5 Progressive Payout Wager: $10,000 for 1, 21 % of each wager.
+[[progressive]]
+wager = "progressive"
+wager_cents = 500
+rule = "655a.12(c)(3) paytable A"
+
+[[progressive.levels]]
+level = "progressive"
+seed_cents = 5000000
+reseed_cents = 5000000
+primary_percent = 21
+rule = "655a.12(c)(3) paytable A"
+
+[[supervisors]]
+key_id = "demo-shift-manager"
+role = "supervisor"
+public_key = "{public_key_b64(supervisor)}"
+"""
+
+
+def table_toml(table_id: str) -> str:
+    text = (CONFIGS / "mississippi-stud-progressive.toml").read_text()
+    text = re.sub(r'^table_id = ".*"$', f'table_id = "{table_id}"', text, count=1, flags=re.M)
+    text = text.replace('progressive_paytable = "C"', 'progressive_paytable = "A"')
+    text = text.replace("progressive_wager_cents = 100", "progressive_wager_cents = 500")
+    text = re.sub(r"^six_card_bonus_paytable = .*$", "", text, flags=re.M)  # the hearts deal needs no bonus cards
+    return text + f'\n[progressive]\nlink = "{LINK_ID}"\nheartbeat_ms = 750\n'
+
+
+def deck_script(rng: random.Random, n: int = 300) -> str:
+    decks = []
+    for i in range(n):
+        top = HEARTS if i % 3 == 2 else []
+        rest = [r + s for s in "cdhs" for r in RANKS if r + s not in top]
+        rng.shuffle(rest)
+        decks.append(" ".join([*top, *rest]))
+    return "decks = [\n" + ",\n".join(json.dumps(d) for d in decks) + "\n]\n"
+
+
+def main(args: argparse.Namespace) -> int:
+    workdir = Path(tempfile.mkdtemp(prefix="tablectl-linked-demo-"))
+    try:
+        return asyncio.run(_demo(args, workdir))
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+class _Proc:
+    def __init__(self, name: str, argv: list[str], log: Path) -> None:
+        self.name, self.argv, self.log = name, argv, log
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "controller.cli", *self.argv, stdout=self.log.open("ab"), stderr=subprocess.STDOUT
+        )
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.send_signal(sig)
+
+
+async def _demo(args: argparse.Namespace, workdir: Path) -> int:
+    print("tablectl demo --linked: starting a private PostgreSQL ...", file=sys.stderr, flush=True)
+    try:
+        cluster = PgCluster.create(durable=False)
+        cluster.start()
+    except ClusterError as err:
+        raise UsageError(f"{err} (python3 dev.py demo installs PostgreSQL)") from None
+    broker_proc = None
+    rng = random.Random(args.seed)
+    supervisor = Ed25519PrivateKey.generate()
+    try:
+        broker = args.broker
+        if broker is None:
+            broker_proc, broker = _mosquitto(workdir)
+        dsn = cluster.create_database("link")
+        (workdir / "link.toml").write_text(link_toml(dsn, broker, supervisor))
+        (workdir / "decks.toml").write_text(deck_script(rng))
+        link = _Proc("link", ["link", "--config", str(workdir / "link.toml")], workdir / "link.log")
+        tables = []
+        for tid, _ in TABLES:
+            (workdir / f"{tid}.toml").write_text(table_toml(tid))
+            argv = ["demo", "--config", str(workdir / f"{tid}.toml"), "--journal", str(workdir / f"{tid}.sqlite")]
+            argv += ["--broker", broker, "--quiet", "--pace", "0.02", "--script", str(workdir / "decks.toml")]
+            argv += ["--seed", str(rng.randrange(1 << 30))]
+            argv += ["--rounds", str(args.rounds)] if args.rounds is not None else []
+            tables.append(_Proc(tid, argv, workdir / f"{tid}.log"))
+        return await _run(args, broker, workdir, link, tables, supervisor)
+    finally:
+        if broker_proc is not None:
+            broker_proc.terminate()
+            broker_proc.wait()
+        cluster.remove()
+
+
+async def _run(
+    args: argparse.Namespace,
+    broker: str,
+    workdir: Path,
+    link: _Proc,
+    tables: list[_Proc],
+    supervisor: Ed25519PrivateKey,
+) -> int:
+    base = f"{PREFIX}/link/{LINK_ID}"
+    host, port = broker.removeprefix("mqtt://").rsplit(":", 1)
+    await link.start()
+    watch = _Watch()
+    try:
+        async with aiomqtt.Client(host, int(port), identifier=f"tablectl-linked-demo-{os.getpid()}") as client:
+            await client.subscribe([(f"{base}/#", 1), (f"{PREFIX}/+/event", 1)])
+            listener = asyncio.create_task(watch.listen(client, base))
+            if not await _open(client, base, supervisor, watch):
+                print(
+                    f"tablectl demo --linked: the link did not open; its log: {workdir / 'link.log'}", file=sys.stderr
+                )
+                return 1
+            for t in tables:
+                await t.start()
+            print(f"tablectl demo --linked: link {LINK_ID} open; three tables on it (logs in {workdir})", flush=True)
+            code = await _play(args, client, base, tables, supervisor, watch)
+            listener.cancel()
+        if code == 0 and args.rounds is not None:
+            report = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "controller.cli", "link", "--config", str(workdir / "link.toml"), "report",
+                stdout=subprocess.PIPE,
+            )  # fmt: skip
+            text, _ = await report.communicate()
+            print(text.decode(errors="replace"), end="")
+            code = report.returncode or 0
+            done = f"every table played {args.rounds} round(s); the link's books balance"
+            print(f"tablectl demo --linked: {done if code == 0 else 'the report found a mismatch'}", flush=True)
+        return code
+    finally:
+        for t in tables:
+            t.stop(signal.SIGKILL)
+        link.stop()
+        if link.proc is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(link.proc.wait(), 10)
+
+
+class _Watch:
+    """What the demo shows: the link's meter and pending jackpots, each table's rounds; the replies it awaits."""
+
+    def __init__(self) -> None:
+        self.meter: dict[str, int] = {}
+        self.pending: list[dict[str, Any]] = []
+        self.rounds: dict[str, int] = {}
+        self.paid: set[tuple[str, str, int]] = set()  # (table, round, seat) paid at the table
+        self.replies: dict[str, dict[str, Any]] = {}
+        self.state = ""
+        self.changed = asyncio.Event()
+
+    async def listen(self, client: aiomqtt.Client, base: str) -> None:
+        async for m in client.messages:
+            topic = str(m.topic)
+            try:
+                body = json.loads(bytes(m.payload) if isinstance(m.payload, bytes | bytearray) else b"{}")
+            except ValueError:
+                continue
+            if not isinstance(body, dict):
+                continue
+            if topic.startswith(f"{base}/progressive/"):
+                self.meter[str(body.get("level"))] = int(body.get("display_cents", 0))
+            elif topic == f"{base}/jackpot":
+                self.pending = list(body.get("pending", []))
+            elif topic == f"{base}/state":
+                self.state = str(body.get("status", ""))
+            elif topic == f"{base}/cmd/reply":
+                self.replies[str(body.get("command_id"))] = body
+            elif topic.endswith("/event"):
+                table = topic.split("/")[-2]
+                if body.get("type") == "round.completed":
+                    self.rounds[table] = self.rounds.get(table, 0) + 1
+                elif body.get("type") == "progressive.paid":
+                    p = body.get("payload", {})
+                    self.paid.add((table, str(body.get("round_id")), int(p.get("seat", 0))))
+            self.changed.set()
+
+
+async def _command(
+    client: aiomqtt.Client, base: str, key: Ed25519PrivateKey, verb: str, args: dict[str, Any], watch: _Watch
+) -> dict[str, Any] | None:
+    envelope = sign_command(key, table_id=LINK_ID, verb=verb, key_id="demo-shift-manager", args=args)
+    deadline = time.monotonic() + 10
+    await client.publish(f"{base}/cmd/{verb}", json.dumps(envelope), qos=1)
+    while time.monotonic() < deadline:
+        if envelope["command_id"] in watch.replies:
+            return watch.replies.pop(envelope["command_id"])
+        watch.changed.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(watch.changed.wait(), 0.5)
+    return None
+
+
+async def _open(client: aiomqtt.Client, base: str, key: Ed25519PrivateKey, watch: _Watch) -> bool:
+    for _ in range(60):  # the controller starts (migrations, the self-check) and subscribes
+        reply = await _command(client, base, key, "open_link", {}, watch)
+        if reply is not None:
+            return bool(reply.get("accepted"))
+    return False
+
+
+async def _play(
+    args: argparse.Namespace,
+    client: aiomqtt.Client,
+    base: str,
+    tables: list[_Proc],
+    key: Ed25519PrivateKey,
+    watch: _Watch,
+) -> int:
+    validated: set[tuple[str, str, int, str]] = set()
+    last_line = 0.0
+    while True:
+        for hit in watch.pending:
+            k = (str(hit["table_id"]), str(hit["round_id"]), int(hit["seat"]), str(hit["level"]))
+            if k in validated or k[:3] not in watch.paid:
+                continue  # the link's books close once the winning table's floorperson validated and paid it
+            reply = await _command(
+                client,
+                base,
+                key,
+                "validate_jackpot",
+                {"table_id": k[0], "round_id": k[1], "seat": k[2], "level": k[3]},
+                watch,
+            )
+            if reply is not None and reply.get("accepted"):
+                validated.add(k)
+                print(f"  jackpot validated at the link: {hit['asset_number']} seat {k[2]} {k[3]} "
+                      f"${hit['amount_cents'] / 100:,.2f} (order {hit['order']})", flush=True)  # fmt: skip
+        now = time.monotonic()
+        if now - last_line >= 1.0:
+            last_line = now
+            meter = ", ".join(f"{lv} ${c / 100:,.2f}" for lv, c in sorted(watch.meter.items())) or "-"
+            pending = ", ".join(
+                f"{h['asset_number']} {h['level']} ${h['amount_cents'] / 100:,.2f}" for h in watch.pending
+            )
+            rounds = " ".join(f"{t.name}:{watch.rounds.get(t.name, 0)}" for t in tables)
+            print(f"link {watch.state or '?'}: {meter} | rounds {rounds} | pending: {pending or 'none'}", flush=True)
+        exited = [t for t in tables if t.proc is not None and t.proc.returncode is not None]
+        bad = [t for t in exited if t.proc is not None and t.proc.returncode != 0]
+        if bad:
+            code = bad[0].proc.returncode if bad[0].proc else "?"
+            print(f"tablectl demo --linked: table {bad[0].name} exited {code}; its log: {bad[0].log}", file=sys.stderr)
+            return 1
+        if args.rounds is not None and len(exited) == len(tables) and not _unvalidated(watch, validated):
+            return 0
+        watch.changed.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(watch.changed.wait(), 0.5)
+
+
+def _unvalidated(watch: _Watch, validated: set[tuple[str, str, int, str]]) -> list[dict[str, Any]]:
+    return [
+        h
+        for h in watch.pending
+        if (str(h["table_id"]), str(h["round_id"]), int(h["seat"]), str(h["level"])) not in validated
+    ]
