@@ -174,6 +174,17 @@ class CommandDesk:
 
     def _action(self, cmd: SupervisorCommand, args: _Args) -> Callable[[LinkStore], object]:
         by = cmd.key_id
+        software = self.service.software
+        if cmd.verb in ("open_link", "clear_tilt") and software.refused:
+            why = (
+                "the installed link code failed its check against the signed release manifest (605a.4(c), "
+                f"{software.judgement.verdict}): install a release that verifies and restart the link"
+            )
+
+            def refuse(_store: LinkStore) -> object:
+                raise LinkRefused(why)
+
+            return refuse
         if isinstance(args, ValidateArgs):
             return lambda s: s.validate(args.table_id, args.round_id, args.seat, args.level, by, cmd.command_id)
         if isinstance(args, ParametersArgs):

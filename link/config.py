@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from controller.config.broker import BrokerAddress, parse_broker_address
 from controller.config.keys import decode_public_key
+from controller.config.software import SoftwareSettings
 from controller.progressive.parameters import (
     LEVEL_PATTERN,
     LevelParameters,
@@ -125,6 +126,9 @@ class LinkConfig(_Section):
     progressive: list[ProgressiveFigures] = Field(min_length=1)
     supervisors: list[LinkSupervisor] = Field(min_length=1)
     max_command_age_s: float = Field(120.0, gt=0, le=3600)
+    # 5321.18's self-check at power-up authenticates the controller's own software: the installed code against its
+    # signed release manifest (605a.4(c), docs/software.md), as the tables check theirs.
+    software: SoftwareSettings = SoftwareSettings()
 
     @model_validator(mode="after")
     def _unique(self) -> LinkConfig:

@@ -34,6 +34,7 @@ from psycopg.conninfo import make_conninfo
 from pydantic import ValidationError
 
 from controller.progressive.parameters import ParameterError
+from controller.release.installed import SoftwareCheck, check_installed
 from floor.sdnotify import Notifier
 from link.commands import CommandDesk
 from link.config import LinkConfig, secret
@@ -97,6 +98,10 @@ class LinkService:
         self.published_meters: dict[str, int] = {}
         self.published_state: str = ""
         self.published_jackpots: str = ""
+        sw = config.software
+        # The installed code against its signed release manifest, once per process (5321.18's self-check at
+        # power-up authenticating the controller's software; 605a.4(c)).
+        self.software: SoftwareCheck = check_installed(sw.manifest, sw.release_keys, sw.required)
 
     # -- the database, on its one thread ------------------------------------------------------------------
 
@@ -168,6 +173,19 @@ class LinkService:
         if not rec.balanced:
             log.error("self-check failed: the link's books do not balance; tilted", problems=rec.problems)
             problem = "; ".join(rec.problems)[:500]
+            await self.db(lambda s: s.set_status("tilted", "self-check", "startup", problem), write=True)
+        judgement = self.software.judgement
+        log.info(
+            "software checked",
+            verdict=judgement.verdict,
+            digest=judgement.digest,
+            require_verified=self.software.require_verified,
+        )
+        if self.software.refused:
+            # Inoperable until a release that verifies is installed: no lease, so every linked table locks its
+            # progressive wagers out; clear_tilt and open_link are refused while this code runs.
+            problem = f"software: {judgement.problem or judgement.verdict}"[:500]
+            log.error("self-check failed: the installed link code does not verify; tilted", problem=problem)
             await self.db(lambda s: s.set_status("tilted", "self-check", "startup", problem), write=True)
         await self.db(lambda s: self._refresh())
 

@@ -132,6 +132,37 @@ def test_lease_contributions_hit_pending_on_every_sign_and_validation(
     ]
 
 
+def test_code_that_does_not_verify_keeps_the_link_inoperable(
+    mosquitto: Mosquitto, subscribe: Subscribe, link_db: str, tmp_path: Path, unique_id: str
+) -> None:
+    """5321.18: the controller authenticates its own software at power-up and operates only if that passes. Here the
+    config requires verified code and no signed manifest vouches for it: the link starts tilted, grants no lease
+    (every linked table locks its progressive wagers out), and refuses open_link and clear_tilt while this code runs."""
+    config = tmp_path / "link.toml"
+    missing = tmp_path / "no-such-manifest.json"
+    config.write_text(
+        link_toml(link_db, mosquitto.url, unique_id)
+        + f'\n[software]\nrequire_verified = true\nmanifest = "{missing}"\n'
+    )
+    (tmp_path / "logs").mkdir()
+    link = LinkProcess(config, tmp_path / "logs")
+    link.start()
+    table = LinkTable("ms-01", "127.0.0.1", mosquitto.port, unique_id)
+    try:
+        first = table.until_acked({"kind": "heartbeat"}, within=60)
+        assert first["status"] == "tilted" and first["lease_ms"] == 0
+        for verb in ("open_link", "clear_tilt"):
+            reply = send(mosquitto, subscribe, unique_id, verb, command(verb, {}))
+            assert not reply["accepted"] and "signed release manifest" in reply["reason"], reply
+        assert table.until_acked({"kind": "heartbeat"})["lease_ms"] == 0
+        assert "self-check failed: the installed link code does not verify" in link.log()
+        tilt = rows(link_db, "SELECT tilt FROM link_state")[0][0]
+        assert tilt.startswith("software: "), tilt
+    finally:
+        table.close()
+        link.stop()
+
+
 ROUNDS = 60  # per table; tests/link is bounded for CI (the long campaign: TABLECTL_LINK_ROUNDS=500)
 
 
