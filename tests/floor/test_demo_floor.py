@@ -1,9 +1,10 @@
-"""`tablectl demo --floor --rounds N` from the command line: simulated tables, the floor service and its console on
-a private PostgreSQL and mosquitto it starts; it prints the console's URL and exits 0 once the floor archived
-every table's N rounds (issue 17 item 7)."""
+"""`tablectl demo --floor --rounds N` from the command line: simulated tables, the link controller, the floor service
+and its console on a private PostgreSQL and mosquitto it starts; it prints the console's URL and exits 0 once the floor
+archived every table's N rounds, with the link's reconciliation (issue 17 item 7, issue 15 item 4)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,16 +16,31 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_demo_floor_plays_n_rounds_and_exits_0() -> None:
+    argv = ["demo", "--floor", "--rounds", "3", "--seed", "7", "--http", "127.0.0.1:0"]
     done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "demo", "--floor", "--rounds", "2", "--http", "127.0.0.1:0"],
+        [sys.executable, "-m", "controller.cli", *argv],
         capture_output=True,
         text=True,
         cwd=ROOT,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "open http://127.0.0.1:" in done.stdout
-    assert "every table played 2 round(s); the floor archived them" in done.stdout
+    out = done.stdout
+    assert "tablectl demo --floor: link floor-demo-mega open: ms-1 and ms-2 on one linked progressive" in out
+    assert "open http://127.0.0.1:" in out
+    assert "every table played 3 round(s); the floor archived them" in out
+    # The link's reconciliation (`tablectl link report`): both linked tables fed the one meter, lir-1 did not.
+    summary = re.search(
+        r"^link floor-demo-mega open: progressive \$([\d,.]+); contributions (.*?); hits (.*)$", out, re.M
+    )
+    assert summary is not None, out[-3000:]
+    contributed = dict(re.findall(r"(\S+) \$([\d,.]+)", summary.group(2)))
+    assert set(contributed) == {"ms-1", "ms-2"}
+    # Each linked wager is $5 at 21 % (655a.12(c)(3) paytable A): whole multiples of $1.05, at least one a table.
+    for dollars in contributed.values():
+        cents = round(float(dollars.replace(",", "")) * 100)
+        assert cents > 0 and cents % 105 == 0, summary.group(0)
+    assert "the link's books balance" in out
 
 
 def test_http_without_floor_is_a_usage_error() -> None:
