@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_demo_floor_plays_n_rounds_and_exits_0() -> None:
-    argv = ["demo", "--floor", "--rounds", "3", "--seed", "7", "--http", "127.0.0.1:0"]
+    argv = ["demo", "--floor", "--rounds", "3", "--seed", "3", "--http", "127.0.0.1:0"]
     done = subprocess.run(
         [sys.executable, "-m", "controller.cli", *argv],
         capture_output=True,
@@ -40,6 +40,12 @@ def test_demo_floor_plays_n_rounds_and_exits_0() -> None:
     for dollars in contributed.values():
         cents = round(float(dollars.replace(",", "")) * 100)
         assert cents > 0 and cents % 105 == 0, summary.group(0)
+    # Seed 3 puts a progressive wager on a thirteen-hearts deal at both linked tables: each hit was claimed from the
+    # link, validated at its table by the simulated floorperson, and reported paid by the table (no signature at the
+    # link), so none is left pending on the signs.
+    hits = re.findall(r"(ms-[12]) seat \d \$[\d,.]+ \(([^)]*)\)", summary.group(3))
+    assert {t for t, _ in hits} == {"ms-1", "ms-2"}, summary.group(0)
+    assert all(state == f"paid, validated by demo-floorperson at {t}" for t, state in hits), summary.group(0)
     assert "the link's books balance" in out
 
 
