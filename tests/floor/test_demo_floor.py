@@ -4,12 +4,24 @@ archived every table's N rounds, with the link's reconciliation (issue 17 item 7
 
 from __future__ import annotations
 
+import contextlib
+import json
+import queue
 import re
+import signal
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
+from typing import Any
 
+import paho.mqtt.client as paho
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from paho.mqtt.enums import CallbackAPIVersion
+
+from controller.supervisor.envelope import public_key_b64, sign_command
+from tests.conftest import Mosquitto, find_mosquitto, free_port
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,3 +66,75 @@ def test_http_without_floor_is_a_usage_error() -> None:
         [sys.executable, "-m", "controller.cli", "demo", "--http", "127.0.0.1:9"], capture_output=True, text=True
     )
     assert done.returncode == 2 and "--http is for the console of `tablectl demo --floor`" in done.stderr
+
+
+def test_a_key_enrolled_at_the_demos_console_is_a_supervisor_of_the_link_too(tmp_path: Path) -> None:
+    """The demo admits every key enrolled in its console (loopback only): into the tables' configs and the link's
+    [[supervisors]], the link restarted on its database. A command the key signs then reaches the link's verb itself
+    (refused there for naming no hit), not `unknown_key`."""
+    binary = find_mosquitto()
+    assert binary is not None, "mosquitto is not installed: python3 dev.py test installs it"
+    broker = Mosquitto(binary, tmp_path, free_port())
+    broker.start()
+    http = f"127.0.0.1:{free_port()}"
+    argv = ["demo", "--floor", "--seed", "3", "--broker", broker.url, "--http", http]
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert demo.stdout is not None
+        for line in demo.stdout:  # the link is open and the tables started before the URL is printed
+            if "open http://" in line:
+                break
+        key = Ed25519PrivateKey.generate()
+        enrolment = {"key_id": "night-shift", "role": "supervisor", "public_key": public_key_b64(key)}
+        request = urllib.request.Request(
+            f"http://{http}/api/enrol",
+            data=json.dumps(enrolment).encode(),
+            headers={"Content-Type": "application/json", "Origin": f"http://{http}"},
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            assert json.loads(answer.read())["approved"] is True
+        reply = _until_the_link_knows(broker, key)
+        assert reply["code"] == "refused", reply
+        assert "no claimed progressive hit at ms-1 round none seat 1" in str(reply["reason"])
+    finally:
+        demo.send_signal(signal.SIGINT)
+        code = demo.wait(timeout=60)
+        broker.stop()
+    assert code == 0
+
+
+def _until_the_link_knows(broker: Mosquitto, key: Ed25519PrivateKey) -> dict[str, Any]:
+    """Signs validate_jackpot for a hit that does not exist until the restarted link judges it (each try waits for its
+    reply or 2 s): its reply."""
+    base = "tablectl/link/floor-demo-mega"
+    replies: queue.Queue[dict[str, Any]] = queue.Queue()
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id="test-demo-floor-enrol")
+    client.on_connect = lambda c, *_: c.subscribe(f"{base}/cmd/reply", qos=1)
+    client.on_message = lambda c, u, m: replies.put(json.loads(m.payload))
+    client.connect(broker.host, broker.port)
+    client.loop_start()
+    try:
+        last: dict[str, Any] = {}
+        for _ in range(60):
+            args = {"table_id": "ms-1", "round_id": "none", "seat": 1, "level": "progressive"}
+            env = sign_command(
+                key, table_id="floor-demo-mega", verb="validate_jackpot", key_id="night-shift", args=args
+            )
+            client.publish(f"{base}/cmd/validate_jackpot", json.dumps(env), qos=1)
+            with contextlib.suppress(queue.Empty):
+                while (got := replies.get(timeout=2)).get("command_id") != env["command_id"]:
+                    pass
+                last = got
+                if got["code"] != "unknown_key":
+                    return got
+        raise AssertionError(f"the link never took the enrolled key: {last}")
+    finally:
+        client.loop_stop()
+        client.disconnect()
