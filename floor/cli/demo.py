@@ -150,6 +150,7 @@ class Link:
         public = base64.b64encode(key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)).decode("ascii")
         self.config.write_text(link_toml(dsn, broker, supervisor_entry(LINK_KEY_ID, "supervisor", public)))
         self.proc: asyncio.subprocess.Process | None = None
+        self.restarting = asyncio.Lock()  # two enrolments at once restart it one after the other, never twice over
 
     async def _tablectl(self, *argv: str) -> tuple[int, str]:
         proc = await asyncio.create_subprocess_exec(
@@ -191,8 +192,9 @@ class Link:
         """The administrator's step for the link: the key in its [[supervisors]], the controller restarted (its
         books and its open state are in PostgreSQL; the tables ride out the restart on their lease or resend)."""
         self.config.write_text(self.config.read_text() + entry)
-        await self.stop()
-        await self.start()
+        async with self.restarting:
+            await self.stop()
+            await self.start()
 
     async def report(self) -> tuple[int, str]:
         return await self._tablectl("report", "--json")
