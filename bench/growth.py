@@ -4,18 +4,26 @@ the rounds journaled.
 Lock-out: bench/lockout.py's measurement (paced 115200-baud lines, protocol v2, each station on its own line and
 all on one multi-drop line) for 1, 2, 4 and 7 stations; the baseline of each is the line time of its own frames.
 
+CPU per round: `tablectl demo`'s table at pace 0 (the controller, its simulators and the simulated people in this one
+process, journal durable, a private mosquitto), Let It Ride with its four optional wagers offered
+(configs/let-it-ride-progressive.toml's [game]: Five Card Bonus, Three Card Bonus and both progressives), from 1 to 7
+seats with no optional wager, then seven seats with 1 to 4 optional wagers each; every seat wagers every round. The
+baseline is the one-seat table with no optional wager: the ratio is what the work adds.
+
 Journal: a fresh journal file filled with synthetic rounds shaped like the seven-seat table's (66 events a round,
 payloads of the sizes a 643a round journals, one transaction a round), its size and the time `Journal.verify` (the
 walk `tablectl journal verify` makes) takes at each doubling up to --rounds. The baseline of the verify time is
 reading the same rows without checking them (one SELECT over the events), so the ratio is what the checking adds.
 
-    .venv/bin/python bench/growth.py [--rounds 100000] [--trials 200]
+    .venv/bin/python bench/growth.py [--rounds 100000] [--trials 200] [--cpu-rounds 20]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import random
+import resource
 import sys
 import tempfile
 import time
@@ -26,11 +34,16 @@ from pathlib import Path
 import benchlib
 import lockout
 
-from controller.core.events import DomainEvent
+from controller.config.table import TableConfig, read_config
+from controller.core.events import DomainEvent, JournaledEvent
+from controller.games.registry import chapter_of
+from controller.people.demo import RandomPolicy, play
 from controller.shell.logs import configure_logging
 from controller.store.journal import Journal
 from drivers.sim.line import LineTiming
 
+ROOT = Path(__file__).resolve().parent.parent
+OPTIONAL = ("five_card_bonus", "three_card_bonus", "three_card_progressive", "five_card_progressive")  # 643a.7(e)-(h)
 EVENTS_PER_ROUND = 66  # bench/table_rounds.py's seven-seat 643a table journals 66 events a round
 
 
@@ -101,13 +114,90 @@ def journal_growth(rounds: int) -> list[tuple[int, int, float, float]]:
     return out
 
 
+class EveryoneWagers(RandomPolicy):
+    """Every seat wagers every round: its three bets at the minimum and its first `optional` optional wagers."""
+
+    def __init__(self, rng: random.Random, optional: int) -> None:
+        super().__init__(rng)
+        self.optional = optional
+
+    def wagers(self, round_no: int, config: TableConfig) -> dict[int, dict[str, int]]:
+        offers = {o.spot: o.min_cents for o in chapter_of(config.game).spec.offers(config.game)}
+        spots = ["bet_1", "bet_2", "bet_3", *OPTIONAL[: self.optional]]
+        return {seat: {spot: offers[spot] for spot in spots} for seat in range(1, config.game.seats + 1)}
+
+
+def growth_config(seats: int) -> TableConfig:
+    """The benches' simulated seven-seat table with let-it-ride-progressive.toml's [game], cut to `seats` seats."""
+    data = benchlib.seven_seat_config().model_dump()
+    game = read_config(ROOT / "configs" / "let-it-ride-progressive.toml")["game"]
+    data["game"] = {**game, "seats": seats}
+    devices = data["devices"]
+    devices["wager_stations"] = [s for s in devices["wager_stations"] if int(s["seat"]) <= seats]
+    return TableConfig.model_validate(data)
+
+
+def cpu_per_round(seats: int, optional: int, rounds: int, url: str) -> tuple[float, float]:
+    """CPU ms per round and rounds/s over the rounds after the first (its start is not a round's work)."""
+    config = growth_config(seats)
+    marks: list[tuple[float, float]] = []
+
+    def on_event(ev: JournaledEvent) -> None:
+        if ev.type == "round.completed":
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            marks.append((time.perf_counter(), usage.ru_utime + usage.ru_stime))
+
+    with tempfile.TemporaryDirectory(prefix="bench-growth-cpu-") as tmp:
+        played = asyncio.run(
+            play(
+                config,
+                rounds=rounds,
+                broker=url,
+                seed=1,
+                pace=0.0,
+                journal_path=Path(tmp) / "j.sqlite",
+                policy=EveryoneWagers(random.Random(1), optional),
+                on_event=on_event,
+            )
+        )
+    if played != rounds or len(marks) < 2:
+        sys.exit(f"bench: the {seats}-seat table played {played} rounds, not {rounds}: see the log")
+    (w0, c0), (w1, c1) = marks[0], marks[-1]
+    n = len(marks) - 1
+    return (c1 - c0) / n * 1000, n / (w1 - w0)
+
+
+def cpu_growth(rounds: int) -> None:
+    print(
+        f"CPU per round, {rounds} rounds each at pace 0, controller + simulators + people in this process "
+        "(baseline: one seat, no optional wager)"
+    )
+    shapes = [(n, 0) for n in (1, 2, 4, 7)] + [(7, k) for k in (1, 2, 3, 4)]
+    base = 0.0
+    with benchlib.mosquitto() as url:
+        for seats, optional in shapes:
+            benchlib.progress(f"{seats} seat(s), {optional} optional wager(s) each")
+            cpu_ms, rate = cpu_per_round(seats, optional, rounds, url)
+            base = base or cpu_ms
+            print(
+                f"  {seats} seat(s), {optional} optional wager(s) a seat: {cpu_ms:.1f} ms CPU a round "
+                f"({cpu_ms / base:.2f}x), {rate:.1f} rounds/s"
+            )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=100_000, help="rounds journaled at the end")
     ap.add_argument("--trials", type=int, default=200, help="lock-out trials per station count")
+    ap.add_argument("--cpu-rounds", type=int, default=20, help="rounds per table shape for CPU a round (0: skip)")
+    ap.add_argument("--only-cpu", action="store_true", help="measure CPU a round alone")
     args = ap.parse_args()
     configure_logging(json=False, level="warning")
     print(f"machine: {benchlib.machine()}")
+    if args.cpu_rounds:
+        cpu_growth(args.cpu_rounds)
+    if args.only_cpu:
+        return 0
     timing = LineTiming()
     print("lock-out p99 with the stations on paced 115200-baud lines, protocol v2 (baseline: its frames' line time)")
     for bus in (False, True):

@@ -11,7 +11,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ValidationError
 
 from controller.core.settlement import ChapterRules
-from controller.games.registry import chapters, rules_types
+from controller.games.registry import chapters, loaded_rules_types
 
 
 class ConfigError(ValueError):
@@ -70,7 +70,7 @@ def _path(loc: Sequence[str | int]) -> str:
 def _models_in(tp: Any) -> list[type[BaseModel]]:
     """The pydantic models a field annotation can hold (through Optional, unions, Annotated and lists)."""
     if tp is ChapterRules:
-        return list(rules_types())  # the [game] table: each registered chapter's rules model
+        return list(loaded_rules_types())  # the [game] table: the configured chapter's model is loaded by now
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         return [tp]
     return [m for arg in get_args(tp) for m in _models_in(arg)]

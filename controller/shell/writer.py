@@ -52,6 +52,9 @@ class JournalWriter:
             with self._journal.serialised():
                 try:
                     commit.journaled = self._journal.append(events, now, records)
+                    # The anchor's fdatasync here too, not on the loop when the publisher reads these events out
+                    # (Journal.outbox makes it durable first): the loop keeps reading the devices meanwhile.
+                    self._journal.make_durable()
                 finally:
                     # Before the lock goes: a note that appends next must find this commit finished.
                     commit.finished.set()

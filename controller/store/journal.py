@@ -287,6 +287,12 @@ class Journal:
         return int(row[0] or 0)
 
     @_serialised
+    def make_durable(self) -> None:
+        """The anchor file durable now (CriticalBook.durable): the writer thread calls it after each commit so that
+        the fdatasync is not paid on the event loop when the publisher reads the outbox."""
+        self.critical.durable()
+
+    @_serialised
     def outbox(self, limit: int = 200, after_seq: int = 0) -> list[OutboxItem]:
         """The outbox row by row: each unpublished row after `after_seq` as its event, or as a DamagedRow when it
         cannot be published as journaled (controller.store.outbox)."""

@@ -136,21 +136,21 @@ def test_full_round_amounts(chapter_table: ChapterTable, deck: Deck) -> None:
         ("ante", 1000, "win", 1000),
         ("play", 1000, "win", 1000),
     ]
-    # Seat 1's Pair Bonus: A-K-2 with the fourth card Ad is a pair of aces, 1 to 1.
+    # Seat 1's Pair Bonus: A-K-2 with the fourth card Ad is a pair of aces, 1 to 2 (the example Rules Submission).
     pb1 = by[("pair_bonus.settled", 1)]
-    assert (pb1["hand"], pb1["odds"], pb1["paid"]) == ("pair", "1 to 1", 500)
+    assert (pb1["hand"], pb1["odds"], pb1["paid"]) == ("pair", "1 to 2", 250)
     # Seat 3: 7-7-3 all red: the pair beats the dealer, Prime 3 to 1, Pair Bonus with 7c is three of a kind.
     assert by[("hand.settled", 3)]["paid"] == 500 + 500
     assert (by[("prime.settled", 3)]["hand"], by[("prime.settled", 3)]["paid"]) == ("red", 600)
     pb3 = by[("pair_bonus.settled", 3)]
-    assert (pb3["hand"], pb3["odds"], pb3["paid"]) == ("three_of_a_kind", "30 to 1", 9000)
+    assert (pb3["hand"], pb3["odds"], pb3["paid"]) == ("three_of_a_kind", "3 to 1", 900)
     # Seat 5 folded: the Ante is collected at once; Q-Q-4 and the dealer's Q-9-4 are a full house for All-Six.
     assert by[("seat.folded", 5)]["collected"] == {"ante": 500}
     assert by[("seat.folded", 5)]["optional_wagers_pending"] == ["all_six"]
     all_six = by[("all_six.settled", 5)]
     assert (all_six["hand"], all_six["odds"], all_six["paid"]) == ("full_house", "20 to 1", 2000)
     done = by[("round.completed", None)]
-    assert (done["paid"], done["collected"]) == (2000 + 500 + 1000 + 600 + 9000 + 2000, 500)
+    assert (done["paid"], done["collected"]) == (2000 + 250 + 1000 + 600 + 900 + 2000, 500)
     # The next round's shuffle followed at once (the pure table's shuffler answers straight away).
     assert t.state.round is not None and t.state.round.number == 2
 
@@ -220,12 +220,12 @@ def test_pair_bonus_community_card_and_bad_beat(chapter_table: ChapterTable, dec
     pb = by[("pair_bonus.settled", 2)]
     assert (pb["hand"], pb["paid"], pb["paytable"]) == (
         "three_of_a_kind",
-        6000,
+        600,
         "Rules Submission (601a.2) pair_bonus_paytable (community_card)",
     )
     done = by[("round.completed", None)]
     assert done["areas"] == {"dealer": dealer, "pair_bonus_community": [community]}
-    assert (done["paid"], done["collected"]) == (2000 + 6000, 3000)
+    assert (done["paid"], done["collected"]) == (2000 + 600, 3000)
 
 
 def test_no_pair_bonus_no_extra_card(chapter_table: ChapterTable) -> None:

@@ -8,7 +8,9 @@ community card exposed where the chapter has none."""
 from __future__ import annotations
 
 import copy
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
@@ -16,6 +18,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
+from controller.cli.main import main
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
 from controller.core.settlement import ChapterRules
@@ -44,7 +47,7 @@ from controller.engine.inputs import (
 from controller.engine.round import RoundEngine
 from controller.engine.spec import AbandonedWagers, DealingMethod, TableOptions
 from controller.engine.state import TableState
-from controller.games.registry import SPECS
+from controller.games.registry import SPECS, settle_record
 from drivers.interfaces import (
     BUTTONS,
     TERMINAL_SPOTS,
@@ -108,6 +111,11 @@ class TableMachine(RuleBasedStateMachine):
         self.asked: dict[str, Any] | None = None
         self.coin = 7
         self.round_id: str | None = None
+        # An exposure void whose chapter still settles some wagers (683a.13(d)): those wagers, and what the live
+        # engine settled of them, checked at the end of the step and against `tablectl settle` on the record.
+        self.exposure_kept: dict[tuple[int, str], int] | None = None
+        self.exposure_settled: dict[tuple[int, str], dict[str, Any]] = {}
+        self.exposure_recorded = False
 
     # -- the one way in -----------------------------------------------------------------------
 
@@ -127,6 +135,12 @@ class TableMachine(RuleBasedStateMachine):
             else:
                 self.check(e)
         self.events += out
+        if self.exposure_kept is not None:
+            assert self.exposure_settled.keys() == self.exposure_kept.keys(), (
+                "683a.13(d): every optional wager of a player still at the table is settled under 683a.11(i)"
+            )
+            assert self.exposure_recorded, "683a.13(d): the round's record is journaled for `tablectl settle`"
+            self.exposure_kept = None
         return out
 
     def check(self, e: DomainEvent) -> None:
@@ -155,11 +169,70 @@ class TableMachine(RuleBasedStateMachine):
                 self.wagers.setdefault(p["seat"], {})[spot] = p["amount"]
         elif e.type == "round.voided":
             expected = {str(n): w for n, w in self.wagers.items() if w}
-            assert p["returned"] == expected, "a void must return every wager of the round"
+            left = set(p.get("players_left", ()))
+            if (
+                e.rule == self.spec.rule("13(d)")
+                and self.spec.exposure_settles
+                and any(ws and n not in left for n, ws in self.wagers.items())
+            ):
+                # 683a.13(d): "all wagers shall be returned ... provided that if any player placed a Pocket Bonus,
+                # Board Bonus, Lo Ball or All-Six Bonus Wager, those wagers shall be settled in accordance with
+                # 683a.11(i)": those of the players still at the table are settled, not returned.
+                self.exposure_kept = {
+                    (n, w): a
+                    for n, ws in self.wagers.items()
+                    if n not in left
+                    for w, a in ws.items()
+                    if w in self.spec.exposure_settles and a
+                }
+                self.exposure_settled, self.exposure_recorded = {}, False
+                returned = {
+                    str(n): {w: a for w, a in ws.items() if (n, w) not in self.exposure_kept}
+                    for n, ws in self.wagers.items()
+                }
+                expected = {n: ws for n, ws in returned.items() if ws}
+                assert p["returned"] == expected, "683a.13(d): every wager but the optional ones is returned"
+            else:
+                assert p["returned"] == expected, "a void must return every wager of the round"
+        elif self.exposure_kept is not None and e.type.removesuffix(".settled") in self.spec.exposure_settles:
+            key = (p["seat"], p["wager"])
+            assert key in self.exposure_kept and p["amount"] == self.exposure_kept[key], f"{key} settled, not placed"
+            assert key not in self.exposure_settled, f"{key} settled twice"
+            assert e.rule is not None and e.rule.startswith(self.spec.rule("11(i)")), e.rule
+            self.exposure_settled[key] = {**{k: p[k] for k in SETTLED_FIELDS}, "rule": e.rule}
+        elif self.exposure_kept is not None and e.type == "round.recorded":
+            self.same_as_tablectl_settle(p["record"])
+            self.exposure_recorded = True
         elif e.type == "stub.discarded":
             assert self.dealt_count + p["count"] == 52, "dealt + face up + stub must be the 52 cards"
         if e.type == "decision.requested":
             self.asked = dict(p)
+
+    def same_as_tablectl_settle(self, record: dict[str, Any]) -> None:
+        """`tablectl settle` (controller.games.registry.settle_record) on the exposure's `round.recorded` settles the
+        optional wagers as the live table did, and pushes every Ante and Raise Wager it returned (683a.13(d))."""
+        assert self.exposure_kept is not None
+        rows, _ = settle_record(self.game_rules, record)
+        recomputed = {
+            (x.seat, x.wager): {f: x.as_dict()[f] for f in (*SETTLED_FIELDS, "rule")}
+            for x in rows
+            if x.wager in self.spec.exposure_settles
+        }
+        assert recomputed == self.exposure_settled, (
+            "tablectl settle disagrees with the live table on the optional wagers"
+        )
+        others = [x for x in rows if x.wager not in self.spec.exposure_settles]
+        assert all((x.outcome, x.rule, x.paid) == ("push", self.spec.rule("13(d)"), 0) for x in others)
+        seats = {s["seat"] for s in record["seats"]}
+        returned = {
+            (n, w): a
+            for n in seats
+            for w, a in self.wagers.get(n, {}).items()
+            if w not in self.spec.exposure_settles and a
+        }
+        assert {(x.seat, x.wager): x.amount for x in others} == returned, (
+            "tablectl settle pushes other wagers than the live table returned"
+        )
 
     # -- setup --------------------------------------------------------------------------------
 
@@ -449,6 +522,9 @@ def _device(spot: str) -> str:
     return "wager_terminal" if spot in TERMINAL_SPOTS else "wager_station"
 
 
+# What a `<wager>.settled` event and a `tablectl settle` row both say of a wager.
+SETTLED_FIELDS = ("seat", "wager", "amount", "outcome", "paid", "returned", "collected")
+
 BUTTON = {b: ButtonPressed("dealer_panel", button=b) for b in BUTTONS}
 ButtonPressedFold = BUTTON["fold"]
 
@@ -468,3 +544,47 @@ def test_random_tables_keep_the_invariants(chapter: str) -> None:
     from hypothesis.stateful import run_state_machine_as_test
 
     run_state_machine_as_test(machine, settings=SETTINGS)
+
+
+def test_683a_exposure_settles_the_optional_wagers_and_tablectl_settle_agrees(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The example the machine found (shrunk): one player with an Ante and every optional wager, dealt from the
+    automated shoe, then a community card exposed before its reveal. 683a.13(d): the Ante is returned, but the Pocket
+    Bonus, Board Bonus, Lo Ball and All-Six Bonus Wagers are settled under 683a.11(i), not returned (the machine's
+    void invariant used to demand them back); `tablectl settle` on the journaled record says the same."""
+    machine = type("TableMachine_683a", (TableMachine,), {"chapter": "683a"})()
+    machine.open(method="automated_shoe", counts=False, preinspected=False, abandoned="lose", two=False, counted=False)
+    for _ in range(19):
+        machine.progress_b()
+    assert machine.state.phase.value == "stub_count"
+    assert machine.wagers == {
+        3: {"ante": 500, "pocket_bonus": 100, "board_bonus": 100, "lo_ball": 100, "all_six_bonus": 100}
+    }
+    out = machine.step(BUTTON["community_exposed"])
+    void = next(e for e in out if e.type == "round.voided")
+    assert (void.rule, void.payload["returned"]) == ("683a.13(d)", {"3": {"ante": 500}})
+    live = [
+        (e.payload["wager"], e.payload["outcome"], e.payload["paid"], e.payload["collected"], e.rule)
+        for e in out
+        if e.type.endswith(".settled")
+    ]
+    # The reversed deck deals seat 3 As Ks, the All-Six Bonus cards Qs Js Ts 9s and the community 8s 7s 6s.
+    assert live == [
+        ("pocket_bonus", "win", 2_000, 0, "683a.11(i)(1)(ii)"),
+        ("board_bonus", "win", 4_000, 0, "683a.11(i)(2)(ii)"),
+        ("lo_ball", "lose", 0, 100, "683a.11(i)(3)(i)"),
+        ("all_six_bonus", "win", 2_000_000, 0, "683a.11(i)(4)(ii)"),
+    ]
+    types = [e.type for e in out]
+    assert types.index("round.voided") < types.index("pocket_bonus.settled") < types.index("round.recorded")
+    record = next(e for e in out if e.type == "round.recorded").payload["record"]
+    (tmp_path / "round.json").write_text(json.dumps(record))
+    config = Path(__file__).resolve().parents[2] / "configs" / "cajun-stud.toml"
+    assert main(["settle", "--config", str(config), str(tmp_path / "round.json")]) == 0
+    (seat,) = json.loads(capsys.readouterr().out)["seats"]
+    assert seat["seat"] == 3
+    assert [(w["wager"], w["outcome"], w["paid"], w["collected"], w["rule"]) for w in seat["wagers"]] == [
+        ("ante", "push", 0, 0, "683a.13(d)"),
+        *live,
+    ]

@@ -247,8 +247,9 @@ def test_pair_bonus_with_the_fourth_card() -> None:
         ],
     )
     res = settle_round(rules(), rec)
-    assert (row(res, 3, "pair_bonus").hand, outcome(res, 3, "pair_bonus")) == ("pair", ("win", 100))
-    assert (row(res, 2, "pair_bonus").hand, outcome(res, 2, "pair_bonus")) == ("three_of_a_kind", ("win", 3000))
+    # The example Rules Submission's Pair Bonus: pair 1 to 2, three of a kind 3 to 1 (configs/three-card-prime.toml).
+    assert (row(res, 3, "pair_bonus").hand, outcome(res, 3, "pair_bonus")) == ("pair", ("win", 50))
+    assert (row(res, 2, "pair_bonus").hand, outcome(res, 2, "pair_bonus")) == ("three_of_a_kind", ("win", 300))
     assert outcome(res, 1, "pair_bonus") == ("lose", 0)
     # The Ante compares only the three-card hand: seat 3's fourth card does not make its pair.
     assert outcome(res, 3, "ante") == ("win", 500)
@@ -274,8 +275,8 @@ def test_pair_bonus_with_one_community_card() -> None:
         pair_bonus_community_card="3s",
     )
     res = settle_round(r, rec)
-    assert outcome(res, 3, "pair_bonus") == ("win", 100)  # 3-3 with the community card
-    assert outcome(res, 2, "pair_bonus") == ("win", 100)
+    assert outcome(res, 3, "pair_bonus") == ("win", 50)  # 3-3 with the community card, 1 to 2
+    assert outcome(res, 2, "pair_bonus") == ("win", 50)
     assert outcome(res, 1, "pair_bonus") == ("lose", 0)
     assert row(res, 3, "pair_bonus").paytable == "Rules Submission (601a.2) pair_bonus_paytable (community_card)"
 
@@ -376,11 +377,11 @@ def test_example_fourth_card_bonuses() -> None:
     assert res[0].seat == 6
     assert outcome(res, 1, "ante") == ("win", 1000)  # mini-royal beats the dealer's straight flush
     assert outcome(res, 1, "prime") == ("win", 1500)
-    assert (row(res, 1, "pair_bonus").hand, outcome(res, 1, "pair_bonus")) == ("mini_royal", ("win", 25_000))
+    assert (row(res, 1, "pair_bonus").hand, outcome(res, 1, "pair_bonus")) == ("mini_royal", ("win", 5_000))
     assert (row(res, 1, "all_six").hand, outcome(res, 1, "all_six")) == ("six_card_royal_flush", ("win", 100_000))
     assert row(res, 4, "bad_beat_bonus").paid == 1000
     assert outcome(res, 6, "ante") == ("lose", 0)
-    assert outcome(res, 6, "pair_bonus") == ("win", 200)  # a folded player's Pair Bonus still plays here
+    assert outcome(res, 6, "pair_bonus") == ("win", 100)  # a folded player's Pair Bonus still plays here
     assert meters == {}
 
 
@@ -392,5 +393,5 @@ def test_example_dealer_not_qualified() -> None:
         (3, "prime", "lose", 0),
         (2, "ante", "win", 1000),
         (2, "play", "push", 0),
-        (2, "pair_bonus", "win", 500),
+        (2, "pair_bonus", "win", 250),
     ]

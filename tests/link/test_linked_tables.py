@@ -140,6 +140,15 @@ def test_three_linked_tables_survive_kills_of_tables_controller_and_primary(
                 if t.proc is not None and t.proc.poll() is not None and done[tid] < rounds:
                     t.start(rng.randrange(1 << 30))  # a boot's rounds played (or killed): the next boot
             roll = rng.random()
+            played = sum(done.values())
+            # Each fault at a seeded moment, and each at least once whatever the machine's pace: the table and the
+            # controller by the time a third of the rounds are played, the primary by two thirds.
+            if not kills and played >= len(TABLES) * rounds // 3:
+                roll = 0.0
+            elif not link_killed_at and played >= len(TABLES) * rounds // 3:
+                roll = 0.05
+            elif not primary_done and played >= 2 * len(TABLES) * rounds // 3:
+                roll = 0.06
             if roll < 0.04:
                 tid = rng.choice(TABLES)
                 t = tables[tid]
@@ -153,7 +162,7 @@ def test_three_linked_tables_survive_kills_of_tables_controller_and_primary(
                 link.kill()
                 time.sleep(rng.uniform(0.5, 2 * LEASE_MS / 1000))  # the tables' leases lapse meanwhile
                 link.start()
-            elif roll < 0.065 and not primary_done and sum(done.values()) > rounds:
+            elif roll < 0.065 and not primary_done and played > rounds:
                 primary_done = True
                 pair.primary.kill()  # a power cut of the primary; the standby has every acknowledged commit
                 pair.standby.promote()
