@@ -32,7 +32,9 @@ usage: python3 dev.py VERB [ARGS...]
 
 verbs:
   demo [ARGS...]   play a whole table on simulated devices (runs `tablectl demo ARGS...`); uses the MQTT
-                   broker on 127.0.0.1:1883, starting a private mosquitto there if none is running
+                   broker on 127.0.0.1:1883, starting a private mosquitto there if none is running.
+                   `demo --floor`: the floor in a browser (simulated tables, a linked progressive, the
+                   console), on a private PostgreSQL and mosquitto it starts itself
   test [ARGS...]   run the test suite (`python -m pytest ARGS...`) against a real mosquitto
   check            run the static checks alone: import-linter's layer contracts, ruff format and ruff
                    check, mypy --strict (`test` without arguments runs them first)
@@ -280,6 +282,11 @@ def cmd_demo(args: list[str]) -> int:
     mosquitto = ensure_mosquitto()
     broker: PrivateBroker | None = None
     host, port = DEMO_BROKER
+    if "--floor" in args or "--linked" in args:
+        # These start their own private mosquitto (unless given --broker) and PostgreSQL.
+        if ensure_postgres() is None:
+            return fail("`demo --floor` and `demo --linked` keep their books in a private PostgreSQL (see above)")
+        return run_child([str(VENV / "bin" / "tablectl"), "demo", *args])
     if listening(host, port):
         say(f"using the MQTT broker already listening on {host}:{port}")
     elif mosquitto is None:
@@ -294,8 +301,6 @@ def cmd_demo(args: list[str]) -> int:
             broker = None
     if broker is not None or listening(host, port):
         say("watch the table's messages with:  mosquitto_sub -v -t 'tablectl/#'")
-    if "--floor" in args and ensure_postgres() is None:
-        return fail("`demo --floor` keeps the floor's record in a private PostgreSQL (see above)")
     try:
         return run_child([str(VENV / "bin" / "tablectl"), "demo", *args])
     finally:

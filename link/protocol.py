@@ -47,13 +47,24 @@ class ClaimIn(_Message):
     rule: str = Field(min_length=1, max_length=80, description="the subsection that pays it, e.g. 655a.11(i)(1)(iv)")
 
 
-class LinkRequest(_Message):
-    """What a table sends. `round_id` with `contributions` (a lock-out's progressive wagers) or `claim` (a hit)."""
+class PaidIn(_Message):
+    """A hit the table paid once a floorperson's signed validate_jackpot there validated it (655a.11(i)(1)(iv))."""
 
-    kind: Literal["heartbeat", "contribute", "claim"]
+    seat: int = Field(ge=1, le=9)
+    level: str = Field(pattern=LEVEL_PATTERN)
+    amount_cents: int = Field(ge=0, description="what the table paid: the link's award")
+    by: str = Field(min_length=1, max_length=80, description="the key_id that signed the validation at the table")
+
+
+class LinkRequest(_Message):
+    """What a table sends. `round_id` with `contributions` (a lock-out's progressive wagers), `claim` (a hit) or
+    `paid` (the hit paid at the table: the link's books close it)."""
+
+    kind: Literal["heartbeat", "contribute", "claim", "paid"]
     round_id: str | None = Field(None, pattern=r"^[A-Za-z0-9_\-.:]{1,96}$")
     contributions: list[ContributionIn] = Field(default_factory=list, max_length=MAX_CONTRIBUTIONS)
     claim: ClaimIn | None = None
+    paid: PaidIn | None = None
 
 
 class HitOut(_Message):

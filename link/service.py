@@ -297,6 +297,8 @@ class LinkService:
             self.queue.put_nowait(pending)
         elif request.kind == "claim":
             asyncio.create_task(self._claim(pending)).add_done_callback(self._died)
+        elif request.kind == "paid":
+            asyncio.create_task(self._paid(pending)).add_done_callback(self._died)
         else:
             await self._heartbeat(pending)
 
@@ -425,6 +427,42 @@ class LinkService:
             p.reply_to,
             p.correlation,
             LinkResponse(ok=True, kind="claim", status=self._status(), display=self.display, hit=self.hit_out(hit)),
+        )
+
+    async def _paid(self, p: _Pending) -> None:
+        """The winning table paid its hit (validated there by a signed command): the hit leaves every sign's pending
+        list. Answered after the commit, so the table resends until then; a resend changes nothing."""
+        paid, round_id = p.request.paid, p.request.round_id
+        if paid is None or round_id is None:
+            await self._answer(
+                p.reply_to,
+                p.correlation,
+                LinkResponse(
+                    ok=False,
+                    kind="paid",
+                    error="a paid report needs round_id and paid {seat, level, amount_cents, by}",
+                    status=self._status(),
+                ),
+            )
+            return
+        try:
+            hit, new = await self.db(
+                lambda s: s.paid(p.table_id, round_id, paid.seat, paid.level, paid.amount_cents, paid.by), write=True
+            )
+        except DatabaseDown:
+            return
+        except LinkRefused as err:
+            await self._answer(
+                p.reply_to, p.correlation, LinkResponse(ok=False, kind="paid", error=str(err), status=self._status())
+            )
+            return
+        if new:
+            log.info("jackpot paid at its table", table_id=hit.table_id, level=hit.level, amount_cents=hit.amount_cents)
+            self.wake.set()
+        await self._answer(
+            p.reply_to,
+            p.correlation,
+            LinkResponse(ok=True, kind="paid", status=self._status(), display=self.display, hit=self.hit_out(hit)),
         )
 
     def hit_out(self, hit: Hit) -> HitOut:

@@ -330,6 +330,37 @@ class LinkStore:
             tx.finish()
             return done
 
+    def paid(self, table_id: str, round_id: str, seat: int, level: str, amount_cents: int, by: str) -> tuple[Hit, bool]:
+        """The winning table reports that it paid its hit after a floorperson's signed validate_jackpot there
+        (655a.11(i)(1)(iii)-(iv)): the link's books close the hit, once. (hit, False) when they had already (a resent
+        report, or a validate_jackpot signed at the link first); refused when the link recorded no such hit or
+        another amount, which the table must not have paid."""
+        with self.conn.transaction():
+            state = self.state(lock=True)
+            hit = self._hit(table_id, round_id, seat, level)
+            if hit is None:
+                raise LinkRefused(
+                    f"no claimed {level} hit at {table_id} round {round_id} seat {seat}: check `tablectl link report`"
+                )
+            if hit.amount_cents != amount_cents:
+                raise LinkRefused(
+                    f"the table reports paying {amount_cents} cents for its {level} hit of round {round_id} seat "
+                    f"{seat}, the link awarded {hit.amount_cents}: investigate before the books close"
+                )
+            if hit.validated_by is not None:
+                return hit, False
+            who = f"{by} at {table_id}"
+            self.conn.execute(
+                "UPDATE link_hit SET validated_at = now(), validated_by = %s "
+                "WHERE table_id = %s AND round_id = %s AND seat = %s AND level = %s",
+                (who, table_id, round_id, seat, level),
+            )
+            tx = _Tx(self.conn, state, {})
+            done = replace(hit, validated_by=who)
+            tx.note("link.jackpot_paid", "655a.11(i)(1)(iv)", {**done.to_json(), "reported_by": table_id}, table_id)
+            tx.finish()
+            return done, True
+
     # -- the operator's side ------------------------------------------------------------------------------
 
     def set_status(self, status: str, by: str, command_id: str, tilt: str | None = None) -> int:

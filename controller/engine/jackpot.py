@@ -14,10 +14,10 @@ from typing import Any
 
 from controller.core.settlement import Settled
 from controller.engine import accounts, boundary
-from controller.engine.commands import LightSeat
+from controller.engine.commands import LightSeat, SendLink
 from controller.engine.context import StepContext
 from controller.engine.inputs import ValidateJackpot
-from controller.engine.state import PendingHit, Phase
+from controller.engine.state import LinkRequest, PendingHit, Phase
 from drivers.interfaces import SeatLight
 
 JACKPOT_BLOCK = "jackpot"
@@ -138,6 +138,8 @@ def _paid_from_meter(ctx: StepContext, found: PendingHit, v: ValidateJackpot) ->
             "documented_by": v.key_id,
         },
     )
+    # The hit's id is "<round>-h<n>" (progressive._take_linked_hit): the link keys its hits by that round.
+    _report_paid(ctx, found.hit.rsplit("-h", 1)[0], found.seat, found.level, found.amount_cents, v.key_id, found.rule)
 
 
 def lit_seats(ctx: StepContext) -> dict[int, list[PendingHit]]:
@@ -210,3 +212,22 @@ def _hit_to_validate(ctx: StepContext, v: ValidateJackpot) -> PendingHit | None:
         )
         return None
     return found
+
+
+def _report_paid(ctx: StepContext, round_id: str, seat: int, level: str, amount_cents: int, by: str, rule: str) -> None:
+    """A linked hit validated and paid here (655a.11(i)(1)(iii)-(iv)): the link is told, from the outbox like a claim,
+    so its books close the hit and every linked sign drops it without a second signature at the link. Put in the
+    outbox by the step that journals the payment, sent until the link acknowledges it; the link's key (table, round,
+    seat, level) makes a resend change nothing."""
+    if ctx.setup.link is None:
+        return
+    key = f"paid:{round_id}:{seat}:{level}"
+    ctx.s.link_outbox[key] = LinkRequest(
+        key, "paid", round_id, seat=seat, level=level, amount_cents=amount_cents, by=by, rule=rule
+    )
+    ctx.emit(
+        "link.paid_sent",
+        rule,
+        {"link": ctx.setup.link, "key": key, "seat": seat, "level": level, "amount": amount_cents, "by": by},
+    )
+    ctx.command(SendLink())

@@ -75,6 +75,13 @@ def answered(ctx: StepContext, inp: LinkAnswered) -> bool:
             },
         )
         return False
+    if req.kind == "paid":
+        ctx.emit(
+            "link.paid_acknowledged",
+            LINK_RULE,
+            {"link": ctx.setup.link, "key": inp.key, "round": req.round_id, "seat": req.seat, "level": req.level},
+        )
+        return False
     award = LinkAward(inp.amount_cents, inp.order, inp.meter_before_cents)
     ctx.emit(
         "link.claim_answered",

@@ -50,14 +50,16 @@ class LinkRequest:
     """A request to the link controller kept in the engine state (so in the journal's transaction) until the link
     acknowledges it: the table's outbox. `key` is what the link keys it by, so a resend changes nothing."""
 
-    key: str  # "contribute:<round_id>" or "claim:<round_id>:<seat>:<level>"
-    kind: str  # "contribute" | "claim"
+    key: str  # "contribute:<round_id>", "claim:<round_id>:<seat>:<level>" or "paid:<round_id>:<seat>:<level>"
+    kind: str  # "contribute" | "claim" | "paid"
     round_id: str
     contributions: tuple[LinkContribution, ...] = ()
     seat: int = 0
     level: str = ""
     percent: int = 0
     rule: str = ""
+    amount_cents: int = 0  # "paid": what the table paid (the link's award)
+    by: str = ""  # "paid": the key_id that signed the validation here
 
 
 @dataclass

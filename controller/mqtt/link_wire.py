@@ -36,11 +36,19 @@ class ClaimOut(_Sent):
     rule: str
 
 
+class PaidOut(_Sent):
+    seat: int
+    level: str
+    amount_cents: int
+    by: str
+
+
 class RequestOut(_Sent):
-    kind: Literal["heartbeat", "contribute", "claim"]
+    kind: Literal["heartbeat", "contribute", "claim", "paid"]
     round_id: str | None = None
     contributions: list[ContributionOut] = Field(default_factory=list)
     claim: ClaimOut | None = None
+    paid: PaidOut | None = None
 
 
 class HitIn(_Heard):

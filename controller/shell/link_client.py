@@ -33,7 +33,16 @@ from controller.config.table import TableConfig
 from controller.engine.inputs import Input, LinkAnswered, LinkBroadcast, LinkLease
 from controller.engine.state import LinkRequest, TableState
 from controller.mqtt.connection import client_kwargs
-from controller.mqtt.link_wire import ClaimOut, ContributionOut, JackpotsIn, MeterIn, RequestOut, ResponseIn, topics
+from controller.mqtt.link_wire import (
+    ClaimOut,
+    ContributionOut,
+    JackpotsIn,
+    MeterIn,
+    PaidOut,
+    RequestOut,
+    ResponseIn,
+    topics,
+)
 from controller.progressive.link import LinkJackpot
 
 log = structlog.get_logger("tablectl.link")
@@ -53,6 +62,12 @@ def request_body(req: LinkRequest) -> RequestOut:
             kind="contribute",
             round_id=req.round_id,
             contributions=[ContributionOut(seat=c.seat, wager=c.wager, cents=c.cents) for c in req.contributions],
+        )
+    if req.kind == "paid":
+        return RequestOut(
+            kind="paid",
+            round_id=req.round_id,
+            paid=PaidOut(seat=req.seat, level=req.level, amount_cents=req.amount_cents, by=req.by),
         )
     return RequestOut(
         kind="claim",

@@ -8,16 +8,28 @@ it (`demo_approve_all`, loopback only) and the demo does what an administrator w
 its round in progress), so a key made in the browser validates jackpots a minute later. Without --rounds nobody
 simulated validates jackpots: they wait for the person at the console.
 
+Two of the tables (ms-1, ms-2) are on a linked progressive (docs/linked-progressives.md): a real `tablectl link`
+process keeps their one meter on a second database of the same private PostgreSQL, opened with a signed `open_link`
+from a key the demo makes; the third table (lir-1) keeps its local meters. The floor may not import `link/`
+(pyproject.toml's layering), so the demo writes the link's config and drives it through `tablectl link` and
+`tablectl link send`, as an operator would. At the linked tables the second shuffle and every third after it deal
+thirteen hearts from the top (a sim script), so a linked hit comes within three rounds: pending on both linked tiles,
+validated at the table, reported paid to the link by the table itself, and the meter reseeded. An enrolled key goes
+into the link's [[supervisors]] too (the link restarted on its database), so the console's link verbs work with it.
+
 With --rounds N every table plays N rounds (its simulated floorperson validating jackpots) and the demo exits 0
-once the floor has archived every table's N rounds.
+once the floor has archived every table's N rounds, printing the link's reconciliation (`tablectl link report`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
+import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -27,20 +39,27 @@ import sys
 import tempfile
 from pathlib import Path
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
+
 from controller.cli.verb import UsageError
 from floor.config import parse_floor_config
 from floor.pgcluster import ClusterError, PgCluster
 from floor.service import FloorService
 
 ROOT_CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-# The floor's tables: (table id, config, pit). Issue 15's linked progressive will link the two Mississippi Stud
-# tables; see LINK CONTROLLER below.
+# The floor's tables: (table id, config, pit). The two Mississippi Stud tables are on the linked progressive LINK_ID.
 TABLES = (
-    ("ms-1", "demo.toml", "pit-1"),
+    ("ms-1", "mississippi-stud-progressive.toml", "pit-1"),
     ("ms-2", "mississippi-stud-progressive.toml", "pit-1"),
     ("lir-1", "let-it-ride-progressive.toml", "pit-2"),
 )
 PREFIX = "tablectl"
+LINK_ID = "floor-demo-mega"
+LINKED = {"ms-1": "T-2001", "ms-2": "T-2002"}  # table id -> asset number (5321.18: each linked table identified)
+LINK_KEY_ID = "demo-link-operator"  # the demo's own key: it opens the link
+HEARTS = ["Ah", "Kh", "Qh", "Jh", "Th", "9h", "8h", "7h", "6h", "5h", "4h", "3h", "2h"]
+RANKS = "23456789TJQKA"
 
 
 def _free_port() -> int:
@@ -62,22 +81,150 @@ def _mosquitto(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
     return proc, f"mqtt://127.0.0.1:{port}"
 
 
+def link_toml(dsn: str, broker: str, supervisors: str) -> str:
+    """The link's config: ms-1 and ms-2 on one $5 Progressive Payout Wager meter (as `tablectl demo --linked`)."""
+    tables = "".join(f'[[tables]]\ntable_id = "{t}"\nasset_number = "{a}"\n\n' for t, a in LINKED.items())
+    return f"""[link]
+id = "{LINK_ID}"
+lease_ms = 3000
+heartbeat_ms = 750
+
+[database]
+dsn = "{dsn}"
+
+[mqtt]
+broker = "{broker}"
+prefix = "{PREFIX}"
+client_id = "tablectl-link-floor-demo-{os.getpid()}"
+
+{tables}
+# 655a.12(c)(3) paytable A on a $5 Progressive Payout Wager: $10,000 for 1, 21 % of each wager.
+[[progressive]]
+wager = "progressive"
+wager_cents = 500
+rule = "655a.12(c)(3) paytable A"
+
+[[progressive.levels]]
+level = "progressive"
+seed_cents = 5000000
+reseed_cents = 5000000
+primary_percent = 21
+rule = "655a.12(c)(3) paytable A"
+{supervisors}"""
+
+
+def linked_table_toml(text: str) -> str:
+    """A Mississippi Stud table on the link: paytable A's one meter (the link's level), a $5 wager."""
+    text = text.replace('progressive_paytable = "C"', 'progressive_paytable = "A"')
+    text = text.replace("progressive_wager_cents = 100", "progressive_wager_cents = 500")
+    text = re.sub(r"^six_card_bonus_paytable = .*$", "", text, flags=re.M)  # the hearts deal needs no bonus cards
+    return text + f'\n[progressive]\nlink = "{LINK_ID}"\nheartbeat_ms = 750\n'
+
+
+def deck_script(rng: random.Random, n: int = 300) -> str:
+    """The second shuffle and every third after it deal thirteen hearts from the top: a hit within three rounds."""
+    decks = []
+    for i in range(n):
+        top = HEARTS if i % 3 == 1 else []
+        rest = [r + s for s in "cdhs" for r in RANKS if r + s not in top]
+        rng.shuffle(rest)
+        decks.append(" ".join([*top, *rest]))
+    return "decks = [\n" + ",\n".join(json.dumps(d) for d in decks) + "\n]\n"
+
+
+def supervisor_entry(key_id: str, role: str, public_key: str) -> str:
+    return f'\n[[supervisors]]\nkey_id = "{key_id}"\nrole = "{role}"\npublic_key = "{public_key}"\n'
+
+
+class Link:
+    """The link controller, a real `tablectl link` process; its signed commands sent with `tablectl link send`."""
+
+    def __init__(self, workdir: Path, dsn: str, broker: str) -> None:
+        self.config = workdir / "link.toml"
+        self.key = workdir / "link-operator.pem"
+        self.log = workdir / "link.log"
+        key = Ed25519PrivateKey.generate()
+        self.key.write_bytes(key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()))
+        self.key.chmod(0o600)
+        # [[supervisors]] public_key: the raw 32 bytes in base64 (the floor does not import the envelope's helper)
+        public = base64.b64encode(key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)).decode("ascii")
+        self.config.write_text(link_toml(dsn, broker, supervisor_entry(LINK_KEY_ID, "supervisor", public)))
+        self.proc: asyncio.subprocess.Process | None = None
+        self.restarting = asyncio.Lock()  # two enrolments at once restart it one after the other, never twice over
+
+    async def _tablectl(self, *argv: str) -> tuple[int, str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "controller.cli", "link", "--config", str(self.config), *argv,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        out, _ = await proc.communicate()
+        return proc.returncode or 0, out.decode(errors="replace")
+
+    async def start(self) -> None:
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "controller.cli", "link", "--config", str(self.config),
+            stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
+        )  # fmt: skip
+
+    async def stop(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.terminate()
+            await self.proc.wait()
+
+    async def open(self) -> str | None:
+        """Opens the link with the demo's signed open_link; None once it is open, else why not."""
+        why = "no reply"
+        for _ in range(30):  # the controller starts (migrations, the self-check) and subscribes
+            if self.proc is not None and self.proc.returncode is not None:
+                return f"the link controller exited {self.proc.returncode}"
+            code, out = await self._tablectl(
+                "send", "open_link", "--key", str(self.key), "--key-id", LINK_KEY_ID, "--timeout", "2"
+            )
+            reply = json.loads(out.strip().splitlines()[-1]) if out.strip().startswith("{") else {}
+            if code == 0 or "open_link applies only when it is closed" in str(reply.get("reason")):
+                return None  # opened, or a reply lost to the timeout had opened it already
+            why = str(reply.get("reason") or out.strip()[-300:])
+            if reply.get("code") not in ("no_reply", "no_broker"):
+                return why
+        return why
+
+    async def admit(self, entry: str) -> None:
+        """The administrator's step for the link: the key in its [[supervisors]], the controller restarted (its
+        books and its open state are in PostgreSQL; the tables ride out the restart on their lease or resend)."""
+        self.config.write_text(self.config.read_text() + entry)
+        async with self.restarting:
+            await self.stop()
+            await self.start()
+
+    async def report(self) -> tuple[int, str]:
+        return await self._tablectl("report", "--json")
+
+
 class Table:
-    def __init__(self, table_id: str, source: str, workdir: Path, broker: str, rounds: int | None) -> None:
+    def __init__(self, table_id: str, source: str, workdir: Path, broker: str, rounds: int | None, seed: int) -> None:
         self.table_id = table_id
         self.config = workdir / f"{table_id}.toml"
         text = (ROOT_CONFIGS / source).read_text()
-        self.config.write_text(re.sub(r'^table_id = ".*"$', f'table_id = "{table_id}"', text, count=1, flags=re.M))
+        text = re.sub(r'^table_id = ".*"$', f'table_id = "{table_id}"', text, count=1, flags=re.M)
+        self.script: Path | None = None
+        if table_id in LINKED:
+            text = linked_table_toml(text)
+            self.script = workdir / f"{table_id}-decks.toml"
+            self.script.write_text(deck_script(random.Random(seed)))
+        self.config.write_text(text)
         self.journal = workdir / f"{table_id}.sqlite"
         self.log = workdir / f"{table_id}.log"
         self.broker = broker
         self.rounds = rounds
+        self.seed = seed
         self.proc: asyncio.subprocess.Process | None = None
 
     async def start(self) -> None:
         argv = ["-m", "controller.cli", "demo", "--config", str(self.config), "--journal", str(self.journal)]
         argv += ["--broker", self.broker, "--quiet", "--pace", "0.3" if self.rounds is None else "0.02"]
         argv += ["--rounds", str(self.rounds)] if self.rounds is not None else ["--human-floor"]
+        if self.script is not None:
+            argv += ["--script", str(self.script), "--seed", str(self.seed)]
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable, *argv, stdout=self.log.open("ab"), stderr=subprocess.STDOUT
         )
@@ -131,8 +278,10 @@ async def _demo(args: argparse.Namespace, workdir: Path) -> int:
             "the demo's floor config",
         )
         service = FloorService(config)
-        tables = [Table(tid, source, workdir, broker, args.rounds) for tid, source, _ in TABLES]
-        return await _run(service, tables, args.rounds)
+        rng = random.Random(args.seed)
+        tables = [Table(tid, source, workdir, broker, args.rounds, rng.randrange(1 << 30)) for tid, source, _ in TABLES]
+        link = Link(workdir, cluster.create_database("link"), broker)
+        return await _run(service, tables, link, args.rounds)
     finally:
         if broker_proc is not None:
             broker_proc.terminate()
@@ -140,7 +289,7 @@ async def _demo(args: argparse.Namespace, workdir: Path) -> int:
         cluster.remove()
 
 
-async def _run(service: FloorService, tables: list[Table], rounds: int | None) -> int:
+async def _run(service: FloorService, tables: list[Table], link: Link, rounds: int | None) -> int:
     floor = asyncio.create_task(service.run(), name="floor")
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -155,20 +304,36 @@ async def _run(service: FloorService, tables: list[Table], rounds: int | None) -
     restarts: set[asyncio.Task[None]] = set()
 
     def admit(key_id: str, role: str, public_key: str) -> None:
-        # The administrator's step, done for the demo: the key in every table's config, each table restarted.
-        entry = f'\n[[supervisors]]\nkey_id = "{key_id}"\nrole = "{role}"\npublic_key = "{public_key}"\n'
+        # The administrator's step, done for the demo: the key in every table's config, each table restarted, and
+        # in the link's (which knows floorpersons and supervisors only: a technician has no link verb).
+        entry = supervisor_entry(key_id, role, public_key)
+        steps = []
         for t in tables:
             t.config.write_text(t.config.read_text() + entry)
             if rounds is None:
-                task = asyncio.create_task(t.restart())
-                restarts.add(task)
-                task.add_done_callback(restarts.discard)
+                steps.append(t.restart())
+        if role in ("floorperson", "supervisor"):
+            steps.append(link.admit(entry))
+        for step in steps:
+            task = asyncio.create_task(step)
+            restarts.add(task)
+            task.add_done_callback(restarts.discard)
 
     console.on_enrol = admit
-    # LINK CONTROLLER: issue 15's `tablectl link` starts here once it lands, with ms-1 and ms-2 on one linked
-    # progressive (their configs naming the link); the console shows the link's retained topics on their tiles.
+    # The link controller first, opened, so the linked tables get their lease at once (they start locked out).
+    await link.start()
+    why = await link.open()
+    if why is not None:
+        print(f"tablectl demo --floor: the link did not open: {why}; its log: {link.log}", file=sys.stderr)
+        await link.stop()
+        service.stop()
+        with contextlib.suppress(Exception):
+            await floor
+        return 1
     for t in tables:
         await t.start()
+    linked = " and ".join(LINKED)
+    print(f"tablectl demo --floor: link {LINK_ID} open: {linked} on one linked progressive", flush=True)
     print(f"tablectl demo --floor: open {console.url} (enrol a key, then log in)", flush=True)
     try:
         if rounds is None:
@@ -186,10 +351,39 @@ async def _run(service: FloorService, tables: list[Table], rounds: int | None) -
                 return 1
             await asyncio.sleep(0.2)  # the archive has no notification to wait on; the tables are done already
         print(f"tablectl demo --floor: every table played {rounds} round(s); the floor archived them", flush=True)
-        return 0
+        return await _link_summary(link)
     finally:
         for t in tables:
             t.stop()
+        for task in list(restarts):
+            task.cancel()
+        await link.stop()
         service.stop()
         with contextlib.suppress(Exception):
             await floor
+
+
+async def _link_summary(link: Link) -> int:
+    """The link's reconciliation (`tablectl link report`): what each linked table contributed, the hits, the balance."""
+    code, out = await link.report()
+    try:
+        rec = json.loads(out)
+    except ValueError:
+        print(f"tablectl demo --floor: tablectl link report failed: {out.strip()[-500:]}", file=sys.stderr)
+        return 1
+    for lv in rec["levels"]:
+        by_table = ", ".join(
+            f"{t} ${m / 100_000_000:,.2f}" for t, m in sorted(lv["contributions_by_table_micro"].items())
+        )
+        hits = "; ".join(
+            f"{h['table_id']} seat {h['seat']} ${h['amount_cents'] / 100:,.2f} "
+            f"({'paid, validated by ' + h['validated_by'] if h.get('validated_by') else 'pending'})"
+            for h in lv["hits"]
+        )
+        print(
+            f"link {rec['link_id']} {rec['status']}: {lv['level']} ${lv['display_cents'] / 100:,.2f}; "
+            f"contributions {by_table or 'none'}; hits {hits or 'none'}",
+            flush=True,
+        )
+    print(f"tablectl demo --floor: the link's books {'balance' if rec['balanced'] else 'DO NOT balance'}", flush=True)
+    return 0 if code == 0 and rec["balanced"] else 1

@@ -3,10 +3,10 @@
 A private PostgreSQL (floor.pgcluster, a temp dir) holds the link's meters; a private mosquitto carries the protocol
 unless --broker names a broker; the link controller is a real `tablectl link` process and each table a real
 `tablectl demo` process on simulated devices with its own journal, all three feeding one meter. The demo opens the
-link with a signed `open_link`, then acts as the link's floorperson: every hit the link holds pending (shown on every
-linked sign) is validated with a signed `validate_jackpot` once its table has paid it. A line a second shows the
-meter, the rounds and the pending jackpots. With --rounds N it exits 0 once every table played N rounds and the
-link's books balance (`tablectl link report`, printed at the end).
+link with a signed `open_link`; every hit the link holds pending (shown on every linked sign) is validated and paid at
+its table by the table's simulated floorperson, and the table reports it paid to the link, which closes it. A line a
+second shows the meter, the rounds and the pending jackpots. With --rounds N it exits 0 once every table played N
+rounds, no hit is left pending and the link's books balance (`tablectl link report`, printed at the end).
 
 Every third shuffle deals thirteen hearts from the top (a sim script), so hits come often enough to watch.
 """
@@ -293,25 +293,19 @@ async def _play(
     key: Ed25519PrivateKey,
     watch: _Watch,
 ) -> int:
-    validated: set[tuple[str, str, int, str]] = set()
+    shown: dict[tuple[str, str, int, str], dict[str, Any]] = {}
     last_line = 0.0
     while True:
-        for hit in watch.pending:
-            k = (str(hit["table_id"]), str(hit["round_id"]), int(hit["seat"]), str(hit["level"]))
-            if k in validated or k[:3] not in watch.paid:
-                continue  # the link's books close once the winning table's floorperson validated and paid it
-            reply = await _command(
-                client,
-                base,
-                key,
-                "validate_jackpot",
-                {"table_id": k[0], "round_id": k[1], "seat": k[2], "level": k[3]},
-                watch,
-            )
-            if reply is not None and reply.get("accepted"):
-                validated.add(k)
-                print(f"  jackpot validated at the link: {hit['asset_number']} seat {k[2]} {k[3]} "
-                      f"${hit['amount_cents'] / 100:,.2f} (order {hit['order']})", flush=True)  # fmt: skip
+        # The winning table's floorperson validates and pays the hit there; the table reports it paid, and the link
+        # closes it in its books and takes it off every sign (docs/linked-progressives.md, "Validation").
+        now_pending = {
+            (str(h["table_id"]), str(h["round_id"]), int(h["seat"]), str(h["level"])): h for h in watch.pending
+        }
+        for k, hit in shown.items():
+            if k not in now_pending:
+                print(f"  jackpot paid at {hit['asset_number']} seat {k[2]} {k[3]} ${hit['amount_cents'] / 100:,.2f} "
+                      f"(order {hit['order']}): closed at the link, off every sign", flush=True)  # fmt: skip
+        shown = now_pending
         now = time.monotonic()
         if now - last_line >= 1.0:
             last_line = now
@@ -327,16 +321,8 @@ async def _play(
             code = bad[0].proc.returncode if bad[0].proc else "?"
             print(f"tablectl demo --linked: table {bad[0].name} exited {code}; its log: {bad[0].log}", file=sys.stderr)
             return 1
-        if args.rounds is not None and len(exited) == len(tables) and not _unvalidated(watch, validated):
+        if args.rounds is not None and len(exited) == len(tables) and not watch.pending:
             return 0
         watch.changed.clear()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(watch.changed.wait(), 0.5)
-
-
-def _unvalidated(watch: _Watch, validated: set[tuple[str, str, int, str]]) -> list[dict[str, Any]]:
-    return [
-        h
-        for h in watch.pending
-        if (str(h["table_id"]), str(h["round_id"]), int(h["seat"]), str(h["level"])) not in validated
-    ]

@@ -175,6 +175,23 @@ def test_hits_are_claimed_in_turn_and_paid_what_the_link_answered() -> None:
         )
     paid = [e.payload["amount"] for e in t.events if e.type == "progressive.paid"]
     assert paid == [100_321, 100_000] and "round.completed" in t.types()
+    # Each payment goes to the link from the outbox, journaled with it: the link's books close the hit (issue 15).
+    reports = {k: (q.kind, q.seat, q.level, q.amount_cents, q.by) for k, q in t.state.link_outbox.items()}
+    assert reports == {
+        "paid:t1-r000001:3:major": ("paid", 3, "major", 100_321, "floor-ann"),
+        "paid:t1-r000001:1:major": ("paid", 1, "major", 100_000, "floor-ann"),
+    }
+    sent = [e for e in t.events if e.type == "link.paid_sent"]
+    assert [(e.payload["seat"], e.payload["amount"], e.rule) for e in sent] == [
+        (3, 100_321, "655a.11(i)(1)(iv)"),
+        (1, 100_000, "655a.11(i)(1)(iv)"),
+    ]
+    assert t.types().index("progressive.paid") < t.types().index("link.paid_sent")
+    out = t.feed(LinkAnswered("paid:t1-r000001:3:major", True))
+    assert [(e.type, e.payload["seat"]) for e in out] == [("link.paid_acknowledged", 3)]
+    assert t.feed(LinkAnswered("paid:t1-r000001:3:major", True)) == [], "a second answer to a resend changes nothing"
+    out = t.feed(LinkAnswered("paid:t1-r000001:1:major", False, error="no claimed major hit"))
+    assert [e.type for e in out] == ["link.refused"] and "paid:t1-r000001:1:major" in t.state.link_outbox
 
 
 def test_a_restart_mid_claim_sends_the_same_claim_again() -> None:

@@ -1,30 +1,64 @@
-"""`tablectl demo --floor --rounds N` from the command line: simulated tables, the floor service and its console on
-a private PostgreSQL and mosquitto it starts; it prints the console's URL and exits 0 once the floor archived
-every table's N rounds (issue 17 item 7)."""
+"""`tablectl demo --floor --rounds N` from the command line: simulated tables, the link controller, the floor service
+and its console on a private PostgreSQL and mosquitto it starts; it prints the console's URL and exits 0 once the floor
+archived every table's N rounds, with the link's reconciliation (issue 17 item 7, issue 15 item 4)."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import queue
+import re
+import signal
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
+from typing import Any
 
+import paho.mqtt.client as paho
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from paho.mqtt.enums import CallbackAPIVersion
+
+from controller.supervisor.envelope import public_key_b64, sign_command
+from tests.conftest import Mosquitto, find_mosquitto, free_port
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_demo_floor_plays_n_rounds_and_exits_0() -> None:
+    argv = ["demo", "--floor", "--rounds", "3", "--seed", "3", "--http", "127.0.0.1:0"]
     done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "demo", "--floor", "--rounds", "2", "--http", "127.0.0.1:0"],
+        [sys.executable, "-m", "controller.cli", *argv],
         capture_output=True,
         text=True,
         cwd=ROOT,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "open http://127.0.0.1:" in done.stdout
-    assert "every table played 2 round(s); the floor archived them" in done.stdout
+    out = done.stdout
+    assert "tablectl demo --floor: link floor-demo-mega open: ms-1 and ms-2 on one linked progressive" in out
+    assert "open http://127.0.0.1:" in out
+    assert "every table played 3 round(s); the floor archived them" in out
+    # The link's reconciliation (`tablectl link report`): both linked tables fed the one meter, lir-1 did not.
+    summary = re.search(
+        r"^link floor-demo-mega open: progressive \$([\d,.]+); contributions (.*?); hits (.*)$", out, re.M
+    )
+    assert summary is not None, out[-3000:]
+    contributed = dict(re.findall(r"(\S+) \$([\d,.]+)", summary.group(2)))
+    assert set(contributed) == {"ms-1", "ms-2"}
+    # Each linked wager is $5 at 21 % (655a.12(c)(3) paytable A): whole multiples of $1.05, at least one a table.
+    for dollars in contributed.values():
+        cents = round(float(dollars.replace(",", "")) * 100)
+        assert cents > 0 and cents % 105 == 0, summary.group(0)
+    # Seed 3 puts a progressive wager on a thirteen-hearts deal at both linked tables: each hit was claimed from the
+    # link, validated at its table by the simulated floorperson, and reported paid by the table (no signature at the
+    # link), so none is left pending on the signs.
+    hits = re.findall(r"(ms-[12]) seat \d \$[\d,.]+ \(([^)]*)\)", summary.group(3))
+    assert {t for t, _ in hits} == {"ms-1", "ms-2"}, summary.group(0)
+    assert all(state == f"paid, validated by demo-floorperson at {t}" for t, state in hits), summary.group(0)
+    assert "the link's books balance" in out
 
 
 def test_http_without_floor_is_a_usage_error() -> None:
@@ -32,3 +66,75 @@ def test_http_without_floor_is_a_usage_error() -> None:
         [sys.executable, "-m", "controller.cli", "demo", "--http", "127.0.0.1:9"], capture_output=True, text=True
     )
     assert done.returncode == 2 and "--http is for the console of `tablectl demo --floor`" in done.stderr
+
+
+def test_a_key_enrolled_at_the_demos_console_is_a_supervisor_of_the_link_too(tmp_path: Path) -> None:
+    """The demo admits every key enrolled in its console (loopback only): into the tables' configs and the link's
+    [[supervisors]], the link restarted on its database. A command the key signs then reaches the link's verb itself
+    (refused there for naming no hit), not `unknown_key`."""
+    binary = find_mosquitto()
+    assert binary is not None, "mosquitto is not installed: python3 dev.py test installs it"
+    broker = Mosquitto(binary, tmp_path, free_port())
+    broker.start()
+    http = f"127.0.0.1:{free_port()}"
+    argv = ["demo", "--floor", "--seed", "3", "--broker", broker.url, "--http", http]
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert demo.stdout is not None
+        for line in demo.stdout:  # the link is open and the tables started before the URL is printed
+            if "open http://" in line:
+                break
+        key = Ed25519PrivateKey.generate()
+        enrolment = {"key_id": "night-shift", "role": "supervisor", "public_key": public_key_b64(key)}
+        request = urllib.request.Request(
+            f"http://{http}/api/enrol",
+            data=json.dumps(enrolment).encode(),
+            headers={"Content-Type": "application/json", "Origin": f"http://{http}"},
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            assert json.loads(answer.read())["approved"] is True
+        reply = _until_the_link_knows(broker, key)
+        assert reply["code"] == "refused", reply
+        assert "no claimed progressive hit at ms-1 round none seat 1" in str(reply["reason"])
+    finally:
+        demo.send_signal(signal.SIGINT)
+        code = demo.wait(timeout=60)
+        broker.stop()
+    assert code == 0
+
+
+def _until_the_link_knows(broker: Mosquitto, key: Ed25519PrivateKey) -> dict[str, Any]:
+    """Signs validate_jackpot for a hit that does not exist until the restarted link judges it (each try waits for its
+    reply or 2 s): its reply."""
+    base = "tablectl/link/floor-demo-mega"
+    replies: queue.Queue[dict[str, Any]] = queue.Queue()
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id="test-demo-floor-enrol")
+    client.on_connect = lambda c, *_: c.subscribe(f"{base}/cmd/reply", qos=1)
+    client.on_message = lambda c, u, m: replies.put(json.loads(m.payload))
+    client.connect(broker.host, broker.port)
+    client.loop_start()
+    try:
+        last: dict[str, Any] = {}
+        for _ in range(60):
+            args = {"table_id": "ms-1", "round_id": "none", "seat": 1, "level": "progressive"}
+            env = sign_command(
+                key, table_id="floor-demo-mega", verb="validate_jackpot", key_id="night-shift", args=args
+            )
+            client.publish(f"{base}/cmd/validate_jackpot", json.dumps(env), qos=1)
+            with contextlib.suppress(queue.Empty):
+                while (got := replies.get(timeout=2)).get("command_id") != env["command_id"]:
+                    pass
+                last = got
+                if got["code"] != "unknown_key":
+                    return got
+        raise AssertionError(f"the link never took the enrolled key: {last}")
+    finally:
+        client.loop_stop()
+        client.disconnect()

@@ -90,6 +90,32 @@ def test_hits_racing_across_tables_are_ordered_by_commit(link_db: str, tmp_path:
     assert reconcile(store.conn).balanced
 
 
+def test_a_hit_paid_at_its_table_closes_in_the_links_books_once(link_db: str, tmp_path: Path) -> None:
+    """The winning table reports its payment (after a signed validate_jackpot there, 655a.11(i)(1)(iii)-(iv)): the hit
+    leaves the pending list once; a resend changes nothing; a wrong amount or an unknown hit is refused."""
+    store = open_store(link_db, tmp_path)
+    store.contribute([Contribution("ms-01", f"r{r}", 1, "progressive", 10_000) for r in range(10)])
+    hit, _ = store.claim("ms-02", "r-win", 3, "mega", 100, "655a.11(i)(1)(iv)", "A-2")
+    with pytest.raises(LinkRefused, match="the link awarded"):
+        store.paid("ms-02", "r-win", 3, "mega", hit.amount_cents + 1, "floor-ann")
+    with pytest.raises(LinkRefused, match="no claimed mega hit at ms-01"):
+        store.paid("ms-01", "r-win", 3, "mega", hit.amount_cents, "floor-ann")
+    assert [h.validated_by for h in store.hits()] == [None], "a refused report closes nothing"
+    seq = store.state().seq
+    done, new = store.paid("ms-02", "r-win", 3, "mega", hit.amount_cents, "floor-ann")
+    assert new and done.validated_by == "floor-ann at ms-02"
+    events = store.events_after(seq)
+    assert [(e["type"], e["rule"], e["payload"]["amount_cents"]) for e in events] == [
+        ("link.jackpot_paid", "655a.11(i)(1)(iv)", hit.amount_cents)
+    ]
+    again, new = store.paid("ms-02", "r-win", 3, "mega", hit.amount_cents, "floor-ann")
+    assert (again, new) == (done, False) and store.state().seq == seq + 1, "a resend writes nothing"
+    with pytest.raises(LinkRefused, match="validated already by floor-ann at ms-02"):
+        store.validate("ms-02", "r-win", 3, "mega", "shift-boss", "c-1")
+    assert [h.validated_by for h in store.hits()] == ["floor-ann at ms-02"]
+    assert reconcile(store.conn).balanced
+
+
 def test_parameters_change_only_while_the_link_is_closed(link_db: str, tmp_path: Path) -> None:
     store = open_store(link_db, tmp_path)
     figures = [ProgressiveFigures.model_validate(p.model_dump()) for p in store.state().figures]

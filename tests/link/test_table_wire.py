@@ -21,9 +21,18 @@ def test_the_tables_requests_are_the_links() -> None:
     claim = LinkRequest(
         "claim:r1:2:mega", "claim", "ms-01-r000001", seat=2, level="mega", percent=100, rule="655a.11(i)(1)(iv)"
     )
-    for req in (contribute, claim):
+    paid = LinkRequest(
+        "paid:r1:2:mega", "paid", "ms-01-r000001", seat=2, level="mega", amount_cents=1_000_123, by="floor-ann"
+    )
+    for req in (contribute, claim, paid):
         sent = request_body(req).model_dump_json(exclude_none=True)
         assert LinkSide.model_validate_json(sent).kind == req.kind
+    heard_paid = LinkSide.model_validate_json(request_body(paid).model_dump_json(exclude_none=True)).paid
+    assert heard_paid is not None and (heard_paid.seat, heard_paid.amount_cents, heard_paid.by) == (
+        2,
+        1_000_123,
+        "floor-ann",
+    )
     hit = HitOut(
         table_id="ms-01",
         asset_number="A-01",

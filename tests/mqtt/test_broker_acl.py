@@ -43,7 +43,12 @@ from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "systemd" / "mosquitto"
-PASSWORDS = {"ms-1": "table-one-secret", "ms-2": "table-two-secret", "supervisor.alice": "alice-secret"}
+PASSWORDS = {
+    "ms-1": "table-one-secret",
+    "ms-2": "table-two-secret",
+    "supervisor.alice": "alice-secret",
+    "link.ms-floor-mega": "link-secret",
+}
 
 
 def _find(name: str, *places: str) -> str:
@@ -356,3 +361,43 @@ async def test_a_table_reads_back_its_own_journal_anchor_and_no_other(broker: Se
     assert claim is not None and (claim.seq, claim.hash) == (7, "ab" * 32)
     # ms-2 may not read ms-1's anchor: as far as it can see, there is none.
     assert await read_retained_anchor(broker.settings("ms-2"), "ms-1") is None
+
+
+async def test_a_link_controller_and_its_tables_keep_to_their_topics(broker: SecureBroker, watcher: Watcher) -> None:
+    """The example ACL's link user (configs/link.toml's `link.ms-floor-mega`) reads its tables' requests and the
+    commands to it and writes its answers, state, meters, jackpots, events and replies; a table writes only its own
+    request topic and reads its answers and the signs' topics (docs/linked-progressives.md)."""
+    base = "tablectl/link/ms-floor-mega"
+    async with (
+        broker.client("link.ms-floor-mega") as link,
+        broker.client("ms-1") as table_1,
+        broker.client("supervisor.alice") as alice,
+    ):
+        await link.subscribe([(f"{base}/request/+", 1), (f"{base}/cmd/+", 1), ("tablectl/link/other/request/+", 1)])
+        await table_1.subscribe(
+            [(f"{base}/{t}", 1) for t in ("response/ms-1", "response/ms-2", "state", "progressive/+", "jackpot")]
+        )
+        # A table forging another's request, or writing the link's own topics, reaches nobody. (Its own request
+        # topic under any link is its to write: a link that does not list it refuses it.)
+        for topic in (f"{base}/request/ms-2", f"{base}/state", f"{base}/response/ms-1", f"{base}/jackpot"):
+            await table_1.publish(topic, b'{"forged": true}', qos=1)
+        await table_1.publish(f"{base}/request/ms-1", b'{"kind": "heartbeat"}', qos=1)
+        got = await asyncio.wait_for(anext(aiter(link.messages)), 10)
+        assert (str(got.topic), got.payload) == (f"{base}/request/ms-1", b'{"kind": "heartbeat"}')
+        await alice.publish(f"{base}/cmd/open_link", b'{"cmd": 1}', qos=1)
+        got = await asyncio.wait_for(anext(aiter(link.messages)), 10)
+        assert (str(got.topic), got.payload) == (f"{base}/cmd/open_link", b'{"cmd": 1}')
+        # The link forging a table's event or command, another table's answer elsewhere or another link's state:
+        # nothing arrives; then its own topics, in order.
+        for topic in ("tablectl/ms-1/event", "tablectl/ms-1/cmd/verify_deck", "tablectl/link/other/state"):
+            await link.publish(topic, b'{"forged": true}', qos=1)
+        own = [f"{base}/{t}" for t in ("response/ms-2", "state", "response/ms-1", "progressive/mega", "jackpot")]
+        own += [f"{base}/event", f"{base}/cmd/reply"]
+        for topic in own:
+            await link.publish(topic, b"{}", qos=1)
+        await watcher.until(lambda ts: f"{base}/cmd/reply" in ts, what="the link's reply")
+        assert [t for t in watcher.topics() if t != f"{base}/request/ms-1" and not t.endswith("/cmd/open_link")] == own
+        # The table reads its answer and the signs' topics, not the link's state nor another table's answers; what it
+        # may not read would have come between these (one publisher, QoS 1: in order).
+        heard = [str((await asyncio.wait_for(anext(aiter(table_1.messages)), 10)).topic) for _ in range(3)]
+        assert heard == [f"{base}/response/ms-1", f"{base}/progressive/mega", f"{base}/jackpot"]
