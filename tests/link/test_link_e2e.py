@@ -163,7 +163,8 @@ def test_code_that_does_not_verify_keeps_the_link_inoperable(
         link.stop()
 
 
-ROUNDS = 24  # per table; bounded for CI (the whole suite stays under 15 min); the long campaign: TABLECTL_LINK_ROUNDS=500
+# Per table; bounded for CI (the whole suite stays under 15 min); the long campaign: TABLECTL_LINK_ROUNDS=500.
+ROUNDS = 24
 
 
 def test_kill_tables_controller_and_primary_nothing_lost_or_doubled(
