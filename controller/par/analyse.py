@@ -10,10 +10,11 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from controller.core.settlement import ChapterRules
+from controller.games.cajun_stud.rules import CajunStudRules
 from controller.games.let_it_ride.rules import LetItRideRules
 from controller.games.mississippi_stud.rules import MississippiStudRules
 from controller.games.three_card_prime.rules import ThreeCardPrimeRules
-from controller.par import let_it_ride, mississippi_stud, three_card_prime
+from controller.par import cajun_stud, let_it_ride, mississippi_stud, three_card_prime
 from controller.par.sheet import ParSheet
 
 GAMES = {
@@ -37,6 +38,13 @@ def let_it_ride_strategy(letter: str) -> let_it_ride.Strategy:
     return let_it_ride.analyse_main(letter).strategy
 
 
+@cache
+def cajun_stud_strategy(letter: str) -> mississippi_stud.Strategy:
+    """The optimal 683a.11(b), (d), (f) Raise Wagers under 683a.12(a) paytable `letter`, computed once (the same
+    shape as Mississippi Stud's: the multiple per card set seen and Antes already wagered)."""
+    return cajun_stud.analyse_main(letter).strategy
+
+
 def optimal_strategy(rules: ChapterRules) -> mississippi_stud.Strategy | let_it_ride.Strategy | None:
     """The optimal strategy of the configured main game, as data a simulated player follows; None for a chapter this
     release has no strategy for."""
@@ -44,6 +52,8 @@ def optimal_strategy(rules: ChapterRules) -> mississippi_stud.Strategy | let_it_
         return mississippi_stud_strategy()
     if isinstance(rules, LetItRideRules):
         return let_it_ride_strategy(rules.let_it_ride_paytable)
+    if isinstance(rules, CajunStudRules):
+        return cajun_stud_strategy(rules.ante_paytable)
     return None
 
 
@@ -84,6 +94,11 @@ def par_sheet(table_id: str, rules: ChapterRules, meters: dict[str, int] | None 
         sheet = ParSheet(
             table_id, chapter, GAMES[chapter], (tcp_main.sheet, *side), tcp_main.strategy_tables, tuple(missing)
         )
+    elif isinstance(rules, CajunStudRules):
+        cs_main, side, missing = cajun_stud.analyse(rules)
+        sheet = ParSheet(
+            table_id, chapter, GAMES[chapter], (cs_main.sheet, *side), cs_main.strategy_tables, tuple(missing)
+        )
     else:
         sheet = ParSheet(
             table_id,
@@ -92,7 +107,7 @@ def par_sheet(table_id: str, rules: ChapterRules, meters: dict[str, int] | None 
             (),
             (),
             (
-                f"chapter {chapter}: no exact analysis in this release (655a, 643a and 679a have one); "
+                f"chapter {chapter}: no exact analysis in this release (655a, 643a, 679a and 683a have one); "
                 "the paytables configured are listed by `tablectl rules`",
             ),
         )

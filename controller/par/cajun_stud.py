@@ -1,0 +1,408 @@
+"""Chapter 683a, Cajun Stud: the exact return of the Ante and Raise Wagers under the optimal strategy, and of every
+optional wager the configuration offers (Pocket Bonus, Board Bonus, Lo Ball, All-Six Bonus).
+
+683a.11 asks for a Raise Wager of one, two or three times the Ante, or a fold, three times: on the player's two
+cards (683a.11(b)), then with the first community card face up (683a.11(c), (d)), then the second (683a.11(e), (f));
+683a.11(h) pays the five cards. What the player knows at each decision is only the set of cards seen, so the game is
+solved as Mississippi Stud is (controller.par.mississippi_stud): backward induction over every 4-, 3- and 2-card set
+and each amount already wagered, and a forward pass over all 155,937,600 deals that must agree. The All-Six Bonus
+cards (683a.8(c)) are unseen by the player until settlement, so they change no decision and no probability.
+
+683a.12(a) pays two pair 3 to 2 under paytables B and C, so the main game is summed in half-Antes: every sum stays an
+integer and every figure an exact rational. With the 683a.12(f) payout limit it is summed in cents.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import IntEnum
+from fractions import Fraction
+from math import comb
+
+import numpy as np
+import numpy.typing as npt
+
+from controller.core.money import Odds
+from controller.core.rankings import Five, Six, Three
+from controller.games.cajun_stud.paytables import (
+    ALL_SIX_BONUS,
+    ANTE_AND_RAISE,
+    BOARD_BONUS,
+    LO_BALL,
+    POCKET_BONUS,
+    ChapterPaytable,
+)
+from controller.games.cajun_stud.rankings import AllSix, AnteHand, LoBall, Pocket
+from controller.games.cajun_stud.rules import CajunStudRules
+from controller.par import combos, deals, patterns
+from controller.par.evaluator import hand_class, pair_rank
+from controller.par.mississippi_stud import Strategy, third_street_groups
+from controller.par.patterns import MS_FIFTH, MS_FOURTH
+from controller.par.sheet import Decision, Row, StrategyTable, WagerSheet, net_per_unit
+
+IntArray = npt.NDArray[np.int64]
+
+FOLD = 0
+MULTIPLES = (1, 2, 3)  # 683a.11(b), (d), (f): one, two or three times the Ante
+HALF_ANTES = 2  # the per-Ante analysis counts in half-Antes: 3 to 2 on two pair stays whole
+# Outcomes of a hand played to the end (683a.11(h)), in the order of the columns of the count tables.
+PAID: tuple[AnteHand, ...] = tuple(h for h in AnteHand if h >= AnteHand.PAIR_OF_JACKS_OR_BETTER)
+LOSE, PUSH = 0, 1
+_SEQUENCES_AFTER_TWO = 50 * 49 * 48  # the community cards in the order they are revealed
+POINTS = {
+    1: "first Raise Wager (683a.11(b))",
+    2: "second Raise Wager (683a.11(d))",
+    3: "third Raise Wager (683a.11(f))",
+}
+
+
+def outcome_names(letter: str) -> list[tuple[str, str]]:
+    """(name, pays) per outcome column: lose, push, then each paying row of 683a.12(a) paytable `letter`."""
+    table = ANTE_AND_RAISE[letter]
+    return [
+        ("lose", "loses (683a.11(h)(2))"),
+        ("pair_of_6s_to_10s", "push (683a.12(a))"),
+        *((h.name.lower(), str(table.row(h))) for h in PAID),
+    ]
+
+
+def outcome_of_hands() -> IntArray:
+    """The 683a.11(h) outcome column of every five-card hand (combos' colex order)."""
+    values = deals.five_card_values()
+    cls = hand_class(values).astype(np.int64)
+    pair = pair_rank(values)
+    # Five.TWO_PAIR .. ROYAL_FLUSH are AnteHand.TWO_PAIR .. ROYAL_FLUSH, columns 3 .. 10.
+    out = np.where(cls >= Five.TWO_PAIR, cls + 1, LOSE)
+    out = np.where((cls == Five.PAIR) & (pair >= 11), 2, out)
+    return np.where((cls == Five.PAIR) & (pair >= 6) & (pair <= 10), PUSH, out)
+
+
+def payoffs(letter: str, ante_cents: int | None = None, limit_cents: int | None = None) -> IntArray:
+    """payoffs[w, o]: the net result of w Antes' worth of Ante and Raise Wagers on outcome o, in half-Antes when
+    ante_cents is None, else in cents with the 683a.12(f) aggregate limit on what is paid."""
+    unit = HALF_ANTES if ante_cents is None else ante_cents
+    table = np.zeros((11, 2 + len(PAID)), dtype=np.int64)
+    for w in range(1, 11):
+        table[w, LOSE] = -w * unit
+        for o, hand in enumerate(PAID, start=2):
+            row = ANTE_AND_RAISE[letter].row(hand)
+            assert isinstance(row, Odds)
+            won = net_per_unit(row) * w * unit
+            if won.denominator != 1:
+                raise ValueError(f"{row} on {w * unit} is not a whole number of units")  # a bug, never the input
+            table[w, o] = int(won) if limit_cents is None else min(int(won), limit_cents)
+    return table
+
+
+@dataclass(frozen=True)
+class MainGame:
+    sheet: WagerSheet
+    strategy: Strategy  # third/fourth/fifth: the first, second and third Raise Wager decisions
+    strategy_tables: tuple[StrategyTable, ...]
+
+
+def _choose(fold: IntArray | int, evs: list[IntArray]) -> tuple[IntArray, npt.NDArray[np.int8]]:
+    """The best of folding and each multiple; on a tie the smaller commitment (folding first)."""
+    stacked = np.stack([np.broadcast_to(np.asarray(fold, dtype=np.int64), evs[0].shape), *evs])
+    choice = np.argmax(stacked, axis=0).astype(np.int8)
+    return np.take_along_axis(stacked, choice[None].astype(np.intp), axis=0)[0], choice
+
+
+def analyse_main(letter: str, ante_cents: int | None = None, limit_cents: int | None = None) -> MainGame:
+    """The Ante and Raise Wagers under 683a.12(a) paytable `letter` and the strategy that maximises the player's
+    expected result (per Ante, or in cents at `ante_cents` with the payout limit)."""
+    pay = payoffs(letter, ante_cents, limit_cents)
+    unit = HALF_ANTES if ante_cents is None else ante_cents
+    names = outcome_names(letter)
+    counts4 = deals.counts_by_four(outcome_of_hands(), len(names))
+    n3, n4 = comb(52, 3), comb(52, 4)
+
+    # Third Raise Wager (683a.11(f)): w = 3..7 Antes wagered, sums over the 48 last cards.
+    v5 = np.zeros((n4, 8), dtype=np.int64)
+    d5 = np.zeros((n4, 8), dtype=np.int8)
+    for w in range(3, 8):
+        v5[:, w], d5[:, w] = _choose(-w * unit * 48, [counts4 @ pay[w + m] for m in MULTIPLES])
+    # Second (683a.11(d)): w = 2..4, sums over the 49 x 48 ways the last two cards come.
+    ch3 = deals.children(3)
+    v4 = np.zeros((n3, 5), dtype=np.int64)
+    d4 = np.zeros((n3, 5), dtype=np.int8)
+    for w in range(2, 5):
+        v4[:, w], d4[:, w] = _choose(-w * unit * 49 * 48, [v5[ch3, w + m].sum(axis=1) for m in MULTIPLES])
+    # First (683a.11(b)): the Ante alone is wagered, sums over the 50 x 49 x 48 ways the community cards come.
+    ch2 = deals.children(2)
+    v3, d3 = _choose(-unit * _SEQUENCES_AFTER_TWO, [v4[ch2, 1 + m].sum(axis=1) for m in MULTIPLES])
+
+    total = comb(52, 2) * _SEQUENCES_AFTER_TWO
+    expected = Fraction(int(v3.sum()), total * unit)
+
+    # Forward: how many deals reach each state, to weigh outcomes, decisions and the amount wagered.
+    decisions: dict[tuple[int, int], int] = {}
+    fold_loss = wagered = squared = 0
+    reach3 = np.zeros((n3, 5), dtype=np.int64)
+    for m in (FOLD, *MULTIPLES):
+        chosen = d3 == m
+        decisions[(1, m)] = int(chosen.sum()) * _SEQUENCES_AFTER_TWO
+        if m == FOLD:
+            fold_loss += decisions[(1, m)] * unit
+            wagered += decisions[(1, m)]
+            squared += decisions[(1, m)] * unit**2
+            continue
+        reach3[:, 1 + m] += np.bincount(ch2[chosen].ravel(), minlength=n3)
+    reach4 = np.zeros((n4, 8), dtype=np.int64)
+    for w in range(2, 5):
+        for m in (FOLD, *MULTIPLES):
+            chosen = (d4[:, w] == m) & (reach3[:, w] > 0)
+            deals_here = int(reach3[chosen, w].sum()) * 49 * 48
+            decisions[(2, m)] = decisions.get((2, m), 0) + deals_here
+            if m == FOLD:
+                fold_loss += deals_here * w * unit
+                wagered += deals_here * w
+                squared += deals_here * (w * unit) ** 2
+                continue
+            weights = np.repeat(reach3[chosen, w], 49).astype(np.float64)  # exact: far below 2**53
+            reach4[:, w + m] += np.rint(np.bincount(ch3[chosen].ravel(), weights, minlength=n4)).astype(np.int64)
+    hits = np.zeros(len(names), dtype=np.int64)
+    won = [0] * len(names)
+    for w in range(3, 8):
+        for m in (FOLD, *MULTIPLES):
+            chosen = (d5[:, w] == m) & (reach4[:, w] > 0)
+            deals_here = int(reach4[chosen, w].sum()) * 48
+            decisions[(3, m)] = decisions.get((3, m), 0) + deals_here
+            if m == FOLD:
+                fold_loss += deals_here * w * unit
+                wagered += deals_here * w
+                squared += deals_here * (w * unit) ** 2
+                continue
+            by_outcome = reach4[chosen, w] @ counts4[chosen]
+            hits += by_outcome
+            wagered += int(by_outcome.sum()) * (w + m)
+            for o in range(len(names)):
+                won[o] += int(by_outcome[o]) * int(pay[w + m, o])
+                squared += int(by_outcome[o]) * int(pay[w + m, o]) ** 2
+    fold_row = Row(
+        "fold",
+        "forfeits the Ante and the Raise Wagers made (683a.11(b), (d), (f))",
+        Fraction(sum(decisions[(k, FOLD)] for k in POINTS), total),
+        Fraction(-fold_loss, total * unit),
+    )
+    rows = (
+        *(
+            Row(name, pays, Fraction(int(hits[o]), total), Fraction(won[o], total * unit))
+            for o, (name, pays) in reversed(list(enumerate(names)))
+        ),
+        fold_row,
+    )
+    if sum(r.contribution for r in rows) != expected:
+        raise AssertionError("the forward pass disagrees with the backward induction")  # a bug, never the input
+    shares = tuple(
+        Decision(POINTS[k], "fold" if m == FOLD else f"{m}x", Fraction(decisions[(k, m)], total))
+        for k in POINTS
+        for m in (FOLD, *MULTIPLES)
+    )
+    limit_note = (
+        ()
+        if ante_cents is None
+        else (f"at an Ante of {ante_cents} cents with the 683a.12(f) payout limit of {limit_cents} cents",)
+    )
+    sheet = WagerSheet(
+        wager="ante",
+        title="Ante and Raise Wagers, optimal strategy",
+        paytable=ANTE_AND_RAISE[letter].citation,
+        unit="per Ante",
+        house_edge=-expected,
+        rows=rows,
+        hit_frequency=sum((r.probability for r in rows[: len(PAID)]), Fraction(0)),
+        method="exact: backward induction over every 2-, 3- and 4-card set and all 155,937,600 deals",
+        average_wager=Fraction(wagered, total),
+        decisions=shares,
+        notes=limit_note,
+        second_moment=Fraction(squared, total * unit * unit),
+    )
+    strategy = Strategy(d3, d4, d5)
+    reached = ({w for w in range(2, 5) if reach3[:, w].any()}, {w for w in range(3, 8) if reach4[:, w].any()})
+    return MainGame(sheet, strategy, strategy_tables(strategy, reached))
+
+
+# -- the strategy in words --------------------------------------------------------------------------------------
+
+_RANKS = "23456789TJQKA"
+
+
+def _hand_order(name: str) -> tuple[int, int, bool]:
+    return (-_RANKS.index(name[0]), -_RANKS.index(name[1]), name[2:] == "o")
+
+
+def strategy_tables(strategy: Strategy, reached: tuple[set[int], set[int]]) -> tuple[StrategyTable, ...]:
+    """The first Raise Wager for every starting hand; the second and third by the patterns players know (a pair of
+    6s or better is at least a push here too, so Mississippi Stud's patterns fit), once per amount already wagered
+    that the strategy reaches: folding forfeits what is on the layout, so more on it raises on less."""
+    groups = third_street_groups(strategy)
+    first = tuple(
+        f"{'fold' if m == FOLD else f'raise {m}x'}: {' '.join(sorted(groups[m], key=_hand_order))}"
+        for m in (3, 2, 1, FOLD)
+        if groups.get(m)
+    )
+    actions = {FOLD: "fold", 1: "raise 1x", 2: "raise 2x", 3: "raise 3x"}
+    later: list[StrategyTable] = []
+    for label, k, table, at, found in (
+        (
+            "Second Raise Wager (683a.11(d)): the two cards and the first community card",
+            3,
+            strategy.fourth,
+            0,
+            MS_FOURTH,
+        ),
+        ("Third Raise Wager (683a.11(f)): the two cards and two community cards", 4, strategy.fifth, 1, MS_FIFTH),
+    ):
+        which = patterns.classify(patterns.features(k), found)
+        everything = np.ones(len(which), dtype=bool)
+        for w in sorted(reached[at]):
+            said = patterns.rules(patterns.names(found), which, table[:, w], actions, everything)
+            later.append(StrategyTable(f"{label}, {w} Antes wagered (Ante and Raise Wagers so far)", tuple(said)))
+    return (StrategyTable("First Raise Wager (683a.11(b)): the player's two cards", first), *later)
+
+
+# -- the optional wagers ----------------------------------------------------------------------------------------
+
+
+def _by_rows(
+    wager: str,
+    title: str,
+    table: ChapterPaytable,
+    counts: dict[IntEnum, int],
+    total: int,
+    lose_rule: str,
+    method: str,
+    extra: tuple[tuple[str, str, int, Fraction], ...] = (),
+) -> WagerSheet:
+    """A wager settled by its row of a 683a.12 table (as settlement's _by_row does): odds win, "Push" and "Loss" rows
+    are what they say, and a hand on no row loses."""
+    named = list(extra)
+    losing = 0
+    for hand in sorted(counts, reverse=True):
+        n, row = counts[hand], table.row(hand)
+        if isinstance(row, Odds):
+            named.append((hand.name.lower(), str(row), n, net_per_unit(row)))
+        elif row == "push":
+            named.append((hand.name.lower(), "push", n, Fraction(0)))
+        else:
+            losing += n
+    named.append(("lose", f"loses ({lose_rule})", losing, Fraction(-1)))
+    if sum(n for _, _, n, _ in named) != total:
+        raise AssertionError(f"{wager}: the rows do not count every hand once")  # a bug, never the input
+    rows = tuple(Row(name, pays, Fraction(n, total), Fraction(n, total) * net) for name, pays, n, net in named if n)
+    return WagerSheet(
+        wager,
+        title,
+        table.citation,
+        "per unit wagered",
+        -sum((r.contribution for r in rows), Fraction(0)),
+        rows,
+        sum((r.probability for r in rows if r.contribution > 0), Fraction(0)),
+        method,
+    )
+
+
+def pocket_bonus(letter: str) -> WagerSheet:
+    """683a.11(i)(1): the player's two cards, 683a.6(c), paytable 683a.12(b) `letter`."""
+    two = combos.combinations(2).astype(np.int64)
+    ranks, suits = two % 13, two // 13
+    low, high = ranks.min(axis=1), ranks.max(axis=1)
+    ace_face = (high == 12) & (low >= 9) & (low <= 11)  # an ace with a jack, queen or king
+    cls = np.where(
+        low == high,
+        np.where(high == 12, Pocket.PAIR_OF_ACES, Pocket.PAIR),
+        np.where(ace_face, np.where(suits[:, 0] == suits[:, 1], Pocket.SUITED_ACE, Pocket.UNSUITED_ACE), 0),
+    )
+    counts: dict[IntEnum, int] = {h: int((cls == h).sum()) for h in Pocket}
+    return _by_rows(
+        "pocket_bonus",
+        "Pocket Bonus Wager",
+        POCKET_BONUS[letter],
+        counts,
+        comb(52, 2),
+        "683a.11(i)(1)(i)",
+        "exact: every one of the 1,326 two-card hands",
+    )
+
+
+def board_bonus(letter: str) -> WagerSheet:
+    """683a.11(i)(2): the three community cards, 683a.6(d), paytable 683a.12(c) `letter`."""
+    counts = deals.three_card_counts()
+    return _by_rows(
+        "board_bonus",
+        "Board Bonus Wager",
+        BOARD_BONUS[letter],
+        {c: int(counts[c]) for c in Three},
+        comb(52, 3),
+        "683a.11(i)(2)(i)",
+        "exact: every one of the 22,100 three-card hands",
+    )
+
+
+def lo_ball(letter: str) -> WagerSheet:
+    """683a.11(i)(3): the five cards form no 683a.6(b) hand and are named by their highest card (an ace plays high
+    but in a straight, 683a.6(a)), paytable 683a.12(d) `letter`."""
+    values = deals.five_card_values()
+    cls = hand_class(values)
+    top = pair_rank(values)  # the first tie-break rank: a high-card hand's highest card
+    counts: dict[IntEnum, int] = {LoBall.FORMS_POKER_HAND: int((cls != Five.HIGH_CARD).sum())}
+    for hand in LoBall:
+        if hand is not LoBall.FORMS_POKER_HAND:
+            counts[hand] = int(((cls == Five.HIGH_CARD) & (top == hand.value)).sum())
+    return _by_rows(
+        "lo_ball",
+        "Lo Ball Wager",
+        LO_BALL[letter],
+        counts,
+        comb(52, 5),
+        "683a.11(i)(3)(i)",
+        "exact: every one of the 2,598,960 five-card hands",
+    )
+
+
+def all_six_bonus(letter: str) -> WagerSheet:
+    """683a.11(i)(4): the player's two cards and the four All-Six Bonus cards, any 6 of the deck, 683a.6(e),
+    paytable 683a.12(e) `letter`. A six-card royal flush (9 to A of a suit, 683a.6(e)(1)) holds a royal flush: under
+    A-D, which list no six-card row, it pays as one (as settlement pays it)."""
+    table = ALL_SIX_BONUS[letter]
+    by_five = deals.class_counts(6)
+    counts: dict[IntEnum, int] = {AllSix(int(c)): int(n) for c, n in enumerate(by_five)}
+    if table.row(AllSix.SIX_CARD_ROYAL_FLUSH_DIAMONDS) is not None:
+        counts[AllSix.ROYAL_FLUSH] -= 4  # one six-card royal per suit (683a.6(e)(1))
+        counts[AllSix.SIX_CARD_ROYAL_FLUSH_DIAMONDS] = 1
+        counts[AllSix.SIX_CARD_ROYAL_FLUSH_HEARTS_SPADES_OR_CLUBS] = 3
+    assert Six.ROYAL_FLUSH.value == AllSix.ROYAL_FLUSH.value
+    return _by_rows(
+        "all_six_bonus",
+        "All-Six Bonus Wager",
+        table,
+        counts,
+        comb(52, 6),
+        "683a.11(i)(4)(i)",
+        "exact: every one of the 20,358,520 six-card sets",
+    )
+
+
+OPTIONAL = {
+    "pocket_bonus": pocket_bonus,
+    "board_bonus": board_bonus,
+    "lo_ball": lo_ball,
+    "all_six_bonus": all_six_bonus,
+}
+
+
+def analyse(rules: CajunStudRules) -> tuple[MainGame, list[WagerSheet], list[str]]:
+    """Every wager the configuration offers; the names of those not analysed, with why (none)."""
+    main = analyse_main(rules.ante_paytable)
+    side: list[WagerSheet] = []
+    if rules.payout_limit_cents is not None:
+        limit = analyse_main(rules.ante_paytable, rules.ante_max_cents, rules.payout_limit_cents)
+        if limit.sheet.house_edge != main.sheet.house_edge:
+            side.append(replace(limit.sheet, wager="ante_at_limit", title="Ante and Raise Wagers at the maximum Ante"))
+    letters = rules.optional_letters()
+    for wager in rules.optional_wagers:
+        letter = letters[wager]
+        assert letter is not None  # CajunStudRules refuses an offered wager without its letter
+        side.append(OPTIONAL[wager](letter))
+    return main, side, []
