@@ -23,6 +23,9 @@ import numpy.typing as npt
 from controller.core.cards import STANDARD_DECK
 from controller.core.money import Odds
 from controller.core.settlement import ChapterRules, Settled
+from controller.games.cajun_stud.record import CajunStudRound
+from controller.games.cajun_stud.rules import CajunStudRules
+from controller.games.cajun_stud.settle import settle as settle_cajun_stud
 from controller.games.let_it_ride.record import LetItRideRound
 from controller.games.let_it_ride.rules import LetItRideRules
 from controller.games.let_it_ride.settle import settle_record as settle_let_it_ride
@@ -34,8 +37,8 @@ from controller.games.mississippi_stud.settle import settle as settle_mississipp
 from controller.games.three_card_prime.record import ThreeCardPrimeRound
 from controller.games.three_card_prime.rules import ThreeCardPrimeRules
 from controller.games.three_card_prime.settle import settle as settle_three_card_prime
-from controller.par import combos, let_it_ride, mississippi_stud, three_card_prime
-from controller.par.analyse import let_it_ride_strategy, mississippi_stud_strategy
+from controller.par import cajun_stud, combos, let_it_ride, mississippi_stud, three_card_prime
+from controller.par.analyse import cajun_stud_strategy, let_it_ride_strategy, mississippi_stud_strategy
 from controller.par.sheet import net_per_unit
 
 # Two-sided 99.9 % normal interval: with fixed seeds a test is deterministic, and a figure outside it is a finding.
@@ -119,6 +122,8 @@ def run(rules: ChapterRules, rounds: int, seed: int, progress: Callable[[int], N
         play = _let_it_ride(rules, check)
     elif isinstance(rules, ThreeCardPrimeRules):
         play = _three_card_prime(rules, check)
+    elif isinstance(rules, CajunStudRules):
+        play = _cajun_stud(rules, check)
     else:
         raise ValueError(f"chapter {rules.chapter}: no optimal strategy to simulate in this release")
     block = 10_000
@@ -132,7 +137,7 @@ def run(rules: ChapterRules, rounds: int, seed: int, progress: Callable[[int], N
     return check
 
 
-def _offers(rules: MississippiStudRules | LetItRideRules) -> dict[str, int]:
+def _offers(rules: MississippiStudRules | LetItRideRules | CajunStudRules) -> dict[str, int]:
     """Each optional wager the live table offers, at its smallest size."""
     return {o.spot: o.min_cents for o in rules.optional_offers() if o.spot != "five_card_hand_bonus"}
 
@@ -289,6 +294,55 @@ def _three_card_prime(rules: ThreeCardPrimeRules, check: CrossCheck) -> Callable
             raise AssertionError(
                 f"settlement pays {main} cents where the par analysis pays {expected * ante} on {cards[:6]}: "
                 "the par sheet and settlement disagree"
+            )
+        _add(check, "ante", ante, main)
+        for wager, amount in offers.items():
+            _add(check, wager, amount, _net(r for r in rows if r.wager == wager))
+
+    return play
+
+
+def _cajun_stud(rules: CajunStudRules, check: CrossCheck) -> Callable[[npt.NDArray[np.int64]], None]:
+    letter = rules.ante_paytable
+    strategy = cajun_stud_strategy(letter)
+    outcome = cajun_stud.outcome_of_hands()
+    pay = cajun_stud.payoffs(letter)  # in half-Antes
+    ante = rules.ante_min_cents
+    if (
+        rules.payout_limit_cents is not None
+        and int(pay.max()) * ante // cajun_stud.HALF_ANTES > rules.payout_limit_cents
+    ):
+        raise AssertionError("683a.12(f)'s limit binds at the minimum Ante")  # cannot: the floor is at least that
+    offers = _offers(rules)
+
+    def play(order: npt.NDArray[np.int64]) -> None:
+        cards = _cards(order)
+        own, community, all_six = cards[:2], cards[2:5], cards[5:9]
+        wagers = {"ante": ante, **offers}
+        decisions: list[str] = []
+        units = 1
+        for k, spot in enumerate(("raise_1", "raise_2", "raise_3")):
+            # 683a.11(b), (d), (f): the two cards, then one more community card face up before each next decision.
+            multiple = strategy.decide([int(i) for i in order[: 2 + k]], units)
+            if multiple == 0:
+                decisions.append("fold")
+                break
+            decisions.append("raise")
+            wagers[spot] = multiple * ante
+            units += multiple
+        seat = {"seat": 1, "cards": own, "wagers": wagers, "decisions": decisions}
+        record: dict[str, Any] = {"chapter": "683a", "seats": [seat], "community_cards": community}
+        if "all_six_bonus" in wagers:
+            record["all_six_bonus_cards"] = all_six
+        rows, _ = settle_cajun_stud(rules, CajunStudRound.model_validate(record))
+        main = _net(r for r in rows if r.wager in ("ante", "raise_1", "raise_2", "raise_3"))
+        hand = int(combos.index_unsorted(order[None, :5])[0])
+        folded = decisions[-1] == "fold"
+        expected = -units * ante if folded else int(pay[units, outcome[hand]]) * ante // cajun_stud.HALF_ANTES
+        if main != expected:
+            raise AssertionError(
+                f"settlement pays {main} cents where the par analysis pays {expected} on {cards[:5]} with "
+                f"{wagers}: the par sheet and settlement disagree"
             )
         _add(check, "ante", ante, main)
         for wager, amount in offers.items():

@@ -1,9 +1,10 @@
 """Players who follow the optimal strategy the par analysis found (`tablectl demo --players optimal`, docs/par.md).
 
 They bet as the random players do (their chapter's demo players: which seats play, which optional wagers), so the
-only difference is how they decide: Mississippi Stud's streets (655a.11(b), (d), (f)) and Let It Ride's Bet Number 1
-and 2 (643a.11(c), (d)) by the strategy of controller.par, computed once per process (a few seconds), on the cards
-the player sees and the wagers on the layout. The demo then shows the hold a table of careful players gives.
+only difference is how they decide: Mississippi Stud's streets (655a.11(b), (d), (f)), Cajun Stud's Raise Wagers
+(683a.11(b), (d), (f)) and Let It Ride's Bet Number 1 and 2 (643a.11(c), (d)) by the strategy of controller.par,
+computed once per process (a few seconds), on the cards the player sees and the wagers on the layout. The demo then
+shows the hold a table of careful players gives.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ Players = Literal["random", "optimal"]
 PLAYERS: tuple[Players, ...] = ("random", "optimal")
 _INDEX = {card: i for i, card in enumerate(STANDARD_DECK)}  # the par analyses' card numbering
 _LIR_BETS = ("bet_1", "bet_2", "bet_3")
+# The spots of the Ante and the wagers a stud strategy adds to it: 655a's Streets, 683a's Raise Wagers.
+_STUD_MAIN = ("ante", "street_3", "street_4", "street_5", "raise_1", "raise_2", "raise_3")
 
 
 class NoStrategy(ValueError):
@@ -34,7 +37,7 @@ def check_optimal(rules: ChapterRules) -> mississippi_stud.Strategy | let_it_rid
     if strategy is None:
         raise NoStrategy(
             f"chapter {rules.chapter} has no optimal strategy yet (the par analyses give one for 655a Mississippi "
-            "Stud and 643a Let It Ride): use --players random"
+            "Stud, 683a Cajun Stud and 643a Let It Ride): use --players random"
         )
     return strategy
 
@@ -60,7 +63,7 @@ class OptimalPolicy:
         ante = wagers.get("ante", 0)
         if not ante:
             return "fold"
-        units = sum(wagers.get(spot, 0) for spot in ("ante", "street_3", "street_4", "street_5")) // ante
+        units = sum(wagers.get(spot, 0) for spot in _STUD_MAIN) // ante
         multiple = self.strategy.decide(cards, units)
         answer = multiple * ante
         # The strategy folds (0) or names a multiple 655a.11 allows; an amount the table would refuse folds instead.
