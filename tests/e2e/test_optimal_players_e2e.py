@@ -20,7 +20,8 @@ from controller.config.table import TableConfig, demo_config, load_config
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import JournaledEvent
 from controller.games.let_it_ride.rules import LetItRideRules
-from controller.par.analyse import let_it_ride_strategy, mississippi_stud_strategy
+from controller.games.cajun_stud.rules import CajunStudRules
+from controller.par.analyse import cajun_stud_strategy, let_it_ride_strategy, mississippi_stud_strategy
 from controller.people.demo import RandomPolicy, play, policy_for
 from controller.people.floor import DecisionRequest
 from controller.people.optimal import NoStrategy, OptimalPolicy
@@ -101,9 +102,37 @@ async def test_let_it_ride_players_ride_and_withdraw_as_the_strategy_says(tmp_pa
     assert all(seen.values()), seen
 
 
-def test_optimal_players_are_refused_where_no_strategy_exists() -> None:
+async def test_cajun_stud_players_raise_and_fold_as_the_strategy_says(tmp_path: Path) -> None:
     config = load_config(ROOT / "configs" / "cajun-stud.toml")
-    with pytest.raises(NoStrategy, match=r"chapter 683a has no optimal strategy yet.*--players random"):
+    assert isinstance(config.game, CajunStudRules)
+    strategy = cajun_stud_strategy(config.game.ante_paytable)
+    records = await _records(config, tmp_path, rounds=25, seed=18)
+    assert len(records) == 25
+    decided = {"fold": 0, "1x": 0, "2x": 0, "3x": 0}
+    for record in records:
+        community = record["community_cards"]
+        for seat in record["seats"]:
+            ante = seat["wagers"]["ante"]
+            units = 1
+            for k, spot in enumerate(("raise_1", "raise_2", "raise_3")):
+                # 683a.11(b), (d), (f): the player's two cards, then one more community card face up per decision.
+                multiple = strategy.decide(_index(seat["cards"] + community[:k]), units)
+                if multiple == 0:
+                    assert seat["decisions"] == ["raise"] * k + ["fold"], (record["round_id"], seat, spot)
+                    assert spot not in seat["wagers"]
+                    decided["fold"] += 1
+                    break
+                assert seat["wagers"][spot] == multiple * ante, (record["round_id"], seat, spot)
+                decided[f"{multiple}x"] += 1
+                units += multiple
+            else:
+                assert seat["decisions"] == ["raise"] * 3
+    assert decided["fold"] and decided["1x"] and decided["3x"] and not decided["2x"], decided
+
+
+def test_optimal_players_are_refused_where_no_strategy_exists() -> None:
+    config = load_config(ROOT / "configs" / "chapter-684a.toml")
+    with pytest.raises(NoStrategy, match=r"chapter 684a has no optimal strategy yet.*--players random"):
         policy_for("optimal", random.Random(1), config)
     assert isinstance(policy_for("random", random.Random(1), config), RandomPolicy)
     assert isinstance(policy_for("optimal", random.Random(1), demo_config()), OptimalPolicy)
@@ -117,9 +146,9 @@ def test_optimal_players_are_refused_where_no_strategy_exists() -> None:
         )
         == 1500
     )  # any pair: 3x
-    cajun = str(ROOT / "configs" / "cajun-stud.toml")
+    other = str(ROOT / "configs" / "chapter-684a.toml")
     proc = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "demo", "--config", cajun, "--players", "optimal", "--rounds", "1"],
+        [sys.executable, "-m", "controller.cli", "demo", "--config", other, "--players", "optimal", "--rounds", "1"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -127,4 +156,4 @@ def test_optimal_players_are_refused_where_no_strategy_exists() -> None:
         check=False,
     )
     assert proc.returncode == 2
-    assert "--players optimal: chapter 683a has no optimal strategy yet" in proc.stderr
+    assert "--players optimal: chapter 684a has no optimal strategy yet" in proc.stderr
