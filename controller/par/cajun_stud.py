@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import IntEnum
 from fractions import Fraction
+from functools import cache
 from math import comb
 
 import numpy as np
@@ -366,7 +367,7 @@ def all_six_bonus(letter: str) -> WagerSheet:
     paytable 683a.12(e) `letter`. A six-card royal flush (9 to A of a suit, 683a.6(e)(1)) holds a royal flush: under
     A-D, which list no six-card row, it pays as one (as settlement pays it)."""
     table = ALL_SIX_BONUS[letter]
-    by_five = deals.class_counts(6)
+    by_five = _six_card_classes()
     counts: dict[IntEnum, int] = {AllSix(int(c)): int(n) for c, n in enumerate(by_five)}
     if table.row(AllSix.SIX_CARD_ROYAL_FLUSH_DIAMONDS) is not None:
         counts[AllSix.ROYAL_FLUSH] -= 4  # one six-card royal per suit (683a.6(e)(1))
@@ -382,6 +383,12 @@ def all_six_bonus(letter: str) -> WagerSheet:
         "683a.11(i)(4)(i)",
         "exact: every one of the 20,358,520 six-card sets",
     )
+
+
+@cache
+def _six_card_classes() -> IntArray:
+    """The best-five class counts of all 20,358,520 six-card sets, once per process (every letter reads them)."""
+    return deals.class_counts(6)
 
 
 OPTIONAL = {

@@ -19,8 +19,8 @@ import pytest
 from controller.config.table import TableConfig, demo_config, load_config
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import JournaledEvent
-from controller.games.let_it_ride.rules import LetItRideRules
 from controller.games.cajun_stud.rules import CajunStudRules
+from controller.games.let_it_ride.rules import LetItRideRules
 from controller.par.analyse import cajun_stud_strategy, let_it_ride_strategy, mississippi_stud_strategy
 from controller.people.demo import RandomPolicy, play, policy_for
 from controller.people.floor import DecisionRequest

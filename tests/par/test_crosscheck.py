@@ -3,8 +3,8 @@ settlement code (the chapter's record model and settle function, what `tablectl 
 confidence interval of the par sheet's exact house edge, for the main game and every optional wager offered; and
 every round's main-game result equals, to the cent, what the par analysis pays for that hand and those decisions.
 
-Bounded by default (20,000 rounds a game, a few seconds; Cajun Stud with all four optional wagers, two pair paid 3 to 2); `pytest -m campaign tests/par` plays 2,000,000 rounds a
-game (about five minutes each on the 2-core machine).
+Bounded by default (20,000 rounds a game, a few seconds; Cajun Stud with all four optional wagers and two pair paid
+3 to 2); `pytest -m campaign tests/par` plays 2,000,000 rounds a game (about five minutes each on the 2-core machine).
 """
 
 from __future__ import annotations
