@@ -231,3 +231,29 @@ def test_three_card_prime_plays_the_published_three_card_poker_threshold() -> No
     assert sheet.wager("prime").house_edge == Fraction(1, 17)
     main = sheet.wager("ante")
     assert sum(r.probability for r in main.rows if not r.name.startswith("bad_beat")) == 1
+
+
+def test_cajun_stud_paytable_a_holds_the_published_mississippi_stud_4_91_percent() -> None:
+    """683a.12(a) paytable A is the Mississippi Stud paytable row for row (https://wizardofodds.com/games/mississippi-stud/,
+    4.91 %; https://invisioncommunity.co.uk/house-edge-risk-odds-mississippi-stud-poker, "4.91%"), and 683a.11(b)-(g)
+    asks the same three decisions on the same cards, as Cajun Stud's own descriptions say ("exactly as in Mississippi
+    Stud", https://dealerschoicelab.com/games/cajun-stud). No figure for paytables B or C, nor for Cajun Stud's own
+    side bets, was found in the stored sources: tests/par/test_cajun_stud.py pins this release's exact figures and
+    the simulation cross-check settles them through 683a's settlement."""
+    from controller.par import cajun_stud
+
+    sheet = cajun_stud.analyse_main("A").sheet
+    assert round(float(sheet.house_edge) * 100, 2) == 4.91
+    assert sheet.house_edge == Fraction(53223, 1082900)
+
+
+def test_cajun_stud_board_bonus_counts_are_the_published_three_card_counts() -> None:
+    """The three-card hands the Board Bonus (683a.6(d)) pays on, as davemillergaming.com/pac/math_pay.html prints them
+    over 132,600 ordered deals (six orders of each set): straight flush (a mini-royal included) 288, three of a kind
+    312, straight 4,320, flush 6,576, pair 22,464, the rest 98,640."""
+    from controller.par import cajun_stud
+
+    rows = {r.name: r.probability * 132_600 for r in cajun_stud.board_bonus("C").rows}
+    assert rows["mini_royal"] + rows["straight_flush"] == 288
+    assert (rows["three_of_a_kind"], rows["straight"], rows["flush"], rows["pair"]) == (312, 4_320, 6_576, 22_464)
+    assert rows["lose"] == 98_640
