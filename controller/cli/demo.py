@@ -63,7 +63,7 @@ def add_parser(sub: Subparsers) -> None:
         choices=PLAYERS,
         default="random",
         help="how the simulated players decide: random (default), or optimal, the strategy of the par sheet "
-        "(`tablectl par`; 655a and 643a tables)",
+        "(`tablectl par`; 655a, 643a and 683a tables)",
     )
     p.add_argument(
         "--script", type=Path, help="sim script (TOML/JSON): scripted decks and device faults, see docs/protocol.md"

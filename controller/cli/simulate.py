@@ -40,7 +40,7 @@ def add_parser(sub: Subparsers) -> None:
         choices=PLAYERS,
         default="random",
         help="the players of the rounds beyond those the scenario scripts: random (default), or optimal, the par "
-        "sheet's strategy (655a and 643a tables)",
+        "sheet's strategy (655a, 643a and 683a tables)",
     )
     p.add_argument("--public", action="store_true", help="print events as published (no sealed part)")
 
