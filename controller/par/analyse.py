@@ -10,10 +10,11 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from controller.core.settlement import ChapterRules
+from controller.games.chapter_684a.rules import Chapter684aRules
 from controller.games.let_it_ride.rules import LetItRideRules
 from controller.games.mississippi_stud.rules import MississippiStudRules
 from controller.games.three_card_prime.rules import ThreeCardPrimeRules
-from controller.par import let_it_ride, mississippi_stud, three_card_prime
+from controller.par import chapter_684a, let_it_ride, mississippi_stud, three_card_prime
 from controller.par.sheet import ParSheet
 
 GAMES = {
@@ -37,13 +38,27 @@ def let_it_ride_strategy(letter: str) -> let_it_ride.Strategy:
     return let_it_ride.analyse_main(letter).strategy
 
 
-def optimal_strategy(rules: ChapterRules) -> mississippi_stud.Strategy | let_it_ride.Strategy | None:
+@cache
+def _chapter_684a_strategy(settings: str) -> chapter_684a.Strategy:
+    return chapter_684a.analyse_main(Chapter684aRules.model_validate_json(settings)).strategy
+
+
+def chapter_684a_strategy(rules: Chapter684aRules) -> chapter_684a.Strategy:
+    """The optimal 684a.1 Raise or fold under the Rules Submission, computed once per set of rules."""
+    return _chapter_684a_strategy(rules.model_dump_json(by_alias=True))
+
+
+def optimal_strategy(
+    rules: ChapterRules,
+) -> mississippi_stud.Strategy | let_it_ride.Strategy | chapter_684a.Strategy | None:
     """The optimal strategy of the configured main game, as data a simulated player follows; None for a chapter this
     release has no strategy for."""
     if isinstance(rules, MississippiStudRules):
         return mississippi_stud_strategy()
     if isinstance(rules, LetItRideRules):
         return let_it_ride_strategy(rules.let_it_ride_paytable)
+    if isinstance(rules, Chapter684aRules):
+        return chapter_684a_strategy(rules)
     return None
 
 
@@ -83,6 +98,11 @@ def par_sheet(table_id: str, rules: ChapterRules, meters: dict[str, int] | None 
         tcp_main, side, missing = three_card_prime.analyse(rules)
         sheet = ParSheet(
             table_id, chapter, GAMES[chapter], (tcp_main.sheet, *side), tcp_main.strategy_tables, tuple(missing)
+        )
+    elif isinstance(rules, Chapter684aRules):
+        c684_main, side, missing = chapter_684a.analyse(rules)
+        sheet = ParSheet(
+            table_id, chapter, GAMES[chapter], (c684_main.sheet, *side), c684_main.strategy_tables, tuple(missing)
         )
     else:
         sheet = ParSheet(

@@ -29,7 +29,7 @@ def _rounds(campaign: bool) -> int:
 
 
 @pytest.mark.campaign
-@pytest.mark.parametrize("config", ["demo", "let-it-ride-progressive", "three-card-prime"])
+@pytest.mark.parametrize("config", ["demo", "let-it-ride-progressive", "three-card-prime", "chapter-684a"])
 def test_settlement_lands_within_the_confidence_interval_of_the_exact_house_edge(config: str, campaign: bool) -> None:
     cfg = load_config(ROOT / "configs" / f"{config}.toml")
     sheet = par_sheet(cfg.table_id, cfg.game)
