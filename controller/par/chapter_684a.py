@@ -34,6 +34,7 @@ HANDS = comb(52, 5)
 DEALS = HANDS * dealer_counts.DEALER_HANDS
 POINT = "Raise Wager (684a.1)"
 _RANKS = "23456789TJQKA"
+_MAX_LINES = 16
 
 
 @dataclass(frozen=True)
@@ -248,11 +249,14 @@ def analyse_main(rules: Chapter684aRules, odds_per_ante: Fraction = Fraction(1))
 
 
 def _name(value: int) -> str:
-    """A hand value as players say it: 'A-K-J-8-3 high', 'a pair of 2s'."""
+    """A hand value as players say it: 'A-K-J-8-3 high', 'a pair of 8s, T-9-2'."""
     cls = Five(value >> 20)
-    ranks = [(value >> (16 - 4 * i)) & 0xF for i in range(5)]
-    shown = "-".join(_RANKS[r - 2] for r in ranks if r)
-    return f"{cls.name.lower().replace('_', ' ')} {shown}"
+    ranks = [_RANKS[r - 2] for r in ((value >> (16 - 4 * i)) & 0xF for i in range(5)) if r]
+    if cls is Five.HIGH_CARD:
+        return f"{'-'.join(ranks)} high"
+    if cls is Five.PAIR:
+        return f"a pair of {ranks[0]}s, {'-'.join(ranks[1:])}"
+    return f"{cls.name.lower().replace('_', ' ')} {'-'.join(ranks)}"
 
 
 def strategy_table(terms: Terms, choice: npt.NDArray[np.int64]) -> StrategyTable:
@@ -267,18 +271,36 @@ def strategy_table(terms: Terms, choice: npt.NDArray[np.int64]) -> StrategyTable
     if raised.all() and len(set(choice.tolist())) == 1:
         m = terms.multiples[int(choice[0])]
         return StrategyTable(POINT, (f"raise {m}x on every hand: a fold loses {-terms.fold} Antes, more than any hand loses raising",))
-    # Every hand above the highest one folded is raised: that value is the line players know.
-    always = int(pc.rank[~raised].max()) + 1 if (~raised).any() else 0
+    ranks = len(values)
+    up = np.bincount(pc.rank[raised], weights=pc.weight[raised], minlength=ranks)
+    all_ = np.bincount(pc.rank, weights=pc.weight, minlength=ranks)
+    # Per value: 1 every hand raises, 0 none, -1 the suits held decide (card removal).
+    state = np.where(up == all_, 1, np.where(up == 0, 0, -1))
     used = [i for i in range(len(terms.multiples)) if (choice == i).any()]
-    for i in used:
-        low = max(always, int(pc.rank[choice == i].min()))
-        lines.append(f"raise {terms.multiples[i]}x with {_name(int(values[low]))} (by rank) or better")
-    for r in np.unique(pc.rank[raised & (pc.rank < always)]):
-        sel = pc.rank == r
-        lines.append(
-            f"{_name(int(values[r]))}: raise on {_total(pc.weight[sel & raised]):,} of its "
-            f"{_total(pc.weight[sel]):,} hands (the suits held decide: card removal)"
-        )
+    if len(used) > 1:
+        for i in sorted(used, key=lambda i: -terms.multiples[i]):
+            low = int(pc.rank[choice == i].min())
+            lines.append(f"raise {terms.multiples[i]}x from {_name(int(values[low]))} (by rank) up, where no higher raise")
+    runs: list[tuple[int, int, int]] = []  # (state, highest value, lowest value), from the top
+    for r in range(ranks - 1, -1, -1):
+        if runs and runs[-1][0] == state[r] and state[r] != -1:
+            runs[-1] = (runs[-1][0], runs[-1][1], r)
+        else:
+            runs.append((int(state[r]), r, r))
+    m = terms.multiples[used[0]]
+    for k, (st, high, low) in enumerate(runs):
+        if len(lines) >= _MAX_LINES:
+            lines.append(f"... and {len(runs) - k} more runs of values: the strategy's data (Strategy.decide) has them all")
+            break
+        if k == 0 and st == 1:
+            lines.append(f"raise {m}x with {_name(int(values[low]))} (by rank) or better")
+        elif st == 1:
+            lines.append(f"raise also from {_name(int(values[low]))} to {_name(int(values[high]))}")
+        elif st == -1:
+            lines.append(
+                f"{_name(int(values[low]))}: raise on {int(up[low]):,} of its {int(all_[low]):,} hands "
+                "(the suits held decide: card removal)"
+            )
     lines.append("fold the rest")
     return StrategyTable(POINT, tuple(lines))
 
