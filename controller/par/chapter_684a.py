@@ -26,7 +26,7 @@ from controller.core.money import Odds
 from controller.core.rankings import Five, Six, best_five
 from controller.games.chapter_684a.rules import Chapter684aRules
 from controller.games.partial import SUBMISSION
-from controller.par import combos, deals, dealer_counts, fixed
+from controller.par import combos, dealer_counts, deals, fixed
 from controller.par.evaluator import hand_class
 from controller.par.sheet import Decision, Row, StrategyTable, WagerSheet, net_per_unit
 
@@ -63,9 +63,12 @@ def terms_of(rules: Chapter684aRules, odds_per_ante: Fraction = Fraction(1)) -> 
         ms,
         -(1 + odds_per_ante),
         tuple(tuple(ante + m * raise_ + o for m in ms) for o in odds),
-        tuple(-1 - m - (odds_per_ante if rules.odds_when_player_loses == "lose" else 0) for m in ms),
+        tuple(-1 - m - (odds_per_ante if rules.odds_when_player_loses == "lose" else Fraction(0)) for m in ms),
         tuple(
-            tuple((ante if nq.ante == "win" else 0) + (m * raise_ if nq.raise_ == "win" else 0) + o for m in ms)
+            tuple(
+                (ante if nq.ante == "win" else Fraction(0)) + (m * raise_ if nq.raise_ == "win" else Fraction(0)) + o
+                for m in ms
+            )
             for o in odds_nq
         ),
         tuple(odds),
@@ -128,7 +131,12 @@ def choose(terms: Terms, counts: npt.NDArray[np.int64], classes: npt.NDArray[np.
 
 
 def _scale(terms: Terms) -> int:
-    nets = [terms.fold, *terms.lose, *(x for row in terms.win for x in row), *(x for r in terms.not_qualified for x in r)]
+    nets = [
+        terms.fold,
+        *terms.lose,
+        *(x for row in terms.win for x in row),
+        *(x for r in terms.not_qualified for x in r),
+    ]
     return lcm(*(n.denominator for n in nets))
 
 
@@ -180,7 +188,10 @@ def evaluate(terms: Terms, counts: npt.NDArray[np.int64], choice: npt.NDArray[np
     raised = choice >= 0
     for c in reversed(Five):
         name = c.name.lower()
-        n_by_m = [_total(w[(choice == i) & (classes == int(c))] * counts[(choice == i) & (classes == int(c)), 1]) for i in range(len(terms.multiples))]
+        n_by_m = [
+            _total(w[(choice == i) & (classes == int(c))] * counts[(choice == i) & (classes == int(c)), 1])
+            for i in range(len(terms.multiples))
+        ]
         p = sum(n_by_m) * total
         contribution = sum((n * total * terms.win[int(c)][i] for i, n in enumerate(n_by_m)), Fraction(0))
         second += sum((n * total * terms.win[int(c)][i] ** 2 for i, n in enumerate(n_by_m)), Fraction(0))
@@ -196,7 +207,9 @@ def evaluate(terms: Terms, counts: npt.NDArray[np.int64], choice: npt.NDArray[np
     if terms.odds_part_not_qualified and any(terms.odds_part_not_qualified):
         for c in Five:
             extra = sum(nq_count[(int(c), i)] for i in range(len(terms.multiples))) * total
-            odds_rows.append((f"{c.name.lower()} (dealer not qualified)", extra * terms.odds_part_not_qualified[int(c)]))
+            odds_rows.append(
+                (f"{c.name.lower()} (dealer not qualified)", extra * terms.odds_part_not_qualified[int(c)])
+            )
     rows.append(Row("dealer_not_qualified", "the dealer does not qualify (dealer_not_qualified)", nq_p, nq_c))
     tie = _total(w[raised] * counts[raised, 2]) * total
     rows.append(Row("push", "a tie with a qualified dealer", tie, Fraction(0)))
@@ -205,7 +218,9 @@ def evaluate(terms: Terms, counts: npt.NDArray[np.int64], choice: npt.NDArray[np
     second += sum((n * total * terms.lose[i] ** 2 for i, n in lose_count.items()), Fraction(0))
     rows.append(Row("lose", "a qualified dealer beats the player", lose_p, lose_c))
     fold_p = shares["fold"]
-    rows.append(Row("fold", "the player folds (684a.1): the wagers placed before the deal lose", fold_p, fold_p * terms.fold))
+    rows.append(
+        Row("fold", "the player folds (684a.1): the wagers placed before the deal lose", fold_p, fold_p * terms.fold)
+    )
     second += fold_p * terms.fold**2
     expected = sum((r.contribution for r in rows), Fraction(0))
     if sum((r.probability for r in rows), Fraction(0)) != 1:
@@ -226,7 +241,10 @@ def analyse_main(rules: Chapter684aRules, odds_per_ante: Fraction = Fraction(1))
     notes = [
         f"the Odds Wager figured at {odds_per_ante} x the Ante (684a fixes no ratio; both are placed before the deal)",
         f"the dealer qualifies from {_name(int(dealer_counts.ranked().values[q]))} up (dealer_qualifies)",
-        *(f"Odds Wager paytable row {name}: contributes {float(c) * 100:.6f} % of the Ante" for name, c in out.odds_rows),
+        *(
+            f"Odds Wager paytable row {name}: contributes {float(c) * 100:.6f} % of the Ante"
+            for name, c in out.odds_rows
+        ),
     ]
     decisions = tuple(Decision(POINT, action, share) for action, share in out.shares.items())
     sheet = WagerSheet(
@@ -270,7 +288,9 @@ def strategy_table(terms: Terms, choice: npt.NDArray[np.int64]) -> StrategyTable
         return StrategyTable(POINT, ("fold every hand",))
     if raised.all() and len(set(choice.tolist())) == 1:
         m = terms.multiples[int(choice[0])]
-        return StrategyTable(POINT, (f"raise {m}x on every hand: a fold loses {-terms.fold} Antes, more than any hand loses raising",))
+        return StrategyTable(
+            POINT, (f"raise {m}x on every hand: a fold loses {-terms.fold} Antes, more than any hand loses raising",)
+        )
     ranks = len(values)
     up = np.bincount(pc.rank[raised], weights=pc.weight[raised], minlength=ranks)
     all_ = np.bincount(pc.rank, weights=pc.weight, minlength=ranks)
@@ -280,7 +300,9 @@ def strategy_table(terms: Terms, choice: npt.NDArray[np.int64]) -> StrategyTable
     if len(used) > 1:
         for i in sorted(used, key=lambda i: -terms.multiples[i]):
             low = int(pc.rank[choice == i].min())
-            lines.append(f"raise {terms.multiples[i]}x from {_name(int(values[low]))} (by rank) up, where no higher raise")
+            lines.append(
+                f"raise {terms.multiples[i]}x from {_name(int(values[low]))} (by rank) up, where no higher raise"
+            )
     runs: list[tuple[int, int, int]] = []  # (state, highest value, lowest value), from the top
     for r in range(ranks - 1, -1, -1):
         if runs and runs[-1][0] == state[r] and state[r] != -1:
@@ -290,7 +312,9 @@ def strategy_table(terms: Terms, choice: npt.NDArray[np.int64]) -> StrategyTable
     m = terms.multiples[used[0]]
     for k, (st, high, low) in enumerate(runs):
         if len(lines) >= _MAX_LINES:
-            lines.append(f"... and {len(runs) - k} more runs of values: the strategy's data (Strategy.decide) has them all")
+            lines.append(
+                f"... and {len(runs) - k} more runs of values: the strategy's data (Strategy.decide) has them all"
+            )
             break
         if k == 0 and st == 1:
             lines.append(f"raise {m}x with {_name(int(values[low]))} (by rank) or better")

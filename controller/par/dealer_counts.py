@@ -94,8 +94,8 @@ def below(players: npt.NDArray[np.integer], own_rank: IntArray, t: IntArray) -> 
     cards = players.astype(np.int64)
     for j in range(5):
         total -= tab.cum1[cards[:, j], t]
-    for pos in combinations(range(5), 2):
-        total += tab.cum2[combos.index_of(cards[:, pos]), t]
+    for pair in combinations(range(5), 2):
+        total += tab.cum2[combos.index_of(cards[:, pair]), t]
     for k, table, sign in ((3, tab.sorted3, -1), (4, tab.sorted4, 1)):
         for pos in combinations(range(5), k):
             idx = combos.index_of(cards[:, pos])

@@ -35,9 +35,9 @@ import pytest
 from controller.config.table import load_config
 from controller.core.rankings import Five
 from controller.games.chapter_684a.rules import Chapter684aRules
-from controller.par.evaluator import hand_class, pack
 from controller.par import chapter_684a, dealer_counts, deals, let_it_ride, mississippi_stud, patterns
 from controller.par.analyse import par_sheet
+from controller.par.evaluator import hand_class, pack
 from controller.par.mississippi_stud import FOLD, third_street_groups
 
 ROOT = Path(__file__).resolve().parents[2]
