@@ -19,8 +19,9 @@ import pytest
 from controller.config.table import TableConfig, demo_config, load_config
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import JournaledEvent
+from controller.games.chapter_684a.rules import Chapter684aRules
 from controller.games.let_it_ride.rules import LetItRideRules
-from controller.par.analyse import let_it_ride_strategy, mississippi_stud_strategy
+from controller.par.analyse import chapter_684a_strategy, let_it_ride_strategy, mississippi_stud_strategy
 from controller.people.demo import RandomPolicy, play, policy_for
 from controller.people.floor import DecisionRequest
 from controller.people.optimal import NoStrategy, OptimalPolicy
@@ -98,6 +99,26 @@ async def test_let_it_ride_players_ride_and_withdraw_as_the_strategy_says(tmp_pa
             assert seat.get("bet_2_withdrawn", False) is not rides_2, (record["round_id"], seat)
             seen[f"bet_1 {'rides' if rides_1 else 'withdrawn'}"] += 1
             seen[f"bet_2 {'rides' if rides_2 else 'withdrawn'}"] += 1
+    assert all(seen.values()), seen
+
+
+async def test_684a_players_raise_and_fold_as_the_strategy_says(tmp_path: Path) -> None:
+    config = load_config(ROOT / "configs" / "chapter-684a.toml")
+    assert isinstance(config.game, Chapter684aRules)
+    # A Raise of four Antes paid 1 to 2: a Rules Submission under which many hands fold (the example raises all).
+    game = Chapter684aRules.model_validate(
+        {**config.game.model_dump(by_alias=True), "raise_multiples": [4], "raise_odds": "1 to 2"}
+    )
+    strategy = chapter_684a_strategy(game)
+    records = await _records(config.model_copy(update={"game": game}), tmp_path, rounds=15, seed=18)
+    seen = {"fold": 0, "raise": 0}
+    for record in records:
+        for seat in record["seats"]:
+            # 684a.1: a Raise Wager of the multiple the strategy names for the five cards, or a fold.
+            multiple = strategy.decide(_index(seat["cards"]))
+            assert seat.get("folded", False) is (multiple == 0), (record["round_id"], seat)
+            assert seat["wagers"].get("raise", 0) == multiple * seat["wagers"]["ante"], (record["round_id"], seat)
+            seen["fold" if multiple == 0 else "raise"] += 1
     assert all(seen.values()), seen
 
 
