@@ -112,7 +112,7 @@ def par_sheet(table_id: str, rules: ChapterRules, meters: dict[str, int] | None 
             (),
             (),
             (
-                f"chapter {chapter}: no exact analysis in this release (655a, 643a and 679a have one); "
+                f"chapter {chapter}: no exact analysis in this release (655a, 643a, 679a and 684a have one); "
                 "the paytables configured are listed by `tablectl rules`",
             ),
         )
