@@ -11,10 +11,11 @@ from pathlib import Path
 
 from controller.core.settlement import ChapterRules
 from controller.games.cajun_stud.rules import CajunStudRules
+from controller.games.chapter_684a.rules import Chapter684aRules
 from controller.games.let_it_ride.rules import LetItRideRules
 from controller.games.mississippi_stud.rules import MississippiStudRules
 from controller.games.three_card_prime.rules import ThreeCardPrimeRules
-from controller.par import cajun_stud, let_it_ride, mississippi_stud, three_card_prime
+from controller.par import cajun_stud, chapter_684a, let_it_ride, mississippi_stud, three_card_prime
 from controller.par.sheet import ParSheet
 
 GAMES = {
@@ -45,7 +46,19 @@ def cajun_stud_strategy(letter: str) -> mississippi_stud.Strategy:
     return cajun_stud.analyse_main(letter).strategy
 
 
-def optimal_strategy(rules: ChapterRules) -> mississippi_stud.Strategy | let_it_ride.Strategy | None:
+@cache
+def _chapter_684a_strategy(settings: str) -> chapter_684a.Strategy:
+    return chapter_684a.analyse_main(Chapter684aRules.model_validate_json(settings)).strategy
+
+
+def chapter_684a_strategy(rules: Chapter684aRules) -> chapter_684a.Strategy:
+    """The optimal 684a.1 Raise or fold under the Rules Submission, computed once per set of rules."""
+    return _chapter_684a_strategy(rules.model_dump_json(by_alias=True))
+
+
+def optimal_strategy(
+    rules: ChapterRules,
+) -> mississippi_stud.Strategy | let_it_ride.Strategy | chapter_684a.Strategy | None:
     """The optimal strategy of the configured main game, as data a simulated player follows; None for a chapter this
     release has no strategy for."""
     if isinstance(rules, MississippiStudRules):
@@ -54,6 +67,8 @@ def optimal_strategy(rules: ChapterRules) -> mississippi_stud.Strategy | let_it_
         return let_it_ride_strategy(rules.let_it_ride_paytable)
     if isinstance(rules, CajunStudRules):
         return cajun_stud_strategy(rules.ante_paytable)
+    if isinstance(rules, Chapter684aRules):
+        return chapter_684a_strategy(rules)
     return None
 
 
@@ -99,6 +114,11 @@ def par_sheet(table_id: str, rules: ChapterRules, meters: dict[str, int] | None 
         sheet = ParSheet(
             table_id, chapter, GAMES[chapter], (cs_main.sheet, *side), cs_main.strategy_tables, tuple(missing)
         )
+    elif isinstance(rules, Chapter684aRules):
+        c684_main, side, missing = chapter_684a.analyse(rules)
+        sheet = ParSheet(
+            table_id, chapter, GAMES[chapter], (c684_main.sheet, *side), c684_main.strategy_tables, tuple(missing)
+        )
     else:
         sheet = ParSheet(
             table_id,
@@ -107,7 +127,7 @@ def par_sheet(table_id: str, rules: ChapterRules, meters: dict[str, int] | None 
             (),
             (),
             (
-                f"chapter {chapter}: no exact analysis in this release (655a, 643a, 679a and 683a have one); "
+                f"chapter {chapter}: no exact analysis in this release (655a, 643a, 679a, 683a and 684a have one); "
                 "the paytables configured are listed by `tablectl rules`",
             ),
         )

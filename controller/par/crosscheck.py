@@ -26,6 +26,9 @@ from controller.core.settlement import ChapterRules, Settled
 from controller.games.cajun_stud.record import CajunStudRound
 from controller.games.cajun_stud.rules import CajunStudRules
 from controller.games.cajun_stud.settle import settle as settle_cajun_stud
+from controller.games.chapter_684a.record import Chapter684aRound
+from controller.games.chapter_684a.rules import Chapter684aRules
+from controller.games.chapter_684a.settle import settle as settle_chapter_684a
 from controller.games.let_it_ride.record import LetItRideRound
 from controller.games.let_it_ride.rules import LetItRideRules
 from controller.games.let_it_ride.settle import settle_record as settle_let_it_ride
@@ -37,8 +40,22 @@ from controller.games.mississippi_stud.settle import settle as settle_mississipp
 from controller.games.three_card_prime.record import ThreeCardPrimeRound
 from controller.games.three_card_prime.rules import ThreeCardPrimeRules
 from controller.games.three_card_prime.settle import settle as settle_three_card_prime
-from controller.par import cajun_stud, combos, let_it_ride, mississippi_stud, three_card_prime
-from controller.par.analyse import cajun_stud_strategy, let_it_ride_strategy, mississippi_stud_strategy
+from controller.par import (
+    cajun_stud,
+    chapter_684a,
+    combos,
+    dealer_counts,
+    let_it_ride,
+    mississippi_stud,
+    three_card_prime,
+)
+from controller.par.analyse import (
+    cajun_stud_strategy,
+    chapter_684a_strategy,
+    let_it_ride_strategy,
+    mississippi_stud_strategy,
+)
+from controller.par.evaluator import hand_class
 from controller.par.sheet import net_per_unit
 
 # Two-sided 99.9 % normal interval: with fixed seeds a test is deterministic, and a figure outside it is a finding.
@@ -124,12 +141,15 @@ def run(rules: ChapterRules, rounds: int, seed: int, progress: Callable[[int], N
         play = _three_card_prime(rules, check)
     elif isinstance(rules, CajunStudRules):
         play = _cajun_stud(rules, check)
+    elif isinstance(rules, Chapter684aRules):
+        play = _chapter_684a(rules, check)
     else:
         raise ValueError(f"chapter {rules.chapter}: no optimal strategy to simulate in this release")
     block = 10_000
     for start in range(0, rounds, block):
-        # The first nine cards of a shuffled deck per round: a box's cards, the community and the bonus cards.
-        deals = np.argsort(rng.random((min(block, rounds - start), 52)), axis=1)[:, :9]
+        # The first eleven cards of a shuffled deck per round: a box's cards, the community or dealer's and the bonus
+        # cards (the games that need fewer take the first of them: their rounds are as they were with nine).
+        deals = np.argsort(rng.random((min(block, rounds - start), 52)), axis=1)[:, :11]
         for order in deals:
             play(order)
         if progress is not None:
@@ -343,6 +363,61 @@ def _cajun_stud(rules: CajunStudRules, check: CrossCheck) -> Callable[[npt.NDArr
             raise AssertionError(
                 f"settlement pays {main} cents where the par analysis pays {expected} on {cards[:5]} with "
                 f"{wagers}: the par sheet and settlement disagree"
+            )
+        _add(check, "ante", ante, main)
+        for wager, amount in offers.items():
+            _add(check, wager, amount, _net(r for r in rows if r.wager == wager))
+
+    return play
+
+
+def _chapter_684a(rules: Chapter684aRules, check: CrossCheck) -> Callable[[npt.NDArray[np.int64]], None]:
+    strategy = chapter_684a_strategy(rules)
+    limits = rules.posted_limits()
+
+    def size(wager: str) -> int:
+        low, high = limits[wager]
+        return min(max(low, 500), high)
+
+    ante = size("ante")
+    # The analysis figures the Odds Wager at strategy.odds_per_ante times the Ante: the rounds wager so.
+    odds = int(ante * strategy.odds_per_ante)
+    terms = chapter_684a.terms_of(rules, strategy.odds_per_ante)
+    q = chapter_684a.qualify_rank(rules)
+    rank = dealer_counts.ranked()
+    offers = {w: size(w) for w in ("prime", "all_six") if rules.offers(w)}
+
+    def play(order: npt.NDArray[np.int64]) -> None:
+        cards = _cards(order)
+        # 684a.10(b): the player's stack, the dealer's stack, then the All-Six Bonus card.
+        mine = int(combos.index_unsorted(order[None, :5])[0])
+        dealer = int(combos.index_unsorted(order[None, 5:10])[0])
+        multiple = strategy.decide([int(i) for i in order[:5]])
+        wagers = {"ante": ante, "odds": odds, **({"raise": multiple * ante} if multiple else {}), **offers}
+        seat = {"seat": 1, "cards": cards[:5], "wagers": wagers, "folded": not multiple}
+        record: dict[str, Any] = {"chapter": "684a", "seats": [seat], "dealer": cards[5:10]}
+        if "all_six" in offers:
+            record["all_six_bonus_card"] = cards[10]
+        rows, _ = settle_chapter_684a(rules, Chapter684aRound.model_validate(record))
+        main = _net(r for r in rows if r.wager in ("ante", "odds", "raise"))
+        mine_rank, dealer_rank = int(rank.rank[mine]), int(rank.rank[dealer])
+        cls = int(hand_class(rank.values[mine_rank : mine_rank + 1])[0])
+        if not multiple:
+            expected = terms.fold
+        else:
+            i = terms.multiples.index(multiple)
+            if dealer_rank < q:
+                expected = terms.not_qualified[cls][i]
+            elif mine_rank > dealer_rank:
+                expected = terms.win[cls][i]
+            elif mine_rank == dealer_rank:
+                expected = Fraction(0)
+            else:
+                expected = terms.lose[i]
+        if main != expected * ante:
+            raise AssertionError(
+                f"settlement pays {main} cents where the par analysis pays {expected * ante} on {cards[:10]}: "
+                "the par sheet and settlement disagree"
             )
         _add(check, "ante", ante, main)
         for wager, amount in offers.items():

@@ -14,7 +14,7 @@ from typing import Literal
 from controller.config.table import TableConfig
 from controller.core.cards import STANDARD_DECK
 from controller.core.settlement import ChapterRules
-from controller.par import let_it_ride, mississippi_stud
+from controller.par import chapter_684a, let_it_ride, mississippi_stud
 from controller.par.analyse import optimal_strategy
 from controller.people.floor import Answer, DecisionRequest, Policy
 
@@ -30,14 +30,14 @@ class NoStrategy(ValueError):
     """The chapter has no optimal strategy in this release; the message says which chapters have one."""
 
 
-def check_optimal(rules: ChapterRules) -> mississippi_stud.Strategy | let_it_ride.Strategy:
+def check_optimal(rules: ChapterRules) -> mississippi_stud.Strategy | let_it_ride.Strategy | chapter_684a.Strategy:
     """The optimal strategy controller.par found for the game of `rules` (computed once, a few seconds); NoStrategy
     for a chapter without one."""
     strategy = optimal_strategy(rules)
     if strategy is None:
         raise NoStrategy(
             f"chapter {rules.chapter} has no optimal strategy yet (the par analyses give one for 655a Mississippi "
-            "Stud, 683a Cajun Stud and 643a Let It Ride): use --players random"
+            "Stud, 683a Cajun Stud, 643a Let It Ride and 684a): use --players random"
         )
     return strategy
 
@@ -63,6 +63,10 @@ class OptimalPolicy:
         ante = wagers.get("ante", 0)
         if not ante:
             return "fold"
+        if isinstance(self.strategy, chapter_684a.Strategy):
+            # 684a.1: a Raise Wager of the multiple the strategy names for the five cards, or a fold.
+            raised = self.strategy.decide(cards) * ante
+            return raised if raised and raised in request.allowed else "fold"
         units = sum(wagers.get(spot, 0) for spot in _STUD_MAIN) // ante
         multiple = self.strategy.decide(cards, units)
         answer = multiple * ante

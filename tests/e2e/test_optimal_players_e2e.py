@@ -20,8 +20,14 @@ from controller.config.table import TableConfig, demo_config, load_config
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import JournaledEvent
 from controller.games.cajun_stud.rules import CajunStudRules
+from controller.games.chapter_684a.rules import Chapter684aRules
 from controller.games.let_it_ride.rules import LetItRideRules
-from controller.par.analyse import cajun_stud_strategy, let_it_ride_strategy, mississippi_stud_strategy
+from controller.par.analyse import (
+    cajun_stud_strategy,
+    chapter_684a_strategy,
+    let_it_ride_strategy,
+    mississippi_stud_strategy,
+)
 from controller.people.demo import RandomPolicy, play, policy_for
 from controller.people.floor import DecisionRequest
 from controller.people.optimal import NoStrategy, OptimalPolicy
@@ -102,6 +108,26 @@ async def test_let_it_ride_players_ride_and_withdraw_as_the_strategy_says(tmp_pa
     assert all(seen.values()), seen
 
 
+async def test_684a_players_raise_and_fold_as_the_strategy_says(tmp_path: Path) -> None:
+    config = load_config(ROOT / "configs" / "chapter-684a.toml")
+    assert isinstance(config.game, Chapter684aRules)
+    # A Raise of four Antes paid 1 to 2: a Rules Submission under which many hands fold (the example raises all).
+    game = Chapter684aRules.model_validate(
+        {**config.game.model_dump(by_alias=True), "raise_multiples": [4], "raise_odds": "1 to 2"}
+    )
+    strategy = chapter_684a_strategy(game)
+    records = await _records(config.model_copy(update={"game": game}), tmp_path, rounds=15, seed=18)
+    seen = {"fold": 0, "raise": 0}
+    for record in records:
+        for seat in record["seats"]:
+            # 684a.1: a Raise Wager of the multiple the strategy names for the five cards, or a fold.
+            multiple = strategy.decide(_index(seat["cards"]))
+            assert seat.get("folded", False) is (multiple == 0), (record["round_id"], seat)
+            assert seat["wagers"].get("raise", 0) == multiple * seat["wagers"]["ante"], (record["round_id"], seat)
+            seen["fold" if multiple == 0 else "raise"] += 1
+    assert all(seen.values()), seen
+
+
 async def test_cajun_stud_players_raise_and_fold_as_the_strategy_says(tmp_path: Path) -> None:
     config = load_config(ROOT / "configs" / "cajun-stud.toml")
     assert isinstance(config.game, CajunStudRules)
@@ -131,8 +157,9 @@ async def test_cajun_stud_players_raise_and_fold_as_the_strategy_says(tmp_path: 
 
 
 def test_optimal_players_are_refused_where_no_strategy_exists() -> None:
-    config = load_config(ROOT / "configs" / "chapter-684a.toml")
-    with pytest.raises(NoStrategy, match=r"chapter 684a has no optimal strategy yet.*--players random"):
+    # 679a's play-or-fold is on its par sheet (Q-6-4) but its simulated players do not follow it yet.
+    config = load_config(ROOT / "configs" / "three-card-prime.toml")
+    with pytest.raises(NoStrategy, match=r"chapter 679a has no optimal strategy yet.*--players random"):
         policy_for("optimal", random.Random(1), config)
     assert isinstance(policy_for("random", random.Random(1), config), RandomPolicy)
     assert isinstance(policy_for("optimal", random.Random(1), demo_config()), OptimalPolicy)
@@ -146,7 +173,7 @@ def test_optimal_players_are_refused_where_no_strategy_exists() -> None:
         )
         == 1500
     )  # any pair: 3x
-    other = str(ROOT / "configs" / "chapter-684a.toml")
+    other = str(ROOT / "configs" / "three-card-prime.toml")
     proc = subprocess.run(
         [sys.executable, "-m", "controller.cli", "demo", "--config", other, "--players", "optimal", "--rounds", "1"],
         capture_output=True,
@@ -156,4 +183,4 @@ def test_optimal_players_are_refused_where_no_strategy_exists() -> None:
         check=False,
     )
     assert proc.returncode == 2
-    assert "--players optimal: chapter 684a has no optimal strategy yet" in proc.stderr
+    assert "--players optimal: chapter 679a has no optimal strategy yet" in proc.stderr

@@ -36,6 +36,10 @@ def test_every_table_config_gets_a_par_sheet(path: Path) -> None:
         bound = {"679a": 0.08, "683a": 0.16}.get(config.game.chapter, 0.06)
         assert 0 < num / den < bound
         assert "house edge" in text and "<table>" in page
+    elif config.game.chapter == "684a":
+        # The example Rules Submission's Odds Wager loses with every hand that loses: 47.9 % (docs/par.md).
+        assert data["wagers"][0]["house_edge"]["exact"] == "7576669613/15820024220"
+        assert not data["not_analysed"] and "house edge" in text
     else:
         assert data["not_analysed"] and "no exact analysis" in text
 

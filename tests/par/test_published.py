@@ -13,6 +13,15 @@ Sources (each figure checked against the page it cites, to the digits the page p
   Bet Number 1 rides, per those sources, on a paying pair or better, three to a royal flush, three suited in a row
   from 3-4-5 up, and three to a straight flush with one gap and a high card or two gaps and two high cards.
 - The six-card class counts (655a.12(f)) are the standard table of C(52, 6) = 20,358,520 hands.
+- Caribbean Stud Poker (684a's analysis with Caribbean Stud's rules: dealer qualifies with ace-king, Ante 1 to 1, a
+  Raise of two Antes paid by the standard paytable, Ante paid and Raise pushed when the dealer does not qualify):
+  Wizard of Odds, https://wizardofodds.com/games/caribbean-stud-poker/ ("Strategy Statistics", over all
+  19,933,230,517,200 deals counting the dealer's up card among his five; the table also printed in Michael
+  Shackleford, "The Wizard of Odds Analyzes the New Casino Games", Contingencies Nov/Dec 2000, and restated at
+  https://toho-talent.com/2022/04/14/caribbean-stud-poker-strategy/): "Raise on ace/king/jack/8/3 or better", total
+  loss 1,059,715,400,580, house edge 5.316 %, element of risk 2.596 %; perfect strategy (which sees the dealer's up
+  card) 5.224 %, element of risk 2.555 %. 684a shows the player no dealer card, so its optimal strategy must land
+  between the two.
 """
 
 from __future__ import annotations
@@ -20,12 +29,15 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from controller.config.table import load_config
 from controller.core.rankings import Five
-from controller.par import deals, let_it_ride, mississippi_stud, patterns
+from controller.games.chapter_684a.rules import Chapter684aRules
+from controller.par import chapter_684a, dealer_counts, deals, let_it_ride, mississippi_stud, patterns
 from controller.par.analyse import par_sheet
+from controller.par.evaluator import hand_class, pack
 from controller.par.mississippi_stud import FOLD, third_street_groups
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -258,3 +270,42 @@ def test_cajun_stud_board_bonus_counts_are_the_published_three_card_counts() -> 
     counts = [rows[name] for name in ("three_of_a_kind", "straight", "flush", "pair")]
     assert counts == [312, 4_320, 6_576, 22_464]
     assert rows["lose"] == 98_640
+
+
+CARIBBEAN_RAISE = {"royal_flush": 100, "straight_flush": 50, "four_of_a_kind": 20, "full_house": 7, "flush": 5}
+CARIBBEAN_RAISE |= {"straight": 4, "three_of_a_kind": 3, "two_pair": 2, "pair": 1, "high_card": 1}
+
+
+def test_caribbean_stud_under_684a_analysis_reproduces_the_published_figures() -> None:
+    """The 684a counts (inclusion-exclusion, dealer qualified by 684a settlement's own ace-king test) and the 684a
+    optimiser with Caribbean Stud's payoffs per Ante: fold -1; beat a qualified dealer 1 + 2 x paytable; lose -3;
+    dealer not qualified +1 (Raise pushes). 684a's Rules Submission cannot pay a Raise by a paytable, so the payoffs are
+    given directly (chapter_684a.Terms); the counts and the optimiser are what is checked."""
+    rules = load_config(ROOT / "configs" / "chapter-684a.toml").game
+    assert isinstance(rules, Chapter684aRules) and rules.dealer_qualifies.high_cards == ["A", "K"]
+    terms = chapter_684a.Terms(
+        (2,),
+        Fraction(-1),
+        tuple((1 + 2 * Fraction(CARIBBEAN_RAISE[c.name.lower()]),) for c in Five),
+        (Fraction(-3),),
+        tuple((Fraction(1),) for _ in Five),
+    )
+    counts = dealer_counts.buckets(chapter_684a.qualify_rank(rules))
+    classes = dealer_counts.player_classes()
+    hand = hand_class(dealer_counts.ranked().values[classes.rank]).astype("int64")
+    # The published threshold strategy, exactly: the same total loss over the same deals (ours x 5 up-card choices).
+    threshold = int(np.searchsorted(dealer_counts.ranked().values, pack(int(Five.HIGH_CARD), (14, 13, 11, 8, 3))))
+    akj83 = chapter_684a.evaluate(terms, counts, np.where(classes.rank >= threshold, 0, -1))
+    assert akj83.house_edge == Fraction(1_059_715_400_580, 19_933_230_517_200)
+    assert round(float(akj83.house_edge) * 100, 3) == 5.316
+    assert round(float(akj83.house_edge / akj83.average_wager) * 100, 3) == 2.596
+    # The optimum without the up card: raise A-K-J-8-3 or better, and a quarter of the A-K-J-8-2 hands.
+    choice = chapter_684a.choose(terms, counts, hand)
+    best = chapter_684a.evaluate(terms, counts, choice)
+    assert Fraction(5224, 100_000) < best.house_edge < akj83.house_edge
+    assert round(float(best.house_edge) * 100, 3) == 5.316
+    assert chapter_684a.strategy_table(terms, choice).rules == (
+        "raise 2x with A-K-J-8-3 high (by rank) or better",
+        "A-K-J-8-2 high: raise on 240 of its 1,020 hands (the suits held decide: card removal)",
+        "fold the rest",
+    )
