@@ -22,7 +22,7 @@ from controller.core.paytable import MeterShare
 from controller.core.rankings import Five, Six, Three
 from controller.games.mississippi_stud import paytables
 from controller.games.mississippi_stud.rules import MississippiStudRules
-from controller.par import deals, patterns
+from controller.par import deals, hand_bonus, patterns
 from controller.par.evaluator import hand_class, pair_rank
 from controller.par.patterns import MS_FIFTH, MS_FOURTH
 from controller.par.sheet import (
@@ -460,13 +460,37 @@ def analyse(
         side.append(six_card_bonus(rules.six_card_bonus_paytable))
     if rules.progressive_paytable:
         side.append(progressive(rules.progressive_paytable, rules.progressive_wager_cents, meters, others))
-    missing = []
     if rules.five_card_hand_bonus:
-        missing.append(
-            "five_card_hand_bonus: the Five Card Hand Bonus (655a.12(e)) with its Magic Card and Lucky Bonus "
-            "is not analysed yet"
-        )
-    return main, side, missing
+        side.append(five_card_hand_bonus(rules, meters))
+    return main, side, []
+
+
+def five_card_hand_bonus(rules: MississippiStudRules, meters: dict[str, int]) -> WagerSheet:
+    """655a.11(i)(3): the player's five cards at 655a.12(e)(1), the meter seeded at $10,000 for 1 of the wager
+    (655a.12(e)(4)); the Magic Card and Lucky Bonus of 655a.12(e)(3) where the Rules Submission pays them."""
+    size = rules.five_card_hand_bonus_wager_cents
+    seed = paytables.FIVE_CARD_HAND_BONUS_SEED_FOR_1 * size
+    awards = {
+        cls: award.percent if isinstance(award, MeterShare) else award
+        for cls, award in paytables.FIVE_CARD_HAND_BONUS.items()
+    }
+    extras = []
+    if rules.magic_card_bonus:
+        extras.append(hand_bonus.magic_card(paytables.MAGIC_CARD, "655a.12(e)(3)"))
+    if rules.lucky_bonus:
+        extras.append(hand_bonus.lucky_bonus(paytables.LUCKY_BONUS, "655a.12(e)(3)", rules.seats))
+    return hand_bonus.sheet(
+        "655a.12(e)(1)",
+        "655a.11(i)(3)",
+        awards,
+        size,
+        meters.get(hand_bonus.LEVEL, seed),
+        f"seed {paytables.FIVE_CARD_HAND_BONUS_SEED_FOR_1:,} for 1, reseed "
+        f"{paytables.FIVE_CARD_HAND_BONUS_RESEED}, primary rate {paytables.FIVE_CARD_HAND_BONUS_PRIMARY_PERCENT} %, "
+        f"reserve {paytables.FIVE_CARD_HAND_BONUS_RESERVE_PERCENT} % (655a.12(e)(4))",
+        Fraction(paytables.FIVE_CARD_HAND_BONUS_PRIMARY_PERCENT, 100),
+        tuple(extras),
+    )
 
 
 def _limit(rules: MississippiStudRules) -> int:
