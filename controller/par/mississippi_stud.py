@@ -104,16 +104,24 @@ class MainGame:
     strategy_tables: tuple[StrategyTable, ...]
 
 
-def _choose(fold: IntArray | int, evs: list[IntArray]) -> tuple[IntArray, npt.NDArray[np.int8]]:
-    """The best of folding and each multiple; on a tie the smaller commitment (folding first)."""
+def _choose(fold: IntArray | int, evs: list[IntArray], ties: str = "less") -> tuple[IntArray, npt.NDArray[np.int8]]:
+    """The best of folding and each multiple; on an exact tie the smaller commitment (folding first), or with
+    ties="more" the larger (what published averages of the total wager assume, docs/par.md)."""
     stacked = np.stack([np.broadcast_to(np.asarray(fold, dtype=np.int64), evs[0].shape), *evs])
-    choice = np.argmax(stacked, axis=0).astype(np.int8)
+    if ties == "more":
+        choice = (len(stacked) - 1 - np.argmax(stacked[::-1], axis=0)).astype(np.int8)
+    else:
+        choice = np.argmax(stacked, axis=0).astype(np.int8)
     return np.take_along_axis(stacked, choice[None].astype(np.intp), axis=0)[0], choice
 
 
-def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) -> MainGame:
+def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None, ties: str = "less") -> MainGame:
     """The Ante and Street Wagers under the strategy that maximises the player's expected result (per Ante unit, or
-    in cents at `ante_cents` with the payout limit)."""
+    in cents at `ante_cents` with the payout limit). Where folding and betting, or two multiples, have exactly the
+    same expected result, `ties` says which is taken: "less" (the sheet's: no more at risk for nothing) or "more".
+    The house edge is the same either way; the average total wager and the element of risk are not."""
+    if ties not in ("less", "more"):
+        raise ValueError(f"ties={ties!r}: write 'less' or 'more'")
     pay = payoffs(ante_cents, limit_cents)
     unit = 1 if ante_cents is None else ante_cents
     counts4 = deals.counts_by_four(outcome_of_hands(), len(OUTCOMES))
@@ -123,16 +131,16 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
     v5 = np.zeros((n4, 8), dtype=np.int64)
     d5 = np.zeros((n4, 8), dtype=np.int8)
     for w in range(3, 8):
-        v5[:, w], d5[:, w] = _choose(-w * unit * 48, [counts4 @ pay[w + m] for m in MULTIPLES])
+        v5[:, w], d5[:, w] = _choose(-w * unit * 48, [counts4 @ pay[w + m] for m in MULTIPLES], ties)
     # 4th Street: w = 2..4, sums over the 49 x 48 ways the last two cards come.
     ch3 = deals.children(3)
     v4 = np.zeros((n3, 5), dtype=np.int64)
     d4 = np.zeros((n3, 5), dtype=np.int8)
     for w in range(2, 5):
-        v4[:, w], d4[:, w] = _choose(-w * unit * 49 * 48, [v5[ch3, w + m].sum(axis=1) for m in MULTIPLES])
+        v4[:, w], d4[:, w] = _choose(-w * unit * 49 * 48, [v5[ch3, w + m].sum(axis=1) for m in MULTIPLES], ties)
     # 3rd Street: the Ante alone is wagered, sums over the 50 x 49 x 48 ways the community cards come.
     ch2 = deals.children(2)
-    v3, d3 = _choose(-unit * _SEQUENCES_AFTER_TWO, [v4[ch2, 1 + m].sum(axis=1) for m in MULTIPLES])
+    v3, d3 = _choose(-unit * _SEQUENCES_AFTER_TWO, [v4[ch2, 1 + m].sum(axis=1) for m in MULTIPLES], ties)
 
     total = n2 * _SEQUENCES_AFTER_TWO  # every deal: two player cards, then the three community cards in order
     expected = Fraction(int(v3.sum()), total * unit)
@@ -228,6 +236,50 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
     )
     strategy = Strategy(d3, d4, d5)
     return MainGame(sheet, strategy, strategy_tables(strategy))
+
+
+def reach(strategy: Strategy) -> tuple[IntArray, IntArray]:
+    """reach3[s3, w], reach4[s4, w]: how many ordered paths (the two cards, then each community card) reach each
+    three- and four-card set with w units wagered when `strategy` is played; 0 where it never comes."""
+    n3, n4 = comb(52, 3), comb(52, 4)
+    ch2, ch3 = deals.children(2), deals.children(3)
+    reach3 = np.zeros((n3, 5), dtype=np.int64)
+    for m in MULTIPLES:
+        reach3[:, 1 + m] += np.bincount(ch2[strategy.third == m].ravel(), minlength=n3)
+    reach4 = np.zeros((n4, 8), dtype=np.int64)
+    for w in range(2, 5):
+        for m in MULTIPLES:
+            chosen = (strategy.fourth[:, w] == m) & (reach3[:, w] > 0)
+            weights = np.repeat(reach3[chosen, w], 49).astype(np.float64)  # exact: far below 2**53
+            reach4[:, w + m] += np.rint(np.bincount(ch3[chosen].ravel(), weights, minlength=n4)).astype(np.int64)
+    return reach3, reach4
+
+
+def price(strategy: Strategy) -> tuple[Fraction, Fraction]:
+    """The exact expected result and average total wager per Ante (655a.12(a), no payout limit) of playing
+    `strategy`, whatever it is (a published strategy, a simulated player's), by a forward pass of its own, so a
+    strategy can be priced against the optimal one and the analysis's figures checked by a second route."""
+    pay = payoffs(None, None)
+    counts4 = deals.counts_by_four(outcome_of_hands(), len(OUTCOMES))
+    reach3, reach4 = reach(strategy)
+    won = -int((strategy.third == FOLD).sum()) * _SEQUENCES_AFTER_TWO
+    wagered = -won
+    for w in range(2, 5):
+        folds = int(reach3[strategy.fourth[:, w] == FOLD, w].sum()) * 49 * 48
+        won -= folds * w
+        wagered += folds * w
+    for w in range(3, 8):
+        m = strategy.fifth[:, w].astype(np.int64)
+        paths = reach4[:, w]
+        folds = int(paths[m == FOLD].sum()) * 48
+        won -= folds * w
+        wagered += folds * w
+        for k in MULTIPLES:
+            chosen = m == k
+            won += int(paths[chosen] @ (counts4[chosen] @ pay[w + k]))
+            wagered += int(paths[chosen].sum()) * 48 * (w + k)
+    total = comb(52, 2) * _SEQUENCES_AFTER_TWO
+    return Fraction(won, total), Fraction(wagered, total)
 
 
 # -- the strategy in words --------------------------------------------------------------------------------------
