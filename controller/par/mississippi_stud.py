@@ -130,17 +130,25 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None, 
     # 5th Street: w = 3..7 units wagered (Ante + two Streets), sums over the 48 last cards.
     v5 = np.zeros((n4, 8), dtype=np.int64)
     d5 = np.zeros((n4, 8), dtype=np.int8)
+    d5_more = np.zeros((n4, 8), dtype=np.int8)  # the decision were exact ties broken toward the larger wager
     for w in range(3, 8):
-        v5[:, w], d5[:, w] = _choose(-w * unit * 48, [counts4 @ pay[w + m] for m in MULTIPLES], ties)
+        evs = [counts4 @ pay[w + m] for m in MULTIPLES]
+        v5[:, w], d5[:, w] = _choose(-w * unit * 48, evs, ties)
+        d5_more[:, w] = _choose(-w * unit * 48, evs, "more")[1]
     # 4th Street: w = 2..4, sums over the 49 x 48 ways the last two cards come.
     ch3 = deals.children(3)
     v4 = np.zeros((n3, 5), dtype=np.int64)
     d4 = np.zeros((n3, 5), dtype=np.int8)
+    earlier_ties = False
     for w in range(2, 5):
-        v4[:, w], d4[:, w] = _choose(-w * unit * 49 * 48, [v5[ch3, w + m].sum(axis=1) for m in MULTIPLES], ties)
+        evs = [v5[ch3, w + m].sum(axis=1) for m in MULTIPLES]
+        v4[:, w], d4[:, w] = _choose(-w * unit * 49 * 48, evs, ties)
+        earlier_ties |= bool((_choose(-w * unit * 49 * 48, evs, "more")[1] != d4[:, w]).any())
     # 3rd Street: the Ante alone is wagered, sums over the 50 x 49 x 48 ways the community cards come.
     ch2 = deals.children(2)
-    v3, d3 = _choose(-unit * _SEQUENCES_AFTER_TWO, [v4[ch2, 1 + m].sum(axis=1) for m in MULTIPLES], ties)
+    evs = [v4[ch2, 1 + m].sum(axis=1) for m in MULTIPLES]
+    v3, d3 = _choose(-unit * _SEQUENCES_AFTER_TWO, evs, ties)
+    earlier_ties |= bool((_choose(-unit * _SEQUENCES_AFTER_TWO, evs, "more")[1] != d3).any())
 
     total = n2 * _SEQUENCES_AFTER_TWO  # every deal: two player cards, then the three community cards in order
     expected = Fraction(int(v3.sum()), total * unit)
@@ -177,7 +185,12 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None, 
     hits = np.zeros(len(OUTCOMES), dtype=np.int64)
     won = [0] * len(OUTCOMES)
     squared = 0  # sum over deals of the net result squared, for the variance
+    tied = 0  # deals reaching an exact 5th Street tie decided toward the smaller wager
+    more = 0  # what raising on those ties would add to the total wagered
     for w in range(3, 8):
+        larger = d5_more[:, w] != d5[:, w]
+        tied += int(reach4[larger, w].sum()) * 48
+        more += int(reach4[larger, w] @ (d5_more[larger, w].astype(np.int64) - d5[larger, w])) * 48
         for m in (FOLD, *MULTIPLES):
             chosen = (d5[:, w] == m) & (reach4[:, w] > 0)
             deals_here = int(reach4[chosen, w].sum()) * 48
@@ -215,11 +228,20 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None, 
         for m in (FOLD, *MULTIPLES)
     )
     win_rows = sum((r.probability for r in rows[: len(OUTCOMES) - 2]), Fraction(0))
-    limit_note = (
+    limit_note: tuple[str, ...] = (
         ()
         if ante_cents is None
         else (f"at an Ante of {ante_cents} cents with the 655a.12(b) payout limit of {limit_cents} cents",)
     )
+    if tied and not earlier_ties:
+        # Published averages (3.59 Antes, 1.37 %) raise on these ties: the same house edge, more at risk.
+        raised = Fraction(wagered + more, total)
+        limit_note += (
+            f"on {float(Fraction(tied, total)):.6%} of deals 5th Street is an exact tie between folding and a wager "
+            f"(the same expected result); this sheet folds on them. Raising on them instead, as published strategies "
+            f"do, the house edge is unchanged and the average total wager is {float(raised):.6f} Antes, element of "
+            f"risk {float(-expected / raised):.6%} (docs/par.md)",
+        )
     sheet = WagerSheet(
         wager="ante",
         title="Ante and Street Wagers, optimal strategy",

@@ -318,6 +318,9 @@ def test_mississippi_stud_average_wager_is_the_published_3_59_antes_when_ties_ra
     assert round(float(ms.sheet.average_wager), 6) == 3.483568
     raising = mississippi_stud.analyse_main(ties="more").sheet
     assert (raising.house_edge, raising.average_wager) == (ms.sheet.house_edge, wagered)
+    # The sheet says so itself, with the figure the published strategy wagers.
+    assert any("exact tie" in n and "3.589772 Antes" in n and "1.369128%" in n for n in ms.sheet.notes)
+    assert not raising.notes
 
 
 def test_three_card_prime_plays_the_published_three_card_poker_threshold() -> None:
