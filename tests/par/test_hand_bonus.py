@@ -4,6 +4,8 @@ settlement code, exhaustively (each of the 52 Magic Cards, each betting position
 
 from __future__ import annotations
 
+import secrets
+from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -126,7 +128,12 @@ def test_the_magic_card_pays_on_exactly_five_of_the_52_cards_the_system_can_draw
     """The sheet's 5/52 is exact only if the draw is one card of the 52 and settlement pays the five the player holds;
     both checked: what the real draw chooses from, and settlement over every card it could choose."""
     offered: list[tuple[str, ...]] = []
-    monkeypatch.setattr(rng.secrets, "choice", lambda seq: offered.append(tuple(seq)) or seq[0])
+
+    def choice(seq: Sequence[str]) -> str:
+        offered.append(tuple(seq))
+        return seq[0]
+
+    monkeypatch.setattr(secrets, "choice", choice)  # the module rng draws with
     rng.draw_magic_card()
     assert len(offered[0]) == 52 == len(set(offered[0]))
     _, rules = _ms()

@@ -244,7 +244,8 @@ def _published_strategy(third: np.typing.NDArray[np.int8]) -> mississippi_stud.S
         return ranks, suits, counts
 
     def points(ranks: np.typing.NDArray[np.int64]) -> np.typing.NDArray[np.int64]:
-        return np.where(ranks >= 9, 2, np.where(ranks >= 4, 1, 0)).sum(axis=1)
+        scored: np.typing.NDArray[np.int64] = np.where(ranks >= 9, 2, np.where(ranks >= 4, 1, 0)).sum(axis=1)
+        return scored
 
     mid_or_higher = np.arange(13) >= 4
     ranks, suits, counts = features(3)
@@ -315,7 +316,7 @@ def test_mississippi_stud_average_wager_is_the_published_3_59_antes_when_ties_ra
     edge, wagered = mississippi_stud.price(published)
     assert (round(float(wagered), 2), round(float(-edge / wagered) * 100, 2)) == (3.59, 1.37)
     assert mississippi_stud.price(ms.strategy) == (-ms.sheet.house_edge, ms.sheet.average_wager)
-    assert round(float(ms.sheet.average_wager), 6) == 3.483568
+    assert ms.sheet.average_wager is not None and round(float(ms.sheet.average_wager), 6) == 3.483568
     raising = mississippi_stud.analyse_main(ties="more").sheet
     assert (raising.house_edge, raising.average_wager) == (ms.sheet.house_edge, wagered)
     # The sheet says so itself, with the figure the published strategy wagers.
