@@ -33,7 +33,7 @@ from controller.games.let_it_ride.record import LetItRideRound
 from controller.games.let_it_ride.rules import LetItRideRules
 from controller.games.let_it_ride.settle import settle_record as settle_let_it_ride
 from controller.games.mississippi_stud.hands import payout_limit
-from controller.games.mississippi_stud.paytables import PROGRESSIVE_SEED_FOR_1
+from controller.games.mississippi_stud.paytables import FIVE_CARD_HAND_BONUS_SEED_FOR_1, PROGRESSIVE_SEED_FOR_1
 from controller.games.mississippi_stud.record import MississippiStudRound
 from controller.games.mississippi_stud.rules import MississippiStudRules
 from controller.games.mississippi_stud.settle import settle as settle_mississippi_stud
@@ -134,9 +134,9 @@ def run(rules: ChapterRules, rounds: int, seed: int, progress: Callable[[int], N
     rng = np.random.default_rng(seed)
     check = CrossCheck(rules, rounds, seed)
     if isinstance(rules, MississippiStudRules):
-        play: Callable[[npt.NDArray[np.int64]], None] = _mississippi_stud(rules, check)
+        play: Callable[[npt.NDArray[np.int64]], None] = _mississippi_stud(rules, check, rng)
     elif isinstance(rules, LetItRideRules):
-        play = _let_it_ride(rules, check)
+        play = _let_it_ride(rules, check, rng)
     elif isinstance(rules, ThreeCardPrimeRules):
         play = _three_card_prime(rules, check)
     elif isinstance(rules, CajunStudRules):
@@ -157,12 +157,39 @@ def run(rules: ChapterRules, rounds: int, seed: int, progress: Callable[[int], N
     return check
 
 
+# The Five Card Hand Bonus's result is its own row and the Magic Card's and Lucky Bonus's, which stake nothing.
+HAND_BONUS = ("five_card_hand_bonus", "magic_card_bonus", "lucky_bonus")
+
+
 def _offers(rules: MississippiStudRules | LetItRideRules | CajunStudRules) -> dict[str, int]:
     """Each optional wager the live table offers, at its smallest size."""
-    return {o.spot: o.min_cents for o in rules.optional_offers() if o.spot != "five_card_hand_bonus"}
+    return {o.spot: o.min_cents for o in rules.optional_offers()}
 
 
-def _mississippi_stud(rules: MississippiStudRules, check: CrossCheck) -> Callable[[npt.NDArray[np.int64]], None]:
+def _wager_net(rows: list[Settled], wager: str) -> int:
+    return _net(r for r in rows if (r.wager in HAND_BONUS if wager == HAND_BONUS[0] else r.wager == wager))
+
+
+def _draws(
+    rules: MississippiStudRules | LetItRideRules,
+    rng: np.random.Generator,
+    record: dict[str, Any],
+    wagers: dict[str, int],
+) -> None:
+    """The table game system's Magic Card and Lucky Bonus position (655a.1, 643a.1), drawn as the engine draws them
+    (controller.core.rng: any of the 52 cards, any of the table's positions, independent of the shuffle) but from the
+    seeded generator, so a run repeats; the simulated box is position 1."""
+    if HAND_BONUS[0] not in wagers:
+        return
+    if rules.magic_card_bonus:
+        record["magic_card"] = STANDARD_DECK[int(rng.integers(52))]
+    if rules.lucky_bonus:
+        record["lucky_seat"] = int(rng.integers(1, rules.seats + 1))
+
+
+def _mississippi_stud(
+    rules: MississippiStudRules, check: CrossCheck, rng: np.random.Generator
+) -> Callable[[npt.NDArray[np.int64]], None]:
     strategy = mississippi_stud_strategy()
     outcome = mississippi_stud.outcome_of_hands()
     pay = mississippi_stud.payoffs(None, None)
@@ -174,6 +201,8 @@ def _mississippi_stud(rules: MississippiStudRules, check: CrossCheck) -> Callabl
     if rules.progressive_paytable:
         letter = rules.progressive_paytable
         meters = {lv: f * rules.progressive_wager_cents for lv, f in PROGRESSIVE_SEED_FOR_1[letter].items()}
+    if rules.five_card_hand_bonus:
+        meters[HAND_BONUS[0]] = FIVE_CARD_HAND_BONUS_SEED_FOR_1 * rules.five_card_hand_bonus_wager_cents
 
     def play(order: npt.NDArray[np.int64]) -> None:
         cards = _cards(order)
@@ -195,6 +224,7 @@ def _mississippi_stud(rules: MississippiStudRules, check: CrossCheck) -> Callabl
         record: dict[str, Any] = {"chapter": "655a", "seats": [seat], "community": community, "meters": meters}
         if "six_card_bonus" in wagers:
             record["six_card_bonus_cards"] = bonus
+        _draws(rules, rng, record, wagers)
         rows, _ = settle_mississippi_stud(rules, MississippiStudRound.model_validate(record))
         main = _net(r for r in rows if r.wager in MS_MAIN)
         hand = int(combos.index_unsorted(order[None, :5])[0])
@@ -206,12 +236,14 @@ def _mississippi_stud(rules: MississippiStudRules, check: CrossCheck) -> Callabl
             )
         _add(check, "ante", ante, main)
         for wager, amount in offers.items():
-            _add(check, wager, amount, _net(r for r in rows if r.wager == wager))
+            _add(check, wager, amount, _wager_net(rows, wager))
 
     return play
 
 
-def _let_it_ride(rules: LetItRideRules, check: CrossCheck) -> Callable[[npt.NDArray[np.int64]], None]:
+def _let_it_ride(
+    rules: LetItRideRules, check: CrossCheck, rng: np.random.Generator
+) -> Callable[[npt.NDArray[np.int64]], None]:
     strategy = let_it_ride_strategy(rules.let_it_ride_paytable)
     outcome = let_it_ride.outcome_of_hands()
     pay = let_it_ride.payoffs(rules.let_it_ride_paytable, None, None)
@@ -220,13 +252,19 @@ def _let_it_ride(rules: LetItRideRules, check: CrossCheck) -> Callable[[npt.NDAr
         raise AssertionError("643a.12(g)'s limit binds at the minimum bet")  # a config check refuses it first
     offers = _offers(rules)
     meters = {
-        level: rules.meter(level).initial_cents or 0 for level in ("three_card_progressive", "five_card_progressive")
+        level: rules.meter(level).initial_cents or 0
+        for level in ("three_card_progressive", "five_card_progressive", HAND_BONUS[0])
     }
     meters = {level: cents for level, cents in meters.items() if level in offers}
     # A progressive is analysed per wager size it accepts (643a.7(g), (h)): the rounds take each size in turn.
     sizes = {
         "three_card_progressive": rules.three_card_progressive_wagers_cents,
         "five_card_progressive": rules.five_card_progressive_wagers_cents,
+        # The par sheet gives the Five Card Hand Bonus at its smallest and largest size (one meter for every size).
+        HAND_BONUS[0]: sorted(
+            {o.min_cents for o in rules.optional_offers() if o.spot == HAND_BONUS[0]}
+            | {o.max_cents for o in rules.optional_offers() if o.spot == HAND_BONUS[0]}
+        ),
     }
     played = [0]
 
@@ -246,7 +284,8 @@ def _let_it_ride(rules: LetItRideRules, check: CrossCheck) -> Callable[[npt.NDAr
             "bet_1_withdrawn": not rides_1,
             "bet_2_withdrawn": not rides_2,
         }
-        record: dict[str, object] = {"chapter": "643a", "seats": [seat], "community": community, "meters": meters}
+        record: dict[str, Any] = {"chapter": "643a", "seats": [seat], "community": community, "meters": meters}
+        _draws(rules, rng, record, sized)
         rows, _ = settle_let_it_ride(rules, LetItRideRound.model_validate(record))
         main = _net(r for r in rows if r.wager in LIR_MAIN)
         riding = 1 + rides_1 + rides_2
@@ -260,7 +299,7 @@ def _let_it_ride(rules: LetItRideRules, check: CrossCheck) -> Callable[[npt.NDAr
         _add(check, "bet", bet, main)
         for wager, amount in sized.items():
             name = f"{wager}@{amount}" if wager in sizes else wager
-            _add(check, name, amount, _net(r for r in rows if r.wager == wager))
+            _add(check, name, amount, _wager_net(rows, wager))
 
     return play
 

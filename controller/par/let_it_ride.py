@@ -23,7 +23,7 @@ from controller.core.rankings import Five, Three
 from controller.games.let_it_ride import paytables
 from controller.games.let_it_ride.paytables import Amount, MeterShare, ThreeCardProgressiveHand
 from controller.games.let_it_ride.rules import LetItRideRules
-from controller.par import deals, fixed, patterns
+from controller.par import deals, fixed, hand_bonus, patterns
 from controller.par.evaluator import hand_class, pair_rank
 from controller.par.sheet import Decision, Row, StrategyTable, WagerSheet, net_per_unit
 
@@ -386,7 +386,51 @@ def analyse(
         side.extend(three_card_progressive(rules, meters, others))
     if rules.five_card_progressive:
         side.extend(five_card_progressive(rules, meters, others))
-    missing = []
     if rules.five_card_hand_bonus:
-        missing.append("five_card_hand_bonus (643a.12(f)) with its Magic Card and Lucky Bonus: not analysed yet")
-    return main, side, missing
+        side.extend(five_card_hand_bonus(rules, meters))
+    return main, side, []
+
+
+def five_card_hand_bonus(rules: LetItRideRules, meters: dict[str, int]) -> list[WagerSheet]:
+    """643a.11(f)(3)(v) at 643a.12(f)(1), flush or better on the five cards (643a.7(i)); the Magic Card and Lucky
+    Bonus of 643a.12(f)(3) where the Rules Submission pays them. The meter is one amount whatever the wager
+    (643a.12(f)(4)), so the return per unit depends on the size: a sheet at the smallest and the largest accepted."""
+    figures = rules.meter(hand_bonus.LEVEL)
+    initial = figures.initial_cents or 0
+    awards: dict[Five, Odds | int] = {}
+    for cls in Five:
+        award = paytables.FIVE_CARD_HAND_BONUS.award_for(cls)
+        if isinstance(award, MeterShare):
+            awards[cls] = award.percent
+        elif isinstance(award, Odds):
+            awards[cls] = award
+    citation = paytables.HAND_BONUS_EXTRAS.citation
+    extras = []
+    if rules.magic_card_bonus:
+        odds = paytables.HAND_BONUS_EXTRAS.rows[paytables.HandBonusExtra.MAGIC_CARD]
+        extras.append(hand_bonus.magic_card(odds, citation))
+    if rules.lucky_bonus:
+        odds = paytables.HAND_BONUS_EXTRAS.rows[paytables.HandBonusExtra.LUCKY_BONUS]
+        extras.append(hand_bonus.lucky_bonus(odds, citation, rules.seats))
+    offer = next(o for o in rules.optional_offers() if o.spot == hand_bonus.LEVEL)
+    rate = _rate(figures.rate_percent)
+    seed = (
+        f"initial {initial:,} cents, reset {figures.reset_cents or 0:,} cents, rate of progression "
+        f"{figures.rate_percent} % (643a.12(f)(4))"
+    )
+    return [
+        replace(
+            hand_bonus.sheet(
+                paytables.FIVE_CARD_HAND_BONUS.citation,
+                "643a.11(f)(3)(v)",
+                awards,
+                size,
+                meters.get(hand_bonus.LEVEL, initial),
+                seed,
+                rate,
+                tuple(extras),
+            ),
+            wager=f"{hand_bonus.LEVEL}@{size}",
+        )
+        for size in sorted({offer.min_cents, offer.max_cents})
+    ]

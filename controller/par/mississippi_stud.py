@@ -22,7 +22,7 @@ from controller.core.paytable import MeterShare
 from controller.core.rankings import Five, Six, Three
 from controller.games.mississippi_stud import paytables
 from controller.games.mississippi_stud.rules import MississippiStudRules
-from controller.par import deals, patterns
+from controller.par import deals, hand_bonus, patterns
 from controller.par.evaluator import hand_class, pair_rank
 from controller.par.patterns import MS_FIFTH, MS_FOURTH
 from controller.par.sheet import (
@@ -104,16 +104,24 @@ class MainGame:
     strategy_tables: tuple[StrategyTable, ...]
 
 
-def _choose(fold: IntArray | int, evs: list[IntArray]) -> tuple[IntArray, npt.NDArray[np.int8]]:
-    """The best of folding and each multiple; on a tie the smaller commitment (folding first)."""
+def _choose(fold: IntArray | int, evs: list[IntArray], ties: str = "less") -> tuple[IntArray, npt.NDArray[np.int8]]:
+    """The best of folding and each multiple; on an exact tie the smaller commitment (folding first), or with
+    ties="more" the larger (what published averages of the total wager assume, docs/par.md)."""
     stacked = np.stack([np.broadcast_to(np.asarray(fold, dtype=np.int64), evs[0].shape), *evs])
-    choice = np.argmax(stacked, axis=0).astype(np.int8)
+    if ties == "more":
+        choice = (len(stacked) - 1 - np.argmax(stacked[::-1], axis=0)).astype(np.int8)
+    else:
+        choice = np.argmax(stacked, axis=0).astype(np.int8)
     return np.take_along_axis(stacked, choice[None].astype(np.intp), axis=0)[0], choice
 
 
-def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) -> MainGame:
+def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None, ties: str = "less") -> MainGame:
     """The Ante and Street Wagers under the strategy that maximises the player's expected result (per Ante unit, or
-    in cents at `ante_cents` with the payout limit)."""
+    in cents at `ante_cents` with the payout limit). Where folding and betting, or two multiples, have exactly the
+    same expected result, `ties` says which is taken: "less" (the sheet's: no more at risk for nothing) or "more".
+    The house edge is the same either way; the average total wager and the element of risk are not."""
+    if ties not in ("less", "more"):
+        raise ValueError(f"ties={ties!r}: write 'less' or 'more'")
     pay = payoffs(ante_cents, limit_cents)
     unit = 1 if ante_cents is None else ante_cents
     counts4 = deals.counts_by_four(outcome_of_hands(), len(OUTCOMES))
@@ -122,17 +130,25 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
     # 5th Street: w = 3..7 units wagered (Ante + two Streets), sums over the 48 last cards.
     v5 = np.zeros((n4, 8), dtype=np.int64)
     d5 = np.zeros((n4, 8), dtype=np.int8)
+    d5_more = np.zeros((n4, 8), dtype=np.int8)  # the decision were exact ties broken toward the larger wager
     for w in range(3, 8):
-        v5[:, w], d5[:, w] = _choose(-w * unit * 48, [counts4 @ pay[w + m] for m in MULTIPLES])
+        evs = [counts4 @ pay[w + m] for m in MULTIPLES]
+        v5[:, w], d5[:, w] = _choose(-w * unit * 48, evs, ties)
+        d5_more[:, w] = _choose(-w * unit * 48, evs, "more")[1]
     # 4th Street: w = 2..4, sums over the 49 x 48 ways the last two cards come.
     ch3 = deals.children(3)
     v4 = np.zeros((n3, 5), dtype=np.int64)
     d4 = np.zeros((n3, 5), dtype=np.int8)
+    earlier_ties = False
     for w in range(2, 5):
-        v4[:, w], d4[:, w] = _choose(-w * unit * 49 * 48, [v5[ch3, w + m].sum(axis=1) for m in MULTIPLES])
+        evs = [v5[ch3, w + m].sum(axis=1) for m in MULTIPLES]
+        v4[:, w], d4[:, w] = _choose(-w * unit * 49 * 48, evs, ties)
+        earlier_ties |= bool((_choose(-w * unit * 49 * 48, evs, "more")[1] != d4[:, w]).any())
     # 3rd Street: the Ante alone is wagered, sums over the 50 x 49 x 48 ways the community cards come.
     ch2 = deals.children(2)
-    v3, d3 = _choose(-unit * _SEQUENCES_AFTER_TWO, [v4[ch2, 1 + m].sum(axis=1) for m in MULTIPLES])
+    evs = [v4[ch2, 1 + m].sum(axis=1) for m in MULTIPLES]
+    v3, d3 = _choose(-unit * _SEQUENCES_AFTER_TWO, evs, ties)
+    earlier_ties |= bool((_choose(-unit * _SEQUENCES_AFTER_TWO, evs, "more")[1] != d3).any())
 
     total = n2 * _SEQUENCES_AFTER_TWO  # every deal: two player cards, then the three community cards in order
     expected = Fraction(int(v3.sum()), total * unit)
@@ -169,7 +185,12 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
     hits = np.zeros(len(OUTCOMES), dtype=np.int64)
     won = [0] * len(OUTCOMES)
     squared = 0  # sum over deals of the net result squared, for the variance
+    tied = 0  # deals reaching an exact 5th Street tie decided toward the smaller wager
+    more = 0  # what raising on those ties would add to the total wagered
     for w in range(3, 8):
+        larger = d5_more[:, w] != d5[:, w]
+        tied += int(reach4[larger, w].sum()) * 48
+        more += int(reach4[larger, w] @ (d5_more[larger, w].astype(np.int64) - d5[larger, w])) * 48
         for m in (FOLD, *MULTIPLES):
             chosen = (d5[:, w] == m) & (reach4[:, w] > 0)
             deals_here = int(reach4[chosen, w].sum()) * 48
@@ -207,11 +228,20 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
         for m in (FOLD, *MULTIPLES)
     )
     win_rows = sum((r.probability for r in rows[: len(OUTCOMES) - 2]), Fraction(0))
-    limit_note = (
+    limit_note: tuple[str, ...] = (
         ()
         if ante_cents is None
         else (f"at an Ante of {ante_cents} cents with the 655a.12(b) payout limit of {limit_cents} cents",)
     )
+    if tied and not earlier_ties:
+        # Published averages (3.59 Antes, 1.37 %) raise on these ties: the same house edge, more at risk.
+        raised = Fraction(wagered + more, total)
+        limit_note += (
+            f"on {float(Fraction(tied, total)):.6%} of deals 5th Street is an exact tie between folding and a wager "
+            f"(the same expected result); this sheet folds on them. Raising on them instead, as published strategies "
+            f"do, the house edge is unchanged and the average total wager is {float(raised):.6f} Antes, element of "
+            f"risk {float(-expected / raised):.6%} (docs/par.md)",
+        )
     sheet = WagerSheet(
         wager="ante",
         title="Ante and Street Wagers, optimal strategy",
@@ -228,6 +258,50 @@ def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None) 
     )
     strategy = Strategy(d3, d4, d5)
     return MainGame(sheet, strategy, strategy_tables(strategy))
+
+
+def reach(strategy: Strategy) -> tuple[IntArray, IntArray]:
+    """reach3[s3, w], reach4[s4, w]: how many ordered paths (the two cards, then each community card) reach each
+    three- and four-card set with w units wagered when `strategy` is played; 0 where it never comes."""
+    n3, n4 = comb(52, 3), comb(52, 4)
+    ch2, ch3 = deals.children(2), deals.children(3)
+    reach3 = np.zeros((n3, 5), dtype=np.int64)
+    for m in MULTIPLES:
+        reach3[:, 1 + m] += np.bincount(ch2[strategy.third == m].ravel(), minlength=n3)
+    reach4 = np.zeros((n4, 8), dtype=np.int64)
+    for w in range(2, 5):
+        for m in MULTIPLES:
+            chosen = (strategy.fourth[:, w] == m) & (reach3[:, w] > 0)
+            weights = np.repeat(reach3[chosen, w], 49).astype(np.float64)  # exact: far below 2**53
+            reach4[:, w + m] += np.rint(np.bincount(ch3[chosen].ravel(), weights, minlength=n4)).astype(np.int64)
+    return reach3, reach4
+
+
+def price(strategy: Strategy) -> tuple[Fraction, Fraction]:
+    """The exact expected result and average total wager per Ante (655a.12(a), no payout limit) of playing
+    `strategy`, whatever it is (a published strategy, a simulated player's), by a forward pass of its own, so a
+    strategy can be priced against the optimal one and the analysis's figures checked by a second route."""
+    pay = payoffs(None, None)
+    counts4 = deals.counts_by_four(outcome_of_hands(), len(OUTCOMES))
+    reach3, reach4 = reach(strategy)
+    won = -int((strategy.third == FOLD).sum()) * _SEQUENCES_AFTER_TWO
+    wagered = -won
+    for w in range(2, 5):
+        folds = int(reach3[strategy.fourth[:, w] == FOLD, w].sum()) * 49 * 48
+        won -= folds * w
+        wagered += folds * w
+    for w in range(3, 8):
+        m = strategy.fifth[:, w].astype(np.int64)
+        paths = reach4[:, w]
+        folds = int(paths[m == FOLD].sum()) * 48
+        won -= folds * w
+        wagered += folds * w
+        for k in MULTIPLES:
+            chosen = m == k
+            won += int(paths[chosen] @ (counts4[chosen] @ pay[w + k]))
+            wagered += int(paths[chosen].sum()) * 48 * (w + k)
+    total = comb(52, 2) * _SEQUENCES_AFTER_TWO
+    return Fraction(won, total), Fraction(wagered, total)
 
 
 # -- the strategy in words --------------------------------------------------------------------------------------
@@ -460,13 +534,37 @@ def analyse(
         side.append(six_card_bonus(rules.six_card_bonus_paytable))
     if rules.progressive_paytable:
         side.append(progressive(rules.progressive_paytable, rules.progressive_wager_cents, meters, others))
-    missing = []
     if rules.five_card_hand_bonus:
-        missing.append(
-            "five_card_hand_bonus: the Five Card Hand Bonus (655a.12(e)) with its Magic Card and Lucky Bonus "
-            "is not analysed yet"
-        )
-    return main, side, missing
+        side.append(five_card_hand_bonus(rules, meters))
+    return main, side, []
+
+
+def five_card_hand_bonus(rules: MississippiStudRules, meters: dict[str, int]) -> WagerSheet:
+    """655a.11(i)(3): the player's five cards at 655a.12(e)(1), the meter seeded at $10,000 for 1 of the wager
+    (655a.12(e)(4)); the Magic Card and Lucky Bonus of 655a.12(e)(3) where the Rules Submission pays them."""
+    size = rules.five_card_hand_bonus_wager_cents
+    seed = paytables.FIVE_CARD_HAND_BONUS_SEED_FOR_1 * size
+    awards = {
+        cls: award.percent if isinstance(award, MeterShare) else award
+        for cls, award in paytables.FIVE_CARD_HAND_BONUS.items()
+    }
+    extras = []
+    if rules.magic_card_bonus:
+        extras.append(hand_bonus.magic_card(paytables.MAGIC_CARD, "655a.12(e)(3)"))
+    if rules.lucky_bonus:
+        extras.append(hand_bonus.lucky_bonus(paytables.LUCKY_BONUS, "655a.12(e)(3)", rules.seats))
+    return hand_bonus.sheet(
+        "655a.12(e)(1)",
+        "655a.11(i)(3)",
+        awards,
+        size,
+        meters.get(hand_bonus.LEVEL, seed),
+        f"seed {paytables.FIVE_CARD_HAND_BONUS_SEED_FOR_1:,} for 1, reseed "
+        f"{paytables.FIVE_CARD_HAND_BONUS_RESEED}, primary rate {paytables.FIVE_CARD_HAND_BONUS_PRIMARY_PERCENT} %, "
+        f"reserve {paytables.FIVE_CARD_HAND_BONUS_RESERVE_PERCENT} % (655a.12(e)(4))",
+        Fraction(paytables.FIVE_CARD_HAND_BONUS_PRIMARY_PERCENT, 100),
+        tuple(extras),
+    )
 
 
 def _limit(rules: MississippiStudRules) -> int:

@@ -29,8 +29,17 @@ def _rounds(campaign: bool) -> int:
 
 
 @pytest.mark.campaign
+# The Five Card Hand Bonus configs offer every optional wager of their chapter (both Let It Ride progressives, the
+# Mississippi Stud progressive, Three and Six Card Bonus), the Five Card Hand Bonus with its Magic Card and Lucky Bonus.
 @pytest.mark.parametrize(
-    "config", ["demo", "let-it-ride-progressive", "three-card-prime", "cajun-stud", "chapter-684a"]
+    "config",
+    [
+        "mississippi-stud-five-card-hand-bonus",
+        "let-it-ride-five-card-hand-bonus",
+        "three-card-prime",
+        "cajun-stud",
+        "chapter-684a",
+    ],
 )
 def test_settlement_lands_within_the_confidence_interval_of_the_exact_house_edge(config: str, campaign: bool) -> None:
     cfg = load_config(ROOT / "configs" / f"{config}.toml")

@@ -6,6 +6,20 @@ Sources (each figure checked against the page it cites, to the digits the page p
   https://www.casinocitytimes.com/john-grochowski/article/house-edge-and-element-of-risk-66201). Its 3rd Street
   rule, as that page gives it and toolsgambling.com/blog/mississippi-stud-strategy restates it: raise 3x with any
   pair, 1x with at least two points (a jack or better counts 2, a 6 to 10 counts 1) or 6-5 suited, else fold.
+- Mississippi Stud's 4th and 5th Street rules, the Wizard of Odds page above (strategy credited there to Joseph
+  Kisenwether), in the words public simulators quote it in their source (the library's code corpus, e.g. a
+  Mississippi Stud simulator's Points.java and msstud_kisenwether_strategy.py): 4th Street "Raise 3x with any made
+  hand (mid pair or higher) / royal flush draw / straight flush draw, with no gaps, 567 or higher / ... with one gap,
+  and at least one high card / ... with two gaps, and at least two high cards. Raise 1x with any other three suited
+  cards / a low pair / at least three points / a straight draw, with no gaps, 456 or higher / a straight draw, with
+  one gap, and two mid cards. Fold all others"; 5th Street "Raise 3x with any made hand (mid pair or higher) / any
+  four to a flush / four to an outside straight, 8 high or better. Raise 1x with any other straight draw / a low pair /
+  at least four points / three mid cards and at least one previous 3x raise. Fold all others".
+- Mississippi Stud's average total wager 3.59 Antes and element of risk 1.37 %: John Grochowski, "How Does a
+  Multi-Bet Format Affect the House Edge in Mississippi Stud?",
+  https://tunicatravel.com/blog/2016/03/how-does-a-multi-bet-format-affect-the-house-edge-in-mississippi-stud/ ("on
+  average, your total wagers will be 3.59 times your starting amount ... 1.37 percent house edge against total
+  action"; https://invisioncommunity.co.uk/house-edge-risk-odds-mississippi-stud-poker gives the same 3.59).
 - Let It Ride, 643a.12(a) paytable A (royal 1,000 to 1): house edge 3.51 % of one bet, element of risk 2.86 %
   (https://toolsgambling.com/blog/let-it-ride-strategy/, "3.51% house edge"; the Press of Atlantic City's Casino
   Answer Man, https://www.pressofatlanticcity.com/ats/gambling/casino-answer-man-figure-out-exactly-what-a-house-edge/
@@ -35,7 +49,7 @@ import pytest
 from controller.config.table import load_config
 from controller.core.rankings import Five
 from controller.games.chapter_684a.rules import Chapter684aRules
-from controller.par import chapter_684a, dealer_counts, deals, let_it_ride, mississippi_stud, patterns
+from controller.par import chapter_684a, combos, dealer_counts, deals, let_it_ride, mississippi_stud, patterns
 from controller.par.analyse import par_sheet
 from controller.par.evaluator import hand_class, pack
 from controller.par.mississippi_stud import FOLD, third_street_groups
@@ -208,8 +222,8 @@ def test_let_it_ride_bet_2_strategy_is_the_published_one(lir: let_it_ride.MainGa
 def test_mississippi_stud_4th_and_5th_street_tables_say_what_the_strategy_does(ms: mississippi_stud.MainGame) -> None:
     """The readable 4th and 5th Street rules. 5th Street needs no "it depends": every pattern takes one action at
     every amount wagered, and a paying hand, four to a flush and four to an outside straight 8 high or better raise
-    3x whatever was wagered before (the rule players quote from the Wizard of Odds; the stored sources did not hold
-    its text, so this checks the analysis's own table, each line of which holds on every card set by construction)."""
+    3x whatever was wagered before (the published rule, checked decision by decision in the next test; this one checks
+    the analysis's own readable table, each line of which holds on every card set by construction)."""
     tables = {t.point: t.rules for t in ms.strategy_tables}
     fifth = [rules for point, rules in tables.items() if point.startswith("5th Street")]
     assert len(fifth) == 3  # 3, 5 and 7 units wagered: 1x or 3x at each earlier Street (2x never pays best)
@@ -226,6 +240,99 @@ def test_mississippi_stud_4th_and_5th_street_tables_say_what_the_strategy_does(m
     assert len(fourth) == 2
     for rules in fourth:
         assert rules[0].startswith("raise 3x: three of a kind; a pair of 6s or better; three to a royal flush")
+
+
+def _published_strategy(third: np.typing.NDArray[np.int8]) -> mississippi_stud.Strategy:
+    """The Wizard of Odds 4th and 5th Street rules (module docstring), word for word, as decisions per card set; a
+    rank index 0-12 is 2 to ace, a mid card 6 to 10 (1 point), a high card jack to ace (2 points)."""
+
+    def features(k: int) -> tuple[np.typing.NDArray[np.int64], ...]:
+        cards = combos.combinations(k).astype(np.int64)
+        ranks, suits = np.sort(cards % 13, axis=1), cards // 13
+        counts = np.zeros((len(cards), 13), dtype=np.int64)
+        for j in range(k):
+            counts[np.arange(len(cards)), ranks[:, j]] += 1
+        return ranks, suits, counts
+
+    def points(ranks: np.typing.NDArray[np.int64]) -> np.typing.NDArray[np.int64]:
+        scored: np.typing.NDArray[np.int64] = np.where(ranks >= 9, 2, np.where(ranks >= 4, 1, 0)).sum(axis=1)
+        return scored
+
+    mid_or_higher = np.arange(13) >= 4
+    ranks, suits, counts = features(3)
+    suited = (suits == suits[:, :1]).all(axis=1)
+    made = ((counts >= 2) & mid_or_higher).any(axis=1) | (counts.max(axis=1) == 3)  # trips: a made hand
+    low_pair = (counts >= 2).any(axis=1) & ~made
+    distinct, span = counts.max(axis=1) == 1, ranks[:, 2] - ranks[:, 0]
+    high, mid = (ranks >= 9).sum(axis=1), ((ranks >= 4) & (ranks <= 8)).sum(axis=1)
+    flush_draw = suited & distinct
+    raise_3 = made | (suited & (ranks[:, 0] >= 8))  # a royal flush draw
+    raise_3 |= flush_draw & (
+        ((span == 2) & (ranks[:, 0] >= 3)) | ((span == 3) & (high >= 1)) | ((span == 4) & (high >= 2))
+    )
+    raise_1 = suited | low_pair | (points(ranks) >= 3)
+    raise_1 |= distinct & (((span == 2) & (ranks[:, 0] >= 2)) | ((span == 3) & (mid >= 2)))
+    fourth = np.repeat(np.where(raise_3, 3, np.where(raise_1, 1, 0)).astype(np.int8)[:, None], 5, axis=1)
+
+    ranks, suits, counts = features(4)
+    pairs = counts >= 2
+    made = (pairs & mid_or_higher).any(axis=1) | (pairs.sum(axis=1) == 2) | (counts.max(axis=1) >= 3)
+    low_pair = pairs.any(axis=1) & ~made
+    distinct = counts.max(axis=1) == 1
+    outside = distinct & (ranks[:, 3] - ranks[:, 0] == 3) & (ranks[:, 3] <= 11)  # open at both ends: K high at most
+    present = np.concatenate([counts[:, 12:13], counts], axis=1) > 0  # the ace also plays low
+    straight_draw = distinct & np.any([present[:, lo : lo + 5].sum(axis=1) == 4 for lo in range(10)], axis=0)
+    mid = ((ranks >= 4) & (ranks <= 8)).sum(axis=1)
+    raise_3 = made | (suits == suits[:, :1]).all(axis=1) | (outside & (ranks[:, 3] >= 6))
+    fifth = np.zeros((len(ranks), 8), dtype=np.int8)
+    for wagered in (3, 5, 7):  # 5 or 7 units: a 3x raise before
+        raise_1 = straight_draw | low_pair | (points(ranks) >= 4) | ((mid >= 3) & (wagered >= 5))
+        fifth[:, wagered] = np.where(raise_3, 3, np.where(raise_1, 1, 0))
+    return mississippi_stud.Strategy(third, fourth, fifth)
+
+
+def test_mississippi_stud_4th_and_5th_street_strategy_is_the_published_one(ms: mississippi_stud.MainGame) -> None:
+    """Played exactly, the published rules hold the optimal 53223/1082900; on every card set either strategy ever
+    reaches, they take the same decision, except 49,392 four-card sets at 5th Street after two 1x raises, where the
+    published rule raises 1x and the analysis folds: each an exact tie (betting 1x returns exactly the 3 units that
+    folding forfeits, e.g. Q-A-3-5: 6 cards pair the Q or A and win 4 units, the other 42 lose 4)."""
+    published = _published_strategy(ms.strategy.third)
+    assert mississippi_stud.price(published)[0] == -ms.sheet.house_edge
+    pay = mississippi_stud.payoffs(None, None)
+    counts = deals.counts_by_four(mississippi_stud.outcome_of_hands(), len(mississippi_stud.OUTCOMES))
+    for strategy in (ms.strategy, published):
+        reach3, reach4 = mississippi_stud.reach(strategy)
+        for w in (2, 4):
+            differ = (ms.strategy.fourth[:, w] != published.fourth[:, w]) & (reach3[:, w] > 0)
+            assert not differ.any()
+        for w in (3, 5, 7):
+            differ = (ms.strategy.fifth[:, w] != published.fifth[:, w]) & (reach4[:, w] > 0)
+            if w != 3:
+                assert not differ.any()
+                continue
+            assert differ.sum() == 49_392
+            assert (ms.strategy.fifth[differ, w] == FOLD).all() and (published.fifth[differ, w] == 1).all()
+            assert (counts[differ] @ pay[4] == -3 * 48).all()  # the 1x raise's result: exactly folding's
+
+
+def test_mississippi_stud_average_wager_is_the_published_3_59_antes_when_ties_raise(
+    ms: mississippi_stud.MainGame,
+) -> None:
+    """Why the sheet's average total wager (3.483568 Antes, element of risk 1.410869 %) is not the published 3.59 Antes
+    and 1.37 %: the published strategy raises 1x on the exact ties above, the sheet folds on them (no more at risk for
+    nothing). The house edge is the same; priced exactly, the published strategy wagers 3.589772 Antes, what the
+    analysis itself finds when it breaks ties toward the larger wager. Two routes to the sheet's own figure agree (the
+    analysis's forward pass and `price`), so the forward pass is not where the difference comes from."""
+    published = _published_strategy(ms.strategy.third)
+    edge, wagered = mississippi_stud.price(published)
+    assert (round(float(wagered), 2), round(float(-edge / wagered) * 100, 2)) == (3.59, 1.37)
+    assert mississippi_stud.price(ms.strategy) == (-ms.sheet.house_edge, ms.sheet.average_wager)
+    assert ms.sheet.average_wager is not None and round(float(ms.sheet.average_wager), 6) == 3.483568
+    raising = mississippi_stud.analyse_main(ties="more").sheet
+    assert (raising.house_edge, raising.average_wager) == (ms.sheet.house_edge, wagered)
+    # The sheet says so itself, with the figure the published strategy wagers.
+    assert any("exact tie" in n and "3.589772 Antes" in n and "1.369128%" in n for n in ms.sheet.notes)
+    assert not raising.notes
 
 
 def test_three_card_prime_plays_the_published_three_card_poker_threshold() -> None:

@@ -1,0 +1,135 @@
+"""The Five Card Hand Bonus Wager (655a.7(d)(5), 655a.12(e); 643a.7(i), 643a.12(f)) with its Magic Card and Lucky
+Bonus, exactly.
+
+The hand pays on the player's five cards whatever the player decides, so its rows come from the class counts of all
+2,598,960 five-card hands; the royal flush and straight flush pay a share of the meter, so the return is a line in
+the meter. The Magic Card and the Lucky Bonus are drawn by the table game system (655a.1, 643a.1) as settlement
+reads them (controller.core.rng, controller.engine.accounts.draw_bonuses): the Magic Card is one card of the 52,
+chosen uniformly and independently of the shuffle, so it is among the player's five cards with probability exactly
+5/52 whatever those cards are; the Lucky Bonus position is one of the table's betting positions, occupied or not,
+chosen uniformly, so it is the player's with probability exactly 1/seats. Both are independent of the hand and of
+each other, which makes the variance exact too. Settlement pays them besides the wager's own result (their rows
+stake nothing and pay the whole "N for 1"), and pays them whether or not the hand wins: the sheet follows it, and
+a note gives the figure under the other reading of the text (paid only with a winning hand, docs/par.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from math import comb
+
+from controller.core.money import Odds
+from controller.core.rankings import Five
+from controller.par import deals, fixed
+from controller.par.sheet import Row, WagerSheet, net_per_unit
+
+LEVEL = "five_card_hand_bonus"
+CARDS_IN_HAND = 5  # 655a.1: the player's two cards and three community cards; 643a.1: three and two
+
+
+@dataclass(frozen=True, slots=True)
+class Extra:
+    """A Magic Card or Lucky Bonus award: its chance and the whole sum paid per unit wagered ("N for 1")."""
+
+    name: str
+    pays: str
+    probability: Fraction
+    paid: Fraction
+
+
+def magic_card(odds: Odds, citation: str) -> Extra:
+    """The Magic Card among the player's five cards: 5 of the 52 equally likely draws, for every hand."""
+    return Extra("magic_card_bonus", f"{odds} ({citation})", Fraction(CARDS_IN_HAND, 52), _whole(odds))
+
+
+def lucky_bonus(odds: Odds, citation: str, seats: int) -> Extra:
+    """The Lucky Bonus position the player's: 1 of the table's `seats` equally likely betting positions."""
+    return Extra("lucky_bonus", f"{odds} ({citation}), 1 of {seats} positions", Fraction(1, seats), _whole(odds))
+
+
+def _whole(odds: Odds) -> Fraction:
+    # Settlement pays odds.winnings(wager) + wager on a row that stakes nothing: the whole "N for 1" sum.
+    return net_per_unit(odds) + 1 if odds.kind == "for" else net_per_unit(odds)
+
+
+def sheet(
+    citation: str,
+    rule: str,
+    awards: Mapping[Five, Odds | int],
+    wager_cents: int,
+    meter_cents: int,
+    seed: str,
+    rate: Fraction | None,
+    extras: tuple[Extra, ...],
+) -> WagerSheet:
+    """The wager at `wager_cents` with the meter at `meter_cents`. `awards` maps a hand class to its odds, or to the
+    percentage of the meter it pays (the whole sum the player receives, the wager included, as settlement pays it)."""
+    counts = deals.class_counts(5)
+    total = comb(52, 5)
+    outcomes: list[fixed.Outcome] = []
+    losing = total
+    for cls in reversed(Five):
+        award = awards.get(cls)
+        if award is None:
+            continue
+        n = int(counts[cls])
+        losing -= n
+        if isinstance(award, int):
+            outcomes.append(fixed.Outcome(cls.name.lower(), f"{award}% of meter", n, level=LEVEL, meter_percent=award))
+        else:
+            outcomes.append(fixed.Outcome(cls.name.lower(), str(award), n, net_per_unit(award)))
+    outcomes.append(fixed.Outcome("lose", f"loses ({rule})", losing, Fraction(-1)))
+    extra_rows = tuple(Row(x.name, x.pays, x.probability, x.probability * x.paid) for x in extras)
+    base = fixed.sheet(
+        LEVEL,
+        "Five Card Hand Bonus Wager" + (" with " + " and ".join(_title(x) for x in extras) if extras else ""),
+        citation,
+        outcomes,
+        total,
+        "exact: every one of the 2,598,960 five-card hands; the Magic Card and Lucky Bonus from how they are drawn",
+        wager_cents,
+        {LEVEL: meter_cents},
+        {LEVEL: (meter_cents, seed, rate)},
+        extra_rows=extra_rows,
+    )
+    hand_rows = base.rows[: len(outcomes)]
+    hand_mean = sum((r.contribution for r in hand_rows), Fraction(0))
+    hand_square = sum((r.contribution**2 / r.probability for r in hand_rows if r.probability), Fraction(0))
+    hand_wins = sum((r.probability for r in hand_rows if r.name != "lose"), Fraction(0))
+    # net = hand + sum of extras, the extras independent Bernoulli awards: E[net^2] expands exactly.
+    second = hand_square
+    miss_all = 1 - hand_wins
+    for i, x in enumerate(extras):
+        second += x.probability * x.paid**2 + 2 * hand_mean * x.probability * x.paid
+        second += sum((2 * x.probability * x.paid * y.probability * y.paid for y in extras[i + 1 :]), Fraction(0))
+        miss_all *= 1 - x.probability
+    notes = list(base.notes)
+    progressive = base.progressive
+    if progressive is not None and any(v is not None and v < 0 for v in progressive.break_even.values()):
+        notes.append("no break-even meter: the wager returns more than it takes at any meter, the meter at 0 included")
+        progressive = replace(progressive, break_even=dict.fromkeys(progressive.break_even))
+    if extras:
+        paid_with_a_win = sum((x.probability * x.paid for x in extras), Fraction(0)) * hand_wins
+        alternative = -(hand_mean + paid_with_a_win)
+        notes.append(
+            f"hit frequency counts a Magic Card or Lucky Bonus as a hit; the hand alone wins {float(hand_wins):.6%}"
+        )
+        notes.append(
+            "the Magic Card and Lucky Bonus are paid whatever the hand, as settlement pays them (655a.1, 643a.1 "
+            f"define them without a winning hand); were they paid only with a flush or better, the house edge would "
+            f"be {float(alternative):.6%} (docs/par.md)"
+        )
+    return replace(
+        base,
+        hit_frequency=1 - miss_all,
+        second_moment=second,
+        variance_known=True,
+        progressive=progressive,
+        notes=tuple(notes),
+    )
+
+
+def _title(x: Extra) -> str:
+    return "Magic Card" if x.name == "magic_card_bonus" else "Lucky Bonus"
