@@ -144,6 +144,12 @@ def plan(db: sqlite3.Connection, table_id: str, keep_rounds: int) -> Plan:
     if unpublished is not None and int(unpublished) - 1 < upto:
         upto = int(unpublished) - 1
         why = f"seq {unpublished} is not yet acknowledged by the broker: nothing from it on is archived"
+    # Never half a round: a limit that falls inside one (an unacknowledged row) moves to before its first row.
+    for round_id, first, last, _ in rounds:
+        if int(first) <= upto < int(last):
+            upto = int(first) - 1
+            why += f"; round {round_id} (from seq {first}) goes whole or not at all"
+            break
     start = segments.head_of(db, table_id)[0]
     (last_row,) = db.execute(
         "SELECT MAX(seq) FROM events WHERE table_id = ? AND seq > ? AND seq <= ?", (table_id, start, upto)
