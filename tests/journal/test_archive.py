@@ -6,6 +6,7 @@ of its steps; a writer committing between and during its steps, as the daemon do
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import signal
 import sqlite3
@@ -131,7 +132,7 @@ def test_a_segment_verifies_on_its_own_and_segments_chain(tmp_path: Path) -> Non
     out = archive(path, 2, max_rows=7)
     segs = out[0].sealed
     assert [(s.first_seq, s.last_seq) for s in segs] == [(1, 7), (8, 14), (15, 21), (22, 28), (29, 35), (36, 40)]
-    assert all(b.prev_seq == a.last_seq and b.prev_hash == a.head_hash for a, b in zip(segs, segs[1:], strict=False))
+    assert all(b.prev_seq == a.last_seq and b.prev_hash == a.head_hash for a, b in itertools.pairwise(segs))
     seg = sqlite3.connect(default_dir(path) / segs[1].segment)
     first, last, prev_hash, head = seg.execute(
         "SELECT first_seq, last_seq, prev_hash, head_hash FROM segment"
@@ -278,7 +279,7 @@ def test_beside_a_writer_committing_between_and_during_the_steps(tmp_path: Path)
     def commit_round(n: int) -> None:
         try:
             play_round(j, n)
-        except BaseException as err:  # noqa: BLE001 -- reported by the assertion below
+        except BaseException as err:  # reported by the assertion below
             errors.append(err)
 
     def step(name: str, segment: str) -> None:
