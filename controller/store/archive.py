@@ -203,6 +203,9 @@ def archive(
                     progress(f"{seg.segment}: seq {seg.first_seq} to {seg.last_seq}, {seg.rows} rows")
             (live,) = db.execute("SELECT COUNT(*) FROM events WHERE table_id = ?", (table_id,)).fetchone()
             out.append(Outcome(table_id, sealed, p, int(live)))
+        # The deletes went through the -wal file: give its space back when no reader holds it (a running daemon may,
+        # then the next checkpoint reuses it). The main file keeps its pages for the rows to come: it stops growing.
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return out
     finally:
         db.close()
