@@ -39,6 +39,7 @@ from controller.core.events import DomainEvent, JournaledEvent
 from controller.games.registry import chapter_of
 from controller.people.demo import RandomPolicy, play
 from controller.shell.logs import configure_logging
+from controller.store.archive import archive
 from controller.store.journal import Journal
 from drivers.sim.line import LineTiming
 
@@ -79,8 +80,9 @@ def synthetic_round(n: int) -> list[DomainEvent]:
     return events
 
 
-def journal_growth(rounds: int) -> list[tuple[int, int, float, float]]:
-    """(rounds, file bytes, verify seconds, plain read seconds) at each doubling."""
+def journal_growth(rounds: int, keep: int = 0) -> list[tuple[int, int, float, float]]:
+    """(rounds, file bytes, verify seconds, plain read seconds) at each doubling; with `keep`, the journal archived at
+    each doubling to its last `keep` rounds (`tablectl journal archive --keep-rounds`) before it is verified."""
     out = []
     checkpoints, at = [], min(1000, rounds)
     while at < rounds:
@@ -91,14 +93,21 @@ def journal_growth(rounds: int) -> list[tuple[int, int, float, float]]:
         path = Path(tmp) / "growth.sqlite"
         journal = Journal(path, "bench-growth", uuid.uuid4().hex)
         try:
-            done = 0
+            done = marked = 0
             for target in checkpoints:
                 while done < target:
                     done += 1
                     journal.append(synthetic_round(done), datetime.now(UTC))
                     if done % 1000 == 0:
                         benchlib.progress(f"{done}/{rounds} rounds journaled")
-                size = sum(p.stat().st_size for p in Path(tmp).iterdir() if p.name.startswith("growth.sqlite"))
+                if keep:
+                    # The broker acknowledged everything (only acknowledged rows are archived); seal, then measure.
+                    journal.mark_published(range(marked + 1, journal.last_seq + 1), replayed=False)
+                    marked = journal.last_seq
+                    archive(path, keep)
+                size = sum(
+                    p.stat().st_size for p in Path(tmp).iterdir() if p.name.startswith("growth.sqlite") and p.is_file()
+                )
                 start = time.perf_counter()
                 report = journal.verify()
                 verify_s = time.perf_counter() - start
@@ -107,7 +116,7 @@ def journal_growth(rounds: int) -> list[tuple[int, int, float, float]]:
                 start = time.perf_counter()
                 rows = len(journal.events())
                 read_s = time.perf_counter() - start
-                assert rows == done * EVENTS_PER_ROUND
+                assert rows == min(done, keep or done) * EVENTS_PER_ROUND
                 out.append((done, size, verify_s, read_s))
         finally:
             journal.close()
@@ -191,18 +200,27 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=200, help="lock-out trials per station count")
     ap.add_argument("--cpu-rounds", type=int, default=20, help="rounds per table shape for CPU a round (0: skip)")
     ap.add_argument("--only-cpu", action="store_true", help="measure CPU a round alone")
+    ap.add_argument("--only-journal", action="store_true", help="measure the journal's growth alone")
+    ap.add_argument("--keep-rounds", type=int, default=1000, help="rounds kept by the archiving run (0: skip it)")
     args = ap.parse_args()
     configure_logging(json=False, level="warning")
     print(f"machine: {benchlib.machine()}")
-    if args.cpu_rounds:
+    if args.cpu_rounds and not args.only_journal:
         cpu_growth(args.cpu_rounds)
     if args.only_cpu:
         return 0
+    if not args.only_journal:
+        lockout_growth(args.trials)
+    journal_report(args.rounds, args.keep_rounds)
+    return 0
+
+
+def lockout_growth(trials: int) -> None:
     timing = LineTiming()
     print("lock-out p99 with the stations on paced 115200-baud lines, protocol v2 (baseline: its frames' line time)")
     for bus in (False, True):
         for stations in (1, 2, 4, 7):
-            figures = asyncio.run(lockout.run(args.trials, stations, lambda _n: None, bus, 2, timing))
+            figures = asyncio.run(lockout.run(trials, stations, lambda _n: None, bus, 2, timing))
             _press, path_bytes = lockout.critical_bytes(stations, figures.version, bus)
             floor = lockout.line_time_ms(path_bytes, timing)
             p99 = benchlib.percentile(figures.controller, 99)
@@ -212,8 +230,11 @@ def main() -> int:
                 f"({p99 / floor:.2f}x the {floor:.3f} ms line time; journal commit p99 "
                 f"{benchlib.percentile(figures.commit, 99):.3f} ms of it)"
             )
+
+
+def journal_report(total: int, keep: int) -> None:
     print(f"journal, {EVENTS_PER_ROUND} events a round (baseline: reading the rows without checking them)")
-    growth = journal_growth(args.rounds)
+    growth = journal_growth(total)
     for rounds, size, verify_s, read_s in growth:
         print(
             f"  {rounds:>7} rounds: {size / 1e6:8.1f} MB ({size / rounds / 1024:.1f} KiB a round), journal verify "
@@ -226,11 +247,19 @@ def main() -> int:
             f"  100000 rounds, extrapolated linearly: {size * scale / 1e9:.2f} GB, journal verify "
             f"{verify_s * scale:.0f} s"
         )
+    print("  verify walks every row: without archiving its time grows with the journal without bound")
+    if not keep:
+        return
     print(
-        "  verify walks every row: its time grows with the journal without bound; the journal has no rotation or "
-        "archive policy yet (the floor's archive holds every published event)"
+        f"journal archived at each doubling to its last {keep} rounds (tablectl journal archive --keep-rounds {keep})"
     )
-    return 0
+    archived = journal_growth(total, keep)
+    for (rounds, size, verify_s, read_s), (_, size0, verify0, _) in zip(archived, growth, strict=True):
+        print(
+            f"  {rounds:>7} rounds: {size / 1e6:8.1f} MB live ({size / size0:.2f}x unarchived), journal verify "
+            f"{verify_s:.3f} s ({verify_s / verify0:.3f}x unarchived; {verify_s / read_s:.1f}x the plain read)"
+        )
+    print("  with archiving, the live journal and its verify stay bounded by the rounds kept")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,16 @@
-"""`tablectl journal`: read, export and verify a table's journal without touching it.
+"""`tablectl journal`: read, export and verify a table's journal without touching it; archive its old rounds.
 
-Every action opens the file read-only (controller.store.reader.JournalReader), so it is safe beside a running daemon
-and on an examiner's copy. Exit status: 0 done (verify: intact), 1 verify found the chain broken, 2 a usage
-problem or a file that cannot be read as a journal.
+Every action but `archive` opens the file read-only (controller.store.reader.JournalReader), so it is safe beside a
+running daemon and on an examiner's copy. `archive` (controller.store.archive) seals completed rounds into segment
+files and removes them from the journal, crash-safe, also beside a running daemon. Exit status: 0 done (verify:
+intact), 1 verify found the chain broken, 2 a usage problem or a file that cannot be read as a journal.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -18,8 +20,10 @@ from controller.cli.verb import Subparsers
 from controller.config.errors import ConfigError
 from controller.config.table import load_config
 from controller.shell.runner import default_journal_path
+from controller.store.archive import archive, default_dir
 from controller.store.reader import JournalReader
 from controller.store.schema import JournalError
+from controller.store.segments import Segment
 from controller.store.verify import VerifyReport
 
 PROGRESS_EVERY = 10_000  # rows between progress lines on stderr for a long export or verify
@@ -93,6 +97,37 @@ def add_parser(sub: Subparsers) -> None:
         "missing seq or a removed tail is found. Exit 0 intact, 1 broken (what and where), 2 unreadable.",
     )
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    verify.add_argument(
+        "--archives",
+        type=Path,
+        metavar="DIR",
+        help="also check every archive segment the journal records, in DIR (tablectl journal archive --to), and the "
+        "chain through them all from the first row",
+    )
+
+    arch = actions.add_parser(
+        "archive",
+        parents=[where],
+        help="seal completed rounds older than the last N into segment files, and remove them from the journal",
+        description="Seals the rows of completed rounds older than the last N (and only rows the broker has "
+        "acknowledged) into SQLite segment files, each verifying on its own, records each segment's name, seq range "
+        "and chain head in the journal, and only then removes those rows. Crash-safe at every step and safe while "
+        "the daemon runs. `verify` then checks the journal from the last segment's head; `verify --archives DIR` "
+        "the whole chain. Exit 0 done (also when there was nothing to archive), 2 a problem (named).",
+    )
+    arch.add_argument(
+        "--keep-rounds",
+        type=_count,
+        required=True,
+        metavar="N",
+        help="rounds to keep in the journal (1 or more; the round in progress is never archived)",
+    )
+    arch.add_argument(
+        "--to",
+        type=Path,
+        metavar="DIR",
+        help="where the segment files go (default: <journal>.archive beside the journal); back it up",
+    )
 
 
 def _path(args: argparse.Namespace) -> Path:
@@ -110,12 +145,14 @@ def _path(args: argparse.Namespace) -> Path:
 def main(args: argparse.Namespace) -> int:
     try:
         path = _path(args)
+        if args.journal_action == "archive":
+            return _archive(path, args.keep_rounds, args.to)
         with JournalReader(path) as reader:
             if args.journal_action == "tail":
                 return _tail(reader, args.n, args.follow, args.json, sys.stdout)
             if args.journal_action == "export":
                 return _export(reader, args.out, args.sealed)
-            return _verify(reader, args.json)
+            return _verify(reader, args.json, args.archives)
     except JournalError as err:
         print(f"tablectl journal: {err}", file=sys.stderr)
         return 2
@@ -186,15 +223,55 @@ def _export(reader: JournalReader, out_path: Path | None, sealed: bool) -> int:
     return 0
 
 
-def _verify(reader: JournalReader, as_json: bool) -> int:
-    total = reader.count()
+def _archive(path: Path, keep_rounds: int, to: Path | None) -> int:
+    directory = default_dir(path) if to is None else to
+    try:
+        outcomes = archive(
+            path,
+            keep_rounds,
+            directory,
+            progress=lambda line: print(f"tablectl journal: sealed {line}", file=sys.stderr),
+        )
+    except (OSError, sqlite3.Error) as err:
+        # Disk full, a directory gone read-only: every step before the journal's own commit leaves it as it was.
+        raise JournalError(
+            f"archiving {path} into {directory} stopped ({type(err).__name__}: {err}); the journal holds every row "
+            "it did not record as sealed: free space or fix the directory and run it again"
+        ) from None
+    for o in outcomes:
+        rows = sum(s.rows for s in o.sealed)
+        done = (
+            f"{rows} rows in {len(o.sealed)} segment(s) to seq {o.sealed[-1].last_seq} sealed into {directory}"
+            if o.sealed
+            else "nothing to archive"
+        )
+        print(f"journal {path}, table {o.table_id}: {done}; {o.live_rows} rows kept ({o.plan.why})")
+    return 0
+
+
+def _archived(report: VerifyReport) -> str:
+    parts = []
+    for t, segs in sorted(report.segments.items()):
+        if segs:
+            rows = sum(s.rows for s in segs)
+            how = "checked" if report.archives_checked else "not checked: give --archives DIR"
+            parts.append(f"{t}: {rows} rows to seq {segs[-1].last_seq} archived in {len(segs)} segment(s), {how}")
+    return "; ".join(parts)
+
+
+def _verify(reader: JournalReader, as_json: bool, archives: Path | None) -> int:
+    total = reader.count() + sum(s.rows for segs in _recorded(reader) for s in segs) * (archives is not None)
     report: VerifyReport = reader.verify(
-        progress=lambda done: _progress(done, total, "verified") if total > PROGRESS_EVERY else None
+        progress=lambda done: _progress(done, total, "verified") if total > PROGRESS_EVERY else None,
+        archives=archives,
     )
     if as_json:
         print(json.dumps(report.as_dict(), ensure_ascii=False))
         return 0 if report.ok else 1
     tables = ", ".join(f"{t} to seq {s}" for t, s in sorted(report.tables.items())) or "no rows"
+    archived = _archived(report)
+    if archived:
+        tables += f"; {archived}"
     if report.ok:
         print(f"journal {reader.path}: intact: {report.rows_checked} rows checked ({tables})")
         return 0
@@ -207,3 +284,7 @@ def _verify(reader: JournalReader, as_json: bool) -> int:
         print(f"  and {more} more")
     print(f"  {report.rows_checked} rows checked ({tables})")
     return 1
+
+
+def _recorded(reader: JournalReader) -> list[list[Segment]]:
+    return [reader.segments(t) for t in reader.table_ids()]

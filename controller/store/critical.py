@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from controller.core.events import DomainEvent
-from controller.store import manifest
+from controller.store import manifest, segments
 from controller.store.anchor import AnchorError, Claim, Found, Sidecar
 from controller.store.chain import GENESIS
 from controller.store.records import Record
@@ -138,8 +138,17 @@ class CriticalBook:
         ).fetchone()
         if row is not None:
             return str(row[0])
+        # Rows archived since (possibly by `tablectl journal archive` beside this daemon): only the last one's hash
+        # is recorded here; the others are in their segment file.
+        archived = segments.head_of(self._db, self.table_id)
+        if archived[0] == seq:
+            return archived[1]
         skipped = [r.hash for r in self.rollbacks if r.upto_seq == seq and r.skipped]
         return skipped[-1] if skipped else None
+
+    def archived(self, seq: int) -> bool:
+        """Whether `seq` was sealed into an archive segment (an anchor of the broker's may name such a seq)."""
+        return 0 < seq <= segments.head_of(self._db, self.table_id)[0]
 
     def open_round(self) -> tuple[str, int] | None:
         """(round_id, wagers accepted) of the journal's last round when it was neither completed nor voided: what a

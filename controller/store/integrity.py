@@ -108,6 +108,8 @@ def _hold(journal: Journal, claim: Claim, out: Assessment) -> None:
     at = journal.hash_at(claim.seq)
     if at is None and lost_in(journal.critical.rollbacks, claim.seq) is not None:
         return  # a seq lost in a rollback already recorded (an anchor of the broker's, made before it)
+    if at is None and journal.critical.archived(claim.seq):
+        return  # behind rows archived since (docs/journal.md, "Archiving"): the claim is behind the journal
     if at != claim.hash:
         mine = "no row" if at is None else f"hash {at[:16]}..."
         out.rollback.append(

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.store.schema import COLUMNS, connect_readonly
+from controller.store.segments import Segment, recorded
 from controller.store.verify import Progress, VerifyReport, verify_connection
 
 
@@ -80,6 +81,13 @@ class JournalReader:
         hash_col = "hash" if self.version >= 2 else "NULL"
         return f"SELECT rowid, {COLUMNS}, {hash_col}, published_at, replayed FROM events"
 
+    def table_ids(self) -> list[str]:
+        return [str(t) for (t,) in self._conn.execute("SELECT DISTINCT table_id FROM events ORDER BY table_id")]
+
+    def segments(self, table_id: str) -> list[Segment]:
+        """The archive segments recorded for the table (controller.store.segments), oldest first."""
+        return recorded(self._conn, table_id)
+
     def count(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0])
 
@@ -98,5 +106,7 @@ class JournalReader:
         cur = self._conn.execute(f"{self._select()} ORDER BY rowid DESC LIMIT ?", (n,))
         return [(int(r[0]), _row_dict(r[1:], sealed)) for r in reversed(cur.fetchall())]
 
-    def verify(self, progress: Progress | None = None) -> VerifyReport:
-        return verify_connection(self._conn, str(self.path), self.version, progress)
+    def verify(self, progress: Progress | None = None, archives: Path | None = None) -> VerifyReport:
+        """The live journal from its last archive segment's head; with `archives` (the segments' directory) the
+        whole chain through every segment first."""
+        return verify_connection(self._conn, str(self.path), self.version, progress, archives)

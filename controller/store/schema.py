@@ -21,8 +21,9 @@ log = structlog.get_logger(__name__)
 
 # Bumped when the schema changes so an older daemon refuses a newer file instead of misreading it.
 # 1: events (the outbox). 2: the hash chain (events.hash, chain_head) and critical_state. 3: the manifest of what
-# must exist, and the rollbacks found at start (controller.store.manifest).
-SCHEMA_VERSION = 3
+# must exist, and the rollbacks found at start (controller.store.manifest). 4: the archive segments sealed out of
+# the file (controller.store.archive): an older daemon would take their rows for missing.
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -93,6 +94,24 @@ CREATE TABLE IF NOT EXISTS rollbacks (
     reason      TEXT    NOT NULL,
     recorded_at TEXT    NOT NULL,
     PRIMARY KEY (table_id, recorded_at, upto_seq)
+);
+"""
+
+# Added by schema 4 (docs/journal.md, "Archiving"): each segment of rows sealed into its own file and removed from
+# this one, so that the chain is verified from `head_hash` on without the segments (controller.store.archive).
+_SCHEMA_4 = """
+CREATE TABLE IF NOT EXISTS archives (
+    table_id    TEXT    NOT NULL,
+    segment     TEXT    NOT NULL,
+    first_seq   INTEGER NOT NULL,
+    last_seq    INTEGER NOT NULL,
+    prev_seq    INTEGER NOT NULL,
+    prev_hash   TEXT    NOT NULL,
+    head_hash   TEXT    NOT NULL,
+    rows        INTEGER NOT NULL,
+    sha256      TEXT    NOT NULL,
+    archived_at TEXT    NOT NULL,
+    PRIMARY KEY (table_id, last_seq)
 );
 """
 
@@ -182,7 +201,7 @@ def create_or_migrate(db: sqlite3.Connection, path: Path) -> None:
         version = int(db.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
             raise JournalError(_newer(path, version))
-        for statement in (_SCHEMA + _SCHEMA_2 + _SCHEMA_3).split(";"):
+        for statement in (_SCHEMA + _SCHEMA_2 + _SCHEMA_3 + _SCHEMA_4).split(";"):
             if statement.strip():
                 db.execute(statement)
         if version == 1:

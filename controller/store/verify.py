@@ -8,6 +8,7 @@ examiner always get a report of what holds and where it does not (docs/journal.m
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import sqlite3
 from collections.abc import Callable
@@ -15,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.store import manifest
+from controller.store import manifest, segments
 from controller.store.anchor import Found, read_sidecar
 from controller.store.chain import GENESIS, row_hash
 from controller.store.records import StoredCopy
 from controller.store.schema import COLUMNS, SCHEMA_VERSION
+from controller.store.segments import Segment
 
 # Called now and then during a long walk with the number of rows checked so far.
 Progress = Callable[[int], object]
@@ -56,6 +58,10 @@ class VerifyReport:
     tables: dict[str, int] = field(default_factory=dict)  # table_id -> last seq seen
     breaks: list[Break] = field(default_factory=list)  # the first MAX_BREAKS found, in seq order per table
     more_breaks: int = 0  # found beyond those listed
+    # table_id -> its archive segments (controller.store.segments): rows sealed out of the file, and whether each
+    # segment file was checked too (verify --archives) or only its recorded head was used
+    segments: dict[str, list[Segment]] = field(default_factory=dict)
+    archives_checked: bool = False
 
     MAX_BREAKS = 100
 
@@ -82,14 +88,32 @@ class VerifyReport:
             "first_break": None if self.first_break is None else self.first_break.as_dict(),
             "breaks": [b.as_dict() for b in self.breaks],
             "more_breaks": self.more_breaks,
+            "archived": {
+                t: {
+                    "segments": [s.as_dict() for s in segs],
+                    "rows": sum(s.rows for s in segs),
+                    "upto_seq": segments.head(segs)[0],
+                    "checked": self.archives_checked,
+                }
+                for t, segs in self.segments.items()
+                if segs
+            },
         }
 
 
 def verify_connection(
-    conn: sqlite3.Connection, path: str, version: int = SCHEMA_VERSION, progress: Progress | None = None
+    conn: sqlite3.Connection,
+    path: str,
+    version: int = SCHEMA_VERSION,
+    progress: Progress | None = None,
+    archives: Path | None = None,
 ) -> VerifyReport:
-    """Walk every table's chain in seq order. Never raises: a damaged or unreadable file is a finding."""
-    report = VerifyReport(path)
+    """Walk every table's chain in seq order. Never raises: a damaged or unreadable file is a finding.
+
+    Rows sealed into archive segments (controller.store.archive) are not in the file: the walk starts from the last
+    segment's recorded head, so its time is bounded by the rows kept. With `archives` (the segments' directory) every
+    segment file is checked first and the chain is walked through them all from genesis."""
+    report = VerifyReport(path, archives_checked=archives is not None)
     # The anchor file first, the journal's rows after, in one read transaction: a daemon committing meanwhile can
     # only put the journal ahead of what the anchor said, never behind it, and every check sees the same rows.
     found = read_sidecar(Path(path)) if version >= 3 else None
@@ -113,7 +137,13 @@ def verify_connection(
         lasts: dict[str, tuple[int, str] | None] = {}
         for table_id in sorted(set(tables) | set(heads) | manifests):
             skipped = manifest.rollbacks(conn, table_id)
-            last = lasts[table_id] = _walk(conn, table_id, report, progress, skipped)
+            segs = report.segments[table_id] = segments.recorded(conn, table_id)
+            for seq, what in segments.link_problems(segs):
+                report.add(Break(table_id, seq, "archive", what))
+            if archives is not None:
+                for seg in segs:
+                    _check_segment(archives, seg, skipped, report, progress)
+            last = lasts[table_id] = _walk(conn, table_id, report, progress, skipped, segments.head(segs))
             report.tables[table_id] = last[0] if last else 0
             broken = _head_break(table_id, heads.get(table_id), last)
             if broken is not None:
@@ -139,14 +169,32 @@ def _walk(
     report: VerifyReport,
     progress: Progress | None,
     skipped: list[manifest.Rollback],
+    start: tuple[int, str] = (0, GENESIS),
+    end: int | None = None,
 ) -> tuple[int, str] | None:
-    """Check one table's rows link by link; the (seq, hash) of its last row (or of the anchor a rollback skipped
-    to, when no row came after it), or None when it has none."""
-    prev = GENESIS
-    expected = 1
-    last: tuple[int, str] | None = None
-    gaps = {rb.after_seq + 1: rb for rb in skipped if rb.skipped}
-    cur = conn.execute(f"SELECT {COLUMNS}, hash FROM events WHERE table_id = ? ORDER BY seq", (table_id,))
+    """Check one table's rows link by link, from `start` (the seq and hash the first row chains from: genesis, or
+    the end of the archive segments) to `end` (a segment's last seq; None: the live journal's tail); the (seq, hash)
+    of its last row (or of the anchor a rollback skipped to, when no row came after it), or None when it has none."""
+    prev = start[1]
+    expected = start[0] + 1
+    last: tuple[int, str] | None = start if start[0] > 0 else None
+    # A rollback's skipped seqs are reported by the walk that meets them: the one whose range they follow.
+    gaps = {
+        rb.after_seq + 1: rb
+        for rb in skipped
+        if rb.skipped and rb.after_seq >= start[0] and (end is None or rb.after_seq < end)
+    }
+    if start[0] > 0:
+        (stale,) = conn.execute(
+            "SELECT COUNT(*) FROM events WHERE table_id = ? AND seq <= ?", (table_id, start[0])
+        ).fetchone()
+        if stale:
+            detail = f"{stale} row(s) at or before seq {start[0]} are still here although archived (added afterwards)"
+            report.add(Break(table_id, start[0], "archive", detail))
+    cur = conn.execute(
+        f"SELECT {COLUMNS}, hash FROM events WHERE table_id = ? AND seq > ? AND seq <= ? ORDER BY seq",
+        (table_id, start[0], end if end is not None else 2**63 - 1),
+    )
     for row in cur:
         seq, event_id, boot_id, ts, tid, round_id, type_, rule, payload, sealed, stored = row
         skip = gaps.pop(expected, None)
@@ -176,7 +224,7 @@ def _walk(
         report.rows_checked += 1
         if progress is not None and report.rows_checked % PROGRESS_EVERY == 0:
             progress(report.rows_checked)
-    skip = gaps.pop(expected, None)
+    skip = gaps.pop(expected, None) if end is None else None
     if skip is not None:  # skipped at start, and nothing journaled after it yet
         report.add(_rolled_back(table_id, skip))
         last = (skip.upto_seq, skip.hash)
@@ -289,6 +337,8 @@ def _anchor_breaks(
     at = _hash_at(conn, claim.table_id, claim.seq)
     if at is None and manifest.lost_in(manifest.rollbacks(conn, claim.table_id), claim.seq) is not None:
         return  # lost in a rollback recorded since, and reported as such
+    if at is None and claim.seq <= segments.head_of(conn, claim.table_id)[0]:
+        return  # archived since: its segment holds it (checked by verify --archives)
     if at != claim.hash:
         detail = f"{claim.describe()}, but this journal has {'no row' if at is None else 'another hash'} there"
         report.add(Break(claim.table_id, claim.seq, "anchor", detail + ": it is not the journal that was anchored"))
@@ -311,5 +361,79 @@ def _hash_at(conn: sqlite3.Connection, table_id: str, seq: int) -> str | None:
     row = conn.execute("SELECT hash FROM events WHERE table_id = ? AND seq = ?", (table_id, seq)).fetchone()
     if row is not None:
         return str(row[0])
+    ends = [s.head_hash for s in segments.recorded(conn, table_id) if s.last_seq == seq]
+    if ends:
+        return ends[-1]
     skipped = [r.hash for r in manifest.rollbacks(conn, table_id) if r.upto_seq == seq and r.skipped]
     return skipped[-1] if skipped else None
+
+
+# -- archive segments (controller.store.archive) ------------------------------------------------------------------
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _check_segment(
+    directory: Path, seg: Segment, skipped: list[manifest.Rollback], report: VerifyReport, progress: Progress | None
+) -> None:
+    """One segment file against what the live journal recorded of it: present, the same bytes (sha256), and its rows
+    chaining from the segment before to the recorded head. Every finding names the file."""
+    path = directory / seg.segment
+    where = f"seq {seg.first_seq} to {seg.last_seq}"
+    if not path.is_file():
+        detail = f"{path} is missing: it holds {where} ({seg.rows} rows); put it back from the archive's backup"
+        report.add(Break(seg.table_id, seg.first_seq, "missing segment", detail))
+        return
+    try:
+        sha = file_sha256(path)
+    except OSError as err:
+        report.add(Break(seg.table_id, seg.first_seq, "missing segment", f"{path} cannot be read: {err.strerror}"))
+        return
+    if sha != seg.sha256:
+        detail = (
+            f"{path} is not the file archived ({where}): its sha256 is {sha[:16]}..., the journal recorded "
+            f"{seg.sha256[:16]}...; it was changed or replaced"
+        )
+        report.add(Break(seg.table_id, seg.first_seq, "altered segment", detail))
+    found = VerifyReport(str(path))
+    try:
+        walk_segment(path, seg, skipped, found, progress)
+    except (sqlite3.Error, ValueError) as err:
+        found.add(Break(seg.table_id, seg.first_seq, "unreadable", f"{type(err).__name__}: {err}"))
+    report.rows_checked += found.rows_checked
+    for b in found.breaks:
+        report.add(Break(b.table_id, b.seq, b.what, f"in segment {path}: {b.detail}"))
+
+
+def walk_segment(
+    path: Path, seg: Segment, skipped: list[manifest.Rollback], report: VerifyReport, progress: Progress | None = None
+) -> None:
+    """A segment file's rows walked from where it says it chains from to its recorded head (read-only)."""
+    conn = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True, isolation_level=None)
+    conn.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
+    try:
+        meta = conn.execute(
+            "SELECT table_id, first_seq, last_seq, prev_seq, prev_hash, head_hash, rows FROM segment"
+        ).fetchone()
+        mine = (seg.table_id, seg.first_seq, seg.last_seq, seg.prev_seq, seg.prev_hash, seg.head_hash, seg.rows)
+        if meta is None or tuple(meta) != mine:
+            report.add(
+                Break(seg.table_id, seg.first_seq, "altered segment", "its own record differs from the journal's")
+            )
+        before = report.rows_checked
+        last = _walk(conn, seg.table_id, report, progress, skipped, (seg.prev_seq, seg.prev_hash), seg.last_seq)
+        if last != (seg.last_seq, seg.head_hash) or report.rows_checked - before != seg.rows:
+            got = "no rows" if last is None else f"seq {last[0]} ({last[1][:16]}...)"
+            detail = (
+                f"it should end at seq {seg.last_seq} ({seg.head_hash[:16]}...) after {seg.rows} rows; "
+                f"it ends at {got} after {report.rows_checked - before}"
+            )
+            report.add(Break(seg.table_id, seg.last_seq, "altered segment", detail))
+    finally:
+        conn.close()

@@ -21,7 +21,7 @@ from controller.store.chain import GENESIS
 from controller.store.journal import Journal
 from controller.store.reader import JournalReader
 from controller.store.records import Record
-from controller.store.schema import JournalError, connect
+from controller.store.schema import SCHEMA_VERSION, JournalError, connect
 from controller.store.verify import verify_connection
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -163,7 +163,7 @@ def test_a_v1_file_is_chained_in_place(tmp_path: Path) -> None:
         assert not unchained.ok and unchained.first_break is not None
         assert unchained.first_break.what == "unchained"
     j = Journal(path, "T1", "boot-2")
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 3
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert all(s == c for _, s, c in independent_chain(path, "T1"))
     assert all(s == c for _, s, c in independent_chain(path, "T2"))
     assert [e.seq for e in j.unpublished()] == [3, 4, 5]  # the outbox survives the migration
