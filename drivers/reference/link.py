@@ -23,10 +23,10 @@ from drivers.reference.framing import (
     VERSION_2,
     VERSION_3,
     VERSIONS,
-    bare_code,
     Frame,
     FrameParser,
     Kind,
+    bare_code,
     encode_frame,
     encode_message,
 )
@@ -362,7 +362,9 @@ class Link:
 
     async def _send_control(self, kind: Kind, seq: int, address: int | None = None, *, version: int = VERSION) -> None:
         """An ACK or NAK, in the version of the frame it answers."""
-        await self._send_control_frame(self._encode(self.peer_address if address is None else address, seq, kind, b"", version))
+        await self._send_control_frame(
+            self._encode(self.peer_address if address is None else address, seq, kind, b"", version)
+        )
 
     async def _send_control_later(self, frame: bytes, delay: float) -> None:
         await asyncio.sleep(delay)
