@@ -124,6 +124,7 @@ def station_drivers(ports: list[str], stations: int, bus: bool, protocol: int) -
     """A reference driver per station simulator, or the stations of one wager-bus driver on the shared line."""
     quiet = {**QUIET, "protocol": protocol}
     if bus:
+        quiet["protocol"] = min(protocol, 2)  # the multi-drop driver speaks v2 at most (its broadcast lock)
         line_settings = {"driver": "reference-wager-bus", "port": ports[0], "seats": list(range(1, stations + 1))}
         line = create_driver("wager_bus", {**line_settings, **quiet})
         assert isinstance(line, WagerBus)
@@ -249,7 +250,9 @@ async def run(
 ) -> Figures:
     sims = (ChildSimulators if sims_process else Simulators)(stations, bus, timing)
     panel_port, ports = await sims.start()
-    panel_settings = {"driver": "reference-dealer-panel", "port": panel_port, "protocol": protocol, **QUIET}
+    # On a multi-drop line every device speaks v2 at most (the bus driver's), so the press is v2 too.
+    speaks = min(protocol, 2) if bus else protocol
+    panel_settings = {"driver": "reference-dealer-panel", "port": panel_port, "protocol": speaks, **QUIET}
     panel = create_driver("dealer_panel", panel_settings)
     drivers = station_drivers(ports, stations, bus, protocol)
     acks: asyncio.Queue[DeviceEvent] = asyncio.Queue()
@@ -319,12 +322,17 @@ async def run(
 
 
 def expected_station_bytes(stations: int, version: int, bus: bool) -> int:
-    """Bytes all station lines carry in one lock-out: the critical path, plus (v1, v2) the host's ACK of each
-    `locked`; a v3 REPLY is never ACKed."""
+    """Bytes all station lines carry in one lock-out: every station's lock (or the one broadcast) and its answers,
+    plus (v1, v2) the host's ACK of each `locked`; a v3 REPLY is never ACKed."""
     _press, path = critical_bytes(stations, version, bus)
     if version == VERSION_3 and not bus:
         return stations * path
-    return (path if bus else stations * path) + stations * ack_len(version)
+    if bus and version in COMPACT_VERSIONS:
+        return path + stations * ack_len(version)
+    src = {"src": 1} if bus else {}
+    lock = frame_len({"cmd": "lock"}, version, from_device=False)
+    locked = frame_len({"evt": "locked", **src}, version, from_device=True)
+    return stations * (lock + 2 * ack_len(version) + locked)
 
 
 def report(figures: Figures, args: argparse.Namespace, timing: LineTiming) -> None:

@@ -4,7 +4,8 @@ Inputs (device events, controller inputs) are queued and stepped one at a time. 
 domain events are committed to the journal first, with the engine's state in the same transaction; only
 then are listeners told, the publisher woken and the device commands carried out, so nothing leaves the
 process that the journal does not hold, and a restart at any instant finds the state that goes with the
-last journaled event (restored at start, then `Recover`: docs/recovery.md).
+last journaled event (restored at start, then `Recover`: docs/recovery.md). One exception: a step's lock commands
+leave while its commit is on the disk (docs/recovery.md, "Locks before the commit").
 """
 
 from __future__ import annotations
