@@ -66,9 +66,10 @@ def test_footprint_reports_rss_and_idle_cpu() -> None:
 
 
 def test_lockout_reports_against_the_line_time_of_the_frames_sent() -> None:
-    """Paced lines, protocol v2 and v1, a line each and one multi-drop line (docs/protocol.md section 10)."""
+    """Paced lines, protocols v3, v2 and v1, a line each and one multi-drop line (docs/protocol.md sections 10, 12)."""
     for args, version in (
-        (("--protocol", "2"), 2),
+        ((), 3),
+        (("--protocol", "2", "--journal-first"), 2),
         (("--protocol", "1", "--bus"), 1),
         (("--bus", "--sims-process"), 2),
     ):
@@ -76,7 +77,9 @@ def test_lockout_reports_against_the_line_time_of_the_frames_sent() -> None:
         assert f"over paced 115200-baud lines, protocol v{version}" in out, out
         where = "in a process of their own" if "--sims-process" in args else "in this process"
         assert f"the simulators ran {where}" in out, out
-        assert re.search(r"line time of the critical-path frames at 115200 baud \(baseline\): [\d.]+ ms", out), out
+        baseline = r"line time of the critical-path frames actually sent at 115200 baud \(baseline\): [\d.]+ ms"
+        assert re.search(baseline, out), out
+        assert "the lines carried other frames than the baseline names" not in out, out
         assert re.search(r"from the press reaching the controller: p50 [\d.]+ ms \([\d.]+x line time\)", out), out
         assert re.search(r"target p99 <= \d+ ms.*: (meets|misses)", out), out
 
