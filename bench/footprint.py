@@ -27,7 +27,7 @@ import signal
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -46,6 +46,19 @@ TARGET_RSS_MB = 45.0  # issue 19 (issue 6 asked 80)
 TARGET_IDLE_CPU_PERCENT = 1.0
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
+# The floor under the controller's CPU per round: one process publishing the same events (QoS 1, each awaited as the
+# daemon's publisher awaits them in batches) to the same broker, and nothing else; its CPU time on stdout.
+PUBLISH_BASELINE = """
+import asyncio, json, sys, time, aiomqtt
+async def main():
+    bodies = [line.encode() for line in sys.stdin.read().splitlines()]
+    async with aiomqtt.Client(sys.argv[1], int(sys.argv[2])) as client:
+        start = time.process_time()
+        await asyncio.gather(*(client.publish("tablectl/bench-baseline/event", b, qos=1) for b in bodies))
+        print(time.process_time() - start, flush=True)
+asyncio.run(main())
+"""
+
 IDLE_BASELINE = """
 import asyncio, sys, aiomqtt
 async def main():
@@ -53,6 +66,19 @@ async def main():
         print("ready", flush=True)
         await asyncio.sleep(3600)
 asyncio.run(main())
+"""
+
+PROFILED = """
+import cProfile, runpy, sys, time
+out, module = sys.argv[1], sys.argv[2]
+sys.argv = [module, *sys.argv[3:]]
+prof = cProfile.Profile(time.thread_time)
+try:
+    prof.runcall(runpy.run_module, module, run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+finally:
+    prof.dump_stats(out)
 """
 
 
@@ -126,6 +152,8 @@ class Figures:
     # simulators and the people run in this process.
     play: tuple[float, float] = (0.0, 0.0)
     play_end: tuple[float, float] = (0.0, 0.0)
+    # The events published between those two round.completed, as received: what the publish baseline sends again.
+    published: list[bytes] = field(default_factory=list)
 
 
 class Watch:
@@ -142,8 +170,11 @@ class Watch:
 
     async def follow(self, mqtt: aiomqtt.Client) -> None:
         async for msg in mqtt.messages:
-            body = json.loads(bytes(msg.payload))
+            raw = bytes(msg.payload)
+            body = json.loads(raw)
             kind = body["type"]
+            if 1 <= self.figures.rounds < self.rounds:
+                self.figures.published.append(raw)
             if kind == "table.opened":
                 self.opened.set()
             elif kind == "round.completed":
@@ -170,7 +201,9 @@ def people(config: TableConfig, sims: SimulatedTable, rng: random.Random) -> tup
     return SimulatedFloor(service, sims, RandomPolicy(rng), None, 0.0), events  # type: ignore[arg-type]
 
 
-async def measure(url: str, rounds: int, idle_seconds: float, seed: int, tmp: Path) -> Figures:
+async def measure(
+    url: str, rounds: int, idle_seconds: float, seed: int, tmp: Path, profile: Path | None = None
+) -> Figures:
     config = benchlib.seven_seat_config()
     host, port = url.removeprefix("mqtt://").rsplit(":", 1)
     rng = random.Random(seed)
@@ -180,7 +213,10 @@ async def measure(url: str, rounds: int, idle_seconds: float, seed: int, tmp: Pa
     ):
         path = benchlib.write_config(config, sims.ports, tmp)
         await mqtt.subscribe(f"tablectl/{config.table_id}/event", qos=1)
-        run = [sys.executable, "-m", "controller.cli", "--log-level", "warning", "run", "--config", str(path)]
+        # --profile: the CPU time (not the wall time) of the daemon's main thread under cProfile, written when it
+        # stops (SIGTERM ends it cleanly).
+        python = [sys.executable, "-c", PROFILED, str(profile)] if profile else [sys.executable, "-m"]
+        run = [*python, "controller.cli", "--log-level", "warning", "run", "--config", str(path)]
         daemon = await spawn(*run, "--broker", url, "--journal", str(tmp / "journal.sqlite"))
         try:
             floor, events = people(config, sims, rng)
@@ -220,6 +256,19 @@ async def play_and_sample(
     return figures
 
 
+async def publish_baseline(url: str, published: list[bytes]) -> float:
+    """CPU seconds a bare aiomqtt process spends publishing `published` (PUBLISH_BASELINE)."""
+    host, port = url.removeprefix("mqtt://").rsplit(":", 1)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", PUBLISH_BASELINE, host, port,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await proc.communicate(b"\n".join(published))
+    if proc.returncode != 0:
+        sys.exit(f"bench: the publish baseline failed: {err.decode()[-2000:]}")
+    return float(out)
+
+
 async def baselines(url: str, idle_seconds: float) -> tuple[float, float]:
     """(RSS MB of a process that imported controller.shell.runner, idle CPU % of a bare aiomqtt process)."""
     imported = await spawn(
@@ -246,15 +295,17 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--idle-seconds", type=float, default=30.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--profile", type=Path, help="write a cProfile of the daemon's main thread to this file")
     args = ap.parse_args()
     if args.idle_seconds <= 0:
         ap.error("--idle-seconds: give a positive number of seconds (20 or more for a figure)")
     configure_logging(json=False, level="warning")
-    print(f"machine: {benchlib.machine()}")
+    print(f"machine: {benchlib.machine()}; {benchlib.compile_bytecode()}")
     with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-footprint-") as tmp:
         benchlib.progress(f"daemon playing {args.rounds} rounds of a seven-seat 643a table")
-        figures = asyncio.run(measure(url, args.rounds, args.idle_seconds, args.seed, Path(tmp)))
+        figures = asyncio.run(measure(url, args.rounds, args.idle_seconds, args.seed, Path(tmp), args.profile))
         base_rss, base_cpu = asyncio.run(baselines(url, args.idle_seconds))
+        publish_cpu = asyncio.run(publish_baseline(url, figures.published)) if figures.published else 0.0
 
     print(f"`tablectl run`, seven-seat 643a table on simulated devices, {figures.rounds} rounds played")
     print(f"baseline `python -c 'import controller.shell.runner'`: RSS {base_rss:.1f} MB")
@@ -269,9 +320,16 @@ def main() -> int:
         cpu_ms = (figures.play_end[0] - figures.play[0]) / played * 1000
         rate = played / (figures.play_end[1] - figures.play[1])
         lines = "paced 115200-baud lines" if default_timing().paced else "unpaced ptys"
+        base_ms = publish_cpu / played * 1000
+        ratio = f"{cpu_ms / base_ms:.1f}x" if base_ms > 0 else "n/a"
+        print(
+            f"baseline: a bare aiomqtt process publishing the same {len(figures.published)} events "
+            f"({len(figures.published) / played:.0f} a round, QoS 1): {base_ms:.1f} ms of CPU a round"
+        )
         print(
             f"the controller alone (simulators and people in the bench process, on {lines}), over {played} rounds: "
-            f"CPU per seven-seat round {cpu_ms:.1f} ms ({'meets' if cpu_ms <= 5 else 'misses'} the target of 5 ms), "
+            f"CPU per seven-seat round {cpu_ms:.1f} ms ({ratio} the baseline; "
+            f"{'meets' if cpu_ms <= 5 else 'misses'} the target of 5 ms), "
             f"{rate:.1f} rounds/s at pace 0 with the journal durable ({'meets' if rate >= 100 else 'misses'} the "
             "target of 100; the people act on events as published over MQTT)"
         )

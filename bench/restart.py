@@ -43,7 +43,8 @@ from drivers.sim.table import SimulatedTable
 if TYPE_CHECKING:
     from controller.config.table import TableConfig
 
-TARGET_SECONDS = 2.0
+TARGET_SECONDS = 2.0  # issue 6: restart to playing
+TARGET_READY_SECONDS = 0.3  # issue 19: start to READY=1
 # A table stopped mid-session comes back as table.recovered (docs/recovery.md), a fresh one as table.opened.
 STARTED = ("table.opened", "table.recovered")
 READY_GRACE = 1.0  # after table.opened, how long a READY=1 may still come
@@ -182,12 +183,12 @@ async def trial(n: int, run: list[str], env: dict[str, str], signs: Signs, seen_
     return Trial(online - start, opened - start, None if ready is None else ready - start, str(boot))
 
 
-def describe(name: str, samples: list[float], base: float) -> None:
+def describe(name: str, samples: list[float], base: float, target: float = TARGET_SECONDS) -> None:
     p50 = statistics.median(samples)
-    verdict = "meets" if max(samples) < TARGET_SECONDS else "misses"
+    verdict = "meets" if max(samples) <= target else "misses"
     print(
         f"spawn -> {name}: p50 {p50:.3f} s, max {max(samples):.3f} s ({p50 / base:.2f}x the baseline); "
-        f"{verdict} the target of under {TARGET_SECONDS:g} s"
+        f"{verdict} the target of {target:g} s"
     )
 
 
@@ -198,7 +199,7 @@ def main() -> int:
     ap.add_argument("--kill", action="store_true", help="stop each daemon with SIGKILL (a crash) instead of SIGTERM")
     args = ap.parse_args()
     configure_logging(json=False, level="warning")
-    print(f"machine: {benchlib.machine()}")
+    print(f"machine: {benchlib.machine()}; {benchlib.compile_bytecode()}")
     config = benchlib.seven_seat_config()
     with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-restart-") as tmp:
         benchlib.progress(f"baseline: {args.trials} x python -c 'import controller.shell.runner'")
@@ -215,7 +216,7 @@ def main() -> int:
     )
     print(f"baseline `python -c 'import controller.shell.runner'` to exit: p50 {base:.3f} s")
     if got["ready"]:
-        describe("READY=1 on $NOTIFY_SOCKET", got["ready"], base)
+        describe("READY=1 on $NOTIFY_SOCKET", got["ready"], base, TARGET_READY_SECONDS)
     else:
         print("spawn -> READY=1: not sent by this build (no sd_notify support yet); the figures below stand in")
     describe('retained status "online"', got["online"], base)
