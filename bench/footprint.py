@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import random
 import signal
 import sys
@@ -44,7 +43,6 @@ from drivers.sim.table import SimulatedTable
 
 TARGET_RSS_MB = 45.0  # issue 19 (issue 6 asked 80)
 TARGET_IDLE_CPU_PERCENT = 1.0
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 # The floor under the controller's CPU per round: one process publishing the same events (QoS 1, each awaited as the
 # daemon's publisher awaits them in batches) to the same broker, and nothing else; its CPU time on stdout.
@@ -92,21 +90,6 @@ def rss_mb(pid: int) -> tuple[float, float]:
     return fields["VmRSS"], fields["VmHWM"]
 
 
-def cpu_seconds(pid: int) -> float:
-    """CPU time of every thread of the process. schedstat counts nanoseconds where /proc/<pid>/stat counts clock
-    ticks (10 ms): over 20 s a tick is already 0.05 % of a core, too coarse for an idle process."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(FileNotFoundError):  # a thread that ended since the listing
-            total += int((task / "schedstat").read_text().split()[0])
-    if total:
-        return total / 1e9
-    # Kernels without schedstats: fields after the command name (which may hold spaces, hence the split at the
-    # last ")"); utime is the 14th field of the line, stime the 15th.
-    rest = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(rest[11]) + int(rest[12])) / CLOCK_TICKS
-
-
 async def spawn(*args: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
@@ -135,9 +118,9 @@ async def wait_ready(proc: asyncio.subprocess.Process, what: str) -> None:
 
 async def idle_cpu(pid: int, seconds: float) -> float:
     """Percent of one core the process used over `seconds` of wall time."""
-    start_cpu, start = cpu_seconds(pid), time.monotonic()
+    start_cpu, start = benchlib.cpu_seconds(pid), time.monotonic()
     await asyncio.sleep(seconds)  # the measurement window itself, not synchronisation
-    return (cpu_seconds(pid) - start_cpu) / (time.monotonic() - start) * 100
+    return (benchlib.cpu_seconds(pid) - start_cpu) / (time.monotonic() - start) * 100
 
 
 @dataclass
@@ -180,9 +163,9 @@ class Watch:
             elif kind == "round.completed":
                 self.figures.rounds += 1
                 if self.figures.rounds == 1:
-                    self.figures.play = (cpu_seconds(self.pid), time.monotonic())
+                    self.figures.play = (benchlib.cpu_seconds(self.pid), time.monotonic())
                 elif self.figures.rounds == self.rounds:
-                    self.figures.play_end = (cpu_seconds(self.pid), time.monotonic())
+                    self.figures.play_end = (benchlib.cpu_seconds(self.pid), time.monotonic())
                 if self.figures.rounds % 25 == 0:
                     benchlib.progress(f"{self.figures.rounds}/{self.rounds} rounds")
                 if self.figures.rounds >= self.rounds:
