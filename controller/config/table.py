@@ -69,7 +69,7 @@ GameRules = Annotated[ChapterRules, GetPydanticSchema(_game_schema)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
 
 class MqttSettings(_Strict):

@@ -60,7 +60,8 @@ def test_footprint_reports_rss_and_idle_cpu() -> None:
     out = _bench("footprint.py", "--rounds", "2", "--idle-seconds", "1")
     assert re.search(r"2 rounds played", out), out
     assert re.search(r"peak \(VmHWM\) [\d.]+ MB = [\d.]+x the baseline; (meets|misses) the target of 45 MB", out), out
-    alone = r"the controller alone .* CPU per seven-seat round [\d.]+ ms \((meets|misses) the target"
+    assert re.search(r"baseline: a bare aiomqtt process publishing the same \d+ events .*: [\d.]+ ms of CPU", out), out
+    alone = r"the controller alone .* CPU per seven-seat round [\d.]+ ms \([\d.]+x the baseline; (meets|misses) the"
     assert re.search(alone, out), out
     assert re.search(r"idle with the table open, over 1 s: [\d.]+ % of a core .*a smoke run", out), out
 
@@ -95,6 +96,9 @@ def test_restart_reports_spawn_to_ready() -> None:
     out = _bench("restart.py", "--trials", "1", "--history-rounds", "1")
     assert re.search(r"spawn -> retained status \"online\": p50 [\d.]+ s", out), out
     assert re.search(r"spawn -> table.opened received: p50 [\d.]+ s", out), out
+    assert re.search(
+        r"baseline `python -c 'import controller.shell.runner'` to exit: p50 [\d.]+ s, CPU p50 [\d.]+ s", out
+    )
     # Until the daemon speaks sd_notify the bench says so; once it does, the READY=1 figure is printed.
     assert re.search(r"spawn -> READY=1(: not sent by this build| on \$NOTIFY_SOCKET: p50 [\d.]+ s)", out), out
 
