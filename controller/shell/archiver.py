@@ -105,9 +105,10 @@ class Archiver:
         while True:
             while not self.due:
                 await self._next_event()
-            await self._pass(wait=True)
+            await self.run_pass(wait=True)
 
-    async def _pass(self, wait: bool) -> None:
+    async def run_pass(self, wait: bool = True) -> None:
+        """One pass: every segment due sealed, each committed between rounds (`wait`) or at once (the close)."""
         started = time.monotonic()
         self._ended = 0
         rows, segs, last = 0, 0, None
@@ -172,4 +173,4 @@ class Archiver:
 
     async def at_close(self) -> None:
         """The pass when the table has closed: no round can begin, so nothing waits for a quiet moment."""
-        await self._pass(wait=False)
+        await self.run_pass(wait=False)
