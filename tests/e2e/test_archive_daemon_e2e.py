@@ -2,10 +2,11 @@
 demo`, the runner of `tablectl run` with its simulated devices and players in the same process, against a real
 mosquitto and a real SQLite journal.
 
-- Playing with keep_rounds = 2, the daemon seals old rounds into segments between rounds; killed with SIGKILL at
-  seeded instants (some in the middle of a pass) and restarted on the same journal, it recovers every time, and at
-  the end (a close, which archives once more) the whole chain verifies from genesis through every segment, no row
-  is in both places or in neither, round numbering runs on without a gap, and the journal keeps only the last rounds.
+- Playing with keep_rounds = 2, the daemon seals old rounds into segments between rounds; killed with SIGKILL
+  at seeded instants after a pass (which may land in the next one) and restarted on the same journal, it recovers
+  every time, and at the end (a close, which archives once more) the whole chain verifies from genesis through
+  every segment, no row is in both places or in neither, round numbering runs on without a gap, and the journal
+  keeps only the last rounds.
 - An archive directory that cannot be made (a file is in its place) fails every pass: each failure is journaled as
   `task.failed` and the third raises `tilt:task:journal-archive`; the journal loses no row.
 """
@@ -19,7 +20,9 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,6 +37,7 @@ PREFIX = "ar"
 SEED = 683_2026
 BUDGET_SECONDS = 120  # a bound on failure only
 KEEP = 2
+DEMO = [sys.executable, "-m", "controller.cli", "--log-json", "demo", "--pace", "0", "--quiet"]
 
 
 def _archives(journal: Path) -> int:
@@ -48,16 +52,16 @@ def _archives(journal: Path) -> int:
         db.close()
 
 
-def _wait(what: str, done: object, proc: subprocess.Popen[bytes], log: Path) -> None:
+def _wait(what: str, done: Callable[[], bool], proc: subprocess.Popen[bytes], log: Path) -> None:
     """Poll the journal file (another process writes it: SQLite has no cross-process notification) until `done`."""
     started = time.monotonic()
-    while not done():  # type: ignore[operator]
+    while not done():
         assert proc.poll() is None, f"the daemon exited ({proc.returncode}) before {what}:\n{log.read_text()[-3000:]}"
         assert time.monotonic() - started < BUDGET_SECONDS, f"no {what} within {BUDGET_SECONDS} s"
         time.sleep(0.05)
 
 
-def _rows(db_path: Path) -> list[tuple[object, ...]]:
+def _rows(db_path: Path) -> list[tuple[Any, ...]]:
     db = sqlite3.connect(db_path)
     try:
         return list(db.execute(f"SELECT {COLUMNS}, hash FROM events ORDER BY seq"))
@@ -81,7 +85,11 @@ def test_the_daemon_archives_between_rounds_and_survives_kill_9(mosquitto: Mosqu
         log = tmp_path / f"boot{boot}.log"
         with killed_at_exit(start_demo(config, journal, mosquitto.url, log, seed=SEED + boot)) as proc:
             before = _archives(journal)
-            _wait("a segment sealed by this boot", lambda b=before: _archives(journal) > b, proc, log)  # type: ignore[misc]
+
+            def sealed(before: int = before) -> bool:
+                return _archives(journal) > before
+
+            _wait("a segment sealed by this boot", sealed, proc, log)
             # The kill instant: seeded, a few ms to a few rounds after a pass; some land inside the next pass.
             time.sleep(rng.uniform(0.0, 0.6))
             proc.send_signal(signal.SIGKILL)
@@ -90,8 +98,18 @@ def test_the_daemon_archives_between_rounds_and_survives_kill_9(mosquitto: Mosqu
     # The last boot plays a few rounds and closes the table: the close archives once more, then the daemon exits.
     log = tmp_path / "last.log"
     done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "--log-json", "demo", "--pace", "0", "--seed", "7", "--rounds", "3"]
-        + ["--journal", str(journal), "--quiet", "--broker", mosquitto.url, "--config", str(config)],
+        [
+            *DEMO,
+            "--seed",
+            "7",
+            "--rounds",
+            "3",
+            "--journal",
+            str(journal),
+            "--broker",
+            mosquitto.url,
+            *("--config", str(config)),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=log.open("wb"),
         timeout=BUDGET_SECONDS,
