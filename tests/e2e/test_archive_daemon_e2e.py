@@ -86,10 +86,10 @@ def test_the_daemon_archives_between_rounds_and_survives_kill_9(mosquitto: Mosqu
         with killed_at_exit(start_demo(config, journal, mosquitto.url, log, seed=SEED + boot)) as proc:
             before = _archives(journal)
 
-            def sealed(before: int = before) -> bool:
+            def one_more(before: int = before) -> bool:
                 return _archives(journal) > before
 
-            _wait("a segment sealed by this boot", sealed, proc, log)
+            _wait("a segment sealed by this boot", one_more, proc, log)
             # The kill instant: seeded, a few ms to a few rounds after a pass; some land inside the next pass.
             time.sleep(rng.uniform(0.0, 0.6))
             proc.send_signal(signal.SIGKILL)
