@@ -28,11 +28,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.benchlib import filesystem, machine, percentile, progress  # noqa: E402
-from controller.core.events import DomainEvent  # noqa: E402
-from controller.shell.archiver import DAEMON_SEGMENT_ROWS  # noqa: E402
-from controller.store import archive  # noqa: E402
-from controller.store.journal import Journal  # noqa: E402
+from bench.benchlib import filesystem, machine, percentile, progress
+from controller.core.events import DomainEvent
+from controller.shell.archiver import DAEMON_SEGMENT_ROWS
+from controller.store import archive
+from controller.store.journal import Journal
 
 TABLE = "bench-archive"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
