@@ -19,16 +19,14 @@ writer's own commits) to its commit.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchlib import filesystem, machine, percentile, progress  # the bench/ scripts' shared figures
 
-from bench.benchlib import filesystem, machine, percentile, progress
 from controller.core.events import DomainEvent
 from controller.shell.archiver import DAEMON_SEGMENT_ROWS
 from controller.store import archive
