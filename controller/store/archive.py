@@ -264,6 +264,10 @@ def _seal(
             f"the journal {path} does not verify in seq {first} to {last} ({damage[0]}): archiving refuses to "
             "seal a broken chain; run `tablectl journal verify` and investigate first"
         )
+    if db.execute("SELECT 1 FROM archives WHERE segment = ?", (name,)).fetchone() is not None:
+        # Another run (the daemon's, an operator's timer) recorded these very rows meanwhile: never replace its file.
+        tmp.unlink(missing_ok=True)
+        raise JournalError(f"another archive of {path} ran at the same time and sealed {name}; run it again")
     os.replace(tmp, final)
     _fsync_dir(directory)
     seg = Segment(table_id, name, first, last, prev[0], prev[1], head, rows, file_sha256(final), now)
