@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from controller.cli.check_files import check_journal, check_mqtt_files
+from controller.cli.check_files import check_archive_dir, check_journal, check_mqtt_files
 from controller.cli.findings import Finding
 from controller.cli.verb import UsageError
 from controller.config.errors import config_problems
@@ -75,6 +75,7 @@ def check_file(path: Path, journal: Path | None = None) -> Report:
         findings += check_mqtt_files(mqtt)
     findings += check_journal(data, journal)
     if config is not None:
+        findings += check_archive_dir(config, journal)
         findings += check_playable(config)
         findings += check_link(config, path.parent)
     return Report(path, findings, config)
