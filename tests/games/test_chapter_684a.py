@@ -160,7 +160,10 @@ def test_qualifying_hand_comes_from_the_rules_submission() -> None:
 
 def test_raise_must_be_an_allowed_multiple_of_the_ante() -> None:
     with pytest.raises(SettlementError, match=r"seats\[seat=2\]\.wagers\.raise: 1500 is not an allowed Raise"):
-        settle(rules(), record("Ac Kd 9s 7c 3h", [seat(2, "2h 4s 6d 8h Tc", raise_=1500)]))
+        settle(rules(raise_multiples=[2]), record("Ac Kd 9s 7c 3h", [seat(2, "2h 4s 6d 8h Tc", raise_=1500)]))
+    # The example allows one, two or three Antes: one and a half is none of them.
+    with pytest.raises(SettlementError, match=r"seats\[seat=2\]\.wagers\.raise: 750 is not an allowed Raise"):
+        settle(rules(), record("Ac Kd 9s 7c 3h", [seat(2, "2h 4s 6d 8h Tc", raise_=750)]))
     s = seat(2, "2h 4s 6d 8h Tc", folded=True)
     s["wagers"]["raise"] = 1000
     with pytest.raises(SettlementError, match="a player who folded made no Raise Wager"):
