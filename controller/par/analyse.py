@@ -15,7 +15,7 @@ from controller.games.chapter_684a.rules import Chapter684aRules
 from controller.games.let_it_ride.rules import LetItRideRules
 from controller.games.mississippi_stud.rules import MississippiStudRules
 from controller.games.three_card_prime.rules import ThreeCardPrimeRules
-from controller.par import cajun_stud, chapter_684a, let_it_ride, mississippi_stud, three_card_prime
+from controller.par import cajun_stud, chapter_684a, let_it_ride, mississippi_stud, stud, three_card_prime
 from controller.par.sheet import ParSheet
 
 GAMES = {
@@ -28,7 +28,7 @@ GAMES = {
 
 
 @cache
-def mississippi_stud_strategy() -> mississippi_stud.Strategy:
+def mississippi_stud_strategy() -> stud.Strategy:
     """The optimal 655a.11 decisions (per Ante unit: the strategy does not depend on the Ante), computed once."""
     return mississippi_stud.analyse_main().strategy
 
@@ -40,7 +40,7 @@ def let_it_ride_strategy(letter: str) -> let_it_ride.Strategy:
 
 
 @cache
-def cajun_stud_strategy(letter: str) -> mississippi_stud.Strategy:
+def cajun_stud_strategy(letter: str) -> stud.Strategy:
     """The optimal 683a.11(b), (d), (f) Raise Wagers under 683a.12(a) paytable `letter`, computed once (the same
     shape as Mississippi Stud's: the multiple per card set seen and Antes already wagered)."""
     return cajun_stud.analyse_main(letter).strategy
@@ -56,9 +56,22 @@ def chapter_684a_strategy(rules: Chapter684aRules) -> chapter_684a.Strategy:
     return _chapter_684a_strategy(rules.model_dump_json(by_alias=True))
 
 
-def optimal_strategy(
-    rules: ChapterRules,
-) -> mississippi_stud.Strategy | let_it_ride.Strategy | chapter_684a.Strategy | None:
+@cache
+def _three_card_prime_strategy(settings: str) -> three_card_prime.Strategy:
+    rules = ThreeCardPrimeRules.model_validate_json(settings)
+    return three_card_prime.analyse_main(rules, three_card_prime.rank_all(rules)).strategy
+
+
+def three_card_prime_strategy(rules: ThreeCardPrimeRules) -> three_card_prime.Strategy:
+    """The optimal 679a.7(d)(1) play or fold under the Rules Submission's ranking and odds, computed once per set of
+    rules."""
+    return _three_card_prime_strategy(rules.model_dump_json(by_alias=True))
+
+
+Strategy = stud.Strategy | let_it_ride.Strategy | three_card_prime.Strategy | chapter_684a.Strategy
+
+
+def optimal_strategy(rules: ChapterRules) -> Strategy | None:
     """The optimal strategy of the configured main game, as data a simulated player follows; None for a chapter this
     release has no strategy for."""
     if isinstance(rules, MississippiStudRules):
@@ -67,6 +80,8 @@ def optimal_strategy(
         return let_it_ride_strategy(rules.let_it_ride_paytable)
     if isinstance(rules, CajunStudRules):
         return cajun_stud_strategy(rules.ante_paytable)
+    if isinstance(rules, ThreeCardPrimeRules):
+        return three_card_prime_strategy(rules)
     if isinstance(rules, Chapter684aRules):
         return chapter_684a_strategy(rules)
     return None

@@ -4,7 +4,7 @@ optional wager the configuration offers (Pocket Bonus, Board Bonus, Lo Ball, All
 683a.11 asks for a Raise Wager of one, two or three times the Ante, or a fold, three times: on the player's two
 cards (683a.11(b)), then with the first community card face up (683a.11(c), (d)), then the second (683a.11(e), (f));
 683a.11(h) pays the five cards. What the player knows at each decision is only the set of cards seen, so the game is
-solved as Mississippi Stud is (controller.par.mississippi_stud): backward induction over every 4-, 3- and 2-card set
+solved by the solver Mississippi Stud uses (controller.par.stud): backward induction over every 4-, 3- and 2-card set
 and each amount already wagered, and a forward pass over all 155,937,600 deals that must agree. The All-Six Bonus
 cards (683a.8(c)) are unseen by the player until settlement, so they change no decision and no probability.
 
@@ -35,21 +35,18 @@ from controller.games.cajun_stud.paytables import (
 )
 from controller.games.cajun_stud.rankings import AllSix, AnteHand, LoBall, Pocket
 from controller.games.cajun_stud.rules import CajunStudRules
-from controller.par import combos, deals, patterns
+from controller.par import combos, deals, patterns, stud
 from controller.par.evaluator import hand_class, pair_rank
-from controller.par.mississippi_stud import Strategy, third_street_groups
+from controller.par.mississippi_stud import third_street_groups
 from controller.par.patterns import MS_FIFTH, MS_FOURTH
-from controller.par.sheet import Decision, Row, StrategyTable, WagerSheet, net_per_unit
+from controller.par.sheet import Row, StrategyTable, WagerSheet, net_per_unit
+from controller.par.stud import FOLD, LOSE, Strategy
 
 IntArray = npt.NDArray[np.int64]
 
-FOLD = 0
-MULTIPLES = (1, 2, 3)  # 683a.11(b), (d), (f): one, two or three times the Ante
 HALF_ANTES = 2  # the per-Ante analysis counts in half-Antes: 3 to 2 on two pair stays whole
 # Outcomes of a hand played to the end (683a.11(h)), in the order of the columns of the count tables.
 PAID: tuple[AnteHand, ...] = tuple(h for h in AnteHand if h >= AnteHand.PAIR_OF_JACKS_OR_BETTER)
-LOSE, PUSH = 0, 1
-_SEQUENCES_AFTER_TWO = 50 * 49 * 48  # the community cards in the order they are revealed
 POINTS = {
     1: "first Raise Wager (683a.11(b))",
     2: "second Raise Wager (683a.11(d))",
@@ -67,20 +64,10 @@ def outcome_names(letter: str) -> list[tuple[str, str]]:
     ]
 
 
-def outcome_of_hands() -> IntArray:
-    """The 683a.11(h) outcome column of every five-card hand (combos' colex order)."""
-    values = deals.five_card_values()
-    cls = hand_class(values).astype(np.int64)
-    pair = pair_rank(values)
-    # Five.TWO_PAIR .. ROYAL_FLUSH are AnteHand.TWO_PAIR .. ROYAL_FLUSH, columns 3 .. 10.
-    out = np.where(cls >= Five.TWO_PAIR, cls + 1, LOSE)
-    out = np.where((cls == Five.PAIR) & (pair >= 11), 2, out)
-    return np.where((cls == Five.PAIR) & (pair >= 6) & (pair <= 10), PUSH, out)
-
-
 def payoffs(letter: str, ante_cents: int | None = None, limit_cents: int | None = None) -> IntArray:
     """payoffs[w, o]: the net result of w Antes' worth of Ante and Raise Wagers on outcome o, in half-Antes when
     ante_cents is None, else in cents with the 683a.12(f) aggregate limit on what is paid."""
+    # Five.TWO_PAIR .. ROYAL_FLUSH are AnteHand.TWO_PAIR .. ROYAL_FLUSH: controller.par.stud's columns 3 .. 10.
     unit = HALF_ANTES if ante_cents is None else ante_cents
     table = np.zeros((11, 2 + len(PAID)), dtype=np.int64)
     for w in range(1, 11):
@@ -102,126 +89,25 @@ class MainGame:
     strategy_tables: tuple[StrategyTable, ...]
 
 
-def _choose(fold: IntArray | int, evs: list[IntArray]) -> tuple[IntArray, npt.NDArray[np.int8]]:
-    """The best of folding and each multiple; on a tie the smaller commitment (folding first)."""
-    stacked = np.stack([np.broadcast_to(np.asarray(fold, dtype=np.int64), evs[0].shape), *evs])
-    choice = np.argmax(stacked, axis=0).astype(np.int8)
-    return np.take_along_axis(stacked, choice[None].astype(np.intp), axis=0)[0], choice
-
-
-def analyse_main(letter: str, ante_cents: int | None = None, limit_cents: int | None = None) -> MainGame:
+def analyse_main(
+    letter: str, ante_cents: int | None = None, limit_cents: int | None = None, ties: stud.Ties = "less"
+) -> MainGame:
     """The Ante and Raise Wagers under 683a.12(a) paytable `letter` and the strategy that maximises the player's
-    expected result (per Ante, or in cents at `ante_cents` with the payout limit)."""
-    pay = payoffs(letter, ante_cents, limit_cents)
-    unit = HALF_ANTES if ante_cents is None else ante_cents
-    names = outcome_names(letter)
-    counts4 = deals.counts_by_four(outcome_of_hands(), len(names))
-    n3, n4 = comb(52, 3), comb(52, 4)
-
-    # Third Raise Wager (683a.11(f)): w = 3..7 Antes wagered, sums over the 48 last cards.
-    v5 = np.zeros((n4, 8), dtype=np.int64)
-    d5 = np.zeros((n4, 8), dtype=np.int8)
-    for w in range(3, 8):
-        v5[:, w], d5[:, w] = _choose(-w * unit * 48, [counts4 @ pay[w + m] for m in MULTIPLES])
-    # Second (683a.11(d)): w = 2..4, sums over the 49 x 48 ways the last two cards come.
-    ch3 = deals.children(3)
-    v4 = np.zeros((n3, 5), dtype=np.int64)
-    d4 = np.zeros((n3, 5), dtype=np.int8)
-    for w in range(2, 5):
-        v4[:, w], d4[:, w] = _choose(-w * unit * 49 * 48, [v5[ch3, w + m].sum(axis=1) for m in MULTIPLES])
-    # First (683a.11(b)): the Ante alone is wagered, sums over the 50 x 49 x 48 ways the community cards come.
-    ch2 = deals.children(2)
-    v3, d3 = _choose(-unit * _SEQUENCES_AFTER_TWO, [v4[ch2, 1 + m].sum(axis=1) for m in MULTIPLES])
-
-    total = comb(52, 2) * _SEQUENCES_AFTER_TWO
-    expected = Fraction(int(v3.sum()), total * unit)
-
-    # Forward: how many deals reach each state, to weigh outcomes, decisions and the amount wagered.
-    decisions: dict[tuple[int, int], int] = {}
-    fold_loss = wagered = squared = 0
-    reach3 = np.zeros((n3, 5), dtype=np.int64)
-    for m in (FOLD, *MULTIPLES):
-        chosen = d3 == m
-        decisions[(1, m)] = int(chosen.sum()) * _SEQUENCES_AFTER_TWO
-        if m == FOLD:
-            fold_loss += decisions[(1, m)] * unit
-            wagered += decisions[(1, m)]
-            squared += decisions[(1, m)] * unit**2
-            continue
-        reach3[:, 1 + m] += np.bincount(ch2[chosen].ravel(), minlength=n3)
-    reach4 = np.zeros((n4, 8), dtype=np.int64)
-    for w in range(2, 5):
-        for m in (FOLD, *MULTIPLES):
-            chosen = (d4[:, w] == m) & (reach3[:, w] > 0)
-            deals_here = int(reach3[chosen, w].sum()) * 49 * 48
-            decisions[(2, m)] = decisions.get((2, m), 0) + deals_here
-            if m == FOLD:
-                fold_loss += deals_here * w * unit
-                wagered += deals_here * w
-                squared += deals_here * (w * unit) ** 2
-                continue
-            weights = np.repeat(reach3[chosen, w], 49).astype(np.float64)  # exact: far below 2**53
-            reach4[:, w + m] += np.rint(np.bincount(ch3[chosen].ravel(), weights, minlength=n4)).astype(np.int64)
-    hits = np.zeros(len(names), dtype=np.int64)
-    won = [0] * len(names)
-    for w in range(3, 8):
-        for m in (FOLD, *MULTIPLES):
-            chosen = (d5[:, w] == m) & (reach4[:, w] > 0)
-            deals_here = int(reach4[chosen, w].sum()) * 48
-            decisions[(3, m)] = decisions.get((3, m), 0) + deals_here
-            if m == FOLD:
-                fold_loss += deals_here * w * unit
-                wagered += deals_here * w
-                squared += deals_here * (w * unit) ** 2
-                continue
-            by_outcome = reach4[chosen, w] @ counts4[chosen]
-            hits += by_outcome
-            wagered += int(by_outcome.sum()) * (w + m)
-            for o in range(len(names)):
-                won[o] += int(by_outcome[o]) * int(pay[w + m, o])
-                squared += int(by_outcome[o]) * int(pay[w + m, o]) ** 2
-    fold_row = Row(
-        "fold",
-        "forfeits the Ante and the Raise Wagers made (683a.11(b), (d), (f))",
-        Fraction(sum(decisions[(k, FOLD)] for k in POINTS), total),
-        Fraction(-fold_loss, total * unit),
-    )
-    rows = (
-        *(
-            Row(name, pays, Fraction(int(hits[o]), total), Fraction(won[o], total * unit))
-            for o, (name, pays) in reversed(list(enumerate(names)))
-        ),
-        fold_row,
-    )
-    if sum(r.contribution for r in rows) != expected:
-        raise AssertionError("the forward pass disagrees with the backward induction")  # a bug, never the input
-    shares = tuple(
-        Decision(POINTS[k], "fold" if m == FOLD else f"{m}x", Fraction(decisions[(k, m)], total))
-        for k in POINTS
-        for m in (FOLD, *MULTIPLES)
-    )
-    limit_note = (
-        ()
-        if ante_cents is None
-        else (f"at an Ante of {ante_cents} cents with the 683a.12(f) payout limit of {limit_cents} cents",)
-    )
-    sheet = WagerSheet(
-        wager="ante",
+    expected result (per Ante, or in cents at `ante_cents` with the payout limit), solved by controller.par.stud as
+    Mississippi Stud is; `ties` as there ("less": fold or the smaller Raise on an exact tie, "more": the larger)."""
+    labels = stud.Labels(
+        outcomes=tuple(outcome_names(letter)),
+        points=(POINTS[1], POINTS[2], POINTS[3]),
+        fold="forfeits the Ante and the Raise Wagers made (683a.11(b), (d), (f))",
         title="Ante and Raise Wagers, optimal strategy",
         paytable=ANTE_AND_RAISE[letter].citation,
-        unit="per Ante",
-        house_edge=-expected,
-        rows=rows,
-        hit_frequency=sum((r.probability for r in rows[: len(PAID)]), Fraction(0)),
-        method="exact: backward induction over every 2-, 3- and 4-card set and all 155,937,600 deals",
-        average_wager=Fraction(wagered, total),
-        decisions=shares,
-        notes=limit_note,
-        second_moment=Fraction(squared, total * unit * unit),
+        notes=()
+        if ante_cents is None
+        else (f"at an Ante of {ante_cents} cents with the 683a.12(f) payout limit of {limit_cents} cents",),
     )
-    strategy = Strategy(d3, d4, d5)
-    reached = ({w for w in range(2, 5) if reach3[:, w].any()}, {w for w in range(3, 8) if reach4[:, w].any()})
-    return MainGame(sheet, strategy, strategy_tables(strategy, reached))
+    unit = HALF_ANTES if ante_cents is None else ante_cents
+    solved = stud.solve(payoffs(letter, ante_cents, limit_cents), unit, labels, ties)
+    return MainGame(solved.sheet, solved.strategy, strategy_tables(solved.strategy, solved.reached))
 
 
 # -- the strategy in words --------------------------------------------------------------------------------------

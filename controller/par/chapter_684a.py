@@ -300,9 +300,20 @@ def strategy_table(terms: Terms, choice: npt.NDArray[np.int64]) -> StrategyTable
     if len(used) > 1:
         for i in sorted(used, key=lambda i: -terms.multiples[i]):
             low = int(pc.rank[choice == i].min())
+            # Exact only if no hand from there up raises less (or folds): else say how many do.
+            at_least = choice >= 0
+            at_least &= np.array(terms.multiples)[np.maximum(choice, 0)] >= terms.multiples[i]
+            less = int(pc.weight[(pc.rank >= low) & ~at_least].sum())
             lines.append(
                 f"raise {terms.multiples[i]}x from {_name(int(values[low]))} (by rank) up, where no higher raise"
+                + (f" (but {less:,} hands from there up raise less: card removal)" if less else "")
             )
+        if raised.all():
+            lines.append(
+                f"never fold: a fold loses {-terms.fold} Antes, more than raising {min(terms.multiples)}x loses on any "
+                "hand"
+            )
+            return StrategyTable(POINT, tuple(lines))
     runs: list[tuple[int, int, int]] = []  # (state, highest value, lowest value), from the top
     for r in range(ranks - 1, -1, -1):
         if runs and runs[-1][0] == state[r] and state[r] != -1:

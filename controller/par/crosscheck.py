@@ -47,6 +47,7 @@ from controller.par import (
     dealer_counts,
     let_it_ride,
     mississippi_stud,
+    stud,
     three_card_prime,
 )
 from controller.par.analyse import (
@@ -54,6 +55,7 @@ from controller.par.analyse import (
     chapter_684a_strategy,
     let_it_ride_strategy,
     mississippi_stud_strategy,
+    three_card_prime_strategy,
 )
 from controller.par.evaluator import hand_class
 from controller.par.sheet import net_per_unit
@@ -191,7 +193,7 @@ def _mississippi_stud(
     rules: MississippiStudRules, check: CrossCheck, rng: np.random.Generator
 ) -> Callable[[npt.NDArray[np.int64]], None]:
     strategy = mississippi_stud_strategy()
-    outcome = mississippi_stud.outcome_of_hands()
+    outcome = stud.outcome_of_hands()
     pay = mississippi_stud.payoffs(None, None)
     ante = rules.ante_min_cents
     if ante * 500 * 10 > payout_limit(rules.ante_min_cents):
@@ -306,7 +308,8 @@ def _let_it_ride(
 
 def _three_card_prime(rules: ThreeCardPrimeRules, check: CrossCheck) -> Callable[[npt.NDArray[np.int64]], None]:
     ranked = three_card_prime.rank_all(rules)
-    plays = three_card_prime.analyse_main(rules, ranked).plays
+    # The strategy the optimal players follow (controller.people.optimal): the rounds check what they would play.
+    plays = three_card_prime_strategy(rules).plays
     limits = rules.posted_limits()
 
     def size(wager: str) -> int:
@@ -364,7 +367,7 @@ def _three_card_prime(rules: ThreeCardPrimeRules, check: CrossCheck) -> Callable
 def _cajun_stud(rules: CajunStudRules, check: CrossCheck) -> Callable[[npt.NDArray[np.int64]], None]:
     letter = rules.ante_paytable
     strategy = cajun_stud_strategy(letter)
-    outcome = cajun_stud.outcome_of_hands()
+    outcome = stud.outcome_of_hands()
     pay = cajun_stud.payoffs(letter)  # in half-Antes
     ante = rules.ante_min_cents
     if (

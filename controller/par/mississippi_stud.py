@@ -22,11 +22,9 @@ from controller.core.paytable import MeterShare
 from controller.core.rankings import Five, Six, Three
 from controller.games.mississippi_stud import paytables
 from controller.games.mississippi_stud.rules import MississippiStudRules
-from controller.par import deals, hand_bonus, patterns
-from controller.par.evaluator import hand_class, pair_rank
+from controller.par import deals, hand_bonus, patterns, stud
 from controller.par.patterns import MS_FIFTH, MS_FOURTH
 from controller.par.sheet import (
-    Decision,
     MeterLine,
     Progressive,
     Row,
@@ -34,30 +32,18 @@ from controller.par.sheet import (
     WagerSheet,
     net_per_unit,
 )
+from controller.par.stud import FOLD, LOSE, MULTIPLES, Strategy
 
 IntArray = npt.NDArray[np.int64]
 
-FOLD = 0
-MULTIPLES = (1, 2, 3)  # 655a.11(b), (d), (f): one, two or three times the Ante
-# Outcomes of a hand played to the end, in the order of the columns of the count tables.
+# Outcomes of a hand played to the end, in the order of the columns of the count tables (controller.par.stud).
 OUTCOMES: tuple[tuple[str, str], ...] = (
     ("lose", "loses (655a.11(h)(1))"),
     ("push", "push: a pair of 6s to 10s (655a.11(h)(2))"),
     ("pair_of_jacks_or_better", str(paytables.ANTE_AND_STREETS.rows[Five.PAIR])),
     *((c.name.lower(), str(paytables.ANTE_AND_STREETS.rows[c])) for c in list(Five)[2:]),
 )
-LOSE, PUSH = 0, 1
-_SEQUENCES_AFTER_TWO = 50 * 49 * 48  # the community cards in the order they are revealed
-
-
-def outcome_of_hands() -> IntArray:
-    """The 655a.11(h) outcome of every five-card hand: its OUTCOMES index."""
-    values = deals.five_card_values()
-    cls = hand_class(values).astype(np.int64)
-    pair = pair_rank(values)
-    out = np.where(cls >= Five.TWO_PAIR, cls + 1, LOSE)
-    out = np.where((cls == Five.PAIR) & (pair >= 11), 2, out)
-    return np.where((cls == Five.PAIR) & (pair >= 6) & (pair <= 10), PUSH, out)
+_SEQUENCES_AFTER_TWO = stud.SEQUENCES_AFTER_TWO
 
 
 def payoffs(ante_cents: int | None, limit_cents: int | None) -> IntArray:
@@ -74,190 +60,32 @@ def payoffs(ante_cents: int | None, limit_cents: int | None) -> IntArray:
 
 
 @dataclass(frozen=True)
-class Strategy:
-    """The optimal decisions found, as data a simulated player follows (controller.people uses `decide`).
-
-    third[s2], fourth[s3, w], fifth[s4, w]: 0 to fold, else the multiple of the Ante to wager, for the colex index
-    of the cards seen and w units already wagered (Ante 1 plus the Street Wagers made).
-    """
-
-    third: npt.NDArray[np.int8]
-    fourth: npt.NDArray[np.int8]
-    fifth: npt.NDArray[np.int8]
-
-    def decide(self, cards: list[int], wagered_units: int) -> int:
-        """The multiple to wager (0: fold) after seeing `cards` (2, 3 or 4 deck indices)."""
-        from controller.par.combos import index_unsorted
-
-        index = int(index_unsorted(np.array([cards]))[0])
-        if len(cards) == 2:
-            return int(self.third[index])
-        if len(cards) == 3:
-            return int(self.fourth[index, wagered_units])
-        return int(self.fifth[index, wagered_units])
-
-
-@dataclass(frozen=True)
 class MainGame:
     sheet: WagerSheet
     strategy: Strategy
     strategy_tables: tuple[StrategyTable, ...]
 
 
-def _choose(fold: IntArray | int, evs: list[IntArray], ties: str = "less") -> tuple[IntArray, npt.NDArray[np.int8]]:
-    """The best of folding and each multiple; on an exact tie the smaller commitment (folding first), or with
-    ties="more" the larger (what published averages of the total wager assume, docs/par.md)."""
-    stacked = np.stack([np.broadcast_to(np.asarray(fold, dtype=np.int64), evs[0].shape), *evs])
-    if ties == "more":
-        choice = (len(stacked) - 1 - np.argmax(stacked[::-1], axis=0)).astype(np.int8)
-    else:
-        choice = np.argmax(stacked, axis=0).astype(np.int8)
-    return np.take_along_axis(stacked, choice[None].astype(np.intp), axis=0)[0], choice
-
-
-def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None, ties: str = "less") -> MainGame:
+def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None, ties: stud.Ties = "less") -> MainGame:
     """The Ante and Street Wagers under the strategy that maximises the player's expected result (per Ante unit, or
-    in cents at `ante_cents` with the payout limit). Where folding and betting, or two multiples, have exactly the
-    same expected result, `ties` says which is taken: "less" (the sheet's: no more at risk for nothing) or "more".
-    The house edge is the same either way; the average total wager and the element of risk are not."""
-    if ties not in ("less", "more"):
-        raise ValueError(f"ties={ties!r}: write 'less' or 'more'")
-    pay = payoffs(ante_cents, limit_cents)
-    unit = 1 if ante_cents is None else ante_cents
-    counts4 = deals.counts_by_four(outcome_of_hands(), len(OUTCOMES))
-    n2, n3, n4 = comb(52, 2), comb(52, 3), comb(52, 4)
-
-    # 5th Street: w = 3..7 units wagered (Ante + two Streets), sums over the 48 last cards.
-    v5 = np.zeros((n4, 8), dtype=np.int64)
-    d5 = np.zeros((n4, 8), dtype=np.int8)
-    d5_more = np.zeros((n4, 8), dtype=np.int8)  # the decision were exact ties broken toward the larger wager
-    for w in range(3, 8):
-        evs = [counts4 @ pay[w + m] for m in MULTIPLES]
-        v5[:, w], d5[:, w] = _choose(-w * unit * 48, evs, ties)
-        d5_more[:, w] = _choose(-w * unit * 48, evs, "more")[1]
-    # 4th Street: w = 2..4, sums over the 49 x 48 ways the last two cards come.
-    ch3 = deals.children(3)
-    v4 = np.zeros((n3, 5), dtype=np.int64)
-    d4 = np.zeros((n3, 5), dtype=np.int8)
-    earlier_ties = False
-    for w in range(2, 5):
-        evs = [v5[ch3, w + m].sum(axis=1) for m in MULTIPLES]
-        v4[:, w], d4[:, w] = _choose(-w * unit * 49 * 48, evs, ties)
-        earlier_ties |= bool((_choose(-w * unit * 49 * 48, evs, "more")[1] != d4[:, w]).any())
-    # 3rd Street: the Ante alone is wagered, sums over the 50 x 49 x 48 ways the community cards come.
-    ch2 = deals.children(2)
-    evs = [v4[ch2, 1 + m].sum(axis=1) for m in MULTIPLES]
-    v3, d3 = _choose(-unit * _SEQUENCES_AFTER_TWO, evs, ties)
-    earlier_ties |= bool((_choose(-unit * _SEQUENCES_AFTER_TWO, evs, "more")[1] != d3).any())
-
-    total = n2 * _SEQUENCES_AFTER_TWO  # every deal: two player cards, then the three community cards in order
-    expected = Fraction(int(v3.sum()), total * unit)
-
-    # Forward: how many deals reach each state, to weigh outcomes, decisions and the amount wagered.
-    decisions: dict[tuple[int, int], int] = {}
-    squared_at_3 = 0
-    fold_loss = 0
-    wagered = 0
-    reach3 = np.zeros((n3, 5), dtype=np.int64)
-    for m in (FOLD, *MULTIPLES):
-        chosen = d3 == m
-        decisions[(3, m)] = int(chosen.sum()) * _SEQUENCES_AFTER_TWO
-        if m == FOLD:
-            fold_loss += decisions[(3, m)] * unit
-            wagered += decisions[(3, m)]
-            squared_at_3 = decisions[(3, m)] * unit**2
-            continue
-        reach3[:, 1 + m] += np.bincount(ch2[chosen].ravel(), minlength=n3)
-    reach4 = np.zeros((n4, 8), dtype=np.int64)
-    squared_at_4 = 0
-    for w in range(2, 5):
-        for m in (FOLD, *MULTIPLES):
-            chosen = (d4[:, w] == m) & (reach3[:, w] > 0)
-            deals_here = int(reach3[chosen, w].sum()) * 49 * 48
-            decisions[(4, m)] = decisions.get((4, m), 0) + deals_here
-            if m == FOLD:
-                fold_loss += deals_here * w * unit
-                wagered += deals_here * w
-                squared_at_4 += deals_here * (w * unit) ** 2
-                continue
-            weights = np.repeat(reach3[chosen, w], 49).astype(np.float64)  # exact: far below 2**53
-            reach4[:, w + m] += np.rint(np.bincount(ch3[chosen].ravel(), weights, minlength=n4)).astype(np.int64)
-    hits = np.zeros(len(OUTCOMES), dtype=np.int64)
-    won = [0] * len(OUTCOMES)
-    squared = 0  # sum over deals of the net result squared, for the variance
-    tied = 0  # deals reaching an exact 5th Street tie decided toward the smaller wager
-    more = 0  # what raising on those ties would add to the total wagered
-    for w in range(3, 8):
-        larger = d5_more[:, w] != d5[:, w]
-        tied += int(reach4[larger, w].sum()) * 48
-        more += int(reach4[larger, w] @ (d5_more[larger, w].astype(np.int64) - d5[larger, w])) * 48
-        for m in (FOLD, *MULTIPLES):
-            chosen = (d5[:, w] == m) & (reach4[:, w] > 0)
-            deals_here = int(reach4[chosen, w].sum()) * 48
-            decisions[(5, m)] = decisions.get((5, m), 0) + deals_here
-            if m == FOLD:
-                fold_loss += deals_here * w * unit
-                wagered += deals_here * w
-                squared += deals_here * (w * unit) ** 2
-                continue
-            by_outcome = reach4[chosen, w] @ counts4[chosen]
-            hits += by_outcome
-            wagered += int(by_outcome.sum()) * (w + m)
-            for o in range(len(OUTCOMES)):
-                won[o] += int(by_outcome[o]) * int(pay[w + m, o])
-                squared += int(by_outcome[o]) * int(pay[w + m, o]) ** 2
-    fold_row = Row(
-        "fold",
-        "loses the Ante and the Streets wagered (655a.11(b), (d), (f))",
-        Fraction(sum(decisions[(s, FOLD)] for s in (3, 4, 5)), total),
-        Fraction(-fold_loss, total * unit),
-    )
-    rows = (
-        *(
-            Row(name, pays, Fraction(int(hits[o]), total), Fraction(won[o], total * unit))
-            for o, (name, pays) in reversed(list(enumerate(OUTCOMES)))
-        ),
-        fold_row,
-    )
-    if sum(r.contribution for r in rows) != expected:
-        raise AssertionError("the forward pass disagrees with the backward induction")  # a bug, never the input
-    points = {3: "3rd Street (655a.11(b))", 4: "4th Street (655a.11(d))", 5: "5th Street (655a.11(f))"}
-    shares = tuple(
-        Decision(points[s], "fold" if m == FOLD else f"{m}x", Fraction(decisions[(s, m)], total))
-        for s in (3, 4, 5)
-        for m in (FOLD, *MULTIPLES)
-    )
-    win_rows = sum((r.probability for r in rows[: len(OUTCOMES) - 2]), Fraction(0))
-    limit_note: tuple[str, ...] = (
-        ()
-        if ante_cents is None
-        else (f"at an Ante of {ante_cents} cents with the 655a.12(b) payout limit of {limit_cents} cents",)
-    )
-    if tied and not earlier_ties:
-        # Published averages (3.59 Antes, 1.37 %) raise on these ties: the same house edge, more at risk.
-        raised = Fraction(wagered + more, total)
-        limit_note += (
-            f"on {float(Fraction(tied, total)):.6%} of deals 5th Street is an exact tie between folding and a wager "
-            f"(the same expected result); this sheet folds on them. Raising on them instead, as published strategies "
-            f"do, the house edge is unchanged and the average total wager is {float(raised):.6f} Antes, element of "
-            f"risk {float(-expected / raised):.6%} (docs/par.md)",
-        )
-    sheet = WagerSheet(
-        wager="ante",
+    in cents at `ante_cents` with the payout limit), solved by controller.par.stud. Where folding and betting, or two
+    multiples, have exactly the same expected result, `ties` says which is taken: "less" (the sheet's: no more at
+    risk for nothing) or "more". The house edge is the same either way; the average total wager and the element of
+    risk are not."""
+    labels = stud.Labels(
+        outcomes=OUTCOMES,
+        points=("3rd Street (655a.11(b))", "4th Street (655a.11(d))", "5th Street (655a.11(f))"),
+        fold="loses the Ante and the Streets wagered (655a.11(b), (d), (f))",
         title="Ante and Street Wagers, optimal strategy",
         paytable=paytables.ANTE_AND_STREETS.citation,
-        unit="per Ante",
-        house_edge=-expected,
-        rows=rows,
-        hit_frequency=win_rows,
-        method="exact: backward induction over every 2-, 3- and 4-card set and all 155,937,600 deals",
-        average_wager=Fraction(wagered, total),
-        decisions=shares,
-        notes=limit_note,
-        second_moment=Fraction(squared_at_3 + squared_at_4 + squared, total * unit * unit),
+        notes=()
+        if ante_cents is None
+        else (f"at an Ante of {ante_cents} cents with the 655a.12(b) payout limit of {limit_cents} cents",),
+        # Published averages (3.59 Antes, 1.37 %) raise on these ties: the same house edge, more at risk.
+        tie_practice=", as published strategies do",
     )
-    strategy = Strategy(d3, d4, d5)
-    return MainGame(sheet, strategy, strategy_tables(strategy))
+    solved = stud.solve(payoffs(ante_cents, limit_cents), 1 if ante_cents is None else ante_cents, labels, ties)
+    return MainGame(solved.sheet, solved.strategy, strategy_tables(solved.strategy))
 
 
 def reach(strategy: Strategy) -> tuple[IntArray, IntArray]:
@@ -282,7 +110,7 @@ def price(strategy: Strategy) -> tuple[Fraction, Fraction]:
     `strategy`, whatever it is (a published strategy, a simulated player's), by a forward pass of its own, so a
     strategy can be priced against the optimal one and the analysis's figures checked by a second route."""
     pay = payoffs(None, None)
-    counts4 = deals.counts_by_four(outcome_of_hands(), len(OUTCOMES))
+    counts4 = stud.counts_by_outcome()
     reach3, reach4 = reach(strategy)
     won = -int((strategy.third == FOLD).sum()) * _SEQUENCES_AFTER_TWO
     wagered = -won

@@ -79,9 +79,24 @@ def _counts(r: Ranked) -> IntArray:
 
 
 @dataclass(frozen=True)
+class Strategy:
+    """The optimal 679a.7(d)(1) decision found, as data a simulated player follows (controller.people uses
+    `decide`): plays[h] says whether to make the Play Wager on player hand h (colex), ranked by the Rules
+    Submission's own key."""
+
+    plays: npt.NDArray[np.bool_]
+
+    def decide(self, cards: list[int]) -> bool:
+        """Whether to make the Play Wager on the player's three cards (indices of STANDARD_DECK)."""
+        if len(cards) != 3:
+            raise ValueError(f"{len(cards)} cards: 679a.7(d)(1) decides on the player's three")
+        return bool(self.plays[int(combos.index_unsorted(np.array([cards]))[0])])
+
+
+@dataclass(frozen=True)
 class MainGame:
     sheet: WagerSheet
-    plays: npt.NDArray[np.bool_]  # per player hand (colex): make the Play Wager
+    strategy: Strategy
     strategy_tables: tuple[StrategyTable, ...]
 
 
@@ -165,7 +180,7 @@ def analyse_main(rules: ThreeCardPrimeRules, ranked: Ranked) -> MainGame:
         decisions=(Decision(point, "play", share), Decision(point, "fold", 1 - share)),
         second_moment=second,
     )
-    return MainGame(sheet, plays, (_strategy(ranked, plays),))
+    return MainGame(sheet, Strategy(plays), (_strategy(ranked, plays),))
 
 
 def _strategy(ranked: Ranked, plays: npt.NDArray[np.bool_]) -> StrategyTable:

@@ -2,7 +2,8 @@
 
 They bet as the random players do (their chapter's demo players: which seats play, which optional wagers), so the
 only difference is how they decide: Mississippi Stud's streets (655a.11(b), (d), (f)), Cajun Stud's Raise Wagers
-(683a.11(b), (d), (f)) and Let It Ride's Bet Number 1 and 2 (643a.11(c), (d)) by the strategy of controller.par,
+(683a.11(b), (d), (f)), Let It Ride's Bet Number 1 and 2 (643a.11(c), (d)), Three Card Prime's Play Wager
+(679a.7(d)(1)) and 684a's Raise Wager (684a.1) by the strategy of controller.par,
 computed once per process (a few seconds), on the cards the player sees and the wagers on the layout. The demo then
 shows the hold a table of careful players gives.
 """
@@ -14,8 +15,8 @@ from typing import Literal
 from controller.config.table import TableConfig
 from controller.core.cards import STANDARD_DECK
 from controller.core.settlement import ChapterRules
-from controller.par import chapter_684a, let_it_ride, mississippi_stud
-from controller.par.analyse import optimal_strategy
+from controller.par import chapter_684a, let_it_ride, three_card_prime
+from controller.par.analyse import Strategy, optimal_strategy
 from controller.people.floor import Answer, DecisionRequest, Policy
 
 Players = Literal["random", "optimal"]
@@ -30,14 +31,14 @@ class NoStrategy(ValueError):
     """The chapter has no optimal strategy in this release; the message says which chapters have one."""
 
 
-def check_optimal(rules: ChapterRules) -> mississippi_stud.Strategy | let_it_ride.Strategy | chapter_684a.Strategy:
+def check_optimal(rules: ChapterRules) -> Strategy:
     """The optimal strategy controller.par found for the game of `rules` (computed once, a few seconds); NoStrategy
     for a chapter without one."""
     strategy = optimal_strategy(rules)
     if strategy is None:
         raise NoStrategy(
             f"chapter {rules.chapter} has no optimal strategy yet (the par analyses give one for 655a Mississippi "
-            "Stud, 683a Cajun Stud, 643a Let It Ride and 684a): use --players random"
+            "Stud, 683a Cajun Stud, 643a Let It Ride, 679a Three Card Prime and 684a): use --players random"
         )
     return strategy
 
@@ -63,6 +64,11 @@ class OptimalPolicy:
         ante = wagers.get("ante", 0)
         if not ante:
             return "fold"
+        if isinstance(self.strategy, three_card_prime.Strategy):
+            # 679a.7(d)(1): a Play Wager equal to the Ante on the player's three cards (the cards after them, a Pair
+            # Bonus fourth card, are not what the strategy decides on), or a fold.
+            plays = self.strategy.decide(cards[:3])
+            return ante if plays and ante in request.allowed else "fold"
         if isinstance(self.strategy, chapter_684a.Strategy):
             # 684a.1: a Raise Wager of the multiple the strategy names for the five cards, or a fold.
             raised = self.strategy.decide(cards) * ante

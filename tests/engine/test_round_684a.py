@@ -57,7 +57,7 @@ def play_scripted_round(chapter_table: ChapterTable, deck: Deck) -> PureTable:
     t.wager(7, "ante", 500)
     t.wager(7, "odds", 500)
     t.press("no_more_bets")
-    t.wager(2, "raise", 500)  # one Ante: not a multiple the rules allow (raise_multiples = [2])
+    t.wager(2, "raise", 750)  # one and a half Antes: not a multiple the rules allow (raise_multiples = [1, 2, 3])
     t.wager(2, "raise", 1000)
     t.wager(4, "raise", 2000)
     t.press("fold")  # seat 7
@@ -143,7 +143,7 @@ def test_full_round_amounts(chapter_table: ChapterTable, deck: Deck) -> None:
     t = play_scripted_round(chapter_table, deck)
     by = {(e.type, e.payload.get("seat")): e.payload for e in round_events(t)}
     # The dealer's A-K high qualifies (dealer_qualifies). Seat 4's flush beats it: Ante and Raise 1 to 1, the
-    # Odds Wager 5 to 1 for a flush; all five red, so Prime pays 20 to 1.
+    # Odds Wager 5 to 1 for a flush; all five red, so Prime pays 18 to 1.
     seat4 = by[("hand.settled", 4)]
     assert seat4["hand"] == "flush"
     assert [(w["wager"], w["amount"], w["outcome"], w["paid"]) for w in seat4["wagers"]] == [
@@ -151,7 +151,7 @@ def test_full_round_amounts(chapter_table: ChapterTable, deck: Deck) -> None:
         ("odds", 1000, "win", 5000),
         ("raise", 2000, "win", 2000),
     ]
-    assert (by[("prime.settled", 4)]["hand"], by[("prime.settled", 4)]["paid"]) == ("red", 2000)
+    assert (by[("prime.settled", 4)]["hand"], by[("prime.settled", 4)]["paid"]) == ("red", 1800)
     # Seat 2's two pair beats it too: Odds 2 to 1; with the All-Six Bonus card Ks, K-K-K-3-3 is a full house.
     seat2 = by[("hand.settled", 2)]
     assert [(w["wager"], w["paid"]) for w in seat2["wagers"]] == [("ante", 500), ("odds", 1000), ("raise", 1000)]
@@ -160,7 +160,7 @@ def test_full_round_amounts(chapter_table: ChapterTable, deck: Deck) -> None:
     # Seat 7 folded: its Ante and Odds Wagers are collected at once (684a.1 "Fold").
     assert by[("seat.folded", 7)]["collected"] == {"ante": 500, "odds": 500}
     done = by[("round.completed", None)]
-    assert (done["paid"], done["collected"]) == (8000 + 2000 + 2500 + 2000, 1000)
+    assert (done["paid"], done["collected"]) == (8000 + 1800 + 2500 + 2000, 1000)
 
 
 def test_raise_must_be_an_allowed_multiple_of_the_ante(chapter_table: ChapterTable) -> None:

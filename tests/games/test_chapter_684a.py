@@ -66,7 +66,7 @@ def test_example_config_is_a_valid_rules_submission() -> None:
         data = tomllib.load(f)
     assert data["table_id"] == "c684a-table-01"
     r = Chapter684aRules.model_validate(data["game"])
-    assert (r.chapter, r.raise_multiples, r.dealer_not_qualified.raise_) == ("684a", [2], "push")
+    assert (r.chapter, r.raise_multiples, r.dealer_not_qualified.raise_) == ("684a", [1, 2, 3], "push")
     assert not r.offers("four_card_bonus") and r.offers("prime") and r.offers("all_six")
 
 
@@ -160,7 +160,10 @@ def test_qualifying_hand_comes_from_the_rules_submission() -> None:
 
 def test_raise_must_be_an_allowed_multiple_of_the_ante() -> None:
     with pytest.raises(SettlementError, match=r"seats\[seat=2\]\.wagers\.raise: 1500 is not an allowed Raise"):
-        settle(rules(), record("Ac Kd 9s 7c 3h", [seat(2, "2h 4s 6d 8h Tc", raise_=1500)]))
+        settle(rules(raise_multiples=[2]), record("Ac Kd 9s 7c 3h", [seat(2, "2h 4s 6d 8h Tc", raise_=1500)]))
+    # The example allows one, two or three Antes: one and a half is none of them.
+    with pytest.raises(SettlementError, match=r"seats\[seat=2\]\.wagers\.raise: 750 is not an allowed Raise"):
+        settle(rules(), record("Ac Kd 9s 7c 3h", [seat(2, "2h 4s 6d 8h Tc", raise_=750)]))
     s = seat(2, "2h 4s 6d 8h Tc", folded=True)
     s["wagers"]["raise"] = 1000
     with pytest.raises(SettlementError, match="a player who folded made no Raise Wager"):
@@ -198,7 +201,7 @@ def test_prime_wins_when_all_five_cards_are_one_color() -> None:
         [seat(2, "2h 4d 6d 8h Th", wagers={"prime": 100}), seat(1, "2c 4s 6s 8c Td", wagers={"prime": 100})],
     )
     res = settle_round(rules(), rec)
-    assert (row(res, 2, "prime").hand, row(res, 2, "prime").paid) == ("red", 2000)
+    assert (row(res, 2, "prime").hand, row(res, 2, "prime").paid) == ("red", 1800)  # 18 to 1
     assert (row(res, 1, "prime").outcome, row(res, 1, "prime").collected) == ("lose", 100)
 
 
@@ -222,7 +225,7 @@ def test_the_all_six_bonus_card_is_dealt_only_with_an_all_six_wager() -> None:
 
 def test_folded_players_optional_wagers_follow_the_rules_submission() -> None:
     rec = record("Ac Kd 9s 7c 3h", [seat(2, "2h 4d 6d 8h Th", folded=True, wagers={"prime": 100})])
-    assert row(settle_round(rules(), rec), 2, "prime").paid == 2000
+    assert row(settle_round(rules(), rec), 2, "prime").paid == 1800
     assert row(settle_round(rules(folded_optional_wagers="collected"), rec), 2, "prime").outcome == "lose"
 
 
@@ -268,7 +271,7 @@ def test_example_raise_and_all_six() -> None:
         ("ante", "win", 500),
         ("odds", "win", 2500),
         ("raise", "win", 1000),
-        ("prime", "win", 2000),
+        ("prime", "win", 1800),
         ("all_six", "win", 100_000),
     ]
     assert row(res, 1, "all_six").hand == "six_card_royal_flush"

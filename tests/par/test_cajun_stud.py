@@ -51,6 +51,23 @@ def test_paytables_b_and_c_pay_two_pair_3_to_2_and_hold_far_more(letter: str, ed
     assert first["3x"] == Fraction(78, 1326)  # any pair
 
 
+def test_exact_ties_at_the_third_raise_are_priced_both_ways_as_mississippi_studs_are() -> None:
+    """One solver (controller.par.stud) for 655a and 683a: Cajun Stud has the same ties="more" option, and its sheet
+    says, as 655a's does, what raising on the exact ties at the third Raise Wager would change (not the house edge)."""
+    folding = cajun_stud.analyse_main("B").sheet
+    raising = cajun_stud.analyse_main("B", ties="more").sheet
+    assert raising.house_edge == folding.house_edge == Fraction(2911, 19110)
+    assert raising.average_wager is not None and folding.average_wager is not None
+    assert f"{float(raising.average_wager):.6f}" == "3.555778"
+    assert raising.average_wager > folding.average_wager
+    assert folding.notes == (
+        "on 10.480007% of deals the third Raise Wager (683a.11(f)) is an exact tie between folding and a wager "
+        "(the same expected result); this sheet folds on them. Raising on them instead, the house edge is unchanged "
+        "and the average total wager is 3.555778 Antes, element of risk 4.283975% (docs/par.md)",
+    )
+    assert not raising.notes
+
+
 def test_the_first_raise_is_3x_on_any_pair(main_a: cajun_stud.MainGame) -> None:
     groups = mississippi_stud.third_street_groups(main_a.strategy)
     assert sorted(groups[3]) == sorted(r + r for r in "23456789TJQKA")

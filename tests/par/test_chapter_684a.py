@@ -80,11 +80,25 @@ def test_the_example_rules_submission_sheet(config: TableConfig) -> None:
     """The figures docs/par.md prints for configs/chapter-684a.toml (exact, to catch drift)."""
     sheet = par_sheet(config.table_id, config.game)
     main = sheet.wager("ante")
-    assert main.house_edge == Fraction(7576669613, 15820024220)
-    assert main.average_wager == 4  # Ante, Odds and a Raise of two Antes on every hand
+    assert main.house_edge == Fraction(221518641, 3164004844)  # 7.0 %: a Rules Submission a lab could file
+    # The weak hands raise 1x, the strong 3x, none 2x and none folds (a fold forfeits the Ante and the Odds Wager).
+    shares = {d.action: d.share for d in main.decisions}
+    assert shares == {
+        "raise 1x": Fraction(3153, 4420),
+        "raise 2x": 0,
+        "raise 3x": Fraction(1267, 4420),
+        "fold": 0,
+    }
+    assert main.average_wager == 2 + 1 * shares["raise 1x"] + 3 * shares["raise 3x"] == Fraction(7897, 2210)
     assert sum(r.probability for r in main.rows) == 1
-    assert sheet.strategy[0].rules[0].startswith("raise 2x on every hand")
-    assert sheet.wager("prime").house_edge == Fraction(-15, 238)  # 20 to 1 on 2 x C(26, 5) / C(52, 5)
+    assert sheet.strategy[0].rules == (
+        "raise 3x from a pair of 8s, T-9-2 (by rank) up, where no higher raise (but 25,344 hands from there up raise "
+        "less: card removal)",
+        "raise 1x from 7-5-4-3-2 high (by rank) up, where no higher raise",
+        "never fold: a fold loses 2 Antes, more than raising 1x loses on any hand",
+    )
+    # 18 to 1 on 2 x C(26, 5) / C(52, 5) = 253/4998 of hands: 19 x 253 - 4998 = -191 per 4998 units.
+    assert sheet.wager("prime").house_edge == Fraction(191, 4998)
     assert sheet.wager("all_six").house_edge == Fraction(530512, 2544815)
 
 

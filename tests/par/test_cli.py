@@ -37,8 +37,8 @@ def test_every_table_config_gets_a_par_sheet(path: Path) -> None:
         assert 0 < num / den < bound
         assert "house edge" in text and "<table>" in page
     elif config.game.chapter == "684a":
-        # The example Rules Submission's Odds Wager loses with every hand that loses: 47.9 % (docs/par.md).
-        assert data["wagers"][0]["house_edge"]["exact"] == "7576669613/15820024220"
+        # The example Rules Submission, priced with this sheet: 7.0 % of the Ante (docs/par.md).
+        assert data["wagers"][0]["house_edge"]["exact"] == "221518641/3164004844"
         assert not data["not_analysed"] and "house edge" in text
     else:
         assert data["not_analysed"] and "no exact analysis" in text

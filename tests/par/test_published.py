@@ -49,10 +49,11 @@ import pytest
 from controller.config.table import load_config
 from controller.core.rankings import Five
 from controller.games.chapter_684a.rules import Chapter684aRules
-from controller.par import chapter_684a, combos, dealer_counts, deals, let_it_ride, mississippi_stud, patterns
+from controller.par import chapter_684a, combos, dealer_counts, deals, let_it_ride, mississippi_stud, patterns, stud
 from controller.par.analyse import par_sheet
 from controller.par.evaluator import hand_class, pack
-from controller.par.mississippi_stud import FOLD, third_street_groups
+from controller.par.mississippi_stud import third_street_groups
+from controller.par.stud import FOLD
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -242,7 +243,7 @@ def test_mississippi_stud_4th_and_5th_street_tables_say_what_the_strategy_does(m
         assert rules[0].startswith("raise 3x: three of a kind; a pair of 6s or better; three to a royal flush")
 
 
-def _published_strategy(third: np.typing.NDArray[np.int8]) -> mississippi_stud.Strategy:
+def _published_strategy(third: np.typing.NDArray[np.int8]) -> stud.Strategy:
     """The Wizard of Odds 4th and 5th Street rules (module docstring), word for word, as decisions per card set; a
     rank index 0-12 is 2 to ace, a mid card 6 to 10 (1 point), a high card jack to ace (2 points)."""
 
@@ -288,7 +289,7 @@ def _published_strategy(third: np.typing.NDArray[np.int8]) -> mississippi_stud.S
     for wagered in (3, 5, 7):  # 5 or 7 units: a 3x raise before
         raise_1 = straight_draw | low_pair | (points(ranks) >= 4) | ((mid >= 3) & (wagered >= 5))
         fifth[:, wagered] = np.where(raise_3, 3, np.where(raise_1, 1, 0))
-    return mississippi_stud.Strategy(third, fourth, fifth)
+    return stud.Strategy(third, fourth, fifth)
 
 
 def test_mississippi_stud_4th_and_5th_street_strategy_is_the_published_one(ms: mississippi_stud.MainGame) -> None:
@@ -299,7 +300,7 @@ def test_mississippi_stud_4th_and_5th_street_strategy_is_the_published_one(ms: m
     published = _published_strategy(ms.strategy.third)
     assert mississippi_stud.price(published)[0] == -ms.sheet.house_edge
     pay = mississippi_stud.payoffs(None, None)
-    counts = deals.counts_by_four(mississippi_stud.outcome_of_hands(), len(mississippi_stud.OUTCOMES))
+    counts = stud.counts_by_outcome()
     for strategy in (ms.strategy, published):
         reach3, reach4 = mississippi_stud.reach(strategy)
         for w in (2, 4):
