@@ -67,6 +67,7 @@ class TableService:
         journal: Journal,
         on_journaled: Callable[[], None] = lambda: None,
         clock: Clock = utc_now,
+        on_durable: Callable[[list[JournaledEvent]], None] | None = None,
         remote_anchor: Claim | None = None,
         software_check: SoftwareCheck | None = None,
         draws: BonusDraws | None = None,
@@ -103,7 +104,10 @@ class TableService:
         self._stored = snapshot.encode(self.state)
         self._stored_meters = self.state.meters
         self._stored_accounts = self.state.accounts
-        self._writer = JournalWriter(journal)
+        # A step's events go to `on_durable` (the publisher's offer) straight from the writer thread once durable;
+        # `on_journaled` is then not called for them again, only for the shell's own notes.
+        self._writer = JournalWriter(journal, on_durable)
+        self._offered = on_durable is not None
         self._inputs: asyncio.Queue[Input | _Waited] = asyncio.Queue()
         self._listeners: list[asyncio.Queue[JournaledEvent]] = []
         self.closed = asyncio.Event()
@@ -433,13 +437,13 @@ class TableService:
         """A step batch's events, once: after its commit, or first thing in a note that was ordered after it."""
         if not commit.announced and commit.journaled is not None:
             commit.announced = True
-            self._announce(commit.journaled)
+            self._announce(commit.journaled, offered=self._offered)
 
-    def _announce(self, journaled: list[JournaledEvent]) -> None:
+    def _announce(self, journaled: list[JournaledEvent], offered: bool = False) -> None:
         for ev in journaled:
             for q in self._listeners:
                 q.put_nowait(ev)
-        if journaled:
+        if journaled and not offered:
             self._on_journaled()
 
     async def _execute(self, commands: list[DeviceCommand]) -> None:
