@@ -15,7 +15,6 @@ from the journal's outbox), aiomqtt's PUBACK callback releases each one (`_pendi
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import socket
 from collections.abc import Sequence
 
@@ -64,20 +63,34 @@ def send(client: aiomqtt.Client, topic: str, bodies: Sequence[str]) -> Batch:
     pending = client._pending_publishes
     batch = Batch(len(bodies))
     mids = batch.mids
+    sock = inner.socket()
+    register = inner.on_socket_register_write
+    # Without a register-write callback paho writes each packet in its publish call, instead of asking aiomqtt to
+    # poll the socket for writing on a later turn of the loop (which also leaves a stale writer behind, when the
+    # packets were written meanwhile, or one on a closed socket when the broker went away meanwhile).
+    inner.on_socket_register_write = None
+    corked = _cork(sock, 1)
     try:
         for body in bodies:
             info = inner.publish(topic, body, qos=1)
             if info.rc != paho.MQTT_ERR_SUCCESS:
                 raise aiomqtt.MqttCodeError(info.rc, "Could not publish message")
-            if info.is_published():  # acknowledged already (cannot happen before a write, but paho allows it)
+            if info.is_published():  # acknowledged already (cannot happen before a read, but paho allows it)
                 batch.acked()
                 continue
             pending[info.mid] = _Acks(batch)
             mids.append(info.mid)
-        _write_now(inner)
     except BaseException:
         forget(client, mids)
         raise
+    finally:
+        inner.on_socket_register_write = register
+        if corked:
+            _cork(sock, 0)
+        if inner.want_write() and register is not None and sock is not None and inner.socket() is sock:
+            # The socket took less than the batch (its buffer is full): aiomqtt's loop writes the rest when it can.
+            register(inner, None, sock)
+        _settle(client, sock)
     return batch
 
 
@@ -88,18 +101,29 @@ def forget(client: aiomqtt.Client, mids: Sequence[int]) -> None:
         pending.pop(mid, None)
 
 
-def _write_now(inner: paho.Client) -> None:
-    sock = inner.socket()
-    cork = _CORK if isinstance(sock, socket.socket) else None
-    corked = False
-    if cork is not None and isinstance(sock, socket.socket):
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.IPPROTO_TCP, cork, 1)
-            corked = True
+def _cork(sock: object, on: int) -> bool:
+    """TCP_CORK on or off: while on, the kernel holds the batch's small writes and sends them in full segments."""
+    if _CORK is None or not isinstance(sock, socket.socket):
+        return False
     try:
-        # What the socket does not take now stays queued in paho, which asks aiomqtt's loop to write it when it can.
-        inner.loop_write()
-    finally:
-        if corked and cork is not None and isinstance(sock, socket.socket):
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.IPPROTO_TCP, cork, 0)
+        sock.setsockopt(socket.IPPROTO_TCP, _CORK, on)
+    except OSError:
+        return False
+    return True
+
+
+def _settle(client: aiomqtt.Client, sock: object) -> None:
+    """A writer aiomqtt scheduled earlier in this turn of the loop (a PINGREQ queued by its housekeeping task) is added
+    only after the batch wrote that packet too; paho then believes no writer is registered and would never remove
+    it, and the loop would call it on every turn. Removed once it is in, unless something is left to write."""
+    if not isinstance(sock, socket.socket):
+        return
+    fd = sock.fileno()
+    inner = client._client
+    loop = asyncio.get_running_loop()
+
+    def settle() -> None:
+        if fd >= 0 and inner.socket() is sock and not inner.want_write():
+            loop.remove_writer(fd)
+
+    loop.call_soon(settle)

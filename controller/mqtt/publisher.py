@@ -24,9 +24,8 @@ import structlog
 from controller.config.broker import parse_broker_address
 from controller.config.table import MqttSettings
 from controller.core.events import DomainEvent, JournaledEvent
+from controller.mqtt import batch as packets
 from controller.mqtt.anchor import AnchorTopic
-from controller.mqtt.batch import forget as forget_batch
-from controller.mqtt.batch import send as send_batch
 from controller.mqtt.connection import client_kwargs, guard, until_lost
 from controller.mqtt.contract import Birth, ProgressiveMeter, Topics
 from controller.mqtt.messages import event_body, now_iso, quarantined, status_message
@@ -367,7 +366,7 @@ class EventPublisher:
             # connection's QoS 1 messages in order, so waiting for each PUBACK before sending the next would only
             # add a round trip per event.
             flags = [ev.seq <= replay_upto for ev in batch]
-            sent = send_batch(
+            sent = packets.send(
                 client, self.topics.event, [event_body(ev, r) for ev, r in zip(batch, flags, strict=True)]
             )
             try:
@@ -376,7 +375,7 @@ class EventPublisher:
             except TimeoutError:
                 raise aiomqtt.MqttError(f"no PUBACK for {len(sent.mids)} event(s) within {self._timeout:g} s") from None
             finally:
-                forget_batch(client, sent.mids)
+                packets.forget(client, sent.mids)
             # Every PUBACK is in. The marks are committed lazily (MARK_EVERY, MARK_DELAY, at close): a crash before
             # that only publishes these again, which consumers dedupe by event_id; a commit per batch would cost
             # an fsync per round trip of the table.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ import pytest
 
 from controller.config.table import MqttSettings
 from controller.core.events import DomainEvent, JournaledEvent
-from controller.mqtt import publisher as publisher_module
+from controller.mqtt import batch as batch_module
 from controller.mqtt.batch import Batch
 from controller.mqtt.publisher import FRESH_MAX, EventPublisher
 from controller.shell.writer import JournalWriter
@@ -59,7 +59,16 @@ def seqs(messages: list[Received], topic: str) -> list[int]:
 def first_seen(seq_list: list[int]) -> list[int]:
     """Each seq at its first arrival: at-least-once delivery may repeat one, never reorder what is new."""
     seen: set[int] = set()
-    return [s for s in seq_list if not (s in seen or seen.add(s))]
+    out = []
+    for s in seq_list:
+        if s not in seen:
+            seen.add(s)
+            out.append(s)
+    return out
+
+
+def more_than(batches: list[int], n: int) -> Callable[[], bool]:
+    return lambda: len(batches) > n
 
 
 async def commit(writer: JournalWriter, events: list[DomainEvent]) -> list[JournaledEvent]:
@@ -138,7 +147,7 @@ async def test_broker_killed_mid_batch_loses_nothing(
     cfg = settings(mosquitto, unique_id)
     topic = f"{cfg.prefix}/{journal.table_id}/event"
     sub = subscribe(topic)
-    real_send = publisher_module.send_batch
+    real_send = batch_module.send
     batches: list[int] = []
 
     def send_then_kill(client: aiomqtt.Client, to: str, bodies: Any) -> Batch:
@@ -156,7 +165,7 @@ async def test_broker_killed_mid_batch_loses_nothing(
         sub.wait_subscribed(2)
         return sent
 
-    monkeypatch.setattr(publisher_module, "send_batch", send_then_kill)
+    monkeypatch.setattr(batch_module, "send", send_then_kill)
     pub = EventPublisher(journal, cfg, journal.table_id, backoff_min=0.05, backoff_max=0.2)
     writer = JournalWriter(journal, on_durable=pub.offer)
     task = asyncio.create_task(pub.run())
@@ -165,7 +174,7 @@ async def test_broker_killed_mid_batch_loses_nothing(
         for step in range(6):
             await commit(writer, step_events(*range(step * 10 + 1, step * 10 + 11)))
             if len(batches) < 3:
-                await eventually(lambda s=step: len(batches) > s, what=f"batch {step + 1} sent")
+                await eventually(more_than(batches, step), what=f"batch {step + 1} sent")
         await sub.await_until(lambda m: set(seqs(m, topic)) >= set(range(1, 61)), what="all 60 events")
         # The killed batch never reached anyone: the reconnect publishes it from the outbox, in its place, as a
         # replay, with what was committed during the outage; what was acknowledged before is not sent again.
