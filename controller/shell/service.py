@@ -2,7 +2,8 @@
 
 Inputs (device events, controller inputs) are queued and stepped one at a time. For each step the
 domain events are committed to the journal first, with the engine's state in the same transaction; only
-then are listeners told, the publisher woken and the device commands carried out, so nothing leaves the
+then are the events handed to the publisher (by the writer thread, once durable), listeners told and the device
+commands carried out, so nothing leaves the
 process that the journal does not hold, and a restart at any instant finds the state that goes with the
 last journaled event (restored at start, then `Recover`: docs/recovery.md).
 """
