@@ -93,9 +93,10 @@ def filesystem(path: Path) -> str:
     return kind
 
 
-def journal_commit_ms(directory: Path, commits: int = 200) -> tuple[float, float]:
+def journal_commit_ms(directory: Path, commits: int = 200, anchored: bool = False) -> tuple[float, float]:
     """p50 and p99 of one Journal.append (one event, its own transaction, synchronous=FULL) in `directory`:
-    what the disk charges for each durable step."""
+    what the disk charges for each durable step; `anchored` adds the anchor file's fdatasync that the journal's
+    writer thread does before any of a commit's events may leave (Journal.make_durable, docs/journal.md)."""
     with tempfile.TemporaryDirectory(dir=directory) as tmp:
         journal = Journal(Path(tmp) / "commit.sqlite", "bench", uuid.uuid4().hex)
         samples = []
@@ -103,6 +104,8 @@ def journal_commit_ms(directory: Path, commits: int = 200) -> tuple[float, float
             for i in range(commits):
                 start = time.perf_counter()
                 journal.append([DomainEvent("bench.commit", "bench", {"i": i})], datetime.now(UTC))
+                if anchored:
+                    journal.make_durable()
                 samples.append((time.perf_counter() - start) * 1000)
         finally:
             journal.close()

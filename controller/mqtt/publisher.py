@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -22,7 +23,8 @@ import structlog
 
 from controller.config.broker import parse_broker_address
 from controller.config.table import MqttSettings
-from controller.core.events import DomainEvent
+from controller.core.events import DomainEvent, JournaledEvent
+from controller.mqtt import batch as packets
 from controller.mqtt.anchor import AnchorTopic
 from controller.mqtt.connection import client_kwargs, guard, until_lost
 from controller.mqtt.contract import Birth, ProgressiveMeter, Topics
@@ -30,12 +32,17 @@ from controller.mqtt.messages import event_body, now_iso, quarantined, status_me
 from controller.mqtt.retained import RetainedTopics
 from controller.store.failure import StorageError
 from controller.store.journal import Journal
-from controller.store.outbox import DamagedRow
+from controller.store.outbox import DamagedRow, OutboxItem
 
 # Outbox marks are committed for MARK_EVERY acknowledged events at once, or once the publisher was idle MARK_DELAY
 # seconds, or at close (see _drain).
 MARK_EVERY = 100
 MARK_DELAY = 0.5
+# Events offered straight from the journal's writer thread (offer) kept in memory at most; past that (a long outage)
+# they are dropped and read from the outbox instead, where they are anyway.
+FRESH_MAX = 1000
+# The outbox is read this many rows at a time.
+OUTBOX_ROWS = 200
 
 # Journals shell events (TableService.note): the quarantine of a damaged row goes in seq order with the rest.
 Note = Callable[[list[DomainEvent]], object]
@@ -47,9 +54,10 @@ class EventPublisher:
     """Publishes the journal's outbox in seq order and keeps the table's retained topics; reconnects with
     backoff until cancelled or closed.
 
-    Run `run()` as a task in the daemon's event loop, call `notify()` after each `Journal.append`, and
-    stop with `await close()` (which drains, then publishes the retained "offline" status). All methods
-    must be called from the event loop's thread.
+    Run `run()` as a task in the daemon's event loop, call `notify()` after each `Journal.append` (or `offer(events)`
+    with a durable commit's events, which spares reading them back from the file), and stop with `await close()`
+    (which drains, then publishes the retained "offline" status). All methods must be called from the event loop's
+    thread.
 
     `settings` are the config's [mqtt] (broker URL, prefix, credentials, TLS); `broker` overrides its URL
     (the --broker option). `birth`, when given, is published retained and names the devices whose
@@ -96,8 +104,12 @@ class EventPublisher:
         self._boot_seq = journal.last_seq  # events up to here were journaled in earlier runs
         self._had_outage = False
         self._wake = asyncio.Event()
+        # Durable commits' events handed over by offer(), oldest first: sent from memory while they follow on what
+        # was sent without a gap; anything else (a note, a reconnect, a backlog) is read from the outbox (_db_due).
+        self._fresh: deque[JournaledEvent] = deque()
+        self._db_due = True
         self._acked: dict[bool, list[int]] = {True: [], False: []}  # PUBACKed, mark not yet committed, by replayed
-        self._sent_upto = 0  # the highest seq PUBACKed in this session
+        self._sent_upto = 0  # the highest seq PUBACKed in this session (or found published when the outbox was drained)
         self._connected = False
         self._closing = False
         self._close_deadline: float | None = None
@@ -111,7 +123,19 @@ class EventPublisher:
         return self._connected
 
     def notify(self) -> None:
-        """New events were appended: wake the drain loop."""
+        """New events were appended: wake the drain loop, which reads them from the outbox."""
+        self._db_due = True
+        self._wake.set()
+
+    def offer(self, events: list[JournaledEvent]) -> None:
+        """A commit's events, durable (the journal's writer thread calls this through call_soon_threadsafe once the
+        commit and the anchor file are synced): published from memory, without reading the outbox back under the
+        journal's lock, as long as they follow without a gap on what was sent; otherwise the outbox has them."""
+        if len(self._fresh) + len(events) > FRESH_MAX:
+            self._fresh.clear()
+            self._db_due = True
+        else:
+            self._fresh.extend(events)
         self._wake.set()
 
     def publish_progressive(self, meter: ProgressiveMeter) -> None:
@@ -220,6 +244,7 @@ class EventPublisher:
             # A replay is what was journaled while the broker was away (an earlier run, a lost connection); the
             # events of this boot's first moments, before a connection that succeeded at once, are live.
             replay_upto = self._journal.last_seq if self._had_outage else self._boot_seq
+            self._db_due = True  # a new session starts from the file: what the last one left unacknowledged
             self._status_sent = None
             await self._publish_status(client, lost)
             await self._republish(client, lost)
@@ -235,9 +260,14 @@ class EventPublisher:
                 await self._publish_status(client, lost)
                 waiter = asyncio.ensure_future(self._wake.wait())
                 marks_due = bool(self._acked[True] or self._acked[False])
+                # Journaled but neither offered nor notified yet (an offer on its way from the writer thread): looked
+                # for in the outbox if nothing comes meanwhile, so no event waits on a wake-up that never comes.
+                behind = self._journal.last_seq > self._sent_upto
                 try:
                     woken, _ = await asyncio.wait(
-                        (waiter, lost), return_when=asyncio.FIRST_COMPLETED, timeout=MARK_DELAY if marks_due else None
+                        (waiter, lost),
+                        return_when=asyncio.FIRST_COMPLETED,
+                        timeout=MARK_DELAY if marks_due or behind else None,
                     )
                 finally:
                     waiter.cancel()
@@ -245,6 +275,8 @@ class EventPublisher:
                     lost.result()
                 if not woken:
                     self._flush_marks()  # quiet for MARK_DELAY: commit the marks of what was acknowledged
+                    if self._journal.last_seq > self._sent_upto:
+                        self._db_due = True
         except asyncio.CancelledError:
             if not self._closing:
                 # Cancelled without close(): still leave an honest retained status behind, briefly.
@@ -319,7 +351,7 @@ class EventPublisher:
             if len(self._acked[True]) + len(self._acked[False]) >= MARK_EVERY:
                 self._flush_marks()
             # Acknowledged events whose marks are not yet committed are still unpublished in the file: skip them.
-            rows = self._journal.outbox(after_seq=self._sent_upto)
+            rows = self._next_rows()
             if not rows:
                 return
             if self._closing and not final:
@@ -330,28 +362,20 @@ class EventPublisher:
             if not batch:
                 self._sent_upto = rows[-1].seq
                 continue
-            # The whole batch is in flight at once: MQTT keeps one connection's QoS 1 messages in order, so
-            # waiting for each PUBACK before sending the next would only add a round trip per event.
+            # The whole batch is in flight at once, written in one go (controller.mqtt.batch): MQTT keeps one
+            # connection's QoS 1 messages in order, so waiting for each PUBACK before sending the next would only
+            # add a round trip per event.
             flags = [ev.seq <= replay_upto for ev in batch]
-            sends = [
-                asyncio.ensure_future(client.publish(self.topics.event, event_body(ev, replayed), qos=1))
-                for ev, replayed in zip(batch, flags, strict=True)
-            ]
+            sent = packets.send(
+                client, self.topics.event, [event_body(ev, r) for ev, r in zip(batch, flags, strict=True)]
+            )
             try:
-                # A send failed or the gather cancelled by guard as the connection drops must not leave an exception
-                # nobody retrieves (asyncio's error-level "exception was never retrieved"): collect, then retrieve.
-                gathered = asyncio.gather(*sends, return_exceptions=True)
-                gathered.add_done_callback(lambda f: f.cancelled() or f.exception())
-                results = await guard(lost, gathered)
+                # Bounded like every other PUBACK wait: a broker that stops answering is treated as an outage.
+                await guard(lost, asyncio.wait_for(asyncio.shield(sent.done), self._timeout))
+            except TimeoutError:
+                raise aiomqtt.MqttError(f"no PUBACK for {len(sent.mids)} event(s) within {self._timeout:g} s") from None
             finally:
-                for send in sends:
-                    if not send.done():
-                        send.cancel()
-                    elif not send.cancelled():
-                        send.exception()  # retrieved: a failed send is handled as the lost connection
-            failed = next((r for r in results if isinstance(r, BaseException)), None)
-            if failed is not None:
-                raise failed if isinstance(failed, aiomqtt.MqttError) else aiomqtt.MqttError(str(failed))
+                packets.forget(client, sent.mids)
             # Every PUBACK is in. The marks are committed lazily (MARK_EVERY, MARK_DELAY, at close): a crash before
             # that only publishes these again, which consumers dedupe by event_id; a commit per batch would cost
             # an fsync per round trip of the table.
@@ -364,6 +388,28 @@ class EventPublisher:
                 for msg in self._retained.after_event(ev):
                     await self._retain(client, lost, msg.topic, msg.body)
             self._anchor.acknowledged(batch[-1])
+
+    def _next_rows(self) -> list[OutboxItem]:
+        """The next events to send, in seq order: offered ones while they follow on the last sent without a gap, else
+        the outbox's (which also holds every offered event: the offer is only a shortcut)."""
+        fresh = self._fresh
+        while fresh and fresh[0].seq <= self._sent_upto:
+            fresh.popleft()
+        if not self._db_due and fresh and fresh[0].seq == self._sent_upto + 1:
+            run: list[OutboxItem] = [fresh.popleft()]
+            while fresh and len(run) < OUTBOX_ROWS and fresh[0].seq == run[-1].seq + 1:
+                run.append(fresh.popleft())
+            return run
+        if not self._db_due and not fresh:
+            return []
+        committed = self._journal.last_seq  # read first: everything up to it was committed before the outbox is read
+        rows = self._journal.outbox(OUTBOX_ROWS, after_seq=self._sent_upto)
+        if not rows:
+            # The outbox is drained up to `committed` (published in this session or an earlier one): from here on
+            # offers that follow it are enough.
+            self._sent_upto = max(self._sent_upto, committed)
+            self._db_due = False
+        return rows
 
     def _quarantine(self, row: DamagedRow) -> None:
         """A row that cannot be published as journaled: kept in the file as found, reported in an event (published

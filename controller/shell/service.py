@@ -2,7 +2,8 @@
 
 Inputs (device events, controller inputs) are queued and stepped one at a time. For each step the
 domain events are committed to the journal first, with the engine's state in the same transaction; only
-then are listeners told, the publisher woken and the device commands carried out, so nothing leaves the
+then are the events handed to the publisher (by the writer thread, once durable), listeners told and the device
+commands carried out, so nothing leaves the
 process that the journal does not hold, and a restart at any instant finds the state that goes with the
 last journaled event (restored at start, then `Recover`: docs/recovery.md). One exception: a step's lock commands
 leave while its commit is on the disk (docs/recovery.md, "Locks before the commit").
@@ -68,6 +69,7 @@ class TableService:
         journal: Journal,
         on_journaled: Callable[[], None] = lambda: None,
         clock: Clock = utc_now,
+        on_durable: Callable[[list[JournaledEvent]], None] | None = None,
         remote_anchor: Claim | None = None,
         software_check: SoftwareCheck | None = None,
         draws: BonusDraws | None = None,
@@ -104,7 +106,10 @@ class TableService:
         self._stored = snapshot.encode(self.state)
         self._stored_meters = self.state.meters
         self._stored_accounts = self.state.accounts
-        self._writer = JournalWriter(journal)
+        # A step's events go to `on_durable` (the publisher's offer) straight from the writer thread once durable;
+        # `on_journaled` is then not called for them again, only for the shell's own notes.
+        self._writer = JournalWriter(journal, on_durable)
+        self._offered = on_durable is not None
         self._inputs: asyncio.Queue[Input | _Waited] = asyncio.Queue()
         self._listeners: list[asyncio.Queue[JournaledEvent]] = []
         self.closed = asyncio.Event()
@@ -448,13 +453,13 @@ class TableService:
         """A step batch's events, once: after its commit, or first thing in a note that was ordered after it."""
         if not commit.announced and commit.journaled is not None:
             commit.announced = True
-            self._announce(commit.journaled)
+            self._announce(commit.journaled, offered=self._offered)
 
-    def _announce(self, journaled: list[JournaledEvent]) -> None:
+    def _announce(self, journaled: list[JournaledEvent], offered: bool = False) -> None:
         for ev in journaled:
             for q in self._listeners:
                 q.put_nowait(ev)
-        if journaled:
+        if journaled and not offered:
             self._on_journaled()
 
     async def _execute(self, commands: list[DeviceCommand]) -> None:

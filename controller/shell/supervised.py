@@ -64,6 +64,7 @@ class SupervisedTable:
             devices,
             journal,
             on_journaled=self.publisher.notify,
+            on_durable=self.publisher.offer,
             remote_anchor=remote_anchor,
             software_check=software_check(config),
             draws=draws,

@@ -8,13 +8,18 @@ nothing leaves the process before the journal holds the events that decided it (
 Events the shell journals itself (`TableService.note`) go through the same journal lock; a note that lands
 while a step's commit is in flight is ordered after it, and that commit's events are announced first, so the
 listeners still see every event in seq order.
+
+The moment a commit is durable the writer thread hands its events to `on_durable` on the loop (the publisher's
+`offer`, docs/mqtt.md "Latency"): one call_soon_threadsafe, ahead of the service resuming, announcing and waking
+anyone, and without the loop reading the events back from the file under the journal's lock.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,8 +42,9 @@ class Commit:
 class JournalWriter:
     """Runs Journal.append on one thread of its own, one commit at a time (the service steps one batch at a time)."""
 
-    def __init__(self, journal: Journal) -> None:
+    def __init__(self, journal: Journal, on_durable: Callable[[list[JournaledEvent]], None] | None = None) -> None:
         self._journal = journal
+        self._on_durable = on_durable
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal-writer")
         self.in_flight: Commit | None = None
 
@@ -47,6 +53,8 @@ class JournalWriter:
         unsubmitted yet waited for); `wait` for it."""
         commit = Commit()
         self.in_flight = commit
+        loop = asyncio.get_running_loop()
+        on_durable = self._on_durable
 
         def work() -> None:
             with self._journal.serialised():
@@ -55,11 +63,15 @@ class JournalWriter:
                     # The anchor's fdatasync here too, not on the loop when the publisher reads these events out
                     # (Journal.outbox makes it durable first): the loop keeps reading the devices meanwhile.
                     self._journal.make_durable()
+                    if on_durable is not None and commit.journaled:
+                        # A loop already closed has nobody left to publish to: the events wait in the outbox.
+                        with contextlib.suppress(RuntimeError):
+                            loop.call_soon_threadsafe(on_durable, commit.journaled)
                 finally:
                     # Before the lock goes: a note that appends next must find this commit finished.
                     commit.finished.set()
 
-        commit.running = asyncio.get_running_loop().run_in_executor(self._thread, work)
+        commit.running = loop.run_in_executor(self._thread, work)
         return commit
 
     async def wait(self, commit: Commit) -> None:

@@ -185,6 +185,10 @@ class CommandListener:
                 self._log.exception("supervisor commands not handled", payloads=len(batch))
 
     def _listening(self) -> None:
+        if self.service.closed.is_set():
+            # Subscribed only after the table closed (a slow broker, a quick Ctrl-C): `table.closed` stays the
+            # journal's last event, as a closed table's must be (tests/e2e/test_kill9_recovery.py).
+            return
         config = self.service.config
         keys = {s.key_id: s.role for s in config.supervisors}
         self._log.info("command listener subscribed", topic=self.subscription, keys=len(keys))

@@ -1,0 +1,217 @@
+"""The fast path of issue 19 item 3: the journal's writer thread offers a durable commit's events to the publisher,
+which writes them as one batch of QoS 1 PUBLISH packets (controller.mqtt.batch). Real mosquitto, real writer thread,
+real SQLite journal; the outbox stays the truth: notes in between, reconnects and a broker killed mid-batch."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import pytest
+
+from controller.config.table import MqttSettings
+from controller.core.events import DomainEvent, JournaledEvent
+from controller.mqtt import batch as batch_module
+from controller.mqtt.batch import Batch
+from controller.mqtt.publisher import FRESH_MAX, EventPublisher
+from controller.shell.writer import JournalWriter
+from controller.store.journal import Journal
+from controller.store.outbox import OutboxItem
+from tests.conftest import Mosquitto, Received, Subscribe
+from tests.mqtt.test_publisher import eventually
+
+
+class CountingJournal(Journal):
+    """A real journal that counts how often the publisher reads its outbox back."""
+
+    reads = 0
+
+    def outbox(self, limit: int = 200, after_seq: int = 0) -> list[OutboxItem]:
+        self.reads += 1
+        return super().outbox(limit, after_seq)
+
+
+def step_events(*ns: int) -> list[DomainEvent]:
+    # 655a.11(h): a settlement step journals one event per seat; the payload only numbers them here.
+    return [DomainEvent("test.event", "655a.11(h)(1)", {"n": n}, round_id="r1") for n in ns]
+
+
+@pytest.fixture
+def journal(tmp_path: Path, unique_id: str) -> Iterator[CountingJournal]:
+    j = CountingJournal(tmp_path / "journal.db", f"T-{unique_id}", "boot-1")
+    yield j
+    j.close()
+
+
+def settings(mosquitto: Mosquitto, unique_id: str) -> MqttSettings:
+    return MqttSettings(broker=mosquitto.url, prefix=f"test-{unique_id}")
+
+
+def seqs(messages: list[Received], topic: str) -> list[int]:
+    return [int(m.json()["seq"]) for m in messages if m.topic == topic]
+
+
+def first_seen(seq_list: list[int]) -> list[int]:
+    """Each seq at its first arrival: at-least-once delivery may repeat one, never reorder what is new."""
+    seen: set[int] = set()
+    out = []
+    for s in seq_list:
+        if s not in seen:
+            seen.add(s)
+            out.append(s)
+    return out
+
+
+def more_than(batches: list[int], n: int) -> Callable[[], bool]:
+    return lambda: len(batches) > n
+
+
+async def commit(writer: JournalWriter, events: list[DomainEvent]) -> list[JournaledEvent]:
+    done = writer.submit(events, datetime.now(UTC), [])
+    await writer.wait(done)
+    assert done.journaled is not None
+    return done.journaled
+
+
+async def test_offered_steps_go_out_in_order_without_reading_the_outbox(
+    mosquitto: Mosquitto, subscribe: Subscribe, journal: CountingJournal, unique_id: str
+) -> None:
+    cfg = settings(mosquitto, unique_id)
+    topic = f"{cfg.prefix}/{journal.table_id}/event"
+    sub = subscribe(topic)
+    pub = EventPublisher(journal, cfg, journal.table_id)
+    writer = JournalWriter(journal, on_durable=pub.offer)
+    task = asyncio.create_task(pub.run())
+    try:
+        await eventually(lambda: pub.connected and journal.reads > 0, what="connected, outbox read once")
+        await eventually(lambda: pub._db_due is False, what="the outbox found empty")
+        reads_before = journal.reads
+        # 20 steps of 10 events, and one of 150 (more than paho's 100 in flight: it queues the rest, in order).
+        for step in range(20):
+            await commit(writer, step_events(*range(step * 10 + 1, step * 10 + 11)))
+        await commit(writer, step_events(*range(201, 351)))
+        await sub.await_until(lambda m: len(seqs(m, topic)) >= 350, what="350 events")
+        assert seqs(sub.messages, topic) == list(range(1, 351))
+        assert all("replayed" not in m.json() for m in sub.messages)
+        # Every one of them went from the writer thread to the wire without the outbox being read back.
+        assert journal.reads == reads_before
+        # Acknowledged: the marks reach the file (MARK_EVERY at a time, or once idle).
+        await eventually(lambda: journal.unpublished() == [], what="outbox marked")
+    finally:
+        await pub.close()
+        writer.close()
+    assert task.done()
+
+
+async def test_a_note_between_steps_is_read_from_the_outbox_in_its_place(
+    mosquitto: Mosquitto, subscribe: Subscribe, journal: CountingJournal, unique_id: str
+) -> None:
+    cfg = settings(mosquitto, unique_id)
+    topic = f"{cfg.prefix}/{journal.table_id}/event"
+    sub = subscribe(topic)
+    pub = EventPublisher(journal, cfg, journal.table_id)
+    writer = JournalWriter(journal, on_durable=pub.offer)
+    task = asyncio.create_task(pub.run())
+    try:
+        await eventually(lambda: pub.connected, what="connected")
+        await commit(writer, step_events(1, 2, 3))
+        # A shell note (TableService.note) is appended on the loop and only notified, never offered.
+        journal.append([DomainEvent("device.online", None, {"device_id": "shoe"})], datetime.now(UTC))
+        pub.notify()
+        await commit(writer, step_events(5, 6))
+        await sub.await_until(lambda m: len(seqs(m, topic)) >= 6, what="6 events")
+        got = [m.json() for m in sub.messages if m.topic == topic]
+        assert [e["seq"] for e in got] == [1, 2, 3, 4, 5, 6]
+        assert got[3]["type"] == "device.online"
+        await eventually(lambda: journal.unpublished() == [], what="outbox marked")
+    finally:
+        await pub.close()
+        writer.close()
+    assert task.done()
+
+
+async def test_broker_killed_mid_batch_loses_nothing(
+    mosquitto: Mosquitto,
+    subscribe: Subscribe,
+    journal: CountingJournal,
+    unique_id: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The third batch is written to the socket and the broker is killed before any PUBACK can come back: after the
+    restart every event is there, new ones in seq order, the unacknowledged ones again and flagged `replayed`."""
+    cfg = settings(mosquitto, unique_id)
+    topic = f"{cfg.prefix}/{journal.table_id}/event"
+    sub = subscribe(topic)
+    real_send = batch_module.send
+    batches: list[int] = []
+
+    def send_then_kill(client: aiomqtt.Client, to: str, bodies: Any) -> Batch:
+        batches.append(len(bodies))
+        if len(batches) != 3:
+            return real_send(client, to, bodies)
+        broker = mosquitto.proc
+        assert broker is not None
+        # Frozen, the broker's socket still takes the packets but nothing answers them: no PUBACK, nothing forwarded.
+        broker.send_signal(signal.SIGSTOP)
+        sent = real_send(client, to, bodies)
+        mosquitto.stop(kill=True)  # SIGKILL: the batch dies unacknowledged with the broker (no persistence)
+        mosquitto.start()
+        # Blocking the loop on purpose: the publisher cannot reconnect before the subscriber is back.
+        sub.wait_subscribed(2)
+        return sent
+
+    monkeypatch.setattr(batch_module, "send", send_then_kill)
+    pub = EventPublisher(journal, cfg, journal.table_id, backoff_min=0.05, backoff_max=0.2)
+    writer = JournalWriter(journal, on_durable=pub.offer)
+    task = asyncio.create_task(pub.run())
+    try:
+        await eventually(lambda: pub.connected, what="connected")
+        for step in range(6):
+            await commit(writer, step_events(*range(step * 10 + 1, step * 10 + 11)))
+            if len(batches) < 3:
+                await eventually(more_than(batches, step), what=f"batch {step + 1} sent")
+        await sub.await_until(lambda m: set(seqs(m, topic)) >= set(range(1, 61)), what="all 60 events")
+        # The killed batch never reached anyone: the reconnect publishes it from the outbox, in its place, as a
+        # replay, with what was committed during the outage; what was acknowledged before is not sent again.
+        bodies = [m.json() for m in sub.messages if m.topic == topic]
+        assert [b["seq"] for b in bodies] == list(range(1, 61))
+        assert [b.get("replayed", False) for b in bodies] == [False] * 20 + [True] * 40
+        assert len({b["event_id"] for b in bodies}) == 60
+        await eventually(lambda: journal.unpublished() == [], what="outbox marked")
+    finally:
+        await pub.close()
+        writer.close()
+    assert task.done()
+
+
+async def test_offers_past_the_memory_bound_during_an_outage_come_from_the_outbox(
+    mosquitto: Mosquitto, subscribe: Subscribe, journal: CountingJournal, unique_id: str
+) -> None:
+    cfg = settings(mosquitto, unique_id)
+    topic = f"{cfg.prefix}/{journal.table_id}/event"
+    sub = subscribe(topic)
+    pub = EventPublisher(journal, cfg, journal.table_id, backoff_min=0.05, backoff_max=0.2)
+    writer = JournalWriter(journal, on_durable=pub.offer)
+    task = asyncio.create_task(pub.run())
+    try:
+        await eventually(lambda: pub.connected, what="connected")
+        mosquitto.stop()
+        await eventually(lambda: not pub.connected, what="outage noticed")
+        total = FRESH_MAX + 200
+        for start in range(1, total + 1, 100):
+            await commit(writer, step_events(*range(start, start + 100)))
+        assert len(pub._fresh) <= FRESH_MAX  # bounded: the rest is only in the journal
+        mosquitto.start()
+        sub.wait_subscribed(2)
+        await sub.await_until(lambda m: len(set(seqs(m, topic))) >= total, what=f"{total} events", within=30)
+        assert first_seen(seqs(sub.messages, topic)) == list(range(1, total + 1))
+        await eventually(lambda: journal.unpublished() == [], what="outbox marked")
+    finally:
+        await pub.close()
+        writer.close()
+    assert task.done()
