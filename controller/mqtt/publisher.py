@@ -351,11 +351,14 @@ class EventPublisher:
             if len(self._acked[True]) + len(self._acked[False]) >= MARK_EVERY:
                 self._flush_marks()
             # Acknowledged events whose marks are not yet committed are still unpublished in the file: skip them.
+            if self._closing and not final:
+                # close() was called: hand over to the deadline-bounded final drain. Checked before taking rows:
+                # offered events taken here and not sent would be gone from memory, and the final drain, finding
+                # nothing offered and nothing due from the outbox, would close with them unpublished.
+                return
             rows = self._next_rows()
             if not rows:
                 return
-            if self._closing and not final:
-                return  # close() was called: hand over to the deadline-bounded final drain
             batch = [ev for ev in rows if not isinstance(ev, DamagedRow)]
             for damaged in (r for r in rows if isinstance(r, DamagedRow)):
                 self._quarantine(damaged)
