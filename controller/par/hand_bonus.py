@@ -31,6 +31,9 @@ from controller.par import deals, fixed
 from controller.par.sheet import Row, WagerSheet, net_per_unit
 
 LEVEL = "five_card_hand_bonus"
+# Each chapter's text for "paid with a winning hand only": the definition ("an additional payout") and the dealer's
+# verification of the winning hand before any Magic Card or Lucky Bonus payout.
+WINNING_HAND_ONLY = {"655a": "655a.1, 655a.11(i)(3)(i)", "643a": "643a.1, 643a.11(f)(3)(v)(A)"}
 CARDS_IN_HAND = 5  # 655a.1: the player's two cards and three community cards; 643a.1: three and two
 
 
@@ -45,13 +48,14 @@ class Extra:
 
 
 def magic_card(odds: Odds, citation: str) -> Extra:
-    """The Magic Card among the player's five cards: 5 of the 52 equally likely draws, for every hand."""
-    return Extra("magic_card_bonus", f"{odds} ({citation})", Fraction(CARDS_IN_HAND, 52), _whole(odds))
+    """The Magic Card among the player's five cards: 5 of the 52 equally likely draws, for every hand (paid with a
+    winning one only: `sheet`)."""
+    return Extra("magic_card_bonus", f"{odds} on a win ({citation})", Fraction(CARDS_IN_HAND, 52), _whole(odds))
 
 
 def lucky_bonus(odds: Odds, citation: str, seats: int) -> Extra:
     """The Lucky Bonus position the player's: 1 of the table's `seats` equally likely betting positions."""
-    return Extra("lucky_bonus", f"{odds} ({citation}), 1 of {seats} positions", Fraction(1, seats), _whole(odds))
+    return Extra("lucky_bonus", f"{odds} on a win, 1 in {seats} ({citation})", Fraction(1, seats), _whole(odds))
 
 
 def _whole(odds: Odds) -> Fraction:
@@ -89,8 +93,7 @@ def sheet(
     # Paid only with a winning hand (655a.11(i)(3)(i), 643a.11(f)(3)(v)(A)), the draw independent of the cards.
     hand_wins = Fraction(total - losing, total)
     extra_rows = tuple(
-        Row(x.name, f"{x.pays}, with a winning hand", x.probability * hand_wins, x.probability * hand_wins * x.paid)
-        for x in extras
+        Row(x.name, x.pays, x.probability * hand_wins, x.probability * hand_wins * x.paid) for x in extras
     )
     base = fixed.sheet(
         LEVEL,
@@ -124,10 +127,10 @@ def sheet(
         hand_mean = sum((r.contribution for r in hand_rows), Fraction(0))
         on_the_draw_alone = -(hand_mean + sum((x.probability * x.paid for x in extras), Fraction(0)))
         notes.append(
-            'the Magic Card and Lucky Bonus are paid only with a winning hand (655a.1, 643a.1 "an additional payout"; '
-            "655a.11(i)(3)(i), 643a.11(f)(3)(v)(A) verify the winning hand first); paid on the draw alone the house "
-            f"edge would be {float(on_the_draw_alone):.6%}, a wager returning more than it takes, so that reading was "
-            "refused (docs/par.md)"
+            f"the Magic Card and Lucky Bonus are paid only with a winning hand ({WINNING_HAND_ONLY[citation[:4]]}: "
+            "an additional payout, the winning hand verified first); paid on the draw alone the house edge would be "
+            f"{float(on_the_draw_alone):.6%}, a wager returning more than it takes, so that reading was refused "
+            "(docs/par.md)"
         )
     return replace(
         base,
