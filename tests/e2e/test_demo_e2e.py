@@ -366,7 +366,7 @@ def test_demo_plays_the_five_card_hand_bonus_with_game_accounts(
         elif any(held.values()):
             unpaid += 1
             assert "not paid" in e["payload"]["note"], e
-    settled = {
+    bonus_rows = {
         (e["round_id"], int(e["payload"]["seat"]), e["type"].removesuffix(".settled"))
         for e in events
         if e["type"] in ("magic_card_bonus.settled", "lucky_bonus.settled")
@@ -376,7 +376,7 @@ def test_demo_plays_the_five_card_hand_bonus_with_game_accounts(
         for e in events
         if e["type"] == "account.credited" and e["payload"]["wager"] in ("magic_card_bonus", "lucky_bonus")
     }
-    assert settled == credited == expected
+    assert bonus_rows == credited == expected
     assert unpaid > 0, "the seeded run drew a bonus onto a losing hand at least once"
     # The draws are sealed until settlement: the published bonus.drawn names them and holds no value.
     for e in events:

@@ -77,7 +77,8 @@ def test_the_floor_config_and_a_bad_meter_are_refused_with_the_fix() -> None:
 
 def test_a_wager_returning_more_than_it_takes_is_flagged_in_every_format(capsys: pytest.CaptureFixture[str]) -> None:
     """Past its break-even meter ($214,596.05 at 655a, docs/par.md) the Five Card Hand Bonus pays out more than it
-    takes: the sheet says so in a WARNING line (text, html) and a flag (json); at its $10,000 seed nothing is flagged."""
+    takes: the sheet says so in a WARNING line (text, html) and a flag (json); at its $10,000 seed, nothing is
+    flagged."""
     config = str(CONFIGS / "mississippi-stud-five-card-hand-bonus.toml")
     high = ["--meter", "five_card_hand_bonus=30000000"]  # $300,000
     out: dict[str, str] = {}
