@@ -21,13 +21,12 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import random
 import signal
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -44,7 +43,19 @@ from drivers.sim.table import SimulatedTable
 
 TARGET_RSS_MB = 45.0  # issue 19 (issue 6 asked 80)
 TARGET_IDLE_CPU_PERCENT = 1.0
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+# The floor under the controller's CPU per round: one process publishing the same events (QoS 1, each awaited as the
+# daemon's publisher awaits them in batches) to the same broker, and nothing else; its CPU time on stdout.
+PUBLISH_BASELINE = """
+import asyncio, json, sys, time, aiomqtt
+async def main():
+    bodies = [line.encode() for line in sys.stdin.read().splitlines()]
+    async with aiomqtt.Client(sys.argv[1], int(sys.argv[2])) as client:
+        start = time.process_time()
+        await asyncio.gather(*(client.publish("tablectl/bench-baseline/event", b, qos=1) for b in bodies))
+        print(time.process_time() - start, flush=True)
+asyncio.run(main())
+"""
 
 IDLE_BASELINE = """
 import asyncio, sys, aiomqtt
@@ -53,6 +64,19 @@ async def main():
         print("ready", flush=True)
         await asyncio.sleep(3600)
 asyncio.run(main())
+"""
+
+PROFILED = """
+import cProfile, runpy, sys, time
+out, module = sys.argv[1], sys.argv[2]
+sys.argv = [module, *sys.argv[3:]]
+prof = cProfile.Profile(time.thread_time)
+try:
+    prof.runcall(runpy.run_module, module, run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+finally:
+    prof.dump_stats(out)
 """
 
 
@@ -64,21 +88,6 @@ def rss_mb(pid: int) -> tuple[float, float]:
         if key in ("VmRSS", "VmHWM"):
             fields[key] = int(value.split()[0]) / 1024  # kB
     return fields["VmRSS"], fields["VmHWM"]
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU time of every thread of the process. schedstat counts nanoseconds where /proc/<pid>/stat counts clock
-    ticks (10 ms): over 20 s a tick is already 0.05 % of a core, too coarse for an idle process."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(FileNotFoundError):  # a thread that ended since the listing
-            total += int((task / "schedstat").read_text().split()[0])
-    if total:
-        return total / 1e9
-    # Kernels without schedstats: fields after the command name (which may hold spaces, hence the split at the
-    # last ")"); utime is the 14th field of the line, stime the 15th.
-    rest = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(rest[11]) + int(rest[12])) / CLOCK_TICKS
 
 
 async def spawn(*args: str) -> asyncio.subprocess.Process:
@@ -109,9 +118,9 @@ async def wait_ready(proc: asyncio.subprocess.Process, what: str) -> None:
 
 async def idle_cpu(pid: int, seconds: float) -> float:
     """Percent of one core the process used over `seconds` of wall time."""
-    start_cpu, start = cpu_seconds(pid), time.monotonic()
+    start_cpu, start = benchlib.cpu_seconds(pid), time.monotonic()
     await asyncio.sleep(seconds)  # the measurement window itself, not synchronisation
-    return (cpu_seconds(pid) - start_cpu) / (time.monotonic() - start) * 100
+    return (benchlib.cpu_seconds(pid) - start_cpu) / (time.monotonic() - start) * 100
 
 
 @dataclass
@@ -126,6 +135,8 @@ class Figures:
     # simulators and the people run in this process.
     play: tuple[float, float] = (0.0, 0.0)
     play_end: tuple[float, float] = (0.0, 0.0)
+    # The events published between those two round.completed, as received: what the publish baseline sends again.
+    published: list[bytes] = field(default_factory=list)
 
 
 class Watch:
@@ -142,16 +153,19 @@ class Watch:
 
     async def follow(self, mqtt: aiomqtt.Client) -> None:
         async for msg in mqtt.messages:
-            body = json.loads(bytes(msg.payload))
+            raw = bytes(msg.payload)
+            body = json.loads(raw)
             kind = body["type"]
+            if 1 <= self.figures.rounds < self.rounds:
+                self.figures.published.append(raw)
             if kind == "table.opened":
                 self.opened.set()
             elif kind == "round.completed":
                 self.figures.rounds += 1
                 if self.figures.rounds == 1:
-                    self.figures.play = (cpu_seconds(self.pid), time.monotonic())
+                    self.figures.play = (benchlib.cpu_seconds(self.pid), time.monotonic())
                 elif self.figures.rounds == self.rounds:
-                    self.figures.play_end = (cpu_seconds(self.pid), time.monotonic())
+                    self.figures.play_end = (benchlib.cpu_seconds(self.pid), time.monotonic())
                 if self.figures.rounds % 25 == 0:
                     benchlib.progress(f"{self.figures.rounds}/{self.rounds} rounds")
                 if self.figures.rounds >= self.rounds:
@@ -170,7 +184,9 @@ def people(config: TableConfig, sims: SimulatedTable, rng: random.Random) -> tup
     return SimulatedFloor(service, sims, RandomPolicy(rng), None, 0.0), events  # type: ignore[arg-type]
 
 
-async def measure(url: str, rounds: int, idle_seconds: float, seed: int, tmp: Path) -> Figures:
+async def measure(
+    url: str, rounds: int, idle_seconds: float, seed: int, tmp: Path, profile: Path | None = None
+) -> Figures:
     config = benchlib.seven_seat_config()
     host, port = url.removeprefix("mqtt://").rsplit(":", 1)
     rng = random.Random(seed)
@@ -180,7 +196,10 @@ async def measure(url: str, rounds: int, idle_seconds: float, seed: int, tmp: Pa
     ):
         path = benchlib.write_config(config, sims.ports, tmp)
         await mqtt.subscribe(f"tablectl/{config.table_id}/event", qos=1)
-        run = [sys.executable, "-m", "controller.cli", "--log-level", "warning", "run", "--config", str(path)]
+        # --profile: the CPU time (not the wall time) of the daemon's main thread under cProfile, written when it
+        # stops (SIGTERM ends it cleanly).
+        python = [sys.executable, "-c", PROFILED, str(profile)] if profile else [sys.executable, "-m"]
+        run = [*python, "controller.cli", "--log-level", "warning", "run", "--config", str(path)]
         daemon = await spawn(*run, "--broker", url, "--journal", str(tmp / "journal.sqlite"))
         try:
             floor, events = people(config, sims, rng)
@@ -220,6 +239,19 @@ async def play_and_sample(
     return figures
 
 
+async def publish_baseline(url: str, published: list[bytes]) -> float:
+    """CPU seconds a bare aiomqtt process spends publishing `published` (PUBLISH_BASELINE)."""
+    host, port = url.removeprefix("mqtt://").rsplit(":", 1)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", PUBLISH_BASELINE, host, port,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await proc.communicate(b"\n".join(published))
+    if proc.returncode != 0:
+        sys.exit(f"bench: the publish baseline failed: {err.decode()[-2000:]}")
+    return float(out)
+
+
 async def baselines(url: str, idle_seconds: float) -> tuple[float, float]:
     """(RSS MB of a process that imported controller.shell.runner, idle CPU % of a bare aiomqtt process)."""
     imported = await spawn(
@@ -246,15 +278,17 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--idle-seconds", type=float, default=30.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--profile", type=Path, help="write a cProfile of the daemon's main thread to this file")
     args = ap.parse_args()
     if args.idle_seconds <= 0:
         ap.error("--idle-seconds: give a positive number of seconds (20 or more for a figure)")
     configure_logging(json=False, level="warning")
-    print(f"machine: {benchlib.machine()}")
+    print(f"machine: {benchlib.machine()}; {benchlib.compile_bytecode()}")
     with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-footprint-") as tmp:
         benchlib.progress(f"daemon playing {args.rounds} rounds of a seven-seat 643a table")
-        figures = asyncio.run(measure(url, args.rounds, args.idle_seconds, args.seed, Path(tmp)))
+        figures = asyncio.run(measure(url, args.rounds, args.idle_seconds, args.seed, Path(tmp), args.profile))
         base_rss, base_cpu = asyncio.run(baselines(url, args.idle_seconds))
+        publish_cpu = asyncio.run(publish_baseline(url, figures.published)) if figures.published else 0.0
 
     print(f"`tablectl run`, seven-seat 643a table on simulated devices, {figures.rounds} rounds played")
     print(f"baseline `python -c 'import controller.shell.runner'`: RSS {base_rss:.1f} MB")
@@ -269,9 +303,16 @@ def main() -> int:
         cpu_ms = (figures.play_end[0] - figures.play[0]) / played * 1000
         rate = played / (figures.play_end[1] - figures.play[1])
         lines = "paced 115200-baud lines" if default_timing().paced else "unpaced ptys"
+        base_ms = publish_cpu / played * 1000
+        ratio = f"{cpu_ms / base_ms:.1f}x" if base_ms > 0 else "n/a"
+        print(
+            f"baseline: a bare aiomqtt process publishing the same {len(figures.published)} events "
+            f"({len(figures.published) / played:.0f} a round, QoS 1): {base_ms:.1f} ms of CPU a round"
+        )
         print(
             f"the controller alone (simulators and people in the bench process, on {lines}), over {played} rounds: "
-            f"CPU per seven-seat round {cpu_ms:.1f} ms ({'meets' if cpu_ms <= 5 else 'misses'} the target of 5 ms), "
+            f"CPU per seven-seat round {cpu_ms:.1f} ms ({ratio} the baseline; "
+            f"{'meets' if cpu_ms <= 5 else 'misses'} the target of 5 ms), "
             f"{rate:.1f} rounds/s at pace 0 with the journal durable ({'meets' if rate >= 100 else 'misses'} the "
             "target of 100; the people act on events as published over MQTT)"
         )

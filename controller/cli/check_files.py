@@ -12,8 +12,9 @@ from typing import Any
 
 from controller.cli.findings import Finding
 from controller.config.files import PEM_MAX_BYTES, SECRET_MAX_BYTES, FileRefused, kind_of, read_bounded
-from controller.config.table import MAX_TABLE_ID
+from controller.config.table import MAX_TABLE_ID, TableConfig
 from controller.mqtt.connection import read_secret, tls_context
+from controller.shell.archiver import archive_directory
 from controller.shell.runner import default_journal_path
 
 _FILE_FIXES = {
@@ -176,4 +177,30 @@ def _journal_problems(path: Path, field: str) -> list[Finding]:
         return [Finding("error", field, f"{path} cannot be created: {ancestor} is not a directory", fix)]
     if not os.access(ancestor, os.W_OK | os.X_OK):
         return [Finding("error", field, f"{path} cannot be created: {ancestor} is not writable by user {_user()}", fix)]
+    return []
+
+
+def check_archive_dir(config: TableConfig, journal: Path | None = None) -> list[Finding]:
+    """[journal] keep_rounds: the directory the daemon seals its archive segments into is a directory the service
+    user can write, or can be created (controller/shell/archiver.py)."""
+    if config.journal.keep_rounds is None:
+        return []
+    path = journal or Path(config.journal.path or default_journal_path(config.table_id))
+    directory = archive_directory(config, path)
+    field = "journal.archive_dir" + ("" if config.journal.archive_dir else " (default)")
+    fix = "create it for the service user, or set journal.archive_dir to a writable directory (back it up)"
+    try:
+        if directory.exists():
+            if not directory.is_dir():
+                return [Finding("error", field, f"{directory} is not a directory: the archive segments go there", fix)]
+            if not os.access(directory, os.W_OK | os.X_OK):
+                return [Finding("error", field, f"{directory} is not writable by user {_user()}", fix)]
+            return []
+        ancestor = directory.parent
+        while not ancestor.exists():
+            ancestor = ancestor.parent
+    except OSError as err:
+        return [Finding("error", field, f"{directory}: {err.strerror or err}", fix)]
+    if not ancestor.is_dir() or not os.access(ancestor, os.W_OK | os.X_OK):
+        return [Finding("error", field, f"{directory} cannot be created: {ancestor} is not a writable directory", fix)]
     return []

@@ -19,12 +19,13 @@ from typing import Any, TextIO
 from controller.cli.verb import Subparsers
 from controller.config.errors import ConfigError
 from controller.config.table import load_config
+from controller.shell.archiver import archive_directory
 from controller.shell.runner import default_journal_path
 from controller.store.archive import archive, default_dir
 from controller.store.reader import JournalReader
 from controller.store.schema import JournalError
 from controller.store.segments import Segment
-from controller.store.verify import VerifyReport
+from controller.store.verify import SegmentError, VerifyReport, verify_segment_file
 
 PROGRESS_EVERY = 10_000  # rows between progress lines on stderr for a long export or verify
 FOLLOW_POLL_SECONDS = 0.5  # SQLite has no change notification across processes: --follow polls
@@ -104,6 +105,13 @@ def add_parser(sub: Subparsers) -> None:
         help="also check every archive segment the journal records, in DIR (tablectl journal archive --to), and the "
         "chain through them all from the first row",
     )
+    verify.add_argument(
+        "--segment",
+        type=Path,
+        metavar="FILE",
+        help="check one archive segment file by itself instead (no journal needed): its rows chain from where it "
+        "says to its head; prints its sha256 to compare with the journal's record (verify --archives does)",
+    )
 
     arch = actions.add_parser(
         "archive",
@@ -126,7 +134,8 @@ def add_parser(sub: Subparsers) -> None:
         "--to",
         type=Path,
         metavar="DIR",
-        help="where the segment files go (default: <journal>.archive beside the journal); back it up",
+        help="where the segment files go (default: the config's journal.archive_dir, else <journal>.archive beside "
+        "the journal); back it up",
     )
 
 
@@ -144,9 +153,18 @@ def _path(args: argparse.Namespace) -> Path:
 
 def main(args: argparse.Namespace) -> int:
     try:
+        if args.journal_action == "verify" and args.segment is not None:
+            if args.journal is not None or args.config is not None or args.archives is not None:
+                raise JournalError(
+                    "--segment checks one segment file by itself: give it without --journal, --config or --archives"
+                )
+            return _verify_segment(args.segment, args.json)
         path = _path(args)
         if args.journal_action == "archive":
-            return _archive(path, args.keep_rounds, args.to)
+            to = args.to
+            if to is None and args.config is not None:  # where the daemon seals them ([journal] archive_dir)
+                to = archive_directory(load_config(args.config), path)
+            return _archive(path, args.keep_rounds, to)
         with JournalReader(path) as reader:
             if args.journal_action == "tail":
                 return _tail(reader, args.n, args.follow, args.json, sys.stdout)
@@ -221,6 +239,28 @@ def _export(reader: JournalReader, out_path: Path | None, sealed: bool) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _verify_segment(path: Path, as_json: bool) -> int:
+    try:
+        seg, report = verify_segment_file(path)
+    except SegmentError as err:
+        raise JournalError(str(err)) from None
+    if as_json:
+        print(json.dumps({**report.as_dict(), "segment": {"table_id": seg.table_id, **seg.as_dict()}}))
+        return 0 if report.ok else 1
+    what = (
+        f"table {seg.table_id}, seq {seg.first_seq} to {seg.last_seq} chained from seq {seg.prev_seq}, "
+        f"head {seg.head_hash[:16]}..., sha256 {seg.sha256}"
+    )
+    if report.ok:
+        print(f"segment {path}: intact: {report.rows_checked} rows checked ({what})")
+        return 0
+    print(f"segment {path}: BROKEN: {report.first_break}")
+    for b in report.breaks[1:10]:
+        print(f"  also: {b}")
+    print(f"  {report.rows_checked} rows checked ({what})")
+    return 1
 
 
 def _archive(path: Path, keep_rounds: int, to: Path | None) -> int:

@@ -108,6 +108,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
+    # No pydantic plugins: finding them scans every installed distribution's entry points when the first model is
+    # built (about 25 ms of each start, and importlib.metadata's zipfile, email and csv in memory). An operator who
+    # wants one sets the variable.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     argv = sys.argv[1:] if argv is None else list(argv)
     verb = chosen_verb(argv)
     args = build_parser(verb).parse_args(argv)

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from controller.cli.check_files import check_journal, check_mqtt_files
+from controller.cli.check_files import check_archive_dir, check_journal, check_mqtt_files
 from controller.cli.findings import Finding
 from controller.cli.verb import UsageError
 from controller.config.errors import config_problems
@@ -29,7 +29,7 @@ from controller.config.files import FileRefused, read_bounded
 from controller.config.table import ConfigFileError, TableConfig, read_config
 from controller.games.registry import chapter_of
 from controller.shell.runner import playable
-from drivers.registry import ENTRY_POINT_GROUP, DriverConfigError, available_drivers, settings_model
+from drivers.registry import ENTRY_POINT_GROUP, DriverConfigError, installed_names, load_driver, settings_model
 
 SIMULATED = "simulated"  # the port `tablectl demo` and `simulate` replace with a simulator's pty
 
@@ -75,6 +75,7 @@ def check_file(path: Path, journal: Path | None = None) -> Report:
         findings += check_mqtt_files(mqtt)
     findings += check_journal(data, journal)
     if config is not None:
+        findings += check_archive_dir(config, journal)
         findings += check_playable(config)
         findings += check_link(config, path.parent)
     return Report(path, findings, config)
@@ -164,9 +165,30 @@ def device_entries(devices: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
             yield from ((f"devices.{key}[{i}]", entry) for i, entry in enumerate(entries))
 
 
+class NamedDrivers:
+    """The installed drivers' names (package metadata, nothing imported) and the classes of those a config names,
+    each imported when first asked for: a table's start does not import every vendor's driver and its libraries
+    (`tablectl devices` still lists and loads them all)."""
+
+    def __init__(self) -> None:
+        self.names = installed_names()
+        self._loaded: dict[str, type | None] = {}
+        self.broken: dict[str, str] = {}  # installed drivers whose plugin fails to import -> why
+
+    def get(self, name: str) -> type | None:
+        """The class of driver `name`; None when it is not installed or its plugin fails to import (`broken`)."""
+        if name not in self._loaded:
+            try:
+                self._loaded[name] = load_driver(name) if name in self.names else None
+            except DriverConfigError as exc:
+                self.broken[name] = str(exc)
+                self._loaded[name] = None
+        return self._loaded[name]
+
+
 def check_devices(devices: Mapping[str, Any]) -> list[Finding]:
-    drivers = available_drivers()
-    installed = ", ".join(sorted(drivers)) or "none"
+    drivers = NamedDrivers()
+    installed = ", ".join(drivers.names) or "none"
     findings: list[Finding] = []
     ports: list[tuple[str, str]] = []
     for where, raw in device_entries(devices):
@@ -180,7 +202,7 @@ def check_devices(devices: Mapping[str, Any]) -> list[Finding]:
 
 
 def _check_device(
-    where: str, raw: Mapping[str, Any], drivers: Mapping[str, type[Any]], installed: str
+    where: str, raw: Mapping[str, Any], drivers: NamedDrivers, installed: str
 ) -> tuple[list[Finding], str | None]:
     """One device's problems, and its port when its settings are valid."""
     name = raw.get("driver")
@@ -194,8 +216,17 @@ def _check_device(
             )
         ], None
     cls = drivers.get(name)
+    if name in drivers.broken:
+        return [
+            Finding(
+                "error",
+                f"{where}.driver",
+                f"names driver {name!r}, which is installed but does not load: {drivers.broken[name]}",
+                "reinstall the package that provides it, or report it to the driver's maker",
+            )
+        ], None
     if cls is None:
-        close = difflib.get_close_matches(name, list(drivers), n=1, cutoff=0.6)
+        close = difflib.get_close_matches(name, drivers.names, n=1, cutoff=0.6)
         return [
             Finding(
                 "error",

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+from typing import TYPE_CHECKING
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 SUPERVISOR_KEY_FIX = "paste the public key `tablectl command keygen` printed (base64 of the raw 32-byte Ed25519 key)"
 RELEASE_KEY_FIX = "paste the public key `tablectl release keygen` printed (base64 of the raw 32-byte Ed25519 key)"
@@ -19,6 +21,9 @@ def decode_public_key(text: str, fix: str = SUPERVISOR_KEY_FIX) -> Ed25519Public
         raise ValueError(f"is not base64: {fix}") from None
     if len(raw) != 32:
         raise ValueError(f"decodes to {len(raw)} bytes, an Ed25519 public key has 32: {fix}")
+    # Imported here: a table that names no key never loads cryptography (7 MB, tens of ms at start).
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     try:
         return Ed25519PublicKey.from_public_bytes(raw)
     except ValueError:

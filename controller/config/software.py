@@ -15,7 +15,7 @@ from controller.config.keys import RELEASE_KEY_FIX, decode_public_key
 class SoftwareSettings(BaseModel):
     """The check of the installed code against its signed release manifest at start (605a.4(c), docs/software.md)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     release_keys: list[str] = Field(
         [], description="base64 Ed25519 public keys of the release keys a manifest may be signed with"

@@ -69,7 +69,7 @@ GameRules = Annotated[ChapterRules, GetPydanticSchema(_game_schema)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
 
 class MqttSettings(_Strict):
@@ -186,6 +186,25 @@ class ProgressiveSettings(_Strict):
 
 class JournalSettings(_Strict):
     path: str | None = Field(None, description="SQLite file; default: <state dir>/<table_id>.sqlite")
+    keep_rounds: int | None = Field(
+        None,
+        ge=1,
+        le=10_000_000,
+        description="archive the completed rounds older than the last N into segment files, between rounds and "
+        "when the table closes (docs/journal.md, Archiving); default: never (tablectl journal archive by hand)",
+    )
+    archive_dir: str | None = Field(
+        None, description="where the daemon's archive segments go; default: <journal>.archive beside the journal"
+    )
+
+    @model_validator(mode="after")
+    def _archive_needs_rounds(self) -> JournalSettings:
+        if self.archive_dir is not None and self.keep_rounds is None:
+            raise ValueError(
+                "journal.archive_dir is set without journal.keep_rounds: say how many rounds the journal keeps "
+                "(e.g. keep_rounds = 5000), or leave archive_dir out"
+            )
+        return self
 
 
 class Devices(_Strict):

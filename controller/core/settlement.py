@@ -83,7 +83,7 @@ class SettlementError(ValueError):
 class ChapterRules(BaseModel):
     """Base of each chapter's options (the [game] table of a config); `chapter` selects the chapter."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     chapter: str  # each chapter narrows it to its own code, the tag of the config's discriminated union
     seats: int
@@ -102,7 +102,7 @@ class SeatRecord(BaseModel):
     """One betting position in a round record. `player` names who sits there, so boxes of one player
     can be told apart from other players' (envy bonuses never pay on the player's own hands)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     seat: int = Field(ge=1, le=7)
     player: str | None = None
@@ -123,7 +123,7 @@ class SeatRecord(BaseModel):
 class RoundRecord(BaseModel):
     """Base of each chapter's round record (the input of `tablectl settle`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     round_id: str | None = None
     meters: dict[str, Cents] = Field(

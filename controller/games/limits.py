@@ -20,7 +20,7 @@ from controller.engine.spec import Offer
 class WagerLimit(BaseModel):
     """One wager's posted limits in cents; a bound left out is the Ante's."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     min_cents: int | None = Field(
         None, gt=0, le=MAX_WAGER_CENTS, description=f"the least the wager may be, in cents; {WAGER_BOUND}"

@@ -19,7 +19,7 @@ ISSUED_AT_EXAMPLE = "2026-11-21T08:00:00.000000Z"
 
 
 class _Message(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
 
 class SupervisorCommand(_Message):

@@ -15,12 +15,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Sent(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
 
 class _Heard(BaseModel):
     # What the link sends may grow fields: a table reads what it knows.
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="ignore", frozen=True)
 
 
 class ContributionOut(_Sent):

@@ -55,7 +55,7 @@ def ppm_to_percent(ppm: int) -> str:
 class LevelParameters(BaseModel):
     """One meter: what it starts at, what it restarts at after a 100 % award, and what each wager adds."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     level: str = Field(pattern=LEVEL_PATTERN, description="the meter's name, as on the sign and in settlement")
     seed_cents: int = Field(ge=0, description="the amount the meter starts at (the house funds it)")
@@ -85,7 +85,7 @@ class LevelParameters(BaseModel):
 class ProgressiveParameters(BaseModel):
     """The meters one wager feeds: each accepted wager of this spot contributes to every one of its levels."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     wager: str = Field(pattern=LEVEL_PATTERN, description="the wager spot, e.g. progressive, five_card_hand_bonus")
     wager_cents: int | None = Field(
@@ -100,7 +100,7 @@ class ProgressiveParameters(BaseModel):
 class TableProgressives(BaseModel):
     """Every progressive a table offers. Level names are unique across the table: a sign shows them side by side."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     progressives: tuple[ProgressiveParameters, ...] = ()
 
@@ -146,7 +146,7 @@ class ProgressiveOptions(BaseModel):
     """What a table config may add to the chapter's figures: a limit per meter, and (where the chapter leaves the
     rates to the Rules Submission, 643a) the reserve share. Leave out for none."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     limits_cents: dict[str, int] = Field(default_factory=dict, description="meter level -> most it shows, cents")
     reserve_percent: dict[str, Decimal] = Field(

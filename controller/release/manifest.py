@@ -16,11 +16,10 @@ import json
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+if TYPE_CHECKING:  # imported where used: a daemon without a release manifest never loads cryptography
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 FORMAT = "tablectl-release/1"
 # The packages the one distribution installs (pyproject.toml [tool.setuptools.packages.find]).
@@ -69,6 +68,9 @@ def digest_of(files: Mapping[str, str]) -> str:
 
 
 def public_key_b64(key: Ed25519PrivateKey | Ed25519PublicKey) -> str:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
     public = key.public_key() if isinstance(key, Ed25519PrivateKey) else key
     return base64.b64encode(public.public_bytes(Encoding.Raw, PublicFormat.Raw)).decode("ascii")
 
@@ -165,6 +167,9 @@ def signature_problem(m: Manifest) -> str | None:
     raw = raw_key(m.key)
     if raw is None:
         return f"its key {m.key!r} is not a base64 Ed25519 public key"
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     try:
         sig = base64.b64decode(m.signature, validate=True)
         Ed25519PublicKey.from_public_bytes(raw).verify(sig, m.signed_bytes())

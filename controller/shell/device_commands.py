@@ -65,7 +65,7 @@ class CommandRunner:
         # (all six stations lock at once).
         by_device: dict[str, list[DeviceCommand]] = defaultdict(list)
         for c in commands:
-            by_device[_device_for(c)].append(c)
+            by_device[device_for(c)].append(c)
         await asyncio.gather(*(self._run(dev, cmds) for dev, cmds in by_device.items()))
 
     async def _run(self, device_id: str, commands: list[DeviceCommand]) -> None:
@@ -169,7 +169,7 @@ def _mismatch(device: Device, kind: str, c: DeviceCommand) -> DeviceMismatch:
     return DeviceMismatch(f"{type(device).__name__} is not a {kind}: it cannot {c.verb}")
 
 
-def _device_for(c: DeviceCommand) -> str:
+def device_for(c: DeviceCommand) -> str:
     """The configured device that carries a command out: the seat's wager station, or the device of the role."""
     match c:
         case LockSeat(seat=seat) | UnlockSeat(seat=seat) | LightSeat(seat=seat):

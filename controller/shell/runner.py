@@ -21,12 +21,15 @@ import structlog
 
 from controller.config.errors import ConfigError
 from controller.config.table import TableConfig, configured_devices, station_id
+from controller.core.events import DomainEvent
 from controller.engine.context import BonusDraws
 from controller.engine.inputs import CloseTable
 from controller.engine.state import Phase
 from controller.games.registry import SPECS, spec_for
 from controller.mqtt.anchor import read_retained_anchor
 from controller.mqtt.birth import software_check
+from controller.shell.archiver import TASK as ARCHIVE_TASK
+from controller.shell.archiver import ArchiveFailed
 from controller.shell.noise import quiet_connection_noise
 from controller.shell.service import TableService
 from controller.shell.software import operator_message
@@ -148,11 +151,33 @@ async def run_table(
         supervised.cancel()
         await asyncio.gather(service_task, supervised, watches, return_exceptions=True)
         failure = failure or _storage_failure(service_task, supervised)
+        if failure is None and service.closed.is_set():
+            await _archive_at_close(table)
         journal.close()
     if failure is not None:
         log.error("table stopped: its journal failed", error=str(failure), cause=failure.cause)
         raise failure
     return service.state.rounds_played - first_round
+
+
+async def _archive_at_close(table: SupervisedTable) -> None:
+    """[journal] keep_rounds: the table closed and the publisher's backlog was acknowledged, the quietest moment
+    there is (controller/shell/archiver.py). A failure is journaled (published at the next start) and logged."""
+    if table.archiver is None:
+        return
+    try:
+        await table.archiver.at_close()
+    except ArchiveFailed as err:
+        payload = {
+            "task": ARCHIVE_TASK,
+            "error": str(err)[:500],
+            "then": "retried at the next start",
+            "restart_in_seconds": None,
+            "escalated": False,
+            "failures_in_window": 1,
+            "required": False,
+        }
+        table.service.note([DomainEvent("task.failed", None, payload)])
 
 
 def _report_software(config: TableConfig) -> None:

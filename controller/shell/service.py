@@ -4,7 +4,8 @@ Inputs (device events, controller inputs) are queued and stepped one at a time. 
 domain events are committed to the journal first, with the engine's state in the same transaction; only
 then are listeners told, the publisher woken and the device commands carried out, so nothing leaves the
 process that the journal does not hold, and a restart at any instant finds the state that goes with the
-last journaled event (restored at start, then `Recover`: docs/recovery.md).
+last journaled event (restored at start, then `Recover`: docs/recovery.md). One exception: a step's lock commands
+leave while its commit is on the disk (docs/recovery.md, "Locks before the commit").
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from controller.config.errors import ConfigError
 from controller.config.table import TableConfig
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.core.settlement import ChapterRules
-from controller.engine.commands import DeviceCommand
+from controller.engine.commands import DeviceCommand, LockSeat, LockTerminal
 from controller.engine.context import BonusDraws
 from controller.engine.inputs import CriticalStateInvalid, Input, LinkLease, OpenTable, Recover, Tick
 from controller.engine.round import RoundEngine
@@ -31,7 +32,7 @@ from controller.progressive import codec as meter_codec
 from controller.progressive.model import MeterError
 from controller.release.installed import SoftwareCheck
 from controller.shell import software
-from controller.shell.device_commands import CommandRunner
+from controller.shell.device_commands import CommandRunner, device_for
 from controller.shell.writer import Commit, JournalWriter
 from controller.store import integrity, snapshot
 from controller.store.anchor import Claim
@@ -403,17 +404,31 @@ class TableService:
             records.append(Record(ACCOUNTS_RECORD, body_a, copies=2))
         events = [e for evs, _ in steps for e in evs]
         journaled: list[JournaledEvent] = []
-        if events or records:
-            commit = self._writer.submit(events, self._clock(), records)
-            try:
-                await self._writer.wait(commit)
-            finally:  # also when cancelled after the commit was made: the state goes with what the journal holds
-                if commit.journaled is not None:
-                    journaled = commit.journaled
-                    self._took(body, state)
-                    self._announce_commit(commit)
-        else:
-            self._took(body, state)
+        # Lock-outs leave now, while the journal commits (docs/recovery.md, "Locks before the commit").
+        early = _hoist_locks(steps)
+        locking = None
+        if early:
+            locking = asyncio.ensure_future(self._execute(early))
+            await lock_frames_out()
+        try:
+            if events or records:
+                commit = self._writer.submit(events, self._clock(), records)
+                try:
+                    await self._writer.wait(commit)
+                finally:  # also when cancelled after the commit was made: the state goes with what the journal holds
+                    if commit.journaled is not None:
+                        journaled = commit.journaled
+                        self._took(body, state)
+                        self._announce_commit(commit)
+            else:
+                self._took(body, state)
+        except BaseException:
+            if locking is not None:
+                locking.cancel()
+                await asyncio.gather(locking, return_exceptions=True)
+            raise
+        if locking is not None:
+            await locking  # a device's later commands keep their order after its lock
         out: list[list[JournaledEvent]] = []
         at = 0
         for evs, _ in steps:
@@ -452,3 +467,33 @@ class TableService:
         except Exception as err:
             log.error("device did not start", device=device.device_id, error=str(err))
             self.sink(DeviceOffline(device.device_id, reason=f"did not start: {err}"))
+
+
+async def lock_frames_out() -> None:
+    """Let lock commands just started write their frames before the journal's writer thread starts its commit: the
+    thread's Python work would otherwise hold the GIL while the frames wait. Two turns of the loop: one for the
+    runner's gather to start a task per device, one for each task to write its frame (a link writes at once when
+    nothing is outstanding, drivers/reference/link.py)."""
+    for _turn in range(2):
+        await asyncio.sleep(0)
+
+
+def _hoist_locks(steps: list[tuple[list[DomainEvent], list[DeviceCommand]]]) -> list[DeviceCommand]:
+    """Take out of the steps the lock commands that may leave before the journal holds the steps: a station's or a
+    terminal's lock that is the first command for its seat in the batch (so nothing for that device overtakes it).
+    A lock is safe to send early: it only takes the chance to wager away, it is idempotent, and the engine counts
+    its confirmation only as an input stepped after this commit; a crash before the commit recovers to betting,
+    which unlocks the stations again (docs/recovery.md)."""
+    seen: set[str] = set()
+    early: list[DeviceCommand] = []
+    for _events, commands in steps:
+        keep: list[DeviceCommand] = []
+        for c in commands:
+            target = device_for(c)
+            if isinstance(c, LockSeat | LockTerminal) and target not in seen:
+                early.append(c)
+            else:
+                keep.append(c)
+            seen.add(target)
+        commands[:] = keep
+    return early

@@ -17,6 +17,7 @@ from controller.engine.context import BonusDraws
 from controller.mqtt.birth import build_birth, software_check
 from controller.mqtt.meter_topics import follow_meters
 from controller.mqtt.publisher import EventPublisher
+from controller.shell import archiver
 from controller.shell.console import Console
 from controller.shell.link_client import LinkClient
 from controller.shell.service import TableService
@@ -68,6 +69,19 @@ class SupervisedTable:
             draws=draws,
         )
         self.tasks = TaskSupervisor(self.service, on_change=self.publisher.health_changed)
+        keep = config.journal.keep_rounds
+        self.archiver = (
+            None
+            if keep is None
+            else archiver.Archiver(
+                journal.path,
+                config.table_id,
+                keep,
+                archiver.archive_directory(config, journal.path),
+                lambda: self.service.state,
+                self.service.subscribe(),
+            )
+        )
 
     def specs(
         self, out: TextIO | None, companions: Sequence[Coroutine[Any, Any, None]], systemd: SystemdSupervisor | None
@@ -96,6 +110,15 @@ class SupervisedTable:
                     client.run,
                     required=True,
                     why="the outbox is in the journal; while it is down the lease lapses and progressive play stops",
+                )
+            )
+        if self.archiver is not None:
+            specs.append(
+                TaskSpec(
+                    archiver.TASK,
+                    self.archiver.run,
+                    escalate_after=archiver.ESCALATE_AFTER,
+                    why="the journal keeps every row meanwhile; retried at the next quiet moment",
                 )
             )
         if out is not None:

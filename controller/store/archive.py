@@ -168,11 +168,39 @@ def archive(
 ) -> list[Outcome]:
     """Seal every table's archivable rows of the journal at `path` into segments in `directory` (default
     `<journal>.archive`), at most `max_rows` rows a segment; JournalError when it cannot (the message says why)."""
+    directory = default_dir(path) if directory is None else directory
+    db = open_journal(path, keep_rounds, directory)
+    try:
+        tables = [t for (t,) in db.execute("SELECT table_id FROM chain_head ORDER BY table_id")]
+        out = []
+        for table_id in tables:
+            sealed: list[Segment] = []
+            while True:
+                p = plan(db, table_id, keep_rounds)
+                if p.upto == 0:
+                    break
+                seg = _seal(db, path, directory, table_id, p.upto, max_rows, step)
+                commit_sealed(db, path, directory, seg, step)
+                sealed.append(seg)
+                if progress is not None:
+                    progress(f"{seg.segment}: seq {seg.first_seq} to {seg.last_seq}, {seg.rows} rows")
+            (live,) = db.execute("SELECT COUNT(*) FROM events WHERE table_id = ?", (table_id,)).fetchone()
+            out.append(Outcome(table_id, sealed, p, int(live)))
+        # The deletes went through the -wal file: give its space back when no reader holds it (a running daemon may,
+        # then the next checkpoint reuses it). The main file keeps its pages for the rows to come: it stops growing.
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return out
+    finally:
+        db.close()
+
+
+def open_journal(path: Path, keep_rounds: int, directory: Path) -> sqlite3.Connection:
+    """A writing connection to the journal at `path`, refused as every archive run refuses it, the archive directory
+    made; JournalError when either cannot be."""
     if keep_rounds < 1:
         raise JournalError(
             f"--keep-rounds {keep_rounds}: keep at least 1 round (the one in progress is never archived)"
         )
-    directory = default_dir(path) if directory is None else directory
     probe, version = connect_readonly(path)  # the same refusals as every `tablectl journal` action
     probe.close()
     if version < 3:
@@ -189,31 +217,26 @@ def archive(
     try:
         if version < SCHEMA_VERSION:
             create_or_migrate(db, path)  # adds the archives table, in one transaction, as the daemon would
-        tables = [t for (t,) in db.execute("SELECT table_id FROM chain_head ORDER BY table_id")]
-        out = []
-        for table_id in tables:
-            sealed: list[Segment] = []
-            while True:
-                p = plan(db, table_id, keep_rounds)
-                if p.upto == 0:
-                    break
-                seg = _seal_one(db, path, directory, table_id, p.upto, max_rows, step)
-                sealed.append(seg)
-                if progress is not None:
-                    progress(f"{seg.segment}: seq {seg.first_seq} to {seg.last_seq}, {seg.rows} rows")
-            (live,) = db.execute("SELECT COUNT(*) FROM events WHERE table_id = ?", (table_id,)).fetchone()
-            out.append(Outcome(table_id, sealed, p, int(live)))
-        # The deletes went through the -wal file: give its space back when no reader holds it (a running daemon may,
-        # then the next checkpoint reuses it). The main file keeps its pages for the rows to come: it stops growing.
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        return out
-    finally:
+    except BaseException:
         db.close()
+        raise
+    return db
 
 
-def _seal_one(
+def seal_next(
+    db: sqlite3.Connection, path: Path, directory: Path, table_id: str, keep_rounds: int, max_rows: int
+) -> Segment | None:
+    """Steps 1 and 2 alone: the next segment written and sealed, the live journal untouched (WAL: the daemon's
+    writer never waits for it); None when nothing may be archived. commit_sealed then records it and deletes its
+    rows, in the short transaction the daemon runs only between rounds."""
+    p = plan(db, table_id, keep_rounds)
+    return None if p.upto == 0 else _seal(db, path, directory, table_id, p.upto, max_rows, None)
+
+
+def _seal(
     db: sqlite3.Connection, path: Path, directory: Path, table_id: str, upto: int, max_rows: int, step: Step | None
 ) -> Segment:
+    """Steps 1 and 2: the rows after the last segment, to `upto` and at most `max_rows` of them, in a sealed file."""
     prev = segments.head_of(db, table_id)
     (last,) = db.execute(
         "SELECT MAX(seq) FROM "
@@ -241,10 +264,23 @@ def _seal_one(
             f"the journal {path} does not verify in seq {first} to {last} ({damage[0]}): archiving refuses to "
             "seal a broken chain; run `tablectl journal verify` and investigate first"
         )
+    if db.execute("SELECT 1 FROM archives WHERE segment = ?", (name,)).fetchone() is not None:
+        # Another run (the daemon's, an operator's timer) recorded these very rows meanwhile: never replace its file.
+        tmp.unlink(missing_ok=True)
+        raise JournalError(f"another archive of {path} ran at the same time and sealed {name}; run it again")
     os.replace(tmp, final)
     _fsync_dir(directory)
     seg = Segment(table_id, name, first, last, prev[0], prev[1], head, rows, file_sha256(final), now)
     _step(step, "sealed", name)
+    return seg
+
+
+def commit_sealed(db: sqlite3.Connection, path: Path, directory: Path, seg: Segment, step: Step | None = None) -> None:
+    """Steps 3 and 4: in one transaction under the write lock, the rows checked unchanged and still published, the
+    segment recorded and its rows deleted. JournalError when the journal moved on meanwhile (another archive ran):
+    the sealed file, which the journal then never records, is removed, and every row is still in the journal."""
+    table_id, name, first, last = seg.table_id, seg.segment, seg.first_seq, seg.last_seq
+    prev = (seg.prev_seq, seg.prev_hash)
     db.execute("BEGIN IMMEDIATE")
     try:
         # Under the write lock: nobody archived meanwhile, and the rows are the ones sealed, all still published.
@@ -255,21 +291,33 @@ def _seal_one(
             "WHERE table_id = ? AND seq > ? AND seq <= ?",
             (last, table_id, prev[0], last),
         ).fetchone()
-        if (int(n), at_last, int(unpublished or 0)) != (rows, head, 0):
+        if (int(n), at_last, int(unpublished or 0)) != (seg.rows, seg.head_hash, 0):
             raise JournalError(f"the rows of {path} in seq {first} to {last} changed while they were sealed; run again")
         db.execute(
             f"INSERT INTO archives ({segments.FIELDS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (table_id, name, first, last, prev[0], prev[1], head, rows, seg.sha256, now),
+            (table_id, name, first, last, prev[0], prev[1], seg.head_hash, seg.rows, seg.sha256, seg.archived_at),
         )
         db.execute("DELETE FROM events WHERE table_id = ? AND seq > ? AND seq <= ?", (table_id, prev[0], last))
         _step(step, "deleting", name)
         db.execute("COMMIT")
+    except JournalError:
+        rollback_open(db)
+        # Not ours to remove if another run recorded a segment of this very name (the same rows, sealed by it).
+        if db.execute("SELECT 1 FROM archives WHERE segment = ?", (name,)).fetchone() is None:
+            (directory / name).unlink(missing_ok=True)
+        raise
     except BaseException:
         rollback_open(db)
         raise
     _step(step, "committed", name)
-    log.info("journal rows archived", path=str(path), segment=str(final), first_seq=first, last_seq=last, rows=rows)
-    return seg
+    log.info(
+        "journal rows archived",
+        path=str(path),
+        segment=str(directory / name),
+        first_seq=first,
+        last_seq=last,
+        rows=seg.rows,
+    )
 
 
 def _write(

@@ -437,3 +437,64 @@ def walk_segment(
             report.add(Break(seg.table_id, seg.last_seq, "altered segment", detail))
     finally:
         conn.close()
+
+
+def verify_segment_file(path: Path, progress: Progress | None = None) -> tuple[Segment, VerifyReport]:
+    """One archive segment checked by itself, from its own record (`tablectl journal verify --segment`): its rows
+    chain from where it says to its head, gap-free but for the rollbacks it records. What it cannot say alone is
+    whether it is the file the journal recorded: its sha256 (in the Segment returned) against the journal's
+    `archives` row, which `verify --archives` compares. SegmentError when the file is not a readable segment."""
+    try:
+        conn = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True, isolation_level=None)
+    except (sqlite3.Error, OSError) as err:
+        raise SegmentError(f"{path} cannot be opened: {err}") from None
+    try:
+        meta = conn.execute(
+            "SELECT format, table_id, first_seq, last_seq, prev_seq, prev_hash, head_hash, rows, created_at "
+            "FROM segment"
+        ).fetchall()
+        skipped = [
+            manifest.Rollback(int(a), int(u), str(h), str(r), str(at))
+            for a, u, h, r, at in conn.execute(
+                "SELECT after_seq, upto_seq, hash, reason, recorded_at FROM rollbacks ORDER BY after_seq"
+            )
+        ]
+    except sqlite3.Error as err:
+        raise SegmentError(
+            f"{path} is not an archive segment ({err}): give a file `tablectl journal archive` sealed "
+            f"(<table_id>.<first seq>-<last seq>{segments.SUFFIX})"
+        ) from None
+    finally:
+        conn.close()
+    if len(meta) != 1:
+        raise SegmentError(f"{path} has {len(meta)} segment records, not one: not a segment as sealed")
+    fmt, table_id, first, last, prev_seq, prev_hash, head_hash, rows, created = meta[0]
+    if int(fmt) > segments.FORMAT:
+        raise SegmentError(f"{path} is segment format {fmt}, newer than this tablectl reads ({segments.FORMAT})")
+    try:
+        sha = file_sha256(path)
+    except OSError as err:
+        raise SegmentError(f"{path} cannot be read: {err.strerror}") from None
+    seg = Segment(
+        str(table_id),
+        path.name,
+        int(first),
+        int(last),
+        int(prev_seq),
+        str(prev_hash),
+        str(head_hash),
+        int(rows),
+        sha,
+        str(created),
+    )
+    report = VerifyReport(str(path))
+    try:
+        walk_segment(path, seg, skipped, report, progress)
+    except (sqlite3.Error, ValueError) as err:
+        report.add(Break(seg.table_id, seg.first_seq, "unreadable", f"{type(err).__name__}: {err}"))
+    report.tables[seg.table_id] = seg.last_seq
+    return seg, report
+
+
+class SegmentError(Exception):
+    """A file that cannot be read as an archive segment at all (not SQLite, no segment record)."""

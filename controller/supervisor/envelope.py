@@ -15,13 +15,12 @@ import secrets
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, NoReturn
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from controller.mqtt.contract import SupervisorCommand
+
+if TYPE_CHECKING:  # imported where used: a table that names no supervisor key never loads cryptography
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 # The envelope's fields besides `args`, all required.
 REQUIRED = ("command_id", "table_id", "verb", "issued_at", "nonce", "key_id", "signature")
@@ -66,6 +65,9 @@ def sign_command(
 
 def public_key_b64(key: Ed25519PrivateKey | Ed25519PublicKey) -> str:
     """The raw 32-byte public key in base64, as [[supervisors]] public_key takes it."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
     public = key.public_key() if isinstance(key, Ed25519PrivateKey) else key
     return base64.b64encode(public.public_bytes(Encoding.Raw, PublicFormat.Raw)).decode("ascii")
 
@@ -78,6 +80,8 @@ def signature_problem(obj: Mapping[str, Any], cmd: SupervisorCommand, public: Ed
         return "the signature is not base64: sign the canonical form and send the signature in base64"
     if len(sig) != 64:
         return f"the signature is {len(sig)} bytes, an Ed25519 signature has 64"
+    from cryptography.exceptions import InvalidSignature
+
     try:
         public.verify(sig, canonical_bytes(obj))
     except InvalidSignature:

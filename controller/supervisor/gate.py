@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import ValidationError
 
 from controller.config.keys import decode_public_key
@@ -27,6 +26,9 @@ from controller.mqtt.contract import SupervisorCommand
 from controller.supervisor.envelope import REQUIRED, as_text, echoed, is_text, loads, signature_problem
 from controller.supervisor.replay import ReplayStore
 from controller.supervisor.verbs import ROLE_VERBS, VERBS, Signer, Verb, describe, parse_args, roles_for
+
+if TYPE_CHECKING:  # the keys come decoded from controller.config.keys, which imports cryptography when it decodes one
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 # A command is a few hundred bytes; anything much larger is not one, and is refused before it is parsed.
 MAX_PAYLOAD_BYTES = 16 * 1024

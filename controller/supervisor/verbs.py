@@ -29,7 +29,7 @@ from controller.engine.inputs import (
 
 
 class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
 
 Note = Annotated[str, Field(max_length=500, description="free text for the journal")]

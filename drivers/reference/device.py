@@ -34,11 +34,11 @@ class ReferenceSettings(BaseModel):
         default=2.0, ge=0, description="Seconds between pings while idle; 0 disables the heartbeat"
     )
     protocol: int = Field(
-        default=2,
+        default=3,
         ge=1,
-        le=2,
-        description="Highest reference-protocol version to speak: 2 (compact CBOR frames) when the device offers "
-        "it at identify, else 1; 1 keeps the line on v1 JSON frames",
+        le=3,
+        description="Highest reference-protocol version to speak, of those the device offers at identify: 3 (short "
+        "frames, answers that carry the ACK), 2 (compact CBOR frames) or 1 (JSON frames)",
     )
 
 
@@ -198,7 +198,7 @@ class ReferenceDevice(DeviceBase):
             offered = message.get("protocols")
             # A device that says nothing, or something unreadable, speaks v1 (docs/protocol.md section 10).
             if isinstance(offered, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in offered):
-                self._offered = frozenset(v for v in offered if v in (1, 2)) | {1}
+                self._offered = frozenset(v for v in offered if v in (1, 2, 3)) | {1}
             if self._identity_waiter is not None and not self._identity_waiter.done():
                 self._identity_waiter.set_result(identity)
                 return None

@@ -2,7 +2,9 @@
 
 v1 frame: SOF 0xA5 | VER 0x01 | ADDR | SEQ | KIND | LEN (2, big-endian) | PAYLOAD (JSON) | CRC (2, big-endian).
 v2 frame: SOF 0xA5 | VER 0x02 | ADDR | SEQ | KIND (bit 7: from a device) | LEN (1) | PAYLOAD (CBOR) | CRC (2).
-CRC-16/CCITT-FALSE over VER..PAYLOAD. One parser reads both, so a line can change version frame by frame
+v3 frame: SOF 0xA5 | VK (0x3 << 4 | from-device << 3 | kind) | ADDR | SEQ | kind-dependent body | CRC (2): DATA has
+LEN (1) + CBOR, ACK/NAK nothing, CODE and REPLY one code byte (a bare command or event, no map, no LEN).
+CRC-16/CCITT-FALSE over VER (or VK)..PAYLOAD. One parser reads both, so a line can change version frame by frame
 (negotiation, docs/protocol.md section 10). docs/protocol.md is the normative description.
 """
 
@@ -20,7 +22,10 @@ from drivers.reference.compact import CompactError, decode_compact, encode_compa
 SOF = 0xA5
 VERSION = 0x01
 VERSION_2 = 0x02
-VERSIONS = frozenset((VERSION, VERSION_2))
+VERSION_3 = 0x03
+VERSIONS = frozenset((VERSION, VERSION_2, VERSION_3))
+# Versions whose payloads are CBOR maps (drivers/reference/compact.py) and whose ADDR names the device both ways.
+COMPACT_VERSIONS = frozenset((VERSION_2, VERSION_3))
 HOST_ADDRESS = 0
 # v2 only: a host frame every station on a multi-drop line hears (docs/protocol.md, "Broadcast lock").
 BROADCAST_ADDRESS = 0xFF
@@ -29,6 +34,7 @@ MAX_PAYLOAD_V2 = 255
 HEADER_LEN = 7  # SOF VER ADDR SEQ KIND LEN_HI LEN_LO
 HEADER_LEN_V2 = 6  # SOF VER ADDR SEQ KIND LEN
 CRC_LEN = 2
+V3_MIN_FRAME = 6  # SOF VK ADDR SEQ CRC CRC: a v3 ACK or NAK
 MAX_FRAME = HEADER_LEN + MAX_PAYLOAD + CRC_LEN
 # v2 KIND bit 7: the frame comes from a device, and ADDR names that device (its source) rather than its
 # destination, so a station's ACK on a shared line says who sent it.
@@ -39,9 +45,35 @@ class Kind(IntEnum):
     DATA = 0x01
     ACK = 0x06
     NAK = 0x15
+    # v3 only: a device's immediate answer to a host frame, carrying that frame's SEQ. It is the frame's ACK and the
+    # answer in one (docs/protocol.md section 12); nobody ACKs it, a lost one is repeated when the host retransmits.
+    REPLY = 0x04
 
 
-_KINDS = frozenset(int(k) for k in Kind)
+_KINDS = frozenset((Kind.DATA, Kind.ACK, Kind.NAK))  # what a v1 or v2 header may carry
+
+# v3: the VK byte's high nibble is the version, bit 3 says the frame comes from a device, bits 0-2 the kind.
+V3_MARK = VERSION_3 << 4
+V3_FROM_DEVICE = 0x08
+V3_DATA, V3_ACK, V3_NAK, V3_CODE, V3_REPLY = 0, 1, 2, 3, 4
+_V3_KIND = {V3_DATA: Kind.DATA, V3_ACK: Kind.ACK, V3_NAK: Kind.NAK, V3_CODE: Kind.DATA, V3_REPLY: Kind.REPLY}
+# The CBOR map a CODE or REPLY frame stands for: {0: code} (a command, from the host) or {1: code} (an event).
+CMD_KEY, EVT_KEY = 0, 1
+
+
+def bare_code(payload: bytes) -> tuple[int, int] | None:
+    """(key, code) when a CBOR payload is exactly {key: code}, key 0 (cmd) or 1 (evt), code 0..255: what a v3 CODE or
+    REPLY frame carries in one byte. Canonical CBOR only, so a frame and its expansion convert both ways."""
+    if len(payload) == 3 and payload[0] == 0xA1 and payload[1] in (CMD_KEY, EVT_KEY) and payload[2] < 0x18:
+        return payload[1], payload[2]
+    if len(payload) == 4 and payload[0] == 0xA1 and payload[1] in (CMD_KEY, EVT_KEY) and payload[2] == 0x18:
+        return (payload[1], payload[3]) if payload[3] >= 0x18 else None
+    return None
+
+
+def code_payload(key: int, code: int) -> bytes:
+    """The canonical CBOR map {key: code} a CODE or REPLY frame stands for."""
+    return bytes((0xA1, key, code)) if code < 0x18 else bytes((0xA1, key, 0x18, code))
 
 
 class ProtocolError(ValueError):
@@ -105,8 +137,12 @@ def encode_frame(
     limit = MAX_PAYLOAD if version == VERSION else MAX_PAYLOAD_V2
     if len(payload) > limit:
         raise ValueError(f"payload of {len(payload)} bytes exceeds {limit}")
-    if kind != Kind.DATA and payload:
+    if kind in (Kind.ACK, Kind.NAK) and payload:
         raise ValueError("ACK and NAK frames carry no payload")
+    if version == VERSION_3:
+        return _encode_v3(address, seq, kind, payload, from_device)
+    if kind == Kind.REPLY:
+        raise ValueError("REPLY frames are v3")
     if version == VERSION:
         if from_device:
             raise ValueError("a v1 frame names its destination only; from_device is v2")
@@ -114,6 +150,23 @@ def encode_frame(
     else:
         body = bytes((VERSION_2, address, seq, int(kind) | (FROM_DEVICE if from_device else 0), len(payload)))
         body += payload
+    return bytes((SOF,)) + body + crc16(body).to_bytes(2, "big")
+
+
+def _encode_v3(address: int, seq: int, kind: Kind, payload: bytes, from_device: bool) -> bytes:
+    """A v3 frame: a DATA payload that is a bare command or event ({0: code} / {1: code}) goes as a CODE frame."""
+    direction = V3_FROM_DEVICE if from_device else 0
+    code = bare_code(payload)
+    if kind == Kind.REPLY:
+        if not from_device or code is None or code[0] != EVT_KEY:
+            raise ValueError("a REPLY is a device's bare event ({1: code}) answering a host frame")
+        body = bytes((V3_MARK | direction | V3_REPLY, address, seq, code[1]))
+    elif kind == Kind.DATA and code is not None and code[0] == (EVT_KEY if from_device else CMD_KEY):
+        body = bytes((V3_MARK | direction | V3_CODE, address, seq, code[1]))
+    elif kind == Kind.DATA:
+        body = bytes((V3_MARK | direction | V3_DATA, address, seq, len(payload))) + payload
+    else:
+        body = bytes((V3_MARK | direction | (V3_ACK if kind == Kind.ACK else V3_NAK), address, seq))
     return bytes((SOF,)) + body + crc16(body).to_bytes(2, "big")
 
 
@@ -178,9 +231,19 @@ class FrameParser:
                 break
             if start:
                 self._drop(start)
+            if len(buf) < V3_MIN_FRAME:
+                break
+            version, address, seq = buf[1], buf[2], buf[3]
+            if version >> 4 == VERSION_3:
+                if VERSION_3 not in self._versions or (version & 0x07) not in _V3_KIND:
+                    self._drop(1, bad=True)
+                    continue
+                if not self._v3(frames):
+                    break
+                continue
             if len(buf) < HEADER_LEN_V2:
                 break
-            version, address, seq, kind = buf[1], buf[2], buf[3], buf[4]
+            kind = buf[4]
             if version == VERSION_2:
                 header, length, from_device, kind = HEADER_LEN_V2, buf[5], bool(kind & FROM_DEVICE), kind & 0x7F
             elif len(buf) < HEADER_LEN:
@@ -208,6 +271,37 @@ class FrameParser:
             frames.append(Frame(address, seq, Kind(kind), payload, version, from_device))
             del buf[:total]
         return frames
+
+    def _v3(self, frames: list[Frame]) -> bool:
+        """Take the v3 frame at the head of the buffer (its VK byte already checked); False if it is incomplete."""
+        buf = self._buf
+        vk, address, seq = buf[1], buf[2], buf[3]
+        v3kind, from_device = vk & 0x07, bool(vk & V3_FROM_DEVICE)
+        if v3kind == V3_DATA:
+            if len(buf) < 5:
+                return False
+            header, length = 5, buf[4]
+        else:
+            header, length = 4, 1 if v3kind in (V3_CODE, V3_REPLY) else 0
+        total = header + length + CRC_LEN
+        if len(buf) < total:
+            return False
+        kind = _V3_KIND[v3kind]
+        body = bytes(buf[1 : header + length])
+        if ((buf[total - 2] << 8) | buf[total - 1]) != crc16(body):
+            self._corrupt.append(CorruptFrame(address, seq, kind, VERSION_3, from_device))
+            self._drop(1, bad=True)
+            return True
+        if v3kind in (V3_CODE, V3_REPLY):
+            if v3kind == V3_REPLY and not from_device:
+                self._drop(1, bad=True)  # only a device answers: a host REPLY is no frame of this protocol
+                return True
+            payload = code_payload(EVT_KEY if from_device else CMD_KEY, buf[4])
+        else:
+            payload = bytes(buf[header : header + length])
+        frames.append(Frame(address, seq, kind, payload, VERSION_3, from_device))
+        del buf[:total]
+        return True
 
 
 # --- message vocabulary --------------------------------------------------------------------------
@@ -247,7 +341,7 @@ SUITS = "cdhs"
 
 def encode_message(message: Mapping[str, Any], version: int = VERSION) -> bytes:
     """A DATA payload: compact UTF-8 JSON in v1, a coded CBOR map in v2 (drivers/reference/compact.py)."""
-    if version == VERSION_2:
+    if version in COMPACT_VERSIONS:
         payload = encode_compact(message)
         limit = MAX_PAYLOAD_V2
     else:

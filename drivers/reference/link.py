@@ -17,13 +17,16 @@ import structlog
 
 from drivers.reference.framing import (
     BROADCAST_ADDRESS,
+    COMPACT_VERSIONS,
     HOST_ADDRESS,
     VERSION,
     VERSION_2,
+    VERSION_3,
     VERSIONS,
     Frame,
     FrameParser,
     Kind,
+    bare_code,
     encode_frame,
     encode_message,
 )
@@ -116,6 +119,11 @@ class Link:
         # task of its own so the reader keeps reading (and retransmissions keep being answered).
         self.control_delay = 0.0
         self._delayed: set[asyncio.Task[None]] = set()
+        # v3 (device end): the host frame being delivered to on_data, which `answer` may answer at once with a REPLY,
+        # the answer given, and the frame that answered the last delivered frame (repeated if the host retransmits).
+        self._answering: int | None = None
+        self._answer: bytes | None = None
+        self._last_response: bytes | None = None
 
     def start(self) -> None:
         self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(), name=self.name)
@@ -140,18 +148,18 @@ class Link:
     def data_frame(self, peer: int, seq: int, message: Mapping[str, Any], version: int) -> bytes:
         """A DATA frame to `peer` in `version`; a message a v2 frame cannot carry (longer than 255 bytes) goes in
         v1, which every v2 receiver reads too."""
-        if version == VERSION_2:
+        if version in COMPACT_VERSIONS:
             try:
-                payload = encode_message(message, VERSION_2)
+                payload = encode_message(message, version)
             except ValueError:
                 payload = b""  # too long, or not carried by v2 (a name that is not text)
             if payload:
-                return self._encode(peer, seq, Kind.DATA, payload, VERSION_2)
+                return self._encode(peer, seq, Kind.DATA, payload, version)
         return self._encode(peer, seq, Kind.DATA, encode_message(message), VERSION)
 
     def _encode(self, peer: int, seq: int, kind: Kind, payload: bytes, version: int) -> bytes:
-        # v2 names the device in ADDR both ways; a device's frames say so with FROM_DEVICE.
-        from_device = version == VERSION_2 and self.local_address != HOST_ADDRESS
+        # v2 and v3 name the device in ADDR both ways; a device's frames say so with FROM_DEVICE.
+        from_device = version in COMPACT_VERSIONS and self.local_address != HOST_ADDRESS
         address = self.local_address if from_device else peer
         return encode_frame(address, seq, kind, payload, version, from_device)
 
@@ -262,7 +270,11 @@ class Link:
                 continue  # for another device on the bus
             if self.follow_peer:
                 self.version = frame.version
-            if frame.kind == Kind.DATA:
+            if frame.kind == Kind.REPLY:
+                self._replied(frame)
+            elif frame.kind == Kind.DATA and frame.version == VERSION_3 and self.local_address != HOST_ADDRESS:
+                await self._answer_v3(frame)
+            elif frame.kind == Kind.DATA:
                 self.data_versions[frame.version] += 1
                 await self._send_control(Kind.ACK, frame.seq, version=frame.version)
                 if self._last_delivered == (frame.seq, frame.payload):
@@ -272,6 +284,62 @@ class Link:
             elif self._awaiting is not None and self._awaiting[0] == frame.seq and not self._awaiting[1].done():
                 self._awaiting[1].set_result(frame.kind)
         self._report_noise()
+
+    def _replied(self, frame: Frame) -> None:
+        """v3, host end: a device's REPLY is the ACK of our outstanding frame with its SEQ and the device's answer in
+        one. One that matches nothing outstanding repeats an answer already taken (its first copy was late, not
+        lost): dropped, so the answer is delivered once."""
+        awaiting = self._awaiting
+        if awaiting is None or awaiting[0] != frame.seq or awaiting[1].done():
+            return
+        awaiting[1].set_result(Kind.ACK)
+        self.data_versions[frame.version] += 1
+        self._call(self._on_data, frame.payload)
+
+    async def _answer_v3(self, frame: Frame) -> None:
+        """v3, device end: deliver the host's frame first, so a bare answer given meanwhile (`answer`) goes back as
+        the REPLY that also ACKs it; otherwise an ACK as in v1. A retransmission gets the same response again."""
+        self.data_versions[frame.version] += 1
+        if self._last_delivered == (frame.seq, frame.payload) and self._last_response is not None:
+            await self._send_control_frame(self._last_response)
+            return
+        self._last_delivered = (frame.seq, frame.payload)
+        self._answering, self._answer = frame.seq, None
+        try:
+            self._call(self._on_data, frame.payload)
+        finally:
+            self._answering = None
+        if self._answer is not None:
+            response = self._encode(self.peer_address, frame.seq, Kind.REPLY, self._answer, VERSION_3)
+        else:
+            response = self._encode(self.peer_address, frame.seq, Kind.ACK, b"", VERSION_3)
+        self._last_response = response
+        await self._send_control_frame(response)
+
+    def answer(self, message: Mapping[str, Any]) -> bool:
+        """Answer the v3 host frame now being delivered with `message` in its REPLY (no ACK frame, no DATA frame of its
+        own): only a bare event ({"evt": name} of the v2 table), only while that frame is delivered, and only when
+        nothing this end sent earlier is still unacknowledged (the answer must not overtake it). False otherwise:
+        send it the usual way."""
+        if self._answering is None or self._answer is not None or self._send_lock.locked():
+            return False
+        try:
+            payload = encode_message(message, VERSION_3)
+        except ValueError:
+            return False
+        code = bare_code(payload)
+        if code is None or code[0] != 1:
+            return False
+        self._answer = payload
+        return True
+
+    async def _send_control_frame(self, frame: bytes) -> None:
+        if self.control_delay > 0:
+            task = asyncio.get_running_loop().create_task(self._send_control_later(frame, self.control_delay))
+            self._delayed.add(task)
+            task.add_done_callback(self._delayed.discard)
+            return
+        await self._send_control_now(frame)
 
     def _broadcast(self, frame: Frame) -> None:
         """A host frame to every station on the line: never ACKed (the stations would collide); the station
@@ -294,13 +362,9 @@ class Link:
 
     async def _send_control(self, kind: Kind, seq: int, address: int | None = None, *, version: int = VERSION) -> None:
         """An ACK or NAK, in the version of the frame it answers."""
-        frame = self._encode(self.peer_address if address is None else address, seq, kind, b"", version)
-        if self.control_delay > 0:
-            task = asyncio.get_running_loop().create_task(self._send_control_later(frame, self.control_delay))
-            self._delayed.add(task)
-            task.add_done_callback(self._delayed.discard)
-            return
-        await self._send_control_now(frame)
+        await self._send_control_frame(
+            self._encode(self.peer_address if address is None else address, seq, kind, b"", version)
+        )
 
     async def _send_control_later(self, frame: bytes, delay: float) -> None:
         await asyncio.sleep(delay)

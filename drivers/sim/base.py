@@ -42,12 +42,12 @@ class SimDevice:
         device_id: str,
         address: int = 1,
         *,
-        protocols: tuple[int, ...] = (1, 2),
+        protocols: tuple[int, ...] = (1, 2, 3),
         timing: LineTiming | None = None,
     ) -> None:
         self.device_id = device_id
         self.address = address
-        self.protocols: tuple[int, ...] = (1, 2)
+        self.protocols: tuple[int, ...] = (1, 2, 3)
         self.timing = default_timing()
         self.configure_line(protocols, timing)
         self._endpoint: PtyEndpoint | None = None
@@ -61,10 +61,10 @@ class SimDevice:
         self._active: list[Fault] = []
         self._chores: set[asyncio.Task[None]] = set()
 
-    def configure_line(self, protocols: tuple[int, ...] = (1, 2), timing: LineTiming | None = None) -> None:
+    def configure_line(self, protocols: tuple[int, ...] = (1, 2, 3), timing: LineTiming | None = None) -> None:
         """The versions this device speaks and its line's timing; takes effect at the next plug (call before start)."""
         if not set(protocols) <= VERSIONS or 1 not in protocols:
-            raise ValueError(f"protocols must include 1 and be among 1 and 2, got {protocols}")
+            raise ValueError(f"protocols must include 1 and be among 1, 2 and 3, got {protocols}")
         self.protocols = tuple(sorted(set(protocols)))
         if timing is not None:
             self.timing = timing
@@ -142,7 +142,11 @@ class SimDevice:
         await self._link.send(message)
 
     def reply(self, message: dict[str, Any]) -> None:
-        """Queue an answer to a command; answers leave in order after the command's ACK."""
+        """Answer a command: in v3 a bare answer (`locked`, `pong`...) given while the command is being delivered goes
+        back at once in the REPLY that ACKs it, when no earlier answer waits (docs/protocol.md section 12); otherwise
+        it is queued, and answers leave in order after the command's ACK."""
+        if self._outbox.empty() and self._link is not None and self._link.answer(message):
+            return
         self._outbox.put_nowait(message)
 
     # --- fault injection ---------------------------------------------------------------------------

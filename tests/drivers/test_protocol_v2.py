@@ -223,9 +223,11 @@ def link_of(driver: ReferenceDevice) -> Any:
 async def test_a_v2_device_is_spoken_to_in_v2_after_identify(
     table: SimulatedTable, start_driver: DriverFactory
 ) -> None:
-    station, events = await start_driver(
-        "wager_station_1", "reference-wager-station", table.ports["wager_station_1"], seat=1
-    )
+    # A device built before v3 (section 12) offers [1, 2].
+    await table.stations[1].stop()
+    table.stations[1].configure_line((1, 2))
+    await table.stations[1].start()
+    station, events = await start_driver("wager_station_1", "reference-wager-station", table.stations[1].port, seat=1)
     assert isinstance(station, ReferenceDevice)
     online = await events.next(DeviceOnline)
     # The identity the controller records is the four v1 fields; the offer is the link's business.

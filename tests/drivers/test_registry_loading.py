@@ -105,3 +105,42 @@ def test_listing_loads_every_driver_and_skips_a_broken_one(
     assert "acme-broken" in found["installed"] and "acme-broken" not in found["loaded"]
     assert {"usb-hid-dealer-panel", "alpha-sign", "reference-shoe"} <= set(found["loaded"])
     assert (site / "imported").exists()
+
+
+CHECK = """
+import json, sys
+from controller.cli.preflight import check_devices
+findings = check_devices(json.loads(sys.argv[1]))
+watched = json.loads(sys.argv[2])
+print(json.dumps({
+    "errors": [[f.field, f.problem] for f in findings if f.severity == "error"],
+    "imported": sorted(m for m in watched if m in sys.modules),
+}))
+"""
+
+
+def test_checking_a_config_imports_only_the_drivers_it_names(
+    install_distribution: InstallDistribution, fresh_python: FreshPython
+) -> None:
+    """`tablectl run` and `check-config` check each device against its own driver: the table's start imports
+    neither the other vendors' drivers nor a broken plugin it does not use."""
+    site = broken_site(install_distribution)
+    devices = {"shoe": {"driver": "reference-shoe", "port": "/dev/ttyShoe"}}
+    out = fresh_python(CHECK, json.dumps(devices), json.dumps(OTHER_DRIVERS), path=(site,))
+    assert out.returncode == 0, out.stderr
+    found = json.loads(out.stdout.splitlines()[-1])
+    assert found == {"errors": [], "imported": []}
+    assert not (site / "imported").exists(), "the unused plugin was imported"
+
+
+def test_checking_a_config_that_names_a_broken_plugin_says_it_does_not_load(
+    install_distribution: InstallDistribution, fresh_python: FreshPython
+) -> None:
+    site = broken_site(install_distribution)
+    devices = {"shoe": {"driver": "acme-broken", "port": "/dev/x"}}
+    out = fresh_python(CHECK, json.dumps(devices), "[]", path=(site,))
+    assert out.returncode == 0, out.stderr
+    [[field, problem]] = json.loads(out.stdout.splitlines()[-1])["errors"]
+    assert field == "devices.shoe.driver"
+    assert problem.startswith("names driver 'acme-broken', which is installed but does not load")
+    assert "vendor library is not installed" in problem

@@ -60,15 +60,17 @@ def test_footprint_reports_rss_and_idle_cpu() -> None:
     out = _bench("footprint.py", "--rounds", "2", "--idle-seconds", "1")
     assert re.search(r"2 rounds played", out), out
     assert re.search(r"peak \(VmHWM\) [\d.]+ MB = [\d.]+x the baseline; (meets|misses) the target of 45 MB", out), out
-    alone = r"the controller alone .* CPU per seven-seat round [\d.]+ ms \((meets|misses) the target"
+    assert re.search(r"baseline: a bare aiomqtt process publishing the same \d+ events .*: [\d.]+ ms of CPU", out), out
+    alone = r"the controller alone .* CPU per seven-seat round [\d.]+ ms \([\d.]+x the baseline; (meets|misses) the"
     assert re.search(alone, out), out
     assert re.search(r"idle with the table open, over 1 s: [\d.]+ % of a core .*a smoke run", out), out
 
 
 def test_lockout_reports_against_the_line_time_of_the_frames_sent() -> None:
-    """Paced lines, protocol v2 and v1, a line each and one multi-drop line (docs/protocol.md section 10)."""
+    """Paced lines, protocols v3, v2 and v1, a line each and one multi-drop line (docs/protocol.md sections 10, 12)."""
     for args, version in (
-        (("--protocol", "2"), 2),
+        ((), 3),
+        (("--protocol", "2", "--journal-first"), 2),
         (("--protocol", "1", "--bus"), 1),
         (("--bus", "--sims-process"), 2),
     ):
@@ -76,7 +78,9 @@ def test_lockout_reports_against_the_line_time_of_the_frames_sent() -> None:
         assert f"over paced 115200-baud lines, protocol v{version}" in out, out
         where = "in a process of their own" if "--sims-process" in args else "in this process"
         assert f"the simulators ran {where}" in out, out
-        assert re.search(r"line time of the critical-path frames at 115200 baud \(baseline\): [\d.]+ ms", out), out
+        baseline = r"line time of the critical-path frames actually sent at 115200 baud \(baseline\): [\d.]+ ms"
+        assert re.search(baseline, out), out
+        assert "the lines carried other frames than the baseline names" not in out, out
         assert re.search(r"from the press reaching the controller: p50 [\d.]+ ms \([\d.]+x line time\)", out), out
         assert re.search(r"target p99 <= \d+ ms.*: (meets|misses)", out), out
 
@@ -92,6 +96,9 @@ def test_restart_reports_spawn_to_ready() -> None:
     out = _bench("restart.py", "--trials", "1", "--history-rounds", "1")
     assert re.search(r"spawn -> retained status \"online\": p50 [\d.]+ s", out), out
     assert re.search(r"spawn -> table.opened received: p50 [\d.]+ s", out), out
+    assert re.search(
+        r"baseline `python -c 'import controller.shell.runner'` to exit: p50 [\d.]+ s, CPU p50 [\d.]+ s", out
+    )
     # Until the daemon speaks sd_notify the bench says so; once it does, the READY=1 figure is printed.
     assert re.search(r"spawn -> READY=1(: not sent by this build| on \$NOTIFY_SOCKET: p50 [\d.]+ s)", out), out
 

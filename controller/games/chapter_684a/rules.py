@@ -66,7 +66,7 @@ class DealerQualifies(BaseModel):
     """The lowest dealer hand that qualifies: a class, and within it the highest cards needed (compared in the
     order rankings.best_five ranks the class's cards: a pair's rank first, then kickers)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     min_class: str = Field(description="a five-card class, e.g. high_card or pair")
     high_cards: list[str] = Field(
@@ -96,7 +96,7 @@ class DealerQualifies(BaseModel):
 
 
 class DealerNotQualified(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     ante: Literal["win", "push"]
     raise_: Literal["win", "push"] = Field(alias="raise")

@@ -32,7 +32,7 @@ LET_IT_RIDE_MINIMUMS = MIN_METER
 class ConfiguredMeter(BaseModel):
     """A meter whose figures the Rules Submission sets (643a.12(d)(3), (e)(3), (f)(4)), as the config gives them."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     level: str = Field(pattern=LEVEL_PATTERN)
     initial_cents: int = Field(description="the initial (seed) amount, in cents")

@@ -58,7 +58,7 @@ REQUIRED: dict[str, str] = {
 class DealerNotQualified(BaseModel):
     """What the Ante and Play Wagers do when the dealer's hand is below queen high (679a.1)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     ante: Literal["win", "push"]
     play: Literal["win", "push"]

@@ -1,0 +1,328 @@
+"""Reference protocol v3: short frames, the REPLY that is the ACK and the answer at once, the documented test vectors,
+negotiation at identify (v1 and v2 devices unchanged), and a REPLY's loss recovered by the host's retransmission.
+
+docs/protocol.md section 12 is what these hold the code to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from drivers.interfaces import DeviceOnline, LockAcknowledged
+from drivers.reference.compact import COMMAND_NAMES, EVENT_NAMES
+from drivers.reference.device import ReferenceDevice
+from drivers.reference.framing import (
+    MAX_PAYLOAD_V2,
+    VERSION,
+    VERSION_2,
+    VERSION_3,
+    Frame,
+    FrameParser,
+    Kind,
+    bare_code,
+    code_payload,
+    crc16,
+    decode_message,
+    encode_frame,
+    encode_message,
+)
+from drivers.reference.link import Link
+from drivers.sim.pty import PtyEndpoint
+from drivers.sim.table import SimulatedTable
+from tests.drivers.conftest import DriverFactory
+
+# (what, address, seq, kind, message, from_device, frame) exactly as docs/protocol.md section 12 prints them.
+VECTORS: list[tuple[str, int, int, Kind, dict[str, Any] | None, bool, str]] = [
+    ("host locks device 1", 1, 0x10, Kind.DATA, {"cmd": "lock"}, False, "A5 33 01 10 05 57 13"),
+    ("device 1 answers locked", 1, 0x10, Kind.REPLY, {"evt": "locked"}, True, "A5 3C 01 10 07 A3 BF"),
+    ("host pings device 1", 1, 0x11, Kind.DATA, {"cmd": "ping"}, False, "A5 33 01 11 01 24 A6"),
+    ("device 1 ACKs SEQ 0x12", 1, 0x12, Kind.ACK, None, True, "A5 39 01 12 96 EA"),
+    ("device 1 NAKs SEQ 5", 1, 0x05, Kind.NAK, None, True, "A5 3A 01 05 AD 6C"),
+    ("host ACKs device 1's SEQ 3", 1, 0x03, Kind.ACK, None, False, "A5 31 01 03 3D 5B"),
+    ("device 1's own unlocked", 1, 0x07, Kind.DATA, {"evt": "unlocked"}, True, "A5 3B 01 07 08 99 99"),
+    (
+        "no more bets",
+        1,
+        0x05,
+        Kind.DATA,
+        {"evt": "button", "button": "no_more_bets"},
+        True,
+        "A5 38 01 05 05 A2 01 0B 08 00 D9 F1",
+    ),
+    (
+        "a wager",
+        1,
+        0x04,
+        Kind.DATA,
+        {"evt": "wager", "spot": "ante", "amount": 500},
+        True,
+        "A5 38 01 04 0D A3 01 09 03 64 61 6E 74 65 04 19 01 F4 7E FA",
+    ),
+    ("dispense 2", 1, 0x17, Kind.DATA, {"cmd": "dispense", "cards": 2}, False, "A5 30 01 17 05 A2 00 03 05 02 2E 9D"),
+]
+
+
+@pytest.mark.parametrize(("what", "address", "seq", "kind", "message", "from_device", "wire"), VECTORS)
+def test_documented_vectors(
+    what: str, address: int, seq: int, kind: Kind, message: dict[str, Any] | None, from_device: bool, wire: str
+) -> None:
+    payload = encode_message(message, VERSION_3) if message is not None else b""
+    frame = encode_frame(address, seq, kind, payload, VERSION_3, from_device)
+    assert frame.hex(" ").upper() == wire, what
+    parsed = FrameParser().feed(bytes.fromhex(wire))
+    assert parsed == [Frame(address, seq, kind, payload, VERSION_3, from_device)]
+    if message is not None:
+        assert decode_message(parsed[0].payload) == message
+
+
+def test_the_lock_out_fits_in_14_bytes() -> None:
+    """2 ms at 115200 8N1 is 23 bytes: v2's lock, ACK and locked are 30; v3's lock and REPLY are 14."""
+    lock = encode_frame(1, 0, Kind.DATA, encode_message({"cmd": "lock"}, VERSION_3), VERSION_3)
+    locked = encode_frame(1, 0, Kind.REPLY, encode_message({"evt": "locked"}, VERSION_3), VERSION_3, True)
+    assert (len(lock), len(locked)) == (7, 7)
+
+
+def test_a_reply_is_only_a_devices_bare_event() -> None:
+    with pytest.raises(ValueError, match="REPLY"):
+        encode_frame(1, 0, Kind.REPLY, encode_message({"cmd": "lock"}, VERSION_3), VERSION_3, True)
+    with pytest.raises(ValueError, match="REPLY"):
+        encode_frame(1, 0, Kind.REPLY, encode_message({"evt": "locked"}, VERSION_3), VERSION_3, False)
+    with pytest.raises(ValueError, match="REPLY"):
+        encode_frame(1, 0, Kind.REPLY, encode_message({"evt": "locked", "src": 1}, VERSION_3), VERSION_3, True)
+    with pytest.raises(ValueError, match="v3"):
+        encode_frame(1, 0, Kind.REPLY, encode_message({"evt": "locked"}, VERSION_2), VERSION_2, True)
+
+
+def test_a_host_reply_is_no_frame() -> None:
+    """Only a device answers: VK 0x34 (REPLY without the from-device bit) is dropped like any bad header."""
+    body = bytes((0x34, 1, 0x10, 7))
+    parser = FrameParser()
+    assert parser.feed(b"\xa5" + body + crc16(body).to_bytes(2, "big")) + parser.expire() == []
+    assert parser.bad_frames == 1
+
+
+def test_codes_past_23_take_the_two_byte_cbor_form() -> None:
+    assert bare_code(code_payload(1, 7)) == (1, 7)
+    assert bare_code(code_payload(0, 200)) == (0, 200)
+    assert bare_code(bytes((0xA1, 0x00, 0x18, 0x05))) is None  # not canonical: stays a DATA frame
+    frame = encode_frame(1, 9, Kind.DATA, code_payload(0, 200), VERSION_3)
+    assert len(frame) == 7
+    assert FrameParser().feed(frame) == [Frame(1, 9, Kind.DATA, code_payload(0, 200), VERSION_3)]
+
+
+v3_frames = st.one_of(
+    st.builds(
+        Frame,
+        address=st.integers(0, 255),
+        seq=st.integers(0, 255),
+        kind=st.just(Kind.DATA),
+        payload=st.binary(max_size=MAX_PAYLOAD_V2),
+        version=st.just(VERSION_3),
+        from_device=st.booleans(),
+    ),
+    st.builds(
+        lambda a, s, k, fd: Frame(a, s, k, b"", VERSION_3, fd),
+        st.integers(0, 255),
+        st.integers(0, 255),
+        st.sampled_from([Kind.ACK, Kind.NAK]),
+        st.booleans(),
+    ),
+    st.builds(
+        lambda a, s, c: Frame(a, s, Kind.REPLY, code_payload(1, c), VERSION_3, True),
+        st.integers(0, 255),
+        st.integers(0, 255),
+        st.integers(0, 255),
+    ),
+    st.builds(
+        lambda a, s, c, fd: Frame(a, s, Kind.DATA, code_payload(1 if fd else 0, c), VERSION_3, fd),
+        st.integers(0, 255),
+        st.integers(0, 255),
+        st.integers(0, 255),
+        st.booleans(),
+    ),
+)
+older_frames = st.builds(
+    Frame,
+    address=st.integers(0, 255),
+    seq=st.integers(0, 255),
+    kind=st.just(Kind.DATA),
+    payload=st.binary(max_size=64),
+    version=st.sampled_from([VERSION, VERSION_2]),
+    from_device=st.just(False),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(v3_frames)
+def test_every_v3_frame_round_trips(frame: Frame) -> None:
+    assert FrameParser().feed(frame.encode()) == [frame]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(v3_frames | older_frames, max_size=8), st.binary(max_size=32))
+def test_one_parser_reads_all_three_versions_interleaved(batch: list[Frame], garbage: bytes) -> None:
+    parser = FrameParser()
+    got = parser.feed(garbage + b"".join(f.encode() for f in batch)) + parser.expire()
+    it = iter(got)
+    assert all(any(frame == candidate for candidate in it) for frame in batch)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=80), st.integers(1, 7))
+def test_arbitrary_bytes_never_crash_the_parser(data: bytes, chunk: int) -> None:
+    parser = FrameParser()
+    for at in range(0, len(data), chunk):
+        for frame in parser.feed(data[at : at + chunk]):
+            assert frame.version in (VERSION, VERSION_2, VERSION_3)
+        assert parser.buffered <= 1033
+    parser.expire()
+    assert parser.buffered == 0
+
+
+def test_a_v2_receiver_never_takes_a_v3_frame() -> None:
+    parser = FrameParser(frozenset({VERSION, VERSION_2}))
+    v3 = encode_frame(1, 1, Kind.DATA, encode_message({"cmd": "lock"}, VERSION_3), VERSION_3)
+    v2 = encode_frame(1, 2, Kind.DATA, encode_message({"cmd": "lock"}, VERSION_2), VERSION_2)
+    assert parser.feed(v3 + v2) + parser.expire() == [Frame(1, 2, Kind.DATA, bytes.fromhex("A10005"), VERSION_2)]
+
+
+def test_the_codes_are_the_v2_tables() -> None:
+    assert COMMAND_NAMES[5] == "lock" and EVENT_NAMES[7] == "locked"
+    assert all(len(names) < 24 for names in (COMMAND_NAMES, EVENT_NAMES))  # one byte each today
+
+
+def test_the_protocol_page_prints_exactly_these_vectors() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
+    section = page.split("### Test vectors (v3)", 1)[1].split("\n## ", 1)[0]
+    printed = re.findall(r"\| `(A5 3[0-9A-F](?: [0-9A-F]{2})+)`", section)
+    assert printed == [wire for *_, wire in VECTORS]
+
+
+# --- negotiation and the REPLY, against the simulators over real ptys ----------------------------------------------
+
+
+def link_of(driver: ReferenceDevice) -> Link:
+    assert driver._link is not None
+    return driver._link
+
+
+async def test_a_v3_station_locks_with_two_short_frames(table: SimulatedTable, start_driver: DriverFactory) -> None:
+    station, events = await start_driver(
+        "wager_station_1", "reference-wager-station", table.ports["wager_station_1"], seat=1
+    )
+    assert isinstance(station, ReferenceDevice)
+    await events.next(DeviceOnline)
+    assert station.protocol_version == VERSION_3
+    endpoint = table.stations[1]._endpoint
+    assert endpoint is not None
+    before = endpoint.inbound.bytes_sent + endpoint.outbound.bytes_sent
+    assert await station.command({"cmd": "lock"})
+    assert (await events.next(LockAcknowledged)).locked
+    # The lock (7 bytes) and the REPLY (7): no ACK frame either way, nothing after.
+    assert endpoint.inbound.bytes_sent + endpoint.outbound.bytes_sent - before == 14
+    assert table.stations[1].locked
+    # An answer that is not bare (the light's `on`) still travels as a DATA frame of its own after an ACK.
+    await station.command({"cmd": "light", "on": True})
+    assert table.stations[1].light
+
+
+async def test_v2_and_v1_stations_keep_their_versions(table: SimulatedTable, start_driver: DriverFactory) -> None:
+    for seat, protocols in ((1, (1, 2)), (2, (1,))):
+        await table.stations[seat].stop()
+        table.stations[seat].configure_line(protocols)
+        await table.stations[seat].start()
+    got = {}
+    for seat in (1, 2):
+        station, events = await start_driver(
+            f"wager_station_{seat}", "reference-wager-station", table.stations[seat].port, seat=seat
+        )
+        await events.next(DeviceOnline)
+        assert isinstance(station, ReferenceDevice)
+        assert await station.command({"cmd": "lock"})
+        assert (await events.next(LockAcknowledged)).locked
+        sim_link = table.stations[seat]._link
+        assert sim_link is not None
+        got[seat] = (station.protocol_version, set(sim_link.data_versions))
+    assert got == {1: (2, {1, 2}), 2: (1, {1})}
+
+
+class _Pipe:
+    """One direction of a pty pair the test holds itself, so it can lose a frame on purpose."""
+
+    def __init__(self, endpoint: PtyEndpoint) -> None:
+        self.endpoint = endpoint
+        self.drop_next_reply = False
+
+    def write(self, data: bytes) -> None:
+        if self.drop_next_reply and data[1] == 0x3C:
+            self.drop_next_reply = False  # lost on the wire
+            return
+        self.endpoint.write(data)
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        self.endpoint.close()
+
+
+async def test_a_lost_reply_is_repeated_for_the_retransmission_and_acted_on_once() -> None:
+    """The host's lock gets no REPLY (lost), so it retransmits; the device answers the repeat with the same REPLY
+    and does not lock twice; the host delivers `locked` once."""
+    endpoint = PtyEndpoint()
+    pipe = _Pipe(endpoint)
+    acted: list[bytes] = []
+    device: Link
+
+    def on_command(payload: bytes) -> None:
+        acted.append(payload)
+        assert device.answer({"evt": "locked"})
+
+    device = Link(endpoint, pipe, local_address=1, peer_address=0, on_data=on_command, name="device")
+    device.follow_peer = True
+    device.start()
+    host_fd = os.open(endpoint.path, os.O_RDWR | os.O_NOCTTY)
+    os.set_blocking(host_fd, False)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    loop.add_reader(host_fd, lambda: reader.feed_data(os.read(host_fd, 4096)))
+
+    class HostWriter:
+        def write(self, data: bytes) -> None:
+            os.write(host_fd, data)
+
+        async def drain(self) -> None:
+            return None
+
+        def close(self) -> None:
+            return None
+
+    answers: list[bytes] = []
+    host = Link(
+        reader, HostWriter(), local_address=0, peer_address=1, on_data=answers.append, ack_timeout=0.05, name="host"
+    )
+    host.version = VERSION_3
+    host.start()
+    try:
+        pipe.drop_next_reply = True
+        async with asyncio.timeout(2):
+            await host.send({"cmd": "lock"})
+        assert [decode_message(a) for a in answers] == [{"evt": "locked"}]
+        assert len(acted) == 1
+        assert device.data_versions[VERSION_3] == 2  # the lock and its retransmission
+    finally:
+        await host.close(close_transport=False)
+        await device.close(close_transport=False)
+        loop.remove_reader(host_fd)
+        with contextlib.suppress(OSError):
+            os.close(host_fd)
+        endpoint.close()
