@@ -14,17 +14,20 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, ClassVar, Literal
 
+import structlog
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from drivers.base import DeviceBase
 from drivers.interfaces import DeviceEvent, DeviceOffline, DeviceOnline, EventSink
 from drivers.reference.bus_link import BusLink
 from drivers.reference.device import Translator
-from drivers.reference.framing import VERSION_2
+from drivers.reference.framing import GROUP_LOCK, VERSION_2, VERSION_3
 from drivers.reference.link import Link, LinkError
 from drivers.reference.wager_station import ReferenceWagerStation, ReferenceWagerStationSettings
 from drivers.serial_port import open_serial
 from drivers.tasks import cancel_and_wait
+
+log = structlog.get_logger(__name__)
 
 
 class BusStationSettings(BaseModel):
@@ -54,11 +57,12 @@ class ReferenceWagerBusSettings(BaseModel):
         default=2.0, ge=0, description="Seconds between pings to each station while idle; 0 disables the heartbeat"
     )
     debounce_ms: int = Field(default=30, ge=0, le=1000, description="As for reference-wager-station")
-    protocol: int = Field(default=2, ge=1, le=2, description="As for reference-wager-station")
+    protocol: int = Field(default=3, ge=1, le=3, description="As for reference-wager-station")
     broadcast_lock: bool = Field(
         default=True,
-        description="Lock the v2 stations with one broadcast frame, each confirming in its slot; false: a lock "
-        "frame to each station",
+        description="Lock the stations with one frame: a v3 GROUP frame, each station confirming with two bytes in its "
+        "time slot, when every station on the line speaks v3; else a v2 broadcast lock for the v2 and v3 stations, each "
+        "confirming with its `locked` frame; false: a lock frame to each station",
     )
 
     @model_validator(mode="after")
@@ -136,10 +140,14 @@ class BusWagerStation(ReferenceWagerStation):
     # --- "no more bets": one broadcast for the stations that speak v2 ---------------------------------
 
     async def lock(self) -> None:
-        if self.protocol_version == VERSION_2 and self._online and self._bus.settings.broadcast_lock:
+        if self.protocol_version >= VERSION_2 and self._online and self._bus.settings.broadcast_lock:
             await self._bus.lock_together(self)
         else:
             await super().lock()
+
+    async def lock_alone(self) -> None:
+        """A lock frame to this station alone: for a station that did not confirm in its slot."""
+        await super().lock()
 
     def translators(self) -> Mapping[str, Translator]:
         table = dict(super().translators())
@@ -246,7 +254,50 @@ class ReferenceWagerBus(DeviceBase):
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
+    def _group_line(self) -> bool:
+        """Whether the line may use v3 GROUP frames: every station on it that answers speaks v3. A v1 or v2 station
+        does not know the slot window and could talk into it (docs/protocol.md section 13, "Negotiation")."""
+        live = [s for s in self._stations.values() if s._online]
+        return bool(live) and all(s.protocol_version == VERSION_3 for s in live)
+
     async def _broadcast_lock(self, batch: dict[int, asyncio.Future[None]]) -> None:
+        if self._group_line():
+            await self._group_lock(batch)
+        else:
+            await self._v2_broadcast_lock(batch)
+
+    async def _group_lock(self, batch: dict[int, asyncio.Future[None]]) -> None:
+        """One v3 GROUP frame names every station in `batch`; each confirms with two bytes in its slot (taken by the
+        link as the station's `locked`). A station not heard in its slot by the ACK timeout (it missed the frame,
+        collided, or had an event of its own to send first) is locked on its own with a lock frame of its own,
+        retried and reported as any command (a `timeout` fault when it never answers)."""
+        loop = asyncio.get_running_loop()
+        pending = sorted(batch)
+        link = self.link
+        try:
+            if link is None or link.closed.is_set():
+                return
+            waiters = {a: self._awaiting_locked.setdefault(a, loop.create_future()) for a in pending}
+            try:
+                await link.group(GROUP_LOCK, pending)
+                # asyncio.wait, not gather under a timeout: that would cancel the waiters and count them as answered.
+                await asyncio.wait(waiters.values(), timeout=self.settings.ack_timeout)
+            except LinkError:
+                return
+            finally:
+                link.close_slots()
+                for a in pending:
+                    self._awaiting_locked.pop(a, None)
+            missed = [a for a in pending if not waiters[a].done()]
+            if missed:
+                log.info("stations missed their lock slot; locking them one by one", line=self.device_id, missed=missed)
+                await asyncio.gather(*(self._by_address[a].lock_alone() for a in missed))
+        finally:
+            for done in batch.values():
+                if not done.done():
+                    done.set_result(None)
+
+    async def _v2_broadcast_lock(self, batch: dict[int, asyncio.Future[None]]) -> None:
         """One lock frame names every station in `batch`; each confirms with its own `locked` (ACKed by the host
         as any event). Stations that did not answer within the ACK timeout are named again, up to `retries`
         more times; a station that never answers is reported as its own lock would be (a `timeout` fault)."""

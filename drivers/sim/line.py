@@ -154,6 +154,12 @@ def _pacer() -> _Pacer:
     return pacer
 
 
+def at_time(deadline: float, callback: Callable[[], None]) -> None:
+    """Run `callback` in this event loop at (not before) the monotonic `deadline`, to about 0.1 ms: what a simulated
+    station uses to start its slot confirmation on time (docs/protocol.md section 13)."""
+    _pacer().at(deadline, callback)
+
+
 class PacedDirection:
     """One direction of a line: `send(data)` hands `data` to `deliver` when a UART would have finished
     sending it, after everything sent before it plus the idle gap. Order is kept."""
@@ -167,7 +173,9 @@ class PacedDirection:
         self.bytes_sent = 0
         self.closed = False
 
-    def send(self, data: bytes) -> None:
+    def send(self, data: bytes, *, gap: bool = True) -> None:
+        """`gap=False`: no idle before these bytes beyond what already passed (a slot confirmation, sent at its
+        slot's start: the slot's guard time is its gap)."""
         if self.closed or not data:
             return
         self.bytes_sent += len(data)
@@ -175,8 +183,8 @@ class PacedDirection:
             self._deliver(data)
             return
         now = time.monotonic()
-        gap = self._timing.frame_time(1) * self._timing.gap_bytes
-        start = max(now, self._free_at + gap)
+        idle = self._timing.frame_time(1) * self._timing.gap_bytes if gap else 0.0
+        start = max(now, self._free_at + idle)
         self._free_at = start + self._timing.frame_time(len(data))
         self._queue.append(data)
         assert self._pacer is not None
