@@ -231,7 +231,8 @@ def lockout_growth(trials: int) -> None:
             p99 = benchlib.percentile(figures.controller, 99)
             wiring = "one multi-drop line" if bus else "a line each"
             print(
-                f"  {stations} station(s), {wiring}, v{figures.version}: p99 {p99:.3f} ms from the press reaching the controller "
+                f"  {stations} station(s), {wiring}, v{figures.version}: p99 {p99:.3f} ms from the press reaching the "
+                "controller "
                 f"({p99 / floor:.2f}x the {floor:.3f} ms line time; journal commit p99 "
                 f"{benchlib.percentile(figures.commit, 99):.3f} ms of it)"
             )

@@ -14,7 +14,8 @@ negotiated: per station (in parallel, one line each) the lock command and what a
 the ACK and the `locked` at once (7 + 7 bytes), in v1/v2 the station's ACK then its `locked`. With --bus the
 stations share one multi-drop line: v3, one GROUP frame naming the stations and each station's two-byte confirmation
 in its time slot (the line time counts the slot window, guard times included, up to the last confirmation's last
-byte); v2, one broadcast lock and the seven `locked` one after another on the return pair. Each trial counts the bytes the simulated lines carried: the bench stops if they are not the frames the
+byte); v2, one broadcast lock and the seven `locked` one after another on the return pair. Each trial counts the
+bytes the simulated lines carried: the bench stops if they are not the frames the
 baseline names. --sims-process runs the simulators in a process of their own, so the figures are the controller's.
 
     .venv/bin/python bench/lockout.py [--trials 1000] [--stations 7] [--bus] [--protocol 3] [--unpaced] [--sims-process]
@@ -111,7 +112,7 @@ def line_time_ms(n_bytes: int, timing: LineTiming) -> float:
 
 # What a reference driver speaks unless its settings cap it: growth.py measures the lock-out with it.
 DRIVER_PROTOCOL = int(ReferenceSettings.model_fields["protocol"].default)
-assert DRIVER_PROTOCOL == ReferenceWagerBusSettings.model_fields["protocol"].default
+assert ReferenceWagerBusSettings.model_fields["protocol"].default == DRIVER_PROTOCOL
 
 QUIET = {"heartbeat_interval": 0}  # no pings competing with the measured frames
 

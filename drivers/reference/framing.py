@@ -6,8 +6,8 @@ v3 frame: SOF 0xA5 | VK (0x3 << 4 | from-device << 3 | kind) | ADDR | SEQ | kind
 LEN (1) + CBOR, ACK/NAK nothing, CODE and REPLY one code byte (a bare command or event, no map, no LEN).
 CRC-16/CCITT-FALSE over VER (or VK)..PAYLOAD. One parser reads both, so a line can change version frame by frame
 (negotiation, docs/protocol.md section 10). docs/protocol.md is the normative description.
-v3 GROUP frame (host only, ADDR 0xFF): SOF | VK 0x35 | 0xFF | SEQ | CODE | BASE | N | MASK (N bytes) | CRC (2): one command
-to the stations the mask names, each confirming in its own time slot with two bytes, ADDR and a check value over
+v3 GROUP frame (host only, ADDR 0xFF): SOF | VK 0x35 | 0xFF | SEQ | CODE | BASE | N | MASK (N bytes) | CRC (2): one
+command to the stations the mask names, each confirming in its own time slot with two bytes, ADDR and a check value over
 ADDR and SEQ (docs/protocol.md section 13); the host's parser takes those pairs while its slot window is open.
 """
 
@@ -426,7 +426,6 @@ class FrameParser:
         frames.append(Frame(address, seq, kind, payload, VERSION_3, from_device))
         del buf[:total]
         return True
-
 
     def _group(self, frames: list[Frame]) -> bool:
         """Take the GROUP frame at the head of the buffer; False if it is incomplete."""

@@ -18,12 +18,12 @@ import structlog
 from drivers.reference.framing import (
     BROADCAST_ADDRESS,
     COMPACT_VERSIONS,
+    GROUP_ANSWERS,
     HOST_ADDRESS,
     VERSION,
     VERSION_2,
     VERSION_3,
     VERSIONS,
-    GROUP_ANSWERS,
     Frame,
     FrameParser,
     Kind,

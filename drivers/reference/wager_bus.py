@@ -60,9 +60,9 @@ class ReferenceWagerBusSettings(BaseModel):
     protocol: int = Field(default=3, ge=1, le=3, description="As for reference-wager-station")
     broadcast_lock: bool = Field(
         default=True,
-        description="Lock the stations with one frame: a v3 GROUP frame, each station confirming with two bytes in its "
-        "time slot, when every station on the line speaks v3; else a v2 broadcast lock for the v2 and v3 stations, each "
-        "confirming with its `locked` frame; false: a lock frame to each station",
+        description="Lock the stations with one frame: a v3 GROUP frame, each station confirming with two bytes in "
+        "its time slot, when every station on the line speaks v3; else a v2 broadcast lock for the v2 and v3 stations, "
+        "each confirming with its `locked` frame; false: a lock frame to each station",
     )
 
     @model_validator(mode="after")

@@ -12,10 +12,9 @@ the line (`WagerBusSim.unplug`) leaves the stations powered, so their lights sta
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
-
-import time
 
 from drivers.reference.framing import (
     COMPACT_VERSIONS,

@@ -105,7 +105,7 @@ def test_the_mask_is_canonical_and_covers_every_address() -> None:
     assert group_mask([254]) == (254, b"\x01")
     assert group_mask([1, 254]) == (1, b"\x01" + bytes(30) + b"\x20")
     for bad in ([], [0], [255], [1, 255]):
-        with pytest.raises(ValueError, match="1..254"):
+        with pytest.raises(ValueError, match=r"1\.\.254"):
             group_mask(bad)
     with pytest.raises(ValueError, match="commands"):
         encode_group(0, 6, [1])  # unlock: not a GROUP command in this version
