@@ -12,7 +12,6 @@ the line (`WagerBusSim.unplug`) leaves the stations powered, so their lights sta
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -212,7 +211,9 @@ class WagerBusSim:
         while data := await endpoint.read(4096):
             frames = parser.feed(data)
             if frames:
-                self.heard_at = time.monotonic()
+                # The end of the frame on the wire, not when this task ran: a station's UART times its slot from the
+                # stop bit, and a late simulator must not push every slot later than a real station would.
+                self.heard_at = endpoint.inbound.delivered_at
                 self.heard += frames
             for station in self.stations.values():
                 drop = station.drop
