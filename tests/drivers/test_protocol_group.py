@@ -7,6 +7,8 @@ are in tests/drivers/test_wager_bus.py.
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
 from pathlib import Path
 
@@ -38,6 +40,9 @@ from drivers.reference.framing import (
     slot_check,
     slot_confirmation,
 )
+from drivers.reference.link import Link
+from drivers.sim.line import UNPACED
+from drivers.sim.pty import PtyEndpoint
 
 LOCKED = code_payload(1, 7)
 
@@ -264,3 +269,62 @@ def test_arbitrary_group_headers_never_crash_the_parser(
             named = decode_message(frame.payload)["stations"]
             assert named and all(1 <= a <= 254 for a in named)
     assert parser.buffered == 0
+
+
+# --- a station's end, over a real pty --------------------------------------------------------------------------------
+
+
+async def _read(fd: int, n: int) -> bytes:
+    """Read exactly n bytes the station wrote, as the host would (the pty's slave end, non-blocking)."""
+    loop = asyncio.get_running_loop()
+    got = b""
+    while len(got) < n:
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def readable(ready: asyncio.Future[None] = ready) -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        loop.add_reader(fd, readable)
+        try:
+            async with asyncio.timeout(5):
+                await ready
+        finally:
+            loop.remove_reader(fd)
+        got += os.read(fd, n - len(got))
+    return got
+
+
+async def test_a_station_with_an_unacknowledged_frame_does_not_confirm_in_its_slot() -> None:
+    """A wager sensed before "no more bets" must reach the host before the confirmation (section 13, as section 12's
+    REPLY rule 4): while the station's wager waits for its ACK it stays silent in its slot; once the ACK came, the next
+    GROUP frame is confirmed in the slot, two bytes and nothing else."""
+    endpoint = PtyEndpoint(UNPACED)
+    os.set_blocking(endpoint.slave_fd, False)
+    answers: list[bool] = []
+    answered = asyncio.Event()
+    link: Link
+
+    def on_data(payload: bytes) -> None:
+        message = decode_message(payload)
+        if message.get("cmd") == "lock":
+            answers.append(link.answer({"evt": "locked"}))
+            answered.set()
+
+    link = Link(endpoint, endpoint, local_address=3, peer_address=0, on_data=on_data, name="station")
+    link.follow_peer = True
+    link.start()
+    try:
+        wager = asyncio.create_task(link.send({"evt": "wager", "spot": "ante", "amount": 500}))
+        sent = await _read(endpoint.slave_fd, 7 + len(b'{"evt":"wager","spot":"ante","amount":500}') + 2)
+        os.write(endpoint.slave_fd, encode_group(0x30, GROUP_LOCK, [1, 3, 5]))
+        await asyncio.wait_for(answered.wait(), 5)
+        assert answers == [False]
+        os.write(endpoint.slave_fd, encode_frame(3, sent[3], Kind.ACK))  # the host ACKs the wager (v1, as sent)
+        await wager
+        os.write(endpoint.slave_fd, encode_group(0x31, GROUP_LOCK, [1, 3, 5]))
+        assert await _read(endpoint.slave_fd, 2) == slot_confirmation(3, 0x31)
+        assert answers == [False, True]
+    finally:
+        await link.close()
+        endpoint.close()

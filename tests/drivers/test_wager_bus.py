@@ -35,6 +35,7 @@ from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
 from drivers.registry import create_driver
 from drivers.serial_port import open_serial
 from drivers.sim.faults import Fault, FaultKind
+from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
 
 SEATS = range(1, 8)
@@ -421,3 +422,55 @@ def test_bus_settings_are_checked_by_the_driver() -> None:
         create_driver("wager_bus", wager_bus(stations=[{"seat": 1, "address": 5}, {"seat": 2, "address": 5}]))
     with pytest.raises(DriverConfigError, match="needs `stations`"):
         create_driver("wager_bus", wager_bus())
+
+
+async def test_on_a_paced_line_the_confirmations_come_in_slot_order_and_nothing_else_moves() -> None:
+    """At 115200 baud, as bench/lockout.py --bus runs it: the GROUP frame's 10 bytes out, 7 x 2 bytes back, in slot
+    (ascending address) order, and no ACK in either direction."""
+    sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming())
+    await sim.start()
+    driver = create_driver(
+        "wager_bus",
+        {
+            "driver": "reference-wager-bus",
+            "port": sim.port,
+            "stations": [{"seat": seat, "address": address} for seat, address in ADDRESSES.items()],
+            "heartbeat_interval": 0,
+        },
+    )
+    assert isinstance(driver, ReferenceWagerBus)
+    order: list[int] = []
+    recorders = {seat: Recorder() for seat in SEATS}
+
+    def sink(seat: int) -> Recorder:
+        def record(event: DeviceEvent) -> None:
+            if isinstance(event, LockAcknowledged):
+                order.append(event.seat)
+
+        return _Tee(recorders[seat], record)
+
+    try:
+        await asyncio.gather(*(s.start(sink(seat)) for seat, s in driver.stations.items()))
+        await all_online(recorders)
+        endpoint = sim._endpoint
+        assert endpoint is not None
+        heard, returned = len(sim.heard), endpoint.outbound.bytes_sent
+        await asyncio.gather(*(s.lock() for s in driver.stations.values()))
+        await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+        assert order == list(SEATS)
+        assert endpoint.outbound.bytes_sent - returned == 14
+        # From the host, the GROUP frame alone in v3 (the v1 ACKs of the identities may still be crossing the line).
+        assert [f.kind for f in sim.heard[heard:] if f.version == 3] == [Kind.GROUP]
+    finally:
+        await asyncio.gather(*(s.stop() for s in driver.stations.values()))
+        await sim.stop()
+
+
+class _Tee(Recorder):
+    def __init__(self, inner: Recorder, also: Any) -> None:
+        super().__init__()
+        self.queue, self.seen, self._also = inner.queue, inner.seen, also
+
+    def __call__(self, event: DeviceEvent) -> None:
+        super().__call__(event)
+        self._also(event)
