@@ -145,10 +145,11 @@ class BusLink(Link):
             encode_frame(BROADCAST_ADDRESS, seq, Kind.DATA, encode_message(message, VERSION_2), VERSION_2)
         )
 
-    async def group(self, code: int, stations: Iterable[int]) -> None:
-        """Write one v3 GROUP frame (command `code` to `stations`) and open the slot window: each named station's
-        two-byte confirmation then reaches on_data as its bare answer (`{"evt":"locked"}`), once. The caller waits for
-        the answers and calls close_slots() (docs/protocol.md section 13)."""
+    def send_group(self, code: int, stations: Iterable[int]) -> None:
+        """Write one v3 GROUP frame (command `code` to `stations`) at once, without waiting for the transport, and open
+        the slot window: each named station's two-byte confirmation then reaches on_data as its bare answer
+        (`{"evt":"locked"}`), once. The caller waits for the answers and calls close_slots() (docs/protocol.md
+        section 13). LinkClosed if the line is closed or the write fails."""
         if self.closed.is_set():
             raise LinkClosed(self.close_reason or "link closed")
         named = sorted(set(stations))
@@ -159,7 +160,13 @@ class BusLink(Link):
         self._broadcast_seq = (seq + 1) % 256
         frame = encode_group(seq, code, named)  # before the window opens: a bad request changes nothing
         self.parser.open_slots(seq, named, GROUP_ANSWERS[code])
-        await self._write(frame)
+        try:
+            # 10 bytes or so: a serial writer takes them into its buffer, no drain needed before the slots.
+            self._writer.write(frame)
+        except (OSError, RuntimeError, ConnectionError) as exc:
+            self.parser.close_slots()
+            self._finish(f"write failed: {exc}")
+            raise LinkClosed(self.close_reason) from exc
 
     def close_slots(self) -> None:
         self.parser.close_slots()

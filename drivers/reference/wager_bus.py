@@ -245,7 +245,14 @@ class ReferenceWagerBus(DeviceBase):
 
     def _start_broadcast(self) -> None:
         batch, self._gathering = self._gathering, {}
-        task = asyncio.get_running_loop().create_task(self._broadcast_lock(batch), name=f"driver:{self.device_id}:lock")
+        if self._group_line():
+            # The GROUP frame is written here, in the turn of the loop after the stations' lock() calls, not in the
+            # task's first step a turn later: the journal's commit starts two turns after the locks
+            # (controller/shell/service.py, lock_frames_out) and would hold the GIL while the frame waited.
+            lock = self._group_lock(batch, self._send_group(batch))
+        else:
+            lock = self._v2_broadcast_lock(batch)
+        task = asyncio.get_running_loop().create_task(lock, name=f"driver:{self.device_id}:lock")
         self._lock_tasks.add(task)
         task.add_done_callback(self._lock_tasks.discard)
 
@@ -260,35 +267,45 @@ class ReferenceWagerBus(DeviceBase):
         live = [s for s in self._stations.values() if s._online]
         return bool(live) and all(s.protocol_version == VERSION_3 for s in live)
 
-    async def _broadcast_lock(self, batch: dict[int, asyncio.Future[None]]) -> None:
-        if self._group_line():
-            await self._group_lock(batch)
-        else:
-            await self._v2_broadcast_lock(batch)
+    def _send_group(self, batch: dict[int, asyncio.Future[None]]) -> dict[int, asyncio.Future[None]] | None:
+        """Write the GROUP frame naming `batch` and open the slot window: the confirmations awaited, or None when the
+        line is closed (every lock is then settled as unanswered, as an addressed lock's would be)."""
+        link = self.link
+        if link is None or link.closed.is_set():
+            return None
+        loop = asyncio.get_running_loop()
+        waiters = {a: self._awaiting_locked.setdefault(a, loop.create_future()) for a in sorted(batch)}
+        try:
+            link.send_group(GROUP_LOCK, waiters)
+        except LinkError:
+            self._forget_waiters(link, waiters)
+            return None
+        return waiters
 
-    async def _group_lock(self, batch: dict[int, asyncio.Future[None]]) -> None:
+    def _forget_waiters(self, link: BusLink, waiters: dict[int, asyncio.Future[None]]) -> None:
+        link.close_slots()
+        for a in waiters:
+            self._awaiting_locked.pop(a, None)
+
+    async def _group_lock(
+        self, batch: dict[int, asyncio.Future[None]], waiters: dict[int, asyncio.Future[None]] | None
+    ) -> None:
         """One v3 GROUP frame names every station in `batch`; each confirms with two bytes in its slot (taken by the
         link as the station's `locked`). A station not heard in its slot by the ACK timeout (it missed the frame,
         collided, or had an event of its own to send first) is locked on its own with a lock frame of its own,
         retried and reported as any command (a `timeout` fault when it never answers)."""
-        loop = asyncio.get_running_loop()
-        pending = sorted(batch)
         link = self.link
         try:
-            if link is None or link.closed.is_set():
+            if waiters is None or link is None:
+                for address in sorted(batch):
+                    self._by_address[address].fault("timeout", "lock: the line closed before the GROUP lock frame left")
                 return
-            waiters = {a: self._awaiting_locked.setdefault(a, loop.create_future()) for a in pending}
             try:
-                await link.group(GROUP_LOCK, pending)
                 # asyncio.wait, not gather under a timeout: that would cancel the waiters and count them as answered.
                 await asyncio.wait(waiters.values(), timeout=self.settings.ack_timeout)
-            except LinkError:
-                return
             finally:
-                link.close_slots()
-                for a in pending:
-                    self._awaiting_locked.pop(a, None)
-            missed = [a for a in pending if not waiters[a].done()]
+                self._forget_waiters(link, waiters)
+            missed = [a for a in sorted(waiters) if not waiters[a].done()]
             if missed:
                 log.info("stations missed their lock slot; locking them one by one", line=self.device_id, missed=missed)
                 await asyncio.gather(*(self._by_address[a].lock_alone() for a in missed))
