@@ -1,8 +1,9 @@
 """How the cost grows with the work: lock-out p99 from 1 to 7 stations, journal size and `journal verify` time with
 the rounds journaled.
 
-Lock-out: bench/lockout.py's measurement (paced 115200-baud lines, protocol v2, each station on its own line and
-all on one multi-drop line) for 1, 2, 4 and 7 stations; the baseline of each is the line time of its own frames.
+Lock-out: bench/lockout.py's measurement (paced 115200-baud lines, the protocol the drivers negotiate with the
+simulators by default, v3: CODE lock and REPLY on a line each, the GROUP lock and slot confirmations on one multi-drop
+line) for 1, 2, 4 and 7 stations; the baseline of each is the line time of its own frames.
 
 CPU per round: `tablectl demo`'s table at pace 0 (the controller, its simulators and the simulated people in this one
 process, journal durable, a private mosquitto), Let It Ride with its four optional wagers offered
@@ -217,16 +218,21 @@ def main() -> int:
 
 def lockout_growth(trials: int) -> None:
     timing = LineTiming()
-    print("lock-out p99 with the stations on paced 115200-baud lines, protocol v2 (baseline: its frames' line time)")
+    protocol = lockout.DRIVER_PROTOCOL
+    print(
+        f"lock-out p99 with the stations on paced 115200-baud lines, the drivers' default protocol (v{protocol}; "
+        "baseline: the line time of the frames it sends)"
+    )
     for bus in (False, True):
         for stations in (1, 2, 4, 7):
-            figures = asyncio.run(lockout.run(trials, stations, lambda _n: None, bus, 2, timing))
+            figures = asyncio.run(lockout.run(trials, stations, lambda _n: None, bus, protocol, timing))
             _press, path_bytes = lockout.critical_bytes(stations, figures.version, bus)
             floor = lockout.line_time_ms(path_bytes, timing)
             p99 = benchlib.percentile(figures.controller, 99)
             wiring = "one multi-drop line" if bus else "a line each"
             print(
-                f"  {stations} station(s), {wiring}: p99 {p99:.3f} ms from the press reaching the controller "
+                f"  {stations} station(s), {wiring}, v{figures.version}: p99 {p99:.3f} ms from the press reaching the "
+                "controller "
                 f"({p99 / floor:.2f}x the {floor:.3f} ms line time; journal commit p99 "
                 f"{benchlib.percentile(figures.commit, 99):.3f} ms of it)"
             )

@@ -12,8 +12,10 @@ The simulators pace every line at 115200 baud 8N1 with the idle gap between fram
 ("line time"): the wire time of the frames actually sent on the critical path in the protocol version the drivers
 negotiated: per station (in parallel, one line each) the lock command and what answers it: in v3 one REPLY that is
 the ACK and the `locked` at once (7 + 7 bytes), in v1/v2 the station's ACK then its `locked`. With --bus the
-stations share one multi-drop line (v2: one broadcast lock, the seven `locked` one after another on the return
-pair). Each trial counts the bytes the simulated lines carried: the bench stops if they are not the frames the
+stations share one multi-drop line: v3, one GROUP frame naming the stations and each station's two-byte confirmation
+in its time slot (the line time counts the slot window, guard times included, up to the last confirmation's last
+byte); v2, one broadcast lock and the seven `locked` one after another on the return pair. Each trial counts the
+bytes the simulated lines carried: the bench stops if they are not the frames the
 baseline names. --sims-process runs the simulators in a process of their own, so the figures are the controller's.
 
     .venv/bin/python bench/lockout.py [--trials 1000] [--stations 7] [--bus] [--protocol 3] [--unpaced] [--sims-process]
@@ -42,16 +44,22 @@ from controller.shell.service import lock_frames_out
 from controller.shell.writer import JournalWriter
 from controller.store.journal import Journal
 from drivers.interfaces import ButtonPressed, DeviceEvent, LockAcknowledged, WagerBus, WagerStation
-from drivers.reference.device import ReferenceDevice
+from drivers.reference.device import ReferenceDevice, ReferenceSettings
 from drivers.reference.framing import (
     BROADCAST_ADDRESS,
     COMPACT_VERSIONS,
+    GROUP_LOCK,
     HOST_ADDRESS,
+    SLOT_CONFIRMATION,
+    SLOT_PERIOD,
+    SLOT_TURNAROUND,
     VERSION_3,
     Kind,
     encode_frame,
+    encode_group,
     encode_message,
 )
+from drivers.reference.wager_bus import ReferenceWagerBusSettings
 from drivers.registry import create_driver
 from drivers.sim.base import SimDevice
 from drivers.sim.dealer_panel import DealerPanelSim
@@ -75,9 +83,15 @@ def ack_len(version: int) -> int:
 def critical_bytes(stations: int, version: int, bus: bool) -> tuple[int, int]:
     """Bytes on the critical path: (the press frame, from the press reaching the controller to the last
     confirmation). One line per station: the lock, the station's ACK, its `locked`, on every line at once.
-    A multi-drop line: v2, one broadcast naming every station then the seven `locked` on the return pair;
+    A multi-drop line: v3, the GROUP frame and its slot window (in byte times, guards included); v2, one broadcast
+    naming every station then the seven `locked` on the return pair;
     v1, the first lock frame then seven ACK + `locked` (with `src`) pairs on the return pair."""
     press = frame_len({"evt": "button", "button": "no_more_bets"}, version, from_device=True)
+    if version == VERSION_3 and bus:
+        # The GROUP frame, then the slot window up to the last confirmation's last byte: the turnaround, a period per
+        # station but the last, and the last one's two bytes (docs/protocol.md section 13). Byte times, not bytes.
+        group = len(encode_group(1, GROUP_LOCK, range(1, stations + 1)))
+        return press, group + SLOT_TURNAROUND + (stations - 1) * SLOT_PERIOD + SLOT_CONFIRMATION
     if version == VERSION_3 and not bus:
         # The lock as a CODE frame, answered by the REPLY that is its ACK and the `locked` at once (section 12).
         lock = frame_len({"cmd": "lock"}, version, from_device=False)
@@ -95,6 +109,10 @@ def critical_bytes(stations: int, version: int, bus: bool) -> tuple[int, int]:
 def line_time_ms(n_bytes: int, timing: LineTiming) -> float:
     return timing.frame_time(n_bytes) * 1000
 
+
+# What a reference driver speaks unless its settings cap it: growth.py measures the lock-out with it.
+DRIVER_PROTOCOL = int(ReferenceSettings.model_fields["protocol"].default)
+assert ReferenceWagerBusSettings.model_fields["protocol"].default == DRIVER_PROTOCOL
 
 QUIET = {"heartbeat_interval": 0}  # no pings competing with the measured frames
 
@@ -124,7 +142,6 @@ def station_drivers(ports: list[str], stations: int, bus: bool, protocol: int) -
     """A reference driver per station simulator, or the stations of one wager-bus driver on the shared line."""
     quiet = {**QUIET, "protocol": protocol}
     if bus:
-        quiet["protocol"] = min(protocol, 2)  # the multi-drop driver speaks v2 at most (its broadcast lock)
         line_settings = {"driver": "reference-wager-bus", "port": ports[0], "seats": list(range(1, stations + 1))}
         line = create_driver("wager_bus", {**line_settings, **quiet})
         assert isinstance(line, WagerBus)
@@ -260,9 +277,7 @@ async def run(
 ) -> Figures:
     sims = (ChildSimulators if sims_process else Simulators)(stations, bus, timing)
     panel_port, ports = await sims.start()
-    # On a multi-drop line every device speaks v2 at most (the bus driver's), so the press is v2 too.
-    speaks = min(protocol, 2) if bus else protocol
-    panel_settings = {"driver": "reference-dealer-panel", "port": panel_port, "protocol": speaks, **QUIET}
+    panel_settings = {"driver": "reference-dealer-panel", "port": panel_port, "protocol": protocol, **QUIET}
     panel = create_driver("dealer_panel", panel_settings)
     drivers = station_drivers(ports, stations, bus, protocol)
     acks: asyncio.Queue[DeviceEvent] = asyncio.Queue()
@@ -332,6 +347,8 @@ def expected_station_bytes(stations: int, version: int, bus: bool) -> int:
     """Bytes all station lines carry in one lock-out: every station's lock (or the one broadcast) and its answers,
     plus (v1, v2) the host's ACK of each `locked`; a v3 REPLY is never ACKed."""
     _press, path = critical_bytes(stations, version, bus)
+    if version == VERSION_3 and bus:
+        return len(encode_group(1, GROUP_LOCK, range(1, stations + 1))) + stations * SLOT_CONFIRMATION
     if version == VERSION_3 and not bus:
         return stations * path
     if bus and version in COMPACT_VERSIONS:
@@ -359,7 +376,7 @@ def report(figures: Figures, args: argparse.Namespace, timing: LineTiming) -> No
     v2_floor = line_time_ms(v2_path_bytes, line)
     print(
         f"line time of the critical-path frames actually sent at {line.baud} baud (baseline): {whole_floor:.3f} ms "
-        f"from the press ({press_bytes} + {path_bytes} bytes), {path_floor:.3f} ms once it reached the controller "
+        f"from the press ({press_bytes} + {path_bytes} byte times), {path_floor:.3f} ms once it reached the controller "
         f"(v2's frames: {v2_path_bytes} bytes, {v2_floor:.3f} ms)"
     )
     carried = statistics.median(figures.station_bytes)
@@ -396,7 +413,9 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=1000)
     ap.add_argument("--stations", type=int, default=7)
     ap.add_argument("--bus", action="store_true", help="all stations on one multi-drop line")
-    ap.add_argument("--protocol", type=int, choices=(1, 2, 3), default=3, help="highest version the drivers speak")
+    ap.add_argument(
+        "--protocol", type=int, choices=(1, 2, 3), default=DRIVER_PROTOCOL, help="highest version the drivers speak"
+    )
     ap.add_argument(
         "--journal-first", action="store_true", help="the old order: the commit's fsync before any lock leaves"
     )

@@ -11,7 +11,7 @@ import ipaddress
 import tomllib
 from datetime import time
 from pathlib import Path
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal, TypeVar, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -27,6 +27,8 @@ class FloorConfigError(ValueError):
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+
+M = TypeVar("M", bound=BaseModel)
 
 ClockTime = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="HH:MM, 24-hour clock")]
 
@@ -216,17 +218,26 @@ def _field(loc: tuple[int | str, ...]) -> str:
     return out or "(top level)"
 
 
-def _problems(err: ValidationError) -> list[str]:
+def config_problems(
+    err: ValidationError, model: type[BaseModel], fixes: dict[str, str], *, list_known: bool = True
+) -> list[str]:
+    """Every problem of a config file as `field: problem: fix`; shared by FLOOR.toml and LINK.toml (link/config.py),
+    so the two services word their config errors alike. `fixes` is keyed by the field's path, or by its last part
+    under a list entry (`shifts[1].start` looks up "start"); `list_known` names a section's settings after an unknown
+    one that resembles none of them."""
     lines = []
     for e in err.errors():
         where = _field(tuple(e["loc"]))
         key = where.split("]")[-1].lstrip(".") if "[" in where else where
-        fix = _FIXES.get(key, "")
+        fix = fixes.get(key, "")
         if e["type"] == "extra_forbidden":
             name = str(e["loc"][-1])
-            known = _known_fields(tuple(e["loc"][:-1]))
+            known = known_fields(model, tuple(e["loc"][:-1]))
             close = difflib.get_close_matches(name, known, n=1)
-            fix = f"did you mean {close[0]!r}?" if close else f"remove it; known here: {', '.join(sorted(known))}"
+            if close:
+                fix = f"did you mean {close[0]!r}?"
+            else:
+                fix = f"remove it; known here: {', '.join(sorted(known))}" if list_known else "remove it"
             lines.append(f"{where}: unknown setting: {fix}")
             continue
         if e["type"] == "missing":
@@ -237,37 +248,55 @@ def _problems(err: ValidationError) -> list[str]:
     return lines
 
 
-def _known_fields(loc: tuple[int | str, ...]) -> list[str]:
-    model: type[BaseModel] = FloorConfig
+def known_fields(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    """The settings of the section at `loc` (list entries' indices skipped); [] where `loc` is no section."""
     for part in loc:
         if isinstance(part, int):
             continue
-        annotation = model.model_fields[str(part)].annotation
-        inner = get_args(annotation)[0] if part in ("shifts", "supervisors") else annotation
+        field = model.model_fields.get(str(part))
+        args = get_args(field.annotation) if field else ()
+        inner = args[0] if args else (field.annotation if field else None)
         if not (isinstance(inner, type) and issubclass(inner, BaseModel)):
             return []
         model = inner
     return list(model.model_fields)
 
 
-def parse_floor_config(text: str, source: str = "FLOOR.toml") -> FloorConfig:
+def parse_config(
+    text: str,
+    source: str,
+    model: type[M],
+    error: type[ValueError],
+    fixes: dict[str, str],
+    *,
+    list_known: bool = True,
+) -> M:
+    """A TOML config validated into `model`; `error` lists every problem with its fix (config_problems)."""
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise FloorConfigError(f"{source}: not valid TOML: {err}") from None
+        raise error(f"{source}: not valid TOML: {err}") from None
     try:
-        return FloorConfig.model_validate(raw)
+        return model.model_validate(raw)
     except ValidationError as err:
-        problems = "\n  ".join(_problems(err))
-        raise FloorConfigError(f"{source}: {len(err.errors())} problem(s):\n  {problems}") from None
+        problems = "\n  ".join(config_problems(err, model, fixes, list_known=list_known))
+        raise error(f"{source}: {len(err.errors())} problem(s):\n  {problems}") from None
+
+
+def read_config(path: Path, what: str, error: type[ValueError]) -> str:
+    """The text of a config file, or `error` saying why `what` cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise error(f"{path}: cannot read {what}: {err.strerror}") from None
+
+
+def parse_floor_config(text: str, source: str = "FLOOR.toml") -> FloorConfig:
+    return parse_config(text, source, FloorConfig, FloorConfigError, _FIXES)
 
 
 def load_floor_config(path: Path) -> FloorConfig:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise FloorConfigError(f"{path}: cannot read the floor config: {err.strerror}") from None
-    return parse_floor_config(text, str(path))
+    return parse_floor_config(read_config(path, "the floor config", FloorConfigError), str(path))
 
 
 def read_secret(path: Path | None, what: str) -> str | None:

@@ -223,7 +223,11 @@ class PgCluster:
         standby.base.chmod(0o700)
         standby._own(standby.base)
         conninfo = f"host={self.host} port={self.port} user={SUPERUSER} application_name={name}"
+        # --checkpoint=fast: by default pg_basebackup waits for a spread checkpoint, which paces its writes at one
+        # buffer per 100 ms while "on schedule" (95 s here for a cluster that had just made a database); a fast
+        # checkpoint writes the same buffers at once. The copy is the same either way.
         argv = [str(pg_bin_dir() / "pg_basebackup"), "-d", conninfo, "-D", str(standby.data), "-X", "stream", "-R"]
+        argv.append("--checkpoint=fast")
         standby._run(argv, "pg_basebackup")
         standby.start()
         self._wait_replication(name, "state = 'streaming'")

@@ -9,13 +9,11 @@ check-config says when the file and the database differ.
 
 from __future__ import annotations
 
-import difflib
-import tomllib
 from decimal import Decimal
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from controller.config.broker import BrokerAddress, parse_broker_address
 from controller.config.keys import decode_public_key
@@ -29,7 +27,7 @@ from controller.progressive.parameters import (
     first_error,
     percent_to_ppm,
 )
-from floor.config import DatabaseSection, read_secret
+from floor.config import DatabaseSection, parse_config, read_config, read_secret
 
 ID_PATTERN = r"^[A-Za-z0-9_\-]{1,64}$"
 LinkRole = Literal["floorperson", "supervisor"]
@@ -192,61 +190,12 @@ _FIXES = {
 }
 
 
-def _where(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
-
-
-def _problems(err: ValidationError) -> list[str]:
-    lines = []
-    for e in err.errors():
-        where = _where(tuple(e["loc"]))
-        fix = _FIXES.get(where, "")
-        if e["type"] == "extra_forbidden":
-            name = str(e["loc"][-1])
-            close = difflib.get_close_matches(name, _known(tuple(e["loc"][:-1])), n=1)
-            lines.append(f"{where}: unknown setting" + (f": did you mean {close[0]!r}?" if close else ": remove it"))
-        elif e["type"] == "missing":
-            lines.append(f"{where}: missing: {fix or 'add it'}")
-        else:
-            lines.append(f"{where}: {str(e['msg']).removeprefix('Value error, ')}" + (f": {fix}" if fix else ""))
-    return lines
-
-
-def _known(loc: tuple[int | str, ...]) -> list[str]:
-    model: type[BaseModel] = LinkConfig
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        field = model.model_fields.get(str(part))
-        args = get_args(field.annotation) if field else ()
-        inner = args[0] if args else (field.annotation if field else None)
-        if not (isinstance(inner, type) and issubclass(inner, BaseModel)):
-            return []
-        model = inner
-    return list(model.model_fields)
-
-
 def parse_link_config(text: str, source: str = "LINK.toml") -> LinkConfig:
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise LinkConfigError(f"{source}: not valid TOML: {err}") from None
-    try:
-        return LinkConfig.model_validate(raw)
-    except ValidationError as err:
-        problems = "\n  ".join(_problems(err))
-        raise LinkConfigError(f"{source}: {len(err.errors())} problem(s):\n  {problems}") from None
+    return parse_config(text, source, LinkConfig, LinkConfigError, _FIXES, list_known=False)
 
 
 def load_link_config(path: Path) -> LinkConfig:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise LinkConfigError(f"{path}: cannot read the link config: {err.strerror}") from None
-    return parse_link_config(text, str(path))
+    return parse_link_config(read_config(path, "the link config", LinkConfigError), str(path))
 
 
 def secret(path: Path | None, what: str) -> str | None:

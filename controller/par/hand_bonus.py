@@ -8,9 +8,14 @@ reads them (controller.core.rng, controller.engine.accounts.draw_bonuses): the M
 chosen uniformly and independently of the shuffle, so it is among the player's five cards with probability exactly
 5/52 whatever those cards are; the Lucky Bonus position is one of the table's betting positions, occupied or not,
 chosen uniformly, so it is the player's with probability exactly 1/seats. Both are independent of the hand and of
-each other, which makes the variance exact too. Settlement pays them besides the wager's own result (their rows
-stake nothing and pay the whole "N for 1"), and pays them whether or not the hand wins: the sheet follows it, and
-a note gives the figure under the other reading of the text (paid only with a winning hand, docs/par.md).
+each other, which makes the variance exact too.
+
+Both are "an additional payout" (655a.1, 643a.1) that the dealer settles after "Verify that the hand is a winning
+hand" (655a.11(i)(3)(i), 643a.11(f)(3)(v)(A)), and settlement pays them only with a winning Five Card Hand Bonus hand
+(flush or better, 655a.12(e)(1), 643a.12(f)(1)), besides the hand's own award (their rows stake nothing and pay the
+whole "N for 1"). The sheet follows it: a bonus row is the chance of a winning hand AND the draw, so the hit frequency
+is the hand's alone. Paid on the draw alone the wager would return about three times what it takes (a house edge of
+about -215 % at a 655a table): that reading was refused (docs/par.md), and a note on the sheet says so.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ from controller.par import deals, fixed
 from controller.par.sheet import Row, WagerSheet, net_per_unit
 
 LEVEL = "five_card_hand_bonus"
+# Each chapter's text for "paid with a winning hand only": the definition ("an additional payout") and the dealer's
+# verification of the winning hand before any Magic Card or Lucky Bonus payout.
+WINNING_HAND_ONLY = {"655a": "655a.1, 655a.11(i)(3)(i)", "643a": "643a.1, 643a.11(f)(3)(v)(A)"}
 CARDS_IN_HAND = 5  # 655a.1: the player's two cards and three community cards; 643a.1: three and two
 
 
@@ -40,13 +48,14 @@ class Extra:
 
 
 def magic_card(odds: Odds, citation: str) -> Extra:
-    """The Magic Card among the player's five cards: 5 of the 52 equally likely draws, for every hand."""
-    return Extra("magic_card_bonus", f"{odds} ({citation})", Fraction(CARDS_IN_HAND, 52), _whole(odds))
+    """The Magic Card among the player's five cards: 5 of the 52 equally likely draws, for every hand (paid with a
+    winning one only: `sheet`)."""
+    return Extra("magic_card_bonus", f"{odds} on a win ({citation})", Fraction(CARDS_IN_HAND, 52), _whole(odds))
 
 
 def lucky_bonus(odds: Odds, citation: str, seats: int) -> Extra:
     """The Lucky Bonus position the player's: 1 of the table's `seats` equally likely betting positions."""
-    return Extra("lucky_bonus", f"{odds} ({citation}), 1 of {seats} positions", Fraction(1, seats), _whole(odds))
+    return Extra("lucky_bonus", f"{odds} on a win, 1 in {seats} ({citation})", Fraction(1, seats), _whole(odds))
 
 
 def _whole(odds: Odds) -> Fraction:
@@ -81,7 +90,11 @@ def sheet(
         else:
             outcomes.append(fixed.Outcome(cls.name.lower(), str(award), n, net_per_unit(award)))
     outcomes.append(fixed.Outcome("lose", f"loses ({rule})", losing, Fraction(-1)))
-    extra_rows = tuple(Row(x.name, x.pays, x.probability, x.probability * x.paid) for x in extras)
+    # Paid only with a winning hand (655a.11(i)(3)(i), 643a.11(f)(3)(v)(A)), the draw independent of the cards.
+    hand_wins = Fraction(total - losing, total)
+    extra_rows = tuple(
+        Row(x.name, x.pays, x.probability * hand_wins, x.probability * hand_wins * x.paid) for x in extras
+    )
     base = fixed.sheet(
         LEVEL,
         "Five Card Hand Bonus Wager" + (" with " + " and ".join(_title(x) for x in extras) if extras else ""),
@@ -95,35 +108,33 @@ def sheet(
         extra_rows=extra_rows,
     )
     hand_rows = base.rows[: len(outcomes)]
-    hand_mean = sum((r.contribution for r in hand_rows), Fraction(0))
     hand_square = sum((r.contribution**2 / r.probability for r in hand_rows if r.probability), Fraction(0))
-    hand_wins = sum((r.probability for r in hand_rows if r.name != "lose"), Fraction(0))
-    # net = hand + sum of extras, the extras independent Bernoulli awards: E[net^2] expands exactly.
+    # E[hand's net | the hand wins] x P(win): what the hand nets on the hands that also carry the bonuses.
+    hand_when_winning = sum((r.contribution for r in hand_rows if r.name != "lose"), Fraction(0))
+    # net = hand + W x sum of B_x x paid_x, W the hand winning and B_x independent Bernoulli draws: E[net^2] exactly.
     second = hand_square
-    miss_all = 1 - hand_wins
     for i, x in enumerate(extras):
-        second += x.probability * x.paid**2 + 2 * hand_mean * x.probability * x.paid
-        second += sum((2 * x.probability * x.paid * y.probability * y.paid for y in extras[i + 1 :]), Fraction(0))
-        miss_all *= 1 - x.probability
+        second += hand_wins * x.probability * x.paid**2 + 2 * hand_when_winning * x.probability * x.paid
+        second += sum(
+            (2 * hand_wins * x.probability * x.paid * y.probability * y.paid for y in extras[i + 1 :]), Fraction(0)
+        )
     notes = list(base.notes)
     progressive = base.progressive
     if progressive is not None and any(v is not None and v < 0 for v in progressive.break_even.values()):
         notes.append("no break-even meter: the wager returns more than it takes at any meter, the meter at 0 included")
         progressive = replace(progressive, break_even=dict.fromkeys(progressive.break_even))
     if extras:
-        paid_with_a_win = sum((x.probability * x.paid for x in extras), Fraction(0)) * hand_wins
-        alternative = -(hand_mean + paid_with_a_win)
+        hand_mean = sum((r.contribution for r in hand_rows), Fraction(0))
+        on_the_draw_alone = -(hand_mean + sum((x.probability * x.paid for x in extras), Fraction(0)))
         notes.append(
-            f"hit frequency counts a Magic Card or Lucky Bonus as a hit; the hand alone wins {float(hand_wins):.6%}"
-        )
-        notes.append(
-            "the Magic Card and Lucky Bonus are paid whatever the hand, as settlement pays them (655a.1, 643a.1 "
-            f"define them without a winning hand); were they paid only with a flush or better, the house edge would "
-            f"be {float(alternative):.6%} (docs/par.md)"
+            f"the Magic Card and Lucky Bonus are paid only with a winning hand ({WINNING_HAND_ONLY[citation[:4]]}: "
+            "an additional payout, the winning hand verified first); paid on the draw alone the house edge would be "
+            f"{float(on_the_draw_alone):.6%}, a wager returning more than it takes, so that reading was refused "
+            "(docs/par.md)"
         )
     return replace(
         base,
-        hit_frequency=1 - miss_all,
+        hit_frequency=hand_wins,
         second_moment=second,
         variance_known=True,
         progressive=progressive,

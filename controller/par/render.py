@@ -26,6 +26,17 @@ def _rational(x: Fraction | None) -> dict[str, Any] | None:
     return {"exact": f"{x.numerator}/{x.denominator}", "value": float(x)}
 
 
+def warning(w: WagerSheet) -> str | None:
+    """A wager the house pays out more on than it takes (a negative house edge): no operator means to offer one, so
+    the sheet says it loudly rather than leaving a minus sign to be noticed."""
+    if w.house_edge >= 0:
+        return None
+    return (
+        f"WARNING: this wager returns more than it takes: {w.wager} pays the player {percent(-w.house_edge)} of each "
+        "wager on average; check the paytable and the config before offering it"
+    )
+
+
 def as_dict(sheet: ParSheet) -> dict[str, Any]:
     def wager(w: WagerSheet) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -35,6 +46,7 @@ def as_dict(sheet: ParSheet) -> dict[str, Any]:
             "unit": w.unit,
             "method": w.method,
             "house_edge": _rational(w.house_edge),
+            "returns_more_than_it_takes": w.house_edge < 0,
             "hit_frequency": _rational(w.hit_frequency),
             "average_wager": _rational(w.average_wager),
             "element_of_risk": _rational(w.element_of_risk),
@@ -94,6 +106,8 @@ def as_text(sheet: ParSheet) -> str:
         lines.append(f"{w.title} [{w.wager}], {w.paytable}")
         lines.append(f"  method: {w.method}")
         lines.append(f"  house edge {w.unit}: {percent(w.house_edge)}   (exact {w.house_edge})")
+        if (warn := warning(w)) is not None:
+            lines.append(f"  {warn}")
         lines.append(f"  hit frequency: {percent(w.hit_frequency)}")
         if w.standard_deviation is not None:
             lines.append(f"  standard deviation {w.unit}: {w.standard_deviation:.6f}")
@@ -128,7 +142,8 @@ def as_text(sheet: ParSheet) -> str:
 
 _STYLE = """body{font-family:serif;max-width:60em;margin:2em auto}table{border-collapse:collapse;margin:.5em 0 1.5em}
 td,th{border:1px solid #444;padding:.2em .5em}td.n{text-align:right;font-variant-numeric:tabular-nums}
-h1{font-size:1.4em}h2{font-size:1.1em;border-bottom:1px solid #000}.meta td{border:none}"""
+h1{font-size:1.4em}h2{font-size:1.1em;border-bottom:1px solid #000}.meta td{border:none}
+.warning{color:#a00;border:2px solid #a00;padding:.3em .5em}"""
 
 
 def as_html(sheet: ParSheet) -> str:
@@ -145,6 +160,8 @@ def as_html(sheet: ParSheet) -> str:
     ]
     for w in sheet.wagers:
         out.append(f"<h2>{e(w.title)} &mdash; {e(w.paytable)}</h2>")
+        if (warn := warning(w)) is not None:
+            out.append(f"<p class='warning'><strong>{e(warn)}</strong></p>")
         out.append(f"<p>{e(w.method)}.</p><table>")
         facts = [
             (f"House edge {w.unit}", percent(w.house_edge)),

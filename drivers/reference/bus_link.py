@@ -11,6 +11,7 @@ import structlog
 
 from drivers.reference.framing import (
     BROADCAST_ADDRESS,
+    GROUP_ANSWERS,
     HOST_ADDRESS,
     VERSION,
     VERSION_2,
@@ -19,6 +20,7 @@ from drivers.reference.framing import (
     ProtocolError,
     decode_message,
     encode_frame,
+    encode_group,
     encode_message,
 )
 from drivers.reference.link import (
@@ -143,6 +145,32 @@ class BusLink(Link):
             encode_frame(BROADCAST_ADDRESS, seq, Kind.DATA, encode_message(message, VERSION_2), VERSION_2)
         )
 
+    def send_group(self, code: int, stations: Iterable[int]) -> None:
+        """Write one v3 GROUP frame (command `code` to `stations`) at once, without waiting for the transport, and open
+        the slot window: each named station's two-byte confirmation then reaches on_data as its bare answer
+        (`{"evt":"locked"}`), once. The caller waits for the answers and calls close_slots() (docs/protocol.md
+        section 13). LinkClosed if the line is closed or the write fails."""
+        if self.closed.is_set():
+            raise LinkClosed(self.close_reason or "link closed")
+        named = sorted(set(stations))
+        unknown = [a for a in named if a not in self.peers]
+        if unknown:
+            raise ValueError(f"addresses {unknown} are not stations on {self.name}")
+        seq = self._broadcast_seq
+        self._broadcast_seq = (seq + 1) % 256
+        frame = encode_group(seq, code, named)  # before the window opens: a bad request changes nothing
+        self.parser.open_slots(seq, named, GROUP_ANSWERS[code])
+        try:
+            # 10 bytes or so: a serial writer takes them into its buffer, no drain needed before the slots.
+            self._writer.write(frame)
+        except (OSError, RuntimeError, ConnectionError) as exc:
+            self.parser.close_slots()
+            self._finish(f"write failed: {exc}")
+            raise LinkClosed(self.close_reason) from exc
+
+    def close_slots(self) -> None:
+        self.parser.close_slots()
+
     def _take_seq(self, address: int) -> int:
         # Skip SEQs in flight to other stations. At most 253 are, so the result never equals this
         # station's previous SEQ and the station cannot mistake a new command for a retransmission.
@@ -165,7 +193,20 @@ class BusLink(Link):
         for frame in frames:
             if frame.destination != HOST_ADDRESS:
                 continue  # the host's own frames, heard back on a two-wire bus
-            if frame.kind == Kind.DATA:
+            if frame.kind == Kind.SLOT:
+                # A confirmation in its slot: the parser took it once, for a station it awaited; nobody ACKs it.
+                self.data_versions[frame.version] += 1
+                self._call(self._on_bus_data, frame.address, frame.payload)
+            elif frame.kind == Kind.REPLY:
+                # v3: the station's answer is the ACK of our frame with this SEQ (docs/protocol.md section 12); one
+                # that matches nothing outstanding from that station is a late copy of an answer already taken.
+                entry = self._outstanding.get(frame.seq)
+                if entry is None or entry[0] != frame.source or entry[1].done():
+                    continue
+                entry[1].set_result(Kind.ACK)
+                self.data_versions[frame.version] += 1
+                self._call(self._on_bus_data, entry[0], frame.payload)
+            elif frame.kind == Kind.DATA:
                 # v2 names the sender in the header; v1 inside the payload.
                 src = frame.source if frame.source is not None else source_address(frame.payload)
                 if src is None or src not in self.peers:

@@ -6,13 +6,16 @@ v3 frame: SOF 0xA5 | VK (0x3 << 4 | from-device << 3 | kind) | ADDR | SEQ | kind
 LEN (1) + CBOR, ACK/NAK nothing, CODE and REPLY one code byte (a bare command or event, no map, no LEN).
 CRC-16/CCITT-FALSE over VER (or VK)..PAYLOAD. One parser reads both, so a line can change version frame by frame
 (negotiation, docs/protocol.md section 10). docs/protocol.md is the normative description.
+v3 GROUP frame (host only, ADDR 0xFF): SOF | VK 0x35 | 0xFF | SEQ | CODE | BASE | N | MASK (N bytes) | CRC (2): one
+command to the stations the mask names, each confirming in its own time slot with two bytes, ADDR and a check value over
+ADDR and SEQ (docs/protocol.md section 13); the host's parser takes those pairs while its slot window is open.
 """
 
 from __future__ import annotations
 
 import binascii
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -48,6 +51,11 @@ class Kind(IntEnum):
     # v3 only: a device's immediate answer to a host frame, carrying that frame's SEQ. It is the frame's ACK and the
     # answer in one (docs/protocol.md section 12); nobody ACKs it, a lost one is repeated when the host retransmits.
     REPLY = 0x04
+    # v3 only, host to every station: one bare command to the stations a bit mask names (docs/protocol.md section 13).
+    GROUP = 0x40
+    # Not a frame: a station's two-byte confirmation in its slot after a GROUP frame, as the host's parser reports it
+    # (address = the station, seq = the GROUP's, payload = the bare event it stands for).
+    SLOT = 0x41
 
 
 _KINDS = frozenset((Kind.DATA, Kind.ACK, Kind.NAK))  # what a v1 or v2 header may carry
@@ -55,10 +63,85 @@ _KINDS = frozenset((Kind.DATA, Kind.ACK, Kind.NAK))  # what a v1 or v2 header ma
 # v3: the VK byte's high nibble is the version, bit 3 says the frame comes from a device, bits 0-2 the kind.
 V3_MARK = VERSION_3 << 4
 V3_FROM_DEVICE = 0x08
-V3_DATA, V3_ACK, V3_NAK, V3_CODE, V3_REPLY = 0, 1, 2, 3, 4
-_V3_KIND = {V3_DATA: Kind.DATA, V3_ACK: Kind.ACK, V3_NAK: Kind.NAK, V3_CODE: Kind.DATA, V3_REPLY: Kind.REPLY}
+V3_DATA, V3_ACK, V3_NAK, V3_CODE, V3_REPLY, V3_GROUP = 0, 1, 2, 3, 4, 5
+_V3_KIND = {
+    V3_DATA: Kind.DATA,
+    V3_ACK: Kind.ACK,
+    V3_NAK: Kind.NAK,
+    V3_CODE: Kind.DATA,
+    V3_REPLY: Kind.REPLY,
+    V3_GROUP: Kind.GROUP,
+}
 # The CBOR map a CODE or REPLY frame stands for: {0: code} (a command, from the host) or {1: code} (an event).
 CMD_KEY, EVT_KEY = 0, 1
+
+
+# --- v3 GROUP frames and slot confirmations (docs/protocol.md section 13) -------------------------------------------
+
+STATIONS_KEY = 7  # the v2 key code of "stations"
+# The commands a GROUP frame may carry, with the bare event each named station confirms in its slot: `lock` (5) with
+# `locked` (7). A station ignores a GROUP frame with any other code (it may be a later version's).
+GROUP_ANSWERS = {5: 7}
+GROUP_LOCK = 5
+MAX_GROUP_MASK = 32  # bytes: 256 bits cover every station address 1..254 from any BASE
+GROUP_HEADER = 7  # SOF VK ADDR SEQ CODE BASE N
+# Slot timing, in byte times of the line (10 bits at 8N1): the first slot starts SLOT_TURNAROUND after the GROUP
+# frame's last byte, slot i at SLOT_TURNAROUND + i * SLOT_PERIOD; a confirmation is SLOT_CONFIRMATION bytes, the rest
+# of the period is the guard that absorbs each station's timing error.
+SLOT_TURNAROUND = 2
+SLOT_CONFIRMATION = 2
+SLOT_PERIOD = 4
+
+
+def group_mask(addresses: Iterable[int]) -> tuple[int, bytes]:
+    """(BASE, MASK) naming `addresses` canonically: BASE the lowest, MASK as short as it can be; bit i of MASK byte j
+    (bit 0 the least significant) names BASE + 8j + i."""
+    named = sorted(set(addresses))
+    if not named or not all(1 <= a <= 254 for a in named):
+        raise ValueError(f"a GROUP frame names 1 or more station addresses 1..254, got {named}")
+    base = named[0]
+    mask = bytearray((named[-1] - base) // 8 + 1)
+    for a in named:
+        mask[(a - base) // 8] |= 1 << ((a - base) % 8)
+    return base, bytes(mask)
+
+
+def mask_addresses(base: int, mask: bytes) -> list[int]:
+    """The addresses BASE and MASK name, ascending (a station's slot is its index in this list)."""
+    return [base + 8 * j + i for j, byte in enumerate(mask) for i in range(8) if byte >> i & 1]
+
+
+def encode_group(seq: int, code: int, addresses: Iterable[int]) -> bytes:
+    """The v3 GROUP frame: command `code` to every station in `addresses`, from the host, ADDR 0xFF."""
+    if code not in GROUP_ANSWERS:
+        raise ValueError(f"a GROUP frame carries one of the commands {sorted(GROUP_ANSWERS)}, got {code}")
+    if not 0 <= seq <= 0xFF:
+        raise ValueError(f"seq {seq} out of range 0..255")
+    base, mask = group_mask(addresses)
+    body = bytes((V3_MARK | V3_GROUP, BROADCAST_ADDRESS, seq, code, base, len(mask))) + mask
+    return bytes((SOF,)) + body + crc16(body).to_bytes(2, "big")
+
+
+def group_payload(code: int, addresses: Iterable[int]) -> bytes:
+    """The CBOR map a GROUP frame stands for ({"cmd": name, "stations": [...]}, as a v2 broadcast's), canonical."""
+    named = sorted(set(addresses))
+    array = bytes((0x80 | len(named),)) if len(named) < 24 else bytes((0x98, len(named)))
+    items = b"".join(bytes((a,)) if a < 0x18 else bytes((0x18, a)) for a in named)
+    return bytes((0xA2, CMD_KEY)) + _uint(code) + bytes((STATIONS_KEY,)) + array + items
+
+
+def _uint(value: int) -> bytes:
+    return bytes((value,)) if value < 0x18 else bytes((0x18, value))
+
+
+def slot_check(address: int, seq: int) -> int:
+    """A slot confirmation's check value: the low byte of CRC-16/CCITT-FALSE over ADDR and the GROUP frame's SEQ."""
+    return crc16(bytes((address, seq))) & 0xFF
+
+
+def slot_confirmation(address: int, seq: int) -> bytes:
+    """The two bytes station `address` sends in its slot after the GROUP frame with `seq`."""
+    return bytes((address, slot_check(address, seq)))
 
 
 def bare_code(payload: bytes) -> tuple[int, int] | None:
@@ -139,6 +222,8 @@ def encode_frame(
         raise ValueError(f"payload of {len(payload)} bytes exceeds {limit}")
     if kind in (Kind.ACK, Kind.NAK) and payload:
         raise ValueError("ACK and NAK frames carry no payload")
+    if kind in (Kind.GROUP, Kind.SLOT):
+        raise ValueError("GROUP frames are built by encode_group, slot confirmations by slot_confirmation")
     if version == VERSION_3:
         return _encode_v3(address, seq, kind, payload, from_device)
     if kind == Kind.REPLY:
@@ -184,6 +269,22 @@ class FrameParser:
         self.discarded_bytes = 0
         self.bad_frames = 0
         self._corrupt: list[CorruptFrame] = []
+        # The host's slot window after a GROUP frame: the SEQ, address -> check value of each confirmation still
+        # awaited, and the event code a confirmation stands for. Empty: no window open.
+        self._slot_seq = 0
+        self._slots: dict[int, int] = {}
+        self._slot_event = 0
+
+    def open_slots(self, seq: int, addresses: Iterable[int], event_code: int) -> None:
+        """Open the slot window of the GROUP frame `seq`: from now on a byte pair (a, slot_check(a, seq)) at a frame
+        boundary, for an address a still awaited, is that station's confirmation (a Kind.SLOT frame)."""
+        self._slot_seq = seq
+        self._slots = {a: slot_check(a, seq) for a in addresses}
+        self._slot_event = event_code
+
+    def close_slots(self) -> None:
+        """Close the window: a late confirmation is line noise from now on."""
+        self._slots = {}
 
     @property
     def buffered(self) -> int:
@@ -225,12 +326,33 @@ class FrameParser:
         frames: list[Frame] = []
         buf = self._buf
         while buf:
-            start = buf.find(SOF)
+            if self._slots and buf[0] in self._slots:
+                if len(buf) < SLOT_CONFIRMATION:
+                    break
+                address = buf[0]
+                if buf[1] == self._slots[address]:
+                    del self._slots[address]  # each station confirms once: a repeat is noise
+                    payload = code_payload(EVT_KEY, self._slot_event)
+                    frames.append(Frame(address, self._slot_seq, Kind.SLOT, payload, VERSION_3, True))
+                    del buf[:SLOT_CONFIRMATION]
+                    continue
+                if buf[0] != SOF:
+                    # A bad check value (a collision, noise): not a confirmation. Drop that byte alone: the next
+                    # station's confirmation may follow at once.
+                    self._drop(1, bad=True)
+                    continue
+            if self._slots:
+                # In the window a confirmation may start at any byte, not only at an SOF.
+                start = next((i for i, b in enumerate(buf) if b == SOF or b in self._slots), -1)
+            else:
+                start = buf.find(SOF)
             if start < 0:
                 self._drop(len(buf))
                 break
             if start:
                 self._drop(start)
+            if buf[0] != SOF:
+                continue  # an awaited station's address: its confirmation, taken at the top of the loop
             if len(buf) < V3_MIN_FRAME:
                 break
             version, address, seq = buf[1], buf[2], buf[3]
@@ -277,6 +399,8 @@ class FrameParser:
         buf = self._buf
         vk, address, seq = buf[1], buf[2], buf[3]
         v3kind, from_device = vk & 0x07, bool(vk & V3_FROM_DEVICE)
+        if v3kind == V3_GROUP:
+            return self._group(frames)
         if v3kind == V3_DATA:
             if len(buf) < 5:
                 return False
@@ -300,6 +424,30 @@ class FrameParser:
         else:
             payload = bytes(buf[header : header + length])
         frames.append(Frame(address, seq, kind, payload, VERSION_3, from_device))
+        del buf[:total]
+        return True
+
+    def _group(self, frames: list[Frame]) -> bool:
+        """Take the GROUP frame at the head of the buffer; False if it is incomplete."""
+        buf = self._buf
+        if len(buf) < GROUP_HEADER:
+            return False
+        vk, address, seq, code, base, n = buf[1], buf[2], buf[3], buf[4], buf[5], buf[6]
+        if vk & V3_FROM_DEVICE or address != BROADCAST_ADDRESS or not 1 <= n <= MAX_GROUP_MASK or base == 0:
+            self._drop(1, bad=True)  # only the host sends GROUP, to everyone: anything else is no frame
+            return True
+        total = GROUP_HEADER + n + CRC_LEN
+        if len(buf) < total:
+            return False
+        body = bytes(buf[1 : GROUP_HEADER + n])
+        if ((buf[total - 2] << 8) | buf[total - 1]) != crc16(body):
+            self._drop(1, bad=True)  # nobody NAKs a frame to everyone: the host re-locks who did not confirm
+            return True
+        named = mask_addresses(base, bytes(buf[GROUP_HEADER : GROUP_HEADER + n]))
+        if not named or named[-1] > 254:
+            self._drop(1, bad=True)
+            return True
+        frames.append(Frame(address, seq, Kind.GROUP, group_payload(code, named), VERSION_3, False))
         del buf[:total]
         return True
 

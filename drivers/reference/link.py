@@ -18,6 +18,7 @@ import structlog
 from drivers.reference.framing import (
     BROADCAST_ADDRESS,
     COMPACT_VERSIONS,
+    GROUP_ANSWERS,
     HOST_ADDRESS,
     VERSION,
     VERSION_2,
@@ -26,9 +27,12 @@ from drivers.reference.framing import (
     Frame,
     FrameParser,
     Kind,
+    ProtocolError,
     bare_code,
+    decode_message,
     encode_frame,
     encode_message,
+    slot_confirmation,
 )
 from drivers.tasks import cancel_and_wait
 
@@ -124,6 +128,12 @@ class Link:
         self._answering: int | None = None
         self._answer: bytes | None = None
         self._last_response: bytes | None = None
+        # v3 GROUP (device end): while a GROUP frame naming this station is delivered, (its command code, this
+        # station's slot); whether the station confirmed in it; and who writes the confirmation at the slot's time
+        # (slot_writer(slot, two bytes): a simulator paces it; without one it is written at once).
+        self._group: tuple[int, int] | None = None
+        self._slot_confirmed = False
+        self.slot_writer: Callable[[int, bytes], None] | None = None
 
     def start(self) -> None:
         self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(), name=self.name)
@@ -320,8 +330,11 @@ class Link:
         """Answer the v3 host frame now being delivered with `message` in its REPLY (no ACK frame, no DATA frame of its
         own): only a bare event ({"evt": name} of the v2 table), only while that frame is delivered, and only when
         nothing this end sent earlier is still unacknowledged (the answer must not overtake it). False otherwise:
-        send it the usual way."""
-        if self._answering is None or self._answer is not None or self._send_lock.locked():
+        send it the usual way. While a GROUP frame is delivered, the answer that confirms it goes in this station's
+        slot instead (docs/protocol.md section 13), on the same conditions."""
+        if self._group is not None:
+            return self._confirm_in_slot(message)
+        if self._answering is None or self._answer is not None or self._unacknowledged():
             return False
         try:
             payload = encode_message(message, VERSION_3)
@@ -332,6 +345,55 @@ class Link:
             return False
         self._answer = payload
         return True
+
+    def _unacknowledged(self) -> bool:
+        """Whether a frame this end sent still waits for its ACK. An ACK that arrived in the bytes just read counts
+        (the sender has not resumed yet, but the peer has the frame): an answer after it overtakes nothing."""
+        return self._awaiting is not None and not self._awaiting[1].done()
+
+    def _confirm_in_slot(self, message: Mapping[str, Any]) -> bool:
+        assert self._group is not None
+        if self._slot_confirmed or self._unacknowledged():
+            return False
+        try:
+            code = bare_code(encode_message(message, VERSION_3))
+        except ValueError:
+            return False
+        if code is None or code[0] != 1 or GROUP_ANSWERS.get(self._group[0]) != code[1]:
+            return False
+        self._slot_confirmed = True
+        return True
+
+    def _group_frame(self, frame: Frame) -> None:
+        """v3, device end: a GROUP frame. A station it names acts on the command, and confirms in its slot when the
+        answer is the bare event the command expects and nothing it sent earlier is unacknowledged; otherwise it
+        sends the answer the usual way after the slots, and the host, not having heard it in its slot, locks it on
+        its own. The same GROUP heard again (same SEQ and payload) is not acted on twice."""
+        try:
+            message = decode_message(frame.payload)
+        except ProtocolError:
+            return
+        stations = message.get("stations")
+        cmd = frame.payload[2] if frame.payload[2] < 0x18 else frame.payload[3]  # group_payload: A2 00 <code> ...
+        if not isinstance(stations, list) or self.local_address not in stations or cmd not in GROUP_ANSWERS:
+            return  # not named, or a command this version does not know: ignored entirely, as on a real line
+        if self.follow_peer:
+            self.version = VERSION_3
+        if self._last_broadcast == (frame.seq, frame.payload):
+            return
+        self._last_broadcast = (frame.seq, frame.payload)
+        self._group, self._slot_confirmed = (cmd, stations.index(self.local_address)), False
+        try:
+            self._call(self._on_data, frame.payload)
+        finally:
+            slot = self._group[1]
+            self._group = None
+        if self._slot_confirmed:
+            data = slot_confirmation(self.local_address, frame.seq)
+            if self.slot_writer is not None:
+                self.slot_writer(slot, data)
+            else:
+                self._writer.write(data)
 
     async def _send_control_frame(self, frame: bytes) -> None:
         if self.control_delay > 0:
@@ -344,6 +406,9 @@ class Link:
     def _broadcast(self, frame: Frame) -> None:
         """A host frame to every station on the line: never ACKed (the stations would collide); the station
         answers it, if it names the station, with an event of its own (docs/protocol.md, "Broadcast lock")."""
+        if frame.kind == Kind.GROUP:
+            self._group_frame(frame)
+            return
         if frame.kind != Kind.DATA or frame.version != VERSION_2:
             return
         if self.follow_peer:

@@ -14,17 +14,20 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, ClassVar, Literal
 
+import structlog
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from drivers.base import DeviceBase
 from drivers.interfaces import DeviceEvent, DeviceOffline, DeviceOnline, EventSink
 from drivers.reference.bus_link import BusLink
 from drivers.reference.device import Translator
-from drivers.reference.framing import VERSION_2
+from drivers.reference.framing import GROUP_LOCK, VERSION_2, VERSION_3
 from drivers.reference.link import Link, LinkError
 from drivers.reference.wager_station import ReferenceWagerStation, ReferenceWagerStationSettings
 from drivers.serial_port import open_serial
 from drivers.tasks import cancel_and_wait
+
+log = structlog.get_logger(__name__)
 
 
 class BusStationSettings(BaseModel):
@@ -54,11 +57,12 @@ class ReferenceWagerBusSettings(BaseModel):
         default=2.0, ge=0, description="Seconds between pings to each station while idle; 0 disables the heartbeat"
     )
     debounce_ms: int = Field(default=30, ge=0, le=1000, description="As for reference-wager-station")
-    protocol: int = Field(default=2, ge=1, le=2, description="As for reference-wager-station")
+    protocol: int = Field(default=3, ge=1, le=3, description="As for reference-wager-station")
     broadcast_lock: bool = Field(
         default=True,
-        description="Lock the v2 stations with one broadcast frame, each confirming in its slot; false: a lock "
-        "frame to each station",
+        description="Lock the stations with one frame: a v3 GROUP frame, each station confirming with two bytes in "
+        "its time slot, when every station on the line speaks v3; else a v2 broadcast lock for the v2 and v3 stations, "
+        "each confirming with its `locked` frame; false: a lock frame to each station",
     )
 
     @model_validator(mode="after")
@@ -136,10 +140,14 @@ class BusWagerStation(ReferenceWagerStation):
     # --- "no more bets": one broadcast for the stations that speak v2 ---------------------------------
 
     async def lock(self) -> None:
-        if self.protocol_version == VERSION_2 and self._online and self._bus.settings.broadcast_lock:
+        if self.protocol_version >= VERSION_2 and self._online and self._bus.settings.broadcast_lock:
             await self._bus.lock_together(self)
         else:
             await super().lock()
+
+    async def lock_alone(self) -> None:
+        """A lock frame to this station alone: for a station that did not confirm in its slot."""
+        await super().lock()
 
     def translators(self) -> Mapping[str, Translator]:
         table = dict(super().translators())
@@ -237,7 +245,14 @@ class ReferenceWagerBus(DeviceBase):
 
     def _start_broadcast(self) -> None:
         batch, self._gathering = self._gathering, {}
-        task = asyncio.get_running_loop().create_task(self._broadcast_lock(batch), name=f"driver:{self.device_id}:lock")
+        if self._group_line():
+            # The GROUP frame is written here, in the turn of the loop after the stations' lock() calls, not in the
+            # task's first step a turn later: the journal's commit starts two turns after the locks
+            # (controller/shell/service.py, lock_frames_out) and would hold the GIL while the frame waited.
+            lock = self._group_lock(batch, self._send_group(batch))
+        else:
+            lock = self._v2_broadcast_lock(batch)
+        task = asyncio.get_running_loop().create_task(lock, name=f"driver:{self.device_id}:lock")
         self._lock_tasks.add(task)
         task.add_done_callback(self._lock_tasks.discard)
 
@@ -246,7 +261,60 @@ class ReferenceWagerBus(DeviceBase):
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def _broadcast_lock(self, batch: dict[int, asyncio.Future[None]]) -> None:
+    def _group_line(self) -> bool:
+        """Whether the line may use v3 GROUP frames: every station on it that answers speaks v3. A v1 or v2 station
+        does not know the slot window and could talk into it (docs/protocol.md section 13, "Negotiation")."""
+        live = [s for s in self._stations.values() if s._online]
+        return bool(live) and all(s.protocol_version == VERSION_3 for s in live)
+
+    def _send_group(self, batch: dict[int, asyncio.Future[None]]) -> dict[int, asyncio.Future[None]] | None:
+        """Write the GROUP frame naming `batch` and open the slot window: the confirmations awaited, or None when the
+        line is closed (every lock is then settled as unanswered, as an addressed lock's would be)."""
+        link = self.link
+        if link is None or link.closed.is_set():
+            return None
+        loop = asyncio.get_running_loop()
+        waiters = {a: self._awaiting_locked.setdefault(a, loop.create_future()) for a in sorted(batch)}
+        try:
+            link.send_group(GROUP_LOCK, waiters)
+        except LinkError:
+            self._forget_waiters(link, waiters)
+            return None
+        return waiters
+
+    def _forget_waiters(self, link: BusLink, waiters: dict[int, asyncio.Future[None]]) -> None:
+        link.close_slots()
+        for a in waiters:
+            self._awaiting_locked.pop(a, None)
+
+    async def _group_lock(
+        self, batch: dict[int, asyncio.Future[None]], waiters: dict[int, asyncio.Future[None]] | None
+    ) -> None:
+        """One v3 GROUP frame names every station in `batch`; each confirms with two bytes in its slot (taken by the
+        link as the station's `locked`). A station not heard in its slot by the ACK timeout (it missed the frame,
+        collided, or had an event of its own to send first) is locked on its own with a lock frame of its own,
+        retried and reported as any command (a `timeout` fault when it never answers)."""
+        link = self.link
+        try:
+            if waiters is None or link is None:
+                for address in sorted(batch):
+                    self._by_address[address].fault("timeout", "lock: the line closed before the GROUP lock frame left")
+                return
+            try:
+                # asyncio.wait, not gather under a timeout: that would cancel the waiters and count them as answered.
+                await asyncio.wait(waiters.values(), timeout=self.settings.ack_timeout)
+            finally:
+                self._forget_waiters(link, waiters)
+            missed = [a for a in sorted(waiters) if not waiters[a].done()]
+            if missed:
+                log.info("stations missed their lock slot; locking them one by one", line=self.device_id, missed=missed)
+                await asyncio.gather(*(self._by_address[a].lock_alone() for a in missed))
+        finally:
+            for done in batch.values():
+                if not done.done():
+                    done.set_result(None)
+
+    async def _v2_broadcast_lock(self, batch: dict[int, asyncio.Future[None]]) -> None:
         """One lock frame names every station in `batch`; each confirms with its own `locked` (ACKed by the host
         as any event). Stations that did not answer within the ACK timeout are named again, up to `retries`
         more times; a station that never answers is reported as its own lock would be (a `timeout` fault)."""

@@ -154,6 +154,12 @@ def _pacer() -> _Pacer:
     return pacer
 
 
+def at_time(deadline: float, callback: Callable[[], None]) -> None:
+    """Run `callback` in this event loop at (not before) the monotonic `deadline`, to about 0.1 ms: what a simulated
+    station uses to start its slot confirmation on time (docs/protocol.md section 13)."""
+    _pacer().at(deadline, callback)
+
+
 class PacedDirection:
     """One direction of a line: `send(data)` hands `data` to `deliver` when a UART would have finished
     sending it, after everything sent before it plus the idle gap. Order is kept."""
@@ -163,22 +169,28 @@ class PacedDirection:
         self._deliver = deliver
         self._pacer = _pacer() if timing.paced else None
         self._free_at = 0.0
-        self._queue: list[bytes] = []
+        self._queue: list[tuple[float, bytes]] = []
+        # When the last byte of the latest delivery arrived on the wire (monotonic): what a receiver's UART would time
+        # from, however late this event loop got round to delivering it.
+        self.delivered_at = 0.0
         self.bytes_sent = 0
         self.closed = False
 
-    def send(self, data: bytes) -> None:
+    def send(self, data: bytes, *, gap: bool = True) -> None:
+        """`gap=False`: no idle before these bytes beyond what already passed (a slot confirmation, sent at its
+        slot's start: the slot's guard time is its gap)."""
         if self.closed or not data:
             return
         self.bytes_sent += len(data)
         if not self._timing.paced:
+            self.delivered_at = time.monotonic()
             self._deliver(data)
             return
         now = time.monotonic()
-        gap = self._timing.frame_time(1) * self._timing.gap_bytes
-        start = max(now, self._free_at + gap)
+        idle = self._timing.frame_time(1) * self._timing.gap_bytes if gap else 0.0
+        start = max(now, self._free_at + idle)
         self._free_at = start + self._timing.frame_time(len(data))
-        self._queue.append(data)
+        self._queue.append((self._free_at, data))
         assert self._pacer is not None
         self._pacer.at(self._free_at, self._release)
 
@@ -192,4 +204,5 @@ class PacedDirection:
     def _release(self) -> None:
         # Deadlines of one direction increase, so the pacer releases its frames in the order they were sent.
         if self._queue and not self.closed:
-            self._deliver(self._queue.pop(0))
+            self.delivered_at, data = self._queue.pop(0)
+            self._deliver(data)

@@ -15,8 +15,14 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from drivers.reference.framing import VERSION_2, Frame, FrameParser
-from drivers.sim.line import LineTiming, default_timing
+from drivers.reference.framing import (
+    COMPACT_VERSIONS,
+    SLOT_PERIOD,
+    SLOT_TURNAROUND,
+    Frame,
+    FrameParser,
+)
+from drivers.sim.line import LineTiming, at_time, default_timing
 from drivers.sim.pty import PtyEndpoint, StableName
 from drivers.sim.wager_station import WagerStationSim
 from drivers.tasks import cancel_and_wait
@@ -46,11 +52,16 @@ class _Drop:
 class BusStationSim(WagerStationSim):
     """A wager station on a bus. unplug()/replug() pull and restore this station's drop alone."""
 
-    def __init__(self, bus: WagerBusSim, seat: int, address: int, protocols: tuple[int, ...] = (1, 2)) -> None:
+    def __init__(self, bus: WagerBusSim, seat: int, address: int, protocols: tuple[int, ...] = (1, 2, 3)) -> None:
         super().__init__(f"wager_station_{seat}", seat, address)
         self.configure_line(protocols, bus.timing)
         self._bus = bus
         self._drop: _Drop | None = None
+        # Slot confirmations to send with a wrong check value: what a collision or a burst of noise does to them on a
+        # real line (a pty cannot collide), so tests see the host refuse them.
+        self.damaged_slots = 0
+        # Every slot confirmation this station put on the line, (slot, bytes), in order.
+        self.slot_history: list[tuple[int, bytes]] = []
 
     @property
     def port(self) -> str:
@@ -72,7 +83,7 @@ class BusStationSim(WagerStationSim):
             await self._plug()
 
     async def send(self, message: Mapping[str, Any]) -> None:
-        if self._link is not None and self._link.version == VERSION_2:
+        if self._link is not None and self._link.version in COMPACT_VERSIONS:
             await super().send(message)  # a v2 header names the sender
         else:
             await super().send({**message, "src": self.address})
@@ -83,6 +94,28 @@ class BusStationSim(WagerStationSim):
     async def _plug(self) -> None:
         self._drop = _Drop(self._bus)
         self._attach(self._drop, self._drop)
+        assert self._link is not None
+        self._link.slot_writer = self._write_in_slot
+
+    def _write_in_slot(self, slot: int, data: bytes) -> None:
+        """Start the confirmation when this station's slot begins, counted from the end of the GROUP frame as every
+        station on the line heard it; the shared return pair then carries it in its byte times."""
+        if self.damaged_slots:
+            self.damaged_slots -= 1
+            data = bytes((data[0], data[1] ^ 0x5A))
+        self.slot_history.append((slot, data))
+        timing = self._bus.timing
+        if not timing.paced:
+            self._bus.write(data)
+            return
+        start = self._bus.heard_at + timing.frame_time(SLOT_TURNAROUND + slot * SLOT_PERIOD)
+        drop = self._drop
+
+        def send() -> None:
+            if self._drop is drop and drop is not None:
+                self._bus.write(data, gap=False)
+
+        at_time(start, send)
 
     async def _unplug(self) -> None:
         await self._detach()
@@ -103,7 +136,7 @@ class WagerBusSim:
         seats: Iterable[int] = (),
         addresses: Mapping[int, int] | None = None,
         *,
-        protocols: tuple[int, ...] = (1, 2),
+        protocols: tuple[int, ...] = (1, 2, 3),
         timing: LineTiming | None = None,
     ) -> None:
         self.name = name
@@ -121,6 +154,8 @@ class WagerBusSim:
         # Every intact frame the host put on the line, as the stations heard it: what a test asserts went over
         # the wire (one broadcast lock, not seven frames).
         self.heard: list[Frame] = []
+        # When the last byte of the host's latest frame reached the stations: the slots of a GROUP frame count from it.
+        self.heard_at = 0.0
 
     @property
     def port(self) -> str:
@@ -160,9 +195,11 @@ class WagerBusSim:
             await station._plug()
         self._name.point(self._endpoint.path)
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, *, gap: bool = True) -> None:
+        """Put a station's bytes on the return pair; gap=False for a slot confirmation, whose slot already holds the
+        guard time (it starts at its slot, or after the confirmation before it if that one is late)."""
         if self._endpoint is not None:
-            self._endpoint.write(data)
+            self._endpoint.outbound.send(data, gap=gap)
 
     def inject_garbage(self, data: bytes) -> None:
         """Write raw bytes onto the line between frames (line-noise fault injection)."""
@@ -172,7 +209,12 @@ class WagerBusSim:
         # A multi-drop line: every listening station hears every byte the host sends.
         parser = FrameParser()
         while data := await endpoint.read(4096):
-            self.heard += parser.feed(data)
+            frames = parser.feed(data)
+            if frames:
+                # The end of the frame on the wire, not when this task ran: a station's UART times its slot from the
+                # stop bit, and a late simulator must not push every slot later than a real station would.
+                self.heard_at = endpoint.inbound.delivered_at
+                self.heard += frames
             for station in self.stations.values():
                 drop = station.drop
                 if drop is not None:

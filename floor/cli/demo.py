@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import contextlib
 import json
 import os
@@ -33,18 +32,13 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
-
-from controller.cli.verb import UsageError
+from floor.cli.private import private_servers, signing_key
 from floor.config import parse_floor_config
-from floor.pgcluster import ClusterError, PgCluster
 from floor.service import FloorService
 
 ROOT_CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -60,25 +54,6 @@ LINKED = {"ms-1": "T-2001", "ms-2": "T-2002"}  # table id -> asset number (5321.
 LINK_KEY_ID = "demo-link-operator"  # the demo's own key: it opens the link
 HEARTS = ["Ah", "Kh", "Qh", "Jh", "Th", "9h", "8h", "7h", "6h", "5h", "4h", "3h", "2h"]
 RANKS = "23456789TJQKA"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _mosquitto(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    binary = shutil.which("mosquitto") or next(
-        (p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto") if os.access(p, os.X_OK)), None
-    )
-    if binary is None:
-        raise UsageError("mosquitto is not installed: apt-get install mosquitto, or give --broker mqtt://HOST:PORT")
-    port = _free_port()
-    conf = workdir / "mosquitto.conf"
-    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nmax_queued_messages 100000\n")
-    proc = subprocess.Popen([binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return proc, f"mqtt://127.0.0.1:{port}"
 
 
 def link_toml(dsn: str, broker: str, supervisors: str) -> str:
@@ -143,11 +118,7 @@ class Link:
         self.config = workdir / "link.toml"
         self.key = workdir / "link-operator.pem"
         self.log = workdir / "link.log"
-        key = Ed25519PrivateKey.generate()
-        self.key.write_bytes(key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()))
-        self.key.chmod(0o600)
-        # [[supervisors]] public_key: the raw 32 bytes in base64 (the floor does not import the envelope's helper)
-        public = base64.b64encode(key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)).decode("ascii")
+        _, public = signing_key(self.key)
         self.config.write_text(link_toml(dsn, broker, supervisor_entry(LINK_KEY_ID, "supervisor", public)))
         self.proc: asyncio.subprocess.Process | None = None
         self.restarting = asyncio.Lock()  # two enrolments at once restart it one after the other, never twice over
@@ -252,17 +223,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 async def _demo(args: argparse.Namespace, workdir: Path) -> int:
-    print("tablectl demo --floor: starting a private PostgreSQL ...", file=sys.stderr)
-    try:
-        cluster = PgCluster.create(durable=False)  # its own temp dir, readable by the postgres account when root
-        cluster.start()
-    except ClusterError as err:
-        raise UsageError(f"{err} (python3 dev.py demo installs PostgreSQL)") from None
-    broker_proc = None
-    try:
-        broker = args.broker
-        if broker is None:
-            broker_proc, broker = _mosquitto(workdir)
+    # More than mosquitto's default 1000 queued messages a client: the floor's session must not drop the tables' events.
+    with private_servers(workdir, "--floor", args.broker, max_queued_messages=100000) as (cluster, broker):
         dsn = cluster.create_database("floor")
         http = args.http or "127.0.0.1:8480"
         pits: dict[str, list[str]] = {}
@@ -282,11 +244,6 @@ async def _demo(args: argparse.Namespace, workdir: Path) -> int:
         tables = [Table(tid, source, workdir, broker, args.rounds, rng.randrange(1 << 30)) for tid, source, _ in TABLES]
         link = Link(workdir, cluster.create_database("link"), broker)
         return await _run(service, tables, link, args.rounds)
-    finally:
-        if broker_proc is not None:
-            broker_proc.terminate()
-            broker_proc.wait()
-        cluster.remove()
 
 
 async def _run(service: FloorService, tables: list[Table], link: Link, rounds: int | None) -> int:

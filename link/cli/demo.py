@@ -22,7 +22,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,9 +32,8 @@ from typing import Any
 import aiomqtt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from controller.cli.verb import UsageError
-from controller.supervisor.envelope import public_key_b64, sign_command
-from floor.pgcluster import ClusterError, PgCluster
+from controller.supervisor.envelope import sign_command
+from floor.cli.private import private_servers, signing_key
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 LINK_ID = "ms-demo-mega"
@@ -45,26 +43,7 @@ HEARTS = ["Ah", "Kh", "Qh", "Jh", "Th", "9h", "8h", "7h", "6h", "5h", "4h", "3h"
 RANKS = "23456789TJQKA"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _mosquitto(workdir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    binary = shutil.which("mosquitto") or next(
-        (p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto") if os.access(p, os.X_OK)), None
-    )
-    if binary is None:
-        raise UsageError("mosquitto is not installed: apt-get install mosquitto, or give --broker mqtt://HOST:PORT")
-    port = _free_port()
-    conf = workdir / "mosquitto.conf"
-    conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
-    proc = subprocess.Popen([binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return proc, f"mqtt://127.0.0.1:{port}"
-
-
-def link_toml(dsn: str, broker: str, supervisor: Ed25519PrivateKey) -> str:
+def link_toml(dsn: str, broker: str, supervisor_public_key: str) -> str:
     tables = "".join(f'[[tables]]\ntable_id = "{t}"\nasset_number = "{a}"\n\n' for t, a in TABLES)
     return f"""[link]
 id = "{LINK_ID}"
@@ -95,7 +74,7 @@ rule = "655a.12(c)(3) paytable A"
 [[supervisors]]
 key_id = "demo-shift-manager"
 role = "supervisor"
-public_key = "{public_key_b64(supervisor)}"
+public_key = "{supervisor_public_key}"
 """
 
 
@@ -144,21 +123,11 @@ class _Proc:
 
 
 async def _demo(args: argparse.Namespace, workdir: Path) -> int:
-    print("tablectl demo --linked: starting a private PostgreSQL ...", file=sys.stderr, flush=True)
-    try:
-        cluster = PgCluster.create(durable=False)
-        cluster.start()
-    except ClusterError as err:
-        raise UsageError(f"{err} (python3 dev.py demo installs PostgreSQL)") from None
-    broker_proc = None
     rng = random.Random(args.seed)
-    supervisor = Ed25519PrivateKey.generate()
-    try:
-        broker = args.broker
-        if broker is None:
-            broker_proc, broker = _mosquitto(workdir)
+    supervisor, public = signing_key()
+    with private_servers(workdir, "--linked", args.broker) as (cluster, broker):
         dsn = cluster.create_database("link")
-        (workdir / "link.toml").write_text(link_toml(dsn, broker, supervisor))
+        (workdir / "link.toml").write_text(link_toml(dsn, broker, public))
         (workdir / "decks.toml").write_text(deck_script(rng))
         link = _Proc("link", ["link", "--config", str(workdir / "link.toml")], workdir / "link.log")
         tables = []
@@ -170,11 +139,6 @@ async def _demo(args: argparse.Namespace, workdir: Path) -> int:
             argv += ["--rounds", str(args.rounds)] if args.rounds is not None else []
             tables.append(_Proc(tid, argv, workdir / f"{tid}.log"))
         return await _run(args, broker, workdir, link, tables, supervisor)
-    finally:
-        if broker_proc is not None:
-            broker_proc.terminate()
-            broker_proc.wait()
-        cluster.remove()
 
 
 async def _run(

@@ -29,11 +29,13 @@ from drivers.reference.framing import (
     decode_message,
     encode_frame,
     encode_message,
+    slot_confirmation,
 )
 from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
 from drivers.registry import create_driver
 from drivers.serial_port import open_serial
 from drivers.sim.faults import Fault, FaultKind
+from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
 
 SEATS = range(1, 8)
@@ -139,10 +141,11 @@ async def test_v1_lock_goes_to_every_station_at_once(bus: StartBus, bus_sim: Wag
 
 
 def lock_frames(bus_sim: WagerBusSim) -> list[tuple[int, int, dict[str, Any]]]:
-    """(version, ADDR, message) of every lock command the host put on the line, in order."""
+    """(version, ADDR, message) of every lock command the host put on the line, in order (a v3 GROUP frame as the
+    message it stands for)."""
     out = []
     for frame in bus_sim.heard:
-        if frame.kind == Kind.DATA and not frame.from_device:
+        if frame.kind in (Kind.DATA, Kind.GROUP) and not frame.from_device:
             message = decode_message(frame.payload)
             if message.get("cmd") == "lock":
                 out.append((frame.version, frame.address, message))
@@ -150,7 +153,7 @@ def lock_frames(bus_sim: WagerBusSim) -> list[tuple[int, int, dict[str, Any]]]:
 
 
 async def test_v2_lock_is_one_broadcast_confirmed_by_every_station(bus: StartBus, bus_sim: WagerBusSim) -> None:
-    _driver, stations, recorders = await bus()
+    _driver, stations, recorders = await bus(protocol=2)
     await all_online(recorders)
     assert {s.protocol_version for s in stations.values()} == {2}
     await asyncio.gather(*(s.lock() for s in stations.values()))
@@ -163,7 +166,7 @@ async def test_v2_lock_is_one_broadcast_confirmed_by_every_station(bus: StartBus
 
 
 async def test_broadcast_names_again_only_the_stations_that_did_not_answer(bus: StartBus, bus_sim: WagerBusSim) -> None:
-    _driver, stations, recorders = await bus(ack_timeout=0.05, retries=2)
+    _driver, stations, recorders = await bus(ack_timeout=0.05, retries=2, protocol=2)
     await all_online(recorders)
     await bus_sim.stations[3].inject(Fault(FaultKind.NO_REPLY))
     await asyncio.gather(*(s.lock() for s in stations.values()))
@@ -177,13 +180,14 @@ async def test_broadcast_names_again_only_the_stations_that_did_not_answer(bus: 
 
 
 async def test_a_v1_station_on_a_v2_line_is_locked_on_its_own(bus_sim: WagerBusSim, bus: StartBus) -> None:
-    """A station built before v2 neither offers nor reads it: it gets its own v1 lock; the others one broadcast."""
+    """A station built before v2 neither offers nor reads it: it gets its own v1 lock; the others one broadcast, the
+    v2 one although they speak v3 (a v1 station does not know v3's slot window: docs/protocol.md section 13)."""
     await bus_sim.stop()
     bus_sim.stations[2].configure_line((1,))
     await bus_sim.start()
     _driver, stations, recorders = await bus()
     await all_online(recorders)
-    assert [s.protocol_version for s in stations.values()] == [1 if seat == 2 else 2 for seat in SEATS]
+    assert [s.protocol_version for s in stations.values()] == [1 if seat == 2 else 3 for seat in SEATS]
     await asyncio.gather(*(s.lock() for s in stations.values()))
     acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
     assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
@@ -192,6 +196,73 @@ async def test_a_v1_station_on_a_v2_line_is_locked_on_its_own(bus_sim: WagerBusS
         (1, ADDRESSES[2], {"cmd": "lock"}),
         (2, BROADCAST_ADDRESS, {"cmd": "lock", "stations": v2_named}),
     ]
+
+
+async def test_v3_lock_is_one_group_frame_confirmed_in_slots(bus: StartBus, bus_sim: WagerBusSim) -> None:
+    """Every station speaks v3: one 10-byte GROUP frame, then two bytes from each station in its slot (ascending
+    address order), nothing else; each seat's LockAcknowledged comes from its own confirmation."""
+    driver, stations, recorders = await bus()
+    await all_online(recorders)
+    assert {s.protocol_version for s in stations.values()} == {3}
+    await asyncio.gather(*(s.lock() for s in stations.values()))
+    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
+    assert all(bus_sim.stations[seat].locked for seat in SEATS)
+    named = sorted(ADDRESSES.values())
+    assert lock_frames(bus_sim) == [(3, BROADCAST_ADDRESS, {"cmd": "lock", "stations": named})]
+    group = next(f for f in bus_sim.heard if f.kind == Kind.GROUP)
+    for slot, seat in enumerate(SEATS):
+        assert bus_sim.stations[seat].slot_history == [(slot, slot_confirmation(ADDRESSES[seat], group.seq))]
+    assert driver.link is not None and driver.link.data_versions[3] >= 7
+    assert not any(isinstance(ev, DeviceFault) for r in recorders.values() for ev in r.seen)
+
+
+async def test_a_bad_check_value_is_no_confirmation_and_the_station_is_locked_alone(
+    bus: StartBus, bus_sim: WagerBusSim
+) -> None:
+    """Station 3's confirmation arrives with a wrong check value (what a collision or noise does): the host does not
+    count it, and locks that station alone with a lock frame of its own once the window closed."""
+    _driver, stations, recorders = await bus(ack_timeout=0.05)
+    await all_online(recorders)
+    bus_sim.stations[3].damaged_slots = 1
+    await asyncio.gather(*(s.lock() for s in stations.values()))
+    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
+    named = sorted(ADDRESSES.values())
+    assert lock_frames(bus_sim) == [
+        (3, BROADCAST_ADDRESS, {"cmd": "lock", "stations": named}),
+        (3, ADDRESSES[3], {"cmd": "lock"}),
+    ]
+    faults = {ev.code for r in recorders.values() for ev in r.seen if isinstance(ev, DeviceFault)}
+    assert faults == {"line_noise"}  # the damaged pair is noise on the line, reported as such, and nothing else
+
+
+async def test_a_silent_station_misses_its_slot_and_its_own_lock_times_out(bus: StartBus, bus_sim: WagerBusSim) -> None:
+    _driver, stations, recorders = await bus(ack_timeout=0.05, retries=2)
+    await all_online(recorders)
+    await bus_sim.stations[3].inject(Fault(FaultKind.NO_REPLY))
+    await asyncio.gather(*(s.lock() for s in stations.values()))
+    others = [seat for seat in SEATS if seat != 3]
+    acks = await asyncio.gather(*(recorders[seat].next(LockAcknowledged) for seat in others))
+    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in others]
+    fault = await recorders[3].next(DeviceFault)
+    assert fault.code == "timeout" and fault.detail.startswith("lock:")
+    addressed = [address for _v, address, _m in lock_frames(bus_sim)]
+    assert addressed == [BROADCAST_ADDRESS] + [ADDRESSES[3]] * 3  # the GROUP, then its own lock, sent 1 + 2 times
+
+
+async def test_a_v2_station_keeps_the_line_on_the_v2_broadcast(bus_sim: WagerBusSim, bus: StartBus) -> None:
+    """One station built for v2 does not know the slot window and could talk into it: the line uses v2's broadcast."""
+    await bus_sim.stop()
+    bus_sim.stations[5].configure_line((1, 2))
+    await bus_sim.start()
+    _driver, stations, recorders = await bus()
+    await all_online(recorders)
+    assert [s.protocol_version for s in stations.values()] == [2 if seat == 5 else 3 for seat in SEATS]
+    await asyncio.gather(*(s.lock() for s in stations.values()))
+    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
+    assert lock_frames(bus_sim) == [(2, BROADCAST_ADDRESS, {"cmd": "lock", "stations": sorted(ADDRESSES.values())})]
 
 
 async def test_wager_reaches_its_own_seat_only(bus: StartBus, bus_sim: WagerBusSim) -> None:
@@ -351,3 +422,55 @@ def test_bus_settings_are_checked_by_the_driver() -> None:
         create_driver("wager_bus", wager_bus(stations=[{"seat": 1, "address": 5}, {"seat": 2, "address": 5}]))
     with pytest.raises(DriverConfigError, match="needs `stations`"):
         create_driver("wager_bus", wager_bus())
+
+
+async def test_on_a_paced_line_the_confirmations_come_in_slot_order_and_nothing_else_moves() -> None:
+    """At 115200 baud, as bench/lockout.py --bus runs it: the GROUP frame's 10 bytes out, 7 x 2 bytes back, in slot
+    (ascending address) order, and no ACK in either direction."""
+    sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming())
+    await sim.start()
+    driver = create_driver(
+        "wager_bus",
+        {
+            "driver": "reference-wager-bus",
+            "port": sim.port,
+            "stations": [{"seat": seat, "address": address} for seat, address in ADDRESSES.items()],
+            "heartbeat_interval": 0,
+        },
+    )
+    assert isinstance(driver, ReferenceWagerBus)
+    order: list[int] = []
+    recorders = {seat: Recorder() for seat in SEATS}
+
+    def sink(seat: int) -> Recorder:
+        def record(event: DeviceEvent) -> None:
+            if isinstance(event, LockAcknowledged):
+                order.append(event.seat)
+
+        return _Tee(recorders[seat], record)
+
+    try:
+        await asyncio.gather(*(s.start(sink(seat)) for seat, s in driver.stations.items()))
+        await all_online(recorders)
+        endpoint = sim._endpoint
+        assert endpoint is not None
+        heard, returned = len(sim.heard), endpoint.outbound.bytes_sent
+        await asyncio.gather(*(s.lock() for s in driver.stations.values()))
+        await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+        assert order == list(SEATS)
+        assert endpoint.outbound.bytes_sent - returned == 14
+        # From the host, the GROUP frame alone in v3 (the v1 ACKs of the identities may still be crossing the line).
+        assert [f.kind for f in sim.heard[heard:] if f.version == 3] == [Kind.GROUP]
+    finally:
+        await asyncio.gather(*(s.stop() for s in driver.stations.values()))
+        await sim.stop()
+
+
+class _Tee(Recorder):
+    def __init__(self, inner: Recorder, also: Any) -> None:
+        super().__init__()
+        self.queue, self.seen, self._also = inner.queue, inner.seen, also
+
+    def __call__(self, event: DeviceEvent) -> None:
+        super().__call__(event)
+        self._also(event)

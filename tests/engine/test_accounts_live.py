@@ -60,8 +60,9 @@ def of(t: PureTable, kind: str) -> list[dict[str, object]]:
     return [dict(e.payload) for e in t.events if e.type == kind]
 
 
-# Seat 1 holds the Magic Card (Ah); seat 3 is drawn for the Lucky Bonus; neither makes a flush.
-DEAL = ["Ah", "Kd", "2c", "7d", "9s", "4h", "Jc"]
+# Seat 1 holds the Magic Card (Ah) and makes a flush in hearts with the community (50 for 1, 655a.12(e)(1)); seat 3
+# is drawn for the Lucky Bonus and makes nothing, so its wager loses and no bonus is paid (655a.11(i)(3)(i)).
+DEAL = ["Ah", "Kh", "2c", "7d", "9h", "4h", "Jh"]
 
 
 def play_round(t: PureTable) -> None:
@@ -102,32 +103,52 @@ def test_a_round_from_buy_in_to_cash_out_balances_to_the_cent() -> None:
     assert sealed(drawn) == {"magic_card": "Ah", "lucky_seat": 3} and "Ah" not in str(drawn.payload)
     assert drawn.rule == "655a.1"
     assert types.index("lockout.confirmed") < types.index("bonus.drawn") < types.index("cards.dealt")
-    # Settlement: the Magic Card pays 20 for 1, the Lucky Bonus 5 for 1, both to the game account.
+    # Settlement: seat 1's flush pays 50 for 1 and its Magic Card 20 for 1, to the game account; seat 3's Lucky Bonus
+    # draw is not paid on its losing hand (655a.1 "an additional payout", 655a.11(i)(3)(i)).
     credits = [(p["seat"], p["wager"], p["amount"]) for p in of(t, "account.credited")]
-    assert credits == [(3, "lucky_bonus", 500), (1, "magic_card_bonus", 2_000)]
+    assert credits == [(1, "five_card_hand_bonus", 5_000), (1, "magic_card_bonus", 2_000)]
+    lost = next(e for e in t.events if e.type == "five_card_hand_bonus.settled" and e.payload["seat"] == 3)
+    assert lost.payload["outcome"] == "lose" and "lucky seat 3 drawn, not paid" in str(lost.payload["note"])
+    assert not [e for e in t.events if e.type == "lucky_bonus.settled"]
     assert of(t, "bonus.published") == [{"magic_card": "Ah", "lucky_seat": 3}]
     assert types.index("round.recorded") > types.index("bonus.published") > types.index("hand.settled")
     # Replayable by `tablectl settle`: the recorded round settles to the same bonus rows.
     record = of(t, "round.recorded")[0]["record"]
     assert isinstance(record, dict) and record["magic_card"] == "Ah" and record["lucky_seat"] == 3
     rows, _ = REGISTRY["655a"].settle(RULES, record)
-    assert {(x.seat, x.wager, x.paid + x.returned) for x in rows if x.wager.endswith("_bonus") and x.paid} >= {
+    assert {(x.seat, x.wager, x.paid + x.returned) for x in rows if x.wager.endswith("_bonus") and x.paid} == {
+        (1, "five_card_hand_bonus", 5_000),
         (1, "magic_card_bonus", 2_000),
-        (3, "lucky_bonus", 500),
     }
 
     out = t.cash_out(1)
-    assert [(e.type, e.payload["amount"], e.payload["balance"]) for e in out[1:]] == [("account.cashed_out", 6_900, 0)]
+    assert [(e.type, e.payload["amount"], e.payload["balance"]) for e in out[1:]] == [("account.cashed_out", 11_900, 0)]
     ledger = t.state.accounts
     assert ledger.balance_problem() is None
     assert ledger.totals() == {
         "bought_in": 6_000,
         "wagered": 200,
-        "won": 2_500,
+        "won": 7_000,
         "returned": 0,
-        "cashed_out": 6_900,
-        "held": 1_400,
+        "cashed_out": 11_900,
+        "held": 900,
     }
+
+
+def test_the_draws_swapped_pay_the_lucky_bonus_with_the_flush_and_no_magic_card_on_the_losing_hand() -> None:
+    """The same deal, the Lucky Bonus drawn for seat 1's flush and the Magic Card (2c) in seat 3's losing hand: 50 for 1
+    and 5 for 1 to seat 1, nothing but the collected wager at seat 3 (655a.1, 655a.11(i)(3)(i))."""
+    t = table(DEAL, magic="2c", lucky=1)
+    for seat in (1, 3):
+        t.buy_in(seat, 1_000)
+        t.wager(seat, "five_card_hand_bonus", 100)
+    play_round(t)
+    credits = [(p["seat"], p["wager"], p["amount"]) for p in of(t, "account.credited")]
+    assert credits == [(1, "five_card_hand_bonus", 5_000), (1, "lucky_bonus", 500)]
+    hands = [(e.payload["seat"], e.payload["outcome"]) for e in t.events if e.type == "five_card_hand_bonus.settled"]
+    assert hands == [(3, "lose"), (1, "win")]
+    assert not [e for e in t.events if e.type == "magic_card_bonus.settled"]
+    assert (t.state.accounts.balance(1), t.state.accounts.balance(3)) == (1_000 - 100 + 5_500, 900)
 
 
 def test_refusals_at_the_terminal() -> None:
@@ -219,9 +240,15 @@ def test_four_of_a_kind_is_verified_by_a_floorperson_before_it_is_credited() -> 
     assert t.state.accounts.balance(1) == 50_900 and "round.completed" in t.types()
 
 
-def test_let_it_ride_terminals_lock_out_and_draw_at_643a() -> None:
+# Seat 2's three cards, then the stub's two community cards (643a.10): a flush in spades (50 for 1, 643a.12(f)(1)),
+# or the same Magic Card on a straight, which loses (643a.7(i): flush or better).
+LIR_FLUSH, LIR_STRAIGHT = ["Qs", "3s", "8s", "2s", "5s"], ["Qs", "Jd", "Tc", "9h", "8d"]
+
+
+@pytest.mark.parametrize(("deal", "credited"), [(LIR_FLUSH, (50 + 20 + 5) * 100), (LIR_STRAIGHT, 0)])
+def test_let_it_ride_terminals_lock_out_and_draw_at_643a(deal: list[str], credited: int) -> None:
     """643a.2(e): the electronic wagering system locks out the Five Card Hand Bonus when dealing begins; the draws are
-    the table game system's (643a.1) and pay at 643a.12(f)(3)."""
+    the table game system's (643a.1) and pay at 643a.12(f)(3), with a winning hand only (643a.11(f)(3)(v)(A))."""
     from controller.games.let_it_ride.rules import LetItRideRules
     from controller.games.let_it_ride.spec import LetItRideSpec
 
@@ -239,9 +266,9 @@ def test_let_it_ride_terminals_lock_out_and_draw_at_643a() -> None:
             "lucky_bonus": True,
         }
     )
-    # Seat 2 holds the Magic Card (Qs) among its three cards.
+    # Seat 2 holds the Magic Card (Qs) among its three cards and is drawn for the Lucky Bonus.
     engine = RoundEngine(LetItRideSpec(), rules, "automated_shoe", None, FixedDraws("Qs", 2))
-    t = PureTable(engine, TableState("t1"), [arranged_deck(["Qs", "3d", "8c"])])
+    t = PureTable(engine, TableState("t1"), [arranged_deck(deal)])
     t.feed(OpenTable())
     t.buy_in(2, 2_000)
     for bet in ("bet_1", "bet_2", "bet_3"):
@@ -253,12 +280,28 @@ def test_let_it_ride_terminals_lock_out_and_draw_at_643a() -> None:
     decide_all(t, t.events)
     drawn = next(e for e in t.events if e.type == "bonus.drawn")
     assert drawn.rule == "643a.1" and sealed(drawn) == {"magic_card": "Qs", "lucky_seat": 2}
-    credits = {
+    record = next(e.payload["record"] for e in t.events if e.type == "round.recorded")
+    assert isinstance(record, dict) and sorted([*record["seats"][0]["cards"], *record["community"]]) == sorted(deal)
+    credits = [
         (p["wager"], p["amount"], p["rule"])
         for p in ({**e.payload, "rule": e.rule} for e in t.events if e.type == "account.credited")
-    }
-    assert credits == {("magic_card_bonus", 2_000, "643a.11(f)(3)(v)"), ("lucky_bonus", 500, "643a.11(f)(3)(v)")}
-    assert t.state.accounts.balance(2) == 2_000 - 100 + 2_500 and t.state.accounts.balance_problem() is None
+    ]
+    hand = next(e for e in t.events if e.type == "five_card_hand_bonus.settled")
+    if credited:
+        assert credits == [
+            ("five_card_hand_bonus", 5_000, "643a.11(f)(3)(v)"),
+            ("magic_card_bonus", 2_000, "643a.11(f)(3)(v)"),
+            ("lucky_bonus", 500, "643a.11(f)(3)(v)"),
+        ]
+        notes = [
+            str(e.payload["note"]) for e in t.events if e.type in ("magic_card_bonus.settled", "lucky_bonus.settled")
+        ]
+        assert len(notes) == 2 and all("(643a.1, 643a.11(f)(3)(v)(A))" in n for n in notes)
+    else:
+        assert credits == [] and hand.payload["outcome"] == "lose"
+        assert "not paid" in str(hand.payload["note"]) and "643a.11(f)(3)(v)(A)" in str(hand.payload["note"])
+        assert not [e for e in t.events if e.type in ("magic_card_bonus.settled", "lucky_bonus.settled")]
+    assert t.state.accounts.balance(2) == 2_000 - 100 + credited and t.state.accounts.balance_problem() is None
 
 
 def test_the_reseed_moves_the_reserve_in_and_settle_agrees_with_the_meter_model() -> None:

@@ -65,8 +65,12 @@ def floor_toml(dsn: str, broker: str, prefix: str, client_id: str, extra: str = 
     )
 
 
-class FloorProcess:
-    """`tablectl floor --config FLOOR.toml` as a child process, its log kept per boot."""
+class ServiceProcess:
+    """`tablectl VERB --config CONFIG` (the floor, the link controller) as a child process, its log kept per boot;
+    tests/link's LinkProcess is this with verb "link"."""
+
+    verb = "floor"
+    tail = 3000  # the characters of each boot's log that log() shows in a failure's message
 
     def __init__(self, config: Path, logs: Path) -> None:
         self.config = config
@@ -76,9 +80,9 @@ class FloorProcess:
 
     def start(self) -> None:
         self.boots += 1
-        log = (self.logs / f"floor-{self.boots}.log").open("wb")
+        log = (self.logs / f"{self.verb}-{self.boots}.log").open("wb")
         self.proc = subprocess.Popen(
-            [*TABLECTL, "--log-json", "floor", "--config", str(self.config)],
+            [*TABLECTL, "--log-json", self.verb, "--config", str(self.config)],
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=ROOT,
@@ -99,7 +103,12 @@ class FloorProcess:
         return self.proc.returncode
 
     def log(self) -> str:
-        return "\n".join(p.read_text(errors="replace")[-3000:] for p in sorted(self.logs.glob("floor-*.log")))
+        boots = sorted(self.logs.glob(f"{self.verb}-*.log"))
+        return "\n".join(p.read_text(errors="replace")[-self.tail :] for p in boots)
+
+
+class FloorProcess(ServiceProcess):
+    """`tablectl floor --config FLOOR.toml` as a child process, its log kept per boot."""
 
 
 def count(dsn: str, sql: str, *params: object) -> int:

@@ -38,6 +38,15 @@ def test_every_problem_is_named_with_its_field_and_fix() -> None:
     assert "shifts[0].start:" in message and "HH:MM" in message
 
 
+def test_an_unknown_setting_like_none_is_listed_with_the_sections_settings() -> None:
+    """floor/config.py's config_problems words LINK.toml's errors too; FLOOR.toml's list what the section knows."""
+    with pytest.raises(FloorConfigError) as err:
+        parse_floor_config('[database]\ndsn = "x"\nqqq = 1\n', "floor.toml")
+    assert str(err.value) == (
+        "floor.toml: 1 problem(s):\n  database.qqq: unknown setting: remove it; known here: dsn, password_file"
+    )
+
+
 def test_not_toml_and_duplicate_shifts_are_refused() -> None:
     with pytest.raises(FloorConfigError, match="not valid TOML"):
         parse_floor_config("[database\n")

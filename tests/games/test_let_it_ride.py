@@ -354,19 +354,21 @@ def test_643a_12e5_four_of_a_kind_is_no_envy_hand() -> None:
     assert not rows(out, 1, "five_card_envy_bonus")
 
 
-def test_643a_12f3_magic_card_and_lucky_bonus() -> None:
+def test_643a_12f3_magic_card_and_lucky_bonus_with_a_winning_hand() -> None:
     r = rules(magic_card_bonus=True, lucky_bonus=True)
-    # Magic Card 9d is seat 3's own card; seat 2 has neither; Lucky Bonus seat 3; seat 1 made no hand bonus wager.
+    # Seat 3: a flush in diamonds with the community (643a.12(f)(1), 50 for 1), holding the Magic Card 9d, drawn for the
+    # Lucky Bonus. Seat 2 has neither; seat 1 made no hand bonus wager.
     rec = record(
-        "2c 5s",
-        seat(3, "9d Kh 4c", five_card_hand_bonus=200),
-        seat(2, "7d 8s Jh", five_card_hand_bonus=100),
+        "2d 5d",
+        seat(3, "9d Kd 4d", five_card_hand_bonus=200),
+        seat(2, "7c 8s Jh", five_card_hand_bonus=100),
         seat(1, "Tc Td 3h"),
         magic_card="9d",
         lucky_seat=3,
     )
     out = settle_round(r, rec)
-    magic, lucky = one(out, 3, "magic_card_bonus"), one(out, 3, "lucky_bonus")
+    hand, magic, lucky = (one(out, 3, w) for w in ("five_card_hand_bonus", "magic_card_bonus", "lucky_bonus"))
+    assert (hand.outcome, hand.hand, hand.paid, hand.returned) == ("win", "flush", 49 * 200, 200)
     assert (magic.amount, magic.paid, magic.returned, magic.odds, magic.rule) == (
         0,
         20 * 200,
@@ -381,22 +383,45 @@ def test_643a_12f3_magic_card_and_lucky_bonus() -> None:
         "5 for 1",
         "643a.12(f)(3)",
     )
-    assert one(out, 3, "five_card_hand_bonus").outcome == "lose"  # the hand itself is no flush
+    for bonus in (magic, lucky):
+        assert "with a winning hand (643a.1, 643a.11(f)(3)(v)(A))" in (bonus.note or "")
+    # The player receives the hand's 50 for 1, the Magic Card's 20 for 1 and the Lucky Bonus's 5 for 1.
+    assert sum(x.paid + x.returned for x in (hand, magic, lucky)) == (50 + 20 + 5) * 200
     assert not rows(out, 2, "magic_card_bonus") and not rows(out, 2, "lucky_bonus")
     # The wagers of each seat come in the chapter's order: the hand bonus, then Magic Card, then Lucky Bonus.
     assert [x.wager for x in out if x.seat == 3][-3:] == ["five_card_hand_bonus", "magic_card_bonus", "lucky_bonus"]
 
 
-def test_643a_1_magic_card_among_the_community_cards_pays_every_hand_bonus_wager() -> None:
+@pytest.mark.parametrize(
+    ("magic_card", "lucky_seat", "drawn"),
+    [("9d", 7, "Magic Card 9d"), ("2s", 3, "seat 3 is the Lucky Bonus seat"), ("9d", 3, "Magic Card 9d")],
+)
+def test_643a_11f3vA_a_losing_hand_is_paid_no_magic_card_or_lucky_bonus(
+    magic_card: str, lucky_seat: int, drawn: str
+) -> None:
+    """643a.1 defines each as "an additional payout" and 643a.11(f)(3)(v)(A) verifies the winning hand first: the same
+    draws that pay a flush pay nothing on a straight (643a.7(i): flush or better)."""
+    r = rules(magic_card_bonus=True, lucky_bonus=True)
+    rec = record("6s 5c", seat(3, "9d 8d 7h", five_card_hand_bonus=200), magic_card=magic_card, lucky_seat=lucky_seat)
+    out = settle_round(r, rec)
+    assert not rows(out, 3, "magic_card_bonus") and not rows(out, 3, "lucky_bonus")
+    hand = one(out, 3, "five_card_hand_bonus")
+    assert (hand.outcome, hand.hand, hand.paid, hand.returned, hand.collected) == ("lose", "straight", 0, 0, 200)
+    assert drawn in (hand.note or "") and "(643a.1, 643a.11(f)(3)(v)(A))" in (hand.note or "")
+
+
+def test_643a_1_magic_card_among_the_community_cards_pays_every_winning_hand_bonus_wager() -> None:
     rec = record(
-        "2c 5s",
-        seat(3, "9d Kh 4c", five_card_hand_bonus=200),
-        seat(2, "7d 8s Jh", five_card_hand_bonus=100),
-        magic_card="5s",
+        "2c 5c",
+        seat(3, "9c Kc 4c", five_card_hand_bonus=200),  # a flush in clubs: paid
+        seat(2, "7c 8c Jh", five_card_hand_bonus=100),  # four clubs: no flush, no Magic Card
+        seat(1, "Th Jd Qs", five_card_hand_bonus=100),
+        magic_card="5c",
         lucky_seat=7,
     )
     out = settle_round(rules(magic_card_bonus=True, lucky_bonus=True), rec)
-    assert [(x.seat, x.paid) for x in out if x.wager == "magic_card_bonus"] == [(3, 4_000), (2, 2_000)]
+    assert [(x.seat, x.paid) for x in out if x.wager == "magic_card_bonus"] == [(3, 4_000)]
+    assert all("Magic Card 5c" in (one(out, n, "five_card_hand_bonus").note or "") for n in (2, 1))
     assert not [x for x in out if x.wager == "lucky_bonus"]
 
 
@@ -774,7 +799,9 @@ def test_example_progressive_envy() -> None:
     assert one(s, 7, "five_card_hand_bonus").paid + 100 == 1_800_000
     assert one(s, 6, "five_card_hand_bonus").paid + 500 == 100_000
     assert one(s, 4, "three_card_progressive").paid + 500 == 150_000
-    assert one(s, 6, "lucky_bonus").paid == 2_500 and one(s, 5, "magic_card_bonus").paid == 2_000
+    assert one(s, 6, "lucky_bonus").paid == 2_500  # seat 6's straight flush wins: the Lucky Bonus is paid with it
+    # Seat 5 holds the Magic Card 2d with a pair of twos: a losing hand, no Magic Card (643a.11(f)(3)(v)(A)).
+    assert not rows(s, 5, "magic_card_bonus") and "Magic Card 2d" in (one(s, 5, "five_card_hand_bonus").note or "")
     assert [x.paid for x in rows(s, 5, "five_card_envy_bonus")] == [100_000, 30_000]
     assert [x.paid for x in rows(s, 4, "five_card_envy_bonus")] == [500_000, 150_000]
     assert [x.paid for x in rows(s, 5, "three_card_envy_bonus")] == [2_500, 10_000]

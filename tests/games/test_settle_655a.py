@@ -113,16 +113,59 @@ def test_five_card_hand_bonus_with_magic_card_and_lucky_bonus() -> None:
         ],
         "2h 7h Kh",
         magic_card="Kh",
-        lucky_seat=2,
+        lucky_seat=3,
         meters={"five_card_hand_bonus": 1_500_000},
     )
     results, _ = settle(r, rec)
     (hand3,) = rows(results, 3, "five_card_hand_bonus")
     assert (hand3.hand, hand3.odds, hand3.paid, hand3.returned) == ("flush", "50 for 1", 4_900, 100)
-    # The Magic Card is a community card, so both players get 20 for 1 (655a.12(e)(3)).
-    assert [x.paid for x in results if x.wager == "magic_card_bonus"] == [2_000, 2_000]
-    assert [(x.seat, x.paid) for x in results if x.wager == "lucky_bonus"] == [(2, 500)]
-    assert rows(results, 2, "five_card_hand_bonus")[0].outcome == "lose"
+    # The Magic Card is a community card, but only seat 3's flush wins: 20 for 1 and 5 for 1 with it (655a.12(e)(3)).
+    assert [(x.seat, x.paid, x.rule) for x in results if x.wager == "magic_card_bonus"] == [
+        (3, 2_000, "655a.11(i)(3)(iii)")
+    ]
+    assert [(x.seat, x.paid) for x in results if x.wager == "lucky_bonus"] == [(3, 500)]
+    assert all("with a winning hand (655a.1, 655a.11(i)(3)(i))" in (x.note or "") for x in results if x.amount == 0)
+    assert sum(x.paid + x.returned for x in results if x.seat == 3 and x.wager in BONUS) == (50 + 20 + 5) * 100
+    (hand2,) = rows(results, 2, "five_card_hand_bonus")
+    assert (hand2.outcome, hand2.collected) == ("lose", 100)
+    assert "magic card Kh drawn, not paid" in (hand2.note or "") and "655a.11(i)(3)(i)" in (hand2.note or "")
+
+
+BONUS = ("five_card_hand_bonus", "magic_card_bonus", "lucky_bonus")
+# Seat 1's two cards with the community: a flush in hearts (50 for 1, 655a.12(e)(1)), or a straight, which loses.
+WINNING, LOSING = (["Ah", "9h"], "2h 7h Kh"), (["9c", "8d"], "7h 6s 5h")
+
+
+@pytest.mark.parametrize(("cards", "wins"), [(WINNING, True), (LOSING, False)])
+@pytest.mark.parametrize(
+    ("magic", "lucky", "bonus", "pays"), [("9h", 6, "magic_card_bonus", 20), ("2s", 1, "lucky_bonus", 5)]
+)
+def test_655a_11i3i_the_magic_card_and_lucky_bonus_pay_only_with_a_winning_hand(
+    cards: tuple[list[str], str], wins: bool, magic: str, lucky: int, bonus: str, pays: int
+) -> None:
+    """655a.1: each is "an additional payout"; 655a.11(i)(3)(i): the dealer verifies the hand is a winning hand before
+    settling them. The same draw on a flush pays the flush and 20 (or 5) for 1; on a straight, nothing at all."""
+    hole, community = cards
+    if not wins and magic == "9h":
+        magic = "9c"  # the losing hand's own card
+    r = rules(five_card_hand_bonus=True, magic_card_bonus=True, lucky_bonus=True)
+    rec = record(
+        [{"seat": 1, "cards": hole, "wagers": {"ante": 500, **STREETS, "five_card_hand_bonus": 100}}],
+        community,
+        magic_card=magic,
+        lucky_seat=lucky,
+        meters={"five_card_hand_bonus": 1_000_000},
+    )
+    results, _ = settle(r, rec)
+    mine = {x.wager: x for x in results if x.wager in BONUS}
+    received = sum(x.paid + x.returned for x in mine.values())
+    if wins:
+        assert set(mine) == {"five_card_hand_bonus", bonus} and received == (50 + pays) * 100
+        assert mine[bonus].odds == f"{pays} for 1" and mine[bonus].paytable == "655a.12(e)(3)"
+    else:
+        assert set(mine) == {"five_card_hand_bonus"} and received == 0
+        assert mine["five_card_hand_bonus"].collected == 100
+        assert "not paid" in (mine["five_card_hand_bonus"].note or "")
 
 
 def test_straight_flush_takes_10_percent_of_the_five_card_hand_bonus_meter() -> None:

@@ -10,9 +10,6 @@ the same key until the controller acknowledges it, as a table's journal-backed s
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -32,6 +29,7 @@ from paho.mqtt.properties import Properties
 
 from controller.supervisor.envelope import public_key_b64, sign_command
 from floor.pgcluster import ClusterError, PgCluster
+from tests.floor.conftest import ServiceProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLECTL = [sys.executable, "-m", "controller.cli"]
@@ -132,39 +130,11 @@ public_key = "{public_key_b64(FLOORPERSON)}"
 """
 
 
-class LinkProcess:
+class LinkProcess(ServiceProcess):
     """`tablectl link --config LINK.toml` as a child process, a log per boot."""
 
-    def __init__(self, config: Path, logs: Path) -> None:
-        self.config, self.logs, self.boots = config, logs, 0
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.boots += 1
-        log = (self.logs / f"link-{self.boots}.log").open("wb")
-        self.proc = subprocess.Popen(
-            [*TABLECTL, "--log-json", "link", "--config", str(self.config)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=ROOT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def stop(self) -> int:
-        if self.proc is None:
-            return 0
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            return self.proc.wait(timeout=30)
-        return self.proc.returncode
-
-    def log(self) -> str:
-        return "\n".join(p.read_text(errors="replace")[-4000:] for p in sorted(self.logs.glob("link-*.log")))
+    verb = "link"
+    tail = 4000
 
 
 class LinkTable:

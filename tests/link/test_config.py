@@ -41,3 +41,10 @@ def test_a_bad_link_config_names_the_field_and_the_fix(change: tuple[str, str], 
     with pytest.raises(LinkConfigError) as err:
         parse_link_config(GOOD.replace(change[0], change[1], 1), "LINK.toml")
     assert named in str(err.value)
+
+
+def test_an_unknown_setting_like_none_is_to_be_removed() -> None:
+    """The wording is floor/config.py's config_problems, without FLOOR.toml's list of the section's settings."""
+    with pytest.raises(LinkConfigError) as err:
+        parse_link_config(GOOD.replace("[database]", "[database]\nzzz = 1", 1), "LINK.toml")
+    assert str(err.value) == "LINK.toml: 1 problem(s):\n  database.zzz: unknown setting: remove it"

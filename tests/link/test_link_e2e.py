@@ -8,7 +8,6 @@ import json
 import os
 import random
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Mosquitto, Subscribe
+from tests.floor.conftest import wait_for
 from tests.link.conftest import (
     FLOORPERSON,
     ROOT,
@@ -31,14 +31,6 @@ from tests.link.conftest import (
 )
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
-
-
-def wait_for(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
 
 
 def send(mosquitto: Mosquitto, subscribe: Subscribe, prefix: str, verb: str, payload: str) -> dict[str, Any]:

@@ -73,3 +73,23 @@ def test_the_floor_config_and_a_bad_meter_are_refused_with_the_fix() -> None:
         check=False,
     )
     assert bad.returncode == 2 and "write LEVEL=CENTS" in bad.stderr
+
+
+def test_a_wager_returning_more_than_it_takes_is_flagged_in_every_format(capsys: pytest.CaptureFixture[str]) -> None:
+    """Past its break-even meter ($214,596.05 at 655a, docs/par.md) the Five Card Hand Bonus pays out more than it
+    takes: the sheet says so in a WARNING line (text, html) and a flag (json); at its $10,000 seed, nothing is
+    flagged."""
+    config = str(CONFIGS / "mississippi-stud-five-card-hand-bonus.toml")
+    high = ["--meter", "five_card_hand_bonus=30000000"]  # $300,000
+    out: dict[str, str] = {}
+    for fmt in ("text", "json", "html"):
+        assert main(["par", "--config", config, "--format", fmt, *high]) == 0
+        out[fmt] = capsys.readouterr().out
+    flagged = {w["wager"] for w in json.loads(out["json"])["wagers"] if w["returns_more_than_it_takes"]}
+    assert flagged == {"five_card_hand_bonus"}
+    assert out["text"].count("WARNING: this wager returns more than it takes: five_card_hand_bonus pays") == 1
+    assert "<p class='warning'><strong>WARNING: this wager returns more than it takes" in out["html"]
+    assert main(["par", "--config", config, "--format", "json"]) == 0
+    assert not any(w["returns_more_than_it_takes"] for w in json.loads(capsys.readouterr().out)["wagers"])
+    assert main(["par", "--config", config]) == 0
+    assert "WARNING" not in capsys.readouterr().out

@@ -347,22 +347,15 @@ def _five_card_hand_bonus(
     """643a.11(f)(3)(v): the wager at 643a.12(f)(1), flush or better (643a.7(i)), highest only (643a.12(f)(2));
     then the Magic Card and Lucky Bonus of 643a.12(f)(3) from the recorded draws (643a.1). Those two have no
     stake of their own: their rows have amount 0 and pay the whole "N for 1" of the wager, since the wager is
-    settled (returned or collected) on its own row."""
+    settled (returned or collected) on its own row.
+
+    Each is "an additional payout" (643a.1 "Magic Card Bonus", "Lucky Bonus") that the dealer settles after "(A)
+    Verify that the hand is a winning hand" (643a.11(f)(3)(v)(A)): paid with a winning hand only; a losing hand's
+    wager is collected and no bonus is paid (paid on the draw alone, they would return about three times what the
+    wager takes: docs/par.md)."""
     amount = s.wagers["five_card_hand_bonus"]
     rule = "643a.11(f)(3)(v)"
-    rows = [
-        _progressive(
-            rules,
-            s.seat,
-            "five_card_hand_bonus",
-            amount,
-            FIVE_CARD_HAND_BONUS.award_for(hand.cls),
-            five_card_hand_name(hand),
-            FIVE_CARD_HAND_BONUS,
-            rule,
-            meters,
-        )
-    ]
+    award = FIVE_CARD_HAND_BONUS.award_for(hand.cls)
     extras = (
         (
             HandBonusExtra.MAGIC_CARD,
@@ -375,6 +368,35 @@ def _five_card_hand_bonus(
             f"seat {s.seat} is the Lucky Bonus seat",
         ),
     )
+    if award is None:
+        missed = [note for _, hit, note in extras if hit]
+        return [
+            lose(
+                s.seat,
+                "five_card_hand_bonus",
+                amount,
+                rule,
+                hand=five_card_hand_name(hand),
+                paytable=FIVE_CARD_HAND_BONUS.citation,
+                note=f"{'; '.join(missed)}: not paid, an additional payout on a winning hand only "
+                "(643a.1, 643a.11(f)(3)(v)(A))"
+                if missed
+                else None,
+            )
+        ]
+    rows = [
+        _progressive(
+            rules,
+            s.seat,
+            "five_card_hand_bonus",
+            amount,
+            award,
+            five_card_hand_name(hand),
+            FIVE_CARD_HAND_BONUS,
+            rule,
+            meters,
+        )
+    ]
     for extra, hit, note in extras:
         if hit:
             odds = HAND_BONUS_EXTRAS.rows[extra]
@@ -387,7 +409,7 @@ def _five_card_hand_bonus(
                     rule,
                     paytable=HAND_BONUS_EXTRAS.citation,
                     odds=str(odds),
-                    note=note,
+                    note=f"{note}, with a winning hand (643a.1, 643a.11(f)(3)(v)(A))",
                 )
             )
     return rows

@@ -210,40 +210,50 @@ def _five_card_hand_bonus(
     five: FiveCardHand,
     meters: _Meters,
 ) -> list[Settled]:
-    """655a.11(i)(3): the Five Card Hand Bonus Wager at 655a.12(e)(1), then the Magic Card and Lucky Bonus."""
+    """655a.11(i)(3): the Five Card Hand Bonus Wager at 655a.12(e)(1), then the Magic Card and Lucky Bonus.
+
+    The bonuses are "an additional payout" (655a.1 "Magic Card Bonus", "Lucky Bonus") that the dealer settles only
+    after "(i) Verify that the hand is a winning hand" (655a.11(i)(3)(i)): they are paid on a winning Five Card Hand
+    Bonus hand (flush or better, 655a.12(e)(1)) and not at all on a losing one, whose wager is collected alone. Paid on
+    the draw alone they would return about three times what the wager takes (docs/par.md)."""
     table = "655a.12(e)(1)"
     award = FIVE_CARD_HAND_BONUS.get(five.cls)
-    out = [
-        lose(s.seat, "five_card_hand_bonus", amount, "655a.11(i)(3)", hand=five.name, paytable=table)
-        if award is None
-        else _award(s.seat, "five_card_hand_bonus", amount, award, meters, "655a.11(i)(3)(iii)", five.name, table)
+    hits = [
+        (
+            "magic_card_bonus",
+            MAGIC_CARD,
+            rules.magic_card_bonus and r.magic_card in (*s.cards, *r.community),
+            f"magic card {r.magic_card}",
+        ),
+        ("lucky_bonus", LUCKY_BONUS, rules.lucky_bonus and r.lucky_seat == s.seat, f"lucky seat {s.seat}"),
     ]
-    # The bonuses are paid besides the hand's own result (655a.11(i)(3)); their rows stake nothing.
-    if rules.magic_card_bonus and r.magic_card in (*s.cards, *r.community):
-        out.append(
-            win_fixed(
-                s.seat,
-                "magic_card_bonus",
-                0,
-                MAGIC_CARD.winnings(amount) + amount,
-                "655a.11(i)(3)(iii)",
-                odds=str(MAGIC_CARD),
-                paytable="655a.12(e)(3)",
-                note=f"magic card {r.magic_card}",
-            )
+    if award is None:
+        missed = [what for _, _, hit, what in hits if hit]
+        note = (
+            f"{' and '.join(missed)} drawn, not paid: an additional payout on a winning hand only "
+            "(655a.1, 655a.11(i)(3)(i))"
+            if missed
+            else None
         )
-    if rules.lucky_bonus and r.lucky_seat == s.seat:
-        out.append(
-            win_fixed(
-                s.seat,
-                "lucky_bonus",
-                0,
-                LUCKY_BONUS.winnings(amount) + amount,
-                "655a.11(i)(3)(iii)",
-                odds=str(LUCKY_BONUS),
-                paytable="655a.12(e)(3)",
+        return [
+            lose(s.seat, "five_card_hand_bonus", amount, "655a.11(i)(3)", hand=five.name, paytable=table, note=note)
+        ]
+    out = [_award(s.seat, "five_card_hand_bonus", amount, award, meters, "655a.11(i)(3)(iii)", five.name, table)]
+    # Paid besides the winning hand's own award; their rows stake nothing and pay the whole "N for 1".
+    for wager, odds, hit, what in hits:
+        if hit:
+            out.append(
+                win_fixed(
+                    s.seat,
+                    wager,
+                    0,
+                    odds.winnings(amount) + amount,
+                    "655a.11(i)(3)(iii)",
+                    odds=str(odds),
+                    paytable="655a.12(e)(3)",
+                    note=f"{what}, with a winning hand (655a.1, 655a.11(i)(3)(i))",
+                )
             )
-        )
     return out
 
 

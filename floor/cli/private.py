@@ -1,0 +1,84 @@
+"""What a demo starts for itself: a private PostgreSQL (floor.pgcluster, a temp dir), a private mosquitto on a free
+loopback port unless --broker names one, and a signing key of its own. `tablectl demo --floor` (floor/cli/demo.py)
+and `tablectl demo --linked` (link/cli/demo.py) share them, so both start, word and stop them alike.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
+
+from controller.cli.verb import UsageError
+from floor.pgcluster import ClusterError, PgCluster, free_port
+
+
+def start_postgres(demo: str) -> PgCluster:
+    """A throwaway cluster (fsync off) in its own temp dir, readable by the postgres account when root; started."""
+    print(f"tablectl demo {demo}: starting a private PostgreSQL ...", file=sys.stderr, flush=True)
+    try:
+        cluster = PgCluster.create(durable=False)
+    except ClusterError as err:
+        raise UsageError(f"{err} (python3 dev.py demo installs PostgreSQL)") from None
+    try:
+        cluster.start()
+    except ClusterError as err:
+        cluster.remove()
+        raise UsageError(f"{err} (python3 dev.py demo installs PostgreSQL)") from None
+    return cluster
+
+
+def start_mosquitto(workdir: Path, *, max_queued_messages: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """A broker on a free loopback port, anonymous and without persistence; the process and its mqtt:// URL."""
+    binary = shutil.which("mosquitto") or next(
+        (p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto") if os.access(p, os.X_OK)), None
+    )
+    if binary is None:
+        raise UsageError("mosquitto is not installed: apt-get install mosquitto, or give --broker mqtt://HOST:PORT")
+    port = free_port()
+    conf = workdir / "mosquitto.conf"
+    text = f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+    if max_queued_messages is not None:
+        text += f"max_queued_messages {max_queued_messages}\n"
+    conf.write_text(text)
+    proc = subprocess.Popen([binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return proc, f"mqtt://127.0.0.1:{port}"
+
+
+@contextmanager
+def private_servers(
+    workdir: Path, demo: str, broker: str | None, *, max_queued_messages: int | None = None
+) -> Iterator[tuple[PgCluster, str]]:
+    """The demo's PostgreSQL and its broker's URL (a private mosquitto when `broker` is None); on exit the mosquitto
+    is stopped and the cluster removed, whatever the demo did."""
+    cluster = start_postgres(demo)
+    broker_proc = None
+    try:
+        if broker is None:
+            broker_proc, broker = start_mosquitto(workdir, max_queued_messages=max_queued_messages)
+        yield cluster, broker
+    finally:
+        if broker_proc is not None:
+            broker_proc.terminate()
+            broker_proc.wait()
+        cluster.remove()
+
+
+def signing_key(pem: Path | None = None) -> tuple[Ed25519PrivateKey, str]:
+    """A new Ed25519 key and its [[supervisors]] public_key (the raw 32 bytes in base64, as
+    controller.supervisor.envelope.public_key_b64 writes it; the floor may not import the supervisor side). With
+    `pem`, the private key is also written there (PKCS#8, mode 0600) for `tablectl ... send --key`."""
+    key = Ed25519PrivateKey.generate()
+    if pem is not None:
+        pem.write_bytes(key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()))
+        pem.chmod(0o600)
+    public = base64.b64encode(key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)).decode("ascii")
+    return key, public
