@@ -221,9 +221,9 @@ def test_a_floorperson_records_a_player_who_left_mid_round_655a_7_b(gate: Comman
     from controller.games.mississippi_stud.spec import MississippiStudSpec
     from tests.engine.conftest import PureTable
 
-    t = PureTable(
-        RoundEngine(MississippiStudSpec(), MississippiStudRules.model_validate({"chapter": "655a"})), TableState(TABLE)
-    )
+    rules = MississippiStudRules.model_validate({"chapter": "655a"})
+    engine = RoundEngine(MississippiStudSpec(), rules)
+    t = PureTable(engine, TableState(TABLE))
     t.feed(OpenTable())
     t.wager(2, "ante", 500)
     t.wager(5, "ante", 500)
