@@ -206,3 +206,10 @@ def test_a_manifest_signed_before_entry_points_were_covered_lists_none() -> None
     assert judge(dict(FILES), m, TRUSTED).verdict == "verified"  # nothing found, nothing signed
     j = judge(dict(FILES), m, TRUSTED, entry_points=[SHOE])
     assert j.verdict == "mismatch" and j.comparison.entry_points_extra == (SHOE,)
+
+
+def test_the_signed_driver_group_is_the_one_the_registry_loads() -> None:
+    from controller.release.manifest import DRIVER_GROUP
+    from drivers.registry import ENTRY_POINT_GROUP
+
+    assert DRIVER_GROUP == ENTRY_POINT_GROUP
