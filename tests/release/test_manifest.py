@@ -196,11 +196,8 @@ def test_a_manifest_signed_before_entry_points_were_covered_lists_none() -> None
     old = json.loads(sign(FILES, "0.1.0", CREATED, RELEASE).to_json())
     del old["entry_points"]
     body = {k: v for k, v in old.items() if k != "signature"}
-    old["signature"] = (
-        __import__("base64")
-        .b64encode(RELEASE.sign(json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()))
-        .decode()
-    )
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+    old["signature"] = base64.b64encode(RELEASE.sign(canonical)).decode()
     m = parse(json.dumps(old).encode())
     assert m.entry_points is None
     assert judge(dict(FILES), m, TRUSTED).verdict == "verified"  # nothing found, nothing signed
