@@ -16,7 +16,7 @@ from pathlib import Path
 
 from controller import __version__
 from controller.cli.verb import Subparsers, UsageError
-from controller.release.installed import MANIFEST_NAME, installed_root, scan
+from controller.release.installed import MANIFEST_NAME, entry_points_at, installed_root, scan
 from controller.release.keyfile import KeyFileError, load_key, write_new_key
 from controller.release.manifest import ManifestError, public_key_b64, sign
 
@@ -71,14 +71,16 @@ def _sign(key_path: Path, root: Path | None, out: Path | None) -> int:
         raise UsageError(f"release sign: {base} has no controller/ package: give --root the folder that holds it")
     print(f"hashing the installed files under {base} ...", file=sys.stderr)
     files = scan(base)
+    points = entry_points_at(base)
     created = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-    manifest = sign(files, __version__, created, key)
+    manifest = sign(files, __version__, created, key, points)
     target = out or base / MANIFEST_NAME
     tmp = target.with_name(target.name + ".tmp")
     tmp.write_bytes(manifest.to_json())
     os.replace(tmp, target)  # a reader never sees half a manifest
     print(f"manifest: {target}")
     print(f"files: {len(files)}")
+    print(f"entry points: {len(points)}")
     print(f"key: {manifest.key}")
     print(f"digest: {manifest.digest}")
     return 0

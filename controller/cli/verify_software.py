@@ -84,12 +84,14 @@ def as_json(j: Judgement, root: Path) -> dict[str, object]:
         "version": m.version if m is not None else None,
         "key": j.key,
         "files": [{"path": p, "verdict": v} for p, v in j.statuses().items()],
+        "entry_points": [{"entry_point": e, "verdict": v} for e, v in j.entry_point_statuses().items()],
     }
 
 
 def as_text(j: Judgement, root: Path) -> str:
     statuses = j.statuses()
     lines = [f"{v:<9} {p}" for p, v in statuses.items() if v not in ("ok", "unverified")]
+    lines += [f"{v:<9} entry point {e}" for e, v in j.entry_point_statuses().items() if v not in ("ok", "unverified")]
     count = len(j.found)
     signed = sum(1 for v in statuses.values() if v == "ok")
     lines += [

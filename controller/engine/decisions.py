@@ -10,6 +10,7 @@ from controller.engine import accounts, players, settling
 from controller.engine.context import StepContext, area_of
 from controller.engine.spec import Decision
 from controller.engine.state import Phase
+from drivers.interfaces import TERMINAL_SPOTS
 
 
 def current_decision(ctx: StepContext) -> Decision | None:
@@ -156,12 +157,19 @@ def _abandon(ctx: StepContext, seat: int) -> None:
     how = ctx.opts.abandoned_wagers
     wagers = dict(st.wagers)
     r.left[seat] = how
-    st.collected.update(wagers)
     st.wagers.clear()
+    # A wager made from a game account (the Five Card Hand Bonus) has no chips on the layout to hold: held, it goes
+    # back to the account it was debited from (605a.2(d)(2)), where the player cashes it out; lost, the debit made
+    # when it was placed already collected it (605a.2(d)(2): "collect losing wagers from the game account").
+    to_account = {spot: a for spot, a in wagers.items() if how == "hold" and spot in TERMINAL_SPOTS}
+    kept = {spot: a for spot, a in wagers.items() if spot not in to_account}
+    st.collected.update(kept)  # not the account's: a later void must not give it back a second time
     if how == "hold":
         held = ctx.s.held_wagers.setdefault(seat, {})
-        for spot, amount in wagers.items():
+        for spot, amount in kept.items():
             held[spot] = held.get(spot, 0) + amount
+        if not held:
+            del ctx.s.held_wagers[seat]
     payload: dict[str, Any] = {
         "seat": seat,
         "disposition": how,
@@ -171,6 +179,11 @@ def _abandon(ctx: StepContext, seat: int) -> None:
         if how == "lose"
         else "held for the player; the hand takes no further part",
     }
+    if to_account:
+        payload["to_account"] = to_account
     if (player := players.player_of(ctx, seat)) is not None:
         payload["player"] = player
     ctx.emit("wagers.abandoned", ctx.rule("7(b)"), payload)
+    why = "the player left; the abandoned wager is held for him in his game account"
+    for spot, amount in sorted(to_account.items()):
+        accounts.give_back(ctx, seat, spot, amount, ctx.rule("7(b)"), why)

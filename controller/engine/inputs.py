@@ -85,8 +85,9 @@ class FloorpersonDecision:
 
 @dataclass(frozen=True, slots=True)
 class MarkOutOfOrder:
-    """The dealer covered a shuffler or shoe or put an out-of-order sign on it (out=True, .13(g)); only then
-    may another method of shuffling or dealing be used. out=False puts a working device back in use."""
+    """The shuffler or shoe is covered or has a sign indicating that it is out of order placed on it (out=True,
+    .13(g), a signed mark_out_of_order); only then may another method of shuffling or dealing be used. out=False
+    puts a working device back in use."""
 
     device: str  # "shuffler" or "shoe"
     out: bool = True

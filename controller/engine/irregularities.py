@@ -15,6 +15,7 @@ from drivers.interfaces import DeviceFault
 SHUFFLER_FAULTS = {"jam", "stopped", "incomplete"}  # .13(e)
 SHOE_FAULTS = {"jam", "stopped", "empty", "misfeed"}  # .13(f)
 DEVICES = ("shuffler", "shoe")  # the devices .13(g) has marked out of order
+COVERED = "covered or has a sign indicating that it is out of order placed on the device"  # .13(g)'s words
 SHOE_METHODS = ("automated_shoe", "manual_shoe")
 
 
@@ -171,7 +172,9 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
     was_dealing = dev == "shoe" and ctx.s.phase is Phase.DEALING and ctx.method in SHOE_METHODS
     was_shuffling = dev == "shuffler" and ctx.s.phase is Phase.SHUFFLING
     ctx.s.out_of_order[dev] = takes_over
-    reason = ctx.s.devices_down.pop(dev, "marked by the dealer")
+    # .13(g) names nobody: the device "must be covered or have a sign indicating that [it] is out of order placed on
+    # the device"; the mark is a signed command (mark_out_of_order), whose signer the command's events name.
+    reason = ctx.s.devices_down.pop(dev, COVERED)
     ctx.emit(
         "device.out_of_order",
         ctx.rule("13(g)"),

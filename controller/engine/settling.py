@@ -14,8 +14,10 @@ from controller.engine.spec import RoundView, SeatView
 _CITATION = re.compile(r"\d{3}a\.\d+(?:\([a-z0-9]+\))+")
 
 
-def view(ctx: StepContext) -> RoundView:
-    """What the chapter sees of the round: the seats still in it, the layout, the meters as they stand."""
+def view(ctx: StepContext, departed: bool = False) -> RoundView:
+    """What the chapter sees of the round: the seats still in it, the layout, the meters as they stand; with
+    `departed`, the seats whose player left too (a void returns their wagers like anyone's, so a chapter that still
+    settles some wagers on a void, 683a.13(d), settles theirs as well)."""
     r = ctx.r
     return RoundView(
         round_id=r.round_id,
@@ -29,7 +31,7 @@ def view(ctx: StepContext) -> RoundView:
                 players.player_of(ctx, n),
             )
             for n in r.players
-            if n not in r.left
+            if departed or n not in r.left
         ),
         areas={k: tuple(v) for k, v in r.areas.items()},
         meters=progressive.meter_values(ctx),

@@ -13,10 +13,14 @@ from controller.engine.context import StepContext
 def void_exposed(ctx: StepContext) -> None:
     """.13(d): a community card exposed before its reveal voids every hand; a chapter that still settles some wagers
     (683a.13(d): the optional wagers, under 683a.11(i)) settles them on the layout as dealt, and journals the round's
-    record with the exposure so a dispute recomputes it (`round.recorded`)."""
+    record with the exposure so a dispute recomputes it (`round.recorded`).
+
+    A player who left (.7(b)) is in that settlement too: the void gives his Ante and Raise Wagers back like everyone's
+    (held for him, `players_left`), so his optional wagers are settled as 683a.13(d) settles every player's, never
+    returned: 683a.13(d) returns no optional wager to anybody."""
     ctx.r.exposed = True
     reason = "a community card was exposed before the dealer revealed it"
-    table = settling.view(ctx)
+    table = settling.view(ctx, departed=True)
     rows = ctx.spec.settle_on_exposure(ctx.rules, table) if table.seats else None
     if rows is None:
         void(ctx, ctx.rule("13(d)"), reason)

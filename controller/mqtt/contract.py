@@ -192,9 +192,10 @@ class DeviceStatus(_Message):
     this boot and published right after the event that changed it.
 
     state: unknown (not heard from since the daemon started), online (answered), offline (does not answer),
-    unusable (the engine stopped using it after a fault or loss, 13(g) of the chapter), out_of_order (the dealer
-    marked it out of order and another method took over, 13(g)). A fault report does not change the state by
-    itself: it is kept in fault_* until the device comes back online or back into service.
+    unusable (the engine stopped using it after a fault or loss, 13(g) of the chapter), out_of_order (covered or with
+    a sign indicating that it is out of order placed on it, 13(g), and another method took over). A fault report
+    does not change the state by itself: it is kept in fault_* until the device comes back online or back into
+    service.
     """
 
     table_id: TableId

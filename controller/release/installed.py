@@ -5,25 +5,42 @@ where Python imports them from), except the `__pycache__` folders the interprete
 list for an editable install (the checkout) and a wheel (site-packages), so a manifest signed from a clean
 checkout of a tag verifies a wheel built from it (docs/software.md). A module planted among them (a `.py`, or a
 `.pyc` outside `__pycache__`, which Python imports too) is an extra file and refuses the table.
+
+Which entry points: the driver plugins' group and the `tablectl` command (manifest.covered_entry_point), as Python
+finds them for the installation: they choose the class that drives each device, and a distribution's metadata
+planted beside the packages could re-point one at code outside them without touching a file the list covers.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 import os
+import re
 import stat
+import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import controller
 from controller.config.files import FileRefused, read_bounded
-from controller.release.manifest import PACKAGES, Judgement, Manifest, ManifestError, judge, parse
+from controller.release.manifest import (
+    PACKAGES,
+    Judgement,
+    Manifest,
+    ManifestError,
+    covered_entry_point,
+    entry_point_line,
+    judge,
+    parse,
+)
 
 MANIFEST_NAME = "tablectl-release.json"
 # A manifest lists a few hundred files at ~90 bytes each; anything near this is the wrong file.
 MANIFEST_MAX_BYTES = 8 * 1024 * 1024
+PYPROJECT_MAX_BYTES = 1024 * 1024
 SKIPPED_DIRS = frozenset({"__pycache__"})
 
 
@@ -62,6 +79,46 @@ def scan(root: Path, packages: Iterable[str] = PACKAGES) -> dict[str, str]:
     return found
 
 
+def entry_points_at(root: Path) -> list[str]:
+    """The covered entry points of the installation at `root`, one line each (manifest.entry_point_line).
+
+    The running installation: as Python finds them on sys.path, which is what drivers/registry.py loads (a second
+    distribution registering a driver's name is one more line). Another root: a source tree (a clean checkout of the
+    tag, with its pyproject.toml) declares them in pyproject.toml, which its wheel's metadata then says; a
+    site-packages holds them in its distributions' metadata."""
+    root = root.resolve()
+    if root == installed_root():
+        found = _of(importlib.metadata.distributions())
+    elif (root / "pyproject.toml").is_file():
+        found = _declared(root / "pyproject.toml")
+    else:
+        found = _of(importlib.metadata.distributions(path=[str(root)]))
+    return [entry_point_line(g, n, v) for g, n, v in found if covered_entry_point(g, n)]
+
+
+def _of(dists: Iterable[importlib.metadata.Distribution]) -> list[tuple[str, str, str]]:
+    """Every entry point of these distributions, each distribution once: the first found of a name is the one Python
+    uses (importlib.metadata.entry_points does the same)."""
+    seen: set[str] = set()
+    found: list[tuple[str, str, str]] = []
+    for dist in dists:
+        name = re.sub(r"[-_.]+", "-", dist.metadata["Name"] or "").lower()
+        if name in seen:
+            continue
+        seen.add(name)
+        found += [(e.group, e.name, e.value) for e in dist.entry_points]
+    return found
+
+
+def _declared(pyproject: Path) -> list[tuple[str, str, str]]:
+    try:
+        project = tomllib.loads(read_bounded(pyproject, PYPROJECT_MAX_BYTES).decode("utf-8")).get("project", {})
+    except (FileRefused, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise ManifestError(f"cannot read the entry points {pyproject} declares: {err}") from None
+    groups = {"console_scripts": project.get("scripts", {}), **project.get("entry-points", {})}
+    return [(g, n, str(v)) for g, points in groups.items() for n, v in points.items()]
+
+
 def _file_sha256(path: str) -> str:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
@@ -90,7 +147,12 @@ def check(root: Path, manifest_path: Path, trusted: Iterable[str]) -> Judgement:
     manifest, problem = read_manifest(manifest_path)
     packages = manifest.packages if manifest is not None else PACKAGES
     return judge(
-        scan(root, packages), manifest, tuple(trusted), manifest_problem=problem, manifest_path=str(manifest_path)
+        scan(root, packages),
+        manifest,
+        tuple(trusted),
+        manifest_problem=problem,
+        manifest_path=str(manifest_path),
+        entry_points=entry_points_at(root),
     )
 
 

@@ -14,7 +14,7 @@ import binascii
 import hashlib
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,6 +25,9 @@ FORMAT = "tablectl-release/1"
 # The packages the one distribution installs (pyproject.toml [tool.setuptools.packages.find]).
 PACKAGES = ("controller", "drivers", "floor", "link")
 RULE = "605a.4(c)"
+# The entry points the manifest signs besides the files: they decide which code runs without being code themselves,
+# the driver plugins (drivers/registry.py's group: a class per `driver = "..."`) and the `tablectl` command.
+DRIVER_GROUP = "table_controller.drivers"
 
 Verdict = Literal[
     "verified", "mismatch", "no_manifest", "bad_manifest", "bad_signature", "untrusted_key", "no_release_keys"
@@ -83,14 +86,18 @@ class Manifest:
     key: str  # base64 of the raw Ed25519 public key that signed it
     signature: str = ""  # base64 of the Ed25519 signature over `signed_bytes`
     packages: tuple[str, ...] = PACKAGES
+    # "<group> <name> = <value>" lines in byte order (entry_point_line); None: a manifest signed before they were
+    # covered, which then lists none of them
+    entry_points: tuple[str, ...] | None = None
 
     @property
     def digest(self) -> str:
         return digest_of(self.files)
 
     def body(self) -> dict[str, Any]:
-        """Everything the signature covers: the digest is in it, so the signature vouches for every file."""
-        return {
+        """Everything the signature covers: the digest is in it, so the signature vouches for every file, and the
+        entry points."""
+        body: dict[str, Any] = {
             "format": FORMAT,
             "version": self.version,
             "created": self.created,
@@ -99,6 +106,9 @@ class Manifest:
             "digest": self.digest,
             "key": self.key,
         }
+        if self.entry_points is not None:
+            body["entry_points"] = _byte_order(self.entry_points)
+        return body
 
     def signed_bytes(self) -> bytes:
         return json.dumps(self.body(), sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
@@ -107,13 +117,30 @@ class Manifest:
         return (json.dumps({**self.body(), "signature": self.signature}, indent=1, ensure_ascii=True) + "\n").encode()
 
 
-def sign(files: Mapping[str, str], version: str, created: str, key: Ed25519PrivateKey) -> Manifest:
+def entry_point_line(group: str, name: str, value: str) -> str:
+    """One entry point as the manifest lists it: `<group> <name> = <value>`, as entry_points.txt would say it."""
+    return f"{group} {name} = {value}"
+
+
+def covered_entry_point(group: str, name: str) -> bool:
+    return group == DRIVER_GROUP or (group == "console_scripts" and name == "tablectl")
+
+
+def sign(
+    files: Mapping[str, str],
+    version: str,
+    created: str,
+    key: Ed25519PrivateKey,
+    entry_points: Sequence[str] = (),
+) -> Manifest:
     bad = [problem for p in files if (problem := path_problem(p))]
+    bad += [f"entry point {e!r} has a line break" for e in entry_points if "\n" in e or "\r" in e]
     if bad:
         raise ManifestError(f"cannot list the installed files: {bad[0]}; rename the file")
-    unsigned = Manifest(version, created, dict(files), public_key_b64(key))
+    points = tuple(_byte_order(entry_points))
+    unsigned = Manifest(version, created, dict(files), public_key_b64(key), entry_points=points)
     signature = base64.b64encode(key.sign(unsigned.signed_bytes())).decode("ascii")
-    return Manifest(version, created, dict(files), unsigned.key, signature)
+    return Manifest(version, created, dict(files), unsigned.key, signature, entry_points=points)
 
 
 _RESIGN = "build and sign it again from the certified release: `tablectl release sign --key <release key>`"
@@ -140,6 +167,11 @@ def parse(data: bytes) -> Manifest:
     packages = obj.get("packages", list(PACKAGES))
     if not isinstance(packages, list) or not all(isinstance(p, str) and not path_problem(p) for p in packages):
         raise ManifestError(f"has packages {packages!r}, not a list of package names: {_RESIGN}")
+    points = obj.get("entry_points")
+    if points is not None and not (
+        isinstance(points, list) and all(isinstance(e, str) and "\n" not in e and "\r" not in e for e in points)
+    ):
+        raise ManifestError(f"has entry_points {points!r}, not a list of one-line strings: {_RESIGN}")
     m = Manifest(
         str(strings["version"]),
         str(strings["created"]),
@@ -147,6 +179,7 @@ def parse(data: bytes) -> Manifest:
         str(strings["key"]),
         str(strings["signature"]),
         tuple(packages),
+        None if points is None else tuple(points),
     )
     if strings["digest"] != m.digest:
         raise ManifestError(f"states digest {strings['digest']} but its files give {m.digest}: {_RESIGN}")
@@ -183,10 +216,15 @@ class Comparison:
     mismatched: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     extra: tuple[str, ...] = ()
+    # entry points signed but not found, and found but not signed (a re-pointed one is both)
+    entry_points_missing: tuple[str, ...] = ()
+    entry_points_extra: tuple[str, ...] = ()
 
     @property
     def clean(self) -> bool:
-        return not (self.mismatched or self.missing or self.extra)
+        return not (
+            self.mismatched or self.missing or self.extra or self.entry_points_missing or self.entry_points_extra
+        )
 
     def status(self, path: str) -> FileStatus:
         if path in self.mismatched:
@@ -205,14 +243,31 @@ class Comparison:
             if paths:
                 more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
                 parts.append(f"{len(paths)} file(s) {what} ({', '.join(paths[:shown])}{more})")
+        for what, points in (("missing", self.entry_points_missing), ("not in the manifest", self.entry_points_extra)):
+            if points:
+                more = f" and {len(points) - shown} more" if len(points) > shown else ""
+                parts.append(f"{len(points)} entry point(s) {what} ({', '.join(points[:shown])}{more})")
         return "; ".join(parts)
 
 
-def compare(expected: Mapping[str, str], found: Mapping[str, str]) -> Comparison:
+def compare(
+    expected: Mapping[str, str],
+    found: Mapping[str, str],
+    expected_points: Sequence[str] = (),
+    found_points: Sequence[str] = (),
+) -> Comparison:
+    # A multiset difference: a second distribution registering a name already signed is one line more.
+    signed, seen = list(expected_points), list(found_points)
+    for e in list(signed):
+        if e in seen:
+            seen.remove(e)
+            signed.remove(e)
     return Comparison(
         mismatched=tuple(_byte_order([p for p in expected if p in found and found[p] != expected[p]])),
         missing=tuple(_byte_order([p for p in expected if p not in found])),
         extra=tuple(_byte_order([p for p in found if p not in expected])),
+        entry_points_missing=tuple(_byte_order(signed)),
+        entry_points_extra=tuple(_byte_order(seen)),
     )
 
 
@@ -225,6 +280,7 @@ class Judgement:
     digest: str
     found: Mapping[str, str]
     comparison: Comparison = field(default_factory=Comparison)
+    found_entry_points: tuple[str, ...] = ()
     problem: str | None = None
     manifest: Manifest | None = None
     manifest_path: str = ""
@@ -238,6 +294,18 @@ class Judgement:
         manifest cannot be trusted; when nothing vouches for it (no manifest, no key to check it), only if the config
         requires verified software."""
         return self.verdict in ALWAYS_REFUSED or (require_verified and self.verdict != "verified")
+
+    def entry_point_statuses(self) -> dict[str, FileStatus]:
+        """Every entry point either side lists, with its verdict (a re-pointed one: the signed line missing, the found
+        line extra)."""
+        if self.manifest is None:
+            return dict.fromkeys(_byte_order(self.found_entry_points), "unverified")
+        out: dict[str, FileStatus] = dict.fromkeys(_byte_order(self.found_entry_points), "ok")
+        for e in self.comparison.entry_points_missing:
+            out[e] = "missing"
+        for e in self.comparison.entry_points_extra:
+            out[e] = "extra"
+        return {e: out[e] for e in _byte_order(out)}
 
     def statuses(self) -> dict[str, FileStatus]:
         """Every file either side lists, with its verdict, in byte order of its path."""
@@ -253,31 +321,42 @@ def judge(
     *,
     manifest_problem: str | None = None,
     manifest_path: str = "",
+    entry_points: Sequence[str] = (),
 ) -> Judgement:
     """The verdict on the files `found` against `manifest` (None: there is none; `manifest_problem`: it could not be
     read) under the release keys `trusted` (base64). The first thing wrong decides: an unreadable manifest, a bad
-    signature, files that differ, a key the config does not list, no key to check against."""
+    signature, files that differ, a key the config does not list, no key to check against. `entry_points` are the
+    covered entry points as found (covered_entry_point), compared with those the manifest signed."""
     digest = digest_of(found)
+    points = tuple(_byte_order(entry_points))
     where = manifest_path or "the manifest"
     if manifest is None:
         if manifest_problem is not None:
-            return Judgement("bad_manifest", digest, found, problem=f"{where} {manifest_problem}", manifest_path=where)
+            return Judgement(
+                "bad_manifest",
+                digest,
+                found,
+                found_entry_points=points,
+                problem=f"{where} {manifest_problem}",
+                manifest_path=where,
+            )
         return Judgement(
             "no_manifest",
             digest,
             found,
+            found_entry_points=points,
             problem=f"no release manifest at {where}: build and sign one with `tablectl release sign --key <release "
             "key>` (docs/software.md)",
             manifest_path=where,
         )
 
     def judged(verdict: Verdict, problem: str | None, comparison: Comparison = Comparison()) -> Judgement:
-        return Judgement(verdict, digest, found, comparison, problem, manifest, where)
+        return Judgement(verdict, digest, found, comparison, points, problem, manifest, where)
 
     bad_signature = signature_problem(manifest)
     if bad_signature is not None:
         return judged("bad_signature", f"{where}: {bad_signature}; {_RESIGN}")
-    comparison = compare(manifest.files, found)
+    comparison = compare(manifest.files, found, manifest.entry_points or (), points)
     if not comparison.clean:
         return judged(
             "mismatch",

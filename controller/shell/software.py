@@ -40,6 +40,9 @@ def checked_event(check: SoftwareCheck) -> DomainEvent:
             "missing": list(c.missing[:LISTED]),
             "extra": list(c.extra[:LISTED]),
             "counts": {"mismatched": len(c.mismatched), "missing": len(c.missing), "extra": len(c.extra)},
+            "entry_points": len(j.found_entry_points),
+            "entry_points_missing": list(c.entry_points_missing[:LISTED]),
+            "entry_points_extra": list(c.entry_points_extra[:LISTED]),
             "problem": j.problem,
         },
     )

@@ -24,6 +24,7 @@ from controller.engine.inputs import (
     Input,
     MarkOutOfOrder,
     OpenTable,
+    PlayerLeft,
     ValidateJackpot,
 )
 
@@ -80,6 +81,10 @@ class BindArgs(_Args):
         max_length=7,
         description="adjacent boxes bound to one player for the session (643a.7(k), 683a.7(e)); one box: released",
     )
+
+
+class SeatArgs(_Args):
+    seat: int = Field(ge=1, le=7, description="the seat (betting position) whose player left the table")
 
 
 class TiltArgs(_Args):
@@ -148,6 +153,12 @@ VERBS: Mapping[str, Verb] = {
         lambda a, s: BindBoxes(tuple(a.seats), "floorperson"),
         "bind adjacent boxes to one table-local player for the session (no identity), or release one box",
     ),
+    "player_left": Verb(
+        SeatArgs,
+        lambda a, s: PlayerLeft(a.seat),
+        "the player at this seat left the table during the round: his wagers are abandoned (.7(b)), every box he is "
+        "bound to; before the deal they are returned",
+    ),
     "acknowledge_tilt": Verb(
         TiltArgs,
         lambda a, s: AcknowledgeTilt(a.tilt, s.key_id, s.role),
@@ -173,6 +184,7 @@ ROLE_VERBS: Mapping[Role, frozenset[str]] = {
             "acknowledge_tilt",
             "validate_jackpot",
             "bind_player",
+            "player_left",
         }
     ),
     "technician": frozenset({"mark_out_of_order", "back_in_service", "acknowledge_tilt"}),

@@ -50,6 +50,19 @@ def test_a_signed_input_is_journaled_with_its_signer_before_what_it_did() -> Non
     assert t.state.out_of_order == {"shuffler": "manual shuffle and cut"}
 
 
+def test_the_out_of_order_mark_says_what_655a_13_g_says_not_who_it_does_not_name() -> None:
+    """655a.13(g): the device "shall be covered or have a sign indicating that [it] is out of order placed on the
+    device"; the chapter names no dealer, and the mark comes from a technician's signed command: the event's reason
+    is the regulation's words and the signer is named by command.accepted, not guessed."""
+    t = table()
+    out = t.feed(signed(MarkOutOfOrder("shoe"), "mark_out_of_order", "tech-cy", "technician"))
+    marked = next(e for e in out if e.type == "device.out_of_order")
+    assert marked.rule == "655a.13(g)"
+    assert marked.payload["reason"] == "covered or has a sign indicating that it is out of order placed on the device"
+    assert "dealer" not in str(marked.payload)
+    assert (out[0].payload["key_id"], out[0].payload["role"]) == ("tech-cy", "technician")
+
+
 def test_a_signed_input_the_phase_does_not_allow_is_still_recorded_as_accepted() -> None:
     t = table()
     out = t.feed(signed(MarkOutOfOrder("shoe", out=False), "back_in_service"))

@@ -25,6 +25,7 @@ from controller.engine.inputs import (
     FloorpersonDecision,
     MarkOutOfOrder,
     OpenTable,
+    PlayerLeft,
     Signed,
     ValidateJackpot,
 )
@@ -174,6 +175,7 @@ def test_a_good_command_becomes_its_signed_input(gate: CommandGate, keys: dict[s
         ),
         ("mark_out_of_order", {"device": "shuffler"}, MarkOutOfOrder("shuffler", True)),
         ("back_in_service", {"device": "shuffler"}, MarkOutOfOrder("shuffler", False)),
+        ("player_left", {"seat": 4}, PlayerLeft(4)),
         ("acknowledge_tilt", {"tilt": "critical_state"}, AcknowledgeTilt("critical_state", "super-bob", "supervisor")),
         (
             "clear_tilt",
@@ -204,8 +206,40 @@ def test_roles() -> None:
         "acknowledge_tilt",
         "validate_jackpot",
         "bind_player",
+        "player_left",
     }
     assert ROLE_VERBS["technician"] == {"mark_out_of_order", "back_in_service", "acknowledge_tilt"}
+
+
+def test_a_floorperson_records_a_player_who_left_mid_round_655a_7_b(gate: CommandGate, keys: dict[str, Key]) -> None:
+    """655a.7(b): "If a player leaves the table during a round of play, any wagers made by the player may be
+    considered abandoned". Nothing at the table but a floorperson can say so: the signed player_left reaches the
+    engine as PlayerLeft and the journal names the signer in the same step as the abandoned wagers."""
+    from controller.engine.round import RoundEngine
+    from controller.engine.state import TableState
+    from controller.games.mississippi_stud.rules import MississippiStudRules
+    from controller.games.mississippi_stud.spec import MississippiStudSpec
+    from tests.engine.conftest import PureTable
+
+    rules = MississippiStudRules.model_validate({"chapter": "655a"})
+    engine = RoundEngine(MississippiStudSpec(), rules)
+    t = PureTable(engine, TableState(TABLE))
+    t.feed(OpenTable())
+    t.wager(2, "ante", 500)
+    t.wager(5, "ante", 500)
+    t.press("no_more_bets")
+    cmd = signed(keys, "floorperson", "player_left", args={"seat": 5})
+    result = gate.check("player_left", raw(cmd), NOW)
+    assert isinstance(result, Accepted), result
+    out = t.feed(result.input)
+    assert [(e.type, e.rule) for e in out][:2] == [("command.accepted", None), ("wagers.abandoned", "655a.7(b)")]
+    assert (out[0].payload["verb"], out[0].payload["role"]) == ("player_left", "floorperson")
+    assert (out[1].payload["seat"], out[1].payload["wagers"]) == (5, {"ante": 500})
+    # A technician may not say who left; an unknown seat is refused before anything is signed into the journal.
+    tech = gate.check("player_left", raw(signed(keys, "technician", "player_left", args={"seat": 5})), NOW)
+    assert isinstance(tech, Rejected) and tech.code == "role_not_allowed"
+    bad = gate.check("player_left", raw(signed(keys, "floorperson", "player_left", args={"seat": 9})), NOW)
+    assert isinstance(bad, Rejected) and bad.code == "bad_args" and "seat" in bad.reason
 
 
 def test_the_canonical_form_ignores_key_order_and_signature() -> None:

@@ -10,7 +10,7 @@ import pydantic
 import pytest
 
 from controller.engine.commands import DeviceCommand, LockTerminal, ShowAccount
-from controller.engine.inputs import Input, OpenTable, Signed, ValidateJackpot
+from controller.engine.inputs import Input, OpenTable, PlayerLeft, Signed, ValidateJackpot
 from controller.engine.round import RoundEngine
 from controller.engine.state import Phase, TableState
 from controller.games.mississippi_stud.rules import MississippiStudRules
@@ -355,3 +355,40 @@ def test_the_operator_chooses_how_accounts_are_cashed_out() -> None:
 def test_a_config_offering_no_cash_out_medium_is_refused() -> None:
     with pytest.raises(pydantic.ValidationError, match="game_account_cash_out"):
         MississippiStudRules.model_validate({"chapter": "655a", "game_account_cash_out": []})
+
+
+@pytest.mark.parametrize("how", ["lose", "hold"])
+def test_a_held_abandoned_account_wager_goes_back_to_the_account_655a_7_b(how: str) -> None:
+    """655a.7(b) with 605a.2(d)(2): a player leaves mid-round. Lost, his Five Card Hand Bonus Wager stays collected by
+    the debit made when it was placed; held, it has no chips on the layout for the dealer to hold, so it goes back to
+    the game account it came from (not to the chips' held list), and the ledger balances. A void afterwards does not
+    return it a second time."""
+    rules = RULES.model_copy(update={"abandoned_wagers": how})
+    engine = RoundEngine(MississippiStudSpec(), rules, "automated_shoe", None, FixedDraws("Ah", 3))
+    t = PureTable(engine, TableState("t1"), [arranged_deck(DEAL)])
+    t.feed(OpenTable())
+    t.buy_in(1, 1_000)
+    t.wager(1, "ante", 500)
+    t.wager(1, "five_card_hand_bonus", 100)
+    t.wager(3, "ante", 500)
+    t.press("no_more_bets")
+    left = t.feed(PlayerLeft(1))
+    assert [(e.type, e.rule) for e in left][:1] == [("wagers.abandoned", "655a.7(b)")]
+    if how == "hold":
+        assert left[0].payload["to_account"] == {"five_card_hand_bonus": 100}
+        assert [(e.type, e.rule, e.payload["amount"], e.payload["balance"]) for e in left[1:2]] == [
+            ("account.returned", "655a.7(b)", 100, 1_000)
+        ]
+        assert t.state.held_wagers == {1: {"ante": 500}}
+    else:
+        assert "to_account" not in left[0].payload and not of(t, "account.returned")
+        assert t.state.held_wagers == {}
+    assert t.state.accounts.balance(1) == (1_000 if how == "hold" else 900)
+    assert t.state.accounts.balance_problem() is None
+    t.press("wrong_card_count")  # 655a.13(c): void, every wager returned, the departed player's included
+    voided = next(e for e in t.events if e.type == "round.voided")
+    assert voided.payload["returned"]["1"] == (
+        {"ante": 500} if how == "hold" else {"ante": 500, "five_card_hand_bonus": 100}
+    )
+    assert t.state.accounts.balance(1) == 1_000  # the 100 back once, whichever way
+    assert t.state.accounts.totals()["returned"] == 100 and t.state.accounts.balance_problem() is None

@@ -3,6 +3,7 @@ against coreutils' own sha256sum, which is how a laboratory recomputes it (docs/
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import subprocess
@@ -163,3 +164,49 @@ def test_the_digest_is_what_coreutils_sha256sum_gives_for_the_same_files(tmp_pat
     ours = {p: sha(b) for p, b in contents.items()}
     assert lab.decode() == listing(ours)
     assert hashlib.sha256(lab).hexdigest() == digest_of(ours)
+
+
+SHOE = "table_controller.drivers reference-shoe = drivers.reference.shoe:ReferenceDealingShoe"
+SCRIPT = "console_scripts tablectl = controller.cli.main:main"
+
+
+def test_605a_4_c_the_entry_points_are_signed_and_a_second_registration_is_named() -> None:
+    """The driver entry points choose the code that drives each device: signed with the files; a second distribution
+    registering `reference-shoe` is one line more (the registry would load one of the two), a re-pointed one is its
+    signed line missing and its new line extra; the files' digest stays the one a laboratory recomputes."""
+    m = parse(sign(FILES, "0.1.0", CREATED, RELEASE, [SHOE, SCRIPT]).to_json())
+    assert m.entry_points == (SCRIPT, SHOE)
+    ok = judge(dict(FILES), m, TRUSTED, entry_points=[SHOE, SCRIPT])
+    assert (ok.verdict, ok.digest) == ("verified", digest_of(FILES))
+    shadow = "table_controller.drivers reference-shoe = shoe_override:Shoe"
+    twice = judge(dict(FILES), m, TRUSTED, entry_points=[SHOE, SCRIPT, shadow])
+    assert twice.verdict == "mismatch" and twice.refuses(require_verified=False)
+    assert twice.comparison.entry_points_extra == (shadow,) and "1 entry point(s) not in the manifest" in str(
+        twice.problem
+    )
+    moved = judge(dict(FILES), m, TRUSTED, entry_points=[shadow, SCRIPT])
+    assert moved.entry_point_statuses() == {SCRIPT: "ok", shadow: "extra", SHOE: "missing"}
+    # The signature covers them: a line changed in the file after signing is a bad signature.
+    body = json.loads(sign(FILES, "0.1.0", CREATED, RELEASE, [SHOE]).to_json())
+    body["entry_points"] = [shadow]
+    assert judge(dict(FILES), parse(json.dumps(body).encode()), TRUSTED).verdict == "bad_signature"
+
+
+def test_a_manifest_signed_before_entry_points_were_covered_lists_none() -> None:
+    old = json.loads(sign(FILES, "0.1.0", CREATED, RELEASE).to_json())
+    del old["entry_points"]
+    body = {k: v for k, v in old.items() if k != "signature"}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+    old["signature"] = base64.b64encode(RELEASE.sign(canonical)).decode()
+    m = parse(json.dumps(old).encode())
+    assert m.entry_points is None
+    assert judge(dict(FILES), m, TRUSTED).verdict == "verified"  # nothing found, nothing signed
+    j = judge(dict(FILES), m, TRUSTED, entry_points=[SHOE])
+    assert j.verdict == "mismatch" and j.comparison.entry_points_extra == (SHOE,)
+
+
+def test_the_signed_driver_group_is_the_one_the_registry_loads() -> None:
+    from controller.release.manifest import DRIVER_GROUP
+    from drivers.registry import ENTRY_POINT_GROUP
+
+    assert DRIVER_GROUP == ENTRY_POINT_GROUP

@@ -121,3 +121,30 @@ def test_check_config_reports_the_verdict_and_the_default_of_require_verified(in
     cards.write_bytes(cards.read_bytes() + b"# altered\n")
     out = install.tablectl("check-config", config)
     assert out.returncode == 1 and "error: software: `tablectl run` would keep the table closed" in out.stdout
+
+
+def plant_driver_plugin(root: Path) -> None:
+    """A distribution's metadata planted beside the packages that re-points the reference shoe's entry point at a
+    module outside them: no file under controller/, drivers/, floor/ or link/ changes, yet another class would deal."""
+    info = root / "shoe_override-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: shoe-override\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[table_controller.drivers]\nreference-shoe = shoe_override:Shoe\n")
+    (root / "shoe_override.py").write_text("from drivers.reference.shoe import ReferenceDealingShoe as Shoe\n")
+
+
+def test_605a_4_c_an_entry_point_that_re_points_a_driver_is_not_as_signed(install: Install) -> None:
+    """605a.4(c): "all relevant control software". The `table_controller.drivers` entry points decide which class
+    drives a device (drivers/registry.py), so the manifest signs them too, as Python sees them for the installation;
+    one more, one fewer or one re-pointed after signing is a mismatch that keeps the table closed."""
+    install.sign()
+    assert install.tablectl("verify-software", "--key", install.public).returncode == 0
+    report = json.loads(install.tablectl("verify-software", "--key", install.public, "--json").stdout)
+    names = {e["entry_point"] for e in report["entry_points"]}
+    assert "table_controller.drivers reference-shoe = drivers.reference.shoe:ReferenceDealingShoe" in names
+    assert "console_scripts tablectl = controller.cli.main:main" in names
+    plant_driver_plugin(install.root)
+    out = install.tablectl("verify-software", "--key", install.public)
+    assert out.returncode == 1, out.stdout
+    assert "extra     entry point table_controller.drivers reference-shoe = shoe_override:Shoe" in out.stdout
+    assert "verdict:  mismatch (605a.4(c))" in out.stdout and "entry point" in out.stdout

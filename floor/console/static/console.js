@@ -414,6 +414,7 @@ function renderActions(t) {
   add("floorperson_decision", [field("about", ["chip_count", "shuffle_order"]),
     field("decision", ["proceed", "recount", "void", "reshuffle"])], ([a, d]) => ({ about: a.value, decision: d.value }));
   add("bind_player", [field("seats")], ([s]) => ({ seats: s.value.split(/[ ,]+/).filter(Boolean).map(Number) }));
+  add("player_left", [field("seat")], ([s]) => ({ seat: Number(s.value) }));
   add("open_table", [], () => ({}));
   add("close_table", [], () => ({}));
   box.replaceChildren(...forms);
