@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import EntryPoints
+from importlib.metadata import EntryPoints, entry_points
 from pathlib import Path
 
 import pytest
@@ -85,11 +85,9 @@ def test_a_start_reads_the_plugins_metadata_once_and_again_when_the_path_changes
     used to scan every installed distribution's metadata. One scan serves a path; a plugin folder put on the path
     afterwards is still found."""
     scans: list[str] = []
-    real = registry.entry_points
-
     def counted(*, group: str) -> EntryPoints:
         scans.append(group)
-        return real(group=group)
+        return entry_points(group=group)
 
     monkeypatch.setattr(registry, "entry_points", counted)
     monkeypatch.syspath_prepend(str(Path(__file__).parent))  # a path of this test's own: a fresh scan, counted
