@@ -74,6 +74,8 @@ def test_run_imports_nothing_another_verb_or_an_unconfigured_feature_needs(confi
     assert "shuffler" in devices and "dealer_panel" in devices  # the probe got as far as the drivers
     assert "controller.shell.runner" in modules and "drivers.reference.shuffler" in modules
     assert offenders(modules) == []
+    # Nor the parts of features these configs do not turn on: [journal] keep_rounds, [progressive.link].
+    assert not modules & {"controller.shell.archiver", "controller.store.archive", "controller.shell.link_client"}
 
 
 def test_the_probe_sees_a_module_that_is_there(tmp_path: Path) -> None:
