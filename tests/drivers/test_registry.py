@@ -85,6 +85,7 @@ def test_a_start_reads_the_plugins_metadata_once_and_again_when_the_path_changes
     used to scan every installed distribution's metadata. One scan serves a path; a plugin folder put on the path
     afterwards is still found."""
     scans: list[str] = []
+
     def counted(*, group: str) -> EntryPoints:
         scans.append(group)
         return entry_points(group=group)
