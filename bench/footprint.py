@@ -8,9 +8,10 @@ are played; then the people stop, the table opens betting for the next round and
 time (per-thread schedstat under /proc/<pid>/task) is read over --idle-seconds: device heartbeats, the MQTT keep-alive
 and the clock tick are all that run.
 
-Baselines, each a process spawned here the same way: for memory, `python -c 'import controller.shell.runner'` (the
-interpreter and the daemon's code, doing nothing); for idle CPU, a bare asyncio process holding one aiomqtt
-connection to the same broker with the daemon's keep-alive, idle for the same time.
+Baselines, each a process spawned here the same way: for memory, `python -c 'import controller.cli,
+controller.shell.runner'` (the interpreter and the daemon's code as `tablectl` loads it, doing nothing); for idle
+CPU, a bare asyncio process holding one aiomqtt connection to the same broker with the daemon's keep-alive, idle for
+the same time.
 
     .venv/bin/python bench/footprint.py [--rounds 100] [--idle-seconds 30] [--seed 1]
 """
@@ -255,7 +256,9 @@ async def publish_baseline(url: str, published: list[bytes]) -> float:
 async def baselines(url: str, idle_seconds: float) -> tuple[float, float]:
     """(RSS MB of a process that imported controller.shell.runner, idle CPU % of a bare aiomqtt process)."""
     imported = await spawn(
-        sys.executable, "-c", "import controller.shell.runner, sys; print('ready', flush=True); sys.stdin.read()"
+        sys.executable,
+        "-c",
+        "import controller.cli, controller.shell.runner, sys; print('ready', flush=True); sys.stdin.read()",
     )
     try:
         await wait_ready(imported, "the import baseline")
@@ -291,7 +294,7 @@ def main() -> int:
         publish_cpu = asyncio.run(publish_baseline(url, figures.published)) if figures.published else 0.0
 
     print(f"`tablectl run`, seven-seat 643a table on simulated devices, {figures.rounds} rounds played")
-    print(f"baseline `python -c 'import controller.shell.runner'`: RSS {base_rss:.1f} MB")
+    print(f"baseline `python -c 'import controller.cli, controller.shell.runner'`: RSS {base_rss:.1f} MB")
     verdict = "meets" if figures.hwm <= TARGET_RSS_MB else "misses"
     print(
         f"daemon RSS: {figures.rss_open:.1f} MB with the table open, {figures.rss_max:.1f} MB at most while "

@@ -9,8 +9,9 @@ starts just before the spawn and stops at each of:
   - "online": the daemon's retained status, as a supervisor sees the table come back.
   - table.opened: the first event of the new boot, stepped once every device was started.
 
-Baseline: spawning `python -c 'import controller.shell.runner'` until it exits: the interpreter and the daemon's code
-loading, which every start pays before it can do anything.
+Baseline: spawning `python -c 'import controller.cli, controller.shell.runner'` until it exits: the interpreter and the
+daemon's code loading, which every start pays before it can do anything (controller.cli first, as `tablectl` loads
+it: it settles how structlog loads, controller/cli/__init__.py).
 
     .venv/bin/python bench/restart.py [--trials 10] [--history-rounds 50] [--kill]
 """
@@ -61,7 +62,7 @@ async def history(config: TableConfig, rounds: int, url: str, journal: Path) -> 
 # The import baseline also says the CPU time it took: wall times swing with the load of a shared machine, CPU
 # times much less.
 IMPORT = (
-    "import controller.shell.runner, resource; r = resource.getrusage(resource.RUSAGE_SELF); "
+    "import controller.cli, controller.shell.runner, resource; r = resource.getrusage(resource.RUSAGE_SELF); "
     "print(r.ru_utime + r.ru_stime)"
 )
 
@@ -76,7 +77,7 @@ async def baseline(trials: int) -> tuple[list[float], list[float]]:
         )
         out, _ = await proc.communicate()
         if proc.returncode != 0:
-            sys.exit("bench: `python -c 'import controller.shell.runner'` failed")
+            sys.exit("bench: `python -c 'import controller.cli, controller.shell.runner'` failed")
         samples.append(time.monotonic() - start)
         cpu.append(float(out))
     return samples, cpu
@@ -219,7 +220,7 @@ def main() -> int:
     print(f"machine: {benchlib.machine()}; {benchlib.compile_bytecode()}")
     config = benchlib.seven_seat_config()
     with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-restart-") as tmp:
-        benchlib.progress(f"baseline: {args.trials} x python -c 'import controller.shell.runner'")
+        benchlib.progress(f"baseline: {args.trials} x python -c 'import controller.cli, controller.shell.runner'")
         walls, cpus = asyncio.run(baseline(args.trials))
         base, base_cpu = statistics.median(walls), statistics.median(cpus)
         if args.history_rounds:
@@ -232,7 +233,10 @@ def main() -> int:
         f"`tablectl run`, seven-seat 643a table, journal with {args.history_rounds} rounds, {args.trials} restarts "
         f"(stopped by {stop})"
     )
-    print(f"baseline `python -c 'import controller.shell.runner'` to exit: p50 {base:.3f} s, CPU p50 {base_cpu:.3f} s")
+    print(
+        f"baseline `python -c 'import controller.cli, controller.shell.runner'` to exit: p50 {base:.3f} s, "
+        f"CPU p50 {base_cpu:.3f} s"
+    )
     if got["ready"]:
         describe("READY=1 on $NOTIFY_SOCKET", got["ready"], base, TARGET_READY_SECONDS)
         if got["ready_cpu"]:

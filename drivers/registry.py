@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, cast
@@ -20,9 +21,26 @@ class DriverConfigError(ValueError):
     """A device's configuration names an unknown driver or has settings the driver rejects."""
 
 
+# The group's entry points as last read, and the sys.path they were read from. Reading them opens every installed
+# distribution's metadata (about 2 ms each time in a small venv, more with many packages), and a start asks for a
+# driver about twice per device (the config check, then building it): one scan serves them all. Entry points are
+# found on sys.path, so a changed path (a plugin folder added, as tests and plugin loaders do) reads them again.
+_SCANNED: dict[tuple[str, ...], tuple[EntryPoint, ...]] = {}  # at most one: the current sys.path's
+
+
+def _group() -> tuple[EntryPoint, ...]:
+    """The installed entry points of the drivers' group, in the order importlib.metadata finds them."""
+    path = tuple(sys.path)
+    found = _SCANNED.get(path)
+    if found is None:
+        _SCANNED.clear()
+        found = _SCANNED[path] = tuple(entry_points(group=ENTRY_POINT_GROUP))
+    return found
+
+
 def installed_names() -> list[str]:
     """Names of the installed drivers, sorted; read from the packages' metadata, nothing is imported."""
-    return sorted({entry_point.name for entry_point in entry_points(group=ENTRY_POINT_GROUP)})
+    return sorted({entry_point.name for entry_point in _group()})
 
 
 def _load(entry_point: EntryPoint) -> type:
@@ -42,7 +60,7 @@ def load_driver(name: str) -> type | None:
     """The class of driver `name`, importing that plugin alone; None if no installed package registers it.
 
     When two packages register one name the last found wins, as in available_drivers()."""
-    found = list(entry_points(group=ENTRY_POINT_GROUP, name=name))
+    found = [entry_point for entry_point in _group() if entry_point.name == name]
     return _load(found[-1]) if found else None
 
 
@@ -50,7 +68,7 @@ def available_drivers() -> dict[str, type]:
     """Every installed driver by entry-point name (imports them all: for listing and checking configs). A plugin
     that fails to import is logged and skipped."""
     drivers: dict[str, type] = {}
-    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+    for entry_point in _group():
         try:
             drivers[entry_point.name] = _load(entry_point)
         except DriverConfigError as exc:

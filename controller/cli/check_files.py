@@ -14,7 +14,6 @@ from controller.cli.findings import Finding
 from controller.config.files import PEM_MAX_BYTES, SECRET_MAX_BYTES, FileRefused, kind_of, read_bounded
 from controller.config.table import MAX_TABLE_ID, TableConfig
 from controller.mqtt.connection import read_secret, tls_context
-from controller.shell.archiver import archive_directory
 from controller.shell.runner import default_journal_path
 
 _FILE_FIXES = {
@@ -185,6 +184,9 @@ def check_archive_dir(config: TableConfig, journal: Path | None = None) -> list[
     user can write, or can be created (controller/shell/archiver.py)."""
     if config.journal.keep_rounds is None:
         return []
+    # Here, not at the top: the archiver and the archive store load only for a table that keeps N rounds.
+    from controller.shell.archiver import archive_directory
+
     path = journal or Path(config.journal.path or default_journal_path(config.table_id))
     directory = archive_directory(config, path)
     field = "journal.archive_dir" + ("" if config.journal.archive_dir else " (default)")

@@ -28,8 +28,6 @@ from controller.engine.state import Phase
 from controller.games.registry import SPECS, spec_for
 from controller.mqtt.anchor import read_retained_anchor
 from controller.mqtt.birth import software_check
-from controller.shell.archiver import TASK as ARCHIVE_TASK
-from controller.shell.archiver import ArchiveFailed
 from controller.shell.noise import quiet_connection_noise
 from controller.shell.service import TableService
 from controller.shell.software import operator_message
@@ -165,6 +163,9 @@ async def _archive_at_close(table: SupervisedTable) -> None:
     there is (controller/shell/archiver.py). A failure is journaled (published at the next start) and logged."""
     if table.archiver is None:
         return
+    from controller.shell.archiver import TASK as ARCHIVE_TASK  # loaded with the archiver ([journal] keep_rounds)
+    from controller.shell.archiver import ArchiveFailed
+
     try:
         await table.archiver.at_close()
     except ArchiveFailed as err:

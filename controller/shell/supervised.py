@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from controller.config.table import TableConfig
 from controller.engine.context import BonusDraws
 from controller.mqtt.birth import build_birth, software_check
 from controller.mqtt.meter_topics import follow_meters
 from controller.mqtt.publisher import EventPublisher
-from controller.shell import archiver
 from controller.shell.console import Console
-from controller.shell.link_client import LinkClient
 from controller.shell.service import TableService
 from controller.shell.tasks import TaskSpec, TaskSupervisor, degraded_reason
 from controller.shell.watchdog import SystemdSupervisor
@@ -27,6 +25,9 @@ from controller.store.anchor import Claim
 from controller.store.journal import Journal
 from controller.supervisor.listener import CommandListener
 from drivers.interfaces import Device
+
+if TYPE_CHECKING:
+    from controller.shell.archiver import Archiver
 
 PUBLISHER = "publisher"
 NEVER = 1 << 30  # escalate_after for the tasks whose failure never warrants a tilt
@@ -70,19 +71,17 @@ class SupervisedTable:
             draws=draws,
         )
         self.tasks = TaskSupervisor(self.service, on_change=self.publisher.health_changed)
+        self.archiver: Archiver | None = None
         keep = config.journal.keep_rounds
-        self.archiver = (
-            None
-            if keep is None
-            else archiver.Archiver(
-                journal.path,
-                config.table_id,
-                keep,
-                archiver.archive_directory(config, journal.path),
-                lambda: self.service.state,
-                self.service.subscribe(),
+        if keep is not None:
+            # The archiver (and the archive store under it) and the link client below load only for a table
+            # configured with them: a start imports what its table needs (issue 19).
+            from controller.shell.archiver import Archiver, archive_directory
+
+            directory = archive_directory(config, journal.path)
+            self.archiver = Archiver(
+                journal.path, config.table_id, keep, directory, lambda: self.service.state, self.service.subscribe()
             )
-        )
 
     def specs(
         self, out: TextIO | None, companions: Sequence[Coroutine[Any, Any, None]], systemd: SystemdSupervisor | None
@@ -103,6 +102,8 @@ class SupervisedTable:
             ),
         ]
         if self.config.progressive.link is not None:
+            from controller.shell.link_client import LinkClient
+
             client = LinkClient(service, self.config, self.broker)
             service.link_wake(client.kick)
             specs.append(
@@ -114,11 +115,14 @@ class SupervisedTable:
                 )
             )
         if self.archiver is not None:
+            from controller.shell.archiver import ESCALATE_AFTER as ARCHIVE_ESCALATE_AFTER
+            from controller.shell.archiver import TASK as ARCHIVE_TASK
+
             specs.append(
                 TaskSpec(
-                    archiver.TASK,
+                    ARCHIVE_TASK,
                     self.archiver.run,
-                    escalate_after=archiver.ESCALATE_AFTER,
+                    escalate_after=ARCHIVE_ESCALATE_AFTER,
                     why="the journal keeps every row meanwhile; retried at the next quiet moment",
                 )
             )

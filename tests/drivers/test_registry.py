@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from importlib.metadata import EntryPoints, entry_points
+from pathlib import Path
+
 import pytest
 
+from drivers import registry
 from drivers.interfaces import DealerPanel, DealingShoe, Device, Shuffler, WagerStation
 from drivers.reference.wager_station import ReferenceWagerStation
 from drivers.registry import DriverConfigError, available_drivers, create_driver
@@ -71,3 +76,28 @@ def test_invalid_settings_name_the_field(settings: dict[str, object], field: str
     with pytest.raises(DriverConfigError) as info:
         create_driver("dev", settings)
     assert field in str(info.value) and "invalid settings" in str(info.value)
+
+
+def test_a_start_reads_the_plugins_metadata_once_and_again_when_the_path_changes(
+    monkeypatch: pytest.MonkeyPatch, install_distribution: Callable[..., Path]
+) -> None:
+    """A table's start asks for a driver about twice per device (the config check, then building it); each ask
+    used to scan every installed distribution's metadata. One scan serves a path; a plugin folder put on the path
+    afterwards is still found."""
+    scans: list[str] = []
+
+    def counted(*, group: str) -> EntryPoints:
+        scans.append(group)
+        return entry_points(group=group)
+
+    monkeypatch.setattr(registry, "entry_points", counted)
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))  # a path of this test's own: a fresh scan, counted
+    for seat in range(1, 8):
+        create_driver(f"wager_station_{seat}", {"driver": "reference-wager-station", "port": "/dev/null", "seat": seat})
+    assert "reference-shuffler" in registry.installed_names()
+    assert scans == [registry.ENTRY_POINT_GROUP]
+
+    install_distribution("acme-shuffler", {"acme-shuffler": "drivers.skeleton:SkeletonShuffler"}, {})
+    assert "acme-shuffler" in registry.installed_names()
+    assert registry.load_driver("acme-shuffler") is not None
+    assert len(scans) == 2

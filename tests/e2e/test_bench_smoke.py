@@ -101,8 +101,10 @@ def test_restart_reports_spawn_to_ready() -> None:
     assert re.search(r"spawn -> retained status \"online\": p50 [\d.]+ s", out), out
     assert re.search(r"spawn -> table.opened received: p50 [\d.]+ s", out), out
     assert re.search(
-        r"baseline `python -c 'import controller.shell.runner'` to exit: p50 [\d.]+ s, CPU p50 [\d.]+ s", out
-    )
+        r"baseline `python -c 'import controller.cli, controller.shell.runner'` to exit: "
+        r"p50 [\d.]+ s, CPU p50 [\d.]+ s",
+        out,
+    ), out
     # Until the daemon speaks sd_notify the bench says so; once it does, the READY=1 figure is printed.
     assert re.search(r"spawn -> READY=1(: not sent by this build| on \$NOTIFY_SOCKET: p50 [\d.]+ s)", out), out
 
