@@ -26,7 +26,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from controller import __version__
-from controller.release.installed import check, installed_files, installed_root, scan
+from controller.release.installed import check, entry_points_at, installed_files, installed_root, scan
 from controller.release.manifest import public_key_b64, sign
 
 
@@ -56,7 +56,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         manifest = Path(tmp) / "tablectl-release.json"
-        manifest.write_bytes(sign(scan(root), __version__, now, key).to_json())
+        manifest.write_bytes(sign(scan(root), __version__, now, key, entry_points_at(root)).to_json())
         keys = [public_key_b64(key)]
         verdict = check(root, manifest, keys).verdict
         bare()  # the page cache warm for both

@@ -113,6 +113,9 @@ class TableService:
         self._inputs: asyncio.Queue[Input | _Waited] = asyncio.Queue()
         self._listeners: list[asyncio.Queue[JournaledEvent]] = []
         self.closed = asyncio.Event()
+        # Set the moment a step closes the table, before its commit: nothing the shell notes after that may follow
+        # `table.closed` into the journal (the command listener's `command.listening`, subscribing late).
+        self.closing = False
         # Set once the devices were started and the table was opened (systemd READY=1, benchmarks).
         self.ready = asyncio.Event()
 
@@ -393,6 +396,7 @@ class TableService:
             events = [e for e in effects if isinstance(e, DomainEvent)]
             steps.append((events, [e for e in effects if not isinstance(e, DomainEvent)]))
             if any(e.type == "table.closed" for e in events):
+                self.closing = True
                 break
         # The state goes in the events' transaction, and also on a step that changed it without an event (a lock
         # confirmation): a restart then resumes exactly after the last step the journal holds.

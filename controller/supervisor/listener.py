@@ -47,6 +47,7 @@ class CommandTable(Protocol):
     journal: Journal
     ready: asyncio.Event
     closed: asyncio.Event
+    closing: bool
 
     def note(self, events: list[DomainEvent]) -> list[JournaledEvent]: ...
 
@@ -185,9 +186,10 @@ class CommandListener:
                 self._log.exception("supervisor commands not handled", payloads=len(batch))
 
     def _listening(self) -> None:
-        if self.service.closed.is_set():
-            # Subscribed only after the table closed (a slow broker, a quick Ctrl-C): `table.closed` stays the
-            # journal's last event, as a closed table's must be (tests/e2e/test_kill9_recovery.py).
+        if self.service.closing or self.service.closed.is_set():
+            # Subscribed only once the table was closing (a slow broker, a quick Ctrl-C): `table.closed` stays the
+            # journal's last event, as a closed table's must be (tests/e2e/test_kill9_recovery.py). `closing` is set
+            # when the step is taken, before its commit: `closed` only after it, too late for a note in between.
             return
         config = self.service.config
         keys = {s.key_id: s.role for s in config.supervisors}
