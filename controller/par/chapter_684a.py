@@ -23,10 +23,10 @@ import numpy.typing as npt
 
 from controller.core.cards import STANDARD_DECK
 from controller.core.money import Odds
-from controller.core.rankings import Five, Six, best_five
+from controller.core.rankings import Five, best_five
 from controller.games.chapter_684a.rules import Chapter684aRules
 from controller.games.partial import SUBMISSION
-from controller.par import combos, dealer_counts, deals, fixed
+from controller.par import combos, dealer_counts, fixed
 from controller.par.evaluator import hand_class
 from controller.par.sheet import Decision, Row, StrategyTable, WagerSheet, net_per_unit
 
@@ -367,29 +367,7 @@ def prime(rules: Chapter684aRules, strategy: Strategy | None) -> WagerSheet:
 
 def all_six(rules: Chapter684aRules) -> WagerSheet:
     """684a.10(b): the player's five cards and the All-Six Bonus card, any six of the deck (rankings.Six)."""
-    table = rules.all_six_paytable or {}
-    counts = deals.class_counts(6)
-    by_class = {Six(int(c)): int(n) for c, n in enumerate(counts)}
-    by_class[Six.ROYAL_FLUSH] -= 4  # 9-10-J-Q-K-A of one suit: the six-card royal flush (rank_six)
-    by_class[Six.SIX_CARD_ROYAL_FLUSH] = 4
-    outcomes = []
-    lose = 0
-    for cls in reversed(Six):
-        name = cls.name.lower()
-        if name in table:
-            odds = Odds.parse(table[name])
-            outcomes.append(fixed.Outcome(name, str(odds), by_class[cls], net_per_unit(odds)))
-        else:
-            lose += by_class[cls]
-    outcomes.append(fixed.Outcome("lose", "loses", lose, Fraction(-1)))
-    return fixed.sheet(
-        "all_six",
-        "All-Six Bonus Wager",
-        f"{SUBMISSION} all_six_paytable ({rules.all_six_hand})",
-        outcomes,
-        comb(52, 6),
-        "exact: every one of the 20,358,520 six-card sets",
-    )
+    return fixed.all_six(rules.all_six_paytable or {}, f"{SUBMISSION} all_six_paytable ({rules.all_six_hand})")
 
 
 def analyse(rules: Chapter684aRules) -> tuple[MainGame, list[WagerSheet], list[str]]:

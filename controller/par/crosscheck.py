@@ -172,6 +172,20 @@ def _wager_net(rows: list[Settled], wager: str) -> int:
     return _net(r for r in rows if (r.wager in HAND_BONUS if wager == HAND_BONUS[0] else r.wager == wager))
 
 
+def _agree(main: int, expected: int | Fraction, dealt: str) -> None:
+    """A round's main game must settle to the cent as the analysis pays it."""
+    if main != expected:
+        raise AssertionError(
+            f"settlement pays {main} cents where the par analysis pays {expected} on {dealt}: "
+            "the par sheet and settlement disagree"
+        )
+
+
+def _add_offers(check: CrossCheck, offers: dict[str, int], rows: list[Settled]) -> None:
+    for wager, amount in offers.items():
+        _add(check, wager, amount, _wager_net(rows, wager))
+
+
 def _draws(
     rules: MississippiStudRules | LetItRideRules,
     rng: np.random.Generator,
@@ -231,14 +245,9 @@ def _mississippi_stud(
         main = _net(r for r in rows if r.wager in MS_MAIN)
         hand = int(combos.index_unsorted(order[None, :5])[0])
         expected = -units * ante if folded_on else int(pay[units, outcome[hand]]) * ante
-        if main != expected:
-            raise AssertionError(
-                f"settlement pays {main} cents where the par analysis pays {expected} on {cards[:5]} with "
-                f"{wagers}: the par sheet and settlement disagree"
-            )
+        _agree(main, expected, f"{cards[:5]} with {wagers}")
         _add(check, "ante", ante, main)
-        for wager, amount in offers.items():
-            _add(check, wager, amount, _wager_net(rows, wager))
+        _add_offers(check, offers, rows)
 
     return play
 
@@ -293,11 +302,7 @@ def _let_it_ride(
         riding = 1 + rides_1 + rides_2
         hand = int(combos.index_unsorted(order[None, :5])[0])
         expected = int(pay[riding, outcome[hand]]) * bet
-        if main != expected:
-            raise AssertionError(
-                f"settlement pays {main} cents where the par analysis pays {expected} on {cards[:5]} with "
-                f"{riding} bets riding: the par sheet and settlement disagree"
-            )
+        _agree(main, expected, f"{cards[:5]} with {riding} bets riding")
         _add(check, "bet", bet, main)
         for wager, amount in sized.items():
             name = f"{wager}@{amount}" if wager in sizes else wager
@@ -352,14 +357,9 @@ def _three_card_prime(rules: ThreeCardPrimeRules, check: CrossCheck) -> Callable
             expected = Fraction(0)
         else:
             expected = bad_beat.get(ranked.classes[mine], Fraction(0)) - 2
-        if main != expected * ante:
-            raise AssertionError(
-                f"settlement pays {main} cents where the par analysis pays {expected * ante} on {cards[:6]}: "
-                "the par sheet and settlement disagree"
-            )
+        _agree(main, expected * ante, str(cards[:6]))
         _add(check, "ante", ante, main)
-        for wager, amount in offers.items():
-            _add(check, wager, amount, _net(r for r in rows if r.wager == wager))
+        _add_offers(check, offers, rows)
 
     return play
 
@@ -401,14 +401,9 @@ def _cajun_stud(rules: CajunStudRules, check: CrossCheck) -> Callable[[npt.NDArr
         hand = int(combos.index_unsorted(order[None, :5])[0])
         folded = decisions[-1] == "fold"
         expected = -units * ante if folded else int(pay[units, outcome[hand]]) * ante // cajun_stud.HALF_ANTES
-        if main != expected:
-            raise AssertionError(
-                f"settlement pays {main} cents where the par analysis pays {expected} on {cards[:5]} with "
-                f"{wagers}: the par sheet and settlement disagree"
-            )
+        _agree(main, expected, f"{cards[:5]} with {wagers}")
         _add(check, "ante", ante, main)
-        for wager, amount in offers.items():
-            _add(check, wager, amount, _net(r for r in rows if r.wager == wager))
+        _add_offers(check, offers, rows)
 
     return play
 
@@ -456,13 +451,8 @@ def _chapter_684a(rules: Chapter684aRules, check: CrossCheck) -> Callable[[npt.N
                 expected = Fraction(0)
             else:
                 expected = terms.lose[i]
-        if main != expected * ante:
-            raise AssertionError(
-                f"settlement pays {main} cents where the par analysis pays {expected * ante} on {cards[:10]}: "
-                "the par sheet and settlement disagree"
-            )
+        _agree(main, expected * ante, str(cards[:10]))
         _add(check, "ante", ante, main)
-        for wager, amount in offers.items():
-            _add(check, wager, amount, _net(r for r in rows if r.wager == wager))
+        _add_offers(check, offers, rows)
 
     return play

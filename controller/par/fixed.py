@@ -3,10 +3,15 @@ progressive's return as a line in each meter."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from math import comb
 
-from controller.par.sheet import MeterLine, Progressive, Row, WagerSheet
+from controller.core.money import Odds
+from controller.core.rankings import Six
+from controller.par import deals
+from controller.par.sheet import MeterLine, Progressive, Row, WagerSheet, net_per_unit
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,4 +91,31 @@ def sheet(
         progressive=progressive,
         notes=notes,
         variance_known=not extra_rows,
+    )
+
+
+def all_six(table: Mapping[str, str], paytable: str) -> WagerSheet:
+    """An All-Six Bonus paid on any six cards of the deck by the class names of `table` (rankings.Six; the rows it
+    does not name lose), 679a.1 and 684a.10(b) alike: every one of the 20,358,520 six-card sets."""
+    counts = deals.class_counts(6)
+    by_class = {Six(int(c)): int(n) for c, n in enumerate(counts)}
+    by_class[Six.ROYAL_FLUSH] -= 4  # 9-10-J-Q-K-A of one suit: the six-card royal flush (rank_six)
+    by_class[Six.SIX_CARD_ROYAL_FLUSH] = 4
+    outcomes = []
+    lose = 0
+    for cls in reversed(Six):
+        name = cls.name.lower()
+        if name in table:
+            odds = Odds.parse(table[name])
+            outcomes.append(Outcome(name, str(odds), by_class[cls], net_per_unit(odds)))
+        else:
+            lose += by_class[cls]
+    outcomes.append(Outcome("lose", "loses", lose, Fraction(-1)))
+    return sheet(
+        "all_six",
+        "All-Six Bonus Wager",
+        paytable,
+        outcomes,
+        comb(52, 6),
+        "exact: every one of the 20,358,520 six-card sets",
     )

@@ -21,11 +21,11 @@ import numpy.typing as npt
 
 from controller.core.cards import STANDARD_DECK
 from controller.core.money import Odds
-from controller.core.rankings import Six, rank_three
+from controller.core.rankings import rank_three
 from controller.games.partial import SUBMISSION
 from controller.games.three_card_prime.rules import OPTIONAL, ThreeCardPrimeRules
 from controller.games.three_card_prime.settle import qualifies
-from controller.par import combos, deals, fixed
+from controller.par import combos, fixed
 from controller.par.sheet import Decision, Row, StrategyTable, WagerSheet, net_per_unit
 
 IntArray = npt.NDArray[np.int64]
@@ -239,29 +239,7 @@ def pair_bonus(rules: ThreeCardPrimeRules, ranked: Ranked) -> WagerSheet:
 
 def all_six(rules: ThreeCardPrimeRules) -> WagerSheet:
     """679a.1 All-Six Bonus: the player's three cards and the dealer's three, any six of the deck (rankings.Six)."""
-    table = rules.all_six_paytable or {}
-    counts = deals.class_counts(6)
-    by_class = {Six(int(c)): int(n) for c, n in enumerate(counts)}
-    by_class[Six.ROYAL_FLUSH] -= 4  # 9-10-J-Q-K-A of one suit: the six-card royal flush (rank_six)
-    by_class[Six.SIX_CARD_ROYAL_FLUSH] = 4
-    outcomes = []
-    lose = 0
-    for cls in reversed(Six):
-        name = cls.name.lower()
-        if name in table:
-            odds = Odds.parse(table[name])
-            outcomes.append(fixed.Outcome(name, str(odds), by_class[cls], net_per_unit(odds)))
-        else:
-            lose += by_class[cls]
-    outcomes.append(fixed.Outcome("lose", "loses", lose, Fraction(-1)))
-    return fixed.sheet(
-        "all_six",
-        "All-Six Bonus Wager",
-        f"{SUBMISSION} all_six_paytable",
-        outcomes,
-        comb(52, 6),
-        "exact: every one of the 20,358,520 six-card sets",
-    )
+    return fixed.all_six(rules.all_six_paytable or {}, f"{SUBMISSION} all_six_paytable")
 
 
 def analyse(rules: ThreeCardPrimeRules) -> tuple[MainGame, list[WagerSheet], list[str]]:
