@@ -8,6 +8,7 @@ from dataclasses import replace
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Protocol
 
 from controller.core.settlement import ChapterRules
 from controller.games.cajun_stud.rules import CajunStudRules
@@ -16,7 +17,7 @@ from controller.games.let_it_ride.rules import LetItRideRules
 from controller.games.mississippi_stud.rules import MississippiStudRules
 from controller.games.three_card_prime.rules import ThreeCardPrimeRules
 from controller.par import cajun_stud, chapter_684a, let_it_ride, mississippi_stud, stud, three_card_prime
-from controller.par.sheet import ParSheet
+from controller.par.sheet import ParSheet, StrategyTable, WagerSheet
 
 GAMES = {
     "655a": "Mississippi Stud",
@@ -104,36 +105,35 @@ def software() -> dict[str, str]:
     return {"tablectl": release, "analysis_sha256": digest.hexdigest()}
 
 
+class _MainGame(Protocol):
+    """What every chapter's main-game analysis gives the sheet."""
+
+    @property
+    def sheet(self) -> WagerSheet: ...
+
+    @property
+    def strategy_tables(self) -> tuple[StrategyTable, ...]: ...
+
+
+def _analysed(table_id: str, chapter: str, main: _MainGame, side: list[WagerSheet], missing: list[str]) -> ParSheet:
+    return ParSheet(table_id, chapter, GAMES[chapter], (main.sheet, *side), main.strategy_tables, tuple(missing))
+
+
 def par_sheet(table_id: str, rules: ChapterRules, meters: dict[str, int] | None = None, others: int = 0) -> ParSheet:
     """Every wager the configuration offers, analysed exactly where this release can; `not_analysed` says the rest."""
     started = time.perf_counter()
     meters = meters or {}
     chapter = rules.chapter
     if isinstance(rules, MississippiStudRules):
-        ms_main, side, missing = mississippi_stud.analyse(rules, meters, others)
-        sheet = ParSheet(
-            table_id, chapter, GAMES[chapter], (ms_main.sheet, *side), ms_main.strategy_tables, tuple(missing)
-        )
+        sheet = _analysed(table_id, chapter, *mississippi_stud.analyse(rules, meters, others))
     elif isinstance(rules, LetItRideRules):
-        lir_main, side, missing = let_it_ride.analyse(rules, meters, others)
-        sheet = ParSheet(
-            table_id, chapter, GAMES[chapter], (lir_main.sheet, *side), lir_main.strategy_tables, tuple(missing)
-        )
+        sheet = _analysed(table_id, chapter, *let_it_ride.analyse(rules, meters, others))
     elif isinstance(rules, ThreeCardPrimeRules):
-        tcp_main, side, missing = three_card_prime.analyse(rules)
-        sheet = ParSheet(
-            table_id, chapter, GAMES[chapter], (tcp_main.sheet, *side), tcp_main.strategy_tables, tuple(missing)
-        )
+        sheet = _analysed(table_id, chapter, *three_card_prime.analyse(rules))
     elif isinstance(rules, CajunStudRules):
-        cs_main, side, missing = cajun_stud.analyse(rules)
-        sheet = ParSheet(
-            table_id, chapter, GAMES[chapter], (cs_main.sheet, *side), cs_main.strategy_tables, tuple(missing)
-        )
+        sheet = _analysed(table_id, chapter, *cajun_stud.analyse(rules))
     elif isinstance(rules, Chapter684aRules):
-        c684_main, side, missing = chapter_684a.analyse(rules)
-        sheet = ParSheet(
-            table_id, chapter, GAMES[chapter], (c684_main.sheet, *side), c684_main.strategy_tables, tuple(missing)
-        )
+        sheet = _analysed(table_id, chapter, *chapter_684a.analyse(rules))
     else:
         sheet = ParSheet(
             table_id,
