@@ -23,6 +23,7 @@ as it was.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import time
 from collections.abc import Callable
@@ -112,11 +113,10 @@ class Archiver:
         started = time.monotonic()
         self._ended = 0
         rows, segs, last = 0, 0, None
-        db = await asyncio.to_thread(self._call, archive.open_journal, self.journal, self.keep_rounds, self.directory)
+        db = await self._off_loop(archive.open_journal, self.journal, self.keep_rounds, self.directory)
         try:
             while True:
-                seg = await asyncio.to_thread(
-                    self._call,
+                seg = await self._off_loop(
                     archive.seal_next,
                     db,
                     self.journal,
@@ -130,12 +130,12 @@ class Archiver:
                 while True:
                     while wait and self.gate() is not None:
                         await self._next_event()  # every change of the round comes with an event
-                    if await asyncio.to_thread(self._commit, db, seg, wait):
+                    if await self._off_loop(self._commit, db, seg, wait):
                         break
                 rows, segs, last = rows + seg.rows, segs + 1, seg.last_seq
-            await asyncio.to_thread(self._call, db.execute, "PRAGMA wal_checkpoint(PASSIVE)")
+            await self._off_loop(db.execute, "PRAGMA wal_checkpoint(PASSIVE)")
         finally:
-            db.close()
+            db.close()  # no thread holds it (_off_loop)
         self.due = False
         self.passes += 1
         log.info(
@@ -146,6 +146,21 @@ class Archiver:
             upto_seq=last,
             seconds=round(time.monotonic() - started, 3),
         )
+
+    async def _off_loop(self, fn: Callable[..., T], *args: object) -> T:
+        """`fn` on a worker thread. Cancelled meanwhile (the table closing mid-pass), it first waits for `fn` to
+        return: the pass's connection is closed only when no thread is inside it, for closing a connection under a
+        running statement crashes the interpreter (SIGSEGV), and the close's own pass must not race this one."""
+        running = asyncio.ensure_future(asyncio.to_thread(self._call, fn, *args))
+        try:
+            return await asyncio.shield(running)
+        except asyncio.CancelledError:
+            while not running.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait({running})
+            if not running.cancelled():
+                running.exception()  # retrieved: the cancellation is what this task reports
+            raise
 
     def _commit(self, db: sqlite3.Connection, seg: Segment, wait: bool) -> bool:
         """Steps 3 and 4 of `seg`; False when a round began after all (asked again on this thread, right before the

@@ -29,6 +29,7 @@ import psycopg
 import pytest
 
 from controller.core.cards import STANDARD_DECK
+from controller.store.reader import JournalReader
 from tests.conftest import Mosquitto
 from tests.floor.conftest import (
     KEYS,
@@ -69,7 +70,9 @@ def _play(floor: FloorProcess, tables: dict[str, TableProcess], rng: random.Rand
     deadline = time.monotonic() + 240  # a bound on failure only
     while True:
         for t in tables.values():
-            if t.proc is not None and t.proc.poll() is not None and t.completed() < ROUNDS:
+            # A table killed is restarted even with its rounds played, as systemd would restart it: the events it
+            # journaled but had not yet published reach the floor only from its next boot.
+            if t.proc is not None and t.proc.poll() is not None and (t.completed() < ROUNDS or t.proc.returncode < 0):
                 t.start(rng.randrange(1 << 30))
         if all(t.proc is not None and t.proc.poll() is not None for t in tables.values()):
             return floor_kills
@@ -87,6 +90,20 @@ def _play(floor: FloorProcess, tables: dict[str, TableProcess], rng: random.Rand
                 t.proc.kill()
                 t.proc.wait()
                 t.kills += 1
+
+
+def _missing(dsn: str, table: TableProcess, rows: list[dict[str, Any]]) -> str:
+    """What a failed wait names: the table's seqs the archive lacks, and which of them its broker never acknowledged."""
+    with psycopg.connect(dsn) as conn:
+        have = {int(s) for (s,) in conn.execute("SELECT seq FROM events WHERE table_id = %s", (table.table_id,))}
+    lacking = sorted(int(r["seq"]) for r in rows if int(r["seq"]) not in have)
+    with JournalReader(table.journal) as r:
+        unacked = sum(1 for row in r.rows() if row["published_at"] is None)
+    return (
+        f"{table.table_id}: {len(lacking)} of {len(rows)} rows missing (first {lacking[:5]}, last {lacking[-5:]}); "
+        f"{unacked} journal rows never acknowledged by the broker; boots {table.boots}, kills {table.kills}, "
+        f"last exit {None if table.proc is None else table.proc.returncode}"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -124,11 +141,10 @@ def played(mosquitto: Mosquitto, pg_cluster: Any, tmp_path_factory: pytest.TempP
             def archived(tid: str = tid, n: int = len(rows)) -> bool:
                 return count(dsn, "SELECT count(*) FROM events WHERE table_id = %s", tid) >= n
 
-            wait_for(
-                archived,
-                60,
-                f"the archive to hold {tid}'s journal; floor log:\n{floor.log()}",
-            )
+            try:
+                wait_for(archived, 60, f"the archive to hold {tid}'s journal")
+            except AssertionError as err:
+                raise AssertionError(f"{err}\n{_missing(dsn, tables[tid], rows)}\nfloor log:\n{floor.log()}") from None
         assert floor.stop() == 0
         yield result
     finally:

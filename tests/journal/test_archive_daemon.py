@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,42 @@ async def test_a_directory_that_cannot_be_made_fails_the_pass_and_keeps_every_ro
     db = sqlite3.connect(path)
     assert db.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 20
     db.close()
+
+
+async def test_a_pass_cancelled_while_sealing_closes_its_connection_only_after_the_thread_is_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table closing mid-pass cancels the archiver while a thread seals. Closing the connection under the running
+    thread crashed the daemon (SIGSEGV, seen in tests/e2e/test_archive_daemon_e2e.py); the pass must wait for it."""
+    path = tmp_path / "j.sqlite"
+    make(path, 6)
+    inside, release = threading.Event(), threading.Event()
+    after: list[object] = []
+    seal = store_archive.seal_next
+
+    def slow_seal(db: sqlite3.Connection, *args: object) -> object:
+        inside.set()
+        release.wait(10)
+        try:  # what the thread does after the cancellation: still the pass's connection, still open
+            after.append(db.execute("SELECT COUNT(*) FROM events").fetchone()[0])
+        except sqlite3.ProgrammingError as err:
+            after.append(err)
+        return seal(db, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_archive, "seal_next", slow_seal)
+    arch = Archiver(path, TABLE, 2, default_dir(path), lambda: TableState(TABLE), asyncio.Queue())
+    task = asyncio.create_task(arch.run_pass())
+    await asyncio.to_thread(inside.wait, 10)
+    task.cancel()
+    await asyncio.sleep(0)  # the cancellation is delivered while the thread is still inside
+    assert not task.done()
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert after == [24]
+    # The pass the close then runs finds the sealed file and the journal as they should be.
+    await arch.at_close()
+    assert main(["journal", "verify", "--journal", str(path), "--archives", str(default_dir(path))]) == 0
 
 
 def test_a_pass_comes_every_tenth_of_the_rounds_kept_at_most_every_hundred() -> None:
