@@ -39,7 +39,16 @@ import structlog
 
 from controller.store import manifest, segments
 from controller.store.rows import iso_utc, rollback_open
-from controller.store.schema import COLUMNS, SCHEMA_VERSION, JournalError, connect, connect_readonly, create_or_migrate
+from controller.store.schema import (
+    COLUMNS,
+    EVENTS_TABLE,
+    ROLLBACKS_TABLE,
+    SCHEMA_VERSION,
+    JournalError,
+    connect,
+    connect_readonly,
+    create_or_migrate,
+)
 from controller.store.segments import Segment
 from controller.store.verify import VerifyReport, file_sha256, walk_segment
 
@@ -51,32 +60,10 @@ MAX_SEGMENT_ROWS = 50_000  # rows a segment: what one live transaction deletes w
 # Called with the name of each step done ("written", "sealed", "deleting", "committed") and the segment's name.
 Step = Callable[[str, str], object]
 
-_SEGMENT_SCHEMA = """
-CREATE TABLE events (
-    table_id     TEXT    NOT NULL,
-    seq          INTEGER NOT NULL,
-    event_id     TEXT    NOT NULL UNIQUE,
-    boot_id      TEXT    NOT NULL,
-    ts           TEXT    NOT NULL,
-    round_id     TEXT,
-    type         TEXT    NOT NULL,
-    rule         TEXT,
-    payload      TEXT    NOT NULL,
-    sealed       TEXT,
-    published_at TEXT,
-    replayed     INTEGER NOT NULL DEFAULT 0,
-    hash         TEXT,
-    PRIMARY KEY (table_id, seq)
-);
-CREATE TABLE rollbacks (
-    table_id    TEXT    NOT NULL,
-    after_seq   INTEGER NOT NULL,
-    upto_seq    INTEGER NOT NULL,
-    hash        TEXT    NOT NULL,
-    reason      TEXT    NOT NULL,
-    recorded_at TEXT    NOT NULL,
-    PRIMARY KEY (table_id, recorded_at, upto_seq)
-);
+_SEGMENT_SCHEMA = (
+    EVENTS_TABLE
+    + ROLLBACKS_TABLE
+    + """
 CREATE TABLE segment (
     format     INTEGER NOT NULL,
     journal    TEXT    NOT NULL,
@@ -90,6 +77,7 @@ CREATE TABLE segment (
     created_at TEXT    NOT NULL
 );
 """
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,9 @@ log = structlog.get_logger(__name__)
 # the file (controller.store.archive): an older daemon would take their rows for missing.
 SCHEMA_VERSION = 4
 
-_SCHEMA = """
+# The rows and the rollbacks as the journal holds them; an archive segment holds them the same way
+# (controller.store.archive).
+EVENTS_TABLE = """
 CREATE TABLE IF NOT EXISTS events (
     table_id     TEXT    NOT NULL,
     seq          INTEGER NOT NULL,
@@ -42,9 +44,26 @@ CREATE TABLE IF NOT EXISTS events (
     hash         TEXT,
     PRIMARY KEY (table_id, seq)
 );
+"""
+ROLLBACKS_TABLE = """
+CREATE TABLE IF NOT EXISTS rollbacks (
+    table_id    TEXT    NOT NULL,
+    after_seq   INTEGER NOT NULL,
+    upto_seq    INTEGER NOT NULL,
+    hash        TEXT    NOT NULL,
+    reason      TEXT    NOT NULL,
+    recorded_at TEXT    NOT NULL,
+    PRIMARY KEY (table_id, recorded_at, upto_seq)
+);
+"""
+
+_SCHEMA = (
+    EVENTS_TABLE
+    + """
 -- Partial index: the outbox query stays cheap however long the journal grows.
 CREATE INDEX IF NOT EXISTS events_outbox ON events (table_id, seq) WHERE published_at IS NULL;
 """
+)
 
 # Added by schema 2 (also on a migrated v1 file).
 _SCHEMA_2 = """
@@ -69,7 +88,8 @@ CREATE TABLE IF NOT EXISTS critical_state (
 """
 
 # Added by schema 3 (docs/journal.md, "What must exist").
-_SCHEMA_3 = """
+_SCHEMA_3 = (
+    """
 -- Per table, what the journal must hold, rewritten in every transaction that writes to it: the last seq and its
 -- hash, how many transactions were committed, the highest round number, and each critical state record with its
 -- copies, sha256 and seq. A record, a copy or the tail that disappears is then missing from something that says
@@ -86,16 +106,9 @@ CREATE TABLE IF NOT EXISTS manifest (
 -- A journal found behind its anchor at start (committed events lost): recorded at once, in its own transaction.
 -- Seqs after_seq+1 .. upto_seq were committed (and maybe published) but are not in this file: the next row is
 -- upto_seq + 1, chained from `hash`, so no seq is used twice. upto_seq = after_seq when none was skipped.
-CREATE TABLE IF NOT EXISTS rollbacks (
-    table_id    TEXT    NOT NULL,
-    after_seq   INTEGER NOT NULL,
-    upto_seq    INTEGER NOT NULL,
-    hash        TEXT    NOT NULL,
-    reason      TEXT    NOT NULL,
-    recorded_at TEXT    NOT NULL,
-    PRIMARY KEY (table_id, recorded_at, upto_seq)
-);
 """
+    + ROLLBACKS_TABLE
+)
 
 # Added by schema 4 (docs/journal.md, "Archiving"): each segment of rows sealed into its own file and removed from
 # this one, so that the chain is verified from `head_hash` on without the segments (controller.store.archive).
