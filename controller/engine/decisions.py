@@ -3,7 +3,7 @@ decision, and a player who leaves during the round (.7(b))."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from controller.core.money import fmt
 from controller.engine import accounts, players, settling
@@ -149,6 +149,26 @@ def player_left(ctx: StepContext, seat: int) -> None:
         _abandon(ctx, n)
     if ctx.s.phase is Phase.DECISION and turn in boxes:
         next_decision(ctx, after=turn)
+
+
+def release_held(ctx: StepContext, seat: int, to: Literal["player", "house"]) -> None:
+    """The wagers held for the player who left this seat (.7(b)) leave the hold, at any moment (they are off the
+    layout): back to the player, or collected by the house as the losing wagers .7(b) allows them to be."""
+    held = ctx.s.held_wagers.pop(seat, None)
+    if not held:
+        ctx.ignored(f"release held wagers of seat {seat}", "no wager is held for that seat")
+        return
+    ctx.emit(
+        "held_wagers.released",
+        ctx.rule("7(b)"),
+        {
+            "seat": seat,
+            "to": to,
+            "wagers": dict(sorted(held.items())),
+            "amount": sum(held.values()),
+            "remedy": "given back to the player who left" if to == "player" else "treated as losing wagers",
+        },
+    )
 
 
 def _abandon(ctx: StepContext, seat: int) -> None:

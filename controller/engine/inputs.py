@@ -101,6 +101,15 @@ class PlayerLeft:
 
 
 @dataclass(frozen=True, slots=True)
+class ReleaseHeld:
+    """The wagers held for the player who left this seat (.7(b), `abandoned_wagers = "hold"`) leave the hold: given
+    back to the player who came back for them (`to = "player"`), or kept by the house as losing wagers (`"house"`)."""
+
+    seat: int
+    to: Literal["player", "house"]
+
+
+@dataclass(frozen=True, slots=True)
 class BindBoxes:
     """Boxes bound to one player for the session (a signed floorperson command; the dealer panel's BoxesBound):
     the player is a table-local number the engine gives, never a person's identity. A single box is released,
@@ -224,6 +233,7 @@ Input = (
     | FloorpersonDecision
     | MarkOutOfOrder
     | PlayerLeft
+    | ReleaseHeld
     | BindBoxes
     | AcknowledgeTilt
     | ClearTilt

@@ -25,6 +25,7 @@ from controller.engine.inputs import (
     MarkOutOfOrder,
     OpenTable,
     PlayerLeft,
+    ReleaseHeld,
     ValidateJackpot,
 )
 
@@ -85,6 +86,13 @@ class BindArgs(_Args):
 
 class SeatArgs(_Args):
     seat: int = Field(ge=1, le=7, description="the seat (betting position) whose player left the table")
+
+
+class ReleaseHeldArgs(_Args):
+    seat: int = Field(ge=1, le=7, description="the seat whose player left with his wagers held (.7(b))")
+    to: Literal["player", "house"] = Field(
+        description='"player": given back to the player who came back; "house": collected as losing wagers'
+    )
 
 
 class TiltArgs(_Args):
@@ -159,6 +167,12 @@ VERBS: Mapping[str, Verb] = {
         "the player at this seat left the table during the round: his wagers are abandoned (.7(b)), every box he is "
         "bound to; before the deal they are returned",
     ),
+    "release_held": Verb(
+        ReleaseHeldArgs,
+        lambda a, s: ReleaseHeld(a.seat, a.to),
+        'the wagers held for a player who left (.7(b), abandoned_wagers = "hold"): given back to him or kept by '
+        "the house as losing wagers",
+    ),
     "acknowledge_tilt": Verb(
         TiltArgs,
         lambda a, s: AcknowledgeTilt(a.tilt, s.key_id, s.role),
@@ -185,6 +199,7 @@ ROLE_VERBS: Mapping[Role, frozenset[str]] = {
             "validate_jackpot",
             "bind_player",
             "player_left",
+            "release_held",
         }
     ),
     "technician": frozenset({"mark_out_of_order", "back_in_service", "acknowledge_tilt"}),

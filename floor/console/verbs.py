@@ -43,6 +43,9 @@ VERBS: dict[str, ConsoleVerb] = {
         ConsoleVerb("back_in_service", _TECH, "Put the repaired device back in service", "655a.13(g)"),
         ConsoleVerb("bind_player", _FLOOR, "Bind adjacent boxes to one player for the session", "643a.7(k)"),
         ConsoleVerb("player_left", _FLOOR, "Record that the seat's player left: his wagers are abandoned", "655a.7(b)"),
+        ConsoleVerb(
+            "release_held", _FLOOR, "Release the wagers held for a player who left: to him or to the house", "655a.7(b)"
+        ),
         ConsoleVerb("acknowledge_tilt", _ALL, "Acknowledge the tilt (it stays until cleared)", "58 Pa. Code 643a/655a"),
         ConsoleVerb("clear_tilt", _SUP, "Clear the tilt: the table may go on", "58 Pa. Code 643a/655a"),
         ConsoleVerb("validate_jackpot", _FLOOR, "Validate the progressive payout", "655a.11(i)(1)(iii)"),

@@ -26,6 +26,7 @@ from controller.engine.inputs import (
     MarkOutOfOrder,
     OpenTable,
     PlayerLeft,
+    ReleaseHeld,
     Signed,
     ValidateJackpot,
 )
@@ -176,6 +177,7 @@ def test_a_good_command_becomes_its_signed_input(gate: CommandGate, keys: dict[s
         ("mark_out_of_order", {"device": "shuffler"}, MarkOutOfOrder("shuffler", True)),
         ("back_in_service", {"device": "shuffler"}, MarkOutOfOrder("shuffler", False)),
         ("player_left", {"seat": 4}, PlayerLeft(4)),
+        ("release_held", {"seat": 4, "to": "house"}, ReleaseHeld(4, "house")),
         ("acknowledge_tilt", {"tilt": "critical_state"}, AcknowledgeTilt("critical_state", "super-bob", "supervisor")),
         (
             "clear_tilt",
@@ -207,6 +209,7 @@ def test_roles() -> None:
         "validate_jackpot",
         "bind_player",
         "player_left",
+        "release_held",
     }
     assert ROLE_VERBS["technician"] == {"mark_out_of_order", "back_in_service", "acknowledge_tilt"}
 
@@ -240,6 +243,15 @@ def test_a_floorperson_records_a_player_who_left_mid_round_655a_7_b(gate: Comman
     assert isinstance(tech, Rejected) and tech.code == "role_not_allowed"
     bad = gate.check("player_left", raw(signed(keys, "floorperson", "player_left", args={"seat": 9})), NOW)
     assert isinstance(bad, Rejected) and bad.code == "bad_args" and "seat" in bad.reason
+
+
+def test_release_held_names_where_the_wagers_go(gate: CommandGate, keys: dict[str, Key]) -> None:
+    """`to` has no default: a floorperson must say whether the held wagers go back to the player or to the house."""
+    missing = gate.check("release_held", raw(signed(keys, "floorperson", "release_held", args={"seat": 2})), NOW)
+    assert isinstance(missing, Rejected) and missing.code == "bad_args" and "to" in missing.reason
+    other = {"seat": 2, "to": "dealer"}
+    wrong = gate.check("release_held", raw(signed(keys, "floorperson", "release_held", args=other)), NOW)
+    assert isinstance(wrong, Rejected) and wrong.code == "bad_args" and "player" in wrong.reason
 
 
 def test_the_canonical_form_ignores_key_order_and_signature() -> None:

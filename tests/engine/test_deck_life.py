@@ -13,6 +13,7 @@ from controller.engine.inputs import (
     FloorpersonDecision,
     MarkOutOfOrder,
     PlayerLeft,
+    ReleaseHeld,
     Tick,
 )
 from controller.engine.spec import DealingMethod, TableOptions
@@ -228,6 +229,32 @@ def test_abandoned_wagers_lose_or_are_held() -> None:
         }
         assert not any(e.type == "hand.settled" and e.payload["seat"] == 1 for e in t.events)
         assert (t.state.held_wagers == {1: {"ante": 500, "three_card_bonus": 100}}) is (how == "hold")
+
+
+def test_held_wagers_are_released_to_the_player_or_the_house_once() -> None:
+    """.7(b): wagers held for a player who left leave the hold when a floorperson says where they go; the next round
+    is played meanwhile, and a release of a seat with nothing held is ignored (the money moves once)."""
+    for to in ("player", "house"):
+        t = make(abandoned_wagers="hold")
+        t.wager(1, "ante", 500)
+        t.wager(1, "three_card_bonus", 100)
+        t.wager(2, "ante", 500)
+        t.press("no_more_bets")
+        decide_all(t, t.feed(PlayerLeft(1)))
+        assert t.state.held_wagers == {1: {"ante": 500, "three_card_bonus": 100}}
+        released = t.feed(ReleaseHeld(1, to))
+        assert [(e.type, e.rule) for e in released] == [("held_wagers.released", "655a.7(b)")]
+        assert released[0].payload == {
+            "seat": 1,
+            "to": to,
+            "wagers": {"ante": 500, "three_card_bonus": 100},
+            "amount": 600,
+            "remedy": "given back to the player who left" if to == "player" else "treated as losing wagers",
+        }
+        assert t.state.held_wagers == {}
+        again = t.feed(ReleaseHeld(1, to))
+        assert [e.type for e in again] == ["input.ignored"]
+        assert "no wager is held for that seat" in str(again[0].payload)
 
 
 def test_player_left_before_the_deal_gets_the_wagers_back() -> None:

@@ -415,6 +415,7 @@ function renderActions(t) {
     field("decision", ["proceed", "recount", "void", "reshuffle"])], ([a, d]) => ({ about: a.value, decision: d.value }));
   add("bind_player", [field("seats")], ([s]) => ({ seats: s.value.split(/[ ,]+/).filter(Boolean).map(Number) }));
   add("player_left", [field("seat")], ([s]) => ({ seat: Number(s.value) }));
+  add("release_held", [field("seat"), field("to", ["player", "house"])], ([s, t]) => ({ seat: Number(s.value), to: t.value }));
   add("open_table", [], () => ({}));
   add("close_table", [], () => ({}));
   box.replaceChildren(...forms);
