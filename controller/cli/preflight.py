@@ -11,7 +11,6 @@ warning: it is valid, and `tablectl settle` uses it; `run` refuses it.
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -226,6 +225,8 @@ def _check_device(
             )
         ], None
     if cls is None:
+        import difflib  # a config with a mistake only: a table's start does not load it (issue 19)
+
         close = difflib.get_close_matches(name, drivers.names, n=1, cutoff=0.6)
         return [
             Finding(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -129,6 +128,8 @@ def config_problems(
         elif e["type"] == "extra_forbidden":
             msg, fix = "is not a known setting", "remove it or check its spelling"
             name = str(loc[-1])
+            import difflib  # a config with a mistake only: a table's start does not load it (issue 19)
+
             close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
             if close:
                 fix += f" (did you mean {close[0]}?)"

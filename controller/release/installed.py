@@ -27,6 +27,7 @@ from pathlib import Path
 import controller
 from controller.config.files import FileRefused, read_bounded
 from controller.release.manifest import (
+    COVERED_GROUPS,
     PACKAGES,
     Judgement,
     Manifest,
@@ -88,12 +89,20 @@ def entry_points_at(root: Path) -> list[str]:
     site-packages holds them in its distributions' metadata."""
     root = root.resolve()
     if root == installed_root():
-        found = _of(importlib.metadata.distributions())
+        found = _running()
     elif (root / "pyproject.toml").is_file():
         found = _declared(root / "pyproject.toml")
     else:
         found = _of(importlib.metadata.distributions(path=[str(root)]))
     return [entry_point_line(g, n, v) for g, n, v in found if covered_entry_point(g, n)]
+
+
+def _running() -> list[tuple[str, str, str]]:
+    """The covered groups' entry points exactly as importlib.metadata.entry_points finds them for drivers/registry.py
+    (each distribution once, the first found of a name). Asked per group, it reads each distribution's
+    entry_points.txt only: _of's `dist.metadata` parses every installed distribution's whole METADATA (long
+    descriptions included) with the email parser, about 15 ms of every start in a 78-package venv (issue 19)."""
+    return [(e.group, e.name, e.value) for g in COVERED_GROUPS for e in importlib.metadata.entry_points(group=g)]
 
 
 def _of(dists: Iterable[importlib.metadata.Distribution]) -> list[tuple[str, str, str]]:

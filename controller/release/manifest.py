@@ -122,6 +122,10 @@ def entry_point_line(group: str, name: str, value: str) -> str:
     return f"{group} {name} = {value}"
 
 
+# The groups covered_entry_point takes entries from.
+COVERED_GROUPS = (DRIVER_GROUP, "console_scripts")
+
+
 def covered_entry_point(group: str, name: str) -> bool:
     return group == DRIVER_GROUP or (group == "console_scripts" and name == "tablectl")
 

@@ -12,6 +12,7 @@ leave while its commit is on the disk (docs/recovery.md, "Locks before the commi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -304,10 +305,21 @@ class TableService:
         self._commands.link_wake = wake
 
     def subscribe(self) -> asyncio.Queue[JournaledEvent]:
-        """Every journaled event, in seq order, from now on (for the console and the demo's floor)."""
+        """Every journaled event, in seq order, from now on (for the console and the demo's floor). The queue is
+        unbounded: whoever subscribes reads it for as long as the table runs, or unsubscribes."""
         q: asyncio.Queue[JournaledEvent] = asyncio.Queue()
         self._listeners.append(q)
         return q
+
+    def unsubscribe(self, q: asyncio.Queue[JournaledEvent]) -> None:
+        """Stop filling `q` (a listener that is done with it)."""
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(q)
+
+    @property
+    def listeners(self) -> int:
+        """How many queues every journaled event is put on."""
+        return len(self._listeners)
 
     async def run(self) -> None:
         """Start the devices, open the table and step inputs until the table is closed."""

@@ -91,19 +91,25 @@ class SupervisedTable:
     ) -> list[TaskSpec]:
         service, publisher = self.service, self.publisher
         listener = CommandListener(service, self.broker)
-        meters = service.subscribe()
         specs = [
             TaskSpec(PUBLISHER, publisher.run, required=True, why="the outbox is in the journal"),
             TaskSpec("commands", listener.run, required=True, why="supervisor commands arrive through it"),
             TaskSpec("tick", service.ticks, required=True, why="deck life and idle checks run on it"),
-            TaskSpec(
-                "meters",
-                lambda: follow_meters(
-                    meters, lambda: service.state.meters, service.engine.meter_params, self.config.table_id, publisher
-                ),
-                why="the retained meter topics",
-            ),
         ]
+        params = service.engine.meter_params
+        if params.levels:
+            # Only a table with progressive levels follows its meters: a subscribed queue nobody reads would keep
+            # every journaled event of the table's life in memory (about 60 kB a seven-seat round, issue 19).
+            meters = service.subscribe()
+            specs.append(
+                TaskSpec(
+                    "meters",
+                    lambda: follow_meters(
+                        meters, lambda: service.state.meters, params, self.config.table_id, publisher
+                    ),
+                    why="the retained meter topics",
+                )
+            )
         if self.config.progressive.link is not None:
             from controller.shell.link_client import LinkClient
 

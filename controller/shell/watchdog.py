@@ -125,16 +125,20 @@ class SystemdSupervisor:
 
     async def _statuses(self) -> None:
         events = self.service.subscribe()
-        while True:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(STATUS_REFRESH):
-                    await events.get()
-            while not events.empty():
-                events.get_nowait()
-            before = self._last_status
-            self._send_status()
-            if self._last_status != before:
-                await asyncio.sleep(STATUS_MIN_INTERVAL)
+        try:
+            while True:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(STATUS_REFRESH):
+                        await events.get()
+                while not events.empty():
+                    events.get_nowait()
+                before = self._last_status
+                self._send_status()
+                if self._last_status != before:
+                    await asyncio.sleep(STATUS_MIN_INTERVAL)
+        finally:
+            # A restarted task subscribes again: the queue left behind would fill for the rest of the run.
+            self.service.unsubscribe(events)
 
     async def _watchdog(self, period: float) -> None:
         loop = asyncio.get_running_loop()

@@ -136,6 +136,12 @@ class JournalError(Exception):
     """A journal file that cannot be used as asked; the message names the file, the problem and the fix."""
 
 
+# SQLite's page cache per connection, in KiB (its default is 2,000). A journal is appended to and read near its end
+# (the outbox, the last snapshot), so a few hundred pages hold what is touched; the rest is the kernel's page cache,
+# shared and reclaimable, instead of the daemon's resident memory growing by 2 MB as the file does (issue 19).
+CACHE_KIB = 256
+
+
 def connect(path: Path | str) -> sqlite3.Connection:
     """Open a connection with the durability settings every connection to a critical file must have.
 
@@ -154,6 +160,7 @@ def connect(path: Path | str) -> sqlite3.Connection:
             raise RuntimeError(f"journal {path}: SQLite refused WAL mode (got {mode!r}); use a local disk")
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
     except BaseException:
         conn.close()
         raise

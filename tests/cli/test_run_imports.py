@@ -5,7 +5,8 @@ entry as far as it goes without a device or a broker: the `tablectl` package, th
 check `run` makes first (controller.cli.preflight.load_for_run) and building the configured drivers, then reads
 sys.modules. What must not be there is what only another verb or an unconfigured feature needs: the par sheets
 and numpy, the floor and link services with PostgreSQL, aiohttp and matplotlib, the simulators and simulated
-people, cryptography (no key configured) and `rich` (the test extras' terminal renderer).
+people, cryptography (no key configured), `rich` (the test extras' terminal renderer) and difflib (the "did you
+mean" of a config with a mistake).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ NEVER = (
     "cryptography",
     "rich",
     "hypothesis",
+    "difflib",  # "did you mean" for a config with a mistake only
 )
 
 PROBE = """
