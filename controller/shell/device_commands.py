@@ -49,18 +49,7 @@ log = structlog.get_logger("tablectl.service")
 LINK = "link"  # not a device: SendLink wakes the link client
 
 
-_KINDS: dict[tuple[type, object], bool] = {}
 K = TypeVar("K")
-
-
-def _is(device: Device, kind: Callable[..., K]) -> TypeGuard[K]:
-    """isinstance against a runtime-checkable Protocol of drivers/interfaces.py, once per driver class: the check walks
-    the Protocol's members each time (tens of microseconds, for every command), and a class's methods do not change."""
-    key = (type(device), kind)
-    known = _KINDS.get(key)
-    if known is None:
-        known = _KINDS[key] = isinstance(device, cast(type, kind))  # a Protocol class, passed as its constructor
-    return known
 
 
 class CommandRunner:
@@ -71,6 +60,7 @@ class CommandRunner:
         self.sink = sink
         self._unlit: set[str] = set()  # stations already logged as having no seat light
         self._plain_sign = False  # a sign without LinkedSign, logged once
+        self._kinds: dict[tuple[str, object], bool] = {}  # (device id, protocol) -> isinstance, asked once
         # Wakes the link client (controller/shell/link_client.py) when a step put requests in the outbox.
         self.link_wake: Callable[[], None] = lambda: None
 
@@ -115,38 +105,38 @@ class CommandRunner:
         device of the wrong kind for it raises DeviceMismatch, which the caller reports as the command's failure."""
         match c:
             case LockSeat() | UnlockSeat():
-                if not _is(device, WagerStation):
+                if not self._is(device, WagerStation):
                     raise _mismatch(device, "wager station", c)
                 await (device.lock() if isinstance(c, LockSeat) else device.unlock())
             case LightSeat(on=on):
-                if not _is(device, SeatLights):
+                if not self._is(device, SeatLights):
                     self._no_seat_light(device)
                 elif on:
                     await device.light_on()
                 else:
                     await device.light_off()
             case Shuffle():
-                if not _is(device, Shuffler):
+                if not self._is(device, Shuffler):
                     raise _mismatch(device, "shuffler", c)
                 await device.shuffle()
             case DispenseStack(cards=cards):
-                if not _is(device, DealingShoe):
+                if not self._is(device, DealingShoe):
                     raise _mismatch(device, "dealing shoe", c)
                 await device.dispense_stack(cards)
             case RemoveStub():
-                if not _is(device, DealingShoe):
+                if not self._is(device, DealingShoe):
                     raise _mismatch(device, "dealing shoe", c)
                 await device.remove_stub()
             case ShowLevels(levels=levels):
-                if not _is(device, ProgressiveSign):
+                if not self._is(device, ProgressiveSign):
                     raise _mismatch(device, "progressive sign", c)
                 await device.show_levels(levels)
             case ShowWin(level=level, amount_cents=amount, seat=seat):
-                if not _is(device, ProgressiveSign):
+                if not self._is(device, ProgressiveSign):
                     raise _mismatch(device, "progressive sign", c)
                 await device.show_win(level, amount, seat)
             case ShowLink(up=up, message=message, pending=pending):
-                if _is(device, LinkedSign):
+                if self._is(device, LinkedSign):
                     await device.show_link(up, message, pending)
                 elif not self._plain_sign:
                     self._plain_sign = True
@@ -158,15 +148,25 @@ class CommandRunner:
             case SendLink():
                 self.link_wake()
             case LockTerminal() | UnlockTerminal():
-                if not _is(device, ElectronicWagerTerminal):
+                if not self._is(device, ElectronicWagerTerminal):
                     raise _mismatch(device, "electronic wagering terminal", c)
                 await (device.lock() if isinstance(c, LockTerminal) else device.unlock())
             case ShowAccount(balance_cents=balance, message=message):
-                if not _is(device, ElectronicWagerTerminal):
+                if not self._is(device, ElectronicWagerTerminal):
                     raise _mismatch(device, "electronic wagering terminal", c)
                 await device.show(balance, message)
             case _:
                 assert_never(c)
+
+    def _is(self, device: Device, kind: Callable[..., K]) -> TypeGuard[K]:
+        """isinstance against a runtime-checkable Protocol of drivers/interfaces.py, once per configured device: on
+        Python 3.11 the check walks the Protocol's members every time (about 50 us, for every command carried out),
+        and the runner's devices are fixed for its life."""
+        key = (device.device_id, kind)
+        known = self._kinds.get(key)
+        if known is None:
+            known = self._kinds[key] = isinstance(device, cast(type, kind))  # a Protocol class, passed as a callable
+        return known
 
     def _no_seat_light(self, device: Device) -> None:
         # A station without a seat light (a driver without drivers.interfaces.SeatLights): the hit event names
