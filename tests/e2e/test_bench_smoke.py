@@ -122,3 +122,9 @@ def test_software_check_reports_the_verification_against_a_bare_sha256() -> None
     assert re.search(r"bare sha256 of the same bytes \(baseline\): +[\d.]+ ms", out), out
     assert re.search(r"verification \(verified\): +[\d.]+ ms", out), out
     assert re.search(r"ratio verification/bare sha256: [\d.]+x", out), out
+
+
+def test_step_commit_reports_the_service_against_a_bare_commit(tmp_path: Path) -> None:
+    out = _bench("step_commit.py", "--steps", "20", "--warmup", "2", "--journal-dir", str(tmp_path))
+    assert re.search(r"baseline, a bare commit .*: CPU \d+ us, wall \d+ us", out), out
+    assert re.search(r"service step \+ commit \(20 steps\): process CPU \d+ us \([\d.]+x the baseline\)", out), out

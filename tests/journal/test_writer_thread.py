@@ -11,7 +11,7 @@ import asyncio
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ import pytest
 from controller.config.table import demo_config
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.shell.service import TableService
-from controller.shell.writer import Commit
+from controller.shell.writer import Commit, JournalWriter
 from controller.store.journal import Journal
 from controller.store.records import Record
 from drivers.interfaces import DeviceFault
@@ -152,3 +152,62 @@ async def test_a_note_during_a_commit_is_announced_after_that_commits_events(
     rejected = next(i for i, e in enumerate(seen) if e.type == "command.rejected")
     assert rejected > 0 and seen[rejected].seq == journaled[0].seq
     assert all(e.payload.get("detail") == "burst 1" for e in seen[:rejected] if e.type == "device.fault")
+
+
+def _fault_event(n: int) -> DomainEvent:
+    return DomainEvent("device.fault", None, {"device_id": "dealer_panel", "code": "line_noise", "detail": f"w{n}"})
+
+
+async def test_the_writer_commits_in_order_on_its_own_thread_and_stops_when_closed(tmp_path: Path) -> None:
+    journal = RecordingJournal(tmp_path / "journal.sqlite", "t1", boot_id="b1")
+    writer = JournalWriter(journal)
+    try:
+        commits = [writer.submit([_fault_event(n)], datetime.now(UTC), []) for n in range(3)]
+        for c in commits:
+            await writer.wait(c)
+        seqs = [e.seq for c in commits for e in (c.journaled or [])]
+        assert seqs == [1, 2, 3]
+        assert [name for name, _ in journal.commits] == ["journal-writer"] * 3
+        thread = writer._thread
+        assert thread is not None and thread.is_alive()
+    finally:
+        writer.close()
+        journal.close()
+    assert not thread.is_alive()
+
+
+async def test_a_failed_commit_raises_in_the_waiter_and_the_writer_goes_on(tmp_path: Path) -> None:
+    journal = RecordingJournal(tmp_path / "journal.sqlite", "t1", boot_id="b1")
+    writer = JournalWriter(journal)
+    try:
+        bad = DomainEvent("device.fault", None, {"detail": float("nan")})  # refused: the journal's JSON allows no NaN
+        failed = writer.submit([bad], datetime.now(UTC), [])
+        with pytest.raises(ValueError, match="Out of range float"):
+            await writer.wait(failed)
+        assert failed.finished.is_set() and failed.journaled is None
+        ok = writer.submit([_fault_event(1)], datetime.now(UTC), [])
+        await writer.wait(ok)
+        assert [e.seq for e in ok.journaled or []] == [1]  # nothing of the failed batch was stored
+    finally:
+        writer.close()
+        journal.close()
+
+
+async def test_a_waiter_cancelled_during_a_commit_returns_only_once_it_is_committed(tmp_path: Path) -> None:
+    journal = RecordingJournal(tmp_path / "journal.sqlite", "t1", boot_id="b1")
+    writer = JournalWriter(journal)
+    try:
+        with disk_stalled(journal) as release:
+            commit = writer.submit([_fault_event(1)], datetime.now(UTC), [])
+            waiting = writer.wait(commit)
+            parked = waiting.send(None)  # driven by hand: the waiter is parked on the commit's future
+            assert parked is commit.running
+            release.set()  # the disk comes back: the cancelled waiter must still see the commit finish
+            with pytest.raises(asyncio.CancelledError):
+                waiting.throw(asyncio.CancelledError())
+        assert commit.finished.is_set()
+        assert [e.seq for e in commit.journaled or []] == [1]
+        assert writer.in_flight is None
+    finally:
+        writer.close()
+        journal.close()
