@@ -11,7 +11,7 @@ import contextlib
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import structlog
 
@@ -46,6 +46,15 @@ IDLE_EXPIRY = 0.05
 
 class ByteReader(Protocol):
     async def read(self, n: int = -1) -> bytes: ...
+
+
+@runtime_checkable
+class ByteFeed(Protocol):
+    """A reader that hands each chunk of bytes to `on_bytes` the moment the event loop reads it (b"" at the end of the
+    line), instead of waking a task that awaits `read`: the serial port (drivers/serial_port.py) and the simulators'
+    pty (drivers/sim/pty.py). `subscribe(None)` stops the calls."""
+
+    def subscribe(self, on_bytes: Callable[[bytes], None] | None) -> None: ...
 
 
 class ByteWriter(Protocol):
@@ -116,6 +125,8 @@ class Link:
         self._awaiting: tuple[int, asyncio.Future[Kind]] | None = None
         self._last_delivered: tuple[int, bytes] | None = None
         self._reader_task: asyncio.Task[None] | None = None
+        self._feed: ByteFeed | None = None
+        self._expiry: asyncio.TimerHandle | None = None
         self.closed = asyncio.Event()
         self.close_reason = ""
         self._noise_reported = (0, 0)
@@ -136,6 +147,13 @@ class Link:
         self.slot_writer: Callable[[int, bytes], None] | None = None
 
     def start(self) -> None:
+        """Start reading. A reader that can call back (ByteFeed) has its bytes parsed and answered in the event loop's
+        own read callback: a REPLY, an ACK or a command reaches the driver without a task hop (the lock-out's tail,
+        bench/lockout.py --split); any other reader is read by a task."""
+        if isinstance(self._reader, ByteFeed):
+            self._feed = self._reader
+            self._feed.subscribe(self._received)
+            return
         self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(), name=self.name)
 
     async def send(self, message: Mapping[str, Any]) -> None:
@@ -201,6 +219,7 @@ class Link:
     async def close(self, reason: str = "closed locally", *, close_transport: bool = True) -> None:
         """Stop reading and fail any pending send; close_transport=False leaves the line open but deaf."""
         await cancel_and_wait(self._reader_task)
+        self._stop_feed()
         for task in list(self._delayed):
             await cancel_and_wait(task)
         self._finish(reason)
@@ -254,13 +273,13 @@ class Link:
                         async with asyncio.timeout(IDLE_EXPIRY):
                             data = await self._reader.read(4096)
                     except TimeoutError:
-                        await self._handle(self.parser.expire())
+                        self._handle(self.parser.expire())
                         continue
                 else:
                     data = await self._reader.read(4096)
                 if not data:
                     break
-                await self._handle(self.parser.feed(data))
+                self._handle(self.parser.feed(data))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -268,10 +287,47 @@ class Link:
             log.warning("link reader stopped", link=self.name, error=str(exc))
         self._finish(reason)
 
-    async def _handle(self, frames: list[Frame]) -> None:
+    def _received(self, data: bytes) -> None:
+        """ByteFeed: what the read loop does with one read, in the loop's read callback. A frame cut short expires
+        after IDLE_EXPIRY of silence, as the read loop's timeout does."""
+        if self._feed is None:
+            return  # closed already: the transport's last bytes are nobody's
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
+        if not data:
+            self._stop_feed()
+            self._finish("end of file")
+            return
+        try:
+            self._handle(self.parser.feed(data))
+        except Exception as exc:
+            log.warning("link reader stopped", link=self.name, error=str(exc))
+            self._stop_feed()
+            self._finish(f"read failed: {exc}")
+            return
+        if self.parser.pending:
+            self._expiry = asyncio.get_running_loop().call_later(IDLE_EXPIRY, self._expire)
+
+    def _expire(self) -> None:
+        self._expiry = None
+        if self._feed is not None:
+            self._handle(self.parser.expire())
+
+    def _stop_feed(self) -> None:
+        if self._feed is not None:
+            self._feed.subscribe(None)
+            self._feed = None
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
+
+    def _handle(self, frames: list[Frame]) -> None:
+        """Act on the frames just read. Synchronous: an ACK, NAK or REPLY is written before anything else runs on the
+        loop, and the reader never waits for a write (a frame a full transport buffers goes out when it drains)."""
         for corrupt in self.parser.take_corrupt():
             if corrupt.kind == Kind.DATA and corrupt.destination == self.local_address:
-                await self._send_control(Kind.NAK, corrupt.seq, version=corrupt.version)
+                self._send_control(Kind.NAK, corrupt.seq, version=corrupt.version)
         for frame in frames:
             if frame.destination == BROADCAST_ADDRESS and self.local_address != HOST_ADDRESS:
                 self._broadcast(frame)
@@ -283,10 +339,10 @@ class Link:
             if frame.kind == Kind.REPLY:
                 self._replied(frame)
             elif frame.kind == Kind.DATA and frame.version == VERSION_3 and self.local_address != HOST_ADDRESS:
-                await self._answer_v3(frame)
+                self._answer_v3(frame)
             elif frame.kind == Kind.DATA:
                 self.data_versions[frame.version] += 1
-                await self._send_control(Kind.ACK, frame.seq, version=frame.version)
+                self._send_control(Kind.ACK, frame.seq, version=frame.version)
                 if self._last_delivered == (frame.seq, frame.payload):
                     continue  # our ACK was lost and the peer retransmitted
                 self._last_delivered = (frame.seq, frame.payload)
@@ -306,12 +362,12 @@ class Link:
         self.data_versions[frame.version] += 1
         self._call(self._on_data, frame.payload)
 
-    async def _answer_v3(self, frame: Frame) -> None:
+    def _answer_v3(self, frame: Frame) -> None:
         """v3, device end: deliver the host's frame first, so a bare answer given meanwhile (`answer`) goes back as
         the REPLY that also ACKs it; otherwise an ACK as in v1. A retransmission gets the same response again."""
         self.data_versions[frame.version] += 1
         if self._last_delivered == (frame.seq, frame.payload) and self._last_response is not None:
-            await self._send_control_frame(self._last_response)
+            self._send_control_frame(self._last_response)
             return
         self._last_delivered = (frame.seq, frame.payload)
         self._answering, self._answer = frame.seq, None
@@ -324,7 +380,7 @@ class Link:
         else:
             response = self._encode(self.peer_address, frame.seq, Kind.ACK, b"", VERSION_3)
         self._last_response = response
-        await self._send_control_frame(response)
+        self._send_control_frame(response)
 
     def answer(self, message: Mapping[str, Any]) -> bool:
         """Answer the v3 host frame now being delivered with `message` in its REPLY (no ACK frame, no DATA frame of its
@@ -395,13 +451,13 @@ class Link:
             else:
                 self._writer.write(data)
 
-    async def _send_control_frame(self, frame: bytes) -> None:
+    def _send_control_frame(self, frame: bytes) -> None:
         if self.control_delay > 0:
             task = asyncio.get_running_loop().create_task(self._send_control_later(frame, self.control_delay))
             self._delayed.add(task)
             task.add_done_callback(self._delayed.discard)
             return
-        await self._send_control_now(frame)
+        self._send_control_now(frame)
 
     def _broadcast(self, frame: Frame) -> None:
         """A host frame to every station on the line: never ACKed (the stations would collide); the station
@@ -425,18 +481,21 @@ class Link:
             if self._on_noise is not None:
                 self._call(self._on_noise, *noise)
 
-    async def _send_control(self, kind: Kind, seq: int, address: int | None = None, *, version: int = VERSION) -> None:
+    def _send_control(self, kind: Kind, seq: int, address: int | None = None, *, version: int = VERSION) -> None:
         """An ACK or NAK, in the version of the frame it answers."""
-        await self._send_control_frame(
+        self._send_control_frame(
             self._encode(self.peer_address if address is None else address, seq, kind, b"", version)
         )
 
     async def _send_control_later(self, frame: bytes, delay: float) -> None:
         await asyncio.sleep(delay)
         if not self.closed.is_set():
-            await self._send_control_now(frame)
+            self._send_control_now(frame)
 
-    async def _send_control_now(self, frame: bytes) -> None:
-        # On failure the read loop sees the same dead transport and reports it.
-        with contextlib.suppress(LinkClosed):
-            await self._write(frame)
+    def _send_control_now(self, frame: bytes) -> None:
+        # Not drained: a control frame is a few bytes, and a transport that cannot take them now keeps them in order
+        # with what follows. On failure the reader sees the same dead transport and reports it.
+        try:
+            self._writer.write(frame)
+        except (OSError, RuntimeError, ConnectionError) as exc:
+            self._finish(f"write failed: {exc}")
