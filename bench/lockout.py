@@ -40,6 +40,8 @@ from typing import Any
 from benchlib import machine, percentile
 
 from controller.core.events import DomainEvent
+from controller.engine.commands import LockSeat
+from controller.shell.device_commands import CommandRunner
 from controller.shell.logs import configure_logging
 from controller.shell.service import lock_frames_out
 from controller.shell.writer import JournalWriter
@@ -352,6 +354,7 @@ async def run(
                 acks.put_nowait(ev)
 
         await panel.start(on_panel)
+        runner = CommandRunner({d.device_id: d for d in drivers}, on_station)
         for d in drivers:
             await d.start(on_station)
         if split:
@@ -382,9 +385,12 @@ async def run(
                 if journal_first:
                     await writer.wait(writer.submit(no_more_bets, datetime.now(UTC), []))
                     committed = time.perf_counter()
-                locking = asyncio.gather(*(d.lock() for d in drivers))
+                # As the service does (controller/shell/service.py apply_all): the lock frames leave, written here where
+                # the drivers can (LocksAtOnce), then the commit starts.
+                locking, written = runner.start([LockSeat(d.seat) for d in drivers])
                 if not journal_first:
-                    await lock_frames_out()  # as the service does: the frames leave, then the commit starts
+                    if not written:
+                        await lock_frames_out()
                     commit = writer.submit(no_more_bets, datetime.now(UTC), [])
                 await confirmed(acks, len(drivers), locked=True)
                 end = time.perf_counter()

@@ -7,6 +7,7 @@ A multi-drop line's host end is bus_link.BusLink.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import random
 from collections import Counter
@@ -121,7 +122,11 @@ class Link:
         self.data_versions: Counter[int] = Counter()
         # A random first SEQ keeps a peer that survived our reconnect from taking frame one as a repeat.
         self._next_seq = random.randrange(256) if initial_seq is None else initial_seq
-        self._send_lock = asyncio.Lock()
+        # One DATA frame outstanding at a time: a send holds the line until its ACK (or its last attempt), and the sends
+        # waiting for it are handed the line in order (a gate of our own rather than asyncio.Lock, so that send_now can
+        # tell, and take, a free line without suspending).
+        self._sending = False
+        self._turns: collections.deque[asyncio.Future[None]] = collections.deque()
         self._awaiting: tuple[int, asyncio.Future[Kind]] | None = None
         self._last_delivered: tuple[int, bytes] | None = None
         self._reader_task: asyncio.Task[None] | None = None
@@ -158,20 +163,89 @@ class Link:
 
     async def send(self, message: Mapping[str, Any]) -> None:
         """Send one DATA frame and return once the peer ACKed it; LinkTimeout / LinkClosed otherwise."""
-        async with self._send_lock:
+        await self._take_line()
+        try:
             if self.closed.is_set():
                 raise LinkClosed(self.close_reason or "link closed")
             seq = self._next_seq
             self._next_seq = (seq + 1) % 256
             frame = self.data_frame(self.peer_address, seq, message, self.version)
-
-            def register(future: asyncio.Future[Kind]) -> None:
-                self._awaiting = (seq, future)
-
-            def release() -> None:
-                self._awaiting = None
-
+            register, release = self._keeper(seq)
             await self._exchange(frame, register, release, f"for {message.get('cmd') or message.get('evt')}")
+        finally:
+            self._give_line()
+
+    def send_now(self, message: Mapping[str, Any]) -> asyncio.Task[None]:
+        """send() as a task, with the frame written before this returns when the line is free: the lock-out's frames
+        leave in the callback that decided on them, not when a task first runs (docs/recovery.md, "Locks before the
+        commit"). A line busy with another send, or closed, sends as send() does. A message that cannot be encoded
+        raises ValueError here, before anything was taken."""
+        loop = asyncio.get_running_loop()
+        if self._sending or self._turns or self.closed.is_set():
+            return loop.create_task(self.send(message))
+        seq = self._next_seq
+        frame = self.data_frame(self.peer_address, seq, message, self.version)
+        self._next_seq = (seq + 1) % 256
+        self._sending = True
+        register, release = self._keeper(seq)
+        first: asyncio.Future[Kind] = loop.create_future()
+        register(first)
+        try:
+            self._writer.write(frame)
+        except (OSError, RuntimeError, ConnectionError) as exc:
+            self._finish(f"write failed: {exc}")  # fails `first`: the task raises LinkClosed as send() would
+        held = True
+
+        def give(_task: object = None) -> None:
+            nonlocal held
+            if held:  # once: when the exchange ends, or when the task ends without having run (cancelled at once)
+                held = False
+                if self._awaiting is not None and self._awaiting[1] is first:
+                    release()
+                self._give_line()
+
+        async def exchange() -> None:
+            try:
+                await self._exchange(frame, register, release, f"for {message.get('cmd')}", written=first)
+            finally:
+                give()
+
+        task = loop.create_task(exchange())
+        task.add_done_callback(give)
+        return task
+
+    def _keeper(self, seq: int) -> tuple[Callable[[asyncio.Future[Kind]], None], Callable[[], None]]:
+        def register(future: asyncio.Future[Kind]) -> None:
+            self._awaiting = (seq, future)
+
+        def release() -> None:
+            self._awaiting = None
+
+        return register, release
+
+    async def _take_line(self) -> None:
+        if not self._sending and not self._turns:
+            self._sending = True
+            return
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._turns.append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self._give_line()  # handed the line just as the wait was cancelled: hand it on
+            else:
+                with contextlib.suppress(ValueError):
+                    self._turns.remove(turn)
+            raise
+
+    def _give_line(self) -> None:
+        while self._turns:
+            turn = self._turns.popleft()
+            if not turn.done():
+                turn.set_result(None)  # the line passes to the next send in order: _sending stays set
+                return
+        self._sending = False
 
     def data_frame(self, peer: int, seq: int, message: Mapping[str, Any], version: int) -> bytes:
         """A DATA frame to `peer` in `version`; a message a v2 frame cannot carry (longer than 255 bytes) goes in
@@ -192,15 +266,24 @@ class Link:
         return encode_frame(address, seq, kind, payload, version, from_device)
 
     async def _exchange(
-        self, frame: bytes, register: Callable[[asyncio.Future[Kind]], None], release: Callable[[], None], what: str
+        self,
+        frame: bytes,
+        register: Callable[[asyncio.Future[Kind]], None],
+        release: Callable[[], None],
+        what: str,
+        written: asyncio.Future[Kind] | None = None,
     ) -> None:
         """Write a DATA frame until its ACK arrives: again after a timeout, at once after a NAK, at most
-        retries + 1 times; then LinkClosed or LinkTimeout. The caller says how its pending ACK is kept."""
+        retries + 1 times; then LinkClosed or LinkTimeout. The caller says how its pending ACK is kept; `written`:
+        the first attempt was written already (send_now), and this is what its ACK sets."""
         try:
-            for _attempt in range(self.retries + 1):
-                future: asyncio.Future[Kind] = asyncio.get_running_loop().create_future()
-                register(future)
-                await self._write(frame)
+            for attempt in range(self.retries + 1):
+                if attempt == 0 and written is not None:
+                    future = written
+                else:
+                    future = asyncio.get_running_loop().create_future()
+                    register(future)
+                    await self._write(frame)
                 try:
                     # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation.
                     async with asyncio.timeout(self.ack_timeout):
