@@ -15,9 +15,9 @@ class SerialReader(asyncio.StreamReader):
     """A StreamReader that can instead hand each read to a callback (drivers/reference/link.py's ByteFeed): the
     reference link parses and answers its frames in the event loop's read callback, with no task to wake."""
 
-    _on_bytes: Callable[[bytes], None] | None = None
+    _on_bytes: Callable[[bytes | Exception], None] | None = None
 
-    def subscribe(self, on_bytes: Callable[[bytes], None] | None) -> None:
+    def subscribe(self, on_bytes: Callable[[bytes | Exception], None] | None) -> None:
         self._on_bytes = on_bytes
         # What was read before the link started (between the port opening and the link taking it) goes first.
         # StreamReader's own buffer and end flag: typeshed does not declare them.
@@ -26,7 +26,9 @@ class SerialReader(asyncio.StreamReader):
             data = bytes(buffer)
             buffer.clear()
             on_bytes(data)
-        if on_bytes is not None and self.at_eof():
+        if on_bytes is not None and self.exception() is not None:
+            on_bytes(self.exception())  # type: ignore[arg-type]
+        elif on_bytes is not None and self.at_eof():
             on_bytes(b"")
 
     def feed_data(self, data: Iterable[SupportsIndex]) -> None:
@@ -43,7 +45,7 @@ class SerialReader(asyncio.StreamReader):
     def set_exception(self, exc: Exception) -> None:
         super().set_exception(exc)
         if self._on_bytes is not None:
-            self._on_bytes(b"")  # a read error ends the line as an unplug does
+            self._on_bytes(exc)
 
 
 async def open_serial(path: str, baudrate: int = DEFAULT_BAUDRATE) -> tuple[SerialReader, asyncio.StreamWriter]:

@@ -52,10 +52,10 @@ class ByteReader(Protocol):
 @runtime_checkable
 class ByteFeed(Protocol):
     """A reader that hands each chunk of bytes to `on_bytes` the moment the event loop reads it (b"" at the end of the
-    line), instead of waking a task that awaits `read`: the serial port (drivers/serial_port.py) and the simulators'
-    pty (drivers/sim/pty.py). `subscribe(None)` stops the calls."""
+    line, the exception if reading failed), instead of waking a task that awaits `read`: the serial port
+    (drivers/serial_port.py) and the simulators' pty (drivers/sim/pty.py). `subscribe(None)` stops the calls."""
 
-    def subscribe(self, on_bytes: Callable[[bytes], None] | None) -> None: ...
+    def subscribe(self, on_bytes: Callable[[bytes | Exception], None] | None) -> None: ...
 
 
 class ByteWriter(Protocol):
@@ -370,7 +370,7 @@ class Link:
             log.warning("link reader stopped", link=self.name, error=str(exc))
         self._finish(reason)
 
-    def _received(self, data: bytes) -> None:
+    def _received(self, data: bytes | Exception) -> None:
         """ByteFeed: what the read loop does with one read, in the loop's read callback. A frame cut short expires
         after IDLE_EXPIRY of silence, as the read loop's timeout does."""
         if self._feed is None:
@@ -378,9 +378,11 @@ class Link:
         if self._expiry is not None:
             self._expiry.cancel()
             self._expiry = None
-        if not data:
+        if isinstance(data, Exception) or not data:
+            if isinstance(data, Exception):
+                log.warning("link reader stopped", link=self.name, error=str(data))
             self._stop_feed()
-            self._finish("end of file")
+            self._finish(f"read failed: {data}" if isinstance(data, Exception) else "end of file")
             return
         try:
             self._handle(self.parser.feed(data))

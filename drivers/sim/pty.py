@@ -32,7 +32,7 @@ class PtyEndpoint:
         self._reader = asyncio.StreamReader()
         # A subscriber (drivers/reference/link.py's ByteFeed) gets the host's bytes in the pacer's own callback, so a
         # simulated station answers when the frame's last byte arrives, without a task of its own to wake.
-        self._on_bytes: Callable[[bytes], None] | None = None
+        self._on_bytes: Callable[[bytes | Exception], None] | None = None
         self._pending = bytearray()
         self._waiting_to_write = False
         self._closed = False
@@ -65,7 +65,7 @@ class PtyEndpoint:
         if self._on_bytes is not None:
             self._on_bytes(b"")
 
-    def subscribe(self, on_bytes: Callable[[bytes], None] | None) -> None:
+    def subscribe(self, on_bytes: Callable[[bytes | Exception], None] | None) -> None:
         """Hand what the host wrote to `on_bytes` as it arrives (b"" at the end) instead of to `read`. Subscribed at
         plug time, before anything could arrive."""
         self._on_bytes = on_bytes
