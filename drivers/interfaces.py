@@ -263,8 +263,9 @@ class LocksAtOnce(Protocol):
     that decided on it, and the awaitable it returns ends as `lock()` would (the controller's "no more bets": the
     lock-out's frames leave without waiting for a task to run, docs/recovery.md "Locks before the commit")."""
 
-    def lock_now(self) -> Awaitable[object]:
-        """Start `lock()` now; failures become DeviceFault events, as lock()'s do."""
+    def lock_now(self) -> Awaitable[object] | None:
+        """Start `lock()` now, its failures DeviceFault events as lock()'s are; or None when it cannot be written at
+        once this time (offline; a station on a shared line, whose lock() joins the line's group lock): lock() then."""
         ...
 
 

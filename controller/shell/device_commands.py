@@ -79,13 +79,16 @@ class CommandRunner:
         rest: list[DeviceCommand] = []
         for c in commands:
             device = self.devices.get(device_for(c)) if isinstance(c, LockSeat | LockTerminal) else None
+            running = None
             if device is not None and self._locks_at_once(
                 device, LockSeat if isinstance(c, LockSeat) else LockTerminal
             ):
                 # cast, not assert isinstance: checked once in _locks_at_once, and each check costs a lock's write.
-                started.append((device.device_id, c, cast(LocksAtOnce, device).lock_now()))
+                running = cast(LocksAtOnce, device).lock_now()
+            if device is not None and running is not None:
+                started.append((device.device_id, c, running))
             else:
-                rest.append(c)
+                rest.append(c)  # lock() as any command: offline, on a shared line, or no LocksAtOnce
         running = asyncio.ensure_future(self._finish(started, rest))
         return running, not rest
 
