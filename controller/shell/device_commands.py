@@ -70,7 +70,7 @@ class CommandRunner:
             by_device[device_for(c)].append(c)
         await asyncio.gather(*(self._run(dev, cmds) for dev, cmds in by_device.items()))
 
-    def start(self, commands: Sequence[DeviceCommand]) -> tuple[asyncio.Future[None], bool]:
+    def start(self, commands: Sequence[DeviceCommand]) -> tuple[asyncio.Future[list[None]], bool]:
         """execute() as a task, with the locks of the devices that can write them at once (LocksAtOnce: a reference
         station or terminal on its own line) written before this returns; and whether every command was, so the caller
         need not give the others a turn of the loop to write theirs. For a step's early locks: each is the only command
@@ -89,8 +89,9 @@ class CommandRunner:
                 started.append((device.device_id, c, running))
             else:
                 rest.append(c)  # lock() as any command: offline, on a shared line, or no LocksAtOnce
-        running = asyncio.ensure_future(self._finish(started, rest))
-        return running, not rest
+        # The others as execute() runs them, started here so they write as soon as before: lock_frames_out's two turns.
+        rest_running = [asyncio.ensure_future(self.execute(rest))] if rest else []
+        return asyncio.gather(*(self._started(*s) for s in started), *rest_running), not rest
 
     def _locks_at_once(self, device: Device, command: type[LockSeat | LockTerminal]) -> bool:
         """Whether `device` takes `command` through LocksAtOnce. Asked once per device and command: an isinstance
@@ -101,11 +102,6 @@ class CommandRunner:
             kind = WagerStation if command is LockSeat else ElectronicWagerTerminal
             known = self._at_once[key] = isinstance(device, LocksAtOnce) and isinstance(device, kind)
         return known
-
-    async def _finish(
-        self, started: list[tuple[str, DeviceCommand, Awaitable[object]]], rest: list[DeviceCommand]
-    ) -> None:
-        await asyncio.gather(*(self._started(*s) for s in started), self.execute(rest))
 
     async def _started(self, device_id: str, c: DeviceCommand, running: Awaitable[object]) -> None:
         try:
