@@ -65,10 +65,9 @@ class SupervisedTable:
             devices,
             journal,
             on_journaled=self.publisher.notify,
-            # Not `on_durable=self.publisher.offer` (the writer thread handing events straight to the publisher): with
-            # it the events leave before the service's listeners hear of them, and a companion that stops the broker on
-            # an event (tests/mqtt/test_publisher.py's outage) finds them already PUBACKed and dropped by the broker
-            # on SIGTERM; kept off until that ordering is settled (issue 19 notes). The publisher reads the outbox.
+            # The writer thread hands a durable commit's events straight to the publisher (docs/mqtt.md, "Latency"):
+            # they may reach the broker before the service's listeners hear of them, an order nothing promises.
+            on_durable=self.publisher.offer,
             remote_anchor=remote_anchor,
             software_check=software_check(config),
             draws=draws,
