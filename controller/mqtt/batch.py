@@ -65,22 +65,26 @@ class Batch:
             self.done.set_result(None)
 
 
-def send(client: aiomqtt.Client, topic: str, bodies: Sequence[str]) -> Batch:
-    """Queue every body as a QoS 1 PUBLISH on `topic`, in order, and write them to the socket now.
+def send(client: aiomqtt.Client, topic: str, bodies: Sequence[str], then: tuple[str, str] | None = None) -> Batch:
+    """Queue every body as a QoS 1 PUBLISH on `topic`, in order, and `then` (topic, body) retained behind them (the
+    anchor), and write them to the socket now.
 
     Raises aiomqtt.MqttCodeError when paho refuses a packet (the connection is gone): the packets queued before it
     are then lost with the connection, and the caller publishes the batch again from the outbox after reconnecting.
     """
-    return write(client, [(topic, body) for body in bodies])
+    messages = [(topic, body, False) for body in bodies]
+    if then is not None:
+        messages.append((then[0], then[1], True))
+    return write(client, messages)
 
 
 def retain(client: aiomqtt.Client, topic: str, body: str) -> Batch:
     """One retained QoS 1 PUBLISH (status, birth, device, meter, anchor), written now like a batch."""
-    return write(client, [(topic, body)], retained=True)
+    return write(client, [(topic, body, True)])
 
 
-def write(client: aiomqtt.Client, messages: Sequence[tuple[str, str]], retained: bool = False) -> Batch:
-    """`send` for (topic, body) pairs, each retained or not."""
+def write(client: aiomqtt.Client, messages: Sequence[tuple[str, str, bool]]) -> Batch:
+    """`send` for (topic, body, retained) triples."""
     inner = client._client  # the paho client aiomqtt wraps (module docstring)
     pending = client._pending_publishes
     batch = Batch(len(messages))
@@ -93,7 +97,7 @@ def write(client: aiomqtt.Client, messages: Sequence[tuple[str, str]], retained:
     inner.on_socket_register_write = None
     corked = _cork(sock, 1)
     try:
-        for topic, body in messages:
+        for topic, body, retained in messages:
             info = inner.publish(topic, body, qos=1, retain=retained)
             if info.rc != paho.MQTT_ERR_SUCCESS:
                 raise aiomqtt.MqttCodeError(info.rc, "Could not publish message")
