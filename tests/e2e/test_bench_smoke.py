@@ -122,3 +122,9 @@ def test_software_check_reports_the_verification_against_a_bare_sha256() -> None
     assert re.search(r"bare sha256 of the same bytes \(baseline\): +[\d.]+ ms", out), out
     assert re.search(r"verification \(verified\): +[\d.]+ ms", out), out
     assert re.search(r"ratio verification/bare sha256: [\d.]+x", out), out
+
+
+def test_publish_cpu_reports_the_publisher_against_bare_aiomqtt() -> None:
+    out = _bench("publish_cpu.py", "--rounds", "2", "--block", "1", "--warmup", "1")
+    assert re.search(r"baseline: bare aiomqtt publishing the same bodies, QoS 1: [\d.]+ ms of CPU a round", out), out
+    assert re.search(r"EventPublisher: [\d.]+ ms of CPU a round \(.*\); [\d.]+x the baseline", out), out
