@@ -50,16 +50,19 @@ def free_port() -> int:
 class Mosquitto:
     """A private mosquitto on a loopback port; stop()/start() simulate an outage on the same port."""
 
-    def __init__(self, binary: str, workdir: Path, port: int) -> None:
+    def __init__(self, binary: str, workdir: Path, port: int, persistence: bool = False) -> None:
+        """`persistence`: the broker saves its retained messages, sessions and queued messages at stop and loads
+        them at start, as systemd/mosquitto/mosquitto.conf configures it for a floor."""
         self.binary = binary
         self.host = "127.0.0.1"
         self.port = port
         self.url = f"mqtt://{self.host}:{port}"
         self.config = workdir / "mosquitto.conf"
+        persist = f"persistence true\npersistence_location {workdir}/\n" if persistence else "persistence false\n"
         self.config.write_text(
             f"listener {port} 127.0.0.1\n"
             "allow_anonymous true\n"
-            "persistence false\n"
+            f"{persist}"
             # Without it Nagle holds a small second message until the subscriber's delayed ACK (40 ms).
             "set_tcp_nodelay true\n"
             # A replayed backlog arrives faster than a subscriber reads it; mosquitto's default queue of 1,000
@@ -160,12 +163,19 @@ class Subscriber:
     thread and leave the event loop free for the code under test.
     """
 
-    def __init__(self, host: str, port: int, topics: list[str]) -> None:
+    def __init__(self, host: str, port: int, topics: list[str], session: str | None = None) -> None:
+        """`session`: a client id whose session the broker keeps across disconnects (clean session off), as the
+        floor's subscription is kept (docs/floor.md): what the broker queued for it survives a restart with
+        persistence."""
         self.topics = topics
         self.messages: list[Received] = []
         self.subscriptions = 0  # SUBACKs received, one per (re)connect
         self._cond = threading.Condition()
-        self._client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"test-sub-{os.getpid()}-{id(self)}")
+        self._client = paho.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=session or f"test-sub-{os.getpid()}-{id(self)}",
+            clean_session=session is None,
+        )
         # Short retry delay: after a broker restart the test should not wait seconds for the subscriber.
         # paho's types say whole seconds; it takes fractions, which is the point here.
         self._client.reconnect_delay_set(min_delay=0.05, max_delay=0.5)  # type: ignore[arg-type]

@@ -34,9 +34,8 @@ def _source(topic: str) -> str:
 
 
 class AnchorTopic:
-    """What the publisher retains on `anchor`: the last acknowledged seq and its chain hash, once the outbox is
-    drained (with the other retained topics that wait for it: once per drain, not once per batch of a long replay),
-    and again after a reconnect."""
+    """What the publisher retains on `anchor`: the last acknowledged seq and its chain hash, written behind each batch
+    of events in the same write (`with_batch`), or once the outbox is drained (`due`), and again after a reconnect."""
 
     def __init__(self, journal: Journal, topics: Topics) -> None:
         self._journal = journal
@@ -68,6 +67,32 @@ class AnchorTopic:
             ts=ts,
         )
         return [(self._topics.anchor, self._last.model_dump_json())]
+
+    def with_batch(self, last: JournaledEvent, ts: str) -> tuple[str, str, JournalAnchor] | None:
+        """The anchor to write right behind a batch of events ending at `last`, in the same write (topic, body, and
+        the model to pass to `sent` once its PUBACK is in), or None when it would not be higher than the last one.
+        The broker handles one connection's packets in order (MQTT 5.0 section 4.6), so once it has the anchor it
+        has had every event before it: the anchor still never names a seq the broker was not given."""
+        if self._last is not None and last.seq <= self._last.seq:
+            return None
+        hash_ = self._journal.hash_at(last.seq)
+        if hash_ is None:
+            return None
+        manifest = self._journal.critical.manifest
+        anchor = JournalAnchor(
+            table_id=self._topics.table_id,
+            boot_id=self._journal.boot_id,
+            seq=last.seq,
+            hash=hash_,
+            round_no=0 if manifest is None else manifest.round_no,
+            ts=ts,
+        )
+        return self._topics.anchor, anchor.model_dump_json(), anchor
+
+    def sent(self, anchor: JournalAnchor) -> None:
+        """The broker acknowledged an anchor written by `with_batch` (and so the events before it)."""
+        if self._last is None or anchor.seq > self._last.seq:
+            self._last = anchor
 
     def on_connect(self) -> list[tuple[str, str]]:
         """After a reconnect, the last anchor again (a broker restarted without persistence lost it)."""

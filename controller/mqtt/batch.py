@@ -10,6 +10,14 @@ make, TCP_NODELAY staying on) and one future says when the last PUBACK is in.
 QoS 1 stays whole: paho numbers the packets and keeps them in flight (resent by the publisher after a reconnect,
 from the journal's outbox), aiomqtt's PUBACK callback releases each one (`_pending_publishes`, the registry its own
 `publish` uses: aiomqtt 2.x, pinned in pyproject.toml), and the order on the connection is the order of the batch.
+
+`fast_pubacks` spares paho's decoding of the common PUBACK. MQTT 5.0 section 3.4.2.1: a PUBACK whose Reason Code is
+0x00 (Success) and that has no properties may omit both, a Remaining Length of 2 holding only the Packet Identifier
+(section 3.4.2); mosquitto acknowledges every accepted QoS 1 PUBLISH so. paho builds a ReasonCode and a Properties
+object for each (about half its CPU per acknowledged event, bench/publish_cpu.py); such a PUBACK is handed to paho's
+own completion (`_do_on_publish`) with one shared Success code and empty properties instead. Any other PUBACK (a
+reason code, properties, a PUBCOMP) goes through paho's handler unchanged. What this leans on in paho 2.x is checked
+by tests/mqtt/test_batch.py, which fails when paho changes under it.
 """
 
 from __future__ import annotations
@@ -20,6 +28,10 @@ from collections.abc import Sequence
 
 import aiomqtt
 import paho.mqtt.client as paho
+from paho.mqtt.enums import MQTTErrorCode
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 
 # Linux only; elsewhere the packets go as paho writes them (TCP_NODELAY: one segment each).
 _CORK: int | None = getattr(socket, "TCP_CORK", None)
@@ -53,15 +65,29 @@ class Batch:
             self.done.set_result(None)
 
 
-def send(client: aiomqtt.Client, topic: str, bodies: Sequence[str]) -> Batch:
-    """Queue every body as a QoS 1 PUBLISH on `topic`, in order, and write them to the socket now.
+def send(client: aiomqtt.Client, topic: str, bodies: Sequence[str], then: tuple[str, str] | None = None) -> Batch:
+    """Queue every body as a QoS 1 PUBLISH on `topic`, in order, and `then` (topic, body) retained behind them (the
+    anchor), and write them to the socket now.
 
     Raises aiomqtt.MqttCodeError when paho refuses a packet (the connection is gone): the packets queued before it
     are then lost with the connection, and the caller publishes the batch again from the outbox after reconnecting.
     """
+    messages = [(topic, body, False) for body in bodies]
+    if then is not None:
+        messages.append((then[0], then[1], True))
+    return write(client, messages)
+
+
+def retain(client: aiomqtt.Client, topic: str, body: str) -> Batch:
+    """One retained QoS 1 PUBLISH (status, birth, device, meter, anchor), written now like a batch."""
+    return write(client, [(topic, body, True)])
+
+
+def write(client: aiomqtt.Client, messages: Sequence[tuple[str, str, bool]]) -> Batch:
+    """`send` for (topic, body, retained) triples."""
     inner = client._client  # the paho client aiomqtt wraps (module docstring)
     pending = client._pending_publishes
-    batch = Batch(len(bodies))
+    batch = Batch(len(messages))
     mids = batch.mids
     sock = inner.socket()
     register = inner.on_socket_register_write
@@ -71,8 +97,8 @@ def send(client: aiomqtt.Client, topic: str, bodies: Sequence[str]) -> Batch:
     inner.on_socket_register_write = None
     corked = _cork(sock, 1)
     try:
-        for body in bodies:
-            info = inner.publish(topic, body, qos=1)
+        for topic, body, retained in messages:
+            info = inner.publish(topic, body, qos=1, retain=retained)
             if info.rc != paho.MQTT_ERR_SUCCESS:
                 raise aiomqtt.MqttCodeError(info.rc, "Could not publish message")
             if info.is_published():  # acknowledged already (cannot happen before a read, but paho allows it)
@@ -92,6 +118,49 @@ def send(client: aiomqtt.Client, topic: str, bodies: Sequence[str]) -> Batch:
             register(inner, None, sock)
         _settle(client, sock)
     return batch
+
+
+async def settled(batch: Batch, lost: asyncio.Future[None], within: float) -> None:
+    """Return once every PUBACK of `batch` is in; raise the MqttError that ended the connection (`lost`) or, after
+    `within` seconds, an MqttError saying none came. One asyncio.wait on the two futures: no task of its own."""
+    if not batch.done.done():
+        await asyncio.wait((batch.done, lost), timeout=within, return_when=asyncio.FIRST_COMPLETED)
+    if batch.done.done():
+        return
+    if lost.done():
+        lost.result()  # raises the MqttError that ended the connection
+        raise aiomqtt.MqttError("disconnected")
+    raise aiomqtt.MqttError(f"no PUBACK for {len(batch.mids)} message(s) within {within:g} s")
+
+
+# The Success code and the empty properties every short PUBACK stands for (MQTT 5.0 section 3.4.2.1); shared, never
+# changed: aiomqtt's on_publish callback does not read them.
+_SUCCESS = ReasonCode(PacketTypes.PUBACK, identifier=0)
+_NO_PROPERTIES = Properties(PacketTypes.PUBACK)  # type: ignore[no-untyped-call]
+
+
+def fast_pubacks(client: aiomqtt.Client) -> None:
+    """Handle the connection's short PUBACKs (module docstring) without paho's per-packet decoding; call it once per
+    client, before it connects."""
+    short_pubacks(client._client)
+
+
+def short_pubacks(inner: paho.Client) -> None:
+    """fast_pubacks on the paho client itself."""
+    slow = inner._handle_pubackcomp
+    done = paho.MQTT_ERR_SUCCESS
+
+    def handle(cmd: str) -> MQTTErrorCode:
+        packet = inner._in_packet["packet"]
+        if cmd != "PUBACK" or len(packet) != 2:
+            return slow(cmd)  # type: ignore[arg-type]
+        mid = (packet[0] << 8) | packet[1]  # section 3.4.2: the Packet Identifier, big-endian (section 1.5.2)
+        with inner._out_message_mutex:
+            if mid in inner._out_messages:
+                return inner._do_on_publish(mid, _SUCCESS, _NO_PROPERTIES)
+        return done
+
+    inner._handle_pubackcomp = handle  # type: ignore[method-assign]
 
 
 def forget(client: aiomqtt.Client, mids: Sequence[int]) -> None:

@@ -16,7 +16,6 @@ import contextlib
 from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 import aiomqtt
 import structlog
@@ -26,7 +25,7 @@ from controller.config.table import MqttSettings
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.mqtt import batch as packets
 from controller.mqtt.anchor import AnchorTopic
-from controller.mqtt.connection import client_kwargs, guard, until_lost
+from controller.mqtt.connection import client_kwargs, until_lost
 from controller.mqtt.contract import Birth, ProgressiveMeter, Topics
 from controller.mqtt.messages import event_body, now_iso, quarantined, status_message
 from controller.mqtt.retained import RetainedTopics
@@ -205,6 +204,7 @@ class EventPublisher:
         )
         # aiomqtt warns past 10 pending calls; a drained batch is up to 200 by design.
         client.pending_calls_threshold = 1000
+        packets.fast_pubacks(client)
         return client
 
     async def _connect_loop(self) -> None:
@@ -309,9 +309,13 @@ class EventPublisher:
     async def _retain(
         self, client: aiomqtt.Client, lost: asyncio.Future[None], topic: str, body: str, within: float | None = None
     ) -> None:
-        # aiomqtt's own publish timeout, so the final "offline" respects close()'s deadline.
-        kwargs: dict[str, Any] = {} if within is None else {"timeout": within}
-        await guard(lost, client.publish(topic, body, qos=1, retain=True, **kwargs))
+        # Written at once like a batch of events (controller.mqtt.batch), without aiomqtt's tasks per publish; `within`
+        # bounds the PUBACK wait, so the final "offline" respects close()'s deadline.
+        sent = packets.retain(client, topic, body)
+        try:
+            await packets.settled(sent, lost, self._timeout if within is None else within)
+        finally:
+            packets.forget(client, sent.mids)
 
     async def _republish(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
         """Every retained topic with its latest value, after each (re)connect (controller.mqtt.retained)."""
@@ -369,14 +373,18 @@ class EventPublisher:
             # connection's QoS 1 messages in order, so waiting for each PUBACK before sending the next would only
             # add a round trip per event.
             flags = [ev.seq <= replay_upto for ev in batch]
+            # The retained anchor rides behind the events in the same write and the same PUBACK wait, instead of a
+            # round trip of its own after each batch (controller.mqtt.anchor.with_batch).
+            anchor = self._anchor.with_batch(batch[-1], now_iso())
             sent = packets.send(
-                client, self.topics.event, [event_body(ev, r) for ev, r in zip(batch, flags, strict=True)]
+                client,
+                self.topics.event,
+                [event_body(ev, r) for ev, r in zip(batch, flags, strict=True)],
+                None if anchor is None else anchor[:2],
             )
             try:
                 # Bounded like every other PUBACK wait: a broker that stops answering is treated as an outage.
-                await guard(lost, asyncio.wait_for(asyncio.shield(sent.done), self._timeout))
-            except TimeoutError:
-                raise aiomqtt.MqttError(f"no PUBACK for {len(sent.mids)} event(s) within {self._timeout:g} s") from None
+                await packets.settled(sent, lost, self._timeout)
             finally:
                 packets.forget(client, sent.mids)
             # Every PUBACK is in. The marks are committed lazily (MARK_EVERY, MARK_DELAY, at close): a crash before
@@ -387,10 +395,12 @@ class EventPublisher:
             self._sent_upto = rows[-1].seq
             # The retained topics these events change (a device's status), once each event is acknowledged; if
             # what follows is lost with the connection, the reconnect republishes the latest values anyway.
+            self._anchor.acknowledged(batch[-1])
+            if anchor is not None:
+                self._anchor.sent(anchor[2])
             for ev in batch:
                 for msg in self._retained.after_event(ev):
                     await self._retain(client, lost, msg.topic, msg.body)
-            self._anchor.acknowledged(batch[-1])
 
     def _next_rows(self) -> list[OutboxItem]:
         """The next events to send, in seq order: offered ones while they follow on the last sent without a gap, else

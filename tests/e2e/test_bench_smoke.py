@@ -128,3 +128,9 @@ def test_step_commit_reports_the_service_against_a_bare_commit(tmp_path: Path) -
     out = _bench("step_commit.py", "--steps", "20", "--warmup", "2", "--journal-dir", str(tmp_path))
     assert re.search(r"baseline, a bare commit .*: CPU \d+ us, wall \d+ us", out), out
     assert re.search(r"service step \+ commit \(20 steps\): process CPU \d+ us \([\d.]+x the baseline\)", out), out
+
+
+def test_publish_cpu_reports_the_publisher_against_bare_aiomqtt() -> None:
+    out = _bench("publish_cpu.py", "--rounds", "2", "--block", "1", "--warmup", "1")
+    assert re.search(r"baseline: bare aiomqtt publishing the same bodies, QoS 1: [\d.]+ ms of CPU a round", out), out
+    assert re.search(r"EventPublisher: [\d.]+ ms of CPU a round \(.*\); [\d.]+x the baseline", out), out

@@ -67,6 +67,10 @@ def first_seen(seq_list: list[int]) -> list[int]:
     return out
 
 
+def at_least(topic: str, count: int) -> Callable[[list[Received]], bool]:
+    return lambda m: len(seqs(m, topic)) >= count
+
+
 def more_than(batches: list[int], n: int) -> Callable[[], bool]:
     return lambda: len(batches) > n
 
@@ -102,6 +106,52 @@ async def test_offered_steps_go_out_in_order_without_reading_the_outbox(
         assert journal.reads == reads_before
         # Acknowledged: the marks reach the file (MARK_EVERY at a time, or once idle).
         await eventually(lambda: journal.unpublished() == [], what="outbox marked")
+    finally:
+        await pub.close()
+        writer.close()
+    assert task.done()
+
+
+async def test_the_anchor_rides_behind_each_batch_in_the_same_write(
+    mosquitto: Mosquitto,
+    subscribe: Subscribe,
+    journal: CountingJournal,
+    unique_id: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each batch's write ends with the retained anchor naming its last event (docs/mqtt.md, `anchor`): a subscriber
+    sees every anchor right after the events it names, with the journal's chain hash there, and never lower."""
+    cfg = settings(mosquitto, unique_id)
+    topic = f"{cfg.prefix}/{journal.table_id}/event"
+    anchor_topic = f"{cfg.prefix}/{journal.table_id}/anchor"
+    sub = subscribe(topic, anchor_topic)
+    real_send = batch_module.send
+    written: list[tuple[int, str | None]] = []  # (events in the batch, the anchor written behind them)
+
+    def recording_send(client: aiomqtt.Client, to: str, bodies: Any, then: Any = None) -> Batch:
+        written.append((len(bodies), None if then is None else then[0]))
+        return real_send(client, to, bodies, then)
+
+    monkeypatch.setattr(batch_module, "send", recording_send)
+    pub = EventPublisher(journal, cfg, journal.table_id)
+    writer = JournalWriter(journal, on_durable=pub.offer)
+    task = asyncio.create_task(pub.run())
+    try:
+        await eventually(lambda: pub.connected, what="connected")
+        for step in range(5):
+            await commit(writer, step_events(*range(step * 3 + 1, step * 3 + 4)))
+            await sub.await_until(at_least(topic, (step + 1) * 3), what=f"step {step + 1}")
+        await sub.await_until(
+            lambda m: any(x.topic == anchor_topic and x.json()["seq"] == 15 for x in m), what="anchor at 15"
+        )
+        assert written == [(3, anchor_topic)] * 5
+        order = [(m.topic, m.json()["seq"]) for m in sub.messages]
+        anchors = [(i, seq) for i, (t, seq) in enumerate(order) if t == anchor_topic]
+        assert [seq for _, seq in anchors] == [3, 6, 9, 12, 15]
+        for i, seq in anchors:  # right behind the event it names
+            assert order[i - 1] == (topic, seq)
+        last = [m.json() for m in sub.messages if m.topic == anchor_topic][-1]
+        assert last["hash"] == journal.hash_at(15) and last["boot_id"] == "boot-1"
     finally:
         await pub.close()
         writer.close()
@@ -150,15 +200,15 @@ async def test_broker_killed_mid_batch_loses_nothing(
     real_send = batch_module.send
     batches: list[int] = []
 
-    def send_then_kill(client: aiomqtt.Client, to: str, bodies: Any) -> Batch:
+    def send_then_kill(client: aiomqtt.Client, to: str, bodies: Any, then: Any = None) -> Batch:
         batches.append(len(bodies))
         if len(batches) != 3:
-            return real_send(client, to, bodies)
+            return real_send(client, to, bodies, then)
         broker = mosquitto.proc
         assert broker is not None
         # Frozen, the broker's socket still takes the packets but nothing answers them: no PUBACK, nothing forwarded.
         broker.send_signal(signal.SIGSTOP)
-        sent = real_send(client, to, bodies)
+        sent = real_send(client, to, bodies, then)
         mosquitto.stop(kill=True)  # SIGKILL: the batch dies unacknowledged with the broker (no persistence)
         mosquitto.start()
         # Blocking the loop on purpose: the publisher cannot reconnect before the subscriber is back.
@@ -234,9 +284,9 @@ async def test_close_during_a_batch_still_publishes_the_offered_events_after_it(
     batches: list[int] = []
     closing: list[asyncio.Future[None]] = []
 
-    def send_then_close(client: aiomqtt.Client, to: str, bodies: Any) -> Batch:
+    def send_then_close(client: aiomqtt.Client, to: str, bodies: Any, then: Any = None) -> Batch:
         batches.append(len(bodies))
-        sent = real_send(client, to, bodies)
+        sent = real_send(client, to, bodies, then)
         if len(batches) == 1:
             # Scheduled now, so close() runs before the loop reads this batch's PUBACKs off the socket.
             closing.append(asyncio.ensure_future(pub.close()))
