@@ -53,6 +53,8 @@ COUNTS = ("chips", "stub")
 
 @dataclass(frozen=True, slots=True)
 class DeviceEvent:
+    """Something a device said, or its driver found, handed to the controller's sink; each kind is a subclass."""
+
     device_id: str
 
 
@@ -65,6 +67,8 @@ class DeviceOnline(DeviceEvent):
 
 @dataclass(frozen=True, slots=True)
 class DeviceOffline(DeviceEvent):
+    """The device is away (its port gone, no answer, or it did not start); `reason` says which."""
+
     reason: str = ""
 
 
@@ -134,6 +138,8 @@ class SeatLight(DeviceEvent):
 
 @dataclass(frozen=True, slots=True)
 class WagerDetected(DeviceEvent):
+    """A wager station sensed the chips now on a spot (0: taken off), or a terminal took or cancelled a keyed wager."""
+
     seat: int = 0
     spot: str = ""
     amount_cents: int = 0
@@ -151,6 +157,8 @@ class WagerRefused(DeviceEvent):
 
 @dataclass(frozen=True, slots=True)
 class ButtonPressed(DeviceEvent):
+    """The dealer pressed one of the dealer panel's BUTTONS."""
+
     button: str = ""
 
 

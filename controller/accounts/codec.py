@@ -84,6 +84,8 @@ def decode(raw: bytes) -> tuple[Ledger, int]:
 
 @dataclass(frozen=True)
 class Loaded:
+    """The accounts load_copies chose: the newest sound copy's ledger, and what is wrong with the copies."""
+
     ledger: Ledger
     generation: int
     findings: list[str]  # what is wrong with the copies; any finding raises the `tilt:accounts` tilt

@@ -33,6 +33,8 @@ class LedgerError(ValueError):
 
 @dataclass(frozen=True)
 class Ledger:
+    """The table's game accounts (605a.2(d)(1)-(2)): each seat's balance, and the totals that must balance with them."""
+
     balances: dict[int, int] = field(default_factory=dict)  # seat -> cents in its game account
     bought_in: int = 0  # credited at buy-ins (605a.2(d)(1))
     wagered: int = 0  # debited for wagers placed from an account (605a.2(d)(2))

@@ -12,6 +12,8 @@ Severity = Literal["error", "warning"]
 
 @dataclass(frozen=True, slots=True)
 class Finding:
+    """One line of check-config's report: an error that keeps the config from being used, or a warning."""
+
     severity: Severity
     field: str
     problem: str

@@ -24,6 +24,8 @@ from controller.store.schema import JournalError
 
 @dataclass(frozen=True, slots=True)
 class Verb:
+    """A `tablectl` verb as the parser lists it, named by its module so that listing the verbs imports none of them."""
+
     name: str
     module: str
     help: str  # what `tablectl --help` says of it; here, so that listing the verbs imports none of them

@@ -35,6 +35,8 @@ SIMULATED = "simulated"  # the port `tablectl demo` and `simulate` replace with 
 
 @dataclass
 class Report:
+    """What check_file found in one config file: its findings, and the config when it could be read."""
+
     path: Path
     findings: list[Finding]
     config: TableConfig | None = None

@@ -10,6 +10,8 @@ _URL_EXAMPLE = "mqtt://127.0.0.1:1883 or mqtts://broker.casino.example:8883"
 
 @dataclass(frozen=True, slots=True)
 class BrokerAddress:
+    """The MQTT broker a table publishes to, from an mqtt:// or (TLS) mqtts:// URL."""
+
     host: str
     port: int
     tls: bool

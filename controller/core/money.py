@@ -38,6 +38,8 @@ _ODDS = re.compile(r"^\s*([\d,]+)\s+(to|for)\s+(\d+)\s*$")
 
 @dataclass(frozen=True, slots=True)
 class Odds:
+    """Payout odds as a chapter prints them: "500 to 1" returns the wager besides, "50 for 1" includes it."""
+
     numerator: int
     denominator: int = 1
     kind: Literal["to", "for"] = "to"

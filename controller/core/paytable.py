@@ -12,6 +12,8 @@ from controller.core.money import Odds
 
 @dataclass(frozen=True, slots=True)
 class Paytable:
+    """A chapter's paytable as data: the payout odds of each hand, with the subsection and letter that fix them."""
+
     rule: str  # e.g. "655a.12(d)"
     letter: str | None  # the letter the certificate holder selected, None for a fixed table
     rows: Mapping[IntEnum, Odds]

@@ -60,6 +60,8 @@ class Six(IntEnum):
 
 @dataclass(frozen=True, slots=True, order=True)
 class FiveCardHand:
+    """A five-card Poker hand's rank (655a.6(b)): its class, then the ranks that break a tie; the better is greater."""
+
     cls: Five
     tiebreak: tuple[int, ...]  # ranks in order of significance
 
@@ -182,6 +184,8 @@ def rank_three(cards: Sequence[str]) -> Three:
 
 @dataclass(frozen=True, slots=True)
 class SixCardHand:
+    """The Six Card Bonus hand of the player's two cards and the four bonus cards (655a.6(d))."""
+
     cls: Six
     suit: str | None  # the suit of a six-card royal flush (paytable E pays diamonds apart)
 

@@ -218,6 +218,8 @@ class ChapterSpec(ABC, Generic[Rules]):
 
 @dataclass(frozen=True, slots=True)
 class SeatView:
+    """One seat (betting position) of a RoundView: what the chapter needs of it to build the seat's round record."""
+
     seat: int
     cards: tuple[str, ...]
     wagers: Mapping[str, Cents]  # every wager placed, including those collected at a fold

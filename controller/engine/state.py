@@ -52,6 +52,8 @@ class LinkAward:
 
 @dataclass(frozen=True)
 class LinkContribution:
+    """One seat's progressive wager in a round's `contribute` request: what the link's meters grow by."""
+
     seat: int
     wager: str
     cents: int
@@ -76,6 +78,8 @@ class LinkRequest:
 
 @dataclass
 class SeatRound:
+    """A seat (betting position) in the round in progress: what is on its spots, what it was dealt, any fold."""
+
     seat: int
     wagers: dict[str, int] = field(default_factory=dict)  # spot -> cents, live on the layout
     collected: dict[str, int] = field(default_factory=dict)  # taken at a fold
@@ -99,6 +103,8 @@ class SeatRound:
 
 @dataclass
 class RoundState:
+    """The round in progress: its seats, every card out of the shoe or the deck, and what the round waits for."""
+
     number: int
     round_id: str
     seats: dict[int, SeatRound] = field(default_factory=dict)
@@ -196,6 +202,8 @@ class DeckLife:
 
 @dataclass
 class TableState:
+    """The table as the round engine keeps it: the critical state journaled with every step and restored at start."""
+
     table_id: str
     phase: Phase = Phase.CLOSED
     rounds_played: int = 0  # the last round number started; the next round is rounds_played + 1

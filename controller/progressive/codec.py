@@ -44,6 +44,8 @@ def _digest(state_bytes: bytes) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Stored:
+    """One stored copy of the meters that passed every check: the meters, and the save that wrote them."""
+
     meters: Meters
     generation: int  # the store's save counter: +1 at every save, whatever number of events it covers
 

@@ -67,6 +67,8 @@ class MeterError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class LevelMeters:
+    """One progressive level's meters (605a.7(a)): the progressive meter the players see and the lab meters."""
+
     level: str
     display_micro: int = 0
     reserve_micro: int = 0

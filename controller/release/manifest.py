@@ -80,6 +80,8 @@ def public_key_b64(key: Ed25519PrivateKey | Ed25519PublicKey) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Manifest:
+    """The release manifest (605a.4(c)): every installed file's sha256 and the entry points, signed by a release key."""
+
     version: str
     created: str
     files: Mapping[str, str]  # relative path -> sha256 (hex)
@@ -217,6 +219,8 @@ def signature_problem(m: Manifest) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
+    """How the installed files and entry points differ from those the release manifest signed (605a.4(c))."""
+
     mismatched: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     extra: tuple[str, ...] = ()

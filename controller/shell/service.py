@@ -58,6 +58,8 @@ def utc_now() -> dt.datetime:
 
 @dataclass(frozen=True, slots=True)
 class _Waited:
+    """An input queued by submit_and_wait, whose caller awaits the events its step journaled."""
+
     inp: Input
     done: asyncio.Future[list[JournaledEvent]]
 

@@ -42,6 +42,8 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Manifest:
+    """What the journal must hold, as its last transaction left it: the chain head and every critical state record."""
+
     seq: int = 0
     hash: str = GENESIS
     commits: int = 0

@@ -27,6 +27,8 @@ RECORD = "engine"  # the record name in the journal's critical_state
 
 @dataclass
 class _Snapshot:
+    """The engine's state as stored, with its format number: the shape the TypeAdapter reads and writes."""
+
     format: Literal[1]
     state: TableState
 

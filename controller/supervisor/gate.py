@@ -42,6 +42,8 @@ REPLAY_MARGIN_SECONDS = 60.0
 
 @dataclass(frozen=True, slots=True)
 class Rejected:
+    """A supervisor command the gate refused: the code and reason of its `command.rejected` event and reply."""
+
     code: str  # a word a program can test: docs/commands.md lists them
     reason: str
     command_id: str | None = None
@@ -69,6 +71,8 @@ class Rejected:
 
 @dataclass(frozen=True, slots=True)
 class Accepted:
+    """A supervisor command that passed every check: the engine input to step, and the role of the key that signed."""
+
     command: SupervisorCommand
     role: Role
     input: Signed

@@ -113,12 +113,16 @@ class JackpotArgs(_Args):
 
 @dataclass(frozen=True, slots=True)
 class Signer:
+    """The supervisor key that signed a command, with the role the table's config gives that key."""
+
     key_id: str
     role: Role
 
 
 @dataclass(frozen=True, slots=True)
 class Verb:
+    """A supervisor command verb (docs/commands.md, "Verbs"): how its arguments are checked and made an engine input."""
+
     args: type[_Args]
     make: Callable[[Any, Signer], Input]
     help: str

@@ -14,7 +14,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,6 +41,8 @@ NEVER = (
     "difflib",  # "did you mean" for a config with a mistake only
 )
 
+# Arguments: config, journal, config, journal, ... Besides the modules, it reports every dataclass that a module
+# of controller/ or drivers/ defines (at its top level or inside a class) with its __doc__.
 PROBE = """
 import json, sys
 from pathlib import Path
@@ -44,23 +50,36 @@ import controller.cli.main  # the `tablectl` entry point's module, as `python -m
 import controller.cli.run
 from controller.cli.preflight import load_for_run
 from controller.shell.runner import build_devices
-config = load_for_run(Path(sys.argv[1]), Path(sys.argv[2]))
-devices = build_devices(config)
-print(json.dumps({"devices": sorted(devices), "modules": sorted(sys.modules)}))
+devices = {}
+for config, journal in zip(sys.argv[1::2], sys.argv[2::2]):
+    devices[config] = sorted(build_devices(load_for_run(Path(config), Path(journal))))
+ours = ("controller", "drivers")
+docs, seen = {}, set()
+todo = [m for n, m in list(sys.modules.items()) if m is not None and n.partition(".")[0] in ours]
+while todo:
+    for v in list(vars(todo.pop()).values()):
+        if isinstance(v, type) and v not in seen and v.__module__.partition(".")[0] in ours:
+            seen.add(v)
+            todo.append(v)
+            if "__dataclass_fields__" in v.__dict__:
+                docs[f"{v.__module__}.{v.__qualname__}"] = v.__doc__
+print(json.dumps({"devices": devices, "modules": sorted(sys.modules), "dataclasses": docs}))
 """
 
 
-def loaded_by_run(config: str, journal: Path) -> tuple[list[str], set[str]]:
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, str(ROOT / "configs" / config), str(journal)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
+def probe(configs: Sequence[Path], journals: Path) -> dict[str, Any]:
+    """The probe's findings after it went through `run`'s entry for each of `configs`, in one interpreter."""
+    args = [str(a) for c in configs for a in (c, journals / f"{c.stem}.sqlite")]
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.splitlines()[-1])
-    return out["devices"], set(out["modules"])
+    out: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return out
+
+
+def loaded_by_run(config: str, journal: Path) -> tuple[list[str], set[str]]:
+    path = ROOT / "configs" / config
+    out = probe([path], journal.parent)
+    return out["devices"][str(path)], set(out["modules"])
 
 
 def offenders(modules: set[str]) -> list[str]:
@@ -84,3 +103,45 @@ def test_the_probe_sees_a_module_that_is_there(tmp_path: Path) -> None:
     """The check itself can fail: a probe that imports one of the forbidden modules is reported."""
     _, modules = loaded_by_run("let-it-ride.toml", tmp_path / "journal.sqlite")
     assert offenders(modules | {"controller.par.analyse", "floor"}) == ["controller.par.analyse", "floor"]
+
+
+# Every table's config: configs/ (not the floor's and the link's) and the one bench/restart.py starts.
+TABLE_CONFIGS = [
+    *sorted(p for p in (ROOT / "configs").glob("*.toml") if "table_id" in tomllib.loads(p.read_text())),
+    ROOT / "bench" / "seven-seats.toml",
+]
+
+
+def undocumented(docs: Mapping[str, str | None]) -> list[str]:
+    """The dataclasses (by qualified name) whose __doc__ is the one `dataclasses` made up: `Name(field: type, ...)`."""
+    return sorted(n for n, doc in docs.items() if doc is None or doc.startswith(f"{n.rpartition('.')[2]}("))
+
+
+def test_every_dataclass_a_table_start_imports_has_a_docstring(tmp_path: Path) -> None:
+    """Python 3.11's `dataclasses` gives a class without a docstring one built from `inspect.signature(cls)` when the
+    class is created, paid at every start: 35 such classes, about 40 us each on the 2-core reference machine, were
+    1.3-1.6 ms of `tablectl run`'s start to READY=1 (issue 19: 0.3 s, bench/restart.py). A one-line docstring that
+    says what the class is costs nothing; this names any dataclass of controller/ or drivers/ a table's start imports
+    without one."""
+    assert len(TABLE_CONFIGS) >= 10  # the glob found the configs
+    docs = probe(TABLE_CONFIGS, tmp_path)["dataclasses"]
+    assert "controller.engine.state.TableState" in docs and "drivers.interfaces.WagerDetected" in docs
+    missing = undocumented(docs)
+    assert not missing, f"give each a one-line docstring saying what it is (import-time cost): {missing}"
+
+
+def test_the_docstring_check_names_a_dataclass_without_one() -> None:
+    """The check itself can fail: a dataclass without a docstring is named, one with a docstring is not."""
+
+    @dataclass(frozen=True, slots=True)
+    class Bare:
+        seat: int
+
+    @dataclass
+    class Said:
+        """A seat, said."""
+
+        seat: int
+
+    found = {"drivers.x.Bare": Bare.__doc__, "controller.y.Said": Said.__doc__, "controller.y.Outer.Bare": Bare.__doc__}
+    assert undocumented(found) == ["controller.y.Outer.Bare", "drivers.x.Bare"]

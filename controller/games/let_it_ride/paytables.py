@@ -76,6 +76,8 @@ def award(text: str) -> Award:
 
 @dataclass(frozen=True, slots=True)
 class AwardTable:
+    """A table of 643a.12 as data: each hand's award (odds, a fixed sum or a share of a meter), with its citation."""
+
     rule: str  # e.g. "643a.12(b)"
     name: str | None  # "paytable A", "$1 Progressive Payout Wager", or None for the chapter's only table
     rows: Mapping[IntEnum, Award]

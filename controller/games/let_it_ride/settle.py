@@ -41,6 +41,8 @@ from controller.games.let_it_ride.rules import LetItRideRules
 
 @dataclass(frozen=True, slots=True)
 class LetItRideSettlement:
+    """A Let It Ride round settled (643a.11(f)): every wager and award in order, and the meters it leaves."""
+
     settled: tuple[Settled, ...]
     meters: dict[str, Cents]  # the meters after settlement, by level: before minus every meter award
 

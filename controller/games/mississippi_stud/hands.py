@@ -54,6 +54,8 @@ def _result(wager: str, amount: Cents, outcome: Outcome, odds: str | None, paid:
 
 @dataclass(frozen=True, slots=True)
 class HandSettlement:
+    """A seat's Ante and Street Wagers settled on its five-card hand (655a.11(h)), within the 655a.12(b) limit."""
+
     hand: str
     rule: str  # 655a.11(h)(1), (2) or (3)
     results: tuple[WagerResult, ...]
@@ -103,6 +105,8 @@ def settle_hand(
 
 @dataclass(frozen=True, slots=True)
 class BonusSettlement:
+    """A Three Card or Six Card Bonus Wager settled against its paytable (655a.11(i)(2), (4))."""
+
     hand: str
     rule: str
     paytable: str

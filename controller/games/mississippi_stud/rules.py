@@ -25,6 +25,8 @@ STREET_MULTIPLES = (1, 2, 3)  # 655a.11(b), (d), (f)
 
 @dataclass(frozen=True, slots=True)
 class Street:
+    """A street of 655a.11(b)-(g): each player places its Street Wager or folds, then a community card is revealed."""
+
     spot: str  # the wager station's spot of this street's wager, open after "no more bets"
     name: str
     decide_rule: str  # where the chapter asks for this wager or a fold
