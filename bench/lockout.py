@@ -17,12 +17,8 @@ in its time slot (the line time counts the slot window, guard times included, up
 byte); v2, one broadcast lock and the seven `locked` one after another on the return pair. Each trial counts the
 bytes the simulated lines carried: the bench stops if they are not the frames the
 baseline names. --sims-process runs the simulators in a process of their own, so the figures are the controller's.
---split (with --sims-process, a line per station) stamps each station line's lock-out at every point, in both processes
-(one CLOCK_MONOTONIC), and prints where the time goes: the controller's write, the pty, the wire, the simulator's own
-answer, the wire back, the controller's parse and its driver's event.
 
     .venv/bin/python bench/lockout.py [--trials 1000] [--stations 7] [--bus] [--protocol 3] [--unpaced] [--sims-process]
-        [--split]
 """
 
 from __future__ import annotations
@@ -39,13 +35,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from benchlib import machine, percentile
 
 from controller.core.events import DomainEvent
-from controller.engine.commands import LockSeat
-from controller.shell.device_commands import CommandRunner
 from controller.shell.logs import configure_logging
 from controller.shell.service import lock_frames_out
 from controller.shell.writer import JournalWriter
@@ -61,13 +54,11 @@ from drivers.reference.framing import (
     SLOT_PERIOD,
     SLOT_TURNAROUND,
     VERSION_3,
-    Frame,
     Kind,
     encode_frame,
     encode_group,
     encode_message,
 )
-from drivers.reference.link import Link
 from drivers.reference.wager_bus import ReferenceWagerBusSettings
 from drivers.registry import create_driver
 from drivers.sim.base import SimDevice
@@ -182,9 +173,6 @@ class Figures:
     commit: list[float] = field(default_factory=list)  # ms from the press reaching the controller to the commit done
     both: list[float] = field(default_factory=list)  # ms from the press reaching the controller to locked and durable
     version: int = 1
-    # --split: per trial, ms from the press reaching the controller to each point of each station line's lock-out
-    # (LineStamps.STAGES, then "decoded": the host's driver delivered its LockAcknowledged), and to the seventh
-    split: list[tuple[list[dict[str, float]], float]] = field(default_factory=list)
 
 
 class Simulators:
@@ -247,9 +235,6 @@ class ChildSimulators:
     async def line_bytes(self) -> int:
         return int(await self._ask("bytes"))
 
-    async def stamps(self) -> list[dict[str, float]]:
-        return list(json.loads(await self._ask("stamps")))
-
     async def stop(self) -> None:
         if self.proc is not None and self.proc.returncode is None:
             assert self.proc.stdin is not None
@@ -257,49 +242,10 @@ class ChildSimulators:
             await self.proc.wait()
 
 
-class LineStamps:
-    """--split, in the simulators' process: when each station line's latest frame passed each point of the line (the
-    perf_counter clock is CLOCK_MONOTONIC, one clock for both processes). `written`: the host's frame reached the pty
-    (the host wrote it); `delivered`: its last byte reached the simulated station (paced); `answered`: the station
-    wrote its REPLY; `readable`: the REPLY's last byte reached the host's side of the pty."""
-
-    STAGES = ("written", "delivered", "answered", "readable")
-
-    def __init__(self, sims: list[SimDevice | WagerBusSim]) -> None:
-        self.stamps: list[dict[str, float]] = []
-        for sim in sims:
-            endpoint = sim._endpoint
-            assert endpoint is not None
-            stamps: dict[str, float] = {}
-            self.stamps.append(stamps)
-            for direction, first, last in (
-                (endpoint.inbound, "written", "delivered"),
-                (endpoint.outbound, "answered", "readable"),
-            ):
-                direction.send = self._stamped(direction.send, stamps, first)  # type: ignore[method-assign]
-                direction._deliver = self._stamped(direction._deliver, stamps, last)
-
-    @staticmethod
-    def _stamped(call: Callable[..., None], stamps: dict[str, float], stage: str) -> Callable[..., None]:
-        def stamped(*args: Any, **kwargs: Any) -> None:
-            stamps[stage] = time.perf_counter()
-            call(*args, **kwargs)
-
-        return stamped
-
-    def take(self) -> list[dict[str, float]]:
-        taken = [dict(s) for s in self.stamps]
-        for s in self.stamps:
-            s.clear()
-        return taken
-
-
 async def serve_sims(stations: int, bus: bool, timing: LineTiming) -> None:
-    """--serve-sims: the simulators, answering one line per request on stdin (press, bytes, stamps) until stdin
-    closes."""
+    """--serve-sims: the simulators, answering one line per request on stdin (press, bytes) until stdin closes."""
     sims = Simulators(stations, bus, timing)
     panel, ports = await sims.start()
-    stamps = LineStamps(sims.sims)
     print(json.dumps({"panel": panel, "stations": ports}), flush=True)
     reader = asyncio.StreamReader()
     await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -314,8 +260,6 @@ async def serve_sims(stations: int, bus: bool, timing: LineTiming) -> None:
                 print("pressed", flush=True)
             elif line == "bytes":
                 print(await sims.line_bytes(), flush=True)
-            elif line == "stamps":
-                print(json.dumps(stamps.take()), flush=True)
     finally:
         await asyncio.gather(*pressing, return_exceptions=True)
         await sims.stop()
@@ -330,13 +274,8 @@ async def run(
     timing: LineTiming = UNPACED,
     sims_process: bool = False,
     journal_first: bool = False,
-    split: bool = False,
 ) -> Figures:
     sims = (ChildSimulators if sims_process else Simulators)(stations, bus, timing)
-    if split and not (isinstance(sims, ChildSimulators) and not bus):
-        raise SystemExit("bench: --split needs --sims-process and a line per station")
-    decoded: dict[str, float] = {}
-    host_stamps: dict[str, dict[str, float]] = {}
     panel_port, ports = await sims.start()
     panel_settings = {"driver": "reference-dealer-panel", "port": panel_port, "protocol": protocol, **QUIET}
     panel = create_driver("dealer_panel", panel_settings)
@@ -354,17 +293,11 @@ async def run(
 
         def on_station(ev: DeviceEvent) -> None:
             if isinstance(ev, LockAcknowledged):
-                decoded[ev.device_id] = time.perf_counter()
                 acks.put_nowait(ev)
 
         await panel.start(on_panel)
-        runner = CommandRunner({d.device_id: d for d in drivers}, on_station)
         for d in drivers:
             await d.start(on_station)
-        if split:
-            for d in drivers:
-                assert isinstance(d, ReferenceDevice) and d._link is not None
-                stamp_host_link(d._link, host_stamps.setdefault(d.device_id, {}))
         versions = {d.protocol_version for d in (panel, *drivers) if isinstance(d, ReferenceDevice)}
         if len(versions) != 1:
             raise SystemExit(f"bench: the devices negotiated different versions {sorted(versions)}")
@@ -375,12 +308,6 @@ async def run(
                 await confirmed(acks, len(drivers), locked=False)
                 await asyncio.sleep(0.002)  # the host's last ACKs leave the lines before the clock starts
                 before = await sims.line_bytes()
-                if split:
-                    assert isinstance(sims, ChildSimulators)
-                    await sims.stamps()  # forget the unlock's
-                    decoded.clear()
-                    for host in host_stamps.values():
-                        host.clear()
                 start = time.perf_counter()
                 # The panel waits for the host's ACK of its press; the controller does not wait for the panel.
                 press = asyncio.create_task(sims.press())
@@ -389,12 +316,9 @@ async def run(
                 if journal_first:
                     await writer.wait(writer.submit(no_more_bets, datetime.now(UTC), []))
                     committed = time.perf_counter()
-                # As the service does (controller/shell/service.py apply_all): the lock frames leave, written here where
-                # the drivers can (LocksAtOnce), then the commit starts.
-                locking, written = runner.start([LockSeat(d.seat) for d in drivers])
+                locking = asyncio.gather(*(d.lock() for d in drivers))
                 if not journal_first:
-                    if not written:
-                        await lock_frames_out()
+                    await lock_frames_out()  # as the service does: the frames leave, then the commit starts
                     commit = writer.submit(no_more_bets, datetime.now(UTC), [])
                 await confirmed(acks, len(drivers), locked=True)
                 end = time.perf_counter()
@@ -409,18 +333,6 @@ async def run(
                 figures.both.append((max(end, committed) - arrived) * 1000)
                 await asyncio.sleep(0.002)  # let the host's ACKs of the confirmations reach the lines' counters
                 figures.station_bytes.append(await sims.line_bytes() - before)
-                if split:
-                    assert isinstance(sims, ChildSimulators)
-                    lines = await sims.stamps()
-                    for stamps, d in zip(lines, drivers, strict=True):
-                        stamps.update(host_stamps[d.device_id])
-                        stamps["decoded"] = decoded[d.device_id]
-                    figures.split.append(
-                        (
-                            [{k: (t - arrived) * 1000 for k, t in stamps.items()} for stamps in lines],
-                            (end - arrived) * 1000,
-                        )
-                    )
                 progress(i + 1)
         finally:
             writer.close()
@@ -472,10 +384,6 @@ def report(figures: Figures, args: argparse.Namespace, timing: LineTiming) -> No
     print(f"bytes the station lines carried per lock-out: {carried:.0f} (the frames the baseline names: {expected})")
     if carried != expected:
         print("  the lines carried other frames than the baseline names: the ratios below are not to be trusted")
-    print(
-        "headline (the figure the target is for): until the last station's `locked` was decoded by the controller "
-        '(LockAcknowledged); the journal\'s commit of "no more bets" runs beside it and is printed apart'
-    )
     for name, samples, floor, target in (
         ("from the press", figures.whole, whole_floor, None),
         ("from the press reaching the controller", figures.controller, path_floor, 2.0 if not args.bus else 6.0),
@@ -490,76 +398,14 @@ def report(figures: Figures, args: argparse.Namespace, timing: LineTiming) -> No
             continue
         commit, both = sorted(figures.commit), sorted(figures.both)
         print(
-            f"  not in the headline: the journal's durable commit, from the press reaching the controller: p50 "
-            f"{statistics.median(commit):.3f} ms, p99 {percentile(commit, 99):.3f} ms"
-        )
-        print(
-            f"  not in the headline: locked and durable both (the later of the two; the engine deals only after both): "
-            f"p50 {statistics.median(both):.3f} ms, p99 {percentile(both, 99):.3f} ms"
+            f"  the journal's durable commit, from the press reaching the controller: p50 "
+            f"{statistics.median(commit):.3f} ms, p99 {percentile(commit, 99):.3f} ms; locked and durable both: p50 "
+            f"{statistics.median(both):.3f} ms, p99 {percentile(both, 99):.3f} ms"
         )
         if timing.paced:
             verdict = "meets" if p99 <= target and (args.bus or p99 <= 1.3 * floor) else "misses"
             bound = f"p99 <= {target:g} ms" + ("" if args.bus else " and <= 1.3x line time")
             print(f"  target {bound}: {verdict}")
-
-
-def stamp_host_link(link: Link, stamps: dict[str, float]) -> None:
-    """--split, in the controller: when the driver's link wrote its latest frame (`sent`) and first parsed bytes
-    after it (`parsed`: the loop has read what the pty made readable)."""
-    writer, feed = link._writer, link.parser.feed
-
-    class Stamped:
-        def write(self, data: bytes) -> None:
-            stamps["sent"] = time.perf_counter()
-            stamps.pop("parsed", None)
-            writer.write(data)
-
-        async def drain(self) -> None:
-            await writer.drain()
-
-        def close(self) -> None:
-            writer.close()
-
-    def parse(data: bytes) -> list[Frame]:
-        stamps.setdefault("parsed", time.perf_counter())
-        return feed(data)
-
-    link._writer = Stamped()
-    link.parser.feed = parse  # type: ignore[method-assign]
-
-
-def report_split(figures: Figures) -> None:
-    """--split: where the time from the press reaching the controller to the seventh `locked` goes."""
-    stages = ("sent", *LineStamps.STAGES, "parsed", "decoded")
-    what = {
-        "sent": "the controller's link wrote the lock frame (write called)",
-        "written": "the lock frame reached the simulators' end of the pty",
-        "delivered": "its last byte reached the station (wire)",
-        "answered": "the station wrote its REPLY (the simulator's own time)",
-        "readable": "the REPLY's last byte readable by the controller (wire)",
-        "parsed": "the controller's link parsed the REPLY's bytes",
-        "decoded": "the controller's driver delivered LockAcknowledged",
-    }
-    print("where the time goes, ms from the press reaching the controller (p50 / p99 over trials):")
-    print(f"  {'stage':<58} {'first line':>15} {'last line':>15} {'step, one line':>15}")
-    for n, stage in enumerate(stages):
-        first = [min(line[stage] for line in lines) for lines, _end in figures.split]
-        last = [max(line[stage] for line in lines) for lines, _end in figures.split]
-        before = stages[n - 1] if n else None
-        steps = [line[stage] - (line[before] if before else 0.0) for lines, _end in figures.split for line in lines]
-
-        def pair(xs: list[float]) -> str:
-            xs = sorted(xs)
-            return f"{statistics.median(xs):.3f}/{percentile(xs, 99):.3f}"
-
-        print(f"  {what[stage]:<58} {pair(first):>15} {pair(last):>15} {pair(steps):>15}")
-    tail = sorted(end - max(line["decoded"] for line in lines) for lines, end in figures.split)
-    ends = sorted(end for _lines, end in figures.split)
-    print(
-        f"  {'the seventh `locked` taken by the waiting task':<58} {'':>15} "
-        f"{statistics.median(ends):.3f}/{percentile(ends, 99):.3f} "
-        f"{statistics.median(tail):.3f}/{percentile(tail, 99):.3f}".rstrip()
-    )
 
 
 def main() -> int:
@@ -577,12 +423,6 @@ def main() -> int:
     ap.add_argument(
         "--sims-process", action="store_true", help="the simulators in a process of their own: the controller alone"
     )
-    ap.add_argument(
-        "--split",
-        action="store_true",
-        help="with --sims-process, one line per station: where the time goes, stage by stage (timestamps from both "
-        "processes)",
-    )
     ap.add_argument("--serve-sims", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     configure_logging(json=False, level="warning")  # the figures are the output; logs only if something fails
@@ -598,20 +438,10 @@ def main() -> int:
     print(machine())
     figures = asyncio.run(
         run(
-            args.trials,
-            args.stations,
-            progress,
-            args.bus,
-            args.protocol,
-            timing,
-            args.sims_process,
-            args.journal_first,
-            args.split,
+            args.trials, args.stations, progress, args.bus, args.protocol, timing, args.sims_process, args.journal_first
         )
     )
     report(figures, args, timing)
-    if args.split:
-        report_split(figures)
     return 0
 
 

@@ -11,7 +11,7 @@ Money is integer cents.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -263,18 +263,6 @@ class WagerStation(Device, Protocol):
 
     async def unlock(self) -> None:
         """Open the pre-deal spots for the next round; LockAcknowledged(locked=False) follows."""
-
-
-@runtime_checkable
-class LocksAtOnce(Protocol):
-    """An optional part of a wager station or terminal: `lock_now` writes the lock before it returns, from the callback
-    that decided on it, and the awaitable it returns ends as `lock()` would (the controller's "no more bets": the
-    lock-out's frames leave without waiting for a task to run, docs/recovery.md "Locks before the commit")."""
-
-    def lock_now(self) -> Awaitable[object] | None:
-        """Start `lock()` now, its failures DeviceFault events as lock()'s are; or None when it cannot be written at
-        once this time (offline; a station on a shared line, whose lock() joins the line's group lock): lock() then."""
-        ...
 
 
 @runtime_checkable

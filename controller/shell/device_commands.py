@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeGuard, TypeVar, assert_never, cast
 
 import structlog
@@ -39,7 +39,6 @@ from drivers.interfaces import (
     DeviceFault,
     ElectronicWagerTerminal,
     LinkedSign,
-    LocksAtOnce,
     ProgressiveSign,
     SeatLights,
     Shuffler,
@@ -78,42 +77,6 @@ class CommandRunner:
             await self._run(dev, cmds)
             return
         await asyncio.gather(*(self._run(dev, cmds) for dev, cmds in by_device.items()))
-
-    def start(self, commands: Sequence[DeviceCommand]) -> tuple[asyncio.Future[list[None]], bool]:
-        """execute() as a task, with the locks of the devices that can write them at once (LocksAtOnce: a reference
-        station or terminal on its own line) written before this returns; and whether every command was, so the caller
-        need not give the others a turn of the loop to write theirs. For a step's early locks: each is the only command
-        for its device here (service._hoist_locks)."""
-        started: list[tuple[str, DeviceCommand, Awaitable[object]]] = []
-        rest: list[DeviceCommand] = []
-        for c in commands:
-            device = self.devices.get(device_for(c)) if isinstance(c, LockSeat | LockTerminal) else None
-            running = None
-            if device is not None and self._locks_at_once(
-                device, LockSeat if isinstance(c, LockSeat) else LockTerminal
-            ):
-                # cast, not assert isinstance: checked once in _locks_at_once, and each check costs a lock's write.
-                running = cast(LocksAtOnce, device).lock_now()
-            if device is not None and running is not None:
-                started.append((device.device_id, c, running))
-            else:
-                rest.append(c)  # lock() as any command: offline, on a shared line, or no LocksAtOnce
-        # The others as execute() runs them, started here so they write as soon as before: lock_frames_out's two turns.
-        rest_running = [asyncio.ensure_future(self.execute(rest))] if rest else []
-        return asyncio.gather(*(self._started(*s) for s in started), *rest_running), not rest
-
-    def _locks_at_once(self, device: Device, command: type[LockSeat | LockTerminal]) -> bool:
-        """Whether `device` takes `command` through LocksAtOnce (each isinstance asked once per device: _is)."""
-        kind = WagerStation if command is LockSeat else ElectronicWagerTerminal
-        of_kind = self._is(device, kind)
-        return of_kind and self._is(device, LocksAtOnce)
-
-    async def _started(self, device_id: str, c: DeviceCommand, running: Awaitable[object]) -> None:
-        try:
-            await running
-        except Exception as err:  # as _run: a failed command is a device fault, never a dead controller
-            log.warning("device command failed", device=device_id, command=c.verb, error=str(err))
-            self.sink(DeviceFault(device_id, code="command_failed", detail=f"{c.verb}: {err}"))
 
     async def _run(self, device_id: str, commands: list[DeviceCommand]) -> None:
         if device_id == LINK:

@@ -412,34 +412,28 @@ class TableService:
             if any(e.type == "table.closed" for e in events):
                 self.closing = True
                 break
-        # Lock-outs leave now, before the state is encoded and while the journal commits (docs/recovery.md, "Locks
-        # before the commit"): written from this step's own turn of the loop where the drivers can (LocksAtOnce).
-        early = _hoist_locks(steps)
-        locking, written = self._commands.start(early) if early else (None, True)
+        # The state goes in the events' transaction, and also on a step that changed it without an event (a lock
+        # confirmation): a restart then resumes exactly after the last step the journal holds.
+        body = snapshot.encode(state)
+        records = [] if body == self._stored else [snapshot.record(body)]
+        if state.meters is not None and state.meters is not self._stored_meters and state.meters != self._stored_meters:
+            # Both copies in the steps' transaction, each with its own checksum (docs/progressive.md).
+            self._meters_generation += 1
+            records.append(Record(METERS_RECORD, meter_codec.encode(state.meters, self._meters_generation), copies=2))
+        if state.accounts is not self._stored_accounts and state.accounts != self._stored_accounts:
+            # The ledger's two copies in the same transaction as the movements' events (docs/accounts.md).
+            self._accounts_generation += 1
+            body_a = accounts_codec.encode(state.accounts, self._accounts_generation)
+            records.append(Record(ACCOUNTS_RECORD, body_a, copies=2))
+        events = [e for evs, _ in steps for e in evs]
         journaled: list[JournaledEvent] = []
+        # Lock-outs leave now, while the journal commits (docs/recovery.md, "Locks before the commit").
+        early = _hoist_locks(steps)
+        locking = None
+        if early:
+            locking = asyncio.ensure_future(self._execute(early))
+            await lock_frames_out()
         try:
-            if not written:
-                await lock_frames_out()  # the drivers that write in a task of their own: a turn to do so
-            # The state goes in the events' transaction, and also on a step that changed it without an event (a lock
-            # confirmation): a restart then resumes exactly after the last step the journal holds.
-            body = snapshot.encode(state)
-            records = [] if body == self._stored else [snapshot.record(body)]
-            if (
-                state.meters is not None
-                and state.meters is not self._stored_meters
-                and state.meters != self._stored_meters
-            ):
-                # Both copies in the steps' transaction, each with its own checksum (docs/progressive.md).
-                self._meters_generation += 1
-                records.append(
-                    Record(METERS_RECORD, meter_codec.encode(state.meters, self._meters_generation), copies=2)
-                )
-            if state.accounts is not self._stored_accounts and state.accounts != self._stored_accounts:
-                # The ledger's two copies in the same transaction as the movements' events (docs/accounts.md).
-                self._accounts_generation += 1
-                body_a = accounts_codec.encode(state.accounts, self._accounts_generation)
-                records.append(Record(ACCOUNTS_RECORD, body_a, copies=2))
-            events = [e for evs, _ in steps for e in evs]
             if events or records:
                 commit = self._writer.submit(events, self._clock(), records)
                 try:

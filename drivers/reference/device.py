@@ -85,27 +85,6 @@ class ReferenceDevice(DeviceBase):
             return False
         return True
 
-    def command_now(self, message: Mapping[str, Any]) -> asyncio.Task[bool] | None:
-        """command() as a task, with the frame written before this returns (Link.send_now: at once when the line is
-        free), for a device on a line of its own that is online; None otherwise (offline, a station on a bus, a message
-        that cannot be encoded): then command() is the way, and says why it failed."""
-        link = self._link
-        if link is None or not self._online or type(self)._send is not ReferenceDevice._send:
-            return None
-        try:
-            sending = link.send_now(message)
-        except ValueError:
-            return None
-        return asyncio.get_running_loop().create_task(self._sent(sending, message))
-
-    async def _sent(self, sending: asyncio.Task[None], message: Mapping[str, Any]) -> bool:
-        try:
-            await sending
-        except LinkError as exc:
-            self.fault("timeout", f"{message.get('cmd')}: {exc}")
-            return False
-        return True
-
     async def ping(self) -> bool:
         return await self.command({"cmd": "ping"})
 

@@ -7,12 +7,11 @@ A multi-drop line's host end is bus_link.BusLink.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 import structlog
 
@@ -47,15 +46,6 @@ IDLE_EXPIRY = 0.05
 
 class ByteReader(Protocol):
     async def read(self, n: int = -1) -> bytes: ...
-
-
-@runtime_checkable
-class ByteFeed(Protocol):
-    """A reader that hands each chunk of bytes to `on_bytes` the moment the event loop reads it (b"" at the end of the
-    line, the exception if reading failed), instead of waking a task that awaits `read`: the serial port
-    (drivers/serial_port.py) and the simulators' pty (drivers/sim/pty.py). `subscribe(None)` stops the calls."""
-
-    def subscribe(self, on_bytes: Callable[[bytes | Exception], None] | None) -> None: ...
 
 
 class ByteWriter(Protocol):
@@ -122,16 +112,10 @@ class Link:
         self.data_versions: Counter[int] = Counter()
         # A random first SEQ keeps a peer that survived our reconnect from taking frame one as a repeat.
         self._next_seq = random.randrange(256) if initial_seq is None else initial_seq
-        # One DATA frame outstanding at a time: a send holds the line until its ACK (or its last attempt), and the sends
-        # waiting for it are handed the line in order (a gate of our own rather than asyncio.Lock, so that send_now can
-        # tell, and take, a free line without suspending).
-        self._sending = False
-        self._turns: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._send_lock = asyncio.Lock()
         self._awaiting: tuple[int, asyncio.Future[Kind]] | None = None
         self._last_delivered: tuple[int, bytes] | None = None
         self._reader_task: asyncio.Task[None] | None = None
-        self._feed: ByteFeed | None = None
-        self._expiry: asyncio.TimerHandle | None = None
         self.closed = asyncio.Event()
         self.close_reason = ""
         self._noise_reported = (0, 0)
@@ -152,100 +136,24 @@ class Link:
         self.slot_writer: Callable[[int, bytes], None] | None = None
 
     def start(self) -> None:
-        """Start reading. A reader that can call back (ByteFeed) has its bytes parsed and answered in the event loop's
-        own read callback: a REPLY, an ACK or a command reaches the driver without a task hop (the lock-out's tail,
-        bench/lockout.py --split); any other reader is read by a task."""
-        if isinstance(self._reader, ByteFeed):
-            self._feed = self._reader
-            self._feed.subscribe(self._received)
-            return
         self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(), name=self.name)
 
     async def send(self, message: Mapping[str, Any]) -> None:
         """Send one DATA frame and return once the peer ACKed it; LinkTimeout / LinkClosed otherwise."""
-        await self._take_line()
-        try:
+        async with self._send_lock:
             if self.closed.is_set():
                 raise LinkClosed(self.close_reason or "link closed")
             seq = self._next_seq
             self._next_seq = (seq + 1) % 256
             frame = self.data_frame(self.peer_address, seq, message, self.version)
-            register, release = self._keeper(seq)
+
+            def register(future: asyncio.Future[Kind]) -> None:
+                self._awaiting = (seq, future)
+
+            def release() -> None:
+                self._awaiting = None
+
             await self._exchange(frame, register, release, f"for {message.get('cmd') or message.get('evt')}")
-        finally:
-            self._give_line()
-
-    def send_now(self, message: Mapping[str, Any]) -> asyncio.Task[None]:
-        """send() as a task, with the frame written before this returns when the line is free: the lock-out's frames
-        leave in the callback that decided on them, not when a task first runs (docs/recovery.md, "Locks before the
-        commit"). A line busy with another send, or closed, sends as send() does. A message that cannot be encoded
-        raises ValueError here, before anything was taken."""
-        loop = asyncio.get_running_loop()
-        if self._sending or self._turns or self.closed.is_set():
-            return loop.create_task(self.send(message))
-        seq = self._next_seq
-        frame = self.data_frame(self.peer_address, seq, message, self.version)
-        self._next_seq = (seq + 1) % 256
-        self._sending = True
-        register, release = self._keeper(seq)
-        first: asyncio.Future[Kind] = loop.create_future()
-        register(first)
-        try:
-            self._writer.write(frame)
-        except (OSError, RuntimeError, ConnectionError) as exc:
-            self._finish(f"write failed: {exc}")  # fails `first`: the task raises LinkClosed as send() would
-        held = True
-
-        def give(_task: object = None) -> None:
-            nonlocal held
-            if held:  # once: when the exchange ends, or when the task ends without having run (cancelled at once)
-                held = False
-                if self._awaiting is not None and self._awaiting[1] is first:
-                    release()
-                self._give_line()
-
-        async def exchange() -> None:
-            try:
-                await self._exchange(frame, register, release, f"for {message.get('cmd')}", written=first)
-            finally:
-                give()
-
-        task = loop.create_task(exchange())
-        task.add_done_callback(give)
-        return task
-
-    def _keeper(self, seq: int) -> tuple[Callable[[asyncio.Future[Kind]], None], Callable[[], None]]:
-        def register(future: asyncio.Future[Kind]) -> None:
-            self._awaiting = (seq, future)
-
-        def release() -> None:
-            self._awaiting = None
-
-        return register, release
-
-    async def _take_line(self) -> None:
-        if not self._sending and not self._turns:
-            self._sending = True
-            return
-        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._turns.append(turn)
-        try:
-            await turn
-        except asyncio.CancelledError:
-            if turn.done() and not turn.cancelled():
-                self._give_line()  # handed the line just as the wait was cancelled: hand it on
-            else:
-                with contextlib.suppress(ValueError):
-                    self._turns.remove(turn)
-            raise
-
-    def _give_line(self) -> None:
-        while self._turns:
-            turn = self._turns.popleft()
-            if not turn.done():
-                turn.set_result(None)  # the line passes to the next send in order: _sending stays set
-                return
-        self._sending = False
 
     def data_frame(self, peer: int, seq: int, message: Mapping[str, Any], version: int) -> bytes:
         """A DATA frame to `peer` in `version`; a message a v2 frame cannot carry (longer than 255 bytes) goes in
@@ -266,24 +174,15 @@ class Link:
         return encode_frame(address, seq, kind, payload, version, from_device)
 
     async def _exchange(
-        self,
-        frame: bytes,
-        register: Callable[[asyncio.Future[Kind]], None],
-        release: Callable[[], None],
-        what: str,
-        written: asyncio.Future[Kind] | None = None,
+        self, frame: bytes, register: Callable[[asyncio.Future[Kind]], None], release: Callable[[], None], what: str
     ) -> None:
         """Write a DATA frame until its ACK arrives: again after a timeout, at once after a NAK, at most
-        retries + 1 times; then LinkClosed or LinkTimeout. The caller says how its pending ACK is kept; `written`:
-        the first attempt was written already (send_now), and this is what its ACK sets."""
+        retries + 1 times; then LinkClosed or LinkTimeout. The caller says how its pending ACK is kept."""
         try:
-            for attempt in range(self.retries + 1):
-                if attempt == 0 and written is not None:
-                    future = written
-                else:
-                    future = asyncio.get_running_loop().create_future()
-                    register(future)
-                    await self._write(frame)
+            for _attempt in range(self.retries + 1):
+                future: asyncio.Future[Kind] = asyncio.get_running_loop().create_future()
+                register(future)
+                await self._write(frame)
                 try:
                     # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation.
                     async with asyncio.timeout(self.ack_timeout):
@@ -302,7 +201,6 @@ class Link:
     async def close(self, reason: str = "closed locally", *, close_transport: bool = True) -> None:
         """Stop reading and fail any pending send; close_transport=False leaves the line open but deaf."""
         await cancel_and_wait(self._reader_task)
-        self._stop_feed()
         for task in list(self._delayed):
             await cancel_and_wait(task)
         self._finish(reason)
@@ -356,13 +254,13 @@ class Link:
                         async with asyncio.timeout(IDLE_EXPIRY):
                             data = await self._reader.read(4096)
                     except TimeoutError:
-                        self._handle(self.parser.expire())
+                        await self._handle(self.parser.expire())
                         continue
                 else:
                     data = await self._reader.read(4096)
                 if not data:
                     break
-                self._handle(self.parser.feed(data))
+                await self._handle(self.parser.feed(data))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -370,49 +268,10 @@ class Link:
             log.warning("link reader stopped", link=self.name, error=str(exc))
         self._finish(reason)
 
-    def _received(self, data: bytes | Exception) -> None:
-        """ByteFeed: what the read loop does with one read, in the loop's read callback. A frame cut short expires
-        after IDLE_EXPIRY of silence, as the read loop's timeout does."""
-        if self._feed is None:
-            return  # closed already: the transport's last bytes are nobody's
-        if self._expiry is not None:
-            self._expiry.cancel()
-            self._expiry = None
-        if isinstance(data, Exception) or not data:
-            if isinstance(data, Exception):
-                log.warning("link reader stopped", link=self.name, error=str(data))
-            self._stop_feed()
-            self._finish(f"read failed: {data}" if isinstance(data, Exception) else "end of file")
-            return
-        try:
-            self._handle(self.parser.feed(data))
-        except Exception as exc:
-            log.warning("link reader stopped", link=self.name, error=str(exc))
-            self._stop_feed()
-            self._finish(f"read failed: {exc}")
-            return
-        if self.parser.pending:
-            self._expiry = asyncio.get_running_loop().call_later(IDLE_EXPIRY, self._expire)
-
-    def _expire(self) -> None:
-        self._expiry = None
-        if self._feed is not None:
-            self._handle(self.parser.expire())
-
-    def _stop_feed(self) -> None:
-        if self._feed is not None:
-            self._feed.subscribe(None)
-            self._feed = None
-        if self._expiry is not None:
-            self._expiry.cancel()
-            self._expiry = None
-
-    def _handle(self, frames: list[Frame]) -> None:
-        """Act on the frames just read. Synchronous: an ACK, NAK or REPLY is written before anything else runs on the
-        loop, and the reader never waits for a write (a frame a full transport buffers goes out when it drains)."""
+    async def _handle(self, frames: list[Frame]) -> None:
         for corrupt in self.parser.take_corrupt():
             if corrupt.kind == Kind.DATA and corrupt.destination == self.local_address:
-                self._send_control(Kind.NAK, corrupt.seq, version=corrupt.version)
+                await self._send_control(Kind.NAK, corrupt.seq, version=corrupt.version)
         for frame in frames:
             if frame.destination == BROADCAST_ADDRESS and self.local_address != HOST_ADDRESS:
                 self._broadcast(frame)
@@ -424,10 +283,10 @@ class Link:
             if frame.kind == Kind.REPLY:
                 self._replied(frame)
             elif frame.kind == Kind.DATA and frame.version == VERSION_3 and self.local_address != HOST_ADDRESS:
-                self._answer_v3(frame)
+                await self._answer_v3(frame)
             elif frame.kind == Kind.DATA:
                 self.data_versions[frame.version] += 1
-                self._send_control(Kind.ACK, frame.seq, version=frame.version)
+                await self._send_control(Kind.ACK, frame.seq, version=frame.version)
                 if self._last_delivered == (frame.seq, frame.payload):
                     continue  # our ACK was lost and the peer retransmitted
                 self._last_delivered = (frame.seq, frame.payload)
@@ -447,12 +306,12 @@ class Link:
         self.data_versions[frame.version] += 1
         self._call(self._on_data, frame.payload)
 
-    def _answer_v3(self, frame: Frame) -> None:
+    async def _answer_v3(self, frame: Frame) -> None:
         """v3, device end: deliver the host's frame first, so a bare answer given meanwhile (`answer`) goes back as
         the REPLY that also ACKs it; otherwise an ACK as in v1. A retransmission gets the same response again."""
         self.data_versions[frame.version] += 1
         if self._last_delivered == (frame.seq, frame.payload) and self._last_response is not None:
-            self._send_control_frame(self._last_response)
+            await self._send_control_frame(self._last_response)
             return
         self._last_delivered = (frame.seq, frame.payload)
         self._answering, self._answer = frame.seq, None
@@ -465,7 +324,7 @@ class Link:
         else:
             response = self._encode(self.peer_address, frame.seq, Kind.ACK, b"", VERSION_3)
         self._last_response = response
-        self._send_control_frame(response)
+        await self._send_control_frame(response)
 
     def answer(self, message: Mapping[str, Any]) -> bool:
         """Answer the v3 host frame now being delivered with `message` in its REPLY (no ACK frame, no DATA frame of its
@@ -536,13 +395,13 @@ class Link:
             else:
                 self._writer.write(data)
 
-    def _send_control_frame(self, frame: bytes) -> None:
+    async def _send_control_frame(self, frame: bytes) -> None:
         if self.control_delay > 0:
             task = asyncio.get_running_loop().create_task(self._send_control_later(frame, self.control_delay))
             self._delayed.add(task)
             task.add_done_callback(self._delayed.discard)
             return
-        self._send_control_now(frame)
+        await self._send_control_now(frame)
 
     def _broadcast(self, frame: Frame) -> None:
         """A host frame to every station on the line: never ACKed (the stations would collide); the station
@@ -566,21 +425,18 @@ class Link:
             if self._on_noise is not None:
                 self._call(self._on_noise, *noise)
 
-    def _send_control(self, kind: Kind, seq: int, address: int | None = None, *, version: int = VERSION) -> None:
+    async def _send_control(self, kind: Kind, seq: int, address: int | None = None, *, version: int = VERSION) -> None:
         """An ACK or NAK, in the version of the frame it answers."""
-        self._send_control_frame(
+        await self._send_control_frame(
             self._encode(self.peer_address if address is None else address, seq, kind, b"", version)
         )
 
     async def _send_control_later(self, frame: bytes, delay: float) -> None:
         await asyncio.sleep(delay)
         if not self.closed.is_set():
-            self._send_control_now(frame)
+            await self._send_control_now(frame)
 
-    def _send_control_now(self, frame: bytes) -> None:
-        # Not drained: a control frame is a few bytes, and a transport that cannot take them now keeps them in order
-        # with what follows. On failure the reader sees the same dead transport and reports it.
-        try:
-            self._writer.write(frame)
-        except (OSError, RuntimeError, ConnectionError) as exc:
-            self._finish(f"write failed: {exc}")
+    async def _send_control_now(self, frame: bytes) -> None:
+        # On failure the read loop sees the same dead transport and reports it.
+        with contextlib.suppress(LinkClosed):
+            await self._write(frame)

@@ -111,10 +111,6 @@ class ReferenceWagerStation(ReferenceDevice):
     async def lock(self) -> None:
         await self.command({"cmd": "lock"})
 
-    def lock_now(self) -> asyncio.Task[bool] | None:
-        """drivers.interfaces.LocksAtOnce: the lock frame is written before this returns, or None (see command_now)."""
-        return self.command_now({"cmd": "lock"})
-
     async def unlock(self) -> None:
         await self.command({"cmd": "unlock"})
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
@@ -94,10 +93,6 @@ class ReferenceWagerTerminal(ReferenceDevice):
 
     async def lock(self) -> None:
         await self.command({"cmd": "lock"})
-
-    def lock_now(self) -> asyncio.Task[bool] | None:
-        """drivers.interfaces.LocksAtOnce: the lock frame is written before this returns, or None (see command_now)."""
-        return self.command_now({"cmd": "lock"})
 
     async def unlock(self) -> None:
         await self.command({"cmd": "unlock"})

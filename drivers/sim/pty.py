@@ -8,7 +8,6 @@ import os
 import shutil
 import tempfile
 import tty
-from collections.abc import Callable
 from pathlib import Path
 
 from drivers.sim.line import UNPACED, LineTiming, PacedDirection
@@ -30,14 +29,11 @@ class PtyEndpoint:
         self.path = os.ttyname(self.slave_fd)
         self._loop = asyncio.get_running_loop()
         self._reader = asyncio.StreamReader()
-        # A subscriber (drivers/reference/link.py's ByteFeed) gets the host's bytes in the pacer's own callback, so a
-        # simulated station answers when the frame's last byte arrives, without a task of its own to wake.
-        self._on_bytes: Callable[[bytes | Exception], None] | None = None
         self._pending = bytearray()
         self._waiting_to_write = False
         self._closed = False
         # What the host wrote reaches the device, and what the device writes reaches the host, a line's time later.
-        self.inbound = PacedDirection(timing, self._arrived)
+        self.inbound = PacedDirection(timing, self._reader.feed_data)
         self.outbound = PacedDirection(timing, self._write_now)
         self._loop.add_reader(self.master_fd, self._read_ready)
 
@@ -50,25 +46,9 @@ class PtyEndpoint:
             data = b""
         if not data:
             self._loop.remove_reader(self.master_fd)
-            self.inbound.after(self._ended)
+            self.inbound.after(self._reader.feed_eof)
             return
         self.inbound.send(data)
-
-    def _arrived(self, data: bytes) -> None:
-        if self._on_bytes is not None:
-            self._on_bytes(data)
-        else:
-            self._reader.feed_data(data)
-
-    def _ended(self) -> None:
-        self._reader.feed_eof()
-        if self._on_bytes is not None:
-            self._on_bytes(b"")
-
-    def subscribe(self, on_bytes: Callable[[bytes | Exception], None] | None) -> None:
-        """Hand what the host wrote to `on_bytes` as it arrives (b"" at the end) instead of to `read`. Subscribed at
-        plug time, before anything could arrive."""
-        self._on_bytes = on_bytes
 
     async def read(self, n: int = -1) -> bytes:
         return await self._reader.read(n)
@@ -113,7 +93,7 @@ class PtyEndpoint:
         self.inbound.closed = self.outbound.closed = True
         self._loop.remove_reader(self.master_fd)
         self._loop.remove_writer(self.master_fd)
-        self._ended()
+        self._reader.feed_eof()
         for fd in (self.master_fd, self.slave_fd):
             with contextlib.suppress(OSError):
                 os.close(fd)
