@@ -10,6 +10,7 @@ import asyncio
 import collections
 import json
 import os
+import pwd
 import queue
 import shutil
 import socket
@@ -58,9 +59,15 @@ class Mosquitto:
         self.port = port
         self.url = f"mqtt://{self.host}:{port}"
         self.config = workdir / "mosquitto.conf"
+        self.persistence = persistence
         persist = f"persistence true\npersistence_location {workdir}/\n" if persistence else "persistence false\n"
         self.config.write_text(
             f"listener {port} 127.0.0.1\n"
+            # Started as root (as CI runs), mosquitto drops to the `mosquitto` user, which cannot write its
+            # persistence file in this root-only temp directory: it then PUBACKs, fails to save at SIGTERM ("Error
+            # saving in-memory database ... Permission denied") and comes back without the kept sessions' queues.
+            # Run as whoever runs the tests (a non-root user ignores this line).
+            f"user {pwd.getpwuid(os.geteuid()).pw_name}\n"
             "allow_anonymous true\n"
             f"{persist}"
             # Without it Nagle holds a small second message until the subscriber's delayed ACK (40 ms).
@@ -98,7 +105,8 @@ class Mosquitto:
                 lines.put(line)
             lines.put(None)
 
-        threading.Thread(target=pump, name=f"mosquitto-log-{self.port}", daemon=True).start()
+        self._pump = threading.Thread(target=pump, name=f"mosquitto-log-{self.port}", daemon=True)
+        self._pump.start()
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while True:
             try:
@@ -123,6 +131,12 @@ class Mosquitto:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        self._pump.join(timeout=10)  # the log's last lines: the save at SIGTERM
+        if self.persistence and not kill and any("Error saving in-memory database" in line for line in self.log):
+            pytest.fail(
+                "mosquitto could not save its persistence file at stop, so what it acknowledged is lost with its "
+                f"restart; make {self.config.parent} writable by the broker's user:\n" + self.tail()
+            )
 
     def tail(self, n: int = 40) -> str:
         return "\n".join(list(self.log)[-n:])

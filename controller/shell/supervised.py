@@ -65,10 +65,9 @@ class SupervisedTable:
             devices,
             journal,
             on_journaled=self.publisher.notify,
-            # Not yet `on_durable=self.publisher.offer` (docs/mqtt.md, "Latency"): with it the outage test still loses
-            # events 1 run in 5-8, acknowledged by mosquitto 2.0.11 just before its SIGTERM and gone after its restart
-            # although persistence was on and the subscriber's session kept. The listeners-vs-broker order is no
-            # promise; that loss is the broker's and must be understood before the hand-off is switched on.
+            # The writer thread hands durable events straight to the publisher (docs/mqtt.md, "Latency"), so the broker
+            # may hear of an event before the listeners: no promise either way, and nothing relies on it.
+            on_durable=self.publisher.offer,
             remote_anchor=remote_anchor,
             software_check=software_check(config),
             draws=draws,

@@ -52,11 +52,6 @@ def events_of(messages: list[Received], topic: str) -> list[dict[str, Any]]:
     return [m.json() for m in messages if m.topic == topic]
 
 
-def holds_upto(seq: int) -> Callable[[list[Received]], bool]:
-    """The subscriber holds every event seq 1..`seq`."""
-    return lambda msgs: {m.json()["seq"] for m in msgs} >= set(range(1, seq + 1))
-
-
 def status_is(topic: str, state: str) -> Callable[[list[Received]], bool]:
     return lambda msgs: any(m.topic == topic and m.json()["state"] == state for m in msgs)
 
@@ -284,13 +279,11 @@ async def test_rounds_played_through_an_outage_are_replayed_in_order(
                     what="round 1 completed, live",
                 )
             elif completed == 2:
-                # Blocking the loop from here on: the publisher takes no PUBACK and sends nothing more. What the broker
-                # acknowledged so far is the broker's to deliver (docs/mqtt.md, "Latency"); mosquitto 2 was seen to
-                # lose such messages at SIGTERM even with persistence and a kept session, so the stop waits until
-                # the subscriber holds them. Whatever is still unacknowledged is replayed from the outbox later.
-                publisher = service._on_journaled.__self__  # type: ignore[attr-defined]
-                assert isinstance(publisher, EventPublisher)
-                sub.wait_until(holds_upto(publisher._sent_upto), timeout=30, what="what the broker acknowledged")
+                # Blocking the loop from here on: the publisher takes no PUBACK and sends nothing more. The writer
+                # thread may have handed round 2's last events to the publisher before this companion heard of them,
+                # so the broker may be acknowledging them as it is stopped: those are the broker's to deliver after
+                # its restart (persistence, the kept session; docs/mqtt.md, "Latency"), and the outbox replays
+                # whatever the publisher has not seen acknowledged.
                 window["live"] = len(sub.on(topic))
                 mosquitto.stop()  # blocks the loop until the broker is gone: nothing after this reaches it live
                 window["down"] = service.journal.last_seq
