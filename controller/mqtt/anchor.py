@@ -54,19 +54,11 @@ class AnchorTopic:
         acked = self._acked
         if acked is None or (self._last is not None and acked.seq <= self._last.seq):
             return []
-        hash_ = self._journal.hash_at(acked.seq)
-        manifest = self._journal.critical.manifest
-        if hash_ is None:  # not a row of this journal (cannot happen for an event it returned): publish nothing
+        anchor = self._naming(acked.seq, ts)
+        if anchor is None:  # not a row of this journal (cannot happen for an event it returned): publish nothing
             return []
-        self._last = JournalAnchor(
-            table_id=self._topics.table_id,
-            boot_id=self._journal.boot_id,
-            seq=acked.seq,
-            hash=hash_,
-            round_no=0 if manifest is None else manifest.round_no,
-            ts=ts,
-        )
-        return [(self._topics.anchor, self._last.model_dump_json())]
+        self._last = anchor
+        return [(self._topics.anchor, anchor.model_dump_json())]
 
     def with_batch(self, last: JournaledEvent, ts: str) -> tuple[str, str, JournalAnchor] | None:
         """The anchor to write right behind a batch of events ending at `last`, in the same write (topic, body, and
@@ -75,19 +67,23 @@ class AnchorTopic:
         has had every event before it: the anchor still never names a seq the broker was not given."""
         if self._last is not None and last.seq <= self._last.seq:
             return None
-        hash_ = self._journal.hash_at(last.seq)
+        anchor = self._naming(last.seq, ts)
+        return None if anchor is None else (self._topics.anchor, anchor.model_dump_json(), anchor)
+
+    def _naming(self, seq: int, ts: str) -> JournalAnchor | None:
+        """The anchor naming `seq` with the journal's chain hash there; None when `seq` is not a row of it."""
+        hash_ = self._journal.hash_at(seq)
         if hash_ is None:
             return None
         manifest = self._journal.critical.manifest
-        anchor = JournalAnchor(
+        return JournalAnchor(
             table_id=self._topics.table_id,
             boot_id=self._journal.boot_id,
-            seq=last.seq,
+            seq=seq,
             hash=hash_,
             round_no=0 if manifest is None else manifest.round_no,
             ts=ts,
         )
-        return self._topics.anchor, anchor.model_dump_json(), anchor
 
     def sent(self, anchor: JournalAnchor) -> None:
         """The broker acknowledged an anchor written by `with_batch` (and so the events before it)."""

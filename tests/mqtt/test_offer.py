@@ -5,8 +5,9 @@ real SQLite journal; the outbox stays the truth: notes in between, reconnects an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,29 @@ def more_than(batches: list[int], n: int) -> Callable[[], bool]:
     return lambda: len(batches) > n
 
 
+@contextlib.asynccontextmanager
+async def offering(
+    journal: CountingJournal,
+    cfg: MqttSettings,
+    *,
+    ready: Callable[[EventPublisher], bool] = lambda pub: pub.connected,
+    what: str = "connected",
+    backoff: tuple[float, float] = (0.2, 5.0),
+) -> AsyncIterator[tuple[EventPublisher, JournalWriter]]:
+    """A publisher running with the journal's writer thread handing it durable events (the daemon's wiring), once
+    `ready`; closed after, its task ended."""
+    pub = EventPublisher(journal, cfg, journal.table_id, backoff_min=backoff[0], backoff_max=backoff[1])
+    writer = JournalWriter(journal, on_durable=pub.offer)
+    task = asyncio.create_task(pub.run())
+    try:
+        await eventually(lambda: ready(pub), what=what)
+        yield pub, writer
+    finally:
+        await pub.close()
+        writer.close()
+    assert task.done()
+
+
 async def commit(writer: JournalWriter, events: list[DomainEvent]) -> list[JournaledEvent]:
     done = writer.submit(events, datetime.now(UTC), [])
     await writer.wait(done)
@@ -88,11 +112,9 @@ async def test_offered_steps_go_out_in_order_without_reading_the_outbox(
     cfg = settings(mosquitto, unique_id)
     topic = f"{cfg.prefix}/{journal.table_id}/event"
     sub = subscribe(topic)
-    pub = EventPublisher(journal, cfg, journal.table_id)
-    writer = JournalWriter(journal, on_durable=pub.offer)
-    task = asyncio.create_task(pub.run())
-    try:
-        await eventually(lambda: pub.connected and journal.reads > 0, what="connected, outbox read once")
+    async with offering(
+        journal, cfg, ready=lambda pub: pub.connected and journal.reads > 0, what="connected, outbox read once"
+    ) as (pub, writer):
         await eventually(lambda: pub._db_due is False, what="the outbox found empty")
         reads_before = journal.reads
         # 20 steps of 10 events, and one of 150 (more than paho's 100 in flight: it queues the rest, in order).
@@ -106,10 +128,6 @@ async def test_offered_steps_go_out_in_order_without_reading_the_outbox(
         assert journal.reads == reads_before
         # Acknowledged: the marks reach the file (MARK_EVERY at a time, or once idle).
         await eventually(lambda: journal.unpublished() == [], what="outbox marked")
-    finally:
-        await pub.close()
-        writer.close()
-    assert task.done()
 
 
 async def test_the_anchor_rides_behind_each_batch_in_the_same_write(
@@ -133,11 +151,7 @@ async def test_the_anchor_rides_behind_each_batch_in_the_same_write(
         return real_send(client, to, bodies, then)
 
     monkeypatch.setattr(batch_module, "send", recording_send)
-    pub = EventPublisher(journal, cfg, journal.table_id)
-    writer = JournalWriter(journal, on_durable=pub.offer)
-    task = asyncio.create_task(pub.run())
-    try:
-        await eventually(lambda: pub.connected, what="connected")
+    async with offering(journal, cfg) as (_pub, writer):
         for step in range(5):
             await commit(writer, step_events(*range(step * 3 + 1, step * 3 + 4)))
             await sub.await_until(at_least(topic, (step + 1) * 3), what=f"step {step + 1}")
@@ -152,10 +166,6 @@ async def test_the_anchor_rides_behind_each_batch_in_the_same_write(
             assert order[i - 1] == (topic, seq)
         last = [m.json() for m in sub.messages if m.topic == anchor_topic][-1]
         assert last["hash"] == journal.hash_at(15) and last["boot_id"] == "boot-1"
-    finally:
-        await pub.close()
-        writer.close()
-    assert task.done()
 
 
 async def test_a_note_between_steps_is_read_from_the_outbox_in_its_place(
@@ -164,11 +174,7 @@ async def test_a_note_between_steps_is_read_from_the_outbox_in_its_place(
     cfg = settings(mosquitto, unique_id)
     topic = f"{cfg.prefix}/{journal.table_id}/event"
     sub = subscribe(topic)
-    pub = EventPublisher(journal, cfg, journal.table_id)
-    writer = JournalWriter(journal, on_durable=pub.offer)
-    task = asyncio.create_task(pub.run())
-    try:
-        await eventually(lambda: pub.connected, what="connected")
+    async with offering(journal, cfg) as (pub, writer):
         await commit(writer, step_events(1, 2, 3))
         # A shell note (TableService.note) is appended on the loop and only notified, never offered.
         journal.append([DomainEvent("device.online", None, {"device_id": "shoe"})], datetime.now(UTC))
@@ -179,10 +185,6 @@ async def test_a_note_between_steps_is_read_from_the_outbox_in_its_place(
         assert [e["seq"] for e in got] == [1, 2, 3, 4, 5, 6]
         assert got[3]["type"] == "device.online"
         await eventually(lambda: journal.unpublished() == [], what="outbox marked")
-    finally:
-        await pub.close()
-        writer.close()
-    assert task.done()
 
 
 async def test_broker_killed_mid_batch_loses_nothing(
@@ -216,11 +218,7 @@ async def test_broker_killed_mid_batch_loses_nothing(
         return sent
 
     monkeypatch.setattr(batch_module, "send", send_then_kill)
-    pub = EventPublisher(journal, cfg, journal.table_id, backoff_min=0.05, backoff_max=0.2)
-    writer = JournalWriter(journal, on_durable=pub.offer)
-    task = asyncio.create_task(pub.run())
-    try:
-        await eventually(lambda: pub.connected, what="connected")
+    async with offering(journal, cfg, backoff=(0.05, 0.2)) as (_pub, writer):
         for step in range(6):
             await commit(writer, step_events(*range(step * 10 + 1, step * 10 + 11)))
             if len(batches) < 3:
@@ -233,10 +231,6 @@ async def test_broker_killed_mid_batch_loses_nothing(
         assert [b.get("replayed", False) for b in bodies] == [False] * 20 + [True] * 40
         assert len({b["event_id"] for b in bodies}) == 60
         await eventually(lambda: journal.unpublished() == [], what="outbox marked")
-    finally:
-        await pub.close()
-        writer.close()
-    assert task.done()
 
 
 async def test_offers_past_the_memory_bound_during_an_outage_come_from_the_outbox(
@@ -245,11 +239,7 @@ async def test_offers_past_the_memory_bound_during_an_outage_come_from_the_outbo
     cfg = settings(mosquitto, unique_id)
     topic = f"{cfg.prefix}/{journal.table_id}/event"
     sub = subscribe(topic)
-    pub = EventPublisher(journal, cfg, journal.table_id, backoff_min=0.05, backoff_max=0.2)
-    writer = JournalWriter(journal, on_durable=pub.offer)
-    task = asyncio.create_task(pub.run())
-    try:
-        await eventually(lambda: pub.connected, what="connected")
+    async with offering(journal, cfg, backoff=(0.05, 0.2)) as (pub, writer):
         mosquitto.stop()
         await eventually(lambda: not pub.connected, what="outage noticed")
         total = FRESH_MAX + 200
@@ -261,10 +251,6 @@ async def test_offers_past_the_memory_bound_during_an_outage_come_from_the_outbo
         await sub.await_until(lambda m: len(set(seqs(m, topic))) >= total, what=f"{total} events", within=30)
         assert first_seen(seqs(sub.messages, topic)) == list(range(1, total + 1))
         await eventually(lambda: journal.unpublished() == [], what="outbox marked")
-    finally:
-        await pub.close()
-        writer.close()
-    assert task.done()
 
 
 async def test_close_during_a_batch_still_publishes_the_offered_events_after_it(
@@ -293,11 +279,7 @@ async def test_close_during_a_batch_still_publishes_the_offered_events_after_it(
         return sent
 
     monkeypatch.setattr(batch_module, "send", send_then_close)
-    pub = EventPublisher(journal, cfg, journal.table_id)
-    writer = JournalWriter(journal, on_durable=pub.offer)
-    task = asyncio.create_task(pub.run())
-    try:
-        await eventually(lambda: pub.connected, what="connected")
+    async with offering(journal, cfg) as (pub, writer):
         # One step of 250 events: offered at once, sent as a batch of 200 and then one of 50.
         await commit(writer, step_events(*range(1, 251)))
         await eventually(lambda: bool(closing) and closing[0].done(), what="closed")
@@ -306,7 +288,3 @@ async def test_close_during_a_batch_still_publishes_the_offered_events_after_it(
         assert batches[0] == 200
         # Every one acknowledged and marked before the publisher stopped: nothing left for the next boot to replay.
         assert journal.unpublished() == []
-    finally:
-        await pub.close()
-        writer.close()
-    assert task.done()
