@@ -111,6 +111,13 @@ async def all_online(recorders: dict[int, Recorder]) -> list[DeviceOnline]:
     return list(await asyncio.gather(*(r.next(DeviceOnline) for r in recorders.values())))
 
 
+async def lock_every_station(stations: dict[int, BusWagerStation], recorders: dict[int, Recorder]) -> None:
+    """Every station's lock() at once; each seat's LockAcknowledged then says locked."""
+    await asyncio.gather(*(s.lock() for s in stations.values()))
+    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
+
+
 async def test_seven_stations_on_one_line_come_online(bus: StartBus) -> None:
     _driver, stations, recorders = await bus()
     assert [s.device_id for s in stations.values()] == [f"wager_station_{seat}" for seat in SEATS]
@@ -156,9 +163,7 @@ async def test_v2_lock_is_one_broadcast_confirmed_by_every_station(bus: StartBus
     _driver, stations, recorders = await bus(protocol=2)
     await all_online(recorders)
     assert {s.protocol_version for s in stations.values()} == {2}
-    await asyncio.gather(*(s.lock() for s in stations.values()))
-    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
-    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
+    await lock_every_station(stations, recorders)
     assert all(bus_sim.stations[seat].locked for seat in SEATS)
     stations_named = sorted(ADDRESSES.values())
     assert lock_frames(bus_sim) == [(2, BROADCAST_ADDRESS, {"cmd": "lock", "stations": stations_named})]
@@ -188,9 +193,7 @@ async def test_a_v1_station_on_a_v2_line_is_locked_on_its_own(bus_sim: WagerBusS
     _driver, stations, recorders = await bus()
     await all_online(recorders)
     assert [s.protocol_version for s in stations.values()] == [1 if seat == 2 else 3 for seat in SEATS]
-    await asyncio.gather(*(s.lock() for s in stations.values()))
-    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
-    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
+    await lock_every_station(stations, recorders)
     v2_named = sorted(a for seat, a in ADDRESSES.items() if seat != 2)
     assert sorted(lock_frames(bus_sim), key=lambda f: f[0]) == [
         (1, ADDRESSES[2], {"cmd": "lock"}),
@@ -204,9 +207,7 @@ async def test_v3_lock_is_one_group_frame_confirmed_in_slots(bus: StartBus, bus_
     driver, stations, recorders = await bus()
     await all_online(recorders)
     assert {s.protocol_version for s in stations.values()} == {3}
-    await asyncio.gather(*(s.lock() for s in stations.values()))
-    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
-    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
+    await lock_every_station(stations, recorders)
     assert all(bus_sim.stations[seat].locked for seat in SEATS)
     named = sorted(ADDRESSES.values())
     assert lock_frames(bus_sim) == [(3, BROADCAST_ADDRESS, {"cmd": "lock", "stations": named})]
@@ -225,9 +226,7 @@ async def test_a_bad_check_value_is_no_confirmation_and_the_station_is_locked_al
     _driver, stations, recorders = await bus(ack_timeout=0.05)
     await all_online(recorders)
     bus_sim.stations[3].damaged_slots = 1
-    await asyncio.gather(*(s.lock() for s in stations.values()))
-    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
-    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
+    await lock_every_station(stations, recorders)
     named = sorted(ADDRESSES.values())
     assert lock_frames(bus_sim) == [
         (3, BROADCAST_ADDRESS, {"cmd": "lock", "stations": named}),
@@ -259,9 +258,7 @@ async def test_a_v2_station_keeps_the_line_on_the_v2_broadcast(bus_sim: WagerBus
     _driver, stations, recorders = await bus()
     await all_online(recorders)
     assert [s.protocol_version for s in stations.values()] == [2 if seat == 5 else 3 for seat in SEATS]
-    await asyncio.gather(*(s.lock() for s in stations.values()))
-    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
-    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
+    await lock_every_station(stations, recorders)
     assert lock_frames(bus_sim) == [(2, BROADCAST_ADDRESS, {"cmd": "lock", "stations": sorted(ADDRESSES.values())})]
 
 
