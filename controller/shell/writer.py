@@ -40,14 +40,14 @@ class Commit:
     running: asyncio.Future[None] | None = None
 
 
-_Work = tuple[Commit, Callable[[], None]]
+_Work = Callable[[], None]  # one commit, run on the writer thread
 _STOP = None
 
 
 def _serve(work: queue.SimpleQueue[_Work | None]) -> None:
     """The writer thread: one commit at a time, until `_STOP`."""
     while (item := work.get()) is not _STOP:
-        item[1]()
+        item()
 
 
 def _stop(work: queue.SimpleQueue[_Work | None], thread: threading.Thread) -> None:
@@ -119,7 +119,7 @@ class JournalWriter:
                 loop.call_soon_threadsafe(settle, error)
 
         self._started()
-        self._work.put((commit, work))
+        self._work.put(work)
         return commit
 
     async def wait(self, commit: Commit) -> None:
