@@ -13,20 +13,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import aiomqtt
 import psycopg
 import structlog
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from controller.supervisor.envelope import sign_command
 from floor.archive import ArchiveWriter, AsyncConn, WriteResult, load_state
-from floor.config import FloorConfig, read_secret
+from floor.config import FloorConfig, FloorConfigError, read_secret
+from floor.console.relay import relay_command
 from floor.console.server import ConsoleServer
 from floor.db import async_connect, connect
 from floor.messages import Incoming, LinkIncoming, Rejected, parse, subscriptions
+from floor.resend import Key, ResendPlan
 from floor.schema import migrate
 from floor.sdnotify import Notifier
 
@@ -69,14 +76,17 @@ class FloorService:
             await self._start_console(writer)
         listener = asyncio.create_task(self._listen(), name="floor-listener")
         watchdog = asyncio.create_task(self._watchdog(), name="floor-watchdog")
-        for task in (listener, watchdog):
+        tasks = [listener, watchdog]
+        if self.config.resend.key_file is not None:
+            tasks.append(asyncio.create_task(self._resend_loop(writer), name="floor-resend"))
+        for task in tasks:
             task.add_done_callback(self._died)
         self.notifier.send(READY=1, STATUS="archiving")
         try:
             await self._write_loop(writer)
         finally:
             self.notifier.send(STOPPING=1, STATUS="stopping")
-            for task in (listener, watchdog):
+            for task in tasks:
                 task.remove_done_callback(self._died)
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -283,6 +293,69 @@ class FloorService:
         for table_id, gaps in result.gaps_filled.items():
             log.info("seq gap filled", table_id=table_id, filled=[f"{a}-{b}" for a, b in gaps])
 
+    # -- asking the tables for what a gap misses (floor/resend.py) ---------------------------------------------
+
+    async def _resend_loop(self, writer: ArchiveWriter) -> None:
+        """Every second: the gaps older than the grace period, asked for with the floor's key, a few at a time."""
+        settings = self.config.resend
+        assert settings.key_file is not None and settings.key_id is not None
+        key = load_floor_key(settings.key_file)
+        plan = ResendPlan(settings.grace_s, settings.backoff_max_s, settings.max_outstanding)
+        loop = asyncio.get_running_loop()
+        asking: set[asyncio.Task[None]] = set()
+        log.info("asking tables to resend open gaps", key_id=settings.key_id, grace_s=settings.grace_s)
+        try:
+            while True:
+                gaps = {t: r.gaps() for t, r in writer.state.seqs.items()}
+                for request in plan.due(gaps, loop.time()):
+                    task = asyncio.create_task(self._ask(key, settings.key_id, plan, request))
+                    asking.add(task)
+                    task.add_done_callback(asking.discard)
+                await asyncio.sleep(min(1.0, max(settings.grace_s, 0.1)))
+        finally:
+            for task in asking:
+                task.cancel()
+
+    async def _ask(self, key: Ed25519PrivateKey, key_id: str, plan: ResendPlan, request: Key) -> None:
+        table_id, first, last = request
+        loop = asyncio.get_running_loop()
+        missing: list[tuple[int, int]] = []
+        try:
+            envelope = sign_command(
+                key, table_id=table_id, verb="resend", key_id=key_id, args={"from_seq": first, "to_seq": last}
+            )
+            log.info(
+                "resend requested", table_id=table_id, from_seq=first, to_seq=last, command_id=envelope["command_id"]
+            )
+            raw = json.dumps(envelope, separators=(",", ":")).encode()
+            within = self.config.resend.reply_timeout_s
+            reply = await relay_command(self.config, table_id, "resend", raw, envelope, within)
+            resent = reply.get("resent") if isinstance(reply.get("resent"), dict) else {}
+            for m in resent.get("missing", []) if isinstance(resent, dict) else []:
+                # Seqs the table does not have; one the broker did not acknowledge is worth asking again.
+                if isinstance(m, dict) and not str(m.get("why", "")).startswith("not acknowledged"):
+                    missing.append((int(m["first_seq"]), int(m["last_seq"])))
+            log.info(
+                "resend reply",
+                table_id=table_id,
+                from_seq=first,
+                to_seq=last,
+                outcome=reply.get("outcome"),
+                code=reply.get("code"),
+                reason=reply.get("reason"),
+                sent=resent.get("sent") if isinstance(resent, dict) else None,
+            )
+            if missing:
+                log.warning(
+                    "the table does not have some seqs of the gap; not asked for again until the floor restarts",
+                    table_id=table_id,
+                    missing=[f"{a}-{b}" for a, b in missing],
+                )
+        except Exception:  # one request lost to a bug, never the loop: asked again after the backoff
+            log.exception("resend request failed", table_id=table_id, from_seq=first, to_seq=last)
+        finally:
+            plan.answered(request, loop.time(), missing)
+
     async def _watchdog(self) -> None:
         interval = self.notifier.watchdog_interval
         if interval is None:
@@ -291,6 +364,20 @@ class FloorService:
             if self.db_up and self.mqtt_up:
                 self.notifier.send(WATCHDOG=1, STATUS=f"archiving: {self.archived} events this run")
             await asyncio.sleep(interval)
+
+
+def load_floor_key(path: Path) -> Ed25519PrivateKey:
+    """The floor's own signing key ([resend] key_file), or FloorConfigError saying what to fix."""
+    try:
+        key = load_pem_private_key(path.read_bytes(), password=None)
+    except (OSError, ValueError) as err:
+        raise FloorConfigError(
+            f"resend.key_file {path}: cannot load it ({err}); make one with "
+            f"`tablectl command keygen --out {path} --key-id floor --role floor`"
+        ) from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise FloorConfigError(f"resend.key_file {path}: not an Ed25519 key; make one with `tablectl command keygen`")
+    return key
 
 
 def _where(dsn: str) -> str:

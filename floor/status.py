@@ -7,8 +7,11 @@ from typing import Any
 
 import psycopg
 
+from floor.config import FloorConfig
 from floor.days import parse_ts
 from floor.live import TableLive
+from floor.resend import resend_command
+from floor.seqtrack import SeqRanges
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -62,3 +65,31 @@ def alarms_text(conn: Conn) -> tuple[str, int]:
     for table, first, last, at in gaps:
         out.append(f"  gap   {at:%Y-%m-%d %H:%M:%S} table {table} seq {first}-{last} missing")
     return "\n".join(out), len(alarms) + len(gaps)
+
+
+def gaps_text(conn: Conn, config: FloorConfig) -> tuple[str, int]:
+    """Every table's open seq gaps (from its archived ranges) and how to fill each: the `tablectl command send ...
+    resend` lines to run, or that the floor asks itself ([resend] key_file). The count of gaps."""
+    rows = conn.execute("SELECT table_id, seq_ranges FROM floor_tables ORDER BY table_id").fetchall()
+    out: list[str] = []
+    count = 0
+    asks = config.resend.key_file is not None
+    for table_id, ranges in rows:
+        for first, last in SeqRanges.from_json(ranges).gaps():
+            count += 1
+            out.append(f"table {table_id} seq {first}-{last} missing ({last - first + 1} event(s))")
+            if asks:
+                continue
+            out += [
+                f"  {line}"
+                for line in resend_command(str(table_id), (first, last), config.mqtt.broker, config.mqtt.prefix)
+            ]
+    head = f"{count} open seq gap(s)"
+    if count and asks:
+        head += f"; the floor asks the tables itself (key {config.resend.key_id}, after {config.resend.grace_s:g} s)"
+    elif count:
+        head += (
+            "; to fill one, run its line with a key of role floor, technician or supervisor in the table's "
+            "[[supervisors]] (or give the floor its own key: [resend] in the floor config, docs/floor.md)"
+        )
+    return "\n".join([head, *out]), count

@@ -56,6 +56,23 @@ class SupervisorCommand(_Message):
 Outcome = Literal["applied", "ignored", "rejected"]
 
 
+class SeqsMissing(_Message):
+    """Seqs a `resend` asked for that the table cannot send, and why."""
+
+    first_seq: int
+    last_seq: int
+    why: str = Field(description="rolled back, archived out of reach, damaged, not journaled (yet), ...")
+
+
+class Resent(_Message):
+    """What a `resend` did: how many of the seqs asked for went out again on `event`, and which the table has not."""
+
+    from_seq: int
+    to_seq: int
+    sent: int = Field(description="events published again, each flagged replayed, in seq order")
+    missing: list[SeqsMissing] = Field(default_factory=list, description="ranges of seqs not sent, each with why")
+
+
 class CommandReply(_Message):
     """The table's answer on <prefix>/<table_id>/cmd/reply (QoS 1, not retained).
 
@@ -76,6 +93,7 @@ class CommandReply(_Message):
     )
     event_seqs: list[int] = Field(default_factory=list, description="journal seqs of the events it produced")
     ts: datetime
+    resent: Resent | None = Field(None, description="a `resend`'s result; absent from every other reply")
 
 
 # -- what the table publishes ---------------------------------------------------------------------------------

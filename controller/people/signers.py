@@ -50,6 +50,9 @@ class DemoSigners:
         if not isinstance(result, Accepted):
             log.error("demo command refused", verb=verb, role=role, reason=result.reason)
             return []
+        if result.input is None:  # a verb the listener carries out itself (resend): not the demo's people's
+            log.error("demo command not for the engine", verb=verb, role=role)
+            return []
         return await service.submit_and_wait(result.input)
 
     async def validate(self, service: TableService, seat: int, level: str, hit: str) -> None:

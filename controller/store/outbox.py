@@ -43,15 +43,36 @@ def read_outbox(db: sqlite3.Connection, table_id: str, after_seq: int, limit: in
         f"SELECT {_RAW} FROM events WHERE table_id = ? AND published_at IS NULL AND seq > ? ORDER BY seq LIMIT ?",
         (table_id, after_seq, limit),
     ).fetchall()
-    if not rows:
-        return []
+    return _items(db, table_id, rows, None)
+
+
+def read_range(
+    db: sqlite3.Connection, table_id: str, first: int, last: int, chain_from: tuple[int, str] | None = None
+) -> list[OutboxItem]:
+    """Every row from seq `first` to `last`, published or not, oldest first, read and checked as read_outbox reads
+    them (a `resend`, controller.supervisor.resend). `chain_from` is the (seq, hash) the file's first row chains from
+    when that row is not in `db` (the segment before, for a segment or a live journal that was archived)."""
+    rows = db.execute(
+        f"SELECT {_RAW} FROM events WHERE table_id = ? AND seq >= ? AND seq <= ? ORDER BY seq", (table_id, first, last)
+    ).fetchall()
+    return _items(db, table_id, rows, chain_from)
+
+
+def _items(
+    db: sqlite3.Connection, table_id: str, rows: list[Sequence[object]], chain_from: tuple[int, str] | None
+) -> list[OutboxItem]:
     out: list[OutboxItem] = []
     last: tuple[int, str | None] | None = None  # the seq and stored hash of the row read before
     for row in rows:
-        seq = int(row[0])
+        seq = int(row[0])  # type: ignore[call-overload]
         # Link from the stored hash of the row before, as verify does, so one damaged row does not condemn the
         # rows after it; a row after a gap (rows already published) takes its predecessor's from the file.
-        prev = last[1] if last is not None and last[0] == seq - 1 else _hash_before(db, table_id, seq)
+        if last is not None and last[0] == seq - 1:
+            prev = last[1]
+        elif chain_from is not None and chain_from[0] == seq - 1:
+            prev = chain_from[1]
+        else:
+            prev = _hash_before(db, table_id, seq)
         item, stored = _decode(seq, row, prev)
         out.append(item)
         last = (seq, stored)

@@ -25,7 +25,7 @@ from controller.engine.inputs import Signed
 from controller.mqtt.contract import SupervisorCommand
 from controller.supervisor.envelope import REQUIRED, as_text, echoed, is_text, loads, signature_problem
 from controller.supervisor.replay import ReplayStore
-from controller.supervisor.verbs import ROLE_VERBS, VERBS, Signer, Verb, describe, parse_args, roles_for
+from controller.supervisor.verbs import ROLE_VERBS, VERBS, Signer, Verb, VerbArgs, describe, parse_args, roles_for
 
 if TYPE_CHECKING:  # the keys come decoded from controller.config.keys, which imports cryptography when it decodes one
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -71,11 +71,13 @@ class Rejected:
 
 @dataclass(frozen=True, slots=True)
 class Accepted:
-    """A supervisor command that passed every check: the engine input to step, and the role of the key that signed."""
+    """A supervisor command that passed every check: the engine input to step (None for a verb the shell carries out
+    itself, controller.supervisor.verbs.SHELL_VERBS), its validated arguments, and the role of the key that signed."""
 
     command: SupervisorCommand
     role: Role
-    input: Signed
+    input: Signed | None
+    args: VerbArgs
 
 
 class _Refused(Exception):
@@ -265,5 +267,7 @@ def _accept(cmd: SupervisorCommand, role: Role, spec: Verb) -> Accepted:
         args = parse_args(cmd.verb, cmd.args)
     except ValueError as err:
         raise _Refused("bad_args", str(err)) from None
+    if spec.make is None:
+        return Accepted(cmd, role, None, args)
     inp = Signed(spec.make(args, Signer(cmd.key_id, role)), cmd.command_id, cmd.verb, cmd.key_id, role)
-    return Accepted(cmd, role, inp)
+    return Accepted(cmd, role, inp, args)

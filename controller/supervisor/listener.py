@@ -14,6 +14,7 @@ import asyncio
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Protocol
 
 import aiomqtt
@@ -23,11 +24,14 @@ from controller.config.table import TableConfig
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.engine.inputs import Input
 from controller.mqtt.connection import client_kwargs
-from controller.mqtt.contract import CommandReply, Topics
+from controller.mqtt.contract import CommandReply, Resent, SeqsMissing, Topics
+from controller.store.archive import default_dir
 from controller.store.journal import Journal
+from controller.supervisor import resend
 from controller.supervisor.envelope import as_text
 from controller.supervisor.gate import Accepted, CommandGate, Rejected
 from controller.supervisor.replay import ReplayStore, ReplayStoreError
+from controller.supervisor.verbs import ResendArgs
 
 log = structlog.get_logger("tablectl.commands")
 
@@ -222,6 +226,8 @@ class CommandListener:
             for run in _runs(self._judge_all(batch)):
                 if isinstance(run[0], Rejected):
                     replies = self._rejected([r for r in run if isinstance(r, Rejected)])
+                elif run[0].input is None:  # a verb the shell carries out (resend): one at a time, in order
+                    replies = [await self._resend(client, a) for a in run if isinstance(a, Accepted)]
                 else:
                     replies = await self._apply([a for a in run if isinstance(a, Accepted)])
                 sending += [asyncio.create_task(self._send(client, r)) for r in replies]
@@ -318,7 +324,9 @@ class CommandListener:
                 key_id=a.command.key_id,
                 role=a.role,
             )
-        self._pending = [(a, asyncio.ensure_future(self.service.submit_and_wait(a.input))) for a in run]
+        self._pending = [
+            (a, asyncio.ensure_future(self.service.submit_and_wait(a.input))) for a in run if a.input is not None
+        ]
         steps = asyncio.gather(*(f for _, f in self._pending), return_exceptions=True)
         closed = asyncio.ensure_future(self.service.closed.wait())
         try:
@@ -356,19 +364,88 @@ class CommandListener:
             }
         )
 
-    async def _send(self, client: aiomqtt.Client, reply: CommandReply) -> None:
+    async def _resend(self, client: aiomqtt.Client, a: Accepted) -> CommandReply:
+        """`resend`: who asked is journaled (`command.accepted`, a shell note: the engine never sees it), then the
+        journal's rows go out again on `event` from this connection (controller.supervisor.resend); no game state
+        changes."""
+        args = a.args
+        if not isinstance(args, ResendArgs):
+            raise TypeError(f"{a.command.verb} is not a verb the listener carries out")
+        if self.service.closing or self.service.closed.is_set():
+            return self._reply(a, "ignored", "the table is closing: ask again once it runs", [])
+        cmd = a.command
+        span = {"from_seq": args.from_seq, "to_seq": args.to_seq}
+        noted = self.service.note(
+            [
+                DomainEvent(
+                    "command.accepted",
+                    None,
+                    {"command_id": cmd.command_id, "verb": cmd.verb, "key_id": cmd.key_id, "role": a.role, **span},
+                )
+            ]
+        )
+        journal = self.service.journal
+        journal_settings = self.service.config.journal
+        archives = Path(journal_settings.archive_dir) if journal_settings.archive_dir else default_dir(journal.path)
         try:
-            await client.publish(self.reply_topic, reply.model_dump_json(), qos=1, timeout=REPLY_GRACE_SECONDS)
+            found = await asyncio.to_thread(
+                resend.collect, journal.path, archives, self.table_id, args.from_seq, args.to_seq, journal.last_seq
+            )
+        except Exception as err:  # a journal it cannot read costs this command, not the listener
+            self._log.exception("resend: the journal could not be read", command_id=cmd.command_id, **span)
+            why = f"the table could not read its journal ({err}); see the table's log"
+            return self._reply(a, "ignored", why, [e.seq for e in noted])
+        topic = Topics(self.service.config.mqtt.prefix, self.table_id).event
+        sent = 0
+        problem = None
+        try:
+            sent = await resend.publish(client, topic, found.events, self._timeout)
+        except aiomqtt.MqttError as err:
+            problem = str(err) or type(err).__name__
+        missing = found.missing
+        if problem is not None:
+            unsent = found.events[sent:]
+            if unsent:
+                why = f"not acknowledged by the broker ({problem}): ask again"
+                missing = sorted(
+                    [*missing, SeqsMissing(first_seq=unsent[0].seq, last_seq=unsent[-1].seq, why=why)],
+                    key=lambda m: m.first_seq,
+                )
+        self._log.info(
+            "events sent again",
+            command_id=cmd.command_id,
+            key_id=cmd.key_id,
+            role=a.role,
+            **span,
+            sent=sent,
+            missing=[f"{m.first_seq}-{m.last_seq}: {m.why}" for m in missing],
+        )
+        reply = self._reply(
+            a, "applied", resend.summary(args.from_seq, args.to_seq, sent, missing), [e.seq for e in noted]
+        )
+        return reply.model_copy(
+            update={"resent": Resent(from_seq=args.from_seq, to_seq=args.to_seq, sent=sent, missing=missing)}
+        )
+
+    async def _send(self, client: aiomqtt.Client, reply: CommandReply) -> None:
+        body = reply.model_dump_json(exclude=None if reply.resent is not None else {"resent"})
+        try:
+            await client.publish(self.reply_topic, body, qos=1, timeout=REPLY_GRACE_SECONDS)
         except (aiomqtt.MqttError, TimeoutError) as err:
             # The journal holds the outcome either way; the sender sees no reply and may ask again.
             self._log.warning("command reply not delivered", command_id=reply.command_id, error=str(err))
 
 
+def _kind(j: Accepted | Rejected) -> int:
+    return 0 if isinstance(j, Rejected) else 1 if j.input is None else 2
+
+
 def _runs(judged: list[Accepted | Rejected]) -> Iterator[list[Accepted | Rejected]]:
-    """The judged payloads as consecutive runs of rejections and of accepted commands, in order."""
+    """The judged payloads as consecutive runs of rejections, of commands the shell carries out and of commands for
+    the engine, in order."""
     run: list[Accepted | Rejected] = []
     for j in judged:
-        if run and isinstance(j, Rejected) != isinstance(run[0], Rejected):
+        if run and _kind(j) != _kind(run[0]):
             yield run
             run = []
         run.append(j)

@@ -34,6 +34,9 @@ class _Args(BaseModel):
     model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
 
+VerbArgs = _Args  # a verb's validated arguments, as the gate hands them on
+
+
 Note = Annotated[str, Field(max_length=500, description="free text for the journal")]
 
 
@@ -105,6 +108,31 @@ class ClearTiltArgs(TiltArgs):
     note: Note = ""
 
 
+# Seqs one `resend` may ask for: a gap wider than this is asked for in several commands. Bounds what one command makes
+# the table read and publish (about a second of the command listener's time on a development machine).
+MAX_RESEND = 10_000
+
+
+class ResendArgs(_Args):
+    from_seq: int = Field(ge=1, description="the first seq to publish again")
+    to_seq: int = Field(ge=1, description="the last seq to publish again (included)")
+
+    @model_validator(mode="after")
+    def _a_bounded_range(self) -> ResendArgs:
+        if self.to_seq < self.from_seq:
+            raise ValueError(
+                f"the range is reversed: from_seq {self.from_seq} is after to_seq {self.to_seq}; give the lower seq "
+                "as from_seq"
+            )
+        if self.to_seq - self.from_seq + 1 > MAX_RESEND:
+            raise ValueError(
+                f"seqs {self.from_seq}-{self.to_seq} are {self.to_seq - self.from_seq + 1:,} seqs, more than the "
+                f"{MAX_RESEND:,} one resend may ask for: ask in several commands (e.g. from_seq={self.from_seq} "
+                f"to_seq={self.from_seq + MAX_RESEND - 1} first)"
+            )
+        return self
+
+
 class JackpotArgs(_Args):
     seat: int = Field(ge=1, le=7)
     level: str = Field(pattern=r"^[a-z0-9_]{1,32}$", description="the progressive meter's level, e.g. mega")
@@ -121,10 +149,13 @@ class Signer:
 
 @dataclass(frozen=True, slots=True)
 class Verb:
-    """A supervisor command verb (docs/commands.md, "Verbs"): how its arguments are checked and made an engine input."""
+    """A supervisor command verb (docs/commands.md, "Verbs"): how its arguments are checked and made an engine input.
+
+    `make` None: a verb the shell carries out itself (`resend`), which changes no game state and never reaches the
+    engine; the command listener journals who asked and does it."""
 
     args: type[_Args]
-    make: Callable[[Any, Signer], Input]
+    make: Callable[[Any, Signer], Input] | None
     help: str
 
 
@@ -190,7 +221,16 @@ VERBS: Mapping[str, Verb] = {
         lambda a, s: ValidateJackpot(a.seat, a.level, a.hit, s.key_id, s.role),
         "a floorperson or above validates a progressive payout (655a.11(i)(1)(iii))",
     ),
+    "resend": Verb(
+        ResendArgs,
+        None,
+        f"publish the journal's events from_seq..to_seq (at most {MAX_RESEND:,}) again on event, flagged replayed, "
+        "for a subscriber that missed them (a floor's seq gap); changes nothing at the table",
+    ),
 }
+
+# Verbs the shell carries out without stepping the engine: they change no game state.
+SHELL_VERBS = frozenset(v for v, spec in VERBS.items() if spec.make is None)
 
 # "floorperson or above" (655a.5(a), .11(i)(1)(iii)): a supervisor may do all a floorperson may, and more.
 ROLE_VERBS: Mapping[Role, frozenset[str]] = {
@@ -206,8 +246,10 @@ ROLE_VERBS: Mapping[Role, frozenset[str]] = {
             "release_held",
         }
     ),
-    "technician": frozenset({"mark_out_of_order", "back_in_service", "acknowledge_tilt"}),
+    "technician": frozenset({"mark_out_of_order", "back_in_service", "acknowledge_tilt", "resend"}),
     "supervisor": frozenset(VERBS),
+    # The floor service's own key: asks for what its archive misses, nothing that changes the table.
+    "floor": frozenset({"resend"}),
 }
 
 

@@ -6,6 +6,7 @@ tablectl floor --config FLOOR.toml status [--json]         every table's live mo
 tablectl floor --config FLOOR.toml round ROUND_ID [--json] a round's whole story (recall)
 tablectl floor --config FLOOR.toml rounds TABLE [--last N] the last N rounds of a table
 tablectl floor --config FLOOR.toml alarms                  integrity alarms and open seq gaps
+tablectl floor --config FLOOR.toml gaps                    open seq gaps and the `resend` commands that fill them
 tablectl floor --config FLOOR.toml retention [--apply]     what the retention policy drops, and drop it
 tablectl floor --config FLOOR.toml console keys            the keys enrolled in the console
 tablectl floor --config FLOOR.toml console approve KEY_ID [--role ROLE]  let an enrolled key log in
@@ -31,7 +32,7 @@ from floor.retention import apply_retention, plan_retention
 from floor.schema import LATEST, SchemaError
 from floor.sdnotify import Notifier
 from floor.service import FloorService
-from floor.status import alarms_text, live_tables, status_text
+from floor.status import alarms_text, gaps_text, live_tables, status_text
 
 CONFIG_HELP = "the floor config (configs/floor.toml is an annotated example)"
 
@@ -57,6 +58,7 @@ def add_parser(sub: Subparsers) -> None:
     rs.add_argument("--last", type=int, default=10, help="how many rounds (default 10)")
     rs.add_argument("--json", action="store_true")
     actions.add_parser("alarms", help="integrity alarms and seq gaps")
+    actions.add_parser("gaps", help="open seq gaps and the `tablectl command send ... resend` lines that fill them")
     ret = actions.add_parser("retention", help="the gaming days the retention policy drops")
     ret.add_argument("--apply", action="store_true", help="drop them (else only say which)")
     con = actions.add_parser("console", help="the console's enrolled keys, and approving one (docs/console.md)")
@@ -133,6 +135,10 @@ def _query(
             state = f"approved {approved:%Y-%m-%d %H:%M} by {by}" if approved else "PENDING approval"
             print(f"{key_id:<24} {role:<12} {public}  enrolled {at:%Y-%m-%d %H:%M}  {state}")
         return 0
+    if action == "gaps":
+        text, count = gaps_text(conn, config)
+        print(text)
+        return 1 if count else 0
     if action == "alarms":
         text, count = alarms_text(conn)
         print(text)

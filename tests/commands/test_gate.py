@@ -196,6 +196,7 @@ def test_each_verb_maps_to_its_engine_input(
 ) -> None:
     result = gate.check(verb, raw(signed(keys, verb=verb, args=args)), NOW)
     assert isinstance(result, Accepted), result
+    assert result.input is not None
     assert result.input.inp == expected and (result.input.key_id, result.input.role) == ("super-bob", "supervisor")
 
 
@@ -211,7 +212,8 @@ def test_roles() -> None:
         "player_left",
         "release_held",
     }
-    assert ROLE_VERBS["technician"] == {"mark_out_of_order", "back_in_service", "acknowledge_tilt"}
+    assert ROLE_VERBS["technician"] == {"mark_out_of_order", "back_in_service", "acknowledge_tilt", "resend"}
+    assert ROLE_VERBS["floor"] == {"resend"}
 
 
 def test_a_floorperson_records_a_player_who_left_mid_round_655a_7_b(gate: CommandGate, keys: dict[str, Key]) -> None:
@@ -233,7 +235,7 @@ def test_a_floorperson_records_a_player_who_left_mid_round_655a_7_b(gate: Comman
     t.press("no_more_bets")
     cmd = signed(keys, "floorperson", "player_left", args={"seat": 5})
     result = gate.check("player_left", raw(cmd), NOW)
-    assert isinstance(result, Accepted), result
+    assert isinstance(result, Accepted) and result.input is not None, result
     out = t.feed(result.input)
     assert [(e.type, e.rule) for e in out][:2] == [("command.accepted", None), ("wagers.abandoned", "655a.7(b)")]
     assert (out[0].payload["verb"], out[0].payload["role"]) == ("player_left", "floorperson")

@@ -1,0 +1,144 @@
+"""`resend {from_seq, to_seq}`: the journal's events published again for a subscriber that missed them (a floor's seq
+gap that a table's own replay never fills: a broker without persistence that acknowledged and died, a floor started
+after the table published, a message a bridge dropped). docs/commands.md, "resend"; docs/mqtt.md, "Replay".
+
+The rows come from the live journal and, for seqs archived since, from the archive's segment files
+(controller.store.archive), read through their own read-only connections (WAL: the daemon's writer never waits), and
+are checked against their hashes as the outbox is. Each goes out exactly as the publisher's replay sends it
+(`event_body(ev, replayed=True)`: same event_id, seq, ts, payload), on the command listener's own broker connection:
+the publisher's session, its anchor and its outbox marks are not touched. Nothing of the table's state changes.
+Seqs the table does not have are named with why (rolled back, archived out of reach, damaged, not journaled yet).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import aiomqtt
+
+from controller.core.events import JournaledEvent
+from controller.mqtt import batch as packets
+from controller.mqtt.contract import SeqsMissing
+from controller.mqtt.messages import event_body
+from controller.store import manifest, segments
+from controller.store.outbox import DamagedRow, read_range
+from controller.store.schema import connect_readonly
+
+# Events written to the socket at once, then one wait for their PUBACKs (controller.mqtt.batch).
+CHUNK = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """The events of a range the table has, in seq order, and the seqs it has not, as ranges with why."""
+
+    events: list[JournaledEvent]
+    missing: list[SeqsMissing]
+
+
+def collect(journal: Path, archive_dir: Path, table_id: str, first: int, last: int, journaled_upto: int) -> Found:
+    """Seqs `first`..`last` of the table, from the live journal and its archive segments (blocking: run it in a
+    thread). `journaled_upto` is the journal's last seq when asked: seqs above it are not journaled yet."""
+    why: dict[int, str] = {}
+    events: list[JournaledEvent] = []
+    db, _ = connect_readonly(journal)
+    try:
+        recorded = segments.recorded(db, table_id)
+        live_head = segments.head(recorded)
+        if last > live_head[0]:
+            _take(read_range(db, table_id, max(first, live_head[0] + 1), last, live_head), events, why)
+        for seg in recorded:
+            if seg.last_seq < first or seg.first_seq > last:
+                continue
+            _from_segment(archive_dir, seg, first, last, events, why)
+        for rb in manifest.rollbacks(db, table_id):
+            for seq in range(max(first, rb.after_seq + 1), min(last, rb.upto_seq) + 1):
+                why.setdefault(
+                    seq,
+                    "rolled back: the journal was restored from an earlier copy and never held these since "
+                    "(docs/recovery.md); a subscriber's archive is their only copy",
+                )
+    finally:
+        db.close()
+    have = {e.seq for e in events}
+    for seq in range(first, last + 1):
+        if seq not in have and seq not in why:
+            why[seq] = "not journaled yet" if seq > journaled_upto else "not in the journal"
+    events.sort(key=lambda e: e.seq)
+    return Found(events, _ranges(why))
+
+
+def _take(items: Iterable[JournaledEvent | DamagedRow], events: list[JournaledEvent], why: dict[int, str]) -> None:
+    for item in items:
+        if isinstance(item, DamagedRow):
+            why[item.seq] = f"damaged: {item.reason} (quarantined, never published; `tablectl journal verify`)"
+        else:
+            events.append(item)
+
+
+def _from_segment(
+    directory: Path, seg: segments.Segment, first: int, last: int, events: list[JournaledEvent], why: dict[int, str]
+) -> None:
+    lo, hi = max(first, seg.first_seq), min(last, seg.last_seq)
+    path = directory / seg.segment
+    if not path.is_file():
+        for seq in range(lo, hi + 1):
+            why[seq] = (
+                f"archived out of reach: segment {seg.segment} is not in {directory} (restore it from the backup)"
+            )
+        return
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, isolation_level=None)
+        try:
+            _take(read_range(conn, seg.table_id, lo, hi, (seg.prev_seq, seg.prev_hash)), events, why)
+        finally:
+            conn.close()
+    except sqlite3.Error as err:
+        for seq in range(lo, hi + 1):
+            why[seq] = f"archived out of reach: segment {path} cannot be read ({err})"
+
+
+def _ranges(why: dict[int, str]) -> list[SeqsMissing]:
+    out: list[SeqsMissing] = []
+    for seq in sorted(why):
+        if out and out[-1].last_seq == seq - 1 and out[-1].why == why[seq]:
+            out[-1] = out[-1].model_copy(update={"last_seq": seq})
+        else:
+            out.append(SeqsMissing(first_seq=seq, last_seq=seq, why=why[seq]))
+    return out
+
+
+def summary(first: int, last: int, sent: int, missing: list[SeqsMissing]) -> str:
+    """The reply's `reason`: what was sent and what was not, for a person reading it."""
+    text = f"sent {sent} event(s) of seqs {first}-{last} again, flagged replayed"
+    if missing:
+        named = "; ".join(
+            f"{m.first_seq}{'' if m.first_seq == m.last_seq else f'-{m.last_seq}'}: {m.why}" for m in missing[:5]
+        )
+        more = f"; and {len(missing) - 5} more range(s)" if len(missing) > 5 else ""
+        text += f"; not sent: {named}{more}"
+    return text
+
+
+async def publish(client: aiomqtt.Client, topic: str, events: list[JournaledEvent], within: float) -> int:
+    """Every event on `topic`, flagged replayed, in seq order, CHUNK at a time with one PUBACK wait each; how many
+    were acknowledged. An MqttError (the connection lost, no PUBACK within `within` s) leaves the rest unsent."""
+    never: asyncio.Future[None] = asyncio.get_running_loop().create_future()  # the wait is bounded by `within`
+    done = 0
+    try:
+        for at in range(0, len(events), CHUNK):
+            chunk = events[at : at + CHUNK]
+            sent = packets.send(client, topic, [event_body(ev, True) for ev in chunk])
+            try:
+                await packets.settled(sent, never, within)
+            finally:
+                packets.forget(client, sent.mids)
+            done += len(chunk)
+    finally:
+        never.cancel()
+    return done
