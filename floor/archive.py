@@ -259,12 +259,21 @@ class ArchiveWriter:
                         " ON CONFLICT DO NOTHING",
                         (table_id, first, last),
                     )
-                for first, last in filled:
+                if filled:
+                    # Every open row none of whose seqs is missing now: a gap filled in parts over several batches
+                    # (a resend's events, a replay) shrinks in memory while its row keeps its first extent.
+                    now_missing = ranges.gaps()
                     await cur.execute(
-                        "UPDATE seq_gaps SET filled_at = now() WHERE table_id = %s AND filled_at IS NULL"
-                        " AND first_seq >= %s AND last_seq <= %s",
-                        (table_id, first, last),
+                        "SELECT first_seq, last_seq FROM seq_gaps WHERE table_id = %s AND filled_at IS NULL",
+                        (table_id,),
                     )
+                    for first, last in await cur.fetchall():
+                        if not any(not (last < a or b < first) for a, b in now_missing):
+                            await cur.execute(
+                                "UPDATE seq_gaps SET filled_at = now() WHERE table_id = %s AND filled_at IS NULL"
+                                " AND first_seq = %s AND last_seq = %s",
+                                (table_id, first, last),
+                            )
                 if opened:
                     result.gaps_opened[table_id] = opened
                 if filled:

@@ -25,7 +25,6 @@ from controller.core.events import DomainEvent, JournaledEvent
 from controller.engine.inputs import Input
 from controller.mqtt.connection import client_kwargs
 from controller.mqtt.contract import CommandReply, Resent, SeqsMissing, Topics
-from controller.store.archive import default_dir
 from controller.store.journal import Journal
 from controller.supervisor import resend
 from controller.supervisor.envelope import as_text
@@ -384,6 +383,8 @@ class CommandListener:
                 )
             ]
         )
+        from controller.store.archive import default_dir  # here: a table that never archives never loads it
+
         journal = self.service.journal
         journal_settings = self.service.config.journal
         archives = Path(journal_settings.archive_dir) if journal_settings.archive_dir else default_dir(journal.path)

@@ -68,8 +68,13 @@ async def test_the_floor_asks_for_a_gap_and_the_table_fills_it(
         try:
             floor.start()
             await asyncio.to_thread(wait_for, lambda: "subscribed to the tables" in floor.log(), 30, "the floor")
-            # The next round's events reach the floor live; everything up to `before` comes only by resend.
-            after = await table.wait_for(lambda e: e.type == "round.completed", before.seq, "a round the floor hears")
+            # An event the floor hears live, whatever the table is doing now (it may have played on, or be blocked
+            # awaiting a floorperson): a payload that is no command, journaled as `command.rejected` and published.
+            # Everything before it reaches the floor only by resend.
+            heard_from = table.events[-1].seq
+            junk = ["mosquitto_pub", "-p", str(mosquitto.port), "-t", f"{prefix}/{unique_id}/cmd/x", "-m", "junk"]
+            await asyncio.to_thread(subprocess.run, junk, check=True)
+            after = await table.wait_for(lambda e: e.type == "command.rejected", heard_from, "an event the floor hears")
 
             def filled() -> bool:
                 with psycopg.connect(floor_dsn) as conn:

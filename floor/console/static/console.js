@@ -416,6 +416,8 @@ function renderActions(t) {
   add("bind_player", [field("seats")], ([s]) => ({ seats: s.value.split(/[ ,]+/).filter(Boolean).map(Number) }));
   add("player_left", [field("seat")], ([s]) => ({ seat: Number(s.value) }));
   add("release_held", [field("seat"), field("to", ["player", "house"])], ([s, t]) => ({ seat: Number(s.value), to: t.value }));
+  for (const [a, b] of t.gaps || []) // at most 10,000 seqs a command (docs/commands.md, resend)
+    add("resend", [], () => ({ from_seq: a, to_seq: Math.min(b, a + 9999) }));
   add("open_table", [], () => ({}));
   add("close_table", [], () => ({}));
   box.replaceChildren(...forms);
