@@ -76,8 +76,8 @@ class Listener(asyncio.Queue[JournaledEvent]):
             f"{LISTENER_TILT}{self.name}",
             self.overflowed or f"the {self.name} listener was detached",
             f"find why the {self.name} consumer stopped reading (the log's '{DETACHED}' and the task.failed "
-            "events); it subscribes again when its task restarts; reconcile what it missed from the journal "
-            "(`tablectl journal`), then a supervisor clears the tilt",
+            "events); reconcile what it missed from the journal (`tablectl journal`), then a supervisor clears "
+            "the tilt",
         )
 
     async def get(self) -> JournaledEvent:
