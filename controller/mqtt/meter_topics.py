@@ -20,15 +20,22 @@ async def follow_meters(
     params: TableProgressives,
     table_id: str,
     publisher: EventPublisher,
+    dropped: Callable[[], int] = lambda: 0,
 ) -> None:
-    """Until cancelled: `events` is every journaled event from now on, `meters` the meters as journaled."""
+    """Until cancelled: `events` is every journaled event from now on, `meters` the meters as journaled. `dropped`
+    counts the events the queue lost falling behind (controller/shell/listeners.py): when it moved, a level's event
+    may be among them, so every level is published again from the journaled meters."""
     if not params.levels:
         return
     publish(meters(), params, table_id, publisher, levels=params.levels, seq=0)  # what the table starts with
+    lost = dropped()
     while True:
         ev = await events.get()
         level = ev.payload.get("level") if ev.type.startswith("meter.") else None
-        if isinstance(level, str):
+        if dropped() != lost:
+            lost = dropped()
+            publish(meters(), params, table_id, publisher, levels=params.levels, seq=ev.seq)
+        elif isinstance(level, str):
             publish(meters(), params, table_id, publisher, levels=[level], seq=ev.seq)
 
 

@@ -255,7 +255,8 @@ class _People:
         floor = self.floor(service)
         if self.on_event is None:
             return [self._watched(floor)]
-        self.heard.append(service.subscribe())  # now, so that nothing journaled from the start is missed
+        # now, so that nothing journaled from the start is missed; lossless: `simulate` prints every event
+        self.heard.append(service.subscribe("people-events", "lossless"))
         return [self._watched(floor), self._listen(self.on_event, self.heard[0])]
 
     async def _listen(self, on_event: Callable[[JournaledEvent], None], events: asyncio.Queue[JournaledEvent]) -> None:

@@ -124,7 +124,8 @@ class SimulatedFloor:
         self.close_when_stuck = close_when_stuck
         self.script = script or ActionScript()
         self.method = service.engine.method
-        self.events = service.subscribe()
+        # lossless: the people act on each event (a missed betting.opened or decision would stall the round)
+        self.events = service.subscribe("people", "lossless")
         # The wagers placed before "no more bets" whose acceptance or rejection is not yet journaled, by (seat, spot):
         # "no more bets" waits for them all, and an answer about another wager does not count.
         self._awaiting: Counter[tuple[int, str]] = Counter()

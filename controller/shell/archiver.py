@@ -33,8 +33,8 @@ from typing import TypeVar
 import structlog
 
 from controller.config.table import TableConfig
-from controller.core.events import JournaledEvent
 from controller.engine.state import TableState
+from controller.shell.listeners import Listener
 from controller.store import archive
 from controller.store.archive import ENDS, default_dir
 from controller.store.schema import JournalError
@@ -80,7 +80,7 @@ class Archiver:
         keep_rounds: int,
         directory: Path,
         state: Callable[[], TableState],
-        events: asyncio.Queue[JournaledEvent],
+        events: Listener,
         *,
         max_rows: int = DAEMON_SEGMENT_ROWS,
     ) -> None:
@@ -90,6 +90,7 @@ class Archiver:
         self._max_rows = max_rows
         self._every = every_rounds(keep_rounds)
         self._ended = 0  # rounds ended since the last pass
+        self._dropped = events.dropped  # the events the listener lost, as of the last look
         self.due = True  # the first pass after the start; also after a failure (the retry)
         self.passes = 0  # passes completed (the log, the tests)
 
@@ -100,7 +101,10 @@ class Archiver:
         ev = await self._events.get()
         if ev.type in ENDS:
             self._ended += 1
-            self.due = self.due or self._ended >= self._every
+        if self._events.dropped != self._dropped:  # rounds may have ended unseen: a pass early rather than late
+            self._dropped = self._events.dropped
+            self._ended = self._every
+        self.due = self.due or self._ended >= self._every
 
     async def run(self) -> None:
         while True:

@@ -12,7 +12,6 @@ leave while its commit is on the disk (docs/recovery.md, "Locks before the commi
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from controller.core.events import DomainEvent, JournaledEvent
 from controller.core.settlement import ChapterRules
 from controller.engine.commands import DeviceCommand, LockSeat, LockTerminal
 from controller.engine.context import BonusDraws
-from controller.engine.inputs import CriticalStateInvalid, Input, LinkLease, OpenTable, Recover, Tick
+from controller.engine.inputs import CriticalStateInvalid, Input, LinkLease, OpenTable, RaiseTilt, Recover, Tick
 from controller.engine.round import RoundEngine
 from controller.engine.state import Phase, TableState
 from controller.games.registry import REGISTRY
@@ -35,6 +34,7 @@ from controller.progressive.model import MeterError
 from controller.release.installed import SoftwareCheck
 from controller.shell import software
 from controller.shell.device_commands import CommandRunner, device_for
+from controller.shell.listeners import DETACHED, LISTENER_BOUND, Listener, ListenerKind
 from controller.shell.writer import Commit, JournalWriter
 from controller.store import integrity, snapshot
 from controller.store.anchor import Claim
@@ -114,7 +114,7 @@ class TableService:
         self._writer = JournalWriter(journal, on_durable)
         self._offered = on_durable is not None
         self._inputs: asyncio.Queue[Input | _Waited] = asyncio.Queue()
-        self._listeners: list[asyncio.Queue[JournaledEvent]] = []
+        self._listeners: list[Listener] = []
         self.closed = asyncio.Event()
         # Set the moment a step closes the table, before its commit: nothing the shell notes after that may follow
         # `table.closed` into the journal (the command listener's `command.listening`, subscribing late).
@@ -306,22 +306,26 @@ class TableService:
         """`wake` is called when a step put requests for the link controller in the outbox (SendLink)."""
         self._commands.link_wake = wake
 
-    def subscribe(self) -> asyncio.Queue[JournaledEvent]:
-        """Every journaled event, in seq order, from now on (for the console and the demo's floor). The queue is
-        unbounded: whoever subscribes reads it for as long as the table runs, or unsubscribes."""
-        q: asyncio.Queue[JournaledEvent] = asyncio.Queue()
+    def subscribe(self, name: str, kind: ListenerKind, bound: int = LISTENER_BOUND) -> Listener:
+        """Every journaled event, in seq order, from now on, on a queue of at most `bound` events. `kind` says what
+        falling behind by the bound does (controller/shell/listeners.py): a "lossy" listener loses its oldest events,
+        counted and logged; a "lossless" one is detached and the table raises `tilt:listener:<name>`."""
+        q = Listener(name, kind, bound)
         self._listeners.append(q)
         return q
 
     def unsubscribe(self, q: asyncio.Queue[JournaledEvent]) -> None:
         """Stop filling `q` (a listener that is done with it)."""
-        with contextlib.suppress(ValueError):
-            self._listeners.remove(q)
+        self._listeners = [x for x in self._listeners if x is not q]
 
     @property
     def listeners(self) -> int:
         """How many queues every journaled event is put on."""
         return len(self._listeners)
+
+    def subscribers(self) -> list[Listener]:
+        """The queues every journaled event is put on (their kinds, drops and high water: tests, diagnostics)."""
+        return list(self._listeners)
 
     async def run(self) -> None:
         """Start the devices, open the table and step inputs until the table is closed."""
@@ -476,9 +480,19 @@ class TableService:
     def _announce(self, journaled: list[JournaledEvent], offered: bool = False) -> None:
         for ev in journaled:
             for q in self._listeners:
-                q.put_nowait(ev)
+                if not q.offer(ev):
+                    self._detach(q)
         if journaled and not offered:
             self._on_journaled()
+
+    def _detach(self, q: Listener) -> None:
+        """A lossless listener behind by its bound: kept, it would hold every event from now on; dropped from, it would
+        lose what it exists to keep. So it stops being filled and the table tilts, naming it (house rules: critical
+        state never resets silently)."""
+        self._listeners = [x for x in self._listeners if x is not q]
+        tilt, reason, remedy = q.tilt()
+        log.error(DETACHED, listener=q.name, bound=q.maxsize, tilt=tilt, reason=reason)
+        self.submit(RaiseTilt(tilt, reason, remedy))
 
     async def _execute(self, commands: list[DeviceCommand]) -> None:
         # Carried out by controller/shell/device_commands.py: one match on the command's type, no state read back.

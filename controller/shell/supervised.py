@@ -82,7 +82,14 @@ class SupervisedTable:
 
             directory = archive_directory(config, journal.path)
             self.archiver = Archiver(
-                journal.path, config.table_id, keep, directory, lambda: self.service.state, self.service.subscribe()
+                journal.path,
+                config.table_id,
+                keep,
+                directory,
+                lambda: self.service.state,
+                # lossy: it only counts rounds ended to time its passes; a drop makes a pass due (the journal keeps
+                # every row until a pass archives it)
+                self.service.subscribe("journal-archive", "lossy"),
             )
 
     def specs(
@@ -99,12 +106,18 @@ class SupervisedTable:
         if params.levels:
             # Only a table with progressive levels follows its meters: a subscribed queue nobody reads would keep
             # every journaled event of the table's life in memory (about 60 kB a seven-seat round, issue 19).
-            meters = service.subscribe()
+            # lossy: the retained topics show the journaled meters; after a drop every level is published again.
+            meters = service.subscribe("meters", "lossy")
             specs.append(
                 TaskSpec(
                     "meters",
                     lambda: follow_meters(
-                        meters, lambda: service.state.meters, params, self.config.table_id, publisher
+                        meters,
+                        lambda: service.state.meters,
+                        params,
+                        self.config.table_id,
+                        publisher,
+                        dropped=lambda: meters.dropped,
                     ),
                     why="the retained meter topics",
                 )
@@ -135,7 +148,7 @@ class SupervisedTable:
                 )
             )
         if out is not None:
-            console = Console(service.subscribe(), out)
+            console = Console(service.subscribe("console", "lossy"), out)  # lossy: a display
             specs.append(TaskSpec("console", console.run, escalate_after=NEVER, why="display only"))
         if systemd is not None:
             specs.append(TaskSpec("systemd", systemd.run, escalate_after=NEVER, why="no pings while down"))

@@ -124,7 +124,7 @@ class SystemdSupervisor:
             self.notifier.close()
 
     async def _statuses(self) -> None:
-        events = self.service.subscribe()
+        events = self.service.subscribe("systemd-status", "lossy")  # lossy: only a wake-up; the line reads the state
         try:
             while True:
                 with contextlib.suppress(TimeoutError):

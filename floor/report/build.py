@@ -87,6 +87,7 @@ def build(f: Figures, scope: Scope, floor_name: str, expected: ExactFrequencies 
         _rounds(f, game_of),
         _wagers(f, game_of),
         _takes(f, game_of),
+        _abandoned(f, game_of),
     ]
     hits_section, hits = _hits(f, game_of, expected)
     sections += [hits_section, *_progressives(f, game_of), *_operations(f, game_of)]
@@ -149,6 +150,30 @@ def _wagers(f: Figures, game_of: Callable[[str], str]) -> Section:
         out,
         "handle = the amounts of the wagers settled or collected at a fold (a bet withdrawn is not handle); "
         "win = collected - paid; hold % = 100 x win / handle",
+    )
+
+
+def _abandoned(f: Figures, game_of: Callable[[str], str]) -> Section:
+    rows = _rollup(
+        ((t, (r,), [lost, held, house, player, end]) for t, r, lost, held, house, player, end in f.abandoned), game_of
+    )
+    return Section(
+        "abandoned",
+        "Wagers abandoned by a player who left (.7(b))",
+        [
+            "scope",
+            "id",
+            "rule",
+            "collected_at_once_cents",
+            "held_cents",
+            "released_to_house_cents",
+            "released_to_player_cents",
+            "held_at_end_cents",
+        ],
+        rows,
+        "collected at once (abandoned_wagers = lose) and released to the house are collected: in the wagers' "
+        "handle and win above; held, they are neither until released; released to the player, the wager is "
+        "returned (not a win, not handle); held at end = every hold less every release before the period's end",
     )
 
 

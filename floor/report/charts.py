@@ -73,3 +73,30 @@ def hit_frequencies(rows: list[HitRow]) -> str:
     ax.set_title("Hit frequency of each paytable row against its expectation", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     return _svg(fig)
+
+
+def abandoned_wagers(rows: list[list[object]]) -> str:
+    """Per table (the abandoned section's table rows): what the house collected of a departed player's wagers, what
+    went back to him, and what is still held at the period's end."""
+    rows = [r for r in rows if r[0] == "table"]
+    fig = Figure(figsize=(7.5, 0.35 * max(len(rows), 2) + 1.2))
+    ax = fig.add_subplot()
+    labels = [f"{r[1]} {r[2]}" for r in rows]
+    collected = [(_cents(r[3]) + _cents(r[5])) / 100 for r in rows]
+    returned = [_cents(r[6]) / 100 for r in rows]
+    held = [_cents(r[7]) / 100 for r in rows]
+    ys = list(range(len(rows)))
+    ax.barh(ys, collected, color=INK, label="collected (at once or released to the house)")
+    ax.barh(ys, returned, left=collected, color="#7f8c8d", label="released to the player (returned)")
+    ax.barh(ys, held, left=[a + b for a, b in zip(collected, returned, strict=True)], color=ACCENT, label="held")
+    ax.set_yticks(ys, labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("dollars")
+    ax.set_title("Wagers abandoned by a player who left, by table", fontsize=10)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(axis="x", alpha=0.3)
+    return _svg(fig)
+
+
+def _cents(v: object) -> int:
+    return v if isinstance(v, int) else 0

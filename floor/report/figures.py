@@ -71,6 +71,8 @@ class Figures:
     )  # table, device, down s, faults, codes
     tilts: list[tuple[str, str, str, str | None, float]] = field(default_factory=list)  # table, tilt, from, to, s
     commands: list[tuple[str, str, str, int]] = field(default_factory=list)  # table, verb, role or outcome, count
+    # table, rule, collected at once, held, released to the house, released to the player, held at the period's end
+    abandoned: list[tuple[str, str, int, int, int, int, int]] = field(default_factory=list)
 
 
 _TABLE_GAMES = """
@@ -137,18 +139,22 @@ def gather(conn: Conn, scope: Scope) -> Figures:
         )
     ]
     f.devices, f.tilts, f.commands = _timelines(conn, scope, where, params)
+    f.abandoned = _abandoned(conn, scope, where, params)
     return f
 
 
 def _wagers(conn: Conn, where: str, params: list[Any]) -> list[tuple[datetime, str, str, int, int, int, int]]:
     """Per hour, table and wager: settled count, handle, collected, paid. A bet withdrawn (643a.11(b)) was never at
-    risk and is not handle; a fold's wagers are collected at the fold (seat.folded)."""
+    risk and is not handle; a fold's wagers are collected at the fold (seat.folded); a departed player's wagers
+    (.7(b)) when the house collects them: at once (`wagers.abandoned`, disposition "lose") or when a floorperson
+    releases the held ones to it (`held_wagers.released`, to "house"). Held, or released to the player, they are
+    neither handle nor win (the wager goes back, as a push's would)."""
     sql = f"""
     WITH s AS (SELECT date_trunc('hour', ts) AS hour, table_id, type, payload FROM events e WHERE {where}
-               AND (type LIKE '%%.settled' OR type = 'seat.folded'))
+               AND (type LIKE '%%.settled' OR type IN ('seat.folded', 'wagers.abandoned', 'held_wagers.released')))
     SELECT hour, table_id, w->>'wager', count(*), sum((w->>'amount')::bigint), sum((w->>'collected')::bigint),
            sum((w->>'paid')::bigint)
-    FROM s, jsonb_array_elements(s.payload->'wagers') w
+    FROM s, jsonb_array_elements(CASE WHEN type LIKE '%%.settled' THEN s.payload->'wagers' END) w
     WHERE s.payload ? 'wagers' AND w->>'outcome' <> 'withdrawn' GROUP BY 1, 2, 3
     UNION ALL
     SELECT hour, table_id, coalesce(payload->>'wager', split_part(type, '.', 1)), count(*),
@@ -158,6 +164,11 @@ def _wagers(conn: Conn, where: str, params: list[Any]) -> list[tuple[datetime, s
     UNION ALL
     SELECT hour, table_id, c.key, count(*), sum(c.value::bigint), sum(c.value::bigint), 0
     FROM s, jsonb_each_text(s.payload->'collected') c WHERE type = 'seat.folded' GROUP BY 1, 2, 3
+    UNION ALL
+    SELECT hour, table_id, c.key, count(*), sum(c.value::bigint), sum(c.value::bigint), 0
+    FROM s, jsonb_each_text(s.payload->'wagers') c
+    WHERE (type = 'wagers.abandoned' AND payload->>'disposition' = 'lose')
+       OR (type = 'held_wagers.released' AND payload->>'to' = 'house') GROUP BY 1, 2, 3
     """
     out: dict[tuple[datetime, str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for hour, t, w, n, handle, coll, paid in _rows(conn, sql, params):
@@ -210,6 +221,46 @@ def _liability(conn: Conn, scope: Scope) -> list[tuple[str, str, int, int]]:
         params.append(scope.chapter)
     sql += " ORDER BY table_id, level, ts DESC, as_of_seq DESC"
     return [(t, lv, int(d), int(r)) for t, lv, d, r in _rows(conn, sql, params)]
+
+
+# What a `wagers.abandoned` puts on hold: its wagers but those gone back to a game account (`to_account`, 605a.2(d)(2)).
+_HELD = """(SELECT coalesce(sum(v::bigint), 0) FROM jsonb_each_text(payload->'wagers') x(k, v)
+            WHERE NOT coalesce(payload->'to_account', '{}'::jsonb) ? k)"""
+
+
+def _abandoned(
+    conn: Conn, scope: Scope, where: str, params: list[Any]
+) -> list[tuple[str, str, int, int, int, int, int]]:
+    """Per table and rule (.7(b) of its chapter): the departed players' wagers collected at once, put on hold,
+    released to the house and to the player in the period, and still held at its end (every hold and release
+    before the end, whenever it began: a hold may outlast a gaming day)."""
+
+    def amounts(where: str) -> str:
+        return f"""
+    SELECT table_id, rule,
+      coalesce(sum({_HELD}) FILTER (WHERE type = 'wagers.abandoned' AND payload->>'disposition' = 'lose'), 0),
+      coalesce(sum({_HELD}) FILTER (WHERE type = 'wagers.abandoned' AND payload->>'disposition' = 'hold'), 0),
+      coalesce(sum((payload->>'amount')::bigint) FILTER (WHERE type = 'held_wagers.released'
+                                                         AND payload->>'to' = 'house'), 0),
+      coalesce(sum((payload->>'amount')::bigint) FILTER (WHERE type = 'held_wagers.released'
+                                                         AND payload->>'to' = 'player'), 0)
+    FROM events e WHERE {where} AND type IN ('wagers.abandoned', 'held_wagers.released') GROUP BY 1, 2"""
+
+    found = {
+        (t, r or ""): [int(a), int(b), int(c), int(d), 0] for t, r, a, b, c, d in _rows(conn, amounts(where), params)
+    }
+    until = "e.gaming_day <= %s AND e.ts < %s"
+    until_params: list[Any] = [scope.period.last_day, scope.period.end]
+    if scope.table_id is not None:
+        until += " AND e.table_id = %s"
+        until_params.append(scope.table_id)
+    if scope.chapter is not None:
+        until += " AND e.table_id IN (SELECT table_id FROM table_games WHERE chapter = %s)"
+        until_params.append(scope.chapter)
+    for t, r, _lost, held, house, player in _rows(conn, amounts(until), until_params):
+        if held - house - player:
+            found.setdefault((t, r or ""), [0, 0, 0, 0, 0])[4] = int(held - house - player)
+    return [(t, r, v[0], v[1], v[2], v[3], v[4]) for (t, r), v in sorted(found.items())]
 
 
 _TIMELINE_TYPES = [

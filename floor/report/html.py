@@ -57,6 +57,8 @@ def to_html(r: Report) -> str:
         parts.append(f"<figure>{charts.hold_over_time(r.hourly_hold)}</figure>")
         if any(h.expected for h in r.hits):
             parts.append(f"<figure>{charts.hit_frequencies(r.hits)}</figure>")
+        if r.section("abandoned").rows:
+            parts.append(f"<figure>{charts.abandoned_wagers(r.section('abandoned').rows)}</figure>")
         parts.append("</section>")
     for s in r.sections:
         parts.append(f"<section><h2>{escape(s.title)}</h2>{_table(s)}")

@@ -103,7 +103,7 @@ class Daemon:
         def people(service: TableService) -> list[Coroutine[Any, Any, None]]:
             self.service = service
             floor = SimulatedFloor(service, sims, RandomPolicy(rng), None, 0.0)
-            return [floor.run(), self._collect(service.subscribe())]
+            return [floor.run(), self._collect(service.subscribe("test", "lossless"))]
 
         self.task = asyncio.create_task(
             run_table(

@@ -101,7 +101,7 @@ async def test_hit_lights_the_seat_a_replugged_station_is_lit_again_validation_d
 
         def companions(service: TableService) -> list[Coroutine[Any, Any, None]]:
             floor = SimulatedFloor(service, sims, ScriptedPolicy([ROUND]), rounds=1, pace=0)
-            watch = Watch(service.subscribe())
+            watch = Watch(service.subscribe("test", "lossless"))
             outcome["watch"] = watch
             return [floor.run(), reported(scenario(service, watch))]
 

@@ -20,6 +20,7 @@ from controller.config.table import TableConfig, load_config
 from controller.core.events import JournaledEvent
 from controller.engine.state import Phase, RoundState, TableState
 from controller.shell.archiver import ArchiveFailed, Archiver, archive_directory, every_rounds
+from controller.shell.listeners import Listener
 from controller.store import archive as store_archive
 from controller.store.archive import archive, default_dir
 from controller.store.schema import JournalError
@@ -51,7 +52,7 @@ async def test_the_delete_waits_for_a_moment_between_rounds_the_sealing_does_not
         asked.set()  # the gate is first asked once the first segment is sealed (controller/shell/archiver.py)
         return state
 
-    events: asyncio.Queue[JournaledEvent] = asyncio.Queue()
+    events = Listener("journal-archive", "lossy")
     arch = Archiver(path, TABLE, 2, default_dir(path), current, events, max_rows=12)
     task = asyncio.create_task(arch.run_pass())
     await asked.wait()
@@ -99,7 +100,7 @@ async def test_a_directory_that_cannot_be_made_fails_the_pass_and_keeps_every_ro
     make(path, 5)
     blocker = tmp_path / "archive"
     blocker.write_text("not a directory\n")
-    arch = Archiver(path, TABLE, 1, blocker, lambda: TableState(TABLE), asyncio.Queue())
+    arch = Archiver(path, TABLE, 1, blocker, lambda: TableState(TABLE), Listener("journal-archive", "lossy"))
     with pytest.raises(ArchiveFailed, match="cannot create the archive directory"):
         await arch.run_pass()
     assert arch.due  # retried when the supervisor restarts the task
@@ -129,7 +130,7 @@ async def test_a_pass_cancelled_while_sealing_closes_its_connection_only_after_t
         return seal(db, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(store_archive, "seal_next", slow_seal)
-    arch = Archiver(path, TABLE, 2, default_dir(path), lambda: TableState(TABLE), asyncio.Queue())
+    arch = Archiver(path, TABLE, 2, default_dir(path), lambda: TableState(TABLE), Listener("journal-archive", "lossy"))
     task = asyncio.create_task(arch.run_pass())
     await asyncio.to_thread(inside.wait, 10)
     task.cancel()

@@ -57,14 +57,14 @@ async def test_the_stations_lock_while_the_commit_is_still_on_the_disk(tmp_path:
         svc.sink = spy  # type: ignore[method-assign]
         running = asyncio.create_task(svc.run())
         try:
-            opened = svc.subscribe()
+            opened = svc.subscribe("test", "lossless")
             async with asyncio.timeout(FAILURE_BOUND):
                 await svc.ready.wait()
                 while (await opened.get()).type != "betting.opened":
                     pass
                 while not locked.empty():
                     locked.get_nowait()
-            listener = svc.subscribe()
+            listener = svc.subscribe("test", "lossless")
             with disk_stalled(journal) as release:
                 svc.submit(CloseTable())
                 async with asyncio.timeout(FAILURE_BOUND):

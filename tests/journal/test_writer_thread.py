@@ -109,7 +109,7 @@ async def test_inputs_that_arrive_during_a_commit_are_committed_together(
 ) -> None:
     svc, journal = service
     await svc.submit_and_wait(fault(0))  # the table's opening steps are all journaled: nothing is in flight
-    listener = svc.subscribe()
+    listener = svc.subscribe("test", "lossless")
     submitted = commits_submitted(svc)
     with disk_stalled(journal) as release:
         svc.sink(fault(1))
@@ -134,7 +134,7 @@ async def test_a_note_during_a_commit_is_announced_after_that_commits_events(
 ) -> None:
     svc, journal = service
     await svc.submit_and_wait(fault(0))  # the table's opening steps are all journaled: nothing is in flight
-    listener = svc.subscribe()
+    listener = svc.subscribe("test", "lossless")
     submitted = commits_submitted(svc)
     with disk_stalled(journal) as release:
         svc.sink(fault(1))

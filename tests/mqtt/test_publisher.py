@@ -264,7 +264,7 @@ async def test_rounds_played_through_an_outage_are_replayed_in_order(
     rng = random.Random(7)
 
     async def outage(service: TableService) -> None:
-        events = service.subscribe()
+        events = service.subscribe("test", "lossless")
         completed = 0
         while True:
             ev = await events.get()

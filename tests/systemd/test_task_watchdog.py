@@ -71,7 +71,7 @@ async def test_no_ping_while_a_required_task_is_down_and_a_tilt_when_it_keeps_fa
         tasks_down=lambda: tasks.down(required_only=True),
     )
     flaky = Flaky()
-    heard = service.subscribe()
+    heard = service.subscribe("test", "lossless")
     running = [asyncio.create_task(service.run()), asyncio.create_task(systemd.run())]
     try:
         await notify_socket.await_for(lambda n: n.get("READY") == "1", 10, "READY=1")
