@@ -14,7 +14,7 @@ import copy
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Any
 
 import psycopg
@@ -23,6 +23,7 @@ from psycopg.types.json import Jsonb
 from controller.mqtt.contract import Birth, DeviceStatus, ProgressiveMeter, TableEvent, TableStatus
 from floor.config import GamingDaySection
 from floor.days import gaming_day, parse_ts
+from floor.gaps import carry_since
 from floor.links import LinkEventMsg, LinkLive
 from floor.live import TableLive
 from floor.messages import Incoming, LinkIncoming, Rejected
@@ -164,7 +165,8 @@ class ArchiveWriter:
                 events.setdefault(m.model.event_id, (m, m.model))
         result.events_in = len(events)
         rows = [_event_row(m, e, self.gd) for m, e in events.values()]
-        seqs, live = self._next_state(batch, [e for _, e in events.values()])
+        now = at or datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+        seqs, live = self._next_state(batch, [e for _, e in events.values()], now)
         links = [m for m in batch if isinstance(m, LinkIncoming)]
         async with self.conn.transaction():
             await self._ensure_partitions({r[0] for r in rows})
@@ -194,7 +196,7 @@ class ArchiveWriter:
                 )
 
     def _next_state(
-        self, batch: Sequence[Incoming | LinkIncoming | Rejected], events: list[TableEvent]
+        self, batch: Sequence[Incoming | LinkIncoming | Rejected], events: list[TableEvent], now: str
     ) -> tuple[dict[str, SeqRanges], dict[str, TableLive]]:
         seqs: dict[str, SeqRanges] = {}
         by_table: dict[str, list[int]] = {}
@@ -210,9 +212,10 @@ class ArchiveWriter:
                 live[m.table_id] = copy.deepcopy(self.state.table(m.table_id))
             _apply(live[m.table_id], m)
         for table_id, ranges in seqs.items():
-            live.setdefault(table_id, copy.deepcopy(self.state.table(table_id))).gaps = [
-                [a, b] for a, b in ranges.gaps()
-            ]
+            model = live.setdefault(table_id, copy.deepcopy(self.state.table(table_id)))
+            gaps = ranges.gaps()
+            model.gap_since = carry_since(model.gaps, model.gap_since, gaps, now)
+            model.gaps = [[a, b] for a, b in gaps]
         return seqs, live
 
     async def _ensure_partitions(self, days: Iterable[date]) -> None:

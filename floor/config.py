@@ -105,29 +105,12 @@ class IngestSection(_Section):
     flush_ms: int = Field(20, ge=1, le=10_000)
 
 
-class ResendSection(_Section):
-    """Asking a table to publish again what a seq gap misses (docs/floor.md, "Asking a table to send again"): with
-    the floor's own key (role `floor` in each table's [[supervisors]], allowed `resend` only); without one, `tablectl
-    floor gaps` prints the command an operator can send."""
+class GapsSection(_Section):
+    """Seq gaps that stay open (docs/floor.md, "A gap that stays"). The floor holds no key and asks nothing by itself:
+    it says a gap is stale and the `tablectl command send ... resend` line a person runs with a key of their own."""
 
-    key_file: Path | None = None
-    key_id: str | None = Field(None, pattern=r"^[A-Za-z0-9_.@\-]{1,64}$")
-    # A gap this old is asked for: younger ones are mostly a table's own replay still under way.
-    grace_s: float = Field(30.0, ge=0, le=86_400)
-    # After each unanswered or unfilled request the wait doubles from grace_s (at least 1 s) up to this.
-    backoff_max_s: float = Field(600.0, ge=1, le=86_400)
-    # Requests in flight at once, over every table.
-    max_outstanding: int = Field(4, ge=1, le=100)
-    reply_timeout_s: float = Field(15.0, gt=0, le=300)
-
-    @model_validator(mode="after")
-    def _key_and_id(self) -> ResendSection:
-        if (self.key_file is None) != (self.key_id is None):
-            raise ValueError(
-                "give both key_file and key_id (the floor's key and its key_id in the tables' [[supervisors]]), "
-                "or neither"
-            )
-        return self
+    # A gap open this long is stale: a table's own replay after an outage fills its gaps well within it.
+    grace_s: float = Field(30.0, ge=1, le=86_400)
 
 
 class ConsoleKey(_Section):
@@ -205,7 +188,7 @@ class FloorConfig(_Section):
     export: ExportSection = ExportSection()
     ingest: IngestSection = IngestSection()
     console: ConsoleSection = ConsoleSection()
-    resend: ResendSection = ResendSection()
+    gaps: GapsSection = GapsSection()
 
     @model_validator(mode="after")
     def _shift_names(self) -> FloorConfig:
@@ -233,7 +216,7 @@ _FIXES = {
     "start": 'write "HH:MM" on the 24-hour clock',
     "end": 'write "HH:MM" on the 24-hour clock',
     "console.listen": 'write HOST:PORT, e.g. listen = "127.0.0.1:8480" or "[::1]:8443"',
-    "resend": "make the key with `tablectl command keygen --out floor.pem --key-id floor --role floor`",
+    "gaps.grace_s": "give the seconds a seq gap may stay open before the floor says it is stale, 1 to 86400 (default 30)",
     "public_key": "paste the public key the console's enrolment page showed (base64 of 32 bytes)",
 }
 

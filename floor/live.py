@@ -64,6 +64,8 @@ class TableLive:
     meters: dict[str, dict[str, Any]] = field(default_factory=dict)
     pending_jackpots: dict[str, dict[str, Any]] = field(default_factory=dict)
     gaps: list[list[int]] = field(default_factory=list)
+    # When each of `gaps` was first seen missing (floor/gaps.py: a gap open past [gaps] grace_s is stale).
+    gap_since: list[str] = field(default_factory=list)
     alarms: int = 0
 
     def apply_event(self, e: TableEvent) -> None:

@@ -13,27 +13,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 import aiomqtt
 import psycopg
 import structlog
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from controller.supervisor.envelope import sign_command
 from floor.archive import ArchiveWriter, AsyncConn, WriteResult, load_state
-from floor.config import FloorConfig, FloorConfigError, read_secret
-from floor.console.relay import relay_command
+from floor.config import FloorConfig, read_secret
 from floor.console.server import ConsoleServer
 from floor.db import async_connect, connect
+from floor.gaps import StaleWatch, open_gaps, resend_command
 from floor.messages import Incoming, LinkIncoming, Rejected, parse, subscriptions
-from floor.resend import Key, ResendPlan
 from floor.schema import migrate
 from floor.sdnotify import Notifier
 
@@ -59,6 +53,7 @@ class FloorService:
         self.mqtt_up = False
         self.db_up = False
         self.archived = 0
+        self.stale_gaps = 0
         self.stopping = asyncio.Event()
         self.failure: BaseException | None = None
         self.console: ConsoleServer | None = ConsoleServer(config) if config.console.listen else None
@@ -76,9 +71,8 @@ class FloorService:
             await self._start_console(writer)
         listener = asyncio.create_task(self._listen(), name="floor-listener")
         watchdog = asyncio.create_task(self._watchdog(), name="floor-watchdog")
-        tasks = [listener, watchdog]
-        if self.config.resend.key_file is not None:
-            tasks.append(asyncio.create_task(self._resend_loop(writer), name="floor-resend"))
+        gaps = asyncio.create_task(self._watch_gaps(writer), name="floor-gaps")
+        tasks = [listener, watchdog, gaps]
         for task in tasks:
             task.add_done_callback(self._died)
         self.notifier.send(READY=1, STATUS="archiving")
@@ -293,68 +287,42 @@ class FloorService:
         for table_id, gaps in result.gaps_filled.items():
             log.info("seq gap filled", table_id=table_id, filled=[f"{a}-{b}" for a, b in gaps])
 
-    # -- asking the tables for what a gap misses (floor/resend.py) ---------------------------------------------
+    # -- gaps that stay open (floor/gaps.py): said, never asked for (the floor holds no key) ------------------
 
-    async def _resend_loop(self, writer: ArchiveWriter) -> None:
-        """Every second: the gaps older than the grace period, asked for with the floor's key, a few at a time."""
-        settings = self.config.resend
-        assert settings.key_file is not None and settings.key_id is not None
-        key = load_floor_key(settings.key_file)
-        plan = ResendPlan(settings.grace_s, settings.backoff_max_s, settings.max_outstanding)
-        loop = asyncio.get_running_loop()
-        asking: set[asyncio.Task[None]] = set()
-        log.info("asking tables to resend open gaps", key_id=settings.key_id, grace_s=settings.grace_s)
-        try:
-            while True:
-                gaps = {t: r.gaps() for t, r in writer.state.seqs.items()}
-                for request in plan.due(gaps, loop.time()):
-                    task = asyncio.create_task(self._ask(key, settings.key_id, plan, request))
-                    asking.add(task)
-                    task.add_done_callback(asking.discard)
-                await asyncio.sleep(min(1.0, max(settings.grace_s, 0.1)))
-        finally:
-            for task in asking:
-                task.cancel()
-
-    async def _ask(self, key: Ed25519PrivateKey, key_id: str, plan: ResendPlan, request: Key) -> None:
-        table_id, first, last = request
-        loop = asyncio.get_running_loop()
-        missing: list[tuple[int, int]] = []
-        try:
-            envelope = sign_command(
-                key, table_id=table_id, verb="resend", key_id=key_id, args={"from_seq": first, "to_seq": last}
-            )
-            log.info(
-                "resend requested", table_id=table_id, from_seq=first, to_seq=last, command_id=envelope["command_id"]
-            )
-            raw = json.dumps(envelope, separators=(",", ":")).encode()
-            within = self.config.resend.reply_timeout_s
-            reply = await relay_command(self.config, table_id, "resend", raw, envelope, within)
-            resent = reply.get("resent") if isinstance(reply.get("resent"), dict) else {}
-            for m in resent.get("missing", []) if isinstance(resent, dict) else []:
-                # Seqs the table does not have; one the broker did not acknowledge is worth asking again.
-                if isinstance(m, dict) and not str(m.get("why", "")).startswith("not acknowledged"):
-                    missing.append((int(m["first_seq"]), int(m["last_seq"])))
-            log.info(
-                "resend reply",
-                table_id=table_id,
-                from_seq=first,
-                to_seq=last,
-                outcome=reply.get("outcome"),
-                code=reply.get("code"),
-                reason=reply.get("reason"),
-                sent=resent.get("sent") if isinstance(resent, dict) else None,
-            )
-            if missing:
+    async def _watch_gaps(self, writer: ArchiveWriter) -> None:
+        """Every second: a gap open past [gaps] grace_s is stale; the log warns once for it with the command a person
+        runs, the status line counts them and the console's tiles show them (time alone makes a gap stale, with no
+        message archived to update them)."""
+        config = self.config
+        watch = StaleWatch()
+        while True:
+            before = set(watch.said)
+            gaps = open_gaps(writer.state.live.values(), datetime.now(UTC), config.gaps.grace_s)
+            for g in watch.newly_stale(gaps):
                 log.warning(
-                    "the table does not have some seqs of the gap; not asked for again until the floor restarts",
-                    table_id=table_id,
-                    missing=[f"{a}-{b}" for a, b in missing],
+                    "seq gap stale: the table's own replay has not filled it; send it a resend",
+                    table_id=g.table_id,
+                    missing=g.text,
+                    open_s=round(g.age_s),
+                    command=resend_command(
+                        g.table_id, (g.first_seq, g.last_seq), config.mqtt.broker, config.mqtt.prefix
+                    ),
+                    remedy="run the command with your own key (any role), or press resend in the console",
                 )
-        except Exception:  # one request lost to a bug, never the loop: asked again after the backoff
-            log.exception("resend request failed", table_id=table_id, from_seq=first, to_seq=last)
-        finally:
-            plan.answered(request, loop.time(), missing)
+            if watch.said != before:
+                self.stale_gaps = len(watch.said)
+                if self.db_up and self.mqtt_up:  # else the status says what is down, which matters more
+                    self.notifier.send(STATUS=self._status())
+                if self.console is not None:
+                    try:
+                        self.console.refresh({t for t, _, _ in watch.said ^ before})
+                    except Exception:  # what the browsers see must never stop the watch
+                        log.exception("console update failed")
+            await asyncio.sleep(min(1.0, config.gaps.grace_s / 2))
+
+    def _status(self) -> str:
+        stale = f"; {self.stale_gaps} stale seq gap(s): tablectl floor gaps" if self.stale_gaps else ""
+        return f"archiving: {self.archived} events this run{stale}"
 
     async def _watchdog(self) -> None:
         interval = self.notifier.watchdog_interval
@@ -362,22 +330,8 @@ class FloorService:
             return
         while True:
             if self.db_up and self.mqtt_up:
-                self.notifier.send(WATCHDOG=1, STATUS=f"archiving: {self.archived} events this run")
+                self.notifier.send(WATCHDOG=1, STATUS=self._status())
             await asyncio.sleep(interval)
-
-
-def load_floor_key(path: Path) -> Ed25519PrivateKey:
-    """The floor's own signing key ([resend] key_file), or FloorConfigError saying what to fix."""
-    try:
-        key = load_pem_private_key(path.read_bytes(), password=None)
-    except (OSError, ValueError) as err:
-        raise FloorConfigError(
-            f"resend.key_file {path}: cannot load it ({err}); make one with "
-            f"`tablectl command keygen --out {path} --key-id floor --role floor`"
-        ) from None
-    if not isinstance(key, Ed25519PrivateKey):
-        raise FloorConfigError(f"resend.key_file {path}: not an Ed25519 key; make one with `tablectl command keygen`")
-    return key
 
 
 def _where(dsn: str) -> str:

@@ -1,4 +1,4 @@
-"""`tablectl floor status` and `alarms`: the live model and the archive's integrity, as the service stored them."""
+"""`tablectl floor status`, `alarms` and `gaps`: the live model and the archive's integrity, as stored."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import psycopg
 
 from floor.config import FloorConfig
 from floor.days import parse_ts
+from floor.gaps import age_text, open_gaps, resend_command
 from floor.live import TableLive
-from floor.resend import resend_command
-from floor.seqtrack import SeqRanges
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -28,18 +27,25 @@ def _since(ts: str | None, now: datetime) -> str:
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{max(seconds, 0)}s"
 
 
-def status_text(tables: list[TableLive], conn: Conn) -> str:
+def _now(conn: Conn) -> datetime:
+    row = conn.execute("SELECT now()").fetchone()
+    return row[0] if row else datetime.now(UTC)
+
+
+def status_text(tables: list[TableLive], conn: Conn, grace_s: float) -> str:
     if not tables:
         return "no table has been heard from yet"
-    row = conn.execute("SELECT now()").fetchone()
-    now = row[0] if row else datetime.now(UTC)
+    now = _now(conn)
+    stale = {(g.table_id, g.first_seq): g for g in open_gaps(tables, now, grace_s) if g.stale}
     out = [f"{'table':<20} {'state':<8} {'game':<6} {'phase':<10} {'in phase':>9} {'round':<24} alerts"]
     for t in tables:
         alerts = []
         alerts += [f"tilt {k}" for k in t.tilts]
         alerts += [f"device {d}: {why}" for d, why in t.faults.items()]
         alerts += [f"jackpot pending {j['level']} {j['amount']}c seat {j['seat']}" for j in t.pending_jackpots.values()]
-        alerts += [f"seq gap {a}-{b}" for a, b in t.gaps]
+        alerts += [
+            f"seq gap {a}-{b}" + (" STALE: tablectl floor gaps" if (t.table_id, a) in stale else "") for a, b in t.gaps
+        ]
         alerts += [f"{t.alarms} integrity alarm(s)"] if t.alarms else []
         out.append(
             f"{t.table_id:<20} {t.state:<8} {t.chapter or '-':<6} {t.phase:<10} {_since(t.phase_since, now):>9} "
@@ -68,28 +74,22 @@ def alarms_text(conn: Conn) -> tuple[str, int]:
 
 
 def gaps_text(conn: Conn, config: FloorConfig) -> tuple[str, int]:
-    """Every table's open seq gaps (from its archived ranges) and how to fill each: the `tablectl command send ...
-    resend` lines to run, or that the floor asks itself ([resend] key_file). The count of gaps."""
-    rows = conn.execute("SELECT table_id, seq_ranges FROM floor_tables ORDER BY table_id").fetchall()
-    out: list[str] = []
-    count = 0
-    asks = config.resend.key_file is not None
-    for table_id, ranges in rows:
-        for first, last in SeqRanges.from_json(ranges).gaps():
-            count += 1
-            out.append(f"table {table_id} seq {first}-{last} missing ({last - first + 1} event(s))")
-            if asks:
-                continue
-            out += [
-                f"  {line}"
-                for line in resend_command(str(table_id), (first, last), config.mqtt.broker, config.mqtt.prefix)
-            ]
-    head = f"{count} open seq gap(s)"
-    if count and asks:
-        head += f"; the floor asks the tables itself (key {config.resend.key_id}, after {config.resend.grace_s:g} s)"
-    elif count:
-        head += (
-            "; to fill one, run its line with a key of role floor, technician or supervisor in the table's "
-            "[[supervisors]] (or give the floor its own key: [resend] in the floor config, docs/floor.md)"
+    """Every open seq gap, its age, and the `tablectl command send ... resend` lines that fill it; the count of stale
+    gaps (open past [gaps] grace_s: non-zero is something for a person to do, floor/gaps.py)."""
+    gaps = open_gaps(live_tables(conn), _now(conn), config.gaps.grace_s)
+    stale = [g for g in gaps if g.stale]
+    out = [f"{len(gaps)} open seq gap(s), {len(stale)} stale (open over {config.gaps.grace_s:g} s)"]
+    for g in gaps:
+        age = age_text(g.age_s) if g.since else "age unknown"
+        state = "STALE" if g.stale else "open"
+        out.append(f"table {g.table_id} seq {g.text} missing ({g.last_seq - g.first_seq + 1} event(s)), {state}, {age}")
+        out += [
+            f"  {line}"
+            for line in resend_command(g.table_id, (g.first_seq, g.last_seq), config.mqtt.broker, config.mqtt.prefix)
+        ]
+    if stale:
+        out.append(
+            "to fill one, run its lines with your own key (any role in the table's [[supervisors]]: resend changes "
+            "nothing at the table), or press resend on the table in the console; the floor asks nothing by itself"
         )
-    return "\n".join([head, *out]), count
+    return "\n".join(out), len(stale)

@@ -62,7 +62,7 @@ def add_parser(sub: Subparsers) -> None:
     keygen.add_argument("--key-id", help="the key's name in the config entry (default: the file's name)")
     keygen.add_argument(
         "--role",
-        choices=["floorperson", "supervisor", "technician", "floor"],
+        choices=["floorperson", "supervisor", "technician"],
         default="floorperson",
         help="the role in the config entry (default floorperson)",
     )

@@ -132,17 +132,14 @@ def prefix_problem(prefix: str) -> str | None:
 
 
 # Who may sign which supervisor commands: controller.supervisor.verbs.ROLE_VERBS, docs/commands.md.
-# `floor`: the floor service's own key (docs/floor.md, "Asking a table to send again"), read-only verbs only.
-Role = Literal["floorperson", "supervisor", "technician", "floor"]
+Role = Literal["floorperson", "supervisor", "technician"]
 
 
 class Supervisor(_Strict):
     """A key allowed to sign supervisor commands for this table (`tablectl command keygen` prints the entry)."""
 
     key_id: str = Field(pattern=r"^[A-Za-z0-9_.@\-]{1,64}$", description="the name commands give as key_id")
-    role: Role = Field(
-        description="floorperson, supervisor, technician or floor: the verbs it may sign (docs/commands.md)"
-    )
+    role: Role = Field(description="floorperson, supervisor or technician: the verbs it may sign (docs/commands.md)")
     public_key: str = Field(description="base64 of the raw 32-byte Ed25519 public key")
 
     @field_validator("public_key")

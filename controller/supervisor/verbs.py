@@ -244,12 +244,13 @@ ROLE_VERBS: Mapping[Role, frozenset[str]] = {
             "bind_player",
             "player_left",
             "release_held",
+            # Changes nothing at the table, and the person at the console when the floor shows a stale gap is most
+            # often the floorperson (docs/commands.md, "Roles").
+            "resend",
         }
     ),
     "technician": frozenset({"mark_out_of_order", "back_in_service", "acknowledge_tilt", "resend"}),
     "supervisor": frozenset(VERBS),
-    # The floor service's own key: asks for what its archive misses, nothing that changes the table.
-    "floor": frozenset({"resend"}),
 }
 
 

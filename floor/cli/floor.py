@@ -6,7 +6,7 @@ tablectl floor --config FLOOR.toml status [--json]         every table's live mo
 tablectl floor --config FLOOR.toml round ROUND_ID [--json] a round's whole story (recall)
 tablectl floor --config FLOOR.toml rounds TABLE [--last N] the last N rounds of a table
 tablectl floor --config FLOOR.toml alarms                  integrity alarms and open seq gaps
-tablectl floor --config FLOOR.toml gaps                    open seq gaps and the `resend` commands that fill them
+tablectl floor --config FLOOR.toml gaps                    open seq gaps, their age, the `resend` lines (1: stale)
 tablectl floor --config FLOOR.toml retention [--apply]     what the retention policy drops, and drop it
 tablectl floor --config FLOOR.toml console keys            the keys enrolled in the console
 tablectl floor --config FLOOR.toml console approve KEY_ID [--role ROLE]  let an enrolled key log in
@@ -58,7 +58,9 @@ def add_parser(sub: Subparsers) -> None:
     rs.add_argument("--last", type=int, default=10, help="how many rounds (default 10)")
     rs.add_argument("--json", action="store_true")
     actions.add_parser("alarms", help="integrity alarms and seq gaps")
-    actions.add_parser("gaps", help="open seq gaps and the `tablectl command send ... resend` lines that fill them")
+    actions.add_parser(
+        "gaps", help="open seq gaps, their age and the `tablectl command send ... resend` lines (exit 1: one is stale)"
+    )
     ret = actions.add_parser("retention", help="the gaming days the retention policy drops")
     ret.add_argument("--apply", action="store_true", help="drop them (else only say which)")
     con = actions.add_parser("console", help="the console's enrolled keys, and approving one (docs/console.md)")
@@ -104,7 +106,11 @@ def _query(
 ) -> int:
     if action == "status":
         tables = live_tables(conn)
-        print(json.dumps([t.to_json() for t in tables], indent=2) if args.json else status_text(tables, conn))
+        print(
+            json.dumps([t.to_json() for t in tables], indent=2)
+            if args.json
+            else status_text(tables, conn, config.gaps.grace_s)
+        )
         return 0
     if action == "round":
         story = recall_round(conn, args.round_id)

@@ -92,7 +92,7 @@ class ConsoleServer:
         self.console = config.console
         self.clock = clock
         pits = {t: pit for pit, tables in self.console.pits.items() for t in tables}
-        self.view = FloorView(pits=pits)
+        self.view = FloorView(pits=pits, grace_s=config.gaps.grace_s)
         self.sessions = Sessions(self.console.session_minutes)
         self.streams: set[asyncio.Queue[tuple[str, str] | None]] = set()
         self.runner: web.AppRunner | None = None
@@ -163,6 +163,13 @@ class ConsoleServer:
             return
         update: dict[str, Any] = {**self.delta(changed, changed_links, self.clock()), "lines": lines}
         if self.streams and (update["tiles"] or update["alerts"] or update["links"] or lines):
+            self._broadcast("update", json.dumps(update))
+
+    def refresh(self, tables: set[str]) -> None:
+        """Send the browsers these tables' tiles and alerts again where time alone changed them (a gap gone stale,
+        floor/gaps.py), with no message archived."""
+        update: dict[str, Any] = {**self.delta(tables & set(self.view.live), set(), self.clock()), "lines": []}
+        if self.streams and (update["tiles"] or update["alerts"]):
             self._broadcast("update", json.dumps(update))
 
     def delta(self, tables: set[str], links: set[str], now: datetime) -> dict[str, Any]:

@@ -49,8 +49,8 @@ VERBS: dict[str, ConsoleVerb] = {
         ConsoleVerb("acknowledge_tilt", _ALL, "Acknowledge the tilt (it stays until cleared)", "58 Pa. Code 643a/655a"),
         ConsoleVerb("clear_tilt", _SUP, "Clear the tilt: the table may go on", "58 Pa. Code 643a/655a"),
         ConsoleVerb("validate_jackpot", _FLOOR, "Validate the progressive payout", "655a.11(i)(1)(iii)"),
-        # Role `floor` also may (the floor service's own key, docs/floor.md); it is no person's, so no session has it.
-        ConsoleVerb("resend", _TECH, "Ask the table to publish the gap's events again", "docs/mqtt.md, Resend"),
+        # Changes nothing at the table: whoever is at the console when a gap goes stale may ask (docs/commands.md).
+        ConsoleVerb("resend", _ALL, "Ask the table to publish the gap's events again", "docs/mqtt.md, Resend"),
     )
 }
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from floor.gaps import MAX_SEQS, open_gaps
 from floor.links import RULE as LINK_RULE
 from floor.links import LinkLive
 from floor.live import JACKPOT_PENDING, TableLive, is_tilt
@@ -75,6 +76,7 @@ def note_shuffle(x: TableExtra, type_: str, p: dict[str, Any]) -> None:
 @dataclass
 class FloorView:
     pits: dict[str, str] = field(default_factory=dict)  # table_id -> pit
+    grace_s: float = 30.0  # [gaps] grace_s: a seq gap open longer is stale (floor/gaps.py)
     live: dict[str, TableLive] = field(default_factory=dict)
     extra: dict[str, TableExtra] = field(default_factory=dict)
     links: dict[str, LinkLive] = field(default_factory=dict)
@@ -150,6 +152,9 @@ class FloorView:
             "linked_meters": {f"{link.link_id}/{lvl}": dict(m) for link in links for lvl, m in link.meters.items()},
             "linked_jackpots": [{**h, "link_id": link.link_id} for link in links for h in link.panel()["pending"]],
             "gaps": [list(g) for g in live.gaps],
+            "gap_since": list(live.gap_since),
+            # Open past the grace period: a person sends the table a resend (the console's button signs it here).
+            "stale_gaps": [[g.first_seq, g.last_seq] for g in open_gaps([live], now, self.grace_s) if g.stale],
             "alarms": live.alarms,
             "last_seq": live.last_seq,
             "last_event_at": live.last_event_at,
@@ -245,9 +250,26 @@ def table_alerts(t: dict[str, Any]) -> list[dict[str, Any]]:
         )
     if t["state"] in ("offline", "lost"):
         out.append({"table_id": tid, "kind": "offline", "key": t["state"], "since": since, "text": t["state"]})
-    if t["gaps"]:
-        gaps = ", ".join(f"{a}-{b}" for a, b in t["gaps"])
+    stale = [tuple(g) for g in t.get("stale_gaps", [])]
+    young = [(a, b) for a, b in t["gaps"] if (a, b) not in stale]
+    if young:
+        gaps = ", ".join(f"{a}-{b}" for a, b in young)
         out.append({"table_id": tid, "kind": "gap", "key": gaps, "since": since, "text": f"seq gap {gaps}"})
+    for i, (a, b) in enumerate(t["gaps"]):
+        if (a, b) in stale:
+            # The button asks for the gap's first command's worth (MAX_SEQS); what stays is asked for next.
+            upto = min(b, a + MAX_SEQS - 1)
+            out.append(
+                {
+                    "table_id": tid,
+                    "kind": "gap",
+                    "key": f"{a}-{b}",
+                    "since": t["gap_since"][i] if i < len(t["gap_since"]) and t["gap_since"][i] else since,
+                    "text": f"seq gap {a}-{b} stale: the table's own replay has not filled it; ask it to send again",
+                    "verb": "resend",
+                    "args": {"from_seq": a, "to_seq": upto},
+                }
+            )
     for a in out:
         a.update(group=group, rank=0 if a["kind"] == "jackpot" else 1, target="table", target_id=tid)
     return out

@@ -211,9 +211,9 @@ def test_roles() -> None:
         "bind_player",
         "player_left",
         "release_held",
+        "resend",
     }
     assert ROLE_VERBS["technician"] == {"mark_out_of_order", "back_in_service", "acknowledge_tilt", "resend"}
-    assert ROLE_VERBS["floor"] == {"resend"}
 
 
 def test_a_floorperson_records_a_player_who_left_mid_round_655a_7_b(gate: CommandGate, keys: dict[str, Key]) -> None:

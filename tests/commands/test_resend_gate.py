@@ -1,6 +1,7 @@
-"""`resend {from_seq, to_seq}` at the gate: who may ask (the floor service's own key, role `floor`; a technician; a
-supervisor), the bounded range, and the checks every command goes through (replay). The verb reaches no engine: the
-gate hands the listener its arguments, with no input to step (docs/commands.md, "resend")."""
+"""`resend {from_seq, to_seq}` at the gate: who may ask (every person's role: it changes nothing at the table; no key
+of the floor service's own, which holds none: DESIGN.md, "The floor"), the bounded range, and the checks every command
+goes through (replay). The verb reaches no engine: the gate hands the listener its arguments, with no input to step
+(docs/commands.md, "resend")."""
 
 from __future__ import annotations
 
@@ -10,20 +11,19 @@ from typing import Any
 
 import pytest
 
+from controller.config.errors import ConfigError
 from controller.config.table import CommandSettings, Supervisor
 from controller.supervisor.gate import Accepted, CommandGate, Rejected
 from controller.supervisor.replay import ReplayStore
 from controller.supervisor.verbs import MAX_RESEND, ROLE_VERBS, ResendArgs
-from floor.resend import MAX_SEQS
+from floor.gaps import MAX_SEQS
 from tests.commands.conftest import Key, seeded_key
-from tests.commands.test_gate import NOW, TABLE, raw
-
-FLOOR_KEY = seeded_key("floor-archive", "floor", 9)
+from tests.commands.test_gate import NOW, TABLE, config_with, raw
 
 
 @pytest.fixture
 def gate(tmp_path: Path, keys: dict[str, Key]) -> CommandGate:
-    who = [keys[r] for r in ("floorperson", "supervisor", "technician")] + [FLOOR_KEY]
+    who = [keys[r] for r in ("floorperson", "supervisor", "technician")]
     sups = [Supervisor.model_validate(k.entry()) for k in who]
     return CommandGate(TABLE, sups, CommandSettings(), ReplayStore(tmp_path / "journal.sqlite", TABLE))
 
@@ -39,20 +39,24 @@ def rejected(result: Accepted | Rejected, code: str, *words: str) -> None:
         assert w in result.reason, result.reason
 
 
-@pytest.mark.parametrize("who", ["floor", "technician", "supervisor"])
-def test_the_floor_a_technician_and_a_supervisor_may_ask(gate: CommandGate, keys: dict[str, Key], who: str) -> None:
-    key = FLOOR_KEY if who == "floor" else keys[who]
-    result = gate.check("resend", ask(key, from_seq=12, to_seq=40), NOW)
+@pytest.mark.parametrize("who", ["floorperson", "technician", "supervisor"])
+def test_every_role_may_ask(gate: CommandGate, keys: dict[str, Key], who: str) -> None:
+    result = gate.check("resend", ask(keys[who], from_seq=12, to_seq=40), NOW)
     assert isinstance(result, Accepted), result
     assert result.input is None  # nothing for the engine: the listener carries it out
     assert result.role == who and result.args == ResendArgs(from_seq=12, to_seq=40)
 
 
-def test_a_floorperson_may_not_and_the_floor_key_may_do_nothing_else(gate: CommandGate, keys: dict[str, Key]) -> None:
-    rejected(gate.check("resend", ask(keys["floorperson"], from_seq=1, to_seq=2), NOW), "role_not_allowed", "resend")
-    for verb, args in (("verify_deck", {"deck": "A"}), ("close_table", {}), ("clear_tilt", {"tilt": "critical_state"})):
-        rejected(gate.check(verb, ask(FLOOR_KEY, verb, **args), NOW), "role_not_allowed", "role floor", "may resend")
-    assert ROLE_VERBS["floor"] == {"resend"}
+def test_a_key_the_table_does_not_list_may_not(gate: CommandGate, keys: dict[str, Key]) -> None:
+    result = gate.check("resend", ask(keys["stranger"], from_seq=1, to_seq=2), NOW)
+    assert isinstance(result, Rejected) and result.code != "bad_args", result
+
+
+def test_there_is_no_role_for_a_floor_services_key(keys: dict[str, Key]) -> None:
+    """The floor relays and displays; it never holds a private key (DESIGN.md, "The floor"), so no table lists one."""
+    with pytest.raises(ConfigError, match=r"supervisors\[0\]\.role"):
+        config_with([seeded_key("floor-archive", "floor", 9).entry()])
+    assert set(ROLE_VERBS) == {"floorperson", "supervisor", "technician"}
 
 
 @pytest.mark.parametrize(
@@ -70,21 +74,23 @@ def test_a_floorperson_may_not_and_the_floor_key_may_do_nothing_else(gate: Comma
 def test_a_bad_range_is_refused_naming_the_fix(
     gate: CommandGate, keys: dict[str, Key], args: dict[str, Any], words: tuple[str, ...]
 ) -> None:
-    rejected(gate.check("resend", ask(FLOOR_KEY, **args), NOW), "bad_args", "resend takes from_seq, to_seq", *words)
+    rejected(
+        gate.check("resend", ask(keys["technician"], **args), NOW), "bad_args", "resend takes from_seq, to_seq", *words
+    )
 
 
-def test_the_largest_range_is_accepted(gate: CommandGate) -> None:
-    result = gate.check("resend", ask(FLOOR_KEY, from_seq=7, to_seq=7 + MAX_RESEND - 1), NOW)
+def test_the_largest_range_is_accepted(gate: CommandGate, keys: dict[str, Key]) -> None:
+    result = gate.check("resend", ask(keys["technician"], from_seq=7, to_seq=7 + MAX_RESEND - 1), NOW)
     assert isinstance(result, Accepted), result
-    single = gate.check("resend", ask(FLOOR_KEY, from_seq=7, to_seq=7), NOW)
+    single = gate.check("resend", ask(keys["technician"], from_seq=7, to_seq=7), NOW)
     assert isinstance(single, Accepted), single
 
 
-def test_a_replayed_resend_is_refused(gate: CommandGate) -> None:
-    payload = ask(FLOOR_KEY, from_seq=1, to_seq=9)
+def test_a_replayed_resend_is_refused(gate: CommandGate, keys: dict[str, Key]) -> None:
+    payload = ask(keys["technician"], from_seq=1, to_seq=9)
     assert isinstance(gate.check("resend", payload, NOW), Accepted)
     rejected(gate.check("resend", payload, NOW + timedelta(seconds=1)), "replayed")
 
 
-def test_the_floor_asks_within_the_tables_bound() -> None:
+def test_the_floors_command_lines_ask_within_the_tables_bound() -> None:
     assert MAX_SEQS == MAX_RESEND

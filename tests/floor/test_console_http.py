@@ -55,8 +55,7 @@ async def console(floor_dsn: str) -> AsyncIterator[tuple[TestClient[Any, Any], C
 def test_the_console_offers_each_verb_to_exactly_the_roles_the_tables_accept() -> None:
     assert set(CONSOLE_VERBS) == set(VERBS)
     for name, verb in CONSOLE_VERBS.items():
-        # `floor` is the floor service's own key (resend), never a person's session.
-        assert verb.roles == {role for role, verbs in ROLE_VERBS.items() if name in verbs and role != "floor"}, name
+        assert verb.roles == {role for role, verbs in ROLE_VERBS.items() if name in verbs}, name
 
 
 async def test_headers_and_clear_errors(console: tuple[TestClient[Any, Any], Clock, str]) -> None:

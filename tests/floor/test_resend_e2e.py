@@ -1,14 +1,19 @@
-"""A gap the table's own replay never fills, filled by asking: the table (run_table in this process on simulated
+"""A gap the table's own replay never fills, filled by a person: the table (run_table in this process on simulated
 devices over real ptys, a real SQLite journal) publishes through a real mosquitto before the floor has ever
-subscribed, so the floor's new session never gets those events; the floor (a real `tablectl floor` process on a real
-PostgreSQL cluster) with its own key (role floor) sees the gap below the first event it hears, asks the table to
-resend it once the grace period is over, and the events come back flagged replayed: the gap is marked filled, the
-archive equals the journal row for row and no integrity alarm is raised."""
+subscribed, so the floor's new session never gets those events. The floor (a real `tablectl floor` process on a real
+PostgreSQL cluster) holds no key (DESIGN.md, "The floor"): once the gap has stayed open past `[gaps] grace_s` it
+warns once in its log and `tablectl floor gaps` prints the gap, its age and the exact `tablectl command send ...
+resend` line. A technician runs that very line with a key made by `tablectl command keygen`; the table sends the
+events again, flagged replayed: the gap is marked filled, the archive equals the journal row for row, no integrity
+alarm is raised and `floor gaps` reports none."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import shlex
 import subprocess
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +27,6 @@ from tests.conftest import Mosquitto
 from tests.floor.conftest import KEYS, TABLECTL, FloorProcess, count, floor_toml, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
-
-FLOOR_KEY = seeded_key("floor-archive", "floor", 9)
-
-
-def _pem(path: Path) -> Path:
-    from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
-
-    path.write_bytes(FLOOR_KEY.private.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()))
-    path.chmod(0o600)
-    return path
 
 
 def _archive(dsn: str, upto: int) -> list[dict[str, Any]]:
@@ -49,18 +44,35 @@ def _journal(path: Path, upto: int) -> list[dict[str, Any]]:
         return [{k: row[k] for k in KEYS} for row in r.rows() if row["seq"] <= upto]
 
 
-async def test_the_floor_asks_for_a_gap_and_the_table_fills_it(
+def _keygen(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A technician's key, made as a person makes one; the [[supervisors]] entry it prints."""
+    pem = tmp_path / "tech.pem"
+    made = subprocess.run(
+        [*TABLECTL, "command", "keygen", "--out", str(pem), "--key-id", "tech.tom", "--role", "technician"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    entry = tomllib.loads(made.stdout[made.stdout.index("[[supervisors]]") :])["supervisors"][0]
+    return pem, entry
+
+
+def _gaps(floor_config: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*TABLECTL, "floor", "--config", str(floor_config), "gaps"], capture_output=True, text=True)
+
+
+async def test_a_stale_gap_is_shown_and_a_technicians_resend_fills_it(
     mosquitto: Mosquitto, floor_dsn: str, tmp_path: Path, unique_id: str
 ) -> None:
     prefix = f"resend-{unique_id}"
     keys = {r: seeded_key(f"k-{r}", r, i) for i, r in enumerate(("floorperson", "supervisor", "technician"), 1)}
+    pem, entry = await asyncio.to_thread(_keygen, tmp_path)
     data = make_table_config(unique_id, prefix, keys).model_dump()
-    data["supervisors"].append(FLOOR_KEY.entry())  # the floor service's own key, role floor
+    data["supervisors"].append(entry)
     config = TableConfig.model_validate(data)
     journal = tmp_path / "journal.sqlite"
     floor_config = tmp_path / "floor.toml"
-    extra = f'[resend]\nkey_file = "{_pem(tmp_path / "floor.pem")}"\nkey_id = "{FLOOR_KEY.key_id}"\ngrace_s = 0.5\n'
-    floor_config.write_text(floor_toml(floor_dsn, mosquitto.url, prefix, f"floor-{unique_id}", extra))
+    floor_config.write_text(floor_toml(floor_dsn, mosquitto.url, prefix, f"floor-{unique_id}", "[gaps]\ngrace_s = 1\n"))
     floor = FloorProcess(floor_config, tmp_path)
     async with Daemon(config, journal, mosquitto.url) as table:
         # Published with no floor session at the broker: lost for the floor, kept in the journal.
@@ -76,30 +88,49 @@ async def test_the_floor_asks_for_a_gap_and_the_table_fills_it(
             await asyncio.to_thread(subprocess.run, junk, check=True)
             after = await table.wait_for(lambda e: e.type == "command.rejected", heard_from, "an event the floor hears")
 
+            # The floor asks nothing: it warns once the gap is stale, naming the table, the range and the command.
+            await asyncio.to_thread(
+                wait_for, lambda: "seq gap stale" in floor.log(), 30, f"the warning:\n{floor.log()}"
+            )
+            warned = [json.loads(line) for line in floor.log().splitlines() if "seq gap stale" in line]
+            assert len(warned) == 1 and warned[0]["table_id"] == unique_id, warned
+            first, _, last = warned[0]["missing"].partition("-")
+            assert int(first) == 1 and int(last or first) >= before.seq
+            assert warned[0]["command"] == [
+                f"tablectl command send --key KEY.pem --key-id KEY_ID --broker {mosquitto.url} --prefix {prefix} "
+                f"--table {unique_id} resend from_seq={first} to_seq={last or first}"
+            ]
+            assert "resend requested" not in floor.log()
+
+            shown = await asyncio.to_thread(_gaps, floor_config)
+            assert shown.returncode == 1, shown.stdout + shown.stderr
+            lines = shown.stdout.splitlines()
+            assert lines[0] == "1 open seq gap(s), 1 stale (open over 1 s)", shown.stdout
+            assert (
+                lines[1].startswith(f"table {unique_id} seq {warned[0]['missing']} missing (")
+                and ", STALE, " in lines[1]
+            )
+            assert lines[2].strip() == warned[0]["command"][0]
+
+            # The technician runs the printed line with his own key: signed on his side, judged by the table.
+            line = shlex.split(lines[2].strip().replace("KEY.pem", str(pem)).replace("KEY_ID", entry["key_id"]))
+            assert line[:3] == ["tablectl", "command", "send"]
+            sent = await asyncio.to_thread(subprocess.run, [*TABLECTL, *line[1:]], capture_output=True, text=True)
+            assert sent.returncode == 0, sent.stdout + sent.stderr
+            assert "applied" in sent.stdout, sent.stdout
+
             def filled() -> bool:
                 with psycopg.connect(floor_dsn) as conn:
                     row = conn.execute(
                         "SELECT count(*), count(filled_at) FROM seq_gaps WHERE table_id = %s", (unique_id,)
                     ).fetchone()
-                    through = conn.execute(
-                        "SELECT archived_through FROM floor_tables WHERE table_id = %s", (unique_id,)
-                    ).fetchone()
-                return (
-                    row is not None
-                    and row[0] >= 1
-                    and row[0] == row[1]
-                    and through is not None
-                    and (through[0] >= after.seq)
-                )
+                return row is not None and row[0] >= 1 and row[0] == row[1]
 
             await asyncio.to_thread(wait_for, filled, 60, f"the gap filled; floor log:\n{floor.log()}")
         finally:
             floor.stop()
     log = floor.log()
-    assert "resend requested" in log and "resend reply" in log and '"outcome": "applied"' in log, log
-    with psycopg.connect(floor_dsn) as conn:
-        gap = conn.execute("SELECT first_seq, last_seq FROM seq_gaps WHERE table_id = %s", (unique_id,)).fetchone()
-    assert gap is not None and gap[0] == 1 and gap[1] >= before.seq  # the floor's first event came after `before`
+    assert "seq gap filled" in log and log.count("seq gap stale") == 1, log
     # Row for row what the table journaled (event id, boot, seq, ts, type, rule, payload): the resend republished
     # the originals, and the archive's content check (digest) raised nothing.
     assert _archive(floor_dsn, after.seq) == _journal(journal, after.seq)
@@ -111,8 +142,10 @@ async def test_the_floor_asks_for_a_gap_and_the_table_fills_it(
     asked = [
         r for r in _journal(journal, 10**9) if r["type"] == "command.accepted" and r["payload"]["verb"] == "resend"
     ]
-    assert asked and asked[0]["payload"]["key_id"] == FLOOR_KEY.key_id and asked[0]["payload"]["role"] == "floor"
+    assert len(asked) == 1 and (asked[0]["payload"]["key_id"], asked[0]["payload"]["role"]) == (
+        "tech.tom",
+        "technician",
+    )
     assert asked[0]["payload"]["from_seq"] == 1
-    gaps = [*TABLECTL, "floor", "--config", str(floor_config), "gaps"]
-    done = await asyncio.to_thread(subprocess.run, gaps, capture_output=True, text=True)
-    assert done.returncode == 0 and done.stdout.startswith("0 open seq gap(s)"), done.stdout + done.stderr
+    done = await asyncio.to_thread(_gaps, floor_config)
+    assert done.returncode == 0 and done.stdout.startswith("0 open seq gap(s), 0 stale"), done.stdout + done.stderr

@@ -275,7 +275,7 @@ function tile(t) {
     ...jackpots.map(([hit, j]) => el("div", { class: "jackpot", "data-hit": hit },
       `JACKPOT pending: seat ${j.seat} ${j.level} ${dollars(j.amount)}`)),
     ...tilts.map((k) => el("div", { class: "tilt" }, `TILT ${k}`)),
-    t.gaps.length ? el("div", { class: "tilt" }, "seq gap") : null);
+    t.gaps.length ? el("div", { class: "tilt" }, (t.stale_gaps || []).length ? "stale seq gap: resend" : "seq gap") : null);
   node.addEventListener("click", () => openTable(t.table_id));
   return node;
 }
@@ -416,8 +416,11 @@ function renderActions(t) {
   add("bind_player", [field("seats")], ([s]) => ({ seats: s.value.split(/[ ,]+/).filter(Boolean).map(Number) }));
   add("player_left", [field("seat")], ([s]) => ({ seat: Number(s.value) }));
   add("release_held", [field("seat"), field("to", ["player", "house"])], ([s, t]) => ({ seat: Number(s.value), to: t.value }));
+  // Signed here with this browser's key and relayed like any command: the floor holds no key (docs/floor.md).
+  const stale = new Set((t.stale_gaps || []).map(([a, b]) => `${a}-${b}`));
   for (const [a, b] of t.gaps || []) // at most 10,000 seqs a command (docs/commands.md, resend)
-    add("resend", [], () => ({ from_seq: a, to_seq: Math.min(b, a + 9999) }));
+    add("resend", [el("span", {}, `seq ${a}-${b}${stale.has(`${a}-${b}`) ? " (stale)" : ""}`)],
+      () => ({ from_seq: a, to_seq: Math.min(b, a + 9999) }));
   add("open_table", [], () => ({}));
   add("close_table", [], () => ({}));
   box.replaceChildren(...forms);
