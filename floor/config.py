@@ -216,7 +216,7 @@ _FIXES = {
     "start": 'write "HH:MM" on the 24-hour clock',
     "end": 'write "HH:MM" on the 24-hour clock',
     "console.listen": 'write HOST:PORT, e.g. listen = "127.0.0.1:8480" or "[::1]:8443"',
-    "gaps.grace_s": "give the seconds a seq gap may stay open before the floor says it is stale, 1 to 86400 (default 30)",
+    "gaps.grace_s": "give the seconds a seq gap may stay open before it is stale, 1 to 86400 (default 30)",
     "public_key": "paste the public key the console's enrolment page showed (base64 of 32 bytes)",
 }
 

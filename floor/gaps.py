@@ -94,12 +94,17 @@ def open_gaps(tables: Iterable[TableLive], now: datetime, grace_s: float) -> lis
 
 @dataclass
 class StaleWatch:
-    """Which stale gaps were already said (the log warns once a gap; one partly filled since is a new gap)."""
+    """Which stale gaps were already said: the log warns once a gap. What stays of one partly filled since (a resend
+    under way arrives over several batches) lies within it, and is not said again."""
 
     said: set[tuple[str, int, int]] = field(default_factory=set)
 
     def newly_stale(self, gaps: Iterable[OpenGap]) -> list[OpenGap]:
         stale = [g for g in gaps if g.stale]
-        new = [g for g in stale if g.key not in self.said]
+        new = [
+            g
+            for g in stale
+            if not any(t == g.table_id and not (g.last_seq < a or b < g.first_seq) for t, a, b in self.said)
+        ]
         self.said = {g.key for g in stale}
         return new

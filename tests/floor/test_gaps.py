@@ -50,15 +50,18 @@ def test_a_gap_is_stale_past_the_grace_period() -> None:
     assert (age_text(9), age_text(75), age_text(3 * 3600 + 120)) == ("9s", "1m15s", "3h02m")
 
 
-def test_each_stale_gap_is_said_once_and_again_only_once_changed() -> None:
+def test_each_stale_gap_is_said_once_and_what_stays_of_it_is_not_said_again() -> None:
     watch = StaleWatch()
     t = live("t1", [[5, 9]], [ts(0)])
     assert watch.newly_stale(open_gaps([t], T0 + timedelta(seconds=10), 30)) == []
     said = watch.newly_stale(open_gaps([t], T0 + timedelta(seconds=31), 30))
     assert [g.key for g in said] == [("t1", 5, 9)]
     assert watch.newly_stale(open_gaps([t], T0 + timedelta(seconds=99), 30)) == []  # once
-    t.gaps, t.gap_since = [[8, 9]], [ts(0)]  # partly filled: 8-9 is what a person must ask for now
-    assert [g.key for g in watch.newly_stale(open_gaps([t], T0 + timedelta(seconds=100), 30))] == [("t1", 8, 9)]
+    t.gaps, t.gap_since = [[8, 9]], [ts(0)]  # partly filled (a resend arriving in several batches): said already
+    assert watch.newly_stale(open_gaps([t], T0 + timedelta(seconds=100), 30)) == []
+    assert watch.said == {("t1", 8, 9)}
+    t.gaps, t.gap_since = [[8, 9], [20, 29]], [ts(0), ts(50)]  # a new gap, stale in its turn
+    assert [g.key for g in watch.newly_stale(open_gaps([t], T0 + timedelta(seconds=80.5), 30))] == [("t1", 20, 29)]
     t.gaps, t.gap_since = [], []
     assert watch.newly_stale(open_gaps([t], T0 + timedelta(seconds=101), 30)) == [] and watch.said == set()
 

@@ -1,30 +1,39 @@
-"""A gap the table's own replay never fills, filled by a person: the table (run_table in this process on simulated
-devices over real ptys, a real SQLite journal) publishes through a real mosquitto before the floor has ever
-subscribed, so the floor's new session never gets those events. The floor (a real `tablectl floor` process on a real
-PostgreSQL cluster) holds no key (DESIGN.md, "The floor"): once the gap has stayed open past `[gaps] grace_s` it
-warns once in its log and `tablectl floor gaps` prints the gap, its age and the exact `tablectl command send ...
-resend` line. A technician runs that very line with a key made by `tablectl command keygen`; the table sends the
-events again, flagged replayed: the gap is marked filled, the archive equals the journal row for row, no integrity
-alarm is raised and `floor gaps` reports none."""
+"""A gap the table's own replay never fills, filled by a person (at the command line, or at the console): the table
+(run_table in this process on simulated devices over real ptys, a real SQLite journal) publishes through a real
+mosquitto before the floor has ever subscribed, so the floor's new session never gets those events. The floor (a
+real `tablectl floor` process on a real PostgreSQL cluster) holds no key (DESIGN.md, "The floor"): once the gap has
+stayed open past `[gaps] grace_s` it warns once in its log and `tablectl floor gaps` prints the gap, its age and the
+exact `tablectl command send ... resend` line. A technician runs that very line with a key made by `tablectl command
+keygen`, or a floorperson logged in to the console (over HTTP, as tests/floor/test_console_links.py drives it; the
+browser's part, signing, is done here with the same envelope) is told of the stale gap on the live stream and sends
+the alert's resend, which the floor relays untouched. The table sends the events again, flagged replayed: the gap is
+marked filled, the archive equals the journal row for row, no integrity alarm is raised and `floor gaps` reports
+none."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import shlex
 import subprocess
 import tomllib
+import urllib.request
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import psycopg
 import pytest
 
 from controller.config.table import TableConfig
 from controller.store.reader import JournalReader
-from tests.commands.conftest import Daemon, make_table_config, seeded_key
-from tests.conftest import Mosquitto
+from controller.supervisor.envelope import sign_command
+from floor.console.auth import login_bytes
+from tests.commands.conftest import Daemon, Key, make_table_config, seeded_key
+from tests.conftest import Mosquitto, free_port
 from tests.floor.conftest import KEYS, TABLECTL, FloorProcess, count, floor_toml, wait_for
+from tests.floor.test_console_links import Stream
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
 
@@ -57,12 +66,68 @@ def _keygen(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return pem, entry
 
 
+class _Console:
+    """A floorperson's console session, driven over HTTP as the page drives it; the stream read as a browser does."""
+
+    def __init__(self, url: str, key: Key, http: aiohttp.ClientSession, csrf: str, stream: Stream) -> None:
+        self.url, self.key, self.http, self.csrf, self.stream = url, key, http, csrf, stream
+
+    async def resend(self, table_id: str, missing: str) -> dict[str, Any]:
+        """Wait for the stale gap's alert on the live stream, then press its button: the envelope signed here, as
+        the page signs it with the browser's key, and posted for the floor to relay."""
+
+        def stale(alert: dict[str, Any]) -> bool:
+            return alert["kind"] == "gap" and alert.get("verb") == "resend" and alert["key"] == missing
+
+        got = await self.stream.next_where(
+            "update", lambda u: any(stale(a) for a in u["alerts"].get(f"table:{table_id}", []))
+        )
+        alert = next(a for a in got["alerts"][f"table:{table_id}"] if stale(a))
+        assert "stale" in alert["text"]
+        env = sign_command(
+            self.key.private, table_id=table_id, verb="resend", key_id=self.key.key_id, args=alert["args"]
+        )
+        headers = {"Origin": self.url, "Content-Type": "application/json", "X-CSRF-Token": self.csrf}
+        r = await self.http.post(
+            f"{self.url}/api/tables/{table_id}/commands/resend", data=json.dumps(env).encode(), headers=headers
+        )
+        assert r.status == 200, await r.text()
+        return dict(await r.json())
+
+    async def close(self) -> None:
+        await self.http.close()
+
+
+async def _log_in(url: str, key: Key) -> _Console:
+    await asyncio.to_thread(wait_for, lambda: _up(url), 30, "the console")
+    http = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+    h = {"Origin": url}
+    c = await (await http.post(f"{url}/api/login/challenge", json={"key_id": key.key_id}, headers=h)).json()
+    sig = base64.b64encode(key.private.sign(login_bytes(c["challenge"], key.key_id, url))).decode()
+    body = {"key_id": key.key_id, "challenge": c["challenge"], "signature": sig}
+    assert (await http.post(f"{url}/api/login", json=body, headers=h)).status == 200
+    session = await (await http.get(f"{url}/api/session")).json()
+    assert "resend" in session["allowed"], session
+    stream = Stream(await http.get(f"{url}/api/stream"))
+    await stream.next_where("floor", lambda f: True)
+    return _Console(url, key, http, session["csrf"], stream)
+
+
+def _up(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/api/session", timeout=2):
+            return True
+    except OSError:
+        return False
+
+
 def _gaps(floor_config: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*TABLECTL, "floor", "--config", str(floor_config), "gaps"], capture_output=True, text=True)
 
 
-async def test_a_stale_gap_is_shown_and_a_technicians_resend_fills_it(
-    mosquitto: Mosquitto, floor_dsn: str, tmp_path: Path, unique_id: str
+@pytest.mark.parametrize("way", ["cli", "console"])
+async def test_a_stale_gap_is_shown_and_a_persons_resend_fills_it(
+    mosquitto: Mosquitto, floor_dsn: str, tmp_path: Path, unique_id: str, way: str
 ) -> None:
     prefix = f"resend-{unique_id}"
     keys = {r: seeded_key(f"k-{r}", r, i) for i, r in enumerate(("floorperson", "supervisor", "technician"), 1)}
@@ -72,7 +137,14 @@ async def test_a_stale_gap_is_shown_and_a_technicians_resend_fills_it(
     config = TableConfig.model_validate(data)
     journal = tmp_path / "journal.sqlite"
     floor_config = tmp_path / "floor.toml"
-    floor_config.write_text(floor_toml(floor_dsn, mosquitto.url, prefix, f"floor-{unique_id}", "[gaps]\ngrace_s = 1\n"))
+    extra = "[gaps]\ngrace_s = 1\n"
+    port = free_port()
+    floorperson = keys["floorperson"]
+    if way == "console":
+        extra += f'[console]\nlisten = "127.0.0.1:{port}"\ncommand_timeout_s = 20\n[[console.supervisors]]\n' + "".join(
+            f'{k} = "{v}"\n' for k, v in floorperson.entry().items()
+        )
+    floor_config.write_text(floor_toml(floor_dsn, mosquitto.url, prefix, f"floor-{unique_id}", extra))
     floor = FloorProcess(floor_config, tmp_path)
     async with Daemon(config, journal, mosquitto.url) as table:
         # Published with no floor session at the broker: lost for the floor, kept in the journal.
@@ -80,6 +152,7 @@ async def test_a_stale_gap_is_shown_and_a_technicians_resend_fills_it(
         try:
             floor.start()
             await asyncio.to_thread(wait_for, lambda: "subscribed to the tables" in floor.log(), 30, "the floor")
+            console = await _log_in(f"http://127.0.0.1:{port}", floorperson) if way == "console" else None
             # An event the floor hears live, whatever the table is doing now (it may have played on, or be blocked
             # awaiting a floorperson): a payload that is no command, journaled as `command.rejected` and published.
             # Everything before it reaches the floor only by resend.
@@ -112,12 +185,16 @@ async def test_a_stale_gap_is_shown_and_a_technicians_resend_fills_it(
             )
             assert lines[2].strip() == warned[0]["command"][0]
 
-            # The technician runs the printed line with his own key: signed on his side, judged by the table.
-            line = shlex.split(lines[2].strip().replace("KEY.pem", str(pem)).replace("KEY_ID", entry["key_id"]))
-            assert line[:3] == ["tablectl", "command", "send"]
-            sent = await asyncio.to_thread(subprocess.run, [*TABLECTL, *line[1:]], capture_output=True, text=True)
-            assert sent.returncode == 0, sent.stdout + sent.stderr
-            assert "applied" in sent.stdout, sent.stdout
+            if console is None:
+                # The technician runs the printed line with his own key: signed on his side, judged by the table.
+                line = shlex.split(lines[2].strip().replace("KEY.pem", str(pem)).replace("KEY_ID", entry["key_id"]))
+                assert line[:3] == ["tablectl", "command", "send"]
+                sent = await asyncio.to_thread(subprocess.run, [*TABLECTL, *line[1:]], capture_output=True, text=True)
+                assert sent.returncode == 0, sent.stdout + sent.stderr
+                assert "applied" in sent.stdout, sent.stdout
+            else:
+                reply = await console.resend(unique_id, warned[0]["missing"])
+                assert reply["outcome"] == "applied", reply
 
             def filled() -> bool:
                 with psycopg.connect(floor_dsn) as conn:
@@ -128,6 +205,8 @@ async def test_a_stale_gap_is_shown_and_a_technicians_resend_fills_it(
 
             await asyncio.to_thread(wait_for, filled, 60, f"the gap filled; floor log:\n{floor.log()}")
         finally:
+            if console is not None:
+                await console.close()
             floor.stop()
     log = floor.log()
     assert "seq gap filled" in log and log.count("seq gap stale") == 1, log
@@ -142,10 +221,8 @@ async def test_a_stale_gap_is_shown_and_a_technicians_resend_fills_it(
     asked = [
         r for r in _journal(journal, 10**9) if r["type"] == "command.accepted" and r["payload"]["verb"] == "resend"
     ]
-    assert len(asked) == 1 and (asked[0]["payload"]["key_id"], asked[0]["payload"]["role"]) == (
-        "tech.tom",
-        "technician",
-    )
+    who = ("tech.tom", "technician") if way == "cli" else (floorperson.key_id, "floorperson")
+    assert len(asked) == 1 and (asked[0]["payload"]["key_id"], asked[0]["payload"]["role"]) == who
     assert asked[0]["payload"]["from_seq"] == 1
     done = await asyncio.to_thread(_gaps, floor_config)
     assert done.returncode == 0 and done.stdout.startswith("0 open seq gap(s), 0 stale"), done.stdout + done.stderr
