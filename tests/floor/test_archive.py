@@ -106,6 +106,21 @@ async def test_a_seq_gap_is_opened_then_filled(floor_dsn: str) -> None:
     await w.conn.close()
 
 
+async def test_a_gap_keeps_when_it_opened_across_partial_fills_and_a_restart(floor_dsn: str) -> None:
+    """floor/gaps.py says a gap is stale by its age: the age must survive a partial fill and the service's restart."""
+    w = await writer(floor_dsn)
+    t0, t1, t2 = "2026-11-21T10:00:00.000000Z", "2026-11-21T10:00:05.000000Z", "2026-11-21T10:00:09.000000Z"
+    await w.write([msg(event(s)) for s in (1, 9)], t0)
+    assert (w.state.live["t1"].gaps, w.state.live["t1"].gap_since) == ([[2, 8]], [t0])
+    await w.write([msg(event(s)) for s in (5, 12)], t1)  # 2-8 splits; 10-11 opens now
+    assert (w.state.live["t1"].gaps, w.state.live["t1"].gap_since) == ([[2, 4], [6, 8], [10, 11]], [t0, t0, t1])
+    await w.write([msg(event(s)) for s in (2, 3, 4)], t2)
+    assert (w.state.live["t1"].gaps, w.state.live["t1"].gap_since) == ([[6, 8], [10, 11]], [t0, t1])
+    state = await load_state(w.conn)
+    assert (state.live["t1"].gaps, state.live["t1"].gap_since) == ([[6, 8], [10, 11]], [t0, t1])
+    await w.conn.close()
+
+
 async def test_events_go_to_the_partition_of_their_gaming_day(floor_dsn: str) -> None:
     w = await writer(floor_dsn)
     # The gaming day starts at 06:00 UTC (the default): 05:59 still belongs to the day before.

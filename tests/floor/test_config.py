@@ -20,6 +20,7 @@ def test_the_example_config_is_valid() -> None:
     config = load_floor_config(EXAMPLE)
     assert config.gaming_day.timezone == "America/New_York"
     assert [s.name for s in config.shifts] == ["day", "swing", "grave"]
+    assert config.gaps.grace_s == 30  # annotated there; the floor holds no signing key for commands
 
 
 def test_every_problem_is_named_with_its_field_and_fix() -> None:
@@ -82,6 +83,11 @@ def test_check_config_names_the_problem_and_tries_the_database(tmp_path: Path, f
     done = subprocess.run([*TABLECTL, "floor", "--config", str(bad), "check-config"], capture_output=True, text=True)
     assert done.returncode == 2
     assert "ingest.batch_max: Input should be greater than or equal to 1" in done.stderr
+    bad.write_text('[database]\ndsn = "x"\n[gaps]\ngrace_s = 0\n[resend]\nkey_id = "floor"\n')
+    done = subprocess.run([*TABLECTL, "floor", "--config", str(bad), "check-config"], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "gaps.grace_s: Input should be greater than or equal to 1: give the seconds" in done.stderr
+    assert "resend: unknown setting: remove it" in done.stderr
     good = tmp_path / "good.toml"
     good.write_text(f'[database]\ndsn = "{floor_dsn}"\n')
     done = subprocess.run([*TABLECTL, "floor", "--config", str(good), "check-config"], capture_output=True, text=True)
