@@ -184,6 +184,13 @@ async def test_a_stale_gap_is_shown_and_a_persons_resend_fills_it(
                 and ", STALE, " in lines[1]
             )
             assert lines[2].strip() == warned[0]["command"][0]
+            status = await asyncio.to_thread(
+                subprocess.run,
+                [*TABLECTL, "floor", "--config", str(floor_config), "status"],
+                capture_output=True,
+                text=True,
+            )
+            assert f"seq gap {warned[0]['missing']} STALE: tablectl floor gaps" in status.stdout, status.stdout
 
             if console is None:
                 # The technician runs the printed line with his own key: signed on his side, judged by the table.
