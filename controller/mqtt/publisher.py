@@ -43,6 +43,49 @@ FRESH_MAX = 1000
 # The outbox is read this many rows at a time.
 OUTBOX_ROWS = 200
 
+
+class Wake:
+    """The drain loop's wake-up: `set()` (on the loop's thread) resolves the one waiter's bare future in place, so the
+    publisher runs on the loop's next turn. An asyncio.Event awaited through a task and asyncio.wait took three turns,
+    each behind whatever else was ready then (the service announcing the same step, the devices): about 0.1-0.3 ms of
+    an offered event's way out (docs/mqtt.md "Latency", bench/event_latency.py)."""
+
+    def __init__(self) -> None:
+        self._set = False
+        self._waiter: asyncio.Future[None] | None = None
+
+    def set(self) -> None:
+        self._set = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def clear(self) -> None:
+        self._set = False
+
+    async def wait(self, lost: asyncio.Future[None], give_up: float | None) -> bool:
+        """Until set, `lost` done or `give_up` seconds passed (a timer, not a task's timeout); whether it was set."""
+        if self._set or lost.done():
+            return self._set
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+
+        def wake(_: object = None) -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        lost.add_done_callback(wake)
+        timer = None if give_up is None else loop.call_later(give_up, wake)
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+            lost.remove_done_callback(wake)
+            if timer is not None:
+                timer.cancel()
+        return self._set
+
+
 # Journals shell events (TableService.note): the quarantine of a damaged row goes in seq order with the rest.
 Note = Callable[[list[DomainEvent]], object]
 # Why the table is degraded now (a task down, a task's tilt), or None: the retained status says so.
@@ -102,7 +145,7 @@ class EventPublisher:
         self._anchor = AnchorTopic(journal, self.topics)  # retained `anchor` (controller.mqtt.anchor)
         self._boot_seq = journal.last_seq  # events up to here were journaled in earlier runs
         self._had_outage = False
-        self._wake = asyncio.Event()
+        self._wake = Wake()
         # Durable commits' events handed over by offer(), oldest first: sent from memory while they follow on what
         # was sent without a gap; anything else (a note, a reconnect, a backlog) is read from the outbox (_db_due).
         self._fresh: deque[JournaledEvent] = deque()
@@ -258,19 +301,11 @@ class EventPublisher:
                     continue
                 await self._publish_due(client, lost)
                 await self._publish_status(client, lost)
-                waiter = asyncio.ensure_future(self._wake.wait())
                 marks_due = bool(self._acked[True] or self._acked[False])
                 # Journaled but neither offered nor notified yet (an offer on its way from the writer thread): looked
                 # for in the outbox if nothing comes meanwhile, so no event waits on a wake-up that never comes.
                 behind = self._journal.last_seq > self._sent_upto
-                try:
-                    woken, _ = await asyncio.wait(
-                        (waiter, lost),
-                        return_when=asyncio.FIRST_COMPLETED,
-                        timeout=MARK_DELAY if marks_due or behind else None,
-                    )
-                finally:
-                    waiter.cancel()
+                woken = await self._wake.wait(lost, MARK_DELAY if marks_due or behind else None)
                 if lost.done():
                     lost.result()
                 if not woken:
