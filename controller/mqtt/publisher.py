@@ -33,8 +33,8 @@ from controller.store.failure import StorageError
 from controller.store.journal import Journal
 from controller.store.outbox import DamagedRow, OutboxItem
 
-# Outbox marks are committed for MARK_EVERY acknowledged events at once, or once the publisher was idle MARK_DELAY
-# seconds, or at close (see _drain).
+# Outbox marks are committed (off the loop, _mark_soon) for MARK_EVERY acknowledged events at once, or once the
+# publisher was idle MARK_DELAY seconds, or at close (see _drain).
 MARK_EVERY = 100
 MARK_DELAY = 0.5
 # Events offered straight from the journal's writer thread (offer) kept in memory at most; past that (a long outage)
