@@ -9,9 +9,12 @@ Events the shell journals itself (`TableService.note`) go through the same journ
 while a step's commit is in flight is ordered after it, and that commit's events are announced first, so the
 listeners still see every event in seq order.
 
-The moment a commit is durable the writer thread hands its events to `on_durable` on the loop (the publisher's
-`offer`, docs/mqtt.md "Latency"): one call_soon_threadsafe, ahead of the service resuming, announcing and waking
-anyone, and without the loop reading the events back from the file under the journal's lock.
+The moment a commit is durable in SQLite (its WAL synced, the anchor file written but not yet synced) the writer
+thread hands its events to `on_durable` on the loop (the publisher's `offer`, docs/mqtt.md "Latency"), and only then
+makes the anchor file durable (fdatasync), before it takes the next commit: the publisher sends the events while the
+anchor syncs, instead of after (docs/journal.md, "The anchor": an anchor file one commit behind a power loss is the
+benign case, and the broker's retained anchor is the other witness). The service itself resumes once both are synced,
+so a disk that refuses the anchor stops the table as before.
 """
 
 from __future__ import annotations
@@ -90,10 +93,7 @@ class JournalWriter:
         journal = self._journal
 
         def settle(error: BaseException | None) -> None:
-            # On the loop: the durable events handed on first, ahead of the service resuming, announcing and waking
-            # anyone; then the commit's waiter (gone if it was cancelled meanwhile: `wait` then waits on `finished`).
-            if error is None and on_durable is not None and commit.journaled:
-                on_durable(commit.journaled)
+            # On the loop: the commit's waiter (gone if it was cancelled meanwhile: `wait` then waits on `finished`).
             if done.done():
                 return
             if error is None:
@@ -105,9 +105,16 @@ class JournalWriter:
             error: BaseException | None = None
             with journal.serialised():
                 try:
-                    commit.journaled = journal.append(events, now, records)
-                    # The anchor's fdatasync here too, not on the loop when the publisher reads these events out
-                    # (Journal.outbox makes it durable first): the loop keeps reading the devices meanwhile.
+                    journaled = commit.journaled = journal.append(events, now, records)
+                    if on_durable is not None and journaled:
+                        # Durable in SQLite (synchronous=FULL) and the anchor written (exact after a kill -9): the
+                        # events may leave now, ahead of the service resuming. The loop publishes them while this
+                        # thread syncs the anchor file below; a power loss meanwhile leaves that file one commit behind
+                        # the journal, never ahead (docs/journal.md, "The anchor").
+                        with contextlib.suppress(RuntimeError):  # a loop already closed: they wait in the outbox
+                            loop.call_soon_threadsafe(on_durable, journaled)
+                    # The anchor's fdatasync here, before the next commit and off the loop (Journal.outbox makes it
+                    # durable first for what the publisher reads from the file).
                     journal.make_durable()
                 except BaseException as err:  # handed to the waiter on the loop, as the executor did
                     error = err

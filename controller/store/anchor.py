@@ -8,10 +8,12 @@ the broker acknowledged on `<prefix>/<table_id>/anchor`. At start each is held a
 (controller.store.integrity): a journal behind either lost committed events.
 
 Written after every commit, because a rollback loses committed state (wagers settled, meters moved) whether or not
-the broker saw it, and a kill -9 loses no page already written. Made durable (fdatasync) before anything leaves the
-process (Journal.unpublished), because what must survive a power loss too is every seq the floor may hold; a
-power loss before that loses only anchors of commits SQLite itself keeps, so the file is behind, never ahead
-(bench/anchor.py measures the cost).
+the broker saw it, and a kill -9 loses no page already written. Made durable (fdatasync) by the journal's writer
+thread right after it hands the commit's events to the publisher and before the next commit (and before the outbox
+is read), because what must survive a power loss too is every seq the floor may hold: a power loss loses at most the
+last commit's anchor, a commit SQLite itself keeps, so the file is behind, never ahead; the broker's retained anchor,
+written behind that commit's batch, is the other witness (docs/journal.md, "The anchor"; bench/anchor.py measures
+the cost).
 
 The file holds two fixed-size slots; commit number k goes to slot k % 2, so the write in progress never touches the
 newest anchor: a torn write (power loss mid-write) leaves the other slot, older, which is still behind the journal

@@ -95,14 +95,16 @@ class CriticalBook:
 
     def after_commit(self, ts: str, sync: bool = False) -> None:
         """The anchor file says where the journal is now: written after every commit, so a kill -9 (which loses no
-        written page) leaves it exact; made durable before anything leaves the process (`durable`), or at once."""
+        written page) leaves it exact; made durable right after the hand-off to the publisher (`durable`), or at
+        once."""
         if self._sidecar is not None and self.manifest is not None:
             self._sidecar.write(self._claim(self.manifest), ts, sync)
 
     def durable(self) -> None:
-        """The anchor file durable on disk: called before events leave the process (the outbox is read), so every
-        seq the floor can hold is anchored across a power loss too; a power loss before that loses only commits that
-        SQLite itself keeps (synchronous=FULL)."""
+        """The anchor file durable on disk: called by the writer thread right after a commit's events were handed to
+        the publisher (before the next commit), and before the outbox is read, so every seq the floor can hold but the
+        last commit's is anchored across a power loss too; a power loss loses at most that one anchor, of a commit
+        SQLite itself keeps (synchronous=FULL): the file one behind (docs/journal.md, "The anchor")."""
         if self._sidecar is not None:
             self._sidecar.sync()
 

@@ -46,6 +46,9 @@ from controller.store.verify import Progress, VerifyReport, verify_connection
 
 log = structlog.get_logger(__name__)
 
+# The last rows of this many recent commits keep their chain hash in memory (Journal.hash_at).
+RECENT_HASHES = 64
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -80,6 +83,11 @@ class Journal:
             self._conn.close()
             raise
         self._last_seq, self._last_hash = self._tail(self._conn)
+        # seq -> chain hash of the rows committed last (RECENT_HASHES at most): the publisher names its retained anchor
+        # from here without the journal's lock, which the writer thread holds while it syncs the anchor file after
+        # handing the same events on (controller/shell/writer.py). Written by the committing thread only; a dict's
+        # single get and set are atomic under the GIL.
+        self._recent: dict[int, str] = {}
         # A head that disagrees with the last row (rows removed, or written by other means): found at open so
         # that the service can stop play and say so before appending over the evidence.
         self.head_problem: str | None = self._check_head()
@@ -168,11 +176,21 @@ class Journal:
             # it was. One line that says so, instead of SQLite's words alone.
             raise storage_error(err, self.path, f"committing {len(rows)} event(s)") from err
         self._last_seq, self._last_hash = seq, prev
+        self._remember(out, prev)
         try:
             self.critical.after_commit(ts)
         except OSError as err:  # the batch is committed, but a table whose anchor cannot be written stops (item 3)
             raise storage_error(err, self.path, "writing the anchor file after a commit") from err
         return out
+
+    def _remember(self, rows: Sequence[JournaledEvent], last_hash: str) -> None:
+        if not rows:
+            return
+        recent = self._recent
+        recent[rows[-1].seq] = last_hash
+        if len(recent) > RECENT_HASHES:
+            for seq in sorted(recent)[: len(recent) - RECENT_HASHES // 2]:
+                del recent[seq]
 
     def _insert(
         self, db: sqlite3.Connection, rows: Sequence[SerialisedEvent], ts: str, records: Sequence[Record]
@@ -233,10 +251,14 @@ class Journal:
     def last_hash(self) -> str:
         return self._last_hash
 
-    @_serialised
     def hash_at(self, seq: int) -> str | None:
-        """The chain hash at `seq` (its row's, or the anchor's a rollback skipped to); None when neither exists."""
-        return self.critical.hash_at(seq)
+        """The chain hash at `seq` (its row's, or the anchor's a rollback skipped to); None when neither exists. The
+        last row of a recent commit is answered from memory, without waiting for the journal's lock."""
+        known = self._recent.get(seq)
+        if known is not None:
+            return known
+        with self._lock:
+            return self.critical.hash_at(seq)
 
     @_serialised
     def resume_after(self, claim: Claim | None, reason: str, now: datetime) -> Rollback:

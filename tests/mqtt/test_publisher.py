@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Coroutine, Iterator, MutableMapping
+from collections.abc import Callable, Coroutine, Iterator, MutableMapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,8 @@ from structlog.testing import capture_logs
 from controller.config.table import MqttSettings
 from controller.core.events import DomainEvent
 from controller.mqtt.connection import parse_broker_url
-from controller.mqtt.publisher import EventPublisher
+from controller.mqtt.publisher import MARK_EVERY, EventPublisher
+from controller.store.failure import StorageError, storage_error
 from controller.store.journal import Journal
 from tests.conftest import Mosquitto, Received, Subscribe, Subscriber, find_mosquitto, free_port
 
@@ -426,3 +429,50 @@ def test_last_will_on_abrupt_disconnect(
             proc.kill()
             proc.wait()
         stderr.close()
+
+
+class MarkingJournal(Journal):
+    """A real journal that notes the thread each outbox mark commits on, and can refuse them as a full disk does
+    (the disk itself cannot be filled here)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.mark_threads: list[str] = []
+        self.refuse = False
+
+    def mark_published(self, seqs: Sequence[int], replayed: bool) -> None:
+        if seqs:
+            self.mark_threads.append(threading.current_thread().name)
+        if self.refuse and seqs:
+            raise storage_error(sqlite3.OperationalError("database or disk is full"), self.path, "marking events")
+        super().mark_published(seqs, replayed)
+
+
+async def test_outbox_marks_are_committed_off_the_loop_and_a_refused_mark_stops_the_publisher(
+    mosquitto: Mosquitto, subscribe: Subscribe, tmp_path: Path, unique_id: str
+) -> None:
+    """Their fsync would hold up the next batch of a step's events (bench/event_latency.py): the marks of every
+    MARK_EVERY acknowledged events commit on an executor thread; a disk that refuses them still stops the table."""
+    journal = MarkingJournal(tmp_path / "journal.db", "T1", "boot-1")
+    prefix = f"test-{unique_id}"
+    sub = subscribe(f"{prefix}/#")
+    pub = EventPublisher(journal, MqttSettings(broker=mosquitto.url, prefix=prefix), "T1")
+    task = asyncio.create_task(pub.run())
+    try:
+        await eventually(lambda: pub.connected, what="connected")
+        for n in range(1, MARK_EVERY + 51):
+            append(journal, pub, n)
+        await eventually(lambda: journal.unpublished() == [], what="every event marked")
+        loop_thread = threading.current_thread().name
+        assert journal.mark_threads and loop_thread not in journal.mark_threads
+        journal.refuse = True
+        append(journal, pub, *range(1000, 1000 + MARK_EVERY))
+        with pytest.raises(StorageError, match="disk is full"):
+            await asyncio.wait_for(task, 10)
+        await sub.await_until(
+            lambda ms: any(m.topic == f"{prefix}/T1/status" and "stopped" in m.json().get("reason", "") for m in ms),
+            what="the retained status saying the table stopped",
+        )
+    finally:
+        await pub.close()
+        journal.close()
