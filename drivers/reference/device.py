@@ -60,11 +60,14 @@ class ReferenceDevice(DeviceBase):
         self.settings = settings
         self._link: Link | None = None
         self._identity_waiter: asyncio.Future[dict[str, str]] | None = None
+        # The device kind's event table, built at its first event, not again for every frame (bench/footprint.py).
+        self._translators: Mapping[str, Translator] | None = None
         # What the device offered at its last identify, and the version the host chose from it.
         self._offered: frozenset[int] = frozenset((1,))
         self.protocol_version = 1
 
     def translators(self) -> Mapping[str, Translator]:
+        """The device kind's events by name: read once per device, so it must not depend on the device's state."""
         return {}
 
     # --- commands ----------------------------------------------------------------------------------
@@ -208,7 +211,10 @@ class ReferenceDevice(DeviceBase):
             return None
         if evt == "fault":
             return DeviceFault(self.device_id, require_str(message, "code"), str(message.get("detail", "")))
-        translator = self.translators().get(str(evt))
+        table = self._translators
+        if table is None:
+            table = self._translators = self.translators()
+        translator = table.get(str(evt))
         if translator is None:
             raise BadMessage(f"unexpected message for {type(self).__name__}: evt={evt!r}")
         return translator(message)
