@@ -225,7 +225,9 @@ def people(config: TableConfig, sims: SimulatedTable, rng: random.Random) -> tup
     """The simulated people, fed the published events through the queue. Let It Ride on an automated shoe asks them
     for nothing but wagers, decisions and the dealer's buttons, all on the simulated devices."""
     events: asyncio.Queue[Any] = asyncio.Queue()
-    service = SimpleNamespace(config=config, engine=SimpleNamespace(method="automated_shoe"), subscribe=lambda: events)
+    service = SimpleNamespace(
+        config=config, engine=SimpleNamespace(method="automated_shoe"), subscribe=lambda _name, _kind: events
+    )
     return SimulatedFloor(service, sims, RandomPolicy(rng), None, 0.0), events  # type: ignore[arg-type]
 
 
