@@ -49,7 +49,17 @@ import pytest
 from controller.config.table import load_config
 from controller.core.rankings import Five
 from controller.games.chapter_684a.rules import Chapter684aRules
-from controller.par import chapter_684a, combos, dealer_counts, deals, let_it_ride, mississippi_stud, patterns, stud
+from controller.par import (
+    chapter_684a,
+    combos,
+    dealer_counts,
+    deals,
+    let_it_ride,
+    let_it_ride_optional,
+    mississippi_stud,
+    patterns,
+    stud,
+)
 from controller.par.analyse import par_sheet
 from controller.par.evaluator import hand_class, pack
 from controller.par.mississippi_stud import third_street_groups
@@ -164,7 +174,7 @@ def test_the_five_card_bonus_amounts_are_paid_for_1_as_the_published_figures_rea
     total = sum(int(counts[c]) for c in Five)
     for_one = 1 - sum(Fraction(int(counts[c]), total) * pay for c, pay in capri.items())
     assert round(float(for_one) * 100, 2) == 27.70
-    sheet = let_it_ride.five_card_bonus("A", 100)
+    sheet = let_it_ride_optional.five_card_bonus("A", 100)
     assert round(float(sheet.house_edge) * 100, 6) == 4.888725
     pair = next(r for r in sheet.rows if r.name == "pair_of_tens_or_better")
     assert pair.contribution == pair.probability  # "$2" for the $1 wager: $1 won
