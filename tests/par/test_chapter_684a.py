@@ -19,8 +19,8 @@ from controller.par import chapter_684a, combos, crosscheck, dealer_counts
 from controller.par.analyse import par_sheet
 from controller.par.evaluator import evaluate
 from controller.people.demo import RandomPolicy
-from controller.people.floor import DecisionRequest
 from controller.people.optimal import OptimalPolicy
+from controller.people.policy import DecisionRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 
