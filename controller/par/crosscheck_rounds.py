@@ -33,7 +33,7 @@ from controller.games.three_card_prime.rules import ThreeCardPrimeRules
 from controller.games.three_card_prime.settle import settle as settle_three_card_prime
 from controller.par import (
     cajun_stud,
-    chapter_684a,
+    chapter_684a_terms,
     combos,
     dealer_counts,
     let_it_ride,
@@ -318,8 +318,8 @@ def play_chapter_684a(rules: Chapter684aRules, check: CrossCheck) -> Callable[[n
     ante = size("ante")
     # The analysis figures the Odds Wager at strategy.odds_per_ante times the Ante: the rounds wager so.
     odds = int(ante * strategy.odds_per_ante)
-    terms = chapter_684a.terms_of(rules, strategy.odds_per_ante)
-    q = chapter_684a.qualify_rank(rules)
+    terms = chapter_684a_terms.terms_of(rules, strategy.odds_per_ante)
+    q = chapter_684a_terms.qualify_rank(rules)
     rank = dealer_counts.ranked()
     offers = {w: size(w) for w in ("prime", "all_six") if rules.offers(w)}
 

@@ -87,25 +87,32 @@ class MainGame:
     strategy_tables: tuple[StrategyTable, ...]
 
 
+def _backward(
+    pay: IntArray, counts4: IntArray, ch3: IntArray
+) -> tuple[IntArray, npt.NDArray[np.int8], npt.NDArray[np.int8]]:
+    """Backward induction: Bet Number 2 on every four-card set (643a.11(d)) with one or two bets riding, then Bet
+    Number 1 on every three-card set (643a.11(c)): the summed results and the choices (1 rides, 0 withdraws)."""
+    v4 = np.zeros((comb(52, 4), 3), dtype=np.int64)
+    d4 = np.zeros((comb(52, 4), 3), dtype=np.int8)
+    for r in (1, 2):
+        keep, ride = counts4 @ pay[r], counts4 @ pay[r + 1]
+        d4[:, r] = ride > keep  # on a tie the bet is withdrawn: the same return, less at risk
+        v4[:, r] = np.maximum(keep, ride)
+    withdraw, ride = v4[ch3, 1].sum(axis=1), v4[ch3, 2].sum(axis=1)
+    d3 = (ride > withdraw).astype(np.int8)
+    return np.maximum(withdraw, ride), d3, d4
+
+
 def analyse_main(letter: str, bet_cents: int | None = None, limit_cents: int | None = None) -> MainGame:
     pay = payoffs(letter, bet_cents, limit_cents)
     unit = 1 if bet_cents is None else bet_cents
     named = outcomes(letter)
     counts4 = deals.counts_by_four(outcome_of_hands(), len(named))
     n3, n4 = comb(52, 3), comb(52, 4)
-    v4 = np.zeros((n4, 3), dtype=np.int64)
-    d4 = np.zeros((n4, 3), dtype=np.int8)
-    for r in (1, 2):
-        keep, ride = counts4 @ pay[r], counts4 @ pay[r + 1]
-        d4[:, r] = ride > keep  # on a tie the bet is withdrawn: the same return, less at risk
-        v4[:, r] = np.maximum(keep, ride)
     ch3 = deals.children(3)
-    withdraw, ride = v4[ch3, 1].sum(axis=1), v4[ch3, 2].sum(axis=1)
-    d3 = (ride > withdraw).astype(np.int8)
-    v3 = np.maximum(withdraw, ride)
+    v3, d3, d4 = _backward(pay, counts4, ch3)
     total = n3 * _AFTER_THREE
     expected = Fraction(int(v3.sum()), total * unit)
-
     reach4 = np.zeros((n4, 3), dtype=np.int64)
     for choice in (0, 1):
         chosen = d3 == choice

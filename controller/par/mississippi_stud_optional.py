@@ -5,6 +5,7 @@ main game."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 from math import comb
 
@@ -142,30 +143,7 @@ def progressive(letter: str, wager_cents: int, meters: dict[str, int], others: i
         )
         rows = (*rows, envy_row)
         expected += envy_per_other * others
-    lines = tuple(
-        MeterLine(
-            level,
-            base + envy_per_other * others,
-            slope[level],
-            f"seed and reseed {levels[level][0]:,} for 1, primary rate {levels[level][1]} % (655a.12(c)(3))",
-            Fraction(levels[level][1], 100),
-        )
-        for level in levels
-    )
-    break_even = {
-        line.level: None
-        if line.slope == 0
-        else -(base + envy_per_other * others + sum(slope[o] * at[o] for o in levels if o != line.level)) / line.slope
-        for line in lines
-    }
-    prog = Progressive(
-        wager_cents,
-        lines,
-        at,
-        expected,
-        break_even,
-        ("meters in cents; each level's break-even holds the others at their values",),
-    )
+    prog = _meter_lines(levels, base + envy_per_other * others, slope, at, wager_cents, expected)
     return WagerSheet(
         "progressive",
         "Progressive Payout Wager",
@@ -177,6 +155,42 @@ def progressive(letter: str, wager_cents: int, meters: dict[str, int], others: i
         "exact: every one of the 2,598,960 five-card hands",
         progressive=prog,
         variance_known=not others,
+    )
+
+
+def _meter_lines(
+    levels: Mapping[str, tuple[int, int]],
+    base: Fraction,
+    slope: dict[str, Fraction],
+    at: dict[str, int],
+    wager_cents: int,
+    expected: Fraction,
+) -> Progressive:
+    """The return as a line in each meter (655a.12(c)(3)) from `base`, and each level's break-even with the others
+    held at their values."""
+    lines = tuple(
+        MeterLine(
+            level,
+            base,
+            slope[level],
+            f"seed and reseed {levels[level][0]:,} for 1, primary rate {levels[level][1]} % (655a.12(c)(3))",
+            Fraction(levels[level][1], 100),
+        )
+        for level in levels
+    )
+    break_even = {
+        line.level: None
+        if line.slope == 0
+        else -(base + sum(slope[o] * at[o] for o in levels if o != line.level)) / line.slope
+        for line in lines
+    }
+    return Progressive(
+        wager_cents,
+        lines,
+        at,
+        expected,
+        break_even,
+        ("meters in cents; each level's break-even holds the others at their values",),
     )
 
 

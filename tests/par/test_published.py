@@ -51,6 +51,7 @@ from controller.core.rankings import Five
 from controller.games.chapter_684a.rules import Chapter684aRules
 from controller.par import (
     chapter_684a,
+    chapter_684a_terms,
     combos,
     dealer_counts,
     deals,
@@ -398,17 +399,17 @@ def test_caribbean_stud_under_684a_analysis_reproduces_the_published_figures() -
     """The 684a counts (inclusion-exclusion, dealer qualified by 684a settlement's own ace-king test) and the 684a
     optimiser with Caribbean Stud's payoffs per Ante: fold -1; beat a qualified dealer 1 + 2 x paytable; lose -3;
     dealer not qualified +1 (Raise pushes). 684a's Rules Submission cannot pay a Raise by a paytable, so the payoffs are
-    given directly (chapter_684a.Terms); the counts and the optimiser are what is checked."""
+    given directly (chapter_684a_terms.Terms); the counts and the optimiser are what is checked."""
     rules = load_config(ROOT / "configs" / "chapter-684a.toml").game
     assert isinstance(rules, Chapter684aRules) and rules.dealer_qualifies.high_cards == ["A", "K"]
-    terms = chapter_684a.Terms(
+    terms = chapter_684a_terms.Terms(
         (2,),
         Fraction(-1),
         tuple((1 + 2 * Fraction(CARIBBEAN_RAISE[c.name.lower()]),) for c in Five),
         (Fraction(-3),),
         tuple((Fraction(1),) for _ in Five),
     )
-    counts = dealer_counts.buckets(chapter_684a.qualify_rank(rules))
+    counts = dealer_counts.buckets(chapter_684a_terms.qualify_rank(rules))
     classes = dealer_counts.player_classes()
     hand = hand_class(dealer_counts.ranked().values[classes.rank]).astype("int64")
     # The published threshold strategy, exactly: the same total loss over the same deals (ours x 5 up-card choices).
