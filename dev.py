@@ -37,7 +37,7 @@ verbs:
                    console), on a private PostgreSQL and mosquitto it starts itself
   test [ARGS...]   run the test suite (`python -m pytest ARGS...`) against a real mosquitto
   check            run the static checks alone: import-linter's layer contracts, ruff format and ruff
-                   check, mypy --strict (`test` without arguments runs them first)
+                   check, mypy --strict, the sizes of CONTRIBUTING.md (`test` without arguments runs them first)
 
 Each verb first creates .venv and installs tablectl with its test dependencies into it (only again when
 pyproject.toml changes), and makes sure mosquitto (and, for `test`, PostgreSQL: the floor's tests start
@@ -336,13 +336,14 @@ def cmd_test(args: list[str]) -> int:
     return code
 
 
-PY_TREES = ("controller", "drivers", "floor", "tests", "bench", "dev.py")
+PY_TREES = ("controller", "drivers", "floor", "tests", "bench", "tools", "dev.py")
 # The static checks, in the order a contributor wants to hear of them; each prints its own findings.
 CHECKS: tuple[tuple[str, list[str]], ...] = (
     ("layers (import-linter contracts in pyproject.toml)", ["lint-imports"]),
     ("formatting (ruff format --check)", ["ruff", "format", "--check", "--quiet", *PY_TREES]),
     ("lint (ruff check)", ["ruff", "check", "--quiet", *PY_TREES]),
     ("types (mypy --strict)", ["mypy"]),  # what it checks comes from [tool.mypy] in pyproject.toml
+    ("sizes (CONTRIBUTING.md: 400 lines a file, 60 a function)", ["python", str(REPO / "tools" / "sizes.py")]),
 )
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import benchlib
 import lockout
+import lockout_wire
 
 from controller.config.table import TableConfig, read_config
 from controller.core.events import DomainEvent, JournaledEvent
@@ -218,7 +219,7 @@ def main() -> int:
 
 def lockout_growth(trials: int) -> None:
     timing = LineTiming()
-    protocol = lockout.DRIVER_PROTOCOL
+    protocol = lockout_wire.DRIVER_PROTOCOL
     print(
         f"lock-out p99 with the stations on paced 115200-baud lines, the drivers' default protocol (v{protocol}; "
         "baseline: the line time of the frames it sends)"
@@ -226,8 +227,8 @@ def lockout_growth(trials: int) -> None:
     for bus in (False, True):
         for stations in (1, 2, 4, 7):
             figures = asyncio.run(lockout.run(trials, stations, lambda _n: None, bus, protocol, timing))
-            _press, path_bytes = lockout.critical_bytes(stations, figures.version, bus)
-            floor = lockout.line_time_ms(path_bytes, timing)
+            _press, path_bytes = lockout_wire.critical_bytes(stations, figures.version, bus)
+            floor = lockout_wire.line_time_ms(path_bytes, timing)
             p99 = benchlib.percentile(figures.controller, 99)
             wiring = "one multi-drop line" if bus else "a line each"
             print(

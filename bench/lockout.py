@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import sys
 import tempfile
@@ -37,6 +36,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchlib import machine, percentile
+from lockout_sims import ChildSimulators, Simulators, serve_sims
+from lockout_wire import DRIVER_PROTOCOL, critical_bytes, expected_station_bytes, line_time_ms
 
 from controller.core.events import DomainEvent
 from controller.shell.logs import configure_logging
@@ -44,98 +45,11 @@ from controller.shell.service import lock_frames_out
 from controller.shell.writer import JournalWriter
 from controller.store.journal import Journal
 from drivers.interfaces import ButtonPressed, DeviceEvent, LockAcknowledged, WagerBus, WagerStation
-from drivers.reference.device import ReferenceDevice, ReferenceSettings
-from drivers.reference.framing import (
-    BROADCAST_ADDRESS,
-    COMPACT_VERSIONS,
-    GROUP_LOCK,
-    HOST_ADDRESS,
-    SLOT_CONFIRMATION,
-    SLOT_PERIOD,
-    SLOT_TURNAROUND,
-    VERSION_3,
-    Kind,
-    encode_frame,
-    encode_group,
-    encode_message,
-)
-from drivers.reference.wager_bus import ReferenceWagerBusSettings
+from drivers.reference.device import ReferenceDevice
 from drivers.registry import create_driver
-from drivers.sim.base import SimDevice
-from drivers.sim.dealer_panel import DealerPanelSim
 from drivers.sim.line import UNPACED, LineTiming
-from drivers.sim.wager_bus import WagerBusSim
-from drivers.sim.wager_station import WagerStationSim
-
-
-def frame_len(
-    message: dict[str, object], version: int, *, from_device: bool, address: int = 1, kind: Kind = Kind.DATA
-) -> int:
-    if version in COMPACT_VERSIONS:
-        return len(encode_frame(address, 1, kind, encode_message(message, version), version, from_device))
-    return len(encode_frame(HOST_ADDRESS if from_device else address, 1, Kind.DATA, encode_message(message)))
-
-
-def ack_len(version: int) -> int:
-    return len(encode_frame(1, 1, Kind.ACK, b"", version, version in COMPACT_VERSIONS))
-
-
-def critical_bytes(stations: int, version: int, bus: bool) -> tuple[int, int]:
-    """Bytes on the critical path: (the press frame, from the press reaching the controller to the last
-    confirmation). One line per station: the lock, the station's ACK, its `locked`, on every line at once.
-    A multi-drop line: v3, the GROUP frame and its slot window (in byte times, guards included); v2, one broadcast
-    naming every station then the seven `locked` on the return pair;
-    v1, the first lock frame then seven ACK + `locked` (with `src`) pairs on the return pair."""
-    press = frame_len({"evt": "button", "button": "no_more_bets"}, version, from_device=True)
-    if version == VERSION_3 and bus:
-        # The GROUP frame, then the slot window up to the last confirmation's last byte: the turnaround, a period per
-        # station but the last, and the last one's two bytes (docs/protocol.md section 13). Byte times, not bytes.
-        group = len(encode_group(1, GROUP_LOCK, range(1, stations + 1)))
-        return press, group + SLOT_TURNAROUND + (stations - 1) * SLOT_PERIOD + SLOT_CONFIRMATION
-    if version == VERSION_3 and not bus:
-        # The lock as a CODE frame, answered by the REPLY that is its ACK and the `locked` at once (section 12).
-        lock = frame_len({"cmd": "lock"}, version, from_device=False)
-        return press, lock + frame_len({"evt": "locked"}, version, from_device=True, kind=Kind.REPLY)
-    src = {"src": 1} if bus and version not in COMPACT_VERSIONS else {}
-    locked = frame_len({"evt": "locked", **src}, version, from_device=True)
-    if bus and version in COMPACT_VERSIONS:
-        named = list(range(1, stations + 1))
-        broadcast = frame_len({"cmd": "lock", "stations": named}, 2, from_device=False, address=BROADCAST_ADDRESS)
-        return press, broadcast + stations * locked
-    lock = frame_len({"cmd": "lock"}, version, from_device=False)
-    return press, lock + (stations if bus else 1) * (ack_len(version) + locked)
-
-
-def line_time_ms(n_bytes: int, timing: LineTiming) -> float:
-    return timing.frame_time(n_bytes) * 1000
-
-
-# What a reference driver speaks unless its settings cap it: growth.py measures the lock-out with it.
-DRIVER_PROTOCOL = int(ReferenceSettings.model_fields["protocol"].default)
-assert ReferenceWagerBusSettings.model_fields["protocol"].default == DRIVER_PROTOCOL
 
 QUIET = {"heartbeat_interval": 0}  # no pings competing with the measured frames
-
-
-def station_simulators(stations: int, bus: bool, timing: LineTiming) -> list[SimDevice | WagerBusSim]:
-    if bus:
-        return [WagerBusSim("wager_bus", seats=range(1, stations + 1), timing=timing)]
-    sims: list[SimDevice | WagerBusSim] = []
-    for n in range(1, stations + 1):
-        sim = WagerStationSim(f"wager_station_{n}", n)
-        sim.configure_line(timing=timing)
-        sims.append(sim)
-    return sims
-
-
-def line_bytes(sims: list[SimDevice | WagerBusSim]) -> int:
-    """Bytes the simulated station lines carried so far, both directions."""
-    total = 0
-    for sim in sims:
-        endpoint = sim._endpoint
-        if endpoint is not None:
-            total += endpoint.inbound.bytes_sent + endpoint.outbound.bytes_sent
-    return total
 
 
 def station_drivers(ports: list[str], stations: int, bus: bool, protocol: int) -> list[WagerStation]:
@@ -175,94 +89,45 @@ class Figures:
     version: int = 1
 
 
-class Simulators:
-    """The panel and station simulators in this process (`--sims-process`: ChildSimulators, in another)."""
-
-    def __init__(self, stations: int, bus: bool, timing: LineTiming) -> None:
-        self.panel = DealerPanelSim("dealer_panel")
-        self.panel.configure_line(timing=timing)
-        self.sims = station_simulators(stations, bus, timing)
-
-    async def start(self) -> tuple[str, list[str]]:
-        for sim in (self.panel, *self.sims):
-            await sim.start()
-        return self.panel.port, [sim.port for sim in self.sims]
-
-    async def press(self) -> None:
-        await self.panel.press("no_more_bets")
-
-    async def line_bytes(self) -> int:
-        return line_bytes(self.sims)
-
-    async def stop(self) -> None:
-        for sim in (self.panel, *self.sims):
-            await sim.stop()
-
-
-class ChildSimulators:
-    """The same simulators in a process of their own (this script with --serve-sims), so that the figures are the
-    controller's alone: the simulators' work runs on the other core, as real devices' would."""
-
-    def __init__(self, stations: int, bus: bool, timing: LineTiming) -> None:
-        self.args = [sys.executable, __file__, "--serve-sims", "--stations", str(stations)]
-        self.args += ["--bus"] * bus + ["--unpaced"] * (not timing.paced)
-        self.proc: asyncio.subprocess.Process | None = None
-
-    async def start(self) -> tuple[str, list[str]]:
-        self.proc = await asyncio.create_subprocess_exec(
-            *self.args, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
-        )
-        ports = json.loads(await self._answer())
-        return str(ports["panel"]), [str(p) for p in ports["stations"]]
-
-    async def _ask(self, what: str) -> str:
-        assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.write(f"{what}\n".encode())
-        await self.proc.stdin.drain()
-        return await self._answer()
-
-    async def _answer(self) -> str:
-        assert self.proc is not None and self.proc.stdout is not None
-        async with asyncio.timeout(30):
-            line = await self.proc.stdout.readline()
-        if not line:
-            raise SystemExit("bench: the simulator process ended")
-        return line.decode().strip()
-
-    async def press(self) -> None:
-        await self._ask("press")
-
-    async def line_bytes(self) -> int:
-        return int(await self._ask("bytes"))
-
-    async def stop(self) -> None:
-        if self.proc is not None and self.proc.returncode is None:
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-            await self.proc.wait()
-
-
-async def serve_sims(stations: int, bus: bool, timing: LineTiming) -> None:
-    """--serve-sims: the simulators, answering one line per request on stdin (press, bytes) until stdin closes."""
-    sims = Simulators(stations, bus, timing)
-    panel, ports = await sims.start()
-    print(json.dumps({"panel": panel, "stations": ports}), flush=True)
-    reader = asyncio.StreamReader()
-    await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    pressing: set[asyncio.Task[None]] = set()
-    try:
-        while line := (await reader.readline()).decode().strip():
-            if line == "press":
-                # Answered at once: the press goes on (and waits for the host's ACK) while the parent times it.
-                task = asyncio.create_task(sims.press())
-                pressing.add(task)
-                task.add_done_callback(pressing.discard)
-                print("pressed", flush=True)
-            elif line == "bytes":
-                print(await sims.line_bytes(), flush=True)
-    finally:
-        await asyncio.gather(*pressing, return_exceptions=True)
-        await sims.stop()
+async def trial(
+    sims: Simulators | ChildSimulators,
+    drivers: list[WagerStation],
+    acks: asyncio.Queue[DeviceEvent],
+    pressed: asyncio.Queue[float],
+    writer: JournalWriter,
+    figures: Figures,
+    journal_first: bool,
+) -> None:
+    """One lock-out, timed: the stations unlocked, the press, the locks and the commit, the bytes the lines carried."""
+    await asyncio.gather(*(d.unlock() for d in drivers))
+    await confirmed(acks, len(drivers), locked=False)
+    await asyncio.sleep(0.002)  # the host's last ACKs leave the lines before the clock starts
+    before = await sims.line_bytes()
+    start = time.perf_counter()
+    # The panel waits for the host's ACK of its press; the controller does not wait for the panel.
+    press = asyncio.create_task(sims.press())
+    arrived = await asyncio.wait_for(pressed.get(), 5)
+    no_more_bets = [DomainEvent("no_more_bets", "bench")]
+    if journal_first:
+        await writer.wait(writer.submit(no_more_bets, datetime.now(UTC), []))
+        committed = time.perf_counter()
+    locking = asyncio.gather(*(d.lock() for d in drivers))
+    if not journal_first:
+        await lock_frames_out()  # as the service does: the frames leave, then the commit starts
+        commit = writer.submit(no_more_bets, datetime.now(UTC), [])
+    await confirmed(acks, len(drivers), locked=True)
+    end = time.perf_counter()
+    if not journal_first:
+        await writer.wait(commit)
+        committed = time.perf_counter()
+    await locking
+    await press
+    figures.whole.append((end - start) * 1000)
+    figures.controller.append((end - arrived) * 1000)
+    figures.commit.append((committed - arrived) * 1000)
+    figures.both.append((max(end, committed) - arrived) * 1000)
+    await asyncio.sleep(0.002)  # let the host's ACKs of the confirmations reach the lines' counters
+    figures.station_bytes.append(await sims.line_bytes() - before)
 
 
 async def run(
@@ -304,35 +169,7 @@ async def run(
         figures.version = versions.pop()
         try:
             for i in range(trials):
-                await asyncio.gather(*(d.unlock() for d in drivers))
-                await confirmed(acks, len(drivers), locked=False)
-                await asyncio.sleep(0.002)  # the host's last ACKs leave the lines before the clock starts
-                before = await sims.line_bytes()
-                start = time.perf_counter()
-                # The panel waits for the host's ACK of its press; the controller does not wait for the panel.
-                press = asyncio.create_task(sims.press())
-                arrived = await asyncio.wait_for(pressed.get(), 5)
-                no_more_bets = [DomainEvent("no_more_bets", "bench")]
-                if journal_first:
-                    await writer.wait(writer.submit(no_more_bets, datetime.now(UTC), []))
-                    committed = time.perf_counter()
-                locking = asyncio.gather(*(d.lock() for d in drivers))
-                if not journal_first:
-                    await lock_frames_out()  # as the service does: the frames leave, then the commit starts
-                    commit = writer.submit(no_more_bets, datetime.now(UTC), [])
-                await confirmed(acks, len(drivers), locked=True)
-                end = time.perf_counter()
-                if not journal_first:
-                    await writer.wait(commit)
-                    committed = time.perf_counter()
-                await locking
-                await press
-                figures.whole.append((end - start) * 1000)
-                figures.controller.append((end - arrived) * 1000)
-                figures.commit.append((committed - arrived) * 1000)
-                figures.both.append((max(end, committed) - arrived) * 1000)
-                await asyncio.sleep(0.002)  # let the host's ACKs of the confirmations reach the lines' counters
-                figures.station_bytes.append(await sims.line_bytes() - before)
+                await trial(sims, drivers, acks, pressed, writer, figures, journal_first)
                 progress(i + 1)
         finally:
             writer.close()
@@ -341,22 +178,6 @@ async def run(
                 await dev.stop()
             await sims.stop()
     return figures
-
-
-def expected_station_bytes(stations: int, version: int, bus: bool) -> int:
-    """Bytes all station lines carry in one lock-out: every station's lock (or the one broadcast) and its answers,
-    plus (v1, v2) the host's ACK of each `locked`; a v3 REPLY is never ACKed."""
-    _press, path = critical_bytes(stations, version, bus)
-    if version == VERSION_3 and bus:
-        return len(encode_group(1, GROUP_LOCK, range(1, stations + 1))) + stations * SLOT_CONFIRMATION
-    if version == VERSION_3 and not bus:
-        return stations * path
-    if bus and version in COMPACT_VERSIONS:
-        return path + stations * ack_len(version)
-    src = {"src": 1} if bus else {}
-    lock = frame_len({"cmd": "lock"}, version, from_device=False)
-    locked = frame_len({"evt": "locked", **src}, version, from_device=True)
-    return stations * (lock + 2 * ack_len(version) + locked)
 
 
 def report(figures: Figures, args: argparse.Namespace, timing: LineTiming) -> None:

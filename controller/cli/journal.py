@@ -62,6 +62,12 @@ def add_parser(sub: Subparsers) -> None:
     )
     actions = p.add_subparsers(dest="journal_action", required=True, metavar="ACTION")
 
+    for add in (_add_tail, _add_export, _add_verify, _add_archive):
+        add(actions, where)
+
+
+def _add_tail(actions: Subparsers, where: argparse.ArgumentParser) -> None:
+    """`journal tail`: the last events, or following them."""
     tail = actions.add_parser(
         "tail",
         parents=[where],
@@ -74,6 +80,9 @@ def add_parser(sub: Subparsers) -> None:
     tail.add_argument("--follow", "-f", action="store_true", help="keep printing events as they are written")
     tail.add_argument("--json", action="store_true", help="one JSON object per line instead of text")
 
+
+def _add_export(actions: Subparsers, where: argparse.ArgumentParser) -> None:
+    """`journal export`: every event as JSON lines with its hash."""
     export = actions.add_parser(
         "export",
         parents=[where],
@@ -90,6 +99,9 @@ def add_parser(sub: Subparsers) -> None:
         "hand such an export to anyone not entitled to see the cards",
     )
 
+
+def _add_verify(actions: Subparsers, where: argparse.ArgumentParser) -> None:
+    """`journal verify`: the hash chain, seq and head; archive segments too."""
     verify = actions.add_parser(
         "verify",
         parents=[where],
@@ -113,6 +125,9 @@ def add_parser(sub: Subparsers) -> None:
         "says to its head; prints its sha256 to compare with the journal's record (verify --archives does)",
     )
 
+
+def _add_archive(actions: Subparsers, where: argparse.ArgumentParser) -> None:
+    """`journal archive`: completed rounds sealed into segment files."""
     arch = actions.add_parser(
         "archive",
         parents=[where],

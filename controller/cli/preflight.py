@@ -116,6 +116,13 @@ def check_link(config: TableConfig, base: Path) -> list[Finding]:
         raw = tomllib.loads(read_bounded(str(where), 1 << 20).decode("utf-8"))
     except (FileRefused, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         return [Finding("error", "progressive.link_config", f"{where} cannot be read as TOML: {err}", fix)]
+    return _link_agrees(config, link, ours, raw, where)
+
+
+def _link_agrees(
+    config: TableConfig, link: str, ours: dict[str, list[str]], raw: dict[str, Any], where: Path
+) -> list[Finding]:
+    """The link's LINK.toml names this link, lists this table and keeps the levels the table's paytable pays."""
     out: list[Finding] = []
     link_id = raw.get("link", {}).get("id") if isinstance(raw.get("link"), dict) else None
     if link_id != link:

@@ -2,70 +2,27 @@
 
 from __future__ import annotations
 
-import functools
 import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    GetCoreSchemaHandler,
-    GetPydanticSchema,
-    TypeAdapter,
     ValidationError,
     field_validator,
     model_validator,
 )
-from pydantic_core import CoreSchema, PydanticKnownError, core_schema
 
 from controller.config.broker import parse_broker_address
 from controller.config.errors import ConfigError, describe_errors
 from controller.config.files import CONFIG_MAX_BYTES, FileRefused, read_bounded
+from controller.config.game import GameRules
 from controller.config.keys import decode_public_key
 from controller.config.software import SoftwareSettings
-from controller.core.settlement import ChapterRules
-from controller.games import registry
-
-
-def _game_schema(_source: Any, _handler: GetCoreSchemaHandler) -> CoreSchema:
-    # Dispatched on `chapter` first, so only the configured chapter's package is imported (a discriminated union
-    # would import every chapter to build its schema: a third of the daemon's start, issue 19). The errors are the
-    # union's: its tag errors (describe_errors names the chapters) and the chapter's model's, below `game`.
-    return core_schema.no_info_plain_validator_function(
-        _validate_game, serialization=core_schema.simple_ser_schema("any")
-    )
-
-
-def _validate_game(value: object) -> ChapterRules:
-    if isinstance(value, ChapterRules):
-        return value
-    if not isinstance(value, Mapping):
-        raise PydanticKnownError("model_attributes_type")
-    expected = ", ".join(repr(c) for c in registry.chapters())
-    if "chapter" not in value:
-        raise PydanticKnownError("union_tag_not_found", {"discriminator": "'chapter'"})
-    tag = value["chapter"]
-    chapter = registry.find(tag) if isinstance(tag, str) else None
-    if chapter is None:
-        raise PydanticKnownError(
-            "union_tag_invalid", {"discriminator": "'chapter'", "tag": str(tag), "expected_tags": expected}
-        )
-    # Validated as {chapter: [game]} so that a ValidationError raised here becomes the chapter model's own errors
-    # located at game.<chapter>.<field>, where the union put them (describe_errors finds the model by that tag).
-    return _rules_adapter(chapter.rules_type).validate_python({tag: value})[tag]
-
-
-@functools.cache
-def _rules_adapter(rules_type: type[ChapterRules]) -> TypeAdapter[dict[str, ChapterRules]]:
-    return TypeAdapter(dict[str, rules_type])  # type: ignore[valid-type]
-
-
-# The [game] table: the chapter's options, chosen by `chapter`, each chapter's rules model from the registry.
-GameRules = Annotated[ChapterRules, GetPydanticSchema(_game_schema)]
 
 
 class _Strict(BaseModel):

@@ -21,73 +21,17 @@ from math import comb, lcm
 import numpy as np
 import numpy.typing as npt
 
-from controller.core.cards import STANDARD_DECK
 from controller.core.money import Odds
-from controller.core.rankings import Five, best_five
+from controller.core.rankings import Five
 from controller.games.chapter_684a.rules import Chapter684aRules
 from controller.games.partial import SUBMISSION
 from controller.par import combos, dealer_counts, fixed
+from controller.par.chapter_684a_terms import DEALS, HANDS, POINT, Terms, qualify_rank, terms_of
 from controller.par.evaluator import hand_class
 from controller.par.sheet import Decision, Row, StrategyTable, WagerSheet, net_per_unit
 
-HANDS = comb(52, 5)
-DEALS = HANDS * dealer_counts.DEALER_HANDS
-POINT = "Raise Wager (684a.1)"
 _RANKS = "23456789TJQKA"
 _MAX_LINES = 16
-
-
-@dataclass(frozen=True)
-class Terms:
-    """What one deal pays per Ante, by the dealer's bucket, the player's five-card class (rankings.Five) and the Raise
-    multiple m: the 684a settlement (`terms_of`), or another player-vs-dealer game's for a published-figure check."""
-
-    multiples: tuple[int, ...]
-    fold: Fraction  # all the wagers placed before the deal, lost
-    win: tuple[tuple[Fraction, ...], ...]  # [class][multiple]: the player beats a qualified dealer
-    lose: tuple[Fraction, ...]  # [multiple]: a qualified dealer beats the player
-    not_qualified: tuple[tuple[Fraction, ...], ...]  # [class][multiple]: the dealer does not qualify
-    odds_part: tuple[Fraction, ...] = ()  # [class]: the Odds Wager's share of `win`, for its paytable's rows
-    odds_part_not_qualified: tuple[Fraction, ...] = ()
-
-
-def terms_of(rules: Chapter684aRules, odds_per_ante: Fraction = Fraction(1)) -> Terms:
-    """684a settlement (controller.games.chapter_684a.settle._main) as nets per Ante."""
-    ante = net_per_unit(Odds.parse(rules.ante_odds))
-    raise_ = net_per_unit(Odds.parse(rules.raise_odds))
-    odds = [odds_per_ante * net_per_unit(Odds.parse(rules.odds_paytable[c.name.lower()])) for c in Five]
-    nq = rules.dealer_not_qualified
-    ms = tuple(rules.raise_multiples)
-    odds_nq = [o if nq.odds == "paytable" else Fraction(0) for o in odds]
-    return Terms(
-        ms,
-        -(1 + odds_per_ante),
-        tuple(tuple(ante + m * raise_ + o for m in ms) for o in odds),
-        tuple(-1 - m - (odds_per_ante if rules.odds_when_player_loses == "lose" else Fraction(0)) for m in ms),
-        tuple(
-            tuple(
-                (ante if nq.ante == "win" else Fraction(0)) + (m * raise_ if nq.raise_ == "win" else Fraction(0)) + o
-                for m in ms
-            )
-            for o in odds_nq
-        ),
-        tuple(odds),
-        tuple(odds_nq),
-    )
-
-
-def qualify_rank(rules: Chapter684aRules) -> int:
-    """The lowest dense rank the dealer qualifies with, by settlement's own test on one hand of every value; refused
-    if the qualifying hands are not every hand from there up (then no threshold would do)."""
-    r = dealer_counts.ranked()
-    first = np.zeros(len(r.values), dtype=np.int64)
-    first[r.rank[::-1]] = np.arange(len(r.rank))[::-1]
-    hands = combos.combinations(5)[first]
-    met = np.array([rules.dealer_qualifies.met_by(best_five([STANDARD_DECK[c] for c in h])) for h in hands])
-    lowest = int(np.argmax(met)) if met.any() else len(met)
-    if not met[lowest:].all():
-        raise AssertionError("dealer_qualifies is not a threshold in the hand order")  # met_by compares in order
-    return lowest
 
 
 @dataclass(frozen=True)
@@ -172,19 +116,7 @@ def evaluate(terms: Terms, counts: npt.NDArray[np.int64], choice: npt.NDArray[np
     second = Fraction(0)
     hit = Fraction(0)
     odds_rows: list[tuple[str, Fraction]] = []
-    raise_count = Fraction(0)
-    shares: dict[str, Fraction] = {}
-    nq_count: dict[tuple[int, int], int] = {}
-    lose_count: dict[int, int] = {}
-    for i, m in enumerate(terms.multiples):
-        mine = choice == i
-        shares[f"raise {m}x"] = Fraction(_total(w[mine]), HANDS)
-        raise_count += m * shares[f"raise {m}x"]
-        lose_count[i] = _total(w[mine] * counts[mine, 3])
-        for c in Five:
-            sel = mine & (classes == int(c))
-            nq_count[(int(c), i)] = _total(w[sel] * counts[sel, 0])
-    shares["fold"] = 1 - sum(shares.values(), Fraction(0))
+    shares, raise_count, lose_count, nq_count = _by_multiple(terms, counts, choice, classes, w)
     raised = choice >= 0
     for c in reversed(Five):
         name = c.name.lower()
@@ -226,6 +158,31 @@ def evaluate(terms: Terms, counts: npt.NDArray[np.int64], choice: npt.NDArray[np
     if sum((r.probability for r in rows), Fraction(0)) != 1:
         raise AssertionError("the rows do not cover every deal")  # a bug, never the input
     return Outcome(rows, -expected, -terms.fold + raise_count, second, hit, shares, odds_rows)
+
+
+def _by_multiple(
+    terms: Terms,
+    counts: npt.NDArray[np.int64],
+    choice: npt.NDArray[np.int64],
+    classes: npt.NDArray[np.int64],
+    w: npt.NDArray[np.int64],
+) -> tuple[dict[str, Fraction], Fraction, dict[int, int], dict[tuple[int, int], int]]:
+    """Per raise multiple: its share of hands (and the fold's), the raise it adds on average, the deals a qualified
+    dealer beats, and per hand class the deals the dealer does not qualify on."""
+    raise_count = Fraction(0)
+    shares: dict[str, Fraction] = {}
+    nq_count: dict[tuple[int, int], int] = {}
+    lose_count: dict[int, int] = {}
+    for i, m in enumerate(terms.multiples):
+        mine = choice == i
+        shares[f"raise {m}x"] = Fraction(_total(w[mine]), HANDS)
+        raise_count += m * shares[f"raise {m}x"]
+        lose_count[i] = _total(w[mine] * counts[mine, 3])
+        for c in Five:
+            sel = mine & (classes == int(c))
+            nq_count[(int(c), i)] = _total(w[sel] * counts[sel, 0])
+    shares["fold"] = 1 - sum(shares.values(), Fraction(0))
+    return shares, raise_count, lose_count, nq_count
 
 
 def analyse_main(rules: Chapter684aRules, odds_per_ante: Fraction = Fraction(1)) -> MainGame:
@@ -314,12 +271,7 @@ def strategy_table(terms: Terms, choice: npt.NDArray[np.int64]) -> StrategyTable
                 "hand"
             )
             return StrategyTable(POINT, tuple(lines))
-    runs: list[tuple[int, int, int]] = []  # (state, highest value, lowest value), from the top
-    for r in range(ranks - 1, -1, -1):
-        if runs and runs[-1][0] == state[r] and state[r] != -1:
-            runs[-1] = (runs[-1][0], runs[-1][1], r)
-        else:
-            runs.append((int(state[r]), r, r))
+    runs = _runs(state)
     m = terms.multiples[used[0]]
     for k, (st, high, low) in enumerate(runs):
         if len(lines) >= _MAX_LINES:
@@ -338,6 +290,18 @@ def strategy_table(terms: Terms, choice: npt.NDArray[np.int64]) -> StrategyTable
             )
     lines.append("fold the rest")
     return StrategyTable(POINT, tuple(lines))
+
+
+def _runs(state: npt.NDArray[np.int64]) -> list[tuple[int, int, int]]:
+    """(state, highest value, lowest value) of each run of values that decide alike, from the top; a value the suits
+    held decide is a run of its own."""
+    runs: list[tuple[int, int, int]] = []
+    for r in range(len(state) - 1, -1, -1):
+        if runs and runs[-1][0] == state[r] and state[r] != -1:
+            runs[-1] = (runs[-1][0], runs[-1][1], r)
+        else:
+            runs.append((int(state[r]), r, r))
+    return runs
 
 
 def prime(rules: Chapter684aRules, strategy: Strategy | None) -> WagerSheet:

@@ -67,18 +67,7 @@ def sheet(
     base += sum((r.contribution for r in extra_rows), Fraction(0))
     rows.extend(extra_rows)
     expected = sum((r.contribution for r in rows), Fraction(0))
-    progressive = None
-    if levels and wager_cents:
-        lines = tuple(
-            MeterLine(level, base, slope[level], (seeds or {})[level][1], (seeds or {})[level][2])
-            for level in sorted(levels)
-        )
-        others = {lv: slope[lv] * at[lv] for lv in levels}
-        break_even = {
-            lv: None if slope[lv] == 0 else -(base + sum(v for o, v in others.items() if o != lv)) / slope[lv]
-            for lv in levels
-        }
-        progressive = Progressive(wager_cents, lines, at, expected, break_even, ("meters in cents",))
+    progressive = _meters(wager_cents, base, slope, at, expected, seeds or {}) if levels and wager_cents else None
     return WagerSheet(
         wager,
         title,
@@ -119,3 +108,22 @@ def all_six(table: Mapping[str, str], paytable: str) -> WagerSheet:
         comb(52, 6),
         "exact: every one of the 20,358,520 six-card sets",
     )
+
+
+def _meters(
+    wager_cents: int,
+    base: Fraction,
+    slope: dict[str, Fraction],
+    at: dict[str, int],
+    expected: Fraction,
+    seeds: dict[str, tuple[int, str, Fraction | None]],
+) -> Progressive:
+    """The return as a line in each meter (base + slope x meter), and each meter's break-even with the others as
+    they stand."""
+    lines = tuple(MeterLine(level, base, slope[level], seeds[level][1], seeds[level][2]) for level in sorted(slope))
+    others = {lv: slope[lv] * at[lv] for lv in slope}
+    break_even = {
+        lv: None if slope[lv] == 0 else -(base + sum(v for o, v in others.items() if o != lv)) / slope[lv]
+        for lv in slope
+    }
+    return Progressive(wager_cents, lines, at, expected, break_even, ("meters in cents",))

@@ -75,21 +75,9 @@ def sheet(
 ) -> WagerSheet:
     """The wager at `wager_cents` with the meter at `meter_cents`. `awards` maps a hand class to its odds, or to the
     percentage of the meter it pays (the whole sum the player receives, the wager included, as settlement pays it)."""
-    counts = deals.class_counts(5)
     total = comb(52, 5)
-    outcomes: list[fixed.Outcome] = []
-    losing = total
-    for cls in reversed(Five):
-        award = awards.get(cls)
-        if award is None:
-            continue
-        n = int(counts[cls])
-        losing -= n
-        if isinstance(award, int):
-            outcomes.append(fixed.Outcome(cls.name.lower(), f"{award}% of meter", n, level=LEVEL, meter_percent=award))
-        else:
-            outcomes.append(fixed.Outcome(cls.name.lower(), str(award), n, net_per_unit(award)))
-    outcomes.append(fixed.Outcome("lose", f"loses ({rule})", losing, Fraction(-1)))
+    outcomes = _outcomes(awards, rule, total)
+    losing = outcomes[-1].count
     # Paid only with a winning hand (655a.11(i)(3)(i), 643a.11(f)(3)(v)(A)), the draw independent of the cards.
     hand_wins = Fraction(total - losing, total)
     extra_rows = tuple(
@@ -108,16 +96,7 @@ def sheet(
         extra_rows=extra_rows,
     )
     hand_rows = base.rows[: len(outcomes)]
-    hand_square = sum((r.contribution**2 / r.probability for r in hand_rows if r.probability), Fraction(0))
-    # E[hand's net | the hand wins] x P(win): what the hand nets on the hands that also carry the bonuses.
-    hand_when_winning = sum((r.contribution for r in hand_rows if r.name != "lose"), Fraction(0))
-    # net = hand + W x sum of B_x x paid_x, W the hand winning and B_x independent Bernoulli draws: E[net^2] exactly.
-    second = hand_square
-    for i, x in enumerate(extras):
-        second += hand_wins * x.probability * x.paid**2 + 2 * hand_when_winning * x.probability * x.paid
-        second += sum(
-            (2 * hand_wins * x.probability * x.paid * y.probability * y.paid for y in extras[i + 1 :]), Fraction(0)
-        )
+    second = _second_moment(hand_rows, hand_wins, extras)
     notes = list(base.notes)
     progressive = base.progressive
     if progressive is not None and any(v is not None and v < 0 for v in progressive.break_even.values()):
@@ -140,6 +119,40 @@ def sheet(
         progressive=progressive,
         notes=tuple(notes),
     )
+
+
+def _outcomes(awards: Mapping[Five, Odds | int], rule: str, total: int) -> list[fixed.Outcome]:
+    """Each paying hand class, best first, then the losing hands (always last)."""
+    counts = deals.class_counts(5)
+    outcomes: list[fixed.Outcome] = []
+    losing = total
+    for cls in reversed(Five):
+        award = awards.get(cls)
+        if award is None:
+            continue
+        n = int(counts[cls])
+        losing -= n
+        if isinstance(award, int):
+            outcomes.append(fixed.Outcome(cls.name.lower(), f"{award}% of meter", n, level=LEVEL, meter_percent=award))
+        else:
+            outcomes.append(fixed.Outcome(cls.name.lower(), str(award), n, net_per_unit(award)))
+    outcomes.append(fixed.Outcome("lose", f"loses ({rule})", losing, Fraction(-1)))
+    return outcomes
+
+
+def _second_moment(hand_rows: tuple[Row, ...], hand_wins: Fraction, extras: tuple[Extra, ...]) -> Fraction:
+    """E[net^2] exactly: net = hand + W x sum of B_x x paid_x, W the hand winning and B_x independent Bernoulli
+    draws."""
+    hand_square = sum((r.contribution**2 / r.probability for r in hand_rows if r.probability), Fraction(0))
+    # E[hand's net | the hand wins] x P(win): what the hand nets on the hands that also carry the bonuses.
+    hand_when_winning = sum((r.contribution for r in hand_rows if r.name != "lose"), Fraction(0))
+    second = hand_square
+    for i, x in enumerate(extras):
+        second += hand_wins * x.probability * x.paid**2 + 2 * hand_when_winning * x.probability * x.paid
+        second += sum(
+            (2 * hand_wins * x.probability * x.paid * y.probability * y.paid for y in extras[i + 1 :]), Fraction(0)
+        )
+    return second
 
 
 def _title(x: Extra) -> str:

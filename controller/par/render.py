@@ -159,49 +159,7 @@ def as_html(sheet: ParSheet) -> str:
         "</table>",
     ]
     for w in sheet.wagers:
-        out.append(f"<h2>{e(w.title)} &mdash; {e(w.paytable)}</h2>")
-        if (warn := warning(w)) is not None:
-            out.append(f"<p class='warning'><strong>{e(warn)}</strong></p>")
-        out.append(f"<p>{e(w.method)}.</p><table>")
-        facts = [
-            (f"House edge {w.unit}", percent(w.house_edge)),
-            ("Hit frequency", percent(w.hit_frequency)),
-        ]
-        if w.standard_deviation is not None:
-            facts.append((f"Standard deviation {w.unit}", f"{w.standard_deviation:.6f}"))
-        if w.average_wager is not None and w.element_of_risk is not None:
-            facts += [("Average total wager", number(w.average_wager)), ("Element of risk", percent(w.element_of_risk))]
-        out.extend(f"<tr><th>{e(k)}</th><td class='n'>{e(v)}</td></tr>" for k, v in facts)
-        out.append("</table><table><tr><th>Outcome</th><th>Pays</th><th>Probability</th><th>Contribution</th></tr>")
-        out.extend(
-            f"<tr><td>{e(r.name)}</td><td>{e(r.pays)}</td><td class='n'>{number(r.probability)}</td>"
-            f"<td class='n'>{number(r.contribution)}</td></tr>"
-            for r in w.rows
-        )
-        out.append("</table>")
-        if w.decisions:
-            out.append("<table><tr><th>Decision</th><th>Action</th><th>Share of hands</th></tr>")
-            out.extend(
-                f"<tr><td>{e(d.point)}</td><td>{e(d.action)}</td><td class='n'>{percent(d.share)}</td></tr>"
-                for d in w.decisions
-            )
-            out.append("</table>")
-        if w.progressive is not None:
-            p = w.progressive
-            out.append(
-                "<table><tr><th>Level</th><th>Return at meter 0</th><th>Per cent of meter</th>"
-                "<th>Break-even meter</th><th>Figures</th></tr>"
-            )
-            for line in p.levels:
-                be = p.break_even[line.level]
-                out.append(
-                    f"<tr><td>{e(line.level)}</td><td class='n'>{number(line.base)}</td>"
-                    f"<td class='n'>{number(line.slope)}</td>"
-                    f"<td class='n'>{'none' if be is None else f'{float(be):,.0f} cents'}</td>"
-                    f"<td>{e(line.reseed)}</td></tr>"
-                )
-            out.append(f"</table><p>Return at meters {e(str(p.meters_cents))}: {percent(p.return_at_meters)}</p>")
-        out.extend(f"<p><em>Note:</em> {e(n)}</p>" for n in w.notes)
+        out.extend(_wager_html(w))
     for s in sheet.strategy:
         out.append(f"<h2>Strategy: {e(s.point)}</h2><ol>")
         out.extend(f"<li>{e(rule)}</li>" for rule in s.rules)
@@ -212,6 +170,56 @@ def as_html(sheet: ParSheet) -> str:
         out.append("</ul>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+def _wager_html(w: WagerSheet) -> list[str]:
+    """One wager's section: its figures, outcome rows, decisions, meter lines and notes."""
+    e = html.escape
+    out: list[str] = []
+    out.append(f"<h2>{e(w.title)} &mdash; {e(w.paytable)}</h2>")
+    if (warn := warning(w)) is not None:
+        out.append(f"<p class='warning'><strong>{e(warn)}</strong></p>")
+    out.append(f"<p>{e(w.method)}.</p><table>")
+    facts = [
+        (f"House edge {w.unit}", percent(w.house_edge)),
+        ("Hit frequency", percent(w.hit_frequency)),
+    ]
+    if w.standard_deviation is not None:
+        facts.append((f"Standard deviation {w.unit}", f"{w.standard_deviation:.6f}"))
+    if w.average_wager is not None and w.element_of_risk is not None:
+        facts += [("Average total wager", number(w.average_wager)), ("Element of risk", percent(w.element_of_risk))]
+    out.extend(f"<tr><th>{e(k)}</th><td class='n'>{e(v)}</td></tr>" for k, v in facts)
+    out.append("</table><table><tr><th>Outcome</th><th>Pays</th><th>Probability</th><th>Contribution</th></tr>")
+    out.extend(
+        f"<tr><td>{e(r.name)}</td><td>{e(r.pays)}</td><td class='n'>{number(r.probability)}</td>"
+        f"<td class='n'>{number(r.contribution)}</td></tr>"
+        for r in w.rows
+    )
+    out.append("</table>")
+    if w.decisions:
+        out.append("<table><tr><th>Decision</th><th>Action</th><th>Share of hands</th></tr>")
+        out.extend(
+            f"<tr><td>{e(d.point)}</td><td>{e(d.action)}</td><td class='n'>{percent(d.share)}</td></tr>"
+            for d in w.decisions
+        )
+        out.append("</table>")
+    if w.progressive is not None:
+        p = w.progressive
+        out.append(
+            "<table><tr><th>Level</th><th>Return at meter 0</th><th>Per cent of meter</th>"
+            "<th>Break-even meter</th><th>Figures</th></tr>"
+        )
+        for line in p.levels:
+            be = p.break_even[line.level]
+            out.append(
+                f"<tr><td>{e(line.level)}</td><td class='n'>{number(line.base)}</td>"
+                f"<td class='n'>{number(line.slope)}</td>"
+                f"<td class='n'>{'none' if be is None else f'{float(be):,.0f} cents'}</td>"
+                f"<td>{e(line.reseed)}</td></tr>"
+            )
+        out.append(f"</table><p>Return at meters {e(str(p.meters_cents))}: {percent(p.return_at_meters)}</p>")
+    out.extend(f"<p><em>Note:</em> {e(n)}</p>" for n in w.notes)
+    return out
 
 
 FORMATS = {"text": as_text, "json": as_json, "html": as_html}

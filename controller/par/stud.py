@@ -113,17 +113,22 @@ def _choose(
     return np.take_along_axis(stacked, choice[None].astype(np.intp), axis=0)[0], choice, more
 
 
-def solve(pay: IntArray, unit: int, labels: Labels, ties: Ties = "less") -> Solved:
-    """The main game under the strategy that maximises the player's expected result. `pay[w, o]` is the net result,
-    in whole counting units, of w Antes' worth of wagers on outcome column o; `unit` is one Ante in those units.
-    Where folding and wagering, or two multiples, have exactly the same expected result, `ties` says which is taken:
-    "less" (the sheets': no more at risk for nothing) or "more". The house edge is the same either way; the average
-    total wager and the element of risk are not."""
-    if ties not in ("less", "more"):
-        raise ValueError(f"ties={ties!r}: write 'less' or 'more'")
-    counts4 = counts_by_outcome()
-    n2, n3, n4 = comb(52, 2), comb(52, 3), comb(52, 4)
+@dataclass(frozen=True)
+class _Backward:
+    """The backward induction's values and choices at each decision (v: summed results; d: the choice taken, d5_more
+    the choice were exact ties broken toward the larger wager) and whether an earlier decision had such a tie."""
 
+    v3: IntArray
+    d3: npt.NDArray[np.int8]
+    d4: npt.NDArray[np.int8]
+    d5: npt.NDArray[np.int8]
+    d5_more: npt.NDArray[np.int8]
+    earlier_ties: bool
+
+
+def _backward(pay: IntArray, unit: int, ties: Ties, counts4: IntArray, ch2: IntArray, ch3: IntArray) -> _Backward:
+    """From the last decision back to the first: at each, the best of folding and each multiple (_choose)."""
+    n3, n4 = comb(52, 3), comb(52, 4)
     # Third decision: w = 3..7 Antes wagered (the Ante and two wagers), sums over the 48 last cards.
     v5 = np.zeros((n4, 8), dtype=np.int64)
     d5 = np.zeros((n4, 8), dtype=np.int8)
@@ -131,7 +136,6 @@ def solve(pay: IntArray, unit: int, labels: Labels, ties: Ties = "less") -> Solv
     for w in range(3, 8):
         v5[:, w], d5[:, w], d5_more[:, w] = _choose(-w * unit * 48, [counts4 @ pay[w + m] for m in MULTIPLES], ties)
     # Second: w = 2..4, sums over the 49 x 48 ways the last two cards come.
-    ch3 = deals.children(3)
     v4 = np.zeros((n3, 5), dtype=np.int64)
     d4 = np.zeros((n3, 5), dtype=np.int8)
     earlier_ties = False
@@ -140,15 +144,39 @@ def solve(pay: IntArray, unit: int, labels: Labels, ties: Ties = "less") -> Solv
         v4[:, w], d4[:, w], more4 = _choose(-w * unit * 49 * 48, evs, ties)
         earlier_ties |= bool((more4 != d4[:, w]).any())
     # First: the Ante alone is wagered, sums over the 50 x 49 x 48 ways the community cards come.
-    ch2 = deals.children(2)
     evs = [v4[ch2, 1 + m].sum(axis=1) for m in MULTIPLES]
     v3, d3, more3 = _choose(-unit * SEQUENCES_AFTER_TWO, evs, ties)
     earlier_ties |= bool((more3 != d3).any())
+    return _Backward(v3, d3, d4, d5, d5_more, earlier_ties)
 
-    total = n2 * SEQUENCES_AFTER_TWO  # every deal: two player cards, then the three community cards in order
-    expected = Fraction(int(v3.sum()), total * unit)
 
-    # Forward: how many deals reach each state, to weigh outcomes, decisions and the amount wagered.
+@dataclass(frozen=True)
+class _Forward:
+    """How many deals reach each state under the strategy, and what they come to: each decision's share, each
+    outcome's count and winnings, the folds' loss, the total wagered and the squared results (for the variance),
+    the exact ties at the third decision and what wagering on them would add."""
+
+    decisions: dict[tuple[int, int], int]
+    hits: IntArray
+    won: list[int]
+    fold_loss: int
+    wagered: int
+    squared: int
+    tied: int
+    more: int
+    reach3: IntArray
+    reach4: IntArray
+
+
+def _folded(loss: int, wagered: int, squared: int, deals_here: int, w: int, unit: int) -> tuple[int, int, int]:
+    """A fold with w Antes out loses them on every one of `deals_here` deals."""
+    return loss + deals_here * w * unit, wagered + deals_here * w, squared + deals_here * (w * unit) ** 2
+
+
+def _forward(pay: IntArray, unit: int, counts4: IntArray, ch2: IntArray, ch3: IntArray, back: _Backward) -> _Forward:
+    """The forward pass: the deals the backward induction's choices lead to, to weigh outcomes and decisions."""
+    n3, n4 = comb(52, 3), comb(52, 4)
+    d3, d4, d5, d5_more = back.d3, back.d4, back.d5, back.d5_more
     decisions: dict[tuple[int, int], int] = {}
     fold_loss = wagered = squared = 0  # squared: the net result squared summed over deals, for the variance
     reach3 = np.zeros((n3, 5), dtype=np.int64)
@@ -156,9 +184,7 @@ def solve(pay: IntArray, unit: int, labels: Labels, ties: Ties = "less") -> Solv
         chosen = d3 == m
         decisions[(0, m)] = int(chosen.sum()) * SEQUENCES_AFTER_TWO
         if m == FOLD:
-            fold_loss += decisions[(0, m)] * unit
-            wagered += decisions[(0, m)]
-            squared += decisions[(0, m)] * unit**2
+            fold_loss, wagered, squared = _folded(fold_loss, wagered, squared, decisions[(0, m)], 1, unit)
             continue
         reach3[:, 1 + m] += np.bincount(ch2[chosen].ravel(), minlength=n3)
     reach4 = np.zeros((n4, 8), dtype=np.int64)
@@ -168,9 +194,7 @@ def solve(pay: IntArray, unit: int, labels: Labels, ties: Ties = "less") -> Solv
             deals_here = int(reach3[chosen, w].sum()) * 49 * 48
             decisions[(1, m)] = decisions.get((1, m), 0) + deals_here
             if m == FOLD:
-                fold_loss += deals_here * w * unit
-                wagered += deals_here * w
-                squared += deals_here * (w * unit) ** 2
+                fold_loss, wagered, squared = _folded(fold_loss, wagered, squared, deals_here, w, unit)
                 continue
             weights = np.repeat(reach3[chosen, w], 49).astype(np.float64)  # exact: far below 2**53
             reach4[:, w + m] += np.rint(np.bincount(ch3[chosen].ravel(), weights, minlength=n4)).astype(np.int64)
@@ -187,9 +211,7 @@ def solve(pay: IntArray, unit: int, labels: Labels, ties: Ties = "less") -> Solv
             deals_here = int(reach4[chosen, w].sum()) * 48
             decisions[(2, m)] = decisions.get((2, m), 0) + deals_here
             if m == FOLD:
-                fold_loss += deals_here * w * unit
-                wagered += deals_here * w
-                squared += deals_here * (w * unit) ** 2
+                fold_loss, wagered, squared = _folded(fold_loss, wagered, squared, deals_here, w, unit)
                 continue
             by_outcome = reach4[chosen, w] @ counts4[chosen]
             hits += by_outcome
@@ -197,15 +219,33 @@ def solve(pay: IntArray, unit: int, labels: Labels, ties: Ties = "less") -> Solv
             for o in range(OUTCOMES):
                 won[o] += int(by_outcome[o]) * int(pay[w + m, o])
                 squared += int(by_outcome[o]) * int(pay[w + m, o]) ** 2
+    return _Forward(decisions, hits, won, fold_loss, wagered, squared, tied, more, reach3, reach4)
+
+
+def solve(pay: IntArray, unit: int, labels: Labels, ties: Ties = "less") -> Solved:
+    """The main game under the strategy that maximises the player's expected result. `pay[w, o]` is the net result,
+    in whole counting units, of w Antes' worth of wagers on outcome column o; `unit` is one Ante in those units.
+    Where folding and wagering, or two multiples, have exactly the same expected result, `ties` says which is taken:
+    "less" (the sheets': no more at risk for nothing) or "more". The house edge is the same either way; the average
+    total wager and the element of risk are not."""
+    if ties not in ("less", "more"):
+        raise ValueError(f"ties={ties!r}: write 'less' or 'more'")
+    counts4 = counts_by_outcome()
+    ch2, ch3 = deals.children(2), deals.children(3)
+    back = _backward(pay, unit, ties, counts4, ch2, ch3)
+    total = comb(52, 2) * SEQUENCES_AFTER_TWO  # every deal: two player cards, then the three community cards in order
+    expected = Fraction(int(back.v3.sum()), total * unit)
+    fwd = _forward(pay, unit, counts4, ch2, ch3, back)
+    decisions, wagered = fwd.decisions, fwd.wagered
     fold_row = Row(
         "fold",
         labels.fold,
         Fraction(sum(decisions[(k, FOLD)] for k in range(3)), total),
-        Fraction(-fold_loss, total * unit),
+        Fraction(-fwd.fold_loss, total * unit),
     )
     rows = (
         *(
-            Row(name, pays, Fraction(int(hits[o]), total), Fraction(won[o], total * unit))
+            Row(name, pays, Fraction(int(fwd.hits[o]), total), Fraction(fwd.won[o], total * unit))
             for o, (name, pays) in reversed(list(enumerate(labels.outcomes)))
         ),
         fold_row,
@@ -218,11 +258,11 @@ def solve(pay: IntArray, unit: int, labels: Labels, ties: Ties = "less") -> Solv
         for m in (FOLD, *MULTIPLES)
     )
     notes = labels.notes
-    if tied and not earlier_ties:
-        raised = Fraction(wagered + more, total)
+    if fwd.tied and not back.earlier_ties:
+        raised = Fraction(wagered + fwd.more, total)
         notes += (
-            f"on {float(Fraction(tied, total)):.6%} of deals the {labels.points[2]} is an exact tie between folding "
-            f"and a wager (the same expected result); this sheet folds on them. Raising on them instead"
+            f"on {float(Fraction(fwd.tied, total)):.6%} of deals the {labels.points[2]} is an exact tie between "
+            f"folding and a wager (the same expected result); this sheet folds on them. Raising on them instead"
             f"{labels.tie_practice}, the house edge is unchanged and the average total wager is {float(raised):.6f} "
             f"Antes, element of risk {float(-expected / raised):.6%} (docs/par.md)",
         )
@@ -238,7 +278,7 @@ def solve(pay: IntArray, unit: int, labels: Labels, ties: Ties = "less") -> Solv
         average_wager=Fraction(wagered, total),
         decisions=shares,
         notes=notes,
-        second_moment=Fraction(squared, total * unit * unit),
+        second_moment=Fraction(fwd.squared, total * unit * unit),
     )
-    reached = ({w for w in range(2, 5) if reach3[:, w].any()}, {w for w in range(3, 8) if reach4[:, w].any()})
-    return Solved(sheet, Strategy(d3, d4, d5), reached)
+    reached = ({w for w in range(2, 5) if fwd.reach3[:, w].any()}, {w for w in range(3, 8) if fwd.reach4[:, w].any()})
+    return Solved(sheet, Strategy(back.d3, back.d4, back.d5), reached)

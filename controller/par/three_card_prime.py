@@ -100,6 +100,60 @@ class MainGame:
     strategy_tables: tuple[StrategyTable, ...]
 
 
+def _main_rows(
+    rules: ThreeCardPrimeRules, played: npt.NDArray[np.int64], total: int, win: Fraction, nq_net: Fraction
+) -> list[Row]:
+    """The played hands' outcomes (won, dealer not qualified, tie, lost: `played`'s columns 0, 3, 1, 2), per Ante;
+    `win` is what the Ante and Play Wagers net together on a win."""
+    nq = rules.dealer_not_qualified
+    rows = [
+        Row(
+            "win",
+            f"Ante {rules.ante_odds}, Play {rules.play_odds} (beats a qualified dealer)",
+            Fraction(int(played[0]), total),
+            Fraction(int(played[0]), total) * win,
+        ),
+        Row(
+            "dealer_not_qualified",
+            f"Ante {nq.ante}, Play {nq.play} (dealer_not_qualified)",
+            Fraction(int(played[3]), total),
+            Fraction(int(played[3]), total) * nq_net,
+        ),
+        Row("push", "a tie with a qualified dealer", Fraction(int(played[1]), total), Fraction(0)),
+        Row(
+            "lose",
+            "Ante and Play lose to a qualified dealer",
+            Fraction(int(played[2]), total),
+            Fraction(int(played[2]) * -2, total),
+        ),
+    ]
+    return rows
+
+
+def _bad_beat_rows(
+    rules: ThreeCardPrimeRules,
+    ranked: Ranked,
+    plays: npt.NDArray[np.bool_],
+    counts: IntArray,
+    bad_beat: dict[str, Fraction],
+    total: int,
+) -> list[Row]:
+    """The Bad Beat Bonus (679a.1) on each losing played hand of a class its paytable pays."""
+    rows = []
+    for cls, net in bad_beat.items():
+        mask = plays & np.array([c == cls for c in ranked.classes])
+        n = int(counts[mask, 2].sum())
+        rows.append(
+            Row(
+                f"bad_beat_{cls}",
+                f"{rules.bad_beat_paytable and rules.bad_beat_paytable[cls]} on the Play Wager (679a.1)",
+                Fraction(n, total),
+                Fraction(n, total) * net,
+            )
+        )
+    return rows
+
+
 def analyse_main(rules: ThreeCardPrimeRules, ranked: Ranked) -> MainGame:
     counts = _counts(ranked)
     ante = net_per_unit(Odds.parse(rules.ante_odds))
@@ -121,43 +175,13 @@ def analyse_main(rules: ThreeCardPrimeRules, ranked: Ranked) -> MainGame:
 
     played = counts[plays].sum(axis=0)
     folds = int((~plays).sum()) * DEALER_HANDS
-    rows = [
-        Row(
-            "win",
-            f"Ante {rules.ante_odds}, Play {rules.play_odds} (beats a qualified dealer)",
-            Fraction(int(played[0]), total),
-            Fraction(int(played[0]), total) * (ante + play),
-        ),
-        Row(
-            "dealer_not_qualified",
-            f"Ante {nq.ante}, Play {nq.play} (dealer_not_qualified)",
-            Fraction(int(played[3]), total),
-            Fraction(int(played[3]), total) * nq_net,
-        ),
-        Row("push", "a tie with a qualified dealer", Fraction(int(played[1]), total), Fraction(0)),
-        Row(
-            "lose",
-            "Ante and Play lose to a qualified dealer",
-            Fraction(int(played[2]), total),
-            Fraction(int(played[2]) * -2, total),
-        ),
-    ]
+    rows = _main_rows(rules, played, total, ante + play, nq_net)
     second = (
         Fraction(int(played[0]), total) * (ante + play) ** 2
         + Fraction(int(played[3]), total) * nq_net**2
         + Fraction(folds, total)
     )
-    for cls, net in bad_beat.items():
-        mask = plays & np.array([c == cls for c in ranked.classes])
-        n = int(counts[mask, 2].sum())
-        rows.append(
-            Row(
-                f"bad_beat_{cls}",
-                f"{rules.bad_beat_paytable and rules.bad_beat_paytable[cls]} on the Play Wager (679a.1)",
-                Fraction(n, total),
-                Fraction(n, total) * net,
-            )
-        )
+    rows += _bad_beat_rows(rules, ranked, plays, counts, bad_beat, total)
     # The second moment of the losing hands, with their bad beat bonus where they hold one.
     for i in np.flatnonzero(plays & (counts[:, 2] > 0)):
         second += Fraction(int(counts[i, 2]), total) * (beat[int(i)] - 2) ** 2

@@ -10,17 +10,15 @@ import asyncio
 import datetime as dt
 import random
 from collections import Counter
-from dataclasses import dataclass
-from typing import Protocol
 
 import structlog
 
-from controller.config.table import TableConfig
 from controller.core.events import JournaledEvent
 from controller.engine.inputs import CloseTable, Tick
 from controller.engine.state import Phase
 from controller.games.registry import chapter_of
 from controller.people.actions import Action, ActionScript, Advance, Bind, Command, Key, Place, Press
+from controller.people.policy import DecisionRequest, Policy
 from controller.people.signers import DemoSigners
 from controller.shell.service import TableService, utc_now
 from drivers.interfaces import TERMINAL_SPOTS
@@ -30,9 +28,6 @@ from drivers.sim.table import SimulatedTable
 log = structlog.get_logger("tablectl.demo")
 
 
-# What a player answers to a decision: an amount (one of the allowed ones) to wager, "fold", or for a
-# ride-or-withdraw decision "ride" / "withdraw". None folds too (how the first scripted rounds said it).
-Answer = int | str | None
 # Blocking conditions that only a floorperson can clear: a simulated table with nobody to clear them
 # closes instead of waiting forever (when asked to: the demo waits, as a real table would).
 _STUCK = ("deck.removed", "table.blocked", "no_more_bets.refused")
@@ -44,45 +39,6 @@ def _dealer_clears(ev: JournaledEvent) -> bool:
     """A table blocked only for what the simulated dealer does anyway: nobody else is needed."""
     reasons = ev.payload.get("reasons")
     return ev.type == "table.blocked" and isinstance(reasons, dict) and set(reasons) <= _DEALERS_BLOCKS
-
-
-@dataclass(frozen=True, slots=True)
-class DecisionRequest:
-    """A `decision.requested` event as the player sees it."""
-
-    decision: str  # the chapter's decision key, e.g. "street_3"
-    spot: str  # the wager spot the decision is about
-    kind: str  # "wager_or_fold" or "ride_or_withdraw"
-    allowed: tuple[int, ...] = ()  # wager_or_fold: the amounts that may be put out
-    # What the seat's player sees when asked: their own cards, then the community cards face up, in the order dealt
-    # and revealed; and their wagers live on the layout (a strategy decides on both: controller.people.optimal).
-    cards: tuple[str, ...] = ()
-    wagers: tuple[tuple[str, int], ...] = ()
-
-
-class Policy(Protocol):
-    """What the simulated players do."""
-
-    def wagers(self, round_no: int, config: TableConfig) -> dict[int, dict[str, int]]:
-        """Seat -> {spot: cents} placed before "no more bets"."""
-
-    def decide(self, round_no: int, seat: int, request: DecisionRequest) -> Answer:
-        """The seat's answer to the decision (see Answer)."""
-
-    def late_wager(self, round_no: int, config: TableConfig) -> tuple[int, str, int] | None:
-        """A wager someone tries after "no more bets" (seat, spot, cents), to show the lock-out."""
-
-    def stub_count(self, round_no: int) -> StubCount | None:
-        """The dealer's stub count and misdeal ruling this round, or None: the right count."""
-
-
-@dataclass(frozen=True, slots=True)
-class StubCount:
-    """What the dealer enters when asked to count the stub (.8(f), .9(d), .10(d)), and, when that count does
-    not make 52 cards, whether the dealer rules the cards misdealt (void) or not (void, the deck removed)."""
-
-    count: int
-    misdeal: bool = False
 
 
 class SimulatedFloor:

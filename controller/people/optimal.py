@@ -17,7 +17,7 @@ from controller.core.cards import STANDARD_DECK
 from controller.core.settlement import ChapterRules
 from controller.par import chapter_684a, let_it_ride, three_card_prime
 from controller.par.analyse import Strategy, optimal_strategy
-from controller.people.floor import Answer, DecisionRequest, Policy
+from controller.people.policy import Answer, DecisionRequest, Policy
 
 Players = Literal["random", "optimal"]
 PLAYERS: tuple[Players, ...] = ("random", "optimal")

@@ -18,7 +18,7 @@ from controller.engine.spec import ChapterSpec
 from controller.games.registry import spec_for
 from controller.people.actions import ActionError, ActionScript, parse_actions
 from controller.people.demo import ScriptedRound
-from controller.people.floor import Answer, StubCount
+from controller.people.policy import Answer, StubCount
 from drivers.reference.framing import is_card
 from drivers.sim.script import ScriptedFault, SimScriptError, parse_sim_script
 

@@ -23,8 +23,8 @@ from controller.config.table import Devices, TableConfig
 from controller.core.events import JournaledEvent
 from controller.games.registry import SPECS, spec_for
 from controller.people.demo import ScriptedRound, play, policy_for
-from controller.people.floor import Answer, DecisionRequest, Policy, StubCount
 from controller.people.optimal import NoStrategy, Players, check_optimal
+from controller.people.policy import Answer, DecisionRequest, Policy, StubCount
 from controller.people.scenario import Scenario, ScenarioError, load_scenario
 from controller.shell.runner import playable
 from drivers.sim.script import SimScript

@@ -339,24 +339,7 @@ def judge(
     points = tuple(_byte_order(entry_points))
     where = manifest_path or "the manifest"
     if manifest is None:
-        if manifest_problem is not None:
-            return Judgement(
-                "bad_manifest",
-                digest,
-                found,
-                found_entry_points=points,
-                problem=f"{where} {manifest_problem}",
-                manifest_path=where,
-            )
-        return Judgement(
-            "no_manifest",
-            digest,
-            found,
-            found_entry_points=points,
-            problem=f"no release manifest at {where}: build and sign one with `tablectl release sign --key <release "
-            "key>` (docs/software.md)",
-            manifest_path=where,
-        )
+        return _without_manifest(found, digest, points, where, manifest_problem)
 
     def judged(verdict: Verdict, problem: str | None, comparison: Comparison = Comparison()) -> Judgement:
         return Judgement(verdict, digest, found, comparison, points, problem, manifest, where)
@@ -388,3 +371,22 @@ def judge(
             comparison,
         )
     return judged("verified", None, comparison)
+
+
+def _without_manifest(
+    found: Mapping[str, str], digest: str, points: tuple[str, ...], where: str, problem: str | None
+) -> Judgement:
+    """No manifest to judge by: one that could not be read (`problem`), or none at all."""
+    if problem is not None:
+        return Judgement(
+            "bad_manifest", digest, found, found_entry_points=points, problem=f"{where} {problem}", manifest_path=where
+        )
+    return Judgement(
+        "no_manifest",
+        digest,
+        found,
+        found_entry_points=points,
+        problem=f"no release manifest at {where}: build and sign one with `tablectl release sign --key <release "
+        "key>` (docs/software.md)",
+        manifest_path=where,
+    )

@@ -11,10 +11,8 @@ written out line by line.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Protocol
 
 import aiomqtt
@@ -24,9 +22,10 @@ from controller.config.table import TableConfig
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.engine.inputs import Input
 from controller.mqtt.connection import client_kwargs
-from controller.mqtt.contract import CommandReply, Resent, SeqsMissing, Topics
+from controller.mqtt.contract import CommandReply, Topics
 from controller.store.journal import Journal
 from controller.supervisor import resend
+from controller.supervisor.batches import RateLimit, runs
 from controller.supervisor.envelope import as_text
 from controller.supervisor.gate import Accepted, CommandGate, Rejected
 from controller.supervisor.replay import ReplayStore, ReplayStoreError
@@ -59,30 +58,6 @@ class CommandTable(Protocol):
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-class RateLimit:
-    """At most `burst` log lines per `window` seconds; the next line allowed says how many were held back."""
-
-    def __init__(self, burst: int = 10, window: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self.burst = burst
-        self.window = window
-        self._clock = clock
-        self._start = clock()
-        self._logged = 0
-        self.suppressed = 0
-
-    def allow(self) -> int | None:
-        """None: do not log this one. Otherwise log it, saying the returned number were not logged before it."""
-        now = self._clock()
-        if now - self._start >= self.window:
-            self._start, self._logged = now, 0
-        if self._logged >= self.burst:
-            self.suppressed += 1
-            return None
-        self._logged += 1
-        held, self.suppressed = self.suppressed, 0
-        return held
 
 
 class CommandListener:
@@ -222,7 +197,7 @@ class CommandListener:
         sending: list[asyncio.Task[None]] = []
         self._pending = []
         try:
-            for run in _runs(self._judge_all(batch)):
+            for run in runs(self._judge_all(batch)):
                 if isinstance(run[0], Rejected):
                     replies = self._rejected([r for r in run if isinstance(r, Rejected)])
                 elif run[0].input is None:  # a verb the shell carries out (resend): one at a time, in order
@@ -374,59 +349,29 @@ class CommandListener:
             return self._reply(a, "ignored", "the table is closing: ask again once it runs", [])
         cmd = a.command
         span = {"from_seq": args.from_seq, "to_seq": args.to_seq}
-        noted = self.service.note(
-            [
-                DomainEvent(
-                    "command.accepted",
-                    None,
-                    {"command_id": cmd.command_id, "verb": cmd.verb, "key_id": cmd.key_id, "role": a.role, **span},
-                )
-            ]
-        )
-        from controller.store.archive import default_dir  # here: a table that never archives never loads it
-
-        journal = self.service.journal
-        journal_settings = self.service.config.journal
-        archives = Path(journal_settings.archive_dir) if journal_settings.archive_dir else default_dir(journal.path)
+        noted = self.service.note([resend.accepted(cmd, a.role, args)])
+        seqs = [e.seq for e in noted]
+        config = self.service.config
         try:
-            found = await asyncio.to_thread(
-                resend.collect, journal.path, archives, self.table_id, args.from_seq, args.to_seq, journal.last_seq
-            )
+            found = await resend.collect_for(self.service.journal, config.journal, self.table_id, args)
         except Exception as err:  # a journal it cannot read costs this command, not the listener
             self._log.exception("resend: the journal could not be read", command_id=cmd.command_id, **span)
             why = f"the table could not read its journal ({err}); see the table's log"
-            return self._reply(a, "ignored", why, [e.seq for e in noted])
-        topic = Topics(self.service.config.mqtt.prefix, self.table_id).event
-        sent = 0
-        problem = None
-        try:
-            sent = await resend.publish(client, topic, found.events, self._timeout)
-        except aiomqtt.MqttError as err:
-            problem = str(err) or type(err).__name__
-        missing = found.missing
-        if problem is not None:
-            unsent = found.events[sent:]
-            if unsent:
-                why = f"not acknowledged by the broker ({problem}): ask again"
-                missing = sorted(
-                    [*missing, SeqsMissing(first_seq=unsent[0].seq, last_seq=unsent[-1].seq, why=why)],
-                    key=lambda m: m.first_seq,
-                )
+            return self._reply(a, "ignored", why, seqs)
+        topic = Topics(config.mqtt.prefix, self.table_id).event
+        resent = await resend.send_again(client, topic, found, args, self._timeout)
+        missing = resent.missing
         self._log.info(
             "events sent again",
             command_id=cmd.command_id,
             key_id=cmd.key_id,
             role=a.role,
             **span,
-            sent=sent,
+            sent=resent.sent,
             missing=[f"{m.first_seq}-{m.last_seq}: {m.why}" for m in missing],
         )
-        reply = self._reply(
-            a, "applied", resend.summary(args.from_seq, args.to_seq, sent, missing), [e.seq for e in noted]
-        )
-        return reply.model_copy(
-            update={"resent": Resent(from_seq=args.from_seq, to_seq=args.to_seq, sent=sent, missing=missing)}
-        )
+        reply = self._reply(a, "applied", resend.summary(args.from_seq, args.to_seq, resent.sent, missing), seqs)
+        return reply.model_copy(update={"resent": resent})
 
     async def _send(self, client: aiomqtt.Client, reply: CommandReply) -> None:
         body = reply.model_dump_json(exclude=None if reply.resent is not None else {"resent"})
@@ -435,20 +380,3 @@ class CommandListener:
         except (aiomqtt.MqttError, TimeoutError) as err:
             # The journal holds the outcome either way; the sender sees no reply and may ask again.
             self._log.warning("command reply not delivered", command_id=reply.command_id, error=str(err))
-
-
-def _kind(j: Accepted | Rejected) -> int:
-    return 0 if isinstance(j, Rejected) else 1 if j.input is None else 2
-
-
-def _runs(judged: list[Accepted | Rejected]) -> Iterator[list[Accepted | Rejected]]:
-    """The judged payloads as consecutive runs of rejections, of commands the shell carries out and of commands for
-    the engine, in order."""
-    run: list[Accepted | Rejected] = []
-    for j in judged:
-        if run and _kind(j) != _kind(run[0]):
-            yield run
-            run = []
-        run.append(j)
-    if run:
-        yield run

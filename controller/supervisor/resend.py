@@ -21,13 +21,16 @@ from urllib.parse import quote
 
 import aiomqtt
 
-from controller.core.events import JournaledEvent
+from controller.config.table import JournalSettings
+from controller.core.events import DomainEvent, JournaledEvent
 from controller.mqtt import batch as packets
-from controller.mqtt.contract import SeqsMissing
+from controller.mqtt.contract import Resent, SeqsMissing, SupervisorCommand
 from controller.mqtt.messages import event_body
 from controller.store import manifest, segments
+from controller.store.journal import Journal
 from controller.store.outbox import DamagedRow, read_range
 from controller.store.schema import connect_readonly
+from controller.supervisor.verbs import ResendArgs
 
 # Events written to the socket at once, then one wait for their PUBACKs (controller.mqtt.batch).
 CHUNK = 500
@@ -142,3 +145,39 @@ async def publish(client: aiomqtt.Client, topic: str, events: list[JournaledEven
     finally:
         never.cancel()
     return done
+
+
+def accepted(cmd: SupervisorCommand, role: str, args: ResendArgs) -> DomainEvent:
+    """Who asked for which seqs: journaled as a shell note before anything is read or sent."""
+    payload = {"command_id": cmd.command_id, "verb": cmd.verb, "key_id": cmd.key_id, "role": role}
+    return DomainEvent("command.accepted", None, {**payload, "from_seq": args.from_seq, "to_seq": args.to_seq})
+
+
+async def collect_for(journal: Journal, settings: JournalSettings, table_id: str, args: ResendArgs) -> Found:
+    """collect() in a worker thread, from the table's journal and its archive folder (the configured one, or the
+    journal's default)."""
+    from controller.store.archive import default_dir  # here: a table that never archives never loads it
+
+    archives = Path(settings.archive_dir) if settings.archive_dir else default_dir(journal.path)
+    return await asyncio.to_thread(
+        collect, journal.path, archives, table_id, args.from_seq, args.to_seq, journal.last_seq
+    )
+
+
+async def send_again(client: aiomqtt.Client, topic: str, found: Found, args: ResendArgs, within: float) -> Resent:
+    """publish() what was found; what the broker did not acknowledge is named missing too, in seq order."""
+    sent = 0
+    problem = None
+    try:
+        sent = await publish(client, topic, found.events, within)
+    except aiomqtt.MqttError as err:
+        problem = str(err) or type(err).__name__
+    missing = found.missing
+    unsent = found.events[sent:]
+    if problem is not None and unsent:
+        why = f"not acknowledged by the broker ({problem}): ask again"
+        missing = sorted(
+            [*missing, SeqsMissing(first_seq=unsent[0].seq, last_seq=unsent[-1].seq, why=why)],
+            key=lambda m: m.first_seq,
+        )
+    return Resent(from_seq=args.from_seq, to_seq=args.to_seq, sent=sent, missing=missing)

@@ -35,6 +35,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from floor.cli.private import private_servers, signing_key
@@ -259,24 +260,7 @@ async def _run(service: FloorService, tables: list[Table], link: Link, rounds: i
     console = service.console
     assert console is not None
     restarts: set[asyncio.Task[None]] = set()
-
-    def admit(key_id: str, role: str, public_key: str) -> None:
-        # The administrator's step, done for the demo: the key in every table's config, each table restarted, and
-        # in the link's (which knows floorpersons and supervisors only: a technician has no link verb).
-        entry = supervisor_entry(key_id, role, public_key)
-        steps = []
-        for t in tables:
-            t.config.write_text(t.config.read_text() + entry)
-            if rounds is None:
-                steps.append(t.restart())
-        if role in ("floorperson", "supervisor"):
-            steps.append(link.admit(entry))
-        for step in steps:
-            task = asyncio.create_task(step)
-            restarts.add(task)
-            task.add_done_callback(restarts.discard)
-
-    console.on_enrol = admit
+    console.on_enrol = _admitter(tables, link, rounds, restarts)
     # The link controller first, opened, so the linked tables get their lease at once (they start locked out).
     await link.start()
     why = await link.open()
@@ -318,6 +302,30 @@ async def _run(service: FloorService, tables: list[Table], link: Link, rounds: i
         service.stop()
         with contextlib.suppress(Exception):
             await floor
+
+
+def _admitter(
+    tables: list[Table], link: Link, rounds: int | None, restarts: set[asyncio.Task[None]]
+) -> Callable[[str, str, str], None]:
+    """What the console calls with each key enrolled: the administrator's step, done for the demo."""
+
+    def admit(key_id: str, role: str, public_key: str) -> None:
+        # The key in every table's config, each table restarted, and in the link's (which knows floorpersons and
+        # supervisors only: a technician has no link verb).
+        entry = supervisor_entry(key_id, role, public_key)
+        steps = []
+        for t in tables:
+            t.config.write_text(t.config.read_text() + entry)
+            if rounds is None:
+                steps.append(t.restart())
+        if role in ("floorperson", "supervisor"):
+            steps.append(link.admit(entry))
+        for step in steps:
+            task = asyncio.create_task(step)
+            restarts.add(task)
+            task.add_done_callback(restarts.discard)
+
+    return admit
 
 
 async def _link_summary(link: Link) -> int:

@@ -25,7 +25,7 @@ import psycopg
 
 from controller.cli.verb import Subparsers, UsageError
 from floor.config import FloorConfig, FloorConfigError, load_floor_config
-from floor.console.server import approve_key, enrolled
+from floor.console.records import approve_key, enrolled
 from floor.db import connect
 from floor.recall import last_rounds, recall_round, render_round, render_rounds
 from floor.retention import apply_retention, plan_retention

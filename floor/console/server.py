@@ -13,24 +13,34 @@ import asyncio
 import contextlib
 import json
 import ssl
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import structlog
 from aiohttp import web
-from psycopg.types.json import Jsonb
-from pydantic import ValidationError
 
-from floor.config import ConsoleKey, FloorConfig
-from floor.console.auth import KeyEntry, LoginRefused, Session, Sessions
+from floor.config import FloorConfig
+from floor.console.auth import Session, Sessions
+from floor.console.login import LoginDesk
+from floor.console.plumbing import (
+    MAX_BODY,
+    STATIC_TYPES,
+    check_csrf,
+    errors_as_json,
+    http_error,
+    origin,
+    security_headers,
+    session_of,
+    sse_frame,
+    static_files,
+)
+from floor.console.records import ConsoleRecords
 from floor.console.relay import relay_command
-from floor.console.verbs import LINK_VERBS, ROLES, VERBS, ConsoleVerb, allowed, link_allowed
+from floor.console.verbs import LINK_VERBS, VERBS, ConsoleVerb, allowed, link_allowed
 from floor.console.views import FloorView, link_alerts, log_line, note_shuffle, table_alerts
-from floor.db import connect
 from floor.links import LinkLive
 from floor.live import TableLive
 from floor.messages import Incoming, LinkIncoming
@@ -38,52 +48,15 @@ from floor.recall import last_rounds, recall_round
 
 log = structlog.get_logger("tablectl.console")
 
-COOKIE = "tablectl_console"
-MAX_BODY = 32 * 1024  # an envelope is a few hundred bytes; an enrolment less
 STREAM_QUEUE = 2000  # updates queued for one browser before it is dropped as too slow (it reconnects)
 HEARTBEAT_S = 15.0
 # What changes with the clock alone, not with a message: left out when deciding whether a tile changed (the page
 # counts the time in a phase itself, from phase_since).
 VOLATILE = frozenset({"in_phase_s"})
-CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-    "form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
-)
-SECURITY_HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "Cross-Origin-Opener-Policy": "same-origin",
-    "Cross-Origin-Resource-Policy": "same-origin",
-    "Permissions-Policy": "camera=(), microphone=(), geolocation=(), usb=(), serial=()",
-}
-STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def _error(status: int, message: str) -> web.HTTPException:
-    classes: dict[int, type[web.HTTPException]] = {
-        400: web.HTTPBadRequest,
-        401: web.HTTPUnauthorized,
-        403: web.HTTPForbidden,
-        404: web.HTTPNotFound,
-        409: web.HTTPConflict,
-        413: web.HTTPRequestEntityTooLarge,
-        415: web.HTTPUnsupportedMediaType,
-        502: web.HTTPBadGateway,
-        504: web.HTTPGatewayTimeout,
-    }
-    cls = classes.get(status, web.HTTPBadRequest)
-    body = json.dumps({"error": message})
-    if cls is web.HTTPRequestEntityTooLarge:
-        return web.HTTPRequestEntityTooLarge(MAX_BODY, 0, text=body, content_type="application/json")
-    return cls(text=body, content_type="application/json")
 
 
 class ConsoleServer:
@@ -96,9 +69,10 @@ class ConsoleServer:
         self.sessions = Sessions(self.console.session_minutes)
         self.streams: set[asyncio.Queue[tuple[str, str] | None]] = set()
         self.runner: web.AppRunner | None = None
-        self.static = _static_files()
+        self.static = static_files()
         self.url = ""
-        self.on_enrol: Callable[[str, str, str], None] | None = None  # the demo admits a key to its tables here
+        self.records = ConsoleRecords(config.database, self.console.supervisors)
+        self.login = LoginDesk(self.console, self.sessions, self.records, clock)
         # What every browser was last sent (as JSON text) of each tile, alert group and link panel: an update
         # carries only what differs. Kept while no browser listens too, so a page that connects later (and gets the
         # whole floor first) is in step with the others.
@@ -215,14 +189,12 @@ class ConsoleServer:
     # -- the server ----------------------------------------------------------------------------------------------
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._headers, self._errors])
+        app = web.Application(
+            client_max_size=MAX_BODY, middlewares=[security_headers(self.console.tls_cert is not None), errors_as_json]
+        )
         app.router.add_get("/", self.index)
         app.router.add_get("/static/{name}", self.static_file)
-        app.router.add_get("/api/session", self.session_info)
-        app.router.add_post("/api/enrol", self.enrol)
-        app.router.add_post("/api/login/challenge", self.login_challenge)
-        app.router.add_post("/api/login", self.login)
-        app.router.add_post("/api/logout", self.logout)
+        self.login.routes(app)
         app.router.add_get("/api/floor", self.floor)
         app.router.add_get("/api/tables/{table_id}", self.table)
         app.router.add_get("/api/rounds/{round_id}", self.round)
@@ -258,136 +230,17 @@ class ConsoleServer:
         if self.runner is not None:
             await self.runner.cleanup()
 
-    @web.middleware
-    async def _headers(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        try:
-            response = await handler(request)
-        except web.HTTPException as exc:
-            exc.headers.update(SECURITY_HEADERS)
-            raise
-        response.headers.update(SECURITY_HEADERS)
-        if request.path.startswith("/api/"):
-            response.headers["Cache-Control"] = "no-store"
-        if self.console.tls_cert is not None:
-            response.headers["Strict-Transport-Security"] = "max-age=31536000"
-        return response
+    @property
+    def on_enrol(self) -> Callable[[str, str, str], None] | None:
+        """Called with each key enrolled while demo_approve_all admits it (the demo adds it to its tables)."""
+        return self.login.on_enrol
 
-    @web.middleware
-    async def _errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        try:
-            return await handler(request)
-        except web.HTTPException as exc:
-            if exc.content_type != "application/json" and exc.status >= 400:
-                reason = exc.text or exc.reason
-                if isinstance(exc, web.HTTPMethodNotAllowed):
-                    text = json.dumps({"error": f"{request.method} is not allowed on {request.path}"})
-                    raise web.HTTPMethodNotAllowed(
-                        request.method, exc.allowed_methods, text=text, content_type="application/json"
-                    ) from None
-                if exc.status == 404:
-                    reason = f"nothing at {request.path}"
-                raise _error(exc.status, str(reason)) from None
-            raise
-        except (asyncio.CancelledError, ConnectionResetError):
-            raise
-        except Exception:
-            log.exception("console request failed", path=request.path)
-            return web.json_response({"error": "the console failed on this request: see the floor's log"}, status=500)
-
-    # -- helpers -------------------------------------------------------------------------------------------------
-
-    def _origin(self, request: web.Request) -> str:
-        return f"{request.scheme}://{request.host}"
-
-    async def _json_body(self, request: web.Request) -> dict[str, Any]:
-        """A POST's JSON object, after the checks that make a cross-site request fail (docs/console.md, CSRF)."""
-        if request.content_type != "application/json":
-            raise _error(415, "send the body as application/json")
-        origin = request.headers.get("Origin")
-        if origin != self._origin(request):
-            raise _error(403, f"the request's Origin {origin!r} is not this console's ({self._origin(request)})")
-        try:
-            raw = await request.read()
-        except web.HTTPRequestEntityTooLarge:
-            raise _error(413, f"the body is larger than {MAX_BODY} bytes") from None
-        try:
-            obj = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise _error(400, f"the body is not JSON: {err}") from None
-        if not isinstance(obj, dict):
-            raise _error(400, "the body must be a JSON object")
-        return obj
+    @on_enrol.setter
+    def on_enrol(self, admit: Callable[[str, str, str], None] | None) -> None:
+        self.login.on_enrol = admit
 
     def _session(self, request: web.Request) -> Session:
-        s = self.sessions.get(request.cookies.get(COOKIE), self.clock())
-        if s is None:
-            raise _error(401, "not logged in, or the session expired: log in with your key")
-        return s
-
-    def _csrf(self, request: web.Request, s: Session) -> None:
-        if request.headers.get("X-CSRF-Token") != s.csrf:
-            raise _error(403, "missing or wrong X-CSRF-Token: reload the console")
-
-    async def _db(self, fn: Callable[[psycopg.Connection[tuple[Any, ...]]], Any]) -> Any:
-        def run() -> Any:
-            with connect(self.config.database) as conn:
-                return fn(conn)
-
-        return await asyncio.to_thread(run)
-
-    async def _audit(
-        self,
-        request: web.Request,
-        action: str,
-        outcome: str,
-        *,
-        key_id: str | None = None,
-        role: str | None = None,
-        reason: str | None = None,
-        table_id: str | None = None,
-        verb: str | None = None,
-        command_id: str | None = None,
-        envelope: str | None = None,
-        reply: dict[str, Any] | None = None,
-    ) -> None:
-        remote = request.remote
-
-        def write(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
-            conn.execute(
-                "INSERT INTO console_audit (action, key_id, role, table_id, verb, command_id, outcome, reason,"
-                " envelope, reply, remote) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (
-                    action,
-                    key_id,
-                    role,
-                    table_id,
-                    verb,
-                    command_id,
-                    outcome,
-                    reason,
-                    envelope,
-                    Jsonb(reply) if reply is not None else None,
-                    remote,
-                ),
-            )
-
-        await self._db(write)
-        log.info("console audit", action=action, outcome=outcome, key_id=key_id, verb=verb, table_id=table_id)
-
-    async def _key(self, key_id: str) -> KeyEntry | None:
-        for k in self.console.supervisors:
-            if k.key_id == key_id:
-                return KeyEntry(k.key_id, k.role, k.public_key)
-
-        def find(conn: psycopg.Connection[tuple[Any, ...]]) -> KeyEntry | None:
-            row = conn.execute(
-                "SELECT key_id, role, public_key FROM console_keys WHERE key_id = %s AND approved_at IS NOT NULL",
-                (key_id,),
-            ).fetchone()
-            return KeyEntry(str(row[0]), str(row[1]), str(row[2])) if row else None
-
-        found: KeyEntry | None = await self._db(find)
-        return found
+        return session_of(self.sessions, request, self.clock())
 
     # -- pages ---------------------------------------------------------------------------------------------------
 
@@ -397,121 +250,13 @@ class ConsoleServer:
     async def static_file(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
         if name not in self.static or name == "index.html":
-            raise _error(404, f"no file {name!r} in the console")
+            raise http_error(404, f"no file {name!r} in the console")
         return self._file(name)
 
     def _file(self, name: str) -> web.Response:
         body = self.static[name]
         ctype = STATIC_TYPES[Path(name).suffix]
         return web.Response(body=body, content_type=ctype, charset="utf-8", headers={"Cache-Control": "no-cache"})
-
-    # -- keys and sessions ---------------------------------------------------------------------------------------
-
-    async def session_info(self, request: web.Request) -> web.Response:
-        s = self.sessions.get(request.cookies.get(COOKIE), self.clock())
-        verbs = {n: {"roles": sorted(v.roles), "confirm": v.confirm, "rule": v.rule} for n, v in VERBS.items()}
-        link_verbs = {
-            n: {"roles": sorted(v.roles), "confirm": v.confirm, "rule": v.rule} for n, v in LINK_VERBS.items()
-        }
-        if s is None:
-            return web.json_response({"logged_in": False, "verbs": verbs, "link_verbs": link_verbs})
-        return web.json_response(
-            {
-                "logged_in": True,
-                "key_id": s.key_id,
-                "role": s.role,
-                "csrf": s.csrf,
-                "expires": s.expires.isoformat(),
-                "allowed": allowed(s.role),
-                "link_allowed": link_allowed(s.role),
-                "verbs": verbs,
-                "link_verbs": link_verbs,
-            }
-        )
-
-    async def enrol(self, request: web.Request) -> web.Response:
-        body = await self._json_body(request)
-        key_id, role, public = body.get("key_id"), body.get("role"), body.get("public_key")
-        try:
-            key = ConsoleKey.model_validate({"key_id": key_id, "role": role, "public_key": public})
-        except ValidationError as err:
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors())
-            raise _error(400, f"the enrolment is not usable: {problems} (role is one of {', '.join(ROLES)})") from None
-        approve = self.console.demo_approve_all
-
-        def store(conn: psycopg.Connection[tuple[Any, ...]]) -> str:
-            row = conn.execute("SELECT public_key FROM console_keys WHERE key_id = %s", (key.key_id,)).fetchone()
-            if row is not None:
-                return "same" if row[0] == key.public_key else "taken"
-            conn.execute(
-                "INSERT INTO console_keys (key_id, role, public_key, approved_at, approved_by) VALUES"
-                " (%s, %s, %s, CASE WHEN %s THEN now() END, CASE WHEN %s THEN 'demo_approve_all' END)"
-                " ON CONFLICT DO NOTHING",
-                (key.key_id, key.role, key.public_key, approve, approve),
-            )
-            return "new"
-
-        got = await self._db(store)
-        if got == "taken":
-            await self._audit(request, "enrol", "refused", key_id=key.key_id, role=key.role, reason="key id taken")
-            raise _error(409, f"key id {key.key_id!r} is enrolled with another key: choose another key id")
-        await self._audit(request, "enrol", "approved" if approve else "pending", key_id=key.key_id, role=key.role)
-        entry = f'[[supervisors]]\nkey_id = "{key.key_id}"\nrole = "{key.role}"\npublic_key = "{key.public_key}"\n'
-        if self.on_enrol is not None and approve:
-            self.on_enrol(key.key_id, key.role, key.public_key)
-        return web.json_response(
-            {
-                "entry": entry,
-                "approved": approve,
-                "approve_command": f"tablectl floor --config FLOOR.toml console approve {key.key_id}",
-            }
-        )
-
-    async def login_challenge(self, request: web.Request) -> web.Response:
-        body = await self._json_body(request)
-        key_id = body.get("key_id")
-        if not isinstance(key_id, str) or not key_id:
-            raise _error(400, "give key_id: the key id this browser enrolled")
-        try:
-            c = self.sessions.challenge(key_id, self.clock())
-        except LoginRefused as err:
-            raise _error(409, str(err)) from None
-        return web.json_response({"challenge": c, "origin": self._origin(request)})
-
-    async def login(self, request: web.Request) -> web.Response:
-        body = await self._json_body(request)
-        key_id, challenge, signature = body.get("key_id"), body.get("challenge"), body.get("signature")
-        if not all(isinstance(v, str) for v in (key_id, challenge, signature)):
-            raise _error(400, "give key_id, challenge and signature, each a string")
-        assert isinstance(key_id, str) and isinstance(challenge, str) and isinstance(signature, str)
-        key = await self._key(key_id)
-        try:
-            s = self.sessions.login(key, key_id, challenge, signature, self._origin(request), self.clock())
-        except LoginRefused as err:
-            await self._audit(request, "login", "refused", key_id=key_id[:64], reason=str(err))
-            raise _error(403, str(err)) from None
-        await self._audit(request, "login", "accepted", key_id=s.key_id, role=s.role)
-        response = web.json_response({"key_id": s.key_id, "role": s.role, "expires": s.expires.isoformat()})
-        response.set_cookie(
-            COOKIE,
-            s.token,
-            httponly=True,
-            samesite="Strict",
-            secure=self.console.tls_cert is not None,
-            path="/",
-            max_age=self.console.session_minutes * 60,
-        )
-        return response
-
-    async def logout(self, request: web.Request) -> web.Response:
-        await self._json_body(request)
-        s = self._session(request)
-        self._csrf(request, s)
-        self.sessions.logout(s.token)
-        await self._audit(request, "logout", "done", key_id=s.key_id, role=s.role)
-        response = web.json_response({"logged_out": True})
-        response.del_cookie(COOKIE, path="/")
-        return response
 
     # -- the floor -----------------------------------------------------------------------------------------------
 
@@ -523,17 +268,17 @@ class ConsoleServer:
         self._session(request)
         table_id = request.match_info["table_id"]
         if table_id not in self.view.live:
-            raise _error(404, f"no table {table_id!r} on this floor")
+            raise http_error(404, f"no table {table_id!r} on this floor")
         detail = self.view.detail(table_id, self.clock())
-        detail["rounds"] = await self._db(lambda c: [s.to_json() for s in last_rounds(c, table_id, 5)])
+        detail["rounds"] = await self.records.run(lambda c: [s.to_json() for s in last_rounds(c, table_id, 5)])
         return web.json_response(detail)
 
     async def round(self, request: web.Request) -> web.Response:
         self._session(request)
         round_id = request.match_info["round_id"]
-        story = await self._db(lambda c: recall_round(c, round_id))
+        story = await self.records.run(lambda c: recall_round(c, round_id))
         if story is None:
-            raise _error(404, f"round {round_id!r} is not in the archive")
+            raise http_error(404, f"round {round_id!r} is not in the archive")
         return web.json_response(story.to_json())
 
     async def stream(self, request: web.Request) -> web.StreamResponse:
@@ -543,16 +288,16 @@ class ConsoleServer:
         q: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue(STREAM_QUEUE)
         self.streams.add(q)
         try:
-            await response.write(_sse("floor", json.dumps(self.view.floor(self.clock()))))
+            await response.write(sse_frame("floor", json.dumps(self.view.floor(self.clock()))))
             while True:
                 try:
                     item = await asyncio.wait_for(q.get(), HEARTBEAT_S)
                 except TimeoutError:
                     item = ("heartbeat", "{}")
                 if item is None or self.sessions.get(s.token, self.clock()) is None:
-                    await response.write(_sse("bye", json.dumps({"reason": "session ended"})))
+                    await response.write(sse_frame("bye", json.dumps({"reason": "session ended"})))
                     break
-                await response.write(_sse(*item))
+                await response.write(sse_frame(*item))
         except (ConnectionResetError, asyncio.CancelledError):
             pass
         finally:
@@ -572,11 +317,11 @@ class ConsoleServer:
 
     async def _relay(self, request: web.Request, target: str, target_id: str) -> web.Response:
         if request.content_type != "application/json":
-            raise _error(415, "send the signed envelope as application/json")
-        if request.headers.get("Origin") != self._origin(request):
-            raise _error(403, f"the request's Origin is not this console's ({self._origin(request)})")
+            raise http_error(415, "send the signed envelope as application/json")
+        if request.headers.get("Origin") != origin(request):
+            raise http_error(403, f"the request's Origin is not this console's ({origin(request)})")
         s = self._session(request)
-        self._csrf(request, s)
+        check_csrf(request, s)
         verb = request.match_info["verb"]
         verbs: dict[str, ConsoleVerb] = VERBS if target == "table" else LINK_VERBS
         may = allowed(s.role) if target == "table" else link_allowed(s.role)
@@ -585,9 +330,9 @@ class ConsoleServer:
         try:
             envelope = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise _error(400, f"the envelope is not JSON: {err}") from None
+            raise http_error(400, f"the envelope is not JSON: {err}") from None
         if not isinstance(envelope, dict):
-            raise _error(400, "the envelope must be a JSON object")
+            raise http_error(400, "the envelope must be a JSON object")
         command_id = str(envelope.get("command_id"))[:64]
         problem = None
         if verb not in verbs:
@@ -603,11 +348,11 @@ class ConsoleServer:
         text = raw.decode("utf-8", "replace")
         audited = target_id[:64] if target == "table" else f"link:{target_id[:59]}"
         if problem is not None:
-            await self._audit(
+            await self.records.audit(
                 request, "command", "refused", key_id=s.key_id, role=s.role, table_id=audited, verb=verb[:64],
                 command_id=command_id, reason=problem, envelope=text,
             )  # fmt: skip
-            raise _error(403 if "may not" in problem or "session" in problem else 400, problem)
+            raise http_error(403 if "may not" in problem or "session" in problem else 400, problem)
         base = None if target == "table" else f"{self.config.mqtt.prefix}/link/{target_id}/cmd"
         reply = await relay_command(
             self.config, target_id, verb, raw, envelope, self.console.command_timeout_s, base=base
@@ -615,48 +360,8 @@ class ConsoleServer:
         if "outcome" not in reply:  # a link answers {accepted, code, reason} (link/commands.py)
             reply = {**reply, "outcome": "applied" if reply.get("accepted") else "rejected"}
         outcome = str(reply.get("outcome", "no_reply"))
-        await self._audit(
+        await self.records.audit(
             request, "command", outcome, key_id=s.key_id, role=s.role, table_id=audited, verb=verb,
             command_id=command_id, reason=reply.get("reason"), envelope=text, reply=reply,
         )  # fmt: skip
         return web.json_response(reply, status=200 if outcome != "no_reply" else 504)
-
-
-def _sse(name: str, data: str) -> bytes:
-    return f"event: {name}\ndata: {data}\n\n".encode()
-
-
-def _static_files() -> dict[str, bytes]:
-    root = resources.files("floor.console") / "static"
-    out = {}
-    for entry in root.iterdir():
-        if entry.is_file() and Path(entry.name).suffix in STATIC_TYPES:
-            out[entry.name] = entry.read_bytes()
-    return out
-
-
-def approve_key(conn: psycopg.Connection[tuple[Any, ...]], key_id: str, role: str | None, by: str) -> str:
-    """`tablectl floor console approve`: the enrolled key may log in (with `role`, if given, instead of the one
-    asked for). Returns what was done, to print."""
-    row = conn.execute("SELECT role, approved_at FROM console_keys WHERE key_id = %s", (key_id,)).fetchone()
-    if row is None:
-        raise LookupError(f"no key {key_id!r} was enrolled: enrol it in the console first")
-    if role is not None and role not in ROLES:
-        raise ValueError(f"role {role!r} is not one of {', '.join(ROLES)}")
-    final = role or str(row[0])
-    conn.execute(
-        "UPDATE console_keys SET role = %s, approved_at = now(), approved_by = %s WHERE key_id = %s",
-        (final, by, key_id),
-    )
-    conn.execute(
-        "INSERT INTO console_audit (action, key_id, role, outcome, reason) VALUES ('approve', %s, %s, 'approved', %s)",
-        (key_id, final, f"by {by}"),
-    )
-    conn.commit()
-    return f"key {key_id} approved as {final}"
-
-
-def enrolled(conn: psycopg.Connection[tuple[Any, ...]]) -> Iterable[tuple[Any, ...]]:
-    return conn.execute(
-        "SELECT key_id, role, public_key, enrolled_at, approved_at, approved_by FROM console_keys ORDER BY key_id"
-    ).fetchall()

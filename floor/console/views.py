@@ -192,54 +192,70 @@ def sort_alerts(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def table_alerts(t: dict[str, Any]) -> list[dict[str, Any]]:
     """One table's alerts (group "table:<id>": the browser replaces a table's alerts as a whole)."""
-    out: list[dict[str, Any]] = []
     tid = t["table_id"]
-    group = f"table:{tid}"
     since = t["last_event_at"] or ""
+    out = [*_jackpot_alerts(t, since), *_tilt_alerts(t), *_deck_alerts(t, since), *_device_alerts(t, since)]
+    if t["state"] in ("offline", "lost"):
+        out.append({"kind": "offline", "key": t["state"], "since": since, "text": t["state"]})
+    out.extend(_gap_alerts(t, since))
+    # The same keys in the same order as ever: browsers are sent an alert group again only when its JSON differs.
+    return [
+        {"table_id": tid, **a, "group": f"table:{tid}", "rank": 0 if a["kind"] == "jackpot" else 1}
+        | {"target": "table", "target_id": tid}
+        for a in out
+    ]
+
+
+def _jackpot_alerts(t: dict[str, Any], since: str) -> list[dict[str, Any]]:
     held = t["phase_since"] if t["phase"] == JACKPOT_PENDING else None
-    for hit, j in t["pending_jackpots"].items():
-        out.append(
-            {
-                "table_id": tid,
-                "kind": "jackpot",
-                "key": hit,
-                "since": held or since,
-                "text": f"jackpot pending: seat {j.get('seat')} {j.get('level')} {money_text(j.get('amount'))}",
-                "verb": "validate_jackpot",
-                "args": {"seat": j.get("seat"), "level": j.get("level"), "hit": hit},
-            }
-        )
-    for tilt, at in t["tilts"].items():
-        out.append(
-            {
-                "table_id": tid,
-                "kind": "tilt",
-                "key": tilt,
-                "since": at,
-                "text": f"tilt {tilt}: {t['blocks'].get(tilt, '')}".rstrip(": "),
-                "verb": "clear_tilt",
-                "args": {"tilt": tilt},
-            }
-        )
-    for block, why in t["blocks"].items():
-        if not is_tilt(block) and block in ALERT_BLOCKS:
-            verb = "verify_deck" if "deck" in block else "verify_inspection"
-            out.append(
-                {
-                    "table_id": tid,
-                    "kind": "deck",
-                    "key": block,
-                    "since": since,
-                    "text": f"{ALERT_BLOCKS[block]}: {why}",
-                    "verb": verb,
-                    "args": {},
-                }
-            )
+    return [
+        {
+            "kind": "jackpot",
+            "key": hit,
+            "since": held or since,
+            "text": f"jackpot pending: seat {j.get('seat')} {j.get('level')} {money_text(j.get('amount'))}",
+            "verb": "validate_jackpot",
+            "args": {"seat": j.get("seat"), "level": j.get("level"), "hit": hit},
+        }
+        for hit, j in t["pending_jackpots"].items()
+    ]
+
+
+def _tilt_alerts(t: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "kind": "tilt",
+            "key": tilt,
+            "since": at,
+            "text": f"tilt {tilt}: {t['blocks'].get(tilt, '')}".rstrip(": "),
+            "verb": "clear_tilt",
+            "args": {"tilt": tilt},
+        }
+        for tilt, at in t["tilts"].items()
+    ]
+
+
+def _deck_alerts(t: dict[str, Any], since: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "kind": "deck",
+            "key": block,
+            "since": since,
+            "text": f"{ALERT_BLOCKS[block]}: {why}",
+            "verb": "verify_deck" if "deck" in block else "verify_inspection",
+            "args": {},
+        }
+        for block, why in t["blocks"].items()
+        if not is_tilt(block) and block in ALERT_BLOCKS
+    ]
+
+
+def _device_alerts(t: dict[str, Any], since: str) -> list[dict[str, Any]]:
+    out = []
     for device, what in t["faults"].items():
         d = t["devices"].get(device, {})
         out.append(
             {
-                "table_id": tid,
                 "kind": "device",
                 "key": device,
                 "since": str(d.get("fault_at") or d.get("since") or since),
@@ -248,20 +264,23 @@ def table_alerts(t: dict[str, Any]) -> list[dict[str, Any]]:
                 "args": {"device": device} if what == "out_of_order" else {},
             }
         )
-    if t["state"] in ("offline", "lost"):
-        out.append({"table_id": tid, "kind": "offline", "key": t["state"], "since": since, "text": t["state"]})
+    return out
+
+
+def _gap_alerts(t: dict[str, Any], since: str) -> list[dict[str, Any]]:
+    """The gaps the table's own replay may still fill, as one alert; each stale one apart, with its resend."""
+    out: list[dict[str, Any]] = []
     stale = [tuple(g) for g in t.get("stale_gaps", [])]
     young = [(a, b) for a, b in t["gaps"] if (a, b) not in stale]
     if young:
         gaps = ", ".join(f"{a}-{b}" for a, b in young)
-        out.append({"table_id": tid, "kind": "gap", "key": gaps, "since": since, "text": f"seq gap {gaps}"})
+        out.append({"kind": "gap", "key": gaps, "since": since, "text": f"seq gap {gaps}"})
     for i, (a, b) in enumerate(t["gaps"]):
         if (a, b) in stale:
             # The button asks for the gap's first command's worth (MAX_SEQS); what stays is asked for next.
             upto = min(b, a + MAX_SEQS - 1)
             out.append(
                 {
-                    "table_id": tid,
                     "kind": "gap",
                     "key": f"{a}-{b}",
                     "since": t["gap_since"][i] if i < len(t["gap_since"]) and t["gap_since"][i] else since,
@@ -270,8 +289,6 @@ def table_alerts(t: dict[str, Any]) -> list[dict[str, Any]]:
                     "args": {"from_seq": a, "to_seq": upto},
                 }
             )
-    for a in out:
-        a.update(group=group, rank=0 if a["kind"] == "jackpot" else 1, target="table", target_id=tid)
     return out
 
 

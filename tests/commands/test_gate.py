@@ -32,9 +32,9 @@ from controller.engine.inputs import (
 )
 from controller.mqtt.contract import CommandReply
 from controller.store.journal import Journal
+from controller.supervisor.batches import RateLimit
 from controller.supervisor.envelope import canonical_bytes
 from controller.supervisor.gate import MAX_DEPTH, MAX_PAYLOAD_BYTES, Accepted, CommandGate, Rejected
-from controller.supervisor.listener import RateLimit
 from controller.supervisor.replay import ReplayStore, ReplayStoreError
 from controller.supervisor.verbs import ROLE_VERBS, VERBS
 from tests.commands.conftest import Key

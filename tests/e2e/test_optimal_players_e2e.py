@@ -31,8 +31,8 @@ from controller.par.analyse import (
     three_card_prime_strategy,
 )
 from controller.people.demo import RandomPolicy, play, policy_for
-from controller.people.floor import DecisionRequest
 from controller.people.optimal import OptimalPolicy
+from controller.people.policy import DecisionRequest
 from controller.people.simulate import NO_BROKER, ScenarioPolicy
 
 pytestmark = pytest.mark.e2e

@@ -227,7 +227,7 @@ def example_rules(chapter: str) -> ChapterRules:
 
     from pydantic import TypeAdapter
 
-    from controller.config.table import GameRules
+    from controller.config.game import GameRules
 
     # configs/cajun-stud-manual-shoe.toml sorts first but shows another dealing method: the chapter's own is wanted.
     preferred = {"683a": CONFIGS / "cajun-stud.toml"}

@@ -18,7 +18,8 @@ from controller.supervisor.envelope import public_key_b64
 from controller.supervisor.verbs import ROLE_VERBS, VERBS
 from floor.config import parse_floor_config
 from floor.console.auth import login_bytes
-from floor.console.server import CSP, ConsoleServer
+from floor.console.plumbing import CSP
+from floor.console.server import ConsoleServer
 from floor.console.verbs import VERBS as CONSOLE_VERBS
 from floor.db import connect
 from floor.schema import migrate

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from controller.config.table import GameRules
+from controller.config.game import GameRules
 from controller.core.settlement import ChapterRules
 from controller.games.registry import SPECS
 from tests.engine.conftest import example_rules

@@ -26,7 +26,8 @@ from typing import Any, ClassVar, Protocol
 import pytest
 from pydantic import TypeAdapter
 
-from controller.config.table import GameRules, TableConfig
+from controller.config.game import GameRules
+from controller.config.table import TableConfig
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
 from controller.core.settlement import ChapterRules

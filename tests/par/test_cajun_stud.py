@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from controller.par import cajun_stud, mississippi_stud
+from controller.par import cajun_stud, mississippi_stud, mississippi_stud_optional
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +117,7 @@ def test_lo_ball_counts_and_letters() -> None:
 @pytest.mark.parametrize("letter", "ABCD")
 def test_board_bonus_is_the_655a_three_card_bonus(letter: str) -> None:
     """683a.12(c) A-D are 655a.12(d) A-D row for row, on the same three-card hands (683a.6(d), 655a.6(c))."""
-    assert cajun_stud.board_bonus(letter).house_edge == mississippi_stud.three_card_bonus(letter).house_edge
+    assert cajun_stud.board_bonus(letter).house_edge == mississippi_stud_optional.three_card_bonus(letter).house_edge
 
 
 def test_all_six_bonus_every_letter() -> None:
@@ -132,7 +132,7 @@ def test_all_six_bonus_every_letter() -> None:
         "E": Fraction(460562, 2544815),
     }
     for letter in "AE":
-        assert edges[letter] == mississippi_stud.six_card_bonus(letter).house_edge
+        assert edges[letter] == mississippi_stud_optional.six_card_bonus(letter).house_edge
     e = {r.name: r for r in cajun_stud.all_six_bonus("E").rows}
     assert e["six_card_royal_flush_diamonds"].probability == Fraction(1, 20_358_520)
     assert e["six_card_royal_flush_hearts_spades_or_clubs"].probability == Fraction(3, 20_358_520)

@@ -15,12 +15,12 @@ import pytest
 from controller.config.table import TableConfig, load_config
 from controller.core.cards import STANDARD_DECK
 from controller.games.chapter_684a.rules import Chapter684aRules
-from controller.par import chapter_684a, combos, crosscheck, dealer_counts
+from controller.par import chapter_684a, chapter_684a_terms, combos, crosscheck, dealer_counts
 from controller.par.analyse import par_sheet
 from controller.par.evaluator import evaluate
 from controller.people.demo import RandomPolicy
-from controller.people.floor import DecisionRequest
 from controller.people.optimal import OptimalPolicy
+from controller.people.policy import DecisionRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,7 +47,7 @@ def test_the_suit_classes_cover_every_hand_once() -> None:
 def test_inclusion_exclusion_counts_equal_every_dealer_hand_compared(config: TableConfig) -> None:
     """Brute force: for seeded player hands, all 1,533,939 dealer hands of the other 47 cards, each evaluated."""
     assert isinstance(config.game, Chapter684aRules)
-    q = chapter_684a.qualify_rank(config.game)
+    q = chapter_684a_terms.qualify_rank(config.game)
     counts = dealer_counts.buckets(q)
     classes = dealer_counts.player_classes()
     values = dealer_counts.ranked().values
@@ -70,7 +70,7 @@ def test_inclusion_exclusion_counts_equal_every_dealer_hand_compared(config: Tab
 def test_the_dealer_qualifies_from_ace_king_as_settlement_says(config: TableConfig) -> None:
     assert isinstance(config.game, Chapter684aRules)
     values = dealer_counts.ranked().values
-    q = chapter_684a.qualify_rank(config.game)
+    q = chapter_684a_terms.qualify_rank(config.game)
     # Ace-king with the lowest kickers is the least qualifying hand; the best ace-queen is the last that does not.
     assert chapter_684a._name(int(values[q])) == "A-K-4-3-2 high"
     assert chapter_684a._name(int(values[q - 1])) == "A-Q-J-T-9 high"

@@ -21,7 +21,7 @@ from controller.games.let_it_ride.settle import settle_record as settle_let_it_r
 from controller.games.mississippi_stud.record import MississippiStudRound
 from controller.games.mississippi_stud.rules import MississippiStudRules
 from controller.games.mississippi_stud.settle import settle as settle_mississippi_stud
-from controller.par import let_it_ride, mississippi_stud
+from controller.par import let_it_ride_optional, mississippi_stud_optional
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 # The number of five-card hands of each class (any poker text; the evaluator's counts are tested elsewhere).
@@ -52,7 +52,7 @@ def _hand_part(meter_for_1: Fraction) -> Fraction:
 
 def test_the_mississippi_stud_sheet_is_the_figure_worked_by_hand() -> None:
     _, rules = _ms()
-    sheet = mississippi_stud.five_card_hand_bonus(rules, {})
+    sheet = mississippi_stud_optional.five_card_hand_bonus(rules, {})
     # The meter at its 655a.12(e)(4) seed, $10,000 for 1; with a winning hand only, the Magic Card 20 for 1 on 5 of 52
     # draws (655a.12(e)(3)) and the Lucky Bonus 5 for 1 on 1 of the six positions (655a.2(a)).
     expected = _hand_part(Fraction(10_000)) + WINS * (20 * Fraction(5, 52) + 5 * Fraction(1, 6))
@@ -77,7 +77,7 @@ def test_the_mississippi_stud_sheet_is_the_figure_worked_by_hand() -> None:
 def test_the_variance_is_worked_from_the_joint_distribution() -> None:
     """E[net^2] by enumeration of (hand row, Magic Card, Lucky Bonus), the bonuses only with a winning hand."""
     _, rules = _ms()
-    sheet = mississippi_stud.five_card_hand_bonus(rules, {})
+    sheet = mississippi_stud_optional.five_card_hand_bonus(rules, {})
     hand = {
         "royal_flush": (Fraction(ROYAL, HANDS), Fraction(10_000) - 1),
         "straight_flush": (Fraction(STRAIGHT_FLUSH, HANDS), Fraction(1_000) - 1),
@@ -100,8 +100,8 @@ def test_the_variance_is_worked_from_the_joint_distribution() -> None:
 
 def test_a_higher_meter_returns_more_and_the_smaller_let_it_ride_wager_gets_more_of_it() -> None:
     _, rules = _lir()
-    small, large = let_it_ride.five_card_hand_bonus(rules, {})
-    higher, _ = let_it_ride.five_card_hand_bonus(rules, {"five_card_hand_bonus": 5_000_000})
+    small, large = let_it_ride_optional.five_card_hand_bonus(rules, {})
+    higher, _ = let_it_ride_optional.five_card_hand_bonus(rules, {"five_card_hand_bonus": 5_000_000})
     assert (small.wager, large.wager) == ("five_card_hand_bonus@100", "five_card_hand_bonus@10000")
     # 643a.12(f)(4): one meter whatever the wager, the Lucky Bonus on 1 of 7 positions (643a.2(a)), with a winning hand.
     extras = WINS * (Fraction(100, 52) + Fraction(5, 7))
@@ -150,7 +150,7 @@ def _net(rows: list[Settled]) -> int:
 )
 def test_settlement_pays_each_row_as_the_sheet_does(cards: list[str], hand_net: int) -> None:
     _, rules = _ms()
-    sheet = mississippi_stud.five_card_hand_bonus(rules, {})
+    sheet = mississippi_stud_optional.five_card_hand_bonus(rules, {})
     rows = _settle_ms(rules, cards, magic="2h" if "2d" in cards else "2d", lucky=6)
     assert [r.wager for r in rows] == ["five_card_hand_bonus"] and _net(rows) == hand_net
     pays = {r.name: r.contribution / r.probability for r in sheet.rows}

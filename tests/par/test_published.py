@@ -49,7 +49,18 @@ import pytest
 from controller.config.table import load_config
 from controller.core.rankings import Five
 from controller.games.chapter_684a.rules import Chapter684aRules
-from controller.par import chapter_684a, combos, dealer_counts, deals, let_it_ride, mississippi_stud, patterns, stud
+from controller.par import (
+    chapter_684a,
+    chapter_684a_terms,
+    combos,
+    dealer_counts,
+    deals,
+    let_it_ride,
+    let_it_ride_optional,
+    mississippi_stud,
+    patterns,
+    stud,
+)
 from controller.par.analyse import par_sheet
 from controller.par.evaluator import hand_class, pack
 from controller.par.mississippi_stud import third_street_groups
@@ -164,7 +175,7 @@ def test_the_five_card_bonus_amounts_are_paid_for_1_as_the_published_figures_rea
     total = sum(int(counts[c]) for c in Five)
     for_one = 1 - sum(Fraction(int(counts[c]), total) * pay for c, pay in capri.items())
     assert round(float(for_one) * 100, 2) == 27.70
-    sheet = let_it_ride.five_card_bonus("A", 100)
+    sheet = let_it_ride_optional.five_card_bonus("A", 100)
     assert round(float(sheet.house_edge) * 100, 6) == 4.888725
     pair = next(r for r in sheet.rows if r.name == "pair_of_tens_or_better")
     assert pair.contribution == pair.probability  # "$2" for the $1 wager: $1 won
@@ -388,17 +399,17 @@ def test_caribbean_stud_under_684a_analysis_reproduces_the_published_figures() -
     """The 684a counts (inclusion-exclusion, dealer qualified by 684a settlement's own ace-king test) and the 684a
     optimiser with Caribbean Stud's payoffs per Ante: fold -1; beat a qualified dealer 1 + 2 x paytable; lose -3;
     dealer not qualified +1 (Raise pushes). 684a's Rules Submission cannot pay a Raise by a paytable, so the payoffs are
-    given directly (chapter_684a.Terms); the counts and the optimiser are what is checked."""
+    given directly (chapter_684a_terms.Terms); the counts and the optimiser are what is checked."""
     rules = load_config(ROOT / "configs" / "chapter-684a.toml").game
     assert isinstance(rules, Chapter684aRules) and rules.dealer_qualifies.high_cards == ["A", "K"]
-    terms = chapter_684a.Terms(
+    terms = chapter_684a_terms.Terms(
         (2,),
         Fraction(-1),
         tuple((1 + 2 * Fraction(CARIBBEAN_RAISE[c.name.lower()]),) for c in Five),
         (Fraction(-3),),
         tuple((Fraction(1),) for _ in Five),
     )
-    counts = dealer_counts.buckets(chapter_684a.qualify_rank(rules))
+    counts = dealer_counts.buckets(chapter_684a_terms.qualify_rank(rules))
     classes = dealer_counts.player_classes()
     hand = hand_class(dealer_counts.ranked().values[classes.rank]).astype("int64")
     # The published threshold strategy, exactly: the same total loss over the same deals (ours x 5 up-card choices).

@@ -17,8 +17,8 @@ from controller.games.three_card_prime.rules import ThreeCardPrimeRules
 from controller.par import combos, three_card_prime
 from controller.par.analyse import optimal_strategy, par_sheet
 from controller.people.demo import RandomPolicy
-from controller.people.floor import DecisionRequest
 from controller.people.optimal import NoStrategy, OptimalPolicy, check_optimal
+from controller.people.policy import DecisionRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -210,6 +210,29 @@ class LetItRideRules(ChapterRules, DealingChoice):
                     f"643a.12(g) allows with paytable {self.let_it_ride_paytable} and bet_min_cents "
                     f"{self.bet_min_cents}: raise it or leave it out"
                 )
+        self._check_optional_paytables()
+        for level in METER_LEVELS:
+            self._check_meter(level)
+        for wager, sizes in self.progressive_wager_sizes().items():
+            if self.offered()[wager] and not sizes:
+                raise ValueError(f"{wager}_wagers_cents is empty but {wager} is offered: list 100 and/or 500")
+        if (self.magic_card_bonus or self.lucky_bonus) and not self.five_card_hand_bonus:
+            raise ValueError(
+                "magic_card_bonus and lucky_bonus are paid on the Five Card Hand Bonus Wager "
+                "(643a.12(f)(3)): set five_card_hand_bonus = true or turn them off"
+            )
+        # The other optional wagers are taken at the fixed sizes their paytables are for.
+        sized = ["three_card_bonus"] if self.three_card_bonus else []
+        problem = limits_problem(self.wager_limits, sized, (self.bet_min_cents, self.bet_max_cents)) or (
+            self.deck_change_problem("643a.3(c)", self.dealing_method)
+        )
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
+    def _check_optional_paytables(self) -> None:
+        """An optional wager offered has its paytable, one not offered has none, and the Five Card Bonus Wager is no
+        larger than 643a.12(b) pays for."""
         for wager, letters in (
             ("five_card_bonus", "A-G, 643a.12(b)"),
             ("three_card_bonus", "A-F, 643a.12(c)"),
@@ -236,24 +259,6 @@ class LetItRideRules(ChapterRules, DealingChoice):
                     f"({fmt(least)}), the least 643a.12(b) paytable {self.five_card_bonus_paytable} pays for the "
                     f"wager, wager included: set it to {least} or less (the chapter's amounts are for a $1 wager)"
                 )
-        for level in METER_LEVELS:
-            self._check_meter(level)
-        for wager, sizes in self.progressive_wager_sizes().items():
-            if self.offered()[wager] and not sizes:
-                raise ValueError(f"{wager}_wagers_cents is empty but {wager} is offered: list 100 and/or 500")
-        if (self.magic_card_bonus or self.lucky_bonus) and not self.five_card_hand_bonus:
-            raise ValueError(
-                "magic_card_bonus and lucky_bonus are paid on the Five Card Hand Bonus Wager "
-                "(643a.12(f)(3)): set five_card_hand_bonus = true or turn them off"
-            )
-        # The other optional wagers are taken at the fixed sizes their paytables are for.
-        sized = ["three_card_bonus"] if self.three_card_bonus else []
-        problem = limits_problem(self.wager_limits, sized, (self.bet_min_cents, self.bet_max_cents)) or (
-            self.deck_change_problem("643a.3(c)", self.dealing_method)
-        )
-        if problem is not None:
-            raise ValueError(problem)
-        return self
 
     def _check_meter(self, level: str) -> None:
         least, rule = MIN_METER[level]

@@ -1,0 +1,148 @@
+"""The console's keys and sessions over HTTP: enrolment, the signed log-in challenge, the session cookie and log-out
+(docs/console.md). auth.py judges (pure); this side reads the request, keeps the record (records.py) and answers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from aiohttp import web
+from pydantic import ValidationError
+
+from floor.config import ConsoleKey, ConsoleSection
+from floor.console.auth import LoginRefused, Sessions
+from floor.console.plumbing import COOKIE, check_csrf, http_error, json_body, origin, session_of
+from floor.console.records import ConsoleRecords
+from floor.console.verbs import LINK_VERBS, ROLES, VERBS, allowed, link_allowed
+
+
+class LoginDesk:
+    def __init__(
+        self, console: ConsoleSection, sessions: Sessions, records: ConsoleRecords, clock: Callable[[], datetime]
+    ) -> None:
+        self.console = console
+        self.sessions = sessions
+        self.records = records
+        self.clock = clock
+        self.on_enrol: Callable[[str, str, str], None] | None = None  # the demo admits a key to its tables here
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_get("/api/session", self.session_info)
+        app.router.add_post("/api/enrol", self.enrol)
+        app.router.add_post("/api/login/challenge", self.login_challenge)
+        app.router.add_post("/api/login", self.login)
+        app.router.add_post("/api/logout", self.logout)
+
+    async def session_info(self, request: web.Request) -> web.Response:
+        s = self.sessions.get(request.cookies.get(COOKIE), self.clock())
+        verbs = {n: {"roles": sorted(v.roles), "confirm": v.confirm, "rule": v.rule} for n, v in VERBS.items()}
+        link_verbs = {
+            n: {"roles": sorted(v.roles), "confirm": v.confirm, "rule": v.rule} for n, v in LINK_VERBS.items()
+        }
+        if s is None:
+            return web.json_response({"logged_in": False, "verbs": verbs, "link_verbs": link_verbs})
+        return web.json_response(
+            {
+                "logged_in": True,
+                "key_id": s.key_id,
+                "role": s.role,
+                "csrf": s.csrf,
+                "expires": s.expires.isoformat(),
+                "allowed": allowed(s.role),
+                "link_allowed": link_allowed(s.role),
+                "verbs": verbs,
+                "link_verbs": link_verbs,
+            }
+        )
+
+    async def enrol(self, request: web.Request) -> web.Response:
+        body = await json_body(request)
+        key_id, role, public = body.get("key_id"), body.get("role"), body.get("public_key")
+        try:
+            key = ConsoleKey.model_validate({"key_id": key_id, "role": role, "public_key": public})
+        except ValidationError as err:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors())
+            raise http_error(
+                400, f"the enrolment is not usable: {problems} (role is one of {', '.join(ROLES)})"
+            ) from None
+        approve = self.console.demo_approve_all
+
+        def store(conn: psycopg.Connection[tuple[Any, ...]]) -> str:
+            row = conn.execute("SELECT public_key FROM console_keys WHERE key_id = %s", (key.key_id,)).fetchone()
+            if row is not None:
+                return "same" if row[0] == key.public_key else "taken"
+            conn.execute(
+                "INSERT INTO console_keys (key_id, role, public_key, approved_at, approved_by) VALUES"
+                " (%s, %s, %s, CASE WHEN %s THEN now() END, CASE WHEN %s THEN 'demo_approve_all' END)"
+                " ON CONFLICT DO NOTHING",
+                (key.key_id, key.role, key.public_key, approve, approve),
+            )
+            return "new"
+
+        got = await self.records.run(store)
+        if got == "taken":
+            await self.records.audit(
+                request, "enrol", "refused", key_id=key.key_id, role=key.role, reason="key id taken"
+            )
+            raise http_error(409, f"key id {key.key_id!r} is enrolled with another key: choose another key id")
+        await self.records.audit(
+            request, "enrol", "approved" if approve else "pending", key_id=key.key_id, role=key.role
+        )
+        entry = f'[[supervisors]]\nkey_id = "{key.key_id}"\nrole = "{key.role}"\npublic_key = "{key.public_key}"\n'
+        if self.on_enrol is not None and approve:
+            self.on_enrol(key.key_id, key.role, key.public_key)
+        return web.json_response(
+            {
+                "entry": entry,
+                "approved": approve,
+                "approve_command": f"tablectl floor --config FLOOR.toml console approve {key.key_id}",
+            }
+        )
+
+    async def login_challenge(self, request: web.Request) -> web.Response:
+        body = await json_body(request)
+        key_id = body.get("key_id")
+        if not isinstance(key_id, str) or not key_id:
+            raise http_error(400, "give key_id: the key id this browser enrolled")
+        try:
+            c = self.sessions.challenge(key_id, self.clock())
+        except LoginRefused as err:
+            raise http_error(409, str(err)) from None
+        return web.json_response({"challenge": c, "origin": origin(request)})
+
+    async def login(self, request: web.Request) -> web.Response:
+        body = await json_body(request)
+        key_id, challenge, signature = body.get("key_id"), body.get("challenge"), body.get("signature")
+        if not all(isinstance(v, str) for v in (key_id, challenge, signature)):
+            raise http_error(400, "give key_id, challenge and signature, each a string")
+        assert isinstance(key_id, str) and isinstance(challenge, str) and isinstance(signature, str)
+        key = await self.records.key(key_id)
+        try:
+            s = self.sessions.login(key, key_id, challenge, signature, origin(request), self.clock())
+        except LoginRefused as err:
+            await self.records.audit(request, "login", "refused", key_id=key_id[:64], reason=str(err))
+            raise http_error(403, str(err)) from None
+        await self.records.audit(request, "login", "accepted", key_id=s.key_id, role=s.role)
+        response = web.json_response({"key_id": s.key_id, "role": s.role, "expires": s.expires.isoformat()})
+        response.set_cookie(
+            COOKIE,
+            s.token,
+            httponly=True,
+            samesite="Strict",
+            secure=self.console.tls_cert is not None,
+            path="/",
+            max_age=self.console.session_minutes * 60,
+        )
+        return response
+
+    async def logout(self, request: web.Request) -> web.Response:
+        await json_body(request)
+        s = session_of(self.sessions, request, self.clock())
+        check_csrf(request, s)
+        self.sessions.logout(s.token)
+        await self.records.audit(request, "logout", "done", key_id=s.key_id, role=s.role)
+        response = web.json_response({"logged_out": True})
+        response.del_cookie(COOKIE, path="/")
+        return response

@@ -1,0 +1,152 @@
+"""The console's HTTP plumbing, apart from what it serves: the security headers and content security policy on every
+response, errors as JSON that say what to fix, the checks a POST passes before it is read (content type, Origin, size:
+docs/console.md, CSRF), the session cookie, server-sent event frames and the shipped static files. Knows nothing of
+the floor: server.py and login.py build on it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import structlog
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+
+from floor.console.auth import Session, Sessions
+
+log = structlog.get_logger("tablectl.console")
+
+COOKIE = "tablectl_console"
+MAX_BODY = 32 * 1024  # an envelope is a few hundred bytes; an enrolment less
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=(), usb=(), serial=()",
+}
+STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def http_error(status: int, message: str) -> web.HTTPException:
+    classes: dict[int, type[web.HTTPException]] = {
+        400: web.HTTPBadRequest,
+        401: web.HTTPUnauthorized,
+        403: web.HTTPForbidden,
+        404: web.HTTPNotFound,
+        409: web.HTTPConflict,
+        413: web.HTTPRequestEntityTooLarge,
+        415: web.HTTPUnsupportedMediaType,
+        502: web.HTTPBadGateway,
+        504: web.HTTPGatewayTimeout,
+    }
+    cls = classes.get(status, web.HTTPBadRequest)
+    body = json.dumps({"error": message})
+    if cls is web.HTTPRequestEntityTooLarge:
+        return web.HTTPRequestEntityTooLarge(MAX_BODY, 0, text=body, content_type="application/json")
+    return cls(text=body, content_type="application/json")
+
+
+def sse_frame(name: str, data: str) -> bytes:
+    return f"event: {name}\ndata: {data}\n\n".encode()
+
+
+def static_files() -> dict[str, bytes]:
+    root = resources.files("floor.console") / "static"
+    out = {}
+    for entry in root.iterdir():
+        if entry.is_file() and Path(entry.name).suffix in STATIC_TYPES:
+            out[entry.name] = entry.read_bytes()
+    return out
+
+
+def origin(request: web.Request) -> str:
+    return f"{request.scheme}://{request.host}"
+
+
+async def json_body(request: web.Request) -> dict[str, Any]:
+    """A POST's JSON object, after the checks that make a cross-site request fail (docs/console.md, CSRF)."""
+    if request.content_type != "application/json":
+        raise http_error(415, "send the body as application/json")
+    sent = request.headers.get("Origin")
+    if sent != origin(request):
+        raise http_error(403, f"the request's Origin {sent!r} is not this console's ({origin(request)})")
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise http_error(413, f"the body is larger than {MAX_BODY} bytes") from None
+    try:
+        obj = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise http_error(400, f"the body is not JSON: {err}") from None
+    if not isinstance(obj, dict):
+        raise http_error(400, "the body must be a JSON object")
+    return obj
+
+
+def session_of(sessions: Sessions, request: web.Request, now: datetime) -> Session:
+    s = sessions.get(request.cookies.get(COOKIE), now)
+    if s is None:
+        raise http_error(401, "not logged in, or the session expired: log in with your key")
+    return s
+
+
+def check_csrf(request: web.Request, s: Session) -> None:
+    if request.headers.get("X-CSRF-Token") != s.csrf:
+        raise http_error(403, "missing or wrong X-CSRF-Token: reload the console")
+
+
+def security_headers(hsts: bool) -> Middleware:
+    """The headers of SECURITY_HEADERS on every response, errors included; HSTS once the console serves TLS."""
+
+    @web.middleware
+    async def headers(request: web.Request, handler: Handler) -> web.StreamResponse:
+        try:
+            response = await handler(request)
+        except web.HTTPException as exc:
+            exc.headers.update(SECURITY_HEADERS)
+            raise
+        response.headers.update(SECURITY_HEADERS)
+        if request.path.startswith("/api/"):
+            response.headers["Cache-Control"] = "no-store"
+        if hsts:
+            response.headers["Strict-Transport-Security"] = "max-age=31536000"
+        return response
+
+    return headers
+
+
+@web.middleware
+async def errors_as_json(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.content_type != "application/json" and exc.status >= 400:
+            reason = exc.text or exc.reason
+            if isinstance(exc, web.HTTPMethodNotAllowed):
+                text = json.dumps({"error": f"{request.method} is not allowed on {request.path}"})
+                raise web.HTTPMethodNotAllowed(
+                    request.method, exc.allowed_methods, text=text, content_type="application/json"
+                ) from None
+            if exc.status == 404:
+                reason = f"nothing at {request.path}"
+            raise http_error(exc.status, str(reason)) from None
+        raise
+    except (asyncio.CancelledError, ConnectionResetError):
+        raise
+    except Exception:
+        log.exception("console request failed", path=request.path)
+        return web.json_response({"error": "the console failed on this request: see the floor's log"}, status=500)

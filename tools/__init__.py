@@ -1,0 +1,1 @@
+"""Repository tools run by dev.py (not shipped with tablectl)."""
