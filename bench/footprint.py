@@ -91,6 +91,29 @@ def rss_mb(pid: int) -> tuple[float, float]:
     return fields["VmRSS"], fields["VmHWM"]
 
 
+def resident_parts(pid: int) -> tuple[float, float, list[tuple[str, float]]]:
+    """What the process's resident memory is, from /proc/<pid>/smaps: (anonymous MB: Python's objects in its arenas
+    and malloc's heap, the threads' stacks and arenas; proportional set size MB: each shared page divided among the
+    processes that map it; the file-backed mappings by file name, largest first, each in MB)."""
+    anonymous, pss = 0, 0
+    files: dict[str, int] = {}
+    name = ""
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = line.split()
+        if not head[0].endswith(":"):  # a mapping's first line: address range, perms, offset, dev, inode[, path]
+            name = head[5] if len(head) > 5 and head[5].startswith("/") else ""
+        elif head[0] == "Rss:":
+            kb = int(head[1])
+            if name:
+                files[name] = files.get(name, 0) + kb
+            else:
+                anonymous += kb
+        elif head[0] == "Pss:":
+            pss += int(head[1])
+    ranked = sorted(((Path(f).name, kb / 1024) for f, kb in files.items()), key=lambda p: -p[1])
+    return anonymous / 1024, pss / 1024, ranked
+
+
 async def spawn(*args: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
@@ -127,6 +150,7 @@ async def idle_cpu(pid: int, seconds: float) -> float:
 @dataclass
 class Figures:
     rss_open: float = 0.0  # once the table opened
+    resident_open: tuple[float, float, list[tuple[str, float]]] = (0.0, 0.0, [])  # resident_parts() then
     rss_max: float = 0.0
     hwm: float = 0.0
     rss_end: float = 0.0
@@ -224,6 +248,7 @@ async def play_and_sample(
     async with asyncio.timeout(60):
         await watch.opened.wait()
     figures.rss_open, _ = rss_mb(daemon.pid)
+    figures.resident_open = resident_parts(daemon.pid)
     while not watch.idle.is_set():
         if daemon.returncode is not None:
             sys.exit(f"bench: the daemon exited with {daemon.returncode} while playing")
@@ -300,6 +325,13 @@ def main() -> int:
         f"daemon RSS: {figures.rss_open:.1f} MB with the table open, {figures.rss_max:.1f} MB at most while "
         f"playing, {figures.rss_end:.1f} MB after; peak (VmHWM) {figures.hwm:.1f} MB = {figures.hwm / base_rss:.2f}x "
         f"the baseline; {verdict} the target of {TARGET_RSS_MB:g} MB"
+    )
+    anonymous, pss, files = figures.resident_open
+    top = ", ".join(f"{name} {mb:.1f}" for name, mb in files[:5])
+    print(
+        f"what was resident with the table open (/proc/<pid>/smaps): anonymous {anonymous:.1f} MB (Python's objects, "
+        f"malloc, the threads), files {sum(mb for _, mb in files):.1f} MB ({top}, ...); proportional share (Pss) "
+        f"{pss:.1f} MB"
     )
     played = figures.rounds - 1
     if played > 0 and figures.play_end[1] > figures.play[1]:
