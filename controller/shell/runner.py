@@ -111,13 +111,13 @@ async def run_table(
     path = journal_path or Path(config.journal.path or default_journal_path(config.table_id))
     quiet_connection_noise(asyncio.get_running_loop())
     # The journal is held against the anchor the broker retains as well as its own anchor file (bounded wait). That
-    # read only waits on the broker, and the software check (605a.4(c)) mostly on reading and hashing the installed
-    # files, which releases the GIL: the check runs on a thread meanwhile, so a start waits for the longer of the
-    # two, not both (about 10 and 6-9 ms of `tablectl run`'s start to READY=1, issue 19). Both are done, and the
-    # check said, before the journal opens, as before.
+    # read waits on the broker: it starts first, and one turn of the loop hands its connect to aiomqtt's executor
+    # thread, which connects while this thread checks the installed software (605a.4(c), about 10 ms) and opens the
+    # journal; the broker's answers wait in the socket meanwhile. Both are still done, and the check said, before the
+    # journal opens, as before; a start no longer waits for the connect after them (issue 19, start to READY=1).
     remote_read = asyncio.create_task(read_retained_anchor(config.mqtt, config.table_id, broker), name="anchor-read")
+    await asyncio.sleep(0)
     try:
-        await asyncio.to_thread(software_check, config)  # computed once per process: _report_software reads it
         _report_software(config)
         try:
             journal = Journal(path, config.table_id, boot_id=uuid.uuid4().hex)
