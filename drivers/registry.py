@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 import structlog
 from pydantic import BaseModel, ValidationError
@@ -21,40 +21,21 @@ class DriverConfigError(ValueError):
     """A device's configuration names an unknown driver or has settings the driver rejects."""
 
 
-class _Scan(Protocol):
-    """What entry_points() returns for every group (3.11's SelectableGroups, 3.12's EntryPoints)."""
-
-    def select(self, *, group: str) -> Iterable[EntryPoint]: ...
-
-
-# The installed entry points (every group) as last read, and the sys.path they were read from. Reading them opens
-# every installed distribution's entry_points.txt (about 1.5-2 ms each time in a small venv, more with many
-# packages), and a start asks for a driver about twice per device (the config check, then building it) and the
-# software check (controller/release/installed.py) for the drivers' group and the `tablectl` script: one scan serves
-# them all. Entry points are found on sys.path, so a changed path (a plugin folder added, as tests and plugin loaders
-# do) reads them again.
-_SCANNED: dict[tuple[str, ...], tuple[_Scan, dict[str, tuple[EntryPoint, ...]]]] = {}  # at most one: sys.path's
-
-
-def installed_entry_points(group: str) -> tuple[EntryPoint, ...]:
-    """The installed entry points of `group`, in the order importlib.metadata.entry_points(group=...) finds them
-    (each distribution once, the first found of a name), from one scan of every group per sys.path."""
-    path = tuple(sys.path)
-    scanned = _SCANNED.get(path)
-    if scanned is None:
-        _SCANNED.clear()
-        # Every group at once: select(group=) is what entry_points(group=) returns, from the same scan.
-        scanned = _SCANNED[path] = (entry_points(), {})
-    everything, groups = scanned
-    found = groups.get(group)
-    if found is None:
-        found = groups[group] = tuple(everything.select(group=group))
-    return found
+# The group's entry points as last read, and the sys.path they were read from. Reading them opens every installed
+# distribution's metadata (about 2 ms each time in a small venv, more with many packages), and a start asks for a
+# driver about twice per device (the config check, then building it): one scan serves them all. Entry points are
+# found on sys.path, so a changed path (a plugin folder added, as tests and plugin loaders do) reads them again.
+_SCANNED: dict[tuple[str, ...], tuple[EntryPoint, ...]] = {}  # at most one: the current sys.path's
 
 
 def _group() -> tuple[EntryPoint, ...]:
     """The installed entry points of the drivers' group, in the order importlib.metadata finds them."""
-    return installed_entry_points(ENTRY_POINT_GROUP)
+    path = tuple(sys.path)
+    found = _SCANNED.get(path)
+    if found is None:
+        _SCANNED.clear()
+        found = _SCANNED[path] = tuple(entry_points(group=ENTRY_POINT_GROUP))
+    return found
 
 
 def installed_names() -> list[str]:

@@ -37,7 +37,6 @@ from controller.release.manifest import (
     judge,
     parse,
 )
-from drivers.registry import installed_entry_points
 
 MANIFEST_NAME = "tablectl-release.json"
 # A manifest lists a few hundred files at ~90 bytes each; anything near this is the wrong file.
@@ -99,12 +98,12 @@ def entry_points_at(root: Path) -> list[str]:
 
 
 def _running() -> list[tuple[str, str, str]]:
-    """The covered groups' entry points as drivers/registry.py loads them: its own scan (importlib.metadata's
-    entry_points, each distribution once, the first found of a name), read once per start for the registry and this
-    check alike. Asked per group, it reads each distribution's entry_points.txt only: _of's `dist.metadata` parses
-    every installed distribution's whole METADATA (long descriptions included) with the email parser, about 15 ms of
-    every start in a 78-package venv (issue 19)."""
-    return [(e.group, e.name, e.value) for g in COVERED_GROUPS for e in installed_entry_points(g)]
+    """The covered groups' entry points exactly as importlib.metadata.entry_points finds them for drivers/registry.py
+    (each distribution once, the first found of a name). Asked per group, it reads each distribution's
+    entry_points.txt only: _of's `dist.metadata` parses every installed distribution's whole METADATA (long
+    descriptions included) with the email parser, about 15 ms of every start in a 78-package venv (issue 19)."""
+    found = importlib.metadata.entry_points()  # every group from one scan (one per group was a scan each)
+    return [(e.group, e.name, e.value) for g in COVERED_GROUPS for e in found.select(group=g)]
 
 
 def _of(dists: Iterable[importlib.metadata.Distribution]) -> list[tuple[str, str, str]]:
