@@ -109,27 +109,16 @@ async def run_table(
     the table cleanly (devices stopped, the backlog offered to the broker, status "offline" with the reason) and
     is then raised: StorageError, whose message is the one line to show."""
     path = journal_path or Path(config.journal.path or default_journal_path(config.table_id))
-    quiet_connection_noise(asyncio.get_running_loop())
-    # The journal is held against the anchor the broker retains as well as its own anchor file (bounded wait). That
-    # read waits on the broker: it starts first, and one turn of the loop hands its connect to aiomqtt's executor
-    # thread, which connects while this thread checks the installed software (605a.4(c), about 10 ms) and opens the
-    # journal; the broker's answers wait in the socket meanwhile. Both are still done, and the check said, before the
-    # journal opens, as before; a start no longer waits for the connect after them (issue 19, start to READY=1).
-    remote_read = asyncio.create_task(read_retained_anchor(config.mqtt, config.table_id, broker), name="anchor-read")
-    await asyncio.sleep(0)
+    _report_software(config)
     try:
-        _report_software(config)
-        try:
-            journal = Journal(path, config.table_id, boot_id=uuid.uuid4().hex)
-        except JournalError as err:  # a newer schema, not a journal: say so and stop before any device is driven
-            log.error("journal unusable", path=str(path), error=str(err))
-            print(f"tablectl: {err}", file=sys.stderr)
-            raise SystemExit(2) from None
-    except BaseException:
-        remote_read.cancel()
-        await asyncio.gather(remote_read, return_exceptions=True)
-        raise
-    remote = await remote_read
+        journal = Journal(path, config.table_id, boot_id=uuid.uuid4().hex)
+    except JournalError as err:  # a newer schema, not a journal: say so and stop before any device is driven
+        log.error("journal unusable", path=str(path), error=str(err))
+        print(f"tablectl: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+    quiet_connection_noise(asyncio.get_running_loop())
+    # The journal is held against the anchor the broker retains as well as its own anchor file (bounded wait).
+    remote = await read_retained_anchor(config.mqtt, config.table_id, broker)
     table = SupervisedTable(config, devices, journal, broker, remote_anchor=remote, draws=draws)
     service, publisher, tasks = table.service, table.publisher, table.tasks
     first_round = service.state.rounds_played
