@@ -35,6 +35,7 @@ from typing import Any
 
 import aiomqtt
 import benchlib
+from procfs import idle_cpu, main_thread_cpu, resident_parts, rss_mb
 
 from controller.config.table import TableConfig
 from controller.people.demo import RandomPolicy
@@ -102,24 +103,6 @@ except SystemExit:
 """
 
 
-def rss_mb(pid: int) -> tuple[float, float]:
-    """(VmRSS, VmHWM) of the process in MB."""
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            fields[key] = int(value.split()[0]) / 1024  # kB
-    return fields["VmRSS"], fields["VmHWM"]
-
-
-def main_thread_cpu(pid: int) -> float:
-    """CPU seconds of the process's main thread alone (its event loop), from schedstat; 0 where there is none."""
-    try:
-        return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0]) / 1e9
-    except (OSError, ValueError, IndexError):
-        return 0.0
-
-
 async def spawn(*args: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
@@ -146,16 +129,10 @@ async def wait_ready(proc: asyncio.subprocess.Process, what: str) -> None:
         sys.exit(f"bench: {what} did not start: {line!r} {err.decode()[-2000:]}")
 
 
-async def idle_cpu(pid: int, seconds: float) -> float:
-    """Percent of one core the process used over `seconds` of wall time."""
-    start_cpu, start = benchlib.cpu_seconds(pid), time.monotonic()
-    await asyncio.sleep(seconds)  # the measurement window itself, not synchronisation
-    return (benchlib.cpu_seconds(pid) - start_cpu) / (time.monotonic() - start) * 100
-
-
 @dataclass
 class Figures:
     rss_open: float = 0.0  # once the table opened
+    resident_open: tuple[float, float, list[tuple[str, float]]] = (0.0, 0.0, [])  # resident_parts() then
     rss_max: float = 0.0
     hwm: float = 0.0
     rss_end: float = 0.0
@@ -271,6 +248,7 @@ async def play_and_sample(
     async with asyncio.timeout(60):
         await watch.opened.wait()
     figures.rss_open, _ = rss_mb(daemon.pid)
+    figures.resident_open = resident_parts(daemon.pid)
     while not watch.idle.is_set():
         if daemon.returncode is not None:
             sys.exit(f"bench: the daemon exited with {daemon.returncode} while playing")
@@ -323,28 +301,8 @@ async def baselines(url: str, idle_seconds: float) -> tuple[float, float]:
     return rss, cpu
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=100)
-    ap.add_argument("--idle-seconds", type=float, default=30.0)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument(
-        "--profile",
-        type=Path,
-        help="write a cProfile of the daemon's event loop thread over the measured rounds to this file, "
-        "its journal writer thread's to FILE.writer (pstats; cProfile roughly triples the CPU figures)",
-    )
-    args = ap.parse_args()
-    if args.idle_seconds <= 0:
-        ap.error("--idle-seconds: give a positive number of seconds (20 or more for a figure)")
-    configure_logging(json=False, level="warning")
-    print(f"machine: {benchlib.machine()}; {benchlib.compile_bytecode()}")
-    with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-footprint-") as tmp:
-        benchlib.progress(f"daemon playing {args.rounds} rounds of a seven-seat 643a table")
-        figures = asyncio.run(measure(url, args.rounds, args.idle_seconds, args.seed, Path(tmp), args.profile))
-        base_rss, base_cpu = asyncio.run(baselines(url, args.idle_seconds))
-        publish_cpu = asyncio.run(publish_baseline(url, figures.published)) if figures.published else 0.0
-
+def print_memory(figures: Figures, base_rss: float) -> None:
+    """RSS against the target, and what was resident with the table open."""
     print(f"`tablectl run`, seven-seat 643a table on simulated devices, {figures.rounds} rounds played")
     print(f"baseline `python -c 'import controller.cli, controller.shell.runner'`: RSS {base_rss:.1f} MB")
     verdict = "meets" if figures.hwm <= TARGET_RSS_MB else "misses"
@@ -353,6 +311,17 @@ def main() -> int:
         f"playing, {figures.rss_end:.1f} MB after; peak (VmHWM) {figures.hwm:.1f} MB = {figures.hwm / base_rss:.2f}x "
         f"the baseline; {verdict} the target of {TARGET_RSS_MB:g} MB"
     )
+    anonymous, pss, files = figures.resident_open
+    top = ", ".join(f"{name} {mb:.1f}" for name, mb in files[:5])
+    print(
+        f"what was resident with the table open (/proc/<pid>/smaps): anonymous {anonymous:.1f} MB (Python's objects, "
+        f"malloc, the threads), files {sum(mb for _, mb in files):.1f} MB ({top}, ...); proportional share (Pss) "
+        f"{pss:.1f} MB"
+    )
+
+
+def print_cpu(figures: Figures, publish_cpu: float) -> None:
+    """CPU per round and rounds/s against the targets, beside a bare aiomqtt process publishing the same events."""
     played = figures.rounds - 1
     if played > 0 and figures.play_end[1] > figures.play[1]:
         cpu_ms = (figures.play_end[0] - figures.play[0]) / played * 1000
@@ -377,18 +346,49 @@ def main() -> int:
                 f"  of which the event loop's thread {main_ms:.1f} ms a round, the journal writer's thread (commits, "
                 f"fsyncs) {cpu_ms - main_ms:.1f} ms"
             )
+
+
+def print_idle(figures: Figures, base_cpu: float, idle_seconds: float) -> None:
+    """The idle table's CPU against a bare aiomqtt process's."""
     print(f"baseline bare aiomqtt process, idle: {base_cpu:.3f} % of a core")
     verdict = "meets" if figures.idle_cpu < TARGET_IDLE_CPU_PERCENT else "misses"
     ratio = f"{figures.idle_cpu / base_cpu:.0f}x the baseline" if base_cpu > 0 else "the baseline used no CPU ticks"
     short = (
         ""
-        if args.idle_seconds >= 20
+        if idle_seconds >= 20
         else " (under 20 s: heartbeats every 2 s and 30 s ticks are not averaged over; a smoke run, not a figure)"
     )
     print(
-        f"daemon idle with the table open, over {args.idle_seconds:g} s: {figures.idle_cpu:.3f} % of a core "
+        f"daemon idle with the table open, over {idle_seconds:g} s: {figures.idle_cpu:.3f} % of a core "
         f"({ratio}); {verdict} the target of under {TARGET_IDLE_CPU_PERCENT:g} %{short}"
     )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=100)
+    ap.add_argument("--idle-seconds", type=float, default=30.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--profile",
+        type=Path,
+        help="write a cProfile of the daemon's event loop thread over the measured rounds to this file, "
+        "its journal writer thread's to FILE.writer (pstats; cProfile roughly triples the CPU figures)",
+    )
+    args = ap.parse_args()
+    if args.idle_seconds <= 0:
+        ap.error("--idle-seconds: give a positive number of seconds (20 or more for a figure)")
+    configure_logging(json=False, level="warning")
+    print(f"machine: {benchlib.machine()}; {benchlib.compile_bytecode()}")
+    with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-footprint-") as tmp:
+        benchlib.progress(f"daemon playing {args.rounds} rounds of a seven-seat 643a table")
+        figures = asyncio.run(measure(url, args.rounds, args.idle_seconds, args.seed, Path(tmp), args.profile))
+        base_rss, base_cpu = asyncio.run(baselines(url, args.idle_seconds))
+        publish_cpu = asyncio.run(publish_baseline(url, figures.published)) if figures.published else 0.0
+
+    print_memory(figures, base_rss)
+    print_cpu(figures, publish_cpu)
+    print_idle(figures, base_cpu, args.idle_seconds)
     return 0
 
 

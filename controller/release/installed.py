@@ -102,7 +102,8 @@ def _running() -> list[tuple[str, str, str]]:
     (each distribution once, the first found of a name). Asked per group, it reads each distribution's
     entry_points.txt only: _of's `dist.metadata` parses every installed distribution's whole METADATA (long
     descriptions included) with the email parser, about 15 ms of every start in a 78-package venv (issue 19)."""
-    return [(e.group, e.name, e.value) for g in COVERED_GROUPS for e in importlib.metadata.entry_points(group=g)]
+    found = importlib.metadata.entry_points()  # every group from one scan (one per group was a scan each)
+    return [(e.group, e.name, e.value) for g in COVERED_GROUPS for e in found.select(group=g)]
 
 
 def _of(dists: Iterable[importlib.metadata.Distribution]) -> list[tuple[str, str, str]]:

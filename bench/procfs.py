@@ -1,0 +1,57 @@
+"""What /proc says of a running process: its resident memory, its parts, and its main thread's CPU (Linux)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import benchlib
+
+
+def rss_mb(pid: int) -> tuple[float, float]:
+    """(VmRSS, VmHWM) of the process in MB."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) / 1024  # kB
+    return fields["VmRSS"], fields["VmHWM"]
+
+
+def main_thread_cpu(pid: int) -> float:
+    """CPU seconds of the process's main thread alone (its event loop), from schedstat; 0 where there is none."""
+    try:
+        return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def resident_parts(pid: int) -> tuple[float, float, list[tuple[str, float]]]:
+    """What the process's resident memory is, from /proc/<pid>/smaps: (anonymous MB: Python's objects in its arenas
+    and malloc's heap, the threads' stacks and arenas; proportional set size MB: each shared page divided among the
+    processes that map it; the file-backed mappings by file name, largest first, each in MB)."""
+    anonymous, pss = 0, 0
+    files: dict[str, int] = {}
+    name = ""
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = line.split()
+        if not head[0].endswith(":"):  # a mapping's first line: address range, perms, offset, dev, inode[, path]
+            name = head[5] if len(head) > 5 and head[5].startswith("/") else ""
+        elif head[0] == "Rss:":
+            kb = int(head[1])
+            if name:
+                files[name] = files.get(name, 0) + kb
+            else:
+                anonymous += kb
+        elif head[0] == "Pss:":
+            pss += int(head[1])
+    ranked = sorted(((Path(f).name, kb / 1024) for f, kb in files.items()), key=lambda p: -p[1])
+    return anonymous / 1024, pss / 1024, ranked
+
+
+async def idle_cpu(pid: int, seconds: float) -> float:
+    """Percent of one core the process used over `seconds` of wall time."""
+    start_cpu, start = benchlib.cpu_seconds(pid), time.monotonic()
+    await asyncio.sleep(seconds)  # the measurement window itself, not synchronisation
+    return (benchlib.cpu_seconds(pid) - start_cpu) / (time.monotonic() - start) * 100
