@@ -26,7 +26,8 @@ from controller.supervisor.envelope import public_key_b64
 from floor.pgcluster import PgCluster
 from link.config import parse_link_config
 from link.schema import migrate
-from link.store import Contribution, LinkStore
+from link.records import Contribution
+from link.store import LinkStore
 
 FIGURES = """
 [link]

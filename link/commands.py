@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -21,13 +21,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from controller.config.keys import decode_public_key
 from controller.mqtt.contract import SupervisorCommand
 from controller.progressive.parameters import LEVEL_PATTERN, ParameterError
+from controller.release.installed import SoftwareCheck
 from controller.supervisor.envelope import loads, signature_problem
-from link.config import LinkRole, ProgressiveFigures
+from link.broker import Broker
+from link.config import LinkConfig, LinkRole, ProgressiveFigures
+from link.database import LinkDatabase
+from link.records import LinkRefused
 from link.report import reconcile
-from link.store import LinkRefused, LinkStore
-
-if TYPE_CHECKING:
-    from link.service import LinkService
+from link.store import LinkStore
 
 log = structlog.get_logger("tablectl.link.commands")
 
@@ -97,17 +98,22 @@ class Reply:
 
 
 class CommandDesk:
-    def __init__(self, service: LinkService) -> None:
-        self.service = service
-        cfg = service.config
-        self.keys = {s.key_id: (s.role, decode_public_key(s.public_key)) for s in cfg.supervisors}
+    """Judges each signed command and carries it out on the database thread; it knows the link's database, its
+    connection and its software check, never the service that runs it."""
+
+    def __init__(self, config: LinkConfig, db: LinkDatabase, broker: Broker, software: SoftwareCheck) -> None:
+        self.config = config
+        self.db = db
+        self.broker = broker
+        self.software = software
+        self.keys = {s.key_id: (s.role, decode_public_key(s.public_key)) for s in config.supervisors}
 
     async def handle(self, topic_verb: str, payload: bytes) -> None:
         reply = await self._judge(topic_verb, payload)
         log.info("link command", verb=reply.verb, accepted=reply.accepted, code=reply.code, reason=reply.reason)
-        client = self.service.client
+        client = self.broker.client
         if client is not None:
-            await client.publish(f"{self.service.base}/cmd/reply", reply.payload(), qos=1)
+            await client.publish(f"{self.broker.base}/cmd/reply", reply.payload(), qos=1)
 
     async def _judge(self, topic_verb: str, payload: bytes) -> Reply:
         try:
@@ -117,9 +123,9 @@ class CommandDesk:
             return Reply(None, topic_verb, False, "malformed", f"not a signed command envelope: {str(err)[:200]}")
         refused = self._refusal(obj, cmd, topic_verb)
         role = self.keys[cmd.key_id][0] if cmd.key_id in self.keys else None
-        svc = self.service
+        db = self.db
         record = refused or ("received", None)
-        fresh = await svc.db(
+        fresh = await db.call(
             lambda s: s.record_command(
                 cmd.command_id,
                 cmd.nonce,
@@ -140,18 +146,18 @@ class CommandDesk:
         try:
             args = spec.args.model_validate(cmd.args)
             action = self._action(cmd, args)
-            await svc.db(action, write=True)
-            await svc.db(lambda s: svc._refresh())
+            await db.call(action, write=True)
+            await db.call(lambda s: db.refresh())
         except (ValidationError, LinkRefused, ParameterError) as err:
             reason = str(err).splitlines()[0] if not isinstance(err, ValidationError) else str(err.errors()[0]["msg"])
-            await svc.db(lambda s: s.finish_command(cmd.command_id, "refused", reason))
+            await db.call(lambda s: s.finish_command(cmd.command_id, "refused", reason))
             return Reply(cmd.command_id, cmd.verb, False, "refused", reason)
-        await svc.db(lambda s: s.finish_command(cmd.command_id, "done", None))
-        svc.wake.set()
+        await db.call(lambda s: s.finish_command(cmd.command_id, "done", None))
+        self.broker.wake.set()
         return Reply(cmd.command_id, cmd.verb, True, "done")
 
     def _refusal(self, obj: Mapping[str, Any], cmd: SupervisorCommand, topic_verb: str) -> tuple[str, str] | None:
-        link_id = self.service.config.link.id
+        link_id = self.config.link.id
         if cmd.table_id != link_id:
             return "wrong_table", f"the command is for {cmd.table_id}, this is link {link_id}"
         if cmd.verb != topic_verb:
@@ -168,13 +174,13 @@ class CommandDesk:
         if known[0] not in spec.roles:
             return "not_allowed", f"a {known[0]} may not {cmd.verb}; it takes a {' or '.join(sorted(spec.roles))}"
         age = (datetime.now(UTC) - cmd.issued_at).total_seconds()
-        if abs(age) > self.service.config.max_command_age_s:
+        if abs(age) > self.config.max_command_age_s:
             return "stale", f"signed {age:.0f} s from now: sign it again and check the clocks (NTP)"
         return None
 
     def _action(self, cmd: SupervisorCommand, args: _Args) -> Callable[[LinkStore], object]:
         by = cmd.key_id
-        software = self.service.software
+        software = self.software
         if cmd.verb in ("open_link", "clear_tilt") and software.refused:
             why = (
                 "the installed link code failed its check against the signed release manifest (605a.4(c), "

@@ -17,7 +17,9 @@ from typing import Any
 
 from controller.core.events import DomainEvent
 from controller.progressive.model import MICRO, MeterError, Meters, apply
-from link.store import Conn, Hit, LinkStore
+from link.records import Hit
+from link.store import LinkStore
+from link.transaction import Conn
 
 
 @dataclass

@@ -10,131 +10,17 @@ acknowledge to a table.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-import psycopg
 from psycopg.types.json import Jsonb
 
-from controller.core.events import DomainEvent
 from controller.progressive import meters as ops
-from controller.progressive.model import COUNTERS, LevelMeters, MeterError, Meters, PercentOfMeter
-from controller.progressive.parameters import TableProgressives
+from controller.progressive.model import LevelMeters, MeterError, PercentOfMeter
 from link.config import LinkConfig, ProgressiveFigures, figures_of
-
-Conn = psycopg.Connection[tuple[Any, ...]]
-STATUS_RULE = "605a.8 (not available; NY 9 NYCRR 5321.18 as the stand-in)"
-
-
-class LinkRefused(ValueError):
-    """An operation the link refuses; the message says why and what to do. Nothing was changed."""
-
-
-@dataclass(frozen=True, slots=True)
-class Contribution:
-    table_id: str
-    round_id: str
-    seat: int
-    wager: str
-    cents: int
-
-    @property
-    def key(self) -> tuple[str, str, int, str]:
-        return (self.table_id, self.round_id, self.seat, self.wager)
-
-
-@dataclass(frozen=True, slots=True)
-class ContributeResult:
-    new: int
-    duplicates: int
-    seq: int
-    display: dict[str, int]
-    fresh: frozenset[tuple[str, str, int, str]]  # the keys counted now; the others were counted before
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    table_id: str
-    round_id: str
-    seat: int
-    level: str
-    hit_seq: int
-    amount_cents: int
-    meter_before_cents: int
-    rule: str
-    validated_by: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class State:
-    link_id: str
-    status: str
-    tilt: str | None
-    seq: int
-    published_seq: int
-    figures: list[ProgressiveFigures]
-
-    @property
-    def params(self) -> TableProgressives:
-        return figures_of(self.figures)
-
-
-def level_to_json(lv: LevelMeters) -> dict[str, int]:
-    return {name: int(getattr(lv, name)) for name in COUNTERS}
-
-
-def level_from_json(level: str, data: Mapping[str, Any]) -> LevelMeters:
-    return LevelMeters(level, **{name: int(data.get(name, 0)) for name in COUNTERS})
-
-
-class _Tx:
-    """What one transaction does: the meters it holds locked, the events it adds (seq from the state row)."""
-
-    def __init__(self, conn: Conn, state: State, levels: Mapping[str, LevelMeters]) -> None:
-        self.conn = conn
-        self.state = state
-        self.meters = Meters(levels=dict(levels), seq=state.seq)
-        self.touched: set[str] = set()
-        self.rows: list[tuple[int, str, str | None, str | None, str | None, Jsonb]] = []
-
-    def take(self, events: Sequence[DomainEvent], after: Meters, table_id: str | None) -> None:
-        for event in events:
-            seq = int(event.payload["seq"])
-            level = event.payload.get("level")
-            if isinstance(level, str):
-                self.touched.add(level)
-            self.rows.append((seq, event.type, event.rule, table_id, event.round_id, Jsonb(dict(event.payload))))
-        # The link keeps no open rounds: a contribution is final once committed (docs/linked-progressives.md).
-        self.meters = replace(after, open_rounds={})
-
-    def note(self, type_: str, rule: str | None, payload: Mapping[str, Any], table_id: str | None = None) -> int:
-        """A link event that changes no meter (opened, closed, a jackpot pending...): the next seq."""
-        seq = self.meters.seq + 1
-        self.rows.append((seq, type_, rule, table_id, payload.get("round_id"), Jsonb({"seq": seq, **payload})))
-        self.meters = replace(self.meters, seq=seq)
-        return seq
-
-    def finish(self) -> None:
-        for level in sorted(self.touched):
-            self.conn.execute(
-                "INSERT INTO link_level (level, meters) VALUES (%s, %s) "
-                "ON CONFLICT (level) DO UPDATE SET meters = EXCLUDED.meters",
-                (level, Jsonb(level_to_json(self.meters.levels[level]))),
-            )
-        if self.rows:
-            with self.conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO link_event (seq, type, rule, table_id, round_id, payload) "
-                    "VALUES (%s, %s, %s, %s, %s, %s)",
-                    self.rows,
-                )
-            self.conn.execute("UPDATE link_state SET seq = %s", (self.meters.seq,))
+from link.records import STATUS_RULE, ContributeResult, Contribution, Hit, LinkRefused, State, level_from_json
+from link.transaction import Conn, Transaction
 
 
 class LinkStore:
@@ -195,16 +81,12 @@ class LinkStore:
                 "INSERT INTO link_state (link_id, status, seq, params) VALUES (%s, 'closed', 0, %s)",
                 (config.link.id, Jsonb(figures)),
             )
-            tx = _Tx(self.conn, self.state(lock=True), {})
+            tx = Transaction(self.conn, self.state(lock=True), {})
             after, events = ops.seed_missing(tx.meters, config.figures)
             tx.take(events, after, None)
             tx.note("link.created", STATUS_RULE, {"link_id": config.link.id, "tables": len(config.tables)})
             tx.finish()
         return True
-
-    def _begin(self, level_names: Iterable[str] | None) -> _Tx:
-        state = self.state(lock=True)
-        return _Tx(self.conn, state, self.levels(level_names, lock=True))
 
     # -- contributions ------------------------------------------------------------------------------------
 
@@ -231,7 +113,7 @@ class LinkStore:
             fresh = {(str(r[0]), str(r[1]), int(r[2]), str(r[3])) for r in inserted}
             counted = frozenset(fresh)
             fed = {lv.level for c in batch for lv in params.for_wager(c.wager).levels}
-            tx = _Tx(self.conn, state, self.levels(fed, lock=True))
+            tx = Transaction(self.conn, state, self.levels(fed, lock=True))
             new = 0
             for c in batch:
                 if c.key not in fresh:
@@ -261,7 +143,7 @@ class LinkStore:
                 return known, False
             params = state.params
             params.level(level)
-            tx = _Tx(self.conn, state, self.levels([level], lock=True))
+            tx = Transaction(self.conn, state, self.levels([level], lock=True))
             try:
                 after, paid, events = ops.hit(
                     tx.meters, params, level, PercentOfMeter(percent), seat=seat, round_id=round_id, rule=rule
@@ -322,7 +204,7 @@ class LinkStore:
                 "WHERE table_id = %s AND round_id = %s AND seat = %s AND level = %s",
                 (by, command_id, table_id, round_id, seat, level),
             )
-            tx = _Tx(self.conn, state, {})
+            tx = Transaction(self.conn, state, {})
             done = replace(hit, validated_by=by)
             tx.note(
                 "link.jackpot_validated", "655a.11(i)(1)(iii)", {**done.to_json(), "command_id": command_id}, table_id
@@ -355,7 +237,7 @@ class LinkStore:
                 "WHERE table_id = %s AND round_id = %s AND seat = %s AND level = %s",
                 (who, table_id, round_id, seat, level),
             )
-            tx = _Tx(self.conn, state, {})
+            tx = Transaction(self.conn, state, {})
             done = replace(hit, validated_by=who)
             tx.note("link.jackpot_paid", "655a.11(i)(1)(iv)", {**done.to_json(), "reported_by": table_id}, table_id)
             tx.finish()
@@ -367,7 +249,7 @@ class LinkStore:
         with self.conn.transaction():
             state = self.state(lock=True)
             self.conn.execute("UPDATE link_state SET status = %s, tilt = %s", (status, tilt))
-            tx = _Tx(self.conn, state, {})
+            tx = Transaction(self.conn, state, {})
             payload: dict[str, Any] = {"status": status, "before": state.status, "by": by, "command_id": command_id}
             if tilt:
                 payload["tilt"] = tilt
@@ -385,7 +267,7 @@ class LinkStore:
                 raise LinkRefused(
                     f"the link is {state.status}: parameters change only while it is closed; send close_link first"
                 )
-            tx = _Tx(self.conn, state, self.levels(lock=True))
+            tx = Transaction(self.conn, state, self.levels(lock=True))
             dropped = sorted(set(tx.meters.levels) - set(params.levels))
             if dropped:
                 raise LinkRefused(
@@ -438,7 +320,3 @@ class LinkStore:
     def mark_published(self, seq: int) -> None:
         with self.conn.transaction():
             self.conn.execute("UPDATE link_state SET published_seq = greatest(published_seq, %s)", (seq,))
-
-
-def dumps(value: object) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))

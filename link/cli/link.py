@@ -29,10 +29,11 @@ from controller.supervisor.envelope import sign_command
 from floor.sdnotify import Notifier
 from link.commands import VERBS
 from link.config import LinkConfig, LinkConfigError, load_link_config, secret
+from link.database import conninfo
 from link.protocol import base
 from link.report import reconcile, render
 from link.schema import LATEST, SchemaError
-from link.service import LinkService, conninfo
+from link.service import LinkService
 from link.store import LinkStore
 
 CONFIG_HELP = "the link config (configs/link.toml is an annotated example)"

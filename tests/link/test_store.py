@@ -15,7 +15,8 @@ import pytest
 from link.config import ProgressiveFigures, parse_link_config
 from link.report import reconcile
 from link.schema import migrate
-from link.store import Contribution, Hit, LinkRefused, LinkStore
+from link.records import Contribution, Hit, LinkRefused
+from link.store import LinkStore
 from tests.link.conftest import ROOT, TABLECTL, link_toml
 
 pytestmark = pytest.mark.floor

@@ -1,0 +1,117 @@
+"""The link's one database connection, on its one worker thread (docs/linked-progressives.md, "The books in
+PostgreSQL"): every call runs there, one at a time, so the store's transactions never interleave, and a table is
+answered only after the commit returned. A lost server raises DatabaseDown and is reconnected at the next call
+through the multi-host DSN, which follows the writable primary after a promotion; meanwhile the link is not
+healthy, so no lease is granted and nothing is acknowledged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+import psycopg
+import structlog
+from psycopg.conninfo import make_conninfo
+
+from floor.sdnotify import Notifier
+from link.config import LinkConfig, secret
+from link.records import State
+from link.schema import migrate
+from link.store import LinkStore
+
+log = structlog.get_logger("tablectl.link")
+T = TypeVar("T")
+
+
+class DatabaseDown(Exception):
+    pass
+
+
+def conninfo(config: LinkConfig) -> str:
+    password = secret(config.database.password_file, "database.password_file")
+    extra = {"password": password} if password is not None else {}
+    return make_conninfo(config.database.dsn, application_name="tablectl-link", options="-c TimeZone=UTC", **extra)
+
+
+class LinkDatabase:
+    """The store on its thread, with what the service last read of it (the state, the display) and how recently
+    the server answered: the leases depend on it."""
+
+    def __init__(self, config: LinkConfig, notifier: Notifier) -> None:
+        self.config = config
+        self.notifier = notifier
+        self.executor = ThreadPoolExecutor(1, thread_name_prefix="link-db")
+        self.store: LinkStore | None = None
+        self.state: State | None = None
+        self.display: dict[str, int] = {}
+        self.ok_at = 0.0
+        self.write_started: float | None = None
+
+    def _connect(self) -> None:
+        if self.store is not None:
+            with contextlib.suppress(psycopg.Error):
+                self.store.conn.close()
+        self.store = None
+        conn = psycopg.connect(conninfo(self.config), autocommit=True)
+        migrate(conn)
+        store = LinkStore(conn)
+        if store.initialise(self.config):
+            log.info("a new link: meters seeded from the config", link_id=self.config.link.id)
+        self.store = store
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Read the state and the display again; on the database thread (pass it to `call`)."""
+        assert self.store is not None
+        self.state = self.store.state()
+        self.display = self.store.display()
+
+    async def call(self, fn: Callable[[LinkStore], T], *, write: bool = False) -> T:
+        """Run fn(store) on the database thread; DatabaseDown (and a reconnect under way) if the server is lost."""
+        loop = asyncio.get_running_loop()
+
+        def call() -> T:
+            if self.store is None:
+                self._connect()
+            assert self.store is not None
+            out = fn(self.store)
+            self.ok_at = time.monotonic()
+            return out
+
+        if write:
+            self.write_started = time.monotonic()
+        try:
+            return await loop.run_in_executor(self.executor, call)
+        except psycopg.OperationalError as err:
+            self.ok_at = 0.0
+            if self.store is not None:
+                with contextlib.suppress(psycopg.Error):
+                    self.store.conn.close()
+            self.store = None
+            log.error("PostgreSQL lost; reconnecting", error=str(err).strip()[:300])
+            self.notifier.send(STATUS=f"PostgreSQL unreachable: {str(err).strip()[:200]}")
+            raise DatabaseDown(str(err)) from None
+        finally:
+            if write:
+                self.write_started = None
+
+    def healthy(self) -> bool:
+        now = time.monotonic()
+        half = self.config.link.lease_ms / 2000
+        if self.write_started is not None and now - self.write_started > half:
+            return False  # a commit waiting (a standby gone): the link is not operating
+        return now - self.ok_at < half
+
+    def status(self) -> str:
+        return self.state.status if self.state else "closed"
+
+    def close(self) -> None:
+        """At the service's stop, once no call runs any more."""
+        self.executor.shutdown(wait=True)
+        if self.store is not None:
+            self.store.conn.close()
