@@ -336,7 +336,7 @@ def cmd_test(args: list[str]) -> int:
     return code
 
 
-PY_TREES = ("controller", "drivers", "floor", "tests", "bench", "tools", "dev.py")
+PY_TREES = ("controller", "drivers", "floor", "link", "tests", "bench", "tools", "dev.py")
 # The static checks, in the order a contributor wants to hear of them; each prints its own findings.
 CHECKS: tuple[tuple[str, list[str]], ...] = (
     ("layers (import-linter contracts in pyproject.toml)", ["lint-imports"]),

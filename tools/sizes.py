@@ -28,8 +28,6 @@ SPLIT_PENDING: dict[str, str] = {
     "drivers/reference/framing.py": "split pending",
     "drivers/reference/wager_bus.py": "split pending",
     "drivers/reference/link.py": "split pending",
-    "link/service.py": "split pending",
-    "link/store.py": "split pending",
 }
 
 
