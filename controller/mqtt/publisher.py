@@ -27,14 +27,16 @@ from controller.mqtt import batch as packets
 from controller.mqtt.anchor import AnchorTopic
 from controller.mqtt.connection import client_kwargs, until_lost
 from controller.mqtt.contract import Birth, ProgressiveMeter, Topics
+from controller.mqtt.marks import OutboxMarks
 from controller.mqtt.messages import event_body, now_iso, quarantined, status_message
 from controller.mqtt.retained import RetainedTopics
+from controller.mqtt.wake import Wake
 from controller.store.failure import StorageError
 from controller.store.journal import Journal
 from controller.store.outbox import DamagedRow, OutboxItem
 
-# Outbox marks are committed (off the loop, _mark_soon) for MARK_EVERY acknowledged events at once, or once the
-# publisher was idle MARK_DELAY seconds, or at close (see _drain).
+# Outbox marks are committed (off the loop, controller.mqtt.marks) for MARK_EVERY acknowledged events at once, or
+# once the publisher was idle MARK_DELAY seconds, or at close (see _drain).
 MARK_EVERY = 100
 MARK_DELAY = 0.5
 # Events offered straight from the journal's writer thread (offer) kept in memory at most; past that (a long outage)
@@ -42,48 +44,6 @@ MARK_DELAY = 0.5
 FRESH_MAX = 1000
 # The outbox is read this many rows at a time.
 OUTBOX_ROWS = 200
-
-
-class Wake:
-    """The drain loop's wake-up: `set()` (on the loop's thread) resolves the one waiter's bare future in place, so the
-    publisher runs on the loop's next turn. An asyncio.Event awaited through a task and asyncio.wait took three turns,
-    each behind whatever else was ready then (the service announcing the same step, the devices): about 0.1-0.3 ms of
-    an offered event's way out (docs/mqtt.md "Latency", bench/event_latency.py)."""
-
-    def __init__(self) -> None:
-        self._set = False
-        self._waiter: asyncio.Future[None] | None = None
-
-    def set(self) -> None:
-        self._set = True
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def clear(self) -> None:
-        self._set = False
-
-    async def wait(self, lost: asyncio.Future[None], give_up: float | None) -> bool:
-        """Until set, `lost` done or `give_up` seconds passed (a timer, not a task's timeout); whether it was set."""
-        if self._set or lost.done():
-            return self._set
-        loop = asyncio.get_running_loop()
-        waiter = self._waiter = loop.create_future()
-
-        def wake(_: object = None) -> None:
-            if not waiter.done():
-                waiter.set_result(None)
-
-        lost.add_done_callback(wake)
-        timer = None if give_up is None else loop.call_later(give_up, wake)
-        try:
-            await waiter
-        finally:
-            self._waiter = None
-            lost.remove_done_callback(wake)
-            if timer is not None:
-                timer.cancel()
-        return self._set
 
 
 # Journals shell events (TableService.note): the quarantine of a damaged row goes in seq order with the rest.
@@ -150,8 +110,6 @@ class EventPublisher:
         # was sent without a gap; anything else (a note, a reconnect, a backlog) is read from the outbox (_db_due).
         self._fresh: deque[JournaledEvent] = deque()
         self._db_due = True
-        self._acked: dict[bool, list[int]] = {True: [], False: []}  # PUBACKed, mark not yet committed, by replayed
-        self._marking: asyncio.Future[None] | None = None  # marks being committed off the loop (_mark_soon)
         self._sent_upto = 0  # the highest seq PUBACKed in this session (or found published when the outbox was drained)
         self._connected = False
         self._closing = False
@@ -160,6 +118,7 @@ class EventPublisher:
         self._task: asyncio.Task[None] | None = None
         # A lazy proxy rather than log.bind(), which would freeze the structlog configuration in force now.
         self._log = structlog.get_logger(__name__, broker=self.broker, table_id=table_id)
+        self._marks = OutboxMarks(journal, self._wake, self._log)  # PUBACKed, their marks not yet committed
 
     @property
     def connected(self) -> bool:
@@ -302,7 +261,7 @@ class EventPublisher:
                     continue
                 await self._publish_due(client, lost)
                 await self._publish_status(client, lost)
-                marks_due = bool(self._acked[True] or self._acked[False])
+                marks_due = bool(len(self._marks))
                 # Journaled but neither offered nor notified yet (an offer on its way from the writer thread): looked
                 # for in the outbox if nothing comes meanwhile, so no event waits on a wake-up that never comes.
                 behind = self._journal.last_seq > self._sent_upto
@@ -310,7 +269,7 @@ class EventPublisher:
                 if lost.done():
                     lost.result()
                 if not woken:
-                    self._mark_soon()  # quiet for MARK_DELAY: commit the marks of what was acknowledged
+                    self._marks.soon()  # quiet for MARK_DELAY: commit the marks of what was acknowledged
                     if self._journal.last_seq > self._sent_upto:
                         self._db_due = True
         except asyncio.CancelledError:
@@ -328,16 +287,19 @@ class EventPublisher:
                 await self._last_word(client, self._status("degraded", f"the event publisher failed ({err!r})"))
             raise
         finally:
-            # Acknowledged is acknowledged, whatever ended the session; the next one starts from the file.
-            try:
-                self._flush_marks()
-            except Exception as err:  # e.g. the journal already closed: the events are only published again
-                self._log.warning("outbox marks not committed; those events will be published again", error=str(err))
-            self._forget_marking()
-            self._sent_upto = 0
-            lost.cancel()
-            if lost.done() and not lost.cancelled():
-                lost.exception()  # retrieved here, so asyncio does not warn "exception never retrieved"
+            self._session_ended(lost)
+
+    def _session_ended(self, lost: asyncio.Future[None]) -> None:
+        # Acknowledged is acknowledged, whatever ended the session; the next one starts from the file.
+        try:
+            self._marks.flush()
+        except Exception as err:  # e.g. the journal already closed: the events are only published again
+            self._log.warning("outbox marks not committed; those events will be published again", error=str(err))
+        self._marks.forget()
+        self._sent_upto = 0
+        lost.cancel()
+        if lost.done() and not lost.cancelled():
+            lost.exception()  # retrieved here, so asyncio does not warn "exception never retrieved"
 
     async def _last_word(self, client: aiomqtt.Client, status: str) -> None:
         with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
@@ -377,10 +339,7 @@ class EventPublisher:
         try:
             async with asyncio.timeout_at(deadline):
                 await self._drain(client, lost, replay_upto, final=True)
-                if self._marking is not None:
-                    await asyncio.wait((self._marking,))
-                    self._check_marking()
-                self._flush_marks()
+                await self._marks.settle()
                 await self._publish_due(client, lost)
         except TimeoutError:
             self._log.warning("mqtt close: outbox not fully drained", left=len(self._journal.unpublished()))
@@ -392,9 +351,9 @@ class EventPublisher:
         self, client: aiomqtt.Client, lost: asyncio.Future[None], replay_upto: int, final: bool = False
     ) -> None:
         while True:
-            self._check_marking()
-            if len(self._acked[True]) + len(self._acked[False]) >= MARK_EVERY:
-                self._mark_soon()
+            self._marks.check()
+            if len(self._marks) >= MARK_EVERY:
+                self._marks.soon()
             # Acknowledged events whose marks are not yet committed are still unpublished in the file: skip them.
             if self._closing and not final:
                 # close() was called: hand over to the deadline-bounded final drain. Checked before taking rows:
@@ -432,7 +391,7 @@ class EventPublisher:
             # that only publishes these again, which consumers dedupe by event_id; a commit per batch would cost
             # an fsync per round trip of the table.
             for ev, replayed in zip(batch, flags, strict=True):
-                self._acked[replayed].append(ev.seq)
+                self._marks.acknowledged(ev.seq, replayed)
             self._sent_upto = rows[-1].seq
             # The retained topics these events change (a device's status), once each event is acknowledged; if
             # what follows is lost with the connection, the reconnect republishes the latest values anyway.
@@ -472,47 +431,6 @@ class EventPublisher:
         self._log.error("journal row quarantined: not publishable as journaled", seq=row.seq, reason=row.reason)
         self._note([quarantined(row, path)])
         self._journal.mark_published([row.seq], replayed=False)
-
-    def _flush_marks(self) -> None:
-        """Commit the marks now, on the loop (a session's end, the close)."""
-        acked, self._acked = self._acked, {True: [], False: []}
-        self._mark(acked)
-
-    def _mark(self, acked: dict[bool, list[int]]) -> None:
-        for replayed in (True, False):
-            self._journal.mark_published(acked[replayed], replayed)
-
-    def _mark_soon(self) -> None:
-        """Commit the marks on a thread of the loop's default executor, one commit at a time: its fsync (1-20 ms on a
-        busy disk, under the journal's lock) no longer holds up the loop while a step's events wait to be sent
-        (bench/event_latency.py). A storage error it meets is raised here or at the next drain (`_check_marking`)."""
-        self._check_marking()
-        if self._marking is not None or not (self._acked[True] or self._acked[False]):
-            return  # the one in flight first; what piles up meanwhile goes in the next
-        acked, self._acked = self._acked, {True: [], False: []}
-        self._marking = asyncio.get_running_loop().run_in_executor(None, self._mark, acked)
-        # Woken when it is done, so a failure is raised at once even on an idle table.
-        self._marking.add_done_callback(lambda _: self._wake.set())
-
-    def _check_marking(self) -> None:
-        marking = self._marking
-        if marking is not None and marking.done():
-            self._marking = None
-            marking.result()  # a disk that refuses the marks stops the table, as when they were committed here
-
-    def _forget_marking(self) -> None:
-        """A session ends with marks still being committed: their outcome is only logged (at worst those events are
-        published again, which consumers dedupe by event_id)."""
-        marking, self._marking = self._marking, None
-
-        def retrieved(done: asyncio.Future[None]) -> None:
-            if not done.cancelled() and done.exception() is not None:
-                self._log.warning(
-                    "outbox marks not committed; those events will be published again", error=str(done.exception())
-                )
-
-        if marking is not None:
-            marking.add_done_callback(retrieved)
 
     async def close(self, drain_timeout: float = 2.0, reason: str | None = None) -> None:
         """Drain what is left if connected, publish retained "offline" (saying `reason`, a fault that stopped the
