@@ -25,8 +25,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from controller.supervisor.envelope import public_key_b64
 from floor.pgcluster import PgCluster
 from link.config import parse_link_config
-from link.schema import migrate
 from link.records import Contribution
+from link.schema import migrate
 from link.store import LinkStore
 
 FIGURES = """

@@ -13,9 +13,9 @@ import psycopg
 import pytest
 
 from link.config import ProgressiveFigures, parse_link_config
+from link.records import Contribution, Hit, LinkRefused
 from link.report import reconcile
 from link.schema import migrate
-from link.records import Contribution, Hit, LinkRefused
 from link.store import LinkStore
 from tests.link.conftest import ROOT, TABLECTL, link_toml
 
