@@ -1,8 +1,9 @@
 """One table's record of what its journal must hold: the manifest written in each transaction, the anchor file
 written after each commit, and the rollbacks recorded at start (docs/journal.md, "What must exist", "The anchor").
 
-The journal (controller.store.journal) calls `in_transaction` before each COMMIT and `after_commit` after it;
-everything else here is read at open, for the start-up checks (controller.store.integrity).
+The journal (controller.store.journal) calls `base` once it holds the write lock, `in_transaction` before each
+COMMIT and `after_commit` after it; everything else here is read at open, for the start-up checks
+(controller.store.integrity).
 """
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ class CriticalBook:
     def _claim(self, m: manifest.Manifest) -> Claim:
         return Claim("this journal", self.table_id, m.seq, m.hash, m.commits, m.round_no)
 
+    def base(self, db: sqlite3.Connection) -> manifest.Manifest:
+        """The manifest as the last transaction left it, checked under the write lock (the caller's transaction):
+        what `in_transaction` advances, and what says how many copies of each record are stored now."""
+        return self._base(db)
+
     def _base(self, db: sqlite3.Connection) -> manifest.Manifest:
         # Checked again under the write lock, like the tail, so a second writer's transactions count too; the count
         # alone tells whether the row is still the one this journal wrote last (no JSON to read on every commit).
@@ -84,13 +90,14 @@ class CriticalBook:
     def in_transaction(
         self,
         db: sqlite3.Connection,
+        base: manifest.Manifest,
         seq: int,
         hash_: str,
         records: Sequence[Record],
         events: Sequence[DomainEvent],
         ts: str,
     ) -> None:
-        self.manifest = self._base(db).advance(seq, hash_, records, events)
+        self.manifest = base.advance(seq, hash_, records, events)
         manifest.write(db, self.table_id, self.manifest, ts)
 
     def after_commit(self, ts: str, sync: bool = False) -> None:

@@ -37,7 +37,7 @@ from controller.store.anchor import Claim
 from controller.store.chain import GENESIS, row_hash
 from controller.store.critical import CriticalBook
 from controller.store.failure import open_journal_file, storage_error
-from controller.store.manifest import Rollback
+from controller.store.manifest import Entry, Manifest, Rollback
 from controller.store.outbox import DamagedRow, OutboxItem, read_outbox
 from controller.store.records import Record, StoredCopy
 from controller.store.rows import Fields, SerialisedEvent, iso_utc, journaled_event, rollback_open, to_json
@@ -45,6 +45,19 @@ from controller.store.schema import COLUMNS, SCHEMA_VERSION, JournalError
 from controller.store.verify import Progress, VerifyReport, verify_connection
 
 log = structlog.get_logger(__name__)
+
+# The rows rewritten in every commit are updated in place (an upsert), not deleted and inserted again as INSERT OR
+# REPLACE does: a REPLACE gives the row a new rowid, so it dirties the table's page and its primary key index's page,
+# an update the table's page alone. Three pages fewer in every commit's WAL frames (about 11.5 -> 8.5; issue 19).
+_HEAD_UPSERT = (
+    "INSERT INTO chain_head (table_id, seq, hash) VALUES (?, ?, ?) "
+    "ON CONFLICT (table_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash"
+)
+_RECORD_UPSERT = (
+    "INSERT INTO critical_state (table_id, record, copy, body, sha256, seq, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (table_id, record, copy) DO UPDATE SET body = excluded.body, sha256 = excluded.sha256, "
+    "seq = excluded.seq, updated_at = excluded.updated_at"
+)
 
 # The last rows of this many recent commits keep their chain hash in memory (Journal.hash_at).
 RECENT_HASHES = 64
@@ -162,9 +175,10 @@ class Journal:
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
-                seq, prev, out = self._insert(db, rows, ts, records)
+                base = self.critical.base(db)
+                seq, prev, out = self._insert(db, rows, ts, records, base)
                 # What must exist (controller.store.critical), in the same transaction as what it describes.
-                self.critical.in_transaction(db, seq, prev, records, events, ts)
+                self.critical.in_transaction(db, base, seq, prev, records, events, ts)
                 db.execute("COMMIT")
             except BaseException:
                 rollback_open(db)
@@ -193,7 +207,12 @@ class Journal:
                 del recent[seq]
 
     def _insert(
-        self, db: sqlite3.Connection, rows: Sequence[SerialisedEvent], ts: str, records: Sequence[Record]
+        self,
+        db: sqlite3.Connection,
+        rows: Sequence[SerialisedEvent],
+        ts: str,
+        records: Sequence[Record],
+        base: Manifest,
     ) -> tuple[int, str, list[JournaledEvent]]:
         # Re-read under the write lock instead of trusting the cached values, so a second writer on the same
         # file (a mistake, but possible) fails on the primary key or chains on, rather than leaving a gap.
@@ -208,11 +227,11 @@ class Journal:
             )
             out.append(journaled_event(fields))
         if rows:
-            db.execute(
-                "INSERT OR REPLACE INTO chain_head (table_id, seq, hash) VALUES (?, ?, ?)", (self.table_id, seq, prev)
-            )
+            db.execute(_HEAD_UPSERT, (self.table_id, seq, prev))
+        stored = dict(base.records)  # as each record is written, so a record named twice in one commit counts right
         for rec in records:
-            self._put(db, rec, seq, ts)
+            self._put(db, rec, seq, ts, stored.get(rec.name))
+            stored[rec.name] = Entry(rec.copies, rec.sha256, seq)
         return seq, prev, out
 
     def _fields(self, row: SerialisedEvent, seq: int, ts: str) -> Fields:
@@ -230,20 +249,20 @@ class Journal:
             row.sealed,
         )
 
-    def _put(self, db: sqlite3.Connection, rec: Record, seq: int, ts: str) -> None:
+    def _put(self, db: sqlite3.Connection, rec: Record, seq: int, ts: str, stored: Entry | None) -> None:
         if rec.copies < 1:
             raise ValueError(f"critical state record {rec.name!r}: copies must be 1 or more, got {rec.copies}")
         digest = rec.sha256
         db.executemany(
-            "INSERT OR REPLACE INTO critical_state (table_id, record, copy, body, sha256, seq, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(self.table_id, rec.name, c, rec.body, digest, seq, ts) for c in range(rec.copies)],
+            _RECORD_UPSERT, [(self.table_id, rec.name, c, rec.body, digest, seq, ts) for c in range(rec.copies)]
         )
-        # Fewer copies than before: the surplus ones would be stale.
-        db.execute(
-            "DELETE FROM critical_state WHERE table_id = ? AND record = ? AND copy >= ?",
-            (self.table_id, rec.name, rec.copies),
-        )
+        # Fewer copies than before: the surplus ones would be stale. The manifest, checked under this write lock,
+        # says how many are stored (a rebuilt one counts them in the file); a record it does not name may have any.
+        if stored is None or stored.copies > rec.copies:
+            db.execute(
+                "DELETE FROM critical_state WHERE table_id = ? AND record = ? AND copy >= ?",
+                (self.table_id, rec.name, rec.copies),
+            )
 
     # -- what must exist, and the anchor (controller.store.critical) ------------------------------------------------
 
