@@ -24,7 +24,6 @@ import contextlib
 import functools
 import sqlite3
 import threading
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,7 +39,7 @@ from controller.store.failure import open_journal_file, storage_error
 from controller.store.manifest import Entry, Manifest, Rollback
 from controller.store.outbox import DamagedRow, OutboxItem, read_outbox
 from controller.store.records import Record, StoredCopy
-from controller.store.rows import Fields, SerialisedEvent, iso_utc, journaled_event, rollback_open, to_json
+from controller.store.rows import Fields, SerialisedEvent, event_id, iso_utc, journaled_event, rollback_open, to_json
 from controller.store.schema import COLUMNS, SCHEMA_VERSION, JournalError
 from controller.store.verify import Progress, VerifyReport, verify_connection
 
@@ -166,9 +165,7 @@ class Journal:
         ts = iso_utc(now)
         # Serialise before touching the database so a bad payload cannot leave a half-built batch.
         rows = [
-            SerialisedEvent(
-                ev, to_json(ev.payload), None if ev.sealed is None else to_json(ev.sealed), uuid.uuid4().hex
-            )
+            SerialisedEvent(ev, to_json(ev.payload), None if ev.sealed is None else to_json(ev.sealed), event_id())
             for ev in events
         ]
         db = self._db
