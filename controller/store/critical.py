@@ -63,17 +63,25 @@ class CriticalBook:
     def _claim(self, m: manifest.Manifest) -> Claim:
         return Claim("this journal", self.table_id, m.seq, m.hash, m.commits, m.round_no)
 
-    def base(self, db: sqlite3.Connection) -> manifest.Manifest:
-        """The manifest as the last transaction left it, checked under the write lock (the caller's transaction):
-        what `in_transaction` advances, and what says how many copies of each record are stored now."""
+    def base(self, db: sqlite3.Connection, commits: int | None) -> manifest.Manifest:
+        """The manifest as the last transaction left it, checked under the write lock (the caller's transaction,
+        which read the row's `commits` there, None when there is no row): what `in_transaction` advances, and what
+        says how many copies of each record are stored now."""
+        if self.manifest is not None and commits == self.manifest.commits:
+            return self.manifest
+        return self._read_base(db)
+
+    def read_base(self, db: sqlite3.Connection) -> manifest.Manifest:
+        """`base`, reading the manifest's count itself."""
         return self._base(db)
 
     def _base(self, db: sqlite3.Connection) -> manifest.Manifest:
         # Checked again under the write lock, like the tail, so a second writer's transactions count too; the count
         # alone tells whether the row is still the one this journal wrote last (no JSON to read on every commit).
         row = db.execute("SELECT commits FROM manifest WHERE table_id = ?", (self.table_id,)).fetchone()
-        if self.manifest is not None and row is not None and int(row[0]) == self.manifest.commits:
-            return self.manifest
+        return self.base(db, None if row is None else int(row[0]))
+
+    def _read_base(self, db: sqlite3.Connection) -> manifest.Manifest:
         try:
             base = manifest.read(db, self.table_id)
         except manifest.ManifestError:

@@ -58,6 +58,26 @@ _RECORD_UPSERT = (
     "seq = excluded.seq, updated_at = excluded.updated_at"
 )
 
+# The tail (last seq and hash) and the manifest's transaction count, read at the start of every commit in one
+# statement instead of two: each statement the writer thread runs releases and takes back the GIL, which the event
+# loop's thread holds most of the time (a futex wait each; issue 19). No row when the table has none yet.
+_TAIL_AND_COMMITS = (
+    "SELECT seq, hash, (SELECT commits FROM manifest WHERE table_id = ?1) FROM events WHERE table_id = ?1 "
+    "ORDER BY seq DESC LIMIT 1"
+)
+
+# A commit's rows go in one INSERT (one statement step, as above), at most this many rows a statement (SQLite allows
+# 32,766 parameters).
+_ROWS_PER_INSERT = 500
+_ROW_PARAMS = 11  # COLUMNS and the hash
+
+
+@functools.cache
+def _insert_rows(n: int) -> str:
+    row = "(" + ", ".join("?" * _ROW_PARAMS) + ")"
+    return f"INSERT INTO events ({COLUMNS}, hash) VALUES " + ", ".join([row] * n)
+
+
 # The last rows of this many recent commits keep their chain hash in memory (Journal.hash_at).
 RECENT_HASHES = 64
 
@@ -172,8 +192,14 @@ class Journal:
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
-                base = self.critical.base(db)
-                seq, prev, out = self._insert(db, rows, ts, records, base)
+                # The tail and the manifest's count re-read under the write lock, in one statement (below).
+                last = db.execute(_TAIL_AND_COMMITS, (self.table_id,)).fetchone()
+                if last is None:
+                    tail, base = (0, GENESIS), self.critical.read_base(db)
+                else:
+                    tail = (int(last[0]), str(last[1]))
+                    base = self.critical.base(db, None if last[2] is None else int(last[2]))
+                seq, prev, out = self._insert(db, rows, ts, records, base, self.critical.skipped_to(tail))
                 # What must exist (controller.store.critical), in the same transaction as what it describes.
                 self.critical.in_transaction(db, base, seq, prev, records, events, ts)
                 db.execute("COMMIT")
@@ -210,19 +236,23 @@ class Journal:
         ts: str,
         records: Sequence[Record],
         base: Manifest,
+        tail: tuple[int, str],
     ) -> tuple[int, str, list[JournaledEvent]]:
-        # Re-read under the write lock instead of trusting the cached values, so a second writer on the same
-        # file (a mistake, but possible) fails on the primary key or chains on, rather than leaving a gap.
-        seq, prev = self._tail(db)
+        # `tail` was re-read under the write lock instead of trusting the cached values, so a second writer on the
+        # same file (a mistake, but possible) fails on the primary key or chains on, rather than leaving a gap.
+        seq, prev = tail
         out: list[JournaledEvent] = []
+        values: list[object] = []
         for row in rows:
             seq += 1
             fields = self._fields(row, seq, ts)
             prev = row_hash(prev, *fields)
-            db.execute(
-                f"INSERT INTO events ({COLUMNS}, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*fields, prev)
-            )
+            values += fields
+            values.append(prev)
             out.append(journaled_event(fields))
+        for at in range(0, len(rows), _ROWS_PER_INSERT):
+            n = min(_ROWS_PER_INSERT, len(rows) - at)
+            db.execute(_insert_rows(n), values[at * _ROW_PARAMS : (at + n) * _ROW_PARAMS])
         if rows:
             db.execute(_HEAD_UPSERT, (self.table_id, seq, prev))
         stored = dict(base.records)  # as each record is written, so a record named twice in one commit counts right
