@@ -26,6 +26,8 @@ from controller.core.events import DomainEvent
 from controller.store.chain import GENESIS
 from controller.store.records import Record, StoredCopy
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"))  # json.dumps would build it at every commit
+
 
 class ManifestError(ValueError):
     """A manifest row that cannot be read; the message says what is wrong with it."""
@@ -99,7 +101,7 @@ def write(db: sqlite3.Connection, table_id: str, m: Manifest, ts: str) -> None:
         "VALUES (?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (table_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, commits = excluded.commits, "
         "round_no = excluded.round_no, records = excluded.records, updated_at = excluded.updated_at",
-        (table_id, m.seq, m.hash, m.commits, m.round_no, json.dumps(records, separators=(",", ":")), ts),
+        (table_id, m.seq, m.hash, m.commits, m.round_no, _COMPACT.encode(records), ts),
     )
 
 

@@ -26,21 +26,19 @@ class SerialisedEvent(NamedTuple):
     event_id: str
 
 
-def to_json(value: Mapping[str, Any]) -> str:
-    def default(obj: object) -> object:
-        # Payloads are Mappings (often read-only proxies), which json only accepts as plain dicts.
-        if isinstance(obj, Mapping):
-            return dict(obj)
-        raise TypeError(f"event payload value {obj!r} of type {type(obj).__name__} is not JSON-serialisable")
+def _plain(obj: object) -> object:
+    # Payloads are Mappings (often read-only proxies), which json only accepts as plain dicts.
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    raise TypeError(f"event payload value {obj!r} of type {type(obj).__name__} is not JSON-serialisable")
 
-    return json.dumps(
-        dict(value),
-        default=default,
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=False,
-    )
+
+# The canonical payload encoding, built once (json.dumps with these arguments builds an encoder at every call).
+_PAYLOAD = json.JSONEncoder(default=_plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def to_json(value: Mapping[str, Any]) -> str:
+    return _PAYLOAD.encode(dict(value))
 
 
 def event_id() -> str:
