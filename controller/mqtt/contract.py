@@ -262,7 +262,7 @@ class TableEvent(_Message):
     a card identity before the round's settlement.
     """
 
-    event_id: str = Field(min_length=1, description="unique per event (uuid4 hex)")
+    event_id: str = Field(min_length=1, description="unique per event (a uuid7 in hex: time-ordered)")
     boot_id: BootId = Field(description="the boot that journaled it")
     seq: int = Field(ge=1)
     ts: Timestamp = Field(description="when it was journaled")

@@ -35,6 +35,8 @@ SUFFIX = ".anchor"
 SLOT = 4096
 FORMAT = "tablectl-anchor"
 VERSION = 1
+# The slot's canonical JSON; built once, not at every commit as json.dumps with arguments does.
+_SLOT_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +79,7 @@ def sidecar_path(journal: Path) -> Path:
 
 
 def encode_slot(claim: Claim, ts: str) -> bytes:
-    body = json.dumps(
+    body = _SLOT_JSON.encode(
         {
             "format": FORMAT,
             "version": VERSION,
@@ -87,10 +89,7 @@ def encode_slot(claim: Claim, ts: str) -> bytes:
             "commits": claim.commits,
             "round_no": claim.round_no,
             "ts": ts,
-        },
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=True,
+        }
     ).encode()
     line = body + b"\n" + hashlib.sha256(body).hexdigest().encode() + b"\n"
     if len(line) > SLOT:

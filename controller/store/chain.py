@@ -13,6 +13,9 @@ import json
 
 GENESIS = "0" * 64
 
+# json.dumps(..., ensure_ascii=False, separators=(",", ":")) builds an encoder at every call; the same encoder, once.
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
 
 def row_hash(
     prev: str,
@@ -30,11 +33,7 @@ def row_hash(
     """The chain link of one row: sha256 over the previous row's hash (32 bytes) and the canonical encoding of
     the row's immutable fields, a compact UTF-8 JSON array in this order (payload and sealed as stored, i.e.
     their own canonical JSON text). docs/journal.md gives the recipe for an independent checker."""
-    enc = json.dumps(
-        [seq, event_id, boot_id, ts, table_id, round_id, type_, rule, payload, sealed],
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    enc = _CANONICAL.encode([seq, event_id, boot_id, ts, table_id, round_id, type_, rule, payload, sealed])
     try:
         prev_bytes = bytes.fromhex(prev)
     except (ValueError, TypeError):

@@ -1,8 +1,9 @@
 """One table's record of what its journal must hold: the manifest written in each transaction, the anchor file
 written after each commit, and the rollbacks recorded at start (docs/journal.md, "What must exist", "The anchor").
 
-The journal (controller.store.journal) calls `in_transaction` before each COMMIT and `after_commit` after it;
-everything else here is read at open, for the start-up checks (controller.store.integrity).
+The journal (controller.store.journal) calls `base` once it holds the write lock, `in_transaction` before each
+COMMIT and `after_commit` after it; everything else here is read at open, for the start-up checks
+(controller.store.integrity).
 """
 
 from __future__ import annotations
@@ -62,12 +63,25 @@ class CriticalBook:
     def _claim(self, m: manifest.Manifest) -> Claim:
         return Claim("this journal", self.table_id, m.seq, m.hash, m.commits, m.round_no)
 
+    def base(self, db: sqlite3.Connection, commits: int | None) -> manifest.Manifest:
+        """The manifest as the last transaction left it, checked under the write lock (the caller's transaction,
+        which read the row's `commits` there, None when there is no row): what `in_transaction` advances, and what
+        says how many copies of each record are stored now."""
+        if self.manifest is not None and commits == self.manifest.commits:
+            return self.manifest
+        return self._read_base(db)
+
+    def read_base(self, db: sqlite3.Connection) -> manifest.Manifest:
+        """`base`, reading the manifest's count itself."""
+        return self._base(db)
+
     def _base(self, db: sqlite3.Connection) -> manifest.Manifest:
         # Checked again under the write lock, like the tail, so a second writer's transactions count too; the count
         # alone tells whether the row is still the one this journal wrote last (no JSON to read on every commit).
         row = db.execute("SELECT commits FROM manifest WHERE table_id = ?", (self.table_id,)).fetchone()
-        if self.manifest is not None and row is not None and int(row[0]) == self.manifest.commits:
-            return self.manifest
+        return self.base(db, None if row is None else int(row[0]))
+
+    def _read_base(self, db: sqlite3.Connection) -> manifest.Manifest:
         try:
             base = manifest.read(db, self.table_id)
         except manifest.ManifestError:
@@ -84,13 +98,14 @@ class CriticalBook:
     def in_transaction(
         self,
         db: sqlite3.Connection,
+        base: manifest.Manifest,
         seq: int,
         hash_: str,
         records: Sequence[Record],
         events: Sequence[DomainEvent],
         ts: str,
     ) -> None:
-        self.manifest = self._base(db).advance(seq, hash_, records, events)
+        self.manifest = base.advance(seq, hash_, records, events)
         manifest.write(db, self.table_id, self.manifest, ts)
 
     def after_commit(self, ts: str, sync: bool = False) -> None:

@@ -24,7 +24,6 @@ import contextlib
 import functools
 import sqlite3
 import threading
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,14 +36,47 @@ from controller.store.anchor import Claim
 from controller.store.chain import GENESIS, row_hash
 from controller.store.critical import CriticalBook
 from controller.store.failure import open_journal_file, storage_error
-from controller.store.manifest import Rollback
+from controller.store.manifest import Entry, Manifest, Rollback
 from controller.store.outbox import DamagedRow, OutboxItem, read_outbox
 from controller.store.records import Record, StoredCopy
-from controller.store.rows import Fields, SerialisedEvent, iso_utc, journaled_event, rollback_open, to_json
+from controller.store.rows import Fields, SerialisedEvent, event_id, iso_utc, journaled_event, rollback_open, to_json
 from controller.store.schema import COLUMNS, SCHEMA_VERSION, JournalError
 from controller.store.verify import Progress, VerifyReport, verify_connection
 
 log = structlog.get_logger(__name__)
+
+# The rows rewritten in every commit are updated in place (an upsert), not deleted and inserted again as INSERT OR
+# REPLACE does: a REPLACE gives the row a new rowid, so it dirties the table's page and its primary key index's page,
+# an update the table's page alone. Three pages fewer in every commit's WAL frames (about 11.5 -> 8.5; issue 19).
+_HEAD_UPSERT = (
+    "INSERT INTO chain_head (table_id, seq, hash) VALUES (?, ?, ?) "
+    "ON CONFLICT (table_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash"
+)
+_RECORD_UPSERT = (
+    "INSERT INTO critical_state (table_id, record, copy, body, sha256, seq, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (table_id, record, copy) DO UPDATE SET body = excluded.body, sha256 = excluded.sha256, "
+    "seq = excluded.seq, updated_at = excluded.updated_at"
+)
+
+# The tail (last seq and hash) and the manifest's transaction count, read at the start of every commit in one
+# statement instead of two: each statement the writer thread runs releases and takes back the GIL, which the event
+# loop's thread holds most of the time (a futex wait each; issue 19). No row when the table has none yet.
+_TAIL_AND_COMMITS = (
+    "SELECT seq, hash, (SELECT commits FROM manifest WHERE table_id = ?1) FROM events WHERE table_id = ?1 "
+    "ORDER BY seq DESC LIMIT 1"
+)
+
+# A commit's rows go in one INSERT (one statement step, as above), at most this many rows a statement (SQLite allows
+# 32,766 parameters).
+_ROWS_PER_INSERT = 500
+_ROW_PARAMS = 11  # COLUMNS and the hash
+
+
+@functools.cache
+def _insert_rows(n: int) -> str:
+    row = "(" + ", ".join("?" * _ROW_PARAMS) + ")"
+    return f"INSERT INTO events ({COLUMNS}, hash) VALUES " + ", ".join([row] * n)
+
 
 # The last rows of this many recent commits keep their chain hash in memory (Journal.hash_at).
 RECENT_HASHES = 64
@@ -153,18 +185,23 @@ class Journal:
         ts = iso_utc(now)
         # Serialise before touching the database so a bad payload cannot leave a half-built batch.
         rows = [
-            SerialisedEvent(
-                ev, to_json(ev.payload), None if ev.sealed is None else to_json(ev.sealed), uuid.uuid4().hex
-            )
+            SerialisedEvent(ev, to_json(ev.payload), None if ev.sealed is None else to_json(ev.sealed), event_id())
             for ev in events
         ]
         db = self._db
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
-                seq, prev, out = self._insert(db, rows, ts, records)
+                # The tail and the manifest's count re-read under the write lock, in one statement (below).
+                last = db.execute(_TAIL_AND_COMMITS, (self.table_id,)).fetchone()
+                if last is None:
+                    tail, base = (0, GENESIS), self.critical.read_base(db)
+                else:
+                    tail = (int(last[0]), str(last[1]))
+                    base = self.critical.base(db, None if last[2] is None else int(last[2]))
+                seq, prev, out = self._insert(db, rows, ts, records, base, self.critical.skipped_to(tail))
                 # What must exist (controller.store.critical), in the same transaction as what it describes.
-                self.critical.in_transaction(db, seq, prev, records, events, ts)
+                self.critical.in_transaction(db, base, seq, prev, records, events, ts)
                 db.execute("COMMIT")
             except BaseException:
                 rollback_open(db)
@@ -193,26 +230,35 @@ class Journal:
                 del recent[seq]
 
     def _insert(
-        self, db: sqlite3.Connection, rows: Sequence[SerialisedEvent], ts: str, records: Sequence[Record]
+        self,
+        db: sqlite3.Connection,
+        rows: Sequence[SerialisedEvent],
+        ts: str,
+        records: Sequence[Record],
+        base: Manifest,
+        tail: tuple[int, str],
     ) -> tuple[int, str, list[JournaledEvent]]:
-        # Re-read under the write lock instead of trusting the cached values, so a second writer on the same
-        # file (a mistake, but possible) fails on the primary key or chains on, rather than leaving a gap.
-        seq, prev = self._tail(db)
+        # `tail` was re-read under the write lock instead of trusting the cached values, so a second writer on the
+        # same file (a mistake, but possible) fails on the primary key or chains on, rather than leaving a gap.
+        seq, prev = tail
         out: list[JournaledEvent] = []
+        values: list[object] = []
         for row in rows:
             seq += 1
             fields = self._fields(row, seq, ts)
             prev = row_hash(prev, *fields)
-            db.execute(
-                f"INSERT INTO events ({COLUMNS}, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*fields, prev)
-            )
+            values += fields
+            values.append(prev)
             out.append(journaled_event(fields))
+        for at in range(0, len(rows), _ROWS_PER_INSERT):
+            n = min(_ROWS_PER_INSERT, len(rows) - at)
+            db.execute(_insert_rows(n), values[at * _ROW_PARAMS : (at + n) * _ROW_PARAMS])
         if rows:
-            db.execute(
-                "INSERT OR REPLACE INTO chain_head (table_id, seq, hash) VALUES (?, ?, ?)", (self.table_id, seq, prev)
-            )
+            db.execute(_HEAD_UPSERT, (self.table_id, seq, prev))
+        stored = dict(base.records)  # as each record is written, so a record named twice in one commit counts right
         for rec in records:
-            self._put(db, rec, seq, ts)
+            self._put(db, rec, seq, ts, stored.get(rec.name))
+            stored[rec.name] = Entry(rec.copies, rec.sha256, seq)
         return seq, prev, out
 
     def _fields(self, row: SerialisedEvent, seq: int, ts: str) -> Fields:
@@ -230,20 +276,20 @@ class Journal:
             row.sealed,
         )
 
-    def _put(self, db: sqlite3.Connection, rec: Record, seq: int, ts: str) -> None:
+    def _put(self, db: sqlite3.Connection, rec: Record, seq: int, ts: str, stored: Entry | None) -> None:
         if rec.copies < 1:
             raise ValueError(f"critical state record {rec.name!r}: copies must be 1 or more, got {rec.copies}")
         digest = rec.sha256
         db.executemany(
-            "INSERT OR REPLACE INTO critical_state (table_id, record, copy, body, sha256, seq, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(self.table_id, rec.name, c, rec.body, digest, seq, ts) for c in range(rec.copies)],
+            _RECORD_UPSERT, [(self.table_id, rec.name, c, rec.body, digest, seq, ts) for c in range(rec.copies)]
         )
-        # Fewer copies than before: the surplus ones would be stale.
-        db.execute(
-            "DELETE FROM critical_state WHERE table_id = ? AND record = ? AND copy >= ?",
-            (self.table_id, rec.name, rec.copies),
-        )
+        # Fewer copies than before: the surplus ones would be stale. The manifest, checked under this write lock,
+        # says how many are stored (a rebuilt one counts them in the file); a record it does not name may have any.
+        if stored is None or stored.copies > rec.copies:
+            db.execute(
+                "DELETE FROM critical_state WHERE table_id = ? AND record = ? AND copy >= ?",
+                (self.table_id, rec.name, rec.copies),
+            )
 
     # -- what must exist, and the anchor (controller.store.critical) ------------------------------------------------
 

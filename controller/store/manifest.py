@@ -26,6 +26,8 @@ from controller.core.events import DomainEvent
 from controller.store.chain import GENESIS
 from controller.store.records import Record, StoredCopy
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"))  # json.dumps would build it at every commit
+
 
 class ManifestError(ValueError):
     """A manifest row that cannot be read; the message says what is wrong with it."""
@@ -91,12 +93,15 @@ def read(db: sqlite3.Connection, table_id: str) -> Manifest | None:
 
 
 def write(db: sqlite3.Connection, table_id: str, m: Manifest, ts: str) -> None:
-    """Store `m` (inside the caller's transaction)."""
+    """Store `m` (inside the caller's transaction). An upsert: the row is updated in place in every commit, which
+    dirties its table's page alone (INSERT OR REPLACE would give it a new rowid and dirty its index's page too)."""
     records = {name: {"copies": e.copies, "sha256": e.sha256, "seq": e.seq} for name, e in sorted(m.records.items())}
     db.execute(
-        "INSERT OR REPLACE INTO manifest (table_id, seq, hash, commits, round_no, records, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (table_id, m.seq, m.hash, m.commits, m.round_no, json.dumps(records, separators=(",", ":")), ts),
+        "INSERT INTO manifest (table_id, seq, hash, commits, round_no, records, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (table_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, commits = excluded.commits, "
+        "round_no = excluded.round_no, records = excluded.records, updated_at = excluded.updated_at",
+        (table_id, m.seq, m.hash, m.commits, m.round_no, _COMPACT.encode(records), ts),
     )
 
 
