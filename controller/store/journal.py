@@ -32,6 +32,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 import structlog
 
 from controller.core.events import DomainEvent, JournaledEvent
+from controller.store import statements as sql
 from controller.store.anchor import Claim
 from controller.store.chain import GENESIS, row_hash
 from controller.store.critical import CriticalBook
@@ -44,39 +45,6 @@ from controller.store.schema import COLUMNS, SCHEMA_VERSION, JournalError
 from controller.store.verify import Progress, VerifyReport, verify_connection
 
 log = structlog.get_logger(__name__)
-
-# The rows rewritten in every commit are updated in place (an upsert), not deleted and inserted again as INSERT OR
-# REPLACE does: a REPLACE gives the row a new rowid, so it dirties the table's page and its primary key index's page,
-# an update the table's page alone. Three pages fewer in every commit's WAL frames (about 11.5 -> 8.5; issue 19).
-_HEAD_UPSERT = (
-    "INSERT INTO chain_head (table_id, seq, hash) VALUES (?, ?, ?) "
-    "ON CONFLICT (table_id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash"
-)
-_RECORD_UPSERT = (
-    "INSERT INTO critical_state (table_id, record, copy, body, sha256, seq, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (table_id, record, copy) DO UPDATE SET body = excluded.body, sha256 = excluded.sha256, "
-    "seq = excluded.seq, updated_at = excluded.updated_at"
-)
-
-# The tail (last seq and hash) and the manifest's transaction count, read at the start of every commit in one
-# statement instead of two: each statement the writer thread runs releases and takes back the GIL, which the event
-# loop's thread holds most of the time (a futex wait each; issue 19). No row when the table has none yet.
-_TAIL_AND_COMMITS = (
-    "SELECT seq, hash, (SELECT commits FROM manifest WHERE table_id = ?1) FROM events WHERE table_id = ?1 "
-    "ORDER BY seq DESC LIMIT 1"
-)
-
-# A commit's rows go in one INSERT (one statement step, as above), at most this many rows a statement (SQLite allows
-# 32,766 parameters).
-_ROWS_PER_INSERT = 500
-_ROW_PARAMS = 11  # COLUMNS and the hash
-
-
-@functools.cache
-def _insert_rows(n: int) -> str:
-    row = "(" + ", ".join("?" * _ROW_PARAMS) + ")"
-    return f"INSERT INTO events ({COLUMNS}, hash) VALUES " + ", ".join([row] * n)
-
 
 # The last rows of this many recent commits keep their chain hash in memory (Journal.hash_at).
 RECENT_HASHES = 64
@@ -193,7 +161,7 @@ class Journal:
             db.execute("BEGIN IMMEDIATE")
             try:
                 # The tail and the manifest's count re-read under the write lock, in one statement (below).
-                last = db.execute(_TAIL_AND_COMMITS, (self.table_id,)).fetchone()
+                last = db.execute(sql.TAIL_AND_COMMITS, (self.table_id,)).fetchone()
                 if last is None:
                     tail, base = (0, GENESIS), self.critical.read_base(db)
                 else:
@@ -250,11 +218,11 @@ class Journal:
             values += fields
             values.append(prev)
             out.append(journaled_event(fields))
-        for at in range(0, len(rows), _ROWS_PER_INSERT):
-            n = min(_ROWS_PER_INSERT, len(rows) - at)
-            db.execute(_insert_rows(n), values[at * _ROW_PARAMS : (at + n) * _ROW_PARAMS])
+        for at in range(0, len(rows), sql.ROWS_PER_INSERT):
+            n = min(sql.ROWS_PER_INSERT, len(rows) - at)
+            db.execute(sql.insert_rows(n), values[at * sql.ROW_PARAMS : (at + n) * sql.ROW_PARAMS])
         if rows:
-            db.execute(_HEAD_UPSERT, (self.table_id, seq, prev))
+            db.execute(sql.HEAD_UPSERT, (self.table_id, seq, prev))
         stored = dict(base.records)  # as each record is written, so a record named twice in one commit counts right
         for rec in records:
             self._put(db, rec, seq, ts, stored.get(rec.name))
@@ -281,7 +249,7 @@ class Journal:
             raise ValueError(f"critical state record {rec.name!r}: copies must be 1 or more, got {rec.copies}")
         digest = rec.sha256
         db.executemany(
-            _RECORD_UPSERT, [(self.table_id, rec.name, c, rec.body, digest, seq, ts) for c in range(rec.copies)]
+            sql.RECORD_UPSERT, [(self.table_id, rec.name, c, rec.body, digest, seq, ts) for c in range(rec.copies)]
         )
         # Fewer copies than before: the surplus ones would be stale. The manifest, checked under this write lock,
         # says how many are stored (a rebuilt one counts them in the file); a record it does not name may have any.
