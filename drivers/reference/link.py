@@ -114,6 +114,13 @@ class Link:
         self._next_seq = random.randrange(256) if initial_seq is None else initial_seq
         self._send_lock = asyncio.Lock()
         self._awaiting: tuple[int, asyncio.Future[Kind]] | None = None
+        # Device end (docs/protocol.md section 4, "A host that restarts"): keep a frame the host never ACKed after all
+        # retries instead of failing it, until `peer_restarted` (the host identifies) sends it again with fresh
+        # retries. `_parked` is what the kept frame waits on; `_fresh_retries` makes the exchange start its count anew.
+        self.keep_undelivered = False
+        self._parked: asyncio.Future[None] | None = None
+        self.holding = asyncio.Event()  # set while a frame is kept that way
+        self._fresh_retries = False
         self._last_delivered: tuple[int, bytes] | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self.closed = asyncio.Event()
@@ -178,25 +185,58 @@ class Link:
     ) -> None:
         """Write a DATA frame until its ACK arrives: again after a timeout, at once after a NAK, at most
         retries + 1 times; then LinkClosed or LinkTimeout. The caller says how its pending ACK is kept."""
+        self._fresh_retries = False
+        kept = self.keep_undelivered
         try:
-            for _attempt in range(self.retries + 1):
+            attempt = 0
+            while attempt <= self.retries:
                 future: asyncio.Future[Kind] = asyncio.get_running_loop().create_future()
                 register(future)
                 await self._write(frame)
+                attempt += 1
                 try:
                     # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation.
                     async with asyncio.timeout(self.ack_timeout):
                         kind = await future
                 except TimeoutError:
-                    continue
+                    kind = Kind.NAK
                 if kind == Kind.ACK:
                     return
-                # NAK: the peer saw a damaged copy, so resend at once.
+                # NAK: the peer saw a damaged copy, so resend at once. A restarted peer never saw the earlier copies:
+                # it gets a whole count of retries from now.
+                if self._fresh_retries:
+                    self._fresh_retries, attempt, kept = False, 0, False
+                elif attempt > self.retries and kept and await self._park():
+                    kept, attempt = False, 0  # one more round for the host that identified; then give up
         finally:
             release()
         if self.closed.is_set():
             raise LinkClosed(self.close_reason or "link closed")
         raise LinkTimeout(f"no ACK {what} after {self.retries + 1} attempts of {self.ack_timeout:g} s")
+
+    async def _park(self) -> bool:
+        """Hold the frame no ACK came for until the peer restarts (True) or the link closes (False)."""
+        self._parked = asyncio.get_running_loop().create_future()
+        self.holding.set()
+        try:
+            await self._parked
+        except LinkClosed:
+            return False
+        finally:
+            self._parked = None
+            self.holding.clear()
+        self._fresh_retries = False
+        return True
+
+    def peer_restarted(self) -> None:
+        """Device end: the host identified, so it may be a new host session that never saw the frame we are
+        resending (docs/protocol.md section 4): send it again at once, with a whole count of retries, so the answer
+        to `identify` that waits behind it is not held up by our retry timer, nor lost with a frame we gave up on."""
+        if self._parked is not None and not self._parked.done():
+            self._parked.set_result(None)
+        elif self._awaiting is not None and not self._awaiting[1].done():
+            self._fresh_retries = True
+            self._awaiting[1].set_result(Kind.NAK)
 
     async def close(self, reason: str = "closed locally", *, close_transport: bool = True) -> None:
         """Stop reading and fail any pending send; close_transport=False leaves the line open but deaf."""
@@ -234,6 +274,8 @@ class Link:
             self._call(self._on_closed, reason)
 
     def _fail_pending(self, error: LinkClosed) -> None:
+        if self._parked is not None and not self._parked.done():
+            self._parked.set_exception(error)
         if self._awaiting is not None and not self._awaiting[1].done():
             self._awaiting[1].set_exception(error)
             # Retrieve it now: the sender may already have given up on this future.
@@ -278,7 +320,9 @@ class Link:
                 continue
             if frame.destination != self.local_address:
                 continue  # for another device on the bus
-            if self.follow_peer:
+            if self.follow_peer and frame.kind == Kind.DATA:
+                # The host's commands set the version, not its ACKs: an ACK of a frame kept from before the host
+                # restarted comes in that frame's version, and must not make the answer to a v1 `identify` v3.
                 self.version = frame.version
             if frame.kind == Kind.REPLY:
                 self._replied(frame)
