@@ -26,7 +26,6 @@ SPLIT_PENDING: dict[str, str] = {
     "controller/mqtt/publisher.py": "split pending",
     "controller/store/verify.py": "split pending",
     "drivers/reference/wager_bus.py": "split pending",
-    "drivers/reference/link.py": "split pending",
     "link/service.py": "split pending",
     "link/store.py": "split pending",
 }
