@@ -121,10 +121,13 @@ class FrameParser:
                     break
                 if taken:
                     continue
-            if not self._to_frame_start():
+            moved = self._to_frame_start()
+            if moved is None:
                 break
-            if buf[0] != SOF:
-                continue  # an awaited station's address: its confirmation, taken at the top of the loop
+            if moved:
+                # Look at the new head from the top: an awaited address is read as a pair first, even 0xA5 (a station
+                # at address 165 confirms with the SOF byte).
+                continue
             if len(buf) < V3_MIN_FRAME:
                 break
             if buf[1] >> 4 == VERSION_3:
@@ -158,8 +161,9 @@ class FrameParser:
             return True
         return False
 
-    def _to_frame_start(self) -> bool:
-        """Drop what precedes the next SOF (or, in a slot window, an awaited address); False if nothing is left."""
+    def _to_frame_start(self) -> int | None:
+        """Drop what precedes the next SOF (or, in a slot window, an awaited address): how many bytes, or None if
+        nothing is left."""
         buf = self._buf
         if self._slots:
             # In the window a confirmation may start at any byte, not only at an SOF.
@@ -168,10 +172,10 @@ class FrameParser:
             start = buf.find(SOF)
         if start < 0:
             self._drop(len(buf))
-            return False
+            return None
         if start:
             self._drop(start)
-        return True
+        return start
 
     def _v1_or_v2(self, frames: list[Frame]) -> bool:
         """Take the v1 or v2 frame at the head of the buffer (or drop its SOF if the header is bad); False if it is
