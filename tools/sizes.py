@@ -25,9 +25,6 @@ SPLIT_PENDING: dict[str, str] = {
     "controller/shell/supervised.py": "split pending",
     "controller/mqtt/publisher.py": "split pending",
     "controller/store/verify.py": "split pending",
-    "drivers/reference/framing.py": "split pending",
-    "drivers/reference/wager_bus.py": "split pending",
-    "drivers/reference/link.py": "split pending",
 }
 
 

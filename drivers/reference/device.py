@@ -65,6 +65,10 @@ class ReferenceDevice(DeviceBase):
         # What the device offered at its last identify, and the version the host chose from it.
         self._offered: frozenset[int] = frozenset((1,))
         self.protocol_version = 1
+        # Messages that came while identify was under way (a device still resending what a previous host session
+        # never ACKed): the link ACKed them at once, the driver hands them on after the device is online, in order
+        # (docs/protocol.md section 5, "Before identity").
+        self._early: list[dict[str, Any]] = []
 
     def translators(self) -> Mapping[str, Translator]:
         """The device kind's events by name: read once per device, so it must not depend on the device's state."""
@@ -144,11 +148,15 @@ class ReferenceDevice(DeviceBase):
             async with asyncio.timeout(IDENTIFY_TIMEOUT):
                 identity = await self._identity_waiter
         except (LinkError, TimeoutError) as exc:
-            return f"identify failed: {exc or 'no identity reply'}"
+            # A TimeoutError says nothing of itself: name what did not come.
+            return f"identify failed: {str(exc) or f'no identity reply within {IDENTIFY_TIMEOUT:g} s'}"
         finally:
             self._identity_waiter = None
         self._use_protocol(link, max(v for v in self._offered if v <= self.settings.protocol))
         self._set_online(identity, port=self.settings.port, address=self.settings.address)
+        early, self._early = self._early, []
+        for message in early:
+            self._take(message)
         return None
 
     def _use_protocol(self, link: Link, version: int) -> None:
@@ -187,9 +195,20 @@ class ReferenceDevice(DeviceBase):
     def _on_data(self, payload: bytes) -> None:
         try:
             message = decode_message(payload)
-            event = self._translate(message)
-        except (ProtocolError, BadMessage) as exc:
+        except ProtocolError as exc:
             self.fault("bad_message", f"{exc}: {payload[:200]!r}")
+            return
+        if self._identity_waiter is not None and message.get("evt") != "identity":
+            # Not acted on before we know the device: kept (the identify failing too) until it is online.
+            self._early.append(message)
+            return
+        self._take(message)
+
+    def _take(self, message: dict[str, Any]) -> None:
+        try:
+            event = self._translate(message)
+        except BadMessage as exc:
+            self.fault("bad_message", f"{exc}: {str(message)[:200]}")
             return
         if event is not None:
             self.emit(event)

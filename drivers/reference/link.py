@@ -1,74 +1,59 @@
 """Link layer of the reference protocol: ACK/NAK, retransmission and duplicate suppression (one peer).
 
+The transport half (sending until ACKed, reading, closing) is link_core.LinkCore; this module says what each
+frame means at either end. The names other modules import from here stay here.
+
 Used unchanged by the host drivers and by the simulators, so both ends of every test run the same code.
 A multi-drop line's host end is bus_link.BusLink.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import random
-from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
-
-import structlog
+from typing import Any
 
 from drivers.reference.framing import (
     BROADCAST_ADDRESS,
-    COMPACT_VERSIONS,
     GROUP_ANSWERS,
     HOST_ADDRESS,
-    VERSION,
     VERSION_2,
     VERSION_3,
     VERSIONS,
     Frame,
-    FrameParser,
     Kind,
     ProtocolError,
     bare_code,
     decode_message,
-    encode_frame,
     encode_message,
     slot_confirmation,
 )
-from drivers.tasks import cancel_and_wait
+from drivers.reference.link_core import LinkCore
+from drivers.reference.transport import (
+    DEFAULT_ACK_TIMEOUT,
+    DEFAULT_RETRIES,
+    IDLE_EXPIRY,
+    ByteReader,
+    ByteWriter,
+    LinkClosed,
+    LinkError,
+    LinkTimeout,
+)
 
-log = structlog.get_logger(__name__)
-
-DEFAULT_ACK_TIMEOUT = 0.1
-DEFAULT_RETRIES = 3
-# A UART sender emits a frame back to back; a gap this long inside a frame means it is dead.
-IDLE_EXPIRY = 0.05
-
-
-class ByteReader(Protocol):
-    async def read(self, n: int = -1) -> bytes: ...
-
-
-class ByteWriter(Protocol):
-    def write(self, data: bytes) -> None: ...
-
-    async def drain(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class LinkError(Exception):
-    pass
-
-
-class LinkTimeout(LinkError):
-    """The peer did not ACK a DATA frame after all retransmissions."""
+__all__ = [
+    "DEFAULT_ACK_TIMEOUT",
+    "DEFAULT_RETRIES",
+    "IDLE_EXPIRY",
+    "ByteReader",
+    "ByteWriter",
+    "Link",
+    "LinkClosed",
+    "LinkCore",
+    "LinkError",
+    "LinkTimeout",
+]
 
 
-class LinkClosed(LinkError):
-    """The transport closed (EOF or read error): for a serial device, an unplug."""
-
-
-class Link:
+class Link(LinkCore):
     """One end of a point-to-point reference-protocol link.
 
     `on_data` gets each DATA payload once, in order; `on_noise(discarded_bytes, bad_frames)` gets the
@@ -92,37 +77,20 @@ class Link:
         name: str = "link",
         versions: frozenset[int] = VERSIONS,
     ) -> None:
-        self._reader = reader
-        self._writer = writer
-        self.local_address = local_address
-        self.peer_address = peer_address
-        self._on_data = on_data
-        self._on_closed = on_closed
-        self._on_noise = on_noise
-        self.ack_timeout = ack_timeout
-        self.retries = retries
-        self.name = name
-        self.parser = FrameParser(versions)
-        # The version this end sends DATA in. A host raises it to 2 once the device offered 2 at identify; a
-        # device (follow_peer) sends in the version of the host's last frame to it (docs/protocol.md section 10).
-        self.version = VERSION
-        self.follow_peer = False
-        self._last_broadcast: tuple[int, bytes] | None = None
-        # DATA frames received for this end, by version: what tests and benches read to see the negotiated version.
-        self.data_versions: Counter[int] = Counter()
-        # A random first SEQ keeps a peer that survived our reconnect from taking frame one as a repeat.
-        self._next_seq = random.randrange(256) if initial_seq is None else initial_seq
-        self._send_lock = asyncio.Lock()
-        self._awaiting: tuple[int, asyncio.Future[Kind]] | None = None
-        self._last_delivered: tuple[int, bytes] | None = None
-        self._reader_task: asyncio.Task[None] | None = None
-        self.closed = asyncio.Event()
-        self.close_reason = ""
-        self._noise_reported = (0, 0)
-        # Seconds to hold back each ACK/NAK we send: a simulator's "slow reply" fault. Held back in a
-        # task of its own so the reader keeps reading (and retransmissions keep being answered).
-        self.control_delay = 0.0
-        self._delayed: set[asyncio.Task[None]] = set()
+        super().__init__(
+            reader,
+            writer,
+            local_address=local_address,
+            peer_address=peer_address,
+            on_data=on_data,
+            on_closed=on_closed,
+            on_noise=on_noise,
+            ack_timeout=ack_timeout,
+            retries=retries,
+            initial_seq=initial_seq,
+            name=name,
+            versions=versions,
+        )
         # v3 (device end): the host frame being delivered to on_data, which `answer` may answer at once with a REPLY,
         # the answer given, and the frame that answered the last delivered frame (repeated if the host retransmits).
         self._answering: int | None = None
@@ -134,139 +102,8 @@ class Link:
         self._group: tuple[int, int] | None = None
         self._slot_confirmed = False
         self.slot_writer: Callable[[int, bytes], None] | None = None
-
-    def start(self) -> None:
-        self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(), name=self.name)
-
-    async def send(self, message: Mapping[str, Any]) -> None:
-        """Send one DATA frame and return once the peer ACKed it; LinkTimeout / LinkClosed otherwise."""
-        async with self._send_lock:
-            if self.closed.is_set():
-                raise LinkClosed(self.close_reason or "link closed")
-            seq = self._next_seq
-            self._next_seq = (seq + 1) % 256
-            frame = self.data_frame(self.peer_address, seq, message, self.version)
-
-            def register(future: asyncio.Future[Kind]) -> None:
-                self._awaiting = (seq, future)
-
-            def release() -> None:
-                self._awaiting = None
-
-            await self._exchange(frame, register, release, f"for {message.get('cmd') or message.get('evt')}")
-
-    def data_frame(self, peer: int, seq: int, message: Mapping[str, Any], version: int) -> bytes:
-        """A DATA frame to `peer` in `version`; a message a v2 frame cannot carry (longer than 255 bytes) goes in
-        v1, which every v2 receiver reads too."""
-        if version in COMPACT_VERSIONS:
-            try:
-                payload = encode_message(message, version)
-            except ValueError:
-                payload = b""  # too long, or not carried by v2 (a name that is not text)
-            if payload:
-                return self._encode(peer, seq, Kind.DATA, payload, version)
-        return self._encode(peer, seq, Kind.DATA, encode_message(message), VERSION)
-
-    def _encode(self, peer: int, seq: int, kind: Kind, payload: bytes, version: int) -> bytes:
-        # v2 and v3 name the device in ADDR both ways; a device's frames say so with FROM_DEVICE.
-        from_device = version in COMPACT_VERSIONS and self.local_address != HOST_ADDRESS
-        address = self.local_address if from_device else peer
-        return encode_frame(address, seq, kind, payload, version, from_device)
-
-    async def _exchange(
-        self, frame: bytes, register: Callable[[asyncio.Future[Kind]], None], release: Callable[[], None], what: str
-    ) -> None:
-        """Write a DATA frame until its ACK arrives: again after a timeout, at once after a NAK, at most
-        retries + 1 times; then LinkClosed or LinkTimeout. The caller says how its pending ACK is kept."""
-        try:
-            for _attempt in range(self.retries + 1):
-                future: asyncio.Future[Kind] = asyncio.get_running_loop().create_future()
-                register(future)
-                await self._write(frame)
-                try:
-                    # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation.
-                    async with asyncio.timeout(self.ack_timeout):
-                        kind = await future
-                except TimeoutError:
-                    continue
-                if kind == Kind.ACK:
-                    return
-                # NAK: the peer saw a damaged copy, so resend at once.
-        finally:
-            release()
-        if self.closed.is_set():
-            raise LinkClosed(self.close_reason or "link closed")
-        raise LinkTimeout(f"no ACK {what} after {self.retries + 1} attempts of {self.ack_timeout:g} s")
-
-    async def close(self, reason: str = "closed locally", *, close_transport: bool = True) -> None:
-        """Stop reading and fail any pending send; close_transport=False leaves the line open but deaf."""
-        await cancel_and_wait(self._reader_task)
-        for task in list(self._delayed):
-            await cancel_and_wait(task)
-        self._finish(reason)
-        if not close_transport:
-            return
-        with contextlib.suppress(Exception):
-            self._writer.close()
-        # Stream writers close in the background (pyserial closes in an executor); wait so nothing
-        # outlives the caller's event loop.
-        wait_closed = getattr(self._writer, "wait_closed", None)
-        if wait_closed is not None:
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(1.0):
-                    await wait_closed()
-
-    async def _write(self, data: bytes) -> None:
-        try:
-            self._writer.write(data)
-            await self._writer.drain()
-        except (OSError, RuntimeError, ConnectionError) as exc:
-            self._finish(f"write failed: {exc}")
-            raise LinkClosed(self.close_reason) from exc
-
-    def _finish(self, reason: str) -> None:
-        if self.closed.is_set():
-            return
-        self.close_reason = reason
-        self.closed.set()
-        self._fail_pending(LinkClosed(reason))
-        if self._on_closed is not None:
-            self._call(self._on_closed, reason)
-
-    def _fail_pending(self, error: LinkClosed) -> None:
-        if self._awaiting is not None and not self._awaiting[1].done():
-            self._awaiting[1].set_exception(error)
-            # Retrieve it now: the sender may already have given up on this future.
-            self._awaiting[1].exception()
-
-    def _call(self, callback: Callable[..., None], *args: Any) -> None:
-        try:
-            callback(*args)
-        except Exception:
-            log.exception("link callback failed", link=self.name, callback=getattr(callback, "__name__", ""))
-
-    async def _read_loop(self) -> None:
-        reason = "end of file"
-        try:
-            while True:
-                if self.parser.pending:
-                    try:
-                        async with asyncio.timeout(IDLE_EXPIRY):
-                            data = await self._reader.read(4096)
-                    except TimeoutError:
-                        await self._handle(self.parser.expire())
-                        continue
-                else:
-                    data = await self._reader.read(4096)
-                if not data:
-                    break
-                await self._handle(self.parser.feed(data))
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            reason = f"read failed: {exc}"
-            log.warning("link reader stopped", link=self.name, error=str(exc))
-        self._finish(reason)
+        # The last broadcast or GROUP frame acted on (device end): the same one heard again is not acted on twice.
+        self._last_broadcast: tuple[int, bytes] | None = None
 
     async def _handle(self, frames: list[Frame]) -> None:
         for corrupt in self.parser.take_corrupt():
@@ -278,7 +115,9 @@ class Link:
                 continue
             if frame.destination != self.local_address:
                 continue  # for another device on the bus
-            if self.follow_peer:
+            if self.follow_peer and frame.kind == Kind.DATA:
+                # The host's commands set the version, not its ACKs: an ACK of a frame kept from before the host
+                # restarted comes in that frame's version, and must not make the answer to a v1 `identify` v3.
                 self.version = frame.version
             if frame.kind == Kind.REPLY:
                 self._replied(frame)
@@ -395,14 +234,6 @@ class Link:
             else:
                 self._writer.write(data)
 
-    async def _send_control_frame(self, frame: bytes) -> None:
-        if self.control_delay > 0:
-            task = asyncio.get_running_loop().create_task(self._send_control_later(frame, self.control_delay))
-            self._delayed.add(task)
-            task.add_done_callback(self._delayed.discard)
-            return
-        await self._send_control_now(frame)
-
     def _broadcast(self, frame: Frame) -> None:
         """A host frame to every station on the line: never ACKed (the stations would collide); the station
         answers it, if it names the station, with an event of its own (docs/protocol.md, "Broadcast lock")."""
@@ -417,26 +248,3 @@ class Link:
             return
         self._last_broadcast = (frame.seq, frame.payload)
         self._call(self._on_data, frame.payload)
-
-    def _report_noise(self) -> None:
-        noise = (self.parser.discarded_bytes, self.parser.bad_frames)
-        if noise != self._noise_reported:
-            self._noise_reported = noise
-            if self._on_noise is not None:
-                self._call(self._on_noise, *noise)
-
-    async def _send_control(self, kind: Kind, seq: int, address: int | None = None, *, version: int = VERSION) -> None:
-        """An ACK or NAK, in the version of the frame it answers."""
-        await self._send_control_frame(
-            self._encode(self.peer_address if address is None else address, seq, kind, b"", version)
-        )
-
-    async def _send_control_later(self, frame: bytes, delay: float) -> None:
-        await asyncio.sleep(delay)
-        if not self.closed.is_set():
-            await self._send_control_now(frame)
-
-    async def _send_control_now(self, frame: bytes) -> None:
-        # On failure the read loop sees the same dead transport and reports it.
-        with contextlib.suppress(LinkClosed):
-            await self._write(frame)

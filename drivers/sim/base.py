@@ -124,6 +124,9 @@ class SimDevice:
             versions=frozenset(self.protocols),
         )
         self._link.follow_peer = True
+        # An event no host ACKed waits for the next host's identify (docs/protocol.md section 4), as a shuffler
+        # must not forget a shuffle it finished while the controller restarted.
+        self._link.keep_undelivered = True
         self._link.control_delay = self._reply_delay
         self._link.start()
         self._sender = asyncio.get_running_loop().create_task(self._send_loop(), name=f"sim-send:{self.device_id}")
@@ -279,6 +282,8 @@ class SimDevice:
         if isinstance(command, str) and self._note(command):
             return
         if command == "identify":
+            if self._link is not None:
+                self._link.peer_restarted()  # what we were resending goes first, at once: identity follows it
             self.reply({"evt": "identity", **self.identity})
         elif command == "ping":
             self.reply({"evt": "pong"})

@@ -8,6 +8,7 @@ import os
 import shutil
 import tempfile
 import tty
+from collections.abc import Callable
 from pathlib import Path
 
 from drivers.sim.line import UNPACED, LineTiming, PacedDirection
@@ -33,8 +34,10 @@ class PtyEndpoint:
         self._waiting_to_write = False
         self._closed = False
         # What the host wrote reaches the device, and what the device writes reaches the host, a line's time later.
-        self.inbound = PacedDirection(timing, self._reader.feed_data)
+        self.inbound = PacedDirection(timing, self._arrived)
         self.outbound = PacedDirection(timing, self._write_now)
+        # tap(from_host, data): every delivery on the line, both ways, as it happens (a test reads the frame order).
+        self.tap: Callable[[bool, bytes], None] | None = None
         self._loop.add_reader(self.master_fd, self._read_ready)
 
     def _read_ready(self) -> None:
@@ -50,6 +53,11 @@ class PtyEndpoint:
             return
         self.inbound.send(data)
 
+    def _arrived(self, data: bytes) -> None:
+        if self.tap is not None:
+            self.tap(True, data)
+        self._reader.feed_data(data)
+
     async def read(self, n: int = -1) -> bytes:
         return await self._reader.read(n)
 
@@ -59,6 +67,8 @@ class PtyEndpoint:
     def _write_now(self, data: bytes) -> None:
         if self._closed:
             return
+        if self.tap is not None:
+            self.tap(False, data)
         self._pending += data
         self._flush()
 

@@ -328,3 +328,13 @@ async def test_a_station_with_an_unacknowledged_frame_does_not_confirm_in_its_sl
     finally:
         await link.close()
         endpoint.close()
+
+
+def test_a_station_at_address_0xa5_confirms_after_noise() -> None:
+    """Station 165's address is the SOF byte: after noise, its pair is still a pair, not a frame that never completes
+    (found by the property test above: the window closed with 165 unconfirmed)."""
+    parser = FrameParser()
+    parser.open_slots(0, [6, 165], 7)
+    got = parser.feed(slot_confirmation(6, 0) + b"\x00" + slot_confirmation(165, 0) + b"\x00")
+    assert [(f.address, f.kind) for f in got] == [(6, Kind.SLOT), (165, Kind.SLOT)]
+    assert not parser.pending

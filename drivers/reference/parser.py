@@ -1,0 +1,271 @@
+"""Reference serial protocol: the incremental frame parser of every version, GROUP slot pairs included (pure, no I/O).
+
+The receiving rules it follows are docs/protocol.md section 2 (resynchronisation, idle expiry) and section 13 (slots).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from drivers.reference.frames import (
+    BROADCAST_ADDRESS,
+    CMD_KEY,
+    CRC_LEN,
+    EVT_KEY,
+    FROM_DEVICE,
+    HEADER_LEN,
+    HEADER_LEN_V2,
+    MAX_PAYLOAD,
+    SOF,
+    V1_KINDS,
+    V3_CODE,
+    V3_DATA,
+    V3_FROM_DEVICE,
+    V3_GROUP,
+    V3_KINDS,
+    V3_MIN_FRAME,
+    V3_REPLY,
+    VERSION_2,
+    VERSION_3,
+    VERSIONS,
+    CorruptFrame,
+    Frame,
+    Kind,
+    code_payload,
+    crc16,
+)
+from drivers.reference.group import (
+    GROUP_HEADER,
+    MAX_GROUP_MASK,
+    SLOT_CONFIRMATION,
+    group_payload,
+    mask_addresses,
+    slot_check,
+)
+
+
+class FrameParser:
+    """Incremental decoder that never raises on input and keeps at most one frame's worth of bytes.
+
+    On anything invalid it drops only the SOF byte it had trusted and rescans, so a real frame that
+    followed (or was swallowed by) a false SOF inside garbage is still found.
+    """
+
+    def __init__(self, versions: frozenset[int] = VERSIONS) -> None:
+        # A v1-only receiver (an old device) drops a v2 frame's SOF like any bad header, so it never acts on one.
+        self._versions = versions
+        self._buf = bytearray()
+        self.discarded_bytes = 0
+        self.bad_frames = 0
+        self._corrupt: list[CorruptFrame] = []
+        # The host's slot window after a GROUP frame: the SEQ, address -> check value of each confirmation still
+        # awaited, and the event code a confirmation stands for. Empty: no window open.
+        self._slot_seq = 0
+        self._slots: dict[int, int] = {}
+        self._slot_event = 0
+
+    def open_slots(self, seq: int, addresses: Iterable[int], event_code: int) -> None:
+        """Open the slot window of the GROUP frame `seq`: from now on a byte pair (a, slot_check(a, seq)) at a frame
+        boundary, for an address a still awaited, is that station's confirmation (a Kind.SLOT frame)."""
+        self._slot_seq = seq
+        self._slots = {a: slot_check(a, seq) for a in addresses}
+        self._slot_event = event_code
+
+    def close_slots(self) -> None:
+        """Close the window: a late confirmation is line noise from now on."""
+        self._slots = {}
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held for an incomplete frame; never more than MAX_FRAME after a feed."""
+        return len(self._buf)
+
+    @property
+    def pending(self) -> bool:
+        """True while a partial frame waits for more bytes."""
+        return bool(self._buf)
+
+    def feed(self, data: bytes) -> list[Frame]:
+        self._buf += data
+        return self._drain()
+
+    def expire(self) -> list[Frame]:
+        """The line went idle with a partial frame pending: give up on its SOF and rescan the rest.
+
+        Without this a false SOF in garbage announcing a long payload would hold back later frames
+        until enough unrelated bytes arrived to fill it.
+        """
+        frames: list[Frame] = []
+        while self._buf:
+            self._drop(1, bad=True)
+            frames += self._drain()
+        return frames
+
+    def take_corrupt(self) -> list[CorruptFrame]:
+        corrupt, self._corrupt = self._corrupt, []
+        return corrupt
+
+    def _drop(self, n: int, *, bad: bool = False) -> None:
+        del self._buf[:n]
+        self.discarded_bytes += n
+        if bad:
+            self.bad_frames += 1
+
+    def _drain(self) -> list[Frame]:
+        frames: list[Frame] = []
+        buf = self._buf
+        while buf:
+            if self._slots and buf[0] in self._slots:
+                taken = self._slot_pair(frames)
+                if taken is None:
+                    break
+                if taken:
+                    continue
+            moved = self._to_frame_start()
+            if moved is None:
+                break
+            if moved:
+                # Look at the new head from the top: an awaited address is read as a pair first, even 0xA5 (a station
+                # at address 165 confirms with the SOF byte).
+                continue
+            if len(buf) < V3_MIN_FRAME:
+                break
+            if buf[1] >> 4 == VERSION_3:
+                if VERSION_3 not in self._versions or (buf[1] & 0x07) not in V3_KINDS:
+                    self._drop(1, bad=True)
+                    continue
+                if not self._v3(frames):
+                    break
+                continue
+            if not self._v1_or_v2(frames):
+                break
+        return frames
+
+    def _slot_pair(self, frames: list[Frame]) -> bool | None:
+        """An awaited station's address heads the buffer: take its confirmation (True), or drop a byte that is no
+        confirmation (True); False when the byte is an SOF to read as a frame; None until the pair is complete."""
+        buf = self._buf
+        if len(buf) < SLOT_CONFIRMATION:
+            return None
+        address = buf[0]
+        if buf[1] == self._slots[address]:
+            del self._slots[address]  # each station confirms once: a repeat is noise
+            payload = code_payload(EVT_KEY, self._slot_event)
+            frames.append(Frame(address, self._slot_seq, Kind.SLOT, payload, VERSION_3, True))
+            del buf[:SLOT_CONFIRMATION]
+            return True
+        if buf[0] != SOF:
+            # A bad check value (a collision, noise): not a confirmation. Drop that byte alone: the next
+            # station's confirmation may follow at once.
+            self._drop(1, bad=True)
+            return True
+        return False
+
+    def _to_frame_start(self) -> int | None:
+        """Drop what precedes the next SOF (or, in a slot window, an awaited address): how many bytes, or None if
+        nothing is left."""
+        buf = self._buf
+        if self._slots:
+            # In the window a confirmation may start at any byte, not only at an SOF.
+            start = next((i for i, b in enumerate(buf) if b == SOF or b in self._slots), -1)
+        else:
+            start = buf.find(SOF)
+        if start < 0:
+            self._drop(len(buf))
+            return None
+        if start:
+            self._drop(start)
+        return start
+
+    def _v1_or_v2(self, frames: list[Frame]) -> bool:
+        """Take the v1 or v2 frame at the head of the buffer (or drop its SOF if the header is bad); False if it is
+        incomplete."""
+        buf = self._buf
+        version, address, seq = buf[1], buf[2], buf[3]
+        if len(buf) < HEADER_LEN_V2:
+            return False
+        kind = buf[4]
+        if version == VERSION_2:
+            header, length, from_device, kind = HEADER_LEN_V2, buf[5], bool(kind & FROM_DEVICE), kind & 0x7F
+        elif len(buf) < HEADER_LEN:
+            return False
+        else:
+            header, length, from_device = HEADER_LEN, (buf[5] << 8) | buf[6], False
+        if (
+            version not in self._versions
+            or kind not in V1_KINDS
+            or length > MAX_PAYLOAD
+            or (kind != Kind.DATA and length)
+        ):
+            self._drop(1, bad=True)
+            return True
+        total = header + length + CRC_LEN
+        if len(buf) < total:
+            return False
+        body = bytes(buf[1 : header + length])
+        crc = (buf[total - 2] << 8) | buf[total - 1]
+        if crc != crc16(body):
+            self._corrupt.append(CorruptFrame(address, seq, Kind(kind), version, from_device))
+            self._drop(1, bad=True)
+            return True
+        payload = bytes(buf[header : header + length])
+        frames.append(Frame(address, seq, Kind(kind), payload, version, from_device))
+        del buf[:total]
+        return True
+
+    def _v3(self, frames: list[Frame]) -> bool:
+        """Take the v3 frame at the head of the buffer (its VK byte already checked); False if it is incomplete."""
+        buf = self._buf
+        vk, address, seq = buf[1], buf[2], buf[3]
+        v3kind, from_device = vk & 0x07, bool(vk & V3_FROM_DEVICE)
+        if v3kind == V3_GROUP:
+            return self._group(frames)
+        if v3kind == V3_DATA:
+            if len(buf) < 5:
+                return False
+            header, length = 5, buf[4]
+        else:
+            header, length = 4, 1 if v3kind in (V3_CODE, V3_REPLY) else 0
+        total = header + length + CRC_LEN
+        if len(buf) < total:
+            return False
+        kind = V3_KINDS[v3kind]
+        body = bytes(buf[1 : header + length])
+        if ((buf[total - 2] << 8) | buf[total - 1]) != crc16(body):
+            self._corrupt.append(CorruptFrame(address, seq, kind, VERSION_3, from_device))
+            self._drop(1, bad=True)
+            return True
+        if v3kind in (V3_CODE, V3_REPLY):
+            if v3kind == V3_REPLY and not from_device:
+                self._drop(1, bad=True)  # only a device answers: a host REPLY is no frame of this protocol
+                return True
+            payload = code_payload(EVT_KEY if from_device else CMD_KEY, buf[4])
+        else:
+            payload = bytes(buf[header : header + length])
+        frames.append(Frame(address, seq, kind, payload, VERSION_3, from_device))
+        del buf[:total]
+        return True
+
+    def _group(self, frames: list[Frame]) -> bool:
+        """Take the GROUP frame at the head of the buffer; False if it is incomplete."""
+        buf = self._buf
+        if len(buf) < GROUP_HEADER:
+            return False
+        vk, address, seq, code, base, n = buf[1], buf[2], buf[3], buf[4], buf[5], buf[6]
+        if vk & V3_FROM_DEVICE or address != BROADCAST_ADDRESS or not 1 <= n <= MAX_GROUP_MASK or base == 0:
+            self._drop(1, bad=True)  # only the host sends GROUP, to everyone: anything else is no frame
+            return True
+        total = GROUP_HEADER + n + CRC_LEN
+        if len(buf) < total:
+            return False
+        body = bytes(buf[1 : GROUP_HEADER + n])
+        if ((buf[total - 2] << 8) | buf[total - 1]) != crc16(body):
+            self._drop(1, bad=True)  # nobody NAKs a frame to everyone: the host re-locks who did not confirm
+            return True
+        named = mask_addresses(base, bytes(buf[GROUP_HEADER : GROUP_HEADER + n]))
+        if not named or named[-1] > 254:
+            self._drop(1, bad=True)
+            return True
+        frames.append(Frame(address, seq, Kind.GROUP, group_payload(code, named), VERSION_3, False))
+        del buf[:total]
+        return True

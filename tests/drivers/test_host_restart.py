@@ -1,0 +1,133 @@
+"""A host that restarts while its shuffler is still resending an event the old host never ACKed (docs/protocol.md
+section 4, "A host that restarts"): identify is answered without waiting for the device's retry timer, and the event
+reaches the new host once, after the device is online. Real ptys both ways: the old host is a raw file descriptor on
+the simulator's port that asks for a shuffle and closes without ACKing the answer; the new one the reference driver."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import tty
+from dataclasses import dataclass
+
+import pytest
+
+from drivers.interfaces import DeviceOnline, ShuffleCompleted
+from drivers.reference.framing import VERSION, Frame, FrameParser, Kind, decode_message, encode_frame, encode_message
+from drivers.sim.shuffler import ShufflerSim
+from tests.drivers.conftest import DriverFactory
+
+pytestmark = pytest.mark.asyncio
+
+
+@dataclass(frozen=True)
+class Seen:
+    from_host: bool
+    frame: Frame
+
+    @property
+    def name(self) -> str:
+        if self.frame.kind not in (Kind.DATA, Kind.REPLY):
+            return self.frame.kind.name
+        message = decode_message(self.frame.payload)
+        return str(message.get("cmd") or message.get("evt"))
+
+
+class Wire:
+    """Every frame on the simulator's line, both ways, in the order the line delivered them."""
+
+    def __init__(self, sim: ShufflerSim) -> None:
+        assert sim._endpoint is not None
+        self._parsers = {True: FrameParser(), False: FrameParser()}
+        self.frames: list[Seen] = []
+        self.stale_sent = asyncio.Event()
+        sim._endpoint.tap = self._tap
+
+    def _tap(self, from_host: bool, data: bytes) -> None:
+        for frame in self._parsers[from_host].feed(data):
+            seen = Seen(from_host, frame)
+            self.frames.append(seen)
+            if seen.name == "shuffle_complete":
+                self.stale_sent.set()
+
+    def mark(self) -> int:
+        return len(self.frames)
+
+
+async def old_host_walks_away(sim: ShufflerSim, wire: Wire, version: int) -> None:
+    """A host session that asks for a shuffle (in `version`) and is gone before it ACKs shuffle_complete."""
+    fd = os.open(sim.port, os.O_RDWR | os.O_NOCTTY)
+    try:
+        tty.setraw(fd)
+        os.write(fd, encode_frame(1, 0x40, Kind.DATA, encode_message({"cmd": "shuffle"}, version), version))
+        await asyncio.wait_for(wire.stale_sent.wait(), 5)
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("protocols", [(1,), (1, 2), (1, 2, 3)], ids=["v1", "v2", "v3"])
+@pytest.mark.parametrize("moment", ["still-resending", "gave-up"])
+async def test_a_restarted_host_identifies_at_once_and_gets_the_event_once(
+    start_driver: DriverFactory, protocols: tuple[int, ...], moment: str
+) -> None:
+    decks: list[list[str]] = []
+    sim = ShufflerSim("shuffler", random.Random(7), decks.append)
+    sim.configure_line(protocols)
+    await sim.start()
+    try:
+        assert sim._link is not None
+        if moment == "still-resending":
+            # A device whose retry timer is longer than the host's identify timeout: a device that answered identify
+            # only after its next retransmission would show here as a second identify, not just as a slow one.
+            sim._link.ack_timeout = 10.0
+        wire = Wire(sim)
+        await old_host_walks_away(sim, wire, max(protocols))
+        if moment == "gave-up":
+            # Past all four tries: the device keeps the frame for the next host instead of dropping it.
+            await asyncio.wait_for(sim._link.holding.wait(), 5)
+        stale = next(s.frame for s in wire.frames if s.name == "shuffle_complete")
+        start = wire.mark()
+        driver, rec = await start_driver("shuffler", "reference-shuffler", sim.port, heartbeat_interval=0)
+        online = await rec.next(DeviceOnline)
+        shuffled = await rec.next(ShuffleCompleted)
+        assert await driver.ping()  # its pong is the last thing on the line: nothing else is still coming
+        while not rec.queue.empty():
+            rec.seen.append(rec.queue.get_nowait())
+
+        assert online.identity["model"] == "SIM-SHUFFLER"
+        assert (shuffled.card_count, list(shuffled.order)) == (52, decks[0])
+        kinds = [type(e).__name__ for e in rec.seen]
+        assert kinds.count("ShuffleCompleted") == 1 and kinds.count("DeviceOnline") == 1
+        assert kinds.index("DeviceOnline") < kinds.index("ShuffleCompleted")  # acted on only once identified
+        assert "DeviceFault" not in kinds
+
+        after = wire.frames[start:]
+        names = [(s.from_host, s.name) for s in after]
+        # One identify, never retransmitted: the device ACKed it and answered within the host's ACK timeout.
+        assert names.count((True, "identify")) == 1
+        identify = next(s.frame for s in after if s.name == "identify")
+        identity_at = names.index((False, "identity"))
+        assert names.index((True, "identify")) < identity_at
+        # What the device resent to the new host is the very frame the old one never ACKed, and the host ACKed it
+        # (once it had it) before the identity came; the identity is the device's only other frame until the ping.
+        resent = [s.frame for s in after if s.name == "shuffle_complete"]
+        assert resent and all(f == stale for f in resent)
+        acked = [
+            i for i, s in enumerate(after) if s.from_host and s.frame.kind == Kind.ACK and s.frame.seq == stale.seq
+        ]
+        assert acked and acked[0] < identity_at
+        device_data = [s.name for s in after if not s.from_host and s.frame.kind != Kind.ACK]
+        assert set(device_data) <= {"shuffle_complete", "identity", "pong"}
+        # A device answers the v1 identify in v1, whatever version its kept frame and the host's ACK of it were.
+        assert after[identity_at].frame.version == VERSION
+        if moment == "gave-up":
+            # Kept past its retries, it waited for the identify and went at once after its ACK.
+            first_device = [(s.name, s.frame.kind) for s in after if not s.from_host][:2]
+            assert first_device == [("ACK", Kind.ACK), ("shuffle_complete", Kind.DATA)]
+            assert identify.seq != stale.seq or identify.payload != stale.payload
+        assert not sim._link.holding.is_set()
+    finally:
+        with contextlib.suppress(Exception):
+            await sim.stop()
