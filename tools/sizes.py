@@ -24,7 +24,6 @@ SPLIT_PENDING: dict[str, str] = {
     "controller/shell/runner.py": "split pending",
     "controller/shell/supervised.py": "split pending",
     "controller/mqtt/publisher.py": "split pending",
-    "controller/store/verify.py": "split pending",
 }
 
 

@@ -25,7 +25,7 @@ from controller.store.archive import archive, default_dir
 from controller.store.reader import JournalReader
 from controller.store.schema import JournalError
 from controller.store.segments import Segment
-from controller.store.verify import SegmentError, VerifyReport, verify_segment_file
+from controller.store.walk import SegmentError, VerifyReport, verify_segment_file
 
 PROGRESS_EVERY = 10_000  # rows between progress lines on stderr for a long export or verify
 FOLLOW_POLL_SECONDS = 0.5  # SQLite has no change notification across processes: --follow polls

@@ -50,7 +50,7 @@ from controller.store.schema import (
     create_or_migrate,
 )
 from controller.store.segments import Segment
-from controller.store.verify import VerifyReport, file_sha256, walk_segment
+from controller.store.walk import VerifyReport, file_sha256, walk_segment
 
 log = structlog.get_logger(__name__)
 

@@ -3,7 +3,7 @@
 Every row carries `hash` = sha256(previous row's hash || canonical encoding of the row's immutable fields),
 genesis 64 zeros, one chain per table. This module is the recipe alone, with no database: the writer
 (controller.store.journal), the migration of a schema 1 file (controller.store.schema) and the verifier
-(controller.store.verify) all link rows with it, so they cannot disagree.
+(controller.store.walk) all link rows with it, so they cannot disagree.
 """
 
 from __future__ import annotations

@@ -42,7 +42,8 @@ from controller.store.outbox import DamagedRow, OutboxItem, read_outbox
 from controller.store.records import Record, StoredCopy
 from controller.store.rows import Fields, SerialisedEvent, event_id, iso_utc, journaled_event, rollback_open, to_json
 from controller.store.schema import COLUMNS, SCHEMA_VERSION, JournalError
-from controller.store.verify import Progress, VerifyReport, verify_connection
+from controller.store.verify import verify_connection
+from controller.store.walk import Progress, VerifyReport
 
 log = structlog.get_logger(__name__)
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from controller.store.schema import COLUMNS, connect_readonly
 from controller.store.segments import Segment, recorded
-from controller.store.verify import Progress, VerifyReport, verify_connection
+from controller.store.verify import verify_connection
+from controller.store.walk import Progress, VerifyReport
 
 
 def _readable(text: Any) -> Any:
