@@ -40,8 +40,8 @@ from lockout_sims import ChildSimulators, Simulators, serve_sims
 from lockout_wire import DRIVER_PROTOCOL, critical_bytes, expected_station_bytes, line_time_ms
 
 from controller.core.events import DomainEvent
+from controller.shell.locks import lock_frames_out
 from controller.shell.logs import configure_logging
-from controller.shell.service import lock_frames_out
 from controller.shell.writer import JournalWriter
 from controller.store.journal import Journal
 from drivers.interfaces import ButtonPressed, DeviceEvent, LockAcknowledged, WagerBus, WagerStation

@@ -12,8 +12,6 @@ that lost its retained store is repaired. A journal row it cannot publish is qua
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -27,29 +25,24 @@ from controller.mqtt import batch as packets
 from controller.mqtt.anchor import AnchorTopic
 from controller.mqtt.connection import client_kwargs, until_lost
 from controller.mqtt.contract import Birth, ProgressiveMeter, Topics
+from controller.mqtt.feed import EventFeed
 from controller.mqtt.marks import OutboxMarks
 from controller.mqtt.messages import event_body, now_iso, quarantined, status_message
 from controller.mqtt.retained import RetainedTopics
+from controller.mqtt.retainer import Health, Retainer
 from controller.mqtt.wake import Wake
 from controller.store.failure import StorageError
 from controller.store.journal import Journal
-from controller.store.outbox import DamagedRow, OutboxItem
+from controller.store.outbox import DamagedRow
 
 # Outbox marks are committed (off the loop, controller.mqtt.marks) for MARK_EVERY acknowledged events at once, or
 # once the publisher was idle MARK_DELAY seconds, or at close (see _drain).
 MARK_EVERY = 100
 MARK_DELAY = 0.5
-# Events offered straight from the journal's writer thread (offer) kept in memory at most; past that (a long outage)
-# they are dropped and read from the outbox instead, where they are anyway.
-FRESH_MAX = 1000
-# The outbox is read this many rows at a time.
-OUTBOX_ROWS = 200
 
 
 # Journals shell events (TableService.note): the quarantine of a damaged row goes in seq order with the rest.
 Note = Callable[[list[DomainEvent]], object]
-# Why the table is degraded now (a task down, a task's tilt), or None: the retained status says so.
-Health = Callable[[], str | None]
 
 
 class EventPublisher:
@@ -84,8 +77,6 @@ class EventPublisher:
     ) -> None:
         self._journal = journal
         self._note: Note = note or (lambda events: journal.append(events, datetime.now(UTC)))
-        self._health: Health = health or (lambda: None)
-        self._status_sent: tuple[str, str | None] | None = None  # what this session last retained on status
         self._stop_reason: str | None = None  # a fault that stops the table, said in the final "offline"
         self._settings = settings
         self._broker_url = broker
@@ -103,14 +94,13 @@ class EventPublisher:
         self._backoff_max = backoff_max
         self._retained = RetainedTopics(self.topics, journal.boot_id, birth, birth.ts if birth else now_iso())
         self._anchor = AnchorTopic(journal, self.topics)  # retained `anchor` (controller.mqtt.anchor)
+        self._retainer = Retainer(
+            self.topics, self._retained, self._anchor, self._timeout, health or (lambda: None), self._status
+        )
         self._boot_seq = journal.last_seq  # events up to here were journaled in earlier runs
         self._had_outage = False
         self._wake = Wake()
-        # Durable commits' events handed over by offer(), oldest first: sent from memory while they follow on what
-        # was sent without a gap; anything else (a note, a reconnect, a backlog) is read from the outbox (_db_due).
-        self._fresh: deque[JournaledEvent] = deque()
-        self._db_due = True
-        self._sent_upto = 0  # the highest seq PUBACKed in this session (or found published when the outbox was drained)
+        self._feed = EventFeed(journal)  # what to send next: offered events, or the outbox's
         self._connected = False
         self._closing = False
         self._close_deadline: float | None = None
@@ -126,18 +116,14 @@ class EventPublisher:
 
     def notify(self) -> None:
         """New events were appended: wake the drain loop, which reads them from the outbox."""
-        self._db_due = True
+        self._feed.db_due = True
         self._wake.set()
 
     def offer(self, events: list[JournaledEvent]) -> None:
         """A commit's events, durable (the journal's writer thread calls this through call_soon_threadsafe once the
         commit and the anchor file are synced): published from memory, without reading the outbox back under the
         journal's lock, as long as they follow without a gap on what was sent; otherwise the outbox has them."""
-        if len(self._fresh) + len(events) > FRESH_MAX:
-            self._fresh.clear()
-            self._db_due = True
-        else:
-            self._fresh.extend(events)
+        self._feed.offer(events)
         self._wake.set()
 
     def publish_progressive(self, meter: ProgressiveMeter) -> None:
@@ -160,17 +146,6 @@ class EventPublisher:
 
     def _status(self, state: str, reason: str | None = None) -> str:
         return status_message(state, self._table_id, self._journal.boot_id, reason)
-
-    def _live_status(self) -> tuple[str, str | None]:
-        reason = self._health()
-        return ("online", None) if reason is None else ("degraded", reason)
-
-    async def _publish_status(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
-        """The retained status as the table's health says now (online, or degraded and why), when it changed."""
-        now = self._live_status()
-        if now != self._status_sent:
-            await self._retain(client, lost, self.topics.status, self._status(*now))
-            self._status_sent = now
 
     async def run(self) -> None:
         """Connect, publish, reconnect; returns after `close()`, otherwise runs until cancelled."""
@@ -247,10 +222,10 @@ class EventPublisher:
             # A replay is what was journaled while the broker was away (an earlier run, a lost connection); the
             # events of this boot's first moments, before a connection that succeeded at once, are live.
             replay_upto = self._journal.last_seq if self._had_outage else self._boot_seq
-            self._db_due = True  # a new session starts from the file: what the last one left unacknowledged
-            self._status_sent = None
-            await self._publish_status(client, lost)
-            await self._republish(client, lost)
+            self._feed.db_due = True  # a new session starts from the file: what the last one left unacknowledged
+            self._retainer.status_sent = None
+            await self._retainer.publish_status(client, lost)
+            await self._retainer.republish(client, lost)
             while True:
                 self._wake.clear()
                 if self._closing:
@@ -259,32 +234,34 @@ class EventPublisher:
                 await self._drain(client, lost, replay_upto)
                 if self._closing:
                     continue
-                await self._publish_due(client, lost)
-                await self._publish_status(client, lost)
+                await self._retainer.publish_due(client, lost)
+                await self._retainer.publish_status(client, lost)
                 marks_due = bool(len(self._marks))
                 # Journaled but neither offered nor notified yet (an offer on its way from the writer thread): looked
                 # for in the outbox if nothing comes meanwhile, so no event waits on a wake-up that never comes.
-                behind = self._journal.last_seq > self._sent_upto
+                behind = self._journal.last_seq > self._feed.sent_upto
                 woken = await self._wake.wait(lost, MARK_DELAY if marks_due or behind else None)
                 if lost.done():
                     lost.result()
                 if not woken:
                     self._marks.soon()  # quiet for MARK_DELAY: commit the marks of what was acknowledged
-                    if self._journal.last_seq > self._sent_upto:
-                        self._db_due = True
+                    if self._journal.last_seq > self._feed.sent_upto:
+                        self._feed.db_due = True
         except asyncio.CancelledError:
             if not self._closing:
                 # Cancelled without close(): still leave an honest retained status behind, briefly.
-                await self._last_word(client, self._status("offline", self._stop_reason))
+                await self._retainer.last_word(client, self._status("offline", self._stop_reason))
             raise
         except aiomqtt.MqttError:
             raise
         except Exception as err:
             # The journal failed (the table stops) or a bug (restarted): no retained "online" may outlive this session.
             if isinstance(err, StorageError):
-                await self._last_word(client, self._status("offline", f"stopped: {err}"))
+                await self._retainer.last_word(client, self._status("offline", f"stopped: {err}"))
             else:
-                await self._last_word(client, self._status("degraded", f"the event publisher failed ({err!r})"))
+                await self._retainer.last_word(
+                    client, self._status("degraded", f"the event publisher failed ({err!r})")
+                )
             raise
         finally:
             self._session_ended(lost)
@@ -296,42 +273,10 @@ class EventPublisher:
         except Exception as err:  # e.g. the journal already closed: the events are only published again
             self._log.warning("outbox marks not committed; those events will be published again", error=str(err))
         self._marks.forget()
-        self._sent_upto = 0
+        self._feed.sent_upto = 0
         lost.cancel()
         if lost.done() and not lost.cancelled():
             lost.exception()  # retrieved here, so asyncio does not warn "exception never retrieved"
-
-    async def _last_word(self, client: aiomqtt.Client, status: str) -> None:
-        with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
-            await asyncio.wait_for(client.publish(self.topics.status, status, qos=1, retain=True), 0.5)
-
-    async def _retain(
-        self, client: aiomqtt.Client, lost: asyncio.Future[None], topic: str, body: str, within: float | None = None
-    ) -> None:
-        # Written at once like a batch of events (controller.mqtt.batch), without aiomqtt's tasks per publish; `within`
-        # bounds the PUBACK wait, so the final "offline" respects close()'s deadline.
-        sent = packets.retain(client, topic, body)
-        try:
-            await packets.settled(sent, lost, self._timeout if within is None else within)
-        finally:
-            packets.forget(client, sent.mids)
-
-    async def _republish(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
-        """Every retained topic with its latest value, after each (re)connect (controller.mqtt.retained)."""
-        for msg in self._retained.on_connect():
-            await self._retain(client, lost, msg.topic, msg.body)
-            self._retained.sent(msg)
-        for topic, body in self._anchor.on_connect():
-            await self._retain(client, lost, topic, body)
-
-    async def _publish_due(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
-        """The retained topics waiting for the outbox to be drained: the anchor, a changed birth, meters."""
-        for topic, body in self._anchor.due(now_iso()):
-            await self._retain(client, lost, topic, body)
-        for msg in self._retained.due():
-            await self._retain(client, lost, msg.topic, msg.body)
-            # Only now: a newer value set while this one was in flight stays due.
-            self._retained.sent(msg)
 
     async def _final(self, client: aiomqtt.Client, lost: asyncio.Future[None], replay_upto: int) -> None:
         loop = asyncio.get_running_loop()
@@ -340,11 +285,13 @@ class EventPublisher:
             async with asyncio.timeout_at(deadline):
                 await self._drain(client, lost, replay_upto, final=True)
                 await self._marks.settle()
-                await self._publish_due(client, lost)
+                await self._retainer.publish_due(client, lost)
         except TimeoutError:
             self._log.warning("mqtt close: outbox not fully drained", left=len(self._journal.unpublished()))
         remaining = max(deadline - loop.time(), 0.05)
-        await self._retain(client, lost, self.topics.status, self._status("offline", self._stop_reason), remaining)
+        await self._retainer.retain(
+            client, lost, self.topics.status, self._status("offline", self._stop_reason), remaining
+        )
         self._log.info("mqtt closed", last_seq=self._journal.last_seq)
 
     async def _drain(
@@ -360,14 +307,14 @@ class EventPublisher:
                 # offered events taken here and not sent would be gone from memory, and the final drain, finding
                 # nothing offered and nothing due from the outbox, would close with them unpublished.
                 return
-            rows = self._next_rows()
+            rows = self._feed.next_rows()
             if not rows:
                 return
             batch = [ev for ev in rows if not isinstance(ev, DamagedRow)]
             for damaged in (r for r in rows if isinstance(r, DamagedRow)):
                 self._quarantine(damaged)
             if not batch:
-                self._sent_upto = rows[-1].seq
+                self._feed.sent_upto = rows[-1].seq
                 continue
             # The whole batch is in flight at once, written in one go (controller.mqtt.batch): MQTT keeps one
             # connection's QoS 1 messages in order, so waiting for each PUBACK before sending the next would only
@@ -392,7 +339,7 @@ class EventPublisher:
             # an fsync per round trip of the table.
             for ev, replayed in zip(batch, flags, strict=True):
                 self._marks.acknowledged(ev.seq, replayed)
-            self._sent_upto = rows[-1].seq
+            self._feed.sent_upto = rows[-1].seq
             # The retained topics these events change (a device's status), once each event is acknowledged; if
             # what follows is lost with the connection, the reconnect republishes the latest values anyway.
             self._anchor.acknowledged(batch[-1])
@@ -400,29 +347,7 @@ class EventPublisher:
                 self._anchor.sent(anchor[2])
             for ev in batch:
                 for msg in self._retained.after_event(ev):
-                    await self._retain(client, lost, msg.topic, msg.body)
-
-    def _next_rows(self) -> list[OutboxItem]:
-        """The next events to send, in seq order: offered ones while they follow on the last sent without a gap, else
-        the outbox's (which also holds every offered event: the offer is only a shortcut)."""
-        fresh = self._fresh
-        while fresh and fresh[0].seq <= self._sent_upto:
-            fresh.popleft()
-        if not self._db_due and fresh and fresh[0].seq == self._sent_upto + 1:
-            run: list[OutboxItem] = [fresh.popleft()]
-            while fresh and len(run) < OUTBOX_ROWS and fresh[0].seq == run[-1].seq + 1:
-                run.append(fresh.popleft())
-            return run
-        if not self._db_due and not fresh:
-            return []
-        committed = self._journal.last_seq  # read first: everything up to it was committed before the outbox is read
-        rows = self._journal.outbox(OUTBOX_ROWS, after_seq=self._sent_upto)
-        if not rows:
-            # The outbox is drained up to `committed` (published in this session or an earlier one): from here on
-            # offers that follow it are enough.
-            self._sent_upto = max(self._sent_upto, committed)
-            self._db_due = False
-        return rows
+                    await self._retainer.retain(client, lost, msg.topic, msg.body)
 
     def _quarantine(self, row: DamagedRow) -> None:
         """A row that cannot be published as journaled: kept in the file as found, reported in an event (published

@@ -110,12 +110,7 @@ async def run_table(
     is then raised: StorageError, whose message is the one line to show."""
     path = journal_path or Path(config.journal.path or default_journal_path(config.table_id))
     _report_software(config)
-    try:
-        journal = Journal(path, config.table_id, boot_id=uuid.uuid4().hex)
-    except JournalError as err:  # a newer schema, not a journal: say so and stop before any device is driven
-        log.error("journal unusable", path=str(path), error=str(err))
-        print(f"tablectl: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
+    journal = _open_journal(path, config.table_id)
     quiet_connection_noise(asyncio.get_running_loop())
     # The journal is held against the anchor the broker retains as well as its own anchor file (bounded wait).
     remote = await read_retained_anchor(config.mqtt, config.table_id, broker)
@@ -156,6 +151,15 @@ async def run_table(
         log.error("table stopped: its journal failed", error=str(failure), cause=failure.cause)
         raise failure
     return service.state.rounds_played - first_round
+
+
+def _open_journal(path: Path, table_id: str) -> Journal:
+    try:
+        return Journal(path, table_id, boot_id=uuid.uuid4().hex)
+    except JournalError as err:  # a newer schema, not a journal: say so and stop before any device is driven
+        log.error("journal unusable", path=str(path), error=str(err))
+        print(f"tablectl: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 async def _archive_at_close(table: SupervisedTable) -> None:

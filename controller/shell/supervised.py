@@ -102,39 +102,7 @@ class SupervisedTable:
             TaskSpec("commands", listener.run, required=True, why="supervisor commands arrive through it"),
             TaskSpec("tick", service.ticks, required=True, why="deck life and idle checks run on it"),
         ]
-        params = service.engine.meter_params
-        if params.levels:
-            # Only a table with progressive levels follows its meters: a subscribed queue nobody reads would keep
-            # every journaled event of the table's life in memory (about 60 kB a seven-seat round, issue 19).
-            # lossy: the retained topics show the journaled meters; after a drop every level is published again.
-            meters = service.subscribe("meters", "lossy")
-            specs.append(
-                TaskSpec(
-                    "meters",
-                    lambda: follow_meters(
-                        meters,
-                        lambda: service.state.meters,
-                        params,
-                        self.config.table_id,
-                        publisher,
-                        dropped=lambda: meters.dropped,
-                    ),
-                    why="the retained meter topics",
-                )
-            )
-        if self.config.progressive.link is not None:
-            from controller.shell.link_client import LinkClient
-
-            client = LinkClient(service, self.config, self.broker)
-            service.link_wake(client.kick)
-            specs.append(
-                TaskSpec(
-                    "link",
-                    client.run,
-                    required=True,
-                    why="the outbox is in the journal; while it is down the lease lapses and progressive play stops",
-                )
-            )
+        specs += self._meters_specs() + self._link_specs()
         if self.archiver is not None:
             from controller.shell.archiver import ESCALATE_AFTER as ARCHIVE_ESCALATE_AFTER
             from controller.shell.archiver import TASK as ARCHIVE_TASK
@@ -157,6 +125,47 @@ class SupervisedTable:
             for n, c in enumerate(companions, 1)
         ]
         return specs
+
+    def _meters_specs(self) -> list[TaskSpec]:
+        service, publisher = self.service, self.publisher
+        params = service.engine.meter_params
+        if params.levels:
+            # Only a table with progressive levels follows its meters: a subscribed queue nobody reads would keep
+            # every journaled event of the table's life in memory (about 60 kB a seven-seat round, issue 19).
+            # lossy: the retained topics show the journaled meters; after a drop every level is published again.
+            meters = service.subscribe("meters", "lossy")
+            return [
+                TaskSpec(
+                    "meters",
+                    lambda: follow_meters(
+                        meters,
+                        lambda: service.state.meters,
+                        params,
+                        self.config.table_id,
+                        publisher,
+                        dropped=lambda: meters.dropped,
+                    ),
+                    why="the retained meter topics",
+                )
+            ]
+        return []
+
+    def _link_specs(self) -> list[TaskSpec]:
+        service = self.service
+        if self.config.progressive.link is not None:
+            from controller.shell.link_client import LinkClient
+
+            client = LinkClient(service, self.config, self.broker)
+            service.link_wake(client.kick)
+            return [
+                TaskSpec(
+                    "link",
+                    client.run,
+                    required=True,
+                    why="the outbox is in the journal; while it is down the lease lapses and progressive play stops",
+                )
+            ]
+        return []
 
     async def watch_devices(self) -> None:
         """Once the devices are started, a supervised watch on each (a restart stops and starts the device)."""

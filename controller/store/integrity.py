@@ -20,7 +20,7 @@ from controller.store.journal import Journal
 from controller.store.manifest import Manifest, lost_in, record_problem
 
 ENGINE = "engine"  # controller.store.snapshot.RECORD
-METERS = "meters"  # the progressive meters (controller.shell.service.METERS_RECORD)
+METERS = "meters"  # the progressive meters (controller.shell.restore.METERS_RECORD)
 
 
 @dataclass

@@ -48,7 +48,7 @@ from controller.games.registry import table_progressives
 from controller.progressive import codec as meter_codec
 from controller.progressive.model import MICRO, Meters, replay
 from controller.progressive.parameters import TableProgressives
-from controller.shell.service import ACCOUNTS_RECORD, METERS_RECORD
+from controller.shell.restore import ACCOUNTS_RECORD, METERS_RECORD
 from controller.store import snapshot
 from controller.store.reader import JournalReader
 from tests.conftest import Mosquitto, Received, Subscribe, Subscriber

@@ -17,7 +17,8 @@ from controller.accounts import codec
 from controller.accounts.ledger import Ledger
 from controller.config.table import TableConfig, load_config
 from controller.engine.inputs import OpenTable, Tick
-from controller.shell.service import ACCOUNTS_RECORD, TableService
+from controller.shell.restore import ACCOUNTS_RECORD
+from controller.shell.service import TableService
 from controller.store.journal import Journal
 from drivers.interfaces import (
     AccountRequested,

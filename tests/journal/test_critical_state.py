@@ -21,7 +21,8 @@ import pytest
 from controller.config.table import TableConfig, demo_config, load_config
 from controller.engine.inputs import ClearTilt, OpenTable, Signed
 from controller.engine.state import Phase
-from controller.shell.service import METERS_RECORD, TableService
+from controller.shell.restore import METERS_RECORD
+from controller.shell.service import TableService
 from controller.store import snapshot
 from controller.store.anchor import sidecar_path
 from controller.store.journal import Journal

@@ -17,8 +17,9 @@ from controller.core.events import DomainEvent
 from controller.engine.commands import DeviceCommand, LightSeat, LockSeat, Shuffle, UnlockSeat
 from controller.engine.inputs import CloseTable
 from controller.people.demo import simulator_settings
+from controller.shell.locks import hoist_locks
 from controller.shell.runner import build_devices
-from controller.shell.service import TableService, _hoist_locks
+from controller.shell.service import TableService
 from drivers.interfaces import DeviceEvent, LockAcknowledged
 from drivers.sim.table import SimulatedTable
 from tests.journal.test_writer_thread import RecordingJournal, disk_stalled
@@ -31,7 +32,7 @@ def test_only_a_devices_first_command_if_a_lock_is_hoisted() -> None:
         ([], [UnlockSeat(2), LockSeat(1), LightSeat(1, True), Shuffle()]),
         ([], [LockSeat(2), LockSeat(3), LightSeat(3, False)]),
     ]
-    early = _hoist_locks(steps)
+    early = hoist_locks(steps)
     # Seat 2's lock stays behind its unlock; seats 1 and 3 lock first; nothing else moves.
     assert early == [LockSeat(1), LockSeat(3)]
     assert steps[0][1] == [UnlockSeat(2), LightSeat(1, True), Shuffle()]

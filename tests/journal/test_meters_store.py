@@ -14,7 +14,8 @@ import pytest
 from controller.config.table import TableConfig, load_config
 from controller.engine.inputs import ClearTilt, OpenTable, Signed, Tick
 from controller.progressive import codec
-from controller.shell.service import METERS_RECORD, TableService
+from controller.shell.restore import METERS_RECORD
+from controller.shell.service import TableService
 from controller.store.journal import Journal
 from drivers.interfaces import LockAcknowledged, ShuffleCompleted, WagerDetected
 

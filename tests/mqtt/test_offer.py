@@ -19,7 +19,8 @@ from controller.config.table import MqttSettings
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.mqtt import batch as batch_module
 from controller.mqtt.batch import Batch
-from controller.mqtt.publisher import FRESH_MAX, EventPublisher
+from controller.mqtt.feed import FRESH_MAX
+from controller.mqtt.publisher import EventPublisher
 from controller.shell.writer import JournalWriter
 from controller.store.journal import Journal
 from controller.store.outbox import OutboxItem
@@ -115,7 +116,7 @@ async def test_offered_steps_go_out_in_order_without_reading_the_outbox(
     async with offering(
         journal, cfg, ready=lambda pub: pub.connected and journal.reads > 0, what="connected, outbox read once"
     ) as (pub, writer):
-        await eventually(lambda: pub._db_due is False, what="the outbox found empty")
+        await eventually(lambda: pub._feed.db_due is False, what="the outbox found empty")
         reads_before = journal.reads
         # 20 steps of 10 events, and one of 150 (more than paho's 100 in flight: it queues the rest, in order).
         for step in range(20):
@@ -245,7 +246,7 @@ async def test_offers_past_the_memory_bound_during_an_outage_come_from_the_outbo
         total = FRESH_MAX + 200
         for start in range(1, total + 1, 100):
             await commit(writer, step_events(*range(start, start + 100)))
-        assert len(pub._fresh) <= FRESH_MAX  # bounded: the rest is only in the journal
+        assert len(pub._feed.fresh) <= FRESH_MAX  # bounded: the rest is only in the journal
         mosquitto.start()
         sub.wait_subscribed(2)
         await sub.await_until(lambda m: len(set(seqs(m, topic))) >= total, what=f"{total} events", within=30)

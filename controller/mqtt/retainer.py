@@ -1,0 +1,86 @@
+"""The publisher's retained topics on the wire (controller.mqtt.publisher): status, birth, device/<id>,
+progressive/<level> and the anchor, each written like a batch of events and its PUBACK awaited, bounded. What is due
+and what was sent is kept by the pure bookkeeping of controller.mqtt.retained and controller.mqtt.anchor; this module
+only sends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+
+import aiomqtt
+
+from controller.mqtt import batch as packets
+from controller.mqtt.anchor import AnchorTopic
+from controller.mqtt.contract import Topics
+from controller.mqtt.messages import now_iso
+from controller.mqtt.retained import RetainedTopics
+
+# Why the table is degraded now (a task down, a task's tilt), or None: the retained status says so.
+Health = Callable[[], str | None]
+# The retained status's body for a state and its reason (controller.mqtt.messages.status_message, this boot's).
+Status = Callable[[str, str | None], str]
+
+
+class Retainer:
+    def __init__(
+        self,
+        topics: Topics,
+        retained: RetainedTopics,
+        anchor: AnchorTopic,
+        timeout: float,
+        health: Health,
+        status: Status,
+    ) -> None:
+        self.topics = topics
+        self._retained = retained
+        self._anchor = anchor
+        self._timeout = timeout  # bounds each PUBACK wait, as for the events
+        self._health = health
+        self._status = status
+        self.status_sent: tuple[str, str | None] | None = None  # what this session last retained on status
+
+    def _live_status(self) -> tuple[str, str | None]:
+        reason = self._health()
+        return ("online", None) if reason is None else ("degraded", reason)
+
+    async def publish_status(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
+        """The retained status as the table's health says now (online, or degraded and why), when it changed."""
+        now = self._live_status()
+        if now != self.status_sent:
+            await self.retain(client, lost, self.topics.status, self._status(*now))
+            self.status_sent = now
+
+    async def last_word(self, client: aiomqtt.Client, status: str) -> None:
+        with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
+            await asyncio.wait_for(client.publish(self.topics.status, status, qos=1, retain=True), 0.5)
+
+    async def retain(
+        self, client: aiomqtt.Client, lost: asyncio.Future[None], topic: str, body: str, within: float | None = None
+    ) -> None:
+        # Written at once like a batch of events (controller.mqtt.batch), without aiomqtt's tasks per publish; `within`
+        # bounds the PUBACK wait, so the final "offline" respects close()'s deadline.
+        sent = packets.retain(client, topic, body)
+        try:
+            await packets.settled(sent, lost, self._timeout if within is None else within)
+        finally:
+            packets.forget(client, sent.mids)
+
+    async def republish(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
+        """Every retained topic with its latest value, after each (re)connect (controller.mqtt.retained)."""
+        for msg in self._retained.on_connect():
+            await self.retain(client, lost, msg.topic, msg.body)
+            self._retained.sent(msg)
+        for topic, body in self._anchor.on_connect():
+            await self.retain(client, lost, topic, body)
+
+    async def publish_due(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
+        """The retained topics waiting for the outbox to be drained: the anchor, a changed birth, meters."""
+        for topic, body in self._anchor.due(now_iso()):
+            await self.retain(client, lost, topic, body)
+        for msg in self._retained.due():
+            await self.retain(client, lost, msg.topic, msg.body)
+            # Only now: a newer value set while this one was in flight stays due.
+            self._retained.sent(msg)
