@@ -19,8 +19,7 @@ SIZE_TAG = "# size:"
 # What `dev.py check` measures: every Python tree but tests/ (tests are held to their own clarity, not a count).
 TREES = ("controller", "drivers", "floor", "link", "bench", "tools", "dev.py")
 # Temporary: files other work is splitting now. Remove a line once its file is split; the check then holds it.
-SPLIT_PENDING: dict[str, str] = {
-}
+SPLIT_PENDING: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -105,7 +104,8 @@ def main(argv: list[str]) -> int:
     if errors:
         print(f"sizes: {len(errors)} over the limit (CONTRIBUTING.md, Sizes)", file=sys.stderr)
         return 1
-    print(f"sizes: every file within {FILE_LIMIT} lines and function within {FUNCTION_LIMIT}, but those split pending")
+    pending = ", but those split pending" if found else ""
+    print(f"sizes: every file within {FILE_LIMIT} lines and function within {FUNCTION_LIMIT}{pending}")
     return 0
 
 
