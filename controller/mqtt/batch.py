@@ -4,8 +4,14 @@ aiomqtt's `publish` is one coroutine per message, each run as a task of its own 
 second task inside `asyncio.wait_for`): a batch of ten costs some thirty tasks, the packets are written only when
 the loop next polls the socket for writing, and on a busy loop the later events of a step wait behind the earlier
 ones' bookkeeping (issue 19, bench/event_latency.py). Here the packets are queued in paho in the caller's own call,
-written to the socket before it returns (TCP_CORK around the write, so they go as few segments as the kernel can
-make, TCP_NODELAY staying on) and one future says when the last PUBACK is in.
+each written to the socket as soon as paho has built it (TCP_NODELAY: a segment each), and one future says when the
+last PUBACK is in.
+
+Each body is built as its packet is queued (`send` takes the bodies lazily), not all before the first is written:
+in the daemon an event's JSON and its paho packet cost some 50 us of the loop each, so a settlement's 12-14 events
+held in one corked write (as this module once did) left the broker nothing for 0.4-0.7 ms, and then all at once,
+for it and the subscriber to work through one by one. Written as they are built, the broker and the subscriber
+take the first events on the other core while the loop builds the rest.
 
 QoS 1 stays whole: paho numbers the packets and keeps them in flight (resent by the publisher after a reconnect,
 from the journal's outbox), aiomqtt's PUBACK callback releases each one (`_pending_publishes`, the registry its own
@@ -23,8 +29,9 @@ by tests/mqtt/test_batch.py, which fails when paho changes under it.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import socket
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import aiomqtt
 import paho.mqtt.client as paho
@@ -32,9 +39,6 @@ from paho.mqtt.enums import MQTTErrorCode
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
-
-# Linux only; elsewhere the packets go as paho writes them (TCP_NODELAY: one segment each).
-_CORK: int | None = getattr(socket, "TCP_CORK", None)
 
 
 class _Acks(asyncio.Event):
@@ -52,29 +56,42 @@ class _Acks(asyncio.Event):
 class Batch:
     """The PUBACKs of one batch of QoS 1 publishes; `wait()` returns once every one is in."""
 
-    def __init__(self, count: int) -> None:
-        self._left = count
+    def __init__(self) -> None:
+        self._left = 0
+        self._sealed = False
         self.mids: list[int] = []  # paho's packet ids of those still awaited
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        if count == 0:
-            self.done.set_result(None)
+
+    def awaits(self, mid: int) -> None:
+        """One more packet whose PUBACK the batch waits for."""
+        self._left += 1
+        self.mids.append(mid)
+
+    def seal(self) -> None:
+        """Every packet is queued: `done` once the PUBACKs counted so far are all in (at once when none is awaited)."""
+        self._sealed = True
+        self._check()
 
     def acked(self) -> None:
         self._left -= 1
-        if self._left == 0 and not self.done.done():
+        self._check()
+
+    def _check(self) -> None:
+        if self._sealed and self._left == 0 and not self.done.done():
             self.done.set_result(None)
 
 
-def send(client: aiomqtt.Client, topic: str, bodies: Sequence[str], then: tuple[str, str] | None = None) -> Batch:
+def send(client: aiomqtt.Client, topic: str, bodies: Iterable[str], then: tuple[str, str] | None = None) -> Batch:
     """Queue every body as a QoS 1 PUBLISH on `topic`, in order, and `then` (topic, body) retained behind them (the
-    anchor), and write them to the socket now.
+    anchor), each written to the socket as soon as it is queued. `bodies` may be a generator: each body is taken
+    when its turn comes, so the first leaves before the last is built (module docstring).
 
     Raises aiomqtt.MqttCodeError when paho refuses a packet (the connection is gone): the packets queued before it
     are then lost with the connection, and the caller publishes the batch again from the outbox after reconnecting.
     """
-    messages = [(topic, body, False) for body in bodies]
+    messages: Iterable[tuple[str, str, bool]] = ((topic, body, False) for body in bodies)
     if then is not None:
-        messages.append((then[0], then[1], True))
+        messages = itertools.chain(messages, ((then[0], then[1], True),))
     return write(client, messages)
 
 
@@ -83,11 +100,11 @@ def retain(client: aiomqtt.Client, topic: str, body: str) -> Batch:
     return write(client, [(topic, body, True)])
 
 
-def write(client: aiomqtt.Client, messages: Sequence[tuple[str, str, bool]]) -> Batch:
-    """`send` for (topic, body, retained) triples."""
+def write(client: aiomqtt.Client, messages: Iterable[tuple[str, str, bool]]) -> Batch:
+    """`send` for (topic, body, retained) triples, taken one at a time."""
     inner = client._client  # the paho client aiomqtt wraps (module docstring)
     pending = client._pending_publishes
-    batch = Batch(len(messages))
+    batch = Batch()
     mids = batch.mids
     sock = inner.socket()
     register = inner.on_socket_register_write
@@ -95,28 +112,25 @@ def write(client: aiomqtt.Client, messages: Sequence[tuple[str, str, bool]]) -> 
     # poll the socket for writing on a later turn of the loop (which also leaves a stale writer behind, when the
     # packets were written meanwhile, or one on a closed socket when the broker went away meanwhile).
     inner.on_socket_register_write = None
-    corked = _cork(sock, 1)
     try:
         for topic, body, retained in messages:
             info = inner.publish(topic, body, qos=1, retain=retained)
             if info.rc != paho.MQTT_ERR_SUCCESS:
                 raise aiomqtt.MqttCodeError(info.rc, "Could not publish message")
             if info.is_published():  # acknowledged already (cannot happen before a read, but paho allows it)
-                batch.acked()
                 continue
             pending[info.mid] = _Acks(batch)
-            mids.append(info.mid)
+            batch.awaits(info.mid)
     except BaseException:
         forget(client, mids)
         raise
     finally:
         inner.on_socket_register_write = register
-        if corked:
-            _cork(sock, 0)
         if inner.want_write() and register is not None and sock is not None and inner.socket() is sock:
             # The socket took less than the batch (its buffer is full): aiomqtt's loop writes the rest when it can.
             register(inner, None, sock)
         _settle(client, sock)
+    batch.seal()
     return batch
 
 
@@ -168,17 +182,6 @@ def forget(client: aiomqtt.Client, mids: Sequence[int]) -> None:
     pending = client._pending_publishes
     for mid in mids:
         pending.pop(mid, None)
-
-
-def _cork(sock: object, on: int) -> bool:
-    """TCP_CORK on or off: while on, the kernel holds the batch's small writes and sends them in full segments."""
-    if _CORK is None or not isinstance(sock, socket.socket):
-        return False
-    try:
-        sock.setsockopt(socket.IPPROTO_TCP, _CORK, on)
-    except OSError:
-        return False
-    return True
 
 
 def _settle(client: aiomqtt.Client, sock: object) -> None:

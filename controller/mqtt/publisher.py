@@ -316,7 +316,7 @@ class EventPublisher:
             if not batch:
                 self._feed.sent_upto = rows[-1].seq
                 continue
-            # The whole batch is in flight at once, written in one go (controller.mqtt.batch): MQTT keeps one
+            # The whole batch is in flight at once, written as it is built (controller.mqtt.batch): MQTT keeps one
             # connection's QoS 1 messages in order, so waiting for each PUBACK before sending the next would only
             # add a round trip per event.
             flags = [ev.seq <= replay_upto for ev in batch]
@@ -326,7 +326,8 @@ class EventPublisher:
             sent = packets.send(
                 client,
                 self.topics.event,
-                [event_body(ev, r) for ev, r in zip(batch, flags, strict=True)],
+                # Built one at a time as its packet is queued: the first event leaves before the last is built.
+                (event_body(ev, r) for ev, r in zip(batch, flags, strict=True)),
                 None if anchor is None else anchor[:2],
             )
             try:

@@ -148,6 +148,7 @@ async def test_the_anchor_rides_behind_each_batch_in_the_same_write(
     written: list[tuple[int, str | None]] = []  # (events in the batch, the anchor written behind them)
 
     def recording_send(client: aiomqtt.Client, to: str, bodies: Any, then: Any = None) -> Batch:
+        bodies = list(bodies)  # a generator in the publisher: each body built as its turn comes
         written.append((len(bodies), None if then is None else then[0]))
         return real_send(client, to, bodies, then)
 
@@ -204,6 +205,7 @@ async def test_broker_killed_mid_batch_loses_nothing(
     batches: list[int] = []
 
     def send_then_kill(client: aiomqtt.Client, to: str, bodies: Any, then: Any = None) -> Batch:
+        bodies = list(bodies)  # a generator in the publisher
         batches.append(len(bodies))
         if len(batches) != 3:
             return real_send(client, to, bodies, then)
@@ -272,6 +274,7 @@ async def test_close_during_a_batch_still_publishes_the_offered_events_after_it(
     closing: list[asyncio.Future[None]] = []
 
     def send_then_close(client: aiomqtt.Client, to: str, bodies: Any, then: Any = None) -> Batch:
+        bodies = list(bodies)  # a generator in the publisher
         batches.append(len(bodies))
         sent = real_send(client, to, bodies, then)
         if len(batches) == 1:
