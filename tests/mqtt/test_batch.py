@@ -5,7 +5,9 @@ published again after the restart, is tests/mqtt/test_offer.py against a real mo
 
 from __future__ import annotations
 
+import asyncio
 import struct
+from collections.abc import Callable, Iterator
 
 import aiomqtt
 import paho.mqtt.client as paho
@@ -14,6 +16,7 @@ from hypothesis import strategies as st
 from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.mqtt import batch
+from tests.conftest import Mosquitto, Received, Subscribe
 
 # The internals batch.py reads or replaces, by the object that holds them.
 PAHO_INTERNALS = ("_handle_pubackcomp", "_in_packet", "_out_messages", "_out_message_mutex", "_do_on_publish")
@@ -86,3 +89,32 @@ def test_longer_pubacks_are_left_to_paho(mid: int, reason: int, with_properties:
     assert slow.state() == fast.state()
     assert [m for m, _, _ in fast.acked] == [mid]
     assert fast.acked[0][1] == reason  # paho's decoded reason code reached the callback, not the shared Success
+
+
+async def test_the_broker_has_each_event_before_the_next_body_is_built(
+    mosquitto: Mosquitto, subscribe: Subscribe, unique_id: str
+) -> None:
+    """A settlement's first events leave while the loop still builds the rest (docs/mqtt.md, "Latency"): before
+    `send` takes body n+1, a subscriber in another thread has received event n through the real broker (a write
+    held back until the batch's end, as a corked one was, times this out). Every PUBACK, the anchor's too, counts."""
+    topic = f"t/{unique_id}/event"
+    sub = subscribe(topic)
+    client = aiomqtt.Client(mosquitto.host, mosquitto.port, identifier=f"lazy-{unique_id}", max_inflight_messages=100)
+    batch.fast_pubacks(client)
+
+    def at_least(n: int) -> Callable[[list[Received]], bool]:
+        return lambda m: len(m) >= n
+
+    def bodies() -> Iterator[str]:
+        for n in range(12):
+            if n:  # blocks the loop on purpose: only the kernel, the broker and the subscriber's thread may move
+                sub.wait_until(at_least(n), timeout=5.0, what=f"event {n} before body {n + 1} is built")
+            yield f'{{"seq":{n + 1}}}'
+
+    async with client:
+        lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        sent = batch.send(client, topic, bodies(), (f"t/{unique_id}/anchor", '{"seq":12}'))
+        assert len(sent.mids) == 13 and not sent.done.done()
+        await batch.settled(sent, lost, 3.0)
+        batch.forget(client, sent.mids)
+    assert [m.payload for m in sub.messages] == [f'{{"seq":{n}}}'.encode() for n in range(1, 13)]
