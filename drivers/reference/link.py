@@ -18,7 +18,6 @@ from drivers.reference.framing import (
     HOST_ADDRESS,
     VERSION_2,
     VERSION_3,
-    VERSIONS,
     Frame,
     Kind,
     ProtocolError,
@@ -61,49 +60,21 @@ class Link(LinkCore):
     ends. Callbacks are synchronous and must not block; exceptions they raise are logged, not fatal.
     """
 
-    def __init__(
-        self,
-        reader: ByteReader,
-        writer: ByteWriter,
-        *,
-        local_address: int,
-        peer_address: int,
-        on_data: Callable[[bytes], None],
-        on_closed: Callable[[str], None] | None = None,
-        on_noise: Callable[[int, int], None] | None = None,
-        ack_timeout: float = DEFAULT_ACK_TIMEOUT,
-        retries: int = DEFAULT_RETRIES,
-        initial_seq: int | None = None,
-        name: str = "link",
-        versions: frozenset[int] = VERSIONS,
-    ) -> None:
-        super().__init__(
-            reader,
-            writer,
-            local_address=local_address,
-            peer_address=peer_address,
-            on_data=on_data,
-            on_closed=on_closed,
-            on_noise=on_noise,
-            ack_timeout=ack_timeout,
-            retries=retries,
-            initial_seq=initial_seq,
-            name=name,
-            versions=versions,
-        )
-        # v3 (device end): the host frame being delivered to on_data, which `answer` may answer at once with a REPLY,
-        # the answer given, and the frame that answered the last delivered frame (repeated if the host retransmits).
-        self._answering: int | None = None
-        self._answer: bytes | None = None
-        self._last_response: bytes | None = None
-        # v3 GROUP (device end): while a GROUP frame naming this station is delivered, (its command code, this
-        # station's slot); whether the station confirmed in it; and who writes the confirmation at the slot's time
-        # (slot_writer(slot, two bytes): a simulator paces it; without one it is written at once).
-        self._group: tuple[int, int] | None = None
-        self._slot_confirmed = False
-        self.slot_writer: Callable[[int, bytes], None] | None = None
-        # The last broadcast or GROUP frame acted on (device end): the same one heard again is not acted on twice.
-        self._last_broadcast: tuple[int, bytes] | None = None
+    # Link adds state to LinkCore's and takes its constructor as it is: these start as the class's own (immutable)
+    # values and become the instance's when first set.
+    # v3 (device end): the host frame being delivered to on_data, which `answer` may answer at once with a REPLY,
+    # the answer given, and the frame that answered the last delivered frame (repeated if the host retransmits).
+    _answering: int | None = None
+    _answer: bytes | None = None
+    _last_response: bytes | None = None
+    # v3 GROUP (device end): while a GROUP frame naming this station is delivered, (its command code, this
+    # station's slot); whether the station confirmed in it; and who writes the confirmation at the slot's time
+    # (slot_writer(slot, two bytes): a simulator paces it; without one it is written at once).
+    _group: tuple[int, int] | None = None
+    _slot_confirmed = False
+    slot_writer: Callable[[int, bytes], None] | None = None
+    # The last broadcast or GROUP frame acted on (device end): the same one heard again is not acted on twice.
+    _last_broadcast: tuple[int, bytes] | None = None
 
     async def _handle(self, frames: list[Frame]) -> None:
         for corrupt in self.parser.take_corrupt():
