@@ -72,6 +72,7 @@ class FakeHidBackend(usb.backend.IBackend):
 
     def __post_init__(self) -> None:
         self._cond = threading.Condition()
+        self.reading = threading.Event()  # set once a read is blocked waiting for a report
         self._reports: deque[bytes] = deque()
         self._generation = 1
         self.kernel_driver_active = True
@@ -293,6 +294,7 @@ class FakeHidBackend(usb.backend.IBackend):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise usb.core.USBTimeoutError("Operation timed out", -7, errno.ETIMEDOUT)
+                self.reading.set()
                 self._cond.wait(remaining)
 
 
@@ -543,6 +545,8 @@ async def test_stop_is_prompt_and_releases_the_panel(started: StartPanel) -> Non
     backend = FakeHidBackend()
     panel, events = await started(backend, read_timeout_ms=500)  # the longest blocking read allowed
     await events.next(DeviceOnline)
+    # Each blocking call has a thread of its own: the reader's exists once its read blocks (not at DeviceOnline).
+    assert await asyncio.to_thread(backend.reading.wait, 5)
     assert len(panel_threads("dealer_panel")) == 1
     began = time.monotonic()
     await asyncio.wait_for(panel.stop(), 1.5)  # failure bound; the assertion below is the requirement
