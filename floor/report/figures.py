@@ -40,6 +40,12 @@ class Scope:
     def where(self, alias: str = "e") -> tuple[str, list[Any]]:
         sql = f"{alias}.gaming_day BETWEEN %s AND %s AND {alias}.ts >= %s AND {alias}.ts < %s"
         params: list[Any] = [self.period.first_day, self.period.last_day, self.period.start, self.period.end]
+        tables, more = self.tables(alias)
+        return sql + tables, params + more
+
+    def tables(self, alias: str = "e") -> tuple[str, list[Any]]:
+        """The table or game asked for, as " AND ..." conditions on `alias` (empty for the whole floor)."""
+        sql, params = "", list[Any]()
         if self.table_id is not None:
             sql += f" AND {alias}.table_id = %s"
             params.append(self.table_id)
@@ -211,14 +217,9 @@ def _hands(conn: Conn, where: str, params: list[Any]) -> list[tuple[str, str, st
 def _liability(conn: Conn, scope: Scope) -> list[tuple[str, str, int, int]]:
     """Each meter's last report before the period's end: display + reserve is what the floor owes on it."""
     sql = "SELECT DISTINCT ON (table_id, level) table_id, level, display_cents, reserve_cents FROM meter_reports m"
-    sql += " WHERE ts < %s"
-    params: list[Any] = [scope.period.end]
-    if scope.table_id is not None:
-        sql += " AND table_id = %s"
-        params.append(scope.table_id)
-    if scope.chapter is not None:
-        sql += " AND table_id IN (SELECT table_id FROM table_games WHERE chapter = %s)"
-        params.append(scope.chapter)
+    tables, params = scope.tables("m")
+    sql += " WHERE ts < %s" + tables
+    params = [scope.period.end, *params]
     sql += " ORDER BY table_id, level, ts DESC, as_of_seq DESC"
     return [(t, lv, int(d), int(r)) for t, lv, d, r in _rows(conn, sql, params)]
 
@@ -249,14 +250,9 @@ def _abandoned(
     found = {
         (t, r or ""): [int(a), int(b), int(c), int(d), 0] for t, r, a, b, c, d in _rows(conn, amounts(where), params)
     }
-    until = "e.gaming_day <= %s AND e.ts < %s"
-    until_params: list[Any] = [scope.period.last_day, scope.period.end]
-    if scope.table_id is not None:
-        until += " AND e.table_id = %s"
-        until_params.append(scope.table_id)
-    if scope.chapter is not None:
-        until += " AND e.table_id IN (SELECT table_id FROM table_games WHERE chapter = %s)"
-        until_params.append(scope.chapter)
+    tables, tables_params = scope.tables("e")
+    until = "e.gaming_day <= %s AND e.ts < %s" + tables
+    until_params: list[Any] = [scope.period.last_day, scope.period.end, *tables_params]
     for t, r, _lost, held, house, player in _rows(conn, amounts(until), until_params):
         if held - house - player:
             found.setdefault((t, r or ""), [0, 0, 0, 0, 0])[4] = int(held - house - player)
