@@ -23,11 +23,11 @@ from controller.shell.tasks import TaskSpec, TaskSupervisor, degraded_reason
 from controller.shell.watchdog import SystemdSupervisor
 from controller.store.anchor import Claim
 from controller.store.journal import Journal
-from controller.supervisor.listener import CommandListener
 from drivers.interfaces import Device
 
 if TYPE_CHECKING:
     from controller.shell.archiver import Archiver
+    from controller.supervisor.listener import CommandListener
 
 PUBLISHER = "publisher"
 NEVER = 1 << 30  # escalate_after for the tasks whose failure never warrants a tilt
@@ -74,6 +74,7 @@ class SupervisedTable:
         )
         self.tasks = TaskSupervisor(self.service, on_change=self.publisher.health_changed)
         self.archiver: Archiver | None = None
+        self.listener: CommandListener | None = None  # made by the "commands" task once the table is ready
         keep = config.journal.keep_rounds
         if keep is not None:
             # The archiver (and the archive store under it) and the link client below load only for a table
@@ -96,10 +97,9 @@ class SupervisedTable:
         self, out: TextIO | None, companions: Sequence[Coroutine[Any, Any, None]], systemd: SystemdSupervisor | None
     ) -> list[TaskSpec]:
         service, publisher = self.service, self.publisher
-        listener = CommandListener(service, self.broker)
         specs = [
             TaskSpec(PUBLISHER, publisher.run, required=True, why="the outbox is in the journal"),
-            TaskSpec("commands", listener.run, required=True, why="supervisor commands arrive through it"),
+            TaskSpec("commands", self._commands, required=True, why="supervisor commands arrive through it"),
             TaskSpec("tick", service.ticks, required=True, why="deck life and idle checks run on it"),
         ]
         specs += self._meters_specs() + self._link_specs()
@@ -125,6 +125,20 @@ class SupervisedTable:
             for n, c in enumerate(companions, 1)
         ]
         return specs
+
+    async def _commands(self) -> None:
+        """The supervisor command listener, loaded once the table is ready (it waits for that anyway: commands act on
+        the restored state). Its modules (the gate, the verbs' models, the replay store, resend) are about 10 ms of
+        import that `tablectl run` no longer pays before READY=1 (issue 19); the same listener across restarts."""
+        if self.listener is None:
+            await self.service.ready.wait()
+            # systemd's notifier waits on the same event and was woken after this task: one turn of the loop lets
+            # READY=1 go out before the import.
+            await asyncio.sleep(0)
+            from controller.supervisor.listener import CommandListener  # after READY=1 (see above)
+
+            self.listener = CommandListener(self.service, self.broker)
+        await self.listener.run()
 
     def _meters_specs(self) -> list[TaskSpec]:
         service, publisher = self.service, self.publisher

@@ -97,6 +97,9 @@ def test_run_imports_nothing_another_verb_or_an_unconfigured_feature_needs(confi
     assert offenders(modules) == []
     # Nor the parts of features these configs do not turn on: [journal] keep_rounds, [progressive.link].
     assert not modules & {"controller.shell.archiver", "controller.store.archive", "controller.shell.link_client"}
+    # Nor what only supervisor commands need (the gate, the verbs' models, replay, resend): the "commands" task loads
+    # the listener once the table is ready, after READY=1 (controller/shell/supervised.py).
+    assert [m for m in modules if m == "controller.supervisor" or m.startswith("controller.supervisor.")] == []
 
 
 def test_the_probe_sees_a_module_that_is_there(tmp_path: Path) -> None:
