@@ -14,7 +14,7 @@ import copy
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 import psycopg
@@ -23,6 +23,7 @@ from psycopg.types.json import Jsonb
 from controller.mqtt.contract import Birth, DeviceStatus, ProgressiveMeter, TableEvent, TableStatus
 from floor.config import GamingDaySection
 from floor.days import gaming_day, parse_ts
+from floor.dbclock import DbClock
 from floor.gaps import carry_since
 from floor.links import LinkEventMsg, LinkLive
 from floor.live import TableLive
@@ -145,16 +146,19 @@ def _event_row(m: Incoming, e: TableEvent, gd: GamingDaySection) -> tuple[Any, .
 class ArchiveWriter:
     """Writes batches on one connection; keeps which gaming days have a partition already."""
 
-    def __init__(self, conn: AsyncConn, gd: GamingDaySection, state: FloorState) -> None:
+    def __init__(self, conn: AsyncConn, gd: GamingDaySection, state: FloorState, clock: DbClock | None = None) -> None:
         self.conn = conn
         self.gd = gd
         self.state = state
+        # The database's clock stamps when a gap opened, as `tablectl floor gaps` measures it (floor/dbclock.py).
+        self.clock = clock or DbClock()
         self._days: set[date] = set()
 
     def use(self, conn: AsyncConn) -> None:
         """Go on with a new connection after the last one failed (its uncommitted batch is written again)."""
         self.conn = conn
         self._days.clear()
+        self.clock.reset()
 
     async def write(self, batch: Sequence[Incoming | LinkIncoming | Rejected], at: str = "") -> WriteResult:
         """Archive the batch in one transaction; the in-memory state moves on only once it committed."""
@@ -165,7 +169,9 @@ class ArchiveWriter:
                 events.setdefault(m.model.event_id, (m, m.model))
         result.events_in = len(events)
         rows = [_event_row(m, e, self.gd) for m, e in events.values()]
-        now = at or datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+        if self.clock.due:
+            await self.clock.sync(self.conn)
+        now = at or self.clock.stamp()
         seqs, live = self._next_state(batch, [e for _, e in events.values()], now)
         links = [m for m in batch if isinstance(m, LinkIncoming)]
         async with self.conn.transaction():
@@ -178,7 +184,7 @@ class ArchiveWriter:
         self.state.seqs.update(seqs)
         self.state.live.update(live)
         for m in links:
-            self.state.links.setdefault(m.link_id, LinkLive(m.link_id)).apply(m.model, at)
+            self.state.links.setdefault(m.link_id, LinkLive(m.link_id)).apply(m.model, now)
         return result
 
     async def _write_link_events(self, links: list[LinkIncoming]) -> None:

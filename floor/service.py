@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import aiomqtt
 import psycopg
@@ -94,6 +93,7 @@ class FloorService:
     async def _start_console(self, writer: ArchiveWriter) -> None:
         console = self.console
         assert console is not None
+        console.clock = writer.clock.now  # the tiles' gap ages and links' times on the clock that stamped them
 
         def load() -> None:
             with connect(self.config.database) as conn:
@@ -256,8 +256,7 @@ class FloorService:
         delay = 0.5
         while True:
             try:
-                at = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-                result = await writer.write([q.message for q in batch], at)
+                result = await writer.write([q.message for q in batch])  # stamped by the database's clock
                 self.db_up = True
                 return result
             except psycopg.OperationalError as err:
@@ -297,7 +296,8 @@ class FloorService:
         watch = StaleWatch()
         while True:
             before = set(watch.said)
-            gaps = open_gaps(writer.state.live.values(), datetime.now(UTC), config.gaps.grace_s)
+            # Measured with the clock that stamped them, the database's, as `tablectl floor gaps` does.
+            gaps = open_gaps(writer.state.live.values(), writer.clock.now(), config.gaps.grace_s)
             for g in watch.newly_stale(gaps):
                 log.warning(
                     "seq gap stale: the table's own replay has not filled it; send it a resend",

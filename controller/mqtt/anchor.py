@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from controller.config.table import MqttSettings
 from controller.core.events import JournaledEvent
-from controller.mqtt.connection import client_kwargs
+from controller.mqtt.connection import client_kwargs, quiet_late_acks
 from controller.mqtt.contract import JournalAnchor, Topics
 from controller.store.anchor import Claim
 from controller.store.journal import Journal
@@ -101,6 +101,7 @@ async def read_retained_anchor(
     """The anchor the broker retains for this table, or None when there is none or it could not be read within
     `within` seconds (the log says which)."""
     topic = Topics(settings.prefix, table_id).anchor
+    quiet_late_acks()  # a SUBACK just after the wait gave up is no error: the warning below says what happened
     try:
         kwargs = client_kwargs(settings, broker)
     except Exception as err:  # whatever reading a secret raises (a /dev/zero password file: MemoryError), as the

@@ -19,6 +19,8 @@ from typing import Any
 import aiomqtt
 import structlog
 
+from controller.mqtt.connection import quiet_late_acks
+
 log = structlog.get_logger("tablectl.mqtt")
 
 REPEAT_SECONDS = 60.0  # the same kind of noise is logged at most once per this long
@@ -75,3 +77,4 @@ def quiet_mqtt_library_logs() -> None:
     mqtt = logging.getLogger("mqtt")
     if not any(isinstance(f, _SocketDropsAreWarnings) for f in mqtt.filters):
         mqtt.addFilter(_SocketDropsAreWarnings())
+    quiet_late_acks()  # the command listener's subscribe given up at a broker drop, as the anchor read's

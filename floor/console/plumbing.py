@@ -77,24 +77,36 @@ def origin(request: web.Request) -> str:
     return f"{request.scheme}://{request.host}"
 
 
-async def json_body(request: web.Request) -> dict[str, Any]:
-    """A POST's JSON object, after the checks that make a cross-site request fail (docs/console.md, CSRF)."""
+def check_post(request: web.Request) -> None:
+    """The checks that make a cross-site POST fail before anything else is looked at (docs/console.md, CSRF)."""
     if request.content_type != "application/json":
-        raise http_error(415, "send the body as application/json")
+        raise http_error(415, f"send the body as application/json (it came as {request.content_type})")
     sent = request.headers.get("Origin")
     if sent != origin(request):
         raise http_error(403, f"the request's Origin {sent!r} is not this console's ({origin(request)})")
+
+
+async def read_json(request: web.Request) -> tuple[bytes, dict[str, Any]]:
+    """A POST's body as sent (the command relay passes a signed envelope on byte for byte) and the JSON object it
+    holds; the one reader of every body, so every endpoint words a bad one alike."""
+    fix = "send one JSON object (a signed envelope, a log-in or an enrolment)"
     try:
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
-        raise http_error(413, f"the body is larger than {MAX_BODY} bytes") from None
+        raise http_error(413, f"the body is larger than {MAX_BODY} bytes; {fix}, a few hundred bytes") from None
     try:
         obj = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise http_error(400, f"the body is not JSON: {err}") from None
+        raise http_error(400, f"the body is not JSON ({err}); {fix}") from None
     if not isinstance(obj, dict):
-        raise http_error(400, "the body must be a JSON object")
-    return obj
+        raise http_error(400, f"the body is a JSON {type(obj).__name__}, not an object; {fix}")
+    return raw, obj
+
+
+async def json_body(request: web.Request) -> dict[str, Any]:
+    """A POST's JSON object, after check_post."""
+    check_post(request)
+    return (await read_json(request))[1]
 
 
 def session_of(sessions: Sessions, request: web.Request, now: datetime) -> Session:

@@ -29,9 +29,10 @@ from floor.console.plumbing import (
     MAX_BODY,
     STATIC_TYPES,
     check_csrf,
+    check_post,
     errors_as_json,
     http_error,
-    origin,
+    read_json,
     security_headers,
     session_of,
     sse_frame,
@@ -316,23 +317,14 @@ class ConsoleServer:
         return await self._relay(request, "link", request.match_info["link_id"])
 
     async def _relay(self, request: web.Request, target: str, target_id: str) -> web.Response:
-        if request.content_type != "application/json":
-            raise http_error(415, "send the signed envelope as application/json")
-        if request.headers.get("Origin") != origin(request):
-            raise http_error(403, f"the request's Origin is not this console's ({origin(request)})")
+        check_post(request)
         s = self._session(request)
         check_csrf(request, s)
         verb = request.match_info["verb"]
         verbs: dict[str, ConsoleVerb] = VERBS if target == "table" else LINK_VERBS
         may = allowed(s.role) if target == "table" else link_allowed(s.role)
         known = self.view.live if target == "table" else self.view.links
-        raw = await request.read()
-        try:
-            envelope = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise http_error(400, f"the envelope is not JSON: {err}") from None
-        if not isinstance(envelope, dict):
-            raise http_error(400, "the envelope must be a JSON object")
+        raw, envelope = await read_json(request)  # read once the session may send: a stranger's body is not parsed
         command_id = str(envelope.get("command_id"))[:64]
         problem = None
         if verb not in verbs:
