@@ -98,7 +98,10 @@ class CommandReply(_Message):
 
 # -- what the table publishes ---------------------------------------------------------------------------------
 
-ISO_UTC = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$"
+# Digits are spelled [0-9], never \d: in pydantic-core's Rust regex \d is every Unicode digit (a stamp in Arabic-Indic
+# digits passed), and its Unicode tables cost the daemon about 1 MB resident (0.65 MB at the first such pattern, 0.16
+# MB more for each model that validates one; issue 19). The stamps and rates the table writes are ASCII.
+ISO_UTC = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?Z$"
 TS_EXAMPLE = "2026-11-21T08:00:00.000000Z"
 # A string rather than a datetime: the journal's stamp is published verbatim (a datetime would re-render it,
 # e.g. drop ".000000"), so a consumer comparing with the journal sees the same text.
@@ -115,7 +118,7 @@ TopicLevel = Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]+$")]
 TableId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]+$", description="the table's id, as in its topics")]
 BootId = Annotated[str, Field(min_length=1, description="changes at every start of the daemon (uuid4 hex)")]
 Cents = Annotated[int, Field(ge=0, description="integer cents")]
-RATE = r"^(100(\.0+)?|\d{1,2}(\.\d+)?)$"
+RATE = r"^(100(\.0+)?|[0-9]{1,2}(\.[0-9]+)?)$"
 
 
 class TableStatus(_Message):
@@ -156,7 +159,7 @@ class Software(_Message):
 
 
 class GameInfo(_Message):
-    chapter: str = Field(pattern=r"^\d{3}a$", description="the chapter of 58 Pa. Code, e.g. 655a")
+    chapter: str = Field(pattern=r"^[0-9]{3}a$", description="the chapter of 58 Pa. Code, e.g. 655a")
     name: str = Field(description="the game's name in the chapter, e.g. Mississippi Stud")
     seats: int = Field(ge=1)
     dealing_method: Literal["automated_shoe", "manual_shoe", "hand"]
