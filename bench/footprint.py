@@ -209,7 +209,7 @@ def people(config: TableConfig, sims: SimulatedTable, rng: random.Random) -> tup
 
 
 async def measure(
-    url: str, rounds: int, idle_seconds: float, seed: int, tmp: Path, profile: Path | None = None
+    url: str, rounds: int, idle_seconds: float, seed: int, tmp: Path, profile: Path | None = None, wrap: str = PROFILED
 ) -> Figures:
     config = benchlib.seven_seat_config()
     host, port = url.removeprefix("mqtt://").rsplit(":", 1)
@@ -221,8 +221,8 @@ async def measure(
         path = benchlib.write_config(config, sims.ports, tmp)
         await mqtt.subscribe(f"tablectl/{config.table_id}/event", qos=1)
         # --profile: the CPU time (not the wall time) of the daemon's two threads under cProfile over the measured
-        # rounds (PROFILED).
-        python = [sys.executable, "-c", PROFILED, str(profile)] if profile else [sys.executable, "-m"]
+        # rounds (PROFILED; bench/resident.py passes its own `wrap`, told the same two moments).
+        python = [sys.executable, "-c", wrap, str(profile)] if profile else [sys.executable, "-m"]
         run = [*python, "controller.cli", "--log-level", "warning", "run", "--config", str(path)]
         daemon = await spawn(*run, "--broker", url, "--journal", str(tmp / "journal.sqlite"))
         try:

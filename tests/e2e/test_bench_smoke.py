@@ -66,6 +66,15 @@ def test_footprint_reports_rss_and_idle_cpu() -> None:
     assert re.search(r"idle with the table open, over 1 s: [\d.]+ % of a core .*a smoke run", out), out
 
 
+def test_resident_says_what_the_daemons_memory_is_made_of() -> None:
+    out = _bench("resident.py", "--rounds", "2")
+    assert re.search(r"baseline `python -c 'import controller.cli, controller.shell.runner'`: RSS [\d.]+ MB", out), out
+    assert re.search(r"the daemon after 2 rounds: RSS [\d.]+ MB \([\d.]+x the baseline\)", out), out
+    assert re.search(r"malloc in use [\d.]+ MB \(SQLite's own [\d.]+ MB\)", out), out
+    assert re.search(r"pydantic: \d+ models built \(.*TableConfig.*\), \d+ not built", out), out
+    assert "TypeAdapters: controller.store.snapshot._ADAPTER at module level" in out, out
+
+
 def test_lockout_reports_against_the_line_time_of_the_frames_sent() -> None:
     """Paced lines, protocols v3, v2 and v1, a line each and one multi-drop line (docs/protocol.md sections 10, 12,
     13: on the multi-drop line v3 is the GROUP lock with slot confirmations, v2 the broadcast lock)."""
