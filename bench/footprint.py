@@ -35,6 +35,7 @@ from typing import Any
 
 import aiomqtt
 import benchlib
+import commitbound
 from procfs import idle_cpu, main_thread_cpu, resident_parts, rss_mb
 
 from controller.config.table import TableConfig
@@ -146,6 +147,8 @@ class Figures:
     play_main: tuple[float, float] = (0.0, 0.0)
     # The events published between those two round.completed, as received: what the publish baseline sends again.
     published: list[bytes] = field(default_factory=list)
+    journal: Path = Path()  # the daemon's: its commits (and state size) at those two round.completed (commitbound)
+    commits: list[tuple[int, int]] = field(default_factory=list)
 
 
 class Watch:
@@ -181,11 +184,13 @@ class Watch:
                 if self.figures.rounds == 1:
                     self.figures.play = (benchlib.cpu_seconds(self.pid), time.monotonic())
                     self.figures.play_main = (main_thread_cpu(self.pid), 0.0)
+                    self.figures.commits.append(commitbound.commits(self.figures.journal))
                     if self.profiled:
                         os.kill(self.pid, signal.SIGUSR1)
                 elif self.figures.rounds == self.rounds:
                     self.figures.play_end = (benchlib.cpu_seconds(self.pid), time.monotonic())
                     self.figures.play_main = (self.figures.play_main[0], main_thread_cpu(self.pid))
+                    self.figures.commits.append(commitbound.commits(self.figures.journal))
                     if self.profiled:
                         os.kill(self.pid, signal.SIGUSR2)
                 if self.figures.rounds % 25 == 0:
@@ -227,7 +232,8 @@ async def measure(
         daemon = await spawn(*run, "--broker", url, "--journal", str(tmp / "journal.sqlite"))
         try:
             floor, events = people(config, sims, rng)
-            return await play_and_sample(daemon, mqtt, floor, events, rounds, idle_seconds, profile is not None)
+            figures = Figures(journal=tmp / "journal.sqlite")
+            return await play_and_sample(daemon, mqtt, floor, events, rounds, idle_seconds, figures, bool(profile))
         finally:
             await stop(daemon)
 
@@ -239,9 +245,9 @@ async def play_and_sample(
     events: asyncio.Queue[Any],
     rounds: int,
     idle_seconds: float,
+    figures: Figures,
     profiled: bool = False,
 ) -> Figures:
-    figures = Figures()
     players = asyncio.create_task(floor.run())
     watch = Watch(figures, rounds, players, events, daemon.pid, profiled)
     following = asyncio.create_task(watch.follow(mqtt))
@@ -369,12 +375,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--idle-seconds", type=float, default=30.0)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument(
-        "--profile",
-        type=Path,
-        help="write a cProfile of the daemon's event loop thread over the measured rounds to this file, "
-        "its journal writer thread's to FILE.writer (pstats; cProfile roughly triples the CPU figures)",
-    )
+    profile = "cProfile the daemon's loop thread over the measured rounds to FILE, the writer's to FILE.writer ("
+    ap.add_argument("--profile", type=Path, help=profile + "pstats; cProfile roughly triples the CPU figures)")
     args = ap.parse_args()
     if args.idle_seconds <= 0:
         ap.error("--idle-seconds: give a positive number of seconds (20 or more for a figure)")
@@ -385,9 +387,11 @@ def main() -> int:
         figures = asyncio.run(measure(url, args.rounds, args.idle_seconds, args.seed, Path(tmp), args.profile))
         base_rss, base_cpu = asyncio.run(baselines(url, args.idle_seconds))
         publish_cpu = asyncio.run(publish_baseline(url, figures.published)) if figures.published else 0.0
+        bound = commitbound.bound(Path(tmp), figures.commits, figures.rounds - 1, figures.play_end[1] - figures.play[1])
 
     print_memory(figures, base_rss)
     print_cpu(figures, publish_cpu)
+    print(bound)
     print_idle(figures, base_cpu, args.idle_seconds)
     return 0
 

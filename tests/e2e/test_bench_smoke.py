@@ -63,6 +63,8 @@ def test_footprint_reports_rss_and_idle_cpu() -> None:
     assert re.search(r"baseline: a bare aiomqtt process publishing the same \d+ events .*: [\d.]+ ms of CPU", out), out
     alone = r"the controller alone .* CPU per seven-seat round [\d.]+ ms \([\d.]+x the baseline; (meets|misses) the"
     assert re.search(alone, out), out
+    bound = r"the journal: [\d.]+ durable commits a round .*: \d+ us of wall time, .* bound the table to \d+ rounds/s"
+    assert re.search(bound, out), out
     assert re.search(r"idle with the table open, over 1 s: [\d.]+ % of a core .*a smoke run", out), out
 
 
