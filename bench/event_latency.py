@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import queue
 import statistics
@@ -33,6 +34,7 @@ from unittest.mock import patch
 
 import benchlib
 import paho.mqtt.client as paho
+from latency_people import ChildPeople, closer
 from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.config.table import TableConfig
@@ -41,8 +43,9 @@ from controller.core.settlement import ChapterRules
 from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
 from controller.mqtt.publisher import EventPublisher
-from controller.people.demo import play
+from controller.people.demo import play, simulator_settings
 from controller.shell.logs import configure_logging
+from controller.shell.runner import build_devices, run_table
 from controller.store.journal import Journal
 
 if TYPE_CHECKING:
@@ -50,6 +53,7 @@ if TYPE_CHECKING:
 
 TARGET_P99_MS = 3.0  # issue 19 (issue 6 asked 10)
 BASELINE_MESSAGES = 1000
+SIMS_PROCESS = False  # the module docstring says where the simulators run by default, and why
 POSITIONS = 10  # a step's 1st..9th events each on their own line, the 10th and later together
 
 
@@ -89,6 +93,22 @@ def stamped() -> Iterator[dict[str, Any]]:
         "last": [],
     }
     step, append, make_durable, offer = RoundEngine.step, Journal.append, Journal.make_durable, EventPublisher.offer
+    publish = paho.Client.publish
+    seen["written"] = []  # (ns, body) once paho wrote an event's PUBLISH to the socket (controller.mqtt.batch)
+    seen["gc"] = []  # (start ns, end ns, generation) of each collection while the table played
+    gc_start: list[int] = [0]
+
+    def timed_publish(self: paho.Client, topic: str, payload: Any = None, *rest: Any, **kw: Any) -> Any:
+        info = publish(self, topic, payload, *rest, **kw)
+        if topic.endswith("/event"):
+            seen["written"].append((time.monotonic_ns(), payload))
+        return info
+
+    def timed_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_start[0] = time.monotonic_ns()
+        else:
+            seen["gc"].append((gc_start[0], time.monotonic_ns(), info["generation"]))
 
     def timed_make_durable(self: Journal) -> None:
         start = time.perf_counter()
@@ -131,8 +151,13 @@ def stamped() -> Iterator[dict[str, Any]]:
         patch.object(Journal, "append", timed_append),
         patch.object(Journal, "make_durable", timed_make_durable),
         patch.object(EventPublisher, "offer", timed_offer),
+        patch.object(paho.Client, "publish", timed_publish),
     ):
-        yield seen
+        gc.callbacks.append(timed_gc)
+        try:
+            yield seen
+        finally:
+            gc.callbacks.remove(timed_gc)
 
 
 async def play_table(config: TableConfig, rounds: int, pace: float, seed: int, broker: str, journal: Path) -> None:
@@ -143,6 +168,20 @@ async def play_table(config: TableConfig, rounds: int, pace: float, seed: int, b
     played = await play(
         config, rounds=rounds, broker=broker, seed=seed, pace=pace, journal_path=journal, on_event=on_event
     )
+    if played != rounds:
+        sys.exit(f"bench: the table played {played} rounds, not {rounds}: see the log")
+
+
+async def play_controller(config: TableConfig, rounds: int, pace: float, seed: int, broker: str, journal: Path) -> None:
+    """--sims-process: the controller here, the simulated devices and people in a child (bench/latency_people.py)
+    acting on the events they receive over MQTT."""
+    child = ChildPeople(broker, config.table_id, seed, pace)
+    try:
+        ports = await child.start()
+        drivers = build_devices(simulator_settings(config, pace), ports)
+        played = await run_table(config, drivers, broker=broker, journal_path=journal, companions=closer(rounds))
+    finally:
+        await child.stop()
     if played != rounds:
         sys.exit(f"bench: the table played {played} rounds, not {rounds}: see the log")
 
@@ -169,6 +208,13 @@ def options() -> argparse.Namespace:
         default=Path(tempfile.gettempdir()),
         help="where the temporary journal goes (default: the temp dir)",
     )
+    ap.add_argument(
+        "--sims-process",
+        action=argparse.BooleanOptionalAction,
+        default=SIMS_PROCESS,
+        help="the simulated devices and people in a process of their own, so that only the controller runs on the "
+        "measured loop, as in a table's daemon (--no-sims-process: in this process, on the controller's loop)",
+    )
     return ap.parse_args()
 
 
@@ -182,8 +228,11 @@ def measure(config: TableConfig, args: argparse.Namespace) -> tuple[list[float],
             benchlib.progress(f"baseline: {BASELINE_MESSAGES} bare paho publishes")
             base = baseline(url, sub, ping_topic, BASELINE_MESSAGES)
             benchlib.progress(f"playing {args.rounds} rounds of a seven-seat 643a table at pace {args.pace:g}")
+            where = "in a process of their own" if args.sims_process else "in this process"
+            benchlib.progress(f"the simulated devices and people {where}")
+            playing = play_controller if args.sims_process else play_table
             with stamped() as seen:
-                asyncio.run(play_table(config, args.rounds, args.pace, args.seed, url, Path(tmp) / "j.sqlite"))
+                asyncio.run(playing(config, args.rounds, args.pace, args.seed, url, Path(tmp) / "j.sqlite"))
             received: dict[int, int] = {}
             with contextlib.suppress(queue.Empty):
                 while True:
@@ -203,6 +252,8 @@ def report(args: argparse.Namespace, base: list[float], seen: dict[str, Any], re
         sys.exit(f"bench: {len(missing)} stepped events never reached the subscriber (first seqs {missing[:5]})")
     latency = [(received[seq] - ns) / 1e6 for seq, ns in stepped.items()]
     print(f"seven-seat 643a table, {args.rounds} rounds at pace {args.pace:g}, {len(latency)} events from engine steps")
+    where = "in a process of their own" if args.sims_process else "in this process, on the controller's loop"
+    print(f"the simulated devices and people ran {where}")
     # The baseline the issue names: the trip an event must make (publisher -> broker -> subscriber, QoS 1, one at a
     # time) plus one bare commit, p50 with p50 and p99 with p99 (the sum of two p99s is a generous floor). The table's
     # commit also syncs the anchor file before anything leaves (docs/journal.md): the second baseline counts it.
@@ -226,10 +277,20 @@ def report(args: argparse.Namespace, base: list[float], seen: dict[str, Any], re
         "  committed -> offered to the publisher on the loop",
         [(offered[q] - committed[q]) / 1e6 for q in stepped if q in offered and q in committed],
     )
+    written = {int(json.loads(body)["seq"]): ns for ns, body in seen["written"]}
     describe(
-        "  offered -> subscriber (publish, broker)",
-        [(received[q] - offered[q]) / 1e6 for q in stepped if q in offered],
+        "  offered -> written to the socket (the publisher's turn, the body, paho)",
+        [(written[q] - offered[q]) / 1e6 for q in stepped if q in offered and q in written],
     )
+    describe("  written -> subscriber (broker, subscriber)", [(received[q] - written[q]) / 1e6 for q in stepped])
+    collections: list[tuple[int, int, int]] = seen["gc"]
+    if collections:
+        pauses = [(end - start) / 1e6 for start, end, _ in collections]
+        old = sum(gen == 2 for _, _, gen in collections)
+        print(
+            f"  garbage collections while playing: {len(collections)} ({old} of generation 2), pause p50 "
+            f"{statistics.median(pauses):.2f} ms, max {max(pauses):.2f} ms"
+        )
     if len(offered) < len(stepped):
         print(f"  ({len(stepped) - len(offered)} events were read from the outbox instead of offered)")
     # A step journals its events in one commit and the publisher sends them as one batch: the first of a step's events
