@@ -5,13 +5,27 @@ between actions, on simulated devices over ptys. The clock starts in-process the
 (CLOCK_MONOTONIC) and stops when a paho subscriber in a process of its own receives the event: in between, the
 step's events are committed to the SQLite journal (WAL, synchronous=FULL: an fsync on a disk) in --journal-dir,
 the publisher is woken, publishes each event at QoS 1 in seq order (marking each published once its PUBACK is in)
-and mosquitto forwards it. Events the shell journals without an engine step (device status) are left out.
+and mosquitto forwards it. Events the shell journals without an engine step (device status) are left out. Each
+stage is printed too (step -> committed -> offered to the publisher -> written to the socket -> received), the first
+events of a step apart from the later ones, and the garbage collections while the table played.
+
+Where the simulated devices and people run. By default (--sims-process) they run in a child process
+(bench/latency_people.py): the people follow the events over MQTT, as anyone on the floor can, and act on simulators
+whose ptys the controller's drivers open; the measured process holds the controller alone (drivers, service, journal
+writer, publisher), as a table's daemon does in production, where the devices are hardware and the people are
+people, and as issue 19 asks for its CPU target. This is the faithful measure of the controller's path: with the
+simulators in the same process (--no-sims-process, the only mode before), every event the people react to and every
+frame the simulators answer runs on the controller's own loop and competes with the step, the hand-off and the
+publish it is timing, and their work is charged to the controller. What the child mode adds instead, a second
+subscriber at the broker and the people's process on the same two cores, is what a floor's subscribers and a busy
+machine add to any table.
 
 Baseline: a bare paho client publishing QoS 1 messages one at a time to the same broker, received by the same
 subscriber process: the floor any event's trip has to stand on. The ratios say how much the controller's path
 (journal commit, outbox, aiomqtt) adds.
 
     .venv/bin/python bench/event_latency.py [--rounds 20] [--pace 0.02] [--seed 1] [--journal-dir DIR]
+        [--no-sims-process] [--samples FILE]
 """
 
 from __future__ import annotations
@@ -19,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import queue
 import statistics
@@ -33,6 +48,7 @@ from unittest.mock import patch
 
 import benchlib
 import paho.mqtt.client as paho
+from latency_people import ChildPeople, closer
 from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.config.table import TableConfig
@@ -41,8 +57,10 @@ from controller.core.settlement import ChapterRules
 from controller.engine.round import RoundEngine
 from controller.engine.state import TableState
 from controller.mqtt.publisher import EventPublisher
-from controller.people.demo import play
+from controller.people.demo import play, simulator_settings
 from controller.shell.logs import configure_logging
+from controller.shell.runner import build_devices, run_table
+from controller.shell.writer import JournalWriter
 from controller.store.journal import Journal
 
 if TYPE_CHECKING:
@@ -50,6 +68,7 @@ if TYPE_CHECKING:
 
 TARGET_P99_MS = 3.0  # issue 19 (issue 6 asked 10)
 BASELINE_MESSAGES = 1000
+SIMS_PROCESS = True  # the module docstring says where the simulators run by default, and why
 POSITIONS = 10  # a step's 1st..9th events each on their own line, the 10th and later together
 
 
@@ -78,16 +97,8 @@ def baseline(url: str, sub: benchlib.Subscriber, topic: str, count: int) -> list
 @contextlib.contextmanager
 def stamped() -> Iterator[dict[str, Any]]:
     """seq -> CLOCK_MONOTONIC ns at which the step that produced the event returned; and each commit's duration."""
-    seen: dict[str, Any] = {
-        "step_ns": {},
-        "position": {},
-        "commit_ms": [],
-        "pending": [],
-        "committed_ns": {},
-        "offered_ns": {},
-        "anchor_sync_ms": [],
-        "last": [],
-    }
+    seen: dict[str, Any] = {"step_ns": {}, "position": {}, "commit_ms": [], "pending": [], "committed_ns": {}}
+    seen.update(offered_ns={}, anchor_sync_ms=[], last=[])
     step, append, make_durable, offer = RoundEngine.step, Journal.append, Journal.make_durable, EventPublisher.offer
 
     def timed_make_durable(self: Journal) -> None:
@@ -107,8 +118,9 @@ def stamped() -> Iterator[dict[str, Any]]:
         return result
 
     def timed_append(self: Journal, events: Any, now: Any, *rest: Any, **kw: Any) -> list[JournaledEvent]:
-        start = time.perf_counter()
+        start, began, cpu = time.perf_counter(), time.monotonic_ns(), time.thread_time()
         out = append(self, events, now, *rest, **kw)
+        seen["append_cpu_ms"].append((time.thread_time() - cpu) * 1000)
         # Committed: the WAL synced (synchronous=FULL) and the anchor file written, not yet synced.
         seen["committed_ns"].update(dict.fromkeys((ev.seq for ev in out), time.monotonic_ns()))
         stepped, seen["pending"] = seen["pending"], []
@@ -124,6 +136,9 @@ def stamped() -> Iterator[dict[str, Any]]:
                     seen["step_ns"][ev.seq] = ns
                     seen["position"][ev.seq] = i
                 at += n
+            # The commit's last step -> handed to the writer thread -> its append began (the thread's wake-up).
+            handed = seen["submitted"][-1] if seen["submitted"] else began
+            seen["to_writer"].append((stepped[-1][0], handed, began))
         return out
 
     with (
@@ -131,8 +146,43 @@ def stamped() -> Iterator[dict[str, Any]]:
         patch.object(Journal, "append", timed_append),
         patch.object(Journal, "make_durable", timed_make_durable),
         patch.object(EventPublisher, "offer", timed_offer),
+        wire_stamps(seen),
     ):
         yield seen
+
+
+@contextlib.contextmanager
+def wire_stamps(seen: dict[str, Any]) -> Iterator[None]:
+    """The stamps around the journal's commit and the publish: each hand-off to the writer thread, each event's
+    PUBLISH written to the socket, each garbage collection."""
+    publish, submit = paho.Client.publish, JournalWriter.submit
+    seen.update(submitted=[], append_cpu_ms=[], to_writer=[])
+    seen["written"] = []  # (ns, body) once paho wrote an event's PUBLISH to the socket (controller.mqtt.batch)
+    seen["gc"] = []  # (start ns, end ns, generation) of each collection while the table played
+    gc_start: list[int] = [0]
+
+    def timed_submit(self: JournalWriter, *args: Any) -> Any:
+        seen["submitted"].append(time.monotonic_ns())  # on the loop: the step's records built, the commit handed on
+        return submit(self, *args)
+
+    def timed_publish(self: paho.Client, topic: str, payload: Any = None, *rest: Any, **kw: Any) -> Any:
+        info = publish(self, topic, payload, *rest, **kw)
+        if topic.endswith("/event"):
+            seen["written"].append((time.monotonic_ns(), payload))
+        return info
+
+    def timed_gc(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc_start[0] = time.monotonic_ns()
+        else:
+            seen["gc"].append((gc_start[0], time.monotonic_ns(), info["generation"]))
+
+    with patch.object(paho.Client, "publish", timed_publish), patch.object(JournalWriter, "submit", timed_submit):
+        gc.callbacks.append(timed_gc)
+        try:
+            yield
+        finally:
+            gc.callbacks.remove(timed_gc)
 
 
 async def play_table(config: TableConfig, rounds: int, pace: float, seed: int, broker: str, journal: Path) -> None:
@@ -143,6 +193,20 @@ async def play_table(config: TableConfig, rounds: int, pace: float, seed: int, b
     played = await play(
         config, rounds=rounds, broker=broker, seed=seed, pace=pace, journal_path=journal, on_event=on_event
     )
+    if played != rounds:
+        sys.exit(f"bench: the table played {played} rounds, not {rounds}: see the log")
+
+
+async def play_controller(config: TableConfig, rounds: int, pace: float, seed: int, broker: str, journal: Path) -> None:
+    """--sims-process: the controller here, the simulated devices and people in a child (bench/latency_people.py)
+    acting on the events they receive over MQTT."""
+    child = ChildPeople(broker, config.table_id, seed, pace)
+    try:
+        ports = await child.start()
+        drivers = build_devices(simulator_settings(config, pace), ports)
+        played = await run_table(config, drivers, broker=broker, journal_path=journal, companions=closer(rounds))
+    finally:
+        await child.stop()
     if played != rounds:
         sys.exit(f"bench: the table played {played} rounds, not {rounds}: see the log")
 
@@ -169,6 +233,14 @@ def options() -> argparse.Namespace:
         default=Path(tempfile.gettempdir()),
         help="where the temporary journal goes (default: the temp dir)",
     )
+    ap.add_argument(
+        "--sims-process",
+        action=argparse.BooleanOptionalAction,
+        default=SIMS_PROCESS,
+        help="the simulated devices and people in a process of their own, so that only the controller runs on the "
+        "measured loop, as in a table's daemon (--no-sims-process: in this process, on the controller's loop)",
+    )
+    ap.add_argument("--samples", type=Path, help="also write each event's stage stamps to this JSON file")
     return ap.parse_args()
 
 
@@ -182,8 +254,11 @@ def measure(config: TableConfig, args: argparse.Namespace) -> tuple[list[float],
             benchlib.progress(f"baseline: {BASELINE_MESSAGES} bare paho publishes")
             base = baseline(url, sub, ping_topic, BASELINE_MESSAGES)
             benchlib.progress(f"playing {args.rounds} rounds of a seven-seat 643a table at pace {args.pace:g}")
+            where = "in a process of their own" if args.sims_process else "in this process"
+            benchlib.progress(f"the simulated devices and people {where}")
+            playing = play_controller if args.sims_process else play_table
             with stamped() as seen:
-                asyncio.run(play_table(config, args.rounds, args.pace, args.seed, url, Path(tmp) / "j.sqlite"))
+                asyncio.run(playing(config, args.rounds, args.pace, args.seed, url, Path(tmp) / "j.sqlite"))
             received: dict[int, int] = {}
             with contextlib.suppress(queue.Empty):
                 while True:
@@ -196,6 +271,42 @@ def measure(config: TableConfig, args: argparse.Namespace) -> tuple[list[float],
     return base, seen, received
 
 
+def stages(seen: dict[str, Any], stepped: dict[int, int], received: dict[int, int]) -> None:
+    """Each stage of the events' way, and the collections while the table played."""
+    # The stages, whichever order the writer thread syncs the anchor file and hands the events on in.
+    committed: dict[int, int] = seen["committed_ns"]
+    offered: dict[int, int] = seen["offered_ns"]
+    describe(
+        "  engine step -> committed (queued, WAL synced, anchor written)",
+        [(committed[q] - ns) / 1e6 for q, ns in stepped.items() if q in committed],
+    )
+    to_writer: list[tuple[int, int, int]] = seen["to_writer"]
+    describe("    step -> handed to the writer thread (records built)", [(h - s) / 1e6 for s, h, _ in to_writer])
+    describe("    handed -> the writer thread's append began", [(b - h) / 1e6 for _, h, b in to_writer])
+    describe("    the append (its thread's CPU time)", seen["append_cpu_ms"])
+    describe("  the anchor file's fdatasync after each commit", seen["anchor_sync_ms"])
+    describe(
+        "  committed -> offered to the publisher on the loop",
+        [(offered[q] - committed[q]) / 1e6 for q in stepped if q in offered and q in committed],
+    )
+    written = {int(json.loads(body)["seq"]): ns for ns, body in seen["written"]}
+    describe(
+        "  offered -> written to the socket (the publisher's turn, the body, paho)",
+        [(written[q] - offered[q]) / 1e6 for q in stepped if q in offered and q in written],
+    )
+    describe("  written -> subscriber (broker, subscriber)", [(received[q] - written[q]) / 1e6 for q in stepped])
+    collections: list[tuple[int, int, int]] = seen["gc"]
+    if collections:
+        pauses = [(end - start) / 1e6 for start, end, _ in collections]
+        old = sum(gen == 2 for _, _, gen in collections)
+        print(
+            f"  garbage collections while playing: {len(collections)} ({old} of generation 2), pause p50 "
+            f"{statistics.median(pauses):.2f} ms, max {max(pauses):.2f} ms"
+        )
+    if len(offered) < len(stepped):
+        print(f"  ({len(stepped) - len(offered)} events were read from the outbox instead of offered)")
+
+
 def report(args: argparse.Namespace, base: list[float], seen: dict[str, Any], received: dict[int, int]) -> None:
     stepped: dict[int, int] = seen["step_ns"]
     missing = sorted(set(stepped) - set(received))
@@ -203,6 +314,8 @@ def report(args: argparse.Namespace, base: list[float], seen: dict[str, Any], re
         sys.exit(f"bench: {len(missing)} stepped events never reached the subscriber (first seqs {missing[:5]})")
     latency = [(received[seq] - ns) / 1e6 for seq, ns in stepped.items()]
     print(f"seven-seat 643a table, {args.rounds} rounds at pace {args.pace:g}, {len(latency)} events from engine steps")
+    where = "in a process of their own" if args.sims_process else "in this process, on the controller's loop"
+    print(f"the simulated devices and people ran {where}")
     # The baseline the issue names: the trip an event must make (publisher -> broker -> subscriber, QoS 1, one at a
     # time) plus one bare commit, p50 with p50 and p99 with p99 (the sum of two p99s is a generous floor). The table's
     # commit also syncs the anchor file before anything leaves (docs/journal.md): the second baseline counts it.
@@ -214,24 +327,7 @@ def report(args: argparse.Namespace, base: list[float], seen: dict[str, Any], re
     print(f"bare commit and the anchor file's fdatasync: p50 {a50:.2f} ms, p99 {a99:.2f} ms")
     print(f"baseline, a bare publish round trip plus a bare commit: p50 {b50:.2f} ms, p99 {b99:.2f} ms")
     describe("journal commit of a step's events (part of the path)", seen["commit_ms"])
-    # The stages, whichever order the writer thread syncs the anchor file and hands the events on in.
-    committed: dict[int, int] = seen["committed_ns"]
-    offered: dict[int, int] = seen["offered_ns"]
-    describe(
-        "  engine step -> committed (queued, WAL synced, anchor written)",
-        [(committed[q] - ns) / 1e6 for q, ns in stepped.items() if q in committed],
-    )
-    describe("  the anchor file's fdatasync after each commit", seen["anchor_sync_ms"])
-    describe(
-        "  committed -> offered to the publisher on the loop",
-        [(offered[q] - committed[q]) / 1e6 for q in stepped if q in offered and q in committed],
-    )
-    describe(
-        "  offered -> subscriber (publish, broker)",
-        [(received[q] - offered[q]) / 1e6 for q in stepped if q in offered],
-    )
-    if len(offered) < len(stepped):
-        print(f"  ({len(stepped) - len(offered)} events were read from the outbox instead of offered)")
+    stages(seen, stepped, received)
     # A step journals its events in one commit and the publisher sends them as one batch: the first of a step's events
     # shows the path, the later ones what the batch's own publishes add.
     position: dict[int, int] = seen["position"]
@@ -263,8 +359,26 @@ def main() -> int:
     print(f"machine: {benchlib.machine()}")
     print(f"journal in {args.journal_dir} ({benchlib.filesystem(args.journal_dir)})")
     config = benchlib.seven_seat_config()
-    report(args, *measure(config, args))
+    # As `tablectl run` does once its modules are loaded (controller.cli.main): what start-up made leaves the
+    # collector's generations, so the collections while the table plays do not walk it.
+    gc.freeze()
+    base, seen, received = measure(config, args)
+    report(args, base, seen, received)
+    if args.samples is not None:
+        dump(args.samples, seen, received)
     return 0
+
+
+def dump(path: Path, seen: dict[str, Any], received: dict[int, int]) -> None:
+    """--samples: each stepped event's stamps (CLOCK_MONOTONIC ns) and the collections, for a look at the tail."""
+    written = {int(json.loads(body)["seq"]): ns for ns, body in seen["written"]}
+    stamps = {"committed": seen["committed_ns"], "offered": seen["offered_ns"], "written": written}
+    events = [
+        {"seq": q, "position": seen["position"][q], "step": ns, "received": received[q]}
+        | {name: at.get(q) for name, at in stamps.items()}
+        for q, ns in seen["step_ns"].items()
+    ]
+    path.write_text(json.dumps({"events": events, "gc": seen["gc"]}))
 
 
 if __name__ == "__main__":

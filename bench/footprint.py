@@ -203,14 +203,17 @@ class Watch:
                 self.events.put_nowait(SimpleNamespace(type=kind, payload=body["payload"], sealed=None))
 
 
-def people(config: TableConfig, sims: SimulatedTable, rng: random.Random) -> tuple[SimulatedFloor, asyncio.Queue[Any]]:
-    """The simulated people, fed the published events through the queue. Let It Ride on an automated shoe asks them
-    for nothing but wagers, decisions and the dealer's buttons, all on the simulated devices."""
+def people(
+    config: TableConfig, sims: SimulatedTable, rng: random.Random, pace: float = 0.0
+) -> tuple[SimulatedFloor, asyncio.Queue[Any]]:
+    """The simulated people, fed the published events through the queue, `pace` seconds between actions. Let It Ride
+    on an automated shoe asks them for nothing but wagers, decisions and the dealer's buttons, all on the simulated
+    devices (bench/latency_people.py plays them too)."""
     events: asyncio.Queue[Any] = asyncio.Queue()
     service = SimpleNamespace(
         config=config, engine=SimpleNamespace(method="automated_shoe"), subscribe=lambda _name, _kind: events
     )
-    return SimulatedFloor(service, sims, RandomPolicy(rng), None, 0.0), events  # type: ignore[arg-type]
+    return SimulatedFloor(service, sims, RandomPolicy(rng), None, pace), events  # type: ignore[arg-type]
 
 
 async def measure(

@@ -48,8 +48,14 @@ def test_table_rounds_reports_a_rate_against_the_engine(tmp_path: Path) -> None:
     assert re.search(r"per round: \d+ events, \d+ journal commits and \d+ outbox marks", out), out
 
 
-def test_event_latency_reports_percentiles_against_bare_paho(tmp_path: Path) -> None:
-    out = _bench("event_latency.py", "--rounds", "2", "--pace", "0", "--journal-dir", str(tmp_path))
+@pytest.mark.parametrize(
+    ("where", "ran"),
+    [("--sims-process", "in a process of their own"), ("--no-sims-process", "in this process, on the controller's")],
+)
+def test_event_latency_reports_percentiles_against_bare_paho(tmp_path: Path, where: str, ran: str) -> None:
+    out = _bench("event_latency.py", "--rounds", "2", "--pace", "0", "--journal-dir", str(tmp_path), where)
+    assert f"the simulated devices and people ran {ran}" in out, out
+    assert re.search(r"offered -> written to the socket .*: p50 [\d.]+ ms", out), out
     assert re.search(r"bare paho publish -> receive: p50 [\d.]+ ms, p99 [\d.]+ ms", out), out
     assert re.search(r"baseline, a bare publish round trip plus a bare commit: p50 [\d.]+ ms, p99 [\d.]+ ms", out), out
     assert re.search(r"engine step -> subscriber, every event: p50 [\d.]+ ms, p99 [\d.]+ ms", out), out
