@@ -36,7 +36,7 @@ from typing import Any
 import aiomqtt
 import benchlib
 import commitbound
-from procfs import idle_cpu, main_thread_cpu, resident_parts, rss_mb
+from procfs import idle_cpu, main_thread_cpu, resident_parts, rss_mb, spawn, stop, wait_ready
 
 from controller.config.table import TableConfig
 from controller.people.demo import RandomPolicy
@@ -102,32 +102,6 @@ try:
 except SystemExit:
     pass
 """
-
-
-async def spawn(*args: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-
-
-async def stop(proc: asyncio.subprocess.Process, sig: int = signal.SIGTERM) -> None:
-    if proc.returncode is None:
-        proc.send_signal(sig)
-        try:
-            async with asyncio.timeout(10):
-                await proc.wait()
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
-
-
-async def wait_ready(proc: asyncio.subprocess.Process, what: str) -> None:
-    assert proc.stdout is not None
-    async with asyncio.timeout(30):
-        line = await proc.stdout.readline()
-    if not line.startswith(b"ready"):
-        err = await proc.stderr.read() if proc.stderr else b""
-        sys.exit(f"bench: {what} did not start: {line!r} {err.decode()[-2000:]}")
 
 
 @dataclass

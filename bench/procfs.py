@@ -1,8 +1,10 @@
-"""What /proc says of a running process: its resident memory, its parts, and its main thread's CPU (Linux)."""
+"""What /proc says of a running process (its resident memory and parts, its main thread's CPU), and spawning one."""
 
 from __future__ import annotations
 
 import asyncio
+import signal
+import sys
 import time
 from pathlib import Path
 
@@ -55,3 +57,29 @@ async def idle_cpu(pid: int, seconds: float) -> float:
     start_cpu, start = benchlib.cpu_seconds(pid), time.monotonic()
     await asyncio.sleep(seconds)  # the measurement window itself, not synchronisation
     return (benchlib.cpu_seconds(pid) - start_cpu) / (time.monotonic() - start) * 100
+
+
+async def spawn(*args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+
+
+async def stop(proc: asyncio.subprocess.Process, sig: int = signal.SIGTERM) -> None:
+    if proc.returncode is None:
+        proc.send_signal(sig)
+        try:
+            async with asyncio.timeout(10):
+                await proc.wait()
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+
+
+async def wait_ready(proc: asyncio.subprocess.Process, what: str) -> None:
+    assert proc.stdout is not None
+    async with asyncio.timeout(30):
+        line = await proc.stdout.readline()
+    if not line.startswith(b"ready"):
+        err = await proc.stderr.read() if proc.stderr else b""
+        sys.exit(f"bench: {what} did not start: {line!r} {err.decode()[-2000:]}")

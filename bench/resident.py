@@ -26,6 +26,7 @@ from typing import Any
 
 import benchlib
 import footprint
+import procfs
 from procfs import rss_mb
 
 from controller.shell.logs import configure_logging
@@ -138,16 +139,16 @@ def print_parts(label: str, info: dict[str, Any], base_rss: float) -> None:
 
 
 async def import_baseline() -> float:
-    proc = await footprint.spawn(
+    proc = await procfs.spawn(
         sys.executable,
         "-c",
         "import controller.cli, controller.shell.runner, sys; print('ready', flush=True); sys.stdin.read()",
     )
     try:
-        await footprint.wait_ready(proc, "the import baseline")
+        await procfs.wait_ready(proc, "the import baseline")
         rss, _ = rss_mb(proc.pid)
     finally:
-        await footprint.stop(proc)
+        await procfs.stop(proc)
     return rss
 
 
