@@ -1,7 +1,8 @@
 """Config patterns take ASCII digits only (as controller/mqtt/contract.py's): in pydantic-core's Rust regex and in
-Python's `re` on text, \\d is every Unicode decimal digit, so FLOOR.toml's `starts_at = "0٦:3٠"` (Arabic-Indic) was
-accepted and printed so in every report's period, and a table's rules took `ante_odds = "١ to 1"`. Each is now refused
-with the field and the fix named; the same text in ASCII digits passes."""
+Python's `re` on text, \\d is every Unicode decimal digit, so FLOOR.toml's `starts_at = "0\\u0666:30"` (an
+Arabic-Indic six) was accepted and printed so in every report's period, and a table's rules took
+`ante_odds = "\\uff11 to 1"` (a fullwidth one). Each is now refused with the field and the fix named; the same text
+in ASCII digits passes."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def test_odds_pass_exactly_when_their_digits_are_ascii(numerator: int, denominat
         f"{foreign(f'{numerator:,}', zero)} {kind} {denominator}",
         f"{numerator} {kind} {foreign(str(denominator), zero)}",
     ):
-        with pytest.raises(ValueError, match="is not payout odds: write e.g. '500 to 1'"):
+        with pytest.raises(ValueError, match=r"is not payout odds: write e\.g\. '500 to 1'"):
             Odds.parse(bad)
 
 
@@ -75,7 +76,10 @@ def test_no_text_pattern_in_the_packages_spells_a_digit_backslash_d() -> None:
                 and isinstance(node.body[0].value, ast.Constant)
             }
             for node in ast.walk(tree):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-                    if "\\d" in node.value:
-                        found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+                if (
+                    isinstance(node, ast.Constant)
+                    and isinstance(value := node.value, str)
+                    and id(node) not in docstrings
+                ):
+                    found += [f"{path.relative_to(ROOT)}:{node.lineno}: {value!r}"] if "\\d" in value else []
     assert not found, "spell digits [0-9], not \\d (every Unicode digit):\n" + "\n".join(found)
