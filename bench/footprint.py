@@ -36,6 +36,7 @@ from typing import Any
 import aiomqtt
 import benchlib
 import commitbound
+import procfs
 from procfs import idle_cpu, main_thread_cpu, resident_parts, rss_mb, spawn, stop, wait_ready
 
 from controller.config.table import TableConfig
@@ -72,10 +73,12 @@ asyncio.run(main())
 
 # --profile: the daemon under cProfile with each thread's CPU clock, from the first round.completed (SIGUSR1) to the
 # last (SIGUSR2, which writes both files): the event loop's thread to FILE, the journal writer's thread to FILE.writer.
-PROFILED = """
-import cProfile, runpy, signal, sys, time
-out, module = sys.argv[1], sys.argv[2]
-sys.argv = [module, *sys.argv[3:]]
+# Both files are made at the start: a FILE that cannot be written fails the daemon there, not after the rounds.
+PROFILED = (
+    procfs.WRAP_ARGS
+    + """
+import cProfile, signal, time
+open(out, "wb").close(), open(out + ".writer", "wb").close()
 loop_prof, writer_prof = cProfile.Profile(time.thread_time), cProfile.Profile(time.thread_time)
 on = [False]
 import controller.shell.writer as writer
@@ -97,11 +100,9 @@ def stop(*_):
     writer_prof.dump_stats(out + ".writer")
 signal.signal(signal.SIGUSR1, start)
 signal.signal(signal.SIGUSR2, stop)
-try:
-    runpy.run_module(module, run_name="__main__", alter_sys=True)
-except SystemExit:
-    pass
 """
+    + procfs.WRAP_RUN
+)
 
 
 @dataclass
@@ -213,6 +214,8 @@ async def measure(
             return await play_and_sample(daemon, mqtt, floor, events, rounds, idle_seconds, figures, bool(profile))
         finally:
             await stop(daemon)
+            if daemon.returncode != 0:  # it failed (SIGTERM ends it with 0): that, not what failed here after, is news
+                await procfs.exited(daemon, "the daemon")
 
 
 async def play_and_sample(
@@ -228,12 +231,17 @@ async def play_and_sample(
     players = asyncio.create_task(floor.run())
     watch = Watch(figures, rounds, players, events, daemon.pid, profiled)
     following = asyncio.create_task(watch.follow(mqtt))
-    async with asyncio.timeout(60):
-        await watch.opened.wait()
+    opened, ended = asyncio.create_task(watch.opened.wait()), asyncio.create_task(daemon.wait())
+    await asyncio.wait([opened, ended], timeout=60, return_when=asyncio.FIRST_COMPLETED)
+    await halt(ended)
+    if not opened.done():  # measure() says why the daemon ended, if it did
+        await halt(opened, following, players)
+        sys.exit(f"bench: the table did not open within 60 s (the daemon's exit status: {daemon.returncode})")
     figures.rss_open, _ = rss_mb(daemon.pid)
     figures.resident_open = resident_parts(daemon.pid)
     while not watch.idle.is_set():
         if daemon.returncode is not None:
+            await halt(following, players)
             sys.exit(f"bench: the daemon exited with {daemon.returncode} while playing")
         rss, _ = rss_mb(daemon.pid)
         figures.rss_max = max(figures.rss_max, rss)
@@ -243,9 +251,14 @@ async def play_and_sample(
     figures.rss_end, figures.hwm = rss_mb(daemon.pid)
     benchlib.progress(f"table open and idle: measuring the daemon's CPU over {idle_seconds:g} s")
     figures.idle_cpu = await idle_cpu(daemon.pid, idle_seconds)
-    following.cancel()
-    await asyncio.gather(following, players, return_exceptions=True)
+    await halt(following, players)
     return figures
+
+
+async def halt(*tasks: asyncio.Task[Any]) -> None:
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def publish_baseline(url: str, published: list[bytes]) -> float:

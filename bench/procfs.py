@@ -7,8 +7,21 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import benchlib
+
+# How a wrapper run with `python -c WRAPPER ARG module args...` (footprint.PROFILED, resident.WRAP) starts and ends:
+# its own argument off argv, then the daemon as `python -m` runs it. Its SystemExit, and so its exit status, goes
+# through: a wrapper that swallowed it made a daemon that failed exit 0, and the bench went on with wrong figures.
+WRAP_ARGS = """
+import runpy, sys
+out, module = sys.argv[1], sys.argv[2]
+sys.argv = [module, *sys.argv[3:]]
+"""
+WRAP_RUN = """
+runpy.run_module(module, run_name="__main__", alter_sys=True)
+"""
 
 
 def rss_mb(pid: int) -> tuple[float, float]:
@@ -74,6 +87,15 @@ async def stop(proc: asyncio.subprocess.Process, sig: int = signal.SIGTERM) -> N
         except TimeoutError:
             proc.kill()
             await proc.wait()
+
+
+async def exited(proc: asyncio.subprocess.Process, what: str) -> NoReturn:
+    """Fail the bench as `proc` failed: with its exit status (128 + N for signal N, as a shell says it) and the end
+    of its stderr, which says why. Called once it has exited."""
+    code = proc.returncode if proc.returncode is not None else await proc.wait()
+    err = (await proc.stderr.read()).decode(errors="replace") if proc.stderr else ""
+    print(f"bench: {what} exited with {code}; the end of its stderr:\n{err[-2000:]}", file=sys.stderr, flush=True)
+    raise SystemExit(code if code > 0 else 128 - code if code < 0 else 1)
 
 
 async def wait_ready(proc: asyncio.subprocess.Process, what: str) -> None:

@@ -32,10 +32,10 @@ from procfs import rss_mb
 from controller.shell.logs import configure_logging
 
 # Runs the daemon (as footprint.PROFILED does); SIGUSR1 and SIGUSR2 write OUT.1.json and OUT.2.json.
-WRAP = r"""
-import collections, ctypes, gc, json, os, runpy, signal, sys, threading, tracemalloc
-out, module = sys.argv[1], sys.argv[2]
-sys.argv = [module, *sys.argv[3:]]
+WRAP = (
+    procfs.WRAP_ARGS
+    + r"""
+import collections, ctypes, gc, json, os, signal, threading, tracemalloc
 if os.environ.get("RESIDENT_TRACE") == "1":
     tracemalloc.start()
 class MallInfo2(ctypes.Structure):
@@ -106,8 +106,9 @@ def report(n):
     return write
 signal.signal(signal.SIGUSR1, report(1))
 signal.signal(signal.SIGUSR2, report(2))
-runpy.run_module(module, run_name="__main__", alter_sys=True)  # its SystemExit, and exit status, go through
 """
+    + procfs.WRAP_RUN
+)
 
 
 def mb(kib: float) -> str:

@@ -160,7 +160,7 @@ class ArchiveWriter:
         self._days.clear()
         self.clock.reset()
 
-    async def write(self, batch: Sequence[Incoming | LinkIncoming | Rejected], at: str = "") -> WriteResult:
+    async def write(self, batch: Sequence[Incoming | LinkIncoming | Rejected]) -> WriteResult:
         """Archive the batch in one transaction; the in-memory state moves on only once it committed."""
         result = WriteResult()
         events: dict[str, tuple[Incoming, TableEvent]] = {}
@@ -171,7 +171,7 @@ class ArchiveWriter:
         rows = [_event_row(m, e, self.gd) for m, e in events.values()]
         if self.clock.due:
             await self.clock.sync(self.conn)
-        now = at or self.clock.stamp()
+        now = self.clock.stamp()
         seqs, live = self._next_state(batch, [e for _, e in events.values()], now)
         links = [m for m in batch if isinstance(m, LinkIncoming)]
         async with self.conn.transaction():

@@ -30,7 +30,7 @@ class _Section(BaseModel):
 
 M = TypeVar("M", bound=BaseModel)
 
-ClockTime = Annotated[str, Field(pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="HH:MM, 24-hour clock")]
+ClockTime = Annotated[str, Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$", description="HH:MM, 24-hour clock")]
 
 
 def clock(text: str) -> time:

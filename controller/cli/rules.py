@@ -25,7 +25,7 @@ from controller.games.trace import CITATION, Subsection
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 # A subsection the engine asks for in the common numbering: "13(d)", "8(f)", "10(a)(2)", "3(c)(1)".
-COMMON_KEY = re.compile(r"\d+\([a-z]\)(?:\([0-9a-z]+\))*")
+COMMON_KEY = re.compile(r"[0-9]+\([a-z]\)(?:\([0-9a-z]+\))*")
 Found = dict[str, set[str]]  # citation -> where it is (file:function, or file::test)
 NOT_CODE = ("subsections.py", "trace.py")
 
@@ -184,9 +184,9 @@ def _name_citations(name: str) -> str:
     683a.11(i)(3), test_..._655a_11_i_1_v 655a.11(i)(1)(v)."""
     out = []
     for m in re.finditer(
-        r"(6\d\da)_(\d+)([a-z](?:\d+)?)?((?:_(?:[a-z]|\d{1,2}|i{1,3}|iv|vi{0,3}|ix|x)(?=_|$))*)", name
+        r"(6[0-9][0-9]a)_([0-9]+)([a-z](?:[0-9]+)?)?((?:_(?:[a-z]|[0-9]{1,2}|i{1,3}|iv|vi{0,3}|ix|x)(?=_|$))*)", name
     ):
-        compact = re.findall(r"[a-z]|\d+", m.group(3) or "")
+        compact = re.findall(r"[a-z]|[0-9]+", m.group(3) or "")
         parts = [*compact, *(p for p in m.group(4).split("_") if p)]
         out.append(f"{m.group(1)}.{m.group(2)}" + "".join(f"({p})" for p in parts))
     return " ".join(out)

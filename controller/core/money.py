@@ -33,7 +33,7 @@ def wager_field(default: Cents, what: str) -> Any:
     return Field(default, gt=0, le=MAX_WAGER_CENTS, description=f"{what}, in cents; {WAGER_BOUND}")
 
 
-_ODDS = re.compile(r"^\s*([\d,]+)\s+(to|for)\s+(\d+)\s*$")
+_ODDS = re.compile(r"^\s*([0-9,]+)\s+(to|for)\s+([0-9]+)\s*$")
 
 
 @dataclass(frozen=True, slots=True)

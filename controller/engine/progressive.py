@@ -23,7 +23,7 @@ from controller.progressive.model import MICRO, MeterError, Meters, PercentOfMet
 
 # What a chapter's meter award reads as in a settled row: "100% of the mega meter" (655a) or "10% of meter"
 # (643a, where the wager spot names its meter).
-_SHARE = re.compile(r"^(\d+)% of (?:the (\w+) )?meter$")
+_SHARE = re.compile(r"^([0-9]+)% of (?:the (\w+) )?meter$")
 
 
 def meter_events(ctx: StepContext, events: Sequence[DomainEvent], meters: Meters) -> None:

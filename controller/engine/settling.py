@@ -11,7 +11,7 @@ from controller.engine import accounts, boundary, jackpot, link, players, progre
 from controller.engine.context import StepContext
 from controller.engine.spec import RoundView, SeatView
 
-_CITATION = re.compile(r"\d{3}a\.\d+(?:\([a-z0-9]+\))+")
+_CITATION = re.compile(r"[0-9]{3}a\.[0-9]+(?:\([a-z0-9]+\))+")
 
 
 def view(ctx: StepContext, departed: bool = False) -> RoundView:

@@ -12,7 +12,7 @@ from typing import Literal
 
 Disposition = Literal["enforced", "recorded", "people"]
 # A citation as the code and the tests write it: chapter, section, then any subsections, e.g. 683a.11(i)(1)(ii).
-CITATION = re.compile(r"\b(?P<chapter>6\d\da)\.(?P<section>\d+)(?P<sub>(?:\([a-z0-9]+\))*)")
+CITATION = re.compile(r"\b(?P<chapter>6[0-9][0-9]a)\.(?P<section>[0-9]+)(?P<sub>(?:\([a-z0-9]+\))*)")
 
 
 @dataclass(frozen=True, slots=True)

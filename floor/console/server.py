@@ -41,7 +41,7 @@ from floor.console.plumbing import (
 from floor.console.records import ConsoleRecords
 from floor.console.relay import relay_command
 from floor.console.verbs import LINK_VERBS, VERBS, ConsoleVerb, allowed, link_allowed
-from floor.console.views import FloorView, link_alerts, log_line, note_shuffle, table_alerts
+from floor.console.views import FloorView, link_alerts, log_line, note_shuffle, stamp, table_alerts
 from floor.links import LinkLive
 from floor.live import TableLive
 from floor.messages import Incoming, LinkIncoming
@@ -136,14 +136,20 @@ class ConsoleServer:
                 lines.append(line)
         if not changed and not changed_links:
             return
-        update: dict[str, Any] = {**self.delta(changed, changed_links, self.clock()), "lines": lines}
+        now = self.clock()
+        update: dict[str, Any] = {**self.delta(changed, changed_links, now), "lines": lines, "now": stamp(now)}
         if self.streams and (update["tiles"] or update["alerts"] or update["links"] or lines):
             self._broadcast("update", json.dumps(update))
 
     def refresh(self, tables: set[str]) -> None:
         """Send the browsers these tables' tiles and alerts again where time alone changed them (a gap gone stale,
         floor/gaps.py), with no message archived."""
-        update: dict[str, Any] = {**self.delta(tables & set(self.view.live), set(), self.clock()), "lines": []}
+        now = self.clock()
+        update: dict[str, Any] = {
+            **self.delta(tables & set(self.view.live), set(), now),
+            "lines": [],
+            "now": stamp(now),
+        }
         if self.streams and (update["tiles"] or update["alerts"]):
             self._broadcast("update", json.dumps(update))
 
@@ -294,7 +300,7 @@ class ConsoleServer:
                 try:
                     item = await asyncio.wait_for(q.get(), HEARTBEAT_S)
                 except TimeoutError:
-                    item = ("heartbeat", "{}")
+                    item = ("heartbeat", json.dumps({"now": stamp(self.clock())}))
                 if item is None or self.sessions.get(s.token, self.clock()) is None:
                     await response.write(sse_frame("bye", json.dumps({"reason": "session ended"})))
                     break

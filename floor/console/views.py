@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from floor.gaps import MAX_SEQS, open_gaps
@@ -37,6 +37,12 @@ def _parse_ts(ts: str | None) -> datetime | None:
         return datetime.fromisoformat(ts.replace("Z", "+00:00"))
     except ValueError:
         return None
+
+
+def stamp(now: datetime) -> str:
+    """The server's now as the page reads it (`now` in the floor, each update and heartbeat): the page measures every
+    age (a phase, an alert, a link's last word) on this clock, not on the browser's, which may be off the floor's."""
+    return now.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def log_line(e: dict[str, Any]) -> dict[str, Any]:
@@ -167,13 +173,14 @@ class FloorView:
         tiles = [self.tile(t, now) for t in sorted(self.live)]
         found = [a for t in tiles for a in table_alerts(t)]
         found += [a for k in sorted(self.links) for a in link_alerts(self.links[k])]
-        return {"tiles": tiles, "alerts": sort_alerts(found), "links": self.panels()}
+        return {"tiles": tiles, "alerts": sort_alerts(found), "links": self.panels(), "now": stamp(now)}
 
     def detail(self, table_id: str, now: datetime) -> dict[str, Any]:
         x = self.table(table_id)
         birth = x.birth or {}
         software = dict(birth.get("software") or {})
         return {
+            "now": stamp(now),
             "tile": self.tile(table_id, now),
             "software": software,
             # A verdict on the digest is published by tables that check their own code (absent: none published).

@@ -6,6 +6,7 @@ README "Benchmarks"). Each starts its own mosquitto and uses real ptys, SQLite f
 
 from __future__ import annotations
 
+import importlib
 import re
 import subprocess
 import sys
@@ -72,6 +73,38 @@ def test_footprint_reports_rss_and_idle_cpu() -> None:
     bound = r"the journal: [\d.]+ durable commits a round .*: \d+ us of wall time, .* bound the table to \d+ rounds/s"
     assert re.search(bound, out), out
     assert re.search(r"idle with the table open, over 1 s: [\d.]+ % of a core .*a smoke run", out), out
+
+
+def test_the_profiled_daemon_exits_as_the_daemon_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """footprint.PROFILED runs `tablectl run` under cProfile: a daemon that fails (here: no such config) exits with
+    its own status and message, not 0 (the wrapper swallowed SystemExit, and the bench went on)."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    profiled = str(importlib.import_module("footprint").PROFILED)
+    run = ["controller.cli", "run", "--config", str(tmp_path / "missing.toml")]
+    bare = subprocess.run([sys.executable, "-m", *run], capture_output=True, text=True, check=False)
+    wrapped = subprocess.run(
+        [sys.executable, "-c", profiled, str(tmp_path / "prof"), *run], capture_output=True, text=True, check=False
+    )
+    assert bare.returncode == 2 and "cannot read config" in bare.stderr, bare.stderr
+    assert (wrapped.returncode, wrapped.stderr) == (bare.returncode, bare.stderr)
+
+
+def test_footprint_fails_with_the_daemons_status_and_stderr_when_it_fails_under_profile(tmp_path: Path) -> None:
+    """--profile to a FILE that cannot be written: the daemon (under PROFILED) fails at its start, and the bench
+    fails with its exit status and the end of its stderr (before: "exited with 0", or figures and no profile)."""
+    out = tmp_path / "no-such-dir" / "prof"
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "footprint.py"), "--rounds", "2", "--idle-seconds", "1", "--profile", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=FAILURE_BOUND,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "bench: the daemon exited with 1; the end of its stderr:" in proc.stderr, proc.stderr
+    assert f"FileNotFoundError: [Errno 2] No such file or directory: '{out}'" in proc.stderr, proc.stderr
+    assert "rounds played" not in proc.stdout, proc.stdout
 
 
 def test_resident_says_what_the_daemons_memory_is_made_of() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -13,7 +14,9 @@ import pytest
 
 from floor.archive import ArchiveWriter, load_state
 from floor.config import DatabaseSection, GamingDaySection
+from floor.days import parse_ts
 from floor.db import async_connect, connect
+from floor.dbclock import DbClock
 from floor.messages import Incoming, LinkIncoming, Rejected, parse
 from floor.schema import LATEST, migrate, partitions
 from tests.floor.conftest import count
@@ -43,12 +46,28 @@ def msg(content: dict[str, Any], topic: str | None = None) -> Incoming | Rejecte
     return parsed
 
 
-async def writer(dsn: str) -> ArchiveWriter:
+class HeldClock(DbClock):
+    """The database's clock held at the instant the test sets: PostgreSQL's clock_timestamp() cannot be set, and
+    the test needs exact instants to say which gap opened when. The writer reads it as the service's (stamp())."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.at = ""
+
+    @property
+    def due(self) -> bool:
+        return False  # never read the database's own clock
+
+    def now(self) -> datetime:
+        return parse_ts(self.at)
+
+
+async def writer(dsn: str, clock: DbClock | None = None) -> ArchiveWriter:
     db = DatabaseSection(dsn=dsn)
     with connect(db) as sync:
         assert migrate(sync) == 0
     conn = await async_connect(db)
-    return ArchiveWriter(conn, GamingDaySection(), await load_state(conn))
+    return ArchiveWriter(conn, GamingDaySection(), await load_state(conn), clock)
 
 
 async def test_the_same_events_twice_are_archived_once(floor_dsn: str) -> None:
@@ -108,13 +127,17 @@ async def test_a_seq_gap_is_opened_then_filled(floor_dsn: str) -> None:
 
 async def test_a_gap_keeps_when_it_opened_across_partial_fills_and_a_restart(floor_dsn: str) -> None:
     """floor/gaps.py says a gap is stale by its age: the age must survive a partial fill and the service's restart."""
-    w = await writer(floor_dsn)
+    clock = HeldClock()
+    w = await writer(floor_dsn, clock)
     t0, t1, t2 = "2026-11-21T10:00:00.000000Z", "2026-11-21T10:00:05.000000Z", "2026-11-21T10:00:09.000000Z"
-    await w.write([msg(event(s)) for s in (1, 9)], t0)
+    clock.at = t0
+    await w.write([msg(event(s)) for s in (1, 9)])
     assert (w.state.live["t1"].gaps, w.state.live["t1"].gap_since) == ([[2, 8]], [t0])
-    await w.write([msg(event(s)) for s in (5, 12)], t1)  # 2-8 splits; 10-11 opens now
+    clock.at = t1
+    await w.write([msg(event(s)) for s in (5, 12)])  # 2-8 splits; 10-11 opens now
     assert (w.state.live["t1"].gaps, w.state.live["t1"].gap_since) == ([[2, 4], [6, 8], [10, 11]], [t0, t0, t1])
-    await w.write([msg(event(s)) for s in (2, 3, 4)], t2)
+    clock.at = t2
+    await w.write([msg(event(s)) for s in (2, 3, 4)])
     assert (w.state.live["t1"].gaps, w.state.live["t1"].gap_since) == ([[6, 8], [10, 11]], [t0, t1])
     state = await load_state(w.conn)
     assert (state.live["t1"].gaps, state.live["t1"].gap_since) == ([[6, 8], [10, 11]], [t0, t1])

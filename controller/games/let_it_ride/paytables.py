@@ -61,8 +61,8 @@ class Amount:
 
 Award = Odds | MeterShare | Amount
 
-_AMOUNT = re.compile(r"^\$([\d,]+)$")
-_SHARE = re.compile(r"^(\d+)% of meter$")
+_AMOUNT = re.compile(r"^\$([0-9,]+)$")
+_SHARE = re.compile(r"^([0-9]+)% of meter$")
 
 
 def award(text: str) -> Award:

@@ -6,7 +6,7 @@
 "use strict";
 
 const state = { session: null, tiles: new Map(), alertGroups: new Map(), links: new Map(), open: null, verbs: {},
-  linkVerbs: {}, key: null };
+  linkVerbs: {}, key: null, skew: 0 };
 const $ = (id) => document.getElementById(id);
 
 function el(tag, attrs, ...children) {
@@ -204,6 +204,7 @@ function connect() {
   // that changed, and the page patches those in place (docs/console.md, "Updates").
   source.addEventListener("floor", (m) => {
     const f = JSON.parse(m.data);
+    heard(f.now);
     state.tiles = new Map(f.tiles.map((t) => [t.table_id, t]));
     state.alertGroups = new Map();
     for (const a of f.alerts) {
@@ -217,6 +218,7 @@ function connect() {
   });
   source.addEventListener("update", (m) => {
     const u = JSON.parse(m.data);
+    heard(u.now);
     for (const t of u.tiles) { state.tiles.set(t.table_id, t); patchTile(t); }
     const groups = Object.entries(u.alerts || {});
     for (const [g, list] of groups) { if (list.length) state.alertGroups.set(g, list); else state.alertGroups.delete(g); }
@@ -229,14 +231,23 @@ function connect() {
       if (t && u.tiles.some((x) => x.table_id === state.open)) renderNow(t);
     }
   });
+  source.addEventListener("heartbeat", (m) => heard(JSON.parse(m.data).now));
   source.addEventListener("bye", () => { disconnect(); refreshSession(); });
 }
 
 // -- the floor view ------------------------------------------------------------------------------------------------
 
+// Ages are measured on the floor's clock (the database's, floor/dbclock.py), which stamped what they are measured
+// from: the server sends its now with the floor, each update and each heartbeat, and the page keeps how far the
+// browser's clock is from it. A browser whose clock is off shows the same ages as any other.
+function heard(now) {
+  const at = Date.parse(now || "");
+  if (!Number.isNaN(at)) state.skew = at - Date.now();
+}
+
 function since(ts) {
   if (!ts) return "";
-  const s = Math.max(0, Math.round((Date.now() - Date.parse(ts)) / 1000));
+  const s = Math.max(0, Math.round((Date.now() + state.skew - Date.parse(ts)) / 1000));
   return s < 120 ? `${s}s` : s < 7200 ? `${Math.round(s / 60)}m` : `${Math.round(s / 3600)}h`;
 }
 
@@ -432,6 +443,7 @@ async function openTable(tableId) {
   $("floor").hidden = true;
   $("tv-title").textContent = tableId;
   const d = await api("GET", `/api/tables/${encodeURIComponent(tableId)}`);
+  heard(d.now);
   renderNow(d.tile);
   $("tv-log").replaceChildren(...d.lines.map(logItem));
   $("tv-log").scrollTop = $("tv-log").scrollHeight;

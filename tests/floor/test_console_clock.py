@@ -1,0 +1,162 @@
+"""The console measures ages on the floor's clock, not the browser's (docs/console.md, "Ages"): a supervisor whose
+browser's clock is hours off the floor's sees a table "in phase" for as long as it has been, and an alert as old as
+it is. The server sends its now with the floor, each update and each heartbeat; the page keeps how far its own clock
+is from it.
+
+Real parts: the console server (floor/console/server.py) on a loopback port against a real PostgreSQL (its keys and
+audit), Debian's headless Chromium through chromium-driver, a log-in signed with an approved Ed25519 key. What cannot
+be had here is a browser on a host whose clock is off: this machine has one clock, and Chromium has no switch to run
+on another (CDP's Emulation.setTimezoneOverride moves the zone, not the instant). So the page's `Date` is shifted by a
+script that runs before the page's own (CDP Page.addScriptToEvaluateOnNewDocument): the only fake.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import re
+import threading
+import urllib.request
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from http.cookiejar import CookieJar
+from typing import Any
+
+import psycopg
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from controller.supervisor.envelope import public_key_b64
+from floor.config import parse_floor_config
+from floor.console.auth import login_bytes
+from floor.console.plumbing import COOKIE
+from floor.console.server import ConsoleServer
+from floor.console.views import stamp
+from floor.db import connect
+from floor.live import TableLive
+from floor.schema import migrate
+from tests.floor.test_console_browser import CHROMIUM, DRIVER, _browser_or_fail
+
+pytestmark = [pytest.mark.floor, pytest.mark.browser]
+IN_PHASE_S = 90  # how long the table has been in its phase, on the floor's clock
+TILT_S = 600  # how old its tilt is
+
+# The page's clock, shifted before any of its scripts run: Date.now() and new Date() read SHIFT_MS off the host's.
+SHIFTED_DATE = """
+(() => {
+  const SHIFT_MS = %d;
+  const RealDate = Date;
+  class ShiftedDate extends RealDate {
+    constructor(...args) { if (args.length === 0) super(RealDate.now() + SHIFT_MS); else super(...args); }
+    static now() { return RealDate.now() + SHIFT_MS; }
+  }
+  globalThis.Date = ShiftedDate;
+})();
+"""
+
+
+@pytest.fixture
+def chromium() -> Iterator[Any]:
+    _browser_or_fail()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,900"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def console(floor_dsn: str) -> Iterator[tuple[ConsoleServer, str]]:
+    """The console serving on loopback from a thread of its own (Selenium blocks this one)."""
+    config = parse_floor_config(f'[database]\ndsn = "{floor_dsn}"\n[console]\nlisten = "127.0.0.1:0"\n')
+    with connect(config.database) as conn:
+        migrate(conn)
+    server = ConsoleServer(config)  # the host's clock stands for the floor's (the database's, in the service)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="console", daemon=True)
+    thread.start()
+    try:
+        url = asyncio.run_coroutine_threadsafe(server.start(), loop).result(30)
+        yield server, url.rstrip("/")
+    finally:
+        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
+        loop.close()
+
+
+def log_in(origin: str, floor_dsn: str) -> str:
+    """Enrol a key, approve it as an administrator does, log in by signing the challenge: the session's token."""
+    key = Ed25519PrivateKey.generate()
+    jar = CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+
+    def post(path: str, body: dict[str, str]) -> dict[str, Any]:
+        req = urllib.request.Request(
+            origin + path,
+            data=json.dumps(body).encode(),
+            headers={"Origin": origin, "Content-Type": "application/json"},
+            method="POST",
+        )
+        with opener.open(req, timeout=30) as r:
+            reply: dict[str, Any] = json.loads(r.read())
+            return reply
+
+    post("/api/enrol", {"key_id": "sup", "role": "supervisor", "public_key": public_key_b64(key)})
+    with psycopg.connect(floor_dsn) as conn:
+        conn.execute("UPDATE console_keys SET approved_at = now() WHERE key_id = 'sup'")
+    challenge = post("/api/login/challenge", {"key_id": "sup"})["challenge"]
+    signature = base64.b64encode(key.sign(login_bytes(challenge, "sup", origin))).decode()
+    post("/api/login", {"key_id": "sup", "challenge": challenge, "signature": signature})
+    [token] = [c.value for c in jar if c.name == COOKIE and c.value is not None]
+    return token
+
+
+def seconds(text: str) -> int:
+    m = re.fullmatch(r"([0-9]+)(s|m|h)", text)
+    assert m is not None, text
+    return int(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+@pytest.mark.parametrize("shift", [timedelta(hours=3), timedelta(hours=-3)], ids=["browser-ahead", "browser-behind"])
+def test_ages_are_the_floors_whatever_the_browsers_clock(
+    chromium: Any, console: tuple[ConsoleServer, str], floor_dsn: str, shift: timedelta
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    server, origin = console
+    now = datetime.now(UTC)
+    live = TableLive("t1", state="online", game="Mississippi Stud", chapter="655a", phase="betting")
+    live.phase_since = stamp(now - timedelta(seconds=IN_PHASE_S))
+    live.tilts = {"critical_state": stamp(now - timedelta(seconds=TILT_S))}
+    server.view.live["t1"] = live
+    token = log_in(origin, floor_dsn)
+
+    chromium.execute_cdp_cmd(
+        "Page.addScriptToEvaluateOnNewDocument", {"source": SHIFTED_DATE % (shift.total_seconds() * 1000)}
+    )
+    chromium.get(origin + "/api/session")  # the cookie's origin, before the page
+    chromium.add_cookie({"name": COOKIE, "value": token, "path": "/"})
+    chromium.get(origin + "/")
+    page_now = chromium.execute_script("return Date.now()") / 1000
+    assert abs(page_now - (datetime.now(UTC) + shift).timestamp()) < 60, "the page's clock is not shifted"
+
+    tile = '#floor .tile[data-table="t1"] .in-phase'
+    wait = WebDriverWait(chromium, 30)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, tile) and d.find_element(By.CSS_SELECTOR, tile).text)
+    in_phase = seconds(chromium.find_element(By.CSS_SELECTOR, tile).text)
+    tilt = chromium.find_element(By.CSS_SELECTOR, '#alerts .alert[data-table="t1"][data-kind="tilt"] .since').text
+    elapsed = (datetime.now(UTC) - now).total_seconds()
+    # On the floor's clock: 90 s and 10 min, and the few seconds the test took. On the browser's own, 3 h more
+    # ("3h") or 0 (an age from the future, clamped).
+    assert IN_PHASE_S <= in_phase <= IN_PHASE_S + elapsed + 2, (in_phase, elapsed)
+    assert seconds(tilt) == TILT_S, tilt  # shown to the minute: "10m"
