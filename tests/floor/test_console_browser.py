@@ -60,7 +60,7 @@ def browser() -> Iterator[Any]:
     options.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"):
         options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
     driver.execute_cdp_cmd("Network.enable", {})
     try:
@@ -88,6 +88,17 @@ class Received:
                 except Exception:  # the stream itself, or a body the browser dropped: SSE messages are above
                     continue
                 self.bodies.append((f"response {params['requestId']}", got.get("body", "")))
+
+
+def page_errors(driver: Any) -> list[str]:
+    """What the page logged as errors in Chromium's console since last asked: a script or module that failed to load,
+    threw, or was refused by the content security policy. A refusal from the API (the tests provoke some: a log-in
+    before approval) is the page's answer, shown to the user, not a fault of the page."""
+    return [
+        f"{e.get('source')}: {e['message']}"
+        for e in driver.get_log("browser")
+        if e["level"] == "SEVERE" and not (e.get("source") == "network" and "/api/" in e["message"])
+    ]
 
 
 def card_leaks(bodies: list[tuple[str, str]]) -> list[str]:
@@ -256,6 +267,7 @@ def test_enrol_log_in_watch_validate_clear_and_switch(
         browser.save_screenshot(str(shots / "floor.png"))
 
         received.collect()
+        assert page_errors(browser) == []
         assert len(received.bodies) > 20
         assert card_leaks(received.bodies) == []
         # The scan sees cards where they may be: the settled rounds the table view recalled.
@@ -422,6 +434,7 @@ def test_a_linked_jackpot_on_every_linked_tile_validated_through_the_link(
         with psycopg.connect(dsn) as conn:
             audit = conn.execute("SELECT table_id, verb, outcome FROM console_audit WHERE action = 'command'")
             assert audit.fetchall() == [("link:mega", "validate_jackpot", "applied")]
+        assert page_errors(browser) == []
     finally:
         client.loop_stop()
         client.disconnect()

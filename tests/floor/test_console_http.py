@@ -5,6 +5,7 @@ the cross-site checks on every POST, log-in by a signed challenge, roles, and se
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,7 +19,7 @@ from controller.supervisor.envelope import public_key_b64
 from controller.supervisor.verbs import ROLE_VERBS, VERBS
 from floor.config import parse_floor_config
 from floor.console.auth import login_bytes
-from floor.console.plumbing import CSP
+from floor.console.plumbing import CSP, static_files
 from floor.console.server import ConsoleServer
 from floor.console.verbs import VERBS as CONSOLE_VERBS
 from floor.db import connect
@@ -88,6 +89,32 @@ async def test_headers_and_clear_errors(console: tuple[TestClient[Any, Any], Clo
     assert r.status == 401 and "log in" in (await r.json())["error"]
     r = await client.delete("/api/floor")
     assert r.status == 405 and "DELETE is not allowed" in (await r.json())["error"]
+
+
+async def test_every_module_of_the_page_is_served_as_javascript_under_the_csp_and_revalidated(
+    console: tuple[TestClient[Any, Any], Clock, str],
+) -> None:
+    """The page is ES modules importing one another: each must come as JavaScript (a browser refuses a module of any
+    other type), under the CSP (script-src 'self' admits them), and revalidated at every load (no-cache), so a
+    console upgraded under an open browser never runs a stale module beside a new one."""
+    client, _, _ = console
+    index = await (await client.get("/")).text()
+    todo = re.findall(r'<script type="module" src="(/static/[\w.-]+)"></script>', index)
+    assert todo == ["/static/console.js"] and "<script src=" not in index
+    seen: set[str] = set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        r = await client.get(path)
+        assert r.status == 200, path
+        assert r.content_type == "text/javascript" and r.charset == "utf-8", path
+        assert r.headers["Cache-Control"] == "no-cache" and r.headers["Content-Security-Policy"] == CSP, path
+        todo += [f"/static/{name}" for name in re.findall(r'^import [^;]* from "\./([\w.-]+)";$', await r.text(), re.M)]
+    # Every script shipped is one the page loads.
+    assert seen == {f"/static/{name}" for name in static_files() if name.endswith(".js")}
+    assert len(seen) > 1
 
 
 async def test_log_in_role_csrf_and_expiry(console: tuple[TestClient[Any, Any], Clock, str], floor_dsn: str) -> None:

@@ -1,0 +1,114 @@
+// The floor: a tile per table grouped by pit, the alerts that need a person, the linked progressives' panels.
+
+import { actionButton } from "./commands.js";
+import { $, dollars, el, since, state } from "./page.js";
+import { openTable } from "./table.js";
+
+function tile(t) {
+  const faults = Object.keys(t.faults).length;
+  const jackpots = Object.entries(t.pending_jackpots);
+  const tilts = Object.keys(t.tilts);
+  const devices = el("span", { class: "devices" }, el("span", { class: "dot " + (faults ? "bad" : "") }),
+    faults ? `${faults} device(s) need attention` : "devices ok");
+  const meters = Object.entries(t.meters).map(([lvl, m]) => `${lvl} ${dollars(m.display_cents)}`).join(" · ");
+  const linked = Object.entries(t.linked_meters || {}).map(([lvl, m]) => `${lvl} ${dollars(m.display_cents)}`)
+    .join(" · ");
+  const links = (t.links || []).map((l) => el("div", { class: "link " + (l.healthy ? "ok" : "bad"),
+    "data-link": l.link_id, "data-status": l.status, "data-leased": String(l.leased) },
+    el("span", { class: "dot " + (l.healthy ? "" : "bad") }),
+    `link ${l.link_id} ${l.status}` + (l.database === "down" ? ", database down" : "") +
+    (l.leased ? ", leased" : ", no lease: linked wagers locked out")));
+  const alerting = jackpots.length || tilts.length || (t.linked_jackpots || []).length;
+  const node = el("div", { class: `tile ${t.state}` + (alerting ? " alerting" : ""),
+    "data-table": t.table_id },
+    el("div", { class: "row" }, el("span", { class: "name" }, t.table_id), el("span", { class: "state" }, t.state)),
+    el("div", { class: "game" }, `${t.game || "?"} (${t.chapter || "?"})`),
+    el("div", { class: "row" }, el("span", { class: "phase", "data-phase": t.phase }, t.phase),
+      el("span", { class: "in-phase", "data-since": t.phase_since || "" }, since(t.phase_since))),
+    el("div", { class: "row" }, el("span", { class: "players" }, `${t.players} players`),
+      el("span", { class: "rph" }, `${t.rounds_per_hour} rounds/h`)),
+    el("div", { class: "row" }, el("span", { class: "rounds" }, `${t.rounds_completed} rounds`),
+      el("span", { class: "method" }, [t.dealing_method, t.shuffle].filter(Boolean).join(", "))),
+    devices,
+    meters ? el("div", { class: "meters" }, meters) : null,
+    ...links,
+    linked ? el("div", { class: "linked-meters" }, linked) : null,
+    ...(t.linked_jackpots || []).map((h) => el("div", { class: "jackpot linked", "data-link": h.link_id,
+      "data-order": h.order }, `LINKED JACKPOT pending: ${h.table_id} seat ${h.seat} ${h.level} ` +
+      `${dollars(h.amount_cents)} (${h.link_id} win #${h.order})`)),
+    ...jackpots.map(([hit, j]) => el("div", { class: "jackpot", "data-hit": hit },
+      `JACKPOT pending: seat ${j.seat} ${j.level} ${dollars(j.amount)}`)),
+    ...tilts.map((k) => el("div", { class: "tilt" }, `TILT ${k}`)),
+    t.gaps.length ? el("div", { class: "tilt" }, (t.stale_gaps || []).length ? "stale seq gap: resend" : "seq gap") : null);
+  node.addEventListener("click", () => openTable(t.table_id));
+  return node;
+}
+
+function pitBox(pit) {
+  let box = document.querySelector(`#floor .pit[data-pit="${CSS.escape(pit)}"] .tiles`);
+  if (box) return box;
+  const node = el("div", { class: "pit", "data-pit": pit }, el("h2", {}, `Pit ${pit}`), el("div", { class: "tiles" }));
+  const after = [...$("floor").children].find((p) => p.getAttribute("data-pit") > pit);
+  $("floor").insertBefore(node, after || null);
+  return node.querySelector(".tiles");
+}
+
+export function renderFloor() {
+  $("floor").replaceChildren();
+  for (const t of [...state.tiles.values()].sort((a, b) => a.table_id.localeCompare(b.table_id))) patchTile(t);
+}
+
+// One tile drawn again in its place; a new table's tile goes into its pit in table order.
+export function patchTile(t) {
+  const node = tile(t);
+  const old = document.querySelector(`#floor .tile[data-table="${CSS.escape(t.table_id)}"]`);
+  if (old && old.parentElement.parentElement.getAttribute("data-pit") === t.pit) { old.replaceWith(node); return; }
+  if (old) old.remove();
+  const box = pitBox(t.pit);
+  const after = [...box.children].find((x) => x.getAttribute("data-table") > t.table_id);
+  box.insertBefore(node, after || null);
+}
+
+// Sorted the way the server sorts them (floor/console/views.py sort_alerts): jackpots first, then oldest first.
+function alertOrder(a, b) {
+  const k = (x) => [x.rank, String(x.since), x.table_id, x.kind, String(x.key)];
+  const [p, q] = [k(a), k(b)];
+  for (let i = 0; i < p.length; i++) if (p[i] !== q[i]) return p[i] < q[i] ? -1 : 1;
+  return 0;
+}
+
+export function renderAlerts() {
+  const all = [...state.alertGroups.values()].flat().sort(alertOrder);
+  $("alert-count").textContent = `(${all.length})`;
+  $("alerts").replaceChildren(...all.map((a) =>
+    el("li", { class: "alert", "data-kind": a.kind, "data-table": a.table_id, "data-key": a.key,
+      "data-target": a.target, "data-target-id": a.target_id },
+      el("strong", {}, a.table_id), el("span", {}, a.text), el("span", { class: "since" }, since(a.since)),
+      a.verb ? actionButton(a.target || "table", a.target_id || a.table_id, a.verb, a.args) : null)));
+}
+
+export function renderLinks() {
+  $("links").hidden = !state.links.size || !(state.session && state.session.logged_in);
+  $("link-panels").replaceChildren(...[...state.links.values()].map((l) => {
+    const healthy = l.status === "open" && l.database === "up";
+    return el("div", { class: "link-panel " + (healthy ? "ok" : "bad"), "data-link": l.link_id },
+      el("div", { class: "row" }, el("strong", {}, `Link ${l.link_id}`),
+        el("span", { class: "link-status", "data-status": l.status }, l.status + (l.tilt ? `: ${l.tilt}` : "")),
+        el("span", {}, `database ${l.database || "?"}`), el("span", {}, `seq ${l.seq}`)),
+      el("ul", { class: "link-levels" }, ...Object.entries(l.meters).sort().map(([lvl, m]) =>
+        el("li", { "data-level": lvl }, el("span", {}, lvl), el("strong", {}, dollars(m.display_cents))))),
+      el("table", { class: "link-tables" }, el("tbody", {}, ...Object.entries(l.tables).sort().map(([tid, x]) =>
+        el("tr", { "data-table": tid, "data-leased": String(x.leased) }, el("td", {}, tid),
+          el("td", {}, `asset ${x.asset_number}`), el("td", {}, x.leased ? "leased" : "no lease"),
+          el("td", {}, x.last_seen ? `heard ${since(x.last_seen)} ago` : "not heard"))))),
+      ...l.pending.map((h) => el("div", { class: "jackpot", "data-order": h.order },
+        `pending: ${h.table_id} seat ${h.seat} ${h.level} ${dollars(h.amount_cents)} (win #${h.order})`)),
+      el("div", { class: "link-actions" },
+        actionButton("link", l.link_id, "open_link", { note: "opened from the floor console" }),
+        actionButton("link", l.link_id, "close_link", { note: "closed from the floor console" })));
+  }));
+}
+
+setInterval(() => {
+  for (const s of document.querySelectorAll(".in-phase")) s.textContent = since(s.getAttribute("data-since"));
+}, 1000);

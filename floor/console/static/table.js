@@ -1,0 +1,105 @@
+// One table's view: its live log, what it is doing now, its actions, devices, software and recent rounds.
+
+import { confirmAndSend } from "./commands.js";
+import { $, api, dollars, el, heard, since, state } from "./page.js";
+
+function logItem(l) {
+  return el("li", { "data-seq": l.seq, "data-type": l.type }, el("span", {}, l.seq), el("span", {}, l.ts.slice(11, 19)),
+    el("span", {}, l.type), el("span", {}, l.text), el("span", { class: "rule" }, l.rule ? `[${l.rule}]` : ""));
+}
+
+export function appendLine(l) {
+  const log = $("tv-log");
+  log.append(logItem(l));
+  while (log.children.length > 300) log.firstChild.remove();
+  log.scrollTop = log.scrollHeight;
+}
+
+export function renderNow(t) {
+  const rows = [["state", t.state], ["phase", `${t.phase} for ${since(t.phase_since)}`], ["round", t.round_id || "-"],
+    ["dealing method", t.dealing_method || "-"], ["shuffle", t.shuffle || "-"], ["players", t.players],
+    ["open tilts", Object.keys(t.tilts).join(", ") || "none"], ["blocks", Object.keys(t.blocks).join(", ") || "none"],
+    ["links", (t.links || []).map((l) => `${l.link_id} ${l.status}, ${l.leased ? "leased" : "no lease"}`)
+      .join("; ") || "none"]];
+  $("tv-now").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-field": k }, v)]));
+  $("tv-meters").replaceChildren(...Object.entries(t.meters).map(([lvl, m]) =>
+    el("li", { "data-level": lvl }, `${lvl}: ${dollars(m.display_cents)} (reserve ${dollars(m.reserve_cents)}, hits ${m.hits})`)));
+  renderActions(t);
+}
+
+function field(name, options) {
+  if (options) return el("select", { name }, ...options.map((o) => el("option", { value: o }, o)));
+  return el("input", { name, placeholder: name });
+}
+
+function renderActions(t) {
+  const box = $("tv-actions");
+  const forms = [];
+  const add = (verb, inputs, argsOf) => {
+    if (!(state.session.allowed || []).includes(verb)) return;
+    const b = el("button", { "data-verb": verb }, verb.replaceAll("_", " "));
+    const row = el("div", { class: "action" }, ...inputs, b);
+    b.addEventListener("click", () => confirmAndSend(t.table_id, verb, argsOf(inputs)));
+    forms.push(row);
+  };
+  const tilts = Object.keys(t.tilts);
+  for (const [hit, j] of Object.entries(t.pending_jackpots))
+    add("validate_jackpot", [], () => ({ seat: j.seat, level: j.level, hit }));
+  if (tilts.length) {
+    add("acknowledge_tilt", [field("tilt", tilts)], ([s]) => ({ tilt: s.value }));
+    add("clear_tilt", [field("tilt", tilts)], ([s]) => ({ tilt: s.value }));
+  }
+  add("mark_out_of_order", [field("device", ["shuffler", "shoe"])], ([s]) => ({ device: s.value }));
+  add("back_in_service", [field("device", ["shuffler", "shoe"])], ([s]) => ({ device: s.value }));
+  add("verify_deck", [], () => ({}));
+  add("verify_inspection", [], () => ({}));
+  add("floorperson_decision", [field("about", ["chip_count", "shuffle_order"]),
+    field("decision", ["proceed", "recount", "void", "reshuffle"])], ([a, d]) => ({ about: a.value, decision: d.value }));
+  add("bind_player", [field("seats")], ([s]) => ({ seats: s.value.split(/[ ,]+/).filter(Boolean).map(Number) }));
+  add("player_left", [field("seat")], ([s]) => ({ seat: Number(s.value) }));
+  add("release_held", [field("seat"), field("to", ["player", "house"])], ([s, t]) => ({ seat: Number(s.value), to: t.value }));
+  // Signed here with this browser's key and relayed like any command: the floor holds no key (docs/floor.md).
+  const stale = new Set((t.stale_gaps || []).map(([a, b]) => `${a}-${b}`));
+  for (const [a, b] of t.gaps || []) // at most 10,000 seqs a command (docs/commands.md, resend)
+    add("resend", [el("span", {}, `seq ${a}-${b}${stale.has(`${a}-${b}`) ? " (stale)" : ""}`)],
+      () => ({ from_seq: a, to_seq: Math.min(b, a + 9999) }));
+  add("open_table", [], () => ({}));
+  add("close_table", [], () => ({}));
+  box.replaceChildren(...forms);
+}
+
+export async function openTable(tableId) {
+  state.open = tableId;
+  $("table-view").hidden = false;
+  $("floor").hidden = true;
+  $("tv-title").textContent = tableId;
+  const d = await api("GET", `/api/tables/${encodeURIComponent(tableId)}`);
+  heard(d.now);
+  renderNow(d.tile);
+  $("tv-log").replaceChildren(...d.lines.map(logItem));
+  $("tv-log").scrollTop = $("tv-log").scrollHeight;
+  const ids = new Map(d.devices.map((x) => [x.device_id, x.identity || {}]));
+  const names = new Set([...ids.keys(), ...Object.keys(d.tile.devices)]);
+  $("tv-devices").tBodies[0].replaceChildren(...[...names].sort().map((n) => {
+    const id = ids.get(n) || {};
+    const st = (d.tile.devices[n] || {}).state || "unknown";
+    return el("tr", { "data-device": n }, el("td", {}, n), el("td", {}, st), el("td", {}, id.model || "-"),
+      el("td", {}, id.serial || "-"), el("td", {}, id.firmware || "-"));
+  }));
+  const sw = d.software || {};
+  $("tv-software").textContent = sw.code_sha256 ? `tablectl ${sw.version}, code sha256 ${sw.code_sha256} over ` +
+    `${sw.code_files} files; verdict: ${d.verdict || "none published"}` : "no birth message yet";
+  $("tv-rounds").replaceChildren(...d.rounds.map((r) => el("div", { class: "round", "data-round": r.round_id },
+    el("strong", {}, `${r.round_id} ${r.outcome}`),
+    r.table_result !== null ? ` table result ${dollars(r.table_result)}` : "",
+    el("ul", {}, ...r.settlements.map((s) => el("li", {},
+      `${s.type} seat ${s.seat ?? "-"}: ${(s.cards || []).join(" ")} ${s.hand || ""} ` +
+      (s.wagers ? s.wagers.map((w) => `${w.wager} ${dollars(w.amount)} ${w.outcome} paid ${dollars(w.paid)}`).join("; ")
+        : `${s.outcome || ""} paid ${dollars(s.paid)}`) + (s.rule ? ` [${s.rule}]` : "")))))));
+}
+
+export function closeTable() {
+  state.open = null;
+  $("table-view").hidden = true;
+  $("floor").hidden = false;
+}
