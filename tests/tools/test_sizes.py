@@ -86,7 +86,59 @@ def test_main_fails_naming_each_file_and_function_and_ignores_tests(
     assert "sizes: 2 over the limit" in err
 
 
+@pytest.mark.parametrize("suffix", [".js", ".css", ".html", ".sh", ".toml", ".sql"])
+def test_other_sources_are_held_to_the_file_limit_alone(tmp_path: Path, suffix: str) -> None:
+    # A JavaScript function of 300 lines is not Python's to measure: only the file's length counts.
+    long_function = "function f() {\n" + "  x = 1;\n" * 300 + "}\n"
+    root = _tree(
+        tmp_path,
+        {
+            f"floor/console/static/ok{suffix}": "x\n" * 400,
+            f"floor/console/static/big{suffix}": "x\n" * 401,
+            f"floor/console/static/long_function{suffix}": long_function,
+        },
+    )
+    found = sizes.check_tree(root, trees=("floor",), pending={}, exempt={})
+    assert [(f.path, f.line, f.pending) for f in found] == [(f"floor/console/static/big{suffix}", 1, False)]
+    assert "401 lines, over 400: split it along its seams" in found[0].message
+
+
+def test_files_neither_source_nor_outside_tests_are_not_measured(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "floor/README.md": "x\n" * 900,
+            "floor/data.json": "[\n" + "1,\n" * 900 + "1]\n",
+            "floor/tests/page.js": "x\n" * 900,
+            "controller/tests/fixture.sql": "x\n" * 900,
+        },
+    )
+    assert sizes.check_tree(root, trees=("floor", "controller"), pending={}, exempt={}) == []
+
+
+def test_an_exempt_file_needs_a_reason_and_must_exist(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path, {"tools/paytable.toml": "x\n" * 900, "tools/lock.toml": "x\n" * 900})
+    exempt = {"tools/paytable.toml": "data read whole: the rule's paytable", "tools/lock.toml": " "}
+    found = sizes.check_tree(root, trees=("tools",), pending={}, exempt=exempt)
+    # No reason: the entry itself is an error, and the file is measured as any other.
+    assert [(f.path, f.message.split(":")[0]) for f in found] == [
+        ("tools/lock.toml", "exempt from the size rule without a reason"),
+        ("tools/lock.toml", "900 lines, over 400"),
+    ]
+    monkeypatch.setattr(sizes, "EXEMPT", {"tools/paytable.toml": "data read whole", "tools/gone.toml": "generated"})
+    assert sizes.main([str(root)]) == 1
+    err = capsys.readouterr().err
+    assert "tools/gone.toml:1: error: exempt from the size rule but not there: remove it from EXEMPT" in err
+    assert "tools/lock.toml:1: error: 900 lines" in err and "paytable" not in err
+
+
 def test_this_repository_keeps_the_rule_but_for_the_files_split_pending() -> None:
     root = Path(__file__).resolve().parents[2]
     errors = [str(f) for f in sizes.check_tree(root) if not f.pending]
     assert errors == []
+    # The check reaches past Python: the console's scripts, style sheet and page are among what it measured.
+    measured = {p.relative_to(root).as_posix() for p in sizes.source_files(root)}
+    assert {"floor/console/static/console.js", "floor/console/static/console.css"} <= measured
+    assert "floor/console/static/index.html" in measured and "bench/seven-seats.toml" in measured
