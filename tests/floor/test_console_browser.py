@@ -17,7 +17,6 @@ import base64
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -30,43 +29,20 @@ import pytest
 from controller.config.keys import decode_public_key
 from controller.supervisor.envelope import canonical_bytes
 from tests.conftest import Mosquitto, free_port
+from tests.floor.chromium import chromium, page_errors
 from tests.floor.conftest import TABLECTL, FloorProcess, floor_toml, table_config, wait_for
 from tests.mqtt.conftest import card_tokens, is_settlement
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e, pytest.mark.browser]
 ROOT = Path(__file__).resolve().parents[2]
 DOCS_SHOTS = ROOT / "docs" / "console"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-
-
-def _browser_or_fail() -> None:
-    missing = [p for p in (CHROMIUM, DRIVER) if not Path(p).exists()]
-    if not missing:
-        return
-    why = f"{', '.join(missing)} missing: apt-get install chromium chromium-driver (python3 dev.py test does)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(why, pytrace=False)  # CI must run the browser test, never skip it
-    pytest.skip(why)
 
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    _browser_or_fail()
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    driver.execute_cdp_cmd("Network.enable", {})
-    try:
+    with chromium("1400,1000", {"performance": "ALL", "browser": "ALL"}) as driver:
+        driver.execute_cdp_cmd("Network.enable", {})
         yield driver
-    finally:
-        driver.quit()
 
 
 class Received:
@@ -88,17 +64,6 @@ class Received:
                 except Exception:  # the stream itself, or a body the browser dropped: SSE messages are above
                     continue
                 self.bodies.append((f"response {params['requestId']}", got.get("body", "")))
-
-
-def page_errors(driver: Any) -> list[str]:
-    """What the page logged as errors in Chromium's console since last asked: a script or module that failed to load,
-    threw, or was refused by the content security policy. A refusal from the API (the tests provoke some: a log-in
-    before approval) is the page's answer, shown to the user, not a fault of the page."""
-    return [
-        f"{e.get('source')}: {e['message']}"
-        for e in driver.get_log("browser")
-        if e["level"] == "SEVERE" and not (e.get("source") == "network" and "/api/" in e["message"])
-    ]
 
 
 def card_leaks(bodies: list[tuple[str, str]]) -> list[str]:

@@ -36,7 +36,7 @@ from floor.console.views import stamp
 from floor.db import connect
 from floor.live import TableLive
 from floor.schema import migrate
-from tests.floor.test_console_browser import CHROMIUM, DRIVER, _browser_or_fail, page_errors
+from tests.floor.chromium import chromium, page_errors
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
 IN_PHASE_S = 90  # how long the table has been in its phase, on the floor's clock
@@ -57,21 +57,9 @@ SHIFTED_DATE = """
 
 
 @pytest.fixture
-def chromium() -> Iterator[Any]:
-    _browser_or_fail()
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,900"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    try:
+def browser() -> Iterator[Any]:
+    with chromium("1200,900", {"browser": "ALL"}) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 @pytest.fixture
@@ -129,7 +117,7 @@ def seconds(text: str) -> int:
 
 @pytest.mark.parametrize("shift", [timedelta(hours=3), timedelta(hours=-3)], ids=["browser-ahead", "browser-behind"])
 def test_ages_are_the_floors_whatever_the_browsers_clock(
-    chromium: Any, console: tuple[ConsoleServer, str], floor_dsn: str, shift: timedelta
+    browser: Any, console: tuple[ConsoleServer, str], floor_dsn: str, shift: timedelta
 ) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -142,24 +130,24 @@ def test_ages_are_the_floors_whatever_the_browsers_clock(
     server.view.live["t1"] = live
     token = log_in(origin, floor_dsn)
 
-    chromium.execute_cdp_cmd(
+    browser.execute_cdp_cmd(
         "Page.addScriptToEvaluateOnNewDocument", {"source": SHIFTED_DATE % (shift.total_seconds() * 1000)}
     )
     # The session's cookie set for the console's origin before the page loads (not by visiting the origin first: a
     # JSON page has no icon, and the browser's 404 for it would be a console error that is not the console's).
-    chromium.execute_cdp_cmd("Network.setCookie", {"name": COOKIE, "value": token, "url": origin + "/"})
-    chromium.get(origin + "/")
-    page_now = chromium.execute_script("return Date.now()") / 1000
+    browser.execute_cdp_cmd("Network.setCookie", {"name": COOKIE, "value": token, "url": origin + "/"})
+    browser.get(origin + "/")
+    page_now = browser.execute_script("return Date.now()") / 1000
     assert abs(page_now - (datetime.now(UTC) + shift).timestamp()) < 60, "the page's clock is not shifted"
 
     tile = '#floor .tile[data-table="t1"] .in-phase'
-    wait = WebDriverWait(chromium, 30)
+    wait = WebDriverWait(browser, 30)
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, tile) and d.find_element(By.CSS_SELECTOR, tile).text)
-    in_phase = seconds(chromium.find_element(By.CSS_SELECTOR, tile).text)
-    tilt = chromium.find_element(By.CSS_SELECTOR, '#alerts .alert[data-table="t1"][data-kind="tilt"] .since').text
+    in_phase = seconds(browser.find_element(By.CSS_SELECTOR, tile).text)
+    tilt = browser.find_element(By.CSS_SELECTOR, '#alerts .alert[data-table="t1"][data-kind="tilt"] .since').text
     elapsed = (datetime.now(UTC) - now).total_seconds()
     # On the floor's clock: 90 s and 10 min, and the few seconds the test took. On the browser's own, 3 h more
     # ("3h") or 0 (an age from the future, clamped).
     assert IN_PHASE_S <= in_phase <= IN_PHASE_S + elapsed + 2, (in_phase, elapsed)
     assert seconds(tilt) == TILT_S, tilt  # shown to the minute: "10m"
-    assert page_errors(chromium) == []
+    assert page_errors(browser) == []
