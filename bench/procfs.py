@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
 import time
+import weakref
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
@@ -72,10 +75,53 @@ async def idle_cpu(pid: int, seconds: float) -> float:
     return (benchlib.cpu_seconds(pid) - start_cpu) / (time.monotonic() - start) * 100
 
 
-async def spawn(*args: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        *args, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+# How much of a spawned process's stderr is kept for the report of its failure (exited() prints the last 2000
+# characters). The rest is read and dropped as it comes.
+TAIL_BYTES = 64 * 1024
+
+
+@dataclass
+class _Stderr:
+    """A spawned process's stderr, read as it comes (its last TAIL_BYTES kept) by `drain`."""
+
+    tail: bytearray = field(default_factory=bytearray)
+    drain: asyncio.Task[None] | None = None
+
+    async def read(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(TAIL_BYTES):
+            self.tail += chunk
+            del self.tail[:-TAIL_BYTES]
+
+
+_STDERR: weakref.WeakKeyDictionary[asyncio.subprocess.Process, _Stderr] = weakref.WeakKeyDictionary()
+
+
+async def spawn(
+    *args: str, env: dict[str, str] | None = None, stdout: int = asyncio.subprocess.PIPE
+) -> asyncio.subprocess.Process:
+    """Start `args` with its stderr read while it runs: a daemon that logs more than a pipe holds (64 KiB on Linux)
+    before it is ready, or during the rounds, would block on its write if the bench read stderr only after its end,
+    and the bench would hang or measure a stalled daemon. stderr_tail() gives the end of what it wrote."""
+    proc = await asyncio.create_subprocess_exec(
+        *args, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=stdout, stderr=asyncio.subprocess.PIPE
     )
+    assert proc.stderr is not None
+    err = _STDERR[proc] = _Stderr()
+    err.drain = asyncio.create_task(err.read(proc.stderr))
+    return proc
+
+
+async def stderr_tail(proc: asyncio.subprocess.Process) -> str:
+    """The end of what `proc` (started by spawn()) wrote to stderr: all of it once it has exited and its stderr is
+    closed (waited for up to 5 s: a child of its own could hold it open), else what it has written so far."""
+    err = _STDERR.get(proc)
+    if err is None:
+        return ""
+    if proc.returncode is not None and err.drain is not None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(5):
+                await asyncio.shield(err.drain)
+    return bytes(err.tail).decode(errors="replace")
 
 
 async def stop(proc: asyncio.subprocess.Process, sig: int = signal.SIGTERM) -> None:
@@ -93,7 +139,7 @@ async def exited(proc: asyncio.subprocess.Process, what: str) -> NoReturn:
     """Fail the bench as `proc` failed: with its exit status (128 + N for signal N, as a shell says it) and the end
     of its stderr, which says why. Called once it has exited."""
     code = proc.returncode if proc.returncode is not None else await proc.wait()
-    err = (await proc.stderr.read()).decode(errors="replace") if proc.stderr else ""
+    err = await stderr_tail(proc)
     print(f"bench: {what} exited with {code}; the end of its stderr:\n{err[-2000:]}", file=sys.stderr, flush=True)
     raise SystemExit(code if code > 0 else 128 - code if code < 0 else 1)
 
@@ -103,5 +149,8 @@ async def wait_ready(proc: asyncio.subprocess.Process, what: str) -> None:
     async with asyncio.timeout(30):
         line = await proc.stdout.readline()
     if not line.startswith(b"ready"):
-        err = await proc.stderr.read() if proc.stderr else b""
-        sys.exit(f"bench: {what} did not start: {line!r} {err.decode()[-2000:]}")
+        if not line:  # its stdout closed: it is ending, and its stderr says why
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(10):
+                    await proc.wait()
+        sys.exit(f"bench: {what} did not start: {line!r} {(await stderr_tail(proc))[-2000:]}")

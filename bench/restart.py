@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import aiomqtt
 import benchlib
+import procfs
 
 from controller.config.table import TableConfig
 from controller.people.demo import play
@@ -157,13 +158,9 @@ async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: boo
 async def trial(n: int, run: list[str], env: dict[str, str], signs: Signs, seen_boots: set[str], kill: bool) -> Trial:
     """Spawn the daemon, time its signs of a new boot, stop it (SIGKILL with `kill`)."""
     start = time.monotonic()
-    daemon = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "controller.cli", "--log-level", "warning", *run),
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    cli = (sys.executable, "-m", "controller.cli", "--log-level", "warning")
+    # Its stderr read as it comes (procfs.spawn): a daemon that logs 64 KiB does not block on a full pipe.
+    daemon = await procfs.spawn(*cli, *run, env=env, stdout=asyncio.subprocess.DEVNULL)
     online = opened = ready = ready_cpu = None
     boot = None
     try:
@@ -185,12 +182,9 @@ async def trial(n: int, run: list[str], env: dict[str, str], signs: Signs, seen_
                         ready_cpu = benchlib.cpu_seconds(daemon.pid)
     except TimeoutError:
         if online is None or opened is None:
-            err = b""
-            if daemon.returncode is not None and daemon.stderr is not None:
-                err = await daemon.stderr.read()
             sys.exit(
                 f"bench: trial {n}: the daemon was not online with its table open within 30 s "
-                f"(exit status {daemon.returncode}) {err.decode()[-2000:]}"
+                f"(exit status {daemon.returncode}) {(await procfs.stderr_tail(daemon))[-2000:]}"
             )
     finally:
         daemon.send_signal(signal.SIGKILL if kill else signal.SIGTERM)

@@ -45,7 +45,7 @@ def pg_bin_dir() -> Path:
         return Path(env)
     versions = sorted(
         (p for p in Path("/usr/lib/postgresql").glob("*/bin") if (p / "initdb").exists()),
-        key=lambda p: int(re.sub(r"\D", "", p.parent.name) or 0),
+        key=lambda p: int(re.sub(r"[^0-9]", "", p.parent.name) or 0),
     )
     if versions:
         return versions[-1]

@@ -33,7 +33,8 @@ def wager_field(default: Cents, what: str) -> Any:
     return Field(default, gt=0, le=MAX_WAGER_CENTS, description=f"{what}, in cents; {WAGER_BOUND}")
 
 
-_ODDS = re.compile(r"^\s*([0-9,]+)\s+(to|for)\s+([0-9]+)\s*$")
+# ASCII: in a str pattern \s is every Unicode space, so "1\u3000to 1" (an ideographic space) read as odds.
+_ODDS = re.compile(r"^\s*([0-9,]+)\s+(to|for)\s+([0-9]+)\s*$", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)

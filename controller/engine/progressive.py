@@ -22,8 +22,9 @@ from controller.progressive import meters as model
 from controller.progressive.model import MICRO, MeterError, Meters, PercentOfMeter
 
 # What a chapter's meter award reads as in a settled row: "100% of the mega meter" (655a) or "10% of meter"
-# (643a, where the wager spot names its meter).
-_SHARE = re.compile(r"^([0-9]+)% of (?:the (\w+) )?meter$")
+# (643a, where the wager spot names its meter). The level as LEVEL_PATTERN spells it: ASCII letters, where \w would
+# take every Unicode letter.
+_SHARE = re.compile(r"^([0-9]+)% of (?:the ([a-z_]{1,32}) )?meter$")
 
 
 def meter_events(ctx: StepContext, events: Sequence[DomainEvent], meters: Meters) -> None:

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 Disposition = Literal["enforced", "recorded", "people"]
-# A citation as the code and the tests write it: chapter, section, then any subsections, e.g. 683a.11(i)(1)(ii).
-CITATION = re.compile(r"\b(?P<chapter>6[0-9][0-9]a)\.(?P<section>[0-9]+)(?P<sub>(?:\([a-z0-9]+\))*)")
+# A citation as the code and the tests write it: chapter, section, then any subsections, e.g. 683a.11(i)(1)(ii);
+# ASCII, \b included (in a str pattern a Unicode letter before "655a" is a word character too).
+CITATION = re.compile(r"\b(?P<chapter>6[0-9][0-9]a)\.(?P<section>[0-9]+)(?P<sub>(?:\([a-z0-9]+\))*)", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)

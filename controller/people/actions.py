@@ -18,7 +18,8 @@ from controller.core.events import JournaledEvent
 from controller.supervisor.verbs import VERBS, parse_args, roles_for
 from drivers.interfaces import BUTTONS, COUNTS
 
-_AT = re.compile(r"^\s*([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)\s*(?:\s([1-9][0-9]*))?\s*$")
+# ASCII spaces only (re.ASCII): a str pattern's \s takes every Unicode space, "card.dealt\u30003" among them.
+_AT = re.compile(r"^\s*([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)\s*(?:\s([1-9][0-9]*))?\s*$", re.ASCII)
 # The roles a scripted command is signed with when the scenario names none: the lowest that may sign the verb.
 _ROLE_ORDER: tuple[Role, ...] = ("floorperson", "technician", "supervisor")
 _DO_KEYS = ("press", "key", "bind", "place", "command", "advance_minutes")

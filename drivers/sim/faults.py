@@ -10,6 +10,7 @@ command since the simulator started), so a scripted fault lands on exactly that 
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -88,7 +89,8 @@ class Fault:
             raise ValueError(f"a foreign card is reported as 1..16 characters, got {self.card!r}")
 
 
-_TRIGGER = re.compile(r"^\s*([a-z_]+)\s+([0-9]+)\s*$")
+# ASCII spaces only: a str pattern's \s (and str.strip) take every Unicode space, "shuffle\u30002" among them.
+_TRIGGER = re.compile(r"^\s*([a-z_]+)\s+([0-9]+)\s*$", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +107,7 @@ class Trigger:
     @classmethod
     def parse(cls, text: str) -> Trigger | None:
         """ "shuffle 2" -> Trigger("shuffle", 2); "now" -> None (at once)."""
-        if text.strip() == "now":
+        if text.strip(string.whitespace) == "now":
             return None
         match = _TRIGGER.match(text)
         if match is None:

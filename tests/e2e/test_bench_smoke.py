@@ -6,8 +6,10 @@ README "Benchmarks"). Each starts its own mosquitto and uses real ptys, SQLite f
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -105,6 +107,58 @@ def test_footprint_fails_with_the_daemons_status_and_stderr_when_it_fails_under_
     assert "bench: the daemon exited with 1; the end of its stderr:" in proc.stderr, proc.stderr
     assert f"FileNotFoundError: [Errno 2] No such file or directory: '{out}'" in proc.stderr, proc.stderr
     assert "rounds played" not in proc.stdout, proc.stdout
+
+
+# A child that says more on stderr than a pipe holds (64 KiB) before it is ready, as a daemon logging at debug, or a
+# warning a round, does; then waits for its SIGTERM.
+CHATTY = """
+import signal, sys
+sys.stderr.write("x" * 1_000_000 + "\\nthe last line before ready\\n")
+sys.stderr.flush()
+print("ready", flush=True)
+signal.pause()
+"""
+
+
+async def test_a_spawned_process_that_fills_its_stderr_pipe_is_not_blocked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """procfs.spawn (footprint's daemon and baselines, resident's, restart's) reads the child's stderr as it comes and
+    keeps its end for procfs.exited: before, nothing read it until the child ended, so the child blocked on its write
+    at 64 KiB, never said "ready", and the bench hung (or measured a stalled daemon)."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    procfs = importlib.import_module("procfs")
+    proc = await procfs.spawn(sys.executable, "-c", CHATTY)
+    try:
+        async with asyncio.timeout(20):  # failure bound only: a blocked child never gets ready
+            await procfs.wait_ready(proc, "the chatty child")
+            await procfs.stop(proc)
+            tail = await procfs.stderr_tail(proc)
+    finally:
+        if proc.returncode is None:
+            proc.kill()  # not waited for: with its stderr unread, Process.wait() waits for the pipe forever
+    assert proc.returncode == -signal.SIGTERM
+    assert tail == ("x" * 1_000_000 + "\nthe last line before ready\n")[-procfs.TAIL_BYTES :]  # the end, kept
+
+
+async def test_the_end_of_a_failed_childs_stderr_is_reported(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """procfs.exited fails the bench with the child's status (128 + 15 for SIGTERM) and the end of its stderr."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    procfs = importlib.import_module("procfs")
+    proc = await procfs.spawn(sys.executable, "-c", CHATTY)
+    try:
+        async with asyncio.timeout(20):  # failure bound only
+            await procfs.wait_ready(proc, "the chatty child")
+            await procfs.stop(proc)
+            with pytest.raises(SystemExit) as ended:
+                await procfs.exited(proc, "the chatty child")
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+    assert ended.value.code == 128 + signal.SIGTERM
+    err = capsys.readouterr().err
+    said = "x" * 1_000_000 + "\nthe last line before ready\n"
+    assert err == f"bench: the chatty child exited with -15; the end of its stderr:\n{said[-2000:]}\n", err[-200:]
 
 
 def test_resident_says_what_the_daemons_memory_is_made_of() -> None:

@@ -2,24 +2,37 @@
 Python's `re` on text, \\d is every Unicode decimal digit, so FLOOR.toml's `starts_at = "0\\u0666:30"` (an
 Arabic-Indic six) was accepted and printed so in every report's period, and a table's rules took
 `ante_odds = "\\uff11 to 1"` (a fullwidth one). Each is now refused with the field and the fix named; the same text
-in ASCII digits passes."""
+in ASCII digits passes. So with \\s: odds, a scenario's `at` and a simulated fault's `when` took any Unicode space
+(`"1\\u3000to 1"`, an ideographic space); their patterns are re.ASCII now, and the guard below keeps \\s, \\w, \\b
+and \\d out of the packages' text patterns unless re.ASCII is passed."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from controller.core.money import Odds
+from controller.people.actions import ActionError, parse_actions
+from drivers.sim.faults import Trigger
 from floor.config import FloorConfigError, parse_floor_config
+from tests.games.test_three_card_prime import rules
 from tests.mqtt.test_contract_digits import ZEROS, foreign
 
 ROOT = Path(__file__).resolve().parents[2]
 # Where operators' and tables' text is read: every str pattern there spells its digits [0-9].
 PACKAGES = ("controller", "floor", "link", "drivers")
+# Every space a str pattern's \s takes and re.ASCII's does not: U+0085, U+00A0, U+1680, U+2000..U+200A, U+2028,
+# U+2029, U+202F, U+205F, U+3000, and the ASCII separators U+001C..U+001F.
+UNICODE_SPACES = [c for c in map(chr, range(0x3001)) if c.isspace() and c not in " \t\n\r\f\v"]
+# A text pattern meant to take every Unicode class (free text, a person's name): "path: pattern" -> why. None yet.
+UNICODE_INTENDED: dict[str, str] = {}
+CLASSES = re.compile(r"\\[dDsSwWbB]")
 
 
 def floor_toml(starts_at: str, start: str, end: str) -> str:
@@ -60,26 +73,97 @@ def test_odds_pass_exactly_when_their_digits_are_ascii(numerator: int, denominat
             Odds.parse(bad)
 
 
-def test_no_text_pattern_in_the_packages_spells_a_digit_backslash_d() -> None:
-    """A guard for the next pattern: a str literal (bytes patterns are ASCII already) holding \\d, outside docstrings,
-    in the packages that validate outside text."""
-    found = []
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            docstrings = {
-                id(node.body[0].value)
-                for node in ast.walk(tree)
-                if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-                and node.body
-                and isinstance(node.body[0], ast.Expr)
-                and isinstance(node.body[0].value, ast.Constant)
-            }
-            for node in ast.walk(tree):
-                if (
-                    isinstance(node, ast.Constant)
-                    and isinstance(value := node.value, str)
-                    and id(node) not in docstrings
-                ):
-                    found += [f"{path.relative_to(ROOT)}:{node.lineno}: {value!r}"] if "\\d" in value else []
-    assert not found, "spell digits [0-9], not \\d (every Unicode digit):\n" + "\n".join(found)
+@given(
+    st.integers(1, 10_000),
+    st.integers(1, 10),
+    st.sampled_from(["to", "for"]),
+    st.sampled_from(UNICODE_SPACES),
+    st.integers(0, 3),
+)
+def test_odds_pass_exactly_when_their_spaces_are_ascii(
+    numerator: int, denominator: int, kind: str, space: str, where: int
+) -> None:
+    """An ideographic (or any other non-ASCII) space before or after the numbers, or around "to"/"for", is refused, in
+    Odds.parse and in the rules that read odds (679a's Rules Submission `ante_odds`), naming the field and the fix."""
+    words = ["", f"{numerator:,}", kind, str(denominator), ""]
+    assert Odds.parse(" ".join(words)) == Odds(numerator, denominator, "to" if kind == "to" else "for")
+    gaps = [" "] * 4
+    gaps[where] = space if where in (1, 2) else f" {space}"
+    text = "".join(w + g for w, g in zip(words, [*gaps, ""], strict=True))
+    with pytest.raises(ValueError, match=r"is not payout odds: write e\.g\. '500 to 1'"):
+        Odds.parse(text)
+    with pytest.raises(ValidationError) as err:
+        rules(ante_odds=text)
+    assert "ante_odds" in str(err.value) and "is not payout odds: write e.g. '500 to 1'" in str(err.value)
+
+
+@given(st.sampled_from(UNICODE_SPACES), st.integers(0, 2), st.integers(1, 9))
+def test_a_scenario_action_waits_on_ascii_spaces_only(space: str, where: int, n: int) -> None:
+    """docs/scenarios.md "Actions": `at = "card.dealt 3"`; the same with a non-ASCII space is refused, naming `at`."""
+    (action,) = parse_actions([{"at": f" card.dealt {n} ", "press": "no_more_bets"}], "round.actions", 7)
+    assert (action.event, action.count) == ("card.dealt", n)
+    gaps = [" ", " ", " "]
+    gaps[where] = space
+    at = f"{gaps[0]}card.dealt{gaps[1]}{n}{gaps[2]}"
+    with pytest.raises(ActionError, match=r'round\.actions\[0\]\.at: the journaled event it waits for, "<type>"'):
+        parse_actions([{"at": at, "press": "no_more_bets"}], "round.actions", 7)
+
+
+@given(st.sampled_from(UNICODE_SPACES), st.integers(0, 2), st.integers(1, 99))
+def test_a_simulated_faults_trigger_takes_ascii_spaces_only(space: str, where: int, n: int) -> None:
+    """A simulator's fault `when = "shuffle 2"` (drivers/sim/faults.py), or "now": non-ASCII spaces are refused."""
+    assert Trigger.parse(f" shuffle {n} ") == Trigger("shuffle", n) and Trigger.parse(" now\t") is None
+    gaps = [" ", " ", " "]
+    gaps[where] = space
+    for when in (f"{gaps[0]}shuffle{gaps[1]}{n}{gaps[2]}", f"{space}now", f"now{space}"):
+        with pytest.raises(ValueError, match=r'expected "now" or "<event> <n>" such as "shuffle 2"'):
+            Trigger.parse(when)
+
+
+def _text_constants(path: Path) -> list[tuple[int, str]]:
+    """(line, value) of each str literal in `path` that spells a Unicode class, but docstrings and the patterns of
+    `re` calls that pass re.ASCII (there \\d, \\s, \\w and \\b are ASCII)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    exempt = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "re"
+            and node.args
+            and any(
+                isinstance(flag, ast.Attribute) and flag.attr in ("ASCII", "A")
+                for arg in [*node.args[1:], *(k.value for k in node.keywords)]
+                for flag in ast.walk(arg)
+            )
+        ):
+            exempt.add(id(node.args[0]))
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in exempt
+    ]
+
+
+def test_no_text_pattern_in_the_packages_spells_a_unicode_class() -> None:
+    """A guard for the next pattern: a str literal (bytes patterns are ASCII already) holding \\d, \\s, \\w or \\b (or
+    their negations), outside docstrings and re.ASCII patterns, in the packages that validate outside text."""
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {value!r}"
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for line, value in _text_constants(path)
+        if CLASSES.search(value) and f"{path.relative_to(ROOT)}: {value}" not in UNICODE_INTENDED
+    ]
+    assert not found, (
+        "spell ASCII classes ([0-9], [ \\t], [A-Za-z0-9_]) or pass re.ASCII: in a str pattern \\d, \\s, \\w and "
+        "\\b are Unicode's (a free-text pattern meant so: UNICODE_INTENDED, with why):\n" + "\n".join(found)
+    )
