@@ -12,6 +12,8 @@ import socket
 
 import structlog
 
+from controller.core.digits import is_ascii_digits
+
 log = structlog.get_logger("tablectl.floor.systemd")
 
 
@@ -33,7 +35,7 @@ class Notifier:
     def watchdog_interval(self) -> float | None:
         """Half the watchdog period systemd asked for (WATCHDOG_USEC), in seconds; None without a watchdog."""
         usec = os.environ.get("WATCHDOG_USEC", "")
-        return int(usec) / 2_000_000 if usec.isdigit() and int(usec) > 0 else None
+        return int(usec) / 2_000_000 if is_ascii_digits(usec) and int(usec) > 0 else None
 
     def send(self, **fields: str | int) -> None:
         if self._sock is None or self.address is None:

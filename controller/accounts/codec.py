@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller.accounts.ledger import Ledger
+from controller.core.digits import is_ascii_digits
 
 FORMAT = "tablectl-game-accounts"
 VERSION = 1
@@ -69,8 +70,8 @@ def decode(raw: bytes) -> tuple[Ledger, int]:
         raise ValueError("has no balances")
     balances = {}
     for seat, v in st["balances"].items():
-        if not str(seat).isdigit():
-            raise ValueError(f"balance of {seat!r}: not a seat")
+        if not is_ascii_digits(str(seat)):
+            raise ValueError(f"balance of {seat!r}: not a seat (a seat is written in ASCII digits 0-9)")
         balances[int(seat)] = _int(v, f"the balance of seat {seat}")
     ledger = Ledger(
         balances=balances,

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from controller.cli.verb import Subparsers
 from controller.config.errors import ConfigError
 from controller.config.table import load_config
+from controller.core.digits import ascii_int
 from controller.shell.archiver import archive_directory
 from controller.shell.runner import default_journal_path
 from controller.store.archive import archive, default_dir
@@ -33,9 +34,9 @@ FOLLOW_POLL_SECONDS = 0.5  # SQLite has no change notification across processes:
 
 def _count(text: str) -> int:
     try:
-        n = int(text)
+        n = ascii_int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number: give e.g. -n 20") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number in ASCII digits: give e.g. -n 20") from None
     if n < 1:
         raise argparse.ArgumentTypeError(f"-n {n}: give 1 or more rows")
     return n

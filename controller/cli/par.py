@@ -11,6 +11,7 @@ import structlog
 from controller.cli.verb import Subparsers, UsageError
 from controller.config.errors import ConfigError
 from controller.config.table import load_config
+from controller.core.digits import is_ascii_digits
 from controller.par.analyse import par_sheet
 from controller.par.render import FORMATS
 
@@ -38,8 +39,10 @@ def _meters(items: list[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for item in items:
         level, sep, amount = item.partition("=")
-        if not sep or not level or not amount.strip().isdigit():
-            raise UsageError(f"--meter {item!r}: write LEVEL=CENTS, e.g. --meter mega=1500000")
+        if not sep or not level or not is_ascii_digits(amount.strip()):
+            raise UsageError(
+                f"--meter {item!r}: write LEVEL=CENTS, the cents in ASCII digits 0-9, e.g. --meter mega=1500000"
+            )
         out[level.strip()] = int(amount)
     return out
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from controller.accounts import ledger
 from controller.accounts.ledger import LedgerError
+from controller.core.digits import is_ascii_digits
 from controller.core.money import fmt
 from controller.engine.commands import LockTerminal, ShowAccount, UnlockTerminal
 from controller.engine.context import StepContext
@@ -41,7 +42,7 @@ _IN_PLAY = frozenset(
 def terminal_seat(device_id: str) -> int | None:
     """The seat of a `wager_terminal_<seat>` device id, else None."""
     prefix, _, seat = device_id.rpartition("_")
-    return int(seat) if prefix == TERMINAL_PREFIX and seat.isdigit() else None
+    return int(seat) if prefix == TERMINAL_PREFIX and is_ascii_digits(seat) else None
 
 
 def show(ctx: StepContext, seat: int, message: str) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
+from controller.core.digits import is_ascii_digits
 from controller.engine import (
     accounts,
     betting,
@@ -234,7 +235,7 @@ def link_answered(ctx: StepContext, inp: LinkAnswered) -> None:
 def _station_seat(device_id: str) -> int | None:
     """The seat of a `wager_station_<seat>` device id, else None."""
     prefix, _, seat = device_id.rpartition("_")
-    return int(seat) if prefix == "wager_station" and seat.isdigit() else None
+    return int(seat) if prefix == "wager_station" and is_ascii_digits(seat) else None
 
 
 # -- the table: input type -> its step ----------------------------------------------------------------------------

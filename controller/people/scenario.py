@@ -13,6 +13,7 @@ from typing import Any
 
 from controller.config.table import TableConfig
 from controller.core.cards import STANDARD_DECK
+from controller.core.digits import is_ascii_digits
 from controller.core.settlement import ChapterRules
 from controller.engine.spec import ChapterSpec
 from controller.games.registry import spec_for
@@ -144,8 +145,8 @@ def _deck(value: Any, where: str, rng: random.Random) -> tuple[str, ...]:
 
 def _seat(key: Any, where: str, config: TableConfig) -> int:
     text = str(key)
-    if not text.isdigit() or not 1 <= int(text) <= config.game.seats:
-        raise ScenarioError(f"{where}: {key!r} is not a seat of this table (1 to {config.game.seats})")
+    if not is_ascii_digits(text) or not 1 <= int(text) <= config.game.seats:
+        raise ScenarioError(f"{where}: {key!r} is not a seat of this table (1 to {config.game.seats}, in ASCII digits)")
     return int(text)
 
 

@@ -17,6 +17,8 @@ from typing import Any, Literal, TextIO, cast
 import structlog
 from structlog.types import EventDict, Processor, WrappedLogger
 
+from controller.core.digits import ascii_int
+
 LogFormat = Literal["console", "json", "journal"]
 LOG_FORMATS: tuple[LogFormat, ...] = ("console", "json", "journal")
 
@@ -54,7 +56,7 @@ def connected_to_journald(stream: TextIO | None = None, environ: dict[str, str] 
     if not value:
         return False
     try:
-        dev, ino = (int(part) for part in value.split(":"))
+        dev, ino = (ascii_int(part) for part in value.split(":"))
         st = os.fstat((stream or sys.stderr).fileno())
     except (ValueError, OSError, AttributeError):  # malformed, or a stream without a descriptor (tests)
         return False

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 
 import structlog
 
+from controller.core.digits import ascii_int
+
 log = structlog.get_logger("tablectl.systemd")
 
 
@@ -86,7 +88,7 @@ def watchdog_interval(environ: Mapping[str, str] | None = None, pid: int | None 
     if target and target != str(os.getpid() if pid is None else pid):
         return None
     try:
-        value = int(usec)
+        value = ascii_int(usec)
     except ValueError:
         log.warning("ignoring a WATCHDOG_USEC that is not a number of microseconds", WATCHDOG_USEC=usec)
         return None

@@ -66,6 +66,8 @@ def default_timing() -> LineTiming:
     pacing = os.environ.get("TABLECTL_SIM_PACING", "on").strip().lower()
     baud_text = os.environ.get("TABLECTL_SIM_BAUD", str(DEFAULT_BAUD)).strip()
     try:
+        if not baud_text.isascii():  # int() reads other scripts' digits too (Arabic-Indic 19200)
+            raise ValueError(baud_text)
         baud = int(baud_text)
     except ValueError:
         raise ValueError(f"TABLECTL_SIM_BAUD={baud_text!r} is not a whole number of baud, e.g. 115200") from None

@@ -229,7 +229,7 @@ ACTION = ACTIONS + 'at = "betting.opened"\n'
         ),
         (
             "[[round]]\nwagers = { 9 = { ante = 1000 } }\n",
-            "round[0].wagers.9: '9' is not a seat of this table (1 to 6)",
+            "round[0].wagers.9: '9' is not a seat of this table (1 to 6, in ASCII digits)",
         ),
         ("[[round]]\nwagers = { 1 = { ante = 1 } }\n", "round[0].wagers.1.ante: 1 is not a wager in cents"),
         ("[[round]]\nwagers = { 1 = { bet_1 = 500 } }\n", "round[0].wagers.1.bet_1: this table takes no 'bet_1' wager"),
