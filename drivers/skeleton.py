@@ -25,11 +25,14 @@ import asyncio
 import contextlib
 from typing import ClassVar, Literal
 
+import structlog
 from pydantic import BaseModel, ConfigDict, Field
 
 from drivers.base import DeviceBase
 from drivers.interfaces import ShuffleCompleted
 from drivers.serial_port import open_serial
+
+log = structlog.get_logger(__name__)
 
 
 class SkeletonShufflerSettings(BaseModel):
@@ -120,13 +123,24 @@ class SkeletonShuffler(DeviceBase):
         word, _, rest = line.partition(" ")
         if word in ("", "PONG"):
             return
-        if word == "DONE" and rest.isdigit():
-            self.emit(ShuffleCompleted(self.device_id, card_count=int(rest)))
+        if word == "DONE":
+            # isdigit() alone is true for a superscript two, which int() refuses: only 0-9 is a count. _read_line
+            # keeps non-ASCII bytes out already; a copy that decodes latin-1 or UTF-8 would let them in.
+            if rest.isascii() and rest.isdigit():
+                self.emit(ShuffleCompleted(self.device_id, card_count=int(rest)))
+            else:
+                self._refuse(line, "DONE without a card count in ASCII digits (e.g. DONE 52)")
         elif word == "ERR" and rest:
             code, _, detail = rest.partition(" ")
             self.fault(code, detail)
         else:
-            self.fault("bad_message", f"unexpected line from the device: {line[:200]!r}")
+            self._refuse(line, "unexpected line from the device")
+
+    def _refuse(self, line: str, why: str) -> None:
+        """A line that makes no sense: logged here, a fault for the controller, and the driver reads on."""
+        detail = f"{why}: {line[:200]!r}"
+        log.warning("refused a line from the device", device=self.device_id, detail=detail)
+        self.fault("bad_message", detail)
 
     async def _read_line(self) -> str:
         if self._reader is None:

@@ -18,11 +18,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from structlog.testing import capture_logs
 
 from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline, ShuffleCompleted, Shuffler
 from drivers.registry import DriverConfigError, create_driver, installed_names
+from drivers.skeleton import SkeletonShuffler, SkeletonShufflerSettings
 
 FAST = {"heartbeat_interval": 0.2, "reply_timeout": 0.2}  # a silent device is found out within 0.4 s
+# Every character isdigit() takes but 0-9 (a superscript two: int() raises; an Arabic-Indic one: int() reads 1).
+NON_ASCII_DIGITS = [c for c in map(chr, range(0x110000)) if c.isdigit() and not c.isascii()]
+NOT_A_COUNT = "DONE without a card count in ASCII digits (e.g. DONE 52)"
 
 
 class Responder:
@@ -57,8 +64,12 @@ class Responder:
         self.name.unlink(missing_ok=True)
 
     def say(self, line: str) -> None:
+        self.say_bytes(line.encode("ascii"))
+
+    def say_bytes(self, line: bytes) -> None:
+        """A line as a faulty (or differently encoded) device puts it on the wire."""
         assert self._fds is not None
-        os.write(self._fds[0], line.encode("ascii") + b"\r\n")
+        os.write(self._fds[0], line + b"\r\n")
 
     def _readable(self, master: int) -> None:
         try:
@@ -156,3 +167,43 @@ async def test_stop_is_prompt_and_final(skeleton_installed: None, responder: Res
     await asyncio.sleep(0.3)
     assert [type(e) for e in seen] == [DeviceOnline]
     await driver.stop()  # harmless twice
+
+
+async def test_a_done_without_ascii_digits_is_logged_refused_and_the_driver_reads_on(
+    skeleton_installed: None, responder: Responder, start_driver: Any
+) -> None:
+    """`DONE \\u00b2` (a superscript two) as UTF-8 and as latin-1, and Arabic-Indic digits, over the real pty: each
+    is a logged bad_message fault naming the fix, no count is read from them, and the next good line is served."""
+    driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **FAST)
+    await events.next(DeviceOnline)
+    bad = ["DONE \u00b2".encode(), "DONE \u00b2".encode("latin-1"), "DONE \u0665\u0662".encode()]
+    with capture_logs() as logs:
+        for line in bad:
+            responder.say_bytes(line)
+            fault = await events.next(DeviceFault)
+            assert (fault.code, fault.device_id) == ("bad_message", "shuffler")
+            assert fault.detail.startswith(f"{NOT_A_COUNT}: 'DONE ")
+        responder.say("DONE 52")
+        assert (await events.next(ShuffleCompleted)).card_count == 52
+    refused = [e for e in logs if e["event"] == "refused a line from the device"]
+    assert [(e["log_level"], e["device"]) for e in refused] == [("warning", "shuffler")] * len(bad)
+    assert all(NOT_A_COUNT in e["detail"] for e in refused)
+    # No count was read from the bad lines, and the line stayed up throughout (no offline, no reconnect).
+    assert [e.card_count for e in events.seen if isinstance(e, ShuffleCompleted)] == [52]
+    assert driver.online and not [e for e in events.seen if isinstance(e, DeviceOffline)]
+
+
+@given(st.lists(st.sampled_from([*NON_ASCII_DIGITS, *"0123456789"]), min_size=1, max_size=6))
+def test_done_takes_a_count_in_ascii_digits_only(digits: list[str]) -> None:
+    """_handle on its own, for text a copy of the skeleton that decodes latin-1 or UTF-8 would pass it (the real
+    _read_line turns non-ASCII bytes into U+FFFD first): never raises, and reads a count only from 0-9."""
+    driver = SkeletonShuffler("shuffler", SkeletonShufflerSettings(port="/dev/ttyShuffler"))
+    seen: list[Any] = []
+    driver._sink = seen.append  # what start() sets; no port is opened for a single line
+    rest = "".join(digits)
+    driver._handle(f"DONE {rest}")
+    if rest.isascii():
+        assert seen == [ShuffleCompleted("shuffler", card_count=int(rest))]
+    else:
+        assert [(type(e), e.code) for e in seen] == [(DeviceFault, "bad_message")]
+        assert seen[0].detail == f"{NOT_A_COUNT}: {'DONE ' + rest!r}"
