@@ -4,6 +4,7 @@ the configured game with its configured paytables (controller.par; docs/par.md).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 import structlog
@@ -12,8 +13,10 @@ from controller.cli.verb import Subparsers, UsageError
 from controller.config.errors import ConfigError
 from controller.config.table import load_config
 from controller.core.digits import is_ascii_digits
+from controller.core.spaces import strip_ascii
 from controller.par.analyse import par_sheet
 from controller.par.render import FORMATS
+from controller.progressive.parameters import LEVEL_PATTERN
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -38,12 +41,13 @@ def add_parser(sub: Subparsers) -> None:
 def _meters(items: list[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for item in items:
-        level, sep, amount = item.partition("=")
-        if not sep or not level or not is_ascii_digits(amount.strip()):
+        level, sep, amount = (strip_ascii(part) for part in item.partition("="))
+        if not sep or not re.fullmatch(LEVEL_PATTERN, level) or not is_ascii_digits(amount):
             raise UsageError(
-                f"--meter {item!r}: write LEVEL=CENTS, the cents in ASCII digits 0-9, e.g. --meter mega=1500000"
+                f"--meter {item!r}: write LEVEL=CENTS, the cents in ASCII digits 0-9, e.g. --meter mega=1500000 "
+                "(LEVEL is a meter's name: a-z and _)"
             )
-        out[level.strip()] = int(amount)
+        out[level] = int(amount)
     return out
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from controller.core.spaces import strip_ascii
+
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
 SUIT_NAMES = {"c": "clubs", "d": "diamonds", "h": "hearts", "s": "spades"}
@@ -22,7 +24,7 @@ class CardError(ValueError):
 
 def parse_card(text: str) -> str:
     """Canonical two-character form of a card: 'As', 'Td'; accepts '10d' and lower/upper case."""
-    raw = text.strip()
+    raw = strip_ascii(text)
     if raw[:2] == "10":
         raw = "T" + raw[2:]
     if len(raw) != 2:

@@ -47,7 +47,7 @@ class Odds:
 
     @classmethod
     def parse(cls, text: str) -> Odds:
-        m = _ODDS.match(text)
+        m = _ODDS.fullmatch(text)
         if not m:
             raise ValueError(f"{text!r} is not payout odds: write e.g. '500 to 1', '3 to 2' or '50 for 1'")
         kind: Literal["to", "for"] = "to" if m.group(2) == "to" else "for"

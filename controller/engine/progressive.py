@@ -264,7 +264,7 @@ def take_hits(ctx: StepContext, rows: Sequence[Settled]) -> list[Settled]:
         return list(rows)
     out: list[Settled] = []
     for x in rows:
-        m = _SHARE.match(x.odds or "") if x.outcome == "win" and x.wager in ctx.setup.meter_wagers else None
+        m = _SHARE.fullmatch(x.odds or "") if x.outcome == "win" and x.wager in ctx.setup.meter_wagers else None
         out.append(x if m is None else _take_hit(ctx, x, int(m.group(1)), m.group(2) or x.wager))
     if ctx.s.meters is not None:
         meters, events = model.close_round(ctx.s.meters, ctx.r.round_id)
@@ -275,7 +275,7 @@ def take_hits(ctx: StepContext, rows: Sequence[Settled]) -> list[Settled]:
 
 def meter_award(ctx: StepContext, x: Settled) -> tuple[int, str] | None:
     """(percent, level) of a settled row that is a share of a meter, else None."""
-    m = _SHARE.match(x.odds or "") if x.outcome == "win" and x.wager in ctx.setup.meter_wagers else None
+    m = _SHARE.fullmatch(x.odds or "") if x.outcome == "win" and x.wager in ctx.setup.meter_wagers else None
     return None if m is None else (int(m.group(1)), m.group(2) or x.wager)
 
 

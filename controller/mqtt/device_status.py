@@ -43,7 +43,7 @@ class DeviceTracker:
         self._status: dict[str, DeviceStatus] = {}
         self.identities: dict[str, dict[str, str]] = {}
         for dev in device_ids:
-            if _TOPIC_LEVEL.match(dev):
+            if _TOPIC_LEVEL.fullmatch(dev):
                 self._status[dev] = self._unknown(dev)
 
     def _unknown(self, device_id: str) -> DeviceStatus:
@@ -66,7 +66,7 @@ class DeviceTracker:
             return None
         p: Mapping[str, Any] = ev.payload
         dev = p.get(key)
-        if not isinstance(dev, str) or not _TOPIC_LEVEL.match(dev):
+        if not isinstance(dev, str) or not _TOPIC_LEVEL.fullmatch(dev):
             return None  # an id that cannot be a topic level is not published as one (the event still is)
         old = self._status.get(dev) or self._unknown(dev)
         new = self._next(old, ev, p)

@@ -117,7 +117,7 @@ def _action(raw: dict[str, Any], where: str, seats: int) -> Action:
     if unknown:
         raise ActionError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(_KEYS))}")
     at = raw.get("at")
-    match = _AT.match(at) if isinstance(at, str) else None
+    match = _AT.fullmatch(at) if isinstance(at, str) else None
     if match is None:
         raise ActionError(
             f'{where}.at: the journaled event it waits for, "<type>" or "<type> <n>" (the n-th in its round), '

@@ -15,6 +15,7 @@ from controller.config.table import TableConfig
 from controller.core.cards import STANDARD_DECK
 from controller.core.digits import is_ascii_digits
 from controller.core.settlement import ChapterRules
+from controller.core.spaces import split_ascii
 from controller.engine.spec import ChapterSpec
 from controller.games.registry import spec_for
 from controller.people.actions import ActionError, ActionScript, parse_actions
@@ -126,7 +127,7 @@ def _deck(value: Any, where: str, rng: random.Random) -> tuple[str, ...]:
         deck = list(STANDARD_DECK)
         rng.shuffle(deck)
         return tuple(deck)
-    cards = value.split() if isinstance(value, str) else value
+    cards = split_ascii(value) if isinstance(value, str) else value
     if not isinstance(cards, list):
         raise ScenarioError(f'{where}: a deck is a string of spaced cards ("Ah Ad 9c") or a list of cards')
     seen: set[str] = set()

@@ -25,7 +25,7 @@ SPOT_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 def require_spot(message: Mapping[str, Any]) -> str:
     spot = require_str(message, "spot")
-    if not SPOT_NAME.match(spot):
+    if not SPOT_NAME.fullmatch(spot):
         raise BadMessage(f"{message.get('evt')}: spot={spot!r} is not a spot name (a-z, 0-9 and _, at most 32)")
     return spot
 

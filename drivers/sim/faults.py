@@ -109,7 +109,7 @@ class Trigger:
         """ "shuffle 2" -> Trigger("shuffle", 2); "now" -> None (at once)."""
         if text.strip(string.whitespace) == "now":
             return None
-        match = _TRIGGER.match(text)
+        match = _TRIGGER.fullmatch(text)
         if match is None:
             raise ValueError(f'when={text!r}: expected "now" or "<event> <n>" such as "shuffle 2"')
         return cls(match.group(1), int(match.group(2)))

@@ -63,8 +63,9 @@ UNPACED = LineTiming(paced=False)
 
 def default_timing() -> LineTiming:
     """Paced at 115200 baud unless TABLECTL_SIM_PACING is off/0/false/no (TABLECTL_SIM_BAUD sets the rate)."""
-    pacing = os.environ.get("TABLECTL_SIM_PACING", "on").strip().lower()
-    baud_text = os.environ.get("TABLECTL_SIM_BAUD", str(DEFAULT_BAUD)).strip()
+    # ASCII whitespace only (drivers.sim.script.ASCII_SPACE): str.strip() took "\u3000115200" for 115200 baud
+    pacing = os.environ.get("TABLECTL_SIM_PACING", "on").strip(" \t\n\r\f\v").lower()
+    baud_text = os.environ.get("TABLECTL_SIM_BAUD", str(DEFAULT_BAUD)).strip(" \t\n\r\f\v")
     try:
         if not baud_text.isascii():  # int() reads other scripts' digits too (Arabic-Indic 19200)
             raise ValueError(baud_text)

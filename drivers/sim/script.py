@@ -49,6 +49,10 @@ DEVICE_CLASSES: dict[str, tuple[Mapping[FaultKind, str], frozenset[str]]] = {
 }
 _STATION = re.compile(r"^wager_station_([1-9][0-9]*)$")
 _TERMINAL = re.compile(r"^wager_terminal_([1-9][0-9]*)$")
+# A deck string is spaced in ASCII (as re.ASCII's \s): str.split() would also split on U+3000, U+00A0 and the
+# separators U+001C..U+001F, so "As\u3000Kd" read as two cards (drivers never import controller.core.spaces).
+ASCII_SPACE = " \t\n\r\f\v"
+_SPACES = re.compile(r"[ \t\n\r\f\v]+")
 _FAULT_KEYS = frozenset({"device", "fault", "when", "persistent", "delay_ms", "data_hex", "card"})
 
 
@@ -72,9 +76,9 @@ class SimScript:
 def device_class(device: str) -> str | None:
     if device in DEVICE_CLASSES:
         return device
-    if _TERMINAL.match(device):
+    if _TERMINAL.fullmatch(device):
         return "wager_terminal"
-    return "wager_station" if _STATION.match(device) else None
+    return "wager_station" if _STATION.fullmatch(device) else None
 
 
 def load_sim_script(path: str | Path) -> SimScript:
@@ -110,7 +114,7 @@ def parse_sim_script(data: Any, source: str = "sim script") -> SimScript:
 
 
 def _deck(value: Any, where: str) -> tuple[str, ...]:
-    cards = value.split() if isinstance(value, str) else value
+    cards = _SPACES.split(value.strip(ASCII_SPACE)) if isinstance(value, str) and value.strip(ASCII_SPACE) else value
     if not isinstance(cards, list) or not cards:
         raise SimScriptError(f"{where}: a deck is a non-empty list of cards or a string of spaced cards")
     for j, card in enumerate(cards):

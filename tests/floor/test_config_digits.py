@@ -167,3 +167,90 @@ def test_no_text_pattern_in_the_packages_spells_a_unicode_class() -> None:
         "spell ASCII classes ([0-9], [ \\t], [A-Za-z0-9_]) or pass re.ASCII: in a str pattern \\d, \\s, \\w and "
         "\\b are Unicode's (a free-text pattern meant so: UNICODE_INTENDED, with why):\n" + "\n".join(found)
     )
+
+
+# A `$`-ended pattern read with match() or search() meant to take a final "\n", as "path: pattern" -> why. None yet.
+TRAILING_NEWLINE_INTENDED: dict[str, str] = {}
+LOOSE_CALLS = ("match", "search")
+
+
+def _ends_in_dollar(value: object) -> bool:
+    """`$` as the pattern's last anchor (not an escaped dollar sign): Python's `$` also matches before a final "\\n"."""
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    return isinstance(text, str) and text.endswith("$") and not text.endswith("\\$")
+
+
+def _dollar_patterns(paths: list[Path]) -> dict[str, str]:
+    """name -> pattern of every module-level `NAME = re.compile("...$")` or `NAME = "...$"` in `paths` (by name, so an
+    imported pattern is found where it is used)."""
+    found: dict[str, str] = {}
+    for path in paths:
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+                value = node.value
+                if (
+                    isinstance(value, ast.Call)
+                    and isinstance(value.func, ast.Attribute)
+                    and value.func.attr == "compile"
+                ):
+                    value = value.args[0] if value.args else value
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if isinstance(value, ast.Constant) and _ends_in_dollar(value.value):
+                    found |= {t.id: repr(value.value) for t in targets if isinstance(t, ast.Name)}
+    return found
+
+
+def _loose_matches(path: Path, patterns: dict[str, str]) -> list[tuple[int, str]]:
+    """(line, pattern) of each `NAME.match(...)`/`NAME.search(...)` on a `$`-ended compiled pattern and each
+    `re.match(P, ...)`/`re.search(P, ...)` whose P is a `$`-ended literal or constant, in `path`."""
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LOOSE_CALLS):
+            continue
+        owner = node.func.value
+        name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else ""
+        if name == "re" and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and _ends_in_dollar(first.value):
+                out.append((node.lineno, repr(first.value)))
+            elif isinstance(first, ast.Name) and first.id in patterns:
+                out.append((node.lineno, patterns[first.id]))
+        elif name in patterns:
+            out.append((node.lineno, patterns[name]))
+    return out
+
+
+def test_no_dollar_ended_pattern_is_read_with_match_or_search() -> None:
+    """A guard for the next validator: `re.match(r"^x$", "x\\n")` matches (so did progressive.py's `_SHARE` on
+    "50% of meter\\n"); fullmatch() or \\Z refuses the newline. pydantic's `pattern=` runs the Rust regex crate, where
+    `$` is the end of the text (pydantic.config.ConfigDict.regex_engine, default 'rust-regex', not set here)."""
+    paths = [path for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))]
+    patterns = _dollar_patterns(paths)
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {pattern}"
+        for path in paths
+        for line, pattern in _loose_matches(path, {**patterns, **_dollar_patterns([path])})
+        if f"{path.relative_to(ROOT)}: {pattern}" not in TRAILING_NEWLINE_INTENDED
+    ]
+    assert not found, (
+        "Python's `$` matches before a final newline: use fullmatch() (or end the pattern with \\Z) so 'x\\n' is "
+        "refused (a pattern meant to take it: TRAILING_NEWLINE_INTENDED, with why):\n" + "\n".join(found)
+    )
+
+
+def test_the_dollar_guard_finds_what_it_is_for(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import re\n"
+        'A = re.compile(r"^[a-z]+$")\n'
+        'B = r"^[0-9]+$"\n'
+        'C = re.compile(r"^\\$[0-9]+")\n'
+        "def f(s):\n"
+        "    return (A.match(s), A.fullmatch(s), re.search(B, s),\n"
+        "            re.match(r'x$', s), C.match(s), re.fullmatch(B, s))\n",
+        encoding="utf-8",
+    )
+    patterns = _dollar_patterns([probe])
+    assert set(patterns) == {"A", "B"}
+    assert sorted(line for line, _ in _loose_matches(probe, patterns)) == [6, 6, 7]
+    assert re.match(r"^[a-z]+$", "meter\n") and not re.fullmatch(r"^[a-z]+$", "meter\n")

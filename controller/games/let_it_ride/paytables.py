@@ -67,9 +67,9 @@ _SHARE = re.compile(r"^([0-9]+)% of meter$")
 
 def award(text: str) -> Award:
     """'$20,000', '10% of meter', '500 for 1' or '1,000 to 1', exactly as the chapter writes them."""
-    if m := _AMOUNT.match(text):
+    if m := _AMOUNT.fullmatch(text):
         return Amount(int(m.group(1).replace(",", "")) * 100)
-    if m := _SHARE.match(text):
+    if m := _SHARE.fullmatch(text):
         return MeterShare(int(m.group(1)))
     return Odds.parse(text)
 

@@ -140,7 +140,7 @@ def format_amount(cents: int) -> bytes:
 
 
 def parse_amount(text: bytes) -> int | None:
-    m = AMOUNT.match(text)
+    m = AMOUNT.fullmatch(text)
     if m is None:
         return None
     return int(m.group(1).replace(b",", b"")) * 100 + int(m.group(2))
