@@ -246,7 +246,8 @@ def test_a_start_scans_the_installed_entry_points_once_for_the_drivers_and_the_s
 ) -> None:
     """`tablectl run` checks the config (loading each device's driver), then makes the 605a.4(c) software check over
     the drivers' group and the `tablectl` script: one scan of every installed distribution serves both (issue 19:
-    each scan is ~4 ms of a start), so the verdict covers exactly the entry points the drivers were loaded from."""
+    a second scan was ~1.5 ms of a start's CPU), so the verdict covers exactly the entry points the drivers were
+    loaded from."""
     from controller.cli.preflight import load_for_run
     from controller.mqtt.birth import software_check
     from drivers import registry
