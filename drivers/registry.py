@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from importlib.metadata import EntryPoint, entry_points
-from typing import Any, cast
+from importlib.metadata import EntryPoint, EntryPoints, entry_points
+from typing import Any, Protocol, cast
 
 import structlog
 from pydantic import BaseModel, ValidationError
@@ -21,21 +21,44 @@ class DriverConfigError(ValueError):
     """A device's configuration names an unknown driver or has settings the driver rejects."""
 
 
-# The group's entry points as last read, and the sys.path they were read from. Reading them opens every installed
-# distribution's metadata (about 2 ms each time in a small venv, more with many packages), and a start asks for a
-# driver about twice per device (the config check, then building it): one scan serves them all. Entry points are
-# found on sys.path, so a changed path (a plugin folder added, as tests and plugin loaders do) reads them again.
-_SCANNED: dict[tuple[str, ...], tuple[EntryPoint, ...]] = {}  # at most one: the current sys.path's
+class Grouped(Protocol):
+    """Installed entry points by group, as importlib.metadata.entry_points() returns them (a dict of groups on Python
+    3.11, one EntryPoints from 3.12): kept as found, since flattening 3.11's costs a select per group."""
+
+    def select(self, *, group: str) -> EntryPoints: ...
 
 
-def _group() -> tuple[EntryPoint, ...]:
-    """The installed entry points of the drivers' group, in the order importlib.metadata finds them."""
+# The installed entry points (every group) as last read, and the sys.path they were read from. Reading them opens
+# every installed distribution's metadata (a later scan in the process still costs ~1.5 ms of CPU, more with many
+# packages; the first also lists the path's folders), and a start asks for them about twice per device (the config
+# check, then building each driver) and once more for the software check (controller.release.installed reads the
+# drivers' group and the `tablectl` script from this same scan, handed to it by controller.mqtt.birth): one scan
+# serves the whole start, and the check's verdict covers exactly the entry points the drivers are loaded from. A
+# package installed into a folder already on the path while the process runs is therefore not seen until the next
+# start (by the registry or the check); a changed sys.path (a plugin folder added, as tests and plugin loaders do)
+# reads them again.
+_SCANNED: dict[tuple[str, ...], tuple[Grouped, tuple[EntryPoint, ...]]] = {}  # at most one: the current path's
+
+
+def _scan() -> tuple[Grouped, tuple[EntryPoint, ...]]:
     path = tuple(sys.path)
     found = _SCANNED.get(path)
     if found is None:
         _SCANNED.clear()
-        found = _SCANNED[path] = tuple(entry_points(group=ENTRY_POINT_GROUP))
+        every = entry_points()
+        found = _SCANNED[path] = (every, tuple(every.select(group=ENTRY_POINT_GROUP)))
     return found
+
+
+def installed_entry_points() -> Grouped:
+    """Every installed entry point, of every group, as importlib.metadata.entry_points() finds them on the current
+    sys.path (each distribution once, the first found of a name), from the process's one scan for that path."""
+    return _scan()[0]
+
+
+def _group() -> tuple[EntryPoint, ...]:
+    """The installed entry points of the drivers' group, in the order importlib.metadata finds them."""
+    return _scan()[1]
 
 
 def installed_names() -> list[str]:

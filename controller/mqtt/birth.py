@@ -17,12 +17,14 @@ from controller.core.settlement import ChapterRules
 from controller.games.registry import chapter_of, dealing_method, spec_for
 from controller.mqtt.contract import Birth, DeviceInfo, GameInfo, PaytableInfo, Software
 from controller.release.installed import SoftwareCheck, check_installed
+from drivers.registry import installed_entry_points
 
 
 def software_check(config: TableConfig) -> SoftwareCheck:
-    """The installed code's verdict under this config's [software] (computed once per process: controller.release)."""
+    """The installed code's verdict under this config's [software] (computed once per process: controller.release),
+    its entry points read from the scan the drivers are loaded from (one scan per start, drivers.registry)."""
     s = config.software
-    return check_installed(s.manifest, s.release_keys, s.required)
+    return check_installed(s.manifest, s.release_keys, s.required, installed_entry_points)
 
 
 def _iso(now: datetime) -> str:

@@ -20,9 +20,10 @@ import os
 import re
 import stat
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import controller
 from controller.config.files import FileRefused, read_bounded
@@ -80,16 +81,30 @@ def scan(root: Path, packages: Iterable[str] = PACKAGES) -> dict[str, str]:
     return found
 
 
-def entry_points_at(root: Path) -> list[str]:
+class Grouped(Protocol):
+    """What importlib.metadata.entry_points() returns: a dict of groups on Python 3.11, one EntryPoints from 3.12."""
+
+    def select(self, *, group: str) -> Iterable[importlib.metadata.EntryPoint]: ...
+
+
+# Where the running installation's entry points come from: a function giving every group's, as
+# importlib.metadata.entry_points() finds them. The daemon passes the driver registry's (drivers.registry
+# .installed_entry_points, via controller.mqtt.birth) so that one scan serves the drivers and this check; this package
+# may not import drivers (verify-software imports none of the code it checks), so it is handed in.
+Scanned = Callable[[], Grouped]
+
+
+def entry_points_at(root: Path, scanned: Scanned | None = None) -> list[str]:
     """The covered entry points of the installation at `root`, one line each (manifest.entry_point_line).
 
     The running installation: as Python finds them on sys.path, which is what drivers/registry.py loads (a second
     distribution registering a driver's name is one more line). Another root: a source tree (a clean checkout of the
     tag, with its pyproject.toml) declares them in pyproject.toml, which its wheel's metadata then says; a
-    site-packages holds them in its distributions' metadata."""
+    site-packages holds them in its distributions' metadata. `scanned` gives the running installation's (a scan of
+    its own when None)."""
     root = root.resolve()
     if root == installed_root():
-        found = _running()
+        found = _running(scanned)
     elif (root / "pyproject.toml").is_file():
         found = _declared(root / "pyproject.toml")
     else:
@@ -97,12 +112,13 @@ def entry_points_at(root: Path) -> list[str]:
     return [entry_point_line(g, n, v) for g, n, v in found if covered_entry_point(g, n)]
 
 
-def _running() -> list[tuple[str, str, str]]:
+def _running(scanned: Scanned | None = None) -> list[tuple[str, str, str]]:
     """The covered groups' entry points exactly as importlib.metadata.entry_points finds them for drivers/registry.py
     (each distribution once, the first found of a name). Asked per group, it reads each distribution's
     entry_points.txt only: _of's `dist.metadata` parses every installed distribution's whole METADATA (long
     descriptions included) with the email parser, about 15 ms of every start in a 78-package venv (issue 19)."""
-    found = importlib.metadata.entry_points()  # every group from one scan (one per group was a scan each)
+    # Every group from one scan (one per group was a scan each); the registry's own when handed in (one per start).
+    found = scanned() if scanned is not None else importlib.metadata.entry_points()
     return [(e.group, e.name, e.value) for g in COVERED_GROUPS for e in found.select(group=g)]
 
 
@@ -153,7 +169,7 @@ def read_manifest(path: Path) -> tuple[Manifest | None, str | None]:
         return None, str(err)
 
 
-def check(root: Path, manifest_path: Path, trusted: Iterable[str]) -> Judgement:
+def check(root: Path, manifest_path: Path, trusted: Iterable[str], scanned: Scanned | None = None) -> Judgement:
     manifest, problem = read_manifest(manifest_path)
     packages = manifest.packages if manifest is not None else PACKAGES
     return judge(
@@ -162,7 +178,7 @@ def check(root: Path, manifest_path: Path, trusted: Iterable[str]) -> Judgement:
         tuple(trusted),
         manifest_problem=problem,
         manifest_path=str(manifest_path),
-        entry_points=entry_points_at(root),
+        entry_points=entry_points_at(root, scanned),
     )
 
 
@@ -179,12 +195,14 @@ class SoftwareCheck:
 
 
 @functools.cache
-def _check_installed(manifest: str | None, keys: tuple[str, ...]) -> Judgement:
+def _check_installed(manifest: str | None, keys: tuple[str, ...], scanned: Scanned | None) -> Judgement:
     root = installed_root()
-    return check(root, Path(manifest) if manifest else default_manifest(root), keys)
+    return check(root, Path(manifest) if manifest else default_manifest(root), keys, scanned)
 
 
-def check_installed(manifest: str | None, keys: Iterable[str], require_verified: bool) -> SoftwareCheck:
+def check_installed(
+    manifest: str | None, keys: Iterable[str], require_verified: bool, scanned: Scanned | None = None
+) -> SoftwareCheck:
     """The running installation's verdict, computed once per process for a manifest and keys (the daemon checks at
-    start; the birth message and the start-up event then say the same)."""
-    return SoftwareCheck(_check_installed(manifest, tuple(keys)), require_verified)
+    start; the birth message and the start-up event then say the same). `scanned`: see Scanned."""
+    return SoftwareCheck(_check_installed(manifest, tuple(keys), scanned), require_verified)

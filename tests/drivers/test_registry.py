@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import EntryPoints, entry_points
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
@@ -84,18 +84,20 @@ def test_a_start_reads_the_plugins_metadata_once_and_again_when_the_path_changes
     """A table's start asks for a driver about twice per device (the config check, then building it); each ask
     used to scan every installed distribution's metadata. One scan serves a path; a plugin folder put on the path
     afterwards is still found."""
-    scans: list[str] = []
+    scans: list[dict[str, str]] = []
 
-    def counted(*, group: str) -> EntryPoints:
-        scans.append(group)
-        return entry_points(group=group)
+    def counted(**params: str) -> object:
+        scans.append(params)
+        return entry_points(**params)
 
     monkeypatch.setattr(registry, "entry_points", counted)
     monkeypatch.syspath_prepend(str(Path(__file__).parent))  # a path of this test's own: a fresh scan, counted
     for seat in range(1, 8):
         create_driver(f"wager_station_{seat}", {"driver": "reference-wager-station", "port": "/dev/null", "seat": seat})
     assert "reference-shuffler" in registry.installed_names()
-    assert scans == [registry.ENTRY_POINT_GROUP]
+    assert scans == [{}]  # one scan of every group: the software check reads the same (installed_entry_points)
+    assert any(e.name == "tablectl" for e in registry.installed_entry_points().select(group="console_scripts"))
+    assert len(scans) == 1
 
     install_distribution("acme-shuffler", {"acme-shuffler": "drivers.skeleton:SkeletonShuffler"}, {})
     assert "acme-shuffler" in registry.installed_names()

@@ -8,6 +8,7 @@ import hashlib
 import importlib.metadata
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,9 @@ from controller.release.manifest import (
     DRIVER_GROUP,
     Manifest,
     ManifestError,
+    covered_entry_point,
     digest_of,
+    entry_point_line,
     judge,
     listing,
     parse,
@@ -236,3 +239,39 @@ def test_the_running_installation_s_entry_points_come_from_one_scan_as_entry_poi
     assert ("console_scripts", "tablectl", "controller.cli.main:main") in found
     assert any(g == DRIVER_GROUP and n == "reference-shuffler" for g, n, _ in found)
     assert scans == [{}]
+
+
+def test_a_start_scans_the_installed_entry_points_once_for_the_drivers_and_the_software_check(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`tablectl run` checks the config (loading each device's driver), then makes the 605a.4(c) software check over
+    the drivers' group and the `tablectl` script: one scan of every installed distribution serves both (issue 19:
+    a second scan was ~1.5 ms of a start's CPU), so the verdict covers exactly the entry points the drivers were
+    loaded from."""
+    from controller.cli.preflight import load_for_run
+    from controller.mqtt.birth import software_check
+    from drivers import registry
+
+    scans: list[str] = []
+    scan = importlib.metadata.entry_points
+
+    def counted(who: str) -> Callable[..., object]:
+        def entry_points(**params: str) -> object:
+            scans.append(who)
+            return scan(**params)
+
+        return entry_points
+
+    monkeypatch.setattr(registry, "entry_points", counted("drivers.registry"))
+    monkeypatch.setattr(importlib.metadata, "entry_points", counted("controller.release"))
+    monkeypatch.syspath_prepend(str(tmp_path))  # a path of this test's own: the registry's scan is fresh, and counted
+    installed._check_installed.cache_clear()  # and so is the check's verdict
+    root = Path(__file__).resolve().parents[2]
+    config = load_for_run(root / "configs" / "let-it-ride.toml", tmp_path / "journal.sqlite")
+    judged = software_check(config).judgement
+    assert scans == ["drivers.registry"]
+    lines = [entry_point_line(g, n, v) for g, n, v in installed._running() if covered_entry_point(g, n)]
+    assert len(scans) == 2  # that one was a scan of its own, as verify-software makes: the verdict saw the same lines
+    assert sorted(judged.found_entry_points) == sorted(lines)
+    assert "console_scripts tablectl = controller.cli.main:main" in lines
+    installed._check_installed.cache_clear()
