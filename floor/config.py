@@ -6,6 +6,7 @@ which the floor cannot reuse: it knows the chapters' rules models, and the floor
 
 from __future__ import annotations
 
+import base64
 import difflib
 import ipaddress
 import tomllib
@@ -95,9 +96,56 @@ class RetentionSection(_Section):
     require_export: bool = True
 
 
+SIGNING_KEY_GONE = (
+    '[export] signing_key is gone: the floor holds no private key (DESIGN.md, "The floor"), so exports are signed '
+    "by a person's key that stays with them. Fix: remove signing_key; list the signers' public keys in "
+    'trusted_keys = ["..."] (the public key `tablectl command keygen` printed, or the PEM of `openssl pkey -in KEY.pem '
+    "-pubout`); move KEY.pem off the floor host to its owner, who signs each export with `tablectl report sign FILE "
+    '--key KEY.pem` (docs/floor.md, "Retention and export")'
+)
+TRUSTED_KEY_FIX = (
+    "paste the signer's public key as `tablectl command keygen` printed it (base64 of the raw 32-byte Ed25519 key), "
+    "or its PEM public half (`openssl pkey -in KEY.pem -pubout`)"
+)
+
+
+def export_public_key(text: str) -> str:
+    """A trusted export signer's public key, base64 or PEM, as the base64 of its raw 32 bytes (as .sig files name
+    it); ValueError says what is wrong and how to get a right one."""
+    if "-----BEGIN" not in text:
+        return base64.b64encode(decode_public_key(text.strip(), TRUSTED_KEY_FIX).public_bytes_raw()).decode()
+    # Imported here, as controller.config.keys does: a config check need not load cryptography's PEM reader.
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+    try:
+        key = load_pem_public_key(text.strip().encode())
+    except ValueError:
+        raise ValueError(f"is not a PEM public key: {TRUSTED_KEY_FIX}") from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise ValueError(f"is not an Ed25519 public key: {TRUSTED_KEY_FIX}")
+    return base64.b64encode(key.public_bytes_raw()).decode()
+
+
 class ExportSection(_Section):
     directory: Path = Path("/var/lib/tablectl-floor/exports")
-    signing_key: Path | None = None
+    # The public halves of the keys whose signature makes an export count (report verify, record, retention).
+    trusted_keys: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_signing_key(cls, data: object) -> object:
+        if isinstance(data, dict) and "signing_key" in data:
+            raise ValueError(SIGNING_KEY_GONE)
+        return data
+
+    @field_validator("trusted_keys")
+    @classmethod
+    def _keys(cls, value: list[str]) -> list[str]:
+        keys = [export_public_key(text) for text in value]
+        if len(set(keys)) != len(keys):
+            raise ValueError("a key is listed twice: list each signer's public key once")
+        return keys
 
 
 class IngestSection(_Section):

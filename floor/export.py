@@ -1,6 +1,9 @@
-"""The signed CSV export of a gaming day (docs/floor.md, "Export"): every archived event of the day, one line each in
-(table, seq) order, and beside it FILE.sig: the file's Ed25519 signature by the floor's export key. `tablectl report
-verify FILE --public-key KEY` checks it; any changed byte, a signature by another key or a missing file fails."""
+"""The signed CSV export of a gaming day (docs/floor.md, "Retention and export"): every archived event of the day, one
+line each in (table, seq) order, and beside it FILE.sig: the file's Ed25519 signature by a person's key. The floor
+never holds that key (DESIGN.md, "The floor"): it writes the file, the signer signs it where their key lives
+(`tablectl report sign`, or `export --key` read for that command only), and the floor trusts only the public halves
+listed in `[export] trusted_keys`. `verify` checks a file against them; any changed byte, an untrusted signer or a
+missing file fails, and retention counts an export only when it verifies (floor/retention.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import csv
 import hashlib
 import io
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -19,24 +23,32 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_pem_private_key
 
+from controller.config.files import SECRET_MAX_BYTES, FileRefused, read_bounded
+
 Conn = psycopg.Connection[tuple[Any, ...]]
 HEADER = ["table_id", "seq", "event_id", "boot_id", "ts", "round_id", "type", "rule", "payload"]
 MAGIC = "tablectl-floor-export-signature v1"
 
 
 class ExportError(ValueError):
-    """The export cannot be made or checked; the message says what to fix."""
+    """The export cannot be made, signed or checked; the message says what to fix."""
 
 
 def load_signing_key(path: Path) -> Ed25519PrivateKey:
+    """The signer's own key (`tablectl command keygen`), read for one command and kept nowhere."""
+    fix = f"give your own key as `tablectl command keygen --out {path}` wrote it"
     try:
-        key = load_pem_private_key(path.read_bytes(), password=None)
-    except (OSError, ValueError) as err:
-        raise ExportError(
-            f"export.signing_key {path}: cannot load it ({err}); make one with `tablectl command keygen --out {path}`"
-        ) from None
+        data = read_bounded(path, SECRET_MAX_BYTES)  # a PEM Ed25519 key is ~120 bytes; a FIFO would block
+    except FileRefused as err:
+        raise ExportError(f"--key {err}: {fix}") from None
+    try:
+        key = load_pem_private_key(data, password=None)
+    except TypeError:
+        raise ExportError(f"--key {path} is encrypted: {fix}") from None
+    except ValueError:
+        raise ExportError(f"--key {path} is not a PEM private key: {fix}") from None
     if not isinstance(key, Ed25519PrivateKey):
-        raise ExportError(f"export.signing_key {path}: not an Ed25519 key; make one with `tablectl command keygen`")
+        raise ExportError(f"--key {path} is not an Ed25519 key: {fix}")
     return key
 
 
@@ -44,12 +56,25 @@ def public_b64(key: Ed25519PublicKey) -> str:
     return base64.b64encode(key.public_bytes(Encoding.Raw, PublicFormat.Raw)).decode()
 
 
+def sig_path(path: Path) -> Path:
+    return path.with_name(path.name + ".sig")
+
+
 @dataclass(frozen=True, slots=True)
 class Exported:
     path: Path
-    signature: Path
     events: int
     sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class Verified:
+    path: Path
+    signer: str  # the signer's public key, base64 of the raw 32 bytes
+    sha256: str
+
+    def describe(self) -> str:
+        return f"{self.path}: signature good (Ed25519, key {self.signer}, sha256 {self.sha256})"
 
 
 def day_csv(conn: Conn, day: date) -> tuple[bytes, int]:
@@ -71,46 +96,72 @@ def day_csv(conn: Conn, day: date) -> tuple[bytes, int]:
     return buf.getvalue().encode(), n
 
 
-def export_day(conn: Conn, day: date, directory: Path, key: Ed25519PrivateKey, floor_name: str) -> Exported:
+def export_day(conn: Conn, day: date, directory: Path, floor_name: str) -> Exported:
+    """Writes the day's CSV, unsigned, and records it with no signer: a new file needs a new signature, so a stale
+    .sig beside it is removed."""
     data, n = day_csv(conn, day)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{floor_name}-{day.isoformat()}.csv"
     path.write_bytes(data)
+    sig_path(path).unlink(missing_ok=True)
     digest = hashlib.sha256(data).hexdigest()
-    signature = base64.b64encode(key.sign(data)).decode()
-    sig = path.with_name(path.name + ".sig")
-    sig.write_text(
-        f"{MAGIC}\nalgorithm: ed25519\npublic_key: {public_b64(key.public_key())}\nsha256: {digest}\n"
-        f"signature: {signature}\n"
-    )
     with conn.transaction():
         conn.execute(
             "INSERT INTO exports (gaming_day, path, sha256, events) VALUES (%s, %s, %s, %s) ON CONFLICT (gaming_day)"
             " DO UPDATE SET path = excluded.path, sha256 = excluded.sha256, events = excluded.events,"
-            " exported_at = now()",
+            " exported_at = now(), signer_public_key = NULL, signed_at = NULL",
             (day, str(path), digest, n),
         )
-    return Exported(path, sig, n, digest)
+    return Exported(path, n, digest)
+
+
+def sign_file(path: Path, key: Ed25519PrivateKey) -> Path:
+    """Writes FILE.sig beside an export; needs no database, so it runs where the signer's key is."""
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise ExportError(f"{path}: cannot read it ({err.strerror}); give the .csv `report export` wrote") from None
+    if not data.startswith((",".join(HEADER) + "\n").encode()):
+        raise ExportError(f"{path}: not a floor export (its first line is not the export's header): give the .csv")
+    digest = hashlib.sha256(data).hexdigest()
+    signature = base64.b64encode(key.sign(data)).decode()
+    sig = sig_path(path)
+    sig.write_text(
+        f"{MAGIC}\nalgorithm: ed25519\npublic_key: {public_b64(key.public_key())}\nsha256: {digest}\n"
+        f"signature: {signature}\n"
+    )
+    return sig
 
 
 def _fields(sig: Path) -> dict[str, str]:
     try:
         lines = sig.read_text().splitlines()
     except OSError as err:
-        raise ExportError(f"{sig}: cannot read the signature ({err.strerror}); it is made beside the export") from None
+        raise ExportError(
+            f"{sig}: cannot read the signature ({err.strerror}); sign the export with "
+            f"`tablectl report sign {sig.with_suffix('')} --key YOUR.pem` and put the .sig beside it"
+        ) from None
     if not lines or lines[0] != MAGIC:
         raise ExportError(f"{sig}: not a tablectl floor export signature")
     return dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
 
 
-def verify(path: Path, trusted_public: str) -> str:
-    """Raises ExportError unless `path` is signed, unchanged, by the key whose base64 public key is given."""
-    fields = _fields(path.with_name(path.name + ".sig"))
-    if fields.get("public_key") != trusted_public:
-        raise ExportError(f"{path}: signed by key {fields.get('public_key')}, not by the trusted key {trusted_public}")
+def verify(path: Path, trusted: Collection[str]) -> Verified:
+    """Raises ExportError unless `path` is signed, unchanged, by one of the `trusted` keys (base64 public keys)."""
+    if not trusted:
+        raise ExportError(
+            f"{path}: no key is trusted: list the signers' public keys in [export] trusted_keys, or give --public-key"
+        )
+    fields = _fields(sig_path(path))
+    signer = fields.get("public_key", "")
+    if signer not in trusted:
+        raise ExportError(
+            f"{path}: signed by key {signer or '(none)'}, not by a trusted key ({', '.join(sorted(trusted))}): "
+            "have a trusted signer sign it, or, once its owner confirmed it, add the key to [export] trusted_keys"
+        )
     try:
         data = path.read_bytes()
-        public = Ed25519PublicKey.from_public_bytes(base64.b64decode(trusted_public, validate=True))
+        public = Ed25519PublicKey.from_public_bytes(base64.b64decode(signer, validate=True))
         public.verify(base64.b64decode(fields.get("signature", ""), validate=True), data)
     except OSError as err:
         raise ExportError(f"{path}: cannot read it ({err.strerror})") from None
@@ -118,4 +169,29 @@ def verify(path: Path, trusted_public: str) -> str:
         raise ExportError(
             f"{path}: the signature does not match the file: it was changed after it was signed"
         ) from None
-    return f"{path}: signature good (Ed25519, key {trusted_public}, sha256 {hashlib.sha256(data).hexdigest()})"
+    return Verified(path, signer, hashlib.sha256(data).hexdigest())
+
+
+def record_signature(conn: Conn, path: Path, trusted: Collection[str]) -> tuple[date, Verified]:
+    """Records who signed an export, once the signature verifies against a trusted key and the file is the one the
+    floor wrote for its day (the sha256 recorded at export): a signed file from elsewhere is no export of ours."""
+    good = verify(path, trusted)
+    # By sha256 and file name: the name carries the day, and days without events share the header-only file.
+    with conn.transaction():
+        days = [
+            day
+            for day, recorded in conn.execute("SELECT gaming_day, path FROM exports WHERE sha256 = %s", (good.sha256,))
+            if Path(recorded).name == path.name
+        ]
+        if len(days) == 1:
+            conn.execute(
+                "UPDATE exports SET signer_public_key = %s, signed_at = now(), path = %s WHERE gaming_day = %s",
+                (good.signer, str(path.absolute()), days[0]),
+            )
+    if len(days) != 1:
+        raise ExportError(
+            f"{path}: signed by a trusted key, but not the latest export of any gaming day in this archive "
+            f"(sha256 {good.sha256}): export the day again (`tablectl report export --day D`) and sign that file"
+        )
+    day: date = days[0]
+    return day, good

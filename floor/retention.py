@@ -1,18 +1,21 @@
 """The retention policy (docs/floor.md, "Retention"): a gaming day older than [retention] days is dropped whole (its
-partition of `events`, its keys and its retained messages), and with require_export only once its signed export
-exists, so what leaves the database has been handed to accounting first.
+partition of `events`, its keys and its retained messages), and with require_export only once its export exists and
+its signature verifies against a key of [export] trusted_keys, so what leaves the database has been handed to
+accounting first, signed by a person the floor trusts (the floor holds no key that could sign it itself).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import psycopg
 
 from floor.config import FloorConfig
 from floor.days import gaming_day
+from floor.export import ExportError, verify
 from floor.schema import partition_name, partitions
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -24,25 +27,58 @@ class RetentionPlan:
     cutoff: date  # days before this one are past retention
     drop: list[date] = field(default_factory=list)
     kept_unexported: list[date] = field(default_factory=list)
+    why: dict[date, str] = field(default_factory=dict)  # why each kept day's export does not count yet
 
     def describe(self) -> str:
         lines = [f"retention: gaming days before {self.cutoff} are past it"]
         lines += [f"  drop {d}" for d in self.drop] or ["  nothing to drop"]
-        lines += [f"  keep {d}: no signed export yet (tablectl report export --day {d})" for d in self.kept_unexported]
+        lines += [f"  keep {d}: {self.why.get(d, 'no signed export yet')}" for d in self.kept_unexported]
         return "\n".join(lines)
+
+
+def _unsigned(day: date, path: str, sha256: str, signer: str | None, trusted: list[str]) -> str | None:
+    """Why the day's recorded export does not count, or None when it does: the file as recorded, signed by the key
+    recorded for it, and that key trusted today (a key removed from trusted_keys stops its exports counting)."""
+    again = f"tablectl report export --day {day}, then sign it"
+    if signer is None:
+        return (
+            f"its export {path} is not signed yet (tablectl report sign {Path(path).name} --key YOUR.pem, then record)"
+        )
+    if signer not in trusted:
+        return f"its export is signed by {signer}, which is not in [export] trusted_keys"
+    try:
+        good = verify(Path(path), [signer])
+    except ExportError as err:
+        return f"its export does not verify: {err}"
+    if good.sha256 != sha256:
+        return f"its export {path} is not the file recorded for the day ({again})"
+    return None
 
 
 def plan_retention(conn: Conn, config: FloorConfig, now: datetime | None = None) -> RetentionPlan:
     today = gaming_day(now or datetime.now(UTC), config.gaming_day)
     plan = RetentionPlan(today - timedelta(days=config.retention.days))
-    exported = {row[0] for row in conn.execute("SELECT gaming_day FROM exports").fetchall()}
+    exports: dict[date, tuple[str, str, str | None]] = {
+        day: (path, sha256, signer)
+        for day, path, sha256, signer in conn.execute(
+            "SELECT gaming_day, path, sha256, signer_public_key FROM exports"
+        ).fetchall()
+    }
     for day in partitions(conn):
         if day >= plan.cutoff:
             continue
-        if config.retention.require_export and day not in exported:
-            plan.kept_unexported.append(day)
-        else:
-            plan.drop.append(day)
+        if config.retention.require_export:
+            recorded = exports.get(day)
+            why = (
+                _unsigned(day, *recorded, config.export.trusted_keys)
+                if recorded
+                else f"no export yet (tablectl report export --day {day})"
+            )
+            if why is not None:
+                plan.kept_unexported.append(day)
+                plan.why[day] = why
+                continue
+        plan.drop.append(day)
     return plan
 
 

@@ -167,6 +167,13 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        4,
+        "exports signed by a person's key: the signer's public key and when the signature was recorded",
+        """
+        ALTER TABLE exports ADD COLUMN signer_public_key text, ADD COLUMN signed_at timestamptz;
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

@@ -3,7 +3,10 @@
 tablectl report --config FLOOR.toml --day 2026-11-21 [--table ID | --game 655a] [--format text|csv|json|html]
 tablectl report --config FLOOR.toml --shift swing --day 2026-11-21 ...
 tablectl report --config FLOOR.toml --from 2026-11-01 --to 2026-11-30 ...
-tablectl report --config FLOOR.toml export --day 2026-11-21      the signed CSV export of the day
+tablectl report --config FLOOR.toml export --day 2026-11-21 [--key MY.pem]   the CSV export of the day (signed
+                                                                             with --key, read for this command only)
+tablectl report sign FILE.csv --key MY.pem          where the key lives: writes FILE.csv.sig (no database, no config)
+tablectl report --config FLOOR.toml record FILE.csv  the .sig brought back beside FILE: checked and recorded
 tablectl report verify FILE.csv (--public-key KEY | --config FLOOR.toml)
 """
 
@@ -17,10 +20,10 @@ from pathlib import Path
 import psycopg
 
 from controller.cli.verb import Subparsers, UsageError
-from floor.config import FloorConfig, FloorConfigError, load_floor_config
+from floor.config import FloorConfig, FloorConfigError, export_public_key, load_floor_config
 from floor.days import Period, day_period, range_period, shift_period
 from floor.db import connect
-from floor.export import ExportError, export_day, load_signing_key, public_b64, verify
+from floor.export import ExportError, export_day, load_signing_key, record_signature, sign_file, verify
 from floor.report.build import build
 from floor.report.figures import Scope, gather
 from floor.report.html import to_html
@@ -54,13 +57,19 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--format", choices=sorted(FORMATS), default="text")
     p.add_argument("--out", type=Path, help="write to this file (default: standard output)")
     actions = p.add_subparsers(dest="action", metavar="ACTION")
-    ex = actions.add_parser("export", help="write the signed CSV export of a gaming day")
+    ex = actions.add_parser("export", help="write the CSV export of a gaming day, to be signed by a trusted key")
     ex.add_argument("--day", dest="export_day", type=_day, required=True)
+    ex.add_argument("--key", type=Path, help="sign it now with your own key (PEM from `tablectl command keygen`)")
+    sg = actions.add_parser("sign", help="sign an export with your key, where the key is (no database needed)")
+    sg.add_argument("file", type=Path, metavar="FILE")
+    sg.add_argument("--key", type=Path, required=True, help="your private key (PEM from `tablectl command keygen`)")
+    rec = actions.add_parser("record", help="check a signed export against [export] trusted_keys and record it")
+    rec.add_argument("file", type=Path, metavar="FILE")
     v = actions.add_parser("verify", help="check a signed export's signature")
-    for action in (ex, v):  # --config before or after the action; SUPPRESS keeps the one given before
+    for action in (ex, rec, v):  # --config before or after the action; SUPPRESS keeps the one given before
         action.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="the floor config")
     v.add_argument("file", type=Path, metavar="FILE")
-    v.add_argument("--public-key", help="the export key's public key (base64), as `tablectl command keygen` printed")
+    v.add_argument("--public-key", help="trust this key instead of the config's [export] trusted_keys (base64 or PEM)")
 
 
 def _config(path: Path | None) -> FloorConfig:
@@ -94,12 +103,16 @@ def _period(args: argparse.Namespace, config: FloorConfig) -> Period:
 def main(args: argparse.Namespace) -> int:
     if args.action == "verify":
         return _verify(args)
+    if args.action == "sign":
+        return _sign(args.file, args.key)
     config = _config(args.config)
-    scope = None if args.action == "export" else Scope(_period(args, config), args.table, args.game)
+    scope = None if args.action in ("export", "record") else Scope(_period(args, config), args.table, args.game)
     try:
         with connect(config.database) as conn:
+            if args.action == "record":
+                return _record(conn, config, args.file)
             if scope is None:
-                return _export(conn, config, args.export_day)
+                return _export(conn, config, args.export_day, args.key)
             report = build(gather(conn, scope), scope, config.name)
     except psycopg.OperationalError as err:
         raise UsageError(f"cannot reach the archive ({str(err).strip()}); check [database] dsn") from None
@@ -114,31 +127,59 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _export(conn: psycopg.Connection[tuple[object, ...]], config: FloorConfig, day: date) -> int:
-    if config.export.signing_key is None:
-        raise UsageError("set [export] signing_key in the floor config (make a key with `tablectl command keygen`)")
+Conn = psycopg.Connection[tuple[object, ...]]
+
+
+def _export(conn: Conn, config: FloorConfig, day: date, key_path: Path | None) -> int:
+    # The key first: a wrong --key is refused before anything is written.
     try:
-        key = load_signing_key(config.export.signing_key)
+        key = None if key_path is None else load_signing_key(key_path)
     except ExportError as err:
         raise UsageError(str(err)) from None
-    done = export_day(conn, day, config.export.directory, key, config.name)
+    done = export_day(conn, day, config.export.directory, config.name)
     print(f"{done.path}: {done.events} events of gaming day {day}, sha256 {done.sha256}")
-    print(f"{done.signature}: Ed25519 signature by {public_b64(key.public_key())}")
+    if key is None:
+        print(
+            f"not signed yet: the signer runs `tablectl report sign {done.path.name} --key THEIR.pem` where their key "
+            f"is, and the .sig comes back beside it for `tablectl report --config F record {done.path}`"
+        )
+        return 0
+    sign_file(done.path, key)
+    return _record(conn, config, done.path)
+
+
+def _sign(path: Path, key_path: Path) -> int:
+    try:
+        sig = sign_file(path, load_signing_key(key_path))
+    except ExportError as err:
+        raise UsageError(str(err)) from None
+    print(f"{sig}: Ed25519 signature of {path.name}")
+    print(f"bring {sig.name} back beside {path.name} on the floor and run `tablectl report --config F record FILE`")
+    return 0
+
+
+def _record(conn: Conn, config: FloorConfig, path: Path) -> int:
+    try:
+        day, good = record_signature(conn, path, config.export.trusted_keys)
+    except ExportError as err:
+        print(f"tablectl: {err}", file=sys.stderr)
+        return 1
+    print(f"{good.describe()}\nrecorded as the signed export of gaming day {day}")
     return 0
 
 
 def _verify(args: argparse.Namespace) -> int:
-    trusted = args.public_key
-    if trusted is None:
-        config = _config(args.config)
-        if config.export.signing_key is None:
-            raise UsageError("give --public-key KEY, or a --config whose [export] signing_key is the export key")
+    if args.public_key is not None:
         try:
-            trusted = public_b64(load_signing_key(config.export.signing_key).public_key())
-        except ExportError as err:
-            raise UsageError(str(err)) from None
+            trusted = [export_public_key(args.public_key)]
+        except ValueError as err:
+            raise UsageError(f"--public-key {err}") from None
+    else:
+        trusted = _config(args.config).export.trusted_keys
+        if not trusted:
+            raise UsageError("give --public-key KEY, or a --config whose [export] trusted_keys lists the signers' keys")
     try:
-        print(verify(args.file, trusted))
+        print(verify(args.file, trusted).describe())
     except ExportError as err:
         print(f"tablectl: {err}", file=sys.stderr)
         return 1
