@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from controller.mqtt.connection import read_secret as read_table_secret
 from floor.config import DatabaseSection, FloorConfigError, read_secret
 from floor.db import connect
 from floor.pgcluster import PgCluster
@@ -25,7 +26,7 @@ from tests.floor.test_config_digits import UNICODE_SPACES
 ENDINGS = ["", "\n", "\r\n", "\n\nthe second line is not the password\n"]
 # Any character but the line end: surrogates cannot be written as UTF-8.
 INNER = st.characters(blacklist_characters="\n", blacklist_categories=["Cs"])
-EDGE = st.sampled_from([*UNICODE_SPACES, " ", "\t", "\x1c", "\x85", "\u2028"])
+EDGE = st.sampled_from([*UNICODE_SPACES, " ", "\t", "\x1c", "\x1e", "\x85", "\u2028", "\u2029"])
 
 
 @given(EDGE, st.text(INNER, min_size=1, max_size=20), EDGE, st.sampled_from(ENDINGS))
@@ -38,6 +39,8 @@ def test_a_secret_is_its_first_line_as_written(
     path = tmp_path_factory.mktemp("secret") / "password"
     path.write_bytes((password + ending).encode())
     assert read_secret(path, "database.password_file") == password
+    # The table's mqtt.password_file the same way: str.splitlines() had cut it at U+001C..U+001E, U+0085, U+2028.
+    assert read_table_secret(str(path)) == password
 
 
 def test_an_empty_or_undecodable_secret_is_named(tmp_path: Path) -> None:
