@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from controller.config.broker import BrokerAddress, parse_broker_address
+from controller.config.files import SECRET_MAX_BYTES, FileRefused, read_bounded
 from controller.config.keys import decode_public_key
 from controller.core.spaces import first_line
 
@@ -321,8 +322,11 @@ def read_secret(path: Path | None, what: str) -> str | None:
         return None
     fix = "put the password on the file's first line"
     try:
-        # Bytes, then decoded: read_text() reads "\r" alone as an end of line too, and cut the password there.
-        line = first_line(path.read_bytes().decode("utf-8"))
+        # Bytes, then decoded: read_text() reads "\r" alone as an end of line too, and cut the password there. Read
+        # bounded, as the table reads its own: a FIFO there froze the floor's start, /dev/zero filled its memory.
+        line = first_line(read_bounded(path, SECRET_MAX_BYTES).decode("utf-8"))
+    except FileRefused as err:
+        raise FloorConfigError(f"{what}: cannot read {path}: {err.problem}") from None
     except OSError as err:
         raise FloorConfigError(f"{what}: cannot read {path}: {err.strerror}") from None
     except UnicodeDecodeError:

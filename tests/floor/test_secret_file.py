@@ -7,6 +7,7 @@ PostgreSQL cluster (tests/floor/conftest.py) whose pg_hba.conf asks this test's 
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,6 +50,11 @@ def test_an_empty_or_undecodable_secret_is_named(tmp_path: Path) -> None:
         path.write_bytes(data)
         with pytest.raises(FloorConfigError, match=f"database.password_file: {path}: {problem}; put the password"):
             read_secret(path, "database.password_file")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # read unbounded, it froze the floor's start until someone wrote to it
+    for device, problem in ((fifo, "is a FIFO"), (Path("/dev/zero"), "is a character device")):
+        with pytest.raises(FloorConfigError, match=f"database.password_file: cannot read {device}: {problem}"):
+            read_secret(device, "database.password_file")
     path.write_bytes("pässword\n".encode("latin-1"))
     with pytest.raises(FloorConfigError, match="is not UTF-8 text; put the password on the file's first line"):
         read_secret(path, "database.password_file")
