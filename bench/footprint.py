@@ -207,7 +207,12 @@ async def measure(
         # rounds (PROFILED; bench/resident.py passes its own `wrap`, told the same two moments).
         python = [sys.executable, "-c", wrap, str(profile)] if profile else [sys.executable, "-m"]
         run = [*python, "controller.cli", "--log-level", "warning", "run", "--config", str(path)]
-        daemon = await spawn(*run, "--broker", url, "--journal", str(tmp / "journal.sqlite"))
+        # stdout to DEVNULL, as bench/restart.py does: nothing here reads it (the table's opening is seen on MQTT), and
+        # an unread pipe blocked the daemon once it wrote ~192 KiB there (asyncio's 128 KiB buffer, then the pipe's
+        # 64 KiB). Its stderr is drained by spawn().
+        daemon = await spawn(
+            *run, "--broker", url, "--journal", str(tmp / "journal.sqlite"), stdout=asyncio.subprocess.DEVNULL
+        )
         try:
             floor, events = people(config, sims, rng)
             figures = Figures(journal=tmp / "journal.sqlite")

@@ -51,6 +51,37 @@ class LineDead(Exception):
     """The port failed or closed (for a USB serial adapter: the cable was pulled)."""
 
 
+class BadLine(ValueError):
+    """A line with a byte the protocol has no use for; the device is there, the line is refused."""
+
+    def __init__(self, line: bytes, why: str) -> None:
+        super().__init__(f"{why}: {line[:200]!r}")
+        self.line = line
+        self.why = why
+
+
+# A line is printable ASCII words spaced with " ", ending CR LF. bytes.strip() takes ASCII whitespace only (the
+# CR LF, and spaces or tabs around the line); str.split() and str.strip() on the decoded text also took U+001C..U+001F
+# (file, group, record and unit separators) as spaces, so "ID\x1cSKEL-1 SN0042 2.1" was an identity and
+# "\x1cDONE 52" a count. Drivers cannot import controller.core.spaces: this is the skeleton's own strict reading.
+_PRINTABLE = range(0x20, 0x7F)
+
+
+def printable_line(data: bytes) -> str:
+    """`data` (one line as read) without the ASCII whitespace around it, as text; BadLine naming the first byte that
+    is not printable ASCII (a control character, DEL, or any byte of another encoding) otherwise."""
+    line = data.strip()
+    for offset, byte in enumerate(line):
+        if byte not in _PRINTABLE:
+            raise BadLine(line, f"byte 0x{byte:02x} at offset {offset} is not printable ASCII (0x20-0x7e)")
+    return line.decode("ascii")
+
+
+def _words(line: str) -> list[str]:
+    """The words of a printable_line(): only " " spaces are left in it to split on."""
+    return [word for word in line.split(" ") if word]
+
+
 class SkeletonShuffler(DeviceBase):
     Settings: ClassVar[type[SkeletonShufflerSettings]] = SkeletonShufflerSettings
 
@@ -78,9 +109,13 @@ class SkeletonShuffler(DeviceBase):
             return "cannot write to the port"
         try:
             async with asyncio.timeout(self.settings.reply_timeout):
-                words = (await self._read_line()).split()
+                words: list[str] = []
                 while words[:1] != ["ID"]:  # whatever the device said before it heard us is stale
-                    words = (await self._read_line()).split()
+                    try:
+                        words = _words(await self._read_line())
+                    except BadLine as exc:
+                        if exc.line.startswith(b"ID"):  # a control or non-ASCII byte in it: no identity
+                            return f"not an identity: {exc}"
         except TimeoutError:
             return f"no answer to ID? within {self.settings.reply_timeout:g} s"
         except LineDead as exc:
@@ -101,6 +136,10 @@ class SkeletonShuffler(DeviceBase):
                 if pinged:
                     return "heartbeat: no answer to PING"  # plugged in but silent: offline all the same
                 pinged = await self._write("PING")
+                continue
+            except BadLine as exc:
+                pinged = False  # garbled, but the device is alive
+                self._refuse(exc.line, exc.why)
                 continue
             except LineDead as exc:
                 return str(exc)
@@ -125,7 +164,7 @@ class SkeletonShuffler(DeviceBase):
             return
         if word == "DONE":
             # isdigit() alone is true for a superscript two, which int() refuses: only 0-9 is a count. _read_line
-            # keeps non-ASCII bytes out already; a copy that decodes latin-1 or UTF-8 would let them in.
+            # refuses non-ASCII bytes already; a copy that decodes latin-1 or UTF-8 would let them in.
             if rest.isascii() and rest.isdigit():
                 self.emit(ShuffleCompleted(self.device_id, card_count=int(rest)))
             else:
@@ -136,7 +175,7 @@ class SkeletonShuffler(DeviceBase):
         else:
             self._refuse(line, "unexpected line from the device")
 
-    def _refuse(self, line: str, why: str) -> None:
+    def _refuse(self, line: str | bytes, why: str) -> None:
         """A line that makes no sense: logged here, a fault for the controller, and the driver reads on."""
         detail = f"{why}: {line[:200]!r}"
         log.warning("refused a line from the device", device=self.device_id, detail=detail)
@@ -154,7 +193,7 @@ class SkeletonShuffler(DeviceBase):
             raise LineDead(f"read failed: {exc}") from exc
         if not data:
             raise LineDead("end of file")
-        return data.decode("ascii", errors="replace").strip()
+        return printable_line(data)
 
     async def _write(self, line: str) -> bool:
         """False when the line could not be written (the read side will find out why)."""

@@ -18,7 +18,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from controller.config.broker import BrokerAddress, parse_broker_address
+from controller.config.files import SECRET_MAX_BYTES, FileRefused, read_bounded
 from controller.config.keys import decode_public_key
+from controller.core.spaces import first_line
 
 
 class FloorConfigError(ValueError):
@@ -358,10 +360,25 @@ def load_floor_config(path: Path) -> FloorConfig:
 
 
 def read_secret(path: Path | None, what: str) -> str | None:
-    """A password kept in its own file (never in the config: the config is world-readable in /etc)."""
+    """A password kept in its own file (never in the config: the config is world-readable in /etc): its first line.
+
+    Only the end of line is taken off, not ASCII whitespace around it: PostgreSQL and mosquitto take any character
+    in a password, a space or tab at either end included, and the table reads its broker password the same way
+    (controller/mqtt/connection.py). A bare strip() also dropped a leading or trailing U+00A0 or U+3000 that is
+    part of the password, and the server then refused a password the operator had written correctly."""
     if path is None:
         return None
+    fix = "put the password on the file's first line"
     try:
-        return path.read_text(encoding="utf-8").strip()
+        # Bytes, then decoded: read_text() reads "\r" alone as an end of line too, and cut the password there. Read
+        # bounded, as the table reads its own: a FIFO there froze the floor's start, /dev/zero filled its memory.
+        line = first_line(read_bounded(path, SECRET_MAX_BYTES).decode("utf-8"))
+    except FileRefused as err:
+        raise FloorConfigError(f"{what}: cannot read {path}: {err.problem}") from None
     except OSError as err:
         raise FloorConfigError(f"{what}: cannot read {path}: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise FloorConfigError(f"{what}: {path} is not UTF-8 text; {fix}") from None
+    if not line:
+        raise FloorConfigError(f"{what}: {path}: its first line is empty; {fix}")
+    return line

@@ -12,6 +12,8 @@ from typing import Any
 
 import psycopg
 
+from controller.core.digits import is_ascii_digits
+
 Conn = psycopg.Connection[tuple[Any, ...]]
 
 IRREGULAR = ("card.", "deck.", "shuffle.failed", "round.voided", "wager.rejected", "tilt.", "table.blocked")
@@ -121,6 +123,12 @@ def last_rounds(conn: Conn, table_id: str, n: int) -> list[RoundStory]:
     return [s for (rid,) in ids if (s := recall_round(conn, str(rid))) is not None]
 
 
+def _seat_order(key: str) -> tuple[int, int, str]:
+    """Seats in number order, then any key that is not a seat in ASCII digits, as archived: a table's payload is
+    outside text here, and int() raised on "\u00b2" (the recall ended in a traceback) and read "\u0661" as seat 1."""
+    return (0, int(key), "") if is_ascii_digits(key) else (1, 0, key)
+
+
 def render_round(s: RoundStory) -> str:
     out = [
         f"round {s.round_id}  table {s.table_id}  gaming day {s.gaming_day}  {s.outcome}",
@@ -129,7 +137,7 @@ def render_round(s: RoundStory) -> str:
     ]
     if s.wagers:
         out.append("  wagers at lock-out:")
-        for seat, spots in sorted(s.wagers.items(), key=lambda kv: int(kv[0])):
+        for seat, spots in sorted(s.wagers.items(), key=lambda kv: _seat_order(kv[0])):
             out.append(f"    seat {seat}: " + ", ".join(f"{k} {money_text(v)}" for k, v in spots.items()))
     if s.irregularities:
         out.append(f"  irregularities: {len(s.irregularities)}")

@@ -24,3 +24,10 @@ def split_ascii(text: str) -> list[str]:
     """The words of `text` split on runs of ASCII whitespace, as str.split() would split plain ASCII text."""
     inner = strip_ascii(text)
     return _RUN.split(inner) if inner else []
+
+
+def first_line(text: str) -> str:
+    """`text` up to its first "\\n", without a "\\r" before it (a file saved on Windows): a secret file's first line,
+    every other character kept. str.splitlines() also ends a line at U+001C..U+001E, U+0085, U+2028 and U+2029, and
+    str.strip() takes U+00A0 and U+3000 off its ends, all of which a password may hold."""
+    return text.split("\n", 1)[0].removesuffix("\r")

@@ -18,6 +18,7 @@ import aiomqtt
 from controller.config.broker import parse_broker_address
 from controller.config.files import PEM_MAX_BYTES, SECRET_MAX_BYTES, FileRefused, read_bounded
 from controller.config.table import MqttSettings
+from controller.core.spaces import first_line
 
 T = TypeVar("T")
 
@@ -71,14 +72,16 @@ def read_secret(path: str) -> str:
     """The broker password: the first line of `path`. ValueError naming the file and the fix otherwise."""
     fix = "create it with the table's broker password on its first line, readable by the tablectl user only"
     try:
-        lines = read_bounded(path, SECRET_MAX_BYTES).decode("utf-8").splitlines()
+        # first_line, not splitlines(): that also ends a line at U+001C..U+001E, U+0085, U+2028 and U+2029, and cut a
+        # password holding one there (the broker then refused it).
+        line = first_line(read_bounded(path, SECRET_MAX_BYTES).decode("utf-8"))
     except FileRefused as err:
         raise ValueError(f"mqtt.password_file {err}; {fix}") from None
     except UnicodeDecodeError:
         raise ValueError(f"mqtt.password_file {path} is not UTF-8 text; {fix}") from None
-    if not lines or not lines[0]:
+    if not line:
         raise ValueError(f"mqtt.password_file {path}: its first line is empty; put the broker password there")
-    return lines[0]
+    return line
 
 
 # -- a session's lost connection ------------------------------------------------------------------------------

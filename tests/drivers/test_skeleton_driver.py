@@ -24,12 +24,16 @@ from structlog.testing import capture_logs
 
 from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline, ShuffleCompleted, Shuffler
 from drivers.registry import DriverConfigError, create_driver, installed_names
-from drivers.skeleton import SkeletonShuffler, SkeletonShufflerSettings
+from drivers.skeleton import BadLine, SkeletonShuffler, SkeletonShufflerSettings, printable_line
 
 FAST = {"heartbeat_interval": 0.2, "reply_timeout": 0.2}  # a silent device is found out within 0.4 s
 # Every character isdigit() takes but 0-9 (a superscript two: int() raises; an Arabic-Indic one: int() reads 1).
 NON_ASCII_DIGITS = [c for c in map(chr, range(0x110000)) if c.isdigit() and not c.isascii()]
 NOT_A_COUNT = "DONE without a card count in ASCII digits (e.g. DONE 52)"
+ASCII_WHITESPACE = b" \t\n\r\x0b\x0c"  # what bytes.strip() takes from a line's ends
+# Every byte a line may not carry: C0 controls (U+001C..U+001F, which str.split() took for spaces, among them), DEL
+# and every byte of another encoding.
+NOT_PRINTABLE = [b for b in range(256) if not 0x20 <= b <= 0x7E]
 
 
 class Responder:
@@ -39,6 +43,7 @@ class Responder:
         self.name = name
         self.heard: list[str] = []
         self.deaf = False
+        self.identity = b"ID SKEL-1 SN0042 2.1"
         self._fds: tuple[int, int] | None = None
         self._buffer = b""
 
@@ -84,9 +89,9 @@ class Responder:
         self.heard.append(line)
         if self.deaf:
             return
-        answers = {"ID?": "ID SKEL-1 SN0042 2.1", "PING": "PONG", "SHUFFLE": "DONE 52"}
+        answers = {"ID?": self.identity, "PING": b"PONG", "SHUFFLE": b"DONE 52"}
         if line in answers:
-            self.say(answers[line])
+            self.say_bytes(answers[line])
 
 
 @pytest.fixture
@@ -172,25 +177,96 @@ async def test_stop_is_prompt_and_final(skeleton_installed: None, responder: Res
 async def test_a_done_without_ascii_digits_is_logged_refused_and_the_driver_reads_on(
     skeleton_installed: None, responder: Responder, start_driver: Any
 ) -> None:
-    """`DONE \\u00b2` (a superscript two) as UTF-8 and as latin-1, and Arabic-Indic digits, over the real pty: each
-    is a logged bad_message fault naming the fix, no count is read from them, and the next good line is served."""
+    """`DONE \\u00b2` (a superscript two) as UTF-8 and as latin-1, Arabic-Indic digits and a count in words, over
+    the real pty: each is a logged bad_message fault naming the byte or the fix, no count is read from them, and the
+    next good line is served."""
     driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **FAST)
     await events.next(DeviceOnline)
-    bad = ["DONE \u00b2".encode(), "DONE \u00b2".encode("latin-1"), "DONE \u0665\u0662".encode()]
+    bad = {
+        "DONE \u00b2".encode(): "byte 0xc2 at offset 5 is not printable ASCII (0x20-0x7e): b'DONE \\xc2\\xb2'",
+        "DONE \u00b2".encode("latin-1"): "byte 0xb2 at offset 5 is not printable ASCII (0x20-0x7e): b'DONE \\xb2'",
+        "DONE \u0665\u0662".encode(): "byte 0xd9 at offset 5 is not printable ASCII (0x20-0x7e): b'DONE ",
+        b"DONE fifty-two": f"{NOT_A_COUNT}: 'DONE fifty-two'",
+    }
     with capture_logs() as logs:
-        for line in bad:
+        for line, detail in bad.items():
             responder.say_bytes(line)
             fault = await events.next(DeviceFault)
             assert (fault.code, fault.device_id) == ("bad_message", "shuffler")
-            assert fault.detail.startswith(f"{NOT_A_COUNT}: 'DONE ")
+            assert fault.detail.startswith(detail)
         responder.say("DONE 52")
         assert (await events.next(ShuffleCompleted)).card_count == 52
     refused = [e for e in logs if e["event"] == "refused a line from the device"]
     assert [(e["log_level"], e["device"]) for e in refused] == [("warning", "shuffler")] * len(bad)
-    assert all(NOT_A_COUNT in e["detail"] for e in refused)
+    assert [e["detail"][:40] for e in refused] == [detail[:40] for detail in bad.values()]
     # No count was read from the bad lines, and the line stayed up throughout (no offline, no reconnect).
     assert [e.card_count for e in events.seen if isinstance(e, ShuffleCompleted)] == [52]
     assert driver.online and not [e for e in events.seen if isinstance(e, DeviceOffline)]
+
+
+async def test_a_separator_byte_is_refused_not_read_as_a_space(
+    skeleton_installed: None, responder: Responder, start_driver: Any
+) -> None:
+    """U+001C..U+001F are spaces to str.split() and str.strip(): `\\x1cDONE 52` was a count of 52 and
+    `ERR jam\\x1fdetail` a fault with code 'jam\\x1fdetail'. Each is now a bad_message naming the byte."""
+    driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **FAST)
+    await events.next(DeviceOnline)
+    bad = {
+        b"\x1cDONE 52": "byte 0x1c at offset 0",
+        b"DONE\x1d52": "byte 0x1d at offset 4",
+        b"DONE 5\x1e2": "byte 0x1e at offset 6",
+        b"ERR jam\x1fcard jam": "byte 0x1f at offset 7",
+        b"DONE 52\x7f": "byte 0x7f at offset 7",
+    }
+    for line, where in bad.items():
+        responder.say_bytes(line)
+        fault = await events.next(DeviceFault)
+        assert fault.code == "bad_message"
+        assert fault.detail == f"{where} is not printable ASCII (0x20-0x7e): {line!r}"
+    responder.say("DONE 52")
+    assert (await events.next(ShuffleCompleted)).card_count == 52
+    assert [e.card_count for e in events.seen if isinstance(e, ShuffleCompleted)] == [52]
+    assert driver.online and not [e for e in events.seen if isinstance(e, DeviceOffline)]
+
+
+async def test_an_identity_with_a_separator_byte_is_no_identity(
+    skeleton_installed: None, responder: Responder, start_driver: Any
+) -> None:
+    """`ID\\x1cSKEL-1 SN0042 2.1` split into four words and put the device online; now it is offline, saying why."""
+    responder.identity = b"ID\x1cSKEL-1 SN0042 2.1"
+    driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **FAST)
+    offline = await events.next(DeviceOffline)
+    assert offline.reason == (
+        "not an identity: byte 0x1c at offset 2 is not printable ASCII (0x20-0x7e): b'ID\\x1cSKEL-1 SN0042 2.1'"
+    )
+    assert not driver.online and not [e for e in events.seen if isinstance(e, DeviceOnline)]
+    responder.identity = b"ID SKEL-1 SN0042 2.1"  # the device fixed: the backoff finds it
+    assert (await events.next(DeviceOnline)).identity["model"] == "SKEL-1"
+
+
+_WORD = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=8)
+
+
+@given(
+    st.lists(_WORD, min_size=1, max_size=5),
+    st.sampled_from(NOT_PRINTABLE),
+    st.data(),
+    st.text(st.sampled_from(" \t"), max_size=2),
+)
+def test_a_line_is_printable_ascii_words(words: list[str], byte: int, data: st.DataObject, pad: str) -> None:
+    """Printable ASCII with ASCII whitespace around it reads as itself; one byte outside 0x20-0x7e anywhere inside it
+    (at its ends too, unless bytes.strip() takes it as whitespace) is refused, naming the byte and where it is."""
+    text = " ".join(words)
+    assert printable_line(f"{pad}{text}{pad}\r\n".encode()) == text
+    inner = byte in ASCII_WHITESPACE  # stripped at an end: inside the line only
+    if inner and len(text) < 2:
+        return
+    offset = data.draw(st.integers(1, len(text) - 1) if inner else st.integers(0, len(text)))
+    line = text.encode()[:offset] + bytes([byte]) + text.encode()[offset:]
+    with pytest.raises(BadLine) as err:
+        printable_line(pad.encode() + line + b"\r\n")
+    assert str(err.value) == f"byte 0x{byte:02x} at offset {offset} is not printable ASCII (0x20-0x7e): {line!r}"
+    assert err.value.line == line
 
 
 @given(st.lists(st.sampled_from([*NON_ASCII_DIGITS, *"0123456789"]), min_size=1, max_size=6))

@@ -18,6 +18,7 @@ import pytest
 
 from controller.config.table import load_config
 from controller.shell.runner import playable
+from tests.conftest import Mosquitto
 
 pytestmark = pytest.mark.e2e
 
@@ -75,6 +76,25 @@ def test_footprint_reports_rss_and_idle_cpu() -> None:
     bound = r"the journal: [\d.]+ durable commits a round .*: \d+ us of wall time, .* bound the table to \d+ rounds/s"
     assert re.search(bound, out), out
     assert re.search(r"idle with the table open, over 1 s: [\d.]+ % of a core .*a smoke run", out), out
+
+
+def test_footprint_does_not_block_a_daemon_that_writes_to_stdout(
+    tmp_path: Path, mosquitto: Mosquitto, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """footprint.measure() gave the daemon a stdout pipe nobody read: asyncio buffers 128 KiB of it and the pipe 64
+    KiB, so a daemon that wrote more blocked on its write, the table never opened, and the bench gave up after 60 s.
+    The daemon here (under a wrap, as bench/resident.py runs it) writes 1 MiB to stdout first, then plays."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    footprint, procfs = importlib.import_module("footprint"), importlib.import_module("procfs")
+    noisy = (
+        procfs.WRAP_ARGS
+        + "import signal\n"
+        + "signal.signal(signal.SIGUSR1, signal.SIG_IGN); signal.signal(signal.SIGUSR2, signal.SIG_IGN)\n"
+        + "sys.stdout.write('x' * 1048576); sys.stdout.flush()\n"
+        + procfs.WRAP_RUN
+    )
+    figures = asyncio.run(footprint.measure(mosquitto.url, 2, 0.2, 1, tmp_path, tmp_path / "out", noisy))
+    assert figures.rounds == 2 and figures.rss_open > 0
 
 
 def test_the_profiled_daemon_exits_as_the_daemon_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

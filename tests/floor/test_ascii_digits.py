@@ -33,6 +33,7 @@ from controller.people.scenario import ScenarioError, parse_scenario
 from controller.shell.logs import connected_to_journald
 from controller.shell.sdnotify import watchdog_interval
 from drivers.sim.line import default_timing
+from floor.recall import RoundStory, render_round
 from floor.sdnotify import Notifier
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -151,6 +152,19 @@ def test_systemd_and_cli_numbers_are_ascii(data: st.DataObject, value: int) -> N
         env.setenv("TABLECTL_SIM_BAUD", text)
         with pytest.raises(ValueError, match=r"is not a whole number of baud, e\.g\. 115200"):
             default_timing()
+
+
+@given(st.data(), st.lists(st.integers(1, 12), min_size=1, max_size=4, unique=True))
+def test_a_recalled_rounds_seats_are_ordered_without_int_on_other_digits(data: st.DataObject, seats: list[int]) -> None:
+    """`tablectl floor recall`: the archived wagers' seat keys are a table's payload. A key in other digits is listed
+    after the seats, as archived, where int() raised on "\\u00b2" (a traceback) or sorted "\\u0661" as seat 1."""
+    odd = data.draw(spoiled(data.draw(st.integers(1, 12))))
+    wagers = {key: {"ante": 500} for key in [odd, *map(str, seats)]}
+    text = render_round(RoundStory("r1", "t1", "2026-11-21", "completed", "a", "b", wagers=wagers))
+    listed = [
+        line.split(":")[0].removeprefix("    seat ") for line in text.splitlines() if line.startswith("    seat ")
+    ]
+    assert listed == [*map(str, sorted(seats)), odd]
 
 
 # An isdigit() (or isdecimal(), isnumeric()) meant to take every script's digits, as "path: source" -> why. None yet.

@@ -180,29 +180,44 @@ def _ends_in_dollar(value: object) -> bool:
     return isinstance(text, str) and text.endswith("$") and not text.endswith("\\$")
 
 
+def _dollar_literal(node: ast.expr) -> str | None:
+    """repr of `node` when it is a `$`-ended pattern written out: a str or bytes literal, or an f-string whose last
+    part is (f"[{SPACE}]+$")."""
+    if isinstance(node, ast.Constant) and _ends_in_dollar(node.value):
+        return repr(node.value)
+    if isinstance(node, ast.JoinedStr) and node.values:
+        last = node.values[-1]
+        if isinstance(last, ast.Constant) and _ends_in_dollar(last.value):
+            return ast.unparse(node)
+    return None
+
+
+def _compiled(node: ast.expr) -> ast.expr:
+    """The pattern of `re.compile(P, ...)` (any `.compile(P)`), else `node` itself."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "compile":
+        return node.args[0] if node.args else node
+    return node
+
+
 def _dollar_patterns(paths: list[Path]) -> dict[str, str]:
-    """name -> pattern of every module-level `NAME = re.compile("...$")` or `NAME = "...$"` in `paths` (by name, so an
-    imported pattern is found where it is used)."""
+    """name -> pattern of every `NAME = re.compile("...$")`, `NAME = "...$"` or `self.NAME = ...` in `paths`, at
+    module level, in a class or in a function (by name, so an imported pattern is found where it is used)."""
     found: dict[str, str] = {}
     for path in paths:
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
-                value = node.value
-                if (
-                    isinstance(value, ast.Call)
-                    and isinstance(value.func, ast.Attribute)
-                    and value.func.attr == "compile"
-                ):
-                    value = value.args[0] if value.args else value
+                pattern = _dollar_literal(_compiled(node.value))
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if isinstance(value, ast.Constant) and _ends_in_dollar(value.value):
-                    found |= {t.id: repr(value.value) for t in targets if isinstance(t, ast.Name)}
+                if pattern is not None:
+                    found |= {t.id: pattern for t in targets if isinstance(t, ast.Name)}
+                    found |= {t.attr: pattern for t in targets if isinstance(t, ast.Attribute)}
     return found
 
 
 def _loose_matches(path: Path, patterns: dict[str, str]) -> list[tuple[int, str]]:
-    """(line, pattern) of each `NAME.match(...)`/`NAME.search(...)` on a `$`-ended compiled pattern and each
-    `re.match(P, ...)`/`re.search(P, ...)` whose P is a `$`-ended literal or constant, in `path`."""
+    """(line, pattern) of each `NAME.match(...)`/`NAME.search(...)` on a `$`-ended compiled pattern, each
+    `re.compile("...$").match(...)` and each `re.match(P, ...)`/`re.search(P, ...)` whose P is a `$`-ended literal or
+    constant, in `path`, wherever the call is (module, class or function)."""
     out: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LOOSE_CALLS):
@@ -211,10 +226,15 @@ def _loose_matches(path: Path, patterns: dict[str, str]) -> list[tuple[int, str]
         name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else ""
         if name == "re" and node.args:
             first = node.args[0]
-            if isinstance(first, ast.Constant) and _ends_in_dollar(first.value):
-                out.append((node.lineno, repr(first.value)))
+            literal = _dollar_literal(_compiled(first))
+            if literal is not None:
+                out.append((node.lineno, literal))
             elif isinstance(first, ast.Name) and first.id in patterns:
                 out.append((node.lineno, patterns[first.id]))
+        elif isinstance(owner, ast.Call) and owner is not _compiled(owner):
+            literal = _dollar_literal(_compiled(owner))
+            if literal is not None:
+                out.append((node.lineno, literal))
         elif name in patterns:
             out.append((node.lineno, patterns[name]))
     return out
@@ -247,10 +267,18 @@ def test_the_dollar_guard_finds_what_it_is_for(tmp_path: Path) -> None:
         'C = re.compile(r"^\\$[0-9]+")\n'
         "def f(s):\n"
         "    return (A.match(s), A.fullmatch(s), re.search(B, s),\n"
-        "            re.match(r'x$', s), C.match(s), re.fullmatch(B, s))\n",
+        "            re.match(r'x$', s), C.match(s), re.fullmatch(B, s))\n"
+        "class K:\n"
+        "    D = re.compile(rb'^[0-9]+$')\n"
+        "    def __init__(self, s):\n"
+        "        self.e = re.compile(f'^{s}$', re.ASCII)\n"
+        "    def g(self, s):\n"
+        "        local = re.compile(r'y$')\n"
+        "        return (self.D.match(s), self.e.search(s), local.match(s), re.compile(r'z$').match(s),\n"
+        "                re.search(re.compile(r'w$'), s), re.compile(r'v$').fullmatch(s), re.compile('u').match(s))\n",
         encoding="utf-8",
     )
     patterns = _dollar_patterns([probe])
-    assert set(patterns) == {"A", "B"}
-    assert sorted(line for line, _ in _loose_matches(probe, patterns)) == [6, 6, 7]
+    assert set(patterns) == {"A", "B", "D", "e", "local"}
+    assert sorted(line for line, _ in _loose_matches(probe, patterns)) == [6, 6, 7, 14, 14, 14, 14, 15]
     assert re.match(r"^[a-z]+$", "meter\n") and not re.fullmatch(r"^[a-z]+$", "meter\n")

@@ -142,3 +142,20 @@ def test_this_repository_keeps_the_rule_but_for_the_files_split_pending() -> Non
     measured = {p.relative_to(root).as_posix() for p in sizes.source_files(root)}
     assert {"floor/console/static/console.js", "floor/console/static/console.css"} <= measured
     assert "floor/console/static/index.html" in measured and "bench/seven-seats.toml" in measured
+
+
+def test_pyproject_is_measured_but_for_its_import_linter_contracts(tmp_path: Path) -> None:
+    """pyproject.toml was outside the check (486 lines, 360 of them contracts): now its settings are held to 400
+    lines, its [tool.importlinter] tables (COUNTED_APART, with the reason) counted apart, wherever they sit."""
+    contracts = '[tool.importlinter]\nroot_packages = ["controller"]\n' + (
+        '[[tool.importlinter.contracts]]\nname = "x"\ntype = "forbidden"\n' * 100
+    )
+    settings = '[project]\nname = "tablectl"\n' + "# a setting\n" * 200
+    tool = '[tool.ruff]\nline-length = 120\n[[tool.mypy.overrides]]\nmodule = "x"\n' + "# more\n" * 194
+    fits = _tree(tmp_path / "fits", {"pyproject.toml": settings + contracts + tool})
+    assert sizes.check_tree(fits, pending={}) == []
+    over = _tree(tmp_path / "over", {"pyproject.toml": settings + contracts + tool + "# one too many\n"})
+    found = sizes.check_tree(over, pending={})
+    assert [(f.path, f.line, f.pending) for f in found] == [("pyproject.toml", 1, False)]
+    assert "401 lines (not counting its [tool.importlinter] tables), over 400" in found[0].message
+    assert len(sizes.without_tables(contracts + tool, "tool.importlinter").splitlines()) == 198
