@@ -32,7 +32,9 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--key", action="append", default=[], help="a release public key (base64); may be repeated")
     p.add_argument("--manifest", type=Path, help=f"the manifest (default: the config's, else ROOT/{MANIFEST_NAME})")
     p.add_argument(
-        "--root", type=Path, help="the folder holding controller/, drivers/, floor/, link/ (default: the running)"
+        "--root",
+        type=Path,
+        help="the folder holding controller/, drivers/, floor/, link/ (default: the running installation's)",
     )
     p.add_argument("--json", action="store_true", help="print the verdict of every file as JSON")
 
