@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from controller.cli import numbers, options
 from controller.cli.main import main
+from controller.cli.preflight import check_file
 
 ROOT = Path(__file__).resolve().parents[2]
 CFG = str(ROOT / "configs" / "demo.toml")
@@ -206,3 +207,15 @@ def test_a_value_too_long_to_be_meant_is_quoted_short() -> None:
     with pytest.raises(argparse.ArgumentTypeError) as refused:
         options.rounds("9" * 5000)
     assert len(str(refused.value)) < 150 and "(5000 characters)" in str(refused.value)
+
+
+@pytest.mark.parametrize(("name", "verb"), [("floor.toml", "floor"), ("link.toml", "link")])
+def test_check_config_names_the_verb_for_a_service_config(name: str, verb: str) -> None:
+    """`tablectl check-config configs/*.toml` takes in the floor's and the link's configs: one finding naming the
+    verb that checks them, not fifteen missing table fields."""
+    report = check_file(ROOT / "configs" / name)
+    assert not report.valid
+    assert [(f.field, f.problem) for f in report.findings] == [
+        ("(file)", f"is the {'floor service' if verb == 'floor' else 'link controller'}'s config, not a table's")
+    ]
+    assert f"tablectl {verb} --config " in report.findings[0].fix
