@@ -62,10 +62,12 @@ def seconds(option: str, lo: float, hi: float, example: str, *, above: bool = Fa
 
 
 def host_port(text: str) -> str:
-    """An argparse type: HOST:PORT to listen on, the port 1 to 65535 in ASCII digits; an IPv6 host in brackets."""
+    """An argparse type: HOST:PORT to listen on, the port 0 (any free one) to 65535 in ASCII digits; an IPv6 host in
+    brackets."""
     m = _HOST_PORT.fullmatch(text)
-    if m is None or not 1 <= int(m.group(2)) <= 65535:
+    if m is None or int(m.group(2)) > 65535:
         raise argparse.ArgumentTypeError(
-            f"{shown(text)} is not HOST:PORT with a port from 1 to 65535: give e.g. 127.0.0.1:8480 or [::1]:8443"
+            f"{shown(text)} is not HOST:PORT with a port from 0 (any free one) to 65535: "
+            "give e.g. 127.0.0.1:8480 or [::1]:8443"
         )
     return text
