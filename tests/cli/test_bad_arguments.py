@@ -122,6 +122,8 @@ OTHER_CASES: list[tuple[str, list[str]]] = [
     ("report --day Feb 30", ["report", "--config", FLOOR, "--day", "2026-02-30"]),
     ("report --day fullwidth", ["report", "--config", FLOOR, "--day", "\uff12\uff10\uff12\uff16-11-21"]),
     ("link send --key not a key", ["link", "--config", LINK, "send", "open_link", "--key-id", "m", "--key", CFG]),
+    ("verify-software --key not base64", ["verify-software", "--key", "not base64!"]),
+    ("verify-software --key short", ["verify-software", "--key", "AAAA"]),
     ("no such verb", ["frobnicate"]),
 ]
 
@@ -159,7 +161,8 @@ def refusal_problem(what: str, argv: list[str], capsys: pytest.CaptureFixture[st
 
 
 FIX = (
-    r"give|pass|write|save|choose|chapters are|must|invalid choice|should|expected|at line|is required|known: |make one"
+    r"give|pass|write|save|choose|chapters are|must|invalid choice|should|expected|at line|is required|known: "
+    r"|make one|paste"
 )
 
 
