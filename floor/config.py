@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from controller.config.broker import BrokerAddress, parse_broker_address
-from controller.config.files import SECRET_MAX_BYTES, FileRefused, read_bounded
+from controller.config.files import CONFIG_MAX_BYTES, SECRET_MAX_BYTES, FileRefused, read_bounded
 from controller.config.keys import decode_public_key
 from controller.core.spaces import first_line
 
@@ -346,9 +346,12 @@ def parse_config(
 def read_config(path: Path, what: str, error: type[ValueError]) -> str:
     """The text of a config file, or `error` saying why `what` cannot be read."""
     try:
-        return path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise error(f"{path}: cannot read {what}: {err.strerror}") from None
+        # Bounded, regular files only: `--config /dev/zero` read until memory ran out, a FIFO waited for ever.
+        return read_bounded(path, CONFIG_MAX_BYTES).decode("utf-8")
+    except FileRefused as err:
+        raise error(f"cannot read {what} {err.path}: {err.problem}; give the path of its TOML file") from None
+    except UnicodeDecodeError as err:
+        raise error(f"{path} is not UTF-8 text (byte offset {err.start}): save {what} as UTF-8") from None
 
 
 def parse_floor_config(text: str, source: str = "FLOOR.toml") -> FloorConfig:

@@ -31,6 +31,7 @@ from cryptography.hazmat.primitives.serialization import (
 )
 from pydantic import ValidationError
 
+from controller.cli import numbers
 from controller.cli.verb import Subparsers
 from controller.config.errors import ConfigError, describe_errors
 from controller.config.files import SECRET_MAX_BYTES, FileRefused, read_bounded
@@ -87,7 +88,12 @@ def add_parser(sub: Subparsers) -> None:
     send.add_argument("--key-file", help="the client certificate's private key")
     send.add_argument("--username", help="broker user name")
     send.add_argument("--password-file", help="file holding the broker password (first line)")
-    send.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the reply (default 10)")
+    send.add_argument(
+        "--timeout",
+        type=numbers.seconds("--timeout", 0, 3600, "--timeout 10", above=True),
+        default=10.0,
+        help="seconds to wait for the reply (default 10)",
+    )
     send.add_argument("verb", metavar="VERB", help="what to do (the verbs are listed above)")
     send.add_argument("args", nargs="*", metavar="name=value", help="the verb's arguments")
 
@@ -118,7 +124,7 @@ def _key_id_problem(key_id: str) -> str | None:
 
 
 def keygen(out: Path, key_id: str | None, role: str) -> int:
-    name = key_id or out.stem
+    name = out.stem if key_id is None else key_id  # --key-id "" is refused, not replaced by the file's name
     problem = _key_id_problem(name)
     if problem:
         print(f"tablectl command keygen: {problem}", file=sys.stderr)
@@ -163,19 +169,14 @@ def parse_assignments(items: list[str]) -> dict[str, str]:
 
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:
+    fix = "give the PEM file `tablectl command keygen --out` wrote"
     try:
         data = read_bounded(path, SECRET_MAX_BYTES)  # a PEM Ed25519 key is ~120 bytes; a FIFO would block
         mode = path.stat().st_mode
     except FileRefused as err:
-        raise _Usage(f"cannot read the key {path}: it {err.problem}") from None
+        raise _Usage(f"cannot read the key {path}: it {err.problem}; {fix}") from None
     except OSError as err:
-        raise _Usage(f"cannot read the key {path}: {err.strerror}") from None
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        print(
-            f"tablectl command send: warning: {path} can be read by others (mode {stat.S_IMODE(mode):04o}): "
-            f"chmod 600 {path}",
-            file=sys.stderr,
-        )
+        raise _Usage(f"cannot read the key {path}: {err.strerror}; {fix}") from None
     try:
         key = load_pem_private_key(data, password=None)
     except TypeError:
@@ -186,6 +187,13 @@ def load_private_key(path: Path) -> Ed25519PrivateKey:
         raise _Usage(
             f"{path} holds a {type(key).__name__.removeprefix('_')}, not an Ed25519 key: make one with "
             "`tablectl command keygen`"
+        )
+    # Only for a key: a file that is not one is refused above, without a warning about its mode first.
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        print(
+            f"tablectl command send: warning: {path} can be read by others (mode {stat.S_IMODE(mode):04o}): "
+            f"chmod 600 {path}",
+            file=sys.stderr,
         )
     return key
 

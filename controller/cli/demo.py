@@ -8,7 +8,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from controller.cli import options
+from controller.cli import numbers, options
 from controller.cli.verb import Subparsers, UsageError
 from controller.people.demo import play
 from controller.people.optimal import PLAYERS, NoStrategy, check_optimal
@@ -35,7 +35,12 @@ def add_parser(sub: Subparsers) -> None:
         help="three Mississippi Stud tables on one linked progressive: the link controller on a private PostgreSQL "
         "(docs/linked-progressives.md)",
     )
-    p.add_argument("--http", metavar="HOST:PORT", help="with --floor: where the console listens (127.0.0.1:8480)")
+    p.add_argument(
+        "--http",
+        type=numbers.host_port,
+        metavar="HOST:PORT",
+        help="with --floor: where the console listens (127.0.0.1:8480)",
+    )
     p.add_argument("--rounds", type=options.rounds, help="stop after this many rounds (default: until Ctrl-C)")
     p.add_argument(
         "--broker", type=options.broker, help="MQTT broker URL (default: the config's, mqtt://127.0.0.1:1883)"
@@ -43,7 +48,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--config", type=Path, help="table config TOML (default: the built-in demo table, as configs/demo.toml)"
     )
-    p.add_argument("--seed", type=int, help="seed for the shuffles and the players (default: random)")
+    p.add_argument("--seed", type=options.seed, help="seed for the shuffles and the players (default: random)")
     p.add_argument(
         "--pace", type=options.pace, default=0.25, help="seconds between the people's actions (default 0.25)"
     )

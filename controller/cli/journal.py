@@ -16,10 +16,11 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from controller.cli.verb import Subparsers
+from controller.cli import numbers
+from controller.cli.verb import Subparsers, UsageError
 from controller.config.errors import ConfigError
+from controller.config.files import FileRefused, check_regular
 from controller.config.table import load_config
-from controller.core.digits import ascii_int
 from controller.shell.archiver import archive_directory
 from controller.shell.runner import default_journal_path
 from controller.store.archive import archive, default_dir
@@ -28,18 +29,13 @@ from controller.store.schema import JournalError
 from controller.store.segments import Segment
 from controller.store.walk import SegmentError, VerifyReport, verify_segment_file
 
+SEGMENT_MAX_BYTES = 1 << 40  # no real bound: a segment is as large as the rounds it seals
 PROGRESS_EVERY = 10_000  # rows between progress lines on stderr for a long export or verify
 FOLLOW_POLL_SECONDS = 0.5  # SQLite has no change notification across processes: --follow polls
 
 
-def _count(text: str) -> int:
-    try:
-        n = ascii_int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number in ASCII digits: give e.g. -n 20") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"-n {n}: give 1 or more rows")
-    return n
+_count = numbers.whole("-n", 1, 10**9, "-n 20")
+_keep_rounds = numbers.whole("--keep-rounds", 1, 10**9, "--keep-rounds 250")
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -141,7 +137,7 @@ def _add_archive(actions: Subparsers, where: argparse.ArgumentParser) -> None:
     )
     arch.add_argument(
         "--keep-rounds",
-        type=_count,
+        type=_keep_rounds,
         required=True,
         metavar="N",
         help="rounds to keep in the journal (1 or more; the round in progress is never archived)",
@@ -258,6 +254,13 @@ def _export(reader: JournalReader, out_path: Path | None, sealed: bool) -> int:
 
 
 def _verify_segment(path: Path, as_json: bool) -> int:
+    try:
+        # Looked at before SQLite opens it: SQLite's open of a FIFO waits for a writer for ever.
+        check_regular(path, SEGMENT_MAX_BYTES)
+    except FileRefused as err:
+        raise UsageError(
+            f"cannot check segment {err.path}: {err.problem}; give a segment file journal archive wrote"
+        ) from None
     try:
         seg, report = verify_segment_file(path)
     except SegmentError as err:

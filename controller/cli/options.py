@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
+from controller.cli import numbers
 from controller.cli.verb import UsageError
 from controller.config.broker import parse_broker_address
 from controller.config.errors import ConfigError
@@ -18,36 +18,20 @@ from controller.config.table import TableConfig, demo_config, load_config
 if TYPE_CHECKING:
     from drivers.sim.script import SimScript
 
-N = TypeVar("N", int, float)
 PORTS_MAX_BYTES = 64 * 1024  # a device id and a pty path per device
+SCRIPT_MAX_BYTES = 1024 * 1024  # a sim script: decks and faults, far below this
 
-
-def _number(text: str, kind: Callable[[str], N], what: str, example: str) -> N:
-    try:
-        return kind(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not {what}: give e.g. {example}") from None
+_whole_rounds = numbers.whole("--rounds", 0, 10**9, "--rounds 5")
+pace = numbers.seconds("--pace", 0, 10, "--pace 0.2")
+timeout = numbers.seconds("--timeout", 0, 86_400, "--timeout 60", above=True)
+seed = numbers.whole("--seed", 0, 2**64 - 1, "--seed 7")
 
 
 def rounds(text: str) -> int:
-    n = _number(text, int, "a whole number", "--rounds 5")
+    n = _whole_rounds(text)
     if n < 1:
         raise argparse.ArgumentTypeError(f"{n} rounds is not a game: give 1 or more")
     return n
-
-
-def pace(text: str) -> float:
-    v = _number(text, float, "a number of seconds", "--pace 0.2")
-    if not 0 <= v <= 10:
-        raise argparse.ArgumentTypeError(f"--pace {v} is outside 0 to 10 seconds")
-    return v
-
-
-def timeout(text: str) -> float:
-    v = _number(text, float, "a number of seconds", "--timeout 60")
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"--timeout {v} must be more than 0 seconds")
-    return v
 
 
 def broker(text: str) -> str:
@@ -70,10 +54,16 @@ def load_script(path: Path | None) -> SimScript | None:
     if path is None:
         return None
     # Here, not at the top: `tablectl run` shares this module and never loads the simulators (issue 19, start-up).
-    from drivers.sim.script import SimScriptError, load_sim_script
+    from drivers.sim.script import SimScriptError, loads_sim_script
 
     try:
-        return load_sim_script(path)
+        return loads_sim_script(read_bounded(path, SCRIPT_MAX_BYTES).decode("utf-8"), path)
+    except FileRefused as err:
+        raise UsageError(
+            f"cannot read sim script {err.path}: {err.problem}; give a TOML or JSON sim script (docs/protocol.md)"
+        ) from None
+    except UnicodeDecodeError as err:
+        raise UsageError(f"{path} is not UTF-8 text (byte offset {err.start}): save the sim script as UTF-8") from None
     except SimScriptError as err:
         raise UsageError(str(err)) from None
 

@@ -9,6 +9,7 @@ import sys
 
 import structlog
 
+from controller.cli import numbers
 from controller.cli.verb import Subparsers, UsageError
 from controller.config.errors import ConfigError
 from controller.config.table import load_config
@@ -20,7 +21,12 @@ from controller.progressive.parameters import LEVEL_PATTERN
 
 
 def add_parser(sub: Subparsers) -> None:
-    p = sub.add_parser("par", help="the exact par sheet of a table's configured game (docs/par.md)")
+    p = sub.add_parser(
+        "par",
+        help="the exact par sheet of a table's configured game (docs/par.md)",
+        description="Computes the exact par sheet of the game a table config sets up: the house edge and the return "
+        "of each wager, every paytable row's frequency and the strategy the figures assume (docs/par.md).",
+    )
     p.add_argument("--config", required=True, help="a table config (configs/*.toml; not the floor's config)")
     p.add_argument("--format", choices=sorted(FORMATS), default="text")
     p.add_argument(
@@ -32,7 +38,7 @@ def add_parser(sub: Subparsers) -> None:
     )
     p.add_argument(
         "--others",
-        type=int,
+        type=numbers.whole("--others", 0, 6, "--others 3"),
         default=0,
         help="other players at the table, for envy bonuses (655a.12(c)(5), 643a.12(d)(5), (e)(5))",
     )

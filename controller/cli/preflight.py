@@ -61,6 +61,13 @@ def check_file(path: Path, journal: Path | None = None) -> Report:
         data = read_config(path)
     except ConfigFileError as err:
         return Report(path, [Finding("error", err.field, err.problem, err.fix)], unreadable=str(err))
+    service = _service_config(data)
+    if service is not None:
+        # `check-config configs/*.toml` takes in floor.toml and link.toml: one finding that says which verb checks
+        # them, not fifteen missing table fields.
+        verb, name = service
+        fix = f"check it with `tablectl {verb} --config {path} check-config`; give check-config a table's config"
+        return Report(path, [Finding("error", "(file)", f"is the {name}'s config, not a table's", fix)])
     findings: list[Finding] = []
     config: TableConfig | None = None
     try:
@@ -80,6 +87,13 @@ def check_file(path: Path, journal: Path | None = None) -> Report:
         findings += check_playable(config)
         findings += check_link(config, path.parent)
     return Report(path, findings, config)
+
+
+def _service_config(data: dict[str, object]) -> tuple[str, str] | None:
+    """("link", "link controller") or ("floor", "floor service") for their configs (a [database] and no table_id)."""
+    if "table_id" in data or "database" not in data:
+        return None
+    return ("link", "link controller") if "link" in data else ("floor", "floor service")
 
 
 # -- a linked progressive --------------------------------------------------------------------------------------

@@ -231,6 +231,9 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    if not (args.source / "controller").is_dir():
+        # Else every subsection reads as "no code", a wall of PROBLEM lines for a mistyped path.
+        raise UsageError(f"--source {args.source}: no controller/ there: give the root of a tablectl checkout")
     rows = trace(args.chapter, args.source)
     if args.json:
         print(json.dumps([asdict(r) for r in rows], indent=2))

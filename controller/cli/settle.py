@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from controller.cli import options
 from controller.cli.verb import Subparsers, UsageError
 from controller.config.errors import ConfigError, describe_errors
+from controller.config.files import FileRefused, read_bounded
 from controller.config.table import TableConfig
 from controller.core.cards import CardError
 from controller.core.money import Cents
@@ -25,12 +26,19 @@ from controller.core.settlement import Settled, SettlementError
 from controller.games.registry import settle_record
 from controller.store.reader import JournalReader
 
+ROUND_MAX_BYTES = 1024 * 1024  # one round's record: cards, wagers, decisions, meters
+
 
 def load_round(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise ConfigError(f"cannot read round {path}: {err.strerror}; pass an existing JSON file") from None
+        data = json.loads(read_bounded(path, ROUND_MAX_BYTES).decode("utf-8"))
+    except FileRefused as err:
+        # A FIFO or a device would have blocked the read for ever (tablectl settle /dev/zero).
+        raise ConfigError(f"cannot read round {err.path}: {err.problem}; pass the round's JSON file") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"{path} is not UTF-8 text (byte offset {err.start}): save the round record as UTF-8"
+        ) from None
     except json.JSONDecodeError as err:
         raise ConfigError(f"{path} is not valid JSON: {err}") from None
     if not isinstance(data, dict):

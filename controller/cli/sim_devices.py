@@ -31,7 +31,7 @@ def add_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--config", type=Path, required=True, help="table config TOML (its seats and devices)")
     p.add_argument("--ports-file", type=Path, help="also write the ports as JSON here, for --ports")
-    p.add_argument("--seed", type=int, help="seed for the simulated shuffles")
+    p.add_argument("--seed", type=options.seed, help="seed for the simulated shuffles")
     p.add_argument("--script", type=Path, help="sim script (TOML/JSON): scripted decks and device faults")
 
 

@@ -14,8 +14,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from controller.cli import numbers
 from controller.cli.verb import Subparsers, UsageError
 from controller.config.files import CONFIG_MAX_BYTES, FileRefused, read_bounded
+from controller.config.keys import RELEASE_KEY_FIX, decode_public_key
 from controller.config.software import SoftwareSettings
 from controller.release.installed import MANIFEST_NAME, check, default_manifest, installed_root
 from controller.release.manifest import RULE, Judgement
@@ -32,13 +34,21 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--key", action="append", default=[], help="a release public key (base64); may be repeated")
     p.add_argument("--manifest", type=Path, help=f"the manifest (default: the config's, else ROOT/{MANIFEST_NAME})")
     p.add_argument(
-        "--root", type=Path, help="the folder holding controller/, drivers/, floor/, link/ (default: the running)"
+        "--root",
+        type=Path,
+        help="the folder holding controller/, drivers/, floor/, link/ (default: the running installation's)",
     )
     p.add_argument("--json", action="store_true", help="print the verdict of every file as JSON")
 
 
 def main(args: argparse.Namespace) -> int:
     keys: list[str] = list(args.key)
+    for key in keys:
+        try:
+            decode_public_key(key, RELEASE_KEY_FIX)
+        except ValueError as err:
+            # Named here: the verdict would otherwise be about the manifest, and the mistyped key never mentioned.
+            raise UsageError(f"--key {numbers.shown(key)} {err}") from None
     manifest: Path | None = args.manifest
     if args.config is not None:
         software = software_settings(args.config)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.config.files import FileRefused, read_bounded
 from controller.config.table import TableConfig
 from controller.core.cards import STANDARD_DECK
 from controller.core.digits import is_ascii_digits
@@ -24,6 +25,7 @@ from controller.people.policy import Answer, StubCount
 from drivers.reference.framing import is_card
 from drivers.sim.script import ScriptedFault, SimScriptError, parse_sim_script
 
+SCENARIO_MAX_BYTES = 4 * 1024 * 1024  # scripted rounds: decks, wagers, decisions, faults; far below this
 _TOP_KEYS = frozenset({"description", "seed", "rounds", "round", "faults", "actions"})
 _ROUND_KEYS = frozenset({"deck", "wagers", "decisions", "late", "stub_count", "misdeal", "actions"})
 
@@ -47,9 +49,12 @@ def load_scenario(path: str | Path, config: TableConfig) -> Scenario:
     """Read a .toml or .json scenario and check it against the table it runs on; ScenarioError if bad."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        text = read_bounded(path, SCENARIO_MAX_BYTES).decode("utf-8")
+    except FileRefused as exc:
+        # A FIFO or a device would have blocked the read for ever (tablectl simulate --scenario /dev/zero).
+        raise ScenarioError(f"cannot read scenario {exc.path}: {exc.problem}; give a .toml or .json scenario") from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{path} is not UTF-8 text (byte offset {exc.start}): save the scenario as UTF-8") from None
     is_json = path.suffix.lower() == ".json"
     try:
         data: Any = json.loads(text) if is_json else tomllib.loads(text)

@@ -88,6 +88,17 @@ def load_sim_script(path: str | Path) -> SimScript:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SimScriptError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SimScriptError(
+            f"{path} is not UTF-8 text (byte offset {exc.start}): save the sim script as UTF-8"
+        ) from None
+    return loads_sim_script(text, path)
+
+
+def loads_sim_script(text: str, path: str | Path) -> SimScript:
+    """A sim script from the text of the file at `path` (its suffix says JSON or TOML), read by the caller: the
+    controller's CLI reads it bounded, refusing a FIFO or a device (controller.config.files)."""
+    path = Path(path)
     try:
         data: Any = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
     except (ValueError, tomllib.TOMLDecodeError) as exc:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import psycopg
 
+from controller.cli import numbers
 from controller.cli.verb import Subparsers, UsageError
 from floor.config import FloorConfig, FloorConfigError, load_floor_config
 from floor.console.records import approve_key, enrolled
@@ -55,7 +56,9 @@ def add_parser(sub: Subparsers) -> None:
     r.add_argument("--json", action="store_true")
     rs = actions.add_parser("rounds", help="the last N rounds of a table")
     rs.add_argument("table_id", metavar="TABLE")
-    rs.add_argument("--last", type=int, default=10, help="how many rounds (default 10)")
+    rs.add_argument(
+        "--last", type=numbers.whole("--last", 1, 100_000, "--last 10"), default=10, help="how many rounds (default 10)"
+    )
     rs.add_argument("--json", action="store_true")
     actions.add_parser("alarms", help="integrity alarms and seq gaps")
     actions.add_parser(

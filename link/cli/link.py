@@ -24,7 +24,9 @@ import psycopg
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
+from controller.cli import numbers
 from controller.cli.verb import Subparsers, UsageError
+from controller.config.files import PEM_MAX_BYTES, FileRefused, read_bounded
 from controller.supervisor.envelope import sign_command
 from floor.sdnotify import Notifier
 from link.commands import VERBS
@@ -58,7 +60,12 @@ def add_parser(sub: Subparsers) -> None:
     sd.add_argument("--key", type=Path, required=True, help="the signer's private key (tablectl command keygen)")
     sd.add_argument("--key-id", required=True, help="its key_id in the link config's [[supervisors]]")
     sd.add_argument("--args", default="{}", help='the verb\'s arguments as a JSON object, e.g. \'{"note": "x"}\'')
-    sd.add_argument("--timeout", type=float, default=10.0)
+    sd.add_argument(
+        "--timeout",
+        type=numbers.seconds("--timeout", 0, 3600, "--timeout 10", above=True),
+        default=10.0,
+        help="seconds to wait for the link's reply (default 10)",
+    )
     for action in actions.choices.values():
         action.add_argument("--config", type=Path, default=argparse.SUPPRESS, help=CONFIG_HELP)
 
@@ -145,10 +152,24 @@ def _run(config: LinkConfig) -> int:
 
 def _send(config: LinkConfig, args: argparse.Namespace) -> int:
     try:
-        key = load_pem_private_key(args.key.read_bytes(), password=None)
+        # Bounded, regular files only: `--key /dev/zero` read until memory ran out, a FIFO waited for ever.
+        pem = read_bounded(args.key, PEM_MAX_BYTES)
+    except FileRefused as err:
+        raise UsageError(
+            f"--key: cannot read {err.path}: {err.problem}; give the PEM file `tablectl command keygen` wrote"
+        ) from None
+    try:
+        key = load_pem_private_key(pem, password=None)
+    except (ValueError, TypeError) as err:
+        raise UsageError(
+            f"--key {args.key} is not a PEM private key ({err}): give the file `tablectl command keygen` wrote"
+        ) from None
+    try:
         given = json.loads(args.args)
-    except (OSError, ValueError) as err:
-        raise UsageError(f"--key or --args: {err}") from None
+    except ValueError as err:
+        raise UsageError(
+            f'--args {numbers.shown(args.args)} is not JSON ({err}): give a JSON object, e.g. \'{{"note": "opening"}}\''
+        ) from None
     if not isinstance(key, Ed25519PrivateKey) or not isinstance(given, dict):
         raise UsageError("--key must be an Ed25519 key from `tablectl command keygen`; --args a JSON object")
     envelope = sign_command(key, table_id=config.link.id, verb=args.verb, key_id=args.key_id, args=given)
