@@ -37,6 +37,7 @@ import aiomqtt
 import benchlib
 import commitbound
 import procfs
+import round_timeline
 from procfs import idle_cpu, main_thread_cpu, resident_parts, rss_mb, spawn, stop, wait_ready
 
 from controller.config.table import TableConfig
@@ -372,14 +373,19 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     profile = "cProfile the daemon's loop thread over the measured rounds to FILE, the writer's to FILE.writer ("
     ap.add_argument("--profile", type=Path, help=profile + "pstats; cProfile roughly triples the CPU figures)")
+    ap.add_argument("--timeline", type=Path, help="time the daemon's steps, commits and waits to FILE and print them")
     args = ap.parse_args()
+    if args.profile and args.timeline:
+        ap.error("--profile and --timeline: give one (each wraps the daemon)")
     if args.idle_seconds <= 0:
         ap.error("--idle-seconds: give a positive number of seconds (20 or more for a figure)")
     configure_logging(json=False, level="warning")
     print(f"machine: {benchlib.machine()}; {benchlib.compile_bytecode()}")
     with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-footprint-") as tmp:
         benchlib.progress(f"daemon playing {args.rounds} rounds of a seven-seat 643a table")
-        figures = asyncio.run(measure(url, args.rounds, args.idle_seconds, args.seed, Path(tmp), args.profile))
+        wrap = round_timeline.TIMED if args.timeline else PROFILED
+        traced = args.timeline or args.profile
+        figures = asyncio.run(measure(url, args.rounds, args.idle_seconds, args.seed, Path(tmp), traced, wrap))
         base_rss, base_cpu = asyncio.run(baselines(url, args.idle_seconds))
         publish_cpu = asyncio.run(publish_baseline(url, figures.published)) if figures.published else 0.0
         bound = commitbound.bound(Path(tmp), figures.commits, figures.rounds - 1, figures.play_end[1] - figures.play[1])
@@ -387,6 +393,8 @@ def main() -> int:
     print_memory(figures, base_rss)
     print_cpu(figures, publish_cpu)
     print(bound)
+    if args.timeline:
+        print(round_timeline.report(args.timeline, figures.rounds - 1))
     print_idle(figures, base_cpu, args.idle_seconds)
     return 0
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 import re
 import signal
 import subprocess
@@ -95,6 +96,50 @@ def test_footprint_does_not_block_a_daemon_that_writes_to_stdout(
     )
     figures = asyncio.run(footprint.measure(mosquitto.url, 2, 0.2, 1, tmp_path, tmp_path / "out", noisy))
     assert figures.rounds == 2 and figures.rss_open > 0
+
+
+def test_footprint_timeline_says_what_a_round_waits_on_and_which_steps_commit(tmp_path: Path) -> None:
+    out = _bench("footprint.py", "--rounds", "3", "--idle-seconds", "1", "--timeline", str(tmp_path / "t.json"))
+    wall = r"timeline of a round \(the loop thread, 2 rounds\): wall [\d.]+ ms = waiting for inputs [\d.]+ ms \+ in"
+    assert re.search(wall, out), out
+    assert re.search(r"awaiting commits [\d.]+ ms, device commands on the wire [\d.]+ ms", out), out
+    # Every round locks the seven stations: their confirmations are stepped, so some batch of them commits.
+    assert re.search(r"\n    (\dx )?LockAcknowledged@wager_station +[\d.]+\n", out), out
+    assert re.search(r"\n    LockSeat( \+ \w+)*|\n    7x LockSeat", out), out
+
+
+def test_the_timeline_puts_each_wait_on_the_input_that_ended_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """round_timeline.read on a log as the daemon's wrap writes it: a gap goes to the next batch's first input, a
+    batch's commit to its inputs' kinds, the wait after the last batch to neither."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    timeline = importlib.import_module("round_timeline")
+    log = {
+        "wall": [10.0, 10.1],
+        "batches": [
+            [10.01, 10.02, ["WagerDetected@wager_station"], 1, True],
+            [10.05, 10.06, ["LockAcknowledged@wager_station"] * 7, 1, True],
+            [10.07, 10.08, ["Tick"], 0, False],
+        ],
+        "commits": [[10.011, 10.015], [10.051, 10.053]],
+        "commands": [[10.055, 10.058, ["DispenseStack"]]],
+    }
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(log))
+    t = timeline.read(path)
+    assert t.idle_before == {
+        "WagerDetected@wager_station": pytest.approx(0.01),
+        "LockAcknowledged@wager_station": pytest.approx(0.03),
+        "Tick": pytest.approx(0.01),
+        "(after the last batch)": pytest.approx(0.02),
+    }
+    assert t.commits_by == {"WagerDetected@wager_station": 1, "7x LockAcknowledged@wager_station": 1}
+    assert t.busy == pytest.approx(0.03) and t.commit_wait == pytest.approx(0.006)
+    assert t.batch_sizes == {1: 2, 7: 1} and t.events == 2
+    report = timeline.report(path, 2)
+    assert "wall 50.0 ms = waiting for inputs 35.0 ms + in step batches 15.0 ms" in report, report
+    assert "1.0 commits a round for 1.0 events" in report, report
 
 
 def test_the_profiled_daemon_exits_as_the_daemon_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
