@@ -137,9 +137,9 @@ class JournalError(Exception):
 
 
 # SQLite's page cache per connection, in KiB (its default is 2,000). A journal is appended to and read near its end
-# (the outbox, the last snapshot): a commit touches the right edge of each b-tree, a dozen 4 KiB pages, so 16 pages
-# hold what is touched again; the rest is the kernel's page cache, shared and reclaimable, instead of the daemon's
-# resident memory growing as the file does (issue 19: 256 KiB held the daemon ~0.2 MB higher, commits no faster).
+# (the outbox, the last snapshot), so a few pages at the right edge of each b-tree are what is touched again; the rest
+# is the kernel's page cache, shared and reclaimable, instead of the daemon's resident memory growing as the file does
+# (issue 19: 256 KiB held the daemon 0.1-0.3 MB higher while playing; bench/step_commit.py's commits were no faster).
 CACHE_KIB = 64
 
 
