@@ -8,7 +8,9 @@ TypeAdapters, the threads, and the modules loaded with the size of their bytecod
 tracemalloc runs from the interpreter's start and Python's allocations are summed by package (tracemalloc itself
 adds about half again to RSS: read those figures as shares, not as the daemon's size).
 
-Baseline: `python -c 'import controller.cli, controller.shell.runner'` (as bench/footprint.py's), its RSS.
+Baseline: `python -c 'import controller.cli, controller.shell.runner'` (as bench/footprint.py's), its RSS; beside it
+what the libraries alone hold (`python -c 'import pydantic.main, aiomqtt, structlog'`, rich hidden as controller.cli
+hides it) and a bare interpreter.
 
     .venv/bin/python bench/resident.py [--rounds 40] [--trace]
 """
@@ -139,14 +141,20 @@ def print_parts(label: str, info: dict[str, Any], base_rss: float) -> None:
             f"{part} {mb(kib)}" for part, kib in info["traced"]))  # fmt: skip
 
 
-async def import_baseline() -> float:
+# What the daemon's libraries alone hold: pydantic (the product's choice), aiomqtt (with paho, ssl and libcrypto) and
+# structlog, imported by a bare interpreter, with `rich` hidden from structlog as controller.cli hides it (rich comes
+# with the test extras only; structlog would load it and pygments, ~4.4 MB). What is above it is the table's own code
+# and what it does (issue 19).
+LIBRARIES = "pydantic.main, aiomqtt, structlog"
+BASELINE = "controller.cli, controller.shell.runner"
+
+
+async def import_baseline(modules: str = BASELINE, prelude: str = "") -> float:
     proc = await procfs.spawn(
-        sys.executable,
-        "-c",
-        "import controller.cli, controller.shell.runner, sys; print('ready', flush=True); sys.stdin.read()",
+        sys.executable, "-c", f"import sys; {prelude}import {modules}; print('ready', flush=True); sys.stdin.read()"
     )
     try:
-        await procfs.wait_ready(proc, "the import baseline")
+        await procfs.wait_ready(proc, f"the import of {modules}")
         rss, _ = rss_mb(proc.pid)
     finally:
         await procfs.stop(proc)
@@ -170,8 +178,14 @@ def main() -> int:
         benchlib.progress(f"daemon playing {args.rounds} rounds of a seven-seat 643a table")
         asyncio.run(footprint.measure(url, args.rounds, 1.0, args.seed, Path(tmp), out, WRAP))
         base_rss = asyncio.run(import_baseline())
+        libraries_rss = asyncio.run(import_baseline(LIBRARIES, "sys.modules['rich'] = None; "))
+        bare_rss = asyncio.run(import_baseline("os"))
         first, last = (json.loads(Path(f"{out}.{n}.json").read_text()) for n in (1, 2))
     print(f"baseline `python -c 'import controller.cli, controller.shell.runner'`: RSS {base_rss:.1f} MB")
+    print(
+        f"  of which the libraries: `python -c 'import {LIBRARIES}'` (no rich) {libraries_rss:.1f} MB "
+        f"({libraries_rss / base_rss:.2f}x; a bare interpreter {bare_rss:.1f} MB)"
+    )
     if args.trace:
         print("(under tracemalloc: RSS figures inflated by its own bookkeeping)")
     print_parts("the daemon at its first round.completed", first, base_rss)

@@ -137,9 +137,10 @@ class JournalError(Exception):
 
 
 # SQLite's page cache per connection, in KiB (its default is 2,000). A journal is appended to and read near its end
-# (the outbox, the last snapshot), so a few hundred pages hold what is touched; the rest is the kernel's page cache,
-# shared and reclaimable, instead of the daemon's resident memory growing by 2 MB as the file does (issue 19).
-CACHE_KIB = 256
+# (the outbox, the last snapshot), so a few pages at the right edge of each b-tree are what is touched again; the rest
+# is the kernel's page cache, shared and reclaimable, instead of the daemon's resident memory growing as the file does
+# (issue 19: 256 KiB held the daemon 0.1-0.3 MB higher while playing; bench/step_commit.py's commits were no faster).
+CACHE_KIB = 64
 
 
 def connect(path: Path | str) -> sqlite3.Connection:

@@ -229,6 +229,8 @@ async def test_the_end_of_a_failed_childs_stderr_is_reported(
 def test_resident_says_what_the_daemons_memory_is_made_of() -> None:
     out = _bench("resident.py", "--rounds", "2")
     assert re.search(r"baseline `python -c 'import controller.cli, controller.shell.runner'`: RSS [\d.]+ MB", out), out
+    libraries = r"of which the libraries: `python -c 'import pydantic.main, aiomqtt, structlog'` \(no rich\) "
+    assert re.search(libraries + r"[\d.]+ MB \([\d.]+x; a bare interpreter [\d.]+ MB\)", out), out
     assert re.search(r"the daemon after 2 rounds: RSS [\d.]+ MB \([\d.]+x the baseline\)", out), out
     assert re.search(r"malloc in use [\d.]+ MB \(SQLite's own [\d.]+ MB\)", out), out
     assert re.search(r"pydantic: \d+ models built \(.*TableConfig.*\), \d+ not built", out), out
