@@ -77,9 +77,7 @@ class TableService:
         be read at start: the journal is held against it as well as against its own anchor file. `software_check`
         is the installed code's verdict (controller/shell/software.py): journaled first, and on a refusal the table
         stays closed under its tilt. `draws` replaces the CSPRNG's Magic Card and Lucky Bonus draws: only the demo
-        passes them (seeded, so a demo run can be repeated); a live table always draws from the CSPRNG. `early`: the
-        devices were started already (controller.shell.inbox), their reports queued on its inbox, which becomes this
-        service's queue of inputs."""
+        passes them (seeded); a live table draws from the CSPRNG. `early`: devices started already (shell.inbox)."""
         self.config = config
         self.devices = dict(devices)
         self._commands = CommandRunner(self.devices, self.sink)
@@ -113,8 +111,8 @@ class TableService:
         # `on_journaled` is then not called for them again, only for the shell's own notes.
         self._writer = JournalWriter(journal, on_durable)
         self._offered = on_durable is not None
-        self._inputs: Inbox = asyncio.Queue() if early is None else early.inbox
         self._early = early
+        self._inputs: Inbox = asyncio.Queue() if early is None else early.inbox
         self._listeners: list[Listener] = []
         self.closed = asyncio.Event()
         # Set the moment a step closes the table, before its commit: nothing the shell notes after that may follow
