@@ -28,6 +28,7 @@ from controller.engine.state import Phase
 from controller.games.registry import SPECS, spec_for
 from controller.mqtt.anchor import read_retained_anchor
 from controller.mqtt.birth import software_check
+from controller.shell.inbox import EarlyStart
 from controller.shell.noise import quiet_connection_noise
 from controller.shell.service import TableService
 from controller.shell.software import operator_message
@@ -112,9 +113,7 @@ async def run_table(
     _report_software(config)
     journal = _open_journal(path, config.table_id)
     quiet_connection_noise(asyncio.get_running_loop())
-    # The journal is held against the anchor the broker retains as well as its own anchor file (bounded wait).
-    remote = await read_retained_anchor(config.mqtt, config.table_id, broker)
-    table = SupervisedTable(config, devices, journal, broker, remote_anchor=remote, draws=draws)
+    table = await _restored(config, devices, journal, broker, draws)
     service, publisher, tasks = table.service, table.publisher, table.tasks
     first_round = service.state.rounds_played
     # systemd Type=notify: READY=1, STATUS=, WATCHDOG=1 while healthy (None outside systemd).
@@ -151,6 +150,22 @@ async def run_table(
         log.error("table stopped: its journal failed", error=str(failure), cause=failure.cause)
         raise failure
     return service.state.rounds_played - first_round
+
+
+async def _restored(
+    config: TableConfig, devices: Mapping[str, Device], journal: Journal, broker: str | None, draws: BonusDraws | None
+) -> SupervisedTable:
+    """The table on its restored state. The devices come up (opened, identified: ~30 ms on the wire) while the
+    broker's anchor is read and the state restored; they are commanded only once the restored state says what they
+    should do (controller.shell.inbox)."""
+    early = EarlyStart.begin(devices.values())
+    try:
+        # The journal is held against the anchor the broker retains as well as its own anchor file (bounded wait).
+        remote = await read_retained_anchor(config.mqtt, config.table_id, broker)
+        return SupervisedTable(config, devices, journal, broker, remote_anchor=remote, draws=draws, early=early)
+    except BaseException:
+        await early.abandon(devices.values())
+        raise
 
 
 def _open_journal(path: Path, table_id: str) -> Journal:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 import structlog
 
@@ -33,6 +32,8 @@ from controller.progressive import codec as meter_codec
 from controller.release.installed import SoftwareCheck
 from controller.shell import software
 from controller.shell.device_commands import CommandRunner
+from controller.shell.inbox import EarlyStart, Inbox, start_devices
+from controller.shell.inbox import Waited as _Waited
 from controller.shell.listeners import DETACHED, LISTENER_BOUND, Listener, ListenerKind
 from controller.shell.locks import hoist_locks, lock_frames_out
 from controller.shell.restore import ACCOUNTS_RECORD, METERS_RECORD, Restore
@@ -41,7 +42,7 @@ from controller.store import integrity, snapshot
 from controller.store.anchor import Claim
 from controller.store.journal import Journal
 from controller.store.records import Record
-from drivers.interfaces import Device, DeviceEvent, DeviceOffline
+from drivers.interfaces import Device, DeviceEvent
 
 log = structlog.get_logger("tablectl.service")
 
@@ -58,14 +59,6 @@ def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-@dataclass(frozen=True, slots=True)
-class _Waited:
-    """An input queued by submit_and_wait, whose caller awaits the events its step journaled."""
-
-    inp: Input
-    done: asyncio.Future[list[JournaledEvent]]
-
-
 class TableService:
     def __init__(
         self,
@@ -78,12 +71,13 @@ class TableService:
         remote_anchor: Claim | None = None,
         software_check: SoftwareCheck | None = None,
         draws: BonusDraws | None = None,
+        early: EarlyStart | None = None,
     ) -> None:
         """`remote_anchor` is the anchor the broker retains for this table (controller.mqtt.anchor), when it could
         be read at start: the journal is held against it as well as against its own anchor file. `software_check`
         is the installed code's verdict (controller/shell/software.py): journaled first, and on a refusal the table
         stays closed under its tilt. `draws` replaces the CSPRNG's Magic Card and Lucky Bonus draws: only the demo
-        passes them (seeded, so a demo run can be repeated); a live table always draws from the CSPRNG."""
+        passes them (seeded); a live table draws from the CSPRNG. `early`: devices started already (shell.inbox)."""
         self.config = config
         self.devices = dict(devices)
         self._commands = CommandRunner(self.devices, self.sink)
@@ -117,7 +111,8 @@ class TableService:
         # `on_journaled` is then not called for them again, only for the shell's own notes.
         self._writer = JournalWriter(journal, on_durable)
         self._offered = on_durable is not None
-        self._inputs: asyncio.Queue[Input | _Waited] = asyncio.Queue()
+        self._early = early
+        self._inputs: Inbox = asyncio.Queue() if early is None else early.inbox
         self._listeners: list[Listener] = []
         self.closed = asyncio.Event()
         # Set the moment a step closes the table, before its commit: nothing the shell notes after that may follow
@@ -181,18 +176,21 @@ class TableService:
         """Start the devices, open the table and step inputs until the table is closed."""
         if self._software is not None:  # 605a.4(c): the check of the code comes before anything the table does
             self.note([software.checked_event(self._software)])
-        await asyncio.gather(*(self._start_device(d) for d in self.devices.values()))
-        # Recovery (or the tilt of a state that could not be restored) is decided on the state as it was stored,
-        # before any report the restarted devices queued meanwhile.
-        for inp in self._first:
-            await self.apply(inp)
+        if self._early is None:
+            await start_devices(self.devices.values(), self.sink)
+        else:  # begun before the journal was read (controller.shell.inbox): nothing was commanded yet
+            await self._early.started
         recovered = any(isinstance(i, Recover) for i in self._first)
         # The engine reads no clock: deck life (4 h / 8 h) and the idle-table inspection run on these ticks.
         self.submit(Tick(self._clock()))
         if not recovered and not (self._software is not None and self._software.refused):
             self.submit(OpenTable())
+        # Recovery (or the tilt of a state that could not be restored) is decided on the state as it was stored: the
+        # first inputs head the first batch, stepped before any report the restarted devices queued meanwhile, and the
+        # commands they decide are carried out after that batch's one commit.
+        head: list[Input | _Waited] = list(self._first)
         while True:
-            batch = [await self._inputs.get()]
+            batch, head = [*head, await self._inputs.get()], []
             # Inputs that queued while the last step's device commands ran are stepped together and committed
             # as one transaction (group commit): one fsync instead of one per input, and still nothing leaves
             # the process before the journal holds the events that decided it.
@@ -358,10 +356,3 @@ class TableService:
     async def _execute(self, commands: list[DeviceCommand]) -> None:
         # Carried out by controller/shell/device_commands.py: one match on the command's type, no state read back.
         await self._commands.execute(commands)
-
-    async def _start_device(self, device: Device) -> None:
-        try:
-            await device.start(self.sink)
-        except Exception as err:
-            log.error("device did not start", device=device.device_id, error=str(err))
-            self.sink(DeviceOffline(device.device_id, reason=f"did not start: {err}"))

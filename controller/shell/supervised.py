@@ -18,6 +18,7 @@ from controller.mqtt.birth import build_birth, software_check
 from controller.mqtt.meter_topics import follow_meters
 from controller.mqtt.publisher import EventPublisher
 from controller.shell.console import Console
+from controller.shell.inbox import EarlyStart
 from controller.shell.service import TableService
 from controller.shell.tasks import TaskSpec, TaskSupervisor, degraded_reason
 from controller.shell.watchdog import SystemdSupervisor
@@ -48,6 +49,7 @@ class SupervisedTable:
         broker: str | None,
         remote_anchor: Claim | None = None,
         draws: BonusDraws | None = None,
+        early: EarlyStart | None = None,
     ) -> None:
         self.config = config
         self.broker = broker
@@ -71,6 +73,7 @@ class SupervisedTable:
             remote_anchor=remote_anchor,
             software_check=software_check(config),
             draws=draws,
+            early=early,
         )
         self.tasks = TaskSupervisor(self.service, on_change=self.publisher.health_changed)
         self.archiver: Archiver | None = None
