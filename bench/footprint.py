@@ -38,7 +38,8 @@ import benchlib
 import commitbound
 import procfs
 import round_timeline
-from procfs import idle_cpu, main_thread_cpu, resident_parts, rss_mb, spawn, stop, wait_ready
+from baseline_procs import baselines, publish_baseline
+from procfs import idle_cpu, main_thread_cpu, resident_parts, rss_mb, spawn, stop
 
 from controller.config.table import TableConfig
 from controller.people.demo import RandomPolicy
@@ -49,28 +50,6 @@ from drivers.sim.table import SimulatedTable
 
 TARGET_RSS_MB = 45.0  # issue 19 (issue 6 asked 80)
 TARGET_IDLE_CPU_PERCENT = 1.0
-
-# The floor under the controller's CPU per round: one process publishing the same events (QoS 1, each awaited as the
-# daemon's publisher awaits them in batches) to the same broker, and nothing else; its CPU time on stdout.
-PUBLISH_BASELINE = """
-import asyncio, json, sys, time, aiomqtt
-async def main():
-    bodies = [line.encode() for line in sys.stdin.read().splitlines()]
-    async with aiomqtt.Client(sys.argv[1], int(sys.argv[2])) as client:
-        start = time.process_time()
-        await asyncio.gather(*(client.publish("tablectl/bench-baseline/event", b, qos=1) for b in bodies))
-        print(time.process_time() - start, flush=True)
-asyncio.run(main())
-"""
-
-IDLE_BASELINE = """
-import asyncio, sys, aiomqtt
-async def main():
-    async with aiomqtt.Client(sys.argv[1], int(sys.argv[2]), keepalive=15):
-        print("ready", flush=True)
-        await asyncio.sleep(3600)
-asyncio.run(main())
-"""
 
 # --profile: the daemon under cProfile with each thread's CPU clock, from the first round.completed (SIGUSR1) to the
 # last (SIGUSR2, which writes both files): the event loop's thread to FILE, the journal writer's thread to FILE.writer.
@@ -265,42 +244,6 @@ async def halt(*tasks: asyncio.Task[Any]) -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-
-
-async def publish_baseline(url: str, published: list[bytes]) -> float:
-    """CPU seconds a bare aiomqtt process spends publishing `published` (PUBLISH_BASELINE)."""
-    host, port = url.removeprefix("mqtt://").rsplit(":", 1)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", PUBLISH_BASELINE, host, port,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    out, err = await proc.communicate(b"\n".join(published))
-    if proc.returncode != 0:
-        sys.exit(f"bench: the publish baseline failed: {err.decode()[-2000:]}")
-    return float(out)
-
-
-async def baselines(url: str, idle_seconds: float) -> tuple[float, float]:
-    """(RSS MB of a process that imported controller.shell.runner, idle CPU % of a bare aiomqtt process)."""
-    imported = await spawn(
-        sys.executable,
-        "-c",
-        "import controller.cli, controller.shell.runner, sys; print('ready', flush=True); sys.stdin.read()",
-    )
-    try:
-        await wait_ready(imported, "the import baseline")
-        rss, _ = rss_mb(imported.pid)
-    finally:
-        await stop(imported)
-    host, port = url.removeprefix("mqtt://").rsplit(":", 1)
-    bare = await spawn(sys.executable, "-c", IDLE_BASELINE, host, port)
-    try:
-        await wait_ready(bare, "the aiomqtt baseline")
-        benchlib.progress(f"baseline: a bare aiomqtt process's CPU over {idle_seconds:g} s")
-        cpu = await idle_cpu(bare.pid, idle_seconds)
-    finally:
-        await stop(bare)
-    return rss, cpu
 
 
 def print_memory(figures: Figures, base_rss: float) -> None:
