@@ -91,8 +91,10 @@ class JournalWriter:
             # A daemon thread, stopped and joined when the writer is closed, collected or the interpreter exits
             # (weakref.finalize runs at exit before daemon threads are dropped), so a commit is never cut short.
             self._thread = threading.Thread(target=_serve, args=(self._work,), name="journal-writer", daemon=True)
-            self._journal.checkpoint(defer=True)  # from now on between commits (module docstring)
             self._thread.start()
+            # The checkpoints between commits from now on (module docstring): on the writer thread, like every use of
+            # the journal's lock here, so a stalled disk never holds up the loop in submit.
+            self._work.put(self._defer_checkpoints)
             self._finalizer = weakref.finalize(self, _stop, self._work, self._thread)
 
     def submit(self, events: Sequence[DomainEvent], now: datetime, records: Sequence[Record]) -> Commit:
@@ -143,6 +145,12 @@ class JournalWriter:
         self._started()
         self._work.put(work)
         return commit
+
+    def _defer_checkpoints(self) -> None:
+        try:
+            self._journal.checkpoint(defer=True)
+        except Exception as err:  # the journal closed meanwhile, or its disk gone: the commits say so themselves
+            log.warning("journal checkpoints left to the commits", error=str(err))
 
     def _checkpoint_when_idle(self) -> None:
         """On the writer thread, after a commit was settled: the WAL checkpointed when it is due and no commit waits
