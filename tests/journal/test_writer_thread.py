@@ -20,8 +20,8 @@ import pytest
 from controller.config.table import demo_config
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.shell.service import TableService
-from controller.shell.writer import Commit, JournalWriter
-from controller.store.journal import Journal
+from controller.shell.writer import CHECKPOINT_EVERY, Commit, JournalWriter
+from controller.store.journal import DEFERRED_CHECKPOINT_PAGES, Journal
 from controller.store.records import Record
 from drivers.interfaces import DeviceFault
 
@@ -211,3 +211,33 @@ async def test_a_waiter_cancelled_during_a_commit_returns_only_once_it_is_commit
     finally:
         writer.close()
         journal.close()
+
+
+def _wal_frames(path: Path) -> int:
+    wal = path.with_name(path.name + "-wal").read_bytes()
+    return (len(wal) - 32) // (4096 + 24)
+
+
+async def test_the_writer_checkpoints_the_wal_between_commits_not_inside_one(tmp_path: Path) -> None:
+    """SQLite's own checkpoint ran inside the COMMIT that crossed 1,000 WAL pages, holding that commit's events back
+    for it; the writer checkpoints every CHECKPOINT_EVERY commits once idle, so the WAL is reused from its start long
+    before 1,000 pages (and the commits' own checkpoint only comes past 4,000)."""
+    path = tmp_path / "journal.sqlite"
+    journal = RecordingJournal(path, "t1", boot_id="b1")
+    writer = JournalWriter(journal)
+    try:
+        for n in range(3 * CHECKPOINT_EVERY):
+            await writer.wait(writer.submit([_fault_event(n)], datetime.now(UTC), [Record("engine", b"s" * 1500)]))
+        assert journal._db.execute("PRAGMA wal_autocheckpoint").fetchone() == (DEFERRED_CHECKPOINT_PAGES,)
+        # About 7 pages a commit: 3 * 64 commits wrote ~1,300 pages, the WAL never held more than ~64 commits' worth.
+        assert _wal_frames(path) <= CHECKPOINT_EVERY * 9, _wal_frames(path)
+        assert [e.seq for e in journal.events()][-1] == 3 * CHECKPOINT_EVERY
+    finally:
+        writer.close()
+        journal.close()
+    assert journal_verified(path)
+
+
+def journal_verified(path: Path) -> bool:
+    with Journal(path, "t1", "b2") as j:
+        return j.verify().ok
