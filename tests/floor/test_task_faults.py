@@ -15,7 +15,7 @@ import json
 import os
 import signal
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -44,7 +44,7 @@ ENDED = "a floor task ended; stopping"
 class Running:
     service: FloorService
     run: asyncio.Task[None]
-    logs: list[dict[str, Any]]
+    logs: list[MutableMapping[str, Any]]
     prefix: str
     dsn: str
     broker: Mosquitto
