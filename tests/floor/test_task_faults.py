@@ -33,7 +33,7 @@ from floor.service import FloorService
 from floor.tasks import TaskEnded
 from tests.conftest import Mosquitto
 from tests.floor.conftest import count, floor_toml
-from tests.systemd.conftest import NotifySocket
+from tests.systemd.conftest import Notification, NotifySocket
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
 TASKS = ["floor-listener", "floor-writer", "floor-gaps", "floor-watchdog"]
@@ -163,7 +163,7 @@ async def test_a_stuck_archive_write_stops_the_watchdog_and_says_which_task(
     try:
         floor.publish(1)  # taken, and its commit waits on a server that does not answer
         await floor.notify.await_for(lambda n: "floor-writer stuck" in n.get("STATUS"), 20, "the unhealthy status")
-        quiet = []
+        quiet: list[Notification] = []
         while (n := await floor.notify.anext(1.5)) is not None:  # three ping periods and more
             quiet.append(n)
             if len(quiet) > 50:

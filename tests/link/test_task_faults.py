@@ -30,7 +30,7 @@ from link.service import LinkService
 from tests.conftest import Mosquitto
 from tests.floor.test_task_faults import server_processes
 from tests.link.conftest import LinkTable, Pair, link_toml
-from tests.systemd.conftest import NotifySocket
+from tests.systemd.conftest import Notification, NotifySocket
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
 TASKS = ["link-listener", "link-contributions", "link-publisher", "link-probe"]
@@ -147,7 +147,7 @@ async def test_a_stuck_database_call_is_said_and_stops_the_watchdog(
         os.kill(pid, signal.SIGSTOP)
     try:
         await link.notify.await_for(lambda n: "database call stuck" in n.get("STATUS"), 20, "the unhealthy status")
-        quiet = []
+        quiet: list[Notification] = []
         while (n := await link.notify.anext(1.5)) is not None and len(quiet) < 50:
             quiet.append(n)
         assert not [n for n in quiet if n.get("WATCHDOG")], "pinged while the database did not answer"
