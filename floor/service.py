@@ -29,9 +29,14 @@ from floor.gaps import StaleWatch, open_gaps, resend_command
 from floor.messages import Incoming, LinkIncoming, Rejected, parse, subscriptions
 from floor.schema import migrate
 from floor.sdnotify import Notifier
+from floor.tasks import ServiceTasks
 
 log = structlog.get_logger("tablectl.floor")
 BACKOFF_MAX = 10.0
+# One archive transaction taking longer than this is stuck (a database that stopped answering without closing the
+# connection: SIGSTOP, a hung disk): the watchdog stops, so systemd restarts the service (a commit takes milliseconds).
+WRITE_STUCK_S = 20.0
+WRITER = "floor-writer"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +62,7 @@ class FloorService:
         self.failure: BaseException | None = None
         self.console: ConsoleServer | None = ConsoleServer(config) if config.console.listen else None
         self.console_ready = asyncio.Event()
+        self.tasks = ServiceTasks("floor", self._died)
 
     async def run(self) -> None:
         """Until stop(): migrate, load the state, then listen and archive. A task that dies stops the service with
@@ -68,22 +74,20 @@ class FloorService:
         log.info("floor archive ready", tables=len(writer.state.live), database=_where(self.config.database.dsn))
         if self.console is not None:
             await self._start_console(writer)
-        listener = asyncio.create_task(self._listen(), name="floor-listener")
-        watchdog = asyncio.create_task(self._watchdog(), name="floor-watchdog")
-        gaps = asyncio.create_task(self._watch_gaps(writer), name="floor-gaps")
-        tasks = [listener, watchdog, gaps]
-        for task in tasks:
-            task.add_done_callback(self._died)
+        self.tasks.start("floor-listener", self._listen())
+        self.tasks.start("floor-watchdog", self._watchdog(), may_return=self.notifier.watchdog_interval is None)
+        self.tasks.start("floor-gaps", self._watch_gaps(writer))
+        # The write loop is a task like the others (not run() itself): cancelled or ended, it is reported the same.
+        writing = self.tasks.start(WRITER, self._write_loop(writer), may_return=True)
         self.notifier.send(READY=1, STATUS="archiving")
         try:
-            await self._write_loop(writer)
+            await self.stopping.wait()
         finally:
             self.notifier.send(STOPPING=1, STATUS="stopping")
-            for task in tasks:
-                task.remove_done_callback(self._died)
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            # A stop lets the batch in hand commit and be acknowledged (the loop returns once stopping); a stuck
+            # write is not waited for: uncommitted, it is redelivered at the next start.
+            await asyncio.wait({writing}, timeout=WRITE_STUCK_S / 2)
+            await self.tasks.close()
             await writer.conn.close()
             if self.console is not None:
                 await self.console.stop()
@@ -108,11 +112,10 @@ class FloorService:
     def stop(self) -> None:
         self.stopping.set()
 
-    def _died(self, task: asyncio.Task[None]) -> None:
-        if task.cancelled() or task.exception() is None:
-            return
-        self.failure = task.exception()
-        log.error("a floor task died; stopping", task=task.get_name(), error=repr(self.failure))
+    def _died(self, err: BaseException) -> None:
+        """A task ended (floor/tasks.py logged it): the service stops with its error, so `tablectl` exits 1."""
+        if self.failure is None:
+            self.failure = err
         self.stopping.set()
 
     async def _migrate(self) -> None:
@@ -208,12 +211,16 @@ class FloorService:
 
     async def _next_batch(self) -> list[Queued] | None:
         """What queued, up to batch_max, waiting flush_ms after the first for more; None once stopping."""
+        # Two waits raced for the first of them, awaited here and cancelled before returning or on cancellation.
         get = asyncio.create_task(self.queue.get())
         stop = asyncio.create_task(self.stopping.wait())
-        done, _ = await asyncio.wait({get, stop}, return_when=asyncio.FIRST_COMPLETED)
-        stop.cancel()
+        try:
+            done, _ = await asyncio.wait({get, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            if not get.done():
+                get.cancel()
         if get not in done:
-            get.cancel()
             return None
         batch = [get.result()]
         loop = asyncio.get_running_loop()
@@ -256,7 +263,8 @@ class FloorService:
         delay = 0.5
         while True:
             try:
-                result = await writer.write([q.message for q in batch])  # stamped by the database's clock
+                with self.tasks.busy(WRITER, WRITE_STUCK_S):
+                    result = await writer.write([q.message for q in batch])  # stamped by the database's clock
                 self.db_up = True
                 return result
             except psycopg.OperationalError as err:
@@ -329,7 +337,11 @@ class FloorService:
         if interval is None:
             return
         while True:
-            if self.db_up and self.mqtt_up:
+            stuck = self.tasks.stuck()
+            if stuck:
+                said = "; ".join(f"{s.task} stuck for {s.seconds:.0f} s" for s in stuck)
+                self.notifier.send(STATUS=f"UNHEALTHY ({said}): systemd restarts the service")
+            elif self.db_up and self.mqtt_up:
                 self.notifier.send(WATCHDOG=1, STATUS=self._status())
             await asyncio.sleep(interval)
 

@@ -51,6 +51,7 @@ class LinkDatabase:
         self.display: dict[str, int] = {}
         self.ok_at = 0.0
         self.write_started: float | None = None
+        self.running_since: float | None = None  # when the call now on the thread began (set on the thread)
 
     def _connect(self) -> None:
         if self.store is not None:
@@ -76,10 +77,14 @@ class LinkDatabase:
         loop = asyncio.get_running_loop()
 
         def call() -> T:
-            if self.store is None:
-                self._connect()
-            assert self.store is not None
-            out = fn(self.store)
+            self.running_since = time.monotonic()
+            try:
+                if self.store is None:
+                    self._connect()
+                assert self.store is not None
+                out = fn(self.store)
+            finally:
+                self.running_since = None
             self.ok_at = time.monotonic()
             return out
 
@@ -106,6 +111,11 @@ class LinkDatabase:
         if self.write_started is not None and now - self.write_started > half:
             return False  # a commit waiting (a standby gone): the link is not operating
         return now - self.ok_at < half
+
+    def running_for(self) -> float:
+        """How long the call on the database thread has run, 0 when none runs (the probe says a stuck one)."""
+        since = self.running_since
+        return 0.0 if since is None else time.monotonic() - since
 
     def status(self) -> str:
         return self.state.status if self.state else "closed"

@@ -8,8 +8,9 @@ synchronous commit for the lot). A lost database is reconnected with backoff thr
 follows the writable primary after a promotion; meanwhile no lease is granted and nothing is acknowledged, so
 the tables lock progressive wagers out and keep resending.
 
-A task that dies stops the service with its error (systemd restarts it, and nothing is lost: what was not
-acknowledged is resent by the tables); none dies silently.
+A task that ends (raises, is cancelled, returns) stops the service with its error (systemd restarts it, and nothing
+is lost: what was not acknowledged is resent by the tables); none dies silently (floor/tasks.py). A database call
+that does not return (a stalled server) is logged by the probe, and the watchdog is not pinged meanwhile.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import structlog
 
 from controller.release.installed import SoftwareCheck, check_installed
 from floor.sdnotify import Notifier
+from floor.tasks import ServiceTasks
 from link.broker import Broker
 from link.commands import CommandDesk
 from link.config import LinkConfig, secret
@@ -34,6 +36,9 @@ from link.tables import TableDesk
 
 log = structlog.get_logger("tablectl.link")
 BACKOFF_MAX = 5.0
+# One database call running longer than this is stuck (a server that stopped answering without closing the
+# connection): said at error level; the link grants no lease and systemd's watchdog is no longer pinged meanwhile.
+DB_STUCK_S = 10.0
 
 
 class LinkService:
@@ -47,6 +52,8 @@ class LinkService:
         self.broker = Broker(base(config.mqtt.prefix, config.link.id))
         self.stopping = asyncio.Event()
         self.failure: BaseException | None = None
+        self.tasks = ServiceTasks("link", self._died)
+        self._said_stuck = False
         sw = config.software
         # The installed code against its signed release manifest, once per process (5321.18's self-check at
         # power-up authenticating the controller's software; 605a.4(c)).
@@ -94,24 +101,16 @@ class LinkService:
         state = self.db.state
         assert state is not None
         log.info("link ready", link_id=self.config.link.id, status=state.status, seq=state.seq)
-        tasks = [
-            asyncio.create_task(self._listen(), name="link-listener"),
-            asyncio.create_task(self.tables.commit_loop(), name="link-contributions"),
-            asyncio.create_task(self.signs.loop(), name="link-publisher"),
-            asyncio.create_task(self._probe(), name="link-probe"),
-        ]
-        for task in tasks:
-            task.add_done_callback(self._died)
+        self.tasks.start("link-listener", self._listen())
+        self.tasks.start("link-contributions", self.tables.commit_loop())
+        self.tasks.start("link-publisher", self.signs.loop())
+        self.tasks.start("link-probe", self._probe())
         self.notifier.send(READY=1, STATUS=f"link {state.status}")
         try:
             await self.stopping.wait()
         finally:
             self.notifier.send(STOPPING=1, STATUS="stopping")
-            for task in tasks:
-                task.remove_done_callback(self._died)
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await self.tasks.close()
             self.db.close()
         if self.failure is not None:
             raise self.failure
@@ -119,11 +118,10 @@ class LinkService:
     def stop(self) -> None:
         self.stopping.set()
 
-    def _died(self, task: asyncio.Task[None]) -> None:
-        if task.cancelled() or task.exception() is None:
-            return
-        self.failure = task.exception()
-        log.error("a link task died; stopping", task=task.get_name(), error=repr(self.failure))
+    def _died(self, err: BaseException) -> None:
+        """A task ended (floor/tasks.py logged it): the service stops with its error, so `tablectl` exits 1."""
+        if self.failure is None:
+            self.failure = err
         self.stopping.set()
 
     def _client(self) -> aiomqtt.Client:
@@ -166,7 +164,7 @@ class LinkService:
         last = topic.rsplit("/", 1)[-1]
         if topic.startswith(f"{self.broker.base}/cmd/"):
             if last != "reply":
-                asyncio.create_task(self.desk.handle(last, payload)).add_done_callback(self._died)
+                self.tasks.start(f"link-command:{last}", self.desk.handle(last, payload), may_return=True)
             return
         props = message.properties
         reply_to = getattr(props, "ResponseTopic", None) if props else None
@@ -174,9 +172,9 @@ class LinkService:
         if not isinstance(reply_to, str):
             log.warning("a request without a response topic ignored", topic=topic)
             return
-        task = await self.tables.take(last, payload, reply_to, bytes(correlation))
-        if task is not None:
-            task.add_done_callback(self._died)
+        hit = await self.tables.take(last, payload, reply_to, bytes(correlation))
+        if hit is not None:  # a claim or a paid report: answered after its own commit, the next request meanwhile
+            self.tasks.start(f"link-hit:{last}", hit, may_return=True)
 
     async def _probe(self) -> None:
         """The database answers (for the leases) and systemd's watchdog hears from us while it does."""
@@ -184,8 +182,10 @@ class LinkService:
         watchdog = self.notifier.watchdog_interval
         last_ping = 0.0
         while True:
-            with contextlib.suppress(DatabaseDown):
-                await self.db.call(lambda s: s.conn.execute("SELECT 1").fetchone())
+            # Bounded: a call that does not return holds the one database thread, and the probe must go on to say so.
+            with contextlib.suppress(DatabaseDown, TimeoutError):
+                await asyncio.wait_for(self.db.call(lambda s: s.conn.execute("SELECT 1").fetchone()), DB_STUCK_S / 2)
+            self._check_stuck()
             now = time.monotonic()
             if watchdog is not None and self.db.healthy() and now - last_ping >= watchdog:
                 seq = self.db.state.seq if self.db.state else 0
@@ -193,3 +193,19 @@ class LinkService:
                 last_ping = now
             self.broker.wake.set()
             await asyncio.sleep(interval)
+
+    def _check_stuck(self) -> None:
+        """Say once, at error level, that a database call has not returned (the leases and the pings stop)."""
+        stuck = self.db.running_for()
+        if stuck > DB_STUCK_S and not self._said_stuck:
+            self._said_stuck = True
+            log.error(
+                "a link task is stuck; the watchdog is no longer pinged",
+                task="link-db",
+                stuck_s=round(stuck, 1),
+                limit_s=DB_STUCK_S,
+                then="no lease is granted; systemd restarts the service after WatchdogSec, which loses nothing",
+            )
+            self.notifier.send(STATUS=f"UNHEALTHY (a database call stuck for {stuck:.0f} s)")
+        elif stuck <= DB_STUCK_S:
+            self._said_stuck = False

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -42,9 +43,12 @@ class TableDesk:
         self.last_seen: dict[str, str] = {}
         self.queue: asyncio.Queue[Pending] = asyncio.Queue()
 
-    async def take(self, table_id: str, payload: bytes, reply_to: str, correlation: bytes) -> asyncio.Task[None] | None:
+    async def take(
+        self, table_id: str, payload: bytes, reply_to: str, correlation: bytes
+    ) -> Coroutine[None, None, None] | None:
         """A table's request: refused at once if malformed or from a table not on the link; a contribution queued
-        for the next commit; a heartbeat answered here; a claim or a paid report handed back as a task of its own."""
+        for the next commit; a heartbeat answered here; a claim or a paid report handed back for the service to run
+        as a supervised task of its own (floor/tasks.py)."""
         try:
             request = LinkRequest.model_validate_json(payload)
             pending = Pending(table_id, request, reply_to, correlation)
@@ -63,9 +67,9 @@ class TableDesk:
         if request.kind == "contribute":
             self.queue.put_nowait(pending)
         elif request.kind == "claim":
-            return asyncio.create_task(self._claim(pending))
+            return self._claim(pending)
         elif request.kind == "paid":
-            return asyncio.create_task(self._paid(pending))
+            return self._paid(pending)
         else:
             await self._heartbeat(pending)
         return None

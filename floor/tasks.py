@@ -1,0 +1,116 @@
+"""The long-lived tasks of a service without a journal (`tablectl floor`, `tablectl link`): none ends unnoticed.
+
+The table's supervisor (controller/shell/tasks.py) journals a task's failure and raises a tilt; the floor and the link
+have no journal to write it to and may not import the table's shell (pyproject.toml's contracts), and their state
+is in PostgreSQL and at the broker (unacknowledged messages wait there), so their policy is simpler: a task that
+ends, whether it raised, was cancelled by anyone but the service, or returned when it should run for ever, is
+logged at error level with its name and stops the service with that error; `tablectl` exits 1 and systemd
+(Restart=on-failure) starts it again, which loses nothing. A task that hangs is told by `busy`: the watchdog task
+asks `stuck()` before each ping, says which task is stuck, and stops pinging, so systemd restarts the service after
+WatchdogSec (docs/supervision.md, "The floor and the link").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Coroutine, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+log = structlog.get_logger("tablectl.tasks")
+
+
+class TaskEnded(RuntimeError):
+    """A long-lived task stopped without raising: cancelled from outside, or returned."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stuck:
+    task: str
+    seconds: float
+    limit_s: float
+
+
+class ServiceTasks:
+    """Starts and watches a service's tasks; `fail` is told the first task to end (the service stops with it)."""
+
+    def __init__(self, service: str, fail: Callable[[BaseException], None]) -> None:
+        self.service = service
+        self._fail = fail
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._may_return: set[str] = set()
+        self._busy: dict[str, tuple[float, float]] = {}  # task -> (since, limit_s), while inside busy()
+        self._said_stuck: set[str] = set()
+        self.closing = False
+
+    def start(self, name: str, coro: Coroutine[Any, Any, None], *, may_return: bool = False) -> asyncio.Task[None]:
+        """A task of the service's life, or (`may_return`) one whose normal end is to return: a claim's answer, a
+        watchdog that systemd did not ask for. Kept referenced here until it ends (the loop holds tasks weakly)."""
+        task = asyncio.create_task(coro, name=name)
+        if may_return:
+            self._may_return.add(name)
+        self._tasks.add(task)
+        task.add_done_callback(self._ended)
+        return task
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        name = task.get_name()
+        if self.closing:
+            return
+        if task.cancelled():
+            err: BaseException = TaskEnded(f"{name} was cancelled while the {self.service} ran")
+        elif task.exception() is not None:
+            err = task.exception()  # type: ignore[assignment]
+        elif name in self._may_return:
+            return
+        else:
+            err = TaskEnded(f"{name} returned; it must run as long as the {self.service}")
+        log.error(
+            f"a {self.service} task ended; stopping",
+            task=name,
+            error=repr(err),
+            then="exit status 1: systemd restarts the service (Restart=on-failure), which loses nothing",
+            exc_info=err if not isinstance(err, TaskEnded) else None,
+        )
+        self._fail(err)
+
+    @contextlib.contextmanager
+    def busy(self, task: str, limit_s: float) -> Iterator[None]:
+        """Around a step that must not take longer than `limit_s` (a commit): past that, `stuck()` names it."""
+        self._busy[task] = (time.monotonic(), limit_s)
+        try:
+            yield
+        finally:
+            self._busy.pop(task, None)
+            self._said_stuck.discard(task)
+
+    def stuck(self) -> list[Stuck]:
+        """The steps running past their limit now; each is logged at error level once per time it is stuck."""
+        now = time.monotonic()
+        out = [Stuck(t, now - since, limit) for t, (since, limit) in self._busy.items() if now - since > limit]
+        for s in out:
+            if s.task not in self._said_stuck:
+                self._said_stuck.add(s.task)
+                log.error(
+                    f"a {self.service} task is stuck; the watchdog is no longer pinged",
+                    task=s.task,
+                    stuck_s=round(s.seconds, 1),
+                    limit_s=s.limit_s,
+                    then="systemd restarts the service after WatchdogSec, which loses nothing",
+                )
+        return out
+
+    async def close(self) -> None:
+        """At the service's stop: every task cancelled and awaited, none of it reported as a failure."""
+        self.closing = True
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
