@@ -28,7 +28,12 @@ def add_parser(sub: Subparsers) -> None:
         "of each wager, every paytable row's frequency and the strategy the figures assume (docs/par.md).",
     )
     p.add_argument("--config", required=True, help="a table config (configs/*.toml; not the floor's config)")
-    p.add_argument("--format", choices=sorted(FORMATS), default="text")
+    p.add_argument(
+        "--format",
+        choices=sorted(FORMATS),
+        default="text",
+        help="text to read, json for a program, html for a page (default text), e.g. --format html > par.html",
+    )
     p.add_argument(
         "--meter",
         action="append",
