@@ -63,6 +63,11 @@ def add_parser(sub: Subparsers) -> None:
         help="text to read, csv for a spreadsheet, json for a program, html with charts (default text)",
     )
     p.add_argument("--out", type=Path, help="write to this file (default: standard output), e.g. --out day.html")
+    _add_actions(p)
+
+
+def _add_actions(p: argparse.ArgumentParser) -> None:
+    """export, sign, record and verify: the signed CSV export of a day (docs/floor.md, Retention and export)."""
     actions = p.add_subparsers(dest="action", metavar="ACTION")
     ex = actions.add_parser(
         "export",
