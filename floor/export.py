@@ -133,17 +133,44 @@ def sign_file(path: Path, key: Ed25519PrivateKey) -> Path:
     return sig
 
 
+# A .sig is five short lines (~250 bytes); anything much bigger is not one, and is not read whole.
+SIG_MAX_BYTES = 4096
+SIG_FIELDS = ("algorithm", "public_key", "sha256", "signature")
+
+
 def _fields(sig: Path) -> dict[str, str]:
+    """The fields of a signature file as `sign_file` writes it, read bounded (a FIFO or /dev/zero named FILE.sig is
+    refused, not waited on or read until memory runs out) and strictly: the first line, then each known field once,
+    and nothing else, so what is checked is all the file says."""
+    again = f"sign the export again: `tablectl report sign {sig.with_suffix('')} --key YOUR.pem`, the .sig beside it"
     try:
-        lines = sig.read_text().splitlines()
-    except OSError as err:
+        data = read_bounded(sig, SIG_MAX_BYTES)
+    except FileRefused as err:
+        raise ExportError(f"{sig}: the signature {err.problem}; {again}") from None
+    try:
+        lines = data.decode("ascii").split("\n")
+    except UnicodeDecodeError as err:
         raise ExportError(
-            f"{sig}: cannot read the signature ({err.strerror}); sign the export with "
-            f"`tablectl report sign {sig.with_suffix('')} --key YOUR.pem` and put the .sig beside it"
+            f"{sig}: not a signature file (a byte that is not ASCII at offset {err.start}); {again}"
         ) from None
+    if lines[-1] == "":
+        lines.pop()
     if not lines or lines[0] != MAGIC:
-        raise ExportError(f"{sig}: not a tablectl floor export signature")
-    return dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
+        raise ExportError(f"{sig}: not a tablectl floor export signature (its first line is not {MAGIC!r}); {again}")
+    fields: dict[str, str] = {}
+    for n, line in enumerate(lines[1:], start=2):
+        name, sep, value = line.partition(": ")
+        if not sep or name not in SIG_FIELDS or name in fields:
+            what = "a second " + repr(name) if name in fields else repr(line[:40])
+            raise ExportError(
+                f"{sig}, line {n}: {what} is not what a signature holds (one each of {', '.join(SIG_FIELDS)}); {again}"
+            )
+        fields[name] = value
+    missing = [name for name in SIG_FIELDS if name not in fields]
+    if missing or fields["algorithm"] != "ed25519":
+        problem = f"lacks {', '.join(missing)}" if missing else f"algorithm {fields['algorithm']!r} is not ed25519"
+        raise ExportError(f"{sig}: the signature {problem}; {again}")
+    return fields
 
 
 def verify(path: Path, trusted: Collection[str]) -> Verified:

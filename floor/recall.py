@@ -3,10 +3,17 @@
 Every archived event of the round in seq order, each with its rule, and gathered from them: the wagers at lock-out,
 the decisions, the cards (published only from settlement on, so they come from the settlement events), each
 settlement with its rule, irregularities and voids, and the meters' values as the round left them.
+
+An archived payload is outside text (it came over MQTT, checked only as far as the contract's schema): an amount is
+read as a JSON integer or a string of ASCII digits and nothing else. int() read "\u0661\u0662" as 12 and raised on
+"12 cents", ending the recall in a traceback, and dict() took whatever the wagers held. A field that is not what it
+should be is left out of what is gathered and named in `problems` (seq, type, field, value); the rest of the round is
+recalled as usual.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -44,13 +51,16 @@ class RoundStory:
     meters: dict[str, int] = field(default_factory=dict)
     lines: list[Line] = field(default_factory=list)
     table_result: int | None = None
+    problems: list[str] = field(default_factory=list)  # archived fields that are not what they should be
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def money_text(cents: object) -> str:
-    return f"${int(str(cents)) / 100:,.2f}" if isinstance(cents, int) else str(cents)
+    """Dollars for an amount in cents as archived (cents_of); anything else shown as it is, never read as a number."""
+    amount = cents_of(cents)
+    return f"${amount / 100:,.2f}" if amount is not None else str(cents)
 
 
 def summarize(type_: str, p: dict[str, Any]) -> str:
@@ -82,27 +92,90 @@ def summarize(type_: str, p: dict[str, Any]) -> str:
     return seat + ", ".join(f"{k}={money_text(v) if k.endswith('cents') else v}" for k, v in list(scalars.items())[:6])
 
 
+_CENTS = re.compile(r"-?[0-9]{1,18}")  # 18 digits: more than any amount of a table, within a bigint
+
+
+def cents_of(value: object) -> int | None:
+    """An archived amount: a JSON integer, or a string of ASCII digits (a '-' first for a table's result); None for
+    anything else (other scripts' digits, a float, a bool, spaces, words)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and _CENTS.fullmatch(value):
+        return int(value)
+    return None
+
+
+class _Reader:
+    """Reads one row's payload for the story, noting each field that is not what it should be."""
+
+    def __init__(self, story: RoundStory, seq: int, type_: str) -> None:
+        self.story, self.where = story, f"seq {seq} {type_}"
+
+    def bad(self, name: str, value: object, should: str) -> None:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+        self.story.problems.append(f"{self.where}: {name} {shown} is not {should}; left out")
+
+    def cents(self, name: str, value: object) -> int | None:
+        got = cents_of(value)
+        if got is None:
+            self.bad(name, value, "a whole number of cents (a JSON integer or ASCII digits)")
+        return got
+
+    def wagers(self, value: object) -> dict[str, dict[str, int]]:
+        if not isinstance(value, dict):
+            self.bad("wagers", value, "an object of seat to spots")
+            return {}
+        out: dict[str, dict[str, int]] = {}
+        for seat, spots in value.items():
+            if not isinstance(spots, dict):
+                self.bad(f"wagers[{seat}]", spots, "an object of spot to cents")
+                continue
+            read = {str(spot): self.cents(f"wagers[{seat}][{spot}]", amount) for spot, amount in spots.items()}
+            out[str(seat)] = {spot: amount for spot, amount in read.items() if amount is not None}
+        return out
+
+
+def _summary(reader: _Reader, type_: str, p: dict[str, Any]) -> str:
+    try:
+        return summarize(type_, p)
+    except (KeyError, TypeError, AttributeError, ValueError) as err:
+        reader.bad("payload", p, f"what a {type_} holds ({type(err).__name__}: {err})")
+        return "(payload not as expected: see problems)"
+
+
 def _story(round_id: str, rows: list[tuple[Any, ...]]) -> RoundStory:
     first, last = rows[0], rows[-1]
     story = RoundStory(round_id, first[1], str(first[0]), "in progress", first[3], last[3])
     for _day, _table, seq, ts, type_, rule, payload in rows:
+        reader = _Reader(story, seq, type_)
+        if not isinstance(payload, dict):
+            reader.bad("payload", payload, "a JSON object")
+            payload = {}
         p: dict[str, Any] = payload
-        story.lines.append(Line(seq, ts, type_, rule, summarize(type_, p)))
-        if type_ == "no_more_bets":
-            story.wagers = {str(k): dict(v) for k, v in p.get("wagers", {}).items()}
-        elif type_.endswith(".settled"):
-            story.settlements.append({"type": type_, "rule": rule, **p})
-        elif type_.startswith(DECISIONS):
-            story.decisions.append({"type": type_, "rule": rule, **p})
-        elif type_.startswith(IRREGULAR):
-            story.irregularities.append({"type": type_, "rule": rule, **p})
-        if type_.startswith("meter.") and "meter_after_cents" in p:
-            story.meters[str(p.get("level"))] = int(p["meter_after_cents"])
-        if type_ == "round.completed":
-            story.outcome, story.table_result = "completed", p.get("table_result")
-        elif type_ == "round.voided":
-            story.outcome = "voided"
+        story.lines.append(Line(seq, ts, type_, rule, _summary(reader, type_, p)))
+        _gather(story, reader, type_, rule, p)
     return story
+
+
+def _gather(story: RoundStory, reader: _Reader, type_: str, rule: str | None, p: dict[str, Any]) -> None:
+    if type_ == "no_more_bets":
+        story.wagers = reader.wagers(p.get("wagers", {}))
+    elif type_.endswith(".settled"):
+        story.settlements.append({"type": type_, "rule": rule, **p})
+    elif type_.startswith(DECISIONS):
+        story.decisions.append({"type": type_, "rule": rule, **p})
+    elif type_.startswith(IRREGULAR):
+        story.irregularities.append({"type": type_, "rule": rule, **p})
+    if type_.startswith("meter.") and "meter_after_cents" in p:
+        after = reader.cents("meter_after_cents", p["meter_after_cents"])
+        if after is not None:
+            story.meters[str(p.get("level"))] = after
+    if type_ == "round.completed":
+        story.outcome = "completed"
+        if "table_result" in p:
+            story.table_result = reader.cents("table_result", p["table_result"])
+    elif type_ == "round.voided":
+        story.outcome = "voided"
 
 
 _SELECT = "SELECT gaming_day, table_id, seq, ts_text, type, rule, payload FROM events WHERE round_id = %s ORDER BY seq"
@@ -141,6 +214,9 @@ def render_round(s: RoundStory) -> str:
             out.append(f"    seat {seat}: " + ", ".join(f"{k} {money_text(v)}" for k, v in spots.items()))
     if s.irregularities:
         out.append(f"  irregularities: {len(s.irregularities)}")
+    if s.problems:
+        out.append(f"  archived fields not as they should be: {len(s.problems)}")
+        out += [f"    {problem}" for problem in s.problems]
     if s.meters:
         out.append("  meters after the round: " + ", ".join(f"{k} {money_text(v)}" for k, v in s.meters.items()))
     out.append("  events:")

@@ -75,7 +75,12 @@ def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
     anything (so `chosen=None` parses just far enough to tell which verb was asked for)."""
     p = argparse.ArgumentParser(prog="tablectl", description="Controller for casino card tables.")
     p.add_argument("--version", action="version", version=f"tablectl {__version__}")
-    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="the least severe log records written (default info; debug adds a failed verb's traceback)",
+    )
     p.add_argument("--log-json", action="store_true", help="log JSON lines to stderr (default when not a terminal)")
     p.add_argument(
         "--log-format",

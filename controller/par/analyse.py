@@ -14,9 +14,10 @@ from controller.core.settlement import ChapterRules
 from controller.games.cajun_stud.rules import CajunStudRules
 from controller.games.chapter_684a.rules import Chapter684aRules
 from controller.games.let_it_ride.rules import LetItRideRules
+from controller.games.mississippi_stud import paytables as mississippi_stud_paytables
 from controller.games.mississippi_stud.rules import MississippiStudRules
 from controller.games.three_card_prime.rules import ThreeCardPrimeRules
-from controller.par import cajun_stud, chapter_684a, let_it_ride, mississippi_stud, stud, three_card_prime
+from controller.par import cajun_stud, chapter_684a, hand_bonus, let_it_ride, mississippi_stud, stud, three_card_prime
 from controller.par.sheet import ParSheet, StrategyTable, WagerSheet
 
 GAMES = {
@@ -117,6 +118,27 @@ class _MainGame(Protocol):
 
 def _analysed(table_id: str, chapter: str, main: _MainGame, side: list[WagerSheet], missing: list[str]) -> ParSheet:
     return ParSheet(table_id, chapter, GAMES[chapter], (main.sheet, *side), main.strategy_tables, tuple(missing))
+
+
+def meter_levels(rules: ChapterRules) -> tuple[str, ...]:
+    """The progressive meters the par sheet of `rules` is evaluated at (what `tablectl par --meter LEVEL=CENTS` may
+    name), without analysing anything: the levels of 655a.12(c)(1)'s configured paytable and the Five Card Hand
+    Bonus meter (655a.12(e)); 643a's Three-Card and Five-Card Progressive meters (643a.12(d), (e)) and its Five
+    Card Hand Bonus meter (643a.12(f)(4)). The other chapters' sheets have no meter."""
+    levels: list[str] = []
+    if isinstance(rules, MississippiStudRules):
+        if rules.progressive_paytable:
+            levels += mississippi_stud_paytables.PROGRESSIVE_METERS[rules.progressive_paytable]
+        if rules.five_card_hand_bonus:
+            levels.append(hand_bonus.LEVEL)
+    elif isinstance(rules, LetItRideRules):
+        if rules.three_card_progressive and rules.three_card_progressive_paytable:
+            levels.append("three_card_progressive")
+        if rules.five_card_progressive:
+            levels.append("five_card_progressive")
+        if rules.five_card_hand_bonus:
+            levels.append(hand_bonus.LEVEL)
+    return tuple(levels)
 
 
 def par_sheet(table_id: str, rules: ChapterRules, meters: dict[str, int] | None = None, others: int = 0) -> ParSheet:

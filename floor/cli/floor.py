@@ -36,45 +36,89 @@ from floor.service import FloorService
 from floor.status import alarms_text, gaps_text, live_tables, status_text
 
 CONFIG_HELP = "the floor config (configs/floor.toml is an annotated example)"
+JSON_HELP = "print JSON instead of text (default: text), for a program to read"
+
+# What each action's own --help says, beside its line in `tablectl floor --help`.
+SERVICE = (
+    "Runs the floor service: archives every table's events, statuses, births, device and meter messages from MQTT in "
+    "PostgreSQL, with the console when [console] is set; until SIGTERM (systemd/tablectl-floor.service)."
+)
+CHECK = "Validates the floor config, then connects to its database and reports the schema version (exit 1: it cannot)."
+STATUS = "Prints every table's live model as the archive holds it: state, phase, tilts, faults, jackpots, seq gaps."
+ROUND = (
+    "Prints a round's whole story from the archive: every event with its rule, the wagers at lock-out, decisions, "
+    "settlements, irregularities and the meters as the round left them; archived fields that are not as they should "
+    "be are named."
+)
+ROUNDS = "Lists a table's last N rounds, newest first: id, start, outcome, seats and the table's result."
+ALARMS = "Prints the integrity alarms and the open seq gaps; exit 1 when there is one."
+GAPS = "Prints the open seq gaps, their age, and the `tablectl command send ... resend` line for each; exit 1: stale."
+RETENTION = (
+    "Says which gaming days are past [retention] days and would be dropped, and which stay for want of a signed "
+    "export (docs/floor.md, Retention and export); --apply drops them."
+)
+CONSOLE = "The console's enrolled keys (`keys`), and approving one so that it can log in (`approve`; docs/console.md)."
+KEYS = "Lists the keys enrolled in the console: id, role, public key, when enrolled, and whether approved."
+APPROVE = "Lets an enrolled key log in to the console, with its role; check its public key with its owner first."
+
+
+def _action(actions: Subparsers, name: str, listed: str, description: str) -> argparse.ArgumentParser:
+    """An action with its line in the parent's listing and its own --help's description."""
+    return actions.add_parser(name, help=listed, description=description)
 
 
 def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "floor",
+        help="the floor's archive service in PostgreSQL; round recall, status, alarms",
         description="The floor's system of record: without an action, runs the service that archives every table's "
         "events, statuses, births, device and meter messages in PostgreSQL (docs/floor.md).",
     )
     p.add_argument("--config", type=Path, help=CONFIG_HELP)
     actions = p.add_subparsers(dest="action", metavar="ACTION")
-    actions.add_parser("run", help="run the archive service (the default)")
-    cc = actions.add_parser("check-config", help="validate the config and reach the database")
+    _action(actions, "run", "run the archive service (the default)", SERVICE)
+    cc = _action(actions, "check-config", "validate the config and reach the database", CHECK)
     cc.add_argument("--offline", action="store_true", help="the config alone, without trying the database")
-    st = actions.add_parser("status", help="every table's live model: state, phase, tilts, faults, jackpots, gaps")
-    st.add_argument("--json", action="store_true")
-    r = actions.add_parser("round", help="a round's whole story from the archive (GLI-11 game recall)")
-    r.add_argument("round_id", metavar="ROUND_ID", help="e.g. ms-table-01-r000042")
-    r.add_argument("--json", action="store_true")
-    rs = actions.add_parser("rounds", help="the last N rounds of a table")
-    rs.add_argument("table_id", metavar="TABLE")
+    st = _action(actions, "status", "every table's live model: state, phase, tilts, faults, jackpots, gaps", STATUS)
+    st.add_argument("--json", action="store_true", help=JSON_HELP)
+    r = _action(actions, "round", "a round's whole story from the archive (GLI-11 game recall)", ROUND)
+    r.add_argument("round_id", metavar="ROUND_ID", help="the round's id, e.g. ms-table-01-r000042")
+    r.add_argument("--json", action="store_true", help=JSON_HELP)
+    rs = _action(actions, "rounds", "the last N rounds of a table, newest first", ROUNDS)
+    rs.add_argument("table_id", metavar="TABLE", help="the table's id as its config names it, e.g. ms-table-01")
     rs.add_argument(
-        "--last", type=numbers.whole("--last", 1, 100_000, "--last 10"), default=10, help="how many rounds (default 10)"
+        "--last",
+        type=numbers.whole("--last", 1, 100_000, "--last 10"),
+        default=10,
+        help="how many rounds, 1 to 100,000 (default 10), e.g. --last 50",
     )
-    rs.add_argument("--json", action="store_true")
-    actions.add_parser("alarms", help="integrity alarms and seq gaps")
-    actions.add_parser(
-        "gaps", help="open seq gaps, their age and the `tablectl command send ... resend` lines (exit 1: one is stale)"
+    rs.add_argument("--json", action="store_true", help=JSON_HELP)
+    _action(actions, "alarms", "integrity alarms and seq gaps (exit 1: there is one)", ALARMS)
+    _action(
+        actions,
+        "gaps",
+        "open seq gaps, their age and the `tablectl command send ... resend` lines (exit 1: one is stale)",
+        GAPS,
     )
-    ret = actions.add_parser("retention", help="the gaming days the retention policy drops")
-    ret.add_argument("--apply", action="store_true", help="drop them (else only say which)")
-    con = actions.add_parser("console", help="the console's enrolled keys, and approving one (docs/console.md)")
+    ret = _action(actions, "retention", "the gaming days the retention policy drops, and dropping them", RETENTION)
+    ret.add_argument("--apply", action="store_true", help="drop them (default: only say which, and why others stay)")
+    con = _action(actions, "console", "the console's enrolled keys, and approving one (docs/console.md)", CONSOLE)
     con_actions = con.add_subparsers(dest="console_action", required=True, metavar="WHAT")
-    con_actions.add_parser("keys", help="the keys enrolled, their roles and whether approved")
-    ap = con_actions.add_parser(
-        "approve", help="let an enrolled key log in (check its public key with its owner first)"
+    _action(con_actions, "keys", "the keys enrolled, their roles and whether approved", KEYS)
+    ap = _action(
+        con_actions, "approve", "let an enrolled key log in (check its public key with its owner first)", APPROVE
     )
-    ap.add_argument("key_id", metavar="KEY_ID")
-    ap.add_argument("--role", choices=["floorperson", "supervisor", "technician"], help="instead of the one asked for")
-    ap.add_argument("--by", default=os.environ.get("USER", "administrator"), help="who approves (for the record)")
+    ap.add_argument("key_id", metavar="KEY_ID", help="the key's id as `console keys` lists it, e.g. ann-supervisor")
+    ap.add_argument(
+        "--role",
+        choices=["floorperson", "supervisor", "technician"],
+        help="the role to grant (default: the one asked for at enrolment), e.g. --role floorperson",
+    )
+    ap.add_argument(
+        "--by",
+        default=os.environ.get("USER", "administrator"),
+        help="who approves, for the record (default: $USER, else administrator), e.g. --by ann",
+    )
     for action in actions.choices.values():  # --config before or after the action; SUPPRESS keeps the earlier one
         action.add_argument("--config", type=Path, default=argparse.SUPPRESS, help=CONFIG_HELP)
 

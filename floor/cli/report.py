@@ -30,6 +30,7 @@ from floor.report.html import to_html
 from floor.report.render import to_csv, to_json, to_text
 
 FORMATS = {"text": to_text, "csv": to_csv, "json": to_json, "html": to_html}
+CONFIG_HELP = "the floor config (configs/floor.toml is an annotated example)"
 
 
 def _day(text: str) -> date:
@@ -42,34 +43,76 @@ def _day(text: str) -> date:
 def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "report",
+        help="shift, gaming-day and period reports; signed exports and their check",
         description="Reports from the floor's archive per table, game and floor (docs/floor.md gives every "
         "definition): rounds, handle, win and hold by wager, take rates, hit frequencies against expectation, "
         "jackpots and progressive liability, voids and irregularities, device downtime, tilts, supervisor commands.",
     )
-    p.add_argument("--config", type=Path, help="the floor config")
-    p.add_argument("--day", type=_day, help="the gaming day (it starts at [gaming_day] starts_at)")
-    p.add_argument("--shift", help="a shift of --day, by its name in [[shifts]]")
-    p.add_argument("--from", dest="first", type=_day, help="the first gaming day of a range")
-    p.add_argument("--to", dest="last", type=_day, help="the last gaming day of a range (included)")
+    p.add_argument("--config", type=Path, help=CONFIG_HELP)
+    p.add_argument("--day", type=_day, help="the gaming day (it starts at [gaming_day] starts_at), e.g. 2026-11-21")
+    p.add_argument("--shift", help="a shift of --day, by its name in [[shifts]], e.g. --shift swing")
+    p.add_argument("--from", dest="first", type=_day, help="the first gaming day of a range, e.g. 2026-11-01")
+    p.add_argument("--to", dest="last", type=_day, help="the last gaming day of a range (included), e.g. 2026-11-30")
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--table", help="one table's figures only")
-    which.add_argument("--game", help="one game's tables only, by chapter, e.g. 655a")
-    p.add_argument("--format", choices=sorted(FORMATS), default="text")
-    p.add_argument("--out", type=Path, help="write to this file (default: standard output)")
+    which.add_argument("--table", help="one table's figures only (default: every table), e.g. ms-table-01")
+    which.add_argument("--game", help="one game's tables only, by chapter (default: every game), e.g. 655a")
+    p.add_argument(
+        "--format",
+        choices=sorted(FORMATS),
+        default="text",
+        help="text to read, csv for a spreadsheet, json for a program, html with charts (default text)",
+    )
+    p.add_argument("--out", type=Path, help="write to this file (default: standard output), e.g. --out day.html")
+    _add_actions(p)
+
+
+def _add_actions(p: argparse.ArgumentParser) -> None:
+    """export, sign, record and verify: the signed CSV export of a day (docs/floor.md, Retention and export)."""
     actions = p.add_subparsers(dest="action", metavar="ACTION")
-    ex = actions.add_parser("export", help="write the CSV export of a gaming day, to be signed by a trusted key")
-    ex.add_argument("--day", dest="export_day", type=_day, required=True)
-    ex.add_argument("--key", type=Path, help="sign it now with your own key (PEM from `tablectl command keygen`)")
-    sg = actions.add_parser("sign", help="sign an export with your key, where the key is (no database needed)")
-    sg.add_argument("file", type=Path, metavar="FILE")
+    ex = actions.add_parser(
+        "export",
+        help="write the CSV export of a gaming day, to be signed by a trusted key",
+        description="Writes every archived event of a gaming day to <[export] directory>/<name>-DAY.csv and records "
+        "it unsigned; a person whose key is in [export] trusted_keys signs it (`report sign`, or --key here) "
+        "and `report record` records the signature (docs/floor.md, Retention and export).",
+    )
+    ex.add_argument(
+        "--day", dest="export_day", type=_day, required=True, help="the gaming day to export, e.g. --day 2026-11-21"
+    )
+    ex.add_argument(
+        "--key",
+        type=Path,
+        help="sign it now with your own key, read for this command only (default: leave it unsigned), e.g. ann.pem",
+    )
+    sg = actions.add_parser(
+        "sign",
+        help="sign an export with your key, where the key is (no database needed)",
+        description="Writes FILE.sig beside an export: its Ed25519 signature by your key, which never leaves your "
+        "workstation; bring the .sig back beside the file on the floor for `report record`.",
+    )
+    sg.add_argument("file", type=Path, metavar="FILE", help="the export's .csv, e.g. floor-2026-11-21.csv")
     sg.add_argument("--key", type=Path, required=True, help="your private key (PEM from `tablectl command keygen`)")
-    rec = actions.add_parser("record", help="check a signed export against [export] trusted_keys and record it")
-    rec.add_argument("file", type=Path, metavar="FILE")
-    v = actions.add_parser("verify", help="check a signed export's signature")
+    rec = actions.add_parser(
+        "record",
+        help="check a signed export against [export] trusted_keys and record it",
+        description="Checks FILE.sig against [export] trusted_keys and that FILE is the latest export of its day, "
+        "then records the signer, so that retention counts the day as exported.",
+    )
+    rec.add_argument("file", type=Path, metavar="FILE", help="the export's .csv, its .sig beside it")
+    v = actions.add_parser(
+        "verify",
+        help="check a signed export's signature",
+        description="Checks that FILE is unchanged since a trusted key signed it (FILE.sig beside it); exit 1, "
+        "saying why, when it is not.",
+    )
     for action in (ex, rec, v):  # --config before or after the action; SUPPRESS keeps the one given before
-        action.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="the floor config")
-    v.add_argument("file", type=Path, metavar="FILE")
-    v.add_argument("--public-key", help="trust this key instead of the config's [export] trusted_keys (base64 or PEM)")
+        action.add_argument("--config", type=Path, default=argparse.SUPPRESS, help=CONFIG_HELP)
+    v.add_argument("file", type=Path, metavar="FILE", help="the export's .csv, its .sig beside it")
+    v.add_argument(
+        "--public-key",
+        help="trust this key: base64 as `tablectl command keygen` printed it, or a PEM public half (default: the "
+        "--config's [export] trusted_keys)",
+    )
 
 
 def _config(path: Path | None) -> FloorConfig:

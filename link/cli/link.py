@@ -44,22 +44,47 @@ CONFIG_HELP = "the link config (configs/link.toml is an annotated example)"
 def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "link",
+        help="the linked progressive controller in PostgreSQL; its reconciliation report",
         description="The linked progressive controller (605a.8; NY 9 NYCRR 5321.18 as the stand-in): one set of "
         "meters in PostgreSQL shared by the linked tables. Without an action, runs the service.",
     )
     p.add_argument("--config", type=Path, help=CONFIG_HELP)
     actions = p.add_subparsers(dest="action", metavar="ACTION")
-    actions.add_parser("run", help="run the link controller (the default)")
-    cc = actions.add_parser("check-config", help="validate the config, reach the database, compare its figures")
+    actions.add_parser(
+        "run",
+        help="run the link controller (the default)",
+        description="Runs the link controller: one set of meters in PostgreSQL for the linked tables, its leases, "
+        "contributions and hits over MQTT; until SIGTERM (systemd/tablectl-link.service).",
+    )
+    cc = actions.add_parser(
+        "check-config",
+        help="validate the config, reach the database, compare its figures",
+        description="Validates the link config, then connects to its database and compares the link's figures there "
+        "with the file's (exit 1: it cannot connect, or the database holds another link).",
+    )
     cc.add_argument("--offline", action="store_true", help="the config alone, without trying the database")
-    rp = actions.add_parser("report", help="reconciliation per level and the balance check")
-    rp.add_argument("--json", action="store_true")
+    rp = actions.add_parser(
+        "report",
+        help="reconciliation per level and the balance check",
+        description="Per level: contributions by table, hits in order, paid, reserve, overflow and what the sign "
+        "shows, and whether they balance; on a mismatch, exit 1 and tilt the link (605a.8).",
+    )
+    rp.add_argument("--json", action="store_true", help="print JSON instead of text (default: text)")
     rp.add_argument("--no-tilt", action="store_true", help="report a mismatch without tilting the link")
-    sd = actions.add_parser("send", help="sign and send a command to the link: " + ", ".join(VERBS))
-    sd.add_argument("verb", choices=sorted(VERBS), metavar="VERB")
+    sd = actions.add_parser(
+        "send",
+        help="sign and send a command to the link: " + ", ".join(VERBS),
+        description="Signs a command with a supervisor's key, sends it to the link controller over MQTT and prints "
+        "its reply as JSON (exit 1: refused or no reply).",
+    )
+    sd.add_argument("verb", choices=sorted(VERBS), metavar="VERB", help="the command: " + ", ".join(sorted(VERBS)))
     sd.add_argument("--key", type=Path, required=True, help="the signer's private key (tablectl command keygen)")
     sd.add_argument("--key-id", required=True, help="its key_id in the link config's [[supervisors]]")
-    sd.add_argument("--args", default="{}", help='the verb\'s arguments as a JSON object, e.g. \'{"note": "x"}\'')
+    sd.add_argument(
+        "--args",
+        default="{}",
+        help='the verb\'s arguments as a JSON object (default {}, none), e.g. \'{"note": "x"}\'',
+    )
     sd.add_argument(
         "--timeout",
         type=numbers.seconds("--timeout", 0, 3600, "--timeout 10", above=True),

@@ -28,7 +28,7 @@ from drivers.sim.base import SimDevice
 from drivers.sim.table import SimulatedTable
 from tests.conftest import Mosquitto
 from tests.journal.conftest import journal_rows, tamper
-from tests.mqtt.test_anchor_late_suback import SubackHoldingProxy
+from tests.mqtt.suback_proxy import SubackHoldingProxy
 
 BOUND = 20.0  # seconds; a bound on failure only
 

@@ -12,7 +12,7 @@ import pytest
 
 from controller.cli.main import main
 from controller.config.table import load_config
-from controller.par.analyse import par_sheet
+from controller.par.analyse import meter_levels, par_sheet
 from controller.par.render import as_html, as_json, as_text
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -25,6 +25,9 @@ def test_every_table_config_gets_a_par_sheet(path: Path) -> None:
     config = load_config(path)
     sheet = par_sheet(config.table_id, config.game)
     text, data, page = as_text(sheet), json.loads(as_json(sheet)), as_html(sheet)
+    # What `par --meter` accepts is what the sheet is evaluated at, known before the (seconds long) analysis.
+    evaluated = {level for w in sheet.wagers if w.progressive for level in w.progressive.meters_cents}
+    assert set(meter_levels(config.game)) == evaluated
     assert data["chapter"] == config.game.chapter
     assert data["software"]["analysis_sha256"] in page
     if config.game.chapter in ("655a", "643a", "679a", "683a"):
@@ -93,3 +96,36 @@ def test_a_wager_returning_more_than_it_takes_is_flagged_in_every_format(capsys:
     assert not any(w["returns_more_than_it_takes"] for w in json.loads(capsys.readouterr().out)["wagers"])
     assert main(["par", "--config", config]) == 0
     assert "WARNING" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("config", "meter", "said"),
+    [
+        # 655a.12(c)(1): the progressive's levels are named; `nolevel` was ignored and the sheet priced at the seeds.
+        ("mississippi-stud-progressive.toml", "nolevel=500", "has no such meter; its meters are "),
+        # 679a's sheet has no meter at all.
+        ("three-card-prime.toml", "five_card_hand_bonus=500", "it has no progressive meter: give no --meter"),
+        # 40 digits: a typo, not a meter; the cap and why are said.
+        (
+            "mississippi-stud-five-card-hand-bonus.toml",
+            "five_card_hand_bonus=" + "9" * 40,
+            "give at most 10,000,000,000",
+        ),
+        ("mississippi-stud-five-card-hand-bonus.toml", "five_card_hand_bonus=10000000001", "more than any table game"),
+    ],
+)
+def test_a_meter_the_game_does_not_have_or_beyond_the_cap_is_refused(
+    config: str, meter: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["par", "--config", str(CONFIGS / config), "--meter", meter]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+    assert len(err.strip().splitlines()[-1]) < 300
+
+
+def test_the_refusal_names_the_levels_the_chapter_has(capsys: pytest.CaptureFixture[str]) -> None:
+    config = load_config(CONFIGS / "mississippi-stud-progressive.toml")
+    levels = meter_levels(config.game)
+    assert levels and "five_card_hand_bonus" not in levels
+    assert main(["par", "--config", str(CONFIGS / "mississippi-stud-progressive.toml"), "--meter", "nolevel=500"]) == 2
+    assert f"its meters are {', '.join(levels)}" in capsys.readouterr().err
