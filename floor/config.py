@@ -163,10 +163,13 @@ class GapsSection(_Section):
     grace_s: float = Field(30.0, ge=1, le=86_400)
 
 
+KEY_ID = r"^[A-Za-z0-9_.@\-]{1,64}$"  # a console key id, as the tables' [[supervisors]] take one
+
+
 class ConsoleKey(_Section):
     """A key that may log in to the console, as the tables' [[supervisors]] entry gives it (docs/console.md)."""
 
-    key_id: str = Field(pattern=r"^[A-Za-z0-9_.@\-]{1,64}$")
+    key_id: str = Field(pattern=KEY_ID)
     role: Literal["floorperson", "supervisor", "technician"]
     public_key: str
 
@@ -190,6 +193,11 @@ class ConsoleSection(_Section):
     # Approve every enrolment at once: for `tablectl demo --floor` only; refused unless listening on loopback.
     demo_approve_all: bool = False
     command_timeout_s: float = Field(10.0, gt=0, le=120)
+    # Seconds a request has to arrive whole, headers (aiohttp's keep-alive timer, which also closes a connection that
+    # sends nothing) and body: a browser sends a few hundred bytes at once; a client that dribbles them (slowloris) or
+    # announces more than it sends holds a connection only this long. Also how long an event stream may stay stuck
+    # on a browser that does not read before it is dropped.
+    request_timeout_s: float = Field(10.0, gt=0, le=300)
     # Which pit each table stands in, for grouping the tiles: pit name -> table ids (others: "unassigned").
     pits: dict[str, list[str]] = Field(default_factory=dict)
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -11,7 +12,7 @@ import psycopg
 from aiohttp import web
 from pydantic import ValidationError
 
-from floor.config import ConsoleKey, ConsoleSection
+from floor.config import KEY_ID, ConsoleKey, ConsoleSection
 from floor.console.auth import LoginRefused, Sessions
 from floor.console.plumbing import COOKIE, check_csrf, http_error, json_body, origin, session_of
 from floor.console.records import ConsoleRecords
@@ -58,7 +59,7 @@ class LoginDesk:
         )
 
     async def enrol(self, request: web.Request) -> web.Response:
-        body = await json_body(request)
+        body = await json_body(request, self.console.request_timeout_s)
         key_id, role, public = body.get("key_id"), body.get("role"), body.get("public_key")
         try:
             key = ConsoleKey.model_validate({"key_id": key_id, "role": role, "public_key": public})
@@ -102,10 +103,12 @@ class LoginDesk:
         )
 
     async def login_challenge(self, request: web.Request) -> web.Response:
-        body = await json_body(request)
+        body = await json_body(request, self.console.request_timeout_s)
         key_id = body.get("key_id")
-        if not isinstance(key_id, str) or not key_id:
-            raise http_error(400, "give key_id: the key id this browser enrolled")
+        if not isinstance(key_id, str) or not re.fullmatch(KEY_ID, key_id):
+            raise http_error(
+                400, "give key_id: the key id this browser enrolled (1 to 64 letters, digits, '_', '.', '@' or '-')"
+            )
         try:
             c = self.sessions.challenge(key_id, self.clock())
         except LoginRefused as err:
@@ -113,7 +116,7 @@ class LoginDesk:
         return web.json_response({"challenge": c, "origin": origin(request)})
 
     async def login(self, request: web.Request) -> web.Response:
-        body = await json_body(request)
+        body = await json_body(request, self.console.request_timeout_s)
         key_id, challenge, signature = body.get("key_id"), body.get("challenge"), body.get("signature")
         if not all(isinstance(v, str) for v in (key_id, challenge, signature)):
             raise http_error(400, "give key_id, challenge and signature, each a string")
@@ -138,7 +141,7 @@ class LoginDesk:
         return response
 
     async def logout(self, request: web.Request) -> web.Response:
-        await json_body(request)
+        await json_body(request, self.console.request_timeout_s)
         s = session_of(self.sessions, request, self.clock())
         check_csrf(request, s)
         self.sessions.logout(s.token)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from importlib import resources
@@ -15,7 +16,7 @@ from typing import Any
 
 import structlog
 from aiohttp import web
-from aiohttp.typedefs import Middleware
+from aiohttp.http_exceptions import HttpProcessingError
 
 from floor.console.auth import Session, Sessions
 
@@ -23,6 +24,7 @@ log = structlog.get_logger("tablectl.console")
 
 COOKIE = "tablectl_console"
 MAX_BODY = 32 * 1024  # an envelope is a few hundred bytes; an enrolment less
+MAX_DIGITS = 30
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
@@ -47,6 +49,7 @@ def http_error(status: int, message: str) -> web.HTTPException:
         401: web.HTTPUnauthorized,
         403: web.HTTPForbidden,
         404: web.HTTPNotFound,
+        408: web.HTTPRequestTimeout,
         409: web.HTTPConflict,
         413: web.HTTPRequestEntityTooLarge,
         415: web.HTTPUnsupportedMediaType,
@@ -86,27 +89,64 @@ def check_post(request: web.Request) -> None:
         raise http_error(403, f"the request's Origin {sent!r} is not this console's ({origin(request)})")
 
 
-async def read_json(request: web.Request) -> tuple[bytes, dict[str, Any]]:
+async def read_json(request: web.Request, within: float) -> tuple[bytes, dict[str, Any]]:
     """A POST's body as sent (the command relay passes a signed envelope on byte for byte) and the JSON object it
-    holds; the one reader of every body, so every endpoint words a bad one alike."""
+    holds; the one reader of every body, so every endpoint words a bad one alike. Strict JSON: no NaN or Infinity
+    (the tables' canonical form has none) and no key twice (one reader taking the first, another the last, would
+    judge different envelopes); a body that does not arrive whole within `within` seconds (a Content-Length that
+    lies, a client that stalls) is refused rather than held open."""
     fix = "send one JSON object (a signed envelope, a log-in or an enrolment)"
     try:
-        raw = await request.read()
+        async with asyncio.timeout(within):
+            raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
         raise http_error(413, f"the body is larger than {MAX_BODY} bytes; {fix}, a few hundred bytes") from None
+    except TimeoutError:
+        raise http_error(
+            408, f"the body did not arrive within {within:g} s; {fix} with a Content-Length equal to its bytes"
+        ) from None
     try:
-        obj = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        obj = json.loads(raw, parse_constant=_no_constant, parse_int=_int, object_pairs_hook=_no_key_twice)
+    except RecursionError:
+        raise http_error(400, f"the body nests too deep to read (an envelope nests three levels); {fix}") from None
+    except (UnicodeDecodeError, ValueError) as err:  # JSONDecodeError and the hooks' refusals
         raise http_error(400, f"the body is not JSON ({err}); {fix}") from None
     if not isinstance(obj, dict):
         raise http_error(400, f"the body is a JSON {type(obj).__name__}, not an object; {fix}")
     return raw, obj
 
 
-async def json_body(request: web.Request) -> dict[str, Any]:
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _int(text: str) -> int:
+    # Amounts are cents and seqs count events: 30 digits is past any; Python refuses past 4300 with advice for its
+    # own programmers (sys.set_int_max_str_digits), not for whoever sent the body.
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"a number of {len(text.lstrip('-'))} digits; the console takes at most {MAX_DIGITS}")
+    return int(text)
+
+
+def _no_key_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"the key {k!r} is given twice")
+        out[k] = v
+    return out
+
+
+def storable(text: str) -> str:
+    """`text` as a PostgreSQL text column takes it: no NUL (PostgreSQL refuses one) and no lone surrogate (UTF-8 has
+    none; JSON's \\ud800 makes one). The audit records what a client sent, whatever it was, rather than fail on it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
+
+
+async def json_body(request: web.Request, within: float) -> dict[str, Any]:
     """A POST's JSON object, after check_post."""
     check_post(request)
-    return (await read_json(request))[1]
+    return (await read_json(request, within))[1]
 
 
 def session_of(sessions: Sessions, request: web.Request, now: datetime) -> Session:
@@ -121,24 +161,33 @@ def check_csrf(request: web.Request, s: Session) -> None:
         raise http_error(403, "missing or wrong X-CSRF-Token: reload the console")
 
 
-def security_headers(hsts: bool) -> Middleware:
-    """The headers of SECURITY_HEADERS on every response, errors included; HSTS once the console serves TLS."""
+def security_headers(hsts: bool) -> Callable[[web.Request, web.StreamResponse], Awaitable[None]]:
+    """The headers of SECURITY_HEADERS on every response the application prepares (pages, API answers, errors, 404s
+    and 405s of the router, the event stream), live data (/api/) never cached; HSTS once the console serves TLS."""
 
-    @web.middleware
-    async def headers(request: web.Request, handler: Handler) -> web.StreamResponse:
-        try:
-            response = await handler(request)
-        except web.HTTPException as exc:
-            exc.headers.update(SECURITY_HEADERS)
-            raise
+    async def headers(request: web.Request, response: web.StreamResponse) -> None:
         response.headers.update(SECURITY_HEADERS)
         if request.path.startswith("/api/"):
             response.headers["Cache-Control"] = "no-store"
         if hsts:
             response.headers["Strict-Transport-Security"] = "max-age=31536000"
-        return response
 
     return headers
+
+
+class ProtocolLog(logging.LoggerAdapter[logging.Logger]):
+    """aiohttp's server logger for the console: a request that is not HTTP it can parse (a Content-Length that is not
+    a number, a header line past 8190 bytes, bytes after `Connection: close`) is the client's fault, answered with a
+    400 naming it; it is noted at info, not as an error with a traceback. Anything else goes on as aiohttp logs it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.getLogger("aiohttp.server"), {})
+
+    def exception(self, msg: object, *args: object, exc_info: Any = True, **kw: Any) -> None:
+        if isinstance(exc_info, HttpProcessingError) and 400 <= (exc_info.code or 0) < 500:
+            log.info("console refused a malformed request", problem=exc_info.message, status=exc_info.code)
+            return
+        super().exception(msg, *args, exc_info=exc_info, **kw)
 
 
 @web.middleware

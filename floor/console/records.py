@@ -5,6 +5,7 @@ the same functions. Blocking psycopg calls: the server runs them in a thread (Co
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -13,8 +14,9 @@ import structlog
 from aiohttp import web
 from psycopg.types.json import Jsonb
 
-from floor.config import ConsoleKey, DatabaseSection
+from floor.config import KEY_ID, ConsoleKey, DatabaseSection
 from floor.console.auth import KeyEntry
+from floor.console.plumbing import storable
 from floor.console.verbs import ROLES
 from floor.db import connect
 
@@ -52,6 +54,11 @@ class ConsoleRecords:
         reply: dict[str, Any] | None = None,
     ) -> None:
         remote = request.remote
+        # What a client sent goes in as text PostgreSQL takes (a NUL or a lone surrogate from JSON or a path's %00
+        # made the INSERT fail and the request a 500): the record keeps the refusal instead.
+        key_id, reason, table_id, verb, command_id, envelope = (
+            None if v is None else storable(v) for v in (key_id, reason, table_id, verb, command_id, envelope)
+        )
 
         def write(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
             conn.execute(
@@ -77,7 +84,10 @@ class ConsoleRecords:
 
     async def key(self, key_id: str) -> KeyEntry | None:
         """The key that may log in as `key_id`: FLOOR.toml's [[console.supervisors]] first, then an approved
-        enrolment."""
+        enrolment. None for an id no key can have (enrolment and FLOOR.toml hold every key id to KEY_ID), asked
+        nothing of PostgreSQL: a NUL or a lone surrogate in one made the query fail."""
+        if not re.fullmatch(KEY_ID, key_id):
+            return None
         for k in self.supervisors:
             if k.key_id == key_id:
                 return KeyEntry(k.key_id, k.role, k.public_key)

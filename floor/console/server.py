@@ -28,6 +28,7 @@ from floor.console.login import LoginDesk
 from floor.console.plumbing import (
     MAX_BODY,
     STATIC_TYPES,
+    ProtocolLog,
     check_csrf,
     check_post,
     errors_as_json,
@@ -189,16 +190,18 @@ class ConsoleServer:
             try:
                 q.put_nowait((name, data))
             except asyncio.QueueFull:
+                # Too far behind: what it has not taken is dropped now, not kept while its writer waits on the
+                # socket, and it is told to go (the page reconnects and gets the whole floor).
                 self.streams.discard(q)
-                with contextlib.suppress(asyncio.QueueFull):
-                    q.put_nowait(None)
+                while not q.empty():
+                    q.get_nowait()
+                q.put_nowait(None)
 
     # -- the server ----------------------------------------------------------------------------------------------
 
     def app(self) -> web.Application:
-        app = web.Application(
-            client_max_size=MAX_BODY, middlewares=[security_headers(self.console.tls_cert is not None), errors_as_json]
-        )
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[errors_as_json])
+        app.on_response_prepare.append(security_headers(self.console.tls_cert is not None))
         app.router.add_get("/", self.index)
         app.router.add_get("/static/{name}", self.static_file)
         self.login.routes(app)
@@ -210,6 +213,17 @@ class ConsoleServer:
         app.router.add_post("/api/links/{link_id}/commands/{verb}", self.link_command)
         return app
 
+    def server_options(self) -> dict[str, Any]:
+        """How aiohttp serves the console (start(); tests serve the app with the same): a connection that has not sent
+        a whole request's headers within request_timeout_s is closed (aiohttp's keep-alive timer runs from the
+        connection's start), and a request it cannot parse is logged as the client's fault (ProtocolLog)."""
+        return {
+            "access_log": None,
+            "handler_cancellation": True,
+            "keepalive_timeout": self.console.request_timeout_s,
+            "logger": ProtocolLog(),
+        }
+
     async def start(self) -> str:
         c = self.console
         context = None
@@ -217,7 +231,7 @@ class ConsoleServer:
             context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             context.minimum_version = ssl.TLSVersion.TLSv1_2
             context.load_cert_chain(str(c.tls_cert), str(c.tls_key))
-        self.runner = web.AppRunner(self.app(), access_log=None, handler_cancellation=True)
+        self.runner = web.AppRunner(self.app(), **self.server_options())
         await self.runner.setup()
         site = web.TCPSite(self.runner, c.host, c.port, ssl_context=context)
         await site.start()
@@ -283,6 +297,8 @@ class ConsoleServer:
     async def round(self, request: web.Request) -> web.Response:
         self._session(request)
         round_id = request.match_info["round_id"]
+        if "\x00" in round_id:  # %00 in the path: PostgreSQL's text holds no NUL, so no archived round has one
+            raise http_error(404, f"round {round_id!r} is not in the archive")
         story = await self.records.run(lambda c: recall_round(c, round_id))
         if story is None:
             raise http_error(404, f"round {round_id!r} is not in the archive")
@@ -294,17 +310,30 @@ class ConsoleServer:
         await response.prepare(request)
         q: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue(STREAM_QUEUE)
         self.streams.add(q)
+        within = self.console.request_timeout_s
+
+        async def send(frame: bytes) -> None:
+            # A browser that stops reading fills its socket's buffers and the write waits on it: past request_timeout_s
+            # the stream is dropped, its connection closed (the page's EventSource reconnects and gets the whole floor),
+            # so a reader that never reads holds one socket's buffers for that long, not an ever-longer queue.
+            async with asyncio.timeout(within):
+                await response.write(frame)
+
         try:
-            await response.write(sse_frame("floor", json.dumps(self.view.floor(self.clock()))))
+            await send(sse_frame("floor", json.dumps(self.view.floor(self.clock()))))
             while True:
                 try:
                     item = await asyncio.wait_for(q.get(), HEARTBEAT_S)
                 except TimeoutError:
                     item = ("heartbeat", json.dumps({"now": stamp(self.clock())}))
                 if item is None or self.sessions.get(s.token, self.clock()) is None:
-                    await response.write(sse_frame("bye", json.dumps({"reason": "session ended"})))
+                    await send(sse_frame("bye", json.dumps({"reason": "session ended or the browser fell behind"})))
                     break
-                await response.write(sse_frame(*item))
+                await send(sse_frame(*item))
+        except TimeoutError:
+            log.info("console stream dropped: the browser did not read it", key_id=s.key_id, within_s=within)
+            if request.transport is not None:
+                request.transport.abort()
         except (ConnectionResetError, asyncio.CancelledError):
             pass
         finally:
@@ -330,7 +359,9 @@ class ConsoleServer:
         verbs: dict[str, ConsoleVerb] = VERBS if target == "table" else LINK_VERBS
         may = allowed(s.role) if target == "table" else link_allowed(s.role)
         known = self.view.live if target == "table" else self.view.links
-        raw, envelope = await read_json(request)  # read once the session may send: a stranger's body is not parsed
+        raw, envelope = await read_json(
+            request, self.console.request_timeout_s
+        )  # read once the session may send: a stranger's body is not parsed
         command_id = str(envelope.get("command_id"))[:64]
         problem = None
         if verb not in verbs:

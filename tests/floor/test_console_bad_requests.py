@@ -1,0 +1,447 @@
+"""Every route of the console under bad requests, on real sockets against a real `tablectl floor` (its console on
+loopback, a real PostgreSQL cluster, a real mosquitto): wrong methods, garbled paths and queries, bodies that are not
+JSON or are JSON no reader should take, a Content-Length that lies, requests sent by halves, many connections at once.
+Each gets a 4xx whose body names the problem (JSON from the console, text from aiohttp's parser), the floor logs no
+error and no traceback, and the next request is answered. Hypothesis generates the bodies and path segments.
+
+The event stream's reader that never reads is driven against the console served in this process (real sockets, the
+same aiohttp options as `tablectl floor`), where the test can fill the stream as fast as a busy floor would."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import socket
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from controller.supervisor.envelope import public_key_b64
+from floor.config import parse_floor_config
+from floor.console.auth import login_bytes
+from floor.console.plumbing import CSP, MAX_BODY
+from floor.console.server import ConsoleServer
+from floor.db import connect
+from floor.pgcluster import PgCluster
+from floor.schema import migrate
+from tests.conftest import Mosquitto, free_port
+from tests.floor.chromium import chromium, page_errors
+from tests.floor.conftest import FloorProcess, floor_toml, wait_for
+
+pytestmark = pytest.mark.floor
+TIMEOUT_S = 1  # the console's request_timeout_s here: a stalled request is dropped within it
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def error(self) -> str:
+        assert self.headers.get("content-type", "").startswith("application/json"), self
+        return str(json.loads(self.body)["error"])
+
+
+@dataclass
+class Console:
+    """The floor process, its console's address and a supervisor's session (cookie and CSRF token)."""
+
+    floor: FloorProcess
+    port: int
+    cookie: str = ""
+    csrf: str = ""
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def send(self, data: bytes, timeout: float = 30.0) -> Reply:
+        """Bytes as sent on one connection, the response as parsed from what came back until the server closed."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as s:
+            s.sendall(data)
+            got = b""
+            while chunk := s.recv(65536):
+                got += chunk
+        head, _, body = got.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+        return Reply(int(lines[0].split()[1]), headers, body)
+
+    def request(
+        self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None, auth: bool = False
+    ) -> Reply:
+        h = {"Host": f"127.0.0.1:{self.port}", "Connection": "close"}
+        if auth:
+            h |= {"Cookie": self.cookie, "X-CSRF-Token": self.csrf, "Origin": self.origin}
+        h |= headers or {}
+        if method == "POST" and "Transfer-Encoding" not in h:
+            h.setdefault("Content-Length", str(len(body)))
+        head = f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in h.items()) + "\r\n"
+        return self.send(head.encode("latin-1") + body)
+
+    def post(self, path: str, body: bytes, auth: bool = True, headers: dict[str, str] | None = None) -> Reply:
+        h = {"Origin": self.origin, "Content-Type": "application/json", **(headers or {})}
+        return self.request("POST", path, body, h, auth=auth)
+
+    def still_serves(self) -> None:
+        r = self.request("GET", "/api/session", auth=True)
+        assert r.status == 200 and json.loads(r.body)["logged_in"] is True, r
+
+    def errors_logged(self) -> list[str]:
+        return [
+            line
+            for line in self.floor.log().splitlines()
+            if '"level": "error"' in line or '"level": "critical"' in line or "Traceback" in line
+        ]
+
+
+@pytest.fixture(scope="module")
+def console(pg_cluster: PgCluster, mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+    tmp = tmp_path_factory.mktemp("bad-requests")
+    key = Ed25519PrivateKey.generate()
+    port = free_port()
+    extra = (
+        f'[console]\nlisten = "127.0.0.1:{port}"\nrequest_timeout_s = {TIMEOUT_S}\n'
+        f'[[console.supervisors]]\nkey_id = "sup"\nrole = "supervisor"\npublic_key = "{public_key_b64(key)}"\n'
+    )
+    dsn = pg_cluster.create_database(f"bad_requests_{port}")
+    config = tmp / "floor.toml"
+    config.write_text(floor_toml(dsn, mosquitto.url, f"bad{port}", f"floor-bad{port}", extra))
+    floor = FloorProcess(config, tmp)
+    floor.start()
+    c = Console(floor, port)
+    try:
+        wait_for(lambda: _up(c.origin), 60, f"the console:\n{floor.log()}")
+        challenge = json.loads(c.post("/api/login/challenge", b'{"key_id": "sup"}', auth=False).body)["challenge"]
+        sig = base64.b64encode(key.sign(login_bytes(challenge, "sup", c.origin))).decode()
+        r = c.post(
+            "/api/login", json.dumps({"key_id": "sup", "challenge": challenge, "signature": sig}).encode(), False
+        )
+        assert r.status == 200, r
+        c.cookie = r.headers["set-cookie"].split(";")[0]
+        c.csrf = json.loads(c.request("GET", "/api/session", auth=True).body)["csrf"]
+        yield c
+        assert c.errors_logged() == []
+    finally:
+        floor.stop()
+
+
+def _up(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/api/session", timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+RELAY = "/api/tables/t1/commands/clear_tilt"
+FIX = "send one JSON object"
+BAD_BODIES = [
+    # (what, body, status, the problem as the error names it)
+    ("deep", b"[" * 30_000, 400, "the body nests too deep to read"),
+    ("deep-inside", b'{"key_id": ' + b"[" * 15_000 + b"]" * 15_000 + b"}", 400, "the body nests too deep"),
+    ("digits", b'{"seat": ' + b"9" * 5000 + b"}", 400, "a number of 5000 digits; the console takes at most 30"),
+    ("nan", b'{"amount": NaN}', 400, "NaN is not a JSON number"),
+    ("infinity", b'{"amount": -Infinity}', 400, "-Infinity is not a JSON number"),
+    ("twice", b'{"key_id": "sup", "key_id": "other"}', 400, "the key 'key_id' is given twice"),
+    ("not-json", b"key_id=sup", 400, "the body is not JSON ("),
+    ("latin-1", b'{"key_id": "\xe9"}', 400, "the body is not JSON ("),
+    ("empty", b"", 400, "the body is not JSON ("),
+    ("string", b'"sup"', 400, "the body is a JSON str, not an object"),
+    ("huge", b'{"a": "' + b"x" * MAX_BODY + b'"}', 413, f"the body is larger than {MAX_BODY} bytes"),
+]
+
+
+@pytest.mark.parametrize(("what", "body", "status", "problem"), BAD_BODIES, ids=[b[0] for b in BAD_BODIES])
+@pytest.mark.parametrize("path", ["/api/enrol", "/api/login/challenge", "/api/login", "/api/logout", RELAY])
+def test_every_post_refuses_a_body_no_reader_should_take_naming_it(
+    console: Console, path: str, what: str, body: bytes, status: int, problem: str
+) -> None:
+    r = console.post(path, body)
+    assert (r.status, problem in r.error(), FIX in r.error()) == (status, True, True), (r, what)
+    assert r.headers["cache-control"] == "no-store" and r.headers["content-security-policy"] == CSP
+    console.still_serves()
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "problem"),
+    [
+        # Values PostgreSQL cannot hold: a NUL, a lone surrogate (each was a 500 from psycopg).
+        (
+            "/api/login",
+            b'{"key_id": "sup\\u0000", "challenge": "c", "signature": "s"}',
+            403,
+            "the challenge is unknown",
+        ),
+        ("/api/login", b'{"key_id": "\\ud800", "challenge": "c", "signature": "s"}', 403, "the challenge is unknown"),
+        ("/api/login/challenge", b'{"key_id": "a\\u0000"}', 400, "give key_id: the key id this browser enrolled (1"),
+        ("/api/login/challenge", b'{"key_id": "x"}', 415, "send the body as application/json"),
+        ("/api/tables/t1/commands/a%00", b'{"command_id": "\\u0000"}', 400, "there is no table verb 'a\\x00'"),
+        (RELAY, b'{"command_id": "\\u0000", "key_id": "\\udfff"}', 403, "signed as '\\udfff'"),
+        ("/api/links/l%00/commands/clear_tilt", b'{"key_id": "sup"}', 400, "table_id and verb must be those"),
+        ("/api/enrol", b'{"key_id": "a\\u0000", "role": "boss", "public_key": "\\ud800"}', 400, "not usable: key_id"),
+    ],
+)
+def test_text_postgresql_cannot_hold_is_refused_and_the_refusal_recorded(
+    console: Console, path: str, body: bytes, status: int, problem: str
+) -> None:
+    ctype = "text/plain" if status == 415 else "application/json"
+    r = console.post(path, body, headers={"Content-Type": ctype})
+    assert r.status == status and problem in r.error(), r
+    console.still_serves()
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "problem"),
+    [
+        ("GET", "/api/tables/nowhere", 404, "no table 'nowhere' on this floor"),
+        ("GET", "/api/tables/..", 404, "no table '..' on this floor"),
+        ("GET", "/api/tables/%2e%2e%2f%2e%2e", 404, "no table '../..' on this floor"),
+        ("GET", "/api/rounds/r%00", 404, "round 'r\\x00' is not in the archive"),
+        ("GET", "/api/rounds/%ed%a0%80", 404, "is not in the archive"),
+        ("GET", "/api/rounds/" + "9" * 4000, 404, "is not in the archive"),
+        ("GET", "/static/..%2fserver.py", 404, "no file '../server.py' in the console"),
+        ("GET", "/static/index.html", 404, "no file 'index.html' in the console"),
+        ("GET", "/api/floor/extra", 404, "nothing at /api/floor/extra"),
+        ("DELETE", "/api/floor", 405, "DELETE is not allowed on /api/floor"),
+        ("PUT", RELAY, 405, f"PUT is not allowed on {RELAY}"),
+        ("OPTIONS", "/api/stream", 405, "OPTIONS is not allowed on /api/stream"),
+        ("GET", "/api/login", 405, "GET is not allowed on /api/login"),
+        ("POST", "/api/floor", 405, "POST is not allowed on /api/floor"),
+    ],
+)
+def test_paths_and_methods_no_route_serves_get_a_4xx_naming_them(
+    console: Console, method: str, path: str, status: int, problem: str
+) -> None:
+    r = console.request(method, path, auth=True)
+    assert r.status == status and problem in r.error(), r
+    assert r.headers["x-content-type-options"] == "nosniff"
+    assert r.headers.get("cache-control") == ("no-store" if path.startswith("/api/") else None)
+    console.still_serves()
+
+
+@pytest.mark.parametrize(
+    ("head", "problem"),
+    [
+        (b"POST /api/enrol HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", "Invalid character in Content-Length"),
+        (b"POST /api/enrol HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999\r\n\r\n", "Content-Length"),
+        (b"GET /api/floor HTTP/1.1\r\nHost: x\r\nCookie: a=\xff\x00\r\n\r\n", "Invalid header value char"),
+        (b"GET /api/floor HTTP/1.1\r\nHost: x\r\nX-A: " + b"a" * 9000 + b"\r\n\r\n", "Got more than 8190 bytes"),
+        (b"GET /static/" + b"a" * 9000 + b" HTTP/1.1\r\n\r\n", "Got more than 8190 bytes"),
+        (b"GET /api/floor HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\ntrailing", "Data after `Connection: close`"),
+    ],
+    ids=["negative-length", "huge-length", "header-char", "long-header", "long-path", "data-after-close"],
+)
+def test_what_is_not_http_gets_a_400_naming_it_and_no_error_in_the_log(
+    console: Console, head: bytes, problem: str
+) -> None:
+    """aiohttp's parser answers these itself (text, not the console's JSON) and logged each as an error with a
+    traceback: the client's fault is logged at info (test fixture: no error lines at the end)."""
+    r = console.send(head)
+    assert r.status == 400 and problem in r.body.decode(errors="replace"), r
+    console.still_serves()
+    assert console.errors_logged() == []
+
+
+def test_a_body_shorter_than_its_length_gets_a_408_and_the_connection_back(console: Console) -> None:
+    r = console.post("/api/login", b'{"key_id": "sup"}', headers={"Content-Length": "100"})
+    assert r.status == 408 and f"the body did not arrive within {TIMEOUT_S} s" in r.error(), r
+    assert "Content-Length equal to its bytes" in r.error()
+    console.still_serves()
+
+
+def test_a_chunked_body_with_no_length_is_read_and_a_huge_one_refused(console: Console) -> None:
+    h = {"Origin": console.origin, "Content-Type": "application/json", "Transfer-Encoding": "chunked"}
+    r = console.request("POST", "/api/login/challenge", b'11\r\n{"key_id": "sup"}\r\n0\r\n\r\n', h)
+    assert r.status == 200 and json.loads(r.body)["challenge"], r
+    big = b"".join(b"8000\r\n" + b" " * 0x8000 + b"\r\n" for _ in range(3)) + b"0\r\n\r\n"
+    r = console.request("POST", "/api/login/challenge", big, h)
+    assert r.status == 413 and f"larger than {MAX_BODY} bytes" in r.error(), r
+
+
+def test_half_sent_requests_and_many_connections_are_dropped_in_time_and_others_served(console: Console) -> None:
+    """A request whose headers never end (slowloris) held its connection for aiohttp's hour of keep-alive: each is
+    closed after request_timeout_s, while others keep being answered."""
+    held = []
+    for i in range(200):
+        s = socket.create_connection(("127.0.0.1", console.port), timeout=30)
+        s.sendall(b"GET /api/session HTTP/1.1\r\nHost: x\r\n" if i % 2 else b"")
+        held.append(s)
+    try:
+        console.still_serves()
+        for s in held:
+            assert s.recv(1) == b""  # closed by the server (the socket's own timeout, 30 s, would raise)
+    finally:
+        for s in held:
+            s.close()
+    console.still_serves()
+
+
+JSON_LEAF = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
+JSON = st.recursive(JSON_LEAF, lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=20)
+FIELDS = st.sampled_from(["key_id", "challenge", "signature", "role", "public_key", "command_id", "table_id", "verb"])
+BODIES = st.one_of(
+    st.dictionaries(FIELDS, JSON).map(lambda d: json.dumps(d).encode()),  # well-formed, wrong types and values
+    st.dictionaries(FIELDS, st.text()).map(lambda d: json.dumps(d).encode()),  # strings with NULs and surrogates
+    st.binary(max_size=200),  # not JSON
+    st.integers(1, 3000).map(lambda n: b'{"a": ' + b"[" * n + b"]" * n + b"}"),  # nested
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=BODIES, path=st.sampled_from(["/api/enrol", "/api/login/challenge", "/api/login", RELAY]))
+def test_any_body_gets_an_answer_naming_its_problem_never_a_500(console: Console, body: bytes, path: str) -> None:
+    r = console.post(path, body)
+    assert r.status in (200, 400, 403, 409, 413), r
+    if r.status != 200:
+        assert r.error(), r
+    assert console.errors_logged() == []
+
+
+SEGMENT = st.text(st.characters(codec="utf-8"), min_size=1, max_size=60) | st.sampled_from(
+    ["..", ".", "%00", "%ff", "%2e%2e", "\u0661\u0662", "-1", "9" * 3000, "%", "a%2fb"]
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    segment=SEGMENT,
+    route=st.sampled_from(["/api/tables/{}", "/api/rounds/{}", "/static/{}", "/api/session?{}"]),
+    query=st.lists(st.tuples(st.text(max_size=8), st.text(max_size=8)), max_size=4),
+)
+def test_any_path_segment_or_query_gets_a_404_or_its_page(
+    console: Console, segment: str, route: str, query: list[tuple[str, str]]
+) -> None:
+    """No route reads a query: whatever one holds (repeated, empty, Unicode digits, garbled) changes nothing."""
+    quoted = quote(segment, safe="%") if "%" in segment else quote(segment, safe="")
+    q = "&".join(f"{quote(k)}={quote(v)}" for k, v in query)
+    path = route.format(quoted) + (f"?{q}" if q and "?" not in route else "")
+    r = console.request("GET", path, auth=True)
+    expected = 200 if route.startswith("/api/session") or segment in ("console.js", "console.css") else 404
+    assert r.status == expected, (path, r)
+    if expected == 404:
+        # The route's own word, or the router's for a segment it does not match (one with a brace, a slash).
+        assert any(w in r.error() for w in ("not in the archive", "on this floor", "in the console", "nothing at /"))
+    assert console.errors_logged() == []
+
+
+def test_the_page_loads_under_its_headers_with_no_console_error(console: Console) -> None:
+    """The security headers are those a console must send, and the page (its modules, style, icon, the API calls
+    and event stream it opens) loads under them in headless Chromium with nothing refused."""
+    page = console.request("GET", "/")
+    api = console.request("GET", "/api/floor", auth=True)
+    for r in (page, api):
+        assert r.headers["content-security-policy"] == CSP
+        assert "frame-ancestors 'none'" in CSP and r.headers["x-frame-options"] == "DENY"
+        assert r.headers["x-content-type-options"] == "nosniff" and r.headers["referrer-policy"] == "no-referrer"
+    assert page.headers["cache-control"] == "no-cache" and api.headers["cache-control"] == "no-store"
+    with chromium("1200,800", {"browser": "ALL"}) as driver:
+        driver.get(console.origin + "/")
+        wait_for(lambda: driver.execute_script("return document.readyState") == "complete", 30, "the page")
+        wait_for(lambda: bool(driver.execute_script("return !!document.querySelector('main, body *')")), 30, "drawn")
+        assert page_errors(driver) == []
+
+
+# -- the event stream's reader that never reads ---------------------------------------------------------------------
+
+
+@pytest.fixture
+async def served(floor_dsn: str) -> AsyncIterator[tuple[ConsoleServer, TestClient[Any, Any], str]]:
+    """The console in this process on a real loopback socket, served with `tablectl floor`'s options, and a
+    supervisor's session cookie."""
+    key = Ed25519PrivateKey.generate()
+    config = parse_floor_config(
+        f'[database]\ndsn = "{floor_dsn}"\n[console]\nlisten = "127.0.0.1:0"\nrequest_timeout_s = {TIMEOUT_S}\n'
+        f'[[console.supervisors]]\nkey_id = "sup"\nrole = "supervisor"\npublic_key = "{public_key_b64(key)}"\n'
+    )
+    with connect(config.database) as conn:
+        migrate(conn)
+    server = ConsoleServer(config)
+    client = TestClient(TestServer(server.app(), **server.server_options()))
+    await client.start_server()
+    origin = f"http://{client.host}:{client.port}"
+    try:
+        c = await (await client.post("/api/login/challenge", json={"key_id": "sup"}, headers={"Origin": origin})).json()
+        sig = base64.b64encode(key.sign(login_bytes(c["challenge"], "sup", origin))).decode()
+        body = {"key_id": "sup", "challenge": c["challenge"], "signature": sig}
+        r = await client.post("/api/login", json=body, headers={"Origin": origin})
+        assert r.status == 200
+        yield server, client, r.headers["Set-Cookie"].split(";")[0]
+    finally:
+        await client.close()
+
+
+async def _never_reading_stream(port: int, cookie: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # fills at once: the server's writes wait on it
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
+    reader, writer = await asyncio.open_connection(sock=sock, limit=1 << 20)
+    writer.write(f"GET /api/stream HTTP/1.1\r\nHost: x\r\nCookie: {cookie}\r\n\r\n".encode())
+    assert (await reader.readuntil(b"event: floor")).startswith(b"HTTP/1.1 200")
+    return reader, writer
+
+
+async def _until(predicate: Any, what: str) -> None:
+    # The server's state signals nothing a test could await: polled (conftest's wait_for) off the event loop.
+    await asyncio.to_thread(wait_for, predicate, 30, what)
+
+
+async def test_a_stream_nobody_reads_is_dropped_and_its_queue_freed(
+    served: tuple[ConsoleServer, TestClient[Any, Any], str],
+) -> None:
+    """A browser that stops reading: the server's writes wait on its full socket. Before, the handler waited there
+    forever, its queue kept filling to 2000 updates and stayed referenced after the drop; now the write gives up after
+    request_timeout_s, the connection is closed and nothing of the stream is kept."""
+    server, client, cookie = served
+    assert client.port is not None
+    reader, writer = await _never_reading_stream(client.port, cookie)
+    await _until(lambda: len(server.streams) == 1, "the stream registered")
+    (queue,) = server.streams
+    update = json.dumps({"lines": ["x" * 20_000]})
+    sent = 0
+    while server.streams and sent < 5000:  # megabytes: more than loopback's socket buffers hold
+        server._broadcast("update", update)
+        sent += 1
+        await asyncio.sleep(0)
+    await _until(lambda: not server.streams, f"the stream dropped (after {sent} updates)")
+    assert queue.qsize() <= 1  # what it had not taken is not kept
+    runner = client.server.runner
+    assert runner is not None and runner.server is not None
+    http = runner.server
+    # Nothing read yet: the server gives up its write and closes the connection of itself (the client's log-in
+    # connections close too, idle past request_timeout_s). Before, the handler waited on the write for ever.
+    await _until(lambda: not http.connections, "every connection closed by the server")
+    with pytest.raises((ConnectionResetError, asyncio.IncompleteReadError)):
+        async with asyncio.timeout(30):
+            while True:
+                await reader.readexactly(65536)  # what was buffered, then the server's close
+    writer.close()
+    r = await client.get("/api/session")
+    assert r.status == 200
+
+
+async def test_a_stream_whose_queue_overflows_is_told_to_go_and_freed(
+    served: tuple[ConsoleServer, TestClient[Any, Any], str],
+) -> None:
+    server, client, cookie = served
+    assert client.port is not None
+    reader, writer = await _never_reading_stream(client.port, cookie)
+    await _until(lambda: len(server.streams) == 1, "the stream registered")
+    (queue,) = server.streams
+    for _ in range(2001):  # all at once, as one long archive batch's worth would: the queue's bound passed
+        server._broadcast("update", "{}")
+    assert not server.streams and queue.qsize() == 1  # only the word to go
+    frames = await reader.readuntil(b"event: bye")
+    assert frames.count(b"event: update") < 2001
+    writer.close()
