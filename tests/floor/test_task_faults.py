@@ -17,7 +17,6 @@ import signal
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, NoReturn
 
 import paho.mqtt.client as paho
@@ -33,6 +32,7 @@ from floor.service import FloorService
 from floor.tasks import TaskEnded
 from tests.conftest import Mosquitto
 from tests.floor.conftest import count, floor_toml
+from tests.floor.pgprocs import server_processes
 from tests.systemd.conftest import Notification, NotifySocket
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
@@ -95,21 +95,6 @@ async def floor(
         finally:
             service.stop()
             await asyncio.wait({run}, timeout=30)
-
-
-def server_processes(postmaster: int) -> list[int]:
-    """The postmaster and its backends: each backend is in a process group of its own (setsid), so a group's
-    signal would miss them; they are found by their parent in /proc."""
-    out = [postmaster]
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                stat = Path(entry.path, "stat").read_text()
-            except OSError:
-                continue  # gone meanwhile
-            if int(stat.rsplit(")", 1)[1].split()[1]) == postmaster:
-                out.append(int(entry.name))
-    return out
 
 
 def _task(name: str) -> asyncio.Task[Any]:

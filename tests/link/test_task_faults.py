@@ -28,7 +28,7 @@ from floor.tasks import TaskEnded
 from link.config import parse_link_config
 from link.service import LinkService
 from tests.conftest import Mosquitto
-from tests.floor.test_task_faults import server_processes
+from tests.floor.pgprocs import server_processes
 from tests.link.conftest import LinkTable, Pair, link_toml
 from tests.systemd.conftest import Notification, NotifySocket
 
