@@ -21,9 +21,10 @@ from typing import Any
 import psycopg
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_pem_private_key
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from controller.config.files import SECRET_MAX_BYTES, FileRefused, read_bounded
+from controller.config.keys import PrivateKeyError, read_private_key
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 HEADER = ["table_id", "seq", "event_id", "boot_id", "ts", "round_id", "type", "rule", "payload"]
@@ -36,20 +37,10 @@ class ExportError(ValueError):
 
 def load_signing_key(path: Path) -> Ed25519PrivateKey:
     """The signer's own key (`tablectl command keygen`), read for one command and kept nowhere."""
-    fix = f"give your own key as `tablectl command keygen --out {path}` wrote it"
     try:
-        data = read_bounded(path, SECRET_MAX_BYTES)  # a PEM Ed25519 key is ~120 bytes; a FIFO would block
-    except FileRefused as err:
-        raise ExportError(f"--key {err}: {fix}") from None
-    try:
-        key = load_pem_private_key(data, password=None)
-    except TypeError:
-        raise ExportError(f"--key {path} is encrypted: {fix}") from None
-    except ValueError:
-        raise ExportError(f"--key {path} is not a PEM private key: {fix}") from None
-    if not isinstance(key, Ed25519PrivateKey):
-        raise ExportError(f"--key {path} is not an Ed25519 key: {fix}")
-    return key
+        return read_private_key(path, SECRET_MAX_BYTES)
+    except PrivateKeyError as err:
+        raise ExportError(f"--key: {err}: give your own key as `tablectl command keygen --out {path}` wrote") from None
 
 
 def public_b64(key: Ed25519PublicKey) -> str:

@@ -27,14 +27,14 @@ from cryptography.hazmat.primitives.serialization import (
     Encoding,
     NoEncryption,
     PrivateFormat,
-    load_pem_private_key,
 )
 from pydantic import ValidationError
 
 from controller.cli import numbers
 from controller.cli.verb import Subparsers
 from controller.config.errors import ConfigError, describe_errors
-from controller.config.files import SECRET_MAX_BYTES, FileRefused, read_bounded
+from controller.config.files import SECRET_MAX_BYTES
+from controller.config.keys import PrivateKeyError, read_private_key
 from controller.config.table import MqttSettings, load_config
 from controller.mqtt.connection import client_kwargs
 from controller.mqtt.contract import CommandReply
@@ -169,25 +169,15 @@ def parse_assignments(items: list[str]) -> dict[str, str]:
 
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:
-    fix = "give the PEM file `tablectl command keygen --out` wrote"
     try:
-        data = read_bounded(path, SECRET_MAX_BYTES)  # a PEM Ed25519 key is ~120 bytes; a FIFO would block
+        key = read_private_key(path, SECRET_MAX_BYTES)
         mode = path.stat().st_mode
-    except FileRefused as err:
-        raise _Usage(f"cannot read the key {path}: it {err.problem}; {fix}") from None
+    except PrivateKeyError as err:
+        raise _Usage(f"{err}: give the PEM file `tablectl command keygen --out {path}` wrote") from None
     except OSError as err:
-        raise _Usage(f"cannot read the key {path}: {err.strerror}; {fix}") from None
-    try:
-        key = load_pem_private_key(data, password=None)
-    except TypeError:
-        raise _Usage(f"{path} is encrypted; give an unencrypted key as `tablectl command keygen` writes") from None
-    except ValueError:
-        raise _Usage(f"{path} is not a PEM private key: make one with `tablectl command keygen --out {path}`") from None
-    if not isinstance(key, Ed25519PrivateKey):
         raise _Usage(
-            f"{path} holds a {type(key).__name__.removeprefix('_')}, not an Ed25519 key: make one with "
-            "`tablectl command keygen`"
-        )
+            f"cannot read the key {path}: {err.strerror}; give the PEM file `tablectl command keygen` wrote"
+        ) from None
     # Only for a key: a file that is not one is refused above, without a warning about its mode first.
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
         print(

@@ -10,10 +10,10 @@ from cryptography.hazmat.primitives.serialization import (
     Encoding,
     NoEncryption,
     PrivateFormat,
-    load_pem_private_key,
 )
 
-from controller.config.files import PEM_MAX_BYTES, FileRefused, read_bounded
+from controller.config.files import PEM_MAX_BYTES
+from controller.config.keys import PrivateKeyError, read_private_key
 
 
 class KeyFileError(ValueError):
@@ -36,17 +36,9 @@ def write_new_key(path: Path) -> Ed25519PrivateKey:
 
 
 def load_key(path: Path) -> Ed25519PrivateKey:
-    fix = f"give the release key `tablectl release keygen --out {path}` wrote"
     try:
-        data = read_bounded(path, PEM_MAX_BYTES)
-    except FileRefused as err:
-        raise KeyFileError(f"release key {err}: {fix}") from None
-    try:
-        key = load_pem_private_key(data, password=None)
-    except TypeError:
-        raise KeyFileError(f"{path} is encrypted: {fix}") from None
-    except ValueError:
-        raise KeyFileError(f"{path} is not a PEM private key: {fix}") from None
-    if not isinstance(key, Ed25519PrivateKey):
-        raise KeyFileError(f"{path} is a {type(key).__name__}, not an Ed25519 key: {fix}")
-    return key
+        return read_private_key(path, PEM_MAX_BYTES)
+    except PrivateKeyError as err:
+        raise KeyFileError(
+            f"release key: {err}: give the release key `tablectl release keygen --out {path}` wrote"
+        ) from None
