@@ -15,8 +15,9 @@ import secrets
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
+from controller.core import strictjson
 from controller.mqtt.contract import SupervisorCommand
 
 if TYPE_CHECKING:  # imported where used: a table that names no supervisor key never loads cryptography
@@ -92,27 +93,9 @@ def signature_problem(obj: Mapping[str, Any], cmd: SupervisorCommand, public: Ed
     return None
 
 
-class _Duplicate(ValueError):
-    pass
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # Two values for one key could be read one way by the signer's library and another way here.
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise _Duplicate(f"the key {k!r} appears twice in one object")
-        out[k] = v
-    return out
-
-
-def _no_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def loads(text: str) -> Any:
     """JSON as the signer must have meant it: ValueError for a key given twice, NaN or Infinity, or bad JSON."""
-    return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
+    return strictjson.loads(text)
 
 
 def echoed(obj: Mapping[str, Any], key: str) -> str | None:

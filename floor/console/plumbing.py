@@ -18,6 +18,7 @@ import structlog
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
+from controller.core import strictjson
 from floor.console.auth import Session, Sessions
 
 log = structlog.get_logger("tablectl.console")
@@ -106,7 +107,7 @@ async def read_json(request: web.Request, within: float) -> tuple[bytes, dict[st
             408, f"the body did not arrive within {within:g} s; {fix} with a Content-Length equal to its bytes"
         ) from None
     try:
-        obj = json.loads(raw, parse_constant=_no_constant, parse_int=_int, object_pairs_hook=_no_key_twice)
+        obj = strictjson.loads(raw, max_digits=MAX_DIGITS, reader="the console")
     except RecursionError:
         raise http_error(400, f"the body nests too deep to read (an envelope nests three levels); {fix}") from None
     except (UnicodeDecodeError, ValueError) as err:  # JSONDecodeError and the hooks' refusals
@@ -114,27 +115,6 @@ async def read_json(request: web.Request, within: float) -> tuple[bytes, dict[st
     if not isinstance(obj, dict):
         raise http_error(400, f"the body is a JSON {type(obj).__name__}, not an object; {fix}")
     return raw, obj
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _int(text: str) -> int:
-    # Amounts are cents and seqs count events: 30 digits is past any; Python refuses past 4300 with advice for its
-    # own programmers (sys.set_int_max_str_digits), not for whoever sent the body.
-    if len(text.lstrip("-")) > MAX_DIGITS:
-        raise ValueError(f"a number of {len(text.lstrip('-'))} digits; the console takes at most {MAX_DIGITS}")
-    return int(text)
-
-
-def _no_key_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"the key {k!r} is given twice")
-        out[k] = v
-    return out
 
 
 def storable(text: str) -> str:
