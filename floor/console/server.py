@@ -38,11 +38,12 @@ from floor.console.plumbing import (
     session_of,
     sse_frame,
     static_files,
+    storable_json,
 )
 from floor.console.records import ConsoleRecords
 from floor.console.relay import relay_command
 from floor.console.verbs import LINK_VERBS, VERBS, ConsoleVerb, allowed, link_allowed
-from floor.console.views import FloorView, link_alerts, log_line, note_shuffle, stamp, table_alerts
+from floor.console.views import FloorView, link_alerts, log_line, note_event, stamp, table_alerts
 from floor.links import LinkLive
 from floor.live import TableLive
 from floor.messages import Incoming, LinkIncoming
@@ -70,6 +71,7 @@ class ConsoleServer:
         self.view = FloorView(pits=pits, grace_s=config.gaps.grace_s)
         self.sessions = Sessions(self.console.session_minutes)
         self.streams: set[asyncio.Queue[tuple[str, str] | None]] = set()
+        self.open_streams: dict[str, int] = {}  # session token -> event streams it holds open ([console] limits)
         self.runner: web.AppRunner | None = None
         self.static = static_files()
         self.url = ""
@@ -103,13 +105,7 @@ class ConsoleServer:
             for tid, seq, ts, rid, type_, rule, payload in reversed(rows):
                 e = {"table_id": tid, "seq": seq, "ts": ts, "round_id": rid, "type": type_, "rule": rule}
                 x.lines.append(log_line({**e, "payload": payload}))
-                if type_ == "no_more_bets":
-                    x.players = len(payload.get("players", []))
-                elif type_ == "round.completed":
-                    x.completed_at.append(ts)
-                if "dealing_method" in payload:
-                    x.dealing_method = str(payload["dealing_method"])
-                note_shuffle(x, str(type_), dict(payload))
+                note_event(x, str(type_), str(ts), payload)
 
     def archived(
         self,
@@ -245,6 +241,10 @@ class ConsoleServer:
         return self.url
 
     async def stop(self) -> None:
+        try:
+            await self.login.flush()
+        except Exception:  # the database may be what is stopping: the log keeps what the audit could not
+            log.exception("console: the refusals' audit rows could not be brought up to date at stop")
         for q in list(self.streams):
             with contextlib.suppress(asyncio.QueueFull):
                 q.put_nowait(None)
@@ -306,6 +306,37 @@ class ConsoleServer:
 
     async def stream(self, request: web.Request) -> web.StreamResponse:
         s = self._session(request)
+        self._admit_stream(s)
+        self.open_streams[s.token] = self.open_streams.get(s.token, 0) + 1
+        try:
+            return await self._stream(request, s)
+        finally:
+            left = self.open_streams.pop(s.token) - 1
+            if left:
+                self.open_streams[s.token] = left
+
+    def _admit_stream(self, s: Session) -> None:
+        """429 past [console] streams_per_session or max_streams: each stream holds a socket, a queue of up to
+        STREAM_QUEUE updates and a task, and one session (or a script with its cookie) could open them without end."""
+        c = self.console
+        retry = {"Retry-After": str(int(HEARTBEAT_S))}
+        if self.open_streams.get(s.token, 0) >= c.streams_per_session:
+            raise http_error(
+                429,
+                f"this session already has {c.streams_per_session} live streams open, as many as one may"
+                " ([console] streams_per_session; each console tab holds one): close the console in a tab you do not"
+                " use, then reload this one",
+                headers=retry,
+            )
+        if sum(self.open_streams.values()) >= c.max_streams:
+            raise http_error(
+                429,
+                f"the console already serves {c.max_streams} live streams, as many as it holds open ([console]"
+                " max_streams): reload in a minute, or ask an administrator to raise the limit",
+                headers=retry,
+            )
+
+    async def _stream(self, request: web.Request, s: Session) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"})
         await response.prepare(request)
         q: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue(STREAM_QUEUE)
@@ -389,8 +420,10 @@ class ConsoleServer:
         if "outcome" not in reply:  # a link answers {accepted, code, reason} (link/commands.py)
             reply = {**reply, "outcome": "applied" if reply.get("accepted") else "rejected"}
         outcome = str(reply.get("outcome", "no_reply"))
+        reason = reply.get("reason")
         await self.records.audit(
             request, "command", outcome, key_id=s.key_id, role=s.role, table_id=audited, verb=verb,
-            command_id=command_id, reason=reply.get("reason"), envelope=text, reply=reply,
+            command_id=command_id, reason=None if reason is None else str(reason), envelope=text, reply=reply,
         )  # fmt: skip
-        return web.json_response(reply, status=200 if outcome != "no_reply" else 504)
+        # As recorded: NUL and lone surrogates escaped, and no NaN (the page's JSON.parse refuses one).
+        return web.json_response(storable_json(reply), status=200 if outcome != "no_reply" else 504)
