@@ -198,11 +198,7 @@ class ConsoleSection(_Section):
     # announces more than it sends holds a connection only this long. Also how long an event stream may stay stuck
     # on a browser that does not read before it is dropped.
     request_timeout_s: float = Field(10.0, gt=0, le=300)
-    # Bounds on what anyone who reaches the console can make it keep (docs/console.md, "Limits"): enrolments waiting
-    # for an administrator's approval (beyond, an enrolment is refused until pending ones are approved or rejected);
-    # enrolments and refused log-ins one client address may make a minute (beyond, 429 with Retry-After, the
-    # refusals coalesced into one audit row with their count and first and last seen); event streams one session,
-    # and the whole console, may hold open at once (a browser tab holds one).
+    # What anyone who reaches the console can make it keep or hold (docs/console.md, "Limits").
     max_pending_enrolments: int = Field(20, ge=1, le=10_000)
     attempts_per_minute: int = Field(10, ge=1, le=100_000)
     streams_per_session: int = Field(4, ge=1, le=100)

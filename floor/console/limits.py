@@ -1,4 +1,5 @@
-"""How often one client may try the console's doors (pure: the clock is passed in; docs/console.md, "Limits").
+"""How often one client may try the console's doors, and how many live streams it holds (the clock is passed in;
+docs/console.md, "Limits").
 
 Enrolling adds a row to console_keys and every refused log-in a row to console_audit: anyone who reaches the console
 can do both. `Attempts` counts them per client address over a sliding minute; past the limit the client is told to
@@ -11,8 +12,12 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+from floor.console.plumbing import http_error
 
 WINDOW = timedelta(minutes=1)
 MAX_CLIENTS = 10_000  # addresses tracked at once; past it they share one count (a flood from many is still bounded)
@@ -93,3 +98,42 @@ class Refusals:
 
     def ended(self, client: str) -> Run | None:
         return self.runs.pop(client, None)
+
+
+class Streams:
+    """Live event streams held open, by session token: each is a socket, a task and a queue of up to 2000 updates,
+    and one session (or a script with its cookie) could open them without end ([console] streams_per_session,
+    max_streams)."""
+
+    def __init__(self, per_session: int, most: int) -> None:
+        self.per_session, self.most = per_session, most
+        self.open: dict[str, int] = {}
+
+    def refusal(self, token: str) -> str | None:
+        """Why this session may not open another stream now, in words that say the fix; None: it may."""
+        if self.open.get(token, 0) >= self.per_session:
+            return (
+                f"this session already has {self.per_session} live streams open, as many as one may ([console]"
+                " streams_per_session; each console tab holds one): close the console in a tab you do not use, then"
+                " reload this one"
+            )
+        if sum(self.open.values()) >= self.most:
+            return (
+                f"the console already serves {self.most} live streams, as many as it holds open ([console]"
+                " max_streams): reload in a minute, or ask an administrator to raise the limit"
+            )
+        return None
+
+    @contextmanager
+    def held(self, token: str, retry_after: int) -> Iterator[None]:
+        """A stream of this session's, counted while it is open; 429 with Retry-After if it may not open now."""
+        problem = self.refusal(token)
+        if problem is not None:
+            raise http_error(429, problem, headers={"Retry-After": str(retry_after)})
+        self.open[token] = self.open.get(token, 0) + 1
+        try:
+            yield
+        finally:
+            left = self.open.pop(token, 1) - 1
+            if left:
+                self.open[token] = left

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+import structlog
 from aiohttp import web
 from pydantic import ValidationError
 
@@ -18,6 +19,8 @@ from floor.console.limits import Attempts, Refusals
 from floor.console.plumbing import COOKIE, check_csrf, http_error, json_body, origin, session_of
 from floor.console.records import ConsoleRecords, pending
 from floor.console.verbs import LINK_VERBS, ROLES, VERBS, allowed, link_allowed
+
+log = structlog.get_logger("tablectl.console")
 
 
 class LoginDesk:
@@ -84,9 +87,12 @@ class LoginDesk:
 
     async def flush(self) -> None:
         """At stop: each run of refusals written as it stands."""
-        for run in list(self.refusals.runs.values()):
-            if run.count != run.written_count:
-                await self.records.throttled(run, self.attempts.limit)
+        try:
+            for run in list(self.refusals.runs.values()):
+                if run.count != run.written_count:
+                    await self.records.throttled(run, self.attempts.limit)
+        except Exception:  # the database may be what is stopping: the log keeps what the audit could not
+            log.exception("console: the refusals' audit rows could not be brought up to date at stop")
 
     async def enrol(self, request: web.Request) -> web.Response:
         client = await self.gate(request)

@@ -24,6 +24,7 @@ from aiohttp import web
 
 from floor.config import FloorConfig
 from floor.console.auth import Session, Sessions
+from floor.console.limits import Streams
 from floor.console.login import LoginDesk
 from floor.console.plumbing import (
     MAX_BODY,
@@ -71,7 +72,7 @@ class ConsoleServer:
         self.view = FloorView(pits=pits, grace_s=config.gaps.grace_s)
         self.sessions = Sessions(self.console.session_minutes)
         self.streams: set[asyncio.Queue[tuple[str, str] | None]] = set()
-        self.open_streams: dict[str, int] = {}  # session token -> event streams it holds open ([console] limits)
+        self.stream_limits = Streams(self.console.streams_per_session, self.console.max_streams)
         self.runner: web.AppRunner | None = None
         self.static = static_files()
         self.url = ""
@@ -241,10 +242,7 @@ class ConsoleServer:
         return self.url
 
     async def stop(self) -> None:
-        try:
-            await self.login.flush()
-        except Exception:  # the database may be what is stopping: the log keeps what the audit could not
-            log.exception("console: the refusals' audit rows could not be brought up to date at stop")
+        await self.login.flush()
         for q in list(self.streams):
             with contextlib.suppress(asyncio.QueueFull):
                 q.put_nowait(None)
@@ -306,35 +304,8 @@ class ConsoleServer:
 
     async def stream(self, request: web.Request) -> web.StreamResponse:
         s = self._session(request)
-        self._admit_stream(s)
-        self.open_streams[s.token] = self.open_streams.get(s.token, 0) + 1
-        try:
+        with self.stream_limits.held(s.token, retry_after=int(HEARTBEAT_S)):
             return await self._stream(request, s)
-        finally:
-            left = self.open_streams.pop(s.token) - 1
-            if left:
-                self.open_streams[s.token] = left
-
-    def _admit_stream(self, s: Session) -> None:
-        """429 past [console] streams_per_session or max_streams: each stream holds a socket, a queue of up to
-        STREAM_QUEUE updates and a task, and one session (or a script with its cookie) could open them without end."""
-        c = self.console
-        retry = {"Retry-After": str(int(HEARTBEAT_S))}
-        if self.open_streams.get(s.token, 0) >= c.streams_per_session:
-            raise http_error(
-                429,
-                f"this session already has {c.streams_per_session} live streams open, as many as one may"
-                " ([console] streams_per_session; each console tab holds one): close the console in a tab you do not"
-                " use, then reload this one",
-                headers=retry,
-            )
-        if sum(self.open_streams.values()) >= c.max_streams:
-            raise http_error(
-                429,
-                f"the console already serves {c.max_streams} live streams, as many as it holds open ([console]"
-                " max_streams): reload in a minute, or ask an administrator to raise the limit",
-                headers=retry,
-            )
 
     async def _stream(self, request: web.Request, s: Session) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"})
@@ -425,5 +396,5 @@ class ConsoleServer:
             request, "command", outcome, key_id=s.key_id, role=s.role, table_id=audited, verb=verb,
             command_id=command_id, reason=None if reason is None else str(reason), envelope=text, reply=reply,
         )  # fmt: skip
-        # As recorded: NUL and lone surrogates escaped, and no NaN (the page's JSON.parse refuses one).
+        # As recorded: escaped, and no NaN (the page's JSON.parse refuses one).
         return web.json_response(storable_json(reply), status=200 if outcome != "no_reply" else 504)

@@ -355,11 +355,11 @@ async def test_event_streams_are_capped_per_session_and_overall(served: Served) 
         await _frame(ann1.content, "floor")
         ann2 = await a2.get(url)
         assert ann2.status == 429 and "the console already serves 3 live streams" in (await ann2.json())["error"]
-        assert sorted(served.server.open_streams.values()) == [1, 2]
+        assert sorted(served.server.stream_limits.open.values()) == [1, 2]
 
         first.close()  # the browser closes a tab: its stream's place is free again
         await asyncio.to_thread(
-            wait_for, lambda: sum(served.server.open_streams.values()) == 2, 30, "the closed stream let go"
+            wait_for, lambda: sum(served.server.stream_limits.open.values()) == 2, 30, "the closed stream let go"
         )
         again = await s3.get(url)
         assert again.status == 200
