@@ -198,6 +198,11 @@ class ConsoleSection(_Section):
     # announces more than it sends holds a connection only this long. Also how long an event stream may stay stuck
     # on a browser that does not read before it is dropped.
     request_timeout_s: float = Field(10.0, gt=0, le=300)
+    # What anyone who reaches the console can make it keep or hold (docs/console.md, "Limits").
+    max_pending_enrolments: int = Field(20, ge=1, le=10_000)
+    attempts_per_minute: int = Field(10, ge=1, le=100_000)
+    streams_per_session: int = Field(4, ge=1, le=100)
+    max_streams: int = Field(200, ge=1, le=10_000)
     # Which pit each table stands in, for grouping the tiles: pit name -> table ids (others: "unassigned").
     pits: dict[str, list[str]] = Field(default_factory=dict)
 

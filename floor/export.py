@@ -12,7 +12,10 @@ import csv
 import hashlib
 import io
 import json
-from collections.abc import Collection
+import mmap
+import os
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -23,7 +26,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from controller.config.files import SECRET_MAX_BYTES, FileRefused, read_bounded
+from controller.config.files import SECRET_MAX_BYTES, FileRefused, kind_of, read_bounded
 from controller.config.keys import PrivateKeyError, read_private_key
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -108,14 +111,12 @@ def export_day(conn: Conn, day: date, directory: Path, floor_name: str) -> Expor
 
 def sign_file(path: Path, key: Ed25519PrivateKey) -> Path:
     """Writes FILE.sig beside an export; needs no database, so it runs where the signer's key is."""
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise ExportError(f"{path}: cannot read it ({err.strerror}); give the .csv `report export` wrote") from None
-    if not data.startswith((",".join(HEADER) + "\n").encode()):
-        raise ExportError(f"{path}: not a floor export (its first line is not the export's header): give the .csv")
-    digest = hashlib.sha256(data).hexdigest()
-    signature = base64.b64encode(key.sign(data)).decode()
+    head = (",".join(HEADER) + "\n").encode()
+    with export_bytes(path) as data:
+        if bytes(data[: len(head)]) != head:
+            raise ExportError(f"{path}: not a floor export (its first line is not the export's header): give the .csv")
+        digest = _sha256(data)
+        signature = base64.b64encode(key.sign(data)).decode()
     sig = sig_path(path)
     sig.write_text(
         f"{MAGIC}\nalgorithm: ed25519\npublic_key: {public_b64(key.public_key())}\nsha256: {digest}\n"
@@ -164,6 +165,40 @@ def _fields(sig: Path) -> dict[str, str]:
     return fields
 
 
+HASH_CHUNK = 1 << 20
+
+
+@contextmanager
+def export_bytes(path: Path) -> Iterator[memoryview]:
+    """An export's bytes, mapped from the regular file at `path` rather than read onto the heap (a day's CSV can be
+    large; Ed25519 signs the whole message, so the signature check takes it whole). Anything else is refused, named:
+    a FIFO there blocked `read_bytes()` until someone wrote to it, and /dev/zero never ended. Opened O_NONBLOCK, so a
+    path swapped for a FIFO after a look does not block the open either."""
+    fix = "give the .csv `tablectl report export` wrote"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as err:
+        raise ExportError(f"{path}: cannot read it ({err.strerror}); {fix}") from None
+    try:
+        kind = kind_of(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise ExportError(f"{path}: is {kind}, not a regular file; {fix}")
+        if os.fstat(fd).st_size == 0:
+            yield memoryview(b"")
+            return
+        with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as mapped, memoryview(mapped) as view:
+            yield view
+    finally:
+        os.close(fd)
+
+
+def _sha256(data: memoryview) -> str:
+    digest = hashlib.sha256()
+    for at in range(0, len(data), HASH_CHUNK):  # a chunk at a time from the mapping: nothing copied whole
+        digest.update(data[at : at + HASH_CHUNK])
+    return digest.hexdigest()
+
+
 def verify(path: Path, trusted: Collection[str]) -> Verified:
     """Raises ExportError unless `path` is signed, unchanged, by one of the `trusted` keys (base64 public keys)."""
     if not trusted:
@@ -178,16 +213,21 @@ def verify(path: Path, trusted: Collection[str]) -> Verified:
             "have a trusted signer sign it, or, once its owner confirmed it, add the key to [export] trusted_keys"
         )
     try:
-        data = path.read_bytes()
         public = Ed25519PublicKey.from_public_bytes(base64.b64decode(signer, validate=True))
-        public.verify(base64.b64decode(fields.get("signature", ""), validate=True), data)
-    except OSError as err:
-        raise ExportError(f"{path}: cannot read it ({err.strerror})") from None
-    except (InvalidSignature, ValueError):
+        signature = base64.b64decode(fields.get("signature", ""), validate=True)
+    except ValueError:
         raise ExportError(
             f"{path}: the signature does not match the file: it was changed after it was signed"
         ) from None
-    return Verified(path, signer, hashlib.sha256(data).hexdigest())
+    with export_bytes(path) as data:
+        digest = _sha256(data)
+        try:
+            public.verify(signature, data)
+        except InvalidSignature:
+            raise ExportError(
+                f"{path}: the signature does not match the file: it was changed after it was signed"
+            ) from None
+    return Verified(path, signer, digest)
 
 
 def record_signature(conn: Conn, path: Path, trusted: Collection[str]) -> tuple[date, Verified]:

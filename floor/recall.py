@@ -135,12 +135,21 @@ class _Reader:
         return out
 
 
-def _summary(reader: _Reader, type_: str, p: dict[str, Any]) -> str:
+def summary_or_problem(type_: str, p: dict[str, Any]) -> tuple[str, str | None]:
+    """summarize(), or None and what is wrong when the payload is not shaped as its type's: a table's payload is
+    outside text, and the recall and the console's live log go on past one that is not."""
     try:
-        return summarize(type_, p)
-    except (KeyError, TypeError, AttributeError, ValueError) as err:
-        reader.bad("payload", p, f"what a {type_} holds ({type(err).__name__}: {err})")
-        return "(payload not as expected: see problems)"
+        return summarize(type_, p), None
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as err:
+        return "", f"what a {type_} holds ({type(err).__name__}: {err})"
+
+
+def _summary(reader: _Reader, type_: str, p: dict[str, Any]) -> str:
+    text, problem = summary_or_problem(type_, p)
+    if problem is None:
+        return text
+    reader.bad("payload", p, problem)
+    return "(payload not as expected: see problems)"
 
 
 def _story(round_id: str, rows: list[tuple[Any, ...]]) -> RoundStory:

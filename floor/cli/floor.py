@@ -10,6 +10,7 @@ tablectl floor --config FLOOR.toml gaps                    open seq gaps, their 
 tablectl floor --config FLOOR.toml retention [--apply]     what the retention policy drops, and drop it
 tablectl floor --config FLOOR.toml console keys            the keys enrolled in the console
 tablectl floor --config FLOOR.toml console approve KEY_ID [--role ROLE]  let an enrolled key log in
+tablectl floor --config FLOOR.toml console reject KEY_ID   remove a pending enrolment
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import psycopg
 from controller.cli import numbers
 from controller.cli.verb import Subparsers, UsageError
 from floor.config import FloorConfig, FloorConfigError, load_floor_config
-from floor.console.records import approve_key, enrolled
+from floor.console.records import approve_key, enrolled, reject_key
 from floor.db import connect
 from floor.recall import last_rounds, recall_round, render_round, render_rounds
 from floor.retention import apply_retention, plan_retention
@@ -60,6 +61,9 @@ RETENTION = (
 CONSOLE = "The console's enrolled keys (`keys`), and approving one so that it can log in (`approve`; docs/console.md)."
 KEYS = "Lists the keys enrolled in the console: id, role, public key, when enrolled, and whether approved."
 APPROVE = "Lets an enrolled key log in to the console, with its role; check its public key with its owner first."
+REJECT = (
+    "Removes a pending enrolment (one nobody vouches for): it frees a place under [console] max_pending_enrolments."
+)
 
 
 def _action(actions: Subparsers, name: str, listed: str, description: str) -> argparse.ArgumentParser:
@@ -119,6 +123,9 @@ def add_parser(sub: Subparsers) -> None:
         default=os.environ.get("USER", "administrator"),
         help="who approves, for the record (default: $USER, else administrator), e.g. --by ann",
     )
+    rj = _action(con_actions, "reject", "remove a pending enrolment (frees a place for another)", REJECT)
+    rj.add_argument("key_id", metavar="KEY_ID", help="the pending key's id as `console keys` lists it")
+    rj.add_argument("--by", default=os.environ.get("USER", "administrator"), help="who rejects, for the record")
     for action in actions.choices.values():  # --config before or after the action; SUPPRESS keeps the earlier one
         action.add_argument("--config", type=Path, default=argparse.SUPPRESS, help=CONFIG_HELP)
 
@@ -172,6 +179,12 @@ def _query(
         print(json.dumps([s.to_json() for s in stories], indent=2) if args.json else render_rounds(stories))
         return 0
     if action == "console":
+        if args.console_action == "reject":
+            try:
+                print(reject_key(conn, args.key_id, args.by))
+            except (LookupError, ValueError) as err:
+                raise UsageError(str(err)) from None
+            return 0
         if args.console_action == "approve":
             try:
                 print(approve_key(conn, args.key_id, args.role, args.by))

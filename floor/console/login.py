@@ -9,14 +9,18 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+import structlog
 from aiohttp import web
 from pydantic import ValidationError
 
 from floor.config import KEY_ID, ConsoleKey, ConsoleSection
 from floor.console.auth import LoginRefused, Sessions
+from floor.console.limits import Attempts, Refusals
 from floor.console.plumbing import COOKIE, check_csrf, http_error, json_body, origin, session_of
-from floor.console.records import ConsoleRecords
+from floor.console.records import ConsoleRecords, pending
 from floor.console.verbs import LINK_VERBS, ROLES, VERBS, allowed, link_allowed
+
+log = structlog.get_logger("tablectl.console")
 
 
 class LoginDesk:
@@ -28,6 +32,8 @@ class LoginDesk:
         self.records = records
         self.clock = clock
         self.on_enrol: Callable[[str, str, str], None] | None = None  # the demo admits a key to its tables here
+        self.attempts = Attempts(console.attempts_per_minute)
+        self.refusals = Refusals()
 
     def routes(self, app: web.Application) -> None:
         app.router.add_get("/api/session", self.session_info)
@@ -58,7 +64,38 @@ class LoginDesk:
             }
         )
 
+    async def gate(self, request: web.Request) -> str:
+        """The client's address, once it may try enrolling or logging in; 429 with Retry-After while it is over
+        [console] attempts_per_minute (its body not read), the refusal added to its run's audit row."""
+        client = request.remote or "unknown"
+        now = self.clock()
+        wait = self.attempts.retry_after(client, now)
+        if wait is None:
+            ended = self.refusals.ended(client)
+            if ended is not None and ended.count != ended.written_count:
+                await self.records.throttled(ended, self.attempts.limit)
+            return client
+        run = self.refusals.refused(client, now)
+        if run.due(now):
+            await self.records.throttled(run, self.attempts.limit)
+        raise http_error(
+            429,
+            f"too many enrolments and refused log-ins from {client}: at most {self.attempts.limit} a minute"
+            f" ([console] attempts_per_minute); try again in {wait} s",
+            headers={"Retry-After": str(wait)},
+        )
+
+    async def flush(self) -> None:
+        """At stop: each run of refusals written as it stands."""
+        try:
+            for run in list(self.refusals.runs.values()):
+                if run.count != run.written_count:
+                    await self.records.throttled(run, self.attempts.limit)
+        except Exception:  # the database may be what is stopping: the log keeps what the audit could not
+            log.exception("console: the refusals' audit rows could not be brought up to date at stop")
+
     async def enrol(self, request: web.Request) -> web.Response:
+        client = await self.gate(request)
         body = await json_body(request, self.console.request_timeout_s)
         key_id, role, public = body.get("key_id"), body.get("role"), body.get("public_key")
         try:
@@ -69,11 +106,17 @@ class LoginDesk:
                 400, f"the enrolment is not usable: {problems} (role is one of {', '.join(ROLES)})"
             ) from None
         approve = self.console.demo_approve_all
+        most = self.console.max_pending_enrolments
+        self.attempts.count(client, self.clock())  # each may add a row: counted whatever comes of it
 
         def store(conn: psycopg.Connection[tuple[Any, ...]]) -> str:
+            # One enrolment at a time (the count and the insert together): concurrent ones cannot pass the cap.
+            conn.execute("LOCK TABLE console_keys IN SHARE ROW EXCLUSIVE MODE")
             row = conn.execute("SELECT public_key FROM console_keys WHERE key_id = %s", (key.key_id,)).fetchone()
             if row is not None:
                 return "same" if row[0] == key.public_key else "taken"
+            if not approve and pending(conn) >= most:
+                return "full"
             conn.execute(
                 "INSERT INTO console_keys (key_id, role, public_key, approved_at, approved_by) VALUES"
                 " (%s, %s, %s, CASE WHEN %s THEN now() END, CASE WHEN %s THEN 'demo_approve_all' END)"
@@ -83,6 +126,15 @@ class LoginDesk:
             return "new"
 
         got = await self.records.run(store)
+        if got == "full":
+            problem = (
+                f"{most} enrolments are already waiting for approval, as many as this floor takes ([console]"
+                " max_pending_enrolments): ask an administrator to approve (`tablectl floor --config FLOOR.toml console"
+                " approve KEY_ID`) or reject (`... console reject KEY_ID`) the pending ones (`... console keys` lists"
+                " them), then enrol again"
+            )
+            await self.records.audit(request, "enrol", "refused", key_id=key.key_id, role=key.role, reason=problem)
+            raise http_error(409, problem)
         if got == "taken":
             await self.records.audit(
                 request, "enrol", "refused", key_id=key.key_id, role=key.role, reason="key id taken"
@@ -116,6 +168,7 @@ class LoginDesk:
         return web.json_response({"challenge": c, "origin": origin(request)})
 
     async def login(self, request: web.Request) -> web.Response:
+        client = await self.gate(request)
         body = await json_body(request, self.console.request_timeout_s)
         key_id, challenge, signature = body.get("key_id"), body.get("challenge"), body.get("signature")
         if not all(isinstance(v, str) for v in (key_id, challenge, signature)):
@@ -125,6 +178,7 @@ class LoginDesk:
         try:
             s = self.sessions.login(key, key_id, challenge, signature, origin(request), self.clock())
         except LoginRefused as err:
+            self.attempts.count(client, self.clock())
             await self.records.audit(request, "login", "refused", key_id=key_id[:64], reason=str(err))
             raise http_error(403, str(err)) from None
         await self.records.audit(request, "login", "accepted", key_id=s.key_id, role=s.role)

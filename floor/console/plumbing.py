@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from importlib import resources
@@ -44,7 +45,7 @@ STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/cs
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def http_error(status: int, message: str) -> web.HTTPException:
+def http_error(status: int, message: str, headers: dict[str, str] | None = None) -> web.HTTPException:
     classes: dict[int, type[web.HTTPException]] = {
         400: web.HTTPBadRequest,
         401: web.HTTPUnauthorized,
@@ -54,6 +55,7 @@ def http_error(status: int, message: str) -> web.HTTPException:
         409: web.HTTPConflict,
         413: web.HTTPRequestEntityTooLarge,
         415: web.HTTPUnsupportedMediaType,
+        429: web.HTTPTooManyRequests,
         502: web.HTTPBadGateway,
         504: web.HTTPGatewayTimeout,
     }
@@ -61,7 +63,7 @@ def http_error(status: int, message: str) -> web.HTTPException:
     body = json.dumps({"error": message})
     if cls is web.HTTPRequestEntityTooLarge:
         return web.HTTPRequestEntityTooLarge(MAX_BODY, 0, text=body, content_type="application/json")
-    return cls(text=body, content_type="application/json")
+    return cls(text=body, content_type="application/json", headers=headers)
 
 
 def sse_frame(name: str, data: str) -> bytes:
@@ -121,6 +123,22 @@ def storable(text: str) -> str:
     """`text` as a PostgreSQL text column takes it: no NUL (PostgreSQL refuses one) and no lone surrogate (UTF-8 has
     none; JSON's \\ud800 makes one). The audit records what a client sent, whatever it was, rather than fail on it."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
+
+
+def storable_json(value: Any) -> Any:
+    """A JSON value as PostgreSQL's jsonb takes it: every string (keys too) through storable() (jsonb refuses \\u0000
+    and a lone surrogate as text refuses them), and a NaN or an infinity (Python's json reads them; jsonb has none) as
+    its name. A table's or link's reply is outside text: the audit keeps what it said rather than fail after the
+    command was relayed."""
+    if isinstance(value, str):
+        return storable(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {storable(str(k)): storable_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [storable_json(v) for v in value]
+    return value
 
 
 async def json_body(request: web.Request, within: float) -> dict[str, Any]:

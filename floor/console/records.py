@@ -16,7 +16,8 @@ from psycopg.types.json import Jsonb
 
 from floor.config import KEY_ID, ConsoleKey, DatabaseSection
 from floor.console.auth import KeyEntry
-from floor.console.plumbing import storable
+from floor.console.limits import Run
+from floor.console.plumbing import storable, storable_json
 from floor.console.verbs import ROLES
 from floor.db import connect
 
@@ -59,6 +60,11 @@ class ConsoleRecords:
         key_id, reason, table_id, verb, command_id, envelope = (
             None if v is None else storable(v) for v in (key_id, reason, table_id, verb, command_id, envelope)
         )
+        outcome = storable(outcome)  # a table's reply names it
+        try:
+            kept = None if reply is None else storable_json(reply)
+        except RecursionError:  # a reply nested past what Python walks: its gist, not a failed INSERT
+            kept = {"not_kept": "the reply nests too deep to keep", "outcome": outcome}
 
         def write(conn: psycopg.Connection[tuple[Any, ...]]) -> None:
             conn.execute(
@@ -74,13 +80,42 @@ class ConsoleRecords:
                     outcome,
                     reason,
                     envelope,
-                    Jsonb(reply) if reply is not None else None,
+                    Jsonb(kept) if kept is not None else None,
                     remote,
                 ),
             )
 
         await self.run(write)
         log.info("console audit", action=action, outcome=outcome, key_id=key_id, verb=verb, table_id=table_id)
+
+    async def throttled(self, run: Run, limit: int) -> None:
+        """A client's run of refusals past [console] attempts_per_minute as one audit row (action `throttle`), written
+        at its first refusal and brought up to date (count, first and last seen) as it goes on: a flood leaves one
+        row, not one a request, and loses nothing an examiner asks (who, how often, from when to when)."""
+        evidence = run.evidence(limit)
+        reason = storable(
+            f"{run.count} enrolments or log-ins from {run.client} refused unjudged between {run.first.isoformat()}"
+            f" and {run.last.isoformat()}: more than {limit} a minute ([console] attempts_per_minute)"
+        )
+        client, row = storable(run.client), run.row
+
+        def write(conn: psycopg.Connection[tuple[Any, ...]]) -> int:
+            if row is None:
+                got = conn.execute(
+                    "INSERT INTO console_audit (action, outcome, reason, reply, remote)"
+                    " VALUES ('throttle', 'refused', %s, %s, %s) RETURNING id",
+                    (reason, Jsonb(evidence), client),
+                ).fetchone()
+                assert got is not None
+                return int(got[0])
+            conn.execute(
+                "UPDATE console_audit SET reason = %s, reply = %s WHERE id = %s", (reason, Jsonb(evidence), row)
+            )
+            return row
+
+        run.written_count, run.written = run.count, run.last  # noted first: a request meanwhile does not write too
+        run.row = await self.run(write)
+        log.info("console audit", action="throttle", outcome="refused", remote=run.client, count=run.count)
 
     async def key(self, key_id: str) -> KeyEntry | None:
         """The key that may log in as `key_id`: FLOOR.toml's [[console.supervisors]] first, then an approved
@@ -122,6 +157,28 @@ def approve_key(conn: psycopg.Connection[tuple[Any, ...]], key_id: str, role: st
     )
     conn.commit()
     return f"key {key_id} approved as {final}"
+
+
+def reject_key(conn: psycopg.Connection[tuple[Any, ...]], key_id: str, by: str) -> str:
+    """`tablectl floor console reject`: a pending enrolment is removed (it never logged in); its key id is free again.
+    An approved key is not touched here: it may be in tables' configs (docs/console.md, "Threat model")."""
+    row = conn.execute("SELECT role, approved_at FROM console_keys WHERE key_id = %s", (key_id,)).fetchone()
+    if row is None:
+        raise LookupError(f"no key {key_id!r} is enrolled: `tablectl floor console keys` lists them")
+    if row[1] is not None:
+        raise ValueError(f"key {key_id!r} is approved, not pending: remove it from the tables' configs to revoke it")
+    conn.execute("DELETE FROM console_keys WHERE key_id = %s AND approved_at IS NULL", (key_id,))
+    conn.execute(
+        "INSERT INTO console_audit (action, key_id, role, outcome, reason) VALUES ('reject', %s, %s, 'rejected', %s)",
+        (key_id, str(row[0]), f"by {by}"),
+    )
+    conn.commit()
+    return f"enrolment of {key_id} rejected"
+
+
+def pending(conn: psycopg.Connection[tuple[Any, ...]]) -> int:
+    row = conn.execute("SELECT count(*) FROM console_keys WHERE approved_at IS NULL").fetchone()
+    return int(row[0]) if row else 0
 
 
 def enrolled(conn: psycopg.Connection[tuple[Any, ...]]) -> Iterable[tuple[Any, ...]]:

@@ -58,7 +58,7 @@ async def relay_command(
                             if isinstance(message.payload, bytes | bytearray)
                             else str(message.payload)
                         )
-                    except (TypeError, ValueError):
+                    except (TypeError, ValueError, RecursionError):  # not a reply: the table's comes with the id
                         continue
                     if isinstance(reply, dict) and reply.get("command_id") == envelope.get("command_id"):
                         return reply

@@ -24,6 +24,7 @@ from aiohttp import web
 
 from floor.config import FloorConfig
 from floor.console.auth import Session, Sessions
+from floor.console.limits import Streams
 from floor.console.login import LoginDesk
 from floor.console.plumbing import (
     MAX_BODY,
@@ -38,11 +39,12 @@ from floor.console.plumbing import (
     session_of,
     sse_frame,
     static_files,
+    storable_json,
 )
 from floor.console.records import ConsoleRecords
 from floor.console.relay import relay_command
 from floor.console.verbs import LINK_VERBS, VERBS, ConsoleVerb, allowed, link_allowed
-from floor.console.views import FloorView, link_alerts, log_line, note_shuffle, stamp, table_alerts
+from floor.console.views import FloorView, link_alerts, log_line, note_event, stamp, table_alerts
 from floor.links import LinkLive
 from floor.live import TableLive
 from floor.messages import Incoming, LinkIncoming
@@ -70,6 +72,7 @@ class ConsoleServer:
         self.view = FloorView(pits=pits, grace_s=config.gaps.grace_s)
         self.sessions = Sessions(self.console.session_minutes)
         self.streams: set[asyncio.Queue[tuple[str, str] | None]] = set()
+        self.stream_limits = Streams(self.console.streams_per_session, self.console.max_streams)
         self.runner: web.AppRunner | None = None
         self.static = static_files()
         self.url = ""
@@ -103,13 +106,7 @@ class ConsoleServer:
             for tid, seq, ts, rid, type_, rule, payload in reversed(rows):
                 e = {"table_id": tid, "seq": seq, "ts": ts, "round_id": rid, "type": type_, "rule": rule}
                 x.lines.append(log_line({**e, "payload": payload}))
-                if type_ == "no_more_bets":
-                    x.players = len(payload.get("players", []))
-                elif type_ == "round.completed":
-                    x.completed_at.append(ts)
-                if "dealing_method" in payload:
-                    x.dealing_method = str(payload["dealing_method"])
-                note_shuffle(x, str(type_), dict(payload))
+                note_event(x, str(type_), str(ts), payload)
 
     def archived(
         self,
@@ -245,6 +242,7 @@ class ConsoleServer:
         return self.url
 
     async def stop(self) -> None:
+        await self.login.flush()
         for q in list(self.streams):
             with contextlib.suppress(asyncio.QueueFull):
                 q.put_nowait(None)
@@ -306,6 +304,10 @@ class ConsoleServer:
 
     async def stream(self, request: web.Request) -> web.StreamResponse:
         s = self._session(request)
+        with self.stream_limits.held(s.token, retry_after=int(HEARTBEAT_S)):
+            return await self._stream(request, s)
+
+    async def _stream(self, request: web.Request, s: Session) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"})
         await response.prepare(request)
         q: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue(STREAM_QUEUE)
@@ -389,8 +391,10 @@ class ConsoleServer:
         if "outcome" not in reply:  # a link answers {accepted, code, reason} (link/commands.py)
             reply = {**reply, "outcome": "applied" if reply.get("accepted") else "rejected"}
         outcome = str(reply.get("outcome", "no_reply"))
+        reason = reply.get("reason")
         await self.records.audit(
             request, "command", outcome, key_id=s.key_id, role=s.role, table_id=audited, verb=verb,
-            command_id=command_id, reason=reply.get("reason"), envelope=text, reply=reply,
+            command_id=command_id, reason=None if reason is None else str(reason), envelope=text, reply=reply,
         )  # fmt: skip
-        return web.json_response(reply, status=200 if outcome != "no_reply" else 504)
+        # As recorded: escaped, and no NaN (the page's JSON.parse refuses one).
+        return web.json_response(storable_json(reply), status=200 if outcome != "no_reply" else 504)

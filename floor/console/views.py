@@ -19,7 +19,7 @@ from floor.links import RULE as LINK_RULE
 from floor.links import LinkLive
 from floor.live import JACKPOT_PENDING, TableLive, is_tilt
 from floor.messages import Incoming, LinkIncoming
-from floor.recall import money_text, summarize
+from floor.recall import money_text, summary_or_problem
 
 LOG_LINES = 200  # per table, kept for a table view opened later
 ALERT_BLOCKS = {  # blocks (table.blocked reasons) that need a person, besides tilts: what to call them
@@ -46,16 +46,25 @@ def stamp(now: datetime) -> str:
 
 
 def log_line(e: dict[str, Any]) -> dict[str, Any]:
-    """One line of a table's live log: the event's gist with amounts in dollars, and the rule it cites."""
-    return {
+    """One line of a table's live log: the event's gist with amounts in dollars, and the rule it cites. A payload not
+    shaped as its type's (a table's payload is outside text) is shown as such, with what is wrong (`bad`), and the
+    stream goes on: summarize() raised here, and the whole batch's update was lost."""
+    payload = e.get("payload")
+    text, problem = summary_or_problem(str(e["type"]), payload if isinstance(payload, dict) else {})
+    if problem is None and not isinstance(payload, dict | None):
+        problem = f"a JSON object as payload (it is a {type(payload).__name__})"
+    line = {
         "table_id": e["table_id"],
         "seq": e["seq"],
         "ts": e["ts"],
         "round_id": e.get("round_id"),
         "type": e["type"],
         "rule": e.get("rule"),
-        "text": summarize(str(e["type"]), dict(e.get("payload") or {})),
+        "text": text if problem is None else f"(payload not as expected: {problem})",
     }
+    if problem is not None:
+        line["bad"] = problem
+    return line
 
 
 @dataclass
@@ -66,6 +75,21 @@ class TableExtra:
     shuffle: str | None = None  # the shuffler, or what took over when it was covered (13(g))
     completed_at: deque[str] = field(default_factory=lambda: deque(maxlen=500))
     lines: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
+
+
+def note_event(x: TableExtra, type_: str, ts: str, p: object) -> None:
+    """What a table's event tells its tile beyond the live model: players at lock-out, rounds completed, the dealing
+    method, the shuffle. A field not of its shape is left out (the log line says the payload is not as expected)."""
+    if not isinstance(p, dict):
+        return
+    players = p.get("players")
+    if type_ == "no_more_bets" and isinstance(players, list):
+        x.players = len(players)
+    elif type_ == "round.completed":
+        x.completed_at.append(ts)
+    if isinstance(p.get("dealing_method"), str):
+        x.dealing_method = p["dealing_method"]
+    note_shuffle(x, type_, p)
 
 
 def note_shuffle(x: TableExtra, type_: str, p: dict[str, Any]) -> None:
@@ -110,15 +134,7 @@ class FloorView:
         if m.kind != "event":
             return None
         e = m.content
-        p = e.get("payload") or {}
-        t = e["type"]
-        if t == "no_more_bets":
-            x.players = len(p.get("players", []))
-        elif t == "round.completed":
-            x.completed_at.append(str(e["ts"]))
-        if "dealing_method" in p:
-            x.dealing_method = str(p["dealing_method"])
-        note_shuffle(x, t, p)
+        note_event(x, str(e["type"]), str(e["ts"]), e.get("payload"))
         line = log_line(e)
         x.lines.append(line)
         return line

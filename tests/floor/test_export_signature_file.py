@@ -5,7 +5,11 @@ UTF-8 ended in a traceback. Real files and a real Ed25519 key; no database (veri
 
 from __future__ import annotations
 
+import hashlib
 import os
+import threading
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -86,4 +90,80 @@ def test_the_first_line_is_the_magic(signed: tuple[Path, str]) -> None:
     sig = sig_path(export)
     sig.write_text(sig.read_text().replace(MAGIC, "some other signature v1"))
     with pytest.raises(ExportError, match=r"its first line is not 'tablectl-floor-export-signature v1'"):
+        verify(export, [public])
+
+
+# -- the export itself: a regular file only, never read whole onto the heap --------------------------------------------
+
+
+def _verify_within(export: Path, public: str, seconds: float) -> BaseException | None:
+    """verify() in a thread, given `seconds`; a verify still waiting then (blocked on a FIFO) is let go by opening the
+    pipe's other end, and the test fails on what it said: before, read_bytes() waited there until a writer came."""
+    outcome: list[BaseException | None] = []
+    worker = threading.Thread(target=lambda: outcome.append(_try(lambda: verify(export, [public]))), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        os.close(os.open(export, os.O_WRONLY | os.O_NONBLOCK))  # the reader gets EOF and goes on
+        worker.join(30)
+        pytest.fail(f"verify() waited on {export} as on a pipe; it then said {outcome}")
+    return outcome[0]
+
+
+def _try(fn: Callable[[], object]) -> BaseException | None:
+    try:
+        fn()
+    except BaseException as err:
+        return err
+    return None
+
+
+def test_an_export_that_is_a_fifo_is_refused_not_waited_on(signed: tuple[Path, str]) -> None:
+    export, public = signed
+    export.unlink()
+    os.mkfifo(export)
+    err = _verify_within(export, public, 10)
+    assert isinstance(err, ExportError), err
+    assert "is a FIFO (named pipe), not a regular file; give the .csv `tablectl report export` wrote" in str(err)
+    with pytest.raises(ExportError, match=r"is a FIFO \(named pipe\), not a regular file"):
+        sign_file(export, Ed25519PrivateKey.generate())
+
+
+def test_a_directory_or_a_missing_export_is_named(signed: tuple[Path, str]) -> None:
+    export, public = signed
+    export.unlink()
+    with pytest.raises(ExportError, match=r"cannot read it \(No such file or directory\)"):
+        verify(export, [public])
+    export.mkdir()
+    with pytest.raises(ExportError, match=r"is a directory, not a regular file"):
+        verify(export, [public])
+
+
+def test_a_large_export_is_hashed_in_chunks_not_read_whole(tmp_path: Path) -> None:
+    """8 MiB of rows (a busy day's file is hundreds): verify keeps none of it on the heap (tracemalloc sees Python's
+    allocations: read_bytes() was one of the file's size), gives the file's sha256, and still catches one byte
+    changed in its last chunk."""
+    export = tmp_path / "floor-2026-11-22.csv"
+    row = "t1,{},e{},b1,2026-11-22T10:00:00Z,r1,wager.accepted,655a.7(b),{{}}\n"
+    with export.open("w") as f:
+        f.write(",".join(HEADER) + "\n")
+        n = 0
+        while f.tell() < 8 << 20:
+            n += 1
+            f.write(row.format(n, n))
+    key = Ed25519PrivateKey.generate()
+    sign_file(export, key)
+    public = public_b64(key.public_key())
+    tracemalloc.start()
+    try:
+        good = verify(export, [public])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert good.sha256 == hashlib.sha256(export.read_bytes()).hexdigest()
+    assert peak < 1 << 20, f"verify held {peak:,} bytes at its peak for a file of {export.stat().st_size:,}"
+    data = bytearray(export.read_bytes())
+    data[-3] ^= 1
+    export.write_bytes(bytes(data))
+    with pytest.raises(ExportError, match="the signature does not match the file"):
         verify(export, [public])

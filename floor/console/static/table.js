@@ -5,7 +5,7 @@ import { $, api, dollars, el, heard, since, state } from "./page.js";
 
 function logItem(l) {
   return el("li", { "data-seq": l.seq, "data-type": l.type }, el("span", {}, l.seq), el("span", {}, l.ts.slice(11, 19)),
-    el("span", {}, l.type), el("span", {}, l.text), el("span", { class: "rule" }, l.rule ? `[${l.rule}]` : ""));
+    el("span", {}, l.type), el("span", l.bad ? { class: "bad", title: l.bad } : {}, l.text), el("span", { class: "rule" }, l.rule ? `[${l.rule}]` : ""));
 }
 
 export function appendLine(l) {

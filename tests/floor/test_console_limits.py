@@ -1,0 +1,368 @@
+"""The console's bounds on what anyone who reaches it can make it keep or hold (docs/console.md, "Limits"), and what it
+keeps when a table or a live event says something unexpected: the console served in this process on a real loopback
+socket with `tablectl floor`'s aiohttp options, a real PostgreSQL cluster (the keys, the audit), a real mosquitto
+(the relay and a table answering it: a test client standing in for a table's command desk, which the relay cannot
+tell from one), and `tablectl floor console reject` as a real process. The clock is the test's: a minute passes
+when the test says so."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import subprocess
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import aiomqtt
+import psycopg
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from controller.mqtt.contract import TableEvent
+from controller.supervisor.envelope import public_key_b64
+from floor.config import parse_floor_config
+from floor.console.auth import login_bytes
+from floor.console.server import ConsoleServer
+from floor.db import connect
+from floor.live import TableLive
+from floor.messages import Incoming, parse
+from floor.schema import migrate
+from tests.conftest import Mosquitto
+from tests.floor.conftest import ROOT, TABLECTL, wait_for
+
+pytestmark = pytest.mark.floor
+PREFIX = "lim"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@dataclass
+class Served:
+    server: ConsoleServer
+    client: TestClient[Any, Any]
+    clock: Clock
+    dsn: str
+    config: Path
+    keys: dict[str, Ed25519PrivateKey]
+
+    @property
+    def origin(self) -> str:
+        return f"http://{self.client.host}:{self.client.port}"
+
+    async def post(self, path: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        r = await self.client.post(path, json=body, headers={"Origin": self.origin, **(headers or {})})
+        return r.status, (await r.json()) | {"retry_after": r.headers.get("Retry-After")}
+
+    async def enrol(self, key_id: str) -> tuple[int, Any]:
+        public = public_key_b64(Ed25519PrivateKey.generate())
+        return await self.post("/api/enrol", {"key_id": key_id, "role": "floorperson", "public_key": public})
+
+    async def bad_login(self) -> tuple[int, Any]:
+        return await self.post("/api/login", {"key_id": "sup", "challenge": "none", "signature": "AAAA"})
+
+    async def session(self, key_id: str) -> tuple[aiohttp.CookieJar, str]:
+        """A logged-in session of its own (cookie jar, CSRF token), as a second browser would hold."""
+        jar = aiohttp.CookieJar(unsafe=True)
+        async with aiohttp.ClientSession(cookie_jar=jar) as http:
+            url, h = self.origin, {"Origin": self.origin}
+            c = await (await http.post(f"{url}/api/login/challenge", json={"key_id": key_id}, headers=h)).json()
+            sig = base64.b64encode(self.keys[key_id].sign(login_bytes(c["challenge"], key_id, url))).decode()
+            body = {"key_id": key_id, "challenge": c["challenge"], "signature": sig}
+            r = await http.post(f"{url}/api/login", json=body, headers=h)
+            assert r.status == 200, await r.text()
+            csrf = (await (await http.get(f"{url}/api/session")).json())["csrf"]
+        return jar, csrf
+
+    def audit(self, sql: str, *params: object) -> list[tuple[Any, ...]]:
+        with psycopg.connect(self.dsn) as conn:
+            return conn.execute(sql.encode(), params).fetchall()
+
+
+async def _served(dsn: str, tmp: Path, broker: str, limits: str) -> AsyncIterator[Served]:
+    keys = {k: Ed25519PrivateKey.generate() for k in ("sup", "ann")}
+    sups = "".join(
+        f'[[console.supervisors]]\nkey_id = "{k}"\nrole = "supervisor"\npublic_key = "{public_key_b64(v)}"\n'
+        for k, v in keys.items()
+    )
+    text = (
+        f'name = "limits"\n[database]\ndsn = "{dsn}"\n[mqtt]\nbroker = "{broker}"\nprefix = "{PREFIX}"\n'
+        f'[console]\nlisten = "127.0.0.1:0"\ncommand_timeout_s = 10\n{limits}\n{sups}'
+    )
+    path = tmp / "floor.toml"
+    path.write_text(text)
+    config = parse_floor_config(text)
+    with connect(config.database) as conn:
+        migrate(conn)
+    clock = Clock()
+    server = ConsoleServer(config, clock)
+    client = TestClient(TestServer(server.app(), **server.server_options()))
+    await client.start_server()
+    try:
+        yield Served(server, client, clock, dsn, path, keys)
+    finally:
+        await client.close()
+        await server.stop()
+
+
+@pytest.fixture
+async def served(
+    floor_dsn: str, tmp_path: Path, mosquitto: Mosquitto, request: pytest.FixtureRequest
+) -> AsyncIterator[Served]:
+    limits = getattr(request, "param", "")
+    async for s in _served(floor_dsn, tmp_path, mosquitto.url, limits):
+        yield s
+
+
+# -- 1. enrolment and log-in: bounded ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("served", ["max_pending_enrolments = 3\nattempts_per_minute = 1000"], indirect=True)
+async def test_pending_enrolments_are_capped_until_an_administrator_approves_or_rejects(served: Served) -> None:
+    """Before, each POST /api/enrol added a console_keys row, without bound."""
+    for i in range(3):
+        assert (await served.enrol(f"k{i}"))[0] == 200
+    status, body = await served.enrol("k3")
+    assert status == 409, body
+    assert "3 enrolments are already waiting for approval" in body["error"]
+    assert "max_pending_enrolments" in body["error"] and "console reject KEY_ID" in body["error"]
+    assert "console approve KEY_ID" in body["error"]
+    assert served.audit("SELECT count(*) FROM console_keys") == [(3,)]
+    refused = served.audit("SELECT key_id, reason FROM console_audit WHERE action = 'enrol' AND outcome = 'refused'")
+    assert [r[0] for r in refused] == ["k3"] and "max_pending_enrolments" in refused[0][1]
+
+    # The administrator's side, as a real command: reject one, approve one; two places free.
+    def console(*argv: str) -> subprocess.CompletedProcess[str]:
+        cli = [*TABLECTL, "floor", "--config", str(served.config), "console", *argv]
+        return subprocess.run(cli, cwd=ROOT, capture_output=True, text=True)
+
+    done = await asyncio.to_thread(console, "reject", "k0", "--by", "ann")
+    assert (done.returncode, done.stdout.strip()) == (0, "enrolment of k0 rejected"), done
+    assert (await asyncio.to_thread(console, "approve", "k1", "--by", "ann")).returncode == 0
+    approved = await asyncio.to_thread(console, "reject", "k1")
+    assert approved.returncode != 0 and "is approved, not pending" in approved.stderr, approved
+    assert served.audit("SELECT key_id, outcome, reason FROM console_audit WHERE action = 'reject'") == [
+        ("k0", "rejected", "by ann")
+    ]
+
+    # Ten at once for the two places: the count and the insert are one step, so exactly two get in.
+    got = await asyncio.gather(*(served.enrol(f"many{i}") for i in range(10)))
+    assert sorted(s for s, _ in got) == [200] * 2 + [409] * 8
+    assert served.audit("SELECT count(*) FROM console_keys WHERE approved_at IS NULL") == [(3,)]
+
+
+@pytest.mark.parametrize("served", ["attempts_per_minute = 5"], indirect=True)
+async def test_enrolments_and_refused_logins_are_limited_per_client_and_the_refusals_coalesced(
+    served: Served,
+) -> None:
+    """Before, every refused log-in added an audit row and every enrolment a key row, as fast as a client sent them.
+    Now a client gets 5 a minute; past that a 429 with Retry-After, its bodies unread, and one audit row for its run
+    of refusals with the count and first and last seen."""
+    assert (await served.enrol("e1"))[0] == 200
+    assert (await served.enrol("e2"))[0] == 200
+    for _ in range(3):
+        assert (await served.bad_login())[0] == 403
+    start = served.clock.now
+    status, body = await served.enrol("e3")
+    assert (status, body["retry_after"]) == (429, "60"), body
+    assert "at most 5 a minute ([console] attempts_per_minute); try again in 60 s" in body["error"]
+    for i in range(60):
+        served.clock.now = start + timedelta(milliseconds=500 * i)  # half a second apart: 30 s of flood
+        status, body = await served.bad_login()
+        assert status == 429, body
+    assert body["retry_after"] == "31"  # the oldest counted attempt leaves the window 60 s after `start`
+    assert served.audit("SELECT count(*) FROM console_audit WHERE action = 'login'") == [(3,)]
+    assert served.audit("SELECT count(*) FROM console_keys") == [(2,)]
+    rows = served.audit("SELECT reply, remote FROM console_audit WHERE action = 'throttle' AND outcome = 'refused'")
+    assert len(rows) == 1, rows  # one row for the run, brought up to date at most once a second
+    assert rows[0][0]["first_seen"] == start.isoformat() and rows[0][0]["count"] >= 59
+
+    served.clock.now = start + timedelta(seconds=61)  # the minute passed: judged again, the run's row finished
+    assert (await served.bad_login())[0] == 403
+    ((reply, reason),) = served.audit("SELECT reply, reason FROM console_audit WHERE action = 'throttle'")
+    last = (start + timedelta(milliseconds=500 * 59)).isoformat()
+    assert reply == {
+        "count": 61,
+        "first_seen": start.isoformat(),
+        "last_seen": last,
+        "limit_per_minute": 5,
+        "client": "127.0.0.1",
+    }
+    assert reason.startswith("61 enrolments or log-ins from 127.0.0.1 refused unjudged between")
+
+
+# -- 2. a table's reply PostgreSQL cannot hold --------------------------------------------------------------------
+
+
+async def _table_desk(broker: Mosquitto, reply: bytes, ready: asyncio.Event) -> str:
+    """A table's command desk on the real broker: takes one command and answers it with `reply` (its command_id put
+    in), as the table's own would publish; returns what it took."""
+    async with aiomqtt.Client(broker.host, broker.port, identifier="lim-t1-desk") as c:
+        await c.subscribe(f"{PREFIX}/t1/cmd/+", qos=1)
+        ready.set()
+        async for m in c.messages:
+            if str(m.topic).endswith("/reply"):
+                continue
+            assert isinstance(m.payload, bytes)
+            command_id = json.loads(m.payload)["command_id"]
+            await c.publish(f"{PREFIX}/t1/cmd/reply", reply.replace(b"CID", command_id.encode()), qos=1)
+            return m.payload.decode()
+    raise AssertionError("the broker closed")
+
+
+@pytest.mark.parametrize(
+    ("reply", "kept", "reason"),
+    [
+        (
+            b'{"command_id": "CID", "outcome": "rejected", "code": "bad\\u0000", "reason": "no \\u0000 here"}',
+            {"command_id": "c-1", "outcome": "rejected", "code": "bad\\x00", "reason": "no \\x00 here"},
+            "no \\x00 here",
+        ),
+        (
+            b'{"command_id": "CID", "outcome": "ignored", "reason": "\\ud800",'
+            b' "detail": {"\\udfff": [NaN, -Infinity]}}',
+            {"command_id": "c-1", "outcome": "ignored", "reason": "\\ud800", "detail": {"\\udfff": ["nan", "-inf"]}},
+            "\\ud800",
+        ),
+        (
+            b'{"command_id": "CID", "outcome": "rejected\\u0000", "reason": {"why": "\\u0000"}}',
+            {"command_id": "c-1", "outcome": "rejected\\x00", "reason": {"why": "\\x00"}},
+            "{'why': '\\x00'}",
+        ),
+    ],
+    ids=["nul", "lone-surrogate-and-nan", "nul-in-outcome"],
+)
+async def test_a_reply_postgresql_cannot_hold_is_escaped_and_the_audit_row_written(
+    served: Served, mosquitto: Mosquitto, reply: bytes, kept: dict[str, Any], reason: str
+) -> None:
+    """Before, the audit's INSERT failed on the reply after the command was relayed: a 500 to the browser and no
+    record of a command the table had judged. The browser is shown what the record keeps (no NaN its JSON.parse
+    refuses)."""
+    served.server.view.live["t1"] = TableLive("t1")
+    jar, csrf = await served.session("sup")
+    ready = asyncio.Event()
+    desk = asyncio.create_task(_table_desk(mosquitto, reply, ready))
+    await ready.wait()
+    envelope = {"command_id": "c-1", "key_id": "sup", "table_id": "t1", "verb": "clear_tilt", "args": {}}
+    async with aiohttp.ClientSession(cookie_jar=jar) as http:
+        r = await http.post(
+            f"{served.origin}/api/tables/t1/commands/clear_tilt",
+            json=envelope,
+            headers={"Origin": served.origin, "X-CSRF-Token": csrf},
+        )
+        assert r.status == 200, await r.text()
+        assert json.loads(await r.text(), parse_constant=lambda c: pytest.fail(f"{c} sent to the browser")) == kept
+    assert json.loads(await desk) == envelope  # relayed as sent
+    rows = served.audit(
+        "SELECT outcome, reason, reply FROM console_audit WHERE action = 'command' AND command_id = 'c-1'"
+    )
+    assert rows == [(kept["outcome"], reason, kept)]
+
+
+# -- 3. a live event whose payload is not as its type's ----------------------------------------------------------
+
+
+def _event(seq: int, type_: str, payload: dict[str, Any]) -> Incoming:
+    e = TableEvent.model_validate(
+        {
+            "event_id": f"t1-{seq}",
+            "boot_id": "b",
+            "seq": seq,
+            "ts": f"2026-11-26T12:00:{seq:02d}.000000Z",
+            "table_id": "t1",
+            "round_id": "t1-r1",
+            "type": type_,
+            "rule": "655a.11(h)(3)",
+            "payload": payload,
+        }
+    )
+    m = parse(PREFIX, f"{PREFIX}/t1/event", e.model_dump_json().encode())
+    assert isinstance(m, Incoming)
+    return m
+
+
+async def _frame(reader: aiohttp.StreamReader, name: str) -> Any:
+    while True:
+        line = (await reader.readline()).decode()
+        if line == f"event: {name}\n":
+            return json.loads((await reader.readline()).decode().removeprefix("data: "))
+
+
+async def test_a_malformed_live_payload_is_shown_as_such_and_the_stream_goes_on(served: Served) -> None:
+    """Before, summarize() (and the players' count) raised on such a payload inside archived(): the batch's update
+    never left, the good events in it with it."""
+    jar, _ = await served.session("sup")
+    live = {"t1": TableLive("t1")}
+    async with aiohttp.ClientSession(cookie_jar=jar) as http, http.get(f"{served.origin}/api/stream") as stream:
+        await _frame(stream.content, "floor")
+        batch = [
+            _event(1, "hand.settled", {"seat": 1, "wagers": [7]}),  # wagers of numbers, not objects
+            _event(2, "no_more_bets", {"players": 5}),  # a count where the seats should be
+            _event(3, "wager.accepted", {"seat": 2, "spot": "ante", "amount": 500}),
+        ]
+        served.server.archived(batch, live)
+        update = await _frame(stream.content, "update")
+        lines = {line["seq"]: line for line in update["lines"]}
+        assert lines[1]["text"].startswith("(payload not as expected: what a hand.settled holds (TypeError")
+        assert lines[1]["bad"].startswith("what a hand.settled holds")
+        assert lines[2]["bad"].startswith("what a no_more_bets holds (TypeError")
+        assert lines[3]["text"] == "seat 2: ante $5.00" and "bad" not in lines[3]
+        served.server.archived([_event(4, "round.completed", {"collected": 500, "paid": 0, "table_result": 500})], live)
+        update = await _frame(stream.content, "update")
+        assert [line["seq"] for line in update["lines"]] == [4]
+    assert served.server.view.table("t1").players == 0  # the count that was not a list left out
+
+
+# -- 5. event streams: per session and overall --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("served", ["streams_per_session = 2\nmax_streams = 3"], indirect=True)
+async def test_event_streams_are_capped_per_session_and_overall(served: Served) -> None:
+    """Before, one session (a script with its cookie) could open event streams without end, each a socket, a task
+    and a queue of up to 2000 updates."""
+    sup, _ = await served.session("sup")
+    ann, _ = await served.session("ann")
+    async with (
+        aiohttp.ClientSession(cookie_jar=sup) as s1,
+        aiohttp.ClientSession(cookie_jar=sup) as s2,
+        aiohttp.ClientSession(cookie_jar=sup) as s3,
+        aiohttp.ClientSession(cookie_jar=ann) as a1,
+        aiohttp.ClientSession(cookie_jar=ann) as a2,
+    ):
+        url = f"{served.origin}/api/stream"
+        first = await s1.get(url)
+        second = await s2.get(url)
+        for r in (first, second):
+            assert r.status == 200
+            await _frame(r.content, "floor")
+        third = await s3.get(url)
+        assert (third.status, third.headers["Retry-After"]) == (429, "15")
+        assert "this session already has 2 live streams open" in (await third.json())["error"]
+        assert "streams_per_session" in (await third.json())["error"]
+        ann1 = await a1.get(url)
+        assert ann1.status == 200
+        await _frame(ann1.content, "floor")
+        ann2 = await a2.get(url)
+        assert ann2.status == 429 and "the console already serves 3 live streams" in (await ann2.json())["error"]
+        assert sorted(served.server.stream_limits.open.values()) == [1, 2]
+
+        first.close()  # the browser closes a tab: its stream's place is free again
+        await asyncio.to_thread(
+            wait_for, lambda: sum(served.server.stream_limits.open.values()) == 2, 30, "the closed stream let go"
+        )
+        again = await s3.get(url)
+        assert again.status == 200
+        await _frame(again.content, "floor")
+        for r in (second, ann1, again):
+            r.close()
