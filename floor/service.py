@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, replace
 
 import aiomqtt
 import psycopg
@@ -37,6 +38,7 @@ BACKOFF_MAX = 10.0
 @dataclass(frozen=True, slots=True)
 class Queued:
     message: Incoming | LinkIncoming | Rejected
+    topic: str
     generation: int  # which broker connection delivered it: a mid means nothing on another
     mid: int
     qos: int
@@ -52,6 +54,7 @@ class FloorService:
         self.mqtt_up = False
         self.db_up = False
         self.archived = 0
+        self.refused = 0  # messages refused this run (rejected_messages keeps them; `floor status` counts them all)
         self.stale_gaps = 0
         self.stopping = asyncio.Event()
         self.failure: BaseException | None = None
@@ -191,8 +194,17 @@ class FloorService:
                             self._ack(self.generation, message.mid, message.qos)
                             continue
                         if isinstance(parsed, Rejected):
-                            log.warning("message refused", topic=parsed.topic, reason=parsed.reason)
-                        self.queue.put_nowait(Queued(parsed, self.generation, message.mid, message.qos))
+                            log.warning(
+                                "message refused",
+                                topic=parsed.topic,
+                                table_id=_topic_table(prefix, parsed.topic),
+                                reason=parsed.reason,
+                                bytes=len(message.payload) if isinstance(message.payload, bytes | bytearray) else 0,
+                                remedy="fix the publisher; the message is kept in rejected_messages",
+                            )
+                        self.queue.put_nowait(
+                            Queued(parsed, str(message.topic), self.generation, message.mid, message.qos)
+                        )
             except aiomqtt.MqttError as err:
                 self.mqtt_up = False
                 log.error("broker connection lost; reconnecting", error=str(err), retry_in_s=delay)
@@ -259,6 +271,10 @@ class FloorService:
                 result = await writer.write([q.message for q in batch])  # stamped by the database's clock
                 self.db_up = True
                 return result
+            except _REFUSED_BY_DATABASE as err:
+                # Not the server's fault but a message's (one the checks in floor/messages.py let by): retried whole
+                # it would fail at every redelivery and stall the archive behind it.
+                return await self._write_apart(writer, batch, err)
             except psycopg.OperationalError as err:
                 self.db_up = False
                 log.error("archive write failed; retrying the batch", error=str(err).strip(), retry_in_s=delay)
@@ -268,8 +284,39 @@ class FloorService:
                     await writer.conn.close()
                 writer.use(await self._connect_db())
 
+    async def _write_apart(self, writer: ArchiveWriter, batch: list[Queued], err: BaseException) -> WriteResult:
+        """Each message of a batch the database refused in a transaction of its own; one refused alone is kept in
+        rejected_messages with the database's reason instead, so the good ones around it are archived."""
+        if len(batch) == 1:
+            q = batch[0]
+            if isinstance(q.message, Rejected):  # not even its refusal can be stored: said here, at least
+                log.error("a refused message could not be kept", topic=q.topic, error=str(err).strip()[:300])
+                return WriteResult(rejected=1)
+            refused = _as_refused(q, err)
+            log.warning(
+                "message refused by the archive",
+                topic=q.topic,
+                table_id=_topic_table(self.config.mqtt.prefix, q.topic),
+                reason=refused.reason,
+            )
+            return await self._write(writer, [replace(q, message=refused)])
+        log.error("archive refused a batch; writing its messages one by one", error=str(err).strip()[:300])
+        total = WriteResult()
+        for q in batch:
+            one = await self._write(writer, [q])
+            total.events_in += one.events_in
+            total.events_new += one.events_new
+            total.rejected += one.rejected
+            total.alarms += one.alarms
+            for table_id, gaps in one.gaps_opened.items():
+                total.gaps_opened.setdefault(table_id, []).extend(gaps)
+            for table_id, gaps in one.gaps_filled.items():
+                total.gaps_filled.setdefault(table_id, []).extend(gaps)
+        return total
+
     def _report(self, result: WriteResult) -> None:
         self.archived += result.events_new
+        self.refused += result.rejected
         for alarm in result.alarms:
             log.error(
                 "integrity alarm: a seq or event id arrived again with other content",
@@ -322,7 +369,8 @@ class FloorService:
 
     def _status(self) -> str:
         stale = f"; {self.stale_gaps} stale seq gap(s): tablectl floor gaps" if self.stale_gaps else ""
-        return f"archiving: {self.archived} events this run{stale}"
+        refused = f"; {self.refused} message(s) refused: tablectl floor status" if self.refused else ""
+        return f"archiving: {self.archived} events this run{stale}{refused}"
 
     async def _watchdog(self) -> None:
         interval = self.notifier.watchdog_interval
@@ -332,6 +380,26 @@ class FloorService:
             if self.db_up and self.mqtt_up:
                 self.notifier.send(WATCHDOG=1, STATUS=self._status())
             await asyncio.sleep(interval)
+
+
+# What the database raises for a message it cannot store (a value out of range, text it refuses), as opposed to
+# psycopg.OperationalError, a server lost; ValueError and OverflowError for a stamp the writer cannot file.
+_REFUSED_BY_DATABASE = (psycopg.DataError, psycopg.IntegrityError, ValueError, OverflowError)
+
+
+def _as_refused(q: Queued, err: BaseException) -> Rejected:
+    message = q.message
+    content = message.content if isinstance(message, Incoming | LinkIncoming) else {}
+    why = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+    body = json.dumps(content, sort_keys=True, ensure_ascii=True).encode()
+    return Rejected(q.topic, body, f"the archive refused it: {why}")
+
+
+def _topic_table(prefix: str, topic: str) -> str | None:
+    """The table (or link) a topic under the prefix names, for the log."""
+    rest = topic[len(prefix) + 1 :] if topic.startswith(prefix + "/") else ""
+    parts = rest.split("/")
+    return parts[1] if parts[0] == "link" and len(parts) > 1 else (parts[0] or None)
 
 
 def _where(dsn: str) -> str:
