@@ -214,7 +214,8 @@ def parse(prefix: str, topic: str, payload: bytes) -> Incoming | LinkIncoming | 
     if stamp:
         return Rejected(topic, payload, f"breaks the {kind} contract: {stamp}")
     if content.get("table_id") != table_id:
-        return Rejected(topic, payload, f"names table {content.get('table_id')!r} but came on the topic of table {table_id!r}")
+        said_table = content.get("table_id")
+        return Rejected(topic, payload, f"names table {said_table!r} but came on the topic of table {table_id!r}")
     said = _topic_level_said(kind, content)
     if said is not None and said != topic.rsplit("/", 1)[-1]:
         return Rejected(topic, payload, f"names {said!r} on the topic of {topic.rsplit('/', 1)[-1]!r}")

@@ -82,7 +82,11 @@ JUNK: list[tuple[str, bytes, str]] = [
     (EV, raw(event(3, table_id="t2")), "names table 't2' but came on the topic of table 't1'"),
     (EV, b"\xff\xfe\x00junk", "not JSON"),
     (f"{PREFIX}/t1/status", raw({"state": "online"}), "at table_id: Field required"),
-    (f"{PREFIX}/t1/status", raw({"state": "exploded", "table_id": "t1", "boot_id": "b1", "ts": "2026-11-21T10:00:00Z"}), "at state"),
+    (
+        f"{PREFIX}/t1/status",
+        raw({"state": "exploded", "table_id": "t1", "boot_id": "b1", "ts": "2026-11-21T10:00:00Z"}),
+        "at state",
+    ),
     (f"{PREFIX}/t1/birth", raw({"table_id": "t1"}), "breaks the birth contract"),
     (
         f"{PREFIX}/t1/device/shoe",
@@ -133,7 +137,7 @@ async def until(dsn: str, sql: str, want: int, what: str) -> None:
                 row = await (await conn.execute(sql.encode())).fetchone()
             if row is not None and row[0] == want:
                 return
-            await asyncio.sleep(0.05)  # noqa: ASYNC110 (polling the database, see above)
+            await asyncio.sleep(0.05)
     raise AssertionError(what)
 
 
