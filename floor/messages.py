@@ -187,9 +187,12 @@ def _topic_level_said(kind: str, content: dict[str, Any]) -> str | None:
     return None
 
 
-def parse(prefix: str, topic: str, payload: bytes) -> Incoming | LinkIncoming | Rejected | None:
+def parse(
+    prefix: str, topic: str, payload: bytes, tables: frozenset[str] = frozenset()
+) -> Incoming | LinkIncoming | Rejected | None:
     """The message as the contract's model, a Rejected saying why not, or None for a topic not archived (an
-    empty payload clears a retained topic: nothing to keep)."""
+    empty payload clears a retained topic: nothing to keep). `tables`, when not empty, are the only tables taken
+    ([ingest] tables)."""
     if not payload:
         return None
     linked = link_kind_of(prefix, topic)
@@ -206,6 +209,13 @@ def parse(prefix: str, topic: str, payload: bytes) -> Incoming | LinkIncoming | 
     if found is None:
         return None
     table_id, kind = found
+    if tables and table_id not in tables:
+        return Rejected(
+            topic,
+            payload[:KEPT_OF_OVERSIZED],
+            f"table {table_id!r} is not in [ingest] tables: add it to the floor config if it is a new table, "
+            "else find who publishes there (the broker's ACL should not let them)",
+        )
     got = _validate(topic, payload, kind, MODELS[kind])
     if isinstance(got, Rejected):
         return got

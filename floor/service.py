@@ -180,6 +180,7 @@ class FloorService:
     async def _listen(self) -> None:
         delay = 0.5
         prefix = self.config.mqtt.prefix
+        tables = frozenset(self.config.ingest.tables)
         while True:
             try:
                 client = self._client()
@@ -189,7 +190,7 @@ class FloorService:
                     await client.subscribe([(topic, 1) for topic in subscriptions(prefix)])
                     log.info("subscribed to the tables", broker=self.config.mqtt.broker, prefix=prefix)
                     async for message in client.messages:
-                        parsed = parse(prefix, str(message.topic), bytes(message.payload))
+                        parsed = parse(prefix, str(message.topic), bytes(message.payload), tables)
                         if parsed is None:
                             self._ack(self.generation, message.mid, message.qos)
                             continue

@@ -88,6 +88,7 @@ JUNK: list[tuple[str, bytes, str]] = [
         "at state",
     ),
     (f"{PREFIX}/t1/birth", raw({"table_id": "t1"}), "breaks the birth contract"),
+    (f"{PREFIX}/ghost/event", raw(event(1, table_id="ghost")), "table 'ghost' is not in [ingest] tables"),
     (
         f"{PREFIX}/t1/device/shoe",
         raw({"table_id": "t1", "device_id": "shuffler", "boot_id": "b1", "state": "online", "online": True,
@@ -112,7 +113,7 @@ async def floor(mosquitto: Mosquitto, floor_dsn: str) -> AsyncIterator[FloorServ
             await client.publish(topic, payload, qos=1, retain=True)
     config = parse_floor_config(
         f'[database]\ndsn = "{floor_dsn}"\n[mqtt]\nbroker = "{mosquitto.url}"\nprefix = "{PREFIX}"\n'
-        f'client_id = "floor-{free_port()}"\n'
+        f'client_id = "floor-{free_port()}"\n[ingest]\ntables = ["t1"]\n'
     )
     service = FloorService(config)
     task = asyncio.create_task(service.run())
@@ -177,7 +178,7 @@ async def test_every_fault_is_refused_said_and_counted_and_the_good_events_aroun
     refusals = [e for e in logs if e["event"] == "message refused"]
     assert len(refusals) == len(JUNK)  # the retained ones were said at the subscription, before the capture
     assert all(e["topic"] and e["reason"] and e["log_level"] == "warning" for e in refusals)
-    assert {e["table_id"] for e in refusals} == {"t1", "L1"}
+    assert {e["table_id"] for e in refusals} == {"t1", "ghost", "L1"}
     assert f"{wanted} message(s) refused" in text
     assert floor.refused == wanted and f"{wanted} message(s) refused" in floor._status()
     assert floor.failure is None and not floor.stopping.is_set()
