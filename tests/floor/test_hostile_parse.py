@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from controller.mqtt.contract import TableEvent
 from floor.config import GamingDaySection
 from floor.days import gaming_day, parse_ts
+from floor.gaps import MAX_COMMANDS, MAX_SEQS, resend_command
 from floor.live import TableLive
 from floor.messages import INT64, Incoming, LinkIncoming, Rejected, parse, unstorable
 
@@ -104,3 +105,12 @@ def test_with_ingest_tables_set_another_tables_messages_are_refused_naming_the_f
     got = parse(PREFIX, f"{PREFIX}/ghost/event", ghost, frozenset({"t1"}))
     assert isinstance(got, Rejected) and "table 'ghost' is not in [ingest] tables" in got.reason
     assert isinstance(parse(PREFIX, f"{PREFIX}/t1/event", encoded(GOOD), frozenset({"t1"})), Incoming)
+
+
+def test_a_gap_opened_by_a_seq_near_the_top_of_bigint_offers_a_bounded_resend() -> None:
+    """One event of seq 2**63 - 1 opens a gap of that width; the stale gap's commands were built whole (10**15)."""
+    lines = resend_command("t1", (2, INT64 - 1), "mqtt://b", PREFIX)
+    assert len(lines) == MAX_COMMANDS + 1
+    assert lines[0].endswith("resend from_seq=2 to_seq=10001")
+    assert lines[-1].startswith(f"# and {INT64 - 2 - MAX_SEQS * MAX_COMMANDS} more seq(s) up to {INT64 - 1}")
+    assert len(resend_command("t1", (1, 25_000), "mqtt://b", PREFIX)) == 3
