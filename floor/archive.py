@@ -94,6 +94,17 @@ class WriteResult:
     gaps_filled: dict[str, list[Range]] = field(default_factory=dict)
     rejected: int = 0
 
+    def add(self, other: WriteResult) -> None:
+        """Another transaction's result, as one (a batch written message by message, floor/service.py)."""
+        self.events_in += other.events_in
+        self.events_new += other.events_new
+        self.rejected += other.rejected
+        self.alarms += other.alarms
+        for table_id, gaps in other.gaps_opened.items():
+            self.gaps_opened.setdefault(table_id, []).extend(gaps)
+        for table_id, gaps in other.gaps_filled.items():
+            self.gaps_filled.setdefault(table_id, []).extend(gaps)
+
     @property
     def duplicates(self) -> int:
         return self.events_in - self.events_new - len(self.alarms)

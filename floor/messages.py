@@ -230,3 +230,20 @@ def parse(
     if said is not None and said != topic.rsplit("/", 1)[-1]:
         return Rejected(topic, payload, f"names {said!r} on the topic of {topic.rsplit('/', 1)[-1]!r}")
     return Incoming(kind, table_id, model, content, content_digest(content))  # type: ignore[arg-type]
+
+
+def refused_by_archive(topic: str, message: Incoming | LinkIncoming | Rejected, err: BaseException) -> Rejected:
+    """A message the database refused in a transaction of its own, as kept in rejected_messages: the JSON it was
+    decoded from and the database's words."""
+    if isinstance(message, Rejected):
+        return message
+    why = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+    body = json.dumps(message.content, sort_keys=True, ensure_ascii=True).encode()
+    return Rejected(topic, body, f"the archive refused it: {why}")
+
+
+def topic_owner(prefix: str, topic: str) -> str | None:
+    """The table (or link) a topic under the prefix names, for the log."""
+    rest = topic[len(prefix) + 1 :] if topic.startswith(prefix + "/") else ""
+    parts = rest.split("/")
+    return parts[1] if parts[0] == "link" and len(parts) > 1 else (parts[0] or None)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from dataclasses import dataclass, replace
 
 import aiomqtt
@@ -27,7 +26,7 @@ from floor.config import FloorConfig, read_secret
 from floor.console.server import ConsoleServer
 from floor.db import async_connect, connect
 from floor.gaps import StaleWatch, open_gaps, resend_command
-from floor.messages import Incoming, LinkIncoming, Rejected, parse, subscriptions
+from floor.messages import Incoming, LinkIncoming, Rejected, parse, refused_by_archive, subscriptions, topic_owner
 from floor.schema import migrate
 from floor.sdnotify import Notifier
 
@@ -198,7 +197,7 @@ class FloorService:
                             log.warning(
                                 "message refused",
                                 topic=parsed.topic,
-                                table_id=_topic_table(prefix, parsed.topic),
+                                table_id=topic_owner(prefix, parsed.topic),
                                 reason=parsed.reason,
                                 bytes=len(message.payload) if isinstance(message.payload, bytes | bytearray) else 0,
                                 remedy="fix the publisher; the message is kept in rejected_messages",
@@ -293,26 +292,18 @@ class FloorService:
             if isinstance(q.message, Rejected):  # not even its refusal can be stored: said here, at least
                 log.error("a refused message could not be kept", topic=q.topic, error=str(err).strip()[:300])
                 return WriteResult(rejected=1)
-            refused = _as_refused(q, err)
+            refused = refused_by_archive(q.topic, q.message, err)
             log.warning(
                 "message refused by the archive",
                 topic=q.topic,
-                table_id=_topic_table(self.config.mqtt.prefix, q.topic),
+                table_id=topic_owner(self.config.mqtt.prefix, q.topic),
                 reason=refused.reason,
             )
             return await self._write(writer, [replace(q, message=refused)])
         log.error("archive refused a batch; writing its messages one by one", error=str(err).strip()[:300])
         total = WriteResult()
         for q in batch:
-            one = await self._write(writer, [q])
-            total.events_in += one.events_in
-            total.events_new += one.events_new
-            total.rejected += one.rejected
-            total.alarms += one.alarms
-            for table_id, gaps in one.gaps_opened.items():
-                total.gaps_opened.setdefault(table_id, []).extend(gaps)
-            for table_id, gaps in one.gaps_filled.items():
-                total.gaps_filled.setdefault(table_id, []).extend(gaps)
+            total.add(await self._write(writer, [q]))
         return total
 
     def _report(self, result: WriteResult) -> None:
@@ -386,21 +377,6 @@ class FloorService:
 # What the database raises for a message it cannot store (a value out of range, text it refuses), as opposed to
 # psycopg.OperationalError, a server lost; ValueError and OverflowError for a stamp the writer cannot file.
 _REFUSED_BY_DATABASE = (psycopg.DataError, psycopg.IntegrityError, ValueError, OverflowError)
-
-
-def _as_refused(q: Queued, err: BaseException) -> Rejected:
-    message = q.message
-    content = message.content if isinstance(message, Incoming | LinkIncoming) else {}
-    why = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
-    body = json.dumps(content, sort_keys=True, ensure_ascii=True).encode()
-    return Rejected(q.topic, body, f"the archive refused it: {why}")
-
-
-def _topic_table(prefix: str, topic: str) -> str | None:
-    """The table (or link) a topic under the prefix names, for the log."""
-    rest = topic[len(prefix) + 1 :] if topic.startswith(prefix + "/") else ""
-    parts = rest.split("/")
-    return parts[1] if parts[0] == "link" and len(parts) > 1 else (parts[0] or None)
 
 
 def _where(dsn: str) -> str:

@@ -57,16 +57,22 @@ class Client:
     def __init__(self, broker: Mosquitto, user: str, *topics: str) -> None:
         self.got: list[tuple[str, bytes, Any]] = []
         self.cond = threading.Condition()
-        self.client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"{user}-{uuid.uuid4().hex[:6]}", protocol=5)
+        self.client = paho.Client(
+            CallbackAPIVersion.VERSION2, client_id=f"{user}-{uuid.uuid4().hex[:6]}", protocol=paho.MQTTv5
+        )
         self.client.username_pw_set(user, f"pw-{user}")
         self.client.on_message = self._on_message
-        self.client.on_connect = lambda c, u, f, rc, p=None: [c.subscribe(t, qos=1) for t in topics]
+        self.client.on_connect = lambda c, u, f, rc, p=None: self._subscribe(topics)
         self.client.connect(broker.host, broker.port)
         self.client.loop_start()
 
+    def _subscribe(self, topics: tuple[str, ...]) -> None:
+        for topic in topics:
+            self.client.subscribe(topic, qos=1)
+
     def _on_message(self, client: paho.Client, userdata: Any, msg: paho.MQTTMessage) -> None:
         with self.cond:
-            self.got.append((msg.topic, msg.payload, msg.properties))
+            self.got.append((msg.topic, bytes(msg.payload), msg.properties))
             self.cond.notify_all()
 
     def request(self, as_table: str, body: dict[str, Any], reply_to: str) -> bytes:
