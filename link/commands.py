@@ -27,6 +27,7 @@ from floor.messages import unstorable
 from link.broker import Broker
 from link.config import LinkConfig, LinkRole, ProgressiveFigures
 from link.database import LinkDatabase
+from link.protocol import MAX_REQUEST_BYTES
 from link.records import LinkRefused
 from link.report import reconcile
 from link.store import LinkStore
@@ -117,6 +118,9 @@ class CommandDesk:
             await client.publish(f"{self.broker.base}/cmd/reply", reply.payload(), qos=1)
 
     async def _judge(self, topic_verb: str, payload: bytes) -> Reply:
+        if len(payload) > MAX_REQUEST_BYTES:
+            reason = f"{len(payload)} bytes, over the {MAX_REQUEST_BYTES} a command may have: not decoded"
+            return Reply(None, topic_verb, False, "malformed", reason)
         try:
             obj = loads(payload.decode("utf-8"))
             cmd = SupervisorCommand.model_validate(obj)

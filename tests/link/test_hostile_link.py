@@ -111,12 +111,14 @@ def test_bad_requests_and_commands_are_refused_and_the_link_serves_the_good_ones
             b"[" * 200_000,
             json.dumps({**unsigned, "args": {"note": "a\u0000b"}}).encode(),
             json.dumps({**unsigned, "command_id": uuid.uuid4().hex, "args": {"note": "\udc00"}}).encode(),
+            json.dumps({**unsigned, "args": {"note": "x" * 100_000}}).encode(),
         ]
         for junk in junk_commands:
             one.client.publish(f"{prefix}/link/mega/cmd/close_link", junk, qos=1)
         replies.wait_until(lambda got: len(got) >= len(junk_commands), 20, "a reply to every bad command")
         assert [m.json()["accepted"] for m in replies.messages] == [False] * len(junk_commands)
         assert all(m.json()["code"] == "malformed" for m in replies.messages), [m.json() for m in replies.messages]
+        assert any("bytes, over the 65536 a command may have" in m.json()["reason"] for m in replies.messages)
         # The controller is still up and serves the good requests after the bad ones.
         opened = command("open_link", {})
         one.client.publish(f"{prefix}/link/mega/cmd/open_link", opened, qos=1)
