@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -100,6 +101,14 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
+def _finite(text: str) -> float:
+    """A JSON number with a fraction or exponent; 1e400 would be infinity, which jsonb cannot store."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is beyond a floating-point number")
+    return value
+
+
 def unstorable(content: object) -> str | None:
     """Why PostgreSQL (text, jsonb, bigint) or a report could not take this decoded JSON, or None. Iterative, so a
     deep message cannot exhaust the stack."""
@@ -174,7 +183,7 @@ def _validate(
         )
         return Rejected(topic, payload[:KEPT_OF_OVERSIZED], reason)
     try:
-        content = json.loads(payload, parse_constant=_no_constant)
+        content = json.loads(payload, parse_constant=_no_constant, parse_float=_finite)
     except (UnicodeDecodeError, ValueError) as err:  # json.JSONDecodeError is a ValueError
         return Rejected(topic, payload, f"not JSON: {err}")
     except RecursionError:
