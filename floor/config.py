@@ -6,7 +6,6 @@ which the floor cannot reuse: it knows the chapters' rules models, and the floor
 
 from __future__ import annotations
 
-import base64
 import difflib
 import ipaddress
 import tomllib
@@ -19,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from controller.config.broker import BrokerAddress, parse_broker_address
 from controller.config.files import CONFIG_MAX_BYTES, SECRET_MAX_BYTES, FileRefused, read_bounded
-from controller.config.keys import decode_public_key
+from controller.config.keys import decode_public_key, public_key_b64
 from controller.core.spaces import first_line
 
 
@@ -114,19 +113,7 @@ TRUSTED_KEY_FIX = (
 def export_public_key(text: str) -> str:
     """A trusted export signer's public key, base64 or PEM, as the base64 of its raw 32 bytes (as .sig files name
     it); ValueError says what is wrong and how to get a right one."""
-    if "-----BEGIN" not in text:
-        return base64.b64encode(decode_public_key(text.strip(), TRUSTED_KEY_FIX).public_bytes_raw()).decode()
-    # Imported here, as controller.config.keys does: a config check need not load cryptography's PEM reader.
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-    from cryptography.hazmat.primitives.serialization import load_pem_public_key
-
-    try:
-        key = load_pem_public_key(text.strip().encode())
-    except ValueError:
-        raise ValueError(f"is not a PEM public key: {TRUSTED_KEY_FIX}") from None
-    if not isinstance(key, Ed25519PublicKey):
-        raise ValueError(f"is not an Ed25519 public key: {TRUSTED_KEY_FIX}")
-    return base64.b64encode(key.public_bytes_raw()).decode()
+    return public_key_b64(text, TRUSTED_KEY_FIX)
 
 
 class ExportSection(_Section):

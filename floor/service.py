@@ -30,6 +30,7 @@ from floor.messages import Incoming, LinkIncoming, Rejected, parse, refused_by_a
 from floor.schema import migrate
 from floor.sdnotify import Notifier
 from floor.tasks import ServiceTasks
+from floor.write_log import say_written
 
 log = structlog.get_logger("tablectl.floor")
 BACKOFF_MAX = 10.0
@@ -326,21 +327,7 @@ class FloorService:
     def _report(self, result: WriteResult) -> None:
         self.archived += result.events_new
         self.refused += result.rejected
-        for alarm in result.alarms:
-            log.error(
-                "integrity alarm: a seq or event id arrived again with other content",
-                kind=alarm.kind,
-                table_id=alarm.table_id,
-                seq=alarm.seq,
-                archived_event_id=alarm.archived_event_id,
-                received_event_id=alarm.received_event_id,
-                remedy="the table's journal was rolled back or replaced: compare it with the archive "
-                "(tablectl floor alarms) before play goes on",
-            )
-        for table_id, gaps in result.gaps_opened.items():
-            log.warning("seq gap", table_id=table_id, missing=[f"{a}-{b}" if a != b else str(a) for a, b in gaps])
-        for table_id, gaps in result.gaps_filled.items():
-            log.info("seq gap filled", table_id=table_id, filled=[f"{a}-{b}" for a, b in gaps])
+        say_written(result)
 
     # -- gaps that stay open (floor/gaps.py): said, never asked for (the floor holds no key) ------------------
 

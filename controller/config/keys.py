@@ -13,6 +13,8 @@ from controller.config.files import FileRefused, read_bounded
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+# ASCII whitespace only (controller.core.spaces is out of verify-software's reach: pyproject.toml's contracts).
+_ASCII_SPACE = " \t\n\r\f\v"
 SUPERVISOR_KEY_FIX = "paste the public key `tablectl command keygen` printed (base64 of the raw 32-byte Ed25519 key)"
 RELEASE_KEY_FIX = "paste the public key `tablectl release keygen` printed (base64 of the raw 32-byte Ed25519 key)"
 
@@ -32,6 +34,24 @@ def decode_public_key(text: str, fix: str = SUPERVISOR_KEY_FIX) -> Ed25519Public
         return Ed25519PublicKey.from_public_bytes(raw)
     except ValueError:
         raise ValueError(f"is not an Ed25519 public key: {fix}") from None
+
+
+def public_key_b64(text: str, fix: str) -> str:
+    """An Ed25519 public key given as base64 of its raw 32 bytes or as PEM, as the base64 of its raw 32 bytes;
+    ValueError says what is wrong, then `fix`."""
+    if "-----BEGIN" not in text:
+        return base64.b64encode(decode_public_key(text.strip(_ASCII_SPACE), fix).public_bytes_raw()).decode()
+    # Imported here, as above: a config check need not load cryptography's PEM reader.
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+    try:
+        key = load_pem_public_key(text.strip(_ASCII_SPACE).encode())
+    except ValueError:
+        raise ValueError(f"is not a PEM public key: {fix}") from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise ValueError(f"is not an Ed25519 public key: {fix}")
+    return base64.b64encode(key.public_bytes_raw()).decode()
 
 
 class PrivateKeyError(ValueError):

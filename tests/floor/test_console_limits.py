@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
 import subprocess
 from collections.abc import AsyncIterator
@@ -288,8 +289,12 @@ def _event(seq: int, type_: str, payload: dict[str, Any]) -> Incoming:
         }
     )
     m = parse(PREFIX, f"{PREFIX}/t1/event", e.model_dump_json().encode())
-    assert isinstance(m, Incoming)
-    return m
+    if isinstance(m, Incoming):
+        return m
+    # The floor's intake refuses such a payload now (floor/messages.py); the console must still survive one that
+    # reached the archive before that check, or that a later event type makes odd: built as intake would have.
+    content = e.model_dump(mode="json")
+    return Incoming("event", "t1", e, content, hashlib.sha256(json.dumps(content, sort_keys=True).encode()).digest())
 
 
 async def _frame(reader: aiohttp.StreamReader, name: str) -> Any:
