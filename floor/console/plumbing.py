@@ -82,6 +82,12 @@ def static_files() -> dict[str, bytes]:
     return out
 
 
+def static_response(static: dict[str, bytes], name: str) -> web.Response:
+    """One of the console's files (static_files()); revalidated at each load, so a new release is picked up."""
+    ctype = STATIC_TYPES[Path(name).suffix]
+    return web.Response(body=static[name], content_type=ctype, charset="utf-8", headers={"Cache-Control": "no-cache"})
+
+
 def origin(request: web.Request) -> str:
     return f"{request.scheme}://{request.host}"
 
