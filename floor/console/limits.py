@@ -1,4 +1,4 @@
-"""How often one client may try the console's doors, and how many live streams it holds (the clock is passed in;
+"""How often one client may try the console's doors, and how many live streams it holds (the clocks are passed in;
 docs/console.md, "Limits").
 
 Enrolling adds a row to console_keys and every refused log-in a row to console_audit: anyone who reaches the console
@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from floor.console.plumbing import http_error
 
-WINDOW = timedelta(minutes=1)
+# A rate is a count over a duration, and durations are the monotonic clock's (seconds, time.monotonic in the service):
+# the wall clocks step (the host's under NTP; the floor's, the database's, when it is read again or after a failover to
+# a server whose clock differs), and a step forward would free a flooding client at once, one backward hold an honest
+# one out for as long. The refusals' evidence (first and last seen) is on the floor's clock, as every audit row's `at`.
+Ticks = Callable[[], float]
+WINDOW_S = 60.0
 MAX_CLIENTS = 10_000  # addresses tracked at once; past it they share one count (a flood from many is still bounded)
 OTHERS = "(other addresses)"
 WRITE_EVERY = timedelta(seconds=1)  # a run's audit row is brought up to date at most this often while it goes on
@@ -28,27 +33,27 @@ WRITE_EVERY = timedelta(seconds=1)  # a run's audit row is brought up to date at
 class Attempts:
     def __init__(self, per_minute: int) -> None:
         self.limit = per_minute
-        self._seen: dict[str, deque[datetime]] = {}
+        self._seen: dict[str, deque[float]] = {}
 
-    def retry_after(self, client: str, now: datetime) -> int | None:
-        """Seconds until `client` may try again (at least 1), or None: it may now."""
+    def retry_after(self, client: str, now: float) -> int | None:
+        """Seconds until `client` may try again (at least 1), or None: it may now. `now` in ticks (monotonic s)."""
         seen = self._seen.get(self._key(client, now))
         if seen is None:
             return None
-        while seen and seen[0] <= now - WINDOW:
+        while seen and seen[0] <= now - WINDOW_S:
             seen.popleft()
         if len(seen) < self.limit:
             return None
-        return max(1, math.ceil((seen[0] + WINDOW - now).total_seconds()))
+        return max(1, math.ceil(seen[0] + WINDOW_S - now))
 
-    def count(self, client: str, now: datetime) -> None:
+    def count(self, client: str, now: float) -> None:
         seen = self._seen.setdefault(self._key(client, now), deque(maxlen=self.limit))
         seen.append(now)
 
-    def _key(self, client: str, now: datetime) -> str:
+    def _key(self, client: str, now: float) -> str:
         if client in self._seen or len(self._seen) < MAX_CLIENTS:
             return client
-        for c in [c for c, seen in self._seen.items() if not seen or seen[-1] <= now - WINDOW]:
+        for c in [c for c, seen in self._seen.items() if not seen or seen[-1] <= now - WINDOW_S]:
             del self._seen[c]
         return client if len(self._seen) < MAX_CLIENTS else OTHERS
 

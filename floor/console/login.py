@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -15,7 +16,7 @@ from pydantic import ValidationError
 
 from floor.config import KEY_ID, ConsoleKey, ConsoleSection
 from floor.console.auth import LoginRefused, Sessions
-from floor.console.limits import Attempts, Refusals
+from floor.console.limits import Attempts, Refusals, Ticks
 from floor.console.plumbing import COOKIE, check_csrf, http_error, json_body, origin, session_of
 from floor.console.records import ConsoleRecords, pending
 from floor.console.verbs import LINK_VERBS, ROLES, VERBS, allowed, link_allowed
@@ -25,12 +26,21 @@ log = structlog.get_logger("tablectl.console")
 
 class LoginDesk:
     def __init__(
-        self, console: ConsoleSection, sessions: Sessions, records: ConsoleRecords, clock: Callable[[], datetime]
+        self,
+        console: ConsoleSection,
+        sessions: Sessions,
+        records: ConsoleRecords,
+        clock: Callable[[], datetime],
+        ticks: Ticks = time.monotonic,
     ) -> None:
         self.console = console
         self.sessions = sessions
         self.records = records
+        # The console's clock (the floor's: the database's in the service) for what is a time: a challenge's and a
+        # session's end (the page shows `expires`, and measures on the floor's clock) and the refusals' evidence in
+        # the audit. `ticks` (monotonic) for what is a duration: the rate limit's minute (limits.py says why).
         self.clock = clock
+        self.ticks = ticks
         self.on_enrol: Callable[[str, str, str], None] | None = None  # the demo admits a key to its tables here
         self.attempts = Attempts(console.attempts_per_minute)
         self.refusals = Refusals()
@@ -69,7 +79,7 @@ class LoginDesk:
         [console] attempts_per_minute (its body not read), the refusal added to its run's audit row."""
         client = request.remote or "unknown"
         now = self.clock()
-        wait = self.attempts.retry_after(client, now)
+        wait = self.attempts.retry_after(client, self.ticks())
         if wait is None:
             ended = self.refusals.ended(client)
             if ended is not None and ended.count != ended.written_count:
@@ -107,7 +117,7 @@ class LoginDesk:
             ) from None
         approve = self.console.demo_approve_all
         most = self.console.max_pending_enrolments
-        self.attempts.count(client, self.clock())  # each may add a row: counted whatever comes of it
+        self.attempts.count(client, self.ticks())  # each may add a row: counted whatever comes of it
 
         def store(conn: psycopg.Connection[tuple[Any, ...]]) -> str:
             # One enrolment at a time (the count and the insert together): concurrent ones cannot pass the cap.
@@ -178,7 +188,7 @@ class LoginDesk:
         try:
             s = self.sessions.login(key, key_id, challenge, signature, origin(request), self.clock())
         except LoginRefused as err:
-            self.attempts.count(client, self.clock())
+            self.attempts.count(client, self.ticks())
             await self.records.audit(request, "login", "refused", key_id=key_id[:64], reason=str(err))
             raise http_error(403, str(err)) from None
         await self.records.audit(request, "login", "accepted", key_id=s.key_id, role=s.role)

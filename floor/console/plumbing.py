@@ -40,6 +40,9 @@ SECURITY_HEADERS = {
     "Cross-Origin-Resource-Policy": "same-origin",
     "Permissions-Policy": "camera=(), microphone=(), geolocation=(), usb=(), serial=()",
 }
+# What the console says it is: aiohttp would send `Python/3.x aiohttp/3.x`, versions a scanner on the gaming network
+# flags (and an attacker looks up). aiohttp sets its own only where a response has none (web_response.py).
+SERVER = "tablectl-console"
 STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -77,6 +80,12 @@ def static_files() -> dict[str, bytes]:
         if entry.is_file() and Path(entry.name).suffix in STATIC_TYPES:
             out[entry.name] = entry.read_bytes()
     return out
+
+
+def static_response(static: dict[str, bytes], name: str) -> web.Response:
+    """One of the console's files (static_files()); revalidated at each load, so a new release is picked up."""
+    ctype = STATIC_TYPES[Path(name).suffix]
+    return web.Response(body=static[name], content_type=ctype, charset="utf-8", headers={"Cache-Control": "no-cache"})
 
 
 def origin(request: web.Request) -> str:
@@ -161,10 +170,13 @@ def check_csrf(request: web.Request, s: Session) -> None:
 
 def security_headers(hsts: bool) -> Callable[[web.Request, web.StreamResponse], Awaitable[None]]:
     """The headers of SECURITY_HEADERS on every response the application prepares (pages, API answers, errors, 404s
-    and 405s of the router, the event stream), live data (/api/) never cached; HSTS once the console serves TLS."""
+    and 405s of the router, the event stream), live data (/api/) never cached; HSTS once the console serves TLS; a
+    Server header with no version. (aiohttp's own 400s for requests it cannot parse never reach the application:
+    docs/console.md, "Threat model".)"""
 
     async def headers(request: web.Request, response: web.StreamResponse) -> None:
         response.headers.update(SECURITY_HEADERS)
+        response.headers["Server"] = SERVER
         if request.path.startswith("/api/"):
             response.headers["Cache-Control"] = "no-store"
         if hsts:

@@ -9,6 +9,7 @@ command (clean session, a fresh client id): the archive's persistent session sta
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import ssl
 import uuid
@@ -17,6 +18,34 @@ from typing import Any
 import aiomqtt
 
 from floor.config import FloorConfig, read_secret
+
+# A table's reply is a few hundred bytes (its command_id, outcome, code, reason and rule); the broker delivers whatever
+# was published on cmd/reply, up to its own message limit (mosquitto's default: 256 MB). Past MAX_REPLY bytes the
+# audit keeps the reply's command_id, outcome, code and rule as short strings, its reason cut to MAX_REASON characters,
+# its first KEEP_HEAD bytes as text, and the evidence of the whole: its size and sha256.
+MAX_REPLY = 16 * 1024
+MAX_REASON = 1000
+KEEP_HEAD = 4096
+SHORT = 200  # characters of each of command_id, outcome, code and rule kept from an oversized reply
+
+
+def bounded_reply(payload: bytes, reply: dict[str, Any]) -> dict[str, Any]:
+    """The reply as the audit stores it and the browser is shown it: as published if within MAX_REPLY bytes, else
+    its gist and the evidence of what was cut (`cut`: bytes, sha256, the limit)."""
+    if len(payload) <= MAX_REPLY:
+        return reply
+    kept: dict[str, Any] = {k: str(reply[k])[:SHORT] for k in ("command_id", "outcome", "code", "rule") if k in reply}
+    if isinstance(reply.get("accepted"), bool):  # a link's answer has no outcome: the relay derives it from this
+        kept["accepted"] = reply["accepted"]
+    if "reason" in reply:
+        kept["reason"] = str(reply["reason"])[:MAX_REASON]
+    kept["cut"] = {
+        "bytes": len(payload),
+        "sha256": hashlib.sha256(payload).hexdigest(),
+        "limit_bytes": MAX_REPLY,
+        "head": payload[:KEEP_HEAD].decode("utf-8", "replace"),
+    }
+    return kept
 
 
 async def relay_command(
@@ -52,16 +81,14 @@ async def relay_command(
                 await client.subscribe(f"{base}/reply", qos=1)
                 await client.publish(f"{base}/{verb}", raw, qos=1)
                 async for message in client.messages:
+                    p = message.payload
+                    payload = bytes(p) if isinstance(p, bytes | bytearray) else str(p).encode()
                     try:
-                        reply = json.loads(
-                            bytes(message.payload)
-                            if isinstance(message.payload, bytes | bytearray)
-                            else str(message.payload)
-                        )
+                        reply = json.loads(payload)
                     except (TypeError, ValueError, RecursionError):  # not a reply: the table's comes with the id
                         continue
                     if isinstance(reply, dict) and reply.get("command_id") == envelope.get("command_id"):
-                        return reply
+                        return bounded_reply(payload, reply)
     except TimeoutError:
         return {
             "outcome": "no_reply",

@@ -13,9 +13,9 @@ import asyncio
 import contextlib
 import json
 import ssl
+import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -24,11 +24,10 @@ from aiohttp import web
 
 from floor.config import FloorConfig
 from floor.console.auth import Session, Sessions
-from floor.console.limits import Streams
+from floor.console.limits import Streams, Ticks
 from floor.console.login import LoginDesk
 from floor.console.plumbing import (
     MAX_BODY,
-    STATIC_TYPES,
     ProtocolLog,
     check_csrf,
     check_post,
@@ -39,6 +38,7 @@ from floor.console.plumbing import (
     session_of,
     sse_frame,
     static_files,
+    static_response,
     storable_json,
 )
 from floor.console.records import ConsoleRecords
@@ -64,7 +64,9 @@ def _now() -> datetime:
 
 
 class ConsoleServer:
-    def __init__(self, config: FloorConfig, clock: Callable[[], datetime] = _now) -> None:
+    def __init__(
+        self, config: FloorConfig, clock: Callable[[], datetime] = _now, ticks: Ticks = time.monotonic
+    ) -> None:
         self.config = config
         self.console = config.console
         self.clock = clock
@@ -77,7 +79,8 @@ class ConsoleServer:
         self.static = static_files()
         self.url = ""
         self.records = ConsoleRecords(config.database, self.console.supervisors)
-        self.login = LoginDesk(self.console, self.sessions, self.records, clock)
+        # Read through self: the service puts the console on the database's clock after building it (floor/dbclock.py).
+        self.login = LoginDesk(self.console, self.sessions, self.records, lambda: self.clock(), ticks)
         # What every browser was last sent (as JSON text) of each tile, alert group and link panel: an update
         # carries only what differs. Kept while no browser listens too, so a page that connects later (and gets the
         # whole floor first) is in step with the others.
@@ -264,18 +267,13 @@ class ConsoleServer:
     # -- pages ---------------------------------------------------------------------------------------------------
 
     async def index(self, request: web.Request) -> web.Response:
-        return self._file("index.html")
+        return static_response(self.static, "index.html")
 
     async def static_file(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
         if name not in self.static or name == "index.html":
             raise http_error(404, f"no file {name!r} in the console")
-        return self._file(name)
-
-    def _file(self, name: str) -> web.Response:
-        body = self.static[name]
-        ctype = STATIC_TYPES[Path(name).suffix]
-        return web.Response(body=body, content_type=ctype, charset="utf-8", headers={"Cache-Control": "no-cache"})
+        return static_response(self.static, name)
 
     # -- the floor -----------------------------------------------------------------------------------------------
 
@@ -295,9 +293,8 @@ class ConsoleServer:
     async def round(self, request: web.Request) -> web.Response:
         self._session(request)
         round_id = request.match_info["round_id"]
-        if "\x00" in round_id:  # %00 in the path: PostgreSQL's text holds no NUL, so no archived round has one
-            raise http_error(404, f"round {round_id!r} is not in the archive")
-        story = await self.records.run(lambda c: recall_round(c, round_id))
+        # %00 in the path: PostgreSQL's text holds no NUL, so no archived round has one (and the query would fail).
+        story = None if "\x00" in round_id else await self.records.run(lambda c: recall_round(c, round_id))
         if story is None:
             raise http_error(404, f"round {round_id!r} is not in the archive")
         return web.json_response(story.to_json())

@@ -48,6 +48,10 @@ class Clock:
     def __call__(self) -> datetime:
         return self.now
 
+    def ticks(self) -> float:
+        """The monotonic clock the rate limit runs on, stepped with the wall clock here."""
+        return (self.now - datetime(2026, 1, 1, tzinfo=UTC)).total_seconds()
+
 
 @dataclass
 class Served:
@@ -107,7 +111,7 @@ async def _served(dsn: str, tmp: Path, broker: str, limits: str) -> AsyncIterato
     with connect(config.database) as conn:
         migrate(conn)
     clock = Clock()
-    server = ConsoleServer(config, clock)
+    server = ConsoleServer(config, clock, clock.ticks)
     client = TestClient(TestServer(server.app(), **server.server_options()))
     await client.start_server()
     try:

@@ -5,24 +5,62 @@ import { $, heard, state } from "./page.js";
 import { appendLine, renderNow } from "./table.js";
 
 let source = null;
+let retry = null; // while a refused stream waits to try again: its timer and countdown
+
+function show(text, up, why) {
+  $("conn").textContent = text;
+  $("conn").className = up ? "conn up" : "conn down";
+  $("conn-why").textContent = why || "";
+  $("conn-why").hidden = !why;
+}
+
+function stopRetry() {
+  if (retry) { clearTimeout(retry.timer); clearInterval(retry.tick); }
+  retry = null;
+}
 
 export function disconnect() {
   if (source) source.close();
   source = null;
-  $("conn").textContent = "not connected";
-  $("conn").className = "conn down";
+  stopRetry();
+  show("not connected", false);
+}
+
+// An EventSource whose request is refused (not 200: a 429 past [console] streams_per_session or max_streams, a 401
+// once the session ended) closes for good and its error event says nothing of why. So the page asks the same URL
+// once with fetch, which sees the status, the server's reason and its Retry-After; shows them; and tries again then
+// (docs/console.md, "Limits"). Were the stream allowed by then, the fetch is cut at once and the EventSource reopens.
+async function refused(onBye) {
+  const ctl = new AbortController();
+  let r = null;
+  try { r = await fetch("/api/stream", { credentials: "same-origin", signal: ctl.signal }); } catch { r = null; }
+  if (r && r.status === 401) { disconnect(); onBye(); return; }
+  if (r && r.ok) ctl.abort();
+  const data = r && !r.ok ? await r.json().catch(() => ({})) : {};
+  const why = !r ? "the console cannot be reached" : r.ok ? "" : `${data.error || "HTTP " + r.status} (HTTP ${r.status})`;
+  const wait = Math.max(1, Number.parseInt((r && r.headers.get("Retry-After")) || "", 10) || (r && r.ok ? 1 : 15));
+  const until = Date.now() + wait * 1000;
+  const tick = () => show(`not live: trying again in ${Math.max(0, Math.ceil((until - Date.now()) / 1000))} s`, false,
+    why ? `The live stream was refused: ${why}` : "");
+  stopRetry();
+  tick();
+  retry = { timer: setTimeout(() => { stopRetry(); connect(onBye); }, wait * 1000), tick: setInterval(tick, 1000) };
 }
 
 // onBye: what to do when the server ends the session (session.js asks it again), passed in so that this module
 // need not import the one that imports it.
 export function connect(onBye) {
-  if (source) return;
-  source = new EventSource("/api/stream");
-  source.onopen = () => { $("conn").textContent = "live"; $("conn").className = "conn up"; };
-  source.onerror = () => { $("conn").textContent = "reconnecting"; $("conn").className = "conn down"; };
+  if (source || retry) return;
+  const es = new EventSource("/api/stream");
+  source = es;
+  es.onopen = () => show("live", true);
+  es.onerror = () => {
+    if (es.readyState !== EventSource.CLOSED) { show("reconnecting", false); return; }
+    if (source === es) { source = null; refused(onBye); }
+  };
   // The whole floor once, at connection; then each update carries only the tiles, alert groups and link panels
   // that changed, and the page patches those in place (docs/console.md, "Updates").
-  source.addEventListener("floor", (m) => {
+  es.addEventListener("floor", (m) => {
     const f = JSON.parse(m.data);
     heard(f.now);
     state.tiles = new Map(f.tiles.map((t) => [t.table_id, t]));
@@ -36,7 +74,7 @@ export function connect(onBye) {
     renderAlerts();
     renderLinks();
   });
-  source.addEventListener("update", (m) => {
+  es.addEventListener("update", (m) => {
     const u = JSON.parse(m.data);
     heard(u.now);
     for (const t of u.tiles) { state.tiles.set(t.table_id, t); patchTile(t); }
@@ -51,6 +89,6 @@ export function connect(onBye) {
       if (t && u.tiles.some((x) => x.table_id === state.open)) renderNow(t);
     }
   });
-  source.addEventListener("heartbeat", (m) => heard(JSON.parse(m.data).now));
-  source.addEventListener("bye", () => { disconnect(); onBye(); });
+  es.addEventListener("heartbeat", (m) => heard(JSON.parse(m.data).now));
+  es.addEventListener("bye", () => { disconnect(); onBye(); });
 }
