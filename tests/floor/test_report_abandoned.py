@@ -23,7 +23,7 @@ from floor.report.figures import Scope, gather
 from floor.report.html import to_html
 from tests.engine.conftest import PureTable, decide_all
 from tests.engine.mississippi_table import make
-from tests.floor.test_archive import msg, writer
+from tests.floor.archiving import msg, writer
 
 pytestmark = pytest.mark.floor
 DAY = date(2026, 11, 21)
