@@ -18,11 +18,12 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from controller.core.money import Odds
+from controller.games.three_card_prime.rules import ThreeCardPrimeRules
 from controller.people.actions import ActionError, parse_actions
 from drivers.sim.faults import Trigger
 from floor.config import FloorConfigError, parse_floor_config
 from tests.floor.unicode_spaces import UNICODE_SPACES
-from tests.games.three_card_prime_rules import rules
+from tests.games.submitted_rules import CONFIGS, submitted_rules
 from tests.mqtt.foreign_digits import ZEROS, foreign
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,7 +92,7 @@ def test_odds_pass_exactly_when_their_spaces_are_ascii(
     with pytest.raises(ValueError, match=r"is not payout odds: write e\.g\. '500 to 1'"):
         Odds.parse(text)
     with pytest.raises(ValidationError) as err:
-        rules(ante_odds=text)
+        submitted_rules(ThreeCardPrimeRules, CONFIGS / "three-card-prime.toml", ante_odds=text)
     assert "ante_odds" in str(err.value) and "is not payout odds: write e.g. '500 to 1'" in str(err.value)
 
 

@@ -15,9 +15,18 @@ from controller.core.settlement import Settled, SettlementError
 from controller.games.three_card_prime.record import ThreeCardPrimeRound
 from controller.games.three_card_prime.rules import ThreeCardPrimeRules
 from controller.games.three_card_prime.settle import settle, settle_round
-from tests.games.three_card_prime_rules import CONFIG, game, rules
+from tests.games.submitted_rules import submitted_game, submitted_rules
 
 ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "configs" / "three-card-prime.toml"
+
+
+def game() -> dict[str, Any]:
+    return submitted_game(CONFIG)
+
+
+def rules(**kw: Any) -> ThreeCardPrimeRules:
+    return submitted_rules(ThreeCardPrimeRules, CONFIG, **kw)
 
 
 def record(dealer: str, seats: list[dict[str, Any]], **kw: Any) -> ThreeCardPrimeRound:
