@@ -94,6 +94,17 @@ class WriteResult:
     gaps_filled: dict[str, list[Range]] = field(default_factory=dict)
     rejected: int = 0
 
+    def add(self, other: WriteResult) -> None:
+        """Another transaction's result, as one (a batch written message by message, floor/service.py)."""
+        self.events_in += other.events_in
+        self.events_new += other.events_new
+        self.rejected += other.rejected
+        self.alarms += other.alarms
+        for table_id, gaps in other.gaps_opened.items():
+            self.gaps_opened.setdefault(table_id, []).extend(gaps)
+        for table_id, gaps in other.gaps_filled.items():
+            self.gaps_filled.setdefault(table_id, []).extend(gaps)
+
     @property
     def duplicates(self) -> int:
         return self.events_in - self.events_new - len(self.alarms)
@@ -164,23 +175,35 @@ class ArchiveWriter:
         """Archive the batch in one transaction; the in-memory state moves on only once it committed."""
         result = WriteResult()
         events: dict[str, tuple[Incoming, TableEvent]] = {}
+        # An id delivered twice in one batch with another body: written after the first, so it meets the first's
+        # key and raises its alarm as it would in the next batch (kept aside, it would vanish without one).
+        again: dict[tuple[str, bytes], tuple[Incoming, TableEvent]] = {}
         for m in batch:
             if isinstance(m, Incoming) and isinstance(m.model, TableEvent):
-                events.setdefault(m.model.event_id, (m, m.model))
-        result.events_in = len(events)
+                first = events.setdefault(m.model.event_id, (m, m.model))
+                if first[0].digest != m.digest:
+                    again.setdefault((m.model.event_id, m.digest), (m, m.model))
+        result.events_in = len(events) + len(again)
         rows = [_event_row(m, e, self.gd) for m, e in events.values()]
+        rows_again = [_event_row(m, e, self.gd) for m, e in again.values()]
         if self.clock.due:
             await self.clock.sync(self.conn)
         now = self.clock.stamp()
         seqs, live = self._next_state(batch, [e for _, e in events.values()], now)
         links = [m for m in batch if isinstance(m, LinkIncoming)]
-        async with self.conn.transaction():
-            await self._ensure_partitions({r[0] for r in rows})
-            if rows:
-                await self._write_events(rows, result)
-            await self._write_retained(batch, result)
-            await self._write_tables(seqs, live, result)
-            await self._write_link_events(links)
+        known = set(self._days)
+        try:
+            async with self.conn.transaction():
+                await self._ensure_partitions({r[0] for r in rows + rows_again})
+                for part in (rows, rows_again):
+                    if part:
+                        await self._write_events(part, result)
+                await self._write_retained(batch, result)
+                await self._write_tables(seqs, live, result)
+                await self._write_link_events(links)
+        except BaseException:
+            self._days = known  # a partition made in the rolled-back transaction is gone with it
+            raise
         self.state.seqs.update(seqs)
         self.state.live.update(live)
         for m in links:
@@ -236,9 +259,9 @@ class ArchiveWriter:
                 for row in rows:
                     await copy_.write_row(row)
             await cur.execute(_INSERT)
-            result.events_new = max(cur.rowcount, 0)
+            result.events_new += max(cur.rowcount, 0)
             await cur.execute(_ALARMS)
-            result.alarms = [Alarm(*r) for r in await cur.fetchall()]
+            result.alarms += [Alarm(*r) for r in await cur.fetchall()]
             await cur.execute("TRUNCATE staging_events")
 
     async def _write_retained(self, batch: Sequence[Incoming | LinkIncoming | Rejected], result: WriteResult) -> None:

@@ -153,6 +153,10 @@ class ExportSection(_Section):
 class IngestSection(_Section):
     batch_max: int = Field(5000, ge=1, le=30_000)
     flush_ms: int = Field(20, ge=1, le=10_000)
+    # The tables the floor archives; empty: every table under the prefix (the broker's ACL decides who publishes
+    # there). Listed, a message of any other table is refused and counted, so a stray or forged publisher on a broker
+    # with a loose ACL adds no table to the floor's status, console and reports.
+    tables: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]+$")]] = Field(default_factory=list)
 
 
 class GapsSection(_Section):

@@ -25,10 +25,17 @@ from floor.seqtrack import Range
 MAX_SEQS = 10_000
 
 
+# At most this many commands are offered for one gap. A single event with a seq near 2**63 (a table's bug, or a
+# publisher the ACL let in) opens a gap of that width: spelt out whole it was some 10**15 lines, which the service
+# built in memory when the gap went stale. A gap wider than this is more likely a wrong seq than lost events.
+MAX_COMMANDS = 100
+
+
 def chunks(gap: Range) -> list[Range]:
-    """A gap as commands of at most MAX_SEQS seqs, lowest first."""
+    """A gap as commands of at most MAX_SEQS seqs, lowest first; the first MAX_COMMANDS of them."""
     first, last = gap
-    return [(a, min(a + MAX_SEQS - 1, last)) for a in range(first, last + 1, MAX_SEQS)]
+    last_asked = min(last, first + MAX_SEQS * MAX_COMMANDS - 1)
+    return [(a, min(a + MAX_SEQS - 1, last_asked)) for a in range(first, last_asked + 1, MAX_SEQS)]
 
 
 def resend_command(table_id: str, gap: Range, broker: str, prefix: str) -> list[str]:
@@ -38,6 +45,17 @@ def resend_command(table_id: str, gap: Range, broker: str, prefix: str) -> list[
         f"tablectl command send --key KEY.pem --key-id KEY_ID --broker {broker} --prefix {prefix} --table {table_id} "
         f"resend from_seq={first} to_seq={last}"
         for first, last in chunks(gap)
+    ] + _beyond(gap)
+
+
+def _beyond(gap: Range) -> list[str]:
+    first, last = gap
+    more = last - first + 1 - MAX_SEQS * MAX_COMMANDS
+    if more <= 0:
+        return []
+    return [
+        f"# and {more} more seq(s) up to {last}: a gap this wide is more likely a wrong seq than lost events; "
+        "compare the table's journal (tablectl journal) before resending"
     ]
 
 

@@ -71,8 +71,10 @@ class TableLive:
     def apply_event(self, e: TableEvent) -> None:
         if e.seq > self.last_seq:
             self.last_seq, self.last_event_at = e.seq, e.ts
-        elif e.seq < self.last_seq:
-            return  # an old event arriving late (a replay) says nothing about the table now
+        elif e.seq <= self.last_seq:
+            # An old event arriving late (a replay) says nothing about the table now; the last one delivered again
+            # (at least once) must not count its round twice.
+            return
         phase = PHASE_AFTER.get(e.type)
         if phase is not None and phase != self.round_phase:
             self.round_phase, self.round_phase_since = phase, e.ts

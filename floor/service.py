@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import aiomqtt
 import psycopg
@@ -26,7 +26,7 @@ from floor.config import FloorConfig, read_secret
 from floor.console.server import ConsoleServer
 from floor.db import async_connect, connect
 from floor.gaps import StaleWatch, open_gaps, resend_command
-from floor.messages import Incoming, LinkIncoming, Rejected, parse, subscriptions
+from floor.messages import Incoming, LinkIncoming, Rejected, parse, refused_by_archive, subscriptions, topic_owner
 from floor.schema import migrate
 from floor.sdnotify import Notifier
 from floor.tasks import ServiceTasks
@@ -42,6 +42,7 @@ WRITER = "floor-writer"
 @dataclass(frozen=True, slots=True)
 class Queued:
     message: Incoming | LinkIncoming | Rejected
+    topic: str
     generation: int  # which broker connection delivered it: a mid means nothing on another
     mid: int
     qos: int
@@ -57,6 +58,8 @@ class FloorService:
         self.mqtt_up = False
         self.db_up = False
         self.archived = 0
+        self.unarchived: set[int] = set()  # ids of the messages of the batch at hand the database refused
+        self.refused = 0  # messages refused this run (rejected_messages keeps them; `floor status` counts them all)
         self.stale_gaps = 0
         self.stopping = asyncio.Event()
         self.failure: BaseException | None = None
@@ -180,6 +183,7 @@ class FloorService:
     async def _listen(self) -> None:
         delay = 0.5
         prefix = self.config.mqtt.prefix
+        tables = frozenset(self.config.ingest.tables)
         while True:
             try:
                 client = self._client()
@@ -189,13 +193,22 @@ class FloorService:
                     await client.subscribe([(topic, 1) for topic in subscriptions(prefix)])
                     log.info("subscribed to the tables", broker=self.config.mqtt.broker, prefix=prefix)
                     async for message in client.messages:
-                        parsed = parse(prefix, str(message.topic), bytes(message.payload))
+                        parsed = parse(prefix, str(message.topic), bytes(message.payload), tables)
                         if parsed is None:
                             self._ack(self.generation, message.mid, message.qos)
                             continue
                         if isinstance(parsed, Rejected):
-                            log.warning("message refused", topic=parsed.topic, reason=parsed.reason)
-                        self.queue.put_nowait(Queued(parsed, self.generation, message.mid, message.qos))
+                            log.warning(
+                                "message refused",
+                                topic=parsed.topic,
+                                table_id=topic_owner(prefix, parsed.topic),
+                                reason=parsed.reason,
+                                bytes=len(message.payload) if isinstance(message.payload, bytes | bytearray) else 0,
+                                remedy="fix the publisher; the message is kept in rejected_messages",
+                            )
+                        self.queue.put_nowait(
+                            Queued(parsed, str(message.topic), self.generation, message.mid, message.qos)
+                        )
             except aiomqtt.MqttError as err:
                 self.mqtt_up = False
                 log.error("broker connection lost; reconnecting", error=str(err), retry_in_s=delay)
@@ -245,6 +258,7 @@ class FloorService:
             batch = await self._next_batch()
             if batch is None:
                 return
+            self.unarchived.clear()
             result = await self._write(writer, batch)
             for q in batch:
                 self._ack(q.generation, q.mid, q.qos)
@@ -252,7 +266,11 @@ class FloorService:
             if self.console is not None:
                 try:
                     self.console.archived(
-                        [q.message for q in batch if not isinstance(q.message, Rejected)],
+                        [
+                            q.message
+                            for q in batch
+                            if not isinstance(q.message, Rejected) and id(q.message) not in self.unarchived
+                        ],
                         writer.state.live,
                         writer.state.links,
                     )
@@ -267,6 +285,10 @@ class FloorService:
                     result = await writer.write([q.message for q in batch])  # stamped by the database's clock
                 self.db_up = True
                 return result
+            except _REFUSED_BY_DATABASE as err:
+                # Not the server's fault but a message's (one the checks in floor/messages.py let by): retried whole
+                # it would fail at every redelivery and stall the archive behind it.
+                return await self._write_apart(writer, batch, err)
             except psycopg.OperationalError as err:
                 self.db_up = False
                 log.error("archive write failed; retrying the batch", error=str(err).strip(), retry_in_s=delay)
@@ -276,8 +298,34 @@ class FloorService:
                     await writer.conn.close()
                 writer.use(await self._connect_db())
 
+    async def _write_apart(self, writer: ArchiveWriter, batch: list[Queued], err: BaseException) -> WriteResult:
+        """Each message of a batch the database refused in a transaction of its own; one refused alone is kept in
+        rejected_messages with the database's reason instead, so the good ones around it are archived."""
+        if len(batch) == 1:
+            q = batch[0]
+            if isinstance(q.message, Rejected):  # not even its refusal can be stored: said here, at least
+                log.error("a refused message could not be kept", topic=q.topic, error=str(err).strip()[:300])
+                return WriteResult(rejected=1)
+            refused = refused_by_archive(q.topic, q.message, err)
+            self.unarchived.add(id(q.message))  # not for the console's tiles either
+            log.warning(
+                "message refused by the archive",
+                topic=q.topic,
+                table_id=topic_owner(self.config.mqtt.prefix, q.topic),
+                reason=refused.reason,
+            )
+            return await self._write(writer, [replace(q, message=refused)])
+        # In halves, each again in halves if refused: one bad message among 5,000 costs some 26 transactions, not
+        # 5,000 (each a synchronous commit), and the order of the rest is kept.
+        log.error("archive refused a batch; writing it in halves", messages=len(batch), error=str(err).strip()[:300])
+        total = WriteResult()
+        for half in (batch[: len(batch) // 2], batch[len(batch) // 2 :]):
+            total.add(await self._write(writer, half))
+        return total
+
     def _report(self, result: WriteResult) -> None:
         self.archived += result.events_new
+        self.refused += result.rejected
         for alarm in result.alarms:
             log.error(
                 "integrity alarm: a seq or event id arrived again with other content",
@@ -330,7 +378,8 @@ class FloorService:
 
     def _status(self) -> str:
         stale = f"; {self.stale_gaps} stale seq gap(s): tablectl floor gaps" if self.stale_gaps else ""
-        return f"archiving: {self.archived} events this run{stale}"
+        refused = f"; {self.refused} message(s) refused: tablectl floor status" if self.refused else ""
+        return f"archiving: {self.archived} events this run{stale}{refused}"
 
     async def _watchdog(self) -> None:
         interval = self.notifier.watchdog_interval
@@ -344,6 +393,11 @@ class FloorService:
             elif self.db_up and self.mqtt_up:
                 self.notifier.send(WATCHDOG=1, STATUS=self._status())
             await asyncio.sleep(interval)
+
+
+# What the database raises for a message it cannot store (a value out of range, text it refuses), as opposed to
+# psycopg.OperationalError, a server lost; ValueError and OverflowError for a stamp the writer cannot file.
+_REFUSED_BY_DATABASE = (psycopg.DataError, psycopg.IntegrityError, ValueError, OverflowError)
 
 
 def _where(dsn: str) -> str:

@@ -32,9 +32,28 @@ def _now(conn: Conn) -> datetime:
     return row[0] if row else datetime.now(UTC)
 
 
+REFUSED_SHOWN = 5
+
+
+def refused_text(conn: Conn) -> list[str]:
+    """The messages the floor refused (floor/messages.py) and kept in rejected_messages: how many, and the latest
+    few with their topic and why, so a table or client publishing junk is seen, not only logged."""
+    row = conn.execute("SELECT count(*) FROM rejected_messages").fetchone()
+    total = int(row[0]) if row else 0
+    if not total:
+        return []
+    latest = conn.execute(
+        "SELECT received_at, topic, reason FROM rejected_messages ORDER BY id DESC LIMIT %s", (REFUSED_SHOWN,)
+    ).fetchall()
+    out = [f"{total} message(s) refused (not archived; kept in rejected_messages), latest:"]
+    out += [f"  {at:%Y-%m-%d %H:%M:%S} {topic}: {reason[:200]}" for at, topic, reason in latest]
+    return out
+
+
 def status_text(tables: list[TableLive], conn: Conn, grace_s: float) -> str:
+    refused = refused_text(conn)
     if not tables:
-        return "no table has been heard from yet"
+        return "\n".join(["no table has been heard from yet", *refused])
     now = _now(conn)
     stale = {(g.table_id, g.first_seq): g for g in open_gaps(tables, now, grace_s) if g.stale}
     out = [f"{'table':<20} {'state':<8} {'game':<6} {'phase':<10} {'in phase':>9} {'round':<24} alerts"]
@@ -51,7 +70,7 @@ def status_text(tables: list[TableLive], conn: Conn, grace_s: float) -> str:
             f"{t.table_id:<20} {t.state:<8} {t.chapter or '-':<6} {t.phase:<10} {_since(t.phase_since, now):>9} "
             f"{t.round_id or '-':<24} {'; '.join(alerts) or 'ok'}"
         )
-    return "\n".join(out)
+    return "\n".join([*out, *refused])
 
 
 def alarms_text(conn: Conn) -> tuple[str, int]:

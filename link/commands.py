@@ -23,9 +23,11 @@ from controller.mqtt.contract import SupervisorCommand
 from controller.progressive.parameters import LEVEL_PATTERN, ParameterError
 from controller.release.installed import SoftwareCheck
 from controller.supervisor.envelope import loads, signature_problem
+from floor.messages import unstorable
 from link.broker import Broker
 from link.config import LinkConfig, LinkRole, ProgressiveFigures
 from link.database import LinkDatabase
+from link.protocol import MAX_REQUEST_BYTES
 from link.records import LinkRefused
 from link.report import reconcile
 from link.store import LinkStore
@@ -116,11 +118,21 @@ class CommandDesk:
             await client.publish(f"{self.broker.base}/cmd/reply", reply.payload(), qos=1)
 
     async def _judge(self, topic_verb: str, payload: bytes) -> Reply:
+        if len(payload) > MAX_REQUEST_BYTES:
+            reason = f"{len(payload)} bytes, over the {MAX_REQUEST_BYTES} a command may have: not decoded"
+            return Reply(None, topic_verb, False, "malformed", reason)
         try:
             obj = loads(payload.decode("utf-8"))
             cmd = SupervisorCommand.model_validate(obj)
         except (ValueError, UnicodeDecodeError) as err:
             return Reply(None, topic_verb, False, "malformed", f"not a signed command envelope: {str(err)[:200]}")
+        except RecursionError:
+            return Reply(None, topic_verb, False, "malformed", "not a signed command envelope: nested too deep")
+        # Journaled before its signature is judged (a replay is refused by id and nonce): what PostgreSQL cannot
+        # store (a NUL, a lone surrogate, a number past 64 bits) is refused here, or its insert would fail.
+        bad = unstorable(obj)
+        if bad:
+            return Reply(None, topic_verb, False, "malformed", f"not a command the link can journal: {bad}")
         refused = self._refusal(obj, cmd, topic_verb)
         role = self.keys[cmd.key_id][0] if cmd.key_id in self.keys else None
         db = self.db

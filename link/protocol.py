@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from controller.progressive.parameters import LEVEL_PATTERN
 
 RULE_CITE = "605a.8 (not available; NY 9 NYCRR 5321.18 as the stand-in)"
+MAX_REQUEST_BYTES = 64 * 1024  # 500 contributions are some 30 KB; a request over this is refused unread
 MAX_CONTRIBUTIONS = 500  # per request: one lock-out of a seven-seat table has at most 7 x its progressive spots
 
 
@@ -65,6 +66,17 @@ class LinkRequest(_Message):
     contributions: list[ContributionIn] = Field(default_factory=list, max_length=MAX_CONTRIBUTIONS)
     claim: ClaimIn | None = None
     paid: PaidIn | None = None
+
+    @model_validator(mode="after")
+    def _one_row_per_spot(self) -> LinkRequest:
+        """The link keys a contribution by table, round, seat and wager: two rows of one key in a request (with
+        different cents, which would the meters take?) is not a lock-out a table makes."""
+        seen: set[tuple[int, str]] = set()
+        for c in self.contributions:
+            if (c.seat, c.wager) in seen:
+                raise ValueError(f"seat {c.seat} twice for {c.wager}: one lock-out has one wager per seat and spot")
+            seen.add((c.seat, c.wager))
+        return self
 
 
 class HitOut(_Message):

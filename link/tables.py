@@ -12,14 +12,16 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+import psycopg
 import structlog
 from pydantic import ValidationError
 
 from controller.progressive.parameters import ParameterError
+from floor.messages import unstorable
 from link.broker import Broker
 from link.config import LinkConfig
 from link.database import DatabaseDown, LinkDatabase
-from link.protocol import HitOut, LinkRequest, LinkResponse
+from link.protocol import MAX_REQUEST_BYTES, HitOut, LinkRequest, LinkResponse
 from link.records import Contribution, Hit, LinkRefused
 
 log = structlog.get_logger("tablectl.link")
@@ -49,8 +51,25 @@ class TableDesk:
         """A table's request: refused at once if malformed or from a table not on the link; a contribution queued
         for the next commit; a heartbeat answered here; a claim or a paid report handed back for the service to run
         as a supervised task of its own (floor/tasks.py)."""
+        # The link answers a table on its own response topic only: a ResponseTopic pointing elsewhere (another
+        # table's answers, the link's own topics, a wildcard) would have the link publish there with its rights.
+        expected = f"{self.broker.base}/response/{table_id}"
+        wrong_topic = reply_to != expected
+        if wrong_topic:
+            log.warning(
+                "a request's response topic refused", table_id=table_id, response_topic=reply_to, expected=expected
+            )
+            reply_to = expected
         try:
-            request = LinkRequest.model_validate_json(payload)
+            if wrong_topic:
+                raise LinkRefused(f"the response topic must be {expected}, the requesting table's own")
+            if len(payload) > MAX_REQUEST_BYTES:
+                raise LinkRefused(f"request of {len(payload)} bytes, over the {MAX_REQUEST_BYTES} a request may have")
+            # Strict: a table sends numbers as numbers; "500", 500.0 or true for cents is refused, not coerced.
+            request = LinkRequest.model_validate_json(payload, strict=True)
+            bad = unstorable(request.model_dump())
+            if bad:
+                raise LinkRefused(f"request: {bad}")
             pending = Pending(table_id, request, reply_to, correlation)
             if self.config.table(table_id) is None:
                 raise LinkRefused(
@@ -116,7 +135,7 @@ class TableDesk:
             result = await self.db.call(lambda s: s.contribute(rows), write=True)
         except DatabaseDown:
             return  # unacknowledged: the tables resend after reconnecting
-        except (ParameterError, LinkRefused) as err:
+        except (ParameterError, LinkRefused, psycopg.DataError) as err:
             if len(batch) > 1:
                 for p in batch:  # one table's bad wager must not hold the others' contributions back
                     await self._commit([p])
@@ -124,7 +143,7 @@ class TableDesk:
             await self.broker.answer(
                 batch[0].reply_to,
                 batch[0].correlation,
-                LinkResponse(ok=False, kind="contribute", error=str(err), status=self.db.status()),
+                LinkResponse(ok=False, kind="contribute", error=_said(err), status=self.db.status()),
             )
             return
         self.db.display = result.display
@@ -167,8 +186,8 @@ class TableDesk:
             )
         except DatabaseDown:
             return
-        except (LinkRefused, ParameterError) as err:
-            await self._refuse(p, "claim", str(err))
+        except (LinkRefused, ParameterError, psycopg.DataError) as err:
+            await self._refuse(p, "claim", _said(err))
             return
         if new:
             log.info(
@@ -195,8 +214,8 @@ class TableDesk:
             )
         except DatabaseDown:
             return
-        except LinkRefused as err:
-            await self._refuse(p, "paid", str(err))
+        except (LinkRefused, psycopg.DataError) as err:
+            await self._refuse(p, "paid", _said(err))
             return
         if new:
             log.info("jackpot paid at its table", table_id=hit.table_id, level=hit.level, amount_cents=hit.amount_cents)
@@ -223,6 +242,14 @@ def hit_out(config: LinkConfig, hit: Hit) -> HitOut:
         meter_before_cents=hit.meter_before_cents,
         validated_by=hit.validated_by,
     )
+
+
+def _said(err: Exception) -> str:
+    """A refusal's reason; the database's own words for what it would not store (the checks in take() let by)."""
+    if isinstance(err, psycopg.DataError):
+        log.error("the database refused a table's request", error=str(err).strip()[:300])
+        return f"the link's database refused it: {str(err).strip().splitlines()[0][:200]}"
+    return str(err)
 
 
 def _first(err: ValidationError) -> str:
