@@ -1,6 +1,6 @@
 """The floor's archive writer on a migrated database, and a table's message as the floor receives it: the archive's
-tests use them (tests/floor/test_archive.py), and so does the report's test that archives the real engine's events
-(test_report_abandoned.py). Shared here, so that neither test module imports the other."""
+tests use them (tests/floor/test_archive.py), and so do the report's tests that archive events and run its SQL
+(test_report_abandoned.py, test_report_shapes.py). Shared here, so that no test module imports another."""
 
 from __future__ import annotations
 
