@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.config.errors import ConfigError
-from controller.config.table import CommandSettings, Supervisor, TableConfig, parse_config
 from controller.engine.inputs import (
     AcknowledgeTilt,
     ClearTilt,
@@ -38,23 +37,12 @@ from controller.supervisor.gate import MAX_DEPTH, MAX_PAYLOAD_BYTES, Accepted, C
 from controller.supervisor.replay import ReplayStore, ReplayStoreError
 from controller.supervisor.verbs import ROLE_VERBS, VERBS
 from tests.commands.conftest import Key
-
-NOW = datetime(2026, 11, 21, 8, 0, tzinfo=UTC)
-TABLE = "t1"
-
-
-def make_gate(path: Path, keys: dict[str, Key]) -> CommandGate:
-    sups = [Supervisor.model_validate(keys[r].entry()) for r in ("floorperson", "supervisor", "technician")]
-    return CommandGate(TABLE, sups, CommandSettings(), ReplayStore(path, TABLE))
+from tests.commands.gate_inputs import NOW, TABLE, config_with, make_gate, raw
 
 
 @pytest.fixture
 def gate(tmp_path: Path, keys: dict[str, Key]) -> CommandGate:
     return make_gate(tmp_path / "journal.sqlite", keys)
-
-
-def raw(envelope: dict[str, Any]) -> bytes:
-    return json.dumps(envelope).encode()
 
 
 def signed(keys: dict[str, Key], who: str = "supervisor", verb: str = "close_table", **kw: Any) -> dict[str, Any]:
@@ -313,18 +301,6 @@ def test_seen_commands_are_pruned_once_they_would_be_stale_anyway(gate: CommandG
 
 
 # -- config -----------------------------------------------------------------------------------------------------
-
-
-def config_with(supervisors: list[dict[str, Any]], **commands: object) -> TableConfig:
-    return parse_config(
-        {
-            "table_id": "t1",
-            "game": {"chapter": "655a"},
-            "supervisors": supervisors,
-            **({"commands": commands} if commands else {}),
-        },
-        "t1.toml",
-    )
 
 
 def test_config_takes_supervisors_and_freshness(keys: dict[str, Key]) -> None:

@@ -12,20 +12,16 @@ from typing import Any
 import pytest
 
 from controller.config.errors import ConfigError
-from controller.config.table import CommandSettings, Supervisor
 from controller.supervisor.gate import Accepted, CommandGate, Rejected
-from controller.supervisor.replay import ReplayStore
 from controller.supervisor.verbs import MAX_RESEND, ROLE_VERBS, ResendArgs
 from floor.gaps import MAX_SEQS
 from tests.commands.conftest import Key, seeded_key
-from tests.commands.test_gate import NOW, TABLE, config_with, raw
+from tests.commands.gate_inputs import NOW, TABLE, config_with, make_gate, raw
 
 
 @pytest.fixture
 def gate(tmp_path: Path, keys: dict[str, Key]) -> CommandGate:
-    who = [keys[r] for r in ("floorperson", "supervisor", "technician")]
-    sups = [Supervisor.model_validate(k.entry()) for k in who]
-    return CommandGate(TABLE, sups, CommandSettings(), ReplayStore(tmp_path / "journal.sqlite", TABLE))
+    return make_gate(tmp_path / "journal.sqlite", keys)
 
 
 def ask(key: Key, verb: str = "resend", **args: Any) -> bytes:

@@ -19,8 +19,8 @@ from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase, TableState
 from controller.games.registry import SPECS
 from drivers.interfaces import DeviceFault
+from tests.engine.chapter_faults import counting, on, remedy, returned_everything, stub_count_due, table
 from tests.engine.conftest import OptionChanges, PureTable, example_rules
-from tests.engine.test_fault_matrix import counting, on, remedy, returned_everything, stub_count_due, table
 
 # (chapter, method) -> the stub to the discard rack, the count, 52 present, not 52 (643a.8(e)-(h), 643a.9(c)-(f),
 # 643a.10(c)-(f); 655a the same letters; 683a.8(d)-(g), 683a.9(c)-(f), 683a.10(c)(2)-(f); 679a.9(c)-(f);

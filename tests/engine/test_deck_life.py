@@ -3,8 +3,7 @@ abandoned wagers (655a.3, .4, .5(f), .7(b), .8(b), .8(f)-(h), .10(d)-(f), .13(g)
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from typing import Unpack
+from datetime import timedelta
 
 from controller.core.events import DomainEvent
 from controller.engine.inputs import (
@@ -16,16 +15,11 @@ from controller.engine.inputs import (
     ReleaseHeld,
     Tick,
 )
-from controller.engine.spec import DealingMethod, TableOptions
 from controller.engine.state import Phase
 from controller.games.mississippi_stud.rules import MississippiStudRules
 from controller.games.mississippi_stud.spec import MississippiStudSpec
-from tests.engine.conftest import OptionChanges, PureTable, decide_all, table_with
-
-T0 = datetime(2025, 3, 1, 18, 0, tzinfo=UTC)
-RULES = MississippiStudRules.model_validate(
-    {"chapter": "655a", "three_card_bonus_paytable": "A", "six_card_bonus_paytable": "C"}
-)
+from tests.engine.conftest import PureTable, decide_all
+from tests.engine.mississippi_table import make
 
 
 class Counted(MississippiStudSpec):
@@ -33,14 +27,6 @@ class Counted(MississippiStudSpec):
 
     def counted_wagers(self, rules: MississippiStudRules) -> dict[str, str | None]:
         return {"three_card_bonus": "655a.8(b)"}  # as on a table game system
-
-
-def make(
-    method: DealingMethod = "automated_shoe",
-    spec: MississippiStudSpec | None = None,
-    **opts: Unpack[OptionChanges],
-) -> PureTable:
-    return table_with(spec or MississippiStudSpec(), RULES, method, options=TableOptions(**opts), start=Tick(T0))
 
 
 def tick(t: PureTable, **delta: float) -> list[DomainEvent]:

@@ -12,17 +12,15 @@ from typing import Any
 import psycopg
 import pytest
 
-from floor.archive import ArchiveWriter, load_state
-from floor.config import DatabaseSection, GamingDaySection
+from floor.archive import load_state
 from floor.days import parse_ts
-from floor.db import async_connect, connect
 from floor.dbclock import DbClock
-from floor.messages import Incoming, LinkIncoming, Rejected, parse
-from floor.schema import LATEST, migrate, partitions
+from floor.messages import Incoming, Rejected, parse
+from floor.schema import LATEST, partitions
+from tests.floor.archiving import PREFIX, msg, writer
 from tests.floor.conftest import count
 
 pytestmark = pytest.mark.floor
-PREFIX = "tablectl"
 
 
 def event(seq: int, type_: str = "wager.accepted", *, table: str = "t1", boot: str = "b1", **kw: Any) -> dict[str, Any]:
@@ -40,12 +38,6 @@ def event(seq: int, type_: str = "wager.accepted", *, table: str = "t1", boot: s
     }
 
 
-def msg(content: dict[str, Any], topic: str | None = None) -> Incoming | Rejected:
-    parsed = parse(PREFIX, topic or f"{PREFIX}/{content['table_id']}/event", json.dumps(content).encode())
-    assert parsed is not None and not isinstance(parsed, LinkIncoming)
-    return parsed
-
-
 class HeldClock(DbClock):
     """The database's clock held at the instant the test sets: PostgreSQL's clock_timestamp() cannot be set, and
     the test needs exact instants to say which gap opened when. The writer reads it as the service's (stamp())."""
@@ -60,14 +52,6 @@ class HeldClock(DbClock):
 
     def now(self) -> datetime:
         return parse_ts(self.at)
-
-
-async def writer(dsn: str, clock: DbClock | None = None) -> ArchiveWriter:
-    db = DatabaseSection(dsn=dsn)
-    with connect(db) as sync:
-        assert migrate(sync) == 0
-    conn = await async_connect(db)
-    return ArchiveWriter(conn, GamingDaySection(), await load_state(conn), clock)
 
 
 async def test_the_same_events_twice_are_archived_once(floor_dsn: str) -> None:

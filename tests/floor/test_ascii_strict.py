@@ -28,7 +28,7 @@ from drivers.reference.wager_station import require_spot
 from drivers.sim.line import default_timing
 from drivers.sim.script import SimScriptError, device_class, parse_sim_script
 from drivers.vendor.alpha_sign.packets import parse_amount
-from tests.floor.test_config_digits import UNICODE_SPACES
+from tests.floor.unicode_spaces import UNICODE_SPACES
 
 ROOT = Path(__file__).resolve().parents[2]
 STUD = load_config(ROOT / "configs" / "mississippi-stud.toml")

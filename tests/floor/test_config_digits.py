@@ -18,18 +18,17 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from controller.core.money import Odds
+from controller.games.three_card_prime.rules import ThreeCardPrimeRules
 from controller.people.actions import ActionError, parse_actions
 from drivers.sim.faults import Trigger
 from floor.config import FloorConfigError, parse_floor_config
-from tests.games.test_three_card_prime import rules
-from tests.mqtt.test_contract_digits import ZEROS, foreign
+from tests.floor.unicode_spaces import UNICODE_SPACES
+from tests.games.submitted_rules import CONFIGS, submitted_rules
+from tests.mqtt.foreign_digits import ZEROS, foreign
 
 ROOT = Path(__file__).resolve().parents[2]
 # Where operators' and tables' text is read: every str pattern there spells its digits [0-9].
 PACKAGES = ("controller", "floor", "link", "drivers")
-# Every space a str pattern's \s takes and re.ASCII's does not: U+0085, U+00A0, U+1680, U+2000..U+200A, U+2028,
-# U+2029, U+202F, U+205F, U+3000, and the ASCII separators U+001C..U+001F.
-UNICODE_SPACES = [c for c in map(chr, range(0x3001)) if c.isspace() and c not in " \t\n\r\f\v"]
 # A text pattern meant to take every Unicode class (free text, a person's name): "path: pattern" -> why. None yet.
 UNICODE_INTENDED: dict[str, str] = {}
 CLASSES = re.compile(r"\\[dDsSwWbB]")
@@ -93,7 +92,7 @@ def test_odds_pass_exactly_when_their_spaces_are_ascii(
     with pytest.raises(ValueError, match=r"is not payout odds: write e\.g\. '500 to 1'"):
         Odds.parse(text)
     with pytest.raises(ValidationError) as err:
-        rules(ante_odds=text)
+        submitted_rules(ThreeCardPrimeRules, CONFIGS / "three-card-prime.toml", ante_odds=text)
     assert "ante_odds" in str(err.value) and "is not payout odds: write e.g. '500 to 1'" in str(err.value)
 
 

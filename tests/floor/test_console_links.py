@@ -35,6 +35,7 @@ from floor.service import FloorService
 from link import protocol
 from link.commands import VERBS as LINK_DESK_VERBS
 from tests.conftest import Mosquitto, free_port
+from tests.floor.event_stream import Stream
 
 PREFIX = "linktest"
 
@@ -217,28 +218,6 @@ def test_a_linked_hit_is_on_every_linked_tile_and_first_of_the_alerts() -> None:
 # -- through the broker and the archive ------------------------------------------------------------------------------
 
 KEY = Ed25519PrivateKey.from_private_bytes(b"\x17" * 32)
-
-
-class Stream:
-    """The console's server-sent events as a browser receives them."""
-
-    def __init__(self, response: aiohttp.ClientResponse) -> None:
-        self.response = response
-
-    async def next_where(self, name: str, ok: Any, within: float = 30.0) -> dict[str, Any]:
-        async with asyncio.timeout(within):
-            event, data = "", ""
-            while True:
-                line = (await self.response.content.readline()).decode().rstrip("\n")
-                if line.startswith("event: "):
-                    event = line[7:]
-                elif line.startswith("data: "):
-                    data = line[6:]
-                elif line == "" and event:
-                    got = json.loads(data)
-                    if event == name and ok(got):
-                        return dict(got)
-                    event, data = "", ""
 
 
 @pytest.fixture

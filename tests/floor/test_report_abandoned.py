@@ -22,8 +22,8 @@ from floor.report.build import Report, build
 from floor.report.figures import Scope, gather
 from floor.report.html import to_html
 from tests.engine.conftest import PureTable, decide_all
-from tests.engine.test_deck_life import make
-from tests.floor.test_archive import msg, writer
+from tests.engine.mississippi_table import make
+from tests.floor.archiving import msg, writer
 
 pytestmark = pytest.mark.floor
 DAY = date(2026, 11, 21)

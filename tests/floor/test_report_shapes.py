@@ -18,7 +18,7 @@ from floor.days import day_period
 from floor.db import connect
 from floor.messages import Incoming, Rejected, content_digest, parse
 from floor.report.figures import Scope, gather
-from tests.floor.test_archive import writer
+from tests.floor.archiving import writer
 
 pytestmark = pytest.mark.floor
 DAY = date(2026, 11, 21)

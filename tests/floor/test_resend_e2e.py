@@ -33,7 +33,7 @@ from floor.console.auth import login_bytes
 from tests.commands.conftest import Daemon, Key, make_table_config, seeded_key
 from tests.conftest import Mosquitto, free_port
 from tests.floor.conftest import KEYS, TABLECTL, FloorProcess, count, floor_toml, wait_for
-from tests.floor.test_console_links import Stream
+from tests.floor.event_stream import Stream
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
 

@@ -22,7 +22,7 @@ from floor.config import DatabaseSection, FloorConfigError, read_secret
 from floor.db import connect
 from floor.pgcluster import PgCluster
 from tests.floor.conftest import wait_for
-from tests.floor.test_config_digits import UNICODE_SPACES
+from tests.floor.unicode_spaces import UNICODE_SPACES
 
 ENDINGS = ["", "\n", "\r\n", "\n\nthe second line is not the password\n"]
 # Any character but the line end: surrogates cannot be written as UTF-8.

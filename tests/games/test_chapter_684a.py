@@ -15,25 +15,14 @@ from controller.core.settlement import Settled, SettlementError
 from controller.games.chapter_684a.record import Chapter684aRound
 from controller.games.chapter_684a.rules import Chapter684aRules
 from controller.games.chapter_684a.settle import settle, settle_round
+from tests.games.submitted_rules import submitted_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "chapter-684a.toml"
 
 
-def game() -> dict[str, Any]:
-    with CONFIG.open("rb") as f:
-        data: dict[str, Any] = tomllib.load(f)["game"]
-    return data
-
-
 def rules(**kw: Any) -> Chapter684aRules:
-    data = game()
-    for k, v in kw.items():
-        if v is None:
-            data.pop(k, None)
-        else:
-            data[k] = v
-    return Chapter684aRules.model_validate(data)
+    return submitted_rules(Chapter684aRules, CONFIG, **kw)
 
 
 def record(dealer: str, seats: list[dict[str, Any]], **kw: Any) -> Chapter684aRound:

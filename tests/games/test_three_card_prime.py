@@ -15,25 +15,18 @@ from controller.core.settlement import Settled, SettlementError
 from controller.games.three_card_prime.record import ThreeCardPrimeRound
 from controller.games.three_card_prime.rules import ThreeCardPrimeRules
 from controller.games.three_card_prime.settle import settle, settle_round
+from tests.games.submitted_rules import submitted_game, submitted_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "three-card-prime.toml"
 
 
 def game() -> dict[str, Any]:
-    with CONFIG.open("rb") as f:
-        data: dict[str, Any] = tomllib.load(f)["game"]
-    return data
+    return submitted_game(CONFIG)
 
 
 def rules(**kw: Any) -> ThreeCardPrimeRules:
-    data = game()
-    for k, v in kw.items():
-        if v is None:
-            data.pop(k, None)
-        else:
-            data[k] = v
-    return ThreeCardPrimeRules.model_validate(data)
+    return submitted_rules(ThreeCardPrimeRules, CONFIG, **kw)
 
 
 def record(dealer: str, seats: list[dict[str, Any]], **kw: Any) -> ThreeCardPrimeRound:

@@ -25,7 +25,7 @@ from controller.store import archive as store_archive
 from controller.store.archive import archive, default_dir
 from controller.store.schema import JournalError
 from controller.store.segments import recorded
-from tests.journal.test_archive import TABLE, all_rows, make
+from tests.journal.archive_rounds import TABLE, all_rows, make
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 

@@ -3,7 +3,7 @@ still waits for the commit, and a device's later commands stay behind its lock.
 
 Real parts: the real TableService stepping the demo table's engine on a real SQLite journal, the reference drivers,
 and the station simulators over real ptys. The disk's stall is the journal's lock held from another thread, as in
-test_writer_thread.py.
+test_writer_thread.py (tests/journal/stalled_journal.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from controller.shell.runner import build_devices
 from controller.shell.service import TableService
 from drivers.interfaces import DeviceEvent, LockAcknowledged
 from drivers.sim.table import SimulatedTable
-from tests.journal.test_writer_thread import RecordingJournal, disk_stalled
+from tests.journal.stalled_journal import RecordingJournal, disk_stalled
 
 FAILURE_BOUND = 10.0
 

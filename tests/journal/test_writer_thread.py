@@ -8,59 +8,20 @@ holding the journal's lock from another thread, which is what a slow disk does t
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from controller.config.table import demo_config
-from controller.core.events import DomainEvent, JournaledEvent
+from controller.core.events import DomainEvent
 from controller.shell.service import TableService
 from controller.shell.writer import CHECKPOINT_EVERY, Commit, JournalWriter
 from controller.store.journal import DEFERRED_CHECKPOINT_PAGES, Journal
 from controller.store.records import Record
 from drivers.interfaces import DeviceFault
-
-
-class RecordingJournal(Journal):
-    """A real journal that notes, for each commit, the thread it ran on and how many events it held."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.commits: list[tuple[str, list[str]]] = []  # (thread, each event's payload detail)
-
-    def append(
-        self, events: Sequence[DomainEvent], now: datetime, records: Sequence[Record] = ()
-    ) -> list[JournaledEvent]:
-        out = super().append(events, now, records)
-        if events:
-            details = [str(e.payload.get("detail", "")) for e in events]
-            self.commits.append((threading.current_thread().name, details))
-        return out
-
-
-@contextmanager
-def disk_stalled(journal: Journal) -> Iterator[threading.Event]:
-    """Hold the journal's lock from another thread (a commit stuck in its fsync) until the yielded event is set."""
-    held, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with journal.serialised():
-            held.set()
-            release.wait()
-
-    thread = threading.Thread(target=hold)
-    thread.start()
-    held.wait()
-    try:
-        yield release
-    finally:
-        release.set()
-        thread.join()
+from tests.journal.stalled_journal import RecordingJournal, disk_stalled
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ from paho.mqtt.properties import Properties
 
 from controller.supervisor.envelope import public_key_b64, sign_command
 from floor.pgcluster import ClusterError, PgCluster
+from tests.conftest import Mosquitto, Subscribe
 from tests.floor.conftest import ServiceProcess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -193,6 +194,17 @@ class LinkTable:
 
 def command(verb: str, args: dict[str, Any], key: Ed25519PrivateKey = SUPERVISOR, key_id: str = "manager") -> str:
     return json.dumps(sign_command(key, table_id="mega", verb=verb, key_id=key_id, args=args))
+
+
+def send(mosquitto: Mosquitto, subscribe: Subscribe, prefix: str, verb: str, payload: str) -> dict[str, Any]:
+    """A signed command (`command`) published to the link as an operator's client does: the link's reply to it."""
+    sub = subscribe(f"{prefix}/link/mega/cmd/reply")
+    cid = json.loads(payload)["command_id"]
+    table = LinkTable("operator", "127.0.0.1", mosquitto.port, prefix)
+    table.client.publish(f"{prefix}/link/mega/cmd/{verb}", payload, qos=1)
+    sub.wait_until(lambda got: any(m.json().get("command_id") == cid for m in got), 20, f"the reply to {verb}")
+    table.close()
+    return next(m.json() for m in sub.messages if m.json().get("command_id") == cid)
 
 
 def rows(dsn: str, sql: str, *params: object) -> list[tuple[Any, ...]]:

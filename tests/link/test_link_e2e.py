@@ -28,19 +28,10 @@ from tests.link.conftest import (
     link_toml,
     make_pair,
     rows,
+    send,
 )
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
-
-
-def send(mosquitto: Mosquitto, subscribe: Subscribe, prefix: str, verb: str, payload: str) -> dict[str, Any]:
-    sub = subscribe(f"{prefix}/link/mega/cmd/reply")
-    cid = json.loads(payload)["command_id"]
-    table = LinkTable("operator", "127.0.0.1", mosquitto.port, prefix)
-    table.client.publish(f"{prefix}/link/mega/cmd/{verb}", payload, qos=1)
-    sub.wait_until(lambda got: any(m.json().get("command_id") == cid for m in got), 20, f"the reply to {verb}")
-    table.close()
-    return next(m.json() for m in sub.messages if m.json().get("command_id") == cid)
 
 
 @pytest.fixture

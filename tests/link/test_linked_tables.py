@@ -39,8 +39,8 @@ from tests.link.conftest import (
     link_toml,
     make_pair,
     rows,
+    send,
 )
-from tests.link.test_link_e2e import send
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
 

@@ -13,14 +13,9 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
 from controller.mqtt.contract import GameInfo, ProgressiveMeter, Timestamp
+from tests.mqtt.foreign_digits import ZEROS, foreign
 
 STAMP = "2026-11-21T08:00:00.000000Z"
-# Decimal digits of other scripts: Arabic-Indic, Devanagari, fullwidth, mathematical bold.
-ZEROS = [0x0660, 0x0966, 0xFF10, 0x1D7CE]
-
-
-def foreign(text: str, zero: int) -> str:
-    return "".join(chr(zero + int(c)) if c.isascii() and c.isdigit() else c for c in text)
 
 
 def meter(rate: str) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from controller.shell.writer import JournalWriter
 from controller.store.journal import Journal
 from controller.store.outbox import OutboxItem
 from tests.conftest import Mosquitto, Received, Subscribe
-from tests.mqtt.test_publisher import eventually
+from tests.mqtt.eventually import eventually
 
 
 class CountingJournal(Journal):

@@ -24,17 +24,9 @@ from controller.mqtt.publisher import MARK_EVERY, EventPublisher
 from controller.store.failure import StorageError, storage_error
 from controller.store.journal import Journal
 from tests.conftest import Mosquitto, Received, Subscribe, Subscriber, find_mosquitto, free_port
+from tests.mqtt.eventually import eventually
 
 PUBLIC_FIELDS = {"event_id", "boot_id", "seq", "ts", "table_id", "round_id", "type", "rule", "payload"}
-
-
-async def eventually(condition: Callable[[], bool], within: float = 10.0, what: str = "condition") -> None:
-    """Wait for a condition the event loop itself must bring about; `within` only bounds failure."""
-    deadline = time.monotonic() + within
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within}s waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 def append(journal: Journal, publisher: EventPublisher | None, *ns: int) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,16 +21,9 @@ from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
 from tests.conftest import Mosquitto, Received, Subscribe
 from tests.mqtt.conftest import ContractCheck
+from tests.mqtt.eventually import eventually
 
 IDENTITY = {"model": "SIM-SHOE", "serial": "S-0042", "firmware": "1.0.0", "firmware_hash": "ab" * 32}
-
-
-async def eventually(condition: Callable[[], bool], within: float = 10.0, what: str = "condition") -> None:
-    deadline = asyncio.get_running_loop().time() + within
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out after {within}s waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 class Table:

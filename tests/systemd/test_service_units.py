@@ -13,12 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.systemd.test_unit import _tool, _verify
+from tests.systemd.unit_checks import INSTALLED_AT, MAX_EXPOSURE, tool, verify
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICES = ["tablectl-floor", "tablectl-link"]
-INSTALLED_AT = "/usr/local/bin/tablectl"
-MAX_EXPOSURE = 2.0
 
 
 def _unit(name: str) -> Path:
@@ -35,13 +33,13 @@ def _unit_here(tmp_path: Path, name: str, text: str | None = None) -> Path:
 
 @pytest.mark.parametrize("name", SERVICES)
 def test_the_unit_verifies_without_a_word(tmp_path: Path, name: str) -> None:
-    proc = _verify(_unit_here(tmp_path, name))
+    proc = verify(_unit_here(tmp_path, name))
     assert (proc.returncode, proc.stderr, proc.stdout) == (0, "", ""), proc.stderr
 
 
 @pytest.mark.parametrize("name", SERVICES)
 def test_verify_would_catch_a_misspelt_key(tmp_path: Path, name: str) -> None:
-    proc = _verify(_unit_here(tmp_path, name, _unit(name).read_text().replace("WatchdogSec=60", "WatchdogSecs=60")))
+    proc = verify(_unit_here(tmp_path, name, _unit(name).read_text().replace("WatchdogSec=60", "WatchdogSecs=60")))
     assert proc.returncode == 0 and "Unknown key 'WatchdogSecs'" in proc.stderr
 
 
@@ -51,7 +49,7 @@ def test_the_unit_is_type_notify_and_its_exposure_at_most_2(tmp_path: Path, name
     assert "Type=notify" in text and "WatchdogSec=" in text and "check-config --offline" in text
     proc = subprocess.run(
         [
-            _tool("systemd-analyze"),
+            tool("systemd-analyze"),
             "security",
             "--offline=true",
             f"--threshold={int(MAX_EXPOSURE * 10)}",
@@ -71,7 +69,7 @@ def test_the_sysusers_file_is_accepted(tmp_path: Path, name: str) -> None:
     root = tmp_path / "root"
     (root / "etc").mkdir(parents=True)
     proc = subprocess.run(
-        [_tool("systemd-sysusers"), f"--root={root}", str(ROOT / "systemd" / f"{name}.sysusers")],
+        [tool("systemd-sysusers"), f"--root={root}", str(ROOT / "systemd" / f"{name}.sysusers")],
         capture_output=True,
         text=True,
         timeout=60,

@@ -4,7 +4,6 @@ too; `systemd-analyze security --offline=true` (systemd >= 250) must rate the un
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -13,24 +12,12 @@ import tomllib
 from collections import defaultdict
 from pathlib import Path
 
-import pytest
+from tests.systemd.unit_checks import INSTALLED_AT, MAX_EXPOSURE, tool, verify
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "tablectl.service"
 RULES = ROOT / "systemd" / "99-tablectl.rules"
 SYSUSERS = ROOT / "systemd" / "tablectl.sysusers"
-INSTALLED_AT = "/usr/local/bin/tablectl"
-MAX_EXPOSURE = 2.0
-
-
-def _tool(name: str) -> str:
-    found = shutil.which(name) or next((p for p in (f"/usr/bin/{name}", f"/bin/{name}") if os.access(p, os.X_OK)), None)
-    if found is None:
-        why = f"{name} is not installed (Debian package `systemd`; .ci/run installs it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{why}: the unit cannot be checked in CI", pytrace=False)
-        pytest.skip(why)
-    return found
 
 
 def _unit_here(tmp_path: Path) -> Path:
@@ -47,18 +34,8 @@ def _unit_here(tmp_path: Path) -> Path:
     return unit
 
 
-def _verify(unit: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [_tool("systemd-analyze"), "verify", "--man=no", str(unit)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=unit.parent,
-    )
-
-
 def test_unit_verifies_without_a_word(tmp_path: Path) -> None:
-    proc = _verify(_unit_here(tmp_path))
+    proc = verify(_unit_here(tmp_path))
     assert (proc.returncode, proc.stderr, proc.stdout) == (0, "", ""), proc.stderr
 
 
@@ -66,7 +43,7 @@ def test_verify_would_catch_a_misspelt_key(tmp_path: Path) -> None:
     # The check above can fail: systemd-analyze exits 0 on an unknown key and only says so on stderr.
     unit = _unit_here(tmp_path)
     unit.write_text(unit.read_text().replace("WatchdogSec=30", "WatchdogSecs=30"))
-    proc = _verify(unit)
+    proc = verify(unit)
     assert proc.returncode == 0 and "Unknown key 'WatchdogSecs'" in proc.stderr
 
 
@@ -74,7 +51,7 @@ def test_security_exposure_is_at_most_2(tmp_path: Path) -> None:
     unit = _unit_here(tmp_path)
     proc = subprocess.run(
         [
-            _tool("systemd-analyze"),
+            tool("systemd-analyze"),
             "security",
             "--offline=true",
             f"--threshold={int(MAX_EXPOSURE * 10)}",
@@ -120,7 +97,7 @@ def test_unit_runs_the_daemon_as_the_design_says() -> None:
 
 def test_sysusers_creates_the_service_user(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [_tool("systemd-sysusers"), "--dry-run", f"--root={tmp_path}", str(SYSUSERS)],
+        [tool("systemd-sysusers"), "--dry-run", f"--root={tmp_path}", str(SYSUSERS)],
         capture_output=True,
         text=True,
         timeout=60,
