@@ -106,6 +106,13 @@ def add_parser(sub: Subparsers) -> None:
     )
     ret = _action(actions, "retention", "the gaming days the retention policy drops, and dropping them", RETENTION)
     ret.add_argument("--apply", action="store_true", help="drop them (default: only say which, and why others stay)")
+    _add_console(actions)
+    for action in actions.choices.values():  # --config before or after the action; SUPPRESS keeps the earlier one
+        action.add_argument("--config", type=Path, default=argparse.SUPPRESS, help=CONFIG_HELP)
+
+
+def _add_console(actions: Subparsers) -> None:
+    """`floor console keys|approve|reject`: the console's enrolled keys."""
     con = _action(actions, "console", "the console's enrolled keys, and approving one (docs/console.md)", CONSOLE)
     con_actions = con.add_subparsers(dest="console_action", required=True, metavar="WHAT")
     _action(con_actions, "keys", "the keys enrolled, their roles and whether approved", KEYS)
@@ -118,16 +125,18 @@ def add_parser(sub: Subparsers) -> None:
         choices=["floorperson", "supervisor", "technician"],
         help="the role to grant (default: the one asked for at enrolment), e.g. --role floorperson",
     )
-    ap.add_argument(
-        "--by",
-        default=os.environ.get("USER", "administrator"),
-        help="who approves, for the record (default: $USER, else administrator), e.g. --by ann",
-    )
+    _by(ap, "approves")
     rj = _action(con_actions, "reject", "remove a pending enrolment (frees a place for another)", REJECT)
     rj.add_argument("key_id", metavar="KEY_ID", help="the pending key's id as `console keys` lists it")
-    rj.add_argument("--by", default=os.environ.get("USER", "administrator"), help="who rejects, for the record")
-    for action in actions.choices.values():  # --config before or after the action; SUPPRESS keeps the earlier one
-        action.add_argument("--config", type=Path, default=argparse.SUPPRESS, help=CONFIG_HELP)
+    _by(rj, "rejects")
+
+
+def _by(parser: argparse.ArgumentParser, does: str) -> None:
+    parser.add_argument(
+        "--by",
+        default=os.environ.get("USER", "administrator"),
+        help=f"who {does}, for the record (default: $USER, else administrator), e.g. --by ann",
+    )
 
 
 def _config(path: Path) -> FloorConfig:

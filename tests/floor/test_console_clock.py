@@ -13,23 +13,15 @@ script that runs before the page's own (CDP Page.addScriptToEvaluateOnNewDocumen
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import re
 import threading
-import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from http.cookiejar import CookieJar
 from typing import Any
 
-import psycopg
 import pytest
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from controller.supervisor.envelope import public_key_b64
 from floor.config import parse_floor_config
-from floor.console.auth import login_bytes
 from floor.console.plumbing import COOKIE
 from floor.console.server import ConsoleServer
 from floor.console.views import stamp
@@ -37,6 +29,7 @@ from floor.db import connect
 from floor.live import TableLive
 from floor.schema import migrate
 from tests.floor.chromium import chromium, page_errors
+from tests.floor.console_login import log_in
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
 IN_PHASE_S = 90  # how long the table has been in its phase, on the floor's clock
@@ -80,33 +73,6 @@ def console(floor_dsn: str) -> Iterator[tuple[ConsoleServer, str]]:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(30)
         loop.close()
-
-
-def log_in(origin: str, floor_dsn: str) -> str:
-    """Enrol a key, approve it as an administrator does, log in by signing the challenge: the session's token."""
-    key = Ed25519PrivateKey.generate()
-    jar = CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-
-    def post(path: str, body: dict[str, str]) -> dict[str, Any]:
-        req = urllib.request.Request(
-            origin + path,
-            data=json.dumps(body).encode(),
-            headers={"Origin": origin, "Content-Type": "application/json"},
-            method="POST",
-        )
-        with opener.open(req, timeout=30) as r:
-            reply: dict[str, Any] = json.loads(r.read())
-            return reply
-
-    post("/api/enrol", {"key_id": "sup", "role": "supervisor", "public_key": public_key_b64(key)})
-    with psycopg.connect(floor_dsn) as conn:
-        conn.execute("UPDATE console_keys SET approved_at = now() WHERE key_id = 'sup'")
-    challenge = post("/api/login/challenge", {"key_id": "sup"})["challenge"]
-    signature = base64.b64encode(key.sign(login_bytes(challenge, "sup", origin))).decode()
-    post("/api/login", {"key_id": "sup", "challenge": challenge, "signature": signature})
-    [token] = [c.value for c in jar if c.name == COOKIE and c.value is not None]
-    return token
 
 
 def seconds(text: str) -> int:

@@ -17,14 +17,14 @@ import pytest
 from floor.console.relay import KEEP_HEAD, MAX_REASON, MAX_REPLY
 from floor.live import TableLive
 from tests.conftest import Mosquitto
-from tests.floor.test_console_limits import Served, _served, _table_desk
+from tests.floor.console_served import Served, serve, table_desk
 
 pytestmark = pytest.mark.floor
 
 
 @pytest.fixture
 async def served(floor_dsn: str, tmp_path: Path, mosquitto: Mosquitto) -> AsyncIterator[Served]:
-    async for s in _served(floor_dsn, tmp_path, mosquitto.url, ""):
+    async for s in serve(floor_dsn, tmp_path, mosquitto.url, ""):
         yield s
 
 
@@ -41,7 +41,7 @@ async def test_a_huge_reply_is_stored_cut_to_its_gist_with_the_size_and_sha256_o
         ensure_ascii=False,
     ).encode()
     ready = asyncio.Event()
-    desk = asyncio.create_task(_table_desk(mosquitto, reply, ready))
+    desk = asyncio.create_task(table_desk(mosquitto, reply, ready))
     await ready.wait()
     envelope = {"command_id": "c-big", "key_id": "sup", "table_id": "t1", "verb": "clear_tilt", "args": {}}
     async with aiohttp.ClientSession(cookie_jar=jar) as http:
@@ -80,7 +80,7 @@ async def test_a_reply_within_the_cap_is_stored_whole(served: Served, mosquitto:
     reason = "x" * (MAX_REPLY - 200)
     reply = json.dumps({"command_id": "CID", "outcome": "ignored", "reason": reason}).encode()
     ready = asyncio.Event()
-    desk = asyncio.create_task(_table_desk(mosquitto, reply, ready))
+    desk = asyncio.create_task(table_desk(mosquitto, reply, ready))
     await ready.wait()
     envelope = {"command_id": "c-ok", "key_id": "sup", "table_id": "t1", "verb": "clear_tilt", "args": {}}
     async with aiohttp.ClientSession(cookie_jar=jar) as http:

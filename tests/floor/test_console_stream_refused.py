@@ -24,7 +24,7 @@ from floor.db import connect
 from floor.live import TableLive
 from floor.schema import migrate
 from tests.floor.chromium import chromium, page_errors
-from tests.floor.test_console_clock import log_in
+from tests.floor.console_login import log_in
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
 
