@@ -1,11 +1,15 @@
-"""A console session as a browser gets one: enrol a key, approve it as an administrator does, log in by signing the
-challenge (the console's clock and stream-refusal tests share it)."""
+"""The console for the browser tests: served on loopback from a thread of its own (Selenium blocks the test's), and a
+session as a browser gets one: enrol a key, approve it as an administrator does, log in by signing the challenge."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
+import threading
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.cookiejar import CookieJar
 from typing import Any
 
@@ -13,8 +17,12 @@ import psycopg
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from controller.supervisor.envelope import public_key_b64
+from floor.config import parse_floor_config
 from floor.console.auth import login_bytes
 from floor.console.plumbing import COOKIE
+from floor.console.server import ConsoleServer
+from floor.db import connect
+from floor.schema import migrate
 
 
 def log_in(origin: str, floor_dsn: str) -> str:
@@ -42,3 +50,24 @@ def log_in(origin: str, floor_dsn: str) -> str:
     post("/api/login", {"key_id": "sup", "challenge": challenge, "signature": signature})
     [token] = [c.value for c in jar if c.name == COOKIE and c.value is not None]
     return token
+
+
+@contextmanager
+def console_in_thread(floor_dsn: str, console: str = "") -> Iterator[tuple[ConsoleServer, str]]:
+    """The console (its [console] section's extra lines in `console`) on a fresh loop in a thread of its own, on the
+    host's clock (the service puts it on the database's): the server and its URL."""
+    config = parse_floor_config(f'[database]\ndsn = "{floor_dsn}"\n[console]\nlisten = "127.0.0.1:0"\n{console}')
+    with connect(config.database) as conn:
+        migrate(conn)
+    server = ConsoleServer(config)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="console", daemon=True)
+    thread.start()
+    try:
+        url = asyncio.run_coroutine_threadsafe(server.start(), loop).result(30)
+        yield server, url.rstrip("/")
+    finally:
+        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
+        loop.close()

@@ -79,6 +79,23 @@ class Served:
             csrf = (await (await http.get(f"{url}/api/session")).json())["csrf"]
         return jar, csrf
 
+    async def relay(self, broker: Mosquitto, reply: bytes, command_id: str) -> tuple[int, str, str]:
+        """A supervisor's clear_tilt for t1 through the console's relay to a table desk answering `reply`: the
+        console's status and body as the browser got them, and the command as the desk received it."""
+        jar, csrf = await self.session("sup")
+        ready = asyncio.Event()
+        desk = asyncio.create_task(table_desk(broker, reply, ready))
+        await ready.wait()
+        envelope = {"command_id": command_id, "key_id": "sup", "table_id": "t1", "verb": "clear_tilt", "args": {}}
+        async with aiohttp.ClientSession(cookie_jar=jar) as http:
+            r = await http.post(
+                f"{self.origin}/api/tables/t1/commands/clear_tilt",
+                json=envelope,
+                headers={"Origin": self.origin, "X-CSRF-Token": csrf},
+            )
+            status, body = r.status, await r.text()
+        return status, body, await desk
+
     def audit(self, sql: str, *params: object) -> list[tuple[Any, ...]]:
         with psycopg.connect(self.dsn) as conn:
             return conn.execute(sql.encode(), params).fetchall()

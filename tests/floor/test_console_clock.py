@@ -12,24 +12,19 @@ script that runs before the page's own (CDP Page.addScriptToEvaluateOnNewDocumen
 
 from __future__ import annotations
 
-import asyncio
 import re
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from floor.config import parse_floor_config
 from floor.console.plumbing import COOKIE
 from floor.console.server import ConsoleServer
 from floor.console.views import stamp
-from floor.db import connect
 from floor.live import TableLive
-from floor.schema import migrate
 from tests.floor.chromium import chromium, page_errors
-from tests.floor.console_login import log_in
+from tests.floor.console_login import console_in_thread, log_in
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
 IN_PHASE_S = 90  # how long the table has been in its phase, on the floor's clock
@@ -58,21 +53,8 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def console(floor_dsn: str) -> Iterator[tuple[ConsoleServer, str]]:
     """The console serving on loopback from a thread of its own (Selenium blocks this one)."""
-    config = parse_floor_config(f'[database]\ndsn = "{floor_dsn}"\n[console]\nlisten = "127.0.0.1:0"\n')
-    with connect(config.database) as conn:
-        migrate(conn)
-    server = ConsoleServer(config)  # the host's clock stands for the floor's (the database's, in the service)
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="console", daemon=True)
-    thread.start()
-    try:
-        url = asyncio.run_coroutine_threadsafe(server.start(), loop).result(30)
-        yield server, url.rstrip("/")
-    finally:
-        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(30)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(30)
-        loop.close()
+    with console_in_thread(floor_dsn) as served:  # the host's clock stands for the floor's (the database's)
+        yield served
 
 
 def seconds(text: str) -> int:

@@ -24,7 +24,7 @@ from floor.live import TableLive
 from floor.messages import Incoming, parse
 from tests.conftest import Mosquitto
 from tests.floor.conftest import ROOT, TABLECTL, wait_for
-from tests.floor.console_served import PREFIX, Served, serve, table_desk
+from tests.floor.console_served import PREFIX, Served, serve
 
 pytestmark = pytest.mark.floor
 
@@ -147,20 +147,11 @@ async def test_a_reply_postgresql_cannot_hold_is_escaped_and_the_audit_row_writt
     record of a command the table had judged. The browser is shown what the record keeps (no NaN its JSON.parse
     refuses)."""
     served.server.view.live["t1"] = TableLive("t1")
-    jar, csrf = await served.session("sup")
-    ready = asyncio.Event()
-    desk = asyncio.create_task(table_desk(mosquitto, reply, ready))
-    await ready.wait()
+    status, body, relayed = await served.relay(mosquitto, reply, "c-1")
+    assert status == 200, body
+    assert json.loads(body, parse_constant=lambda c: pytest.fail(f"{c} sent to the browser")) == kept
     envelope = {"command_id": "c-1", "key_id": "sup", "table_id": "t1", "verb": "clear_tilt", "args": {}}
-    async with aiohttp.ClientSession(cookie_jar=jar) as http:
-        r = await http.post(
-            f"{served.origin}/api/tables/t1/commands/clear_tilt",
-            json=envelope,
-            headers={"Origin": served.origin, "X-CSRF-Token": csrf},
-        )
-        assert r.status == 200, await r.text()
-        assert json.loads(await r.text(), parse_constant=lambda c: pytest.fail(f"{c} sent to the browser")) == kept
-    assert json.loads(await desk) == envelope  # relayed as sent
+    assert json.loads(relayed) == envelope  # relayed as sent
     rows = served.audit(
         "SELECT outcome, reason, reply FROM console_audit WHERE action = 'command' AND command_id = 'c-1'"
     )

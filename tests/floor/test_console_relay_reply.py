@@ -5,19 +5,17 @@ relay cannot tell it from one)."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import aiohttp
 import pytest
 
 from floor.console.relay import KEEP_HEAD, MAX_REASON, MAX_REPLY
 from floor.live import TableLive
 from tests.conftest import Mosquitto
-from tests.floor.console_served import Served, serve, table_desk
+from tests.floor.console_served import Served, serve
 
 pytestmark = pytest.mark.floor
 
@@ -34,25 +32,14 @@ async def test_a_huge_reply_is_stored_cut_to_its_gist_with_the_size_and_sha256_o
     """Before, the audit stored whatever the broker delivered on cmd/reply: a 1 MiB reply was a 1 MiB jsonb row (and
     a 1 MiB answer to the browser), as many as commands were sent."""
     served.server.view.live["t1"] = TableLive("t1")
-    jar, csrf = await served.session("sup")
     reason = "é" + "why " * (256 * 1024)  # over 1 MiB of reason, a multi-byte character first
     reply = json.dumps(
         {"command_id": "CID", "outcome": "rejected", "code": "bad_args", "rule": "655a.13(f)", "reason": reason},
         ensure_ascii=False,
     ).encode()
-    ready = asyncio.Event()
-    desk = asyncio.create_task(table_desk(mosquitto, reply, ready))
-    await ready.wait()
-    envelope = {"command_id": "c-big", "key_id": "sup", "table_id": "t1", "verb": "clear_tilt", "args": {}}
-    async with aiohttp.ClientSession(cookie_jar=jar) as http:
-        r = await http.post(
-            f"{served.origin}/api/tables/t1/commands/clear_tilt",
-            json=envelope,
-            headers={"Origin": served.origin, "X-CSRF-Token": csrf},
-        )
-        assert r.status == 200, await r.text()
-        shown = await r.json()
-    await desk
+    status, body, _ = await served.relay(mosquitto, reply, "c-big")
+    assert status == 200, body
+    shown = json.loads(body)
     sent = reply.replace(b"CID", b"c-big")  # what the desk published, as the broker carried it
     assert len(sent) > 1024 * 1024
     ((stored, stored_reason, size),) = served.audit(
@@ -76,20 +63,9 @@ async def test_a_huge_reply_is_stored_cut_to_its_gist_with_the_size_and_sha256_o
 
 async def test_a_reply_within_the_cap_is_stored_whole(served: Served, mosquitto: Mosquitto) -> None:
     served.server.view.live["t1"] = TableLive("t1")
-    jar, csrf = await served.session("sup")
     reason = "x" * (MAX_REPLY - 200)
     reply = json.dumps({"command_id": "CID", "outcome": "ignored", "reason": reason}).encode()
-    ready = asyncio.Event()
-    desk = asyncio.create_task(table_desk(mosquitto, reply, ready))
-    await ready.wait()
-    envelope = {"command_id": "c-ok", "key_id": "sup", "table_id": "t1", "verb": "clear_tilt", "args": {}}
-    async with aiohttp.ClientSession(cookie_jar=jar) as http:
-        r = await http.post(
-            f"{served.origin}/api/tables/t1/commands/clear_tilt",
-            json=envelope,
-            headers={"Origin": served.origin, "X-CSRF-Token": csrf},
-        )
-        assert r.status == 200, await r.text()
-    await desk
+    status, body, _ = await served.relay(mosquitto, reply, "c-ok")
+    assert status == 200, body
     ((stored,),) = served.audit("SELECT reply FROM console_audit WHERE command_id = 'c-ok'")
     assert stored == {"command_id": "c-ok", "outcome": "ignored", "reason": reason}

@@ -9,22 +9,17 @@ Chromium through chromium-driver holding two tabs of one session, a log-in signe
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
 
-from floor.config import parse_floor_config
 from floor.console.plumbing import COOKIE
 from floor.console.server import ConsoleServer
-from floor.db import connect
 from floor.live import TableLive
-from floor.schema import migrate
 from tests.floor.chromium import chromium, page_errors
-from tests.floor.console_login import log_in
+from tests.floor.console_login import console_in_thread, log_in
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
 
@@ -38,24 +33,11 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def console(floor_dsn: str) -> Iterator[tuple[ConsoleServer, str]]:
     """The console allowing one stream a session, serving from a thread of its own (Selenium blocks this one)."""
-    config = parse_floor_config(
-        f'[database]\ndsn = "{floor_dsn}"\n[console]\nlisten = "127.0.0.1:0"\nstreams_per_session = 1\n'
-    )
-    with connect(config.database) as conn:
-        migrate(conn)
-    server = ConsoleServer(config)
-    server.view.live["t1"] = TableLive("t1", state="online", game="Mississippi Stud", chapter="655a", phase="betting")
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="console", daemon=True)
-    thread.start()
-    try:
-        url = asyncio.run_coroutine_threadsafe(server.start(), loop).result(30)
-        yield server, url.rstrip("/")
-    finally:
-        asyncio.run_coroutine_threadsafe(server.stop(), loop).result(30)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(30)
-        loop.close()
+    with console_in_thread(floor_dsn, "streams_per_session = 1\n") as (server, url):
+        server.view.live["t1"] = TableLive(
+            "t1", state="online", game="Mississippi Stud", chapter="655a", phase="betting"
+        )
+        yield server, url
 
 
 def test_a_refused_stream_shows_the_servers_reason_and_retry_and_goes_live_when_it_may(
