@@ -50,7 +50,8 @@ async def baselines(url: str, idle_seconds: float) -> tuple[float, float]:
     imported = await spawn(
         sys.executable,
         "-c",
-        "import controller.cli, controller.shell.runner, sys; print('ready', flush=True); sys.stdin.read()",
+        # signal.pause(), not a read of stdin: that is /dev/null (procfs.spawn), and the import ended as it said ready
+        "import controller.cli, controller.shell.runner, signal; print('ready', flush=True); signal.pause()",
     )
     try:
         await wait_ready(imported, "the import baseline")

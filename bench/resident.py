@@ -150,8 +150,12 @@ BASELINE = "controller.cli, controller.shell.runner"
 
 
 async def import_baseline(modules: str = BASELINE, prelude: str = "") -> float:
+    # It waits in signal.pause() until stop()'s SIGTERM: its stdin is /dev/null (procfs.spawn), so a read of it
+    # returned at once and the probe exited as it said ready, its RSS read from a process ending or already gone.
     proc = await procfs.spawn(
-        sys.executable, "-c", f"import sys; {prelude}import {modules}; print('ready', flush=True); sys.stdin.read()"
+        sys.executable,
+        "-c",
+        f"import signal, sys; {prelude}import {modules}; print('ready', flush=True); signal.pause()",
     )
     try:
         await procfs.wait_ready(proc, f"the import of {modules}")
