@@ -1,7 +1,7 @@
-"""The console's HTTP plumbing, apart from what it serves: the security headers and content security policy on every
-response, errors as JSON that say what to fix, the checks a POST passes before it is read (content type, Origin, size:
-docs/console.md, CSRF), the session cookie, server-sent event frames and the shipped static files. Knows nothing of
-the floor: server.py and login.py build on it."""
+"""The console's HTTP plumbing, apart from what it serves: its socket and aiohttp protocol, the security headers and
+content security policy on every response (aiohttp's own errors too), errors as JSON that say what to fix, the checks a
+POST passes before it is read (content type, Origin, size: docs/console.md, CSRF), the session cookie, server-sent
+event frames and the shipped static files. Knows nothing of the floor: server.py and login.py build on it."""
 
 from __future__ import annotations
 
@@ -9,8 +9,11 @@ import asyncio
 import json
 import logging
 import math
-from collections.abc import Awaitable, Callable
+import re
+import ssl
+from collections.abc import Awaitable, Callable, MutableMapping
 from datetime import datetime
+from http import HTTPStatus
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -168,21 +171,73 @@ def check_csrf(request: web.Request, s: Session) -> None:
         raise http_error(403, "missing or wrong X-CSRF-Token: reload the console")
 
 
+def stamp_headers(headers: MutableMapping[str, str], hsts: bool) -> None:
+    """The headers every response of the console carries, whoever builds it (security_headers() for the
+    application's, ConsoleProtocol for aiohttp's own errors)."""
+    headers.update(SECURITY_HEADERS)
+    headers["Server"] = SERVER
+    if hsts:
+        headers["Strict-Transport-Security"] = "max-age=31536000"
+
+
 def security_headers(hsts: bool) -> Callable[[web.Request, web.StreamResponse], Awaitable[None]]:
     """The headers of SECURITY_HEADERS on every response the application prepares (pages, API answers, errors, 404s
     and 405s of the router, the event stream), live data (/api/) never cached; HSTS once the console serves TLS; a
-    Server header with no version. (aiohttp's own 400s for requests it cannot parse never reach the application:
-    docs/console.md, "Threat model".)"""
+    Server header with no version. aiohttp's own 400s for requests it cannot parse never reach the application: its
+    protocol, ConsoleProtocol, stamps those (docs/console.md, "Threat model")."""
 
     async def headers(request: web.Request, response: web.StreamResponse) -> None:
-        response.headers.update(SECURITY_HEADERS)
-        response.headers["Server"] = SERVER
+        stamp_headers(response.headers, hsts)
         if request.path.startswith("/api/"):
             response.headers["Cache-Control"] = "no-store"
-        if hsts:
-            response.headers["Strict-Transport-Security"] = "max-age=31536000"
 
     return headers
+
+
+# What a client sent that aiohttp's parser could not read, and what to do about it (ConsoleProtocol's body).
+PROTOCOL_FIX = {
+    400: "send one HTTP/1.1 request: a request line and headers of at most 8190 bytes each, a Content-Length that "
+    "counts the body or a well-formed chunked body",
+    500: "the console failed on this request: see the floor's log",
+    504: "the console took too long on this request: try again",
+}
+
+
+class ConsoleProtocol(web.RequestHandler):
+    """aiohttp's HTTP protocol for the console's socket, whose errors carry the console's headers.
+
+    A request aiohttp cannot parse (a request line that is not HTTP, a header past 8190 bytes or with a bad byte, a
+    Content-Length that is not a number, a chunk size that is not hex) is answered by the protocol itself, before any
+    route, middleware or on_response_prepare runs: aiohttp offers no option that reaches that response (aio-libs/aiohttp
+    #3287 is open), so it left out the security headers and said `Server: Python/3.x aiohttp/3.x`. handle_error() is
+    where the protocol builds it (and its 500 and 504 for a handler that failed outside the middleware): this keeps
+    aiohttp's logging and closing of the connection and gives the answer the console's headers, `no-store` and a short
+    text naming the problem (its first line as aiohttp words it, never the client's bytes after it) and the fix.
+    tests/floor/test_console_bad_requests.py holds every kind to it against a real `tablectl floor`."""
+
+    def __init__(self, manager: web.Server, *, loop: asyncio.AbstractEventLoop, hsts: bool, **kwargs: Any) -> None:
+        super().__init__(manager, loop=loop, **kwargs)
+        self.hsts = hsts
+
+    def handle_error(
+        self, request: web.BaseRequest, status: int = 500, exc: BaseException | None = None, message: str | None = None
+    ) -> web.StreamResponse:
+        response = super().handle_error(request, status, exc, message)
+        if not isinstance(response, web.Response):  # aiohttp builds a Response; anything else is left as it is
+            return response
+        # aiohttp's wording up to where it quotes the client's bytes (b'...' or '...'), which are not sent back.
+        problem = re.split(r"""[:\s]*b?['"]""", (message or "").split("\n", 1)[0], maxsplit=1)[0].strip().rstrip(":")
+        problem = "".join(ch if " " <= ch <= "~" else "?" for ch in problem)[:160]
+        try:
+            phrase = HTTPStatus(status).phrase
+        except ValueError:
+            phrase = "Error"
+        fix = PROTOCOL_FIX.get(status, PROTOCOL_FIX[400] if 400 <= status < 500 else PROTOCOL_FIX[500])
+        response.text = f"{status} {phrase}: {problem + '; ' if problem and status < 500 else ''}{fix}\n"
+        response.content_type = "text/plain"
+        stamp_headers(response.headers, self.hsts)
+        response.headers["Cache-Control"] = "no-store"
+        return response
 
 
 class ProtocolLog(logging.LoggerAdapter[logging.Logger]):
@@ -221,3 +276,25 @@ async def errors_as_json(request: web.Request, handler: Handler) -> web.StreamRe
     except Exception:
         log.exception("console request failed", path=request.path)
         return web.json_response({"error": "the console failed on this request: see the floor's log"}, status=500)
+
+
+def tls_context(cert: Path, key: Path) -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(str(cert), str(key))
+    return context
+
+
+async def listen(
+    runner: web.AppRunner, host: str, port: int, context: ssl.SSLContext | None, options: dict[str, Any]
+) -> asyncio.Server:
+    """The console's socket, its connections served by ConsoleProtocol (with `options`, the protocol's arguments),
+    whose own error answers carry the console's headers. The socket is the console's rather than a web.TCPSite's: a
+    site serves aiohttp's protocol class and no option replaces it. The runner still holds the connections (its
+    cleanup ends them; a request whose client went away is cancelled): close the socket before the cleanup."""
+    await runner.setup()
+    manager, hsts, loop = runner.server, context is not None, asyncio.get_running_loop()
+    assert manager is not None  # made by setup()
+    return await loop.create_server(
+        lambda: ConsoleProtocol(manager, loop=loop, hsts=hsts, **options), host, port, ssl=context, reuse_address=True
+    )

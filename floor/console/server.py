@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import ssl
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -33,6 +32,7 @@ from floor.console.plumbing import (
     check_post,
     errors_as_json,
     http_error,
+    listen,
     read_json,
     security_headers,
     session_of,
@@ -40,6 +40,7 @@ from floor.console.plumbing import (
     static_files,
     static_response,
     storable_json,
+    tls_context,
 )
 from floor.console.records import ConsoleRecords
 from floor.console.relay import relay_command
@@ -76,6 +77,7 @@ class ConsoleServer:
         self.streams: set[asyncio.Queue[tuple[str, str] | None]] = set()
         self.stream_limits = Streams(self.console.streams_per_session, self.console.max_streams)
         self.runner: web.AppRunner | None = None
+        self.listener: asyncio.Server | None = None
         self.static = static_files()
         self.url = ""
         self.records = ConsoleRecords(config.database, self.console.supervisors)
@@ -213,32 +215,23 @@ class ConsoleServer:
         app.router.add_post("/api/links/{link_id}/commands/{verb}", self.link_command)
         return app
 
+    def handler_options(self) -> dict[str, Any]:
+        """How aiohttp's protocol serves each connection of the console: a connection that has not sent a whole
+        request's headers within request_timeout_s is closed (aiohttp's keep-alive timer runs from the connection's
+        start), and a request it cannot parse is logged as the client's fault (ProtocolLog)."""
+        return {"access_log": None, "keepalive_timeout": self.console.request_timeout_s, "logger": ProtocolLog()}
+
     def server_options(self) -> dict[str, Any]:
-        """How aiohttp serves the console (start(); tests serve the app with the same): a connection that has not sent
-        a whole request's headers within request_timeout_s is closed (aiohttp's keep-alive timer runs from the
-        connection's start), and a request it cannot parse is logged as the client's fault (ProtocolLog)."""
-        return {
-            "access_log": None,
-            "handler_cancellation": True,
-            "keepalive_timeout": self.console.request_timeout_s,
-            "logger": ProtocolLog(),
-        }
+        """How aiohttp serves the console (start(); tests serve the app with the same): handler_options(), and a
+        request whose client went away is cancelled."""
+        return self.handler_options() | {"handler_cancellation": True}
 
     async def start(self) -> str:
         c = self.console
-        context = None
-        if c.tls_cert is not None and c.tls_key is not None:
-            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-            context.minimum_version = ssl.TLSVersion.TLSv1_2
-            context.load_cert_chain(str(c.tls_cert), str(c.tls_key))
+        context = tls_context(c.tls_cert, c.tls_key) if c.tls_cert is not None and c.tls_key is not None else None
         self.runner = web.AppRunner(self.app(), **self.server_options())
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, c.host, c.port, ssl_context=context)
-        await site.start()
-        port = c.port
-        server = site._server
-        if port == 0 and isinstance(server, asyncio.Server) and server.sockets:
-            port = int(server.sockets[0].getsockname()[1])
+        self.listener = await listen(self.runner, c.host, c.port, context, self.handler_options())
+        port = int(self.listener.sockets[0].getsockname()[1]) if self.listener.sockets else c.port
         host = f"[{c.host}]" if ":" in c.host else c.host
         self.url = f"{'https' if context else 'http'}://{host}:{port}/"
         log.info("console serving", url=self.url, tls=context is not None)
@@ -249,8 +242,13 @@ class ConsoleServer:
         for q in list(self.streams):
             with contextlib.suppress(asyncio.QueueFull):
                 q.put_nowait(None)
+        if self.listener is not None:
+            self.listener.close()  # no new connections; the runner's cleanup ends the open ones
         if self.runner is not None:
             await self.runner.cleanup()
+        if self.listener is not None:
+            await self.listener.wait_closed()
+            self.listener = None
 
     @property
     def on_enrol(self) -> Callable[[str, str, str], None] | None:
