@@ -20,7 +20,8 @@ import aiomqtt
 from floor.config import FloorConfig, read_secret
 
 # A table's reply is a few hundred bytes (its command_id, outcome, code, reason and rule); the broker delivers whatever
-# was published on cmd/reply, up to its own message limit (mosquitto's default: 256 MB). Past MAX_REPLY bytes the
+# was published on cmd/reply, up to its packet limit (64 KiB in systemd/mosquitto/mosquitto.conf; mosquitto's own
+# default is none, 256 MB). Past MAX_REPLY bytes the
 # audit keeps the reply's command_id, outcome, code and rule as short strings, its reason cut to MAX_REASON characters,
 # its first KEEP_HEAD bytes as text, and the evidence of the whole: its size and sha256.
 MAX_REPLY = 16 * 1024

@@ -15,6 +15,7 @@ import ipaddress
 import json
 import os
 import queue
+import re
 import shutil
 import socket
 import ssl
@@ -36,13 +37,15 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from paho.mqtt.enums import CallbackAPIVersion
 from structlog.testing import capture_logs
 
-from controller.config.table import MqttSettings
+from controller.config.table import MqttSettings, load_config
 from controller.core.events import DomainEvent
 from controller.mqtt.anchor import read_retained_anchor
+from controller.mqtt.birth import build_birth
 from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "systemd" / "mosquitto"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 PASSWORDS = {
     "ms-1": "table-one-secret",
     "ms-2": "table-two-secret",
@@ -401,3 +404,49 @@ async def test_a_link_controller_and_its_tables_keep_to_their_topics(broker: Sec
         # may not read would have come between these (one publisher, QoS 1: in order).
         heard = [str((await asyncio.wait_for(anext(aiter(table_1.messages)), 10)).topic) for _ in range(3)]
         assert heard == [f"{base}/response/ms-1", f"{base}/progressive/mega", f"{base}/jackpot"]
+
+
+def _packet_limit() -> int:
+    found = re.findall(r"^max_packet_size (\d+)$", (EXAMPLE / "mosquitto.conf").read_text(), re.MULTILINE)
+    assert len(found) == 1, "systemd/mosquitto/mosquitto.conf sets max_packet_size once"
+    return int(found[0])
+
+
+def _counted(topic: str, payload: int) -> int:
+    """A QoS 1 PUBLISH (MQTT 3.1.1 section 3.3) as mosquitto 2.0 holds it to max_packet_size: its first byte and its
+    remaining length (topic length, topic, packet id, payload), read from the header before the rest is."""
+    return 1 + 2 + len(topic.encode()) + 2 + payload
+
+
+async def test_the_largest_real_messages_pass_and_an_oversized_packet_is_refused(
+    broker: SecureBroker, watcher: Watcher
+) -> None:
+    """The packet limit of the shipped config on the real broker: every shipped table config's birth (the largest
+    message a table sends: systemd/mosquitto/mosquitto.conf says why) and a packet of exactly the limit reach a
+    supervisor; one byte more and the broker drops the packet unread and disconnects the table, which connects
+    again and is served, while the supervisor's connection is untouched. The births stay within a quarter of the
+    limit, so one grown past it fails here first."""
+    limit = _packet_limit()
+    topic = "tablectl/ms-1/birth"
+    tables = [c for c in sorted(CONFIGS.glob("*.toml")) if c.name not in {"floor.toml", "link.toml"}]
+    births = {c.name: build_birth(load_config(c), "boot-1").model_dump_json() for c in tables}
+    largest = max(births.values(), key=len)
+    assert _counted(topic, len(largest)) * 4 <= limit, (len(largest), limit)
+    at_limit = b"x" * (limit - _counted(topic, 0))
+    async with broker.client("ms-1", identifier="ms-1-size") as table:
+        for birth in births.values():
+            await table.publish(topic, birth, qos=1)
+        await table.publish(topic, at_limit, qos=1)
+        await watcher.until(
+            lambda ts: ts.count(topic) == len(births) + 1, what="the births and the packet at the limit"
+        )
+    with pytest.raises(aiomqtt.MqttError):
+        async with broker.client("ms-1", identifier="ms-1-size") as table:
+            await table.publish(topic, at_limit + b"x", qos=1)
+    assert any("ms-1-size disconnected due to oversize packet" in line for line in broker.log), broker.log[-10:]
+    async with broker.client("ms-1", identifier="ms-1-size") as table:
+        await table.publish(topic, b"after", qos=1)
+    await watcher.until(lambda ts: ts.count(topic) == len(births) + 2, what="the table's next message")
+    payloads = [p for t, p in watcher.messages if t == topic]
+    assert payloads[: len(births)] == [b.encode() for b in births.values()]
+    assert payloads[len(births) :] == [at_limit, b"after"], "the oversized packet never reached the supervisor"
