@@ -11,17 +11,26 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
+import datetime as dt
+import ipaddress
 import json
 import socket
+import ssl
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.x509.oid import NameOID
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -502,3 +511,67 @@ def test_the_server_header_names_no_version(console: Console, method: str, path:
     assert r.status == status, r
     assert r.headers["server"] == "tablectl-console", r.headers
     assert r.headers["x-content-type-options"] == "nosniff"
+
+
+def _self_signed(d: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 that signs itself, and its key: the console's TLS on loopback."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "console")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    (d / "console.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (d / "console.key").write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return d / "console.crt", d / "console.key"
+
+
+async def test_under_tls_aiohttps_own_400s_carry_hsts_and_the_next_request_is_served(tmp_path: Path) -> None:
+    """ConsoleServer.start() as `tablectl floor` runs it with TLS (its own socket, ConsoleProtocol, a real TLS
+    handshake on loopback): a header past 8190 bytes gets the console's headers and HSTS, as the page does."""
+    cert, key = _self_signed(tmp_path)
+    config = parse_floor_config(
+        f'[database]\ndsn = "dbname=none"\n[console]\nlisten = "127.0.0.1:0"\ntls_cert = "{cert}"\ntls_key = "{key}"\n'
+    )
+    server = ConsoleServer(config)
+    url = await server.start()
+    assert url.startswith("https://127.0.0.1:"), url
+    context = ssl.create_default_context(cafile=str(cert))
+
+    def send(data: bytes) -> tuple[str, dict[str, str], str]:
+        with (
+            socket.create_connection(("127.0.0.1", int(url.rstrip("/").rsplit(":", 1)[1])), timeout=30) as raw,
+            context.wrap_socket(raw, server_hostname="127.0.0.1") as s,
+        ):
+            s.sendall(data)
+            got = b""
+            with contextlib.suppress(ssl.SSLEOFError):  # a peer that closes without TLS's close_notify
+                while chunk := s.recv(65536):
+                    got += chunk
+        head, _, body = got.decode("latin-1").partition("\r\n\r\n")
+        lines = head.split("\r\n")
+        return lines[0], {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:])}, body
+
+    try:
+        bad = await asyncio.to_thread(send, b"GET /api/floor HTTP/1.1\r\nHost: x\r\nX-A: " + b"a" * 9000 + b"\r\n\r\n")
+        good = await asyncio.to_thread(send, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    finally:
+        await server.stop()
+    status, headers, body = bad
+    assert " 400 " in status and body.startswith("400 Bad Request: Got more than 8190 bytes"), bad
+    assert headers["strict-transport-security"] == "max-age=31536000", headers
+    assert headers["server"] == "tablectl-console" and headers["cache-control"] == "no-store", headers
+    assert headers["content-security-policy"] == CSP, headers
+    status, headers, _ = good
+    assert " 200 " in status and headers["strict-transport-security"] == "max-age=31536000", good
