@@ -392,3 +392,39 @@ def test_a_held_abandoned_account_wager_goes_back_to_the_account_655a_7_b(how: s
     )
     assert t.state.accounts.balance(1) == 1_000  # the 100 back once, whichever way
     assert t.state.accounts.totals()["returned"] == 100 and t.state.accounts.balance_problem() is None
+
+
+def test_605a_2_a_a_terminal_speaks_only_for_its_own_players_account() -> None:
+    """605a.2(a) ("each player's electronic wagering terminal") and 605a.1: a terminal is its betting position's. A
+    driver that reports another seat from seat 1's terminal (a misconfigured or faulty plugin) must not wager from,
+    cash out, or confirm the lock-out of seat 2's terminal: each is refused, recorded, and seat 2's money stays."""
+    t = table(DEAL)
+    held: list[LockTerminal] = []
+
+    def answer(c: DeviceCommand) -> list[Input]:
+        if isinstance(c, LockTerminal) and c.seat == 2:
+            held.append(c)  # seat 2's terminal says nothing until the test lets it
+            return []
+        return t.perfect_devices(c)
+
+    t.answer = answer
+    t.buy_in(2, 1_000)
+    t.wager(2, "ante", 500)
+    foreign = [
+        WagerDetected("wager_terminal_1", 2, "five_card_hand_bonus", 100),
+        AccountRequested("wager_terminal_1", 2, "cash_out", 0, "chips"),
+    ]
+    for inp in foreign:
+        out = t.feed(inp)
+        assert [(e.type, e.rule) for e in out] == [("input.refused", "605a.2(a)")]
+        assert "wager_terminal_1 is seat 1's terminal" in str(out[0].payload["reason"])
+    r = t.state.round
+    assert r is not None and "five_card_hand_bonus" not in r.seat(2).wagers and t.state.accounts.balance(2) == 1_000
+    t.wager(2, "five_card_hand_bonus", 100)
+    t.press("no_more_bets")
+    assert held and t.state.phase is Phase.LOCKING
+    # Seat 1's terminal cannot confirm seat 2's lock-out: the deal still waits for seat 2's own terminal.
+    out = t.feed(LockAcknowledged("wager_terminal_1", 2, True))
+    assert [(e.type, e.rule) for e in out] == [("input.refused", "605a.2(a)")] and t.state.phase is Phase.LOCKING
+    t.feed(LockAcknowledged("wager_terminal_2", 2, True))
+    assert "lockout.confirmed" in t.types()
