@@ -428,3 +428,35 @@ def test_605a_2_a_a_terminal_speaks_only_for_its_own_players_account() -> None:
     assert [(e.type, e.rule) for e in out] == [("input.refused", "605a.2(a)")] and t.state.phase is Phase.LOCKING
     t.feed(LockAcknowledged("wager_terminal_2", 2, True))
     assert "lockout.confirmed" in t.types()
+
+
+def test_a_meter_share_of_the_bonus_is_paid_by_an_attendant_never_to_the_account_605a_7_a_3() -> None:
+    """655a.11(i)(3)(iii): a Five Card Hand Bonus payout that is a percentage of the meter "may not be paid to the
+    player's game account". So it goes on the attendant's meter (605a.7(a)(3)), never the system's or a terminal's
+    (605a.7(a)(2)), and on the cumulative payout meter (605a.7(a)(4)); the account stays as the wager left it through
+    the floorperson's validation."""
+    # Seat 1 alone: 9h Th, then the community Jh Qh Kh: a straight flush, 10% of the meter (655a.12(e)(1)).
+    t = table(["9h", "Th", "Jh", "Qh", "Kh"], magic="3c", lucky=6)
+    t.buy_in(1, 1_000)
+    t.wager(1, "ante", 500)
+    t.wager(1, "five_card_hand_bonus", 100)
+    t.press("no_more_bets")
+    decide_all(t, t.events)
+    # The meter: $10,000 for 1 of the $1 wager (655a.12(e)(4)) plus the wager's 13 %: 1,000,013 cents; 10 % of it.
+    (hit,) = of(t, "meter.hit")
+    assert (hit["meter_before_cents"], hit["paid_cents"], hit["paid_by"]) == (1_000_013, 100_001, "attendant")
+    level = t.state.meters.levels["five_card_hand_bonus"]
+    assert (level.paid_by_attendant_cents, level.paid_by_system_cents, level.wins_cents) == (100_001, 0, 100_001)
+    assert t.state.phase is Phase.JACKPOT and t.state.accounts.balance(1) == 900
+    (held,) = of(t, "progressive.hit")
+    t.feed(
+        Signed(
+            ValidateJackpot(1, "five_card_hand_bonus", str(held["hit"]), "fp-1", "floorperson"),
+            "c1",
+            "validate",
+            "fp-1",
+            "floorperson",
+        )
+    )
+    assert [p["amount"] for p in of(t, "progressive.paid")] == [100_001] and "round.completed" in t.types()
+    assert of(t, "account.credited") == [] and t.state.accounts.balance(1) == 900
