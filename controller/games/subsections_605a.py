@@ -30,7 +30,8 @@ SUBSECTIONS: tuple[Subsection, ...] = (
     people(
         "605a.2(d)(3)",
         "Poker: pots incremented and distributed",
-        "Poker's pots between players: no game this controller runs has a pot (its wagers play the house or a paytable)",
+        "Poker's pots between players: no game this controller runs has a pot (its wagers play the house or a "
+        "paytable)",
     ),
     people(
         "605a.4(a)",
