@@ -9,8 +9,8 @@ from collections.abc import Sequence
 import pydantic
 import pytest
 
-from controller.engine.commands import DeviceCommand, LockTerminal, ShowAccount
-from controller.engine.inputs import Input, OpenTable, PlayerLeft, Signed, ValidateJackpot
+from controller.engine.commands import DeviceCommand, LockTerminal, ShowAccount, ShowLevels
+from controller.engine.inputs import Input, OpenTable, PlayerLeft, ResetMeter, Signed, ValidateJackpot
 from controller.engine.round import RoundEngine
 from controller.engine.state import Phase, TableState
 from controller.games.mississippi_stud.rules import MississippiStudRules
@@ -445,7 +445,9 @@ def test_a_meter_share_of_the_bonus_is_paid_by_an_attendant_never_to_the_account
     # The meter: $10,000 for 1 of the $1 wager (655a.12(e)(4)) plus the wager's 13 %: 1,000,013 cents; 10 % of it.
     (hit,) = of(t, "meter.hit")
     assert (hit["meter_before_cents"], hit["paid_cents"], hit["paid_by"]) == (1_000_013, 100_001, "attendant")
-    level = t.state.meters.levels["five_card_hand_bonus"]
+    meters = t.state.meters
+    assert meters is not None
+    level = meters.levels["five_card_hand_bonus"]
     assert (level.paid_by_attendant_cents, level.paid_by_system_cents, level.wins_cents) == (100_001, 0, 100_001)
     assert t.state.phase is Phase.JACKPOT and t.state.accounts.balance(1) == 900
     (held,) = of(t, "progressive.hit")
@@ -460,3 +462,38 @@ def test_a_meter_share_of_the_bonus_is_paid_by_an_attendant_never_to_the_account
     )
     assert [p["amount"] for p in of(t, "progressive.paid")] == [100_001] and "round.completed" in t.types()
     assert of(t, "account.credited") == [] and t.state.accounts.balance(1) == 900
+
+
+def test_605a_7_a_5_a_supervisor_resets_a_meter_between_rounds_audited() -> None:
+    """605a.7(a)(5): "a key and keyed switch to reset the progressive meter or meters or other reset mechanism". The
+    table's mechanism is a supervisor's signed reset_meter with a reason: the display is taken off into the removed
+    meter (still owed under the Rules Submission) and the level reseeded; never during a round, whose contributions a
+    void must still be able to take back."""
+    t = table(DEAL)
+
+    def reset(level: str, reason: str) -> list[tuple[str, str | None]]:
+        inp = ResetMeter(level, reason, "sup-1", "supervisor")
+        return [(e.type, e.rule) for e in t.feed(Signed(inp, "c9", "reset_meter", "sup-1", "supervisor"))]
+
+    t.buy_in(1, 1_000)
+    t.wager(1, "ante", 500)
+    t.wager(1, "five_card_hand_bonus", 100)
+    t.press("no_more_bets")
+    assert ("input.refused", "605a.7(a)(5)") in reset("five_card_hand_bonus", "meter fault, ticket 42")
+    assert t.state.meters is not None and t.state.meters.display()["five_card_hand_bonus"] == 1_000_013
+    decide_all(t, t.events)
+    assert t.state.phase is Phase.BETTING
+    assert ("input.refused", "605a.7(a)(5)") in reset("mega", "meter fault, ticket 42")  # no such meter here
+    assert ("input.refused", "605a.7(a)(5)") in reset("five_card_hand_bonus", "  ")  # a reset says why
+    done = reset("five_card_hand_bonus", "meter fault, ticket 42")
+    assert [x for x in done if x[0].startswith("meter.")] == [
+        ("meter.reset", "605a.7(a)(5)"),
+        ("meter.reseeded", "655a.12(e)(4)"),
+    ]
+    (removed,) = of(t, "meter.reset")
+    assert (removed["authorised_by"], removed["reason"]) == ("sup-1", "meter fault, ticket 42")
+    level = t.state.meters.levels["five_card_hand_bonus"]
+    # The reseed is $0 plus the 8 % reserve the wager put aside (655a.12(e)(4)): 8 cents on the sign.
+    assert (level.removed_micro // 1_000_000, t.state.meters.display()["five_card_hand_bonus"]) == (1_000_013, 8)
+    assert [dict(c.levels) for c in t.commands if isinstance(c, ShowLevels)][-1] == {"five_card_hand_bonus": 8}
+    assert level.balance_problem() is None
