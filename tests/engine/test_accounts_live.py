@@ -16,7 +16,14 @@ from controller.engine.state import Phase, TableState
 from controller.games.mississippi_stud.rules import MississippiStudRules
 from controller.games.mississippi_stud.spec import MississippiStudSpec
 from controller.games.registry import REGISTRY
-from drivers.interfaces import AccountRequested, DealerConfirmed, LockAcknowledged, WagerDetected
+from drivers.interfaces import (
+    AccountRequested,
+    DealerConfirmed,
+    DeviceOffline,
+    DeviceOnline,
+    LockAcknowledged,
+    WagerDetected,
+)
 from tests.engine.conftest import PureTable, arranged_deck, decide_all, sealed
 
 
@@ -497,3 +504,42 @@ def test_605a_7_a_5_a_supervisor_resets_a_meter_between_rounds_audited() -> None
     assert (level.removed_micro // 1_000_000, t.state.meters.display()["five_card_hand_bonus"]) == (1_000_013, 8)
     assert [dict(c.levels) for c in t.commands if isinstance(c, ShowLevels)][-1] == {"five_card_hand_bonus": 8}
     assert level.balance_problem() is None
+
+
+def test_655a_2_d_a_terminal_lost_at_the_lock_out_takes_no_wager_and_is_locked_when_back() -> None:
+    """655a.2(d): the lock-out prevents any Five Card Hand Bonus Wager after dealing begins. A terminal that goes away
+    before confirming its lock cannot take a wager, so the deal stops waiting for it (recorded as unreachable); the
+    wager it took before stands and settles to the account (605a.2(d)(2)); back, it is locked at once, and a wager it
+    sends is refused, never counted."""
+    t = table(["Ah", "Kh", "9h", "4h", "Jh"])  # seat 1 alone: a flush in hearts with the community
+    held: list[LockTerminal] = []
+
+    def answer(c: DeviceCommand) -> list[Input]:
+        if isinstance(c, LockTerminal) and c.seat == 1:
+            held.append(c)  # seat 1's terminal never confirms: it is failing
+            return []
+        return t.perfect_devices(c)
+
+    t.answer = answer
+    t.buy_in(1, 1_000)
+    t.wager(1, "ante", 500)
+    t.wager(1, "five_card_hand_bonus", 100)
+    t.press("no_more_bets")
+    assert held and t.state.phase is Phase.LOCKING
+    t.feed(DeviceOffline("wager_terminal_1", "no heartbeat"))
+    (confirmed,) = of(t, "lockout.confirmed")
+    assert confirmed["terminals_unreachable"] == [1] and confirmed["terminals"] == 5
+    types = t.types()
+    assert types.index("lockout.confirmed") < types.index("bonus.drawn") < types.index("cards.dealt")
+    before = len(t.commands)
+    t.feed(DeviceOnline("wager_terminal_1"))
+    assert [c for c in t.commands[before:] if isinstance(c, LockTerminal)] == [LockTerminal(1)]
+    late = t.feed(WagerDetected("wager_terminal_1", 1, "five_card_hand_bonus", 0))
+    late += t.feed(WagerDetected("wager_terminal_1", 1, "five_card_hand_bonus", 200))
+    assert {(e.type, e.rule) for e in late} == {("wager.rejected", "655a.2(d)")}
+    r = t.state.round
+    assert r is not None and r.seat(1).wagers["five_card_hand_bonus"] == 100
+    decide_all(t, t.events)
+    # Seat 1's flush in hearts pays 50 for 1 and the Magic Card (Ah) 20 for 1, credited to the account.
+    assert [(p["seat"], p["amount"]) for p in of(t, "account.credited")] == [(1, 5_000), (1, 2_000)]
+    assert t.state.accounts.balance(1) == 900 + 7_000 and t.state.accounts.balance_problem() is None
