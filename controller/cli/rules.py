@@ -15,11 +15,12 @@ import ast
 import functools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from controller.cli.verb import Subparsers, UsageError
+from controller.games import subsections_605a
 from controller.games.registry import REGISTRY, SPECS
 from controller.games.trace import CITATION, Subsection
 
@@ -27,7 +28,7 @@ CHECKOUT = Path(__file__).resolve().parents[2]
 # A subsection the engine asks for in the common numbering: "13(d)", "8(f)", "10(a)(2)", "3(c)(1)".
 COMMON_KEY = re.compile(r"[0-9]+\([a-z]\)(?:\([0-9a-z]+\))*")
 Found = dict[str, set[str]]  # citation -> where it is (file:function, or file::test)
-NOT_CODE = ("subsections.py", "trace.py")
+NOT_CODE = ("subsections.py", "subsections_605a.py", "trace.py")
 
 
 @dataclass
@@ -50,12 +51,21 @@ class Row:
 
 def trace(chapter: str, source: Path = CHECKOUT) -> list[Row]:
     """The chapter's table: each subsection with the code and the tests found for it."""
-    entry = REGISTRY.get(chapter)
-    if entry is None:
-        raise UsageError(f"no chapter {chapter!r}: the chapters are {', '.join(sorted(REGISTRY))}")
+    _, listed = inventory(chapter)
     code = code_citations(source / "controller", source)
     tests = test_citations(source / "tests", source) if (source / "tests").is_dir() else {}
-    return [_row(s, code, tests) for s in entry.subsections]
+    return [_row(s, code, tests) for s in listed]
+
+
+def inventory(chapter: str) -> tuple[str, Sequence[Subsection]]:
+    """The chapter's name and its listed subsections: a game's from the registry; 605a, which the games' electronic
+    wagering and progressive systems answer to but which is no game, from its own inventory."""
+    entry = REGISTRY.get(chapter)
+    if entry is not None:
+        return entry.spec.name, entry.subsections
+    if chapter == "605a":
+        return subsections_605a.NAME, subsections_605a.SUBSECTIONS
+    raise UsageError(f"no chapter {chapter!r}: the chapters are {', '.join(sorted([*REGISTRY, '605a']))}")
 
 
 def _row(s: Subsection, code: Found, tests: Found) -> Row:
@@ -196,7 +206,7 @@ def _name_citations(name: str) -> str:
 
 
 def markdown(chapter: str, rows: list[Row]) -> str:
-    name = REGISTRY[chapter].spec.name
+    name, _ = inventory(chapter)
     out = [
         f"# {chapter} {name}: traceability",
         "",
@@ -220,7 +230,9 @@ def add_parser(sub: Subparsers) -> None:
         "that name it, found in the source (docs/rules.md). Exit status 1 when an enforced or recorded subsection "
         "has no code or no test naming it.",
     )
-    p.add_argument("--chapter", required=True, help="the chapter, e.g. 683a")
+    p.add_argument(
+        "--chapter", required=True, help="the chapter, e.g. 683a, or 605a (electronic wagering, progressives)"
+    )
     p.add_argument("--json", action="store_true", help="JSON rows instead of a Markdown table")
     p.add_argument(
         "--source",

@@ -21,6 +21,7 @@ from controller.engine.state import AccountRequest, Phase
 from drivers.interfaces import TERMINAL_SPOTS, AccountRequested, DealerConfirmed
 
 TERMINAL_PREFIX = "wager_terminal"
+OWN_SEAT_RULE = "605a.2(a)"  # wagers made "at each player's electronic wagering terminal"
 BUY_IN_RULE = "605a.2(d)(1)"  # credit funds at the buy-in, debit what remains at the cash-out
 WAGER_RULE = "605a.2(d)(2)"  # wager from the account, collect losing wagers, credit winnings and the wager
 BUY_IN_MEDIA = ("cash", "chips")
@@ -43,6 +44,19 @@ def terminal_seat(device_id: str) -> int | None:
     """The seat of a `wager_terminal_<seat>` device id, else None."""
     prefix, _, seat = device_id.rpartition("_")
     return int(seat) if prefix == TERMINAL_PREFIX and is_ascii_digits(seat) else None
+
+
+def foreign_seat(ctx: StepContext, device_id: str, seat: int, what: str) -> bool:
+    """Whether a terminal spoke for a seat not its own, refused and recorded if so. 605a.1 and 605a.2(a) give each
+    player's betting position its own electronic wagering terminal: a wager, a buy-in or cash-out, the dealer's key
+    or a lock-out confirmation from seat 1's terminal never moves seat 2's account nor stands for its lock-out, even
+    when a driver (a plugin's, or a seat mistyped in its settings) reports the wrong seat."""
+    own = terminal_seat(device_id)
+    if own is None or own == seat:
+        return False
+    why = f"{device_id} is seat {own}'s terminal and cannot act for seat {seat}: correct the driver's seat setting"
+    ctx.refused(f"{what} from {device_id} for seat {seat}", why, OWN_SEAT_RULE)
+    return True
 
 
 def show(ctx: StepContext, seat: int, message: str) -> None:

@@ -56,8 +56,8 @@ def wager(ctx: StepContext, inp: WagerDetected) -> None:
         return
     at_terminal = accounts.terminal_seat(inp.device_id) is not None
     if (spot in TERMINAL_SPOTS) != at_terminal:
-        # 655a.7(d)(5), 643a.7(i): the Five Card Hand Bonus is made on the seat's electronic wagering device, and
-        # only there; chips on the layout are not a terminal's wager, nor is a terminal a wager station.
+        # 655a.7(d)(5), 643a.7(i), 605a.2(a): the Five Card Hand Bonus is made on the seat's electronic wagering
+        # device, and only there; chips on the layout are not a terminal's wager, nor is a terminal a wager station.
         where = "at the seat's electronic wagering terminal" if spot in TERMINAL_SPOTS else "on the layout"
         ctx.emit("wager.rejected", ctx.rule("7(c)"), {**base, "reason": f"a {spot} wager is made {where}"})
         return

@@ -152,6 +152,17 @@ class ValidateJackpot:
 
 
 @dataclass(frozen=True, slots=True)
+class ResetMeter:
+    """A supervisor resets a progressive meter without a hit, saying why (605a.7(a)(5): "a key and keyed switch to
+    reset the progressive meter or meters or other reset mechanism"): audited, only between rounds."""
+
+    level: str
+    reason: str
+    key_id: str
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
 class Signed:
     """An input from a verified supervisor command: the engine journals `command.accepted` (who signed
     what) in the same step as the input's own events, so nothing comes between them in the journal."""
@@ -238,6 +249,7 @@ Input = (
     | AcknowledgeTilt
     | ClearTilt
     | ValidateJackpot
+    | ResetMeter
     | Signed
     | Recover
     | CriticalStateInvalid

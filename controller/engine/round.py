@@ -18,7 +18,7 @@ the steps are the modules under it (docs/engine.md has the map).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from controller.core.digits import is_ascii_digits
 from controller.engine import (
@@ -31,6 +31,7 @@ from controller.engine import (
     irregularities,
     jackpot,
     link,
+    meter_reset,
     players,
     progressive,
     recovery,
@@ -59,6 +60,7 @@ from controller.engine.inputs import (
     RaiseTilt,
     Recover,
     ReleaseHeld,
+    ResetMeter,
     Signed,
     Tick,
     ValidateJackpot,
@@ -254,6 +256,29 @@ def _on(kind: type[_I], step: Callable[[StepContext, _I], None]) -> tuple[type[o
     return kind, run
 
 
+class _SeatInput(Protocol):
+    """A device input that names the seat it acts for (a terminal's are checked against the terminal's own seat)."""
+
+    @property
+    def device_id(self) -> str: ...
+
+    @property
+    def seat(self) -> int: ...
+
+
+_S = TypeVar("_S", bound=_SeatInput)
+
+
+def _own_seat(step: Callable[[StepContext, _S], None]) -> Callable[[StepContext, _S], None]:
+    """The step, unless a terminal speaks for another seat (605a.2(a)): refused before it can touch that seat."""
+
+    def run(ctx: StepContext, inp: _S) -> None:
+        if not accounts.foreign_seat(ctx, inp.device_id, inp.seat, type(inp).__name__):
+            step(ctx, inp)
+
+    return run
+
+
 def _no_input(step: Callable[[StepContext], None]) -> Callable[[StepContext, object], None]:
     """A step that needs nothing of its input (OpenTable, CloseTable, Recover)."""
     return lambda ctx, _: step(ctx)
@@ -277,14 +302,15 @@ _STEPS: dict[type[object], _Step] = dict(
         _on(ClearTilt, tilts.clear_tilt),
         _on(RaiseTilt, tilts.raise_tilt),
         _on(ValidateJackpot, jackpot.validate_jackpot),
+        _on(ResetMeter, meter_reset.reset_meter),
         _on(Recover, _no_input(recovery.recover)),
         _on(CriticalStateInvalid, lambda ctx, inp: recovery.critical_state_invalid(ctx, inp.reason, inp.tilt)),
         _on(ShuffleCompleted, shuffling.shuffle_completed),
-        _on(WagerDetected, wager_detected),
-        _on(WagerRefused, wager_refused),
+        _on(WagerDetected, _own_seat(wager_detected)),
+        _on(WagerRefused, _own_seat(wager_refused)),
         _on(ButtonPressed, button),
         _on(CountKeyed, confirming.count_keyed),
-        _on(LockAcknowledged, betting.lock_acknowledged),
+        _on(LockAcknowledged, _own_seat(betting.lock_acknowledged)),
         _on(SeatLight, jackpot.seat_light),
         _on(StackDispensed, dealing.stack_dispensed),
         _on(StubRemoved, dealing.stub_removed),
@@ -294,8 +320,8 @@ _STEPS: dict[type[object], _Step] = dict(
         _on(DeviceOnline, device_online),
         _on(DeviceOffline, device_offline),
         _on(MetersShown, meters_shown),
-        _on(AccountRequested, accounts.account_requested),
-        _on(DealerConfirmed, accounts.dealer_confirmed),
+        _on(AccountRequested, _own_seat(accounts.account_requested)),
+        _on(DealerConfirmed, _own_seat(accounts.dealer_confirmed)),
         _on(LinkLease, link.lease),
         _on(LinkAnswered, link_answered),
         _on(LinkBroadcast, link.broadcast),

@@ -89,6 +89,8 @@ def decode(blob: bytes) -> Stored:
     if not isinstance(state, dict):
         raise CorruptCopy("no state object")
     generation = document.get("generation")
+    # 605a.7(a)(6) asks for a means to preclude unauthorised alterations of the meters: a stored copy changed
+    # outside the controller fails here, and load_copies tilts rather than use it.
     if document.get("sha256") != _digest(_canonical({"generation": generation, "state": state})):
         raise CorruptCopy("checksum mismatch: the stored state is not what was written")
     try:

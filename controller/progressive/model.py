@@ -194,7 +194,7 @@ def apply(meters: Meters, event: DomainEvent) -> Meters:
 
     Refuses (MeterError) an event out of sequence, one that would take a meter below zero, and one that lowers
     a display without being a hit, a reset or a void's reversal: replaying a damaged journal must stop, not
-    produce other meters.
+    produce other meters (605a.7(a)(6): no alteration of the meters but those the rules allow).
     """
     if not event.type.startswith("meter."):
         return meters

@@ -26,6 +26,7 @@ from controller.engine.inputs import (
     OpenTable,
     PlayerLeft,
     ReleaseHeld,
+    ResetMeter,
     ValidateJackpot,
 )
 
@@ -139,6 +140,11 @@ class JackpotArgs(_Args):
     hit: str = Field(min_length=1, max_length=64, description="the jackpot hit being validated, as its event names it")
 
 
+class ResetMeterArgs(_Args):
+    level: str = Field(pattern=r"^[a-z0-9_]{1,32}$", description="the progressive meter's level, e.g. mega")
+    reason: str = Field(min_length=1, max_length=500, description="why, for the journal: a reset is audited")
+
+
 @dataclass(frozen=True, slots=True)
 class Signer:
     """The supervisor key that signed a command, with the role the table's config gives that key."""
@@ -220,6 +226,12 @@ VERBS: Mapping[str, Verb] = {
         JackpotArgs,
         lambda a, s: ValidateJackpot(a.seat, a.level, a.hit, s.key_id, s.role),
         "a floorperson or above validates a progressive payout (655a.11(i)(1)(iii))",
+    ),
+    "reset_meter": Verb(
+        ResetMeterArgs,
+        lambda a, s: ResetMeter(a.level, a.reason, s.key_id, s.role),
+        "reset a progressive meter without a hit, between rounds (605a.7(a)(5)): its amount goes to the removed "
+        "meter, still owed, and the level is reseeded",
     ),
     "resend": Verb(
         ResendArgs,

@@ -49,6 +49,9 @@ VERBS: dict[str, ConsoleVerb] = {
         ConsoleVerb("acknowledge_tilt", _ALL, "Acknowledge the tilt (it stays until cleared)", "58 Pa. Code 643a/655a"),
         ConsoleVerb("clear_tilt", _SUP, "Clear the tilt: the table may go on", "58 Pa. Code 643a/655a"),
         ConsoleVerb("validate_jackpot", _FLOOR, "Validate the progressive payout", "655a.11(i)(1)(iii)"),
+        ConsoleVerb(
+            "reset_meter", _SUP, "Reset the progressive meter (audited; its amount stays owed)", "605a.7(a)(5)"
+        ),
         # Changes nothing at the table: whoever is at the console when a gap goes stale may ask (docs/commands.md).
         ConsoleVerb("resend", _ALL, "Ask the table to publish the gap's events again", "docs/mqtt.md, Resend"),
     )

@@ -9,14 +9,21 @@ from collections.abc import Sequence
 import pydantic
 import pytest
 
-from controller.engine.commands import DeviceCommand, LockTerminal, ShowAccount
-from controller.engine.inputs import Input, OpenTable, PlayerLeft, Signed, ValidateJackpot
+from controller.engine.commands import DeviceCommand, LockTerminal, ShowAccount, ShowLevels
+from controller.engine.inputs import Input, OpenTable, PlayerLeft, ResetMeter, Signed, ValidateJackpot
 from controller.engine.round import RoundEngine
 from controller.engine.state import Phase, TableState
 from controller.games.mississippi_stud.rules import MississippiStudRules
 from controller.games.mississippi_stud.spec import MississippiStudSpec
 from controller.games.registry import REGISTRY
-from drivers.interfaces import AccountRequested, DealerConfirmed, LockAcknowledged, WagerDetected
+from drivers.interfaces import (
+    AccountRequested,
+    DealerConfirmed,
+    DeviceOffline,
+    DeviceOnline,
+    LockAcknowledged,
+    WagerDetected,
+)
 from tests.engine.conftest import PureTable, arranged_deck, decide_all, sealed
 
 
@@ -392,3 +399,147 @@ def test_a_held_abandoned_account_wager_goes_back_to_the_account_655a_7_b(how: s
     )
     assert t.state.accounts.balance(1) == 1_000  # the 100 back once, whichever way
     assert t.state.accounts.totals()["returned"] == 100 and t.state.accounts.balance_problem() is None
+
+
+def test_605a_2_a_a_terminal_speaks_only_for_its_own_players_account() -> None:
+    """605a.2(a) ("each player's electronic wagering terminal") and 605a.1: a terminal is its betting position's. A
+    driver that reports another seat from seat 1's terminal (a misconfigured or faulty plugin) must not wager from,
+    cash out, or confirm the lock-out of seat 2's terminal: each is refused, recorded, and seat 2's money stays."""
+    t = table(DEAL)
+    held: list[LockTerminal] = []
+
+    def answer(c: DeviceCommand) -> list[Input]:
+        if isinstance(c, LockTerminal) and c.seat == 2:
+            held.append(c)  # seat 2's terminal says nothing until the test lets it
+            return []
+        return t.perfect_devices(c)
+
+    t.answer = answer
+    t.buy_in(2, 1_000)
+    t.wager(2, "ante", 500)
+    foreign = [
+        WagerDetected("wager_terminal_1", 2, "five_card_hand_bonus", 100),
+        AccountRequested("wager_terminal_1", 2, "cash_out", 0, "chips"),
+    ]
+    for inp in foreign:
+        out = t.feed(inp)
+        assert [(e.type, e.rule) for e in out] == [("input.refused", "605a.2(a)")]
+        assert "wager_terminal_1 is seat 1's terminal" in str(out[0].payload["reason"])
+    r = t.state.round
+    assert r is not None and "five_card_hand_bonus" not in r.seat(2).wagers and t.state.accounts.balance(2) == 1_000
+    t.wager(2, "five_card_hand_bonus", 100)
+    t.press("no_more_bets")
+    assert held and t.state.phase is Phase.LOCKING
+    # Seat 1's terminal cannot confirm seat 2's lock-out: the deal still waits for seat 2's own terminal.
+    out = t.feed(LockAcknowledged("wager_terminal_1", 2, True))
+    assert [(e.type, e.rule) for e in out] == [("input.refused", "605a.2(a)")] and t.state.phase is Phase.LOCKING
+    t.feed(LockAcknowledged("wager_terminal_2", 2, True))
+    assert "lockout.confirmed" in t.types()
+
+
+def test_a_meter_share_of_the_bonus_is_paid_by_an_attendant_never_to_the_account_605a_7_a_3() -> None:
+    """655a.11(i)(3)(iii): a Five Card Hand Bonus payout that is a percentage of the meter "may not be paid to the
+    player's game account". So it goes on the attendant's meter (605a.7(a)(3)), never the system's or a terminal's
+    (605a.7(a)(2)), and on the cumulative payout meter (605a.7(a)(4)); the account stays as the wager left it through
+    the floorperson's validation."""
+    # Seat 1 alone: 9h Th, then the community Jh Qh Kh: a straight flush, 10% of the meter (655a.12(e)(1)).
+    t = table(["9h", "Th", "Jh", "Qh", "Kh"], magic="3c", lucky=6)
+    t.buy_in(1, 1_000)
+    t.wager(1, "ante", 500)
+    t.wager(1, "five_card_hand_bonus", 100)
+    t.press("no_more_bets")
+    decide_all(t, t.events)
+    # The meter: $10,000 for 1 of the $1 wager (655a.12(e)(4)) plus the wager's 13 %: 1,000,013 cents; 10 % of it.
+    (hit,) = of(t, "meter.hit")
+    assert (hit["meter_before_cents"], hit["paid_cents"], hit["paid_by"]) == (1_000_013, 100_001, "attendant")
+    meters = t.state.meters
+    assert meters is not None
+    level = meters.levels["five_card_hand_bonus"]
+    assert (level.paid_by_attendant_cents, level.paid_by_system_cents, level.wins_cents) == (100_001, 0, 100_001)
+    assert t.state.phase is Phase.JACKPOT and t.state.accounts.balance(1) == 900
+    (held,) = of(t, "progressive.hit")
+    t.feed(
+        Signed(
+            ValidateJackpot(1, "five_card_hand_bonus", str(held["hit"]), "fp-1", "floorperson"),
+            "c1",
+            "validate",
+            "fp-1",
+            "floorperson",
+        )
+    )
+    assert [p["amount"] for p in of(t, "progressive.paid")] == [100_001] and "round.completed" in t.types()
+    assert of(t, "account.credited") == [] and t.state.accounts.balance(1) == 900
+
+
+def test_605a_7_a_5_a_supervisor_resets_a_meter_between_rounds_audited() -> None:
+    """605a.7(a)(5): "a key and keyed switch to reset the progressive meter or meters or other reset mechanism". The
+    table's mechanism is a supervisor's signed reset_meter with a reason: the display is taken off into the removed
+    meter (still owed under the Rules Submission) and the level reseeded; never during a round, whose contributions a
+    void must still be able to take back."""
+    t = table(DEAL)
+
+    def reset(level: str, reason: str) -> list[tuple[str, str | None]]:
+        inp = ResetMeter(level, reason, "sup-1", "supervisor")
+        return [(e.type, e.rule) for e in t.feed(Signed(inp, "c9", "reset_meter", "sup-1", "supervisor"))]
+
+    t.buy_in(1, 1_000)
+    t.wager(1, "ante", 500)
+    t.wager(1, "five_card_hand_bonus", 100)
+    t.press("no_more_bets")
+    assert ("input.refused", "605a.7(a)(5)") in reset("five_card_hand_bonus", "meter fault, ticket 42")
+    assert t.state.meters is not None and t.state.meters.display()["five_card_hand_bonus"] == 1_000_013
+    decide_all(t, t.events)
+    assert t.state.phase is Phase.BETTING
+    assert ("input.refused", "605a.7(a)(5)") in reset("mega", "meter fault, ticket 42")  # no such meter here
+    assert ("input.refused", "605a.7(a)(5)") in reset("five_card_hand_bonus", "  ")  # a reset says why
+    done = reset("five_card_hand_bonus", "meter fault, ticket 42")
+    assert [x for x in done if x[0].startswith("meter.")] == [
+        ("meter.reset", "605a.7(a)(5)"),
+        ("meter.reseeded", "655a.12(e)(4)"),
+    ]
+    (removed,) = of(t, "meter.reset")
+    assert (removed["authorised_by"], removed["reason"]) == ("sup-1", "meter fault, ticket 42")
+    level = t.state.meters.levels["five_card_hand_bonus"]
+    # The reseed is $0 plus the 8 % reserve the wager put aside (655a.12(e)(4)): 8 cents on the sign.
+    assert (level.removed_micro // 1_000_000, t.state.meters.display()["five_card_hand_bonus"]) == (1_000_013, 8)
+    assert [dict(c.levels) for c in t.commands if isinstance(c, ShowLevels)][-1] == {"five_card_hand_bonus": 8}
+    assert level.balance_problem() is None
+
+
+def test_655a_2_d_a_terminal_lost_at_the_lock_out_takes_no_wager_and_is_locked_when_back() -> None:
+    """655a.2(d): the lock-out prevents any Five Card Hand Bonus Wager after dealing begins. A terminal that goes away
+    before confirming its lock cannot take a wager, so the deal stops waiting for it (recorded as unreachable); the
+    wager it took before stands and settles to the account (605a.2(d)(2)); back, it is locked at once, and a wager it
+    sends is refused, never counted."""
+    t = table(["Ah", "Kh", "9h", "4h", "Jh"])  # seat 1 alone: a flush in hearts with the community
+    held: list[LockTerminal] = []
+
+    def answer(c: DeviceCommand) -> list[Input]:
+        if isinstance(c, LockTerminal) and c.seat == 1:
+            held.append(c)  # seat 1's terminal never confirms: it is failing
+            return []
+        return t.perfect_devices(c)
+
+    t.answer = answer
+    t.buy_in(1, 1_000)
+    t.wager(1, "ante", 500)
+    t.wager(1, "five_card_hand_bonus", 100)
+    t.press("no_more_bets")
+    assert held and t.state.phase is Phase.LOCKING
+    t.feed(DeviceOffline("wager_terminal_1", "no heartbeat"))
+    (confirmed,) = of(t, "lockout.confirmed")
+    assert confirmed["terminals_unreachable"] == [1] and confirmed["terminals"] == 5
+    types = t.types()
+    assert types.index("lockout.confirmed") < types.index("bonus.drawn") < types.index("cards.dealt")
+    before = len(t.commands)
+    t.feed(DeviceOnline("wager_terminal_1"))
+    assert [c for c in t.commands[before:] if isinstance(c, LockTerminal)] == [LockTerminal(1)]
+    late = t.feed(WagerDetected("wager_terminal_1", 1, "five_card_hand_bonus", 0))
+    late += t.feed(WagerDetected("wager_terminal_1", 1, "five_card_hand_bonus", 200))
+    assert {(e.type, e.rule) for e in late} == {("wager.rejected", "655a.2(d)")}
+    r = t.state.round
+    assert r is not None and r.seat(1).wagers["five_card_hand_bonus"] == 100
+    decide_all(t, t.events)
+    # Seat 1's flush in hearts pays 50 for 1 and the Magic Card (Ah) 20 for 1, credited to the account.
+    assert [(p["seat"], p["amount"]) for p in of(t, "account.credited")] == [(1, 5_000), (1, 2_000)]
+    assert t.state.accounts.balance(1) == 900 + 7_000 and t.state.accounts.balance_problem() is None

@@ -95,3 +95,44 @@ def test_tablectl_rules_prints_the_table(capsys: pytest.CaptureFixture[str]) -> 
     assert all(r["tests"] for r in rows)
     assert tablectl(["rules", "--chapter", "999a"]) == 2
     assert "no chapter '999a'" in capsys.readouterr().err
+
+
+# 605a as far as the text is available (shared/regulations/605a-...): 605a.1 in part, 605a.2 to (d)(3), 605a.4 to
+# (d)(4), 605a.7(a)(1) to (a)(6), 605a.9 whole. (d) of 605a.2 and (a) of 605a.7 are split into their paragraphs, whose
+# dispositions differ; 605a.4(d)'s are one row (all the certificate holder's internal controls).
+EXPECTED_605A = [
+    "605a.1",
+    *(f"605a.2({x})" for x in ("a", "b", "c", "d)(1", "d)(2", "d)(3")),
+    *(f"605a.4({x})" for x in "abcd"),
+    *(f"605a.7(a)({n})" for n in range(1, 7)),
+    *(f"605a.9({x})" for x in "abc"),
+]
+
+
+def test_605a_2_a_tablectl_rules_shows_the_605a_subsections_that_bear_on_a_table(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """605a is no game, but the Five Card Hand Bonus (643a.2(e), 655a.2(d)) and the progressives answer to it: its
+    table lists what is available of it, every enforced row with code and a test, every other with why."""
+    rows = trace("605a")
+    assert [r.cite for r in rows] == EXPECTED_605A
+    assert [r.problem for r in rows if r.problem] == [] and all(r.why for r in rows if r.by == "people")
+    by = {r.cite: r for r in rows}
+    assert "controller/engine/round.py:_own_seat" in by["605a.2(a)"].code
+    assert "controller/progressive/codec.py:decode" in by["605a.7(a)(6)"].code
+    assert [c for c, r in by.items() if r.by == "enforced"] == [
+        "605a.1",
+        "605a.2(a)",
+        "605a.2(d)(1)",
+        "605a.2(d)(2)",
+        "605a.4(c)",
+        *(f"605a.7(a)({n})" for n in range(1, 7)),
+    ]
+    assert tablectl(["rules", "--chapter", "605a"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("# 605a Electronic Gaming Tables") and "PROBLEM" not in text
+    assert "| 605a.9(b) | every five terminals count as one gaming table | people |" in text
+    assert tablectl(["rules", "--chapter", "605a", "--json"]) == 0
+    assert [r["cite"] for r in json.loads(capsys.readouterr().out)] == EXPECTED_605A
+    assert tablectl(["rules", "--chapter", "605b"]) == 2
+    assert "the chapters are 605a, 643a, 655a, 679a, 683a, 684a" in capsys.readouterr().err

@@ -47,6 +47,7 @@ def test_round_trip_is_exact_and_canonical() -> None:
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(data=st.data())
 def test_any_damaged_byte_is_found(data: st.DataObject) -> None:
+    """605a.7(a)(6): a stored meter altered by one byte, anywhere, is found; the sound copy is used, with a tilt."""
     blob = codec.encode(METERS, 3)
     at = data.draw(st.integers(0, len(blob) - 2), label="position")  # the final newline is not content
     new = data.draw(st.integers(0, 255).filter(lambda b: b != blob[at]), label="byte")

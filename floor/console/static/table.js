@@ -58,6 +58,8 @@ function renderActions(t) {
   add("bind_player", [field("seats")], ([s]) => ({ seats: s.value.split(/[ ,]+/).filter(Boolean).map(Number) }));
   add("player_left", [field("seat")], ([s]) => ({ seat: Number(s.value) }));
   add("release_held", [field("seat"), field("to", ["player", "house"])], ([s, t]) => ({ seat: Number(s.value), to: t.value }));
+  // 605a.7(a)(5): audited, between rounds; the table refuses it during a round (docs/commands.md).
+  add("reset_meter", [field("level"), field("reason")], ([l, r]) => ({ level: l.value, reason: r.value }));
   // Signed here with this browser's key and relayed like any command: the floor holds no key (docs/floor.md).
   const stale = new Set((t.stale_gaps || []).map(([a, b]) => `${a}-${b}`));
   for (const [a, b] of t.gaps || []) // at most 10,000 seqs a command (docs/commands.md, resend)
