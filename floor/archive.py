@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -21,17 +22,19 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from controller.mqtt.contract import Birth, DeviceStatus, ProgressiveMeter, TableEvent, TableStatus
-from floor.config import GamingDaySection
+from floor.config import GamingDaySection, IngestSection
 from floor.days import gaming_day, parse_ts
 from floor.dbclock import DbClock
 from floor.gaps import carry_since
 from floor.links import LinkEventMsg, LinkLive
 from floor.live import TableLive
 from floor.messages import Incoming, LinkIncoming, Rejected
+from floor.refusals import RefusalBudget, Run
 from floor.schema import partition_ddl
 from floor.seqtrack import Range, SeqRanges, opened_and_filled
 
 AsyncConn = psycopg.AsyncConnection[tuple[Any, ...]]
+REASON_KEPT = 1000  # a reason quotes the message (a key, a value): bounded like its payload
 
 _STAGING = """
 CREATE TEMP TABLE IF NOT EXISTS staging_events (
@@ -157,8 +160,21 @@ def _event_row(m: Incoming, e: TableEvent, gd: GamingDaySection) -> tuple[Any, .
 class ArchiveWriter:
     """Writes batches on one connection; keeps which gaming days have a partition already."""
 
-    def __init__(self, conn: AsyncConn, gd: GamingDaySection, state: FloorState, clock: DbClock | None = None) -> None:
+    def __init__(
+        self,
+        conn: AsyncConn,
+        gd: GamingDaySection,
+        state: FloorState,
+        clock: DbClock | None = None,
+        ingest: IngestSection | None = None,
+        ticks: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.conn = conn
+        ingest = ingest or IngestSection()
+        # What rejected_messages may take (floor/refusals.py): each row bounded, a flood coalesced into counted rows.
+        self.keep_bytes = ingest.refused_keep_bytes
+        self.refusals = RefusalBudget(ingest.refused_rows_per_topic, ingest.refused_rows_per_minute)
+        self.ticks = ticks
         self.gd = gd
         self.state = state
         # The database's clock stamps when a gap opened, as `tablectl floor gaps` measures it (floor/dbclock.py).
@@ -198,7 +214,7 @@ class ArchiveWriter:
                 for part in (rows, rows_again):
                     if part:
                         await self._write_events(part, result)
-                await self._write_retained(batch, result)
+                new_runs = await self._write_retained(batch, result)
                 await self._write_tables(seqs, live, result)
                 await self._write_link_events(links)
         except BaseException:
@@ -206,6 +222,8 @@ class ArchiveWriter:
             raise
         self.state.seqs.update(seqs)
         self.state.live.update(live)
+        for run, row in new_runs:
+            run.row = row
         for m in links:
             self.state.links.setdefault(m.link_id, LinkLive(m.link_id)).apply(m.model, now)
         return result
@@ -264,21 +282,62 @@ class ArchiveWriter:
             result.alarms += [Alarm(*r) for r in await cur.fetchall()]
             await cur.execute("TRUNCATE staging_events")
 
-    async def _write_retained(self, batch: Sequence[Incoming | LinkIncoming | Rejected], result: WriteResult) -> None:
+    async def _write_retained(
+        self, batch: Sequence[Incoming | LinkIncoming | Rejected], result: WriteResult
+    ) -> list[tuple[Run, int]]:
         async with self.conn.cursor() as cur:
             for m in batch:
                 if isinstance(m, Rejected):
                     result.rejected += 1
-                    await cur.execute(
-                        "INSERT INTO rejected_messages (topic, payload, reason) VALUES (%s, %s, %s)",
-                        (m.topic, m.payload, m.reason),
-                    )
                     continue
                 if isinstance(m, LinkIncoming):
                     continue  # its events are written with the links'; its retained state is not kept
                 sql, params = _retained_row(m, self.gd)
                 if sql:
                     await cur.execute(sql, params)
+        return await self._write_refused([m for m in batch if isinstance(m, Rejected)])
+
+    async def _write_refused(self, refused: list[Rejected]) -> list[tuple[Run, int]]:
+        """A row each, or, for a topic over the rate, one counted row per run (floor/refusals.py). A run's row id is
+        taken as its own only once the transaction commits (rolled back, the row is gone and is inserted again)."""
+        runs: dict[int, tuple[Run, list[Rejected]]] = {}
+        async with self.conn.cursor() as cur:
+            for m in refused:
+                run = self.refusals.admit(m.topic, self.ticks())
+                if run is None:
+                    await cur.execute(
+                        "INSERT INTO rejected_messages (topic, payload, reason, size, sha256, bytes)"
+                        " VALUES (%s, %s, %s, %s, %s, %s)",
+                        (m.topic, m.payload[: self.keep_bytes], m.reason[:REASON_KEPT], m.size, m.sha256, m.size),
+                    )
+                else:
+                    runs.setdefault(id(run), (run, []))[1].append(m)
+            rows: list[tuple[Run, int]] = []
+            for run, ms in runs.values():
+                last = ms[-1]  # the row shows the latest of the run; count and bytes are the run's
+                values = (
+                    last.topic,
+                    last.payload[: self.keep_bytes],
+                    last.reason[:REASON_KEPT],
+                    last.size,
+                    last.sha256,
+                )
+                if run.row is None:
+                    await cur.execute(
+                        "INSERT INTO rejected_messages (topic, payload, reason, size, sha256, count, bytes)"
+                        " VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
+                        (*values, len(ms), sum(m.size for m in ms)),
+                    )
+                    got = await cur.fetchone()
+                    assert got is not None
+                    rows.append((run, int(got[0])))
+                else:
+                    await cur.execute(
+                        "UPDATE rejected_messages SET topic = %s, payload = %s, reason = %s, size = %s, sha256 = %s,"
+                        " count = count + %s, bytes = bytes + %s, last_at = now() WHERE id = %s",
+                        (*values, len(ms), sum(m.size for m in ms), run.row),
+                    )
+        return rows
 
     async def _write_tables(self, seqs: dict[str, SeqRanges], live: dict[str, TableLive], result: WriteResult) -> None:
         async with self.conn.cursor() as cur:
