@@ -96,12 +96,14 @@ class WriteResult:
     gaps_opened: dict[str, list[Range]] = field(default_factory=dict)
     gaps_filled: dict[str, list[Range]] = field(default_factory=dict)
     rejected: int = 0
+    refused_last: Rejected | None = None  # the latest refusal kept (the console shows it)
 
     def add(self, other: WriteResult) -> None:
         """Another transaction's result, as one (a batch written message by message, floor/service.py)."""
         self.events_in += other.events_in
         self.events_new += other.events_new
         self.rejected += other.rejected
+        self.refused_last = other.refused_last or self.refused_last
         self.alarms += other.alarms
         for table_id, gaps in other.gaps_opened.items():
             self.gaps_opened.setdefault(table_id, []).extend(gaps)
@@ -295,7 +297,9 @@ class ArchiveWriter:
                 sql, params = _retained_row(m, self.gd)
                 if sql:
                     await cur.execute(sql, params)
-        return await self._write_refused([m for m in batch if isinstance(m, Rejected)])
+        refused = [m for m in batch if isinstance(m, Rejected)]
+        result.refused_last = refused[-1] if refused else None
+        return await self._write_refused(refused)
 
     async def _write_refused(self, refused: list[Rejected]) -> list[tuple[Run, int]]:
         """A row each, or, for a topic over the rate, one counted row per run (floor/refusals.py). A run's row id is

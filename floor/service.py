@@ -277,6 +277,11 @@ class FloorService:
                     )
                 except Exception:  # what the browsers see must never stop the archive
                     log.exception("console update failed")
+                if result.rejected:
+                    try:
+                        self.console.refused(result.rejected, result.refused_last)
+                    except Exception:  # what the browsers see must never stop the archive
+                        log.exception("console update failed")
 
     async def _write(self, writer: ArchiveWriter, batch: list[Queued]) -> WriteResult:
         delay = 0.5

@@ -47,7 +47,7 @@ from floor.console.verbs import LINK_VERBS, VERBS, ConsoleVerb, allowed, link_al
 from floor.console.views import FloorView, link_alerts, log_line, note_event, stamp, table_alerts
 from floor.links import LinkLive
 from floor.live import TableLive
-from floor.messages import Incoming, LinkIncoming
+from floor.messages import Incoming, LinkIncoming, Rejected
 from floor.recall import last_rounds, recall_round
 
 log = structlog.get_logger("tablectl.console")
@@ -99,6 +99,12 @@ class ConsoleServer:
             x = self.view.table(str(table_id))
             x.birth = dict(payload)
             x.dealing_method = str(x.birth.get("game", {}).get("dealing_method"))
+        total = conn.execute("SELECT coalesce(sum(count), 0) FROM rejected_messages").fetchone()
+        latest = conn.execute(
+            "SELECT topic, reason, last_at FROM rejected_messages ORDER BY last_at DESC, id DESC LIMIT 1"
+        ).fetchone()
+        if total is not None and latest is not None:
+            self.view.note_refused(int(total[0]), str(latest[0]), str(latest[1]), stamp(latest[2]))
         for table_id in live:
             rows = conn.execute(
                 "SELECT table_id, seq, ts_text, round_id, type, rule, payload FROM events WHERE table_id = %s "
@@ -140,6 +146,15 @@ class ConsoleServer:
         now = self.clock()
         update: dict[str, Any] = {**self.delta(changed, changed_links, now), "lines": lines, "now": stamp(now)}
         if self.streams and (update["tiles"] or update["alerts"] or update["links"] or lines):
+            self._broadcast("update", json.dumps(update))
+
+    def refused(self, count: int, last: Rejected | None) -> None:
+        """After a committed batch that refused `count` messages: the floor's count and the latest, to every page."""
+        now = self.clock()
+        at = stamp(now) if last is not None else None
+        shown = self.view.note_refused(count, last.topic if last else None, last.reason if last else None, at)
+        update = {"tiles": [], "alerts": {}, "links": [], "lines": [], "refused": shown, "now": stamp(now)}
+        if self.streams:
             self._broadcast("update", json.dumps(update))
 
     def refresh(self, tables: set[str]) -> None:

@@ -58,6 +58,7 @@ async def floor(mosquitto: Mosquitto, floor_dsn: str) -> AsyncIterator[FloorServ
         f'[database]\ndsn = "{floor_dsn}"\n[mqtt]\nbroker = "{mosquitto.url}"\nprefix = "{PREFIX}"\n'
         f'client_id = "floor-{free_port()}"\n[ingest]\nrefused_keep_bytes = {KEEP}\n'
         f"refused_rows_per_topic = {PER_TOPIC}\nrefused_rows_per_minute = {PER_MINUTE}\n"
+        '[console]\nlisten = "127.0.0.1:0"\n'
     )
     service = FloorService(config)
     task = asyncio.create_task(service.run())
@@ -116,6 +117,9 @@ async def test_a_flood_of_junk_leaves_bounded_rows_that_count_every_message(
     assert f"{sent} message(s) refused (not archived; {len(rows)} row(s) in rejected_messages)" in text
     assert "coalesced: over the rate" in text
     assert floor.refused == sent and floor.failure is None
+    # The console's floor page is told each batch's refusals (tests/floor/test_console_refused.py shows them).
+    assert floor.console is not None and floor.console.view.refused["count"] == sent
+    assert floor.console.view.refused["last_topic"] == f"{PREFIX}/x{many - 1}/event"
 
 
 @settings(max_examples=200, deadline=None)
