@@ -29,12 +29,12 @@ from floor.gaps import carry_since
 from floor.links import LinkEventMsg, LinkLive
 from floor.live import TableLive
 from floor.messages import Incoming, LinkIncoming, Rejected
-from floor.refusals import RefusalBudget, Run
+from floor.refusals import Run
+from floor.refused_rows import RefusedWriter
 from floor.schema import partition_ddl
 from floor.seqtrack import Range, SeqRanges, opened_and_filled
 
 AsyncConn = psycopg.AsyncConnection[tuple[Any, ...]]
-REASON_KEPT = 1000  # a reason quotes the message (a key, a value): bounded like its payload
 
 _STAGING = """
 CREATE TEMP TABLE IF NOT EXISTS staging_events (
@@ -172,11 +172,8 @@ class ArchiveWriter:
         ticks: Callable[[], float] = time.monotonic,
     ) -> None:
         self.conn = conn
-        ingest = ingest or IngestSection()
         # What rejected_messages may take (floor/refusals.py): each row bounded, a flood coalesced into counted rows.
-        self.keep_bytes = ingest.refused_keep_bytes
-        self.refusals = RefusalBudget(ingest.refused_rows_per_topic, ingest.refused_rows_per_minute)
-        self.ticks = ticks
+        self.refused = RefusedWriter(ingest or IngestSection(), ticks)
         self.gd = gd
         self.state = state
         # The database's clock stamps when a gap opened, as `tablectl floor gaps` measures it (floor/dbclock.py).
@@ -299,49 +296,7 @@ class ArchiveWriter:
                     await cur.execute(sql, params)
         refused = [m for m in batch if isinstance(m, Rejected)]
         result.refused_last = refused[-1] if refused else None
-        return await self._write_refused(refused)
-
-    async def _write_refused(self, refused: list[Rejected]) -> list[tuple[Run, int]]:
-        """A row each, or, for a topic over the rate, one counted row per run (floor/refusals.py). A run's row id is
-        taken as its own only once the transaction commits (rolled back, the row is gone and is inserted again)."""
-        runs: dict[int, tuple[Run, list[Rejected]]] = {}
-        async with self.conn.cursor() as cur:
-            for m in refused:
-                run = self.refusals.admit(m.topic, self.ticks())
-                if run is None:
-                    await cur.execute(
-                        "INSERT INTO rejected_messages (topic, payload, reason, size, sha256, bytes)"
-                        " VALUES (%s, %s, %s, %s, %s, %s)",
-                        (m.topic, m.payload[: self.keep_bytes], m.reason[:REASON_KEPT], m.size, m.sha256, m.size),
-                    )
-                else:
-                    runs.setdefault(id(run), (run, []))[1].append(m)
-            rows: list[tuple[Run, int]] = []
-            for run, ms in runs.values():
-                last = ms[-1]  # the row shows the latest of the run; count and bytes are the run's
-                values = (
-                    last.topic,
-                    last.payload[: self.keep_bytes],
-                    last.reason[:REASON_KEPT],
-                    last.size,
-                    last.sha256,
-                )
-                if run.row is None:
-                    await cur.execute(
-                        "INSERT INTO rejected_messages (topic, payload, reason, size, sha256, count, bytes)"
-                        " VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
-                        (*values, len(ms), sum(m.size for m in ms)),
-                    )
-                    got = await cur.fetchone()
-                    assert got is not None
-                    rows.append((run, int(got[0])))
-                else:
-                    await cur.execute(
-                        "UPDATE rejected_messages SET topic = %s, payload = %s, reason = %s, size = %s, sha256 = %s,"
-                        " count = count + %s, bytes = bytes + %s, last_at = now() WHERE id = %s",
-                        (*values, len(ms), sum(m.size for m in ms), run.row),
-                    )
-        return rows
+        return await self.refused.write(self.conn, refused)
 
     async def _write_tables(self, seqs: dict[str, SeqRanges], live: dict[str, TableLive], result: WriteResult) -> None:
         async with self.conn.cursor() as cur:

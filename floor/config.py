@@ -147,11 +147,9 @@ class IngestSection(_Section):
     # there). Listed, a message of any other table is refused and counted, so a stray or forged publisher on a broker
     # with a loose ACL adds no table to the floor's status, console and reports.
     tables: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]+$")]] = Field(default_factory=list)
-    # Refused messages (docs/floor.md, "Bad input"; floor/refusals.py): a rejected_messages row keeps the payload's
-    # first refused_keep_bytes with its full size and sha256; a topic refused more than refused_rows_per_topic times
-    # a minute is coalesced into one counted row while it stays over that rate; and the refusals add at most
-    # refused_rows_per_minute rows a minute in all (the rest are counted in a shared row), so a flood cannot fill
-    # the floor's disk.
+    # Refused messages (docs/floor.md, "Refused messages are bounded"; floor/refusals.py): a row keeps the first
+    # refused_keep_bytes, a topic over refused_rows_per_topic a minute is one counted row, and all add at most
+    # refused_rows_per_minute rows a minute: a flood cannot fill the floor's disk.
     refused_keep_bytes: int = Field(4096, ge=0, le=256 * 1024)
     refused_rows_per_topic: int = Field(60, ge=1, le=100_000)
     refused_rows_per_minute: int = Field(120, ge=1, le=100_000)

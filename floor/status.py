@@ -54,6 +54,15 @@ def refused_text(conn: Conn) -> list[str]:
     return out
 
 
+def refused_latest(conn: Conn) -> tuple[int, str, str, datetime] | None:
+    """How many messages were refused in all, and the latest's topic, reason and time (the console's floor page)."""
+    row = conn.execute(
+        "SELECT (SELECT sum(count) FROM rejected_messages), topic, reason, last_at FROM rejected_messages"
+        " ORDER BY last_at DESC, id DESC LIMIT 1"
+    ).fetchone()
+    return (int(row[0]), str(row[1]), str(row[2]), row[3]) if row else None
+
+
 def status_text(tables: list[TableLive], conn: Conn, grace_s: float) -> str:
     refused = refused_text(conn)
     if not tables:
