@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -21,13 +22,15 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from controller.mqtt.contract import Birth, DeviceStatus, ProgressiveMeter, TableEvent, TableStatus
-from floor.config import GamingDaySection
+from floor.config import GamingDaySection, IngestSection
 from floor.days import gaming_day, parse_ts
 from floor.dbclock import DbClock
 from floor.gaps import carry_since
 from floor.links import LinkEventMsg, LinkLive
 from floor.live import TableLive
 from floor.messages import Incoming, LinkIncoming, Rejected
+from floor.refusals import Run
+from floor.refused_rows import RefusedWriter
 from floor.schema import partition_ddl
 from floor.seqtrack import Range, SeqRanges, opened_and_filled
 
@@ -93,12 +96,14 @@ class WriteResult:
     gaps_opened: dict[str, list[Range]] = field(default_factory=dict)
     gaps_filled: dict[str, list[Range]] = field(default_factory=dict)
     rejected: int = 0
+    refused_last: Rejected | None = None  # the latest refusal kept (the console shows it)
 
     def add(self, other: WriteResult) -> None:
         """Another transaction's result, as one (a batch written message by message, floor/service.py)."""
         self.events_in += other.events_in
         self.events_new += other.events_new
         self.rejected += other.rejected
+        self.refused_last = other.refused_last or self.refused_last
         self.alarms += other.alarms
         for table_id, gaps in other.gaps_opened.items():
             self.gaps_opened.setdefault(table_id, []).extend(gaps)
@@ -157,8 +162,18 @@ def _event_row(m: Incoming, e: TableEvent, gd: GamingDaySection) -> tuple[Any, .
 class ArchiveWriter:
     """Writes batches on one connection; keeps which gaming days have a partition already."""
 
-    def __init__(self, conn: AsyncConn, gd: GamingDaySection, state: FloorState, clock: DbClock | None = None) -> None:
+    def __init__(
+        self,
+        conn: AsyncConn,
+        gd: GamingDaySection,
+        state: FloorState,
+        clock: DbClock | None = None,
+        ingest: IngestSection | None = None,
+        ticks: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.conn = conn
+        # What rejected_messages may take (floor/refusals.py): each row bounded, a flood coalesced into counted rows.
+        self.refused = RefusedWriter(ingest or IngestSection(), ticks)
         self.gd = gd
         self.state = state
         # The database's clock stamps when a gap opened, as `tablectl floor gaps` measures it (floor/dbclock.py).
@@ -198,7 +213,7 @@ class ArchiveWriter:
                 for part in (rows, rows_again):
                     if part:
                         await self._write_events(part, result)
-                await self._write_retained(batch, result)
+                new_runs = await self._write_retained(batch, result)
                 await self._write_tables(seqs, live, result)
                 await self._write_link_events(links)
         except BaseException:
@@ -206,6 +221,8 @@ class ArchiveWriter:
             raise
         self.state.seqs.update(seqs)
         self.state.live.update(live)
+        for run, row in new_runs:
+            run.row = row
         for m in links:
             self.state.links.setdefault(m.link_id, LinkLive(m.link_id)).apply(m.model, now)
         return result
@@ -264,21 +281,22 @@ class ArchiveWriter:
             result.alarms += [Alarm(*r) for r in await cur.fetchall()]
             await cur.execute("TRUNCATE staging_events")
 
-    async def _write_retained(self, batch: Sequence[Incoming | LinkIncoming | Rejected], result: WriteResult) -> None:
+    async def _write_retained(
+        self, batch: Sequence[Incoming | LinkIncoming | Rejected], result: WriteResult
+    ) -> list[tuple[Run, int]]:
         async with self.conn.cursor() as cur:
             for m in batch:
                 if isinstance(m, Rejected):
                     result.rejected += 1
-                    await cur.execute(
-                        "INSERT INTO rejected_messages (topic, payload, reason) VALUES (%s, %s, %s)",
-                        (m.topic, m.payload, m.reason),
-                    )
                     continue
                 if isinstance(m, LinkIncoming):
                     continue  # its events are written with the links'; its retained state is not kept
                 sql, params = _retained_row(m, self.gd)
                 if sql:
                     await cur.execute(sql, params)
+        refused = [m for m in batch if isinstance(m, Rejected)]
+        result.refused_last = refused[-1] if refused else None
+        return await self.refused.write(self.conn, refused)
 
     async def _write_tables(self, seqs: dict[str, SeqRanges], live: dict[str, TableLive], result: WriteResult) -> None:
         async with self.conn.cursor() as cur:

@@ -95,6 +95,9 @@ class RetentionSection(_Section):
     days: int = Field(1830, ge=1)  # five years and a few days
     # A gaming day's partition is dropped only once its signed export exists (floor/retention.py).
     require_export: bool = True
+    # rejected_messages rows last heard of before this many days are deleted by `floor retention --apply` (refused
+    # messages are no part of a day's export: they were never archived).
+    refused_days: int = Field(90, ge=1)
 
 
 SIGNING_KEY_GONE = (
@@ -144,6 +147,12 @@ class IngestSection(_Section):
     # there). Listed, a message of any other table is refused and counted, so a stray or forged publisher on a broker
     # with a loose ACL adds no table to the floor's status, console and reports.
     tables: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]+$")]] = Field(default_factory=list)
+    # Refused messages (docs/floor.md, "Refused messages are bounded"; floor/refusals.py): a row keeps the first
+    # refused_keep_bytes, a topic over refused_rows_per_topic a minute is one counted row, and all add at most
+    # refused_rows_per_minute rows a minute: a flood cannot fill the floor's disk.
+    refused_keep_bytes: int = Field(4096, ge=0, le=256 * 1024)
+    refused_rows_per_topic: int = Field(60, ge=1, le=100_000)
+    refused_rows_per_minute: int = Field(120, ge=1, le=100_000)
 
 
 class GapsSection(_Section):

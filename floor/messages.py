@@ -37,7 +37,6 @@ MODELS: dict[Kind, type[BaseModel]] = {
 
 # A birth with every paytable is some 5 KB, a settlement event under 10 KB; anything near this is not a table's.
 MAX_PAYLOAD = 256 * 1024
-KEPT_OF_OVERSIZED = 4096  # what rejected_messages keeps of a payload refused for its size
 MAX_DEPTH = 32  # the contract's deepest message (a birth's rules) is 4 levels down
 INT64 = 2**63 - 1  # PostgreSQL bigint: seqs, cents; reports cast payload amounts to it
 # The stamps the floor files by gaming day: within what every zone's arithmetic and a partition name can take.
@@ -72,9 +71,19 @@ class LinkIncoming:
 
 @dataclass(frozen=True, slots=True)
 class Rejected:
+    """A refused message: its first bytes (the archive keeps at most [ingest] refused_keep_bytes of them), and the
+    size and sha256 of the whole payload as it came, so an investigator can match it to a publisher's copy."""
+
     topic: str
     payload: bytes
     reason: str
+    size: int
+    sha256: bytes
+
+
+def refuse(topic: str, payload: bytes, reason: str) -> Rejected:
+    """The refusal of `payload`, measured whole; only what any setting may keep is held until it is written."""
+    return Rejected(topic, payload[:MAX_PAYLOAD], reason, len(payload), hashlib.sha256(payload).digest())
 
 
 def kind_of(prefix: str, topic: str) -> tuple[str, Kind] | None:
@@ -171,10 +180,7 @@ def _validate(
     topic: str, payload: bytes, kind: str, model_type: type[BaseModel]
 ) -> tuple[dict[str, Any], BaseModel] | Rejected:
     if len(payload) > MAX_PAYLOAD:
-        reason = (
-            f"{len(payload)} bytes, over the {MAX_PAYLOAD} a {kind} message may have (first {KEPT_OF_OVERSIZED} kept)"
-        )
-        return Rejected(topic, payload[:KEPT_OF_OVERSIZED], reason)
+        return refuse(topic, payload, f"{len(payload)} bytes, over the {MAX_PAYLOAD} a {kind} message may have")
     long_number = False
 
     def number(text: str) -> int:
@@ -185,20 +191,20 @@ def _validate(
     try:
         content = json.loads(payload, parse_constant=_no_constant, parse_float=_finite, parse_int=number)
     except (UnicodeDecodeError, ValueError) as err:  # json.JSONDecodeError is a ValueError
-        return Rejected(topic, payload, f"not JSON: {err}")
+        return refuse(topic, payload, f"not JSON: {err}")
     except RecursionError:
-        return Rejected(topic, payload, "not JSON a table sends: nested too deep to decode")
+        return refuse(topic, payload, "not JSON a table sends: nested too deep to decode")
     if not isinstance(content, dict):
-        return Rejected(topic, payload, "not a JSON object")
+        return refuse(topic, payload, "not a JSON object")
     bad = unstorable(content) if _needs_walk(payload, long_number) else None
     if bad:
-        return Rejected(topic, payload, f"breaks the {kind} contract: {bad}")
+        return refuse(topic, payload, f"breaks the {kind} contract: {bad}")
     try:
         model = model_type.model_validate(content, strict=True)
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(message)"
-        return Rejected(topic, payload, f"breaks the {kind} contract at {where}: {first['msg']}")
+        return refuse(topic, payload, f"breaks the {kind} contract at {where}: {first['msg']}")
     return content, model
 
 
@@ -228,16 +234,16 @@ def parse(
             return got
         said = got[0].get("link_id")
         if said is not None and said != link_id:
-            return Rejected(topic, payload, f"names link {said!r} on link {link_id!r}'s topic")
+            return refuse(topic, payload, f"names link {said!r} on link {link_id!r}'s topic")
         return LinkIncoming(link_kind, link_id, got[1], got[0])  # type: ignore[arg-type]
     found = kind_of(prefix, topic)
     if found is None:
         return None
     table_id, kind = found
     if tables and table_id not in tables:
-        return Rejected(
+        return refuse(
             topic,
-            payload[:KEPT_OF_OVERSIZED],
+            payload,
             f"table {table_id!r} is not in [ingest] tables: add it to the floor config if it is a new table, "
             "else find who publishes there (the broker's ACL should not let them)",
         )
@@ -247,16 +253,16 @@ def parse(
     content, model = got
     stamp = _bad_stamp(model)  # the link's stamps are kept as text only; the tables' file events by gaming day
     if stamp:
-        return Rejected(topic, payload, f"breaks the {kind} contract: {stamp}")
+        return refuse(topic, payload, f"breaks the {kind} contract: {stamp}")
     shape = report_problem(model.type, model.payload) if isinstance(model, TableEvent) else None
     if shape:
-        return Rejected(topic, payload, f"breaks the {kind} contract: {shape} (the reports sum it)")
+        return refuse(topic, payload, f"breaks the {kind} contract: {shape} (the reports sum it)")
     if content.get("table_id") != table_id:
         said_table = content.get("table_id")
-        return Rejected(topic, payload, f"names table {said_table!r} but came on the topic of table {table_id!r}")
+        return refuse(topic, payload, f"names table {said_table!r} but came on the topic of table {table_id!r}")
     said = _topic_level_said(kind, content)
     if said is not None and said != topic.rsplit("/", 1)[-1]:
-        return Rejected(topic, payload, f"names {said!r} on the topic of {topic.rsplit('/', 1)[-1]!r}")
+        return refuse(topic, payload, f"names {said!r} on the topic of {topic.rsplit('/', 1)[-1]!r}")
     return Incoming(kind, table_id, model, content, content_digest(content))  # type: ignore[arg-type]
 
 
@@ -267,7 +273,7 @@ def refused_by_archive(topic: str, message: Incoming | LinkIncoming | Rejected, 
         return message
     why = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
     body = json.dumps(message.content, sort_keys=True, ensure_ascii=True).encode()
-    return Rejected(topic, body, f"the archive refused it: {why}")
+    return refuse(topic, body, f"the archive refused it: {why}")
 
 
 def topic_owner(prefix: str, topic: str) -> str | None:

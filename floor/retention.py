@@ -28,11 +28,19 @@ class RetentionPlan:
     drop: list[date] = field(default_factory=list)
     kept_unexported: list[date] = field(default_factory=list)
     why: dict[date, str] = field(default_factory=dict)  # why each kept day's export does not count yet
+    # rejected_messages rows last heard of before this instant ([retention] refused_days) and how many there are
+    refused_before: datetime | None = None
+    refused_rows: int = 0
 
     def describe(self) -> str:
         lines = [f"retention: gaming days before {self.cutoff} are past it"]
         lines += [f"  drop {d}" for d in self.drop] or ["  nothing to drop"]
         lines += [f"  keep {d}: {self.why.get(d, 'no signed export yet')}" for d in self.kept_unexported]
+        if self.refused_before is not None:
+            lines.append(
+                f"  delete {self.refused_rows} refused-message row(s) last heard of before"
+                f" {self.refused_before:%Y-%m-%d %H:%M} UTC ([retention] refused_days)"
+            )
         return "\n".join(lines)
 
 
@@ -58,6 +66,14 @@ def _unsigned(day: date, path: str, sha256: str, signer: str | None, trusted: li
 def plan_retention(conn: Conn, config: FloorConfig, now: datetime | None = None) -> RetentionPlan:
     today = gaming_day(now or datetime.now(UTC), config.gaming_day)
     plan = RetentionPlan(today - timedelta(days=config.retention.days))
+    # Refused messages were never archived, so no export holds them: their own bound, on the database's clock.
+    row = conn.execute(
+        "SELECT now() - make_interval(days => %s), (SELECT count(*) FROM rejected_messages"
+        " WHERE last_at < now() - make_interval(days => %s))",
+        (config.retention.refused_days, config.retention.refused_days),
+    ).fetchone()
+    if row is not None and row[1]:
+        plan.refused_before, plan.refused_rows = row[0].astimezone(UTC), int(row[1])
     exports: dict[date, tuple[str, str, str | None]] = {
         day: (path, sha256, signer)
         for day, path, sha256, signer in conn.execute(
@@ -90,4 +106,9 @@ def apply_retention(conn: Conn, plan: RetentionPlan) -> list[str]:
             for table in DAY_TABLES:
                 conn.execute(f"DELETE FROM {table} WHERE gaming_day = %s".encode(), (day,))
         done.append(f"dropped gaming day {day}")
+    if plan.refused_before is not None:
+        cur = conn.execute("DELETE FROM rejected_messages WHERE last_at < %s", (plan.refused_before,))
+        done.append(
+            f"deleted {cur.rowcount} refused-message row(s) last heard of before {plan.refused_before:%Y-%m-%d}"
+        )
     return done

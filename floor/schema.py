@@ -174,6 +174,20 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         ALTER TABLE exports ADD COLUMN signer_public_key text, ADD COLUMN signed_at timestamptz;
         """,
     ),
+    (
+        5,
+        "refused messages bounded: the payload's size and sha256 kept with its first bytes; a flood in counted rows",
+        """
+        ALTER TABLE rejected_messages
+            ADD COLUMN size bigint, ADD COLUMN sha256 bytea, ADD COLUMN count bigint NOT NULL DEFAULT 1,
+            ADD COLUMN bytes bigint, ADD COLUMN last_at timestamptz;
+        UPDATE rejected_messages SET size = length(payload), sha256 = sha256(payload), bytes = length(payload),
+            last_at = received_at;
+        ALTER TABLE rejected_messages ALTER COLUMN size SET NOT NULL, ALTER COLUMN sha256 SET NOT NULL,
+            ALTER COLUMN bytes SET NOT NULL, ALTER COLUMN last_at SET NOT NULL, ALTER COLUMN last_at SET DEFAULT now();
+        CREATE INDEX rejected_messages_last_at ON rejected_messages (last_at);
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

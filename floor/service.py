@@ -74,7 +74,7 @@ class FloorService:
         read_secret(self.config.mqtt.password_file, "mqtt.password_file")  # a missing file is a config error now
         await self._migrate()
         conn = await self._connect_db()
-        writer = ArchiveWriter(conn, self.config.gaming_day, await load_state(conn))
+        writer = ArchiveWriter(conn, self.config.gaming_day, await load_state(conn), ingest=self.config.ingest)
         log.info("floor archive ready", tables=len(writer.state.live), database=_where(self.config.database.dsn))
         if self.console is not None:
             await self._start_console(writer)
@@ -277,6 +277,11 @@ class FloorService:
                     )
                 except Exception:  # what the browsers see must never stop the archive
                     log.exception("console update failed")
+                if result.rejected:
+                    try:
+                        self.console.refused(result.rejected, result.refused_last)
+                    except Exception:  # what the browsers see must never stop the archive
+                        log.exception("console update failed")
 
     async def _write(self, writer: ArchiveWriter, batch: list[Queued]) -> WriteResult:
         delay = 0.5

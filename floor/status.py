@@ -37,17 +37,30 @@ REFUSED_SHOWN = 5
 
 def refused_text(conn: Conn) -> list[str]:
     """The messages the floor refused (floor/messages.py) and kept in rejected_messages: how many, and the latest
-    few with their topic and why, so a table or client publishing junk is seen, not only logged."""
-    row = conn.execute("SELECT count(*) FROM rejected_messages").fetchone()
-    total = int(row[0]) if row else 0
+    few with their topic and why, so a table or client publishing junk is seen, not only logged. A row of a flood
+    counts many (floor/refusals.py)."""
+    row = conn.execute("SELECT coalesce(sum(count), 0), count(*) FROM rejected_messages").fetchone()
+    total, rows = (int(row[0]), int(row[1])) if row else (0, 0)
     if not total:
         return []
     latest = conn.execute(
-        "SELECT received_at, topic, reason FROM rejected_messages ORDER BY id DESC LIMIT %s", (REFUSED_SHOWN,)
+        "SELECT last_at, topic, reason, count, bytes FROM rejected_messages ORDER BY last_at DESC, id DESC LIMIT %s",
+        (REFUSED_SHOWN,),
     ).fetchall()
-    out = [f"{total} message(s) refused (not archived; kept in rejected_messages), latest:"]
-    out += [f"  {at:%Y-%m-%d %H:%M:%S} {topic}: {reason[:200]}" for at, topic, reason in latest]
+    out = [f"{total} message(s) refused (not archived; {rows} row(s) in rejected_messages), latest:"]
+    for at, topic, reason, count, size in latest:
+        many = f" [{count} refused, {size} bytes, coalesced: over the rate]" if count > 1 else ""
+        out.append(f"  {at:%Y-%m-%d %H:%M:%S} {topic}: {reason[:200]}{many}")
     return out
+
+
+def refused_latest(conn: Conn) -> tuple[int, str, str, datetime] | None:
+    """How many messages were refused in all, and the latest's topic, reason and time (the console's floor page)."""
+    row = conn.execute(
+        "SELECT (SELECT sum(count) FROM rejected_messages), topic, reason, last_at FROM rejected_messages"
+        " ORDER BY last_at DESC, id DESC LIMIT 1"
+    ).fetchone()
+    return (int(row[0]), str(row[1]), str(row[2]), row[3]) if row else None
 
 
 def status_text(tables: list[TableLive], conn: Conn, grace_s: float) -> str:

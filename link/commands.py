@@ -29,6 +29,7 @@ from link.config import LinkConfig, LinkRole, ProgressiveFigures
 from link.database import LinkDatabase
 from link.protocol import MAX_REQUEST_BYTES
 from link.records import LinkRefused
+from link.refusals import Refusals
 from link.report import reconcile
 from link.store import LinkStore
 
@@ -109,10 +110,13 @@ class CommandDesk:
         self.broker = broker
         self.software = software
         self.keys = {s.key_id: (s.role, decode_public_key(s.public_key)) for s in config.supervisors}
+        self.refusals = Refusals()  # the service's: its status line says them
 
     async def handle(self, topic_verb: str, payload: bytes) -> None:
         reply = await self._judge(topic_verb, payload)
         log.info("link command", verb=reply.verb, accepted=reply.accepted, code=reply.code, reason=reply.reason)
+        if not reply.accepted:
+            self.refusals.note("command", reply.code)
         client = self.broker.client
         if client is not None:
             await client.publish(f"{self.broker.base}/cmd/reply", reply.payload(), qos=1)

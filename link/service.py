@@ -30,6 +30,7 @@ from link.commands import CommandDesk
 from link.config import LinkConfig, secret
 from link.database import DatabaseDown, LinkDatabase
 from link.protocol import base
+from link.refusals import Refusals
 from link.report import reconcile
 from link.signs import Signs
 from link.tables import TableDesk
@@ -60,6 +61,8 @@ class LinkService:
         self.software: SoftwareCheck = check_installed(sw.manifest, sw.release_keys, sw.required)
         self.tables = TableDesk(config, self.db, self.broker)
         self.desk = CommandDesk(config, self.db, self.broker, self.software)
+        # One count of what the link refused, by kind, for the status line and the link's state (link/refusals.py).
+        self.refusals = self.tables.refusals = self.desk.refusals = Refusals()
         self.signs = Signs(config, self.db, self.broker, self.tables)
 
     async def _start(self) -> None:
@@ -181,6 +184,7 @@ class LinkService:
         interval = self.config.link.lease_ms / 4000
         watchdog = self.notifier.watchdog_interval
         last_ping = 0.0
+        said_refused = 0
         while True:
             # Bounded: a call that does not return holds the one database thread, and the probe must go on to say so.
             with contextlib.suppress(DatabaseDown, TimeoutError):
@@ -188,11 +192,21 @@ class LinkService:
             self._check_stuck()
             now = time.monotonic()
             if watchdog is not None and self.db.healthy() and now - last_ping >= watchdog:
-                seq = self.db.state.seq if self.db.state else 0
-                self.notifier.send(WATCHDOG=1, STATUS=f"link {self.db.status()}: seq {seq}")
+                self.notifier.send(WATCHDOG=1, STATUS=self.status_line())
                 last_ping = now
+                said_refused = self.refusals.total
+            elif self.refusals.total != said_refused and self.db.healthy():
+                self.notifier.send(STATUS=self.status_line())  # a refusal is said at once, with or without a watchdog
+                said_refused = self.refusals.total
             self.broker.wake.set()
             await asyncio.sleep(interval)
+
+    def status_line(self) -> str:
+        """systemd's status line (`systemctl status tablectl-link`): the link's status and seq, and what it refused
+        since it started, by kind (docs/linked-progressives.md, "Refusals")."""
+        seq = self.db.state.seq if self.db.state else 0
+        refused = self.refusals.text()
+        return f"link {self.db.status()}: seq {seq}" + (f"; {refused}: journalctl -u tablectl-link" if refused else "")
 
     def _check_stuck(self) -> None:
         """Say once, at error level, that a database call has not returned (the leases and the pings stop)."""

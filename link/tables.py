@@ -11,6 +11,7 @@ import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Literal
 
 import psycopg
 import structlog
@@ -23,6 +24,7 @@ from link.config import LinkConfig
 from link.database import DatabaseDown, LinkDatabase
 from link.protocol import MAX_REQUEST_BYTES, HitOut, LinkRequest, LinkResponse
 from link.records import Contribution, Hit, LinkRefused
+from link.refusals import Kind, Refusals
 
 log = structlog.get_logger("tablectl.link")
 BATCH_MAX = 2000  # contributions per transaction
@@ -44,6 +46,7 @@ class TableDesk:
         self.leases: dict[str, float] = {}
         self.last_seen: dict[str, str] = {}
         self.queue: asyncio.Queue[Pending] = asyncio.Queue()
+        self.refusals = Refusals()  # the service's: its status line says them
 
     async def take(
         self, table_id: str, payload: bytes, reply_to: str, correlation: bytes
@@ -60,10 +63,13 @@ class TableDesk:
                 "a request's response topic refused", table_id=table_id, response_topic=reply_to, expected=expected
             )
             reply_to = expected
+        kind: Kind = "request_malformed"
         try:
             if wrong_topic:
+                kind = "response_topic"
                 raise LinkRefused(f"the response topic must be {expected}, the requesting table's own")
             if len(payload) > MAX_REQUEST_BYTES:
+                kind = "request_too_big"
                 raise LinkRefused(f"request of {len(payload)} bytes, over the {MAX_REQUEST_BYTES} a request may have")
             # Strict: a table sends numbers as numbers; "500", 500.0 or true for cents is refused, not coerced.
             request = LinkRequest.model_validate_json(payload, strict=True)
@@ -72,12 +78,14 @@ class TableDesk:
                 raise LinkRefused(f"request: {bad}")
             pending = Pending(table_id, request, reply_to, correlation)
             if self.config.table(table_id) is None:
+                kind = "table_not_on_link"
                 raise LinkRefused(
                     f"table {table_id!r} is not on link {self.config.link.id}: add it to [[tables]] in the link config"
                 )
         except (ValidationError, LinkRefused) as err:
             reason = str(err).splitlines()[0] if isinstance(err, LinkRefused) else _first(err)
-            log.warning("a table's request refused", table_id=table_id, reason=reason)
+            log.warning("a table's request refused", table_id=table_id, reason=reason, kind=kind)
+            self.refusals.note(kind)
             await self.broker.answer(
                 reply_to, correlation, LinkResponse(ok=False, kind="?", error=reason, status=self.db.status())
             )
@@ -140,6 +148,8 @@ class TableDesk:
                 for p in batch:  # one table's bad wager must not hold the others' contributions back
                     await self._commit([p])
                 return
+            self.refusals.note("contribution")
+            log.warning("a table's contribution refused", table_id=batch[0].table_id, reason=_said(err))
             await self.broker.answer(
                 batch[0].reply_to,
                 batch[0].correlation,
@@ -165,7 +175,9 @@ class TableDesk:
 
     # -- hits ---------------------------------------------------------------------------------------------
 
-    async def _refuse(self, p: Pending, kind: str, error: str) -> None:
+    async def _refuse(self, p: Pending, kind: Literal["claim", "paid"], error: str) -> None:
+        self.refusals.note(kind)
+        log.warning(f"a table's {kind} refused", table_id=p.table_id, reason=error)
         await self.broker.answer(
             p.reply_to, p.correlation, LinkResponse(ok=False, kind=kind, error=error, status=self.db.status())
         )

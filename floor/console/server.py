@@ -24,6 +24,7 @@ from aiohttp import web
 from floor.config import FloorConfig
 from floor.console.auth import Session, Sessions
 from floor.console.limits import Streams, Ticks
+from floor.console.loading import load_view
 from floor.console.login import LoginDesk
 from floor.console.plumbing import (
     MAX_BODY,
@@ -45,10 +46,10 @@ from floor.console.plumbing import (
 from floor.console.records import ConsoleRecords
 from floor.console.relay import relay_command
 from floor.console.verbs import LINK_VERBS, VERBS, ConsoleVerb, allowed, link_allowed
-from floor.console.views import FloorView, link_alerts, log_line, note_event, stamp, table_alerts
+from floor.console.views import FloorView, link_alerts, stamp, table_alerts
 from floor.links import LinkLive
 from floor.live import TableLive
-from floor.messages import Incoming, LinkIncoming
+from floor.messages import Incoming, LinkIncoming, Rejected
 from floor.recall import last_rounds, recall_round
 
 log = structlog.get_logger("tablectl.console")
@@ -93,25 +94,9 @@ class ConsoleServer:
     # -- fed by the floor service -------------------------------------------------------------------------------
 
     def load(self, live: dict[str, TableLive], conn: psycopg.Connection[tuple[Any, ...]]) -> None:
-        """At start: every table's live model, its latest birth and its last log lines from the archive."""
-        self.view.live.update(live)
-        for table_id, payload in conn.execute(
-            "SELECT DISTINCT ON (table_id) table_id, payload FROM births ORDER BY table_id, ts DESC, received_at DESC"
-        ).fetchall():
-            x = self.view.table(str(table_id))
-            x.birth = dict(payload)
-            x.dealing_method = str(x.birth.get("game", {}).get("dealing_method"))
-        for table_id in live:
-            rows = conn.execute(
-                "SELECT table_id, seq, ts_text, round_id, type, rule, payload FROM events WHERE table_id = %s "
-                "ORDER BY seq DESC LIMIT 200",
-                (table_id,),
-            ).fetchall()
-            x = self.view.table(table_id)
-            for tid, seq, ts, rid, type_, rule, payload in reversed(rows):
-                e = {"table_id": tid, "seq": seq, "ts": ts, "round_id": rid, "type": type_, "rule": rule}
-                x.lines.append(log_line({**e, "payload": payload}))
-                note_event(x, str(type_), str(ts), payload)
+        """At start: every table's live model, its latest birth, its last log lines and the floor's refused messages
+        from the archive (floor/console/loading.py)."""
+        load_view(self.view, live, conn)
 
     def archived(
         self,
@@ -143,6 +128,14 @@ class ConsoleServer:
         update: dict[str, Any] = {**self.delta(changed, changed_links, now), "lines": lines, "now": stamp(now)}
         if self.streams and (update["tiles"] or update["alerts"] or update["links"] or lines):
             self._broadcast("update", json.dumps(update))
+
+    def refused(self, count: int, last: Rejected | None) -> None:
+        """After a committed batch that refused `count` messages: the floor's count and the latest, to every page."""
+        now = stamp(self.clock())
+        shown = self.view.note_refused(count, *((last.topic, last.reason, now) if last else (None, None, None)))
+        self._broadcast(
+            "update", json.dumps({"tiles": [], "alerts": {}, "links": [], "lines": [], "refused": shown, "now": now})
+        )
 
     def refresh(self, tables: set[str]) -> None:
         """Send the browsers these tables' tiles and alerts again where time alone changed them (a gap gone stale,

@@ -110,6 +110,20 @@ class FloorView:
     live: dict[str, TableLive] = field(default_factory=dict)
     extra: dict[str, TableExtra] = field(default_factory=dict)
     links: dict[str, LinkLive] = field(default_factory=dict)
+    # The messages the floor refused (rejected_messages, floor/refusals.py): how many, and the latest one's topic,
+    # reason and time. The topic and reason are a publisher's text: the page shows them as text only.
+    refused: dict[str, Any] = field(
+        default_factory=lambda: {"count": 0, "last_topic": None, "last_reason": None, "last_at": None}
+    )
+
+    def note_refused(self, count: int, topic: str | None, reason: str | None, at: str | None) -> dict[str, Any]:
+        self.refused = {
+            "count": self.refused["count"] + count,
+            "last_topic": topic if topic is not None else self.refused["last_topic"],
+            "last_reason": reason[:300] if reason is not None else self.refused["last_reason"],
+            "last_at": at if topic is not None else self.refused["last_at"],
+        }
+        return self.refused
 
     def table(self, table_id: str) -> TableExtra:
         return self.extra.setdefault(table_id, TableExtra())
@@ -189,7 +203,13 @@ class FloorView:
         tiles = [self.tile(t, now) for t in sorted(self.live)]
         found = [a for t in tiles for a in table_alerts(t)]
         found += [a for k in sorted(self.links) for a in link_alerts(self.links[k])]
-        return {"tiles": tiles, "alerts": sort_alerts(found), "links": self.panels(), "now": stamp(now)}
+        return {
+            "tiles": tiles,
+            "alerts": sort_alerts(found),
+            "links": self.panels(),
+            "refused": self.refused,
+            "now": stamp(now),
+        }
 
     def detail(self, table_id: str, now: datetime) -> dict[str, Any]:
         x = self.table(table_id)

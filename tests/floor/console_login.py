@@ -8,7 +8,7 @@ import base64
 import json
 import threading
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.cookiejar import CookieJar
 from typing import Any
@@ -52,6 +52,18 @@ def log_in(origin: str, floor_dsn: str) -> str:
     return token
 
 
+_LOOPS: dict[int, asyncio.AbstractEventLoop] = {}  # each console_in_thread server's loop, by id(server)
+
+
+def in_console(server: ConsoleServer, call: Callable[[], object]) -> None:
+    """Run `call` in the console's own loop (as the floor service feeds it, between requests) and wait for it."""
+
+    async def run() -> None:
+        call()
+
+    asyncio.run_coroutine_threadsafe(run(), _LOOPS[id(server)]).result(30)
+
+
 @contextmanager
 def console_in_thread(floor_dsn: str, console: str = "") -> Iterator[tuple[ConsoleServer, str]]:
     """The console (its [console] section's extra lines in `console`) on a fresh loop in a thread of its own, on the
@@ -63,10 +75,12 @@ def console_in_thread(floor_dsn: str, console: str = "") -> Iterator[tuple[Conso
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="console", daemon=True)
     thread.start()
+    _LOOPS[id(server)] = loop
     try:
         url = asyncio.run_coroutine_threadsafe(server.start(), loop).result(30)
         yield server, url.rstrip("/")
     finally:
+        del _LOOPS[id(server)]
         asyncio.run_coroutine_threadsafe(server.stop(), loop).result(30)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(30)

@@ -87,6 +87,19 @@ export function renderAlerts() {
       a.verb ? actionButton(a.target || "table", a.target_id || a.table_id, a.verb, a.args) : null)));
 }
 
+// The floor's refused messages: how many, and the latest's topic, reason and time. The topic and reason are whatever
+// a publisher sent (attacker-controlled): they go in as text only.
+export function renderRefused() {
+  const r = state.refused;
+  $("refused-panel").hidden = !(r && r.count) || !(state.session && state.session.logged_in);
+  if (!r) return;
+  $("refused-count").textContent = `(${r.count})`;
+  $("refused-topic").textContent = r.last_topic || "";
+  $("refused-reason").textContent = r.last_reason || "";
+  $("refused-when").setAttribute("data-since", r.last_at || "");
+  $("refused-when").textContent = r.last_at ? `${since(r.last_at)} ago (${r.last_at})` : "";
+}
+
 export function renderLinks() {
   $("links").hidden = !state.links.size || !(state.session && state.session.logged_in);
   $("link-panels").replaceChildren(...[...state.links.values()].map((l) => {
@@ -111,4 +124,8 @@ export function renderLinks() {
 
 setInterval(() => {
   for (const s of document.querySelectorAll(".in-phase")) s.textContent = since(s.getAttribute("data-since"));
+  const r = $("refused-when");
+  if (r && r.getAttribute("data-since")) {
+    r.textContent = `${since(r.getAttribute("data-since"))} ago (${r.getAttribute("data-since")})`;
+  }
 }, 1000);

@@ -1,6 +1,6 @@
 // The live feed: the floor's server-sent events, folded into the page's state and drawn.
 
-import { patchTile, renderAlerts, renderFloor, renderLinks } from "./floor.js";
+import { patchTile, renderAlerts, renderFloor, renderLinks, renderRefused } from "./floor.js";
 import { $, heard, state } from "./page.js";
 import { appendLine, renderNow } from "./table.js";
 
@@ -70,9 +70,11 @@ export function connect(onBye) {
       state.alertGroups.get(a.group).push(a);
     }
     state.links = new Map((f.links || []).map((l) => [l.link_id, l]));
+    state.refused = f.refused || null;
     renderFloor();
     renderAlerts();
     renderLinks();
+    renderRefused();
   });
   es.addEventListener("update", (m) => {
     const u = JSON.parse(m.data);
@@ -83,6 +85,7 @@ export function connect(onBye) {
     if (groups.length) renderAlerts();
     for (const l of u.links || []) state.links.set(l.link_id, l);
     if ((u.links || []).length) renderLinks();
+    if (u.refused) { state.refused = u.refused; renderRefused(); }
     if (state.open) {
       for (const line of u.lines) if (line.table_id === state.open) appendLine(line);
       const t = state.tiles.get(state.open);

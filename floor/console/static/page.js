@@ -2,7 +2,7 @@
 // HTTP call. Text from the server goes into the page as text only (textContent), never as markup.
 
 export const state = { session: null, tiles: new Map(), alertGroups: new Map(), links: new Map(), open: null,
-  verbs: {}, linkVerbs: {}, key: null, skew: 0 };
+  refused: null, verbs: {}, linkVerbs: {}, key: null, skew: 0 };
 export const $ = (id) => document.getElementById(id);
 
 export function el(tag, attrs, ...children) {

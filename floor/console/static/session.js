@@ -67,6 +67,7 @@ export async function refreshSession() {
   $("floor").hidden = !s.logged_in;
   $("alerts-panel").hidden = !s.logged_in;
   $("links").hidden = !s.logged_in;
+  $("refused-panel").hidden = !s.logged_in || !(state.refused && state.refused.count);
   showKey();
   if (s.logged_in) connect(refreshSession); else disconnect();
 }

@@ -1,0 +1,35 @@
+"""What the console reads from the archive at start (floor/console/server.py, `load`): each table's latest birth and
+last log lines, and the floor's refused messages (how many, and the latest); after that the service feeds it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from floor.console.views import FloorView, log_line, note_event, stamp
+from floor.live import TableLive
+from floor.status import refused_latest
+
+
+def load_view(view: FloorView, live: dict[str, TableLive], conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    view.live.update(live)
+    for table_id, payload in conn.execute(
+        "SELECT DISTINCT ON (table_id) table_id, payload FROM births ORDER BY table_id, ts DESC, received_at DESC"
+    ).fetchall():
+        x = view.table(str(table_id))
+        x.birth = dict(payload)
+        x.dealing_method = str(x.birth.get("game", {}).get("dealing_method"))
+    if (refused := refused_latest(conn)) is not None:
+        view.note_refused(*refused[:3], stamp(refused[3]))
+    for table_id in live:
+        rows = conn.execute(
+            "SELECT table_id, seq, ts_text, round_id, type, rule, payload FROM events WHERE table_id = %s "
+            "ORDER BY seq DESC LIMIT 200",
+            (table_id,),
+        ).fetchall()
+        x = view.table(table_id)
+        for tid, seq, ts, rid, type_, rule, payload in reversed(rows):
+            e = {"table_id": tid, "seq": seq, "ts": ts, "round_id": rid, "type": type_, "rule": rule}
+            x.lines.append(log_line({**e, "payload": payload}))
+            note_event(x, str(type_), str(ts), payload)

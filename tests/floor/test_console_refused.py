@@ -1,0 +1,85 @@
+"""The console's floor page shows the messages the floor refused (docs/console.md, "Refused messages"): how many,
+the latest one's topic, reason and time, from rejected_messages at start and live after each batch; the topic and
+reason are a publisher's text (attacker-controlled) and appear as text, never as markup. Before, the page showed
+nothing of them: a client publishing junk was seen only in `floor status` and the log.
+
+Real parts: the console server on a loopback port against a real PostgreSQL, Debian's headless Chromium through
+chromium-driver, a log-in signed with an approved Ed25519 key. The batch the archive committed is handed to the
+console as the floor service does after each commit (floor/service.py, `_write_loop`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from floor.console.plumbing import COOKIE
+from floor.console.server import ConsoleServer
+from floor.live import TableLive
+from floor.messages import refuse
+from tests.floor.chromium import chromium, page_errors
+from tests.floor.console_login import console_in_thread, in_console, log_in
+
+pytestmark = [pytest.mark.floor, pytest.mark.browser]
+MARKUP = '<img src="x" onerror="window.pwned = 1"> not JSON'
+SCRIPT = "<script>window.pwned = 2</script> breaks the event contract"
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    with chromium("1200,900", {"browser": "ALL"}) as driver:
+        yield driver
+
+
+@pytest.fixture
+def console(floor_dsn: str) -> Iterator[tuple[ConsoleServer, str]]:
+    with console_in_thread(floor_dsn) as (server, url):
+        with psycopg.connect(floor_dsn, autocommit=True) as conn:
+            conn.execute(
+                "INSERT INTO rejected_messages (topic, payload, reason, size, sha256, bytes, count, last_at) VALUES"
+                " ('tablectl/t1/event', 'x', 'not JSON', 1, sha256('x'), 1, 1, now() - interval '1 hour'),"
+                " ('tablectl/<b>t1</b>/status', 'y', %s, 1, sha256('y'), 5, 5, now() - interval '90 seconds')",
+                (MARKUP,),
+            )
+            live = {"t1": TableLive("t1", state="online", game="Mississippi Stud", chapter="655a", phase="betting")}
+            in_console(server, lambda: server.load(live, conn))
+        yield server, url
+
+
+def test_the_floor_page_shows_the_refused_count_and_the_latest_live_and_as_text(
+    browser: Any, console: tuple[ConsoleServer, str], floor_dsn: str
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    server, origin = console
+    token = log_in(origin, floor_dsn)
+    browser.execute_cdp_cmd("Network.setCookie", {"name": COOKIE, "value": token, "url": origin + "/"})
+    wait = WebDriverWait(browser, 60)
+
+    def shown() -> tuple[str, ...]:
+        return tuple(
+            browser.find_element(By.ID, i).text
+            for i in ("refused-count", "refused-topic", "refused-reason", "refused-when")
+        )
+
+    browser.get(origin + "/")
+    wait.until(lambda d: d.find_element(By.ID, "conn").text == "live")
+    wait.until(lambda d: d.find_element(By.ID, "refused-panel").is_displayed())
+    count, topic, reason, when = shown()
+    # From the archive at start: 1 + 5 (a flood's coalesced row), the latest row's topic and reason, its age.
+    assert (count, topic, reason) == ("(6)", "tablectl/<b>t1</b>/status", MARKUP)
+    assert when.startswith(("1m ago", "2m ago", "90s", "91s", "92s")), when
+
+    in_console(server, lambda: server.refused(2, refuse("tablectl/t9/event", b"\x00junk", SCRIPT)))
+    wait.until(lambda d: shown()[0] == "(8)")
+    count, topic, reason, when = shown()
+    assert (topic, reason) == ("tablectl/t9/event", SCRIPT)
+    assert when.startswith(("0s ago", "1s ago", "2s ago")), when
+    panel = browser.find_element(By.ID, "refused-panel")
+    assert panel.find_elements(By.CSS_SELECTOR, "img, script, b") == []  # text, never markup
+    assert browser.execute_script("return window.pwned === undefined") is True
+    assert page_errors(browser) == []

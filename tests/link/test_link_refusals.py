@@ -1,0 +1,97 @@
+"""What the link controller refuses is counted by kind where an operator looks: systemd's status line
+(`systemctl status tablectl-link`, docs/linked-progressives.md "Refusals"), said at once after a refusal, with or
+without a watchdog. Real parts: the link service in the test's loop on a real PostgreSQL primary with a synchronous
+standby and a real mosquitto, tables' requests and signed commands over MQTT v5, systemd's notify socket a real
+datagram socket. Before, each refusal was logged and answered, and the status line said only `link closed: seq N`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import paho.mqtt.client as paho
+import pytest
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from floor.sdnotify import Notifier
+from link.config import parse_link_config
+from link.refusals import Refusals
+from link.service import LinkService
+from tests.conftest import Mosquitto
+from tests.link.conftest import LinkTable, command, link_toml
+from tests.systemd.conftest import NotifySocket
+
+pytestmark = [pytest.mark.e2e, pytest.mark.floor]
+
+
+@pytest.fixture
+def notify_socket() -> Iterator[NotifySocket]:
+    s = NotifySocket(f"@tablectl-link-refusals-{uuid.uuid4().hex}")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+async def link(
+    mosquitto: Mosquitto, link_db: str, notify_socket: NotifySocket, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[LinkService, str]]:
+    monkeypatch.delenv("WATCHDOG_USEC", raising=False)  # no watchdog: the status line must come all the same
+    prefix = f"lrefused{uuid.uuid4().hex[:8]}"
+    service = LinkService(parse_link_config(link_toml(link_db, mosquitto.url, prefix)), Notifier(notify_socket.address))
+    run = asyncio.create_task(service.run())
+    try:
+        await notify_socket.await_for(lambda n: n.get("READY") == "1", 60, "READY")
+        yield service, prefix
+    finally:
+        service.stop()
+        await asyncio.wait({run}, timeout=30)
+
+
+def raw(client: paho.Client, topic: str, payload: bytes, response_topic: str) -> None:
+    props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+    props.ResponseTopic = response_topic
+    props.CorrelationData = uuid.uuid4().bytes
+    client.publish(topic, payload, qos=1, properties=props).wait_for_publish(10)
+
+
+async def test_refusals_are_counted_by_kind_in_the_status_line(
+    link: tuple[LinkService, str], mosquitto: Mosquitto, notify_socket: NotifySocket
+) -> None:
+    service, prefix = link
+    one = LinkTable("ms-01", mosquitto.host, mosquitto.port, prefix)
+    try:
+        await asyncio.to_thread(one.until_acked, {"kind": "heartbeat"}, 60)  # the link listens and answers
+        base = one.base
+        raw(one.client, f"{base}/request/ms-01", b"not json", one.response_topic)
+        raw(one.client, f"{base}/request/ms-01", b"[1, 2]", one.response_topic)
+        raw(one.client, f"{base}/request/ms-01", json.dumps({"kind": "heartbeat", "pad": "x" * 70_000}).encode(),
+            one.response_topic)  # fmt: skip
+        raw(one.client, f"{base}/request/ms-01", b'{"kind": "heartbeat"}', f"{base}/response/ms-02")  # forged
+        raw(one.client, f"{base}/request/zz-99", b'{"kind": "heartbeat"}', f"{base}/response/zz-99")
+        raw(one.client, f"{base}/cmd/close_link", b"[" * 1000, "")
+        raw(one.client, f"{base}/cmd/close_link", b"{}", "")
+        replayed = command("close_link", {}).encode()
+        raw(one.client, f"{base}/cmd/close_link", replayed, "")
+        raw(one.client, f"{base}/cmd/close_link", replayed, "")  # the same command again: a replay
+        want = (
+            "9 refused (command malformed 2, request_malformed 2, command refused 1, command replayed 1, "
+            "request_too_big 1, response_topic 1, table_not_on_link 1): journalctl -u tablectl-link"
+        )
+        said = await notify_socket.await_for(lambda n: want in n.get("STATUS", ""), 30, "the refusals counted")
+        assert said.fields["STATUS"].startswith("link closed: seq ")
+        assert service.status_line().endswith(want)
+    finally:
+        one.close()
+
+
+def test_the_counts_read_commonest_first_and_nothing_while_none() -> None:
+    r = Refusals()
+    assert (r.text(), r.total) == ("", 0)
+    r.note("claim")
+    r.note("command", "bad_signature")
+    r.note("command", "bad_signature")
+    assert r.text() == "3 refused (command bad_signature 2, claim 1)"
