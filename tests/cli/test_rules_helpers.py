@@ -19,14 +19,14 @@ from controller.cli.rules import trace
 from controller.cli.rules_reach import credits
 
 # A helper that cites 683a.13(d) in a builder and 683a.5(a) in a definition no test uses.
-HELPER = '''
+HELPER = """
 def exposed_round() -> str:
     return "683a.13(d)"
 
 
 def unused() -> str:
     return "683a.5(a)"
-'''
+"""
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -44,7 +44,13 @@ def test_a_test_using_a_citing_helper_is_credited_via_it_and_its_neighbour_is_no
         tmp_path,
         {
             "tests/rounds/builders.py": HELPER,
-            "tests/rounds/conftest.py": 'import pytest\n\n@pytest.fixture\ndef voided() -> str:\n    return "683a.13(c)"\n',
+            "tests/rounds/conftest.py": """
+                import pytest
+
+                @pytest.fixture
+                def voided() -> str:
+                    return "683a.13(c)"
+            """,
             "tests/rounds/test_voids.py": """
                 from tests.rounds.builders import exposed_round
 
