@@ -30,31 +30,32 @@ class _Module:
     texts: dict[str, str] = field(default_factory=dict)  # module-level name -> the lines that define it
     imports: dict[str, Ref | str] = field(default_factory=dict)  # bound name -> (module, name), or a module
     star: list[str] = field(default_factory=list)  # modules imported with *
+    # Each test of a test module: its name, its own lines (decorators to end) and the names it uses.
+    tests: list[tuple[str, str, set[str]]] = field(default_factory=list)
 
 
 def credits(tests: Path, root: Path) -> Credits:
     """Every citation each test names, directly or through the helpers it uses."""
     modules: dict[str, _Module] = {}
-    trees: dict[str, tuple[ast.Module, list[str]]] = {}
     for path in sorted(tests.rglob("*.py")):
-        name = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
-        modules[name], tree, lines = _read(path, root)
-        if path.name.startswith("test_"):
-            trees[name] = tree, lines
+        # Only what the tests need is kept, not the trees: holding every module's AST alive doubles the parse's cost
+        # (the garbage collector walks them all each time it runs).
+        modules[".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")] = _read(path, root)
     found: Credits = {}
-    for name, (tree, lines) in trees.items():
-        own = modules[name].file
-        for node in _tests(tree):
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            texts = [(own, "\n".join(lines[first - 1 : node.end_lineno]) + "\n" + name_citations(node.name))]
-            texts += [(modules[m].file, modules[m].texts[n]) for m, n in reach(modules, name, _used(node))]
+    for name, module in modules.items():
+        for test, own, used in module.tests:
+            texts = [
+                (module.file, own),
+                *((modules[m].file, modules[m].texts[n]) for m, n in reach(modules, name, used)),
+            ]
             files: dict[str, set[str]] = {}
             for file, text in texts:
                 for m in CITATION.finditer(text):
                     files.setdefault(m.group(0), set()).add(file)
             for cite, where in files.items():
                 # Named in its own file, it is credited there, whatever a helper also says: the reviewer reads it there.
-                found.setdefault(cite, {})[f"{own}::{node.name}"] = frozenset() if own in where else frozenset(where)
+                credit = frozenset() if module.file in where else frozenset(where)
+                found.setdefault(cite, {})[f"{module.file}::{test}"] = credit
     return found
 
 
@@ -96,7 +97,7 @@ def _attribute(modules: dict[str, _Module], package: str, parts: list[str], seen
             return
 
 
-def _read(path: Path, root: Path) -> tuple[_Module, ast.Module, list[str]]:
+def _read(path: Path, root: Path) -> _Module:
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines()
     tree = ast.parse(text, str(path))
@@ -108,7 +109,12 @@ def _read(path: Path, root: Path) -> tuple[_Module, ast.Module, list[str]]:
             module.texts[name] = "\n".join(lines[node.lineno - 1 : node.end_lineno])
         if isinstance(node, ast.Import | ast.ImportFrom):
             _bind(module, node)
-    return module, tree, lines
+    if path.name.startswith("test_"):
+        for test in _tests(tree):
+            first = min([test.lineno, *(d.lineno for d in test.decorator_list)])
+            own = "\n".join(lines[first - 1 : test.end_lineno]) + "\n" + name_citations(test.name)
+            module.tests.append((test.name, own, _used(test)))
+    return module
 
 
 def _defined(node: ast.stmt) -> list[str]:
