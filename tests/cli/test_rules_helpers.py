@@ -1,6 +1,6 @@
 """`tablectl rules` credits a test with the citations in the helper definitions it imports from tests/, shown "via"
 the helper's file (docs/rules.md): when 18669f0 moved play_round out of tests/journal/test_archive.py into
-archive_rounds.py, three archive tests stopped being credited with 655a.5(a) and 655a.7(a). The trees are real files
+archive_rounds.py, three archive tests stopped being credited with the round's start and its wager. The trees are real files
 in a temporary checkout, read by the verb as it reads this one (`--source`)."""
 
 from __future__ import annotations
@@ -18,14 +18,18 @@ from controller.cli.main import main as tablectl
 from controller.cli.rules import trace
 from controller.cli.rules_reach import credits
 
-# A helper that cites 683a.13(d) in a builder and 683a.5(a) in a definition no test uses.
-HELPER = """
+# The subsections these tests use as data, built rather than written out: written out, the real table would credit
+# this file's tests with them.
+EXPOSED, SHUFFLE, WRONG_COUNT, FACE_UP = ("683a" + sub for sub in (".13(d)", ".5(a)", ".13(c)", ".13(a)"))
+START, WAGER = "655a" + ".5(a)", "655a" + ".7(a)"
+# A helper that cites EXPOSED in a builder and SHUFFLE in a definition no test uses.
+HELPER = f"""
 def exposed_round() -> str:
-    return "683a.13(d)"
+    return "{EXPOSED}"
 
 
 def unused() -> str:
-    return "683a.5(a)"
+    return "{SHUFFLE}"
 """
 
 
@@ -44,14 +48,14 @@ def test_a_test_using_a_citing_helper_is_credited_via_it_and_its_neighbour_is_no
         tmp_path,
         {
             "tests/rounds/builders.py": HELPER,
-            "tests/rounds/conftest.py": """
+            "tests/rounds/conftest.py": f"""
                 import pytest
 
                 @pytest.fixture
                 def voided() -> str:
-                    return "683a.13(c)"
+                    return "{WRONG_COUNT}"
             """,
-            "tests/rounds/test_voids.py": """
+            "tests/rounds/test_voids.py": f"""
                 from tests.rounds.builders import exposed_round
 
                 def test_uses_the_builder() -> None:
@@ -61,22 +65,22 @@ def test_a_test_using_a_citing_helper_is_credited_via_it_and_its_neighbour_is_no
                     assert True
 
                 def test_names_it_itself() -> None:
-                    assert exposed_round() == "683a.13(d)"
+                    assert exposed_round() == "{EXPOSED}"
 
                 def test_a_conftest_fixture_credits_nothing(voided: str) -> None:
                     assert voided
             """,
-            "tests/rounds/orphan.py": 'RULE = "683a.13(a)"  # a helper no test imports\n',
+            "tests/rounds/orphan.py": f'RULE = "{FACE_UP}"  # a helper no test imports\n',
         },
     )
     assert tablectl(["rules", "--chapter", "683a", "--source", str(tmp_path), "--json"]) == 1  # no code: PROBLEMs
     rows = {r["cite"]: r for r in json.loads(capsys.readouterr().out)}
     voids = "tests/rounds/test_voids.py"
-    assert rows["683a.13(d)"]["tests"] == [f"{voids}::test_names_it_itself", f"{voids}::test_uses_the_builder"]
+    assert rows[EXPOSED]["tests"] == [f"{voids}::test_names_it_itself", f"{voids}::test_uses_the_builder"]
     # Named in its own file, the test is credited there; only through the builder, via the builder's file.
-    assert rows["683a.13(d)"]["via"] == {f"{voids}::test_uses_the_builder": ["tests/rounds/builders.py"]}
+    assert rows[EXPOSED]["via"] == {f"{voids}::test_uses_the_builder": ["tests/rounds/builders.py"]}
     # The builder's unused definition, the fixture pytest hands in and the helper nobody imports credit nothing.
-    assert rows["683a.5(a)"]["tests"] == rows["683a.13(c)"]["tests"] == rows["683a.13(a)"]["tests"] == []
+    assert rows[SHUFFLE]["tests"] == rows[WRONG_COUNT]["tests"] == rows[FACE_UP]["tests"] == []
     assert tablectl(["rules", "--chapter", "683a", "--source", str(tmp_path)]) == 1
     table = capsys.readouterr().out
     assert f"`{voids}::test_uses_the_builder` via `tests/rounds/builders.py`" in table
@@ -109,7 +113,7 @@ def test_every_import_form_credits_a_test_exactly_when_it_uses_the_builder(form:
             },
         )
         found = credits(root / "tests", root)
-    got = found.get("683a.13(d)", {})
+    got = found.get(EXPOSED, {})
     assert got == ({"tests/rounds/test_x.py::test_it": frozenset({"tests/rounds/builders.py"})} if uses else {})
 
 
@@ -122,7 +126,7 @@ def test_re_exports_are_followed_and_a_cycle_of_them_ends(links: list[int], defi
     """Five helpers; helper i defines the builder or imports it from helper links[i] (itself, or a cycle, possibly).
     The test imports it from helper 0: it is credited via the helper the chain reaches, and nothing if it loops."""
     files = {
-        f"tests/h/helper{i}.py": f'def build() -> str:\n    return "683a.13(d)"  # in helper{i}\n'
+        f"tests/h/helper{i}.py": f'def build() -> str:\n    return "{EXPOSED}"  # in helper{i}\n'
         if i in defines
         else f"from tests.h.helper{links[i]} import build\n"
         for i in range(5)
@@ -136,15 +140,15 @@ def test_re_exports_are_followed_and_a_cycle_of_them_ends(links: list[int], defi
         root = write(Path(tmp), files)
         found = credits(root / "tests", root)
     expected = {"tests/h/test_chain.py::test_it": frozenset({f"tests/h/helper{at}.py"})} if at in defines else {}
-    assert found.get("683a.13(d)", {}) == expected
+    assert found.get(EXPOSED, {}) == expected
 
 
 def test_the_archive_tests_are_credited_through_archive_rounds_again() -> None:
-    """The three tests of `tablectl journal archive` that play rounds through archive_rounds.play_round (655a.5(a),
-    655a.7(a) in its events) lost their credit when it left test_archive.py (18669f0)."""
+    """The three tests of `tablectl journal archive` that play rounds through archive_rounds.play_round (the round's
+    start and its wager cited in its events) lost their credit when it left test_archive.py (18669f0)."""
     rows = {r.cite: r for r in trace("655a")}
     archive = "tests/journal/test_archive.py::"
-    for cite in ("655a.5(a)", "655a.7(a)"):
+    for cite in (START, WAGER):
         via = {t.removeprefix(archive): v for t, v in rows[cite].via.items() if t.startswith(archive)}
         assert via == {
             name: ["tests/journal/archive_rounds.py"]
