@@ -1,7 +1,7 @@
 """`tablectl rules` credits a test with the citations in the helper definitions it imports from tests/, shown "via"
 the helper's file (docs/rules.md): when 18669f0 moved play_round out of tests/journal/test_archive.py into
-archive_rounds.py, three archive tests stopped being credited with the round's start and its wager. The trees are real files
-in a temporary checkout, read by the verb as it reads this one (`--source`)."""
+archive_rounds.py, three archive tests stopped being credited with the round's start and its wager. The trees are real
+files in a temporary checkout, read by the verb as it reads this one (`--source`)."""
 
 from __future__ import annotations
 
