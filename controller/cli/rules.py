@@ -57,9 +57,12 @@ class Row:
 def trace(chapter: str, source: Path = CHECKOUT) -> list[Row]:
     """The chapter's table: each subsection with the code and the tests found for it."""
     entry = REGISTRY.get(chapter)
-    if entry is None:
-        raise UsageError(f"no chapter {chapter!r}: the chapters are {', '.join(sorted(REGISTRY))}")
     code = code_citations(source / "controller", source)
+    if entry is None:
+        # 605a (progressives, accounts) is cited all through the code but is no game's chapter: say so, not just "no".
+        cited = any(m["chapter"] == chapter for cite in code if (m := CITATION.fullmatch(cite)))
+        why = " (cited by the code, but no game's chapter: the tables list a game chapter's text)" if cited else ""
+        raise UsageError(f"no chapter {chapter!r}{why}: the chapters are {', '.join(sorted(REGISTRY))}")
     tests = _test_credits(source / "tests", source) if (source / "tests").is_dir() else {}
     return [_row(s, code, tests) for s in entry.subsections]
 

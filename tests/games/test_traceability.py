@@ -95,3 +95,5 @@ def test_tablectl_rules_prints_the_table(capsys: pytest.CaptureFixture[str]) -> 
     assert all(r["tests"] for r in rows)
     assert tablectl(["rules", "--chapter", "999a"]) == 2
     assert "no chapter '999a'" in capsys.readouterr().err
+    assert tablectl(["rules", "--chapter", "605a"]) == 2
+    assert "no chapter '605a' (cited by the code, but no game's chapter" in capsys.readouterr().err
