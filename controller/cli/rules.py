@@ -4,7 +4,8 @@ Every subsection of the chapter's published text (its package's `subsections.py`
 controller enforces it, records it or leaves it to people (and why), where the code cites it and which tests name it.
 The code is read as it is: a citation in a module of controller/ (`683a.13(d)`), or a step of the engine asking for
 a subsection in the common numbering (`ctx.rule("13(d)")`, resolved through the chapter's spec as the round does).
-A test names a subsection in its name, docstring, body or the module-level tables and helpers it uses; the tests are
+A test names a subsection in its name, docstring, body or the module-level tables and helpers it uses, in its own file
+or a helper module under tests/ it imports (credited "via" that file, controller/cli/rules_reach.py); the tests are
 read from the source checkout when there is one (`--source`).
 """
 
@@ -19,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from controller.cli.rules_reach import Credits, credits
 from controller.cli.verb import Subparsers, UsageError
 from controller.games import subsections_605a
 from controller.games.registry import REGISTRY, SPECS
@@ -27,8 +29,10 @@ from controller.games.trace import CITATION, Subsection
 CHECKOUT = Path(__file__).resolve().parents[2]
 # A subsection the engine asks for in the common numbering: "13(d)", "8(f)", "10(a)(2)", "3(c)(1)".
 COMMON_KEY = re.compile(r"[0-9]+\([a-z]\)(?:\([0-9a-z]+\))*")
-Found = dict[str, set[str]]  # citation -> where it is (file:function, or file::test)
+Found = dict[str, set[str]]  # citation -> where the code cites it (file:function)
 NOT_CODE = ("subsections.py", "subsections_605a.py", "trace.py")
+# The table's own sources cite subsections as examples: they enforce none.
+THIS_VERB = ("controller/cli/rules.py", "controller/cli/rules_reach.py")
 
 
 @dataclass
@@ -39,6 +43,8 @@ class Row:
     why: str = ""
     code: list[str] = field(default_factory=list)
     tests: list[str] = field(default_factory=list)
+    # A test credited only through helper modules it uses (file::test -> those files), not by its own file.
+    via: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def problem(self) -> str | None:
@@ -53,7 +59,7 @@ def trace(chapter: str, source: Path = CHECKOUT) -> list[Row]:
     """The chapter's table: each subsection with the code and the tests found for it."""
     _, listed = inventory(chapter)
     code = code_citations(source / "controller", source)
-    tests = test_citations(source / "tests", source) if (source / "tests").is_dir() else {}
+    tests = _test_credits(source / "tests", source) if (source / "tests").is_dir() else {}
     return [_row(s, code, tests) for s in listed]
 
 
@@ -68,11 +74,24 @@ def inventory(chapter: str) -> tuple[str, Sequence[Subsection]]:
     raise UsageError(f"no chapter {chapter!r}: the chapters are {', '.join(sorted([*REGISTRY, '605a']))}")
 
 
-def _row(s: Subsection, code: Found, tests: Found) -> Row:
-    def where(found: Found) -> list[str]:
-        return sorted({w for cite, places in found.items() if s.covers(cite) for w in places})
+@functools.cache  # one reading of the tests serves every chapter's table
+def _test_credits(tests: Path, root: Path) -> Credits:
+    return credits(tests, root)
 
-    return Row(s.cite, s.what, s.by, s.why, where(code), where(tests))
+
+def _row(s: Subsection, code: Found, tests: Credits) -> Row:
+    places = sorted({w for cite, where in code.items() if s.covers(cite) for w in where})
+    helpers: dict[str, set[str]] = {}
+    direct: set[str] = set()
+    for cite, credited in tests.items():
+        if s.covers(cite):
+            for test, files in credited.items():
+                if files:
+                    helpers.setdefault(test, set()).update(files)
+                else:
+                    direct.add(test)
+    via = {test: sorted(files) for test, files in sorted(helpers.items()) if test not in direct}
+    return Row(s.cite, s.what, s.by, s.why, places, sorted(direct | set(helpers)), via)
 
 
 # -- the code ------------------------------------------------------------------------------------------------------
@@ -84,8 +103,8 @@ def code_citations(package: Path, root: Path) -> Found:
     chapter, as that chapter's spec numbers it."""
     found: Found = {}
     for path in sorted(package.rglob("*.py")):
-        if path.name in NOT_CODE or path.relative_to(root).as_posix() == "controller/cli/rules.py":
-            continue  # the table's own sources cite every subsection: they enforce none
+        if path.name in NOT_CODE or path.relative_to(root).as_posix() in THIS_VERB:
+            continue
         tree, lines = _parse(path)
         for node, qualname in _scopes(tree):
             place = f"{path.relative_to(root)}:{qualname}"
@@ -141,67 +160,6 @@ def _scopes(tree: ast.Module) -> Iterator[tuple[ast.stmt, str]]:
             yield node, "<module>"
 
 
-# -- the tests -----------------------------------------------------------------------------------------------------
-
-
-@functools.cache
-def test_citations(tests: Path, root: Path) -> Found:
-    """Every citation each test names: its name, decorators, docstring and body, and the module-level tables and
-    helpers it uses (a parametrized test's expected rules are often a table beside it)."""
-    found: Found = {}
-    for path in sorted(tests.rglob("test_*.py")):
-        tree, lines = _parse(path)
-        module_level = _module_level(tree, lines)
-        for node in _tests(tree):
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            text = "\n".join(lines[first - 1 : node.end_lineno])
-            used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-            text += "\n".join(module_level[name] for name in sorted(used & set(module_level)))
-            for m in CITATION.finditer(text + "\n" + _name_citations(node.name)):
-                found.setdefault(m.group(0), set()).add(f"{path.relative_to(root)}::{node.name}")
-    return found
-
-
-def _module_level(tree: ast.Module, lines: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for node in tree.body:
-        names: list[str] = []
-        if isinstance(node, ast.Assign):
-            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            names = [node.target.id]
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith("test_"):
-            names = [node.name]
-        for name in names:
-            out[name] = "\n".join(lines[node.lineno - 1 : node.end_lineno])
-    return out
-
-
-def _tests(tree: ast.Module) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_"):
-            yield node
-        elif isinstance(node, ast.ClassDef):
-            yield from (
-                n
-                for n in node.body
-                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test_")
-            )
-
-
-def _name_citations(name: str) -> str:
-    """A test name cites as it can: test_683a_13_d_... and test_683a_13d_... name 683a.13(d), test_683a_11i3_... names
-    683a.11(i)(3), test_..._655a_11_i_1_v 655a.11(i)(1)(v)."""
-    out = []
-    for m in re.finditer(
-        r"(6[0-9][0-9]a)_([0-9]+)([a-z](?:[0-9]+)?)?((?:_(?:[a-z]|[0-9]{1,2}|i{1,3}|iv|vi{0,3}|ix|x)(?=_|$))*)", name
-    ):
-        compact = re.findall(r"[a-z]|[0-9]+", m.group(3) or "")
-        parts = [*compact, *(p for p in m.group(4).split("_") if p)]
-        out.append(f"{m.group(1)}.{m.group(2)}" + "".join(f"({p})" for p in parts))
-    return " ".join(out)
-
-
 # -- the verb --------------------------------------------------------------------------------------------------------
 
 
@@ -215,7 +173,7 @@ def markdown(chapter: str, rows: list[Row]) -> str:
     ]
     for r in rows:
         code = "<br>".join(f"`{c}`" for c in r.code)
-        tests = "<br>".join(f"`{t}`" for t in r.tests)
+        tests = "<br>".join(f"`{t}`" + "".join(f" via `{v}`" for v in r.via.get(t, [])) for t in r.tests)
         out.append(f"| {r.cite} | {r.what} | {r.by} | {code} | {tests} | {r.why} |")
     problems = [p for r in rows if (p := r.problem)]
     out += ["", *(f"PROBLEM: {p}" for p in problems)] if problems else []
