@@ -20,17 +20,16 @@ import asyncio
 import json
 import os
 import signal
-import ssl
 from pathlib import Path
 
 import psycopg
 
 from controller.cli import numbers
 from controller.cli.verb import Subparsers, UsageError
-from controller.config.files import PEM_MAX_BYTES, FileRefused, read_bounded
-from floor.config import FloorConfig, FloorConfigError, load_floor_config, read_secret
+from floor.config import FloorConfig, FloorConfigError, load_floor_config
 from floor.console.records import approve_key, enrolled, reject_key
 from floor.db import connect
+from floor.files import file_problems
 from floor.recall import last_rounds, recall_round, render_round, render_rounds
 from floor.retention import apply_retention, plan_retention
 from floor.schema import LATEST, SchemaError
@@ -232,7 +231,9 @@ def _check(config: FloorConfig, path: Path, offline: bool) -> int:
     print(f"{path}: the config is valid (floor {config.name!r}, prefix {config.mqtt.prefix!r})")
     if offline:
         return 0
-    problems = _file_problems(config)
+    c = config.console
+    tls = (c.tls_cert, c.tls_key) if c.tls_cert is not None and c.tls_key is not None else None
+    problems = file_problems(config.mqtt.password_file, config.mqtt.ca_file, "tablectl-floor", tls)
     for problem in problems:
         print(f"{path}: {problem}")
     try:
@@ -253,40 +254,6 @@ def _check(config: FloorConfig, path: Path, offline: bool) -> int:
         return 1
     print(f"{path}: database reachable, schema version {version} (the service migrates to {LATEST} at start)")
     return 1 if problems else 0
-
-
-def _file_problems(config: FloorConfig) -> list[str]:
-    """The files the service reads only once it runs, read as it will read them: before, check-config called a
-    config valid whose broker password, CA or console certificate was missing, and the service met it at start."""
-    problems: list[str] = []
-    try:
-        read_secret(config.mqtt.password_file, "mqtt.password_file")
-    except FloorConfigError as err:
-        problems.append(f"{err}: put the floor's broker password on its first line (install -m 0640 -g tablectl-floor)")
-    c = config.console
-    for field, ca, cert, key, fix in (
-        (
-            "mqtt.ca_file",
-            config.mqtt.ca_file,
-            None,
-            None,
-            "copy the PEM of the CA that signed the broker's certificate",
-        ),
-        ("console.tls_cert/tls_key", None, c.tls_cert, c.tls_key, "give the console's PEM certificate and its key"),
-    ):
-        try:
-            for name in (ca, cert, key):
-                if name is not None:  # bounded first, so ssl (which reads by path, unbounded) never meets a FIFO
-                    read_bounded(name, PEM_MAX_BYTES)
-            if ca is not None:
-                ssl.create_default_context(cafile=str(ca))
-            if cert is not None and key is not None:
-                ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(str(cert), str(key))
-        except FileRefused as err:
-            problems.append(f"{field}: cannot read {err.path}: {err.problem}: {fix}")
-        except (OSError, ssl.SSLError) as err:
-            problems.append(f"{field}: cannot be used: {err}: {fix}")
-    return problems
 
 
 def _run(config: FloorConfig) -> int:

@@ -137,5 +137,5 @@ def test_a_blocked_table_says_why_and_who_cleared_it() -> None:
     assert describe(_event("deck.verified", {"decks": ["A"], "by": "floorperson", "note": None})) == (
         "new deck A verified by the floorperson"
     )
-    cleared = {"block": "deck_change_due", "by": "floorperson", "remaining": {}}
+    cleared: dict[str, object] = {"block": "deck_change_due", "by": "floorperson", "remaining": {}}
     assert describe(_event("table.block_cleared", cleared)) == "block cleared (floorperson): deck change due"
