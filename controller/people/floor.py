@@ -78,6 +78,8 @@ class SimulatedFloor:
         self.rounds = rounds
         self.pace = pace
         self.close_when_stuck = close_when_stuck
+        # A scenario's floorperson does what its script says and nothing more; the demo's brings new decks too.
+        self._scripted = script is not None
         self.script = script or ActionScript()
         self.method = service.engine.method
         # lossless: the people act on each event (a missed betting.opened or decision would stall the round)
@@ -306,6 +308,12 @@ class SimulatedFloor:
             for pending in list(self.service.state.pending_hits):
                 await self._beat()
                 await self.floorperson.validate(self.service, pending.seat, pending.level, pending.hit)
+        elif ev.type == "table.blocked" and self._deck_due(ev):
+            # A deck in play its hours (.3(c)): the demo's journal outlives a run, so a demo started the next day
+            # found its deck due and waited for ever. The floorperson verifies a new one (.4(a)), as on the floor.
+            await self._beat()
+            assert self.floorperson is not None
+            await self.floorperson.command(self.service, "verify_deck", {"note": "the demo's floorperson: a new deck"})
         elif ev.type == "no_more_bets.refused":
             self._refused = True
             if self.close_when_stuck:
@@ -315,6 +323,15 @@ class SimulatedFloor:
         else:
             return False
         return True
+
+    def _deck_due(self, ev: JournaledEvent) -> bool:
+        reasons = ev.payload.get("reasons")
+        return (
+            self.floorperson is not None
+            and not self._scripted
+            and isinstance(reasons, dict)
+            and "deck_change_due" in reasons
+        )
 
     async def _again_after_refusal(self) -> None:
         """What refused "no more bets" is cleared while the wagers are still on the layout: the dealer says it again."""

@@ -81,6 +81,11 @@ LINES: Mapping[str, _Line] = {
     "table.opened": lambda p, sealed: f"table open: {p['game']} (chapter {p['chapter']}), {p['seats']} seats",
     "shuffle.completed": lambda p, sealed: f"shuffler counted {p['card_count']} cards; deck in the dealing shoe",
     "deck.removed": lambda p, sealed: f"DECK REMOVED: {p['reason']}",
+    # A blocked table plays no round until someone acts: without these lines the terminal stayed silent and a demo
+    # whose journal's deck had been in play 8 hours (.3(c)) looked hung.
+    "table.blocked": lambda p, sealed: "TABLE BLOCKED: " + "; ".join(map(str, p["reasons"].values())),
+    "table.block_cleared": lambda p, sealed: f"block cleared ({p['by']}): {p['block'].replace('_', ' ')}",
+    "deck.verified": lambda p, sealed: f"new deck {', '.join(p['decks'])} verified by the {p['by']}",
     "betting.opened": lambda p, sealed: (
         f"betting open: {fmt(p['ante_min'])}-{fmt(p['ante_max'])}; "
         + ", ".join(WAGER_NAMES.get(w, w) for w in p["wagers_offered"])

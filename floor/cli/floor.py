@@ -29,6 +29,7 @@ from controller.cli.verb import Subparsers, UsageError
 from floor.config import FloorConfig, FloorConfigError, load_floor_config
 from floor.console.records import approve_key, enrolled, reject_key
 from floor.db import connect
+from floor.files import file_problems
 from floor.recall import last_rounds, recall_round, render_round, render_rounds
 from floor.retention import apply_retention, plan_retention
 from floor.schema import LATEST, SchemaError
@@ -230,6 +231,11 @@ def _check(config: FloorConfig, path: Path, offline: bool) -> int:
     print(f"{path}: the config is valid (floor {config.name!r}, prefix {config.mqtt.prefix!r})")
     if offline:
         return 0
+    c = config.console
+    tls = (c.tls_cert, c.tls_key) if c.tls_cert is not None and c.tls_key is not None else None
+    problems = file_problems(config.mqtt.password_file, config.mqtt.ca_file, "tablectl-floor", tls)
+    for problem in problems:
+        print(f"{path}: {problem}")
     try:
         with connect(config.database) as conn:
             row = conn.execute("SELECT to_regclass('floor_schema') IS NOT NULL").fetchone()
@@ -247,7 +253,7 @@ def _check(config: FloorConfig, path: Path, offline: bool) -> int:
         print(f"{path}: database: schema version {version} is newer than this tablectl's ({LATEST}): upgrade")
         return 1
     print(f"{path}: database reachable, schema version {version} (the service migrates to {LATEST} at start)")
-    return 0
+    return 1 if problems else 0
 
 
 def _run(config: FloorConfig) -> int:

@@ -27,6 +27,7 @@ from controller.cli.verb import Subparsers, UsageError
 from controller.config.files import PEM_MAX_BYTES
 from controller.config.keys import PrivateKeyError, read_private_key
 from controller.supervisor.envelope import sign_command
+from floor.files import file_problems
 from floor.sdnotify import Notifier
 from link.commands import VERBS
 from link.config import LinkConfig, LinkConfigError, load_link_config, secret
@@ -132,11 +133,14 @@ def _check(config: LinkConfig, path: Path, offline: bool) -> int:
     print(f"{path}: the config is valid ({what})")
     if offline:
         return 0
+    problems = file_problems(config.mqtt.password_file, config.mqtt.ca_file, "tablectl-link")
+    for problem in problems:
+        print(f"{path}: {problem}")
     try:
         with psycopg.connect(conninfo(config), autocommit=True) as conn:
             if conn.execute("SELECT to_regclass('link_state')").fetchone() == (None,):
                 print(f"{path}: database reachable, no link yet (the service creates it and seeds the meters)")
-                return 0
+                return 1 if problems else 0
             got = conn.execute("SELECT coalesce(max(version), 0) FROM link_schema").fetchone()
             version = int(got[0]) if got else 0
             state = LinkStore(conn).state()
@@ -155,7 +159,7 @@ def _check(config: LinkConfig, path: Path, offline: bool) -> int:
             "(change them with a signed set_parameters while the link is closed)"
         )
     print(f"{path}: database reachable, link {state.status}, {state.seq} events")
-    return 0
+    return 1 if problems else 0
 
 
 def _run(config: LinkConfig) -> int:

@@ -126,3 +126,16 @@ def test_the_let_it_ride_progressive_demo_logs_every_round_to_its_end(tmp_path: 
     assert "let it ride or take it back?" in log
     with JournalReader(journal) as reader:
         assert reader.verify().ok
+
+
+def test_a_blocked_table_says_why_and_who_cleared_it() -> None:
+    """A table that plays no round must say so: the demo used to sit silent on a deck due for a change (.3(c))."""
+    reasons = {"deck_change_due": "deck A in play 8 hours: a new deck must be verified"}
+    assert describe(_event("table.blocked", {"reasons": reasons})) == (
+        "TABLE BLOCKED: deck A in play 8 hours: a new deck must be verified"
+    )
+    assert describe(_event("deck.verified", {"decks": ["A"], "by": "floorperson", "note": None})) == (
+        "new deck A verified by the floorperson"
+    )
+    cleared: dict[str, object] = {"block": "deck_change_due", "by": "floorperson", "remaining": {}}
+    assert describe(_event("table.block_cleared", cleared)) == "block cleared (floorperson): deck change due"

@@ -3,11 +3,16 @@ become the right instants, across a change of clocks; check-config says whether 
 
 from __future__ import annotations
 
+import datetime as dt
 import subprocess
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from floor.config import FloorConfigError, load_floor_config, parse_floor_config
 from floor.days import day_period, gaming_day, range_period, shift_period
@@ -115,3 +120,61 @@ def test_an_unreadable_password_file_is_named_not_a_traceback(tmp_path: Path) ->
         assert (
             done.stderr.startswith("tablectl: database.password_file: cannot read") and "Traceback" not in done.stderr
         )
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    """A real PEM certificate and its key (the console's, and as a CA for the broker's side of the check)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "floor.test")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(1)
+        .not_valid_before(now - dt.timedelta(days=1))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "console.crt", directory / "console.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return cert_path, key_path
+
+
+def test_check_config_reads_the_files_the_service_will_read(tmp_path: Path, floor_dsn: str) -> None:
+    """Found following systemd/README.md: check-config called the example valid with its broker password, CA and
+    console certificate all missing; the service met them only once started."""
+    cert, key = _self_signed(tmp_path)
+    config = tmp_path / "floor.toml"
+
+    def check(password: Path, ca: Path, console_key: Path) -> subprocess.CompletedProcess[str]:
+        config.write_text(
+            f'[database]\ndsn = "{floor_dsn}"\n'
+            f'[mqtt]\nbroker = "mqtts://127.0.0.1:8883"\npassword_file = "{password}"\nca_file = "{ca}"\n'
+            f'[console]\nlisten = "127.0.0.1:8443"\ntls_cert = "{cert}"\ntls_key = "{console_key}"\n'
+        )
+        return subprocess.run(
+            [*TABLECTL, "floor", "--config", str(config), "check-config"], capture_output=True, text=True
+        )
+
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate\n")
+    done = check(tmp_path / "missing.password", junk, junk)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert f"{config}: mqtt.password_file: cannot read {tmp_path / 'missing.password'}: does not exist" in lines[1]
+    assert lines[2].startswith(f"{config}: mqtt.ca_file: cannot be used: ") and lines[2].endswith(
+        "copy the PEM of the CA that signed the broker's certificate"
+    )
+    assert lines[3].startswith(f"{config}: console.tls_cert/tls_key: cannot be used: ")
+    assert "database reachable" in lines[4]  # the database is still tried, and answers
+    password = tmp_path / "floor-mqtt.password"
+    password.write_text("s3cret\n")
+    done = check(password, cert, key)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(done.stdout.splitlines()) == 2  # valid, and the database reachable: nothing else to say

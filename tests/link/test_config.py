@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +50,30 @@ def test_an_unknown_setting_like_none_is_to_be_removed() -> None:
     with pytest.raises(LinkConfigError) as err:
         parse_link_config(GOOD.replace("[database]", "[database]\nzzz = 1", 1), "LINK.toml")
     assert str(err.value) == "LINK.toml: 1 problem(s):\n  database.zzz: unknown setting: remove it"
+
+
+def test_check_config_names_the_broker_files_it_cannot_read(tmp_path: Path) -> None:
+    """Found following systemd/link-ha.md: the example's broker password and CA were never installed there, and
+    check-config did not say so; the service met them only once started."""
+    fifo = tmp_path / "ca.pem"
+    os.mkfifo(fifo)  # would block an unbounded read for ever
+    text = link_toml("host=127.0.0.1 port=1 dbname=link connect_timeout=2", "mqtts://127.0.0.1:8883", "t")
+    text = text.replace(
+        'prefix = "t"\n', f'prefix = "t"\npassword_file = "{tmp_path / "gone"}"\nca_file = "{fifo}"\n', 1
+    )
+    config = tmp_path / "link.toml"
+    config.write_text(text)
+    done = subprocess.run(
+        [*TABLECTL, "link", "--config", str(config), "check-config"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[1] == (
+        f"{config}: mqtt.password_file: cannot read {tmp_path / 'gone'}: does not exist: "
+        "put the broker password on its first line (install -m 0640 -g tablectl-link)"
+    )
+    assert lines[2] == (
+        f"{config}: mqtt.ca_file: cannot read {fifo}: is a FIFO (named pipe), not a regular file: "
+        "copy the PEM of the CA that signed the broker's certificate"
+    )
+    assert "database: cannot connect" in lines[3]  # the database is still tried
