@@ -101,11 +101,11 @@ def _servers_in(path: Path) -> list[tuple[int, int, int]]:
     with contextlib.suppress(OSError):
         for line in (path / LEASH_FILE).read_text().splitlines():
             parts = line.split()
-            if len(parts) == 4 and parts[0] == "server" and all(p.isdigit() for p in parts[1:]):
+            if len(parts) == 4 and parts[0] == "server" and all(p.isascii() and p.isdigit() for p in parts[1:]):
                 found[int(parts[1])] = (int(parts[1]), int(parts[2]), int(parts[3]))
     inside = os.fsencode(f"{path}{os.sep}")
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
+        if not (entry.name.isascii() and entry.name.isdigit()):
             continue
         try:
             argv = Path(entry.path, "cmdline").read_bytes().split(b"\0")
