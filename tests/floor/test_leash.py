@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from floor.leash import LEASH_FILE, alive, sweep
+from floor.pgcluster import ClusterError, PgCluster
 
 pytestmark = pytest.mark.floor
 
@@ -126,3 +127,17 @@ def test_what_a_killed_run_and_its_watchdog_leave_is_swept_at_the_next_start_and
         # The broker lived in pytest's own tmp dir, which no sweep judges: this test stops it itself.
         if alive(*broker):
             os.kill(broker[0], signal.SIGTERM)
+
+
+def test_a_standby_that_cannot_be_made_leaves_no_dir_and_its_primary_is_removed_whole() -> None:
+    """The failing path of tests/link's pair fixture: pg_basebackup from a primary that is not running fails; before,
+    the standby's half-made dir stayed in /tmp."""
+    primary = PgCluster.create(durable=False)
+    standby_dir = primary.base.parent / f"{primary.base.name}-standby1"
+    try:
+        with pytest.raises(ClusterError, match="pg_basebackup failed"):
+            primary.add_standby("standby1", synchronous=True)
+        assert not standby_dir.exists()
+    finally:
+        primary.remove()
+    assert not primary.base.exists()
