@@ -10,6 +10,7 @@ Re-running is fast: the install is repeated only when pyproject.toml changes.
 from __future__ import annotations
 
 import os
+import runpy
 import shutil
 import signal
 import socket
@@ -182,6 +183,9 @@ class PrivateBroker:
     terminal's Ctrl-C reaches the demo (which then says goodbye over MQTT) and not the broker."""
 
     def __init__(self, binary: str) -> None:
+        leash = runpy.run_path(str(REPO / "floor" / "leash.py"), run_name="tablectl_leash")  # stdlib only: no venv
+        for line in leash["sweep"]():  # what a killed earlier run left behind
+            say(f"swept {line}")
         self.dir = Path(tempfile.mkdtemp(prefix="tablectl-demo-broker-"))
         self.log = self.dir / "mosquitto.log"
         conf = self.dir / "mosquitto.conf"
@@ -195,6 +199,9 @@ class PrivateBroker:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+        # Should dev.py be killed (kill -9, a closed terminal), its watchdog stops the broker and deletes the dir.
+        leash["Leash"].mine().hold(self.proc.pid, signal.SIGTERM)
+        leash["Leash"].mine().own(self.dir)
 
     def wait_ready(self, timeout: float = 10.0) -> bool:
         deadline = time.monotonic() + timeout

@@ -9,6 +9,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 from controller.config.table import TableConfig, load_config
 from controller.core.events import DomainEvent
 from controller.store.journal import Journal
+from floor.leash import Leash
 
 BENCH = Path(__file__).resolve().parent
 SEVEN_SEATS = BENCH / "seven-seats.toml"
@@ -187,6 +189,8 @@ def mosquitto(extra: str = "") -> Iterator[str]:
             "once, which installs it)"
         )
     with tempfile.TemporaryDirectory(prefix="bench-mosquitto-") as tmp:
+        leash = Leash.mine()  # should the bench be killed, it stops the broker and deletes the dir (floor/leash.py)
+        leash.own(Path(tmp))
         port = _free_port()
         conf = Path(tmp) / "mosquitto.conf"
         # Mosquitto 2 needs the explicit listener and allow_anonymous; the log on stderr says when it is up.
@@ -203,6 +207,7 @@ def mosquitto(extra: str = "") -> Iterator[str]:
             stderr=subprocess.PIPE,
             text=True,
         )
+        leash.hold(proc.pid, signal.SIGTERM)
         lines: queue.Queue[str | None] = queue.Queue()
 
         def pump() -> None:
@@ -230,6 +235,8 @@ def mosquitto(extra: str = "") -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+            leash.drop(proc.pid)
+            leash.disown(Path(tmp))
 
 
 class Subscriber:

@@ -114,10 +114,11 @@ def main() -> None:
     print(f"machine: {machine()}")
     progress("making a durable primary and a synchronous standby (initdb, pg_basebackup)")
     primary = PgCluster.create(durable=True)
+    standby: PgCluster | None = None
     try:
         primary.start()
         dsn = primary.create_database("link")
-        primary.add_standby("standby1", synchronous=True)
+        standby = primary.add_standby("standby1", synchronous=True)
         progress(f"baseline: bare commits for {args.seconds:g} s")
         bare_rate, bare_lat = bare_commits(dsn, args.seconds)
         conn = psycopg.connect(dsn, autocommit=True)
@@ -134,8 +135,9 @@ def main() -> None:
         claim_lat = claims(store, args.claims)
         balanced = "exact" if not store.levels()["mega"].balance_problem() else "MISMATCH"
     finally:
-        for p in (primary.base.parent / f"{primary.base.name}-standby1",):
-            PgCluster(base=p).remove()
+        # The standby itself, not a PgCluster on its dir: that one had no process to stop, so the server ran on.
+        if standby is not None:
+            standby.remove()
         primary.remove()
     bare_p99 = percentile(bare_lat, 99) * 1000
     print(f"baseline: bare commit (sync standby)      {bare_rate:9.0f} commits/s, p99 {bare_p99:.2f} ms")

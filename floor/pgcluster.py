@@ -5,7 +5,9 @@
 PostgreSQL refuses to run as root, so under root the cluster is made and run as an unprivileged user (`postgres`
 when Debian's package made it, else `nobody`); Debian keeps the server's binaries in
 /usr/lib/postgresql/<version>/bin, which is not on PATH. The server runs in its own session so a terminal's
-Ctrl-C reaches the program that started it, which then stops it cleanly.
+Ctrl-C reaches the program that started it, which then stops it cleanly; and on a leash (floor/leash.py), so it
+dies with that program and its temp dir is deleted even when the program is SIGKILLed. A cluster's dirs are
+`tablectl-pg-*` in the temp dir; the first cluster a process makes sweeps those whose owner is gone.
 
 `add_standby` makes a streaming replica with pg_basebackup and, with `synchronous=True`, names it in the
 primary's synchronous_standby_names, so a commit returns only once the standby has it (issue 15's link controller).
@@ -26,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
+
+from floor.leash import Leash, sweep_stale
 
 SUPERUSER = "tablectl"
 INSTALL_HINT = "install Debian's PostgreSQL server: sudo apt-get install postgresql (python3 dev.py does it)"
@@ -84,15 +88,26 @@ class PgCluster:
     durable: bool = True
     settings: dict[str, str] = field(default_factory=dict)
     proc: subprocess.Popen[bytes] | None = None
+    # Made in a temp dir of its own (not a caller's `base`): deleted by remove(), or by the leash when we end.
+    owned: bool = False
 
     @classmethod
     def create(cls, base: Path | None = None, *, durable: bool = True, **settings: str) -> PgCluster:
         """initdb a new cluster under `base` (a new temp dir by default) on a free port; not started yet."""
+        sweep_stale()
+        owned = base is None
         if base is None:
             # Not under pytest's tmp_path: that is 0700 root, which the postgres account cannot enter.
             base = Path(tempfile.mkdtemp(prefix="tablectl-pg-"))
-        cluster = cls(base=base, port=free_port(), durable=durable, settings=dict(settings))
-        cluster._initdb()
+            # Before initdb: a kill during it leaves no dir behind either.
+            Leash.mine().own(base)
+        cluster = cls(base=base, port=free_port(), durable=durable, settings=dict(settings), owned=owned)
+        try:
+            cluster._initdb()
+        except BaseException:
+            if owned:
+                cluster.remove()
+            raise
         return cluster
 
     @property
@@ -151,17 +166,21 @@ class PgCluster:
         for key, value in options.items():
             argv += ["-c", f"{key}={value}"]
         account = _run_as()
-        log = self.log_path.open("ab")
+        logfile = self.log_path.open("ab")
         self.proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
-            stdout=log,
+            stdout=logfile,
             stderr=subprocess.STDOUT,
             user=account.pw_uid if account else None,
             group=account.pw_gid if account else None,
             start_new_session=True,
         )
-        log.close()
+        logfile.close()
+        # SIGQUIT: an immediate shutdown; the postmaster takes its backends with it, and the dir is deleted after.
+        Leash.mine().hold(self.proc.pid, signal.SIGQUIT)
+        if self.owned:
+            Leash.mine().note_server(self.base, self.proc.pid, signal.SIGQUIT)
         self._wait_ready(timeout)
 
     def _wait_ready(self, timeout: float) -> None:
@@ -198,12 +217,14 @@ class PgCluster:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        Leash.mine().drop(proc.pid)
 
     def kill(self) -> None:
         """kill -9 of the postmaster, as a power cut would leave it (a fault test's primary)."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+            Leash.mine().drop(self.proc.pid)
 
     def create_database(self, name: str) -> str:
         """Make database `name` (if it is not there yet) and return its DSN."""
@@ -217,27 +238,40 @@ class PgCluster:
     def add_standby(self, name: str = "standby1", *, synchronous: bool = True) -> PgCluster:
         """A streaming replica of this (running) cluster, made with pg_basebackup in a sibling directory, started;
         with `synchronous`, the primary waits for it at each commit (synchronous_standby_names)."""
-        standby = PgCluster(base=self.base.parent / f"{self.base.name}-{name}", port=free_port(), durable=self.durable)
+        base = self.base.parent / f"{self.base.name}-{name}"
+        standby = PgCluster(base=base, port=free_port(), durable=self.durable, owned=self.owned)
         standby.settings = dict(self.settings)
         standby.base.mkdir(parents=True, exist_ok=True)
+        if standby.owned:
+            Leash.mine().own(standby.base)
         standby.base.chmod(0o700)
         standby._own(standby.base)
-        conninfo = f"host={self.host} port={self.port} user={SUPERUSER} application_name={name}"
+        try:
+            standby._replicate(self, name, synchronous)
+        except BaseException:
+            # A half-made standby (its copy, or a server that never streamed) is not left running or on disk.
+            standby.stop()
+            if standby.owned:
+                standby.remove()
+            raise
+        return standby
+
+    def _replicate(self, primary: PgCluster, name: str, synchronous: bool) -> None:
+        conninfo = f"host={primary.host} port={primary.port} user={SUPERUSER} application_name={name}"
         # --checkpoint=fast: by default pg_basebackup waits for a spread checkpoint, which paces its writes at one
         # buffer per 100 ms while "on schedule" (95 s here for a cluster that had just made a database); a fast
         # checkpoint writes the same buffers at once. The copy is the same either way.
-        argv = [str(pg_bin_dir() / "pg_basebackup"), "-d", conninfo, "-D", str(standby.data), "-X", "stream", "-R"]
+        argv = [str(pg_bin_dir() / "pg_basebackup"), "-d", conninfo, "-D", str(self.data), "-X", "stream", "-R"]
         argv.append("--checkpoint=fast")
-        standby._run(argv, "pg_basebackup")
-        standby.start()
-        self._wait_replication(name, "state = 'streaming'")
+        self._run(argv, "pg_basebackup")
+        self.start()
+        primary._wait_replication(name, "state = 'streaming'")
         if synchronous:
-            with psycopg.connect(self.dsn(), autocommit=True) as conn:
+            with psycopg.connect(primary.dsn(), autocommit=True) as conn:
                 conn.execute(f"ALTER SYSTEM SET synchronous_standby_names = '{name}'")
                 conn.execute("SELECT pg_reload_conf()")
             # The reload reaches the WAL sender a moment later; until then the standby is still async.
-            self._wait_replication(name, "sync_state = 'sync'")
-        return standby
+            primary._wait_replication(name, "sync_state = 'sync'")
 
     def _wait_replication(self, name: str, condition: str, timeout: float = 30.0) -> None:
         # Until the standby's WAL receiver has connected, a synchronous commit on the primary would wait for it.
@@ -258,3 +292,4 @@ class PgCluster:
         """Stop and delete the cluster's directory."""
         self.stop()
         shutil.rmtree(self.base, ignore_errors=True)
+        Leash.mine().disown(self.base)

@@ -13,6 +13,7 @@ import os
 import pwd
 import queue
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -26,6 +27,8 @@ from typing import Any, Protocol
 import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
+
+from floor.leash import Leash, sweep_stale
 
 # The simulators pace their lines at 115200 baud by default (drivers/sim/line.py), as benchmarks and the demo
 # want; the suite runs unpaced (in this process and the simulator processes it starts) to stay fast, and
@@ -95,6 +98,8 @@ class Mosquitto:
             text=True,
         )
         self.proc = proc
+        # Stopped with the test process however it ends, SIGKILL included (floor/leash.py says why a watchdog).
+        Leash.mine().hold(proc.pid, signal.SIGTERM)
         lines: queue.Queue[str | None] = queue.Queue()
 
         def pump() -> None:
@@ -131,6 +136,7 @@ class Mosquitto:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        Leash.mine().drop(proc.pid)
         self._pump.join(timeout=10)  # the log's last lines: the save at SIGTERM
         if self.persistence and not kill and any("Error saving in-memory database" in line for line in self.log):
             pytest.fail(
@@ -151,6 +157,8 @@ def mosquitto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
             "(or: sudo apt-get install mosquitto mosquitto-clients)",
             pytrace=False,
         )
+    # The servers and temp dirs an earlier run left when it was killed together with its watchdog.
+    sweep_stale()
     broker = Mosquitto(binary, tmp_path_factory.mktemp("mosquitto"), free_port())
     broker.start()
     try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
 from controller.cli.verb import UsageError
+from floor.leash import Leash
 from floor.pgcluster import ClusterError, PgCluster, free_port
 
 
@@ -50,6 +52,8 @@ def start_mosquitto(workdir: Path, *, max_queued_messages: int | None = None) ->
         text += f"max_queued_messages {max_queued_messages}\n"
     conf.write_text(text)
     proc = subprocess.Popen([binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Stopped with the demo however it ends, a kill -9 included (floor/leash.py).
+    Leash.mine().hold(proc.pid, signal.SIGTERM)
     return proc, f"mqtt://127.0.0.1:{port}"
 
 
@@ -58,7 +62,9 @@ def private_servers(
     workdir: Path, demo: str, broker: str | None, *, max_queued_messages: int | None = None
 ) -> Iterator[tuple[PgCluster, str]]:
     """The demo's PostgreSQL and its broker's URL (a private mosquitto when `broker` is None); on exit the mosquitto
-    is stopped and the cluster removed, whatever the demo did."""
+    is stopped and the cluster removed, whatever the demo did; and should the demo be killed, its watchdog stops them
+    and deletes `workdir` (floor/leash.py)."""
+    Leash.mine().own(workdir)
     cluster = start_postgres(demo)
     broker_proc = None
     try:
@@ -69,6 +75,7 @@ def private_servers(
         if broker_proc is not None:
             broker_proc.terminate()
             broker_proc.wait()
+            Leash.mine().drop(broker_proc.pid)
         cluster.remove()
 
 

@@ -34,8 +34,12 @@ def pg_cluster() -> Iterator[PgCluster]:
     try:
         # fsync off: these clusters are thrown away; the benches keep it on (a commit's cost is their baseline).
         cluster = PgCluster.create(durable=False)
+    except ClusterError as err:
+        pytest.fail(f"{err} (python3 dev.py test installs PostgreSQL)", pytrace=False)
+    try:
         cluster.start()
     except ClusterError as err:
+        cluster.remove()  # initdb's dir, and a server that started but never answered
         pytest.fail(f"{err} (python3 dev.py test installs PostgreSQL)", pytrace=False)
     try:
         yield cluster

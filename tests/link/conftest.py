@@ -59,10 +59,14 @@ class Pair:
 def make_pair() -> Pair:
     try:
         primary = PgCluster.create(durable=False)
+    except ClusterError as err:
+        pytest.fail(f"{err} (python3 dev.py test installs PostgreSQL)", pytrace=False)
+    try:
         primary.start()
         primary.create_database("link")
         return Pair(primary, primary.add_standby("standby1", synchronous=True))
-    except ClusterError as err:
+    except (ClusterError, psycopg.Error) as err:
+        primary.remove()  # add_standby removes a half-made standby itself
         pytest.fail(f"{err} (python3 dev.py test installs PostgreSQL)", pytrace=False)
 
 

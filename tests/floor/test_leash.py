@@ -1,0 +1,143 @@
+"""The servers a test run starts die with it, even SIGKILLed mid-test (floor/leash.py): a real pytest run, a real
+PostgreSQL cluster (tests/floor's pg_cluster fixture) and a real mosquitto (the suite's fixture), killed with SIGKILL.
+
+Before the leash, the postmaster and the broker were reparented to PID 1 and kept running, their dirs in /tmp, run
+after run. The second test is the backstop: the run and its watchdog both SIGKILLed leave the servers up, and the
+next run's sweep stops them and deletes the dir, never touching a dir whose owner is alive."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from floor.leash import LEASH_FILE, alive, sweep
+from floor.pgcluster import ClusterError, PgCluster
+
+pytestmark = pytest.mark.floor
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The run that is killed: it uses the suite's own fixtures, says what it started, and waits to be killed.
+CHILD = """
+import json, os, signal
+from floor.leash import Leash, start_time
+from tests.conftest import mosquitto  # the fixtures themselves
+from tests.floor.conftest import pg_cluster
+
+def test_waits_to_be_killed(pg_cluster, mosquitto):
+    servers = [pg_cluster.proc.pid, mosquitto.proc.pid]
+    info = {"servers": [[pid, start_time(pid)] for pid in servers], "dir": str(pg_cluster.base),
+            "leash": Leash.mine().proc.pid}
+    print("READY " + json.dumps(info), flush=True)
+    signal.pause()
+"""
+
+
+@dataclass
+class Run:
+    proc: subprocess.Popen[str]
+    servers: list[tuple[int, int]]  # (pid, start time): the postmaster, the broker
+    dir: Path
+    leash: int
+
+
+@contextmanager
+def killable_run(tmp_path: Path) -> Iterator[Run]:
+    test = tmp_path / "test_killed_run.py"
+    test.write_text(CHILD)
+    log = (tmp_path / "run.log").open("w")
+    argv = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "--rootdir", str(ROOT), str(test)]
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("READY "):
+                info = json.loads(line.removeprefix("READY "))
+                break
+        else:
+            raise AssertionError(f"the run ended before its servers started:\n{(tmp_path / 'run.log').read_text()}")
+        servers = [(int(pid), int(start)) for pid, start in info["servers"]]
+        yield Run(proc, servers, Path(info["dir"]), int(info["leash"]))
+    finally:
+        proc.kill()
+        proc.wait()
+        log.close()
+
+
+def wait_exit(pid: int, timeout: float = 60.0) -> None:
+    """Block until `pid` (not our child) has exited: a pidfd turns readable then."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+        assert ready, f"pid {pid} still running after {timeout}s"
+    finally:
+        os.close(fd)
+
+
+def test_a_sigkilled_run_leaves_no_server_and_no_dir(tmp_path: Path) -> None:
+    with killable_run(tmp_path) as run:
+        assert all(alive(*s) for s in run.servers)
+        leash = os.pidfd_open(run.leash)  # opened before the kill: the watchdog's pid cannot be mistaken after
+        run.proc.kill()
+        run.proc.wait()
+        try:
+            ready, _, _ = select.select([leash], [], [], 60)
+        finally:
+            os.close(leash)
+        assert ready, "the watchdog did not finish within 60 s of its owner's SIGKILL"
+    assert [s for s in run.servers if alive(*s)] == []  # the postmaster and the broker: no longer running
+    assert not run.dir.exists()
+
+
+def test_what_a_killed_run_and_its_watchdog_leave_is_swept_at_the_next_start_and_a_live_runs_dir_is_not(
+    tmp_path: Path,
+) -> None:
+    with killable_run(tmp_path) as run:
+        only = [run.dir.name]  # this run's dir: other stale dirs on the machine are not this test's to judge
+        assert sweep(patterns=only) == []  # its owner is alive: left alone
+        assert run.dir.is_dir() and all(alive(*s) for s in run.servers)
+        owner = (run.dir / LEASH_FILE).read_text().split()[1]
+        assert owner == str(run.proc.pid)
+        os.kill(run.leash, signal.SIGKILL)
+        wait_exit(run.leash)
+        run.proc.kill()
+        run.proc.wait()
+    postmaster, broker = run.servers
+    try:
+        assert alive(*postmaster), "with its watchdog gone too, nothing stopped the server: the sweep must"
+        swept = sweep(patterns=only)
+        assert len(swept) == 1, swept
+        assert f"owner pid {run.proc.pid} is gone" in swept[0] and str(postmaster[0]) in swept[0]
+        assert not alive(*postmaster)
+        assert not run.dir.exists()
+    finally:
+        # The broker lived in pytest's own tmp dir, which no sweep judges: this test stops it itself.
+        if alive(*broker):
+            os.kill(broker[0], signal.SIGTERM)
+
+
+def test_a_standby_that_cannot_be_made_leaves_no_dir_and_its_primary_is_removed_whole() -> None:
+    """The failing path of tests/link's pair fixture: pg_basebackup from a primary that is not running fails; before,
+    the standby's half-made dir stayed in /tmp."""
+    primary = PgCluster.create(durable=False)
+    standby_dir = primary.base.parent / f"{primary.base.name}-standby1"
+    try:
+        with pytest.raises(ClusterError, match="pg_basebackup failed"):
+            primary.add_standby("standby1", synchronous=True)
+        assert not standby_dir.exists()
+    finally:
+        primary.remove()
+    assert not primary.base.exists()
