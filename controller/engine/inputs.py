@@ -164,9 +164,9 @@ class ResetMeter:
 
 @dataclass(frozen=True, slots=True)
 class CashOutAccount:
-    """A floorperson or supervisor cashes out a seat's game account on their own authority, with the reason (605a.2(d)(1):
-    "debit any remaining funds from the game account when a player cashes out"), for a player whose terminal cannot
-    ask: the balance is paid by an attendant. Refused while the seat has a wager in the round in progress."""
+    """A floorperson or supervisor cashes out a seat's game account on their own authority, with the reason
+    (605a.2(d)(1): "debit any remaining funds from the game account when a player cashes out"), for a player whose
+    terminal cannot ask: the balance is paid by an attendant. Refused while the seat has a wager in the round."""
 
     seat: int
     reason: str
