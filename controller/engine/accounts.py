@@ -197,26 +197,13 @@ def cash_out_account(ctx: StepContext, inp: CashOutAccount) -> None:
     void it first), while a payout of the seat awaits verification, and for an empty account. A request the terminal
     left pending is superseded, so the dealer's key, once the terminal is back, cannot pay it a second time."""
     seat = inp.seat
-    what = f"cash-out of seat {seat}'s game account by {inp.role} {inp.key_id}"
-    if not ctx.setup.terminals:
-        ctx.refused(what, "this table has no electronic wagering system (it does not offer the wager)", BUY_IN_RULE)
-        return
-    if not 1 <= seat <= ctx.seats:
-        ctx.refused(what, f"no seat {seat} at this table (seats 1 to {ctx.seats})", BUY_IN_RULE)
-        return
-    if not inp.reason.strip():
-        ctx.refused(
-            what, "a reason is required: say why the terminal cannot cash out (the journal keeps it)", BUY_IN_RULE
-        )
-        return
-    why = _in_round(ctx, seat) or live_wager(ctx, seat)
-    if why is None and ctx.s.accounts.balance(seat) <= 0:
-        why = f"seat {seat}'s game account is empty: nothing to pay"
+    why = _attendant_cash_out_problem(ctx, inp)
     if why is not None:
-        ctx.refused(what, why, BUY_IN_RULE)
+        ctx.refused(f"cash-out of seat {seat}'s game account by {inp.role} {inp.key_id}", why, BUY_IN_RULE)
         return
     pending = ctx.s.account_requests.pop(seat, None)
     if pending is not None:
+        never = "; never credited: give back any cash or chips the dealer took" if pending.request == "buy_in" else ""
         ctx.emit(
             "account.request_declined",
             BUY_IN_RULE,
@@ -226,12 +213,7 @@ def cash_out_account(ctx: StepContext, inp: CashOutAccount) -> None:
                 "medium": pending.medium,
                 "amount": pending.amount_cents,
                 "by": inp.key_id,
-                "reason": f"superseded by the {inp.role}'s cash-out of the account"
-                + (
-                    "; never credited: give back any cash or chips the dealer took"
-                    if pending.request == "buy_in"
-                    else ""
-                ),
+                "reason": f"superseded by the {inp.role}'s cash-out of the account{never}",
             },
         )
     new, payload = ledger.cash_out(ctx.s.accounts, seat)
@@ -253,6 +235,20 @@ def cash_out_account(ctx: StepContext, inp: CashOutAccount) -> None:
         },
     )
     show(ctx, seat, f"cashed out {fmt(payload['amount'])}: paid by an attendant")
+
+
+def _attendant_cash_out_problem(ctx: StepContext, inp: CashOutAccount) -> str | None:
+    seat = inp.seat
+    if not ctx.setup.terminals:
+        return "this table has no electronic wagering system (it does not offer the wager)"
+    if not 1 <= seat <= ctx.seats:
+        return f"no seat {seat} at this table (seats 1 to {ctx.seats})"
+    if not inp.reason.strip():
+        return "a reason is required: say why the terminal cannot cash out (the journal keeps it)"
+    why = _in_round(ctx, seat) or live_wager(ctx, seat)
+    if why is None and ctx.s.accounts.balance(seat) <= 0:
+        why = f"seat {seat}'s game account is empty: nothing to pay"
+    return why
 
 
 def _in_round(ctx: StepContext, seat: int) -> str | None:
