@@ -17,6 +17,7 @@ from controller.core.digits import is_ascii_digits
 from controller.core.money import fmt
 from controller.engine.commands import LockTerminal, ShowAccount, UnlockTerminal
 from controller.engine.context import StepContext
+from controller.engine.inputs import CashOutAccount
 from controller.engine.state import AccountRequest, Phase
 from drivers.interfaces import TERMINAL_SPOTS, AccountRequested, DealerConfirmed
 
@@ -179,6 +180,86 @@ def dealer_confirmed(ctx: StepContext, inp: DealerConfirmed) -> None:
     ctx.s.accounts = new
     ctx.emit(event, BUY_IN_RULE, {**base, **payload, "totals": new.totals()})
     show(ctx, seat, message)
+
+
+# -- a cash-out on a supervisor's authority ------------------------------------------------------------------------
+
+# How a cash-out the terminal did not ask for is paid: by an attendant (the floor's hand pay), as the progressive
+# awards the table cannot pay itself are (605a.7(a)(3), controller.progressive.model.PaidBy).
+PAID_BY_ATTENDANT = "attendant"
+
+
+def cash_out_account(ctx: StepContext, inp: CashOutAccount) -> None:
+    """605a.2(d)(1) for a player whose terminal cannot ask (offline, faulted, keypad broken): a floorperson or
+    supervisor's signed `cash_out_account` debits what remains, exactly as the dealer's confirmation of a terminal's
+    cash-out does (the same ledger movement and `account.cashed_out`), paid by an attendant, with who authorised it
+    and why. Refused while the seat has a wager in the round in progress (the player is still in the hand: settle or
+    void it first), while a payout of the seat awaits verification, and for an empty account. A request the terminal
+    left pending is superseded, so the dealer's key, once the terminal is back, cannot pay it a second time."""
+    seat = inp.seat
+    why = _attendant_cash_out_problem(ctx, inp)
+    if why is not None:
+        ctx.refused(f"cash-out of seat {seat}'s game account by {inp.role} {inp.key_id}", why, BUY_IN_RULE)
+        return
+    pending = ctx.s.account_requests.pop(seat, None)
+    if pending is not None:
+        never = "; never credited: give back any cash or chips the dealer took" if pending.request == "buy_in" else ""
+        ctx.emit(
+            "account.request_declined",
+            BUY_IN_RULE,
+            {
+                "seat": seat,
+                "request": pending.request,
+                "medium": pending.medium,
+                "amount": pending.amount_cents,
+                "by": inp.key_id,
+                "reason": f"superseded by the {inp.role}'s cash-out of the account{never}",
+            },
+        )
+    new, payload = ledger.cash_out(ctx.s.accounts, seat)
+    ctx.s.accounts = new
+    ctx.emit(
+        "account.cashed_out",
+        BUY_IN_RULE,
+        {
+            "seat": seat,
+            "request": "cash_out",
+            "medium": PAID_BY_ATTENDANT,
+            **payload,
+            "totals": new.totals(),
+            "paid_by": PAID_BY_ATTENDANT,
+            "authorised_by": inp.key_id,
+            "role": inp.role,
+            "reason": inp.reason,
+            "terminal": ctx.s.terminals_down.get(seat, "reachable"),
+        },
+    )
+    show(ctx, seat, f"cashed out {fmt(payload['amount'])}: paid by an attendant")
+
+
+def _attendant_cash_out_problem(ctx: StepContext, inp: CashOutAccount) -> str | None:
+    seat = inp.seat
+    if not ctx.setup.terminals:
+        return "this table has no electronic wagering system (it does not offer the wager)"
+    if not 1 <= seat <= ctx.seats:
+        return f"no seat {seat} at this table (seats 1 to {ctx.seats})"
+    if not inp.reason.strip():
+        return "a reason is required: say why the terminal cannot cash out (the journal keeps it)"
+    why = _in_round(ctx, seat) or live_wager(ctx, seat)
+    if why is None and ctx.s.accounts.balance(seat) <= 0:
+        why = f"seat {seat}'s game account is empty: nothing to pay"
+    return why
+
+
+def _in_round(ctx: StepContext, seat: int) -> str | None:
+    """Why the seat's player is still in the hand (any wager of the seat, chips or the account's), or None."""
+    r = ctx.s.round
+    if r is None or ctx.s.phase not in _IN_PLAY:
+        return None
+    placed = r.seats.get(seat)
+    if placed is None or not placed.wagers:
+        return None
+    return f"seat {seat} has wagers in round {r.round_id} until it is settled: settle the round or void it first"
 
 
 # -- the wager ------------------------------------------------------------------------------------------------------

@@ -163,6 +163,18 @@ class ResetMeter:
 
 
 @dataclass(frozen=True, slots=True)
+class CashOutAccount:
+    """A floorperson or supervisor cashes out a seat's game account on their own authority, with the reason
+    (605a.2(d)(1): "debit any remaining funds from the game account when a player cashes out"), for a player whose
+    terminal cannot ask: the balance is paid by an attendant. Refused while the seat has a wager in the round."""
+
+    seat: int
+    reason: str
+    key_id: str
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
 class Signed:
     """An input from a verified supervisor command: the engine journals `command.accepted` (who signed
     what) in the same step as the input's own events, so nothing comes between them in the journal."""
@@ -250,6 +262,7 @@ Input = (
     | ClearTilt
     | ValidateJackpot
     | ResetMeter
+    | CashOutAccount
     | Signed
     | Recover
     | CriticalStateInvalid

@@ -44,6 +44,7 @@ from controller.engine.context import Effect, StepContext, TableSetup
 from controller.engine.inputs import (
     AcknowledgeTilt,
     BindBoxes,
+    CashOutAccount,
     ClearTilt,
     CloseTable,
     Confirm,
@@ -303,6 +304,7 @@ _STEPS: dict[type[object], _Step] = dict(
         _on(RaiseTilt, tilts.raise_tilt),
         _on(ValidateJackpot, jackpot.validate_jackpot),
         _on(ResetMeter, meter_reset.reset_meter),
+        _on(CashOutAccount, accounts.cash_out_account),
         _on(Recover, _no_input(recovery.recover)),
         _on(CriticalStateInvalid, lambda ctx, inp: recovery.critical_state_invalid(ctx, inp.reason, inp.tilt)),
         _on(ShuffleCompleted, shuffling.shuffle_completed),

@@ -172,6 +172,9 @@ LINES: Mapping[str, _Line] = {
     "account.returned": lambda p, sealed: f"seat {p['seat']}  {fmt(p['amount'])} back to the account",
     "account.cashed_out": lambda p, sealed: (
         f"seat {p['seat']}  cashed out {fmt(p['amount'])} in {p['medium']}; account {fmt(p['balance'])}"
+        if p.get("paid_by") != "attendant"
+        else f"seat {p['seat']}  cashed out {fmt(p['amount'])}, paid by an attendant on {p['authorised_by']}'s "
+        f"authority ({p['reason']}); account {fmt(p['balance'])}"
     ),
     "account.request_refused": lambda p, sealed: f"seat {p['seat']}  {p['request']} refused: {p['reason']}",
     "account.verification_requested": lambda p, sealed: (

@@ -17,6 +17,7 @@ from controller.config.table import Role
 from controller.engine.inputs import (
     AcknowledgeTilt,
     BindBoxes,
+    CashOutAccount,
     ClearTilt,
     CloseTable,
     Confirm,
@@ -145,6 +146,19 @@ class ResetMeterArgs(_Args):
     reason: str = Field(min_length=1, max_length=500, description="why, for the journal: a reset is audited")
 
 
+class CashOutAccountArgs(_Args):
+    seat: int = Field(ge=1, le=7, description="the seat (betting position) whose game account is paid out")
+    reason: str = Field(
+        min_length=1, max_length=500, description="why the terminal cannot cash out, for the journal (e.g. its fault)"
+    )
+
+    @model_validator(mode="after")
+    def _a_reason(self) -> CashOutAccountArgs:
+        if not self.reason.strip():
+            raise ValueError("reason is blank: say why the seat's terminal cannot cash out, e.g. 'terminal offline'")
+        return self
+
+
 @dataclass(frozen=True, slots=True)
 class Signer:
     """The supervisor key that signed a command, with the role the table's config gives that key."""
@@ -233,6 +247,12 @@ VERBS: Mapping[str, Verb] = {
         "reset a progressive meter without a hit, between rounds (605a.7(a)(5)): its amount goes to the removed "
         "meter, still owed, and the level is reseeded",
     ),
+    "cash_out_account": Verb(
+        CashOutAccountArgs,
+        lambda a, s: CashOutAccount(a.seat, a.reason, s.key_id, s.role),
+        "cash out the seat's game account on the signer's authority, paid by an attendant (605a.2(d)(1)), for a "
+        "player whose terminal cannot; refused while the seat has a wager in the round in progress",
+    ),
     "resend": Verb(
         ResendArgs,
         None,
@@ -256,6 +276,9 @@ ROLE_VERBS: Mapping[Role, frozenset[str]] = {
             "bind_player",
             "player_left",
             "release_held",
+            # Pays a player whose terminal is out of order, as the floorperson pays a validated jackpot; not the
+            # technician's, who repairs the terminal and handles no player's money (docs/commands.md, "Roles").
+            "cash_out_account",
             # Changes nothing at the table, and the person at the console when the floor shows a stale gap is most
             # often the floorperson (docs/commands.md, "Roles").
             "resend",

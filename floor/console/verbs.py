@@ -52,6 +52,12 @@ VERBS: dict[str, ConsoleVerb] = {
         ConsoleVerb(
             "reset_meter", _SUP, "Reset the progressive meter (audited; its amount stays owed)", "605a.7(a)(5)"
         ),
+        ConsoleVerb(
+            "cash_out_account",
+            _FLOOR,
+            "Cash out the seat's game account: an attendant pays the balance (its terminal cannot)",
+            "605a.2(d)(1)",
+        ),
         # Changes nothing at the table: whoever is at the console when a gap goes stale may ask (docs/commands.md).
         ConsoleVerb("resend", _ALL, "Ask the table to publish the gap's events again", "docs/mqtt.md, Resend"),
     )

@@ -17,7 +17,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from controller.accounts import codec
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
-from controller.engine.inputs import OpenTable, Recover, Signed, ValidateJackpot
+from controller.engine.commands import ShowAccount
+from controller.engine.inputs import CashOutAccount, OpenTable, Recover, Signed, ValidateJackpot
 from controller.engine.round import RoundEngine
 from controller.engine.state import Phase as TablePhase
 from controller.engine.state import TableState
@@ -25,7 +26,7 @@ from controller.games.mississippi_stud.rules import MississippiStudRules
 from controller.games.mississippi_stud.spec import MississippiStudSpec
 from controller.games.registry import REGISTRY
 from controller.store import snapshot
-from drivers.interfaces import AccountRequested, DealerConfirmed
+from drivers.interfaces import AccountRequested, DealerConfirmed, DeviceOffline, DeviceOnline
 from tests.engine.conftest import PureTable, decide_all
 
 RULES = MississippiStudRules.model_validate(
@@ -146,6 +147,45 @@ class Accounts(RuleBasedStateMachine):
             self.books[seat] = 0
         else:
             assert self.books[seat] == 0 or any(e.type == "account.request_refused" for e in events)
+
+    @rule(seat=st.sampled_from(SEATS), asked=st.booleans(), down=st.booleans(), asks_again=st.booleans())
+    def attendant_cash_out(self, seat: int, asked: bool, down: bool, asks_again: bool) -> None:
+        """605a.2(d)(1) on a floorperson's authority: the terminal may have asked before it failed, may be offline,
+        and may come back and ask (and the dealer confirm) again; the account is paid once, everything left."""
+        terminal = f"wager_terminal_{seat}"
+        if asked:
+            self.t.feed(AccountRequested(terminal, seat, "cash_out", 0, "chips"))
+        if down:
+            self.t.feed(DeviceOffline(terminal, "no heartbeat"))
+        inp = CashOutAccount(seat, "terminal out of order", "fp-1", "floorperson")
+        events = self.t.feed(Signed(inp, f"c-{len(self.t.events)}", "cash_out_account", "fp-1", "floorperson"))
+        paid = [e.payload for e in events if e.type == "account.cashed_out"]
+        if paid:
+            assert [(p["amount"], p["paid_by"], p["authorised_by"]) for p in paid] == [
+                (self.books[seat], "attendant", "fp-1")
+            ]
+            self.cashed += self.books[seat]
+            self.books[seat] = 0
+        else:
+            (refused,) = [e for e in events if e.type == "input.refused"]
+            assert refused.rule == "605a.2(d)(1)"
+            in_round = self.t.state.phase is not TablePhase.BETTING or bool(
+                self.t.state.round and self.t.state.round.seats.get(seat) and self.t.state.round.seats[seat].wagers
+            )
+            assert self.books[seat] == 0 or in_round, refused.payload
+        if down:
+            self.t.feed(DeviceOnline(terminal))
+            shown = [c for c in self.t.commands if isinstance(c, ShowAccount) and c.seat == seat]
+            assert shown[-1].balance_cents == self.books[seat]  # back, the terminal shows what is left
+        if asks_again:
+            again = self.t.feed(DealerConfirmed(terminal, seat, "cash_out"))
+            again += self.t.feed(AccountRequested(terminal, seat, "cash_out", 0, "ticket"))
+            again += self.t.feed(DealerConfirmed(terminal, seat, "cash_out"))
+            for e in again:
+                if e.type == "account.cashed_out":  # only what was left after a refusal (a wager in play)
+                    assert int(e.payload["amount"]) == self.books[seat] > 0 and not paid
+                    self.cashed += self.books[seat]
+                    self.books[seat] = 0
 
     @rule()
     def restart(self) -> None:

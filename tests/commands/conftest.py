@@ -88,8 +88,21 @@ class Daemon:
     publisher; simulated devices on ptys and the demo's simulated dealer and players (no floorperson: that
     is the test, through signed commands)."""
 
-    def __init__(self, config: TableConfig, journal: Path, broker: str, seed: int = 7) -> None:
+    def __init__(
+        self,
+        config: TableConfig,
+        journal: Path,
+        broker: str,
+        seed: int = 7,
+        *,
+        terminals: bool = False,
+        dealer: bool = True,
+    ) -> None:
         self.config, self.journal, self.broker, self.seed = config, journal, broker, seed
+        # terminals: one simulated wager terminal per seat (the config must list them); dealer False: nobody plays, so
+        # the table waits in betting and a test drives the devices itself (self.sims).
+        self.terminals, self.dealer = terminals, dealer
+        self.sims: SimulatedTable | None = None
         self.events: list[JournaledEvent] = []
         self.service: TableService | None = None
         self.task: asyncio.Task[int] | None = None
@@ -98,12 +111,18 @@ class Daemon:
 
     async def __aenter__(self) -> Daemon:
         rng = random.Random(self.seed)
-        sims = await self._stack.enter_async_context(SimulatedTable(self.config.game.seats, rng))
+        sims = await self._stack.enter_async_context(
+            SimulatedTable(self.config.game.seats, rng, terminals=self.terminals)
+        )
+        self.sims = sims
 
         def people(service: TableService) -> list[Coroutine[Any, Any, None]]:
             self.service = service
+            collect = self._collect(service.subscribe("test", "lossless"))
+            if not self.dealer:
+                return [collect]
             floor = SimulatedFloor(service, sims, RandomPolicy(rng), None, 0.0)
-            return [floor.run(), self._collect(service.subscribe("test", "lossless"))]
+            return [floor.run(), collect]
 
         self.task = asyncio.create_task(
             run_table(
@@ -161,15 +180,27 @@ class Daemon:
 class DaemonFactory(Protocol):
     """The daemon_factory fixture: a Daemon for this config, its journal in tmp_path unless given."""
 
-    def __call__(self, config: TableConfig, journal: Path | None = None, seed: int = 7) -> Daemon: ...
+    def __call__(
+        self,
+        config: TableConfig,
+        journal: Path | None = None,
+        seed: int = 7,
+        *,
+        terminals: bool = False,
+        dealer: bool = True,
+    ) -> Daemon: ...
 
 
 @pytest.fixture
 async def daemon_factory(mosquitto: Mosquitto, tmp_path: Path) -> AsyncIterator[DaemonFactory]:
     made: list[Daemon] = []
 
-    def make(config: TableConfig, journal: Path | None = None, seed: int = 7) -> Daemon:
-        d = Daemon(config, journal or tmp_path / "journal.sqlite", mosquitto.url, seed)
+    def make(
+        config: TableConfig, journal: Path | None = None, seed: int = 7, *, terminals: bool = False, dealer: bool = True
+    ) -> Daemon:
+        d = Daemon(
+            config, journal or tmp_path / "journal.sqlite", mosquitto.url, seed, terminals=terminals, dealer=dealer
+        )
         made.append(d)
         return d
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from controller.config.errors import ConfigError
 from controller.engine.inputs import (
     AcknowledgeTilt,
+    CashOutAccount,
     ClearTilt,
     CloseTable,
     Confirm,
@@ -177,6 +178,11 @@ def test_a_good_command_becomes_its_signed_input(gate: CommandGate, keys: dict[s
             {"seat": 3, "level": "mega", "hit": "e1"},
             ValidateJackpot(3, "mega", "e1", "super-bob", "supervisor"),
         ),
+        (
+            "cash_out_account",
+            {"seat": 3, "reason": "terminal 3 offline"},
+            CashOutAccount(3, "terminal 3 offline", "super-bob", "supervisor"),
+        ),
     ],
 )
 def test_each_verb_maps_to_its_engine_input(
@@ -199,6 +205,7 @@ def test_roles() -> None:
         "bind_player",
         "player_left",
         "release_held",
+        "cash_out_account",
         "resend",
     }
     assert ROLE_VERBS["technician"] == {"mark_out_of_order", "back_in_service", "acknowledge_tilt", "resend"}
@@ -242,6 +249,36 @@ def test_release_held_names_where_the_wagers_go(gate: CommandGate, keys: dict[st
     other = {"seat": 2, "to": "dealer"}
     wrong = gate.check("release_held", raw(signed(keys, "floorperson", "release_held", args=other)), NOW)
     assert isinstance(wrong, Rejected) and wrong.code == "bad_args" and "player" in wrong.reason
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        ({"seat": 3}, "reason: is required"),
+        ({"seat": 3, "reason": ""}, "reason"),
+        ({"seat": 3, "reason": " \t "}, "reason is blank"),
+        ({"seat": 0, "reason": "terminal dead"}, "seat"),
+        ({"seat": 8, "reason": "terminal dead"}, "seat"),
+        ({"reason": "terminal dead"}, "seat: is required"),
+    ],
+)
+def test_cash_out_account_names_the_seat_and_why_605a_2_d_1(
+    gate: CommandGate, keys: dict[str, Key], args: dict[str, Any], named: str
+) -> None:
+    """605a.2(d)(1) on a signer's authority: the seat and a reason (for the journal) are required, and a blank reason
+    is no reason; refused before anything reaches the engine, naming the field."""
+    bad = gate.check("cash_out_account", raw(signed(keys, "floorperson", "cash_out_account", args=args)), NOW)
+    assert isinstance(bad, Rejected) and bad.code == "bad_args" and named in bad.reason, bad
+
+
+def test_a_technician_may_not_pay_out_an_account(gate: CommandGate, keys: dict[str, Key]) -> None:
+    """The technician repairs the terminal; paying the player is the floor's (docs/commands.md, "Roles")."""
+    args = {"seat": 2, "reason": "terminal 2 offline"}
+    tech = gate.check("cash_out_account", raw(signed(keys, "technician", "cash_out_account", args=args)), NOW)
+    assert isinstance(tech, Rejected) and tech.code == "role_not_allowed"
+    floor = gate.check("cash_out_account", raw(signed(keys, "floorperson", "cash_out_account", args=args)), NOW)
+    assert isinstance(floor, Accepted) and floor.input is not None
+    assert floor.input.inp == CashOutAccount(2, "terminal 2 offline", "floor-ann", "floorperson")
 
 
 def test_the_canonical_form_ignores_key_order_and_signature() -> None:

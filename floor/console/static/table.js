@@ -60,6 +60,13 @@ function renderActions(t) {
   add("release_held", [field("seat"), field("to", ["player", "house"])], ([s, t]) => ({ seat: Number(s.value), to: t.value }));
   // 605a.7(a)(5): audited, between rounds; the table refuses it during a round (docs/commands.md).
   add("reset_meter", [field("level"), field("reason")], ([l, r]) => ({ level: l.value, reason: r.value }));
+  // 605a.2(d)(1): on each seat's terminal, so a player whose terminal is out of order is paid by an attendant; the
+  // table refuses it while the seat has a wager in the round in progress and for an empty account (docs/accounts.md).
+  const terminal = "wager_terminal_";
+  for (const [name, d] of Object.entries(t.devices).filter(([n]) => n.startsWith(terminal)).sort())
+    add("cash_out_account", [el("span", { "data-seat": name.slice(terminal.length) },
+      `seat ${name.slice(terminal.length)}: terminal ${d.state || "unknown"}`), field("reason")],
+    ([, r]) => ({ seat: Number(name.slice(terminal.length)), reason: r.value }));
   // Signed here with this browser's key and relayed like any command: the floor holds no key (docs/floor.md).
   const stale = new Set((t.stale_gaps || []).map(([a, b]) => `${a}-${b}`));
   for (const [a, b] of t.gaps || []) // at most 10,000 seqs a command (docs/commands.md, resend)
