@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from controller.cli import numbers
+from controller.cli.journal_totals import add_totals, print_totals
 from controller.cli.verb import Subparsers, UsageError
 from controller.config.errors import ConfigError
 from controller.config.files import FileRefused, check_regular
@@ -59,7 +60,7 @@ def add_parser(sub: Subparsers) -> None:
     )
     actions = p.add_subparsers(dest="journal_action", required=True, metavar="ACTION")
 
-    for add in (_add_tail, _add_export, _add_verify, _add_archive):
+    for add in (_add_tail, _add_export, _add_verify, _add_archive, add_totals):
         add(actions, where)
 
 
@@ -182,6 +183,8 @@ def main(args: argparse.Namespace) -> int:
                 return _tail(reader, args.n, args.follow, args.json, sys.stdout)
             if args.journal_action == "export":
                 return _export(reader, args.out, args.sealed)
+            if args.journal_action == "totals":
+                return print_totals(reader, args)
             return _verify(reader, args.json, args.archives)
     except JournalError as err:
         print(f"tablectl journal: {err}", file=sys.stderr)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -38,10 +38,34 @@ class Scope:
     chapter: str | None = None
 
     def where(self, alias: str = "e") -> tuple[str, list[Any]]:
-        sql = f"{alias}.gaming_day BETWEEN %s AND %s AND {alias}.ts >= %s AND {alias}.ts < %s"
-        params: list[Any] = [self.period.first_day, self.period.last_day, self.period.start, self.period.end]
+        """The period's events (docs/floor.md, "Which day owns a round"): an event of a round counts where its round
+        ended (the `round_ends` that `gather` makes) when that is within a gaming day of the event's own day, any other
+        event where its own ts lies. So a round dealt before the day's start hour and settled after it is wholly the
+        new day's, and the partitions of the day before and after are read for such rounds' events."""
+        a = alias
+        sql = (
+            f"{a}.gaming_day BETWEEN %s AND %s AND tstzrange(%s, %s, '[)') @> coalesce((SELECT r.ended"
+            f" FROM round_ends r WHERE r.table_id = {a}.table_id AND r.round_id = {a}.round_id"
+            f" AND r.day BETWEEN {a}.gaming_day - 1 AND {a}.gaming_day + 1), {a}.ts)"
+        )
+        one = timedelta(days=1)
+        params: list[Any] = [
+            self.period.first_day - one,
+            self.period.last_day + one,
+            self.period.start,
+            self.period.end,
+        ]
         tables, more = self.tables(alias)
         return sql + tables, params + more
+
+    def round_ends(self) -> tuple[str, list[Any]]:
+        """Each round that ended within two gaming days of the period, when (its first end, normally its only one)."""
+        two = timedelta(days=2)
+        sql = """CREATE TEMP TABLE round_ends ON COMMIT PRESERVE ROWS AS
+            SELECT table_id, round_id, min(ts) AS ended, min(gaming_day) AS day FROM events
+            WHERE type IN ('round.completed', 'round.voided') AND round_id IS NOT NULL AND gaming_day BETWEEN %s AND %s
+            GROUP BY 1, 2"""
+        return sql, [self.period.first_day - two, self.period.last_day + two]
 
     def tables(self, alias: str = "e") -> tuple[str, list[Any]]:
         """The table or game asked for, as " AND ..." conditions on `alias` (empty for the whole floor)."""
@@ -96,6 +120,11 @@ def _rows(conn: Conn, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
 def gather(conn: Conn, scope: Scope) -> Figures:
     conn.execute("DROP VIEW IF EXISTS table_games")
     conn.execute(_TABLE_GAMES.encode())
+    conn.execute("DROP TABLE IF EXISTS round_ends")
+    ends, ends_params = scope.round_ends()
+    conn.execute(ends.encode(), ends_params)
+    conn.execute("ALTER TABLE round_ends ADD PRIMARY KEY (table_id, round_id)")
+    conn.execute("ANALYZE round_ends")
     f = Figures()
     for table_id, chapter, name, paytables in _rows(
         conn, "SELECT table_id, chapter, name, paytables FROM table_games", []
