@@ -18,7 +18,6 @@ old day and its settlements and completion to the new one: neither day's figures
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
@@ -43,6 +42,7 @@ from floor.report.figures import Scope, gather
 from tests.engine.mississippi_table import make
 from tests.floor.archiving import msg, writer
 from tests.floor.conftest import ROOT, TABLECTL
+from tests.floor.reconciling import journal_totals_cli, reconcile
 
 pytestmark = pytest.mark.floor
 DAY = date(2026, 11, 21)
@@ -139,49 +139,6 @@ def _report(dsn: str, day: date) -> dict[str, list[dict[str, Any]]]:
     return {k: [r for r in rows if r.get("scope") == "table"] for k, rows in sections.items()}
 
 
-def _totals_cli(path: Path, day: date) -> dict[str, Any]:
-    done = subprocess.run(
-        [*TABLECTL, "journal", "totals", "--journal", str(path), "--day", str(day), "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    (table,) = json.loads(done.stdout)["tables"]
-    assert isinstance(table, dict)
-    return table
-
-
-def _compare(report: dict[str, list[dict[str, Any]]], mine: dict[str, Any]) -> None:
-    """Every figure of the report's table rows against the journal's, exactly (integer cents)."""
-    tid = mine["table_id"]
-
-    def of(section: str) -> list[dict[str, Any]]:
-        return [r for r in report[section] if r["id"] == tid]
-
-    assert [(r["rounds"], r["voided"]) for r in of("rounds")] == [(mine["rounds"], mine["voided"])]
-    got = {
-        r["wager"]: {
-            "settled": r["settled"],
-            "handle_cents": r["handle_cents"],
-            "collected_cents": r["collected_cents"],
-            "paid_cents": r["paid_cents"],
-            "win_cents": r["win_cents"],
-        }
-        for r in of("wagers")
-    }
-    assert got == mine["wagers"]
-    assert {r["wager"]: (r["seats_placing"], r["seats_playing"]) for r in of("take_rates")} == {
-        w: (n, mine["seats_playing"]) for w, n in mine["seats_placing"].items()
-    }
-    assert {r["level"]: (r["hits"], r["paid_cents"]) for r in of("jackpots")} == {
-        lv: (j["hits"], j["paid_cents"]) for lv, j in mine["jackpots"].items()
-    }
-    irregular = {(r["kind"], r["rule"]): r["count"] for r in of("irregularities")}
-    assert irregular == {(i["type"], i["rule"]): i["count"] for i in mine["irregularities"]}
-
-
 def test_the_journals_irregularities_are_the_reports() -> None:
     assert journal_totals.IRREGULARITIES == figures.IRREGULARITIES
 
@@ -225,10 +182,10 @@ async def test_day_reports_equal_each_tables_journal_totals_across_the_boundary_
     for day in (DAY, DAY + timedelta(days=1)):
         report = _report(floor_dsn, day)
         for path in (tmp_path / "ms-a.sqlite", tmp_path / "ms-b.sqlite"):
-            _compare(report, _totals_cli(path, day))
+            reconcile(report, journal_totals_cli(path, "--day", str(day)))
 
     # The straddling round is wholly the new day's: its three seats, its fold and its settlements.
-    old, new = _totals_cli(tmp_path / "ms-a.sqlite", DAY), _totals_cli(tmp_path / "ms-a.sqlite", DAY + timedelta(1))
+    old, new = (journal_totals_cli(tmp_path / "ms-a.sqlite", "--day", str(d)) for d in (DAY, DAY + timedelta(1)))
     assert (old["rounds"], old["voided"], old["seats_playing"]) == (1, 1, 3 + 2)
     assert (new["rounds"], new["voided"], new["seats_playing"]) == (2, 0, 3 + 3)
     assert new["wagers"]["ante"]["settled"] == 3 + 3  # the fold's Ante (655a.11(b)) counts with its round
