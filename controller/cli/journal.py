@@ -1,4 +1,4 @@
-"""`tablectl journal`: read, export and verify a table's journal without touching it; archive its old rounds.
+"""`tablectl journal`: read, export, verify and total a table's journal without touching it; archive its old rounds.
 
 Every action but `archive` opens the file read-only (controller.store.reader.JournalReader), so it is safe beside a
 running daemon and on an examiner's copy. `archive` (controller.store.archive) seals completed rounds into segment
@@ -52,7 +52,7 @@ def add_parser(sub: Subparsers) -> None:
 
     p = sub.add_parser(
         "journal",
-        help="show, export or verify a table's journal (read-only)",
+        help="show, export, verify or total a table's journal (read-only); archive its old rounds",
         description="Reads a table's journal without changing it (safe while the daemon runs). The journal is "
         "chosen by --journal FILE, or by --config FILE (its journal.path, else the default path). "
         "Exit status: 0 done (verify: intact), 1 verify found the hash chain broken, 2 a usage problem "
