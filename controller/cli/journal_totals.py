@@ -58,7 +58,8 @@ def add_totals(actions: Subparsers, where: argparse.ArgumentParser) -> None:
         help="the table's own totals for a gaming day (rounds, handle, win, jackpots, voids), from its journal",
         description="Sums, from the journal alone, the figures the floor's report (tablectl report) shows for this "
         "table: rounds completed and voided, per wager the settlements, handle, collected, paid and win, the "
-        "seats playing and placing each wager, jackpots paid per level, voids and irregularities per rule; in "
+        "seats playing and placing each wager, jackpots paid and progressive contributions per level, voids and "
+        "irregularities per rule; in "
         "integer cents with --json. The gaming day is the floor's: give its [gaming_day] starts_at and timezone. "
         "A round's events count in the day the round ended (docs/floor.md, 'Which day owns a round'). "
         "docs/floor.md, 'Reconciling', compares them with the floor's report.",

@@ -74,6 +74,8 @@ class Totals:
     seats_playing: int = 0
     seats_placing: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     jackpots: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))  # level -> hits, cents
+    # level -> wagers that contributed, their cents, micro-cents contributed (less what a void reversed)
+    contributions: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0, 0]))
     irregular: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))  # (type, rule) -> count
     events: int = 0
 
@@ -100,6 +102,10 @@ class Totals:
             "seats_playing": self.seats_playing,
             "seats_placing": dict(sorted(self.seats_placing.items())),
             "jackpots": {lv: {"hits": v[0], "paid_cents": v[1]} for lv, v in sorted(self.jackpots.items())},
+            "contributions": {
+                lv: {"wagers": v[0], "wagered_cents": v[1], "contributed_micro_cents": v[2]}
+                for lv, v in sorted(self.contributions.items())
+            },
             "irregularities": [{"type": t, "rule": r, "count": n} for (t, r), n in sorted(self.irregular.items())],
         }
 
@@ -170,6 +176,10 @@ def totals(rows: Iterable[Mapping[str, Any]]) -> dict[str, Totals]:
                     continue
                 wager = str(w.get("wager", t.split(".")[0]))
                 _add(tot.wagers[wager], int(w.get("amount", 0)), int(w.get("collected", 0)), int(w["paid"]))
+        elif t in ("meter.contributed", "meter.contributions_reversed"):
+            delta, acc = p["delta"], tot.contributions[str(p["level"])]
+            for i, k in enumerate(("in_count", "in_cents", "contributed_micro")):
+                acc[i] += int(delta.get(k, 0))
         elif t == "progressive.paid":
             acc = tot.jackpots[str(p["level"])]
             acc[0] += 1
@@ -203,6 +213,12 @@ def to_text(found: Mapping[str, Totals], label: str) -> str:
         )
         for lv, j in d["jackpots"].items():
             lines.append(f"  jackpot {lv}: {j['hits']} paid, {usd(j['paid_cents'])}")
+        for lv, c in d["contributions"].items():
+            micro = c["contributed_micro_cents"]
+            lines.append(
+                f"  contributions to {lv}: {c['wagers']} wagers, {usd(c['wagered_cents'])} wagered, "
+                f"{usd(micro // 1_000_000)} and {micro % 1_000_000:,} micro-cents contributed"
+            )
         for i in d["irregularities"]:
             lines.append(f"  {i['type']} [{i['rule'] or 'no rule'}]: {i['count']}")
     return "\n".join(lines) + "\n"

@@ -94,6 +94,8 @@ class Figures:
         default_factory=list
     )  # table, wager, hand, odds, n, rounds
     jackpots: list[tuple[str, str, int, int]] = field(default_factory=list)  # table, level, hits, amount
+    # table, level, wagers that contributed, their cents, micro-cents contributed (less what voids reversed)
+    contributions: list[tuple[str, str, int, int, int]] = field(default_factory=list)
     liability: list[tuple[str, str, int, int]] = field(default_factory=list)  # table, level, display, reserve
     irregular: list[tuple[str, str, str | None, int]] = field(default_factory=list)  # table, type, rule, count
     devices: list[tuple[str, str, float, int, str]] = field(
@@ -120,11 +122,7 @@ def _rows(conn: Conn, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
 def gather(conn: Conn, scope: Scope) -> Figures:
     conn.execute("DROP VIEW IF EXISTS table_games")
     conn.execute(_TABLE_GAMES.encode())
-    conn.execute("DROP TABLE IF EXISTS round_ends")
-    ends, ends_params = scope.round_ends()
-    conn.execute(ends.encode(), ends_params)
-    conn.execute("ALTER TABLE round_ends ADD PRIMARY KEY (table_id, round_id)")
-    conn.execute("ANALYZE round_ends")
+    _round_ends(conn, scope)
     f = Figures()
     for table_id, chapter, name, paytables in _rows(
         conn, "SELECT table_id, chapter, name, paytables FROM table_games", []
@@ -164,6 +162,7 @@ def gather(conn: Conn, scope: Scope) -> Figures:
             params,
         )
     ]
+    f.contributions = _contributions(conn, where, params)
     f.liability = _liability(conn, scope)
     f.irregular = [
         (t, ty, r, int(n))
@@ -176,6 +175,26 @@ def gather(conn: Conn, scope: Scope) -> Figures:
     f.devices, f.tilts, f.commands = _timelines(conn, scope, where, params)
     f.abandoned = _abandoned(conn, scope, where, params)
     return f
+
+
+def _round_ends(conn: Conn, scope: Scope) -> None:
+    """The `round_ends` temp table Scope.where reads: which period owns a round (docs/floor.md)."""
+    conn.execute("DROP TABLE IF EXISTS round_ends")
+    ends, ends_params = scope.round_ends()
+    conn.execute(ends.encode(), ends_params)
+    conn.execute("ALTER TABLE round_ends ADD PRIMARY KEY (table_id, round_id)")
+    conn.execute("ANALYZE round_ends")
+
+
+def _contributions(conn: Conn, where: str, params: list[Any]) -> list[tuple[str, str, int, int, int]]:
+    """Per table and level: the wagers that fed the meter, their cents and the micro-cents they contributed, less
+    what a void reversed (docs/progressive.md: the meter's own counters, exact)."""
+    sql = f"""SELECT table_id, payload->>'level', coalesce(sum((payload->'delta'->>'in_count')::bigint), 0),
+                     coalesce(sum((payload->'delta'->>'in_cents')::bigint), 0),
+                     coalesce(sum((payload->'delta'->>'contributed_micro')::bigint), 0)
+              FROM events e WHERE {where} AND type IN ('meter.contributed', 'meter.contributions_reversed')
+              GROUP BY 1, 2"""
+    return [(t, lv, int(n), int(c), int(m)) for t, lv, n, c, m in _rows(conn, sql, params)]
 
 
 def _wagers(conn: Conn, where: str, params: list[Any]) -> list[tuple[datetime, str, str, int, int, int, int]]:

@@ -52,5 +52,10 @@ def reconcile(report: dict[str, list[dict[str, Any]]], mine: dict[str, Any]) -> 
     assert {r["level"]: (r["hits"], r["paid_cents"]) for r in of("jackpots")} == {
         lv: (j["hits"], j["paid_cents"]) for lv, j in mine["jackpots"].items()
     }
+    assert {
+        r["level"]: (r["wagers"], r["wagered_cents"], r["contributed_micro_cents"]) for r in of("contributions")
+    } == {
+        lv: (c["wagers"], c["wagered_cents"], c["contributed_micro_cents"]) for lv, c in mine["contributions"].items()
+    }
     irregular = {(r["kind"], r["rule"]): r["count"] for r in of("irregularities")}
     assert irregular == {(i["type"], i["rule"]): i["count"] for i in mine["irregularities"]}

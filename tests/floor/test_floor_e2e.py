@@ -275,6 +275,8 @@ def test_each_tables_journal_totals_equal_the_report(played: Floor) -> None:
         mine = journal_totals_cli(t.journal, *period)
         assert mine["table_id"] == tid and mine["rounds"] >= ROUNDS
         reconcile(table_rows, mine)
+        if tid in ("fl-ms", "fl-lir"):  # progressive tables: what their wagers fed each meter, reconciled above
+            assert mine["contributions"], f"{tid} should have contributed to its progressive meters"
     assert any(j for t in played.tables.values() for j in journal_totals_cli(t.journal, *period)["jackpots"])
 
 
