@@ -26,9 +26,13 @@ from typing import Any
 
 import pytest
 
+from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
 from controller.engine.commands import DeviceCommand
-from controller.engine.inputs import Input
+from controller.engine.inputs import Input, Signed, ValidateJackpot
+from controller.engine.state import Phase
+from controller.games.mississippi_stud.rules import MississippiStudRules
+from controller.games.mississippi_stud.spec import MississippiStudSpec
 from controller.store import totals as journal_totals
 from controller.store.journal import Journal
 from controller.store.reader import JournalReader
@@ -39,6 +43,7 @@ from floor.db import connect
 from floor.report import figures
 from floor.report.build import build
 from floor.report.figures import Scope, gather
+from tests.engine.conftest import PureTable, arranged_deck, open_table
 from tests.engine.mississippi_table import make
 from tests.floor.archiving import msg, writer
 from tests.floor.conftest import ROOT, TABLECTL
@@ -47,13 +52,27 @@ from tests.floor.reconciling import journal_totals_cli, reconcile
 pytestmark = pytest.mark.floor
 DAY = date(2026, 11, 21)
 BOUNDARY = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)  # DAY ends, DAY + 1 begins (06:00 UTC)
+PLAIN = ((1, "ante", 500), (1, "three_card_bonus", 100), (2, "ante", 1000), (3, "ante", 500))
+# Table B offers the Progressive Payout Wager, paytable C (655a.12(c)(1), (3)), $1. Seats 1 and 3 both make a straight
+# flush in hearts with the community 9h Th Jh (tests/engine/test_progressive_live.py): two major hits in one round.
+PROGRESSIVE = {"progressive_paytable": "C", "progressive_wager_cents": 100}
+HITTING = ((1, "ante", 500), (1, "progressive", 100), (3, "ante", 500), (3, "progressive", 100))
+
+
+def progressive_table() -> PureTable:
+    """B's first deck is shuffled at its opening for its first round, the second deals both hits, then any."""
+    rules = MississippiStudRules.model_validate(
+        {"chapter": "655a", "three_card_bonus_paytable": "A", "six_card_bonus_paytable": "C", **PROGRESSIVE}
+    )
+    hitting = arranged_deck(["Qh", "Kh", "7h", "8h", "9h", "Th", "Jh"])
+    return open_table(MississippiStudSpec(), rules, "automated_shoe", [list(STANDARD_DECK), hitting])
 
 
 class Played:
     """A pure table whose every input is journaled as one commit at `now`."""
 
-    def __init__(self, path: Path, table_id: str, start: datetime) -> None:
-        self.t = make()
+    def __init__(self, path: Path, table_id: str, start: datetime, table: PureTable | None = None) -> None:
+        self.t = table or make()
         self.journal = Journal(path, table_id, "boot-1")
         self.now = start
         self.journal.append(self.t.events, self.now)  # the opening
@@ -91,19 +110,35 @@ class Played:
             if jump is not None and taken == jump[0]:
                 self.at(jump[1])
 
-    def round(self, when: datetime, fold: int | None = None, jump: tuple[int, datetime] | None = None) -> str:
+    def round(
+        self,
+        when: datetime,
+        fold: int | None = None,
+        jump: tuple[int, datetime] | None = None,
+        wagers: Sequence[tuple[int, str, int]] = PLAIN,
+        validate_at: datetime | None = None,
+    ) -> str:
+        """A round; a jackpot it hits is validated by a floorperson at `validate_at` (655a.11(i)(1))."""
         self.at(when)
-        self.wagers((1, "ante", 500), (1, "three_card_bonus", 100), (2, "ante", 1000), (3, "ante", 500))
+        self.wagers(*wagers)
         locked = self.log(self.t.press("no_more_bets"))
         round_id = str(locked[0].round_id)
         self.decide(locked, fold, jump)
+        if self.t.state.phase is Phase.JACKPOT:
+            assert validate_at is not None, "this round hit a jackpot: say when the floorperson validates it"
+            self.at(validate_at)
+            hits = [e.payload for e in self.t.events if e.type == "progressive.hit" and e.round_id == round_id]
+            for h in hits:
+                v = ValidateJackpot(h["seat"], h["level"], h["hit"], "floor-ann", "floorperson")
+                self.log(self.t.feed(Signed(v, f"cmd-{h['hit']}", "validate_jackpot", v.key_id, v.role)))
         assert [e.type for e in self.t.events if e.round_id == round_id][-1] == "round.completed"
         return round_id
 
-    def voided_round(self, when: datetime) -> str:
-        """655a.13(a): the shoe finds a card face up in two stacks; the round is void, every wager returned."""
+    def voided_round(self, when: datetime, *extra: tuple[int, str, int]) -> str:
+        """655a.13(a): the shoe finds a card face up in two stacks; the round is void, every wager returned (and a
+        progressive wager's contributions reversed)."""
         self.at(when)
-        self.wagers((1, "ante", 500), (2, "ante", 500), (2, "three_card_bonus", 200))
+        self.wagers((1, "ante", 500), (2, "ante", 500), (2, "three_card_bonus", 200), *extra)
         shown = {"n": 0}
         t, orig = self.t, self.t.answer
 
@@ -147,15 +182,16 @@ async def test_day_reports_equal_each_tables_journal_totals_across_the_boundary_
     floor_dsn: str, tmp_path: Path
 ) -> None:
     a = Played(tmp_path / "ms-a.sqlite", "ms-a", BOUNDARY - timedelta(hours=2))
-    b = Played(tmp_path / "ms-b.sqlite", "ms-b", BOUNDARY - timedelta(hours=2))
+    b = Played(tmp_path / "ms-b.sqlite", "ms-b", BOUNDARY - timedelta(hours=2), progressive_table())
     a.round(BOUNDARY - timedelta(minutes=50))
     a.voided_round(BOUNDARY - timedelta(minutes=40))
     # Dealt and locked at 05:59:5x, seat 2 folding its $10 Ante before 06:00, settled after it.
     straddling = a.round(BOUNDARY - timedelta(seconds=8), fold=2, jump=(2, BOUNDARY + timedelta(seconds=30)))
     a.round(BOUNDARY + timedelta(minutes=10))
-    b.round(BOUNDARY - timedelta(minutes=30))
-    b.round(BOUNDARY - timedelta(seconds=10), jump=(1, BOUNDARY + timedelta(seconds=5)))
-    b.voided_round(BOUNDARY + timedelta(minutes=20))
+    b.round(BOUNDARY - timedelta(minutes=30), wagers=(*PLAIN, (2, "progressive", 100)))
+    # Both hits at 05:59:5x, validated by the floorperson at 06:00:10: paid, and the round completed, in the new day.
+    jackpot = b.round(BOUNDARY - timedelta(seconds=20), wagers=HITTING, validate_at=BOUNDARY + timedelta(seconds=10))
+    b.voided_round(BOUNDARY + timedelta(minutes=20), (1, "progressive", 100))
     b.round(BOUNDARY + timedelta(minutes=30))
     for p in (a, b):
         p.journal.close()
@@ -183,6 +219,24 @@ async def test_day_reports_equal_each_tables_journal_totals_across_the_boundary_
         report = _report(floor_dsn, day)
         for path in (tmp_path / "ms-a.sqlite", tmp_path / "ms-b.sqlite"):
             reconcile(report, journal_totals_cli(path, "--day", str(day)))
+
+    hit = next(r for r in rows_b if r["round_id"] == jackpot and r["type"] == "progressive.hit")
+    paid = [r for r in rows_b if r["round_id"] == jackpot and r["type"] == "progressive.paid"]
+    assert journal_totals.parse_ts(hit["ts"]) < BOUNDARY <= min(journal_totals.parse_ts(r["ts"]) for r in paid)
+    old_b, new_b = (journal_totals_cli(tmp_path / "ms-b.sqlite", "--day", str(d)) for d in (DAY, DAY + timedelta(1)))
+    assert old_b["jackpots"] == {}
+    assert new_b["jackpots"] == {"major": {"hits": 2, "paid_cents": sum(r["payload"]["amount"] for r in paid)}}
+    # The jackpot round's $2 of contributions went with it; the void's $1 was reversed: one $1 wager in the old day.
+    assert {lv: c["wagered_cents"] for lv, c in old_b["contributions"].items()} == {
+        "mega": 100,
+        "major": 100,
+        "minor": 100,
+    }
+    assert {lv: c["wagered_cents"] for lv, c in new_b["contributions"].items()} == {
+        "mega": 200,
+        "major": 200,
+        "minor": 200,
+    }
 
     # The straddling round is wholly the new day's: its three seats, its fold and its settlements.
     old, new = (journal_totals_cli(tmp_path / "ms-a.sqlite", "--day", str(d)) for d in (DAY, DAY + timedelta(1)))
