@@ -2,7 +2,9 @@
 `tablectl journal totals` sums it (docs/floor.md, "Reconciling"), across a gaming day's boundary and a table whose
 events reach the floor late.
 
-Two 655a tables play on the real engine (tests/engine's pure table) into real journal files (controller.store,
+Two 655a tables (optional Three Card Bonus wagers; B with the Progressive Payout Wager and a jackpot validated across
+the boundary; a void by 655a.13(a) with its contributions reversed; a royal flush capped by the 655a.12(b) payout
+limit) play on the real engine (tests/engine's pure table) into real journal files (controller.store,
 SQLite), each input's events journaled as one commit at a clock the test sets: so a round can be dealt before the
 gaming day's start hour (06:00 UTC, FLOOR.toml's default) and settled after it, which no wall-clock run can place.
 What each journal holds goes through the floor's real archive writer into a real PostgreSQL cluster; table B's
@@ -186,8 +188,11 @@ async def test_day_reports_equal_each_tables_journal_totals_across_the_boundary_
     a.round(BOUNDARY - timedelta(minutes=50))
     a.voided_round(BOUNDARY - timedelta(minutes=40))
     # Dealt and locked at 05:59:5x, seat 2 folding its $10 Ante before 06:00, settled after it.
+    a.t.decks.append(arranged_deck(["As", "Ks", "Qs", "Js", "Ts"]))  # shuffled after the next round: seat 1's royal
     straddling = a.round(BOUNDARY - timedelta(seconds=8), fold=2, jump=(2, BOUNDARY + timedelta(seconds=30)))
-    a.round(BOUNDARY + timedelta(minutes=10))
+    # A royal flush on $100 Ante and $100 Streets (500 to 1: $200,000) is capped at the $50,000 limit of 655a.12(b).
+    royal = a.round(BOUNDARY + timedelta(minutes=10), wagers=((1, "ante", 10_000),))
+    a.round(BOUNDARY + timedelta(minutes=20))
     b.round(BOUNDARY - timedelta(minutes=30), wagers=(*PLAIN, (2, "progressive", 100)))
     # Both hits at 05:59:5x, validated by the floorperson at 06:00:10: paid, and the round completed, in the new day.
     jackpot = b.round(BOUNDARY - timedelta(seconds=20), wagers=HITTING, validate_at=BOUNDARY + timedelta(seconds=10))
@@ -241,8 +246,10 @@ async def test_day_reports_equal_each_tables_journal_totals_across_the_boundary_
     # The straddling round is wholly the new day's: its three seats, its fold and its settlements.
     old, new = (journal_totals_cli(tmp_path / "ms-a.sqlite", "--day", str(d)) for d in (DAY, DAY + timedelta(1)))
     assert (old["rounds"], old["voided"], old["seats_playing"]) == (1, 1, 3 + 2)
-    assert (new["rounds"], new["voided"], new["seats_playing"]) == (2, 0, 3 + 3)
-    assert new["wagers"]["ante"]["settled"] == 3 + 3  # the fold's Ante (655a.11(b)) counts with its round
+    assert (new["rounds"], new["voided"], new["seats_playing"]) == (3, 0, 3 + 1 + 3)
+    assert new["wagers"]["ante"]["settled"] == 3 + 1 + 3  # the fold's Ante (655a.11(b)) counts with its round
+    (capped,) = [r["payload"] for r in rows_a if r["round_id"] == royal and r["type"] == "hand.settled"]
+    assert (capped["hand"], capped["payout_limited"], capped["paid"]) == ("royal_flush", True, 5_000_000)
     assert old["wagers"]["ante"]["settled"] == 3
     assert old["irregularities"] == [
         {"type": "card.face_up_discarded", "rule": "655a.13(a)", "count": 1},
