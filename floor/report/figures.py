@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import psycopg
 
 from floor.days import Period
+from floor.report.owner import Claims, condition, prepare
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -37,35 +38,12 @@ class Scope:
     table_id: str | None = None
     chapter: str | None = None
 
-    def where(self, alias: str = "e") -> tuple[str, list[Any]]:
-        """The period's events (docs/floor.md, "Which day owns a round"): an event of a round counts where its round
-        ended (the `round_ends` that `gather` makes) when that is within a gaming day of the event's own day, any other
-        event where its own ts lies. So a round dealt before the day's start hour and settled after it is wholly the
-        new day's, and the partitions of the day before and after are read for such rounds' events."""
-        a = alias
-        sql = (
-            f"{a}.gaming_day BETWEEN %s AND %s AND tstzrange(%s, %s, '[)') @> coalesce((SELECT r.ended"
-            f" FROM round_ends r WHERE r.table_id = {a}.table_id AND r.round_id = {a}.round_id"
-            f" AND r.day BETWEEN {a}.gaming_day - 1 AND {a}.gaming_day + 1), {a}.ts)"
-        )
-        one = timedelta(days=1)
-        params: list[Any] = [
-            self.period.first_day - one,
-            self.period.last_day + one,
-            self.period.start,
-            self.period.end,
-        ]
+    def where(self, claims: Claims, alias: str = "e") -> tuple[str, list[Any]]:
+        """The period's events (floor/report/owner.py: a round's events count where it ended), and the table or game
+        asked for."""
+        sql, params = condition(alias, self.period, claims)
         tables, more = self.tables(alias)
         return sql + tables, params + more
-
-    def round_ends(self) -> tuple[str, list[Any]]:
-        """Each round that ended within two gaming days of the period, when (its first end, normally its only one)."""
-        two = timedelta(days=2)
-        sql = """CREATE TEMP TABLE round_ends ON COMMIT PRESERVE ROWS AS
-            SELECT table_id, round_id, min(ts) AS ended, min(gaming_day) AS day FROM events
-            WHERE type IN ('round.completed', 'round.voided') AND round_id IS NOT NULL AND gaming_day BETWEEN %s AND %s
-            GROUP BY 1, 2"""
-        return sql, [self.period.first_day - two, self.period.last_day + two]
 
     def tables(self, alias: str = "e") -> tuple[str, list[Any]]:
         """The table or game asked for, as " AND ..." conditions on `alias` (empty for the whole floor)."""
@@ -122,14 +100,14 @@ def _rows(conn: Conn, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
 def gather(conn: Conn, scope: Scope) -> Figures:
     conn.execute("DROP VIEW IF EXISTS table_games")
     conn.execute(_TABLE_GAMES.encode())
-    _round_ends(conn, scope)
+    claims = prepare(conn, scope.period)
     f = Figures()
     for table_id, chapter, name, paytables in _rows(
         conn, "SELECT table_id, chapter, name, paytables FROM table_games", []
     ):
         f.games[table_id] = (chapter, name)
         f.paytables.setdefault(chapter, list(paytables or []))
-    where, params = scope.where()
+    where, params = scope.where(claims)
     f.rounds = {
         t: (int(c), int(v), int(h))
         for t, c, v, h in _rows(
@@ -175,15 +153,6 @@ def gather(conn: Conn, scope: Scope) -> Figures:
     f.devices, f.tilts, f.commands = _timelines(conn, scope, where, params)
     f.abandoned = _abandoned(conn, scope, where, params)
     return f
-
-
-def _round_ends(conn: Conn, scope: Scope) -> None:
-    """The `round_ends` temp table Scope.where reads: which period owns a round (docs/floor.md)."""
-    conn.execute("DROP TABLE IF EXISTS round_ends")
-    ends, ends_params = scope.round_ends()
-    conn.execute(ends.encode(), ends_params)
-    conn.execute("ALTER TABLE round_ends ADD PRIMARY KEY (table_id, round_id)")
-    conn.execute("ANALYZE round_ends")
 
 
 def _contributions(conn: Conn, where: str, params: list[Any]) -> list[tuple[str, str, int, int, int]]:
