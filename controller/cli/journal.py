@@ -1,4 +1,4 @@
-"""`tablectl journal`: read, export and verify a table's journal without touching it; archive its old rounds.
+"""`tablectl journal`: read, export, verify and total a table's journal without touching it; archive its old rounds.
 
 Every action but `archive` opens the file read-only (controller.store.reader.JournalReader), so it is safe beside a
 running daemon and on an examiner's copy. `archive` (controller.store.archive) seals completed rounds into segment
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from controller.cli import numbers
+from controller.cli.journal_totals import add_totals, print_totals
 from controller.cli.verb import Subparsers, UsageError
 from controller.config.errors import ConfigError
 from controller.config.files import FileRefused, check_regular
@@ -51,7 +52,7 @@ def add_parser(sub: Subparsers) -> None:
 
     p = sub.add_parser(
         "journal",
-        help="show, export or verify a table's journal (read-only)",
+        help="show, export, verify or total a table's journal (read-only); archive its old rounds",
         description="Reads a table's journal without changing it (safe while the daemon runs). The journal is "
         "chosen by --journal FILE, or by --config FILE (its journal.path, else the default path). "
         "Exit status: 0 done (verify: intact), 1 verify found the hash chain broken, 2 a usage problem "
@@ -59,7 +60,7 @@ def add_parser(sub: Subparsers) -> None:
     )
     actions = p.add_subparsers(dest="journal_action", required=True, metavar="ACTION")
 
-    for add in (_add_tail, _add_export, _add_verify, _add_archive):
+    for add in (_add_tail, _add_export, _add_verify, _add_archive, add_totals):
         add(actions, where)
 
 
@@ -182,6 +183,8 @@ def main(args: argparse.Namespace) -> int:
                 return _tail(reader, args.n, args.follow, args.json, sys.stdout)
             if args.journal_action == "export":
                 return _export(reader, args.out, args.sealed)
+            if args.journal_action == "totals":
+                return print_totals(reader, args)
             return _verify(reader, args.json, args.archives)
     except JournalError as err:
         print(f"tablectl journal: {err}", file=sys.stderr)

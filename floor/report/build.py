@@ -250,6 +250,14 @@ def _progressives(f: Figures, game_of: Callable[[str], str]) -> list[Section]:
         ["scope", "id", "level", "hits", "paid_cents"],
         _rollup(((t, (lv,), [n, a]) for t, lv, n, a in f.jackpots), game_of),
     )
+    contributions = Section(
+        "contributions",
+        "Progressive contributions",
+        ["scope", "id", "level", "wagers", "wagered_cents", "contributed_micro_cents"],
+        _rollup(((t, (lv,), [n, c, m]) for t, lv, n, c, m in f.contributions), game_of),
+        "the progressive wagers that fed each meter at lock-out (655a.8(b), 643a.8(b)(2)), less a voided round's"
+        " (reversed); contributed in micro-cents (1 cent = 1,000,000), exact",
+    )
     liability = Section(
         "liability",
         "Progressive liability at the period's end",
@@ -257,7 +265,7 @@ def _progressives(f: Figures, game_of: Callable[[str], str]) -> list[Section]:
         [[*r, r[3] + r[4]] for r in _rollup(((t, (lv,), [d, r]) for t, lv, d, r in f.liability), game_of)],
         "liability = display + reserve of each meter's last report before the period's end",
     )
-    return [jackpots, liability]
+    return [jackpots, contributions, liability]
 
 
 def _operations(f: Figures, game_of: Callable[[str], str]) -> list[Section]:

@@ -13,6 +13,7 @@ from typing import Any
 import psycopg
 
 from floor.days import Period
+from floor.report.owner import Claims, condition, prepare
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -37,9 +38,10 @@ class Scope:
     table_id: str | None = None
     chapter: str | None = None
 
-    def where(self, alias: str = "e") -> tuple[str, list[Any]]:
-        sql = f"{alias}.gaming_day BETWEEN %s AND %s AND {alias}.ts >= %s AND {alias}.ts < %s"
-        params: list[Any] = [self.period.first_day, self.period.last_day, self.period.start, self.period.end]
+    def where(self, claims: Claims, alias: str = "e") -> tuple[str, list[Any]]:
+        """The period's events (floor/report/owner.py: a round's events count where it ended), and the table or game
+        asked for."""
+        sql, params = condition(alias, self.period, claims)
         tables, more = self.tables(alias)
         return sql + tables, params + more
 
@@ -70,6 +72,8 @@ class Figures:
         default_factory=list
     )  # table, wager, hand, odds, n, rounds
     jackpots: list[tuple[str, str, int, int]] = field(default_factory=list)  # table, level, hits, amount
+    # table, level, wagers that contributed, their cents, micro-cents contributed (less what voids reversed)
+    contributions: list[tuple[str, str, int, int, int]] = field(default_factory=list)
     liability: list[tuple[str, str, int, int]] = field(default_factory=list)  # table, level, display, reserve
     irregular: list[tuple[str, str, str | None, int]] = field(default_factory=list)  # table, type, rule, count
     devices: list[tuple[str, str, float, int, str]] = field(
@@ -96,13 +100,14 @@ def _rows(conn: Conn, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
 def gather(conn: Conn, scope: Scope) -> Figures:
     conn.execute("DROP VIEW IF EXISTS table_games")
     conn.execute(_TABLE_GAMES.encode())
+    claims = prepare(conn, scope.period)
     f = Figures()
     for table_id, chapter, name, paytables in _rows(
         conn, "SELECT table_id, chapter, name, paytables FROM table_games", []
     ):
         f.games[table_id] = (chapter, name)
         f.paytables.setdefault(chapter, list(paytables or []))
-    where, params = scope.where()
+    where, params = scope.where(claims)
     f.rounds = {
         t: (int(c), int(v), int(h))
         for t, c, v, h in _rows(
@@ -135,6 +140,7 @@ def gather(conn: Conn, scope: Scope) -> Figures:
             params,
         )
     ]
+    f.contributions = _contributions(conn, where, params)
     f.liability = _liability(conn, scope)
     f.irregular = [
         (t, ty, r, int(n))
@@ -147,6 +153,17 @@ def gather(conn: Conn, scope: Scope) -> Figures:
     f.devices, f.tilts, f.commands = _timelines(conn, scope, where, params)
     f.abandoned = _abandoned(conn, scope, where, params)
     return f
+
+
+def _contributions(conn: Conn, where: str, params: list[Any]) -> list[tuple[str, str, int, int, int]]:
+    """Per table and level: the wagers that fed the meter, their cents and the micro-cents they contributed, less
+    what a void reversed (docs/progressive.md: the meter's own counters, exact)."""
+    sql = f"""SELECT table_id, payload->>'level', coalesce(sum((payload->'delta'->>'in_count')::bigint), 0),
+                     coalesce(sum((payload->'delta'->>'in_cents')::bigint), 0),
+                     coalesce(sum((payload->'delta'->>'contributed_micro')::bigint), 0)
+              FROM events e WHERE {where} AND type IN ('meter.contributed', 'meter.contributions_reversed')
+              GROUP BY 1, 2"""
+    return [(t, lv, int(n), int(c), int(m)) for t, lv, n, c, m in _rows(conn, sql, params)]
 
 
 def _wagers(conn: Conn, where: str, params: list[Any]) -> list[tuple[datetime, str, str, int, int, int, int]]:

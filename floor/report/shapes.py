@@ -66,12 +66,24 @@ def _departed(p: Mapping[str, Any]) -> str | None:
     return _cents_by_key(p, "wagers") or _money_at_top(p)
 
 
+def _meter_delta(p: Mapping[str, Any]) -> str | None:
+    delta = p.get("delta")
+    if not isinstance(delta, dict):  # ->'delta'->>'k' of anything but an object is null: summed as nothing
+        return None
+    for k in ("in_count", "in_cents", "contributed_micro"):
+        if k in delta and not _cents(delta[k]):
+            return f"payload.delta.{k} must be a whole number, not {type(delta[k]).__name__}"
+    return None
+
+
 CHECKS: dict[str, Callable[[Mapping[str, Any]], str | None]] = {
     "seat.folded": lambda p: _cents_by_key(p, "collected"),
     "wagers.abandoned": _departed,
     "held_wagers.released": _departed,
     "progressive.paid": _money_at_top,
     "no_more_bets": _no_more_bets,
+    "meter.contributed": _meter_delta,
+    "meter.contributions_reversed": _meter_delta,
 }
 
 

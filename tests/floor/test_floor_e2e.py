@@ -6,7 +6,8 @@ seeded instants and restarted (a table on its own journal) until every table has
 Then: the archive equals the union of the tables' journals (the same events, the same content, nothing twice), with
 no integrity alarm, no open gap and nothing refused; and the report's figures, recomputed here independently from
 the journals, agree: rounds, handle, collected and paid per wager, take rates, paytable rows hit, jackpots paid and
-supervisor commands. Round recall shows a round's events as the journal has them, and every report format renders.
+supervisor commands; and `tablectl journal totals` on each table's journal equals the report's table rows.
+Round recall shows a round's events as the journal has them, and every report format renders.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from tests.floor.conftest import (
     table_config,
     wait_for,
 )
+from tests.floor.reconciling import journal_totals_cli, reconcile
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
 
@@ -260,6 +262,22 @@ def test_the_report_agrees_with_figures_recomputed_from_the_journals(played: Flo
     assert floor_rounds["rounds"] == sum(want["rounds"].values())
     floor_handle = sum(r["handle_cents"] for r in report["wagers"] if r["scope"] == "floor")
     assert floor_handle == sum(v[1] for v in want["wagers"].values())
+
+
+def test_each_tables_journal_totals_equal_the_report(played: Floor) -> None:
+    """What an auditor does by hand (docs/floor.md, "Reconciling"): `tablectl journal totals` on each table's own
+    journal, every figure equal to the report's table rows, to the cent; the tables were killed and replayed late."""
+    report = json.loads(_report(played, "--format", "json"))["sections"]
+    table_rows = {k: [r for r in rows if r.get("scope") == "table"] for k, rows in report.items()}
+    today = datetime.now(UTC).date()
+    period = ("--from", str(today - timedelta(days=1)), "--to", str(today + timedelta(days=1)))
+    for tid, t in played.tables.items():
+        mine = journal_totals_cli(t.journal, *period)
+        assert mine["table_id"] == tid and mine["rounds"] >= ROUNDS
+        reconcile(table_rows, mine)
+        if tid in ("fl-ms", "fl-lir"):  # progressive tables: what their wagers fed each meter, reconciled above
+            assert mine["contributions"], f"{tid} should have contributed to its progressive meters"
+    assert any(j for t in played.tables.values() for j in journal_totals_cli(t.journal, *period)["jackpots"])
 
 
 def test_round_recall_shows_the_rounds_events_as_journaled(played: Floor) -> None:

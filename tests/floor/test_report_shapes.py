@@ -52,6 +52,18 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
         "payload.amount",
     ),
     ("no_more_bets", {"wagers": {"1": {"ante": 500}}}, {"wagers": {"1": 500}}, "no_more_bets"),
+    (
+        "meter.contributed",
+        {"level": "mega", "delta": {"in_count": 1, "in_cents": 100, "contributed_micro": 5_000_000}},
+        {"level": "mega", "delta": {"in_count": 1, "in_cents": 100, "contributed_micro": 0.5}},
+        "delta.contributed_micro",
+    ),
+    (
+        "meter.contributions_reversed",
+        {"level": "mega", "delta": {"in_count": -1, "in_cents": -100}},
+        {"level": "mega", "delta": {"in_count": -1, "in_cents": "all"}},
+        "payload.delta.in_cents",
+    ),
 ]
 
 

@@ -1,0 +1,117 @@
+"""`tablectl journal totals`: a table's own figures for a gaming day, summed from its journal
+(controller.store.totals), so that a supervisor or an auditor can hold the floor's report against them by hand
+(docs/floor.md, "Reconciling"). The gaming day is the floor's ([gaming_day] starts_at and timezone): the table does
+not know it, so the command is told.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from datetime import date
+from datetime import time as dt_time
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from controller.cli import numbers
+from controller.cli.verb import Subparsers, UsageError
+from controller.store.reader import JournalReader
+from controller.store.totals import GamingDays, in_period, to_text, totals
+
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_CLOCK = re.compile(r"([0-9]{2}):([0-9]{2})")
+
+
+def _day(text: str) -> date:
+    if not _DATE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{numbers.shown(text)} is not a date: write YYYY-MM-DD, e.g. 2026-11-21")
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{numbers.shown(text)} is no such date: e.g. 2026-11-21") from None
+
+
+def _clock(text: str) -> dt_time:
+    m = _CLOCK.fullmatch(text)
+    if m is None or int(m[1]) > 23 or int(m[2]) > 59:
+        raise argparse.ArgumentTypeError(
+            f"{numbers.shown(text)} is not a local time HH:MM: give the floor's [gaming_day] starts_at, e.g. 06:00"
+        )
+    return dt_time(int(m[1]), int(m[2]))
+
+
+def _zone(text: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise argparse.ArgumentTypeError(
+            f"unknown time zone {numbers.shown(text)}: give the floor's [gaming_day] timezone, e.g. America/New_York"
+        ) from None
+
+
+def add_totals(actions: Subparsers, where: argparse.ArgumentParser) -> None:
+    """`journal totals`: the table's own figures for a gaming day, to reconcile the floor's report by hand."""
+    tot = actions.add_parser(
+        "totals",
+        parents=[where],
+        help="the table's own totals for a gaming day (rounds, handle, win, jackpots, voids), from its journal",
+        description="Sums, from the journal alone, the figures the floor's report (tablectl report) shows for this "
+        "table: rounds completed and voided, per wager the settlements, handle, collected, paid and win, the "
+        "seats playing and placing each wager, jackpots paid and progressive contributions per level, voids and "
+        "irregularities per rule; in "
+        "integer cents with --json. The gaming day is the floor's: give its [gaming_day] starts_at and timezone. "
+        "A round's events count in the day the round ended (docs/floor.md, 'Which day owns a round'). "
+        "docs/floor.md, 'Reconciling', compares them with the floor's report.",
+    )
+    tot.add_argument("--day", type=_day, metavar="D", help="the gaming day, e.g. 2026-11-21")
+    tot.add_argument("--from", dest="first", type=_day, metavar="D1", help="the first gaming day of a range")
+    tot.add_argument("--to", dest="last", type=_day, metavar="D2", help="the last gaming day of a range (included)")
+    tot.add_argument(
+        "--starts-at",
+        type=_clock,
+        default=dt_time(6, 0),
+        metavar="HH:MM",
+        help="local time the gaming day starts, as the floor's [gaming_day] starts_at (default 06:00)",
+    )
+    tot.add_argument(
+        "--timezone",
+        type=_zone,
+        default=ZoneInfo("UTC"),
+        metavar="ZONE",
+        help="the floor's [gaming_day] timezone (default UTC), e.g. America/New_York",
+    )
+    tot.add_argument("--json", action="store_true", help="print the totals as JSON (integer cents)")
+
+
+def _days(args: argparse.Namespace) -> tuple[date, date]:
+    if args.first is not None or args.last is not None:
+        if args.first is None or args.last is None or args.day is not None:
+            raise UsageError("a range takes both --from and --to, and no --day")
+        if args.last < args.first:
+            raise UsageError(f"--to {args.last} is before --from {args.first}: give the earlier day to --from")
+        return args.first, args.last
+    if args.day is None:
+        raise UsageError("say which gaming day: --day YYYY-MM-DD, or --from YYYY-MM-DD --to YYYY-MM-DD")
+    return args.day, args.day
+
+
+def print_totals(reader: JournalReader, args: argparse.Namespace) -> int:
+    first, last = _days(args)
+    days = GamingDays(args.starts_at, args.timezone)
+    found = totals(in_period(reader.rows(), days, first, last))
+    archived = {t: sum(s.rows for s in reader.segments(t)) for t in reader.table_ids()}
+    for t, n in sorted(archived.items()):
+        if n:  # sealed out of the file (journal archive): rows this command cannot see
+            print(
+                f"tablectl journal: table {t}: {n} rows are archived in segments and not counted here; "
+                "totals of a day whose rounds were archived do not include them",
+                file=sys.stderr,
+            )
+    label = f"gaming day {first}" if first == last else f"gaming days {first} to {last}"
+    label += f" (from {args.starts_at:%H:%M} {args.timezone.key})"
+    if args.json:
+        print(json.dumps({"period": label, "tables": [t.as_dict() for _, t in sorted(found.items())]}, indent=1))
+    else:
+        print(to_text(found, label), end="")
+    return 0
