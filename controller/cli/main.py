@@ -49,7 +49,7 @@ VERBS: tuple[Verb, ...] = (
     Verb("rules", "rules", "the traceability table of a chapter: each subsection, the code and the tests, or why not"),
     Verb("check-config", "check_config", "check table configs: schema, drivers, files, journal; say what to fix"),
     Verb("command", "command", "sign and send a supervisor command, or make a supervisor's signing key"),
-    Verb("journal", "journal", "read the journal: tail, export, verify its hash chain"),
+    Verb("journal", "journal", "the journal: tail, export, verify the hash chain, archive old rounds, a day's totals"),
     Verb("schema", "schema", "print the JSON Schemas of the MQTT messages"),
     Verb("release", "release", "make the release key; build and sign the manifest of the installed code"),
     Verb("verify-software", "verify_software", "check the installed code against its signed release manifest"),
