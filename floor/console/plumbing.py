@@ -226,7 +226,7 @@ class ConsoleProtocol(web.RequestHandler):
         if not isinstance(response, web.Response):  # aiohttp builds a Response; anything else is left as it is
             return response
         # aiohttp's wording up to where it quotes the client's bytes (b'...' or '...'), which are not sent back.
-        problem = re.split(r"""[:\s]*b?['"]""", (message or "").split("\n", 1)[0], maxsplit=1)[0].strip().rstrip(":")
+        problem = re.split(r"""[: \t]*b?['"]""", (message or "").split("\n", 1)[0], maxsplit=1)[0].strip().rstrip(":")
         problem = "".join(ch if " " <= ch <= "~" else "?" for ch in problem)[:160]
         try:
             phrase = HTTPStatus(status).phrase
