@@ -53,6 +53,12 @@ class RefusalLog:
         remedy = "fix the publisher; the message is kept in rejected_messages"
         return cls(log, ingest.refused_rows_per_topic, ingest.refused_rows_per_minute, remedy)
 
+    @classmethod
+    def defaults(cls, log: structlog.typing.FilteringBoundLogger, remedy: str) -> RefusalLog:
+        """At the floor's default rates (the link's refusals: it has no setting of its own for them)."""
+        d = IngestSection()
+        return cls(log, d.refused_rows_per_topic, d.refused_rows_per_minute, remedy)
+
     async def run(self) -> None:
         """Until cancelled: a flood's summaries said when their minute is over, even if nothing more comes."""
         while True:
