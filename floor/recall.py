@@ -19,6 +19,7 @@ from typing import Any
 
 import psycopg
 
+from controller.cli.shown import shown
 from controller.core.digits import is_ascii_digits
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -213,25 +214,25 @@ def _seat_order(key: str) -> tuple[int, int, str]:
 
 def render_round(s: RoundStory) -> str:
     out = [
-        f"round {s.round_id}  table {s.table_id}  gaming day {s.gaming_day}  {s.outcome}",
-        f"  from {s.started} to {s.ended}"
+        f"round {shown(s.round_id)}  table {shown(s.table_id)}  gaming day {s.gaming_day}  {shown(s.outcome)}",
+        f"  from {shown(s.started)} to {shown(s.ended)}"
         + (f"; table result {money_text(s.table_result)}" if s.table_result is not None else ""),
     ]
     if s.wagers:
         out.append("  wagers at lock-out:")
         for seat, spots in sorted(s.wagers.items(), key=lambda kv: _seat_order(kv[0])):
-            out.append(f"    seat {seat}: " + ", ".join(f"{k} {money_text(v)}" for k, v in spots.items()))
+            out.append(f"    seat {shown(seat)}: " + ", ".join(f"{shown(k)} {money_text(v)}" for k, v in spots.items()))
     if s.irregularities:
         out.append(f"  irregularities: {len(s.irregularities)}")
     if s.problems:
         out.append(f"  archived fields not as they should be: {len(s.problems)}")
-        out += [f"    {problem}" for problem in s.problems]
+        out += [f"    {shown(problem)}" for problem in s.problems]
     if s.meters:
-        out.append("  meters after the round: " + ", ".join(f"{k} {money_text(v)}" for k, v in s.meters.items()))
+        out.append("  meters after the round: " + ", ".join(f"{shown(k)} {money_text(v)}" for k, v in s.meters.items()))
     out.append("  events:")
     for line in s.lines:
-        rule = f" [{line.rule}]" if line.rule else ""
-        out.append(f"    {line.seq:>7} {line.ts} {line.type}{rule} {line.text}")
+        rule = f" [{shown(line.rule)}]" if line.rule else ""
+        out.append(f"    {line.seq:>7} {shown(line.ts)} {shown(line.type)}{rule} {shown(line.text)}")
     return "\n".join(out)
 
 
@@ -242,5 +243,5 @@ def render_rounds(stories: list[RoundStory]) -> str:
     for s in stories:
         result = money_text(s.table_result) if s.table_result is not None else "-"
         seats = len(s.wagers)
-        out.append(f"{s.round_id}  {s.started}  {s.outcome:<11} seats {seats}  result {result}")
+        out.append(f"{shown(s.round_id)}  {shown(s.started)}  {shown(s.outcome):<11} seats {seats}  result {result}")
     return "\n".join(out)

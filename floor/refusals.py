@@ -68,3 +68,61 @@ class RefusalBudget:
             del self._seen[t]
             self.runs.pop(t, None)
         return topic if len(self._seen) < MAX_TOPICS else OTHERS
+
+
+@dataclass
+class Tally:
+    """The refusals of one run not said one by one since its last summary line (floor/refusal_log.py)."""
+
+    key: str
+    since: float
+    count: int = 0
+    bytes: int = 0
+    topics: set[str] = field(default_factory=set)
+    topic: str = ""  # the latest's, with its reason and time
+    reason: str = ""
+    last: float = 0.0
+
+    def add(self, topic: str, size: int, reason: str, now: float) -> None:
+        self.count += 1
+        self.bytes += size
+        if len(self.topics) < MAX_TOPICS:
+            self.topics.add(topic)
+        self.topic, self.reason, self.last = topic, reason, now
+
+
+@dataclass
+class RefusalLines:
+    """Which refusals a log says a line each: the rows' budget applied to lines. The rest are counted by run and said
+    in one summary line per run per window (`due`), at most per_minute of them and one for the rest, so a flood of
+    any rate over any number of topics says at most 2 * per_minute + 1 lines a minute and every refusal is counted."""
+
+    budget: RefusalBudget
+    tallies: dict[str, Tally] = field(default_factory=dict)
+
+    def admit(self, topic: str, size: int, reason: str, now: float) -> bool:
+        """True: say this refusal in a line of its own. False: it is counted in its run's next summary."""
+        run = self.budget.admit(topic, now)
+        if run is None:
+            return True
+        tally = self.tallies.get(run.key)
+        if tally is None:
+            tally = self.tallies[run.key] = Tally(run.key, now)
+        tally.add(topic, size, reason, now)
+        return False
+
+    def due(self, now: float, everything: bool = False) -> list[Tally]:
+        """The summaries whose window is over (all of them: `everything`, at a stop), taken out of the tallies."""
+        done = [t for t in self.tallies.values() if everything or t.since <= now - WINDOW_S]
+        for t in done:
+            del self.tallies[t.key]
+        done.sort(key=lambda t: -t.count)
+        if len(done) <= self.budget.per_minute:
+            return done
+        rest = Tally(OTHERS, min(t.since for t in done[self.budget.per_minute :]))
+        for t in sorted(done[self.budget.per_minute :], key=lambda t: t.last):
+            rest.count += t.count
+            rest.bytes += t.bytes
+            rest.topics |= t.topics
+            rest.topic, rest.reason, rest.last = t.topic, t.reason, t.last
+        return [*done[: self.budget.per_minute], rest]

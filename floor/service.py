@@ -27,6 +27,7 @@ from floor.console.server import ConsoleServer
 from floor.db import async_connect, connect
 from floor.gaps import StaleWatch, open_gaps, resend_command
 from floor.messages import Incoming, LinkIncoming, Rejected, parse, refused_by_archive, subscriptions, topic_owner
+from floor.refusal_log import RefusalLog
 from floor.schema import migrate
 from floor.sdnotify import Notifier
 from floor.tasks import ServiceTasks
@@ -67,6 +68,7 @@ class FloorService:
         self.console: ConsoleServer | None = ConsoleServer(config) if config.console.listen else None
         self.console_ready = asyncio.Event()
         self.tasks = ServiceTasks("floor", self._died)
+        self.refusal_log = RefusalLog.floor(log, config.ingest)  # its lines bounded as the rows are
 
     async def run(self) -> None:
         """Until stop(): migrate, load the state, then listen and archive. A task that dies stops the service with
@@ -81,6 +83,7 @@ class FloorService:
         self.tasks.start("floor-listener", self._listen())
         self.tasks.start("floor-watchdog", self._watchdog(), may_return=self.notifier.watchdog_interval is None)
         self.tasks.start("floor-gaps", self._watch_gaps(writer))
+        self.tasks.start("floor-refusal-log", self.refusal_log.run())
         # The write loop is a task like the others (not run() itself): cancelled or ended, it is reported the same.
         writing = self.tasks.start(WRITER, self._write_loop(writer), may_return=True)
         self.notifier.send(READY=1, STATUS="archiving")
@@ -92,6 +95,7 @@ class FloorService:
             # write is not waited for: uncommitted, it is redelivered at the next start.
             await asyncio.wait({writing}, timeout=WRITE_STUCK_S / 2)
             await self.tasks.close()
+            self.refusal_log.say_due(everything=True)  # a flood's last counts are said, not lost with the process
             await writer.conn.close()
             if self.console is not None:
                 await self.console.stop()
@@ -198,14 +202,10 @@ class FloorService:
                         if parsed is None:
                             self._ack(self.generation, message.mid, message.qos)
                             continue
-                        if isinstance(parsed, Rejected):
-                            log.warning(
-                                "message refused",
-                                topic=parsed.topic,
-                                table_id=topic_owner(prefix, parsed.topic),
-                                reason=parsed.reason,
-                                bytes=len(message.payload) if isinstance(message.payload, bytes | bytearray) else 0,
-                                remedy="fix the publisher; the message is kept in rejected_messages",
+                        if isinstance(parsed, Rejected):  # a line each, or its topic's summary once a minute
+                            owner = topic_owner(prefix, parsed.topic)
+                            self.refusal_log.refused(
+                                "message refused", parsed.topic, parsed.size, parsed.reason, table_id=owner
                             )
                         self.queue.put_nowait(
                             Queued(parsed, str(message.topic), self.generation, message.mid, message.qos)

@@ -7,6 +7,7 @@ from typing import Any
 
 import psycopg
 
+from controller.cli.shown import shown
 from floor.config import FloorConfig
 from floor.days import parse_ts
 from floor.gaps import age_text, open_gaps, resend_command
@@ -50,7 +51,7 @@ def refused_text(conn: Conn) -> list[str]:
     out = [f"{total} message(s) refused (not archived; {rows} row(s) in rejected_messages), latest:"]
     for at, topic, reason, count, size in latest:
         many = f" [{count} refused, {size} bytes, coalesced: over the rate]" if count > 1 else ""
-        out.append(f"  {at:%Y-%m-%d %H:%M:%S} {topic}: {reason[:200]}{many}")
+        out.append(f"  {at:%Y-%m-%d %H:%M:%S} {shown(topic)}: {shown(reason[:200])}{many}")
     return out
 
 
@@ -70,18 +71,21 @@ def status_text(tables: list[TableLive], conn: Conn, grace_s: float) -> str:
     now = _now(conn)
     stale = {(g.table_id, g.first_seq): g for g in open_gaps(tables, now, grace_s) if g.stale}
     out = [f"{'table':<20} {'state':<8} {'game':<6} {'phase':<10} {'in phase':>9} {'round':<24} alerts"]
-    for t in tables:
+    for t in tables:  # every field as a table's messages said it: shown escaped (controller/cli/shown.py)
         alerts = []
-        alerts += [f"tilt {k}" for k in t.tilts]
-        alerts += [f"device {d}: {why}" for d, why in t.faults.items()]
-        alerts += [f"jackpot pending {j['level']} {j['amount']}c seat {j['seat']}" for j in t.pending_jackpots.values()]
+        alerts += [f"tilt {shown(k)}" for k in t.tilts]
+        alerts += [f"device {shown(d)}: {shown(why)}" for d, why in t.faults.items()]
+        alerts += [
+            f"jackpot pending {shown(j['level'])} {shown(j['amount'])}c seat {shown(j['seat'])}"
+            for j in t.pending_jackpots.values()
+        ]
         alerts += [
             f"seq gap {a}-{b}" + (" STALE: tablectl floor gaps" if (t.table_id, a) in stale else "") for a, b in t.gaps
         ]
         alerts += [f"{t.alarms} integrity alarm(s)"] if t.alarms else []
         out.append(
-            f"{t.table_id:<20} {t.state:<8} {t.chapter or '-':<6} {t.phase:<10} {_since(t.phase_since, now):>9} "
-            f"{t.round_id or '-':<24} {'; '.join(alerts) or 'ok'}"
+            f"{shown(t.table_id):<20} {shown(t.state):<8} {shown(t.chapter or '-'):<6} {shown(t.phase):<10} "
+            f"{_since(t.phase_since, now):>9} {shown(t.round_id or '-'):<24} {'; '.join(alerts) or 'ok'}"
         )
     return "\n".join([*out, *refused])
 
@@ -98,10 +102,11 @@ def alarms_text(conn: Conn) -> tuple[str, int]:
     out = [f"{len(alarms)} integrity alarm(s), {len(gaps)} open seq gap(s)"]
     for at, kind, table, seq, archived, received in alarms:
         out.append(
-            f"  alarm {at:%Y-%m-%d %H:%M:%S} {kind} table {table} seq {seq}: archived {archived}, got {received}"
+            f"  alarm {at:%Y-%m-%d %H:%M:%S} {kind} table {shown(table)} seq {seq}: archived {shown(archived)},"
+            f" got {shown(received)}"
         )
     for table, first, last, at in gaps:
-        out.append(f"  gap   {at:%Y-%m-%d %H:%M:%S} table {table} seq {first}-{last} missing")
+        out.append(f"  gap   {at:%Y-%m-%d %H:%M:%S} table {shown(table)} seq {first}-{last} missing")
     return "\n".join(out), len(alarms) + len(gaps)
 
 
@@ -114,9 +119,11 @@ def gaps_text(conn: Conn, config: FloorConfig) -> tuple[str, int]:
     for g in gaps:
         age = age_text(g.age_s) if g.since else "age unknown"
         state = "STALE" if g.stale else "open"
-        out.append(f"table {g.table_id} seq {g.text} missing ({g.last_seq - g.first_seq + 1} event(s)), {state}, {age}")
+        out.append(
+            f"table {shown(g.table_id)} seq {g.text} missing ({g.last_seq - g.first_seq + 1} event(s)), {state}, {age}"
+        )
         out += [
-            f"  {line}"
+            f"  {shown(line)}"
             for line in resend_command(g.table_id, (g.first_seq, g.last_seq), config.mqtt.broker, config.mqtt.prefix)
         ]
     if stale:

@@ -24,12 +24,13 @@ from controller.progressive.parameters import LEVEL_PATTERN, ParameterError
 from controller.release.installed import SoftwareCheck
 from controller.supervisor.envelope import loads, signature_problem
 from floor.messages import unstorable
+from floor.refusal_log import RefusalLog
 from link.broker import Broker
 from link.config import LinkConfig, LinkRole, ProgressiveFigures
 from link.database import LinkDatabase
 from link.protocol import MAX_REQUEST_BYTES
 from link.records import LinkRefused
-from link.refusals import Refusals
+from link.refusals import REFUSED_REMEDY, Refusals
 from link.report import reconcile
 from link.store import LinkStore
 
@@ -111,11 +112,16 @@ class CommandDesk:
         self.software = software
         self.keys = {s.key_id: (s.role, decode_public_key(s.public_key)) for s in config.supervisors}
         self.refusals = Refusals()  # the service's: its status line says them
+        self.refusal_log = RefusalLog.defaults(log, REFUSED_REMEDY)  # the service's, shared with the tables' desk
 
     async def handle(self, topic_verb: str, payload: bytes) -> None:
         reply = await self._judge(topic_verb, payload)
-        log.info("link command", verb=reply.verb, accepted=reply.accepted, code=reply.code, reason=reply.reason)
-        if not reply.accepted:
+        if reply.accepted:
+            log.info("link command", verb=reply.verb, accepted=True, code=reply.code, reason=reply.reason)
+        else:  # anyone on the broker can send one: logged bounded per topic (floor/refusal_log.py)
+            topic = f"{self.broker.base}/cmd/{topic_verb}"
+            reason = reply.reason or reply.code or "refused"
+            self.refusal_log.refused("link command", topic, len(payload), reason, verb=reply.verb, code=reply.code)
             self.refusals.note("command", reply.code)
         client = self.broker.client
         if client is not None:

@@ -20,6 +20,9 @@ Kind = Literal[
     "command",  # a command refused: `command <code>` (malformed, replayed, bad signature, refused...)
 ]
 
+# What a person does about a flood of refusals, said in each of their log lines (floor/refusal_log.py).
+REFUSED_REMEDY = "fix or stop the publisher: a table's configuration or a supervisor's tool"
+
 
 class Refusals:
     def __init__(self) -> None:

@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from controller.cli.shown import shown
 from controller.core.events import DomainEvent
 from controller.progressive.model import MICRO, MeterError, Meters, apply
 from link.records import Hit
@@ -169,25 +170,25 @@ def _money(micro: int) -> str:
 
 
 def render(rec: Reconciliation) -> str:
-    lines = [f"link {rec.link_id}: {rec.status}, {rec.seq} events"]
+    lines = [f"link {shown(rec.link_id)}: {shown(rec.status)}, {rec.seq} events"]  # tables' words: escaped
     for lv in rec.levels:
         growth = lv.display_cents * MICRO - lv.house_funded_micro
         lines.append(
-            f"\n{lv.level}: display {_money(lv.display_cents * MICRO)}, reserve {_money(lv.reserve_micro)}, "
+            f"\n{shown(lv.level)}: display {_money(lv.display_cents * MICRO)}, reserve {_money(lv.reserve_micro)}, "
             f"overflow {_money(lv.overflow_micro)}, paid {_money(lv.paid_cents * MICRO)}"
         )
         lines.append(f"  contributions {_money(lv.contributed_micro)} (display growth {_money(growth)} over the seed)")
         for table, micro in lv.by_table_micro.items():
-            lines.append(f"    {table:<24} {_money(micro)}")
+            lines.append(f"    {shown(table):<24} {_money(micro)}")
         for order, h in enumerate(lv.hits, 1):
-            state = f"validated by {h.validated_by}" if h.validated_by else "PENDING validation"
+            state = f"validated by {shown(h.validated_by)}" if h.validated_by else "PENDING validation"
             lines.append(
-                f"  hit #{order} (seq {h.hit_seq}): {h.table_id} seat {h.seat} round {h.round_id}: "
+                f"  hit #{order} (seq {h.hit_seq}): {shown(h.table_id)} seat {h.seat} round {shown(h.round_id)}: "
                 f"{_money(h.amount_cents * MICRO)} of {_money(h.meter_before_cents * MICRO)}, {state}"
             )
     if rec.problems:
         lines.append("\nBALANCE MISMATCH (link tilt):")
-        lines += [f"  - {p}" for p in rec.problems]
+        lines += [f"  - {shown(p)}" for p in rec.problems]
     else:
         lines.append("\nbalance: exact to the micro-cent (contributions = display growth + reserve + paid + overflow)")
     return "\n".join(lines)

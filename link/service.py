@@ -63,6 +63,7 @@ class LinkService:
         self.desk = CommandDesk(config, self.db, self.broker, self.software)
         # One count of what the link refused, by kind, for the status line and the link's state (link/refusals.py).
         self.refusals = self.tables.refusals = self.desk.refusals = Refusals()
+        self.refusal_log = self.desk.refusal_log = self.tables.refusal_log  # its lines bounded, shared
         self.signs = Signs(config, self.db, self.broker, self.tables)
 
     async def _start(self) -> None:
@@ -108,12 +109,14 @@ class LinkService:
         self.tasks.start("link-contributions", self.tables.commit_loop())
         self.tasks.start("link-publisher", self.signs.loop())
         self.tasks.start("link-probe", self._probe())
+        self.tasks.start("link-refusal-log", self.refusal_log.run())
         self.notifier.send(READY=1, STATUS=f"link {state.status}")
         try:
             await self.stopping.wait()
         finally:
             self.notifier.send(STOPPING=1, STATUS="stopping")
             await self.tasks.close()
+            self.refusal_log.say_due(everything=True)  # a flood's last counts said, not lost with the process
             self.db.close()
         if self.failure is not None:
             raise self.failure
@@ -173,7 +176,9 @@ class LinkService:
         reply_to = getattr(props, "ResponseTopic", None) if props else None
         correlation = getattr(props, "CorrelationData", b"") if props else b""
         if not isinstance(reply_to, str):
-            log.warning("a request without a response topic ignored", topic=topic)
+            self.refusal_log.refused(
+                "a request without a response topic ignored", topic, len(payload), "no ResponseTopic"
+            )
             return
         hit = await self.tables.take(last, payload, reply_to, bytes(correlation))
         if hit is not None:  # a claim or a paid report: answered after its own commit, the next request meanwhile

@@ -19,12 +19,13 @@ from pydantic import ValidationError
 
 from controller.progressive.parameters import ParameterError
 from floor.messages import unstorable
+from floor.refusal_log import RefusalLog
 from link.broker import Broker
 from link.config import LinkConfig
 from link.database import DatabaseDown, LinkDatabase
 from link.protocol import MAX_REQUEST_BYTES, HitOut, LinkRequest, LinkResponse
 from link.records import Contribution, Hit, LinkRefused
-from link.refusals import Kind, Refusals
+from link.refusals import REFUSED_REMEDY, Kind, Refusals
 
 log = structlog.get_logger("tablectl.link")
 BATCH_MAX = 2000  # contributions per transaction
@@ -47,6 +48,7 @@ class TableDesk:
         self.last_seen: dict[str, str] = {}
         self.queue: asyncio.Queue[Pending] = asyncio.Queue()
         self.refusals = Refusals()  # the service's: its status line says them
+        self.refusal_log = RefusalLog.defaults(log, REFUSED_REMEDY)  # the service's: lines bounded as the floor's
 
     async def take(
         self, table_id: str, payload: bytes, reply_to: str, correlation: bytes
@@ -57,10 +59,16 @@ class TableDesk:
         # The link answers a table on its own response topic only: a ResponseTopic pointing elsewhere (another
         # table's answers, the link's own topics, a wildcard) would have the link publish there with its rights.
         expected = f"{self.broker.base}/response/{table_id}"
+        topic = f"{self.broker.base}/request/{table_id}"  # a publisher's words, logged bounded per topic
         wrong_topic = reply_to != expected
         if wrong_topic:
-            log.warning(
-                "a request's response topic refused", table_id=table_id, response_topic=reply_to, expected=expected
+            self.refusal_log.refused(
+                "a request's response topic refused",
+                topic,
+                len(payload),
+                f"its response topic {reply_to!r} is not {expected}",
+                table_id=table_id,
+                response_topic=reply_to,
             )
             reply_to = expected
         kind: Kind = "request_malformed"
@@ -84,7 +92,9 @@ class TableDesk:
                 )
         except (ValidationError, LinkRefused) as err:
             reason = str(err).splitlines()[0] if isinstance(err, LinkRefused) else _first(err)
-            log.warning("a table's request refused", table_id=table_id, reason=reason, kind=kind)
+            self.refusal_log.refused(
+                "a table's request refused", topic, len(payload), reason, table_id=table_id, kind=kind
+            )
             self.refusals.note(kind)
             await self.broker.answer(
                 reply_to, correlation, LinkResponse(ok=False, kind="?", error=reason, status=self.db.status())

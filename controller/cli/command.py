@@ -31,6 +31,7 @@ from cryptography.hazmat.primitives.serialization import (
 from pydantic import ValidationError
 
 from controller.cli import numbers
+from controller.cli.shown import shown
 from controller.cli.verb import Subparsers
 from controller.config.errors import ConfigError, describe_errors
 from controller.config.files import SECRET_MAX_BYTES
@@ -259,7 +260,7 @@ def send(args: argparse.Namespace) -> int:
         + (f" ({reply['code']})" if reply.get("code") else "")
         + (f": {reply['reason']}" if reply.get("reason") else "")
     )
-    print(f"tablectl command send: {summary}", file=sys.stderr)
+    print(f"tablectl command send: {shown(summary)}", file=sys.stderr)  # the reply's words, as received
     return EXIT_APPLIED if outcome == "applied" else EXIT_NOT_APPLIED
 
 

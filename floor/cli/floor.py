@@ -25,6 +25,7 @@ from pathlib import Path
 import psycopg
 
 from controller.cli import numbers
+from controller.cli.shown import shown
 from controller.cli.verb import Subparsers, UsageError
 from floor.config import FloorConfig, FloorConfigError, load_floor_config
 from floor.console.records import approve_key, enrolled, reject_key
@@ -191,13 +192,13 @@ def _query(
     if action == "console":
         if args.console_action == "reject":
             try:
-                print(reject_key(conn, args.key_id, args.by))
+                print(shown(reject_key(conn, args.key_id, args.by)))
             except (LookupError, ValueError) as err:
                 raise UsageError(str(err)) from None
             return 0
         if args.console_action == "approve":
             try:
-                print(approve_key(conn, args.key_id, args.role, args.by))
+                print(shown(approve_key(conn, args.key_id, args.role, args.by)))
             except (LookupError, ValueError) as err:
                 raise UsageError(str(err)) from None
             print(
@@ -207,9 +208,9 @@ def _query(
         rows = list(enrolled(conn))
         if not rows:
             print("no key enrolled: a supervisor enrols in the console (Enrol), then an administrator approves it")
-        for key_id, role, public, at, approved, by in rows:
-            state = f"approved {approved:%Y-%m-%d %H:%M} by {by}" if approved else "PENDING approval"
-            print(f"{key_id:<24} {role:<12} {public}  enrolled {at:%Y-%m-%d %H:%M}  {state}")
+        for key_id, role, public, at, approved, by in rows:  # as a browser enrolled them: shown escaped
+            state = f"approved {approved:%Y-%m-%d %H:%M} by {shown(by)}" if approved else "PENDING approval"
+            print(f"{shown(key_id):<24} {shown(role):<12} {shown(public)}  enrolled {at:%Y-%m-%d %H:%M}  {state}")
         return 0
     if action == "gaps":
         text, count = gaps_text(conn, config)

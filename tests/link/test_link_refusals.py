@@ -16,7 +16,10 @@ import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
+from structlog.testing import capture_logs
 
+from floor.config import IngestSection
+from floor.refusal_log import SUMMARY
 from floor.sdnotify import Notifier
 from link.config import parse_link_config
 from link.refusals import Refusals
@@ -95,3 +98,35 @@ def test_the_counts_read_commonest_first_and_nothing_while_none() -> None:
     r.note("command", "bad_signature")
     r.note("command", "bad_signature")
     assert r.text() == "3 refused (command bad_signature 2, claim 1)"
+
+
+async def test_a_flood_of_refused_requests_is_logged_in_bounded_lines_that_count_every_one(
+    link: tuple[LinkService, str], mosquitto: Mosquitto
+) -> None:
+    """Before, each refused request was a warning of its own (journald's rate limit then dropped the link's other
+    lines with the flood's): now the first 60 of a topic in a minute, then one summary line (floor/refusal_log.py)
+    said here at the stop, whose count adds up with them to every request sent."""
+    service, prefix = link
+    flood = 400
+    one = LinkTable("ms-01", mosquitto.host, mosquitto.port, prefix)
+    try:
+        with capture_logs() as logs:
+            await asyncio.to_thread(one.until_acked, {"kind": "heartbeat"}, 60)
+            for i in range(flood):
+                raw(one.client, f"{one.base}/request/ms-01", b"junk %d" % i, one.response_topic)
+            async with asyncio.timeout(60):
+                while service.refusals.total < flood:  # noqa: ASYNC110 (the service has no event for it)
+                    await asyncio.sleep(0.05)
+            service.stop()
+            async with asyncio.timeout(30):
+                while not [e for e in logs if e["event"] == SUMMARY]:  # noqa: ASYNC110 (said at the stop)
+                    await asyncio.sleep(0.05)
+        lines = [e for e in logs if e["event"] == "a table's request refused"]
+        summaries = [e for e in logs if e["event"] == SUMMARY]
+        assert len(lines) == IngestSection().refused_rows_per_topic
+        assert [(s["topic"], s["count"]) for s in summaries] == [(f"{one.base}/request/ms-01", flood - len(lines))]
+        assert summaries[0]["reason"] and summaries[0]["bytes"] == sum(
+            len(b"junk %d" % i) for i in range(len(lines), flood)
+        )
+    finally:
+        one.close()
