@@ -12,7 +12,8 @@ that lost its retained store is repaired. A journal row it cannot publish is qua
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 import aiomqtt
@@ -22,9 +23,10 @@ from controller.config.broker import parse_broker_address
 from controller.config.table import MqttSettings
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.mqtt import batch as packets
+from controller.mqtt import limits
 from controller.mqtt.anchor import AnchorTopic
 from controller.mqtt.connection import client_kwargs, until_lost
-from controller.mqtt.contract import Birth, ProgressiveMeter, Topics
+from controller.mqtt.contract import Birth, JournalAnchor, ProgressiveMeter, Topics
 from controller.mqtt.feed import EventFeed
 from controller.mqtt.marks import OutboxMarks
 from controller.mqtt.messages import event_body, now_iso, quarantined, status_message
@@ -43,6 +45,10 @@ MARK_DELAY = 0.5
 
 # Journals shell events (TableService.note): the quarantine of a damaged row goes in seq order with the rest.
 Note = Callable[[list[DomainEvent]], object]
+# Raises a tilt (name, reason, remedy) at the table: the service steps a RaiseTilt (controller/shell/supervised.py).
+Tilt = Callable[[str, str, str], object]
+# The tilt of an event too large for the broker's packet limit (docs/mqtt.md, "Too large for the broker").
+OVERSIZE_TILT = "tilt:oversize"
 
 
 class EventPublisher:
@@ -74,8 +80,13 @@ class EventPublisher:
         backoff_max: float = 5.0,
         note: Note | None = None,
         health: Health | None = None,
+        tilt: Tilt | None = None,
     ) -> None:
         self._journal = journal
+        self._tilt: Tilt = tilt or (lambda name, reason, remedy: None)
+        # Events too large for the broker, reported (logged, tilted) once each this boot: they stay unpublished in the
+        # outbox and are met again at every reconnect.
+        self._withheld: set[int] = set()
         self._note: Note = note or (lambda events: journal.append(events, datetime.now(UTC)))
         self._stop_reason: str | None = None  # a fault that stops the table, said in the final "offline"
         self._settings = settings
@@ -320,15 +331,13 @@ class EventPublisher:
             # connection's QoS 1 messages in order, so waiting for each PUBACK before sending the next would only
             # add a round trip per event.
             flags = [ev.seq <= replay_upto for ev in batch]
-            # The retained anchor rides behind the events in the same write and the same PUBACK wait, instead of a
-            # round trip of its own after each batch (controller.mqtt.anchor.with_batch).
-            anchor = self._anchor.with_batch(batch[-1], now_iso())
+            withheld: set[int] = set()
+            anchors: list[tuple[str, str, JournalAnchor]] = []
             sent = packets.send(
                 client,
                 self.topics.event,
-                # Built one at a time as its packet is queued: the first event leaves before the last is built.
-                (event_body(ev, r) for ev, r in zip(batch, flags, strict=True)),
-                None if anchor is None else anchor[:2],
+                self._bodies(batch, flags, withheld),
+                functools.partial(self._behind, batch, withheld, anchors),
             )
             try:
                 # Bounded like every other PUBACK wait: a broker that stops answering is treated as an outage.
@@ -337,18 +346,66 @@ class EventPublisher:
                 packets.forget(client, sent.mids)
             # Every PUBACK is in. The marks are committed lazily (MARK_EVERY, MARK_DELAY, at close): a crash before
             # that only publishes these again, which consumers dedupe by event_id; a commit per batch would cost
-            # an fsync per round trip of the table.
-            for ev, replayed in zip(batch, flags, strict=True):
+            # an fsync per round trip of the table. A withheld event stays unpublished in the outbox.
+            given = [(ev, r) for ev, r in zip(batch, flags, strict=True) if ev.seq not in withheld]
+            for ev, replayed in given:
                 self._marks.acknowledged(ev.seq, replayed)
             self._feed.sent_upto = rows[-1].seq
             # The retained topics these events change (a device's status), once each event is acknowledged; if
             # what follows is lost with the connection, the reconnect republishes the latest values anyway.
-            self._anchor.acknowledged(batch[-1])
-            if anchor is not None:
+            if given:
+                self._anchor.acknowledged(given[-1][0])
+            for anchor in anchors:
                 self._anchor.sent(anchor[2])
-            for ev in batch:
+            for ev, _ in given:
                 for msg in self._retained.after_event(ev):
                     await self._retainer.retain(client, lost, msg.topic, msg.body)
+
+    def _bodies(self, batch: list[JournaledEvent], flags: list[bool], withheld: set[int]) -> Iterator[str]:
+        """Each event's JSON, built as its packet is queued: the first event leaves before the last is built. One the
+        broker would refuse is held back here (it would cost the connection, and again at every reconnect, with every
+        event after it) and its seq put in `withheld`."""
+        topic, limit = self.topics.event, self._settings.max_packet_size
+        for ev, replayed in zip(batch, flags, strict=True):
+            body = event_body(ev, replayed)
+            ok, size = limits.fits(topic, body, limit)
+            if ok:
+                yield body
+            else:
+                withheld.add(ev.seq)
+                self._withhold(ev, size, limit)
+
+    def _behind(
+        self, batch: list[JournaledEvent], withheld: set[int], anchors: list[tuple[str, str, JournalAnchor]]
+    ) -> tuple[str, str] | None:
+        """The retained anchor that rides behind the batch in the same write and the same PUBACK wait, instead of a
+        round trip of its own (controller.mqtt.anchor.with_batch), naming the last event the broker was given: called
+        once every body was taken. Put in `anchors` for `sent` once acknowledged."""
+        given = [ev for ev in batch if ev.seq not in withheld]
+        anchor = self._anchor.with_batch(given[-1], now_iso()) if given else None
+        if anchor is None:
+            return None
+        anchors.append(anchor)
+        return anchor[:2]
+
+    def _withhold(self, ev: JournaledEvent, size: int, limit: int) -> None:
+        """An event larger than the broker takes: kept in the journal and its outbox, unpublished (sent at a reconnect
+        once the limit allows it), and the table tilts, once a boot, naming it, its size, the limit and the fix."""
+        if ev.seq in self._withheld:
+            return
+        self._withheld.add(ev.seq)
+        reason = (
+            f"event seq {ev.seq} ({ev.type}) is {size:,} bytes as published, over the broker's {limit:,}-byte packet "
+            "limit ([mqtt] max_packet_size): it is kept in the journal and not published, and the events after it "
+            "go on"
+        )
+        remedy = (
+            f"raise max_packet_size above {size:,} in the broker's config (systemd/mosquitto/mosquitto.conf) and "
+            "[mqtt] max_packet_size in the table's, restart the table (the event is then published, flagged "
+            "replayed), report the event's size to the developers, then a supervisor clears the tilt"
+        )
+        self._log.error("event too large for the broker: withheld", seq=ev.seq, type=ev.type, size=size, limit=limit)
+        self._tilt(OVERSIZE_TILT, reason, remedy)
 
     def _quarantine(self, row: DamagedRow) -> None:
         """A row that cannot be published as journaled: kept in the file as found, reported in an event (published

@@ -21,6 +21,7 @@ import structlog
 from controller.config.table import TableConfig
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.engine.inputs import Input
+from controller.mqtt import limits
 from controller.mqtt.connection import client_kwargs
 from controller.mqtt.contract import CommandReply, Topics
 from controller.store.journal import Journal
@@ -359,7 +360,9 @@ class CommandListener:
             why = f"the table could not read its journal ({err}); see the table's log"
             return self._reply(a, "ignored", why, seqs)
         topic = Topics(config.mqtt.prefix, self.table_id).event
-        resent = await resend.send_again(client, topic, found, args, self._timeout)
+        resent = resend.listed(
+            await resend.send_again(client, topic, found, args, self._timeout, config.mqtt.max_packet_size)
+        )
         missing = resent.missing
         self._log.info(
             "events sent again",
@@ -369,12 +372,43 @@ class CommandListener:
             **span,
             sent=resent.sent,
             missing=[f"{m.first_seq}-{m.last_seq}: {m.why}" for m in missing],
+            missing_not_listed=resent.missing_not_listed,
+            seqs_not_listed=resent.seqs_not_listed,
         )
-        reply = self._reply(a, "applied", resend.summary(args.from_seq, args.to_seq, resent.sent, missing), seqs)
+        why = resend.summary(args.from_seq, args.to_seq, resent.sent, missing, resent.missing_not_listed)
+        reply = self._reply(a, "applied", why, seqs)
         return reply.model_copy(update={"resent": resent})
 
+    @staticmethod
+    def _body(reply: CommandReply) -> str:
+        """The reply's JSON: `resent` only in a resend's reply, and its counts of what it does not list only when
+        there is any (a console of before they existed reads the rest unchanged)."""
+        if reply.resent is None:
+            return reply.model_dump_json(exclude={"resent"})
+        if reply.resent.missing_not_listed or reply.resent.seqs_not_listed:
+            return reply.model_dump_json()
+        return reply.model_dump_json(exclude={"resent": {"missing_not_listed", "seqs_not_listed"}})
+
     async def _send(self, client: aiomqtt.Client, reply: CommandReply) -> None:
-        body = reply.model_dump_json(exclude=None if reply.resent is not None else {"resent"})
+        body = self._body(reply)
+        limit = self.service.config.mqtt.max_packet_size
+        ok, size = limits.fits(self.reply_topic, body, limit)
+        if not ok:
+            # Never met with the replies the table builds (resend.listed bounds the largest), but a reply the broker
+            # refuses would cost this connection and still reach nobody: the sender gets a short one saying so.
+            self._log.error(
+                "command reply too large for the broker: a short one sent instead",
+                command_id=reply.command_id,
+                size=size,
+                limit=limit,
+            )
+            why = (
+                f"the reply ({size:,} bytes) is over the broker's {limit:,}-byte packet limit ([mqtt] "
+                f"max_packet_size): it is in the table's log ({(reply.reason or '')[:200]})"
+            )
+            body = self._body(
+                reply.model_copy(update={"reason": why, "event_seqs": reply.event_seqs[:100], "resent": None})
+            )
         try:
             await client.publish(self.reply_topic, body, qos=1, timeout=REPLY_GRACE_SECONDS)
         except (aiomqtt.MqttError, TimeoutError) as err:
