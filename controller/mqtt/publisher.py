@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import aiomqtt
@@ -29,7 +29,7 @@ from controller.mqtt.connection import client_kwargs, until_lost
 from controller.mqtt.contract import Birth, JournalAnchor, ProgressiveMeter, Topics
 from controller.mqtt.feed import EventFeed
 from controller.mqtt.marks import OutboxMarks
-from controller.mqtt.messages import event_body, now_iso, quarantined, status_message
+from controller.mqtt.messages import now_iso, quarantined, status_message
 from controller.mqtt.retained import RetainedTopics
 from controller.mqtt.retainer import Health, Retainer
 from controller.mqtt.wake import Wake
@@ -47,8 +47,6 @@ MARK_DELAY = 0.5
 Note = Callable[[list[DomainEvent]], object]
 # Raises a tilt (name, reason, remedy) at the table: the service steps a RaiseTilt (controller/shell/supervised.py).
 Tilt = Callable[[str, str, str], object]
-# The tilt of an event too large for the broker's packet limit (docs/mqtt.md, "Too large for the broker").
-OVERSIZE_TILT = "tilt:oversize"
 
 
 class EventPublisher:
@@ -84,8 +82,7 @@ class EventPublisher:
     ) -> None:
         self._journal = journal
         self._tilt: Tilt = tilt or (lambda name, reason, remedy: None)
-        # Events too large for the broker, reported (logged, tilted) once each this boot: they stay unpublished in the
-        # outbox and are met again at every reconnect.
+        # Events too large for the broker, tilted once each this boot (they stay in the outbox, met at each reconnect).
         self._withheld: set[int] = set()
         self._note: Note = note or (lambda events: journal.append(events, datetime.now(UTC)))
         self._stop_reason: str | None = None  # a fault that stops the table, said in the final "offline"
@@ -328,25 +325,23 @@ class EventPublisher:
                 self._feed.sent_upto = rows[-1].seq
                 continue
             # The whole batch is in flight at once, written as it is built (controller.mqtt.batch): MQTT keeps one
-            # connection's QoS 1 messages in order, so waiting for each PUBACK before sending the next would only
-            # add a round trip per event.
+            # connection's QoS 1 messages in order, so a PUBACK wait per event would only add round trips.
             flags = [ev.seq <= replay_upto for ev in batch]
             withheld: set[int] = set()
             anchors: list[tuple[str, str, JournalAnchor]] = []
-            sent = packets.send(
-                client,
-                self.topics.event,
-                self._bodies(batch, flags, withheld),
-                functools.partial(self._behind, batch, withheld, anchors),
+            # Built one at a time as its packet is queued; one the broker would refuse is held back (_withhold).
+            bodies = limits.within(
+                batch, flags, self.topics.event, self._settings.max_packet_size, withheld, self._withhold
             )
+            then = functools.partial(self._anchor.behind, batch, withheld, anchors, now_iso)
+            sent = packets.send(client, self.topics.event, bodies, then)
             try:
                 # Bounded like every other PUBACK wait: a broker that stops answering is treated as an outage.
                 await packets.settled(sent, lost, self._timeout)
             finally:
                 packets.forget(client, sent.mids)
             # Every PUBACK is in. The marks are committed lazily (MARK_EVERY, MARK_DELAY, at close): a crash before
-            # that only publishes these again, which consumers dedupe by event_id; a commit per batch would cost
-            # an fsync per round trip of the table. A withheld event stays unpublished in the outbox.
+            # that only publishes these again (deduped by event_id). A withheld event stays in the outbox.
             given = [(ev, r) for ev, r in zip(batch, flags, strict=True) if ev.seq not in withheld]
             for ev, replayed in given:
                 self._marks.acknowledged(ev.seq, replayed)
@@ -361,51 +356,15 @@ class EventPublisher:
                 for msg in self._retained.after_event(ev):
                     await self._retainer.retain(client, lost, msg.topic, msg.body)
 
-    def _bodies(self, batch: list[JournaledEvent], flags: list[bool], withheld: set[int]) -> Iterator[str]:
-        """Each event's JSON, built as its packet is queued: the first event leaves before the last is built. One the
-        broker would refuse is held back here (it would cost the connection, and again at every reconnect, with every
-        event after it) and its seq put in `withheld`."""
-        topic, limit = self.topics.event, self._settings.max_packet_size
-        for ev, replayed in zip(batch, flags, strict=True):
-            body = event_body(ev, replayed)
-            ok, size = limits.fits(topic, body, limit)
-            if ok:
-                yield body
-            else:
-                withheld.add(ev.seq)
-                self._withhold(ev, size, limit)
-
-    def _behind(
-        self, batch: list[JournaledEvent], withheld: set[int], anchors: list[tuple[str, str, JournalAnchor]]
-    ) -> tuple[str, str] | None:
-        """The retained anchor that rides behind the batch in the same write and the same PUBACK wait, instead of a
-        round trip of its own (controller.mqtt.anchor.with_batch), naming the last event the broker was given: called
-        once every body was taken. Put in `anchors` for `sent` once acknowledged."""
-        given = [ev for ev in batch if ev.seq not in withheld]
-        anchor = self._anchor.with_batch(given[-1], now_iso()) if given else None
-        if anchor is None:
-            return None
-        anchors.append(anchor)
-        return anchor[:2]
-
     def _withhold(self, ev: JournaledEvent, size: int, limit: int) -> None:
         """An event larger than the broker takes: kept in the journal and its outbox, unpublished (sent at a reconnect
-        once the limit allows it), and the table tilts, once a boot, naming it, its size, the limit and the fix."""
-        if ev.seq in self._withheld:
-            return
-        self._withheld.add(ev.seq)
-        reason = (
-            f"event seq {ev.seq} ({ev.type}) is {size:,} bytes as published, over the broker's {limit:,}-byte packet "
-            "limit ([mqtt] max_packet_size): it is kept in the journal and not published, and the events after it "
-            "go on"
-        )
-        remedy = (
-            f"raise max_packet_size above {size:,} in the broker's config (systemd/mosquitto/mosquitto.conf) and "
-            "[mqtt] max_packet_size in the table's, restart the table (the event is then published, flagged "
-            "replayed), report the event's size to the developers, then a supervisor clears the tilt"
-        )
-        self._log.error("event too large for the broker: withheld", seq=ev.seq, type=ev.type, size=size, limit=limit)
-        self._tilt(OVERSIZE_TILT, reason, remedy)
+        once the limit allows it), and the table tilts, once a boot (limits.oversize_tilt)."""
+        if ev.seq not in self._withheld:
+            self._withheld.add(ev.seq)
+            self._log.error(
+                "event too large for the broker: withheld", seq=ev.seq, type=ev.type, size=size, limit=limit
+            )
+            self._tilt(*limits.oversize_tilt(ev.seq, ev.type, size, limit))
 
     def _quarantine(self, row: DamagedRow) -> None:
         """A row that cannot be published as journaled: kept in the file as found, reported in an event (published

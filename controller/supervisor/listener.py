@@ -21,7 +21,6 @@ import structlog
 from controller.config.table import TableConfig
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.engine.inputs import Input
-from controller.mqtt import limits
 from controller.mqtt.connection import client_kwargs
 from controller.mqtt.contract import CommandReply, Topics
 from controller.store.journal import Journal
@@ -379,36 +378,8 @@ class CommandListener:
         reply = self._reply(a, "applied", why, seqs)
         return reply.model_copy(update={"resent": resent})
 
-    @staticmethod
-    def _body(reply: CommandReply) -> str:
-        """The reply's JSON: `resent` only in a resend's reply, and its counts of what it does not list only when
-        there is any (a console of before they existed reads the rest unchanged)."""
-        if reply.resent is None:
-            return reply.model_dump_json(exclude={"resent"})
-        if reply.resent.missing_not_listed or reply.resent.seqs_not_listed:
-            return reply.model_dump_json()
-        return reply.model_dump_json(exclude={"resent": {"missing_not_listed", "seqs_not_listed"}})
-
     async def _send(self, client: aiomqtt.Client, reply: CommandReply) -> None:
-        body = self._body(reply)
-        limit = self.service.config.mqtt.max_packet_size
-        ok, size = limits.fits(self.reply_topic, body, limit)
-        if not ok:
-            # Never met with the replies the table builds (resend.listed bounds the largest), but a reply the broker
-            # refuses would cost this connection and still reach nobody: the sender gets a short one saying so.
-            self._log.error(
-                "command reply too large for the broker: a short one sent instead",
-                command_id=reply.command_id,
-                size=size,
-                limit=limit,
-            )
-            why = (
-                f"the reply ({size:,} bytes) is over the broker's {limit:,}-byte packet limit ([mqtt] "
-                f"max_packet_size): it is in the table's log ({(reply.reason or '')[:200]})"
-            )
-            body = self._body(
-                reply.model_copy(update={"reason": why, "event_seqs": reply.event_seqs[:100], "resent": None})
-            )
+        body = resend.reply_body(reply, self.reply_topic, self.service.config.mqtt.max_packet_size, self._log)
         try:
             await client.publish(self.reply_topic, body, qos=1, timeout=REPLY_GRACE_SECONDS)
         except (aiomqtt.MqttError, TimeoutError) as err:

@@ -20,12 +20,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 import aiomqtt
+import structlog
 
 from controller.config.table import JournalSettings
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.mqtt import batch as packets
 from controller.mqtt import limits
-from controller.mqtt.contract import Resent, SeqsMissing, SupervisorCommand
+from controller.mqtt.contract import CommandReply, Resent, SeqsMissing, SupervisorCommand
 from controller.mqtt.limits import MAX_PACKET_SIZE
 from controller.mqtt.messages import event_body
 from controller.store import manifest, segments
@@ -241,3 +242,26 @@ async def send_again(
         missing.append(SeqsMissing(first_seq=unsent[0][0].seq, last_seq=unsent[-1][0].seq, why=why))
     missing.sort(key=lambda m: m.first_seq)
     return Resent(from_seq=args.from_seq, to_seq=args.to_seq, sent=sent, missing=missing)
+
+
+def reply_body(reply: CommandReply, topic: str, limit: int, log: structlog.typing.FilteringBoundLogger) -> str:
+    """A reply's JSON: `resent` only in a resend's reply, its counts of what it does not list only when there is any
+    (a console of before they existed reads the rest unchanged). One past the broker's packet `limit` (never met with
+    the replies the table builds: `listed` bounds the largest) would cost the listener's connection and reach nobody:
+    a short one says so instead."""
+    if reply.resent is None:
+        body = reply.model_dump_json(exclude={"resent"})
+    elif reply.resent.missing_not_listed or reply.resent.seqs_not_listed:
+        body = reply.model_dump_json()
+    else:
+        body = reply.model_dump_json(exclude={"resent": {"missing_not_listed", "seqs_not_listed"}})
+    ok, size = limits.fits(topic, body, limit)
+    if ok:
+        return body
+    log.error("command reply too large for the broker: a short one sent", command_id=reply.command_id, size=size)
+    why = (
+        f"the reply ({size:,} bytes) is over the broker's {limit:,}-byte packet limit ([mqtt] max_packet_size): it is "
+        f"in the table's log ({(reply.reason or '')[:200]})"
+    )
+    short = reply.model_copy(update={"reason": why, "event_seqs": reply.event_seqs[:100], "resent": None})
+    return short.model_dump_json(exclude={"resent"})
