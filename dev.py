@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import runpy
+import re
 import shutil
 import signal
 import socket
@@ -27,6 +28,10 @@ VENV_PY = VENV / "bin" / "python"
 STAMP = VENV / ".tablectl-installed"
 PYPROJECT = REPO / "pyproject.toml"
 DEMO_BROKER = ("127.0.0.1", 1883)
+# The shipped broker's packet limit, read from where the controller keeps it (dev.py runs before the project is
+# installed, so it does not import it): the demo's broker meets what production meets.
+_LIMIT = re.search(r"^MAX_PACKET_SIZE = (\d+)$", (REPO / "controller/config/broker.py").read_text(), re.MULTILINE)
+MAX_PACKET_SIZE = int(_LIMIT.group(1)) if _LIMIT else 65536
 
 USAGE = """\
 usage: python3 dev.py VERB [ARGS...]
@@ -190,7 +195,10 @@ class PrivateBroker:
         self.log = self.dir / "mosquitto.log"
         conf = self.dir / "mosquitto.conf"
         host, port = DEMO_BROKER
-        conf.write_text(f"listener {port} {host}\nallow_anonymous true\npersistence false\nset_tcp_nodelay true\n")
+        conf.write_text(
+            f"listener {port} {host}\nallow_anonymous true\npersistence false\nset_tcp_nodelay true\n"
+            f"max_packet_size {MAX_PACKET_SIZE}\n"
+        )
         with self.log.open("w") as log:
             self.proc = subprocess.Popen(
                 [binary, "-c", str(conf)],

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from controller.config.table import TableConfig
 
+from controller.config.broker import MAX_PACKET_SIZE
 from controller.config.table import TableConfig, load_config
 from controller.core.events import DomainEvent
 from controller.store.journal import Journal
@@ -195,7 +196,7 @@ def mosquitto(extra: str = "") -> Iterator[str]:
         conf = Path(tmp) / "mosquitto.conf"
         # Mosquitto 2 needs the explicit listener and allow_anonymous; the log on stderr says when it is up.
         conf.write_text(
-            f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+            f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nmax_packet_size {MAX_PACKET_SIZE}\n"
             "set_tcp_nodelay true\n"  # as systemd/mosquitto/mosquitto.conf: no 40 ms Nagle stalls
             "max_queued_messages 100000\n"  # as systemd/mosquitto/mosquitto.conf: a burst is queued, not dropped
             "log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\nlog_type information\n" + extra

@@ -29,6 +29,7 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from floor.leash import Leash, sweep_stale
+from controller.config.broker import MAX_PACKET_SIZE
 
 # The simulators pace their lines at 115200 baud by default (drivers/sim/line.py), as benchmarks and the demo
 # want; the suite runs unpaced (in this process and the simulator processes it starts) to stay fast, and
@@ -78,6 +79,8 @@ class Mosquitto:
             # A replayed backlog arrives faster than a subscriber reads it; mosquitto's default queue of 1,000
             # messages per client would drop the rest (the example config for the floor says the same).
             "max_queued_messages 100000\n"
+            # The shipped broker's packet limit (systemd/mosquitto/mosquitto.conf): tests meet what production meets.
+            f"max_packet_size {MAX_PACKET_SIZE}\n"
             # stderr, not stdout: mosquitto block-buffers stdout into a pipe, hiding the "running" line.
             "log_dest stderr\n"
             "log_type all\n"

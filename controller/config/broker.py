@@ -1,9 +1,16 @@
-"""The broker's URL as a config or --broker gives it: `mqtt://host[:port]` or `mqtts://host[:port]`."""
+"""The broker's URL as a config or --broker gives it: `mqtt://host[:port]` or `mqtts://host[:port]`; and the broker's
+packet limit, which every broker the project ships or starts uses."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+# mosquitto's `max_packet_size` in systemd/mosquitto/mosquitto.conf (tests/mqtt/test_broker_acl.py holds that file to
+# this number), in the brokers the demo, dev.py, bench and the tests start, and the default of a table's
+# `[mqtt] max_packet_size`: eight times the largest message a table sends (its birth, 8.3 KB; tools/message_sizes.py).
+# A table checks every event and reply against it before publishing (controller.mqtt.limits).
+MAX_PACKET_SIZE = 65536
 
 _URL_EXAMPLE = "mqtt://127.0.0.1:1883 or mqtts://broker.casino.example:8883"
 

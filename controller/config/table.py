@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from controller.config.broker import parse_broker_address
+from controller.config.broker import MAX_PACKET_SIZE, parse_broker_address
 from controller.config.errors import ConfigError, describe_errors
 from controller.config.files import CONFIG_MAX_BYTES, FileRefused, read_bounded
 from controller.config.game import GameRules
@@ -46,6 +46,14 @@ class MqttSettings(_Strict):
     ca_file: str | None = Field(None, description="CA bundle that signed the broker's certificate (mqtts://)")
     cert_file: str | None = Field(None, description="client certificate for TLS client authentication")
     key_file: str | None = Field(None, description="the client certificate's private key")
+    max_packet_size: int = Field(
+        MAX_PACKET_SIZE,
+        ge=4096,
+        le=268_435_455,
+        description="the broker's max_packet_size in bytes (mosquitto's option; the shipped broker config's "
+        f"{MAX_PACKET_SIZE}): an event or reply larger than this is never sent, it raises the tilt:oversize tilt "
+        'instead (docs/mqtt.md, "Too large for the broker"); raise both together',
+    )
 
     @field_validator("prefix")
     @classmethod

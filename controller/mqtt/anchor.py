@@ -9,6 +9,7 @@ floor has: a seq at or below it is one the floor may hold, so the table never pu
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import aiomqtt
@@ -69,6 +70,22 @@ class AnchorTopic:
             return None
         anchor = self._naming(last.seq, ts)
         return None if anchor is None else (self._topics.anchor, anchor.model_dump_json(), anchor)
+
+    def behind(
+        self,
+        batch: list[JournaledEvent],
+        withheld: set[int],
+        anchors: list[tuple[str, str, JournalAnchor]],
+        now: Callable[[], str],
+    ) -> tuple[str, str] | None:
+        """`with_batch` for a batch written as it is built, called once every body was taken: it names the last event
+        the broker was given (not one of `withheld`), and goes in `anchors` for `sent` once acknowledged."""
+        given = [ev for ev in batch if ev.seq not in withheld]
+        anchor = self.with_batch(given[-1], now()) if given else None
+        if anchor is None:
+            return None
+        anchors.append(anchor)
+        return anchor[:2]
 
     def _naming(self, seq: int, ts: str) -> JournalAnchor | None:
         """The anchor naming `seq` with the journal's chain hash there; None when `seq` is not a row of it."""

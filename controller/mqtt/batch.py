@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import socket
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import aiomqtt
 import paho.mqtt.client as paho
@@ -81,18 +81,28 @@ class Batch:
             self.done.set_result(None)
 
 
-def send(client: aiomqtt.Client, topic: str, bodies: Iterable[str], then: tuple[str, str] | None = None) -> Batch:
+Then = tuple[str, str] | Callable[[], tuple[str, str] | None] | None
+
+
+def send(client: aiomqtt.Client, topic: str, bodies: Iterable[str], then: Then = None) -> Batch:
     """Queue every body as a QoS 1 PUBLISH on `topic`, in order, and `then` (topic, body) retained behind them (the
     anchor), each written to the socket as soon as it is queued. `bodies` may be a generator: each body is taken
-    when its turn comes, so the first leaves before the last is built (module docstring).
+    when its turn comes, so the first leaves before the last is built (module docstring). `then` may be a function,
+    called once the last body was taken (the anchor names the last event the generator actually gave).
 
     Raises aiomqtt.MqttCodeError when paho refuses a packet (the connection is gone): the packets queued before it
     are then lost with the connection, and the caller publishes the batch again from the outbox after reconnecting.
     """
     messages: Iterable[tuple[str, str, bool]] = ((topic, body, False) for body in bodies)
     if then is not None:
-        messages = itertools.chain(messages, ((then[0], then[1], True),))
+        messages = itertools.chain(messages, _behind(then))
     return write(client, messages)
+
+
+def _behind(then: tuple[str, str] | Callable[[], tuple[str, str] | None]) -> Iterator[tuple[str, str, bool]]:
+    last = then() if callable(then) else then
+    if last is not None:
+        yield (last[0], last[1], True)
 
 
 def retain(client: aiomqtt.Client, topic: str, body: str) -> Batch:

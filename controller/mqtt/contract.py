@@ -70,7 +70,18 @@ class Resent(_Message):
     from_seq: int
     to_seq: int
     sent: int = Field(description="events published again, each flagged replayed, in seq order")
-    missing: list[SeqsMissing] = Field(default_factory=list, description="ranges of seqs not sent, each with why")
+    missing: list[SeqsMissing] = Field(
+        default_factory=list,
+        description="ranges of seqs not sent, each with why, in seq order: the first 50 at most (a `why` cut to 160 "
+        "characters), so the reply stays well under the broker's packet limit; `missing_not_listed` counts the rest",
+    )
+    missing_not_listed: int = Field(
+        0,
+        ge=0,
+        description="ranges of seqs not sent that `missing` leaves out (absent when none): ask again from the seq "
+        "after the last listed range to have them named",
+    )
+    seqs_not_listed: int = Field(0, ge=0, description="how many seqs those ranges hold (absent when none)")
 
 
 class CommandReply(_Message):

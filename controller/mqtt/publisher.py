@@ -12,6 +12,7 @@ that lost its retained store is repaired. A journal row it cannot publish is qua
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -22,12 +23,13 @@ from controller.config.broker import parse_broker_address
 from controller.config.table import MqttSettings
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.mqtt import batch as packets
+from controller.mqtt import limits
 from controller.mqtt.anchor import AnchorTopic
 from controller.mqtt.connection import client_kwargs, until_lost
-from controller.mqtt.contract import Birth, ProgressiveMeter, Topics
+from controller.mqtt.contract import Birth, JournalAnchor, ProgressiveMeter, Topics
 from controller.mqtt.feed import EventFeed
 from controller.mqtt.marks import OutboxMarks
-from controller.mqtt.messages import event_body, now_iso, quarantined, status_message
+from controller.mqtt.messages import now_iso, quarantined, status_message
 from controller.mqtt.retained import RetainedTopics
 from controller.mqtt.retainer import Health, Retainer
 from controller.mqtt.wake import Wake
@@ -43,6 +45,8 @@ MARK_DELAY = 0.5
 
 # Journals shell events (TableService.note): the quarantine of a damaged row goes in seq order with the rest.
 Note = Callable[[list[DomainEvent]], object]
+# Raises a tilt (name, reason, remedy) at the table: the service steps a RaiseTilt (controller/shell/supervised.py).
+Tilt = Callable[[str, str, str], object]
 
 
 class EventPublisher:
@@ -74,8 +78,12 @@ class EventPublisher:
         backoff_max: float = 5.0,
         note: Note | None = None,
         health: Health | None = None,
+        tilt: Tilt | None = None,
     ) -> None:
         self._journal = journal
+        self._tilt: Tilt = tilt or (lambda name, reason, remedy: None)
+        # Events too large for the broker, tilted once each this boot (they stay in the outbox, met at each reconnect).
+        self._withheld: set[int] = set()
         self._note: Note = note or (lambda events: journal.append(events, datetime.now(UTC)))
         self._stop_reason: str | None = None  # a fault that stops the table, said in the final "offline"
         self._settings = settings
@@ -317,38 +325,46 @@ class EventPublisher:
                 self._feed.sent_upto = rows[-1].seq
                 continue
             # The whole batch is in flight at once, written as it is built (controller.mqtt.batch): MQTT keeps one
-            # connection's QoS 1 messages in order, so waiting for each PUBACK before sending the next would only
-            # add a round trip per event.
+            # connection's QoS 1 messages in order, so a PUBACK wait per event would only add round trips.
             flags = [ev.seq <= replay_upto for ev in batch]
-            # The retained anchor rides behind the events in the same write and the same PUBACK wait, instead of a
-            # round trip of its own after each batch (controller.mqtt.anchor.with_batch).
-            anchor = self._anchor.with_batch(batch[-1], now_iso())
-            sent = packets.send(
-                client,
-                self.topics.event,
-                # Built one at a time as its packet is queued: the first event leaves before the last is built.
-                (event_body(ev, r) for ev, r in zip(batch, flags, strict=True)),
-                None if anchor is None else anchor[:2],
+            withheld: set[int] = set()
+            anchors: list[tuple[str, str, JournalAnchor]] = []
+            # Built one at a time as its packet is queued; one the broker would refuse is held back (_withhold).
+            bodies = limits.within(
+                batch, flags, self.topics.event, self._settings.max_packet_size, withheld, self._withhold
             )
+            then = functools.partial(self._anchor.behind, batch, withheld, anchors, now_iso)
+            sent = packets.send(client, self.topics.event, bodies, then)
             try:
                 # Bounded like every other PUBACK wait: a broker that stops answering is treated as an outage.
                 await packets.settled(sent, lost, self._timeout)
             finally:
                 packets.forget(client, sent.mids)
             # Every PUBACK is in. The marks are committed lazily (MARK_EVERY, MARK_DELAY, at close): a crash before
-            # that only publishes these again, which consumers dedupe by event_id; a commit per batch would cost
-            # an fsync per round trip of the table.
-            for ev, replayed in zip(batch, flags, strict=True):
+            # that only publishes these again (deduped by event_id). A withheld event stays in the outbox.
+            given = [(ev, r) for ev, r in zip(batch, flags, strict=True) if ev.seq not in withheld]
+            for ev, replayed in given:
                 self._marks.acknowledged(ev.seq, replayed)
             self._feed.sent_upto = rows[-1].seq
             # The retained topics these events change (a device's status), once each event is acknowledged; if
             # what follows is lost with the connection, the reconnect republishes the latest values anyway.
-            self._anchor.acknowledged(batch[-1])
-            if anchor is not None:
+            if given:
+                self._anchor.acknowledged(given[-1][0])
+            for anchor in anchors:
                 self._anchor.sent(anchor[2])
-            for ev in batch:
+            for ev, _ in given:
                 for msg in self._retained.after_event(ev):
                     await self._retainer.retain(client, lost, msg.topic, msg.body)
+
+    def _withhold(self, ev: JournaledEvent, size: int, limit: int) -> None:
+        """An event larger than the broker takes: kept in the journal and its outbox, unpublished (sent at a reconnect
+        once the limit allows it), and the table tilts, once a boot (limits.oversize_tilt)."""
+        if ev.seq not in self._withheld:
+            self._withheld.add(ev.seq)
+            self._log.error(
+                "event too large for the broker: withheld", seq=ev.seq, type=ev.type, size=size, limit=limit
+            )
+            self._tilt(*limits.oversize_tilt(ev.seq, ev.type, size, limit))
 
     def _quarantine(self, row: DamagedRow) -> None:
         """A row that cannot be published as journaled: kept in the file as found, reported in an event (published

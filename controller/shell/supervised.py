@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from controller.config.table import TableConfig
 from controller.engine.context import BonusDraws
+from controller.engine.inputs import RaiseTilt
 from controller.mqtt.birth import build_birth, software_check
 from controller.mqtt.meter_topics import follow_meters
 from controller.mqtt.publisher import EventPublisher
@@ -61,6 +62,7 @@ class SupervisedTable:
             birth=build_birth(config, journal.boot_id),
             note=lambda events: self.service.note(events),
             health=lambda: degraded_reason(self.tasks, self.service.state.blocks),
+            tilt=lambda name, reason, remedy: self.service.submit(RaiseTilt(name, reason, remedy)),
         )
         self.service = TableService(
             config,

@@ -359,7 +359,9 @@ class CommandListener:
             why = f"the table could not read its journal ({err}); see the table's log"
             return self._reply(a, "ignored", why, seqs)
         topic = Topics(config.mqtt.prefix, self.table_id).event
-        resent = await resend.send_again(client, topic, found, args, self._timeout)
+        resent = resend.listed(
+            await resend.send_again(client, topic, found, args, self._timeout, config.mqtt.max_packet_size)
+        )
         missing = resent.missing
         self._log.info(
             "events sent again",
@@ -369,12 +371,15 @@ class CommandListener:
             **span,
             sent=resent.sent,
             missing=[f"{m.first_seq}-{m.last_seq}: {m.why}" for m in missing],
+            missing_not_listed=resent.missing_not_listed,
+            seqs_not_listed=resent.seqs_not_listed,
         )
-        reply = self._reply(a, "applied", resend.summary(args.from_seq, args.to_seq, resent.sent, missing), seqs)
+        why = resend.summary(args.from_seq, args.to_seq, resent.sent, missing, resent.missing_not_listed)
+        reply = self._reply(a, "applied", why, seqs)
         return reply.model_copy(update={"resent": resent})
 
     async def _send(self, client: aiomqtt.Client, reply: CommandReply) -> None:
-        body = reply.model_dump_json(exclude=None if reply.resent is not None else {"resent"})
+        body = resend.reply_body(reply, self.reply_topic, self.service.config.mqtt.max_packet_size, self._log)
         try:
             await client.publish(self.reply_topic, body, qos=1, timeout=REPLY_GRACE_SECONDS)
         except (aiomqtt.MqttError, TimeoutError) as err:

@@ -20,11 +20,14 @@ from pathlib import Path
 from urllib.parse import quote
 
 import aiomqtt
+import structlog
 
 from controller.config.table import JournalSettings
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.mqtt import batch as packets
-from controller.mqtt.contract import Resent, SeqsMissing, SupervisorCommand
+from controller.mqtt import limits
+from controller.mqtt.contract import CommandReply, Resent, SeqsMissing, SupervisorCommand
+from controller.mqtt.limits import MAX_PACKET_SIZE
 from controller.mqtt.messages import event_body
 from controller.store import manifest, segments
 from controller.store.journal import Journal
@@ -34,6 +37,12 @@ from controller.supervisor.verbs import ResendArgs
 
 # Events written to the socket at once, then one wait for their PUBACKs (controller.mqtt.batch).
 CHUNK = 500
+# What a reply lists of the seqs not sent: scattered damaged rows may make 5,000 ranges of 10,000 seqs, some 700 KB,
+# and a reply past the broker's packet limit (64 KiB) disconnects the listener instead of answering. 50 ranges with a
+# `why` of 160 characters at most are about 11 KB, the summary's five 1 KB more: under the 16 KiB of a reply the
+# console keeps (tests/commands/test_resend_limits.py holds the worst case to it); the rest are counted.
+MAX_LISTED = 50
+MAX_WHY = 160
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,27 +125,77 @@ def _ranges(why: dict[int, str]) -> list[SeqsMissing]:
     return out
 
 
-def summary(first: int, last: int, sent: int, missing: list[SeqsMissing]) -> str:
-    """The reply's `reason`: what was sent and what was not, for a person reading it."""
+def summary(first: int, last: int, sent: int, missing: list[SeqsMissing], not_listed: int = 0) -> str:
+    """The reply's `reason`: what was sent and what was not, for a person reading it. `missing` is what the reply
+    lists, `not_listed` the ranges it counts only."""
     text = f"sent {sent} event(s) of seqs {first}-{last} again, flagged replayed"
     if missing:
         named = "; ".join(
             f"{m.first_seq}{'' if m.first_seq == m.last_seq else f'-{m.last_seq}'}: {m.why}" for m in missing[:5]
         )
-        more = f"; and {len(missing) - 5} more range(s)" if len(missing) > 5 else ""
-        text += f"; not sent: {named}{more}"
+        more = len(missing) - 5 + not_listed
+        text += f"; not sent: {named}" + (f"; and {more} more range(s)" if more > 0 else "")
+    if not_listed:
+        text += (
+            f" ({not_listed} of them not listed in this reply: ask again from seq {missing[-1].last_seq + 1} to "
+            "have them named)"
+        )
     return text
 
 
-async def publish(client: aiomqtt.Client, topic: str, events: list[JournaledEvent], within: float) -> int:
-    """Every event on `topic`, flagged replayed, in seq order, CHUNK at a time with one PUBACK wait each; how many
-    were acknowledged. An MqttError (the connection lost, no PUBACK within `within` s) leaves the rest unsent."""
+def _cut(why: str) -> str:
+    return why if len(why) <= MAX_WHY else why[: MAX_WHY - 1] + "\u2026"
+
+
+def listed(resent: Resent) -> Resent:
+    """`resent` as a reply carries it: its first MAX_LISTED missing ranges, each `why` cut to MAX_WHY characters,
+    and the ranges and seqs it leaves out counted (the log and the summary name what the reply lists)."""
+    shown = [
+        m if len(m.why) <= MAX_WHY else m.model_copy(update={"why": _cut(m.why)}) for m in resent.missing[:MAX_LISTED]
+    ]
+    rest = resent.missing[MAX_LISTED:]
+    return resent.model_copy(
+        update={
+            "missing": shown,
+            "missing_not_listed": resent.missing_not_listed + len(rest),
+            "seqs_not_listed": resent.seqs_not_listed + sum(m.last_seq - m.first_seq + 1 for m in rest),
+        }
+    )
+
+
+def too_large(ev: JournaledEvent, size: int, limit: int) -> str:
+    """Why an event is not sent: larger than the broker takes (docs/mqtt.md, "Too large for the broker")."""
+    return (
+        f"too large for the broker: {ev.type} is {size:,} bytes as published, over the {limit:,}-byte packet limit "
+        "([mqtt] max_packet_size); raise the broker's max_packet_size and the table's together, restart the table, "
+        "ask again"
+    )
+
+
+def sized(topic: str, events: list[JournaledEvent], limit: int) -> tuple[list[tuple[JournaledEvent, str]], Found]:
+    """Each event's body as published again, and those the broker would refuse (named missing, with their size):
+    sending one would cost the listener its connection, and the reply with it."""
+    out: list[tuple[JournaledEvent, str]] = []
+    why: dict[int, str] = {}
+    for ev in events:
+        body = event_body(ev, True)
+        ok, size = limits.fits(topic, body, limit)
+        if ok:
+            out.append((ev, body))
+        else:
+            why[ev.seq] = too_large(ev, size, limit)
+    return out, Found([], _ranges(why))
+
+
+async def publish(client: aiomqtt.Client, topic: str, events: list[tuple[JournaledEvent, str]], within: float) -> int:
+    """Every (event, body) on `topic`, in seq order, CHUNK at a time with one PUBACK wait each; how many were
+    acknowledged. An MqttError (the connection lost, no PUBACK within `within` s) leaves the rest unsent."""
     never: asyncio.Future[None] = asyncio.get_running_loop().create_future()  # the wait is bounded by `within`
     done = 0
     try:
         for at in range(0, len(events), CHUNK):
             chunk = events[at : at + CHUNK]
-            sent = packets.send(client, topic, [event_body(ev, True) for ev in chunk])
+            sent = packets.send(client, topic, [body for _, body in chunk])
             try:
                 await packets.settled(sent, never, within)
             finally:
@@ -164,20 +223,45 @@ async def collect_for(journal: Journal, settings: JournalSettings, table_id: str
     )
 
 
-async def send_again(client: aiomqtt.Client, topic: str, found: Found, args: ResendArgs, within: float) -> Resent:
-    """publish() what was found; what the broker did not acknowledge is named missing too, in seq order."""
+async def send_again(
+    client: aiomqtt.Client, topic: str, found: Found, args: ResendArgs, within: float, limit: int = MAX_PACKET_SIZE
+) -> Resent:
+    """publish() what was found and fits the broker's packet `limit`; what is too large, and what the broker did not
+    acknowledge, is named missing too, in seq order."""
     sent = 0
     problem = None
+    bodies, oversized = sized(topic, found.events, limit)
     try:
-        sent = await publish(client, topic, found.events, within)
+        sent = await publish(client, topic, bodies, within)
     except aiomqtt.MqttError as err:
         problem = str(err) or type(err).__name__
-    missing = found.missing
-    unsent = found.events[sent:]
+    missing = [*found.missing, *oversized.missing]
+    unsent = bodies[sent:]
     if problem is not None and unsent:
         why = f"not acknowledged by the broker ({problem}): ask again"
-        missing = sorted(
-            [*missing, SeqsMissing(first_seq=unsent[0].seq, last_seq=unsent[-1].seq, why=why)],
-            key=lambda m: m.first_seq,
-        )
+        missing.append(SeqsMissing(first_seq=unsent[0][0].seq, last_seq=unsent[-1][0].seq, why=why))
+    missing.sort(key=lambda m: m.first_seq)
     return Resent(from_seq=args.from_seq, to_seq=args.to_seq, sent=sent, missing=missing)
+
+
+def reply_body(reply: CommandReply, topic: str, limit: int, log: structlog.typing.FilteringBoundLogger) -> str:
+    """A reply's JSON: `resent` only in a resend's reply, its counts of what it does not list only when there is any
+    (a console of before they existed reads the rest unchanged). One past the broker's packet `limit` (never met with
+    the replies the table builds: `listed` bounds the largest) would cost the listener's connection and reach nobody:
+    a short one says so instead."""
+    if reply.resent is None:
+        body = reply.model_dump_json(exclude={"resent"})
+    elif reply.resent.missing_not_listed or reply.resent.seqs_not_listed:
+        body = reply.model_dump_json()
+    else:
+        body = reply.model_dump_json(exclude={"resent": {"missing_not_listed", "seqs_not_listed"}})
+    ok, size = limits.fits(topic, body, limit)
+    if ok:
+        return body
+    log.error("command reply too large for the broker: a short one sent", command_id=reply.command_id, size=size)
+    why = (
+        f"the reply ({size:,} bytes) is over the broker's {limit:,}-byte packet limit ([mqtt] max_packet_size): it is "
+        f"in the table's log ({(reply.reason or '')[:200]})"
+    )
+    short = reply.model_copy(update={"reason": why, "event_seqs": reply.event_seqs[:100], "resent": None})
+    return short.model_dump_json(exclude={"resent"})

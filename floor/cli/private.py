@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption,
 
 from controller.cli.verb import UsageError
 from floor.leash import Leash
+from controller.config.broker import MAX_PACKET_SIZE
 from floor.pgcluster import ClusterError, PgCluster, free_port
 
 
@@ -47,7 +48,8 @@ def start_mosquitto(workdir: Path, *, max_queued_messages: int | None = None) ->
         raise UsageError("mosquitto is not installed: apt-get install mosquitto, or give --broker mqtt://HOST:PORT")
     port = free_port()
     conf = workdir / "mosquitto.conf"
-    text = f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+    # The shipped broker's packet limit (controller.config.broker), so the demo meets what production meets.
+    text = f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nmax_packet_size {MAX_PACKET_SIZE}\n"
     if max_queued_messages is not None:
         text += f"max_queued_messages {max_queued_messages}\n"
     conf.write_text(text)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.config.broker import MAX_PACKET_SIZE
 from floor.console.relay import KEEP_HEAD, MAX_REASON, MAX_REPLY
 from floor.live import TableLive
 from tests.conftest import Mosquitto
@@ -32,7 +33,8 @@ async def test_a_huge_reply_is_stored_cut_to_its_gist_with_the_size_and_sha256_o
     """Before, the audit stored whatever the broker delivered on cmd/reply: a 1 MiB reply was a 1 MiB jsonb row (and
     a 1 MiB answer to the browser), as many as commands were sent."""
     served.server.view.live["t1"] = TableLive("t1")
-    reason = "é" + "why " * (256 * 1024)  # over 1 MiB of reason, a multi-byte character first
+    # The largest the broker passes (the shipped max_packet_size, tests/conftest.py), a multi-byte character first.
+    reason = "é" + "why " * ((MAX_PACKET_SIZE - 1024) // 4)
     reply = json.dumps(
         {"command_id": "CID", "outcome": "rejected", "code": "bad_args", "rule": "655a.13(f)", "reason": reason},
         ensure_ascii=False,
@@ -41,7 +43,7 @@ async def test_a_huge_reply_is_stored_cut_to_its_gist_with_the_size_and_sha256_o
     assert status == 200, body
     shown = json.loads(body)
     sent = reply.replace(b"CID", b"c-big")  # what the desk published, as the broker carried it
-    assert len(sent) > 1024 * 1024
+    assert len(sent) > 3 * MAX_REPLY
     ((stored, stored_reason, size),) = served.audit(
         "SELECT reply, reason, pg_column_size(reply) FROM console_audit WHERE command_id = 'c-big'"
     )

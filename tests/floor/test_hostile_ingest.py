@@ -75,8 +75,9 @@ JUNK: list[tuple[str, bytes, str]] = [
     (EV, raw(event(3, payload={"note": "a\u0000b"})), "payload.note holds a NUL character"),
     (EV, raw(event(3, payload={"x": 1})).replace(b'"x": 1', b'"x": 1e400'), "1e400 is beyond a floating-point number"),
     (EV, b'{"event_id": "\\udc00"}', "event_id holds a lone surrogate"),
-    (EV, raw(event(3, payload={"blob": "x" * 300_000})), "over the 262144 a event message may have"),
-    (EV, b"[" * 200_000, "nested too deep"),
+    # (An event over the intake's 262144 bytes no longer reaches it: the broker's max_packet_size, which the tests'
+    # broker shares with the shipped one, refuses it first; the largest it passes:)
+    (EV, b"[" * 60_000, "nested too deep"),
     (EV, raw(event(3, payload={"a": nested(40)})), "deeper than 32"),
     (EV, raw(event(3, ts="2026-13-45T10:00:00.000000Z")), "is not a real date and time"),
     (EV, raw(event(3, ts="0001-01-01T00:00:00Z")), "check the table's clock"),

@@ -21,6 +21,7 @@ import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from controller.config.broker import MAX_PACKET_SIZE
 from controller.supervisor.envelope import sign_command
 from tests.conftest import Mosquitto, Subscribe
 from tests.floor.conftest import wait_for
@@ -57,8 +58,10 @@ BAD_REQUESTS: list[tuple[bytes, str]] = [
         json.dumps({"kind": "paid", "round_id": "r1", "paid": {**CLAIM, "amount_cents": 2**70, "by": "x"}}).encode(),
         "paid",
     ),
-    (json.dumps({"kind": "heartbeat", "pad": "x" * 200_000}).encode(), "bytes, over the"),
-    (b"[" * 200_000, "request"),
+    # The broker (the shipped max_packet_size, tests/conftest.py) refuses anything over 64 KiB before the link sees
+    # it: the largest it passes.
+    (json.dumps({"kind": "heartbeat", "pad": "x" * (MAX_PACKET_SIZE - 1024)}).encode(), "pad"),
+    (b"[" * (MAX_PACKET_SIZE - 1024), "recursion limit"),
 ]
 
 
@@ -108,17 +111,16 @@ def test_bad_requests_and_commands_are_refused_and_the_link_serves_the_good_ones
         replies = subscribe(f"{prefix}/link/mega/cmd/reply")
         unsigned = sign_command(SUPERVISOR, table_id="mega", verb="close_link", key_id="manager", args={})
         junk_commands = [
-            b"[" * 200_000,
+            b"[" * (MAX_PACKET_SIZE - 1024),
             json.dumps({**unsigned, "args": {"note": "a\u0000b"}}).encode(),
             json.dumps({**unsigned, "command_id": uuid.uuid4().hex, "args": {"note": "\udc00"}}).encode(),
-            json.dumps({**unsigned, "args": {"note": "x" * 100_000}}).encode(),
         ]
         for junk in junk_commands:
             one.client.publish(f"{prefix}/link/mega/cmd/close_link", junk, qos=1)
         replies.wait_until(lambda got: len(got) >= len(junk_commands), 20, "a reply to every bad command")
         assert [m.json()["accepted"] for m in replies.messages] == [False] * len(junk_commands)
         assert all(m.json()["code"] == "malformed" for m in replies.messages), [m.json() for m in replies.messages]
-        assert any("bytes, over the 65536 a command may have" in m.json()["reason"] for m in replies.messages)
+        # (A command over the link's 65536 bytes no longer reaches it: the broker's max_packet_size refuses it first.)
         # The controller is still up and serves the good requests after the bad ones.
         opened = command("open_link", {})
         one.client.publish(f"{prefix}/link/mega/cmd/open_link", opened, qos=1)

@@ -37,10 +37,12 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from paho.mqtt.enums import CallbackAPIVersion
 from structlog.testing import capture_logs
 
+from controller.config.broker import MAX_PACKET_SIZE
 from controller.config.table import MqttSettings, load_config
 from controller.core.events import DomainEvent
 from controller.mqtt.anchor import read_retained_anchor
 from controller.mqtt.birth import build_birth
+from controller.mqtt.limits import publish_size
 from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
 
@@ -409,13 +411,15 @@ async def test_a_link_controller_and_its_tables_keep_to_their_topics(broker: Sec
 def _packet_limit() -> int:
     found = re.findall(r"^max_packet_size (\d+)$", (EXAMPLE / "mosquitto.conf").read_text(), re.MULTILINE)
     assert len(found) == 1, "systemd/mosquitto/mosquitto.conf sets max_packet_size once"
+    # One number: the brokers the demo, dev.py, bench and the tests start, and a table's [mqtt] max_packet_size
+    # default, all take controller.config.broker.MAX_PACKET_SIZE.
+    assert int(found[0]) == MAX_PACKET_SIZE, "the shipped config and controller.config.broker.MAX_PACKET_SIZE differ"
+    assert MqttSettings().max_packet_size == MAX_PACKET_SIZE
     return int(found[0])
 
 
-def _counted(topic: str, payload: int) -> int:
-    """A QoS 1 PUBLISH (MQTT 3.1.1 section 3.3) as mosquitto 2.0 holds it to max_packet_size: its first byte and its
-    remaining length (topic length, topic, packet id, payload), read from the header before the rest is."""
-    return 1 + 2 + len(topic.encode()) + 2 + payload
+# What the table counts before it publishes (controller.mqtt.limits), held here to what the broker does.
+_counted = publish_size
 
 
 async def test_the_largest_real_messages_pass_and_an_oversized_packet_is_refused(

@@ -149,8 +149,10 @@ async def test_the_anchor_rides_behind_each_batch_in_the_same_write(
 
     def recording_send(client: aiomqtt.Client, to: str, bodies: Any, then: Any = None) -> Batch:
         bodies = list(bodies)  # a generator in the publisher: each body built as its turn comes
-        written.append((len(bodies), None if then is None else then[0]))
-        return real_send(client, to, bodies, then)
+        # The anchor is asked for once the bodies were taken (it names the last event the broker was given).
+        behind = then() if callable(then) else then
+        written.append((len(bodies), None if behind is None else behind[0]))
+        return real_send(client, to, bodies, behind)
 
     monkeypatch.setattr(batch_module, "send", recording_send)
     async with offering(journal, cfg) as (_pub, writer):

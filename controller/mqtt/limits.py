@@ -1,0 +1,76 @@
+"""The broker's packet limit, and what a message costs against it: one number for everything the project ships or
+starts (the example broker config in systemd/mosquitto/, the demo's and the tests' private brokers, the table's own
+check before it publishes), so tests and demos meet what production meets.
+
+mosquitto refuses a packet whose size passes `max_packet_size` by disconnecting the client before it reads the rest
+(systemd/mosquitto/mosquitto.conf says why this limit and not message_size_limit). A table that published such a
+message would reconnect and send it again for ever, and nothing after it would go out: so the table measures every
+event and reply against the limit first (docs/mqtt.md, "Too large for the broker").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from controller.config.broker import MAX_PACKET_SIZE
+from controller.core.events import JournaledEvent
+from controller.mqtt.messages import event_body
+
+__all__ = ["MAX_PACKET_SIZE", "OVERSIZE_TILT", "fits", "oversize_tilt", "publish_size", "within"]
+
+# The tilt of an event too large for the broker's packet limit (docs/mqtt.md, "Too large for the broker").
+OVERSIZE_TILT = "tilt:oversize"
+
+
+def publish_size(topic: str, payload_bytes: int) -> int:
+    """A QoS 1 PUBLISH (MQTT 3.1.1 section 3.3, what aiomqtt sends by default) as mosquitto 2.0 holds it to
+    max_packet_size: its first byte and its remaining length (topic length, topic, packet id, payload), read from
+    the header before the rest is (tests/mqtt/test_broker_acl.py shows one of exactly this size passing and one byte
+    more refused)."""
+    return 1 + 2 + len(topic.encode()) + 2 + payload_bytes
+
+
+def fits(topic: str, body: str, limit: int) -> tuple[bool, int]:
+    """Whether `body` published on `topic` stays within `limit`, and its size as the broker counts it. A body of
+    fewer characters than a quarter of the limit fits whatever its characters (UTF-8 takes at most four bytes each):
+    the common case costs no encoding."""
+    if 4 * len(body) + publish_size(topic, 0) <= limit:
+        return True, publish_size(topic, len(body))  # an underestimate for non-ASCII text; it fits either way
+    size = publish_size(topic, len(body.encode()))
+    return size <= limit, size
+
+
+def oversize_tilt(seq: int, type_: str, size: int, limit: int) -> tuple[str, str, str]:
+    """The tilt an event too large for the broker raises: its name, the reason (which event, its size, the limit)
+    and the remedy."""
+    reason = (
+        f"event seq {seq} ({type_}) is {size:,} bytes as published, over the broker's {limit:,}-byte packet limit "
+        "([mqtt] max_packet_size): it is kept in the journal and not published, and the events after it go on"
+    )
+    remedy = (
+        f"raise max_packet_size above {size:,} in the broker's config (systemd/mosquitto/mosquitto.conf) and [mqtt] "
+        "max_packet_size in the table's, restart the table (the event is then published, flagged replayed), report "
+        "the event's size to the developers, then a supervisor clears the tilt"
+    )
+    return OVERSIZE_TILT, reason, remedy
+
+
+def within(
+    batch: list[JournaledEvent],
+    flags: list[bool],
+    topic: str,
+    limit: int,
+    withheld: set[int],
+    withhold: Callable[[JournaledEvent, int, int], None],
+) -> Iterator[str]:
+    """Each event's JSON (`flags`: replayed), built as it is taken: the first leaves before the last is built. One the
+    broker would refuse (it would cost the connection, and again at every reconnect, with every event after it) is not
+    given: its seq goes in `withheld` and `withhold(event, size, limit)` is told."""
+    for ev, replayed in zip(batch, flags, strict=True):
+        body = event_body(ev, replayed)
+        ok, size = fits(topic, body, limit)
+        if ok:
+            yield body
+        else:
+            withheld.add(ev.seq)
+            withhold(ev, size, limit)
