@@ -19,7 +19,7 @@ from controller.engine.state import Phase
 from controller.games.registry import chapter_of
 from controller.people.actions import Action, ActionScript, Advance, Bind, Command, Key, Place, Press
 from controller.people.policy import DecisionRequest, Policy
-from controller.people.signers import DemoSigners
+from controller.people.signers import VERIFY_DECK_REMEDY, DemoSigners
 from controller.shell.service import TableService, utc_now
 from drivers.interfaces import TERMINAL_SPOTS
 from drivers.sim.shuffler import FRESH_DECK
@@ -33,15 +33,6 @@ log = structlog.get_logger("tablectl.demo")
 _STUCK = ("deck.removed", "table.blocked", "no_more_bets.refused")
 # Blocks the simulated dealer clears alone: the idle table's inspection (.5(f)), on `cards.inspection_due`.
 _DEALERS_BLOCKS = frozenset({"idle_inspection"})
-
-
-# What a person does for a demo run with --human-floor whose deck is due (.3(c)): the floorperson's signed verify_deck.
-VERIFY_DECK_REMEDY = (
-    "a floorperson signs verify_deck with a key listed in the table config's [[supervisors]]: "
-    "tablectl command send --config CONFIG.toml --key KEY.pem --key-id KEY_ID verify_deck "
-    '(docs/commands.md; `tablectl command keygen` makes a key), or the floor console\'s "Verify the new deck"; '
-    "or run the demo without --human-floor, whose simulated floorperson verifies it"
-)
 
 
 def _dealer_clears(ev: JournaledEvent) -> bool:

@@ -93,7 +93,7 @@ def test_no_reply_names_the_broker_and_topics_it_tried_and_the_likely_fixes(
     topic it tried; a wrong --broker, --prefix or --table, or an ACL dropping the publish, looked the same."""
     key = tmp_path / "k.pem"
     keygen(key, "k", "supervisor")
-    send = ["command", "send", "--key", key, "--key-id", "k", "--prefix", "cli", "--table", unique_id]
+    send: list[str | Path] = ["command", "send", "--key", key, "--key-id", "k", "--prefix", "cli", "--table", unique_id]
     out = tablectl(*send, "--broker", mosquitto.url, "--timeout", "1", "close_table")
     assert out.returncode == 3, out.stderr
     said = out.stderr
