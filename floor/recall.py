@@ -21,6 +21,7 @@ import psycopg
 
 from controller.cli.shown import shown
 from controller.core.digits import is_ascii_digits
+from controller.core.money import fmt
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -58,10 +59,41 @@ class RoundStory:
         return asdict(self)
 
 
+# The payload fields that hold an amount in integer cents (docs/events.md), besides every field named `*_cents`. The
+# recall showed only `*_cents` in dollars, so a betting.opened read `ante_min=500, ante_max=10000` where docs/floor.md
+# promises dollars; `--json` keeps them all in cents.
+MONEY_FIELDS = frozenset(
+    {
+        "amount",
+        "ante_min",
+        "ante_max",
+        "paid",
+        "collected",
+        "returned",
+        "table_result",
+        "won",
+        "wagered",
+        "held",
+        "bought_in",
+        "cashed_out",
+        "balance",
+        "balance_before",
+        "meter_before",
+        "meter_after",
+    }
+)
+
+
+def is_money(field_name: str) -> bool:
+    """Whether a payload field holds an amount in cents (shown in dollars)."""
+    return field_name in MONEY_FIELDS or field_name.endswith("_cents")
+
+
 def money_text(cents: object) -> str:
-    """Dollars for an amount in cents as archived (cents_of); anything else shown as it is, never read as a number."""
+    """Dollars for an amount in cents as archived (cents_of), by the one formatter the reports use
+    (controller.core.money.fmt); anything else shown as it is, never read as a number."""
     amount = cents_of(cents)
-    return f"${amount / 100:,.2f}" if amount is not None else str(cents)
+    return fmt(amount) if amount is not None else str(cents)
 
 
 def summarize(type_: str, p: dict[str, Any]) -> str:
@@ -85,12 +117,12 @@ def summarize(type_: str, p: dict[str, Any]) -> str:
     if type_ == "round.completed":
         result = money_text(p.get("table_result"))
         return f"collected {money_text(p.get('collected'))}, paid {money_text(p.get('paid'))}, result {result}"
-    if type_.startswith("meter."):
+    if type_.startswith("meter.") and "meter_after_cents" in p:  # meter.round_closed has no amounts: it read None
         return (
             f"{p.get('level')}: {money_text(p.get('meter_before_cents'))} -> {money_text(p.get('meter_after_cents'))}"
         )
     scalars = {k: v for k, v in p.items() if isinstance(v, str | int | bool) and k != "seat"}
-    return seat + ", ".join(f"{k}={money_text(v) if k.endswith('cents') else v}" for k, v in list(scalars.items())[:6])
+    return seat + ", ".join(f"{k}={money_text(v) if is_money(k) else v}" for k, v in list(scalars.items())[:6])
 
 
 _CENTS = re.compile(r"-?[0-9]{1,18}")  # 18 digits: more than any amount of a table, within a bigint

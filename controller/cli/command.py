@@ -249,9 +249,15 @@ def send(args: argparse.Namespace) -> int:
         raise _Usage(str(err)) from None
     envelope = sign_command(key, table_id=table, verb=args.verb, key_id=args.key_id, args=typed)
     base = f"{settings.prefix}/{table}/cmd"
-    reply = asyncio.run(_exchange(kwargs, f"{base}/{args.verb}", f"{base}/reply", envelope, args.timeout))
+    topic, reply_topic = f"{base}/{args.verb}", f"{base}/reply"
+    reply = asyncio.run(_exchange(kwargs, topic, reply_topic, envelope, args.timeout))
     if isinstance(reply, str):
-        print(f"tablectl command send: no reply: {reply}", file=sys.stderr)
+        # Where it tried, as the other errors say: a wrong --broker, --prefix or --table is read off this line.
+        print(
+            f"tablectl command send: no reply from table {table} at {settings.broker} "
+            f"(sent to {topic}, listened on {reply_topic}): {reply}",
+            file=sys.stderr,
+        )
         return EXIT_NO_REPLY
     print(json.dumps(reply, separators=(",", ":")))
     outcome = reply.get("outcome")
@@ -288,9 +294,15 @@ async def _exchange(
                         return reply.model_dump(mode="json")
     except TimeoutError:
         return (
-            f'none within {within:g} s: is the table running and subscribed (its log says "command listener '
-            'subscribed")? The command may still be carried out; it cannot be carried out twice'
+            f"none within {within:g} s. Is the table running, connected to this broker and subscribed (its log says "
+            '"command listener subscribed")? Are --broker, --prefix and --table (or the --config\'s mqtt.broker, '
+            "mqtt.prefix and table_id) the table's own? Does the broker's ACL let this user publish to "
+            f"{topic} and read {reply_topic} (a broker drops what its ACL denies without a word)? "
+            "The command may still be carried out; it cannot be carried out twice"
         )
     except aiomqtt.MqttError as err:
-        return f"the broker cannot be reached: {err}"
-    return "the broker closed the connection"
+        return (
+            f"the broker cannot be reached: {err}. Is a broker running there? Check --broker (or the --config's "
+            "mqtt.broker), and for a broker with users --username and --password-file, for mqtts:// --ca"
+        )
+    return "the broker closed the connection: does its ACL or its user list let this user in (--username)?"

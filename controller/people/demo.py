@@ -197,8 +197,12 @@ async def play(
     replay_dir = tempfile.TemporaryDirectory(prefix="tablectl-demo-")
     roles: set[Role] = script.roles() if script is not None else set()
     terminals = config.devices is not None and bool(config.devices.wager_terminals)
-    if (progressive or terminals) and not human_floor:
-        # Validates the jackpots (655a.11(i)(1)(iii)) and verifies a 500 for 1 Five Card Hand Bonus (655a.11(i)(3)(ii)).
+    if (progressive or terminals or not close_when_stuck) and not human_floor:
+        # Validates the jackpots (655a.11(i)(1)(iii)) and verifies a 500 for 1 Five Card Hand Bonus (655a.11(i)(3)(ii));
+        # at every demo table, brings a new deck when one is due (.3(c), .4(a)): a table without a sign or terminals
+        # had no floorperson, so a demo on a journal whose deck was due blocked and waited for ever. The key is the
+        # demo's own (DemoSigners): no config lacks one. A simulation that closes when stuck keeps the floorperson to
+        # the tables that had one: its scenarios say what the floorperson does.
         roles.add("floorperson")
     floorperson = DemoSigners(config, Path(replay_dir.name) / "commands.sqlite", roles) if roles else None
     if floorperson is not None:

@@ -19,7 +19,7 @@ from controller.engine.state import Phase
 from controller.games.registry import chapter_of
 from controller.people.actions import Action, ActionScript, Advance, Bind, Command, Key, Place, Press
 from controller.people.policy import DecisionRequest, Policy
-from controller.people.signers import DemoSigners
+from controller.people.signers import VERIFY_DECK_REMEDY, DemoSigners
 from controller.shell.service import TableService, utc_now
 from drivers.interfaces import TERMINAL_SPOTS
 from drivers.sim.shuffler import FRESH_DECK
@@ -92,6 +92,7 @@ class SimulatedFloor:
         self._drawing = False  # a manual shoe is being dealt from
         self._refused = False  # "no more bets" was refused: pressed again once what blocked it is cleared
         self._clock_ahead = dt.timedelta(0)  # how far scripted ticks moved the clock on
+        self._deck_hinted = False  # a person was told to verify the deck now due (--human-floor)
         # What the players see of the round in progress (_watch): cards by seat, community cards face up, wagers.
         self._cards: dict[int, list[str]] = {}
         self._faceup: list[str] = []
@@ -293,6 +294,7 @@ class SimulatedFloor:
             self.method = p["dealing_method"]  # e.g. a manual shoe takes over from dealing by hand
             await self._again_after_refusal()
         elif ev.type == "table.block_cleared":
+            self._deck_hinted = self._deck_hinted and p.get("block") != "deck_change_due"
             await self._again_after_refusal()
         elif ev.type == "progressive.hit" and self.floorperson is not None:
             # The floorperson checks the hand and validates the hit with a signed command (655a.11(i)(1)(iii)).
@@ -314,6 +316,15 @@ class SimulatedFloor:
             await self._beat()
             assert self.floorperson is not None
             await self.floorperson.command(self.service, "verify_deck", {"note": "the demo's floorperson: a new deck"})
+        elif ev.type == "table.blocked" and self._deck_due_for_a_person(ev):
+            # --human-floor: nobody simulated verifies the new deck. Say who must and how, instead of a silent wait;
+            # once per deck due (the table blocks again, for the same deck, when another reason joins).
+            self._deck_hinted = True
+            log.warning(
+                "the table waits for a floorperson to verify a new deck (655a.4(a))",
+                table_id=self.service.config.table_id,
+                remedy=VERIFY_DECK_REMEDY,
+            )
         elif ev.type == "no_more_bets.refused":
             self._refused = True
             if self.close_when_stuck:
@@ -329,6 +340,16 @@ class SimulatedFloor:
         return (
             self.floorperson is not None
             and not self._scripted
+            and isinstance(reasons, dict)
+            and "deck_change_due" in reasons
+        )
+
+    def _deck_due_for_a_person(self, ev: JournaledEvent) -> bool:
+        reasons = ev.payload.get("reasons")
+        return (
+            self.floorperson is None
+            and not self.close_when_stuck
+            and not self._deck_hinted
             and isinstance(reasons, dict)
             and "deck_change_due" in reasons
         )

@@ -22,6 +22,14 @@ from controller.supervisor.replay import ReplayStore
 
 log = structlog.get_logger("tablectl.demo")
 
+# What a person does for a demo run with --human-floor whose deck is due (.3(c)): the floorperson's signed verify_deck.
+VERIFY_DECK_REMEDY = (
+    "a floorperson signs verify_deck with a key listed in the table config's [[supervisors]]: "
+    "tablectl command send --config CONFIG.toml --key KEY.pem --key-id KEY_ID verify_deck "
+    '(docs/commands.md; `tablectl command keygen` makes a key), or the floor console\'s "Verify the new deck"; '
+    "or run the demo without --human-floor, whose simulated floorperson verifies it"
+)
+
 
 class DemoSigners:
     """A signing key for each role asked for (the demo's floorperson, a scenario's supervisor or technician)."""

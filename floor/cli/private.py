@@ -53,7 +53,12 @@ def start_mosquitto(workdir: Path, *, max_queued_messages: int | None = None) ->
     if max_queued_messages is not None:
         text += f"max_queued_messages {max_queued_messages}\n"
     conf.write_text(text)
-    proc = subprocess.Popen([binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Its own session, as the private PostgreSQL's (floor.pgcluster): the terminal's Ctrl-C goes to the demo's process
+    # group, and a broker in it died at once, so the floor service, still running until the demo stopped it, logged
+    # "broker connection lost" at error level on a clean stop. The demo stops it last (private_servers).
+    proc = subprocess.Popen(
+        [binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     # Stopped with the demo however it ends, a kill -9 included (floor/leash.py).
     Leash.mine().hold(proc.pid, signal.SIGTERM)
     return proc, f"mqtt://127.0.0.1:{port}"

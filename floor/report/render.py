@@ -7,6 +7,7 @@ import io
 import json
 from typing import Any
 
+from controller.core.money import fmt
 from floor.report.build import Report, Section
 
 
@@ -15,8 +16,7 @@ def cell(column: str, value: Any) -> str:
     if value is None:
         return "-"
     if column.endswith("_cents") and isinstance(value, int):
-        sign = "-" if value < 0 else ""
-        return f"{sign}${abs(value) / 100:,.2f}"
+        return fmt(value)  # the one money formatter: the round recall's and the table's terminal's too
     if column.endswith("_pct") and isinstance(value, float):
         return f"{value:.4f}%" if abs(value) < 1 else f"{value:.2f}%"
     if column.endswith("_s") and isinstance(value, float):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Mosquitto, Subscribe
+from tests.conftest import Mosquitto, Subscribe, free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -86,6 +86,31 @@ def test_send_refuses_bad_input_before_touching_the_broker(tmp_path: Path) -> No
     assert out.returncode == 0 and "validate_jackpot" in out.stdout and "seat, level, hit" in out.stdout
 
 
+def test_no_reply_names_the_broker_and_topics_it_tried_and_the_likely_fixes(
+    mosquitto: Mosquitto, unique_id: str, tmp_path: Path
+) -> None:
+    """A real mosquitto and no table listening: "no reply" said only "is the table running", not which broker and
+    topic it tried; a wrong --broker, --prefix or --table, or an ACL dropping the publish, looked the same."""
+    key = tmp_path / "k.pem"
+    keygen(key, "k", "supervisor")
+    send: list[str | Path] = ["command", "send", "--key", key, "--key-id", "k", "--prefix", "cli", "--table", unique_id]
+    out = tablectl(*send, "--broker", mosquitto.url, "--timeout", "1", "close_table")
+    assert out.returncode == 3, out.stderr
+    said = out.stderr
+    assert f"no reply from table {unique_id} at {mosquitto.url} " in said
+    assert f"(sent to cli/{unique_id}/cmd/close_table, listened on cli/{unique_id}/cmd/reply): none within 1 s" in said
+    assert "Is the table running, connected to this broker" in said and "Are --broker, --prefix and --table" in said
+    assert f"Does the broker's ACL let this user publish to cli/{unique_id}/cmd/close_table" in said
+
+    nobody = f"mqtt://127.0.0.1:{free_port()}"
+    out = tablectl(*send, "--broker", nobody, "--timeout", "5", "close_table")
+    assert out.returncode == 3, out.stderr
+    assert f"no reply from table {unique_id} at {nobody} " in out.stderr
+    assert "the broker cannot be reached" in out.stderr and "Check --broker (or the --config's mqtt.broker)" in (
+        out.stderr
+    )
+
+
 def test_send_signs_publishes_and_reports_the_tables_answer(
     mosquitto: Mosquitto, subscribe: Subscribe, unique_id: str, tmp_path: Path
 ) -> None:
@@ -138,7 +163,7 @@ def test_send_signs_publishes_and_reports_the_tables_answer(
         assert json.loads(out.stdout)["outcome"] == "ignored" and "the dealer inspects first" in out.stderr
 
         out = tablectl(*send[:-1], "no-such-table", "--timeout", "1", "--key", boss, "--key-id", "boss", "close_table")
-        assert out.returncode == 3 and "no reply: none within 1 s" in out.stderr
+        assert out.returncode == 3 and "no reply from table no-such-table at " in out.stderr
 
         # --config: the broker and prefix come from the table's config, the table id too.
         out = tablectl("command", "send", "--config", config, "--key", boss, "--key-id", "boss", "close_table")

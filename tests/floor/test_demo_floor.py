@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
 import re
 import signal
@@ -135,6 +136,60 @@ def _until_the_link_knows(broker: Mosquitto, key: Ed25519PrivateKey) -> dict[str
                 if got["code"] != "unknown_key":
                     return got
         raise AssertionError(f"the link never took the enrolled key: {last}")
+    finally:
+        client.loop_stop()
+        client.disconnect()
+
+
+def test_ctrl_c_stops_the_floor_demo_with_no_error_logged() -> None:
+    """Ctrl-C at the terminal signals the demo's whole process group. The private mosquitto was in it and died at once,
+    so the floor service, still archiving until the demo stopped it, logged `broker connection lost; reconnecting` at
+    error level on a clean stop. A real terminal's Ctrl-C: the demo leads its own session, SIGINT to the group, once
+    the tables are playing (a round.completed on the demo's broker, where the floor reads it)."""
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", "demo", "--floor", "--seed", "3", "--http", "127.0.0.1:0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    lines: list[str] = []
+    try:
+        assert demo.stdout is not None
+        broker = ""
+        for line in demo.stdout:  # the floor subscribes (naming its broker) before the URL is printed
+            lines.append(line)
+            if '"subscribed to the tables"' in line:
+                broker = json.loads(line)["broker"]
+            if "open http://" in line:
+                break
+        assert broker.startswith("mqtt://127.0.0.1:"), "".join(lines)[-3000:]
+        _until_a_round_completes(broker)
+        os.killpg(demo.pid, signal.SIGINT)
+        lines += demo.stdout.readlines()
+        code = demo.wait(timeout=60)
+    finally:
+        if demo.poll() is None:
+            os.killpg(demo.pid, signal.SIGKILL)
+            demo.wait()
+    output = "".join(lines)
+    assert code == 0, output[-3000:]
+    logged = [json.loads(line) for line in lines if line.startswith("{")]
+    assert logged, output[-3000:]
+    assert [e for e in logged if e.get("level") in ("error", "critical")] == [], output[-3000:]
+
+
+def _until_a_round_completes(broker: str) -> None:
+    host, port = broker.removeprefix("mqtt://").rsplit(":", 1)
+    completed: queue.Queue[str] = queue.Queue()
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id="test-demo-floor-ctrl-c")
+    client.on_connect = lambda c, *_: c.subscribe("tablectl/+/event", qos=1)
+    client.on_message = lambda c, u, m: completed.put(m.topic) if b'"round.completed"' in m.payload else None
+    client.connect(host, int(port))
+    client.loop_start()
+    try:
+        completed.get(timeout=120)  # failure bound only: the tables play a round in seconds
     finally:
         client.loop_stop()
         client.disconnect()
