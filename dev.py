@@ -10,8 +10,8 @@ Re-running is fast: the install is repeated only when pyproject.toml changes.
 from __future__ import annotations
 
 import os
-import runpy
 import re
+import runpy
 import shutil
 import signal
 import socket
@@ -30,7 +30,7 @@ PYPROJECT = REPO / "pyproject.toml"
 DEMO_BROKER = ("127.0.0.1", 1883)
 # The shipped broker's packet limit, read from where the controller keeps it (dev.py runs before the project is
 # installed, so it does not import it): the demo's broker meets what production meets.
-_LIMIT = re.search(r"^MAX_PACKET_SIZE = (\d+)$", (REPO / "controller/config/broker.py").read_text(), re.MULTILINE)
+_LIMIT = re.search(r"^MAX_PACKET_SIZE = ([0-9]+)$", (REPO / "controller/config/broker.py").read_text(), re.MULTILINE)
 MAX_PACKET_SIZE = int(_LIMIT.group(1)) if _LIMIT else 65536
 
 USAGE = """\
@@ -147,13 +147,8 @@ def ensure_venv() -> bool:
 
 def find_mosquitto() -> str | None:
     # Debian installs the broker in /usr/sbin, which an ordinary user's PATH lacks.
-    found = shutil.which("mosquitto")
-    if found:
-        return found
-    for candidate in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto"):
-        if os.access(candidate, os.X_OK):
-            return candidate
-    return None
+    candidates = ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto")
+    return shutil.which("mosquitto") or next((c for c in candidates if os.access(c, os.X_OK)), None)
 
 
 def ensure_mosquitto() -> str | None:
@@ -161,10 +156,8 @@ def ensure_mosquitto() -> str | None:
     if found:
         return found
     say("mosquitto (the MQTT broker) is not installed")
-    if apt_install(["mosquitto", "mosquitto-clients"]):
-        found = find_mosquitto()
-        if found:
-            return found
+    if apt_install(["mosquitto", "mosquitto-clients"]) and (found := find_mosquitto()):
+        return found
     print(
         "dev.py: mosquitto is needed and could not be installed automatically (not root, no passwordless\n"
         "        sudo, or no apt-get). Install it with:\n"

@@ -28,8 +28,8 @@ import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from floor.leash import Leash, sweep_stale
 from controller.config.broker import MAX_PACKET_SIZE
+from floor.leash import Leash, sweep_stale
 
 # The simulators pace their lines at 115200 baud by default (drivers/sim/line.py), as benchmarks and the demo
 # want; the suite runs unpaced (in this process and the simulator processes it starts) to stay fast, and

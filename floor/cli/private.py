@@ -19,8 +19,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
 from controller.cli.verb import UsageError
-from floor.leash import Leash
 from controller.config.broker import MAX_PACKET_SIZE
+from floor.leash import Leash
 from floor.pgcluster import ClusterError, PgCluster, free_port
 
 
