@@ -149,7 +149,7 @@ def totals(rows: Iterable[Mapping[str, Any]]) -> dict[str, Totals]:
         tot = out.setdefault(tid, Totals(tid))
         tot.events += 1
         rule = r["rule"] or ""
-        if rule and rule[0].isdigit():
+        if rule and "0" <= rule[0] <= "9":  # a chapter citation starts with its ASCII number
             chapters[tid][rule.split(".")[0]] += 1
         if t == "round.completed":
             tot.rounds += 1
