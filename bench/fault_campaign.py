@@ -19,7 +19,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from floor.leash import Leash  # noqa: E402
 from tests.conftest import Mosquitto, Subscriber, find_mosquitto, free_port  # noqa: E402
 
 KINDS = ("kill9", "daemon_stop", "broker_outage", "broker_stall", "storage")
@@ -183,9 +183,12 @@ def main() -> int:
     print(f"fault campaign: {args.trials} trial(s) of {', '.join(kinds)}; seed {args.seed}")
     print(ROW.format("kind", "trials", "ends", "events", "lost", "settled2x", "meters", "tasks", "verify"))
     bad = 0
-    with tempfile.TemporaryDirectory(prefix="tablectl-faults-") as tmp_name:
-        tmp = Path(tmp_name)
-        broker = Mosquitto(binary, tmp, free_port())
+    # On the leash (floor/leash.py): should the campaign be killed, its watchdog stops the broker and the daemons and
+    # deletes the dir; should the watchdog be killed too, the next sweep does (the dir's name is one it knows).
+    leash = Leash.mine()
+    tmp = leash.mkdtemp("tablectl-faults-")
+    broker = Mosquitto(binary, tmp, free_port())
+    try:
         broker.start()
         try:
             for kind in kinds:
@@ -212,6 +215,8 @@ def main() -> int:
                 bad += f["lost"] + f["settled_twice"] + f["meters_inconsistent"] + f["verify_broken"]
         finally:
             broker.stop()
+    finally:
+        leash.release(tmp)
     print("result: nothing lost, nothing settled twice" if not bad else f"result: {bad} problem(s) found")
     return 1 if bad else 0
 

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import functools
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar, TypeVarTuple
 
@@ -31,6 +32,43 @@ async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:
         await asyncio.wait({task}, timeout=0.1)
     if not task.cancelled() and task.exception() is not None:
         log.error("task ended with an error", task=task.get_name(), error=repr(task.exception()))
+
+
+# Tasks a watch over a driver's lifetime (controller/shell/supervised.py, which finds a driver's tasks by the name
+# "<role>:<device id>") must leave out, with why: each ends as a normal stop, not as the driver failing.
+#  - a session's task (a link's reader): it ends with its session, when the device is unplugged or goes silent; the
+#    driver's supervisor, which the watch does watch, reports the device offline (the real event) and reconnects.
+#  - a simulator's task (drivers/sim): the far end of the cable, not a driver's, though the demo runs it in the
+#    table's process; an unplug stops it on purpose.
+_UNWATCHED: weakref.WeakKeyDictionary[asyncio.Task[Any], str] = weakref.WeakKeyDictionary()
+
+
+def session_task(task: asyncio.Task[T]) -> asyncio.Task[T]:
+    """Mark `task` as living for one session with the device only (see _UNWATCHED)."""
+    return _unwatched(task, "session")
+
+
+def simulator_task(task: asyncio.Task[T]) -> asyncio.Task[T]:
+    """Mark `task` as a simulator's, not a driver's (see _UNWATCHED)."""
+    return _unwatched(task, "simulator")
+
+
+def unwatched(task: asyncio.Task[Any]) -> str | None:
+    """Why a driver watch leaves `task` out ("session", "simulator"), or None: it is the driver's for its lifetime."""
+    return _UNWATCHED.get(task)
+
+
+def _unwatched(task: asyncio.Task[T], why: str) -> asyncio.Task[T]:
+    _UNWATCHED[task] = why
+    task.add_done_callback(_ended)
+    return task
+
+
+def _ended(task: asyncio.Task[Any]) -> None:
+    # Cancelled (an unplug, a stop) or returned (its line closed) is a normal stop; an error is not, and with no
+    # watch over it, it is said here so that it does not die unnoticed.
+    if not task.cancelled() and task.exception() is not None:
+        log.error("task failed", task=task.get_name(), kind=_UNWATCHED.get(task), error=repr(task.exception()))
 
 
 class BlockingCalls:

@@ -23,6 +23,7 @@ Protocol on the watchdog's stdin, one line each: `hold PID START SIG`, `drop PID
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
 import shutil
 import signal
@@ -43,6 +44,10 @@ PATTERNS = (
     "tablectl-linked-demo-*",
     "tablectl-demo-broker-*",
     "bench-mosquitto-*",
+    # the suite's brokers (tests/conftest.py's fixture, tests/mqtt/test_broker_acl.py's TLS one) and the fault
+    # campaign's dir (its broker and daemons): made by Leash.mkdtemp, so never outside this list
+    "tablectl-test-broker-*",
+    "tablectl-faults-*",
 )
 # A dir from before the `.leash` file (no owner recorded) with no server running is swept once untouched this long:
 # long past any initdb, pg_basebackup or stopped-for-a-test window of an older checkout's run.
@@ -251,6 +256,20 @@ class Leash:
         (path / LEASH_FILE).write_text(f"owner {self.pid} {start_time(self.pid)}\n")
         self.dirs.add(str(path))
         self._send(f"dir {path}")
+
+    def mkdtemp(self, prefix: str) -> Path:
+        """A new temp dir owned by us (own()): deleted, its servers stopped, when we end, and swept should we and
+        our watchdog both be killed. `prefix` must be one the sweep knows (PATTERNS), or the sweep never would."""
+        if not any(fnmatch.fnmatchcase(f"{prefix}x", p) for p in PATTERNS):
+            raise ValueError(f"temp dir prefix {prefix!r} is not one the sweep knows: add it to PATTERNS")
+        path = Path(tempfile.mkdtemp(prefix=prefix))
+        self.own(path)
+        return path
+
+    def release(self, path: Path) -> None:
+        """Done with an owned dir: stop the servers still recorded in it, delete it, and tell the watchdog."""
+        release_dir(path)
+        self.disown(path)
 
     def note_server(self, path: Path, pid: int, sig: int) -> None:
         """Record a server running in `path`, for the sweep should this process and its watchdog both be gone."""

@@ -29,7 +29,7 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.config.broker import MAX_PACKET_SIZE
-from floor.leash import Leash, sweep_stale
+from floor.leash import LEASH_FILE, Leash, sweep_stale
 
 # The simulators pace their lines at 115200 baud by default (drivers/sim/line.py), as benchmarks and the demo
 # want; the suite runs unpaced (in this process and the simulator processes it starts) to stay fast, and
@@ -37,6 +37,7 @@ from floor.leash import Leash, sweep_stale
 os.environ.setdefault("TABLECTL_SIM_PACING", "off")
 
 STARTUP_TIMEOUT = 10.0
+BROKER_DIR = "tablectl-test-broker-"  # floor.leash.PATTERNS knows it
 
 
 def find_mosquitto() -> str | None:
@@ -103,6 +104,8 @@ class Mosquitto:
         self.proc = proc
         # Stopped with the test process however it ends, SIGKILL included (floor/leash.py says why a watchdog).
         Leash.mine().hold(proc.pid, signal.SIGTERM)
+        if (self.config.parent / LEASH_FILE).exists():  # an owned dir (leashed()): the sweep's backstop names it too
+            Leash.mine().note_server(self.config.parent, proc.pid, signal.SIGTERM)
         lines: queue.Queue[str | None] = queue.Queue()
 
         def pump() -> None:
@@ -150,9 +153,21 @@ class Mosquitto:
     def tail(self, n: int = 40) -> str:
         return "\n".join(list(self.log)[-n:])
 
+    @classmethod
+    def leashed(cls, binary: str, port: int, persistence: bool = False, prefix: str = BROKER_DIR) -> Mosquitto:
+        """A broker in a temp dir of its own on the leash (floor/leash.py): with its process, the dir goes too, and
+        should the process and its watchdog both be SIGKILLed, the next run's sweep stops the broker and deletes
+        the dir (a dir in pytest's own tmp dir is never swept). close() when done."""
+        return cls(binary, Leash.mine().mkdtemp(prefix), port, persistence)
+
+    def close(self) -> None:
+        """stop(), then the leashed dir deleted."""
+        self.stop()
+        Leash.mine().release(self.config.parent)
+
 
 @pytest.fixture(scope="session")
-def mosquitto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
+def mosquitto() -> Iterator[Mosquitto]:
     binary = find_mosquitto()
     if binary is None:
         pytest.fail(
@@ -162,12 +177,12 @@ def mosquitto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
         )
     # The servers and temp dirs an earlier run left when it was killed together with its watchdog.
     sweep_stale()
-    broker = Mosquitto(binary, tmp_path_factory.mktemp("mosquitto"), free_port())
+    broker = Mosquitto.leashed(binary, free_port())
     broker.start()
     try:
         yield broker
     finally:
-        broker.stop()
+        broker.close()
 
 
 @dataclass(frozen=True)

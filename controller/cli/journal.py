@@ -164,6 +164,13 @@ def _path(args: argparse.Namespace) -> Path:
     return Path(config.journal.path) if config.journal.path else default_journal_path(config.table_id)
 
 
+def _archives(args: argparse.Namespace, path: Path) -> Path:
+    """The segments' directory for `totals`: --archives, else where `archive` seals them ([journal] archive_dir)."""
+    if args.archives is not None:
+        return Path(args.archives)
+    return default_dir(path) if args.config is None else archive_directory(load_config(args.config), path)
+
+
 def main(args: argparse.Namespace) -> int:
     try:
         if args.journal_action == "verify" and args.segment is not None:
@@ -184,7 +191,7 @@ def main(args: argparse.Namespace) -> int:
             if args.journal_action == "export":
                 return _export(reader, args.out, args.sealed)
             if args.journal_action == "totals":
-                return print_totals(reader, args)
+                return print_totals(reader, args, _archives(args, path))
             return _verify(reader, args.json, args.archives)
     except JournalError as err:
         print(f"tablectl journal: {err}", file=sys.stderr)

@@ -1,7 +1,9 @@
 """`tablectl journal totals`: a table's own figures for a gaming day, summed from its journal
 (controller.store.totals), so that a supervisor or an auditor can hold the floor's report against them by hand
 (docs/floor.md, "Reconciling"). The gaming day is the floor's ([gaming_day] starts_at and timezone): the table does
-not know it, so the command is told.
+not know it, so the command is told. Rows sealed into archive segments (`journal archive`, [journal] keep_rounds)
+count as the rows kept in the file do: each segment is checked as `journal verify --archives` checks it, and one
+that is missing or altered stops the command (a smaller total would pass for the day's).
 """
 
 from __future__ import annotations
@@ -9,14 +11,16 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from datetime import date
 from datetime import time as dt_time
+from itertools import chain
+from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from controller.cli import numbers
 from controller.cli.verb import Subparsers, UsageError
-from controller.store.reader import JournalReader
+from controller.store.reader import ArchiveUnreadable, JournalReader
+from controller.store.schema import JournalError
 from controller.store.totals import GamingDays, in_period, to_text, totals
 
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -82,6 +86,13 @@ def add_totals(actions: Subparsers, where: argparse.ArgumentParser) -> None:
         help="the floor's [gaming_day] timezone (default UTC), e.g. America/New_York",
     )
     tot.add_argument("--json", action="store_true", help="print the totals as JSON (integer cents)")
+    tot.add_argument(
+        "--archives",
+        type=Path,
+        metavar="DIR",
+        help="where the journal's archive segments are (default: the config's [journal] archive_dir, else "
+        "<journal>.archive beside the journal); their rows count as the journal's",
+    )
 
 
 def _days(args: argparse.Namespace) -> tuple[date, date]:
@@ -96,18 +107,16 @@ def _days(args: argparse.Namespace) -> tuple[date, date]:
     return args.day, args.day
 
 
-def print_totals(reader: JournalReader, args: argparse.Namespace) -> int:
+def print_totals(reader: JournalReader, args: argparse.Namespace, archives: Path) -> int:
+    """`archives`: the segments' directory (--archives, else the config's [journal] archive_dir, else the default)."""
     first, last = _days(args)
     days = GamingDays(args.starts_at, args.timezone)
-    found = totals(in_period(reader.rows(), days, first, last))
-    archived = {t: sum(s.rows for s in reader.segments(t)) for t in reader.table_ids()}
-    for t, n in sorted(archived.items()):
-        if n:  # sealed out of the file (journal archive): rows this command cannot see
-            print(
-                f"tablectl journal: table {t}: {n} rows are archived in segments and not counted here; "
-                "totals of a day whose rounds were archived do not include them",
-                file=sys.stderr,
-            )
+    try:
+        # Archived rounds are older than the kept ones, but a day's rounds may be on both sides of the cut:
+        # in_period pairs each round with its end wherever either row is.
+        found = totals(in_period(chain(reader.archived_rows(archives), reader.rows()), days, first, last))
+    except ArchiveUnreadable as err:
+        raise JournalError(f"cannot total the archived rows: {err}") from None
     label = f"gaming day {first}" if first == last else f"gaming days {first} to {last}"
     label += f" (from {args.starts_at:%H:%M} {args.timezone.key})"
     if args.json:

@@ -26,6 +26,7 @@ from controller.shell.watchdog import SystemdSupervisor
 from controller.store.anchor import Claim
 from controller.store.journal import Journal
 from drivers.interfaces import Device
+from drivers.tasks import unwatched
 
 if TYPE_CHECKING:
     from controller.shell.archiver import Archiver
@@ -190,7 +191,7 @@ class SupervisedTable:
         """Once the devices are started, a supervised watch on each (a restart stops and starts the device)."""
         await self.service.ready.wait()
         for device in self.service.devices.values():
-            self.tasks.add(TaskSpec(f"device:{device.device_id}", _device_watch(device, self.service.sink)))
+            self.tasks.add(TaskSpec(f"device:{device.device_id}", device_watch(device, self.service.sink)))
 
 
 def _once(coro: Coroutine[Any, Any, None]) -> Callable[[], Coroutine[Any, Any, None]]:
@@ -208,11 +209,18 @@ def _once(coro: Coroutine[Any, Any, None]) -> Callable[[], Coroutine[Any, Any, N
 
 
 def _driver_tasks(device_id: str) -> list[asyncio.Task[Any]]:
-    """A driver's own tasks, by the naming its base class keeps: "<role>:<device id>" (driver:, pacer:, ...)."""
-    return [t for t in asyncio.all_tasks() if t.get_name().endswith(f":{device_id}") and not t.done()]
+    """A driver's own tasks for its lifetime, by the naming its base class keeps: "<role>:<device id>" (driver:,
+    pacer:, ...). Not a session's (a link's reader, which ends whenever the device is unplugged: the driver reports it
+    offline and reconnects) nor a simulator's of the same device (the demo runs them in this process; an unplug stops
+    them on purpose): drivers.tasks.unwatched says which, and logs their own failures."""
+    return [
+        t
+        for t in asyncio.all_tasks()
+        if t.get_name().endswith(f":{device_id}") and not t.done() and unwatched(t) is None
+    ]
 
 
-def _device_watch(device: Device, sink: Callable[..., None]) -> Callable[[], Coroutine[Any, Any, None]]:
+def device_watch(device: Device, sink: Callable[..., None]) -> Callable[[], Coroutine[Any, Any, None]]:
     first = True
 
     async def watch() -> None:

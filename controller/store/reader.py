@@ -7,14 +7,18 @@ daemon; rows come back as JSON-ready dicts with their hashes, so an export can b
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+from controller.store import manifest
+from controller.store.outbox import DamagedRow, read_range
 from controller.store.schema import COLUMNS, connect_readonly
-from controller.store.segments import Segment, recorded
+from controller.store.segments import Segment, link_problems, recorded
 from controller.store.verify import verify_connection
-from controller.store.walk import Progress, VerifyReport
+from controller.store.walk import Progress, VerifyReport, check_segment
 
 
 def _readable(text: Any) -> Any:
@@ -89,6 +93,28 @@ class JournalReader:
         """The archive segments recorded for the table (controller.store.segments), oldest first."""
         return recorded(self._conn, table_id)
 
+    def archived_table_ids(self) -> list[str]:
+        """The tables with rows sealed into archive segments (a table may have none left in the file)."""
+        try:
+            cur = self._conn.execute("SELECT DISTINCT table_id FROM archives ORDER BY table_id")
+        except sqlite3.OperationalError:  # a file older than schema 4 has archived nothing
+            return []
+        return [str(t) for (t,) in cur]
+
+    def archived_rows(self, directory: Path) -> Iterator[dict[str, Any]]:
+        """Every row sealed into the recorded segments, read from their files in `directory`, each segment checked
+        first as `verify --archives` checks it (present, the recorded sha256, its chain to the recorded head) and
+        its rows read and hash-checked as `resend` reads them (controller.store.outbox.read_range). Rows come as
+        rows() gives them (without the sealed part). ArchiveUnreadable, naming the file and the fix, for a segment
+        that is missing, altered or damaged: a sum over what could be read would be silently short."""
+        for table_id in self.archived_table_ids():
+            segs = recorded(self._conn, table_id)
+            for seq, what in link_problems(segs):
+                raise ArchiveUnreadable(f"table {table_id}, seq {seq}: {what}")
+            skipped = manifest.rollbacks(self._conn, table_id)
+            for seg in segs:
+                yield from _segment_rows(directory, seg, skipped)
+
     def count(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM events").fetchone()[0])
 
@@ -111,3 +137,41 @@ class JournalReader:
         """The live journal from its last archive segment's head; with `archives` (the segments' directory) the
         whole chain through every segment first."""
         return verify_connection(self._conn, str(self.path), self.version, progress, archives)
+
+
+class ArchiveUnreadable(Exception):
+    """An archive segment whose rows cannot be read as sealed: missing, altered or damaged (the message says which
+    file and what to do)."""
+
+
+def _segment_rows(directory: Path, seg: Segment, skipped: list[manifest.Rollback]) -> Iterator[dict[str, Any]]:
+    path = directory / seg.segment
+    report = VerifyReport(str(path), archives_checked=True)
+    check_segment(directory, seg, skipped, report, None)
+    fix = (
+        "the totals need every archived row: restore the file as sealed from the archive's backup, or give "
+        f"--archives DIR where the segments are (`tablectl journal verify --archives {directory}` lists every problem)"
+    )
+    if not report.ok:  # every finding of check_segment names the file
+        raise ArchiveUnreadable(f"{report.first_break}; {fix}")
+    conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, isolation_level=None)
+    try:
+        items = read_range(conn, seg.table_id, seg.first_seq, seg.last_seq, (seg.prev_seq, seg.prev_hash))
+    except sqlite3.Error as err:
+        raise ArchiveUnreadable(f"segment {path} cannot be read ({err}); {fix}") from None
+    finally:
+        conn.close()
+    for item in items:
+        if isinstance(item, DamagedRow):
+            raise ArchiveUnreadable(f"segment {path}, seq {item.seq}: {item.reason}; {fix}")
+        yield {
+            "seq": item.seq,
+            "event_id": item.event_id,
+            "boot_id": item.boot_id,
+            "ts": item.ts,
+            "table_id": item.table_id,
+            "round_id": item.round_id,
+            "type": item.type,
+            "rule": item.rule,
+            "payload": dict(item.payload),
+        }

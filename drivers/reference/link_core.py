@@ -35,7 +35,7 @@ from drivers.reference.transport import (
     LinkClosed,
     LinkTimeout,
 )
-from drivers.tasks import cancel_and_wait
+from drivers.tasks import cancel_and_wait, session_task
 
 log = structlog.get_logger(__name__)
 
@@ -98,7 +98,8 @@ class LinkCore:
         self._delayed: set[asyncio.Task[None]] = set()
 
     def start(self) -> None:
-        self._reader_task = asyncio.get_running_loop().create_task(self._read_loop(), name=self.name)
+        # The reader ends with the session (the line closed, the device unplugged), which the driver reports.
+        self._reader_task = session_task(asyncio.get_running_loop().create_task(self._read_loop(), name=self.name))
 
     async def send(self, message: Mapping[str, Any]) -> None:
         """Send one DATA frame and return once the peer ACKed it; LinkTimeout / LinkClosed otherwise."""

@@ -18,7 +18,7 @@ import structlog
 
 from drivers.sign_pacing import Clock, LoopClock
 from drivers.sim.pty import PtyEndpoint, StableName
-from drivers.tasks import cancel_and_wait
+from drivers.tasks import cancel_and_wait, simulator_task
 
 log = structlog.get_logger(__name__)
 
@@ -87,16 +87,19 @@ class AlphaSignSim:
     def _plug(self) -> None:
         self._endpoint = PtyEndpoint()
         self._buffer.clear()
-        self._task = asyncio.get_running_loop().create_task(self._listen(self._endpoint), name=f"sim:{self.device_id}")
+        self._task = simulator_task(
+            asyncio.get_running_loop().create_task(self._listen(self._endpoint), name=f"sim:{self.device_id}")
+        )
         self._name.point(self._endpoint.path)
 
     async def unplug(self) -> None:
-        """Pull the cable: the pty closes and the stable name goes away."""
+        """Pull the cable: the pty closes and the stable name goes away (the driver finds the sign offline)."""
         await cancel_and_wait(self._task)
         self._task = None
         if self._endpoint is not None:
             self._endpoint.close()
             self._endpoint = None
+            log.info("simulator unplugged", device=self.device_id, port=self._name.path)
         self._name.point(None)
 
     async def replug(self, *, power_lost: bool = False) -> None:

@@ -15,7 +15,7 @@ from drivers.reference.link import ByteReader, ByteWriter, Link, LinkError
 from drivers.sim.faults import COMMON_EVENTS, DEFAULT_GARBAGE, IMMEDIATE, Fault, FaultKind, Trigger
 from drivers.sim.line import LineTiming, default_timing
 from drivers.sim.pty import PtyEndpoint, StableName
-from drivers.tasks import cancel_and_wait
+from drivers.tasks import cancel_and_wait, simulator_task
 
 log = structlog.get_logger(__name__)
 
@@ -129,7 +129,9 @@ class SimDevice:
         self._link.keep_undelivered = True
         self._link.control_delay = self._reply_delay
         self._link.start()
-        self._sender = asyncio.get_running_loop().create_task(self._send_loop(), name=f"sim-send:{self.device_id}")
+        self._sender = simulator_task(
+            asyncio.get_running_loop().create_task(self._send_loop(), name=f"sim-send:{self.device_id}")
+        )
 
     async def _detach(self) -> None:
         await cancel_and_wait(self._sender)
@@ -189,8 +191,10 @@ class SimDevice:
         self._set_reply_delay(0.0)
 
     async def unplug(self) -> None:
-        """Pull the cable: the pty closes and the stable name disappears."""
+        """Pull the cable: the pty closes and the stable name disappears. Its tasks stop as at a normal stop; the
+        driver finds the device offline (that is the event the table reports)."""
         await self._unplug()
+        log.info("simulator unplugged", device=self.device_id, port=self.port)
 
     async def replug(self) -> None:
         """Plug back in: a new pty under the same stable name (also revives a hung device)."""

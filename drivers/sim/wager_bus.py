@@ -25,7 +25,7 @@ from drivers.reference.framing import (
 from drivers.sim.line import LineTiming, at_time, default_timing
 from drivers.sim.pty import PtyEndpoint, StableName
 from drivers.sim.wager_station import WagerStationSim
-from drivers.tasks import cancel_and_wait
+from drivers.tasks import cancel_and_wait, simulator_task
 
 
 class _Drop:
@@ -190,7 +190,9 @@ class WagerBusSim:
         """Plug the line back in: a new pty under the same name, every station attached (and revived)."""
         await self.unplug()
         self._endpoint = PtyEndpoint(self.timing)
-        self._pump = asyncio.get_running_loop().create_task(self._fan_out(self._endpoint), name=f"sim:{self.name}")
+        self._pump = simulator_task(
+            asyncio.get_running_loop().create_task(self._fan_out(self._endpoint), name=f"sim:{self.name}")
+        )
         for station in self.stations.values():
             await station._plug()
         self._name.point(self._endpoint.path)

@@ -1,12 +1,15 @@
 """The servers a test run starts die with it, even SIGKILLed mid-test (floor/leash.py): a real pytest run, a real
-PostgreSQL cluster (tests/floor's pg_cluster fixture) and a real mosquitto (the suite's fixture), killed with SIGKILL.
+PostgreSQL cluster (tests/floor's pg_cluster fixture), a real mosquitto (the suite's fixture) and the TLS mosquitto of
+tests/mqtt/test_broker_acl.py (started outside that fixture), killed with SIGKILL.
 
 Before the leash, the postmaster and the broker were reparented to PID 1 and kept running, their dirs in /tmp, run
 after run. The second test is the backstop: the run and its watchdog both SIGKILLed leave the servers up, and the
-next run's sweep stops them and deletes the dir, never touching a dir whose owner is alive."""
+next run's sweep stops them and deletes the dirs, never touching a dir whose owner is alive. Before, the brokers lived
+in pytest's own tmp dir, which no sweep judges (and the TLS broker was on no leash at all): they outlived both."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import select
@@ -20,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from floor.leash import LEASH_FILE, alive, sweep
+from floor.leash import LEASH_FILE, PATTERNS, alive, sweep
 from floor.pgcluster import ClusterError, PgCluster
 
 pytestmark = pytest.mark.floor
@@ -30,13 +33,17 @@ ROOT = Path(__file__).resolve().parents[2]
 # The run that is killed: it uses the suite's own fixtures, says what it started, and waits to be killed.
 CHILD = """
 import json, os, signal
-from floor.leash import Leash, start_time
+from floor.leash import LEASH_FILE, Leash, start_time
 from tests.conftest import mosquitto  # the fixtures themselves
 from tests.floor.conftest import pg_cluster
+from tests.mqtt.test_broker_acl import broker  # the TLS broker of systemd/mosquitto/ as shipped
 
-def test_waits_to_be_killed(pg_cluster, mosquitto):
-    servers = [pg_cluster.proc.pid, mosquitto.proc.pid]
-    info = {"servers": [[pid, start_time(pid)] for pid in servers], "dir": str(pg_cluster.base),
+def test_waits_to_be_killed(pg_cluster, mosquitto, broker):
+    recorded = [l.split() for l in (broker.dir / LEASH_FILE).read_text().splitlines()]
+    secure = [int(l[1]) for l in recorded if l[0] == "server"]
+    servers = [pg_cluster.proc.pid, mosquitto.proc.pid, *secure]
+    dirs = [pg_cluster.base, mosquitto.config.parent, broker.dir]
+    info = {"servers": [[pid, start_time(pid)] for pid in servers], "dirs": [str(d) for d in dirs],
             "leash": Leash.mine().proc.pid}
     print("READY " + json.dumps(info), flush=True)
     signal.pause()
@@ -46,8 +53,8 @@ def test_waits_to_be_killed(pg_cluster, mosquitto):
 @dataclass
 class Run:
     proc: subprocess.Popen[str]
-    servers: list[tuple[int, int]]  # (pid, start time): the postmaster, the broker
-    dir: Path
+    servers: list[tuple[int, int]]  # (pid, start time): the postmaster, the suite's broker, the TLS broker
+    dirs: list[Path]  # the cluster's, the suite broker's, the TLS broker's
     leash: int
 
 
@@ -67,7 +74,7 @@ def killable_run(tmp_path: Path) -> Iterator[Run]:
         else:
             raise AssertionError(f"the run ended before its servers started:\n{(tmp_path / 'run.log').read_text()}")
         servers = [(int(pid), int(start)) for pid, start in info["servers"]]
-        yield Run(proc, servers, Path(info["dir"]), int(info["leash"]))
+        yield Run(proc, servers, [Path(d) for d in info["dirs"]], int(info["leash"]))
     finally:
         proc.kill()
         proc.wait()
@@ -98,35 +105,40 @@ def test_a_sigkilled_run_leaves_no_server_and_no_dir(tmp_path: Path) -> None:
         finally:
             os.close(leash)
         assert ready, "the watchdog did not finish within 60 s of its owner's SIGKILL"
-    assert [s for s in run.servers if alive(*s)] == []  # the postmaster and the broker: no longer running
-    assert not run.dir.exists()
+    assert len(run.servers) == 3
+    assert [s for s in run.servers if alive(*s)] == []  # the postmaster and both brokers: no longer running
+    assert [d for d in run.dirs if d.exists()] == []
 
 
 def test_what_a_killed_run_and_its_watchdog_leave_is_swept_at_the_next_start_and_a_live_runs_dir_is_not(
     tmp_path: Path,
 ) -> None:
     with killable_run(tmp_path) as run:
-        only = [run.dir.name]  # this run's dir: other stale dirs on the machine are not this test's to judge
+        # This run's dirs, each by a name the sweep knows (PATTERNS): other stale dirs on the machine are not this
+        # test's to judge.
+        only = [d.name for d in run.dirs]
+        assert all(any(fnmatch.fnmatchcase(name, p) for p in PATTERNS) for name in only), only
         assert sweep(patterns=only) == []  # its owner is alive: left alone
-        assert run.dir.is_dir() and all(alive(*s) for s in run.servers)
-        owner = (run.dir / LEASH_FILE).read_text().split()[1]
-        assert owner == str(run.proc.pid)
+        assert all(d.is_dir() for d in run.dirs) and all(alive(*s) for s in run.servers)
+        for d in run.dirs:
+            owner = (d / LEASH_FILE).read_text().split()[1]
+            assert owner == str(run.proc.pid)
         os.kill(run.leash, signal.SIGKILL)
         wait_exit(run.leash)
         run.proc.kill()
         run.proc.wait()
-    postmaster, broker = run.servers
     try:
-        assert alive(*postmaster), "with its watchdog gone too, nothing stopped the server: the sweep must"
+        assert all(alive(*s) for s in run.servers), "with its watchdog gone too, nothing stopped them: the sweep must"
         swept = sweep(patterns=only)
-        assert len(swept) == 1, swept
-        assert f"owner pid {run.proc.pid} is gone" in swept[0] and str(postmaster[0]) in swept[0]
-        assert not alive(*postmaster)
-        assert not run.dir.exists()
+        assert len(swept) == 3, swept
+        for line, d, (pid, _) in zip(swept, run.dirs, run.servers, strict=True):  # swept in the order of `only`
+            assert line.startswith(f"{d}: owner pid {run.proc.pid} is gone") and str(pid) in line, line
+        assert [s for s in run.servers if alive(*s)] == []
+        assert [d for d in run.dirs if d.exists()] == []
     finally:
-        # The broker lived in pytest's own tmp dir, which no sweep judges: this test stops it itself.
-        if alive(*broker):
-            os.kill(broker[0], signal.SIGTERM)
+        for pid, start in run.servers:  # should the sweep have missed one, it is not left running
+            if alive(pid, start):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_a_standby_that_cannot_be_made_leaves_no_dir_and_its_primary_is_removed_whole() -> None:

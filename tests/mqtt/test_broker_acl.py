@@ -17,6 +17,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -45,9 +46,11 @@ from controller.mqtt.birth import build_birth
 from controller.mqtt.limits import publish_size
 from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
+from floor.leash import Leash
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "systemd" / "mosquitto"
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+SECURE_BROKER_DIR = "tablectl-test-broker-secure-"  # floor.leash.PATTERNS knows it
 PASSWORDS = {
     "ms-1": "table-one-secret",
     "ms-2": "table-two-secret",
@@ -156,8 +159,11 @@ class SecureBroker:
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureBroker]:
-    d = tmp_path_factory.mktemp("secure-broker")
+def broker() -> Iterator[SecureBroker]:
+    # On the leash (floor/leash.py): a SIGKILLed run stops this broker and deletes its dir, and should its watchdog be
+    # killed too, the next run's sweep does; in pytest's tmp dir it outlived both.
+    leash = Leash.mine()
+    d = leash.mkdtemp(SECURE_BROKER_DIR)
     _write_pki(d)
     shutil.copy(EXAMPLE / "acl", d / "acl")
     passwd = _find("mosquitto_passwd", "/usr/bin/mosquitto_passwd")
@@ -184,6 +190,8 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureBroker]:
         stderr=subprocess.PIPE,
         text=True,
     )
+    leash.hold(proc.pid, signal.SIGTERM)
+    leash.note_server(d, proc.pid, signal.SIGTERM)
     log: list[str] = []
     lines: queue.Queue[str | None] = queue.Queue()
 
@@ -207,6 +215,8 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureBroker]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+        leash.drop(proc.pid)
+        leash.release(d)
 
 
 class Watcher:

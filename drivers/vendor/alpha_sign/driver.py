@@ -34,7 +34,7 @@ from drivers.sign_pacing import (
     levels_problem,
     win_problem,
 )
-from drivers.tasks import cancel_and_wait
+from drivers.tasks import cancel_and_wait, session_task
 from drivers.vendor.alpha_sign.packets import (
     CAPTION,
     ESC,
@@ -190,7 +190,10 @@ class AlphaSign(DeviceBase):
         self._closed = asyncio.Event()
         self._parser = PacketParser()
         self._replies = asyncio.Queue()
-        self._reader_task = asyncio.get_running_loop().create_task(self._read(reader), name=f"read:{self.device_id}")
+        # Ends with the session (the line closed, the sign unplugged), which _serve reports: not the driver failing.
+        self._reader_task = session_task(
+            asyncio.get_running_loop().create_task(self._read(reader), name=f"read:{self.device_id}")
+        )
         try:
             # A sign that was away may have restarted blank, or be another sign: lay it out from scratch.
             self._layout = None
