@@ -20,20 +20,9 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-ROUND_ENDS = ("round.completed", "round.voided")
+from controller.core.irregularities import IRREGULARITIES
 
-# The report's "voids and irregularities" (floor/report/figures.py IRREGULARITIES): kept equal by a test.
-IRREGULARITIES = (
-    "round.voided",
-    "card.face_up_discarded",
-    "card.drawn_in_error",
-    "deck.removed",
-    "shuffle.failed",
-    "wager.rejected",
-    "chip_count.mismatch",
-    "stub.miscounted",
-    "progressive.reversal_refused",
-)
+ROUND_ENDS = ("round.completed", "round.voided")
 
 
 @dataclass(frozen=True, slots=True)

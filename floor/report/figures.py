@@ -12,22 +12,11 @@ from typing import Any
 
 import psycopg
 
+from controller.core.irregularities import IRREGULARITIES
 from floor.days import Period
 from floor.report.owner import Claims, condition, prepare
 
 Conn = psycopg.Connection[tuple[Any, ...]]
-
-IRREGULARITIES = (
-    "round.voided",
-    "card.face_up_discarded",
-    "card.drawn_in_error",
-    "deck.removed",
-    "shuffle.failed",
-    "wager.rejected",
-    "chip_count.mismatch",
-    "stub.miscounted",
-    "progressive.reversal_refused",
-)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,6 @@ from drivers.interfaces import FaceUpCard
 from floor.config import DatabaseSection, GamingDaySection
 from floor.days import day_period
 from floor.db import connect
-from floor.report import figures
 from floor.report.build import build
 from floor.report.figures import Scope, gather
 from tests.engine.conftest import PureTable, arranged_deck, open_table
@@ -174,10 +173,6 @@ def _report(dsn: str, day: date) -> dict[str, list[dict[str, Any]]]:
     with connect(DatabaseSection(dsn=dsn)) as conn:
         sections: dict[str, list[dict[str, Any]]] = build(gather(conn, scope), scope, "test").to_json()["sections"]
     return {k: [r for r in rows if r.get("scope") == "table"] for k, rows in sections.items()}
-
-
-def test_the_journals_irregularities_are_the_reports() -> None:
-    assert journal_totals.IRREGULARITIES == figures.IRREGULARITIES
 
 
 async def test_day_reports_equal_each_tables_journal_totals_across_the_boundary_and_a_late_table(
