@@ -36,6 +36,7 @@ from link import protocol
 from link.commands import VERBS as LINK_DESK_VERBS
 from tests.conftest import Mosquitto, free_port
 from tests.floor.event_stream import Stream
+from tests.floor.service_running import running
 
 PREFIX = "linktest"
 
@@ -228,17 +229,9 @@ async def floor_with_console(mosquitto: Mosquitto, floor_dsn: str) -> AsyncItera
         f'[[console.supervisors]]\nkey_id = "sue.sup"\nrole = "supervisor"\npublic_key = "{public_key_b64(KEY)}"\n'
     )
     service = FloorService(config)
-    task = asyncio.create_task(service.run())
-    try:
-        async with asyncio.timeout(60):
-            await service.console_ready.wait()
-            while not service.mqtt_up:  # noqa: ASYNC110 (the service has no event for it; retained topics wait)
-                await asyncio.sleep(0.05)
+    async with running(service, console=True):
         assert service.console is not None
         yield service, service.console.url.rstrip("/")
-    finally:
-        service.stop()
-        await asyncio.wait_for(task, 30)
 
 
 async def test_link_topics_reach_the_tiles_and_a_linked_hit_is_validated_through_the_link(

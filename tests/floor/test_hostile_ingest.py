@@ -10,7 +10,6 @@ unacknowledged, so the broker redelivered the same poison at every restart and n
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -26,6 +25,7 @@ from floor.messages import Incoming, content_digest, parse
 from floor.service import FloorService, Queued
 from floor.status import live_tables, status_text
 from tests.conftest import Mosquitto, free_port
+from tests.floor.service_running import running, until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
 PREFIX = "hostile"
@@ -118,30 +118,13 @@ async def floor(mosquitto: Mosquitto, floor_dsn: str) -> AsyncIterator[FloorServ
         f'client_id = "floor-{free_port()}"\n[ingest]\ntables = ["t1"]\n'
     )
     service = FloorService(config)
-    task = asyncio.create_task(service.run())
     try:
-        async with asyncio.timeout(60):
-            while not service.mqtt_up:  # noqa: ASYNC110 (the service has no event for it)
-                await asyncio.sleep(0.05)
-        yield service
+        async with running(service):
+            yield service
     finally:
-        service.stop()
-        await asyncio.wait_for(task, 30)
         async with aiomqtt.Client(mosquitto.host, mosquitto.port) as client:
             for topic, _, _ in RETAINED:
                 await client.publish(topic, b"", qos=1, retain=True)  # cleared for the session's other tests
-
-
-async def until(dsn: str, sql: str, want: int, what: str) -> None:
-    """Poll the archive (a database has no notification a test could wait on instead)."""
-    async with asyncio.timeout(60):
-        while True:
-            async with await psycopg.AsyncConnection.connect(dsn) as conn:
-                row = await (await conn.execute(sql.encode())).fetchone()
-            if row is not None and row[0] == want:
-                return
-            await asyncio.sleep(0.05)
-    raise AssertionError(what)
 
 
 async def test_every_fault_is_refused_said_and_counted_and_the_good_events_around_it_are_archived(

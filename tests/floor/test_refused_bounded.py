@@ -8,7 +8,6 @@ whole (up to 256 KiB): 3,000 rows and some 6 MB here.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from collections.abc import AsyncIterator
@@ -26,6 +25,7 @@ from floor.schema import migrate
 from floor.service import FloorService
 from floor.status import live_tables, status_text
 from tests.conftest import Mosquitto, free_port
+from tests.floor.service_running import running, until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
 PREFIX = "flood"
@@ -61,26 +61,8 @@ async def floor(mosquitto: Mosquitto, floor_dsn: str) -> AsyncIterator[FloorServ
         '[console]\nlisten = "127.0.0.1:0"\n'
     )
     service = FloorService(config)
-    task = asyncio.create_task(service.run())
-    try:
-        async with asyncio.timeout(60):
-            while not service.mqtt_up:  # noqa: ASYNC110 (the service has no event for it)
-                await asyncio.sleep(0.05)
+    async with running(service):
         yield service
-    finally:
-        service.stop()
-        await asyncio.wait_for(task, 30)
-
-
-async def until(dsn: str, sql: str, want: int) -> None:
-    """Poll the archive (a database has no notification a test could wait on instead)."""
-    async with asyncio.timeout(120):
-        while True:
-            async with await psycopg.AsyncConnection.connect(dsn) as conn:
-                row = await (await conn.execute(sql.encode())).fetchone()
-            if row is not None and row[0] == want:
-                return
-            await asyncio.sleep(0.1)
 
 
 async def test_a_flood_of_junk_leaves_bounded_rows_that_count_every_message(

@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator, MutableMapping
 from typing import Any
 
 import aiomqtt
-import psycopg
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,6 +25,7 @@ from floor.refusal_log import SUMMARY, summary
 from floor.refusals import OTHERS, WINDOW_S, RefusalBudget, RefusalLines, Tally
 from floor.service import FloorService
 from tests.conftest import Mosquitto, free_port
+from tests.floor.service_running import running, until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
 PREFIX = "loud"
@@ -56,26 +56,13 @@ async def floor(mosquitto: Mosquitto, floor_dsn: str) -> AsyncIterator[tuple[Flo
     )
     service = FloorService(config)
     ticks = service.refusal_log.ticks = Ticks()
-    task = asyncio.create_task(service.run())
-    try:
-        async with asyncio.timeout(60):
-            while not service.mqtt_up:  # noqa: ASYNC110 (the service has no event for it)
-                await asyncio.sleep(0.05)
+    async with running(service) as task:
         yield service, ticks, task
-    finally:
-        service.stop()
-        await asyncio.wait_for(task, 30)
 
 
 async def archived(dsn: str, want: int) -> None:
-    """Poll the archive until it counts `want` refusals (the listener said each before queueing it)."""
-    async with asyncio.timeout(120):
-        while True:
-            async with await psycopg.AsyncConnection.connect(dsn) as conn:
-                row = await (await conn.execute(b"SELECT coalesce(sum(count), 0) FROM rejected_messages")).fetchone()
-            if row is not None and row[0] == want:
-                return
-            await asyncio.sleep(0.1)
+    """Until the archive counts `want` refusals (the listener said each before queueing it)."""
+    await until(dsn, "SELECT coalesce(sum(count), 0) FROM rejected_messages", want)
 
 
 async def said(logs: list[Log], want: int) -> list[Log]:
