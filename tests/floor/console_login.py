@@ -52,6 +52,15 @@ def log_in(origin: str, floor_dsn: str) -> str:
     return token
 
 
+def browser_logged_in(browser: Any, origin: str, floor_dsn: str) -> str:
+    """A supervisor's session (log_in) handed to the browser: its cookie set for the console's origin before the page
+    loads (not by visiting the origin first: a JSON page has no icon, and the browser's 404 for it would be a console
+    error that is not the console's). The session's token."""
+    token = log_in(origin, floor_dsn)
+    browser.execute_cdp_cmd("Network.setCookie", {"name": COOKIE, "value": token, "url": origin + "/"})
+    return token
+
+
 _LOOPS: dict[int, asyncio.AbstractEventLoop] = {}  # each console_in_thread server's loop, by id(server)
 
 

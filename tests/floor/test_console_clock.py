@@ -19,12 +19,11 @@ from typing import Any
 
 import pytest
 
-from floor.console.plumbing import COOKIE
 from floor.console.server import ConsoleServer
 from floor.console.views import stamp
 from floor.live import TableLive
 from tests.floor.chromium import chromium, page_errors
-from tests.floor.console_login import console_in_thread, log_in
+from tests.floor.console_login import browser_logged_in, console_in_thread
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
 IN_PHASE_S = 90  # how long the table has been in its phase, on the floor's clock
@@ -76,14 +75,11 @@ def test_ages_are_the_floors_whatever_the_browsers_clock(
     live.phase_since = stamp(now - timedelta(seconds=IN_PHASE_S))
     live.tilts = {"critical_state": stamp(now - timedelta(seconds=TILT_S))}
     server.view.live["t1"] = live
-    token = log_in(origin, floor_dsn)
 
     browser.execute_cdp_cmd(
         "Page.addScriptToEvaluateOnNewDocument", {"source": SHIFTED_DATE % (shift.total_seconds() * 1000)}
     )
-    # The session's cookie set for the console's origin before the page loads (not by visiting the origin first: a
-    # JSON page has no icon, and the browser's 404 for it would be a console error that is not the console's).
-    browser.execute_cdp_cmd("Network.setCookie", {"name": COOKIE, "value": token, "url": origin + "/"})
+    browser_logged_in(browser, origin, floor_dsn)
     browser.get(origin + "/")
     page_now = browser.execute_script("return Date.now()") / 1000
     assert abs(page_now - (datetime.now(UTC) + shift).timestamp()) < 60, "the page's clock is not shifted"

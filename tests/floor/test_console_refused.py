@@ -16,12 +16,11 @@ from typing import Any
 import psycopg
 import pytest
 
-from floor.console.plumbing import COOKIE
 from floor.console.server import ConsoleServer
 from floor.live import TableLive
 from floor.messages import refuse
 from tests.floor.chromium import chromium, page_errors
-from tests.floor.console_login import console_in_thread, in_console, log_in
+from tests.floor.console_login import browser_logged_in, console_in_thread, in_console
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
 MARKUP = '<img src="x" onerror="window.pwned = 1"> not JSON'
@@ -56,8 +55,7 @@ def test_the_floor_page_shows_the_refused_count_and_the_latest_live_and_as_text(
     from selenium.webdriver.support.ui import WebDriverWait
 
     server, origin = console
-    token = log_in(origin, floor_dsn)
-    browser.execute_cdp_cmd("Network.setCookie", {"name": COOKIE, "value": token, "url": origin + "/"})
+    browser_logged_in(browser, origin, floor_dsn)
     wait = WebDriverWait(browser, 60)
 
     def shown() -> tuple[str, ...]:

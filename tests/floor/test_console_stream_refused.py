@@ -15,11 +15,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from floor.console.plumbing import COOKIE
 from floor.console.server import ConsoleServer
 from floor.live import TableLive
 from tests.floor.chromium import chromium, page_errors
-from tests.floor.console_login import console_in_thread, log_in
+from tests.floor.console_login import browser_logged_in, console_in_thread
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
 
@@ -47,8 +46,7 @@ def test_a_refused_stream_shows_the_servers_reason_and_retry_and_goes_live_when_
     from selenium.webdriver.support.ui import WebDriverWait
 
     server, origin = console
-    token = log_in(origin, floor_dsn)
-    browser.execute_cdp_cmd("Network.setCookie", {"name": COOKIE, "value": token, "url": origin + "/"})
+    token = browser_logged_in(browser, origin, floor_dsn)
     wait = WebDriverWait(browser, 60)
 
     def conn() -> tuple[str, str]:
