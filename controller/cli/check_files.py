@@ -206,3 +206,33 @@ def check_archive_dir(config: TableConfig, journal: Path | None = None) -> list[
     if not ancestor.is_dir() or not os.access(ancestor, os.W_OK | os.X_OK):
         return [Finding("error", field, f"{directory} cannot be created: {ancestor} is not a writable directory", fix)]
     return []
+
+
+def check_birth(config: TableConfig) -> list[Finding]:
+    """The table's birth (retained at every connect) within the broker's packet limit: one larger would cost the
+    table its connection at every attempt, for ever, so `run` refuses to start with it (docs/mqtt.md, "Too large for
+    the broker"). What grows it is the config: its devices (a port string each) and its [game] table."""
+    from controller.mqtt.birth import build_birth  # here: it computes the installed code's digest
+    from controller.mqtt.contract import Topics
+    from controller.mqtt.limits import fits
+
+    try:
+        birth = build_birth(config, "0" * 32)  # a boot id is always 32 hex digits, the start's ts as long as any
+    except ValueError:
+        return []  # a game the engine cannot describe: reported with the game's own findings
+    limit = config.mqtt.max_packet_size
+    ok, size = fits(Topics(config.mqtt.prefix, config.table_id).birth, birth.model_dump_json(), limit)
+    if ok:
+        return []
+    parts = {"devices": len(birth.devices), "game": len(birth.game.model_dump_json())}
+    return [
+        Finding(
+            "error",
+            "mqtt.max_packet_size",
+            f"the table's birth message would be {size:,} bytes as published, over the broker's {limit:,}-byte packet "
+            f"limit (its {parts['devices']} devices and their ports, and the [game] table, {parts['game']:,} bytes, "
+            "make it): the broker would disconnect the table at every connect",
+            f"shorten the devices' port strings or raise max_packet_size above {size:,} in the broker's config "
+            "(systemd/mosquitto/mosquitto.conf) and [mqtt] max_packet_size here together",
+        )
+    ]

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from controller.cli.check_files import check_archive_dir, check_journal, check_mqtt_files
+from controller.cli.check_files import check_archive_dir, check_birth, check_journal, check_mqtt_files
 from controller.cli.findings import Finding
 from controller.cli.verb import UsageError
 from controller.config.errors import config_problems
@@ -86,6 +86,7 @@ def check_file(path: Path, journal: Path | None = None) -> Report:
         findings += check_archive_dir(config, journal)
         findings += check_playable(config)
         findings += check_link(config, path.parent)
+        findings += check_birth(config)
     return Report(path, findings, config)
 
 

@@ -29,8 +29,16 @@ DEVICE_EVENTS = {
 }
 
 
+# A status's texts (reason, fault code and detail) are cut to this many characters: a status stays far under the
+# broker's packet limit whatever a device or an event says (the event carries the whole text).
+MAX_TEXT = 1000
+
+
 def _text(value: object) -> str | None:
-    return None if value is None else str(value)
+    if value is None:
+        return None
+    text = str(value)
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "\u2026"
 
 
 class DeviceTracker:
@@ -69,6 +77,8 @@ class DeviceTracker:
         if not isinstance(dev, str) or not _TOPIC_LEVEL.fullmatch(dev):
             return None  # an id that cannot be a topic level is not published as one (the event still is)
         old = self._status.get(dev) or self._unknown(dev)
+        if old.seq is not None and ev.seq <= old.seq:
+            return None  # met again (an event withheld as too large, read again at a reconnect): never goes back
         new = self._next(old, ev, p)
         self._status[dev] = new
         return new

@@ -5,18 +5,30 @@ check before it publishes), so tests and demos meet what production meets.
 mosquitto refuses a packet whose size passes `max_packet_size` by disconnecting the client before it reads the rest
 (systemd/mosquitto/mosquitto.conf says why this limit and not message_size_limit). A table that published such a
 message would reconnect and send it again for ever, and nothing after it would go out: so the table measures every
-event and reply against the limit first (docs/mqtt.md, "Too large for the broker").
+event, reply and retained message against the limit first, and its birth at start (controller.cli.check_files)
+(docs/mqtt.md, "Too large for the broker").
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+import structlog
+
 from controller.config.broker import MAX_PACKET_SIZE
 from controller.core.events import JournaledEvent
 from controller.mqtt.messages import event_body
 
-__all__ = ["MAX_PACKET_SIZE", "OVERSIZE_TILT", "fits", "oversize_tilt", "publish_size", "within"]
+__all__ = [
+    "MAX_PACKET_SIZE",
+    "OVERSIZE_TILT",
+    "Withheld",
+    "fits",
+    "oversize_tilt",
+    "publish_size",
+    "retained_oversize_tilt",
+    "within",
+]
 
 # The tilt of an event too large for the broker's packet limit (docs/mqtt.md, "Too large for the broker").
 OVERSIZE_TILT = "tilt:oversize"
@@ -53,6 +65,50 @@ def oversize_tilt(seq: int, type_: str, size: int, limit: int) -> tuple[str, str
         "the event's size to the developers, then a supervisor clears the tilt"
     )
     return OVERSIZE_TILT, reason, remedy
+
+
+def retained_oversize_tilt(topic: str, size: int, limit: int) -> tuple[str, str, str]:
+    """The tilt a retained message too large for the broker raises (a birth grown by what the devices reported of
+    themselves, a device status, a meter): not published, so the broker keeps the topic's last value."""
+    reason = (
+        f"the retained message on {topic} is {size:,} bytes as published, over the broker's {limit:,}-byte packet "
+        "limit ([mqtt] max_packet_size): it is not published, the topic keeps its last value, and the events go on"
+    )
+    remedy = (
+        f"raise max_packet_size above {size:,} in the broker's config (systemd/mosquitto/mosquitto.conf) and [mqtt] "
+        "max_packet_size in the table's, restart the table, report the message's size to the developers, then a "
+        "supervisor clears the tilt"
+    )
+    return OVERSIZE_TILT, reason, remedy
+
+
+class Withheld:
+    """What a table held back this boot as too large for the broker: events by seq (they stay in the outbox, met
+    again at each reconnect) and retained messages by topic (each reconnect republishes them); each tilts once."""
+
+    def __init__(self, tilt: Callable[[str, str, str], object], log: structlog.typing.FilteringBoundLogger) -> None:
+        self._tilt = tilt
+        self._log = log
+        self.seqs: set[int] = set()
+        self.topics: set[str] = set()
+
+    def event(self, ev: JournaledEvent, size: int, limit: int) -> None:
+        """An event larger than the broker takes: kept in the journal and its outbox, unpublished (sent at a reconnect
+        once the limit allows it), and the table tilts (oversize_tilt)."""
+        if ev.seq not in self.seqs:
+            self.seqs.add(ev.seq)
+            self._log.error(
+                "event too large for the broker: withheld", seq=ev.seq, type=ev.type, size=size, limit=limit
+            )
+            self._tilt(*oversize_tilt(ev.seq, ev.type, size, limit))
+
+    def retained(self, topic: str, size: int, limit: int) -> None:
+        """A retained message larger than the broker takes (controller.mqtt.retainer held it back): the table tilts
+        (retained_oversize_tilt); a later value that fits goes out as ever."""
+        if topic not in self.topics:
+            self.topics.add(topic)
+            self._log.error("retained message too large for the broker: withheld", topic=topic, size=size, limit=limit)
+            self._tilt(*retained_oversize_tilt(topic, size, limit))
 
 
 def within(

@@ -41,8 +41,16 @@ def event_body(ev: JournaledEvent, replayed: bool) -> str:
         return json.dumps(body, separators=(",", ":"), ensure_ascii=False)
 
 
+# What the retained status says of why (the tilts' and tasks' own events say it whole).
+MAX_STATUS_REASON = 4000
+
+
 def status_message(state: str, table_id: str, boot_id: str, reason: str | None = None) -> str:
-    """The retained status; `reason` only when there is one (degraded, or offline after a fault)."""
+    """The retained status; `reason` only when there is one (degraded, or offline after a fault), cut to
+    MAX_STATUS_REASON characters: the status (and the will, the same message) stays under the broker's packet limit
+    however many tasks are down or tilted and whatever their errors say."""
+    if reason is not None and len(reason) > MAX_STATUS_REASON:
+        reason = reason[: MAX_STATUS_REASON - 1] + "\u2026"
     body = {"state": state, "table_id": table_id, "boot_id": boot_id, "ts": now_iso(), "reason": reason}
     return TableStatus.model_validate(body).model_dump_json(exclude_none=True)
 

@@ -82,8 +82,6 @@ class EventPublisher:
     ) -> None:
         self._journal = journal
         self._tilt: Tilt = tilt or (lambda name, reason, remedy: None)
-        # Events too large for the broker, tilted once each this boot (they stay in the outbox, met at each reconnect).
-        self._withheld: set[int] = set()
         self._note: Note = note or (lambda events: journal.append(events, datetime.now(UTC)))
         self._stop_reason: str | None = None  # a fault that stops the table, said in the final "offline"
         self._settings = settings
@@ -102,9 +100,14 @@ class EventPublisher:
         self._backoff_max = backoff_max
         self._retained = RetainedTopics(self.topics, journal.boot_id, birth, birth.ts if birth else now_iso())
         self._anchor = AnchorTopic(journal, self.topics)  # retained `anchor` (controller.mqtt.anchor)
+        # What is too large for the broker, held back and tilted once a boot (controller.mqtt.limits).
+        self._withheld = limits.Withheld(
+            self._tilt, structlog.get_logger(__name__, broker=self.broker, table_id=table_id)
+        )
         self._retainer = Retainer(
             self.topics, self._retained, self._anchor, self._timeout, health or (lambda: None), self._status
         )
+        self._retainer.limit(settings.max_packet_size, self._withheld.retained)
         self._boot_seq = journal.last_seq  # events up to here were journaled in earlier runs
         self._had_outage = False
         self._wake = Wake()
@@ -329,9 +332,9 @@ class EventPublisher:
             flags = [ev.seq <= replay_upto for ev in batch]
             withheld: set[int] = set()
             anchors: list[tuple[str, str, JournalAnchor]] = []
-            # Built one at a time as its packet is queued; one the broker would refuse is held back (_withhold).
+            # Built one at a time as its packet is queued; one the broker would refuse is held back (limits.Withheld).
             bodies = limits.within(
-                batch, flags, self.topics.event, self._settings.max_packet_size, withheld, self._withhold
+                batch, flags, self.topics.event, self._settings.max_packet_size, withheld, self._withheld.event
             )
             then = functools.partial(self._anchor.behind, batch, withheld, anchors, now_iso)
             sent = packets.send(client, self.topics.event, bodies, then)
@@ -352,19 +355,12 @@ class EventPublisher:
                 self._anchor.acknowledged(given[-1][0])
             for anchor in anchors:
                 self._anchor.sent(anchor[2])
-            for ev, _ in given:
+            # A withheld event moves its device's status too: left out, the status would stay at a state the device has
+            # left for the rest of the boot (its replay at a later start is another boot's). The status names its seq,
+            # as the tilt does; a device status is bounded (controller.mqtt.device_status), so it goes out.
+            for ev in batch:
                 for msg in self._retained.after_event(ev):
                     await self._retainer.retain(client, lost, msg.topic, msg.body)
-
-    def _withhold(self, ev: JournaledEvent, size: int, limit: int) -> None:
-        """An event larger than the broker takes: kept in the journal and its outbox, unpublished (sent at a reconnect
-        once the limit allows it), and the table tilts, once a boot (limits.oversize_tilt)."""
-        if ev.seq not in self._withheld:
-            self._withheld.add(ev.seq)
-            self._log.error(
-                "event too large for the broker: withheld", seq=ev.seq, type=ev.type, size=size, limit=limit
-            )
-            self._tilt(*limits.oversize_tilt(ev.seq, ev.type, size, limit))
 
     def _quarantine(self, row: DamagedRow) -> None:
         """A row that cannot be published as journaled: kept in the file as found, reported in an event (published

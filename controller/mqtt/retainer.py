@@ -13,6 +13,7 @@ from collections.abc import Callable
 import aiomqtt
 
 from controller.mqtt import batch as packets
+from controller.mqtt import limits
 from controller.mqtt.anchor import AnchorTopic
 from controller.mqtt.contract import Topics
 from controller.mqtt.messages import now_iso
@@ -22,6 +23,8 @@ from controller.mqtt.retained import RetainedTopics
 Health = Callable[[], str | None]
 # The retained status's body for a state and its reason (controller.mqtt.messages.status_message, this boot's).
 Status = Callable[[str, str | None], str]
+# Told of a retained message (topic, size, limit) held back as too large for the broker's packet limit.
+Oversize = Callable[[str, int, int], object]
 
 
 class Retainer:
@@ -41,6 +44,12 @@ class Retainer:
         self._health = health
         self._status = status
         self.status_sent: tuple[str, str | None] | None = None  # what this session last retained on status
+        self._limit = limits.MAX_PACKET_SIZE  # the broker's packet limit ([mqtt] max_packet_size): see limit()
+        self._oversize: Oversize = lambda topic, size, limit: None
+
+    def limit(self, limit: int, oversize: Oversize) -> None:
+        """The broker's packet limit, and who is told of a retained message held back as larger (`retain`)."""
+        self._limit, self._oversize = limit, oversize
 
     def _live_status(self) -> tuple[str, str | None]:
         reason = self._health()
@@ -61,7 +70,13 @@ class Retainer:
         self, client: aiomqtt.Client, lost: asyncio.Future[None], topic: str, body: str, within: float | None = None
     ) -> None:
         # Written at once like a batch of events (controller.mqtt.batch), without aiomqtt's tasks per publish; `within`
-        # bounds the PUBACK wait, so the final "offline" respects close()'s deadline.
+        # bounds the PUBACK wait, so the final "offline" respects close()'s deadline. One over the broker's packet
+        # limit would cost the connection, and again at every reconnect (each republishes every retained topic): it
+        # is held back and `oversize` told (docs/mqtt.md, "Too large for the broker").
+        ok, size = limits.fits(topic, body, self._limit)
+        if not ok:
+            self._oversize(topic, size, self._limit)
+            return
         sent = packets.retain(client, topic, body)
         try:
             await packets.settled(sent, lost, self._timeout if within is None else within)

@@ -227,7 +227,7 @@ async def send_again(
     client: aiomqtt.Client, topic: str, found: Found, args: ResendArgs, within: float, limit: int = MAX_PACKET_SIZE
 ) -> Resent:
     """publish() what was found and fits the broker's packet `limit`; what is too large, and what the broker did not
-    acknowledge, is named missing too, in seq order."""
+    acknowledge, is named missing too, in seq order, each seq once (`missing_once`)."""
     sent = 0
     problem = None
     bodies, oversized = sized(topic, found.events, limit)
@@ -235,13 +235,26 @@ async def send_again(
         sent = await publish(client, topic, bodies, within)
     except aiomqtt.MqttError as err:
         problem = str(err) or type(err).__name__
-    missing = [*found.missing, *oversized.missing]
     unsent = bodies[sent:]
+    not_acked = Found([], [])
     if problem is not None and unsent:
         why = f"not acknowledged by the broker ({problem}): ask again"
-        missing.append(SeqsMissing(first_seq=unsent[0][0].seq, last_seq=unsent[-1][0].seq, why=why))
-    missing.sort(key=lambda m: m.first_seq)
+        not_acked = Found([], _ranges({ev.seq: why for ev, _ in unsent}))
+    missing = missing_once(found.missing, oversized.missing, not_acked.missing)
     return Resent(from_seq=args.from_seq, to_seq=args.to_seq, sent=sent, missing=missing)
+
+
+def missing_once(*by_precedence: list[SeqsMissing]) -> list[SeqsMissing]:
+    """The seqs not sent as ranges in seq order, each seq in one range only, with the first reason that applies in
+    the order given (docs/commands.md, the resend row): what the journal says of it, too large for the broker, not
+    acknowledged by the broker. A range of one reason never spans a seq of another: between the first and the last
+    event the broker did not acknowledge may be seqs too large to send, or damaged, which have their own reason."""
+    why: dict[int, str] = {}
+    for ranges in by_precedence:
+        for m in ranges:
+            for seq in range(m.first_seq, m.last_seq + 1):
+                why.setdefault(seq, m.why)
+    return _ranges(why)
 
 
 def reply_body(reply: CommandReply, topic: str, limit: int, log: structlog.typing.FilteringBoundLogger) -> str:

@@ -10,6 +10,7 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
+import aiomqtt
 import pytest
 
 from controller.config.broker import MAX_PACKET_SIZE
@@ -18,8 +19,9 @@ from controller.mqtt.contract import CommandReply, Resent, SeqsMissing
 from controller.mqtt.limits import publish_size
 from controller.store.journal import Journal
 from controller.supervisor import resend
-from controller.supervisor.verbs import MAX_RESEND
+from controller.supervisor.verbs import MAX_RESEND, ResendArgs
 from tests.commands.conftest import DaemonFactory, Key, MakeTableConfig, SupervisorFactory
+from tests.conftest import Mosquitto, find_mosquitto, free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -92,3 +94,62 @@ def test_the_largest_reply_the_table_can_build_fits_a_quarter_of_the_limit() -> 
     size = publish_size("tablectl/" + "t" * 64 + "/cmd/reply", len(reply.model_dump_json().encode()))
     assert size <= 16 * 1024 and size * 4 <= MAX_PACKET_SIZE, size
     assert (listed.missing_not_listed, listed.seqs_not_listed) == (MAX_RESEND - resend.MAX_LISTED,) * 2
+
+
+async def test_a_broker_failure_names_each_unsent_seq_once_with_its_first_reason(tmp_path: Path) -> None:
+    """Seqs 1-5 asked again: 2 damaged, 4 too large for the broker, and the broker gone before anything is
+    acknowledged. Each seq is named once: 2 damaged, 4 too large (its first reasons), 1, 3 and 5 not acknowledged,
+    and no "not acknowledged" range spans 2 or 4 (before, 1-5 was one such range, naming 2 and 4 twice). A real
+    journal file damaged with SQL, a real mosquitto of its own, stopped to fail the publish."""
+    binary = find_mosquitto()
+    assert binary is not None
+    broker = Mosquitto.leashed(binary, free_port())
+    broker.start()
+    path, table_id = tmp_path / "journal.sqlite", "T1"
+    j = Journal(path, table_id, "earlier-boot")
+    big = {"blob": "x" * (MAX_PACKET_SIZE + 10)}
+    j.append([DomainEvent("round.recorded", None, big if n == 4 else {"n": n}) for n in range(1, 6)], j_now())
+    j.close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE events SET payload = '{\"n\":-1}' WHERE seq = 2")
+    db.commit()
+    db.close()
+    found = resend.collect(path, tmp_path / "archive", table_id, 1, 5, 5)
+    assert [e.seq for e in found.events] == [1, 3, 4, 5]
+    try:
+        async with aiomqtt.Client(broker.host, broker.port, identifier=f"resend-{table_id}") as client:
+            broker.stop()  # gone before any PUBACK: the publish fails (connection lost, or no PUBACK in time)
+            got = await resend.send_again(
+                client, "tablectl/T1/event", found, ResendArgs(from_seq=1, to_seq=5), 2.0, MAX_PACKET_SIZE
+            )
+    except aiomqtt.MqttError:
+        pass  # leaving the context of a client whose broker is gone; send_again has returned by then
+    finally:
+        broker.close()
+    assert got.sent == 0
+    named = [(m.first_seq, m.last_seq, m.why.split(":")[0].split(" (")[0]) for m in got.missing]
+    assert named == [
+        (1, 1, "not acknowledged by the broker"),
+        (2, 2, "damaged"),
+        (3, 3, "not acknowledged by the broker"),
+        (4, 4, "too large for the broker"),
+        (5, 5, "not acknowledged by the broker"),
+    ], got.missing
+    seqs = [s for m in got.missing for s in range(m.first_seq, m.last_seq + 1)]
+    assert seqs == [1, 2, 3, 4, 5]
+
+
+def test_each_seq_takes_its_first_reason_and_ranges_of_one_reason_join() -> None:
+    journal_says = [SeqsMissing(first_seq=3, last_seq=4, why="damaged")]
+    too_large = [
+        SeqsMissing(first_seq=4, last_seq=4, why="too large"),
+        SeqsMissing(first_seq=9, last_seq=9, why="too large"),
+    ]
+    unacked = [SeqsMissing(first_seq=1, last_seq=10, why="not acknowledged")]
+    assert resend.missing_once(journal_says, too_large, unacked) == [
+        SeqsMissing(first_seq=1, last_seq=2, why="not acknowledged"),
+        SeqsMissing(first_seq=3, last_seq=4, why="damaged"),
+        SeqsMissing(first_seq=5, last_seq=8, why="not acknowledged"),
+        SeqsMissing(first_seq=9, last_seq=9, why="too large"),
+        SeqsMissing(first_seq=10, last_seq=10, why="not acknowledged"),
+    ]
