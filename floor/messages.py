@@ -36,6 +36,11 @@ MODELS: dict[Kind, type[BaseModel]] = {
 
 
 # A birth with every paytable is some 5 KB, a settlement event under 10 KB; anything near this is not a table's.
+# Deliberately above the shipped broker's packet limit (controller.config.broker.MAX_PACKET_SIZE, 64 KiB), which keeps
+# anything this size away: the bound is for a broker configured without that limit. Not lowered to it, because a
+# table's `[mqtt] max_packet_size` may be raised together with its broker's (docs/mqtt.md, "Too large for the broker")
+# and the floor must archive what such a table publishes: a refusal here is a hole in the archive, not a retry.
+# tests/floor/test_hostile_ingest.py checks it at parse(), the shipped broker making it unreachable through one.
 MAX_PAYLOAD = 256 * 1024
 MAX_DEPTH = 32  # the contract's deepest message (a birth's rules) is 4 levels down
 INT64 = 2**63 - 1  # PostgreSQL bigint: seqs, cents; reports cast payload amounts to it

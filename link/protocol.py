@@ -23,7 +23,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from controller.progressive.parameters import LEVEL_PATTERN
 
 RULE_CITE = "605a.8 (not available; NY 9 NYCRR 5321.18 as the stand-in)"
-MAX_REQUEST_BYTES = 64 * 1024  # 500 contributions are some 30 KB; a request over this is refused unread
+# 500 contributions are some 30 KB; a request or command over this is refused unread. At most the shipped broker's
+# packet limit (controller.config.broker.MAX_PACKET_SIZE, equal to it): the link never decodes more than a packet the
+# shipped broker passes (whose payload is smaller still, its topic and header counted), so through that broker this
+# never fires; it holds behind a broker configured without the limit, or with it raised for the tables (their
+# messages to the link stay small whatever their events are). tests/link/test_hostile_link.py checks it through a
+# broker started without the limit.
+MAX_REQUEST_BYTES = 64 * 1024
 MAX_CONTRIBUTIONS = 500  # per request: one lock-out of a seven-seat table has at most 7 x its progressive spots
 
 

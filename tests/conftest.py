@@ -58,7 +58,14 @@ class Mosquitto:
 
     def __init__(self, binary: str, workdir: Path, port: int, persistence: bool = False) -> None:
         """`persistence`: the broker saves its retained messages, sessions and queued messages at stop and loads
-        them at start, as systemd/mosquitto/mosquitto.conf configures it for a floor."""
+        them at start, as systemd/mosquitto/mosquitto.conf configures it for a floor. `workdir` must be a dir on the
+        leash (Leash.mkdtemp, or Mosquitto.leashed): a broker in pytest's own tmp dir outlives a run SIGKILLed
+        together with its watchdog, since the sweep judges only the dirs the leash owns."""
+        if not (workdir / LEASH_FILE).is_file():
+            raise ValueError(
+                f"mosquitto's dir {workdir} is not on the leash, so no sweep would stop a broker left there: use "
+                "Mosquitto.leashed(binary, port) (or a dir from Leash.mine().mkdtemp(prefix)), not tmp_path"
+            )
         self.binary = binary
         self.host = "127.0.0.1"
         self.port = port
@@ -104,8 +111,8 @@ class Mosquitto:
         self.proc = proc
         # Stopped with the test process however it ends, SIGKILL included (floor/leash.py says why a watchdog).
         Leash.mine().hold(proc.pid, signal.SIGTERM)
-        if (self.config.parent / LEASH_FILE).exists():  # an owned dir (leashed()): the sweep's backstop names it too
-            Leash.mine().note_server(self.config.parent, proc.pid, signal.SIGTERM)
+        # Its dir is owned (__init__ saw to it): the sweep's backstop names the broker too.
+        Leash.mine().note_server(self.config.parent, proc.pid, signal.SIGTERM)
         lines: queue.Queue[str | None] = queue.Queue()
 
         def pump() -> None:

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from controller.cli import numbers
 from controller.cli.journal_totals import add_totals, print_totals
+from controller.cli.shown import shown, shown_json
 from controller.cli.verb import Subparsers, UsageError
 from controller.config.errors import ConfigError
 from controller.config.files import FileRefused, check_regular
@@ -200,13 +201,18 @@ def main(args: argparse.Namespace) -> int:
         return 0
 
 
+# An event's text can be anyone's: a supervisor's reason, a driver's message, a player's name. Printed as JSON with
+# ensure_ascii=False, its ESC, C1 controls and bidi overrides reached the terminal raw; shown_json() escapes them
+# (controller/core/shown.py says why not ensure_ascii=True) and reads back to the same values. The hashes are
+# unaffected: each covers the row's fields as stored (docs/journal.md, "The hash chain"), payload and sealed as their
+# canonical JSON text, which an exported row's values give back (tests/journal/test_journal_cli.py recomputes the chain
+# from an export), never the bytes printed; verify and the archive read the journal, not this output.
 def _line(row: dict[str, Any], as_json: bool) -> str:
     if as_json:
-        return json.dumps(row, ensure_ascii=False, separators=(",", ":"))
-    rule = f" [{row['rule']}]" if row["rule"] else ""
-    rid = f" {row['round_id']}" if row["round_id"] else ""
-    payload = json.dumps(row["payload"], ensure_ascii=False, separators=(",", ":"))
-    return f"{row['seq']:>8} {row['ts']} {row['type']}{rule}{rid} {payload}"
+        return shown_json(row)
+    rule = f" [{shown(row['rule'])}]" if row["rule"] else ""
+    rid = f" {shown(row['round_id'])}" if row["round_id"] else ""
+    return f"{row['seq']:>8} {shown(row['ts'])} {shown(row['type'])}{rule}{rid} {shown_json(row['payload'])}"
 
 
 def _tail(reader: JournalReader, n: int, follow: bool, as_json: bool, out: TextIO) -> int:
@@ -247,7 +253,7 @@ def _export(reader: JournalReader, out_path: Path | None, sealed: bool) -> int:
     done = 0
     try:
         for row in reader.rows(sealed=sealed):
-            out.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")))
+            out.write(shown_json(row))  # terminal-safe, same values (_line says why): a file is cat'ed too
             out.write("\n")
             done += 1
             if done % PROGRESS_EVERY == 0:
@@ -335,7 +341,7 @@ def _verify(reader: JournalReader, as_json: bool, archives: Path | None) -> int:
         archives=archives,
     )
     if as_json:
-        print(json.dumps(report.as_dict(), ensure_ascii=False))
+        print(shown_json(report.as_dict(), separators=(", ", ": ")))
         return 0 if report.ok else 1
     tables = ", ".join(f"{t} to seq {s}" for t, s in sorted(report.tables.items())) or "no rows"
     archived = _archived(report)
@@ -345,9 +351,9 @@ def _verify(reader: JournalReader, as_json: bool, archives: Path | None) -> int:
         print(f"journal {reader.path}: intact: {report.rows_checked} rows checked ({tables})")
         return 0
     first = report.first_break
-    print(f"journal {reader.path}: BROKEN: {first}")
+    print(f"journal {reader.path}: BROKEN: {shown(first)}")
     for b in report.breaks[1:10]:
-        print(f"  also: {b}")
+        print(f"  also: {shown(b)}")
     more = len(report.breaks) - 10 + report.more_breaks
     if more > 0:
         print(f"  and {more} more")

@@ -18,6 +18,7 @@ import structlog
 from structlog.types import EventDict, Processor, WrappedLogger
 
 from controller.core.digits import ascii_int
+from controller.core.shown import shown, shown_lines
 
 LogFormat = Literal["console", "json", "journal"]
 LOG_FORMATS: tuple[LogFormat, ...] = ("console", "json", "journal")
@@ -82,12 +83,57 @@ class SyslogPrefixedJSON:
         return f"<{SYSLOG_PRIORITY.get(level, 6)}>{text}"
 
 
-def _renderer(fmt: LogFormat) -> Processor:
+# What ConsoleRenderer prints as text, not as a value's repr(): the message and the line's own columns.
+_TEXT = frozenset({"event", "timestamp", "level", "logger", "logger_name"})
+# Text it prints with its line breaks: a traceback (format_exc_info) and a stack.
+_MULTILINE = frozenset({"exception", "stack"})
+
+
+class _Shown:
+    """A value ConsoleRenderer prints by its repr(), which is this text, already escaped."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def terminal_safe(logger: WrappedLogger, method_name: str, event_dict: EventDict) -> EventDict:
+    """Every control and format character escaped as controller/core/shown.py escapes it, for ConsoleRenderer, which
+    prints a str value with no space, quote, `=`, CR or LF as it is, and the message, the keys, a traceback and a
+    standard library record's text always so: a table's id, a refused topic, a supervisor's reason or a driver's
+    message holding `\\x1b[2J`, U+202E or a C1 CSI cleared, recoloured or reversed the operator's terminal. A str
+    value that needs it is shown by its repr() (quoted, escaped), as ConsoleRenderer already shows one with a space;
+    another type's repr() is escaped too (a class's own __repr__ need not escape). The JSON and journald renderers
+    escape by themselves (ensure_ascii), so this goes before ConsoleRenderer only: before them it would change the
+    values tools read."""
+    safe: EventDict = {}
+    for key, value in event_dict.items():
+        if isinstance(value, str):
+            if key in _MULTILINE:
+                value = shown_lines(value)
+            elif key in _TEXT:
+                value = shown(value)
+            elif not value.isprintable():
+                value = _Shown(repr(value))  # repr() escapes exactly what shown() does, and quotes
+        elif not isinstance(value, (bool, int, float, type(None), _Shown)):
+            text = repr(value)
+            if not text.isprintable():
+                value = _Shown(shown(text))
+        safe[shown(key) if isinstance(key, str) else key] = value
+    return safe
+
+
+def _renderer(fmt: LogFormat) -> list[Processor]:
+    """The last processors of the chain: the renderer, and for the console the escaping it needs."""
     if fmt == "journal":
-        return SyslogPrefixedJSON()
+        return [SyslogPrefixedJSON()]
     if fmt == "json":
-        return structlog.processors.JSONRenderer()
-    return structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+        return [structlog.processors.JSONRenderer()]
+    return [terminal_safe, structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())]
 
 
 def configure_logging(*, json: bool | None = None, level: str = "info", fmt: LogFormat | None = None) -> None:
@@ -107,7 +153,7 @@ def configure_logging(*, json: bool | None = None, level: str = "info", fmt: Log
             structlog.processors.add_log_level,
             stamp,
             structlog.processors.format_exc_info,
-            renderer,
+            *renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(threshold),
         logger_factory=structlog.PrintLoggerFactory(file=cast(TextIO, _Stderr())),
@@ -120,7 +166,7 @@ class _StructlogHandler(logging.StreamHandler):  # type: ignore[type-arg]
     """Marks the root handler we installed, so that configuring again replaces it instead of adding one."""
 
 
-def _route_stdlib_logging(renderer: Processor, threshold: int, stamp: Processor) -> None:
+def _route_stdlib_logging(renderer: list[Processor], threshold: int, stamp: Processor) -> None:
     root = logging.getLogger()
     for handler in [h for h in root.handlers if isinstance(h, _StructlogHandler)]:
         root.removeHandler(handler)
@@ -133,7 +179,7 @@ def _route_stdlib_logging(renderer: Processor, threshold: int, stamp: Processor)
                 stamp,
                 structlog.processors.format_exc_info,
             ],
-            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *renderer],
         )
     )
     root.addHandler(handler)

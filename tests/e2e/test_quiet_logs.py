@@ -40,7 +40,7 @@ def _wait_events(sub: Subscriber, table_id: str, after_seq: int, within: float =
 def test_broker_drops_and_stalls_log_warnings_only(tmp_path: Path, table_id: str) -> None:
     binary = find_mosquitto()
     assert binary is not None
-    broker = Mosquitto(binary, tmp_path, free_port())
+    broker = Mosquitto.leashed(binary, free_port())  # on the leash: gone with this run, however it ends
     broker.start()
     sub = Subscriber(broker.host, broker.port, [f"{PREFIX}/{table_id}/#"])
     log = tmp_path / "daemon.log"
@@ -80,7 +80,7 @@ def test_broker_drops_and_stalls_log_warnings_only(tmp_path: Path, table_id: str
             assert reader.verify().ok
     finally:
         sub.close()
-        broker.stop()
+        broker.close()
     lines = log.read_text(errors="replace").splitlines()
     records = [json.loads(line) for line in lines if line.startswith("{")]
     others = [line for line in lines if not line.startswith("{")]

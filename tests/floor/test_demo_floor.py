@@ -69,13 +69,13 @@ def test_http_without_floor_is_a_usage_error() -> None:
     assert done.returncode == 2 and "--http is for the console of `tablectl demo --floor`" in done.stderr
 
 
-def test_a_key_enrolled_at_the_demos_console_is_a_supervisor_of_the_link_too(tmp_path: Path) -> None:
+def test_a_key_enrolled_at_the_demos_console_is_a_supervisor_of_the_link_too() -> None:
     """The demo admits every key enrolled in its console (loopback only): into the tables' configs and the link's
     [[supervisors]], the link restarted on its database. A command the key signs then reaches the link's verb itself
     (refused there for naming no hit), not `unknown_key`."""
     binary = find_mosquitto()
     assert binary is not None, "mosquitto is not installed: python3 dev.py test installs it"
-    broker = Mosquitto(binary, tmp_path, free_port())
+    broker = Mosquitto.leashed(binary, free_port())  # on the leash: gone with this run, however it ends
     broker.start()
     http = f"127.0.0.1:{free_port()}"
     argv = ["demo", "--floor", "--seed", "3", "--broker", broker.url, "--http", http]
@@ -107,7 +107,7 @@ def test_a_key_enrolled_at_the_demos_console_is_a_supervisor_of_the_link_too(tmp
     finally:
         demo.send_signal(signal.SIGINT)
         code = demo.wait(timeout=60)
-        broker.stop()
+        broker.close()
     assert code == 0
 
 

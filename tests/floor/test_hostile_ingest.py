@@ -21,7 +21,7 @@ from structlog.testing import capture_logs
 
 from controller.mqtt.contract import TableEvent
 from floor.config import parse_floor_config
-from floor.messages import Incoming, content_digest, parse
+from floor.messages import MAX_PAYLOAD, Incoming, Rejected, content_digest, parse
 from floor.service import FloorService, Queued
 from floor.status import live_tables, status_text
 from tests.conftest import Mosquitto, free_port
@@ -76,7 +76,8 @@ JUNK: list[tuple[str, bytes, str]] = [
     (EV, raw(event(3, payload={"x": 1})).replace(b'"x": 1', b'"x": 1e400'), "1e400 is beyond a floating-point number"),
     (EV, b'{"event_id": "\\udc00"}', "event_id holds a lone surrogate"),
     # (An event over the intake's 262144 bytes no longer reaches it: the broker's max_packet_size, which the tests'
-    # broker shares with the shipped one, refuses it first; the largest it passes:)
+    # broker shares with the shipped one, refuses it first; test_the_intakes_own_bound_* checks that bound at
+    # parse(). The largest it passes:)
     (EV, b"[" * 60_000, "nested too deep"),
     (EV, raw(event(3, payload={"a": nested(40)})), "deeper than 32"),
     (EV, raw(event(3, ts="2026-13-45T10:00:00.000000Z")), "is not a real date and time"),
@@ -200,3 +201,18 @@ async def test_a_message_the_checks_let_by_but_the_database_refuses_is_kept_and_
     assert any(e["event"] == "archive refused a batch; writing it in halves" for e in logs)
     assert any(e["event"] == "message refused by the archive" and e["table_id"] == "t1" for e in logs)
     assert floor.failure is None and not floor.stopping.is_set()
+
+
+@pytest.mark.parametrize("topic", [EV, f"{PREFIX}/link/L1/event"])
+def test_the_intakes_own_bound_holds_for_a_broker_without_the_limit(topic: str) -> None:
+    """floor/messages.py's MAX_PAYLOAD, at parse(), which enforces it (the shipped broker's 64 KiB limit keeps such a
+    message from the floor; a broker configured without it does not): a message one byte over it is refused unread,
+    saying its size; a good event of exactly that size is taken. The oversize event is otherwise good (padded with
+    spaces), so without the bound it would be archived: this fails."""
+    body = raw(event(3))
+    at = parse(PREFIX, EV, body + b" " * (MAX_PAYLOAD - len(body)))
+    assert isinstance(at, Incoming) and at.content == event(3), at
+    over = parse(PREFIX, topic, body + b" " * (MAX_PAYLOAD + 1 - len(body)))
+    assert isinstance(over, Rejected), over
+    assert f"{MAX_PAYLOAD + 1} bytes, over the {MAX_PAYLOAD} a" in over.reason, over.reason
+    assert (len(over.payload), over.size) == (MAX_PAYLOAD, MAX_PAYLOAD + 1)  # kept cut at the bound, its size whole

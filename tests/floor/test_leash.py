@@ -153,3 +153,29 @@ def test_a_standby_that_cannot_be_made_leaves_no_dir_and_its_primary_is_removed_
     finally:
         primary.remove()
     assert not primary.base.exists()
+
+
+def test_every_test_broker_is_on_the_leash(tmp_path: Path) -> None:
+    """tests/conftest.py's Mosquitto takes only a dir the leash owns: before, four tests started brokers in pytest's
+    own tmp dir (the demo floor's, the publisher's floor broker, the forged-table ACL broker, the quiet-logs one),
+    which no sweep judges, so a run SIGKILLed with its watchdog left them running. A broker made with leashed() is
+    recorded in its dir's .leash file, so the sweep finds it."""
+    from tests.conftest import Mosquitto, find_mosquitto, free_port
+
+    binary = find_mosquitto()
+    assert binary is not None, "mosquitto is not installed (python3 dev.py test installs it)"
+    with pytest.raises(ValueError, match=r"is not on the leash.*Mosquitto\.leashed"):
+        Mosquitto(binary, tmp_path, free_port())
+    assert not (tmp_path / "mosquitto.conf").exists()
+    broker = Mosquitto.leashed(binary, free_port())
+    try:
+        assert fnmatch.fnmatchcase(broker.config.parent.name, "tablectl-test-broker-*")
+        assert any(fnmatch.fnmatchcase(broker.config.parent.name, p) for p in PATTERNS)
+        broker.start()
+        assert broker.proc is not None
+        recorded = (broker.config.parent / LEASH_FILE).read_text().splitlines()
+        assert recorded[0].split()[:2] == ["owner", str(os.getpid())]
+        assert f"server {broker.proc.pid} " in "\n".join(recorded)
+    finally:
+        broker.close()
+    assert not broker.config.parent.exists()

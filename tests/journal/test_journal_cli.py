@@ -3,6 +3,7 @@ suite's time), the exit statuses and --follow run it as the real subprocess an o
 
 from __future__ import annotations
 
+import hashlib
 import json
 import queue
 import signal
@@ -13,6 +14,7 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -223,3 +225,45 @@ def test_the_daemon_refuses_a_journal_it_cannot_use(cli: Run, tmp_path: Path) ->
     assert (
         f"schema version {newest + 1}, newer than this software understands ({newest}); upgrade tablectl" in proc.stderr
     )
+
+
+HOSTILE = "clear\x1b[2J\x1b]0;pwned\x07 back\r over\u202edesrever C1\x85\x9b[31m del\x7f sep\u2028 zw\u200b"
+KEPT = "Δημήτρης ดีลเลอร์ é"  # a name in Greek or Thai reads as itself, not as \\u escapes
+
+
+def test_tail_and_export_escape_what_a_terminal_acts_on_and_read_back_the_same(
+    cli: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An event's text is anyone's (a supervisor's reason, a driver's message). Before, tail and export printed it with
+    ensure_ascii=False: ESC, CR, C1 controls and U+202E reached the terminal raw. Now every line is printable (str.
+    isprintable), stays JSON that reads back to the stored values, and the exported rows still chain: the hashes
+    cover the values as stored (docs/journal.md's recipe, run here over the export), not the bytes printed."""
+    path = tmp_path / "j.sqlite"
+    j = Journal(path, "T1", "boot-a")
+    payloads: list[dict[str, Any]] = [{"reason": HOSTILE, "by": KEPT}, {"message": HOSTILE, "n": 2}]
+    j.append([DomainEvent("table.note", "655a.7(a)", p, "T1-r000001", {"card": HOSTILE}) for p in payloads], T0)
+    j.close()
+    capsys.readouterr()  # the journal's own log lines (structlog prints to stdout until the CLI configures it)
+    tail_text = cli("journal", "tail", "--journal", str(path)).stdout
+    tail_json = cli("journal", "tail", "--json", "--journal", str(path)).stdout
+    export = cli("journal", "export", "--sealed", "--journal", str(path)).stdout
+    for out in (tail_text, tail_json, export):
+        lines = out.splitlines()
+        assert len(lines) == 2 and all(line.isprintable() for line in lines), lines
+        assert "\x1b" not in out and "\r" not in out and "\u202e" not in out and "\x85" not in out
+        assert KEPT in out
+    assert "\\u001b[2J" in tail_text and "\\u202e" in tail_text
+    rows = [json.loads(line) for line in export.splitlines()]
+    assert [r["payload"] for r in rows] == payloads and [r["sealed"] for r in rows] == [{"card": HOSTILE}] * 2
+    assert [json.loads(line)["payload"] for line in tail_json.splitlines()] == payloads
+    prev = "0" * 64
+    for r in rows:  # docs/journal.md, "The hash chain": payload and sealed as their canonical stored text
+        stored = [
+            json.dumps(r[k], sort_keys=True, separators=(",", ":"), ensure_ascii=False) for k in ("payload", "sealed")
+        ]
+        fields = [r["seq"], r["event_id"], r["boot_id"], r["ts"], r["table_id"], r["round_id"], r["type"], r["rule"]]
+        enc = json.dumps([*fields, *stored], ensure_ascii=False, separators=(",", ":")).encode()
+        prev = hashlib.sha256(bytes.fromhex(prev) + enc).hexdigest()
+        assert prev == r["hash"], r["seq"]
+    verified = cli("journal", "verify", "--journal", str(path))
+    assert verified.returncode == 0 and "intact: 2 rows checked" in verified.stdout

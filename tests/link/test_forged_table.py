@@ -32,23 +32,24 @@ USERS = ("ms-01", "ms-02", f"link.{LINK}", "floor.archive")
 
 
 @pytest.fixture
-def acl_broker(tmp_path: Path) -> Iterator[Mosquitto]:
+def acl_broker() -> Iterator[Mosquitto]:
     binary = find_mosquitto()
     assert binary is not None, "mosquitto is not installed (python3 dev.py test installs it)"
-    passwords = tmp_path / "passwd"
+    # On the leash, its password file beside its config: gone with this run, however it ends.
+    broker = Mosquitto.leashed(binary, free_port())
+    passwords = broker.config.parent / "passwd"
     for i, user in enumerate(USERS):
         create = ["-c"] if i == 0 else []
         subprocess.run(["mosquitto_passwd", *create, "-b", str(passwords), user, f"pw-{user}"], check=True)
     passwords.chmod(0o600)
-    broker = Mosquitto(binary, tmp_path, free_port())
     conf = broker.config.read_text().replace("allow_anonymous true", "allow_anonymous false")
     acl = ROOT / "systemd" / "mosquitto" / "acl"
     broker.config.write_text(f"{conf}password_file {passwords}\nacl_file {acl}\n")
-    broker.start()
     try:
+        broker.start()
         yield broker
     finally:
-        broker.stop()
+        broker.close()
 
 
 class Client:

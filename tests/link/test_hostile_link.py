@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,8 @@ from paho.mqtt.properties import Properties
 
 from controller.config.broker import MAX_PACKET_SIZE
 from controller.supervisor.envelope import sign_command
-from tests.conftest import Mosquitto, Subscribe
+from link.protocol import MAX_REQUEST_BYTES
+from tests.conftest import Mosquitto, Subscribe, Subscriber, find_mosquitto, free_port
 from tests.floor.conftest import wait_for
 from tests.link.conftest import SUPERVISOR, TABLES, LinkProcess, LinkTable, command, link_toml, rows
 
@@ -65,17 +67,23 @@ BAD_REQUESTS: list[tuple[bytes, str]] = [
 ]
 
 
-@pytest.fixture
-def link(mosquitto: Mosquitto, link_db: str, tmp_path: Path, unique_id: str) -> Iterator[tuple[LinkProcess, str]]:
+@contextmanager
+def link_on(broker: Mosquitto, link_db: str, tmp_path: Path, prefix: str) -> Iterator[LinkProcess]:
     config = tmp_path / "link.toml"
-    config.write_text(link_toml(link_db, mosquitto.url, unique_id))
+    config.write_text(link_toml(link_db, broker.url, prefix))
     (tmp_path / "logs").mkdir()
     process = LinkProcess(config, tmp_path / "logs")
     process.start()
     try:
-        yield process, unique_id
+        yield process
     finally:
         process.stop()
+
+
+@pytest.fixture
+def link(mosquitto: Mosquitto, link_db: str, tmp_path: Path, unique_id: str) -> Iterator[tuple[LinkProcess, str]]:
+    with link_on(mosquitto, link_db, tmp_path, unique_id) as process:
+        yield process, unique_id
 
 
 def ask_raw(table: LinkTable, payload: bytes, response_topic: str | None = None) -> dict[str, Any] | None:
@@ -120,7 +128,8 @@ def test_bad_requests_and_commands_are_refused_and_the_link_serves_the_good_ones
         replies.wait_until(lambda got: len(got) >= len(junk_commands), 20, "a reply to every bad command")
         assert [m.json()["accepted"] for m in replies.messages] == [False] * len(junk_commands)
         assert all(m.json()["code"] == "malformed" for m in replies.messages), [m.json() for m in replies.messages]
-        # (A command over the link's 65536 bytes no longer reaches it: the broker's max_packet_size refuses it first.)
+        # (A command over the link's 65536 bytes no longer reaches it: the broker's max_packet_size refuses it first;
+        # test_the_links_own_bound_holds_behind_a_broker_without_the_limit checks that bound.)
         # The controller is still up and serves the good requests after the bad ones.
         opened = command("open_link", {})
         one.client.publish(f"{prefix}/link/mega/cmd/open_link", opened, qos=1)
@@ -142,3 +151,69 @@ def test_bad_requests_and_commands_are_refused_and_the_link_serves_the_good_ones
     finally:
         for t in tables.values():
             t.close()
+
+
+def padded(body: bytes, size: int) -> bytes:
+    """`body` (a JSON object) with spaces after it to `size` bytes: the same JSON, as long as wanted."""
+    assert len(body) <= size
+    return body + b" " * (size - len(body))
+
+
+@pytest.fixture
+def unlimited_broker() -> Iterator[Mosquitto]:
+    """A broker configured without the shipped packet limit (mosquitto's own default, 256 MB): the broker the link's
+    own bound is there for (defence in depth), since the shipped limit refuses such a packet before the link sees it."""
+    binary = find_mosquitto()
+    assert binary is not None, "mosquitto is not installed (python3 dev.py test installs it)"
+    broker = Mosquitto.leashed(binary, free_port())
+    shipped = broker.config.read_text()
+    broker.config.write_text(shipped.replace(f"max_packet_size {MAX_PACKET_SIZE}\n", ""))
+    assert "max_packet_size" not in broker.config.read_text()
+    try:
+        broker.start()
+        yield broker
+    finally:
+        broker.close()
+
+
+def test_the_links_own_bound_holds_behind_a_broker_without_the_limit(
+    unlimited_broker: Mosquitto, link_db: str, tmp_path: Path, unique_id: str
+) -> None:
+    """link/protocol.py's MAX_REQUEST_BYTES, on both of the link's inputs: a request or a command one byte over it is
+    refused unread, saying its size; one of exactly that size is served. Each oversize message is otherwise good (a
+    heartbeat, a signed open_link padded with spaces), so without the bound it would be served: this fails."""
+    prefix = unique_id
+    with link_on(unlimited_broker, link_db, tmp_path, prefix) as process:
+        one = LinkTable("ms-01", "127.0.0.1", unlimited_broker.port, prefix)
+        replies = Subscriber(unlimited_broker.host, unlimited_broker.port, [f"{prefix}/link/mega/cmd/reply"])
+        try:
+            replies.wait_subscribed()
+            one.until_acked({"kind": "heartbeat"}, within=60)
+            heartbeat = json.dumps({"kind": "heartbeat"}).encode()
+            over = ask_raw(one, padded(heartbeat, MAX_REQUEST_BYTES + 1))
+            assert over is not None and over["ok"] is False, over
+            assert f"request of {MAX_REQUEST_BYTES + 1} bytes, over the {MAX_REQUEST_BYTES}" in over["error"], over
+            at = ask_raw(one, padded(heartbeat, MAX_REQUEST_BYTES))
+            assert at is not None and at["ok"] is True, at
+            opened = command("open_link", {}).encode()
+            one.client.publish(f"{prefix}/link/mega/cmd/open_link", padded(opened, MAX_REQUEST_BYTES + 1), qos=1)
+            replies.wait_until(lambda got: len(got) >= 1, 20, "the reply to the oversize command")
+            refused = replies.messages[0].json()
+            assert (refused["accepted"], refused["code"]) == (False, "malformed"), refused
+            assert (
+                f"{MAX_REQUEST_BYTES + 1} bytes, over the {MAX_REQUEST_BYTES} a command may have" in refused["reason"]
+            )
+            # Not decoded, so not journaled: the same command at the bound is its first sight, and carried out.
+            one.client.publish(f"{prefix}/link/mega/cmd/open_link", padded(opened, MAX_REQUEST_BYTES), qos=1)
+            replies.wait_until(lambda got: len(got) >= 2, 20, "the reply to the command at the bound")
+            accepted = replies.messages[1].json()
+            assert (accepted["accepted"], accepted["verb"]) == (True, "open_link"), accepted
+            assert process.proc is not None and process.proc.poll() is None, process.log()
+        finally:
+            replies.close()
+            one.close()
+
+
+def test_the_links_bound_is_at_most_the_shipped_brokers_packet_limit() -> None:
+    """link/protocol.py says why: the link decodes no more than the shipped broker passes."""
+    assert MAX_REQUEST_BYTES <= MAX_PACKET_SIZE

@@ -203,17 +203,17 @@ OUTAGE_UNTIL_ROUND = 40
 
 
 @pytest.fixture
-def floor_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto]:
+def floor_broker() -> Iterator[Mosquitto]:
     """A broker configured as a floor's is (persistence on, systemd/mosquitto/mosquitto.conf): what it acknowledged
-    survives its restart."""
+    survives its restart. On the leash (its persistence file too): gone with this run, however it ends."""
     binary = find_mosquitto()
     assert binary is not None, "mosquitto is not installed (python3 dev.py test installs it)"
-    broker = Mosquitto(binary, tmp_path_factory.mktemp("floor-broker"), free_port(), persistence=True)
+    broker = Mosquitto.leashed(binary, free_port(), persistence=True)
     broker.start()
     try:
         yield broker
     finally:
-        broker.stop()
+        broker.close()
 
 
 @pytest.fixture

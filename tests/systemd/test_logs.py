@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -133,3 +135,68 @@ def test_cli_takes_log_format(tmp_path: Path) -> None:
         timeout=60,
     )
     assert bad.returncode == 2 and "invalid choice: 'syslog'" in bad.stderr
+
+
+HOSTILE = "clear\x1b[2J back\r over\u202edesrever c1\x9b[31m sep\u2028 bell\x07"
+HOSTILE_EMIT = """
+import logging, sys
+import structlog
+from controller.shell.logs import configure_logging
+configure_logging(level="info")  # no format given: a terminal on stderr picks the console
+log = structlog.get_logger("tablectl.test")
+hostile = sys.argv[1]
+log.warning("refused", reason=hostile, short="\\x1b[2J\\u202e", fields={"note": hostile}, **{"k" + hostile: 1})
+log.warning(hostile)
+try:
+    raise ValueError(hostile)
+except ValueError:
+    log.exception("failed", n=6)
+logging.getLogger("somelib").warning("stdlib %s", hostile)
+print("DONE", file=sys.stderr, flush=True)
+"""
+
+
+def test_console_logs_at_a_terminal_escape_what_the_terminal_would_act_on(tmp_path: Path) -> None:
+    """At a real pseudo-terminal (os.openpty(), output post-processing off so a CR is the value's own) the console
+    renderer's lines escape the control and format characters of every value, key, message, traceback and standard
+    library record: before, ConsoleRenderer printed `\\x1b[2J` (clear the screen), CR, U+202E and the C1 CSI raw.
+    The renderer's own colour codes stay (they are ours); a traceback stays lines."""
+    script = tmp_path / "hostile.py"
+    script.write_text(HOSTILE_EMIT)
+    leader, follower = os.openpty()
+    attrs = termios.tcgetattr(follower)
+    attrs[1] &= ~termios.OPOST  # no \n -> \r\n: any CR read is one the logs wrote
+    termios.tcsetattr(follower, termios.TCSANOW, attrs)
+    env = {k: v for k, v in os.environ.items() if k != "JOURNAL_STREAM"}
+    proc = subprocess.Popen([sys.executable, str(script), HOSTILE], stderr=follower, stdin=subprocess.DEVNULL, env=env)
+    os.close(follower)
+    out = b""
+    try:
+        while b"DONE" not in out:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+        assert proc.wait(timeout=60) == 0
+    finally:
+        os.close(leader)
+        if proc.poll() is None:
+            proc.kill()
+    text = out.decode("utf-8")
+    assert "DONE" in text, text
+    for raw in ("\x1b[2J", "\r", "\u202e", "\x9b", "\u2028", "\x07"):
+        assert raw not in text, (raw, text)
+    escaped = "clear\\x1b[2J back\\r over\\u202edesrever c1\\x9b[31m sep\\u2028 bell\\x07"
+    # The message, the key, the exception's and the stdlib record's as text; reason= and fields= by their repr().
+    assert text.count(escaped) == 6, text
+    assert f"reason={HOSTILE!r}" in _plain(text) and "short='\\x1b[2J\\u202e'" in _plain(text), text
+    assert "Traceback (most recent call last):\n" in text and f"ValueError: {escaped}\n" in text
+    assert "\x1b[" in text  # the renderer's own colours at a terminal
+
+
+def _plain(text: str) -> str:
+    """The text without the console renderer's colour codes (ESC [ ... m)."""
+    return re.sub("\x1b\\[[0-9;]*m", "", text)
