@@ -10,31 +10,57 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 from floor.leash import sweep
 from tests.conftest import Mosquitto
+from tests.e2e.conftest import table_config
 
 
 def demo(tmp: Path, broker: str, *args: str) -> subprocess.Popen[str]:
     """`tablectl demo` (Mississippi Stud with progressives: a simulated floorperson signs jackpot validations, so the
-    replay file is made) with `tmp` as its only temp dir."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", "demo", "--seed", "3", "--pace", "0", "--broker", broker, *args],
-        env={**os.environ, "TMPDIR": str(tmp), "XDG_STATE_HOME": str(tmp.parent / "state")},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    replay file is made) with `tmp` as its only temp dir; a table of its own, so no other test's retained anchor on
+    the shared broker makes its fresh journal look rolled back."""
+    table_id = "t" + uuid.uuid4().hex[:10]
+    config = table_config(tmp.parent, table_id, f"tmp{table_id}")
+    # stderr to a file, read after: a pipe nobody drains would stall the demo
+    with (tmp.parent / "stderr.log").open("w") as log:
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "controller.cli",
+                "demo",
+                "--seed",
+                "3",
+                "--pace",
+                "0",
+                "--broker",
+                broker,
+                *args,
+                "--config",
+                str(config),
+            ],
+            env={**os.environ, "TMPDIR": str(tmp), "XDG_STATE_HOME": str(tmp.parent / "state")},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
 
 
 def test_a_demo_round_leaves_the_temp_dir_empty(mosquitto: Mosquitto, tmp_path: Path) -> None:
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     proc = demo(tmp, mosquitto.url, "--rounds", "1")
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
+    try:
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, (tmp.parent / "stderr.log").read_text()
     assert "round 1 complete" in out
     assert sorted(p.name for p in tmp.rglob("*")) == []
 
@@ -47,7 +73,7 @@ def test_a_killed_demo_leaves_one_dir_that_the_sweep_takes(mosquitto: Mosquitto,
         assert proc.stdout is not None
         # Its first round is on the line: the simulators and the signers' replay file are all made by then.
         while "round 1 complete" not in proc.stdout.readline():
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert proc.poll() is None, (tmp.parent / "stderr.log").read_text()
         (top,) = tmp.iterdir()
         assert top.name.startswith("tablectl-sim-")
         assert [p.name for p in top.rglob("commands.sqlite")] == ["commands.sqlite"]
