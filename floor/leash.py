@@ -37,7 +37,9 @@ from pathlib import Path
 
 LEASH_FILE = ".leash"
 # The temp dirs the project names: floor.pgcluster's clusters and standbys, the floor's and the linked demo's
-# workdirs (their broker's config), dev.py demo's broker, the benches' broker.
+# workdirs (their broker's config), dev.py demo's broker, the benches' broker; the simulators' one dir per process
+# (drivers/sim/scratch.py writes its `.leash` owner line itself), and what older simulators and demos made one per
+# device or run (`tablectl-alpha-*`, `tablectl-demo-*`: swept once idle, as any dir with no owner recorded).
 PATTERNS = (
     "tablectl-pg-*",
     "tablectl-floor-demo-*",
@@ -48,6 +50,9 @@ PATTERNS = (
     # campaign's dir (its broker and daemons): made by Leash.mkdtemp, so never outside this list
     "tablectl-test-broker-*",
     "tablectl-faults-*",
+    "tablectl-sim-*",
+    "tablectl-alpha-*",
+    "tablectl-demo-*",
 )
 # A dir from before the `.leash` file (no owner recorded) with no server running is swept once untouched this long:
 # long past any initdb, pg_basebackup or stopped-for-a-test window of an older checkout's run.
@@ -98,7 +103,24 @@ def stop(pid: int, start: int, sig: int, timeout: float = STOP_TIMEOUT_S) -> boo
     return True
 
 
-def _servers_in(path: Path) -> list[tuple[int, int, int]]:
+def _processes() -> list[tuple[int, int, list[bytes]]]:
+    """(pid, start, argv) of every process now: read once per sweep, not once per dir (a machine with thousands of
+    dirs from before `.leash` would otherwise read all of /proc thousands of times)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not (entry.name.isascii() and entry.name.isdigit()):
+            continue
+        try:
+            argv = Path(entry.path, "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # gone meanwhile
+        start = start_time(int(entry.name))
+        if start is not None:
+            found.append((int(entry.name), start, argv))
+    return found
+
+
+def _servers_in(path: Path, processes: list[tuple[int, int, list[bytes]]] | None = None) -> list[tuple[int, int, int]]:
     """(pid, start, signal) of each server recorded in the dir's `.leash` file, and of each process whose command line
     names a file in the dir (a postmaster's -D, a mosquitto's -c: how a run from before `.leash` is found); SIGQUIT
     for a postmaster (an immediate shutdown that takes its backends with it), SIGTERM for the rest."""
@@ -109,17 +131,10 @@ def _servers_in(path: Path) -> list[tuple[int, int, int]]:
             if len(parts) == 4 and parts[0] == "server" and all(p.isascii() and p.isdigit() for p in parts[1:]):
                 found[int(parts[1])] = (int(parts[1]), int(parts[2]), int(parts[3]))
     inside = os.fsencode(f"{path}{os.sep}")
-    for entry in os.scandir("/proc"):
-        if not (entry.name.isascii() and entry.name.isdigit()):
-            continue
-        try:
-            argv = Path(entry.path, "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue  # gone meanwhile
-        start = start_time(int(entry.name))
-        if start is not None and any(arg.startswith(inside) for arg in argv):
+    for pid, start, argv in _processes() if processes is None else processes:
+        if any(arg.startswith(inside) for arg in argv):
             sig = signal.SIGQUIT if os.path.basename(argv[0]) == b"postgres" else signal.SIGTERM
-            found.setdefault(int(entry.name), (int(entry.name), start, int(sig)))
+            found.setdefault(pid, (pid, start, int(sig)))
     return list(found.values())
 
 
@@ -131,9 +146,9 @@ def _owner(path: Path) -> tuple[int, int] | None:
     return None
 
 
-def release_dir(path: Path) -> list[int]:
+def release_dir(path: Path, processes: list[tuple[int, int, list[bytes]]] | None = None) -> list[int]:
     """Stop the servers of the dir and delete it; the pids that were running."""
-    stopped = [pid for pid, start, sig in _servers_in(path) if stop(pid, start, sig)]
+    stopped = [pid for pid, start, sig in _servers_in(path, processes) if stop(pid, start, sig)]
     shutil.rmtree(path, ignore_errors=True)
     return stopped
 
@@ -142,6 +157,7 @@ def sweep(tmp: Path | None = None, patterns: Iterable[str] = PATTERNS) -> list[s
     """Stop and delete every project temp dir whose owner is gone; what was swept, one line each (for the log)."""
     swept: list[str] = []
     root = Path(tmp or tempfile.gettempdir())
+    processes: list[tuple[int, int, list[bytes]]] | None = None
     for pattern in patterns:
         for path in sorted(root.glob(pattern)):
             if not path.is_dir() or path.is_symlink():
@@ -152,7 +168,8 @@ def sweep(tmp: Path | None = None, patterns: Iterable[str] = PATTERNS) -> list[s
                     continue
                 why = f"owner pid {owner[0]} is gone"
             else:
-                running = _servers_in(path)
+                processes = _processes() if processes is None else processes
+                running = _servers_in(path, processes)
                 if running:
                     # No owner recorded (a run from before .leash): the postmaster's parent started it; when that is
                     # gone the server was reparented to init or a subreaper.
@@ -162,13 +179,15 @@ def sweep(tmp: Path | None = None, patterns: Iterable[str] = PATTERNS) -> list[s
                     why = "no owner recorded and its server is orphaned"
                 else:
                     try:
-                        idle = time.time() - max(p.stat().st_mtime for p in (path, *path.iterdir()))
+                        # lstat: a simulator's symlink outlives the pty it named, and must not make its dir unsweepable.
+                        idle = time.time() - max(p.lstat().st_mtime for p in (path, *path.iterdir()))
                     except OSError:
                         continue
                     if idle < LEGACY_IDLE_S:
                         continue
                     why = f"no owner recorded, no server running, untouched for {idle / 60:.0f} min"
-            stopped = release_dir(path)
+            processes = _processes() if processes is None else processes
+            stopped = release_dir(path, processes)
             swept.append(f"{path}: {why}; stopped server pid(s) {stopped or 'none'}; dir deleted")
     return swept
 

@@ -15,8 +15,8 @@ react to what happens on the table.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
-import tempfile
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -194,7 +194,6 @@ async def play(
     rng = random.Random(seed)
     policy = policy or policy_for(players, rng, config)
     progressive = config.devices is not None and config.devices.progressive_sign is not None
-    replay_dir = tempfile.TemporaryDirectory(prefix="tablectl-demo-")
     roles: set[Role] = script.roles() if script is not None else set()
     terminals = config.devices is not None and bool(config.devices.wager_terminals)
     if (progressive or terminals or not close_when_stuck) and not human_floor:
@@ -204,10 +203,13 @@ async def play(
         # demo's own (DemoSigners): no config lacks one. A simulation that closes when stuck keeps the floorperson to
         # the tables that had one: its scenarios say what the floorperson does.
         roles.add("floorperson")
-    floorperson = DemoSigners(config, Path(replay_dir.name) / "commands.sqlite", roles) if roles else None
-    if floorperson is not None:
-        config = config.model_copy(update={"supervisors": [*config.supervisors, *floorperson.supervisors]})
-    async with SimulatedTable(config.game.seats, rng, sign=progressive, terminals=terminals) as sims:
+    async with contextlib.AsyncExitStack() as stack:
+        floorperson = stack.enter_context(DemoSigners.leased(config, roles)) if roles else None
+        if floorperson is not None:
+            config = config.model_copy(update={"supervisors": [*config.supervisors, *floorperson.supervisors]})
+        sims = await stack.enter_async_context(
+            SimulatedTable(config.game.seats, rng, sign=progressive, terminals=terminals)
+        )
         if decks:
             sims.shuffler.script_decks(decks)
         if sim_script is not None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from controller.shell.service import TableService
 from controller.supervisor.envelope import public_key_b64, sign_command
 from controller.supervisor.gate import Accepted, CommandGate
 from controller.supervisor.replay import ReplayStore
+from drivers.sim import scratch
 
 log = structlog.get_logger("tablectl.demo")
 
@@ -47,6 +49,24 @@ class DemoSigners:
             config.commands,
             ReplayStore(replay_path, config.table_id),
         )
+
+    @classmethod
+    @contextmanager
+    def leased(cls, config: TableConfig, roles: Iterable[Role]) -> Iterator[DemoSigners]:
+        """Signers whose replay file lives in a dir of the process's simulator scratch dir (drivers/sim/scratch.py):
+        closed, then deleted with its -wal and -shm, however the run ends; swept by floor/leash.py if it is killed."""
+        where = scratch.lease("demo-signers")
+        try:
+            signers = cls(config, where / "commands.sqlite", roles)
+            try:
+                yield signers
+            finally:
+                signers.close()
+        finally:
+            scratch.release(where)
+
+    def close(self) -> None:
+        self.gate.store.close()
 
     async def command(
         self, service: TableService, verb: str, args: Mapping[str, Any], role: Role = "floorperson"

@@ -59,7 +59,7 @@ class AlphaSignSim:
         self.rejected: list[str] = []  # why each packet was dropped
         self.deaf = False
         self._endpoint: PtyEndpoint | None = None
-        self._name = StableName(device_id, prefix="tablectl-alpha-")
+        self._name = StableName(device_id)
         self._task: asyncio.Task[None] | None = None
         self._buffer = bytearray()
         self._changed = asyncio.Event()
@@ -78,11 +78,17 @@ class AlphaSignSim:
 
     async def start(self) -> None:
         self._name.create()
-        self._plug()
+        try:
+            self._plug()
+        except BaseException:
+            await self.stop()
+            raise
 
     async def stop(self) -> None:
-        await self.unplug()
-        self._name.remove()
+        try:
+            await self.unplug()
+        finally:
+            self._name.remove()
 
     def _plug(self) -> None:
         self._endpoint = PtyEndpoint()

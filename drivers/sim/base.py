@@ -91,13 +91,19 @@ class SimDevice:
 
     async def start(self) -> None:
         self._name.create()
-        await self._plug()
+        try:
+            await self._plug()
+        except BaseException:
+            await self.stop()  # half plugged: its pty closed and its dir gone, as after a stop
+            raise
 
     async def stop(self) -> None:
-        for chore in list(self._chores):
-            await cancel_and_wait(chore)
-        await self._unplug()
-        self._name.remove()
+        try:
+            for chore in list(self._chores):
+                await cancel_and_wait(chore)
+            await self._unplug()
+        finally:
+            self._name.remove()
 
     async def _plug(self) -> None:
         self._endpoint = PtyEndpoint(self.timing)

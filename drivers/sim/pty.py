@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
-import tempfile
 import tty
 from collections.abc import Callable
 from pathlib import Path
 
+from drivers.sim import scratch
 from drivers.sim.line import UNPACED, LineTiming, PacedDirection
 
 
@@ -110,23 +109,24 @@ class PtyEndpoint:
 
 
 class StableName:
-    """Where a simulated device is found, as a udev rule names a real one: a symlink in a private temporary
-    folder that points at the device's current pty while it is plugged in and is gone while it is not, so a
-    driver reconnects after a replug under the same name."""
+    """Where a simulated device is found, as a udev rule names a real one: a symlink in a private dir (leased from the
+    process's one temp dir, drivers/sim/scratch.py) that points at the device's current pty while it is plugged in
+    and is gone while it is not, so a driver reconnects after a replug under the same name."""
 
-    def __init__(self, name: str, prefix: str = "tablectl-sim-") -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
-        self._prefix = prefix
-        self._dir: str | None = None
+        self._dir: Path | None = None
 
     @property
     def path(self) -> str:
         if self._dir is None:
             raise RuntimeError(f"simulator {self.name} is not started")
-        return str(Path(self._dir) / self.name)
+        return str(self._dir / self.name)
 
     def create(self) -> None:
-        self._dir = tempfile.mkdtemp(prefix=self._prefix)
+        # Once: a second start without a stop keeps the name (and leaks no dir).
+        if self._dir is None:
+            self._dir = scratch.lease(self.name)
 
     def point(self, target: str | None) -> None:
         """Point the name at `target` (a pty's slave), or remove it (None): the device was unplugged."""
@@ -139,4 +139,5 @@ class StableName:
 
     def remove(self) -> None:
         if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            leased, self._dir = self._dir, None
+            scratch.release(leased)

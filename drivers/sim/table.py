@@ -57,8 +57,16 @@ class SimulatedTable:
             self.ports[device.device_id] = device.port
 
     async def stop(self) -> None:
+        """Stop every device, even after one fails to (each stop closes its pty and gives back its dir); the first
+        failure is raised once all are stopped."""
+        failed: BaseException | None = None
         for device in self.devices:
-            await device.stop()
+            try:
+                await device.stop()
+            except BaseException as err:  # a cancel too: the others' ptys and dirs must still go
+                failed = failed or err
+        if failed is not None:
+            raise failed
 
     async def __aenter__(self) -> SimulatedTable:
         try:

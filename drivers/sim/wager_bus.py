@@ -167,13 +167,19 @@ class WagerBusSim:
 
     async def start(self) -> None:
         self._name.create()
-        await self.replug()
+        try:
+            await self.replug()
+        except BaseException:
+            await self.stop()
+            raise
 
     async def stop(self) -> None:
-        for station in self.stations.values():
-            await station.stop()
-        await self.unplug()
-        self._name.remove()
+        try:
+            for station in self.stations.values():
+                await station.stop()
+            await self.unplug()
+        finally:
+            self._name.remove()
 
     async def unplug(self) -> None:
         """Pull the line's cable: the pty closes, the stable name disappears, every station goes quiet."""
