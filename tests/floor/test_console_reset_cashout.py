@@ -18,7 +18,6 @@ import re
 import threading
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import psycopg
@@ -30,8 +29,8 @@ from floor.console.plumbing import COOKIE
 from tests.commands.conftest import Daemon
 from tests.conftest import Mosquitto, free_port
 from tests.floor.chromium import chromium, page_errors
-from tests.floor.console_login import log_in
 from tests.floor.conftest import FloorProcess, floor_toml, wait_for
+from tests.floor.console_login import log_in
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e, pytest.mark.browser]
 TABLE = "con-rc-1"
@@ -91,18 +90,22 @@ class Stage:
             )
         )
         self.wait().until(lambda d: d.find_element(By.ID, "tv-title").text == TABLE)
+        # The actions are drawn once the table's view has arrived from the server.
+        self.wait().until(lambda d: d.find_elements(By.CSS_SELECTOR, "#tv-actions button"))
 
     def press(self, row: str, values: dict[str, str]) -> None:
         """Fill the action row's fields and press its button, in one step: an update of the tile between the two
         would draw the row again, empty."""
-        found = self.browser.execute_script(
-            "const row = document.querySelector(arguments[0]); if (!row) return false;"
-            " for (const [k, v] of Object.entries(arguments[1])) row.querySelector(`[name=${k}]`).value = v;"
-            " row.querySelector('button').click(); return true;",
-            row,
-            values,
+        self.wait().until(
+            lambda d: d.execute_script(
+                "const row = document.querySelector(arguments[0]); if (!row) return false;"
+                " for (const [k, v] of Object.entries(arguments[1])) row.querySelector(`[name=${k}]`).value = v;"
+                " row.querySelector('button').click(); return true;",
+                row,
+                values,
+            ),
+            f"no action row {row}",
         )
-        assert found, f"no action row {row}"
 
     def reply(self, outcome: str) -> str:
         from selenium.webdriver.common.by import By
@@ -251,7 +254,7 @@ def test_reset_meter_from_the_table_view_reaches_the_table_and_shows_its_reply(s
         lambda d: d.find_elements(By.CSS_SELECTOR, f'#tv-log li[data-seq="{reset.seq}"][data-type="meter.reset"]')
     )
     assert "[605a.7(a)(5)]" in stage.browser.find_element(By.CSS_SELECTOR, f'#tv-log li[data-seq="{reset.seq}"]').text
-    assert ("applied", SUP) == audit(stage.dsn, "reset_meter")[-1][:2]
+    assert audit(stage.dsn, "reset_meter")[-1][:2] == ("applied", SUP)
     assert page_errors(stage.browser) == []
 
 
