@@ -61,10 +61,12 @@ class RoundStory:
 
 # The payload fields that hold an amount in integer cents (docs/events.md), besides every field named `*_cents`. The
 # recall showed only `*_cents` in dollars, so a betting.opened read `ante_min=500, ante_max=10000` where docs/floor.md
-# promises dollars; `--json` keeps them all in cents.
+# promises dollars; `--json` keeps them all in cents. tests/floor/test_recall_money_schema.py holds it to the events'
+# schema: every field the doc or the controller's emits name is here, named *_cents, or listed there as not money.
 MONEY_FIELDS = frozenset(
     {
         "amount",
+        "cents",  # link.contribution_sent: the contributions' sum
         "ante_min",
         "ante_max",
         "paid",

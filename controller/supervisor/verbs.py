@@ -145,6 +145,13 @@ class ResetMeterArgs(_Args):
     level: str = Field(pattern=r"^[a-z0-9_]{1,32}$", description="the progressive meter's level, e.g. mega")
     reason: str = Field(min_length=1, max_length=500, description="why, for the journal: a reset is audited")
 
+    @model_validator(mode="after")
+    def _a_reason(self) -> ResetMeterArgs:
+        # 605a.7(a)(5): the reset is audited; spaces would pass min_length and leave the record without a why.
+        if not self.reason.strip():
+            raise ValueError("reason is blank: say why the meter is reset, e.g. 'sign replaced, meter test'")
+        return self
+
 
 class CashOutAccountArgs(_Args):
     seat: int = Field(ge=1, le=7, description="the seat (betting position) whose game account is paid out")

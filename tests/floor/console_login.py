@@ -25,7 +25,7 @@ from floor.db import connect
 from floor.schema import migrate
 
 
-def log_in(origin: str, floor_dsn: str) -> str:
+def log_in(origin: str, floor_dsn: str, key_id: str = "sup", role: str = "supervisor") -> str:
     """Enrol a key, approve it as an administrator does, log in by signing the challenge: the session's token."""
     key = Ed25519PrivateKey.generate()
     jar = CookieJar()
@@ -42,12 +42,12 @@ def log_in(origin: str, floor_dsn: str) -> str:
             reply: dict[str, Any] = json.loads(r.read())
             return reply
 
-    post("/api/enrol", {"key_id": "sup", "role": "supervisor", "public_key": public_key_b64(key)})
+    post("/api/enrol", {"key_id": key_id, "role": role, "public_key": public_key_b64(key)})
     with psycopg.connect(floor_dsn) as conn:
-        conn.execute("UPDATE console_keys SET approved_at = now() WHERE key_id = 'sup'")
-    challenge = post("/api/login/challenge", {"key_id": "sup"})["challenge"]
-    signature = base64.b64encode(key.sign(login_bytes(challenge, "sup", origin))).decode()
-    post("/api/login", {"key_id": "sup", "challenge": challenge, "signature": signature})
+        conn.execute("UPDATE console_keys SET approved_at = now() WHERE key_id = %s", (key_id,))
+    challenge = post("/api/login/challenge", {"key_id": key_id})["challenge"]
+    signature = base64.b64encode(key.sign(login_bytes(challenge, key_id, origin))).decode()
+    post("/api/login", {"key_id": key_id, "challenge": challenge, "signature": signature})
     [token] = [c.value for c in jar if c.name == COOKIE and c.value is not None]
     return token
 
