@@ -7,15 +7,20 @@ format, as `tablectl report --day` does. Baseline: one full scan of the day's pa
 statistics aside), the least any report over the whole day must read. The cluster runs with fsync off: loading
 the day is set-up, not what is measured.
 
-Run:  .venv/bin/python bench/floor_report.py [--tables 500] [--hours 24] [--filler 18]
+Run:  .venv/bin/python bench/floor_report.py [--tables 500] [--hours 24] [--filler 18] [--plans]
+
+--plans prints, after the timed run, the plan of every statement the report runs as it ran (EXPLAIN (ANALYZE,
+BUFFERS), by auto_explain): where the time goes. Timing each plan node slows the run, so it is not the one timed.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from datetime import UTC, date, datetime
 
+import psycopg
 from benchlib import machine, progress
 
 from floor.config import DatabaseSection, GamingDaySection
@@ -110,11 +115,29 @@ def generate(dsn: str, tables: int, hours: int, filler: int) -> int:
     return tables * hours * 60 * per_round
 
 
+def print_plans(dsn: str, scope: Scope) -> None:
+    """The report once more, each statement's plan printed as it ran (auto_explain's log at the client's level)."""
+    with connect(DatabaseSection(dsn=dsn)) as conn:
+        # Only the plans: the DROP ... IF EXISTS of the report's temp tables say "skipping" too.
+        def plan(d: psycopg.errors.Diagnostic) -> None:
+            if (d.message_primary or "").startswith("duration"):
+                print(f"{d.message_primary}\n")
+
+        conn.add_notice_handler(plan)
+        conn.execute("LOAD 'auto_explain'")
+        for setting in ("log_min_duration = 0", "log_analyze = on", "log_buffers = on", "log_level = notice"):
+            conn.execute(f"SET auto_explain.{setting}".encode())
+        t0 = time.perf_counter()
+        gather(conn, scope)
+        print(f"(the report with every plan timed: {time.perf_counter() - t0:.2f} s)", file=sys.stderr)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tables", type=int, default=500)
     ap.add_argument("--hours", type=int, default=24)
     ap.add_argument("--filler", type=int, default=18, help="other events of a round (dealing, wagers placed...)")
+    ap.add_argument("--plans", action="store_true", help="then print each statement's plan as it ran")
     args = ap.parse_args()
     # fsync off: what is timed is reading the day; loading it is only the set-up.
     cluster = PgCluster.create(
@@ -138,6 +161,8 @@ def main() -> None:
             t0 = time.perf_counter()
             sizes = {f.__name__: len(f(report)) for f in (to_text, to_csv, to_json, to_html)}
             rendering = time.perf_counter() - t0
+        if args.plans:
+            print_plans(dsn, scope)
     finally:
         cluster.remove()
     rounds = next(r for r in report.section("rounds").rows if r[0] == "floor")[2]
