@@ -112,6 +112,8 @@ class Trial:
     ready: float | None
     boot: str
     ready_cpu: float | None = None  # the daemon's CPU seconds (every thread) when READY=1 arrived
+    # Devices whose identify failed and was retried (the daemon's warnings): each costs the start a whole second.
+    identify_retries: int = 0
 
 
 async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: bool) -> dict[str, list[float]]:
@@ -121,7 +123,7 @@ async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: boo
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(str(notify_path))
     notify.setblocking(False)
-    results: dict[str, list[float]] = {"ready": [], "online": [], "opened": [], "ready_cpu": []}
+    results: dict[str, list[float]] = {"ready": [], "online": [], "opened": [], "ready_cpu": [], "retried": []}
     seen_boots: set[str] = set()
     signs = Signs()
     async with (
@@ -143,9 +145,12 @@ async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: boo
                     results["ready"].append(got.ready)
                 if got.ready_cpu is not None:
                     results["ready_cpu"].append(got.ready_cpu)
+                results["retried"].append(got.identify_retries)
                 said = "-" if got.ready is None else f"{got.ready:.3f} s"
+                retried = f", {got.identify_retries} identify retried" if got.identify_retries else ""
                 benchlib.progress(
                     f"trial {n}/{count}: online {got.online:.3f} s, table opened {got.opened:.3f} s, READY=1 {said}"
+                    f"{retried}"
                 )
         finally:
             for task in helpers:
@@ -189,10 +194,13 @@ async def trial(n: int, run: list[str], env: dict[str, str], signs: Signs, seen_
     finally:
         daemon.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
         await daemon.wait()
+    retries = (await procfs.stderr_tail(daemon)).count("identify failed")
     while not signs.readies.empty():
         signs.readies.get_nowait()  # anything else the daemon said (STOPPING=1, WATCHDOG=1)
     assert online is not None and opened is not None
-    return Trial(online - start, opened - start, None if ready is None else ready - start, str(boot), ready_cpu)
+    return Trial(
+        online - start, opened - start, None if ready is None else ready - start, str(boot), ready_cpu, retries
+    )
 
 
 def describe(name: str, samples: list[float], base: float, target: float = TARGET_SECONDS) -> None:
@@ -242,6 +250,8 @@ def main() -> int:
             )
     else:
         print("spawn -> READY=1: not sent by this build (no sd_notify support yet); the figures below stand in")
+    late = sum(1 for n in got["retried"] if n)
+    print(f"starts with an identify retried (1 s late each): {late} of {args.trials}")
     describe('retained status "online"', got["online"], base)
     describe("table.opened received", got["opened"], base)
     return 0
