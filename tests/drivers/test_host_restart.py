@@ -17,6 +17,7 @@ import pytest
 from drivers.interfaces import DeviceOnline, ShuffleCompleted
 from drivers.reference.framing import VERSION, Frame, FrameParser, Kind, decode_message, encode_frame, encode_message
 from drivers.registry import create_driver
+from drivers.sim.base import SimDevice
 from drivers.sim.shoe import ShoeSim
 from drivers.sim.shuffler import ShufflerSim
 from tests.drivers.conftest import DriverFactory, Recorder
@@ -40,7 +41,7 @@ class Seen:
 class Wire:
     """Every frame on the simulator's line, both ways, in the order the line delivered them."""
 
-    def __init__(self, sim: ShufflerSim) -> None:
+    def __init__(self, sim: SimDevice) -> None:
         assert sim._endpoint is not None
         self._parsers = {True: FrameParser(), False: FrameParser()}
         self.frames: list[Seen] = []
