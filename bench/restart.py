@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import signal
 import socket
 import statistics
@@ -113,7 +114,7 @@ class Trial:
     boot: str
     ready_cpu: float | None = None  # the daemon's CPU seconds (every thread) when READY=1 arrived
     # Devices whose identify failed and was retried (the daemon's warnings): each costs the start a whole second.
-    identify_retries: int = 0
+    identify_retried: tuple[str, ...] = ()
 
 
 async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: bool) -> dict[str, list[float]]:
@@ -145,9 +146,9 @@ async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: boo
                     results["ready"].append(got.ready)
                 if got.ready_cpu is not None:
                     results["ready_cpu"].append(got.ready_cpu)
-                results["retried"].append(got.identify_retries)
+                results["retried"].append(len(got.identify_retried))
                 said = "-" if got.ready is None else f"{got.ready:.3f} s"
-                retried = f", {got.identify_retries} identify retried" if got.identify_retries else ""
+                retried = f", identify retried: {' '.join(got.identify_retried)}" if got.identify_retried else ""
                 benchlib.progress(
                     f"trial {n}/{count}: online {got.online:.3f} s, table opened {got.opened:.3f} s, READY=1 {said}"
                     f"{retried}"
@@ -194,13 +195,27 @@ async def trial(n: int, run: list[str], env: dict[str, str], signs: Signs, seen_
     finally:
         daemon.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
         await daemon.wait()
-    retries = (await procfs.stderr_tail(daemon)).count("identify failed")
+    retried = identify_retried(await procfs.stderr_tail(daemon))
     while not signs.readies.empty():
         signs.readies.get_nowait()  # anything else the daemon said (STOPPING=1, WATCHDOG=1)
     assert online is not None and opened is not None
     return Trial(
-        online - start, opened - start, None if ready is None else ready - start, str(boot), ready_cpu, retries
+        online - start, opened - start, None if ready is None else ready - start, str(boot), ready_cpu, retried
     )
+
+
+def identify_retried(stderr: str) -> tuple[str, ...]:
+    """The devices the daemon's warnings say failed identify (JSON lines, or key=value when it logs for a person)."""
+    devices = []
+    for line in stderr.splitlines():
+        if "identify failed" not in line:
+            continue
+        try:
+            devices.append(str(json.loads(line).get("device", "?")))
+        except (ValueError, AttributeError):
+            found = re.search(r"device=(\S+)", line)
+            devices.append(found.group(1) if found else "?")
+    return tuple(devices)
 
 
 def describe(name: str, samples: list[float], base: float, target: float = TARGET_SECONDS) -> None:
