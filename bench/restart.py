@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import signal
 import socket
 import statistics
@@ -112,6 +113,8 @@ class Trial:
     ready: float | None
     boot: str
     ready_cpu: float | None = None  # the daemon's CPU seconds (every thread) when READY=1 arrived
+    # Devices whose identify failed and was retried (the daemon's warnings): each costs the start a whole second.
+    identify_retried: tuple[str, ...] = ()
 
 
 async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: bool) -> dict[str, list[float]]:
@@ -121,7 +124,7 @@ async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: boo
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(str(notify_path))
     notify.setblocking(False)
-    results: dict[str, list[float]] = {"ready": [], "online": [], "opened": [], "ready_cpu": []}
+    results: dict[str, list[float]] = {"ready": [], "online": [], "opened": [], "ready_cpu": [], "retried": []}
     seen_boots: set[str] = set()
     signs = Signs()
     async with (
@@ -143,9 +146,12 @@ async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: boo
                     results["ready"].append(got.ready)
                 if got.ready_cpu is not None:
                     results["ready_cpu"].append(got.ready_cpu)
+                results["retried"].append(len(got.identify_retried))
                 said = "-" if got.ready is None else f"{got.ready:.3f} s"
+                retried = f", identify retried: {' '.join(got.identify_retried)}" if got.identify_retried else ""
                 benchlib.progress(
                     f"trial {n}/{count}: online {got.online:.3f} s, table opened {got.opened:.3f} s, READY=1 {said}"
+                    f"{retried}"
                 )
         finally:
             for task in helpers:
@@ -189,10 +195,27 @@ async def trial(n: int, run: list[str], env: dict[str, str], signs: Signs, seen_
     finally:
         daemon.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
         await daemon.wait()
+    retried = identify_retried(await procfs.stderr_tail(daemon))
     while not signs.readies.empty():
         signs.readies.get_nowait()  # anything else the daemon said (STOPPING=1, WATCHDOG=1)
     assert online is not None and opened is not None
-    return Trial(online - start, opened - start, None if ready is None else ready - start, str(boot), ready_cpu)
+    return Trial(
+        online - start, opened - start, None if ready is None else ready - start, str(boot), ready_cpu, retried
+    )
+
+
+def identify_retried(stderr: str) -> tuple[str, ...]:
+    """The devices the daemon's warnings say failed identify (JSON lines, or key=value when it logs for a person)."""
+    devices = []
+    for line in stderr.splitlines():
+        if "identify failed" not in line:
+            continue
+        try:
+            devices.append(str(json.loads(line).get("device", "?")))
+        except (ValueError, AttributeError):
+            found = re.search(r"device=(\S+)", line)
+            devices.append(found.group(1) if found else "?")
+    return tuple(devices)
 
 
 def describe(name: str, samples: list[float], base: float, target: float = TARGET_SECONDS) -> None:
@@ -242,6 +265,8 @@ def main() -> int:
             )
     else:
         print("spawn -> READY=1: not sent by this build (no sd_notify support yet); the figures below stand in")
+    late = sum(1 for n in got["retried"] if n)
+    print(f"starts with an identify retried (1 s late each): {late} of {args.trials}")
     describe('retained status "online"', got["online"], base)
     describe("table.opened received", got["opened"], base)
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -144,7 +145,11 @@ class ReferenceDevice(DeviceBase):
         self._offered = frozenset((1,))
         self._use_protocol(link, 1)  # identify is always v1: a device of either version reads it
         try:
-            await self._send(link, {"cmd": "identify"})
+            # A number of this connection's own in the identify: a device compares a frame with the last one it
+            # delivered, across host sessions too (docs/protocol.md section 4), so a bare identify whose random first
+            # SEQ repeats the last session's (1 start in 256, for a device told nothing else since) was ACKed as a
+            # retransmission and never answered: a start 1 s late. From the OS, not `random`, which may be seeded.
+            await self._send(link, {"cmd": "identify", "session": secrets.randbits(31)})
             async with asyncio.timeout(IDENTIFY_TIMEOUT):
                 identity = await self._identity_waiter
         except (LinkError, TimeoutError) as exc:

@@ -16,8 +16,11 @@ import pytest
 
 from drivers.interfaces import DeviceOnline, ShuffleCompleted
 from drivers.reference.framing import VERSION, Frame, FrameParser, Kind, decode_message, encode_frame, encode_message
+from drivers.registry import create_driver
+from drivers.sim.base import SimDevice
+from drivers.sim.shoe import ShoeSim
 from drivers.sim.shuffler import ShufflerSim
-from tests.drivers.conftest import DriverFactory
+from tests.drivers.conftest import DriverFactory, Recorder
 
 pytestmark = pytest.mark.asyncio
 
@@ -38,7 +41,7 @@ class Seen:
 class Wire:
     """Every frame on the simulator's line, both ways, in the order the line delivered them."""
 
-    def __init__(self, sim: ShufflerSim) -> None:
+    def __init__(self, sim: SimDevice) -> None:
         assert sim._endpoint is not None
         self._parsers = {True: FrameParser(), False: FrameParser()}
         self.frames: list[Seen] = []
@@ -129,5 +132,45 @@ async def test_a_restarted_host_identifies_at_once_and_gets_the_event_once(
             assert identify.seq != stale.seq or identify.payload != stale.payload
         assert not sim._link.holding.is_set()
     finally:
+        with contextlib.suppress(Exception):
+            await sim.stop()
+
+
+@pytest.mark.parametrize("protocols", [(1,), (1, 2), (1, 2, 3)], ids=["v1", "v2", "v3"])
+async def test_a_new_session_whose_first_seq_repeats_the_last_identify_is_answered_at_once(
+    protocols: tuple[int, ...],
+) -> None:
+    """A device keeps the last frame it delivered across host sessions (section 4, duplicates): one that heard only
+    `identify` from the last session (a shoe, a wager station between rounds) takes a new session's `identify` for a
+    retransmission when the host's random first SEQ repeats the old one (1 start in 256 per such device), ACKs it
+    and never answers: the host waited its whole 1 s for `identity` and identified again (bench/restart.py showed
+    it as a start 1.0 s late). The host's identify says which session it is, so it is never the same frame twice.
+    Both sessions draw the same first SEQ here from the same seed of the module-level generator the link uses."""
+    sim = ShoeSim("shoe")
+    sim.configure_line(protocols)
+    await sim.start()
+    saved = random.getstate()
+    try:
+        wire = Wire(sim)
+        for _ in range(2):
+            random.seed(20261127)
+            driver = create_driver("shoe", {"driver": "reference-shoe", "port": sim.port, "heartbeat_interval": 0})
+            rec = Recorder()
+            await driver.start(rec)
+            try:
+                await rec.next(DeviceOnline)
+            finally:
+                await driver.stop()
+        host_data = [s for s in wire.frames if s.from_host and s.frame.kind == Kind.DATA]
+        identifies = [s.frame for s in host_data if s.name == "identify"]
+        # The collision this test is about: the second session's first identify has the first session's SEQ.
+        assert identifies[0].seq == identifies[1].seq
+        # Each session identified once (nothing else was sent), and the device acted on both: none dropped as a repeat.
+        assert [s.name for s in host_data] == ["identify", "identify"]
+        assert sim._counts["identify"] == 2
+        assert identifies[0].payload != identifies[1].payload
+        assert [type(e).__name__ for e in rec.seen].count("DeviceFault") == 0
+    finally:
+        random.setstate(saved)
         with contextlib.suppress(Exception):
             await sim.stop()
