@@ -99,8 +99,10 @@ async def test_pings_stop_while_a_step_hangs_and_resume_when_it_returns(
             back = await notify_socket.await_for(_watchdog, 10 * PERIOD, "WATCHDOG=1 after recovery")
             assert not back.get("STATUS").startswith("UNHEALTHY") and "betting" in back.get("STATUS")
         sick_logs = [e for e in logs if e["event"].startswith("watchdog: the table is not healthy")]
-        assert len(sick_logs) == 1 and sick_logs[0]["log_level"] == "error"
-        assert "has not stepped a tick queued" in sick_logs[0]["reason"]
+        assert sick_logs and all(e["log_level"] == "error" for e in sick_logs)
+        # The hang is the last thing said unhealthy. On a loaded machine a tick may also have stepped late (over the
+        # 0.25 s period) before it, said with its own reason and recovered from (CI, 2026-11-27): no count is asserted.
+        assert "has not stepped a tick queued" in sick_logs[-1]["reason"], [e["reason"] for e in sick_logs]
         assert any(e["event"].startswith("watchdog: the engine loop is stepping inputs again") for e in logs)
         supervisor.stopping()
         stop = await notify_socket.await_for(lambda n: "STOPPING" in n.fields, 5, "STOPPING=1")
