@@ -3,20 +3,16 @@ become the right instants, across a change of clocks; check-config says whether 
 
 from __future__ import annotations
 
-import datetime as dt
 import subprocess
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from floor.config import FloorConfigError, load_floor_config, parse_floor_config
 from floor.days import day_period, gaming_day, range_period, shift_period
 from tests.floor.conftest import ROOT, TABLECTL
+from tests.floor.selfsigned import self_signed
 
 EXAMPLE = ROOT / "configs" / "floor.toml"
 
@@ -122,34 +118,10 @@ def test_an_unreadable_password_file_is_named_not_a_traceback(tmp_path: Path) ->
         )
 
 
-def _self_signed(directory: Path) -> tuple[Path, Path]:
-    """A real PEM certificate and its key (the console's, and as a CA for the broker's side of the check)."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "floor.test")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(1)
-        .not_valid_before(now - dt.timedelta(days=1))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "console.crt", directory / "console.key"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return cert_path, key_path
-
-
 def test_check_config_reads_the_files_the_service_will_read(tmp_path: Path, floor_dsn: str) -> None:
     """Found following systemd/README.md: check-config called the example valid with its broker password, CA and
     console certificate all missing; the service met them only once started."""
-    cert, key = _self_signed(tmp_path)
+    cert, key = self_signed(tmp_path)
     config = tmp_path / "floor.toml"
 
     def check(password: Path, ca: Path, console_key: Path) -> subprocess.CompletedProcess[str]:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import datetime as dt
-import ipaddress
 import json
 import socket
 import ssl
@@ -26,11 +24,7 @@ from urllib.parse import quote
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from cryptography.x509.oid import NameOID
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -45,6 +39,7 @@ from floor.schema import migrate
 from tests.conftest import Mosquitto, free_port
 from tests.floor.chromium import chromium, page_errors
 from tests.floor.conftest import FloorProcess, floor_toml, wait_for
+from tests.floor.selfsigned import self_signed
 
 pytestmark = pytest.mark.floor
 TIMEOUT_S = 1  # the console's request_timeout_s here: a stalled request is dropped within it
@@ -513,34 +508,10 @@ def test_the_server_header_names_no_version(console: Console, method: str, path:
     assert r.headers["x-content-type-options"] == "nosniff"
 
 
-def _self_signed(d: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 that signs itself, and its key: the console's TLS on loopback."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "console")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    (d / "console.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (d / "console.key").write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return d / "console.crt", d / "console.key"
-
-
 async def test_under_tls_aiohttps_own_400s_carry_hsts_and_the_next_request_is_served(tmp_path: Path) -> None:
     """ConsoleServer.start() as `tablectl floor` runs it with TLS (its own socket, ConsoleProtocol, a real TLS
     handshake on loopback): a header past 8190 bytes gets the console's headers and HSTS, as the page does."""
-    cert, key = _self_signed(tmp_path)
+    cert, key = self_signed(tmp_path)
     config = parse_floor_config(
         f'[database]\ndsn = "dbname=none"\n[console]\nlisten = "127.0.0.1:0"\ntls_cert = "{cert}"\ntls_key = "{key}"\n'
     )
