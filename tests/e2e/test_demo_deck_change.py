@@ -16,7 +16,7 @@ import datetime as dt
 import io
 import json
 import sqlite3
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Coroutine, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -56,21 +56,25 @@ def _nine_hours_on(services: list[TableService]) -> Callable[[JournaledEvent], N
     return on_event
 
 
-async def _demo(config: TableConfig, journal: Path, out: io.StringIO) -> int:
-    services: list[TableService] = []
-    return await asyncio.wait_for(
-        play(
-            config,
-            rounds=2,
-            broker=NO_BROKER,
-            seed=3,
-            journal_path=journal,
-            out=out,
-            on_event=_nine_hours_on(services),
-            on_service=services.append,
-        ),
-        FAILURE_BOUND,
+def _two_rounds(
+    config: TableConfig, journal: Path, out: io.StringIO, services: list[TableService], *, human_floor: bool = False
+) -> Coroutine[Any, Any, int]:
+    """The demo's two rounds, the engine's clock moved nine hours on after the first."""
+    return play(
+        config,
+        rounds=2,
+        broker=NO_BROKER,
+        seed=3,
+        journal_path=journal,
+        out=out,
+        on_event=_nine_hours_on(services),
+        on_service=services.append,
+        human_floor=human_floor,
     )
+
+
+async def _demo(config: TableConfig, journal: Path, out: io.StringIO) -> int:
+    return await asyncio.wait_for(_two_rounds(config, journal, out, []), FAILURE_BOUND)
 
 
 def _assert_replaced_by_the_floorperson(journal: Path, text: str, chapter: str) -> None:
@@ -124,19 +128,7 @@ async def test_with_human_floor_the_demo_says_what_to_run_and_a_persons_verify_d
     out = io.StringIO()
     with capture_logs() as logs:
         structlog.configure(processors=[watch, *structlog.get_config()["processors"]])
-        demo = asyncio.create_task(
-            play(
-                config,
-                rounds=2,
-                broker=NO_BROKER,
-                seed=3,
-                journal_path=journal,
-                out=out,
-                on_event=_nine_hours_on(services),
-                on_service=services.append,
-                human_floor=True,
-            )
-        )
+        demo = asyncio.create_task(_two_rounds(config, journal, out, services, human_floor=True))
         try:
             await asyncio.wait_for(hinted.wait(), FAILURE_BOUND)
             assert not demo.done()  # it waits for the person
