@@ -7,6 +7,7 @@ paytables in force are those of the Rules Submission, and which devices (and fir
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -114,3 +115,20 @@ def with_identities(birth: Birth, identities: Mapping[str, Mapping[str, str]]) -
         if dev not in known
     ]
     return birth.model_copy(update={"devices": devices})
+
+
+def growth(birth: Birth) -> str:
+    """What grew a birth past the broker's packet limit at run time, for the tilt that says so: a birth is within it at
+    start (controller.cli.check_files), so it is what the devices reported of themselves (the identities, and devices
+    the config does not name), the largest first."""
+    sizes = sorted(
+        ((len(json.dumps(d.identity, ensure_ascii=False).encode()), d.device_id) for d in birth.devices if d.identity),
+        reverse=True,
+    )
+    unnamed = [d.device_id for d in birth.devices if d.driver == "unknown"]
+    said = "what the devices reported of themselves"
+    if sizes:
+        said += ", the largest identity " + ", then ".join(f"{dev}'s ({n:,} bytes)" for n, dev in sizes[:3])
+    if unnamed:
+        said += f"; {len(unnamed)} device(s) the config does not name reported themselves ({', '.join(unnamed[:5])})"
+    return said

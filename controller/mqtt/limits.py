@@ -27,6 +27,7 @@ __all__ = [
     "oversize_tilt",
     "publish_size",
     "retained_oversize_tilt",
+    "stale_reason",
     "within",
 ]
 
@@ -67,19 +68,34 @@ def oversize_tilt(seq: int, type_: str, size: int, limit: int) -> tuple[str, str
     return OVERSIZE_TILT, reason, remedy
 
 
-def retained_oversize_tilt(topic: str, size: int, limit: int) -> tuple[str, str, str]:
+def retained_oversize_tilt(topic: str, size: int, limit: int, grown_by: str | None = None) -> tuple[str, str, str]:
     """The tilt a retained message too large for the broker raises (a birth grown by what the devices reported of
-    themselves, a device status, a meter): not published, so the broker keeps the topic's last value."""
+    themselves, a device status, a meter): not published, so the broker keeps the topic's last value, which is stale
+    (the retained status says so while it is: stale_reason). `grown_by`: what grew it (a birth's: birth.growth)."""
     reason = (
         f"the retained message on {topic} is {size:,} bytes as published, over the broker's {limit:,}-byte packet "
-        "limit ([mqtt] max_packet_size): it is not published, the topic keeps its last value, and the events go on"
+        "limit ([mqtt] max_packet_size): it is not published, the topic keeps its last value, which is stale (the "
+        "table's status says degraded while it is), and the events go on"
     )
+    if grown_by:
+        reason += f"; grown by {grown_by}"
     remedy = (
         f"raise max_packet_size above {size:,} in the broker's config (systemd/mosquitto/mosquitto.conf) and [mqtt] "
-        "max_packet_size in the table's, restart the table, report the message's size to the developers, then a "
-        "supervisor clears the tilt"
+        "max_packet_size in the table's, restart the table, report the message's size to the developers"
+        + (" (and the device whose identity grew it to its maker)" if grown_by else "")
+        + ", then a supervisor clears the tilt"
     )
     return OVERSIZE_TILT, reason, remedy
+
+
+def stale_reason(name: str, size: int, limit: int) -> str:
+    """What the retained status says of a retained topic (`name`: birth, device/<id> ...) whose latest value is held
+    back as too large: the value subscribers hold is not the table's, and why (docs/mqtt.md, "Too large for the
+    broker")."""
+    return (
+        f"{name} stale: the broker keeps an earlier {name}, the table's latest ({size:,} bytes) is over the broker's "
+        f"{limit:,}-byte packet limit and held back ({OVERSIZE_TILT})"
+    )
 
 
 class Withheld:
@@ -102,13 +118,19 @@ class Withheld:
             )
             self._tilt(*oversize_tilt(ev.seq, ev.type, size, limit))
 
-    def retained(self, topic: str, size: int, limit: int) -> None:
+    def retained(self, topic: str, size: int, limit: int, grown_by: str | None = None) -> None:
         """A retained message larger than the broker takes (controller.mqtt.retainer held it back): the table tilts
         (retained_oversize_tilt); a later value that fits goes out as ever."""
         if topic not in self.topics:
             self.topics.add(topic)
-            self._log.error("retained message too large for the broker: withheld", topic=topic, size=size, limit=limit)
-            self._tilt(*retained_oversize_tilt(topic, size, limit))
+            self._log.error(
+                "retained message too large for the broker: withheld",
+                topic=topic,
+                size=size,
+                limit=limit,
+                grown_by=grown_by,
+            )
+            self._tilt(*retained_oversize_tilt(topic, size, limit, grown_by))
 
 
 def within(
