@@ -391,9 +391,24 @@ def load_for_run(path: Path, journal: Path | None = None) -> TableConfig:
     report = check_file(path, journal)
     if report.unreadable is not None:
         raise UsageError(report.unreadable)
-    if report.config is None or report.errors:
-        raise UsageError(
-            f"{path}: cannot run this table, {len(report.errors)} error(s) (`tablectl check-config` says the same):\n"
-            + "\n".join(f.render() for f in report.errors)
-        )
+    refuse(str(path), report.errors)
+    if report.config is None:
+        raise UsageError(f"{path}: cannot run this table")  # never: a config that does not validate has errors
     return report.config
+
+
+def refuse(where: str, errors: list[Finding]) -> None:
+    """A UsageError listing each error, its field and its fix, when there is one: what `run`, `demo` and `simulate`
+    say before they open a table."""
+    if errors:
+        raise UsageError(
+            f"{where}: cannot run this table, {len(errors)} error(s) (`tablectl check-config` says the same):\n"
+            + "\n".join(f.render() for f in errors)
+        )
+
+
+def refuse_birth(config: TableConfig, where: str) -> None:
+    """The check `demo` and `simulate --broker` make before they open the table (they take the config as it is, with
+    simulated ports, so not the whole of check_file): a birth over the broker's packet limit would be held back at
+    every connect, and subscribers would never learn what runs the table (docs/mqtt.md, "Too large for the broker")."""
+    refuse(where, check_birth(config))

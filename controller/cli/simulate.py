@@ -47,6 +47,11 @@ def add_parser(sub: Subparsers) -> None:
 
 def main(args: argparse.Namespace) -> int:
     config = options.load_table(args.config)
+    if args.broker is not None:
+        # It publishes: refused as `run` and `demo` refuse a birth the broker would never take.
+        from controller.cli import preflight
+
+        preflight.refuse_birth(config, str(args.config or "the demo config"))
     return main_simulate(
         config,
         args.config,

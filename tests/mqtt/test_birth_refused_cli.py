@@ -1,0 +1,72 @@
+"""A config whose birth passes the broker's packet limit is refused before the table opens, by every verb that would
+publish it (docs/mqtt.md, "Too large for the broker"): `tablectl run` (through the checks of check-config), `tablectl
+demo` and `tablectl simulate --broker`, each as the subprocess a person starts, with the same error naming the
+birth's size, the limit and the fix. The refusal comes before any device, journal or broker is touched: no journal
+file appears, and the broker named is a closed port (nothing here needs one)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.cli.verb import EXIT_USAGE
+from controller.config.table import load_config
+from controller.mqtt.birth import build_birth
+from controller.mqtt.contract import Topics
+from controller.mqtt.limits import publish_size
+from tests.conftest import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+LIMIT = 4096  # the least [mqtt] max_packet_size takes; the demo table's birth is 3.3 KB with "simulated" ports
+# A serial adapter's udev path, as long as some are: ten of them make the demo table's birth some 5 KB.
+PORT = "/dev/serial/by-path/pci-0000:00:14.0-usb-0:1.4.2.3.1:1.0-port0-" + "x" * 140
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    """The shipped demo table, its devices on long port paths and its broker's limit at the least it takes: its birth
+    is over it (`demo` and `simulate` put their simulators on the ports, whatever the config names)."""
+    text = (REPO / "configs" / "demo.toml").read_text()
+    text = text.replace('prefix = "tablectl"\n', f'prefix = "tablectl"\nmax_packet_size = {LIMIT}\n', 1)
+    assert f"max_packet_size = {LIMIT}" in text and text.count('port = "simulated"') == 10
+    text = text.replace('port = "simulated"', f'port = "{PORT}"')
+    path = tmp_path / "demo-small-broker.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    "verb",
+    [
+        ["run"],
+        ["demo", "--rounds", "1", "--quiet", "--seed", "1"],
+        [
+            "simulate",
+            "--scenario",
+            str(REPO / "docs/examples/mississippi-stud-progressive--envy-bound-player.scenario.toml"),
+        ],
+    ],
+    ids=lambda verb: verb[0],
+)
+def test_a_birth_over_the_brokers_limit_refuses_the_start(verb: list[str], config: Path, tmp_path: Path) -> None:
+    journal = tmp_path / "journal.sqlite"
+    broker = f"mqtt://127.0.0.1:{free_port()}"
+    argv = [*verb, "--config", str(config), "--journal", str(journal), "--broker", broker]
+    done = subprocess.run(
+        [sys.executable, "-m", "controller.cli", *argv], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.returncode == EXIT_USAGE, done.stderr
+    head, *findings = done.stderr.strip().splitlines()
+    assert head == f"tablectl: {config}: cannot run this table, 1 error(s) (`tablectl check-config` says the same):"
+    said = "\n".join(findings)
+    assert "mqtt.max_packet_size" in said and f"over the broker's {LIMIT:,}-byte packet limit" in said, said
+    size = int(re.search(r"birth message would be ([\d,]+) bytes", said)[1].replace(",", ""))  # type: ignore[index]
+    table = load_config(config)
+    birth = build_birth(table, "0" * 32).model_dump_json()
+    assert size == publish_size(Topics("tablectl", "demo-ms-1").birth, len(birth.encode())) > LIMIT
+    assert f"raise max_packet_size above {size:,}" in said and "port strings" in said
+    assert not journal.exists(), "the journal was opened before the refusal"
