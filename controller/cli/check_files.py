@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli.findings import Finding
+from controller.cli.verb import UsageError
 from controller.config.files import PEM_MAX_BYTES, SECRET_MAX_BYTES, FileRefused, kind_of, read_bounded
 from controller.config.table import MAX_TABLE_ID, TableConfig
 from controller.mqtt.connection import read_secret, tls_context
@@ -236,3 +237,21 @@ def check_birth(config: TableConfig) -> list[Finding]:
             "(systemd/mosquitto/mosquitto.conf) and [mqtt] max_packet_size here together",
         )
     ]
+
+
+def refuse(where: str, errors: list[Finding]) -> None:
+    """A UsageError listing each error, its field and its fix, when there is one: what `run`, `demo` and `simulate`
+    say before they open a table."""
+    if errors:
+        raise UsageError(
+            f"{where}: cannot run this table, {len(errors)} error(s) (`tablectl check-config` says the same):\n"
+            + "\n".join(f.render() for f in errors)
+        )
+
+
+def refuse_birth(config: TableConfig, where: str) -> None:
+    """The check `demo` and `simulate --broker` make before they open the table (they take the config as it is, with
+    simulated ports, so not the whole of preflight.check_file): a birth over the broker's packet limit would be held
+    back at every connect, and subscribers would never learn what runs the table (docs/mqtt.md, "Too large for the
+    broker")."""
+    refuse(where, check_birth(config))

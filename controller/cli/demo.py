@@ -8,7 +8,8 @@ import importlib
 import sys
 from pathlib import Path
 
-from controller.cli import numbers, options, preflight
+from controller.cli import numbers, options
+from controller.cli.check_files import refuse_birth
 from controller.cli.verb import Subparsers, UsageError
 from controller.people.demo import play
 from controller.people.optimal import PLAYERS, NoStrategy, check_optimal
@@ -95,7 +96,7 @@ def main(args: argparse.Namespace) -> int:
     if why:
         raise UsageError(f"{args.config or 'the demo config'}: {why}")
     # As `run` refuses it, before any device or the journal is opened: a birth the broker would never take.
-    preflight.refuse_birth(config, str(args.config or "the demo config"))
+    refuse_birth(config, str(args.config or "the demo config"))
     script = options.load_script(args.script)
     if args.players == "optimal":
         try:

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from controller.cli.check_files import check_archive_dir, check_birth, check_journal, check_mqtt_files
+from controller.cli.check_files import check_archive_dir, check_birth, check_journal, check_mqtt_files, refuse
 from controller.cli.findings import Finding
 from controller.cli.verb import UsageError
 from controller.config.errors import config_problems
@@ -395,20 +395,3 @@ def load_for_run(path: Path, journal: Path | None = None) -> TableConfig:
     if report.config is None:
         raise UsageError(f"{path}: cannot run this table")  # never: a config that does not validate has errors
     return report.config
-
-
-def refuse(where: str, errors: list[Finding]) -> None:
-    """A UsageError listing each error, its field and its fix, when there is one: what `run`, `demo` and `simulate`
-    say before they open a table."""
-    if errors:
-        raise UsageError(
-            f"{where}: cannot run this table, {len(errors)} error(s) (`tablectl check-config` says the same):\n"
-            + "\n".join(f.render() for f in errors)
-        )
-
-
-def refuse_birth(config: TableConfig, where: str) -> None:
-    """The check `demo` and `simulate --broker` make before they open the table (they take the config as it is, with
-    simulated ports, so not the whole of check_file): a birth over the broker's packet limit would be held back at
-    every connect, and subscribers would never learn what runs the table (docs/mqtt.md, "Too large for the broker")."""
-    refuse(where, check_birth(config))

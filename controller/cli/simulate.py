@@ -49,9 +49,9 @@ def main(args: argparse.Namespace) -> int:
     config = options.load_table(args.config)
     if args.broker is not None:
         # It publishes: refused as `run` and `demo` refuse a birth the broker would never take.
-        from controller.cli import preflight
+        from controller.cli.check_files import refuse_birth
 
-        preflight.refuse_birth(config, str(args.config or "the demo config"))
+        refuse_birth(config, str(args.config or "the demo config"))
     return main_simulate(
         config,
         args.config,

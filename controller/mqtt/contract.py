@@ -134,7 +134,8 @@ RATE = r"^(100(\.0+)?|[0-9]{1,2}(\.[0-9]+)?)$"
 
 class TableStatus(_Message):
     """Retained on <prefix>/<table_id>/status (QoS 1): online once connected, degraded while one of the daemon's
-    tasks is down or a task's tilt stands (`reason` says which), offline when the daemon stops (with `reason` when
+    tasks is down or a task's tilt stands, or a retained topic's latest value is held back as too large for the broker
+    (`reason` says which), offline when the daemon stops (with `reason` when
     a fault stopped it), lost when the broker loses the connection (the MQTT last will, so it is the broker that
     says so)."""
 
@@ -144,8 +145,8 @@ class TableStatus(_Message):
     ts: Timestamp = Field(description="when the table said so; for lost, when the connection was opened")
     reason: str | None = Field(
         None,
-        description="why the table is degraded (a task down or restarting, a task's tilt) or stopped (a storage "
-        "failure); absent when online or stopped normally",
+        description="why the table is degraded (a task down or restarting, a task's tilt, a retained topic stale "
+        "on the broker: `birth stale: ...`) or stopped (a storage failure); absent when online or stopped normally",
     )
 
 

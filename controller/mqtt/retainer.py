@@ -21,7 +21,8 @@ from controller.mqtt.contract import Birth, Topics
 from controller.mqtt.messages import now_iso
 from controller.mqtt.retained import Retained, RetainedTopics
 
-# Why the table is degraded now (a task down, a task's tilt), or None: the retained status says so.
+# Why the table is degraded now (a task down, a task's tilt), or None: the retained status says so, with the topics
+# held back as too large (Retainer.held).
 Health = Callable[[], str | None]
 # The retained status's body for a state and its reason (controller.mqtt.messages.status_message, this boot's).
 Status = Callable[[str, str | None], str]

@@ -140,6 +140,50 @@ async def test_a_withheld_device_event_still_moves_its_status(
         journal.close()
 
 
+async def test_the_one_status_that_runs_ahead_names_a_withheld_event_no_subscriber_received(
+    mosquitto: Mosquitto, subscribe: Subscribe, tmp_path: Path, unique_id: str
+) -> None:
+    """docs/mqtt.md, "Order": statuses never run ahead of the events, but for a withheld event's. On the wire (one
+    subscriber to the events and the shoe's status, in arrival order): every status names an event received before
+    it, but the one naming seq 2, which never arrives (the events after it do, seq 3 the gap's far side); a subscriber
+    that comes later finds that status retained, naming seq 2, and only the tilt says why (it names seq 2 too)."""
+    journal = Journal(tmp_path / "journal.sqlite", unique_id, "boot-1")
+    topics = Topics("tablectl", unique_id)
+    sub = subscribe(topics.event, topics.device("shoe"))
+    tilts: list[tuple[str, str, str]] = []
+    pub = EventPublisher(journal, MqttSettings(broker=mosquitto.url), unique_id, tilt=lambda *t: tilts.append(t))
+    task = asyncio.create_task(pub.run())
+    try:
+        gone = {"device_id": "shoe", "reason": "serial port closed: " + "x" * 70_000}
+        journal.append([DomainEvent("device.online", None, {"device_id": "shoe"})], datetime.now(UTC))
+        pub.notify()
+        await sub.await_until(lambda ms: any(m.json()["seq"] == 1 for m in sub.on(topics.event)), what="seq 1")
+        journal.append(
+            [DomainEvent("device.offline", None, gone), DomainEvent("round.recorded", None, {"n": 1})],
+            datetime.now(UTC),
+        )
+        pub.notify()
+        await sub.await_until(lambda ms: any(m.json()["seq"] == 2 and "/device/" in m.topic for m in ms), what="seq 2")
+        await sub.await_until(lambda ms: any(m.json()["seq"] == 3 for m in sub.on(topics.event)), what="seq 3")
+        received: set[int] = set()
+        ahead: list[int] = []
+        for m in sub.messages:
+            if m.topic == topics.event:
+                received.add(m.json()["seq"])
+            elif m.json()["seq"] not in received:
+                ahead.append(m.json()["seq"])
+        assert sorted(received) == [1, 3] and ahead == [2]
+        assert [t[0] for t in tilts] == [OVERSIZE_TILT] and tilts[0][1].startswith("event seq 2 (device.offline) is ")
+        late = subscribe(topics.device("shoe"))
+        await late.await_until(lambda ms: bool(ms), what="the shoe's retained status")
+        [kept] = [DeviceStatus.model_validate_json(m.payload) for m in late.messages]
+        assert late.messages[0].retain and (kept.state, kept.seq) == ("offline", 2)
+    finally:
+        await pub.close()
+        await asyncio.wait_for(task, 10)
+        journal.close()
+
+
 def test_a_device_status_never_goes_back_to_an_event_met_again() -> None:
     """A withheld event is read again from the outbox at each reconnect: the shoe, online since seq 8, stays so."""
     tracker = DeviceTracker("T1", "boot-1", ["shoe"], started="2026-11-21T08:00:00Z")
