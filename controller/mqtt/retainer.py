@@ -22,7 +22,7 @@ from controller.mqtt.messages import now_iso
 from controller.mqtt.retained import Retained, RetainedTopics
 
 # Why the table is degraded now (a task down, a task's tilt), or None: the retained status says so, with the topics
-# held back as too large (Retainer.held).
+# held back as too large (Retainer._held).
 Health = Callable[[], str | None]
 # The retained status's body for a state and its reason (controller.mqtt.messages.status_message, this boot's).
 Status = Callable[[str, str | None], str]
@@ -51,7 +51,7 @@ class Retainer:
         self._oversize: Oversize = lambda topic, size, limit, grown_by: None
         # Topics whose latest value is held back as too large, and what the status says of each: the broker holds an
         # older value, and a subscriber could not tell it is stale but from the status (docs/mqtt.md).
-        self.held: dict[str, str] = {}
+        self._held: dict[str, str] = {}
         # The last value of each topic the broker was given: what a reconnect gives it back for a held-back topic.
         self._given: dict[str, str] = {}
 
@@ -60,7 +60,7 @@ class Retainer:
         self._limit, self._oversize = limit, oversize
 
     def _live_status(self) -> tuple[str, str | None]:
-        reasons = [r for r in (self._health(), *(self.held[t] for t in sorted(self.held))) if r]
+        reasons = [r for r in (self._health(), *(self._held[t] for t in sorted(self._held))) if r]
         return ("online", None) if not reasons else ("degraded", "; ".join(reasons))
 
     async def publish_status(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
@@ -89,11 +89,11 @@ class Retainer:
         (docs/mqtt.md, "Too large for the broker")."""
         ok, size = limits.fits(topic, body, self._limit)
         if not ok:
-            self.held[topic] = limits.stale_reason(self.topics.relative(topic) or topic, size, self._limit)
+            self._held[topic] = limits.stale_reason(self.topics.relative(topic) or topic, size, self._limit)
             self._oversize(topic, size, self._limit, grown_by() if grown_by is not None else None)
             return False
         await self._send(client, lost, topic, body, within)
-        self.held.pop(topic, None)
+        self._held.pop(topic, None)
         self._given[topic] = body
         return True
 
