@@ -25,7 +25,7 @@ from drivers.sim.dealer_panel import DealerPanelSim
 from drivers.sim.shoe import ShoeSim
 from drivers.sim.table import SimulatedTable
 from drivers.sim.wager_bus import WagerBusSim
-from floor.leash import sweep
+from leash import sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,7 +66,7 @@ class StopFails(ShoeSim):
 async def test_a_table_uses_one_dir_and_a_stop_leaves_none(tmp: Path) -> None:
     table = SimulatedTable(seats=3, rng=random.Random(1), sign=True, terminals=True)
     async with table:
-        # Ten devices, one top-level dir, owned by this process in floor/leash.py's format.
+        # Ten devices, one top-level dir, owned by this process in the leash's format (leash.own_dir).
         (top,) = (p for p in listing(tmp) if "/" not in p)
         assert top.startswith("tablectl-sim-")
         assert scratch.process_dir() == tmp / top
