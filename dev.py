@@ -181,7 +181,7 @@ class PrivateBroker:
     terminal's Ctrl-C reaches the demo (which then says goodbye over MQTT) and not the broker."""
 
     def __init__(self, binary: str) -> None:
-        leash = runpy.run_path(str(REPO / "floor" / "leash.py"), run_name="tablectl_leash")  # stdlib only: no venv
+        leash = runpy.run_path(str(REPO / "leash" / "__init__.py"), run_name="tablectl_leash")  # stdlib only: no venv
         for line in leash["sweep"]():  # what a killed earlier run left behind
             say(f"swept {line}")
         self.dir = Path(tempfile.mkdtemp(prefix="tablectl-demo-broker-"))
@@ -344,7 +344,7 @@ def cmd_test(args: list[str]) -> int:
     return code
 
 
-PY_TREES = ("controller", "drivers", "floor", "link", "tests", "bench", "tools", "dev.py")
+PY_TREES = ("controller", "drivers", "floor", "link", "leash", "tests", "bench", "tools", "dev.py")
 # The static checks, in the order a contributor wants to hear of them; each prints its own findings.
 CHECKS: tuple[tuple[str, list[str]], ...] = (
     ("layers (import-linter contracts in pyproject.toml)", ["lint-imports"]),

@@ -30,7 +30,7 @@ from controller.config.broker import MAX_PACKET_SIZE
 from controller.config.table import TableConfig, load_config
 from controller.core.events import DomainEvent
 from controller.store.journal import Journal
-from floor.leash import Leash
+from leash import Leash
 
 BENCH = Path(__file__).resolve().parent
 SEVEN_SEATS = BENCH / "seven-seats.toml"
@@ -190,7 +190,7 @@ def mosquitto(extra: str = "") -> Iterator[str]:
             "once, which installs it)"
         )
     with tempfile.TemporaryDirectory(prefix="bench-mosquitto-") as tmp:
-        leash = Leash.mine()  # should the bench be killed, it stops the broker and deletes the dir (floor/leash.py)
+        leash = Leash.mine()  # should the bench be killed, it stops the broker and deletes the dir (leash/)
         leash.own(Path(tmp))
         port = _free_port()
         conf = Path(tmp) / "mosquitto.conf"

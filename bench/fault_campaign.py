@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from floor.leash import Leash  # noqa: E402
+from leash import Leash  # noqa: E402
 from tests.conftest import Mosquitto, Subscriber, find_mosquitto, free_port  # noqa: E402
 
 KINDS = ("kill9", "daemon_stop", "broker_outage", "broker_stall", "storage")
@@ -183,7 +183,7 @@ def main() -> int:
     print(f"fault campaign: {args.trials} trial(s) of {', '.join(kinds)}; seed {args.seed}")
     print(ROW.format("kind", "trials", "ends", "events", "lost", "settled2x", "meters", "tasks", "verify"))
     bad = 0
-    # On the leash (floor/leash.py): should the campaign be killed, its watchdog stops the broker and the daemons and
+    # On the leash (leash/): should the campaign be killed, its watchdog stops the broker and the daemons and
     # deletes the dir; should the watchdog be killed too, the next sweep does (the dir's name is one it knows).
     leash = Leash.mine()
     tmp = leash.mkdtemp("tablectl-faults-")

@@ -7,15 +7,20 @@ shows), `jackpot` (the hits awaiting validation) and `event` (every link event, 
 import the link's package (pyproject.toml's layering: the floor names the link by its topics), so the models
 below mirror link/protocol.py, and tests/floor/test_console_links.py holds their fields equal to it.
 
-`state` is also the link's last will, `{"status": "offline"}`: every other field of it is optional here.
+`state` is also the link's last will, `{"status": "offline"}`: every other field of it is optional here. Its
+`refusals` (what the link refused, by kind, and the latest) is absent from a link older than it and from one that
+refused nothing; a floor older than it refuses a state that carries it (its models forbid unknown fields), hence the
+upgrade order, the floor first, then the link (docs/mqtt.md, "The link").
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from controller.core.shown import shown
 
 LEVEL = r"^[a-z_]{1,32}$"  # controller.progressive.parameters.LEVEL_PATTERN
 RULE = "605a.8 (not available; NY 9 NYCRR 5321.18 as the stand-in)"
@@ -31,6 +36,18 @@ class LinkTableLease(_Msg):
     last_seen: str | None = None
 
 
+class LinkRefusalsMsg(_Msg):
+    """link/protocol.py's LinkRefusals. Bounded as a link sends it (a handful of kinds, the latest refusal's topic and
+    reason cut short), with room: a retained state past these is refused whole, leases and all."""
+
+    total: int = Field(ge=0)
+    counts: dict[Annotated[str, Field(max_length=64)], Annotated[int, Field(ge=0)]] = Field(max_length=64)
+    last_kind: str | None = Field(None, max_length=64)
+    last_at: str | None = Field(None, max_length=40)
+    last_topic: str | None = Field(None, max_length=1000)
+    last_reason: str | None = Field(None, max_length=2000)
+
+
 class LinkStateMsg(_Msg):
     link_id: str | None = None
     status: str = Field(min_length=1, max_length=32)
@@ -39,6 +56,7 @@ class LinkStateMsg(_Msg):
     seq: int | None = Field(None, ge=0)
     tables: dict[str, LinkTableLease] = Field(default_factory=dict)
     rule: str | None = None
+    refusals: LinkRefusalsMsg | None = None  # absent: a link older than it, or one that refused nothing
 
 
 class LinkMeterMsg(_Msg):
@@ -101,6 +119,19 @@ def link_kind_of(prefix: str, topic: str) -> tuple[str, LinkKind] | None:
     return None
 
 
+def _refusals_shown(r: LinkRefusalsMsg | None) -> dict[str, Any] | None:
+    if r is None:
+        return None
+    return {
+        "total": r.total,
+        "counts": {shown(k)[:64]: n for k, n in sorted(r.counts.items())},
+        "last_kind": shown(r.last_kind)[:64] if r.last_kind else None,
+        "last_at": shown(r.last_at)[:40] if r.last_at else None,
+        "last_topic": shown(r.last_topic)[:200] if r.last_topic else None,
+        "last_reason": shown(r.last_reason)[:300] if r.last_reason else None,
+    }
+
+
 def link_subscriptions(prefix: str) -> list[str]:
     return [f"{prefix}/link/+/{t}" for t in ("state", "progressive/+", "jackpot", "event")]
 
@@ -122,6 +153,10 @@ class LinkLive:
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)  # hit_key -> the hit and since when
     status_since: str | None = None
     last_event_seq: int = 0
+    # What the link refused, as its state last said (None: nothing, or a link too old to say). Its kinds, topic and
+    # reason are outside text: escaped here as the floor escapes a publisher's text (controller/core/shown.py), and
+    # the page sets them as text, never markup.
+    refusals: dict[str, Any] | None = None
 
     def apply(self, model: LinkModel, at: str) -> None:
         """Fold one message in; `at` is when the floor received it (the link's retained topics carry no time)."""
@@ -135,6 +170,7 @@ class LinkLive:
             self.database = model.database
             self.seq = max(self.seq, model.seq or 0)
             self.tables = {t: v.model_dump() for t, v in model.tables.items()}
+            self.refusals = _refusals_shown(model.refusals)
         elif isinstance(model, LinkMeterMsg):
             old = self.meters.get(model.level)
             if old is None or model.seq >= int(old["seq"]):

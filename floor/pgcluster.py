@@ -5,7 +5,7 @@
 PostgreSQL refuses to run as root, so under root the cluster is made and run as an unprivileged user (`postgres`
 when Debian's package made it, else `nobody`); Debian keeps the server's binaries in
 /usr/lib/postgresql/<version>/bin, which is not on PATH. The server runs in its own session so a terminal's
-Ctrl-C reaches the program that started it, which then stops it cleanly; and on a leash (floor/leash.py), so it
+Ctrl-C reaches the program that started it, which then stops it cleanly; and on a leash (leash/), so it
 dies with that program and its temp dir is deleted even when the program is SIGKILLed. A cluster's dirs are
 `tablectl-pg-*` in the temp dir; the first cluster a process makes sweeps those whose owner is gone.
 
@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
+import structlog
 
-from floor.leash import Leash, sweep_stale
+from leash import Leash, sweep_stale
 
 SUPERUSER = "tablectl"
 INSTALL_HINT = "install Debian's PostgreSQL server: sudo apt-get install postgresql (python3 dev.py does it)"
@@ -94,7 +95,8 @@ class PgCluster:
     @classmethod
     def create(cls, base: Path | None = None, *, durable: bool = True, **settings: str) -> PgCluster:
         """initdb a new cluster under `base` (a new temp dir by default) on a free port; not started yet."""
-        sweep_stale()
+        for line in sweep_stale():
+            structlog.get_logger(__name__).warning("stale server dir swept", what=line)
         owned = base is None
         if base is None:
             # Not under pytest's tmp_path: that is 0700 root, which the postgres account cannot enter.

@@ -122,7 +122,7 @@ class CommandDesk:
             topic = f"{self.broker.base}/cmd/{topic_verb}"
             reason = reply.reason or reply.code or "refused"
             self.refusal_log.refused("link command", topic, len(payload), reason, verb=reply.verb, code=reply.code)
-            self.refusals.note("command", reply.code)
+            self.refusals.note("command", reply.code, topic=topic, reason=reason)
         client = self.broker.client
         if client is not None:
             await client.publish(f"{self.broker.base}/cmd/reply", reply.payload(), qos=1)

@@ -8,7 +8,7 @@ Topics under `<prefix>/link/<link_id>/`:
 | `request/<table_id>` | a table's `LinkRequest` (response topic and correlation data as MQTT v5 properties) | 1 | no |
 | `response/<table_id>` | the controller's `LinkResponse`, with the request's correlation data | 1 | no |
 | `event` | every link event in seq order (gap-free) | 1 | no |
-| `state` | `LinkState`: open, closed or tilted, the database, each table's lease | 1 | yes |
+| `state` | `LinkState`: open, closed or tilted, the database, each table's lease, what it refused | 1 | yes |
 | `progressive/<level>` | `LinkMeter`: what every linked sign shows | 1 | yes |
 | `jackpot` | `PendingJackpots`: hits awaiting validation (asset number, level, amount), for every sign | 1 | yes |
 | `cmd/<verb>`, `cmd/reply` | signed supervisor commands (controller.supervisor.envelope) and the replies | 1 | no |
@@ -115,6 +115,19 @@ class TableLease(_Message):
     last_seen: str | None = None
 
 
+class LinkRefusals(_Message):
+    """What the link refused since its process started (link/refusals.py): counts by kind (`request_malformed`,
+    `command bad_signature`, ...) and the latest refusal's kind, time, topic and reason, the last two a publisher's
+    text escaped (controller/core/shown.py) and cut short."""
+
+    total: int = Field(ge=0)
+    counts: dict[str, int]
+    last_kind: str | None = None
+    last_at: str | None = Field(None, description="UTC, ISO 8601, seconds")
+    last_topic: str | None = None
+    last_reason: str | None = None
+
+
 class LinkState(_Message):
     link_id: str
     status: str
@@ -123,6 +136,9 @@ class LinkState(_Message):
     seq: int
     tables: dict[str, TableLease]
     rule: str = RULE_CITE
+    # None while nothing was refused. A floor older than this field refuses the whole state (its model forbids
+    # unknown fields): upgrade the floor first, then the link (docs/mqtt.md, "The link").
+    refusals: LinkRefusals | None = None
 
 
 class LinkMeter(_Message):

@@ -1,7 +1,9 @@
 """What every sign and the floor's console see of the link (docs/mqtt.md, "The link"): the link's events in seq
 order, and its retained topics: each level's meter, the link's state (status, database, every table's lease) and
 the jackpots pending across the link. Each retained topic is published only when it changed, and all of them again
-after a reconnect (the broker's connection clears what was published).
+after a reconnect (the broker's connection clears what was published). The state also carries what the link refused
+(link/refusals.py); a change of those counts alone is published at most once a REFUSALS_EVERY_S, so a flood of junk
+on the link's topics is not a flood of retained publishes, and the last counts follow within that time.
 """
 
 from __future__ import annotations
@@ -19,11 +21,15 @@ import structlog
 from link.broker import Broker
 from link.config import LinkConfig
 from link.database import DatabaseDown, LinkDatabase
-from link.protocol import LinkMeter, LinkState, PendingJackpots, TableLease
+from link.protocol import LinkMeter, LinkRefusals, LinkState, PendingJackpots, TableLease
+from link.refusals import Refusals
 from link.store import LinkStore
 from link.tables import TableDesk, hit_out
 
 log = structlog.get_logger("tablectl.link")
+# The least time between two state publishes that differ only in the refusal counts. The loop wakes at least once a
+# second (Signs.loop), so counts that changed are published within about this plus a second.
+REFUSALS_EVERY_S = 1.0
 
 
 class Signs:
@@ -35,10 +41,12 @@ class Signs:
         self.published_meters: dict[str, int] = {}
         self.published_state = ""
         self.published_jackpots = ""
+        self.published_state_bare = ""  # the last state published, its refusals left out
+        self.refusals_published_at = float("-inf")
 
     def connected(self) -> None:
         """A new connection: every retained topic goes out again."""
-        self.published_state, self.published_jackpots = "", ""
+        self.published_state, self.published_jackpots, self.published_state_bare = "", "", ""
         self.published_meters.clear()
 
     async def loop(self) -> None:
@@ -92,11 +100,18 @@ class Signs:
                 )
                 for t in self.config.tables
             },
+            refusals=refusals_out(self.tables.refusals),
         )
-        text = link_state.model_dump_json(exclude={"seq"})
-        if text != self.published_state:
-            await client.publish(f"{base}/state", link_state.model_dump_json(), qos=1, retain=True)
-            self.published_state = text
+        # Without refusals the field is left out, not null: a floor older than it still reads a quiet link's state.
+        quiet = {"refusals"} if link_state.refusals is None else set()
+        text = link_state.model_dump_json(exclude={"seq", *quiet})
+        bare = link_state.model_dump_json(exclude={"seq", "refusals"})
+        counts_only = bare == self.published_state_bare
+        if text != self.published_state and (not counts_only or now - self.refusals_published_at >= REFUSALS_EVERY_S):
+            await client.publish(f"{base}/state", link_state.model_dump_json(exclude=quiet), qos=1, retain=True)
+            self.published_state, self.published_state_bare = text, bare
+            if link_state.refusals is not None:
+                self.refusals_published_at = now
         hits = await self.db.call(lambda s: s.hits())
         pending = PendingJackpots(
             link_id=link_id, pending=[hit_out(self.config, h) for h in hits if h.validated_by is None]
@@ -105,6 +120,20 @@ class Signs:
         if text != self.published_jackpots:
             await client.publish(f"{base}/jackpot", text, qos=1, retain=True)
             self.published_jackpots = text
+
+
+def refusals_out(refusals: Refusals) -> LinkRefusals | None:
+    """The state's account of what the link refused; None while nothing was."""
+    if not refusals.counts:
+        return None
+    return LinkRefusals(
+        total=refusals.total,
+        counts=dict(sorted(refusals.counts.items())),
+        last_kind=refusals.last_kind,
+        last_at=refusals.last_at,
+        last_topic=refusals.last_topic,
+        last_reason=refusals.last_reason,
+    )
 
 
 def _events_after(store: LinkStore, after: int) -> list[dict[str, Any]]:

@@ -95,7 +95,7 @@ class TableDesk:
             self.refusal_log.refused(
                 "a table's request refused", topic, len(payload), reason, table_id=table_id, kind=kind
             )
-            self.refusals.note(kind)
+            self.refusals.note(kind, topic=topic, reason=reason)
             await self.broker.answer(
                 reply_to, correlation, LinkResponse(ok=False, kind="?", error=reason, status=self.db.status())
             )
@@ -110,6 +110,9 @@ class TableDesk:
         else:
             await self._heartbeat(pending)
         return None
+
+    def _topic(self, p: Pending) -> str:
+        return f"{self.broker.base}/request/{p.table_id}"
 
     def lease_for(self, table_id: str) -> int:
         """A lease only while the link is open, its database answers and commits, and the self-check passed."""
@@ -158,7 +161,7 @@ class TableDesk:
                 for p in batch:  # one table's bad wager must not hold the others' contributions back
                     await self._commit([p])
                 return
-            self.refusals.note("contribution")
+            self.refusals.note("contribution", topic=self._topic(batch[0]), reason=_said(err))
             log.warning("a table's contribution refused", table_id=batch[0].table_id, reason=_said(err))
             await self.broker.answer(
                 batch[0].reply_to,
@@ -186,7 +189,7 @@ class TableDesk:
     # -- hits ---------------------------------------------------------------------------------------------
 
     async def _refuse(self, p: Pending, kind: Literal["claim", "paid"], error: str) -> None:
-        self.refusals.note(kind)
+        self.refusals.note(kind, topic=self._topic(p), reason=error)
         log.warning(f"a table's {kind} refused", table_id=p.table_id, reason=error)
         await self.broker.answer(
             p.reply_to, p.correlation, LinkResponse(ok=False, kind=kind, error=error, status=self.db.status())

@@ -16,6 +16,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -29,7 +30,7 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.config.broker import MAX_PACKET_SIZE
-from floor.leash import LEASH_FILE, Leash, sweep_stale
+from leash import LEASH_FILE, Leash, sweep_stale
 
 # The simulators pace their lines at 115200 baud by default (drivers/sim/line.py), as benchmarks and the demo
 # want; the suite runs unpaced (in this process and the simulator processes it starts) to stay fast, and
@@ -37,7 +38,7 @@ from floor.leash import LEASH_FILE, Leash, sweep_stale
 os.environ.setdefault("TABLECTL_SIM_PACING", "off")
 
 STARTUP_TIMEOUT = 10.0
-BROKER_DIR = "tablectl-test-broker-"  # floor.leash.PATTERNS knows it
+BROKER_DIR = "tablectl-test-broker-"  # leash.PATTERNS knows it
 
 
 def find_mosquitto() -> str | None:
@@ -109,7 +110,7 @@ class Mosquitto:
             text=True,
         )
         self.proc = proc
-        # Stopped with the test process however it ends, SIGKILL included (floor/leash.py says why a watchdog).
+        # Stopped with the test process however it ends, SIGKILL included (leash/ says why a watchdog).
         Leash.mine().hold(proc.pid, signal.SIGTERM)
         # Its dir is owned (__init__ saw to it): the sweep's backstop names the broker too.
         Leash.mine().note_server(self.config.parent, proc.pid, signal.SIGTERM)
@@ -162,7 +163,7 @@ class Mosquitto:
 
     @classmethod
     def leashed(cls, binary: str, port: int, persistence: bool = False, prefix: str = BROKER_DIR) -> Mosquitto:
-        """A broker in a temp dir of its own on the leash (floor/leash.py): with its process, the dir goes too, and
+        """A broker in a temp dir of its own on the leash (leash/): with its process, the dir goes too, and
         should the process and its watchdog both be SIGKILLed, the next run's sweep stops the broker and deletes
         the dir (a dir in pytest's own tmp dir is never swept). close() when done."""
         return cls(binary, Leash.mine().mkdtemp(prefix), port, persistence)
@@ -183,7 +184,8 @@ def mosquitto() -> Iterator[Mosquitto]:
             pytrace=False,
         )
     # The servers and temp dirs an earlier run left when it was killed together with its watchdog.
-    sweep_stale()
+    for line in sweep_stale():
+        print(f"leash: swept {line}", file=sys.stderr)
     broker = Mosquitto.leashed(binary, free_port())
     broker.start()
     try:

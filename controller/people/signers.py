@@ -54,7 +54,8 @@ class DemoSigners:
     @contextmanager
     def leased(cls, config: TableConfig, roles: Iterable[Role]) -> Iterator[DemoSigners]:
         """Signers whose replay file lives in a dir of the process's simulator scratch dir (drivers/sim/scratch.py):
-        closed, then deleted with its -wal and -shm, however the run ends; swept by floor/leash.py if it is killed."""
+        closed, then deleted with its -wal and -shm, however the run ends; swept by the next simulator process
+        if it is killed."""
         where = scratch.lease("demo-signers")
         try:
             signers = cls(config, where / "commands.sqlite", roles)

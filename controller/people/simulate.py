@@ -13,7 +13,6 @@ import contextlib
 import json
 import random
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from controller.people.optimal import NoStrategy, Players, check_optimal
 from controller.people.policy import Answer, DecisionRequest, Policy, StubCount
 from controller.people.scenario import Scenario, ScenarioError, load_scenario
 from controller.shell.runner import playable
+from drivers.sim import scratch
 from drivers.sim.script import SimScript
 
 # A publisher needs an address; nothing listens on port 1, so the connection is refused at once and every
@@ -144,10 +144,10 @@ async def simulate(
 
     with contextlib.ExitStack() as stack:
         if journal_path is None:
-            journal_path = (
-                Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tablectl-simulate-")))
-                / f"{config.table_id}.sqlite"
-            )
+            # In the process's simulator dir, owned on the leash: a SIGKILLed simulate leaves it to the next sweep.
+            leased = scratch.lease("simulate-journal")
+            stack.callback(scratch.release, leased)
+            journal_path = leased / f"{config.table_id}.sqlite"
         policy = ScenarioPolicy(scenario.scripted, random.Random(scenario.seed), config, players)
         playing = asyncio.ensure_future(
             play(

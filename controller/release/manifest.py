@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # imported where used: a daemon without a release manifest ne
 
 FORMAT = "tablectl-release/1"
 # The packages the one distribution installs (pyproject.toml [tool.setuptools.packages.find]).
-PACKAGES = ("controller", "drivers", "floor", "link")
+PACKAGES = ("controller", "drivers", "floor", "link", "leash")
 RULE = "605a.4(c)"
 # The entry points the manifest signs besides the files: they decide which code runs without being code themselves,
 # the driver plugins (drivers/registry.py's group: a class per `driver = "..."`) and the `tablectl` command.

@@ -6,10 +6,11 @@ behind (53,524 and 4,852 of them in one machine's /tmp after a few days of tests
 top-level dir: each user leases a subdir in it (`lease`), gives it back when done (`release`), and the dir goes when
 the last lease does, or at interpreter exit for leases nobody gave back.
 
-A SIGKILL runs no exit handler, so the dir names its owner in floor/leash.py's `.leash` format (`owner PID START`):
-leash's sweep (`python3 floor/leash.py --sweep`, and the tests' broker fixture) deletes a `tablectl-sim-*` dir whose
-owner is gone and never touches one whose owner runs. The layers keep drivers from importing floor (the controller,
-which imports drivers, must never reach it), so the one line is written here, not by `floor.leash.Leash.own`.
+A SIGKILL runs no exit handler, so the dir names its owner in the `.leash` format (leash.own_dir: `owner PID START`),
+and the process that makes the first such dir sweeps those of its own kind (leash.SIM_PATTERNS) whose owner is gone:
+a `tablectl demo` SIGKILLed on a dealer's PC leaves its dir only until the next demo, simulate or simulator starts,
+and a dir whose owner runs is never touched. The leash is a package of neither side (drivers must not import floor),
+so this is the same format and the same sweep as the floor's clusters use, not a copy.
 """
 
 from __future__ import annotations
@@ -21,17 +22,24 @@ import tempfile
 import threading
 from pathlib import Path
 
+import structlog
+
+import leash
+
+# One of leash.SIM_PATTERNS, or the sweep would never take a killed process's dir (tests/drivers/test_sim_scratch.py).
 PREFIX = "tablectl-sim-"
-# floor/leash.py's LEASH_FILE and its first line: the sweep reads who owns the dir from it.
-LEASH_FILE = ".leash"
+
+log = structlog.get_logger(__name__)
 
 
-def _start_time(pid: int) -> int | None:
-    """Field 22 of /proc/PID/stat, as floor/leash.py names a process (a recycled pid is a different start)."""
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
+def sweep_stale() -> list[str]:
+    """The dirs of our kind a killed process left (its owner is gone), deleted: once per process and temp dir,
+    before its first dir is made. Costs one listing of the temp dir and a /proc read per dir of our kind
+    (bench/sim_sweep.py)."""
+    swept = leash.sweep_stale(leash.SIM_PATTERNS)
+    for line in swept:
+        log.warning("stale simulator dir swept", what=line)
+    return swept
 
 
 class _ProcessDir:
@@ -47,10 +55,9 @@ class _ProcessDir:
                 # A forked child: the dir and its leases are its parent's, which removes them; start afresh.
                 self.pid, self.path, self.leases = os.getpid(), None, set()
             if self.path is None or not self.path.is_dir():
+                sweep_stale()
                 self.path = Path(tempfile.mkdtemp(prefix=PREFIX))
-                start = _start_time(self.pid)
-                if start is not None:
-                    (self.path / LEASH_FILE).write_text(f"owner {self.pid} {start}\n")
+                leash.own_dir(self.path, self.pid)
             leased = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.path))
             self.leases.add(leased)
             return leased

@@ -20,8 +20,8 @@ from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption,
 
 from controller.cli.verb import UsageError
 from controller.config.broker import MAX_PACKET_SIZE
-from floor.leash import Leash
 from floor.pgcluster import ClusterError, PgCluster, free_port
+from leash import Leash
 
 
 def start_postgres(demo: str) -> PgCluster:
@@ -59,7 +59,7 @@ def start_mosquitto(workdir: Path, *, max_queued_messages: int | None = None) ->
     proc = subprocess.Popen(
         [binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
-    # Stopped with the demo however it ends, a kill -9 included (floor/leash.py).
+    # Stopped with the demo however it ends, a kill -9 included (leash/).
     Leash.mine().hold(proc.pid, signal.SIGTERM)
     return proc, f"mqtt://127.0.0.1:{port}"
 
@@ -70,7 +70,7 @@ def private_servers(
 ) -> Iterator[tuple[PgCluster, str]]:
     """The demo's PostgreSQL and its broker's URL (a private mosquitto when `broker` is None); on exit the mosquitto
     is stopped and the cluster removed, whatever the demo did; and should the demo be killed, its watchdog stops them
-    and deletes `workdir` (floor/leash.py)."""
+    and deletes `workdir` (leash/)."""
     Leash.mine().own(workdir)
     cluster = start_postgres(demo)
     broker_proc = None

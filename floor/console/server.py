@@ -42,6 +42,7 @@ from floor.console.plumbing import (
     static_response,
     storable_json,
     tls_context,
+    watch_body,
 )
 from floor.console.records import ConsoleRecords
 from floor.console.relay import relay_command
@@ -195,7 +196,7 @@ class ConsoleServer:
     # -- the server ----------------------------------------------------------------------------------------------
 
     def app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY, middlewares=[errors_as_json])
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[watch_body, errors_as_json])
         app.on_response_prepare.append(security_headers(self.console.tls_cert is not None))
         app.router.add_get("/", self.index)
         app.router.add_get("/static/{name}", self.static_file)

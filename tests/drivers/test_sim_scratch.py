@@ -19,13 +19,14 @@ from pathlib import Path
 
 import pytest
 
+import leash
 from drivers.sim import scratch
 from drivers.sim.alpha_sign import AlphaSignSim
 from drivers.sim.dealer_panel import DealerPanelSim
 from drivers.sim.shoe import ShoeSim
 from drivers.sim.table import SimulatedTable
 from drivers.sim.wager_bus import WagerBusSim
-from floor.leash import sweep
+from leash import LEASH_FILE, SIM_PATTERNS, start_time, sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,7 +67,7 @@ class StopFails(ShoeSim):
 async def test_a_table_uses_one_dir_and_a_stop_leaves_none(tmp: Path) -> None:
     table = SimulatedTable(seats=3, rng=random.Random(1), sign=True, terminals=True)
     async with table:
-        # Ten devices, one top-level dir, owned by this process in floor/leash.py's format.
+        # Ten devices, one top-level dir, owned by this process in the leash's format (leash.own_dir).
         (top,) = (p for p in listing(tmp) if "/" not in p)
         assert top.startswith("tablectl-sim-")
         assert scratch.process_dir() == tmp / top
@@ -188,3 +189,48 @@ def test_a_killed_process_dir_is_swept_and_a_live_ones_is_not(tmp: Path) -> None
             if proc.poll() is None:
                 proc.kill()
             proc.wait(timeout=30)
+
+
+def plant(tmp: Path, name: str, owner: str) -> Path:
+    d = tmp / name
+    d.mkdir()
+    (d / "shoe-x").mkdir()
+    (d / LEASH_FILE).write_text(owner)
+    return d
+
+
+def test_the_first_dir_a_process_makes_sweeps_dead_owners_dirs_of_its_kind_and_no_other(tmp: Path) -> None:
+    """What `tablectl demo` and `tablectl simulate` do at start: the killed, the recycled pid (it runs, but is another
+    process: another start time) and an old simulator's idle unowned dir go; a live owner's, a just-made unowned one
+    (a mkdtemp before its owner line) and a kind not ours (a cluster's: floor.pgcluster sweeps those) stay."""
+    assert f"{scratch.PREFIX}*" in SIM_PATTERNS
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    gone = int(done.stdout)  # exited and reaped: its pid names no process now, or another one
+    me, started = os.getpid(), start_time(os.getpid())
+    assert started is not None
+    killed = plant(tmp, "tablectl-sim-killed", f"owner {gone} 1\n")
+    recycled = plant(tmp, "tablectl-sim-recycled", f"owner {me} {started - 1}\n")
+    live = plant(tmp, "tablectl-sim-live", f"owner {me} {started}\n")
+    old = tmp / "tablectl-alpha-old"
+    old.mkdir()
+    os.utime(old, (0, 0))  # untouched since 1970: long past leash.LEGACY_IDLE_S
+    fresh = tmp / "tablectl-sim-fresh"
+    fresh.mkdir()
+    cluster = plant(tmp, "tablectl-pg-killed", f"owner {gone} 1\n")
+
+    leased = scratch.lease("shoe")
+    try:
+        assert leased.parent.name.startswith(scratch.PREFIX)
+        assert sorted(p.name for p in tmp.iterdir()) == sorted(
+            [live.name, fresh.name, cluster.name, leased.parent.name]
+        )
+        assert not killed.exists() and not recycled.exists() and not old.exists()
+        assert sorted(p.name for p in live.iterdir()) == [LEASH_FILE, "shoe-x"]
+        assert killed.name not in str(leash.sweep_stale(SIM_PATTERNS))  # once per process and temp dir
+        (tmp / killed.name).mkdir()
+        second = scratch.lease("panel")  # the process's dir exists: no second sweep
+        assert (tmp / killed.name).is_dir()
+        scratch.release(second)
+    finally:
+        scratch.release(leased)
+    assert sorted(p.name for p in tmp.iterdir()) == sorted([live.name, fresh.name, cluster.name, killed.name])

@@ -13,7 +13,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from floor.leash import sweep
+from leash import LEASH_FILE, owner_of, start_time
 from tests.conftest import Mosquitto
 from tests.e2e.conftest import table_config
 
@@ -65,24 +65,55 @@ def test_a_demo_round_leaves_the_temp_dir_empty(mosquitto: Mosquitto, tmp_path: 
     assert sorted(p.name for p in tmp.rglob("*")) == []
 
 
-def test_a_killed_demo_leaves_one_dir_that_the_sweep_takes(mosquitto: Mosquitto, tmp_path: Path) -> None:
+def first_round(proc: subprocess.Popen[str], tmp: Path) -> None:
+    """Block until the demo has played its first round: its simulators and signers' replay file are all made then."""
+    assert proc.stdout is not None
+    while "round 1 complete" not in proc.stdout.readline():
+        assert proc.poll() is None, (tmp.parent / "stderr.log").read_text()
+
+
+def test_a_killed_demos_dir_is_gone_once_the_next_demo_starts_and_a_live_owners_is_not(
+    mosquitto: Mosquitto, tmp_path: Path
+) -> None:
+    """A dealer's PC runs no sweep of its own: the next `tablectl demo` takes what a kill -9 left (drivers/sim/
+    scratch.py, at its first simulator), and never a dir whose owner runs, judged by pid and start time together."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    proc = demo(tmp, mosquitto.url)  # plays until stopped
+    first = demo(tmp, mosquitto.url)  # plays until stopped
+    second: subprocess.Popen[str] | None = None
     try:
-        assert proc.stdout is not None
-        # Its first round is on the line: the simulators and the signers' replay file are all made by then.
-        while "round 1 complete" not in proc.stdout.readline():
-            assert proc.poll() is None, (tmp.parent / "stderr.log").read_text()
-        (top,) = tmp.iterdir()
-        assert top.name.startswith("tablectl-sim-")
-        assert [p.name for p in top.rglob("commands.sqlite")] == ["commands.sqlite"]
-        proc.send_signal(signal.SIGKILL)  # an operator's kill -9: no finally, no exit handler
-        proc.wait(timeout=30)
-        assert top.is_dir()
-        assert len(sweep(tmp)) == 1
-        assert list(tmp.iterdir()) == []
+        first_round(first, tmp)
+        (killed,) = tmp.iterdir()
+        assert killed.name.startswith("tablectl-sim-")
+        assert [p.name for p in killed.rglob("commands.sqlite")] == ["commands.sqlite"]
+        first.send_signal(signal.SIGKILL)  # an operator's kill -9: no finally, no exit handler
+        first.wait(timeout=30)
+        assert killed.is_dir()
+        # Owned by a live process that is not the demo (this test's), and by this pid as if recycled: the pid runs,
+        # but it is another process than the one that wrote the line (another start time).
+        me, started = os.getpid(), start_time(os.getpid())
+        assert started is not None
+        live, recycled = tmp / "tablectl-sim-live", tmp / "tablectl-sim-recycled"
+        for d, start in ((live, started), (recycled, started - 1)):
+            d.mkdir()
+            (d / "demo-signers-x").mkdir()
+            (d / LEASH_FILE).write_text(f"owner {me} {start}\n")
+        second = demo(tmp, mosquitto.url)
+        first_round(second, tmp)
+        (running,) = (d for d in tmp.iterdir() if d not in (killed, live, recycled))
+        assert owner_of(running) == (second.pid, start_time(second.pid))
+        assert not killed.exists()
+        assert not recycled.exists()
+        assert sorted(p.name for p in live.iterdir()) == [LEASH_FILE, "demo-signers-x"]
+        swept = (tmp.parent / "stderr.log").read_text()
+        assert str(killed) in swept and str(recycled) in swept and str(live) not in swept
+        second.send_signal(signal.SIGINT)  # closes the table after the round in progress
+        second.communicate(timeout=60)
+        assert second.returncode == 0, (tmp.parent / "stderr.log").read_text()
+        assert sorted(p.name for p in tmp.iterdir()) == [live.name]
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=30)
+        for proc in (first, second):
+            if proc is not None:
+                if proc.poll() is None:
+                    proc.kill()
+                proc.communicate(timeout=30)

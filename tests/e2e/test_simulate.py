@@ -19,6 +19,7 @@ import pytest
 
 from controller.config.table import load_config
 from controller.games.registry import SPECS
+from leash import LEASH_FILE
 
 pytestmark = pytest.mark.e2e
 
@@ -27,7 +28,9 @@ EXAMPLES = sorted((ROOT / "docs" / "examples").glob("*--*.scenario.*"))
 TIMEOUT = 120
 
 
-def _simulate(config: Path, scenario: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def _simulate(
+    config: Path, scenario: Path, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             sys.executable,
@@ -45,7 +48,7 @@ def _simulate(config: Path, scenario: Path, *extra: str) -> subprocess.Completed
         timeout=TIMEOUT,
         stdin=subprocess.DEVNULL,
         check=False,
-        env={**os.environ, "XDG_STATE_HOME": "/nonexistent"},
+        env={**os.environ, "XDG_STATE_HOME": "/nonexistent", **(env or {})},
     )  # a journal outside the temp dir would fail
 
 
@@ -151,6 +154,30 @@ def test_demo_full_round_settles_as_the_rules_say() -> None:
     assert (done["paid"], done["collected"], done["players"]) == (130_200, 1000, [1, 2, 4])
     # The table PC's own view carries the sealed card identities; --public prints what is published.
     assert any(e.get("sealed") for e in events if e["type"] == "cards.dealt")
+
+
+def test_simulate_sweeps_what_a_killed_one_left_and_leaves_nothing_itself(tmp_path: Path) -> None:
+    """Its temporary journal is in the process's simulator dir, on the leash (drivers/sim/scratch.py): gone at exit,
+    and swept by the next simulate, demo or simulator when a SIGKILL left it. On main it was a `tablectl-simulate-*`
+    dir of its own that nothing swept; one of those from an older run, idle, is swept now too."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    killed = tmp / "tablectl-sim-killed"
+    (killed / "simulate-journal-x").mkdir(parents=True)
+    (killed / LEASH_FILE).write_text(f"owner {int(done.stdout)} 1\n")  # exited and reaped: gone
+    old = tmp / "tablectl-simulate-old"
+    old.mkdir()
+    (old / "t1.sqlite").write_bytes(b"")
+    for path in (old / "t1.sqlite", old):
+        os.utime(path, (0, 0))  # untouched since 1970: an older simulate's, killed long ago
+    proc = _simulate(
+        ROOT / "configs/demo.toml", ROOT / "docs/examples/demo--full-round.scenario.toml", env={"TMPDIR": str(tmp)}
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert any(e["type"] == "round.completed" for e in _events(proc.stdout))
+    assert sorted(p.name for p in tmp.rglob("*")) == []
+    assert str(killed) in proc.stderr and str(old) in proc.stderr
 
 
 def test_public_output_and_the_void_returns_every_wager(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import select
 import socket
 import ssl
 import urllib.request
@@ -31,7 +32,7 @@ from hypothesis import strategies as st
 from controller.supervisor.envelope import public_key_b64
 from floor.config import parse_floor_config
 from floor.console.auth import login_bytes
-from floor.console.plumbing import CSP, MAX_BODY, SECURITY_HEADERS
+from floor.console.plumbing import CSP, MAX_BODY, SECURITY_HEADERS, ConsoleProtocol
 from floor.console.server import ConsoleServer
 from floor.db import connect
 from floor.pgcluster import PgCluster
@@ -546,3 +547,94 @@ async def test_under_tls_aiohttps_own_400s_carry_hsts_and_the_next_request_is_se
     assert headers["content-security-policy"] == CSP, headers
     status, headers, _ = good
     assert " 200 " in status and headers["strict-transport-security"] == "max-age=31536000", good
+
+
+# -- bodies that go bad after their headers, and bodies past the limit sent slowly ----------------------------------
+
+
+async def test_a_chunk_gone_bad_after_the_headers_gets_a_400_at_once_and_the_connection_closed() -> None:
+    """Headers and a good first chunk in one send; once the handler is reading, a chunk size that is not hex in a
+    second. aiohttp's C parser raises on it, queues its 400 for after the running handler and tells that handler's body
+    nothing: the console answered a 408 after request_timeout_s, the handler having read the first chunk only, held the
+    connection 10 s more (aiohttp's lingering) and never sent the 400. ConsoleProtocol hands the error to the body:
+    a 400 naming it, with the console's headers and `no-store`, and the connection closed. Served by
+    ConsoleServer.start() as `tablectl floor` serves it (its own socket and ConsoleProtocol); the body is refused
+    before anything reads the database, so none is needed."""
+    config = parse_floor_config(
+        f'[database]\ndsn = "dbname=none"\n[console]\nlisten = "127.0.0.1:0"\nrequest_timeout_s = {TIMEOUT_S}\n'
+    )
+    server = ConsoleServer(config)
+    url = (await server.start()).rstrip("/")
+    port = int(url.rsplit(":", 1)[1])
+    assert server.runner is not None and server.runner.server is not None
+    http = server.runner.server
+    head = (
+        f"POST /api/login/challenge HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: {url}\r\n"
+        "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    ).encode()
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(head + b'2\r\n{"\r\n')
+        await writer.drain()
+        # The handler runs (watch_body has given the protocol its body) before the bad chunk is sent.
+        await _until(
+            lambda: any(isinstance(p, ConsoleProtocol) and p.body is not None for p in http.connections),
+            "the handler reading the body",
+        )
+        writer.write(b"zz\r\n}\r\n0\r\n\r\n")
+        await writer.drain()
+        async with asyncio.timeout(30):
+            got = await reader.read()  # until the server closes: within request_timeout_s it is the fix's doing
+        writer.close()
+        page = await asyncio.to_thread(urllib.request.urlopen, url + "/", None, 30)
+        assert page.status == 200  # the next connection is served
+    finally:
+        await server.stop()
+    head_text, _, body = got.partition(b"\r\n\r\n")
+    lines = head_text.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    assert lines[0].split()[1] == "400", got
+    error = json.loads(body)["error"]
+    assert error.startswith("the body's transfer encoding is malformed (Invalid character in chunk size); "), error
+    assert "its chunks each a hex size" in error and "zz" not in error, error
+    assert headers["cache-control"] == "no-store" and headers["server"] == "tablectl-console", headers
+    for name, value in SECURITY_HEADERS.items():
+        assert headers[name.lower()] == value, (name, headers)
+    assert got.count(b"HTTP/1.1 ") == 1, got  # aiohttp's queued 400 is not sent after it
+
+
+def _rss_kib(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1])
+
+
+def test_a_body_past_the_limit_sent_slowly_is_refused_once_past_it_and_not_kept(console: Console) -> None:
+    """A Content-Length of 256 MiB and the body sent 4 KiB at a time: the console answers 413 once it has read past
+    MAX_BODY, not at the end, and what comes after is read and thrown away (aiohttp's lingering close), not kept: the
+    floor's memory grows by far less than the 16 MiB sent after the answer."""
+    assert console.floor.proc is not None
+    pid = console.floor.proc.pid
+    before = _rss_kib(pid)
+    head = (
+        f"POST /api/enrol HTTP/1.1\r\nHost: 127.0.0.1:{console.port}\r\nOrigin: {console.origin}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {256 << 20}\r\n\r\n"
+    ).encode()
+    piece = b" " * 4096
+    with socket.create_connection(("127.0.0.1", console.port), timeout=30) as s:
+        s.sendall(head)
+        sent = 0
+        # Sent a piece at a time, each after looking (10 ms at most) for the answer: a slow client's pace.
+        while not select.select([s], [], [], 0.01)[0]:
+            assert sent < 4 * MAX_BODY, f"no answer after {sent} bytes of the body"
+            s.sendall(piece)
+            sent += len(piece)
+        answered_at = sent
+        got = s.recv(65536)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            for _ in range((16 << 20) // len(piece)):  # what a client that does not listen goes on sending
+                s.sendall(piece)
+        grown = _rss_kib(pid) - before
+    assert got.startswith(b"HTTP/1.1 413 ") and f"larger than {MAX_BODY} bytes".encode() in got, got
+    assert MAX_BODY <= answered_at <= 4 * MAX_BODY, answered_at
+    assert grown < 4 * 1024, f"the floor grew by {grown} KiB while 16 MiB were sent after the 413"
+    console.still_serves()

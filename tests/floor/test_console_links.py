@@ -28,7 +28,15 @@ from floor.config import parse_floor_config
 from floor.console.auth import login_bytes
 from floor.console.server import ConsoleServer
 from floor.console.verbs import LINK_VERBS
-from floor.links import LinkHitMsg, LinkJackpotsMsg, LinkLive, LinkMeterMsg, LinkStateMsg, LinkTableLease
+from floor.links import (
+    LinkHitMsg,
+    LinkJackpotsMsg,
+    LinkLive,
+    LinkMeterMsg,
+    LinkRefusalsMsg,
+    LinkStateMsg,
+    LinkTableLease,
+)
 from floor.live import JACKPOT_PENDING, TableLive
 from floor.messages import LinkIncoming, Rejected, parse
 from floor.service import FloorService
@@ -63,6 +71,7 @@ def ev(seq: int, type_: str, payload: dict[str, Any] | None = None, table: str =
 def test_the_floor_reads_the_link_messages_the_link_publishes() -> None:
     pairs: list[tuple[type[BaseModel], type[BaseModel]]] = [
         (LinkStateMsg, protocol.LinkState),
+        (LinkRefusalsMsg, protocol.LinkRefusals),
         (LinkTableLease, protocol.TableLease),
         (LinkMeterMsg, protocol.LinkMeter),
         (LinkHitMsg, protocol.HitOut),
@@ -87,6 +96,45 @@ def test_the_floor_reads_the_link_messages_the_link_publishes() -> None:
     # Requests, answers and commands on the link are not the floor's to take.
     for topic in ("request/t1", "response/t1", "cmd/open_link", "cmd/reply"):
         assert parse(PREFIX, f"{PREFIX}/link/mega/{topic}", b"{}") is None
+
+
+def test_a_link_state_with_or_without_its_refusals_is_read_and_their_outside_text_escaped() -> None:
+    """A link older than the refusal counts (or one that refused nothing) leaves the field out; a newer one's state
+    carries them. Both are read, and the counts' latest topic and reason, a publisher's words, are kept escaped
+    (controller/core/shown.py) for the console to set as text."""
+    lease = {"t1": protocol.TableLease(asset_number="A-1", leased=True)}
+    older = protocol.LinkState(link_id="mega", status="open", tilt=None, database="up", seq=3, tables=lease)
+    body = older.model_dump_json(exclude={"refusals"}).encode()
+    assert b"refusals" not in body
+    got = parse(PREFIX, f"{PREFIX}/link/mega/state", body)
+    assert isinstance(got, LinkIncoming) and isinstance(got.model, LinkStateMsg) and got.model.refusals is None
+    live = LinkLive("mega")
+    live.apply(got.model, "2026-11-26T12:00:00Z")
+    assert live.refusals is None and live.panel()["refusals"] is None
+    refusals = protocol.LinkRefusals(
+        total=1000, counts={"request_malformed": 999, "command bad_signature": 1}, last_kind="request_malformed",
+        last_at="2026-11-26T12:00:01+00:00", last_topic="linktest/link/mega/request/t\\x1b[2J1",
+        last_reason="\\x1b]0;owned\\x07 <b>junk</b>\\u202e",
+    )  # fmt: skip
+    newer = older.model_copy(update={"refusals": refusals})
+    got = parse(PREFIX, f"{PREFIX}/link/mega/state", newer.model_dump_json().encode())
+    assert isinstance(got, LinkIncoming) and isinstance(got.model, LinkStateMsg)
+    live.apply(got.model, "2026-11-26T12:00:02Z")
+    panel = live.panel()["refusals"]
+    assert panel["total"] == 1000 and panel["counts"] == {"command bad_signature": 1, "request_malformed": 999}
+    assert panel["last_reason"] == "\\x1b]0;owned\\x07 <b>junk</b>\\u202e"  # as the link escaped it, markup too
+    # A forged state with raw control characters in the reason is escaped here, not shown raw.
+    raw = newer.model_copy(update={"refusals": refusals.model_copy(update={"last_reason": "\x1b[2Jgone\r"})})
+    got = parse(PREFIX, f"{PREFIX}/link/mega/state", raw.model_dump_json().encode())
+    assert isinstance(got, LinkIncoming) and isinstance(got.model, LinkStateMsg)
+    live.apply(got.model, "2026-11-26T12:00:03Z")
+    assert live.refusals is not None and live.refusals["last_reason"] == "\\x1b[2Jgone\\r"
+    # The last will says nothing of them: the counts stay as last known.
+    live.apply(LinkStateMsg(status="offline"), "2026-11-26T12:00:04Z")
+    assert live.refusals is not None and live.refusals["total"] == 1000
+    # Counts are numbers of refusals: a negative one is not a link's and the state is refused whole.
+    bad = newer.model_dump_json().replace('"command bad_signature":1', '"command bad_signature":-1').encode()
+    assert isinstance(parse(PREFIX, f"{PREFIX}/link/mega/state", bad), Rejected)
 
 
 def test_the_console_offers_each_link_verb_to_the_roles_the_link_accepts() -> None:

@@ -17,8 +17,10 @@ import psycopg
 import pytest
 
 from floor.console.server import ConsoleServer
+from floor.links import LinkLive
 from floor.live import TableLive
-from floor.messages import refuse
+from floor.messages import LinkIncoming, parse, refuse
+from link import protocol
 from tests.floor.chromium import chromium, page_errors
 from tests.floor.console_login import browser_logged_in, console_in_thread, in_console
 
@@ -79,5 +81,67 @@ def test_the_floor_page_shows_the_refused_count_and_the_latest_live_and_as_text(
     assert when.startswith(("0s ago", "1s ago", "2s ago")), when
     panel = browser.find_element(By.ID, "refused-panel")
     assert panel.find_elements(By.CSS_SELECTOR, "img, script, b") == []  # text, never markup
+    assert browser.execute_script("return window.pwned === undefined") is True
+    assert page_errors(browser) == []
+
+
+def test_a_link_panel_shows_what_the_link_refused_live_and_as_text(
+    browser: Any, console: tuple[ConsoleServer, str], floor_dsn: str
+) -> None:
+    """The link's retained state carries its refusal counts (link/refusals.py): the link's panel shows how many, by
+    kind, and the latest's kind, time, topic and reason, the last two a publisher's words set as text, their control
+    characters escaped (controller/core/shown.py). A link too old to send them (the field absent) shows none. Before,
+    the counts were only in the link's systemd status line. The state is handed to the console as the floor service
+    does after the batch that archived it (floor/service.py); tests/link/test_link_refusals.py has the link publish it.
+    """
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    server, origin = console
+    browser_logged_in(browser, origin, floor_dsn)
+    wait = WebDriverWait(browser, 60)
+    links: dict[str, LinkLive] = {}
+    older = protocol.LinkState(
+        link_id="mega", status="open", tilt=None, database="up", seq=7,
+        tables={"t1": protocol.TableLease(asset_number="A-1", leased=True)},
+    )  # fmt: skip
+
+    def publish(state: protocol.LinkState) -> None:
+        body = state.model_dump_json(exclude={"refusals"} if state.refusals is None else set()).encode()
+        m = parse("tablectl", "tablectl/link/mega/state", body)
+        assert isinstance(m, LinkIncoming)
+        links.setdefault("mega", LinkLive("mega")).apply(m.model, "2026-11-26T12:00:00Z")
+        in_console(server, lambda: server.archived([m], {}, links))
+
+    browser.get(origin + "/")
+    wait.until(lambda d: d.find_element(By.ID, "conn").text == "live")
+    publish(older)
+    panel = '.link-panel[data-link="mega"]'
+    wait.until(lambda d: "seq 7" in d.find_element(By.CSS_SELECTOR, panel).text)
+    assert browser.find_elements(By.CSS_SELECTOR, f"{panel} .link-refused") == []  # an older link: nothing said
+    refusals = protocol.LinkRefusals(
+        total=1000, counts={"request_malformed": 998, "command bad_signature": 2}, last_kind="request_malformed",
+        last_at="2026-11-26T12:00:01+00:00", last_topic="tablectl/link/mega/request/<b>t1</b>",
+        last_reason=MARKUP + "\x1b[2J",  # a forged state's raw ESC: the floor escapes it as the link would have
+    )  # fmt: skip
+    publish(older.model_copy(update={"seq": 8, "refusals": refusals}))
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f"{panel} .link-refused"))
+
+    def said() -> tuple[str, ...]:
+        return tuple(
+            browser.find_element(By.CSS_SELECTOR, f"{panel} .link-refused{part}").text
+            for part in ("-count", "-kind", "-topic", "-reason", "")
+        )
+
+    count, kind, topic, reason, whole = said()
+    assert (count, kind, topic, reason) == (
+        "1000 refused", "request_malformed", "tablectl/link/mega/request/<b>t1</b>", MARKUP + "\\x1b[2J"
+    )  # fmt: skip
+    assert "(request_malformed 998, command bad_signature 2)" in whole and "2026-11-26T12:00:01+00:00" in whole
+    assert browser.find_elements(By.CSS_SELECTOR, f"{panel} img, {panel} script, {panel} b") == []  # text, not markup
+    # A page loaded now gets the counts with the whole floor, not only in an update.
+    browser.refresh()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f"{panel} .link-refused"))
+    assert said()[:4] == (count, kind, topic, reason)
     assert browser.execute_script("return window.pwned === undefined") is True
     assert page_errors(browser) == []

@@ -1,4 +1,4 @@
-"""The servers a test run starts die with it, even SIGKILLed mid-test (floor/leash.py): a real pytest run, a real
+"""The servers a test run starts die with it, even SIGKILLed mid-test (leash/): a real pytest run, a real
 PostgreSQL cluster (tests/floor's pg_cluster fixture), a real mosquitto (the suite's fixture) and the TLS mosquitto of
 tests/mqtt/test_broker_acl.py (started outside that fixture), killed with SIGKILL.
 
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from floor.leash import LEASH_FILE, PATTERNS, alive, sweep
 from floor.pgcluster import ClusterError, PgCluster
+from leash import LEASH_FILE, PATTERNS, alive, sweep
 
 pytestmark = pytest.mark.floor
 
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # The run that is killed: it uses the suite's own fixtures, says what it started, and waits to be killed.
 CHILD = """
 import json, os, signal
-from floor.leash import LEASH_FILE, Leash, start_time
+from leash import LEASH_FILE, Leash, start_time
 from tests.conftest import mosquitto  # the fixtures themselves
 from tests.floor.conftest import pg_cluster
 from tests.mqtt.test_broker_acl import broker  # the TLS broker of systemd/mosquitto/ as shipped

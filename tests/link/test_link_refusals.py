@@ -8,8 +8,12 @@ datagram socket. Before, each refusal was logged and answered, and the status li
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from datetime import datetime
+from typing import Any
 
 import paho.mqtt.client as paho
 import pytest
@@ -23,7 +27,8 @@ from floor.sdnotify import Notifier
 from link.config import parse_link_config
 from link.refusals import Refusals
 from link.service import LinkService
-from tests.conftest import Mosquitto
+from link.signs import REFUSALS_EVERY_S
+from tests.conftest import Mosquitto, Received, Subscribe
 from tests.link.conftest import LinkTable, command, link_toml
 from tests.systemd.conftest import NotifySocket
 
@@ -92,12 +97,85 @@ async def test_refusals_are_counted_by_kind_in_the_status_line(
 
 
 def test_the_counts_read_commonest_first_and_nothing_while_none() -> None:
-    r = Refusals()
-    assert (r.text(), r.total) == ("", 0)
+    r = Refusals(clock=lambda: "2026-11-26T12:00:00+00:00")
+    assert (r.text(), r.total, r.last_kind) == ("", 0, None)
     r.note("claim")
-    r.note("command", "bad_signature")
-    r.note("command", "bad_signature")
+    r.note("command", "bad_signature", topic="p/link/mega/cmd/open_link", reason="bad signature")
+    r.note("command", "bad_signature", topic="p/link/mega/cmd/\x1b[2J", reason="<b>x</b>\u202e" + "y" * 1000)
     assert r.text() == "3 refused (command bad_signature 2, claim 1)"
+    # The latest, for the link's state: its words a publisher's, escaped as a terminal is shown them, and cut short.
+    assert (r.last_kind, r.last_at, r.last_topic) == (
+        "command bad_signature", "2026-11-26T12:00:00+00:00", "p/link/mega/cmd/\\x1b[2J"
+    )  # fmt: skip
+    assert r.last_reason is not None and r.last_reason.startswith("<b>x</b>\\u202eyyy") and len(r.last_reason) == 300
+
+
+def _states(got: list[Received], topic: str) -> list[dict[str, Any]]:
+    return [json.loads(m.payload) for m in got if m.topic == topic]
+
+
+def _total(state: dict[str, Any]) -> int:
+    refusals = state.get("refusals")
+    return int(refusals["total"]) if isinstance(refusals, dict) else 0
+
+
+async def test_a_flood_of_junk_is_counted_in_the_retained_state_in_a_bounded_number_of_publishes(
+    link: tuple[LinkService, str], mosquitto: Mosquitto, subscribe: Subscribe
+) -> None:
+    """The link's retained state carries its refusal counts (what the floor console's link panel shows), published
+    when they change but a change of the counts alone at most once a REFUSALS_EVERY_S (1 s): 1,000 junk requests
+    are a handful of state publishes (at most one per second of the flood, and one for each other change: the
+    heartbeat's lease lapsing), never one per message, and the last state, retained, counts all 1,000. Before, the
+    counts were only in the systemd status line."""
+    service, prefix = link
+    flood = 1000
+    one = LinkTable("ms-01", mosquitto.host, mosquitto.port, prefix)
+    topic = f"{one.base}/state"
+    sub = subscribe(topic)
+    try:
+        await asyncio.to_thread(one.until_acked, {"kind": "heartbeat"}, 60)
+        await sub.await_until(lambda got: bool(_states(got, topic)), 30, "the link's state")
+        assert all("refusals" not in s for s in _states(sub.on(topic), topic))  # nothing refused: the field left out
+        before = len(sub.on(topic))
+        started = time.monotonic()
+
+        def junk() -> None:
+            props = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+            props.ResponseTopic = one.response_topic
+            sent = [
+                one.client.publish(f"{one.base}/request/ms-01", b"junk <%d>" % i, qos=1, properties=props)
+                for i in range(flood)
+            ]
+            for info in sent:
+                info.wait_for_publish(30)
+
+        await asyncio.to_thread(junk)
+        await sub.await_until(lambda got: any(_total(s) == flood for s in _states(got, topic)), 60, "all counted")
+        elapsed = time.monotonic() - started
+        assert service.refusals.total == flood  # the status line's count and the state's are one
+        during = _states(sub.on(topic)[before:], topic)
+        last = during[-1]["refusals"]
+        assert last == {
+            "total": flood,
+            "counts": {"request_malformed": flood},
+            "last_kind": "request_malformed",
+            "last_at": last["last_at"],
+            "last_topic": f"{one.base}/request/ms-01",
+            "last_reason": last["last_reason"],
+        }
+        assert datetime.fromisoformat(last["last_at"]).tzinfo is not None
+        assert last["last_reason"].startswith("Invalid JSON")  # the parser's words, by kind; not the junk's
+        totals = [_total(s) for s in during]
+        print(f"{flood} junk requests: {len(during)} state publishes in {elapsed:.2f} s, totals {totals}")
+        assert totals == sorted(totals)  # the counts only grow
+        # Not the module's constant: a change that publishes faster than once a second fails here, whatever it sets.
+        assert REFUSALS_EVERY_S >= 1.0 and len(during) <= 3 + elapsed, (len(during), round(elapsed, 2), totals)
+        # A console that connects later is handed the last counts by the broker (retained).
+        late = subscribe(topic)
+        await late.await_until(lambda got: bool(got), 30, "the retained state")
+        assert late.messages[-1].retain and _total(late.messages[-1].json()) == flood
+    finally:
+        one.close()
 
 
 async def test_a_flood_of_refused_requests_is_logged_in_bounded_lines_that_count_every_one(

@@ -46,11 +46,11 @@ from controller.mqtt.birth import build_birth
 from controller.mqtt.limits import publish_size
 from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
-from floor.leash import Leash
+from leash import Leash
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "systemd" / "mosquitto"
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-SECURE_BROKER_DIR = "tablectl-test-broker-secure-"  # floor.leash.PATTERNS knows it
+SECURE_BROKER_DIR = "tablectl-test-broker-secure-"  # leash.PATTERNS knows it
 PASSWORDS = {
     "ms-1": "table-one-secret",
     "ms-2": "table-two-secret",
@@ -160,7 +160,7 @@ class SecureBroker:
 
 @pytest.fixture(scope="module")
 def broker() -> Iterator[SecureBroker]:
-    # On the leash (floor/leash.py): a SIGKILLed run stops this broker and deletes its dir, and should its watchdog be
+    # On the leash (leash/): a SIGKILLed run stops this broker and deletes its dir, and should its watchdog be
     # killed too, the next run's sweep does; in pytest's tmp dir it outlived both.
     leash = Leash.mine()
     d = leash.mkdtemp(SECURE_BROKER_DIR)

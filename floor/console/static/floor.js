@@ -100,6 +100,18 @@ export function renderRefused() {
   $("refused-when").textContent = r.last_at ? `${since(r.last_at)} ago (${r.last_at})` : "";
 }
 
+// What the link refused (its state's refusals): how many, by kind, and the latest's kind, time, topic and reason. The
+// topic and reason are a publisher's words (escaped by the floor, floor/links.py): set as text, never as markup.
+function linkRefused(r) {
+  if (!r || !r.total) return null;
+  const by = Object.entries(r.counts).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([k, n]) => `${k} ${n}`);
+  return el("div", { class: "link-refused", "data-total": r.total },
+    el("strong", { class: "link-refused-count" }, `${r.total} refused`), ` (${by.join(", ")}); latest `,
+    el("span", { class: "link-refused-kind" }, r.last_kind || ""),
+    r.last_at ? ` at ${r.last_at} ` : " ", el("code", { class: "link-refused-topic" }, r.last_topic || ""), " ",
+    el("span", { class: "link-refused-reason" }, r.last_reason || ""));
+}
+
 export function renderLinks() {
   $("links").hidden = !state.links.size || !(state.session && state.session.logged_in);
   $("link-panels").replaceChildren(...[...state.links.values()].map((l) => {
@@ -114,6 +126,7 @@ export function renderLinks() {
         el("tr", { "data-table": tid, "data-leased": String(x.leased) }, el("td", {}, tid),
           el("td", {}, `asset ${x.asset_number}`), el("td", {}, x.leased ? "leased" : "no lease"),
           el("td", {}, x.last_seen ? `heard ${since(x.last_seen)} ago` : "not heard"))))),
+      linkRefused(l.refusals),
       ...l.pending.map((h) => el("div", { class: "jackpot", "data-order": h.order },
         `pending: ${h.table_id} seat ${h.seat} ${h.level} ${dollars(h.amount_cents)} (win #${h.order})`)),
       el("div", { class: "link-actions" },

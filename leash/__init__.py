@@ -1,5 +1,11 @@
-"""Servers on a leash: every PostgreSQL and mosquitto the tests, benches and demos start dies with the process that
-started it, even when that process is SIGKILLed, and its temp dir goes with it.
+"""Servers and temp dirs on a leash: every PostgreSQL and mosquitto the tests, benches and demos start, and every
+temp dir the project makes, dies with the process that started it, even when that process is SIGKILLed.
+
+A package of its own, neither table side nor floor side, and standard library only: the table side (drivers/sim's
+scratch dir, under `tablectl demo` and `tablectl simulate` on a dealer's PC) and the floor (its clusters) both import
+it, so the `.leash` owner line has one writer and one reader (`own_dir`, `owner_of`); and the watchdog below runs this
+very file as a script with `python -I`, by whatever interpreter started it (dev.py's system python has no venv).
+import-linter keeps it so (pyproject.toml: it imports none of the project's packages and no third-party library).
 
 Why a watchdog process and a pipe, not prctl(PR_SET_PDEATHSIG) on the server: the parent-death signal fires when the
 *thread* that forked exits (a cluster started from a worker thread, asyncio.to_thread or a console-in-a-thread
@@ -12,10 +18,13 @@ an immediate shutdown whose postmaster takes its backends with it; mosquitto wit
 then removes the dirs it was given. A server is named by pid and start time (/proc/PID/stat), so a recycled pid is
 never signalled.
 
-The backstop for what the watchdog cannot cover (the watchdog itself SIGKILLed, the machine rebooted, a run from
-before this file): each owned dir holds a `.leash` file naming its owner and its servers, and `sweep()` (run at the
-first cluster a process makes, by the mosquitto fixture and by `python3 floor/leash.py --sweep`) stops the servers
-of a dir whose owner is gone and deletes it; a dir whose owner is alive is never touched.
+The backstop for what the watchdog cannot cover (the watchdog itself SIGKILLed, the machine rebooted, a process with
+no watchdog, as the simulators' one dir per process, drivers/sim/scratch.py), or a run from before this file: each
+owned dir holds a `.leash` file naming its owner and its servers, and `sweep()` stops the servers of a dir whose
+owner is gone and deletes it; a dir whose owner is alive (same pid, same start time) is never touched. It runs at
+the first cluster a process makes (floor.pgcluster), at the first simulator dir a process makes (its own kind,
+SIM_PATTERNS: so `tablectl demo` and `tablectl simulate` clean up after a killed predecessor), by the mosquitto
+fixture, and by hand: `python3 -m leash --sweep` (or `python3 leash/__init__.py --sweep` without the venv).
 
 Protocol on the watchdog's stdin, one line each: `hold PID START SIG`, `drop PID`, `dir PATH`, `undir PATH`.
 """
@@ -36,10 +45,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 LEASH_FILE = ".leash"
+# The simulators' one dir per process (drivers/sim/scratch.py, owned with own_dir), and what older simulators, demos
+# and `tablectl simulate` made one per device or run (`tablectl-alpha-*`, `tablectl-demo-*`, `tablectl-simulate-*`:
+# no owner recorded, so swept once idle). What a process that makes simulator dirs sweeps at its first one.
+SIM_PATTERNS = ("tablectl-sim-*", "tablectl-alpha-*", "tablectl-demo-*", "tablectl-simulate-*")
 # The temp dirs the project names: floor.pgcluster's clusters and standbys, the floor's and the linked demo's
-# workdirs (their broker's config), dev.py demo's broker, the benches' broker; the simulators' one dir per process
-# (drivers/sim/scratch.py writes its `.leash` owner line itself), and what older simulators and demos made one per
-# device or run (`tablectl-alpha-*`, `tablectl-demo-*`: swept once idle, as any dir with no owner recorded).
+# workdirs (their broker's config), dev.py demo's broker, the benches' broker; then the simulators' (SIM_PATTERNS).
 PATTERNS = (
     "tablectl-pg-*",
     "tablectl-floor-demo-*",
@@ -50,9 +61,7 @@ PATTERNS = (
     # campaign's dir (its broker and daemons): made by Leash.mkdtemp, so never outside this list
     "tablectl-test-broker-*",
     "tablectl-faults-*",
-    "tablectl-sim-*",
-    "tablectl-alpha-*",
-    "tablectl-demo-*",
+    *SIM_PATTERNS,
 )
 # A dir from before the `.leash` file (no owner recorded) with no server running is swept once untouched this long:
 # long past any initdb, pg_basebackup or stopped-for-a-test window of an older checkout's run.
@@ -138,7 +147,19 @@ def _servers_in(path: Path, processes: list[tuple[int, int, list[bytes]]] | None
     return list(found.values())
 
 
-def _owner(path: Path) -> tuple[int, int] | None:
+def own_dir(path: Path, pid: int | None = None) -> bool:
+    """Write the dir's `.leash` owner line, `owner PID START` (this process by default): the sweep leaves the dir
+    while that process runs and deletes it once it is gone. False when the process is gone already (nothing written)."""
+    pid = os.getpid() if pid is None else pid
+    start = start_time(pid)
+    if start is None:
+        return False
+    (path / LEASH_FILE).write_text(f"owner {pid} {start}\n")
+    return True
+
+
+def owner_of(path: Path) -> tuple[int, int] | None:
+    """(pid, start time) of the dir's owner, as own_dir wrote it; None when no owner is recorded."""
     with contextlib.suppress(OSError, ValueError, IndexError):
         first = (path / LEASH_FILE).read_text().splitlines()[0].split()
         if first[0] == "owner":
@@ -158,11 +179,19 @@ def sweep(tmp: Path | None = None, patterns: Iterable[str] = PATTERNS) -> list[s
     swept: list[str] = []
     root = Path(tmp or tempfile.gettempdir())
     processes: list[tuple[int, int, list[bytes]]] | None = None
+    # One listing of the temp dir for every pattern, not a glob each: this runs at the start of `tablectl demo`.
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return swept
+    seen: set[str] = set()
     for pattern in patterns:
-        for path in sorted(root.glob(pattern)):
-            if not path.is_dir() or path.is_symlink():
+        for name in fnmatch.filter(names, pattern):
+            path = root / name
+            if name in seen or not path.is_dir() or path.is_symlink():
                 continue
-            owner = _owner(path)
+            seen.add(name)
+            owner = owner_of(path)
             if owner is not None:
                 if alive(*owner):
                     continue
@@ -199,21 +228,18 @@ def _is_python(pid: int) -> bool:
         return False
 
 
-_swept = False
+_swept: set[tuple[str, tuple[str, ...]]] = set()
 
 
-def sweep_stale() -> list[str]:
-    """sweep(), once per process (at its first cluster, or the test session's broker), each dir logged."""
-    global _swept
-    if _swept:
+def sweep_stale(patterns: Iterable[str] = PATTERNS, tmp: Path | None = None) -> list[str]:
+    """sweep(), once per process for each temp dir and set of patterns (at its first cluster, its first simulator
+    dir, the test session's broker): what was swept, for the caller's log (this package logs nothing itself: it is
+    standard library only)."""
+    key = (str(tmp or tempfile.gettempdir()), tuple(patterns))
+    if key in _swept:
         return []
-    _swept = True
-    import structlog  # not at the top: the watchdog runs this file with the standard library only
-
-    swept = sweep()
-    for line in swept:
-        structlog.get_logger("tablectl.floor.leash").warning("stale server dir swept", what=line)
-    return swept
+    _swept.add(key)
+    return sweep(tmp, key[1])
 
 
 class Leash:
@@ -272,7 +298,7 @@ class Leash:
 
     def own(self, path: Path) -> None:
         """Delete `path` (and stop the servers recorded in it) when we end; the sweep knows us as its owner."""
-        (path / LEASH_FILE).write_text(f"owner {self.pid} {start_time(self.pid)}\n")
+        own_dir(path, self.pid)
         self.dirs.add(str(path))
         self._send(f"dir {path}")
 
