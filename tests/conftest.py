@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 import paho.mqtt.client as paho
 import pytest
+from hypothesis import settings
 from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.config.broker import MAX_PACKET_SIZE
@@ -36,6 +37,12 @@ from leash import LEASH_FILE, Leash, sweep_stale
 # want; the suite runs unpaced (in this process and the simulator processes it starts) to stay fast, and
 # tests/drivers/test_line_pacing.py turns pacing on where it is the subject.
 os.environ.setdefault("TABLECTL_SIM_PACING", "off")
+
+# Speed is measured by bench/, never asserted by a test (CONTRIBUTING.md): hypothesis's per-example deadline is a
+# timed assertion, and on a loaded 2-core machine it failed examples whose code was right
+# (test_any_sequence_of_device_events_keeps_the_status_consistent at load 11). A test's own @settings still wins.
+settings.register_profile("tablectl", deadline=None)
+settings.load_profile("tablectl")
 
 STARTUP_TIMEOUT = 10.0
 BROKER_DIR = "tablectl-test-broker-"  # leash.PATTERNS knows it
