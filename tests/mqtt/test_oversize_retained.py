@@ -162,3 +162,11 @@ def _ev(seq: int, type_: str, **payload: str) -> JournaledEvent:
         rule=None,
         payload={"device_id": "shoe", **payload},
     )
+
+
+def test_the_settings_description_says_the_limit_bounds_every_message_the_table_publishes() -> None:
+    """`[mqtt] max_packet_size` bounds the retained messages too (held back and tilting, or refused at start for the
+    birth), not only events and replies as its description said: someone sizing it reads that."""
+    text = MqttSettings.model_fields["max_packet_size"].description or ""
+    for what in ("events", "replies", "retained", "status", "birth", "device/<id>", "progressive/<level>", "anchor"):
+        assert what in text, (what, text)
