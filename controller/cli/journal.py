@@ -9,7 +9,6 @@ intact), 1 verify found the chain broken, 2 a usage problem or a file that canno
 from __future__ import annotations
 
 import argparse
-import json
 import sqlite3
 import sys
 import time
@@ -282,18 +281,25 @@ def _verify_segment(path: Path, as_json: bool) -> int:
     except SegmentError as err:
         raise JournalError(str(err)) from None
     if as_json:
-        print(json.dumps({**report.as_dict(), "segment": {"table_id": seg.table_id, **seg.as_dict()}}))
+        # As the journal's verify --json: the same values, what a terminal acts on as \uXXXX, a name still readable.
+        print(
+            shown_json(
+                {**report.as_dict(), "segment": {"table_id": seg.table_id, **seg.as_dict()}}, separators=(", ", ": ")
+            )
+        )
         return 0 if report.ok else 1
+    # A segment is a file from anywhere (a backup, a copy on a stick): its path, its table id and the breaks that
+    # quote them are shown escaped, as every text from outside the CLI is (controller/cli/shown.py).
     what = (
-        f"table {seg.table_id}, seq {seg.first_seq} to {seg.last_seq} chained from seq {seg.prev_seq}, "
-        f"head {seg.head_hash[:16]}..., sha256 {seg.sha256}"
+        f"table {shown(seg.table_id)}, seq {seg.first_seq} to {seg.last_seq} chained from seq {seg.prev_seq}, "
+        f"head {shown(seg.head_hash[:16])}..., sha256 {shown(seg.sha256)}"
     )
     if report.ok:
-        print(f"segment {path}: intact: {report.rows_checked} rows checked ({what})")
+        print(f"segment {shown(path)}: intact: {report.rows_checked} rows checked ({what})")
         return 0
-    print(f"segment {path}: BROKEN: {report.first_break}")
+    print(f"segment {shown(path)}: BROKEN: {shown(report.first_break)}")
     for b in report.breaks[1:10]:
-        print(f"  also: {b}")
+        print(f"  also: {shown(b)}")
     print(f"  {report.rows_checked} rows checked ({what})")
     return 1
 
@@ -305,7 +311,7 @@ def _archive(path: Path, keep_rounds: int, to: Path | None) -> int:
             path,
             keep_rounds,
             directory,
-            progress=lambda line: print(f"tablectl journal: sealed {line}", file=sys.stderr),
+            progress=lambda line: print(f"tablectl journal: sealed {shown(line)}", file=sys.stderr),
         )
     except (OSError, sqlite3.Error) as err:
         # Disk full, a directory gone read-only: every step before the journal's own commit leaves it as it was.
@@ -320,7 +326,10 @@ def _archive(path: Path, keep_rounds: int, to: Path | None) -> int:
             if o.sealed
             else "nothing to archive"
         )
-        print(f"journal {path}, table {o.table_id}: {done}; {o.live_rows} rows kept ({o.plan.why})")
+        print(
+            f"journal {shown(path)}, table {shown(o.table_id)}: {shown(done)}; "
+            f"{o.live_rows} rows kept ({shown(o.plan.why)})"
+        )
     return 0
 
 
@@ -330,7 +339,9 @@ def _archived(report: VerifyReport) -> str:
         if segs:
             rows = sum(s.rows for s in segs)
             how = "checked" if report.archives_checked else "not checked: give --archives DIR"
-            parts.append(f"{t}: {rows} rows to seq {segs[-1].last_seq} archived in {len(segs)} segment(s), {how}")
+            parts.append(
+                f"{shown(t)}: {rows} rows to seq {segs[-1].last_seq} archived in {len(segs)} segment(s), {how}"
+            )
     return "; ".join(parts)
 
 
@@ -343,15 +354,15 @@ def _verify(reader: JournalReader, as_json: bool, archives: Path | None) -> int:
     if as_json:
         print(shown_json(report.as_dict(), separators=(", ", ": ")))
         return 0 if report.ok else 1
-    tables = ", ".join(f"{t} to seq {s}" for t, s in sorted(report.tables.items())) or "no rows"
+    tables = ", ".join(f"{shown(t)} to seq {s}" for t, s in sorted(report.tables.items())) or "no rows"
     archived = _archived(report)
     if archived:
         tables += f"; {archived}"
     if report.ok:
-        print(f"journal {reader.path}: intact: {report.rows_checked} rows checked ({tables})")
+        print(f"journal {shown(reader.path)}: intact: {report.rows_checked} rows checked ({tables})")
         return 0
     first = report.first_break
-    print(f"journal {reader.path}: BROKEN: {shown(first)}")
+    print(f"journal {shown(reader.path)}: BROKEN: {shown(first)}")
     for b in report.breaks[1:10]:
         print(f"  also: {shown(b)}")
     more = len(report.breaks) - 10 + report.more_breaks

@@ -51,8 +51,10 @@ class MqttSettings(_Strict):
         ge=4096,
         le=268_435_455,
         description="the broker's max_packet_size in bytes (mosquitto's option; the shipped broker config's "
-        f"{MAX_PACKET_SIZE}): an event or reply larger than this is never sent, it raises the tilt:oversize tilt "
-        'instead (docs/mqtt.md, "Too large for the broker"); raise both together',
+        f"{MAX_PACKET_SIZE}): it bounds every message the table publishes, its events, its command replies and its "
+        "retained status, birth, device/<id>, progressive/<level> and anchor; one larger than this is never sent, "
+        'it raises the tilt:oversize tilt instead, and a birth over it stops the start (docs/mqtt.md, "Too large '
+        'for the broker"); raise both together',
     )
 
     @field_validator("prefix")

@@ -16,7 +16,6 @@ import json
 import select
 import socket
 import ssl
-import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,7 @@ from floor.schema import migrate
 from tests.conftest import Mosquitto, free_port
 from tests.floor.chromium import chromium, page_errors
 from tests.floor.conftest import FloorProcess, floor_toml, wait_for
+from tests.floor.console_probe import console_up
 from tests.floor.selfsigned import self_signed
 
 pytestmark = pytest.mark.floor
@@ -128,7 +128,7 @@ def console(pg_cluster: PgCluster, mosquitto: Mosquitto, tmp_path_factory: pytes
     floor.start()
     c = Console(floor, port)
     try:
-        wait_for(lambda: _up(c.origin), 60, f"the console:\n{floor.log()}")
+        wait_for(lambda: console_up(c.origin), 60, f"the console:\n{floor.log()}")
         challenge = json.loads(c.post("/api/login/challenge", b'{"key_id": "sup"}', auth=False).body)["challenge"]
         sig = base64.b64encode(key.sign(login_bytes(challenge, "sup", c.origin))).decode()
         r = c.post(
@@ -141,14 +141,6 @@ def console(pg_cluster: PgCluster, mosquitto: Mosquitto, tmp_path_factory: pytes
         assert c.errors_logged() == []
     finally:
         floor.stop()
-
-
-def _up(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/api/session", timeout=2):
-            return True
-    except OSError:
-        return False
 
 
 RELAY = "/api/tables/t1/commands/clear_tilt"

@@ -16,6 +16,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 from floor.recall import MONEY_FIELDS, is_money
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,6 +51,7 @@ NOT_MONEY = frozenset(
         # values the doc quotes beside a field (a medium, a wager, a verb, a phase, a role): not fields
         *("attendant", "buy_in", "cash", "cash_out", "chips", "ticket", "five_card_hand_bonus", "magic_card_bonus"),
         *("lucky_bonus", "bind_player", "validate_jackpot", "cash_out_account", "claiming", "jackpot", "dealer"),
+        *("proceed", "void", "chip_count"),
         "ledger_seq",
         # the controller's own events: software, supervision, the journal, resends
         *("digest", "manifest", "manifest_digest", "release", "files", "missing", "mismatched", "verdict", "refused"),
@@ -97,6 +100,47 @@ def emitted() -> set[str]:
                     names |= _keys(arg)
     names |= _keys(ast.parse((ROOT / "controller" / "accounts" / "ledger.py").read_text()))
     return names
+
+
+def documented_by_type() -> dict[str, set[str]]:
+    """docs/events.md's rows: every type named in a row's first cell -> the fields its other cells name."""
+    rows: dict[str, set[str]] = {}
+    for line in (ROOT / "docs" / "events.md").read_text().splitlines():
+        cells = line.strip().strip("|").split("|")
+        if line.startswith("| `") and len(cells) >= 2:
+            for type_ in re.findall(r"`([a-z_]+\.[a-z_.]+)`", cells[0]):
+                rows.setdefault(type_, set()).update(_FIELD.findall("|".join(cells[1:])))
+    return rows
+
+
+def emitted_by(type_: str) -> set[str]:
+    """Every string key of the payloads the controller emits as `type_` (a literal type)."""
+    names: set[str] = set()
+    for path in sorted((ROOT / "controller").rglob("*.py")):
+        for call in (n for n in ast.walk(ast.parse(path.read_text(), str(path))) if isinstance(n, ast.Call)):
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "emit" and call.args:
+                first = call.args[0]
+                if isinstance(first, ast.Constant) and first.value == type_:
+                    for arg in [*call.args[2:], *(k.value for k in call.keywords)]:
+                        names |= _keys(arg)
+    return names
+
+
+# Events whose fields were once only in prose (docs/engine.md, docs/scenarios.md) or left out of their row: every
+# field they carry is named in their own row now, so a field added to them fails here until documented.
+@pytest.mark.parametrize(
+    "type_",
+    [
+        *("chip_count.requested", "chip_count.reconciled", "chip_count.mismatch", "chip_count.resolved"),
+        "link.contribution_sent",
+    ],
+)
+def test_these_events_rows_name_every_field_they_carry(type_: str) -> None:
+    carried = emitted_by(type_)
+    assert carried, f"no emit of {type_} found: the reader above is looking in the wrong place"
+    row = documented_by_type().get(type_)
+    assert row is not None, f"{type_} has no row in docs/events.md"
+    assert sorted(carried - row) == [], f"{type_}'s row in docs/events.md does not name these fields it carries"
 
 
 def test_every_payload_field_is_money_or_named_as_not() -> None:

@@ -18,7 +18,6 @@ import json
 import shlex
 import subprocess
 import tomllib
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from floor.console.auth import login_bytes
 from tests.commands.conftest import Daemon, Key, make_table_config, seeded_key
 from tests.conftest import Mosquitto, free_port
 from tests.floor.conftest import KEYS, TABLECTL, FloorProcess, count, floor_toml, wait_for
+from tests.floor.console_probe import console_up
 from tests.floor.event_stream import Stream
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
@@ -99,7 +99,7 @@ class _Console:
 
 
 async def _log_in(url: str, key: Key) -> _Console:
-    await asyncio.to_thread(wait_for, lambda: _up(url), 30, "the console")
+    await asyncio.to_thread(wait_for, lambda: console_up(url), 30, "the console")
     http = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
     h = {"Origin": url}
     c = await (await http.post(f"{url}/api/login/challenge", json={"key_id": key.key_id}, headers=h)).json()
@@ -111,14 +111,6 @@ async def _log_in(url: str, key: Key) -> _Console:
     stream = Stream(await http.get(f"{url}/api/stream"))
     await stream.next_where("floor", lambda f: True)
     return _Console(url, key, http, session["csrf"], stream)
-
-
-def _up(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/api/session", timeout=2):
-            return True
-    except OSError:
-        return False
 
 
 def _gaps(floor_config: Path) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,7 @@ import json
 import os
 import signal
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, MutableMapping
+from collections.abc import AsyncIterator, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -33,7 +33,7 @@ from floor.tasks import TaskEnded
 from tests.conftest import Mosquitto
 from tests.floor.conftest import count, floor_toml
 from tests.floor.pgprocs import server_processes
-from tests.systemd.conftest import Notification, NotifySocket
+from tests.systemd.notify import Notification, NotifySocket, abstract_socket
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
 TASKS = ["floor-listener", "floor-writer", "floor-gaps", "floor-watchdog"]
@@ -69,22 +69,12 @@ class Running:
 
 
 @pytest.fixture
-def notify_socket() -> Iterator[NotifySocket]:
-    """A real systemd notification socket (tests/systemd/conftest.py's), in the abstract namespace."""
-    s = NotifySocket(f"@tablectl-faults-{uuid.uuid4().hex}")
-    yield s
-    s.close()
-
-
-@pytest.fixture
-async def floor(
-    mosquitto: Mosquitto, floor_dsn: str, notify_socket: NotifySocket, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[Running]:
+async def floor(mosquitto: Mosquitto, floor_dsn: str, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Running]:
     monkeypatch.setenv("WATCHDOG_USEC", "400000")  # a ping every 0.2 s: the tests wake on them
     prefix = f"faults{uuid.uuid4().hex[:8]}"
     config = parse_floor_config(floor_toml(floor_dsn, mosquitto.url, prefix, f"floor-{prefix}"))
-    service = FloorService(config, Notifier(notify_socket.address))
-    with capture_logs() as logs:
+    with abstract_socket("floor-faults") as notify_socket, capture_logs() as logs:
+        service = FloorService(config, Notifier(notify_socket.address))
         run = asyncio.create_task(service.run(), name="floor-under-test")
         running = Running(service, run, logs, prefix, floor_dsn, mosquitto, notify_socket)
         await notify_socket.await_for(

@@ -267,3 +267,56 @@ def test_tail_and_export_escape_what_a_terminal_acts_on_and_read_back_the_same(
         assert prev == r["hash"], r["seq"]
     verified = cli("journal", "verify", "--journal", str(path))
     assert verified.returncode == 0 and "intact: 2 rows checked" in verified.stdout
+
+
+EVIL_ID = "T\x1b[2J\u202eX"  # a table id as a journal copied from elsewhere may carry it: ESC sequence, bidi override
+EVIL_ID_SHOWN = "T\\x1b[2J\\u202eX"
+
+
+def test_verify_and_archive_show_paths_and_table_ids_escaped(
+    cli: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """verify, verify --archives, verify --segment (intact and broken) and archive print the journal's path, the
+    segment's and every table id as `shown` escapes them (controller/core/shown.py), as tail and the floor's and the
+    link's commands do. Before, a directory or table id carrying ESC or U+202E reached the terminal raw."""
+    where = tmp_path / "usb\x1b]0;pwned\x07\u202e"
+    where.mkdir()
+    path = where / "j.sqlite"
+    j = Journal(path, EVIL_ID, "boot-a")
+    for n in range(1, 5):
+        rid = f"{EVIL_ID}-r{n:06d}"
+        j.append(
+            [
+                DomainEvent("round.started", "655a.5(a)", {"round_no": n}, rid),
+                DomainEvent("round.completed", "655a.12", {"round_no": n}, rid),
+            ],
+            T0,
+        )
+    j.mark_published(list(range(1, j.last_seq + 1)), replayed=False)
+    j.close()
+    capsys.readouterr()  # the journal's own log lines (structlog prints to stdout until the CLI configures it)
+    archives = where / "archive"
+    outs = {
+        "archive": cli("journal", "archive", "--keep-rounds", "1", "--to", str(archives), "--journal", str(path)),
+        "verify": cli("journal", "verify", "--journal", str(path)),
+        "verify --archives": cli("journal", "verify", "--archives", str(archives), "--journal", str(path)),
+    }
+    (seg,) = archives.glob("*.segment.sqlite")
+    outs["verify --segment"] = cli("journal", "verify", "--segment", str(seg))
+    broken = where / "copy.segment.sqlite"
+    broken.write_bytes(seg.read_bytes())
+    db = sqlite3.connect(broken)
+    db.execute("UPDATE events SET payload = '{\"round_no\":9}' WHERE seq = 2")
+    db.commit()
+    db.close()
+    outs["verify --segment broken"] = cli("journal", "verify", "--segment", str(broken))
+    for what, proc in outs.items():
+        assert proc.returncode == (1 if what.endswith("broken") else 0), (what, proc.stdout, proc.stderr)
+        assert all(line.isprintable() for line in proc.stdout.splitlines()), (what, proc.stdout)
+        assert not any(c in proc.stdout for c in "\x1b\x07\u202e"), (what, proc.stdout)
+        assert "usb\\x1b]0;pwned\\x07\\u202e" in proc.stdout and EVIL_ID_SHOWN in proc.stdout, (what, proc.stdout)
+    assert f"({EVIL_ID_SHOWN} to seq 8; {EVIL_ID_SHOWN}: 6 rows" in outs["verify --archives"].stdout
+    assert f"altered row at seq 2 (table {EVIL_ID_SHOWN})" in outs["verify --segment broken"].stdout
+    # --json: one printable line that reads back to the table id as stored.
+    as_json = cli("journal", "verify", "--segment", str(seg), "--json").stdout
+    assert as_json.rstrip("\n").isprintable() and json.loads(as_json)["segment"]["table_id"] == EVIL_ID, as_json

@@ -30,16 +30,15 @@ from link.service import LinkService
 from link.signs import REFUSALS_EVERY_S
 from tests.conftest import Mosquitto, Received, Subscribe
 from tests.link.conftest import LinkTable, command, link_toml
-from tests.systemd.conftest import NotifySocket
+from tests.systemd.notify import NotifySocket, abstract_socket
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
 
 
 @pytest.fixture
 def notify_socket() -> Iterator[NotifySocket]:
-    s = NotifySocket(f"@tablectl-link-refusals-{uuid.uuid4().hex}")
-    yield s
-    s.close()
+    with abstract_socket("link-refusals") as s:
+        yield s
 
 
 @pytest.fixture

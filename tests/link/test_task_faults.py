@@ -15,7 +15,7 @@ import asyncio
 import os
 import signal
 import uuid
-from collections.abc import AsyncIterator, Iterator, MutableMapping
+from collections.abc import AsyncIterator, MutableMapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -30,7 +30,7 @@ from link.service import LinkService
 from tests.conftest import Mosquitto
 from tests.floor.pgprocs import server_processes
 from tests.link.conftest import LinkTable, Pair, link_toml
-from tests.systemd.conftest import Notification, NotifySocket
+from tests.systemd.notify import Notification, NotifySocket, abstract_socket
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
 TASKS = ["link-listener", "link-contributions", "link-publisher", "link-probe"]
@@ -59,21 +59,14 @@ class Running:
 
 
 @pytest.fixture
-def notify_socket() -> Iterator[NotifySocket]:
-    s = NotifySocket(f"@tablectl-link-faults-{uuid.uuid4().hex}")
-    yield s
-    s.close()
-
-
-@pytest.fixture
-async def link(
-    mosquitto: Mosquitto, link_db: str, notify_socket: NotifySocket, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[Running]:
+async def link(mosquitto: Mosquitto, link_db: str, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Running]:
     monkeypatch.setenv("WATCHDOG_USEC", "400000")  # a ping at most every 0.2 s: the tests wake on them
     prefix = f"lfaults{uuid.uuid4().hex[:8]}"
-    service = LinkService(parse_link_config(link_toml(link_db, mosquitto.url, prefix)), Notifier(notify_socket.address))
     table = LinkTable("ms-01", mosquitto.host, mosquitto.port, prefix)
-    with capture_logs() as logs:
+    with abstract_socket("link-faults") as notify_socket, capture_logs() as logs:
+        service = LinkService(
+            parse_link_config(link_toml(link_db, mosquitto.url, prefix)), Notifier(notify_socket.address)
+        )
         run = asyncio.create_task(service.run(), name="link-under-test")
         running = Running(service, run, logs, table, notify_socket)
         await notify_socket.await_for(

@@ -28,7 +28,7 @@ from controller.shell.supervised import SupervisedTable
 from controller.shell.watchdog import SystemdSupervisor
 from controller.store.journal import Journal
 from drivers.interfaces import DeviceFault
-from tests.systemd.conftest import NotifySocket
+from tests.systemd.notify import NotifySocket
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 

@@ -20,7 +20,7 @@ from controller.shell.tasks import TaskSpec, TaskSupervisor, degraded_reason
 from controller.shell.watchdog import SystemdSupervisor
 from controller.store.journal import Journal
 from drivers.interfaces import EventSink
-from tests.systemd.conftest import NotifySocket
+from tests.systemd.notify import NotifySocket
 
 PERIOD = 0.25
 

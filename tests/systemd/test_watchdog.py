@@ -29,7 +29,7 @@ from controller.shell.service import TableService
 from controller.shell.watchdog import SystemdSupervisor
 from controller.store.journal import Journal
 from drivers.interfaces import EventSink, ShuffleCompleted
-from tests.systemd.conftest import Notification, NotifySocket
+from tests.systemd.notify import Notification, NotifySocket
 
 PERIOD = 0.25  # seconds between pings in the in-process test (WATCHDOG_USEC = 0.5 s)
 
