@@ -16,6 +16,7 @@ import json
 import select
 import socket
 import ssl
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
