@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from controller.cli.findings import Finding
 from controller.cli.preflight import Report, check_file, device_entries
+from controller.cli.shown import shown, shown_lines
 from controller.config.table import TableConfig
 from controller.games.registry import spec_for
 from controller.mqtt.birth import software_check
@@ -63,16 +64,18 @@ def software_findings(config: TableConfig) -> list[Finding]:
 
 
 def print_report(report: Report, out: TextIO) -> None:
+    # The paths and the config's own values (a TOML string may hold any escape) are quoted as shown escapes them:
+    # a report is read on a terminal.
     if report.valid:
-        print(summary(report), file=out)
+        print(shown_lines(summary(report)), file=out)
     else:
         print(
-            f"{report.path}: INVALID, {len(report.errors)} error(s)"
+            shown(f"{report.path}: INVALID, {len(report.errors)} error(s)")
             + (f", {len(report.warnings)} warning(s)" if report.warnings else ""),
             file=out,
         )
     for finding in [*report.errors, *report.warnings]:
-        print(finding.render(), file=out)
+        print(shown_lines(finding.render()), file=out)
 
 
 def add_parser(sub: Any) -> None:

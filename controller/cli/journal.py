@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from controller.cli import numbers
 from controller.cli.journal_totals import add_totals, print_totals
-from controller.cli.shown import shown, shown_json
+from controller.cli.shown import shown, shown_json, shown_lines
 from controller.cli.verb import Subparsers, UsageError
 from controller.config.errors import ConfigError
 from controller.config.files import FileRefused, check_regular
@@ -194,7 +194,7 @@ def main(args: argparse.Namespace) -> int:
                 return print_totals(reader, args, _archives(args, path))
             return _verify(reader, args.json, args.archives)
     except JournalError as err:
-        print(f"tablectl journal: {err}", file=sys.stderr)
+        print(f"tablectl journal: {shown_lines(str(err))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `| head`: the reader went away, which is fine
         return 0

@@ -18,6 +18,7 @@ import structlog
 
 from controller import __version__
 from controller.cli.verb import EXIT_FAILED, EXIT_USAGE, UsageError, VerbModule
+from controller.core.shown import shown_lines
 from controller.shell.logs import configure_logging
 from controller.store.schema import JournalError
 
@@ -147,7 +148,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     try:
         return module.main(args)
     except UsageError as err:
-        print(f"tablectl: {err}", file=sys.stderr)
+        print(f"tablectl: {shown_lines(str(err))}", file=sys.stderr)
         return EXIT_USAGE
     except (KeyboardInterrupt, SystemExit, BrokenPipeError):
         raise
@@ -166,5 +167,6 @@ def _failed(verb: str, err: Exception) -> int:
     else:
         what = f"unexpected {type(err).__name__}: {err} (a bug: please report it with the log of --log-level debug)"
     structlog.get_logger("tablectl").debug("the verb failed", verb=verb, exc_info=err)
-    print(f"tablectl {verb}: {what}", file=sys.stderr)
+    # Errors quote what the operator gave and what files held: escaped, so a path cannot drive the terminal.
+    print(f"tablectl {verb}: {shown_lines(what)}", file=sys.stderr)
     return EXIT_FAILED

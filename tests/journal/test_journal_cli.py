@@ -320,3 +320,20 @@ def test_verify_and_archive_show_paths_and_table_ids_escaped(
     # --json: one printable line that reads back to the table id as stored.
     as_json = cli("journal", "verify", "--segment", str(seg), "--json").stdout
     assert as_json.rstrip("\n").isprintable() and json.loads(as_json)["segment"]["table_id"] == EVIL_ID, as_json
+
+
+def test_error_lines_show_paths_escaped(cli: Run, tmp_path: Path) -> None:
+    """The errors (a journal that is not there, a config that cannot be read) quote the path the
+    operator gave, as `shown` escapes it. Before, a directory named with ESC or U+202E reached the terminal raw."""
+    where = tmp_path / "usb\x1b]0;pwned\x07\u202e"
+    where.mkdir()
+    outs = {
+        "journal verify": cli("journal", "verify", "--journal", str(where / "missing.sqlite")),
+        "check-config": cli("check-config", str(where / "missing.toml")),
+        "settle": cli("settle", "--config", str(where / "missing.toml"), str(where / "missing.json")),
+    }
+    for what, proc in outs.items():
+        said = proc.stdout + proc.stderr  # check-config reports on stdout, the others fail on stderr
+        assert proc.returncode != 0, (what, said)
+        assert not any(c in said for c in "\x1b\x07\u202e"), (what, said)  # cannot drive a terminal...
+        assert "\\x1b]0;pwned\\x07\\u202e" in said, (what, said)  # ...and still names the path
