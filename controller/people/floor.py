@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import random
 from collections import Counter
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 
 import structlog
 
@@ -229,23 +231,29 @@ class SimulatedFloor:
         elif ev.type == "account.request_refused" and int(p["seat"]) in self._after_buy_in:
             await self._answered((int(p["seat"]), self._after_buy_in.pop(int(p["seat"]))[0]))
         elif ev.type == "round.completed" and self.sims.terminals:
-            for seat in sorted(self.sims.terminals):
-                if self.service.state.accounts.balance(seat) and self.rng.random() < 0.2:
-                    await self._beat()
-                    await self.sims.terminals[seat].cash_out(self.rng.choice(self._cash_out_media))
+            # Who cashes out, and how, is drawn in seat order; the players then go to their terminals at once.
+            leaving = [
+                functools.partial(self.sims.terminals[seat].cash_out, self.rng.choice(self._cash_out_media))
+                for seat in sorted(self.sims.terminals)
+                if self.service.state.accounts.balance(seat) and self.rng.random() < 0.2
+            ]
+            await self._at_once(self._one_after_another([step]) for step in leaving)
             return False  # round.completed is also the round's end for the other handlers
         else:
             return False
         return True
 
-    async def _terminal_wager(self, seat: int, spot: str, amount: int) -> None:
-        """A player keys the wager in at the terminal, buying in first when the account holds too little."""
+    def _terminal_wager(self, seat: int, spot: str, amount: int) -> Callable[[], Awaitable[None]]:
+        """A player keys the wager in at the terminal, buying in first when the account holds too little. Decided now
+        (the balance, the buy-in drawn from the seeded rng), keyed in when the returned step is awaited: the seats
+        act at once, so what the rng draws must not depend on which of them the event loop runs first."""
         terminal = self.sims.terminals[seat]
         if self.service.state.accounts.balance(seat) >= amount:
-            await terminal.place(amount)
-            return
+            return functools.partial(terminal.place, amount)
         self._after_buy_in[seat] = (spot, amount)
-        await terminal.buy_in(amount * self.rng.choice([5, 10, 20, 50]), self.rng.choice(["cash", "chips"]))
+        return functools.partial(
+            terminal.buy_in, amount * self.rng.choice([5, 10, 20, 50]), self.rng.choice(["cash", "chips"])
+        )
 
     async def _answered(self, wager: tuple[int, str]) -> None:
         if not self._awaiting[wager]:
@@ -374,15 +382,39 @@ class SimulatedFloor:
             await self.sims.stations[seat].place(request.spot, answer)
 
     async def _place_wagers(self) -> None:
+        """Every player puts their chips down when betting opens, each on their own station (and sensor, and line):
+        the seats at once, as at a real table, so the controller sees wagers that arrive together and commits them
+        together (issue 19); a player's own spots one after another, in the plan's order."""
         plan = self.policy.wagers(self._round_no, self.service.config)
         self._awaiting = Counter((seat, spot) for seat, wagers in plan.items() for spot in wagers)
+        hands: list[list[Callable[[], Awaitable[None]]]] = []
         for seat, wagers in sorted(plan.items()):
+            hand: list[Callable[[], Awaitable[None]]] = []
             for spot, amount in wagers.items():
-                await self._beat()
                 if spot in TERMINAL_SPOTS and self.sims.terminals:
-                    await self._terminal_wager(seat, spot, amount)
+                    hand.append(self._terminal_wager(seat, spot, amount))
                 else:
-                    await self.sims.stations[seat].place(spot, amount)
+                    hand.append(functools.partial(self.sims.stations[seat].place, spot, amount))
+            hands.append(hand)
+        await self._at_once(self._one_after_another(hand) for hand in hands)
+
+    async def _one_after_another(self, steps: Iterable[Callable[[], Awaitable[None]]]) -> None:
+        for step in steps:
+            await self._beat()
+            await step()
+
+    @staticmethod
+    async def _at_once(people: Iterable[Coroutine[object, object, None]]) -> None:
+        """People at different seats acting at the same time, each on their own device. The first to fail stops the
+        others (a TaskGroup) and is raised as itself, as when they acted one after another."""
+        try:
+            async with asyncio.TaskGroup() as group:
+                for person in people:
+                    group.create_task(person)
+        except BaseExceptionGroup as failed:
+            if len(failed.exceptions) == 1:
+                raise failed.exceptions[0] from None
+            raise
 
     async def _no_more_bets(self) -> None:
         await self._beat()
