@@ -11,7 +11,6 @@ import datetime as dt
 import functools
 import random
 from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
 
 import structlog
 
@@ -20,27 +19,16 @@ from controller.engine.inputs import CloseTable, Tick
 from controller.engine.state import Phase
 from controller.games.registry import chapter_of
 from controller.people.actions import Action, ActionScript, Advance, Bind, Command, Key, Place, Press
+from controller.people.blocks import STUCK, dealer_clears
 from controller.people.policy import DecisionRequest, Policy
 from controller.people.signers import VERIFY_DECK_REMEDY, DemoSigners
+from controller.people.together import Step, at_once
 from controller.shell.service import TableService, utc_now
 from drivers.interfaces import TERMINAL_SPOTS
 from drivers.sim.shuffler import FRESH_DECK
 from drivers.sim.table import SimulatedTable
 
 log = structlog.get_logger("tablectl.demo")
-
-
-# Blocking conditions that only a floorperson can clear: a simulated table with nobody to clear them
-# closes instead of waiting forever (when asked to: the demo waits, as a real table would).
-_STUCK = ("deck.removed", "table.blocked", "no_more_bets.refused")
-# Blocks the simulated dealer clears alone: the idle table's inspection (.5(f)), on `cards.inspection_due`.
-_DEALERS_BLOCKS = frozenset({"idle_inspection"})
-
-
-def _dealer_clears(ev: JournaledEvent) -> bool:
-    """A table blocked only for what the simulated dealer does anyway: nobody else is needed."""
-    reasons = ev.payload.get("reasons")
-    return ev.type == "table.blocked" and isinstance(reasons, dict) and set(reasons) <= _DEALERS_BLOCKS
 
 
 class SimulatedFloor:
@@ -123,7 +111,7 @@ class SimulatedFloor:
         for action in due:
             await self._perform(action)
         # A scripted person who acts on a table blocked for a floorperson is that floorperson: the table stays open.
-        if any(a.instead for a in due) or (due and ev.type in _STUCK):
+        if any(a.instead for a in due) or (due and ev.type in STUCK):
             return
         # Each event type is one handler's at most; the first that takes it acts.
         for handler in (self._on_round, self._on_accounts, self._on_dealer_duty, self._on_floor):
@@ -237,16 +225,15 @@ class SimulatedFloor:
                 for seat in sorted(self.sims.terminals)
                 if self.service.state.accounts.balance(seat) and self.rng.random() < 0.2
             ]
-            await self._at_once(self._one_after_another([step]) for step in leaving)
+            await at_once(([step] for step in leaving), self._beat)
             return False  # round.completed is also the round's end for the other handlers
         else:
             return False
         return True
 
-    def _terminal_wager(self, seat: int, spot: str, amount: int) -> Callable[[], Awaitable[None]]:
-        """A player keys the wager in at the terminal, buying in first when the account holds too little. Decided now
-        (the balance, the buy-in drawn from the seeded rng), keyed in when the returned step is awaited: the seats
-        act at once, so what the rng draws must not depend on which of them the event loop runs first."""
+    def _terminal_wager(self, seat: int, spot: str, amount: int) -> Step:
+        """A player keys the wager in at the terminal, buying in first when the account holds too little: decided now
+        (the buy-in drawn in seat order, controller.people.together), keyed in when the step is awaited."""
         terminal = self.sims.terminals[seat]
         if self.service.state.accounts.balance(seat) >= amount:
             return functools.partial(terminal.place, amount)
@@ -337,7 +324,7 @@ class SimulatedFloor:
             self._refused = True
             if self.close_when_stuck:
                 self.service.submit(CloseTable())
-        elif ev.type in _STUCK and self.close_when_stuck and not _dealer_clears(ev):
+        elif ev.type in STUCK and self.close_when_stuck and not dealer_clears(ev):
             self.service.submit(CloseTable())
         else:
             return False
@@ -382,39 +369,19 @@ class SimulatedFloor:
             await self.sims.stations[seat].place(request.spot, answer)
 
     async def _place_wagers(self) -> None:
-        """Every player puts their chips down when betting opens, each on their own station (and sensor, and line):
-        the seats at once, as at a real table, so the controller sees wagers that arrive together and commits them
-        together (issue 19); a player's own spots one after another, in the plan's order."""
+        """The players put their chips down when betting opens, each at their own station and line: the seats at once,
+        as at a real table, so the controller commits together what arrives together (issue 19); a seat's in turn."""
         plan = self.policy.wagers(self._round_no, self.service.config)
         self._awaiting = Counter((seat, spot) for seat, wagers in plan.items() for spot in wagers)
-        hands: list[list[Callable[[], Awaitable[None]]]] = []
-        for seat, wagers in sorted(plan.items()):
-            hand: list[Callable[[], Awaitable[None]]] = []
-            for spot, amount in wagers.items():
-                if spot in TERMINAL_SPOTS and self.sims.terminals:
-                    hand.append(self._terminal_wager(seat, spot, amount))
-                else:
-                    hand.append(functools.partial(self.sims.stations[seat].place, spot, amount))
-            hands.append(hand)
-        await self._at_once(self._one_after_another(hand) for hand in hands)
+        hands = [
+            [self._wager(seat, spot, cents) for spot, cents in wagers.items()] for seat, wagers in sorted(plan.items())
+        ]
+        await at_once(hands, self._beat)
 
-    async def _one_after_another(self, steps: Iterable[Callable[[], Awaitable[None]]]) -> None:
-        for step in steps:
-            await self._beat()
-            await step()
-
-    @staticmethod
-    async def _at_once(people: Iterable[Coroutine[object, object, None]]) -> None:
-        """People at different seats acting at the same time, each on their own device. The first to fail stops the
-        others (a TaskGroup) and is raised as itself, as when they acted one after another."""
-        try:
-            async with asyncio.TaskGroup() as group:
-                for person in people:
-                    group.create_task(person)
-        except BaseExceptionGroup as failed:
-            if len(failed.exceptions) == 1:
-                raise failed.exceptions[0] from None
-            raise
+    def _wager(self, seat: int, spot: str, amount: int) -> Step:
+        if spot in TERMINAL_SPOTS and self.sims.terminals:
+            return self._terminal_wager(seat, spot, amount)
+        return functools.partial(self.sims.stations[seat].place, spot, amount)
 
     async def _no_more_bets(self) -> None:
         await self._beat()
