@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import random
 from collections import Counter
 
@@ -18,27 +19,16 @@ from controller.engine.inputs import CloseTable, Tick
 from controller.engine.state import Phase
 from controller.games.registry import chapter_of
 from controller.people.actions import Action, ActionScript, Advance, Bind, Command, Key, Place, Press
+from controller.people.blocks import STUCK, dealer_clears
 from controller.people.policy import DecisionRequest, Policy
 from controller.people.signers import VERIFY_DECK_REMEDY, DemoSigners
+from controller.people.together import Step, at_once
 from controller.shell.service import TableService, utc_now
 from drivers.interfaces import TERMINAL_SPOTS
 from drivers.sim.shuffler import FRESH_DECK
 from drivers.sim.table import SimulatedTable
 
 log = structlog.get_logger("tablectl.demo")
-
-
-# Blocking conditions that only a floorperson can clear: a simulated table with nobody to clear them
-# closes instead of waiting forever (when asked to: the demo waits, as a real table would).
-_STUCK = ("deck.removed", "table.blocked", "no_more_bets.refused")
-# Blocks the simulated dealer clears alone: the idle table's inspection (.5(f)), on `cards.inspection_due`.
-_DEALERS_BLOCKS = frozenset({"idle_inspection"})
-
-
-def _dealer_clears(ev: JournaledEvent) -> bool:
-    """A table blocked only for what the simulated dealer does anyway: nobody else is needed."""
-    reasons = ev.payload.get("reasons")
-    return ev.type == "table.blocked" and isinstance(reasons, dict) and set(reasons) <= _DEALERS_BLOCKS
 
 
 class SimulatedFloor:
@@ -121,7 +111,7 @@ class SimulatedFloor:
         for action in due:
             await self._perform(action)
         # A scripted person who acts on a table blocked for a floorperson is that floorperson: the table stays open.
-        if any(a.instead for a in due) or (due and ev.type in _STUCK):
+        if any(a.instead for a in due) or (due and ev.type in STUCK):
             return
         # Each event type is one handler's at most; the first that takes it acts.
         for handler in (self._on_round, self._on_accounts, self._on_dealer_duty, self._on_floor):
@@ -229,23 +219,28 @@ class SimulatedFloor:
         elif ev.type == "account.request_refused" and int(p["seat"]) in self._after_buy_in:
             await self._answered((int(p["seat"]), self._after_buy_in.pop(int(p["seat"]))[0]))
         elif ev.type == "round.completed" and self.sims.terminals:
-            for seat in sorted(self.sims.terminals):
-                if self.service.state.accounts.balance(seat) and self.rng.random() < 0.2:
-                    await self._beat()
-                    await self.sims.terminals[seat].cash_out(self.rng.choice(self._cash_out_media))
+            # Who cashes out, and how, is drawn in seat order; the players then go to their terminals at once.
+            leaving = [
+                functools.partial(self.sims.terminals[seat].cash_out, self.rng.choice(self._cash_out_media))
+                for seat in sorted(self.sims.terminals)
+                if self.service.state.accounts.balance(seat) and self.rng.random() < 0.2
+            ]
+            await at_once(([step] for step in leaving), self._beat)
             return False  # round.completed is also the round's end for the other handlers
         else:
             return False
         return True
 
-    async def _terminal_wager(self, seat: int, spot: str, amount: int) -> None:
-        """A player keys the wager in at the terminal, buying in first when the account holds too little."""
+    def _terminal_wager(self, seat: int, spot: str, amount: int) -> Step:
+        """A player keys the wager in at the terminal, buying in first when the account holds too little: decided now
+        (the buy-in drawn in seat order, controller.people.together), keyed in when the step is awaited."""
         terminal = self.sims.terminals[seat]
         if self.service.state.accounts.balance(seat) >= amount:
-            await terminal.place(amount)
-            return
+            return functools.partial(terminal.place, amount)
         self._after_buy_in[seat] = (spot, amount)
-        await terminal.buy_in(amount * self.rng.choice([5, 10, 20, 50]), self.rng.choice(["cash", "chips"]))
+        return functools.partial(
+            terminal.buy_in, amount * self.rng.choice([5, 10, 20, 50]), self.rng.choice(["cash", "chips"])
+        )
 
     async def _answered(self, wager: tuple[int, str]) -> None:
         if not self._awaiting[wager]:
@@ -329,7 +324,7 @@ class SimulatedFloor:
             self._refused = True
             if self.close_when_stuck:
                 self.service.submit(CloseTable())
-        elif ev.type in _STUCK and self.close_when_stuck and not _dealer_clears(ev):
+        elif ev.type in STUCK and self.close_when_stuck and not dealer_clears(ev):
             self.service.submit(CloseTable())
         else:
             return False
@@ -374,15 +369,19 @@ class SimulatedFloor:
             await self.sims.stations[seat].place(request.spot, answer)
 
     async def _place_wagers(self) -> None:
+        """The players put their chips down when betting opens, each at their own station and line: the seats at once,
+        as at a real table, so the controller commits together what arrives together (issue 19); a seat's in turn."""
         plan = self.policy.wagers(self._round_no, self.service.config)
         self._awaiting = Counter((seat, spot) for seat, wagers in plan.items() for spot in wagers)
-        for seat, wagers in sorted(plan.items()):
-            for spot, amount in wagers.items():
-                await self._beat()
-                if spot in TERMINAL_SPOTS and self.sims.terminals:
-                    await self._terminal_wager(seat, spot, amount)
-                else:
-                    await self.sims.stations[seat].place(spot, amount)
+        hands = [
+            [self._wager(seat, spot, cents) for spot, cents in wagers.items()] for seat, wagers in sorted(plan.items())
+        ]
+        await at_once(hands, self._beat)
+
+    def _wager(self, seat: int, spot: str, amount: int) -> Step:
+        if spot in TERMINAL_SPOTS and self.sims.terminals:
+            return self._terminal_wager(seat, spot, amount)
+        return functools.partial(self.sims.stations[seat].place, spot, amount)
 
     async def _no_more_bets(self) -> None:
         await self._beat()
