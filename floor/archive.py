@@ -27,7 +27,7 @@ from floor.days import gaming_day, parse_ts
 from floor.dbclock import DbClock
 from floor.gaps import carry_since
 from floor.links import LinkEventMsg, LinkLive
-from floor.live import TableLive
+from floor.live import STATUS_REASON_KEPT, TableLive
 from floor.messages import Incoming, LinkIncoming, Rejected
 from floor.refusals import Run
 from floor.refused_rows import RefusedWriter
@@ -354,6 +354,10 @@ def _apply(live: TableLive, m: Incoming) -> None:
         live.apply_meter(model)
 
 
+def _reason(reason: str | None) -> str | None:
+    return reason[:STATUS_REASON_KEPT] if reason else None  # as received (a forged table's: bounded all the same)
+
+
 def _body(m: Incoming) -> tuple[bytes, Jsonb]:
     return m.digest, Jsonb(m.content)
 
@@ -367,9 +371,9 @@ def _retained_row(m: Incoming, gd: GamingDaySection) -> tuple[str, tuple[Any, ..
     if isinstance(model, TableStatus):
         ts = parse_ts(model.ts)
         return (
-            "INSERT INTO statuses (table_id, boot_id, state, ts_text, ts, gaming_day) VALUES (%s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT DO NOTHING",
-            (model.table_id, model.boot_id, model.state, model.ts, ts, gaming_day(ts, gd)),
+            "INSERT INTO statuses (table_id, boot_id, state, ts_text, ts, gaming_day, reason)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            (*(model.table_id, model.boot_id, model.state, model.ts, ts), gaming_day(ts, gd), _reason(model.reason)),
         )
     if isinstance(model, Birth):
         ts = parse_ts(model.ts)

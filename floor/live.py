@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from controller.core.shown import shown
 from controller.mqtt.contract import Birth, DeviceStatus, ProgressiveMeter, TableEvent, TableStatus
 
 # The phase a table is in after each event that moves the round on (docs/events.md); other events leave it.
@@ -35,6 +36,19 @@ JACKPOT_PENDING = "jackpot pending"
 JACKPOT_BLOCK = "jackpot"
 TILT_PREFIX = "tilt:"
 TILT_KEYS = frozenset({"critical_state"})
+# Why a table says degraded (or offline after a fault): the status's `reason`. The archive keeps it as received up to
+# the table's own bound (controller/mqtt/messages.py, MAX_STATUS_REASON); the live model, which every tile, update
+# and `floor status` line carries, keeps it escaped (a table's words, controller/core/shown.py) and cut shorter.
+STATUS_REASON_KEPT = 4000
+STATUS_REASON_SHOWN = 500
+
+
+def status_reason(reason: str | None) -> str | None:
+    """The status's reason as the floor shows it: escaped, at most STATUS_REASON_SHOWN characters, None when none."""
+    if not reason:
+        return None
+    text = shown(reason)
+    return text if len(text) <= STATUS_REASON_SHOWN else text[: STATUS_REASON_SHOWN - 1] + "\u2026"
 
 
 def is_tilt(block: str) -> bool:
@@ -45,7 +59,8 @@ def is_tilt(block: str) -> bool:
 @dataclass
 class TableLive:
     table_id: str
-    state: str = "unknown"  # online, offline, lost (the status topic), unknown before any
+    state: str = "unknown"  # online, degraded, offline, lost (the status topic), unknown before any
+    reason: str | None = None  # the status's reason (status_reason): why degraded, or offline after a fault
     boot_id: str | None = None
     chapter: str | None = None
     game: str | None = None
@@ -125,7 +140,8 @@ class TableLive:
             self.phase, self.phase_since = self.round_phase, self.round_phase_since
 
     def apply_status(self, s: TableStatus) -> None:
-        self.state, self.boot_id = s.state, s.boot_id
+        # Each status says the whole of it: one without a reason (back online, the last will) clears the last one's.
+        self.state, self.boot_id, self.reason = s.state, s.boot_id, status_reason(s.reason)
 
     def apply_birth(self, b: Birth) -> None:
         self.boot_id, self.chapter, self.game = b.boot_id, b.game.chapter, b.game.name

@@ -188,6 +188,13 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX rejected_messages_last_at ON rejected_messages (last_at);
         """,
     ),
+    (
+        6,
+        "a status's reason: why a table said degraded (or offline after a fault), as received, bounded",
+        """
+        ALTER TABLE statuses ADD COLUMN reason text;
+        """,
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

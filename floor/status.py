@@ -72,7 +72,7 @@ def status_text(tables: list[TableLive], conn: Conn, grace_s: float) -> str:
     stale = {(g.table_id, g.first_seq): g for g in open_gaps(tables, now, grace_s) if g.stale}
     out = [f"{'table':<20} {'state':<8} {'game':<6} {'phase':<10} {'in phase':>9} {'round':<24} alerts"]
     for t in tables:  # every field as a table's messages said it: shown escaped (controller/cli/shown.py)
-        alerts = []
+        alerts = [f"{shown(t.state)}: {shown(t.reason)}"] if t.reason else []  # why degraded, or offline by a fault
         alerts += [f"tilt {shown(k)}" for k in t.tilts]
         alerts += [f"device {shown(d)}: {shown(why)}" for d, why in t.faults.items()]
         alerts += [

@@ -18,6 +18,7 @@ Kind = Literal[
     "request_malformed",  # not JSON, not the protocol's shape, a value PostgreSQL could not store
     "request_too_big",  # over MAX_REQUEST_BYTES, not read
     "response_topic",  # answers asked on a topic not the requesting table's own (a forged or misconfigured table)
+    "no_response_topic",  # a request with no MQTT v5 response topic: nowhere to answer (an MQTT 3.1.1 client, a probe)
     "table_not_on_link",  # a table the link's [[tables]] does not list
     "contribution",  # a contribution the books refused (a wager spot with no meter, what the database refused)
     "claim",  # a claim refused (an unknown level, a round claimed otherwise)

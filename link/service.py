@@ -176,6 +176,9 @@ class LinkService:
         reply_to = getattr(props, "ResponseTopic", None) if props else None
         correlation = getattr(props, "CorrelationData", b"") if props else b""
         if not isinstance(reply_to, str):
+            # Unanswerable, so counted as every refusal is (the status line, the retained state): a table that never
+            # hears back is then seen from the floor, not only in the link's log.
+            self.refusals.note("no_response_topic", topic=topic, reason="no ResponseTopic: nowhere to answer")
             self.refusal_log.refused(
                 "a request without a response topic ignored", topic, len(payload), "no ResponseTopic"
             )

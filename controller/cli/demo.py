@@ -6,11 +6,14 @@ import argparse
 import asyncio
 import importlib
 import sys
+import tomllib
 from pathlib import Path
 
 from controller.cli import numbers, options
 from controller.cli.check_files import refuse_birth
 from controller.cli.verb import Subparsers, UsageError
+from controller.config.errors import ConfigError
+from controller.config.table import parse_config
 from controller.people.demo import play
 from controller.people.optimal import PLAYERS, NoStrategy, check_optimal
 from controller.shell.runner import playable
@@ -82,11 +85,13 @@ def main(args: argparse.Namespace) -> int:
     if args.floor:
         # The floor is named by string, as controller.cli.main names its verbs: the controller never imports it.
         floor_demo = importlib.import_module("floor.cli.demo")
+        _refuse_births(floor_demo.table_tomls(), "--floor")
         code: int = floor_demo.main(args)
         return code
     if args.linked:
         # Named by string too: the controller never imports the link controller.
         linked_demo = importlib.import_module("link.cli.demo")
+        _refuse_births(linked_demo.table_tomls(), "--linked")
         linked: int = linked_demo.main(args)
         return linked
     if args.http:
@@ -119,3 +124,17 @@ def main(args: argparse.Namespace) -> int:
     )
     print(f"tablectl: {played} round(s) played", file=sys.stderr)
     return 0
+
+
+def _refuse_births(tomls: dict[str, str], flag: str) -> None:
+    """The demo's own tables (their configs built by the floor's or the link's demo) refused as `run` refuses one,
+    before its PostgreSQL, broker or any table's journal is started: a birth over the broker's packet limit would be
+    held back at every connect (docs/mqtt.md, "Too large for the broker"). The floor and the link may not read a table
+    config (pyproject.toml's layering), so the check is made here."""
+    for table_id, text in tomls.items():
+        where = f"tablectl demo {flag}'s table {table_id}"
+        try:
+            config = parse_config(tomllib.loads(text), where)
+        except (ConfigError, tomllib.TOMLDecodeError) as err:
+            raise UsageError(f"{where}: {err}") from None
+        refuse_birth(config, where)

@@ -172,15 +172,26 @@ class Link:
         return await self._tablectl("report", "--json")
 
 
+def table_toml(table_id: str, source: str) -> str:
+    """A table's config as the demo writes it: the shipped `source` under the table's id, on the link if LINKED."""
+    text = (ROOT_CONFIGS / source).read_text()
+    text = re.sub(r'^table_id = ".*"$', f'table_id = "{table_id}"', text, count=1, flags=re.M)
+    return linked_table_toml(text) if table_id in LINKED else text
+
+
+def table_tomls() -> dict[str, str]:
+    """Every table's config by id: `tablectl demo --floor` checks each as `run` would (a birth within the broker's
+    packet limit) before anything starts (controller/cli/demo.py)."""
+    return {tid: table_toml(tid, source) for tid, source, _ in TABLES}
+
+
 class Table:
     def __init__(self, table_id: str, source: str, workdir: Path, broker: str, rounds: int | None, seed: int) -> None:
         self.table_id = table_id
         self.config = workdir / f"{table_id}.toml"
-        text = (ROOT_CONFIGS / source).read_text()
-        text = re.sub(r'^table_id = ".*"$', f'table_id = "{table_id}"', text, count=1, flags=re.M)
+        text = table_toml(table_id, source)
         self.script: Path | None = None
         if table_id in LINKED:
-            text = linked_table_toml(text)
             self.script = workdir / f"{table_id}-decks.toml"
             self.script.write_text(deck_script(random.Random(seed)))
         self.config.write_text(text)

@@ -168,6 +168,7 @@ class FloorView:
             "game": live.game,
             "chapter": live.chapter,
             "state": live.state,
+            "reason": live.reason,  # why degraded (or offline by a fault): the table's words, escaped (floor/live.py)
             "phase": live.phase,
             "phase_since": live.phase_since,
             "in_phase_s": round((now - since).total_seconds()) if since else None,

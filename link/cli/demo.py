@@ -87,6 +87,12 @@ def table_toml(table_id: str) -> str:
     return text + f'\n[progressive]\nlink = "{LINK_ID}"\nheartbeat_ms = 750\n'
 
 
+def table_tomls() -> dict[str, str]:
+    """Every table's config by id: `tablectl demo --linked` checks each as `run` would (a birth within the broker's
+    packet limit) before anything starts (controller/cli/demo.py)."""
+    return {tid: table_toml(tid) for tid, _ in TABLES}
+
+
 def deck_script(rng: random.Random, n: int = 300) -> str:
     decks = []
     for i in range(n):

@@ -79,14 +79,16 @@ async def test_refusals_are_counted_by_kind_in_the_status_line(
         # one on a broker without the limit.
         raw(one.client, f"{base}/request/ms-01", b'{"kind": "heartbeat"}', f"{base}/response/ms-02")  # forged
         raw(one.client, f"{base}/request/zz-99", b'{"kind": "heartbeat"}', f"{base}/response/zz-99")
+        # No response topic at all (an MQTT 3.1.1 client, a probe): nowhere to answer, counted under its own kind.
+        one.client.publish(f"{base}/request/ms-01", b'{"kind": "heartbeat"}', qos=1).wait_for_publish(10)
         raw(one.client, f"{base}/cmd/close_link", b"[" * 1000, "")
         raw(one.client, f"{base}/cmd/close_link", b"{}", "")
         replayed = command("close_link", {}).encode()
         raw(one.client, f"{base}/cmd/close_link", replayed, "")
         raw(one.client, f"{base}/cmd/close_link", replayed, "")  # the same command again: a replay
         want = (
-            "8 refused (command malformed 2, request_malformed 2, command refused 1, command replayed 1, "
-            "response_topic 1, table_not_on_link 1): journalctl -u tablectl-link"
+            "9 refused (command malformed 2, request_malformed 2, command refused 1, command replayed 1, "
+            "no_response_topic 1, response_topic 1, table_not_on_link 1): journalctl -u tablectl-link"
         )
         said = await notify_socket.await_for(lambda n: want in n.get("STATUS", ""), 30, "the refusals counted")
         assert said.fields["STATUS"].startswith("link closed: seq ")

@@ -22,6 +22,7 @@ function tile(t) {
   const node = el("div", { class: `tile ${t.state}` + (alerting ? " alerting" : ""),
     "data-table": t.table_id },
     el("div", { class: "row" }, el("span", { class: "name" }, t.table_id), el("span", { class: "state" }, t.state)),
+    t.reason ? el("div", { class: "reason" }, t.reason) : null,
     el("div", { class: "game" }, `${t.game || "?"} (${t.chapter || "?"})`),
     el("div", { class: "row" }, el("span", { class: "phase", "data-phase": t.phase }, t.phase),
       el("span", { class: "in-phase", "data-since": t.phase_since || "" }, since(t.phase_since))),

@@ -1,0 +1,141 @@
+"""Why a table is degraded reaches the floor (docs/floor.md, "The live model"; docs/mqtt.md, `status`): the retained
+status's `reason` is archived with it (`statuses.reason`), kept in the live model escaped and bounded, and shown on the
+console's tile and table page and by `tablectl floor status` (text and --json); a status without one (the table back
+online) clears it everywhere. Before, the floor kept the state alone: a supervisor saw "degraded" and not why.
+
+Real parts: a real mosquitto and PostgreSQL, the floor service with its console in this process, `tablectl floor
+status` as the subprocess a person runs, Debian's headless Chromium through chromium-driver with an approved key's
+session. The status is the table's own (controller/mqtt/messages.py's status_message, the reason of a birth held back
+as too large, controller/mqtt/limits.py), published retained as the table publishes it; a forged table's markup and
+ESC ride in the reason, as a publisher's text may.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import psycopg
+import pytest
+
+from controller.mqtt.contract import TableStatus
+from controller.mqtt.limits import stale_reason
+from controller.mqtt.messages import status_message
+from floor.config import parse_floor_config
+from floor.live import STATUS_REASON_SHOWN, TableLive, status_reason
+from floor.service import FloorService
+from tests.conftest import Mosquitto, free_port
+from tests.floor.chromium import chromium, page_errors
+from tests.floor.conftest import floor_toml
+from tests.floor.console_login import browser_logged_in
+from tests.floor.service_running import running, until
+
+pytestmark = [pytest.mark.e2e, pytest.mark.floor, pytest.mark.browser]
+BOOT = "30a60036e34e4d07894d16be2e379b66"
+FORGED = ' <img src="x" onerror="window.pwned = 1">\x1b[2J'
+REASON = stale_reason("birth", 70_123, 65_536) + FORGED
+SHOWN = REASON.replace("\x1b", "\\x1b")  # as controller/core/shown.py escapes it; the markup stays text
+
+
+def test_the_reason_is_escaped_bounded_and_cleared_by_the_next_status() -> None:
+    live = TableLive("t1")
+    live.apply_status(TableStatus.model_validate_json(status_message("degraded", "t1", BOOT, REASON)))
+    assert (live.state, live.reason) == ("degraded", SHOWN)
+    long = status_message("degraded", "t1", BOOT, "\u202e" + "x" * 5000)
+    live.apply_status(TableStatus.model_validate_json(long))
+    assert live.reason is not None and len(live.reason) == STATUS_REASON_SHOWN and live.reason.startswith("\\u202e")
+    assert live.reason.endswith("x\u2026")
+    live.apply_status(TableStatus.model_validate_json(status_message("online", "t1", BOOT)))
+    stored = live.to_json()  # as floor_tables.live holds it
+    assert (stored["state"], stored["reason"]) == ("online", None)
+    assert status_reason("") is None
+    # A live model stored before the field reads back with none.
+    assert TableLive.from_json({"table_id": "t1", "state": "degraded"}).reason is None
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    with chromium("1200,900", {"browser": "ALL"}) as driver:
+        yield driver
+
+
+def floor_status(config: Path, *json_flag: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "floor", "--config", str(config), "status", *json_flag],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+async def test_a_degraded_tables_reason_reaches_the_archive_the_console_and_floor_status(
+    mosquitto: Mosquitto, floor_dsn: str, browser: Any, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    prefix = f"reason{uuid.uuid4().hex[:8]}"
+    client_id = f"floor-{free_port()}"
+    text = floor_toml(floor_dsn, mosquitto.url, prefix, client_id, '[console]\nlisten = "127.0.0.1:0"\n')
+    config = tmp_path / "floor.toml"
+    config.write_text(text)
+    service = FloorService(parse_floor_config(text, str(config)))
+    wait = WebDriverWait(browser, 60)
+
+    async def publish(state: str, reason: str | None = None) -> None:
+        async with aiomqtt.Client("127.0.0.1", mosquitto.port) as mqtt:
+            body = status_message(state, "t1", BOOT, reason)
+            await mqtt.publish(f"{prefix}/t1/status", body, qos=1, retain=True)
+        await until(floor_dsn, f"SELECT count(*) FROM statuses WHERE state = '{state}'", 1, f"the {state} status")
+
+    def tile_reason() -> list[str]:
+        return [e.text for e in browser.find_elements(By.CSS_SELECTOR, '.tile[data-table="t1"] .reason')]
+
+    def field(name: str) -> str:
+        return str(browser.find_element(By.CSS_SELECTOR, f'#tv-now dd[data-field="{name}"]').text)
+
+    async with running(service, console=True):
+        assert service.console is not None
+        origin = service.console.url.rstrip("/")
+        await publish("degraded", REASON)
+        with psycopg.connect(floor_dsn) as conn:
+            row = conn.execute("SELECT state, reason FROM statuses WHERE table_id = 't1'").fetchone()
+        assert row == ("degraded", REASON)  # the archive keeps it as received
+
+        text_out = await asyncio.to_thread(floor_status, config)
+        [line] = [x for x in text_out.splitlines() if x.startswith("t1 ")]
+        assert "degraded" in line and f"degraded: {SHOWN}" in line and "\x1b" not in text_out
+        [tile] = json.loads(await asyncio.to_thread(floor_status, config, "--json"))
+        assert (tile["state"], tile["reason"]) == ("degraded", SHOWN)
+
+        await asyncio.to_thread(browser_logged_in, browser, origin, floor_dsn)
+        await asyncio.to_thread(browser.get, origin + "/")
+        await asyncio.to_thread(wait.until, lambda d: tile_reason() == [SHOWN])
+        node = browser.find_element(By.CSS_SELECTOR, '.tile[data-table="t1"]')
+        assert "degraded" in str(node.get_attribute("class")) and node.find_elements(By.CSS_SELECTOR, "img") == []
+        await asyncio.to_thread(node.click)
+        await asyncio.to_thread(wait.until, lambda d: field("reason") == SHOWN)
+        assert field("state") == "degraded"
+
+        # Back online: the status carries no reason, and every place drops the last one's, live on the open page.
+        await publish("online")
+        await asyncio.to_thread(wait.until, lambda d: field("state") == "online")
+        assert field("reason") == "-"
+        await asyncio.to_thread(browser.get, origin + "/")
+        await asyncio.to_thread(wait.until, lambda d: d.find_elements(By.CSS_SELECTOR, '.tile[data-table="t1"]'))
+        assert tile_reason() == []
+        [line] = [x for x in (await asyncio.to_thread(floor_status, config)).splitlines() if x.startswith("t1 ")]
+        assert "online" in line and "degraded" not in line and line.endswith(" ok")
+        [tile] = json.loads(await asyncio.to_thread(floor_status, config, "--json"))
+        assert (tile["state"], tile["reason"]) == ("online", None)
+        assert browser.execute_script("return window.pwned === undefined") is True
+        assert page_errors(browser) == []
