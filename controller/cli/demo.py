@@ -18,6 +18,8 @@ from controller.people.demo import play
 from controller.people.optimal import PLAYERS, NoStrategy, check_optimal
 from controller.shell.runner import playable
 
+DEFAULT_PACE = 0.25
+
 
 def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
@@ -53,9 +55,7 @@ def add_parser(sub: Subparsers) -> None:
         "--config", type=Path, help="table config TOML (default: the built-in demo table, as configs/demo.toml)"
     )
     p.add_argument("--seed", type=options.seed, help="seed for the shuffles and the players (default: random)")
-    p.add_argument(
-        "--pace", type=options.pace, default=0.25, help="seconds between the people's actions (default 0.25)"
-    )
+    p.add_argument("--pace", type=options.pace, help=f"seconds between the people's actions (default {DEFAULT_PACE})")
     p.add_argument(
         "--journal",
         type=Path,
@@ -79,9 +79,30 @@ def add_parser(sub: Subparsers) -> None:
     )
 
 
+def _one_table_only(args: argparse.Namespace) -> None:
+    """--floor and --linked build their own tables: an option of the one-table demo given with them would be
+    ignored, and the operator would watch something other than what they asked for."""
+    given = {
+        "--config": args.config is not None,
+        "--journal": args.journal is not None,
+        "--script": args.script is not None,
+        "--pace": args.pace is not None,
+        "--quiet": args.quiet,
+        "--human-floor": args.human_floor,
+        "--players": args.players != "random",
+    }
+    mode = "--floor" if args.floor else "--linked"
+    for option, set_ in given.items():
+        if set_:
+            raise UsageError(
+                f"{option} is for the demo of one table; {mode} plays tables of its own (random players, journals "
+                f"in its work folder): pass {option} without {mode}, or leave it out"
+            )
+
+
 def main(args: argparse.Namespace) -> int:
-    if args.floor and args.players != "random":
-        raise UsageError("--players is for the demo of one table; the floor's tables play random players")
+    if args.floor or args.linked:
+        _one_table_only(args)
     if args.floor:
         # The floor is named by string, as controller.cli.main names its verbs: the controller never imports it.
         floor_demo = importlib.import_module("floor.cli.demo")
@@ -114,7 +135,7 @@ def main(args: argparse.Namespace) -> int:
             rounds=args.rounds,
             broker=args.broker,
             seed=args.seed,
-            pace=args.pace,
+            pace=DEFAULT_PACE if args.pace is None else args.pace,
             journal_path=args.journal,
             out=None if args.quiet else sys.stdout,
             sim_script=script,

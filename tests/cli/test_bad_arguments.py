@@ -114,6 +114,12 @@ OTHER_CASES: list[tuple[str, list[str]]] = [
     ("demo --http port 99999", ["demo", "--floor", "--http", "127.0.0.1:99999"]),
     ("demo --http empty", ["demo", "--floor", "--http", ""]),
     ("demo --broker empty", ["demo", "--broker", ""]),
+    # --floor and --linked play tables of their own: a one-table option with them used to be ignored without a word.
+    ("demo --floor --config", ["demo", "--floor", "--config", CFG]),
+    ("demo --linked --journal", ["demo", "--linked", "--journal", "j.sqlite"]),
+    ("demo --floor --pace", ["demo", "--floor", "--pace", "0"]),
+    ("demo --linked --players", ["demo", "--linked", "--players", "optimal"]),
+    ("demo --floor --script", ["demo", "--floor", "--script", CFG]),
     ("command keygen --key-id empty", ["command", "keygen", "--out", "never-written.pem", "--key-id", ""]),
     ("rules --chapter empty", ["rules", "--chapter", ""]),
     ("rules --source nowhere", ["rules", "--chapter", "655a", "--source", "/nonexistent-checkout"]),
