@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from drivers.reference.framing import Frame, FrameParser, Kind, ProtocolError, decode_message, slot_confirmation
+from drivers.reference.framing import Frame, FrameParser, Kind, ProtocolError, decode_message
 from drivers.sim.pty import PtyEndpoint
 
 
@@ -37,17 +37,14 @@ class OnLine:
 
     def __str__(self) -> str:
         way = "host->device" if self.from_host else "device->host"
-        kind = "CODE" if self.frame.kind == Kind.DATA and self.frame.version == 3 and self.size == 7 else None
-        return (
-            f"{way} v{self.frame.version} {kind or self.frame.kind.name} {self.name} addr {self.frame.address} "
-            f"SEQ 0x{self.frame.seq:02X} ({self.size} bytes)"
+        code = self.frame.kind == Kind.DATA and self.frame.version == 3 and self.size == 7
+        what = (
+            f"{'CODE' if code else self.frame.kind.name} {self.name}"
+            if self.frame.kind in (Kind.DATA, Kind.REPLY)
+            else self.name
         )
-
-
-def _size(frame: Frame) -> int:
-    if frame.kind == Kind.SLOT:
-        return len(slot_confirmation(frame.address, frame.seq))
-    return len(frame.encode())
+        frame = self.frame
+        return f"{way} v{frame.version} {what} addr {frame.address} SEQ 0x{frame.seq:02X} ({self.size} bytes)"
 
 
 class LineLog:
@@ -56,18 +53,32 @@ class LineLog:
 
     def __init__(self, endpoint: PtyEndpoint) -> None:
         self._parsers = {True: FrameParser(), False: FrameParser()}
+        # Per direction: bytes fed since the last frame ended, and the parser's discarded bytes then.
+        self._since = {True: (0, 0), False: (0, 0)}
         self.frames: list[OnLine] = []
         self.delivered = 0
         endpoint.tap = self._tap
 
     def _tap(self, from_host: bool, data: bytes) -> None:
+        """Byte by byte, so each frame's size is what it took on the wire, not what re-encoding it would take (a
+        sender that spelled a CODE frame as a longer DATA frame shows as the longer frame)."""
         self.delivered += len(data)
-        for frame in self._parsers[from_host].feed(data):
-            if from_host and frame.kind == Kind.GROUP:
-                stations = decode_message(frame.payload).get("stations")
-                assert isinstance(stations, list)
-                self._parsers[False].open_slots(frame.seq, stations, 0)
-            self.frames.append(OnLine(from_host, frame, _size(frame)))
+        parser = self._parsers[from_host]
+        for byte in data:
+            fed, discarded = self._since[from_host]
+            frames = parser.feed(bytes((byte,)))
+            if not frames:
+                self._since[from_host] = (fed + 1, discarded)
+                continue
+            size = fed + 1 - (parser.discarded_bytes - discarded) - parser.buffered
+            self._since[from_host] = (parser.buffered, parser.discarded_bytes)
+            for frame in frames:
+                if from_host and frame.kind == Kind.GROUP:
+                    stations = decode_message(frame.payload).get("stations")
+                    assert isinstance(stations, list)
+                    self._parsers[False].open_slots(frame.seq, stations, 0)
+                self.frames.append(OnLine(from_host, frame, size))
+                size = 0  # a byte ends one frame; should it ever end two, the first holds every byte
 
     def mark(self) -> tuple[int, int, int]:
         """Where a window starts: frames so far, bytes so far, bytes of a frame still arriving."""
