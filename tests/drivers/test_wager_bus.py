@@ -491,6 +491,13 @@ def beside_the_group_lock(seen: OnLine, before: list[OnLine]) -> tuple[bool, str
         if sent:
             return True, f"allowed: the host's ACK of a station's `{sent[-1].name}`, late on the line (section 4)"
         return False, "NOT ALLOWED: an ACK of no frame a station sent"
+    if not seen.from_host and frame.kind == Kind.ACK:
+        # A station's ACK of the host's `identify` (or of its retransmission), queued on the shared return pair behind
+        # the stations' long identities.
+        sent = [b for b in before if b.from_host and b.frame.kind == Kind.DATA and b.frame.seq == frame.seq]
+        if sent:
+            return True, f"allowed: a station's ACK of the host's `{sent[-1].name}`, late on the line (section 4)"
+        return False, "NOT ALLOWED: a station's ACK of no frame the host sent"
     return False, "NOT ALLOWED: not the GROUP lock, nor anything the protocol allows beside it"
 
 
