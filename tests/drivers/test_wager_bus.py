@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import AsyncIterator
 from typing import Any, Protocol, TypeVar
@@ -452,6 +453,7 @@ async def test_on_a_paced_line_the_confirmations_come_in_slot_order_and_nothing_
     try:
         await asyncio.gather(*(s.start(sink(seat)) for seat, s in driver.stations.items()))
         await all_online(recorders)
+        await settled(sim)
         mark = line.mark()
         await asyncio.gather(*(s.lock() for s in driver.stations.values()))
         await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
@@ -473,6 +475,25 @@ async def test_on_a_paced_line_the_confirmations_come_in_slot_order_and_nothing_
     finally:
         await asyncio.gather(*(s.stop() for s in driver.stations.values()))
         await sim.stop()
+
+
+async def settled(sim: WagerBusSim) -> None:
+    """Return once no station has a frame awaiting its ACK and both pairs have delivered what was queued on them.
+
+    The seven 217-byte identities queue 133 ms on the shared return pair, past the stations' 100 ms ACK timeout (a
+    simulated station's timer starts when it queues its frame, not when the frame has left the line), so some are
+    retransmitted. Under load those copies were still queued when the GROUP frame went out, the confirmations queued
+    behind them, and the host's window closed first: it locked every station alone."""
+    for station in sim.stations.values():
+        assert station._link is not None
+        async with station._link._send_lock:  # held by a send until its ACK, retransmissions included
+            pass
+    endpoint = sim._endpoint
+    assert endpoint is not None
+    for direction in (endpoint.outbound, endpoint.inbound):
+        drained: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        direction.after(functools.partial(drained.set_result, None))
+        await drained
 
 
 def beside_the_group_lock(seen: OnLine, before: list[OnLine]) -> tuple[bool, str]:
