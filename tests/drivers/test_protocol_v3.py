@@ -39,6 +39,7 @@ from drivers.reference.link import Link
 from drivers.sim.pty import PtyEndpoint
 from drivers.sim.table import SimulatedTable
 from tests.drivers.conftest import DriverFactory
+from tests.drivers.line_log import LineLog, OnLine
 
 # (what, address, seq, kind, message, from_device, frame) exactly as docs/protocol.md section 12 prints them.
 VECTORS: list[tuple[str, int, int, Kind, dict[str, Any] | None, bool, str]] = [
@@ -216,23 +217,70 @@ def link_of(driver: ReferenceDevice) -> Link:
 
 
 async def test_a_v3_station_locks_with_two_short_frames(table: SimulatedTable, start_driver: DriverFactory) -> None:
+    """The lock-out in v3 is the host's 7-byte CODE `lock` and the station's 7-byte REPLY `locked`, no ACK either way
+    (docs/protocol.md section 12). Read from the frames on the line, not a byte count: beside the exchange, the line may
+    carry what the protocol allows at that moment, and each is named (`beside_the_lock`)."""
+    endpoint = table.stations[1]._endpoint
+    assert endpoint is not None
+    line = LineLog(endpoint)
     station, events = await start_driver(
         "wager_station_1", "reference-wager-station", table.ports["wager_station_1"], seat=1
     )
     assert isinstance(station, ReferenceDevice)
     await events.next(DeviceOnline)
     assert station.protocol_version == VERSION_3
-    endpoint = table.stations[1]._endpoint
-    assert endpoint is not None
-    before = endpoint.inbound.bytes_sent + endpoint.outbound.bytes_sent
+    mark = line.mark()
     assert await station.command({"cmd": "lock"})
     assert (await events.next(LockAcknowledged)).locked
-    # The lock (7 bytes) and the REPLY (7): no ACK frame either way, nothing after.
-    assert endpoint.inbound.bytes_sent + endpoint.outbound.bytes_sent - before == 14
+    window = line.window(mark)
+    lock = [seen for seen in window if seen.from_host and seen.name == "lock"]
+    answers = [seen for seen in window if lock and not seen.from_host and seen.frame.seq == lock[0].frame.seq]
+    start = len(line.frames) - len(window)
+    verdicts = [
+        (True, "the lock exchange") if seen in lock or seen in answers else beside_the_lock(seen, line.frames[:at])
+        for at, seen in enumerate(window, start)
+    ]
+    listing = "on the line meanwhile:\n" + "\n".join(
+        f"{seen}: {what}" for seen, (_, what) in zip(window, verdicts, strict=True)
+    )
+    assert lock, listing
+    # The lock (7 bytes) and the REPLY (7): no ACK frame either way. A REPLY late past the host's ACK timeout costs a
+    # retransmission of the identical lock, answered by the identical REPLY (section 12, REPLY rule 2); the last
+    # copy's REPLY may still be crossing when the host has taken the first.
+    assert {(seen.frame, seen.size) for seen in lock} == {(lock[0].frame, 7)}, listing
+    assert lock[0].frame.kind == Kind.DATA and lock[0].frame.version == VERSION_3, listing
+    assert 1 <= len(answers) <= len(lock) <= station.settings.retries + 1, listing
+    assert {(seen.frame.kind, seen.name, seen.size) for seen in answers} == {(Kind.REPLY, "locked", 7)}, listing
+    assert len({seen.frame for seen in answers}) == 1, listing
+    assert all(allowed for allowed, _ in verdicts), listing
     assert table.stations[1].locked
     # An answer that is not bare (the light's `on`) still travels as a DATA frame of its own after an ACK.
     await station.command({"cmd": "light", "on": True})
     assert table.stations[1].light
+
+
+def beside_the_lock(seen: OnLine, before: list[OnLine]) -> tuple[bool, str]:
+    """Whether the protocol allows `seen` on the line during a lock exchange, given what crossed `before` it, and what
+    it is (or why it does not belong), for the assertion's listing."""
+    frame = seen.frame
+    if seen.from_host and frame.kind == Kind.ACK:
+        # `identity` (v1) is ACKed before the driver reports the device online, but a pty hands the slave's bytes to
+        # the master in a kernel work item of its own: under load the station reads that ACK together with the lock.
+        sent = [b for b in before if not b.from_host and b.frame.kind == Kind.DATA and b.frame.seq == frame.seq]
+        acked = [b for b in before if b.from_host and b.frame == frame]
+        if sent and len(acked) < len(sent):
+            return True, f"allowed: the host's ACK of the station's `{sent[-1].name}`, late on the line (section 4)"
+        return False, "NOT ALLOWED: an ACK of no frame the station sent"
+    if seen.from_host and frame.kind == Kind.DATA and seen.name == "ping":
+        return True, "allowed: a heartbeat ping (section 5: the host may ping at any time)"
+    if not seen.from_host and frame.kind in (Kind.REPLY, Kind.ACK):
+        pings = [b for b in before if b.from_host and b.name == "ping" and b.frame.seq == frame.seq]
+        if pings and (frame.kind == Kind.ACK or seen.name == "pong"):
+            return True, "allowed: the answer to a heartbeat ping (section 12, REPLY rules 1 and 5)"
+        return False, "NOT ALLOWED: answers no frame the host sent"
+    if not seen.from_host and frame.kind == Kind.DATA and seen.name == "pong":
+        return True, "allowed: a heartbeat's `pong` after its ACK (section 12, REPLY rule 5)"
+    return False, "NOT ALLOWED: not the lock, nor anything the protocol allows beside it"
 
 
 async def test_v2_and_v1_stations_keep_their_versions(table: SimulatedTable, start_driver: DriverFactory) -> None:

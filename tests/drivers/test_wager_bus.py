@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import AsyncIterator
 from typing import Any, Protocol, TypeVar
@@ -37,6 +38,7 @@ from drivers.serial_port import open_serial
 from drivers.sim.faults import Fault, FaultKind
 from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
+from tests.drivers.line_log import LineLog, OnLine
 
 SEATS = range(1, 8)
 # Addresses differ from seats so a mix-up between the two cannot pass unnoticed.
@@ -446,21 +448,78 @@ async def test_on_a_paced_line_the_confirmations_come_in_slot_order_and_nothing_
 
         return _Tee(recorders[seat], record)
 
+    assert sim._endpoint is not None
+    line = LineLog(sim._endpoint)
     try:
         await asyncio.gather(*(s.start(sink(seat)) for seat, s in driver.stations.items()))
         await all_online(recorders)
-        endpoint = sim._endpoint
-        assert endpoint is not None
-        heard, returned = len(sim.heard), endpoint.outbound.bytes_sent
+        await settled(sim)
+        mark = line.mark()
         await asyncio.gather(*(s.lock() for s in driver.stations.values()))
         await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
         assert order == list(SEATS)
-        assert endpoint.outbound.bytes_sent - returned == 14
-        # From the host, the GROUP frame alone in v3 (the v1 ACKs of the identities may still be crossing the line).
-        assert [f.kind for f in sim.heard[heard:] if f.version == 3] == [Kind.GROUP]
+        window = line.window(mark)
+        start = len(line.frames) - len(window)
+        verdicts = [beside_the_group_lock(seen, line.frames[:at]) for at, seen in enumerate(window, start)]
+        listing = "on the line meanwhile:\n" + "\n".join(
+            f"{s}: {what}" for s, (_, what) in zip(window, verdicts, strict=True)
+        )
+        # From the host the GROUP frame alone (10 bytes); back, seven two-byte confirmations in slot order: 14 bytes.
+        group = [seen for seen in window if seen.frame.kind == Kind.GROUP]
+        slots = [seen for seen in window if seen.frame.kind == Kind.SLOT]
+        assert [(seen.from_host, seen.size) for seen in group] == [(True, 10)], listing
+        assert [(seen.frame.address, seen.frame.seq, seen.size) for seen in slots] == [
+            (address, group[0].frame.seq, 2) for address in sorted(ADDRESSES.values())
+        ], listing
+        assert all(allowed for allowed, _ in verdicts), listing
     finally:
         await asyncio.gather(*(s.stop() for s in driver.stations.values()))
         await sim.stop()
+
+
+async def settled(sim: WagerBusSim) -> None:
+    """Return once no station has a frame awaiting its ACK and both pairs have delivered what was queued on them.
+
+    The seven 217-byte identities queue 133 ms on the shared return pair, past the stations' 100 ms ACK timeout (a
+    simulated station's timer starts when it queues its frame, not when the frame has left the line), so some are
+    retransmitted. Under load those copies were still queued when the GROUP frame went out, the confirmations queued
+    behind them, and the host's window closed first: it locked every station alone."""
+    for station in sim.stations.values():
+        assert station._link is not None
+        async with station._link._send_lock:  # held by a send until its ACK, retransmissions included
+            pass
+    endpoint = sim._endpoint
+    assert endpoint is not None
+    for direction in (endpoint.outbound, endpoint.inbound):
+        drained: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        direction.after(functools.partial(drained.set_result, None))
+        await drained
+
+
+def beside_the_group_lock(seen: OnLine, before: list[OnLine]) -> tuple[bool, str]:
+    """Whether the protocol allows `seen` on the line during a GROUP lock, given what crossed `before` it, and what it
+    is (or why it does not belong), for the assertion's listing."""
+    frame = seen.frame
+    if frame.kind in (Kind.GROUP, Kind.SLOT):
+        return True, "the GROUP lock"
+    earlier = [b for b in before if b.from_host == seen.from_host and b.frame == frame]
+    if not seen.from_host and frame.kind == Kind.DATA and earlier:
+        return True, "allowed: a station's retransmission, its ACK late past its timeout (section 4)"
+    if seen.from_host and frame.kind == Kind.ACK:
+        # The v1 ACKs of the identities are written before the stations are reported online, but may still be crossing
+        # the paced line (and a station's retransmitted frame is ACKed again).
+        sent = [b for b in before if not b.from_host and b.frame.kind == Kind.DATA and b.frame.seq == frame.seq]
+        if sent:
+            return True, f"allowed: the host's ACK of a station's `{sent[-1].name}`, late on the line (section 4)"
+        return False, "NOT ALLOWED: an ACK of no frame a station sent"
+    if not seen.from_host and frame.kind == Kind.ACK:
+        # A station's ACK of the host's `identify` (or of its retransmission), queued on the shared return pair behind
+        # the stations' long identities.
+        sent = [b for b in before if b.from_host and b.frame.kind == Kind.DATA and b.frame.seq == frame.seq]
+        if sent:
+            return True, f"allowed: a station's ACK of the host's `{sent[-1].name}`, late on the line (section 4)"
+        return False, "NOT ALLOWED: a station's ACK of no frame the host sent"
+    return False, "NOT ALLOWED: not the GROUP lock, nor anything the protocol allows beside it"
 
 
 class _Tee(Recorder):
