@@ -17,6 +17,8 @@ from datetime import date, timedelta
 import psycopg
 from psycopg.abc import Query
 
+from floor.rounds import MIGRATION as ROUND_DAYS
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (
         1,
@@ -187,6 +189,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             ALTER COLUMN bytes SET NOT NULL, ALTER COLUMN last_at SET NOT NULL, ALTER COLUMN last_at SET DEFAULT now();
         CREATE INDEX rejected_messages_last_at ON rejected_messages (last_at);
         """,
+    ),
+    (
+        6,
+        "the per-round summary kept at ingest (round_days), so a report reads only the rounds that count in it",
+        ROUND_DAYS,
     ),
 )
 

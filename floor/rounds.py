@@ -1,0 +1,114 @@
+"""The per-round summary the reports read instead of the events of the neighbouring days (docs/floor.md, "Which
+day owns a round"): one row per round and gaming day it has events in (`round_days`), with its first and last
+event's ts and seq that day and the ts of every end (`round.completed`, `round.voided`) journaled that day.
+
+It is kept by the database itself, in the transaction that archives the events: a statement trigger on `events`
+folds each statement's new rows in (schema migration 6), so every writer (the archive's batches, a test's or a
+bench's INSERT) keeps it, and only rows new to `events` reach it (a duplicate or a replay never passes
+`event_keys`). Each column is merged as a set (least, greatest, union), so the order events arrive in (out of
+order, a table back hours late, a day filled again below) never changes the result. Retention drops a day's rows
+with its partition (floor/retention.py).
+
+Days archived before migration 6 are listed in `round_days_pending` and summarised by `fill_pending`, one day a
+transaction (resumable: a day is struck off in the transaction that summarised it; idempotent: the merge is). A
+report whose window holds a pending day refuses, naming the command that fills it, rather than miss its rounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from typing import Any
+
+import psycopg
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+ENDS = ("round.completed", "round.voided")
+
+# The aggregate of some rows of events (`{source}`: the trigger's transition table, or a day's partition), merged
+# into what is summarised already. Every column is a lattice join, so merging the same rows twice changes nothing.
+UPSERT = """
+INSERT INTO round_days AS d (gaming_day, table_id, round_id, first_ts, last_ts, first_seq, last_seq, ends)
+SELECT gaming_day, table_id, round_id, min(ts), max(ts), min(seq), max(seq),
+       coalesce(array_agg(DISTINCT ts ORDER BY ts) FILTER (WHERE type IN ('round.completed', 'round.voided')),
+                '{{}}')
+FROM {source} WHERE round_id IS NOT NULL{where}
+GROUP BY gaming_day, table_id, round_id
+ON CONFLICT (gaming_day, table_id, round_id) DO UPDATE SET
+    first_ts = least(d.first_ts, excluded.first_ts), last_ts = greatest(d.last_ts, excluded.last_ts),
+    first_seq = least(d.first_seq, excluded.first_seq), last_seq = greatest(d.last_seq, excluded.last_seq),
+    ends = CASE WHEN cardinality(excluded.ends) = 0 THEN d.ends
+                ELSE ARRAY(SELECT DISTINCT x FROM unnest(d.ends || excluded.ends) x ORDER BY x) END
+"""
+
+MIGRATION = (
+    """
+CREATE TABLE round_days (
+    gaming_day date        NOT NULL,
+    table_id   text        NOT NULL,
+    round_id   text        NOT NULL,
+    first_ts   timestamptz NOT NULL,
+    last_ts    timestamptz NOT NULL,
+    first_seq  bigint      NOT NULL,
+    last_seq   bigint      NOT NULL,
+    ends       timestamptz[] NOT NULL DEFAULT '{}',
+    PRIMARY KEY (gaming_day, table_id, round_id)
+);
+CREATE TABLE round_days_pending (gaming_day date PRIMARY KEY);
+INSERT INTO round_days_pending (gaming_day)
+SELECT to_date(substr(c.relname, 8), 'YYYYMMDD') FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'events';
+CREATE FUNCTION round_days_add() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+"""
+    + UPSERT.format(source="new_events", where="")
+    + """;
+    RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER events_round_days AFTER INSERT ON events REFERENCING NEW TABLE AS new_events
+    FOR EACH STATEMENT EXECUTE FUNCTION round_days_add();
+CREATE FUNCTION round_days_clear() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+    DELETE FROM round_days;
+    DELETE FROM round_days_pending;
+    RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER events_round_days_truncate AFTER TRUNCATE ON events
+    FOR EACH STATEMENT EXECUTE FUNCTION round_days_clear();
+"""
+)
+
+
+class SummaryPending(RuntimeError):
+    """A report's window holds gaming days archived before the round summary and not summarised yet."""
+
+
+def pending(conn: Conn, first: date | None = None, last: date | None = None) -> list[date]:
+    """The gaming days not summarised yet (between first and last when given), oldest first."""
+    rows = conn.execute(
+        "SELECT gaming_day FROM round_days_pending WHERE gaming_day BETWEEN %s AND %s ORDER BY 1",
+        (first or date.min, last or date.max),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def fill_pending(conn: Conn, progress: Callable[[int, int, date, int], None] | None = None) -> int:
+    """Summarise every pending day, one transaction each (a stop at any point loses nothing done: run it again).
+    `progress(done, total, day, rounds)` after each day. Returns the days summarised."""
+    days = pending(conn)
+    conn.commit()
+    for n, day in enumerate(days, 1):
+        with conn.transaction():
+            # Struck off first, under its row lock: a second filler running at once waits, then finds it gone.
+            gone = conn.execute("DELETE FROM round_days_pending WHERE gaming_day = %s RETURNING 1", (day,)).fetchone()
+            rounds = 0
+            if gone is not None:
+                cur = conn.execute(
+                    UPSERT.format(source="events", where=" AND gaming_day = %s").encode(), (day,)
+                )
+                rounds = max(cur.rowcount, 0)
+        if progress is not None:
+            progress(n, len(days), day, rounds)
+    return len(days)
