@@ -87,6 +87,12 @@ class SummaryPending(RuntimeError):
 
 def pending(conn: Conn, first: date | None = None, last: date | None = None) -> list[date]:
     """The gaming days not summarised yet (between first and last when given), oldest first."""
+    row = conn.execute("SELECT to_regclass('round_days_pending') IS NOT NULL").fetchone()
+    if row is None or not row[0]:
+        raise SummaryPending(
+            "the archive's schema predates the per-round summary (migration 6): start the floor service, which "
+            "migrates it, or run `tablectl floor --config FLOOR.toml fill-rounds`"
+        )
     rows = conn.execute(
         "SELECT gaming_day FROM round_days_pending WHERE gaming_day BETWEEN %s AND %s ORDER BY 1",
         (first or date.min, last or date.max),
@@ -94,20 +100,24 @@ def pending(conn: Conn, first: date | None = None, last: date | None = None) -> 
     return [r[0] for r in rows]
 
 
-def fill_pending(conn: Conn, progress: Callable[[int, int, date, int], None] | None = None) -> int:
+def fill_pending(
+    conn: Conn,
+    progress: Callable[[int, int, date, int], None] | None = None,
+    stopping: Callable[[], bool] = lambda: False,
+) -> int:
     """Summarise every pending day, one transaction each (a stop at any point loses nothing done: run it again).
-    `progress(done, total, day, rounds)` after each day. Returns the days summarised."""
+    `progress(done, total, day, rounds)` after each day; `stopping()` is asked before each. Returns the days done."""
     days = pending(conn)
     conn.commit()
     for n, day in enumerate(days, 1):
+        if stopping():
+            return n - 1
         with conn.transaction():
             # Struck off first, under its row lock: a second filler running at once waits, then finds it gone.
             gone = conn.execute("DELETE FROM round_days_pending WHERE gaming_day = %s RETURNING 1", (day,)).fetchone()
             rounds = 0
             if gone is not None:
-                cur = conn.execute(
-                    UPSERT.format(source="events", where=" AND gaming_day = %s").encode(), (day,)
-                )
+                cur = conn.execute(UPSERT.format(source="events", where=" AND gaming_day = %s").encode(), (day,))
                 rounds = max(cur.rowcount, 0)
         if progress is not None:
             progress(n, len(days), day, rounds)
