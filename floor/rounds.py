@@ -16,13 +16,19 @@ report whose window holds a pending day refuses, naming the command that fills i
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import date
 from typing import Any
 
 import psycopg
+import structlog
+
+from floor.config import DatabaseSection
+from floor.db import connect
 
 Conn = psycopg.Connection[tuple[Any, ...]]
+log = structlog.get_logger("tablectl.floor")
 ENDS = ("round.completed", "round.voided")
 
 # The aggregate of some rows of events (`{source}`: the trigger's transition table, or a day's partition), merged
@@ -122,3 +128,18 @@ def fill_pending(
         if progress is not None:
             progress(n, len(days), day, rounds)
     return len(days)
+
+
+async def fill_beside(db: DatabaseSection, stopping: Callable[[], bool]) -> None:
+    """The service's task: the pending days summarised beside the archiving (a report over one refuses until then),
+    each said in the log. A stop ends it between two days; the next start goes on from there."""
+
+    def said(done: int, total: int, day: date, rounds: int) -> None:
+        log.info("round summary filled", gaming_day=str(day), rounds=rounds, done=done, of=total)
+
+    def fill() -> int:
+        with connect(db) as conn:
+            return fill_pending(conn, said, stopping)
+
+    if await asyncio.to_thread(fill):
+        log.info("round summary complete")

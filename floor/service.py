@@ -28,7 +28,7 @@ from floor.db import async_connect, connect
 from floor.gaps import StaleWatch, open_gaps, resend_command
 from floor.messages import Incoming, LinkIncoming, Rejected, parse, refused_by_archive, subscriptions, topic_owner
 from floor.refusal_log import RefusalLog
-from floor.rounds import fill_pending
+from floor.rounds import fill_beside
 from floor.schema import migrate
 from floor.sdnotify import Notifier
 from floor.tasks import ServiceTasks
@@ -85,7 +85,7 @@ class FloorService:
         self.tasks.start("floor-watchdog", self._watchdog(), may_return=self.notifier.watchdog_interval is None)
         self.tasks.start("floor-gaps", self._watch_gaps(writer))
         self.tasks.start("floor-refusal-log", self.refusal_log.run())
-        self.tasks.start("floor-round-summary", self._fill_round_summary(), may_return=True)
+        self.tasks.start("floor-rounds", fill_beside(self.config.database, self.stopping.is_set), may_return=True)
         # The write loop is a task like the others (not run() itself): cancelled or ended, it is reported the same.
         writing = self.tasks.start(WRITER, self._write_loop(writer), may_return=True)
         self.notifier.send(READY=1, STATUS="archiving")
@@ -127,21 +127,6 @@ class FloorService:
         if self.failure is None:
             self.failure = err
         self.stopping.set()
-
-    async def _fill_round_summary(self) -> None:
-        """Summarise the gaming days archived before the per-round summary (floor/rounds.py), a day a transaction,
-        beside the archiving: a report over such a day refuses until it is done. A stop ends it between two days;
-        the next start goes on from there."""
-
-        def fill() -> int:
-            with connect(self.config.database) as conn:
-                return fill_pending(conn, said, self.stopping.is_set)
-
-        def said(done: int, total: int, day: object, rounds: int) -> None:
-            log.info("round summary filled", gaming_day=str(day), rounds=rounds, done=done, of=total)
-
-        if await asyncio.to_thread(fill):
-            log.info("round summary complete")
 
     async def _migrate(self) -> None:
         """Bring the schema up to date, waiting for the database if it is not up yet (a floor PC may boot first)."""

@@ -221,16 +221,7 @@ def _query(
             print(f"{shown(key_id):<24} {shown(role):<12} {shown(public)}  enrolled {at:%Y-%m-%d %H:%M}  {state}")
         return 0
     if action == "fill-rounds":
-        migrate(conn)
-        t0 = time.monotonic()
-
-        def said(done: int, total: int, day: object, rounds: int) -> None:
-            left = (time.monotonic() - t0) / done * (total - done)
-            print(f"[{done}/{total}] gaming day {day}: {rounds:,} round-day(s) summarised, about {left:.0f} s left")
-
-        if not fill_pending(conn, said):
-            print("the round summary is complete: no gaming day waits to be summarised")
-        return 0
+        return _fill_rounds(conn)
     if action == "gaps":
         text, count = gaps_text(conn, config)
         print(text)
@@ -244,6 +235,20 @@ def _query(
     if args.apply:
         for line in apply_retention(conn, plan):
             print(line)
+    return 0
+
+
+def _fill_rounds(conn: psycopg.Connection[tuple[object, ...]]) -> int:
+    """The days archived before the round summary, summarised a day a transaction, each said with the time left."""
+    migrate(conn)
+    t0 = time.monotonic()
+
+    def said(done: int, total: int, day: object, rounds: int) -> None:
+        left = (time.monotonic() - t0) / done * (total - done)
+        print(f"[{done}/{total}] gaming day {day}: {rounds:,} round-day(s) summarised, about {left:.0f} s left")
+
+    if not fill_pending(conn, said):
+        print("the round summary is complete: no gaming day waits to be summarised")
     return 0
 
 

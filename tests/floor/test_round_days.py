@@ -23,7 +23,7 @@ from floor.days import day_period, gaming_day
 from floor.db import connect
 from floor.report.owner import prepare
 from floor.retention import RetentionPlan, apply_retention
-from floor.rounds import SummaryPending, fill_pending, pending
+from floor.rounds import SummaryPending, fill_beside, fill_pending, pending
 from floor.schema import MIGRATIONS, migrate, partition_ddl
 from tests.floor.archiving import msg, writer
 from tests.floor.conftest import TABLECTL
@@ -242,3 +242,19 @@ async def test_retention_drops_a_days_summary_with_its_events_and_keeps_the_othe
         ]
     kept = [e for e in events if gaming_day(datetime.fromisoformat(e["ts"]), GD) != oldest]
     assert summary(floor_dsn) == expected(kept) and len(kept) < len(events)
+
+
+async def test_the_services_task_fills_the_pending_days_and_stops_between_two(floor_dsn: str) -> None:
+    events = floor_events(13)
+    _old_archive(floor_dsn, events)
+    db = DatabaseSection(dsn=floor_dsn)
+    with connect(db) as conn:
+        migrate(conn)
+        days = pending(conn)
+    await fill_beside(db, lambda: True)  # the service stopping as it starts: nothing done, nothing lost
+    with connect(db) as conn:
+        assert pending(conn) == days
+    await fill_beside(db, lambda: False)
+    with connect(db) as conn:
+        assert pending(conn) == []
+    assert summary(floor_dsn) == expected(events)
