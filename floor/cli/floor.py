@@ -167,7 +167,7 @@ def main(args: argparse.Namespace) -> int:
         return _check(config, args.config, args.offline)
     try:
         with connect(config.database) as conn:
-            return _query(conn, config, args, action)
+            return _fill_rounds(conn) if action == "fill-rounds" else _query(conn, config, args, action)
     except psycopg.OperationalError as err:
         raise UsageError(f"cannot reach the archive ({err}); check [database] dsn in {args.config}") from None
     except FloorConfigError as err:
@@ -220,8 +220,6 @@ def _query(
             state = f"approved {approved:%Y-%m-%d %H:%M} by {shown(by)}" if approved else "PENDING approval"
             print(f"{shown(key_id):<24} {shown(role):<12} {shown(public)}  enrolled {at:%Y-%m-%d %H:%M}  {state}")
         return 0
-    if action == "fill-rounds":
-        return _fill_rounds(conn)
     if action == "gaps":
         text, count = gaps_text(conn, config)
         print(text)
