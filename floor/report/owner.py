@@ -23,10 +23,18 @@ from floor.rounds import SummaryPending, pending
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
-# Each round's first end within two days of the period (the gaming days of that window too), and its gaming day.
+# The only rounds whose events may count away from their own ts: those with events in the period's days and in
+# another day (`spans`), and those with a day's events across the period's start or end (a shift's edge).
+_EDGE = """CREATE TEMP TABLE edge_rounds AS
+SELECT table_id, round_id FROM round_days WHERE spans AND gaming_day BETWEEN %(first)s AND %(last)s
+UNION
+SELECT table_id, round_id FROM round_days WHERE gaming_day BETWEEN %(first)s AND %(last)s
+  AND ((first_ts < %(start)s AND last_ts >= %(start)s) OR (first_ts < %(end)s AND last_ts >= %(end)s))"""
+
+# Each of those rounds' first end within two days of the period (the gaming days of that window too), and its day.
 _ENDS = """CREATE TEMP TABLE round_ends AS
 SELECT d.table_id, d.round_id, min(x) AS ended, min(d.gaming_day) AS day
-FROM round_days d, unnest(d.ends) x
+FROM edge_rounds c JOIN round_days d ON d.table_id = c.table_id AND d.round_id = c.round_id, unnest(d.ends) x
 WHERE cardinality(d.ends) > 0 AND x >= %s AND x < %s AND d.gaming_day BETWEEN %s AND %s
 GROUP BY 1, 2"""
 
@@ -65,10 +73,8 @@ def prepare(conn: Conn, period: Period) -> Claims:
             f"the round summary of gaming day(s) {days} is not filled yet (archived before this version): "
             "run `tablectl floor --config FLOOR.toml fill-rounds` (the service also fills it at start), then again"
         )
-    for t in ("moved_in", "moved_out", "round_ends"):
+    for t in ("moved_in", "moved_out", "round_ends", "edge_rounds"):
         conn.execute(f"DROP TABLE IF EXISTS {t}".encode())
-    conn.execute(_ENDS.encode(), [period.start - two, period.end + two, period.first_day - two, period.last_day + two])
-    conn.execute(b"ANALYZE round_ends")
     args = {
         "start": period.start,
         "end": period.end,
@@ -77,6 +83,10 @@ def prepare(conn: Conn, period: Period) -> Claims:
         "before": period.first_day - one,
         "after": period.last_day + one,
     }
+    conn.execute(_EDGE.encode(), args)
+    conn.execute(b"ANALYZE edge_rounds")
+    conn.execute(_ENDS.encode(), [period.start - two, period.end + two, period.first_day - two, period.last_day + two])
+    conn.execute(b"ANALYZE round_ends")
     conn.execute(_IN.encode(), args)
     conn.execute(_OUT.encode(), args)
     conn.execute(b"ANALYZE moved_in")

@@ -110,6 +110,20 @@ def summary(dsn: str) -> list[Row]:
     ]
 
 
+def spanning(dsn: str) -> list[tuple[str, str]]:
+    """The rounds the summary marks as having events in more than one gaming day (the reports look at these)."""
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute("SELECT DISTINCT table_id, round_id FROM round_days WHERE spans ORDER BY 1, 2").fetchall()
+    return [(str(t), str(r)) for t, r in rows]
+
+
+def spanning_expected(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    days_of: dict[tuple[str, str], set[date]] = {}
+    for day, table, round_id, *_ in expected(events):
+        days_of.setdefault((table, round_id), set()).add(day)
+    return sorted(k for k, v in days_of.items() if len(v) > 1)
+
+
 async def write_shuffled(w: ArchiveWriter, events: list[dict[str, Any]], rng: random.Random) -> None:
     """Every event, in a shuffled order and batches of random sizes, some twice (in a batch and across batches),
     some replayed (flagged as a table's resend is): only what is new to the archive may reach the summary."""
@@ -131,6 +145,7 @@ async def test_the_summary_is_the_rounds_whatever_the_order_duplicates_and_repla
     await write_shuffled(w, events, random.Random(seed))
     await w.conn.close()
     assert summary(floor_dsn) == expected(events)
+    assert spanning(floor_dsn) == spanning_expected(events) != []
 
 
 async def test_a_table_back_hours_late_fills_its_rounds_in_the_summary_and_moves_them(floor_dsn: str) -> None:
@@ -228,6 +243,7 @@ def test_days_archived_before_the_summary_are_filled_resumably_and_idempotently(
         fill_pending(conn)
         prepare(conn, day_period(DAY, GD))  # nothing pending any more: the report runs
     assert summary(floor_dsn) == expected(events)
+    assert spanning(floor_dsn) == spanning_expected(events) != []
 
 
 async def test_retention_drops_a_days_summary_with_its_events_and_keeps_the_others(floor_dsn: str) -> None:
