@@ -9,8 +9,8 @@ bench's INSERT) keeps it, and only rows new to `events` reach it (a duplicate or
 order, a table back hours late, a day filled again below) never changes the result. Retention drops a day's rows
 with its partition (floor/retention.py).
 
-Days archived before migration 6 are listed in `round_days_pending` and summarised by `fill_pending`, one day a
-transaction (resumable: a day is struck off in the transaction that summarised it; idempotent: the merge is). A
+Days archived before migration 6 are listed in `round_days_pending` and summarised by `fill_pending`, a table's day
+a transaction (resumable: a day is struck off once all its tables are; idempotent: the merge is). A
 report whose window holds a pending day refuses, naming the command that fills it, rather than miss its rounds.
 """
 
@@ -132,22 +132,29 @@ def fill_pending(
     progress: Callable[[int, int, date, int], None] | None = None,
     stopping: Callable[[], bool] = lambda: False,
 ) -> int:
-    """Summarise every pending day, one transaction each (a stop at any point loses nothing done: run it again).
-    `progress(done, total, day, rounds)` after each day; `stopping()` is asked before each. Returns the days done."""
+    """Summarise every pending day, a table of it a transaction (under the writers' lock, held that short: the
+    service's batches wait for one table's day at most), struck off once all its tables are; a stop at any point
+    loses nothing done, and a day begun again is summarised the same. `progress(done, total, day, rounds)` after
+    each day; `stopping()` is asked before each table. Returns the days done."""
     days = pending(conn)
     conn.commit()
     for n, day in enumerate(days, 1):
+        tables = [str(r[0]) for r in conn.execute("SELECT DISTINCT table_id FROM events WHERE gaming_day = %s", (day,))]
+        conn.commit()
+        rounds = 0
+        for table_id in tables:
+            if stopping():
+                return n - 1
+            with conn.transaction():
+                conn.execute(LOCK.encode())
+                where = " AND gaming_day = %s AND table_id = %s"
+                cur = conn.execute(UPSERT.format(source="events", where=where).encode(), (day, table_id))
+                rounds += max(cur.rowcount, 0)
+                conn.execute(SPANS.format(source="round_days", where=where).encode(), (day, table_id))
         if stopping():
             return n - 1
         with conn.transaction():
-            # Struck off first, under its row lock: a second filler running at once waits, then finds it gone.
-            conn.execute(LOCK.encode())
-            gone = conn.execute("DELETE FROM round_days_pending WHERE gaming_day = %s RETURNING 1", (day,)).fetchone()
-            rounds = 0
-            if gone is not None:
-                cur = conn.execute(UPSERT.format(source="events", where=" AND gaming_day = %s").encode(), (day,))
-                rounds = max(cur.rowcount, 0)
-                conn.execute(SPANS.format(source="round_days", where=" AND gaming_day = %s").encode(), (day,))
+            conn.execute("DELETE FROM round_days_pending WHERE gaming_day = %s", (day,))
         if progress is not None:
             progress(n, len(days), day, rounds)
     return len(days)

@@ -65,7 +65,7 @@ RETENTION = (
 )
 FILL = (
     "Brings the schema up to date, then summarises each gaming day archived before the per-round summary the reports "
-    "read (docs/floor.md, Schema), a day a transaction, saying each; stopped, it goes on from there when run again."
+    "read (docs/floor.md, Schema), a table's day a transaction, saying each day; stopped, it goes on when run again."
 )
 CONSOLE = "The console's enrolled keys (`keys`), and approving one so that it can log in (`approve`; docs/console.md)."
 KEYS = "Lists the keys enrolled in the console: id, role, public key, when enrolled, and whether approved."
@@ -237,7 +237,7 @@ def _query(
 
 
 def _fill_rounds(conn: psycopg.Connection[tuple[object, ...]]) -> int:
-    """The days archived before the round summary, summarised a day a transaction, each said with the time left."""
+    """The days archived before the round summary, summarised a table's day at a time, each said with the time left."""
     migrate(conn)
     t0 = time.monotonic()
 
