@@ -23,12 +23,13 @@ from floor.rounds import SummaryPending, pending
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
-# The only rounds whose events may count away from their own ts: those with events in the period's days and in
-# another day (`spans`), and those with a day's events across the period's start or end (a shift's edge).
+# The only rounds whose events may count away from their own ts: those with events in two gaming days or more
+# (`spans`), and those with a day's events across the period's start or end (a round cut by a shift's edge, or by a
+# day's when a row's gaming day is not its ts's: [gaming_day] changed since it was archived), a day or less away.
 _EDGE = """CREATE TEMP TABLE edge_rounds AS
-SELECT table_id, round_id FROM round_days WHERE spans AND gaming_day BETWEEN %(first)s AND %(last)s
+SELECT table_id, round_id FROM round_days WHERE spans AND gaming_day BETWEEN %(before)s AND %(after)s
 UNION
-SELECT table_id, round_id FROM round_days WHERE gaming_day BETWEEN %(first)s AND %(last)s
+SELECT table_id, round_id FROM round_days WHERE gaming_day BETWEEN %(before)s AND %(after)s
   AND ((first_ts < %(start)s AND last_ts >= %(start)s) OR (first_ts < %(end)s AND last_ts >= %(end)s))"""
 
 # Each of those rounds' first end within two days of the period (the gaming days of that window too), and its day.
