@@ -183,6 +183,33 @@ def timed_report(dsn: str, scope: Scope, main_lookups: bool) -> tuple[float, flo
         owner._EDGE, owner._ENDS, owner._IN, owner._OUT = mine
 
 
+def paired(dsn: str, scope: Scope, n: int) -> list[tuple[float, float, float, float]]:
+    """n runs of the report with the summary's look-ups and with main's, each first in turn (neither always meets a
+    colder cache): (figures, look-ups) of the summary's, then of main's."""
+    pairs: list[tuple[float, float, float, float]] = []
+    for i in range(n):
+        progress(f"paired run {i + 1} of {n}: the report with the summary's look-ups, and with main's")
+        if i % 2:
+            main_first = timed_report(dsn, scope, True)
+            pairs.append((*timed_report(dsn, scope, False), *main_first))
+        else:
+            pairs.append((*timed_report(dsn, scope, False), *timed_report(dsn, scope, True)))
+    return pairs
+
+
+def say_pairs(pairs: list[tuple[float, float, float, float]]) -> None:
+    if not pairs:
+        return
+    mid = [sorted(p[i] for p in pairs)[len(pairs) // 2] for i in range(4)]
+    print(
+        f"paired, median of {len(pairs)}: report {mid[0]:.2f} s with the per-round summary against {mid[2]:.2f} s"
+        f" with main's look-ups in the events ({mid[0] / mid[2]:.2f}x); the look-ups alone {mid[1]:.2f} s"
+        f" against {mid[3]:.2f} s"
+    )
+    same = all(_summed(f) == _summed(FIGURES[0][1]) for _, f in FIGURES)
+    print(f"the same figures from both look-ups: {'yes' if same else 'NO: the look-ups differ'}")
+
+
 def _summed(f: Figures) -> tuple[object, ...]:
     """What two runs of the report must agree on, whatever order the database returned rows in."""
     return (f.rounds, sorted(f.wagers), sorted(f.takes), sorted(f.hands), sorted(f.jackpots), sorted(f.commands))
@@ -229,14 +256,7 @@ def main() -> None:
             rows += more
         made = time.perf_counter() - t0
         scope = Scope(day_period(DAY, GamingDaySection()))
-        pairs: list[tuple[float, float, float, float]] = []
-        for n in range(args.pairs):
-            progress(f"paired run {n + 1} of {args.pairs}: the report with the summary's look-ups, then main's")
-            if n % 2:  # each first in turn: neither always meets a colder cache
-                main_first = timed_report(dsn, scope, True)
-                pairs.append((*timed_report(dsn, scope, False), *main_first))
-            else:
-                pairs.append((*timed_report(dsn, scope, False), *timed_report(dsn, scope, True)))
+        pairs = paired(dsn, scope, args.pairs)
         with connect(DatabaseSection(dsn=dsn)) as conn:
             t0 = time.perf_counter()
             conn.execute("SELECT count(*) FROM events WHERE gaming_day = %s", (DAY,)).fetchone()
@@ -258,15 +278,7 @@ def main() -> None:
     print(f"report figures for the gaming day: {figures:.2f} s ({figures / scan:.1f}x the scan)")
     print(f"rendering text, csv, json and html (3 charts): {rendering:.2f} s; sizes {sizes}")
     print(f"summarising the day's rounds (as migration 6 fills an older day): {summarised:.2f} s")
-    if pairs:
-        mid = [sorted(p[i] for p in pairs)[len(pairs) // 2] for i in range(4)]
-        print(
-            f"paired, median of {len(pairs)}: report {mid[0]:.2f} s with the per-round summary against {mid[2]:.2f} s"
-            f" with main's look-ups in the events ({mid[0] / mid[2]:.2f}x); the look-ups alone {mid[1]:.2f} s"
-            f" against {mid[3]:.2f} s"
-        )
-        same = all(_summed(f) == _summed(FIGURES[0][1]) for _, f in FIGURES)
-        print(f"the same figures from both look-ups: {'yes' if same else 'NO: the look-ups differ'}")
+    say_pairs(pairs)
 
 
 if __name__ == "__main__":
