@@ -7,7 +7,13 @@ format, as `tablectl report --day` does. Baseline: one full scan of the day's pa
 statistics aside), the least any report over the whole day must read. The cluster runs with fsync off: loading
 the day is set-up, not what is measured.
 
-Run:  .venv/bin/python bench/floor_report.py [--tables 500] [--hours 24] [--filler 18] [--plans]
+Run:  .venv/bin/python bench/floor_report.py [--tables 500] [--hours 24] [--filler 18] [--neighbours] [--plans]
+
+--neighbours archives the day before and the day after too (the same floor, its own rounds), as a floor's archive
+holds them: the rounds across the day's edges then move in and out. Each day is summarised per round as migration 6
+fills a day archived before it (floor/rounds.py; the time is said). The report is then timed twice, paired on the
+same data: as it is, with its look-ups in the per-round summary, and with main's look-ups in the events
+(floor/report/owner.py before the summary, kept here).
 
 --plans prints, after the timed run, the plan of every statement the report runs as it ran (EXPLAIN (ANALYZE,
 BUFFERS), by auto_explain): where the time goes. Timing each plan node slows the run, so it is not the one timed.
@@ -18,7 +24,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import psycopg
 from benchlib import machine, progress
@@ -27,10 +33,12 @@ from floor.config import DatabaseSection, GamingDaySection
 from floor.days import day_period
 from floor.db import connect
 from floor.pgcluster import PgCluster
+from floor.report import owner
 from floor.report.build import build
-from floor.report.figures import Scope, gather
+from floor.report.figures import Figures, Scope, gather
 from floor.report.html import to_html
 from floor.report.render import to_csv, to_json, to_text
+from floor.rounds import fill_pending
 from floor.schema import migrate
 
 DAY = date(2026, 11, 21)
@@ -48,7 +56,7 @@ INSERT INTO {partition} (gaming_day, table_id, seq, event_id, boot_id, ts, ts_te
                          replayed)
 SELECT %(day)s, table_id, r * %(per_round)s + k + 1, md5(table_id || ':' || r || ':' || k), 'boot',
        ts + make_interval(secs => k), to_char(ts, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-       table_id || '-r' || lpad(r::text, 6, '0'),
+       table_id || %(tag)s || lpad(r::text, 6, '0'),
        CASE k WHEN 0 THEN 'no_more_bets' WHEN 1 THEN 'hand.settled' WHEN 2 THEN 'hand.settled'
               WHEN 3 THEN 'seat.folded' WHEN 4 THEN 'three_card_bonus.settled' WHEN 5 THEN 'round.completed'
               WHEN 6 THEN CASE WHEN r %% 200 = 0 THEN 'progressive.paid' ELSE 'meter.contributed' END
@@ -94,25 +102,117 @@ FROM generate_series(0, %(tables)s - 1) t
 """
 
 
-def generate(dsn: str, tables: int, hours: int, filler: int) -> int:
+# main's look-ups (floor/report/owner.py before the per-round summary): the same temp tables, from the events.
+MAIN_ENDS = """CREATE TEMP TABLE round_ends AS
+SELECT table_id, round_id, min(ts) AS ended, min(gaming_day) AS day FROM events
+WHERE type IN ('round.completed', 'round.voided') AND round_id IS NOT NULL AND ts >= %s AND ts < %s
+  AND gaming_day BETWEEN %s AND %s
+GROUP BY 1, 2"""
+MAIN_IN = """CREATE TEMP TABLE moved_in AS
+SELECT e.table_id, e.round_id, e.gaming_day, min(e.ts) AS first_ts, max(e.ts) AS last_ts
+FROM events e JOIN round_ends r ON r.table_id = e.table_id AND r.round_id = e.round_id
+WHERE r.ended >= %(start)s AND r.ended < %(end)s AND e.gaming_day BETWEEN %(before)s AND %(after)s
+  AND (e.ts < %(start)s OR e.ts >= %(end)s) AND e.gaming_day BETWEEN r.day - 1 AND r.day + 1
+GROUP BY 1, 2, 3"""
+MAIN_OUT = """CREATE TEMP TABLE moved_out AS
+SELECT DISTINCT e.table_id, e.round_id, e.gaming_day
+FROM events e JOIN round_ends r ON r.table_id = e.table_id AND r.round_id = e.round_id
+WHERE (r.ended < %(start)s OR r.ended >= %(end)s) AND e.gaming_day BETWEEN %(first)s AND %(last)s
+  AND e.ts >= %(start)s AND e.ts < %(end)s AND e.gaming_day BETWEEN r.day - 1 AND r.day + 1"""
+
+
+def generate(dsn: str, tables: int, hours: int, filler: int, offset: int = 0, birth: bool = True) -> tuple[int, float]:
+    """One gaming day `offset` days from DAY; returns its events and the seconds summarising its rounds took."""
     per_round = 8 + filler
-    params = {"start": START, "day": DAY, "tables": tables, "rounds": hours * 60, "per_round": per_round}
+    day = DAY + timedelta(days=offset)
+    params = {
+        "start": START + timedelta(days=offset),
+        "day": day,
+        "tables": tables,
+        "rounds": hours * 60,
+        "per_round": per_round,
+        "tag": f"-{day:%Y%m%d}-r",
+    }
+    name = f"events_{day:%Y%m%d}"
     with connect(DatabaseSection(dsn=dsn)) as conn:
         migrate(conn)
         # Loaded as a table of its own and attached as the day's partition afterwards: building the indexes once
         # is far quicker than keeping them up to date row by row.
-        conn.execute("CREATE TABLE events_20261121 (LIKE events INCLUDING DEFAULTS)")
-        conn.execute(BIRTH.encode(), params)
-        conn.execute(GENERATE.format(partition="events_20261121").encode(), params)
+        conn.execute(f"CREATE TABLE {name} (LIKE events INCLUDING DEFAULTS)".encode())
+        if birth:
+            conn.execute(BIRTH.encode(), params)
+        conn.execute(GENERATE.format(partition=name).encode(), params)
         conn.commit()
-        progress("indexing and attaching the day's partition")
+        progress(f"indexing and attaching the partition of {day}")
         conn.execute(
-            "ALTER TABLE events ATTACH PARTITION events_20261121 FOR VALUES FROM ('2026-11-21') TO ('2026-11-22')"
+            f"ALTER TABLE events ATTACH PARTITION {name} FOR VALUES FROM ('{day}') TO ('{day + timedelta(days=1)}')"
+            "".encode()
         )
+        conn.execute(f"ANALYZE {name}".encode())
+        # An attached partition passes no trigger: the day is summarised as migration 6 summarises an older one.
+        conn.execute("INSERT INTO round_days_pending VALUES (%s)", (day,))
         conn.commit()
-        conn.execute("ANALYZE events_20261121")
+        t0 = time.perf_counter()
+        fill_pending(conn)
+        summarised = time.perf_counter() - t0
+        conn.execute("ANALYZE round_days")
         conn.commit()
-    return tables * hours * 60 * per_round
+    return tables * hours * 60 * per_round, summarised
+
+
+# main had no candidates: its look-ups took every round's end.
+MAIN_EDGE = """CREATE TEMP TABLE edge_rounds AS SELECT NULL::text AS table_id, NULL::text AS round_id
+WHERE %(start)s::timestamptz IS NULL"""
+FIGURES: list[tuple[bool, Figures]] = []  # each run's figures, with whether main's look-ups made them
+
+
+def timed_report(dsn: str, scope: Scope, main_lookups: bool) -> tuple[float, float]:
+    """The report's figures (seconds), and its look-ups alone (prepare), with main's look-ups or the summary's."""
+    mine = (owner._EDGE, owner._ENDS, owner._IN, owner._OUT)
+    if main_lookups:
+        owner._EDGE, owner._ENDS, owner._IN, owner._OUT = MAIN_EDGE, MAIN_ENDS, MAIN_IN, MAIN_OUT
+    try:
+        with connect(DatabaseSection(dsn=dsn)) as conn:
+            t0 = time.perf_counter()
+            owner.prepare(conn, scope.period)
+            lookups = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            FIGURES.append((main_lookups, gather(conn, scope)))
+            return time.perf_counter() - t0, lookups
+    finally:
+        owner._EDGE, owner._ENDS, owner._IN, owner._OUT = mine
+
+
+def paired(dsn: str, scope: Scope, n: int) -> list[tuple[float, float, float, float]]:
+    """n runs of the report with the summary's look-ups and with main's, each first in turn (neither always meets a
+    colder cache): (figures, look-ups) of the summary's, then of main's."""
+    pairs: list[tuple[float, float, float, float]] = []
+    for i in range(n):
+        progress(f"paired run {i + 1} of {n}: the report with the summary's look-ups, and with main's")
+        if i % 2:
+            main_first = timed_report(dsn, scope, True)
+            pairs.append((*timed_report(dsn, scope, False), *main_first))
+        else:
+            pairs.append((*timed_report(dsn, scope, False), *timed_report(dsn, scope, True)))
+    return pairs
+
+
+def say_pairs(pairs: list[tuple[float, float, float, float]]) -> None:
+    if not pairs:
+        return
+    mid = [sorted(p[i] for p in pairs)[len(pairs) // 2] for i in range(4)]
+    print(
+        f"paired, median of {len(pairs)}: report {mid[0]:.2f} s with the per-round summary against {mid[2]:.2f} s"
+        f" with main's look-ups in the events ({mid[0] / mid[2]:.2f}x); the look-ups alone {mid[1]:.2f} s"
+        f" against {mid[3]:.2f} s"
+    )
+    same = all(_summed(f) == _summed(FIGURES[0][1]) for _, f in FIGURES)
+    print(f"the same figures from both look-ups: {'yes' if same else 'NO: the look-ups differ'}")
+
+
+def _summed(f: Figures) -> tuple[object, ...]:
+    """What two runs of the report must agree on, whatever order the database returned rows in."""
+    return (f.rounds, sorted(f.wagers), sorted(f.takes), sorted(f.hands), sorted(f.jackpots), sorted(f.commands))
 
 
 def print_plans(dsn: str, scope: Scope) -> None:
@@ -138,6 +238,8 @@ def main() -> None:
     ap.add_argument("--hours", type=int, default=24)
     ap.add_argument("--filler", type=int, default=18, help="other events of a round (dealing, wagers placed...)")
     ap.add_argument("--plans", action="store_true", help="then print each statement's plan as it ran")
+    ap.add_argument("--neighbours", action="store_true", help="the day before and the day after archived too")
+    ap.add_argument("--pairs", type=int, default=3, help="paired runs of the report, summary and main (median)")
     args = ap.parse_args()
     # fsync off: what is timed is reading the day; loading it is only the set-up.
     cluster = PgCluster.create(
@@ -148,13 +250,17 @@ def main() -> None:
         dsn = cluster.create_database("bench_report")
         progress(f"generating a gaming day of {args.tables} tables x {args.hours} h at a round a minute")
         t0 = time.perf_counter()
-        rows = generate(dsn, args.tables, args.hours, args.filler)
+        rows, summarised = generate(dsn, args.tables, args.hours, args.filler)
+        for offset in (-1, 1) if args.neighbours else ():
+            more, _ = generate(dsn, args.tables, args.hours, args.filler, offset, birth=False)
+            rows += more
         made = time.perf_counter() - t0
+        scope = Scope(day_period(DAY, GamingDaySection()))
+        pairs = paired(dsn, scope, args.pairs)
         with connect(DatabaseSection(dsn=dsn)) as conn:
             t0 = time.perf_counter()
             conn.execute("SELECT count(*) FROM events WHERE gaming_day = %s", (DAY,)).fetchone()
             scan = time.perf_counter() - t0
-            scope = Scope(day_period(DAY, GamingDaySection()))
             t0 = time.perf_counter()
             report = build(gather(conn, scope), scope, "bench")
             figures = time.perf_counter() - t0
@@ -171,6 +277,8 @@ def main() -> None:
     print(f"baseline: a full scan of the day's partition (count(*)): {scan:.2f} s")
     print(f"report figures for the gaming day: {figures:.2f} s ({figures / scan:.1f}x the scan)")
     print(f"rendering text, csv, json and html (3 charts): {rendering:.2f} s; sizes {sizes}")
+    print(f"summarising the day's rounds (as migration 6 fills an older day): {summarised:.2f} s")
+    say_pairs(pairs)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,16 @@ from floor.export import ExportError, verify
 from floor.schema import partition_name, partitions
 
 Conn = psycopg.Connection[tuple[Any, ...]]
-DAY_TABLES = ("event_keys", "statuses", "births", "device_reports", "meter_reports")
+# round_days: the day's rows of the per-round summary go with its events (what other days' rows say stays true).
+DAY_TABLES = (
+    "event_keys",
+    "statuses",
+    "births",
+    "device_reports",
+    "meter_reports",
+    "round_days",
+    "round_days_pending",
+)
 
 
 @dataclass

@@ -17,6 +17,8 @@ from datetime import date, timedelta
 import psycopg
 from psycopg.abc import Query
 
+from floor.rounds import MIGRATION as ROUND_DAYS
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (
         1,
@@ -194,6 +196,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         """
         ALTER TABLE statuses ADD COLUMN reason text;
         """,
+    ),
+    (
+        7,
+        "the per-round summary kept at ingest (round_days), so a report reads only the rounds that count in it",
+        ROUND_DAYS,
     ),
 )
 

@@ -8,6 +8,7 @@ tablectl floor --config FLOOR.toml rounds TABLE [--last N] the last N rounds of 
 tablectl floor --config FLOOR.toml alarms                  integrity alarms and open seq gaps
 tablectl floor --config FLOOR.toml gaps                    open seq gaps, their age, the `resend` lines (1: stale)
 tablectl floor --config FLOOR.toml retention [--apply]     what the retention policy drops, and drop it
+tablectl floor --config FLOOR.toml fill-rounds             summarise the days archived before the round summary
 tablectl floor --config FLOOR.toml console keys            the keys enrolled in the console
 tablectl floor --config FLOOR.toml console approve KEY_ID [--role ROLE]  let an enrolled key log in
 tablectl floor --config FLOOR.toml console reject KEY_ID   remove a pending enrolment
@@ -20,6 +21,7 @@ import asyncio
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import psycopg
@@ -33,7 +35,8 @@ from floor.db import connect
 from floor.files import file_problems
 from floor.recall import last_rounds, recall_round, render_round, render_rounds
 from floor.retention import apply_retention, plan_retention
-from floor.schema import LATEST, SchemaError
+from floor.rounds import fill_pending
+from floor.schema import LATEST, SchemaError, migrate
 from floor.sdnotify import Notifier
 from floor.service import FloorService
 from floor.status import alarms_text, gaps_text, live_tables, status_text
@@ -59,6 +62,10 @@ GAPS = "Prints the open seq gaps, their age, and the `tablectl command send ... 
 RETENTION = (
     "Says which gaming days are past [retention] days and would be dropped, and which stay for want of a signed "
     "export (docs/floor.md, Retention and export); --apply drops them."
+)
+FILL = (
+    "Brings the schema up to date, then summarises each gaming day archived before the per-round summary the reports "
+    "read (docs/floor.md, Schema), a table's day a transaction, saying each day; stopped, it goes on when run again."
 )
 CONSOLE = "The console's enrolled keys (`keys`), and approving one so that it can log in (`approve`; docs/console.md)."
 KEYS = "Lists the keys enrolled in the console: id, role, public key, when enrolled, and whether approved."
@@ -108,6 +115,7 @@ def add_parser(sub: Subparsers) -> None:
     )
     ret = _action(actions, "retention", "the gaming days the retention policy drops, and dropping them", RETENTION)
     ret.add_argument("--apply", action="store_true", help="drop them (default: only say which, and why others stay)")
+    _action(actions, "fill-rounds", "summarise the days archived before the per-round summary (resumable)", FILL)
     _add_console(actions)
     for action in actions.choices.values():  # --config before or after the action; SUPPRESS keeps the earlier one
         action.add_argument("--config", type=Path, default=argparse.SUPPRESS, help=CONFIG_HELP)
@@ -159,7 +167,7 @@ def main(args: argparse.Namespace) -> int:
         return _check(config, args.config, args.offline)
     try:
         with connect(config.database) as conn:
-            return _query(conn, config, args, action)
+            return _fill_rounds(conn) if action == "fill-rounds" else _query(conn, config, args, action)
     except psycopg.OperationalError as err:
         raise UsageError(f"cannot reach the archive ({err}); check [database] dsn in {args.config}") from None
     except FloorConfigError as err:
@@ -225,6 +233,20 @@ def _query(
     if args.apply:
         for line in apply_retention(conn, plan):
             print(line)
+    return 0
+
+
+def _fill_rounds(conn: psycopg.Connection[tuple[object, ...]]) -> int:
+    """The days archived before the round summary, summarised a table's day at a time, each said with the time left."""
+    migrate(conn)
+    t0 = time.monotonic()
+
+    def said(done: int, total: int, day: object, rounds: int) -> None:
+        left = (time.monotonic() - t0) / done * (total - done)
+        print(f"[{done}/{total}] gaming day {day}: {rounds:,} round-day(s) summarised, about {left:.0f} s left")
+
+    if not fill_pending(conn, said):
+        print("the round summary is complete: no gaming day waits to be summarised")
     return 0
 
 

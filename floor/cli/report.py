@@ -28,6 +28,7 @@ from floor.report.build import build
 from floor.report.figures import Scope, gather
 from floor.report.html import to_html
 from floor.report.render import to_csv, to_json, to_text
+from floor.rounds import SummaryPending
 
 FORMATS = {"text": to_text, "csv": to_csv, "json": to_json, "html": to_html}
 CONFIG_HELP = "the floor config (configs/floor.toml is an annotated example)"
@@ -159,7 +160,7 @@ def main(args: argparse.Namespace) -> int:
             report = build(gather(conn, scope), scope, config.name)
     except psycopg.OperationalError as err:
         raise UsageError(f"cannot reach the archive ({str(err).strip()}); check [database] dsn") from None
-    except FloorConfigError as err:
+    except (FloorConfigError, SummaryPending) as err:
         raise UsageError(str(err)) from None
     text = FORMATS[args.format](report)
     if args.out is not None:

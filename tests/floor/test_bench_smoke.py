@@ -28,8 +28,9 @@ def test_the_ingest_bench_reports_against_the_commit_rate() -> None:
 
 
 def test_the_report_bench_reports_against_a_scan() -> None:
-    out = _bench("floor_report.py", "--tables", "5", "--hours", "1", "--filler", "2")
+    out = _bench("floor_report.py", "--tables", "5", "--hours", "1", "--filler", "2", "--neighbours", "--pairs", "1")
     assert "baseline: a full scan of the day's partition" in out and "x the scan" in out
+    assert "with main's look-ups in the events" in out
 
 
 def test_the_console_bench_reports_against_a_bare_relay() -> None:

@@ -3,6 +3,9 @@ its look-ups, equal to the rule read plainly for every event, on archives of rou
 drawn across five gaming days (dealt before an edge and ended after it, ended twice, never ended, ended more than a
 day from some of their events, one round id on two tables, events of no round) in a real PostgreSQL cluster.
 
+The same holds at every moment of an archive filled out of order and late (a table back hours after its rounds
+ended): the report's look-ups read the per-round summary kept at ingest (floor/rounds.py), which must follow.
+
 The rule, plainly: an event of a round counts where the round's first end (`round.completed` or `round.voided`,
 within two days of the period) lies, when that end's gaming day is a day or less from the event's own; any other
 event where its own ts lies.
@@ -130,3 +133,37 @@ def test_the_events_a_report_counts_are_those_the_rule_gives_each_event(
     where, params = scope.where(prepare(conn, period))
     found = {str(r[0]) for r in conn.execute(f"SELECT e.event_id FROM events e WHERE {where}".encode(), params)}
     assert found == plainly(events, period)
+
+
+def _insert(conn: psycopg.Connection[tuple[Any, ...]], events: list[tuple[int, Ev]]) -> None:
+    """One statement of several rows, as the archive writer inserts a batch: the trigger folds them at once."""
+    values = ", ".join(["(%s, %s, %s, %s, 'boot', %s, %s, %s, %s, '{}', false)"] * len(events))
+    params: list[Any] = []
+    for i, e in events:
+        params += [e.day, e.table_id, i, e.event_id, e.ts, e.ts.astimezone(UTC).isoformat(), e.round_id, e.type]
+    conn.execute(
+        f"INSERT INTO events (gaming_day, table_id, seq, event_id, boot_id, ts, ts_text, round_id, type, payload,"
+        f" replayed) VALUES {values}".encode(),
+        params,
+    )
+    conn.commit()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(events=archives(), which=st.sampled_from(sorted(PERIODS)), data=st.data())
+def test_the_rule_holds_at_every_moment_of_an_archive_filled_out_of_order_and_late(
+    archive: psycopg.Connection[tuple[Any, ...]], events: list[Ev], which: str, data: st.DataObject
+) -> None:
+    conn, period = archive, PERIODS[which]
+    conn.execute("TRUNCATE events")
+    conn.commit()
+    order = data.draw(st.permutations(list(enumerate(events))))  # a round's end before its start, days apart
+    arrived: list[Ev] = []
+    while order:
+        n = data.draw(st.integers(1, max(1, len(order))))
+        batch, order = order[:n], order[n:]
+        _insert(conn, batch)
+        arrived += [e for _, e in batch]
+        where, params = Scope(period).where(prepare(conn, period))
+        found = {str(r[0]) for r in conn.execute(f"SELECT e.event_id FROM events e WHERE {where}".encode(), params)}
+        assert found == plainly(arrived, period)
