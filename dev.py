@@ -41,8 +41,7 @@ verbs:
                    broker on 127.0.0.1:1883, starting a private mosquitto there if none is running.
                    `demo --floor`: the floor in a browser (simulated tables, a linked progressive, the
                    console), on a private PostgreSQL and mosquitto it starts itself
-  test [ARGS...]   run the test suite (`python -m pytest -n 2 --dist loadgroup ARGS...`: two pytest-xdist workers;
-                   `-n 0` or `-p no:xdist` in ARGS runs it in one process) against a real mosquitto
+  test [ARGS...]   run the test suite (`pytest -n 2 --dist loadgroup ARGS...`; `-n 0`: one process) on real servers
   check            run the static checks alone: import-linter's layer contracts, ruff format and ruff
                    check, mypy --strict, the sizes of CONTRIBUTING.md (`test` without arguments runs them first)
 
@@ -339,26 +338,12 @@ def cmd_test(args: list[str]) -> int:
         checks = cmd_check([])
         if checks != 0:
             return fail("the static checks failed (see above); `python3 dev.py check` runs them alone", code=checks)
-    code = run_child([str(VENV_PY), "-m", "pytest", *xdist_args(args), *args])
+    # 2 xdist workers (README: why; not in addopts: a child pytest is 1 process); a user's later -n 0 or --dist wins
+    own = any(a.endswith("no:xdist") or a in ("--pdb", "--trace") for a in args)
+    code = run_child([str(VENV_PY), "-m", "pytest", *([] if own else ["-n", "2", "--dist", "loadgroup"]), *args])
     if code == 5:
         return fail("pytest collected no tests (exit code 5); check the arguments and the tests/ directory")
     return code
-
-
-# The suite spends much of its time waiting (paced lines, brokers, PostgreSQL, Chromium), so it runs on pytest-xdist
-# workers; 2 measured fastest on CI's 2 cores (README). Here, not in pytest's addopts: the tests that run pytest in a
-# child process (tests/floor/test_leash.py) must get one plain process, and a bare `pytest` stays serial.
-# loadgroup: the few tests that need the machine to themselves carry an xdist_group mark (CONTRIBUTING.md).
-XDIST_DEFAULT = ["-n", "2", "--dist", "loadgroup"]
-# The user chose for themselves (-n 0 runs serially, -p no:xdist unloads the plugin) or asked for a debugger, which
-# needs the test in this terminal's process.
-XDIST_CHOSEN = ("-n", "--numprocesses", "--dist", "-d", "no:xdist", "--pdb", "--trace")
-
-
-def xdist_args(args: list[str]) -> list[str]:
-    """The xdist options `dev.py test` adds to the user's pytest arguments: none once they chose their own."""
-    chosen = any(a.startswith(XDIST_CHOSEN) or a.endswith("no:xdist") for a in args)
-    return [] if chosen else XDIST_DEFAULT
 
 
 PY_TREES = ("controller", "drivers", "floor", "link", "tests", "bench", "tools", "dev.py")
