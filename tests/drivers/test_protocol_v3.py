@@ -216,8 +216,16 @@ def link_of(driver: ReferenceDevice) -> Link:
 
 
 async def test_a_v3_station_locks_with_two_short_frames(table: SimulatedTable, start_driver: DriverFactory) -> None:
+    # The bytes of one exchange are counted, so nothing else may travel meanwhile: no heartbeat ping (every 2 s idle),
+    # and no retransmission of a lock whose REPLY a loaded machine delivers after the default 0.1 s (an xdist run at load
+    # 10 counted 37 bytes, not 14).
     station, events = await start_driver(
-        "wager_station_1", "reference-wager-station", table.ports["wager_station_1"], seat=1
+        "wager_station_1",
+        "reference-wager-station",
+        table.ports["wager_station_1"],
+        seat=1,
+        heartbeat_interval=0,
+        ack_timeout=10.0,
     )
     assert isinstance(station, ReferenceDevice)
     await events.next(DeviceOnline)
