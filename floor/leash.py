@@ -50,7 +50,7 @@ PATTERNS = (
     # campaign's dir (its broker and daemons): made by Leash.mkdtemp, so never outside this list
     "tablectl-test-broker-*",
     "tablectl-faults-*",
-    # a private TMPDIR a test gives a run it kills (tests/floor/test_leash.py), so no other process's sweep is in its way
+    # a private TMPDIR a test gives a run it kills (tests/floor/test_leash.py): no other process's sweep gets in its way
     "tablectl-tmp-*",
     "tablectl-sim-*",
     "tablectl-alpha-*",

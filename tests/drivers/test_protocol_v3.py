@@ -217,8 +217,8 @@ def link_of(driver: ReferenceDevice) -> Link:
 
 async def test_a_v3_station_locks_with_two_short_frames(table: SimulatedTable, start_driver: DriverFactory) -> None:
     # The bytes of one exchange are counted, so nothing else may travel meanwhile: no heartbeat ping (every 2 s idle),
-    # and no retransmission of a lock whose REPLY a loaded machine delivers after the default 0.1 s (an xdist run at load
-    # 10 counted 37 bytes, not 14).
+    # and no retransmission of a lock whose REPLY a loaded machine delivers after the default 0.1 s (two xdist runs at
+    # load 8-13 counted 37 bytes, not 14).
     station, events = await start_driver(
         "wager_station_1",
         "reference-wager-station",
