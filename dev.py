@@ -41,7 +41,7 @@ verbs:
                    broker on 127.0.0.1:1883, starting a private mosquitto there if none is running.
                    `demo --floor`: the floor in a browser (simulated tables, a linked progressive, the
                    console), on a private PostgreSQL and mosquitto it starts itself
-  test [ARGS...]   run the test suite (`python -m pytest ARGS...`) against a real mosquitto
+  test [ARGS...]   run the test suite (`pytest -n 2 --dist loadgroup ARGS...`; `-n 0`: one process) on real servers
   check            run the static checks alone: import-linter's layer contracts, ruff format and ruff
                    check, mypy --strict, the sizes of CONTRIBUTING.md (`test` without arguments runs them first)
 
@@ -338,7 +338,9 @@ def cmd_test(args: list[str]) -> int:
         checks = cmd_check([])
         if checks != 0:
             return fail("the static checks failed (see above); `python3 dev.py check` runs them alone", code=checks)
-    code = run_child([str(VENV_PY), "-m", "pytest", *args])
+    # 2 xdist workers (README: why; not in addopts: a child pytest is 1 process); a user's later -n 0 or --dist wins
+    own = any(a.endswith("no:xdist") or a in ("--pdb", "--trace") for a in args)
+    code = run_child([str(VENV_PY), "-m", "pytest", *([] if own else ["-n", "2", "--dist", "loadgroup"]), *args])
     if code == 5:
         return fail("pytest collected no tests (exit code 5); check the arguments and the tests/ directory")
     return code

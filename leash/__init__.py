@@ -61,6 +61,8 @@ PATTERNS = (
     # campaign's dir (its broker and daemons): made by Leash.mkdtemp, so never outside this list
     "tablectl-test-broker-*",
     "tablectl-faults-*",
+    # a private TMPDIR a test gives a run it kills (tests/floor/test_leash.py): no other process's sweep gets in its way
+    "tablectl-tmp-*",
     *SIM_PATTERNS,
 )
 # A dir from before the `.leash` file (no owner recorded) with no server running is swept once untouched this long:

@@ -8,6 +8,7 @@ reads), and checked against controller.par's Strategy on the same cards.
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
@@ -176,7 +177,7 @@ async def test_three_card_prime_players_play_and_fold_as_the_strategy_says(tmp_p
     assert all(seen.values()), seen
 
 
-def test_optimal_players_are_offered_beside_the_random_ones() -> None:
+def test_optimal_players_are_offered_beside_the_random_ones(tmp_path: Path) -> None:
     # Every chapter with an analysis has a strategy now (679a included); NoStrategy, for a chapter without one, is
     # tested directly on such rules in tests/par/test_three_card_prime.py.
     config = load_config(ROOT / "configs" / "three-card-prime.toml")
@@ -202,7 +203,11 @@ def test_optimal_players_are_offered_beside_the_random_ones() -> None:
         timeout=120,
         stdin=subprocess.DEVNULL,
         check=False,
+        # Its journal in a state dir of its own: not ~/.local/state/tablectl/tcp-table-01.sqlite, shared with every
+        # other run and xdist worker on the machine (and grown by each).
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path)},
     )
+    assert (tmp_path / "tablectl" / "tcp-table-01.sqlite").is_file()
     # Once refused ("chapter 679a has no optimal strategy yet"), 679a's optimal players now play a round.
     assert proc.returncode == 0, proc.stderr
     assert "tablectl: 1 round(s) played" in proc.stdout + proc.stderr

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from floor.pgcluster import ClusterError, PgCluster
-from leash import LEASH_FILE, PATTERNS, alive, sweep
+from leash import LEASH_FILE, PATTERNS, Leash, alive, sweep
 
 pytestmark = pytest.mark.floor
 
@@ -58,13 +58,26 @@ class Run:
     leash: int
 
 
+@pytest.fixture
+def run_tmp() -> Iterator[Path]:
+    """The killed run's TMPDIR, its own: every other process sweeps /tmp at its start (another xdist worker, a demo or
+    a bench another test starts, a second checkout's suite), and one that ran between the kill and this test's sweep
+    would take the killed run's dirs first (`len(swept) == 3` would see fewer). On the leash, and world-traversable,
+    not in tmp_path (0700 root), so the unprivileged postgres account can reach the cluster inside."""
+    private = Leash.mine().mkdtemp("tablectl-tmp-")
+    private.chmod(0o755)
+    yield private
+    Leash.mine().release(private)  # with whatever server a failed test left in it
+
+
 @contextmanager
-def killable_run(tmp_path: Path) -> Iterator[Run]:
+def killable_run(tmp_path: Path, run_tmp: Path) -> Iterator[Run]:
     test = tmp_path / "test_killed_run.py"
     test.write_text(CHILD)
     log = (tmp_path / "run.log").open("w")
     argv = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "--rootdir", str(ROOT), str(test)]
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True)
+    env = {**os.environ, "TMPDIR": str(run_tmp)}
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -94,8 +107,8 @@ def wait_exit(pid: int, timeout: float = 60.0) -> None:
         os.close(fd)
 
 
-def test_a_sigkilled_run_leaves_no_server_and_no_dir(tmp_path: Path) -> None:
-    with killable_run(tmp_path) as run:
+def test_a_sigkilled_run_leaves_no_server_and_no_dir(tmp_path: Path, run_tmp: Path) -> None:
+    with killable_run(tmp_path, run_tmp) as run:
         assert all(alive(*s) for s in run.servers)
         leash = os.pidfd_open(run.leash)  # opened before the kill: the watchdog's pid cannot be mistaken after
         run.proc.kill()
@@ -111,14 +124,15 @@ def test_a_sigkilled_run_leaves_no_server_and_no_dir(tmp_path: Path) -> None:
 
 
 def test_what_a_killed_run_and_its_watchdog_leave_is_swept_at_the_next_start_and_a_live_runs_dir_is_not(
-    tmp_path: Path,
+    tmp_path: Path, run_tmp: Path
 ) -> None:
-    with killable_run(tmp_path) as run:
+    with killable_run(tmp_path, run_tmp) as run:
         # This run's dirs, each by a name the sweep knows (PATTERNS): other stale dirs on the machine are not this
         # test's to judge.
         only = [d.name for d in run.dirs]
         assert all(any(fnmatch.fnmatchcase(name, p) for p in PATTERNS) for name in only), only
-        assert sweep(patterns=only) == []  # its owner is alive: left alone
+        assert all(d.parent == run_tmp for d in run.dirs), run.dirs
+        assert sweep(run_tmp, patterns=only) == []  # its owner is alive: left alone
         assert all(d.is_dir() for d in run.dirs) and all(alive(*s) for s in run.servers)
         for d in run.dirs:
             owner = (d / LEASH_FILE).read_text().split()[1]
@@ -129,7 +143,7 @@ def test_what_a_killed_run_and_its_watchdog_leave_is_swept_at_the_next_start_and
         run.proc.wait()
     try:
         assert all(alive(*s) for s in run.servers), "with its watchdog gone too, nothing stopped them: the sweep must"
-        swept = sweep(patterns=only)
+        swept = sweep(run_tmp, patterns=only)
         assert len(swept) == 3, swept
         for line, d, (pid, _) in zip(swept, run.dirs, run.servers, strict=True):  # swept in the order of `only`
             assert line.startswith(f"{d}: owner pid {run.proc.pid} is gone") and str(pid) in line, line

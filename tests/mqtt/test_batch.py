@@ -117,4 +117,6 @@ async def test_the_broker_has_each_event_before_the_next_body_is_built(
         assert len(sent.mids) == 13 and not sent.done.done()
         await batch.settled(sent, lost, 3.0)
         batch.forget(client, sent.mids)
+    # The last PUBACK says the broker has event 12, not that the subscriber's thread has it yet (under load it had not).
+    await sub.await_until(at_least(12), what="event 12")
     assert [m.payload for m in sub.messages] == [f'{{"seq":{n}}}'.encode() for n in range(1, 13)]
