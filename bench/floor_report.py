@@ -240,10 +240,16 @@ def main() -> None:
     ap.add_argument("--plans", action="store_true", help="then print each statement's plan as it ran")
     ap.add_argument("--neighbours", action="store_true", help="the day before and the day after archived too")
     ap.add_argument("--pairs", type=int, default=3, help="paired runs of the report, summary and main (median)")
+    ap.add_argument(
+        "--work-mem",
+        default="64MB",
+        help="the cluster's work_mem; 4MB is PostgreSQL's default, which a floor's cluster keeps"
+        " (systemd/postgresql.md sets none)",
+    )
     args = ap.parse_args()
     # fsync off: what is timed is reading the day; loading it is only the set-up.
     cluster = PgCluster.create(
-        durable=False, work_mem="64MB", shared_buffers="512MB", max_wal_size="4GB", maintenance_work_mem="512MB"
+        durable=False, work_mem=args.work_mem, shared_buffers="512MB", max_wal_size="4GB", maintenance_work_mem="512MB"
     )
     try:
         cluster.start()
