@@ -17,6 +17,10 @@ same data: as it is, with its look-ups in the per-round summary, and with main's
 
 --plans prints, after the timed run, the plan of every statement the report runs as it ran (EXPLAIN (ANALYZE,
 BUFFERS), by auto_explain): where the time goes. Timing each plan node slows the run, so it is not the one timed.
+
+--work-mem sets the cluster's work_mem (default 64MB, the figures in README). A floor's cluster keeps PostgreSQL's
+4MB (systemd/postgresql.md sets none): `--work-mem 4MB --plans` shows the sorts that spill there ("Sort Method:
+external merge"), which 64MB hides.
 """
 
 from __future__ import annotations
