@@ -36,8 +36,11 @@ from tests.floor.reconciling import journal_totals_cli, reconcile
 
 pytestmark = pytest.mark.floor
 DAY = date(2026, 11, 21)
-SHIFTS = (Shift(name="day", start="06:00", end="14:00"), Shift(name="swing", start="14:00", end="22:00"))
-SHIFTS += (Shift(name="grave", start="22:00", end="06:00"),)
+SHIFTS = (
+    Shift(name="day", start="06:00", end="14:00"),
+    Shift(name="swing", start="14:00", end="22:00"),
+    Shift(name="grave", start="22:00", end="06:00"),
+)
 SWING = datetime(2026, 11, 21, 14, 0, tzinfo=UTC)
 GRAVE = datetime(2026, 11, 21, 22, 0, tzinfo=UTC)
 NEXT_DAY = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
