@@ -17,6 +17,10 @@ same data: as it is, with its look-ups in the per-round summary, and with main's
 
 --plans prints, after the timed run, the plan of every statement the report runs as it ran (EXPLAIN (ANALYZE,
 BUFFERS), by auto_explain): where the time goes. Timing each plan node slows the run, so it is not the one timed.
+
+--work-mem sets the cluster's work_mem (default 64MB, the figures in README). A floor's cluster keeps PostgreSQL's
+4MB (systemd/postgresql.md sets none): `--work-mem 4MB --plans` shows the sorts that spill there ("Sort Method:
+external merge"), which 64MB hides.
 """
 
 from __future__ import annotations
@@ -240,10 +244,16 @@ def main() -> None:
     ap.add_argument("--plans", action="store_true", help="then print each statement's plan as it ran")
     ap.add_argument("--neighbours", action="store_true", help="the day before and the day after archived too")
     ap.add_argument("--pairs", type=int, default=3, help="paired runs of the report, summary and main (median)")
+    ap.add_argument(
+        "--work-mem",
+        default="64MB",
+        help="the cluster's work_mem; 4MB is PostgreSQL's default, which a floor's cluster keeps"
+        " (systemd/postgresql.md sets none)",
+    )
     args = ap.parse_args()
     # fsync off: what is timed is reading the day; loading it is only the set-up.
     cluster = PgCluster.create(
-        durable=False, work_mem="64MB", shared_buffers="512MB", max_wal_size="4GB", maintenance_work_mem="512MB"
+        durable=False, work_mem=args.work_mem, shared_buffers="512MB", max_wal_size="4GB", maintenance_work_mem="512MB"
     )
     try:
         cluster.start()

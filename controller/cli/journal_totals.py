@@ -1,4 +1,4 @@
-"""`tablectl journal totals`: a table's own figures for a gaming day, summed from its journal
+"""`tablectl journal totals`: a table's own figures for a gaming day or a shift of one, summed from its journal
 (controller.store.totals), so that a supervisor or an auditor can hold the floor's report against them by hand
 (docs/floor.md, "Reconciling"). The gaming day is the floor's ([gaming_day] starts_at and timezone): the table does
 not know it, so the command is told. Rows sealed into archive segments (`journal archive`, [journal] keep_rounds)
@@ -21,10 +21,12 @@ from controller.cli import numbers
 from controller.cli.verb import Subparsers, UsageError
 from controller.store.reader import ArchiveUnreadable, JournalReader
 from controller.store.schema import JournalError
-from controller.store.totals import GamingDays, in_period, to_text, totals
+from controller.store.totals import GamingDays, Shift, in_period, to_text, totals
 
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _CLOCK = re.compile(r"([0-9]{2}):([0-9]{2})")
+# The floor's [[shifts]] name pattern (floor/config.py), then its local start and end.
+_SHIFT = re.compile(r"([A-Za-z0-9_\-]{1,32})=([^-]+)-(.+)")
 
 
 def _day(text: str) -> date:
@@ -43,6 +45,17 @@ def _clock(text: str) -> dt_time:
             f"{numbers.shown(text)} is not a local time HH:MM: give the floor's [gaming_day] starts_at, e.g. 06:00"
         )
     return dt_time(int(m[1]), int(m[2]))
+
+
+def _shift(text: str) -> Shift:
+    m = _SHIFT.fullmatch(text)
+    if m is None:
+        raise argparse.ArgumentTypeError(
+            f"{numbers.shown(text)} is not a shift: write NAME=HH:MM-HH:MM as the floor's [[shifts]] entry says it, "
+            "e.g. --shift grave=22:00-06:00"
+        )
+    # A start equal to its end is a 24-hour shift, as the floor reads it: accepted alike, so both count the same.
+    return Shift(m[1], _clock(m[2]), _clock(m[3]))
 
 
 def _zone(text: str) -> ZoneInfo:
@@ -65,12 +78,20 @@ def add_totals(actions: Subparsers, where: argparse.ArgumentParser) -> None:
         "seats playing and placing each wager, jackpots paid and progressive contributions per level, voids and "
         "irregularities per rule; in "
         "integer cents with --json. The gaming day is the floor's: give its [gaming_day] starts_at and timezone. "
-        "A round's events count in the day the round ended (docs/floor.md, 'Which day owns a round'). "
+        "A round's events count in the day the round ended (docs/floor.md, 'Which day owns a round'); with "
+        "--shift, in the shift it ended. "
         "docs/floor.md, 'Reconciling', compares them with the floor's report.",
     )
     tot.add_argument("--day", type=_day, metavar="D", help="the gaming day, e.g. 2026-11-21")
     tot.add_argument("--from", dest="first", type=_day, metavar="D1", help="the first gaming day of a range")
     tot.add_argument("--to", dest="last", type=_day, metavar="D2", help="the last gaming day of a range (included)")
+    tot.add_argument(
+        "--shift",
+        type=_shift,
+        metavar="NAME=HH:MM-HH:MM",
+        help="only this shift of --day, as the floor's [[shifts]] entry defines it (its name, local start and end), "
+        "e.g. --shift grave=22:00-06:00, to hold against `tablectl report --shift NAME --day D`",
+    )
     tot.add_argument(
         "--starts-at",
         type=_clock,
@@ -96,6 +117,8 @@ def add_totals(actions: Subparsers, where: argparse.ArgumentParser) -> None:
 
 
 def _days(args: argparse.Namespace) -> tuple[date, date]:
+    if args.shift is not None and (args.first is not None or args.last is not None or args.day is None):
+        raise UsageError("a shift is of one gaming day: --shift NAME=HH:MM-HH:MM --day YYYY-MM-DD, no --from/--to")
     if args.first is not None or args.last is not None:
         if args.first is None or args.last is None or args.day is not None:
             raise UsageError("a range takes both --from and --to, and no --day")
@@ -111,14 +134,18 @@ def print_totals(reader: JournalReader, args: argparse.Namespace, archives: Path
     """`archives`: the segments' directory (--archives, else the config's [journal] archive_dir, else the default)."""
     first, last = _days(args)
     days = GamingDays(args.starts_at, args.timezone)
+    shift: Shift | None = args.shift
+    start, end = days.period(first, last) if shift is None else days.shift(first, shift)
     try:
         # Archived rounds are older than the kept ones, but a day's rounds may be on both sides of the cut:
         # in_period pairs each round with its end wherever either row is.
-        found = totals(in_period(chain(reader.archived_rows(archives), reader.rows()), days, first, last))
+        found = totals(in_period(chain(reader.archived_rows(archives), reader.rows()), days, start, end))
     except ArchiveUnreadable as err:
         raise JournalError(f"cannot total the archived rows: {err}") from None
     label = f"gaming day {first}" if first == last else f"gaming days {first} to {last}"
     label += f" (from {args.starts_at:%H:%M} {args.timezone.key})"
+    if shift is not None:  # worded as the floor's report titles a shift (floor/days.py shift_period)
+        label = f"shift {shift.name} ({shift.start:%H:%M}-{shift.end:%H:%M} {args.timezone.key}) of {label}"
     if args.json:
         print(json.dumps({"period": label, "tables": [t.as_dict() for _, t in sorted(found.items())]}, indent=1))
     else:

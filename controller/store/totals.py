@@ -1,5 +1,6 @@
-"""A table's own totals for a gaming day, summed from its journal: what `tablectl journal totals` prints so that an
-auditor can hold the floor's report (floor/report/figures.py) against the table's own record, figure by figure.
+"""A table's own totals for a gaming day or a shift of one, summed from its journal: what `tablectl journal totals`
+prints so that an auditor can hold the floor's report (floor/report/figures.py) against the table's own record,
+figure by figure.
 
 The definitions are docs/floor.md's ("Reports"), computed here independently, in Python over the journal's rows,
 not with the floor's SQL: the two agreeing is the check. Pure: rows in, totals out (the CLI reads the file).
@@ -26,6 +27,15 @@ ROUND_ENDS = ("round.completed", "round.voided")
 
 
 @dataclass(frozen=True, slots=True)
+class Shift:
+    """A shift as the floor's [[shifts]] defines it: a name and its local start and end."""
+
+    name: str
+    start: time
+    end: time
+
+
+@dataclass(frozen=True, slots=True)
 class GamingDays:
     """Gaming days as the floor counts them ([gaming_day] starts_at and timezone of FLOOR.toml)."""
 
@@ -43,6 +53,17 @@ class GamingDays:
     def period(self, first: date, last: date) -> tuple[datetime, datetime]:
         """Gaming days `first` through `last` as the instants [start, end)."""
         return self.start(first), self.start(last + timedelta(days=1))
+
+    def shift(self, day: date, shift: Shift) -> tuple[datetime, datetime]:
+        """A shift of gaming day `day` as the instants [start, end), as the floor places it (floor/days.py
+        shift_period): a shift starting before the day's start hour lies on the next date, and one whose end is
+        not after its start ends on the date after its start (grave 22:00-06:00)."""
+        on = day if shift.start >= self.starts_at else day + timedelta(days=1)
+        off = on if shift.end > shift.start else on + timedelta(days=1)
+        return (
+            datetime.combine(on, shift.start, tzinfo=self.zone).astimezone(UTC),
+            datetime.combine(off, shift.end, tzinfo=self.zone).astimezone(UTC),
+        )
 
 
 def parse_ts(text: str) -> datetime:
@@ -99,10 +120,11 @@ class Totals:
         }
 
 
-def in_period(rows: Iterable[Mapping[str, Any]], days: GamingDays, first: date, last: date) -> list[Mapping[str, Any]]:
-    """The rows that belong to gaming days `first` through `last` (the module's rule: a round's events go with its
-    end when it ended within a gaming day of them)."""
-    start, end = days.period(first, last)
+def in_period(
+    rows: Iterable[Mapping[str, Any]], days: GamingDays, start: datetime, end: datetime
+) -> list[Mapping[str, Any]]:
+    """The rows that belong to the period [start, end) (`GamingDays.period` or `.shift`; the module's rule: a
+    round's events go with its end when it ended within a gaming day of them)."""
     rows = [r for r in rows if r.get("payload") is not None]  # a damaged row is not counted: `journal verify` says it
     ends: dict[tuple[str, str], datetime] = {}
     for r in rows:
