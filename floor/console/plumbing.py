@@ -223,9 +223,8 @@ def problem_in(error: str | BaseException) -> str:
     """aiohttp's wording of what it could not parse, up to where it quotes the client's bytes (b'...' or '...'),
     which are not sent back: printable ASCII, at most 160 characters."""
     message = error.message if isinstance(error, HttpProcessingError) else str(error)
-    message = re.sub(
-        r"^\d{3}, message:\s*", "", message
-    )  # str() of an HttpProcessingError, as a payload error holds it
+    # str() of an HttpProcessingError, as a payload error holds it
+    message = re.sub(r"^[0-9]{3}, message:[ \t\r\n]*", "", message)
     problem = re.split(r"""[: \t]*b?['"]""", message.split("\n", 1)[0], maxsplit=1)[0].strip().rstrip(":")
     return "".join(ch if " " <= ch <= "~" else "?" for ch in problem)[:160]
 
