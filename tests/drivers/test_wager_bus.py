@@ -480,10 +480,10 @@ async def test_on_a_paced_line_the_confirmations_come_in_slot_order_and_nothing_
 async def settled(sim: WagerBusSim) -> None:
     """Return once no station has a frame awaiting its ACK and both pairs have delivered what was queued on them.
 
-    The seven 217-byte identities queue 133 ms on the shared return pair; a simulated station's ACK timer starts once its
-    frame has left the line, so none is sent twice (test_a_paced_seven_station_start_retransmits_nothing), but the host's
-    ACKs of the last ones may still be crossing it. Under load, frames still queued when the GROUP frame went out held
-    the confirmations behind them, and the window closed first: the host locked every station alone."""
+    The seven 217-byte identities queue 133 ms on the shared return pair; a simulated station's ACK timer starts once
+    its frame has left the line, so none is sent twice (test_a_paced_seven_station_start_retransmits_nothing), but the
+    host's ACKs of the last ones may still be crossing it. Under load, frames still queued when the GROUP frame went out
+    held the confirmations behind them, and the window closed first: the host locked every station alone."""
     for station in sim.stations.values():
         assert station._link is not None
         async with station._link._send_lock:  # held by a send until its ACK, retransmissions included
