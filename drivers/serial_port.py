@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+from collections.abc import Callable
 
 import serial
 import serial_asyncio_fast
@@ -50,3 +51,17 @@ async def open_serial(path: str, baudrate: int = DEFAULT_BAUDRATE) -> tuple[asyn
     protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
     transport, _ = await serial_asyncio_fast.connection_for_serial(loop, lambda: protocol, port)
     return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
+
+
+def unread_input(writer: asyncio.StreamWriter) -> Callable[[], int] | None:
+    """How many received bytes the OS holds for the port `writer` writes to, not yet read (pyserial's `in_waiting`:
+    TIOCINQ on a tty), or None for a transport without a serial port. OSError (serial.SerialException) once the port
+    is gone."""
+    port = writer.get_extra_info("serial")
+    if not isinstance(port, serial.Serial):
+        return None
+
+    def in_waiting() -> int:
+        return int(port.in_waiting)
+
+    return in_waiting

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 import structlog
@@ -51,6 +51,12 @@ def _no_single_peer_data(_payload: bytes) -> None:
     pass
 
 
+# Turns of the event loop a closing slot window may take to read what the line already delivered: the serial transport
+# reads 1024 bytes a turn, and 100 ms of a 115200-baud line is 1152 bytes, so a few turns do; the bound keeps a line
+# flooded with noise from holding the window open.
+_CATCH_UP_TURNS = 16
+
+
 class BusLink(Link):
     """The host's end of a multi-drop line: several stations on one transport.
 
@@ -71,6 +77,7 @@ class BusLink(Link):
         ack_timeout: float = DEFAULT_ACK_TIMEOUT,
         retries: int = DEFAULT_RETRIES,
         name: str = "bus",
+        in_waiting: Callable[[], int] | None = None,
     ) -> None:
         # 0xFF (reserved) as the single peer: a frame that slipped through the single-peer path would reach
         # nobody rather than a wrong station.
@@ -99,6 +106,9 @@ class BusLink(Link):
         # The version each station was found to speak at identify (docs/protocol.md section 10).
         self.peer_versions: dict[int, int] = {}
         self._broadcast_seq = random.randrange(256)
+        # Bytes the OS holds for us that the reader has not taken yet (drivers.serial_port.unread_input): what a slot
+        # window reads before it closes. None where the transport cannot say.
+        self._in_waiting = in_waiting
 
     async def send(self, message: Mapping[str, Any]) -> None:
         raise LinkError(f"{self.name}: a bus has no single peer; use send_to(address, message)")
@@ -170,6 +180,45 @@ class BusLink(Link):
 
     def close_slots(self) -> None:
         self.parser.close_slots()
+
+    async def await_slots(self, confirmations: Collection[asyncio.Future[None]], window: float) -> None:
+        """Return once every confirmation is done, or `window` seconds have passed and what the line had delivered by
+        then has been read; the caller then closes the window (close_slots) and locks those still missing on their own.
+
+        After a stall of the event loop (a journal commit, a GC pause) the window's timer can run in the same turn as,
+        or before, the read of bytes that arrived meanwhile: the stations confirmed 3.3 ms after the GROUP frame, yet
+        the host would close the window unread and lock all seven one by one (docs/protocol.md section 13, "The host's
+        slot window")."""
+        if not confirmations:
+            return
+        # asyncio.wait, not gather under a timeout: that would cancel the confirmations and count them as answered.
+        await asyncio.wait(confirmations, timeout=window)
+        if not all(c.done() for c in confirmations):
+            await self.read_arrived()
+
+    async def read_arrived(self) -> None:
+        """Return once the reader has handled every byte the OS held for this line when called (or more turns than a
+        full window's bytes need have passed, or the line closed).
+
+        While the OS holds bytes, yield a turn: the loop's selector polls the line and the transport hands them to the
+        reader. Once it holds none, everything it delivered was handed over in an earlier turn, which woke the read
+        loop before this task: one more turn and the read loop has parsed it and delivered the confirmations."""
+        for _turn in range(_CATCH_UP_TURNS):
+            if self.closed.is_set():
+                return
+            waiting = self._waiting()
+            await asyncio.sleep(0)
+            if not waiting:
+                return
+        log.warning("slot window closed with bytes still unread", link=self.name, unread=self._waiting())
+
+    def _waiting(self) -> int:
+        if self._in_waiting is None:
+            return 0
+        try:
+            return self._in_waiting()
+        except OSError:
+            return 0  # the line went away: its reader reports that
 
     def _take_seq(self, address: int) -> int:
         # Skip SEQs in flight to other stations. At most 253 are, so the result never equals this

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import structlog
@@ -96,6 +96,10 @@ class LinkCore:
         # task of its own so the reader keeps reading (and retransmissions keep being answered).
         self.control_delay = 0.0
         self._delayed: set[asyncio.Task[None]] = set()
+        # Awaited after each DATA frame is written, before its ACK timer starts: a simulated station on a paced shared
+        # line returns once the frame has left the line (a station listens before it talks: its frame may queue behind
+        # the others'). None: the timer starts once the writer took the frame, as on a serial port.
+        self.frame_left: Callable[[], Awaitable[None]] | None = None
 
     def start(self) -> None:
         # The reader ends with the session (the line closed, the device unplugged), which the driver reports.
@@ -149,6 +153,8 @@ class LinkCore:
                 future: asyncio.Future[Kind] = asyncio.get_running_loop().create_future()
                 register(future)
                 await self._write(frame)
+                if self.frame_left is not None:
+                    await self.frame_left()
                 attempt += 1
                 try:
                     # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation.

@@ -24,7 +24,7 @@ from drivers.reference.framing import GROUP_LOCK, VERSION_2, VERSION_3
 from drivers.reference.link import Link, LinkError
 from drivers.reference.wager_bus_settings import BusStationSettings, ReferenceWagerBusSettings
 from drivers.reference.wager_station import ReferenceWagerStation, ReferenceWagerStationSettings
-from drivers.serial_port import open_serial
+from drivers.serial_port import open_serial, unread_input
 from drivers.tasks import cancel_and_wait
 
 log = structlog.get_logger(__name__)
@@ -254,8 +254,9 @@ class ReferenceWagerBus(DeviceBase):
                     self._by_address[address].fault("timeout", "lock: the line closed before the GROUP lock frame left")
                 return
             try:
-                # asyncio.wait, not gather under a timeout: that would cancel the waiters and count them as answered.
-                await asyncio.wait(waiters.values(), timeout=self.settings.ack_timeout)
+                # The link reads what already arrived before the window closes: after a stall of the event loop the
+                # confirmations are there but not yet read.
+                await link.await_slots(list(waiters.values()), self.settings.ack_timeout)
             finally:
                 self._forget_waiters(link, waiters)
             missed = [a for a in sorted(waiters) if not waiters[a].done()]
@@ -333,6 +334,7 @@ class ReferenceWagerBus(DeviceBase):
             ack_timeout=self.settings.ack_timeout,
             retries=self.settings.retries,
             name=f"driver:{self.device_id}",
+            in_waiting=unread_input(writer),
         )
         self.link.start()
         return None

@@ -96,6 +96,24 @@ class BusStationSim(WagerStationSim):
         self._attach(self._drop, self._drop)
         assert self._link is not None
         self._link.slot_writer = self._write_in_slot
+        self._link.frame_left = self._frame_left
+
+    async def _frame_left(self) -> None:
+        """Return when the frame this station just queued has left the shared return pair. A real station listens
+        before it talks and starts its ACK timer from its frame's last byte: timed from the queueing, seven 217-byte
+        identities (133 ms at 115200 baud) outlasted the 100 ms timer and two to four were sent twice at every start."""
+        endpoint = self._bus._endpoint
+        if endpoint is None or not self._bus.timing.paced:
+            return
+        left: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def gone() -> None:
+            if not left.done():
+                left.set_result(None)
+
+        # The line is first in, first out: when everything queued so far has left, so has this frame, queued last.
+        endpoint.outbound.after(gone)
+        await left
 
     def _write_in_slot(self, slot: int, data: bytes) -> None:
         """Start the confirmation when this station's slot begins, counted from the end of the GROUP frame as every

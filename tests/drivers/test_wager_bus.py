@@ -480,10 +480,10 @@ async def test_on_a_paced_line_the_confirmations_come_in_slot_order_and_nothing_
 async def settled(sim: WagerBusSim) -> None:
     """Return once no station has a frame awaiting its ACK and both pairs have delivered what was queued on them.
 
-    The seven 217-byte identities queue 133 ms on the shared return pair, past the stations' 100 ms ACK timeout (a
-    simulated station's timer starts when it queues its frame, not when the frame has left the line), so some are
-    retransmitted. Under load those copies were still queued when the GROUP frame went out, the confirmations queued
-    behind them, and the host's window closed first: it locked every station alone."""
+    The seven 217-byte identities queue 133 ms on the shared return pair; a simulated station's ACK timer starts once
+    its frame has left the line, so none is sent twice (test_a_paced_seven_station_start_retransmits_nothing), but the
+    host's ACKs of the last ones may still be crossing it. Under load, frames still queued when the GROUP frame went out
+    held the confirmations behind them, and the window closed first: the host locked every station alone."""
     for station in sim.stations.values():
         assert station._link is not None
         async with station._link._send_lock:  # held by a send until its ACK, retransmissions included
@@ -530,3 +530,42 @@ class _Tee(Recorder):
     def __call__(self, event: DeviceEvent) -> None:
         super().__call__(event)
         self._also(event)
+
+
+async def test_a_paced_seven_station_start_retransmits_nothing() -> None:
+    """At 115200 baud the seven stations' identities (217 bytes each, about 19 ms) queue on the shared return pair for
+    about 133 ms. A station listens before it talks, so its ACK timer starts when its frame has left the line, not when
+    it queued it: no station sends a frame twice (docs/protocol.md, "Medium access"; section 4). Before, two to four
+    identities were sent twice at every start."""
+    sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming())
+    await sim.start()
+    driver = create_driver(
+        "wager_bus",
+        {
+            "driver": "reference-wager-bus",
+            "port": sim.port,
+            "stations": [{"seat": seat, "address": address} for seat, address in ADDRESSES.items()],
+            "heartbeat_interval": 0,
+        },
+    )
+    assert isinstance(driver, ReferenceWagerBus)
+    recorders = {seat: Recorder() for seat in SEATS}
+    assert sim._endpoint is not None
+    line = LineLog(sim._endpoint)
+    try:
+        await asyncio.gather(*(s.start(recorders[seat]) for seat, s in driver.stations.items()))
+        await all_online(recorders)
+        await settled(sim)
+        data = [seen for seen in line.frames if seen.frame.kind == Kind.DATA]
+        listing = "on the line:\n" + "\n".join(map(str, data))
+        identities = [seen for seen in data if not seen.from_host and seen.name == "identity"]
+        serials = sorted({decode_message(seen.frame.payload)["serial"] for seen in identities})
+        assert serials == [f"wager_station_{seat}" for seat in SEATS], listing
+        again = [seen for at, seen in enumerate(data) if any(b.frame == seen.frame for b in data[:at])]
+        assert [seen for seen in again if not seen.from_host] == [], listing
+        # The host times its `identify` from its own write: under load a station's ACK can queue behind the others'
+        # identities past 100 ms, as on a real line, and the host then sends it again (section 4). Nothing else.
+        assert {seen.name for seen in again} <= {"identify"}, listing
+    finally:
+        await asyncio.gather(*(s.stop() for s in driver.stations.values()))
+        await sim.stop()
