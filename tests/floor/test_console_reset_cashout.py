@@ -287,11 +287,17 @@ def test_cash_out_account_for_the_offline_terminal_pays_the_seat_by_an_attendant
     stage.as_supervisor()
     seat = f'#tv-actions .action:has(span[data-seat="{SEAT}"])'
     stage.wait().until(lambda d: "terminal offline" in d.find_element(By.CSS_SELECTOR, f"{seat} span").text)
-    # A button per seat's terminal; the others are online.
-    spans = stage.browser.find_elements(By.CSS_SELECTOR, "#tv-actions span[data-seat]")
-    assert len(spans) == 6 and [s.text for s in spans if s.get_attribute("data-seat") != str(SEAT)] == [
-        f"seat {n}: terminal online" for n in (1, 3, 4, 5, 6)
-    ]
+    # A button per seat's terminal; the others are online. Read inside the wait, which reads again when the panel
+    # re-rendered between finding a span and reading it (a stale element; seen under two xdist workers).
+    others = [f"seat {n}: terminal online" for n in (1, 3, 4, 5, 6)]
+
+    def seats(d: Any) -> list[tuple[str, str]]:
+        return [
+            (s.get_attribute("data-seat"), s.text)
+            for s in d.find_elements(By.CSS_SELECTOR, "#tv-actions span[data-seat]")
+        ]
+
+    stage.wait().until(lambda d: len(got := seats(d)) == 6 and [t for n, t in got if n != str(SEAT)] == others)
     before = stage.last_seq()
     why = "terminal 2 offline since 21:40 (ticket TR-118)"
     stage.press(seat, {"reason": why})
