@@ -423,9 +423,9 @@ def test_bus_settings_are_checked_by_the_driver() -> None:
         create_driver("wager_bus", wager_bus())
 
 
-async def test_on_a_paced_line_the_confirmations_come_in_slot_order_and_nothing_else_moves() -> None:
-    """At 115200 baud, as bench/lockout.py --bus runs it: the GROUP frame's 10 bytes out, 7 x 2 bytes back, in slot
-    (ascending address) order, and no ACK in either direction."""
+async def paced_bus() -> tuple[WagerBusSim, ReferenceWagerBus]:
+    """The seven stations on a line paced at 115200 baud (as bench/lockout.py --bus runs it), started, and the host's
+    driver for it, not yet started; no heartbeat, so nothing moves on the line but what a test asks for."""
     sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming())
     await sim.start()
     driver = create_driver(
@@ -438,6 +438,13 @@ async def test_on_a_paced_line_the_confirmations_come_in_slot_order_and_nothing_
         },
     )
     assert isinstance(driver, ReferenceWagerBus)
+    return sim, driver
+
+
+async def test_on_a_paced_line_the_confirmations_come_in_slot_order_and_nothing_else_moves() -> None:
+    """At 115200 baud, as bench/lockout.py --bus runs it: the GROUP frame's 10 bytes out, 7 x 2 bytes back, in slot
+    (ascending address) order, and no ACK in either direction."""
+    sim, driver = await paced_bus()
     order: list[int] = []
     recorders = {seat: Recorder() for seat in SEATS}
 
@@ -537,18 +544,7 @@ async def test_a_paced_seven_station_start_retransmits_nothing() -> None:
     about 133 ms. A station listens before it talks, so its ACK timer starts when its frame has left the line, not when
     it queued it: no station sends a frame twice (docs/protocol.md, "Medium access"; section 4). Before, two to four
     identities were sent twice at every start."""
-    sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming())
-    await sim.start()
-    driver = create_driver(
-        "wager_bus",
-        {
-            "driver": "reference-wager-bus",
-            "port": sim.port,
-            "stations": [{"seat": seat, "address": address} for seat, address in ADDRESSES.items()],
-            "heartbeat_interval": 0,
-        },
-    )
-    assert isinstance(driver, ReferenceWagerBus)
+    sim, driver = await paced_bus()
     recorders = {seat: Recorder() for seat in SEATS}
     assert sim._endpoint is not None
     line = LineLog(sim._endpoint)

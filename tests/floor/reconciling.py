@@ -13,14 +13,19 @@ from typing import Any
 from tests.floor.conftest import ROOT, TABLECTL
 
 
-def journal_totals_cli(path: Path, *period: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [*TABLECTL, "journal", "totals", "--journal", str(path), *period, "--json"],
+def totals_run(path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """`tablectl journal totals --journal PATH ARGV...` as an auditor runs it, in a process of its own."""
+    return subprocess.run(
+        [*TABLECTL, "journal", "totals", "--journal", str(path), *argv],
         capture_output=True,
         text=True,
         cwd=ROOT,
         timeout=60,
     )
+
+
+def journal_totals_cli(path: Path, *period: str) -> dict[str, Any]:
+    done = totals_run(path, *period, "--json")
     assert done.returncode == 0, done.stderr
     (table,) = json.loads(done.stdout)["tables"]
     assert isinstance(table, dict)

@@ -39,9 +39,8 @@ from floor.report.build import build
 from floor.report.figures import Scope, gather
 from tests.engine.conftest import PureTable, arranged_deck, open_table
 from tests.floor.archiving import msg, writer
-from tests.floor.conftest import ROOT, TABLECTL
 from tests.floor.played import PLAIN, Played
-from tests.floor.reconciling import journal_totals_cli, reconcile
+from tests.floor.reconciling import journal_totals_cli, reconcile, totals_run
 
 pytestmark = pytest.mark.floor
 DAY = date(2026, 11, 21)
@@ -160,13 +159,7 @@ def test_journal_totals_refuses_bad_arguments_naming_the_fix(tmp_path: Path) -> 
     p.journal.close()
 
     def run(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*TABLECTL, "journal", "totals", "--journal", str(tmp_path / "t.sqlite"), *argv],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            timeout=60,
-        )
+        return totals_run(tmp_path / "t.sqlite", *argv)
 
     for argv, says in (
         (["--day", "2026-13-01"], "no such date"),

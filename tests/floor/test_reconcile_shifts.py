@@ -30,9 +30,8 @@ from floor.db import connect
 from floor.report.build import build
 from floor.report.figures import Scope, gather
 from tests.floor.archiving import msg, writer
-from tests.floor.conftest import ROOT, TABLECTL
 from tests.floor.played import Played
-from tests.floor.reconciling import journal_totals_cli, reconcile
+from tests.floor.reconciling import journal_totals_cli, reconcile, totals_run
 
 pytestmark = pytest.mark.floor
 DAY = date(2026, 11, 21)
@@ -128,13 +127,7 @@ def test_journal_totals_shift_is_worded_as_the_floor_and_refuses_bad_shifts(tmp_
     p.journal.close()
 
     def run(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*TABLECTL, "journal", "totals", "--journal", str(tmp_path / "t.sqlite"), *argv],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            timeout=60,
-        )
+        return totals_run(tmp_path / "t.sqlite", *argv)
 
     for argv, says in (
         (["--day", "2026-11-21", "--shift", "swing"], "write NAME=HH:MM-HH:MM"),
