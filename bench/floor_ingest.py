@@ -10,7 +10,7 @@ trigger on `events`, floor/rounds.py) is paired in the same process: the writer 
 enabled and disabled, on fresh tables each run, with the trigger's own time from pg_stat_user_functions (the disk's
 fsync makes the runs' rates vary far more than the trigger does; its time does not).
 
-Run:  .venv/bin/python bench/floor_ingest.py [--tables 500] [--events 200000] [--publishers 4]
+Run:  .venv/bin/python bench/floor_ingest.py [--tables 500] [--events 200000] [--publishers 4] [--pairs 3]
 """
 
 from __future__ import annotations
@@ -130,7 +130,8 @@ def summary_cost(dsn: str, events: int, batch: int, pairs: int) -> tuple[list[fl
     without: list[float] = []
     shares: list[float] = []
     for n in range(pairs):
-        for on, rates in ((True, with_), (False, without)):
+        order = ((True, with_), (False, without))
+        for on, rates in order if n % 2 == 0 else order[::-1]:  # ABBA: a drift over the runs favours neither
             with psycopg.connect(dsn, autocommit=True) as conn:
                 conn.execute(TRIGGER_ON if on else TRIGGER_OFF)
             progress(f"the writer alone {'with' if on else 'without'} the round summary ({n + 1}/{pairs})")
