@@ -5,9 +5,12 @@ Publishers: P processes, each the tables T/P of a floor, publish contract events
 fast as the broker takes them. The floor service runs as a real `tablectl floor` process; the figure is the events
 archived per second from the first publish to the last event committed. The writer alone (the archive's batches
 on one connection, no broker) is timed too, and the baseline is one-row INSERT + COMMIT transactions per second on
-the same cluster: what one commit per event would reach.
+the same cluster: what one commit per event would reach. What the per-round summary costs the writer (its statement
+trigger on `events`, floor/rounds.py) is paired in the same process: the writer alone alternately with that trigger
+enabled and disabled, on fresh tables each run, with the trigger's own time from pg_stat_user_functions (the disk's
+fsync makes the runs' rates vary far more than the trigger does; its time does not).
 
-Run:  .venv/bin/python bench/floor_ingest.py [--tables 500] [--events 200000] [--publishers 4]
+Run:  .venv/bin/python bench/floor_ingest.py [--tables 500] [--events 200000] [--publishers 4] [--pairs 3]
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import statistics
 import subprocess
 import sys
 import time
@@ -28,7 +32,7 @@ import psycopg
 from benchlib import machine, mosquitto, progress
 from paho.mqtt.enums import CallbackAPIVersion
 
-from floor.archive import ArchiveWriter, load_state
+from floor.archive import ArchiveWriter, AsyncConn, load_state
 from floor.config import DatabaseSection, GamingDaySection
 from floor.db import async_connect, connect
 from floor.messages import Incoming, parse
@@ -36,6 +40,8 @@ from floor.pgcluster import PgCluster
 from floor.schema import migrate
 
 PREFIX = "benchfloor"
+TRIGGER_ON = "ALTER TABLE events ENABLE TRIGGER events_round_days"
+TRIGGER_OFF = "ALTER TABLE events DISABLE TRIGGER events_round_days"
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -81,7 +87,8 @@ def commit_rate(dsn: str, commits: int = 500) -> float:
         return commits / (time.perf_counter() - start)
 
 
-async def writer_rate(dsn: str, events: int, batch: int) -> float:
+async def writer_rate(dsn: str, events: int, batch: int, prefix: str = "w") -> tuple[float, float]:
+    """Events/s of the writer alone on tables `{prefix}0`..`{prefix}49`, and the summary trigger's share of its time."""
     db = DatabaseSection(dsn=dsn)
     conn = await async_connect(db)
     writer = ArchiveWriter(conn, GamingDaySection(), await load_state(conn))
@@ -89,15 +96,52 @@ async def writer_rate(dsn: str, events: int, batch: int) -> float:
     messages: list[Incoming] = []
     for seq in range(1, events // 50 + 1):
         for t in range(50):
-            m = parse(PREFIX, f"{PREFIX}/w{t}/event", json.dumps(event(f"w{t}", seq, boot)).encode())
+            table = f"{prefix}{t}"
+            m = parse(PREFIX, f"{PREFIX}/{table}/event", json.dumps(event(table, seq, boot)).encode())
             assert isinstance(m, Incoming)
             messages.append(m)
+    before = await trigger_seconds(conn)
     start = time.perf_counter()
     for i in range(0, len(messages), batch):
         await writer.write(messages[i : i + batch])
     elapsed = time.perf_counter() - start
+    spent = await trigger_seconds(conn) - before
     await conn.close()
-    return len(messages) / elapsed
+    return len(messages) / elapsed, spent / elapsed
+
+
+async def trigger_seconds(conn: AsyncConn) -> float:
+    """The summary trigger's time so far (track_functions; the connection is autocommit): a backend flushes its
+    counts to the shared ones only going idle, at most once a second unless forced, so this one is forced first."""
+    await conn.execute("SELECT pg_stat_force_next_flush()")
+    cur = await conn.execute(
+        "SELECT coalesce(sum(total_time), 0) FROM pg_stat_user_functions WHERE funcname = 'round_days_add'"
+    )
+    row = await cur.fetchone()
+    return float(row[0]) / 1000 if row else 0.0
+
+
+def summary_cost(dsn: str, events: int, batch: int, pairs: int) -> tuple[list[float], list[float], float]:
+    """The writer alone with the summary's trigger and without it, alternating (`pairs` of each, fresh tables each
+    run): each run's events/s, and the trigger's share of the with-runs' time (their median)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("ALTER DATABASE bench_floor SET track_functions = 'pl'")
+    with_: list[float] = []
+    without: list[float] = []
+    shares: list[float] = []
+    for n in range(pairs):
+        order = ((True, with_), (False, without))
+        for on, rates in order if n % 2 == 0 else order[::-1]:  # ABBA: a drift over the runs favours neither
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute(TRIGGER_ON if on else TRIGGER_OFF)
+            progress(f"the writer alone {'with' if on else 'without'} the round summary ({n + 1}/{pairs})")
+            rate, share = asyncio.run(writer_rate(dsn, events, batch, f"w{n}{'s' if on else 'n'}-"))
+            rates.append(rate)
+            if on:
+                shares.append(share)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(TRIGGER_ON)
+    return with_, without, statistics.median(shares)
 
 
 def archived(dsn: str) -> int:
@@ -183,6 +227,7 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=200_000)
     ap.add_argument("--publishers", type=int, default=4)
     ap.add_argument("--batch", type=int, default=5000, help="[ingest] batch_max of the floor and the writer alone")
+    ap.add_argument("--pairs", type=int, default=3, help="writer runs with and without the round summary, alternating")
     args = ap.parse_args()
     cluster = PgCluster.create(durable=True)
     try:
@@ -192,8 +237,8 @@ def main() -> None:
             migrate(conn)
         progress("baseline: one-row commits")
         commits = commit_rate(dsn)
-        progress("the writer alone")
-        alone = asyncio.run(writer_rate(dsn, min(args.events, 100_000), args.batch))
+        with_, without, share = summary_cost(dsn, min(args.events, 100_000), args.batch, args.pairs)
+        alone = statistics.median(with_)
         with mosquitto("max_queued_messages 10000000\n") as broker, TemporaryDirectory(prefix="bench-floor-") as tmp:
             rate, total = end_to_end(dsn, broker, args, Path(tmp), backlog=False, offset=0)
             drain, _ = end_to_end(dsn, broker, args, Path(tmp), backlog=True, offset=max(1, args.events // args.tables))
@@ -202,6 +247,13 @@ def main() -> None:
     print(f"machine: {machine()}")
     print(f"baseline: PostgreSQL one-row INSERT + COMMIT: {commits:,.0f} commits/s (fsync on, this disk)")
     print(f"archive writer alone (batches of {args.batch}): {alone:,.0f} events/s ({alone / commits:.1f}x baseline)")
+    print(
+        f"the round summary's cost to the writer ({args.pairs} runs each, alternating): "
+        f"{statistics.median(without):,.0f} events/s with its trigger disabled, "
+        f"{alone / statistics.median(without):.2f}x of that with it (runs' ratios "
+        f"{', '.join(f'{a / b:.2f}' for a, b in zip(with_, without, strict=True))}); "
+        f"the trigger's own time {share:.1%} of the writer's"
+    )
     print(
         f"end to end, {args.tables} tables from {args.publishers} publisher processes through mosquitto: "
         f"{total:,} events in {total / rate:.1f} s = {rate:,.0f} events/s ({rate / commits:.1f}x baseline; "
