@@ -256,7 +256,7 @@ class ArchiveWriter:
                 continue
             if m.table_id not in live:
                 live[m.table_id] = copy.deepcopy(self.state.table(m.table_id))
-            _apply(live[m.table_id], m)
+            _apply(live[m.table_id], m, now)
         for table_id, ranges in seqs.items():
             model = live.setdefault(table_id, copy.deepcopy(self.state.table(table_id)))
             gaps = ranges.gaps()
@@ -340,12 +340,12 @@ class ArchiveWriter:
                 )
 
 
-def _apply(live: TableLive, m: Incoming) -> None:
+def _apply(live: TableLive, m: Incoming, now: str) -> None:
     model = m.model
     if isinstance(model, TableEvent):
         live.apply_event(model)
     elif isinstance(model, TableStatus):
-        live.apply_status(model)
+        live.apply_status(model, now)
     elif isinstance(model, Birth):
         live.apply_birth(model)
     elif isinstance(model, DeviceStatus):

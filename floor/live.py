@@ -41,6 +41,9 @@ TILT_KEYS = frozenset({"critical_state"})
 # and `floor status` line carries, keeps it escaped (a table's words, controller/core/shown.py) and cut shorter.
 STATUS_REASON_KEPT = 4000
 STATUS_REASON_SHOWN = 500
+# The states that need a person (an alert on the console, a line among `floor status`'s alerts) until the table says
+# it is back online: degraded (a task down, a tilt, a retained topic held back), offline (stopped), lost (the will).
+ALERT_STATES = frozenset({"degraded", "offline", "lost"})
 
 
 def status_reason(reason: str | None) -> str | None:
@@ -61,6 +64,9 @@ class TableLive:
     table_id: str
     state: str = "unknown"  # online, degraded, offline, lost (the status topic), unknown before any
     reason: str | None = None  # the status's reason (status_reason): why degraded, or offline after a fault
+    # When the floor first heard the table in its current state (the floor's clock, as gap_since): a degraded table's
+    # alert is timed from its first degraded status, not from the table's last event nor its own clock.
+    state_since: str | None = None
     boot_id: str | None = None
     chapter: str | None = None
     game: str | None = None
@@ -139,8 +145,13 @@ class TableLive:
         else:
             self.phase, self.phase_since = self.round_phase, self.round_phase_since
 
-    def apply_status(self, s: TableStatus) -> None:
+    def apply_status(self, s: TableStatus, now: str | None = None) -> None:
         # Each status says the whole of it: one without a reason (back online, the last will) clears the last one's.
+        # A new reason in the same state (another task down) keeps the state's since: the alert stays the same one.
+        if s.state != self.state or self.state_since is None:
+            # A lost status's ts is when the connection was opened (the will is set then): the floor's clock, when
+            # given, says when it was heard; the table's stamp stands in for callers with no clock (pure tests).
+            self.state_since = now or s.ts
         self.state, self.boot_id, self.reason = s.state, s.boot_id, status_reason(s.reason)
 
     def apply_birth(self, b: Birth) -> None:

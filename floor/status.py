@@ -11,7 +11,7 @@ from controller.cli.shown import shown
 from floor.config import FloorConfig
 from floor.days import parse_ts
 from floor.gaps import age_text, open_gaps, resend_command
-from floor.live import TableLive
+from floor.live import ALERT_STATES, TableLive
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -72,7 +72,10 @@ def status_text(tables: list[TableLive], conn: Conn, grace_s: float) -> str:
     stale = {(g.table_id, g.first_seq): g for g in open_gaps(tables, now, grace_s) if g.stale}
     out = [f"{'table':<20} {'state':<8} {'game':<6} {'phase':<10} {'in phase':>9} {'round':<24} alerts"]
     for t in tables:  # every field as a table's messages said it: shown escaped (controller/cli/shown.py)
-        alerts = [f"{shown(t.state)}: {shown(t.reason)}"] if t.reason else []  # why degraded, or offline by a fault
+        # Degraded, offline or lost first, with why (the console's alert of the same kind); a reason in another state
+        # (none the contract sends: online clears it) is shown all the same.
+        state = f"{shown(t.state)}: {shown(t.reason)}" if t.reason else shown(t.state)
+        alerts = [state] if t.reason or t.state in ALERT_STATES else []
         alerts += [f"tilt {shown(k)}" for k in t.tilts]
         alerts += [f"device {shown(d)}: {shown(why)}" for d, why in t.faults.items()]
         alerts += [

@@ -17,7 +17,7 @@ from typing import Any
 from floor.gaps import MAX_SEQS, open_gaps
 from floor.links import RULE as LINK_RULE
 from floor.links import LinkLive
-from floor.live import JACKPOT_PENDING, TableLive, is_tilt
+from floor.live import ALERT_STATES, JACKPOT_PENDING, TableLive, is_tilt
 from floor.messages import Incoming, LinkIncoming
 from floor.recall import money_text, summary_or_problem
 
@@ -169,6 +169,7 @@ class FloorView:
             "chapter": live.chapter,
             "state": live.state,
             "reason": live.reason,  # why degraded (or offline by a fault): the table's words, escaped (floor/live.py)
+            "state_since": live.state_since,
             "phase": live.phase,
             "phase_since": live.phase_since,
             "in_phase_s": round((now - since).total_seconds()) if since else None,
@@ -230,7 +231,8 @@ class FloorView:
 
 def sort_alerts(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """What needs a person: pending jackpots first (linked and local), then tilts, devices faulted or out of order,
-    deck changes and inspections due, links and tables offline or tilted, seq gaps, each oldest first."""
+    deck changes and inspections due, links tilted or offline, tables degraded, offline or lost, seq gaps, each
+    oldest first."""
     return sorted(found, key=lambda a: (a["rank"], str(a["since"]), a["table_id"], a["kind"], str(a["key"])))
 
 
@@ -239,8 +241,7 @@ def table_alerts(t: dict[str, Any]) -> list[dict[str, Any]]:
     tid = t["table_id"]
     since = t["last_event_at"] or ""
     out = [*_jackpot_alerts(t, since), *_tilt_alerts(t), *_deck_alerts(t, since), *_device_alerts(t, since)]
-    if t["state"] in ("offline", "lost"):
-        out.append({"kind": "offline", "key": t["state"], "since": since, "text": t["state"]})
+    out.extend(_state_alerts(t, since))
     out.extend(_gap_alerts(t, since))
     # The same keys in the same order as ever: browsers are sent an alert group again only when its JSON differs.
     return [
@@ -309,6 +310,24 @@ def _device_alerts(t: dict[str, Any], since: str) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _state_alerts(t: dict[str, Any], since: str) -> list[dict[str, Any]]:
+    """The table's own status when it needs a person: degraded (kind "degraded"), offline or lost (kind "offline"),
+    with the status's reason; no verb (the table clears it itself: its next status, online, drops the alert)."""
+    state = str(t["state"])
+    if state not in ALERT_STATES:
+        return []
+    why = t.get("reason")
+    return [
+        {
+            "kind": "degraded" if state == "degraded" else "offline",
+            "key": state,
+            # A live model stored before state_since was kept: the table's last event, as before.
+            "since": t.get("state_since") or since,
+            "text": f"{state}: {why}" if why else state,
+        }
+    ]
 
 
 def _gap_alerts(t: dict[str, Any], since: str) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,11 @@ import aiomqtt
 import psycopg
 import pytest
 
-from controller.mqtt.contract import TableStatus
+from controller.mqtt.contract import TableEvent, TableStatus
 from controller.mqtt.limits import stale_reason
 from controller.mqtt.messages import status_message
 from floor.config import parse_floor_config
+from floor.console.views import FloorView, table_alerts
 from floor.live import STATUS_REASON_SHOWN, TableLive, status_reason
 from floor.service import FloorService
 from tests.conftest import Mosquitto, free_port
@@ -58,6 +60,41 @@ def test_the_reason_is_escaped_bounded_and_cleared_by_the_next_status() -> None:
     assert status_reason("") is None
     # A live model stored before the field reads back with none.
     assert TableLive.from_json({"table_id": "t1", "state": "degraded"}).reason is None
+
+
+def _status(live: TableLive, state: str, reason: str | None, now: str) -> list[tuple[str, str, str, str]]:
+    """The table's alerts after this status, as the console lists them: (kind, key, since, text)."""
+    live.apply_status(TableStatus.model_validate_json(status_message(state, "t1", BOOT, reason)), now)
+    view = FloorView(live={"t1": live})
+    return [(a["kind"], a["key"], a["since"], a["text"]) for a in table_alerts(view.tile("t1", datetime.now(UTC)))]
+
+
+def test_a_degraded_lost_or_offline_table_is_an_alert_with_its_reason_until_it_is_back_online() -> None:
+    live = TableLive("t1")
+    opened = {"event_id": "t1-1", "table_id": "t1", "boot_id": BOOT, "seq": 1, "ts": "2026-11-27T01:00:00.000000Z"}
+    opened |= {"round_id": None, "type": "table.opened", "rule": "655a.4", "payload": {"chapter": "655a"}}
+    live.apply_event(TableEvent.model_validate(opened))
+    assert _status(live, "online", None, "2026-11-27T02:00:00.000000Z") == []
+    t0, t1, t2 = (f"2026-11-27T02:0{i}:00.000000Z" for i in (1, 2, 3))
+    # Timed from the floor's hearing it, not the table's last event (an hour before).
+    assert _status(live, "degraded", REASON, t0) == [("degraded", "degraded", t0, f"degraded: {SHOWN}")]
+    # Another reason in the same state is the same alert, still timed from the first; the text says the latest why.
+    assert _status(live, "degraded", "task ingest down", t1) == [
+        ("degraded", "degraded", t0, "degraded: task ingest down")
+    ]
+    assert _status(live, "online", None, t1) == []
+    # The broker's last will (no reason) and a stop by a fault (its reason): the offline kind, as before, with why.
+    assert _status(live, "lost", None, t1) == [("offline", "lost", t1, "lost")]
+    assert _status(live, "offline", "journal: disk full", t2) == [
+        ("offline", "offline", t2, "offline: journal: disk full")
+    ]
+    assert _status(live, "online", None, t2) == []
+    # A live model stored before state_since was kept: the alert is timed from the last event, as the offline one was.
+    old = TableLive.from_json({**live.to_json(), "state": "degraded", "state_since": None, "reason": "x"})
+    alerts = table_alerts(FloorView(live={"t1": old}).tile("t1", datetime.now(UTC)))
+    assert [(a["kind"], a["since"], a["text"], a["rank"], a.get("verb")) for a in alerts] == [
+        ("degraded", "2026-11-27T01:00:00.000000Z", "degraded: x", 1, None)
+    ]
 
 
 @pytest.fixture
