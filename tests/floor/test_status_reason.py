@@ -137,6 +137,14 @@ async def test_a_degraded_tables_reason_reaches_the_archive_the_console_and_floo
     def tile_reason() -> list[str]:
         return [e.text for e in browser.find_elements(By.CSS_SELECTOR, '.tile[data-table="t1"] .reason')]
 
+    def alerts() -> list[tuple[str | None, str | None, str]]:
+        # textContent: the list is drawn (and kept live) while the table's page hides it.
+        found = browser.find_elements(By.CSS_SELECTOR, "#alerts li.alert")
+        return [
+            (a.get_attribute("data-kind"), a.get_attribute("data-table"), str(a.get_attribute("textContent")))
+            for a in found
+        ]
+
     def field(name: str) -> str:
         return str(browser.find_element(By.CSS_SELECTOR, f'#tv-now dd[data-field="{name}"]').text)
 
@@ -150,13 +158,17 @@ async def test_a_degraded_tables_reason_reaches_the_archive_the_console_and_floo
 
         text_out = await asyncio.to_thread(floor_status, config)
         [line] = [x for x in text_out.splitlines() if x.startswith("t1 ")]
-        assert "degraded" in line and f"degraded: {SHOWN}" in line and "\x1b" not in text_out
+        assert line.endswith(f" degraded: {SHOWN}") and "\x1b" not in text_out  # the alerts column: the state, why
         [tile] = json.loads(await asyncio.to_thread(floor_status, config, "--json"))
-        assert (tile["state"], tile["reason"]) == ("degraded", SHOWN)
+        assert (tile["state"], tile["reason"]) == ("degraded", SHOWN) and tile["state_since"]
 
         await asyncio.to_thread(browser_logged_in, browser, origin, floor_dsn)
         await asyncio.to_thread(browser.get, origin + "/")
         await asyncio.to_thread(wait.until, lambda d: tile_reason() == [SHOWN])
+        # The alert list says it too, with why: the only alert of the floor, a supervisor not on the tile sees it.
+        [(kind, table, said)] = alerts()
+        assert (kind, table) == ("degraded", "t1") and f"degraded: {SHOWN}" in said and "\x1b" not in said
+        assert browser.find_elements(By.CSS_SELECTOR, "#alerts img") == []
         node = browser.find_element(By.CSS_SELECTOR, '.tile[data-table="t1"]')
         assert "degraded" in str(node.get_attribute("class")) and node.find_elements(By.CSS_SELECTOR, "img") == []
         await asyncio.to_thread(node.click)
@@ -167,6 +179,7 @@ async def test_a_degraded_tables_reason_reaches_the_archive_the_console_and_floo
         await publish("online")
         await asyncio.to_thread(wait.until, lambda d: field("state") == "online")
         assert field("reason") == "-"
+        await asyncio.to_thread(wait.until, lambda d: alerts() == [])  # cleared live, by the same update
         await asyncio.to_thread(browser.get, origin + "/")
         await asyncio.to_thread(wait.until, lambda d: d.find_elements(By.CSS_SELECTOR, '.tile[data-table="t1"]'))
         assert tile_reason() == []
@@ -174,5 +187,12 @@ async def test_a_degraded_tables_reason_reaches_the_archive_the_console_and_floo
         assert "online" in line and "degraded" not in line and line.endswith(" ok")
         [tile] = json.loads(await asyncio.to_thread(floor_status, config, "--json"))
         assert (tile["state"], tile["reason"]) == ("online", None)
+
+        # The broker's last will (lost, no reason): an alert of the offline kind, live on the open page, and in
+        # `floor status`'s alerts.
+        await publish("lost")
+        await asyncio.to_thread(wait.until, lambda d: [(k, t) for k, t, _ in alerts()] == [("offline", "t1")])
+        [line] = [x for x in (await asyncio.to_thread(floor_status, config)).splitlines() if x.startswith("t1 ")]
+        assert line.endswith(" lost") and alerts()[0][2].startswith("t1lost")
         assert browser.execute_script("return window.pwned === undefined") is True
         assert page_errors(browser) == []
