@@ -1,7 +1,9 @@
 """Why a table is degraded reaches the floor (docs/floor.md, "The live model"; docs/mqtt.md, `status`): the retained
 status's `reason` is archived with it (`statuses.reason`), kept in the live model escaped and bounded, and shown on the
 console's tile and table page and by `tablectl floor status` (text and --json); a status without one (the table back
-online) clears it everywhere. Before, the floor kept the state alone: a supervisor saw "degraded" and not why.
+online) clears it everywhere. Before, the floor kept the state alone: a supervisor saw "degraded" and not why. A table
+not online (degraded, offline, lost) is also an alert on the console's list with the reason, and among `floor
+status`'s alerts, until its next status says online; before, a degraded one raised none.
 
 Real parts: a real mosquitto and PostgreSQL, the floor service with its console in this process, `tablectl floor
 status` as the subprocess a person runs, Debian's headless Chromium through chromium-driver with an approved key's
