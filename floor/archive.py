@@ -5,13 +5,13 @@ for the keys that were new, into their gaming day's partition of `events`; an ev
 already archived with another id or other content raises an integrity alarm (a table that rolled back). The
 retained messages (status, birth, device, meter) are appended under their natural keys, also ON CONFLICT DO
 NOTHING, so a message delivered twice is archived once. The tables' seq ranges, the gaps they leave and the live
-model are written in the same transaction, and taken as current only once it commits.
+model are written in the same transaction, and taken as current only once it commits. The statements and the rows
+they take are floor/archive_rows.py's; this module runs them and keeps the state between batches.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -21,13 +21,13 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from controller.mqtt.contract import Birth, DeviceStatus, ProgressiveMeter, TableEvent, TableStatus
+from controller.mqtt.contract import Birth, DeviceStatus, TableEvent, TableStatus
+from floor.archive_rows import ALARMS, COPY, INSERT_EVENTS, STAGING, event_row, retained_row
 from floor.config import GamingDaySection, IngestSection
-from floor.days import gaming_day, parse_ts
 from floor.dbclock import DbClock
 from floor.gaps import carry_since
 from floor.links import LinkEventMsg, LinkLive
-from floor.live import STATUS_REASON_KEPT, TableLive
+from floor.live import TableLive
 from floor.messages import Incoming, LinkIncoming, Rejected
 from floor.refusals import Run
 from floor.refused_rows import RefusedWriter
@@ -35,48 +35,6 @@ from floor.schema import partition_ddl
 from floor.seqtrack import Range, SeqRanges, opened_and_filled
 
 AsyncConn = psycopg.AsyncConnection[tuple[Any, ...]]
-
-_STAGING = """
-CREATE TEMP TABLE IF NOT EXISTS staging_events (
-    gaming_day date, table_id text, seq bigint, event_id text, boot_id text, ts timestamptz, ts_text text,
-    round_id text, type text, rule text, payload jsonb, replayed boolean, digest bytea
-) ON COMMIT DELETE ROWS
-"""
-_COPY = (
-    "COPY staging_events (gaming_day, table_id, seq, event_id, boot_id, ts, ts_text, round_id, type, rule, payload,"
-    " replayed, digest) FROM STDIN"
-)
-_INSERT = """
-WITH new AS (
-    INSERT INTO event_keys (table_id, seq, event_id, boot_id, digest, gaming_day)
-    SELECT table_id, seq, event_id, boot_id, digest, gaming_day FROM staging_events
-    ON CONFLICT DO NOTHING
-    RETURNING event_id
-)
-INSERT INTO events (gaming_day, table_id, seq, event_id, boot_id, ts, ts_text, round_id, type, rule, payload, replayed)
-SELECT s.gaming_day, s.table_id, s.seq, s.event_id, s.boot_id, s.ts, s.ts_text, s.round_id, s.type, s.rule,
-       s.payload, s.replayed
-FROM staging_events s JOIN new USING (event_id)
-"""
-# A seq archived under another event id: the table rolled back (or two tables share an id). The same id with
-# other content: the event was changed after it was first published. Either is an integrity alarm, kept with the
-# event as received (rebuilt from its columns: the staging table does not carry the JSON twice).
-_RECEIVED = """jsonb_build_object('event_id', s.event_id, 'boot_id', s.boot_id, 'seq', s.seq, 'ts', s.ts_text,
-    'table_id', s.table_id, 'round_id', s.round_id, 'type', s.type, 'rule', s.rule, 'payload', s.payload,
-    'replayed', s.replayed)"""
-_ALARMS = f"""
-INSERT INTO integrity_alarms (kind, table_id, seq, archived_event_id, received_event_id, received_digest, received)
-SELECT CASE WHEN k.event_id <> s.event_id THEN 'seq_reused' ELSE 'content_differs' END,
-       s.table_id, s.seq, k.event_id, s.event_id, s.digest, {_RECEIVED}
-FROM staging_events s JOIN event_keys k ON k.table_id = s.table_id AND k.seq = s.seq
-WHERE k.event_id <> s.event_id OR k.digest <> s.digest
-UNION ALL
-SELECT 'id_reused', s.table_id, s.seq, k.event_id, s.event_id, s.digest, {_RECEIVED}
-FROM staging_events s JOIN event_keys k ON k.event_id = s.event_id
-WHERE k.table_id <> s.table_id OR k.seq <> s.seq
-ON CONFLICT DO NOTHING
-RETURNING kind, table_id, seq, archived_event_id, received_event_id
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,26 +97,6 @@ async def load_state(conn: AsyncConn) -> FloorState:
     return state
 
 
-def _event_row(m: Incoming, e: TableEvent, gd: GamingDaySection) -> tuple[Any, ...]:
-    ts = parse_ts(e.ts)
-    payload = json.dumps(e.payload, separators=(",", ":"))
-    return (
-        gaming_day(ts, gd),
-        e.table_id,
-        e.seq,
-        e.event_id,
-        e.boot_id,
-        ts,
-        e.ts,
-        e.round_id,
-        e.type,
-        e.rule,
-        payload,
-        e.replayed,
-        m.digest,
-    )
-
-
 class ArchiveWriter:
     """Writes batches on one connection; keeps which gaming days have a partition already."""
 
@@ -199,8 +137,8 @@ class ArchiveWriter:
                 if first[0].digest != m.digest:
                     again.setdefault((m.model.event_id, m.digest), (m, m.model))
         result.events_in = len(events) + len(again)
-        rows = [_event_row(m, e, self.gd) for m, e in events.values()]
-        rows_again = [_event_row(m, e, self.gd) for m, e in again.values()]
+        rows = [event_row(m, e, self.gd) for m, e in events.values()]
+        rows_again = [event_row(m, e, self.gd) for m, e in again.values()]
         if self.clock.due:
             await self.clock.sync(self.conn)
         now = self.clock.stamp()
@@ -271,13 +209,13 @@ class ArchiveWriter:
 
     async def _write_events(self, rows: list[tuple[Any, ...]], result: WriteResult) -> None:
         async with self.conn.cursor() as cur:
-            await cur.execute(_STAGING)
-            async with cur.copy(_COPY) as copy_:
+            await cur.execute(STAGING)
+            async with cur.copy(COPY) as copy_:
                 for row in rows:
                     await copy_.write_row(row)
-            await cur.execute(_INSERT)
+            await cur.execute(INSERT_EVENTS)
             result.events_new += max(cur.rowcount, 0)
-            await cur.execute(_ALARMS)
+            await cur.execute(ALARMS)
             result.alarms += [Alarm(*r) for r in await cur.fetchall()]
             await cur.execute("TRUNCATE staging_events")
 
@@ -291,7 +229,7 @@ class ArchiveWriter:
                     continue
                 if isinstance(m, LinkIncoming):
                     continue  # its events are written with the links'; its retained state is not kept
-                sql, params = _retained_row(m, self.gd)
+                sql, params = retained_row(m, self.gd)
                 if sql:
                     await cur.execute(sql, params)
         refused = [m for m in batch if isinstance(m, Rejected)]
@@ -352,48 +290,3 @@ def _apply(live: TableLive, m: Incoming, now: str) -> None:
         live.apply_device(model)
     else:
         live.apply_meter(model)
-
-
-def _reason(reason: str | None) -> str | None:
-    return reason[:STATUS_REASON_KEPT] if reason else None  # as received (a forged table's: bounded all the same)
-
-
-def _body(m: Incoming) -> tuple[bytes, Jsonb]:
-    return m.digest, Jsonb(m.content)
-
-
-def _meter_body(model: ProgressiveMeter, m: Incoming) -> tuple[int, int, bytes, Jsonb]:
-    return model.display_cents, model.reserve_cents, m.digest, Jsonb(m.content)
-
-
-def _retained_row(m: Incoming, gd: GamingDaySection) -> tuple[str, tuple[Any, ...]]:
-    model = m.model
-    if isinstance(model, TableStatus):
-        ts = parse_ts(model.ts)
-        return (
-            "INSERT INTO statuses (table_id, boot_id, state, ts_text, ts, gaming_day, reason)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-            (*(model.table_id, model.boot_id, model.state, model.ts, ts), gaming_day(ts, gd), _reason(model.reason)),
-        )
-    if isinstance(model, Birth):
-        ts = parse_ts(model.ts)
-        return (
-            "INSERT INTO births (table_id, boot_id, ts, gaming_day, digest, payload) VALUES (%s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT DO NOTHING",
-            (model.table_id, model.boot_id, ts, gaming_day(ts, gd), m.digest, Jsonb(m.content)),
-        )
-    if isinstance(model, DeviceStatus):
-        ts = parse_ts(model.since)
-        return (
-            "INSERT INTO device_reports (table_id, device_id, boot_id, state, since, gaming_day, digest, payload)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-            (model.table_id, model.device_id, model.boot_id, model.state, ts, gaming_day(ts, gd), *_body(m)),
-        )
-    if isinstance(model, ProgressiveMeter):
-        ts = parse_ts(model.ts)
-        return (
-            "INSERT INTO meter_reports (table_id, level, as_of_seq, ts, gaming_day, display_cents, reserve_cents,"
-            " digest, payload) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-            (model.table_id, model.level, model.as_of_seq, ts, gaming_day(ts, gd), *_meter_body(model, m)),
-        )
-    return "", ()

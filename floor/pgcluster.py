@@ -24,6 +24,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,10 @@ import structlog
 from leash import Leash, sweep_stale
 
 SUPERUSER = "tablectl"
+# How many ports start() tries when each is taken by the time the server binds it: one race is rare, five is not a race.
+PORT_ATTEMPTS = 5
+# The postmaster's own words for EADDRINUSE ("could not bind IPv4 address "127.0.0.1": Address already in use").
+ADDRESS_IN_USE = "Address already in use"
 INSTALL_HINT = "install Debian's PostgreSQL server: sudo apt-get install postgresql (python3 dev.py does it)"
 
 
@@ -61,6 +66,8 @@ def pg_bin_dir() -> Path:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
+    """A port free a moment ago. Nothing holds it until the server binds, so another process (the other xdist
+    worker's server) may take it first: start() then moves a cluster it numbered itself to a fresh one."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
@@ -78,6 +85,10 @@ def _run_as() -> pwd.struct_passwd | None:
     raise ClusterError("running as root and no unprivileged account (postgres or nobody) exists to run PostgreSQL")
 
 
+class _PortTaken(Exception):
+    """The postmaster exited while starting because another process holds its port; the message is its log."""
+
+
 @dataclass
 class PgCluster:
     """One PostgreSQL server with its own data directory. `durable=False` turns fsync off: for throwaway clusters
@@ -91,10 +102,22 @@ class PgCluster:
     proc: subprocess.Popen[bytes] | None = None
     # Made in a temp dir of its own (not a caller's `base`): deleted by remove(), or by the leash when we end.
     owned: bool = False
+    # Where a fresh port comes from when the one numbered is taken at the first start; None: the port is the
+    # caller's and is kept (it may have handed it out already).
+    ports: Callable[[], int] | None = None
+    started: bool = False
 
     @classmethod
-    def create(cls, base: Path | None = None, *, durable: bool = True, **settings: str) -> PgCluster:
-        """initdb a new cluster under `base` (a new temp dir by default) on a free port; not started yet."""
+    def create(
+        cls,
+        base: Path | None = None,
+        *,
+        durable: bool = True,
+        ports: Callable[[], int] = free_port,
+        **settings: str,
+    ) -> PgCluster:
+        """initdb a new cluster under `base` (a new temp dir by default) on a port from `ports`; not started yet.
+        Should that port be taken when it starts, the first start() takes another from `ports`."""
         for line in sweep_stale():
             structlog.get_logger(__name__).warning("stale server dir swept", what=line)
         owned = base is None
@@ -103,7 +126,7 @@ class PgCluster:
             base = Path(tempfile.mkdtemp(prefix="tablectl-pg-"))
             # Before initdb: a kill during it leaves no dir behind either.
             Leash.mine().own(base)
-        cluster = cls(base=base, port=free_port(), durable=durable, settings=dict(settings), owned=owned)
+        cluster = cls(base=base, port=ports(), durable=durable, settings=dict(settings), owned=owned, ports=ports)
         try:
             cluster._initdb()
         except BaseException:
@@ -156,6 +179,25 @@ class PgCluster:
     def start(self, timeout: float = 30.0) -> None:
         if self.proc is not None and self.proc.poll() is None:
             return
+        # Only before the first start may the port change: after it, clients hold DSNs naming this one.
+        attempts = PORT_ATTEMPTS if self.ports is not None and not self.started else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                self._start_once(timeout)
+                break
+            except _PortTaken as taken:
+                if attempt == attempts or self.ports is None:
+                    more = f" (and {attempts - 1} fresh ports before it)" if attempts > 1 else ""
+                    raise ClusterError(
+                        f"postgres could not listen on {self.host}:{self.port}{more}: another process holds the "
+                        f"port; find it with `ss -ltnp`, or let PgCluster.create number the port:\n{taken}"
+                    ) from None
+                structlog.get_logger(__name__).info("port taken, trying another", port=self.port)
+                self.port = self.ports()
+        self.started = True
+
+    def _start_once(self, timeout: float) -> None:
+        log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
         options = {
             "listen_addresses": self.host,
             "port": str(self.port),
@@ -183,13 +225,19 @@ class PgCluster:
         Leash.mine().hold(self.proc.pid, signal.SIGQUIT)
         if self.owned:
             Leash.mine().note_server(self.base, self.proc.pid, signal.SIGQUIT)
-        self._wait_ready(timeout)
+        self._wait_ready(timeout, log_start)
 
-    def _wait_ready(self, timeout: float) -> None:
+    def _wait_ready(self, timeout: float, log_start: int = 0) -> None:
         deadline = time.monotonic() + timeout
         while True:
             assert self.proc is not None
             if self.proc.poll() is not None:
+                Leash.mine().drop(self.proc.pid)
+                with self.log_path.open("rb") as log:
+                    log.seek(log_start)
+                    this_start = log.read().decode(errors="replace")
+                if ADDRESS_IN_USE in this_start:
+                    raise _PortTaken(this_start.strip())
                 raise ClusterError(f"postgres exited with {self.proc.returncode} while starting:\n{self.log_tail()}")
             try:
                 with psycopg.connect(self.dsn(), connect_timeout=2) as conn:
@@ -241,7 +289,8 @@ class PgCluster:
         """A streaming replica of this (running) cluster, made with pg_basebackup in a sibling directory, started;
         with `synchronous`, the primary waits for it at each commit (synchronous_standby_names)."""
         base = self.base.parent / f"{self.base.name}-{name}"
-        standby = PgCluster(base=base, port=free_port(), durable=self.durable, owned=self.owned)
+        ports = self.ports or free_port
+        standby = PgCluster(base=base, port=ports(), durable=self.durable, owned=self.owned, ports=ports)
         standby.settings = dict(self.settings)
         standby.base.mkdir(parents=True, exist_ok=True)
         if standby.owned:

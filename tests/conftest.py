@@ -79,19 +79,46 @@ def find_mosquitto() -> str | None:
 
 
 def free_port() -> int:
+    """A port free a moment ago: nothing holds it between this call and a server's bind, so a server started on it
+    may find it taken (by the other xdist worker's server); the starters (Mosquitto, PgCluster) then take another."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
+# How many ports a starter tries before it gives up: a taken port is a rare race, several in a row is something else.
+PORT_ATTEMPTS = 5
+ADDRESS_IN_USE = "Address already in use"  # mosquitto's own words for EADDRINUSE, in its log
+
+
+class PortTaken(Exception):
+    """The broker exited while starting because another process holds its port; the message is its log."""
+
+    def __init__(self, log: str) -> None:
+        super().__init__(log)
+        self.log = log
+
+
 class Mosquitto:
     """A private mosquitto on a loopback port; stop()/start() simulate an outage on the same port."""
 
-    def __init__(self, binary: str, workdir: Path, port: int, persistence: bool = False) -> None:
+    def __init__(
+        self,
+        binary: str,
+        workdir: Path,
+        port: int | None = None,
+        persistence: bool = False,
+        *,
+        ports: Callable[[], int] = free_port,
+    ) -> None:
         """`persistence`: the broker saves its retained messages, sessions and queued messages at stop and loads
         them at start, as systemd/mosquitto/mosquitto.conf configures it for a floor. `workdir` must be a dir on the
         leash (Leash.mkdtemp, or Mosquitto.leashed): a broker in pytest's own tmp dir outlives a run SIGKILLed
-        together with its watchdog, since the sweep judges only the dirs the leash owns."""
+        together with its watchdog, since the sweep judges only the dirs the leash owns.
+
+        `port` None: one from `ports`, and should another process bind it before the broker does (free_port() only
+        names a port free a moment ago; the other xdist worker may take it), the first start() retries on a fresh
+        one. An explicit `port` is kept: the caller may have handed it out already."""
         if not (workdir / LEASH_FILE).is_file():
             raise ValueError(
                 f"mosquitto's dir {workdir} is not on the leash, so no sweep would stop a broker left there: use "
@@ -99,11 +126,20 @@ class Mosquitto:
             )
         self.binary = binary
         self.host = "127.0.0.1"
-        self.port = port
-        self.url = f"mqtt://{self.host}:{port}"
         self.config = workdir / "mosquitto.conf"
         self.persistence = persistence
-        persist = f"persistence true\npersistence_location {workdir}/\n" if persistence else "persistence false\n"
+        self.ports = ports
+        self.fresh_port = port is None
+        self._configure(ports() if port is None else port)
+        self.proc: subprocess.Popen[str] | None = None
+        # The tail of the broker's log, for failure messages.
+        self.log: collections.deque[str] = collections.deque(maxlen=400)
+
+    def _configure(self, port: int) -> None:
+        self.port = port
+        self.url = f"mqtt://{self.host}:{port}"
+        workdir = self.config.parent
+        persist = f"persistence true\npersistence_location {workdir}/\n" if self.persistence else "persistence false\n"
         self.config.write_text(
             f"listener {port} 127.0.0.1\n"
             # Started as root (as CI runs), mosquitto drops to the `mosquitto` user, which cannot write its
@@ -125,13 +161,28 @@ class Mosquitto:
             "log_type all\n"
             "connection_messages true\n"
         )
-        self.proc: subprocess.Popen[str] | None = None
-        # The tail of the broker's log, for failure messages.
-        self.log: collections.deque[str] = collections.deque(maxlen=400)
 
     def start(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             return
+        # Only before the first start may the port change: clients know it after (stop()/start() is an outage).
+        attempts = PORT_ATTEMPTS if self.fresh_port and self.proc is None else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                self._start_once()
+                return
+            except PortTaken as taken:
+                if attempt == attempts:
+                    more = f" (and {attempts - 1} fresh ports before it)" if attempts > 1 else ""
+                    pytest.fail(
+                        f"mosquitto could not listen on {self.host}:{self.port}{more}: another process holds the port. "
+                        "Find it with `ss -ltnp`; give Mosquitto no port (port=None) to have a taken one replaced.\n"
+                        + taken.log,
+                        pytrace=False,
+                    )
+                self._configure(self.ports())
+
+    def _start_once(self) -> None:
         proc = subprocess.Popen(
             [self.binary, "-c", str(self.config)],
             stdout=subprocess.DEVNULL,
@@ -157,6 +208,7 @@ class Mosquitto:
         self._pump = threading.Thread(target=pump, name=f"mosquitto-log-{self.port}", daemon=True)
         self._pump.start()
         deadline = time.monotonic() + STARTUP_TIMEOUT
+        mine: list[str] = []  # this start's lines: an earlier start's error is not this one's
         while True:
             try:
                 line = lines.get(timeout=max(deadline - time.monotonic(), 0.0))
@@ -165,7 +217,12 @@ class Mosquitto:
                 pytest.fail(f"mosquitto did not report running within {STARTUP_TIMEOUT}s:\n" + self.tail())
             if line is None:
                 proc.wait()
+                self._pump.join(timeout=10)
+                Leash.mine().drop(proc.pid)
+                if any(ADDRESS_IN_USE in seen for seen in mine):
+                    raise PortTaken("\n".join(mine[-40:]))
                 pytest.fail(f"mosquitto exited with {proc.returncode} while starting:\n" + self.tail())
+            mine.append(line.rstrip())
             # "... running" is logged after every listener socket is open, so clients can connect now.
             if " running" in line and "mosquitto version" in line:
                 return
@@ -192,7 +249,9 @@ class Mosquitto:
         return "\n".join(list(self.log)[-n:])
 
     @classmethod
-    def leashed(cls, binary: str, port: int, persistence: bool = False, prefix: str = BROKER_DIR) -> Mosquitto:
+    def leashed(
+        cls, binary: str, port: int | None = None, persistence: bool = False, prefix: str = BROKER_DIR
+    ) -> Mosquitto:
         """A broker in a temp dir of its own on the leash (leash/): with its process, the dir goes too, and
         should the process and its watchdog both be SIGKILLed, the next run's sweep stops the broker and deletes
         the dir (a dir in pytest's own tmp dir is never swept). close() when done."""
@@ -216,7 +275,7 @@ def mosquitto() -> Iterator[Mosquitto]:
     # The servers and temp dirs an earlier run left when it was killed together with its watchdog.
     for line in sweep_stale():
         print(f"leash: swept {line}", file=sys.stderr)
-    broker = Mosquitto.leashed(binary, free_port())
+    broker = Mosquitto.leashed(binary)  # port None: a taken one is replaced
     broker.start()
     try:
         yield broker

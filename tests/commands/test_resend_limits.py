@@ -21,7 +21,7 @@ from controller.store.journal import Journal
 from controller.supervisor import resend
 from controller.supervisor.verbs import MAX_RESEND, ResendArgs
 from tests.commands.conftest import DaemonFactory, Key, MakeTableConfig, SupervisorFactory
-from tests.conftest import Mosquitto, find_mosquitto, free_port
+from tests.conftest import Mosquitto, find_mosquitto
 
 pytestmark = pytest.mark.e2e
 
@@ -103,7 +103,7 @@ async def test_a_broker_failure_names_each_unsent_seq_once_with_its_first_reason
     journal file damaged with SQL, a real mosquitto of its own, stopped to fail the publish."""
     binary = find_mosquitto()
     assert binary is not None
-    broker = Mosquitto.leashed(binary, free_port())
+    broker = Mosquitto.leashed(binary)
     broker.start()
     path, table_id = tmp_path / "journal.sqlite", "T1"
     j = Journal(path, table_id, "earlier-boot")

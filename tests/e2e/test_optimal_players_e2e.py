@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import random
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -196,17 +197,23 @@ def test_optimal_players_are_offered_beside_the_random_ones(tmp_path: Path) -> N
     )  # any pair: 3x
     other = str(ROOT / "configs" / "three-card-prime.toml")
     demo = ["demo", "--config", other, "--players", "optimal", "--rounds", "1", "--pace", "0"]
-    proc = subprocess.run(
-        [sys.executable, "-m", "controller.cli", *demo],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        check=False,
-        # Its journal in a state dir of its own: not ~/.local/state/tablectl/tcp-table-01.sqlite, shared with every
-        # other run and xdist worker on the machine (and grown by each).
-        env={**os.environ, "XDG_STATE_HOME": str(tmp_path)},
-    )
+    # The round is the subject, not its messages: without --broker the demo would publish to whatever broker listens
+    # on 127.0.0.1:1883 (another run's, a developer's). A port bound here and never listened on refuses it for sure,
+    # and the demo plays on with its events kept in the journal.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as closed:
+        closed.bind(("127.0.0.1", 0))
+        demo += ["--broker", f"mqtt://127.0.0.1:{closed.getsockname()[1]}"]
+        proc = subprocess.run(
+            [sys.executable, "-m", "controller.cli", *demo],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            check=False,
+            # Its journal in a state dir of its own: not ~/.local/state/tablectl/tcp-table-01.sqlite, shared with
+            # every other run and xdist worker on the machine (and grown by each).
+            env={**os.environ, "XDG_STATE_HOME": str(tmp_path)},
+        )
     assert (tmp_path / "tablectl" / "tcp-table-01.sqlite").is_file()
     # Once refused ("chapter 679a has no optimal strategy yet"), 679a's optimal players now play a round.
     assert proc.returncode == 0, proc.stderr

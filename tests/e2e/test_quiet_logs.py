@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from controller.store.reader import JournalReader
-from tests.conftest import Mosquitto, Received, Subscriber, find_mosquitto, free_port
+from tests.conftest import Mosquitto, Received, Subscriber, find_mosquitto
 from tests.e2e.conftest import killed_at_exit, start_demo, stop, table_config
 
 pytestmark = pytest.mark.e2e
@@ -40,7 +40,7 @@ def _wait_events(sub: Subscriber, table_id: str, after_seq: int, within: float =
 def test_broker_drops_and_stalls_log_warnings_only(tmp_path: Path, table_id: str) -> None:
     binary = find_mosquitto()
     assert binary is not None
-    broker = Mosquitto.leashed(binary, free_port())  # on the leash: gone with this run, however it ends
+    broker = Mosquitto.leashed(binary)  # on the leash: gone with this run, however it ends
     broker.start()
     sub = Subscriber(broker.host, broker.port, [f"{PREFIX}/{table_id}/#"])
     log = tmp_path / "daemon.log"

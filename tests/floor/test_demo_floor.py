@@ -75,7 +75,7 @@ def test_a_key_enrolled_at_the_demos_console_is_a_supervisor_of_the_link_too() -
     (refused there for naming no hit), not `unknown_key`."""
     binary = find_mosquitto()
     assert binary is not None, "mosquitto is not installed: python3 dev.py test installs it"
-    broker = Mosquitto.leashed(binary, free_port())  # on the leash: gone with this run, however it ends
+    broker = Mosquitto.leashed(binary)  # on the leash: gone with this run, however it ends
     broker.start()
     http = f"127.0.0.1:{free_port()}"
     argv = ["demo", "--floor", "--seed", "3", "--broker", broker.url, "--http", http]

@@ -181,7 +181,7 @@ def test_every_test_broker_is_on_the_leash(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"is not on the leash.*Mosquitto\.leashed"):
         Mosquitto(binary, tmp_path, free_port())
     assert not (tmp_path / "mosquitto.conf").exists()
-    broker = Mosquitto.leashed(binary, free_port())
+    broker = Mosquitto.leashed(binary)
     try:
         assert fnmatch.fnmatchcase(broker.config.parent.name, "tablectl-test-broker-*")
         assert any(fnmatch.fnmatchcase(broker.config.parent.name, p) for p in PATTERNS)

@@ -21,7 +21,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from tests.conftest import Mosquitto, find_mosquitto, free_port
+from tests.conftest import Mosquitto, find_mosquitto
 from tests.floor.conftest import ROOT, wait_for
 from tests.link.conftest import LinkProcess, link_toml, rows
 
@@ -36,7 +36,7 @@ def acl_broker() -> Iterator[Mosquitto]:
     binary = find_mosquitto()
     assert binary is not None, "mosquitto is not installed (python3 dev.py test installs it)"
     # On the leash, its password file beside its config: gone with this run, however it ends.
-    broker = Mosquitto.leashed(binary, free_port())
+    broker = Mosquitto.leashed(binary)
     passwords = broker.config.parent / "passwd"
     for i, user in enumerate(USERS):
         create = ["-c"] if i == 0 else []

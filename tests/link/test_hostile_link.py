@@ -25,7 +25,7 @@ from paho.mqtt.properties import Properties
 from controller.config.broker import MAX_PACKET_SIZE
 from controller.supervisor.envelope import sign_command
 from link.protocol import MAX_REQUEST_BYTES
-from tests.conftest import Mosquitto, Subscribe, Subscriber, find_mosquitto, free_port
+from tests.conftest import Mosquitto, Subscribe, Subscriber, find_mosquitto
 from tests.floor.conftest import wait_for
 from tests.link.conftest import SUPERVISOR, TABLES, LinkProcess, LinkTable, command, link_toml, rows
 
@@ -165,7 +165,7 @@ def unlimited_broker() -> Iterator[Mosquitto]:
     own bound is there for (defence in depth), since the shipped limit refuses such a packet before the link sees it."""
     binary = find_mosquitto()
     assert binary is not None, "mosquitto is not installed (python3 dev.py test installs it)"
-    broker = Mosquitto.leashed(binary, free_port())
+    broker = Mosquitto.leashed(binary)
     shipped = broker.config.read_text()
     broker.config.write_text(shipped.replace(f"max_packet_size {MAX_PACKET_SIZE}\n", ""))
     assert "max_packet_size" not in broker.config.read_text()

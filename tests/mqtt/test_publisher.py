@@ -23,7 +23,7 @@ from controller.mqtt.connection import parse_broker_url
 from controller.mqtt.publisher import MARK_EVERY, EventPublisher
 from controller.store.failure import StorageError, storage_error
 from controller.store.journal import Journal
-from tests.conftest import Mosquitto, Received, Subscribe, Subscriber, find_mosquitto, free_port
+from tests.conftest import Mosquitto, Received, Subscribe, Subscriber, find_mosquitto
 from tests.mqtt.eventually import eventually
 
 PUBLIC_FIELDS = {"event_id", "boot_id", "seq", "ts", "table_id", "round_id", "type", "rule", "payload"}
@@ -208,7 +208,7 @@ def floor_broker() -> Iterator[Mosquitto]:
     survives its restart. On the leash (its persistence file too): gone with this run, however it ends."""
     binary = find_mosquitto()
     assert binary is not None, "mosquitto is not installed (python3 dev.py test installs it)"
-    broker = Mosquitto.leashed(binary, free_port(), persistence=True)
+    broker = Mosquitto.leashed(binary, persistence=True)
     broker.start()
     try:
         yield broker

@@ -21,7 +21,7 @@ from controller.mqtt.contract import Birth, TableStatus, Topics
 from controller.mqtt.limits import OVERSIZE_TILT
 from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
-from tests.conftest import Mosquitto, Received, Subscribe, Subscriber, find_mosquitto, free_port
+from tests.conftest import Mosquitto, Received, Subscribe, Subscriber, find_mosquitto
 
 Tilts = list[tuple[str, str, str]]
 
@@ -107,7 +107,7 @@ def bare_broker() -> Iterator[Mosquitto]:
     """A broker of the test's own, without persistence: restarted, it has lost every retained message."""
     binary = find_mosquitto()
     assert binary is not None, "mosquitto is not installed (python3 dev.py test installs it)"
-    broker = Mosquitto.leashed(binary, free_port())
+    broker = Mosquitto.leashed(binary)
     broker.start()
     try:
         yield broker

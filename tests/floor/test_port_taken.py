@@ -1,0 +1,54 @@
+"""free_port() names a port that was free a moment ago; under `dev.py test`'s two xdist workers the other worker's
+server can bind it before this worker's PostgreSQL does. PgCluster.start (the pg_cluster fixture's starter, and the
+demos') then moves a cluster it numbered itself to a fresh port, a bounded number of times, and otherwise raises a
+ClusterError naming the port and the fix.
+
+The race is made deterministic: the test holds a listening socket on a port and hands that port to the cluster."""
+
+from __future__ import annotations
+
+import socket
+
+import psycopg
+import pytest
+
+from floor.pgcluster import PORT_ATTEMPTS, ClusterError, PgCluster, free_port
+
+pytestmark = pytest.mark.floor
+
+
+def test_a_cluster_whose_port_is_taken_fails_after_bounded_attempts_then_starts_on_a_fresh_one() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        taken = int(held.getsockname()[1])
+        handed: list[int] = []
+
+        def always_taken() -> int:
+            handed.append(taken)
+            return taken
+
+        cluster = PgCluster.create(durable=False, ports=always_taken)
+        try:
+            with pytest.raises(ClusterError) as failed:
+                cluster.start()
+            assert len(handed) == PORT_ATTEMPTS  # create()'s port and PORT_ATTEMPTS - 1 fresh ones
+            message = str(failed.value)
+            assert f"127.0.0.1:{taken} (and {PORT_ATTEMPTS - 1} fresh ports before it)" in message
+            assert "Address already in use" in message and "ss -ltnp" in message
+            # Handed the taken port once more, then free ones: the start moves on and the server answers there.
+            once = iter([taken])
+            cluster.ports = lambda: next(once, None) or free_port()
+            cluster.port = taken
+            cluster.start()
+            assert cluster.port != taken
+            with psycopg.connect(cluster.dsn(), connect_timeout=5) as conn:
+                row = conn.execute("SELECT current_setting('port')").fetchone()
+            assert row == (str(cluster.port),)
+            # Started once, its port is the clients' now: a restart keeps it.
+            started_on = cluster.port
+            cluster.stop()
+            cluster.start()
+            assert cluster.port == started_on
+        finally:
+            cluster.remove()
