@@ -106,8 +106,7 @@ class LinkCore:
         # line returns once the frame has left the line (a station listens before it talks: its frame may queue behind
         # the others'). None: the timer starts once the writer took the frame, as on a serial port.
         self.frame_left: Callable[[], Awaitable[None]] | None = None
-        # Bytes the OS holds for us that the reader has not taken yet (drivers.serial_port.unread_input): what an ACK
-        # timer, or a bus's slot window, reads before it gives up. None where the transport cannot say.
+        # Received bytes not yet read (drivers.serial_port.unread_input), read when an ACK timer expires; None: unknown
         self._in_waiting = in_waiting
 
     def start(self) -> None:
