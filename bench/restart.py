@@ -284,8 +284,8 @@ def main() -> int:
     # as the broker's retained anchor of one table's journal would refuse the other's.
     variants = [("seven lines", config, config)]
     if args.bus:
-        lines = benchlib.seven_seat_config()
-        variants.append(("one bus line", bus_config(lines), lines))
+        seven = benchlib.seven_seat_config()
+        variants.append(("one bus line", bus_config(seven), seven))
     results: dict[str, dict[str, list[float]]] = {}
     with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-restart-") as tmp:
         benchlib.progress(f"baseline: {args.trials} x python -c 'import controller.cli, controller.shell.runner'")
