@@ -134,6 +134,8 @@ def write_config(config: TableConfig, ports: dict[str, str], directory: Path) ->
         devices[key]["port"] = ports[key]
     for station in devices["wager_stations"]:
         station["port"] = ports[f"wager_station_{station['seat']}"]
+    if "wager_bus" in devices:  # the stations on one multi-drop line (bench/restart.py --bus)
+        devices["wager_bus"]["port"] = ports["wager_bus"]
     path = directory / f"{config.table_id}.toml"
     path.write_text(_toml(data))
     return path

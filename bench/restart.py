@@ -9,11 +9,15 @@ starts just before the spawn and stops at each of:
   - "online": the daemon's retained status, as a supervisor sees the table come back.
   - table.opened: the first event of the new boot, stepped once every device was started.
 
+With --bus the run also times the same table with its seven wager stations on one paced multi-drop line
+(`[devices.wager_bus]`, the reference wager-bus driver and its simulator) instead of seven lines, after the
+seven-lines default and against the same baseline: READY p50/max of each, and the bus's over the lines'.
+
 Baseline: spawning `python -c 'import controller.cli, controller.shell.runner'` until it exits: the interpreter and the
 daemon's code loading, which every start pays before it can do anything (controller.cli first, as `tablectl` loads
 it: it settles how structlog loads, controller/cli/__init__.py).
 
-    .venv/bin/python bench/restart.py [--trials 10] [--history-rounds 50] [--kill]
+    .venv/bin/python bench/restart.py [--trials 10] [--history-rounds 50] [--kill] [--bus]
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from controller.config.table import TableConfig
 from controller.people.demo import play
 from controller.shell.logs import configure_logging
 from drivers.sim.table import SimulatedTable
+from drivers.sim.wager_bus import WagerBusSim
 
 if TYPE_CHECKING:
     from controller.config.table import TableConfig
@@ -117,6 +122,15 @@ class Trial:
     identify_retried: tuple[str, ...] = ()
 
 
+def bus_config(config: TableConfig) -> TableConfig:
+    """The same table with every seat's wager station on one multi-drop line (docs/protocol.md, "Multi-drop lines")."""
+    data = config.model_dump()
+    seats = [station["seat"] for station in data["devices"]["wager_stations"]]
+    data["devices"]["wager_stations"] = []
+    data["devices"]["wager_bus"] = {"driver": "reference-wager-bus", "port": "simulated", "seats": seats}
+    return TableConfig.model_validate(data)
+
+
 async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: bool) -> dict[str, list[float]]:
     host, port = url.removeprefix("mqtt://").rsplit(":", 1)
     prefix = f"tablectl/{config.table_id}"
@@ -131,7 +145,14 @@ async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: boo
         SimulatedTable(config.game.seats, random.Random(1)) as sims,
         aiomqtt.Client(host, int(port), identifier=f"bench-restart-{config.table_id}") as mqtt,
     ):
-        path = benchlib.write_config(config, sims.ports, tmp)
+        ports = dict(sims.ports)
+        bus = config.devices.wager_bus if config.devices is not None else None
+        # The stations' own simulators stay idle: the daemon is pointed at the paced line's instead.
+        line = WagerBusSim(seats=bus["seats"]) if bus is not None else None
+        if line is not None:
+            await line.start()
+            ports["wager_bus"] = line.port
+        path = benchlib.write_config(config, ports, tmp)
         await mqtt.subscribe([(f"{prefix}/status", 1), (f"{prefix}/event", 1)])
         helpers = [asyncio.create_task(signs.follow(mqtt)), asyncio.create_task(signs.listen(notify))]
         run = ["run", "--config", str(path), "--broker", url, "--journal", str(tmp / "journal.sqlite")]
@@ -158,6 +179,8 @@ async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: boo
                 task.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
             notify.close()
+            if line is not None:
+                await line.stop()
     return results
 
 
@@ -227,33 +250,7 @@ def describe(name: str, samples: list[float], base: float, target: float = TARGE
     )
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trials", type=int, default=10)
-    ap.add_argument("--history-rounds", type=int, default=50, help="rounds in the journal before the first restart")
-    ap.add_argument("--kill", action="store_true", help="stop each daemon with SIGKILL (a crash) instead of SIGTERM")
-    args = ap.parse_args()
-    configure_logging(json=False, level="warning")
-    print(f"machine: {benchlib.machine()}; {benchlib.compile_bytecode()}")
-    config = benchlib.seven_seat_config()
-    with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-restart-") as tmp:
-        benchlib.progress(f"baseline: {args.trials} x python -c 'import controller.cli, controller.shell.runner'")
-        walls, cpus = asyncio.run(baseline(args.trials))
-        base, base_cpu = statistics.median(walls), statistics.median(cpus)
-        if args.history_rounds:
-            benchlib.progress(f"journal history: {args.history_rounds} rounds")
-            asyncio.run(history(config, args.history_rounds, url, Path(tmp) / "journal.sqlite"))
-        got = asyncio.run(trials(config, url, Path(tmp), args.trials, args.kill))
-
-    stop = "SIGKILL" if args.kill else "SIGTERM"
-    print(
-        f"`tablectl run`, seven-seat 643a table, journal with {args.history_rounds} rounds, {args.trials} restarts "
-        f"(stopped by {stop})"
-    )
-    print(
-        f"baseline `python -c 'import controller.cli, controller.shell.runner'` to exit: p50 {base:.3f} s, "
-        f"CPU p50 {base_cpu:.3f} s"
-    )
+def report(got: dict[str, list[float]], trials: int, base: float, base_cpu: float) -> None:
     if got["ready"]:
         describe("READY=1 on $NOTIFY_SOCKET", got["ready"], base, TARGET_READY_SECONDS)
         if got["ready_cpu"]:
@@ -266,9 +263,60 @@ def main() -> int:
     else:
         print("spawn -> READY=1: not sent by this build (no sd_notify support yet); the figures below stand in")
     late = sum(1 for n in got["retried"] if n)
-    print(f"starts with an identify retried (1 s late each): {late} of {args.trials}")
+    print(f"starts with an identify retried (1 s late each): {late} of {trials}")
     describe('retained status "online"', got["online"], base)
     describe("table.opened received", got["opened"], base)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trials", type=int, default=10)
+    ap.add_argument("--history-rounds", type=int, default=50, help="rounds in the journal before the first restart")
+    ap.add_argument("--kill", action="store_true", help="stop each daemon with SIGKILL (a crash) instead of SIGTERM")
+    ap.add_argument(
+        "--bus", action="store_true", help="also time the seven stations on one paced multi-drop line (same run)"
+    )
+    args = ap.parse_args()
+    configure_logging(json=False, level="warning")
+    print(f"machine: {benchlib.machine()}; {benchlib.compile_bytecode()}")
+    config = benchlib.seven_seat_config()
+    # (name, the config run, the config whose seven lines play the history: `play` simulates no bus); a table id each,
+    # as the broker's retained anchor of one table's journal would refuse the other's.
+    variants = [("seven lines", config, config)]
+    if args.bus:
+        seven = benchlib.seven_seat_config()
+        variants.append(("one bus line", bus_config(seven), seven))
+    results: dict[str, dict[str, list[float]]] = {}
+    with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-restart-") as tmp:
+        benchlib.progress(f"baseline: {args.trials} x python -c 'import controller.cli, controller.shell.runner'")
+        walls, cpus = asyncio.run(baseline(args.trials))
+        base, base_cpu = statistics.median(walls), statistics.median(cpus)
+        for n, (name, variant, played) in enumerate(variants):
+            where = Path(tmp) / str(n)  # a journal of its own: its devices differ
+            where.mkdir()
+            if args.history_rounds:
+                benchlib.progress(f"{name}: journal history: {args.history_rounds} rounds")
+                asyncio.run(history(played, args.history_rounds, url, where / "journal.sqlite"))
+            benchlib.progress(f"{name}: {args.trials} restarts")
+            results[name] = asyncio.run(trials(variant, url, where, args.trials, args.kill))
+
+    stop = "SIGKILL" if args.kill else "SIGTERM"
+    print(
+        f"baseline `python -c 'import controller.cli, controller.shell.runner'` to exit: p50 {base:.3f} s, "
+        f"CPU p50 {base_cpu:.3f} s"
+    )
+    for name, got in results.items():
+        print(
+            f"`tablectl run`, seven-seat 643a table, wager stations on {name}, journal with {args.history_rounds} "
+            f"rounds, {args.trials} restarts (stopped by {stop})"
+        )
+        report(got, args.trials, base, base_cpu)
+    lines, bus = results["seven lines"]["ready"], results.get("one bus line", {}).get("ready")
+    if lines and bus:
+        print(
+            f"READY=1, one bus line over seven lines: p50 {statistics.median(bus) / statistics.median(lines):.2f}x, "
+            f"max {max(bus) / max(lines):.2f}x"
+        )
     return 0
 
 

@@ -51,12 +51,6 @@ def _no_single_peer_data(_payload: bytes) -> None:
     pass
 
 
-# Turns of the event loop a closing slot window may take to read what the line already delivered: the serial transport
-# reads 1024 bytes a turn, and 100 ms of a 115200-baud line is 1152 bytes, so a few turns do; the bound keeps a line
-# flooded with noise from holding the window open.
-_CATCH_UP_TURNS = 16
-
-
 class BusLink(Link):
     """The host's end of a multi-drop line: several stations on one transport.
 
@@ -92,6 +86,7 @@ class BusLink(Link):
             ack_timeout=ack_timeout,
             retries=retries,
             name=name,
+            in_waiting=in_waiting,
         )
         self.peers = frozenset(peers)
         if not self.peers or not all(1 <= p <= 254 for p in self.peers):
@@ -106,9 +101,6 @@ class BusLink(Link):
         # The version each station was found to speak at identify (docs/protocol.md section 10).
         self.peer_versions: dict[int, int] = {}
         self._broadcast_seq = random.randrange(256)
-        # Bytes the OS holds for us that the reader has not taken yet (drivers.serial_port.unread_input): what a slot
-        # window reads before it closes. None where the transport cannot say.
-        self._in_waiting = in_waiting
 
     async def send(self, message: Mapping[str, Any]) -> None:
         raise LinkError(f"{self.name}: a bus has no single peer; use send_to(address, message)")
@@ -195,30 +187,6 @@ class BusLink(Link):
         await asyncio.wait(confirmations, timeout=window)
         if not all(c.done() for c in confirmations):
             await self.read_arrived()
-
-    async def read_arrived(self) -> None:
-        """Return once the reader has handled every byte the OS held for this line when called (or more turns than a
-        full window's bytes need have passed, or the line closed).
-
-        While the OS holds bytes, yield a turn: the loop's selector polls the line and the transport hands them to the
-        reader. Once it holds none, everything it delivered was handed over in an earlier turn, which woke the read
-        loop before this task: one more turn and the read loop has parsed it and delivered the confirmations."""
-        for _turn in range(_CATCH_UP_TURNS):
-            if self.closed.is_set():
-                return
-            waiting = self._waiting()
-            await asyncio.sleep(0)
-            if not waiting:
-                return
-        log.warning("slot window closed with bytes still unread", link=self.name, unread=self._waiting())
-
-    def _waiting(self) -> int:
-        if self._in_waiting is None:
-            return 0
-        try:
-            return self._in_waiting()
-        except OSError:
-            return 0  # the line went away: its reader reports that
 
     def _take_seq(self, address: int) -> int:
         # Skip SEQs in flight to other stations. At most 253 are, so the result never equals this

@@ -15,7 +15,7 @@ from drivers.base import DeviceBase
 from drivers.interfaces import DeviceEvent, DeviceFault, DeviceOnline
 from drivers.reference.framing import HOST_ADDRESS, ProtocolError, decode_message, is_card
 from drivers.reference.link import Link, LinkError
-from drivers.serial_port import open_serial
+from drivers.serial_port import open_serial, unread_input
 
 log = structlog.get_logger(__name__)
 
@@ -117,6 +117,8 @@ class ReferenceDevice(DeviceBase):
             ack_timeout=self.settings.ack_timeout,
             retries=self.settings.retries,
             name=f"driver:{self.device_id}",
+            # An ACK timer that expires reads what the port already holds first (LinkCore._answer_to).
+            in_waiting=unread_input(writer),
         )
         self._link.start()
         return None

@@ -39,6 +39,11 @@ from drivers.tasks import cancel_and_wait, session_task
 
 log = structlog.get_logger(__name__)
 
+# Turns of the event loop an expired ACK timer (or a closing slot window) may take to read what the line already
+# delivered: the serial transport reads 1024 bytes a turn, and 100 ms of a 115200-baud line is 1152 bytes, so a few
+# turns do; the bound keeps a line flooded with noise from holding the exchange up.
+_CATCH_UP_TURNS = 16
+
 
 class LinkCore:
     """One end of a point-to-point link, up to the frames: subclasses say what a received frame means (`_handle`)."""
@@ -58,6 +63,7 @@ class LinkCore:
         initial_seq: int | None = None,
         name: str = "link",
         versions: frozenset[int] = VERSIONS,
+        in_waiting: Callable[[], int] | None = None,
     ) -> None:
         self._reader = reader
         self._writer = writer
@@ -100,6 +106,8 @@ class LinkCore:
         # line returns once the frame has left the line (a station listens before it talks: its frame may queue behind
         # the others'). None: the timer starts once the writer took the frame, as on a serial port.
         self.frame_left: Callable[[], Awaitable[None]] | None = None
+        # Received bytes not yet read (drivers.serial_port.unread_input), read when an ACK timer expires; None: unknown
+        self._in_waiting = in_waiting
 
     def start(self) -> None:
         # The reader ends with the session (the line closed, the device unplugged), which the driver reports.
@@ -156,12 +164,7 @@ class LinkCore:
                 if self.frame_left is not None:
                     await self.frame_left()
                 attempt += 1
-                try:
-                    # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation.
-                    async with asyncio.timeout(self.ack_timeout):
-                        kind = await future
-                except TimeoutError:
-                    kind = Kind.NAK
+                kind = await self._answer_to(future)
                 if kind == Kind.ACK:
                     return
                 # NAK: the peer saw a damaged copy, so resend at once. A restarted peer never saw the earlier copies:
@@ -175,6 +178,47 @@ class LinkCore:
         if self.closed.is_set():
             raise LinkClosed(self.close_reason or "link closed")
         raise LinkTimeout(f"no ACK {what} after {self.retries + 1} attempts of {self.ack_timeout:g} s")
+
+    async def _answer_to(self, future: asyncio.Future[Kind]) -> Kind:
+        """The peer's answer (ACK, or NAK: resend) to the frame just written: NAK if none came within the ACK timeout
+        and none waits unread on the port then (docs/protocol.md sections 4 and 12).
+
+        After a stall of the event loop (a journal commit, a GC pause) the timer can run in the same turn as, or
+        before, the read of an ACK or REPLY that arrived meanwhile: the peer answered in time, yet we would send the
+        frame again (and a v3 device would answer it again). So what the port holds is read first, as a bus's slot
+        window does (BusLink.await_slots)."""
+        # asyncio.wait, not a timeout around `await future`: that cancels the future, and an answer read after the
+        # timer would find it done and be dropped. Nor wait_for: 3.11's can swallow a cancellation.
+        await asyncio.wait((future,), timeout=self.ack_timeout)
+        if not future.done() and self._in_waiting is not None:
+            await self.read_arrived()
+        if not future.done():
+            return Kind.NAK
+        return future.result()  # LinkClosed if the line closed meanwhile
+
+    async def read_arrived(self) -> None:
+        """Return once the reader has handled every byte the OS held for this line when called (or more turns than an
+        ACK timeout's bytes need have passed, or the line closed).
+
+        While the OS holds bytes, yield a turn: the loop's selector polls the line and the transport hands them to the
+        reader. Once it holds none, everything it delivered was handed over in an earlier turn, which woke the read
+        loop before this task: one more turn and the read loop has parsed it and settled what it answers."""
+        for _turn in range(_CATCH_UP_TURNS):
+            if self.closed.is_set():
+                return
+            waiting = self._waiting()
+            await asyncio.sleep(0)
+            if not waiting:
+                return
+        log.warning("stopped waiting with bytes still unread", link=self.name, unread=self._waiting())
+
+    def _waiting(self) -> int:
+        if self._in_waiting is None:
+            return 0
+        try:
+            return self._in_waiting()
+        except OSError:
+            return 0  # the line went away: its reader reports that
 
     async def _park(self) -> bool:
         """Hold the frame no ACK came for until the peer restarts (True) or the link closes (False)."""
