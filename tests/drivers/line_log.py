@@ -10,6 +10,11 @@ that moment, and names them; `LineLog.window` checks that every byte of the wind
 
 from __future__ import annotations
 
+import array
+import fcntl
+import select
+import termios
+import time
 from dataclasses import dataclass
 
 from drivers.reference.framing import Frame, FrameParser, Kind, ProtocolError, decode_message
@@ -98,3 +103,20 @@ class LineLog:
             + "\n".join(map(str, frames))
         )
         return frames
+
+
+def unread(fd: int) -> int:
+    """The bytes waiting to be read on `fd` (FIONREAD)."""
+    count = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, count)
+    return count[0]
+
+
+def until_readable(fd: int, n: int, bound: float = 5.0) -> None:
+    """Block until `n` bytes wait on `fd`: the pty hands bytes across in a kernel work item of its own, so they are
+    readable a moment after the write. `bound` (seconds) bounds a failure only."""
+    deadline = time.monotonic() + bound
+    while unread(fd) < n:
+        left = deadline - time.monotonic()
+        assert left > 0, f"the pty never handed over {n} bytes ({unread(fd)} waiting)"
+        select.select([fd], [], [], left)

@@ -8,11 +8,7 @@ writes the answer itself, so it decides when the answer arrives.
 
 from __future__ import annotations
 
-import array
 import asyncio
-import fcntl
-import select
-import termios
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -32,28 +28,12 @@ from drivers.reference.framing import (
 from drivers.reference.link import Link, LinkTimeout
 from drivers.serial_port import open_serial, unread_input
 from drivers.sim.pty import PtyEndpoint
-from tests.drivers.line_log import LineLog
+from tests.drivers.line_log import LineLog, unread, until_readable
 
 DEVICE = 1
 TIMEOUT = 0.05  # seconds: the ACK timeout (100 ms by default; shorter keeps the test quick)
 BOUND = 5.0  # failure bound only
 FIRST_SEQ = 0x40
-
-
-def unread(fd: int) -> int:
-    count = array.array("i", [0])
-    fcntl.ioctl(fd, termios.FIONREAD, count)
-    return count[0]
-
-
-def until_readable(fd: int, n: int) -> None:
-    """Block until `n` bytes wait on `fd`: the pty hands bytes across in a kernel work item of its own, so they are
-    readable a moment after the write."""
-    deadline = time.monotonic() + BOUND
-    while unread(fd) < n:
-        left = deadline - time.monotonic()
-        assert left > 0, f"the pty never handed over {n} bytes ({unread(fd)} waiting)"
-        select.select([fd], [], [], left)
 
 
 @dataclass

@@ -7,12 +7,9 @@ test writes the stations' two-byte confirmations on the pty's other end itself, 
 
 from __future__ import annotations
 
-import array
 import asyncio
-import fcntl
 import os
 import select
-import termios
 import time
 import tty
 from collections.abc import AsyncIterator
@@ -24,26 +21,11 @@ import pytest
 from drivers.reference.bus_link import BusLink
 from drivers.reference.framing import GROUP_LOCK, FrameParser, Kind, decode_message, slot_confirmation
 from drivers.serial_port import open_serial, unread_input
+from tests.drivers.line_log import unread, until_readable
 
 STATIONS = [11, 12, 13, 14, 15, 16, 17]
 WINDOW = 0.05  # seconds: the ACK timeout the window lasts (100 ms by default; shorter keeps the test quick)
 BOUND = 5.0  # failure bound only
-
-
-def unread(fd: int) -> int:
-    count = array.array("i", [0])
-    fcntl.ioctl(fd, termios.FIONREAD, count)
-    return count[0]
-
-
-def until_readable(fd: int, n: int) -> None:
-    """Block until `n` bytes wait on `fd`: the pty hands bytes across in a kernel work item of its own, so they are
-    readable a moment after the write."""
-    deadline = time.monotonic() + BOUND
-    while unread(fd) < n:
-        left = deadline - time.monotonic()
-        assert left > 0, f"the pty never handed over {n} bytes ({unread(fd)} waiting)"
-        select.select([fd], [], [], left)
 
 
 @dataclass
