@@ -32,7 +32,10 @@ from tests.floor.chromium import chromium, page_errors
 from tests.floor.conftest import FloorProcess, floor_toml, wait_for
 from tests.floor.console_login import log_in
 
-pytestmark = [pytest.mark.floor, pytest.mark.e2e, pytest.mark.browser]
+# One worker for the module's tests (`dev.py test` runs two): they share one stage (a floor, a table, a browser). Split
+# across the workers, the second worker's fresh stage showed its terminals "unknown" or not at all in 2 runs of 3 (the
+# floor had the table's birth but not its devices' retained statuses); not yet explained, and never seen on one worker.
+pytestmark = [pytest.mark.floor, pytest.mark.e2e, pytest.mark.browser, pytest.mark.xdist_group("console_reset_cashout")]
 TABLE = "con-rc-1"
 SEAT = 2
 BOUGHT = 7_500  # cents: the player's buy-in at seat 2's terminal before it went dark
