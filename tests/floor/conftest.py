@@ -115,6 +115,22 @@ class FloorProcess(ServiceProcess):
     """`tablectl floor --config FLOOR.toml` as a child process, its log kept per boot."""
 
 
+def console_floor(tmp: Path, dsn: str, broker: str, prefix: str, console: str = "") -> tuple[FloorProcess, int]:
+    """The floor service with its console on a free loopback port (plus `console`'s [console] lines), started: the
+    process (its config at `.config`, its logs under tmp/logs) and the console's port."""
+    from tests.conftest import free_port
+
+    port = free_port()
+    config = tmp / "floor.toml"
+    listen = f'[console]\nlisten = "127.0.0.1:{port}"\n{console}'
+    config.write_text(floor_toml(dsn, broker, prefix, f"floor-{prefix}", listen))
+    logs = tmp / "logs"
+    logs.mkdir()
+    floor = FloorProcess(config, logs)
+    floor.start()
+    return floor, port
+
+
 def count(dsn: str, sql: str, *params: object) -> int:
     with psycopg.connect(dsn) as conn:
         row = conn.execute(sql.encode(), params).fetchone()

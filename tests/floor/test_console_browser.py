@@ -30,7 +30,7 @@ from controller.config.keys import decode_public_key
 from controller.supervisor.envelope import canonical_bytes
 from tests.conftest import Mosquitto, free_port
 from tests.floor.chromium import chromium, page_errors
-from tests.floor.conftest import TABLECTL, FloorProcess, floor_toml, table_config, wait_for
+from tests.floor.conftest import TABLECTL, console_floor, table_config, wait_for
 from tests.mqtt.conftest import card_tokens, is_settlement
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e, pytest.mark.browser]
@@ -115,15 +115,7 @@ def test_enrol_log_in_watch_validate_clear_and_switch(
     shots = DOCS_SHOTS if os.environ.get("TABLECTL_SCREENSHOTS") == "docs" else tmp_path
     prefix = "console" + free_port().__str__()
     dsn = pg_cluster.create_database("console_browser")
-    port = free_port()
-    config = tmp_path / "floor.toml"
-    config.write_text(
-        floor_toml(dsn, mosquitto.url, prefix, f"floor-{prefix}", f'[console]\nlisten = "127.0.0.1:{port}"\n')
-    )
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    floor = FloorProcess(config, logs)
-    floor.start()
+    floor, port = console_floor(tmp_path, dsn, mosquitto.url, prefix)
     table: subprocess.Popen[bytes] | None = None
     from selenium.common.exceptions import StaleElementReferenceException
 
@@ -165,7 +157,7 @@ def test_enrol_log_in_watch_validate_clear_and_switch(
         browser.find_element(By.ID, "login-button").click()
         wait.until(ec.text_to_be_present_in_element((By.ID, "key-error"), "console approve ann.sup"))
         approve = subprocess.run(
-            [*TABLECTL, "floor", "--config", str(config), "console", "approve", "ann.sup"],
+            [*TABLECTL, "floor", "--config", str(floor.config), "console", "approve", "ann.sup"],
             capture_output=True,
             text=True,
             cwd=ROOT,
@@ -181,7 +173,7 @@ def test_enrol_log_in_watch_validate_clear_and_switch(
         table = subprocess.Popen(
             [sys.executable, str(Path(__file__).parent / "console_table.py"), str(tconf), str(tmp_path / "t.sqlite"),
              mosquitto.url, "40"],
-            stdout=(logs / "table.log").open("wb"), stderr=subprocess.STDOUT, cwd=ROOT,
+            stdout=(floor.logs / "table.log").open("wb"), stderr=subprocess.STDOUT, cwd=ROOT,
         )  # fmt: skip
 
         # A round completes: the tile counts it, and the table's live log shows it with its rule.
@@ -290,16 +282,7 @@ def test_a_linked_jackpot_on_every_linked_tile_validated_through_the_link(
 
     prefix = "linkui" + str(free_port())
     dsn = pg_cluster.create_database("console_link")
-    port = free_port()
-    config = tmp_path / "floor.toml"
-    config.write_text(
-        floor_toml(dsn, mosquitto.url, prefix, f"floor-{prefix}",
-                   f'[console]\nlisten = "127.0.0.1:{port}"\ndemo_approve_all = true\n')
-    )  # fmt: skip
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    floor = FloorProcess(config, logs)
-    floor.start()
+    floor, port = console_floor(tmp_path, dsn, mosquitto.url, prefix, "demo_approve_all = true\n")
     wait = WebDriverWait(browser, 60, ignored_exceptions=[StaleElementReferenceException])
     base = f"{prefix}/link/mega"
     public: dict[str, str] = {}

@@ -29,7 +29,7 @@ from floor.console.plumbing import COOKIE
 from tests.commands.conftest import Daemon
 from tests.conftest import Mosquitto, free_port
 from tests.floor.chromium import chromium, page_errors
-from tests.floor.conftest import FloorProcess, floor_toml, wait_for
+from tests.floor.conftest import console_floor, wait_for
 from tests.floor.console_login import log_in
 
 # One worker for the module's tests (`dev.py test` runs two): they share one stage (a floor, a table, a browser). Split
@@ -167,15 +167,7 @@ def stage(mosquitto: Mosquitto, pg_cluster: Any, tmp_path_factory: pytest.TempPa
     tmp = tmp_path_factory.mktemp("reset_cashout")
     prefix = f"conrc{free_port()}"
     dsn = pg_cluster.create_database("console_reset_cashout")
-    port = free_port()
-    config = tmp / "floor.toml"
-    config.write_text(
-        floor_toml(dsn, mosquitto.url, prefix, f"floor-{prefix}", f'[console]\nlisten = "127.0.0.1:{port}"\n')
-    )
-    logs = tmp / "logs"
-    logs.mkdir()
-    floor = FloorProcess(config, logs)
-    floor.start()
+    floor, port = console_floor(tmp, dsn, mosquitto.url, prefix)
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="table", daemon=True)
     thread.start()
