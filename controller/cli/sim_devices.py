@@ -17,9 +17,9 @@ from typing import TextIO
 from controller.cli import options
 from controller.cli.verb import Subparsers
 from controller.config.table import TableConfig
+from controller.people.demo import simulated_bus
 from drivers.sim.script import SimScript
 from drivers.sim.table import SimulatedTable
-from drivers.sim.wager_bus import WagerBusSim
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -48,46 +48,26 @@ async def serve_simulators(
     """Simulate what the config names: per-seat stations or one multi-drop line, and the sign and
     terminals when it has them."""
     d = config.devices
-    bus_seats = (
-        sorted(seat for seat, where in d.station_seats() if where.startswith("devices.wager_bus"))
-        if d is not None
-        else []
-    )
-    bus_addresses = (
-        {int(st["seat"]): int(st.get("address", st["seat"])) for st in (d.wager_bus or {}).get("stations", [])}
-        if d is not None
-        else {}
-    )
     async with SimulatedTable(
         config.game.seats,
         random.Random(seed),
         sign=d is not None and d.progressive_sign is not None,
         terminals=d is not None and bool(d.wager_terminals),
+        bus=simulated_bus(config),
     ) as sims:
         ports = dict(sims.ports)
-        bus = None
-        if bus_seats:
-            bus = WagerBusSim(seats=bus_seats, addresses=bus_addresses or None)
-            await bus.start()
-            for seat in bus_seats:
-                ports.pop(f"wager_station_{seat}", None)
-            ports["wager_bus"] = bus.port
-        try:
-            if script is not None:
-                await sims.apply_script(script)
-            for dev_id, port in ports.items():
-                out.write(f"{dev_id:<18} {port}\n")
-            if ports_file:
-                await asyncio.to_thread(ports_file.write_text, json.dumps(ports, indent=2) + "\n")
-                out.write(f"ports written to {ports_file}: tablectl run --config CONFIG --ports {ports_file}\n")
-            out.write("simulators running; Ctrl-C stops them\n")
-            out.flush()
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                with contextlib.suppress(NotImplementedError, RuntimeError):
-                    loop.add_signal_handler(sig, stop.set)
-            await stop.wait()
-        finally:
-            if bus is not None:
-                await bus.stop()
+        if script is not None:
+            await sims.apply_script(script)
+        for dev_id, port in ports.items():
+            out.write(f"{dev_id:<18} {port}\n")
+        if ports_file:
+            await asyncio.to_thread(ports_file.write_text, json.dumps(ports, indent=2) + "\n")
+            out.write(f"ports written to {ports_file}: tablectl run --config CONFIG --ports {ports_file}\n")
+        out.write("simulators running; Ctrl-C stops them\n")
+        out.flush()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        await stop.wait()

@@ -24,6 +24,7 @@ from typing import Any, TextIO
 
 import structlog
 
+from controller.config.errors import ConfigError
 from controller.config.table import Role, TableConfig
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import JournaledEvent
@@ -33,11 +34,13 @@ from controller.people.floor import SimulatedFloor
 from controller.people.optimal import OptimalPolicy, Players
 from controller.people.policy import Answer, DecisionRequest, Policy, StubCount
 from controller.people.signers import DemoSigners
-from controller.shell.runner import build_devices, run_table
+from controller.shell.runner import WAGER_BUS_ID, build_devices, run_table
 from controller.shell.service import TableService
+from drivers.reference.wager_bus import ReferenceWagerBus
+from drivers.registry import create_driver
 from drivers.sim.faults import FaultKind
 from drivers.sim.script import SimScript
-from drivers.sim.table import SimulatedTable
+from drivers.sim.table import SimBus, SimulatedTable
 
 log = structlog.get_logger("tablectl.demo")
 
@@ -160,7 +163,25 @@ def simulator_settings(config: TableConfig, pace: float, sim_script: SimScript |
     )
 
 
-# size: its 17 keyword options and their docstring are 30 of its lines; the body is one setup, read top to bottom
+def simulated_bus(config: TableConfig) -> SimBus | None:
+    """The multi-drop line the simulators must make for the config's [devices.wager_bus], or None without one: its
+    seats at the addresses the driver will use, at its baud rate. The driver reads its own settings (so a bad entry
+    gets the error `tablectl run` would give); the simulated stations speak the reference protocol, so another bus
+    driver cannot be simulated."""
+    d = config.devices
+    if d is None or d.wager_bus is None:
+        return None
+    driver = create_driver(WAGER_BUS_ID, d.wager_bus, "simulated")
+    if not isinstance(driver, ReferenceWagerBus):
+        raise ConfigError(
+            f"devices.wager_bus: driver {d.wager_bus.get('driver')!r} cannot be simulated: the simulated stations "
+            'speak the reference serial protocol (docs/protocol.md); use driver = "reference-wager-bus"'
+        )
+    stations = driver.settings.all_stations()
+    return SimBus({entry.seat: entry.bus_address for entry in stations}, driver.settings.baudrate)
+
+
+# size: its 18 keyword options and their docstring are 32 of its lines; the body is one setup, read top to bottom
 async def play(
     config: TableConfig,
     *,
@@ -180,6 +201,7 @@ async def play(
     human_floor: bool = False,
     on_service: Callable[[TableService], None] | None = None,
     players: Players = "random",
+    on_sims: Callable[[SimulatedTable], None] | None = None,
 ) -> int:
     """Play the table until `rounds` rounds are complete (or until Ctrl-C); returns the rounds played.
 
@@ -190,6 +212,7 @@ async def play(
     `human_floor`: no simulated floorperson validates jackpots; they wait for a person's signed command (the floor
     console). `on_service` is handed the table's service once it exists (a test that drives the shell's inputs).
     `players`: without a `policy`, random players or players following the optimal strategy (controller.par).
+    `on_sims` is handed the simulated devices once they run (a test that asserts what crossed a simulated line).
     """
     rng = random.Random(seed)
     policy = policy or policy_for(players, rng, config)
@@ -208,8 +231,10 @@ async def play(
         if floorperson is not None:
             config = config.model_copy(update={"supervisors": [*config.supervisors, *floorperson.supervisors]})
         sims = await stack.enter_async_context(
-            SimulatedTable(config.game.seats, rng, sign=progressive, terminals=terminals)
+            SimulatedTable(config.game.seats, rng, sign=progressive, terminals=terminals, bus=simulated_bus(config))
         )
+        if on_sims is not None:
+            on_sims(sims)
         if decks:
             sims.shuffler.script_decks(decks)
         if sim_script is not None:

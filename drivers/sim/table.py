@@ -1,25 +1,67 @@
-"""A whole simulated table: every device on its own pty, shuffler wired into the shoe."""
+"""A whole simulated table: every device on its own pty, shuffler wired into the shoe; the seats a multi-drop line
+covers share one pty instead (`bus`: their stations at their addresses, as on a real table's line)."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
+from collections.abc import Mapping
 from types import TracebackType
 
 from drivers.sim.base import SimDevice
 from drivers.sim.dealer_panel import DealerPanelSim
+from drivers.sim.line import default_timing
 from drivers.sim.progressive_sign import ProgressiveSignSim
 from drivers.sim.script import SimScript
 from drivers.sim.shoe import ShoeSim
 from drivers.sim.shuffler import ShufflerSim
+from drivers.sim.wager_bus import WagerBusSim
 from drivers.sim.wager_station import WagerStationSim
 from drivers.sim.wager_terminal import WagerTerminalSim
 
+# The device id of a table's multi-drop line in `ports` (controller.shell.runner.WAGER_BUS_ID: drivers never import
+# the controller, so the name is repeated here).
+WAGER_BUS_ID = "wager_bus"
+
+
+@dataclasses.dataclass(frozen=True)
+class SimBus:
+    """The seats on the table's multi-drop line: seat -> address, and the line's baud rate (None: the simulators'
+    default, TABLECTL_SIM_BAUD or 115200)."""
+
+    addresses: Mapping[int, int]
+    baud: int | None = None
+
 
 class SimulatedTable:
-    def __init__(self, seats: int, rng: random.Random, *, sign: bool = False, terminals: bool = False) -> None:
+    def __init__(
+        self,
+        seats: int,
+        rng: random.Random,
+        *,
+        sign: bool = False,
+        terminals: bool = False,
+        bus: SimBus | None = None,
+    ) -> None:
         self.shoe = ShoeSim("shoe")
         self.shuffler = ShufflerSim("shuffler", rng, self.shoe.load)
-        self.stations = {seat: WagerStationSim(f"wager_station_{seat}", seat) for seat in range(1, seats + 1)}
+        on_bus = dict(bus.addresses) if bus is not None else {}
+        strangers = sorted(seat for seat in on_bus if not 1 <= seat <= seats)
+        if strangers:
+            raise ValueError(f"the wager bus names seats {strangers}, which a {seats}-seat table does not have")
+        # The line paces as the others do (TABLECTL_SIM_PACING), at the bus's own baud rate when it has one: the
+        # driver times its GROUP lock's slot window from that rate, and a real line runs at it.
+        timing = default_timing()
+        if bus is not None and bus.baud is not None:
+            timing = dataclasses.replace(timing, baud=bus.baud)
+        self.bus = WagerBusSim(WAGER_BUS_ID, addresses=on_bus, timing=timing) if on_bus else None
+        # The floor's people place chips on `stations[seat]` whichever line the station is on.
+        self.stations: dict[int, WagerStationSim] = {
+            seat: WagerStationSim(f"wager_station_{seat}", seat) for seat in range(1, seats + 1) if seat not in on_bus
+        }
+        if self.bus is not None:
+            self.stations.update(self.bus.stations)
+            self.stations = dict(sorted(self.stations.items()))
         self.panel = DealerPanelSim("dealer_panel")
         # Optional extras, off by default so a table without them is exactly as before.
         self.sign = ProgressiveSignSim("progressive_sign") if sign else None
@@ -30,17 +72,19 @@ class SimulatedTable:
 
     @property
     def devices(self) -> list[SimDevice]:
+        """The simulators on lines of their own (the bus's stations share its line: `bus`)."""
         extras: list[SimDevice] = [self.sign] if self.sign is not None else []
-        return [self.shuffler, self.shoe, *self.stations.values(), self.panel, *extras, *self.terminals.values()]
+        own = [station for seat, station in self.stations.items() if self.bus is None or seat not in self.bus.stations]
+        return [self.shuffler, self.shoe, *own, self.panel, *extras, *self.terminals.values()]
 
     def device(self, device_id: str) -> SimDevice:
-        """The simulator with this device id (as in `ports`); KeyError naming the known ones if none."""
-        for device in self.devices:
+        """The simulator with this device id (a bus station's is wager_station_<seat> too, as the controller names
+        it); KeyError naming the known ones if none."""
+        known = [*self.devices, *(self.bus.stations.values() if self.bus is not None else ())]
+        for device in known:
             if device.device_id == device_id:
                 return device
-        raise KeyError(
-            f"no simulated device {device_id!r}; the table has {', '.join(d.device_id for d in self.devices)}"
-        )
+        raise KeyError(f"no simulated device {device_id!r}; the table has {', '.join(d.device_id for d in known)}")
 
     async def apply_script(self, script: SimScript) -> None:
         """Queue the script's decks and inject its faults (\"now\" faults at once); call once started."""
@@ -55,12 +99,16 @@ class SimulatedTable:
         for device in self.devices:
             await device.start()
             self.ports[device.device_id] = device.port
+        if self.bus is not None:
+            await self.bus.start()
+            self.ports[WAGER_BUS_ID] = self.bus.port
 
     async def stop(self) -> None:
         """Stop every device, even after one fails to (each stop closes its pty and gives back its dir); the first
         failure is raised once all are stopped."""
         failed: BaseException | None = None
-        for device in self.devices:
+        lines: list[SimDevice | WagerBusSim] = [*self.devices, *([self.bus] if self.bus is not None else [])]
+        for device in lines:
             try:
                 await device.stop()
             except BaseException as err:  # a cancel too: the others' ptys and dirs must still go
