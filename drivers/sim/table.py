@@ -80,7 +80,7 @@ class SimulatedTable:
     def device(self, device_id: str) -> SimDevice:
         """The simulator with this device id (a bus station's is wager_station_<seat> too, as the controller names
         it); KeyError naming the known ones if none."""
-        known = [*self.devices, *(self.bus.stations.values() if self.bus is not None else ())]
+        known: list[SimDevice] = [*self.devices, *(self.bus.stations.values() if self.bus is not None else ())]
         for device in known:
             if device.device_id == device_id:
                 return device

@@ -88,7 +88,7 @@ async def _play(config: TableConfig, broker: str, journal: Path) -> tuple[int, S
 
 def _lock_commands(bus: WagerBusSim) -> list[tuple[Kind, int, dict[str, Any]]]:
     """(kind, ADDR, message) of every lock command the host put on the line, in order."""
-    out = []
+    out: list[tuple[Kind, int, dict[str, Any]]] = []
     for frame in bus.heard:
         if frame.kind in (Kind.DATA, Kind.GROUP) and not frame.from_device:
             message = decode_message(frame.payload)
