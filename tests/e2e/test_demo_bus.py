@@ -1,6 +1,6 @@
 """End to end: `tablectl demo` and `play()` on a table whose wager stations share one multi-drop line.
 
-configs/let-it-ride-bus.toml puts the seven stations of a Let It Ride table on one line at addresses 11-17. The
+configs/let-it-ride-wager-bus.toml puts the seven stations of a Let It Ride table on one line at addresses 11-17. The
 simulated table makes one pty for the line with the seven simulated stations on it (drivers/sim/wager_bus.py); the
 controller drives it with the reference bus driver over that pty, the journal is a real SQLite file and the events go
 to a real mosquitto. What crossed the line is read from the simulated line itself (`WagerBusSim.heard`, each
@@ -29,7 +29,7 @@ from tests.conftest import Mosquitto, Subscribe
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-BUS_CONFIG = ROOT / "configs" / "let-it-ride-bus.toml"
+BUS_CONFIG = ROOT / "configs" / "let-it-ride-wager-bus.toml"
 ADDRESSES = {seat: 10 + seat for seat in range(1, 8)}  # as the config sets them
 LOCK_RULE = "643a.10(a)(2)"  # "no more bets" and the lock-out before an automated shoe deals
 ROUNDS = 3
@@ -177,7 +177,7 @@ async def test_a_line_with_some_seats_and_stations_of_their_own_for_the_rest(
 
 
 def test_tablectl_demo_plays_the_shipped_bus_config(mosquitto: Mosquitto, subscribe: Subscribe, tmp_path: Path) -> None:
-    """The user's path: `tablectl demo --config configs/let-it-ride-bus.toml --rounds 2` as a process."""
+    """The user's path: `tablectl demo --config configs/let-it-ride-wager-bus.toml --rounds 2` as a process."""
     table_id = load_config(BUS_CONFIG).table_id
     sub = subscribe(f"tablectl/{table_id}/event")
     proc = subprocess.run(
