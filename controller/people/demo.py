@@ -165,7 +165,7 @@ def simulator_settings(config: TableConfig, pace: float, sim_script: SimScript |
 
 def simulated_bus(config: TableConfig) -> SimBus | None:
     """The multi-drop line the simulators must make for the config's [devices.wager_bus], or None without one: its
-    seats at the addresses the driver will use, at its baud rate. The driver reads its own settings (so a bad entry
+    seats at the addresses the driver will use, at its configured baud rate. The driver reads its own settings (so a bad entry
     gets the error `tablectl run` would give); the simulated stations speak the reference protocol, so another bus
     driver cannot be simulated."""
     d = config.devices
@@ -178,7 +178,10 @@ def simulated_bus(config: TableConfig) -> SimBus | None:
             'speak the reference serial protocol (docs/protocol.md); use driver = "reference-wager-bus"'
         )
     stations = driver.settings.all_stations()
-    return SimBus({entry.seat: entry.bus_address for entry in stations}, driver.settings.baudrate)
+    # A config that sets the line's rate is paced at it; one that leaves the driver's default, at the simulators'
+    # (TABLECTL_SIM_BAUD, else the same 115200), as every other simulated line.
+    baud = driver.settings.baudrate if "baudrate" in d.wager_bus else None
+    return SimBus({entry.seat: entry.bus_address for entry in stations}, baud)
 
 
 # size: its 18 keyword options and their docstring are 32 of its lines; the body is one setup, read top to bottom
