@@ -165,9 +165,9 @@ def simulator_settings(config: TableConfig, pace: float, sim_script: SimScript |
 
 def simulated_bus(config: TableConfig) -> SimBus | None:
     """The multi-drop line the simulators must make for the config's [devices.wager_bus], or None without one: its
-    seats at the addresses the driver will use, at its configured baud rate. The driver reads its own settings (so a bad entry
-    gets the error `tablectl run` would give); the simulated stations speak the reference protocol, so another bus
-    driver cannot be simulated."""
+    seats at the addresses the driver will use, at its configured baud rate. The driver reads its own settings (so a
+    bad entry gets the error `tablectl run` would give); the simulated stations speak the reference protocol, so
+    another bus driver cannot be simulated."""
     d = config.devices
     if d is None or d.wager_bus is None:
         return None
