@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Mosquitto, Subscribe, free_port
+from tests.broker import Mosquitto, Subscribe, free_port
 
 pytestmark = pytest.mark.e2e
 

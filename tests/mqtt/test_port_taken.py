@@ -12,8 +12,9 @@ from contextlib import contextmanager
 
 import pytest
 
+from floor.ports import PORT_ATTEMPTS
 from leash import Leash
-from tests.conftest import BROKER_DIR, PORT_ATTEMPTS, Mosquitto, Subscriber, find_mosquitto, free_port
+from tests.broker import BROKER_DIR, Mosquitto, Subscriber, find_mosquitto, free_port
 
 
 @contextmanager
