@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from leash import Leash  # noqa: E402
-from tests.conftest import Mosquitto, Subscriber, find_mosquitto, free_port  # noqa: E402
+from tests.broker import Mosquitto, Subscriber, find_mosquitto  # noqa: E402
 
 KINDS = ("kill9", "daemon_stop", "broker_outage", "broker_stall", "storage")
 PREFIX = "fc"
@@ -187,7 +187,7 @@ def main() -> int:
     # deletes the dir; should the watchdog be killed too, the next sweep does (the dir's name is one it knows).
     leash = Leash.mine()
     tmp = leash.mkdtemp("tablectl-faults-")
-    broker = Mosquitto(binary, tmp, free_port())
+    broker = Mosquitto(binary, tmp)  # port None: a port taken before it binds is replaced
     try:
         broker.start()
         try:

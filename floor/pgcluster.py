@@ -20,7 +20,6 @@ import pwd
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -31,6 +30,7 @@ from pathlib import Path
 import psycopg
 import structlog
 
+from floor.ports import free_port
 from leash import Leash, sweep_stale
 
 SUPERUSER = "tablectl"
@@ -63,14 +63,6 @@ def pg_bin_dir() -> Path:
     if found:
         return Path(found).resolve().parent
     raise ClusterError(f"PostgreSQL's initdb was not found; {INSTALL_HINT}")
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A port free a moment ago. Nothing holds it until the server binds, so another process (the other xdist
-    worker's server) may take it first: start() then moves a cluster it numbered itself to a fresh one."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
 
 
 def _run_as() -> pwd.struct_passwd | None:

@@ -1,37 +1,22 @@
-"""Shared fixtures: a real mosquitto broker and an independent MQTT subscriber.
+"""Shared fixtures: a real mosquitto broker and an independent MQTT subscriber (made of tests/broker.py's parts).
 
-Tests run with --import-mode=importlib, so test modules cannot import helpers from each other; what
-several areas need lives here. Area-specific fixtures belong in tests/<area>/conftest.py.
+Tests run with --import-mode=importlib, so test modules cannot import helpers from each other; what several areas
+need lives in helper modules (tests/broker.py) and in the fixtures here. Area-specific fixtures belong in
+tests/<area>/conftest.py.
 """
 
 from __future__ import annotations
 
-import asyncio
-import collections
-import json
 import os
-import pwd
-import queue
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-import threading
-import time
 import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from collections.abc import Iterator
 
-import paho.mqtt.client as paho
 import pytest
 from hypothesis import settings
-from paho.mqtt.enums import CallbackAPIVersion
 
-from controller.config.broker import MAX_PACKET_SIZE
-from leash import LEASH_FILE, Leash, sweep_stale
+from leash import sweep_stale
+from tests.broker import Mosquitto, Subscribe, Subscriber, find_mosquitto
 
 # The simulators pace their lines at 115200 baud by default (drivers/sim/line.py), as benchmarks and the demo
 # want; the suite runs unpaced (in this process and the simulator processes it starts) to stay fast, and
@@ -67,202 +52,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=rank)  # stable: the order within each module, and of all the others, is kept
 
 
-STARTUP_TIMEOUT = 10.0
-BROKER_DIR = "tablectl-test-broker-"  # leash.PATTERNS knows it
-
-
-def find_mosquitto() -> str | None:
-    # Debian installs the broker in /usr/sbin, which is not on an ordinary user's PATH.
-    return shutil.which("mosquitto") or next(
-        (p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto") if os.access(p, os.X_OK)), None
-    )
-
-
-def free_port() -> int:
-    """A port free a moment ago: nothing holds it between this call and a server's bind, so a server started on it
-    may find it taken (by the other xdist worker's server); the starters (Mosquitto, PgCluster) then take another."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-# How many ports a starter tries before it gives up: a taken port is a rare race, several in a row is something else.
-PORT_ATTEMPTS = 5
-ADDRESS_IN_USE = "Address already in use"  # mosquitto's own words for EADDRINUSE, in its log
-
-
-class PortTaken(Exception):
-    """The broker exited while starting because another process holds its port; the message is its log."""
-
-    def __init__(self, log: str) -> None:
-        super().__init__(log)
-        self.log = log
-
-
-class Mosquitto:
-    """A private mosquitto on a loopback port; stop()/start() simulate an outage on the same port."""
-
-    def __init__(
-        self,
-        binary: str,
-        workdir: Path,
-        port: int | None = None,
-        persistence: bool = False,
-        *,
-        ports: Callable[[], int] = free_port,
-    ) -> None:
-        """`persistence`: the broker saves its retained messages, sessions and queued messages at stop and loads
-        them at start, as systemd/mosquitto/mosquitto.conf configures it for a floor. `workdir` must be a dir on the
-        leash (Leash.mkdtemp, or Mosquitto.leashed): a broker in pytest's own tmp dir outlives a run SIGKILLed
-        together with its watchdog, since the sweep judges only the dirs the leash owns.
-
-        `port` None: one from `ports`, and should another process bind it before the broker does (free_port() only
-        names a port free a moment ago; the other xdist worker may take it), the first start() retries on a fresh
-        one. An explicit `port` is kept: the caller may have handed it out already."""
-        if not (workdir / LEASH_FILE).is_file():
-            raise ValueError(
-                f"mosquitto's dir {workdir} is not on the leash, so no sweep would stop a broker left there: use "
-                "Mosquitto.leashed(binary, port) (or a dir from Leash.mine().mkdtemp(prefix)), not tmp_path"
-            )
-        self.binary = binary
-        self.host = "127.0.0.1"
-        self.config = workdir / "mosquitto.conf"
-        self.persistence = persistence
-        self.ports = ports
-        self.fresh_port = port is None
-        self._configure(ports() if port is None else port)
-        self.proc: subprocess.Popen[str] | None = None
-        # The tail of the broker's log, for failure messages.
-        self.log: collections.deque[str] = collections.deque(maxlen=400)
-
-    def _configure(self, port: int) -> None:
-        self.port = port
-        self.url = f"mqtt://{self.host}:{port}"
-        workdir = self.config.parent
-        persist = f"persistence true\npersistence_location {workdir}/\n" if self.persistence else "persistence false\n"
-        self.config.write_text(
-            f"listener {port} 127.0.0.1\n"
-            # Started as root (as CI runs), mosquitto drops to the `mosquitto` user, which cannot write its
-            # persistence file in this root-only temp directory: it then PUBACKs, fails to save at SIGTERM ("Error
-            # saving in-memory database ... Permission denied") and comes back without the kept sessions' queues.
-            # Run as whoever runs the tests (a non-root user ignores this line).
-            f"user {pwd.getpwuid(os.geteuid()).pw_name}\n"
-            "allow_anonymous true\n"
-            f"{persist}"
-            # Without it Nagle holds a small second message until the subscriber's delayed ACK (40 ms).
-            "set_tcp_nodelay true\n"
-            # A replayed backlog arrives faster than a subscriber reads it; mosquitto's default queue of 1,000
-            # messages per client would drop the rest (the example config for the floor says the same).
-            "max_queued_messages 100000\n"
-            # The shipped broker's packet limit (systemd/mosquitto/mosquitto.conf): tests meet what production meets.
-            f"max_packet_size {MAX_PACKET_SIZE}\n"
-            # stderr, not stdout: mosquitto block-buffers stdout into a pipe, hiding the "running" line.
-            "log_dest stderr\n"
-            "log_type all\n"
-            "connection_messages true\n"
-        )
-
-    def start(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            return
-        # Only before the first start may the port change: clients know it after (stop()/start() is an outage).
-        attempts = PORT_ATTEMPTS if self.fresh_port and self.proc is None else 1
-        for attempt in range(1, attempts + 1):
-            try:
-                self._start_once()
-                return
-            except PortTaken as taken:
-                if attempt == attempts:
-                    more = f" (and {attempts - 1} fresh ports before it)" if attempts > 1 else ""
-                    pytest.fail(
-                        f"mosquitto could not listen on {self.host}:{self.port}{more}: another process holds the port. "
-                        "Find it with `ss -ltnp`; give Mosquitto no port (port=None) to have a taken one replaced.\n"
-                        + taken.log,
-                        pytrace=False,
-                    )
-                self._configure(self.ports())
-
-    def _start_once(self) -> None:
-        proc = subprocess.Popen(
-            [self.binary, "-c", str(self.config)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-        )
-        self.proc = proc
-        # Stopped with the test process however it ends, SIGKILL included (leash/ says why a watchdog).
-        Leash.mine().hold(proc.pid, signal.SIGTERM)
-        # Its dir is owned (__init__ saw to it): the sweep's backstop names the broker too.
-        Leash.mine().note_server(self.config.parent, proc.pid, signal.SIGTERM)
-        lines: queue.Queue[str | None] = queue.Queue()
-
-        def pump() -> None:
-            # Keeps reading for the broker's whole life so a chatty log never fills the pipe and stalls it.
-            assert proc.stderr is not None
-            for line in proc.stderr:
-                self.log.append(line.rstrip())
-                lines.put(line)
-            lines.put(None)
-
-        self._pump = threading.Thread(target=pump, name=f"mosquitto-log-{self.port}", daemon=True)
-        self._pump.start()
-        deadline = time.monotonic() + STARTUP_TIMEOUT
-        mine: list[str] = []  # this start's lines: an earlier start's error is not this one's
-        while True:
-            try:
-                line = lines.get(timeout=max(deadline - time.monotonic(), 0.0))
-            except queue.Empty:
-                self.stop()
-                pytest.fail(f"mosquitto did not report running within {STARTUP_TIMEOUT}s:\n" + self.tail())
-            if line is None:
-                proc.wait()
-                self._pump.join(timeout=10)
-                Leash.mine().drop(proc.pid)
-                if any(ADDRESS_IN_USE in seen for seen in mine):
-                    raise PortTaken("\n".join(mine[-40:]))
-                pytest.fail(f"mosquitto exited with {proc.returncode} while starting:\n" + self.tail())
-            mine.append(line.rstrip())
-            # "... running" is logged after every listener socket is open, so clients can connect now.
-            if " running" in line and "mosquitto version" in line:
-                return
-
-    def stop(self, kill: bool = False) -> None:
-        proc = self.proc
-        if proc is None or proc.poll() is not None:
-            return
-        proc.kill() if kill else proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        Leash.mine().drop(proc.pid)
-        self._pump.join(timeout=10)  # the log's last lines: the save at SIGTERM
-        if self.persistence and not kill and any("Error saving in-memory database" in line for line in self.log):
-            pytest.fail(
-                "mosquitto could not save its persistence file at stop, so what it acknowledged is lost with its "
-                f"restart; make {self.config.parent} writable by the broker's user:\n" + self.tail()
-            )
-
-    def tail(self, n: int = 40) -> str:
-        return "\n".join(list(self.log)[-n:])
-
-    @classmethod
-    def leashed(
-        cls, binary: str, port: int | None = None, persistence: bool = False, prefix: str = BROKER_DIR
-    ) -> Mosquitto:
-        """A broker in a temp dir of its own on the leash (leash/): with its process, the dir goes too, and
-        should the process and its watchdog both be SIGKILLed, the next run's sweep stops the broker and deletes
-        the dir (a dir in pytest's own tmp dir is never swept). close() when done."""
-        return cls(binary, Leash.mine().mkdtemp(prefix), port, persistence)
-
-    def close(self) -> None:
-        """stop(), then the leashed dir deleted."""
-        self.stop()
-        Leash.mine().release(self.config.parent)
-
-
 @pytest.fixture(scope="session")
 def mosquitto() -> Iterator[Mosquitto]:
     binary = find_mosquitto()
@@ -281,93 +70,6 @@ def mosquitto() -> Iterator[Mosquitto]:
         yield broker
     finally:
         broker.close()
-
-
-@dataclass(frozen=True)
-class Received:
-    topic: str
-    payload: bytes
-    retain: bool
-
-    def json(self) -> Any:
-        return json.loads(self.payload)
-
-
-class Subscriber:
-    """An independent MQTT client (paho, own thread) that records everything it receives.
-
-    It resubscribes after every reconnect, so it follows a broker through stop()/start(). The wait_*
-    methods block the calling thread; from async tests use the `a*` variants, which wait in a worker
-    thread and leave the event loop free for the code under test.
-    """
-
-    def __init__(self, host: str, port: int, topics: list[str], session: str | None = None) -> None:
-        """`session`: a client id whose session the broker keeps across disconnects (clean session off), as the
-        floor's subscription is kept (docs/floor.md): what the broker queued for it survives a restart with
-        persistence."""
-        self.topics = topics
-        self.messages: list[Received] = []
-        self.subscriptions = 0  # SUBACKs received, one per (re)connect
-        self._cond = threading.Condition()
-        self._client = paho.Client(
-            CallbackAPIVersion.VERSION2,
-            client_id=session or f"test-sub-{os.getpid()}-{id(self)}",
-            clean_session=session is None,
-        )
-        # Short retry delay: after a broker restart the test should not wait seconds for the subscriber.
-        # paho's types say whole seconds; it takes fractions, which is the point here.
-        self._client.reconnect_delay_set(min_delay=0.05, max_delay=0.5)  # type: ignore[arg-type]
-        self._client.on_connect = self._on_connect
-        self._client.on_subscribe = self._on_subscribe
-        self._client.on_message = self._on_message
-        self._client.connect(host, port, keepalive=30)
-        self._client.loop_start()
-
-    def _on_connect(self, client: paho.Client, userdata: Any, flags: Any, rc: Any, props: Any = None) -> None:
-        if not rc.is_failure:
-            client.subscribe([(t, 1) for t in self.topics])
-
-    def _on_subscribe(self, client: paho.Client, userdata: Any, mid: int, rcs: Any, props: Any = None) -> None:
-        with self._cond:
-            self.subscriptions += 1
-            self._cond.notify_all()
-
-    def _on_message(self, client: paho.Client, userdata: Any, msg: paho.MQTTMessage) -> None:
-        with self._cond:
-            self.messages.append(Received(msg.topic, bytes(msg.payload), bool(msg.retain)))
-            self._cond.notify_all()
-
-    def wait_until(self, predicate: Callable[[list[Received]], bool], timeout: float = 10.0, what: str = "") -> None:
-        with self._cond:
-            if not self._cond.wait_for(lambda: predicate(self.messages), timeout):
-                got = "\n".join(f"{m.topic} {m.payload[:200]!r}" for m in self.messages[-20:])
-                raise AssertionError(
-                    f"timed out after {timeout}s waiting for {what or predicate}; last messages:\n{got}"
-                )
-
-    def wait_subscribed(self, count: int = 1, timeout: float = 10.0) -> None:
-        with self._cond:
-            if not self._cond.wait_for(lambda: self.subscriptions >= count, timeout):
-                raise AssertionError(f"subscriber got {self.subscriptions} SUBACKs within {timeout}s, wanted {count}")
-
-    async def await_until(
-        self, predicate: Callable[[list[Received]], bool], within: float = 10.0, what: str = ""
-    ) -> None:
-        await asyncio.to_thread(self.wait_until, predicate, within, what)
-
-    def on(self, topic: str) -> list[Received]:
-        with self._cond:
-            return [m for m in self.messages if m.topic == topic]
-
-    def close(self) -> None:
-        self._client.disconnect()
-        self._client.loop_stop()
-
-
-class Subscribe(Protocol):
-    """The subscribe fixture: subscribe("prefix/#", ...) -> an acknowledged Subscriber."""
-
-    def __call__(self, *topics: str) -> Subscriber: ...
 
 
 @pytest.fixture

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import base64
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -20,8 +23,11 @@ from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption,
 
 from controller.cli.verb import UsageError
 from controller.config.broker import MAX_PACKET_SIZE
-from floor.pgcluster import ClusterError, PgCluster, free_port
+from floor.pgcluster import ClusterError, PgCluster
+from floor.ports import ADDRESS_IN_USE, PortsTaken, PortTaken, free_port, on_a_free_port
 from leash import Leash
+
+BROKER_STARTUP_S = 10.0
 
 
 def start_postgres(demo: str) -> PgCluster:
@@ -39,17 +45,31 @@ def start_postgres(demo: str) -> PgCluster:
     return cluster
 
 
-def start_mosquitto(workdir: Path, *, max_queued_messages: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
-    """A broker on a free loopback port, anonymous and without persistence; the process and its mqtt:// URL."""
+def start_mosquitto(
+    workdir: Path, *, max_queued_messages: int | None = None, ports: Callable[[], int] = free_port
+) -> tuple[subprocess.Popen[str], str]:
+    """A broker on a free loopback port (from `ports`), anonymous and without persistence, running: the process and
+    its mqtt:// URL. A port taken before the broker binds it (another demo's or test's server) is replaced by a
+    fresh one (floor.ports); the broker's log is kept in `workdir`/mosquitto.log."""
     binary = shutil.which("mosquitto") or next(
         (p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto") if os.access(p, os.X_OK)), None
     )
     if binary is None:
         raise UsageError("mosquitto is not installed: apt-get install mosquitto, or give --broker mqtt://HOST:PORT")
-    port = free_port()
+    try:
+        return on_a_free_port(lambda port: _mosquitto_on(binary, workdir, port, max_queued_messages), ports)
+    except PortsTaken as err:
+        raise UsageError(f"the demo's private mosquitto could not listen: {err}") from None
+
+
+def _mosquitto_on(
+    binary: str, workdir: Path, port: int, max_queued_messages: int | None
+) -> tuple[subprocess.Popen[str], str]:
     conf = workdir / "mosquitto.conf"
-    # The shipped broker's packet limit (controller.config.broker), so the demo meets what production meets.
+    # The shipped broker's packet limit (controller.config.broker), so the demo meets what production meets. Its log
+    # on stderr says when it is running, or that its port is taken.
     text = f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nmax_packet_size {MAX_PACKET_SIZE}\n"
+    text += "log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\nlog_type information\n"
     if max_queued_messages is not None:
         text += f"max_queued_messages {max_queued_messages}\n"
     conf.write_text(text)
@@ -57,11 +77,60 @@ def start_mosquitto(workdir: Path, *, max_queued_messages: int | None = None) ->
     # group, and a broker in it died at once, so the floor service, still running until the demo stopped it, logged
     # "broker connection lost" at error level on a clean stop. The demo stops it last (private_servers).
     proc = subprocess.Popen(
-        [binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        [binary, "-c", str(conf)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     # Stopped with the demo however it ends, a kill -9 included (leash/).
     Leash.mine().hold(proc.pid, signal.SIGTERM)
-    return proc, f"mqtt://127.0.0.1:{port}"
+    said: queue.Queue[str | None] = queue.Queue()
+    log = (workdir / "mosquitto.log").open("a", encoding="utf-8")
+
+    def pump() -> None:
+        # Read for the broker's whole life, so a chatty log never fills the pipe and stalls it; kept for whoever looks.
+        assert proc.stderr is not None
+        with log:
+            for line in proc.stderr:
+                log.write(line)
+                log.flush()
+                said.put(line)
+        said.put(None)
+
+    threading.Thread(target=pump, name=f"mosquitto-log-{port}", daemon=True).start()
+    seen: list[str] = []
+    deadline = time.monotonic() + BROKER_STARTUP_S
+    while True:
+        try:
+            line = said.get(timeout=max(deadline - time.monotonic(), 0.0))
+        except queue.Empty:
+            _stop(proc)
+            raise UsageError(
+                f"the demo's private mosquitto did not say it was running within {BROKER_STARTUP_S:.0f} s; its log: "
+                f"{workdir / 'mosquitto.log'}"
+            ) from None
+        if line is None:
+            code = proc.wait()
+            Leash.mine().drop(proc.pid)
+            if any(ADDRESS_IN_USE in s for s in seen):
+                raise PortTaken(port, "".join(seen[-10:]).strip())
+            raise UsageError(f"the demo's private mosquitto exited with {code} while starting:\n{''.join(seen[-20:])}")
+        seen.append(line)
+        # "... running" is logged once every listener socket is open: clients can connect now.
+        if " running" in line and "mosquitto version" in line:
+            return proc, f"mqtt://127.0.0.1:{port}"
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    Leash.mine().drop(proc.pid)
 
 
 @contextmanager
@@ -80,9 +149,7 @@ def private_servers(
         yield cluster, broker
     finally:
         if broker_proc is not None:
-            broker_proc.terminate()
-            broker_proc.wait()
-            Leash.mine().drop(broker_proc.pid)
+            _stop(broker_proc)
         cluster.remove()
 
 

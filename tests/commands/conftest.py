@@ -28,7 +28,7 @@ from controller.shell.runner import build_devices, run_table
 from controller.shell.service import TableService
 from controller.supervisor.envelope import public_key_b64, sign_command
 from drivers.sim.table import SimulatedTable
-from tests.conftest import Mosquitto, Subscribe, Subscriber
+from tests.broker import Mosquitto, Subscribe, Subscriber
 
 WAIT = 15.0  # failure bound only: replies and events normally come within milliseconds
 
@@ -219,7 +219,7 @@ class Supervisor:
     (paho in its own thread, so it shares nothing with the daemon's aiomqtt clients)."""
 
     def __init__(self, host: str, port: int, replies: Subscriber, prefix: str, table_id: str) -> None:
-        self.replies = replies  # a tests/conftest.py Subscriber on .../cmd/reply
+        self.replies = replies  # a tests/broker.py Subscriber on .../cmd/reply
         self.base = f"{prefix}/{table_id}/cmd"
         self.reply_topic = f"{self.base}/reply"
         self._client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"test-supervisor-{os.getpid()}-{id(self)}")

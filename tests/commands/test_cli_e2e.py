@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Mosquitto, Subscribe, free_port
+from tests.broker import Mosquitto, Subscribe, refused_port
 
 pytestmark = pytest.mark.e2e
 
@@ -102,8 +102,9 @@ def test_no_reply_names_the_broker_and_topics_it_tried_and_the_likely_fixes(
     assert "Is the table running, connected to this broker" in said and "Are --broker, --prefix and --table" in said
     assert f"Does the broker's ACL let this user publish to cli/{unique_id}/cmd/close_table" in said
 
-    nobody = f"mqtt://127.0.0.1:{free_port()}"
-    out = tablectl(*send, "--broker", nobody, "--timeout", "5", "close_table")
+    with refused_port() as port:
+        nobody = f"mqtt://127.0.0.1:{port}"
+        out = tablectl(*send, "--broker", nobody, "--timeout", "5", "close_table")
     assert out.returncode == 3, out.stderr
     assert f"no reply from table {unique_id} at {nobody} " in out.stderr
     assert "the broker cannot be reached" in out.stderr and "Check --broker (or the --config's mqtt.broker)" in (

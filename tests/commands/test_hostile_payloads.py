@@ -22,12 +22,12 @@ from controller.config.broker import MAX_PACKET_SIZE
 from controller.config.table import MqttSettings
 from controller.mqtt.connection import client_kwargs
 from controller.supervisor.gate import MAX_DEPTH
+from tests.broker import Mosquitto, Subscribe
 from tests.commands.conftest import DaemonFactory, Key, MakeTableConfig, SupervisorFactory
-from tests.conftest import Mosquitto, Subscribe
 
 pytestmark = pytest.mark.e2e
 
-# The broker (the shipped max_packet_size, tests/conftest.py) refuses a bigger packet before any table sees it (a
+# The broker (the shipped max_packet_size, tests/broker.py) refuses a bigger packet before any table sees it (a
 # 5 MB one is tests/mqtt/test_broker_acl.py's case): the largest it passes is past the table's own 16 KiB bound.
 NEAR_LIMIT = MAX_PACKET_SIZE - 1024
 

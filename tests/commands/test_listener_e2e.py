@@ -17,8 +17,8 @@ import pytest
 from controller.engine.inputs import Confirm
 from controller.supervisor.envelope import canonical_bytes
 from controller.supervisor.gate import MAX_PAYLOAD_BYTES
+from tests.broker import Mosquitto, Subscribe
 from tests.commands.conftest import DaemonFactory, Key, MakeTableConfig, SupervisorFactory
-from tests.conftest import Mosquitto, Subscribe
 
 pytestmark = pytest.mark.e2e
 

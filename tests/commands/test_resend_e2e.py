@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from controller.store.archive import archive, default_dir
+from tests.broker import Subscribe
 from tests.commands.conftest import DaemonFactory, Key, MakeTableConfig, SupervisorFactory
-from tests.conftest import Subscribe
 
 pytestmark = pytest.mark.e2e
 

@@ -1,6 +1,6 @@
 """A resend reply stays well under the broker's packet limit whatever the journal holds: 10,000 seqs (the most one
 resend asks for) with every other row damaged are 5,000 missing ranges, some 600 KB listed in full. The broker here
-runs with the shipped `max_packet_size` (tests/conftest.py), which disconnected the table's listener before it could
+runs with the shipped `max_packet_size` (tests/broker.py), which disconnected the table's listener before it could
 answer: now the reply lists the first ranges, counts the rest and arrives (a real journal file, damaged with SQL as a
 changed byte would be; the real daemon; a real mosquitto)."""
 
@@ -20,8 +20,8 @@ from controller.mqtt.limits import publish_size
 from controller.store.journal import Journal
 from controller.supervisor import resend
 from controller.supervisor.verbs import MAX_RESEND, ResendArgs
+from tests.broker import Mosquitto, find_mosquitto
 from tests.commands.conftest import DaemonFactory, Key, MakeTableConfig, SupervisorFactory
-from tests.conftest import Mosquitto, find_mosquitto
 
 pytestmark = pytest.mark.e2e
 

@@ -28,7 +28,7 @@ import pytest
 
 from controller.store.chain import GENESIS, row_hash
 from controller.store.schema import COLUMNS
-from tests.conftest import Mosquitto
+from tests.broker import Mosquitto
 from tests.e2e.conftest import killed_at_exit, start_demo, stop, table_config
 
 pytestmark = pytest.mark.e2e

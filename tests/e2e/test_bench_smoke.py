@@ -19,7 +19,7 @@ import pytest
 
 from controller.config.table import load_config
 from controller.shell.runner import playable
-from tests.conftest import Mosquitto
+from tests.broker import Mosquitto
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 from leash import LEASH_FILE, owner_of, start_time
-from tests.conftest import Mosquitto
+from tests.broker import Mosquitto
 from tests.e2e.conftest import table_config
 
 

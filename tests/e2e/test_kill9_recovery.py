@@ -51,7 +51,7 @@ from controller.progressive.parameters import TableProgressives
 from controller.shell.restore import ACCOUNTS_RECORD, METERS_RECORD
 from controller.store import snapshot
 from controller.store.reader import JournalReader
-from tests.conftest import Mosquitto, Received, Subscribe, Subscriber
+from tests.broker import Mosquitto, Received, Subscribe, Subscriber
 
 pytestmark = pytest.mark.e2e
 

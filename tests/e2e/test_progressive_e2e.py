@@ -14,7 +14,7 @@ import pytest
 from controller.config.table import TableConfig, load_config
 from controller.core.cards import STANDARD_DECK
 from controller.people.demo import ScriptedPolicy, ScriptedRound, play
-from tests.conftest import Mosquitto, Subscribe
+from tests.broker import Mosquitto, Subscribe
 
 pytestmark = pytest.mark.e2e
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"

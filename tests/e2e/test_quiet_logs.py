@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from controller.store.reader import JournalReader
-from tests.conftest import Mosquitto, Received, Subscriber, find_mosquitto
+from tests.broker import Mosquitto, Received, Subscriber, find_mosquitto
 from tests.e2e.conftest import killed_at_exit, start_demo, stop, table_config
 
 pytestmark = pytest.mark.e2e

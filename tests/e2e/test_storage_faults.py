@@ -22,7 +22,7 @@ import pytest
 from controller.store.journal import Journal
 from controller.store.reader import JournalReader
 from controller.store.schema import JournalError
-from tests.conftest import Mosquitto, Subscribe, Subscriber
+from tests.broker import Mosquitto, Subscribe, Subscriber
 from tests.e2e.conftest import SmallDisk, killed_at_exit, start_demo, stop, table_config
 
 pytestmark = pytest.mark.e2e

@@ -34,7 +34,7 @@ from controller.people.demo import ScriptedRound, play
 from controller.store import snapshot
 from controller.store.journal import Journal
 from controller.store.reader import JournalReader
-from tests.conftest import Mosquitto, Received, Subscribe
+from tests.broker import Mosquitto, Received, Subscribe
 from tests.e2e.conftest import killed_at_exit, stop, table_config
 
 pytestmark = pytest.mark.e2e

@@ -116,19 +116,39 @@ class FloorProcess(ServiceProcess):
 
 
 def console_floor(tmp: Path, dsn: str, broker: str, prefix: str, console: str = "") -> tuple[FloorProcess, int]:
-    """The floor service with its console on a free loopback port (plus `console`'s [console] lines), started: the
-    process (its config at `.config`, its logs under tmp/logs) and the console's port."""
-    from tests.conftest import free_port
-
-    port = free_port()
+    """The floor service with its console on a loopback port of its own (plus `console`'s [console] lines), started
+    and serving: the process (its config at `.config`, its logs under tmp/logs) and the console's port."""
     config = tmp / "floor.toml"
-    listen = f'[console]\nlisten = "127.0.0.1:{port}"\n{console}'
+    # Port 0: the console binds a port the kernel picks and says which. A port a test picked (free_port()) was only
+    # free a moment ago, and the other xdist worker's server could bind it before this floor did.
+    listen = f'[console]\nlisten = "127.0.0.1:0"\n{console}'
     config.write_text(floor_toml(dsn, broker, prefix, f"floor-{prefix}", listen))
     logs = tmp / "logs"
     logs.mkdir()
     floor = FloorProcess(config, logs)
     floor.start()
-    return floor, port
+    return floor, console_port(floor)
+
+
+CONSOLE_AT = re.compile(r"^tablectl floor: console at https?://[^/]*:([0-9]+)/$", re.MULTILINE)
+
+
+def console_port(floor: ServiceProcess, timeout: float = 60) -> int:
+    """The port a started floor's console serves on, as it says on stdout (floor/service.py) once it is listening: a
+    console given port 0 (listen = "127.0.0.1:0") is on one the kernel picked."""
+    ports: list[int] = []
+
+    def said() -> bool:
+        ports[:] = [int(m.group(1)) for m in CONSOLE_AT.finditer(floor.log())]
+        if not ports and floor.proc is not None and floor.proc.poll() is not None:
+            raise AssertionError(f"the floor exited with {floor.proc.returncode} before its console served")
+        return bool(ports)
+
+    try:
+        wait_for(said, timeout, "the floor's console (`tablectl floor: console at URL` on its stdout)")
+    except AssertionError as err:
+        raise AssertionError(f"{err}; the floor's log:\n{floor.log()}") from None
+    return ports[-1]  # the latest boot's
 
 
 def count(dsn: str, sql: str, *params: object) -> int:

@@ -25,7 +25,7 @@ from floor.console.auth import login_bytes
 from floor.console.server import ConsoleServer
 from floor.db import connect
 from floor.schema import migrate
-from tests.conftest import Mosquitto
+from tests.broker import Mosquitto
 
 PREFIX = "lim"
 

@@ -37,9 +37,9 @@ from floor.console.server import ConsoleServer
 from floor.db import connect
 from floor.pgcluster import PgCluster
 from floor.schema import migrate
-from tests.conftest import Mosquitto, free_port
+from tests.broker import Mosquitto, free_port
 from tests.floor.chromium import chromium, page_errors
-from tests.floor.conftest import FloorProcess, floor_toml, wait_for
+from tests.floor.conftest import FloorProcess, console_port, floor_toml, wait_for
 from tests.floor.console_probe import console_up
 from tests.floor.selfsigned import self_signed
 
@@ -115,11 +115,11 @@ class Console:
 def console(pg_cluster: PgCluster, mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     tmp = tmp_path_factory.mktemp("bad-requests")
     key = Ed25519PrivateKey.generate()
-    port = free_port()
+    port = free_port()  # names this run's database, prefix and client; the console binds port 0 (console_port)
     extra = (
         # Hypothesis sends hundreds of refused log-ins from this one address: the per-client limit is not under test
         # here (test_console_limits.py).
-        f'[console]\nlisten = "127.0.0.1:{port}"\nrequest_timeout_s = {TIMEOUT_S}\nattempts_per_minute = 100000\n'
+        f'[console]\nlisten = "127.0.0.1:0"\nrequest_timeout_s = {TIMEOUT_S}\nattempts_per_minute = 100000\n'
         f'[[console.supervisors]]\nkey_id = "sup"\nrole = "supervisor"\npublic_key = "{public_key_b64(key)}"\n'
     )
     dsn = pg_cluster.create_database(f"bad_requests_{port}")
@@ -127,8 +127,8 @@ def console(pg_cluster: PgCluster, mosquitto: Mosquitto, tmp_path_factory: pytes
     config.write_text(floor_toml(dsn, mosquitto.url, f"bad{port}", f"floor-bad{port}", extra))
     floor = FloorProcess(config, tmp)
     floor.start()
-    c = Console(floor, port)
     try:
+        c = Console(floor, console_port(floor))
         wait_for(lambda: console_up(c.origin), 60, f"the console:\n{floor.log()}")
         challenge = json.loads(c.post("/api/login/challenge", b'{"key_id": "sup"}', auth=False).body)["challenge"]
         sig = base64.b64encode(key.sign(login_bytes(challenge, "sup", c.origin))).decode()

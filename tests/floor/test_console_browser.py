@@ -28,7 +28,7 @@ import pytest
 
 from controller.config.keys import decode_public_key
 from controller.supervisor.envelope import canonical_bytes
-from tests.conftest import Mosquitto, free_port
+from tests.broker import Mosquitto, free_port
 from tests.floor.chromium import chromium, page_errors
 from tests.floor.conftest import TABLECTL, console_floor, table_config, wait_for
 from tests.mqtt.conftest import card_tokens, is_settlement

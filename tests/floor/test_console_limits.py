@@ -22,7 +22,7 @@ import pytest
 from controller.mqtt.contract import TableEvent
 from floor.live import TableLive
 from floor.messages import Incoming, parse
-from tests.conftest import Mosquitto
+from tests.broker import Mosquitto
 from tests.floor.conftest import ROOT, TABLECTL, wait_for
 from tests.floor.console_served import PREFIX, Served, serve
 

@@ -42,7 +42,7 @@ from floor.messages import LinkIncoming, Rejected, parse
 from floor.service import FloorService
 from link import protocol
 from link.commands import VERBS as LINK_DESK_VERBS
-from tests.conftest import Mosquitto, free_port
+from tests.broker import Mosquitto, free_port
 from tests.floor.event_stream import Stream
 from tests.floor.service_running import running
 

@@ -15,7 +15,7 @@ import pytest
 from controller.config.broker import MAX_PACKET_SIZE
 from floor.console.relay import KEEP_HEAD, MAX_REASON, MAX_REPLY
 from floor.live import TableLive
-from tests.conftest import Mosquitto
+from tests.broker import Mosquitto
 from tests.floor.console_served import Served, serve
 
 pytestmark = pytest.mark.floor
@@ -33,7 +33,7 @@ async def test_a_huge_reply_is_stored_cut_to_its_gist_with_the_size_and_sha256_o
     """Before, the audit stored whatever the broker delivered on cmd/reply: a 1 MiB reply was a 1 MiB jsonb row (and
     a 1 MiB answer to the browser), as many as commands were sent."""
     served.server.view.live["t1"] = TableLive("t1")
-    # The largest the broker passes (the shipped max_packet_size, tests/conftest.py), a multi-byte character first.
+    # The largest the broker passes (the shipped max_packet_size, tests/broker.py), a multi-byte character first.
     reason = "é" + "why " * ((MAX_PACKET_SIZE - 1024) // 4)
     reply = json.dumps(
         {"command_id": "CID", "outcome": "rejected", "code": "bad_args", "rule": "655a.13(f)", "reason": reason},

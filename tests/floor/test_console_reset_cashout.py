@@ -26,8 +26,8 @@ import pytest
 from controller.config.table import TableConfig, demo_config
 from controller.core.events import JournaledEvent
 from floor.console.plumbing import COOKIE
+from tests.broker import Mosquitto, free_port
 from tests.commands.conftest import Daemon
-from tests.conftest import Mosquitto, free_port
 from tests.floor.chromium import chromium, page_errors
 from tests.floor.conftest import console_floor, wait_for
 from tests.floor.console_login import log_in

@@ -13,7 +13,7 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from floor.pgcluster import PgCluster
-from tests.conftest import Mosquitto
+from tests.broker import Mosquitto
 from tests.floor.conftest import FloorProcess, count, floor_toml, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.supervisor.envelope import public_key_b64, sign_command
-from tests.conftest import Mosquitto, find_mosquitto, free_port
+from tests.broker import Mosquitto, find_mosquitto
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,8 +77,8 @@ def test_a_key_enrolled_at_the_demos_console_is_a_supervisor_of_the_link_too() -
     assert binary is not None, "mosquitto is not installed: python3 dev.py test installs it"
     broker = Mosquitto.leashed(binary)  # on the leash: gone with this run, however it ends
     broker.start()
-    http = f"127.0.0.1:{free_port()}"
-    argv = ["demo", "--floor", "--seed", "3", "--broker", broker.url, "--http", http]
+    # Port 0: the demo says which port its console got ("open URL"); one picked here could be taken before it binds.
+    argv = ["demo", "--floor", "--seed", "3", "--broker", broker.url, "--http", "127.0.0.1:0"]
     demo = subprocess.Popen(
         [sys.executable, "-m", "controller.cli", *argv],
         cwd=ROOT,
@@ -88,9 +88,12 @@ def test_a_key_enrolled_at_the_demos_console_is_a_supervisor_of_the_link_too() -
     )
     try:
         assert demo.stdout is not None
+        http = ""
         for line in demo.stdout:  # the link is open and the tables started before the URL is printed
-            if "open http://" in line:
+            if opened := re.search(r"open http://([0-9.]+:[0-9]+)/", line):
+                http = opened.group(1)
                 break
+        assert http, "the demo ended without printing its console's URL"
         key = Ed25519PrivateKey.generate()
         enrolment = {"key_id": "night-shift", "role": "supervisor", "public_key": public_key_b64(key)}
         request = urllib.request.Request(

@@ -31,7 +31,7 @@ import pytest
 
 from controller.core.cards import STANDARD_DECK
 from controller.store.reader import JournalReader
-from tests.conftest import Mosquitto
+from tests.broker import Mosquitto
 from tests.floor.conftest import (
     KEYS,
     ROOT,

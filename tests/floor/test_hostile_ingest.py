@@ -24,7 +24,7 @@ from floor.config import parse_floor_config
 from floor.messages import MAX_PAYLOAD, Incoming, Rejected, content_digest, parse
 from floor.service import FloorService, Queued
 from floor.status import live_tables, status_text
-from tests.conftest import Mosquitto, free_port
+from tests.broker import Mosquitto, free_port
 from tests.floor.service_running import running, until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]

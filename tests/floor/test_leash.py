@@ -170,11 +170,11 @@ def test_a_standby_that_cannot_be_made_leaves_no_dir_and_its_primary_is_removed_
 
 
 def test_every_test_broker_is_on_the_leash(tmp_path: Path) -> None:
-    """tests/conftest.py's Mosquitto takes only a dir the leash owns: before, four tests started brokers in pytest's
+    """tests/broker.py's Mosquitto takes only a dir the leash owns: before, four tests started brokers in pytest's
     own tmp dir (the demo floor's, the publisher's floor broker, the forged-table ACL broker, the quiet-logs one),
     which no sweep judges, so a run SIGKILLed with its watchdog left them running. A broker made with leashed() is
     recorded in its dir's .leash file, so the sweep finds it."""
-    from tests.conftest import Mosquitto, find_mosquitto, free_port
+    from tests.broker import Mosquitto, find_mosquitto, free_port
 
     binary = find_mosquitto()
     assert binary is not None, "mosquitto is not installed (python3 dev.py test installs it)"

@@ -24,7 +24,7 @@ from floor.retention import apply_retention, plan_retention
 from floor.schema import migrate
 from floor.service import FloorService
 from floor.status import live_tables, status_text
-from tests.conftest import Mosquitto, free_port
+from tests.broker import Mosquitto, free_port
 from tests.floor.service_running import running, until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]

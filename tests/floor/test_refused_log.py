@@ -24,7 +24,7 @@ from floor.config import parse_floor_config
 from floor.refusal_log import SUMMARY, summary
 from floor.refusals import OTHERS, WINDOW_S, RefusalBudget, RefusalLines, Tally
 from floor.service import FloorService
-from tests.conftest import Mosquitto, free_port
+from tests.broker import Mosquitto, free_port
 from tests.floor.service_running import running, until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]

@@ -29,9 +29,9 @@ from controller.config.table import TableConfig
 from controller.store.reader import JournalReader
 from controller.supervisor.envelope import sign_command
 from floor.console.auth import login_bytes
+from tests.broker import Mosquitto
 from tests.commands.conftest import Daemon, Key, make_table_config, seeded_key
-from tests.conftest import Mosquitto, free_port
-from tests.floor.conftest import KEYS, TABLECTL, FloorProcess, count, floor_toml, wait_for
+from tests.floor.conftest import KEYS, TABLECTL, FloorProcess, console_port, count, floor_toml, wait_for
 from tests.floor.console_probe import console_up
 from tests.floor.event_stream import Stream
 
@@ -130,10 +130,10 @@ async def test_a_stale_gap_is_shown_and_a_persons_resend_fills_it(
     journal = tmp_path / "journal.sqlite"
     floor_config = tmp_path / "floor.toml"
     extra = "[gaps]\ngrace_s = 1\n"
-    port = free_port()
     floorperson = keys["floorperson"]
     if way == "console":
-        extra += f'[console]\nlisten = "127.0.0.1:{port}"\ncommand_timeout_s = 20\n[[console.supervisors]]\n' + "".join(
+        # Port 0: the console says which port it got (console_port); one picked here could be taken before it binds.
+        extra += '[console]\nlisten = "127.0.0.1:0"\ncommand_timeout_s = 20\n[[console.supervisors]]\n' + "".join(
             f'{k} = "{v}"\n' for k, v in floorperson.entry().items()
         )
     floor_config.write_text(floor_toml(floor_dsn, mosquitto.url, prefix, f"floor-{unique_id}", extra))
@@ -144,7 +144,10 @@ async def test_a_stale_gap_is_shown_and_a_persons_resend_fills_it(
         try:
             floor.start()
             await asyncio.to_thread(wait_for, lambda: "subscribed to the tables" in floor.log(), 30, "the floor")
-            console = await _log_in(f"http://127.0.0.1:{port}", floorperson) if way == "console" else None
+            console: _Console | None = None
+            if way == "console":
+                port = await asyncio.to_thread(console_port, floor)
+                console = await _log_in(f"http://127.0.0.1:{port}", floorperson)
             # An event the floor hears live, whatever the table is doing now (it may have played on, or be blocked
             # awaiting a floorperson): a payload that is no command, journaled as `command.rejected` and published.
             # Everything before it reaches the floor only by resend.

@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.conftest import Mosquitto
+from tests.broker import Mosquitto
 from tests.floor.conftest import TABLECTL, FloorProcess, TableProcess, count, floor_toml, table_config, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]

@@ -35,7 +35,7 @@ from floor.config import parse_floor_config
 from floor.console.views import FloorView, table_alerts
 from floor.live import STATUS_REASON_SHOWN, TableLive, status_reason
 from floor.service import FloorService
-from tests.conftest import Mosquitto, free_port
+from tests.broker import Mosquitto, free_port
 from tests.floor.chromium import chromium, page_errors
 from tests.floor.conftest import floor_toml
 from tests.floor.console_login import browser_logged_in

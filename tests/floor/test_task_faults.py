@@ -30,7 +30,7 @@ from floor.pgcluster import PgCluster
 from floor.sdnotify import Notifier
 from floor.service import FloorService
 from floor.tasks import TaskEnded
-from tests.conftest import Mosquitto
+from tests.broker import Mosquitto
 from tests.floor.conftest import count, floor_toml
 from tests.floor.pgprocs import server_processes
 from tests.systemd.notify import Notification, NotifySocket, abstract_socket

@@ -27,7 +27,7 @@ from controller.store import snapshot
 from controller.store.anchor import sidecar_path
 from controller.store.journal import Journal
 from controller.store.reader import JournalReader
-from tests.conftest import Mosquitto, Received, Subscribe
+from tests.broker import Mosquitto, Received, Subscribe
 from tests.journal.conftest import DemoProcess, Row, journal_rows, kill9, play, stored_state, tamper
 
 

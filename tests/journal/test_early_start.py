@@ -26,7 +26,7 @@ from drivers.base import DeviceBase
 from drivers.interfaces import Device
 from drivers.sim.base import SimDevice
 from drivers.sim.table import SimulatedTable
-from tests.conftest import Mosquitto
+from tests.broker import Mosquitto
 from tests.journal.conftest import journal_rows, tamper
 from tests.mqtt.suback_proxy import SubackHoldingProxy
 

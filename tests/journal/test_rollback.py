@@ -35,7 +35,7 @@ from controller.store.anchor import SLOT, AnchorError, Claim, encode_slot, read_
 from controller.store.failure import StorageError
 from controller.store.journal import Journal
 from controller.store.schema import JournalError
-from tests.conftest import Mosquitto, Received, Subscribe
+from tests.broker import Mosquitto, Received, Subscribe
 from tests.journal.conftest import DemoProcess, journal_rows, kill9, play
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)

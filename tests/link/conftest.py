@@ -29,7 +29,7 @@ from paho.mqtt.properties import Properties
 
 from controller.supervisor.envelope import public_key_b64, sign_command
 from floor.pgcluster import ClusterError, PgCluster
-from tests.conftest import Mosquitto, Subscribe
+from tests.broker import Mosquitto, Subscribe
 from tests.floor.conftest import ServiceProcess
 
 ROOT = Path(__file__).resolve().parents[2]

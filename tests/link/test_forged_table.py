@@ -21,7 +21,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from tests.conftest import Mosquitto, find_mosquitto
+from tests.broker import Mosquitto, find_mosquitto
 from tests.floor.conftest import ROOT, wait_for
 from tests.link.conftest import LinkProcess, link_toml, rows
 

@@ -25,7 +25,7 @@ from paho.mqtt.properties import Properties
 from controller.config.broker import MAX_PACKET_SIZE
 from controller.supervisor.envelope import sign_command
 from link.protocol import MAX_REQUEST_BYTES
-from tests.conftest import Mosquitto, Subscribe, Subscriber, find_mosquitto
+from tests.broker import Mosquitto, Subscribe, Subscriber, find_mosquitto
 from tests.floor.conftest import wait_for
 from tests.link.conftest import SUPERVISOR, TABLES, LinkProcess, LinkTable, command, link_toml, rows
 
@@ -60,7 +60,7 @@ BAD_REQUESTS: list[tuple[bytes, str]] = [
         json.dumps({"kind": "paid", "round_id": "r1", "paid": {**CLAIM, "amount_cents": 2**70, "by": "x"}}).encode(),
         "paid",
     ),
-    # The broker (the shipped max_packet_size, tests/conftest.py) refuses anything over 64 KiB before the link sees
+    # The broker (the shipped max_packet_size, tests/broker.py) refuses anything over 64 KiB before the link sees
     # it: the largest it passes.
     (json.dumps({"kind": "heartbeat", "pad": "x" * (MAX_PACKET_SIZE - 1024)}).encode(), "pad"),
     (b"[" * (MAX_PACKET_SIZE - 1024), "recursion limit"),

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Mosquitto, Subscribe
+from tests.broker import Mosquitto, Subscribe
 from tests.floor.conftest import wait_for
 from tests.link.conftest import (
     FLOORPERSON,

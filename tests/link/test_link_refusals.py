@@ -28,7 +28,7 @@ from link.config import parse_link_config
 from link.refusals import Refusals
 from link.service import LinkService
 from link.signs import REFUSALS_EVERY_S
-from tests.conftest import Mosquitto, Received, Subscribe
+from tests.broker import Mosquitto, Received, Subscribe
 from tests.link.conftest import LinkTable, command, link_toml
 from tests.systemd.notify import NotifySocket, abstract_socket
 

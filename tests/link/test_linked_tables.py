@@ -26,7 +26,7 @@ import pytest
 
 from controller.store import snapshot
 from controller.store.schema import JournalError
-from tests.conftest import Mosquitto, Subscribe
+from tests.broker import Mosquitto, Subscribe
 from tests.floor.conftest import CONFIGS, TableProcess
 from tests.link.conftest import (
     ROOT,

@@ -27,7 +27,7 @@ from floor.sdnotify import Notifier
 from floor.tasks import TaskEnded
 from link.config import parse_link_config
 from link.service import LinkService
-from tests.conftest import Mosquitto
+from tests.broker import Mosquitto
 from tests.floor.pgprocs import server_processes
 from tests.link.conftest import LinkTable, Pair, link_toml
 from tests.systemd.notify import Notification, NotifySocket, abstract_socket

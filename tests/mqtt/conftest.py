@@ -49,7 +49,7 @@ def card_tokens(value: object, path: str = "$") -> Iterator[tuple[str, str]]:
 
 
 class Delivered(Protocol):
-    """A message as a subscriber got it: tests/conftest.py's Received, or a Message made up by a test."""
+    """A message as a subscriber got it: tests/broker.py's Received, or a Message made up by a test."""
 
     @property
     def topic(self) -> str: ...
@@ -60,7 +60,7 @@ class Delivered(Protocol):
 
 @dataclass(frozen=True)
 class Message:
-    """What the subscriber got: the same fields as tests/conftest.py's Received."""
+    """What the subscriber got: the same fields as tests/broker.py's Received."""
 
     topic: str
     payload: bytes

@@ -21,7 +21,7 @@ import pytest
 
 from controller.config.table import MqttSettings
 from controller.mqtt.anchor import read_retained_anchor
-from tests.conftest import Mosquitto
+from tests.broker import Mosquitto
 from tests.mqtt.suback_proxy import SubackHoldingProxy
 
 

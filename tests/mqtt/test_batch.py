@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from paho.mqtt.enums import CallbackAPIVersion
 
 from controller.mqtt import batch
-from tests.conftest import Mosquitto, Received, Subscribe
+from tests.broker import Mosquitto, Received, Subscribe
 
 # The internals batch.py reads or replaces, by the object that holds them.
 PAHO_INTERNALS = ("_handle_pubackcomp", "_in_packet", "_out_messages", "_out_message_mutex", "_do_on_publish")

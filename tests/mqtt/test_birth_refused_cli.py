@@ -20,7 +20,7 @@ from controller.config.table import load_config
 from controller.mqtt.birth import build_birth
 from controller.mqtt.contract import Topics
 from controller.mqtt.limits import publish_size
-from tests.conftest import free_port
+from tests.broker import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 LIMIT = 4096  # the least [mqtt] max_packet_size takes; the demo table's birth is 3.3 KB with "simulated" ports

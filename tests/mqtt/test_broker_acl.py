@@ -14,11 +14,8 @@ import datetime as dt
 import ipaddress
 import json
 import os
-import queue
 import re
 import shutil
-import signal
-import socket
 import ssl
 import subprocess
 import threading
@@ -47,6 +44,7 @@ from controller.mqtt.limits import publish_size
 from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
 from leash import Leash
+from tests.broker import Mosquitto
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "systemd" / "mosquitto"
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -64,12 +62,6 @@ def _find(name: str, *places: str) -> str:
     if found is None:
         pytest.fail(f"{name} is not installed: sudo apt-get install mosquitto mosquitto-clients", pytrace=False)
     return found
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _write_pki(d: Path) -> None:
@@ -132,10 +124,17 @@ def _write_pki(d: Path) -> None:
 
 @dataclass
 class SecureBroker:
-    port: int
+    broker: Mosquitto  # tests/broker.py's, on systemd/mosquitto/'s config: its start retries a taken port
     ca: Path
     dir: Path
-    log: list[str]
+
+    @property
+    def port(self) -> int:
+        return self.broker.port
+
+    @property
+    def log(self) -> list[str]:
+        return list(self.broker.log)
 
     @property
     def url(self) -> str:
@@ -174,49 +173,23 @@ def broker() -> Iterator[SecureBroker]:
             capture_output=True,
             stdin=subprocess.DEVNULL,
         )
-    port = _free_port()
-    config = (EXAMPLE / "mosquitto.conf").read_text().replace("/etc/mosquitto/tablectl/", f"{d}/")
-    assert "listener 8883\n" in config
-    config = config.replace("listener 8883\n", f"listener {port} 127.0.0.1\n")
-    # What the Debian package's main file would add, here pointing into the temporary directory.
-    config += f"persistence_location {d}/\nlog_dest stderr\nlog_type all\nconnection_messages true\n"
-    if os.geteuid() == 0:
-        config += "user root\n"
-    (d / "mosquitto.conf").write_text(config)
-    proc = subprocess.Popen(
-        [_find("mosquitto", "/usr/sbin/mosquitto"), "-c", str(d / "mosquitto.conf")],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    leash.hold(proc.pid, signal.SIGTERM)
-    leash.note_server(d, proc.pid, signal.SIGTERM)
-    log: list[str] = []
-    lines: queue.Queue[str | None] = queue.Queue()
+    shipped = (EXAMPLE / "mosquitto.conf").read_text().replace("/etc/mosquitto/tablectl/", f"{d}/")
+    assert "listener 8883\n" in shipped
 
-    def pump() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            log.append(line.rstrip())
-            lines.put(line)
-        lines.put(None)
+    def config(port: int) -> str:
+        text = shipped.replace("listener 8883\n", f"listener {port} 127.0.0.1\n")
+        # What the Debian package's main file would add, here pointing into the temporary directory.
+        text += f"persistence_location {d}/\nlog_dest stderr\nlog_type all\nconnection_messages true\n"
+        return text + ("user root\n" if os.geteuid() == 0 else "")
 
-    threading.Thread(target=pump, daemon=True).start()
-    deadline = time.monotonic() + 10
-    while True:
-        line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
-        if line is None:
-            pytest.fail("mosquitto refused systemd/mosquitto/mosquitto.conf:\n" + "\n".join(log[-30:]))
-        if " running" in line:
-            break
+    # A port from free_port() may be taken by the other xdist worker before the broker binds it: Mosquitto's first
+    # start then configures another (config(port)) and starts again.
+    broker = Mosquitto(_find("mosquitto", "/usr/sbin/mosquitto"), d, conf=config)
     try:
-        yield SecureBroker(port, d / "certs" / "ca.crt", d, log)
+        broker.start()
+        yield SecureBroker(broker, d / "certs" / "ca.crt", d)
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        leash.drop(proc.pid)
-        leash.release(d)
+        broker.close()
 
 
 class Watcher:

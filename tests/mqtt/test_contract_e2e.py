@@ -27,7 +27,7 @@ from controller.core.cards import STANDARD_DECK
 from controller.mqtt.contract import Birth, DeviceStatus, Topics
 from controller.release.installed import installed_root, scan
 from controller.release.manifest import digest_of
-from tests.conftest import Mosquitto, Received, Subscribe
+from tests.broker import Mosquitto, Received, Subscribe
 from tests.mqtt.conftest import ContractCheck, Delivered
 
 pytestmark = pytest.mark.e2e

@@ -24,7 +24,7 @@ from controller.mqtt.publisher import EventPublisher
 from controller.shell.writer import JournalWriter
 from controller.store.journal import Journal
 from controller.store.outbox import OutboxItem
-from tests.conftest import Mosquitto, Received, Subscribe
+from tests.broker import Mosquitto, Received, Subscribe
 from tests.mqtt.eventually import eventually
 
 

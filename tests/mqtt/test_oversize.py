@@ -1,4 +1,4 @@
-"""An event larger than the broker's packet limit (the shipped `max_packet_size`, which tests/conftest.py's broker
+"""An event larger than the broker's packet limit (the shipped `max_packet_size`, which tests/broker.py's broker
 runs with): mosquitto would disconnect the table at every attempt and nothing after it would go out. The publisher
 holds it back instead, keeps it in the journal's outbox, goes on with the events after it on the same connection, and
 raises `tilt:oversize` once naming the event, its size, the limit and the fix; once the broker and the table allow
@@ -16,7 +16,7 @@ from controller.core.events import DomainEvent
 from controller.mqtt.limits import OVERSIZE_TILT
 from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
-from tests.conftest import Mosquitto, Subscribe
+from tests.broker import Mosquitto, Subscribe
 from tests.mqtt.eventually import eventually
 
 

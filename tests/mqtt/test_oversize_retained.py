@@ -1,4 +1,4 @@
-"""The retained messages against the broker's packet limit (the shipped `max_packet_size`, which tests/conftest.py's
+"""The retained messages against the broker's packet limit (the shipped `max_packet_size`, which tests/broker.py's
 broker runs with; docs/mqtt.md, "Too large for the broker"). A birth too large is known at start: `run` refuses the
 config, naming the fix. One grown past the limit at run time (what the devices report of themselves) is held back and
 tilts, the events go on; an event held back still moves its device's status, which never goes back to an older event.
@@ -26,7 +26,7 @@ from controller.mqtt.device_status import MAX_TEXT, DeviceTracker
 from controller.mqtt.limits import OVERSIZE_TILT
 from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
-from tests.conftest import Mosquitto, Subscribe
+from tests.broker import Mosquitto, Subscribe
 
 REPO = Path(__file__).resolve().parents[2]
 

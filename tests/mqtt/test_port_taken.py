@@ -12,8 +12,9 @@ from contextlib import contextmanager
 
 import pytest
 
+from floor.ports import PORT_ATTEMPTS
 from leash import Leash
-from tests.conftest import BROKER_DIR, PORT_ATTEMPTS, Mosquitto, Subscriber, find_mosquitto, free_port
+from tests.broker import BROKER_DIR, Mosquitto, Subscriber, find_mosquitto, free_port
 
 
 @contextmanager
@@ -92,3 +93,30 @@ def test_a_port_the_caller_chose_is_kept_and_its_conflict_reported_at_once() -> 
         finally:
             mq.close()
     assert offered == [] and mq.port == taken
+
+
+def test_a_broker_of_its_own_config_whose_port_was_taken_starts_on_a_fresh_one() -> None:
+    """`conf` (tests/mqtt/test_broker_acl.py's TLS broker from systemd/mosquitto/) is written again for the fresh
+    port: the retry is the suite's, whatever the broker's config."""
+    with held_port() as taken:
+        handed = iter([taken])
+        written: list[int] = []
+
+        def conf(port: int) -> str:
+            written.append(port)
+            return f"listener {port} 127.0.0.1\nallow_anonymous true\nlog_dest stderr\nlog_type all\n"
+
+        mq = Mosquitto(
+            binary(), Leash.mine().mkdtemp(BROKER_DIR), ports=lambda: next(handed, None) or free_port(), conf=conf
+        )
+        try:
+            mq.start()
+            assert written == [taken, mq.port] and mq.port != taken
+            assert f"listener {mq.port} 127.0.0.1\n" in mq.config.read_text()
+            sub = Subscriber(mq.host, mq.port, ["ports/#"])
+            try:
+                sub.wait_subscribed()
+            finally:
+                sub.close()
+        finally:
+            mq.close()

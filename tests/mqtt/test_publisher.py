@@ -23,7 +23,7 @@ from controller.mqtt.connection import parse_broker_url
 from controller.mqtt.publisher import MARK_EVERY, EventPublisher
 from controller.store.failure import StorageError, storage_error
 from controller.store.journal import Journal
-from tests.conftest import Mosquitto, Received, Subscribe, Subscriber, find_mosquitto
+from tests.broker import Mosquitto, Received, Subscribe, Subscriber, find_mosquitto
 from tests.mqtt.eventually import eventually
 
 PUBLIC_FIELDS = {"event_id", "boot_id", "seq", "ts", "table_id", "round_id", "type", "rule", "payload"}

@@ -19,7 +19,7 @@ from controller.mqtt.birth import build_birth
 from controller.mqtt.contract import Birth, DeviceStatus, ProgressiveMeter, Topics
 from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
-from tests.conftest import Mosquitto, Received, Subscribe
+from tests.broker import Mosquitto, Received, Subscribe
 from tests.mqtt.conftest import ContractCheck
 from tests.mqtt.eventually import eventually
 

@@ -21,7 +21,7 @@ from controller.mqtt.contract import Birth, TableStatus, Topics
 from controller.mqtt.limits import OVERSIZE_TILT
 from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
-from tests.conftest import Mosquitto, Received, Subscribe, Subscriber, find_mosquitto
+from tests.broker import Mosquitto, Received, Subscribe, Subscriber, find_mosquitto
 
 Tilts = list[tuple[str, str, str]]
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from controller.store.reader import JournalReader
-from tests.conftest import Mosquitto, Received, Subscribe, Subscriber
+from tests.broker import Mosquitto, Received, Subscribe, Subscriber
 from tests.e2e.conftest import killed_at_exit, stop, table_config
 from tests.release.conftest import Install
 
