@@ -25,7 +25,7 @@ from controller.people.demo import play
 from drivers.reference.framing import BROADCAST_ADDRESS, Kind, decode_message, slot_confirmation
 from drivers.sim.table import SimulatedTable
 from drivers.sim.wager_bus import WagerBusSim
-from tests.conftest import Mosquitto, Subscribe
+from tests.broker import Mosquitto, Subscribe
 
 pytestmark = pytest.mark.e2e
 
