@@ -338,9 +338,7 @@ class ConsoleServer:
         return response
 
     @staticmethod
-    def _gone(request: web.Request, s: Session, at: str) -> None:
-        """A browser that left (a page closed or reloaded, a proxy's probe) is no fault of the floor's: one info line
-        naming it, not aiohttp's "Error handling request" with a traceback."""
+    def _gone(request: web.Request, s: Session, at: str) -> None:  # a page closed or reloaded: not the floor's fault
         log.info("console stream closed: the browser went away", key_id=s.key_id, client=request.remote, at=at)
 
     # -- actions -------------------------------------------------------------------------------------------------
