@@ -235,7 +235,10 @@ class ConsoleProtocol(web.RequestHandler):
     handler's body nothing, so its read waited for request_timeout_s (a 408) and the connection lingered 10 s more
     with the 400 never sent. data_received() hands the parser's error to the body being read (`body`, kept by the
     watch_body middleware) as aiohttp's pure-Python parser does, so read_json answers at once with a 400 through the
-    application (its headers, `no-store`), and closes the connection after it: the parser is past recovery.
+    application (its headers, `no-store`), and closes the connection after it: the parser is past recovery. A body
+    that goes bad after its answer (one sent before reading it) is ended as well, which ends aiohttp's lingering 10 s
+    of discarding it: the connection closes at once. No further internal is needed for it: aiohttp's lingering stops
+    on the body's public is_eof().
 
     A good request pipelined with a malformed one in one packet: aiohttp's parsers drop every request of a feed that
     ends in an error, so the good one went unanswered. data_received() feeds each bodiless request head on its own
@@ -250,7 +253,9 @@ class ConsoleProtocol(web.RequestHandler):
     def __init__(self, manager: web.Server, *, loop: asyncio.AbstractEventLoop, hsts: bool, **kwargs: Any) -> None:
         super().__init__(manager, loop=loop, **kwargs)
         self.hsts = hsts
-        self.body: StreamReader | None = None  # the body of the request being handled (watch_body)
+        # The body of the request in hand, kept after its answer while unread (aiohttp lingers reading it): watch_body.
+        self.body: StreamReader | None = None
+        self.answered = False  # the handler of `body` has returned
 
     def data_received(self, data: bytes) -> None:
         for piece in requests_apart(data):
@@ -258,17 +263,21 @@ class ConsoleProtocol(web.RequestHandler):
         body = self.body
         if body is None or body.is_eof():
             return  # no request in hand, or its body is whole: a bad request after it is handle_error()'s
-        if body.exception() is None:
+        error = body.exception()
+        if error is None:
             queued = self._messages[-1][0] if self._messages else None
             if not isinstance(queued, _ErrInfo):
                 return
-            body.set_exception(MalformedBody(queued.message))
-        # The error set by aiohttp's Python parser, or by the line above: the body ends there (so aiohttp does not
-        # linger reading it after the answer) and the connection closes after the answer.
+            error = MalformedBody(queued.message)
+            if not self.answered:  # the handler reading it answers the 400 (read_json)
+                body.set_exception(error)
+        # The error set by aiohttp's Python parser, or by the line above: the body ends there and the connection closes
+        # after the answer. Answered already: aiohttp was discarding the rest of the body and waited its lingering 10 s
+        # for an end that never comes; the ended body ends that wait, and the connection closes at once.
         body.feed_eof()
         self.close()
-        problem = problem_in(body.exception() or "", body=True)
-        log.info("console refused a malformed request body", problem=problem, status=400)
+        problem = problem_in(error, body=True)
+        log.info("console refused a malformed request body", problem=problem, status=400, answered=self.answered)
 
     def handle_error(
         self, request: web.BaseRequest, status: int = 500, exc: BaseException | None = None, message: str | None = None
@@ -295,11 +304,11 @@ async def watch_body(request: web.Request, handler: Handler) -> web.StreamRespon
     protocol = request.protocol
     if not isinstance(protocol, ConsoleProtocol):  # served by aiohttp's own protocol (aiohttp's test server)
         return await handler(request)
-    protocol.body = request.content
+    protocol.body, protocol.answered = request.content, False
     try:
         return await handler(request)
     finally:
-        protocol.body = None
+        protocol.answered = True
 
 
 class ProtocolLog(logging.LoggerAdapter[logging.Logger]):

@@ -691,3 +691,36 @@ def test_a_malformed_request_after_good_ones_on_one_connection_gets_a_400_after_
     console: Console, bad: bytes, problem: str
 ) -> None:
     answers_good_then_refuses_bad(console, bad, problem)
+
+
+def bad_chunk_after_the_answer(console: Console) -> None:
+    """A chunked POST the console answers before reading its body (a 415: not JSON), then a chunk size that is not hex.
+    aiohttp reads and discards an unread body after the answer, for up to its lingering 10 s: its C parser told that
+    reading nothing of the bad chunk, so the connection stayed open the whole 10 s. The console ends the body there
+    (its log says so) and the connection closes at once; the client has its answer, and no 400 follows it."""
+    head = (
+        f"POST /api/login/challenge HTTP/1.1\r\nHost: 127.0.0.1:{console.port}\r\nOrigin: {console.origin}\r\n"
+        "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", console.port), timeout=30) as s:
+        s.sendall(head + b'2\r\n{"\r\n')
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += s.recv(65536)
+        s.sendall(b"zz\r\n}\r\n0\r\n\r\n")
+        rest = b""
+        while chunk := s.recv(65536):  # until the server closes (the socket's 30 s timeout fails the test)
+            rest += chunk
+    assert answer.startswith(b"HTTP/1.1 415 ") and b"HTTP/1.1 " not in rest, (answer, rest)
+    ended = [
+        line
+        for line in console.floor.log().splitlines()
+        if "console refused a malformed request body" in line and '"answered": true' in line
+    ]
+    assert ended and "Invalid character in chunk size" in ended[-1] and "zz" not in ended[-1], ended
+    console.still_serves()
+    assert console.errors_logged() == []
+
+
+def test_a_bad_chunk_after_the_answer_closes_the_connection_at_once(console: Console) -> None:
+    bad_chunk_after_the_answer(console)

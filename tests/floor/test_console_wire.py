@@ -24,6 +24,7 @@ from tests.floor.test_console_bad_requests import (
     RELAY,
     Console,
     answers_good_then_refuses_bad,
+    bad_chunk_after_the_answer,
     floor_console,
     replies,
 )
@@ -113,3 +114,7 @@ def test_a_malformed_request_after_good_ones_gets_a_400_after_their_answers_unde
     console: Console, bad: bytes, problem: str
 ) -> None:
     answers_good_then_refuses_bad(console, bad, problem)
+
+
+def test_a_bad_chunk_after_the_answer_closes_the_connection_at_once_under_the_pure_parser(console: Console) -> None:
+    bad_chunk_after_the_answer(console)
