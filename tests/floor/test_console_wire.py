@@ -101,7 +101,8 @@ def test_a_chunk_gone_bad_after_the_headers_gets_a_400_at_once_under_the_pure_pa
         got = b""
         while chunk := s.recv(65536):
             got += chunk
-    assert got.startswith(b"HTTP/1.1 400 ") and got.count(b"HTTP/1.1 ") == 1, got
+    # aiohttp's protocol answers a request it could not parse as HTTP/1.0, the application as HTTP/1.1.
+    assert got.startswith((b"HTTP/1.1 400 ", b"HTTP/1.0 400 ")) and b"\r\nHTTP/1." not in got, got  # one answer
     body = got.partition(b"\r\n\r\n")[2].decode()
     assert "Invalid character in chunk size" in body and "zz" not in body, body
     if body.startswith("{"):  # the body reader's answer, through the application
