@@ -10,7 +10,11 @@ below mirror link/protocol.py, and tests/floor/test_console_links.py holds their
 `state` is also the link's last will, `{"status": "offline"}`: every other field of it is optional here. Its
 `refusals` (what the link refused, by kind, and the latest) is absent from a link older than it and from one that
 refused nothing; a floor older than it refuses a state that carries it (its models forbid unknown fields), hence the
-upgrade order, the floor first, then the link (docs/mqtt.md, "The link").
+upgrade order, the floor first, then the link (docs/mqtt.md, "The link"). Within `refusals` alone, a field this floor
+does not know is passed over (LinkRefusalsMsg): a link may add to its refusal summary, which the floor only shows,
+without the floor upgraded first. Every other model here forbids unknown fields, as the tables' contract does
+(controller/mqtt/contract.py): a field the floor does not know in a lease, a meter, a hit or an event may change what
+the floor's reading of the rest means, so it is refused rather than read past.
 """
 
 from __future__ import annotations
@@ -38,7 +42,10 @@ class LinkTableLease(_Msg):
 
 class LinkRefusalsMsg(_Msg):
     """link/protocol.py's LinkRefusals. Bounded as a link sends it (a handful of kinds, the latest refusal's topic and
-    reason cut short), with room: a retained state past these is refused whole, leases and all."""
+    reason cut short), with room: a retained state past these is refused whole, leases and all. A field it does not
+    know is passed over, not refused (the module's docstring): the message's size and depth bound it (messages.py)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
     total: int = Field(ge=0)
     counts: dict[Annotated[str, Field(max_length=64)], Annotated[int, Field(ge=0)]] = Field(max_length=64)

@@ -9,7 +9,6 @@ import asyncio
 import json
 import logging
 import math
-import re
 import ssl
 from collections.abc import Awaitable, Callable, MutableMapping
 from datetime import datetime
@@ -20,12 +19,13 @@ from typing import Any
 
 import structlog
 from aiohttp import web
-from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.http_exceptions import HttpProcessingError, TransferEncodingError
 from aiohttp.streams import StreamReader
 from aiohttp.web_protocol import _ErrInfo
 
 from controller.core import strictjson
 from floor.console.auth import Session, Sessions
+from floor.console.wire import problem_in, requests_apart
 
 log = structlog.get_logger("tablectl.console")
 
@@ -121,9 +121,8 @@ async def read_json(request: web.Request, within: float) -> tuple[bytes, dict[st
     except (web.RequestPayloadError, HttpProcessingError) as err:  # ConsoleProtocol's, or aiohttp's Python parser's
         raise http_error(
             400,
-            # aiohttp's Python parser words it with the client's bytes alone (never sent back); the C parser names it.
-            f"the body's transfer encoding is malformed "
-            f"({problem_in(err) if isinstance(err, MalformedBody) else 'a chunk that is not HTTP'}); "
+            # As the C parser names it (the pure-Python parser may word it with the client's bytes alone: wire.py).
+            f"the body's transfer encoding is malformed ({problem_in(err, body=True)}); "
             f"{fix}, its chunks each a hex size, "
             "CRLF, that many bytes and CRLF, or a Content-Length",
             {"Connection": "close"},
@@ -219,16 +218,6 @@ class MalformedBody(web.RequestPayloadError):
     """What aiohttp's C parser found wrong in a body after its headers, handed to the body by ConsoleProtocol."""
 
 
-def problem_in(error: str | BaseException) -> str:
-    """aiohttp's wording of what it could not parse, up to where it quotes the client's bytes (b'...' or '...'),
-    which are not sent back: printable ASCII, at most 160 characters."""
-    message = error.message if isinstance(error, HttpProcessingError) else str(error)
-    # str() of an HttpProcessingError, as a payload error holds it
-    message = re.sub(r"^[0-9]{3}, message:[ \t\r\n]*", "", message)
-    problem = re.split(r"""[: \t]*b?['"]""", message.split("\n", 1)[0], maxsplit=1)[0].strip().rstrip(":")
-    return "".join(ch if " " <= ch <= "~" else "?" for ch in problem)[:160]
-
-
 class ConsoleProtocol(web.RequestHandler):
     """aiohttp's HTTP protocol for the console's socket, whose errors carry the console's headers.
 
@@ -246,33 +235,49 @@ class ConsoleProtocol(web.RequestHandler):
     handler's body nothing, so its read waited for request_timeout_s (a 408) and the connection lingered 10 s more
     with the 400 never sent. data_received() hands the parser's error to the body being read (`body`, kept by the
     watch_body middleware) as aiohttp's pure-Python parser does, so read_json answers at once with a 400 through the
-    application (its headers, `no-store`), and closes the connection after it: the parser is past recovery.
+    application (its headers, `no-store`), and closes the connection after it: the parser is past recovery. A body
+    that goes bad after its answer (one sent before reading it) is ended as well, which ends aiohttp's lingering 10 s
+    of discarding it: the connection closes at once. No further internal is needed for it: aiohttp's lingering stops
+    on the body's public is_eof().
+
+    A good request pipelined with a malformed one in one packet: aiohttp's parsers drop every request of a feed that
+    ends in an error, so the good one went unanswered. data_received() feeds each bodiless request head on its own
+    (floor/console/wire.py, requests_apart()): the good one is answered, then the 400, and the connection closed.
 
     Internals leaned on (aiohttp has no supported hook, #3287): the constructor's keyword options, handle_error(),
     data_received(), and the queue of parsed messages `_messages` with its `_ErrInfo` for a request it could not
-    parse. tests/floor/test_console_protocol_seams.py fails naming which one changed (aiohttp is pinned to the tested
-    minor in pyproject.toml)."""
+    parse; the pure-Python parser's wordings of a bad body (wire.PURE_BODY_WORDS). tests/floor/
+    test_console_protocol_seams.py fails naming which one changed (aiohttp is pinned to the tested minor in
+    pyproject.toml)."""
 
     def __init__(self, manager: web.Server, *, loop: asyncio.AbstractEventLoop, hsts: bool, **kwargs: Any) -> None:
         super().__init__(manager, loop=loop, **kwargs)
         self.hsts = hsts
-        self.body: StreamReader | None = None  # the body of the request being handled (watch_body)
+        # The body of the request in hand, kept after its answer while unread (aiohttp lingers reading it): watch_body.
+        self.body: StreamReader | None = None
+        self.answered = False  # the handler of `body` has returned
 
     def data_received(self, data: bytes) -> None:
-        super().data_received(data)
+        for piece in requests_apart(data):
+            super().data_received(piece)
         body = self.body
         if body is None or body.is_eof():
             return  # no request in hand, or its body is whole: a bad request after it is handle_error()'s
-        if body.exception() is None:
+        error = body.exception()
+        if error is None:
             queued = self._messages[-1][0] if self._messages else None
             if not isinstance(queued, _ErrInfo):
                 return
-            body.set_exception(MalformedBody(queued.message))
-        # The error set by aiohttp's Python parser, or by the line above: the body ends there (so aiohttp does not
-        # linger reading it after the answer) and the connection closes after the answer.
+            error = MalformedBody(queued.message)
+            if not self.answered:  # the handler reading it answers the 400 (read_json)
+                body.set_exception(error)
+        # The error set by aiohttp's Python parser, or by the line above: the body ends there and the connection closes
+        # after the answer. Answered already: aiohttp was discarding the rest of the body and waited its lingering 10 s
+        # for an end that never comes; the ended body ends that wait, and the connection closes at once.
         body.feed_eof()
         self.close()
-        log.info("console refused a malformed request body", problem=problem_in(body.exception() or ""), status=400)
+        problem = problem_in(error, body=True)
+        log.info("console refused a malformed request body", problem=problem, status=400, answered=self.answered)
 
     def handle_error(
         self, request: web.BaseRequest, status: int = 500, exc: BaseException | None = None, message: str | None = None
@@ -280,7 +285,7 @@ class ConsoleProtocol(web.RequestHandler):
         response = super().handle_error(request, status, exc, message)
         if not isinstance(response, web.Response):  # aiohttp builds a Response; anything else is left as it is
             return response
-        problem = problem_in(message or "")
+        problem = problem_in(exc if isinstance(exc, TransferEncodingError) else message or "")
         try:
             phrase = HTTPStatus(status).phrase
         except ValueError:
@@ -299,11 +304,11 @@ async def watch_body(request: web.Request, handler: Handler) -> web.StreamRespon
     protocol = request.protocol
     if not isinstance(protocol, ConsoleProtocol):  # served by aiohttp's own protocol (aiohttp's test server)
         return await handler(request)
-    protocol.body = request.content
+    protocol.body, protocol.answered = request.content, False
     try:
         return await handler(request)
     finally:
-        protocol.body = None
+        protocol.answered = True
 
 
 class ProtocolLog(logging.LoggerAdapter[logging.Logger]):

@@ -298,7 +298,11 @@ class ConsoleServer:
 
     async def _stream(self, request: web.Request, s: Session) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"})
-        await response.prepare(request)
+        try:
+            await response.prepare(request)
+        except ConnectionResetError:  # aiohttp's ClientConnectionResetError: the transport closed under the headers
+            self._gone(request, s, "prepare")
+            return response  # aiohttp's finish_response() finds the connection gone too, and logs nothing
         q: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue(STREAM_QUEUE)
         self.streams.add(q)
         within = self.console.request_timeout_s
@@ -325,11 +329,17 @@ class ConsoleServer:
             log.info("console stream dropped: the browser did not read it", key_id=s.key_id, within_s=within)
             if request.transport is not None:
                 request.transport.abort()
-        except (ConnectionResetError, asyncio.CancelledError):
-            pass
+        except ConnectionResetError:
+            self._gone(request, s, "write")
+        except asyncio.CancelledError:
+            pass  # the connection was lost and aiohttp cancelled the handler (handler_cancellation)
         finally:
             self.streams.discard(q)
         return response
+
+    @staticmethod
+    def _gone(request: web.Request, s: Session, at: str) -> None:  # a page closed or reloaded: not the floor's fault
+        log.info("console stream closed: the browser went away", key_id=s.key_id, client=request.remote, at=at)
 
     # -- actions -------------------------------------------------------------------------------------------------
 

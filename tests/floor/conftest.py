@@ -76,9 +76,10 @@ class ServiceProcess:
     verb = "floor"
     tail = 3000  # the characters of each boot's log that log() shows in a failure's message
 
-    def __init__(self, config: Path, logs: Path) -> None:
+    def __init__(self, config: Path, logs: Path, env: dict[str, str] | None = None) -> None:
         self.config = config
         self.logs = logs
+        self.env = env or {}  # added to the test's environment (AIOHTTP_NO_EXTENSIONS: test_console_wire.py)
         self.boots = 0
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -90,7 +91,7 @@ class ServiceProcess:
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=ROOT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
         )
 
     def kill(self) -> None:

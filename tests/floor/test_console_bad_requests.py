@@ -111,9 +111,12 @@ class Console:
         ]
 
 
-@pytest.fixture(scope="module")
-def console(pg_cluster: PgCluster, mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
-    tmp = tmp_path_factory.mktemp("bad-requests")
+@contextlib.contextmanager
+def floor_console(
+    pg_cluster: PgCluster, mosquitto: Mosquitto, tmp: Path, env: dict[str, str] | None = None
+) -> Iterator[Console]:
+    """`tablectl floor` with its console on loopback (`env` added to its environment), a supervisor logged in; at
+    the end, no error in its log."""
     key = Ed25519PrivateKey.generate()
     port = free_port()  # names this run's database, prefix and client; the console binds port 0 (console_port)
     extra = (
@@ -125,7 +128,7 @@ def console(pg_cluster: PgCluster, mosquitto: Mosquitto, tmp_path_factory: pytes
     dsn = pg_cluster.create_database(f"bad_requests_{port}")
     config = tmp / "floor.toml"
     config.write_text(floor_toml(dsn, mosquitto.url, f"bad{port}", f"floor-bad{port}", extra))
-    floor = FloorProcess(config, tmp)
+    floor = FloorProcess(config, tmp, env)
     floor.start()
     try:
         c = Console(floor, console_port(floor))
@@ -142,6 +145,12 @@ def console(pg_cluster: PgCluster, mosquitto: Mosquitto, tmp_path_factory: pytes
         assert c.errors_logged() == []
     finally:
         floor.stop()
+
+
+@pytest.fixture(scope="module")
+def console(pg_cluster: PgCluster, mosquitto: Mosquitto, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+    with floor_console(pg_cluster, mosquitto, tmp_path_factory.mktemp("bad-requests")) as c:
+        yield c
 
 
 RELAY = "/api/tables/t1/commands/clear_tilt"
@@ -631,3 +640,87 @@ def test_a_body_past_the_limit_sent_slowly_is_refused_once_past_it_and_not_kept(
     assert MAX_BODY <= answered_at <= 4 * MAX_BODY, answered_at
     assert grown < 4 * 1024, f"the floor grew by {grown} KiB while 16 MiB were sent after the 413"
     console.still_serves()
+
+
+# -- a malformed request pipelined after good ones on one keep-alive connection -------------------------------------
+
+
+def replies(console: Console, data: bytes) -> list[Reply]:
+    """Bytes sent on one connection, then every response read (each framed by its Content-Length) until the server
+    closes it: the socket's timeout (30 s) fails the test if it never does."""
+    got = b""
+    with socket.create_connection(("127.0.0.1", console.port), timeout=30) as s:
+        s.sendall(data)
+        while chunk := s.recv(65536):
+            got += chunk
+    out = []
+    while got:
+        head, _, rest = got.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+        length = int(headers["content-length"])
+        out.append(Reply(int(lines[0].split()[1]), headers, rest[:length]))
+        got = rest[length:]
+    return out
+
+
+PIPELINED = [
+    (b"GET /api/floor HTTP/1.1\r\nHost: x\r\nX-A: \x01\r\n\r\n", "Invalid header value char", "Invalid HTTP header"),
+    (b"HELLO THERE\r\n\r\n", "Invalid method encountered", "Bad HTTP method in status line"),
+    (b"GET /api/floor HTTP/9.Z\r\nHost: x\r\n\r\n", "Bad status line", "Bad status line"),
+]
+
+
+def answers_good_then_refuses_bad(console: Console, bad: bytes, problem: str) -> None:
+    """Two good requests and a malformed one in one send: aiohttp's parsers drop every request parsed in a feed that
+    ends in an error, so the client got the 400 alone, its good requests unanswered. Each good one is answered, in
+    order, then a 400 naming the problem, and the connection is closed."""
+    good = f"GET /api/session HTTP/1.1\r\nHost: 127.0.0.1:{console.port}\r\nCookie: {console.cookie}\r\n\r\n".encode()
+    rs = replies(console, good + good + bad)
+    assert [r.status for r in rs] == [200, 200, 400], rs
+    assert all(json.loads(r.body)["logged_in"] is True for r in rs[:2]), rs
+    text = rs[2].body.decode()
+    assert text.startswith(f"400 Bad Request: {problem}") and "send one HTTP/1.1 request" in text, rs[2]
+    assert rs[2].headers["server"] == "tablectl-console" and rs[2].headers["cache-control"] == "no-store"
+    console.still_serves()
+    assert console.errors_logged() == []
+
+
+@pytest.mark.parametrize(("bad", "problem"), [(b, c) for b, c, _ in PIPELINED], ids=["header", "method", "version"])
+def test_a_malformed_request_after_good_ones_on_one_connection_gets_a_400_after_their_answers(
+    console: Console, bad: bytes, problem: str
+) -> None:
+    answers_good_then_refuses_bad(console, bad, problem)
+
+
+def bad_chunk_after_the_answer(console: Console) -> None:
+    """A chunked POST the console answers before reading its body (a 415: not JSON), then a chunk size that is not hex.
+    aiohttp reads and discards an unread body after the answer, for up to its lingering 10 s: its C parser told that
+    reading nothing of the bad chunk, so the connection stayed open the whole 10 s. The console ends the body there
+    (its log says so) and the connection closes at once; the client has its answer, and no 400 follows it."""
+    head = (
+        f"POST /api/login/challenge HTTP/1.1\r\nHost: 127.0.0.1:{console.port}\r\nOrigin: {console.origin}\r\n"
+        "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", console.port), timeout=30) as s:
+        s.sendall(head + b'2\r\n{"\r\n')
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += s.recv(65536)
+        s.sendall(b"zz\r\n}\r\n0\r\n\r\n")
+        rest = b""
+        while chunk := s.recv(65536):  # until the server closes (the socket's 30 s timeout fails the test)
+            rest += chunk
+    assert answer.startswith(b"HTTP/1.1 415 ") and b"HTTP/1.1 " not in rest, (answer, rest)
+    ended = [
+        line
+        for line in console.floor.log().splitlines()
+        if "console refused a malformed request body" in line and '"answered": true' in line
+    ]
+    assert ended and "Invalid character in chunk size" in ended[-1] and "zz" not in ended[-1], ended
+    console.still_serves()
+    assert console.errors_logged() == []
+
+
+def test_a_bad_chunk_after_the_answer_closes_the_connection_at_once(console: Console) -> None:
+    bad_chunk_after_the_answer(console)

@@ -331,10 +331,17 @@ def test_a_linked_jackpot_on_every_linked_tile_validated_through_the_link(
         # A tile not touched by what follows stays the same node: the page patches tiles, it does not redraw.
         browser.execute_script("document.querySelector('.tile[data-table=\"lk-3\"]').dataset.mark = 'kept';")
 
+        # What the link refused, as a link that took junk on its request topic says it (the panel's refusals line).
+        refusals = protocol.LinkRefusals(
+            total=3, counts={"request_malformed": 2, "command bad_signature": 1}, last_kind="request_malformed",
+            last_at="2026-11-26T12:00:01+00:00", last_topic=f"{prefix}/link/mega/request/lk-9",
+            last_reason="Invalid JSON: expected value at line 1 column 1",
+        )  # fmt: skip
         state = protocol.LinkState(
             link_id="mega", status="open", tilt=None, database="up", seq=41,
             tables={"lk-1": protocol.TableLease(asset_number="T-1001", leased=True),
                     "lk-2": protocol.TableLease(asset_number="T-1002", leased=False)},
+            refusals=refusals,
         )  # fmt: skip
         publish(f"{base}/state", state.model_dump_json(), retain=True)
         meter = protocol.LinkMeter(link_id="mega", level="mega", display_cents=5_012_345, seq=41)
@@ -360,6 +367,8 @@ def test_a_linked_jackpot_on_every_linked_tile_validated_through_the_link(
         assert browser.execute_script("return document.querySelector('.tile[data-table=\"lk-3\"]').dataset.mark;") == (
             "kept"
         )
+        line = wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, f"{panel} .link-refused"))).text
+        assert line.startswith("3 refused (") and "request_malformed 2" in line and "lk-9" in line, line
         browser.save_screenshot(str(tmp_path / "floor-linked.png"))
         if os.environ.get("TABLECTL_SCREENSHOTS") == "docs":
             browser.save_screenshot(str(DOCS_SHOTS / "floor-linked.png"))

@@ -137,6 +137,32 @@ def test_a_link_state_with_or_without_its_refusals_is_read_and_their_outside_tex
     assert isinstance(parse(PREFIX, f"{PREFIX}/link/mega/state", bad), Rejected)
 
 
+def test_a_field_the_floor_does_not_know_in_refusals_is_passed_over_and_elsewhere_refused() -> None:
+    """A newer link may add to its refusal summary without the floor upgraded first: the state is read, its leases
+    and counts applied, the unknown field shown nowhere. An unknown field anywhere else in the state (a lease, the
+    state itself) still refuses it whole (docs/mqtt.md, "The link": the upgrade order)."""
+    lease = {"t1": protocol.TableLease(asset_number="A-1", leased=True)}
+    refusals = protocol.LinkRefusals(total=3, counts={"request_malformed": 3}, last_kind="request_malformed")
+    state = protocol.LinkState(
+        link_id="mega", status="open", tilt=None, database="up", seq=4, tables=lease, refusals=refusals
+    )
+    content = json.loads(state.model_dump_json())
+    content["refusals"]["by_table"] = {"t1": 3}  # a field a later link might add
+    got = parse(PREFIX, f"{PREFIX}/link/mega/state", json.dumps(content).encode())
+    assert isinstance(got, LinkIncoming) and isinstance(got.model, LinkStateMsg), got
+    live = LinkLive("mega")
+    live.apply(got.model, "2026-11-26T12:00:00Z")
+    assert live.tables["t1"]["leased"] is True and live.seq == 4
+    assert live.refusals is not None and live.refusals["total"] == 3
+    assert live.refusals["counts"] == {"request_malformed": 3} and "by_table" not in json.dumps(live.panel())
+    for where in ("state", "lease"):
+        strange = json.loads(state.model_dump_json())
+        (strange if where == "state" else strange["tables"]["t1"])["by_table"] = {"t1": 3}
+        refused = parse(PREFIX, f"{PREFIX}/link/mega/state", json.dumps(strange).encode())
+        assert isinstance(refused, Rejected) and "link_state contract" in refused.reason, (where, refused)
+        assert "by_table" in refused.reason, refused.reason  # the reason names the field
+
+
 def test_the_console_offers_each_link_verb_to_the_roles_the_link_accepts() -> None:
     assert set(LINK_VERBS) == set(LINK_DESK_VERBS) - {"set_parameters"}
     for name, verb in LINK_VERBS.items():

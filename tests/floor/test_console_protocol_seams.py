@@ -7,12 +7,13 @@ The behaviour itself is held by tests/floor/test_console_bad_requests.py over re
 from __future__ import annotations
 
 import inspect
+import re
 import tomllib
 from pathlib import Path
 
 import aiohttp
 import attr
-from aiohttp import web, web_protocol
+from aiohttp import http_parser, web, web_protocol
 from aiohttp.web_protocol import _ErrInfo
 from packaging.requirements import Requirement
 from packaging.version import Version
@@ -20,6 +21,7 @@ from packaging.version import Version
 from floor.config import parse_floor_config
 from floor.console.plumbing import ConsoleProtocol
 from floor.console.server import ConsoleServer
+from floor.console.wire import PURE_BODY_WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = "then adapt ConsoleProtocol in floor/console/plumbing.py (and docs/console.md, 'Threat model') to it"
@@ -70,4 +72,17 @@ def test_a_request_it_cannot_parse_is_still_queued_as_an_errinfo() -> None:
     source = inspect.getsource(web.RequestHandler.data_received)
     assert "self._messages.append(" in source and "_ErrInfo(" in source, (
         f"aiohttp's data_received no longer queues a parser error as an _ErrInfo on _messages; {FIX}"
+    )
+
+
+def test_the_pure_parsers_body_problems_are_those_wire_py_knows() -> None:
+    """aiohttp's pure-Python parser words a chunk size that is not hex with the client's bytes alone; floor/console/
+    wire.py tells it from the parser's other wordings of a bad body (PURE_BODY_WORDS) and names it as the C parser
+    does. A wording it does not know would be named so too, wrongly; a new raw one would be sent back."""
+    source = inspect.getsource(http_parser.HttpPayloadParser)
+    worded = re.findall(r'TransferEncodingError\(\s*f?"([^"{]*)', source)
+    unknown = [w for w in worded if not w.startswith(PURE_BODY_WORDS)]
+    assert worded and unknown == [], f"aiohttp's pure-Python parser words a bad body {unknown}: add it to wire.py"
+    assert source.count("TransferEncodingError(") == len(worded) + 1, (
+        f"aiohttp's pure-Python parser no longer words exactly one chunk problem with the client's bytes; {FIX}"
     )
