@@ -294,6 +294,7 @@ class SimDevice:
         if command == "identify":
             if self._link is not None:
                 self._link.peer_restarted()  # what we were resending goes first, at once: identity follows it
+                self._link.version = self._identity_version(message.get("protocols"))
             self.reply({"evt": "identity", **self.identity})
         elif command == "ping":
             self.reply({"evt": "pong"})
@@ -305,6 +306,14 @@ class SimDevice:
                 return
             if not handled:
                 self.reply({"evt": "fault", "code": "bad_command", "detail": f"unknown command {command!r}"})
+
+    def _identity_version(self, offered: object) -> int:
+        """The version to answer `identify` in: the highest this device speaks of those the host's identify offers, v1
+        when it offers none (a host built before the offer, or kept to v1: docs/protocol.md section 10, rule 2)."""
+        if not isinstance(offered, list):
+            return 1
+        common = [v for v in offered if type(v) is int and v in self.protocols]
+        return max(common, default=1)
 
     def handle(self, command: str, message: Mapping[str, Any]) -> bool:
         """Handle a device-specific command; False if this device does not know it."""

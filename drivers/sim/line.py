@@ -179,6 +179,10 @@ class PacedDirection:
         self.bytes_sent = 0
         self.closed = False
 
+    @property
+    def paced(self) -> bool:
+        return self._timing.paced
+
     def send(self, data: bytes, *, gap: bool = True) -> None:
         """`gap=False`: no idle before these bytes beyond what already passed (a slot confirmation, sent at its
         slot's start: the slot's guard time is its gap)."""

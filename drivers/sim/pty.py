@@ -9,6 +9,7 @@ import tty
 from collections.abc import Callable
 from pathlib import Path
 
+from drivers.reference.framing import SOF
 from drivers.sim import scratch
 from drivers.sim.line import UNPACED, LineTiming, PacedDirection
 
@@ -50,7 +51,18 @@ class PtyEndpoint:
             self._loop.remove_reader(self.master_fd)
             self.inbound.after(self._reader.feed_eof)
             return
-        self.inbound.send(data)
+        if not self.inbound.paced or data.find(SOF, 1) < 0:
+            self.inbound.send(data)
+            return
+        # Several frames in one read (a multi-drop host writes an identify to each of seven stations at once): each is
+        # delivered when its own last byte would have arrived, as a UART hands them over, not all with the last one's.
+        # A 0xA5 inside a payload only cuts a frame in two, delivered back to back with no gap: the same bytes, as
+        # soon. Station 1 heard its identify 40 ms late at every start of a seven-station line.
+        start = 0
+        while (cut := data.find(SOF, start + 1)) >= 0:
+            self.inbound.send(data[start:cut], gap=start == 0)
+            start = cut
+        self.inbound.send(data[start:], gap=False)
 
     def _arrived(self, data: bytes) -> None:
         if self.tap is not None:
