@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import structlog
@@ -107,7 +107,7 @@ class SimDevice:
 
     async def _plug(self) -> None:
         self._endpoint = PtyEndpoint(self.timing)
-        self._attach(self._endpoint, self._endpoint)
+        self._attach(self._endpoint, self._endpoint, self._endpoint.unread)
         self._name.point(self._endpoint.path)
 
     async def _unplug(self) -> None:
@@ -117,8 +117,9 @@ class SimDevice:
             self._endpoint = None
         self._name.point(None)  # udev removes the stable name when the device goes away
 
-    def _attach(self, reader: ByteReader, writer: ByteWriter) -> None:
-        """Start talking on a line: the link and the sender of queued replies."""
+    def _attach(self, reader: ByteReader, writer: ByteWriter, in_waiting: Callable[[], int] | None = None) -> None:
+        """Start talking on a line: the link and the sender of queued replies. `in_waiting` counts the bytes that
+        arrived unread, which the link reads before it resends on an ACK timeout, as the host's does."""
         self._outbox = asyncio.Queue()
         self._link = Link(
             reader,
@@ -128,6 +129,7 @@ class SimDevice:
             on_data=self._on_data,
             name=f"sim:{self.device_id}",
             versions=frozenset(self.protocols),
+            in_waiting=in_waiting,
         )
         self._link.follow_peer = True
         # An event no host ACKed waits for the next host's identify (docs/protocol.md section 4), as a shuffler

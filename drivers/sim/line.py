@@ -201,6 +201,12 @@ class PacedDirection:
         assert self._pacer is not None
         self._pacer.at(self._free_at, self._release)
 
+    def due_bytes(self) -> int:
+        """Bytes whose time on the wire is over but which wait for the pacer to hand them over (an event loop held up
+        past their deadline): already arrived, as far as the receiver's UART is concerned."""
+        now = time.monotonic()
+        return sum(len(data) for deadline, data in self._queue if deadline <= now)
+
     def after(self, callback: Callable[[], None]) -> None:
         """Run `callback` once everything sent so far has been delivered (an end of file follows the bytes)."""
         if self._pacer is None or self._free_at <= time.monotonic():

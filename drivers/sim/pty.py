@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import array
 import asyncio
 import contextlib
+import fcntl
 import os
+import termios
 import tty
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +36,9 @@ class PtyEndpoint:
         self._pending = bytearray()
         self._waiting_to_write = False
         self._closed = False
+        # Bytes handed to the device's reader, and bytes it read: their difference is part of what `unread` counts.
+        self._fed = 0
+        self._taken = 0
         # What the host wrote reaches the device, and what the device writes reaches the host, a line's time later.
         self.inbound = PacedDirection(timing, self._arrived)
         self.outbound = PacedDirection(timing, self._write_now)
@@ -67,10 +73,22 @@ class PtyEndpoint:
     def _arrived(self, data: bytes) -> None:
         if self.tap is not None:
             self.tap(True, data)
+        self._fed += len(data)
         self._reader.feed_data(data)
 
     async def read(self, n: int = -1) -> bytes:
-        return await self._reader.read(n)
+        data = await self._reader.read(n)
+        self._taken += len(data)
+        return data
+
+    def unread(self) -> int:
+        """Bytes the host sent that have reached the device and that it has not read yet: in the pty, due on the paced
+        line, or handed over to its reader. What the simulator's link reads before it resends on an ACK timeout (the
+        host's `in_waiting`, drivers/serial_port.py): a simulator whose loop stalled (the machine under load) takes the
+        host's ACK that came in time rather than sending its event again. OSError once closed."""
+        count = array.array("i", [0])
+        fcntl.ioctl(self.master_fd, termios.FIONREAD, count)
+        return count[0] + self.inbound.due_bytes() + self._fed - self._taken
 
     def write(self, data: bytes) -> None:
         self.outbound.send(data)
