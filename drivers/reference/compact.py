@@ -11,7 +11,6 @@ the tables grow only by appending, never by renumbering.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Mapping
 from typing import Any
 

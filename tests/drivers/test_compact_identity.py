@@ -1,6 +1,6 @@
-"""The identity in the negotiated version (docs/protocol.md section 10, "Negotiation" rule 2): the host's identify offers
-its versions, a device answers in the highest both speak, its firmware_hash as 32 bytes. Seven stations answer one
-after another on a shared line's return pair at every start, so the identity's size is the start's wire time."""
+"""The identity in the negotiated version (docs/protocol.md section 10, "Negotiation" rule 2): the host's identify
+offers its versions, a device answers in the highest both speak, its firmware_hash as 32 bytes. Seven stations answer
+one after another on a shared line's return pair at every start, so the identity's size is the start's wire time."""
 
 from __future__ import annotations
 

@@ -84,8 +84,8 @@ VECTORS: list[tuple[str, int, int, Kind, dict[str, Any] | None, bool, str]] = [
         },
         True,
         "A5 38 01 00 47 A6 01 00 15 83 01 02 03 16 68 41 43 4D 45 2D 57 53 31 17 67 53 4E 31 32 33 34 35 18 18 65 32 2E"
-        " 31 2E 30 18 19 58 20 E3 B0 C4 42 98 FC 1C 14 9A FB F4 C8 99 6F B9 24 27 AE 41 E4 64 9B 93 4C A4 95 99 1B 78 52"
-        " B8 55 89 CC",
+        " 31 2E 30 18 19 58 20 E3 B0 C4 42 98 FC 1C 14 9A FB F4 C8 99 6F B9 24 27 AE 41 E4 64 9B 93 4C A4 95 99 1B"
+        " 78 52 B8 55 89 CC",
     ),
 ]
 
