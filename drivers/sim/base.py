@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import structlog
@@ -107,7 +107,7 @@ class SimDevice:
 
     async def _plug(self) -> None:
         self._endpoint = PtyEndpoint(self.timing)
-        self._attach(self._endpoint, self._endpoint)
+        self._attach(self._endpoint, self._endpoint, self._endpoint.unread)
         self._name.point(self._endpoint.path)
 
     async def _unplug(self) -> None:
@@ -117,8 +117,9 @@ class SimDevice:
             self._endpoint = None
         self._name.point(None)  # udev removes the stable name when the device goes away
 
-    def _attach(self, reader: ByteReader, writer: ByteWriter) -> None:
-        """Start talking on a line: the link and the sender of queued replies."""
+    def _attach(self, reader: ByteReader, writer: ByteWriter, in_waiting: Callable[[], int] | None = None) -> None:
+        """Start talking on a line: the link and the sender of queued replies. `in_waiting` counts the bytes that
+        arrived unread, which the link reads before it resends on an ACK timeout, as the host's does."""
         self._outbox = asyncio.Queue()
         self._link = Link(
             reader,
@@ -128,6 +129,7 @@ class SimDevice:
             on_data=self._on_data,
             name=f"sim:{self.device_id}",
             versions=frozenset(self.protocols),
+            in_waiting=in_waiting,
         )
         self._link.follow_peer = True
         # An event no host ACKed waits for the next host's identify (docs/protocol.md section 4), as a shuffler
@@ -294,6 +296,7 @@ class SimDevice:
         if command == "identify":
             if self._link is not None:
                 self._link.peer_restarted()  # what we were resending goes first, at once: identity follows it
+                self._link.version = self._identity_version(message.get("protocols"))
             self.reply({"evt": "identity", **self.identity})
         elif command == "ping":
             self.reply({"evt": "pong"})
@@ -305,6 +308,14 @@ class SimDevice:
                 return
             if not handled:
                 self.reply({"evt": "fault", "code": "bad_command", "detail": f"unknown command {command!r}"})
+
+    def _identity_version(self, offered: object) -> int:
+        """The version to answer `identify` in: the highest this device speaks of those the host's identify offers, v1
+        when it offers none (a host built before the offer, or kept to v1: docs/protocol.md section 10, rule 2)."""
+        if not isinstance(offered, list):
+            return 1
+        common = [v for v in offered if type(v) is int and v in self.protocols]
+        return max(common, default=1)
 
     def handle(self, command: str, message: Mapping[str, Any]) -> bool:
         """Handle a device-specific command; False if this device does not know it."""

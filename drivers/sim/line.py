@@ -179,6 +179,10 @@ class PacedDirection:
         self.bytes_sent = 0
         self.closed = False
 
+    @property
+    def paced(self) -> bool:
+        return self._timing.paced
+
     def send(self, data: bytes, *, gap: bool = True) -> None:
         """`gap=False`: no idle before these bytes beyond what already passed (a slot confirmation, sent at its
         slot's start: the slot's guard time is its gap)."""
@@ -196,6 +200,12 @@ class PacedDirection:
         self._queue.append((self._free_at, data))
         assert self._pacer is not None
         self._pacer.at(self._free_at, self._release)
+
+    def due_bytes(self) -> int:
+        """Bytes whose time on the wire is over but which wait for the pacer to hand them over (an event loop held up
+        past their deadline): already arrived, as far as the receiver's UART is concerned."""
+        now = time.monotonic()
+        return sum(len(data) for deadline, data in self._queue if deadline <= now)
 
     def after(self, callback: Callable[[], None]) -> None:
         """Run `callback` once everything sent so far has been delivered (an end of file follows the bytes)."""

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import array
 import asyncio
 import contextlib
+import fcntl
 import os
+import termios
 import tty
 from collections.abc import Callable
 from pathlib import Path
 
+from drivers.reference.framing import SOF
 from drivers.sim import scratch
 from drivers.sim.line import UNPACED, LineTiming, PacedDirection
 
@@ -32,6 +36,9 @@ class PtyEndpoint:
         self._pending = bytearray()
         self._waiting_to_write = False
         self._closed = False
+        # Bytes handed to the device's reader, and bytes it read: their difference is part of what `unread` counts.
+        self._fed = 0
+        self._taken = 0
         # What the host wrote reaches the device, and what the device writes reaches the host, a line's time later.
         self.inbound = PacedDirection(timing, self._arrived)
         self.outbound = PacedDirection(timing, self._write_now)
@@ -50,15 +57,38 @@ class PtyEndpoint:
             self._loop.remove_reader(self.master_fd)
             self.inbound.after(self._reader.feed_eof)
             return
-        self.inbound.send(data)
+        if not self.inbound.paced or data.find(SOF, 1) < 0:
+            self.inbound.send(data)
+            return
+        # Several frames in one read (a multi-drop host writes an identify to each of seven stations at once): each is
+        # delivered when its own last byte would have arrived, as a UART hands them over, not all with the last one's.
+        # A 0xA5 inside a payload only cuts a frame in two, delivered back to back with no gap: the same bytes, as
+        # soon. Station 1 heard its identify 40 ms late at every start of a seven-station line.
+        start = 0
+        while (cut := data.find(SOF, start + 1)) >= 0:
+            self.inbound.send(data[start:cut], gap=start == 0)
+            start = cut
+        self.inbound.send(data[start:], gap=False)
 
     def _arrived(self, data: bytes) -> None:
         if self.tap is not None:
             self.tap(True, data)
+        self._fed += len(data)
         self._reader.feed_data(data)
 
     async def read(self, n: int = -1) -> bytes:
-        return await self._reader.read(n)
+        data = await self._reader.read(n)
+        self._taken += len(data)
+        return data
+
+    def unread(self) -> int:
+        """Bytes the host sent that have reached the device and that it has not read yet: in the pty, due on the paced
+        line, or handed over to its reader. What the simulator's link reads before it resends on an ACK timeout (the
+        host's `in_waiting`, drivers/serial_port.py): a simulator whose loop stalled (the machine under load) takes the
+        host's ACK that came in time rather than sending its event again. OSError once closed."""
+        count = array.array("i", [0])
+        fcntl.ioctl(self.master_fd, termios.FIONREAD, count)
+        return count[0] + self.inbound.due_bytes() + self._fed - self._taken
 
     def write(self, data: bytes) -> None:
         self.outbound.send(data)

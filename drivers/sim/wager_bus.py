@@ -34,9 +34,25 @@ class _Drop:
     def __init__(self, bus: WagerBusSim) -> None:
         self._bus = bus
         self.reader = asyncio.StreamReader()
+        self._fed = 0
+        self._taken = 0
+
+    def feed(self, data: bytes) -> None:
+        self._fed += len(data)
+        self.reader.feed_data(data)
 
     async def read(self, n: int = -1) -> bytes:
-        return await self.reader.read(n)
+        data = await self.reader.read(n)
+        self._taken += len(data)
+        return data
+
+    def unread(self) -> int:
+        """What this station has not read yet of what the host sent: its own share, and the line's bytes not yet fanned
+        out to the stations (PtyEndpoint.unread). OSError once the line is gone."""
+        endpoint = self._bus._endpoint
+        if endpoint is None:
+            raise OSError("the line is unplugged")
+        return self._fed - self._taken + endpoint.unread()
 
     def write(self, data: bytes) -> None:
         # One write per frame and one event loop: frames from different stations never interleave.
@@ -93,7 +109,7 @@ class BusStationSim(WagerStationSim):
 
     async def _plug(self) -> None:
         self._drop = _Drop(self._bus)
-        self._attach(self._drop, self._drop)
+        self._attach(self._drop, self._drop, self._drop.unread)
         assert self._link is not None
         self._link.slot_writer = self._write_in_slot
         self._link.frame_left = self._frame_left
@@ -244,7 +260,7 @@ class WagerBusSim:
             for station in self.stations.values():
                 drop = station.drop
                 if drop is not None:
-                    drop.reader.feed_data(data)
+                    drop.feed(data)
         for station in self.stations.values():
             if station.drop is not None:
                 station.drop.reader.feed_eof()

@@ -123,8 +123,10 @@ async def test_a_restarted_host_identifies_at_once_and_gets_the_event_once(
         assert acked and acked[0] < identity_at
         device_data = [s.name for s in after if not s.from_host and s.frame.kind != Kind.ACK]
         assert set(device_data) <= {"shuffle_complete", "identity", "pong"}
-        # A device answers the v1 identify in v1, whatever version its kept frame and the host's ACK of it were.
-        assert after[identity_at].frame.version == VERSION
+        # A device answers the v1 identify in the highest version the identify offers (the host's [1, 2, 3]) and it
+        # speaks, whatever version its kept frame and the host's ACK of it were (docs/protocol.md section 10).
+        assert identify.version == VERSION and decode_message(identify.payload)["protocols"] == [1, 2, 3]
+        assert after[identity_at].frame.version == max(protocols)
         if moment == "gave-up":
             # Kept past its retries, it waited for the identify and went at once after its ACK.
             first_device = [(s.name, s.frame.kind) for s in after if not s.from_host][:2]

@@ -69,6 +69,24 @@ VECTORS: list[tuple[str, int, int, Kind, dict[str, Any] | None, bool, str]] = [
         "A5 38 01 04 0D A3 01 09 03 64 61 6E 74 65 04 19 01 F4 7E FA",
     ),
     ("dispense 2", 1, 0x17, Kind.DATA, {"cmd": "dispense", "cards": 2}, False, "A5 30 01 17 05 A2 00 03 05 02 2E 9D"),
+    (
+        "identity, the hash as 32 bytes (section 10, Negotiation rule 2)",
+        1,
+        0x00,
+        Kind.DATA,
+        {
+            "evt": "identity",
+            "model": "ACME-WS1",
+            "serial": "SN12345",
+            "firmware": "2.1.0",
+            "firmware_hash": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "protocols": [1, 2, 3],
+        },
+        True,
+        "A5 38 01 00 47 A6 01 00 15 83 01 02 03 16 68 41 43 4D 45 2D 57 53 31 17 67 53 4E 31 32 33 34 35 18 18 65 32 2E"
+        " 31 2E 30 18 19 58 20 E3 B0 C4 42 98 FC 1C 14 9A FB F4 C8 99 6F B9 24 27 AE 41 E4 64 9B 93 4C A4 95 99 1B"
+        " 78 52 B8 55 89 CC",
+    ),
 ]
 
 

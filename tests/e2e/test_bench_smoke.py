@@ -267,6 +267,14 @@ def test_growth_reports_lockout_and_journal_growth() -> None:
     assert "100000 rounds, extrapolated linearly" in out
 
 
+def test_bus_start_reports_v3_against_v1_and_what_crossed_the_line() -> None:
+    out = _bench("bus_start.py", "--trials", "1", "--stations", "3")
+    assert "baseline: host kept to protocol 1: 3 stations online p50" in out
+    assert re.search(r"return pair \d+ bytes .*: \d+ ACK v1, 3 identity v1\n", out), out
+    assert re.search(r"default: protocol 3: .*, 3 identity v3\n", out), out
+    assert "protocol 3 over protocol 1: p50" in out
+
+
 def test_restart_reports_spawn_to_ready() -> None:
     out = _bench("restart.py", "--trials", "1", "--history-rounds", "1")
     assert re.search(r"spawn -> retained status \"online\": p50 [\d.]+ s", out), out
