@@ -127,6 +127,14 @@ class ConsoleServer:
             return
         now = self.clock()
         update: dict[str, Any] = {**self.delta(changed, changed_links, now), "lines": lines, "now": stamp(now)}
+        # Which tiles went out, to how many pages: with the floor's `batch archived` lines, where an update stopped.
+        log.debug(
+            "console update",
+            tiles=[t["table_id"] for t in update["tiles"]],
+            alerts=sorted(update["alerts"]),
+            lines=len(lines),
+            streams=len(self.streams),
+        )
         if self.streams and (update["tiles"] or update["alerts"] or update["links"] or lines):
             self._broadcast("update", json.dumps(update))
 
@@ -279,6 +287,7 @@ class ConsoleServer:
         if table_id not in self.view.live:
             raise http_error(404, f"no table {table_id!r} on this floor")
         detail = self.view.detail(table_id, self.clock())
+        log.debug("table view served", table_id=table_id, devices=len(detail["tile"]["devices"]))
         detail["rounds"] = await self.records.run(lambda c: [s.to_json() for s in last_rounds(c, table_id, 5)])
         return web.json_response(detail)
 
