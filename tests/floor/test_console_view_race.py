@@ -50,7 +50,7 @@ def status(state: str, seq: int) -> str:
         boot_id=BOOT,
         device_id=TERMINAL,
         online=state == "online",
-        state=state,  # type: ignore[arg-type]
+        state=state,
         reason="does not answer" if state == "offline" else None,
         since=f"2026-11-27T04:00:0{seq}.000000Z",
         seq=seq,
