@@ -74,7 +74,7 @@ class ServiceProcess:
     tests/link's LinkProcess is this with verb "link"."""
 
     verb = "floor"
-    tail = 400000  # the characters of each boot's log that log() shows in a failure's message
+    tail = 3000  # the characters of each boot's log that log() shows in a failure's message
 
     def __init__(self, config: Path, logs: Path, env: dict[str, str] | None = None) -> None:
         self.config = config
@@ -87,7 +87,7 @@ class ServiceProcess:
         self.boots += 1
         log = (self.logs / f"{self.verb}-{self.boots}.log").open("wb")
         self.proc = subprocess.Popen(
-            [*TABLECTL, "--log-json", "--log-level", "debug", self.verb, "--config", str(self.config)],
+            [*TABLECTL, "--log-json", self.verb, "--config", str(self.config)],
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=ROOT,
