@@ -54,7 +54,6 @@ from floor.messages import Incoming, LinkIncoming, Rejected
 from floor.recall import last_rounds, recall_round
 
 log = structlog.get_logger("tablectl.console")
-
 STREAM_QUEUE = 2000  # updates queued for one browser before it is dropped as too slow (it reconnects)
 HEARTBEAT_S = 15.0
 # What changes with the clock alone, not with a message: left out when deciding whether a tile changed (the page
@@ -127,14 +126,7 @@ class ConsoleServer:
             return
         now = self.clock()
         update: dict[str, Any] = {**self.delta(changed, changed_links, now), "lines": lines, "now": stamp(now)}
-        # Which tiles went out, to how many pages: with the floor's `batch archived` lines, where an update stopped.
-        log.debug(
-            "console update",
-            tiles=[t["table_id"] for t in update["tiles"]],
-            alerts=sorted(update["alerts"]),
-            lines=len(lines),
-            streams=len(self.streams),
-        )
+        log.debug("console update", tiles=[t["table_id"] for t in update["tiles"]], streams=len(self.streams))
         if self.streams and (update["tiles"] or update["alerts"] or update["links"] or lines):
             self._broadcast("update", json.dumps(update))
 
