@@ -24,7 +24,7 @@ import pytest
 
 from controller.mqtt.contract import DeviceStatus
 from floor.console.plumbing import COOKIE
-from tests.conftest import Mosquitto, free_port
+from tests.broker import Mosquitto, free_port
 from tests.floor.chromium import chromium, page_errors
 from tests.floor.conftest import console_floor, wait_for
 from tests.floor.console_login import log_in
