@@ -71,7 +71,9 @@ class Stage:
 
         if not self.browser.find_element(By.ID, "whoami").text.startswith(f"{SUP} (supervisor)"):
             self.browser.get(self.origin + "/")
-            self.wait().until(lambda d: d.find_element(By.ID, "whoami").text != "")
+            # Shown once the page knows its session: "not logged in" is the page's text before, and a log-out sent
+            # then carries no CSRF token, is refused and leaves the other role logged in (2 split runs in 11).
+            self.wait().until(lambda d: d.find_element(By.ID, "logout-button").is_displayed())
             self.browser.execute_script("document.getElementById('logout-button').click();")
             self.wait().until(lambda d: d.find_element(By.ID, "login-button").is_displayed())
             self.browser.find_element(By.ID, "login-button").click()
