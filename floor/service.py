@@ -265,7 +265,7 @@ class FloorService:
             result = await self._write(writer, batch)
             for q in batch:
                 self._ack(q.generation, q.mid, q.qos)
-            self._report(result)
+            self._report(result, [q.message for q in batch])
             if self.console is not None:
                 try:
                     self.console.archived(
@@ -331,10 +331,10 @@ class FloorService:
             total.add(await self._write(writer, half))
         return total
 
-    def _report(self, result: WriteResult) -> None:
+    def _report(self, result: WriteResult, messages: list[Incoming | LinkIncoming | Rejected]) -> None:
         self.archived += result.events_new
         self.refused += result.rejected
-        say_written(result)
+        say_written(result, messages)
 
     # -- gaps that stay open (floor/gaps.py): said, never asked for (the floor holds no key) ------------------
 

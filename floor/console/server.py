@@ -54,7 +54,6 @@ from floor.messages import Incoming, LinkIncoming, Rejected
 from floor.recall import last_rounds, recall_round
 
 log = structlog.get_logger("tablectl.console")
-
 STREAM_QUEUE = 2000  # updates queued for one browser before it is dropped as too slow (it reconnects)
 HEARTBEAT_S = 15.0
 # What changes with the clock alone, not with a message: left out when deciding whether a tile changed (the page
@@ -127,6 +126,7 @@ class ConsoleServer:
             return
         now = self.clock()
         update: dict[str, Any] = {**self.delta(changed, changed_links, now), "lines": lines, "now": stamp(now)}
+        log.debug("console update", tiles=[t["table_id"] for t in update["tiles"]], streams=len(self.streams))
         if self.streams and (update["tiles"] or update["alerts"] or update["links"] or lines):
             self._broadcast("update", json.dumps(update))
 
@@ -279,6 +279,7 @@ class ConsoleServer:
         if table_id not in self.view.live:
             raise http_error(404, f"no table {table_id!r} on this floor")
         detail = self.view.detail(table_id, self.clock())
+        log.debug("table view served", table_id=table_id, devices=len(detail["tile"]["devices"]))
         detail["rounds"] = await self.records.run(lambda c: [s.to_json() for s in last_rounds(c, table_id, 5)])
         return web.json_response(detail)
 

@@ -64,6 +64,7 @@ export function connect(onBye) {
     const f = JSON.parse(m.data);
     heard(f.now);
     state.tiles = new Map(f.tiles.map((t) => [t.table_id, t]));
+    for (const t of f.tiles) state.tileCount.set(t.table_id, (state.tileCount.get(t.table_id) || 0) + 1);
     state.alertGroups = new Map();
     for (const a of f.alerts) {
       if (!state.alertGroups.has(a.group)) state.alertGroups.set(a.group, []);
@@ -75,11 +76,17 @@ export function connect(onBye) {
     renderAlerts();
     renderLinks();
     renderRefused();
+    // After a reconnect the open view is drawn from the whole floor too: updates missed while away are in it.
+    if (state.open && state.tiles.has(state.open)) renderNow(state.tiles.get(state.open));
   });
   es.addEventListener("update", (m) => {
     const u = JSON.parse(m.data);
     heard(u.now);
-    for (const t of u.tiles) { state.tiles.set(t.table_id, t); patchTile(t); }
+    for (const t of u.tiles) {
+      state.tiles.set(t.table_id, t);
+      state.tileCount.set(t.table_id, (state.tileCount.get(t.table_id) || 0) + 1);
+      patchTile(t);
+    }
     const groups = Object.entries(u.alerts || {});
     for (const [g, list] of groups) { if (list.length) state.alertGroups.set(g, list); else state.alertGroups.delete(g); }
     if (groups.length) renderAlerts();

@@ -1,8 +1,9 @@
 // What every part of the console page shares: its state, the DOM helpers, ages on the floor's clock and the one
 // HTTP call. Text from the server goes into the page as text only (textContent), never as markup.
 
-export const state = { session: null, tiles: new Map(), alertGroups: new Map(), links: new Map(), open: null,
-  refused: null, verbs: {}, linkVerbs: {}, key: null, skew: 0 };
+// tileCount: how many tiles of each table the live stream brought (table.js tells an older answer by it).
+export const state = { session: null, tiles: new Map(), tileCount: new Map(), alertGroups: new Map(), links: new Map(),
+  open: null, refused: null, verbs: {}, linkVerbs: {}, key: null, skew: 0 };
 export const $ = (id) => document.getElementById(id);
 
 export function el(tag, attrs, ...children) {

@@ -8,7 +8,11 @@ function logItem(l) {
     el("span", {}, l.type), el("span", l.bad ? { class: "bad", title: l.bad } : {}, l.text), el("span", { class: "rule" }, l.rule ? `[${l.rule}]` : ""));
 }
 
+// While the open table's view waits for its answer: the lines the live stream brought, drawn again after the answer's.
+let arrived = null;
+
 export function appendLine(l) {
+  if (arrived) arrived.push(l);
   const log = $("tv-log");
   log.append(logItem(l));
   while (log.children.length > 300) log.firstChild.remove();
@@ -25,6 +29,20 @@ export function renderNow(t) {
   $("tv-meters").replaceChildren(...Object.entries(t.meters).map(([lvl, m]) =>
     el("li", { "data-level": lvl }, `${lvl}: ${dollars(m.display_cents)} (reserve ${dollars(m.reserve_cents)}, hits ${m.hits})`)));
   renderActions(t);
+  renderDevices(t);
+}
+
+// The open table's devices as its birth names them (model, serial, firmware), kept for each tile drawn after.
+let identities = new Map();
+
+function renderDevices(t) {
+  const names = new Set([...identities.keys(), ...Object.keys(t.devices)]);
+  $("tv-devices").tBodies[0].replaceChildren(...[...names].sort().map((n) => {
+    const id = identities.get(n) || {};
+    const st = (t.devices[n] || {}).state || "unknown";
+    return el("tr", { "data-device": n }, el("td", {}, n), el("td", {}, st), el("td", {}, id.model || "-"),
+      el("td", {}, id.serial || "-"), el("td", {}, id.firmware || "-"));
+  }));
 }
 
 function field(name, options) {
@@ -79,22 +97,26 @@ function renderActions(t) {
 
 export async function openTable(tableId) {
   state.open = tableId;
+  identities = new Map();
+  arrived = [];
   $("table-view").hidden = false;
   $("floor").hidden = true;
   $("tv-title").textContent = tableId;
+  const drawn = state.tileCount.get(tableId) || 0;
   const d = await api("GET", `/api/tables/${encodeURIComponent(tableId)}`);
+  if (state.open !== tableId) return; // closed, or another table opened, while the answer was on its way
   heard(d.now);
-  renderNow(d.tile);
+  identities = new Map(d.devices.map((x) => [x.device_id, x.identity || {}]));
+  // The answer's tile is the one of the moment the console took the request (it reads the archive's rounds after):
+  // a tile the live stream brought meanwhile is newer and was drawn already; put back, the older one would stay
+  // until the table next changes, which an idle table may not do for hours (a terminal shown online though offline).
+  renderNow((state.tileCount.get(tableId) || 0) !== drawn && state.tiles.get(tableId) || d.tile);
+  const last = d.lines.length ? d.lines[d.lines.length - 1].seq : -1;
+  const later = arrived.filter((l) => l.seq > last);
+  arrived = null;
   $("tv-log").replaceChildren(...d.lines.map(logItem));
+  later.forEach(appendLine);
   $("tv-log").scrollTop = $("tv-log").scrollHeight;
-  const ids = new Map(d.devices.map((x) => [x.device_id, x.identity || {}]));
-  const names = new Set([...ids.keys(), ...Object.keys(d.tile.devices)]);
-  $("tv-devices").tBodies[0].replaceChildren(...[...names].sort().map((n) => {
-    const id = ids.get(n) || {};
-    const st = (d.tile.devices[n] || {}).state || "unknown";
-    return el("tr", { "data-device": n }, el("td", {}, n), el("td", {}, st), el("td", {}, id.model || "-"),
-      el("td", {}, id.serial || "-"), el("td", {}, id.firmware || "-"));
-  }));
   const sw = d.software || {};
   $("tv-software").textContent = sw.code_sha256 ? `tablectl ${sw.version}, code sha256 ${sw.code_sha256} over ` +
     `${sw.code_files} files; verdict: ${d.verdict || "none published"}` : "no birth message yet";
@@ -109,6 +131,7 @@ export async function openTable(tableId) {
 
 export function closeTable() {
   state.open = null;
+  arrived = null;
   $("table-view").hidden = true;
   $("floor").hidden = false;
 }
