@@ -229,6 +229,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=5000, help="[ingest] batch_max of the floor and the writer alone")
     ap.add_argument("--pairs", type=int, default=3, help="writer runs with and without the round summary, alternating")
     args = ap.parse_args()
+    started_on = machine()  # the load before this run adds its own
     cluster = PgCluster.create(durable=True)
     try:
         cluster.start()
@@ -244,7 +245,7 @@ def main() -> None:
             drain, _ = end_to_end(dsn, broker, args, Path(tmp), backlog=True, offset=max(1, args.events // args.tables))
     finally:
         cluster.remove()
-    print(f"machine: {machine()}")
+    print(f"machine: {started_on}")
     print(f"baseline: PostgreSQL one-row INSERT + COMMIT: {commits:,.0f} commits/s (fsync on, this disk)")
     print(f"archive writer alone (batches of {args.batch}): {alone:,.0f} events/s ({alone / commits:.1f}x baseline)")
     print(
