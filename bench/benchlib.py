@@ -29,6 +29,7 @@ from controller.config.broker import MAX_PACKET_SIZE
 from controller.config.table import TableConfig, load_config
 from controller.core.events import DomainEvent
 from controller.store.journal import Journal
+from drivers.interfaces import WAGER_BUS_ID
 from floor.ports import ADDRESS_IN_USE, PortsTaken, PortTaken, free_port, on_a_free_port
 from leash import Leash
 
@@ -134,8 +135,8 @@ def write_config(config: TableConfig, ports: dict[str, str], directory: Path) ->
         devices[key]["port"] = ports[key]
     for station in devices["wager_stations"]:
         station["port"] = ports[f"wager_station_{station['seat']}"]
-    if "wager_bus" in devices:  # the stations on one multi-drop line (bench/restart.py --bus)
-        devices["wager_bus"]["port"] = ports["wager_bus"]
+    if WAGER_BUS_ID in devices:  # the stations on one multi-drop line (bench/restart.py --bus)
+        devices[WAGER_BUS_ID]["port"] = ports[WAGER_BUS_ID]
     path = directory / f"{config.table_id}.toml"
     path.write_text(_toml(data))
     return path

@@ -46,6 +46,7 @@ import procfs
 from controller.config.table import TableConfig
 from controller.people.demo import play
 from controller.shell.logs import configure_logging
+from drivers.interfaces import WAGER_BUS_ID
 from drivers.sim.table import SimulatedTable
 from drivers.sim.wager_bus import WagerBusSim
 
@@ -127,7 +128,7 @@ def bus_config(config: TableConfig) -> TableConfig:
     data = config.model_dump()
     seats = [station["seat"] for station in data["devices"]["wager_stations"]]
     data["devices"]["wager_stations"] = []
-    data["devices"]["wager_bus"] = {"driver": "reference-wager-bus", "port": "simulated", "seats": seats}
+    data["devices"][WAGER_BUS_ID] = {"driver": "reference-wager-bus", "port": "simulated", "seats": seats}
     return TableConfig.model_validate(data)
 
 
@@ -151,7 +152,7 @@ async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: boo
         line = WagerBusSim(seats=bus["seats"]) if bus is not None else None
         if line is not None:
             await line.start()
-            ports["wager_bus"] = line.port
+            ports[WAGER_BUS_ID] = line.port
         path = benchlib.write_config(config, ports, tmp)
         await mqtt.subscribe([(f"{prefix}/status", 1), (f"{prefix}/event", 1)])
         helpers = [asyncio.create_task(signs.follow(mqtt)), asyncio.create_task(signs.listen(notify))]

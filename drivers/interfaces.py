@@ -332,6 +332,12 @@ class ElectronicWagerTerminal(Device, Protocol):
         ledger is the account of record; the terminal displays it."""
 
 
+# The device id of a table's multi-drop line of wager stations: its key in a config's [devices] and in the `ports` a
+# simulated table hands the runner. Here because drivers never import the controller, and the controller, the
+# simulators and the tools all name the line.
+WAGER_BUS_ID = "wager_bus"
+
+
 @runtime_checkable
 class WagerBus(Protocol):
     """A driver that puts several seats' wager stations on one line: the controller uses `stations` (seat ->

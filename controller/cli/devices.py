@@ -19,7 +19,7 @@ from controller.cli import options
 from controller.cli.verb import Subparsers, UsageError
 from controller.config.table import TableConfig, configured_devices
 from controller.shell.runner import build_devices
-from drivers.interfaces import DeviceEvent, DeviceOffline, DeviceOnline
+from drivers.interfaces import WAGER_BUS_ID, DeviceEvent, DeviceOffline, DeviceOnline
 from drivers.registry import DriverConfigError, available_drivers, settings_model
 
 
@@ -76,7 +76,7 @@ def _raw_settings(config: TableConfig) -> dict[str, Mapping[str, Any]]:
             {
                 f"wager_station_{seat}": d.wager_bus
                 for seat, where in d.station_seats()
-                if where.startswith("devices.wager_bus")
+                if where.startswith(f"devices.{WAGER_BUS_ID}")
             }
         )
     return raw

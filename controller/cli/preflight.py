@@ -28,6 +28,7 @@ from controller.config.files import FileRefused, read_bounded
 from controller.config.table import ConfigFileError, TableConfig, read_config
 from controller.games.registry import chapter_of
 from controller.shell.runner import playable
+from drivers.interfaces import WAGER_BUS_ID
 from drivers.registry import ENTRY_POINT_GROUP, DriverConfigError, installed_names, load_driver, settings_model
 
 SIMULATED = "simulated"  # the port `tablectl demo` and `simulate` replace with a simulator's pty
@@ -179,7 +180,7 @@ def _link_agrees(
 
 def device_entries(devices: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
     """(field path, raw settings) for every configured device."""
-    for key in ("shuffler", "shoe", "dealer_panel", "wager_bus", "progressive_sign"):
+    for key in ("shuffler", "shoe", "dealer_panel", WAGER_BUS_ID, "progressive_sign"):
         if devices.get(key) is not None:
             yield f"devices.{key}", devices[key]
     for key in ("wager_stations", "wager_terminals"):
@@ -272,7 +273,7 @@ def _check_device(
     except ValidationError as err:
         return [Finding.of("error", p) for p in config_problems(err, prefix=where.split("."), model=model)], None
     findings: list[Finding] = []
-    if where == "devices.wager_bus" and not hasattr(cls, "stations"):
+    if where == f"devices.{WAGER_BUS_ID}" and not hasattr(cls, "stations"):
         findings.append(
             Finding(
                 "error",

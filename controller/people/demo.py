@@ -34,8 +34,9 @@ from controller.people.floor import SimulatedFloor
 from controller.people.optimal import OptimalPolicy, Players
 from controller.people.policy import Answer, DecisionRequest, Policy, StubCount
 from controller.people.signers import DemoSigners
-from controller.shell.runner import WAGER_BUS_ID, build_devices, run_table
+from controller.shell.runner import build_devices, run_table
 from controller.shell.service import TableService
+from drivers.interfaces import WAGER_BUS_ID
 from drivers.reference.wager_bus import ReferenceWagerBus
 from drivers.registry import create_driver
 from drivers.sim.faults import FaultKind
@@ -149,7 +150,7 @@ def simulator_settings(config: TableConfig, pace: float, sim_script: SimScript |
     stations = [quiet(s, {f"wager_station_{s.get('seat')}"}) for s in devices.wager_stations]
     bus = devices.wager_bus
     if bus is not None:
-        bus_seats = {seat for seat, where in devices.station_seats() if where.startswith("devices.wager_bus")}
+        bus_seats = {seat for seat, where in devices.station_seats() if where.startswith(f"devices.{WAGER_BUS_ID}")}
         bus = quiet(bus, {f"wager_station_{seat}" for seat in bus_seats})
     undebounced = [s.get("seat") for s in stations if s.get("debounce_ms") == 0]
     if undebounced or (bus is not None and bus.get("debounce_ms") == 0):

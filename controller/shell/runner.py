@@ -37,13 +37,10 @@ from controller.shell.watchdog import SystemdSupervisor
 from controller.store.failure import StorageError
 from controller.store.journal import Journal
 from controller.store.schema import JournalError
-from drivers.interfaces import Device, WagerBus
+from drivers.interfaces import WAGER_BUS_ID, Device, WagerBus
 from drivers.registry import create_driver
 
 log = structlog.get_logger("tablectl")
-
-# The device id of the config's [devices.wager_bus]: the key for its port in `ports` (simulators).
-WAGER_BUS_ID = "wager_bus"
 
 Companions = Callable[[TableService], list[Coroutine[Any, Any, None]]]
 

@@ -8,6 +8,7 @@ import random
 from collections.abc import Mapping
 from types import TracebackType
 
+from drivers.interfaces import WAGER_BUS_ID
 from drivers.sim.base import SimDevice
 from drivers.sim.dealer_panel import DealerPanelSim
 from drivers.sim.line import default_timing
@@ -18,10 +19,6 @@ from drivers.sim.shuffler import ShufflerSim
 from drivers.sim.wager_bus import WagerBusSim
 from drivers.sim.wager_station import WagerStationSim
 from drivers.sim.wager_terminal import WagerTerminalSim
-
-# The device id of a table's multi-drop line in `ports` (controller.shell.runner.WAGER_BUS_ID: drivers never import
-# the controller, so the name is repeated here).
-WAGER_BUS_ID = "wager_bus"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from drivers.interfaces import WAGER_BUS_ID
 from drivers.reference.framing import (
     COMPACT_VERSIONS,
     SLOT_PERIOD,
@@ -166,7 +167,7 @@ class WagerBusSim:
 
     def __init__(
         self,
-        name: str = "wager_bus",
+        name: str = WAGER_BUS_ID,
         seats: Iterable[int] = (),
         addresses: Mapping[int, int] | None = None,
         *,

@@ -11,8 +11,9 @@ import stat
 
 import pytest
 
+from drivers.interfaces import WAGER_BUS_ID
 from drivers.sim.line import DEFAULT_BAUD
-from drivers.sim.table import WAGER_BUS_ID, SimBus, SimulatedTable
+from drivers.sim.table import SimBus, SimulatedTable
 from drivers.sim.wager_bus import BusStationSim
 
 
