@@ -24,11 +24,19 @@ import benchlib
 
 from controller.shell.logs import configure_logging
 from drivers.interfaces import DeviceEvent, DeviceOnline
-from drivers.reference.framing import FrameParser, Kind
+from drivers.reference.framing import FrameParser, Kind, ProtocolError, decode_message
 from drivers.reference.wager_bus import ReferenceWagerBus
 from drivers.registry import create_driver
 from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
+
+
+def _command(payload: bytes) -> str | None:
+    try:
+        cmd = decode_message(payload).get("cmd")
+    except ProtocolError:
+        return None
+    return cmd if isinstance(cmd, str) else None
 
 
 async def one_start(stations: int, protocol: int) -> tuple[float, dict[bool, int], Counter[str]]:
@@ -37,12 +45,17 @@ async def one_start(stations: int, protocol: int) -> tuple[float, dict[bool, int
     await sim.start()
     assert sim._endpoint is not None
     sent = {True: 0, False: 0}
-    back = FrameParser()
+    back, forth = FrameParser(), FrameParser()
     frames: Counter[str] = Counter()
 
     def tap(from_host: bool, data: bytes) -> None:
         sent[from_host] += len(data)
-        if not from_host:
+        if from_host:
+            # The host's identifies: one per station, any more was a resend (its ACK came past the host's timeout).
+            for frame in forth.feed(data):
+                if frame.kind == Kind.DATA and _command(frame.payload) == "identify":
+                    frames["identify sent"] += 1
+        else:
             for frame in back.feed(data):
                 size = "identity" if frame.kind == Kind.DATA else frame.kind.name
                 frames[f"{size} v{frame.version}"] += 1
@@ -89,11 +102,13 @@ async def main() -> None:
     print(f"machine: {benchlib.machine()}")
     wire = LineTiming()
     results: dict[int, list[float]] = {1: [], 3: []}
+    resent: dict[int, list[int]] = {1: [], 3: []}
     seen: dict[int, tuple[dict[bool, int], Counter[str]]] = {}
     for trial in range(args.trials):
         for protocol in (1, 3):  # alternately: the load of a shared machine falls on both alike
             elapsed, sent, frames = await one_start(args.stations, protocol)
             results[protocol].append(elapsed)
+            resent[protocol].append(frames["identify sent"] - args.stations)
             seen[protocol] = (sent, frames)
         benchlib.progress(
             f"trial {trial + 1}/{args.trials}: v1 {results[1][-1] * 1e3:.1f} ms, v3 {results[3][-1] * 1e3:.1f} ms"
@@ -107,6 +122,11 @@ async def main() -> None:
             f"max {max(samples) * 1e3:.1f} ms; host->stations {forward} bytes ({wire.frame_time(forward) * 1e3:.1f}"
             f" ms of wire), return pair {back} bytes ({wire.frame_time(back) * 1e3:.1f} ms): "
             + ", ".join(f"{n} {what}" for what, n in sorted(frames.items()))
+        )
+        again = resent[protocol]
+        print(
+            f"{label}: identify resent {sum(again)} times in {len(again)} starts "
+            f"({sum(1 for n in again if n)} starts with a resend; per start {again})"
         )
     ratio = statistics.median(results[3]) / statistics.median(results[1])
     print(f"start to every station online, protocol 3 over protocol 1: p50 {ratio:.2f}x")
