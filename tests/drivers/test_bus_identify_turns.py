@@ -1,0 +1,116 @@
+"""A multi-drop line's start: the host identifies one station at a time (docs/protocol.md section 2, "Identify one
+station at a time"), so no station's ACK queues behind the others' identities past the host's ACK timeout.
+
+Seven stations on a real pty paced at 115200 baud. With every identify written at once, a station's ACK waited on the
+shared return pair behind up to six identities (217 bytes each in v1, 99 in v3) and the host sent `identify` again:
+bench/bus_start.py counted 2 resends at every v1 start. The tests count the frames on the wire and check their order,
+which does not depend on how loaded the machine is: the next identify leaves only after the last one was ACKed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection
+
+import pytest
+
+from drivers.interfaces import DeviceEvent, DeviceOnline
+from drivers.reference.framing import Kind
+from drivers.reference.wager_bus import ReferenceWagerBus
+from drivers.registry import create_driver
+from drivers.sim.line import LineTiming
+from drivers.sim.wager_bus import WagerBusSim
+from tests.drivers.line_log import LineLog, OnLine
+
+SEATS = range(1, 8)
+
+
+async def start_line(
+    sim: WagerBusSim, protocol: int, seats: Collection[int] = SEATS
+) -> tuple[LineLog, set[str], ReferenceWagerBus]:
+    """Start every seat of the driver at once, as the controller does; return once the stations in `seats` are online
+    (the line's log, who is online, the driver to stop)."""
+    await sim.start()
+    assert sim._endpoint is not None
+    wire = LineLog(sim._endpoint)
+    driver = create_driver(
+        "wager_bus",
+        {
+            "driver": "reference-wager-bus",
+            "port": sim.port,
+            "seats": list(SEATS),
+            "heartbeat_interval": 0,
+            "protocol": protocol,
+        },
+    )
+    assert isinstance(driver, ReferenceWagerBus)
+    online: set[str] = set()
+    everyone = asyncio.Event()
+
+    def sink(event: DeviceEvent) -> None:
+        if isinstance(event, DeviceOnline):
+            online.add(event.device_id)
+            if len(online) == len(seats):
+                everyone.set()
+
+    await asyncio.gather(*(s.start(sink) for s in driver.stations.values()))
+    async with asyncio.timeout(10):  # bounds a failure only
+        await everyone.wait()
+    return wire, online, driver
+
+
+def identifies(wire: LineLog) -> list[tuple[int, OnLine]]:
+    """(position in the log, frame) of every identify the host put on the line, in order."""
+    return [(i, seen) for i, seen in enumerate(wire.frames) if seen.from_host and seen.name == "identify"]
+
+
+def acked_at(wire: LineLog, identify: OnLine) -> int:
+    """Where in the log the station's ACK of `identify` came (a v1 ACK names only the SEQ: the host never has two
+    frames with one SEQ outstanding on a line)."""
+    for i, seen in enumerate(wire.frames):
+        if not seen.from_host and seen.frame.kind == Kind.ACK and seen.frame.seq == identify.frame.seq:
+            return i
+    raise AssertionError(f"no ACK of {identify} on the line")
+
+
+async def stop(driver: ReferenceWagerBus, sim: WagerBusSim) -> None:
+    await asyncio.gather(*(s.stop() for s in driver.stations.values()))
+    await sim.stop()
+
+
+@pytest.mark.parametrize(
+    ("host", "stations"),
+    [(3, (1, 2, 3)), (1, (1, 2, 3)), (3, (1,))],
+    ids=["v3 host, v3 stations", "host kept to v1", "v1 stations"],
+)
+async def test_seven_stations_start_with_one_identify_each(host: int, stations: tuple[int, ...]) -> None:
+    sim = WagerBusSim("wager_bus", seats=SEATS, protocols=stations, timing=LineTiming())
+    wire, online, driver = await start_line(sim, host)
+    try:
+        sent = identifies(wire)
+        assert sorted(seen.frame.address for _, seen in sent) == list(SEATS), "one identify a station, none resent"
+        # The pipeline is bounded by the line: each identify leaves after the previous station ACKed its own, so at
+        # most one identity is queued ahead of any station's ACK.
+        for (_, before), (at, after) in zip(sent, sent[1:], strict=False):
+            assert acked_at(wire, before) < at, f"{after} left before the ACK of {before}"
+        assert online == {f"wager_station_{seat}" for seat in SEATS}
+        assert sum(1 for seen in wire.frames if not seen.from_host and seen.name == "identity") == len(SEATS)
+        assert {s.protocol_version for s in driver.stations.values()} == {min(host, max(stations))}
+    finally:
+        await stop(driver, sim)
+
+
+async def test_a_silent_station_holds_the_others_up_one_ack_timeout_only() -> None:
+    """Station 1 is configured but not on the line: its identify goes unanswered, and the other six identify once each
+    after its first ACK timeout, without waiting for its retries (4 transmissions, 400 ms) to run out."""
+    sim = WagerBusSim("wager_bus", seats=range(2, 8), timing=LineTiming())
+    wire, online, driver = await start_line(sim, 3, seats=range(2, 8))
+    try:
+        to = [seen.frame.address for _, seen in identifies(wire)]
+        assert sorted(a for a in to if a != 1) == list(range(2, 8)), "the six present stations, once each"
+        assert online == {f"wager_station_{seat}" for seat in range(2, 8)}
+        # The seats queue for the turn in order: station 1 first. Its first timeout gives the turn up as the frame is
+        # sent again, so station 2's identify follows its second transmission, not its fourth.
+        assert to[:3] == [1, 1, 2], f"identifies in the order the line carried them: {to}"
+    finally:
+        await stop(driver, sim)
