@@ -10,6 +10,7 @@ which does not depend on how loaded the machine is: the next identify leaves onl
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Collection
 
 import pytest
@@ -91,7 +92,7 @@ async def test_seven_stations_start_with_one_identify_each(host: int, stations: 
         assert sorted(seen.frame.address for _, seen in sent) == list(SEATS), "one identify a station, none resent"
         # The pipeline is bounded by the line: each identify leaves after the previous station ACKed its own, so at
         # most one identity is queued ahead of any station's ACK.
-        for (_, before), (at, after) in zip(sent, sent[1:], strict=False):
+        for (_, before), (at, after) in itertools.pairwise(sent):
             assert acked_at(wire, before) < at, f"{after} left before the ACK of {before}"
         assert online == {f"wager_station_{seat}" for seat in SEATS}
         assert sum(1 for seen in wire.frames if not seen.from_host and seen.name == "identity") == len(SEATS)
