@@ -3,7 +3,9 @@
 Measured, per trial: the reference wager-bus driver (in this process) starts every seat at once, as the controller
 does, against a WagerBusSim on a real pty paced at 115200 baud; the clock stops when the last station is online. The
 line is tapped both ways, so the run also says what crossed it: the bytes on each pair and their wire time, and the
-frames on the stations' shared return pair (where the identities queue one after another) by kind.
+frames on the stations' shared return pair (where the identities queue one after another) by kind, and how often the
+host sent `identify` again (a station's ACK past its timeout; docs/protocol.md section 2, "Identify one station at a
+time").
 
 Baseline: the same start with the host kept to protocol 1 (`protocol = 1`: an identify that offers nothing, every
 identity in v1 JSON), run alternately with the default (v3: the identity in v3, its firmware_hash as 32 bytes;
@@ -39,14 +41,16 @@ def _command(payload: bytes) -> str | None:
     return cmd if isinstance(cmd, str) else None
 
 
-async def one_start(stations: int, protocol: int) -> tuple[float, dict[bool, int], Counter[str]]:
-    """(seconds to every station online, bytes each way {from_host: n}, the return pair's frames by kind, version)."""
+async def one_start(stations: int, protocol: int) -> tuple[float, dict[bool, int], Counter[str], int]:
+    """(seconds to every station online, bytes each way {from_host: n}, the return pair's frames by kind, version, the
+    identify frames the host sent)."""
     sim = WagerBusSim("bench_bus", addresses={seat: seat for seat in range(1, stations + 1)}, timing=LineTiming())
     await sim.start()
     assert sim._endpoint is not None
     sent = {True: 0, False: 0}
     back, forth = FrameParser(), FrameParser()
     frames: Counter[str] = Counter()
+    identifies = [0]
 
     def tap(from_host: bool, data: bytes) -> None:
         sent[from_host] += len(data)
@@ -54,7 +58,7 @@ async def one_start(stations: int, protocol: int) -> tuple[float, dict[bool, int
             # The host's identifies: one per station, any more was a resend (its ACK came past the host's timeout).
             for frame in forth.feed(data):
                 if frame.kind == Kind.DATA and _command(frame.payload) == "identify":
-                    frames["identify sent"] += 1
+                    identifies[0] += 1
         else:
             for frame in back.feed(data):
                 size = "identity" if frame.kind == Kind.DATA else frame.kind.name
@@ -90,7 +94,7 @@ async def one_start(stations: int, protocol: int) -> tuple[float, dict[bool, int
     finally:
         await asyncio.gather(*(s.stop() for s in driver.stations.values()))
         await sim.stop()
-    return elapsed, sent, frames
+    return elapsed, sent, frames, identifies[0]
 
 
 async def main() -> None:
@@ -106,9 +110,9 @@ async def main() -> None:
     seen: dict[int, tuple[dict[bool, int], Counter[str]]] = {}
     for trial in range(args.trials):
         for protocol in (1, 3):  # alternately: the load of a shared machine falls on both alike
-            elapsed, sent, frames = await one_start(args.stations, protocol)
+            elapsed, sent, frames, identified = await one_start(args.stations, protocol)
             results[protocol].append(elapsed)
-            resent[protocol].append(frames["identify sent"] - args.stations)
+            resent[protocol].append(identified - args.stations)
             seen[protocol] = (sent, frames)
         benchlib.progress(
             f"trial {trial + 1}/{args.trials}: v1 {results[1][-1] * 1e3:.1f} ms, v3 {results[3][-1] * 1e3:.1f} ms"
