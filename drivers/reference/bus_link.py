@@ -51,14 +51,27 @@ def _no_single_peer_data(_payload: bytes) -> None:
     pass
 
 
+# The line time an identify's answer takes on the return pair at most: a v1 identity with a SHA-256 and `src` (about 217
+# bytes) and the ACK before it (9), 10 bits a byte.
+_IDENTITY_BITS = (217 + 9) * 10
+
+
+def identify_window(baud: int, ack_timeout: float) -> int:
+    """How many stations of a line the host identifies at once (docs/protocol.md section 2, "Identify one station at a
+    time"): as many answers as fit in half the ACK timeout at the line's baud, at least one. At 115200 baud, 2: the
+    next identify crosses the host's pair while the last identity crosses the return pair, and an ACK waits behind
+    two identities at most (39 ms in v1); at 9600 baud one identity alone is 235 ms, so 1."""
+    return max(1, int(ack_timeout / 2 // (_IDENTITY_BITS / baud)))
+
+
 class _Turn:
     """One `identify`'s turn on a bus: taken before the frame is written, given back once the station answered the
     first transmission (ACK, REPLY or NAK) or its ACK timeout passed (the exchange writes the frame again), or when the
     exchange ends. Seven identities queued on the shared return pair kept the last stations' ACKs past the timeout;
-    one at a time, at most one other station's identity (19 ms in v1, 8.6 ms in v3, at 115200 baud) is ahead of an
-    ACK, and a station that does not answer holds the others up by one ACK timeout only."""
+    a few at a time (identify_window), only those few identities can be ahead of an ACK, and a station that does not
+    answer holds its turn for one ACK timeout only."""
 
-    def __init__(self, lock: asyncio.Lock) -> None:
+    def __init__(self, lock: asyncio.Semaphore) -> None:
         self._lock = lock
         self._held = False
         self._transmissions = 0
@@ -103,6 +116,7 @@ class BusLink(Link):
         retries: int = DEFAULT_RETRIES,
         name: str = "bus",
         in_waiting: Callable[[], int] | None = None,
+        identifying: int = 1,
     ) -> None:
         # 0xFF (reserved) as the single peer: a frame that slipped through the single-peer path would reach
         # nobody rather than a wrong station.
@@ -132,9 +146,11 @@ class BusLink(Link):
         # The version each station was found to speak at identify (docs/protocol.md section 10).
         self.peer_versions: dict[int, int] = {}
         self._broadcast_seq = random.randrange(256)
-        # One station identifies at a time (docs/protocol.md section 2, "Identify one station at a time"): held from
-        # an `identify`'s write until the station answered it or its first ACK timeout passed.
-        self._identifying = asyncio.Lock()
+        # `identifying` stations identify at a time (docs/protocol.md section 2, "Identify a few stations at a time"): a
+        # turn is held from an `identify`'s write until the station answered it or its first ACK timeout passed.
+        if identifying < 1:
+            raise ValueError(f"identifying must be 1 or more, got {identifying}")
+        self._identifying = asyncio.Semaphore(identifying)
 
     async def send(self, message: Mapping[str, Any]) -> None:
         raise LinkError(f"{self.name}: a bus has no single peer; use send_to(address, message)")

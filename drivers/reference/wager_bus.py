@@ -18,7 +18,7 @@ import structlog
 
 from drivers.base import DeviceBase
 from drivers.interfaces import DeviceEvent, DeviceOffline, DeviceOnline, EventSink
-from drivers.reference.bus_link import BusLink
+from drivers.reference.bus_link import BusLink, identify_window
 from drivers.reference.device import Translator
 from drivers.reference.framing import GROUP_LOCK, VERSION_2, VERSION_3
 from drivers.reference.link import Link, LinkError
@@ -335,6 +335,7 @@ class ReferenceWagerBus(DeviceBase):
             retries=self.settings.retries,
             name=f"driver:{self.device_id}",
             in_waiting=unread_input(writer),
+            identifying=identify_window(self.settings.baudrate, self.settings.ack_timeout),
         )
         self.link.start()
         return None
