@@ -1,6 +1,6 @@
-"""A multi-drop line's start: the host identifies a few stations at a time, as many as the line carries answers for in
-half the ACK timeout (docs/protocol.md section 2, "Identify a few stations at a time"), so no station's ACK queues behind
-the others' identities past the host's ACK timeout.
+"""A multi-drop line's start: the host identifies a few stations at a time, as many as the line carries answers for
+in half the ACK timeout (docs/protocol.md section 2, "Identify a few stations at a time"), so no station's ACK queues
+behind the others' identities past the host's ACK timeout.
 
 Seven stations on a real pty paced at 115200 baud. With every identify written at once, a station's ACK waited on the
 shared return pair behind up to six identities (217 bytes each in v1, 99 in v3) and the host sent `identify` again:
