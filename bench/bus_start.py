@@ -4,8 +4,8 @@ Measured, per trial: the reference wager-bus driver (in this process) starts eve
 does, against a WagerBusSim on a real pty paced at 115200 baud; the clock stops when the last station is online. The
 line is tapped both ways, so the run also says what crossed it: the bytes on each pair and their wire time, and the
 frames on the stations' shared return pair (where the identities queue one after another) by kind, and how often the
-host sent `identify` again (a station's ACK past its timeout; docs/protocol.md section 2, "Identify one station at a
-time").
+host sent `identify` again (a station's ACK past its timeout; docs/protocol.md section 2, "Identify a few stations at
+a time").
 
 Baseline: the same start with the host kept to protocol 1 (`protocol = 1`: an identify that offers nothing, every
 identity in v1 JSON), run alternately with the default (v3: the identity in v3, its firmware_hash as 32 bytes;

@@ -57,8 +57,8 @@ _IDENTITY_BITS = (217 + 9) * 10
 
 
 def identify_window(baud: int, ack_timeout: float) -> int:
-    """How many stations of a line the host identifies at once (docs/protocol.md section 2, "Identify one station at a
-    time"): as many answers as fit in half the ACK timeout at the line's baud, at least one. At 115200 baud, 2: the
+    """How many stations of a line the host identifies at once (docs/protocol.md section 2, "Identify a few stations
+    at a time"): as many answers as fit in half the ACK timeout at the line's baud, at least one. At 115200 baud, 2: the
     next identify crosses the host's pair while the last identity crosses the return pair, and an ACK waits behind
     two identities at most (39 ms in v1); at 9600 baud one identity alone is 235 ms, so 1."""
     return max(1, int(ack_timeout / 2 // (_IDENTITY_BITS / baud)))
