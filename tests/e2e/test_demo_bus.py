@@ -109,8 +109,8 @@ def _one_group_a_round(bus: WagerBusSim, group: tuple[Kind, int, dict[str, Any]]
 def _settlements(events: list[JournaledEvent]) -> list[tuple[str | None, str, dict[str, Any]]]:
     """Every wager, settlement and round total, in journal order: what the players staked, were paid and what was
     collected. Wagers accepted between two settlements are taken in seat order: the players wager at once, and on
-    lines of their own the controller reads them in the order the seven ptys happen to deliver (seat 7 before seat 6,
-    4 of 40 runs at load 9), where one line delivers them in the order the stations sent them."""
+    lines of their own the controller reads them in the order the seven ptys happen to deliver (seat 7 before seat 6
+    in some runs at load 9), where one line delivers them in the order the stations sent them."""
     out: list[tuple[str | None, str, dict[str, Any]]] = []
     wagers: list[tuple[str | None, str, dict[str, Any]]] = []
     for e in events:
