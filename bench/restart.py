@@ -47,6 +47,7 @@ from controller.config.table import TableConfig
 from controller.people.demo import play
 from controller.shell.logs import configure_logging
 from drivers.interfaces import WAGER_BUS_ID
+from drivers.reference.framing import Kind, ProtocolError, decode_message
 from drivers.sim.table import SimulatedTable
 from drivers.sim.wager_bus import WagerBusSim
 
@@ -139,7 +140,7 @@ async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: boo
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(str(notify_path))
     notify.setblocking(False)
-    results: dict[str, list[float]] = {"ready": [], "online": [], "opened": [], "ready_cpu": [], "retried": []}
+    results: dict[str, list[float]] = {k: [] for k in ("ready", "online", "opened", "ready_cpu", "retried", "resent")}
     seen_boots: set[str] = set()
     signs = Signs()
     async with (
@@ -160,7 +161,11 @@ async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: boo
         env = {**os.environ, "NOTIFY_SOCKET": str(notify_path)}
         try:
             for n in range(1, count + 1):
+                identified = identifies(line)
                 got = await trial(n, run, env, signs, seen_boots, kill)
+                if line is not None:
+                    # Every station is identified once a start; more identify frames on the line are resends.
+                    results["resent"].append(identifies(line) - identified - len(line.stations))
                 seen_boots.add(got.boot)
                 results["online"].append(got.online)
                 results["opened"].append(got.opened)
@@ -228,6 +233,21 @@ async def trial(n: int, run: list[str], env: dict[str, str], signs: Signs, seen_
     )
 
 
+def identifies(line: WagerBusSim | None) -> int:
+    """The identify frames the host has put on the bus line so far (docs/protocol.md section 2, "Identify a few
+    stations at a time")."""
+    if line is None:
+        return 0
+    found = 0
+    for frame in line.heard:
+        if frame.kind == Kind.DATA:  # `heard` holds the host's frames only
+            try:
+                found += decode_message(frame.payload).get("cmd") == "identify"
+            except ProtocolError:
+                continue
+    return found
+
+
 def identify_retried(stderr: str) -> tuple[str, ...]:
     """The devices the daemon's warnings say failed identify (JSON lines, or key=value when it logs for a person)."""
     devices = []
@@ -265,6 +285,10 @@ def report(got: dict[str, list[float]], trials: int, base: float, base_cpu: floa
         print("spawn -> READY=1: not sent by this build (no sd_notify support yet); the figures below stand in")
     late = sum(1 for n in got["retried"] if n)
     print(f"starts with an identify retried (1 s late each): {late} of {trials}")
+    if got["resent"]:
+        print(
+            f"identify frames resent on the bus line (ACK past its timeout): {sum(got['resent']):g} in {trials} starts"
+        )
     describe('retained status "online"', got["online"], base)
     describe("table.opened received", got["opened"], base)
 
