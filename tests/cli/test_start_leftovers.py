@@ -1,6 +1,7 @@
 """What `tablectl run`'s start leaves behind is let go once the table is ready (controller/shell/leftovers.py, issue
-19: resident memory): the start's executor threads end, later calls get a fresh executor, and the cyclic garbage
-that controller.cli.main froze with the loaded modules is collected while what lives stays frozen.
+19: resident memory): the start's executor threads end and later calls get a fresh executor; the cyclic garbage that
+controller.cli.main froze with the loaded modules stays frozen (collecting it would hold the loop for a full
+collection).
 
 Each case is a fresh interpreter: freezing is process-wide, and this test process must keep its own collector."""
 
@@ -65,18 +66,17 @@ def probe(mode: str) -> dict[str, object]:
         [sys.executable, "-c", PROBE, mode], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
-    # The last line: structlog's default configuration prints let_go's debug record before it.
     result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
     return result
 
 
-def test_the_start_threads_end_and_its_frozen_garbage_is_collected_once_ready() -> None:
+def test_the_start_threads_end_once_ready_and_nothing_frozen_is_collected_on_the_loop() -> None:
     got = probe("frozen")
     assert got["start_threads"] == ["start_0", "start_1", "start_2", "start_3"]
     assert got["start_threads_alive"] == []  # the start's pool shut down: its idle threads ended
     assert got["later_thread"] == "asyncio_0"  # a fresh default executor, one thread for one call
-    assert got["garbage_collected"] is True  # frozen at the start, collected once ready
-    assert isinstance(got["frozen"], int) and got["frozen"] > 0  # what lives is frozen again
+    assert got["garbage_collected"] is False  # frozen at the start and left so: no full collection on the loop
+    assert isinstance(got["frozen"], int) and got["frozen"] > 0
     assert got["kept_frozen"] is True
 
 
