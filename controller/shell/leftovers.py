@@ -19,8 +19,6 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
 
-
-
 class StartLeftovers:
     """Made at the start of the run (it installs the start's executor); let_go() once the table is ready."""
 
