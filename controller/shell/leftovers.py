@@ -1,16 +1,15 @@
 """What a start leaves behind that the open table never uses again, let go once READY=1 is out (issue 19: `tablectl
 run`'s resident memory, docs/performance-history.md).
 
-Two things, each measured with bench/resident.py and bench/footprint.py against main:
+The start's threads: the devices' ports open together in the loop's default executor (drivers/serial_port.py), so
+a ten-device table left five or six idle worker threads for the process's life, each with its stack and, once it had
+allocated, a malloc arena of its own; playing needs one at a time (controller/mqtt/marks.py). The start runs on a pool
+of its own, and once the table is ready the loop gets a fresh default executor (threads made as work comes) and the
+start's pool is shut down, so its idle threads end.
 
-- The start's threads. The devices' ports open together in the loop's default executor (drivers/serial_port.py),
-  so a ten-device table left five or six idle worker threads for the process's life, each with its stack and,
-  once it had allocated, a malloc arena of its own; playing needs one at a time (controller/mqtt/marks.py). The
-  start runs on a pool of its own, and once the table is ready the loop gets a fresh default executor (threads made
-  as work comes) and the start's pool is shut down, so its idle threads end.
-The loading's cyclic garbage that controller.cli.main froze with the loaded modules is left frozen: collecting it
-  once ready freed 0.1-0.2 MB for a full collection that held the loop 56-313 ms, long enough for a device's ACK timer to
-  expire, so it is not done (docs/performance-history.md, "Memory, part 8").
+Not let go: the loading's cyclic garbage that controller.cli.main froze with the loaded modules. Collecting it once
+ready freed 0.1-0.2 MB for a full collection that held the loop 56-313 ms, long enough for a device's ACK timer to
+expire (docs/performance-history.md, "Memory, part 8").
 """
 
 from __future__ import annotations
