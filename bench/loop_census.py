@@ -35,12 +35,15 @@ def source(handle):
     if isinstance(owner, asyncio.Task):
         coro = owner.get_coro()
         name = getattr(coro, "__qualname__", type(coro).__name__)
-        return f"task {name} ({getattr(cb, '__name__', '?')})"
+        task = owner.get_name()
+        named = "" if task.startswith("Task-") else f" [{task}]"  # a supervised task's name (controller/shell/tasks.py)
+        return f"task {name}{named} ({getattr(cb, '__name__', '?')})"
     if isinstance(owner, asyncio.Future):
         return f"future {getattr(cb, '__name__', '?')}"
     kind = "timer" if isinstance(handle, asyncio.TimerHandle) else "callback"
-    module = getattr(cb, "__module__", None) or "?"
-    return f"{kind} {module}.{getattr(cb, '__qualname__', repr(cb))}"
+    module = getattr(cb, "__module__", None) or type(owner).__name__
+    name = getattr(cb, "__qualname__", None) or repr(cb)[:60]
+    return f"{kind} {module}.{name}"
 run = asyncio.events.Handle._run
 def counted_run(self):
     if not on[0]:

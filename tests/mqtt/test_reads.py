@@ -155,7 +155,7 @@ async def test_a_batch_is_acknowledged_through_the_broker_in_fewer_reads_than_pa
             sent = batch.send(client, f"t/{unique_id}/event", (f'{{"n":{n}}}' for n in range(20)))
             await batch.settled(sent, lost, 5.0)
             batch.forget(client, sent.mids)
-            assert sent.done.done()
+            assert sent.complete
     # 100 PUBACKs: paho alone reads each in three calls (300 and more); held, a wake-up's PUBACKs take one and the
     # empty read after them one more.
     assert 0 < recvs[0] < 100, recvs[0]
