@@ -48,11 +48,11 @@ run = asyncio.events.Handle._run
 def counted_run(self):
     if not on[0]:
         return run(self)
+    key = source(self)  # before: a handle cancelled by its own callback has none left after
     start = clock()
     try:
         return run(self)
     finally:
-        key = source(self)
         entry = handles.get(key)
         if entry is None:
             entry = handles[key] = [0, 0.0]
