@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode
 
 from controller.mqtt import batch, reads
-from tests.conftest import Mosquitto
+from tests.broker import Mosquitto
 
 PAHO_INTERNALS = ("_sock_recv", "_sock", "_packet_read", "_out_messages")
 
