@@ -70,8 +70,12 @@ def test_the_page_says_it_is_loading_until_it_knows_its_session_and_shows_a_refu
     browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WRAP_FETCH})
     browser_logged_in(browser, origin, floor_dsn)  # a supervisor "sup"'s session cookie, set before the page loads
     browser.get(origin + "/")
-    whoami = lambda: browser.find_element(By.ID, "whoami")  # noqa: E731
-    logout = lambda: browser.find_element(By.ID, "logout-button")  # noqa: E731
+
+    def whoami() -> Any:
+        return browser.find_element(By.ID, "whoami")
+
+    def logout() -> Any:
+        return browser.find_element(By.ID, "logout-button")
 
     # The page asked for its session; the answer is held: the page says so and offers no log-in or log-out.
     wait.until(lambda d: d.execute_script("return window.__held.length") == 1)
