@@ -36,6 +36,7 @@ from typing import Any
 import aiomqtt
 import benchlib
 import commitbound
+import loop_census
 import procfs
 import round_timeline
 from baseline_procs import baselines, publish_baseline
@@ -317,17 +318,19 @@ def main() -> int:
     profile = "cProfile the daemon's loop thread over the measured rounds to FILE, the writer's to FILE.writer ("
     ap.add_argument("--profile", type=Path, help=profile + "pstats; cProfile roughly triples the CPU figures)")
     ap.add_argument("--timeline", type=Path, help="time the daemon's steps, commits and waits to FILE and print them")
+    wakeups = "count and time the daemon's loop turns and callbacks by source to FILE (JSON) and print them"
+    ap.add_argument("--wakeups", type=Path, help=wakeups)
     args = ap.parse_args()
-    if args.profile and args.timeline:
-        ap.error("--profile and --timeline: give one (each wraps the daemon)")
+    if sum(map(bool, (args.profile, args.timeline, args.wakeups))) > 1:
+        ap.error("--profile, --timeline, --wakeups: give one (each wraps the daemon)")
     if args.idle_seconds <= 0:
         ap.error("--idle-seconds: give a positive number of seconds (20 or more for a figure)")
     configure_logging(json=False, level="warning")
     print(f"machine: {benchlib.machine()}; {benchlib.compile_bytecode()}")
     with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-footprint-") as tmp:
         benchlib.progress(f"daemon playing {args.rounds} rounds of a seven-seat 643a table")
-        wrap = round_timeline.TIMED if args.timeline else PROFILED
-        traced = args.timeline or args.profile
+        wrap = round_timeline.TIMED if args.timeline else loop_census.COUNTED if args.wakeups else PROFILED
+        traced = args.timeline or args.profile or args.wakeups
         figures = asyncio.run(measure(url, args.rounds, args.idle_seconds, args.seed, Path(tmp), traced, wrap))
         base_rss, base_cpu = asyncio.run(baselines(url, args.idle_seconds))
         publish_cpu = asyncio.run(publish_baseline(url, figures.published)) if figures.published else 0.0
@@ -338,6 +341,8 @@ def main() -> int:
     print(bound)
     if args.timeline:
         print(round_timeline.report(args.timeline, figures.rounds - 1))
+    if args.wakeups:
+        print(loop_census.report(args.wakeups, figures.rounds - 1))
     print_idle(figures, base_cpu, args.idle_seconds)
     return 0
 

@@ -30,14 +30,10 @@ from pathlib import Path
 import psycopg
 import structlog
 
-from floor.ports import free_port
+from floor.ports import ADDRESS_IN_USE, PORT_ATTEMPTS, PortsTaken, PortTaken, free_port, on_a_free_port
 from leash import Leash, sweep_stale
 
 SUPERUSER = "tablectl"
-# How many ports start() tries when each is taken by the time the server binds it: one race is rare, five is not a race.
-PORT_ATTEMPTS = 5
-# The postmaster's own words for EADDRINUSE ("could not bind IPv4 address "127.0.0.1": Address already in use").
-ADDRESS_IN_USE = "Address already in use"
 INSTALL_HINT = "install Debian's PostgreSQL server: sudo apt-get install postgresql (python3 dev.py does it)"
 
 
@@ -75,10 +71,6 @@ def _run_as() -> pwd.struct_passwd | None:
         except KeyError:
             continue
     raise ClusterError("running as root and no unprivileged account (postgres or nobody) exists to run PostgreSQL")
-
-
-class _PortTaken(Exception):
-    """The postmaster exited while starting because another process holds its port; the message is its log."""
 
 
 @dataclass
@@ -172,21 +164,27 @@ class PgCluster:
         if self.proc is not None and self.proc.poll() is None:
             return
         # Only before the first start may the port change: after it, clients hold DSNs naming this one.
-        attempts = PORT_ATTEMPTS if self.ports is not None and not self.started else 1
-        for attempt in range(1, attempts + 1):
-            try:
-                self._start_once(timeout)
-                break
-            except _PortTaken as taken:
-                if attempt == attempts or self.ports is None:
-                    more = f" (and {attempts - 1} fresh ports before it)" if attempts > 1 else ""
-                    raise ClusterError(
-                        f"postgres could not listen on {self.host}:{self.port}{more}: another process holds the "
-                        f"port; find it with `ss -ltnp`, or let PgCluster.create number the port:\n{taken}"
-                    ) from None
-                structlog.get_logger(__name__).info("port taken, trying another", port=self.port)
-                self.port = self.ports()
+        fresh = self.ports is not None and not self.started
+        try:
+            on_a_free_port(
+                lambda port: self._start_on(port, timeout),
+                self.ports or (lambda: self.port),
+                first=self.port,
+                attempts=PORT_ATTEMPTS if fresh else 1,
+            )
+        except PortsTaken as taken:
+            more = f" (and {len(taken.ports) - 1} fresh ports before it)" if len(taken.ports) > 1 else ""
+            raise ClusterError(
+                f"postgres could not listen on {self.host}:{self.port}{more}: another process holds the "
+                f"port; find it with `ss -ltnp`, or let PgCluster.create number the port:\n{taken.log}"
+            ) from None
         self.started = True
+
+    def _start_on(self, port: int, timeout: float) -> None:
+        if port != self.port:  # a fresh port after a taken one (floor.ports.on_a_free_port)
+            structlog.get_logger(__name__).info("port taken, trying another", port=self.port, fresh=port)
+            self.port = port
+        self._start_once(timeout)
 
     def _start_once(self, timeout: float) -> None:
         log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
@@ -229,7 +227,7 @@ class PgCluster:
                     log.seek(log_start)
                     this_start = log.read().decode(errors="replace")
                 if ADDRESS_IN_USE in this_start:
-                    raise _PortTaken(this_start.strip())
+                    raise PortTaken(self.port, this_start.strip())
                 raise ClusterError(f"postgres exited with {self.proc.returncode} while starting:\n{self.log_tail()}")
             try:
                 with psycopg.connect(self.dsn(), connect_timeout=2) as conn:

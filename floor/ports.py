@@ -4,7 +4,7 @@ it first. The server then exits with "Address already in use"; the starter takes
 times, since several taken ports in a row are something else than a race.
 
 Used by the demo's private mosquitto (floor.cli.private), the benches' broker (bench/benchlib.py) and the suite's
-(tests/broker.py). PostgreSQL's starter (floor.pgcluster) predates this and keeps its own loop of the same shape.
+(tests/broker.py), and PostgreSQL's (floor.pgcluster.PgCluster.start): one retry loop for all of them.
 """
 
 from __future__ import annotations

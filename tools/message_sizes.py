@@ -56,22 +56,61 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+# How many ports start_broker tries: a port taken between free_port() and the broker's bind (another process's
+# server) is a rare race; five in a row is something else. floor/ports.py does the same for the project, which
+# tools/ may not import (pyproject.toml, import-linter).
+PORT_ATTEMPTS = 5
+ADDRESS_IN_USE = "Address already in use"  # mosquitto's words for EADDRINUSE
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-def wait_listening(port: int) -> None:
+def start_broker(tmp: Path, mosquitto: str) -> tuple[subprocess.Popen[bytes], int]:
+    """A private mosquitto on a free loopback port, and that port; on a fresh port when another process bound the one
+    picked before the broker did. SystemExit naming the ports and the fix when each was taken, or the broker's words
+    when it failed otherwise."""
+    user = f"user {pwd.getpwuid(os.geteuid()).pw_name}\n"  # as root, mosquitto would drop to `mosquitto`
+    tried: list[int] = []
+    said = ""
+    while len(tried) < PORT_ATTEMPTS:
+        port = free_port()
+        tried.append(port)
+        conf = tmp / f"mosquitto-{port}.conf"
+        log = tmp / f"mosquitto-{port}.log"  # a file, not a pipe: nobody reads it while the demos run
+        conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 1000000\n{user}")
+        with log.open("wb") as err:
+            broker = subprocess.Popen([mosquitto, "-c", str(conf)], stderr=err)
+        said = wait_running(broker, log)
+        if not said:
+            return broker, port
+        if ADDRESS_IN_USE not in said:
+            raise SystemExit(f"mosquitto did not start on 127.0.0.1:{port}:\n{said}")
+        print(f"port {port} was taken before mosquitto bound it: trying another", file=sys.stderr, flush=True)
+    ports = ", ".join(map(str, tried))
+    raise SystemExit(
+        f"another process held each port tried ({ports}): find it with `ss -ltnp`; mosquitto said:\n{said}"
+    )
+
+
+def wait_running(broker: subprocess.Popen[bytes], log: Path) -> str:
+    """Nothing ("") once the broker says it is running (a port that merely accepts may be another process's); what it
+    said when it exited instead."""
     deadline = time.monotonic() + 10
     while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+        text = log.read_text(errors="replace")
+        if " running" in text:
+            return ""
+        if broker.poll() is not None:
+            return log.read_text(errors="replace").strip() or f"mosquitto exited with {broker.returncode}"
+        if time.monotonic() > deadline:
+            broker.kill()
+            broker.wait()
+            raise SystemExit(f"mosquitto did not say it was running within 10 s:\n{text}")
+        time.sleep(0.05)
 
 
 def counted(topic: str, payload: int) -> int:
@@ -94,12 +133,7 @@ def main() -> int:
     args = ap.parse_args()
     mosquitto = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
     with tempfile.TemporaryDirectory() as tmp:
-        port = free_port()
-        conf = Path(tmp) / "mosquitto.conf"
-        user = f"user {pwd.getpwuid(os.geteuid()).pw_name}\n"  # as root, mosquitto would drop to `mosquitto`
-        conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 1000000\n{user}")
-        broker = subprocess.Popen([mosquitto, "-c", str(conf)], stderr=subprocess.DEVNULL)
-        wait_listening(port)
+        broker, port = start_broker(Path(tmp), mosquitto)
         out = Path(tmp) / "messages.txt"
         sub = subprocess.Popen(
             ["mosquitto_sub", "-p", str(port), "-t", "#", "-v", "-q", "1", "-c", "-i", "sizes"],

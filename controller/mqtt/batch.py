@@ -54,13 +54,19 @@ class _Acks(asyncio.Event):
 
 
 class Batch:
-    """The PUBACKs of one batch of QoS 1 publishes; `wait()` returns once every one is in."""
+    """The PUBACKs of one batch of QoS 1 publishes; `complete` once every one is in, `done` resolved then (or when
+    `settled` stops waiting: a lost connection, no PUBACK in time)."""
 
     def __init__(self) -> None:
         self._left = 0
         self._sealed = False
         self.mids: list[int] = []  # paho's packet ids of those still awaited
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    @property
+    def complete(self) -> bool:
+        """Every packet queued and every PUBACK in."""
+        return self._sealed and self._left == 0
 
     def awaits(self, mid: int) -> None:
         """One more packet whose PUBACK the batch waits for."""
@@ -77,7 +83,7 @@ class Batch:
         self._check()
 
     def _check(self) -> None:
-        if self._sealed and self._left == 0 and not self.done.done():
+        if self.complete and not self.done.done():
             self.done.set_result(None)
 
 
@@ -146,10 +152,26 @@ def write(client: aiomqtt.Client, messages: Iterable[tuple[str, str, bool]]) -> 
 
 async def settled(batch: Batch, lost: asyncio.Future[None], within: float) -> None:
     """Return once every PUBACK of `batch` is in; raise the MqttError that ended the connection (`lost`) or, after
-    `within` seconds, an MqttError saying none came. One asyncio.wait on the two futures: no task of its own."""
-    if not batch.done.done():
-        await asyncio.wait((batch.done, lost), timeout=within, return_when=asyncio.FIRST_COMPLETED)
-    if batch.done.done():
+    `within` seconds, an MqttError saying none came. The task awaits the batch's own future, which the last PUBACK,
+    `lost` or the timer resolves: the task runs on the turn after the last PUBACK is read, where asyncio.wait on the
+    two futures took one more turn (its completion callback, then the waiter's) and a set, a waiter and two
+    callbacks of its own each batch, some 30 batches a round (issue 19, bench/footprint.py --wakeups)."""
+    done = batch.done
+    if not done.done():
+        loop = asyncio.get_running_loop()
+
+        def stop_waiting(_: object = None) -> None:
+            if not done.done():
+                done.set_result(None)
+
+        lost.add_done_callback(stop_waiting)
+        timer = loop.call_later(within, stop_waiting)
+        try:
+            await done
+        finally:
+            lost.remove_done_callback(stop_waiting)
+            timer.cancel()
+    if batch.complete:
         return
     if lost.done():
         lost.result()  # raises the MqttError that ended the connection

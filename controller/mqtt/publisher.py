@@ -30,6 +30,7 @@ from controller.mqtt.contract import Birth, JournalAnchor, ProgressiveMeter, Top
 from controller.mqtt.feed import EventFeed
 from controller.mqtt.marks import OutboxMarks
 from controller.mqtt.messages import now_iso, quarantined, status_message
+from controller.mqtt.reads import fewer_reads
 from controller.mqtt.retained import RetainedTopics
 from controller.mqtt.retainer import Health, Retainer
 from controller.mqtt.wake import Wake
@@ -194,6 +195,7 @@ class EventPublisher:
         # aiomqtt warns past 10 pending calls; a drained batch is up to 200 by design.
         client.pending_calls_threshold = 1000
         packets.fast_pubacks(client)
+        fewer_reads(client)  # the PUBACKs that arrived together in one recv (controller.mqtt.reads)
         return client
 
     async def _connect_loop(self) -> None:

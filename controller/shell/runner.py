@@ -29,6 +29,7 @@ from controller.games.registry import SPECS, spec_for
 from controller.mqtt.anchor import read_retained_anchor
 from controller.mqtt.birth import software_check
 from controller.shell.inbox import EarlyStart
+from controller.shell.leftovers import StartLeftovers
 from controller.shell.noise import quiet_connection_noise
 from controller.shell.service import TableService
 from controller.shell.software import operator_message
@@ -110,6 +111,7 @@ async def run_table(
     _report_software(config)
     journal = _open_journal(path, config.table_id)
     quiet_connection_noise(asyncio.get_running_loop())
+    leftovers = StartLeftovers(asyncio.get_running_loop())  # before the devices' ports open in its executor
     table = await _restored(config, devices, journal, broker, draws)
     service, publisher, tasks = table.service, table.publisher, table.tasks
     first_round = service.state.rounds_played
@@ -121,6 +123,7 @@ async def run_table(
     service_task = asyncio.create_task(service.run(), name="service")
     supervised = asyncio.create_task(tasks.run(specs), name="tasks")
     watches = asyncio.create_task(table.watch_devices(), name="device-watches")
+    let_go = asyncio.create_task(leftovers.let_go(service.ready), name="start-leftovers")
     _stop_on_signals(service, service_task)
     failure: StorageError | None = None
     try:
@@ -131,6 +134,7 @@ async def run_table(
             systemd.stopping()
         _restore_signals()
         watches.cancel()
+        let_go.cancel()
         service_task.cancel()
         tasks.cancel(*(n for n in tasks.running() if n != PUBLISHER))
         await service.stop_devices()
@@ -138,7 +142,7 @@ async def run_table(
         with contextlib.suppress(Exception):
             await publisher.close(drain_timeout=5.0, reason=None if failure is None else f"stopped: {failure}")
         supervised.cancel()
-        await asyncio.gather(service_task, supervised, watches, return_exceptions=True)
+        await asyncio.gather(service_task, supervised, watches, let_go, return_exceptions=True)
         failure = failure or _storage_failure(service_task, supervised)
         if failure is None and service.closed.is_set():
             await _archive_at_close(table)

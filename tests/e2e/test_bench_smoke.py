@@ -108,6 +108,18 @@ def test_footprint_timeline_says_what_a_round_waits_on_and_which_steps_commit(tm
     assert re.search(r"\n    LockSeat( \+ \w+)*|\n    7x LockSeat", out), out
 
 
+def test_footprint_wakeups_count_the_loops_turns_and_callbacks_by_source(tmp_path: Path) -> None:
+    out = _bench("footprint.py", "--rounds", "3", "--idle-seconds", "1", "--wakeups", str(tmp_path / "w.json"))
+    head = r"event loop a round over 2 rounds \(thread CPU, census overhead included\): (\d+) turns [\d.]+ ms, of which"
+    found = re.search(head + r" select [\d.]+ ms and (\d+) callbacks [\d.]+ ms", out)
+    assert found, out
+    assert int(found[1]) > 0 and int(found[2]) >= int(found[1]) // 2, out
+    # Tasks by their coroutines and names: the service's steps, the publisher (a supervised task), a device's reader.
+    assert re.search(r"\n +[\d.]+ +[\d.]+  task TableService\.run \[service\] \(", out), out
+    assert re.search(r"\n +[\d.]+ +[\d.]+  task TaskSupervisor\._keep \[publisher\] \(", out), out
+    assert re.search(r"\n +[\d.]+ +[\d.]+  task LinkCore\._read_loop \[driver:shoe\] \(", out), out
+
+
 def test_the_timeline_puts_each_wait_on_the_input_that_ended_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

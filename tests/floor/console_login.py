@@ -61,6 +61,14 @@ def browser_logged_in(browser: Any, origin: str, floor_dsn: str) -> str:
     return token
 
 
+def session_known(browser: Any) -> bool:
+    """Whether the page has its session's answer (/api/session): before it the page says it is loading and offers
+    neither log-in nor log-out (a log-out sent then would carry no CSRF token and be refused)."""
+    from selenium.webdriver.common.by import By
+
+    return bool(browser.find_element(By.ID, "whoami").get_attribute("data-session") == "known")
+
+
 _LOOPS: dict[int, asyncio.AbstractEventLoop] = {}  # each console_in_thread server's loop, by id(server)
 
 

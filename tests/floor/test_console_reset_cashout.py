@@ -30,7 +30,7 @@ from tests.broker import Mosquitto, free_port
 from tests.commands.conftest import Daemon
 from tests.floor.chromium import chromium, page_errors
 from tests.floor.conftest import console_floor, wait_for
-from tests.floor.console_login import log_in
+from tests.floor.console_login import log_in, session_known
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e, pytest.mark.browser]
 TABLE = "con-rc-1"
@@ -69,11 +69,13 @@ class Stage:
         """The supervisor's own session again (log-in signed with the browser's key), the table's view open."""
         from selenium.webdriver.common.by import By
 
+        # The whoami line names the session once the page knows it (before, it says it is loading).
+        self.wait().until(session_known)
         if not self.browser.find_element(By.ID, "whoami").text.startswith(f"{SUP} (supervisor)"):
             self.browser.get(self.origin + "/")
-            # Shown once the page knows its session: "not logged in" is the page's text before, and a log-out sent
-            # then carries no CSRF token, is refused and leaves the other role logged in (2 split runs in 11).
-            self.wait().until(lambda d: d.find_element(By.ID, "logout-button").is_displayed())
+            # A log-out clicked before the page knows its session would carry no CSRF token and be refused.
+            self.wait().until(session_known)
+            assert self.browser.find_element(By.ID, "logout-button").is_displayed()
             self.browser.execute_script("document.getElementById('logout-button').click();")
             self.wait().until(lambda d: d.find_element(By.ID, "login-button").is_displayed())
             self.browser.find_element(By.ID, "login-button").click()

@@ -12,8 +12,8 @@ import socket
 import psycopg
 import pytest
 
-from floor.pgcluster import PORT_ATTEMPTS, ClusterError, PgCluster
-from floor.ports import free_port
+from floor.pgcluster import ClusterError, PgCluster
+from floor.ports import PORT_ATTEMPTS, free_port
 
 pytestmark = pytest.mark.floor
 

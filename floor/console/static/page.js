@@ -43,7 +43,15 @@ export async function api(method, path, body, raw) {
     method, headers, credentials: "same-origin",
     body: raw !== undefined ? raw : body !== undefined ? JSON.stringify(body) : undefined,
   });
-  const data = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
-  if (!r.ok && !(r.status === 504 && data.outcome)) throw new Error(data.error || `HTTP ${r.status}`);
+  const data = await r.json().catch(() => ({}));
+  if (!r.ok && !(r.status === 504 && data.outcome)) throw new ApiError(r.status, data.error || "");
   return data;
+}
+
+// A refusal from the console: its status and its reason (the server's words), shown to the user as both.
+export class ApiError extends Error {
+  constructor(status, reason) {
+    super(reason ? `${reason} (HTTP ${status})` : `HTTP ${status}`);
+    this.status = status;
+  }
 }

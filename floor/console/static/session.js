@@ -23,21 +23,56 @@ export async function enrol() {
   }
 }
 
+// Until /api/session has answered the page does not know its session: it says so, and offers neither log-in nor
+// log-out (a log-out sent then carries no CSRF token and is refused). Nor while one of them is on its way.
+let known = false;
+let busy = false;
+
+function buttons() {
+  $("login-button").disabled = !known || busy;
+  $("logout-button").disabled = !known || busy;
+}
+
+// A refused log-in or log-out says why where the user looks, not in the browser's console only.
+function say(problem) {
+  $("session-error").textContent = problem;
+  $("session-error").hidden = !problem;
+}
+
 export async function login() {
+  if (!known || busy || !state.key) return;
   $("key-error").textContent = "";
+  say("");
+  busy = true;
+  buttons();
   try {
     const c = await api("POST", "/api/login/challenge", { key_id: state.key.key_id });
     const text = canonical({ purpose: "tablectl-console-login", challenge: c.challenge, key_id: state.key.key_id,
       origin: location.origin });
     await api("POST", "/api/login", { key_id: state.key.key_id, challenge: c.challenge, signature: await sign(text) });
-    await refreshSession();
   } catch (err) {
     $("key-error").textContent = "Log-in refused: " + err.message;
+    return;
+  } finally {
+    busy = false;
+    buttons();
   }
+  await refreshSession();
 }
 
 export async function logout() {
-  try { await api("POST", "/api/logout", {}); } catch (err) { /* the session may have expired already */ }
+  if (!known || busy || !(state.session && state.session.logged_in)) return;
+  say("");
+  busy = true;
+  buttons();
+  try {
+    await api("POST", "/api/logout", {});
+  } catch (err) {
+    // An expired session is refused too: the session asked again below shows it ended.
+    say("Log-out refused: " + err.message);
+  } finally {
+    busy = false;
+  }
   await refreshSession();
 }
 
@@ -56,7 +91,21 @@ function showKey() {
 }
 
 export async function refreshSession() {
-  state.session = await api("GET", "/api/session");
+  known = false;
+  $("whoami").setAttribute("data-session", "loading");
+  $("whoami").textContent = "loading the session…";
+  buttons();
+  try {
+    state.session = await api("GET", "/api/session");
+  } catch (err) {
+    $("whoami").setAttribute("data-session", "unknown");
+    $("whoami").textContent = "session unknown";
+    say(`The session could not be read: ${err.message}; reload the page to try again`);
+    return;
+  }
+  known = true;
+  $("whoami").setAttribute("data-session", "known");
+  buttons();
   state.verbs = state.session.verbs || {};
   state.linkVerbs = state.session.link_verbs || {};
   const s = state.session;

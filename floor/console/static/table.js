@@ -103,7 +103,17 @@ export async function openTable(tableId) {
   $("floor").hidden = true;
   $("tv-title").textContent = tableId;
   const drawn = state.tileCount.get(tableId) || 0;
-  const d = await api("GET", `/api/tables/${encodeURIComponent(tableId)}`);
+  $("tv-error").hidden = true;
+  let d;
+  try {
+    d = await api("GET", `/api/tables/${encodeURIComponent(tableId)}`);
+  } catch (err) {
+    if (state.open !== tableId) return;
+    arrived = null;
+    $("tv-error").textContent = `The table's view could not be loaded: ${err.message}`;
+    $("tv-error").hidden = false;
+    return;
+  }
   if (state.open !== tableId) return; // closed, or another table opened, while the answer was on its way
   heard(d.now);
   identities = new Map(d.devices.map((x) => [x.device_id, x.identity || {}]));
