@@ -160,7 +160,7 @@ def simulator_settings(config: TableConfig, pace: float, sim_script: SimScript |
             bus=bus is not None and bus.get("debounce_ms") == 0,
         )
     return config.model_copy(
-        update={"devices": devices.model_copy(update={"wager_stations": stations, "wager_bus": bus})}
+        update={"devices": devices.model_copy(update={"wager_stations": stations, WAGER_BUS_ID: bus})}
     )
 
 
