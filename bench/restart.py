@@ -11,8 +11,8 @@ starts just before the spawn and stops at each of:
 
 With --bus the run also times the same table with its seven wager stations on one paced multi-drop line
 (`[devices.wager_bus]`, the reference wager-bus driver and its simulator) instead of seven lines, after the
-seven-lines default and against the same baseline: READY p50/max of each, and the bus's over the lines', and the identify
-frames the host sent again on the line (an ACK past its timeout; docs/protocol.md section 2).
+seven-lines default and against the same baseline: READY p50/max of each, and the bus's over the lines', and the
+identify frames the host sent again on the line (an ACK past its timeout; docs/protocol.md section 2).
 
 Baseline: spawning `python -c 'import controller.cli, controller.shell.runner'` until it exits: the interpreter and the
 daemon's code loading, which every start pays before it can do anything (controller.cli first, as `tablectl` loads
