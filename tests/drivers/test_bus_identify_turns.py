@@ -15,6 +15,8 @@ import asyncio
 from collections.abc import Collection
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from drivers.interfaces import DeviceEvent, DeviceOnline
 from drivers.reference.bus_link import identify_window
@@ -27,6 +29,15 @@ from tests.drivers.line_log import LineLog, OnLine
 
 SEATS = range(1, 8)
 WINDOW = identify_window(115200, 0.1)  # the driver's defaults
+
+
+@given(st.integers(300, 4_000_000), st.floats(0.01, 5.0))
+def test_the_window_answers_fit_in_half_the_ack_timeout(baud: int, ack_timeout: float) -> None:
+    window = identify_window(baud, ack_timeout)
+    answer = 226 * 10 / baud  # a v1 identity and its ACK
+    assert window >= 1
+    assert window == 1 or window * answer <= ack_timeout / 2 + 1e-9, "more answers than fit"
+    assert (window + 1) * answer > ack_timeout / 2 - 1e-9, "room for one more was left unused"
 
 
 def test_the_window_is_what_the_line_carries_in_half_the_ack_timeout() -> None:
