@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import base64
 import os
-import queue
 import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -73,54 +71,49 @@ def _mosquitto_on(
     if max_queued_messages is not None:
         text += f"max_queued_messages {max_queued_messages}\n"
     conf.write_text(text)
-    # Its own session, as the private PostgreSQL's (floor.pgcluster): the terminal's Ctrl-C goes to the demo's process
-    # group, and a broker in it died at once, so the floor service, still running until the demo stopped it, logged
-    # "broker connection lost" at error level on a clean stop. The demo stops it last (private_servers).
-    proc = subprocess.Popen(
-        [binary, "-c", str(conf)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    logfile = workdir / "mosquitto.log"
+    # Its log goes straight to the file, kept for whoever looks: no reader thread to die and leave the pipe to fill.
+    with logfile.open("a", encoding="utf-8") as log:
+        began = log.tell()
+        # Its own session, as the private PostgreSQL's (floor.pgcluster): the terminal's Ctrl-C goes to the demo's
+        # process group, and a broker in it died at once, so the floor service, still running until the demo stopped
+        # it, logged "broker connection lost" at error level on a clean stop. The demo stops it last (private_servers).
+        proc = subprocess.Popen(
+            [binary, "-c", str(conf)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            text=True,
+            start_new_session=True,
+        )
     # Stopped with the demo however it ends, a kill -9 included (leash/).
     Leash.mine().hold(proc.pid, signal.SIGTERM)
-    said: queue.Queue[str | None] = queue.Queue()
-    log = (workdir / "mosquitto.log").open("a", encoding="utf-8")
-
-    def pump() -> None:
-        # Read for the broker's whole life, so a chatty log never fills the pipe and stalls it; kept for whoever looks.
-        assert proc.stderr is not None
-        with log:
-            for line in proc.stderr:
-                log.write(line)
-                log.flush()
-                said.put(line)
-        said.put(None)
-
-    threading.Thread(target=pump, name=f"mosquitto-log-{port}", daemon=True).start()
-    seen: list[str] = []
     deadline = time.monotonic() + BROKER_STARTUP_S
     while True:
-        try:
-            line = said.get(timeout=max(deadline - time.monotonic(), 0.0))
-        except queue.Empty:
+        said = _read_from(logfile, began)
+        # "... running" is logged once every listener socket is open: clients can connect now.
+        if any(" running" in line and "mosquitto version" in line for line in said):
+            return proc, f"mqtt://127.0.0.1:{port}"
+        code = proc.poll()
+        if code is not None:
+            Leash.mine().drop(proc.pid)
+            said = _read_from(logfile, began)
+            if any(ADDRESS_IN_USE in line for line in said):
+                raise PortTaken(port, "".join(said[-10:]).strip())
+            raise UsageError(f"the demo's private mosquitto exited with {code} while starting:\n{''.join(said[-20:])}")
+        if time.monotonic() > deadline:
             _stop(proc)
             raise UsageError(
                 f"the demo's private mosquitto did not say it was running within {BROKER_STARTUP_S:.0f} s; its log: "
-                f"{workdir / 'mosquitto.log'}"
-            ) from None
-        if line is None:
-            code = proc.wait()
-            Leash.mine().drop(proc.pid)
-            if any(ADDRESS_IN_USE in s for s in seen):
-                raise PortTaken(port, "".join(seen[-10:]).strip())
-            raise UsageError(f"the demo's private mosquitto exited with {code} while starting:\n{''.join(seen[-20:])}")
-        seen.append(line)
-        # "... running" is logged once every listener socket is open: clients can connect now.
-        if " running" in line and "mosquitto version" in line:
-            return proc, f"mqtt://127.0.0.1:{port}"
+                f"{logfile}"
+            )
+        time.sleep(0.01)  # a broker starts in tens of ms; its log file is all there is to watch
+
+
+def _read_from(path: Path, offset: int) -> list[str]:
+    with path.open(encoding="utf-8", errors="replace") as f:
+        f.seek(offset)
+        return f.readlines()
 
 
 def _stop(proc: subprocess.Popen[str]) -> None:
