@@ -17,7 +17,7 @@ import pytest
 from floor.console.plumbing import SECURITY_HEADERS
 from floor.pgcluster import PgCluster
 from tests.broker import Mosquitto
-from tests.floor.test_console_bad_requests import (
+from tests.floor.console_requests import (
     BAD_BODIES,
     FIX,
     PIPELINED,
