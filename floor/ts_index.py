@@ -27,6 +27,7 @@ import structlog
 
 from floor.config import DatabaseSection
 from floor.db import connect
+from floor.rounds import fill_beside
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 log = structlog.get_logger("tablectl.floor")
@@ -124,3 +125,11 @@ def valid(conn: Conn) -> bool:
     """Whether every partition's index is attached (the parent's is then marked valid)."""
     row = conn.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", (INDEX,)).fetchone()
     return bool(row and row[0])
+
+
+async def older_days(db: DatabaseSection, stopping: Callable[[], bool]) -> None:
+    """The service's task for the days archived before migrations 7 and 8: their round summary first (a report over
+    one refuses until then), then their ts index; one after the other, not both at once on the floor PC's cores."""
+    await fill_beside(db, stopping)
+    if not stopping():
+        await index_beside(db, stopping)

@@ -14,9 +14,9 @@ from structlog.testing import capture_logs
 
 from floor.config import DatabaseSection
 from floor.db import connect
-from floor.rounds import fill_pending
+from floor.rounds import pending
 from floor.schema import LATEST, MIGRATIONS, migrate, partition_ddl, partition_name
-from floor.ts_index import INDEX, index_beside, index_partitions, partition_index, valid
+from floor.ts_index import INDEX, index_partitions, older_days, partition_index, valid
 
 pytestmark = pytest.mark.floor
 DAYS = (date(2026, 11, 20), date(2026, 11, 21))
@@ -75,10 +75,9 @@ async def test_an_archive_at_7_migrates_at_once_and_each_older_day_is_indexed_be
         assert conn.execute("SELECT max(version) FROM floor_schema").fetchone() == (LATEST,) and LATEST == 8
         # The migration read no partition: the parent's index waits, invalid, for the days archived before it.
         assert _indexed(conn) == {} and not valid(conn)
-        fill_pending(conn)  # the round summary's own older days (migration 7), as the service's other task does
         assert "Seq Scan" in _plan(conn, DAYS[1])
     with capture_logs() as logs:
-        await index_beside(db, lambda: False)
+        await older_days(db, lambda: False)  # the service's task: the round summary's older days, then the index
     built = [e for e in logs if e["event"] == "events ts index built"]
     names = [partition_name(d) for d in DAYS]
     assert [(e["partition"], e["done"], e["of"]) for e in built] == [(names[0], 1, 2), (names[1], 2, 2)]
@@ -96,7 +95,7 @@ async def test_an_archive_at_7_migrates_at_once_and_each_older_day_is_indexed_be
         ).fetchone()
         assert row == (3600,)
         # Nothing left: the next start's run is one query, and says nothing.
-        assert index_partitions(conn) == 0
+        assert index_partitions(conn) == 0 and pending(conn) == []
         # A day made afterwards (as the writer makes one) has the index from the start, attached.
         new = date(2026, 11, 22)
         conn.execute(partition_ddl(new))
