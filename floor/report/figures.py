@@ -86,7 +86,12 @@ def _rows(conn: Conn, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
     return conn.execute(sql.encode(), params).fetchall()
 
 
-def gather(conn: Conn, scope: Scope) -> Figures:
+def gather(conn: Conn, scope: Scope, work_mem: str | None = None) -> Figures:
+    """The figures, read in one transaction (the connection's, not committed here). `work_mem`, when given, is
+    this transaction's alone (set_config(..., true): SET LOCAL): the report's sorts and hashes of a busy day stop
+    spilling to disk (bench/floor_report.py --plans) without raising it for every session of the cluster."""
+    if work_mem is not None:
+        conn.execute("SELECT set_config('work_mem', %s, true)", (work_mem,))
     conn.execute("DROP VIEW IF EXISTS table_games")
     conn.execute(_TABLE_GAMES.encode())
     claims = prepare(conn, scope.period)
