@@ -87,9 +87,8 @@ def _rows(conn: Conn, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
 
 
 def gather(conn: Conn, scope: Scope, work_mem: str | None = None) -> Figures:
-    """The figures, read in one transaction (the connection's, not committed here). `work_mem`, when given, is
-    this transaction's alone (set_config(..., true): SET LOCAL): the report's sorts and hashes of a busy day stop
-    spilling to disk (bench/floor_report.py --plans) without raising it for every session of the cluster."""
+    """The figures, in the connection's transaction (not committed here); `work_mem` is that transaction's alone
+    (SET LOCAL): a busy day's sorts stop spilling (bench/floor_report.py --plans), other sessions keep theirs."""
     if work_mem is not None:
         conn.execute("SELECT set_config('work_mem', %s, true)", (work_mem,))
     conn.execute("DROP VIEW IF EXISTS table_games")
