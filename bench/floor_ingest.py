@@ -38,6 +38,7 @@ from floor.db import async_connect, connect
 from floor.messages import Incoming, parse
 from floor.pgcluster import PgCluster
 from floor.schema import migrate
+from floor.ts_index import INDEX as TS_INDEX
 
 PREFIX = "benchfloor"
 TRIGGER_ON = "ALTER TABLE events ENABLE TRIGGER events_round_days"
@@ -144,6 +145,28 @@ def summary_cost(dsn: str, events: int, batch: int, pairs: int) -> tuple[list[fl
     return with_, without, statistics.median(shares)
 
 
+INDEX_ON = f"CREATE INDEX IF NOT EXISTS {TS_INDEX} ON events USING brin (ts) WITH (autosummarize = on)"
+INDEX_OFF = f"DROP INDEX IF EXISTS {TS_INDEX}"
+
+
+def index_cost(dsn: str, events: int, batch: int, pairs: int) -> tuple[list[float], list[float]]:
+    """The writer alone with the events' BRIN index on ts (migration 8) and without it (dropped, then built again
+    on the partition: a BRIN build is one scan), alternating ABBA, fresh tables each run: each run's events/s."""
+    with_: list[float] = []
+    without: list[float] = []
+    for n in range(pairs):
+        order = ((True, with_), (False, without))
+        for on, rates in order if n % 2 == 0 else order[::-1]:
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute((INDEX_ON if on else INDEX_OFF).encode())
+            progress(f"the writer alone {'with' if on else 'without'} the events' ts index ({n + 1}/{pairs})")
+            rate, _ = asyncio.run(writer_rate(dsn, events, batch, f"i{n}{'s' if on else 'n'}-"))
+            rates.append(rate)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(INDEX_ON.encode())
+    return with_, without
+
+
 def archived(dsn: str) -> int:
     with psycopg.connect(dsn) as conn:
         row = conn.execute("SELECT count(*) FROM event_keys WHERE table_id LIKE 'b%%'").fetchone()
@@ -240,6 +263,7 @@ def main() -> None:
         commits = commit_rate(dsn)
         with_, without, share = summary_cost(dsn, min(args.events, 100_000), args.batch, args.pairs)
         alone = statistics.median(with_)
+        indexed, unindexed = index_cost(dsn, min(args.events, 100_000), args.batch, args.pairs)
         with mosquitto("max_queued_messages 10000000\n") as broker, TemporaryDirectory(prefix="bench-floor-") as tmp:
             rate, total = end_to_end(dsn, broker, args, Path(tmp), backlog=False, offset=0)
             drain, _ = end_to_end(dsn, broker, args, Path(tmp), backlog=True, offset=max(1, args.events // args.tables))
@@ -254,6 +278,12 @@ def main() -> None:
         f"{alone / statistics.median(without):.2f}x of that with it (runs' ratios "
         f"{', '.join(f'{a / b:.2f}' for a, b in zip(with_, without, strict=True))}); "
         f"the trigger's own time {share:.1%} of the writer's"
+    )
+    ratios = ", ".join(f"{a / b:.2f}" for a, b in zip(indexed, unindexed, strict=True))
+    print(
+        f"the events' ts BRIN index's cost to the writer ({args.pairs} runs each, alternating): "
+        f"{statistics.median(unindexed):,.0f} events/s without it, {statistics.median(indexed):,.0f} with it "
+        f"({statistics.median(indexed) / statistics.median(unindexed):.2f}x; runs' ratios {ratios})"
     )
     print(
         f"end to end, {args.tables} tables from {args.publishers} publisher processes through mosquitto: "

@@ -52,13 +52,15 @@ DAY = date(2026, 11, 21)
 START = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)  # the gaming day's start (06:00 UTC)
 
 # One round of table t, round r (a round a minute): seq base = r * per_round. Rows of the real shapes.
+# Generated minute by minute (r outermost, each table's round within it), so the rows land roughly in ts order as
+# the archive writer appends them as they arrive: a BRIN index on ts (migration 8) sees a live day's narrow ranges.
+# The `+ 0 * r` and `+ 0 * t` make each series LATERAL to the one before, so the planner keeps that nesting.
 GENERATE = """
 WITH rounds AS (
     SELECT t, r, format('b%%s', lpad(t::text, 3, '0')) AS table_id,
            %(start)s::timestamptz + make_interval(mins => r) + make_interval(secs => t %% 60) AS ts
-    FROM generate_series(0, %(tables)s - 1) t, generate_series(0, %(rounds)s - 1) r
-),
-kinds AS (SELECT k FROM generate_series(0, %(per_round)s - 1) k)
+    FROM generate_series(0, %(rounds)s - 1) r CROSS JOIN LATERAL generate_series(0, %(tables)s - 1 + 0 * r) t
+)
 INSERT INTO {partition} (gaming_day, table_id, seq, event_id, boot_id, ts, ts_text, round_id, type, rule, payload,
                          replayed)
 SELECT %(day)s, table_id, r * %(per_round)s + k + 1, md5(table_id || ':' || r || ':' || k), 'boot',
@@ -97,7 +99,7 @@ SELECT %(day)s, table_id, r * %(per_round)s + k + 1, md5(table_id || ':' || r ||
          WHEN 7 THEN '{{"verb": "validate_jackpot", "role": "floorperson", "count": 2}}'::jsonb
          ELSE '{{"seat": 1, "spot": "ante", "amount": 500}}'::jsonb END,
        false
-FROM rounds, kinds
+FROM rounds CROSS JOIN LATERAL generate_series(0, %(per_round)s - 1 + 0 * t) k
 """
 BIRTH = """
 INSERT INTO births (table_id, boot_id, ts, gaming_day, digest, payload)

@@ -18,6 +18,7 @@ import psycopg
 from psycopg.abc import Query
 
 from floor.rounds import MIGRATION as ROUND_DAYS
+from floor.ts_index import MIGRATION as TS_INDEX
 
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (
@@ -201,6 +202,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         7,
         "the per-round summary kept at ingest (round_days), so a report reads only the rounds that count in it",
         ROUND_DAYS,
+    ),
+    (
+        8,
+        "a BRIN index on the events' ts: the parent's at once, each older day's built beside the archiving",
+        TS_INDEX,
     ),
 )
 

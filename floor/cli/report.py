@@ -13,6 +13,7 @@ tablectl report verify FILE.csv (--public-key KEY | --config FLOOR.toml)
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from datetime import date
 from pathlib import Path
@@ -41,6 +42,12 @@ def _day(text: str) -> date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date: write YYYY-MM-DD, e.g. 2026-11-21") from None
 
 
+def _memory(text: str) -> str:
+    if re.fullmatch(r"[1-9][0-9]{0,9}(kB|MB|GB)", text) is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a memory size: write a number and kB, MB or GB, e.g. 64MB")
+    return text
+
+
 def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "report",
@@ -64,6 +71,12 @@ def add_parser(sub: Subparsers) -> None:
         help="text to read, csv for a spreadsheet, json for a program, html with charts (default text)",
     )
     p.add_argument("--out", type=Path, help="write to this file (default: standard output), e.g. --out day.html")
+    p.add_argument(
+        "--work-mem",
+        type=_memory,
+        help="PostgreSQL work_mem for this report's own transaction only (default: the server's, 4MB unless set),"
+        " e.g. --work-mem 64MB: a busy day's sorts then stay in memory instead of spilling to disk",
+    )
     _add_actions(p)
 
 
@@ -157,9 +170,11 @@ def main(args: argparse.Namespace) -> int:
                 return _record(conn, config, args.file)
             if scope is None:
                 return _export(conn, config, args.export_day, args.key)
-            report = build(gather(conn, scope), scope, config.name)
+            report = build(gather(conn, scope, args.work_mem), scope, config.name)
     except psycopg.OperationalError as err:
         raise UsageError(f"cannot reach the archive ({str(err).strip()}); check [database] dsn") from None
+    except psycopg.errors.InvalidParameterValue as err:
+        raise UsageError(f"--work-mem {args.work_mem}: {str(err).strip()}; give e.g. 64MB") from None
     except (FloorConfigError, SummaryPending) as err:
         raise UsageError(str(err)) from None
     text = FORMATS[args.format](report)

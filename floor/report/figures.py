@@ -86,7 +86,11 @@ def _rows(conn: Conn, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
     return conn.execute(sql.encode(), params).fetchall()
 
 
-def gather(conn: Conn, scope: Scope) -> Figures:
+def gather(conn: Conn, scope: Scope, work_mem: str | None = None) -> Figures:
+    """The figures, in the connection's transaction (not committed here); `work_mem` is that transaction's alone
+    (SET LOCAL): a busy day's sorts stop spilling (bench/floor_report.py --plans), other sessions keep theirs."""
+    if work_mem is not None:
+        conn.execute("SELECT set_config('work_mem', %s, true)", (work_mem,))
     conn.execute("DROP VIEW IF EXISTS table_games")
     conn.execute(_TABLE_GAMES.encode())
     claims = prepare(conn, scope.period)

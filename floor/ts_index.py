@@ -1,0 +1,135 @@
+"""The events' BRIN index on ts (schema migration 8), built on an archive's older days without blocking its writer.
+
+A BRIN index keeps the least and greatest ts of each range of pages: the archive writer appends events as they
+arrive, roughly in ts order, so a day's ranges are narrow and a statement over some hours of it (the report's
+window and its edges) reads only their pages, from an index of a few hundred kB a day that the writer barely
+updates (a range is summarised once, after it fills: autosummarize, by autovacuum).
+
+Building it in one `CREATE INDEX` at a service start would hold a lock blocking writes on every partition for as
+long as a long archive takes to read. So migration 8 only creates the index ON ONLY `events` (the parent's, at
+once whatever the archive holds, marked invalid until every partition's index is attached); a partition made from
+then on (floor/schema.py partition_ddl) is made with its own. The partitions archived before are indexed here, one
+at a time, each with `CREATE INDEX CONCURRENTLY` (the writer goes on writing; it cannot run in a transaction, so
+not in the migration's) then attached to the parent's; the service runs this beside the archiving, each partition
+said in its log. Interrupted (a stop, a crash), it leaves at most one partition's invalid index, which the next
+run drops and builds again; a partition without the index is only read without it meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+import structlog
+
+from floor.config import DatabaseSection
+from floor.db import connect
+from floor.rounds import fill_beside
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+log = structlog.get_logger("tablectl.floor")
+
+INDEX = "events_ts_brin"
+# The parent's index alone: no partition is read, so it is instantaneous on any archive (migration 8).
+MIGRATION = f"CREATE INDEX IF NOT EXISTS {INDEX} ON ONLY events USING brin (ts) WITH (autosummarize = on)"
+# Two services starting at once must not both build the same partition's index (the second would fail on it).
+LOCK_KEY = 16016017
+
+# The partitions of `events` with no index attached to the parent's, oldest first.
+UNINDEXED = f"""
+SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+WHERE i.inhparent = 'events'::regclass AND NOT EXISTS (
+    SELECT 1 FROM pg_inherits ii JOIN pg_index x ON x.indexrelid = ii.inhrelid
+    WHERE ii.inhparent = '{INDEX}'::regclass AND x.indrelid = c.oid)
+ORDER BY c.relname
+"""
+
+
+def partition_index(partition: str) -> str:
+    return f"{partition}_ts_brin"
+
+
+def index_partitions(
+    conn: Conn,
+    progress: Callable[[int, int, str, float], None] | None = None,
+    stopping: Callable[[], bool] = lambda: False,
+) -> int:
+    """Index and attach every partition archived before migration 8; returns how many. `progress(done, total,
+    partition, seconds)` after each; `stopping()` is asked before each. Nothing to do (the usual case) costs one
+    query. The connection is left in autocommit (CONCURRENTLY needs it)."""
+    conn.commit()
+    conn.autocommit = True
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (INDEX,)).fetchone()
+    if row is None or not row[0]:
+        return 0  # a schema before migration 8: the service migrates first, so only a caller's mistake
+    todo = [str(r[0]) for r in conn.execute(UNINDEXED.encode()).fetchall()]
+    if not todo:
+        return 0
+    got = conn.execute("SELECT pg_try_advisory_lock(%s)", (LOCK_KEY,)).fetchone()
+    if got is None or not got[0]:
+        log.info("events ts index: another floor service is building it", partitions=len(todo))
+        return 0
+    try:
+        done = 0
+        for partition in todo:
+            if stopping():
+                break
+            t0 = time.perf_counter()
+            _index_one(conn, partition)
+            done += 1
+            if progress is not None:
+                progress(done, len(todo), partition, time.perf_counter() - t0)
+        return done
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))
+
+
+def _index_one(conn: Conn, partition: str) -> None:
+    name = partition_index(partition)
+    # An index of this name left invalid by an interrupted CONCURRENTLY build cannot be attached: build it again.
+    invalid = conn.execute(
+        "SELECT 1 FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid WHERE c.relname = %s AND NOT x.indisvalid",
+        (name,),
+    ).fetchone()
+    if invalid is not None:
+        conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}".encode())
+    # Names are the partitions' own (events_YYYYMMDD, from the catalogue), never input.
+    conn.execute(
+        f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {partition} USING brin (ts) WITH (autosummarize = on)"
+        "".encode()
+    )
+    conn.execute(f"ALTER INDEX {INDEX} ATTACH PARTITION {name}".encode())
+
+
+async def index_beside(db: DatabaseSection, stopping: Callable[[], bool]) -> None:
+    """The service's task: the older partitions indexed beside the archiving, each said in the log. A stop ends it
+    between two partitions; the next start goes on from there."""
+
+    def said(done: int, total: int, partition: str, seconds: float) -> None:
+        log.info("events ts index built", partition=partition, seconds=round(seconds, 2), done=done, of=total)
+
+    def build() -> bool:
+        with connect(db) as conn:
+            if not index_partitions(conn, said, stopping):
+                return False
+            return valid(conn)
+
+    if await asyncio.to_thread(build):
+        log.info("events ts index complete")
+
+
+def valid(conn: Conn) -> bool:
+    """Whether every partition's index is attached (the parent's is then marked valid)."""
+    row = conn.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", (INDEX,)).fetchone()
+    return bool(row and row[0])
+
+
+async def older_days(db: DatabaseSection, stopping: Callable[[], bool]) -> None:
+    """The service's task for the days archived before migrations 7 and 8: their round summary first (a report over
+    one refuses until then), then their ts index; one after the other, not both at once on the floor PC's cores."""
+    await fill_beside(db, stopping)
+    if not stopping():
+        await index_beside(db, stopping)

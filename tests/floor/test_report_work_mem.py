@@ -1,0 +1,50 @@
+"""`tablectl report --work-mem`: PostgreSQL's work_mem for the report's own transaction only (SET LOCAL), against a
+real cluster and through the real command; a size PostgreSQL or the option refuses is a usage error naming it."""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from floor.config import DatabaseSection, GamingDaySection
+from floor.days import day_period
+from floor.db import connect
+from floor.report.figures import Scope, gather
+from floor.schema import migrate
+from tests.floor.conftest import TABLECTL
+
+pytestmark = pytest.mark.floor
+DAY = date(2026, 11, 21)
+
+
+def test_the_reports_work_mem_is_its_transactions_alone(floor_dsn: str) -> None:
+    with connect(DatabaseSection(dsn=floor_dsn)) as conn:
+        migrate(conn)
+        conn.commit()
+        server = conn.execute("SHOW work_mem").fetchone()
+        assert server is not None and server[0] != "64MB"
+        gather(conn, Scope(day_period(DAY, GamingDaySection())), "64MB")
+        assert conn.execute("SHOW work_mem").fetchone() == ("64MB",)  # the report's statements ran with it
+        conn.commit()
+        assert conn.execute("SHOW work_mem").fetchone() == server  # and the session is back to the server's
+        gather(conn, Scope(day_period(DAY, GamingDaySection())))
+        assert conn.execute("SHOW work_mem").fetchone() == server  # unset: left alone
+
+
+def test_a_work_mem_refused_is_a_usage_error_naming_it(tmp_path: Path, floor_dsn: str) -> None:
+    config = tmp_path / "floor.toml"
+    config.write_text(f'[database]\ndsn = "{floor_dsn}"\n')
+    with connect(DatabaseSection(dsn=floor_dsn)) as conn:
+        migrate(conn)
+    base = [*TABLECTL, "report", "--config", str(config), "--day", str(DAY), "--format", "json"]
+    done = subprocess.run([*base, "--work-mem", "lots"], capture_output=True, text=True)
+    assert done.returncode == 2 and "'lots' is not a memory size: write a number and kB, MB or GB" in done.stderr
+    done = subprocess.run([*base, "--work-mem", "1kB"], capture_output=True, text=True)  # below PostgreSQL's 64kB
+    assert done.returncode == 2, done.stderr
+    assert '--work-mem 1kB: 1 kB is outside the valid range for parameter "work_mem"' in done.stderr
+    done = subprocess.run([*base, "--work-mem", "64MB"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert '"rounds"' in done.stdout

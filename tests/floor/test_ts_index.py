@@ -1,0 +1,139 @@
+"""The events' BRIN index on ts (schema migration 8, floor/ts_index.py) against a real PostgreSQL: an archive at
+migration 7 with two days of events migrates at once (the parent's index only), then each older partition gets its
+index built concurrently and attached, said in the log; the planner reads a ts range through it; a partition made
+afterwards has it from the start; an interrupted build's invalid index is built again.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+
+import psycopg
+import pytest
+from structlog.testing import capture_logs
+
+from floor.config import DatabaseSection
+from floor.db import connect
+from floor.rounds import pending
+from floor.schema import LATEST, MIGRATIONS, migrate, partition_ddl, partition_name
+from floor.ts_index import INDEX, index_partitions, older_days, partition_index, valid
+
+pytestmark = pytest.mark.floor
+DAYS = (date(2026, 11, 20), date(2026, 11, 21))
+PER_DAY = 40_000  # enough pages (BRIN ranges of 128) that a few hours' range is cheaper through the index
+
+
+def _archive_at_7(dsn: str) -> None:
+    """An archive as a floor at migration 7 left it: two gaming days of events, appended in ts order as the writer
+    appends them (a round's events a few seconds apart)."""
+    with psycopg.connect(dsn) as conn:
+        conn.execute(
+            "CREATE TABLE floor_schema (version int PRIMARY KEY, summary text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for version, about, sql in MIGRATIONS[:7]:
+            conn.execute(sql.encode())
+            conn.execute("INSERT INTO floor_schema (version, summary) VALUES (%s, %s)", (version, about))
+        for day in DAYS:
+            conn.execute(partition_ddl(day))
+            start = datetime(day.year, day.month, day.day, 6, tzinfo=UTC)
+            conn.execute(
+                "INSERT INTO events (gaming_day, table_id, seq, event_id, boot_id, ts, ts_text, round_id, type,"
+                " payload, replayed) SELECT %s, 't' || (i %% 10), i, %s || i, 'b1', %s + i * interval '2 s', '',"
+                " 'r' || (i / 20), 'wager.accepted', '{\"seat\": 1, \"amount\": 500}', false"
+                " FROM generate_series(1, %s) i",
+                (day, f"{day}-", start, PER_DAY),
+            )
+        conn.execute("ANALYZE events")
+
+
+def _indexed(conn: psycopg.Connection[tuple[object, ...]]) -> dict[str, str]:
+    """Each partition of `events` and the index attached to the parent's BRIN index on it."""
+    rows = conn.execute(
+        "SELECT t.relname, c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+        " JOIN pg_index x ON x.indexrelid = c.oid JOIN pg_class t ON t.oid = x.indrelid"
+        " WHERE i.inhparent = %s::regclass AND x.indisvalid",
+        (INDEX,),
+    ).fetchall()
+    return {str(t): str(c) for t, c in rows}
+
+
+def _plan(conn: psycopg.Connection[tuple[object, ...]], day: date) -> str:
+    lo = datetime(day.year, day.month, day.day, 9, tzinfo=UTC)
+    rows = conn.execute(
+        "EXPLAIN SELECT count(*) FROM events WHERE gaming_day = %s AND ts >= %s AND ts < %s",
+        (day, lo, lo + timedelta(hours=2)),
+    ).fetchall()
+    return "\n".join(str(r[0]) for r in rows)
+
+
+async def test_an_archive_at_7_migrates_at_once_and_each_older_day_is_indexed_beside(floor_dsn: str) -> None:
+    _archive_at_7(floor_dsn)
+    db = DatabaseSection(dsn=floor_dsn)
+    with connect(db) as conn:
+        assert migrate(conn) == 7
+        assert conn.execute("SELECT max(version) FROM floor_schema").fetchone() == (LATEST,) and LATEST == 8
+        # The migration read no partition: the parent's index waits, invalid, for the days archived before it.
+        assert _indexed(conn) == {} and not valid(conn)
+        assert "Seq Scan" in _plan(conn, DAYS[1])
+    with capture_logs() as logs:
+        await older_days(db, lambda: False)  # the service's task: the round summary's older days, then the index
+    built = [e for e in logs if e["event"] == "events ts index built"]
+    names = [partition_name(d) for d in DAYS]
+    assert [(e["partition"], e["done"], e["of"]) for e in built] == [(names[0], 1, 2), (names[1], 2, 2)]
+    assert logs[-1]["event"] == "events ts index complete"
+    with connect(db) as conn:
+        assert _indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
+        conn.execute("ANALYZE events")
+        plan = _plan(conn, DAYS[1])
+        assert f"Bitmap Index Scan on {partition_index(names[1])}" in plan, plan
+        # Found through it: the two hours' events, 2 s apart from 06:00 (event i at 06:00 + 2i s).
+        lo = datetime(2026, 11, 21, 9, tzinfo=UTC)
+        row = conn.execute(
+            "SELECT count(*) FROM events WHERE gaming_day = %s AND ts >= %s AND ts < %s",
+            (DAYS[1], lo, lo + timedelta(hours=2)),
+        ).fetchone()
+        assert row == (3600,)
+        # Nothing left: the next start's run is one query, and says nothing.
+        assert index_partitions(conn) == 0 and pending(conn) == []
+        # A day made afterwards (as the writer makes one) has the index from the start, attached.
+        new = date(2026, 11, 22)
+        conn.execute(partition_ddl(new))
+        assert partition_name(new) in _indexed(conn) and valid(conn)
+        assert index_partitions(conn) == 0
+
+
+def test_a_fresh_archive_has_a_valid_index_and_each_new_day_gets_it(floor_dsn: str) -> None:
+    with connect(DatabaseSection(dsn=floor_dsn)) as conn:
+        assert migrate(conn) == 0
+        assert valid(conn)  # no partition to wait for
+        conn.execute(partition_ddl(DAYS[0]))
+        conn.commit()
+        assert set(_indexed(conn)) == {partition_name(DAYS[0])} and valid(conn)
+
+
+def test_a_stop_leaves_the_rest_for_the_next_start_and_an_interrupted_build_is_built_again(floor_dsn: str) -> None:
+    _archive_at_7(floor_dsn)
+    with connect(DatabaseSection(dsn=floor_dsn)) as conn:
+        migrate(conn)
+        assert index_partitions(conn, stopping=lambda: True) == 0  # the service stopping as it starts
+        assert _indexed(conn) == {}
+        # A build interrupted mid-way: CREATE INDEX CONCURRENTLY waits for a writer's open transaction on the day,
+        # and is cancelled (its statement_timeout) as a stop or a crash would, leaving its index invalid.
+        first = partition_name(DAYS[0])
+        with psycopg.connect(floor_dsn) as writing, psycopg.connect(floor_dsn, autocommit=True) as building:
+            writing.execute(f"DELETE FROM {first} WHERE seq = 1".encode())  # uncommitted: holds the day
+            building.execute("SET statement_timeout = '300ms'")
+            with pytest.raises(psycopg.errors.QueryCanceled):
+                building.execute(
+                    f"CREATE INDEX CONCURRENTLY {partition_index(first)} ON {first} USING brin (ts)".encode()
+                )
+            writing.rollback()
+        left = conn.execute(
+            "SELECT indisvalid FROM pg_index WHERE indexrelid = %s::regclass", (partition_index(first),)
+        ).fetchone()
+        assert left == (False,)
+        said: list[tuple[int, int, str]] = []
+        assert index_partitions(conn, lambda done, of, name, _s: said.append((done, of, name))) == 2
+        assert said == [(1, 2, first), (2, 2, partition_name(DAYS[1]))]
+        assert set(_indexed(conn)) == {first, partition_name(DAYS[1])} and valid(conn)
