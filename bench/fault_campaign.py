@@ -210,6 +210,34 @@ def _explain(kind: str, journal: Path, sub: Subscriber, topic: str, log: Path, b
     print("broker log, last 40 lines:\n" + broker.tail(), file=err)
 
 
+def _campaign(kind: str, trials: int, rng: random.Random, broker: Mosquitto, tmp: Path) -> int:
+    """The trials of one kind on a table of their own, its row printed; returns the problems found."""
+    table_id = f"fc{kind.replace('_', '')}{rng.randrange(10**6)}"
+    work = tmp / table_id
+    work.mkdir()
+    topic = f"{PREFIX}/{table_id}/event"
+    sub = Subscriber(broker.host, broker.port, [topic], session=f"fc-floor-{table_id}")
+    sub.wait_subscribed()
+    ctx: dict[str, object] = {
+        "config": _config(work, table_id),
+        "journal": work / "table.sqlite",
+        "broker": broker,
+        "log": work / "daemon.log",
+    }
+    ends = Counter(_trial(kind, rng, ctx) for _ in range(trials))
+    _drain(ctx, sub, topic)
+    f = _findings(work / "table.sqlite", sub, topic)
+    bad = f["lost"] + f["settled_twice"] + f["meters_inconsistent"] + f["verify_broken"]
+    if bad:
+        _explain(kind, work / "table.sqlite", sub, topic, work / "daemon.log", broker)
+    sub.close()
+    said = ",".join(f"{k}x{v}" for k, v in sorted(ends.items()))
+    verify = "ok" if not f["verify_broken"] else "BROKEN"
+    row = (f["events"], f["lost"], f["settled_twice"], f["meters_inconsistent"], f["tasks_dead"], verify)
+    print(ROW.format(kind, trials, said, *row))
+    return bad
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--trials", type=int, default=3, help="trials of each kind (default 3)")
@@ -242,29 +270,7 @@ def main() -> int:
         broker.start()
         try:
             for kind in kinds:
-                table_id = f"fc{kind.replace('_', '')}{rng.randrange(10**6)}"
-                work = tmp / table_id
-                work.mkdir()
-                topic = f"{PREFIX}/{table_id}/event"
-                sub = Subscriber(broker.host, broker.port, [topic], session=f"fc-floor-{table_id}")
-                sub.wait_subscribed()
-                ctx: dict[str, object] = {
-                    "config": _config(work, table_id),
-                    "journal": work / "table.sqlite",
-                    "broker": broker,
-                    "log": work / "daemon.log",
-                }
-                ends = Counter(_trial(kind, rng, ctx) for _ in range(args.trials))
-                _drain(ctx, sub, topic)
-                f = _findings(work / "table.sqlite", sub, topic)
-                if f["lost"] + f["settled_twice"] + f["meters_inconsistent"] + f["verify_broken"]:
-                    _explain(kind, work / "table.sqlite", sub, topic, work / "daemon.log", broker)
-                sub.close()
-                said = ",".join(f"{k}x{v}" for k, v in sorted(ends.items()))
-                verify = "ok" if not f["verify_broken"] else "BROKEN"
-                row = (f["events"], f["lost"], f["settled_twice"], f["meters_inconsistent"], f["tasks_dead"], verify)
-                print(ROW.format(kind, args.trials, said, *row))
-                bad += f["lost"] + f["settled_twice"] + f["meters_inconsistent"] + f["verify_broken"]
+                bad += _campaign(kind, args.trials, rng, broker, tmp)
         finally:
             broker.stop()
     finally:
