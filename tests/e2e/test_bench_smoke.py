@@ -27,16 +27,30 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 FAILURE_BOUND = 180  # seconds; failure bound only
 
 
+def _text(output: str | bytes | None) -> str:
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
+
+
 def _bench(script: str, *args: str) -> str:
-    proc = subprocess.run(
-        [sys.executable, str(BENCH / script), *args],
-        capture_output=True,
-        text=True,
-        timeout=FAILURE_BOUND,
-        stdin=subprocess.DEVNULL,
-        check=False,
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(BENCH / script), *args],
+            capture_output=True,
+            text=True,
+            timeout=FAILURE_BOUND,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as late:
+        # What it printed until then says where it was (a bench that explains its failure does so on stderr).
+        pytest.fail(
+            f"{script} still running after {FAILURE_BOUND} s:\n--- stdout\n{_text(late.stdout)}\n"
+            f"--- stderr (tail)\n{_text(late.stderr)[-12000:]}",
+            pytrace=False,
+        )
+    assert proc.returncode == 0, (
+        f"{script} exited with {proc.returncode}:\n--- stdout\n{proc.stdout}\n--- stderr (tail)\n{proc.stderr[-12000:]}"
     )
-    assert proc.returncode == 0, f"{script} failed:\n{proc.stdout}\n{proc.stderr[-3000:]}"
     return proc.stdout
 
 

@@ -198,8 +198,9 @@ async def test_broker_killed_mid_batch_loses_nothing(
     unique_id: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The third batch is written to the socket and the broker is killed before any PUBACK can come back: after the
-    restart every event is there, new ones in seq order, the unacknowledged ones again and flagged `replayed`."""
+    """The third batch is written to the socket and the broker is killed before any PUBACK can come back; three more
+    steps are committed while it is away: after the restart every event is there, new ones in seq order, the
+    unacknowledged ones and those journaled during the outage again and flagged `replayed` (docs/mqtt.md, "Replay")."""
     cfg = settings(mosquitto, unique_id)
     topic = f"{cfg.prefix}/{journal.table_id}/event"
     sub = subscribe(topic)
@@ -217,22 +218,28 @@ async def test_broker_killed_mid_batch_loses_nothing(
         broker.send_signal(signal.SIGSTOP)
         sent = real_send(client, to, bodies, then)
         mosquitto.stop(kill=True)  # SIGKILL: the batch dies unacknowledged with the broker (no persistence)
-        mosquitto.start()
-        # Blocking the loop on purpose: the publisher cannot reconnect before the subscriber is back.
-        sub.wait_subscribed(2)
         return sent
 
     monkeypatch.setattr(batch_module, "send", send_then_kill)
-    async with offering(journal, cfg, backoff=(0.05, 0.2)) as (_pub, writer):
-        for step in range(6):
+    async with offering(journal, cfg, backoff=(0.05, 0.2)) as (pub, writer):
+        for step in range(3):
             if step == 2:
                 # A PUBACK says the broker took the event, not that it has forwarded it yet: the broker killed right
                 # after the PUBACKs of batch 2 (the kill comes with batch 3) would lose what it had not forwarded (no
                 # persistence), a loss no publisher can see. The subscriber has them all before the kill.
                 await sub.await_until(lambda m: set(seqs(m, topic)) >= set(range(1, 21)), what="events 1-20")
             await commit(writer, step_events(*range(step * 10 + 1, step * 10 + 11)))
-            if len(batches) < 3:
-                await eventually(more_than(batches, step), what=f"batch {step + 1} sent")
+            await eventually(more_than(batches, step), what=f"batch {step + 1} sent")
+        # The broker stays down until the last three steps are durable, so which events are journaled during the
+        # outage does not depend on how fast a commit is against the reconnect's backoff (it lost that race under
+        # load when the broker came back at once).
+        await eventually(lambda: not pub.connected, what="the kill noticed")
+        for step in range(3, 6):
+            await commit(writer, step_events(*range(step * 10 + 1, step * 10 + 11)))
+        assert len(batches) == 3  # nothing sent while the broker is away
+        mosquitto.start()
+        # Blocking the loop on purpose: the publisher cannot reconnect before the subscriber is back.
+        sub.wait_subscribed(2)
         # A bound on failure only: the reconnect after the broker is back waits out its backoff, longer under load.
         await sub.await_until(lambda m: set(seqs(m, topic)) >= set(range(1, 61)), within=30.0, what="all 60 events")
         # The killed batch never reached anyone: the reconnect publishes it from the outbox, in its place, as a
