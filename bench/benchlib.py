@@ -8,8 +8,6 @@ import contextlib
 import json
 import os
 import queue
-import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -25,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from controller.config.table import TableConfig
 
-from controller.config.broker import MAX_PACKET_SIZE
+from controller.cli.verb import UsageError
 from controller.config.table import TableConfig, load_config
 from controller.core.events import DomainEvent
 from controller.store.journal import Journal
 from drivers.interfaces import WAGER_BUS_ID
-from floor.ports import ADDRESS_IN_USE, PortsTaken, PortTaken, free_port, on_a_free_port
+from floor.cli.private import start_mosquitto, stop_mosquitto
 from leash import Leash
 
 BENCH = Path(__file__).resolve().parent
@@ -176,85 +174,22 @@ def _toml(data: dict[str, Any]) -> str:
 
 @contextlib.contextmanager
 def mosquitto(extra: str = "") -> Iterator[str]:
-    """A private mosquitto on a free loopback port for the bench's duration; yields its mqtt:// URL. `extra`: more
-    config lines (the floor's bench raises the per-client queue, as systemd/mosquitto/mosquitto.conf does). A port
-    taken before the broker binds it (tests/e2e/test_bench_smoke.py runs benches beside the other xdist worker's
-    servers) is replaced by a fresh one (floor.ports)."""
-    binary = shutil.which("mosquitto") or next(
-        (p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto") if os.access(p, os.X_OK)), None
-    )
-    if binary is None:
-        sys.exit(
-            "bench: mosquitto is not installed: `sudo apt-get install mosquitto` (or run `python3 dev.py test` "
-            "once, which installs it)"
-        )
+    """A private mosquitto on a free loopback port for the bench's duration, started as the demo starts its own
+    (floor/cli/private.py: the shipped packet limit, no Nagle stalls, a taken port replaced); yields its mqtt:// URL.
+    `extra`: more config lines. Its per-client queue is raised as systemd/mosquitto/mosquitto.conf does: a burst is
+    queued, not dropped."""
     with tempfile.TemporaryDirectory(prefix="bench-mosquitto-") as tmp:
         leash = Leash.mine()  # should the bench be killed, it stops the broker and deletes the dir (leash/)
         leash.own(Path(tmp))
         try:
-            proc, port = on_a_free_port(lambda port: _mosquitto_on(binary, Path(tmp), port, extra), free_port)
-        except PortsTaken as err:
-            sys.exit(f"bench: mosquitto could not listen: {err}")
+            proc, url = start_mosquitto(Path(tmp), max_queued_messages=100_000, extra=extra)
+        except UsageError as err:
+            sys.exit(f"bench: {err}")
         try:
-            yield f"mqtt://127.0.0.1:{port}"
+            yield url
         finally:
-            _stop(proc)
+            stop_mosquitto(proc)
             leash.disown(Path(tmp))
-
-
-def _mosquitto_on(binary: str, tmp: Path, port: int, extra: str) -> tuple[subprocess.Popen[str], int]:
-    conf = tmp / "mosquitto.conf"
-    # Mosquitto 2 needs the explicit listener and allow_anonymous; the log on stderr says when it is up.
-    conf.write_text(
-        f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nmax_packet_size {MAX_PACKET_SIZE}\n"
-        "set_tcp_nodelay true\n"  # as systemd/mosquitto/mosquitto.conf: no 40 ms Nagle stalls
-        "max_queued_messages 100000\n"  # as systemd/mosquitto/mosquitto.conf: a burst is queued, not dropped
-        "log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\nlog_type information\n" + extra
-    )
-    proc = subprocess.Popen(
-        [binary, "-c", str(conf)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    Leash.mine().hold(proc.pid, signal.SIGTERM)
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:  # read for the broker's whole life so its log never fills the pipe
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    seen: list[str] = []
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
-        except queue.Empty:
-            _stop(proc)
-            sys.exit("bench: mosquitto did not say it was running within 10 s")
-        if line is None:
-            code = proc.wait()
-            Leash.mine().drop(proc.pid)
-            if any(ADDRESS_IN_USE in s for s in seen):
-                raise PortTaken(port, "".join(seen[-10:]).strip())
-            sys.exit(f"bench: mosquitto exited with {code} while starting:\n{''.join(seen[-20:])}")
-        seen.append(line)
-        if " running" in line:
-            return proc, port
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    Leash.mine().drop(proc.pid)
 
 
 class Subscriber:

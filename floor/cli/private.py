@@ -44,33 +44,35 @@ def start_postgres(demo: str) -> PgCluster:
 
 
 def start_mosquitto(
-    workdir: Path, *, max_queued_messages: int | None = None, ports: Callable[[], int] = free_port
+    workdir: Path, *, max_queued_messages: int | None = None, extra: str = "", ports: Callable[[], int] = free_port
 ) -> tuple[subprocess.Popen[str], str]:
     """A broker on a free loopback port (from `ports`), anonymous and without persistence, running: the process and
-    its mqtt:// URL. A port taken before the broker binds it (another demo's or test's server) is replaced by a
-    fresh one (floor.ports); the broker's log is kept in `workdir`/mosquitto.log."""
+    its mqtt:// URL (`extra`: more config lines; the benches start theirs here too). A port taken before the broker
+    binds it (another demo's or test's server) is replaced by a fresh one (floor.ports); the broker's log is kept in
+    `workdir`/mosquitto.log."""
     binary = shutil.which("mosquitto") or next(
         (p for p in ("/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto") if os.access(p, os.X_OK)), None
     )
     if binary is None:
         raise UsageError("mosquitto is not installed: apt-get install mosquitto, or give --broker mqtt://HOST:PORT")
     try:
-        return on_a_free_port(lambda port: _mosquitto_on(binary, workdir, port, max_queued_messages), ports)
+        return on_a_free_port(lambda port: _mosquitto_on(binary, workdir, port, max_queued_messages, extra), ports)
     except PortsTaken as err:
         raise UsageError(f"the demo's private mosquitto could not listen: {err}") from None
 
 
 def _mosquitto_on(
-    binary: str, workdir: Path, port: int, max_queued_messages: int | None
+    binary: str, workdir: Path, port: int, max_queued_messages: int | None, extra: str
 ) -> tuple[subprocess.Popen[str], str]:
     conf = workdir / "mosquitto.conf"
     # The shipped broker's packet limit (controller.config.broker), so the demo meets what production meets. Its log
     # on stderr says when it is running, or that its port is taken.
     text = f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nmax_packet_size {MAX_PACKET_SIZE}\n"
     text += "log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\nlog_type information\n"
+    text += "set_tcp_nodelay true\n"  # as systemd/mosquitto/mosquitto.conf: no 40 ms Nagle stalls
     if max_queued_messages is not None:
         text += f"max_queued_messages {max_queued_messages}\n"
-    conf.write_text(text)
+    conf.write_text(text + extra)
     logfile = workdir / "mosquitto.log"
     # Its log goes straight to the file, kept for whoever looks: no reader thread to die and leave the pipe to fill.
     with logfile.open("a", encoding="utf-8") as log:
@@ -102,7 +104,7 @@ def _mosquitto_on(
                 raise PortTaken(port, "".join(said[-10:]).strip())
             raise UsageError(f"the demo's private mosquitto exited with {code} while starting:\n{''.join(said[-20:])}")
         if time.monotonic() > deadline:
-            _stop(proc)
+            stop_mosquitto(proc)
             raise UsageError(
                 f"the demo's private mosquitto did not say it was running within {BROKER_STARTUP_S:.0f} s; its log: "
                 f"{logfile}"
@@ -116,7 +118,7 @@ def _read_from(path: Path, offset: int) -> list[str]:
         return f.readlines()
 
 
-def _stop(proc: subprocess.Popen[str]) -> None:
+def stop_mosquitto(proc: subprocess.Popen[str]) -> None:
     proc.terminate()
     try:
         proc.wait(timeout=10)
@@ -142,7 +144,7 @@ def private_servers(
         yield cluster, broker
     finally:
         if broker_proc is not None:
-            _stop(broker_proc)
+            stop_mosquitto(broker_proc)
         cluster.remove()
 
 

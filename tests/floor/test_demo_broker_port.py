@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli.verb import UsageError
-from floor.cli.private import _stop, start_mosquitto
+from floor.cli.private import start_mosquitto, stop_mosquitto
 from floor.ports import PORT_ATTEMPTS, free_port
 from leash import Leash
 from tests.broker import Subscriber
@@ -59,7 +59,7 @@ def test_the_demos_broker_whose_port_was_taken_starts_on_a_fresh_one(workdir: Pa
             finally:
                 sub.close()
         finally:
-            _stop(proc)
+            stop_mosquitto(proc)
     assert proc.returncode is not None
 
 
