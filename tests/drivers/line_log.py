@@ -11,14 +11,19 @@ that moment, and names them; `LineLog.window` checks that every byte of the wind
 from __future__ import annotations
 
 import array
+import asyncio
 import fcntl
 import select
 import termios
 import time
 from dataclasses import dataclass
 
+from drivers.interfaces import WAGER_BUS_ID, DeviceEvent, DeviceOnline
 from drivers.reference.framing import Frame, FrameParser, Kind, ProtocolError, decode_message
+from drivers.reference.wager_bus import ReferenceWagerBus
+from drivers.registry import create_driver
 from drivers.sim.pty import PtyEndpoint
+from drivers.sim.wager_bus import WagerBusSim
 
 
 @dataclass(frozen=True)
@@ -120,3 +125,29 @@ def until_readable(fd: int, n: int, bound: float = 5.0) -> None:
         left = deadline - time.monotonic()
         assert left > 0, f"the pty never handed over {n} bytes ({unread(fd)} waiting)"
         select.select([fd], [], [], left)
+
+
+async def start_logged_bus(
+    sim: WagerBusSim, settings: dict[str, object], expect: int
+) -> tuple[LineLog, list[DeviceOnline], ReferenceWagerBus]:
+    """Start the simulated line with a log on it, then every seat of a reference bus driver (`settings` beside its
+    port) at once, as the controller does; return once `expect` stations are online: the line's log, their
+    DeviceOnline events in device-id order, and the driver to stop."""
+    await sim.start()
+    assert sim._endpoint is not None
+    wire = LineLog(sim._endpoint)
+    driver = create_driver(
+        WAGER_BUS_ID,
+        {"driver": "reference-wager-bus", "port": sim.port, "heartbeat_interval": 0, **settings},
+    )
+    assert isinstance(driver, ReferenceWagerBus)
+    online: asyncio.Queue[DeviceOnline] = asyncio.Queue()
+
+    def sink(event: DeviceEvent) -> None:
+        if isinstance(event, DeviceOnline):
+            online.put_nowait(event)
+
+    await asyncio.gather(*(s.start(sink) for s in driver.stations.values()))
+    async with asyncio.timeout(10):  # bounds a failure only
+        events = [await online.get() for _ in range(expect)]
+    return wire, sorted(events, key=lambda e: e.device_id), driver

@@ -18,14 +18,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivers.interfaces import DeviceEvent, DeviceOnline
 from drivers.reference.bus_link import identify_window
 from drivers.reference.framing import Kind
 from drivers.reference.wager_bus import ReferenceWagerBus
-from drivers.registry import create_driver
 from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
-from tests.drivers.line_log import LineLog, OnLine
+from tests.drivers.line_log import LineLog, OnLine, start_logged_bus
 
 SEATS = range(1, 8)
 WINDOW = identify_window(115200, 0.1)  # the driver's defaults
@@ -55,33 +53,8 @@ async def start_line(
 ) -> tuple[LineLog, set[str], ReferenceWagerBus]:
     """Start every seat of the driver at once, as the controller does; return once the stations in `seats` are online
     (the line's log, who is online, the driver to stop)."""
-    await sim.start()
-    assert sim._endpoint is not None
-    wire = LineLog(sim._endpoint)
-    driver = create_driver(
-        "wager_bus",
-        {
-            "driver": "reference-wager-bus",
-            "port": sim.port,
-            "seats": list(SEATS),
-            "heartbeat_interval": 0,
-            "protocol": protocol,
-        },
-    )
-    assert isinstance(driver, ReferenceWagerBus)
-    online: set[str] = set()
-    everyone = asyncio.Event()
-
-    def sink(event: DeviceEvent) -> None:
-        if isinstance(event, DeviceOnline):
-            online.add(event.device_id)
-            if len(online) == len(seats):
-                everyone.set()
-
-    await asyncio.gather(*(s.start(sink) for s in driver.stations.values()))
-    async with asyncio.timeout(10):  # bounds a failure only
-        await everyone.wait()
-    return wire, online, driver
+    wire, online, driver = await start_logged_bus(sim, {"seats": list(SEATS), "protocol": protocol}, len(seats))
+    return wire, {e.device_id for e in online}, driver
 
 
 def identifies(wire: LineLog) -> list[tuple[int, OnLine]]:

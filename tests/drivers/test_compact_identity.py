@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivers.interfaces import DeviceEvent, DeviceOnline
+from drivers.interfaces import DeviceOnline
 from drivers.reference.framing import (
     VERSION,
     VERSION_2,
@@ -29,12 +29,11 @@ from drivers.reference.framing import (
     encode_message,
 )
 from drivers.reference.wager_bus import ReferenceWagerBus
-from drivers.registry import create_driver
 from drivers.serial_port import open_serial
 from drivers.sim.line import LineTiming
 from drivers.sim.pty import PtyEndpoint
 from drivers.sim.wager_bus import WagerBusSim
-from tests.drivers.line_log import LineLog, OnLine
+from tests.drivers.line_log import LineLog, OnLine, start_logged_bus
 
 HASH = hashlib.sha256(b"").hexdigest()
 ADDRESSES = {seat: 20 + seat for seat in range(1, 8)}
@@ -99,30 +98,8 @@ async def bus_sim() -> AsyncIterator[WagerBusSim]:
 
 async def start_bus(sim: WagerBusSim, **settings: Any) -> tuple[LineLog, list[DeviceOnline], ReferenceWagerBus]:
     """Start the line with a log on it, then every seat of the driver at once; return once all seven are online."""
-    await sim.start()
-    assert sim._endpoint is not None
-    wire = LineLog(sim._endpoint)
-    driver = create_driver(
-        "wager_bus",
-        {
-            "driver": "reference-wager-bus",
-            "port": sim.port,
-            "stations": [{"seat": s, "address": a} for s, a in ADDRESSES.items()],
-            "heartbeat_interval": 0,
-            **settings,
-        },
-    )
-    assert isinstance(driver, ReferenceWagerBus)
-    online: asyncio.Queue[DeviceOnline] = asyncio.Queue()
-
-    def sink(event: DeviceEvent) -> None:
-        if isinstance(event, DeviceOnline):
-            online.put_nowait(event)
-
-    await asyncio.gather(*(s.start(sink) for s in driver.stations.values()))
-    async with asyncio.timeout(5):
-        events = [await online.get() for _ in ADDRESSES]
-    return wire, sorted(events, key=lambda e: e.device_id), driver
+    stations = [{"seat": s, "address": a} for s, a in ADDRESSES.items()]
+    return await start_logged_bus(sim, {"stations": stations, **settings}, len(ADDRESSES))
 
 
 def identities(wire: LineLog) -> dict[int, OnLine]:
