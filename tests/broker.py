@@ -315,3 +315,12 @@ class Subscribe(Protocol):
     """The subscribe fixture: subscribe("prefix/#", ...) -> an acknowledged Subscriber."""
 
     def __call__(self, *topics: str) -> Subscriber: ...
+
+
+@contextlib.contextmanager
+def held_port() -> Iterator[int]:
+    """A loopback port another process holds for the test's duration (as the other worker's server would)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        yield int(held.getsockname()[1])

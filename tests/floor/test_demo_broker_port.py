@@ -7,9 +7,7 @@ port picker first (as the other xdist worker's server, or another demo, would ho
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,15 +16,7 @@ from controller.cli.verb import UsageError
 from floor.cli.private import start_mosquitto, stop_mosquitto
 from floor.ports import PORT_ATTEMPTS, free_port
 from leash import Leash
-from tests.broker import Subscriber
-
-
-@contextmanager
-def held_port() -> Iterator[int]:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
-        held.bind(("127.0.0.1", 0))
-        held.listen()
-        yield int(held.getsockname()[1])
+from tests.broker import Subscriber, held_port
 
 
 @pytest.fixture

@@ -6,24 +6,13 @@ The race is made deterministic: the test holds a listening socket on a port and 
 
 from __future__ import annotations
 
-import socket
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import pytest
 
 from floor.ports import PORT_ATTEMPTS
 from leash import Leash
-from tests.broker import BROKER_DIR, Mosquitto, Subscriber, find_mosquitto, free_port
-
-
-@contextmanager
-def held_port() -> Iterator[int]:
-    """A loopback port another process holds for the test's duration (as the other worker's server would)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as held:
-        held.bind(("127.0.0.1", 0))
-        held.listen()
-        yield int(held.getsockname()[1])
+from tests.broker import BROKER_DIR, Mosquitto, Subscriber, find_mosquitto, free_port, held_port
 
 
 def binary() -> str:
