@@ -27,7 +27,8 @@ from controller.progressive.parameters import (
     first_error,
     percent_to_ppm,
 )
-from floor.config import DatabaseSection, parse_config, read_config, read_secret
+from floor.config import DatabaseSection, read_secret
+from floor.config_files import parse_config, read_config
 
 ID_PATTERN = r"^[A-Za-z0-9_\-]{1,64}$"
 LinkRole = Literal["floorperson", "supervisor"]

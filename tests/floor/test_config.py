@@ -41,7 +41,7 @@ def test_every_problem_is_named_with_its_field_and_fix() -> None:
 
 
 def test_an_unknown_setting_like_none_is_listed_with_the_sections_settings() -> None:
-    """floor/config.py's config_problems words LINK.toml's errors too; FLOOR.toml's list what the section knows."""
+    """floor/config_files.py's config_problems words LINK.toml's errors too; FLOOR.toml's list a section's settings."""
     with pytest.raises(FloorConfigError) as err:
         parse_floor_config('[database]\ndsn = "x"\nqqq = 1\n', "floor.toml")
     assert str(err.value) == (

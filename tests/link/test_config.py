@@ -46,7 +46,7 @@ def test_a_bad_link_config_names_the_field_and_the_fix(change: tuple[str, str], 
 
 
 def test_an_unknown_setting_like_none_is_to_be_removed() -> None:
-    """The wording is floor/config.py's config_problems, without FLOOR.toml's list of the section's settings."""
+    """The wording is floor/config_files.py's config_problems, without FLOOR.toml's list of the section's settings."""
     with pytest.raises(LinkConfigError) as err:
         parse_link_config(GOOD.replace("[database]", "[database]\nzzz = 1", 1), "LINK.toml")
     assert str(err.value) == "LINK.toml: 1 problem(s):\n  database.zzz: unknown setting: remove it"
