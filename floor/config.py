@@ -7,6 +7,7 @@ which the floor cannot reuse: it knows the chapters' rules models, and the floor
 from __future__ import annotations
 
 import ipaddress
+import re
 from datetime import time
 from pathlib import Path
 from typing import Annotated, Literal
@@ -160,6 +161,28 @@ class GapsSection(_Section):
     grace_s: float = Field(30.0, ge=1, le=86_400)
 
 
+MEMORY_SIZE = r"[1-9][0-9]{0,9}(kB|MB|GB)"  # as PostgreSQL writes one; it checks the range itself (64kB at least)
+
+
+def memory_size(text: str) -> str:
+    """A PostgreSQL memory size as `SET work_mem` takes it; ValueError says what is wrong (the caller, the fix)."""
+    if re.fullmatch(MEMORY_SIZE, text) is None:
+        raise ValueError(f"{text!r} is not a memory size")
+    return text
+
+
+class ReportSection(_Section):
+    """`tablectl report` (floor/report/): unset, the report runs at the server's settings."""
+
+    # PostgreSQL work_mem for the report's own transaction only (SET LOCAL); `--work-mem` wins over it.
+    work_mem: str | None = None
+
+    @field_validator("work_mem")
+    @classmethod
+    def _size(cls, value: str | None) -> str | None:
+        return None if value is None else memory_size(value)
+
+
 KEY_ID = r"^[A-Za-z0-9_.@\-]{1,64}$"  # a console key id, as the tables' [[supervisors]] take one
 
 
@@ -249,6 +272,7 @@ class FloorConfig(_Section):
     ingest: IngestSection = IngestSection()
     console: ConsoleSection = ConsoleSection()
     gaps: GapsSection = GapsSection()
+    report: ReportSection = ReportSection()
 
     @model_validator(mode="after")
     def _shift_names(self) -> FloorConfig:
@@ -277,6 +301,7 @@ _FIXES = {
     "end": 'write "HH:MM" on the 24-hour clock',
     "console.listen": 'write HOST:PORT, e.g. listen = "127.0.0.1:8480" or "[::1]:8443"',
     "gaps.grace_s": "give the seconds a seq gap may stay open before it is stale, 1 to 86400 (default 30)",
+    "report.work_mem": 'write a number and kB, MB or GB in quotes, e.g. work_mem = "64MB", or remove it',
     "public_key": "paste the public key the console's enrolment page showed (base64 of 32 bytes)",
 }
 

@@ -13,7 +13,6 @@ tablectl report verify FILE.csv (--public-key KEY | --config FLOOR.toml)
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from datetime import date
 from pathlib import Path
@@ -21,7 +20,7 @@ from pathlib import Path
 import psycopg
 
 from controller.cli.verb import Subparsers, UsageError
-from floor.config import FloorConfig, FloorConfigError, export_public_key, load_floor_config
+from floor.config import FloorConfig, FloorConfigError, export_public_key, load_floor_config, memory_size
 from floor.days import Period, day_period, range_period, shift_period
 from floor.db import connect
 from floor.export import ExportError, export_day, load_signing_key, record_signature, sign_file, verify
@@ -43,9 +42,10 @@ def _day(text: str) -> date:
 
 
 def _memory(text: str) -> str:
-    if re.fullmatch(r"[1-9][0-9]{0,9}(kB|MB|GB)", text) is None:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a memory size: write a number and kB, MB or GB, e.g. 64MB")
-    return text
+    try:
+        return memory_size(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{err}: write a number and kB, MB or GB, e.g. 64MB") from None
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -74,8 +74,9 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--work-mem",
         type=_memory,
-        help="PostgreSQL work_mem for this report's own transaction only (default: the server's, 4MB unless set),"
-        " e.g. --work-mem 64MB: a busy day's sorts then stay in memory instead of spilling to disk",
+        help="PostgreSQL work_mem for this report's own transaction only (default: the config's [report] work_mem, "
+        "else the server's, 4MB unless set), e.g. --work-mem 64MB: a busy day's sorts then stay in memory instead of "
+        "spilling to disk",
     )
     _add_actions(p)
 
@@ -164,17 +165,20 @@ def main(args: argparse.Namespace) -> int:
         return _sign(args.file, args.key)
     config = _config(args.config)
     scope = None if args.action in ("export", "record") else Scope(_period(args, config), args.table, args.game)
+    # The flag wins over the config's [report] work_mem; an error names whichever was used, where to change it.
+    work_mem = args.work_mem if args.work_mem is not None else config.report.work_mem
+    given = f"[report] work_mem = {work_mem!r} in {args.config}" if args.work_mem is None else f"--work-mem {work_mem}"
     try:
         with connect(config.database) as conn:
             if args.action == "record":
                 return _record(conn, config, args.file)
             if scope is None:
                 return _export(conn, config, args.export_day, args.key)
-            report = build(gather(conn, scope, args.work_mem), scope, config.name)
+            report = build(gather(conn, scope, work_mem), scope, config.name)
     except psycopg.OperationalError as err:
         raise UsageError(f"cannot reach the archive ({str(err).strip()}); check [database] dsn") from None
     except psycopg.errors.InvalidParameterValue as err:
-        raise UsageError(f"--work-mem {args.work_mem}: {str(err).strip()}; give e.g. 64MB") from None
+        raise UsageError(f"{given}: {str(err).strip()}; give e.g. 64MB") from None
     except (FloorConfigError, SummaryPending) as err:
         raise UsageError(str(err)) from None
     text = FORMATS[args.format](report)
