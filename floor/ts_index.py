@@ -11,8 +11,9 @@ once whatever the archive holds, marked invalid until every partition's index is
 then on (floor/schema.py partition_ddl) is made with its own. The partitions archived before are indexed here, one
 at a time, each with `CREATE INDEX CONCURRENTLY` (the writer goes on writing; it cannot run in a transaction, so
 not in the migration's) then attached to the parent's; the service runs this beside the archiving, each partition
-said in its log. Interrupted (a stop, a crash), it leaves at most one partition's invalid index, which the next
-run drops and builds again; a partition without the index is only read without it meanwhile.
+said in its log, and `tablectl floor fill-rounds` at a terminal, a line each (under the same lock: never both).
+Interrupted (a stop, a crash), it leaves at most one partition's invalid index, which the next run drops and builds
+again; a partition without the index is only read without it meanwhile.
 """
 
 from __future__ import annotations
@@ -56,9 +57,11 @@ def index_partitions(
     conn: Conn,
     progress: Callable[[int, int, str, float], None] | None = None,
     stopping: Callable[[], bool] = lambda: False,
+    busy: Callable[[int], None] | None = None,
 ) -> int:
     """Index and attach every partition archived before migration 8; returns how many. `progress(done, total,
-    partition, seconds)` after each; `stopping()` is asked before each. Nothing to do (the usual case) costs one
+    partition, seconds)` after each; `stopping()` is asked before each; `busy(partitions)` when another process
+    (a service, `floor fill-rounds`) holds the lock and is building them. Nothing to do (the usual case) costs one
     query. The connection is left in autocommit (CONCURRENTLY needs it)."""
     conn.commit()
     conn.autocommit = True
@@ -71,6 +74,8 @@ def index_partitions(
     got = conn.execute("SELECT pg_try_advisory_lock(%s)", (LOCK_KEY,)).fetchone()
     if got is None or not got[0]:
         log.info("events ts index: another floor service is building it", partitions=len(todo))
+        if busy is not None:
+            busy(len(todo))
         return 0
     try:
         done = 0

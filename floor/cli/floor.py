@@ -8,7 +8,7 @@ tablectl floor --config FLOOR.toml rounds TABLE [--last N] the last N rounds of 
 tablectl floor --config FLOOR.toml alarms                  integrity alarms and open seq gaps
 tablectl floor --config FLOOR.toml gaps                    open seq gaps, their age, the `resend` lines (1: stale)
 tablectl floor --config FLOOR.toml retention [--apply]     what the retention policy drops, and drop it
-tablectl floor --config FLOOR.toml fill-rounds             summarise the days archived before the round summary
+tablectl floor --config FLOOR.toml fill-rounds             summarise and index the days archived before both
 tablectl floor --config FLOOR.toml console keys            the keys enrolled in the console
 tablectl floor --config FLOOR.toml console approve KEY_ID [--role ROLE]  let an enrolled key log in
 tablectl floor --config FLOOR.toml console reject KEY_ID   remove a pending enrolment
@@ -40,6 +40,8 @@ from floor.schema import LATEST, SchemaError, migrate
 from floor.sdnotify import Notifier
 from floor.service import FloorService
 from floor.status import alarms_text, gaps_text, live_tables, status_text
+from floor.ts_index import index_partitions
+from floor.ts_index import valid as ts_index_valid
 
 CONFIG_HELP = "the floor config (configs/floor.toml is an annotated example)"
 JSON_HELP = "print JSON instead of text (default: text), for a program to read"
@@ -65,7 +67,9 @@ RETENTION = (
 )
 FILL = (
     "Brings the schema up to date, then summarises each gaming day archived before the per-round summary the reports "
-    "read (docs/floor.md, Schema), a table's day a transaction, saying each day; stopped, it goes on when run again."
+    "read (docs/floor.md, Schema), a table's day a transaction, then builds each such day's ts index (CONCURRENTLY: "
+    "the archiving goes on) and attaches it, as the service does at start, saying each; stopped, it goes on when run "
+    "again."
 )
 CONSOLE = "The console's enrolled keys (`keys`), and approving one so that it can log in (`approve`; docs/console.md)."
 KEYS = "Lists the keys enrolled in the console: id, role, public key, when enrolled, and whether approved."
@@ -115,7 +119,12 @@ def add_parser(sub: Subparsers) -> None:
     )
     ret = _action(actions, "retention", "the gaming days the retention policy drops, and dropping them", RETENTION)
     ret.add_argument("--apply", action="store_true", help="drop them (default: only say which, and why others stay)")
-    _action(actions, "fill-rounds", "summarise the days archived before the per-round summary (resumable)", FILL)
+    _action(
+        actions,
+        "fill-rounds",
+        "summarise and ts-index the days archived before the round summary and the ts index (resumable)",
+        FILL,
+    )
     _add_console(actions)
     for action in actions.choices.values():  # --config before or after the action; SUPPRESS keeps the earlier one
         action.add_argument("--config", type=Path, default=argparse.SUPPRESS, help=CONFIG_HELP)
@@ -247,7 +256,29 @@ def _fill_rounds(conn: psycopg.Connection[tuple[object, ...]]) -> int:
 
     if not fill_pending(conn, said):
         print("the round summary is complete: no gaming day waits to be summarised")
+    _index_older_days(conn)
     return 0
+
+
+def _index_older_days(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """The days archived before the ts index (migration 8) indexed and attached as the service does it, under its
+    lock: a service building them meanwhile is said, not raced."""
+    t0 = time.monotonic()
+
+    def built(done: int, total: int, partition: str, seconds: float) -> None:
+        left = (time.monotonic() - t0) / done * (total - done)
+        said = f"built and attached in {seconds:.1f} s, about {left:.0f} s left"
+        print(f"[{done}/{total}] ts index of {partition}: {said}")
+
+    def busy(partitions: int) -> None:
+        print(
+            f"the events ts index: a floor service is building it now ({partitions} day(s) to index): it goes on "
+            "there; run fill-rounds again to see it complete"
+        )
+
+    index_partitions(conn, built, busy=busy)
+    if ts_index_valid(conn):
+        print("the events ts index is complete: every gaming day's partition has its index, valid and attached")
 
 
 def _check(config: FloorConfig, path: Path, offline: bool) -> int:

@@ -1,12 +1,16 @@
 """The events' BRIN index on ts (schema migration 8, floor/ts_index.py) against a real PostgreSQL: an archive at
 migration 7 with two days of events migrates at once (the parent's index only), then each older partition gets its
 index built concurrently and attached, said in the log; the planner reads a ts range through it; a partition made
-afterwards has it from the start; an interrupted build's invalid index is built again.
+afterwards has it from the start; an interrupted build's invalid index is built again. `tablectl floor fill-rounds`,
+as a real process, does the same at a terminal, a line a partition, and leaves the partitions to a service that holds
+the lock.
 """
 
 from __future__ import annotations
 
+import subprocess
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -16,7 +20,8 @@ from floor.config import DatabaseSection
 from floor.db import connect
 from floor.rounds import pending
 from floor.schema import LATEST, MIGRATIONS, migrate, partition_ddl, partition_name
-from floor.ts_index import INDEX, index_partitions, older_days, partition_index, valid
+from floor.ts_index import INDEX, LOCK_KEY, index_partitions, older_days, partition_index, valid
+from tests.floor.conftest import TABLECTL
 
 pytestmark = pytest.mark.floor
 DAYS = (date(2026, 11, 20), date(2026, 11, 21))
@@ -137,3 +142,45 @@ def test_a_stop_leaves_the_rest_for_the_next_start_and_an_interrupted_build_is_b
         assert index_partitions(conn, lambda done, of, name, _s: said.append((done, of, name))) == 2
         assert said == [(1, 2, first), (2, 2, partition_name(DAYS[1]))]
         assert set(_indexed(conn)) == {first, partition_name(DAYS[1])} and valid(conn)
+
+
+def _fill(config: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*TABLECTL, "floor", "--config", str(config), "fill-rounds"], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_fill_rounds_indexes_the_older_days_at_a_terminal_and_leaves_them_to_a_service_building_them(
+    floor_dsn: str, tmp_path: Path
+) -> None:
+    _archive_at_7(floor_dsn)
+    config = tmp_path / "floor.toml"
+    config.write_text(f'name = "f"\n[database]\ndsn = "{floor_dsn}"\n[mqtt]\nbroker = "mqtt://127.0.0.1:1"\n')
+    names = [partition_name(d) for d in DAYS]
+    complete = "the events ts index is complete: every gaming day's partition has its index, valid and attached"
+    # A service building the index holds the lock: the command migrates, says so and leaves the days to it.
+    with psycopg.connect(floor_dsn, autocommit=True) as service:
+        service.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
+        run = _fill(config)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.splitlines() == [
+            "the round summary is complete: no gaming day waits to be summarised",
+            "the events ts index: a floor service is building it now (2 day(s) to index): it goes on there; run "
+            "fill-rounds again to see it complete",
+        ]
+    with connect(DatabaseSection(dsn=floor_dsn)) as conn:
+        assert conn.execute("SELECT max(version) FROM floor_schema").fetchone() == (LATEST,)
+        assert _indexed(conn) == {} and not valid(conn)
+    run = _fill(config)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert [line.split(": built and attached in ")[0] for line in lines[1:3]] == [
+        f"[1/2] ts index of {names[0]}",
+        f"[2/2] ts index of {names[1]}",
+    ]
+    assert lines[0].startswith("the round summary is complete") and lines[3:] == [complete]
+    with connect(DatabaseSection(dsn=floor_dsn)) as conn:
+        assert _indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
+    # Run again: nothing to do, and it says the index is complete.
+    again = _fill(config)
+    assert again.returncode == 0 and again.stdout.splitlines()[1:] == [complete], again.stdout
