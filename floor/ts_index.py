@@ -73,7 +73,7 @@ def index_partitions(
         return 0
     got = conn.execute("SELECT pg_try_advisory_lock(%s)", (LOCK_KEY,)).fetchone()
     if got is None or not got[0]:
-        log.info("events ts index: another floor service is building it", partitions=len(todo))
+        log.info("events ts index: another floor service or `floor fill-rounds` is building it", partitions=len(todo))
         if busy is not None:
             busy(len(todo))
         return 0

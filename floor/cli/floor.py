@@ -272,8 +272,8 @@ def _index_older_days(conn: psycopg.Connection[tuple[object, ...]]) -> None:
 
     def busy(partitions: int) -> None:
         print(
-            f"the events ts index: a floor service is building it now ({partitions} day(s) to index): it goes on "
-            "there; run fill-rounds again to see it complete"
+            f"the events ts index: a floor service (or another fill-rounds) is building it now ({partitions} day(s) to "
+            "index): it goes on there; run fill-rounds again to see it complete"
         )
 
     index_partitions(conn, built, busy=busy)
