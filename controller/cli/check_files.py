@@ -15,7 +15,7 @@ from controller.cli.verb import UsageError
 from controller.config.files import PEM_MAX_BYTES, SECRET_MAX_BYTES, FileRefused, kind_of, read_bounded
 from controller.config.table import MAX_TABLE_ID, TableConfig
 from controller.mqtt.connection import read_secret, tls_context
-from controller.shell.runner import default_journal_path
+from controller.shell.configured import default_journal_path
 
 _FILE_FIXES = {
     "password_file": "create it with the table's broker password on its first line (install -m 0640 -g tablectl)",
