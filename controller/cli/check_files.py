@@ -14,8 +14,7 @@ from controller.cli.findings import Finding
 from controller.cli.verb import UsageError
 from controller.config.files import PEM_MAX_BYTES, SECRET_MAX_BYTES, FileRefused, kind_of, read_bounded
 from controller.config.table import MAX_TABLE_ID, TableConfig
-from controller.mqtt.connection import read_secret, tls_context
-from controller.shell.runner import default_journal_path
+from controller.shell.configured import default_journal_path
 
 _FILE_FIXES = {
     "password_file": "create it with the table's broker password on its first line (install -m 0640 -g tablectl)",
@@ -40,6 +39,10 @@ def check_mqtt_files(mqtt: Mapping[str, Any]) -> list[Finding]:
         findings += _check_password(usable["password_file"])
     tls_files = [k for k in ("ca_file", "cert_file", "key_file") if isinstance(mqtt.get(k), str)]
     if tls_files and all(k in usable for k in tls_files):
+        # Loaded here, not with this module: `tablectl run` checks its config before it opens the devices, and
+        # controller.mqtt.connection brings aiomqtt (~10 ms), loaded off the loop's thread (controller/cli/run.py).
+        from controller.mqtt.connection import tls_context
+
         try:  # loaded exactly as the publisher will load them: bad PEM or a key that does not match shows here
             tls_context(usable.get("ca_file"), usable.get("cert_file"), usable.get("key_file"))
         except ValueError as err:
@@ -88,6 +91,8 @@ def _check_file(field: str, value: str, fix: str) -> list[Finding]:
 
 
 def _check_password(password_file: str) -> list[Finding]:
+    from controller.mqtt.connection import read_secret  # as tls_context above: aiomqtt after the devices opened
+
     try:
         read_secret(password_file)
     except ValueError as err:

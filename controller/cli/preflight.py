@@ -27,7 +27,7 @@ from controller.config.errors import config_problems
 from controller.config.files import FileRefused, read_bounded
 from controller.config.table import ConfigFileError, TableConfig, read_config
 from controller.games.registry import chapter_of
-from controller.shell.runner import playable
+from controller.shell.configured import playable
 from drivers.interfaces import WAGER_BUS_ID
 from drivers.registry import ENTRY_POINT_GROUP, DriverConfigError, installed_names, load_driver, settings_model
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import sys
 import uuid
@@ -19,15 +18,14 @@ from typing import Any, TextIO
 
 import structlog
 
-from controller.config.errors import ConfigError
-from controller.config.table import TableConfig, configured_devices, station_id
+from controller.config.table import TableConfig
 from controller.core.events import DomainEvent
 from controller.engine.context import BonusDraws
 from controller.engine.inputs import CloseTable
 from controller.engine.state import Phase
-from controller.games.registry import SPECS, spec_for
 from controller.mqtt.anchor import read_retained_anchor
 from controller.mqtt.birth import software_check
+from controller.shell.configured import begin_devices, build_devices, default_journal_path, playable
 from controller.shell.inbox import EarlyStart
 from controller.shell.leftovers import StartLeftovers
 from controller.shell.noise import quiet_connection_noise
@@ -38,60 +36,14 @@ from controller.shell.watchdog import SystemdSupervisor
 from controller.store.failure import StorageError
 from controller.store.journal import Journal
 from controller.store.schema import JournalError
-from drivers.interfaces import WAGER_BUS_ID, Device, WagerBus
-from drivers.registry import create_driver
+from drivers.interfaces import Device
 
 log = structlog.get_logger("tablectl")
 
+# Where they were before controller.shell.configured: the tests, demo and tools import them from here.
+__all__ = ["begin_devices", "build_devices", "default_journal_path", "playable", "run_table"]
+
 Companions = Callable[[TableService], list[Coroutine[Any, Any, None]]]
-
-
-def playable(config: TableConfig) -> str | None:
-    """Why this config cannot run a table yet, or None when it can."""
-    spec = spec_for(config.game)
-    if spec is None:
-        return (
-            f"chapter {config.game.chapter} has no round engine yet, only settlement "
-            f"(`tablectl settle`); the tables that run today are chapters {', '.join(sorted(SPECS))}"
-        )
-    try:
-        spec.require_method(spec.dealing_method(config.game))
-    except ValueError as err:
-        return str(err)
-    problem = spec.live_problem(config.game)
-    if problem is not None:
-        return problem
-    if config.devices is None:
-        return "the config has no [devices] table: name the table's devices (see configs/mississippi-stud.toml)"
-    return None
-
-
-def build_devices(config: TableConfig, ports: Mapping[str, str] | None = None) -> dict[str, Device]:
-    """The configured drivers, keyed by device id; `ports` overrides configured ports (simulators)."""
-    ports = ports or {}
-    d = config.devices
-    if d is None:
-        raise ConfigError(playable(config) or "no [devices] table")
-    raw = configured_devices(config)
-    devices = {dev: create_driver(dev, settings, ports.get(dev)) for dev, settings in raw.items()}
-    if d.wager_bus is not None:
-        # The service addresses stations by seat; the bus's per-seat stations share its line and lifetime.
-        bus = create_driver(WAGER_BUS_ID, d.wager_bus, ports.get(WAGER_BUS_ID))
-        if not isinstance(bus, WagerBus):
-            raise ConfigError(
-                f"devices.wager_bus: driver {d.wager_bus.get('driver')!r} does not drive a wager bus "
-                f'(it has no per-seat `stations`); use e.g. driver = "reference-wager-bus"'
-            )
-        devices.update({station_id(seat): station for seat, station in bus.stations.items()})
-    return devices
-
-
-def default_journal_path(table_id: str) -> Path:
-    # systemd's StateDirectory=tablectl sets $STATE_DIRECTORY (the first of a ':'-separated list) to that directory.
-    if os.environ.get("STATE_DIRECTORY"):
-        return Path(os.environ["STATE_DIRECTORY"].split(":")[0]) / f"{table_id}.sqlite"
-    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
-    return state / "tablectl" / f"{table_id}.sqlite"
 
 
 async def run_table(
@@ -103,16 +55,18 @@ async def run_table(
     out: TextIO | None = None,
     companions: Companions = lambda _: [],
     draws: BonusDraws | None = None,
+    begun: tuple[EarlyStart, StartLeftovers] | None = None,
 ) -> int:
     """Run until the table is closed (or stopped); returns the number of rounds started. A storage failure stops
     the table cleanly (devices stopped, the backlog offered to the broker, status "offline" with the reason) and
-    is then raised: StorageError, whose message is the one line to show."""
+    is then raised: StorageError, whose message is the one line to show. `begun`: the devices were started already
+    (begin_devices), as `tablectl run` does before it loads this module."""
     path = journal_path or Path(config.journal.path or default_journal_path(config.table_id))
     _report_software(config)
-    journal = _open_journal(path, config.table_id)
+    journal = await _journal_or_let_go(path, config.table_id, devices, begun)
     quiet_connection_noise(asyncio.get_running_loop())
-    leftovers = StartLeftovers(asyncio.get_running_loop())  # before the devices' ports open in its executor
-    table = await _restored(config, devices, journal, broker, draws)
+    early, leftovers = begun if begun is not None else begin_devices(devices)
+    table = await _restored(config, devices, journal, broker, draws, early)
     service, publisher, tasks = table.service, table.publisher, table.tasks
     first_round = service.state.rounds_played
     # systemd Type=notify: READY=1, STATUS=, WATCHDOG=1 while healthy (None outside systemd).
@@ -154,12 +108,14 @@ async def run_table(
 
 
 async def _restored(
-    config: TableConfig, devices: Mapping[str, Device], journal: Journal, broker: str | None, draws: BonusDraws | None
+    config: TableConfig,
+    devices: Mapping[str, Device],
+    journal: Journal,
+    broker: str | None,
+    draws: BonusDraws | None,
+    early: EarlyStart,
 ) -> SupervisedTable:
-    """The table on its restored state. The devices come up (opened, identified: ~30 ms on the wire) while the
-    broker's anchor is read and the state restored; they are commanded only once the restored state says what they
-    should do (controller.shell.inbox)."""
-    early = EarlyStart.begin(devices.values())
+    """The table on its restored state, read while the devices come up (begin_devices)."""
     try:
         # The journal is held against the anchor the broker retains as well as its own anchor file (bounded wait).
         remote = await read_retained_anchor(config.mqtt, config.table_id, broker)
@@ -169,10 +125,22 @@ async def _restored(
         raise
 
 
+async def _journal_or_let_go(
+    path: Path, table_id: str, devices: Mapping[str, Device], begun: tuple[EarlyStart, StartLeftovers] | None
+) -> Journal:
+    """The journal; the devices begun already are let go again when it cannot be opened."""
+    try:
+        return _open_journal(path, table_id)
+    except BaseException:
+        if begun is not None:
+            await begun[0].abandon(devices.values())
+        raise
+
+
 def _open_journal(path: Path, table_id: str) -> Journal:
     try:
         return Journal(path, table_id, boot_id=uuid.uuid4().hex)
-    except JournalError as err:  # a newer schema, not a journal: say so and stop before any device is driven
+    except JournalError as err:  # a newer schema, not a journal: say so and stop before any device is commanded
         log.error("journal unusable", path=str(path), error=str(err))
         print(f"tablectl: {err}", file=sys.stderr)
         raise SystemExit(2) from None

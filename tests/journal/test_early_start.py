@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from controller.config.table import TableConfig, demo_config
-from controller.shell.runner import build_devices, run_table
+from controller.shell.runner import begin_devices, build_devices, run_table
 from controller.shell.service import TableService
 from drivers.base import DeviceBase
 from drivers.interfaces import Device
@@ -174,3 +174,29 @@ async def test_a_start_that_fails_after_the_devices_began_lets_them_go(
         drivers = [d for d in devices.values() if isinstance(d, DeviceBase)]
         assert drivers and not any(d.supervised for d in drivers)
         assert not [t for t in asyncio.all_tasks() if t.get_name().startswith("driver:") and not t.done()]
+
+
+async def test_devices_begun_before_the_daemon_loaded_are_let_go_when_the_journal_is_unusable(
+    tmp_path: Path, unique_id: str, no_broker: str
+) -> None:
+    """`tablectl run` starts the devices before it loads the daemon's modules (controller/cli/run.py: the identifies
+    go out first); a journal file that is not a tablectl journal still stops the start with exit status 2, before any
+    device is commanded, and the drivers begun are stopped, none of their tasks left running."""
+    config = demo_config().model_copy(update={"table_id": unique_id})
+    journal = tmp_path / "journal.sqlite"
+    journal.write_bytes(b"not a journal" * 100)
+    sims = SimulatedTable(config.game.seats, random.Random(1), sign=True)
+    heard = Heard(sims, lambda: False)
+    async with sims:
+        devices = build_devices(config, sims.ports)
+        begun = begin_devices(devices)
+        async with asyncio.timeout(BOUND):
+            await all_settled(devices)  # every device identified: the journal is opened later in a real start too
+        assert all(d.online for d in devices.values() if isinstance(d, DeviceBase))
+        with pytest.raises(SystemExit) as stopped_with:
+            await run_table(config, devices, broker=no_broker, journal_path=journal, begun=begun)
+        assert stopped_with.value.code == 2
+        drivers = [d for d in devices.values() if isinstance(d, DeviceBase)]
+        assert drivers and not any(d.supervised for d in drivers)
+        assert not [t for t in asyncio.all_tasks() if t.get_name().startswith("driver:") and not t.done()]
+        assert {c for _, c, _ in heard.commands} == {"identify"}
