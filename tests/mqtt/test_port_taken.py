@@ -15,6 +15,15 @@ from leash import Leash
 from tests.broker import BROKER_DIR, Mosquitto, Subscriber, find_mosquitto, free_port, held_port
 
 
+def serves_a_subscriber(mq: Mosquitto) -> None:
+    """The broker on the port it took answers a client's subscription."""
+    sub = Subscriber(mq.host, mq.port, ["ports/#"])
+    try:
+        sub.wait_subscribed()
+    finally:
+        sub.close()
+
+
 def binary() -> str:
     found = find_mosquitto()
     if found is None:
@@ -36,11 +45,7 @@ def test_a_broker_whose_port_was_taken_starts_on_a_fresh_one() -> None:
             assert mq.port != taken and mq.url == f"mqtt://127.0.0.1:{mq.port}"
             # The first attempt did meet the taken port (mosquitto said so), and the one it runs on serves clients.
             assert any("Address already in use" in line for line in mq.log)
-            sub = Subscriber(mq.host, mq.port, ["ports/#"])
-            try:
-                sub.wait_subscribed()
-            finally:
-                sub.close()
+            serves_a_subscriber(mq)
         finally:
             mq.close()
 
@@ -102,10 +107,6 @@ def test_a_broker_of_its_own_config_whose_port_was_taken_starts_on_a_fresh_one()
             mq.start()
             assert written == [taken, mq.port] and mq.port != taken
             assert f"listener {mq.port} 127.0.0.1\n" in mq.config.read_text()
-            sub = Subscriber(mq.host, mq.port, ["ports/#"])
-            try:
-                sub.wait_subscribed()
-            finally:
-                sub.close()
+            serves_a_subscriber(mq)
         finally:
             mq.close()
