@@ -11,7 +11,8 @@ once whatever the archive holds, marked invalid until every partition's index is
 then on (floor/schema.py partition_ddl) is made with its own. The partitions archived before are indexed here, one
 at a time, each with `CREATE INDEX CONCURRENTLY` (the writer goes on writing; it cannot run in a transaction, so
 not in the migration's) then attached to the parent's; the service runs this beside the archiving, each partition
-said in its log, and `tablectl floor fill-rounds` at a terminal, a line each (under the same lock: never both).
+said in its log, and `tablectl floor fill-rounds` at a terminal, a line each (under the same lock: never both; a
+service finding the lock held waits for it, and says "complete" itself once the other is done).
 Interrupted (a stop, a crash), it leaves at most one partition's invalid index, which the next run drops and builds
 again; a partition without the index is only read without it meanwhile.
 """
@@ -38,6 +39,10 @@ INDEX = "events_ts_brin"
 MIGRATION = f"CREATE INDEX IF NOT EXISTS {INDEX} ON ONLY events USING brin (ts) WITH (autosummarize = on)"
 # Two services starting at once must not both build the same partition's index (the second would fail on it).
 LOCK_KEY = 16016017
+# A service finding the lock held waits for it this long at a time (it takes it at once when let go; this bounds how
+# late a stop is seen), and says the other's progress at least this often.
+LOCK_WAIT_S = 1.0
+PROGRESS_S = 60.0
 
 # The partitions of `events` with no index attached to the parent's, oldest first.
 UNINDEXED = f"""
@@ -58,26 +63,36 @@ def index_partitions(
     progress: Callable[[int, int, str, float], None] | None = None,
     stopping: Callable[[], bool] = lambda: False,
     busy: Callable[[int], None] | None = None,
+    wait_s: float | None = None,
 ) -> int:
     """Index and attach every partition archived before migration 8; returns how many. `progress(done, total,
     partition, seconds)` after each; `stopping()` is asked before each; `busy(partitions)` when another process
-    (a service, `floor fill-rounds`) holds the lock and is building them. Nothing to do (the usual case) costs one
-    query. The connection is left in autocommit (CONCURRENTLY needs it)."""
+    (a service, `floor fill-rounds`) holds the lock and is building them. Without `wait_s` that ends the call;
+    with it, the call waits for the lock, `wait_s` at a time (a stop is seen between two), logging the other's
+    progress, and builds only what the other left (none, when it finished). Nothing to do (the usual case) costs
+    one query. The connection is left in autocommit (CONCURRENTLY needs it)."""
     conn.commit()
     conn.autocommit = True
     row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (INDEX,)).fetchone()
     if row is None or not row[0]:
         return 0  # a schema before migration 8: the service migrates first, so only a caller's mistake
-    todo = [str(r[0]) for r in conn.execute(UNINDEXED.encode()).fetchall()]
+    todo = _unindexed(conn)
     if not todo:
         return 0
     got = conn.execute("SELECT pg_try_advisory_lock(%s)", (LOCK_KEY,)).fetchone()
     if got is None or not got[0]:
-        log.info("events ts index: another floor service or `floor fill-rounds` is building it", partitions=len(todo))
+        log.info(
+            "events ts index: another floor service or `floor fill-rounds` is building it",
+            partitions=len(todo),
+            then="waiting for it to finish" if wait_s is not None else "left to it",
+        )
         if busy is not None:
             busy(len(todo))
-        return 0
+        if wait_s is None or not _wait_for_lock(conn, len(todo), wait_s, stopping):
+            return 0
     try:
+        # Taken after a wait, the other process built some or all of them meanwhile: those are not built again.
+        todo = _unindexed(conn)
         done = 0
         for partition in todo:
             if stopping():
@@ -90,6 +105,39 @@ def index_partitions(
         return done
     finally:
         conn.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))
+
+
+def _unindexed(conn: Conn) -> list[str]:
+    return [str(r[0]) for r in conn.execute(UNINDEXED.encode()).fetchall()]
+
+
+def _wait_for_lock(conn: Conn, left: int, wait_s: float, stopping: Callable[[], bool]) -> bool:
+    """Blocked on the lock (so taken the moment the other process lets it go, not at the next poll), `wait_s` at a
+    time: between two waits a stop is seen and the days the other still has to build are counted, said in the log
+    when that changes (its progress) and at least every PROGRESS_S. False when stopping, or when the other left
+    nothing to build (it finished: the lock is not needed to see the index complete)."""
+    t0 = said_at = time.monotonic()
+    conn.execute(f"SET lock_timeout = {max(1, int(wait_s * 1000))}".encode())
+    try:
+        while not stopping():
+            try:
+                conn.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
+                return True
+            except psycopg.errors.LockNotAvailable:
+                pass
+            now_left = len(_unindexed(conn))
+            if now_left == 0:
+                return False
+            if now_left != left or time.monotonic() - said_at >= PROGRESS_S:
+                left, said_at = now_left, time.monotonic()
+                log.info(
+                    "events ts index: still waiting for the other process building it",
+                    partitions_left=left,
+                    waited_s=round(said_at - t0, 1),
+                )
+        return False
+    finally:
+        conn.execute("RESET lock_timeout")
 
 
 def _index_one(conn: Conn, partition: str) -> None:
@@ -109,18 +157,20 @@ def _index_one(conn: Conn, partition: str) -> None:
     conn.execute(f"ALTER INDEX {INDEX} ATTACH PARTITION {name}".encode())
 
 
-async def index_beside(db: DatabaseSection, stopping: Callable[[], bool]) -> None:
-    """The service's task: the older partitions indexed beside the archiving, each said in the log. A stop ends it
-    between two partitions; the next start goes on from there."""
+async def index_beside(db: DatabaseSection, stopping: Callable[[], bool], wait_s: float = LOCK_WAIT_S) -> None:
+    """The service's task: the older partitions indexed beside the archiving, each said in the log. Another process
+    building them (`floor fill-rounds`, a second service) is waited for, so "complete" is said here once it is. A
+    stop ends it between two partitions (or two waits); the next start goes on from there."""
 
     def said(done: int, total: int, partition: str, seconds: float) -> None:
         log.info("events ts index built", partition=partition, seconds=round(seconds, 2), done=done, of=total)
 
     def build() -> bool:
+        waited: list[int] = []
         with connect(db) as conn:
-            if not index_partitions(conn, said, stopping):
-                return False
-            return valid(conn)
+            if not index_partitions(conn, said, stopping, busy=waited.append, wait_s=wait_s) and not waited:
+                return False  # nothing to do: the usual start says nothing
+            return not stopping() and valid(conn)
 
     if await asyncio.to_thread(build):
         log.info("events ts index complete")

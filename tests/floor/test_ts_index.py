@@ -3,11 +3,13 @@ migration 7 with two days of events migrates at once (the parent's index only), 
 index built concurrently and attached, said in the log; the planner reads a ts range through it; a partition made
 afterwards has it from the start; an interrupted build's invalid index is built again. `tablectl floor fill-rounds`,
 as a real process, does the same at a terminal, a line a partition, and leaves the partitions to a service that holds
-the lock.
+the lock; a service finding the lock held (a real second connection, as fill-rounds holds it) waits for it, builds
+only what the other left, and says "complete" itself.
 """
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -20,8 +22,17 @@ from floor.config import DatabaseSection
 from floor.db import connect
 from floor.rounds import pending
 from floor.schema import LATEST, MIGRATIONS, migrate, partition_ddl, partition_name
-from floor.ts_index import INDEX, LOCK_KEY, index_partitions, older_days, partition_index, valid
-from tests.floor.conftest import TABLECTL
+from floor.ts_index import (
+    INDEX,
+    LOCK_KEY,
+    _index_one,
+    index_beside,
+    index_partitions,
+    older_days,
+    partition_index,
+    valid,
+)
+from tests.floor.conftest import TABLECTL, wait_for
 
 pytestmark = pytest.mark.floor
 DAYS = (date(2026, 11, 20), date(2026, 11, 21))
@@ -184,3 +195,97 @@ def test_fill_rounds_indexes_the_older_days_at_a_terminal_and_leaves_them_to_a_s
     # Run again: nothing to do, and it says the index is complete.
     again = _fill(config)
     assert again.returncode == 0 and again.stdout.splitlines()[1:] == [complete], again.stdout
+
+
+BUSY = "events ts index: another floor service or `floor fill-rounds` is building it"
+STILL = "events ts index: still waiting for the other process building it"
+
+
+def _waiting_on_lock(conn: psycopg.Connection[tuple[object, ...]]) -> bool:
+    """Whether a backend is blocked on the build's advisory lock (a key under 2^32: objid is the key, classid 0)."""
+    row = conn.execute(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 0 AND objid = %s AND NOT granted",
+        (LOCK_KEY,),
+    ).fetchone()
+    return row is not None and int(str(row[0])) > 0
+
+
+def _index_oids(conn: psycopg.Connection[tuple[object, ...]]) -> dict[str, int]:
+    rows = conn.execute("SELECT relname, oid FROM pg_class WHERE relname LIKE 'events\\_2%\\_ts\\_brin'").fetchall()
+    return {str(name): int(str(oid)) for name, oid in rows}
+
+
+async def test_a_service_finding_another_building_waits_and_says_complete_without_building_again(
+    floor_dsn: str,
+) -> None:
+    _archive_at_7(floor_dsn)
+    db = DatabaseSection(dsn=floor_dsn)
+    with connect(db) as conn:
+        migrate(conn)
+    names = [partition_name(d) for d in DAYS]
+    # The other process (as `floor fill-rounds` would) holds the lock on a connection of its own.
+    with psycopg.connect(floor_dsn, autocommit=True) as other, capture_logs() as logs:
+        other.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
+        service = asyncio.create_task(older_days(db, lambda: False))  # the service's task, as it runs it
+        await asyncio.to_thread(wait_for, lambda: _waiting_on_lock(other), 30, "the service waiting on the lock")
+        assert not service.done()
+        # The other builds every day (its own try-lock nests in the held one) and lets the lock go.
+        assert index_partitions(other) == 2
+        built_by_other = _index_oids(other)
+        assert set(built_by_other) == {partition_index(n) for n in names}
+        other.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))
+        await asyncio.wait_for(service, 30)
+    ts = [e for e in logs if e["event"].startswith("events ts index")]
+    # Between the two, the other's progress may be said (a line when its count of days left changes): never a build.
+    assert ts[0]["event"] == BUSY and ts[-1]["event"] == "events ts index complete", ts
+    assert {e["event"] for e in ts[1:-1]} <= {STILL}, ts
+    assert ts[0]["partitions"] == 2 and ts[0]["then"] == "waiting for it to finish"
+    with connect(db) as conn:
+        # Not built twice: the very indexes the other built, attached, and the parent's valid.
+        assert _index_oids(conn) == built_by_other
+        assert _indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
+
+
+async def test_a_service_waiting_says_the_others_progress_and_builds_only_what_it_left(floor_dsn: str) -> None:
+    _archive_at_7(floor_dsn)
+    db = DatabaseSection(dsn=floor_dsn)
+    with connect(db) as conn:
+        migrate(conn)
+    names = [partition_name(d) for d in DAYS]
+    with psycopg.connect(floor_dsn, autocommit=True) as other, capture_logs() as logs:
+        other.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
+        service = asyncio.create_task(index_beside(db, lambda: False, wait_s=0.05))
+        await asyncio.to_thread(wait_for, lambda: _waiting_on_lock(other), 30, "the service waiting on the lock")
+        _index_one(other, names[0])  # the other builds the first day, then is interrupted (Ctrl-C, a crash)
+        first = _index_oids(other)[partition_index(names[0])]
+
+        def progress_said() -> bool:
+            return any(e["event"] == STILL and e["partitions_left"] == 1 for e in logs)
+
+        await asyncio.to_thread(wait_for, progress_said, 30, "the service saying the other's progress")
+        other.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))
+        await asyncio.wait_for(service, 30)
+    built = [(e["partition"], e["done"], e["of"]) for e in logs if e["event"] == "events ts index built"]
+    assert built == [(names[1], 1, 1)]  # the second day only: the first was the other's
+    assert logs[-1]["event"] == "events ts index complete"
+    with connect(db) as conn:
+        assert _index_oids(conn)[partition_index(names[0])] == first
+        assert _indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
+
+
+async def test_a_stop_ends_the_wait_without_saying_complete(floor_dsn: str) -> None:
+    _archive_at_7(floor_dsn)
+    db = DatabaseSection(dsn=floor_dsn)
+    with connect(db) as conn:
+        migrate(conn)
+    stop = asyncio.Event()
+    with psycopg.connect(floor_dsn, autocommit=True) as other, capture_logs() as logs:
+        other.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
+        service = asyncio.create_task(index_beside(db, stop.is_set, wait_s=0.05))
+        await asyncio.to_thread(wait_for, lambda: _waiting_on_lock(other), 30, "the service waiting on the lock")
+        stop.set()
+        await asyncio.wait_for(service, 30)
+        assert not _waiting_on_lock(other)
+    assert [e["event"] for e in logs if e["event"].startswith("events ts index")] == [BUSY]
+    with connect(db) as conn:
+        assert _indexed(conn) == {} and not valid(conn)
