@@ -25,7 +25,7 @@ from collections import Counter
 import benchlib
 
 from controller.shell.logs import configure_logging
-from drivers.interfaces import DeviceEvent, DeviceOnline
+from drivers.interfaces import WAGER_BUS_ID, DeviceEvent, DeviceOnline
 from drivers.reference.framing import FrameParser, Kind, ProtocolError, decode_message
 from drivers.reference.wager_bus import ReferenceWagerBus
 from drivers.registry import create_driver
@@ -66,7 +66,7 @@ async def one_start(stations: int, protocol: int) -> tuple[float, dict[bool, int
 
     sim._endpoint.tap = tap
     driver = create_driver(
-        "wager_bus",
+        WAGER_BUS_ID,
         {
             "driver": "reference-wager-bus",
             "port": sim.port,

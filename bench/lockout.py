@@ -44,7 +44,7 @@ from controller.shell.locks import lock_frames_out
 from controller.shell.logs import configure_logging
 from controller.shell.writer import JournalWriter
 from controller.store.journal import Journal
-from drivers.interfaces import ButtonPressed, DeviceEvent, LockAcknowledged, WagerBus, WagerStation
+from drivers.interfaces import WAGER_BUS_ID, ButtonPressed, DeviceEvent, LockAcknowledged, WagerBus, WagerStation
 from drivers.reference.device import ReferenceDevice
 from drivers.registry import create_driver
 from drivers.sim.line import UNPACED, LineTiming
@@ -57,7 +57,7 @@ def station_drivers(ports: list[str], stations: int, bus: bool, protocol: int) -
     quiet = {**QUIET, "protocol": protocol}
     if bus:
         line_settings = {"driver": "reference-wager-bus", "port": ports[0], "seats": list(range(1, stations + 1))}
-        line = create_driver("wager_bus", {**line_settings, **quiet})
+        line = create_driver(WAGER_BUS_ID, {**line_settings, **quiet})
         assert isinstance(line, WagerBus)
         return list(line.stations.values())
     drivers: list[WagerStation] = []

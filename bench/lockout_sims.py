@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+from drivers.interfaces import WAGER_BUS_ID
 from drivers.sim.base import SimDevice
 from drivers.sim.dealer_panel import DealerPanelSim
 from drivers.sim.line import LineTiming
@@ -18,7 +19,7 @@ from drivers.sim.wager_station import WagerStationSim
 
 def station_simulators(stations: int, bus: bool, timing: LineTiming) -> list[SimDevice | WagerBusSim]:
     if bus:
-        return [WagerBusSim("wager_bus", seats=range(1, stations + 1), timing=timing)]
+        return [WagerBusSim(WAGER_BUS_ID, seats=range(1, stations + 1), timing=timing)]
     sims: list[SimDevice | WagerBusSim] = []
     for n in range(1, stations + 1):
         sim = WagerStationSim(f"wager_station_{n}", n)
