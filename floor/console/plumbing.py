@@ -19,7 +19,7 @@ from typing import Any
 
 import structlog
 from aiohttp import web
-from aiohttp.http_exceptions import HttpProcessingError, TransferEncodingError
+from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.streams import StreamReader
 from aiohttp.web_protocol import _ErrInfo
 
@@ -285,7 +285,7 @@ class ConsoleProtocol(web.RequestHandler):
         response = super().handle_error(request, status, exc, message)
         if not isinstance(response, web.Response):  # aiohttp builds a Response; anything else is left as it is
             return response
-        problem = problem_in(exc if isinstance(exc, TransferEncodingError) else message or "")
+        problem = problem_in(exc if isinstance(exc, HttpProcessingError) else message or "")
         try:
             phrase = HTTPStatus(status).phrase
         except ValueError:
@@ -314,16 +314,38 @@ async def watch_body(request: web.Request, handler: Handler) -> web.StreamRespon
 class ProtocolLog(logging.LoggerAdapter[logging.Logger]):
     """aiohttp's server logger for the console: a request that is not HTTP it can parse (a Content-Length that is not
     a number, a header line past 8190 bytes, bytes after `Connection: close`) is the client's fault, answered with a
-    400 naming it; it is noted at info, not as an error with a traceback. Anything else goes on as aiohttp logs it."""
+    400 naming it; it is noted at info, not as an error with a traceback (at debug where aiohttp chose debug: non-HTTP
+    bytes as a connection's first request, a scanner's or TLS sent to plain HTTP). The line says what was wrong as
+    the 400 says it (wire.problem_in) and aiohttp's kind of error, never the client's bytes: aiohttp's own message and
+    traceback quote them (escaped, but whatever a client chose to put in the floor's log, up to 8190 bytes a line).
+    Anything else goes on as aiohttp logs it."""
 
     def __init__(self) -> None:
         super().__init__(logging.getLogger("aiohttp.server"), {})
 
     def exception(self, msg: object, *args: object, exc_info: Any = True, **kw: Any) -> None:
-        if isinstance(exc_info, HttpProcessingError) and 400 <= (exc_info.code or 0) < 500:
-            log.info("console refused a malformed request", problem=exc_info.message, status=exc_info.code)
-            return
-        super().exception(msg, *args, exc_info=exc_info, **kw)
+        if not _refused(exc_info, args, log.info):
+            super().exception(msg, *args, exc_info=exc_info, **kw)
+
+    def debug(self, msg: object, *args: object, **kw: Any) -> None:
+        if not _refused(kw.get("exc_info"), args, log.debug):
+            super().debug(msg, *args, **kw)
+
+
+def _refused(error: object, args: tuple[object, ...], say: Callable[..., object]) -> bool:
+    """Said (`say`) when `error` is the client's fault (a 4xx of aiohttp's parser); `args` are aiohttp's format
+    arguments, the client's address first."""
+    if not isinstance(error, HttpProcessingError) or not 400 <= (error.code or 0) < 500:
+        return False
+    client = args[0] if args and isinstance(args[0], str) else None
+    say(
+        "console refused a malformed request",
+        problem=problem_in(error),
+        error=type(error).__name__,
+        status=error.code,
+        client=client,
+    )
+    return True
 
 
 @web.middleware

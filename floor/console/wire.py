@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from aiohttp import http_parser
-from aiohttp.http_exceptions import HttpProcessingError, TransferEncodingError
+from aiohttp.http_exceptions import HttpProcessingError, InvalidURLError, TransferEncodingError
 
 # aiohttp's pure-Python parser (AIOHTTP_NO_EXTENSIONS=1, or a platform without its C parser) words a chunk size that
 # is not hex with the client's bytes alone; its other problems of a body begin with one of these.
@@ -24,12 +24,20 @@ PURE_BODY_WORDS = (
     "Can not decode",
 )
 
+# aiohttp's wordings that quote its own words, not the client's bytes: kept whole (the cut below would stop at the ').
+WHOLE = ("Missing 'Host' header",)
+
 
 def problem_in(error: str | BaseException, body: bool = False) -> str:
     """aiohttp's wording of what it could not parse, up to where it quotes the client's bytes (b'...' or '...'),
-    which are not sent back: printable ASCII, at most 160 characters. `body`: a problem of a body, which the pure-Python
-    parser may word with the client's bytes alone (PURE_PARSER): named as the C parser names it instead."""
+    which are neither sent back nor logged: printable ASCII, at most 160 characters. `body`: a problem of a body,
+    which the pure-Python parser may word with the client's bytes alone (PURE_PARSER): named as the C parser names it
+    instead, as is its URL refused (worded with the client's path alone)."""
+    if PURE_PARSER and isinstance(error, InvalidURLError):
+        return "Invalid URL"
     message = error.message if isinstance(error, HttpProcessingError) else str(error)
+    if message.startswith(WHOLE):
+        return message.split("\n", 1)[0][:160]
     # str() of an HttpProcessingError, as a payload error holds it
     message = re.sub(r"^[0-9]{3}, message:[ \t\r\n]*", "", message)
     problem = re.split(r"""[: \t]*b?['"]""", message.split("\n", 1)[0], maxsplit=1)[0].strip().rstrip(":")

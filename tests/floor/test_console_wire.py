@@ -17,6 +17,7 @@ import pytest
 from floor.console.plumbing import SECURITY_HEADERS
 from floor.pgcluster import PgCluster
 from tests.broker import Mosquitto
+from tests.floor.conftest import wait_for
 from tests.floor.console_requests import (
     BAD_BODIES,
     FIX,
@@ -119,3 +120,35 @@ def test_a_malformed_request_after_good_ones_gets_a_400_after_their_answers_unde
 
 def test_a_bad_chunk_after_the_answer_closes_the_connection_at_once_under_the_pure_parser(console: Console) -> None:
     bad_chunk_after_the_answer(console)
+
+
+# (a request with the client's bytes SEKRIT in it, the problem the pure-Python parser words without them)
+MARKED = [
+    (b"GET / HTTP/1.1\r\nHost: x\r\nCookie: SEKRIT=\xff\x00\r\n\r\n", "Invalid HTTP header"),
+    (b"GET / HTTP/9.SEKRIT\r\nHost: x\r\n\r\n", "Bad status line"),
+    (b"GET /a\x7fSEKRIT HTTP/1.1\r\nHost: x\r\n\r\n", "Invalid URL"),  # worded with the path alone by aiohttp
+    (b"GET / HTTP/1.1\r\nHost: x\r\nX-SEKRIT\x01: a\r\n\r\n", "Invalid HTTP header"),
+]
+
+
+def test_the_floors_log_of_a_malformed_request_names_its_problem_without_the_clients_bytes_under_the_pure_parser(
+    console: Console,
+) -> None:
+    """The real process's log (JSON lines at info), as an operator reads it: tests/floor/test_console_refusal_log.py
+    holds the same under the C parser, with aiohttp's own logger captured at debug too."""
+
+    def whole_log() -> str:  # log() keeps each boot's tail only
+        return "".join(p.read_text(errors="replace") for p in sorted(console.floor.logs.glob("floor-*.log")))
+
+    def refused() -> list[dict[str, object]]:
+        lines = [json.loads(line) for line in whole_log().splitlines() if line.startswith("{")]
+        return [e for e in lines if e.get("event") == "console refused a malformed request"]
+
+    before = len(refused())
+    for data, problem in MARKED:
+        r = console.send(data)
+        assert r.status == 400 and r.body.decode().startswith(f"400 Bad Request: {problem}"), r
+    wait_for(lambda: len(refused()) == before + len(MARKED), 30, "the refusals in the floor's log")
+    said = refused()[before:]
+    assert [(e["problem"], e["status"], e["client"]) for e in said] == [(p, 400, "127.0.0.1") for _, p in MARKED]
+    assert "SEKRIT" not in whole_log()
