@@ -40,3 +40,11 @@ def test_the_report_bench_reports_against_a_scan() -> None:
 def test_the_console_bench_reports_against_a_bare_relay() -> None:
     out = _bench("console_updates.py", "--tables", "5", "--probes", "5", "--rate", "20")
     assert "baseline: a bare MQTT-to-SSE relay" in out and "x baseline" in out and "update size" in out
+
+
+def test_the_ts_index_build_bench_reports_ingest_against_the_writer_alone() -> None:
+    out = _bench("ts_index_live.py", "--builds", "2", "--days-per-build", "1", "--per-day", "5000", "--seconds", "0.5")
+    assert re.search(r"ingest while building: [0-9.]+x the writer alone \(median of 2 builds, baseline: ", out), out
+    # Each older day built and attached, in order, with the writes its ATTACH overlapped.
+    days = re.findall(r"events_(2026010[12])_ts_brin: CREATE INDEX CONCURRENTLY [0-9.]+ s, ATTACH PARTITION", out)
+    assert days == ["20260101", "20260102"], out
