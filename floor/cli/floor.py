@@ -273,7 +273,8 @@ def _index_older_days(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     def busy(partitions: int) -> None:
         print(
             f"the events ts index: a floor service (or another fill-rounds) is building it now ({partitions} day(s) to "
-            "index): it goes on there; run fill-rounds again to see it complete"
+            'index): it goes on there, and a service logs "events ts index complete" when it is (or run fill-rounds '
+            "again to see it)"
         )
 
     index_partitions(conn, built, busy=busy)

@@ -177,7 +177,8 @@ def test_fill_rounds_indexes_the_older_days_at_a_terminal_and_leaves_them_to_a_s
         assert run.stdout.splitlines() == [
             "the round summary is complete: no gaming day waits to be summarised",
             "the events ts index: a floor service (or another fill-rounds) is building it now (2 day(s) to index): it "
-            "goes on there; run fill-rounds again to see it complete",
+            'goes on there, and a service logs "events ts index complete" when it is (or run fill-rounds again to see '
+            "it)",
         ]
     with connect(DatabaseSection(dsn=floor_dsn)) as conn:
         assert conn.execute("SELECT max(version) FROM floor_schema").fetchone() == (LATEST,)
