@@ -15,14 +15,19 @@ from drivers.reference.frames import (
     SOF,
     V3_GROUP,
     V3_MARK,
+    VERSION_4,
     crc16,
 )
 
 STATIONS_KEY = 7  # the v2 key code of "stations"
 # The commands a GROUP frame may carry, with the bare event each named station confirms in its slot: `lock` (5) with
 # `locked` (7). A station ignores a GROUP frame with any other code (it may be a later version's).
-GROUP_ANSWERS = {5: 7}
+GROUP_ANSWERS_V3 = {5: 7}
+# v4 adds `unlock` (6) confirmed as `unlocked` (8): the table's opening and every round's reopening (section 14). A
+# station that speaks v3 only ignores it, so the host sends it only on a line whose stations all negotiated v4.
+GROUP_ANSWERS = {**GROUP_ANSWERS_V3, 6: 8}
 GROUP_LOCK = 5
+GROUP_UNLOCK = 6
 MAX_GROUP_MASK = 32  # bytes: 256 bits cover every station address 1..254 from any BASE
 GROUP_HEADER = 7  # SOF VK ADDR SEQ CODE BASE N
 # Slot timing, in byte times of the line (10 bits at 8N1): the first slot starts SLOT_TURNAROUND after the GROUP
@@ -31,6 +36,11 @@ GROUP_HEADER = 7  # SOF VK ADDR SEQ CODE BASE N
 SLOT_TURNAROUND = 2
 SLOT_CONFIRMATION = 2
 SLOT_PERIOD = 4
+
+
+def group_answers(versions: frozenset[int]) -> dict[int, int]:
+    """The GROUP commands (and the event that confirms each) a receiver that speaks `versions` acts on."""
+    return GROUP_ANSWERS if VERSION_4 in versions else GROUP_ANSWERS_V3
 
 
 def group_mask(addresses: Iterable[int]) -> tuple[int, bytes]:

@@ -16,8 +16,10 @@ from drivers.reference.frames import (
     HEADER_LEN,
     HEADER_LEN_V2,
     MAX_PAYLOAD,
+    PROTOCOLS,
     SOF,
     V1_KINDS,
+    V3_ANSWER,
     V3_CODE,
     V3_DATA,
     V3_FROM_DEVICE,
@@ -27,7 +29,7 @@ from drivers.reference.frames import (
     V3_REPLY,
     VERSION_2,
     VERSION_3,
-    VERSIONS,
+    VERSION_4,
     CorruptFrame,
     Frame,
     Kind,
@@ -51,7 +53,7 @@ class FrameParser:
     followed (or was swallowed by) a false SOF inside garbage is still found.
     """
 
-    def __init__(self, versions: frozenset[int] = VERSIONS) -> None:
+    def __init__(self, versions: frozenset[int] = PROTOCOLS) -> None:
         # A v1-only receiver (an old device) drops a v2 frame's SOF like any bad header, so it never acts on one.
         self._versions = versions
         self._buf = bytearray()
@@ -74,6 +76,11 @@ class FrameParser:
     def close_slots(self) -> None:
         """Close the window: a late confirmation is line noise from now on."""
         self._slots = {}
+
+    @property
+    def versions(self) -> frozenset[int]:
+        """The versions this receiver reads: a v4 ANSWER frame is a bad header to one that reads up to v3 only."""
+        return self._versions
 
     @property
     def buffered(self) -> int:
@@ -131,7 +138,12 @@ class FrameParser:
             if len(buf) < V3_MIN_FRAME:
                 break
             if buf[1] >> 4 == VERSION_3:
-                if VERSION_3 not in self._versions or (buf[1] & 0x07) not in V3_KINDS:
+                v3kind = buf[1] & 0x07
+                if (
+                    VERSION_3 not in self._versions
+                    or v3kind not in V3_KINDS
+                    or (v3kind == V3_ANSWER and VERSION_4 not in self._versions)
+                ):
                     self._drop(1, bad=True)
                     continue
                 if not self._v3(frames):
@@ -220,7 +232,10 @@ class FrameParser:
         v3kind, from_device = vk & 0x07, bool(vk & V3_FROM_DEVICE)
         if v3kind == V3_GROUP:
             return self._group(frames)
-        if v3kind == V3_DATA:
+        if v3kind in (V3_DATA, V3_ANSWER):
+            if v3kind == V3_ANSWER and not from_device:
+                self._drop(1, bad=True)  # only a device answers (docs/protocol.md section 14)
+                return True
             if len(buf) < 5:
                 return False
             header, length = 5, buf[4]

@@ -20,7 +20,7 @@ from drivers.base import DeviceBase
 from drivers.interfaces import DeviceEvent, DeviceOffline, DeviceOnline, EventSink
 from drivers.reference.bus_link import BusLink, identify_window
 from drivers.reference.device import Translator
-from drivers.reference.framing import GROUP_LOCK, VERSION_2, VERSION_3
+from drivers.reference.framing import GROUP_LOCK, GROUP_UNLOCK, VERSION_2, VERSION_3, VERSION_4
 from drivers.reference.link import Link, LinkError
 from drivers.reference.wager_bus_settings import BusStationSettings, ReferenceWagerBusSettings
 from drivers.reference.wager_station import ReferenceWagerStation, ReferenceWagerStationSettings
@@ -88,7 +88,7 @@ class BusWagerStation(ReferenceWagerStation):
     def _use_protocol(self, link: Link, version: int) -> None:
         assert isinstance(link, BusLink)
         self.protocol_version = version
-        link.peer_versions[self.address] = version
+        link.peer_versions[self.address] = min(version, VERSION_3)  # v4 sends v3 frames
 
     # --- "no more bets": one broadcast for the stations that speak v2 ---------------------------------
 
@@ -102,15 +102,32 @@ class BusWagerStation(ReferenceWagerStation):
         """A lock frame to this station alone: for a station that did not confirm in its slot."""
         await super().lock()
 
+    # --- the opening and each round's reopening: one GROUP unlock on a v4 line (docs/protocol.md section 14) ---------
+
+    async def unlock(self) -> None:
+        if self.protocol_version >= VERSION_4 and self._online and self._bus.settings.broadcast_lock:
+            await self._bus.unlock_together(self)
+        else:
+            await super().unlock()
+
+    async def unlock_alone(self) -> None:
+        """An unlock frame to this station alone: on a line that cannot take a GROUP unlock, or for a station that did
+        not confirm in its slot."""
+        await super().unlock()
+
     def translators(self) -> Mapping[str, Translator]:
         table = dict(super().translators())
-        plain = table["locked"]
+        plain_locked, plain_unlocked = table["locked"], table["unlocked"]
 
         def locked(message: Mapping[str, Any]) -> DeviceEvent | None:
-            self._bus.confirmed(self.address)
-            return plain(message)
+            self._bus.confirmed(self.address, GROUP_LOCK)
+            return plain_locked(message)
 
-        table["locked"] = locked
+        def unlocked(message: Mapping[str, Any]) -> DeviceEvent | None:
+            self._bus.confirmed(self.address, GROUP_UNLOCK)
+            return plain_unlocked(message)
+
+        table["locked"], table["unlocked"] = locked, unlocked
         return table
 
     async def _went_silent(self, link: Link, reason: str) -> None:
@@ -149,9 +166,12 @@ class ReferenceWagerBus(DeviceBase):
             self._stations[entry.seat] = BusWagerStation(f"wager_station_{entry.seat}", station_settings, self)
         self._by_address = {s.address: s for s in self._stations.values()}
         self._attached: set[int] = set()
-        # Stations whose lock() joined the broadcast being gathered this turn of the loop, and the answers awaited.
+        # Stations whose lock() joined the broadcast being gathered this turn of the loop, and the answers awaited; the
+        # same for unlock() on a v4 line (the GROUP unlock).
         self._gathering: dict[int, asyncio.Future[None]] = {}
         self._awaiting_locked: dict[int, asyncio.Future[None]] = {}
+        self._gathering_unlock: dict[int, asyncio.Future[None]] = {}
+        self._awaiting_unlocked: dict[int, asyncio.Future[None]] = {}
         self._lock_tasks: set[asyncio.Task[None]] = set()
 
     @property
@@ -198,7 +218,8 @@ class ReferenceWagerBus(DeviceBase):
 
     def _start_broadcast(self) -> None:
         batch, self._gathering = self._gathering, {}
-        if self._group_line():
+        # One slot window at a time: a lock while a GROUP unlock's window is still open goes by v2 broadcast.
+        if self._group_line() and not self._awaiting_unlocked:
             # The GROUP frame is written here, in the turn of the loop after the stations' lock() calls, not in the
             # task's first step a turn later: the journal's commit starts two turns after the locks
             # (controller/shell/service.py, lock_frames_out) and would hold the GIL while the frame waited.
@@ -209,39 +230,81 @@ class ReferenceWagerBus(DeviceBase):
         self._lock_tasks.add(task)
         task.add_done_callback(self._lock_tasks.discard)
 
-    def confirmed(self, address: int) -> None:
-        waiter = self._awaiting_locked.get(address)
+    def confirmed(self, address: int, code: int = GROUP_LOCK) -> None:
+        awaiting = self._awaiting_locked if code == GROUP_LOCK else self._awaiting_unlocked
+        waiter = awaiting.get(address)
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    def _group_line(self) -> bool:
-        """Whether the line may use v3 GROUP frames: every station on it that answers speaks v3. A v1 or v2 station
-        does not know the slot window and could talk into it (docs/protocol.md section 13, "Negotiation")."""
+    def _group_line(self, version: int = VERSION_3) -> bool:
+        """Whether the line may use GROUP frames of `version`: every station on it that answers speaks it. A v1 or v2
+        station does not know the slot window and could talk into it (docs/protocol.md section 13, "Negotiation"); a
+        v3 station ignores a GROUP unlock, and would hold every unlock of the line up for a window's timeout (section
+        14)."""
         live = [s for s in self._stations.values() if s._online]
-        return bool(live) and all(s.protocol_version == VERSION_3 for s in live)
+        return bool(live) and all(s.protocol_version >= version for s in live)
 
-    def _send_group(self, batch: dict[int, asyncio.Future[None]]) -> dict[int, asyncio.Future[None]] | None:
+    def unlock_together(self, station: BusWagerStation) -> asyncio.Future[None]:
+        """Join the GROUP unlock of every station whose unlock() is called in this turn of the event loop (the table's
+        opening and each round's reopening unlock all of them at once); done once this station confirmed or was
+        unlocked on its own."""
+        loop = asyncio.get_running_loop()
+        if not self._gathering_unlock:
+            loop.call_soon(self._start_unlock)
+        done = self._gathering_unlock.get(station.address)
+        if done is None:
+            done = self._gathering_unlock[station.address] = loop.create_future()
+        return done
+
+    def _start_unlock(self) -> None:
+        batch, self._gathering_unlock = self._gathering_unlock, {}
+        if self._group_line(VERSION_4) and not self._awaiting_locked and not self._awaiting_unlocked:
+            lock = self._group_lock(batch, self._send_group(batch, GROUP_UNLOCK), GROUP_UNLOCK)
+        else:
+            # A station on the line that does not speak v4 (or another GROUP window still open): today's addressed
+            # unlocks, each answered by its REPLY.
+            lock = self._unlock_each(batch, sorted(batch))
+        task = asyncio.get_running_loop().create_task(lock, name=f"driver:{self.device_id}:unlock")
+        self._lock_tasks.add(task)
+        task.add_done_callback(self._lock_tasks.discard)
+
+    async def _unlock_each(self, batch: dict[int, asyncio.Future[None]], addresses: list[int]) -> None:
+        try:
+            await asyncio.gather(*(self._by_address[a].unlock_alone() for a in addresses))
+        finally:
+            for done in batch.values():
+                if not done.done():
+                    done.set_result(None)
+
+    def _send_group(
+        self, batch: dict[int, asyncio.Future[None]], code: int = GROUP_LOCK
+    ) -> dict[int, asyncio.Future[None]] | None:
         """Write the GROUP frame naming `batch` and open the slot window: the confirmations awaited, or None when the
         line is closed (every lock is then settled as unanswered, as an addressed lock's would be)."""
         link = self.link
         if link is None or link.closed.is_set():
             return None
         loop = asyncio.get_running_loop()
-        waiters = {a: self._awaiting_locked.setdefault(a, loop.create_future()) for a in sorted(batch)}
+        awaiting = self._awaiting_locked if code == GROUP_LOCK else self._awaiting_unlocked
+        waiters = {a: awaiting.setdefault(a, loop.create_future()) for a in sorted(batch)}
         try:
-            link.send_group(GROUP_LOCK, waiters)
+            link.send_group(code, waiters)
         except LinkError:
-            self._forget_waiters(link, waiters)
+            self._forget_waiters(link, waiters, code)
             return None
         return waiters
 
-    def _forget_waiters(self, link: BusLink, waiters: dict[int, asyncio.Future[None]]) -> None:
+    def _forget_waiters(self, link: BusLink, waiters: dict[int, asyncio.Future[None]], code: int = GROUP_LOCK) -> None:
         link.close_slots()
+        awaiting = self._awaiting_locked if code == GROUP_LOCK else self._awaiting_unlocked
         for a in waiters:
-            self._awaiting_locked.pop(a, None)
+            awaiting.pop(a, None)
 
     async def _group_lock(
-        self, batch: dict[int, asyncio.Future[None]], waiters: dict[int, asyncio.Future[None]] | None
+        self,
+        batch: dict[int, asyncio.Future[None]],
+        waiters: dict[int, asyncio.Future[None]] | None,
+        code: int = GROUP_LOCK,
     ) -> None:
         """One v3 GROUP frame names every station in `batch`; each confirms with two bytes in its slot (taken by the
         link as the station's `locked`). A station not heard in its slot by the ACK timeout (it missed the frame,
@@ -249,20 +312,24 @@ class ReferenceWagerBus(DeviceBase):
         retried and reported as any command (a `timeout` fault when it never answers)."""
         link = self.link
         try:
+            name = "lock" if code == GROUP_LOCK else "unlock"
             if waiters is None or link is None:
                 for address in sorted(batch):
-                    self._by_address[address].fault("timeout", "lock: the line closed before the GROUP lock frame left")
+                    self._by_address[address].fault(
+                        "timeout", f"{name}: the line closed before the GROUP {name} frame left"
+                    )
                 return
             try:
                 # The link reads what already arrived before the window closes: after a stall of the event loop the
                 # confirmations are there but not yet read.
                 await link.await_slots(list(waiters.values()), self.settings.ack_timeout)
             finally:
-                self._forget_waiters(link, waiters)
+                self._forget_waiters(link, waiters, code)
             missed = [a for a in sorted(waiters) if not waiters[a].done()]
             if missed:
-                log.info("stations missed their lock slot; locking them one by one", line=self.device_id, missed=missed)
-                await asyncio.gather(*(self._by_address[a].lock_alone() for a in missed))
+                log.info(f"stations missed their {name} slot; sending each its own", line=self.device_id, missed=missed)
+                stations = [self._by_address[a] for a in missed]
+                await asyncio.gather(*(s.lock_alone() if code == GROUP_LOCK else s.unlock_alone() for s in stations))
         finally:
             for done in batch.values():
                 if not done.done():

@@ -69,7 +69,7 @@ class _Drop:
 class BusStationSim(WagerStationSim):
     """A wager station on a bus. unplug()/replug() pull and restore this station's drop alone."""
 
-    def __init__(self, bus: WagerBusSim, seat: int, address: int, protocols: tuple[int, ...] = (1, 2, 3)) -> None:
+    def __init__(self, bus: WagerBusSim, seat: int, address: int, protocols: tuple[int, ...] = (1, 2, 3, 4)) -> None:
         super().__init__(f"wager_station_{seat}", seat, address)
         self.configure_line(protocols, bus.timing)
         self._bus = bus
@@ -171,7 +171,7 @@ class WagerBusSim:
         seats: Iterable[int] = (),
         addresses: Mapping[int, int] | None = None,
         *,
-        protocols: tuple[int, ...] = (1, 2, 3),
+        protocols: tuple[int, ...] = (1, 2, 3, 4),
         timing: LineTiming | None = None,
     ) -> None:
         self.name = name
