@@ -14,6 +14,7 @@ from typing import Any
 
 from drivers.reference.framing import (
     BROADCAST_ADDRESS,
+    GROUP_LIGHT,
     HOST_ADDRESS,
     VERSION_2,
     VERSION_3,
@@ -25,6 +26,7 @@ from drivers.reference.framing import (
     decode_message,
     encode_message,
     group_answers,
+    group_confirms,
     slot_confirmation,
 )
 from drivers.reference.link_core import LinkCore
@@ -70,9 +72,10 @@ class Link(LinkCore):
     _answer: bytes | None = None
     _last_response: bytes | None = None
     # v3 GROUP (device end): while a GROUP frame naming this station is delivered, (its command code, this
-    # station's slot); whether the station confirmed in it; and who writes the confirmation at the slot's time
+    # station's slot, the answer a confirmation stands for: group_confirms); whether the station confirmed in it; and
+    # who writes the confirmation at the slot's time
     # (slot_writer(slot, two bytes): a simulator paces it; without one it is written at once).
-    _group: tuple[int, int] | None = None
+    _group: tuple[int, int, bytes] | None = None
     _slot_confirmed = False
     slot_writer: Callable[[int, bytes], None] | None = None
     # The last broadcast or GROUP frame acted on (device end): the same one heard again is not acted on twice.
@@ -192,10 +195,12 @@ class Link(LinkCore):
         if self._slot_confirmed or self._unacknowledged():
             return False
         try:
-            code = bare_code(encode_message(message, VERSION_3))
+            answer = encode_message(message, VERSION_3)
         except ValueError:
             return False
-        if code is None or code[0] != 1 or group_answers(self.parser.versions).get(self._group[0]) != code[1]:
+        # Only the very answer the command expects: `locked` to a lock, and to a light the state asked for (a lamp that
+        # does not show it answers with its `light` event as a frame of its own, after the window).
+        if answer != self._group[2]:
             return False
         self._slot_confirmed = True
         return True
@@ -214,12 +219,16 @@ class Link(LinkCore):
         known = group_answers(self.parser.versions)
         if not isinstance(stations, list) or self.local_address not in stations or cmd not in known:
             return  # not named, or a command this version does not know: ignored entirely, as on a real line
+        on = message.get("on")
+        if cmd == GROUP_LIGHT and not isinstance(on, bool):
+            return
+        expected = group_confirms(cmd, on if cmd == GROUP_LIGHT else None)
         if self.follow_peer:
             self.version = VERSION_3
         if self._last_broadcast == (frame.seq, frame.payload):
             return
         self._last_broadcast = (frame.seq, frame.payload)
-        self._group, self._slot_confirmed = (cmd, stations.index(self.local_address)), False
+        self._group, self._slot_confirmed = (cmd, stations.index(self.local_address), expected), False
         try:
             self._call(self._on_data, frame.payload)
         finally:

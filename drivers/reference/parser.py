@@ -38,6 +38,7 @@ from drivers.reference.frames import (
 )
 from drivers.reference.group import (
     GROUP_HEADER,
+    GROUP_LIGHT,
     MAX_GROUP_MASK,
     SLOT_CONFIRMATION,
     group_payload,
@@ -64,14 +65,15 @@ class FrameParser:
         # awaited, and the event code a confirmation stands for. Empty: no window open.
         self._slot_seq = 0
         self._slots: dict[int, int] = {}
-        self._slot_event = 0
+        self._slot_answer = b""
 
-    def open_slots(self, seq: int, addresses: Iterable[int], event_code: int) -> None:
+    def open_slots(self, seq: int, addresses: Iterable[int], answer: int | bytes) -> None:
         """Open the slot window of the GROUP frame `seq`: from now on a byte pair (a, slot_check(a, seq)) at a frame
-        boundary, for an address a still awaited, is that station's confirmation (a Kind.SLOT frame)."""
+        boundary, for an address a still awaited, is that station's confirmation (a Kind.SLOT frame) whose payload is
+        `answer`: the CBOR map it stands for (group.group_confirms), or the code of the bare event."""
         self._slot_seq = seq
         self._slots = {a: slot_check(a, seq) for a in addresses}
-        self._slot_event = event_code
+        self._slot_answer = code_payload(EVT_KEY, answer) if isinstance(answer, int) else answer
 
     def close_slots(self) -> None:
         """Close the window: a late confirmation is line noise from now on."""
@@ -162,8 +164,7 @@ class FrameParser:
         address = buf[0]
         if buf[1] == self._slots[address]:
             del self._slots[address]  # each station confirms once: a repeat is noise
-            payload = code_payload(EVT_KEY, self._slot_event)
-            frames.append(Frame(address, self._slot_seq, Kind.SLOT, payload, VERSION_3, True))
+            frames.append(Frame(address, self._slot_seq, Kind.SLOT, self._slot_answer, VERSION_3, True))
             del buf[:SLOT_CONFIRMATION]
             return True
         if buf[0] != SOF:
@@ -270,17 +271,22 @@ class FrameParser:
         if vk & V3_FROM_DEVICE or address != BROADCAST_ADDRESS or not 1 <= n <= MAX_GROUP_MASK or base == 0:
             self._drop(1, bad=True)  # only the host sends GROUP, to everyone: anything else is no frame
             return True
-        total = GROUP_HEADER + n + CRC_LEN
+        # v4's `light` carries the state asked for in one ARG byte after MASK; to a receiver that reads up to v3 only
+        # the frame's CRC is not where it looks, so it drops the frame as damaged (docs/protocol.md section 14).
+        arg = 1 if code == GROUP_LIGHT and VERSION_4 in self._versions else 0
+        total = GROUP_HEADER + n + arg + CRC_LEN
         if len(buf) < total:
             return False
-        body = bytes(buf[1 : GROUP_HEADER + n])
+        body = bytes(buf[1 : GROUP_HEADER + n + arg])
         if ((buf[total - 2] << 8) | buf[total - 1]) != crc16(body):
             self._drop(1, bad=True)  # nobody NAKs a frame to everyone: the host re-locks who did not confirm
             return True
         named = mask_addresses(base, bytes(buf[GROUP_HEADER : GROUP_HEADER + n]))
-        if not named or named[-1] > 254:
+        on = buf[GROUP_HEADER + n] if arg else None
+        if not named or named[-1] > 254 or on not in (None, 0, 1):
             self._drop(1, bad=True)
             return True
-        frames.append(Frame(address, seq, Kind.GROUP, group_payload(code, named), VERSION_3, False))
+        payload = group_payload(code, named, None if on is None else bool(on))
+        frames.append(Frame(address, seq, Kind.GROUP, payload, VERSION_3, False))
         del buf[:total]
         return True

@@ -20,7 +20,7 @@ from drivers.base import DeviceBase
 from drivers.interfaces import DeviceEvent, DeviceOffline, DeviceOnline, EventSink
 from drivers.reference.bus_link import BusLink, identify_window
 from drivers.reference.device import Translator
-from drivers.reference.framing import GROUP_LOCK, GROUP_UNLOCK, VERSION_2, VERSION_3, VERSION_4
+from drivers.reference.framing import GROUP_LIGHT, GROUP_LOCK, GROUP_UNLOCK, VERSION_2, VERSION_3, VERSION_4
 from drivers.reference.link import Link, LinkError
 from drivers.reference.wager_bus_settings import BusStationSettings, ReferenceWagerBusSettings
 from drivers.reference.wager_station import ReferenceWagerStation, ReferenceWagerStationSettings
@@ -100,7 +100,7 @@ class BusWagerStation(ReferenceWagerStation):
 
     async def lock_alone(self) -> None:
         """A lock frame to this station alone: for a station that did not confirm in its slot."""
-        await super().lock()
+        await self.alone(GROUP_LOCK)
 
     # --- the opening and each round's reopening: one GROUP unlock on a v4 line (docs/protocol.md section 14) ---------
 
@@ -113,11 +113,37 @@ class BusWagerStation(ReferenceWagerStation):
     async def unlock_alone(self) -> None:
         """An unlock frame to this station alone: on a line that cannot take a GROUP unlock, or for a station that did
         not confirm in its slot."""
-        await super().unlock()
+        await self.alone(GROUP_UNLOCK)
+
+    # --- the opening's seat lights: one GROUP light per state on a v4 line (docs/protocol.md section 14) ------------
+
+    async def light_on(self) -> None:
+        await self._light_group(True)
+
+    async def light_off(self) -> None:
+        await self._light_group(False)
+
+    async def _light_group(self, on: bool) -> None:
+        if self.protocol_version >= VERSION_4 and self._online and self._bus.settings.broadcast_lock:
+            await self._bus.light_together(self, on)
+        else:
+            await self.alone(GROUP_LIGHT, on)
+
+    async def alone(self, code: int, on: bool | None = None) -> None:
+        """The command of GROUP `code` in a frame to this station alone: for a station that did not answer in its
+        slot, or on a line that cannot take the GROUP frame."""
+        if code == GROUP_LOCK:
+            await super().lock()
+        elif code == GROUP_UNLOCK:
+            await super().unlock()
+        elif on:
+            await super().light_on()
+        else:
+            await super().light_off()
 
     def translators(self) -> Mapping[str, Translator]:
         table = dict(super().translators())
-        plain_locked, plain_unlocked = table["locked"], table["unlocked"]
+        plain_locked, plain_unlocked, plain_light = table["locked"], table["unlocked"], table["light"]
 
         def locked(message: Mapping[str, Any]) -> DeviceEvent | None:
             self._bus.confirmed(self.address, GROUP_LOCK)
@@ -127,7 +153,13 @@ class BusWagerStation(ReferenceWagerStation):
             self._bus.confirmed(self.address, GROUP_UNLOCK)
             return plain_unlocked(message)
 
-        table["locked"], table["unlocked"] = locked, unlocked
+        def light(message: Mapping[str, Any]) -> DeviceEvent | None:
+            # Whatever the lamp shows: a station whose lamp does not show what was asked answers with this event after
+            # the window, and that is its answer (the state journaled); a frame of its own would get the same.
+            self._bus.confirmed(self.address, GROUP_LIGHT)
+            return plain_light(message)
+
+        table["locked"], table["unlocked"], table["light"] = locked, unlocked, light
         return table
 
     async def _went_silent(self, link: Link, reason: str) -> None:
@@ -169,9 +201,12 @@ class ReferenceWagerBus(DeviceBase):
         # Stations whose lock() joined the broadcast being gathered this turn of the loop, and the answers awaited; the
         # same for unlock() on a v4 line (the GROUP unlock).
         self._gathering: dict[int, asyncio.Future[None]] = {}
-        self._awaiting_locked: dict[int, asyncio.Future[None]] = {}
         self._gathering_unlock: dict[int, asyncio.Future[None]] = {}
-        self._awaiting_unlocked: dict[int, asyncio.Future[None]] = {}
+        self._gathering_light: dict[bool, dict[int, asyncio.Future[None]]] = {}
+        # GROUP command code -> station address -> its answer awaited (the slot confirmation or its own event).
+        self._awaiting: dict[int, dict[int, asyncio.Future[None]]] = {GROUP_LOCK: {}, GROUP_UNLOCK: {}, GROUP_LIGHT: {}}
+        self._awaiting_locked = self._awaiting[GROUP_LOCK]
+        self._awaiting_unlocked = self._awaiting[GROUP_UNLOCK]
         self._lock_tasks: set[asyncio.Task[None]] = set()
 
     @property
@@ -219,7 +254,7 @@ class ReferenceWagerBus(DeviceBase):
     def _start_broadcast(self) -> None:
         batch, self._gathering = self._gathering, {}
         # One slot window at a time: a lock while a GROUP unlock's window is still open goes by v2 broadcast.
-        if self._group_line() and not self._awaiting_unlocked:
+        if self._group_line() and not self._awaiting_unlocked and not self._awaiting[GROUP_LIGHT]:
             # The GROUP frame is written here, in the turn of the loop after the stations' lock() calls, not in the
             # task's first step a turn later: the journal's commit starts two turns after the locks
             # (controller/shell/service.py, lock_frames_out) and would hold the GIL while the frame waited.
@@ -231,8 +266,7 @@ class ReferenceWagerBus(DeviceBase):
         task.add_done_callback(self._lock_tasks.discard)
 
     def confirmed(self, address: int, code: int = GROUP_LOCK) -> None:
-        awaiting = self._awaiting_locked if code == GROUP_LOCK else self._awaiting_unlocked
-        waiter = awaiting.get(address)
+        waiter = self._awaiting[code].get(address)
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
@@ -258,7 +292,7 @@ class ReferenceWagerBus(DeviceBase):
 
     def _start_unlock(self) -> None:
         batch, self._gathering_unlock = self._gathering_unlock, {}
-        if self._group_line(VERSION_4) and not self._awaiting_locked and not self._awaiting_unlocked:
+        if self._group_line(VERSION_4) and not self._window_open():
             lock = self._group_lock(batch, self._send_group(batch, GROUP_UNLOCK), GROUP_UNLOCK)
         else:
             # A station on the line that does not speak v4 (or another GROUP window still open): today's addressed
@@ -267,6 +301,44 @@ class ReferenceWagerBus(DeviceBase):
         task = asyncio.get_running_loop().create_task(lock, name=f"driver:{self.device_id}:unlock")
         self._lock_tasks.add(task)
         task.add_done_callback(self._lock_tasks.discard)
+
+    def _window_open(self) -> bool:
+        """Whether a GROUP frame's slot window is open on the line: one window at a time (the parser matches the pairs
+        of one GROUP frame)."""
+        return any(self._awaiting.values())
+
+    def light_together(self, station: BusWagerStation, on: bool) -> asyncio.Future[None]:
+        """Join the GROUP light (`on`) of every station whose light_on()/light_off() is called in this turn of the loop
+        (the table's opening tells every station what its light must show); done once this station answered."""
+        loop = asyncio.get_running_loop()
+        if not self._gathering_light:
+            loop.call_soon(self._start_light)
+        batch = self._gathering_light.setdefault(on, {})
+        done = batch.get(station.address)
+        if done is None:
+            done = batch[station.address] = loop.create_future()
+        return done
+
+    def _start_light(self) -> None:
+        batches, self._gathering_light = self._gathering_light, {}
+        task = asyncio.get_running_loop().create_task(self._lights(batches), name=f"driver:{self.device_id}:light")
+        self._lock_tasks.add(task)
+        task.add_done_callback(self._lock_tasks.discard)
+
+    async def _lights(self, batches: dict[bool, dict[int, asyncio.Future[None]]]) -> None:
+        """One GROUP light per state asked for (out first, then on), one window after the other; a line that cannot take
+        it (a station that does not speak v4, another window open) gets today's addressed `light` frames."""
+        for on in sorted(batches):
+            batch = batches[on]
+            if self._group_line(VERSION_4) and not self._window_open():
+                await self._group_lock(batch, self._send_group(batch, GROUP_LIGHT, on), GROUP_LIGHT, on)
+            else:
+                try:
+                    await asyncio.gather(*(self._by_address[a].alone(GROUP_LIGHT, on) for a in sorted(batch)))
+                finally:
+                    for done in batch.values():
+                        if not done.done():
+                            done.set_result(None)
 
     async def _unlock_each(self, batch: dict[int, asyncio.Future[None]], addresses: list[int]) -> None:
         try:
@@ -277,7 +349,7 @@ class ReferenceWagerBus(DeviceBase):
                     done.set_result(None)
 
     def _send_group(
-        self, batch: dict[int, asyncio.Future[None]], code: int = GROUP_LOCK
+        self, batch: dict[int, asyncio.Future[None]], code: int = GROUP_LOCK, on: bool | None = None
     ) -> dict[int, asyncio.Future[None]] | None:
         """Write the GROUP frame naming `batch` and open the slot window: the confirmations awaited, or None when the
         line is closed (every lock is then settled as unanswered, as an addressed lock's would be)."""
@@ -285,10 +357,10 @@ class ReferenceWagerBus(DeviceBase):
         if link is None or link.closed.is_set():
             return None
         loop = asyncio.get_running_loop()
-        awaiting = self._awaiting_locked if code == GROUP_LOCK else self._awaiting_unlocked
+        awaiting = self._awaiting[code]
         waiters = {a: awaiting.setdefault(a, loop.create_future()) for a in sorted(batch)}
         try:
-            link.send_group(code, waiters)
+            link.send_group(code, waiters, on)
         except LinkError:
             self._forget_waiters(link, waiters, code)
             return None
@@ -296,7 +368,7 @@ class ReferenceWagerBus(DeviceBase):
 
     def _forget_waiters(self, link: BusLink, waiters: dict[int, asyncio.Future[None]], code: int = GROUP_LOCK) -> None:
         link.close_slots()
-        awaiting = self._awaiting_locked if code == GROUP_LOCK else self._awaiting_unlocked
+        awaiting = self._awaiting[code]
         for a in waiters:
             awaiting.pop(a, None)
 
@@ -305,6 +377,7 @@ class ReferenceWagerBus(DeviceBase):
         batch: dict[int, asyncio.Future[None]],
         waiters: dict[int, asyncio.Future[None]] | None,
         code: int = GROUP_LOCK,
+        on: bool | None = None,
     ) -> None:
         """One v3 GROUP frame names every station in `batch`; each confirms with two bytes in its slot (taken by the
         link as the station's `locked`). A station not heard in its slot by the ACK timeout (it missed the frame,
@@ -312,7 +385,7 @@ class ReferenceWagerBus(DeviceBase):
         retried and reported as any command (a `timeout` fault when it never answers)."""
         link = self.link
         try:
-            name = "lock" if code == GROUP_LOCK else "unlock"
+            name = {GROUP_LOCK: "lock", GROUP_UNLOCK: "unlock"}.get(code, "light")
             if waiters is None or link is None:
                 for address in sorted(batch):
                     self._by_address[address].fault(
@@ -329,7 +402,7 @@ class ReferenceWagerBus(DeviceBase):
             if missed:
                 log.info(f"stations missed their {name} slot; sending each its own", line=self.device_id, missed=missed)
                 stations = [self._by_address[a] for a in missed]
-                await asyncio.gather(*(s.lock_alone() if code == GROUP_LOCK else s.unlock_alone() for s in stations))
+                await asyncio.gather(*(s.alone(code, on) for s in stations))
         finally:
             for done in batch.values():
                 if not done.done():

@@ -113,14 +113,16 @@ async def test_a_rounds_reopening_is_one_group_frame_and_seven_slots(line: Any) 
     ]
     assert sum(seen.size for seen in returned) == 14  # v3: seven 7-byte REPLYs, 49 bytes
 
-    # The opening's lights: each answered by its ANSWER, no ACK either way.
+    # The opening's lights: one GROUP light (the state in its ARG byte, 11 bytes), seven pairs.
     mark = log.mark()
     await asyncio.gather(*(s.light_off() for s in stations.values()))
     lights = await asyncio.gather(*(r.next(SeatLight) for r in recorders.values()))
     assert [(ev.seat, ev.on) for ev in lights] == [(seat, False) for seat in SEATS]
     frames = log.window(mark)
-    assert [(seen.frame.kind, seen.name, seen.size) for seen in back(frames)] == [(Kind.REPLY, "light", 12)] * 7
-    assert [(seen.frame.kind, seen.name) for seen in forth(frames)] == [(Kind.DATA, "light")] * 7
+    (group,) = forth(frames)
+    assert group.frame.kind == Kind.GROUP and group.size == 11
+    assert decode_message(group.frame.payload) == {"cmd": "light", "stations": sorted(ADDRESSES.values()), "on": False}
+    assert [(seen.frame.kind, seen.size) for seen in back(frames)] == [(Kind.SLOT, 2)] * 7
     faults = [ev for r in recorders.values() for ev in r.seen if isinstance(ev, DeviceFault)]
     assert faults == []
 
@@ -157,3 +159,35 @@ async def test_a_damaged_slot_falls_back_to_the_addressed_unlock(line: Any) -> N
     assert slots == [a for seat, a in ADDRESSES.items() if seat != 3]
     faults = {ev.code for r in recorders.values() for ev in r.seen if isinstance(ev, DeviceFault)}
     assert faults == {"line_noise"}  # the damaged pair is noise on the line, and nothing else
+
+
+async def test_lights_asked_both_ways_are_two_group_frames_and_a_burnt_lamp_answers_after_the_window(line: Any) -> None:
+    """Seats 2 and 5 lit, the others put out, in one turn (a restarted host telling every station what its light must
+    show): one GROUP light per state. Seat 5's lamp is burnt out: it must not confirm `on`; it answers with its `light`
+    event (on: false) as a frame of its own after the window, and the host takes that as its answer: no addressed
+    `light`, and the seat's SeatLight says what the lamp shows."""
+    sim, log, _driver, stations, recorders = await line()
+    sim.stations[5].lamp_failed = True
+    mark = log.mark()
+    await asyncio.gather(*(s.light_on() if seat in (2, 5) else s.light_off() for seat, s in stations.items()))
+    lights = await asyncio.gather(*(r.next(SeatLight) for r in recorders.values()))
+    assert [(ev.seat, ev.on) for ev in lights] == [(seat, seat == 2) for seat in SEATS]
+    await settled(sim)
+    frames = log.window(mark)
+    sent = [decode_message(seen.frame.payload) for seen in forth(frames) if seen.frame.kind == Kind.GROUP]
+    off = sorted(a for seat, a in ADDRESSES.items() if seat not in (2, 5))
+    assert sent == [
+        {"cmd": "light", "stations": off, "on": False},
+        {"cmd": "light", "stations": [ADDRESSES[2], ADDRESSES[5]], "on": True},
+    ]
+    # Beside the two GROUP frames the host sent only its ACK of seat 5's own `light` event.
+    assert [(seen.frame.kind, seen.frame.address) for seen in forth(frames) if seen.frame.kind != Kind.GROUP] == [
+        (Kind.ACK, ADDRESSES[5])
+    ]
+    own = [seen for seen in back(frames) if seen.frame.kind == Kind.DATA]
+    assert [(seen.frame.address, decode_message(seen.frame.payload)) for seen in own] == [
+        (ADDRESSES[5], {"evt": "light", "on": False})
+    ]
+    slots = [seen.frame.address for seen in back(frames) if seen.frame.kind == Kind.SLOT]
+    assert slots == [*off, ADDRESSES[2]]
+    assert sim.stations[2].light and not sim.stations[5].light

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from drivers.reference.framing import (
     GROUP_ANSWERS,
     GROUP_ANSWERS_V3,
+    GROUP_LIGHT,
     GROUP_UNLOCK,
     PROTOCOLS,
     VERSION_3,
@@ -59,6 +60,21 @@ VECTORS: list[tuple[str, bytes, str]] = [
         "stations 1-7 confirm SEQ 0x22",
         b"".join(slot_confirmation(a, 0x22) for a in range(1, 8)),
         "01 1E 02 4D 03 7C 04 EB 05 DA 06 89 07 B8",
+    ),
+    (
+        "lights out at stations 1-7, SEQ 0x24",
+        encode_group(0x24, GROUP_LIGHT, range(1, 8), False),
+        "A5 35 FF 24 07 01 01 7F 00 97 B3",
+    ),
+    (
+        "light stations 2 and 5, SEQ 0x25",
+        encode_group(0x25, GROUP_LIGHT, [2, 5], True),
+        "A5 35 FF 25 07 02 01 09 01 FB 11",
+    ),
+    (
+        "stations 1-7 confirm SEQ 0x24 (their lamps dark)",
+        b"".join(slot_confirmation(a, 0x24) for a in range(1, 8)),
+        "01 D8 02 8B 03 BA 04 2D 05 1C 06 4F 07 7E",
     ),
     (
         "the host's identify offering v4, SEQ 0",
@@ -128,11 +144,40 @@ def test_a_host_answer_is_no_frame() -> None:
     assert parser.bad_frames >= 1
 
 
-def test_group_unlock_is_v4_only() -> None:
+def test_group_unlock_and_light_are_v4_only() -> None:
     assert group_answers(VERSIONS) == GROUP_ANSWERS_V3 == {5: 7}
-    assert group_answers(PROTOCOLS) == GROUP_ANSWERS == {5: 7, 6: 8}
+    assert group_answers(PROTOCOLS) == GROUP_ANSWERS == {5: 7, 6: 8, 7: 17}
     (frame,) = FrameParser().feed(encode_group(0x22, GROUP_UNLOCK, [11, 12]))
     assert decode_message(frame.payload) == {"cmd": "unlock", "stations": [11, 12]}
+    light = encode_group(0x25, GROUP_LIGHT, [2, 5], True)
+    (frame,) = FrameParser().feed(light)
+    assert decode_message(frame.payload) == {"cmd": "light", "stations": [2, 5], "on": True}
+    # A receiver that reads up to v3 looks for the CRC one byte early: a damaged frame, dropped, never acted on.
+    v3 = FrameParser(VERSIONS)
+    assert v3.feed(light) + v3.expire() == [] and v3.bad_frames >= 1
+    # ARG other than 0 or 1, and a light without ARG or another command with one, are refused.
+    body = bytearray(light[1:-2])
+    body[-1] = 2
+    parser = FrameParser()
+    assert parser.feed(b"\xa5" + bytes(body) + crc16(bytes(body)).to_bytes(2, "big")) + parser.expire() == []
+    with pytest.raises(ValueError, match="light"):
+        encode_group(0, GROUP_LIGHT, [1])
+    with pytest.raises(ValueError, match="light"):
+        encode_group(0, GROUP_UNLOCK, [1], True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    stations=st.lists(st.integers(1, 254), min_size=1, max_size=12, unique=True),
+    seq=st.integers(0, 255),
+    on=st.booleans(),
+    noise=st.binary(max_size=30),
+)
+def test_group_lights_round_trip_through_noise(stations: list[int], seq: int, on: bool, noise: bytes) -> None:
+    parser = FrameParser()
+    frames = parser.feed(noise + encode_group(seq, GROUP_LIGHT, stations, on)) + parser.expire()
+    wanted = {"cmd": "light", "stations": sorted(stations), "on": on}
+    assert any(f.kind == Kind.GROUP and f.seq == seq and decode_message(f.payload) == wanted for f in frames)
 
 
 _EVENTS = st.fixed_dictionaries(
