@@ -102,6 +102,10 @@ VECTORS: list[tuple[str, bytes, str]] = [
 ]
 
 
+def vector(what: str) -> bytes:
+    return next(bytes.fromhex(wire.replace(" ", "")) for name, _frame, wire in VECTORS if name == what)
+
+
 @pytest.mark.parametrize(("what", "frame", "wire"), VECTORS)
 def test_documented_v4_vectors(what: str, frame: bytes, wire: str) -> None:
     assert frame.hex(" ").upper() == wire, what
@@ -118,7 +122,7 @@ def test_the_vectors_are_the_ones_the_protocol_page_prints() -> None:
 
 
 def test_the_answer_is_read_as_the_reply_that_acks_the_host_frame() -> None:
-    wire = bytes.fromhex(VECTORS[4][2].replace(" ", ""))
+    wire = vector("device 1's identity ANSWER to it")
     (frame,) = FrameParser().feed(wire)
     assert (frame.address, frame.seq, frame.kind, frame.version, frame.from_device) == (1, 0, Kind.REPLY, 3, True)
     assert decode_message(frame.payload) == IDENTITY
@@ -129,7 +133,7 @@ def test_the_answer_is_read_as_the_reply_that_acks_the_host_frame() -> None:
 
 def test_a_v3_receiver_drops_an_answer_and_reads_on() -> None:
     """A station or host that reads up to v3 only never takes an ANSWER for anything: VK 0x3E is a bad header there."""
-    answer = bytes.fromhex(VECTORS[6][2].replace(" ", ""))
+    answer = vector("device 1's light ANSWER to it")
     after = encode_frame(1, 3, Kind.ACK, b"", VERSION_3)
     parser = FrameParser(VERSIONS)
     frames = parser.feed(answer + after) + parser.expire()
