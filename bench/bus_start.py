@@ -81,7 +81,8 @@ async def one_start(stations: int, protocol: int) -> Start:
                     identifies[0] += 1
         else:
             for frame in back.feed(data):
-                size = "identity" if frame.kind == Kind.DATA else frame.kind.name
+                # v4: the identity is the ANSWER (a REPLY with a payload) that acknowledges the identify.
+                size = {Kind.DATA: "identity", Kind.REPLY: "identity ANSWER"}.get(frame.kind, frame.kind.name)
                 frames[f"{size} v{frame.version}"] += 1
 
     sim._endpoint.tap = tap
