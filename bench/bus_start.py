@@ -106,33 +106,41 @@ async def one_start(stations: int, protocol: int) -> Start:
             if len(online) == stations:
                 everyone.set()
 
-    async def opening(station: BusWagerStation) -> None:
-        await station.unlock()
-        await station.light_off()
-
     try:
         start = time.monotonic()
         await asyncio.gather(*(s.start(sink) for s in driver.stations.values()))
         async with asyncio.timeout(10):
             await everyone.wait()
-        elapsed = time.monotonic() - start
-        result = Start(elapsed, dict(sent), Counter(frames), identifies[0])
-        await quiet(sim)
-        before = dict(sent)
-        start = time.monotonic()
-        await asyncio.gather(*(opening(s) for s in driver.stations.values()))
-        result.opening = time.monotonic() - start
-        await quiet(sim)
-        result.opening_bytes = {way: sent[way] - before[way] for way in sent}
-        before = dict(sent)
-        await asyncio.gather(*(s.lock() for s in driver.stations.values()))
-        await asyncio.gather(*(s.unlock() for s in driver.stations.values()))
-        await quiet(sim)
-        result.round_bytes = {way: sent[way] - before[way] for way in sent}
+        result = Start(time.monotonic() - start, dict(sent), Counter(frames), identifies[0])
+        await open_and_play_a_round(sim, driver, sent, result)
     finally:
         await asyncio.gather(*(s.stop() for s in driver.stations.values()))
         await sim.stop()
     return result
+
+
+async def open_and_play_a_round(
+    sim: WagerBusSim, driver: ReferenceWagerBus, sent: dict[bool, int], result: Start
+) -> None:
+    """The table's opening (each station's `unlock`, then its `light` out, every station at once, as the controller
+    sends them), timed, then a round's lock and reopening; the bytes of each into `result`."""
+
+    async def opening(station: BusWagerStation) -> None:
+        await station.unlock()
+        await station.light_off()
+
+    await quiet(sim)
+    before = dict(sent)
+    start = time.monotonic()
+    await asyncio.gather(*(opening(s) for s in driver.stations.values()))
+    result.opening = time.monotonic() - start
+    await quiet(sim)
+    result.opening_bytes = {way: sent[way] - before[way] for way in sent}
+    before = dict(sent)
+    await asyncio.gather(*(s.lock() for s in driver.stations.values()))
+    await asyncio.gather(*(s.unlock() for s in driver.stations.values()))
+    await quiet(sim)
+    result.round_bytes = {way: sent[way] - before[way] for way in sent}
 
 
 async def quiet(sim: WagerBusSim) -> None:

@@ -160,9 +160,9 @@ async def test_demo_locks_the_bus_with_one_group_frame_a_round_and_settles_as_pe
         expected = [
             (named.index(address), slot_confirmation(address, g.seq)) for g, named in naming if address in named
         ]
-        mine = [g for g, named in naming if address in named]
+        named_me = [g for g, named in naming if address in named]
         assert station.slot_history == expected[: len(station.slot_history)], seat
-        assert len(station.slot_history) > mine.index(locks[-1]), seat  # every round's lock confirmed in its slot
+        assert len(station.slot_history) > named_me.index(locks[-1]), seat  # every round's lock confirmed in its slot
 
     # The same seed on the same table with a station per seat on lines of their own: the same wagers, settlements
     # and round totals, to the cent (how the stations are wired changes nothing the players are paid).
