@@ -235,7 +235,7 @@ def main() -> int:
     ap.add_argument("--stations", type=int, default=7)
     ap.add_argument("--bus", action="store_true", help="all stations on one multi-drop line")
     ap.add_argument(
-        "--protocol", type=int, choices=(1, 2, 3), default=DRIVER_PROTOCOL, help="highest version the drivers speak"
+        "--protocol", type=int, choices=(1, 2, 3, 4), default=DRIVER_PROTOCOL, help="highest version the drivers speak"
     )
     ap.add_argument(
         "--journal-first", action="store_true", help="the old order: the commit's fsync before any lock leaves"

@@ -39,7 +39,8 @@ def critical_bytes(stations: int, version: int, bus: bool) -> tuple[int, int]:
     confirmation). One line per station: the lock, the station's ACK, its `locked`, on every line at once.
     A multi-drop line: v3, the GROUP frame and its slot window (in byte times, guards included); v2, one broadcast
     naming every station then the seven `locked` on the return pair;
-    v1, the first lock frame then seven ACK + `locked` (with `src`) pairs on the return pair."""
+    v1, the first lock frame then seven ACK + `locked` (with `src`) pairs on the return pair. v4 locks as v3 does."""
+    version = min(version, VERSION_3)
     press = frame_len({"evt": "button", "button": "no_more_bets"}, version, from_device=True)
     if version == VERSION_3 and bus:
         # The GROUP frame, then the slot window up to the last confirmation's last byte: the turnaround, a period per
@@ -71,7 +72,8 @@ assert ReferenceWagerBusSettings.model_fields["protocol"].default == DRIVER_PROT
 
 def expected_station_bytes(stations: int, version: int, bus: bool) -> int:
     """Bytes all station lines carry in one lock-out: every station's lock (or the one broadcast) and its answers,
-    plus (v1, v2) the host's ACK of each `locked`; a v3 REPLY is never ACKed."""
+    plus (v1, v2) the host's ACK of each `locked`; a v3 REPLY is never ACKed. v4 locks as v3 does."""
+    version = min(version, VERSION_3)
     _press, path = critical_bytes(stations, version, bus)
     if version == VERSION_3 and bus:
         return len(encode_group(1, GROUP_LOCK, range(1, stations + 1))) + stations * SLOT_CONFIRMATION

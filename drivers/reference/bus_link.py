@@ -11,7 +11,6 @@ import structlog
 
 from drivers.reference.framing import (
     BROADCAST_ADDRESS,
-    GROUP_ANSWERS,
     HOST_ADDRESS,
     VERSION,
     VERSION_2,
@@ -22,6 +21,7 @@ from drivers.reference.framing import (
     encode_frame,
     encode_group,
     encode_message,
+    group_confirms,
 )
 from drivers.reference.link import (
     DEFAULT_ACK_TIMEOUT,
@@ -206,7 +206,7 @@ class BusLink(Link):
             encode_frame(BROADCAST_ADDRESS, seq, Kind.DATA, encode_message(message, VERSION_2), VERSION_2)
         )
 
-    def send_group(self, code: int, stations: Iterable[int]) -> None:
+    def send_group(self, code: int, stations: Iterable[int], on: bool | None = None) -> None:
         """Write one v3 GROUP frame (command `code` to `stations`) at once, without waiting for the transport, and open
         the slot window: each named station's two-byte confirmation then reaches on_data as its bare answer
         (`{"evt":"locked"}`), once. The caller waits for the answers and calls close_slots() (docs/protocol.md
@@ -219,8 +219,8 @@ class BusLink(Link):
             raise ValueError(f"addresses {unknown} are not stations on {self.name}")
         seq = self._broadcast_seq
         self._broadcast_seq = (seq + 1) % 256
-        frame = encode_group(seq, code, named)  # before the window opens: a bad request changes nothing
-        self.parser.open_slots(seq, named, GROUP_ANSWERS[code])
+        frame = encode_group(seq, code, named, on)  # before the window opens: a bad request changes nothing
+        self.parser.open_slots(seq, named, group_confirms(code, on))
         try:
             # 10 bytes or so: a serial writer takes them into its buffer, no drain needed before the slots.
             self._writer.write(frame)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from drivers.base import DeviceBase
 from drivers.interfaces import DeviceEvent, DeviceFault, DeviceOnline
-from drivers.reference.framing import HOST_ADDRESS, ProtocolError, decode_message, is_card
+from drivers.reference.framing import HOST_ADDRESS, PROTOCOLS, VERSION_3, ProtocolError, decode_message, is_card
 from drivers.reference.link import Link, LinkError
 from drivers.serial_port import open_serial, unread_input
 
@@ -35,11 +35,12 @@ class ReferenceSettings(BaseModel):
         default=2.0, ge=0, description="Seconds between pings while idle; 0 disables the heartbeat"
     )
     protocol: int = Field(
-        default=3,
+        default=4,
         ge=1,
-        le=3,
-        description="Highest reference-protocol version to speak, of those the device offers at identify: 3 (short "
-        "frames, answers that carry the ACK), 2 (compact CBOR frames) or 1 (JSON frames)",
+        le=4,
+        description="Highest reference-protocol version to speak, of those the device offers at identify: 4 (v3 and "
+        "an identity that carries its ACK, a bus line's GROUP unlock), 3 (short frames, answers that carry the ACK), 2 "
+        "(compact CBOR frames) or 1 (JSON frames)",
     )
 
 
@@ -178,9 +179,9 @@ class ReferenceDevice(DeviceBase):
         return message
 
     def _use_protocol(self, link: Link, version: int) -> None:
-        """Send to this device in `version` from now on (its answers may come in either)."""
+        """Send to this device in `version` from now on (its answers may come in either); v4 sends v3 frames."""
         self.protocol_version = version
-        link.version = version
+        link.version = min(version, VERSION_3)
 
     async def _serve(self) -> str:
         """Wait until the link dies; with a heartbeat, a device that stops answering pings kills it."""
@@ -238,7 +239,7 @@ class ReferenceDevice(DeviceBase):
             offered = message.get("protocols")
             # A device that says nothing, or something unreadable, speaks v1 (docs/protocol.md section 10).
             if isinstance(offered, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in offered):
-                self._offered = frozenset(v for v in offered if v in (1, 2, 3)) | {1}
+                self._offered = frozenset(v for v in offered if v in PROTOCOLS) | {1}
             if self._identity_waiter is not None and not self._identity_waiter.done():
                 self._identity_waiter.set_result(identity)
                 return None

@@ -20,7 +20,12 @@ SOF = 0xA5
 VERSION = 0x01
 VERSION_2 = 0x02
 VERSION_3 = 0x03
-VERSIONS = frozenset((VERSION, VERSION_2, VERSION_3))
+# Version 4 has no frame layout of its own: it is v3's frames (VK high nibble 3) plus the ANSWER frame and the GROUP
+# `unlock` (docs/protocol.md section 14). It is negotiated at identify like the others; a link sends in v3 when it
+# speaks v4, and a receiver that speaks only up to v3 drops an ANSWER as a bad header.
+VERSION_4 = 0x04
+VERSIONS = frozenset((VERSION, VERSION_2, VERSION_3))  # the versions a frame can be encoded in
+PROTOCOLS = VERSIONS | {VERSION_4}  # the versions a device or host may speak (offered at identify)
 # Versions whose payloads are CBOR maps (drivers/reference/compact.py) and whose ADDR names the device both ways.
 COMPACT_VERSIONS = frozenset((VERSION_2, VERSION_3))
 HOST_ADDRESS = 0
@@ -57,7 +62,7 @@ V1_KINDS = frozenset((Kind.DATA, Kind.ACK, Kind.NAK))  # what a v1 or v2 header 
 # v3: the VK byte's high nibble is the version, bit 3 says the frame comes from a device, bits 0-2 the kind.
 V3_MARK = VERSION_3 << 4
 V3_FROM_DEVICE = 0x08
-V3_DATA, V3_ACK, V3_NAK, V3_CODE, V3_REPLY, V3_GROUP = 0, 1, 2, 3, 4, 5
+V3_DATA, V3_ACK, V3_NAK, V3_CODE, V3_REPLY, V3_GROUP, V3_ANSWER = 0, 1, 2, 3, 4, 5, 6
 V3_KINDS = {
     V3_DATA: Kind.DATA,
     V3_ACK: Kind.ACK,
@@ -65,6 +70,8 @@ V3_KINDS = {
     V3_CODE: Kind.DATA,
     V3_REPLY: Kind.REPLY,
     V3_GROUP: Kind.GROUP,
+    # v4 only: a REPLY whose answer is a whole message (LEN and a CBOR map), an `identity` or a `light` event.
+    V3_ANSWER: Kind.REPLY,
 }
 # The CBOR map a CODE or REPLY frame stands for: {0: code} (a command, from the host) or {1: code} (an event).
 CMD_KEY, EVT_KEY = 0, 1
@@ -165,9 +172,13 @@ def _encode_v3(address: int, seq: int, kind: Kind, payload: bytes, from_device: 
     direction = V3_FROM_DEVICE if from_device else 0
     code = bare_code(payload)
     if kind == Kind.REPLY:
-        if not from_device or code is None or code[0] != EVT_KEY:
-            raise ValueError("a REPLY is a device's bare event ({1: code}) answering a host frame")
-        body = bytes((V3_MARK | direction | V3_REPLY, address, seq, code[1]))
+        if not from_device:
+            raise ValueError("a REPLY or ANSWER comes from a device only")
+        if code is not None and code[0] == EVT_KEY:
+            body = bytes((V3_MARK | direction | V3_REPLY, address, seq, code[1]))
+        else:
+            # v4's ANSWER: the caller (Link.answer) sends one only to a host that negotiated v4.
+            body = bytes((V3_MARK | direction | V3_ANSWER, address, seq, len(payload))) + payload
     elif kind == Kind.DATA and code is not None and code[0] == (EVT_KEY if from_device else CMD_KEY):
         body = bytes((V3_MARK | direction | V3_CODE, address, seq, code[1]))
     elif kind == Kind.DATA:

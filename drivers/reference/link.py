@@ -14,16 +14,19 @@ from typing import Any
 
 from drivers.reference.framing import (
     BROADCAST_ADDRESS,
-    GROUP_ANSWERS,
+    GROUP_LIGHT,
     HOST_ADDRESS,
     VERSION_2,
     VERSION_3,
+    VERSION_4,
     Frame,
     Kind,
     ProtocolError,
     bare_code,
     decode_message,
     encode_message,
+    group_answers,
+    group_confirms,
     slot_confirmation,
 )
 from drivers.reference.link_core import LinkCore
@@ -65,16 +68,22 @@ class Link(LinkCore):
     # v3 (device end): the host frame being delivered to on_data, which `answer` may answer at once with a REPLY,
     # the answer given, and the frame that answered the last delivered frame (repeated if the host retransmits).
     _answering: int | None = None
+    _answering_version = VERSION_3
     _answer: bytes | None = None
     _last_response: bytes | None = None
     # v3 GROUP (device end): while a GROUP frame naming this station is delivered, (its command code, this
-    # station's slot); whether the station confirmed in it; and who writes the confirmation at the slot's time
+    # station's slot, the answer a confirmation stands for: group_confirms); whether the station confirmed in it; and
+    # who writes the confirmation at the slot's time
     # (slot_writer(slot, two bytes): a simulator paces it; without one it is written at once).
-    _group: tuple[int, int] | None = None
+    _group: tuple[int, int, bytes] | None = None
     _slot_confirmed = False
     slot_writer: Callable[[int, bytes], None] | None = None
     # The last broadcast or GROUP frame acted on (device end): the same one heard again is not acted on twice.
     _last_broadcast: tuple[int, bytes] | None = None
+    # v4 (device end): set by the device while it answers an `identify` that offered v4 (and cleared by one that did
+    # not): an immediate answer that is a whole message (`identity`, `light`) goes back in an ANSWER frame, the ACK and
+    # the answer in one, as a bare one goes in a REPLY (docs/protocol.md section 14).
+    answers_whole = False
 
     async def _handle(self, frames: list[Frame]) -> None:
         for corrupt in self.parser.take_corrupt():
@@ -92,7 +101,7 @@ class Link(LinkCore):
                 self.version = frame.version
             if frame.kind == Kind.REPLY:
                 self._replied(frame)
-            elif frame.kind == Kind.DATA and frame.version == VERSION_3 and self.local_address != HOST_ADDRESS:
+            elif frame.kind == Kind.DATA and self.local_address != HOST_ADDRESS and self._answers_first(frame):
                 await self._answer_v3(frame)
             elif frame.kind == Kind.DATA:
                 self.data_versions[frame.version] += 1
@@ -104,6 +113,12 @@ class Link(LinkCore):
             elif self._awaiting is not None and self._awaiting[0] == frame.seq and not self._awaiting[1].done():
                 self._awaiting[1].set_result(frame.kind)
         self._report_noise()
+
+    def _answers_first(self, frame: Frame) -> bool:
+        """Device end: whether the answer to this host frame may go in the frame that acknowledges it. A v3 frame's
+        bare answer may (REPLY); a device that speaks v4 also delivers a v1 `identify` before it responds, since the
+        `identify` may offer v4 and its `identity` then goes back as the ANSWER that acknowledges it."""
+        return frame.version == VERSION_3 or VERSION_4 in self.parser.versions
 
     def _replied(self, frame: Frame) -> None:
         """v3, host end: a device's REPLY is the ACK of our outstanding frame with its SEQ and the device's answer in
@@ -124,7 +139,7 @@ class Link(LinkCore):
             await self._send_control_frame(self._last_response)
             return
         self._last_delivered = (frame.seq, frame.payload)
-        self._answering, self._answer = frame.seq, None
+        self._answering, self._answer, self._answering_version = frame.seq, None, frame.version
         try:
             self._call(self._on_data, frame.payload)
         finally:
@@ -132,7 +147,8 @@ class Link(LinkCore):
         if self._answer is not None:
             response = self._encode(self.peer_address, frame.seq, Kind.REPLY, self._answer, VERSION_3)
         else:
-            response = self._encode(self.peer_address, frame.seq, Kind.ACK, b"", VERSION_3)
+            # The ACK in the version of the frame it answers (a v1 `identify` that did not offer v4 gets a v1 ACK).
+            response = self._encode(self.peer_address, frame.seq, Kind.ACK, b"", frame.version)
         self._last_response = response
         await self._send_control_frame(response)
 
@@ -146,30 +162,45 @@ class Link(LinkCore):
             return self._confirm_in_slot(message)
         if self._answering is None or self._answer is not None or self._unacknowledged():
             return False
+        if self._answering_version != VERSION_3 and not self.answers_whole:
+            return False  # a v1 or v2 frame is answered in its own version, unless the host negotiated v4
         try:
             payload = encode_message(message, VERSION_3)
         except ValueError:
             return False
         code = bare_code(payload)
-        if code is None or code[0] != 1:
+        bare = code is not None and code[0] == 1
+        # Not a bare event: v4's ANSWER carries it whole, to a host that negotiated v4; an event only.
+        if not bare and (not self.answers_whole or message.get("evt") is None or len(payload) > 255):
             return False
         self._answer = payload
         return True
 
     def _unacknowledged(self) -> bool:
         """Whether a frame this end sent still waits for its ACK. An ACK that arrived in the bytes just read counts
-        (the sender has not resumed yet, but the peer has the frame): an answer after it overtakes nothing."""
-        return self._awaiting is not None and not self._awaiting[1].done()
+        (the sender has not resumed yet, but the peer has the frame): an answer after it overtakes nothing. A frame
+        whose exchange was told to send it again (NAK, a host that identifies: `peer_restarted`) or that is kept for
+        the next host counts as unacknowledged: the `identity` must not overtake it (docs/protocol.md section 4)."""
+        if self._parked is not None:
+            return True
+        if self._awaiting is None:
+            return False
+        future = self._awaiting[1]
+        if not future.done():
+            return True
+        return future.cancelled() or future.exception() is not None or future.result() != Kind.ACK
 
     def _confirm_in_slot(self, message: Mapping[str, Any]) -> bool:
         assert self._group is not None
         if self._slot_confirmed or self._unacknowledged():
             return False
         try:
-            code = bare_code(encode_message(message, VERSION_3))
+            answer = encode_message(message, VERSION_3)
         except ValueError:
             return False
-        if code is None or code[0] != 1 or GROUP_ANSWERS.get(self._group[0]) != code[1]:
+        # Only the very answer the command expects: `locked` to a lock, and to a light the state asked for (a lamp that
+        # does not show it answers with its `light` event as a frame of its own, after the window).
+        if answer != self._group[2]:
             return False
         self._slot_confirmed = True
         return True
@@ -185,14 +216,19 @@ class Link(LinkCore):
             return
         stations = message.get("stations")
         cmd = frame.payload[2] if frame.payload[2] < 0x18 else frame.payload[3]  # group_payload: A2 00 <code> ...
-        if not isinstance(stations, list) or self.local_address not in stations or cmd not in GROUP_ANSWERS:
+        known = group_answers(self.parser.versions)
+        if not isinstance(stations, list) or self.local_address not in stations or cmd not in known:
             return  # not named, or a command this version does not know: ignored entirely, as on a real line
+        on = message.get("on")
+        if cmd == GROUP_LIGHT and not isinstance(on, bool):
+            return
+        expected = group_confirms(cmd, on if cmd == GROUP_LIGHT else None)
         if self.follow_peer:
             self.version = VERSION_3
         if self._last_broadcast == (frame.seq, frame.payload):
             return
         self._last_broadcast = (frame.seq, frame.payload)
-        self._group, self._slot_confirmed = (cmd, stations.index(self.local_address)), False
+        self._group, self._slot_confirmed = (cmd, stations.index(self.local_address), expected), False
         try:
             self._call(self._on_data, frame.payload)
         finally:

@@ -18,8 +18,8 @@ import structlog
 from drivers.reference.framing import (
     COMPACT_VERSIONS,
     HOST_ADDRESS,
+    PROTOCOLS,
     VERSION,
-    VERSIONS,
     Frame,
     FrameParser,
     Kind,
@@ -62,7 +62,7 @@ class LinkCore:
         retries: int = DEFAULT_RETRIES,
         initial_seq: int | None = None,
         name: str = "link",
-        versions: frozenset[int] = VERSIONS,
+        versions: frozenset[int] = PROTOCOLS,
         in_waiting: Callable[[], int] | None = None,
     ) -> None:
         self._reader = reader

@@ -16,8 +16,10 @@ from drivers.reference.frames import (
     HEADER_LEN,
     HEADER_LEN_V2,
     MAX_PAYLOAD,
+    PROTOCOLS,
     SOF,
     V1_KINDS,
+    V3_ANSWER,
     V3_CODE,
     V3_DATA,
     V3_FROM_DEVICE,
@@ -27,7 +29,7 @@ from drivers.reference.frames import (
     V3_REPLY,
     VERSION_2,
     VERSION_3,
-    VERSIONS,
+    VERSION_4,
     CorruptFrame,
     Frame,
     Kind,
@@ -36,6 +38,7 @@ from drivers.reference.frames import (
 )
 from drivers.reference.group import (
     GROUP_HEADER,
+    GROUP_LIGHT,
     MAX_GROUP_MASK,
     SLOT_CONFIRMATION,
     group_payload,
@@ -51,7 +54,7 @@ class FrameParser:
     followed (or was swallowed by) a false SOF inside garbage is still found.
     """
 
-    def __init__(self, versions: frozenset[int] = VERSIONS) -> None:
+    def __init__(self, versions: frozenset[int] = PROTOCOLS) -> None:
         # A v1-only receiver (an old device) drops a v2 frame's SOF like any bad header, so it never acts on one.
         self._versions = versions
         self._buf = bytearray()
@@ -62,18 +65,24 @@ class FrameParser:
         # awaited, and the event code a confirmation stands for. Empty: no window open.
         self._slot_seq = 0
         self._slots: dict[int, int] = {}
-        self._slot_event = 0
+        self._slot_answer = b""
 
-    def open_slots(self, seq: int, addresses: Iterable[int], event_code: int) -> None:
+    def open_slots(self, seq: int, addresses: Iterable[int], answer: int | bytes) -> None:
         """Open the slot window of the GROUP frame `seq`: from now on a byte pair (a, slot_check(a, seq)) at a frame
-        boundary, for an address a still awaited, is that station's confirmation (a Kind.SLOT frame)."""
+        boundary, for an address a still awaited, is that station's confirmation (a Kind.SLOT frame) whose payload is
+        `answer`: the CBOR map it stands for (group.group_confirms), or the code of the bare event."""
         self._slot_seq = seq
         self._slots = {a: slot_check(a, seq) for a in addresses}
-        self._slot_event = event_code
+        self._slot_answer = code_payload(EVT_KEY, answer) if isinstance(answer, int) else answer
 
     def close_slots(self) -> None:
         """Close the window: a late confirmation is line noise from now on."""
         self._slots = {}
+
+    @property
+    def versions(self) -> frozenset[int]:
+        """The versions this receiver reads: a v4 ANSWER frame is a bad header to one that reads up to v3 only."""
+        return self._versions
 
     @property
     def buffered(self) -> int:
@@ -131,7 +140,12 @@ class FrameParser:
             if len(buf) < V3_MIN_FRAME:
                 break
             if buf[1] >> 4 == VERSION_3:
-                if VERSION_3 not in self._versions or (buf[1] & 0x07) not in V3_KINDS:
+                v3kind = buf[1] & 0x07
+                if (
+                    VERSION_3 not in self._versions
+                    or v3kind not in V3_KINDS
+                    or (v3kind == V3_ANSWER and VERSION_4 not in self._versions)
+                ):
                     self._drop(1, bad=True)
                     continue
                 if not self._v3(frames):
@@ -150,8 +164,7 @@ class FrameParser:
         address = buf[0]
         if buf[1] == self._slots[address]:
             del self._slots[address]  # each station confirms once: a repeat is noise
-            payload = code_payload(EVT_KEY, self._slot_event)
-            frames.append(Frame(address, self._slot_seq, Kind.SLOT, payload, VERSION_3, True))
+            frames.append(Frame(address, self._slot_seq, Kind.SLOT, self._slot_answer, VERSION_3, True))
             del buf[:SLOT_CONFIRMATION]
             return True
         if buf[0] != SOF:
@@ -220,7 +233,10 @@ class FrameParser:
         v3kind, from_device = vk & 0x07, bool(vk & V3_FROM_DEVICE)
         if v3kind == V3_GROUP:
             return self._group(frames)
-        if v3kind == V3_DATA:
+        if v3kind in (V3_DATA, V3_ANSWER):
+            if v3kind == V3_ANSWER and not from_device:
+                self._drop(1, bad=True)  # only a device answers (docs/protocol.md section 14)
+                return True
             if len(buf) < 5:
                 return False
             header, length = 5, buf[4]
@@ -255,17 +271,22 @@ class FrameParser:
         if vk & V3_FROM_DEVICE or address != BROADCAST_ADDRESS or not 1 <= n <= MAX_GROUP_MASK or base == 0:
             self._drop(1, bad=True)  # only the host sends GROUP, to everyone: anything else is no frame
             return True
-        total = GROUP_HEADER + n + CRC_LEN
+        # v4's `light` carries the state asked for in one ARG byte after MASK; to a receiver that reads up to v3 only
+        # the frame's CRC is not where it looks, so it drops the frame as damaged (docs/protocol.md section 14).
+        arg = 1 if code == GROUP_LIGHT and VERSION_4 in self._versions else 0
+        total = GROUP_HEADER + n + arg + CRC_LEN
         if len(buf) < total:
             return False
-        body = bytes(buf[1 : GROUP_HEADER + n])
+        body = bytes(buf[1 : GROUP_HEADER + n + arg])
         if ((buf[total - 2] << 8) | buf[total - 1]) != crc16(body):
             self._drop(1, bad=True)  # nobody NAKs a frame to everyone: the host re-locks who did not confirm
             return True
         named = mask_addresses(base, bytes(buf[GROUP_HEADER : GROUP_HEADER + n]))
-        if not named or named[-1] > 254:
+        on = buf[GROUP_HEADER + n] if arg else None
+        if not named or named[-1] > 254 or on not in (None, 0, 1):
             self._drop(1, bad=True)
             return True
-        frames.append(Frame(address, seq, Kind.GROUP, group_payload(code, named), VERSION_3, False))
+        payload = group_payload(code, named, None if on is None else bool(on))
+        frames.append(Frame(address, seq, Kind.GROUP, payload, VERSION_3, False))
         del buf[:total]
         return True

@@ -18,10 +18,11 @@ import structlog
 
 from drivers.base import DeviceBase
 from drivers.interfaces import DeviceEvent, DeviceOffline, DeviceOnline, EventSink
+from drivers.reference.bus_commands import BusCommands
 from drivers.reference.bus_link import BusLink, identify_window
 from drivers.reference.device import Translator
-from drivers.reference.framing import GROUP_LOCK, VERSION_2, VERSION_3
-from drivers.reference.link import Link, LinkError
+from drivers.reference.framing import GROUP_LIGHT, GROUP_LOCK, GROUP_UNLOCK, VERSION_2, VERSION_3, VERSION_4
+from drivers.reference.link import Link
 from drivers.reference.wager_bus_settings import BusStationSettings, ReferenceWagerBusSettings
 from drivers.reference.wager_station import ReferenceWagerStation, ReferenceWagerStationSettings
 from drivers.serial_port import open_serial, unread_input
@@ -88,7 +89,7 @@ class BusWagerStation(ReferenceWagerStation):
     def _use_protocol(self, link: Link, version: int) -> None:
         assert isinstance(link, BusLink)
         self.protocol_version = version
-        link.peer_versions[self.address] = version
+        link.peer_versions[self.address] = min(version, VERSION_3)  # v4 sends v3 frames
 
     # --- "no more bets": one broadcast for the stations that speak v2 ---------------------------------
 
@@ -100,17 +101,66 @@ class BusWagerStation(ReferenceWagerStation):
 
     async def lock_alone(self) -> None:
         """A lock frame to this station alone: for a station that did not confirm in its slot."""
-        await super().lock()
+        await self.alone(GROUP_LOCK)
+
+    # --- the opening and each round's reopening: one GROUP unlock on a v4 line (docs/protocol.md section 14) ---------
+
+    async def unlock(self) -> None:
+        if self.protocol_version >= VERSION_4 and self._online and self._bus.settings.broadcast_lock:
+            await self._bus.unlock_together(self)
+        else:
+            await super().unlock()
+
+    async def unlock_alone(self) -> None:
+        """An unlock frame to this station alone: on a line that cannot take a GROUP unlock, or for a station that did
+        not confirm in its slot."""
+        await self.alone(GROUP_UNLOCK)
+
+    # --- the opening's seat lights: one GROUP light per state on a v4 line (docs/protocol.md section 14) ------------
+
+    async def light_on(self) -> None:
+        await self._light_group(True)
+
+    async def light_off(self) -> None:
+        await self._light_group(False)
+
+    async def _light_group(self, on: bool) -> None:
+        if self.protocol_version >= VERSION_4 and self._online and self._bus.settings.broadcast_lock:
+            await self._bus.light_together(self, on)
+        else:
+            await self.alone(GROUP_LIGHT, on)
+
+    async def alone(self, code: int, on: bool | None = None) -> None:
+        """The command of GROUP `code` in a frame to this station alone: for a station that did not answer in its
+        slot, or on a line that cannot take the GROUP frame."""
+        if code == GROUP_LOCK:
+            await super().lock()
+        elif code == GROUP_UNLOCK:
+            await super().unlock()
+        elif on:
+            await super().light_on()
+        else:
+            await super().light_off()
 
     def translators(self) -> Mapping[str, Translator]:
         table = dict(super().translators())
-        plain = table["locked"]
+        plain_locked, plain_unlocked, plain_light = table["locked"], table["unlocked"], table["light"]
 
         def locked(message: Mapping[str, Any]) -> DeviceEvent | None:
-            self._bus.confirmed(self.address)
-            return plain(message)
+            self._bus.confirmed(self.address, GROUP_LOCK)
+            return plain_locked(message)
 
-        table["locked"] = locked
+        def unlocked(message: Mapping[str, Any]) -> DeviceEvent | None:
+            self._bus.confirmed(self.address, GROUP_UNLOCK)
+            return plain_unlocked(message)
+
+        def light(message: Mapping[str, Any]) -> DeviceEvent | None:
+            # Whatever the lamp shows: a station whose lamp does not show what was asked answers with this event after
+            # the window, and that is its answer (the state journaled); a frame of its own would get the same.
+            self._bus.confirmed(self.address, GROUP_LIGHT)
+            return plain_light(message)
+
+        table["locked"], table["unlocked"], table["light"] = locked, unlocked, light
         return table
 
     async def _went_silent(self, link: Link, reason: str) -> None:
@@ -120,7 +170,7 @@ class BusWagerStation(ReferenceWagerStation):
         self._link = None  # the line is the bus's to close
 
 
-class ReferenceWagerBus(DeviceBase):
+class ReferenceWagerBus(BusCommands, DeviceBase):
     """Wager stations on one line. Started and stopped through its stations (see BusWagerStation).
 
     The bus is a device whose session is the line: what it reports (the line went away, line noise, a crash)
@@ -149,10 +199,7 @@ class ReferenceWagerBus(DeviceBase):
             self._stations[entry.seat] = BusWagerStation(f"wager_station_{entry.seat}", station_settings, self)
         self._by_address = {s.address: s for s in self._stations.values()}
         self._attached: set[int] = set()
-        # Stations whose lock() joined the broadcast being gathered this turn of the loop, and the answers awaited.
-        self._gathering: dict[int, asyncio.Future[None]] = {}
-        self._awaiting_locked: dict[int, asyncio.Future[None]] = {}
-        self._lock_tasks: set[asyncio.Task[None]] = set()
+        self._init_commands()
 
     @property
     def stations(self) -> Mapping[int, BusWagerStation]:
@@ -182,127 +229,6 @@ class ReferenceWagerBus(DeviceBase):
         await self._end()
         for s in self._stations.values():
             s._online = None  # unknown until the line is served again
-
-    # --- the broadcast lock (docs/protocol.md, "Broadcast lock") -------------------------------------
-
-    def lock_together(self, station: BusWagerStation) -> asyncio.Future[None]:
-        """Join the broadcast that locks every station whose lock() is called in this turn of the event loop
-        (the controller locks all of them at once); done once this station confirmed or was reported."""
-        loop = asyncio.get_running_loop()
-        if not self._gathering:
-            loop.call_soon(self._start_broadcast)
-        done = self._gathering.get(station.address)
-        if done is None:
-            done = self._gathering[station.address] = loop.create_future()
-        return done
-
-    def _start_broadcast(self) -> None:
-        batch, self._gathering = self._gathering, {}
-        if self._group_line():
-            # The GROUP frame is written here, in the turn of the loop after the stations' lock() calls, not in the
-            # task's first step a turn later: the journal's commit starts two turns after the locks
-            # (controller/shell/service.py, lock_frames_out) and would hold the GIL while the frame waited.
-            lock = self._group_lock(batch, self._send_group(batch))
-        else:
-            lock = self._v2_broadcast_lock(batch)
-        task = asyncio.get_running_loop().create_task(lock, name=f"driver:{self.device_id}:lock")
-        self._lock_tasks.add(task)
-        task.add_done_callback(self._lock_tasks.discard)
-
-    def confirmed(self, address: int) -> None:
-        waiter = self._awaiting_locked.get(address)
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def _group_line(self) -> bool:
-        """Whether the line may use v3 GROUP frames: every station on it that answers speaks v3. A v1 or v2 station
-        does not know the slot window and could talk into it (docs/protocol.md section 13, "Negotiation")."""
-        live = [s for s in self._stations.values() if s._online]
-        return bool(live) and all(s.protocol_version == VERSION_3 for s in live)
-
-    def _send_group(self, batch: dict[int, asyncio.Future[None]]) -> dict[int, asyncio.Future[None]] | None:
-        """Write the GROUP frame naming `batch` and open the slot window: the confirmations awaited, or None when the
-        line is closed (every lock is then settled as unanswered, as an addressed lock's would be)."""
-        link = self.link
-        if link is None or link.closed.is_set():
-            return None
-        loop = asyncio.get_running_loop()
-        waiters = {a: self._awaiting_locked.setdefault(a, loop.create_future()) for a in sorted(batch)}
-        try:
-            link.send_group(GROUP_LOCK, waiters)
-        except LinkError:
-            self._forget_waiters(link, waiters)
-            return None
-        return waiters
-
-    def _forget_waiters(self, link: BusLink, waiters: dict[int, asyncio.Future[None]]) -> None:
-        link.close_slots()
-        for a in waiters:
-            self._awaiting_locked.pop(a, None)
-
-    async def _group_lock(
-        self, batch: dict[int, asyncio.Future[None]], waiters: dict[int, asyncio.Future[None]] | None
-    ) -> None:
-        """One v3 GROUP frame names every station in `batch`; each confirms with two bytes in its slot (taken by the
-        link as the station's `locked`). A station not heard in its slot by the ACK timeout (it missed the frame,
-        collided, or had an event of its own to send first) is locked on its own with a lock frame of its own,
-        retried and reported as any command (a `timeout` fault when it never answers)."""
-        link = self.link
-        try:
-            if waiters is None or link is None:
-                for address in sorted(batch):
-                    self._by_address[address].fault("timeout", "lock: the line closed before the GROUP lock frame left")
-                return
-            try:
-                # The link reads what already arrived before the window closes: after a stall of the event loop the
-                # confirmations are there but not yet read.
-                await link.await_slots(list(waiters.values()), self.settings.ack_timeout)
-            finally:
-                self._forget_waiters(link, waiters)
-            missed = [a for a in sorted(waiters) if not waiters[a].done()]
-            if missed:
-                log.info("stations missed their lock slot; locking them one by one", line=self.device_id, missed=missed)
-                await asyncio.gather(*(self._by_address[a].lock_alone() for a in missed))
-        finally:
-            for done in batch.values():
-                if not done.done():
-                    done.set_result(None)
-
-    async def _v2_broadcast_lock(self, batch: dict[int, asyncio.Future[None]]) -> None:
-        """One lock frame names every station in `batch`; each confirms with its own `locked` (ACKed by the host
-        as any event). Stations that did not answer within the ACK timeout are named again, up to `retries`
-        more times; a station that never answers is reported as its own lock would be (a `timeout` fault)."""
-        loop = asyncio.get_running_loop()
-        pending = sorted(batch)
-        try:
-            for _attempt in range(self.settings.retries + 1):
-                link = self.link
-                if link is None or link.closed.is_set():
-                    break
-                waiters = {a: self._awaiting_locked.setdefault(a, loop.create_future()) for a in pending}
-                try:
-                    await link.broadcast({"cmd": "lock", "stations": pending})
-                except LinkError:
-                    break
-                # Every station has its slot after the frame; the ACK timeout covers the last slot of a full line.
-                # asyncio.wait, not gather under a timeout: that would cancel the waiters and count them as answered.
-                await asyncio.wait(waiters.values(), timeout=self.settings.ack_timeout)
-                pending = [a for a in pending if not waiters[a].done()]
-                for a in list(self._awaiting_locked):
-                    if self._awaiting_locked[a].done():
-                        del self._awaiting_locked[a]
-                if not pending:
-                    return
-            for address in pending:
-                self._by_address[address].fault(
-                    "timeout", f"lock: no `locked` answer to {self.settings.retries + 1} broadcast lock frames"
-                )
-        finally:
-            for address in pending:
-                self._awaiting_locked.pop(address, None)
-            for done in batch.values():
-                if not done.done():
-                    done.set_result(None)
 
     # --- what the line reports, every station reports ------------------------------------------------
 

@@ -34,7 +34,7 @@ class ReferenceWagerBusSettings(BaseModel):
         default=2.0, ge=0, description="Seconds between pings to each station while idle; 0 disables the heartbeat"
     )
     debounce_ms: int = Field(default=30, ge=0, le=1000, description="As for reference-wager-station")
-    protocol: int = Field(default=3, ge=1, le=3, description="As for reference-wager-station")
+    protocol: int = Field(default=4, ge=1, le=4, description="As for reference-wager-station")
     broadcast_lock: bool = Field(
         default=True,
         description="Lock the stations with one frame: a v3 GROUP frame, each station confirming with two bytes in "

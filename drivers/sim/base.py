@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import structlog
 
-from drivers.reference.framing import HOST_ADDRESS, VERSIONS, ProtocolError, decode_message
+from drivers.reference.framing import HOST_ADDRESS, PROTOCOLS, VERSION_3, VERSION_4, ProtocolError, decode_message
 from drivers.reference.link import ByteReader, ByteWriter, Link, LinkError
 from drivers.sim.faults import COMMON_EVENTS, DEFAULT_GARBAGE, IMMEDIATE, Fault, FaultKind, Trigger
 from drivers.sim.line import LineTiming, default_timing
@@ -42,12 +42,12 @@ class SimDevice:
         device_id: str,
         address: int = 1,
         *,
-        protocols: tuple[int, ...] = (1, 2, 3),
+        protocols: tuple[int, ...] = (1, 2, 3, 4),
         timing: LineTiming | None = None,
     ) -> None:
         self.device_id = device_id
         self.address = address
-        self.protocols: tuple[int, ...] = (1, 2, 3)
+        self.protocols: tuple[int, ...] = (1, 2, 3, 4)
         self.timing = default_timing()
         self.configure_line(protocols, timing)
         self._endpoint: PtyEndpoint | None = None
@@ -61,10 +61,10 @@ class SimDevice:
         self._active: list[Fault] = []
         self._chores: set[asyncio.Task[None]] = set()
 
-    def configure_line(self, protocols: tuple[int, ...] = (1, 2, 3), timing: LineTiming | None = None) -> None:
+    def configure_line(self, protocols: tuple[int, ...] = (1, 2, 3, 4), timing: LineTiming | None = None) -> None:
         """The versions this device speaks and its line's timing; takes effect at the next plug (call before start)."""
-        if not set(protocols) <= VERSIONS or 1 not in protocols:
-            raise ValueError(f"protocols must include 1 and be among 1, 2 and 3, got {protocols}")
+        if not set(protocols) <= PROTOCOLS or 1 not in protocols or (VERSION_4 in protocols and 3 not in protocols):
+            raise ValueError(f"protocols must include 1 and be among 1, 2, 3 and 4 (4 with 3), got {protocols}")
         self.protocols = tuple(sorted(set(protocols)))
         if timing is not None:
             self.timing = timing
@@ -296,7 +296,10 @@ class SimDevice:
         if command == "identify":
             if self._link is not None:
                 self._link.peer_restarted()  # what we were resending goes first, at once: identity follows it
-                self._link.version = self._identity_version(message.get("protocols"))
+                version = self._identity_version(message.get("protocols"))
+                # v4 is v3's frames, with whole answers in ANSWER frames (docs/protocol.md section 14).
+                self._link.version = min(version, VERSION_3)
+                self._link.answers_whole = version >= VERSION_4
             self.reply({"evt": "identity", **self.identity})
         elif command == "ping":
             self.reply({"evt": "pong"})

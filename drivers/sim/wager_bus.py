@@ -12,6 +12,7 @@ the line (`WagerBusSim.unplug`) leaves the stations powered, so their lights sta
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -22,6 +23,8 @@ from drivers.reference.framing import (
     SLOT_TURNAROUND,
     Frame,
     FrameParser,
+    Kind,
+    decode_message,
 )
 from drivers.sim.line import LineTiming, at_time, default_timing
 from drivers.sim.pty import PtyEndpoint, StableName
@@ -69,7 +72,7 @@ class _Drop:
 class BusStationSim(WagerStationSim):
     """A wager station on a bus. unplug()/replug() pull and restore this station's drop alone."""
 
-    def __init__(self, bus: WagerBusSim, seat: int, address: int, protocols: tuple[int, ...] = (1, 2, 3)) -> None:
+    def __init__(self, bus: WagerBusSim, seat: int, address: int, protocols: tuple[int, ...] = (1, 2, 3, 4)) -> None:
         super().__init__(f"wager_station_{seat}", seat, address)
         self.configure_line(protocols, bus.timing)
         self._bus = bus
@@ -100,6 +103,7 @@ class BusStationSim(WagerStationSim):
             await self._plug()
 
     async def send(self, message: Mapping[str, Any]) -> None:
+        await self._after_window()
         if self._link is not None and self._link.version in COMPACT_VERSIONS:
             await super().send(message)  # a v2 header names the sender
         else:
@@ -131,6 +135,16 @@ class BusStationSim(WagerStationSim):
         # The line is first in, first out: when everything queued so far has left, so has this frame, queued last.
         endpoint.outbound.after(gone)
         await left
+
+    async def _after_window(self) -> None:
+        """A station starts no frame of its own inside a GROUP frame's slot window (docs/protocol.md section 13): an
+        answer it could not give in its slot (a lamp that does not show what was asked) waits for the window's end."""
+        end = self._bus.window_end
+        if not self._bus.timing.paced or time.monotonic() >= end:
+            return
+        over: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        at_time(end, lambda: None if over.done() else over.set_result(None))
+        await over
 
     def _write_in_slot(self, slot: int, data: bytes) -> None:
         """Start the confirmation when this station's slot begins, counted from the end of the GROUP frame as every
@@ -171,7 +185,7 @@ class WagerBusSim:
         seats: Iterable[int] = (),
         addresses: Mapping[int, int] | None = None,
         *,
-        protocols: tuple[int, ...] = (1, 2, 3),
+        protocols: tuple[int, ...] = (1, 2, 3, 4),
         timing: LineTiming | None = None,
     ) -> None:
         self.name = name
@@ -191,6 +205,8 @@ class WagerBusSim:
         self.heard: list[Frame] = []
         # When the last byte of the host's latest frame reached the stations: the slots of a GROUP frame count from it.
         self.heard_at = 0.0
+        # When the slot window of the latest GROUP frame ends (time.monotonic): no station starts a frame before.
+        self.window_end = 0.0
 
     @property
     def port(self) -> str:
@@ -258,6 +274,11 @@ class WagerBusSim:
                 # stop bit, and a late simulator must not push every slot later than a real station would.
                 self.heard_at = endpoint.inbound.delivered_at
                 self.heard += frames
+                for frame in frames:
+                    if frame.kind == Kind.GROUP:
+                        named = decode_message(frame.payload).get("stations")
+                        slots = len(named) if isinstance(named, list) else 0
+                        self.window_end = self.heard_at + self.timing.frame_time(SLOT_TURNAROUND + SLOT_PERIOD * slots)
             for station in self.stations.values():
                 drop = station.drop
                 if drop is not None:

@@ -31,6 +31,8 @@ class WagerStationSim(SimDevice):
         self._dark.set()
         # Every state the light took, in order (False, True, False...): what a test asserts, beside `.light`.
         self.light_history: list[bool] = [False]
+        # A lamp that burnt out: it stays dark whatever is asked, and the station reports so (section 6, "Seat light").
+        self.lamp_failed = False
 
     @property
     def locked(self) -> bool:
@@ -93,7 +95,7 @@ class WagerStationSim(SimDevice):
             on = message.get("on")
             if not isinstance(on, bool):
                 raise ValueError(f"'on' must be true or false, got {on!r}")
-            self._set_light(on)
+            self._set_light(on and not self.lamp_failed)
             self.reply({"evt": "light", "on": self._light})
             return True
         if command not in ("lock", "unlock"):

@@ -115,7 +115,7 @@ def identities(wire: LineLog) -> dict[int, OnLine]:
 
 
 async def test_seven_v3_stations_answer_in_v3_in_half_the_bytes(bus_sim: WagerBusSim) -> None:
-    wire, online, driver = await start_bus(bus_sim)
+    wire, online, driver = await start_bus(bus_sim, protocol=3)  # v3 (v4 in test_bus_v4.py)
     try:
         identifies = [decode_message(s.frame.payload) for s in wire.frames if s.from_host and s.name == "identify"]
         assert len(identifies) == 7 and all(m["protocols"] == [1, 2, 3] for m in identifies)
@@ -153,7 +153,7 @@ async def test_seven_v3_stations_answer_in_v3_in_half_the_bytes(bus_sim: WagerBu
 async def test_older_stations_answer_in_their_own_version(bus_sim: WagerBusSim) -> None:
     bus_sim.stations[2].configure_line((1,))
     bus_sim.stations[5].configure_line((1, 2))
-    wire, online, driver = await start_bus(bus_sim)
+    wire, online, driver = await start_bus(bus_sim, protocol=3)  # v3 (v4 in test_bus_v4.py)
     try:
         versions = {a: s.frame.version for a, s in identities(wire).items()}
         expected = {a: VERSION_3 for a in ADDRESSES.values()} | {ADDRESSES[2]: VERSION, ADDRESSES[5]: VERSION_2}

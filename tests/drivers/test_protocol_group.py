@@ -113,7 +113,7 @@ def test_the_mask_is_canonical_and_covers_every_address() -> None:
         with pytest.raises(ValueError, match=r"1\.\.254"):
             group_mask(bad)
     with pytest.raises(ValueError, match="commands"):
-        encode_group(0, 6, [1])  # unlock: not a GROUP command in this version
+        encode_group(0, 1, [1])  # ping: not a GROUP command (v3 has lock, v4 adds unlock)
     with pytest.raises(ValueError, match="GROUP"):
         encode_frame(0xFF, 0, Kind.GROUP, b"", VERSION_3)
 

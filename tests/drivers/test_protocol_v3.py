@@ -25,6 +25,7 @@ from drivers.reference.framing import (
     VERSION,
     VERSION_2,
     VERSION_3,
+    VERSION_4,
     Frame,
     FrameParser,
     Kind,
@@ -111,12 +112,13 @@ def test_the_lock_out_fits_in_14_bytes() -> None:
 
 
 def test_a_reply_is_only_a_devices_bare_event() -> None:
-    with pytest.raises(ValueError, match="REPLY"):
-        encode_frame(1, 0, Kind.REPLY, encode_message({"cmd": "lock"}, VERSION_3), VERSION_3, True)
+    # What is not a bare event goes whole in v4's ANSWER (kind 6, section 14), which only a device sends either.
+    for message in ({"cmd": "lock"}, {"evt": "locked", "src": 1}):
+        payload = encode_message(message, VERSION_3)
+        frame = encode_frame(1, 0, Kind.REPLY, payload, VERSION_3, True)
+        assert frame[1] == 0x3E and frame[4] == len(payload)
     with pytest.raises(ValueError, match="REPLY"):
         encode_frame(1, 0, Kind.REPLY, encode_message({"evt": "locked"}, VERSION_3), VERSION_3, False)
-    with pytest.raises(ValueError, match="REPLY"):
-        encode_frame(1, 0, Kind.REPLY, encode_message({"evt": "locked", "src": 1}, VERSION_3), VERSION_3, True)
     with pytest.raises(ValueError, match="v3"):
         encode_frame(1, 0, Kind.REPLY, encode_message({"evt": "locked"}, VERSION_2), VERSION_2, True)
 
@@ -246,7 +248,7 @@ async def test_a_v3_station_locks_with_two_short_frames(table: SimulatedTable, s
     )
     assert isinstance(station, ReferenceDevice)
     await events.next(DeviceOnline)
-    assert station.protocol_version == VERSION_3
+    assert station.protocol_version == VERSION_4  # v3 frames; v4 adds nothing to a lock-out
     mark = line.mark()
     assert await station.command({"cmd": "lock"})
     assert (await events.next(LockAcknowledged)).locked

@@ -194,7 +194,7 @@ async def test_a_v1_station_on_a_v2_line_is_locked_on_its_own(bus_sim: WagerBusS
     await bus_sim.start()
     _driver, stations, recorders = await bus()
     await all_online(recorders)
-    assert [s.protocol_version for s in stations.values()] == [1 if seat == 2 else 3 for seat in SEATS]
+    assert [s.protocol_version for s in stations.values()] == [1 if seat == 2 else 4 for seat in SEATS]
     await lock_every_station(stations, recorders)
     v2_named = sorted(a for seat, a in ADDRESSES.items() if seat != 2)
     assert sorted(lock_frames(bus_sim), key=lambda f: f[0]) == [
@@ -208,7 +208,7 @@ async def test_v3_lock_is_one_group_frame_confirmed_in_slots(bus: StartBus, bus_
     address order), nothing else; each seat's LockAcknowledged comes from its own confirmation."""
     driver, stations, recorders = await bus()
     await all_online(recorders)
-    assert {s.protocol_version for s in stations.values()} == {3}
+    assert {s.protocol_version for s in stations.values()} == {4}  # v3's frames and GROUP lock, and v4's
     await lock_every_station(stations, recorders)
     assert all(bus_sim.stations[seat].locked for seat in SEATS)
     named = sorted(ADDRESSES.values())
@@ -259,7 +259,7 @@ async def test_a_v2_station_keeps_the_line_on_the_v2_broadcast(bus_sim: WagerBus
     await bus_sim.start()
     _driver, stations, recorders = await bus()
     await all_online(recorders)
-    assert [s.protocol_version for s in stations.values()] == [2 if seat == 5 else 3 for seat in SEATS]
+    assert [s.protocol_version for s in stations.values()] == [2 if seat == 5 else 4 for seat in SEATS]
     await lock_every_station(stations, recorders)
     assert lock_frames(bus_sim) == [(2, BROADCAST_ADDRESS, {"cmd": "lock", "stations": sorted(ADDRESSES.values())})]
 
@@ -552,7 +552,8 @@ async def test_a_paced_seven_station_start_retransmits_nothing() -> None:
         await asyncio.gather(*(s.start(recorders[seat]) for seat, s in driver.stations.items()))
         await all_online(recorders)
         await settled(sim)
-        data = [seen for seen in line.frames if seen.frame.kind == Kind.DATA]
+        # A v4 station's identity is the ANSWER (Kind.REPLY) that acknowledges its identify (section 14).
+        data = [seen for seen in line.frames if seen.frame.kind in (Kind.DATA, Kind.REPLY)]
         listing = "on the line:\n" + "\n".join(map(str, data))
         identities = [seen for seen in data if not seen.from_host and seen.name == "identity"]
         serials = sorted({decode_message(seen.frame.payload)["serial"] for seen in identities})

@@ -267,11 +267,12 @@ def test_lockout_reports_against_the_line_time_of_the_frames_sent() -> None:
     """Paced lines, protocols v3, v2 and v1, a line each and one multi-drop line (docs/protocol.md sections 10, 12,
     13: on the multi-drop line v3 is the GROUP lock with slot confirmations, v2 the broadcast lock)."""
     for args, version in (
-        ((), 3),
+        ((), 4),
         (("--protocol", "2", "--journal-first"), 2),
         (("--protocol", "1", "--bus"), 1),
         (("--protocol", "2", "--bus"), 2),
-        (("--bus", "--sims-process"), 3),
+        (("--protocol", "3", "--bus"), 3),
+        (("--bus", "--sims-process"), 4),
     ):
         out = _bench("lockout.py", "--trials", "3", "--stations", "3", *args)
         assert f"over paced 115200-baud lines, protocol v{version}" in out, out
@@ -286,19 +287,26 @@ def test_lockout_reports_against_the_line_time_of_the_frames_sent() -> None:
 
 def test_growth_reports_lockout_and_journal_growth() -> None:
     out = _bench("growth.py", "--rounds", "40", "--trials", "2")
-    # Measured in the protocol the drivers negotiate by default: v3 (the GROUP lock on the multi-drop line).
-    assert re.search(r"7 station\(s\), one multi-drop line, v3: p99 [\d.]+ ms", out), out
-    assert "the drivers' default protocol (v3;" in out, out
+    # Measured in the protocol the drivers negotiate by default: v4 (v3's GROUP lock on the multi-drop line).
+    assert re.search(r"7 station\(s\), one multi-drop line, v4: p99 [\d.]+ ms", out), out
+    assert "the drivers' default protocol (v4;" in out, out
     assert re.search(r"\s+40 rounds: +[\d.]+ MB .* journal verify [\d.]+ s", out), out
     assert "100000 rounds, extrapolated linearly" in out
 
 
-def test_bus_start_reports_v3_against_v1_and_what_crossed_the_line() -> None:
+def test_bus_start_reports_v3_and_v4_against_v1_and_what_crossed_the_line() -> None:
     out = _bench("bus_start.py", "--trials", "1", "--stations", "3")
     assert "baseline: host kept to protocol 1: 3 stations online p50" in out
     assert re.search(r"return pair \d+ bytes .*: \d+ ACK v1, 3 identity v1\n", out), out
-    assert re.search(r"default: protocol 3: .*, 3 identity v3\n", out), out
-    assert "protocol 3 over protocol 1: p50" in out
+    assert re.search(r"host kept to protocol 3: .*, 3 identity v3\n", out), out
+    # v4: the identities are the ANSWERs that acknowledge the identifies, no ACK on the return pair.
+    assert re.search(r"default: protocol 4: .*return pair \d+ bytes \([\d.]+ ms\): 3 identity ANSWER v3\n", out), out
+    # A round's reopening: one GROUP unlock (10 bytes) and a lock (10), three 2-byte confirmations each.
+    assert re.search(
+        r"default: protocol 4: opening .*a round's lock and unlock: host->stations 20 bytes, return pair 12", out
+    ), out
+    assert "protocol 3 over protocol 1: start to all online p50" in out
+    assert "protocol 4 over protocol 3: start p50" in out
 
 
 def test_restart_reports_spawn_to_ready() -> None:

@@ -147,12 +147,22 @@ async def test_demo_locks_the_bus_with_one_group_frame_a_round_and_settles_as_pe
     # never a station's own lock frame; each station confirmed each one in its own slot (ascending address order).
     group = (Kind.GROUP, BROADCAST_ADDRESS, {"cmd": "lock", "stations": sorted(ADDRESSES.values())})
     _one_group_a_round(seen.bus, group)
-    groups = [f for f in seen.bus.heard if f.kind == Kind.GROUP and decode_message(f.payload).get("cmd") == "lock"]
-    for slot, seat in enumerate(sorted(ADDRESSES)):
+    # The round's reopening and the opening's lights are GROUP frames too (v4, docs/protocol.md section 14): each
+    # station confirmed every GROUP frame naming it, in its slot, in order, the locks of the rounds among them.
+    groups = [f for f in seen.bus.heard if f.kind == Kind.GROUP]
+    locks = [g for g in groups if decode_message(g.payload).get("cmd") == "lock"][:ROUNDS]
+    assert {decode_message(g.payload)["cmd"] for g in groups} >= {"lock", "unlock"}
+    for seat in sorted(ADDRESSES):
         station = seen.bus.stations[seat]
-        assert station.address == ADDRESSES[seat]
-        confirmed = [(slot, slot_confirmation(ADDRESSES[seat], g.seq)) for g in groups[:ROUNDS]]
-        assert station.slot_history[:ROUNDS] == confirmed, seat
+        address = station.address
+        assert address == ADDRESSES[seat]
+        naming = [(g, decode_message(g.payload)["stations"]) for g in groups]
+        expected = [
+            (named.index(address), slot_confirmation(address, g.seq)) for g, named in naming if address in named
+        ]
+        named_me = [g for g, named in naming if address in named]
+        assert station.slot_history == expected[: len(station.slot_history)], seat
+        assert len(station.slot_history) > named_me.index(locks[-1]), seat  # every round's lock confirmed in its slot
 
     # The same seed on the same table with a station per seat on lines of their own: the same wagers, settlements
     # and round totals, to the cent (how the stations are wired changes nothing the players are paid).

@@ -1,0 +1,193 @@
+"""Seven v4 wager stations on one multi-drop line (docs/protocol.md section 14): the start's identities are ANSWERs
+(no ACK of the identify, no host ACK of the identity), a round's reopening is one GROUP unlock and seven two-byte slot
+confirmations, a seat light is answered by its ANSWER; a line with one v3 station keeps today's addressed unlocks, and a
+confirmation damaged in its slot falls back to the addressed unlock. The bus driver against the bus simulator on a real
+pty, paced at 115200 baud where the test counts the return pair's bytes; frames counted from a tap on the line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from drivers.interfaces import DeviceFault, LockAcknowledged, SeatLight
+from drivers.reference.framing import BROADCAST_ADDRESS, VERSION_3, Kind, decode_message, encode_frame, encode_message
+from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
+from drivers.registry import create_driver
+from drivers.sim.line import LineTiming
+from drivers.sim.wager_bus import WagerBusSim
+from tests.drivers.line_log import LineLog, OnLine
+from tests.drivers.test_wager_bus import ADDRESSES, SEATS, Recorder, all_online, settled
+
+Line = tuple[WagerBusSim, LineLog, ReferenceWagerBus, dict[int, BusWagerStation], dict[int, Recorder]]
+
+
+@pytest.fixture
+async def line(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    started: list[tuple[WagerBusSim, ReferenceWagerBus]] = []
+
+    async def start(v3_seat: int | None = None, paced: bool = True, **settings: Any) -> Line:
+        sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming() if paced else None)
+        if v3_seat is not None:
+            sim.stations[v3_seat].configure_line((1, 2, 3))
+        await sim.start()
+        assert sim._endpoint is not None
+        log = LineLog(sim._endpoint)
+        driver = create_driver(
+            "wager_bus",
+            {
+                "driver": "reference-wager-bus",
+                "port": sim.port,
+                "stations": [{"seat": seat, "address": address} for seat, address in ADDRESSES.items()],
+                "heartbeat_interval": 0,
+                **settings,
+            },
+        )
+        assert isinstance(driver, ReferenceWagerBus)
+        started.append((sim, driver))
+        recorders = {seat: Recorder() for seat in SEATS}
+        await asyncio.gather(*(s.start(recorders[seat]) for seat, s in driver.stations.items()))
+        await all_online(recorders)
+        await settled(sim)
+        return sim, log, driver, dict(driver.stations), recorders
+
+    yield start
+    for sim, driver in started:
+        await asyncio.gather(*(s.stop() for s in driver.stations.values()))
+        await sim.stop()
+
+
+def back(frames: list[OnLine]) -> list[OnLine]:
+    return [seen for seen in frames if not seen.from_host]
+
+
+def forth(frames: list[OnLine]) -> list[OnLine]:
+    return [seen for seen in frames if seen.from_host]
+
+
+async def unlock_every_station(stations: dict[int, BusWagerStation], recorders: dict[int, Recorder]) -> None:
+    await asyncio.gather(*(s.unlock() for s in stations.values()))
+    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+    assert [(a.seat, a.locked) for a in acks] == [(seat, False) for seat in SEATS]
+
+
+async def test_a_v4_start_answers_each_identify_with_one_frame(line: Any) -> None:
+    sim, log, _driver, stations, _recorders = await line()
+    assert {s.protocol_version for s in stations.values()} == {4}
+    returned = back(log.frames)
+    identified = {seen.frame.address for seen in returned if seen.name == "identity"}
+    assert identified == set(ADDRESSES.values())
+    # Nothing but identities on the return pair: no ACK of an identify, each identity the ANSWER (v3 VK 0x3E) to it.
+    assert {(seen.frame.kind, seen.frame.version) for seen in returned} == {(Kind.REPLY, VERSION_3)}
+    for seen in returned:
+        seat = next(s for s, a in ADDRESSES.items() if a == seen.frame.address)
+        identity = {"evt": "identity", **sim.stations[seat].identity}
+        assert decode_message(seen.frame.payload) == identity
+        answer = encode_frame(seen.frame.address, seen.frame.seq, Kind.REPLY, encode_message(identity, 3), 3, True)
+        assert seen.size == len(answer)
+    # The host's pair: the identifies (one each, more only if one was resent) and no ACK of an identity.
+    assert {seen.name for seen in forth(log.frames)} == {"identify"}
+    # A station answers a resent identify with the same ANSWER again: any copy is byte for byte the first.
+    by_station: dict[int, OnLine] = {}
+    for seen in returned:
+        assert by_station.setdefault(seen.frame.address, seen).frame == seen.frame
+    # Against v3's start: 9 bytes (the v1 ACK of the identify) fewer per station on the return pair.
+    saved = sum(len(encode_frame(a, 0, Kind.ACK, b"")) for a in ADDRESSES.values())
+    assert saved == 63
+
+
+async def test_a_rounds_reopening_is_one_group_frame_and_seven_slots(line: Any) -> None:
+    _sim, log, _driver, stations, recorders = await line()
+    mark = log.mark()
+    await unlock_every_station(stations, recorders)
+    frames = log.window(mark)
+    (group,) = forth(frames)
+    assert group.frame.kind == Kind.GROUP and group.frame.address == BROADCAST_ADDRESS and group.size == 10
+    assert decode_message(group.frame.payload) == {"cmd": "unlock", "stations": sorted(ADDRESSES.values())}
+    returned = back(frames)
+    assert [(seen.frame.kind, seen.frame.address) for seen in returned] == [
+        (Kind.SLOT, a) for a in sorted(ADDRESSES.values())
+    ]
+    assert sum(seen.size for seen in returned) == 14  # v3: seven 7-byte REPLYs, 49 bytes
+
+    # The opening's lights: one GROUP light (the state in its ARG byte, 11 bytes), seven pairs.
+    mark = log.mark()
+    await asyncio.gather(*(s.light_off() for s in stations.values()))
+    lights = await asyncio.gather(*(r.next(SeatLight) for r in recorders.values()))
+    assert [(ev.seat, ev.on) for ev in lights] == [(seat, False) for seat in SEATS]
+    frames = log.window(mark)
+    (group,) = forth(frames)
+    assert group.frame.kind == Kind.GROUP and group.size == 11
+    assert decode_message(group.frame.payload) == {"cmd": "light", "stations": sorted(ADDRESSES.values()), "on": False}
+    assert [(seen.frame.kind, seen.size) for seen in back(frames)] == [(Kind.SLOT, 2)] * 7
+    faults = [ev for r in recorders.values() for ev in r.seen if isinstance(ev, DeviceFault)]
+    assert faults == []
+
+
+async def test_a_line_with_one_v3_station_keeps_the_addressed_unlocks(line: Any) -> None:
+    _sim, log, _driver, stations, recorders = await line(v3_seat=4, paced=False)
+    assert [s.protocol_version for s in stations.values()] == [3 if seat == 4 else 4 for seat in SEATS]
+    mark = log.mark()
+    await unlock_every_station(stations, recorders)
+    frames = log.window(mark)
+    assert sorted((seen.frame.kind, seen.frame.address, seen.name) for seen in forth(frames)) == [
+        (Kind.DATA, a, "unlock") for a in sorted(ADDRESSES.values())
+    ]
+    assert sorted((seen.frame.kind, seen.size) for seen in back(frames)) == [(Kind.REPLY, 7)] * 7
+    # The lock still goes by v3's GROUP frame: every station speaks v3.
+    mark = log.mark()
+    await asyncio.gather(*(s.lock() for s in stations.values()))
+    await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+    assert [seen.frame.kind for seen in forth(log.window(mark))] == [Kind.GROUP]
+
+
+async def test_a_damaged_slot_falls_back_to_the_addressed_unlock(line: Any) -> None:
+    sim, log, _driver, stations, recorders = await line(paced=False, ack_timeout=0.05)
+    sim.stations[3].damaged_slots = 1
+    mark = log.mark()
+    await unlock_every_station(stations, recorders)
+    # Not log.window: the damaged pair is two bytes of no frame, as noise is.
+    frames = log.frames[mark[0] :]
+    sent = [(seen.frame.kind, seen.frame.address, seen.name) for seen in forth(frames)]
+    assert sent == [(Kind.GROUP, BROADCAST_ADDRESS, "GROUP"), (Kind.DATA, ADDRESSES[3], "unlock")]
+    assert decode_message(frames[0].frame.payload)["cmd"] == "unlock"
+    assert not sim.stations[3].locked
+    slots = [seen.frame.address for seen in back(frames) if seen.frame.kind == Kind.SLOT]
+    assert slots == [a for seat, a in ADDRESSES.items() if seat != 3]
+    faults = {ev.code for r in recorders.values() for ev in r.seen if isinstance(ev, DeviceFault)}
+    assert faults == {"line_noise"}  # the damaged pair is noise on the line, and nothing else
+
+
+async def test_lights_asked_both_ways_are_two_group_frames_and_a_burnt_lamp_answers_after_the_window(line: Any) -> None:
+    """Seats 2 and 5 lit, the others put out, in one turn (a restarted host telling every station what its light must
+    show): one GROUP light per state. Seat 5's lamp is burnt out: it must not confirm `on`; it answers with its `light`
+    event (on: false) as a frame of its own after the window, and the host takes that as its answer: no addressed
+    `light`, and the seat's SeatLight says what the lamp shows."""
+    sim, log, _driver, stations, recorders = await line()
+    sim.stations[5].lamp_failed = True
+    mark = log.mark()
+    await asyncio.gather(*(s.light_on() if seat in (2, 5) else s.light_off() for seat, s in stations.items()))
+    lights = await asyncio.gather(*(r.next(SeatLight) for r in recorders.values()))
+    assert [(ev.seat, ev.on) for ev in lights] == [(seat, seat == 2) for seat in SEATS]
+    await settled(sim)
+    frames = log.window(mark)
+    sent = [decode_message(seen.frame.payload) for seen in forth(frames) if seen.frame.kind == Kind.GROUP]
+    off = sorted(a for seat, a in ADDRESSES.items() if seat not in (2, 5))
+    assert sent == [
+        {"cmd": "light", "stations": off, "on": False},
+        {"cmd": "light", "stations": [ADDRESSES[2], ADDRESSES[5]], "on": True},
+    ]
+    # Beside the two GROUP frames the host sent only its ACK of seat 5's own `light` event.
+    assert [(seen.frame.kind, seen.frame.address) for seen in forth(frames) if seen.frame.kind != Kind.GROUP] == [
+        (Kind.ACK, ADDRESSES[5])
+    ]
+    own = [seen for seen in back(frames) if seen.frame.kind == Kind.DATA]
+    assert [(seen.frame.address, decode_message(seen.frame.payload)) for seen in own] == [
+        (ADDRESSES[5], {"evt": "light", "on": False})
+    ]
+    slots = [seen.frame.address for seen in back(frames) if seen.frame.kind == Kind.SLOT]
+    assert slots == [*off, ADDRESSES[2]]
+    assert sim.stations[2].light and not sim.stations[5].light
