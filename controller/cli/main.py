@@ -20,7 +20,6 @@ from controller import __version__
 from controller.cli.verb import EXIT_FAILED, EXIT_USAGE, UsageError, VerbModule
 from controller.core.shown import shown_lines
 from controller.shell.logs import configure_logging
-from controller.store.schema import JournalError
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +159,9 @@ def _failed(verb: str, err: Exception) -> int:
     """One line, never a traceback, for whatever a verb did not turn into its own message: a journal whose disk
     failed (the message says the cause, the file and the fix), a file that could not be read, or a bug, whose
     traceback goes to the log at debug level (--log-level debug) for the report."""
+    # Here: `run` loads the journal's modules after it started the devices (issue 19), and only a failure needs it.
+    from controller.store.schema import JournalError
+
     if isinstance(err, OSError) and err.filename is not None:
         what = f"{err.filename}: {err.strerror or err}"
     elif isinstance(err, OSError | ValueError | JournalError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,24 +36,34 @@ def add_parser(sub: Subparsers) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    config = preflight.load_for_run(args.config, args.journal)  # every check of `check-config`, first
-    # Refused before any device is opened: a config the engine cannot run, or one without [devices].
-    why = playable(config)
-    if why:
-        raise UsageError(f"{args.config}: {why}")
-    ports = options.load_ports(args.ports)
+    # No cyclic garbage collection until the daemon's modules are loaded, as controller.cli.main keeps it off while the
+    # verb's module loads: the config check, the drivers, then the engine, service, journal and publisher make objects
+    # that live as long as the process, and the collector ran 38 times over them (5-7 ms of CPU to READY=1 on the 2-core
+    # reference machine, issue 19). On again, them frozen out of later collections, once loaded (_loaded), or here.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        devices = build_devices(config, ports)
-    except DriverConfigError as err:
-        raise UsageError(f"{args.config}: {err}") from None
-    asyncio.run(_run(config, devices, args))
+        config = preflight.load_for_run(args.config, args.journal)  # every check of `check-config`, first
+        # Refused before any device is opened: a config the engine cannot run, or one without [devices].
+        why = playable(config)
+        if why:
+            raise UsageError(f"{args.config}: {why}")
+        ports = options.load_ports(args.ports)
+        try:
+            devices = build_devices(config, ports)
+        except DriverConfigError as err:
+            raise UsageError(f"{args.config}: {err}") from None
+        asyncio.run(_run(config, devices, args, collecting))
+    finally:
+        if collecting and not gc.isenabled():
+            gc.enable()
     return 0
 
 
-async def _run(config: TableConfig, devices: Mapping[str, Device], args: argparse.Namespace) -> None:
-    """The devices are started first, then the daemon's own modules (service, journal, publisher: ~30 ms) are loaded
-    in a thread while the loop serves the devices: seven wager stations on one 115200-baud line take ~75 ms of wire to
-    identify, the return pair's (issue 19: start to READY; docs/performance-history.md)."""
+async def _run(config: TableConfig, devices: Mapping[str, Device], args: argparse.Namespace, collecting: bool) -> None:
+    """The devices are started first, then the daemon's own modules (engine, service, journal, publisher: ~55 ms of
+    CPU) are loaded in a thread while the loop serves the devices: seven wager stations on one 115200-baud line take
+    ~75 ms of wire to identify, the return pair's (issue 19: start to READY; docs/performance-history.md)."""
     begun = begin_devices(devices)
     try:
         interval = sys.getswitchinterval()
@@ -64,6 +75,7 @@ async def _run(config: TableConfig, devices: Mapping[str, Device], args: argpars
     except BaseException:
         await begun[0].abandon(devices.values())
         raise
+    _loaded(collecting)
     from controller.shell.runner import run_table  # loaded: _load_daemon
 
     await run_table(
@@ -78,3 +90,13 @@ async def _run(config: TableConfig, devices: Mapping[str, Device], args: argpars
 
 def _load_daemon() -> None:
     import controller.shell.runner  # noqa: F401  # the point: loaded off the loop's thread
+
+
+def _loaded(collecting: bool) -> None:
+    """The daemon's modules are loaded: what the start made so far is kept for the process's life, so it leaves the
+    collector's generations when the process froze its start-up already (its own command line: controller.cli.main's
+    _loaded), and collection resumes if it was on."""
+    if gc.get_freeze_count():
+        gc.freeze()
+    if collecting:
+        gc.enable()

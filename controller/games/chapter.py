@@ -11,17 +11,19 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from controller.core.money import Cents
 from controller.core.settlement import ChapterRules, RoundRecord, Settled
-from controller.engine.context import BonusDraws
-from controller.engine.round import RoundEngine
 from controller.engine.spec import ChapterSpec, DealingMethod, RulesCo, TableOptions
 from controller.games.describe import PaytableText
 from controller.games.players import DemoPlayers, Wagers
 from controller.games.trace import Subsection
 from controller.progressive.parameters import ProgressiveOptions, ProgressiveParameters, TableProgressives, meter_table
+
+if TYPE_CHECKING:
+    from controller.engine.context import BonusDraws
+    from controller.engine.round import RoundEngine
 
 # A settled round: every wager's row in settlement order, and the progressive meters afterwards.
 Settlement = tuple[list[Settled], dict[str, Cents]]
@@ -81,6 +83,8 @@ class Chapter(Generic[RulesCo, RecordCo]):
     ) -> RoundEngine[RulesCo]:
         """The round engine for these rules (the config's method unless `method` is given); ValueError for a
         dealing method or progressive figures the chapter does not allow."""
+        from controller.engine.round import RoundEngine  # the service's, loaded after the devices start (issue 19)
+
         own = self.rules(rules)
         return RoundEngine(self.spec, own, method or self.spec.dealing_method(own), options, draws)
 

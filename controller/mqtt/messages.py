@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import structlog
 from pydantic import ValidationError
 
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.mqtt.contract import TableEvent, TableStatus
-from controller.store.outbox import DamagedRow
+
+if TYPE_CHECKING:
+    # An annotation only: `run`'s config check (the birth's size) loads this module before the journal's (issue 19).
+    from controller.store.outbox import DamagedRow
 
 log = structlog.get_logger("controller.mqtt.publisher")
 

@@ -44,6 +44,7 @@ MANIFEST_NAME = "tablectl-release.json"
 MANIFEST_MAX_BYTES = 8 * 1024 * 1024
 PYPROJECT_MAX_BYTES = 1024 * 1024
 SKIPPED_DIRS = frozenset({"__pycache__"})
+READ_BYTES = 1 << 18  # a read's most: the largest installed file is ~21 KB
 
 
 def installed_root() -> Path:
@@ -150,11 +151,19 @@ def _file_sha256(path: str) -> str:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as err:
         return hashlib.sha256(f"unreadable: {err.strerror}".encode()).hexdigest()
-    with open(fd, "rb") as f:
+    try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             return hashlib.sha256(f"not a regular file: {stat.filemode(mode)}".encode()).hexdigest()
-        return hashlib.file_digest(f, "sha256").hexdigest()
+        # os.read rather than hashlib.file_digest, whose zeroed 256 KiB buffer and file object per file were half of
+        # the check's CPU: 5.3 -> 2.9 ms for the 385 files every `tablectl run` hashes before its devices start
+        # (issue 19); the same bytes, the same digest.
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, READ_BYTES):
+            digest.update(chunk)
+        return digest.hexdigest()
+    finally:
+        os.close(fd)
 
 
 def read_manifest(path: Path) -> tuple[Manifest | None, str | None]:

@@ -14,12 +14,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
 
 import structlog
 
 from controller.core.events import JournaledEvent
-from controller.engine.inputs import Input
 from drivers.interfaces import Device, DeviceEvent, DeviceOffline
+
+if TYPE_CHECKING:
+    # Annotations only: the engine loads with the service, after `tablectl run` started the devices (issue 19).
+    from controller.engine.inputs import Input
 
 log = structlog.get_logger("tablectl.service")
 
@@ -32,7 +36,8 @@ class Waited:
     done: asyncio.Future[list[JournaledEvent]]
 
 
-Inbox = asyncio.Queue[Input | Waited]
+if TYPE_CHECKING:
+    Inbox: TypeAlias = asyncio.Queue[Input | Waited]
 
 
 def start_devices(devices: Iterable[Device], sink: Callable[[DeviceEvent], None]) -> asyncio.Task[None]:

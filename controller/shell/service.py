@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -32,7 +33,7 @@ from controller.progressive import codec as meter_codec
 from controller.release.installed import SoftwareCheck
 from controller.shell import software
 from controller.shell.device_commands import CommandRunner
-from controller.shell.inbox import EarlyStart, Inbox, start_devices
+from controller.shell.inbox import EarlyStart, start_devices
 from controller.shell.inbox import Waited as _Waited
 from controller.shell.listeners import DETACHED, LISTENER_BOUND, Listener, ListenerKind
 from controller.shell.locks import hoist_locks, lock_frames_out
@@ -43,6 +44,9 @@ from controller.store.anchor import Claim
 from controller.store.journal import Journal
 from controller.store.records import Record
 from drivers.interfaces import Device, DeviceEvent
+
+if TYPE_CHECKING:
+    from controller.shell.inbox import Inbox
 
 log = structlog.get_logger("tablectl.service")
 

@@ -102,6 +102,75 @@ def test_run_imports_nothing_another_verb_or_an_unconfigured_feature_needs(confi
     assert [m for m in modules if m == "controller.supervisor" or m.startswith("controller.supervisor.")] == []
 
 
+# What `tablectl run` loads only once the devices are started (controller/cli/run.py loads controller.shell.runner in a
+# thread while the lines carry the identifies): the round engine, the journal and SQLite, the service, the publisher
+# and its MQTT client. Loaded by the config check instead, each would delay every device's first identify, and on one
+# multi-drop bus line READY=1 with it (issue 19; docs/performance-history.md, Part 11).
+AFTER_THE_DEVICES = (
+    "controller.engine.round",
+    "controller.engine.context",
+    "controller.engine.inputs",
+    "controller.engine.state",
+    "controller.store.schema",
+    "controller.store.outbox",
+    "controller.store.journal",
+    "controller.store.snapshot",
+    "sqlite3",
+    "controller.shell.service",
+    "controller.shell.runner",
+    "controller.mqtt.publisher",
+    "aiomqtt",
+    "paho",
+)
+
+# `run`'s own path up to its devices' start: the entry point, the verb's module, the config check, the drivers built
+# (controller.shell.configured, as controller/cli/run.py does: not through controller.shell.runner).
+BEFORE_DEVICES = """
+import json, sys
+from pathlib import Path
+import controller.cli.main
+import controller.cli.run
+from controller.cli.preflight import load_for_run
+from controller.shell.configured import build_devices, playable
+config = load_for_run(Path(sys.argv[1]), Path(sys.argv[2]))
+assert playable(config) is None
+devices = sorted(build_devices(config))
+print(json.dumps({"devices": devices, "modules": sorted(sys.modules)}))
+"""
+
+
+def loaded_before_the_devices(config: str, journal: Path) -> tuple[list[str], set[str]]:
+    args = [str(ROOT / "configs" / config), str(journal)]
+    done = subprocess.run(
+        [sys.executable, "-c", BEFORE_DEVICES, *args], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return out["devices"], set(out["modules"])
+
+
+def early(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(f"{n}.") for n in AFTER_THE_DEVICES))
+
+
+@pytest.mark.parametrize("config", ["let-it-ride.toml", "mississippi-stud-progressive.toml", "cajun-stud.toml"])
+def test_run_starts_its_devices_before_it_loads_the_engine_the_journal_and_mqtt(config: str, tmp_path: Path) -> None:
+    devices, modules = loaded_before_the_devices(config, tmp_path / "journal.sqlite")
+    assert "shuffler" in devices and "dealer_panel" in devices  # the probe got as far as the drivers
+    # The config check did run: the chapter's rules and the birth's size check (controller.mqtt.birth) are loaded.
+    assert "controller.games.registry" in modules and "controller.mqtt.birth" in modules
+    assert early(modules) == []
+
+
+def test_the_early_check_names_a_module_loaded_too_soon() -> None:
+    """The check itself can fail: the engine's round, SQLite or aiomqtt among the modules are named."""
+    assert early({"controller.games.registry", "controller.engine.round", "sqlite3", "aiomqtt.client", "paho_x"}) == [
+        "aiomqtt.client",
+        "controller.engine.round",
+        "sqlite3",
+    ]
+
+
 def test_the_probe_sees_a_module_that_is_there(tmp_path: Path) -> None:
     """The check itself can fail: a probe that imports one of the forbidden modules is reported."""
     _, modules = loaded_by_run("let-it-ride.toml", tmp_path / "journal.sqlite")

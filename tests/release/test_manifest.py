@@ -7,6 +7,8 @@ import base64
 import hashlib
 import importlib.metadata
 import json
+import os
+import random
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -171,6 +173,26 @@ def test_the_digest_is_what_coreutils_sha256sum_gives_for_the_same_files(tmp_pat
     ours = {p: sha(b) for p, b in contents.items()}
     assert lab.decode() == listing(ours)
     assert hashlib.sha256(lab).hexdigest() == digest_of(ours)
+
+
+def test_the_scan_hashes_each_file_as_sha256sum_does_and_never_reads_a_fifo(tmp_path: Path) -> None:
+    """Every byte of a file larger than one read (installed.READ_BYTES), an empty file, and a FIFO planted among the
+    files (listed by what it is, never opened for reading, which would block)."""
+    big = random.Random(19).randbytes(2 * installed.READ_BYTES + 7)
+    (tmp_path / "controller").mkdir()
+    (tmp_path / "controller" / "big.py").write_bytes(big)
+    (tmp_path / "controller" / "empty.py").write_bytes(b"")
+    os.mkfifo(tmp_path / "controller" / "planted.py")
+    os.chmod(tmp_path / "controller" / "planted.py", 0o644)  # whatever the umask
+    found = installed.scan(tmp_path, ("controller",))
+    lab = subprocess.run(
+        ["sha256sum", "controller/big.py", "controller/empty.py"], cwd=tmp_path, capture_output=True, check=True
+    ).stdout.decode()
+    assert {line.split()[1]: line.split()[0] for line in lab.splitlines()} == {
+        "controller/big.py": found["controller/big.py"],
+        "controller/empty.py": found["controller/empty.py"],
+    }
+    assert found["controller/planted.py"] == sha(b"not a regular file: prw-r--r--")
 
 
 SHOE = "table_controller.drivers reference-shoe = drivers.reference.shoe:ReferenceDealingShoe"
