@@ -34,6 +34,7 @@ from drivers.reference.transport import (
     ByteWriter,
     LinkClosed,
     LinkTimeout,
+    PushReader,
 )
 from drivers.tasks import cancel_and_wait, session_task
 
@@ -95,6 +96,11 @@ class LinkCore:
         self._fresh_retries = False
         self._last_delivered: tuple[int, bytes] | None = None
         self._reader_task: asyncio.Task[None] | None = None
+        # A PushReader's chunks are parsed in the transport's read callback (start): whether they still are, and the
+        # timer that drops a partial frame once its line has been silent IDLE_EXPIRY (the read loop's timeout).
+        self._listening = False
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._last_bytes = 0.0
         self.closed = asyncio.Event()
         self.close_reason = ""
         self._noise_reported = (0, 0)
@@ -110,6 +116,11 @@ class LinkCore:
         self._in_waiting = in_waiting
 
     def start(self) -> None:
+        if isinstance(self._reader, PushReader):
+            # A frame costs one loop callback: parsed, ACKed and handed to its waiter in the read that brought it.
+            self._listening = True
+            self._reader.attach(self._received, self._reader_ended)
+            return
         # The reader ends with the session (the line closed, the device unplugged), which the driver reports.
         self._reader_task = session_task(asyncio.get_running_loop().create_task(self._read_loop(), name=self.name))
 
@@ -246,6 +257,7 @@ class LinkCore:
 
     async def close(self, reason: str = "closed locally", *, close_transport: bool = True) -> None:
         """Stop reading and fail any pending send; close_transport=False leaves the line open but deaf."""
+        self._stop_listening()
         await cancel_and_wait(self._reader_task)
         for task in list(self._delayed):
             await cancel_and_wait(task)
@@ -293,6 +305,57 @@ class LinkCore:
         except Exception:
             log.exception("link callback failed", link=self.name, callback=getattr(callback, "__name__", ""))
 
+    def _received(self, data: bytes) -> None:
+        """A PushReader's chunk, in the transport's read callback. A parser or handler error ends the session as the
+        read loop's does: logged, and reported through on_closed (the driver goes offline), never swallowed."""
+        if not self._listening:
+            return
+        try:
+            self._handle(self.parser.feed(data))
+        except Exception as exc:
+            self._reader_failed(exc)
+            return
+        if self.parser.pending:
+            loop = asyncio.get_running_loop()
+            self._last_bytes = loop.time()
+            if self._idle_timer is None:
+                self._idle_timer = loop.call_at(self._last_bytes + IDLE_EXPIRY, self._idle)
+
+    def _idle(self) -> None:
+        """A partial frame's line went quiet: drop it after IDLE_EXPIRY without bytes (one timer, moved on lazily)."""
+        self._idle_timer = None
+        if not self._listening or not self.parser.pending:
+            return
+        loop = asyncio.get_running_loop()
+        due = self._last_bytes + IDLE_EXPIRY
+        if loop.time() < due:
+            self._idle_timer = loop.call_at(due, self._idle)
+            return
+        try:
+            self._handle(self.parser.expire())
+        except Exception as exc:
+            self._reader_failed(exc)
+
+    def _reader_ended(self, error: BaseException | None) -> None:
+        if not self._listening:
+            return
+        if error is None:
+            self._stop_listening()
+            self._finish("end of file")
+        else:
+            self._reader_failed(error)
+
+    def _reader_failed(self, error: BaseException) -> None:
+        log.warning("link reader stopped", link=self.name, error=str(error))
+        self._stop_listening()
+        self._finish(f"read failed: {error}")
+
+    def _stop_listening(self) -> None:
+        self._listening = False
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+
     async def _read_loop(self) -> None:
         reason = "end of file"
         try:
@@ -302,13 +365,13 @@ class LinkCore:
                         async with asyncio.timeout(IDLE_EXPIRY):
                             data = await self._reader.read(4096)
                     except TimeoutError:
-                        await self._handle(self.parser.expire())
+                        self._handle(self.parser.expire())
                         continue
                 else:
                     data = await self._reader.read(4096)
                 if not data:
                     break
-                await self._handle(self.parser.feed(data))
+                self._handle(self.parser.feed(data))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -316,13 +379,13 @@ class LinkCore:
             log.warning("link reader stopped", link=self.name, error=str(exc))
         self._finish(reason)
 
-    async def _send_control_frame(self, frame: bytes) -> None:
+    def _send_control_frame(self, frame: bytes) -> None:
         if self.control_delay > 0:
             task = asyncio.get_running_loop().create_task(self._send_control_later(frame, self.control_delay))
             self._delayed.add(task)
             task.add_done_callback(self._delayed.discard)
             return
-        await self._send_control_now(frame)
+        self._send_control_now(frame)
 
     def _report_noise(self) -> None:
         noise = (self.parser.discarded_bytes, self.parser.bad_frames)
@@ -331,21 +394,24 @@ class LinkCore:
             if self._on_noise is not None:
                 self._call(self._on_noise, *noise)
 
-    async def _send_control(self, kind: Kind, seq: int, address: int | None = None, *, version: int = VERSION) -> None:
+    def _send_control(self, kind: Kind, seq: int, address: int | None = None, *, version: int = VERSION) -> None:
         """An ACK or NAK, in the version of the frame it answers."""
-        await self._send_control_frame(
+        self._send_control_frame(
             self._encode(self.peer_address if address is None else address, seq, kind, b"", version)
         )
 
     async def _send_control_later(self, frame: bytes, delay: float) -> None:
         await asyncio.sleep(delay)
         if not self.closed.is_set():
-            await self._send_control_now(frame)
+            self._send_control_now(frame)
 
-    async def _send_control_now(self, frame: bytes) -> None:
-        # On failure the read loop sees the same dead transport and reports it.
-        with contextlib.suppress(LinkClosed):
-            await self._write(frame)
+    def _send_control_now(self, frame: bytes) -> None:
+        # Written, not drained: a control frame is 6 to 9 bytes, answers a frame just read, and is sent from the read
+        # callback, which must not wait. A transport that failed ends the session here or in its reader.
+        try:
+            self._writer.write(frame)
+        except (OSError, RuntimeError, ConnectionError) as exc:
+            self._finish(f"write failed: {exc}")
 
-    async def _handle(self, frames: list[Frame]) -> None:
+    def _handle(self, frames: list[Frame]) -> None:
         raise NotImplementedError
