@@ -175,7 +175,7 @@ class LinkCore:
                 if self.frame_left is not None:
                     await self.frame_left()
                 attempt += 1
-                kind = await self._answer_to(future)
+                kind = await self._answer_to(future, register)
                 if kind == Kind.ACK:
                     return
                 # NAK: the peer saw a damaged copy, so resend at once. A restarted peer never saw the earlier copies:
@@ -190,7 +190,7 @@ class LinkCore:
             raise LinkClosed(self.close_reason or "link closed")
         raise LinkTimeout(f"no ACK {what} after {self.retries + 1} attempts of {self.ack_timeout:g} s")
 
-    async def _answer_to(self, future: asyncio.Future[Kind]) -> Kind:
+    async def _answer_to(self, future: asyncio.Future[Kind], register: Callable[[asyncio.Future[Kind]], None]) -> Kind:
         """The peer's answer (ACK, or NAK: resend) to the frame just written: NAK if none came within the ACK timeout
         and none waits unread on the port then (docs/protocol.md sections 4 and 12).
 
@@ -198,14 +198,32 @@ class LinkCore:
         before, the read of an ACK or REPLY that arrived meanwhile: the peer answered in time, yet we would send the
         frame again (and a v3 device would answer it again). So what the port holds is read first, as a bus's slot
         window does (BusLink.await_slots)."""
-        # asyncio.wait, not a timeout around `await future`: that cancels the future, and an answer read after the
-        # timer would find it done and be dropped. Nor wait_for: 3.11's can swallow a cancellation.
-        await asyncio.wait((future,), timeout=self.ack_timeout)
-        if not future.done() and self._in_waiting is not None:
-            await self.read_arrived()
-        if not future.done():
+        # The future itself is awaited, and the timer settles it: the reader that takes the ACK wakes this task at once
+        # (asyncio.wait cost a completion callback and one more turn for each frame sent). Not a timeout around
+        # `await future`, which would cancel it; nor wait_for: 3.11's can swallow a cancellation.
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            if not future.done():
+                expired = True
+                future.set_result(Kind.NAK)
+
+        timer = asyncio.get_running_loop().call_later(self.ack_timeout, expire)
+        try:
+            kind = await future  # LinkClosed if the line closed meanwhile
+        finally:
+            timer.cancel()
+        if not expired or self._in_waiting is None:
+            return kind
+        # An answer read from here on must still count: a fresh future takes it for the same frame.
+        late: asyncio.Future[Kind] = asyncio.get_running_loop().create_future()
+        register(late)
+        await self.read_arrived()
+        if not late.done():
+            late.cancel()
             return Kind.NAK
-        return future.result()  # LinkClosed if the line closed meanwhile
+        return late.result()
 
     async def read_arrived(self) -> None:
         """Return once the reader has handled every byte the OS held for this line when called (or more turns than an
