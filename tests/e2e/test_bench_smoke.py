@@ -128,10 +128,12 @@ def test_footprint_wakeups_count_the_loops_turns_and_callbacks_by_source(tmp_pat
     found = re.search(head + r" select [\d.]+ ms and (\d+) callbacks [\d.]+ ms", out)
     assert found, out
     assert int(found[1]) > 0 and int(found[2]) >= int(found[1]) // 2, out
-    # Tasks by their coroutines and names: the service's steps, the publisher (a supervised task), a device's reader.
+    # Tasks by their coroutines and names: the service's steps, the publisher (a supervised task); a reader callback by
+    # its function: the devices' serial ports, which parse and deliver each frame there (no reader task to wake).
     assert re.search(r"\n +[\d.]+ +[\d.]+  task TableService\.run \[service\] \(", out), out
     assert re.search(r"\n +[\d.]+ +[\d.]+  task TaskSupervisor\._keep \[publisher\] \(", out), out
-    assert re.search(r"\n +[\d.]+ +[\d.]+  task LinkCore\._read_loop \[driver:shoe\] \(", out), out
+    assert re.search(r"\n +[\d.]+ +[\d.]+  callback serial_asyncio_fast\.SerialTransport\._read_ready\n", out), out
+    assert "_read_loop" not in out, out
 
 
 def test_the_timeline_puts_each_wait_on_the_input_that_ended_it(
