@@ -230,8 +230,8 @@ class LinkCore:
         ACK timeout's bytes need have passed, or the line closed).
 
         While the OS holds bytes, yield a turn: the loop's selector polls the line and the transport hands them to the
-        reader. Once it holds none, everything it delivered was handed over in an earlier turn, which woke the read
-        loop before this task: one more turn and the read loop has parsed it and settled what it answers."""
+        reader. Once it holds none, everything it delivered was handed over in an earlier turn: parsed there and then
+        (a PushReader, start), or waking the read loop before this task, which one more turn lets settle it."""
         for _turn in range(_CATCH_UP_TURNS):
             if self.closed.is_set():
                 return
