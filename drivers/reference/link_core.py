@@ -26,17 +26,16 @@ from drivers.reference.framing import (
     encode_frame,
     encode_message,
 )
+from drivers.reference.line_reader import LineReader
 from drivers.reference.transport import (
     DEFAULT_ACK_TIMEOUT,
     DEFAULT_RETRIES,
-    IDLE_EXPIRY,
     ByteReader,
     ByteWriter,
     LinkClosed,
     LinkTimeout,
-    PushReader,
 )
-from drivers.tasks import cancel_and_wait, session_task
+from drivers.tasks import cancel_and_wait
 
 log = structlog.get_logger(__name__)
 
@@ -66,7 +65,6 @@ class LinkCore:
         versions: frozenset[int] = VERSIONS,
         in_waiting: Callable[[], int] | None = None,
     ) -> None:
-        self._reader = reader
         self._writer = writer
         self.local_address = local_address
         self.peer_address = peer_address
@@ -95,12 +93,7 @@ class LinkCore:
         self.holding = asyncio.Event()  # set while a frame is kept that way
         self._fresh_retries = False
         self._last_delivered: tuple[int, bytes] | None = None
-        self._reader_task: asyncio.Task[None] | None = None
-        # A PushReader's chunks are parsed in the transport's read callback (start): whether they still are, and the
-        # timer that drops a partial frame once its line has been silent IDLE_EXPIRY (the read loop's timeout).
-        self._listening = False
-        self._idle_timer: asyncio.TimerHandle | None = None
-        self._last_bytes = 0.0
+        self._line = LineReader(reader, self)
         self.closed = asyncio.Event()
         self.close_reason = ""
         self._noise_reported = (0, 0)
@@ -116,13 +109,8 @@ class LinkCore:
         self._in_waiting = in_waiting
 
     def start(self) -> None:
-        if isinstance(self._reader, PushReader):
-            # A frame costs one loop callback: parsed, ACKed and handed to its waiter in the read that brought it.
-            self._listening = True
-            self._reader.attach(self._received, self._reader_ended)
-            return
-        # The reader ends with the session (the line closed, the device unplugged), which the driver reports.
-        self._reader_task = session_task(asyncio.get_running_loop().create_task(self._read_loop(), name=self.name))
+        """Start reading the line (line_reader.LineReader: a serial port's frames in its read callback)."""
+        self._line.start()
 
     async def send(self, message: Mapping[str, Any]) -> None:
         """Send one DATA frame and return once the peer ACKed it; LinkTimeout / LinkClosed otherwise."""
@@ -275,8 +263,7 @@ class LinkCore:
 
     async def close(self, reason: str = "closed locally", *, close_transport: bool = True) -> None:
         """Stop reading and fail any pending send; close_transport=False leaves the line open but deaf."""
-        self._stop_listening()
-        await cancel_and_wait(self._reader_task)
+        await self._line.stop()
         for task in list(self._delayed):
             await cancel_and_wait(task)
         self._finish(reason)
@@ -322,80 +309,6 @@ class LinkCore:
             callback(*args)
         except Exception:
             log.exception("link callback failed", link=self.name, callback=getattr(callback, "__name__", ""))
-
-    def _received(self, data: bytes) -> None:
-        """A PushReader's chunk, in the transport's read callback. A parser or handler error ends the session as the
-        read loop's does: logged, and reported through on_closed (the driver goes offline), never swallowed."""
-        if not self._listening:
-            return
-        try:
-            self._handle(self.parser.feed(data))
-        except Exception as exc:
-            self._reader_failed(exc)
-            return
-        if self.parser.pending:
-            loop = asyncio.get_running_loop()
-            self._last_bytes = loop.time()
-            if self._idle_timer is None:
-                self._idle_timer = loop.call_at(self._last_bytes + IDLE_EXPIRY, self._idle)
-
-    def _idle(self) -> None:
-        """A partial frame's line went quiet: drop it after IDLE_EXPIRY without bytes (one timer, moved on lazily)."""
-        self._idle_timer = None
-        if not self._listening or not self.parser.pending:
-            return
-        loop = asyncio.get_running_loop()
-        due = self._last_bytes + IDLE_EXPIRY
-        if loop.time() < due:
-            self._idle_timer = loop.call_at(due, self._idle)
-            return
-        try:
-            self._handle(self.parser.expire())
-        except Exception as exc:
-            self._reader_failed(exc)
-
-    def _reader_ended(self, error: BaseException | None) -> None:
-        if not self._listening:
-            return
-        if error is None:
-            self._stop_listening()
-            self._finish("end of file")
-        else:
-            self._reader_failed(error)
-
-    def _reader_failed(self, error: BaseException) -> None:
-        log.warning("link reader stopped", link=self.name, error=str(error))
-        self._stop_listening()
-        self._finish(f"read failed: {error}")
-
-    def _stop_listening(self) -> None:
-        self._listening = False
-        if self._idle_timer is not None:
-            self._idle_timer.cancel()
-            self._idle_timer = None
-
-    async def _read_loop(self) -> None:
-        reason = "end of file"
-        try:
-            while True:
-                if self.parser.pending:
-                    try:
-                        async with asyncio.timeout(IDLE_EXPIRY):
-                            data = await self._reader.read(4096)
-                    except TimeoutError:
-                        self._handle(self.parser.expire())
-                        continue
-                else:
-                    data = await self._reader.read(4096)
-                if not data:
-                    break
-                self._handle(self.parser.feed(data))
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            reason = f"read failed: {exc}"
-            log.warning("link reader stopped", link=self.name, error=str(exc))
-        self._finish(reason)
 
     def _send_control_frame(self, frame: bytes) -> None:
         if self.control_delay > 0:
