@@ -248,7 +248,7 @@ def report(figures: Figures, args: argparse.Namespace, timing: LineTiming) -> No
 
 
 def where_the_time_went(figures: Figures) -> str:
-    """The median trial's and the slowest 1 %'s time from the press reaching the controller, in its four parts: the
+    """Every trial's and the slowest 1 %'s time from the press reaching the controller, in its four parts: the
     host until the lock frames were written, the lines and the stations until the last answer entered its port, the
     host until it read the last confirmation, the host until the bench's task had it. A slow trial whose time is in
     the second part waited for the stations' answers (on a loaded machine: for the simulators' process to run), not
@@ -260,8 +260,7 @@ def where_the_time_went(figures: Figures) -> str:
         host, line, read, after = (statistics.median(figures.parts[i][k] for i in trials) for k in range(4))
         return f"host {host:.3f} + lines and stations {line:.3f} + host's read {read:.3f} + host {after:.3f} ms"
 
-    median = order[len(order) // 2 : len(order) // 2 + 1]
-    return f"  where it went: the median trial {parts(median)};\n  the slowest 1 % (medians) {parts(slow)}"
+    return f"  where it went (medians): every trial {parts(order)};\n  the slowest 1 % {parts(slow)}"
 
 
 def main() -> int:
