@@ -284,6 +284,11 @@ def test_lockout_reports_against_the_line_time_of_the_frames_sent() -> None:
         assert "the lines carried other frames than the baseline names" not in out, out
         assert re.search(r"from the press reaching the controller: p50 [\d.]+ ms \([\d.]+x line time\)", out), out
         assert re.search(r"target p99 <= \d+ ms.*: (meets|misses)", out), out
+        # Where the time went: the host's parts and the stations' (the simulators stamp when their answers left).
+        parts = r"host [\d.]+ \+ lines and stations [\d.]+ \+ host's read -?[\d.]+ \+ host [\d.]+ ms"
+        assert re.search(r"where it went \(medians\): every trial " + parts + r";\n  the slowest 1 % " + parts, out), (
+            out
+        )
 
 
 def test_growth_reports_lockout_and_journal_growth() -> None:
