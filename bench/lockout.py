@@ -69,14 +69,17 @@ def station_drivers(ports: list[str], stations: int, bus: bool, protocol: int) -
     return drivers
 
 
-async def confirmed(acks: asyncio.Queue[DeviceEvent], stations: int, *, locked: bool) -> None:
+async def confirmed(acks: asyncio.Queue[tuple[float, DeviceEvent]], stations: int, *, locked: bool) -> float:
     """Until every station confirmed `locked`; a late repeat of the other state (a station named again by a broadcast
-    retried under load, answering twice) is skipped, not counted."""
+    retried under load, answering twice) is skipped, not counted. The time the last confirmation was read."""
     seats: set[int] = set()
+    last = 0.0
     while len(seats) < stations:
-        ack = await asyncio.wait_for(acks.get(), 5)
+        read, ack = await asyncio.wait_for(acks.get(), 5)
         if isinstance(ack, LockAcknowledged) and ack.locked == locked:
             seats.add(ack.seat)
+            last = read
+    return last
 
 
 @dataclass
@@ -86,13 +89,17 @@ class Figures:
     station_bytes: list[int] = field(default_factory=list)  # bytes on the station lines, one trial's lock-out
     commit: list[float] = field(default_factory=list)  # ms from the press reaching the controller to the commit done
     both: list[float] = field(default_factory=list)  # ms from the press reaching the controller to locked and durable
+    # Where each trial's time from the press reaching the controller went, ms: until the lock frames were written (the
+    # host), until the last station's answer entered the host's port (the lines and the stations), until the host read
+    # the last confirmation (the host's loop, or a late byte of the pty's), until the bench's task had it (host).
+    parts: list[tuple[float, float, float, float]] = field(default_factory=list)
     version: int = 1
 
 
 async def trial(
     sims: Simulators | ChildSimulators,
     drivers: list[WagerStation],
-    acks: asyncio.Queue[DeviceEvent],
+    acks: asyncio.Queue[tuple[float, DeviceEvent]],
     pressed: asyncio.Queue[float],
     writer: JournalWriter,
     figures: Figures,
@@ -112,20 +119,30 @@ async def trial(
         await writer.wait(writer.submit(no_more_bets, datetime.now(UTC), []))
         committed = time.perf_counter()
     locking = asyncio.gather(*(d.lock() for d in drivers))
+    durable: list[float] = []
+    await lock_frames_out()  # as the service does: the frames leave (a link writes at once), then the commit starts
+    out = time.perf_counter()
     if not journal_first:
-        await lock_frames_out()  # as the service does: the frames leave, then the commit starts
         commit = writer.submit(no_more_bets, datetime.now(UTC), [])
-    await confirmed(acks, len(drivers), locked=True)
+        assert commit.running is not None
+        # Stamped as the loop settles it, not when this task gets to it after the locks (which would make every
+        # commit end with the lock-out).
+        commit.running.add_done_callback(lambda _done: durable.append(time.perf_counter()))
+    last_read = await confirmed(acks, len(drivers), locked=True)
     end = time.perf_counter()
     if not journal_first:
         await writer.wait(commit)
-        committed = time.perf_counter()
+        committed = durable[0] if durable else time.perf_counter()
     await locking
     await press
     figures.whole.append((end - start) * 1000)
     figures.controller.append((end - arrived) * 1000)
     figures.commit.append((committed - arrived) * 1000)
     figures.both.append((max(end, committed) - arrived) * 1000)
+    answered = await sims.answered()
+    figures.parts.append(
+        ((out - arrived) * 1000, (answered - out) * 1000, (last_read - answered) * 1000, (end - last_read) * 1000)
+    )
     await asyncio.sleep(0.002)  # let the host's ACKs of the confirmations reach the lines' counters
     figures.station_bytes.append(await sims.line_bytes() - before)
 
@@ -145,7 +162,7 @@ async def run(
     panel_settings = {"driver": "reference-dealer-panel", "port": panel_port, "protocol": protocol, **QUIET}
     panel = create_driver("dealer_panel", panel_settings)
     drivers = station_drivers(ports, stations, bus, protocol)
-    acks: asyncio.Queue[DeviceEvent] = asyncio.Queue()
+    acks: asyncio.Queue[tuple[float, DeviceEvent]] = asyncio.Queue()
     pressed: asyncio.Queue[float] = asyncio.Queue()
     figures = Figures()
     with tempfile.TemporaryDirectory() as tmp:
@@ -158,7 +175,7 @@ async def run(
 
         def on_station(ev: DeviceEvent) -> None:
             if isinstance(ev, LockAcknowledged):
-                acks.put_nowait(ev)
+                acks.put_nowait((time.perf_counter(), ev))  # the driver delivers it in the read that brought it
 
         await panel.start(on_panel)
         for d in drivers:
@@ -223,10 +240,27 @@ def report(figures: Figures, args: argparse.Namespace, timing: LineTiming) -> No
             f"{statistics.median(commit):.3f} ms, p99 {percentile(commit, 99):.3f} ms; locked and durable both: p50 "
             f"{statistics.median(both):.3f} ms, p99 {percentile(both, 99):.3f} ms"
         )
+        print(where_the_time_went(figures))
         if timing.paced:
             verdict = "meets" if p99 <= target and (args.bus or p99 <= 1.3 * floor) else "misses"
             bound = f"p99 <= {target:g} ms" + ("" if args.bus else " and <= 1.3x line time")
             print(f"  target {bound}: {verdict}")
+
+
+def where_the_time_went(figures: Figures) -> str:
+    """Every trial's and the slowest 1 %'s time from the press reaching the controller, in its four parts: the
+    host until the lock frames were written, the lines and the stations until the last answer entered its port, the
+    host until it read the last confirmation, the host until the bench's task had it. A slow trial whose time is in
+    the second part waited for the stations' answers (on a loaded machine: for the simulators' process to run), not
+    for the controller."""
+    order = sorted(range(len(figures.controller)), key=figures.controller.__getitem__)
+    slow = order[-max(1, len(order) // 100) :]
+
+    def parts(trials: list[int]) -> str:
+        host, line, read, after = (statistics.median(figures.parts[i][k] for i in trials) for k in range(4))
+        return f"host {host:.3f} + lines and stations {line:.3f} + host's read {read:.3f} + host {after:.3f} ms"
+
+    return f"  where it went (medians): every trial {parts(order)};\n  the slowest 1 % {parts(slow)}"
 
 
 def main() -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 
 from drivers.interfaces import WAGER_BUS_ID
@@ -45,14 +46,27 @@ class Simulators:
         self.panel = DealerPanelSim("dealer_panel")
         self.panel.configure_line(timing=timing)
         self.sims = station_simulators(stations, bus, timing)
+        # When a station's line last handed the host bytes (time.perf_counter: CLOCK_MONOTONIC, the same clock in
+        # the parent process): where a slow lock-out's time went, the simulators' side or the controller's.
+        self.answered_at = 0.0
 
     async def start(self) -> tuple[str, list[str]]:
         for sim in (self.panel, *self.sims):
             await sim.start()
+        for sim in self.sims:
+            if sim._endpoint is not None:
+                sim._endpoint.tap = self._tap
         return self.panel.port, [sim.port for sim in self.sims]
+
+    def _tap(self, from_host: bool, _data: bytes) -> None:
+        if not from_host:
+            self.answered_at = time.perf_counter()
 
     async def press(self) -> None:
         await self.panel.press("no_more_bets")
+
+    async def answered(self) -> float:
+        return self.answered_at
 
     async def line_bytes(self) -> int:
         return line_bytes(self.sims)
@@ -104,6 +118,9 @@ class ChildSimulators:
     async def line_bytes(self) -> int:
         return int(await self._ask("bytes"))
 
+    async def answered(self) -> float:
+        return float(await self._ask("answered"))
+
     async def stop(self) -> None:
         if self.proc is not None and self.proc.returncode is None:
             assert self.proc.stdin is not None
@@ -129,6 +146,8 @@ async def serve_sims(stations: int, bus: bool, timing: LineTiming) -> None:
                 print("pressed", flush=True)
             elif line == "bytes":
                 print(await sims.line_bytes(), flush=True)
+            elif line == "answered":
+                print(repr(await sims.answered()), flush=True)
     finally:
         await asyncio.gather(*pressing, return_exceptions=True)
         await sims.stop()

@@ -10,6 +10,8 @@ from collections.abc import Callable
 import serial
 import serial_asyncio_fast
 
+from drivers.reference.transport import PushReader
+
 DEFAULT_BAUDRATE = 115200
 
 
@@ -47,7 +49,8 @@ async def open_serial(path: str, baudrate: int = DEFAULT_BAUDRATE) -> tuple[asyn
     loop = asyncio.get_running_loop()
     # Opened in the executor as serial_asyncio_fast does: opening a real port may block.
     port = await loop.run_in_executor(None, functools.partial(_Port, path, baudrate))
-    reader = asyncio.StreamReader(loop=loop)
+    # A PushReader: the reference link parses each chunk in the transport's read callback (one wake-up a frame).
+    reader = PushReader(loop=loop)
     protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
     transport, _ = await serial_asyncio_fast.connection_for_serial(loop, lambda: protocol, port)
     return reader, asyncio.StreamWriter(transport, protocol, reader, loop)

@@ -262,7 +262,7 @@ class BusLink(Link):
                 future.set_exception(error)
                 future.exception()
 
-    async def _handle(self, frames: list[Frame]) -> None:
+    def _handle(self, frames: list[Frame]) -> None:
         # Damaged frames are not NAKed: their sender is named only inside the damaged payload. The station
         # retransmits on its ACK timeout instead.
         self.parser.take_corrupt()
@@ -296,7 +296,7 @@ class BusLink(Link):
                     )
                     continue
                 self.data_versions[frame.version] += 1
-                await self._send_control(Kind.ACK, frame.seq, src, version=frame.version)
+                self._send_control(Kind.ACK, frame.seq, src, version=frame.version)
                 if self._delivered.get(src) == (frame.seq, frame.payload):
                     continue  # our ACK was lost and the station retransmitted
                 self._delivered[src] = (frame.seq, frame.payload)

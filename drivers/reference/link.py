@@ -85,10 +85,10 @@ class Link(LinkCore):
     # the answer in one, as a bare one goes in a REPLY (docs/protocol.md section 14).
     answers_whole = False
 
-    async def _handle(self, frames: list[Frame]) -> None:
+    def _handle(self, frames: list[Frame]) -> None:
         for corrupt in self.parser.take_corrupt():
             if corrupt.kind == Kind.DATA and corrupt.destination == self.local_address:
-                await self._send_control(Kind.NAK, corrupt.seq, version=corrupt.version)
+                self._send_control(Kind.NAK, corrupt.seq, version=corrupt.version)
         for frame in frames:
             if frame.destination == BROADCAST_ADDRESS and self.local_address != HOST_ADDRESS:
                 self._broadcast(frame)
@@ -102,10 +102,10 @@ class Link(LinkCore):
             if frame.kind == Kind.REPLY:
                 self._replied(frame)
             elif frame.kind == Kind.DATA and self.local_address != HOST_ADDRESS and self._answers_first(frame):
-                await self._answer_v3(frame)
+                self._answer_v3(frame)
             elif frame.kind == Kind.DATA:
                 self.data_versions[frame.version] += 1
-                await self._send_control(Kind.ACK, frame.seq, version=frame.version)
+                self._send_control(Kind.ACK, frame.seq, version=frame.version)
                 if self._last_delivered == (frame.seq, frame.payload):
                     continue  # our ACK was lost and the peer retransmitted
                 self._last_delivered = (frame.seq, frame.payload)
@@ -131,12 +131,12 @@ class Link(LinkCore):
         self.data_versions[frame.version] += 1
         self._call(self._on_data, frame.payload)
 
-    async def _answer_v3(self, frame: Frame) -> None:
+    def _answer_v3(self, frame: Frame) -> None:
         """v3, device end: deliver the host's frame first, so a bare answer given meanwhile (`answer`) goes back as
         the REPLY that also ACKs it; otherwise an ACK as in v1. A retransmission gets the same response again."""
         self.data_versions[frame.version] += 1
         if self._last_delivered == (frame.seq, frame.payload) and self._last_response is not None:
-            await self._send_control_frame(self._last_response)
+            self._send_control_frame(self._last_response)
             return
         self._last_delivered = (frame.seq, frame.payload)
         self._answering, self._answer, self._answering_version = frame.seq, None, frame.version
@@ -150,7 +150,7 @@ class Link(LinkCore):
             # The ACK in the version of the frame it answers (a v1 `identify` that did not offer v4 gets a v1 ACK).
             response = self._encode(self.peer_address, frame.seq, Kind.ACK, b"", frame.version)
         self._last_response = response
-        await self._send_control_frame(response)
+        self._send_control_frame(response)
 
     def answer(self, message: Mapping[str, Any]) -> bool:
         """Answer the v3 host frame now being delivered with `message` in its REPLY (no ACK frame, no DATA frame of its

@@ -26,16 +26,16 @@ from drivers.reference.framing import (
     encode_frame,
     encode_message,
 )
+from drivers.reference.line_reader import LineReader
 from drivers.reference.transport import (
     DEFAULT_ACK_TIMEOUT,
     DEFAULT_RETRIES,
-    IDLE_EXPIRY,
     ByteReader,
     ByteWriter,
     LinkClosed,
     LinkTimeout,
 )
-from drivers.tasks import cancel_and_wait, session_task
+from drivers.tasks import cancel_and_wait
 
 log = structlog.get_logger(__name__)
 
@@ -65,7 +65,6 @@ class LinkCore:
         versions: frozenset[int] = PROTOCOLS,
         in_waiting: Callable[[], int] | None = None,
     ) -> None:
-        self._reader = reader
         self._writer = writer
         self.local_address = local_address
         self.peer_address = peer_address
@@ -94,7 +93,7 @@ class LinkCore:
         self.holding = asyncio.Event()  # set while a frame is kept that way
         self._fresh_retries = False
         self._last_delivered: tuple[int, bytes] | None = None
-        self._reader_task: asyncio.Task[None] | None = None
+        self._line = LineReader(reader, self)
         self.closed = asyncio.Event()
         self.close_reason = ""
         self._noise_reported = (0, 0)
@@ -110,8 +109,8 @@ class LinkCore:
         self._in_waiting = in_waiting
 
     def start(self) -> None:
-        # The reader ends with the session (the line closed, the device unplugged), which the driver reports.
-        self._reader_task = session_task(asyncio.get_running_loop().create_task(self._read_loop(), name=self.name))
+        """Start reading the line (line_reader.LineReader: a serial port's frames in its read callback)."""
+        self._line.start()
 
     async def send(self, message: Mapping[str, Any]) -> None:
         """Send one DATA frame and return once the peer ACKed it; LinkTimeout / LinkClosed otherwise."""
@@ -164,7 +163,7 @@ class LinkCore:
                 if self.frame_left is not None:
                     await self.frame_left()
                 attempt += 1
-                kind = await self._answer_to(future)
+                kind = await self._answer_to(future, register)
                 if kind == Kind.ACK:
                     return
                 # NAK: the peer saw a damaged copy, so resend at once. A restarted peer never saw the earlier copies:
@@ -179,7 +178,7 @@ class LinkCore:
             raise LinkClosed(self.close_reason or "link closed")
         raise LinkTimeout(f"no ACK {what} after {self.retries + 1} attempts of {self.ack_timeout:g} s")
 
-    async def _answer_to(self, future: asyncio.Future[Kind]) -> Kind:
+    async def _answer_to(self, future: asyncio.Future[Kind], register: Callable[[asyncio.Future[Kind]], None]) -> Kind:
         """The peer's answer (ACK, or NAK: resend) to the frame just written: NAK if none came within the ACK timeout
         and none waits unread on the port then (docs/protocol.md sections 4 and 12).
 
@@ -187,22 +186,40 @@ class LinkCore:
         before, the read of an ACK or REPLY that arrived meanwhile: the peer answered in time, yet we would send the
         frame again (and a v3 device would answer it again). So what the port holds is read first, as a bus's slot
         window does (BusLink.await_slots)."""
-        # asyncio.wait, not a timeout around `await future`: that cancels the future, and an answer read after the
-        # timer would find it done and be dropped. Nor wait_for: 3.11's can swallow a cancellation.
-        await asyncio.wait((future,), timeout=self.ack_timeout)
-        if not future.done() and self._in_waiting is not None:
-            await self.read_arrived()
-        if not future.done():
+        # The future itself is awaited, and the timer settles it: the reader that takes the ACK wakes this task at once
+        # (asyncio.wait cost a completion callback and one more turn for each frame sent). Not a timeout around
+        # `await future`, which would cancel it; nor wait_for: 3.11's can swallow a cancellation.
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            if not future.done():
+                expired = True
+                future.set_result(Kind.NAK)
+
+        timer = asyncio.get_running_loop().call_later(self.ack_timeout, expire)
+        try:
+            kind = await future  # LinkClosed if the line closed meanwhile
+        finally:
+            timer.cancel()
+        if not expired or self._in_waiting is None:
+            return kind
+        # An answer read from here on must still count: a fresh future takes it for the same frame.
+        late: asyncio.Future[Kind] = asyncio.get_running_loop().create_future()
+        register(late)
+        await self.read_arrived()
+        if not late.done():
+            late.cancel()
             return Kind.NAK
-        return future.result()  # LinkClosed if the line closed meanwhile
+        return late.result()
 
     async def read_arrived(self) -> None:
         """Return once the reader has handled every byte the OS held for this line when called (or more turns than an
         ACK timeout's bytes need have passed, or the line closed).
 
         While the OS holds bytes, yield a turn: the loop's selector polls the line and the transport hands them to the
-        reader. Once it holds none, everything it delivered was handed over in an earlier turn, which woke the read
-        loop before this task: one more turn and the read loop has parsed it and settled what it answers."""
+        reader. Once it holds none, everything it delivered was handed over in an earlier turn: parsed there and then
+        (a PushReader, start), or waking the read loop before this task, which one more turn lets settle it."""
         for _turn in range(_CATCH_UP_TURNS):
             if self.closed.is_set():
                 return
@@ -246,7 +263,7 @@ class LinkCore:
 
     async def close(self, reason: str = "closed locally", *, close_transport: bool = True) -> None:
         """Stop reading and fail any pending send; close_transport=False leaves the line open but deaf."""
-        await cancel_and_wait(self._reader_task)
+        await self._line.stop()
         for task in list(self._delayed):
             await cancel_and_wait(task)
         self._finish(reason)
@@ -293,36 +310,13 @@ class LinkCore:
         except Exception:
             log.exception("link callback failed", link=self.name, callback=getattr(callback, "__name__", ""))
 
-    async def _read_loop(self) -> None:
-        reason = "end of file"
-        try:
-            while True:
-                if self.parser.pending:
-                    try:
-                        async with asyncio.timeout(IDLE_EXPIRY):
-                            data = await self._reader.read(4096)
-                    except TimeoutError:
-                        await self._handle(self.parser.expire())
-                        continue
-                else:
-                    data = await self._reader.read(4096)
-                if not data:
-                    break
-                await self._handle(self.parser.feed(data))
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            reason = f"read failed: {exc}"
-            log.warning("link reader stopped", link=self.name, error=str(exc))
-        self._finish(reason)
-
-    async def _send_control_frame(self, frame: bytes) -> None:
+    def _send_control_frame(self, frame: bytes) -> None:
         if self.control_delay > 0:
             task = asyncio.get_running_loop().create_task(self._send_control_later(frame, self.control_delay))
             self._delayed.add(task)
             task.add_done_callback(self._delayed.discard)
             return
-        await self._send_control_now(frame)
+        self._send_control_now(frame)
 
     def _report_noise(self) -> None:
         noise = (self.parser.discarded_bytes, self.parser.bad_frames)
@@ -331,21 +325,24 @@ class LinkCore:
             if self._on_noise is not None:
                 self._call(self._on_noise, *noise)
 
-    async def _send_control(self, kind: Kind, seq: int, address: int | None = None, *, version: int = VERSION) -> None:
+    def _send_control(self, kind: Kind, seq: int, address: int | None = None, *, version: int = VERSION) -> None:
         """An ACK or NAK, in the version of the frame it answers."""
-        await self._send_control_frame(
+        self._send_control_frame(
             self._encode(self.peer_address if address is None else address, seq, kind, b"", version)
         )
 
     async def _send_control_later(self, frame: bytes, delay: float) -> None:
         await asyncio.sleep(delay)
         if not self.closed.is_set():
-            await self._send_control_now(frame)
+            self._send_control_now(frame)
 
-    async def _send_control_now(self, frame: bytes) -> None:
-        # On failure the read loop sees the same dead transport and reports it.
-        with contextlib.suppress(LinkClosed):
-            await self._write(frame)
+    def _send_control_now(self, frame: bytes) -> None:
+        # Written, not drained: a control frame is 6 to 9 bytes, answers a frame just read, and is sent from the read
+        # callback, which must not wait. A transport that failed ends the session here or in its reader.
+        try:
+            self._writer.write(frame)
+        except (OSError, RuntimeError, ConnectionError) as exc:
+            self._finish(f"write failed: {exc}")
 
-    async def _handle(self, frames: list[Frame]) -> None:
+    def _handle(self, frames: list[Frame]) -> None:
         raise NotImplementedError

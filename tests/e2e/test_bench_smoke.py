@@ -128,10 +128,12 @@ def test_footprint_wakeups_count_the_loops_turns_and_callbacks_by_source(tmp_pat
     found = re.search(head + r" select [\d.]+ ms and (\d+) callbacks [\d.]+ ms", out)
     assert found, out
     assert int(found[1]) > 0 and int(found[2]) >= int(found[1]) // 2, out
-    # Tasks by their coroutines and names: the service's steps, the publisher (a supervised task), a device's reader.
+    # Tasks by their coroutines and names: the service's steps, the publisher (a supervised task); a reader callback by
+    # its function: the devices' serial ports, which parse and deliver each frame there (no reader task to wake).
     assert re.search(r"\n +[\d.]+ +[\d.]+  task TableService\.run \[service\] \(", out), out
     assert re.search(r"\n +[\d.]+ +[\d.]+  task TaskSupervisor\._keep \[publisher\] \(", out), out
-    assert re.search(r"\n +[\d.]+ +[\d.]+  task LinkCore\._read_loop \[driver:shoe\] \(", out), out
+    assert re.search(r"\n +[\d.]+ +[\d.]+  callback serial_asyncio_fast\.SerialTransport\._read_ready\n", out), out
+    assert "_read_loop" not in out, out
 
 
 def test_the_timeline_puts_each_wait_on_the_input_that_ended_it(
@@ -283,6 +285,11 @@ def test_lockout_reports_against_the_line_time_of_the_frames_sent() -> None:
         assert "the lines carried other frames than the baseline names" not in out, out
         assert re.search(r"from the press reaching the controller: p50 [\d.]+ ms \([\d.]+x line time\)", out), out
         assert re.search(r"target p99 <= \d+ ms.*: (meets|misses)", out), out
+        # Where the time went: the host's parts and the stations' (the simulators stamp when their answers left).
+        parts = r"host [\d.]+ \+ lines and stations [\d.]+ \+ host's read -?[\d.]+ \+ host [\d.]+ ms"
+        assert re.search(r"where it went \(medians\): every trial " + parts + r";\n  the slowest 1 % " + parts, out), (
+            out
+        )
 
 
 def test_growth_reports_lockout_and_journal_growth() -> None:
