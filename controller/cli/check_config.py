@@ -17,6 +17,7 @@ from controller.cli.findings import Finding
 from controller.cli.preflight import Report, check_file, device_entries
 from controller.cli.shown import shown, shown_lines
 from controller.config.table import TableConfig
+from controller.core.invariant import present
 from controller.games.registry import spec_for
 from controller.mqtt.birth import software_check
 from controller.shell.runner import default_journal_path
@@ -25,8 +26,7 @@ from controller.shell.runner import default_journal_path
 
 
 def summary(report: Report) -> str:
-    config = report.config
-    assert config is not None
+    config = present(report.config, "the config of a check that passed")
     spec = spec_for(config.game)
     game = f"{config.game.chapter}" + (f" ({spec.name})" if spec is not None else "")
     devices = [where for where, _ in device_entries(config.devices.model_dump())] if config.devices else []

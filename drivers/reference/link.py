@@ -143,7 +143,7 @@ class Link(LinkCore):
         send it the usual way. While a GROUP frame is delivered, the answer that confirms it goes in this station's
         slot instead (docs/protocol.md section 13), on the same conditions."""
         if self._group is not None:
-            return self._confirm_in_slot(message)
+            return self._confirm_in_slot(self._group[0], message)
         if self._answering is None or self._answer is not None or self._unacknowledged():
             return False
         try:
@@ -161,15 +161,15 @@ class Link(LinkCore):
         (the sender has not resumed yet, but the peer has the frame): an answer after it overtakes nothing."""
         return self._awaiting is not None and not self._awaiting[1].done()
 
-    def _confirm_in_slot(self, message: Mapping[str, Any]) -> bool:
-        assert self._group is not None
+    def _confirm_in_slot(self, cmd: int, message: Mapping[str, Any]) -> bool:
+        """The answer to the GROUP frame's `cmd` in this station's slot."""
         if self._slot_confirmed or self._unacknowledged():
             return False
         try:
             code = bare_code(encode_message(message, VERSION_3))
         except ValueError:
             return False
-        if code is None or code[0] != 1 or GROUP_ANSWERS.get(self._group[0]) != code[1]:
+        if code is None or code[0] != 1 or GROUP_ANSWERS.get(cmd) != code[1]:
             return False
         self._slot_confirmed = True
         return True
