@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from controller.cli.bytecode import bytecode_findings
 from controller.cli.findings import Finding
 from controller.cli.preflight import Report, check_file, device_entries
 from controller.cli.shown import shown, shown_lines
@@ -96,7 +97,7 @@ def main(args: argparse.Namespace, out: TextIO | None = None) -> int:
     reports = [check_file(path) for path in args.files]
     for report in reports:
         if report.config is not None:
-            report.findings += software_findings(report.config)
+            report.findings += software_findings(report.config) + bytecode_findings()
     for report in reports:
         print_report(report, stream)
     return 0 if all(r.valid for r in reports) else 1

@@ -28,7 +28,9 @@ pytestmark = pytest.mark.e2e
 
 
 def env(tmp: Path, optimised: bool = True) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if k not in UNIT}
+    """The unit's settings (or none), with bytecode written as modules load: an installed table has it compiled
+    (systemd/README.md), and without it check-config warns (tests/cli/test_bytecode.py)."""
+    base = {k: v for k, v in os.environ.items() if k not in {*UNIT, "PYTHONDONTWRITEBYTECODE"}}
     return {**base, **(UNIT if optimised else {}), "XDG_STATE_HOME": str(tmp), "PYTHONUNBUFFERED": "1"}
 
 
