@@ -65,7 +65,11 @@ def test_the_demo_plays_rounds_optimised(mosquitto: Mosquitto, tmp_path: Path) -
     # Every event reached the broker, and the chain of hashes holds (checked optimised too).
     assert db.execute("select count(*) from events where published_at is null").fetchone() == (0,)
     verify = subprocess.run(
-        [*TABLECTL, "journal", "verify", "--journal", str(journal)], capture_output=True, text=True, env=env(tmp_path), timeout=60
+        [*TABLECTL, "journal", "verify", "--journal", str(journal)],
+        capture_output=True,
+        text=True,
+        env=env(tmp_path),
+        timeout=60,
     )
     assert verify.returncode == 0, verify.stdout + verify.stderr
 

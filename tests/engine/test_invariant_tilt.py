@@ -30,7 +30,9 @@ def test_a_step_on_a_broken_invariant_raises_the_tilt_and_changes_nothing_else()
     assert payload["reason"] == "LockAcknowledged: the round in progress missing"
     assert "a bug" in str(payload["remedy"]) and "void the round" in str(payload["remedy"])
     # Nothing of the failed step is kept: only the tilt's block is new.
-    assert t.state == dataclasses.replace(broken, blocks={INVARIANT_TILT: f"critical state invalid: {payload['reason']}"})
+    assert t.state == dataclasses.replace(
+        broken, blocks={INVARIANT_TILT: f"critical state invalid: {payload['reason']}"}
+    )
 
     # A supervisor's signed clear lifts it like any tilt (the table goes on from there).
     cleared = t.feed(ClearTilt(INVARIANT_TILT, "sup-1", "supervisor", "round voided by hand"))
@@ -40,5 +42,5 @@ def test_a_step_on_a_broken_invariant_raises_the_tilt_and_changes_nothing_else()
 
 def test_present_names_what_is_missing() -> None:
     assert present(0, "a count") == 0  # set but falsy is present
-    with pytest.raises(InvariantBroken, match="^the progressive meters missing$"):
+    with pytest.raises(InvariantBroken, match=r"^the progressive meters missing$"):
         present(None, "the progressive meters")
