@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.broker import Mosquitto
+from tests.e2e.conftest import table_config
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "configs" / "demo.toml"
@@ -28,10 +29,12 @@ pytestmark = pytest.mark.e2e
 
 
 def env(tmp: Path, optimised: bool = True) -> dict[str, str]:
-    """The unit's settings (or none), with bytecode written as modules load: an installed table has it compiled
-    (systemd/README.md), and without it check-config warns (tests/cli/test_bytecode.py)."""
+    """The unit's settings (or none), with bytecode written as modules load, into a cache of the test's own (the
+    source directories may not be writable): an installed table has it compiled (systemd/README.md), and without it
+    check-config warns (tests/cli/test_bytecode.py)."""
     base = {k: v for k, v in os.environ.items() if k not in {*UNIT, "PYTHONDONTWRITEBYTECODE"}}
-    return {**base, **(UNIT if optimised else {}), "XDG_STATE_HOME": str(tmp), "PYTHONUNBUFFERED": "1"}
+    cache = {"PYTHONPYCACHEPREFIX": str(tmp / "pycache")}
+    return {**base, **(UNIT if optimised else {}), **cache, "XDG_STATE_HOME": str(tmp), "PYTHONUNBUFFERED": "1"}
 
 
 def test_the_units_settings_strip_asserts_docstrings_and_column_tables(tmp_path: Path) -> None:
@@ -49,9 +52,12 @@ def test_the_units_settings_strip_asserts_docstrings_and_column_tables(tmp_path:
     assert plain.returncode == 1 and "AssertionError" in plain.stderr  # and the probe can fail
 
 
-def test_the_demo_plays_rounds_optimised(mosquitto: Mosquitto, tmp_path: Path) -> None:
+def test_the_demo_plays_rounds_optimised(mosquitto: Mosquitto, tmp_path: Path, table_id: str) -> None:
+    # A table of its own on the shared broker: another test's retained anchor for demo-ms-1 would be a rollback here.
+    config = table_config(tmp_path, table_id, f"opt-{table_id}")
     journal = tmp_path / "demo.sqlite"
-    args = ["demo", "--rounds", "2", "--seed", "7", "--pace", "0", "--broker", mosquitto.url, "--journal", str(journal)]
+    args = ["demo", "--config", str(config), "--rounds", "2", "--seed", "7", "--pace", "0", "--journal", str(journal)]
+    args += ["--broker", mosquitto.url]
     proc = subprocess.run(
         [*TABLECTL, *args], capture_output=True, text=True, timeout=120, env=env(tmp_path), stdin=subprocess.DEVNULL
     )
