@@ -9,9 +9,9 @@ process that imports rich still gets it; a process that imported structlog befor
 
 Run optimised (-OO, as systemd/tablectl.service runs the table), every class loses its docstring, and `dataclasses`
 then writes one from `inspect.signature(cls)` for each of the ~190 dataclasses a table start defines: ~6 ms of its
-CPU idle, 20 under load (issue 19: READY in 0.3 s), for text nobody reads (-OO dropped every other docstring). Under -OO only,
-`dataclasses` is given an `inspect` whose `signature` declines, and a dataclass's __doc__ is its bare name
-(tests/cli/test_dataclass_docs.py). The same measure as for `rich`: the process is otherwise untouched.
+CPU idle, 20 under load (issue 19: READY in 0.3 s), for text nobody reads (-OO dropped every other docstring).
+Under -OO only, `dataclasses` is given an `inspect` whose `signature` declines, and a dataclass's __doc__ is its
+bare name (tests/cli/test_dataclass_docs.py). The same measure as for `rich`: the process is otherwise untouched.
 """
 
 import inspect
