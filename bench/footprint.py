@@ -320,6 +320,11 @@ def main() -> int:
     ap.add_argument("--timeline", type=Path, help="time the daemon's steps, commits and waits to FILE and print them")
     wakeups = "count and time the daemon's loop turns and callbacks by source to FILE (JSON) and print them"
     ap.add_argument("--wakeups", type=Path, help=wakeups)
+    ap.add_argument(
+        "--optimised",
+        action="store_true",
+        help="run the daemon as systemd/tablectl.service does (-OO, no column tables)",
+    )
     args = ap.parse_args()
     if sum(map(bool, (args.profile, args.timeline, args.wakeups))) > 1:
         ap.error("--profile, --timeline, --wakeups: give one (each wraps the daemon)")
@@ -327,6 +332,8 @@ def main() -> int:
         ap.error("--idle-seconds: give a positive number of seconds (20 or more for a figure)")
     configure_logging(json=False, level="warning")
     print(f"machine: {benchlib.machine()}; {benchlib.compile_bytecode()}")
+    if args.optimised:
+        print(benchlib.optimise_children())
     with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-footprint-") as tmp:
         benchlib.progress(f"daemon playing {args.rounds} rounds of a seven-seat 643a table")
         wrap = round_timeline.TIMED if args.timeline else loop_census.COUNTED if args.wakeups else PROFILED

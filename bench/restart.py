@@ -302,9 +302,16 @@ def main() -> int:
     ap.add_argument(
         "--bus", action="store_true", help="also time the seven stations on one paced multi-drop line (same run)"
     )
+    ap.add_argument(
+        "--optimised",
+        action="store_true",
+        help="run the daemon as systemd/tablectl.service does (-OO, no column tables)",
+    )
     args = ap.parse_args()
     configure_logging(json=False, level="warning")
     print(f"machine: {benchlib.machine()}; {benchlib.compile_bytecode()}")
+    if args.optimised:
+        print(benchlib.optimise_children())
     config = benchlib.seven_seat_config()
     # (name, the config run, the config whose seven lines play the history: `play` simulates no bus); a table id each,
     # as the broker's retained anchor of one table's journal would refuse the other's.

@@ -16,7 +16,7 @@ import itertools
 import re
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar
 
 WIN_DEADLINE = 30.0  # seconds from the controller's request to the win on the sign (issue 7, item 5)
 # A win waits for nothing but a send in progress; keeping meter slots at least this often bounds how stale the
@@ -136,15 +136,15 @@ class SignPacer(Generic[W]):
         """When the next send may go: at once for a win, else the next meter slot."""
         return float("-inf") if self._wins else self._last_slot + self.min_interval
 
-    def take(self, now: float) -> tuple[str, W | dict[str, int]] | None:
+    def take(self, now: float) -> tuple[Literal["win"], W] | tuple[Literal["levels"], dict[str, int]] | None:
         """("win", win) if one waits; else ("levels", levels) if they wait and their slot is open; else None."""
         if self._wins:
             return "win", self._wins.popleft()
-        if self._levels is None or now < self.due_at():
+        levels = self._levels
+        if levels is None or now < self.due_at():
             return None
         self._last_slot = now
-        levels, self._levels = self._levels, None
-        assert levels is not None
+        self._levels = None
         return "levels", levels
 
     def retry_levels(self, levels: Mapping[str, int]) -> None:

@@ -243,13 +243,16 @@ class ConsoleSection(_Section):
 
     @property
     def host(self) -> str:
-        assert self.listen is not None
-        return self.listen.rsplit(":", 1)[0].strip("[]")
+        return self._listening().rsplit(":", 1)[0].strip("[]")
 
     @property
     def port(self) -> int:
-        assert self.listen is not None
-        return int(self.listen.rsplit(":", 1)[1])
+        return int(self._listening().rsplit(":", 1)[1])
+
+    def _listening(self) -> str:
+        if self.listen is None:  # the service serves the console only when it is set
+            raise FloorConfigError('[console] has no listen address: write listen = "HOST:PORT", e.g. "127.0.0.1:8480"')
+        return self.listen
 
 
 def _loopback(host: str) -> bool:

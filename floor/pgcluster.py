@@ -219,16 +219,18 @@ class PgCluster:
 
     def _wait_ready(self, timeout: float, log_start: int = 0) -> None:
         deadline = time.monotonic() + timeout
+        proc = self.proc
+        if proc is None:  # start() spawned it
+            raise ClusterError("postgres was not started: nothing to wait for")
         while True:
-            assert self.proc is not None
-            if self.proc.poll() is not None:
-                Leash.mine().drop(self.proc.pid)
+            if proc.poll() is not None:
+                Leash.mine().drop(proc.pid)
                 with self.log_path.open("rb") as log:
                     log.seek(log_start)
                     this_start = log.read().decode(errors="replace")
                 if ADDRESS_IN_USE in this_start:
                     raise PortTaken(self.port, this_start.strip())
-                raise ClusterError(f"postgres exited with {self.proc.returncode} while starting:\n{self.log_tail()}")
+                raise ClusterError(f"postgres exited with {proc.returncode} while starting:\n{self.log_tail()}")
             try:
                 with psycopg.connect(self.dsn(), connect_timeout=2) as conn:
                     conn.execute("SELECT 1")

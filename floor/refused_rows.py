@@ -55,7 +55,8 @@ class RefusedWriter:
                         (*values, len(ms), sum(m.size for m in ms)),
                     )
                     got = await cur.fetchone()
-                    assert got is not None
+                    if got is None:  # INSERT ... RETURNING returns its row
+                        raise RuntimeError("rejected_messages: the INSERT returned no id")
                     rows.append((run, int(got[0])))
                 else:
                     await cur.execute(

@@ -80,7 +80,7 @@ class FloorService:
         writer = ArchiveWriter(conn, self.config.gaming_day, await load_state(conn), ingest=self.config.ingest)
         log.info("floor archive ready", tables=len(writer.state.live), database=_where(self.config.database.dsn))
         if self.console is not None:
-            await self._start_console(writer)
+            await self._start_console(self.console, writer)
         self.tasks.start("floor-listener", self._listen())
         self.tasks.start("floor-watchdog", self._watchdog(), may_return=self.notifier.watchdog_interval is None)
         self.tasks.start("floor-gaps", self._watch_gaps(writer))
@@ -104,9 +104,7 @@ class FloorService:
         if self.failure is not None:
             raise self.failure
 
-    async def _start_console(self, writer: ArchiveWriter) -> None:
-        console = self.console
-        assert console is not None
+    async def _start_console(self, console: ConsoleServer, writer: ArchiveWriter) -> None:
         console.clock = writer.clock.now  # the tiles' gap ages and links' times on the clock that stamped them
 
         def load() -> None:

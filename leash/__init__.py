@@ -264,6 +264,9 @@ class Leash:
             stdout=subprocess.DEVNULL,
             start_new_session=True,
         )
+        if self.proc.stdin is None:  # stdin=PIPE makes one
+            raise OSError("the leash's keeper process started without a stdin pipe")
+        self._stdin = self.proc.stdin
 
     @classmethod
     def mine(cls) -> Leash:
@@ -276,15 +279,13 @@ class Leash:
         with self._lock:
             for _ in range(2):
                 try:
-                    assert self.proc.stdin is not None
-                    self.proc.stdin.write(line.encode() + b"\n")
-                    self.proc.stdin.flush()
+                    self._stdin.write(line.encode() + b"\n")
+                    self._stdin.flush()
                     return
                 except (BrokenPipeError, ValueError):
                     self._spawn()
                     replay = [*self.held.values(), *(f"dir {d}" for d in self.dirs)]
-                    assert self.proc.stdin is not None
-                    self.proc.stdin.write("".join(f"{r}\n" for r in replay).encode())
+                    self._stdin.write("".join(f"{r}\n" for r in replay).encode())
 
     def hold(self, pid: int, sig: int) -> None:
         """Stop `pid` (a child of ours, not yet waited for, so its pid is not recycled) with `sig` when we end."""

@@ -53,7 +53,7 @@ class LinkDatabase:
         self.write_started: float | None = None
         self.running_since: float | None = None  # when the call now on the thread began (set on the thread)
 
-    def _connect(self) -> None:
+    def _connect(self) -> LinkStore:
         if self.store is not None:
             with contextlib.suppress(psycopg.Error):
                 self.store.conn.close()
@@ -65,10 +65,12 @@ class LinkDatabase:
             log.info("a new link: meters seeded from the config", link_id=self.config.link.id)
         self.store = store
         self.refresh()
+        return store
 
     def refresh(self) -> None:
         """Read the state and the display again; on the database thread (pass it to `call`)."""
-        assert self.store is not None
+        if self.store is None:  # called through `call`, which connects first
+            raise DatabaseDown("not connected to the link's database")
         self.state = self.store.state()
         self.display = self.store.display()
 
@@ -79,10 +81,8 @@ class LinkDatabase:
         def call() -> T:
             self.running_since = time.monotonic()
             try:
-                if self.store is None:
-                    self._connect()
-                assert self.store is not None
-                out = fn(self.store)
+                store = self.store if self.store is not None else self._connect()
+                out = fn(store)
             finally:
                 self.running_since = None
             self.ok_at = time.monotonic()

@@ -103,7 +103,8 @@ class LinkService:
         secret(self.config.mqtt.password_file, "mqtt.password_file")
         await self._start()
         state = self.db.state
-        assert state is not None
+        if state is None:  # _start read it
+            raise DatabaseDown("the link's state was not read at the start")
         log.info("link ready", link_id=self.config.link.id, status=state.status, seq=state.seq)
         self.tasks.start("link-listener", self._listen())
         self.tasks.start("link-contributions", self.tables.commit_loop())

@@ -64,7 +64,8 @@ class Signs:
                 log.warning("publishing paused", error=str(err)[:200])
 
     async def _events(self, client: aiomqtt.Client) -> None:
-        assert self.db.state is not None
+        if self.db.state is None:  # read at the service's start, before this task runs
+            raise DatabaseDown("the link's state was not read yet")
         after = self.db.state.published_seq
         base = self.broker.base
         while True:
@@ -78,7 +79,8 @@ class Signs:
 
     async def _retained(self, client: aiomqtt.Client) -> None:
         state, base = self.db.state, self.broker.base
-        assert state is not None
+        if state is None:  # read at the service's start, before this task runs
+            raise DatabaseDown("the link's state was not read yet")
         link_id = self.config.link.id
         for level, cents in self.db.display.items():
             if self.published_meters.get(level) != cents:

@@ -13,10 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from controller.cli.bytecode import bytecode_findings
 from controller.cli.findings import Finding
 from controller.cli.preflight import Report, check_file, device_entries
 from controller.cli.shown import shown, shown_lines
 from controller.config.table import TableConfig
+from controller.core.invariant import present
 from controller.games.registry import spec_for
 from controller.mqtt.birth import software_check
 from controller.shell.runner import default_journal_path
@@ -25,8 +27,7 @@ from controller.shell.runner import default_journal_path
 
 
 def summary(report: Report) -> str:
-    config = report.config
-    assert config is not None
+    config = present(report.config, "the config of a check that passed")
     spec = spec_for(config.game)
     game = f"{config.game.chapter}" + (f" ({spec.name})" if spec is not None else "")
     devices = [where for where, _ in device_entries(config.devices.model_dump())] if config.devices else []
@@ -96,7 +97,7 @@ def main(args: argparse.Namespace, out: TextIO | None = None) -> int:
     reports = [check_file(path) for path in args.files]
     for report in reports:
         if report.config is not None:
-            report.findings += software_findings(report.config)
+            report.findings += software_findings(report.config) + bytecode_findings()
     for report in reports:
         print_report(report, stream)
     return 0 if all(r.valid for r in reports) else 1

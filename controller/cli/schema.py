@@ -48,6 +48,14 @@ def main(args: argparse.Namespace) -> int:
                 f"from the {t.sender}: {t.summary}"
             )
         return 0
+    if sys.flags.optimize >= 2:
+        # A message's description is its model's docstring, which -OO strips: say so rather than print less.
+        print(
+            "tablectl schema: python -OO (PYTHONOPTIMIZE=2, as systemd/tablectl.service runs the table) strips the "
+            "models' docstrings, which are the messages' descriptions: run it without -OO and PYTHONOPTIMIZE",
+            file=sys.stderr,
+        )
+        return 2
     if args.name is None:
         print(json.dumps(all_schemas(), indent=2))
         return 0

@@ -14,6 +14,7 @@ from typing import Any, Generic, Protocol
 
 from controller.core import rng
 from controller.core.events import DomainEvent
+from controller.core.invariant import present
 from controller.core.settlement import ChapterRules
 from controller.engine.commands import DeviceCommand
 from controller.engine.spec import ChapterSpec, DealingMethod, Decision, Offer, RulesCo, TableOptions
@@ -118,8 +119,7 @@ class StepContext:
     @property
     def r(self) -> RoundState:
         """The round in progress (a step that needs one is only reached while there is one)."""
-        assert self.s.round is not None, "no round in progress"
-        return self.s.round
+        return present(self.s.round, "the round in progress")
 
     def rule(self, section: str) -> str:
         return self.setup.rule(section)

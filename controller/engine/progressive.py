@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from controller.core.events import DomainEvent
+from controller.core.invariant import present
 from controller.core.settlement import Settled
 from controller.engine.commands import LightSeat, SendLink, ShowLevels, ShowLink, ShowWin
 from controller.engine.context import StepContext
@@ -326,10 +327,10 @@ def _take_linked_hit(ctx: StepContext, x: Settled, percent: int, level: str, awa
 def _take_hit(ctx: StepContext, x: Settled, percent: int, level: str) -> Settled:
     """One award taken from meter `level` at the player's turn: held for validation, the seat lit, the sign told."""
     r = ctx.r
-    assert ctx.s.meters is not None
-    before = ctx.s.meters.level(level).display_cents
+    held = present(ctx.s.meters, "the progressive meters at a hit")
+    before = held.level(level).display_cents
     meters, share, events = model.hit(
-        ctx.s.meters,
+        held,
         ctx.setup.meter_params,
         level,
         PercentOfMeter(percent),

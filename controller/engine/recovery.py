@@ -239,6 +239,8 @@ _SETTLE_BY_HAND = (
 )
 REMEDIES = {
     "critical_state": _SETTLE_BY_HAND,
+    "tilt:invariant": "a step found a state the engine's own checks rule out (a bug: report it with the journal); "
+    "that input was not applied: finish or void the round in progress by hand (tablectl journal tail) before clearing",
     "tilt:meters": "progressive wagers are refused; check the meters against the journal's meter.* events and the "
     "floor's record before clearing",
     "tilt:accounts": "no round starts; check each seat's balance against the journal's account.* events (every "

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Protocol, TypeVar
 
 from controller.core.digits import is_ascii_digits
+from controller.core.invariant import INVARIANT_TILT, InvariantBroken
 from controller.engine import (
     accounts,
     betting,
@@ -97,7 +98,13 @@ class RoundEngine(TableSetup[RulesCo]):
 
     def step(self, state: TableState, inp: Input) -> tuple[TableState, list[Effect]]:
         ctx = StepContext(self, state.clone(), [])
-        handle(ctx, inp)
+        try:
+            handle(ctx, inp)
+        except InvariantBroken as err:
+            # A state the steps' own checks rule out (a bug): the input changes nothing, and the table raises a
+            # tilt naming it (no new round until a supervisor clears it) rather than stopping or going on unchecked.
+            ctx = StepContext(self, state.clone(), [])
+            recovery.critical_state_invalid(ctx, f"{type(inp).__name__}: {err}", tilt=INVARIANT_TILT)
         return ctx.s, ctx.out
 
 
@@ -251,7 +258,8 @@ def _on(kind: type[_I], step: Callable[[StepContext, _I], None]) -> tuple[type[o
     """One row of the table: the step typed for its own input (the table looks inputs up by their exact type)."""
 
     def run(ctx: StepContext, inp: Input) -> None:
-        assert isinstance(inp, kind)
+        if not isinstance(inp, kind):
+            raise InvariantBroken(f"the step for {kind.__name__} was handed a {type(inp).__name__}")
         step(ctx, inp)
 
     return kind, run

@@ -23,6 +23,7 @@ from math import comb
 import numpy as np
 import numpy.typing as npt
 
+from controller.core.invariant import InvariantBroken, present
 from controller.core.money import Odds
 from controller.core.rankings import Five, Six, Three
 from controller.games.cajun_stud.paytables import (
@@ -74,7 +75,8 @@ def payoffs(letter: str, ante_cents: int | None = None, limit_cents: int | None 
         table[w, LOSE] = -w * unit
         for o, hand in enumerate(PAID, start=2):
             row = ANTE_AND_RAISE[letter].row(hand)
-            assert isinstance(row, Odds)
+            if not isinstance(row, Odds):  # every Ante and Raise row pays odds (683a.12(a))
+                raise InvariantBroken(f"683a.12(a) paytable {letter}, {hand.name}: odds, not {row}")
             won = net_per_unit(row) * w * unit
             if won.denominator != 1:
                 raise ValueError(f"{row} on {w * unit} is not a whole number of units")  # a bug, never the input
@@ -259,7 +261,8 @@ def all_six_bonus(letter: str) -> WagerSheet:
         counts[AllSix.ROYAL_FLUSH] -= 4  # one six-card royal per suit (683a.6(e)(1))
         counts[AllSix.SIX_CARD_ROYAL_FLUSH_DIAMONDS] = 1
         counts[AllSix.SIX_CARD_ROYAL_FLUSH_HEARTS_SPADES_OR_CLUBS] = 3
-    assert Six.ROYAL_FLUSH.value == AllSix.ROYAL_FLUSH.value
+    if Six.ROYAL_FLUSH.value != AllSix.ROYAL_FLUSH.value:  # the counts above are indexed by both
+        raise InvariantBroken("Six and AllSix number their shared hands differently")
     return _by_rows(
         "all_six_bonus",
         "All-Six Bonus Wager",
@@ -295,7 +298,7 @@ def analyse(rules: CajunStudRules) -> tuple[MainGame, list[WagerSheet], list[str
             side.append(replace(limit.sheet, wager="ante_at_limit", title="Ante and Raise Wagers at the maximum Ante"))
     letters = rules.optional_letters()
     for wager in rules.optional_wagers:
-        letter = letters[wager]
-        assert letter is not None  # CajunStudRules refuses an offered wager without its letter
+        # CajunStudRules refuses an offered wager without its letter
+        letter = present(letters[wager], f"the paytable letter of the offered {wager}")
         side.append(OPTIONAL[wager](letter))
     return main, side, []

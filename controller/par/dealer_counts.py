@@ -23,6 +23,7 @@ from math import comb
 import numpy as np
 import numpy.typing as npt
 
+from controller.core.invariant import present
 from controller.par import combos, deals
 
 IntArray = npt.NDArray[np.int64]
@@ -127,7 +128,7 @@ def player_classes() -> PlayerClasses:
         for j in range(5):
             mask |= np.left_shift(1, renamed[:, j])
         canonical = mask if canonical is None else np.minimum(canonical, mask)
-    assert canonical is not None
+    canonical = present(canonical, "the canonical masks (24 suit permutations)")
     _, first, of_hand, weight = np.unique(canonical, return_index=True, return_inverse=True, return_counts=True)
     return PlayerClasses(
         hands[first], weight.astype(np.int64), ranked().rank[first], of_hand.astype(np.int64).reshape(-1)

@@ -11,6 +11,7 @@ from enum import IntEnum
 from fractions import Fraction
 from math import comb
 
+from controller.core.invariant import present
 from controller.core.money import Odds
 from controller.core.rankings import Five, Three
 from controller.games.let_it_ride import paytables
@@ -98,8 +99,8 @@ def _envy(
 def three_card_progressive(rules: LetItRideRules, meters: dict[str, int], others: int = 0) -> list[WagerSheet]:
     """643a.11(f)(3)(iii)(D), paytable 643a.12(d)(1): per accepted wager size; a mini-royal in spades apart; the
     Three-Card Envy Bonus for `others` other players."""
-    assert rules.three_card_progressive_paytable is not None
-    table = paytables.THREE_CARD_PROGRESSIVE[rules.three_card_progressive_paytable]
+    letter = present(rules.three_card_progressive_paytable, "the 643a.12(d)(1) paytable of an offered wager")
+    table = paytables.THREE_CARD_PROGRESSIVE[letter]
     counts = deals.three_card_counts()
     by_hand: dict[IntEnum, int] = {
         ThreeCardProgressiveHand.MINI_ROYAL_SPADES: 1,

@@ -28,6 +28,7 @@ from controller.config.errors import ConfigError
 from controller.config.table import Role, TableConfig
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import JournaledEvent
+from controller.core.invariant import present
 from controller.games.registry import chapter_of
 from controller.people.actions import ActionScript
 from controller.people.floor import SimulatedFloor
@@ -312,5 +313,4 @@ class _People:
         """The runner stops its helpers as soon as the table is closed: hand on what they had not yet seen."""
         for queue in self.heard:
             while not queue.empty():
-                assert self.on_event is not None
-                self.on_event(queue.get_nowait())
+                present(self.on_event, "the demo's event handler")(queue.get_nowait())

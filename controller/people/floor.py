@@ -15,6 +15,7 @@ from collections import Counter
 import structlog
 
 from controller.core.events import JournaledEvent
+from controller.core.invariant import present
 from controller.engine.inputs import CloseTable, Tick
 from controller.engine.state import Phase
 from controller.games.registry import chapter_of
@@ -134,8 +135,9 @@ class SimulatedFloor:
                     self._awaiting[(seat, spot)] += 1
                 await self.sims.stations[seat].place(spot, amount)
             case Command(verb=verb, args=args, role=role):
-                assert self.floorperson is not None, "the scenario's signers are made for its commands"
-                await self.floorperson.command(self.service, verb, args, role)
+                # the scenario's signers are made for its commands
+                signer = present(self.floorperson, "the scenario's floorperson")
+                await signer.command(self.service, verb, args, role)
             case Advance(minutes=minutes):
                 self._clock_ahead += dt.timedelta(minutes=minutes)
                 self.service.submit(Tick(utc_now() + self._clock_ahead))
@@ -309,8 +311,8 @@ class SimulatedFloor:
             # A deck in play its hours (.3(c)): the demo's journal outlives a run, so a demo started the next day
             # found its deck due and waited for ever. The floorperson verifies a new one (.4(a)), as on the floor.
             await self._beat()
-            assert self.floorperson is not None
-            await self.floorperson.command(self.service, "verify_deck", {"note": "the demo's floorperson: a new deck"})
+            signer = present(self.floorperson, "the demo's floorperson")  # _deck_due checked there is one
+            await signer.command(self.service, "verify_deck", {"note": "the demo's floorperson: a new deck"})
         elif ev.type == "table.blocked" and self._deck_due_for_a_person(ev):
             # --human-floor: nobody simulated verifies the new deck. Say who must and how, instead of a silent wait;
             # once per deck due (the table blocks again, for the same deck, when another reason joins).

@@ -233,9 +233,8 @@ def _decisions(
                 if answer == "withdraw":
                     held.pop(d.spot, None)
                 continue
-            if not _is_int(answer):
+            if not isinstance(answer, int) or isinstance(answer, bool):
                 break  # a fold (said or by default) ends the seat's decisions
-            assert isinstance(answer, int)
             allowed = list(spec.allowed(config.game, d, held))
             if answer not in allowed:
                 raise ScenarioError(

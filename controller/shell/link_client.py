@@ -30,6 +30,7 @@ from paho.mqtt.properties import Properties
 from pydantic import ValidationError
 
 from controller.config.table import TableConfig
+from controller.core.invariant import present
 from controller.engine.inputs import Input, LinkAnswered, LinkBroadcast, LinkLease
 from controller.engine.state import LinkRequest, TableState
 from controller.mqtt.connection import client_kwargs
@@ -78,8 +79,7 @@ def request_body(req: LinkRequest) -> RequestOut:
 
 class LinkClient:
     def __init__(self, table: LinkedTable, config: TableConfig, broker: str | None = None) -> None:
-        link = config.progressive.link
-        assert link is not None, "a LinkClient only for a table on a link"
+        link = present(config.progressive.link, "[progressive.link] of the table a LinkClient serves")
         self.table = table
         self.config = config
         self.broker = broker

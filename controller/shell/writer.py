@@ -35,6 +35,7 @@ from datetime import datetime
 import structlog
 
 from controller.core.events import DomainEvent, JournaledEvent
+from controller.core.invariant import present
 from controller.store.journal import Journal
 from controller.store.records import Record
 
@@ -168,9 +169,9 @@ class JournalWriter:
     async def wait(self, commit: Commit) -> None:
         """Return once the commit is durable, or raise what the journal raised. Cancelled meanwhile, it first waits
         for the commit to finish: what the journal holds and what the service believes must not part."""
-        assert commit.running is not None
+        running = present(commit.running, "the future of a commit handed to the writer")
         try:
-            await commit.running
+            await running
         except asyncio.CancelledError:
             commit.finished.wait()
             raise

@@ -143,7 +143,8 @@ class ReferenceDevice(DeviceBase):
         if reason is not None:
             return reason
         link = self._link
-        assert link is not None
+        if link is None:  # _open_link links on success: a session that reports none is retried, not trusted
+            return "the line opened without a link"
         self._identity_waiter = asyncio.get_running_loop().create_future()
         self._offered = frozenset((1,))
         self._use_protocol(link, 1)  # identify is always v1: a device of either version reads it
@@ -186,7 +187,8 @@ class ReferenceDevice(DeviceBase):
     async def _serve(self) -> str:
         """Wait until the link dies; with a heartbeat, a device that stops answering pings kills it."""
         link = self._link
-        assert link is not None
+        if link is None:  # only served after _connect linked it
+            return "no link to serve"
         interval = self.settings.heartbeat_interval
         while not link.closed.is_set():
             if not interval:

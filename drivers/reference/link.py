@@ -159,7 +159,7 @@ class Link(LinkCore):
         send it the usual way. While a GROUP frame is delivered, the answer that confirms it goes in this station's
         slot instead (docs/protocol.md section 13), on the same conditions."""
         if self._group is not None:
-            return self._confirm_in_slot(message)
+            return self._confirm_in_slot(self._group[2], message)
         if self._answering is None or self._answer is not None or self._unacknowledged():
             return False
         if self._answering_version != VERSION_3 and not self.answers_whole:
@@ -190,8 +190,8 @@ class Link(LinkCore):
             return True
         return future.cancelled() or future.exception() is not None or future.result() != Kind.ACK
 
-    def _confirm_in_slot(self, message: Mapping[str, Any]) -> bool:
-        assert self._group is not None
+    def _confirm_in_slot(self, expected: bytes, message: Mapping[str, Any]) -> bool:
+        """The answer the GROUP frame being delivered expects (`expected`, encoded), in this station's slot."""
         if self._slot_confirmed or self._unacknowledged():
             return False
         try:
@@ -200,7 +200,7 @@ class Link(LinkCore):
             return False
         # Only the very answer the command expects: `locked` to a lock, and to a light the state asked for (a lamp that
         # does not show it answers with its `light` event as a frame of its own, after the window).
-        if answer != self._group[2]:
+        if answer != expected:
             return False
         self._slot_confirmed = True
         return True

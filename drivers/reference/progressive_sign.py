@@ -107,10 +107,8 @@ class ReferenceProgressiveSign(ReferenceDevice):
             taken = self.pacer.take(self.clock.now())
             if taken is None:
                 continue
-            kind, item = taken
-            if kind == "win":
-                assert isinstance(item, tuple)
-                level, amount, seat, done = item
+            if taken[0] == "win":  # the pacer's kinds type each item: a win's tuple, the levels' dict
+                level, amount, seat, done = taken[1]
                 sent = False
                 try:
                     sent = await self.command({"cmd": "show_win", "level": level, "amount": amount, "seat": seat})
@@ -118,8 +116,7 @@ class ReferenceProgressiveSign(ReferenceDevice):
                     if not done.done():  # also when stopped mid-send: the caller in show_win is told
                         done.set_result(sent)
             else:
-                assert isinstance(item, dict)
-                await self.command({"cmd": "show_levels", "levels": item})
+                await self.command({"cmd": "show_levels", "levels": taken[1]})
 
     def translators(self) -> Mapping[str, Translator]:
         return {"levels_shown": self._levels_shown}
@@ -127,9 +124,8 @@ class ReferenceProgressiveSign(ReferenceDevice):
     def _levels_shown(self, message: Mapping[str, Any]) -> MetersShown:
         levels = message.get("levels")
         problem = levels_problem(levels)
-        if problem is not None:
-            raise BadMessage(f"levels_shown: 'levels': {problem}")
-        assert isinstance(levels, Mapping)
+        if problem is not None or not isinstance(levels, Mapping):  # no problem means a mapping
+            raise BadMessage(f"levels_shown: 'levels': {problem or 'must be an object'}")
         return MetersShown(self.device_id, dict(levels))
 
     async def show_levels(self, levels: Mapping[str, int]) -> None:

@@ -52,9 +52,8 @@ class ReferenceDealingShoe(ReferenceDevice):
                 "foreign_card",
                 f"face_up: the reader saw {card!r}, not a card of a standard 52-card deck",
             )
-        if not is_card(card):
+        if not isinstance(card, str) or not is_card(card):
             raise BadMessage(f"face_up: 'card' must be a card like \"As\", got {card!r}")
-        assert isinstance(card, str)
         return FaceUpCard(self.device_id, card)
 
     def _drawn(self, message: Mapping[str, Any]) -> DeviceEvent:
@@ -63,9 +62,8 @@ class ReferenceDealingShoe(ReferenceDevice):
             return DeviceFault(
                 self.device_id, "foreign_card", f"card: the reader saw {card!r}, not a card of a standard 52-card deck"
             )
-        if not is_card(card):
+        if not isinstance(card, str) or not is_card(card):
             raise BadMessage(f"card: 'card' must be a card like \"As\", got {card!r}")
-        assert isinstance(card, str)
         return CardDrawn(self.device_id, card)
 
     async def dispense_stack(self, cards: int) -> None:

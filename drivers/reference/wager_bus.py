@@ -83,13 +83,20 @@ class BusWagerStation(ReferenceWagerStation):
         return None
 
     async def _send(self, link: Link, message: Mapping[str, Any]) -> None:
-        assert isinstance(link, BusLink)
-        await link.send_to(self.address, message)
+        await self._on_the_bus(link).send_to(self.address, message)
 
     def _use_protocol(self, link: Link, version: int) -> None:
-        assert isinstance(link, BusLink)
+        link = self._on_the_bus(link)
         self.protocol_version = version
         link.peer_versions[self.address] = min(version, VERSION_3)  # v4 sends v3 frames
+
+    def _on_the_bus(self, link: Link) -> BusLink:
+        """A station's link is its line's BusLink (_open_link): anything else is refused, not written to."""
+        if not isinstance(link, BusLink):
+            raise TypeError(
+                f"{self.device_id}: a wager bus station talks on its line's BusLink, not a {type(link).__name__}"
+            )
+        return link
 
     # --- "no more bets": one broadcast for the stations that speak v2 ---------------------------------
 
@@ -269,7 +276,8 @@ class ReferenceWagerBus(BusCommands, DeviceBase):
     async def _serve(self) -> str:
         """Serve every station (each with its own sessions and backoff) until the line closes."""
         link = self.link
-        assert link is not None
+        if link is None:  # only served after _connect opened it
+            return "the line is not open"
         served = [
             asyncio.get_running_loop().create_task(s._supervise(), name=f"driver:{s.device_id}")
             for s in self._stations.values()

@@ -117,11 +117,11 @@ class SimDevice:
             self._endpoint = None
         self._name.point(None)  # udev removes the stable name when the device goes away
 
-    def _attach(self, reader: ByteReader, writer: ByteWriter, in_waiting: Callable[[], int] | None = None) -> None:
-        """Start talking on a line: the link and the sender of queued replies. `in_waiting` counts the bytes that
-        arrived unread, which the link reads before it resends on an ACK timeout, as the host's does."""
+    def _attach(self, reader: ByteReader, writer: ByteWriter, in_waiting: Callable[[], int] | None = None) -> Link:
+        """Start talking on a line: the link (returned) and the sender of queued replies. `in_waiting` counts the
+        bytes that arrived unread, which the link reads before it resends on an ACK timeout, as the host's does."""
         self._outbox = asyncio.Queue()
-        self._link = Link(
+        self._link = link = Link(
             reader,
             writer,
             local_address=self.address,
@@ -140,6 +140,7 @@ class SimDevice:
         self._sender = simulator_task(
             asyncio.get_running_loop().create_task(self._send_loop(), name=f"sim-send:{self.device_id}")
         )
+        return link
 
     async def _detach(self) -> None:
         await cancel_and_wait(self._sender)

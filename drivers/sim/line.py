@@ -98,33 +98,31 @@ class _Pacer:
         self._heap: list[tuple[float, int, Callable[[], None]]] = []
         self._order = itertools.count()
         self._armed = math.inf
-        self._fd = _timerfd()
-        if self._fd is not None:
-            loop.add_reader(self._fd, self._fire)
-            weakref.finalize(loop, os.close, self._fd)
+        self._fd = fd = _timerfd()
+        if fd is not None:
+            loop.add_reader(fd, self._fire, fd)
+            weakref.finalize(loop, os.close, fd)
 
     def at(self, deadline: float, callback: Callable[[], None]) -> None:
         heapq.heappush(self._heap, (deadline, next(self._order), callback))
         if self._fd is None:
             self._loop.call_at(self._loop.time() + max(deadline - time.monotonic(), 0), self._run_due)
         elif deadline < self._armed:
-            self._arm(deadline)
+            self._arm(self._fd, deadline)
 
-    def _arm(self, deadline: float) -> None:
-        assert self._fd is not None
+    def _arm(self, fd: int, deadline: float) -> None:
         self._armed = deadline
         seconds = max(deadline, 1e-9)  # zero would disarm the timer
         spec = _TimerSpec(0, 0, int(seconds), int((seconds % 1) * 1e9))
-        _LIBC.timerfd_settime(self._fd, _TFD_TIMER_ABSTIME, ctypes.byref(spec), None)
+        _LIBC.timerfd_settime(fd, _TFD_TIMER_ABSTIME, ctypes.byref(spec), None)
 
-    def _fire(self) -> None:
-        assert self._fd is not None
+    def _fire(self, fd: int) -> None:
         with contextlib.suppress(BlockingIOError):
-            os.read(self._fd, 8)
+            os.read(fd, 8)
         self._armed = math.inf
         self._run_due()
         if self._heap:
-            self._arm(self._heap[0][0])
+            self._arm(fd, self._heap[0][0])
 
     def _run_due(self) -> None:
         now = time.monotonic()
@@ -189,7 +187,8 @@ class PacedDirection:
         if self.closed or not data:
             return
         self.bytes_sent += len(data)
-        if not self._timing.paced:
+        pacer = self._pacer  # there is one exactly when the line is paced
+        if pacer is None:
             self.delivered_at = time.monotonic()
             self._deliver(data)
             return
@@ -198,8 +197,7 @@ class PacedDirection:
         start = max(now, self._free_at + idle)
         self._free_at = start + self._timing.frame_time(len(data))
         self._queue.append((self._free_at, data))
-        assert self._pacer is not None
-        self._pacer.at(self._free_at, self._release)
+        pacer.at(self._free_at, self._release)
 
     def due_bytes(self) -> int:
         """Bytes whose time on the wire is over but which wait for the pacer to hand them over (an event loop held up

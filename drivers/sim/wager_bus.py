@@ -114,10 +114,9 @@ class BusStationSim(WagerStationSim):
 
     async def _plug(self) -> None:
         self._drop = _Drop(self._bus)
-        self._attach(self._drop, self._drop, self._drop.unread)
-        assert self._link is not None
-        self._link.slot_writer = self._write_in_slot
-        self._link.frame_left = self._frame_left
+        link = self._attach(self._drop, self._drop, self._drop.unread)
+        link.slot_writer = self._write_in_slot
+        link.frame_left = self._frame_left
 
     async def _frame_left(self) -> None:
         """Return when the frame this station just queued has left the shared return pair. A real station listens

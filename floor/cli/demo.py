@@ -269,7 +269,12 @@ async def _run(service: FloorService, tables: list[Table], link: Link, rounds: i
         floor.result()  # the floor failed to start: its error
         return 1
     console = service.console
-    assert console is not None
+    if console is None:  # the demo's config sets [console] listen, so a ready floor has one
+        print("tablectl demo --floor: the floor started without its console", file=sys.stderr)
+        service.stop()
+        with contextlib.suppress(Exception):
+            await floor
+        return 1
     restarts: set[asyncio.Task[None]] = set()
     console.on_enrol = _admitter(tables, link, rounds, restarts)
     # The link controller first, opened, so the linked tables get their lease at once (they start locked out).
@@ -292,8 +297,7 @@ async def _run(service: FloorService, tables: list[Table], link: Link, rounds: i
             await floor
             return 0
         for t in tables:
-            assert t.proc is not None
-            code = await t.proc.wait()
+            code = await t.proc.wait() if t.proc is not None else 1  # started above: each has its process
             if code != 0:
                 print(f"tablectl demo --floor: table {t.table_id} exited {code}; its log: {t.log}", file=sys.stderr)
                 return 1

@@ -181,9 +181,8 @@ class LoginDesk:
         client = await self.gate(request)
         body = await json_body(request, self.console.request_timeout_s)
         key_id, challenge, signature = body.get("key_id"), body.get("challenge"), body.get("signature")
-        if not all(isinstance(v, str) for v in (key_id, challenge, signature)):
+        if not (isinstance(key_id, str) and isinstance(challenge, str) and isinstance(signature, str)):
             raise http_error(400, "give key_id, challenge and signature, each a string")
-        assert isinstance(key_id, str) and isinstance(challenge, str) and isinstance(signature, str)
         key = await self.records.key(key_id)
         try:
             s = self.sessions.login(key, key_id, challenge, signature, origin(request), self.clock())

@@ -387,7 +387,8 @@ async def listen(
     cleanup ends them; a request whose client went away is cancelled): close the socket before the cleanup."""
     await runner.setup()
     manager, hsts, loop = runner.server, context is not None, asyncio.get_running_loop()
-    assert manager is not None  # made by setup()
+    if manager is None:  # setup() makes it
+        raise RuntimeError("the console's aiohttp runner has no server after setup()")
     return await loop.create_server(
         lambda: ConsoleProtocol(manager, loop=loop, hsts=hsts, **options), host, port, ssl=context, reuse_address=True
     )

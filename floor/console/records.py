@@ -106,7 +106,8 @@ class ConsoleRecords:
                     " VALUES ('throttle', 'refused', %s, %s, %s) RETURNING id",
                     (reason, Jsonb(evidence), client),
                 ).fetchone()
-                assert got is not None
+                if got is None:  # INSERT ... RETURNING returns its row
+                    raise RuntimeError("console_audit: the throttle row's INSERT returned no id")
                 return int(got[0])
             conn.execute(
                 "UPDATE console_audit SET reason = %s, reply = %s WHERE id = %s", (reason, Jsonb(evidence), row)

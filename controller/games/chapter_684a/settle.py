@@ -6,6 +6,7 @@ text leaves open comes from the Rules Submission.
 
 from __future__ import annotations
 
+from controller.core.invariant import present
 from controller.core.money import Cents, Odds
 from controller.core.rankings import FiveCardHand, best_five, rank_six
 from controller.core.settlement import Settled, lose, push, win
@@ -80,8 +81,8 @@ def _optional(rules: Chapter684aRules, r: Chapter684aRound, s: Chapter684aSeat, 
         hand, row = prime_hand(s.cards, rules.prime_paytable)
         table = f"{SUBMISSION} prime_paytable ({rules.prime_hand})"
     elif w == "all_six":
-        assert r.all_six_bonus_card is not None  # validate() requires it
-        hand = rank_six([*s.cards, r.all_six_bonus_card]).name
+        sixth = present(r.all_six_bonus_card, "the All Six Bonus card")  # validate() requires it
+        hand = rank_six([*s.cards, sixth]).name
         row = (rules.all_six_paytable or {}).get(hand)
         table = f"{SUBMISSION} all_six_paytable ({rules.all_six_hand})"
     else:  # the rules refuse to offer the Four Card Bonus, so validate() refuses the wager before this

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from controller.core.invariant import InvariantBroken, present
 from controller.core.money import Cents, Odds, fmt
 from controller.core.rankings import Five, FiveCardHand, Three, rank_three
 from controller.core.settlement import Settled, SettlementError, lose, reseeded, win, win_fixed
@@ -77,7 +78,10 @@ def _progressive(
         return lose(seat, wager, amount, rule, hand=hand, paytable=table.citation)
     if isinstance(award, Odds):
         return win(seat, wager, amount, award, rule, hand=hand, paytable=table.citation)
-    assert isinstance(award, MeterShare)  # no fixed sums in a progressive table
+    if not isinstance(award, MeterShare):  # the paytables in paytables.py hold no fixed sums
+        raise InvariantBroken(
+            f"{table.citation}: a progressive paytable pays odds or a share of the meter, not {award}"
+        )
     level = wager
     before = meters[level]
     share = award.of(before)
@@ -99,8 +103,8 @@ def _progressive(
 
 def three_card_progressive(rules: LetItRideRules, s: LetItRideSeat, meters: Meters) -> Settled:
     """643a.11(f)(3)(iii)(D) at 643a.12(d)(1); only the highest hand pays (643a.12(d)(2))."""
-    assert rules.three_card_progressive_paytable is not None
-    table = THREE_CARD_PROGRESSIVE[rules.three_card_progressive_paytable]
+    letter = present(rules.three_card_progressive_paytable, "the 643a.12(d)(1) paytable of an accepted wager")
+    table = THREE_CARD_PROGRESSIVE[letter]
     hand = three_card_progressive_hand(s.cards)
     award = table.award_for(hand) if hand is not None else None
     name = hand.name.lower() if hand is not None else rank_three(s.cards).name.lower()
@@ -149,7 +153,8 @@ def _envy(
         if player_key(other.seat, other.player) == me:
             continue
         award = table.award_for(key)
-        assert isinstance(award, Amount)
+        if not isinstance(award, Amount):  # an envy schedule pays fixed sums only
+            raise InvariantBroken(f"{rule}: an envy bonus schedule pays a fixed sum, not {award}")
         rows.append(
             win_fixed(
                 s.seat,
@@ -172,7 +177,6 @@ def three_card_envy(s: LetItRideSeat, order: list[LetItRideSeat]) -> list[Settle
     for other in order:
         key = three_card_progressive_hand(other.cards)
         if key in (ThreeCardProgressiveHand.MINI_ROYAL, ThreeCardProgressiveHand.MINI_ROYAL_SPADES):
-            assert key is not None
             qualifying.append((other, key))
     return _envy(s, "three_card_progressive", THREE_CARD_ENVY, "643a.11(f)(3)(iii)(E)", qualifying)
 

@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from controller.core.invariant import present
 from controller.core.money import Cents, fmt
 from controller.core.rankings import Five, FiveCardHand, Three, best_five, rank_three
 from controller.core.settlement import Settled, lose, push, win, win_fixed, withdrawn
@@ -154,8 +155,8 @@ def _fixed_or_lose(
 
 def _five_card_bonus(rules: LetItRideRules, s: LetItRideSeat, hand: FiveCardHand) -> Settled:
     """643a.11(f)(3)(i) at the fixed amounts of 643a.12(b), each the whole sum paid for the wager."""
-    assert rules.five_card_bonus_paytable is not None  # check_round refused the wager otherwise
-    table = FIVE_CARD_BONUS[rules.five_card_bonus_paytable]
+    # check_round refused the wager without its paytable
+    table = FIVE_CARD_BONUS[present(rules.five_card_bonus_paytable, "the 643a.12(b) paytable of an accepted wager")]
     award = table.award_for(hand.cls) if _pays_pair(hand) else None
     return _fixed_or_lose(
         s.seat,
@@ -170,8 +171,9 @@ def _five_card_bonus(rules: LetItRideRules, s: LetItRideSeat, hand: FiveCardHand
 
 def _three_card_bonus(rules: LetItRideRules, s: LetItRideSeat) -> Settled:
     """643a.11(f)(3)(ii): the player's three cards, 643a.6(c) ranks, 643a.12(c) odds."""
-    assert rules.three_card_bonus_paytable is not None
-    paytable = THREE_CARD_BONUS[rules.three_card_bonus_paytable]
+    paytable = THREE_CARD_BONUS[
+        present(rules.three_card_bonus_paytable, "the 643a.12(c) paytable of an accepted wager")
+    ]
     three = rank_three(s.cards)
     odds = paytable.odds_for(three)
     if odds is None and three is Three.MINI_ROYAL:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from controller.core.cards import rank_value
+from controller.core.invariant import present
 from controller.core.money import Cents, Odds
 from controller.core.rankings import rank_six, rank_three
 from controller.core.settlement import Settled, lose, push, win, win_fixed
@@ -98,8 +99,10 @@ def _optional(
         hand, row = prime_hand(s.cards, rules.prime_paytable)
         table = f"{SUBMISSION} prime_paytable"
     elif w == "pair_bonus":
-        extra = r.pair_bonus_community_card if rules.pair_bonus_layout == "community_card" else s.fourth_card
-        assert extra is not None  # validate() requires it
+        extra = present(  # validate() requires it
+            r.pair_bonus_community_card if rules.pair_bonus_layout == "community_card" else s.fourth_card,
+            "the Pair Bonus's fourth card",
+        )
         best = max(combinations([*s.cards, extra], 3), key=rules.key)
         hand = rank_three(best).name.lower()
         row = (rules.pair_bonus_paytable or {}).get(hand)

@@ -351,14 +351,12 @@ class AlphaSign(DeviceBase):
                     continue
                 if self.pacer.pending and now >= self.pacer.due_at():
                     taken = self.pacer.take(now)
-                    if taken is not None:
-                        kind, item = taken
-                        if kind == "win":
-                            assert isinstance(item, tuple)
-                            await self._show_win(item)
-                        else:
-                            assert isinstance(item, dict)
-                            await self._show_levels(item)
+                    if taken is None:
+                        pass
+                    elif taken[0] == "win":  # the pacer's kinds type each item: a win's tuple, the levels' dict
+                        await self._show_win(taken[1])
+                    else:
+                        await self._show_levels(taken[1])
                     continue
                 if not await self._wait_for_work():
                     await self._beat()
