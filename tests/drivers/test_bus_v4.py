@@ -19,8 +19,8 @@ from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
 from drivers.registry import create_driver
 from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
+from tests.drivers.bus_helpers import ADDRESSES, SEATS, Recorder, all_online, settled
 from tests.drivers.line_log import LineLog, OnLine
-from tests.drivers.test_wager_bus import ADDRESSES, SEATS, Recorder, all_online, settled
 
 Line = tuple[WagerBusSim, LineLog, ReferenceWagerBus, dict[int, BusWagerStation], dict[int, Recorder]]
 

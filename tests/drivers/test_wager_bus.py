@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 from collections.abc import AsyncIterator
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 import pytest
 
@@ -38,33 +37,8 @@ from drivers.serial_port import open_serial
 from drivers.sim.faults import Fault, FaultKind
 from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
+from tests.drivers.bus_helpers import ADDRESSES, SEATS, Recorder, all_online, settled
 from tests.drivers.line_log import LineLog, OnLine
-
-SEATS = range(1, 8)
-# Addresses differ from seats so a mix-up between the two cannot pass unnoticed.
-ADDRESSES = {seat: 10 + seat for seat in SEATS}
-
-
-E = TypeVar("E", bound=DeviceEvent)
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[DeviceEvent] = asyncio.Queue()
-        self.seen: list[DeviceEvent] = []
-
-    def __call__(self, event: DeviceEvent) -> None:
-        self.seen.append(event)
-        self.queue.put_nowait(event)
-
-    async def next(self, kind: type[E]) -> E:
-        async def find() -> E:
-            while True:
-                event = await self.queue.get()
-                if isinstance(event, kind):
-                    return event
-
-        return await asyncio.wait_for(find(), 5.0)
 
 
 @pytest.fixture
@@ -107,10 +81,6 @@ async def bus(bus_sim: WagerBusSim) -> AsyncIterator[StartBus]:
 
     yield start
     await asyncio.gather(*(s.stop() for s in started))
-
-
-async def all_online(recorders: dict[int, Recorder]) -> list[DeviceOnline]:
-    return list(await asyncio.gather(*(r.next(DeviceOnline) for r in recorders.values())))
 
 
 async def lock_every_station(stations: dict[int, BusWagerStation], recorders: dict[int, Recorder]) -> None:
@@ -482,25 +452,6 @@ async def test_on_a_paced_line_the_confirmations_come_in_slot_order_and_nothing_
     finally:
         await asyncio.gather(*(s.stop() for s in driver.stations.values()))
         await sim.stop()
-
-
-async def settled(sim: WagerBusSim) -> None:
-    """Return once no station has a frame awaiting its ACK and both pairs have delivered what was queued on them.
-
-    The seven 217-byte identities queue 133 ms on the shared return pair; a simulated station's ACK timer starts once
-    its frame has left the line, so none is sent twice (test_a_paced_seven_station_start_retransmits_nothing), but the
-    host's ACKs of the last ones may still be crossing it. Under load, frames still queued when the GROUP frame went out
-    held the confirmations behind them, and the window closed first: the host locked every station alone."""
-    for station in sim.stations.values():
-        assert station._link is not None
-        async with station._link._send_lock:  # held by a send until its ACK, retransmissions included
-            pass
-    endpoint = sim._endpoint
-    assert endpoint is not None
-    for direction in (endpoint.outbound, endpoint.inbound):
-        drained: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        direction.after(functools.partial(drained.set_result, None))
-        await drained
 
 
 def beside_the_group_lock(seen: OnLine, before: list[OnLine]) -> tuple[bool, str]:

@@ -1,0 +1,59 @@
+"""What the wager-bus tests share: the seven seats and their addresses, an event recorder, and the waits."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from typing import TypeVar
+
+from drivers.interfaces import DeviceEvent, DeviceOnline
+from drivers.sim.wager_bus import WagerBusSim
+
+SEATS = range(1, 8)
+# Addresses differ from seats so a mix-up between the two cannot pass unnoticed.
+ADDRESSES = {seat: 10 + seat for seat in SEATS}
+
+
+E = TypeVar("E", bound=DeviceEvent)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[DeviceEvent] = asyncio.Queue()
+        self.seen: list[DeviceEvent] = []
+
+    def __call__(self, event: DeviceEvent) -> None:
+        self.seen.append(event)
+        self.queue.put_nowait(event)
+
+    async def next(self, kind: type[E]) -> E:
+        async def find() -> E:
+            while True:
+                event = await self.queue.get()
+                if isinstance(event, kind):
+                    return event
+
+        return await asyncio.wait_for(find(), 5.0)
+
+
+async def all_online(recorders: dict[int, Recorder]) -> list[DeviceOnline]:
+    return list(await asyncio.gather(*(r.next(DeviceOnline) for r in recorders.values())))
+
+
+async def settled(sim: WagerBusSim) -> None:
+    """Return once no station has a frame awaiting its ACK and both pairs have delivered what was queued on them.
+
+    The seven 217-byte identities queue 133 ms on the shared return pair; a simulated station's ACK timer starts once
+    its frame has left the line, so none is sent twice (test_a_paced_seven_station_start_retransmits_nothing), but the
+    host's ACKs of the last ones may still be crossing it. Under load, frames still queued when the GROUP frame went out
+    held the confirmations behind them, and the window closed first: the host locked every station alone."""
+    for station in sim.stations.values():
+        assert station._link is not None
+        async with station._link._send_lock:  # held by a send until its ACK, retransmissions included
+            pass
+    endpoint = sim._endpoint
+    assert endpoint is not None
+    for direction in (endpoint.outbound, endpoint.inbound):
+        drained: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        direction.after(functools.partial(drained.set_result, None))
+        await drained
