@@ -4,6 +4,7 @@ user in a temp dir on a free loopback port), a fresh database for each test, and
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import signal
@@ -18,6 +19,7 @@ from typing import Any
 
 import psycopg
 import pytest
+import structlog
 
 from controller.store.reader import JournalReader
 from controller.store.schema import JournalError
@@ -203,3 +205,13 @@ class TableProcess:
     def rows(self) -> list[dict[str, Any]]:
         with JournalReader(self.journal) as r:
             return [{k: row[k] for k in KEYS} for row in r.rows()]
+
+
+@pytest.fixture
+def structlog_at_debug() -> Iterator[None]:
+    """Debug calls reach capture_logs: another test of this worker may have set tablectl's logging to info
+    (controller/shell/logs.py), whose filtering logger drops them before any processor sees them."""
+    before = structlog.get_config()["wrapper_class"]
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    yield
+    structlog.configure(wrapper_class=before)

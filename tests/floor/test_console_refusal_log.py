@@ -20,7 +20,8 @@ from floor.console.server import ConsoleServer
 from floor.db import connect
 from floor.schema import migrate
 
-pytestmark = pytest.mark.floor
+# structlog_at_debug: aiohttp logs non-HTTP bytes at debug, and so does the console its line for them.
+pytestmark = [pytest.mark.floor, pytest.mark.usefixtures("structlog_at_debug")]
 MARK = b"SEKRIT"  # in every malformed request below: must appear in no log line, nor in the 400
 MALFORMED = [
     # (the request, the problem the log names, aiohttp's kind of error, the level aiohttp chose)

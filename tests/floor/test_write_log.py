@@ -3,11 +3,7 @@ they came, each naming its table, topic and what it says, so where a device's st
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
-
 import pytest
-import structlog
 from structlog.testing import capture_logs
 
 from controller.mqtt.contract import DeviceStatus, TableStatus
@@ -17,16 +13,7 @@ from floor.write_log import RETAINED_NAMED, say_written
 
 PREFIX = "wl"
 BOOT = "b007" * 8
-
-
-@pytest.fixture(autouse=True)
-def debug_level() -> Iterator[None]:
-    """Debug calls reach capture_logs: another test of this worker may have set tablectl's logging to info
-    (controller/shell/logs.py), whose filtering logger drops them before any processor sees them."""
-    before = structlog.get_config()["wrapper_class"]
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
-    yield
-    structlog.configure(wrapper_class=before)
+pytestmark = pytest.mark.usefixtures("structlog_at_debug")
 
 
 def device(n: int, state: str, seq: int | None) -> Incoming:
