@@ -92,6 +92,7 @@ async def run_table(
         service_task.cancel()
         tasks.cancel(*(n for n in tasks.running() if n != PUBLISHER))
         await service.stop_devices()
+        table.meters_at_close()
         # The publisher gets its chance to deliver the backlog before the process goes.
         with contextlib.suppress(Exception):
             await publisher.close(drain_timeout=5.0, reason=None if failure is None else f"stopped: {failure}")

@@ -16,7 +16,7 @@ from controller.config.table import TableConfig
 from controller.engine.context import BonusDraws
 from controller.engine.inputs import RaiseTilt
 from controller.mqtt.birth import build_birth, software_check
-from controller.mqtt.meter_topics import follow_meters
+from controller.mqtt.meter_topics import follow_meters, publish
 from controller.mqtt.publisher import EventPublisher
 from controller.shell.console import Console
 from controller.shell.inbox import EarlyStart
@@ -55,6 +55,7 @@ class SupervisedTable:
     ) -> None:
         self.config = config
         self.broker = broker
+        self.journal = journal
         self.publisher = EventPublisher(
             journal,
             config.mqtt,
@@ -169,6 +170,18 @@ class SupervisedTable:
                 )
             ]
         return []
+
+    def meters_at_close(self) -> None:
+        """Hand the publisher every level's meters as journaled, once the service has stopped: the meters task is
+        cancelled with the others at the end and may not have read the last `meter.*` events of its queue (a round
+        that completed as the table closed), which would leave the retained progressive/<level> topics behind the
+        journal until the next start (docs/mqtt.md)."""
+        params = self.service.engine.meter_params
+        if params.levels:
+            meters = self.service.state.meters
+            publish(
+                meters, params, self.config.table_id, self.publisher, levels=params.levels, seq=self.journal.last_seq
+            )
 
     def _link_specs(self) -> list[TaskSpec]:
         service = self.service
