@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from drivers.interfaces import DeviceEvent, DeviceOnline
+from drivers.reference.wager_bus import ReferenceWagerBus
+from drivers.registry import create_driver
 from drivers.sim.wager_bus import WagerBusSim
 
 SEATS = range(1, 8)
@@ -57,3 +59,20 @@ async def settled(sim: WagerBusSim) -> None:
         drained: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         direction.after(functools.partial(drained.set_result, None))
         await drained
+
+
+def bus_driver(port: str, **settings: Any) -> ReferenceWagerBus:
+    """The host's driver for the seven stations at ADDRESSES on `port`, not started; no heartbeat, so nothing moves on
+    the line but what a test asks for."""
+    driver = create_driver(
+        "wager_bus",
+        {
+            "driver": "reference-wager-bus",
+            "port": port,
+            "stations": [{"seat": seat, "address": address} for seat, address in ADDRESSES.items()],
+            "heartbeat_interval": 0,
+            **settings,
+        },
+    )
+    assert isinstance(driver, ReferenceWagerBus)
+    return driver

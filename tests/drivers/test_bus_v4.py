@@ -16,10 +16,9 @@ import pytest
 from drivers.interfaces import DeviceFault, LockAcknowledged, SeatLight
 from drivers.reference.framing import BROADCAST_ADDRESS, VERSION_3, Kind, decode_message, encode_frame, encode_message
 from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
-from drivers.registry import create_driver
 from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
-from tests.drivers.bus_helpers import ADDRESSES, SEATS, Recorder, all_online, settled
+from tests.drivers.bus_helpers import ADDRESSES, SEATS, Recorder, all_online, bus_driver, settled
 from tests.drivers.line_log import LineLog, OnLine
 
 Line = tuple[WagerBusSim, LineLog, ReferenceWagerBus, dict[int, BusWagerStation], dict[int, Recorder]]
@@ -36,17 +35,7 @@ async def line(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
         await sim.start()
         assert sim._endpoint is not None
         log = LineLog(sim._endpoint)
-        driver = create_driver(
-            "wager_bus",
-            {
-                "driver": "reference-wager-bus",
-                "port": sim.port,
-                "stations": [{"seat": seat, "address": address} for seat, address in ADDRESSES.items()],
-                "heartbeat_interval": 0,
-                **settings,
-            },
-        )
-        assert isinstance(driver, ReferenceWagerBus)
+        driver = bus_driver(sim.port, **settings)
         started.append((sim, driver))
         recorders = {seat: Recorder() for seat in SEATS}
         await asyncio.gather(*(s.start(recorders[seat]) for seat, s in driver.stations.items()))

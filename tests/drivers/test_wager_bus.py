@@ -37,7 +37,7 @@ from drivers.serial_port import open_serial
 from drivers.sim.faults import Fault, FaultKind
 from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
-from tests.drivers.bus_helpers import ADDRESSES, SEATS, Recorder, all_online, settled
+from tests.drivers.bus_helpers import ADDRESSES, SEATS, Recorder, all_online, bus_driver, settled
 from tests.drivers.line_log import LineLog, OnLine
 
 
@@ -398,17 +398,7 @@ async def paced_bus() -> tuple[WagerBusSim, ReferenceWagerBus]:
     driver for it, not yet started; no heartbeat, so nothing moves on the line but what a test asks for."""
     sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming())
     await sim.start()
-    driver = create_driver(
-        "wager_bus",
-        {
-            "driver": "reference-wager-bus",
-            "port": sim.port,
-            "stations": [{"seat": seat, "address": address} for seat, address in ADDRESSES.items()],
-            "heartbeat_interval": 0,
-        },
-    )
-    assert isinstance(driver, ReferenceWagerBus)
-    return sim, driver
+    return sim, bus_driver(sim.port)
 
 
 async def test_on_a_paced_line_the_confirmations_come_in_slot_order_and_nothing_else_moves() -> None:
