@@ -19,10 +19,8 @@ import pytest
 
 from tests.broker import Mosquitto
 from tests.e2e.conftest import table_config
+from tests.e2e.sim_devices import DEMO, TABLECTL, running_simulators
 
-ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "configs" / "demo.toml"
-TABLECTL = [sys.executable, "-m", "controller.cli"]
 UNIT = {"PYTHONOPTIMIZE": "2", "PYTHONNODEBUGRANGES": "1"}  # systemd/tablectl.service's Environment=
 
 pytestmark = pytest.mark.e2e
@@ -82,24 +80,8 @@ def test_the_demo_plays_rounds_optimised(mosquitto: Mosquitto, tmp_path: Path, t
 
 @pytest.fixture
 def simulators(tmp_path: Path) -> Iterator[Path]:
-    ports = tmp_path / "ports.json"
-    proc = subprocess.Popen(
-        [*TABLECTL, "sim-devices", "--config", str(DEMO), "--ports-file", str(ports)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        env=env(tmp_path),
-    )
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:  # its own output paces the test
-            if "simulators running" in line:
-                break
+    with running_simulators(tmp_path / "ports.json", env(tmp_path)) as ports:
         yield ports
-    finally:
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=10) == 0
 
 
 def test_run_opens_the_table_optimised_and_stops_cleanly(simulators: Path, tmp_path: Path) -> None:

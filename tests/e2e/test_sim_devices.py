@@ -11,45 +11,20 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "configs" / "demo.toml"
-TABLECTL = [sys.executable, "-m", "controller.cli"]
+from tests.e2e.sim_devices import DEMO, ROOT, TABLECTL, read_until, running_simulators
 
 pytestmark = pytest.mark.e2e
 
 
-def read_until(proc: subprocess.Popen[str], marker: str, lines: list[str]) -> None:
-    assert proc.stdout is not None
-    for line in proc.stdout:  # the process's own output paces the test; the fixture's timeout bounds it
-        lines.append(line)
-        if marker in line:
-            return
-    raise AssertionError(f"process ended before printing {marker!r}:\n{''.join(lines)}")
-
-
 @pytest.fixture
 def simulators(tmp_path: Path) -> Iterator[Path]:
-    ports = tmp_path / "ports.json"
-    proc = subprocess.Popen(
-        [*TABLECTL, "sim-devices", "--config", str(DEMO), "--ports-file", str(ports)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
-    lines: list[str] = []
-    try:
-        read_until(proc, "simulators running", lines)
+    with running_simulators(tmp_path / "ports.json") as ports:
         yield ports
-    finally:
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=10) == 0
 
 
 def test_devices_probes_the_simulators(simulators: Path) -> None:

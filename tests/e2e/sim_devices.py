@@ -1,0 +1,45 @@
+"""`tablectl sim-devices` for the demo table in a process of its own, as an operator runs it beside `tablectl run`:
+what the end-to-end tests of the two share."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "configs" / "demo.toml"
+TABLECTL = [sys.executable, "-m", "controller.cli"]
+
+
+def read_until(proc: subprocess.Popen[str], marker: str, lines: list[str]) -> None:
+    assert proc.stdout is not None
+    for line in proc.stdout:  # the process's own output paces the test; the fixture's timeout bounds it
+        lines.append(line)
+        if marker in line:
+            return
+    raise AssertionError(f"process ended before printing {marker!r}:\n{''.join(lines)}")
+
+
+@contextmanager
+def running_simulators(ports: Path, env: Mapping[str, str] | None = None) -> Iterator[Path]:
+    """The demo table's simulated devices running, their ports written to `ports` (yielded); stopped by Ctrl-C, which
+    must end them cleanly."""
+    proc = subprocess.Popen(
+        [*TABLECTL, "sim-devices", "--config", str(DEMO), "--ports-file", str(ports)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env=None if env is None else dict(env),
+    )
+    lines: list[str] = []
+    try:
+        read_until(proc, "simulators running", lines)
+        yield ports
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 0
