@@ -38,7 +38,7 @@ from floor.config import DatabaseSection, GamingDaySection
 from floor.db import async_connect, connect
 from floor.messages import Incoming, parse
 from floor.pgcluster import PgCluster
-from floor.schema import MIGRATIONS, migrate, partition_ddl, partition_name
+from floor.schema import migrate, partition_ddl, partition_name
 from floor.ts_index import INDEX, index_partitions, partition_index, valid
 
 PREFIX = "benchidx"
@@ -65,13 +65,7 @@ def older_archive(dsn: str, days: int, per_day: int) -> list[date]:
     first = date(2026, 1, 1)
     older = [first + timedelta(days=n) for n in range(days)]
     with psycopg.connect(dsn) as conn:
-        conn.execute(
-            "CREATE TABLE floor_schema (version int PRIMARY KEY, summary text NOT NULL,"
-            " applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        for version, about, sql in MIGRATIONS[:7]:
-            conn.execute(sql.encode())
-            conn.execute("INSERT INTO floor_schema (version, summary) VALUES (%s, %s)", (version, about))
+        migrate(conn, upto=7)
         for n, day in enumerate(older, start=1):
             progress(f"older gaming day {day}: {per_day:,} events ({n}/{days})")
             conn.execute(partition_ddl(day))

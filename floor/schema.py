@@ -217,9 +217,10 @@ class SchemaError(RuntimeError):
     """The database's schema cannot be used by this version of the floor service."""
 
 
-def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> int:
-    """Bring the schema up to LATEST; returns the version found before. Serialised by an advisory lock so two
-    services starting at once do not both migrate."""
+def migrate(conn: psycopg.Connection[tuple[object, ...]], upto: int = LATEST) -> int:
+    """Bring the schema up to LATEST (or `upto`: an archive as an older floor left it, for the tests and benches of a
+    later migration); returns the version found before. Serialised by an advisory lock so two services starting at
+    once do not both migrate."""
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(16016016)")
         conn.execute(
@@ -234,7 +235,7 @@ def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> int:
                 "upgrade tablectl on this machine"
             )
         for version, summary, sql in MIGRATIONS:
-            if version > found:
+            if found < version <= upto:
                 conn.execute(_query(sql))
                 conn.execute("INSERT INTO floor_schema (version, summary) VALUES (%s, %s)", (version, summary))
     return found

@@ -24,7 +24,7 @@ from floor.db import connect
 from floor.report.owner import prepare
 from floor.retention import RetentionPlan, apply_retention
 from floor.rounds import SummaryPending, fill_beside, fill_pending, pending
-from floor.schema import MIGRATIONS, migrate, partition_ddl
+from floor.schema import migrate, partition_ddl
 from tests.floor.archiving import msg, writer
 from tests.floor.conftest import TABLECTL
 
@@ -176,13 +176,7 @@ async def test_a_table_back_hours_late_fills_its_rounds_in_the_summary_and_moves
 def _old_archive(dsn: str, events: list[dict[str, Any]]) -> None:
     """An archive as a floor before migration 7 left it: schema 6, events in their partitions, no summary."""
     with psycopg.connect(dsn) as conn:
-        conn.execute(
-            "CREATE TABLE floor_schema (version int PRIMARY KEY, summary text NOT NULL,"
-            " applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        for version, about, sql in MIGRATIONS[:6]:
-            conn.execute(sql.encode())
-            conn.execute("INSERT INTO floor_schema (version, summary) VALUES (%s, %s)", (version, about))
+        migrate(conn, upto=6)
         rows = []
         for e in events:
             ts = datetime.fromisoformat(e["ts"])

@@ -21,7 +21,7 @@ from structlog.testing import capture_logs
 from floor.config import DatabaseSection
 from floor.db import connect
 from floor.rounds import pending
-from floor.schema import LATEST, MIGRATIONS, migrate, partition_ddl, partition_name
+from floor.schema import LATEST, migrate, partition_ddl, partition_name
 from floor.ts_index import (
     INDEX,
     LOCK_KEY,
@@ -43,13 +43,7 @@ def _archive_at_7(dsn: str) -> None:
     """An archive as a floor at migration 7 left it: two gaming days of events, appended in ts order as the writer
     appends them (a round's events a few seconds apart)."""
     with psycopg.connect(dsn) as conn:
-        conn.execute(
-            "CREATE TABLE floor_schema (version int PRIMARY KEY, summary text NOT NULL,"
-            " applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        for version, about, sql in MIGRATIONS[:7]:
-            conn.execute(sql.encode())
-            conn.execute("INSERT INTO floor_schema (version, summary) VALUES (%s, %s)", (version, about))
+        migrate(conn, upto=7)
         for day in DAYS:
             conn.execute(partition_ddl(day))
             start = datetime(day.year, day.month, day.day, 6, tzinfo=UTC)
