@@ -45,6 +45,7 @@ from controller.config.table import load_config
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
 from controller.games.registry import table_progressives
+from controller.mqtt.contract import Topics
 from controller.progressive import codec as meter_codec
 from controller.progressive.model import MICRO, Meters, replay
 from controller.progressive.parameters import TableProgressives
@@ -52,6 +53,7 @@ from controller.shell.restore import ACCOUNTS_RECORD, METERS_RECORD
 from controller.store import snapshot
 from controller.store.reader import JournalReader
 from tests.broker import Mosquitto, Received, Subscribe, Subscriber
+from tests.e2e.retained_meters import assert_retained_meters
 
 pytestmark = pytest.mark.e2e
 
@@ -380,16 +382,7 @@ def test_kill9_at_any_instant_loses_nothing_and_counts_nothing_twice(
         stored = stored_meters(daemon.journal)
         found = check_meters(rows, stored, table_progressives(load_config(daemon.config).game))
         # The retained progressive/<level> topics, as a supervisor connecting now gets them, show the same meters.
-        levels = {f"{prefix}/{unique_id}/progressive/{level}": lv for level, lv in stored.levels.items()}
-        fresh = subscribe(f"{prefix}/{unique_id}/progressive/+")
-        fresh.wait_until(lambda ms: levels.keys() <= {m.topic for m in ms}, timeout=10, what="every retained meter")
-        for m in fresh.messages:
-            lv, shown = levels[m.topic], m.json()
-            assert m.retain and (shown["display_cents"], shown["reserve_cents"], shown["hits"]) == (
-                lv.display_cents,
-                lv.reserve_micro // MICRO,
-                lv.hits,
-            ), (m.topic, shown, lv)
+        assert_retained_meters(subscribe, Topics(prefix, unique_id), stored)
         if table.every_level_hit:
             assert found["levels_hit"] == len(stored.levels), "a meter level was never hit"
         meters = (

@@ -17,10 +17,10 @@ import pytest
 from controller.config.table import load_config
 from controller.mqtt.contract import Topics
 from controller.people.demo import play
-from controller.progressive.model import MICRO
 from controller.shell import supervised
 from controller.shell.service import TableService
 from tests.broker import Mosquitto, Subscribe
+from tests.e2e.retained_meters import assert_retained_meters
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,14 +49,4 @@ async def test_the_retained_meters_are_the_journaled_ones_after_the_table_closes
     assert played == 2
     meters = services[0].state.meters
     assert meters is not None and meters.levels, "the progressive table has journaled meters"
-    topics = Topics(config.mqtt.prefix, unique_id)
-    wanted = {topics.progressive(level): lv for level, lv in meters.levels.items()}
-    fresh = subscribe(*wanted)
-    fresh.wait_until(lambda ms: wanted.keys() <= {m.topic for m in ms}, timeout=10, what="every retained meter")
-    for m in fresh.messages:
-        lv, shown = wanted[m.topic], m.json()
-        assert m.retain and (shown["display_cents"], shown["reserve_cents"], shown["hits"]) == (
-            lv.display_cents,
-            lv.reserve_micro // MICRO,
-            lv.hits,
-        ), (m.topic, shown, lv)
+    assert_retained_meters(subscribe, Topics(config.mqtt.prefix, unique_id), meters)
