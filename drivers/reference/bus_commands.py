@@ -59,8 +59,13 @@ class BusCommands:
 
     def _start_broadcast(self) -> None:
         batch, self._gathering = self._gathering, {}
-        # One slot window at a time: a lock while a GROUP unlock's window is still open goes by v2 broadcast.
-        if self._group_line() and not self._awaiting_unlocked and not self._awaiting[GROUP_LIGHT]:
+        link = self.link
+        if self._group_line() and link is not None and (link.answers_due() or link.window_open()):
+            # An answer to an addressed frame may still cross the return pair, or a GROUP unlock's or light's window is
+            # open (one window at a time): the GROUP lock goes once the line is clear, at most the window's end on the
+            # line later (docs/protocol.md section 13, "What the host writes around a window").
+            lock = self._group_when_clear(batch)
+        elif self._group_line():
             # The GROUP frame is written here, in the turn of the loop after the stations' lock() calls, not in the
             # task's first step a turn later: the journal's commit starts two turns after the locks
             # (controller/shell/service.py, lock_frames_out) and would hold the GIL while the frame waited.
@@ -98,7 +103,10 @@ class BusCommands:
 
     def _start_unlock(self) -> None:
         batch, self._gathering_unlock = self._gathering_unlock, {}
-        if self._group_line(VERSION_4) and not self._window_open():
+        link = self.link
+        if self._group_line(VERSION_4) and not self._window_open() and link is not None and link.answers_due():
+            lock = self._group_when_clear(batch, GROUP_UNLOCK)
+        elif self._group_line(VERSION_4) and not self._window_open():
             lock = self._group_lock(batch, self._send_group(batch, GROUP_UNLOCK), GROUP_UNLOCK)
         else:
             # A station on the line that does not speak v4 (or another GROUP window still open): today's addressed
@@ -137,7 +145,7 @@ class BusCommands:
         for on in sorted(batches):
             batch = batches[on]
             if self._group_line(VERSION_4) and not self._window_open():
-                await self._group_lock(batch, self._send_group(batch, GROUP_LIGHT, on), GROUP_LIGHT, on)
+                await self._group_when_clear(batch, GROUP_LIGHT, on)
             else:
                 try:
                     await asyncio.gather(*(self._by_address[a].alone(GROUP_LIGHT, on) for a in sorted(batch)))
@@ -145,6 +153,40 @@ class BusCommands:
                     for done in batch.values():
                         if not done.done():
                             done.set_result(None)
+
+    async def _group_when_clear(
+        self, batch: dict[int, asyncio.Future[None]], code: int = GROUP_LOCK, on: bool | None = None
+    ) -> None:
+        """The GROUP frame once the line is clear for it (BusLink.clear_for_group): no answer to an addressed frame
+        still due, no other window open. Addressed frames are held meanwhile, so a heartbeat due now goes after the
+        window and a lock never waits behind one. A lock that finds a window still open at its end on the line plus a
+        quarter of the ACK timeout (a station missed its slot: the host's window stays open to the ACK timeout) goes as
+        v2's broadcast lock at once, as before; an unlock or a light then goes to each station on its own."""
+        link = self.link
+        if link is None:
+            await self._group_lock(batch, None, code, on)
+            return
+        link.hold()
+        try:
+            clear = await link.clear_for_group(self.settings.ack_timeout / 4)
+            if code == GROUP_LOCK:
+                group = clear and self._group_line() and not self._awaiting_unlocked and not self._awaiting[GROUP_LIGHT]
+            else:
+                group = clear and self._group_line(VERSION_4) and not self._window_open()
+            waiters = self._send_group(batch, code, on) if group else None
+        finally:
+            link.unhold()
+        if group or link.closed.is_set():
+            await self._group_lock(batch, waiters, code, on)  # waiters None: the line closed, each lock reported
+        elif code == GROUP_LOCK:
+            await self._v2_broadcast_lock(batch)
+        else:
+            try:
+                await asyncio.gather(*(self._by_address[a].alone(code, on) for a in sorted(batch)))
+            finally:
+                for done in batch.values():
+                    if not done.done():
+                        done.set_result(None)
 
     async def _unlock_each(self, batch: dict[int, asyncio.Future[None]], addresses: list[int]) -> None:
         try:

@@ -269,6 +269,7 @@ class ReferenceWagerBus(BusCommands, DeviceBase):
             name=f"driver:{self.device_id}",
             in_waiting=unread_input(writer),
             identifying=identify_window(self.settings.baudrate, self.settings.ack_timeout),
+            baud=self.settings.baudrate,
         )
         self.link.start()
         return None

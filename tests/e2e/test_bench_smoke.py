@@ -316,6 +316,14 @@ def test_bus_start_reports_v3_and_v4_against_v1_and_what_crossed_the_line() -> N
     assert "protocol 4 over protocol 3: start p50" in out
 
 
+def test_bus_lock_in_window_reports_against_the_quiet_line() -> None:
+    out = _bench("lock_in_window.py", "--trials", "2")
+    assert re.search(r"baseline: lock on a quiet line: median [\d.]+ ms, .* bytes on the line 24\n", out), out
+    # 48 bytes (the GROUP unlock's and the GROUP lock's) unless a stalled loop sent v2's broadcast lock: not asserted.
+    assert re.search(r"lock pressed in the reopening's window: median [\d.]+ ms, .* bytes on the line \d+\n", out), out
+    assert re.search(r"ratio in-window / quiet: [\d.]+", out), out
+
+
 def test_restart_reports_spawn_to_ready() -> None:
     out = _bench("restart.py", "--trials", "1", "--history-rounds", "1")
     assert re.search(r"spawn -> retained status \"online\": p50 [\d.]+ s", out), out

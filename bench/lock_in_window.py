@@ -1,0 +1,153 @@
+"""A lock pressed while a reopening's slot window is open, on one paced multi-drop line (docs/protocol.md section 13,
+"What the host writes around a window").
+
+Per trial, seven v4 stations (WagerBusSim on a real pty paced at 115200 baud) and the reference wager-bus driver in
+this process: every station is unlocked at once (one GROUP unlock) and, in the same turn the GROUP unlock is written,
+every station is locked. The clock runs from the locks to the last station's lock confirmed; the line's bytes over the
+lock are counted both ways (the endpoint's counters, from the press to the confirmations).
+
+Baseline, alternated in the same process: the same lock on a quiet line (pressed once the reopening's window closed),
+a plain GROUP lock. The ratio says what pressing it inside a window costs. Run it in two trees (this branch: the lock
+waits for the window and goes as a GROUP lock; before it, v2's broadcast lock at once) to compare the two choices.
+
+    .venv/bin/python bench/lock_in_window.py [--trials 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import benchlib
+
+from controller.shell.logs import configure_logging
+from drivers.interfaces import DeviceEvent, DeviceOnline
+from drivers.reference.wager_bus import ReferenceWagerBus
+from drivers.registry import create_driver
+from drivers.sim.line import LineTiming
+from drivers.sim.wager_bus import WagerBusSim
+
+ADDRESSES = {seat: 10 + seat for seat in range(1, 8)}
+
+
+class _Online:
+    """The sink every seat reports to: set once each of the seven stations came online."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.all = asyncio.Event()
+
+    def __call__(self, event: DeviceEvent) -> None:
+        if isinstance(event, DeviceOnline):
+            self.seen.add(event.device_id)
+            if len(self.seen) == len(ADDRESSES):
+                self.all.set()
+
+
+def _after_group(driver: ReferenceWagerBus, action: Callable[[], None]) -> None:
+    """Run `action` once, right after the next GROUP frame was written (its window is open)."""
+    link = driver.link
+    assert link is not None
+    real = link.send_group
+
+    def spy(code: int, stations: Any, on: bool | None = None) -> None:
+        real(code, stations, on)
+        link.send_group = real  # type: ignore[method-assign]
+        action()
+
+    link.send_group = spy  # type: ignore[method-assign]
+
+
+sim_bytes = [0]  # both ways, counted by the endpoint's tap
+
+
+def _count(_from_host: bool, data: bytes) -> None:
+    sim_bytes[0] += len(data)
+
+
+async def trial(driver: ReferenceWagerBus, sim: WagerBusSim, in_window: bool) -> tuple[float, int]:
+    """Seconds from the locks to the last confirmed, and the bytes both ways meanwhile."""
+    stations = list(driver.stations.values())
+    locked: list[asyncio.Future[list[None]]] = []
+    pressed: list[tuple[float, int]] = []
+
+    def press() -> None:
+        pressed.append((time.perf_counter(), sim_bytes[0]))
+        locked.append(asyncio.ensure_future(asyncio.gather(*(s.lock() for s in stations))))
+
+    if in_window:
+        _after_group(driver, press)
+    await asyncio.gather(*(s.unlock() for s in stations))
+    if not in_window:
+        press()
+    await locked[0]
+    elapsed = time.perf_counter() - pressed[0][0]
+    moved = sim_bytes[0] - pressed[0][1]
+    # Let the line settle (late frames, host ACKs) before the next trial.
+    await asyncio.sleep(0.05)
+    return elapsed, moved
+
+
+async def run(trials: int) -> dict[bool, list[tuple[float, int]]]:
+    sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming())
+    await sim.start()
+    assert sim._endpoint is not None
+    sim._endpoint.tap = _count
+    driver = create_driver(
+        "wager_bus",
+        {
+            "driver": "reference-wager-bus",
+            "port": sim.port,
+            "stations": [{"seat": seat, "address": a} for seat, a in ADDRESSES.items()],
+            "heartbeat_interval": 0,
+        },
+    )
+    assert isinstance(driver, ReferenceWagerBus)
+    online = _Online()
+    await asyncio.gather(*(s.start(online) for s in driver.stations.values()))
+    async with asyncio.timeout(10):
+        await online.all.wait()
+    await asyncio.sleep(0.3)  # the start's last frames off the line
+    out: dict[bool, list[tuple[float, int]]] = {True: [], False: []}
+    try:
+        for i in range(trials):
+            for in_window in (i % 2 == 0, i % 2 == 1):  # alternate which goes first
+                out[in_window].append(await trial(driver, sim, in_window))
+            if (i + 1) % 10 == 0:
+                benchlib.progress(f"{i + 1}/{trials} trials")
+    finally:
+        await asyncio.gather(*(s.stop() for s in driver.stations.values()))
+        await sim.stop()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trials", type=int, default=40)
+    args = ap.parse_args()
+    configure_logging(level="warning")
+    figures = asyncio.run(run(args.trials))
+    print(f"load {os.getloadavg()[0]:.2f}; {args.trials} trials each, alternated; paced line 115200 baud")
+    medians = {}
+    for in_window, name in (
+        (False, "baseline: lock on a quiet line"),
+        (True, "lock pressed in the reopening's window"),
+    ):
+        times = [t * 1000 for t, _ in figures[in_window]]
+        moved = [b for _, b in figures[in_window]]
+        medians[in_window] = statistics.median(times)
+        print(
+            f"{name}: median {medians[in_window]:.2f} ms, p90 {benchlib.percentile(times, 90):.2f} ms, "
+            f"bytes on the line {statistics.median(moved):.0f}"
+        )
+    print(f"ratio in-window / quiet: {medians[True] / medians[False]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

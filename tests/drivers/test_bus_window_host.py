@@ -1,0 +1,171 @@
+"""What the host writes around a GROUP frame's slot window (docs/protocol.md section 13, "What the host writes around a
+window"): no frame a station answers while the window is open (a heartbeat due then leaves after the last slot), no
+GROUP frame while an answer to an addressed frame is still due (the lock waits for the pong, not behind the ping), and a
+lock pressed during a reopening's window goes as a GROUP lock once that window has closed, every slot intact.
+
+Seven v4 stations (bus simulator) and the bus driver on a real pty paced at 115200 baud; frames counted by the
+endpoint's tap (line_log). The order is made by the event loop, never by sleeping: what falls due "during the window" is
+started by a spy on BusLink.send_group right after the real call wrote the GROUP frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+
+from drivers.interfaces import DeviceFault, LockAcknowledged
+from drivers.reference.framing import BROADCAST_ADDRESS, Kind, decode_message
+from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
+from drivers.sim.line import LineTiming
+from drivers.sim.wager_bus import WagerBusSim
+from tests.drivers.bus_helpers import ADDRESSES, SEATS, Recorder, all_online, bus_driver, settled
+from tests.drivers.line_log import LineLog, OnLine
+
+Line = tuple[WagerBusSim, LineLog, ReferenceWagerBus, dict[int, BusWagerStation], dict[int, Recorder]]
+STATIONS = sorted(ADDRESSES.values())
+
+
+@pytest.fixture
+async def line() -> AsyncIterator[Callable[[], Any]]:
+    started: list[tuple[WagerBusSim, ReferenceWagerBus]] = []
+
+    async def start(**settings: Any) -> Line:
+        sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming())
+        await sim.start()
+        assert sim._endpoint is not None
+        log = LineLog(sim._endpoint)
+        driver = bus_driver(sim.port, **settings)
+        started.append((sim, driver))
+        recorders = {seat: Recorder() for seat in SEATS}
+        await asyncio.gather(*(s.start(recorders[seat]) for seat, s in driver.stations.items()))
+        await all_online(recorders)
+        await settled(sim)
+        assert {s.protocol_version for s in driver.stations.values()} == {4}
+        return sim, log, driver, dict(driver.stations), recorders
+
+    yield start
+    for sim, driver in started:
+        await asyncio.gather(*(s.stop() for s in driver.stations.values()))
+        await sim.stop()
+
+
+def after_group(driver: ReferenceWagerBus, action: Callable[[], Any]) -> list[asyncio.Future[Any]]:
+    """Start `action()` (a coroutine) as a task right after the next GROUP frame is written, in the same turn: the
+    window is open. The started task is appended to the list returned."""
+    link = driver.link
+    assert link is not None
+    real = link.send_group
+    started: list[asyncio.Future[Any]] = []
+
+    def spy(code: int, stations: Any, on: bool | None = None) -> None:
+        real(code, stations, on)
+        if not started:
+            started.append(asyncio.ensure_future(action()))
+
+    link.send_group = spy  # type: ignore[method-assign]
+    return started
+
+
+def described(frames: list[OnLine]) -> list[tuple[bool, str, int]]:
+    """(from the host, what, address) for each frame: GROUP frames by their command, slots as SLOT."""
+    out = []
+    for seen in frames:
+        what = seen.name
+        if seen.frame.kind == Kind.GROUP:
+            what = f"GROUP {decode_message(seen.frame.payload)['cmd']}"
+        out.append((seen.from_host, what, seen.frame.address))
+    return out
+
+
+def slots(frames: list[OnLine]) -> list[int]:
+    return [seen.frame.address for seen in frames if seen.frame.kind == Kind.SLOT]
+
+
+def no_faults(recorders: dict[int, Recorder]) -> None:
+    assert [ev for r in recorders.values() for ev in r.seen if isinstance(ev, DeviceFault)] == []
+
+
+async def test_a_heartbeat_due_during_a_reopenings_window_leaves_after_the_last_slot(line: Any) -> None:
+    sim, log, driver, stations, recorders = await line()
+    mark = log.mark()
+    # The heartbeat (the ping a station's session sends) falls due inside the GROUP unlock's window.
+    pinged = after_group(driver, stations[4].ping)
+    await asyncio.gather(*(s.unlock() for s in stations.values()))
+    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+    assert [(a.seat, a.locked) for a in acks] == [(seat, False) for seat in SEATS]
+    assert await pinged[0]
+    await settled(sim)
+    frames = log.window(mark)
+    seen = described(frames)
+    # On the line: the GROUP unlock, the seven slot pairs in address order, and only then the ping and its REPLY.
+    assert seen == [
+        (True, "GROUP unlock", BROADCAST_ADDRESS),
+        *[(False, "SLOT", a) for a in STATIONS],
+        (True, "ping", ADDRESSES[4]),
+        (False, "pong", ADDRESSES[4]),
+    ]
+    assert [seen.size for seen in frames if seen.frame.kind == Kind.SLOT] == [2] * 7  # every confirmation intact
+    no_faults(recorders)
+
+
+async def test_a_lock_pressed_during_a_reopenings_window_goes_as_a_group_lock_after_it(line: Any) -> None:
+    """Section 13's choice: the lock waits for the open window (at most its end on the line, 2.6 ms for seven) and goes
+    as a GROUP lock, 3.3 ms, rather than at once as v2's broadcast lock, whose seven `locked` frames wait for the window
+    anyway and then take 77 bytes and seven host ACKs (8.4 ms). The ACK timeout is 0.4 s here: the lock waits for the
+    window at most its end on the line plus a quarter of it, and a loaded test machine's stall past 25 ms would send
+    v2's broadcast lock (the fallback, correct but not what this test is about)."""
+    sim, log, driver, stations, recorders = await line(ack_timeout=0.4)
+    mark = log.mark()
+
+    async def lock_every_station() -> None:
+        await asyncio.gather(*(s.lock() for s in stations.values()))
+
+    locks = after_group(driver, lock_every_station)
+    await asyncio.gather(*(s.unlock() for s in stations.values()))
+    await locks[0]
+    for recorder in recorders.values():
+        assert (await recorder.next(LockAcknowledged)).locked is False
+        assert (await recorder.next(LockAcknowledged)).locked is True
+    await settled(sim)
+    frames = log.window(mark)
+    assert described(frames) == [
+        (True, "GROUP unlock", BROADCAST_ADDRESS),
+        *[(False, "SLOT", a) for a in STATIONS],
+        (True, "GROUP lock", BROADCAST_ADDRESS),
+        *[(False, "SLOT", a) for a in STATIONS],
+    ]
+    assert sum(seen.size for seen in frames) == 10 + 14 + 10 + 14
+    assert all(station.locked for station in sim.stations.values())
+    no_faults(recorders)
+
+
+async def test_a_lock_waits_for_the_pong_already_due_not_behind_the_heartbeat(line: Any) -> None:
+    """A ping written just before "no more bets": its REPLY is due on the return pair, so the GROUP lock goes once it
+    came (the exchange's line time at most), and the REPLY does not land in the slots. A heartbeat that falls due while
+    the lock waits or its window is open is held: it goes after the last slot."""
+    sim, log, driver, stations, recorders = await line()
+    mark = log.mark()
+    # The ping's task is made first: its first step writes the ping (the link's write is synchronous) before the
+    # locks' first steps, and the GROUP lock is written a turn after those.
+    first = asyncio.ensure_future(stations[2].ping())
+    late = after_group(driver, stations[6].ping)
+    await asyncio.gather(*(s.lock() for s in stations.values()))
+    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
+    assert await first and await late[0]
+    await settled(sim)
+    frames = log.window(mark)
+    seen = described(frames)
+    lock_at = seen.index((True, "GROUP lock", BROADCAST_ADDRESS))
+    # Before the GROUP lock: the first ping and its pong, and nothing else.
+    assert sorted(seen[:lock_at]) == sorted([(True, "ping", ADDRESSES[2]), (False, "pong", ADDRESSES[2])])
+    assert seen[lock_at + 1 :] == [
+        *[(False, "SLOT", a) for a in STATIONS],
+        (True, "ping", ADDRESSES[6]),
+        (False, "pong", ADDRESSES[6]),
+    ]
+    assert slots(frames) == STATIONS
+    no_faults(recorders)
