@@ -173,10 +173,12 @@ class BusLink(Link):
     async def send(self, message: Mapping[str, Any]) -> None:
         raise LinkError(f"{self.name}: a bus has no single peer; use send_to(address, message)")
 
-    async def send_to(self, address: int, message: Mapping[str, Any]) -> None:
+    async def send_to(self, address: int, message: Mapping[str, Any], still: Callable[[], bool] | None = None) -> None:
         """Send one DATA frame to one station and return once it ACKed; LinkTimeout / LinkClosed otherwise.
 
-        Sends to different stations run concurrently; sends to one station queue behind each other.
+        Sends to different stations run concurrently; sends to one station queue behind each other. `still`, asked
+        once this send's turn has come (the station's earlier sends done), False: the message is no longer wanted and
+        is not sent (an unlock overtaken by a lock, wager_bus.BusWagerStation).
         """
         if address not in self.peers:
             raise ValueError(f"address {address} is not a station on {self.name}")
@@ -189,6 +191,8 @@ class BusLink(Link):
             try:
                 if self.closed.is_set():
                     raise LinkClosed(self.close_reason or "link closed")
+                if still is not None and not still():
+                    return
                 seq = self._take_seq(address)
                 frame = self.data_frame(address, seq, message, self.peer_versions.get(address, VERSION))
 

@@ -45,6 +45,12 @@ class BusWagerStation(ReferenceWagerStation):
         super().__init__(device_id, settings)
         self.address = settings.address
         self._bus = bus
+        # "No more bets" outranks a reopening still on its way: a station that missed its slot of the GROUP unlock is
+        # unlocked on its own only after the window's ACK timeout, by when the dealer may have locked the table; an
+        # unlock frame written after that lock would open the spots again (the lock-out of 643a/655a). Each lock()
+        # counts here; an unlock asked before the latest lock is not written (_send).
+        self._locks_asked = 0
+        self._unlock_asked_at = 0
 
     # --- lifetime: the station shares the bus's ------------------------------------------------------
 
@@ -83,7 +89,18 @@ class BusWagerStation(ReferenceWagerStation):
         return None
 
     async def _send(self, link: Link, message: Mapping[str, Any]) -> None:
-        await self._on_the_bus(link).send_to(self.address, message)
+        if message.get("cmd") == "unlock":
+            await self._on_the_bus(link).send_to(self.address, message, still=self._unlock_wanted)
+        else:
+            await self._on_the_bus(link).send_to(self.address, message)
+
+    def _unlock_wanted(self) -> bool:
+        """Checked as the unlock frame is about to be written (its turn on the line taken): no lock() since the
+        unlock() it carries out."""
+        if self._locks_asked == self._unlock_asked_at:
+            return True
+        log.info("unlock not sent: the station was locked since it was asked", device=self.device_id)
+        return False
 
     def _use_protocol(self, link: Link, version: int) -> None:
         link = self._on_the_bus(link)
@@ -101,6 +118,7 @@ class BusWagerStation(ReferenceWagerStation):
     # --- "no more bets": one broadcast for the stations that speak v2 ---------------------------------
 
     async def lock(self) -> None:
+        self._locks_asked += 1
         if self.protocol_version >= VERSION_2 and self._online and self._bus.settings.broadcast_lock:
             await self._bus.lock_together(self)
         else:
@@ -113,6 +131,7 @@ class BusWagerStation(ReferenceWagerStation):
     # --- the opening and each round's reopening: one GROUP unlock on a v4 line (docs/protocol.md section 14) ---------
 
     async def unlock(self) -> None:
+        self._unlock_asked_at = self._locks_asked
         if self.protocol_version >= VERSION_4 and self._online and self._bus.settings.broadcast_lock:
             await self._bus.unlock_together(self)
         else:

@@ -169,3 +169,28 @@ async def test_a_lock_waits_for_the_pong_already_due_not_behind_the_heartbeat(li
     ]
     assert slots(frames) == STATIONS
     no_faults(recorders)
+
+
+async def test_a_station_that_missed_its_unlock_slot_is_not_reopened_after_the_lock(line: Any) -> None:
+    """Station 3 misses its slot of a reopening's GROUP unlock (its pair damaged) and the dealer presses "no more bets"
+    while that window is open. The lock goes (v2's broadcast: the window stays open to the ACK timeout, waiting for
+    station 3) and locks all seven; station 3's own unlock, due only when the window ends, must then not be written:
+    it would open the spots again after the lock-out."""
+    sim, log, driver, stations, _recorders = await line(ack_timeout=0.2)
+    sim.stations[3].damaged_slots = 1
+    mark = log.mark()
+
+    async def lock_every_station() -> None:
+        await asyncio.gather(*(s.lock() for s in stations.values()))
+
+    locks = after_group(driver, lock_every_station)
+    await asyncio.gather(*(s.unlock() for s in stations.values()))  # returns once station 3's fallback is settled
+    await locks[0]
+    await settled(sim)
+    assert all(station.locked for station in sim.stations.values()), {
+        seat: station.locked for seat, station in sim.stations.items()
+    }
+    # Not log.window: the damaged pair is two bytes of no frame, as noise is.
+    sent = [(what, address) for from_host, what, address in described(log.frames[mark[0] :]) if from_host]
+    assert ("unlock", ADDRESSES[3]) not in sent, sent
+    assert sent[0] == ("GROUP unlock", BROADCAST_ADDRESS)
