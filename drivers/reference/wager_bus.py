@@ -51,6 +51,9 @@ class BusWagerStation(ReferenceWagerStation):
         # counts here; an unlock asked before the latest lock is not written (_send).
         self._locks_asked = 0
         self._unlock_asked_at = 0
+        # The same for the seat light: the state last asked (light_on/light_off) is the one the lamp must end in; a
+        # station's own `light` frame after a missed GROUP light slot is not written once another state was asked.
+        self._light_asked: bool | None = None
 
     # --- lifetime: the station shares the bus's ------------------------------------------------------
 
@@ -91,8 +94,17 @@ class BusWagerStation(ReferenceWagerStation):
     async def _send(self, link: Link, message: Mapping[str, Any]) -> None:
         if message.get("cmd") == "unlock":
             await self._on_the_bus(link).send_to(self.address, message, still=self._unlock_wanted)
+        elif message.get("cmd") == "light":
+            on = message.get("on")
+            await self._on_the_bus(link).send_to(self.address, message, still=lambda: self._light_wanted(on))
         else:
             await self._on_the_bus(link).send_to(self.address, message)
+
+    def _light_wanted(self, on: object) -> bool:
+        if self._light_asked is None or self._light_asked == on:
+            return True
+        log.info("light not sent: the other state was asked since", device=self.device_id, on=on)
+        return False
 
     def _unlock_wanted(self) -> bool:
         """Checked as the unlock frame is about to be written (its turn on the line taken): no lock() since the
@@ -145,9 +157,11 @@ class BusWagerStation(ReferenceWagerStation):
     # --- the opening's seat lights: one GROUP light per state on a v4 line (docs/protocol.md section 14) ------------
 
     async def light_on(self) -> None:
+        self._light_asked = True
         await self._light_group(True)
 
     async def light_off(self) -> None:
+        self._light_asked = False
         await self._light_group(False)
 
     async def _light_group(self, on: bool) -> None:

@@ -194,3 +194,19 @@ async def test_a_station_that_missed_its_unlock_slot_is_not_reopened_after_the_l
     sent = [(what, address) for from_host, what, address in described(log.frames[mark[0] :]) if from_host]
     assert ("unlock", ADDRESSES[3]) not in sent, sent
     assert sent[0] == ("GROUP unlock", BROADCAST_ADDRESS)
+
+
+async def test_a_station_that_missed_its_light_slot_keeps_the_state_asked_last(line: Any) -> None:
+    """Seat 3's pair of a GROUP light (on) is damaged, and the seat's light is put out (a floorperson validated the
+    hit) while that window is open: the lamp must end dark. Its own `light on`, due when the window ends, is not
+    written once `off` was asked."""
+    sim, log, driver, stations, _recorders = await line(ack_timeout=0.2)
+    sim.stations[3].damaged_slots = 1
+    mark = log.mark()
+    put_out = after_group(driver, stations[3].light_off)
+    await asyncio.gather(*(s.light_on() for s in stations.values()))
+    await put_out[0]
+    await settled(sim)
+    assert {seat: station.light for seat, station in sim.stations.items()} == {seat: seat != 3 for seat in SEATS}
+    sent = [(what, address) for from_host, what, address in described(log.frames[mark[0] :]) if from_host]
+    assert [what for what, address in sent if address == ADDRESSES[3] and what != "ACK"] == ["light"], sent
