@@ -18,6 +18,7 @@ import socket
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -324,3 +325,57 @@ def held_port() -> Iterator[int]:
         held.bind(("127.0.0.1", 0))
         held.listen()
         yield int(held.getsockname()[1])
+
+
+# The ids the suite handed out (fresh_id(), the `unique_id` fixture): the suite's broker is shared by every test of a
+# worker's session, so a retained topic there must carry one of them, or two tests that run a table with the same
+# table id and prefix share its retained status, birth, meters and anchor (a fresh journal took another test's anchor
+# for a rollback and locked its progressives out). tests/conftest.py's guard checks every test against it.
+ISSUED: set[str] = set()
+GUARD_TOPIC = "tablectl-test-guard"  # the retained snapshot's end marker, never retained itself
+
+
+def fresh_id(head: str = "t") -> str:
+    """A table id or topic prefix no other test of the session uses (registered: the guard accepts it)."""
+    issued = head + uuid.uuid4().hex[:12]
+    ISSUED.add(issued)
+    return issued
+
+
+def retained_topics(host: str, port: int, timeout: float = 10.0) -> dict[str, bytes]:
+    """Every retained message on the broker now, topic -> payload. The broker sends a new subscription's retained
+    messages right after its SUBACK and before anything published later, so a marker published after the SUBACK
+    ends the snapshot (no waiting for silence)."""
+    marker = f"{GUARD_TOPIC}/{uuid.uuid4().hex}"
+    got: dict[str, bytes] = {}
+    done = threading.Event()
+    subscribed = threading.Event()
+
+    def on_message(client: paho.Client, userdata: Any, msg: paho.MQTTMessage) -> None:
+        if msg.topic == marker:
+            done.set()
+        elif msg.retain:
+            got[msg.topic] = bytes(msg.payload)
+
+    client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"test-guard-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    client.on_message = on_message
+    client.on_subscribe = lambda *args: subscribed.set()
+    client.connect(host, port, keepalive=30)
+    client.loop_start()
+    try:
+        client.subscribe("#", qos=1)
+        if not subscribed.wait(timeout):
+            raise AssertionError(f"the suite's broker did not acknowledge a subscription within {timeout}s")
+        client.publish(marker, b"", qos=1)
+        if not done.wait(timeout):
+            raise AssertionError(f"the suite's broker did not return the retained snapshot within {timeout}s")
+    finally:
+        client.disconnect()
+        client.loop_stop()
+    return got
+
+
+def unregistered(changed: dict[str, bytes], issued: set[str]) -> list[str]:
+    """The topics among `changed` (set or changed retained topics) that carry no issued id: a fixed table id or
+    prefix, which another test of the session may use too."""
+    return sorted(t for t, payload in changed.items() if payload and not any(i in t for i in issued))

@@ -9,14 +9,22 @@ from __future__ import annotations
 
 import os
 import sys
-import uuid
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import settings
 
 from leash import sweep_stale
-from tests.broker import Mosquitto, Subscribe, Subscriber, find_mosquitto
+from tests.broker import (
+    ISSUED,
+    Mosquitto,
+    Subscribe,
+    Subscriber,
+    find_mosquitto,
+    fresh_id,
+    retained_topics,
+    unregistered,
+)
 
 # The simulators pace their lines at 115200 baud by default (drivers/sim/line.py), as benchmarks and the demo
 # want; the suite runs unpaced (in this process and the simulator processes it starts) to stay fast, and
@@ -91,4 +99,33 @@ def subscribe(mosquitto: Mosquitto) -> Iterator[Subscribe]:
 @pytest.fixture
 def unique_id() -> str:
     """A fresh id for table ids and topic prefixes, so retained messages never leak between tests."""
-    return "t" + uuid.uuid4().hex[:12]
+    return fresh_id()
+
+
+# The retained topics on the suite's broker as the last guarded test left them (one broker per xdist worker).
+_SEEN: dict[str, bytes] = {}
+
+
+@pytest.fixture(autouse=True)
+def shared_broker_guard(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fails a test that leaves a retained topic on the suite's shared broker without an id from `unique_id` or
+    fresh_id() in it (a fixed table id or prefix, such as configs/demo.toml's tablectl/demo-ms-1): the next test of
+    the worker to run the same table would read its status, meters and anchor as its own, and a fresh journal behind
+    that anchor is taken for a rollback. Autouse, so it is set up first and checks after every other teardown."""
+    yield
+    if "mosquitto" not in request.fixturenames:
+        return
+    broker: Mosquitto = request.getfixturevalue("mosquitto")
+    now = retained_topics(broker.host, broker.port)
+    changed = {t: p for t, p in now.items() if _SEEN.get(t) != p}
+    _SEEN.clear()
+    _SEEN.update(now)
+    fixed = unregistered(changed, ISSUED)
+    if fixed:
+        pytest.fail(
+            f"{request.node.nodeid} (or a fixture it uses) left retained topics on the suite's shared broker under a "
+            "fixed table id or prefix, which another test of the worker may use too (its retained anchor then reads "
+            "as a rollback): take the table id or prefix from the `unique_id` fixture or tests.broker.fresh_id():\n"
+            + "\n".join(fixed[:20]),
+            pytrace=False,
+        )

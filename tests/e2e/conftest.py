@@ -10,11 +10,12 @@ import resource
 import signal
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.broker import fresh_id
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -104,7 +105,7 @@ def stop(proc: subprocess.Popen[bytes], timeout: float = 30) -> int:
 
 @pytest.fixture
 def table_id() -> str:
-    return "f" + uuid.uuid4().hex[:10]
+    return fresh_id("f")
 
 
 @contextlib.contextmanager

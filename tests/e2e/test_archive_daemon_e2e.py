@@ -75,8 +75,10 @@ def _tablectl(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_daemon_archives_between_rounds_and_survives_kill_9(mosquitto: Mosquitto, tmp_path: Path) -> None:
-    config = table_config(tmp_path, "arch-k9", PREFIX, f"\n[journal]\nkeep_rounds = {KEEP}\n")
+def test_the_daemon_archives_between_rounds_and_survives_kill_9(
+    mosquitto: Mosquitto, tmp_path: Path, table_id: str
+) -> None:
+    config = table_config(tmp_path, f"arch-k9-{table_id}", PREFIX, f"\n[journal]\nkeep_rounds = {KEEP}\n")
     journal = tmp_path / "table.sqlite"
     directory = tmp_path / "table.sqlite.archive"  # the default: <journal>.archive
     rng = random.Random(SEED)
@@ -148,12 +150,12 @@ def test_the_daemon_archives_between_rounds_and_survives_kill_9(mosquitto: Mosqu
 
 
 def test_an_archive_that_keeps_failing_is_journaled_and_tilts_and_loses_no_row(
-    mosquitto: Mosquitto, tmp_path: Path
+    mosquitto: Mosquitto, tmp_path: Path, table_id: str
 ) -> None:
     blocker = tmp_path / "archive"
     blocker.write_text("a file where the archive directory should be\n")
     extra = f'\n[journal]\nkeep_rounds = 1\narchive_dir = "{blocker}"\n'
-    config = table_config(tmp_path, "arch-fail", PREFIX, extra)
+    config = table_config(tmp_path, f"arch-fail-{table_id}", PREFIX, extra)
     journal = tmp_path / "table.sqlite"
     log = tmp_path / "boot.log"
 

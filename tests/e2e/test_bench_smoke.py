@@ -19,7 +19,7 @@ import pytest
 
 from controller.config.table import load_config
 from controller.shell.runner import playable
-from tests.broker import Mosquitto
+from tests.broker import Mosquitto, fresh_id
 
 pytestmark = pytest.mark.e2e
 
@@ -101,6 +101,10 @@ def test_footprint_does_not_block_a_daemon_that_writes_to_stdout(
     The daemon here (under a wrap, as bench/resident.py runs it) writes 1 MiB to stdout first, then plays."""
     monkeypatch.syspath_prepend(str(BENCH))
     footprint, procfs = importlib.import_module("footprint"), importlib.import_module("procfs")
+    # On the suite's shared broker the bench's table takes a registered id (tests/conftest.py's guard).
+    benchlib = importlib.import_module("benchlib")
+    seven = benchlib.seven_seat_config
+    monkeypatch.setattr(benchlib, "seven_seat_config", lambda table_id=None: seven(table_id or fresh_id("bench-")))
     noisy = (
         procfs.WRAP_ARGS
         + "import signal\n"

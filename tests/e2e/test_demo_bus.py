@@ -25,7 +25,8 @@ from controller.people.demo import play
 from drivers.reference.framing import BROADCAST_ADDRESS, Kind, decode_message, slot_confirmation
 from drivers.sim.table import SimulatedTable
 from drivers.sim.wager_bus import WagerBusSim
-from tests.broker import Mosquitto, Subscribe
+from tests.broker import Mosquitto, Subscribe, fresh_id
+from tests.e2e.conftest import table_config
 
 pytestmark = pytest.mark.e2e
 
@@ -203,10 +204,13 @@ def test_tablectl_demo_plays_the_shipped_bus_config(mosquitto: Mosquitto, subscr
     under load the driver may lock a late one on its own, which is correct; the unpaced test above checks the wire.)"""
     table_id = load_config(BUS_CONFIG).table_id
     env = {k: v for k, v in os.environ.items() if k not in ("TABLECTL_SIM_PACING", "TABLECTL_SIM_BAUD")}
-    sub = subscribe(f"tablectl/{table_id}/event")
+    # The shipped config under a prefix of its own: the suite's broker is shared (no other run's retained anchor).
+    prefix = fresh_id("bus")
+    config = table_config(tmp_path, table_id, prefix, name=BUS_CONFIG.name)
+    sub = subscribe(f"{prefix}/{table_id}/event")
     proc = subprocess.run(
         [
-            *(sys.executable, "-m", "controller.cli", "demo", "--config", str(BUS_CONFIG)),
+            *(sys.executable, "-m", "controller.cli", "demo", "--config", str(config)),
             *("--rounds", "2", "--seed", "5", "--pace", "0", "--broker", mosquitto.url),
             *("--journal", str(tmp_path / "j.sqlite")),
         ],

@@ -20,7 +20,8 @@ import pytest
 from controller.config.table import TableConfig, demo_config
 from controller.core.cards import STANDARD_DECK
 from controller.people.demo import ScriptedPolicy, ScriptedRound, play
-from tests.broker import Mosquitto, Subscribe
+from tests.broker import Mosquitto, Subscribe, fresh_id
+from tests.e2e.conftest import table_config
 
 pytestmark = pytest.mark.e2e
 
@@ -228,7 +229,11 @@ async def test_table_keeps_playing_and_journaling_without_a_broker(tmp_path: Pat
 
 def test_tablectl_demo_command(mosquitto: Mosquitto, subscribe: Subscribe, tmp_path: Path) -> None:
     """The command a new user runs: plays N rounds, shows them, publishes them, exits 0."""
-    sub = subscribe("tablectl/demo-ms-1/event")
+    # The default config's table id under a prefix of its own: the suite's broker is shared, and demo-ms-1's retained
+    # anchor from another run there would be a rollback to this fresh journal (its progressives locked out).
+    prefix = fresh_id("demo")
+    config = table_config(tmp_path, "demo-ms-1", prefix)
+    sub = subscribe(f"{prefix}/demo-ms-1/event")
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path)}
     proc = subprocess.run(
         [
@@ -244,6 +249,8 @@ def test_tablectl_demo_command(mosquitto: Mosquitto, subscribe: Subscribe, tmp_p
             "0",
             "--broker",
             mosquitto.url,
+            "--config",
+            str(config),
         ],
         capture_output=True,
         text=True,
@@ -339,11 +346,13 @@ def test_demo_plays_the_five_card_hand_bonus_with_game_accounts(
     terminals, wager, win (the Magic Card and Lucky Bonus with a winning hand only) and cash out; as a supervisor sees
     it.
     The seed repeats the players and the draws (a demo's seeded draws; a live table draws from the CSPRNG)."""
-    sub = subscribe(f"tablectl/{table_id}/event")
-    root = Path(__file__).resolve().parents[2]
+    # The shipped config under a prefix of its own: the suite's broker is shared (no other run's retained anchor).
+    prefix = fresh_id("fchb")
+    path = table_config(tmp_path, table_id, prefix, name=config)
+    sub = subscribe(f"{prefix}/{table_id}/event")
     proc = subprocess.run(
         [
-            *(sys.executable, "-m", "controller.cli", "demo", "--config", str(root / "configs" / config)),
+            *(sys.executable, "-m", "controller.cli", "demo", "--config", str(path)),
             *("--rounds", "20", "--seed", str(seed), "--pace", "0", "--broker", mosquitto.url),
             *("--journal", str(tmp_path / "j.sqlite")),
         ],

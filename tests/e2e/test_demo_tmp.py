@@ -10,11 +10,10 @@ import os
 import signal
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 from leash import LEASH_FILE, owner_of, start_time
-from tests.broker import Mosquitto
+from tests.broker import Mosquitto, fresh_id
 from tests.e2e.conftest import table_config
 
 
@@ -22,7 +21,7 @@ def demo(tmp: Path, broker: str, *args: str) -> subprocess.Popen[str]:
     """`tablectl demo` (Mississippi Stud with progressives: a simulated floorperson signs jackpot validations, so the
     replay file is made) with `tmp` as its only temp dir; a table of its own, so no other test's retained anchor on
     the shared broker makes its fresh journal look rolled back."""
-    table_id = "t" + uuid.uuid4().hex[:10]
+    table_id = fresh_id()
     config = table_config(tmp.parent, table_id, f"tmp{table_id}")
     # stderr to a file, read after: a pipe nobody drains would stall the demo
     with (tmp.parent / "stderr.log").open("w") as log:

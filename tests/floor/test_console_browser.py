@@ -28,7 +28,7 @@ import pytest
 
 from controller.config.keys import decode_public_key
 from controller.supervisor.envelope import canonical_bytes
-from tests.broker import Mosquitto, free_port
+from tests.broker import Mosquitto, fresh_id
 from tests.floor.chromium import chromium, page_errors
 from tests.floor.conftest import TABLECTL, console_floor, table_config, wait_for
 from tests.mqtt.conftest import card_tokens, is_settlement
@@ -113,7 +113,7 @@ def test_enrol_log_in_watch_validate_clear_and_switch(
     from selenium.webdriver.support.ui import WebDriverWait
 
     shots = DOCS_SHOTS if os.environ.get("TABLECTL_SCREENSHOTS") == "docs" else tmp_path
-    prefix = "console" + free_port().__str__()
+    prefix = fresh_id("console")
     dsn = pg_cluster.create_database("console_browser")
     floor, port = console_floor(tmp_path, dsn, mosquitto.url, prefix)
     table: subprocess.Popen[bytes] | None = None
@@ -280,7 +280,7 @@ def test_a_linked_jackpot_on_every_linked_tile_validated_through_the_link(
     from controller.supervisor.envelope import loads, signature_problem
     from link import protocol
 
-    prefix = "linkui" + str(free_port())
+    prefix = fresh_id("linkui")
     dsn = pg_cluster.create_database("console_link")
     floor, port = console_floor(tmp_path, dsn, mosquitto.url, prefix, "demo_approve_all = true\n")
     wait = WebDriverWait(browser, 60, ignored_exceptions=[StaleElementReferenceException])

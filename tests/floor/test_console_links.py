@@ -42,7 +42,7 @@ from floor.messages import LinkIncoming, Rejected, parse
 from floor.service import FloorService
 from link import protocol
 from link.commands import VERBS as LINK_DESK_VERBS
-from tests.broker import Mosquitto, free_port
+from tests.broker import Mosquitto, free_port, fresh_id
 from tests.floor.event_stream import Stream
 from tests.floor.service_running import running
 
@@ -292,13 +292,15 @@ def test_a_linked_hit_is_on_every_linked_tile_and_first_of_the_alerts() -> None:
 
 # -- through the broker and the archive ------------------------------------------------------------------------------
 
+# The suite's broker is shared by the worker's tests, and the link's topics are retained: a prefix no other test uses.
+WIRE = fresh_id("linktest")
 KEY = Ed25519PrivateKey.from_private_bytes(b"\x17" * 32)
 
 
 @pytest.fixture
 async def floor_with_console(mosquitto: Mosquitto, floor_dsn: str) -> AsyncIterator[tuple[FloorService, str]]:
     config = parse_floor_config(
-        f'[database]\ndsn = "{floor_dsn}"\n[mqtt]\nbroker = "{mosquitto.url}"\nprefix = "{PREFIX}"\n'
+        f'[database]\ndsn = "{floor_dsn}"\n[mqtt]\nbroker = "{mosquitto.url}"\nprefix = "{WIRE}"\n'
         f'client_id = "floor-{free_port()}"\n[console]\nlisten = "127.0.0.1:0"\ncommand_timeout_s = 10\n'
         f'[[console.supervisors]]\nkey_id = "sue.sup"\nrole = "supervisor"\npublic_key = "{public_key_b64(KEY)}"\n'
     )
@@ -327,10 +329,10 @@ async def test_link_topics_reach_the_tiles_and_a_linked_hit_is_validated_through
 
         for table in ("ms-1", "ms-2"):
             e = ev(1, "betting.opened", table=table)
-            await mqtt.publish(f"{PREFIX}/{table}/event", e.model_dump_json(), qos=1)
+            await mqtt.publish(f"{WIRE}/{table}/event", e.model_dump_json(), qos=1)
         await stream.next_where("update", lambda u: {"ms-1", "ms-2"} <= {t["table_id"] for t in u["tiles"]})
 
-        base = f"{PREFIX}/link/mega"
+        base = f"{WIRE}/link/mega"
         state = protocol.LinkState(
             link_id="mega", status="open", tilt=None, database="up", seq=41,
             tables={t: protocol.TableLease(asset_number=f"A-{t}", leased=True) for t in ("ms-1", "ms-2")},

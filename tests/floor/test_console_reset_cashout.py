@@ -26,7 +26,7 @@ import pytest
 from controller.config.table import TableConfig, demo_config
 from controller.core.events import JournaledEvent
 from floor.console.plumbing import COOKIE
-from tests.broker import Mosquitto, free_port
+from tests.broker import Mosquitto, fresh_id
 from tests.commands.conftest import Daemon
 from tests.floor.chromium import chromium, page_errors
 from tests.floor.conftest import console_floor, wait_for
@@ -166,7 +166,7 @@ def stage(mosquitto: Mosquitto, pg_cluster: Any, tmp_path_factory: pytest.TempPa
     from selenium.webdriver.common.by import By
 
     tmp = tmp_path_factory.mktemp("reset_cashout")
-    prefix = f"conrc{free_port()}"
+    prefix = fresh_id("conrc")
     dsn = pg_cluster.create_database("console_reset_cashout")
     floor, port = console_floor(tmp, dsn, mosquitto.url, prefix)
     loop = asyncio.new_event_loop()

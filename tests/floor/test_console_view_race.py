@@ -24,7 +24,7 @@ import pytest
 
 from controller.mqtt.contract import DeviceStatus
 from floor.console.plumbing import COOKIE
-from tests.broker import Mosquitto, free_port
+from tests.broker import Mosquitto, fresh_id
 from tests.floor.chromium import chromium, page_errors
 from tests.floor.conftest import console_floor, wait_for
 from tests.floor.console_login import log_in
@@ -72,7 +72,7 @@ def test_an_update_drawn_while_the_view_loads_is_not_undone_by_the_older_answer(
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    prefix = f"race{free_port()}"
+    prefix = fresh_id("race")
     dsn = pg_cluster.create_database("console_view_race")
     floor, port = console_floor(tmp_path, dsn, mosquitto.url, prefix)
     origin = f"http://127.0.0.1:{port}"

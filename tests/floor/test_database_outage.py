@@ -13,7 +13,7 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from floor.pgcluster import PgCluster
-from tests.broker import Mosquitto
+from tests.broker import Mosquitto, fresh_id
 from tests.floor.conftest import FloorProcess, count, floor_toml, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
@@ -52,7 +52,7 @@ def test_the_floor_waits_for_its_database_and_loses_nothing_while_it_is_down(
         cluster.start()
         dsn = cluster.create_database("outage")
         cluster.stop()
-        prefix = f"outage{uuid.uuid4().hex[:8]}"
+        prefix = fresh_id("outage")
         floor.config.write_text(floor_toml(dsn, mosquitto.url, prefix, f"floor-{prefix}"))
         floor.start()
         wait_for(lambda: "PostgreSQL unreachable; retrying" in floor.log(), 30, "the floor to wait for PostgreSQL")

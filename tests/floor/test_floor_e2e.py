@@ -31,7 +31,7 @@ import pytest
 
 from controller.core.cards import STANDARD_DECK
 from controller.store.reader import JournalReader
-from tests.broker import Mosquitto
+from tests.broker import Mosquitto, fresh_id
 from tests.floor.conftest import (
     KEYS,
     ROOT,
@@ -111,7 +111,7 @@ def _missing(dsn: str, table: TableProcess, rows: list[dict[str, Any]]) -> str:
 @pytest.fixture(scope="module")
 def played(mosquitto: Mosquitto, pg_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Floor]:
     tmp = tmp_path_factory.mktemp("floor-e2e")
-    prefix = f"floor{random.Random(SEED).randrange(1 << 30)}"
+    prefix = fresh_id("floor")
     dsn = pg_cluster.create_database("floor_e2e")
     config = tmp / "floor.toml"
     config.write_text(floor_toml(dsn, mosquitto.url, prefix, f"floor-e2e-{prefix}"))

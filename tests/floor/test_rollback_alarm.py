@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.broker import Mosquitto
+from tests.broker import Mosquitto, fresh_id
 from tests.floor.conftest import TABLECTL, FloorProcess, TableProcess, count, floor_toml, table_config, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.floor]
 def test_a_rolled_back_table_raises_integrity_alarms_and_keeps_the_originals(
     mosquitto: Mosquitto, floor_dsn: str, tmp_path: Path
 ) -> None:
-    prefix = f"rollback{tmp_path.name[-6:].replace('_', '')}"
+    prefix = fresh_id("rollback")
     config = tmp_path / "floor.toml"
     config.write_text(floor_toml(floor_dsn, mosquitto.url, prefix, f"floor-{prefix}"))
     floor = FloorProcess(config, tmp_path)

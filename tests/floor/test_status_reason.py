@@ -18,7 +18,6 @@ import asyncio
 import json
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,7 +34,7 @@ from floor.config import parse_floor_config
 from floor.console.views import FloorView, table_alerts
 from floor.live import STATUS_REASON_SHOWN, TableLive, status_reason
 from floor.service import FloorService
-from tests.broker import Mosquitto, free_port
+from tests.broker import Mosquitto, free_port, fresh_id
 from tests.floor.chromium import chromium, page_errors
 from tests.floor.conftest import floor_toml
 from tests.floor.console_login import browser_logged_in
@@ -122,7 +121,7 @@ async def test_a_degraded_tables_reason_reaches_the_archive_the_console_and_floo
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    prefix = f"reason{uuid.uuid4().hex[:8]}"
+    prefix = fresh_id("reason")
     client_id = f"floor-{free_port()}"
     text = floor_toml(floor_dsn, mosquitto.url, prefix, client_id, '[console]\nlisten = "127.0.0.1:0"\n')
     config = tmp_path / "floor.toml"

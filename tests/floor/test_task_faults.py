@@ -30,7 +30,7 @@ from floor.pgcluster import PgCluster
 from floor.sdnotify import Notifier
 from floor.service import FloorService
 from floor.tasks import TaskEnded
-from tests.broker import Mosquitto
+from tests.broker import Mosquitto, fresh_id
 from tests.floor.conftest import count, floor_toml
 from tests.floor.pgprocs import server_processes
 from tests.systemd.notify import Notification, NotifySocket, abstract_socket
@@ -71,7 +71,7 @@ class Running:
 @pytest.fixture
 async def floor(mosquitto: Mosquitto, floor_dsn: str, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Running]:
     monkeypatch.setenv("WATCHDOG_USEC", "400000")  # a ping every 0.2 s: the tests wake on them
-    prefix = f"faults{uuid.uuid4().hex[:8]}"
+    prefix = fresh_id("faults")
     config = parse_floor_config(floor_toml(floor_dsn, mosquitto.url, prefix, f"floor-{prefix}"))
     with abstract_socket("floor-faults") as notify_socket, capture_logs() as logs:
         service = FloorService(config, Notifier(notify_socket.address))

@@ -28,7 +28,7 @@ from link.config import parse_link_config
 from link.refusals import Refusals
 from link.service import LinkService
 from link.signs import REFUSALS_EVERY_S
-from tests.broker import Mosquitto, Received, Subscribe
+from tests.broker import Mosquitto, Received, Subscribe, fresh_id
 from tests.link.conftest import LinkTable, command, link_toml
 from tests.systemd.notify import NotifySocket, abstract_socket
 
@@ -46,7 +46,7 @@ async def link(
     mosquitto: Mosquitto, link_db: str, notify_socket: NotifySocket, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[tuple[LinkService, str]]:
     monkeypatch.delenv("WATCHDOG_USEC", raising=False)  # no watchdog: the status line must come all the same
-    prefix = f"lrefused{uuid.uuid4().hex[:8]}"
+    prefix = fresh_id("lrefused")
     service = LinkService(parse_link_config(link_toml(link_db, mosquitto.url, prefix)), Notifier(notify_socket.address))
     run = asyncio.create_task(service.run())
     try:

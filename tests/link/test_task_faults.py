@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import uuid
 from collections.abc import AsyncIterator, MutableMapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -27,7 +26,7 @@ from floor.sdnotify import Notifier
 from floor.tasks import TaskEnded
 from link.config import parse_link_config
 from link.service import LinkService
-from tests.broker import Mosquitto
+from tests.broker import Mosquitto, fresh_id
 from tests.floor.pgprocs import server_processes
 from tests.link.conftest import LinkTable, Pair, link_toml
 from tests.systemd.notify import Notification, NotifySocket, abstract_socket
@@ -61,7 +60,7 @@ class Running:
 @pytest.fixture
 async def link(mosquitto: Mosquitto, link_db: str, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Running]:
     monkeypatch.setenv("WATCHDOG_USEC", "400000")  # a ping at most every 0.2 s: the tests wake on them
-    prefix = f"lfaults{uuid.uuid4().hex[:8]}"
+    prefix = fresh_id("lfaults")
     table = LinkTable("ms-01", mosquitto.host, mosquitto.port, prefix)
     with abstract_socket("link-faults") as notify_socket, capture_logs() as logs:
         service = LinkService(
