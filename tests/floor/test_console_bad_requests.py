@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.web_protocol import RequestHandler
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -326,6 +327,17 @@ async def _never_reading_stream(port: int, cookie: str) -> tuple[asyncio.StreamR
     return reader, writer
 
 
+def _described(handler: RequestHandler) -> dict[str, object]:
+    transport = handler.transport
+    return {
+        "peer": None if transport is None else transport.get_extra_info("peername"),
+        "closing": None if transport is None else transport.is_closing(),
+        "keepalive": handler._keepalive,
+        "force_close": handler._force_close,
+        "handler_task": repr(handler._task_handler),
+    }
+
+
 async def _until(predicate: Any, what: str) -> None:
     # The server's state signals nothing a test could await: polled (conftest's wait_for) off the event loop.
     await asyncio.to_thread(wait_for, predicate, 30, what)
@@ -355,7 +367,11 @@ async def test_a_stream_nobody_reads_is_dropped_and_its_queue_freed(
     http = runner.server
     # Nothing read yet: the server gives up its write and closes the connection of itself (the client's log-in
     # connections close too, idle past request_timeout_s). Before, the handler waited on the write for ever.
-    await _until(lambda: not http.connections, "every connection closed by the server")
+    try:
+        await _until(lambda: not http.connections, "every connection closed by the server")
+    except AssertionError as err:
+        # Seen once in CI under load (2026-11-27), not reproduced since: which connection stayed, and in what state.
+        raise AssertionError(f"{err}; still open: {[_described(h) for h in http.connections]}") from None
     with pytest.raises((ConnectionResetError, asyncio.IncompleteReadError)):
         async with asyncio.timeout(30):
             while True:
