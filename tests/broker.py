@@ -379,3 +379,17 @@ def unregistered(changed: dict[str, bytes], issued: set[str]) -> list[str]:
     """The topics among `changed` (set or changed retained topics) that carry no issued id: a fixed table id or
     prefix, which another test of the session may use too."""
     return sorted(t for t, payload in changed.items() if payload and not any(i in t for i in issued))
+
+
+@contextlib.contextmanager
+def own_mosquitto() -> Iterator[Mosquitto]:
+    """A broker of the test's own (not the worker's shared one), leashed to the test process, without persistence:
+    restarted, it has lost every retained message."""
+    binary = find_mosquitto()
+    assert binary is not None, "mosquitto is not installed (python3 dev.py test installs it)"
+    broker = Mosquitto.leashed(binary)
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.close()

@@ -14,19 +14,13 @@ import paho.mqtt.client as paho
 import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
-from tests.broker import ISSUED, Mosquitto, find_mosquitto, fresh_id, retained_topics, unregistered
+from tests.broker import ISSUED, Mosquitto, fresh_id, own_mosquitto, retained_topics, unregistered
 
 
 @pytest.fixture
 def own_broker() -> Iterator[Mosquitto]:
-    binary = find_mosquitto()
-    assert binary is not None, "mosquitto is not installed (python3 dev.py test installs it)"
-    broker = Mosquitto.leashed(binary)
-    broker.start()
-    try:
+    with own_mosquitto() as broker:
         yield broker
-    finally:
-        broker.close()
 
 
 def _retain(broker: Mosquitto, messages: dict[str, bytes]) -> None:

@@ -21,7 +21,7 @@ from controller.mqtt.contract import Birth, TableStatus, Topics
 from controller.mqtt.limits import OVERSIZE_TILT
 from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
-from tests.broker import Mosquitto, Received, Subscribe, Subscriber, find_mosquitto
+from tests.broker import Mosquitto, Received, Subscribe, Subscriber, own_mosquitto
 
 Tilts = list[tuple[str, str, str]]
 
@@ -105,14 +105,8 @@ async def test_a_birth_held_back_at_run_time_makes_the_status_say_the_brokers_bi
 @pytest.fixture
 def bare_broker() -> Iterator[Mosquitto]:
     """A broker of the test's own, without persistence: restarted, it has lost every retained message."""
-    binary = find_mosquitto()
-    assert binary is not None, "mosquitto is not installed (python3 dev.py test installs it)"
-    broker = Mosquitto.leashed(binary)
-    broker.start()
-    try:
+    with own_mosquitto() as broker:
         yield broker
-    finally:
-        broker.close()
 
 
 async def test_a_broker_that_lost_its_store_gets_the_stale_birth_back_and_the_status_still_says_so(
