@@ -7,9 +7,11 @@ import functools
 from typing import Any, TypeVar
 
 from drivers.interfaces import DeviceEvent, DeviceOnline
-from drivers.reference.wager_bus import ReferenceWagerBus
+from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
 from drivers.registry import create_driver
+from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
+from tests.drivers.line_log import LineLog
 
 SEATS = range(1, 8)
 # Addresses differ from seats so a mix-up between the two cannot pass unnoticed.
@@ -76,3 +78,34 @@ def bus_driver(port: str, **settings: Any) -> ReferenceWagerBus:
     )
     assert isinstance(driver, ReferenceWagerBus)
     return driver
+
+
+# A started line: the simulated stations, the frames on the line, the host's driver, its stations, what each reported.
+Line = tuple[WagerBusSim, LineLog, ReferenceWagerBus, dict[int, BusWagerStation], dict[int, Recorder]]
+
+
+Started = list[tuple[WagerBusSim, ReferenceWagerBus]]
+
+
+async def start_line(started: Started, v3_seat: int | None = None, paced: bool = True, **settings: Any) -> Line:
+    """The seven stations (seat `v3_seat` kept to protocol 3) and the host's driver on one line, every station online
+    and the line quiet; appended to `started` for stop_lines()."""
+    sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming() if paced else None)
+    if v3_seat is not None:
+        sim.stations[v3_seat].configure_line((1, 2, 3))
+    await sim.start()
+    assert sim._endpoint is not None
+    log = LineLog(sim._endpoint)
+    driver = bus_driver(sim.port, **settings)
+    started.append((sim, driver))
+    recorders = {seat: Recorder() for seat in SEATS}
+    await asyncio.gather(*(s.start(recorders[seat]) for seat, s in driver.stations.items()))
+    await all_online(recorders)
+    await settled(sim)
+    return sim, log, driver, dict(driver.stations), recorders
+
+
+async def stop_lines(started: Started) -> None:
+    for sim, driver in started:
+        await asyncio.gather(*(s.stop() for s in driver.stations.values()))
+        await sim.stop()

@@ -16,12 +16,9 @@ import pytest
 from drivers.interfaces import DeviceFault, LockAcknowledged, SeatLight
 from drivers.reference.framing import BROADCAST_ADDRESS, VERSION_3, Kind, decode_message, encode_frame, encode_message
 from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
-from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
-from tests.drivers.bus_helpers import ADDRESSES, SEATS, Recorder, all_online, bus_driver, settled
-from tests.drivers.line_log import LineLog, OnLine
-
-Line = tuple[WagerBusSim, LineLog, ReferenceWagerBus, dict[int, BusWagerStation], dict[int, Recorder]]
+from tests.drivers.bus_helpers import ADDRESSES, SEATS, Line, Recorder, settled, start_line, stop_lines
+from tests.drivers.line_log import OnLine
 
 
 @pytest.fixture
@@ -29,24 +26,10 @@ async def line(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     started: list[tuple[WagerBusSim, ReferenceWagerBus]] = []
 
     async def start(v3_seat: int | None = None, paced: bool = True, **settings: Any) -> Line:
-        sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming() if paced else None)
-        if v3_seat is not None:
-            sim.stations[v3_seat].configure_line((1, 2, 3))
-        await sim.start()
-        assert sim._endpoint is not None
-        log = LineLog(sim._endpoint)
-        driver = bus_driver(sim.port, **settings)
-        started.append((sim, driver))
-        recorders = {seat: Recorder() for seat in SEATS}
-        await asyncio.gather(*(s.start(recorders[seat]) for seat, s in driver.stations.items()))
-        await all_online(recorders)
-        await settled(sim)
-        return sim, log, driver, dict(driver.stations), recorders
+        return await start_line(started, v3_seat, paced, **settings)
 
     yield start
-    for sim, driver in started:
-        await asyncio.gather(*(s.stop() for s in driver.stations.values()))
-        await sim.stop()
+    await stop_lines(started)
 
 
 def back(frames: list[OnLine]) -> list[OnLine]:

@@ -18,13 +18,11 @@ import pytest
 
 from drivers.interfaces import DeviceFault, LockAcknowledged
 from drivers.reference.framing import BROADCAST_ADDRESS, Kind, decode_message
-from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
-from drivers.sim.line import LineTiming
+from drivers.reference.wager_bus import ReferenceWagerBus
 from drivers.sim.wager_bus import WagerBusSim
-from tests.drivers.bus_helpers import ADDRESSES, SEATS, Recorder, all_online, bus_driver, settled
-from tests.drivers.line_log import LineLog, OnLine
+from tests.drivers.bus_helpers import ADDRESSES, SEATS, Line, Recorder, settled, start_line, stop_lines
+from tests.drivers.line_log import OnLine
 
-Line = tuple[WagerBusSim, LineLog, ReferenceWagerBus, dict[int, BusWagerStation], dict[int, Recorder]]
 STATIONS = sorted(ADDRESSES.values())
 
 
@@ -33,23 +31,12 @@ async def line() -> AsyncIterator[Callable[[], Any]]:
     started: list[tuple[WagerBusSim, ReferenceWagerBus]] = []
 
     async def start(**settings: Any) -> Line:
-        sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming())
-        await sim.start()
-        assert sim._endpoint is not None
-        log = LineLog(sim._endpoint)
-        driver = bus_driver(sim.port, **settings)
-        started.append((sim, driver))
-        recorders = {seat: Recorder() for seat in SEATS}
-        await asyncio.gather(*(s.start(recorders[seat]) for seat, s in driver.stations.items()))
-        await all_online(recorders)
-        await settled(sim)
-        assert {s.protocol_version for s in driver.stations.values()} == {4}
-        return sim, log, driver, dict(driver.stations), recorders
+        started_line = await start_line(started, **settings)
+        assert {s.protocol_version for s in started_line[2].stations.values()} == {4}
+        return started_line
 
     yield start
-    for sim, driver in started:
-        await asyncio.gather(*(s.stop() for s in driver.stations.values()))
-        await sim.stop()
+    await stop_lines(started)
 
 
 def after_group(driver: ReferenceWagerBus, action: Callable[[], Any]) -> list[asyncio.Future[Any]]:
