@@ -25,11 +25,11 @@ def read_until(proc: subprocess.Popen[str], marker: str, lines: list[str]) -> No
 
 
 @contextmanager
-def running_simulators(ports: Path, env: Mapping[str, str] | None = None) -> Iterator[Path]:
-    """The demo table's simulated devices running, their ports written to `ports` (yielded); stopped by Ctrl-C, which
-    must end them cleanly."""
+def running_simulators(ports: Path, env: Mapping[str, str] | None = None, config: Path = DEMO) -> Iterator[Path]:
+    """The simulated devices of `config` (the demo table's) running, their ports written to `ports` (yielded); stopped
+    by Ctrl-C, which must end them cleanly."""
     proc = subprocess.Popen(
-        [*TABLECTL, "sim-devices", "--config", str(DEMO), "--ports-file", str(ports)],
+        [*TABLECTL, "sim-devices", "--config", str(config), "--ports-file", str(ports)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

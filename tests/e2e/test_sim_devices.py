@@ -162,17 +162,7 @@ def test_simulators_follow_the_config_bus_sign_and_terminals(tmp_path: Path) -> 
     """A table whose stations share one multi-drop line, with a progressive sign and two terminals."""
     config = tmp_path / "bus.toml"
     config.write_text(BUS_CONFIG)
-    ports = tmp_path / "ports.json"
-    proc = subprocess.Popen(
-        [*TABLECTL, "sim-devices", "--config", str(config), "--ports-file", str(ports)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
-    lines: list[str] = []
-    try:
-        read_until(proc, "simulators running", lines)
+    with running_simulators(tmp_path / "ports.json", config=config) as ports:
         assert {"wager_bus", "progressive_sign", "wager_terminal_1"} <= set(json.loads(ports.read_text()))
         out = subprocess.run(
             [*TABLECTL, "devices", "--config", str(config), "--ports", str(ports), "--json"],
@@ -185,6 +175,3 @@ def test_simulators_follow_the_config_bus_sign_and_terminals(tmp_path: Path) -> 
         report = {d["device"]: d for d in json.loads(out.stdout)["devices"]}
         assert all(d["state"] == "online" for d in report.values()), report
         assert {f"wager_station_{n}" for n in range(1, 7)} | {"progressive_sign", "wager_terminal_2"} <= set(report)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=10) == 0
