@@ -159,7 +159,7 @@ class BusLink(Link):
         # The host's side of the slot window (docs/protocol.md section 13, "What the host writes around a window"): no
         # frame a station answers is written while a GROUP frame waits to go or its window is on the line, and a GROUP
         # frame waits, a bounded time, for the answers already due to the frames written.
-        self.window = LineWindow(10 / baud)
+        self.window = LineWindow(10 / baud, self.parser.awaits)
 
     async def send(self, message: Mapping[str, Any]) -> None:
         raise LinkError(f"{self.name}: a bus has no single peer; use send_to(address, message)")
@@ -321,6 +321,7 @@ class BusLink(Link):
                 # A confirmation in its slot: the parser took it once, for a station it awaited; nobody ACKs it.
                 self.data_versions[frame.version] += 1
                 self._call(self._on_bus_data, frame.address, frame.payload)
+                self.window.confirmed()  # a frame held for this station may go once the window is off the line
             elif frame.kind == Kind.REPLY:
                 # v3: the station's answer is the ACK of our frame with this SEQ (docs/protocol.md section 12); one
                 # that matches nothing outstanding from that station is a late copy of an answer already taken.

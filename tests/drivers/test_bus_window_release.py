@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
+from drivers.interfaces import DeviceFault
 from drivers.reference.framing import BROADCAST_ADDRESS, Kind, decode_message
 from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
 from drivers.sim.wager_bus import WagerBusSim
-from tests.drivers.bus_helpers import SEATS, Line, settled, start_line, stop_lines
+from tests.drivers.bus_helpers import ADDRESSES, SEATS, Line, settled, start_line, stop_lines
 from tests.drivers.line_log import OnLine
 
 
@@ -77,6 +78,42 @@ def described(frames: list[OnLine]) -> list[tuple[bool, str, int]]:
             what = f"GROUP {decode_message(seen.frame.payload)['cmd']}"
         out.append((seen.from_host, what, seen.frame.address))
     return out
+
+
+async def test_a_held_heartbeat_goes_once_the_window_ended_on_the_line_not_at_the_timeout(line: Any) -> None:
+    """Station 3 misses its slot of a reopening's GROUP unlock, so the host's receive window stays open to the ACK
+    timeout (1 s here: a bound a loaded machine stays far inside). Heartbeats to seats 5 and 3 fall due in the window.
+    Seat 5's ping goes after the last slot and is answered before the receive window closes; seat 3's, whose
+    confirmation the window still awaits, goes only after it closed (before the change both waited for the close)."""
+    sim, log, driver, stations, recorders = await line(ack_timeout=1.0)
+    sim.stations[3].damaged_slots = 1
+    mark = log.mark()
+    closed = frames_when_closed(driver, log.frames)
+
+    async def heartbeats() -> list[bool]:
+        return list(await asyncio.gather(stations[5].ping(), stations[3].ping()))
+
+    pinged = after_group(driver, heartbeats)
+    await asyncio.gather(*(s.unlock() for s in stations.values()))  # returns once station 3's own unlock answered
+    assert await pinged[0] == [True, True]
+    await settled(sim)
+    assert closed, "the receive window never closed"
+    seen = described(log.frames[mark[0] :])
+    before_close = seen[: closed[0] - mark[0]]
+    others = [a for a in sorted(ADDRESSES.values()) if a != ADDRESSES[3]]
+    # Before the window closed: the GROUP unlock, the six intact pairs (station 3's is two bytes of noise), then seat
+    # 5's ping and its pong, and nothing for station 3.
+    assert before_close == [
+        (True, "GROUP unlock", BROADCAST_ADDRESS),
+        *[(False, "SLOT", a) for a in others],
+        (True, "ping", ADDRESSES[5]),
+        (False, "pong", ADDRESSES[5]),
+    ], "\n".join(map(str, seen))
+    after = seen[closed[0] - mark[0] :]
+    assert [f for f in after if f[0]] == [(True, "ping", ADDRESSES[3]), (True, "unlock", ADDRESSES[3])], seen
+    assert not any(station.locked for station in sim.stations.values())
+    # Station 3's damaged pair is reported as line noise, as a collision would be; nothing timed out.
+    assert {ev.code for r in recorders.values() for ev in r.seen if isinstance(ev, DeviceFault)} == {"line_noise"}
 
 
 async def test_an_unlock_that_waited_for_a_window_is_not_written_after_the_lock_pressed_meanwhile(line: Any) -> None:
