@@ -11,6 +11,12 @@ a plain GROUP lock. The ratio says what pressing it inside a window costs. Run i
 waits for the window and goes as a GROUP lock; before it, v2's broadcast lock at once) to compare the two choices.
 
     .venv/bin/python bench/lock_in_window.py [--trials 40]
+
+--held: how long a heartbeat that falls due in a reopening's window waits for its answer when station 3 missed its
+slot (its pair damaged), so the host's receive window stays open to the ACK timeout. Timed from the ping asked, right
+after the GROUP unlock was written, to its `pong`. Baseline, alternated in the same process: the host holding it until
+the receive window closes (LineWindow.hold_until_closed, the reference host before); against it, the frame released
+once the window has ended on the line (docs/protocol.md section 13, "What the host writes around a window").
 """
 
 from __future__ import annotations
@@ -93,7 +99,28 @@ async def trial(driver: ReferenceWagerBus, sim: WagerBusSim, in_window: bool) ->
     return elapsed, moved
 
 
-async def run(trials: int) -> dict[bool, list[tuple[float, int]]]:
+async def held_trial(driver: ReferenceWagerBus, sim: WagerBusSim, until_closed: bool) -> float:
+    """Seconds from a ping asked in the window (station 3 having missed its slot) to its answer."""
+    link = driver.link
+    assert link is not None
+    link.window.hold_until_closed = until_closed
+    sim.stations[3].damaged_slots = 1
+    stations = driver.stations
+    asked: list[tuple[float, asyncio.Future[float]]] = []
+
+    async def answered() -> float:
+        await stations[5].ping()
+        return time.perf_counter()
+
+    _after_group(driver, lambda: asked.append((time.perf_counter(), asyncio.ensure_future(answered()))))
+    await asyncio.gather(*(s.unlock() for s in stations.values()))  # station 3's own unlock at the ACK timeout
+    started, done = asked[0]
+    elapsed = await done - started
+    await asyncio.sleep(0.05)
+    return elapsed
+
+
+async def run(trials: int, held: bool = False) -> dict[bool, list[tuple[float, int]]]:
     sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming())
     await sim.start()
     assert sim._endpoint is not None
@@ -117,7 +144,10 @@ async def run(trials: int) -> dict[bool, list[tuple[float, int]]]:
     try:
         for i in range(trials):
             for in_window in (i % 2 == 0, i % 2 == 1):  # alternate which goes first
-                out[in_window].append(await trial(driver, sim, in_window))
+                if held:
+                    out[in_window].append((await held_trial(driver, sim, until_closed=not in_window), 0))
+                else:
+                    out[in_window].append(await trial(driver, sim, in_window))
             if (i + 1) % 10 == 0:
                 benchlib.progress(f"{i + 1}/{trials} trials")
     finally:
@@ -129,10 +159,15 @@ async def run(trials: int) -> dict[bool, list[tuple[float, int]]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=40)
+    ap.add_argument(
+        "--held", action="store_true", help="time a heartbeat held by a window whose station missed its slot"
+    )
     args = ap.parse_args()
     configure_logging(level="warning")
-    figures = asyncio.run(run(args.trials))
+    figures = asyncio.run(run(args.trials, args.held))
     print(f"load {os.getloadavg()[0]:.2f}; {args.trials} trials each, alternated; paced line 115200 baud")
+    if args.held:
+        return _report_held(figures)
     medians = {}
     for in_window, name in (
         (False, "baseline: lock on a quiet line"),
@@ -146,6 +181,19 @@ def main() -> int:
             f"bytes on the line {statistics.median(moved):.0f}"
         )
     print(f"ratio in-window / quiet: {medians[True] / medians[False]:.2f}")
+    return 0
+
+
+def _report_held(figures: dict[bool, list[tuple[float, int]]]) -> int:
+    medians = {}
+    for released, name in (
+        (False, "baseline: held until the receive window closed"),
+        (True, "released once the window ended on the line"),
+    ):
+        times = [t * 1000 for t, _ in figures[released]]
+        medians[released] = statistics.median(times)
+        print(f"{name}: ping to pong median {medians[released]:.2f} ms, p90 {benchlib.percentile(times, 90):.2f} ms")
+    print(f"ratio released / held: {medians[True] / medians[False]:.3f}")
     return 0
 
 

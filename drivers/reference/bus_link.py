@@ -10,6 +10,14 @@ from typing import Any
 
 import structlog
 
+from drivers.reference.bus_window import (
+    IDENTITY_ANSWER,
+    IDENTITY_BITS,
+    SHORT_ANSWER,
+    Addressed,
+    LineWindow,
+    NotWanted,
+)
 from drivers.reference.framing import (
     BROADCAST_ADDRESS,
     HOST_ADDRESS,
@@ -52,23 +60,12 @@ def _no_single_peer_data(_payload: bytes) -> None:
     pass
 
 
-# The line time an identify's answer takes on the return pair at most: a v1 identity with a SHA-256 and `src` (about 217
-# bytes) and the ACK before it (9), 10 bits a byte.
-_IDENTITY_BITS = (217 + 9) * 10
-
-
-# The longest answer but an identity a station gives to an addressed frame (a REPLY, a `light` ANSWER, an ACK and a
-# short event), bytes; and the station's own turnaround a GROUP frame allows it beyond the line time, seconds.
-_SHORT_ANSWER = 32
-_ANSWER_SLACK = 0.001
-
-
 def identify_window(baud: int, ack_timeout: float) -> int:
     """How many stations of a line the host identifies at once (docs/protocol.md section 2, "Identify a few stations
     at a time"): as many answers as fit in half the ACK timeout at the line's baud, at least one. At 115200 baud, 2: the
     next identify crosses the host's pair while the last identity crosses the return pair, and an ACK waits behind
     two identities at most (39 ms in v1); at 9600 baud one identity alone is 235 ms, so 1."""
-    return max(1, int(ack_timeout / 2 // (_IDENTITY_BITS / baud)))
+    return max(1, int(ack_timeout / 2 // (IDENTITY_BITS / baud)))
 
 
 class _Turn:
@@ -160,15 +157,9 @@ class BusLink(Link):
             raise ValueError(f"identifying must be 1 or more, got {identifying}")
         self._identifying = asyncio.Semaphore(identifying)
         # The host's side of the slot window (docs/protocol.md section 13, "What the host writes around a window"): no
-        # frame a station answers is written while a GROUP frame's window is open or a GROUP frame waits to go (holds
-        # counts both), and a GROUP frame waits, a bounded time, for the answers already due to the frames written.
-        self._byte_time = 10 / baud
-        self._holds = 0
-        self._quiet = asyncio.Event()
-        self._quiet.set()
-        self._window: asyncio.Future[None] | None = None
-        self._window_ends = 0.0
-        self._answers_due: dict[int, tuple[asyncio.Future[Kind], float]] = {}
+        # frame a station answers is written while a GROUP frame waits to go or its window is on the line, and a GROUP
+        # frame waits, a bounded time, for the answers already due to the frames written.
+        self.window = LineWindow(10 / baud, self.parser.awaits)
 
     async def send(self, message: Mapping[str, Any]) -> None:
         raise LinkError(f"{self.name}: a bus has no single peer; use send_to(address, message)")
@@ -177,8 +168,9 @@ class BusLink(Link):
         """Send one DATA frame to one station and return once it ACKed; LinkTimeout / LinkClosed otherwise.
 
         Sends to different stations run concurrently; sends to one station queue behind each other. `still`, asked
-        once this send's turn has come (the station's earlier sends done), False: the message is no longer wanted and
-        is not sent (an unlock overtaken by a lock, wager_bus.BusWagerStation).
+        just before each copy goes on the line (the station's earlier sends done, and any slot window or GROUP frame it
+        waited for past), False: the message is no longer wanted and is not sent, or not sent again (an unlock
+        overtaken by a lock, wager_bus.BusWagerStation); the send returns without an answer.
         """
         if address not in self.peers:
             raise ValueError(f"address {address} is not a station on {self.name}")
@@ -191,10 +183,10 @@ class BusLink(Link):
             try:
                 if self.closed.is_set():
                     raise LinkClosed(self.close_reason or "link closed")
-                if still is not None and not still():
-                    return
                 seq = self._take_seq(address)
                 frame = self.data_frame(address, seq, message, self.peer_versions.get(address, VERSION))
+                answer = IDENTITY_ANSWER if name == "identify" else SHORT_ANSWER
+                addressed = Addressed(address, seq, answer, still)
 
                 def register(future: asyncio.Future[Kind]) -> None:
                     self._outstanding[seq] = (address, future)
@@ -204,7 +196,10 @@ class BusLink(Link):
                 def release() -> None:
                     self._outstanding.pop(seq, None)
 
-                await self._exchange(frame, register, release, f"from address {address} for {name}")
+                write = functools.partial(self._write_to, addressed)
+                await self._exchange(frame, register, release, f"from address {address} for {name}", write)
+            except NotWanted:
+                return
             finally:
                 if turn is not None:
                     turn.give()
@@ -243,7 +238,7 @@ class BusLink(Link):
         self._broadcast_seq = (seq + 1) % 256
         frame = encode_group(seq, code, named, on)  # before the window opens: a bad request changes nothing
         self.parser.open_slots(seq, named, group_confirms(code, on))
-        self._open_window(len(frame), len(named))
+        self.window.open(len(frame), len(named))
         try:
             # 10 bytes or so: a serial writer takes them into its buffer, no drain needed before the slots.
             self._writer.write(frame)
@@ -254,73 +249,36 @@ class BusLink(Link):
 
     def close_slots(self) -> None:
         self.parser.close_slots()
-        self._end_window()
-
-    def _end_window(self) -> None:
-        window, self._window = self._window, None
-        if window is not None:
-            window.set_result(None)
-            self.unhold()
-
-    def _open_window(self, frame_bytes: int, named: int) -> None:
-        self._end_window()  # a GROUP frame's window replaced by the next one's (the parser awaits the last one's pairs)
-        self._window = asyncio.get_running_loop().create_future()
-        self.hold()
-        # The window ends on the line (2 + 4n) byte times after the frame's last byte, which leaves after its own bytes.
-        self._window_ends = asyncio.get_running_loop().time() + (frame_bytes + 2 + 4 * named) * self._byte_time
+        self.window.end()
 
     def hold(self) -> None:
         """Keep every frame a station would answer off the line until unhold(): a GROUP frame is about to go."""
-        self._holds += 1
-        self._quiet.clear()
+        self.window.hold()
 
     def unhold(self) -> None:
-        self._holds -= 1
-        if self._holds == 0:
-            self._quiet.set()
+        self.window.unhold()
 
     def answers_due(self) -> bool:
         """Whether a station may still be answering a frame the host wrote (within that exchange's line time)."""
-        now = asyncio.get_running_loop().time()
-        return any(not future.done() and due > now for future, due in self._answers_due.values())
+        return self.window.answers_due()
 
     def window_open(self) -> bool:
-        return self._window is not None
+        return self.window.is_open()
 
     async def clear_for_group(self, slack: float) -> bool:
-        """Wait, under a hold(), until the line is clear for a GROUP frame: each answer still due to a frame the host
-        wrote has come or its line time (the frame, 2 byte times, the longest answer) has passed, and an open slot
-        window has closed, at most until the window's end on the line plus `slack`. True if no window is open then."""
-        loop = asyncio.get_running_loop()
-        for future, due in list(self._answers_due.values()):
-            if not future.done() and due > loop.time():
-                await asyncio.wait([future], timeout=due - loop.time())
-        window = self._window
-        if window is not None:
-            await asyncio.wait([window], timeout=max(0.0, self._window_ends - loop.time()) + slack)
-        return self._window is None
+        """Wait, under a hold(), until the line is clear for a GROUP frame (LineWindow.clear_for_group); True if no
+        window is open then."""
+        return await self.window.clear_for_group(slack)
 
-    async def _write(self, data: bytes) -> None:
-        """An addressed frame (a station answers it: ACK, REPLY or ANSWER on the shared return pair) waits while a slot
-        window is open or a GROUP frame waits to go; the host's ACKs (its own pair, nobody answers) are not written
-        here and never wait."""
-        addressed = len(data) > 3 and data[2] in self.peers
-        while addressed and self._holds:
-            await self._quiet.wait()
-        await super()._write(data)
-        if addressed:
-            # SEQ is the fourth byte in every layout (sections 2, 10 and 12); the exchange registered its future first.
-            seq = data[3]
-            entry = self._outstanding.get(seq)
-            if entry is not None and not entry[1].done():
-                answer = _IDENTITY_BITS // 10 if b"identify" in data else _SHORT_ANSWER
-                due = asyncio.get_running_loop().time() + (len(data) + 2 + answer) * self._byte_time + _ANSWER_SLACK
-                self._answers_due[seq] = (entry[1], due)
-                entry[1].add_done_callback(functools.partial(self._answered, seq))
-
-    def _answered(self, seq: int, future: asyncio.Future[Kind]) -> None:
-        if self._answers_due.get(seq, (None, 0.0))[0] is future:
-            del self._answers_due[seq]
+    async def _write_to(self, addressed: Addressed, frame: bytes) -> None:
+        """Write one copy of a frame a station answers (ACK, REPLY or ANSWER on the shared return pair) once the slot
+        window allows it (LineWindow.turn), and count its answer as due. Every other frame the host writes (a broadcast,
+        its ACKs on its own pair) goes through _write and never waits."""
+        await self.window.turn(addressed)
+        await self._write(frame)
+        entry = self._outstanding.get(addressed.seq)  # the exchange registered its future before the write
+        if entry is not None and entry[0] == addressed.address:
+            self.window.written(addressed, len(frame), entry[1])
 
     async def await_slots(self, confirmations: Collection[asyncio.Future[None]], window: float) -> None:
         """Return once every confirmation is done, or `window` seconds have passed and what the line had delivered by
@@ -363,6 +321,7 @@ class BusLink(Link):
                 # A confirmation in its slot: the parser took it once, for a station it awaited; nobody ACKs it.
                 self.data_versions[frame.version] += 1
                 self._call(self._on_bus_data, frame.address, frame.payload)
+                self.window.confirmed()  # a frame held for this station may go once the window is off the line
             elif frame.kind == Kind.REPLY:
                 # v3: the station's answer is the ACK of our frame with this SEQ (docs/protocol.md section 12); one
                 # that matches nothing outstanding from that station is a late copy of an answer already taken.

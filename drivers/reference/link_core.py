@@ -148,10 +148,17 @@ class LinkCore:
         return encode_frame(address, seq, kind, payload, version, from_device)
 
     async def _exchange(
-        self, frame: bytes, register: Callable[[asyncio.Future[Kind]], None], release: Callable[[], None], what: str
+        self,
+        frame: bytes,
+        register: Callable[[asyncio.Future[Kind]], None],
+        release: Callable[[], None],
+        what: str,
+        write: Callable[[bytes], Awaitable[None]] | None = None,
     ) -> None:
         """Write a DATA frame until its ACK arrives: again after a timeout, at once after a NAK, at most
-        retries + 1 times; then LinkClosed or LinkTimeout. The caller says how its pending ACK is kept."""
+        retries + 1 times; then LinkClosed or LinkTimeout. The caller says how its pending ACK is kept, and may say how
+        each copy is written (a bus holds a frame a station answers while a slot window is open: BusLink.send_to)."""
+        write = self._write if write is None else write
         self._fresh_retries = False
         kept = self.keep_undelivered
         try:
@@ -159,7 +166,7 @@ class LinkCore:
             while attempt <= self.retries:
                 future: asyncio.Future[Kind] = asyncio.get_running_loop().create_future()
                 register(future)
-                await self._write(frame)
+                await write(frame)
                 if self.frame_left is not None:
                     await self.frame_left()
                 attempt += 1

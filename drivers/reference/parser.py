@@ -79,6 +79,10 @@ class FrameParser:
         """Close the window: a late confirmation is line noise from now on."""
         self._slots = {}
 
+    def awaits(self, address: int) -> bool:
+        """Whether the open window still awaits `address`'s confirmation (its address byte heads a pair, not noise)."""
+        return address in self._slots
+
     @property
     def versions(self) -> frozenset[int]:
         """The versions this receiver reads: a v4 ANSWER frame is a bad header to one that reads up to v3 only."""

@@ -1,0 +1,158 @@
+"""The host's side of a GROUP frame's slot window on a wager bus (docs/protocol.md section 13, "What the host writes
+around a window"): which addressed frames wait, until when, and the answers still due on the shared return pair.
+
+The sender says what it writes (`Addressed`: the station, the SEQ its answer names, the longest answer it can bring);
+nothing here reads a frame's bytes to guess what it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from drivers.reference.framing import Kind
+
+# The line time an identify's answer takes on the return pair at most: a v1 identity with a SHA-256 and `src` (about 217
+# bytes) and the ACK before it (9), 10 bits a byte.
+IDENTITY_BITS = (217 + 9) * 10
+IDENTITY_ANSWER = IDENTITY_BITS // 10
+
+# The longest answer but an identity a station gives to an addressed frame (a REPLY, a `light` ANSWER, an ACK and a
+# short event), bytes; and the station's own turnaround a GROUP frame allows it beyond the line time, seconds.
+SHORT_ANSWER = 32
+ANSWER_SLACK = 0.001
+
+# How long after the window's end on the line, as the host counts it from its write, a held frame may go: a USB adapter
+# sends the host's bytes in 1 ms frames, so the GROUP frame may leave up to one frame after its write, and a host ACK or
+# two (6 to 9 bytes each, under 1 ms) may be ahead of it on the host's pair. A station's answer starts no sooner than
+# the held frame has crossed that pair (7 byte times or more) on top of this.
+LINE_MARGIN = 0.002
+
+
+class NotWanted(Exception):
+    """The frame's sender no longer wants it written (Addressed.still said so when its turn on the line came)."""
+
+
+@dataclass(frozen=True)
+class Addressed:
+    """A frame the host writes to one station, as its sender knows it: the station, the SEQ of the exchange (its answer
+    names it), the longest answer it can bring in bytes, and `still`, asked just before each copy is written: False,
+    the frame is not written (an unlock overtaken by a lock while it waited for a window, wager_bus.BusWagerStation)."""
+
+    address: int
+    seq: int
+    answer_bytes: int
+    still: Callable[[], bool] | None = None
+
+
+class LineWindow:
+    """What may go on a bus's line around a GROUP frame's slot window.
+
+    A frame a station answers waits while a GROUP frame is due (hold) and while a window is open: until the window has
+    ended on the line plus LINE_MARGIN, or, for a station whose confirmation the window still awaits, until the host's
+    receive window closes. Such a station's answer carries its address byte followed by the host's SEQ: damaged in a
+    collision and rescanned, that pair would be its confirmation one time in 256 (a lock taken that never happened).
+    `hold_until_closed` keeps every frame until the receive window closes (the reference host before; benches compare).
+    """
+
+    def __init__(self, byte_time: float, awaits: Callable[[int], bool]) -> None:
+        self._byte_time = byte_time
+        self._awaits = awaits
+        self.hold_until_closed = False
+        self._holds = 0
+        self._window: asyncio.Future[None] | None = None
+        self._window_ends = 0.0
+        self._on_line = False  # the open window is still on the line (its end plus LINE_MARGIN not yet passed)
+        self._timer: asyncio.TimerHandle | None = None
+        self._changed = asyncio.Event()
+        self._answers_due: dict[int, tuple[asyncio.Future[Kind], float]] = {}
+
+    def hold(self) -> None:
+        """Keep every frame a station would answer off the line until unhold(): a GROUP frame is about to go."""
+        self._holds += 1
+
+    def unhold(self) -> None:
+        self._holds -= 1
+        if self._holds == 0:
+            self._wake()
+
+    def open(self, frame_bytes: int, named: int) -> None:
+        self.end()  # a GROUP frame's window replaced by the next one's (the parser awaits the last one's pairs)
+        loop = asyncio.get_running_loop()
+        self._window = loop.create_future()
+        self._on_line = True
+        # The window ends on the line (2 + 4n) byte times after the frame's last byte, which leaves after its own bytes.
+        self._window_ends = loop.time() + (frame_bytes + 2 + 4 * named) * self._byte_time
+        self._timer = loop.call_at(self._window_ends + LINE_MARGIN, self._off_the_line)
+
+    def end(self) -> None:
+        """The host's receive window closed (every named station confirmed, or the ACK timeout)."""
+        window, self._window = self._window, None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if window is not None:
+            window.set_result(None)
+            self._wake()
+
+    def is_open(self) -> bool:
+        return self._window is not None
+
+    def confirmed(self) -> None:
+        """A named station's confirmation was read: the window no longer awaits it."""
+        self._wake()
+
+    def _off_the_line(self) -> None:
+        self._timer = None
+        self._on_line = False
+        self._wake()
+
+    def _wake(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    def _held(self, address: int) -> bool:
+        if self._holds:
+            return True
+        if self._window is None:
+            return False
+        return self._on_line or self.hold_until_closed or self._awaits(address)
+
+    async def turn(self, frame: Addressed) -> None:
+        """Return once `frame` may be written; NotWanted if its sender no longer wants it then."""
+        while self._held(frame.address):
+            await self._changed.wait()
+        if frame.still is not None and not frame.still():
+            raise NotWanted
+
+    def written(self, frame: Addressed, length: int, answer: asyncio.Future[Kind]) -> None:
+        """`frame` (`length` bytes) was written and `answer` settles when its answer came: until then, or its line time
+        (the frame, 2 byte times, the longest answer) and the station's turnaround, no GROUP frame goes."""
+        if answer.done():
+            return
+        due = asyncio.get_running_loop().time() + (length + 2 + frame.answer_bytes) * self._byte_time + ANSWER_SLACK
+        self._answers_due[frame.seq] = (answer, due)
+        answer.add_done_callback(lambda done: self._answered(frame.seq, done))
+
+    def _answered(self, seq: int, future: asyncio.Future[Kind]) -> None:
+        if self._answers_due.get(seq, (None, 0.0))[0] is future:
+            del self._answers_due[seq]
+
+    def answers_due(self) -> bool:
+        """Whether a station may still be answering a frame the host wrote (within that exchange's line time)."""
+        now = asyncio.get_running_loop().time()
+        return any(not future.done() and due > now for future, due in self._answers_due.values())
+
+    async def clear_for_group(self, slack: float) -> bool:
+        """Wait, under a hold(), until the line is clear for a GROUP frame: each answer still due to a frame the host
+        wrote has come or its line time has passed, and an open slot window has closed, at most until the window's end
+        on the line plus `slack`. True if no window is open then."""
+        loop = asyncio.get_running_loop()
+        for future, due in list(self._answers_due.values()):
+            if not future.done() and due > loop.time():
+                await asyncio.wait([future], timeout=due - loop.time())
+        window = self._window
+        if window is not None:
+            await asyncio.wait([window], timeout=max(0.0, self._window_ends - loop.time()) + slack)
+        return self._window is None
