@@ -376,6 +376,8 @@ def main() -> int:
     print(bound)
     if args.timeline:
         print(round_timeline.report(args.timeline, figures.rounds - 1, carried(figures.lines)))
+        if not default_timing().paced:
+            print("  (unpaced ptys: the line times above are what 115200-baud lines would take, not waited for here)")
     if args.wakeups:
         print(loop_census.report(args.wakeups, figures.rounds - 1))
     print_idle(figures, base_cpu, args.idle_seconds)

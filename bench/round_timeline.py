@@ -25,6 +25,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import procfs
 
@@ -165,20 +166,22 @@ class Timeline:
     # to the loop.
     commit_stages: Stages = field(default_factory=lambda: Stages())
     command_wait: Counter[str] = field(default_factory=Counter)  # by the batch's command kinds
-    command_line: float = 0.0  # of the command waits, the line time of their frames and ACKs (the longest line's)
+    command_line: float = 0.0  # of command_after, the line time of their frames and ACKs (the longest line's)
     idle_before: Counter[str] = field(default_factory=Counter)  # the outside's part of a gap, by its first input's kind
     queued: float = 0.0  # the controller's part of the gaps: an input waiting in the inbox for the loop
     # Inputs that arrived while the batch before was still on (its commit, its device commands' ACKs): how long they
     # waited for it to end. What stepping them without waiting for that batch's ACKs could win at most.
     held: float = 0.0
     held_by: Counter[str] = field(default_factory=Counter)  # by the first input's kind
+    held_on_acks: float = 0.0  # of `held`, while that batch awaited its device commands' ACKs after its commit
+    command_after: float = 0.0  # the command waits past their batch's commit (a lock-out's overlaps it)
     commits_by: Counter[str] = field(default_factory=Counter)  # committing batches by their inputs' kinds
     batch_sizes: Counter[int] = field(default_factory=Counter)
     events: int = 0
 
     @property
     def stepping(self) -> float:
-        return self.busy - self.commit_wait - sum(self.command_wait.values())
+        return self.busy - self.commit_wait - self.command_after
 
     @property
     def own(self) -> float:
@@ -191,10 +194,26 @@ def _inputs(kinds: list[str]) -> str:
     return " + ".join(f"{n}x {k}" if n > 1 else k for k, n in sorted(counts.items()))
 
 
+def _after_commits(commands: list[list[Any]], commits: list[list[float]]) -> list[tuple[float, float, float]]:
+    """The command waits with any part that overlapped a commit cut off (a lock-out leaves during its batch's commit:
+    that part waits on the disk, not on the device)."""
+    out = []
+    for start, end, _kinds, line_s in commands:
+        for c_start, c_end, *_ in commits:
+            if c_start <= start < c_end:
+                start = c_end
+        if end > start:
+            out.append((start, end, min(line_s, end - start)))
+    return out
+
+
 def read(path: Path) -> Timeline:
     log = json.loads(path.read_text())
     t = Timeline(wall=log["wall"][1] - log["wall"][0])
     last_end = log["wall"][0]
+    acks = _after_commits(log["commands"], log["commits"])
+    t.command_after = sum(e - s for s, e, _ in acks)
+    t.command_line = sum(line_s for _, _, line_s in acks)
     for start, end, kinds, events, committed, arrived in log["batches"]:
         t.busy += end - start
         gap = max(0.0, start - last_end)
@@ -206,6 +225,7 @@ def read(path: Path) -> Timeline:
         if arrived is not None and arrived < last_end:
             t.held += last_end - arrived
             t.held_by[kinds[0] if kinds else "?"] += last_end - arrived
+            t.held_on_acks += sum(max(0.0, min(e, last_end) - max(s, arrived)) for s, e, _ in acks)
         last_end = end
         t.batch_sizes[len(kinds)] += 1
         t.events += events
@@ -217,9 +237,8 @@ def read(path: Path) -> Timeline:
         if len(got) == 3 and min(got) > 0:
             began, appended, durable = got
             t.commit_stages += (began - start, appended - began, durable - appended, end - durable)
-    for start, end, kinds, line_s in log["commands"]:
+    for start, end, kinds, _ in log["commands"]:
         t.command_wait[_inputs(kinds)] += end - start
-        t.command_line += min(line_s, end - start)
     return t
 
 
@@ -233,21 +252,23 @@ def _mean(total: float, n: int) -> str:
 def split(t: Timeline, rounds: int, lines: Lines) -> list[str]:
     """Whose a round's wall time is, and the rounds/s the controller's own time and the wire each allow."""
     ms = 1000 / rounds
-    commands = sum(t.command_wait.values())
+    commands = t.command_after
     outside = sum(t.idle_before.values())
     c = t.commit_stages
     out = [
         f"  whose time a round is (ms): the controller's own {t.own * ms:.1f} (inputs queued for the loop "
         f"{t.queued * ms:.1f}, stepping {t.stepping * ms:.1f}, awaiting commits {t.commit_wait * ms:.1f}); device "
-        f"commands awaited {commands * ms:.1f} (their frames' and ACKs' line time {t.command_line * ms:.1f}, the "
-        f"devices' answers and the host's read {(commands - t.command_line) * ms:.1f}); waiting on the outside "
+        f"commands awaited past their commits {commands * ms:.1f} (their frames' and ACKs' line time "
+        f"{t.command_line * ms:.1f}, the devices' answers and the host's read {(commands - t.command_line) * ms:.1f}); "
+        "waiting on the outside "
         f"{outside * ms:.1f} (the inputs' frames, the simulators and the people)",
         f"  a commit awaited, mean (ms): to the writer thread {_mean(c.to_writer, c.n)}, SQLite's append with its WAL "
         f"fsync {_mean(c.append, c.n)}, the anchor's fdatasync {_mean(c.anchor, c.n)}, back to the loop "
         f"{_mean(c.to_loop, c.n)} ({c.n} commits)",
         f"  inputs that arrived while the batch before was still on waited {t.held * ms:.1f} ms for it to end ("
         + ", ".join(f"{k} {v * ms:.1f}" for k, v in t.held_by.most_common(4))
-        + ")",
+        + f"), {t.held_on_acks * ms:.1f} ms of it while that batch awaited its device commands' ACKs: what stepping "
+        "the next input before those ACKs could win at most",
         f"  the controller's own time bounds the table to {1 / (t.own / rounds):.0f} rounds/s (its commits alone "
         f"{1 / (t.commit_wait / rounds):.0f})"
         if t.own > 0 and t.commit_wait > 0

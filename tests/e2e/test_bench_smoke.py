@@ -162,7 +162,7 @@ def test_the_timeline_puts_each_wait_on_the_input_that_ended_it(
         ],
         # submitted, ended, and on the writer thread: append began, appended, anchor synced
         "commits": [[10.011, 10.015, 10.0115, 10.013, 10.014], [10.051, 10.053, 10.0515, 10.052, 10.0525]],
-        "commands": [[10.055, 10.058, ["DispenseStack"], 0.001]],
+        "commands": [[10.016, 10.019, ["UnlockSeat"], 0.0005], [10.055, 10.058, ["DispenseStack"], 0.001]],
     }
     path = tmp_path / "t.json"
     path.write_text(json.dumps(log))
@@ -174,19 +174,21 @@ def test_the_timeline_puts_each_wait_on_the_input_that_ended_it(
         "(after the last batch)": pytest.approx(0.02),
     }
     assert t.queued == pytest.approx(0.032) and t.held == pytest.approx(0.005)
+    assert t.held_on_acks == pytest.approx(0.003)  # of its 5 ms, while the batch before awaited UnlockSeat's ACK
     assert t.commits_by == {"WagerDetected@wager_station": 1, "7x LockAcknowledged@wager_station": 1}
     assert t.busy == pytest.approx(0.03) and t.commit_wait == pytest.approx(0.006)
-    assert t.command_line == pytest.approx(0.001) and t.stepping == pytest.approx(0.021)
-    assert t.own == pytest.approx(0.032 + 0.021 + 0.006)
+    assert t.command_line == pytest.approx(0.0015) and t.stepping == pytest.approx(0.018)
+    assert t.own == pytest.approx(0.032 + 0.018 + 0.006)
     c = t.commit_stages
     assert (c.to_writer, c.append, c.anchor, c.to_loop, c.n) == pytest.approx((0.001, 0.002, 0.0015, 0.0015, 2))
     assert t.batch_sizes == {1: 2, 7: 1} and t.events == 2
     report = timeline.report(path, 2, {"shoe": (0.004, 0.006), "dealer_panel": (0.001, 0.001)})
     assert "wall 50.0 ms = waiting for inputs 35.0 ms + in step batches 15.0 ms" in report, report
     assert "1.0 commits a round for 1.0 events" in report, report
-    assert "the controller's own 29.5 (inputs queued for the loop 16.0, stepping 10.5, awaiting commits 3.0)" in report
-    assert "the controller's own time bounds the table to 34 rounds/s (its commits alone 333)" in report, report
-    assert "their frames' and ACKs' line time 0.5, the devices' answers and the host's read 1.0" in report, report
+    assert "the controller's own 28.0 (inputs queued for the loop 16.0, stepping 9.0, awaiting commits 3.0)" in report
+    assert "the controller's own time bounds the table to 36 rounds/s (its commits alone 333)" in report, report
+    assert "their frames' and ACKs' line time 0.8, the devices' answers and the host's read 2.3" in report, report
+    assert "waited 2.5 ms for it to end (LockAcknowledged@wager_station 2.5), 1.5 ms of it while" in report, report
     # The busiest line carried 5 ms a round (2+3): 200 rounds/s; 333 if its directions overlapped.
     assert "the busiest line (shoe) carries 2.0 ms a round to its device and 3.0 ms from it" in report, report
     assert "the wire alone bounds the table to 200 rounds/s (333 if" in report, report
