@@ -28,6 +28,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -101,10 +102,14 @@ class Figures:
     play_end: tuple[float, float] = (0.0, 0.0)
     # The main thread's share of that CPU (the event loop); the rest is the journal writer's thread.
     play_main: tuple[float, float] = (0.0, 0.0)
+    # This process's CPU (the simulators, the people and the MQTT follower, one loop) at those two round.completed.
+    play_bench: tuple[float, float] = (0.0, 0.0)
     # The events published between those two round.completed, as received: what the publish baseline sends again.
     published: list[bytes] = field(default_factory=list)
     journal: Path = Path()  # the daemon's: its commits (and state size) at those two round.completed (commitbound)
     commits: list[tuple[int, int]] = field(default_factory=list)
+    # What each simulated line had carried (seconds, to its device and from it) at those two round.completed.
+    lines: list[dict[str, tuple[float, float]]] = field(default_factory=list)
 
 
 class Watch:
@@ -120,8 +125,10 @@ class Watch:
         events: asyncio.Queue[Any],
         pid: int,
         profiled: bool = False,
+        lines: Callable[[], dict[str, tuple[float, float]]] = dict,
     ) -> None:
         self.figures, self.rounds, self.people, self.events, self.pid = figures, rounds, people, events, pid
+        self.lines = lines  # the simulators' line_seconds
         self.profiled = profiled  # the daemon runs under PROFILED: told when the measured rounds start and end
         self.opened = asyncio.Event()
         self.idle = asyncio.Event()
@@ -140,13 +147,17 @@ class Watch:
                 if self.figures.rounds == 1:
                     self.figures.play = (benchlib.cpu_seconds(self.pid), time.monotonic())
                     self.figures.play_main = (main_thread_cpu(self.pid), 0.0)
+                    self.figures.play_bench = (time.process_time(), 0.0)
                     self.figures.commits.append(commitbound.commits(self.figures.journal))
+                    self.figures.lines.append(self.lines())
                     if self.profiled:
                         os.kill(self.pid, signal.SIGUSR1)
                 elif self.figures.rounds == self.rounds:
                     self.figures.play_end = (benchlib.cpu_seconds(self.pid), time.monotonic())
                     self.figures.play_main = (self.figures.play_main[0], main_thread_cpu(self.pid))
+                    self.figures.play_bench = (self.figures.play_bench[0], time.process_time())
                     self.figures.commits.append(commitbound.commits(self.figures.journal))
+                    self.figures.lines.append(self.lines())
                     if self.profiled:
                         os.kill(self.pid, signal.SIGUSR2)
                 if self.figures.rounds % 25 == 0:
@@ -197,7 +208,9 @@ async def measure(
         try:
             floor, events = people(config, sims, rng)
             figures = Figures(journal=tmp / "journal.sqlite")
-            return await play_and_sample(daemon, mqtt, floor, events, rounds, idle_seconds, figures, bool(profile))
+            return await play_and_sample(
+                daemon, mqtt, floor, events, rounds, idle_seconds, figures, bool(profile), sims.line_seconds
+            )
         finally:
             await stop(daemon)
             if daemon.returncode != 0:  # it failed (SIGTERM ends it with 0): that, not what failed here after, is news
@@ -213,9 +226,10 @@ async def play_and_sample(
     idle_seconds: float,
     figures: Figures,
     profiled: bool = False,
+    lines: Callable[[], dict[str, tuple[float, float]]] = dict,
 ) -> Figures:
     players = asyncio.create_task(floor.run())
-    watch = Watch(figures, rounds, players, events, daemon.pid, profiled)
+    watch = Watch(figures, rounds, players, events, daemon.pid, profiled, lines)
     following = asyncio.create_task(watch.follow(mqtt))
     opened, ended = asyncio.create_task(watch.opened.wait()), asyncio.create_task(daemon.wait())
     await asyncio.wait([opened, ended], timeout=60, return_when=asyncio.FIRST_COMPLETED)
@@ -292,6 +306,20 @@ def print_cpu(figures: Figures, publish_cpu: float) -> None:
                 f"  of which the event loop's thread {main_ms:.1f} ms a round, the journal writer's thread (commits, "
                 f"fsyncs) {cpu_ms - main_ms:.1f} ms"
             )
+        bench_ms = (figures.play_bench[1] - figures.play_bench[0]) / played * 1000
+        print(
+            f"  the outside (this process: the simulators, the people and their MQTT follower, one event loop) "
+            f"{bench_ms:.1f} ms of CPU a round, busy {bench_ms * rate / 10:.0f} % of the wall time: near 100 % it, not "
+            "the controller, sets the pace"
+        )
+
+
+def carried(lines: list[dict[str, tuple[float, float]]]) -> dict[str, tuple[float, float]]:
+    """What each line carried between the two readings (seconds, to its device and from it); empty without both."""
+    if len(lines) != 2:
+        return {}
+    first, last = lines
+    return {k: (to - first.get(k, (0.0, 0.0))[0], back - first.get(k, (0.0, 0.0))[1]) for k, (to, back) in last.items()}
 
 
 def print_idle(figures: Figures, base_cpu: float, idle_seconds: float) -> None:
@@ -347,7 +375,9 @@ def main() -> int:
     print_cpu(figures, publish_cpu)
     print(bound)
     if args.timeline:
-        print(round_timeline.report(args.timeline, figures.rounds - 1))
+        print(round_timeline.report(args.timeline, figures.rounds - 1, carried(figures.lines)))
+        if not default_timing().paced:
+            print("  (unpaced ptys: the line times above are what 115200-baud lines would take, not waited for here)")
     if args.wakeups:
         print(loop_census.report(args.wakeups, figures.rounds - 1))
     print_idle(figures, base_cpu, args.idle_seconds)

@@ -78,6 +78,12 @@ class SimDevice:
         return self._endpoint is not None
 
     @property
+    def line_seconds(self) -> tuple[float, float]:
+        """The wire time its line has carried since plugged in, (to the device, from it): drivers/sim/line.py."""
+        end = self._endpoint
+        return (0.0, 0.0) if end is None else (end.inbound.line_seconds, end.outbound.line_seconds)
+
+    @property
     def identity(self) -> dict[str, Any]:
         identity: dict[str, Any] = {
             "model": self.model,

@@ -175,6 +175,9 @@ class PacedDirection:
         # from, however late this event loop got round to delivering it.
         self.delivered_at = 0.0
         self.bytes_sent = 0
+        # What a UART at the line's rate needs for everything sent: each write's bytes and the idle gap before it
+        # (bench/footprint.py --timeline: the wire's own share of a round), paced or not.
+        self.line_seconds = 0.0
         self.closed = False
 
     @property
@@ -187,13 +190,14 @@ class PacedDirection:
         if self.closed or not data:
             return
         self.bytes_sent += len(data)
+        idle = self._timing.frame_time(1) * self._timing.gap_bytes if gap else 0.0
+        self.line_seconds += idle + self._timing.frame_time(len(data))
         pacer = self._pacer  # there is one exactly when the line is paced
         if pacer is None:
             self.delivered_at = time.monotonic()
             self._deliver(data)
             return
         now = time.monotonic()
-        idle = self._timing.frame_time(1) * self._timing.gap_bytes if gap else 0.0
         start = max(now, self._free_at + idle)
         self._free_at = start + self._timing.frame_time(len(data))
         self._queue.append((self._free_at, data))

@@ -74,6 +74,13 @@ class SimulatedTable:
         own = [station for seat, station in self.stations.items() if self.bus is None or seat not in self.bus.stations]
         return [self.shuffler, self.shoe, *own, self.panel, *extras, *self.terminals.values()]
 
+    def line_seconds(self) -> dict[str, tuple[float, float]]:
+        """Each line's wire time so far, (to its device(s), from them), by the device (or bus) id on it."""
+        lines = {device.device_id: device.line_seconds for device in self.devices}
+        if self.bus is not None:
+            lines[WAGER_BUS_ID] = self.bus.line_seconds
+        return lines
+
     def device(self, device_id: str) -> SimDevice:
         """The simulator with this device id (a bus station's is wager_station_<seat> too, as the controller names
         it); KeyError naming the known ones if none."""

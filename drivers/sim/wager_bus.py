@@ -215,6 +215,12 @@ class WagerBusSim:
     def plugged(self) -> bool:
         return self._endpoint is not None
 
+    @property
+    def line_seconds(self) -> tuple[float, float]:
+        """The wire time its line has carried since plugged in, (to the stations, from it): drivers/sim/line.py."""
+        end = self._endpoint
+        return (0.0, 0.0) if end is None else (end.inbound.line_seconds, end.outbound.line_seconds)
+
     async def start(self) -> None:
         self._name.create()
         try:

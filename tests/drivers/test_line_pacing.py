@@ -64,6 +64,21 @@ async def test_what_the_device_sends_takes_its_wire_time() -> None:
         endpoint.close()
 
 
+async def test_a_line_counts_the_wire_time_of_what_it_carried_paced_or_not() -> None:
+    """bench/footprint.py --timeline bounds a table's rounds/s by its busiest line: each write's bytes at the baud rate
+    and the idle gap before it, whether or not the line paces them (a pty does not, a real line would)."""
+    for timing in (SLOW, LineTiming(baud=9600, paced=False)):
+        endpoint = PtyEndpoint(timing)
+        try:
+            endpoint.write(b"\x02" + bytes(20))
+            endpoint.write(b"\x02" + bytes(5))
+            gap = timing.frame_time(1) * timing.gap_bytes
+            assert endpoint.outbound.line_seconds == pytest.approx(timing.frame_time(27) + 2 * gap)
+            assert endpoint.inbound.line_seconds == 0.0
+        finally:
+            endpoint.close()
+
+
 async def test_what_the_host_sends_reaches_the_device_a_wire_time_later() -> None:
     endpoint = PtyEndpoint(SLOW)
     _reader, writer = await open_serial(endpoint.path, 9600)

@@ -121,6 +121,11 @@ def test_footprint_timeline_says_what_a_round_waits_on_and_which_steps_commit(tm
     wall = r"timeline of a round \(the loop thread, 2 rounds\): wall [\d.]+ ms = waiting for inputs [\d.]+ ms \+ in"
     assert re.search(wall, out), out
     assert re.search(r"awaiting commits [\d.]+ ms, device commands on the wire [\d.]+ ms", out), out
+    own = r"the controller's own time bounds the table to \d+ rounds/s \(its commits alone \d+\)"
+    assert re.search(own, out), out
+    wire = r"the busiest line \(\w+\) carries [\d.]+ ms a round .* the wire alone bounds the table to \d+"
+    assert re.search(wire, out), out
+    assert re.search(r"the outside \(this process: .*\) [\d.]+ ms of CPU a round, busy \d+ %", out), out
     # Every round locks the seven stations: their confirmations are stepped, so some batch of them commits.
     assert re.search(r"\n    (\dx )?LockAcknowledged@wager_station +[\d.]+\n", out), out
     assert re.search(r"\n    LockSeat( \+ \w+)*|\n    7x LockSeat", out), out
@@ -143,35 +148,50 @@ def test_footprint_wakeups_count_the_loops_turns_and_callbacks_by_source(tmp_pat
 def test_the_timeline_puts_each_wait_on_the_input_that_ended_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """round_timeline.read on a log as the daemon's wrap writes it: a gap goes to the next batch's first input, a
-    batch's commit to its inputs' kinds, the wait after the last batch to neither."""
+    """round_timeline.read on a log as the daemon's wrap writes it: a gap goes to the next batch's first input, split
+    at the input's arrival into the outside's part and the controller's (queued); a batch's commit to its inputs'
+    kinds, the wait after the last batch to neither; an input that arrived during the batch before counts as held."""
     monkeypatch.syspath_prepend(str(BENCH))
     timeline = importlib.import_module("round_timeline")
     log = {
         "wall": [10.0, 10.1],
         "batches": [
-            [10.01, 10.02, ["WagerDetected@wager_station"], 1, True],
-            [10.05, 10.06, ["LockAcknowledged@wager_station"] * 7, 1, True],
-            [10.07, 10.08, ["Tick"], 0, False],
+            [10.01, 10.02, ["WagerDetected@wager_station"], 1, True, 10.008],
+            [10.05, 10.06, ["LockAcknowledged@wager_station"] * 7, 1, True, 10.015],  # held 5 ms, queued 30
+            [10.07, 10.08, ["Tick"], 0, False, None],  # not stamped: the outside's
         ],
-        "commits": [[10.011, 10.015], [10.051, 10.053]],
-        "commands": [[10.055, 10.058, ["DispenseStack"]]],
+        # submitted, ended, and on the writer thread: append began, appended, anchor synced
+        "commits": [[10.011, 10.015, 10.0115, 10.013, 10.014], [10.051, 10.053, 10.0515, 10.052, 10.0525]],
+        "commands": [[10.016, 10.019, ["UnlockSeat"], 0.0005], [10.055, 10.058, ["DispenseStack"], 0.001]],
     }
     path = tmp_path / "t.json"
     path.write_text(json.dumps(log))
     t = timeline.read(path)
     assert t.idle_before == {
-        "WagerDetected@wager_station": pytest.approx(0.01),
-        "LockAcknowledged@wager_station": pytest.approx(0.03),
+        "WagerDetected@wager_station": pytest.approx(0.008),
+        "LockAcknowledged@wager_station": 0.0,
         "Tick": pytest.approx(0.01),
         "(after the last batch)": pytest.approx(0.02),
     }
+    assert t.queued == pytest.approx(0.032) and t.held == pytest.approx(0.005)
+    assert t.held_on_acks == pytest.approx(0.003)  # of its 5 ms, while the batch before awaited UnlockSeat's ACK
     assert t.commits_by == {"WagerDetected@wager_station": 1, "7x LockAcknowledged@wager_station": 1}
     assert t.busy == pytest.approx(0.03) and t.commit_wait == pytest.approx(0.006)
+    assert t.command_line == pytest.approx(0.0015) and t.stepping == pytest.approx(0.018)
+    assert t.own == pytest.approx(0.032 + 0.018 + 0.006)
+    c = t.commit_stages
+    assert (c.to_writer, c.append, c.anchor, c.to_loop, c.n) == pytest.approx((0.001, 0.002, 0.0015, 0.0015, 2))
     assert t.batch_sizes == {1: 2, 7: 1} and t.events == 2
-    report = timeline.report(path, 2)
+    report = timeline.report(path, 2, {"shoe": (0.004, 0.006), "dealer_panel": (0.001, 0.001)})
     assert "wall 50.0 ms = waiting for inputs 35.0 ms + in step batches 15.0 ms" in report, report
     assert "1.0 commits a round for 1.0 events" in report, report
+    assert "the controller's own 28.0 (inputs queued for the loop 16.0, stepping 9.0, awaiting commits 3.0)" in report
+    assert "the controller's own time bounds the table to 36 rounds/s (its commits alone 333)" in report, report
+    assert "their frames' and ACKs' line time 0.8, the devices' answers and the host's read 2.3" in report, report
+    assert "waited 2.5 ms for it to end (LockAcknowledged@wager_station 2.5), 1.5 ms of it while" in report, report
+    # The busiest line carried 5 ms a round (2+3): 200 rounds/s; 333 if its directions overlapped.
+    assert "the busiest line (shoe) carries 2.0 ms a round to its device and 3.0 ms from it" in report, report
+    assert "the wire alone bounds the table to 200 rounds/s (333 if" in report, report
 
 
 def test_the_profiled_daemon_exits_as_the_daemon_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
