@@ -264,7 +264,7 @@ class TableService:
         early = hoist_locks(steps)
         locking = None
         if early:
-            locking = self._commands.start(early)
+            locking = self._start(early)
             await lock_frames_out()
         try:
             body, records = self._records(state)
@@ -362,3 +362,7 @@ class TableService:
     async def _execute(self, commands: list[DeviceCommand]) -> None:
         # Carried out by controller/shell/device_commands.py: one match on the command's type, no state read back.
         await self._commands.execute(commands)
+
+    def _start(self, commands: list[DeviceCommand]) -> asyncio.Future[list[None]]:
+        # The same, each device's task started now (a step's early locks); bench/round_timeline.py times both.
+        return self._commands.start(commands)
