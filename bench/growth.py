@@ -226,7 +226,7 @@ def lockout_growth(trials: int) -> None:
     )
     for bus in (False, True):
         for stations in (1, 2, 4, 7):
-            figures = asyncio.run(lockout.run(trials, stations, lambda _n: None, bus, protocol, timing))
+            [figures] = asyncio.run(lockout.run(trials, stations, lambda _n: None, bus, protocol, timing)).values()
             _press, path_bytes = lockout_wire.critical_bytes(stations, figures.version, bus)
             floor = lockout_wire.line_time_ms(path_bytes, timing)
             p99 = benchlib.percentile(figures.controller, 99)

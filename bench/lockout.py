@@ -16,9 +16,12 @@ stations share one multi-drop line: v3, one GROUP frame naming the stations and 
 in its time slot (the line time counts the slot window, guard times included, up to the last confirmation's last
 byte); v2, one broadcast lock and the seven `locked` one after another on the return pair. Each trial counts the
 bytes the simulated lines carried: the bench stops if they are not the frames the
-baseline names. --sims-process runs the simulators in a process of their own, so the figures are the controller's.
+baseline names. --sims-process runs the simulators in a process of their own, so the figures are the controller's;
+with --pin on the controller's process keeps to one core and the simulators' to the other (bench/lockout_pin.py), and
+--pin alternate switches every 50 trials between unpinned and pinned and prints both sets of figures, each named.
 
     .venv/bin/python bench/lockout.py [--trials 1000] [--stations 7] [--bus] [--protocol 3] [--unpaced] [--sims-process]
+        [--pin off|on|alternate]
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchlib import machine, percentile
+from lockout_pin import MODES, UNPINNED, trial_pinning
 from lockout_sims import ChildSimulators, Simulators, serve_sims
 from lockout_wire import DRIVER_PROTOCOL, critical_bytes, expected_station_bytes, line_time_ms
 
@@ -156,7 +160,9 @@ async def run(
     timing: LineTiming = UNPACED,
     sims_process: bool = False,
     journal_first: bool = False,
-) -> Figures:
+    pin: str = "off",
+) -> dict[str, Figures]:
+    """The trials' figures by how the processes ran: UNPINNED, or a Pinning's label (--pin on / alternate)."""
     sims = (ChildSimulators if sims_process else Simulators)(stations, bus, timing)
     panel_port, ports = await sims.start()
     panel_settings = {"driver": "reference-dealer-panel", "port": panel_port, "protocol": protocol, **QUIET}
@@ -164,7 +170,7 @@ async def run(
     drivers = station_drivers(ports, stations, bus, protocol)
     acks: asyncio.Queue[tuple[float, DeviceEvent]] = asyncio.Queue()
     pressed: asyncio.Queue[float] = asyncio.Queue()
-    figures = Figures()
+    results: dict[str, Figures] = {}
     with tempfile.TemporaryDirectory() as tmp:
         journal = Journal(Path(tmp) / "bench.sqlite", "bench", uuid.uuid4().hex)
         writer = JournalWriter(journal)  # the service's writer thread (controller/shell/writer.py)
@@ -183,9 +189,11 @@ async def run(
         versions = {d.protocol_version for d in (panel, *drivers) if isinstance(d, ReferenceDevice)}
         if len(versions) != 1:
             raise SystemExit(f"bench: the devices negotiated different versions {sorted(versions)}")
-        figures.version = versions.pop()
+        version = versions.pop()
+        sims_pid = sims.pid if isinstance(sims, ChildSimulators) else None
         try:
-            for i in range(trials):
+            for i, label in enumerate(trial_pinning(trials, pin, sims_pid)):
+                figures = results.setdefault(label, Figures(version=version))
                 await trial(sims, drivers, acks, pressed, writer, figures, journal_first)
                 progress(i + 1)
         finally:
@@ -194,29 +202,51 @@ async def run(
             for dev in (panel, *drivers):
                 await dev.stop()
             await sims.stop()
-    return figures
+    return results
 
 
-def report(figures: Figures, args: argparse.Namespace, timing: LineTiming) -> None:
-    press_bytes, path_bytes = critical_bytes(args.stations, figures.version, args.bus)
+def report(results: dict[str, Figures], args: argparse.Namespace, timing: LineTiming) -> None:
+    """The run's conditions and baseline, then the figures of each way the processes ran (one, unless --pin
+    alternate), each under its name, and with both the pinned figures over the unpinned ones."""
+    version = next(iter(results.values())).version
+    press_bytes, path_bytes = critical_bytes(args.stations, version, args.bus)
     _v2_press, v2_path_bytes = critical_bytes(args.stations, 2, args.bus)
     wiring = "on one multi-drop line" if args.bus else "each on its own line"
     lines = f"paced {timing.baud}-baud lines" if timing.paced else "unpaced pseudo-terminals"
     order = "journal first, then the locks" if args.journal_first else "locks at once, the journal's commit in parallel"
     print(
-        f"lock-out, {args.stations} stations {wiring}, {args.trials} trials over {lines}, protocol v{figures.version}, "
-        f"{order}"
+        f"lock-out, {args.stations} stations {wiring}, {args.trials} trials over {lines}, protocol v{version}, {order}"
     )
     print("the simulators ran " + ("in a process of their own" if args.sims_process else "in this process"))
     line = timing if timing.paced else LineTiming()
-    whole_floor = line_time_ms(press_bytes + path_bytes, line)
-    path_floor = line_time_ms(path_bytes, line)
-    v2_floor = line_time_ms(v2_path_bytes, line)
-    print(
-        f"line time of the critical-path frames actually sent at {line.baud} baud (baseline): {whole_floor:.3f} ms "
-        f"from the press ({press_bytes} + {path_bytes} byte times), {path_floor:.3f} ms once it reached the controller "
-        f"(v2's frames: {v2_path_bytes} bytes, {v2_floor:.3f} ms)"
+    floors = (
+        line_time_ms(press_bytes + path_bytes, line),
+        line_time_ms(path_bytes, line),
+        line_time_ms(v2_path_bytes, line),
     )
+    print(
+        f"line time of the critical-path frames actually sent at {line.baud} baud (baseline): {floors[0]:.3f} ms "
+        f"from the press ({press_bytes} + {path_bytes} byte times), {floors[1]:.3f} ms once it reached the controller "
+        f"(v2's frames: {v2_path_bytes} bytes, {floors[2]:.3f} ms)"
+    )
+    for label, figures in results.items():
+        if args.pin != "off":
+            print(f"-- {label}: {len(figures.controller)} trials")
+        report_figures(figures, args, timing, floors)
+    if UNPINNED in results and len(results) == 2:
+        unpinned = results.pop(UNPINNED)
+        [pinned] = results.values()
+        ratios = [
+            f"{name} {percentile(sorted(pinned.controller), q) / percentile(sorted(unpinned.controller), q):.2f}x"
+            for name, q in (("p50", 50), ("p99", 99))
+        ]
+        print("pinned over unpinned, from the press reaching the controller: " + ", ".join(ratios))
+
+
+def report_figures(
+    figures: Figures, args: argparse.Namespace, timing: LineTiming, floors: tuple[float, float, float]
+) -> None:
+    whole_floor, path_floor, v2_floor = floors
     carried = statistics.median(figures.station_bytes)
     expected = expected_station_bytes(args.stations, figures.version, args.bus)
     print(f"bytes the station lines carried per lock-out: {carried:.0f} (the frames the baseline names: {expected})")
@@ -278,8 +308,17 @@ def main() -> int:
     ap.add_argument(
         "--sims-process", action="store_true", help="the simulators in a process of their own: the controller alone"
     )
+    ap.add_argument(
+        "--pin",
+        choices=MODES,
+        default="off",
+        help="with --sims-process: the controller on one core and the simulators on the other; alternate: every 50 "
+        "trials, both sets of figures printed",
+    )
     ap.add_argument("--serve-sims", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.pin != "off" and not args.sims_process:
+        ap.error("--pin needs --sims-process: the simulators in this process cannot have a core of their own")
     configure_logging(json=False, level="warning")  # the figures are the output; logs only if something fails
     timing = UNPACED if args.unpaced else LineTiming()
     if args.serve_sims:
@@ -291,12 +330,20 @@ def main() -> int:
             print(f"  {done}/{args.trials} trials", file=sys.stderr, flush=True)
 
     print(machine())
-    figures = asyncio.run(
+    results = asyncio.run(
         run(
-            args.trials, args.stations, progress, args.bus, args.protocol, timing, args.sims_process, args.journal_first
+            args.trials,
+            args.stations,
+            progress,
+            args.bus,
+            args.protocol,
+            timing,
+            args.sims_process,
+            args.journal_first,
+            args.pin,
         )
     )
-    report(figures, args, timing)
+    report(results, args, timing)
     return 0
 
 

@@ -112,6 +112,13 @@ class ChildSimulators:
             raise SystemExit("bench: the simulator process ended")
         return line.decode().strip()
 
+    @property
+    def pid(self) -> int:
+        """The simulators' process (--pin gives it a core of its own)."""
+        if self.proc is None:
+            raise RuntimeError("the simulators' process is not started")
+        return self.proc.pid
+
     async def press(self) -> None:
         await self._ask("press")
 

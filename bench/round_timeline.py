@@ -1,11 +1,12 @@
 """Where a paced round's wall time goes, and which steps commit: bench/footprint.py --timeline.
 
 The daemon runs under TIMED (like footprint's --profile, told the first and the last measured round.completed by
-SIGUSR1 and SIGUSR2), which wraps three of the service's methods and records, on the loop's clock:
+SIGUSR1 and SIGUSR2), which wraps the service's and its writer's methods and records, on the loop's clock:
 - each step batch (TableService.apply_all): when it started and ended, its inputs' kinds, how many events it journaled
   and whether it committed;
 - each commit (JournalWriter.submit to the end of JournalWriter.wait): the loop waiting on the disk;
-- each step's device commands carried out (TableService._execute): the loop awaiting a device's frame on the wire.
+- each step's device commands carried out (TableService._execute, and _start for the locks that leave before the
+  commit): the loop awaiting a device's frame on the wire.
 Between two batches the loop waits for an input; that gap is put down to the kind of input that ended it (a card
 from the shoe: the shoe's wire; a wager or a button: the people, who act on events as published over MQTT).
 Only the loop's thread is timed: the writer thread's work shows as the loop waiting on a commit.
@@ -119,10 +120,23 @@ async def timed_execute(self, commands):
     finally:
         wire[0] -= 1
     if on[0] and commands:
-        log["commands"].append([start, time.monotonic(), [type(c).__name__ for c in commands], max(
-            (v - line_s.get(k, 0.0) for k, v in wire[1].items()), default=0.0)])
+        log["commands"].append([start, time.monotonic(), [type(c).__name__ for c in commands], _line_time(line_s)])
+def _line_time(before):
+    return max((v - before.get(k, 0.0) for k, v in wire[1].items()), default=0.0)
+start_commands = service_mod.TableService._start
+def timed_start(self, commands):
+    start, line_s = time.monotonic(), dict(wire[1])
+    wire[0] += 1
+    running = start_commands(self, commands)
+    def done(_f):
+        wire[0] -= 1
+        if on[0] and commands:
+            log["commands"].append([start, time.monotonic(), [type(c).__name__ for c in commands], _line_time(line_s)])
+    running.add_done_callback(done)
+    return running
 service_mod.TableService.apply_all = timed_apply_all
 service_mod.TableService._execute = timed_execute
+service_mod.TableService._start = timed_start
 writer_mod.JournalWriter.submit = timed_submit
 writer_mod.JournalWriter.wait = timed_wait
 def start(*_):

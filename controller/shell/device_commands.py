@@ -69,14 +69,17 @@ class CommandRunner:
         # (all six stations lock at once).
         if not commands:
             return
-        by_device: dict[str, list[DeviceCommand]] = defaultdict(list)
-        for c in commands:
-            by_device[device_for(c)].append(c)
+        by_device = _by_device(commands)
         if len(by_device) == 1:  # most steps: one device (a card dispensed), no task of its own needed
             [(dev, cmds)] = by_device.items()
             await self._run(dev, cmds)
             return
         await asyncio.gather(*(self._run(dev, cmds) for dev, cmds in by_device.items()))
+
+    def start(self, commands: Sequence[DeviceCommand]) -> asyncio.Future[list[None]]:
+        """execute's work with each device's task started now, not in a task of its own first: a lock-out's frames
+        are written in the loop's next turn (controller/shell/locks.py). Done when every device's commands are."""
+        return asyncio.gather(*(self._run(dev, cmds) for dev, cmds in _by_device(commands).items()))
 
     async def _run(self, device_id: str, commands: list[DeviceCommand]) -> None:
         if device_id == LINK:
@@ -187,6 +190,13 @@ class DeviceMismatch(TypeError):
 
 def _mismatch(device: Device, kind: str, c: DeviceCommand) -> DeviceMismatch:
     return DeviceMismatch(f"{type(device).__name__} is not a {kind}: it cannot {c.verb}")
+
+
+def _by_device(commands: Sequence[DeviceCommand]) -> dict[str, list[DeviceCommand]]:
+    by_device: dict[str, list[DeviceCommand]] = defaultdict(list)
+    for c in commands:
+        by_device[device_for(c)].append(c)
+    return by_device
 
 
 def device_for(c: DeviceCommand) -> str:

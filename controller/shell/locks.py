@@ -11,10 +11,11 @@ from controller.shell.device_commands import device_for
 
 
 async def lock_frames_out() -> None:
-    """Let lock commands just started write their frames before the journal's writer thread starts its commit: the
-    thread's Python work would otherwise hold the GIL while the frames wait. Two turns of the loop: one for the
-    runner's gather to start a task per device, one for each task to write its frame (a link writes at once when
-    nothing is outstanding, drivers/reference/link.py)."""
+    """Let lock commands just started (CommandRunner.start: a task per device) write their frames before the step's
+    state is encoded and the journal's writer thread starts its commit: the thread's Python work would otherwise hold
+    the GIL while the frames wait. Two turns of the loop: in the first each device's task writes its frame (a link
+    writes at once when nothing is outstanding, drivers/reference/link.py) or, on a shared line, joins the line's
+    GROUP lock, whose frame the line writes in the second (drivers/reference/bus_commands.py)."""
     for _turn in range(2):
         await asyncio.sleep(0)
 

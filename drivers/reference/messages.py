@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -54,6 +55,19 @@ SUITS = "cdhs"
 
 def encode_message(message: Mapping[str, Any], version: int = VERSION) -> bytes:
     """A DATA payload: compact UTF-8 JSON in v1, a coded CBOR map in v2 (drivers/reference/compact.py)."""
+    if len(message) == 1 and type(cmd := message.get("cmd")) is str:
+        # A bare command (lock, unlock, ping) is the same bytes every time: a lock-out encodes it once per station,
+        # on its way to the frames.
+        return _bare_command(cmd, version)
+    return _encode(message, version)
+
+
+@functools.lru_cache(maxsize=64)  # the commands' vocabulary is small; a caller's odd name does not grow it unbounded
+def _bare_command(cmd: str, version: int) -> bytes:
+    return _encode({"cmd": cmd}, version)
+
+
+def _encode(message: Mapping[str, Any], version: int) -> bytes:
     if version in COMPACT_VERSIONS:
         payload = encode_compact(message)
         limit = MAX_PAYLOAD_V2

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.interfaces import DeviceOnline, LockAcknowledged
+from drivers.reference import compact, messages
 from drivers.reference.compact import COMMAND_NAMES, EVENT_NAMES
 from drivers.reference.device import ReferenceDevice
 from drivers.reference.framing import (
@@ -394,3 +395,21 @@ async def test_a_lost_reply_is_repeated_for_the_retransmission_and_acted_on_once
         with contextlib.suppress(OSError):
             os.close(host_fd)
         endpoint.close()
+
+
+def test_a_bare_command_is_encoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lock-out encodes `{"cmd": "lock"}` once per station; its payload is the same bytes every time (canonical
+    CBOR), so it is encoded once and kept: the frames of a lock-out are written sooner (performance-history Part 16)."""
+    calls: list[object] = []
+    real = compact.encode_compact
+
+    def counting(message: Any) -> bytes:
+        calls.append(message)
+        return real(message)
+
+    monkeypatch.setattr(messages, "encode_compact", counting)
+    payloads = {encode_message({"cmd": "unlock"}, VERSION_3) for _ in range(7)}
+    assert len(calls) <= 1 and payloads == {bytes.fromhex("A1 00 06")}, (calls, payloads)
+    # Anything with more than the command still goes through the encoder every time.
+    assert encode_message({"cmd": "light", "on": True}, VERSION_3) == real({"cmd": "light", "on": True})
+    assert len(calls) <= 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import os
 import re
 import signal
 import subprocess
@@ -314,6 +315,40 @@ def test_lockout_reports_against_the_line_time_of_the_frames_sent() -> None:
         assert re.search(r"where it went \(medians\): every trial " + parts + r";\n  the slowest 1 % " + parts, out), (
             out
         )
+
+
+def test_lockout_pinned_and_unpinned_side_by_side() -> None:
+    """--pin alternate: every other 50 trials the controller's process keeps to one core and the simulators' to the
+    other (every thread of each, as the OS reads the affinity back); both sets of figures are printed, each named."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("pinning needs two cores this process may use")
+    out = _bench("lockout.py", "--trials", "100", "--stations", "3", "--sims-process", "--pin", "alternate")
+    pinned = re.search(
+        r"pinned the controller \(pid \d+, all (\d+) threads: the loop's, the journal writer's and asyncio's\) to CPU "
+        r"(\d+), the simulators \(pid \d+, all \d+ threads\) to CPU (\d+)\n",
+        out,
+    )
+    assert pinned is not None, out
+    assert int(pinned[1]) >= 2 and pinned[2] != pinned[3], out
+    label = f"pinned (controller on CPU {pinned[2]}, simulators on CPU {pinned[3]})"
+    figures = r": 50 trials\nbytes the station lines carried .*\nfrom the press: p50 .*\n"
+    figures += r"from the press reaching the controller: p50"
+    for name in ("unpinned (either process on any core)", label):
+        assert re.search("-- " + re.escape(name) + figures, out), out
+    ratios = r"pinned over unpinned, from the press reaching the controller: p50 [\d.]+x, p99 [\d.]+x"
+    assert re.search(ratios, out), out
+
+
+def test_lockout_pin_needs_the_simulators_in_a_process_of_their_own() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "lockout.py"), "--trials", "1", "--pin", "on"],
+        capture_output=True,
+        text=True,
+        timeout=FAILURE_BOUND,
+        check=False,
+    )
+    assert proc.returncode == 2, proc
+    assert "--pin needs --sims-process: the simulators in this process cannot have a core of their own" in proc.stderr
 
 
 def test_growth_reports_lockout_and_journal_growth() -> None:
