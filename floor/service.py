@@ -85,7 +85,7 @@ class FloorService:
         self.tasks.start("floor-watchdog", self._watchdog(), may_return=self.notifier.watchdog_interval is None)
         self.tasks.start("floor-gaps", self._watch_gaps(writer))
         self.tasks.start("floor-refusal-log", self.refusal_log.run())
-        self.tasks.start("floor-older-days", older_days(self.config.database, self.stopping.is_set), may_return=True)
+        self.tasks.start("floor-older-days", older_days(self.config.database, self.stopping), may_return=True)
         # The write loop is a task like the others (not run() itself): cancelled or ended, it is reported the same.
         writing = self.tasks.start(WRITER, self._write_loop(writer), may_return=True)
         self.notifier.send(READY=1, STATUS="archiving")

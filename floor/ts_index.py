@@ -20,8 +20,10 @@ again; a partition without the index is only read without it meanwhile.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -39,8 +41,8 @@ INDEX = "events_ts_brin"
 MIGRATION = f"CREATE INDEX IF NOT EXISTS {INDEX} ON ONLY events USING brin (ts) WITH (autosummarize = on)"
 # Two services starting at once must not both build the same partition's index (the second would fail on it).
 LOCK_KEY = 16016017
-# A service finding the lock held waits for it this long at a time (it takes it at once when let go; this bounds how
-# late a stop is seen), and says the other's progress at least this often.
+# A service finding the lock held tries it again this often (a stop ends the wait at once, whatever this is), and
+# says the other's progress at least every PROGRESS_S.
 LOCK_WAIT_S = 1.0
 PROGRESS_S = 60.0
 
@@ -58,19 +60,28 @@ def partition_index(partition: str) -> str:
     return f"{partition}_ts_brin"
 
 
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """How a service waits for another process's build: the lock tried every `poll_s`, and `pause(seconds)` between
+    two tries, True once the service is stopping (it returns at once then: the stop is not left to the next try)."""
+
+    poll_s: float
+    pause: Callable[[float], bool]
+
+
 def index_partitions(
     conn: Conn,
     progress: Callable[[int, int, str, float], None] | None = None,
     stopping: Callable[[], bool] = lambda: False,
     busy: Callable[[int], None] | None = None,
-    wait_s: float | None = None,
+    waiting: Waiting | None = None,
 ) -> int:
     """Index and attach every partition archived before migration 8; returns how many. `progress(done, total,
     partition, seconds)` after each; `stopping()` is asked before each; `busy(partitions)` when another process
-    (a service, `floor fill-rounds`) holds the lock and is building them. Without `wait_s` that ends the call;
-    with it, the call waits for the lock, `wait_s` at a time (a stop is seen between two), logging the other's
-    progress, and builds only what the other left (none, when it finished). Nothing to do (the usual case) costs
-    one query. The connection is left in autocommit (CONCURRENTLY needs it)."""
+    (a service, `floor fill-rounds`) holds the lock and is building them. Without `waiting` that ends the call;
+    with it, the call waits for the lock (until `waiting.pause` says stop), logging the other's progress, and
+    builds only what the other left (none, when it finished). Nothing to do (the usual case) costs one query. The
+    connection is left in autocommit (CONCURRENTLY needs it)."""
     conn.commit()
     conn.autocommit = True
     row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (INDEX,)).fetchone()
@@ -84,11 +95,11 @@ def index_partitions(
         log.info(
             "events ts index: another floor service or `floor fill-rounds` is building it",
             partitions=len(todo),
-            then="waiting for it to finish" if wait_s is not None else "left to it",
+            then="waiting for it to finish" if waiting is not None else "left to it",
         )
         if busy is not None:
             busy(len(todo))
-        if wait_s is None or not _wait_for_lock(conn, len(todo), wait_s, stopping):
+        if waiting is None or not _wait_for_lock(conn, len(todo), waiting):
             return 0
     try:
         # Taken after a wait, the other process built some or all of them meanwhile: those are not built again.
@@ -111,33 +122,33 @@ def _unindexed(conn: Conn) -> list[str]:
     return [str(r[0]) for r in conn.execute(UNINDEXED.encode()).fetchall()]
 
 
-def _wait_for_lock(conn: Conn, left: int, wait_s: float, stopping: Callable[[], bool]) -> bool:
-    """Blocked on the lock (so taken the moment the other process lets it go, not at the next poll), `wait_s` at a
-    time: between two waits a stop is seen and the days the other still has to build are counted, said in the log
-    when that changes (its progress) and at least every PROGRESS_S. False when stopping, or when the other left
-    nothing to build (it finished: the lock is not needed to see the index complete)."""
+def _wait_for_lock(conn: Conn, left: int, waiting: Waiting) -> bool:
+    """The lock tried every `poll_s` until the other process lets it go, the days it still has to build counted at
+    each try and said in the log when that changes (its progress) and at least every PROGRESS_S. False when
+    stopping (said by `pause`, at once), or when the other left nothing to build (it finished: the lock is not
+    needed to see the index complete).
+
+    Tried, not waited for in a blocked `pg_advisory_lock`: a statement blocked there holds its snapshot, and the
+    other's CREATE INDEX CONCURRENTLY waits for every older snapshot to end before it finishes, so each of its
+    builds stalled on the service's wait until its lock_timeout, or PostgreSQL found the deadlock first (at its
+    deadlock_timeout, 1 s by default: the wait's own second) and ended the service's wait with an error, which
+    stopped the service."""
     t0 = said_at = time.monotonic()
-    conn.execute(f"SET lock_timeout = {max(1, int(wait_s * 1000))}".encode())
-    try:
-        while not stopping():
-            try:
-                conn.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
-                return True
-            except psycopg.errors.LockNotAvailable:
-                pass
-            now_left = len(_unindexed(conn))
-            if now_left == 0:
-                return False
-            if now_left != left or time.monotonic() - said_at >= PROGRESS_S:
-                left, said_at = now_left, time.monotonic()
-                log.info(
-                    "events ts index: still waiting for the other process building it",
-                    partitions_left=left,
-                    waited_s=round(said_at - t0, 1),
-                )
-        return False
-    finally:
-        conn.execute("RESET lock_timeout")
+    while not waiting.pause(waiting.poll_s):
+        got = conn.execute("SELECT pg_try_advisory_lock(%s)", (LOCK_KEY,)).fetchone()
+        if got is not None and got[0]:
+            return True
+        now_left = len(_unindexed(conn))
+        if now_left == 0:
+            return False
+        if now_left != left or time.monotonic() - said_at >= PROGRESS_S:
+            left, said_at = now_left, time.monotonic()
+            log.info(
+                "events ts index: still waiting for the other process building it",
+                partitions_left=left,
+                waited_s=round(said_at - t0, 1),
+            )
+    return False
 
 
 def _index_one(conn: Conn, partition: str) -> None:
@@ -157,22 +168,34 @@ def _index_one(conn: Conn, partition: str) -> None:
     conn.execute(f"ALTER INDEX {INDEX} ATTACH PARTITION {name}".encode())
 
 
-async def index_beside(db: DatabaseSection, stopping: Callable[[], bool], wait_s: float = LOCK_WAIT_S) -> None:
+async def index_beside(db: DatabaseSection, stop: asyncio.Event, wait_s: float = LOCK_WAIT_S) -> None:
     """The service's task: the older partitions indexed beside the archiving, each said in the log. Another process
     building them (`floor fill-rounds`, a second service) is waited for, so "complete" is said here once it is. A
-    stop ends it between two partitions (or two waits); the next start goes on from there."""
+    stop ends the wait at once, a build between two partitions; the next start goes on from there."""
+    stopped = threading.Event()  # the stop, as the build's thread waits on it
 
     def said(done: int, total: int, partition: str, seconds: float) -> None:
         log.info("events ts index built", partition=partition, seconds=round(seconds, 2), done=done, of=total)
 
     def build() -> bool:
         waited: list[int] = []
+        waiting = Waiting(wait_s, stopped.wait)
         with connect(db) as conn:
-            if not index_partitions(conn, said, stopping, busy=waited.append, wait_s=wait_s) and not waited:
+            if not index_partitions(conn, said, stopped.is_set, busy=waited.append, waiting=waiting) and not waited:
                 return False  # nothing to do: the usual start says nothing
-            return not stopping() and valid(conn)
+            return not stopped.is_set() and valid(conn)
 
-    if await asyncio.to_thread(build):
+    building = asyncio.ensure_future(asyncio.to_thread(build))
+    watching = asyncio.ensure_future(stop.wait())
+    try:
+        done, _ = await asyncio.wait({building, watching}, return_when=asyncio.FIRST_COMPLETED)
+        if building not in done:
+            stopped.set()  # the stop: a wait ends now, a partition's build at its end
+        complete = await building
+    finally:
+        stopped.set()  # cancelled too (the service closing its tasks): the thread is not left waiting
+        watching.cancel()
+    if complete:
         log.info("events ts index complete")
 
 
@@ -182,9 +205,9 @@ def valid(conn: Conn) -> bool:
     return bool(row and row[0])
 
 
-async def older_days(db: DatabaseSection, stopping: Callable[[], bool]) -> None:
+async def older_days(db: DatabaseSection, stop: asyncio.Event) -> None:
     """The service's task for the days archived before migrations 7 and 8: their round summary first (a report over
     one refuses until then), then their ts index; one after the other, not both at once on the floor PC's cores."""
-    await fill_beside(db, stopping)
-    if not stopping():
-        await index_beside(db, stopping)
+    await fill_beside(db, stop.is_set)
+    if not stop.is_set():
+        await index_beside(db, stop)

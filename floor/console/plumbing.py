@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import math
 import ssl
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -25,6 +24,7 @@ from aiohttp.web_protocol import _ErrInfo
 
 from controller.core import strictjson
 from floor.console.auth import Session, Sessions
+from floor.console.protocol_log import client_host
 from floor.console.wire import problem_in, requests_apart
 
 log = structlog.get_logger("tablectl.console")
@@ -277,7 +277,19 @@ class ConsoleProtocol(web.RequestHandler):
         body.feed_eof()
         self.close()
         problem = problem_in(error, body=True)
-        log.info("console refused a malformed request body", problem=problem, status=400, answered=self.answered)
+        log.info(
+            "console refused a malformed request body",
+            problem=problem,
+            status=400,
+            answered=self.answered,
+            client=client_host(self.peername),
+        )
+
+    def log_exception(self, *args: Any, **kw: Any) -> None:
+        # aiohttp's report of an error outside a handler (under its pure-Python parser, a chunk gone bad while it
+        # discards a body after the answer) names no address: the refusal's line takes it from the connection.
+        kw.setdefault("extra", {}).setdefault("client", client_host(self.peername))
+        super().log_exception(*args, **kw)
 
     def handle_error(
         self, request: web.BaseRequest, status: int = 500, exc: BaseException | None = None, message: str | None = None
@@ -309,43 +321,6 @@ async def watch_body(request: web.Request, handler: Handler) -> web.StreamRespon
         return await handler(request)
     finally:
         protocol.answered = True
-
-
-class ProtocolLog(logging.LoggerAdapter[logging.Logger]):
-    """aiohttp's server logger for the console: a request that is not HTTP it can parse (a Content-Length that is not
-    a number, a header line past 8190 bytes, bytes after `Connection: close`) is the client's fault, answered with a
-    400 naming it; it is noted at info, not as an error with a traceback (at debug where aiohttp chose debug: non-HTTP
-    bytes as a connection's first request, a scanner's or TLS sent to plain HTTP). The line says what was wrong as
-    the 400 says it (wire.problem_in) and aiohttp's kind of error, never the client's bytes: aiohttp's own message and
-    traceback quote them (escaped, but whatever a client chose to put in the floor's log, up to 8190 bytes a line).
-    Anything else goes on as aiohttp logs it."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.getLogger("aiohttp.server"), {})
-
-    def exception(self, msg: object, *args: object, exc_info: Any = True, **kw: Any) -> None:
-        if not _refused(exc_info, args, log.info):
-            super().exception(msg, *args, exc_info=exc_info, **kw)
-
-    def debug(self, msg: object, *args: object, **kw: Any) -> None:
-        if not _refused(kw.get("exc_info"), args, log.debug):
-            super().debug(msg, *args, **kw)
-
-
-def _refused(error: object, args: tuple[object, ...], say: Callable[..., object]) -> bool:
-    """Said (`say`) when `error` is the client's fault (a 4xx of aiohttp's parser); `args` are aiohttp's format
-    arguments, the client's address first."""
-    if not isinstance(error, HttpProcessingError) or not 400 <= (error.code or 0) < 500:
-        return False
-    client = args[0] if args and isinstance(args[0], str) else None
-    say(
-        "console refused a malformed request",
-        problem=problem_in(error),
-        error=type(error).__name__,
-        status=error.code,
-        client=client,
-    )
-    return True
 
 
 @web.middleware

@@ -28,7 +28,6 @@ from floor.console.loading import load_view
 from floor.console.login import LoginDesk
 from floor.console.plumbing import (
     MAX_BODY,
-    ProtocolLog,
     check_csrf,
     check_post,
     errors_as_json,
@@ -44,6 +43,7 @@ from floor.console.plumbing import (
     tls_context,
     watch_body,
 )
+from floor.console.protocol_log import ProtocolLog
 from floor.console.records import ConsoleRecords
 from floor.console.relay import relay_command
 from floor.console.verbs import LINK_VERBS, VERBS, ConsoleVerb, allowed, link_allowed

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -23,7 +25,6 @@ from floor.db import connect
 from floor.rounds import pending
 from floor.schema import LATEST, migrate, partition_ddl, partition_name
 from floor.ts_index import (
-    INDEX,
     LOCK_KEY,
     _index_one,
     index_beside,
@@ -33,39 +34,9 @@ from floor.ts_index import (
     valid,
 )
 from tests.floor.conftest import TABLECTL, wait_for
+from tests.floor.ts_archive import BUSY, DAYS, STILL, archive_at_7, index_oids, indexed, lock_holder, waiting_on_lock
 
 pytestmark = pytest.mark.floor
-DAYS = (date(2026, 11, 20), date(2026, 11, 21))
-PER_DAY = 40_000  # enough pages (BRIN ranges of 128) that a few hours' range is cheaper through the index
-
-
-def _archive_at_7(dsn: str) -> None:
-    """An archive as a floor at migration 7 left it: two gaming days of events, appended in ts order as the writer
-    appends them (a round's events a few seconds apart)."""
-    with psycopg.connect(dsn) as conn:
-        migrate(conn, upto=7)
-        for day in DAYS:
-            conn.execute(partition_ddl(day))
-            start = datetime(day.year, day.month, day.day, 6, tzinfo=UTC)
-            conn.execute(
-                "INSERT INTO events (gaming_day, table_id, seq, event_id, boot_id, ts, ts_text, round_id, type,"
-                " payload, replayed) SELECT %s, 't' || (i %% 10), i, %s || i, 'b1', %s + i * interval '2 s', '',"
-                " 'r' || (i / 20), 'wager.accepted', '{\"seat\": 1, \"amount\": 500}', false"
-                " FROM generate_series(1, %s) i",
-                (day, f"{day}-", start, PER_DAY),
-            )
-        conn.execute("ANALYZE events")
-
-
-def _indexed(conn: psycopg.Connection[tuple[object, ...]]) -> dict[str, str]:
-    """Each partition of `events` and the index attached to the parent's BRIN index on it."""
-    rows = conn.execute(
-        "SELECT t.relname, c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
-        " JOIN pg_index x ON x.indexrelid = c.oid JOIN pg_class t ON t.oid = x.indrelid"
-        " WHERE i.inhparent = %s::regclass AND x.indisvalid",
-        (INDEX,),
-    ).fetchall()
-    return {str(t): str(c) for t, c in rows}
 
 
 def _plan(conn: psycopg.Connection[tuple[object, ...]], day: date) -> str:
@@ -78,22 +49,22 @@ def _plan(conn: psycopg.Connection[tuple[object, ...]], day: date) -> str:
 
 
 async def test_an_archive_at_7_migrates_at_once_and_each_older_day_is_indexed_beside(floor_dsn: str) -> None:
-    _archive_at_7(floor_dsn)
+    archive_at_7(floor_dsn)
     db = DatabaseSection(dsn=floor_dsn)
     with connect(db) as conn:
         assert migrate(conn) == 7
         assert conn.execute("SELECT max(version) FROM floor_schema").fetchone() == (LATEST,) and LATEST == 8
         # The migration read no partition: the parent's index waits, invalid, for the days archived before it.
-        assert _indexed(conn) == {} and not valid(conn)
+        assert indexed(conn) == {} and not valid(conn)
         assert "Seq Scan" in _plan(conn, DAYS[1])
     with capture_logs() as logs:
-        await older_days(db, lambda: False)  # the service's task: the round summary's older days, then the index
+        await older_days(db, asyncio.Event())  # the service's task: the round summary's older days, then the index
     built = [e for e in logs if e["event"] == "events ts index built"]
     names = [partition_name(d) for d in DAYS]
     assert [(e["partition"], e["done"], e["of"]) for e in built] == [(names[0], 1, 2), (names[1], 2, 2)]
     assert logs[-1]["event"] == "events ts index complete"
     with connect(db) as conn:
-        assert _indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
+        assert indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
         conn.execute("ANALYZE events")
         plan = _plan(conn, DAYS[1])
         assert f"Bitmap Index Scan on {partition_index(names[1])}" in plan, plan
@@ -109,7 +80,7 @@ async def test_an_archive_at_7_migrates_at_once_and_each_older_day_is_indexed_be
         # A day made afterwards (as the writer makes one) has the index from the start, attached.
         new = date(2026, 11, 22)
         conn.execute(partition_ddl(new))
-        assert partition_name(new) in _indexed(conn) and valid(conn)
+        assert partition_name(new) in indexed(conn) and valid(conn)
         assert index_partitions(conn) == 0
 
 
@@ -119,15 +90,15 @@ def test_a_fresh_archive_has_a_valid_index_and_each_new_day_gets_it(floor_dsn: s
         assert valid(conn)  # no partition to wait for
         conn.execute(partition_ddl(DAYS[0]))
         conn.commit()
-        assert set(_indexed(conn)) == {partition_name(DAYS[0])} and valid(conn)
+        assert set(indexed(conn)) == {partition_name(DAYS[0])} and valid(conn)
 
 
 def test_a_stop_leaves_the_rest_for_the_next_start_and_an_interrupted_build_is_built_again(floor_dsn: str) -> None:
-    _archive_at_7(floor_dsn)
+    archive_at_7(floor_dsn)
     with connect(DatabaseSection(dsn=floor_dsn)) as conn:
         migrate(conn)
         assert index_partitions(conn, stopping=lambda: True) == 0  # the service stopping as it starts
-        assert _indexed(conn) == {}
+        assert indexed(conn) == {}
         # A build interrupted mid-way: CREATE INDEX CONCURRENTLY waits for a writer's open transaction on the day,
         # and is cancelled (its statement_timeout) as a stop or a crash would, leaving its index invalid.
         first = partition_name(DAYS[0])
@@ -146,7 +117,7 @@ def test_a_stop_leaves_the_rest_for_the_next_start_and_an_interrupted_build_is_b
         said: list[tuple[int, int, str]] = []
         assert index_partitions(conn, lambda done, of, name, _s: said.append((done, of, name))) == 2
         assert said == [(1, 2, first), (2, 2, partition_name(DAYS[1]))]
-        assert set(_indexed(conn)) == {first, partition_name(DAYS[1])} and valid(conn)
+        assert set(indexed(conn)) == {first, partition_name(DAYS[1])} and valid(conn)
 
 
 def _fill(config: Path) -> subprocess.CompletedProcess[str]:
@@ -158,7 +129,7 @@ def _fill(config: Path) -> subprocess.CompletedProcess[str]:
 def test_fill_rounds_indexes_the_older_days_at_a_terminal_and_leaves_them_to_a_service_building_them(
     floor_dsn: str, tmp_path: Path
 ) -> None:
-    _archive_at_7(floor_dsn)
+    archive_at_7(floor_dsn)
     config = tmp_path / "floor.toml"
     config.write_text(f'name = "f"\n[database]\ndsn = "{floor_dsn}"\n[mqtt]\nbroker = "mqtt://127.0.0.1:1"\n')
     names = [partition_name(d) for d in DAYS]
@@ -176,7 +147,7 @@ def test_fill_rounds_indexes_the_older_days_at_a_terminal_and_leaves_them_to_a_s
         ]
     with connect(DatabaseSection(dsn=floor_dsn)) as conn:
         assert conn.execute("SELECT max(version) FROM floor_schema").fetchone() == (LATEST,)
-        assert _indexed(conn) == {} and not valid(conn)
+        assert indexed(conn) == {} and not valid(conn)
     run = _fill(config)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
@@ -186,34 +157,20 @@ def test_fill_rounds_indexes_the_older_days_at_a_terminal_and_leaves_them_to_a_s
     ]
     assert lines[0].startswith("the round summary is complete") and lines[3:] == [complete]
     with connect(DatabaseSection(dsn=floor_dsn)) as conn:
-        assert _indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
+        assert indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
     # Run again: nothing to do, and it says the index is complete.
     again = _fill(config)
     assert again.returncode == 0 and again.stdout.splitlines()[1:] == [complete], again.stdout
 
 
-BUSY = "events ts index: another floor service or `floor fill-rounds` is building it"
-STILL = "events ts index: still waiting for the other process building it"
-
-
-def _waiting_on_lock(conn: psycopg.Connection[tuple[object, ...]]) -> bool:
-    """Whether a backend is blocked on the build's advisory lock (a key under 2^32: objid is the key, classid 0)."""
-    row = conn.execute(
-        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 0 AND objid = %s AND NOT granted",
-        (LOCK_KEY,),
-    ).fetchone()
-    return row is not None and int(str(row[0])) > 0
-
-
-def _index_oids(conn: psycopg.Connection[tuple[object, ...]]) -> dict[str, int]:
-    rows = conn.execute("SELECT relname, oid FROM pg_class WHERE relname LIKE 'events\\_2%\\_ts\\_brin'").fetchall()
-    return {str(name): int(str(oid)) for name, oid in rows}
+def _said(logs: Sequence[Mapping[str, Any]], event: str) -> bool:
+    return any(e["event"] == event for e in logs)
 
 
 async def test_a_service_finding_another_building_waits_and_says_complete_without_building_again(
     floor_dsn: str,
 ) -> None:
-    _archive_at_7(floor_dsn)
+    archive_at_7(floor_dsn)
     db = DatabaseSection(dsn=floor_dsn)
     with connect(db) as conn:
         migrate(conn)
@@ -221,12 +178,12 @@ async def test_a_service_finding_another_building_waits_and_says_complete_withou
     # The other process (as `floor fill-rounds` would) holds the lock on a connection of its own.
     with psycopg.connect(floor_dsn, autocommit=True) as other, capture_logs() as logs:
         other.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
-        service = asyncio.create_task(older_days(db, lambda: False))  # the service's task, as it runs it
-        await asyncio.to_thread(wait_for, lambda: _waiting_on_lock(other), 30, "the service waiting on the lock")
+        service = asyncio.create_task(older_days(db, asyncio.Event()))  # the service's task, as it runs it
+        await asyncio.to_thread(wait_for, lambda: _said(logs, BUSY), 30, "the service waiting for the lock")
         assert not service.done()
         # The other builds every day (its own try-lock nests in the held one) and lets the lock go.
         assert index_partitions(other) == 2
-        built_by_other = _index_oids(other)
+        built_by_other = index_oids(other)
         assert set(built_by_other) == {partition_index(n) for n in names}
         other.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))
         await asyncio.wait_for(service, 30)
@@ -237,22 +194,22 @@ async def test_a_service_finding_another_building_waits_and_says_complete_withou
     assert ts[0]["partitions"] == 2 and ts[0]["then"] == "waiting for it to finish"
     with connect(db) as conn:
         # Not built twice: the very indexes the other built, attached, and the parent's valid.
-        assert _index_oids(conn) == built_by_other
-        assert _indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
+        assert index_oids(conn) == built_by_other
+        assert indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
 
 
 async def test_a_service_waiting_says_the_others_progress_and_builds_only_what_it_left(floor_dsn: str) -> None:
-    _archive_at_7(floor_dsn)
+    archive_at_7(floor_dsn)
     db = DatabaseSection(dsn=floor_dsn)
     with connect(db) as conn:
         migrate(conn)
     names = [partition_name(d) for d in DAYS]
     with psycopg.connect(floor_dsn, autocommit=True) as other, capture_logs() as logs:
         other.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
-        service = asyncio.create_task(index_beside(db, lambda: False, wait_s=0.05))
-        await asyncio.to_thread(wait_for, lambda: _waiting_on_lock(other), 30, "the service waiting on the lock")
+        service = asyncio.create_task(index_beside(db, asyncio.Event(), wait_s=0.05))
+        await asyncio.to_thread(wait_for, lambda: _said(logs, BUSY), 30, "the service waiting for the lock")
         _index_one(other, names[0])  # the other builds the first day, then is interrupted (Ctrl-C, a crash)
-        first = _index_oids(other)[partition_index(names[0])]
+        first = index_oids(other)[partition_index(names[0])]
 
         def progress_said() -> bool:
             return any(e["event"] == STILL and e["partitions_left"] == 1 for e in logs)
@@ -264,23 +221,72 @@ async def test_a_service_waiting_says_the_others_progress_and_builds_only_what_i
     assert built == [(names[1], 1, 1)]  # the second day only: the first was the other's
     assert logs[-1]["event"] == "events ts index complete"
     with connect(db) as conn:
-        assert _index_oids(conn)[partition_index(names[0])] == first
-        assert _indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
+        assert index_oids(conn)[partition_index(names[0])] == first
+        assert indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
 
 
 async def test_a_stop_ends_the_wait_without_saying_complete(floor_dsn: str) -> None:
-    _archive_at_7(floor_dsn)
+    archive_at_7(floor_dsn)
     db = DatabaseSection(dsn=floor_dsn)
     with connect(db) as conn:
         migrate(conn)
     stop = asyncio.Event()
     with psycopg.connect(floor_dsn, autocommit=True) as other, capture_logs() as logs:
         other.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
-        service = asyncio.create_task(index_beside(db, stop.is_set, wait_s=0.05))
-        await asyncio.to_thread(wait_for, lambda: _waiting_on_lock(other), 30, "the service waiting on the lock")
+        service = asyncio.create_task(index_beside(db, stop, wait_s=0.05))
+        await asyncio.to_thread(wait_for, lambda: _said(logs, BUSY), 30, "the service waiting for the lock")
         stop.set()
         await asyncio.wait_for(service, 30)
-        assert not _waiting_on_lock(other)
+        assert not waiting_on_lock(other)
     assert [e["event"] for e in logs if e["event"].startswith("events ts index")] == [BUSY]
     with connect(db) as conn:
-        assert _indexed(conn) == {} and not valid(conn)
+        assert indexed(conn) == {} and not valid(conn)
+
+
+async def test_a_stop_during_the_wait_ends_it_at_once_not_at_the_next_try(floor_dsn: str) -> None:
+    """The lock tried an hour apart: a stop said while the other holds it ends the service's task before that next
+    try, the lock still the other's, nothing more said. Before, the wait was a statement blocked until its
+    lock_timeout (the poll): the stop was seen only after it, a second late at the service's pace, an hour here."""
+    archive_at_7(floor_dsn)
+    db = DatabaseSection(dsn=floor_dsn)
+    with connect(db) as conn:
+        migrate(conn)
+    stop = asyncio.Event()
+    with psycopg.connect(floor_dsn, autocommit=True) as other, capture_logs() as logs:
+        other.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
+        service = asyncio.create_task(index_beside(db, stop, wait_s=3600))
+        await asyncio.to_thread(wait_for, lambda: _said(logs, BUSY), 30, "the service waiting for the lock")
+        stop.set()
+        # A hang's guard, not a measure: the try that would have seen the stop is an hour away.
+        await asyncio.wait_for(service, 30)
+        assert lock_holder(other) == other.info.backend_pid and not waiting_on_lock(other)
+    assert [e["event"] for e in logs if e["event"].startswith("events ts index")] == [BUSY]
+    with connect(db) as conn:
+        assert indexed(conn) == {} and not valid(conn)
+
+
+async def test_the_others_builds_go_through_while_the_service_waits(floor_dsn: str) -> None:
+    """The other's CREATE INDEX CONCURRENTLY waits for every snapshot older than its own to end. Before, the
+    service waited in a blocked pg_advisory_lock, which holds one: the two deadlocked, and PostgreSQL broke it at
+    deadlock_timeout by failing one of them (the service's wait, which stopped the service, or the other's build).
+    At the default 1 s, the length of the service's own wait, that was a race; at 100 ms (a DBA may set it lower)
+    it was certain. Now the service tries the lock between pauses and holds no snapshot while it waits."""
+    archive_at_7(floor_dsn)
+    db = DatabaseSection(dsn=floor_dsn)
+    with connect(db) as conn:
+        migrate(conn)
+        conn.execute(f"ALTER DATABASE {conn.info.dbname} SET deadlock_timeout = '100ms'".encode())
+        conn.commit()
+    names = [partition_name(d) for d in DAYS]
+    with psycopg.connect(floor_dsn, autocommit=True) as other, capture_logs() as logs:
+        other.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
+        service = asyncio.create_task(index_beside(db, asyncio.Event()))  # at the service's own pace
+        await asyncio.to_thread(wait_for, lambda: _said(logs, BUSY), 30, "the service waiting for the lock")
+        for name in names:
+            await asyncio.to_thread(_index_one, other, name)
+        other.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))
+        await asyncio.wait_for(service, 30)
+    events = [e["event"] for e in logs if e["event"].startswith("events ts index")]
+    assert events[0] == BUSY and events[-1] == "events ts index complete" and set(events[1:-1]) <= {STILL}, logs
+    with connect(db) as conn:
+        assert indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
