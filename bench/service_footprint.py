@@ -1,14 +1,15 @@
 """The floor service and the link controller as their units start them, unoptimised and optimised alternately.
 
 Each trial spawns `tablectl floor` (its console on loopback) or `tablectl link` with $NOTIFY_SOCKET, as systemd's
-Type=notify does, and no bytecode writing (PYTHONDONTWRITEBYTECODE, as the hardened unit), on bytecode compiled for
-both levels first (systemd/README.md's `compileall` line, and the tree's packages: an editable install keeps them in
-the checkout). Optimised is the units' `PYTHONOPTIMIZE=2 PYTHONNODEBUGRANGES=1`. Per trial: the service's CPU (every
-thread) from spawn to READY=1, and its RSS then; the floor's RSS and CPU after it archived --events events of a table
-published to it; the link's RSS after 2 s idle. Each figure of the optimised runs is given as a ratio to the
-unoptimised runs of this same process, which alternate with them on the same PostgreSQL (fsync off: commits are not
-under test) and mosquitto. `--tree DIR` runs another checkout's services (DIR/.venv/bin/python), to pair the figures
-against a base tree in the same conditions.
+Type=notify does, and no bytecode writing (PYTHONDONTWRITEBYTECODE, as the hardened unit), on bytecode compiled for both
+levels first (systemd/README.md's `compileall` line, and the tree's packages: an editable install keeps them in the
+checkout). Optimised is the units' `PYTHONOPTIMIZE=2 PYTHONNODEBUGRANGES=1`. Per trial: the service's CPU (every thread)
+from spawn to READY=1, and its RSS then; the floor's RSS and CPU after it archived --events events of a table published
+to it; the link's RSS after 2 s idle. `--uncompiled` adds optimised starts without their bytecode, what the services'
+check-config warns of. Each figure of the optimised runs is given as a ratio to the unoptimised runs of this same
+process, which alternate with them on the same PostgreSQL (fsync off: commits are not under test) and mosquitto. `--tree
+DIR` runs another checkout's services (DIR/.venv/bin/python), to pair the figures against a base tree in the same
+conditions.
 """
 
 from __future__ import annotations
@@ -108,6 +109,14 @@ def archived(dsn: str, table: str) -> int:
         return int(row[0]) if row else 0
 
 
+async def subscribed(proc: asyncio.subprocess.Process) -> None:
+    """Until the floor has subscribed (its log says so): READY=1 comes once the archive is ready, and the first start's
+    session does not exist at the broker before it subscribes, so events published earlier would go nowhere."""
+    async with asyncio.timeout(60):
+        while "subscribed to the tables" not in await procfs.stderr_tail(proc):  # noqa: ASYNC110
+            await asyncio.sleep(0.02)  # its stderr, polled: read by procfs as it comes
+
+
 async def trial(
     cmd: list[str], cwd: Path, env: dict[str, str], ready: Ready, work: str, dsn: str, port: int, events: int
 ) -> dict[str, float]:
@@ -120,11 +129,13 @@ async def trial(
             await procfs.exited(proc, "the service (no READY=1 within 60 s)")
         got = {"cpu_ready": benchlib.cpu_seconds(proc.pid), "rss_ready": procfs.rss_mb(proc.pid)[0]}
         if work == "floor":
+            await subscribed(proc)
             table = f"b{uuid.uuid4().hex[:10]}"
             await asyncio.to_thread(publisher, port, [table], events, 0)
-            # The archive's count, polled: a database has no event to await.
-            while await asyncio.to_thread(archived, dsn, table) < events:  # noqa: ASYNC110
-                await asyncio.sleep(0.05)
+            async with asyncio.timeout(300):
+                # The archive's count, polled: a database has no event to await.
+                while await asyncio.to_thread(archived, dsn, table) < events:  # noqa: ASYNC110
+                    await asyncio.sleep(0.05)
         else:
             await asyncio.sleep(2)  # the link idle: its heartbeat task and the database's keepalive
         rss, hwm = procfs.rss_mb(proc.pid)
@@ -148,21 +159,25 @@ async def run_service(args: argparse.Namespace, service: str, cluster: PgCluster
         config.write_text(LINK.format(dsn=dsn, broker=url, prefix=prefix))
     notify = tmp / f"{service}.notify"
     ready = Ready(notify)
-    cmd = [python, "-m", "controller.cli", "--log-level", "warning", service, "--config", str(config)]
+    level = "info" if service == "floor" else "warning"  # the floor's "subscribed to the tables" (subscribed())
+    cmd = [python, "-m", "controller.cli", "--log-level", level, service, "--config", str(config)]
     base = {k: v for k, v in os.environ.items() if k not in UNIT}
     base |= {"NOTIFY_SOCKET": str(notify), "PYTHONDONTWRITEBYTECODE": "1"}
     port = int(url.rsplit(":", 1)[1])
     await trial(cmd, args.tree, base, ready, service, dsn, port, 10)  # migrates the schema: not a unit's every start
-    runs: dict[bool, list[dict[str, float]]] = {False: [], True: []}
+    variants = {"unoptimised": base, "optimised": {**base, **UNIT}}
+    if args.uncompiled:  # what tablectl floor/link check-config warn of: an optimised start with no -OO bytecode
+        variants["optimised, no -OO bytecode"] = {**variants["optimised"], "PYTHONPYCACHEPREFIX": str(tmp / "none")}
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in variants}
     for n in range(args.trials):
-        for optimised in (False, True) if n % 2 == 0 else (True, False):
-            env = {**base, **UNIT} if optimised else base
-            runs[optimised].append(await trial(cmd, args.tree, env, ready, service, dsn, port, args.events))
-            benchlib.progress(f"{service}: trial {n + 1}/{args.trials} {'-OO' if optimised else 'plain'} done")
+        for name in list(variants) if n % 2 == 0 else list(reversed(variants)):
+            runs[name].append(await trial(cmd, args.tree, variants[name], ready, service, dsn, port, args.events))
+            benchlib.progress(f"{service}: trial {n + 1}/{args.trials} {name} done")
     report(service, runs, args.events)
 
 
-def report(service: str, runs: dict[bool, list[dict[str, float]]], events: int) -> None:
+def report(service: str, runs: dict[str, list[dict[str, float]]], events: int) -> None:
+    """Each variant's median [min-max] and its ratio to the unoptimised runs of this process."""
     work = f"after archiving {events} events" if service == "floor" else "after 2 s idle"
     rows = [
         ("CPU spawn -> READY=1", "cpu_ready", "s"),
@@ -171,15 +186,16 @@ def report(service: str, runs: dict[bool, list[dict[str, float]]], events: int) 
         ("peak RSS (VmHWM)", "hwm", "MB"),
         (f"CPU {work}", "cpu_work", "s"),
     ]
-    print(f"{service} ({len(runs[False])} alternating pairs): median [min-max]")
+    print(f"{service} ({len(runs['unoptimised'])} alternating rounds): median [min-max]")
     for name, key, unit in rows:
-        plain = [r[key] for r in runs[False]]
-        opt = [r[key] for r in runs[True]]
-        p, o = statistics.median(plain), statistics.median(opt)
-        print(
-            f"  {name}: unoptimised {p:.3f} {unit} [{min(plain):.3f}-{max(plain):.3f}], optimised {o:.3f} {unit} "
-            f"[{min(opt):.3f}-{max(opt):.3f}]: {o / p:.3f}x ({o - p:+.3f} {unit})"
-        )
+        p = statistics.median(r[key] for r in runs["unoptimised"])
+        said = []
+        for variant, got in runs.items():
+            values = [r[key] for r in got]
+            m = statistics.median(values)
+            ratio = "" if variant == "unoptimised" else f": {m / p:.3f}x ({m - p:+.3f} {unit})"
+            said.append(f"{variant} {m:.3f} {unit} [{min(values):.3f}-{max(values):.3f}]{ratio}")
+        print(f"  {name}: " + "; ".join(said))
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -200,6 +216,12 @@ def main() -> None:
     ap.add_argument("--services", nargs="+", choices=["floor", "link"], default=["floor", "link"])
     ap.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose .venv and packages run the services")
     ap.add_argument("--no-compile", action="store_true", help="the bytecode is compiled already")
+    ap.add_argument(
+        "--uncompiled",
+        action="store_true",
+        help="also start optimised without -OO bytecode (an empty PYTHONPYCACHEPREFIX), as an install without the "
+        "compileall line would",
+    )
     args = ap.parse_args()
     args.tree = args.tree.resolve()
     print(benchlib.machine())
