@@ -20,6 +20,7 @@ import os
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -88,6 +89,11 @@ def compile_both(python: str, tree: Path) -> None:
         )
 
 
+def interpreter(tree: Path) -> str:
+    """This bench's own Python for this checkout, else the other checkout's venv (--tree)."""
+    return sys.executable if tree == ROOT else str(tree / ".venv" / "bin" / "python")
+
+
 class Ready:
     """The $NOTIFY_SOCKET datagrams of the service under trial."""
 
@@ -146,7 +152,7 @@ async def trial(
 
 
 async def run_service(args: argparse.Namespace, service: str, cluster: PgCluster, url: str, tmp: Path) -> None:
-    python = str(args.tree / ".venv" / "bin" / "python")
+    python = interpreter(args.tree)
     dsn = cluster.create_database(f"{service}_{uuid.uuid4().hex[:8]}")
     prefix = TABLES_PREFIX if service == "floor" else f"{PREFIX}{uuid.uuid4().hex[:6]}"  # where publisher() sends
     config = tmp / f"{service}.toml"
@@ -228,7 +234,7 @@ def main() -> None:
     head = subprocess.run(["git", "-C", str(args.tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     print(f"services from {args.tree} ({head.stdout.strip()})")
     if not args.no_compile:
-        compile_both(str(args.tree / ".venv" / "bin" / "python"), args.tree)
+        compile_both(interpreter(args.tree), args.tree)
     start = time.monotonic()
     asyncio.run(main_async(args))
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
