@@ -97,13 +97,13 @@ _STDERR: weakref.WeakKeyDictionary[asyncio.subprocess.Process, _Stderr] = weakre
 
 
 async def spawn(
-    *args: str, env: dict[str, str] | None = None, stdout: int = asyncio.subprocess.PIPE
+    *args: str, env: dict[str, str] | None = None, stdout: int = asyncio.subprocess.PIPE, cwd: str | None = None
 ) -> asyncio.subprocess.Process:
     """Start `args` with its stderr read while it runs: a daemon that logs more than a pipe holds (64 KiB on Linux)
     before it is ready, or during the rounds, would block on its write if the bench read stderr only after its end,
     and the bench would hang or measure a stalled daemon. stderr_tail() gives the end of what it wrote."""
     proc = await asyncio.create_subprocess_exec(
-        *args, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=stdout, stderr=asyncio.subprocess.PIPE
+        *args, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=stdout, stderr=asyncio.subprocess.PIPE, cwd=cwd
     )
     assert proc.stderr is not None
     err = _STDERR[proc] = _Stderr()

@@ -1,9 +1,11 @@
 """Whether the bytecode an optimised interpreter loads is there (systemd/README.md, "Optimised bytecode").
 
 Python keeps bytecode per optimisation level (`__pycache__/*.opt-2.pyc` under -OO) and `pip install` writes only the
-plain level. systemd/tablectl.service runs the table optimised and, hardened, cannot write bytecode: without the
-install's `compileall` every start compiles every module it loads from source. `tablectl check-config` (the unit's
-ExecStartPre=) says so, naming the fix, from the modules it has loaded itself (most of what `run` loads).
+plain level. systemd/tablectl.service runs the table optimised, and tablectl-floor.service and tablectl-link.service
+the floor and the link, and, hardened, none can write bytecode: without the install's `compileall` every start compiles
+every module it loads from source. `tablectl check-config`, `tablectl floor check-config` and `tablectl link
+check-config` (the units' ExecStartPre=) say so, naming the fix, from the modules each has loaded itself (most of what
+its service loads).
 """
 
 from __future__ import annotations
@@ -12,8 +14,6 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
-
-from controller.cli.findings import Finding
 
 COMPILE = (
     "python3 -X no_debug_ranges -OO -m compileall -q -j 0 -x '/(test|tests|idlelib|lib2to3)/' $(python3 -c "
@@ -54,22 +54,31 @@ def uncompiled(modules: Iterable[object]) -> list[str]:
     return sorted(out)
 
 
-def bytecode_findings(level: int | None = None, modules: Iterable[object] | None = None) -> list[Finding]:
-    """A warning when this interpreter runs optimised (as the unit does) and modules it loaded lack its bytecode."""
+TABLE = "systemd/tablectl.service runs the table"
+
+
+def missing_bytecode(
+    level: int | None = None, modules: Iterable[object] | None = None, runs: str = TABLE
+) -> tuple[str, str] | None:
+    """The problem and its fix when this interpreter runs optimised (as the unit does: `runs` names it) and modules it
+    loaded lack its bytecode, else None. Plain strings: the floor and the link print them without the table's
+    config findings (pyproject.toml's layers keep them from its errors and games)."""
     level = sys.flags.optimize if level is None else level
     if level == 0:
-        return []  # pip compiled the plain level, and an unhardened run writes what is missing itself
+        return None  # pip compiled the plain level, and an unhardened run writes what is missing itself
     missing = uncompiled(list(sys.modules.values()) if modules is None else modules)
     if not missing:
-        return []
+        return None
     shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-    return [
-        Finding(
-            "warning",
-            "bytecode",
-            f"python runs optimised (PYTHONOPTIMIZE={level}, as systemd/tablectl.service runs the table) and "
-            f"{len(missing)} module(s) it loaded have no bytecode for that level ({shown}): the hardened service "
-            "cannot write it, so every start compiles them from source",
-            f'compile it as the install does (systemd/README.md, "Optimised bytecode"): {COMPILE}',
-        )
-    ]
+    return (
+        f"python runs optimised (PYTHONOPTIMIZE={level}, as {runs}) and {len(missing)} module(s) it loaded have no "
+        f"bytecode for that level ({shown}): the hardened service cannot write it, so every start compiles them from "
+        "source",
+        f'compile it as the install does (systemd/README.md, "Optimised bytecode"): {COMPILE}',
+    )
+
+
+def bytecode_lines(runs: str) -> list[str]:
+    """missing_bytecode as the floor's and the link's check-config print their problems: one line, its fix on it."""
+    found = missing_bytecode(runs=runs)
+    return [] if found is None else [f"warning: bytecode: {found[0]}; fix: {found[1]}"]

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from controller.cli.bytecode import bytecode_findings
+from controller.cli.bytecode import missing_bytecode
 from controller.cli.findings import Finding
 from controller.cli.preflight import Report, check_file, device_entries
 from controller.cli.shown import shown, shown_lines
@@ -62,6 +62,12 @@ def software_findings(config: TableConfig) -> list[Finding]:
             )
         ]
     return []
+
+
+def bytecode_findings() -> list[Finding]:
+    """A warning when the table's unit would start without the bytecode of its optimised level (bytecode.py)."""
+    found = missing_bytecode()
+    return [] if found is None else [Finding("warning", "bytecode", *found)]
 
 
 def print_report(report: Report, out: TextIO) -> None:

@@ -23,6 +23,7 @@ import aiomqtt
 import psycopg
 
 from controller.cli import numbers
+from controller.cli.bytecode import bytecode_lines
 from controller.cli.verb import Subparsers, UsageError
 from controller.config.files import PEM_MAX_BYTES
 from controller.config.keys import PrivateKeyError, read_private_key
@@ -131,6 +132,8 @@ def _check(config: LinkConfig, path: Path, offline: bool) -> int:
     levels = [lv.level for p in config.progressive for lv in p.levels]
     what = f"link {config.link.id!r}, {len(config.tables)} tables, levels {', '.join(levels)}"
     print(f"{path}: the config is valid ({what})")
+    for line in bytecode_lines("systemd/tablectl-link.service runs the link"):  # a warning: exit 0 still
+        print(f"{path}: {line}")
     if offline:
         return 0
     problems = file_problems(config.mqtt.password_file, config.mqtt.ca_file, "tablectl-link")

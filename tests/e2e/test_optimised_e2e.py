@@ -7,7 +7,6 @@ The one verb that needs docstrings, `tablectl schema` (its descriptions are the 
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import subprocess
@@ -19,20 +18,10 @@ import pytest
 
 from tests.broker import Mosquitto
 from tests.e2e.conftest import table_config
+from tests.e2e.optimised import env
 from tests.e2e.sim_devices import DEMO, TABLECTL, running_simulators
 
-UNIT = {"PYTHONOPTIMIZE": "2", "PYTHONNODEBUGRANGES": "1"}  # systemd/tablectl.service's Environment=
-
 pytestmark = pytest.mark.e2e
-
-
-def env(tmp: Path, optimised: bool = True) -> dict[str, str]:
-    """The unit's settings (or none), with bytecode written as modules load, into a cache of the test's own (the
-    source directories may not be writable): an installed table has it compiled (systemd/README.md), and without it
-    check-config warns (tests/cli/test_bytecode.py)."""
-    base = {k: v for k, v in os.environ.items() if k not in {*UNIT, "PYTHONDONTWRITEBYTECODE"}}
-    cache = {"PYTHONPYCACHEPREFIX": str(tmp / "pycache")}
-    return {**base, **(UNIT if optimised else {}), **cache, "XDG_STATE_HOME": str(tmp), "PYTHONUNBUFFERED": "1"}
 
 
 def test_the_units_settings_strip_asserts_docstrings_and_column_tables(tmp_path: Path) -> None:

@@ -118,9 +118,12 @@ class FloorProcess(ServiceProcess):
     """`tablectl floor --config FLOOR.toml` as a child process, its log kept per boot."""
 
 
-def console_floor(tmp: Path, dsn: str, broker: str, prefix: str, console: str = "") -> tuple[FloorProcess, int]:
-    """The floor service with its console on a loopback port of its own (plus `console`'s [console] lines), started
-    and serving: the process (its config at `.config`, its logs under tmp/logs) and the console's port."""
+def console_floor(
+    tmp: Path, dsn: str, broker: str, prefix: str, console: str = "", env: dict[str, str] | None = None
+) -> tuple[FloorProcess, int]:
+    """The floor service with its console on a loopback port of its own (plus `console`'s [console] lines; `env` added
+    to its environment), started and serving: the process (its config at `.config`, its logs under tmp/logs) and the
+    console's port."""
     config = tmp / "floor.toml"
     # Port 0: the console binds a port the kernel picks and says which. A port a test picked (free_port()) was only
     # free a moment ago, and the other xdist worker's server could bind it before this floor did.
@@ -128,7 +131,7 @@ def console_floor(tmp: Path, dsn: str, broker: str, prefix: str, console: str = 
     config.write_text(floor_toml(dsn, broker, prefix, f"floor-{prefix}", listen))
     logs = tmp / "logs"
     logs.mkdir()
-    floor = FloorProcess(config, logs)
+    floor = FloorProcess(config, logs, env)
     floor.start()
     return floor, console_port(floor)
 

@@ -48,3 +48,12 @@ def test_the_ts_index_build_bench_reports_ingest_against_the_writer_alone() -> N
     # Each older day built and attached, in order, with the writes its ATTACH overlapped.
     days = re.findall(r"events_(2026010[12])_ts_brin: CREATE INDEX CONCURRENTLY [0-9.]+ s, ATTACH PARTITION", out)
     assert days == ["20260101", "20260102"], out
+
+
+def test_the_service_footprint_bench_reports_optimised_against_unoptimised() -> None:
+    """One round of each at its smallest, without compiling first (the figures come from full runs: Part 16)."""
+    out = _bench("service_footprint.py", "--trials", "1", "--events", "50", "--no-compile", "--uncompiled")
+    for service in ("floor", "link"):
+        assert f"{service} (1 alternating rounds)" in out
+    ratios = re.findall(r"RSS at READY=1: unoptimised [0-9.]+ MB .*?; optimised [0-9.]+ MB .*?: ([0-9.]+)x", out)
+    assert len(ratios) == 2 and all(float(r) > 0 for r in ratios), out

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.optimised import UNIT
 from tests.systemd.unit_checks import INSTALLED_AT, MAX_EXPOSURE, tool, verify
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,3 +77,14 @@ def test_the_sysusers_file_is_accepted(tmp_path: Path, name: str) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert f"{name}:" in (root / "etc" / "passwd").read_text()
+
+
+@pytest.mark.parametrize("name", ["tablectl", *SERVICES])
+def test_each_unit_runs_optimised_as_the_optimised_tests_run_it(name: str) -> None:
+    """The table, the floor and the link run `python -OO -X no_debug_ranges` (systemd/README.md, "Optimised
+    bytecode"), in exactly the environment tests/e2e/optimised.py gives the processes of the tests that play, archive
+    and link under it (tests/e2e/test_optimised_e2e.py, tests/floor/test_optimised_floor.py,
+    tests/link/test_optimised_link.py)."""
+    settings = [line.removeprefix("Environment=") for line in _unit(name).read_text().splitlines()]
+    [environment] = [s for s in settings if s.startswith("PYTHON")]
+    assert dict(pair.split("=", 1) for pair in environment.split()) == UNIT
