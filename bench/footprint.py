@@ -13,7 +13,11 @@ controller.shell.runner'` (the interpreter and the daemon's code as `tablectl` l
 CPU, a bare asyncio process holding one aiomqtt connection to the same broker with the daemon's keep-alive, idle for
 the same time.
 
-    .venv/bin/python bench/footprint.py [--rounds 100] [--idle-seconds 30] [--seed 1]
+With --tls the same run is made twice in this process, on the plain broker and then on the broker as production runs
+it (bench/brokers.py: the shipped mosquitto config, TLS, the table's own user and password, its CA verified), and the
+TLS run's RSS and CPU a round are printed beside the plain run's; the baselines connect over TLS too.
+
+    .venv/bin/python bench/footprint.py [--rounds 100] [--idle-seconds 30] [--seed 1] [--tls]
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from typing import Any
 
 import aiomqtt
 import benchlib
+import brokers
 import commitbound
 import loop_census
 import procfs
@@ -184,14 +189,21 @@ def people(
 
 
 async def measure(
-    url: str, rounds: int, idle_seconds: float, seed: int, tmp: Path, profile: Path | None = None, wrap: str = PROFILED
+    broker: brokers.Broker,
+    config: TableConfig,
+    rounds: int,
+    idle_seconds: float,
+    seed: int,
+    tmp: Path,
+    profile: Path | None = None,
+    wrap: str = PROFILED,
 ) -> Figures:
-    config = benchlib.seven_seat_config()
-    host, port = url.removeprefix("mqtt://").rsplit(":", 1)
+    """`config` a table the broker knows (brokers.broker's table_ids), a fresh one each run."""
+    config = broker.table(config)
     rng = random.Random(seed)
     async with (
         SimulatedTable(config.game.seats, rng) as sims,
-        aiomqtt.Client(host, int(port), identifier=f"bench-floor-{config.table_id}") as mqtt,
+        broker.client(f"bench-floor-{config.table_id}") as mqtt,
     ):
         path = benchlib.write_config(config, sims.ports, tmp)
         await mqtt.subscribe(f"tablectl/{config.table_id}/event", qos=1)
@@ -203,7 +215,7 @@ async def measure(
         # an unread pipe blocked the daemon once it wrote ~192 KiB there (asyncio's 128 KiB buffer, then the pipe's
         # 64 KiB). Its stderr is drained by spawn().
         daemon = await spawn(
-            *run, "--broker", url, "--journal", str(tmp / "journal.sqlite"), stdout=asyncio.subprocess.DEVNULL
+            *run, "--broker", broker.url, "--journal", str(tmp / "journal.sqlite"), stdout=asyncio.subprocess.DEVNULL
         )
         try:
             floor, events = people(config, sims, rng)
@@ -353,6 +365,8 @@ def main() -> int:
         action="store_true",
         help="run the daemon as systemd/tablectl.service does (-OO, no column tables)",
     )
+    twice = "run twice, on the plain broker and then over TLS as production connects, and compare (bench/brokers.py)"
+    ap.add_argument("--tls", action="store_true", help=twice)
     args = ap.parse_args()
     if sum(map(bool, (args.profile, args.timeline, args.wakeups))) > 1:
         ap.error("--profile, --timeline, --wakeups: give one (each wraps the daemon)")
@@ -362,15 +376,31 @@ def main() -> int:
     print(f"machine: {benchlib.machine()}; {benchlib.compile_bytecode()}")
     if args.optimised:
         print(benchlib.optimise_children())
-    with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-footprint-") as tmp:
-        benchlib.progress(f"daemon playing {args.rounds} rounds of a seven-seat 643a table")
+    runs = [run(args, tls) for tls in ((False, True) if args.tls else (False,))]
+    if len(runs) == 2:
+        (plain, *_), (tls, *_) = runs
+        print("over TLS, beside the plain run of this process (the same rounds, seed and devices):")
+        print("  " + brokers.compare("RSS with the table open", plain.rss_open, tls.rss_open, "MB"))
+        print("  " + brokers.compare("peak RSS (VmHWM)", plain.hwm, tls.hwm, "MB"))
+        print("  " + brokers.compare("CPU a seven-seat round", cpu_a_round(plain), cpu_a_round(tls), "ms"))
+        print("  " + brokers.compare("idle CPU", plain.idle_cpu, tls.idle_cpu, "% of a core", 3))
+    return 0
+
+
+def run(args: argparse.Namespace, tls: bool) -> tuple[Figures, float, float]:
+    """One measured run and its baselines on a broker of its own, reported; (figures, baseline RSS, its CPU)."""
+    config = benchlib.seven_seat_config()
+    with brokers.broker(tls, [config.table_id]) as broker, tempfile.TemporaryDirectory(prefix="bench-footprint-") as d:
+        tmp = Path(d)
+        benchlib.progress(f"daemon playing {args.rounds} rounds of a seven-seat 643a table, broker {broker.kind}")
         wrap = round_timeline.TIMED if args.timeline else loop_census.COUNTED if args.wakeups else PROFILED
         traced = args.timeline or args.profile or args.wakeups
-        figures = asyncio.run(measure(url, args.rounds, args.idle_seconds, args.seed, Path(tmp), traced, wrap))
-        base_rss, base_cpu = asyncio.run(baselines(url, args.idle_seconds))
-        publish_cpu = asyncio.run(publish_baseline(url, figures.published)) if figures.published else 0.0
-        bound = commitbound.bound(Path(tmp), figures.commits, figures.rounds - 1, figures.play_end[1] - figures.play[1])
+        figures = asyncio.run(measure(broker, config, args.rounds, args.idle_seconds, args.seed, tmp, traced, wrap))
+        base_rss, base_cpu = asyncio.run(baselines(broker, args.idle_seconds))
+        publish_cpu = asyncio.run(publish_baseline(broker, figures.published)) if figures.published else 0.0
+        bound = commitbound.bound(tmp, figures.commits, figures.rounds - 1, figures.play_end[1] - figures.play[1])
 
+    print(f"-- broker: {broker.kind}")
     print_memory(figures, base_rss)
     print_cpu(figures, publish_cpu)
     print(bound)
@@ -381,7 +411,12 @@ def main() -> int:
     if args.wakeups:
         print(loop_census.report(args.wakeups, figures.rounds - 1))
     print_idle(figures, base_cpu, args.idle_seconds)
-    return 0
+    return figures, base_rss, base_cpu
+
+
+def cpu_a_round(figures: Figures) -> float:
+    played = figures.rounds - 1
+    return (figures.play_end[0] - figures.play[0]) / played * 1000 if played > 0 else 0.0
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ Baseline: `python -c 'import controller.cli, controller.shell.runner'` (as bench
 what the libraries alone hold (`python -c 'import pydantic.main, aiomqtt, structlog'`, rich hidden as controller.cli
 hides it) and a bare interpreter.
 
-    .venv/bin/python bench/resident.py [--rounds 40] [--trace]
+With --tls the table connects as production's do, over TLS to the shipped broker config (bench/brokers.py).
+
+    .venv/bin/python bench/resident.py [--rounds 40] [--trace] [--tls]
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import benchlib
+import brokers
 import footprint
 import procfs
 from procfs import rss_mb
@@ -170,6 +173,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--trace", action="store_true", help="tracemalloc from the start (adds ~50%% to RSS)")
+    ap.add_argument("--tls", action="store_true", help="the table over TLS, as production connects (bench/brokers.py)")
     args = ap.parse_args()
     if args.rounds < 2:
         ap.error("--rounds: at least 2 (the report is taken at the first round.completed and at the last)")
@@ -177,10 +181,14 @@ def main() -> int:
     print(f"machine: {benchlib.machine()}; {benchlib.compile_bytecode()}")
     if args.trace:
         os.environ["RESIDENT_TRACE"] = "1"  # read by WRAP in the daemon, which inherits it
-    with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-resident-") as tmp:
+    config = benchlib.seven_seat_config()
+    with (
+        brokers.broker(args.tls, [config.table_id]) as broker,
+        tempfile.TemporaryDirectory(prefix="bench-resident-") as tmp,
+    ):
         out = Path(tmp) / "resident"
-        benchlib.progress(f"daemon playing {args.rounds} rounds of a seven-seat 643a table")
-        asyncio.run(footprint.measure(url, args.rounds, 1.0, args.seed, Path(tmp), out, WRAP))
+        benchlib.progress(f"daemon playing {args.rounds} rounds of a seven-seat 643a table, broker {broker.kind}")
+        asyncio.run(footprint.measure(broker, config, args.rounds, 1.0, args.seed, Path(tmp), out, WRAP))
         base_rss = asyncio.run(import_baseline())
         libraries_rss = asyncio.run(import_baseline(LIBRARIES, "sys.modules['rich'] = None; "))
         bare_rss = asyncio.run(import_baseline("os"))

@@ -18,7 +18,11 @@ Baseline: spawning `python -c 'import controller.cli, controller.shell.runner'` 
 daemon's code loading, which every start pays before it can do anything (controller.cli first, as `tablectl` loads
 it: it settles how structlog loads, controller/cli/__init__.py).
 
-    .venv/bin/python bench/restart.py [--trials 10] [--history-rounds 50] [--kill] [--bus]
+With --tls every variant is also timed over TLS, after the plain runs, as production connects (bench/brokers.py: the
+shipped broker config, the table's own user and password, its CA verified; history played the same way), and READY
+over TLS is printed beside the plain run's.
+
+    .venv/bin/python bench/restart.py [--trials 10] [--history-rounds 50] [--kill] [--bus] [--tls]
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import aiomqtt
 import benchlib
+import brokers
 import procfs
 
 from controller.config.table import TableConfig
@@ -62,9 +67,9 @@ STARTED = ("table.opened", "table.recovered")
 READY_GRACE = 1.0  # after table.opened, how long a READY=1 may still come
 
 
-async def history(config: TableConfig, rounds: int, url: str, journal: Path) -> None:
+async def history(config: TableConfig, rounds: int, broker: brokers.Broker, journal: Path) -> None:
     """Fill the journal with `rounds` rounds of the same table, as a table that has been playing for a while."""
-    played = await play(config, rounds=rounds, broker=url, seed=1, pace=0.0, journal_path=journal)
+    played = await play(broker.table(config), rounds=rounds, broker=broker.url, seed=1, pace=0.0, journal_path=journal)
     if played != rounds:
         sys.exit(f"bench: the history run played {played} rounds, not {rounds}")
 
@@ -134,8 +139,10 @@ def bus_config(config: TableConfig) -> TableConfig:
     return TableConfig.model_validate(data)
 
 
-async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: bool) -> dict[str, list[float]]:
-    host, port = url.removeprefix("mqtt://").rsplit(":", 1)
+async def trials(
+    config: TableConfig, broker: brokers.Broker, tmp: Path, count: int, kill: bool
+) -> dict[str, list[float]]:
+    config = broker.table(config)
     prefix = f"tablectl/{config.table_id}"
     notify_path = tmp / "notify.sock"
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -146,7 +153,7 @@ async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: boo
     signs = Signs()
     async with (
         SimulatedTable(config.game.seats, random.Random(1)) as sims,
-        aiomqtt.Client(host, int(port), identifier=f"bench-restart-{config.table_id}") as mqtt,
+        broker.client(f"bench-restart-{config.table_id}") as mqtt,
     ):
         ports = dict(sims.ports)
         bus = config.devices.wager_bus if config.devices is not None else None
@@ -158,7 +165,7 @@ async def trials(config: TableConfig, url: str, tmp: Path, count: int, kill: boo
         path = benchlib.write_config(config, ports, tmp)
         await mqtt.subscribe([(f"{prefix}/status", 1), (f"{prefix}/event", 1)])
         helpers = [asyncio.create_task(signs.follow(mqtt)), asyncio.create_task(signs.listen(notify))]
-        run = ["run", "--config", str(path), "--broker", url, "--journal", str(tmp / "journal.sqlite")]
+        run = ["run", "--config", str(path), "--broker", broker.url, "--journal", str(tmp / "journal.sqlite")]
         env = {**os.environ, "NOTIFY_SOCKET": str(notify_path)}
         try:
             for n in range(1, count + 1):
@@ -307,31 +314,19 @@ def main() -> int:
         action="store_true",
         help="run the daemon as systemd/tablectl.service does (-OO, no column tables)",
     )
+    also = "also time every variant over TLS, as production connects, after the plain runs (bench/brokers.py)"
+    ap.add_argument("--tls", action="store_true", help=also)
     args = ap.parse_args()
     configure_logging(json=False, level="warning")
     print(f"machine: {benchlib.machine()}; {benchlib.compile_bytecode()}")
     if args.optimised:
         print(benchlib.optimise_children())
-    config = benchlib.seven_seat_config()
-    # (name, the config run, the config whose seven lines play the history: `play` simulates no bus); a table id each,
-    # as the broker's retained anchor of one table's journal would refuse the other's.
-    variants = [("seven lines", config, config)]
-    if args.bus:
-        seven = benchlib.seven_seat_config()
-        variants.append(("one bus line", bus_config(seven), seven))
     results: dict[str, dict[str, list[float]]] = {}
-    with benchlib.mosquitto() as url, tempfile.TemporaryDirectory(prefix="bench-restart-") as tmp:
-        benchlib.progress(f"baseline: {args.trials} x python -c 'import controller.cli, controller.shell.runner'")
-        walls, cpus = asyncio.run(baseline(args.trials))
-        base, base_cpu = statistics.median(walls), statistics.median(cpus)
-        for n, (name, variant, played) in enumerate(variants):
-            where = Path(tmp) / str(n)  # a journal of its own: its devices differ
-            where.mkdir()
-            if args.history_rounds:
-                benchlib.progress(f"{name}: journal history: {args.history_rounds} rounds")
-                asyncio.run(history(played, args.history_rounds, url, where / "journal.sqlite"))
-            benchlib.progress(f"{name}: {args.trials} restarts")
-            results[name] = asyncio.run(trials(variant, url, where, args.trials, args.kill))
+    benchlib.progress(f"baseline: {args.trials} x python -c 'import controller.cli, controller.shell.runner'")
+    walls, cpus = asyncio.run(baseline(args.trials))
+    base, base_cpu = statistics.median(walls), statistics.median(cpus)
+    for tls in (False, True) if args.tls else (False,):
+        results.update(restarts(args, tls))
 
     stop = "SIGKILL" if args.kill else "SIGTERM"
     print(
@@ -350,7 +345,40 @@ def main() -> int:
             f"READY=1, one bus line over seven lines: p50 {statistics.median(bus) / statistics.median(lines):.2f}x, "
             f"max {max(bus) / max(lines):.2f}x"
         )
+    for name in [n for n in results if not n.endswith(OVER_TLS)]:
+        plain, tls_run = results[name], results.get(name + OVER_TLS)
+        if tls_run and plain["ready"] and tls_run["ready"]:
+            for key, what in (("ready", "READY=1 p50"), ("ready_cpu", "CPU to READY=1 p50")):
+                mid = statistics.median(plain[key]), statistics.median(tls_run[key])
+                print(f"{name}: " + brokers.compare(what, mid[0] * 1000, mid[1] * 1000, "ms"))
     return 0
+
+
+OVER_TLS = ", over TLS"
+
+
+def restarts(args: argparse.Namespace, tls: bool) -> dict[str, dict[str, list[float]]]:
+    """Each variant's restarts on a broker of its own, plain or over TLS."""
+    config = benchlib.seven_seat_config()
+    # (name, the config run, the config whose seven lines play the history: `play` simulates no bus); a table id each,
+    # as the broker's retained anchor of one table's journal would refuse the other's.
+    variants = [("seven lines", config, config)]
+    if args.bus:
+        seven = benchlib.seven_seat_config()
+        variants.append(("one bus line", bus_config(seven), seven))
+    results: dict[str, dict[str, list[float]]] = {}
+    ids = [variant.table_id for _, variant, _ in variants]
+    with brokers.broker(tls, ids) as broker, tempfile.TemporaryDirectory(prefix="bench-restart-") as tmp:
+        for n, (name, variant, played) in enumerate(variants):
+            name += OVER_TLS if tls else ""
+            where = Path(tmp) / str(n)  # a journal of its own: its devices differ
+            where.mkdir()
+            if args.history_rounds:
+                benchlib.progress(f"{name}: journal history: {args.history_rounds} rounds")
+                asyncio.run(history(played, args.history_rounds, broker, where / "journal.sqlite"))
+            benchlib.progress(f"{name}: {args.trials} restarts")
+            results[name] = asyncio.run(trials(variant, broker, where, args.trials, args.kill))
+    return results
 
 
 if __name__ == "__main__":

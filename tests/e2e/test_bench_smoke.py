@@ -94,6 +94,15 @@ def test_footprint_reports_rss_and_idle_cpu() -> None:
     assert re.search(r"idle with the table open, over 1 s: [\d.]+ % of a core .*a smoke run", out), out
 
 
+def test_footprint_over_tls_reports_beside_the_plain_run() -> None:
+    """--tls: the same run on the shipped broker config (TLS, the table's own user), its figures beside the plain's."""
+    out = _bench("footprint.py", "--rounds", "2", "--idle-seconds", "1", "--tls")
+    assert out.count("2 rounds played") == 2, out
+    assert "-- broker: TLS (mqtts://" in out, out
+    for figure in ("RSS with the table open", "peak RSS \\(VmHWM\\)", "CPU a seven-seat round"):
+        assert re.search(figure + r": plain [\d.]+ \S+, TLS [\d.]+ \S+ \([+-][\d.]+, [\d.]+x\)", out), out
+
+
 def test_footprint_does_not_block_a_daemon_that_writes_to_stdout(
     tmp_path: Path, mosquitto: Mosquitto, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -113,7 +122,9 @@ def test_footprint_does_not_block_a_daemon_that_writes_to_stdout(
         + "sys.stdout.write('x' * 1048576); sys.stdout.flush()\n"
         + procfs.WRAP_RUN
     )
-    figures = asyncio.run(footprint.measure(mosquitto.url, 2, 0.2, 1, tmp_path, tmp_path / "out", noisy))
+    broker = importlib.import_module("brokers").Broker(mosquitto.url)
+    config = seven(fresh_id("bench-"))
+    figures = asyncio.run(footprint.measure(broker, config, 2, 0.2, 1, tmp_path, tmp_path / "out", noisy))
     assert figures.rounds == 2 and figures.rss_open > 0
 
 
@@ -394,6 +405,12 @@ def test_restart_reports_spawn_to_ready() -> None:
     ), out
     # Until the daemon speaks sd_notify the bench says so; once it does, the READY=1 figure is printed.
     assert re.search(r"spawn -> READY=1(: not sent by this build| on \$NOTIFY_SOCKET: p50 [\d.]+ s)", out), out
+
+
+def test_restart_over_tls_reports_ready_beside_the_plain_run() -> None:
+    out = _bench("restart.py", "--trials", "1", "--history-rounds", "1", "--tls")
+    assert "wager stations on seven lines, over TLS, journal with 1 rounds" in out, out
+    assert re.search(r"seven lines: READY=1 p50: plain [\d.]+ ms, TLS [\d.]+ ms \([+-][\d.]+, [\d.]+x\)", out), out
 
 
 def test_fault_campaign_prints_its_table_of_trials_and_losses() -> None:

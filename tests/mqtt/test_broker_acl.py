@@ -1,23 +1,17 @@
 """systemd/mosquitto/ as shipped, on a real mosquitto: TLS only, no anonymous access, per-table users, and an ACL
 that keeps each table to its own topics while supervisors read everything and send commands.
 
-The example's paths are moved into a temporary directory and its port to a free one; nothing else is changed,
-except `user root` when the tests run as root (mosquitto would otherwise drop to the mosquitto user, which
-cannot read pytest's private temporary directory). The CA and the broker certificate are made here with the
-`cryptography` package; the password file with mosquitto's own mosquitto_passwd.
+The broker, its CA and certificate and its users are made by tests/secure_broker.py (the benches run a table over
+TLS on the same): the example's paths moved into a temporary directory and its port to a free one, nothing else.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import ipaddress
 import json
-import os
 import re
-import shutil
 import ssl
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,10 +22,6 @@ from typing import Any
 import aiomqtt
 import paho.mqtt.client as paho
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from paho.mqtt.enums import CallbackAPIVersion
 from structlog.testing import capture_logs
 
@@ -43,83 +33,16 @@ from controller.mqtt.birth import build_birth
 from controller.mqtt.limits import publish_size
 from controller.mqtt.publisher import EventPublisher
 from controller.store.journal import Journal
-from leash import Leash
 from tests.broker import Mosquitto
+from tests.secure_broker import EXAMPLE, secure_mosquitto
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "systemd" / "mosquitto"
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-SECURE_BROKER_DIR = "tablectl-test-broker-secure-"  # leash.PATTERNS knows it
 PASSWORDS = {
     "ms-1": "table-one-secret",
     "ms-2": "table-two-secret",
     "supervisor.alice": "alice-secret",
     "link.ms-floor-mega": "link-secret",
 }
-
-
-def _find(name: str, *places: str) -> str:
-    found = shutil.which(name) or next((p for p in places if os.access(p, os.X_OK)), None)
-    if found is None:
-        pytest.fail(f"{name} is not installed: sudo apt-get install mosquitto mosquitto-clients", pytrace=False)
-    return found
-
-
-def _write_pki(d: Path) -> None:
-    """A CA, and a broker certificate it signs for 127.0.0.1 and localhost (what the clients check)."""
-    now = dt.datetime.now(dt.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "tablectl test floor CA")])
-    ca_ski = x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key())
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=False,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(ca_ski, critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ca_ski), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    (d / "certs").mkdir()
-    (d / "certs" / "ca.crt").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    (d / "certs" / "broker.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (d / "certs" / "broker.key").write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
 
 
 @dataclass
@@ -159,37 +82,11 @@ class SecureBroker:
 
 @pytest.fixture(scope="module")
 def broker() -> Iterator[SecureBroker]:
-    # On the leash (leash/): a SIGKILLed run stops this broker and deletes its dir, and should its watchdog be
-    # killed too, the next run's sweep does; in pytest's tmp dir it outlived both.
-    leash = Leash.mine()
-    d = leash.mkdtemp(SECURE_BROKER_DIR)
-    _write_pki(d)
-    shutil.copy(EXAMPLE / "acl", d / "acl")
-    passwd = _find("mosquitto_passwd", "/usr/bin/mosquitto_passwd")
-    for n, (user, password) in enumerate(PASSWORDS.items()):
-        subprocess.run(
-            [passwd, *(["-c"] if n == 0 else []), "-b", str(d / "passwd"), user, password],
-            check=True,
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-        )
-    shipped = (EXAMPLE / "mosquitto.conf").read_text().replace("/etc/mosquitto/tablectl/", f"{d}/")
-    assert "listener 8883\n" in shipped
-
-    def config(port: int) -> str:
-        text = shipped.replace("listener 8883\n", f"listener {port} 127.0.0.1\n")
-        # What the Debian package's main file would add, here pointing into the temporary directory.
-        text += f"persistence_location {d}/\nlog_dest stderr\nlog_type all\nconnection_messages true\n"
-        return text + ("user root\n" if os.geteuid() == 0 else "")
-
-    # A port from free_port() may be taken by the other xdist worker before the broker binds it: Mosquitto's first
-    # start then configures another (config(port)) and starts again.
-    broker = Mosquitto(_find("mosquitto", "/usr/sbin/mosquitto"), d, conf=config)
     try:
-        broker.start()
-        yield SecureBroker(broker, d / "certs" / "ca.crt", d)
-    finally:
-        broker.close()
+        with secure_mosquitto(PASSWORDS) as (mosquitto, ca):
+            yield SecureBroker(mosquitto, ca, mosquitto.config.parent)
+    except FileNotFoundError as err:
+        pytest.fail(str(err), pytrace=False)
 
 
 class Watcher:
