@@ -76,6 +76,13 @@ class BusCommands:
         self._lock_tasks.add(task)
         task.add_done_callback(self._lock_tasks.discard)
 
+    def relock(self, station: BusWagerStation) -> None:
+        """Lock `station` with a frame of its own at once: its slot pair is in doubt (BusWagerStation.slot_confirmed).
+        Locking is idempotent: a station that did lock answers `locked` again."""
+        task = asyncio.get_running_loop().create_task(station.lock_alone(), name=f"driver:{station.device_id}:relock")
+        self._lock_tasks.add(task)
+        task.add_done_callback(self._lock_tasks.discard)
+
     def confirmed(self, address: int, code: int = GROUP_LOCK) -> None:
         waiter = self._awaiting[code].get(address)
         if waiter is not None and not waiter.done():

@@ -122,6 +122,7 @@ class BusLink(Link):
         in_waiting: Callable[[], int] | None = None,
         identifying: int = 1,
         baud: int = 115200,
+        on_slot: Callable[[int, int], None] | None = None,
     ) -> None:
         # 0xFF (reserved) as the single peer: a frame that slipped through the single-peer path would reach
         # nobody rather than a wrong station.
@@ -142,6 +143,10 @@ class BusLink(Link):
         if not self.peers or not all(1 <= p <= 254 for p in self.peers):
             raise ValueError(f"bus peers must be addresses 1..254, got {sorted(self.peers)}")
         self._on_bus_data = on_data
+        # (address, GROUP command code) of each slot confirmation, before its answer reaches on_data: a station counted
+        # as locked by two bytes only is watched for what a locked station cannot send (wager_bus.BusWagerStation).
+        self._on_slot = on_slot
+        self._slot_code = 0
         self._next_seqs = {peer: random.randrange(256) for peer in self.peers}
         self._peer_locks = {peer: asyncio.Lock() for peer in self.peers}
         # SEQ -> (peer, future): a station's ACK names only the SEQ it answers, so outstanding SEQs are unique.
@@ -237,6 +242,7 @@ class BusLink(Link):
         seq = self._broadcast_seq
         self._broadcast_seq = (seq + 1) % 256
         frame = encode_group(seq, code, named, on)  # before the window opens: a bad request changes nothing
+        self._slot_code = code
         self.parser.open_slots(seq, named, group_confirms(code, on))
         self.window.open(len(frame), len(named))
         try:
@@ -320,6 +326,8 @@ class BusLink(Link):
             if frame.kind == Kind.SLOT:
                 # A confirmation in its slot: the parser took it once, for a station it awaited; nobody ACKs it.
                 self.data_versions[frame.version] += 1
+                if self._on_slot is not None:
+                    self._call(self._on_slot, frame.address, self._slot_code)
                 self._call(self._on_bus_data, frame.address, frame.payload)
                 self.window.confirmed()  # a frame held for this station may go once the window is off the line
             elif frame.kind == Kind.REPLY:

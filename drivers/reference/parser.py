@@ -25,6 +25,7 @@ from drivers.reference.frames import (
     V3_FROM_DEVICE,
     V3_GROUP,
     V3_KINDS,
+    V3_MARK,
     V3_MIN_FRAME,
     V3_REPLY,
     VERSION_2,
@@ -66,6 +67,10 @@ class FrameParser:
         self._slot_seq = 0
         self._slots: dict[int, int] = {}
         self._slot_answer = b""
+        # Whether the byte just before the buffer's head was dropped as noise and is a station's header byte (a v3 VK,
+        # a v2 VER): an awaited address after it is the ADDR of a station's own frame whose SOF or CRC a collision hit,
+        # followed by its own SEQ, not its confirmation (docs/protocol.md section 13, "Collisions and noise").
+        self._after_header = False
 
     def open_slots(self, seq: int, addresses: Iterable[int], answer: int | bytes) -> None:
         """Open the slot window of the GROUP frame `seq`: from now on a byte pair (a, slot_check(a, seq)) at a frame
@@ -119,6 +124,7 @@ class FrameParser:
         return corrupt
 
     def _drop(self, n: int, *, bad: bool = False) -> None:
+        self._after_header = is_header_byte(self._buf[n - 1])
         del self._buf[:n]
         self.discarded_bytes += n
         if bad:
@@ -166,14 +172,16 @@ class FrameParser:
         if len(buf) < SLOT_CONFIRMATION:
             return None
         address = buf[0]
-        if buf[1] == self._slots[address]:
+        if buf[1] == self._slots[address] and not self._after_header:
             del self._slots[address]  # each station confirms once: a repeat is noise
             frames.append(Frame(address, self._slot_seq, Kind.SLOT, self._slot_answer, VERSION_3, True))
             del buf[:SLOT_CONFIRMATION]
+            self._after_header = False
             return True
         if buf[0] != SOF:
-            # A bad check value (a collision, noise): not a confirmation. Drop that byte alone: the next
-            # station's confirmation may follow at once.
+            # A bad check value (a collision, noise), or the ADDR and SEQ of a damaged frame of the station's own (its
+            # SEQ equals the check value one time in 256): not a confirmation. Drop that byte alone: the next
+            # station's confirmation may follow at once; this one is locked on its own after the window.
             self._drop(1, bad=True)
             return True
         return False
@@ -228,6 +236,7 @@ class FrameParser:
         payload = bytes(buf[header : header + length])
         frames.append(Frame(address, seq, Kind(kind), payload, version, from_device))
         del buf[:total]
+        self._after_header = False
         return True
 
     def _v3(self, frames: list[Frame]) -> bool:
@@ -264,6 +273,7 @@ class FrameParser:
             payload = bytes(buf[header : header + length])
         frames.append(Frame(address, seq, kind, payload, VERSION_3, from_device))
         del buf[:total]
+        self._after_header = False
         return True
 
     def _group(self, frames: list[Frame]) -> bool:
@@ -293,4 +303,14 @@ class FrameParser:
         payload = group_payload(code, named, None if on is None else bool(on))
         frames.append(Frame(address, seq, Kind.GROUP, payload, VERSION_3, False))
         del buf[:total]
+        self._after_header = False
         return True
+
+
+def is_header_byte(byte: int) -> bool:
+    """Whether `byte` can stand between a station's SOF and its address: the VK of a v3 frame from a station (v4 sends
+    v3 frames; a GROUP never comes from one) or v2's VER. A v1 frame from a station carries the host's address, 0; the
+    host's own frames to a station the window awaits are held until it closes (bus_window.LineWindow)."""
+    return byte == VERSION_2 or (
+        byte & 0xF8 == V3_MARK | V3_FROM_DEVICE and byte & 0x07 in V3_KINDS.keys() - {V3_GROUP}
+    )

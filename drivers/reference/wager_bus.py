@@ -54,6 +54,10 @@ class BusWagerStation(ReferenceWagerStation):
         # The same for the seat light: the state last asked (light_on/light_off) is the one the lamp must end in; a
         # station's own `light` frame after a missed GROUP light slot is not written once another state was asked.
         self._light_asked: bool | None = None
+        # Locked by its two slot bytes alone since the last lock(): a damaged frame of the station's own can pass for
+        # them (docs/protocol.md section 13, "Collisions and noise"), so a wager, which a locked station cannot sense,
+        # has it locked again at once with a frame of its own.
+        self._locked_by_slot = False
 
     # --- lifetime: the station shares the bus's ------------------------------------------------------
 
@@ -131,6 +135,7 @@ class BusWagerStation(ReferenceWagerStation):
 
     async def lock(self) -> None:
         self._locks_asked += 1
+        self._locked_by_slot = False
         if self.protocol_version >= VERSION_2 and self._online and self._bus.settings.broadcast_lock:
             await self._bus.lock_together(self)
         else:
@@ -144,6 +149,7 @@ class BusWagerStation(ReferenceWagerStation):
 
     async def unlock(self) -> None:
         self._unlock_asked_at = self._locks_asked
+        self._locked_by_slot = False
         if self.protocol_version >= VERSION_4 and self._online and self._bus.settings.broadcast_lock:
             await self._bus.unlock_together(self)
         else:
@@ -182,9 +188,30 @@ class BusWagerStation(ReferenceWagerStation):
         else:
             await super().light_off()
 
+    def slot_confirmed(self, code: int) -> None:
+        """This station's slot pair for a GROUP frame with command `code` was read (before its answer is translated)."""
+        if code == GROUP_LOCK:
+            self._locked_by_slot = True
+
     def translators(self) -> Mapping[str, Translator]:
         table = dict(super().translators())
         plain_locked, plain_unlocked, plain_light = table["locked"], table["unlocked"], table["light"]
+        plain_wager = table["wager"]
+
+        def wager(message: Mapping[str, Any]) -> DeviceEvent | None:
+            if self._locked_by_slot:
+                # A locked station senses no wager, and a station with a wager waiting does not confirm in its slot: the
+                # pair was not this station's (a damaged frame of its own, or noise). The wager goes on to the
+                # controller, which refuses one placed after "no more bets".
+                self._locked_by_slot = False
+                log.warning(
+                    "wager from a station its slot pair counted as locked: the pair was false, locking it on its own",
+                    device=self.device_id,
+                    address=self.address,
+                    spot=message.get("spot"),
+                )
+                self._bus.relock(self)
+            return plain_wager(message)
 
         def locked(message: Mapping[str, Any]) -> DeviceEvent | None:
             self._bus.confirmed(self.address, GROUP_LOCK)
@@ -200,7 +227,7 @@ class BusWagerStation(ReferenceWagerStation):
             self._bus.confirmed(self.address, GROUP_LIGHT)
             return plain_light(message)
 
-        table["locked"], table["unlocked"], table["light"] = locked, unlocked, light
+        table["locked"], table["unlocked"], table["light"], table["wager"] = locked, unlocked, light, wager
         return table
 
     async def _went_silent(self, link: Link, reason: str) -> None:
@@ -303,6 +330,7 @@ class ReferenceWagerBus(BusCommands, DeviceBase):
             in_waiting=unread_input(writer),
             identifying=identify_window(self.settings.baudrate, self.settings.ack_timeout),
             baud=self.settings.baudrate,
+            on_slot=self._on_slot,
         )
         self.link.start()
         return None
@@ -332,6 +360,11 @@ class ReferenceWagerBus(BusCommands, DeviceBase):
         station = self._by_address.get(src)
         if station is not None:
             station._on_data(payload)
+
+    def _on_slot(self, src: int, code: int) -> None:
+        station = self._by_address.get(src)
+        if station is not None:
+            station.slot_confirmed(code)
 
     def _on_noise(self, discarded_bytes: int, bad_frames: int) -> None:
         self._report_noise(

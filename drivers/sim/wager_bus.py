@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from drivers.interfaces import WAGER_BUS_ID
@@ -80,6 +80,8 @@ class BusStationSim(WagerStationSim):
         # Slot confirmations to send with a wrong check value: what a collision or a burst of noise does to them on a
         # real line (a pty cannot collide), so tests see the host refuse them.
         self.damaged_slots = 0
+        # GROUP frames this station does not hear (noise on its drop): it neither acts on them nor knows their window.
+        self.missed_groups = 0
         # Every slot confirmation this station put on the line, (slot, bytes), in order.
         self.slot_history: list[tuple[int, bytes]] = []
 
@@ -206,6 +208,9 @@ class WagerBusSim:
         self.heard_at = 0.0
         # When the slot window of the latest GROUP frame ends (time.monotonic): no station starts a frame before.
         self.window_end = 0.0
+        # Called with each GROUP frame the stations heard, as it reached them: a test puts a collision's bytes on the
+        # return pair inside that frame's slot window (a pty cannot collide).
+        self.on_group: Callable[[Frame], None] | None = None
 
     @property
     def port(self) -> str:
@@ -284,9 +289,14 @@ class WagerBusSim:
                         named = decode_message(frame.payload).get("stations")
                         slots = len(named) if isinstance(named, list) else 0
                         self.window_end = self.heard_at + self.timing.frame_time(SLOT_TURNAROUND + SLOT_PERIOD * slots)
+                        if self.on_group is not None:
+                            self.on_group(frame)
+            group = any(frame.kind == Kind.GROUP for frame in frames)
             for station in self.stations.values():
                 drop = station.drop
-                if drop is not None:
+                if group and station.missed_groups:
+                    station.missed_groups -= 1  # this read, the GROUP frame in it, never reached this station
+                elif drop is not None:
                     drop.feed(data)
         for station in self.stations.values():
             if station.drop is not None:
