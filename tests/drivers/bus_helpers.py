@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from drivers.interfaces import DeviceEvent, DeviceOnline
@@ -109,3 +110,20 @@ async def stop_lines(started: Started) -> None:
     for sim, driver in started:
         await asyncio.gather(*(s.stop() for s in driver.stations.values()))
         await sim.stop()
+
+
+def after_group(driver: ReferenceWagerBus, action: Callable[[], Any]) -> list[asyncio.Future[Any]]:
+    """Start `action()` (a coroutine) as a task right after the next GROUP frame is written, in the same turn: the
+    window is open. The started task is appended to the list returned."""
+    link = driver.link
+    assert link is not None
+    real = link.send_group
+    started: list[asyncio.Future[Any]] = []
+
+    def spy(code: int, stations: Any, on: bool | None = None) -> None:
+        real(code, stations, on)
+        if not started:
+            started.append(asyncio.ensure_future(action()))
+
+    link.send_group = spy  # type: ignore[method-assign]
+    return started

@@ -21,7 +21,7 @@ from drivers.interfaces import DeviceFault
 from drivers.reference.framing import BROADCAST_ADDRESS, Kind, decode_message
 from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
 from drivers.sim.wager_bus import WagerBusSim
-from tests.drivers.bus_helpers import ADDRESSES, SEATS, Line, settled, start_line, stop_lines
+from tests.drivers.bus_helpers import ADDRESSES, SEATS, Line, after_group, settled, start_line, stop_lines
 from tests.drivers.line_log import OnLine
 
 
@@ -36,23 +36,6 @@ async def line() -> AsyncIterator[Callable[..., Any]]:
 
     yield start
     await stop_lines(started)
-
-
-def after_group(driver: ReferenceWagerBus, action: Callable[[], Any]) -> list[asyncio.Future[Any]]:
-    """Start `action()` (a coroutine) as a task right after the next GROUP frame is written, in the same turn: the
-    window is open. The started task is appended to the list returned."""
-    link = driver.link
-    assert link is not None
-    real = link.send_group
-    started: list[asyncio.Future[Any]] = []
-
-    def spy(code: int, stations: Any, on: bool | None = None) -> None:
-        real(code, stations, on)
-        if not started:
-            started.append(asyncio.ensure_future(action()))
-
-    link.send_group = spy  # type: ignore[method-assign]
-    return started
 
 
 def frames_when_closed(driver: ReferenceWagerBus, log_frames: list[OnLine]) -> list[int]:
