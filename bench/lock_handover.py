@@ -9,7 +9,7 @@ per trial and alternating (a trial: a round's "no more bets" step):
 - the baseline, c83eab6's order (`old_order` below): the state encoded first, the locks run through `_execute` in a
   task of their own, one loop turn later.
 A bare command's payload is kept (drivers/reference/messages.py) in both: what differs is the service's order alone.
-A frame is "written" when the link hands it to the pty (LinkCore._write), the loop's clock.
+A frame is "written" when the link hands it to the pty (LinkCore._write), timed on time.perf_counter.
 """
 
 from __future__ import annotations
