@@ -438,3 +438,14 @@ def test_publish_cpu_reports_the_publisher_against_bare_aiomqtt() -> None:
     out = _bench("publish_cpu.py", "--rounds", "2", "--block", "1", "--warmup", "1")
     assert re.search(r"baseline: bare aiomqtt publishing the same bodies, QoS 1: [\d.]+ ms of CPU a round", out), out
     assert re.search(r"EventPublisher: [\d.]+ ms of CPU a round \(.*\); [\d.]+x the baseline", out), out
+
+
+def test_lock_handover_times_both_orders_alternately_against_the_old_one() -> None:
+    out = _bench("lock_handover.py", "--rounds", "4")
+    assert "(7 stations, seven-seats.toml, paced ptys, orders alternating per trial)" in out, out
+    for order in (r"state after the locks \(the product\)", r"state first, locks in a task \(c83eab6, baseline\)"):
+        # Alternating per trial: four rounds' "no more bets", two in each order.
+        figures = r"first p50 \d+ us, p90 \d+ us; last p50 \d+ us, p90 \d+ us"
+        assert re.search(rf"  {order}, 2 lock-outs: {figures}", out), out
+    for what in ("first", "last"):
+        assert re.search(rf"{what} frame p50, the product over the baseline: [\d.]+x", out), out
