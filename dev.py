@@ -182,7 +182,10 @@ def cmd_test(args: list[str]) -> int:
             return fail("the static checks failed (see above); `python3 dev.py check` runs them alone", code=checks)
     # 2 xdist workers (README: why; not in addopts: a child pytest is 1 process); a user's later -n 0 or --dist wins
     own = any(a.endswith("no:xdist") or a in ("--pdb", "--trace") for a in args)
-    code = run_child([str(VENV_PY), "-m", "pytest", *([] if own else ["-n", "2", "--dist", "loadgroup"]), *args])
+    # The whole suite names its 15 slowest tests, so a CI log shows what keeps it near its 15 minutes (README)
+    slowest = [] if args else ["--durations=15"]
+    workers = [] if own else ["-n", "2", "--dist", "loadgroup"]
+    code = run_child([str(VENV_PY), "-m", "pytest", *workers, *slowest, *args])
     if code == 5:
         return fail("pytest collected no tests (exit code 5); check the arguments and the tests/ directory")
     return code
