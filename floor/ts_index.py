@@ -115,7 +115,8 @@ def index_partitions(
                 progress(done, len(todo), partition, time.perf_counter() - t0)
         return done
     finally:
-        conn.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))
+        if not conn.broken:  # a lost session's locks are gone with it; raising here would hide why it was lost
+            conn.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))
 
 
 def _unindexed(conn: Conn) -> list[str]:
@@ -151,7 +152,59 @@ def _wait_for_lock(conn: Conn, left: int, waiting: Waiting) -> bool:
     return False
 
 
+class IndexBuildFailed(Exception):
+    """PostgreSQL failed a partition's build or attach (a deadlock with another session, a statement_timeout, the
+    server going away): the message names the partition, what PostgreSQL said, what the partition was left with
+    and the fix, for an operator; the lock is let go and the partitions after it are left for the next run."""
+
+    def __init__(self, partition: str, said: str, left: str) -> None:
+        self.partition = partition
+        super().__init__(
+            f"the ts index of {partition} was not built: PostgreSQL said {said}. {left}. Run `tablectl floor "
+            "--config FLOOR.toml fill-rounds` again: it resumes from this day (or the floor service does at its "
+            "next start). If it fails again the same way, another session is in its way (a deadlock: an older "
+            "floor service still running during an upgrade, or a long transaction): stop it first."
+        )
+
+
 def _index_one(conn: Conn, partition: str) -> None:
+    try:
+        _build_and_attach(conn, partition)
+    except psycopg.Error as err:
+        raise IndexBuildFailed(partition, _pg_said(err), _left(conn, partition_index(partition))) from err
+
+
+def _pg_said(err: psycopg.Error) -> str:
+    # The primary message and its detail (a deadlock's names the other process's pid), on one line.
+    primary = " ".join((err.diag.message_primary or str(err)).split())
+    about = [f"SQLSTATE {err.sqlstate}"] if err.sqlstate else []
+    about += [" ".join(err.diag.message_detail.split())] if err.diag.message_detail else []
+    return f'"{primary}"' + (f" ({': '.join(about)})" if about else "")
+
+
+def _left(conn: Conn, name: str) -> str:
+    """What the failed build left on the partition, an invalid index dropped (a rerun starts the day clean)."""
+    if conn.broken:
+        return "The connection was lost, so its index may be left INVALID: the next run drops it and builds it again"
+    try:
+        row = conn.execute(
+            "SELECT x.indisvalid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid WHERE c.relname = %s",
+            (name,),
+        ).fetchone()
+        if row is None:
+            return "The day has no ts index, as before, and nothing was attached"
+        if row[0]:
+            return f"Its index {name} is built but not attached: the next run attaches it"
+        conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}".encode())
+    except psycopg.Error as err:
+        return (
+            f"Its index {name} is left INVALID (dropping it failed too: {_pg_said(err)}): the next run drops it "
+            "and builds it again"
+        )
+    return f"Its INVALID index {name} was dropped: the day has no ts index, as before, and nothing was attached"
+
+
+def _build_and_attach(conn: Conn, partition: str) -> None:
     name = partition_index(partition)
     # An index of this name left invalid by an interrupted CONCURRENTLY build cannot be attached: build it again.
     invalid = conn.execute(

@@ -21,6 +21,7 @@ import asyncio
 import json
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -29,7 +30,8 @@ import psycopg
 from controller.cli import numbers
 from controller.cli.bytecode import bytecode_lines
 from controller.cli.shown import shown
-from controller.cli.verb import Subparsers, UsageError
+from controller.cli.verb import EXIT_FAILED, Subparsers, UsageError
+from controller.core.shown import shown_lines
 from floor.config import FloorConfig, FloorConfigError, load_floor_config
 from floor.console.records import approve_key, enrolled, reject_key
 from floor.db import connect
@@ -41,7 +43,7 @@ from floor.schema import LATEST, SchemaError, migrate
 from floor.sdnotify import Notifier
 from floor.service import FloorService
 from floor.status import alarms_text, gaps_text, live_tables, status_text
-from floor.ts_index import index_partitions
+from floor.ts_index import IndexBuildFailed, index_partitions
 from floor.ts_index import valid as ts_index_valid
 
 CONFIG_HELP = "the floor config (configs/floor.toml is an annotated example)"
@@ -178,6 +180,10 @@ def main(args: argparse.Namespace) -> int:
     try:
         with connect(config.database) as conn:
             return _fill_rounds(conn) if action == "fill-rounds" else _query(conn, config, args, action)
+    except IndexBuildFailed as err:
+        # Not the config's fault (exit 2 said so, "cannot reach the archive", of a deadlock): the work failed.
+        print(f"tablectl floor fill-rounds: {shown_lines(str(err))}", file=sys.stderr)
+        return EXIT_FAILED
     except psycopg.OperationalError as err:
         raise UsageError(f"cannot reach the archive ({err}); check [database] dsn in {args.config}") from None
     except FloorConfigError as err:

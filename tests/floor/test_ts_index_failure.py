@@ -1,0 +1,140 @@
+"""`tablectl floor fill-rounds` as a real process when PostgreSQL fails its ts index build: a deadlock with an older
+floor service (one that still waits for the build's advisory lock in a blocked `pg_advisory_lock`, as services did
+before, holding a snapshot the build's CREATE INDEX CONCURRENTLY must outlive), on a real PostgreSQL cluster.
+
+The order is held, not slept: a writer's open transaction on the day keeps the build waiting until the older
+service is blocked on the lock; committed, the build reaches its wait for the older service's snapshot, and
+PostgreSQL's deadlock check (deadlock_timeout 100 ms on the database; an hour in the older service's session, so
+the check that finds the cycle is the build's) fails the build. The command must say so in one error naming the day,
+what PostgreSQL said, what it left and the fix, exit 1, leave no invalid index; a rerun then completes the day.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from floor.config import DatabaseSection
+from floor.db import connect
+from floor.schema import migrate, partition_name
+from floor.ts_index import LOCK_KEY, IndexBuildFailed, index_partitions, partition_index, valid
+from tests.floor.conftest import ROOT, TABLECTL, wait_for
+from tests.floor.ts_archive import DAYS, archive_at_7, index_oids, indexed, lock_holder, waiting_on_lock
+
+pytestmark = pytest.mark.floor
+
+
+def _building(dsn: str, partition: str) -> bool:
+    """Whether a CREATE INDEX CONCURRENTLY of `partition` is under way (waiting on the writer, here)."""
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_progress_create_index WHERE relid = %s::regclass", (partition,)
+        ).fetchone()
+        return row is not None and int(str(row[0])) > 0
+
+
+def _fill(config: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*TABLECTL, "floor", "--config", str(config), "fill-rounds"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+
+
+def test_fill_rounds_deadlocked_by_an_older_service_says_so_leaves_no_invalid_index_and_a_rerun_completes(
+    floor_dsn: str, tmp_path: Path
+) -> None:
+    archive_at_7(floor_dsn, DAYS, 2_000)
+    with connect(DatabaseSection(dsn=floor_dsn)) as conn:
+        migrate(conn)
+        conn.execute(f"ALTER DATABASE {conn.info.dbname} SET deadlock_timeout = '100ms'".encode())
+        conn.commit()
+    config = tmp_path / "floor.toml"
+    config.write_text(f'name = "f"\n[database]\ndsn = "{floor_dsn}"\n[mqtt]\nbroker = "mqtt://127.0.0.1:1"\n')
+    first = partition_name(DAYS[0])
+    old_service = psycopg.connect(floor_dsn, autocommit=True)
+    old_service.execute("SET deadlock_timeout = '1h'")  # its check never runs here: the build's finds the cycle
+    writer = psycopg.connect(floor_dsn)
+    writer.execute(f"LOCK TABLE {first} IN ROW EXCLUSIVE MODE".encode())  # an insert's lock, left open
+    got: list[object] = []
+    try:
+        fill = subprocess.Popen(
+            [*TABLECTL, "floor", "--config", str(config), "fill-rounds"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        wait_for(lambda: _building(floor_dsn, first), 60, "fill-rounds building the first day's index")
+        # The older service blocks on the build's lock, its statement's snapshot held (test code: a thread).
+        blocked = threading.Thread(
+            target=lambda: got.append(old_service.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,)).fetchone())
+        )
+        blocked.start()
+        wait_for(lambda: waiting_on_lock(writer), 60, "the older service blocked on the lock")
+        writer.commit()  # the build goes on, to its wait for the older service's snapshot: the deadlock
+        out, err = fill.communicate(timeout=120)
+        blocked.join(60)
+        # fill-rounds' session ended: the older service got the lock.
+        assert len(got) == 1, got
+        assert lock_holder(writer) == old_service.info.backend_pid
+        old_service.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))
+    finally:
+        writer.close()
+        old_service.close()
+    assert fill.returncode == 1, (fill.returncode, out, err)
+    assert "Traceback" not in err and "a bug" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"tablectl floor fill-rounds: the ts index of {first} was not built: "), err
+    assert 'PostgreSQL said "deadlock detected" (SQLSTATE 40P01: Process ' in err, err
+    assert f"Its INVALID index {partition_index(first)} was dropped" in err, err
+    assert "fill-rounds` again: it resumes from this day" in err and "stop it first" in err, err
+    assert "[1/2]" not in out, out  # no day said built
+    with connect(DatabaseSection(dsn=floor_dsn)) as conn:
+        # Nothing half-done: no index (invalid or not) on either day, nothing attached, the parent's still invalid.
+        assert index_oids(conn) == {} and indexed(conn) == {} and not valid(conn)
+    again = _fill(config)
+    assert again.returncode == 0, again.stderr
+    names = [partition_name(d) for d in DAYS]
+    assert [line.split(": built and attached in ")[0] for line in again.stdout.splitlines()[1:3]] == [
+        f"[1/2] ts index of {names[0]}",
+        f"[2/2] ts index of {names[1]}",
+    ], again.stdout
+    assert again.stdout.splitlines()[-1].startswith("the events ts index is complete"), again.stdout
+    with connect(DatabaseSection(dsn=floor_dsn)) as conn:
+        assert indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
+
+
+def test_a_build_cancelled_by_statement_timeout_whose_invalid_index_cannot_be_dropped_says_so(floor_dsn: str) -> None:
+    """The statement_timeout cancels the build waiting for a writer's open transaction on the day, and the drop of its
+    invalid index, which waits for that writer too: the error says the index is left INVALID and why, the lock is
+    let go; the writer gone, the next run drops it and builds every day."""
+    archive_at_7(floor_dsn, DAYS, 2_000)
+    first = partition_name(DAYS[0])
+    with connect(DatabaseSection(dsn=floor_dsn)) as conn, psycopg.connect(floor_dsn) as writer:
+        migrate(conn)
+        conn.commit()  # the migration's locks let go: the writer's must be the only one in the build's way
+        conn.execute("SET statement_timeout = '300ms'")
+        writer.execute(f"LOCK TABLE {first} IN ROW EXCLUSIVE MODE".encode())  # an insert's lock, left open
+        with pytest.raises(IndexBuildFailed) as failed:
+            index_partitions(conn)
+        writer.rollback()
+        said = str(failed.value)
+        assert failed.value.partition == first
+        assert said.startswith(f'the ts index of {first} was not built: PostgreSQL said "canceling statement'), said
+        assert "(SQLSTATE 57014)" in said, said
+        assert f"Its index {partition_index(first)} is left INVALID (dropping it failed too: " in said, said
+        assert "the next run drops it and builds it again" in said and "fill-rounds` again" in said, said
+        assert lock_holder(conn) is None and set(index_oids(conn)) == {partition_index(first)}
+        assert indexed(conn) == {}
+        conn.execute("SET statement_timeout = 0")
+        assert index_partitions(conn) == 2
+        names = [partition_name(d) for d in DAYS]
+        assert indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
