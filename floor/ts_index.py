@@ -245,6 +245,10 @@ async def index_beside(db: DatabaseSection, stop: asyncio.Event, wait_s: float =
         if building not in done:
             stopped.set()  # the stop: a wait ends now, a partition's build at its end
         complete = await building
+    except IndexBuildFailed as failed:
+        # A day without its ts index is only slower to read: the archiving goes on, and the next start builds it.
+        log.error("events ts index not built; archiving goes on", partition=failed.partition, problem=str(failed))
+        return
     finally:
         stopped.set()  # cancelled too (the service closing its tasks): the thread is not left waiting
         watching.cancel()

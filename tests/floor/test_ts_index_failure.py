@@ -11,17 +11,19 @@ what PostgreSQL said, what it left and the fix, exit 1, leave no invalid index; 
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import threading
 from pathlib import Path
 
 import psycopg
 import pytest
+from structlog.testing import capture_logs
 
 from floor.config import DatabaseSection
 from floor.db import connect
 from floor.schema import migrate, partition_name
-from floor.ts_index import LOCK_KEY, IndexBuildFailed, index_partitions, partition_index, valid
+from floor.ts_index import LOCK_KEY, IndexBuildFailed, index_beside, index_partitions, partition_index, valid
 from tests.floor.conftest import ROOT, TABLECTL, wait_for
 from tests.floor.ts_archive import DAYS, archive_at_7, index_oids, indexed, lock_holder, waiting_on_lock
 
@@ -138,3 +140,35 @@ def test_a_build_cancelled_by_statement_timeout_whose_invalid_index_cannot_be_dr
         assert index_partitions(conn) == 2
         names = [partition_name(d) for d in DAYS]
         assert indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
+
+
+async def test_the_service_says_a_failed_build_and_goes_on_archiving(floor_dsn: str) -> None:
+    """The service's task (floor.service: `older_days`, may return) meets the same failure: it logs the error with
+    the partition and ends, instead of raising it, which stopped the whole service (systemd restarted it, to fail the
+    same way while the other session stayed) for a day that is only slower to read without its index; the next start
+    builds it."""
+    archive_at_7(floor_dsn, DAYS, 2_000)
+    first = partition_name(DAYS[0])
+    db = DatabaseSection(dsn=floor_dsn)
+    with connect(db) as conn:
+        migrate(conn)
+        conn.execute(f"ALTER DATABASE {conn.info.dbname} SET statement_timeout = '300ms'".encode())
+        conn.commit()
+    try:
+        with psycopg.connect(floor_dsn) as writer, capture_logs() as logs:
+            writer.execute(f"LOCK TABLE {first} IN ROW EXCLUSIVE MODE".encode())  # an insert's lock, left open
+            await asyncio.wait_for(index_beside(db, asyncio.Event()), 60)  # a hang's guard: it returns
+            writer.rollback()
+    finally:
+        with psycopg.connect(floor_dsn, autocommit=True) as conn:
+            conn.execute(f"ALTER DATABASE {conn.info.dbname} RESET statement_timeout".encode())
+    said = [e for e in logs if e["event"].startswith("events ts index")]
+    assert [(e["event"], e["log_level"], e["partition"]) for e in said] == [
+        ("events ts index not built; archiving goes on", "error", first)
+    ], said
+    assert "(SQLSTATE 57014)" in said[0]["problem"] and "fill-rounds` again" in said[0]["problem"]
+    with capture_logs() as logs:
+        await asyncio.wait_for(index_beside(db, asyncio.Event()), 60)
+    assert [e["event"] for e in logs if e["event"] == "events ts index complete"] == ["events ts index complete"]
+    with connect(db) as conn:
+        assert valid(conn) and indexed(conn) == {n: partition_index(n) for n in map(partition_name, DAYS)}
