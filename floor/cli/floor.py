@@ -184,10 +184,25 @@ def main(args: argparse.Namespace) -> int:
         # Not the config's fault (exit 2 said so, "cannot reach the archive", of a deadlock): the work failed.
         print(f"tablectl floor fill-rounds: {shown_lines(str(err))}", file=sys.stderr)
         return EXIT_FAILED
+    except (psycopg.errors.TransactionRollback, psycopg.errors.QueryCanceled) as err:
+        # A deadlock, a serialization failure or a statement_timeout: the archive was reached, the work was stopped
+        # (psycopg counts them as OperationalError, which reads below as a dsn to check).
+        print(f"tablectl floor {action}: {stopped_work(err)}", file=sys.stderr)
+        return EXIT_FAILED
     except psycopg.OperationalError as err:
         raise UsageError(f"cannot reach the archive ({err}); check [database] dsn in {args.config}") from None
     except FloorConfigError as err:
         raise UsageError(str(err)) from None
+
+
+def stopped_work(err: psycopg.Error) -> str:
+    """What an operator reads when PostgreSQL stopped an action's statement (not a connection failure)."""
+    said = shown_lines(str(err)).strip()
+    return (
+        f'PostgreSQL stopped its work: "{said}" (SQLSTATE {err.sqlstate}). What it finished before is kept; run the '
+        "same command again: it goes on from there. If it fails the same way, another session is in its way (a long "
+        "transaction, an older floor service during an upgrade): stop that first, or raise statement_timeout."
+    )
 
 
 def _query(

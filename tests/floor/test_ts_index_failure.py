@@ -172,3 +172,33 @@ async def test_the_service_says_a_failed_build_and_goes_on_archiving(floor_dsn: 
     assert [e["event"] for e in logs if e["event"] == "events ts index complete"] == ["events ts index complete"]
     with connect(db) as conn:
         assert valid(conn) and indexed(conn) == {n: partition_index(n) for n in map(partition_name, DAYS)}
+
+
+def test_fill_rounds_stopped_by_a_statement_timeout_says_so_not_that_the_archive_is_unreachable(
+    floor_dsn: str, tmp_path: Path
+) -> None:
+    """A statement PostgreSQL cancels (here its first, the migration's look at the schema's version, waiting for a
+    writer's lock on that table until the database's statement_timeout) is the work stopped, not a dsn to check: exit
+    1 and what PostgreSQL said, where fill-rounds said "cannot reach the archive ... check [database] dsn", exit 2."""
+    archive_at_7(floor_dsn, DAYS, 200)
+    db = DatabaseSection(dsn=floor_dsn)
+    with connect(db) as conn:
+        migrate(conn)
+        conn.commit()
+    config = tmp_path / "floor.toml"
+    config.write_text(f'name = "f"\n[database]\ndsn = "{floor_dsn}"\n[mqtt]\nbroker = "mqtt://127.0.0.1:1"\n')
+    with psycopg.connect(floor_dsn) as writer:
+        writer.execute(f"ALTER DATABASE {writer.info.dbname} SET statement_timeout = '300ms'".encode())
+        writer.commit()
+        try:
+            writer.execute(b"LOCK TABLE floor_schema IN ACCESS EXCLUSIVE MODE")  # left open while fill-rounds runs
+            done = _fill(config)
+        finally:
+            writer.rollback()
+            writer.execute(f"ALTER DATABASE {writer.info.dbname} RESET statement_timeout".encode())
+            writer.commit()
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tablectl floor fill-rounds: PostgreSQL stopped its work: "), lines
+    assert "(SQLSTATE 57014)" in lines[0] and "cannot reach" not in lines[0] and "Traceback" not in done.stderr
+    assert _fill(config).returncode == 0  # the lock gone, the same command does the work
