@@ -7,7 +7,7 @@ import contextlib
 import functools
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar, TypeVarTuple
 
 import structlog
@@ -32,6 +32,20 @@ async def cancel_and_wait(task: asyncio.Task[Any] | None) -> None:
         await asyncio.wait({task}, timeout=0.1)
     if not task.cancelled() and task.exception() is not None:
         log.error("task ended with an error", task=task.get_name(), error=repr(task.exception()))
+
+
+async def ended_after_cancel(tasks: Iterable[asyncio.Task[Any]], *, again_after: float) -> None:
+    """Return once every one of `tasks`, cancelled already, has ended; one still running `again_after` seconds
+    later swallowed its cancel (as cancel_and_wait says) and is cancelled again, said at warning level. Slower than
+    cancel_and_wait's turn, so that a task's own cleanup after its cancel is not cut short."""
+    pending = {t for t in tasks if not t.done()}
+    while pending:
+        _, pending = await asyncio.wait(pending, timeout=again_after)
+        for task in pending:
+            log.warning(
+                "a task went on after its cancel; cancelling it again", task=task.get_name(), after_s=again_after
+            )
+            task.cancel()
 
 
 # Tasks a watch over a driver's lifetime (controller/shell/supervised.py, which finds a driver's tasks by the name

@@ -249,7 +249,8 @@ class FloorService:
             if remaining <= 0:
                 break
             try:
-                batch.append(await asyncio.wait_for(self.queue.get(), remaining))
+                async with asyncio.timeout(remaining):
+                    batch.append(await self.queue.get())
             except TimeoutError:
                 break
         return batch

@@ -197,7 +197,8 @@ class LinkService:
         while True:
             # Bounded: a call that does not return holds the one database thread, and the probe must go on to say so.
             with contextlib.suppress(DatabaseDown, TimeoutError):
-                await asyncio.wait_for(self.db.call(lambda s: s.conn.execute("SELECT 1").fetchone()), DB_STUCK_S / 2)
+                async with asyncio.timeout(DB_STUCK_S / 2):
+                    await self.db.call(lambda s: s.conn.execute("SELECT 1").fetchone())
             self._check_stuck()
             now = time.monotonic()
             if watchdog is not None and self.db.healthy() and now - last_ping >= watchdog:

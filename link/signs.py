@@ -52,7 +52,8 @@ class Signs:
     async def loop(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.broker.wake.wait(), timeout=1.0)
+                async with asyncio.timeout(1.0):
+                    await self.broker.wake.wait()
             self.broker.wake.clear()
             client = self.broker.client
             if client is None or self.db.state is None:

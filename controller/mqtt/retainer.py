@@ -72,7 +72,8 @@ class Retainer:
 
     async def last_word(self, client: aiomqtt.Client, status: str) -> None:
         with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
-            await asyncio.wait_for(client.publish(self.topics.status, status, qos=1, retain=True), 0.5)
+            async with asyncio.timeout(0.5):
+                await client.publish(self.topics.status, status, qos=1, retain=True)
 
     async def retain(
         self,

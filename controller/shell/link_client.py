@@ -118,7 +118,8 @@ class LinkClient:
             self.lease_changed.clear()
             timeout = max(0.005, self.lease_until - now) if fresh else 0.25
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.lease_changed.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self.lease_changed.wait()
 
     def _renew(self, sent_at: float, answer: ResponseIn) -> None:
         if answer.lease_ms > 0:
@@ -216,7 +217,8 @@ class LinkClient:
                 await self._publish(c, request_body(req), key)
             self.wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), max(0.01, due - time.monotonic()))
+                async with asyncio.timeout(max(0.01, due - time.monotonic())):
+                    await self.wake.wait()
 
     async def _receive(self, c: aiomqtt.Client) -> None:
         async for message in c.messages:

@@ -37,8 +37,11 @@ from controller.store.failure import StorageError
 from controller.store.journal import Journal
 from controller.store.schema import JournalError
 from drivers.interfaces import Device
+from drivers.tasks import ended_after_cancel
 
 log = structlog.get_logger("tablectl")
+# A task still running this long after its cancel at the stop swallowed it, and is cancelled again.
+STOP_AGAIN_S = 1.0
 
 # Where they were before controller.shell.configured: the tests, demo and tools import them from here.
 __all__ = ["begin_devices", "build_devices", "default_journal_path", "playable", "run_table"]
@@ -97,7 +100,7 @@ async def run_table(
         with contextlib.suppress(Exception):
             await publisher.close(drain_timeout=5.0, reason=None if failure is None else f"stopped: {failure}")
         supervised.cancel()
-        await asyncio.gather(service_task, supervised, watches, let_go, return_exceptions=True)
+        await ended_after_cancel([service_task, watches, let_go, *tasks.alive(), supervised], again_after=STOP_AGAIN_S)
         failure = failure or _storage_failure(service_task, supervised)
         if failure is None and service.closed.is_set():
             await _archive_at_close(table)
@@ -217,11 +220,27 @@ def _stop_on_signals(service: TableService, task: asyncio.Task[None]) -> None:
             log.info("closing the table after the round in progress; press Ctrl-C again to stop now")
             service.submit(CloseTable())
         else:
-            task.cancel()
+            _stop_now(task)
 
     with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread (tests)
         loop.add_signal_handler(signal.SIGINT, interrupt)
-        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+        loop.add_signal_handler(signal.SIGTERM, _stop_now, task)
+
+
+def _stop_now(task: asyncio.Task[None]) -> None:
+    """Cancel the service, and again each STOP_AGAIN_S while it runs on: a cancel that lands as an awaited wait
+    completes can be swallowed (drivers.tasks.cancel_and_wait), and the table would then ignore SIGTERM until
+    systemd killed it after TimeoutStopSec."""
+    loop = asyncio.get_running_loop()
+
+    def again() -> None:
+        if not task.done():
+            log.warning("the table went on after its stop; cancelling it again", task=task.get_name())
+            task.cancel()
+            loop.call_later(STOP_AGAIN_S, again)
+
+    task.cancel()
+    loop.call_later(STOP_AGAIN_S, again)
 
 
 def _restore_signals() -> None:

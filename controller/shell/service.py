@@ -225,7 +225,8 @@ class TableService:
         deadline = loop.time() + LINK_DRAIN_SECONDS
         while self.state.link_outbox and (left := deadline - loop.time()) > 0:
             try:
-                item = await asyncio.wait_for(self._inputs.get(), left)
+                async with asyncio.timeout(left):
+                    item = await self._inputs.get()
             except TimeoutError:
                 break
             journaled = await self.apply(item.inp if isinstance(item, _Waited) else item)

@@ -83,6 +83,10 @@ class TaskSupervisor:
     def running(self) -> list[str]:
         return [n for n, t in self._tasks.items() if not t.done()]
 
+    def alive(self) -> list[asyncio.Task[None]]:
+        """The tasks not ended yet (the runner's stop waits for them, cancelling again one that swallowed it)."""
+        return [t for t in self._tasks.values() if not t.done()]
+
     # -- running ---------------------------------------------------------------------------------------------
 
     async def run(self, specs: Sequence[TaskSpec]) -> None:

@@ -14,7 +14,7 @@ from datetime import datetime
 from http import HTTPStatus
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 from aiohttp import web
@@ -367,3 +367,17 @@ async def listen(
     return await loop.create_server(
         lambda: ConsoleProtocol(manager, loop=loop, hsts=hsts, **options), host, port, ssl=context, reuse_address=True
     )
+
+
+Q = TypeVar("Q")
+
+
+async def next_within(queue: asyncio.Queue[Q], seconds: float, otherwise: Callable[[], Q]) -> Q:
+    """The queue's next item, or otherwise() if none comes within `seconds`. asyncio.timeout, not wait_for: Python
+    3.11's wait_for swallows a cancel that lands as the item arrives (cpython#86296), and the stream would outlive
+    the console's stop."""
+    try:
+        async with asyncio.timeout(seconds):
+            return await queue.get()
+    except TimeoutError:
+        return otherwise()

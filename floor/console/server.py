@@ -33,6 +33,7 @@ from floor.console.plumbing import (
     errors_as_json,
     http_error,
     listen,
+    next_within,
     read_json,
     security_headers,
     session_of,
@@ -318,10 +319,9 @@ class ConsoleServer:
         try:
             await send(sse_frame("floor", json.dumps(self.view.floor(self.clock()))))
             while True:
-                try:
-                    item = await asyncio.wait_for(q.get(), HEARTBEAT_S)
-                except TimeoutError:
-                    item = ("heartbeat", json.dumps({"now": stamp(self.clock())}))
+                item = await next_within(
+                    q, HEARTBEAT_S, lambda: ("heartbeat", json.dumps({"now": stamp(self.clock())}))
+                )
                 if item is None or self.sessions.get(s.token, self.clock()) is None:
                     await send(sse_frame("bye", json.dumps({"reason": "session ended or the browser fell behind"})))
                     break

@@ -190,7 +190,8 @@ async def _run(
         link.stop()
         if link.proc is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(link.proc.wait(), 10)
+                async with asyncio.timeout(10):
+                    await link.proc.wait()
 
 
 class _Watch:
@@ -243,7 +244,8 @@ async def _command(
             return watch.replies.pop(envelope["command_id"])
         watch.changed.clear()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(watch.changed.wait(), 0.5)
+            async with asyncio.timeout(0.5):
+                await watch.changed.wait()
     return None
 
 
@@ -295,4 +297,5 @@ async def _play(
             return 0
         watch.changed.clear()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(watch.changed.wait(), 0.5)
+            async with asyncio.timeout(0.5):
+                await watch.changed.wait()

@@ -106,7 +106,14 @@ class ServiceProcess:
             return 0
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-            return self.proc.wait(timeout=30)
+            try:
+                return self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                # A service deaf to SIGTERM is the failure: killed, so the test's cleanup goes on, and its log shown.
+                self.kill()
+                raise AssertionError(
+                    f"`tablectl {self.verb}` ignored SIGTERM for 30 s; its log:\n{self.log()}"
+                ) from None
         return self.proc.returncode
 
     def log(self) -> str:
