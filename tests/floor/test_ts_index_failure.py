@@ -25,18 +25,9 @@ from floor.db import connect
 from floor.schema import migrate, partition_name
 from floor.ts_index import LOCK_KEY, IndexBuildFailed, index_beside, index_partitions, partition_index, valid
 from tests.floor.conftest import ROOT, TABLECTL, wait_for
-from tests.floor.ts_archive import DAYS, archive_at_7, index_oids, indexed, lock_holder, waiting_on_lock
+from tests.floor.ts_archive import DAYS, archive_at_7, build_pid, index_oids, indexed, lock_holder, waiting_on_lock
 
 pytestmark = pytest.mark.floor
-
-
-def _building(dsn: str, partition: str) -> bool:
-    """Whether a CREATE INDEX CONCURRENTLY of `partition` is under way (waiting on the writer, here)."""
-    with psycopg.connect(dsn) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_progress_create_index WHERE relid = %s::regclass", (partition,)
-        ).fetchone()
-        return row is not None and int(str(row[0])) > 0
 
 
 def _fill(config: Path) -> subprocess.CompletedProcess[str]:
@@ -73,7 +64,7 @@ def test_fill_rounds_deadlocked_by_an_older_service_says_so_leaves_no_invalid_in
             text=True,
             cwd=ROOT,
         )
-        wait_for(lambda: _building(floor_dsn, first), 60, "fill-rounds building the first day's index")
+        wait_for(lambda: build_pid(floor_dsn, first) is not None, 60, "fill-rounds building the first day's index")
         # The older service blocks on the build's lock, its statement's snapshot held (test code: a thread).
         blocked = threading.Thread(
             target=lambda: got.append(old_service.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,)).fetchone())

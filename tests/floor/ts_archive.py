@@ -64,6 +64,24 @@ def lock_holder(conn: psycopg.Connection[tuple[object, ...]]) -> int | None:
     return int(str(row[0])) if row else None
 
 
+def build_pid(dsn: str, partition: str) -> int | None:
+    """The backend running a CREATE INDEX CONCURRENTLY of `partition` (waiting on a writer, here), if one is."""
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT pid FROM pg_stat_progress_create_index WHERE relid = %s::regclass", (partition,)
+        ).fetchone()
+        return int(str(row[0])) if row else None
+
+
+def invalid_indexes(conn: psycopg.Connection[tuple[object, ...]]) -> list[str]:
+    """The partitions' ts indexes left INVALID (an interrupted CONCURRENTLY build's)."""
+    rows = conn.execute(
+        "SELECT c.relname FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid"
+        " WHERE c.relname LIKE 'events\\_2%\\_ts\\_brin' AND NOT x.indisvalid ORDER BY 1"
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
 def index_oids(conn: psycopg.Connection[tuple[object, ...]]) -> dict[str, int]:
     """Each partition's ts index and its oid: an index built again is another oid."""
     rows = conn.execute("SELECT relname, oid FROM pg_class WHERE relname LIKE 'events\\_2%\\_ts\\_brin'").fetchall()
