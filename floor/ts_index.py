@@ -163,13 +163,21 @@ class IndexBuildFailed(Exception):
     server going away): the message names the partition, what PostgreSQL said, what the partition was left with
     and the fix, for an operator; the lock is let go and the partitions after it are left for the next run."""
 
-    def __init__(self, partition: str, said: str, left: str) -> None:
+    def __init__(self, partition: str, said: str, left: str, *, lost: bool = False) -> None:
         self.partition = partition
+        # A lost connection is the server's doing (a restart, an administrator's pg_terminate_backend, the network),
+        # not a session to stop; a statement PostgreSQL failed is another session's, holding a lock or deadlocked.
+        again = (
+            "If the connection is lost again, PostgreSQL's log says why (a restart, a terminated backend)"
+            if lost
+            else "If it fails again the same way, another session is in its way (holding a lock it needs, or in a "
+            "deadlock with it: an older floor service still running during an upgrade, a long transaction): stop it "
+            "first"
+        )
         super().__init__(
             f"the ts index of {partition} was not built: PostgreSQL said {said}. {left}. Run `tablectl floor "
             "--config FLOOR.toml fill-rounds` again: it resumes from this day (or the floor service does at its "
-            "next start). If it fails again the same way, another session is in its way (a deadlock: an older "
-            "floor service still running during an upgrade, or a long transaction): stop it first."
+            f"next start). {again}."
         )
 
 
@@ -224,7 +232,8 @@ def _index_one(conn: Conn, partition: str, stop: BuildStop | None = None) -> boo
             # dropped now: a DROP INDEX CONCURRENTLY waits for the same writers the build waited for.
             log.info(STOPPED, partition=partition, left=_stopped_left(conn, partition_index(partition)))
             return False
-        raise IndexBuildFailed(partition, _pg_said(err), _left(conn, partition_index(partition))) from err
+        left = _left(conn, partition_index(partition))
+        raise IndexBuildFailed(partition, _pg_said(err), left, lost=conn.broken) from err
     finally:
         if stop is not None:
             stop.leave()
