@@ -277,12 +277,13 @@ def _valid_now(conn: Conn, name: str) -> bool | None:
 
 def _stopped_left(conn: Conn, name: str) -> str:
     """What a stopped build left on the partition, for the log (the stop's words: a start, not a run, goes on)."""
+    lost = f"its index {name} maybe INVALID (the connection was lost): the next start drops it and builds it again"
+    if conn.broken:
+        return lost
     try:
-        valid_now = "lost" if conn.broken else _valid_now(conn, name)
+        valid_now = _valid_now(conn, name)
     except psycopg.Error:
-        valid_now = "lost"  # the server went away meanwhile
-    if valid_now == "lost":
-        return f"its index {name} maybe INVALID (the connection was lost): the next start drops it and builds it again"
+        return lost  # the server went away meanwhile
     if valid_now is None:
         return "no ts index yet: the next start builds it"
     if valid_now:
