@@ -205,8 +205,8 @@ class BuildStop:
             self._conn = None
 
     def stop(self) -> None:
-        """Blocks for the cancel request's round trip (psycopg's cancel_safe: libpq 17's, encrypted as the
-        connection is), at most CANCEL_S."""
+        """Blocks for the cancel request's round trip, at most CANCEL_S (psycopg's cancel_safe: with libpq 17 or
+        later a cancel request encrypted as the connection is, else libpq's older one)."""
         if self.stopped.is_set():
             return
         with self._lock:
