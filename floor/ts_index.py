@@ -45,6 +45,9 @@ LOCK_KEY = 16016017
 # says the other's progress at least every PROGRESS_S.
 LOCK_WAIT_S = 1.0
 PROGRESS_S = 60.0
+# A stop's cancel request waits this long at most for the server to take it (a local request takes milliseconds).
+CANCEL_S = 5.0
+STOPPED = "events ts index build stopped; the next start builds it"
 
 # The partitions of `events` with no index attached to the parent's, oldest first.
 UNINDEXED = f"""
@@ -75,13 +78,15 @@ def index_partitions(
     stopping: Callable[[], bool] = lambda: False,
     busy: Callable[[int], None] | None = None,
     waiting: Waiting | None = None,
+    stop: BuildStop | None = None,
 ) -> int:
     """Index and attach every partition archived before migration 8; returns how many. `progress(done, total,
     partition, seconds)` after each; `stopping()` is asked before each; `busy(partitions)` when another process
     (a service, `floor fill-rounds`) holds the lock and is building them. Without `waiting` that ends the call;
     with it, the call waits for the lock (until `waiting.pause` says stop), logging the other's progress, and
-    builds only what the other left (none, when it finished). Nothing to do (the usual case) costs one query. The
-    connection is left in autocommit (CONCURRENTLY needs it)."""
+    builds only what the other left (none, when it finished). `stop`, a service's: its stop cancels the partition's
+    statement in flight, and the call returns then, what that partition was left with said in the log. Nothing to do
+    (the usual case) costs one query. The connection is left in autocommit (CONCURRENTLY needs it)."""
     conn.commit()
     conn.autocommit = True
     row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (INDEX,)).fetchone()
@@ -106,10 +111,11 @@ def index_partitions(
         todo = _unindexed(conn)
         done = 0
         for partition in todo:
-            if stopping():
+            if stopping() or (stop is not None and stop.stopped.is_set()):
                 break
             t0 = time.perf_counter()
-            _index_one(conn, partition)
+            if not _index_one(conn, partition, stop):
+                break
             done += 1
             if progress is not None:
                 progress(done, len(todo), partition, time.perf_counter() - t0)
@@ -157,21 +163,81 @@ class IndexBuildFailed(Exception):
     server going away): the message names the partition, what PostgreSQL said, what the partition was left with
     and the fix, for an operator; the lock is let go and the partitions after it are left for the next run."""
 
-    def __init__(self, partition: str, said: str, left: str) -> None:
+    def __init__(self, partition: str, said: str, left: str, *, lost: bool = False) -> None:
         self.partition = partition
+        # A lost connection is the server's doing (a restart, an administrator's pg_terminate_backend, the network),
+        # not a session to stop; a statement PostgreSQL failed is another session's, holding a lock or deadlocked.
+        again = (
+            "If the connection is lost again, PostgreSQL's log says why (a restart, a terminated backend)"
+            if lost
+            else "If it fails again the same way, another session is in its way (holding a lock it needs, or in a "
+            "deadlock with it: an older floor service still running during an upgrade, a long transaction): stop it "
+            "first"
+        )
         super().__init__(
             f"the ts index of {partition} was not built: PostgreSQL said {said}. {left}. Run `tablectl floor "
             "--config FLOOR.toml fill-rounds` again: it resumes from this day (or the floor service does at its "
-            "next start). If it fails again the same way, another session is in its way (a deadlock: an older "
-            "floor service still running during an upgrade, or a long transaction): stop it first."
+            f"next start). {again}."
         )
 
 
-def _index_one(conn: Conn, partition: str) -> None:
+class BuildStop:
+    """A service's stop reaching its build: `stop()`, from any thread, cancels the statement a partition's build is in
+    (a CREATE INDEX CONCURRENTLY of a big day takes minutes, and systemd's TimeoutStopSec would end the wait with a
+    SIGKILL); a partition not started yet is not started. Cancelled, the build leaves at most that partition's index
+    INVALID, which the next start drops and builds again (_build_and_attach)."""
+
+    def __init__(self) -> None:
+        self.stopped = threading.Event()
+        self._lock = threading.Lock()  # a cancel is sent only while a partition's statements run, never after
+        self._conn: Conn | None = None
+
+    def enter(self, conn: Conn) -> bool:
+        """Before a partition's statements: False once stopped (the partition is not started)."""
+        with self._lock:
+            if self.stopped.is_set():
+                return False
+            self._conn = conn
+            return True
+
+    def leave(self) -> None:
+        with self._lock:
+            self._conn = None
+
+    def stop(self) -> None:
+        """Blocks for the cancel request's round trip, at most CANCEL_S (psycopg's cancel_safe: with libpq 17 or
+        later a cancel request encrypted as the connection is, else libpq's older one)."""
+        if self.stopped.is_set():
+            return
+        with self._lock:
+            self.stopped.set()
+            if self._conn is None:
+                return
+            try:
+                self._conn.cancel_safe(timeout=CANCEL_S)
+            except psycopg.Error as err:
+                # The statement goes on to its end, which the stop then waits for, as before: said, not hidden.
+                log.warning("events ts index: the stop could not cancel the build; waiting for it", error=str(err))
+
+
+def _index_one(conn: Conn, partition: str, stop: BuildStop | None = None) -> bool:
+    """False when `stop` stopped it (said in the log, as what it left)."""
+    if stop is not None and not stop.enter(conn):
+        return False
     try:
         _build_and_attach(conn, partition)
     except psycopg.Error as err:
-        raise IndexBuildFailed(partition, _pg_said(err), _left(conn, partition_index(partition))) from err
+        if stop is not None and stop.stopped.is_set():
+            # Its own cancel, or the server going away meanwhile: either way the next start builds it. Nothing is
+            # dropped now: a DROP INDEX CONCURRENTLY waits for the same writers the build waited for.
+            log.info(STOPPED, partition=partition, left=_stopped_left(conn, partition_index(partition)))
+            return False
+        left = _left(conn, partition_index(partition))
+        raise IndexBuildFailed(partition, _pg_said(err), left, lost=conn.broken) from err
+    finally:
+        if stop is not None:
+            stop.leave()
+    return True
 
 
 def _pg_said(err: psycopg.Error) -> str:
@@ -187,13 +253,10 @@ def _left(conn: Conn, name: str) -> str:
     if conn.broken:
         return "The connection was lost, so its index may be left INVALID: the next run drops it and builds it again"
     try:
-        row = conn.execute(
-            "SELECT x.indisvalid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid WHERE c.relname = %s",
-            (name,),
-        ).fetchone()
-        if row is None:
+        valid_now = _valid_now(conn, name)
+        if valid_now is None:
             return "The day has no ts index, as before, and nothing was attached"
-        if row[0]:
+        if valid_now:
             return f"Its index {name} is built but not attached: the next run attaches it"
         conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}".encode())
     except psycopg.Error as err:
@@ -202,6 +265,30 @@ def _left(conn: Conn, name: str) -> str:
             "and builds it again"
         )
     return f"Its INVALID index {name} was dropped: the day has no ts index, as before, and nothing was attached"
+
+
+def _valid_now(conn: Conn, name: str) -> bool | None:
+    """Whether the index `name` is valid; None when there is none."""
+    row = conn.execute(
+        "SELECT x.indisvalid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid WHERE c.relname = %s", (name,)
+    ).fetchone()
+    return None if row is None else bool(row[0])
+
+
+def _stopped_left(conn: Conn, name: str) -> str:
+    """What a stopped build left on the partition, for the log (the stop's words: a start, not a run, goes on)."""
+    lost = f"its index {name} maybe INVALID (the connection was lost): the next start drops it and builds it again"
+    if conn.broken:
+        return lost
+    try:
+        valid_now = _valid_now(conn, name)
+    except psycopg.Error:
+        return lost  # the server went away meanwhile
+    if valid_now is None:
+        return "no ts index yet: the next start builds it"
+    if valid_now:
+        return f"its index {name} built, not attached: the next start attaches it"
+    return f"its index {name} INVALID: the next start drops it and builds it again"
 
 
 def _build_and_attach(conn: Conn, partition: str) -> None:
@@ -224,33 +311,36 @@ def _build_and_attach(conn: Conn, partition: str) -> None:
 async def index_beside(db: DatabaseSection, stop: asyncio.Event, wait_s: float = LOCK_WAIT_S) -> None:
     """The service's task: the older partitions indexed beside the archiving, each said in the log. Another process
     building them (`floor fill-rounds`, a second service) is waited for, so "complete" is said here once it is. A
-    stop ends the wait at once, a build between two partitions; the next start goes on from there."""
-    stopped = threading.Event()  # the stop, as the build's thread waits on it
+    stop ends the wait at once, and a partition's build by cancelling its statement (logged, with what it left); the
+    next start goes on from there."""
+    stop_build = BuildStop()  # the stop, as the build's thread sees it
 
     def said(done: int, total: int, partition: str, seconds: float) -> None:
         log.info("events ts index built", partition=partition, seconds=round(seconds, 2), done=done, of=total)
 
     def build() -> bool:
         waited: list[int] = []
-        waiting = Waiting(wait_s, stopped.wait)
+        waiting = Waiting(wait_s, stop_build.stopped.wait)
         with connect(db) as conn:
-            if not index_partitions(conn, said, stopped.is_set, busy=waited.append, waiting=waiting) and not waited:
+            if not index_partitions(conn, said, busy=waited.append, waiting=waiting, stop=stop_build) and not waited:
                 return False  # nothing to do: the usual start says nothing
-            return not stopped.is_set() and valid(conn)
+            return not stop_build.stopped.is_set() and valid(conn)
 
     building = asyncio.ensure_future(asyncio.to_thread(build))
     watching = asyncio.ensure_future(stop.wait())
     try:
         done, _ = await asyncio.wait({building, watching}, return_when=asyncio.FIRST_COMPLETED)
         if building not in done:
-            stopped.set()  # the stop: a wait ends now, a partition's build at its end
+            await asyncio.to_thread(stop_build.stop)  # a wait ends now, a partition's build is cancelled
         complete = await building
     except IndexBuildFailed as failed:
         # A day without its ts index is only slower to read: the archiving goes on, and the next start builds it.
         log.error("events ts index not built; archiving goes on", partition=failed.partition, problem=str(failed))
         return
     finally:
-        stopped.set()  # cancelled too (the service closing its tasks): the thread is not left waiting
+        # Cancelled too (the service closing its tasks): the thread is neither left waiting nor left building,
+        # which the process's exit would wait for. A no-op once stopped above.
+        stop_build.stop()
         watching.cancel()
     if complete:
         log.info("events ts index complete")

@@ -57,3 +57,10 @@ def test_the_service_footprint_bench_reports_optimised_against_unoptimised() -> 
         assert f"{service} (1 alternating rounds)" in out
     ratios = re.findall(r"RSS at READY=1: unoptimised [0-9.]+ MB .*?; optimised [0-9.]+ MB .*?: ([0-9.]+)x", out)
     assert len(ratios) == 2 and all(float(r) > 0 for r in ratios), out
+
+
+def test_the_ts_index_stop_bench_reports_a_stop_against_a_baseline_checkout() -> None:
+    root = str(BENCH.parent)  # this checkout as its own baseline: the bench runs, whatever the figures
+    out = _bench("ts_index_stop.py", "--base", root, "--per-day", "300000", "--runs", "1")
+    assert re.search(r"^run 1 \(load [0-9.]+\): baseline [0-9.]+ s \(the index left unbuilt, exit 0\)", out, re.M), out
+    assert re.search(r"^median: baseline [0-9.]+ s, this [0-9.]+ s, this/baseline [0-9.]+", out, re.M), out

@@ -25,28 +25,19 @@ from floor.db import connect
 from floor.schema import migrate, partition_name
 from floor.ts_index import LOCK_KEY, IndexBuildFailed, index_beside, index_partitions, partition_index, valid
 from tests.floor.conftest import ROOT, TABLECTL, wait_for
-from tests.floor.ts_archive import DAYS, archive_at_7, index_oids, indexed, lock_holder, waiting_on_lock
+from tests.floor.ts_archive import (
+    DAYS,
+    archive_at_7,
+    build_pid,
+    fill_config,
+    fill_rounds,
+    index_oids,
+    indexed,
+    lock_holder,
+    waiting_on_lock,
+)
 
 pytestmark = pytest.mark.floor
-
-
-def _building(dsn: str, partition: str) -> bool:
-    """Whether a CREATE INDEX CONCURRENTLY of `partition` is under way (waiting on the writer, here)."""
-    with psycopg.connect(dsn) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_progress_create_index WHERE relid = %s::regclass", (partition,)
-        ).fetchone()
-        return row is not None and int(str(row[0])) > 0
-
-
-def _fill(config: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*TABLECTL, "floor", "--config", str(config), "fill-rounds"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
 
 
 def test_fill_rounds_deadlocked_by_an_older_service_says_so_leaves_no_invalid_index_and_a_rerun_completes(
@@ -57,8 +48,7 @@ def test_fill_rounds_deadlocked_by_an_older_service_says_so_leaves_no_invalid_in
         migrate(conn)
         conn.execute(f"ALTER DATABASE {conn.info.dbname} SET deadlock_timeout = '100ms'".encode())
         conn.commit()
-    config = tmp_path / "floor.toml"
-    config.write_text(f'name = "f"\n[database]\ndsn = "{floor_dsn}"\n[mqtt]\nbroker = "mqtt://127.0.0.1:1"\n')
+    config = fill_config(floor_dsn, tmp_path)
     first = partition_name(DAYS[0])
     old_service = psycopg.connect(floor_dsn, autocommit=True)
     old_service.execute("SET deadlock_timeout = '1h'")  # its check never runs here: the build's finds the cycle
@@ -73,7 +63,7 @@ def test_fill_rounds_deadlocked_by_an_older_service_says_so_leaves_no_invalid_in
             text=True,
             cwd=ROOT,
         )
-        wait_for(lambda: _building(floor_dsn, first), 60, "fill-rounds building the first day's index")
+        wait_for(lambda: build_pid(floor_dsn, first) is not None, 60, "fill-rounds building the first day's index")
         # The older service blocks on the build's lock, its statement's snapshot held (test code: a thread).
         blocked = threading.Thread(
             target=lambda: got.append(old_service.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,)).fetchone())
@@ -102,7 +92,7 @@ def test_fill_rounds_deadlocked_by_an_older_service_says_so_leaves_no_invalid_in
     with connect(DatabaseSection(dsn=floor_dsn)) as conn:
         # Nothing half-done: no index (invalid or not) on either day, nothing attached, the parent's still invalid.
         assert index_oids(conn) == {} and indexed(conn) == {} and not valid(conn)
-    again = _fill(config)
+    again = fill_rounds(config)
     assert again.returncode == 0, again.stderr
     names = [partition_name(d) for d in DAYS]
     assert [line.split(": built and attached in ")[0] for line in again.stdout.splitlines()[1:3]] == [
@@ -185,14 +175,13 @@ def test_fill_rounds_stopped_by_a_statement_timeout_says_so_not_that_the_archive
     with connect(db) as conn:
         migrate(conn)
         conn.commit()
-    config = tmp_path / "floor.toml"
-    config.write_text(f'name = "f"\n[database]\ndsn = "{floor_dsn}"\n[mqtt]\nbroker = "mqtt://127.0.0.1:1"\n')
+    config = fill_config(floor_dsn, tmp_path)
     with psycopg.connect(floor_dsn) as writer:
         writer.execute(f"ALTER DATABASE {writer.info.dbname} SET statement_timeout = '300ms'".encode())
         writer.commit()
         try:
             writer.execute(b"LOCK TABLE floor_schema IN ACCESS EXCLUSIVE MODE")  # left open while fill-rounds runs
-            done = _fill(config)
+            done = fill_rounds(config)
         finally:
             writer.rollback()
             writer.execute(f"ALTER DATABASE {writer.info.dbname} RESET statement_timeout".encode())
@@ -201,4 +190,4 @@ def test_fill_rounds_stopped_by_a_statement_timeout_says_so_not_that_the_archive
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tablectl floor fill-rounds: PostgreSQL stopped its work: "), lines
     assert "(SQLSTATE 57014)" in lines[0] and "cannot reach" not in lines[0] and "Traceback" not in done.stderr
-    assert _fill(config).returncode == 0  # the lock gone, the same command does the work
+    assert fill_rounds(config).returncode == 0  # the lock gone, the same command does the work

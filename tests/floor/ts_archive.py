@@ -4,12 +4,15 @@ test_ts_index_processes.py's real `tablectl floor` and `tablectl floor fill-roun
 
 from __future__ import annotations
 
+import subprocess
 from datetime import UTC, date, datetime
+from pathlib import Path
 
 import psycopg
 
 from floor.schema import migrate, partition_ddl
 from floor.ts_index import INDEX, LOCK_KEY
+from tests.floor.conftest import ROOT, TABLECTL
 
 DAYS = (date(2026, 11, 20), date(2026, 11, 21))
 PER_DAY = 40_000  # enough pages (BRIN ranges of 128) that a few hours' range is cheaper through the index
@@ -64,7 +67,43 @@ def lock_holder(conn: psycopg.Connection[tuple[object, ...]]) -> int | None:
     return int(str(row[0])) if row else None
 
 
+def build_pid(dsn: str, partition: str) -> int | None:
+    """The backend running a CREATE INDEX CONCURRENTLY of `partition` (waiting on a writer, here), if one is."""
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT pid FROM pg_stat_progress_create_index WHERE relid = %s::regclass", (partition,)
+        ).fetchone()
+        return int(str(row[0])) if row else None
+
+
+def invalid_indexes(conn: psycopg.Connection[tuple[object, ...]]) -> list[str]:
+    """The partitions' ts indexes left INVALID (an interrupted CONCURRENTLY build's)."""
+    rows = conn.execute(
+        "SELECT c.relname FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid"
+        " WHERE c.relname LIKE 'events\\_2%\\_ts\\_brin' AND NOT x.indisvalid ORDER BY 1"
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
 def index_oids(conn: psycopg.Connection[tuple[object, ...]]) -> dict[str, int]:
     """Each partition's ts index and its oid: an index built again is another oid."""
     rows = conn.execute("SELECT relname, oid FROM pg_class WHERE relname LIKE 'events\\_2%\\_ts\\_brin'").fetchall()
     return {str(name): int(str(oid)) for name, oid in rows}
+
+
+def fill_config(dsn: str, tmp: Path) -> Path:
+    """A FLOOR.toml for `fill-rounds` alone (it reads the archive; its broker is never dialled)."""
+    config = tmp / "floor.toml"
+    config.write_text(f'name = "f"\n[database]\ndsn = "{dsn}"\n[mqtt]\nbroker = "mqtt://127.0.0.1:1"\n')
+    return config
+
+
+def fill_rounds(config: Path) -> subprocess.CompletedProcess[str]:
+    """`tablectl floor --config F fill-rounds` run to its end, as an operator runs it."""
+    return subprocess.run(
+        [*TABLECTL, "floor", "--config", str(config), "fill-rounds"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )

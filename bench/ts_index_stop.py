@@ -1,0 +1,173 @@
+"""How long a floor service's stop (SIGTERM, as systemd sends it) takes while the service builds an older day's ts
+index (floor/ts_index.py), this checkout against a baseline checkout's, run alternately in the same conditions.
+
+A real PostgreSQL cluster (durable: fsync on, this machine's disk) holds a template archive as migration 7 left it,
+then migrated to 8: one older gaming day of N events, unindexed. Each run copies it to a fresh database, starts a
+checkout's real `tablectl floor` on it (its own .venv, its own code; a broker that never answers, which the
+older-days task does not need), waits for the day's CREATE INDEX CONCURRENTLY to show in
+pg_stat_progress_create_index, sends SIGTERM and times the process's exit. Printed per run: each side's stop time,
+whether the day's index was left built (the stop waited for it) or not, and the ratio this/baseline; then the
+medians. Before the fix a stop waited for the build (on a big day, minutes: past systemd's TimeoutStopSec).
+
+Run:  .venv/bin/python bench/ts_index_stop.py --base /path/to/baseline-checkout [--per-day 2000000] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import psycopg
+from benchlib import machine, progress
+
+from floor.pgcluster import PgCluster
+from floor.schema import migrate, partition_ddl, partition_name
+from floor.ts_index import partition_index
+
+HERE = Path(__file__).resolve().parents[1]
+DAY = date(2026, 1, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    seconds: float
+    built: bool  # the day's index was left valid: the stop waited for the build to finish
+    status: int
+
+
+def template(cluster: PgCluster, per_day: int) -> str:
+    """The archive every run copies: one older day of `per_day` events, migrated to 8 (the day unindexed)."""
+    name = "tsstop_template"
+    with psycopg.connect(cluster.dsn(), autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}".encode())
+    progress(f"older gaming day {DAY}: {per_day:,} events")
+    with psycopg.connect(cluster.dsn(name)) as conn:
+        migrate(conn, upto=7)
+        conn.execute(partition_ddl(DAY))
+        start = datetime(DAY.year, DAY.month, DAY.day, 6, tzinfo=UTC)
+        conn.execute(
+            "INSERT INTO events (gaming_day, table_id, seq, event_id, boot_id, ts, ts_text, round_id, type,"
+            " payload, replayed) SELECT %s, 'o' || (i %% 50), i, %s || i, 'b1', %s + i * interval '100 ms', '',"
+            " 'r' || (i / 20), 'wager.accepted', '{\"seat\": 1, \"amount\": 500}', false"
+            " FROM generate_series(1, %s) i",
+            (DAY, f"{DAY}-", start, per_day),
+        )
+        conn.commit()
+        migrate(conn)
+        conn.commit()
+        conn.autocommit = True
+        conn.execute("VACUUM ANALYZE events")
+    return name
+
+
+def building(conn: psycopg.Connection[tuple[object, ...]]) -> bool:
+    row = conn.execute(
+        "SELECT count(*) FROM pg_stat_progress_create_index WHERE relid = %s::regclass", (partition_name(DAY),)
+    ).fetchone()
+    return row is not None and int(str(row[0])) > 0
+
+
+def stop_once(cluster: PgCluster, source: str, checkout: Path, tmp: Path) -> Stop:
+    """A fresh copy of the template, `checkout`'s floor started on it, stopped once its build is under way."""
+    name = "tsstop_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(cluster.dsn(), autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name} TEMPLATE {source} STRATEGY FILE_COPY".encode())
+    dsn = cluster.dsn(name)
+    config = tmp / f"{name}.toml"
+    config.write_text(
+        f'name = "bench"\n[database]\ndsn = "{dsn}"\n[mqtt]\nbroker = "mqtt://127.0.0.1:1"\nprefix = "{name}"\n'
+    )
+    with (tmp / f"{name}.log").open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                str(checkout / ".venv/bin/python"),
+                "-m",
+                "controller.cli",
+                "--log-json",
+                "floor",
+                "--config",
+                str(config),
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=checkout,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        try:
+            deadline = time.monotonic() + 120
+            with psycopg.connect(dsn, autocommit=True) as watch:  # one session: a poll is a query, not a connection
+                while not building(watch):
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(f"{checkout}'s floor never built (exit {proc.poll()}): see {out.name}")
+                    time.sleep(0.01)
+            t0 = time.perf_counter()
+            proc.send_signal(signal.SIGTERM)
+            status = proc.wait(timeout=600)
+            seconds = time.perf_counter() - t0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT x.indisvalid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid WHERE c.relname = %s",
+            (partition_index(partition_name(DAY)),),
+        ).fetchone()
+    with psycopg.connect(cluster.dsn(), autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE {name}".encode())
+    return Stop(seconds, bool(row and row[0]), status)
+
+
+def said(stop: Stop) -> str:
+    return f"{stop.seconds:.2f} s (the index left {'built' if stop.built else 'unbuilt'}, exit {stop.status})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--base", type=Path, required=True, help="the baseline checkout (with its own .venv)")
+    parser.add_argument("--per-day", type=int, default=2_000_000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    print(f"# ts index stop: {args.per_day:,} events in the day; {machine()}")
+    cluster = PgCluster.create(durable=True)
+    ratios: list[float] = []
+    times: dict[str, list[float]] = {"baseline": [], "this": []}
+    try:
+        cluster.start()
+        source = template(cluster, args.per_day)
+        with tempfile.TemporaryDirectory(prefix="tsstop-") as tmp:
+            for run in range(1, args.runs + 1):
+                # Alternate which goes first, so a load that rises or falls over a run is shared.
+                order = [("baseline", args.base), ("this", HERE)]
+                if run % 2 == 0:
+                    order.reverse()
+                stops = {side: stop_once(cluster, source, path, Path(tmp)) for side, path in order}
+                load = Path("/proc/loadavg").read_text().split()[0]
+                for side, stop in stops.items():
+                    times[side].append(stop.seconds)
+                ratios.append(stops["this"].seconds / stops["baseline"].seconds)
+                print(
+                    f"run {run} (load {load}): baseline {said(stops['baseline'])}, this {said(stops['this'])};"
+                    f" this/baseline {ratios[-1]:.3f}"
+                )
+    finally:
+        cluster.stop()
+        cluster.remove()
+    print(
+        f"median: baseline {statistics.median(times['baseline']):.2f} s, this {statistics.median(times['this']):.2f} s,"
+        f" this/baseline {statistics.median(ratios):.3f}; load average {Path('/proc/loadavg').read_text().split()[0]}"
+        " at the end"
+    )
+
+
+if __name__ == "__main__":
+    main()
