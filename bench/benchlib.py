@@ -150,7 +150,12 @@ def journal_commit_ms(directory: Path, commits: int = 200, anchored: bool = Fals
 def seven_seat_config(table_id: str | None = None) -> TableConfig:
     """bench/seven-seats.toml (Let It Ride, 643a.2(a): seven betting positions) under a fresh table_id, so the
     retained topics of one run never meet another's."""
-    data = load_config(SEVEN_SEATS).model_dump()
+    return table_config(SEVEN_SEATS, table_id)
+
+
+def table_config(path: Path, table_id: str | None = None) -> TableConfig:
+    """The table config at `path` under a fresh table_id (as seven_seat_config)."""
+    data = load_config(path).model_dump()
     data["table_id"] = table_id or f"bench-{uuid.uuid4().hex[:8]}"
     return TableConfig.model_validate(data)
 
@@ -165,6 +170,8 @@ def write_config(config: TableConfig, ports: dict[str, str], directory: Path) ->
         station["port"] = ports[f"wager_station_{station['seat']}"]
     if WAGER_BUS_ID in devices:  # the stations on one multi-drop line (bench/restart.py --bus)
         devices[WAGER_BUS_ID]["port"] = ports[WAGER_BUS_ID]
+    if "progressive_sign" in devices:  # configs/demo.toml's (bench/restart.py --config)
+        devices["progressive_sign"]["port"] = ports["progressive_sign"]
     path = directory / f"{config.table_id}.toml"
     path.write_text(_toml(data))
     return path

@@ -1,9 +1,9 @@
 """Restart to READY: from spawning `tablectl run` on a journal with history to the daemon being ready to play.
 
-Measured, per trial: the bench spawns `tablectl run` on bench/seven-seats.toml, its devices simulated by this
-process over real ptys, its journal a temporary SQLite file that already holds --history-rounds rounds, its
-broker a private mosquitto, and stops it again (SIGTERM, or SIGKILL with --kill, as a crash would). The clock
-starts just before the spawn and stops at each of:
+Measured, per trial: the bench spawns `tablectl run` on bench/seven-seats.toml (or --config's, e.g.
+configs/demo.toml), its devices simulated by this process over real ptys, its journal a temporary SQLite file that
+already holds --history-rounds rounds, its broker a private mosquitto, and stops it again (SIGTERM, or SIGKILL with
+--kill, as a crash would). The clock starts just before the spawn and stops at each of:
   - READY=1: the datagram systemd's Type=notify expects, received here on a unix datagram socket named by
     $NOTIFY_SOCKET (as systemd does it). A daemon that does not send it yet is reported as such.
   - "online": the daemon's retained status, as a supervisor sees the table come back.
@@ -22,7 +22,7 @@ With --tls every variant is also timed over TLS, after the plain runs, as produc
 shipped broker config, the table's own user and password, its CA verified; history played the same way), and READY
 over TLS is printed beside the plain run's.
 
-    .venv/bin/python bench/restart.py [--trials 10] [--history-rounds 50] [--kill] [--bus] [--tls]
+    .venv/bin/python bench/restart.py [--trials 10] [--history-rounds 50] [--kill] [--bus] [--tls] [--config PATH]
 """
 
 from __future__ import annotations
@@ -144,6 +144,7 @@ async def trials(
 ) -> dict[str, list[float]]:
     config = broker.table(config)
     prefix = f"tablectl/{config.table_id}"
+    sign = config.devices is not None and config.devices.progressive_sign is not None
     notify_path = tmp / "notify.sock"
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(str(notify_path))
@@ -152,7 +153,7 @@ async def trials(
     seen_boots: set[str] = set()
     signs = Signs()
     async with (
-        SimulatedTable(config.game.seats, random.Random(1)) as sims,
+        SimulatedTable(config.game.seats, random.Random(1), sign=sign) as sims,
         broker.client(f"bench-restart-{config.table_id}") as mqtt,
     ):
         ports = dict(sims.ports)
@@ -314,6 +315,7 @@ def main() -> int:
         action="store_true",
         help="run the daemon as systemd/tablectl.service does (-OO, no column tables)",
     )
+    ap.add_argument("--config", type=Path, default=benchlib.SEVEN_SEATS, help="the table (e.g. configs/demo.toml)")
     also = "also time every variant over TLS, as production connects, after the plain runs (bench/brokers.py)"
     ap.add_argument("--tls", action="store_true", help=also)
     args = ap.parse_args()
@@ -335,7 +337,7 @@ def main() -> int:
     )
     for name, got in results.items():
         print(
-            f"`tablectl run`, seven-seat 643a table, wager stations on {name}, journal with {args.history_rounds} "
+            f"`tablectl run`, {args.config.name}, wager stations on {name}, journal with {args.history_rounds} "
             f"rounds, {args.trials} restarts (stopped by {stop})"
         )
         report(got, args.trials, base, base_cpu)
@@ -359,12 +361,12 @@ OVER_TLS = ", over TLS"
 
 def restarts(args: argparse.Namespace, tls: bool) -> dict[str, dict[str, list[float]]]:
     """Each variant's restarts on a broker of its own, plain or over TLS."""
-    config = benchlib.seven_seat_config()
+    config = benchlib.table_config(args.config)
     # (name, the config run, the config whose seven lines play the history: `play` simulates no bus); a table id each,
     # as the broker's retained anchor of one table's journal would refuse the other's.
     variants = [("seven lines", config, config)]
     if args.bus:
-        seven = benchlib.seven_seat_config()
+        seven = benchlib.table_config(args.config)
         variants.append(("one bus line", bus_config(seven), seven))
     results: dict[str, dict[str, list[float]]] = {}
     ids = [variant.table_id for _, variant, _ in variants]

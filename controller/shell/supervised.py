@@ -18,7 +18,6 @@ from controller.engine.inputs import RaiseTilt
 from controller.mqtt.birth import build_birth, software_check
 from controller.mqtt.meter_topics import follow_meters, publish
 from controller.mqtt.publisher import EventPublisher
-from controller.shell.console import Console
 from controller.shell.inbox import EarlyStart
 from controller.shell.service import TableService
 from controller.shell.tasks import TaskSpec, TaskSupervisor, degraded_reason
@@ -123,6 +122,9 @@ class SupervisedTable:
                 )
             )
         if out is not None:
+            # Here: only `--live-log` and the demo print the readable log; a daemon's start does not load it (issue 19).
+            from controller.shell.console import Console
+
             console = Console(service.subscribe("console", "lossy"), out)  # lossy: a display
             specs.append(TaskSpec("console", console.run, escalate_after=NEVER, why="display only"))
         if systemd is not None:

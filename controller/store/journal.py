@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 import structlog
 
@@ -42,8 +42,9 @@ from controller.store.outbox import DamagedRow, OutboxItem, read_outbox
 from controller.store.records import Record, StoredCopy
 from controller.store.rows import Fields, SerialisedEvent, event_id, iso_utc, journaled_event, rollback_open, to_json
 from controller.store.schema import COLUMNS, SCHEMA_VERSION, JournalError
-from controller.store.verify import verify_connection
-from controller.store.walk import Progress, VerifyReport
+
+if TYPE_CHECKING:
+    from controller.store.walk import Progress, VerifyReport
 
 log = structlog.get_logger(__name__)
 
@@ -241,10 +242,8 @@ class Journal:
     def _put(self, db: sqlite3.Connection, rec: Record, seq: int, ts: str, stored: Entry | None) -> None:
         if rec.copies < 1:
             raise ValueError(f"critical state record {rec.name!r}: copies must be 1 or more, got {rec.copies}")
-        digest = rec.sha256
-        db.executemany(
-            sql.RECORD_UPSERT, [(self.table_id, rec.name, c, rec.body, digest, seq, ts) for c in range(rec.copies)]
-        )
+        rows = [(self.table_id, rec.name, c, rec.body, rec.sha256, seq, ts) for c in range(rec.copies)]
+        db.executemany(sql.RECORD_UPSERT, rows)
         # Fewer copies than before: the surplus ones would be stale. The manifest, checked under this write lock,
         # says how many are stored (a rebuilt one counts them in the file); a record it does not name may have any.
         if stored is None or stored.copies > rec.copies:
@@ -383,6 +382,8 @@ class Journal:
     @_serialised
     def verify(self, progress: Progress | None = None) -> VerifyReport:
         """Walk the whole file's chains (every table in it); never raises on a damaged file."""
+        from controller.store.verify import verify_connection  # here: a table's start never walks them (issue 19)
+
         return verify_connection(self._db, str(self.path), SCHEMA_VERSION, progress)
 
     @_serialised

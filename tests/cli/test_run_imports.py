@@ -41,6 +41,10 @@ NEVER = (
     "difflib",  # "did you mean" for a config with a mistake only
 )
 
+# Modules of the run's own packages that a table started without --live-log never uses: the console's readable log and
+# the journal's verification walk (issue 19: each loaded where it is used).
+NOT_ON_RUNS_PATH = {"controller.shell.console", "controller.store.verify", "controller.store.walk"}
+
 # Arguments: config, journal, config, journal, ... Besides the modules, it reports every dataclass that a module
 # of controller/ or drivers/ defines (at its top level or inside a class) with its __doc__.
 PROBE = """
@@ -100,6 +104,9 @@ def test_run_imports_nothing_another_verb_or_an_unconfigured_feature_needs(confi
     # Nor what only supervisor commands need (the gate, the verbs' models, replay, resend): the "commands" task loads
     # the listener once the table is ready, after READY=1 (controller/shell/supervised.py).
     assert [m for m in modules if m == "controller.supervisor" or m.startswith("controller.supervisor.")] == []
+    # Nor what only other paths use: the readable live log (`--live-log`, the demo) and the hash chain's walk
+    # (`tablectl journal verify`); each is loaded where it is used (issue 19).
+    assert not modules & NOT_ON_RUNS_PATH
 
 
 # What `tablectl run` loads only once the devices are started (controller/cli/run.py loads controller.shell.runner in a
