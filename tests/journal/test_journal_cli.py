@@ -45,6 +45,9 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., subprocess.Complete
     """tablectl in this process: the same main() the console script calls."""
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
+        # What the fixtures printed before (the journal's own "journal opened" line, while structlog is still at its
+        # defaults, as when this file runs first) is not the command's output.
+        capsys.readouterr()
         try:
             rc = main(list(args))
         except SystemExit as exit_:  # argparse's usage errors
