@@ -10,8 +10,8 @@ already holds --history-rounds rounds, its broker a private mosquitto, and stops
   - table.opened: the first event of the new boot, stepped once every device was started.
 
 With --bus the run also times the same table with its seven wager stations on one paced multi-drop line
-(`[devices.wager_bus]`, the reference wager-bus driver and its simulator) instead of seven lines, after the
-seven-lines default and against the same baseline: READY p50/max of each, and the bus's over the lines', and the
+(`[devices.wager_bus]`, the reference wager-bus driver and its simulator) instead of a line each, after the
+line-each default and against the same baseline: READY p50/max of each, and the bus's over the lines', and the
 identify frames the host sent again on the line (an ACK past its timeout; docs/protocol.md section 2).
 
 Baseline: spawning `python -c 'import controller.cli, controller.shell.runner'` until it exits: the interpreter and the
@@ -341,10 +341,10 @@ def main() -> int:
             f"rounds, {args.trials} restarts (stopped by {stop})"
         )
         report(got, args.trials, base, base_cpu)
-    lines, bus = results["seven lines"]["ready"], results.get("one bus line", {}).get("ready")
+    lines, bus = results["a line each"]["ready"], results.get("one bus line", {}).get("ready")
     if lines and bus:
         print(
-            f"READY=1, one bus line over seven lines: p50 {statistics.median(bus) / statistics.median(lines):.2f}x, "
+            f"READY=1, one bus line over a line each: p50 {statistics.median(bus) / statistics.median(lines):.2f}x, "
             f"max {max(bus) / max(lines):.2f}x"
         )
     for name in [n for n in results if not n.endswith(OVER_TLS)]:
@@ -362,9 +362,9 @@ OVER_TLS = ", over TLS"
 def restarts(args: argparse.Namespace, tls: bool) -> dict[str, dict[str, list[float]]]:
     """Each variant's restarts on a broker of its own, plain or over TLS."""
     config = benchlib.table_config(args.config)
-    # (name, the config run, the config whose seven lines play the history: `play` simulates no bus); a table id each,
+    # (name, the config run, the config whose own lines play the history: `play` simulates no bus); a table id each,
     # as the broker's retained anchor of one table's journal would refuse the other's.
-    variants = [("seven lines", config, config)]
+    variants = [("a line each", config, config)]
     if args.bus:
         seven = benchlib.table_config(args.config)
         variants.append(("one bus line", bus_config(seven), seven))

@@ -409,8 +409,8 @@ def test_restart_reports_spawn_to_ready() -> None:
 
 def test_restart_over_tls_reports_ready_beside_the_plain_run() -> None:
     out = _bench("restart.py", "--trials", "1", "--history-rounds", "1", "--tls")
-    assert "wager stations on seven lines, over TLS, journal with 1 rounds" in out, out
-    assert re.search(r"seven lines: READY=1 p50: plain [\d.]+ ms, TLS [\d.]+ ms \([+-][\d.]+, [\d.]+x\)", out), out
+    assert "wager stations on a line each, over TLS, journal with 1 rounds" in out, out
+    assert re.search(r"a line each: READY=1 p50: plain [\d.]+ ms, TLS [\d.]+ ms \([+-][\d.]+, [\d.]+x\)", out), out
 
 
 def test_fault_campaign_prints_its_table_of_trials_and_losses() -> None:
