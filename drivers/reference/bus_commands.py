@@ -276,7 +276,7 @@ class BusCommands:
                     break
                 waiters = {a: self._awaiting_locked.setdefault(a, loop.create_future()) for a in pending}
                 try:
-                    await link.broadcast({"cmd": "lock", "stations": pending})
+                    await link.broadcast({"cmd": "lock", "stations": pending}, list(waiters.values()))
                 except LinkError:
                     break
                 # Every station has its slot after the frame; the ACK timeout covers the last slot of a full line.
