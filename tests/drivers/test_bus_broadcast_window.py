@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from drivers.interfaces import DeviceFault, LockAcknowledged
-from drivers.reference.framing import BROADCAST_ADDRESS
+from drivers.reference.bus_window import Addressed
+from drivers.reference.framing import BROADCAST_ADDRESS, Kind
 from drivers.reference.wager_bus import ReferenceWagerBus
 from drivers.sim.wager_bus import WagerBusSim
 from tests.drivers.bus_helpers import ADDRESSES, SEATS, Line, settled, start_line, stop_lines
@@ -32,14 +33,17 @@ async def v2_line() -> AsyncIterator[Line]:
     await stop_lines(started)
 
 
-def after_broadcast(driver: ReferenceWagerBus, action: Any) -> list[asyncio.Future[Any]]:
-    """Start `action()` (a coroutine) as a task once the next broadcast frame is written."""
+def after_broadcast(driver: ReferenceWagerBus, action: Any, at: list[float] | None = None) -> list[asyncio.Future[Any]]:
+    """Start `action()` (a coroutine) as a task once the next broadcast frame is written; the loop's time just before
+    the write goes to `at`."""
     link = driver.link
     assert link is not None
     real = link.broadcast
     started: list[asyncio.Future[Any]] = []
 
     async def spy(*args: Any) -> None:
+        if at is not None and not started:
+            at.append(asyncio.get_running_loop().time())
         await real(*args)
         if not started:
             started.append(asyncio.ensure_future(action()))
@@ -49,11 +53,25 @@ def after_broadcast(driver: ReferenceWagerBus, action: Any) -> list[asyncio.Futu
 
 
 async def test_a_heartbeat_due_during_a_broadcast_locks_slots_leaves_after_the_last_locked(v2_line: Line) -> None:
-    """Before, the ping went on the line right behind the broadcast, and its answer crossed the return pair among the
-    seven `locked` frames (on a real line: in the 2 byte times of idle a slot begins with, a collision)."""
+    """The ping is written once the seventh `locked` was read, or at the latest once the slots' line time has passed
+    since the broadcast (the frame and 7 x (11 + 2) byte times: a simulator slowed by a loaded machine answers later
+    than its slot). Before, the ping went on the line right behind the broadcast, and its answer crossed the return pair
+    among the seven `locked` frames (on a real line: in the 2 byte times of idle a slot begins with, a collision)."""
     sim, log, driver, stations, recorders = v2_line
+    link = driver.link
+    assert link is not None
     mark = log.mark()
-    pinged = after_broadcast(driver, stations[4].ping)
+    broadcast_at: list[float] = []
+    pinged = after_broadcast(driver, stations[4].ping, broadcast_at)
+    written = link.window.written
+    ping_at: list[float] = []
+
+    def spy(frame: Addressed, length: int, answer: asyncio.Future[Kind]) -> None:
+        if frame.address == ADDRESSES[4] and not ping_at:
+            ping_at.append(asyncio.get_running_loop().time())
+        written(frame, length, answer)
+
+    link.window.written = spy  # type: ignore[method-assign]
     await asyncio.gather(*(s.lock() for s in stations.values()))
     acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
     assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
@@ -65,7 +83,11 @@ async def test_a_heartbeat_due_during_a_broadcast_locks_slots_leaves_after_the_l
     answered = [i for i, (from_host, name, _a) in enumerate(seen) if not from_host and name == "locked"]
     assert sorted(seen[i][2] for i in answered) == sorted(ADDRESSES.values())
     ping = seen.index((True, "ping", ADDRESSES[4]))
-    assert ping > max(answered), "\n".join(map(str, frames))
+    slots = (20 + 7 * (11 + 2)) * 10 / 115200
+    assert ping > max(answered) or ping_at[0] - broadcast_at[0] >= slots, (
+        f"ping written {(ping_at[0] - broadcast_at[0]) * 1000:.2f} ms after the broadcast:\n"
+        + "\n".join(map(str, frames))
+    )
     assert all(station.locked for station in sim.stations.values())
     assert [ev for r in recorders.values() for ev in r.seen if isinstance(ev, DeviceFault)] == []
 
