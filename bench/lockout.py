@@ -50,6 +50,7 @@ from controller.shell.writer import JournalWriter
 from controller.store.journal import Journal
 from drivers.interfaces import WAGER_BUS_ID, ButtonPressed, DeviceEvent, LockAcknowledged, WagerBus, WagerStation
 from drivers.reference.device import ReferenceDevice
+from drivers.reference.wager_bus import BusWagerStation
 from drivers.registry import create_driver
 from drivers.sim.line import UNPACED, LineTiming
 
@@ -97,6 +98,8 @@ class Figures:
     # host), until the last station's answer entered the host's port (the lines and the stations), until the host read
     # the last confirmation (the host's loop, or a late byte of the pty's), until the bench's task had it (host).
     parts: list[tuple[float, float, float, float]] = field(default_factory=list)
+    # On a v3 bus line, ms from the press reaching the controller until every slot pair was proven by a lock of its own.
+    proven: list[float] = field(default_factory=list)
     version: int = 1
 
 
@@ -147,6 +150,9 @@ async def trial(
     figures.parts.append(
         ((out - arrived) * 1000, (answered - out) * 1000, (last_read - answered) * 1000, (end - last_read) * 1000)
     )
+    if isinstance(drivers[0], BusWagerStation):
+        await drivers[0].bus.commands_done()  # the proofs of the slot pairs, before the bytes are counted
+        figures.proven.append((time.perf_counter() - arrived) * 1000)
     await asyncio.sleep(0.002)  # let the host's ACKs of the confirmations reach the lines' counters
     figures.station_bytes.append(await sims.line_bytes() - before)
 
@@ -252,6 +258,12 @@ def report_figures(
     print(f"bytes the station lines carried per lock-out: {carried:.0f} (the frames the baseline names: {expected})")
     if carried != expected:
         print("  the lines carried other frames than the baseline names: the ratios below are not to be trusted")
+    if figures.proven and figures.version >= 3:
+        proven = sorted(figures.proven)
+        print(
+            f"every slot pair proven by a lock of its own, from the press reaching the controller: "
+            f"p50 {statistics.median(proven):.3f} ms, p99 {percentile(proven, 99):.3f} ms (after the lock-out)"
+        )
     for name, samples, floor, target in (
         ("from the press", figures.whole, whole_floor, None),
         ("from the press reaching the controller", figures.controller, path_floor, 2.0 if not args.bus else 6.0),

@@ -61,6 +61,10 @@ class BusWagerStation(ReferenceWagerStation):
         self._slot_answer = False  # the slot pair read, its `locked` not yet translated
         self.proven = asyncio.Event()  # set as a `locked` of its own proves the pair (BusCommands.prove_slot_lock)
 
+    @property
+    def bus(self) -> ReferenceWagerBus:
+        return self._bus
+
     # --- lifetime: the station shares the bus's ------------------------------------------------------
 
     def _launch(self) -> None:
