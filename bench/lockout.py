@@ -16,9 +16,12 @@ stations share one multi-drop line: v3, one GROUP frame naming the stations and 
 in its time slot (the line time counts the slot window, guard times included, up to the last confirmation's last
 byte); v2, one broadcast lock and the seven `locked` one after another on the return pair. Each trial counts the
 bytes the simulated lines carried: the bench stops if they are not the frames the
-baseline names. --sims-process runs the simulators in a process of their own, so the figures are the controller's;
-with --pin on the controller's process keeps to one core and the simulators' to the other (bench/lockout_pin.py), and
---pin alternate switches every 50 trials between unpinned and pinned and prints both sets of figures, each named.
+baseline names. On a v3 bus line these include the proofs of the slot pairs that follow the window (docs/protocol.md
+section 13, "The proof of a pair"): the bench waits for them before the next trial and prints when they ended; the
+lock-out's figures stop at the seventh confirmation. --sims-process runs the simulators in a process of their own,
+so the figures are the controller's; with --pin on the controller's process keeps to one core and the simulators' to
+the other (bench/lockout_pin.py), and --pin alternate switches every 50 trials between unpinned and pinned and prints
+both sets of figures, each named.
 
     .venv/bin/python bench/lockout.py [--trials 1000] [--stations 7] [--bus] [--protocol 3] [--unpaced] [--sims-process]
         [--pin off|on|alternate]
