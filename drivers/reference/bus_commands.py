@@ -111,9 +111,8 @@ class BusCommands:
         why = "ACKed, but no `locked` followed"
         try:
             await link.send_to(station.address, {"cmd": "lock"}, still=lambda: station.locked_by_slot_alone)
-            if (
-                station.locked_by_slot_alone
-            ):  # ACKed: its `locked` comes in a frame of its own, after what it had queued
+            if station.locked_by_slot_alone:
+                # ACKed, not answered: its `locked` comes in a frame of its own after what it had queued.
                 async with asyncio.timeout(self.settings.ack_timeout * (self.settings.retries + 1)):
                     await proven.wait()
         except LinkError as exc:
