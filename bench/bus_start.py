@@ -9,7 +9,9 @@ a time").
 
 Then the table's opening, as the controller sends it when the table opens: an `unlock` and a `light` (out) to every
 station at once, each station's in that order; and a round's lock-out and reopening (`lock`, then `unlock`, to every
-station). Timed from the first command to the last answer, with the bytes each way.
+station; on a v3/v4 line the GROUP lock's slot pairs are each proven by a lock of its own after the window,
+docs/protocol.md section 13, "The proof of a pair", and those bytes count too). Timed from the first command to the
+last answer, with the bytes each way.
 
 Baseline: the same start with the host kept to protocol 1 (`protocol = 1`: an identify that offers nothing, every
 identity in v1 JSON), run alternately with protocol 3 (the identity in v3, its firmware_hash as 32 bytes;

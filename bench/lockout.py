@@ -16,9 +16,12 @@ stations share one multi-drop line: v3, one GROUP frame naming the stations and 
 in its time slot (the line time counts the slot window, guard times included, up to the last confirmation's last
 byte); v2, one broadcast lock and the seven `locked` one after another on the return pair. Each trial counts the
 bytes the simulated lines carried: the bench stops if they are not the frames the
-baseline names. --sims-process runs the simulators in a process of their own, so the figures are the controller's;
-with --pin on the controller's process keeps to one core and the simulators' to the other (bench/lockout_pin.py), and
---pin alternate switches every 50 trials between unpinned and pinned and prints both sets of figures, each named.
+baseline names. On a v3 bus line these include the proofs of the slot pairs that follow the window (docs/protocol.md
+section 13, "The proof of a pair"): the bench waits for them before the next trial and prints when they ended; the
+lock-out's figures stop at the seventh confirmation. --sims-process runs the simulators in a process of their own,
+so the figures are the controller's; with --pin on the controller's process keeps to one core and the simulators' to
+the other (bench/lockout_pin.py), and --pin alternate switches every 50 trials between unpinned and pinned and prints
+both sets of figures, each named.
 
     .venv/bin/python bench/lockout.py [--trials 1000] [--stations 7] [--bus] [--protocol 3] [--unpaced] [--sims-process]
         [--pin off|on|alternate]
@@ -50,6 +53,7 @@ from controller.shell.writer import JournalWriter
 from controller.store.journal import Journal
 from drivers.interfaces import WAGER_BUS_ID, ButtonPressed, DeviceEvent, LockAcknowledged, WagerBus, WagerStation
 from drivers.reference.device import ReferenceDevice
+from drivers.reference.wager_bus import BusWagerStation
 from drivers.registry import create_driver
 from drivers.sim.line import UNPACED, LineTiming
 
@@ -97,6 +101,8 @@ class Figures:
     # host), until the last station's answer entered the host's port (the lines and the stations), until the host read
     # the last confirmation (the host's loop, or a late byte of the pty's), until the bench's task had it (host).
     parts: list[tuple[float, float, float, float]] = field(default_factory=list)
+    # On a v3 bus line, ms from the press reaching the controller until every slot pair was proven by a lock of its own.
+    proven: list[float] = field(default_factory=list)
     version: int = 1
 
 
@@ -147,6 +153,9 @@ async def trial(
     figures.parts.append(
         ((out - arrived) * 1000, (answered - out) * 1000, (last_read - answered) * 1000, (end - last_read) * 1000)
     )
+    if isinstance(drivers[0], BusWagerStation):
+        await drivers[0].bus.commands_done()  # the proofs of the slot pairs, before the bytes are counted
+        figures.proven.append((time.perf_counter() - arrived) * 1000)
     await asyncio.sleep(0.002)  # let the host's ACKs of the confirmations reach the lines' counters
     figures.station_bytes.append(await sims.line_bytes() - before)
 
@@ -252,6 +261,12 @@ def report_figures(
     print(f"bytes the station lines carried per lock-out: {carried:.0f} (the frames the baseline names: {expected})")
     if carried != expected:
         print("  the lines carried other frames than the baseline names: the ratios below are not to be trusted")
+    if figures.proven and figures.version >= 3:
+        proven = sorted(figures.proven)
+        print(
+            f"every slot pair proven by a lock of its own, from the press reaching the controller: "
+            f"p50 {statistics.median(proven):.3f} ms, p99 {percentile(proven, 99):.3f} ms (after the lock-out)"
+        )
     for name, samples, floor, target in (
         ("from the press", figures.whole, whole_floor, None),
         ("from the press reaching the controller", figures.controller, path_floor, 2.0 if not args.bus else 6.0),

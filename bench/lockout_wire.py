@@ -72,11 +72,15 @@ assert ReferenceWagerBusSettings.model_fields["protocol"].default == DRIVER_PROT
 
 def expected_station_bytes(stations: int, version: int, bus: bool) -> int:
     """Bytes all station lines carry in one lock-out: every station's lock (or the one broadcast) and its answers,
-    plus (v1, v2) the host's ACK of each `locked`; a v3 REPLY is never ACKed. v4 locks as v3 does."""
+    plus (v1, v2) the host's ACK of each `locked`; a v3 REPLY is never ACKed. v4 locks as v3 does, and a v3 bus line
+    then carries the proofs of the slot pairs."""
     version = min(version, VERSION_3)
     _press, path = critical_bytes(stations, version, bus)
     if version == VERSION_3 and bus:
-        return len(encode_group(1, GROUP_LOCK, range(1, stations + 1))) + stations * SLOT_CONFIRMATION
+        # Then, the window closed, each station's proof of its pair: a CODE lock and its REPLY, 7 bytes each
+        # (docs/protocol.md section 13, "The proof of a pair"), after the lock-out the bench times.
+        proofs = stations * (7 + 7)
+        return len(encode_group(1, GROUP_LOCK, range(1, stations + 1))) + stations * SLOT_CONFIRMATION + proofs
     if version == VERSION_3 and not bus:
         return stations * path
     if bus and version in COMPACT_VERSIONS:

@@ -215,18 +215,21 @@ class BusLink(Link):
         self._delivered.pop(address, None)
         self.peer_versions.pop(address, None)
 
-    async def broadcast(self, message: Mapping[str, Any]) -> None:
+    async def broadcast(self, message: Mapping[str, Any], answers: Collection[asyncio.Future[None]] = ()) -> None:
         """Write one v2 DATA frame every station hears (ADDR 0xFF); nobody ACKs it. The caller names the stations
-        that must act in the message and waits for their answers (docs/protocol.md, "Broadcast lock")."""
+        that must act in the message and waits for their answers (docs/protocol.md, "Broadcast lock"), `answers`, one
+        for each station named, settled as its answer is read: until then or their slots' line time, no frame a
+        station answers goes on the line (LineWindow.broadcast_written)."""
         if self.closed.is_set():
             raise LinkClosed(self.close_reason or "link closed")
         # Its own SEQ counter, distinct from each station's: a station compares a broadcast only with the last
         # broadcast it heard.
         seq = self._broadcast_seq
         self._broadcast_seq = (seq + 1) % 256
-        await self._write(
-            encode_frame(BROADCAST_ADDRESS, seq, Kind.DATA, encode_message(message, VERSION_2), VERSION_2)
-        )
+        frame = encode_frame(BROADCAST_ADDRESS, seq, Kind.DATA, encode_message(message, VERSION_2), VERSION_2)
+        # Counted before the write: an addressed frame whose turn comes while this one drains waits for the slots.
+        self.window.broadcast_written(len(frame), answers)
+        await self._write(frame)
 
     def send_group(self, code: int, stations: Iterable[int], on: bool | None = None) -> None:
         """Write one v3 GROUP frame (command `code` to `stations`) at once, without waiting for the transport, and open

@@ -8,7 +8,7 @@ nothing here reads a frame's bytes to guess what it is.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from drivers.reference.framing import Kind
@@ -22,6 +22,10 @@ IDENTITY_ANSWER = IDENTITY_BITS // 10
 # short event), bytes; and the station's own turnaround a GROUP frame allows it beyond the line time, seconds.
 SHORT_ANSWER = 32
 ANSWER_SLACK = 0.001
+
+# A station's `locked` answering v2's broadcast lock: a v2 DATA frame with the one-entry map, 11 bytes (docs/protocol.md
+# section 10's test vectors); each slot is that frame and 2 byte times of idle.
+BROADCAST_ANSWER = 11
 
 # How long after the window's end on the line, as the host counts it from its write, a held frame may go: a USB adapter
 # sends the host's bytes in 1 ms frames, so the GROUP frame may leave up to one frame after its write, and a host ACK or
@@ -67,6 +71,10 @@ class LineWindow:
         self._timer: asyncio.TimerHandle | None = None
         self._changed = asyncio.Event()
         self._answers_due: dict[int, tuple[asyncio.Future[Kind], float]] = {}
+        # v2's broadcast lock: the named stations' `locked` frames, one slot each after the frame, all answered or their
+        # line time passed (the time, and a timer that wakes the frames held meanwhile).
+        self._broadcast: tuple[asyncio.Future[None], float] | None = None
+        self._broadcast_timer: asyncio.TimerHandle | None = None
 
     def hold(self) -> None:
         """Keep every frame a station would answer off the line until unhold(): a GROUP frame is about to go."""
@@ -113,7 +121,7 @@ class LineWindow:
         changed.set()
 
     def _held(self, address: int) -> bool:
-        if self._holds:
+        if self._holds or self._broadcast_due():
             return True
         if self._window is None:
             return False
@@ -140,9 +148,49 @@ class LineWindow:
             del self._answers_due[seq]
 
     def answers_due(self) -> bool:
-        """Whether a station may still be answering a frame the host wrote (within that exchange's line time)."""
+        """Whether a station may still be answering a frame the host wrote (within that exchange's line time), a v2
+        broadcast lock's included."""
         now = asyncio.get_running_loop().time()
-        return any(not future.done() and due > now for future, due in self._answers_due.values())
+        due = any(not future.done() and due > now for future, due in self._answers_due.values())
+        return due or self._broadcast_due()
+
+    def broadcast_written(self, length: int, answers: Collection[asyncio.Future[None]]) -> None:
+        """v2's broadcast lock (`length` bytes) was written naming one station for each of `answers`, settled as each
+        `locked` is read. The stations answer in slots back to back after it (docs/protocol.md section 10), each
+        starting after 2 byte times of idle: the very moment a station answering an addressed frame finds the line idle
+        too, so the two collide. Until every named station answered or the slots' line time passed, no frame a station
+        answers is written and no GROUP frame goes, as for a GROUP frame's slot window."""
+        pending = [a for a in answers if not a.done()]
+        if not pending:
+            return
+        loop = asyncio.get_running_loop()
+        settled: asyncio.Future[None] = loop.create_future()
+        left = [len(pending)]
+
+        def answered(_answer: asyncio.Future[None]) -> None:
+            left[0] -= 1
+            if left[0] == 0 and not settled.done():
+                settled.set_result(None)
+                self._wake()
+
+        for answer in pending:
+            answer.add_done_callback(answered)
+        due = loop.time() + (length + len(pending) * (BROADCAST_ANSWER + 2)) * self._byte_time + LINE_MARGIN
+        if self._broadcast is not None:
+            self._broadcast[0].cancel()
+        if self._broadcast_timer is not None:
+            self._broadcast_timer.cancel()
+        self._broadcast = (settled, due)
+        self._broadcast_timer = loop.call_at(due, self._wake)
+
+    def _broadcast_due(self) -> bool:
+        if self._broadcast is None:
+            return False
+        settled, due = self._broadcast
+        if settled.done() or due <= asyncio.get_running_loop().time():
+            self._broadcast = None
+            return False
+        return True
 
     async def clear_for_group(self, slack: float) -> bool:
         """Wait, under a hold(), until the line is clear for a GROUP frame: each answer still due to a frame the host
@@ -152,6 +200,9 @@ class LineWindow:
         for future, due in list(self._answers_due.values()):
             if not future.done() and due > loop.time():
                 await asyncio.wait([future], timeout=due - loop.time())
+        broadcast = self._broadcast
+        if broadcast is not None and self._broadcast_due():
+            await asyncio.wait([broadcast[0]], timeout=broadcast[1] - loop.time())
         window = self._window
         if window is not None:
             await asyncio.wait([window], timeout=max(0.0, self._window_ends - loop.time()) + slack)

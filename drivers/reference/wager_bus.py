@@ -55,9 +55,15 @@ class BusWagerStation(ReferenceWagerStation):
         # station's own `light` frame after a missed GROUP light slot is not written once another state was asked.
         self._light_asked: bool | None = None
         # Locked by its two slot bytes alone since the last lock(): a damaged frame of the station's own can pass for
-        # them (docs/protocol.md section 13, "Collisions and noise"), so a wager, which a locked station cannot sense,
-        # has it locked again at once with a frame of its own.
-        self._locked_by_slot = False
+        # them (docs/protocol.md section 13, "Collisions and noise"), so once the window closed the host locks it with
+        # a frame of its own, whose answer proves it (BusCommands.prove_slot_lock); a wager meanwhile relocks it.
+        self.locked_by_slot_alone = False
+        self._slot_answer = False  # the slot pair read, its `locked` not yet translated
+        self.proven = asyncio.Event()  # set as a `locked` of its own proves the pair (BusCommands.prove_slot_lock)
+
+    @property
+    def bus(self) -> ReferenceWagerBus:
+        return self._bus
 
     # --- lifetime: the station shares the bus's ------------------------------------------------------
 
@@ -135,7 +141,7 @@ class BusWagerStation(ReferenceWagerStation):
 
     async def lock(self) -> None:
         self._locks_asked += 1
-        self._locked_by_slot = False
+        self.locked_by_slot_alone = self._slot_answer = False
         if self.protocol_version >= VERSION_2 and self._online and self._bus.settings.broadcast_lock:
             await self._bus.lock_together(self)
         else:
@@ -149,7 +155,7 @@ class BusWagerStation(ReferenceWagerStation):
 
     async def unlock(self) -> None:
         self._unlock_asked_at = self._locks_asked
-        self._locked_by_slot = False
+        self.locked_by_slot_alone = self._slot_answer = False
         if self.protocol_version >= VERSION_4 and self._online and self._bus.settings.broadcast_lock:
             await self._bus.unlock_together(self)
         else:
@@ -191,7 +197,7 @@ class BusWagerStation(ReferenceWagerStation):
     def slot_confirmed(self, code: int) -> None:
         """This station's slot pair for a GROUP frame with command `code` was read (before its answer is translated)."""
         if code == GROUP_LOCK:
-            self._locked_by_slot = True
+            self.locked_by_slot_alone = self._slot_answer = True
 
     def translators(self) -> Mapping[str, Translator]:
         table = dict(super().translators())
@@ -199,11 +205,11 @@ class BusWagerStation(ReferenceWagerStation):
         plain_wager = table["wager"]
 
         def wager(message: Mapping[str, Any]) -> DeviceEvent | None:
-            if self._locked_by_slot:
+            if self.locked_by_slot_alone:
                 # A locked station senses no wager, and a station with a wager waiting does not confirm in its slot: the
                 # pair was not this station's (a damaged frame of its own, or noise). The wager goes on to the
                 # controller, which refuses one placed after "no more bets".
-                self._locked_by_slot = False
+                self.locked_by_slot_alone = False
                 log.warning(
                     "wager from a station its slot pair counted as locked: the pair was false, locking it on its own",
                     device=self.device_id,
@@ -215,6 +221,13 @@ class BusWagerStation(ReferenceWagerStation):
 
         def locked(message: Mapping[str, Any]) -> DeviceEvent | None:
             self._bus.confirmed(self.address, GROUP_LOCK)
+            if self._slot_answer:
+                self._slot_answer = False
+            elif self.locked_by_slot_alone:
+                # The answer to prove_slot_lock: the lock is proven, and the controller has it already.
+                self.locked_by_slot_alone = False
+                self.proven.set()
+                return None
             return plain_locked(message)
 
         def unlocked(message: Mapping[str, Any]) -> DeviceEvent | None:

@@ -112,6 +112,11 @@ async def stop_lines(started: Started) -> None:
         await sim.stop()
 
 
+async def commands_done(stations: dict[int, BusWagerStation]) -> None:
+    """Return once the bus's commands to several stations (a GROUP lock, its fallbacks and proofs) have ended."""
+    await next(iter(stations.values()))._bus.commands_done()
+
+
 def after_group(driver: ReferenceWagerBus, action: Callable[[], Any]) -> list[asyncio.Future[Any]]:
     """Start `action()` (a coroutine) as a task right after the next GROUP frame is written, in the same turn: the
     window is open. The started task is appended to the list returned."""

@@ -20,7 +20,17 @@ from drivers.interfaces import DeviceFault, LockAcknowledged
 from drivers.reference.framing import BROADCAST_ADDRESS, Kind, decode_message
 from drivers.reference.wager_bus import ReferenceWagerBus
 from drivers.sim.wager_bus import WagerBusSim
-from tests.drivers.bus_helpers import ADDRESSES, SEATS, Line, Recorder, after_group, settled, start_line, stop_lines
+from tests.drivers.bus_helpers import (
+    ADDRESSES,
+    SEATS,
+    Line,
+    Recorder,
+    after_group,
+    commands_done,
+    settled,
+    start_line,
+    stop_lines,
+)
 from tests.drivers.line_log import OnLine
 
 STATIONS = sorted(ADDRESSES.values())
@@ -99,15 +109,19 @@ async def test_a_lock_pressed_during_a_reopenings_window_goes_as_a_group_lock_af
     for recorder in recorders.values():
         assert (await recorder.next(LockAcknowledged)).locked is False
         assert (await recorder.next(LockAcknowledged)).locked is True
+    await commands_done(stations)
     await settled(sim)
     frames = log.window(mark)
-    assert described(frames) == [
+    seen = described(frames)
+    assert seen[:16] == [
         (True, "GROUP unlock", BROADCAST_ADDRESS),
         *[(False, "SLOT", a) for a in STATIONS],
         (True, "GROUP lock", BROADCAST_ADDRESS),
         *[(False, "SLOT", a) for a in STATIONS],
     ]
-    assert sum(seen.size for seen in frames) == 10 + 14 + 10 + 14
+    # Then, the window closed, each station's lock of its own proving its pair, and its REPLY.
+    assert sorted(seen[16:]) == sorted([(True, "lock", a) for a in STATIONS] + [(False, "locked", a) for a in STATIONS])
+    assert sum(seen.size for seen in frames[:16]) == 10 + 14 + 10 + 14
     assert all(station.locked for station in sim.stations.values())
     no_faults(recorders)
 
@@ -126,17 +140,17 @@ async def test_a_lock_waits_for_the_pong_already_due_not_behind_the_heartbeat(li
     acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
     assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
     assert await first and await late[0]
+    await commands_done(stations)
     await settled(sim)
     frames = log.window(mark)
     seen = described(frames)
     lock_at = seen.index((True, "GROUP lock", BROADCAST_ADDRESS))
     # Before the GROUP lock: the first ping and its pong, and nothing else.
     assert sorted(seen[:lock_at]) == sorted([(True, "ping", ADDRESSES[2]), (False, "pong", ADDRESSES[2])])
-    assert seen[lock_at + 1 :] == [
-        *[(False, "SLOT", a) for a in STATIONS],
-        (True, "ping", ADDRESSES[6]),
-        (False, "pong", ADDRESSES[6]),
-    ]
+    assert seen[lock_at + 1 : lock_at + 8] == [(False, "SLOT", a) for a in STATIONS]
+    # After the last slot: the held ping and its pong, and each station's lock proving its pair, with its REPLY.
+    proofs = [(True, "lock", a) for a in STATIONS] + [(False, "locked", a) for a in STATIONS]
+    assert sorted(seen[lock_at + 8 :]) == sorted([(True, "ping", ADDRESSES[6]), (False, "pong", ADDRESSES[6]), *proofs])
     assert slots(frames) == STATIONS
     no_faults(recorders)
 

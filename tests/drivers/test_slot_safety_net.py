@@ -33,7 +33,7 @@ from drivers.reference.framing import (
 from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
 from drivers.registry import create_driver
 from drivers.sim.wager_bus import WagerBusSim
-from tests.drivers.bus_helpers import ADDRESSES, SEATS, Recorder, all_online, settled
+from tests.drivers.bus_helpers import ADDRESSES, SEATS, Recorder, all_online, commands_done, settled
 
 MISSED = 3  # the seat whose station misses the GROUP lock
 FALSE_PAIR = "wager from a station its slot pair counted as locked: the pair was false, locking it on its own"
@@ -67,20 +67,25 @@ async def line() -> AsyncIterator[Started]:
         await sim.stop()
 
 
-def _collision(sim: WagerBusSim, hit: int) -> None:
+def _collision(sim: WagerBusSim, hit: int, wager: bool = False) -> list[asyncio.Task[None]]:
     """Station MISSED misses the next GROUP frame; in its window the return pair carries that station's own wager frame
-    with SEQ = its check value, its first `hit` bytes (SOF, then VK) and its last byte destroyed by the collision."""
+    with SEQ = its check value, its first `hit` bytes (SOF, then VK) and its last byte destroyed by the collision. With
+    `wager`, the station also senses that wager then (the task placing it is in the list returned)."""
     address = ADDRESSES[MISSED]
     sim.stations[MISSED].missed_groups = 1
-    wager = encode_message({"evt": "wager", "spot": "ante", "amount": 500}, VERSION_3)
+    payload = encode_message({"evt": "wager", "spot": "ante", "amount": 500}, VERSION_3)
+    placed: list[asyncio.Task[None]] = []
 
     def collide(group: Frame) -> None:
-        frame = bytearray(encode_frame(address, slot_check(address, group.seq), Kind.DATA, wager, VERSION_3, True))
+        frame = bytearray(encode_frame(address, slot_check(address, group.seq), Kind.DATA, payload, VERSION_3, True))
         frame[:hit] = bytes(hit)
         frame[-1] = 0
         sim.write(bytes(frame), gap=False)
+        if wager:  # sensed now: the simulated station sends it once the window ended
+            placed.append(asyncio.ensure_future(sim.stations[MISSED].place("ante", 500)))
 
     sim.on_group = collide
+    return placed
 
 
 def _locks(sim: WagerBusSim) -> list[tuple[int, dict[str, Any]]]:
@@ -95,28 +100,55 @@ async def _lock_every_station(stations: dict[int, BusWagerStation], recorders: d
     assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
 
 
-async def test_a_wager_after_a_false_slot_pair_has_the_station_locked_on_its_own(line: Started) -> None:
+def _lock_acks(recorders: dict[int, Recorder]) -> dict[int, list[bool]]:
+    return {seat: [e.locked for e in r.seen if isinstance(e, LockAcknowledged)] for seat, r in recorders.items()}
+
+
+async def test_a_false_slot_pair_is_proven_by_a_lock_of_its_own_though_the_station_sends_nothing(
+    line: Started,
+) -> None:
     """SOF and VK hit: the host takes station 3's ADDR and SEQ for its confirmation and counts it locked, although it
-    never locked. Its wager then (the retransmission of the damaged frame) has it locked with a lock frame of its own
-    at once, logged; the wager itself goes on to the controller, which refuses a wager after "no more bets"
-    (controller/engine/betting.py; tests/engine/test_round_655a.py,
-    test_wager_after_no_more_bets_is_rejected_and_not_counted). Before the safety
-    net station 3 stayed unlocked through the round."""
+    never locked, and station 3 then sends nothing. Once the window closed, every station counted locked by its slot
+    pair alone gets a lock frame of its own, whose answer is a whole frame: station 3 locks. Before, it stayed open
+    until its next frame (a wager, which the safety net below relocks on). The proofs' answers are not reported to the
+    controller a second time."""
     sim, stations, recorders = line
     _collision(sim, hit=2)
+    await _lock_every_station(stations, recorders)
+    await commands_done(stations)
+    assert sim.stations[MISSED].locked
+    named = sorted(ADDRESSES.values())
+    locks = _locks(sim)
+    assert locks[0] == (BROADCAST_ADDRESS, {"cmd": "lock", "stations": named})
+    assert sorted(locks[1:], key=lambda lock: lock[0]) == [(a, {"cmd": "lock"}) for a in named]
+    assert _lock_acks(recorders) == {seat: [True] for seat in SEATS}
+    assert all(not s.locked_by_slot_alone for s in stations.values())
+
+
+async def test_a_wager_after_a_false_slot_pair_has_the_station_locked_on_its_own(line: Started) -> None:
+    """SOF and VK hit, and station 3's wager (the retransmission of the damaged frame; here sensed in the window, so
+    the simulator sends it once the window ended) comes before the answer to the host's proof: the wager proves the
+    pair false, has the station locked at once, and is logged; the wager itself goes on to the controller, which
+    refuses a wager after "no more bets" (controller/engine/betting.py; tests/engine/test_round_655a.py,
+    test_wager_after_no_more_bets_is_rejected_and_not_counted)."""
+    sim, stations, recorders = line
+    placed = _collision(sim, hit=2, wager=True)
     with capture_logs() as logs:
         await _lock_every_station(stations, recorders)
-        assert not sim.stations[MISSED].locked  # the false confirmation: counted locked, still open
-        await sim.stations[MISSED].place("ante", 500)
         wager = await recorders[MISSED].next(WagerDetected)
         relocked = await recorders[MISSED].next(LockAcknowledged)
+        await commands_done(stations)
+    await placed[0]
     assert (wager.seat, wager.spot, wager.amount_cents) == (MISSED, "ante", 500)
     assert relocked.locked and sim.stations[MISSED].locked
     named = sorted(ADDRESSES.values())
-    assert _locks(sim) == [
-        (BROADCAST_ADDRESS, {"cmd": "lock", "stations": named}),
-        (ADDRESSES[MISSED], {"cmd": "lock"}),
-    ]
+    locks = _locks(sim)
+    assert locks[0] == (BROADCAST_ADDRESS, {"cmd": "lock", "stations": named})
+    # Every other station's proof once; station 3 its proof and the relock, or the relock alone (the wager read before
+    # its proof was written).
+    own = sorted(a for a, _m in locks[1:])
+    assert [a for a in own if a != ADDRESSES[MISSED]] == [a for a in named if a != ADDRESSES[MISSED]]
+    assert own.count(ADDRESSES[MISSED]) in (1, 2)
     warned = [e for e in logs if e["event"] == FALSE_PAIR]
     assert [(e["log_level"], e["device"], e["spot"]) for e in warned] == [("warning", "wager_station_3", "ante")]
 
@@ -125,15 +157,17 @@ async def test_a_damaged_frame_whose_vk_survived_is_no_confirmation_and_the_stat
     line: Started,
 ) -> None:
     """SOF hit, VK intact: the parser does not take the ADDR and SEQ after a frame's VK for a pair, so station 3 is
-    still awaited when the window closes and is locked with a frame of its own then, without any wager needed."""
+    still awaited when the window closes and is locked with a frame of its own then, without any wager needed (the
+    six others each get their proof)."""
     sim, stations, recorders = line
     _collision(sim, hit=1)
     with capture_logs() as logs:
         await _lock_every_station(stations, recorders)  # station 3's LockAcknowledged: its REPLY to its own lock
+        await commands_done(stations)
     assert sim.stations[MISSED].locked
     named = sorted(ADDRESSES.values())
-    assert _locks(sim) == [
-        (BROADCAST_ADDRESS, {"cmd": "lock", "stations": named}),
-        (ADDRESSES[MISSED], {"cmd": "lock"}),
-    ]
+    locks = _locks(sim)
+    assert locks[0] == (BROADCAST_ADDRESS, {"cmd": "lock", "stations": named})
+    assert sorted(locks[1:], key=lambda lock: lock[0]) == [(a, {"cmd": "lock"}) for a in named]
+    assert _lock_acks(recorders) == {seat: [True] for seat in SEATS}
     assert [e for e in logs if e["event"] == FALSE_PAIR] == []

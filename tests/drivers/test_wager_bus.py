@@ -34,10 +34,10 @@ from drivers.reference.framing import (
 from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
 from drivers.registry import create_driver
 from drivers.serial_port import open_serial
-from drivers.sim.faults import Fault, FaultKind
+from drivers.sim.faults import Fault, FaultKind, Trigger
 from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
-from tests.drivers.bus_helpers import ADDRESSES, SEATS, Recorder, all_online, bus_driver, settled
+from tests.drivers.bus_helpers import ADDRESSES, SEATS, Recorder, all_online, bus_driver, commands_done, settled
 from tests.drivers.line_log import LineLog, OnLine
 
 
@@ -175,14 +175,21 @@ async def test_a_v1_station_on_a_v2_line_is_locked_on_its_own(bus_sim: WagerBusS
 
 async def test_v3_lock_is_one_group_frame_confirmed_in_slots(bus: StartBus, bus_sim: WagerBusSim) -> None:
     """Every station speaks v3: one 10-byte GROUP frame, then two bytes from each station in its slot (ascending
-    address order), nothing else; each seat's LockAcknowledged comes from its own confirmation."""
+    address order); each seat's LockAcknowledged comes from its own confirmation. Once the window closed, each station
+    gets a lock of its own, whose answer proves what its two bytes said (docs/protocol.md section 13, "Collisions and
+    noise"), not reported to the controller again."""
     driver, stations, recorders = await bus()
     await all_online(recorders)
     assert {s.protocol_version for s in stations.values()} == {4}  # v3's frames and GROUP lock, and v4's
     await lock_every_station(stations, recorders)
     assert all(bus_sim.stations[seat].locked for seat in SEATS)
+    await commands_done(stations)
     named = sorted(ADDRESSES.values())
-    assert lock_frames(bus_sim) == [(3, BROADCAST_ADDRESS, {"cmd": "lock", "stations": named})]
+    locks = lock_frames(bus_sim)
+    assert locks[0] == (3, BROADCAST_ADDRESS, {"cmd": "lock", "stations": named})
+    assert sorted(locks[1:], key=lambda lock: lock[1]) == [(3, a, {"cmd": "lock"}) for a in named]
+    acks = [ev for r in recorders.values() for ev in r.seen if isinstance(ev, LockAcknowledged)]
+    assert sorted(ack.seat for ack in acks) == list(SEATS)
     group = next(f for f in bus_sim.heard if f.kind == Kind.GROUP)
     for slot, seat in enumerate(SEATS):
         assert bus_sim.stations[seat].slot_history == [(slot, slot_confirmation(ADDRESSES[seat], group.seq))]
@@ -199,11 +206,12 @@ async def test_a_bad_check_value_is_no_confirmation_and_the_station_is_locked_al
     await all_online(recorders)
     bus_sim.stations[3].damaged_slots = 1
     await lock_every_station(stations, recorders)
+    await commands_done(stations)
     named = sorted(ADDRESSES.values())
-    assert lock_frames(bus_sim) == [
-        (3, BROADCAST_ADDRESS, {"cmd": "lock", "stations": named}),
-        (3, ADDRESSES[3], {"cmd": "lock"}),
-    ]
+    locks = lock_frames(bus_sim)
+    assert locks[0] == (3, BROADCAST_ADDRESS, {"cmd": "lock", "stations": named})
+    # Station 3's lock after the window, the others' proofs of their pairs: one each.
+    assert sorted(locks[1:], key=lambda lock: lock[1]) == [(3, a, {"cmd": "lock"}) for a in named]
     faults = {ev.code for r in recorders.values() for ev in r.seen if isinstance(ev, DeviceFault)}
     assert faults == {"line_noise"}  # the damaged pair is noise on the line, reported as such, and nothing else
 
@@ -218,8 +226,37 @@ async def test_a_silent_station_misses_its_slot_and_its_own_lock_times_out(bus: 
     assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in others]
     fault = await recorders[3].next(DeviceFault)
     assert fault.code == "timeout" and fault.detail.startswith("lock:")
+    await commands_done(stations)
     addressed = [address for _v, address, _m in lock_frames(bus_sim)]
-    assert addressed == [BROADCAST_ADDRESS] + [ADDRESSES[3]] * 3  # the GROUP, then its own lock, sent 1 + 2 times
+    assert addressed[0] == BROADCAST_ADDRESS
+    # Its own lock, sent 1 + 2 times; each other station's proof of its pair, once.
+    assert sorted(addressed[1:]) == sorted([ADDRESSES[3]] * 3 + [a for seat, a in ADDRESSES.items() if seat != 3])
+
+
+async def test_a_station_that_confirmed_in_its_slot_but_never_answers_its_proof_is_a_timeout(
+    bus: StartBus, bus_sim: WagerBusSim
+) -> None:
+    """Station 3 confirms in its slot, then hangs as it takes the lock of its own that proves its pair: its link has
+    ACKed that lock, and no `locked` follows. An ACK alone proves nothing: once the exchange's time (the ACK timeout,
+    1 + retries times) passed without its `locked`, the seat's lock is reported as not acknowledged (`timeout`)."""
+    _driver, stations, recorders = await bus(ack_timeout=0.05, retries=2)
+    await all_online(recorders)
+    await bus_sim.stations[3].inject(Fault(FaultKind.NO_REPLY), Trigger("lock", 2))
+    await lock_every_station(stations, recorders)  # every seat, 3 included, confirmed in its slot
+    await commands_done(stations)
+    fault = await recorders[3].next(DeviceFault)
+    assert (fault.code, fault.detail) == (
+        "timeout",
+        "lock: its slot pair was never confirmed by a frame of its own: ACKed, but no `locked` followed",
+    )
+    locks = lock_frames(bus_sim)
+    assert locks[0][1] == BROADCAST_ADDRESS
+    assert sorted(address for _v, address, _m in locks[1:]) == sorted(ADDRESSES.values())
+    others = [ev for seat, r in recorders.items() if seat != 3 for ev in r.seen if isinstance(ev, DeviceFault)]
+    assert others == []
+    assert stations[3].locked_by_slot_alone and not any(
+        stations[seat].locked_by_slot_alone for seat in SEATS if seat != 3
+    )
 
 
 async def test_a_v2_station_keeps_the_line_on_the_v2_broadcast(bus_sim: WagerBusSim, bus: StartBus) -> None:

@@ -378,9 +378,10 @@ def test_bus_start_reports_v3_and_v4_against_v1_and_what_crossed_the_line() -> N
     assert re.search(r"host kept to protocol 3: .*, 3 identity v3\n", out), out
     # v4: the identities are the ANSWERs that acknowledge the identifies, no ACK on the return pair.
     assert re.search(r"default: protocol 4: .*return pair \d+ bytes \([\d.]+ ms\): 3 identity ANSWER v3\n", out), out
-    # A round's reopening: one GROUP unlock (10 bytes) and a lock (10), three 2-byte confirmations each.
+    # A round's reopening: one GROUP unlock (10 bytes) and a lock (10), three 2-byte confirmations each; after the
+    # lock's window, each pair's proof (docs/protocol.md section 13): three 7-byte locks and their 7-byte REPLYs.
     assert re.search(
-        r"default: protocol 4: opening .*a round's lock and unlock: host->stations 20 bytes, return pair 12", out
+        r"default: protocol 4: opening .*a round's lock and unlock: host->stations 41 bytes, return pair 33", out
     ), out
     assert "protocol 3 over protocol 1: start to all online p50" in out
     assert "protocol 4 over protocol 3: start p50" in out

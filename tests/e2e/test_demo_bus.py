@@ -103,8 +103,22 @@ def _one_group_a_round(bus: WagerBusSim, group: tuple[Kind, int, dict[str, Any]]
     """Each round's "no more bets" locked the line with one GROUP frame, and so did the table as it closed
     (controller/engine/boundary.py, closed): that last one may still be queued when the simulators stop."""
     locks = _lock_commands(bus)
-    assert locks[:ROUNDS] == [group] * ROUNDS
-    assert locks[ROUNDS:] in ([], [group])
+    groups = [lock for lock in locks if lock[0] == Kind.GROUP]
+    assert groups[:ROUNDS] == [group] * ROUNDS
+    assert groups[ROUNDS:] in ([], [group])
+    # After each, once its window closed, a lock of its own to each station its slot pair alone counted locked (its
+    # answer proves the pair, docs/protocol.md section 13), and nothing else: all of them before the next round's lock,
+    # at most one each after the last (they may not all be out when the simulators stop).
+    after: list[list[int]] = []
+    for kind, address, message in locks:
+        if kind == Kind.GROUP:
+            after.append([])
+        else:
+            assert message == {"cmd": "lock"} and after, locks
+            after[-1].append(address)
+    named = sorted(group[2]["stations"])
+    assert [sorted(proofs) for proofs in after[: ROUNDS - 1]] == [named] * (ROUNDS - 1)
+    assert all(len(set(proofs)) == len(proofs) and set(proofs) <= set(named) for proofs in after[ROUNDS - 1 :])
 
 
 def _settlements(events: list[JournaledEvent]) -> list[tuple[str | None, str, dict[str, Any]]]:

@@ -1,0 +1,110 @@
+"""v2's broadcast lock on a multi-drop line (docs/protocol.md section 10, "Broadcast lock"): the named stations answer
+in slots back to back after the frame, each after 2 byte times of idle, so the host counts their answers as due, as it
+counts a GROUP frame's slots (section 13, "What the host writes around a window"): a frame a station answers that falls
+due meanwhile (a heartbeat) goes after the last `locked`, not into the slots.
+
+Seven stations kept to protocol 2 (bus simulator) and the bus driver on a real pty paced at 115200 baud; frames read by
+the endpoint's tap (line_log). The heartbeat is started by a spy on BusLink.broadcast right after the real call wrote
+the frame: the order comes from the event loop, not from sleeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from drivers.interfaces import DeviceFault, LockAcknowledged
+from drivers.reference.bus_window import Addressed
+from drivers.reference.framing import BROADCAST_ADDRESS, Kind
+from drivers.reference.wager_bus import ReferenceWagerBus
+from drivers.sim.wager_bus import WagerBusSim
+from tests.drivers.bus_helpers import ADDRESSES, SEATS, Line, settled, start_line, stop_lines
+
+
+@pytest.fixture
+async def v2_line() -> AsyncIterator[Line]:
+    started: list[tuple[WagerBusSim, ReferenceWagerBus]] = []
+    line = await start_line(started, protocol=2)
+    assert {s.protocol_version for s in line[2].stations.values()} == {2}
+    yield line
+    await stop_lines(started)
+
+
+def after_broadcast(driver: ReferenceWagerBus, action: Any, at: list[float] | None = None) -> list[asyncio.Future[Any]]:
+    """Start `action()` (a coroutine) as a task once the next broadcast frame is written; the loop's time just before
+    the write goes to `at`."""
+    link = driver.link
+    assert link is not None
+    real = link.broadcast
+    started: list[asyncio.Future[Any]] = []
+
+    async def spy(*args: Any) -> None:
+        if at is not None and not started:
+            at.append(asyncio.get_running_loop().time())
+        await real(*args)
+        if not started:
+            started.append(asyncio.ensure_future(action()))
+
+    link.broadcast = spy  # type: ignore[method-assign,assignment]
+    return started
+
+
+async def test_a_heartbeat_due_during_a_broadcast_locks_slots_leaves_after_the_last_locked(v2_line: Line) -> None:
+    """The ping is written once the seventh `locked` was read, or at the latest once the slots' line time has passed
+    since the broadcast (the frame and 7 x (11 + 2) byte times: a simulator slowed by a loaded machine answers later
+    than its slot). Before, the ping went on the line right behind the broadcast, and its answer crossed the return pair
+    among the seven `locked` frames (on a real line: in the 2 byte times of idle a slot begins with, a collision)."""
+    sim, log, driver, stations, recorders = v2_line
+    link = driver.link
+    assert link is not None
+    mark = log.mark()
+    broadcast_at: list[float] = []
+    pinged = after_broadcast(driver, stations[4].ping, broadcast_at)
+    written = link.window.written
+    ping_at: list[float] = []
+
+    def spy(frame: Addressed, length: int, answer: asyncio.Future[Kind]) -> None:
+        if frame.address == ADDRESSES[4] and not ping_at:
+            ping_at.append(asyncio.get_running_loop().time())
+        written(frame, length, answer)
+
+    link.window.written = spy  # type: ignore[method-assign]
+    await asyncio.gather(*(s.lock() for s in stations.values()))
+    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
+    assert await pinged[0]
+    await settled(sim)
+    frames = log.window(mark)
+    seen = [(f.from_host, f.name, f.frame.address) for f in frames]
+    assert seen[0] == (True, "lock", BROADCAST_ADDRESS)
+    answered = [i for i, (from_host, name, _a) in enumerate(seen) if not from_host and name == "locked"]
+    assert sorted(seen[i][2] for i in answered) == sorted(ADDRESSES.values())
+    ping = seen.index((True, "ping", ADDRESSES[4]))
+    slots = (20 + 7 * (11 + 2)) * 10 / 115200
+    assert ping > max(answered) or ping_at[0] - broadcast_at[0] >= slots, (
+        f"ping written {(ping_at[0] - broadcast_at[0]) * 1000:.2f} ms after the broadcast:\n"
+        + "\n".join(map(str, frames))
+    )
+    assert all(station.locked for station in sim.stations.values())
+    assert [ev for r in recorders.values() for ev in r.seen if isinstance(ev, DeviceFault)] == []
+
+
+async def test_the_broadcasts_answers_are_due_until_the_last_station_answered(v2_line: Line) -> None:
+    """The depth a GROUP frame's slots are counted at: LineWindow says an answer is due (so a GROUP frame waits and an
+    addressed frame is held) from the broadcast's write until the seventh `locked` was read."""
+    _sim, _log, driver, stations, recorders = v2_line
+    link = driver.link
+    assert link is not None
+    due: list[bool] = []
+
+    async def look() -> None:
+        due.append(link.answers_due())
+
+    after_broadcast(driver, look)
+    await asyncio.gather(*(s.lock() for s in stations.values()))
+    await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+    assert due == [True]
+    assert not link.answers_due()
