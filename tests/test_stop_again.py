@@ -13,21 +13,12 @@ from structlog.testing import capture_logs
 
 from controller.shell.runner import STOP_AGAIN_S, _stop_now
 from drivers.tasks import ended_after_cancel
-
-
-async def _deaf_once(swallowed: list[str]) -> None:
-    while True:
-        try:
-            await asyncio.sleep(3600)
-        except asyncio.CancelledError:
-            if swallowed:
-                raise
-            swallowed.append("once")
+from tests.swallowing import deaf_once
 
 
 async def test_sigterms_handler_cancels_the_service_again_while_it_runs_on() -> None:
     swallowed: list[str] = []
-    task = asyncio.create_task(_deaf_once(swallowed), name="service")
+    task = asyncio.create_task(deaf_once(swallowed), name="service")
     await asyncio.sleep(0)
     with capture_logs() as logs:
         _stop_now(task)
@@ -39,7 +30,7 @@ async def test_sigterms_handler_cancels_the_service_again_while_it_runs_on() -> 
 
 async def test_the_last_wait_cancels_again_only_what_went_on() -> None:
     swallowed: list[str] = []
-    deaf = asyncio.create_task(_deaf_once(swallowed), name="publisher")
+    deaf = asyncio.create_task(deaf_once(swallowed), name="publisher")
     quiet = asyncio.create_task(asyncio.sleep(3600), name="device-watches")
     await asyncio.sleep(0)
     deaf.cancel()

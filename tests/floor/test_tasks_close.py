@@ -11,17 +11,7 @@ import asyncio
 from structlog.testing import capture_logs
 
 from floor.tasks import CANCEL_AGAIN_S, ServiceTasks
-
-
-async def _deaf_once(swallowed: list[str]) -> None:
-    """Runs on after its first cancel, as a loop around a 3.11 `wait_for` that returned does."""
-    while True:
-        try:
-            await asyncio.sleep(3600)
-        except asyncio.CancelledError:
-            if swallowed:
-                raise
-            swallowed.append("once")
+from tests.swallowing import deaf_once
 
 
 async def _quiet() -> None:
@@ -32,7 +22,7 @@ async def test_close_cancels_again_a_task_that_went_on_after_its_cancel() -> Non
     failures: list[BaseException] = []
     tasks = ServiceTasks("link", failures.append)
     swallowed: list[str] = []
-    deaf = tasks.start("link-publisher", _deaf_once(swallowed))
+    deaf = tasks.start("link-publisher", deaf_once(swallowed))
     quiet = tasks.start("link-probe", _quiet())
     await asyncio.sleep(0)
     with capture_logs() as logs:
