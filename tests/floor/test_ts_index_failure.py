@@ -12,7 +12,6 @@ what PostgreSQL said, what it left and the fix, exit 1, leave no invalid index; 
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import threading
 from pathlib import Path
 
@@ -24,13 +23,13 @@ from floor.config import DatabaseSection
 from floor.db import connect
 from floor.schema import migrate, partition_name
 from floor.ts_index import LOCK_KEY, IndexBuildFailed, index_beside, index_partitions, partition_index, valid
-from tests.floor.conftest import ROOT, TABLECTL, wait_for
+from tests.floor.conftest import wait_for
 from tests.floor.ts_archive import (
     DAYS,
     archive_at_7,
-    build_pid,
     fill_config,
     fill_rounds,
+    fill_rounds_building,
     index_oids,
     indexed,
     lock_holder,
@@ -56,14 +55,7 @@ def test_fill_rounds_deadlocked_by_an_older_service_says_so_leaves_no_invalid_in
     writer.execute(f"LOCK TABLE {first} IN ROW EXCLUSIVE MODE".encode())  # an insert's lock, left open
     got: list[object] = []
     try:
-        fill = subprocess.Popen(
-            [*TABLECTL, "floor", "--config", str(config), "fill-rounds"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-        )
-        wait_for(lambda: build_pid(floor_dsn, first) is not None, 60, "fill-rounds building the first day's index")
+        fill = fill_rounds_building(config, floor_dsn, first)
         # The older service blocks on the build's lock, its statement's snapshot held (test code: a thread).
         blocked = threading.Thread(
             target=lambda: got.append(old_service.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,)).fetchone())

@@ -23,13 +23,13 @@ from floor.config import DatabaseSection
 from floor.db import connect
 from floor.schema import migrate, partition_name
 from floor.ts_index import partition_index, valid
-from tests.floor.conftest import ROOT, TABLECTL, wait_for
 from tests.floor.ts_archive import (
     DAYS,
     archive_at_7,
     build_pid,
     fill_config,
     fill_rounds,
+    fill_rounds_building,
     index_oids,
     indexed,
     invalid_indexes,
@@ -107,14 +107,7 @@ def test_fill_rounds_whose_connection_is_lost_says_so_and_a_rerun_builds_the_day
     config = fill_config(floor_dsn, tmp_path)
     with psycopg.connect(floor_dsn) as writer:
         writer.execute(f"LOCK TABLE {first} IN ROW EXCLUSIVE MODE".encode())  # an insert's lock, left open
-        fill = subprocess.Popen(
-            [*TABLECTL, "floor", "--config", str(config), "fill-rounds"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-        )
-        wait_for(lambda: build_pid(floor_dsn, first) is not None, 60, "fill-rounds building the first day's index")
+        fill = fill_rounds_building(config, floor_dsn, first)
         writer.execute("SELECT pg_terminate_backend(%s)", (build_pid(floor_dsn, first),))
         out, err = fill.communicate(timeout=120)
         # The session went with its advisory lock, and left its index INVALID (it waited on the writer, still open).

@@ -12,7 +12,7 @@ import psycopg
 
 from floor.schema import migrate, partition_ddl
 from floor.ts_index import INDEX, LOCK_KEY
-from tests.floor.conftest import ROOT, TABLECTL
+from tests.floor.conftest import ROOT, TABLECTL, wait_for
 
 DAYS = (date(2026, 11, 20), date(2026, 11, 21))
 PER_DAY = 40_000  # enough pages (BRIN ranges of 128) that a few hours' range is cheaper through the index
@@ -107,3 +107,16 @@ def fill_rounds(config: Path) -> subprocess.CompletedProcess[str]:
         timeout=120,
         cwd=ROOT,
     )
+
+
+def fill_rounds_building(config: Path, dsn: str, partition: str) -> subprocess.Popen[str]:
+    """`tablectl floor --config F fill-rounds` started, returned once it is building `partition`'s index."""
+    fill = subprocess.Popen(
+        [*TABLECTL, "floor", "--config", str(config), "fill-rounds"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    wait_for(lambda: build_pid(dsn, partition) is not None, 60, f"fill-rounds building {partition}'s index")
+    return fill
