@@ -2,9 +2,9 @@
 pg_basebackup, synchronous_standby_names), the link controller as a real `tablectl link` process, and linked
 tables speaking the link's MQTT v5 request/response protocol through the real mosquitto.
 
-The tables here are protocol clients (`LinkTable`), not whole `tablectl run` daemons: the table side's wiring into
-the round engine is not built yet (docs/linked-progressives.md, "Status"); each client resends a request under
-the same key until the controller acknowledges it, as a table's journal-backed sender is to.
+Most tables here are protocol clients (`LinkTable`), not whole `tablectl run` daemons, so a test can send exactly the
+request it means; each client resends a request under the same key until the controller acknowledges it, as a
+table's journal-backed sender does. Whole linked tables play in tests/link/test_linked_tables.py.
 """
 
 from __future__ import annotations
