@@ -169,7 +169,7 @@ def main() -> None:
     parser.add_argument("--step", choices=("index", "summary"), default="index", help="the step the stop reaches")
     parser.add_argument("--tables", type=int, default=50, help="the tables the day's events are in")
     args = parser.parse_args()
-    print(f"# {args.step} stop: {args.per_day:,} events in the day, {args.tables} tables; {machine()}")
+    print(f"# {args.step} stop: {args.per_day:,} events in the day, {args.tables} table(s); {machine()}")
     cluster = PgCluster.create(durable=True)
     ratios: list[float] = []
     times: dict[str, list[float]] = {"baseline": [], "this": []}
