@@ -172,13 +172,19 @@ def _fill_table(conn: Conn, day: date, table_id: str, stop: StatementStop | None
     transaction rolled back: nothing of it counted)."""
     if stop is not None and not stop.enter(conn):
         return None
+    where = " AND gaming_day = %s AND table_id = %s"
+    upsert, spans = (q.format(source=s, where=where).encode() for q, s in ((UPSERT, "events"), (SPANS, "round_days")))
+    rounds, rolled_back = 0, False
     try:
         with conn.transaction():
-            conn.execute(LOCK.encode())
-            where = " AND gaming_day = %s AND table_id = %s"
-            cur = conn.execute(UPSERT.format(source="events", where=where).encode(), (day, table_id))
-            conn.execute(SPANS.format(source="round_days", where=where).encode(), (day, table_id))
-            return max(cur.rowcount, 0)
+            # A cancel sent between two statements reaches none (the server ignores it when idle): asked before each.
+            for sql, params in ((LOCK.encode(), None), (upsert, (day, table_id)), (spans, (day, table_id))):
+                if stop is not None and stop.stopped.is_set():
+                    rolled_back = True
+                    raise psycopg.Rollback  # the block rolls its transaction back and swallows it
+                cur = conn.execute(sql, params)
+                rounds = max(cur.rowcount, 0) if sql is upsert else rounds
+        return None if rolled_back else rounds
     except psycopg.Error:
         if stop is not None and stop.stopped.is_set():
             return None  # its own cancel, or the server going away meanwhile: either way rolled back
