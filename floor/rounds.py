@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import date
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -26,7 +27,7 @@ import structlog
 
 from floor.config import DatabaseSection
 from floor.db import connect
-from floor.stmt_stop import StatementStop, run_stoppable
+from floor.stmt_stop import StatementStop, Stopped, run_stoppable
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 log = structlog.get_logger("tablectl.floor")
@@ -172,19 +173,16 @@ def _fill_table(conn: Conn, day: date, table_id: str, stop: StatementStop | None
     transaction rolled back: nothing of it counted)."""
     if stop is not None and not stop.enter(conn):
         return None
+    run = conn.execute if stop is None else partial(stop.execute, conn)
     where = " AND gaming_day = %s AND table_id = %s"
-    upsert, spans = (q.format(source=s, where=where).encode() for q, s in ((UPSERT, "events"), (SPANS, "round_days")))
-    rounds, rolled_back = 0, False
     try:
-        with conn.transaction():
-            # A cancel sent between two statements reaches none (the server ignores it when idle): asked before each.
-            for sql, params in ((LOCK.encode(), None), (upsert, (day, table_id)), (spans, (day, table_id))):
-                if stop is not None and stop.stopped.is_set():
-                    rolled_back = True
-                    raise psycopg.Rollback  # the block rolls its transaction back and swallows it
-                cur = conn.execute(sql, params)
-                rounds = max(cur.rowcount, 0) if sql is upsert else rounds
-        return None if rolled_back else rounds
+        with conn.transaction():  # rolled back by any error, Stopped included
+            run(LOCK.encode())
+            cur = run(UPSERT.format(source="events", where=where).encode(), (day, table_id))
+            run(SPANS.format(source="round_days", where=where).encode(), (day, table_id))
+            return max(cur.rowcount, 0)
+    except Stopped:
+        return None
     except psycopg.Error:
         if stop is not None and stop.stopped.is_set():
             return None  # its own cancel, or the server going away meanwhile: either way rolled back

@@ -22,6 +22,10 @@ T = TypeVar("T")
 CANCEL_S = 5.0
 
 
+class Stopped(Exception):
+    """Raised by `StatementStop.execute` instead of sending a statement once stopped."""
+
+
 class StatementStop:
     """`stop()`, from any thread, cancels the statement a worker is in between its `enter(conn)` and `leave()`; work
     not entered yet is not started. `what` names the work in the log ("events ts index", "round summary")."""
@@ -39,6 +43,13 @@ class StatementStop:
                 return False
             self._conn = conn
             return True
+
+    def execute(self, conn: Conn, sql: bytes, params: tuple[object, ...] | None = None) -> psycopg.Cursor[Any]:
+        """`conn.execute`, unless stopped (raises Stopped): a cancel sent between two of a unit's statements reaches
+        neither (the server ignores one while idle), so the next, maybe the long one, asks first."""
+        if self.stopped.is_set():
+            raise Stopped(self.what)
+        return conn.execute(sql, params)
 
     def leave(self) -> None:
         with self._lock:

@@ -23,6 +23,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -31,7 +32,7 @@ import structlog
 from floor.config import DatabaseSection
 from floor.db import connect
 from floor.rounds import fill_beside
-from floor.stmt_stop import StatementStop, run_stoppable
+from floor.stmt_stop import StatementStop, Stopped, run_stoppable
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 log = structlog.get_logger("tablectl.floor")
@@ -184,19 +185,25 @@ def _index_one(conn: Conn, partition: str, stop: StatementStop | None = None) ->
     if stop is not None and not stop.enter(conn):
         return False
     try:
-        _build_and_attach(conn, partition)
+        _build_and_attach(conn, partition, stop)
+    except Stopped:  # stopped between two of its statements
+        return _stopped(conn, partition)
     except psycopg.Error as err:
         if stop is not None and stop.stopped.is_set():
-            # Its own cancel, or the server going away meanwhile: either way the next start builds it. Nothing is
-            # dropped now: a DROP INDEX CONCURRENTLY waits for the same writers the build waited for.
-            log.info(STOPPED, partition=partition, left=_stopped_left(conn, partition_index(partition)))
-            return False
+            return _stopped(conn, partition)  # its own cancel, or the server going away meanwhile
         left = _left(conn, partition_index(partition))
         raise IndexBuildFailed(partition, _pg_said(err), left, lost=conn.broken) from err
     finally:
         if stop is not None:
             stop.leave()
     return True
+
+
+def _stopped(conn: Conn, partition: str) -> bool:
+    # Either way the next start builds it. Nothing is dropped now: a DROP INDEX CONCURRENTLY waits for the same
+    # writers the build waited for.
+    log.info(STOPPED, partition=partition, left=_stopped_left(conn, partition_index(partition)))
+    return False
 
 
 def _pg_said(err: psycopg.Error) -> str:
@@ -250,21 +257,22 @@ def _stopped_left(conn: Conn, name: str) -> str:
     return f"its index {name} INVALID: the next start drops it and builds it again"
 
 
-def _build_and_attach(conn: Conn, partition: str) -> None:
+def _build_and_attach(conn: Conn, partition: str, stop: StatementStop | None = None) -> None:
     name = partition_index(partition)
+    run = conn.execute if stop is None else partial(stop.execute, conn)
     # An index of this name left invalid by an interrupted CONCURRENTLY build cannot be attached: build it again.
     invalid = conn.execute(
         "SELECT 1 FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid WHERE c.relname = %s AND NOT x.indisvalid",
         (name,),
     ).fetchone()
     if invalid is not None:
-        conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}".encode())
+        run(f"DROP INDEX CONCURRENTLY IF EXISTS {name}".encode())
     # Names are the partitions' own (events_YYYYMMDD, from the catalogue), never input.
-    conn.execute(
+    run(
         f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {partition} USING brin (ts) WITH (autosummarize = on)"
         "".encode()
     )
-    conn.execute(f"ALTER INDEX {INDEX} ATTACH PARTITION {name}".encode())
+    run(f"ALTER INDEX {INDEX} ATTACH PARTITION {name}".encode())
 
 
 async def index_beside(db: DatabaseSection, stop: asyncio.Event, wait_s: float = LOCK_WAIT_S) -> None:
