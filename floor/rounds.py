@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import date
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -26,10 +27,12 @@ import structlog
 
 from floor.config import DatabaseSection
 from floor.db import connect
+from floor.stmt_stop import StatementStop, Stopped, run_stoppable
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 log = structlog.get_logger("tablectl.floor")
 ENDS = ("round.completed", "round.voided")
+STOPPED = "round summary stopped; the next start summarises the day"
 
 # The aggregate of some rows of events (`{source}`: the trigger's transition table, or a day's partition), merged
 # into what is summarised already. Every column is a lattice join, so merging the same rows twice changes nothing.
@@ -131,27 +134,32 @@ def fill_pending(
     conn: Conn,
     progress: Callable[[int, int, date, int], None] | None = None,
     stopping: Callable[[], bool] = lambda: False,
+    stop: StatementStop | None = None,
 ) -> int:
     """Summarise every pending day, a table of it a transaction (under the writers' lock, held that short: the
     service's batches wait for one table's day at most), struck off once all its tables are; a stop at any point
     loses nothing done, and a day begun again is summarised the same. `progress(done, total, day, rounds)` after
-    each day; `stopping()` is asked before each table. Returns the days done."""
+    each day; `stopping()` is asked before each table. `stop`, a service's: its stop cancels the table's statement
+    in flight (its transaction rolled back, what the day was left with said in the log) and the call returns then.
+    Returns the days done."""
     days = pending(conn)
     conn.commit()
     for n, day in enumerate(days, 1):
-        tables = [str(r[0]) for r in conn.execute("SELECT DISTINCT table_id FROM events WHERE gaming_day = %s", (day,))]
+        tables = [
+            str(r[0])
+            for r in conn.execute("SELECT DISTINCT table_id FROM events WHERE gaming_day = %s ORDER BY 1", (day,))
+        ]
         conn.commit()
         rounds = 0
-        for table_id in tables:
-            if stopping():
+        for k, table_id in enumerate(tables):
+            if stopping() or (stop is not None and stop.stopped.is_set()):
                 return n - 1
-            with conn.transaction():
-                conn.execute(LOCK.encode())
-                where = " AND gaming_day = %s AND table_id = %s"
-                cur = conn.execute(UPSERT.format(source="events", where=where).encode(), (day, table_id))
-                rounds += max(cur.rowcount, 0)
-                conn.execute(SPANS.format(source="round_days", where=where).encode(), (day, table_id))
-        if stopping():
+            done = _fill_table(conn, day, table_id, stop)
+            if done is None:
+                log.info(STOPPED, gaming_day=str(day), table_id=table_id, left=_stopped_left(conn, k, len(tables)))
+                return n - 1
+            rounds += done
+        if stopping() or (stop is not None and stop.stopped.is_set()):
             return n - 1
         with conn.transaction():
             conn.execute("DELETE FROM round_days_pending WHERE gaming_day = %s", (day,))
@@ -160,16 +168,54 @@ def fill_pending(
     return len(days)
 
 
-async def fill_beside(db: DatabaseSection, stopping: Callable[[], bool]) -> None:
+def _fill_table(conn: Conn, day: date, table_id: str, stop: StatementStop | None) -> int | None:
+    """One table's day summarised in one transaction: the round-days merged, or None when `stop` stopped it (its
+    transaction rolled back: nothing of it counted)."""
+    if stop is not None and not stop.enter(conn):
+        return None
+    run = conn.execute if stop is None else partial(stop.execute, conn)
+    where = " AND gaming_day = %s AND table_id = %s"
+    try:
+        with conn.transaction():  # rolled back by any error, Stopped included
+            run(LOCK.encode())
+            cur = run(UPSERT.format(source="events", where=where).encode(), (day, table_id))
+            run(SPANS.format(source="round_days", where=where).encode(), (day, table_id))
+            return max(cur.rowcount, 0)
+    except Stopped:
+        return None
+    except psycopg.Error:
+        if stop is not None and stop.stopped.is_set():
+            return None  # its own cancel, or the server going away meanwhile: either way rolled back
+        raise
+    finally:
+        if stop is not None:
+            stop.leave()
+
+
+def _stopped_left(conn: Conn, kept: int, tables: int) -> str:
+    """What a stopped summary left of its day, for the log (the stop's words: a start, not a run, goes on)."""
+    rolled = "its table's summary of the day rolled back"
+    if conn.broken:
+        rolled = "its table's summary of the day not committed (the connection was lost: the server rolls it back)"
+    return (
+        f"{rolled}; {kept} of the day's {tables} table(s) summarised before it, kept (merged the same again); the day "
+        "is still pending: the next start summarises it"
+    )
+
+
+async def fill_beside(db: DatabaseSection, stop: asyncio.Event) -> None:
     """The service's task: the pending days summarised beside the archiving (a report over one refuses until then),
-    each said in the log. A stop ends it between two days; the next start goes on from there."""
+    each said in the log. A stop cancels the table's statement in flight (its transaction rolled back, said in the
+    log with what the day was left with); the next start goes on from there."""
+    halt = StatementStop("round summary")
 
     def said(done: int, total: int, day: date, rounds: int) -> None:
         log.info("round summary filled", gaming_day=str(day), rounds=rounds, done=done, of=total)
 
-    def fill() -> int:
+    def fill() -> bool:
         with connect(db) as conn:
-            return fill_pending(conn, said, stopping)
+            # Asked here, in the thread: run_stoppable's end marks `halt` stopped whatever the work did.
+            return fill_pending(conn, said, stop=halt) > 0 and not halt.stopped.is_set()
 
-    if await asyncio.to_thread(fill):
+    if await run_stoppable(fill, stop, halt):
         log.info("round summary complete")

@@ -20,10 +20,10 @@ again; a partition without the index is only read without it meanwhile.
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -32,6 +32,7 @@ import structlog
 from floor.config import DatabaseSection
 from floor.db import connect
 from floor.rounds import fill_beside
+from floor.stmt_stop import StatementStop, Stopped, run_stoppable
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 log = structlog.get_logger("tablectl.floor")
@@ -45,8 +46,6 @@ LOCK_KEY = 16016017
 # says the other's progress at least every PROGRESS_S.
 LOCK_WAIT_S = 1.0
 PROGRESS_S = 60.0
-# A stop's cancel request waits this long at most for the server to take it (a local request takes milliseconds).
-CANCEL_S = 5.0
 STOPPED = "events ts index build stopped; the next start builds it"
 
 # The partitions of `events` with no index attached to the parent's, oldest first.
@@ -78,7 +77,7 @@ def index_partitions(
     stopping: Callable[[], bool] = lambda: False,
     busy: Callable[[int], None] | None = None,
     waiting: Waiting | None = None,
-    stop: BuildStop | None = None,
+    stop: StatementStop | None = None,
 ) -> int:
     """Index and attach every partition archived before migration 8; returns how many. `progress(done, total,
     partition, seconds)` after each; `stopping()` is asked before each; `busy(partitions)` when another process
@@ -181,63 +180,30 @@ class IndexBuildFailed(Exception):
         )
 
 
-class BuildStop:
-    """A service's stop reaching its build: `stop()`, from any thread, cancels the statement a partition's build is in
-    (a CREATE INDEX CONCURRENTLY of a big day takes minutes, and systemd's TimeoutStopSec would end the wait with a
-    SIGKILL); a partition not started yet is not started. Cancelled, the build leaves at most that partition's index
-    INVALID, which the next start drops and builds again (_build_and_attach)."""
-
-    def __init__(self) -> None:
-        self.stopped = threading.Event()
-        self._lock = threading.Lock()  # a cancel is sent only while a partition's statements run, never after
-        self._conn: Conn | None = None
-
-    def enter(self, conn: Conn) -> bool:
-        """Before a partition's statements: False once stopped (the partition is not started)."""
-        with self._lock:
-            if self.stopped.is_set():
-                return False
-            self._conn = conn
-            return True
-
-    def leave(self) -> None:
-        with self._lock:
-            self._conn = None
-
-    def stop(self) -> None:
-        """Blocks for the cancel request's round trip, at most CANCEL_S (psycopg's cancel_safe: with libpq 17 or
-        later a cancel request encrypted as the connection is, else libpq's older one)."""
-        if self.stopped.is_set():
-            return
-        with self._lock:
-            self.stopped.set()
-            if self._conn is None:
-                return
-            try:
-                self._conn.cancel_safe(timeout=CANCEL_S)
-            except psycopg.Error as err:
-                # The statement goes on to its end, which the stop then waits for, as before: said, not hidden.
-                log.warning("events ts index: the stop could not cancel the build; waiting for it", error=str(err))
-
-
-def _index_one(conn: Conn, partition: str, stop: BuildStop | None = None) -> bool:
+def _index_one(conn: Conn, partition: str, stop: StatementStop | None = None) -> bool:
     """False when `stop` stopped it (said in the log, as what it left)."""
     if stop is not None and not stop.enter(conn):
         return False
     try:
-        _build_and_attach(conn, partition)
+        _build_and_attach(conn, partition, stop)
+    except Stopped:  # stopped between two of its statements
+        return _stopped(conn, partition)
     except psycopg.Error as err:
         if stop is not None and stop.stopped.is_set():
-            # Its own cancel, or the server going away meanwhile: either way the next start builds it. Nothing is
-            # dropped now: a DROP INDEX CONCURRENTLY waits for the same writers the build waited for.
-            log.info(STOPPED, partition=partition, left=_stopped_left(conn, partition_index(partition)))
-            return False
+            return _stopped(conn, partition)  # its own cancel, or the server going away meanwhile
         left = _left(conn, partition_index(partition))
         raise IndexBuildFailed(partition, _pg_said(err), left, lost=conn.broken) from err
     finally:
         if stop is not None:
             stop.leave()
     return True
+
+
+def _stopped(conn: Conn, partition: str) -> bool:
+    # Either way the next start builds it. Nothing is dropped now: a DROP INDEX CONCURRENTLY waits for the same
+    # writers the build waited for.
+    log.info(STOPPED, partition=partition, left=_stopped_left(conn, partition_index(partition)))
+    return False
 
 
 def _pg_said(err: psycopg.Error) -> str:
@@ -291,21 +257,22 @@ def _stopped_left(conn: Conn, name: str) -> str:
     return f"its index {name} INVALID: the next start drops it and builds it again"
 
 
-def _build_and_attach(conn: Conn, partition: str) -> None:
+def _build_and_attach(conn: Conn, partition: str, stop: StatementStop | None = None) -> None:
     name = partition_index(partition)
+    run = conn.execute if stop is None else partial(stop.execute, conn)
     # An index of this name left invalid by an interrupted CONCURRENTLY build cannot be attached: build it again.
     invalid = conn.execute(
         "SELECT 1 FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid WHERE c.relname = %s AND NOT x.indisvalid",
         (name,),
     ).fetchone()
     if invalid is not None:
-        conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}".encode())
+        run(f"DROP INDEX CONCURRENTLY IF EXISTS {name}".encode())
     # Names are the partitions' own (events_YYYYMMDD, from the catalogue), never input.
-    conn.execute(
+    run(
         f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {partition} USING brin (ts) WITH (autosummarize = on)"
         "".encode()
     )
-    conn.execute(f"ALTER INDEX {INDEX} ATTACH PARTITION {name}".encode())
+    run(f"ALTER INDEX {INDEX} ATTACH PARTITION {name}".encode())
 
 
 async def index_beside(db: DatabaseSection, stop: asyncio.Event, wait_s: float = LOCK_WAIT_S) -> None:
@@ -313,7 +280,7 @@ async def index_beside(db: DatabaseSection, stop: asyncio.Event, wait_s: float =
     building them (`floor fill-rounds`, a second service) is waited for, so "complete" is said here once it is. A
     stop ends the wait at once, and a partition's build by cancelling its statement (logged, with what it left); the
     next start goes on from there."""
-    stop_build = BuildStop()  # the stop, as the build's thread sees it
+    stop_build = StatementStop("events ts index")  # the stop, as the build's thread sees it
 
     def said(done: int, total: int, partition: str, seconds: float) -> None:
         log.info("events ts index built", partition=partition, seconds=round(seconds, 2), done=done, of=total)
@@ -326,22 +293,12 @@ async def index_beside(db: DatabaseSection, stop: asyncio.Event, wait_s: float =
                 return False  # nothing to do: the usual start says nothing
             return not stop_build.stopped.is_set() and valid(conn)
 
-    building = asyncio.ensure_future(asyncio.to_thread(build))
-    watching = asyncio.ensure_future(stop.wait())
     try:
-        done, _ = await asyncio.wait({building, watching}, return_when=asyncio.FIRST_COMPLETED)
-        if building not in done:
-            await asyncio.to_thread(stop_build.stop)  # a wait ends now, a partition's build is cancelled
-        complete = await building
+        complete = await run_stoppable(build, stop, stop_build)
     except IndexBuildFailed as failed:
         # A day without its ts index is only slower to read: the archiving goes on, and the next start builds it.
         log.error("events ts index not built; archiving goes on", partition=failed.partition, problem=str(failed))
         return
-    finally:
-        # Cancelled too (the service closing its tasks): the thread is neither left waiting nor left building,
-        # which the process's exit would wait for. A no-op once stopped above.
-        stop_build.stop()
-        watching.cancel()
     if complete:
         log.info("events ts index complete")
 
@@ -355,6 +312,6 @@ def valid(conn: Conn) -> bool:
 async def older_days(db: DatabaseSection, stop: asyncio.Event) -> None:
     """The service's task for the days archived before migrations 7 and 8: their round summary first (a report over
     one refuses until then), then their ts index; one after the other, not both at once on the floor PC's cores."""
-    await fill_beside(db, stop.is_set)
+    await fill_beside(db, stop)
     if not stop.is_set():
         await index_beside(db, stop)

@@ -267,6 +267,16 @@ def _query(
     return 0
 
 
+# A Ctrl-C's exit status, as a shell's for a command SIGINT ended (128 + 2).
+EXIT_INTERRUPTED = 130
+INTERRUPTED = {
+    "summary": "interrupted (Ctrl-C) while summarising the older gaming days: the day in progress was rolled back "
+    "(its table's transaction; the days said done are kept) and is still pending",
+    "index": "interrupted (Ctrl-C) while indexing the older gaming days: the day in progress may be left with an "
+    "INVALID ts index, which the next run drops and builds again (the days said built are kept)",
+}
+
+
 def _fill_rounds(conn: psycopg.Connection[tuple[object, ...]]) -> int:
     """The days archived before the round summary, summarised a table's day at a time, each said with the time left."""
     migrate(conn)
@@ -276,9 +286,21 @@ def _fill_rounds(conn: psycopg.Connection[tuple[object, ...]]) -> int:
         left = (time.monotonic() - t0) / done * (total - done)
         print(f"[{done}/{total}] gaming day {day}: {rounds:,} round-day(s) summarised, about {left:.0f} s left")
 
-    if not fill_pending(conn, said):
-        print("the round summary is complete: no gaming day waits to be summarised")
-    _index_older_days(conn)
+    step = "summary"
+    try:
+        if not fill_pending(conn, said):
+            print("the round summary is complete: no gaming day waits to be summarised")
+        step = "index"
+        _index_older_days(conn)
+    except KeyboardInterrupt:
+        # psycopg cancels the statement in flight on a Ctrl-C and the transaction's block rolls it back; the build's
+        # lock is let go on the way out (index_partitions): what is left is what a rerun goes on from.
+        print(
+            f"tablectl floor fill-rounds: {INTERRUPTED[step]}. Run `tablectl floor --config FLOOR.toml fill-rounds` "
+            "again: it goes on from there.",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     return 0
 
 

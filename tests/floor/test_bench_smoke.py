@@ -64,3 +64,13 @@ def test_the_ts_index_stop_bench_reports_a_stop_against_a_baseline_checkout() ->
     out = _bench("ts_index_stop.py", "--base", root, "--per-day", "300000", "--runs", "1")
     assert re.search(r"^run 1 \(load [0-9.]+\): baseline [0-9.]+ s \(the index left unbuilt, exit 0\)", out, re.M), out
     assert re.search(r"^median: baseline [0-9.]+ s, this [0-9.]+ s, this/baseline [0-9.]+", out, re.M), out
+
+
+def test_the_ts_index_stop_bench_reports_a_stop_during_the_summary_against_a_baseline_checkout() -> None:
+    root = str(BENCH.parent)
+    out = _bench(
+        "ts_index_stop.py", "--base", root, "--per-day", "300000", "--runs", "1", "--step", "summary", "--tables", "4"
+    )
+    # The stop reaches a table's statement, which it cancels: the day is left pending.
+    said = r"[0-9.]+ s \(the day left pending, [0-9,]+ round-days committed, exit 0\)"
+    assert re.search(rf"^run 1 \(load [0-9.]+\): baseline {said}, this {said}", out, re.M), out

@@ -7,6 +7,7 @@ What it must equal is computed here from the events as generated (in Python), no
 
 from __future__ import annotations
 
+import asyncio
 import random
 import subprocess
 import uuid
@@ -260,10 +261,12 @@ async def test_the_services_task_fills_the_pending_days_and_stops_between_two(fl
     with connect(db) as conn:
         migrate(conn)
         days = pending(conn)
-    await fill_beside(db, lambda: True)  # the service stopping as it starts: nothing done, nothing lost
+    stopped = asyncio.Event()
+    stopped.set()
+    await fill_beside(db, stopped)  # the service stopping as it starts: nothing done, nothing lost
     with connect(db) as conn:
         assert pending(conn) == days
-    await fill_beside(db, lambda: False)
+    await fill_beside(db, asyncio.Event())
     with connect(db) as conn:
         assert pending(conn) == []
     assert summary(floor_dsn) == expected(events)

@@ -17,9 +17,9 @@ HELPER = "floor/tasks.py"
 ALLOWED: dict[tuple[str, str, int], str] = {
     ("floor/service.py", "create_task", 2): "_next_batch races a queue get against the stop: both awaited in place "
     "and cancelled in its `finally`, so neither outlives the call",
-    ("floor/ts_index.py", "ensure_future", 2): "index_beside races the build's thread against the stop: the build "
-    "awaited in place (its error is the floor-older-days task's), the stop's wait cancelled in its `finally`, so "
-    "neither outlives the call",
+    ("floor/stmt_stop.py", "ensure_future", 2): "run_stoppable races a worker's thread (the older days' summary, their "
+    "ts index build) against the stop: the work awaited in place (its error is the floor-older-days task's), the "
+    "stop's wait cancelled in its `finally`, so neither outlives the call",
     ("link/database.py", "ThreadPoolExecutor", 1): "the link's one database thread: every call on it is awaited by "
     "its caller, and a call that does not return is said by the probe (link/service.py, DB_STUCK_S)",
     ("floor/cli/demo.py", "create_task", 3): "`tablectl demo --floor`: the floor service's own run() (awaited, its "
