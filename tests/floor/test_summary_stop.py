@@ -26,7 +26,7 @@ from floor.rounds import pending
 from floor.schema import migrate, partition_name
 from floor.ts_index import partition_index, valid
 from tests.broker import Mosquitto
-from tests.floor.conftest import ROOT, TABLECTL, FloorProcess, floor_toml, wait_for
+from tests.floor.conftest import FloorProcess, floor_toml, wait_for
 from tests.floor.summary_archive import (
     D1,
     D2,
@@ -46,6 +46,7 @@ from tests.floor.ts_archive import (
     build_pid,
     fill_config,
     fill_rounds,
+    fill_rounds_started,
     indexed,
     invalid_indexes,
     lock_holder,
@@ -105,13 +106,7 @@ def test_a_stop_during_a_days_summary_cancels_it_and_the_next_start_summarises_t
 
 def _interrupted(config: Path, held: Callable[[], object]) -> subprocess.CompletedProcess[str]:
     """fill-rounds started, SIGINT once `held()` (its statement held), run to its end."""
-    fill = subprocess.Popen(
-        [*TABLECTL, "floor", "--config", str(config), "fill-rounds"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
+    fill = fill_rounds_started(config)
     try:
         held()
         fill.send_signal(signal.SIGINT)

@@ -109,14 +109,19 @@ def fill_rounds(config: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def fill_rounds_building(config: Path, dsn: str, partition: str) -> subprocess.Popen[str]:
-    """`tablectl floor --config F fill-rounds` started, returned once it is building `partition`'s index."""
-    fill = subprocess.Popen(
+def fill_rounds_started(config: Path) -> subprocess.Popen[str]:
+    """`tablectl floor --config F fill-rounds` started, its output piped."""
+    return subprocess.Popen(
         [*TABLECTL, "floor", "--config", str(config), "fill-rounds"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
     )
+
+
+def fill_rounds_building(config: Path, dsn: str, partition: str) -> subprocess.Popen[str]:
+    """`tablectl floor --config F fill-rounds` started, returned once it is building `partition`'s index."""
+    fill = fill_rounds_started(config)
     wait_for(lambda: build_pid(dsn, partition) is not None, 60, f"fill-rounds building {partition}'s index")
     return fill
