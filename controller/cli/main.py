@@ -17,7 +17,7 @@ from typing import cast
 import structlog
 
 from controller import __version__
-from controller.cli.verb import EXIT_FAILED, EXIT_USAGE, UsageError, VerbModule
+from controller.cli.verb import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, VerbModule
 from controller.core.shown import shown_lines
 from controller.shell.logs import configure_logging
 
@@ -149,7 +149,12 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except UsageError as err:
         print(f"tablectl: {shown_lines(str(err))}", file=sys.stderr)
         return EXIT_USAGE
-    except (KeyboardInterrupt, SystemExit, BrokenPipeError):
+    except KeyboardInterrupt:
+        # Ctrl-C on a long command (`par`, `journal verify`, a report): one line, not the frames it was in. A verb with
+        # more to say about what it left catches it itself (`floor fill-rounds`).
+        print(f"tablectl {verb}: interrupted (Ctrl-C)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except (SystemExit, BrokenPipeError):
         raise
     except Exception as err:
         return _failed(verb, err)

@@ -13,6 +13,7 @@ import argparse
 from typing import Protocol, TypeAlias
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # Ctrl-C: a shell's status for a command SIGINT ended (128 + 2)
 EXIT_FAILED = 1  # the verb could not do its work (a journal's disk failed, a file could not be read)
 
 # What `add_subparsers()` returns; quoted because the class is not subscriptable at run time.

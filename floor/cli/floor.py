@@ -30,7 +30,7 @@ import psycopg
 from controller.cli import numbers
 from controller.cli.bytecode import bytecode_lines
 from controller.cli.shown import shown
-from controller.cli.verb import EXIT_FAILED, Subparsers, UsageError
+from controller.cli.verb import EXIT_FAILED, EXIT_INTERRUPTED, Subparsers, UsageError
 from controller.core.shown import shown_lines
 from floor.config import FloorConfig, FloorConfigError, load_floor_config
 from floor.console.records import approve_key, enrolled, reject_key
@@ -267,9 +267,9 @@ def _query(
     return 0
 
 
-# A Ctrl-C's exit status, as a shell's for a command SIGINT ended (128 + 2).
-EXIT_INTERRUPTED = 130
 INTERRUPTED = {
+    "migrate": "interrupted (Ctrl-C) while bringing the archive's schema up to date: its migrations are one "
+    "transaction, rolled back, so the schema is as it was",
     "summary": "interrupted (Ctrl-C) while summarising the older gaming days: the day in progress was rolled back "
     "(its table's transaction; the days said done are kept) and is still pending",
     "index": "interrupted (Ctrl-C) while indexing the older gaming days: the day in progress may be left with an "
@@ -279,15 +279,16 @@ INTERRUPTED = {
 
 def _fill_rounds(conn: psycopg.Connection[tuple[object, ...]]) -> int:
     """The days archived before the round summary, summarised a table's day at a time, each said with the time left."""
-    migrate(conn)
     t0 = time.monotonic()
 
     def said(done: int, total: int, day: object, rounds: int) -> None:
         left = (time.monotonic() - t0) / done * (total - done)
         print(f"[{done}/{total}] gaming day {day}: {rounds:,} round-day(s) summarised, about {left:.0f} s left")
 
-    step = "summary"
+    step = "migrate"
     try:
+        migrate(conn)
+        step = "summary"
         if not fill_pending(conn, said):
             print("the round summary is complete: no gaming day waits to be summarised")
         step = "index"
