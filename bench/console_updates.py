@@ -121,7 +121,12 @@ async def floor_run(dsn: str, broker: str, args: argparse.Namespace) -> tuple[li
     )
     service = FloorService(config)
     task = asyncio.create_task(service.run())
-    await service.console_ready.wait()
+    async with asyncio.timeout(60):
+        await service.console_ready.wait()
+        # The tables' first events go once the floor is subscribed: its session is new, so the broker would drop
+        # what came before its SUBACK (on a loaded machine the console was up first, and the bench waited forever).
+        while not service.mqtt_up:  # noqa: ASYNC110 (the service has no event for it)
+            await asyncio.sleep(0.05)
     assert service.console is not None
     url = service.console.url.rstrip("/")
     port = int(broker.rsplit(":", 1)[1])
@@ -141,8 +146,9 @@ async def floor_run(dsn: str, broker: str, args: argparse.Namespace) -> tuple[li
         boot = uuid.uuid4().hex
         for table in [*tables, "probe"]:
             await mqtt.publish(f"{PREFIX}/{table}/event", json.dumps(event(table, 1, boot, "betting.opened")), qos=1)
-        while len(service.console.view.live) < args.tables + 1:  # noqa: ASYNC110 (the archive has no event for it)
-            await asyncio.sleep(0.1)
+        async with asyncio.timeout(60):
+            while len(service.console.view.live) < args.tables + 1:  # noqa: ASYNC110 (the archive has no event for it)
+                await asyncio.sleep(0.1)
         stream = sse(await http.get(f"{url}/api/stream"))
         name, first = await anext(stream)
         assert name == "floor"
@@ -167,6 +173,10 @@ async def floor_run(dsn: str, broker: str, args: argparse.Namespace) -> tuple[li
     return samples, sizes, whole
 
 
+def same_seq(_name: str, data: str, e: dict[str, Any]) -> bool:
+    return bool(json.loads(data)["seq"] == e["seq"])
+
+
 async def bare_run(broker: str, args: argparse.Namespace) -> list[float]:
     """MQTT in, SSE out, nothing between: the floor's path without the archive and the view."""
     port = int(broker.rsplit(":", 1)[1])
@@ -184,7 +194,6 @@ async def bare_run(broker: str, args: argparse.Namespace) -> list[float]:
             await response.write(b"event: update\ndata: " + data + b"\n\n")
 
     async def relay(client: aiomqtt.Client) -> None:
-        await client.subscribe(f"{PREFIX}/probe/event", qos=1)
         async for m in client.messages:
             payload = m.payload if isinstance(m.payload, bytes) else b""
             for q in queues:
@@ -201,20 +210,26 @@ async def bare_run(broker: str, args: argparse.Namespace) -> list[float]:
     url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/stream"
     tables = [f"t{n:03d}" for n in range(args.tables)]
     async with aiomqtt.Client("127.0.0.1", port) as sub, aiomqtt.Client("127.0.0.1", port) as mqtt:
+        # Subscribed (SUBACK) before the first probe: a probe published before it was lost, the probe timed out, and
+        # the relay, left iterating, died with "Disconnected during message iteration" as the client closed.
+        await sub.subscribe(f"{PREFIX}/probe/event", qos=1)
         relaying = asyncio.create_task(relay(sub))
-        async with aiohttp.ClientSession() as http:
-            lines = sse(await http.get(url))
-            await connected.wait()
-            stop = multiprocessing.Event()
-            bg = multiprocessing.Process(target=background, args=(port, tables, args.rate, stop))
-            bg.start()
-            try:
-                progress(f"the bare relay: {args.probes} probes under {args.rate} events/s")
-                samples = await probe(mqtt, lines, args.probes, lambda n, d, e: json.loads(d)["seq"] == e["seq"], [])
-            finally:
-                stop.set()
-                bg.join()
-        relaying.cancel()
+        try:
+            async with aiohttp.ClientSession() as http:
+                lines = sse(await http.get(url))
+                await connected.wait()
+                stop = multiprocessing.Event()
+                bg = multiprocessing.Process(target=background, args=(port, tables, args.rate, stop))
+                bg.start()
+                try:
+                    progress(f"the bare relay: {args.probes} probes under {args.rate} events/s")
+                    samples = await probe(mqtt, lines, args.probes, same_seq, [])
+                finally:
+                    stop.set()
+                    bg.join()
+        finally:
+            relaying.cancel()
+            await asyncio.gather(relaying, return_exceptions=True)  # ended before its client closes
     await runner.cleanup()
     return samples
 

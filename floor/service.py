@@ -194,8 +194,9 @@ class FloorService:
                 client = self._client()
                 async with client:
                     self.generation += 1
-                    self.client, self.mqtt_up, delay = client, True, 0.5
+                    self.client, delay = client, 0.5
                     await client.subscribe([(topic, 1) for topic in subscriptions(prefix)])
+                    self.mqtt_up = True  # subscribed: a fresh session gets nothing published before its SUBACK
                     log.info("subscribed to the tables", broker=self.config.mqtt.broker, prefix=prefix)
                     async for message in client.messages:
                         parsed = parse(prefix, str(message.topic), bytes(message.payload), tables)

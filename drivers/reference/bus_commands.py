@@ -325,9 +325,10 @@ class BusCommands:
                     await link.broadcast({"cmd": "lock", "stations": pending}, list(waiters.values()))
                 except LinkError:
                     break
-                # Every station has its slot after the frame; the ACK timeout covers the last slot of a full line.
-                # asyncio.wait, not gather under a timeout: that would cancel the waiters and count them as answered.
-                await asyncio.wait(waiters.values(), timeout=self.settings.ack_timeout)
+                # Every station has its slot after the frame; the ACK timeout covers the last slot of a full line. What
+                # arrived by then is read first, as for a GROUP frame's slots: after a stall of the loop the `locked`
+                # frames wait unread on the port, and the stations would be named again for answers already given.
+                await link.await_slots(list(waiters.values()), self.settings.ack_timeout)
                 pending = [a for a in pending if not waiters[a].done()]
                 for a in list(self._awaiting_locked):
                     if self._awaiting_locked[a].done():

@@ -138,7 +138,12 @@ async def test_v2_lock_is_one_broadcast_confirmed_by_every_station(bus: StartBus
     await lock_every_station(stations, recorders)
     assert all(bus_sim.stations[seat].locked for seat in SEATS)
     stations_named = sorted(ADDRESSES.values())
-    assert lock_frames(bus_sim) == [(2, BROADCAST_ADDRESS, {"cmd": "lock", "stations": stations_named})]
+    locks = lock_frames(bus_sim)
+    # No lock frame of its own to any station. A second broadcast (naming those not yet heard) follows only a stall past
+    # the ACK timeout before the in-process simulator heard the first (as in the v1-station test below).
+    assert {address for _v, address, _m in locks} == {BROADCAST_ADDRESS}
+    assert locks[0] == (2, BROADCAST_ADDRESS, {"cmd": "lock", "stations": stations_named})
+    assert all(v == 2 and set(m["stations"]) <= set(stations_named) for v, _a, m in locks), locks
     assert not any(isinstance(ev, DeviceFault) for r in recorders.values() for ev in r.seen)
 
 
@@ -166,11 +171,22 @@ async def test_a_v1_station_on_a_v2_line_is_locked_on_its_own(bus_sim: WagerBusS
     await all_online(recorders)
     assert [s.protocol_version for s in stations.values()] == [1 if seat == 2 else 4 for seat in SEATS]
     await lock_every_station(stations, recorders)
+    assert all(bus_sim.stations[seat].locked for seat in SEATS)
     v2_named = sorted(a for seat, a in ADDRESSES.items() if seat != 2)
-    assert sorted(lock_frames(bus_sim), key=lambda f: f[0]) == [
-        (1, ADDRESSES[2], {"cmd": "lock"}),
-        (2, BROADCAST_ADDRESS, {"cmd": "lock", "stations": v2_named}),
-    ]
+    # One v1 lock to the v1 station (copies of it, its SEQ again, are its retransmissions), never named in a broadcast.
+    addressed = {
+        (f.version, f.address, f.seq)
+        for f in bus_sim.heard
+        if f.kind == Kind.DATA and not f.from_device and f.address != BROADCAST_ADDRESS
+        if decode_message(f.payload).get("cmd") == "lock"
+    }
+    assert len(addressed) == 1 and addressed.pop()[:2] == (1, ADDRESSES[2])
+    # The first broadcast names every v2 station. A machine loaded enough to stall this process past the ACK timeout
+    # before the simulated stations (run in it) heard that broadcast has the host name them again (a real station
+    # answers within its slot whatever the host's loop does; a stall after they answered: test_bus_broadcast_window.py).
+    broadcasts = [(v, m) for v, a, m in lock_frames(bus_sim) if a == BROADCAST_ADDRESS]
+    assert broadcasts[0] == (2, {"cmd": "lock", "stations": v2_named})
+    assert all(v == 2 and set(m["stations"]) <= set(v2_named) for v, m in broadcasts), broadcasts
 
 
 async def test_v3_lock_is_one_group_frame_confirmed_in_slots(bus: StartBus, bus_sim: WagerBusSim) -> None:
