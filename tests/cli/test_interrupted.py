@@ -6,10 +6,11 @@ A real process and a real SIGINT."""
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.interrupt import interrupted
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,16 +23,13 @@ def test_ctrl_c_during_a_long_par_sheet_is_one_line_and_exit_130() -> None:
         text=True,
         cwd=ROOT,
     )
-    try:
+
+    def analysing() -> None:
         assert par.stderr is not None
         first = par.stderr.readline()  # the log's "analysing": the sheet's work has begun
         assert '"analysing"' in first, first
-        par.send_signal(signal.SIGINT)
-        out, err = par.communicate(timeout=60)
-    finally:
-        if par.poll() is None:
-            par.kill()
-            par.communicate()
-    assert par.returncode == 130, (par.returncode, err)
-    assert "Traceback" not in err and out == ""
-    assert err.strip().splitlines()[-1] == "tablectl par: interrupted (Ctrl-C)", err
+
+    done = interrupted(par, analysing)
+    assert done.returncode == 130, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    assert done.stderr.strip().splitlines()[-1] == "tablectl par: interrupted (Ctrl-C)", done.stderr

@@ -6,7 +6,6 @@ fill-rounds waits inside its migration transaction. A real cluster and a real pr
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 
 import psycopg
@@ -14,6 +13,7 @@ import pytest
 
 from tests.floor.conftest import wait_for
 from tests.floor.ts_archive import fill_config, fill_rounds, fill_rounds_started
+from tests.interrupt import interrupted
 
 pytestmark = pytest.mark.floor
 MIGRATE_LOCK = 16016016  # floor/schema.py migrate()'s pg_advisory_xact_lock key
@@ -32,16 +32,13 @@ def test_ctrl_c_while_fill_rounds_migrates_says_one_line_and_a_rerun_migrates(fl
     config = fill_config(floor_dsn, tmp_path)
     with psycopg.connect(floor_dsn) as holder:
         holder.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATE_LOCK,))  # held until this block's transaction ends
-        fill = fill_rounds_started(config)
-        try:
+
+        def waiting() -> None:
             wait_for(lambda: _waiting_on_migration(floor_dsn), 60, "fill-rounds waiting in its migration")
-            fill.send_signal(signal.SIGINT)
-            _out, err = fill.communicate(timeout=60)
-        finally:
-            if fill.poll() is None:
-                fill.kill()
-                fill.communicate()
-    assert fill.returncode == 130, (fill.returncode, err)
+
+        done = interrupted(fill_rounds_started(config), waiting)
+    err = done.stderr
+    assert done.returncode == 130, (done.returncode, err)
     assert "Traceback" not in err, err
     assert err.strip().splitlines() == [
         "tablectl floor fill-rounds: interrupted (Ctrl-C) while bringing the archive's schema up to date: its "

@@ -12,7 +12,6 @@ computed from the events. A Ctrl-C says one line (no traceback), lets the build'
 
 from __future__ import annotations
 
-import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -51,6 +50,7 @@ from tests.floor.ts_archive import (
     invalid_indexes,
     lock_holder,
 )
+from tests.interrupt import interrupted
 
 pytestmark = pytest.mark.floor
 STOPPED = "round summary stopped; the next start summarises the day"
@@ -106,16 +106,7 @@ def test_a_stop_during_a_days_summary_cancels_it_and_the_next_start_summarises_t
 
 def _interrupted(config: Path, held: Callable[[], object]) -> subprocess.CompletedProcess[str]:
     """fill-rounds started, SIGINT once `held()` (its statement held), run to its end."""
-    fill = fill_rounds_started(config)
-    try:
-        held()
-        fill.send_signal(signal.SIGINT)
-        out, err = fill.communicate(timeout=60)
-    finally:
-        if fill.poll() is None:
-            fill.kill()
-            fill.communicate()
-    return subprocess.CompletedProcess(fill.args, fill.returncode, out, err)
+    return interrupted(fill_rounds_started(config), held)
 
 
 def _one_line(done: subprocess.CompletedProcess[str]) -> str:
