@@ -27,18 +27,19 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from typing import Any, ClassVar, Self
 
 import psycopg
 from benchlib import machine, percentile, progress
+from older_day import insert_older_day
 
 from floor.archive import ArchiveWriter, load_state
 from floor.config import DatabaseSection, GamingDaySection
 from floor.db import async_connect, connect
 from floor.messages import Incoming, parse
 from floor.pgcluster import PgCluster
-from floor.schema import migrate, partition_ddl, partition_name
+from floor.schema import migrate, partition_name
 from floor.ts_index import INDEX, index_partitions, partition_index, valid
 
 PREFIX = "benchidx"
@@ -68,15 +69,7 @@ def older_archive(dsn: str, days: int, per_day: int) -> list[date]:
         migrate(conn, upto=7)
         for n, day in enumerate(older, start=1):
             progress(f"older gaming day {day}: {per_day:,} events ({n}/{days})")
-            conn.execute(partition_ddl(day))
-            start = datetime(day.year, day.month, day.day, 6, tzinfo=UTC)
-            conn.execute(
-                "INSERT INTO events (gaming_day, table_id, seq, event_id, boot_id, ts, ts_text, round_id, type,"
-                " payload, replayed) SELECT %s, 'o' || (i %% 50), i, %s || i, 'b1', %s + i * interval '100 ms', '',"
-                " 'r' || (i / 20), 'wager.accepted', '{\"seat\": 1, \"amount\": 500}', false"
-                " FROM generate_series(1, %s) i",
-                (day, f"{day}-", start, per_day),
-            )
+            insert_older_day(conn, day, per_day, tables=50)
             conn.commit()
     with psycopg.connect(dsn, autocommit=True) as conn:
         # The bulk load's own aftermath (hint bits, visibility map, statistics, dirty pages) done before any window.

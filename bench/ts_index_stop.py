@@ -30,14 +30,15 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 
 import psycopg
 from benchlib import machine, progress
+from older_day import insert_older_day
 
 from floor.pgcluster import PgCluster
-from floor.schema import migrate, partition_ddl, partition_name
+from floor.schema import migrate, partition_name
 from floor.ts_index import partition_index
 
 HERE = Path(__file__).resolve().parents[1]
@@ -60,15 +61,7 @@ def template(cluster: PgCluster, per_day: int, step: str = "index", tables: int 
     progress(f"older gaming day {DAY}: {per_day:,} events")
     with psycopg.connect(cluster.dsn(name)) as conn:
         migrate(conn, upto=6 if step == "summary" else 7)
-        conn.execute(partition_ddl(DAY))
-        start = datetime(DAY.year, DAY.month, DAY.day, 6, tzinfo=UTC)
-        conn.execute(
-            "INSERT INTO events (gaming_day, table_id, seq, event_id, boot_id, ts, ts_text, round_id, type,"
-            " payload, replayed) SELECT %s, 'o' || (i %% %s), i, %s || i, 'b1', %s + i * interval '100 ms', '',"
-            " 'r' || (i / 20), 'wager.accepted', '{\"seat\": 1, \"amount\": 500}', false"
-            " FROM generate_series(1, %s) i",
-            (DAY, tables, f"{DAY}-", start, per_day),
-        )
+        insert_older_day(conn, DAY, per_day, tables)
         conn.commit()
         migrate(conn)
         conn.commit()
