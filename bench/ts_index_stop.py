@@ -13,10 +13,11 @@ medians. Before the fix a stop waited for the build (on a big day, minutes: past
 `--step summary`: the template is an archive as migration 6 left it (the day's rounds not summarised), migrated to 8
 (the day pending), its events in `--tables` tables (one summary transaction each); the stop is sent once a table's
 summary statement shows in pg_stat_activity, and "left" says whether the day was left pending (the stop did not wait
-for the whole day) and how many of its round-days were committed.
+for the whole day) and how many of its round-days were committed. `--step list`: the same archive, the stop sent once
+the summary's first statement, the day's table list (a scan of the day), shows active.
 
 Run:  .venv/bin/python bench/ts_index_stop.py --base /path/to/baseline-checkout [--per-day 2000000] [--runs 3]
-      [--step summary --tables 4]
+      [--step summary|list --tables 4]
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def template(cluster: PgCluster, per_day: int, step: str = "index", tables: int 
         admin.execute(f"CREATE DATABASE {name}".encode())
     progress(f"older gaming day {DAY}: {per_day:,} events")
     with psycopg.connect(cluster.dsn(name)) as conn:
-        migrate(conn, upto=6 if step == "summary" else 7)
+        migrate(conn, upto=7 if step == "index" else 6)
         insert_older_day(conn, DAY, per_day, tables)
         conn.commit()
         migrate(conn)
@@ -78,11 +79,23 @@ def summarising(conn: psycopg.Connection[tuple[object, ...]]) -> bool:
     return row is not None and int(str(row[0])) > 0
 
 
+def listing(conn: psycopg.Connection[tuple[object, ...]]) -> bool:
+    row = conn.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SELECT DISTINCT table_id FROM%'"
+        " AND pid <> pg_backend_pid()"
+    ).fetchone()
+    return row is not None and int(str(row[0])) > 0
+
+
 def building(conn: psycopg.Connection[tuple[object, ...]]) -> bool:
     row = conn.execute(
         "SELECT count(*) FROM pg_stat_progress_create_index WHERE relid = %s::regclass", (partition_name(DAY),)
     ).fetchone()
     return row is not None and int(str(row[0])) > 0
+
+
+# The point of the older days' work each --step sends the stop at, as seen from another session.
+REACHED = {"index": building, "summary": summarising, "list": listing}
 
 
 def stop_once(cluster: PgCluster, source: str, checkout: Path, tmp: Path, step: str = "index") -> Stop:
@@ -114,7 +127,7 @@ def stop_once(cluster: PgCluster, source: str, checkout: Path, tmp: Path, step: 
         try:
             deadline = time.monotonic() + 120
             with psycopg.connect(dsn, autocommit=True) as watch:  # one session: a poll is a query, not a connection
-                while not (summarising(watch) if step == "summary" else building(watch)):
+                while not REACHED[step](watch):
                     if proc.poll() is not None or time.monotonic() > deadline:
                         raise RuntimeError(f"{checkout}'s floor never built (exit {proc.poll()}): see {out.name}")
                     time.sleep(0.01)
@@ -127,7 +140,7 @@ def stop_once(cluster: PgCluster, source: str, checkout: Path, tmp: Path, step: 
                 proc.kill()
                 proc.wait()
     with psycopg.connect(dsn) as conn:
-        left = summary_left(conn) if step == "summary" else index_left(conn)
+        left = index_left(conn) if step == "index" else summary_left(conn)
     with psycopg.connect(cluster.dsn(), autocommit=True) as admin:
         admin.execute(f"DROP DATABASE {name}".encode())
     return Stop(seconds, left, status)
@@ -159,7 +172,7 @@ def main() -> None:
     parser.add_argument("--base", type=Path, required=True, help="the baseline checkout (with its own .venv)")
     parser.add_argument("--per-day", type=int, default=2_000_000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--step", choices=("index", "summary"), default="index", help="the step the stop reaches")
+    parser.add_argument("--step", choices=tuple(REACHED), default="index", help="the step the stop reaches")
     parser.add_argument("--tables", type=int, default=50, help="the tables the day's events are in")
     args = parser.parse_args()
     print(f"# {args.step} stop: {args.per_day:,} events in the day, {args.tables} table(s); {machine()}")

@@ -18,19 +18,18 @@ from dataclasses import dataclass, replace
 import aiomqtt
 import psycopg
 import structlog
-from paho.mqtt.packettypes import PacketTypes
-from paho.mqtt.properties import Properties
 
 from floor.archive import ArchiveWriter, AsyncConn, WriteResult, load_state
 from floor.config import FloorConfig, read_secret
 from floor.console.server import ConsoleServer
 from floor.db import async_connect, connect
 from floor.gaps import StaleWatch, open_gaps, resend_command
+from floor.listener_client import listener_client
 from floor.messages import Incoming, LinkIncoming, Rejected, parse, refused_by_archive, subscriptions, topic_owner
 from floor.refusal_log import RefusalLog
 from floor.schema import migrate
 from floor.sdnotify import Notifier
-from floor.tasks import ServiceTasks
+from floor.tasks import ServiceTasks, stopped_within
 from floor.ts_index import older_days
 from floor.write_log import say_written
 
@@ -75,8 +74,11 @@ class FloorService:
         """Until stop(): migrate, load the state, then listen and archive. A task that dies stops the service with
         its error (systemd restarts it), never silently."""
         read_secret(self.config.mqtt.password_file, "mqtt.password_file")  # a missing file is a config error now
-        await self._migrate()
+        if not await self._migrate():
+            return
         conn = await self._connect_db()
+        if conn is None:
+            return
         writer = ArchiveWriter(conn, self.config.gaming_day, await load_state(conn), ingest=self.config.ingest)
         log.info("floor archive ready", tables=len(writer.state.live), database=_where(self.config.database.dsn))
         if self.console is not None:
@@ -126,8 +128,9 @@ class FloorService:
             self.failure = err
         self.stopping.set()
 
-    async def _migrate(self) -> None:
-        """Bring the schema up to date, waiting for the database if it is not up yet (a floor PC may boot first)."""
+    async def _migrate(self) -> bool:
+        """Bring the schema up to date, waiting for the database if it is not up yet (a floor PC may boot first);
+        False when stopped before it answered."""
 
         def once() -> int:
             with connect(self.config.database) as conn:
@@ -138,14 +141,26 @@ class FloorService:
             try:
                 before = await asyncio.to_thread(once)
                 log.info("archive schema checked", version_found=before)
-                return
+                return True
             except psycopg.OperationalError as err:
-                log.error("PostgreSQL unreachable; retrying", error=str(err).strip(), retry_in_s=delay)
-                self.notifier.send(STATUS=f"PostgreSQL unreachable: {str(err).strip()[:200]}")
-                await asyncio.sleep(delay)
+                if await self._unreachable(err, delay):
+                    return False
                 delay = min(delay * 2, BACKOFF_MAX)
 
-    async def _connect_db(self) -> AsyncConn:
+    async def _unreachable(self, err: psycopg.OperationalError, delay: float) -> bool:
+        """Said, then the retry's backoff; at the start (no task runs yet to end at the stop), cut short by a stop:
+        True then (said too). Once running, the writer's reconnect ends as before, its task cancelled at the stop."""
+        log.error("PostgreSQL unreachable; retrying", error=str(err).strip(), retry_in_s=delay)
+        self.notifier.send(STATUS=f"PostgreSQL unreachable: {str(err).strip()[:200]}")
+        if self.tasks.started:
+            await asyncio.sleep(delay)
+            return False
+        if not await stopped_within(self.stopping, delay):
+            return False
+        log.info("floor stopped before its archive was reachable", database=_where(self.config.database.dsn))
+        return True
+
+    async def _connect_db(self) -> AsyncConn | None:
         delay = 0.5
         while True:
             try:
@@ -154,36 +169,11 @@ class FloorService:
                 return conn
             except psycopg.OperationalError as err:
                 self.db_up = False
-                log.error("PostgreSQL unreachable; retrying", error=str(err).strip(), retry_in_s=delay)
-                self.notifier.send(STATUS=f"PostgreSQL unreachable: {str(err).strip()[:200]}")
-                await asyncio.sleep(delay)
+                if await self._unreachable(err, delay):
+                    return None
                 delay = min(delay * 2, BACKOFF_MAX)
 
     # -- the broker side ------------------------------------------------------------------------------------
-
-    def _client(self) -> aiomqtt.Client:
-        m = self.config.mqtt
-        address = m.address
-        props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
-        props.SessionExpiryInterval = m.session_expiry_s
-        # How many unacknowledged messages the broker may have in flight to us: a whole batch.
-        props.ReceiveMaximum = min(self.config.ingest.batch_max * 2, 65535)
-        client = aiomqtt.Client(
-            address.host,
-            address.port,
-            identifier=m.client_id,
-            protocol=aiomqtt.ProtocolVersion.V5,
-            clean_start=False,
-            properties=props,
-            username=m.username,
-            password=read_secret(m.password_file, "mqtt.password_file"),
-            tls_params=aiomqtt.TLSParameters(ca_certs=str(m.ca_file) if m.ca_file else None) if address.tls else None,
-            keepalive=30,
-        )
-        # aiomqtt has no manual acknowledgement of its own; its paho client has. Set before connecting, since the
-        # broker redelivers the session's queue right after CONNACK.
-        client._client.manual_ack_set(True)
-        return client
 
     async def _listen(self) -> None:
         delay = 0.5
@@ -191,7 +181,7 @@ class FloorService:
         tables = frozenset(self.config.ingest.tables)
         while True:
             try:
-                client = self._client()
+                client = listener_client(self.config)
                 async with client:
                     self.generation += 1
                     self.client, delay = client, 0.5
@@ -304,7 +294,8 @@ class FloorService:
                 delay = min(delay * 2, BACKOFF_MAX)
                 with contextlib.suppress(psycopg.Error):
                     await writer.conn.close()
-                writer.use(await self._connect_db())
+                if (conn := await self._connect_db()) is not None:  # None only at the start, stopped
+                    writer.use(conn)
 
     async def _write_apart(self, writer: ArchiveWriter, batch: list[Queued], err: BaseException) -> WriteResult:
         """Each message of a batch the database refused in a transaction of its own; one refused alone is kept in

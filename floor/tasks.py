@@ -26,6 +26,15 @@ log = structlog.get_logger("tablectl.tasks")
 CANCEL_AGAIN_S = 0.5
 
 
+async def stopped_within(stopping: asyncio.Event, delay: float) -> bool:
+    """A retry's backoff at a service's start (its database down), cut short by its stop: True once stopping. A
+    stop then ends the start at once, not once the database answers (after systemd's TimeoutStopSec, a SIGKILL)."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(delay):
+            await stopping.wait()
+    return stopping.is_set()
+
+
 class TaskEnded(RuntimeError):
     """A long-lived task stopped without raising: cancelled from outside, or returned."""
 
@@ -48,10 +57,12 @@ class ServiceTasks:
         self._busy: dict[str, tuple[float, float]] = {}  # task -> (since, limit_s), while inside busy()
         self._said_stuck: set[str] = set()
         self.closing = False
+        self.started = False  # a task was started: the service's start is over
 
     def start(self, name: str, coro: Coroutine[Any, Any, None], *, may_return: bool = False) -> asyncio.Task[None]:
         """A task of the service's life, or (`may_return`) one whose normal end is to return: a claim's answer, a
         watchdog that systemd did not ask for. Kept referenced here until it ends (the loop holds tasks weakly)."""
+        self.started = True
         task = asyncio.create_task(coro, name=name)
         if may_return:
             self._may_return.add(name)

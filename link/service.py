@@ -24,7 +24,7 @@ import structlog
 
 from controller.release.installed import SoftwareCheck, check_installed
 from floor.sdnotify import Notifier
-from floor.tasks import ServiceTasks
+from floor.tasks import ServiceTasks, stopped_within
 from link.broker import Broker
 from link.commands import CommandDesk
 from link.config import LinkConfig, secret
@@ -66,7 +66,9 @@ class LinkService:
         self.refusal_log = self.desk.refusal_log = self.tables.refusal_log  # its lines bounded, shared
         self.signs = Signs(config, self.db, self.broker, self.tables)
 
-    async def _start(self) -> None:
+    async def _start(self) -> bool:
+        """The database reached and the power-up self-checks done; False when stopped before the database answered
+        (the retry's backoff waits on the stop: a stop then ends the link at once, not once the database is up)."""
         db = self.db
         delay = 0.5
         while True:
@@ -74,7 +76,9 @@ class LinkService:
                 await db.call(lambda s: None)
                 break
             except DatabaseDown:
-                await asyncio.sleep(delay)
+                if await stopped_within(self.stopping, delay):
+                    log.info("link stopped before its database was reachable")
+                    return False
                 delay = min(delay * 2, BACKOFF_MAX)
         # The self-check at power-up (5321.18): the link operates only if its books balance.
         rec = await db.call(lambda s: reconcile(s.conn))
@@ -96,12 +100,15 @@ class LinkService:
             log.error("self-check failed: the installed link code does not verify; tilted", problem=problem)
             await db.call(lambda s: s.set_status("tilted", "self-check", "startup", problem), write=True)
         await db.call(lambda s: db.refresh())
+        return True
 
     # -- running ------------------------------------------------------------------------------------------
 
     async def run(self) -> None:
         secret(self.config.mqtt.password_file, "mqtt.password_file")
-        await self._start()
+        if not await self._start():
+            self.db.close()
+            return
         state = self.db.state
         if state is None:  # _start read it
             raise DatabaseDown("the link's state was not read at the start")

@@ -1,0 +1,36 @@
+"""The floor listener's MQTT client (floor/service.py `_listen`), built from the floor's configuration."""
+
+from __future__ import annotations
+
+import aiomqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from floor.config import FloorConfig, read_secret
+
+
+def listener_client(config: FloorConfig) -> aiomqtt.Client:
+    """The listener's MQTT v5 client: a persistent session (fixed client id, no clean start, a long expiry) whose
+    messages are acknowledged by hand, once archived (floor/service.py)."""
+    m = config.mqtt
+    address = m.address
+    props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+    props.SessionExpiryInterval = m.session_expiry_s
+    # How many unacknowledged messages the broker may have in flight to us: a whole batch.
+    props.ReceiveMaximum = min(config.ingest.batch_max * 2, 65535)
+    client = aiomqtt.Client(
+        address.host,
+        address.port,
+        identifier=m.client_id,
+        protocol=aiomqtt.ProtocolVersion.V5,
+        clean_start=False,
+        properties=props,
+        username=m.username,
+        password=read_secret(m.password_file, "mqtt.password_file"),
+        tls_params=aiomqtt.TLSParameters(ca_certs=str(m.ca_file) if m.ca_file else None) if address.tls else None,
+        keepalive=30,
+    )
+    # aiomqtt has no manual acknowledgement of its own; its paho client has. Set before connecting, since the
+    # broker redelivers the session's queue right after CONNACK.
+    client._client.manual_ack_set(True)
+    return client
