@@ -1,0 +1,38 @@
+"""What a new operator meets in their first hour, run as they run it: the real CLI in its own process.
+
+Each test is a mistake an operator makes while following README.md (a table's example config started as the daemon
+without its simulators, a second daemon on the table's journal, the floor's example password file not written yet)
+and asserts the message names the problem and the fix, and the exit status, instead of a daemon that runs on
+without its devices, two daemons playing one table, or a bare "does not exist".
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.sim_devices import TABLECTL
+
+pytestmark = pytest.mark.e2e
+
+
+def test_floor_names_the_fix_for_a_missing_password_file(tmp_path: Path) -> None:
+    """configs/floor.toml names /etc/tablectl/floor-db.password; README's first `floor ... status` meets it absent."""
+    secret = tmp_path / "floor-db.password"
+    config = tmp_path / "floor.toml"
+    config.write_text(
+        f'[database]\ndsn = "host=127.0.0.1 port=1 dbname=floor user=floor"\npassword_file = "{secret}"\n'
+    )
+    out = subprocess.run(
+        [*TABLECTL, "floor", "--config", str(config), "status"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 2
+    assert f"database.password_file: cannot read {secret}: does not exist" in out.stderr
+    assert "put the database password on its first line" in out.stderr and "remove password_file" in out.stderr
