@@ -13,9 +13,34 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.sim_devices import TABLECTL
+from tests.e2e.sim_devices import DEMO, TABLECTL
 
 pytestmark = pytest.mark.e2e
+
+
+def test_run_refuses_ports_only_the_simulators_replace(tmp_path: Path) -> None:
+    """configs/demo.toml's ports are 'simulated': `run` on it opened nothing and logged every device offline forever."""
+    out = subprocess.run(
+        [
+            *TABLECTL,
+            "run",
+            "--config",
+            str(DEMO),
+            "--journal",
+            str(tmp_path / "t.sqlite"),
+            "--broker",
+            "mqtt://127.0.0.1:1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 2, out.stderr[-2000:]
+    assert "shuffler" in out.stderr and "'simulated'" in out.stderr
+    assert "tablectl sim-devices" in out.stderr and "--ports" in out.stderr
+    assert not (tmp_path / "t.sqlite").exists()  # refused before the journal was made
 
 
 def test_floor_names_the_fix_for_a_missing_password_file(tmp_path: Path) -> None:
