@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,7 +13,8 @@ from pathlib import Path
 from controller.cli import options, preflight
 from controller.cli.verb import Subparsers, UsageError
 from controller.config.table import TableConfig, configured_devices
-from controller.shell.configured import begin_devices, build_devices, playable
+from controller.shell.configured import begin_devices, build_devices, default_journal_path, playable
+from controller.shell.journal_lock import JournalBusy, hold_journal
 from drivers.interfaces import WAGER_BUS_ID, Device
 from drivers.registry import DriverConfigError
 
@@ -54,7 +56,12 @@ def main(args: argparse.Namespace) -> int:
             devices = build_devices(config, ports)
         except DriverConfigError as err:
             raise UsageError(f"{args.config}: {err}") from None
-        asyncio.run(_run(config, devices, args, collecting))
+        lock = _hold_journal(config, args.journal)
+        try:
+            asyncio.run(_run(config, devices, args, collecting))
+        finally:
+            if lock is not None:
+                os.close(lock)
     finally:
         if collecting and not gc.isenabled():
             gc.enable()
@@ -77,6 +84,16 @@ def _refuse_simulated(config: TableConfig, ports: Mapping[str, str] | None, path
             f"start the simulators with `tablectl sim-devices --config {path} --ports-file ports.json` and pass "
             "--ports ports.json"
         )
+
+
+def _hold_journal(config: TableConfig, journal: Path | None) -> int | None:
+    """The journal's lock, taken before any device is opened: a second daemon of the table opened the first one's
+    serial ports and played its journal's round (controller/shell/journal_lock.py)."""
+    path = journal or Path(config.journal.path or default_journal_path(config.table_id))
+    try:
+        return hold_journal(path)
+    except JournalBusy as err:
+        raise UsageError(str(err)) from None
 
 
 async def _run(config: TableConfig, devices: Mapping[str, Device], args: argparse.Namespace, collecting: bool) -> None:

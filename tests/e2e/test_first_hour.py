@@ -8,12 +8,14 @@ without its devices, two daemons playing one table, or a bare "does not exist".
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.sim_devices import DEMO, TABLECTL
+from tests.e2e.sim_devices import DEMO, TABLECTL, read_until, running_simulators
 
 pytestmark = pytest.mark.e2e
 
@@ -41,6 +43,38 @@ def test_run_refuses_ports_only_the_simulators_replace(tmp_path: Path) -> None:
     assert "shuffler" in out.stderr and "'simulated'" in out.stderr
     assert "tablectl sim-devices" in out.stderr and "--ports" in out.stderr
     assert not (tmp_path / "t.sqlite").exists()  # refused before the journal was made
+
+
+def test_a_second_daemon_on_the_same_journal_is_refused(tmp_path: Path) -> None:
+    """Two `run`s of one table: the second took the first's serial ports and played the same journal's rounds."""
+    journal = tmp_path / "table.sqlite"
+    command = [*TABLECTL, "run", "--config", str(DEMO), "--journal", str(journal), "--broker", "mqtt://127.0.0.1:1"]
+    with running_simulators(tmp_path / "ports.json") as ports:
+        first = subprocess.Popen(
+            [*command, "--ports", str(ports), "--live-log"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        lines: list[str] = []
+        try:
+            read_until(first, "betting open", lines)
+            second = subprocess.run(
+                [*command, "--ports", str(ports)],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        finally:
+            first.send_signal(signal.SIGINT)
+            assert first.wait(timeout=20) == 0
+    assert second.returncode == 2, second.stderr[-2000:]
+    assert str(journal) in second.stderr and f"pid {first.pid}" in second.stderr
+    assert "device online" not in second.stderr  # refused before it opened the first daemon's ports
 
 
 def test_floor_names_the_fix_for_a_missing_password_file(tmp_path: Path) -> None:
