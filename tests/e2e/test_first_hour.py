@@ -9,13 +9,15 @@ without its devices, two daemons playing one table, or a bare "does not exist".
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.sim_devices import DEMO, TABLECTL, read_until, running_simulators
+from tests.e2e.sim_devices import DEMO, ROOT, TABLECTL, read_until, running_simulators
 
 pytestmark = pytest.mark.e2e
 
@@ -95,3 +97,18 @@ def test_floor_names_the_fix_for_a_missing_password_file(tmp_path: Path) -> None
     assert out.returncode == 2
     assert f"database.password_file: cannot read {secret}: does not exist" in out.stderr
     assert "put the database password on its first line" in out.stderr and "remove password_file" in out.stderr
+
+
+def test_readme_keygen_makes_the_key_id_its_send_line_signs_with(tmp_path: Path) -> None:
+    """README's "Supervisor commands": the entry keygen printed named key_id "anna" while the send line signed as
+    "floor-anna", so the table rejected the README's own command as an unknown key."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    keygen = next(line for line in readme.splitlines() if line.startswith(".venv/bin/tablectl command keygen"))
+    send = next(line for line in readme.splitlines() if line.startswith(".venv/bin/tablectl command send"))
+    args = shlex.split(keygen.split("#")[0])[1:]
+    out = subprocess.run([*TABLECTL, *args], cwd=tmp_path, capture_output=True, text=True, timeout=30, check=False)
+    assert out.returncode == 0, out.stderr
+    printed = re.search(r'^key_id = "([^"]+)"$', out.stdout, re.MULTILINE)
+    signed = re.search(r"--key-id ([^ ]+)", send)
+    assert printed is not None and signed is not None
+    assert printed.group(1) == signed.group(1)
