@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,7 +13,7 @@ from controller.cli import options, preflight
 from controller.cli.verb import Subparsers, UsageError
 from controller.config.table import TableConfig, configured_devices
 from controller.shell.configured import begin_devices, build_devices, default_journal_path, playable
-from controller.shell.journal_lock import JournalBusy, hold_journal
+from controller.shell.journal_lock import JournalBusy, hold_journal, let_go
 from drivers.interfaces import WAGER_BUS_ID, Device
 from drivers.registry import DriverConfigError
 
@@ -56,12 +55,11 @@ def main(args: argparse.Namespace) -> int:
             devices = build_devices(config, ports)
         except DriverConfigError as err:
             raise UsageError(f"{args.config}: {err}") from None
-        lock = _hold_journal(config, args.journal)
+        journal = _hold_journal(config, args.journal)
         try:
             asyncio.run(_run(config, devices, args, collecting))
         finally:
-            if lock is not None:
-                os.close(lock)
+            let_go(journal)
     finally:
         if collecting and not gc.isenabled():
             gc.enable()
@@ -86,14 +84,15 @@ def _refuse_simulated(config: TableConfig, ports: Mapping[str, str] | None, path
         )
 
 
-def _hold_journal(config: TableConfig, journal: Path | None) -> int | None:
+def _hold_journal(config: TableConfig, journal: Path | None) -> Path:
     """The journal's lock, taken before any device is opened: a second daemon of the table opened the first one's
     serial ports and played its journal's round (controller/shell/journal_lock.py)."""
     path = journal or Path(config.journal.path or default_journal_path(config.table_id))
     try:
-        return hold_journal(path)
+        hold_journal(path)
     except JournalBusy as err:
         raise UsageError(str(err)) from None
+    return path
 
 
 async def _run(config: TableConfig, devices: Mapping[str, Device], args: argparse.Namespace, collecting: bool) -> None:

@@ -112,3 +112,35 @@ def test_readme_keygen_makes_the_key_id_its_send_line_signs_with(tmp_path: Path)
     signed = re.search(r"--key-id ([^ ]+)", send)
     assert printed is not None and signed is not None
     assert printed.group(1) == signed.group(1)
+
+
+def test_a_second_demo_on_the_same_journal_is_refused(tmp_path: Path) -> None:
+    """`python3 dev.py demo` in two terminals: both played the default journal, the second restoring the first's
+    round mid-way ("4 rounds so far at this table" after three)."""
+    journal = tmp_path / "demo.sqlite"
+    command = [*TABLECTL, "demo", "--broker", "mqtt://127.0.0.1:1", "--journal", str(journal), "--seed", "7"]
+    first = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    lines: list[str] = []
+    try:
+        read_until(first, "betting open", lines)
+        second = subprocess.run(
+            [*command, "--rounds", "1"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.send_signal(signal.SIGINT)  # the second Ctrl-C stops at once, mid-round
+        first.wait(timeout=20)
+    assert second.returncode == 2, second.stderr[-2000:]
+    assert f"the journal {journal} is in use by another tablectl (pid {first.pid}" in second.stderr
