@@ -144,3 +144,30 @@ def test_a_second_demo_on_the_same_journal_is_refused(tmp_path: Path) -> None:
         first.wait(timeout=20)
     assert second.returncode == 2, second.stderr[-2000:]
     assert f"the journal {journal} is in use by another tablectl (pid {first.pid}" in second.stderr
+
+
+def test_devices_says_how_to_probe_a_simulated_port() -> None:
+    """`tablectl devices --config configs/demo.toml`: each row said "cannot open simulated: [Errno 2] ...", no fix."""
+    out = subprocess.run(
+        [*TABLECTL, "devices", "--config", str(DEMO)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert out.returncode == 1
+    shuffler = next(line for line in out.stdout.splitlines() if line.startswith("shuffler "))
+    assert "offline" in shuffler and "tablectl sim-devices" in shuffler and "--ports ports.json" in shuffler
+
+
+def test_sim_devices_checks_the_ports_file_before_starting(tmp_path: Path) -> None:
+    """A --ports-file in a directory that is not there: every simulator started and printed its port first, then
+    the command ended with exit 1 and a bare "No such file or directory"."""
+    where = tmp_path / "absent" / "ports.json"
+    out = subprocess.run(
+        [*TABLECTL, "sim-devices", "--config", str(DEMO), "--ports-file", str(where)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 2, out.stderr
+    assert f"the directory {where.parent} does not exist: create it" in out.stderr
+    assert "shuffler" not in out.stdout  # refused before a simulator started
