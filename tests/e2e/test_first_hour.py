@@ -12,6 +12,7 @@ import os
 import re
 import shlex
 import signal
+import socket
 import subprocess
 from pathlib import Path
 
@@ -171,3 +172,22 @@ def test_sim_devices_checks_the_ports_file_before_starting(tmp_path: Path) -> No
     assert out.returncode == 2, out.stderr
     assert f"the directory {where.parent} does not exist: create it" in out.stderr
     assert "shuffler" not in out.stdout  # refused before a simulator started
+
+
+def test_floor_demo_names_a_console_address_in_use() -> None:
+    """A second `python3 dev.py demo --floor` (or one beside a floor service) ended on "[Errno 98] error while
+    attempting to bind on address ('127.0.0.1', 8480): address already in use", with no word of --http."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = subprocess.run(
+            [*TABLECTL, "demo", "--floor", "--rounds", "1", "--http", f"127.0.0.1:{port}"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    assert out.returncode == 1, out.stderr[-2000:]
+    assert f"the console's address 127.0.0.1:{port} is in use" in out.stderr and "--http HOST:PORT" in out.stderr
