@@ -191,3 +191,26 @@ def test_floor_demo_names_a_console_address_in_use() -> None:
         )
     assert out.returncode == 1, out.stderr[-2000:]
     assert f"the console's address 127.0.0.1:{port} is in use" in out.stderr and "--http HOST:PORT" in out.stderr
+
+
+def test_settle_says_which_of_its_round_options_is_wrong() -> None:
+    """A ROUND.json and --journal together were refused with "give a ROUND.json, or --journal FILE with --round",
+    to an operator who had given a ROUND.json."""
+    example = ROOT / "docs" / "examples" / "let-it-ride--progressive-envy.settle.json"
+    config = ROOT / "configs" / "let-it-ride.toml"
+    both = subprocess.run(
+        [*TABLECTL, "settle", "--config", str(config), str(example), "--journal", "table.sqlite"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert both.returncode == 2 and f"give {example} or --journal with --round, not both" in both.stderr
+    alone = subprocess.run(
+        [*TABLECTL, "settle", "--config", str(config), "--journal", "table.sqlite"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert alone.returncode == 2 and "--journal table.sqlite needs --round ROUND_ID" in alone.stderr
