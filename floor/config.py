@@ -317,26 +317,38 @@ def load_floor_config(path: Path) -> FloorConfig:
     return parse_floor_config(read_config(path, "the floor config", FloorConfigError), str(path))
 
 
-def read_secret(path: Path | None, what: str) -> str | None:
+def read_secret(path: Path | None, what: str, absent: str | None = None) -> str | None:
     """A password kept in its own file (never in the config: the config is world-readable in /etc): its first line.
 
     Only the end of line is taken off, not ASCII whitespace around it: PostgreSQL and mosquitto take any character
     in a password, a space or tab at either end included, and the table reads its broker password the same way
     (controller/mqtt/connection.py). A bare strip() also dropped a leading or trailing U+00A0 or U+3000 that is
-    part of the password, and the server then refused a password the operator had written correctly."""
+    part of the password, and the server then refused a password the operator had written correctly. `absent`: the fix
+    for a file that cannot be read, when the caller knows a better one than the general one (the service's group)."""
     if path is None:
         return None
     fix = "put the password on the file's first line"
+    absent = absent or _absent_fix(what)
     try:
         # Bytes, then decoded: read_text() reads "\r" alone as an end of line too, and cut the password there. Read
         # bounded, as the table reads its own: a FIFO there froze the floor's start, /dev/zero filled its memory.
         line = first_line(read_bounded(path, SECRET_MAX_BYTES).decode("utf-8"))
     except FileRefused as err:
-        raise FloorConfigError(f"{what}: cannot read {path}: {err.problem}") from None
+        raise FloorConfigError(f"{what}: cannot read {path}: {err.problem}: {absent}") from None
     except OSError as err:
-        raise FloorConfigError(f"{what}: cannot read {path}: {err.strerror}") from None
+        raise FloorConfigError(f"{what}: cannot read {path}: {err.strerror}: {absent}") from None
     except UnicodeDecodeError:
         raise FloorConfigError(f"{what}: {path} is not UTF-8 text; {fix}") from None
     if not line:
         raise FloorConfigError(f"{what}: {path}: its first line is empty; {fix}")
     return line
+
+
+def _absent_fix(what: str) -> str:
+    """The fix for a password file that is not there: configs/floor.toml and link.toml name files in /etc/tablectl that
+    a new install has not written yet, and the bare "does not exist" left the operator to guess what goes in it."""
+    server = "database" if what.startswith("database") else "broker"
+    return (
+        f"put the {server} password on its first line, readable by the service's user (e.g. install -m 0640), "
+        "or remove password_file if the server asks for none"
+    )

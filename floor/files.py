@@ -21,9 +21,13 @@ def file_problems(
     """`field: problem: fix` for each file that cannot be used; `group` is the service user's, for the fix."""
     problems: list[str] = []
     try:
-        read_secret(password_file, "mqtt.password_file")
+        read_secret(
+            password_file,
+            "mqtt.password_file",
+            f"put the broker password on its first line (install -m 0640 -g {group})",
+        )
     except FloorConfigError as err:
-        problems.append(f"{err}: put the broker password on its first line (install -m 0640 -g {group})")
+        problems.append(str(err))
     cert, key = console if console is not None else (None, None)
     for field, ca, chain, fix in (
         ("mqtt.ca_file", ca_file, None, "copy the PEM of the CA that signed the broker's certificate"),

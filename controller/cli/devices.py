@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from controller.cli import options
+from controller.cli.preflight import SIMULATED
 from controller.cli.verb import Subparsers, UsageError
 from controller.config.table import TableConfig, configured_devices
 from controller.shell.runner import build_devices
@@ -62,10 +63,18 @@ async def probe(config: TableConfig, ports: Mapping[str, str] | None = None) -> 
         }
         if isinstance(ev, DeviceOnline):
             row |= {"state": "online", **dict(ev.identity)}
+        elif row["port"] == SIMULATED:  # the driver's own "cannot open simulated: [Errno 2]" left the fix unsaid
+            row |= {"state": "offline", "reason": _SIMULATED_FIX}
         else:
             row |= {"state": "offline", "reason": ev.reason if isinstance(ev, DeviceOffline) else "no answer"}
         report.append(row)
     return report
+
+
+_SIMULATED_FIX = (
+    f"port {SIMULATED!r} is replaced only by simulators: start `tablectl sim-devices --config CONFIG --ports-file "
+    "ports.json` and pass --ports ports.json"
+)
 
 
 def _raw_settings(config: TableConfig) -> dict[str, Mapping[str, Any]]:

@@ -11,9 +11,10 @@ from pathlib import Path
 
 from controller.cli import options, preflight
 from controller.cli.verb import Subparsers, UsageError
-from controller.config.table import TableConfig
-from controller.shell.configured import begin_devices, build_devices, playable
-from drivers.interfaces import Device
+from controller.config.table import TableConfig, configured_devices
+from controller.shell.configured import begin_devices, build_devices, default_journal_path, playable
+from controller.shell.journal_lock import JournalBusy, hold_journal, let_go
+from drivers.interfaces import WAGER_BUS_ID, Device
 from drivers.registry import DriverConfigError
 
 
@@ -49,15 +50,49 @@ def main(args: argparse.Namespace) -> int:
         if why:
             raise UsageError(f"{args.config}: {why}")
         ports = options.load_ports(args.ports)
+        _refuse_simulated(config, ports, args.config)
         try:
             devices = build_devices(config, ports)
         except DriverConfigError as err:
             raise UsageError(f"{args.config}: {err}") from None
-        asyncio.run(_run(config, devices, args, collecting))
+        journal = _hold_journal(config, args.journal)
+        try:
+            asyncio.run(_run(config, devices, args, collecting))
+        finally:
+            let_go(journal)
     finally:
         if collecting and not gc.isenabled():
             gc.enable()
     return 0
+
+
+def _refuse_simulated(config: TableConfig, ports: Mapping[str, str] | None, path: Path) -> None:
+    """A port only `demo` and `simulate` replace, left for the daemon: it opened nothing and logged every device offline
+    until stopped (configs/demo.toml run as README's "Running a table" shows, without --ports)."""
+    raw = dict(configured_devices(config))
+    if config.devices is not None and config.devices.wager_bus is not None:
+        raw[WAGER_BUS_ID] = config.devices.wager_bus
+    left = [
+        dev for dev, settings in raw.items() if settings.get("port") == preflight.SIMULATED and dev not in (ports or {})
+    ]
+    if left:
+        raise UsageError(
+            f"{path}: the port of {', '.join(left)} is {preflight.SIMULATED!r}, which only `tablectl demo` and "
+            "`tablectl simulate` replace: give each device's port in the config (e.g. /dev/tablectl/shuffler), or "
+            f"start the simulators with `tablectl sim-devices --config {path} --ports-file ports.json` and pass "
+            "--ports ports.json"
+        )
+
+
+def _hold_journal(config: TableConfig, journal: Path | None) -> Path:
+    """The journal's lock, taken before any device is opened: a second daemon of the table opened the first one's
+    serial ports and played its journal's round (controller/shell/journal_lock.py)."""
+    path = journal or Path(config.journal.path or default_journal_path(config.table_id))
+    try:
+        hold_journal(path)
+    except JournalBusy as err:
+        raise UsageError(str(err)) from None
+    return path
 
 
 async def _run(config: TableConfig, devices: Mapping[str, Device], args: argparse.Namespace, collecting: bool) -> None:

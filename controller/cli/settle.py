@@ -136,8 +136,7 @@ def add_parser(sub: Subparsers) -> None:
 
 def main(args: argparse.Namespace) -> int:
     config = options.load_table(args.config)
-    if (args.round is None) == (args.journal is None) or (args.journal is None) != (args.round_id is None):
-        raise UsageError("give a ROUND.json, or --journal FILE with --round ROUND_ID (a round the table journaled)")
+    _one_round(args.round, args.journal, args.round_id)
     try:
         if args.journal is not None:
             source = f"{args.journal} round {args.round_id}"
@@ -148,3 +147,20 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from None
     print(json.dumps(result, indent=2))
     return 0
+
+
+def _one_round(round_file: Path | None, journal: Path | None, round_id: str | None) -> None:
+    """Which round: one message for every wrong mix, which said "give a ROUND.json" even to an operator who had."""
+    if round_file is not None and (journal is not None or round_id is not None):
+        raise UsageError(
+            f"give {round_file} or --journal with --round, not both: the ROUND.json is a round already taken out of a "
+            "journal"
+        )
+    if journal is not None and round_id is None:
+        raise UsageError(
+            f"--journal {journal} needs --round ROUND_ID: the round's id, e.g. from `tablectl journal tail`"
+        )
+    if round_id is not None and journal is None:
+        raise UsageError(f"--round {round_id} needs --journal FILE: the journal of the table that played it")
+    if round_file is None and journal is None:
+        raise UsageError("give a ROUND.json, or --journal FILE with --round ROUND_ID (a round the table journaled)")

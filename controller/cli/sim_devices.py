@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from controller.cli import options
-from controller.cli.verb import Subparsers
+from controller.cli.verb import Subparsers, UsageError
 from controller.config.table import TableConfig
 from controller.people.demo import simulated_bus
 from drivers.sim.script import SimScript
@@ -37,9 +37,24 @@ def add_parser(sub: Subparsers) -> None:
 
 def main(args: argparse.Namespace) -> int:
     config = options.load_table(args.config)
+    _check_ports_file(args.ports_file)
     script = options.load_script(args.script)
     asyncio.run(serve_simulators(config, sys.stdout, args.ports_file, args.seed, script))
     return 0
+
+
+def _check_ports_file(path: Path | None) -> None:
+    """Where --ports-file goes, before any simulator starts: a missing directory was found only after all of them had
+    started and printed their ports, and ended the command with the bare OSError and exit 1."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise UsageError(f"--ports-file {path} is a directory: give a file's path in it, e.g. {path / 'ports.json'}")
+    if not path.parent.is_dir():
+        raise UsageError(
+            f"--ports-file {path}: the directory {path.parent} does not exist: create it, or give a file in an "
+            "existing directory, e.g. /tmp/ports.json"
+        )
 
 
 async def serve_simulators(

@@ -25,6 +25,7 @@ from controller.engine.inputs import CloseTable
 from controller.engine.state import Phase
 from controller.mqtt.anchor import read_retained_anchor
 from controller.mqtt.birth import software_check
+from controller.shell import journal_lock
 from controller.shell.configured import begin_devices, build_devices, default_journal_path, playable
 from controller.shell.inbox import EarlyStart
 from controller.shell.leftovers import StartLeftovers
@@ -104,7 +105,7 @@ async def run_table(
         failure = failure or _storage_failure(service_task, supervised)
         if failure is None and service.closed.is_set():
             await _archive_at_close(table)
-        journal.close()
+        _close_journal(journal)
     if failure is not None:
         log.error("table stopped: its journal failed", error=str(failure), cause=failure.cause)
         raise failure
@@ -143,11 +144,21 @@ async def _journal_or_let_go(
 
 def _open_journal(path: Path, table_id: str) -> Journal:
     try:
+        journal_lock.hold_journal(path)  # held already by `run`; the demo's tables take it here
         return Journal(path, table_id, boot_id=uuid.uuid4().hex)
+    except journal_lock.JournalBusy as err:
+        print(f"tablectl: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
     except JournalError as err:  # a newer schema, not a journal: say so and stop before any device is commanded
         log.error("journal unusable", path=str(path), error=str(err))
         print(f"tablectl: {err}", file=sys.stderr)
         raise SystemExit(2) from None
+
+
+def _close_journal(journal: Journal) -> None:
+    """Closed, and its lock let go: a table of the demo may be run again in this process (tests, `demo --floor`)."""
+    journal.close()
+    journal_lock.let_go(journal.path)
 
 
 async def _archive_at_close(table: SupervisedTable) -> None:

@@ -6,6 +6,7 @@ event frames and the shipped static files. Knows nothing of the floor: server.py
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import math
 import ssl
@@ -364,9 +365,23 @@ async def listen(
     manager, hsts, loop = runner.server, context is not None, asyncio.get_running_loop()
     if manager is None:  # setup() makes it
         raise RuntimeError("the console's aiohttp runner has no server after setup()")
-    return await loop.create_server(
-        lambda: ConsoleProtocol(manager, loop=loop, hsts=hsts, **options), host, port, ssl=context, reuse_address=True
-    )
+    try:
+        return await loop.create_server(
+            lambda: ConsoleProtocol(manager, loop=loop, hsts=hsts, **options),
+            host,
+            port,
+            ssl=context,
+            reuse_address=True,
+        )
+    except OSError as err:
+        if err.errno != errno.EADDRINUSE:
+            raise
+        # A second `demo --floor`, or a floor service already running, met only "[Errno 98] error while attempting to
+        # bind on address": say whose address it is and where to listen instead.
+        raise OSError(
+            f"the console's address {host}:{port} is in use (another `tablectl floor` or `tablectl demo --floor`?): "
+            "stop that one, or listen elsewhere: --http HOST:PORT for the demo, [console] listen for the service"
+        ) from None
 
 
 Q = TypeVar("Q")
