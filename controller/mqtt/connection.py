@@ -68,6 +68,25 @@ def tls_context(ca_file: str | None, cert_file: str | None, key_file: str | None
     return ctx
 
 
+def broker_fix(error: str) -> str:
+    """What an operator does about a broker that cannot be reached, from the connection error's text: the warning's
+    `error` names the problem and this names the fix. The journal keeps every event meanwhile (docs/mqtt.md)."""
+    text = error.lower()
+    if "authori" in text or "password" in text or "bad user" in text:
+        return (
+            "the broker refused this table's credentials: check [mqtt] username and password_file against the "
+            "broker's password file and ACL"
+        )
+    if "ssl" in text or "certificate" in text or "tls" in text:
+        return "the TLS handshake failed: check [mqtt] ca_file, cert_file and key_file against the broker's certificate"
+    if "refused" in text or "name or service" in text or "unreachable" in text or "timed out" in text:
+        return (
+            "no broker answers at that address: start it (systemctl start mosquitto) or point [mqtt] broker "
+            "(or --broker) at the one that runs"
+        )
+    return "check [mqtt] broker (or --broker) and the broker's own log"
+
+
 def read_secret(path: str) -> str:
     """The broker password: the first line of `path`. ValueError naming the file and the fix otherwise."""
     fix = "create it with the table's broker password on its first line, readable by the tablectl user only"

@@ -25,7 +25,7 @@ from controller.core.events import DomainEvent, JournaledEvent
 from controller.mqtt import batch as packets
 from controller.mqtt import limits
 from controller.mqtt.anchor import AnchorTopic
-from controller.mqtt.connection import client_kwargs, until_lost
+from controller.mqtt.connection import broker_fix, client_kwargs, until_lost
 from controller.mqtt.contract import Birth, JournalAnchor, ProgressiveMeter, Topics
 from controller.mqtt.feed import EventFeed
 from controller.mqtt.marks import OutboxMarks
@@ -217,6 +217,7 @@ class EventPublisher:
                     self._log.warning(
                         "mqtt connection lost" if self._connected else "mqtt broker unavailable",
                         error=str(exc) or type(exc).__name__,
+                        fix=broker_fix(str(exc)),
                         retry_in=backoff,
                         last_seq=self._journal.last_seq,
                     )

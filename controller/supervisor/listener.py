@@ -21,7 +21,7 @@ import structlog
 from controller.config.table import TableConfig
 from controller.core.events import DomainEvent, JournaledEvent
 from controller.engine.inputs import Input
-from controller.mqtt.connection import client_kwargs
+from controller.mqtt.connection import broker_fix, client_kwargs
 from controller.mqtt.contract import CommandReply, Topics
 from controller.store.journal import Journal
 from controller.supervisor import resend
@@ -140,6 +140,7 @@ class CommandListener:
                 self._log.warning(
                     "command listener lost the broker" if connected else "command listener: broker unavailable",
                     error=str(exc) or type(exc).__name__,
+                    fix=broker_fix(str(exc)),
                     retry_in=backoff,
                 )
             finally:

@@ -183,6 +183,7 @@ async def test_the_publisher_keeps_trying_and_says_why_when_refused(broker: Secu
         await pub.close()
     refusal = next(e for e in logs if e["event"] == "mqtt broker unavailable")
     assert "authori" in refusal["error"].lower() or "password" in refusal["error"].lower()
+    assert "check [mqtt] username and password_file" in refusal["fix"]
     assert not pub.connected and task.done()
     journal.close()
 

@@ -369,6 +369,7 @@ async def test_no_broker_keeps_running_and_closes_promptly(table: Table) -> None
             await eventually(lambda: len(failures()) >= 3, what="three failed connection attempts")
             assert not task.done() and not pub.connected
             assert failures()[0]["broker"] == f"127.0.0.1:{port}" and failures()[0]["error"]
+            assert "start it (systemctl start mosquitto) or point [mqtt] broker" in failures()[0]["fix"]
             assert [e.seq for e in table.journal.unpublished()] == [1, 2]
 
             started = time.monotonic()
