@@ -100,7 +100,7 @@ BROKEN: list[tuple[str, Callable[[Path], str], str, str, str]] = [
         lambda t: _edit('chapter = "655a"', 'chapter = "656a"'),
         "game.chapter",
         "(got '656a')",
-        'add e.g. chapter = "655a"',
+        'set it in [game] to one of those, e.g. chapter = "655a"',
     ),
     (
         "missing table_id",

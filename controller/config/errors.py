@@ -122,7 +122,7 @@ def config_problems(
             where = f"{where}.chapter"
             got = _got(ctx["tag"]) if e["type"] == "union_tag_invalid" and "tag" in ctx else ""
             msg = f"must name the game's chapter, one of {', '.join(chapters())}{got}"
-            fix = 'add e.g. chapter = "655a" to [game]'
+            fix = ("set it in [game] to one of those" if got else "add it to [game]") + ', e.g. chapter = "655a"'
         elif e["type"] == "missing":
             msg, fix = "is required but missing", "add it"
         elif e["type"] == "extra_forbidden":

@@ -181,7 +181,9 @@ LINES: Mapping[str, _Line] = {
         f"seat {p['seat']}  {fmt(p['amount'])} at {p['odds']}: a floorperson verifies it ({p['hit']})"
     ),
     "table.closing": lambda p, sealed: f"table closing after round {p['after_round']}",
-    "table.closed": lambda p, sealed: f"table closed ({p['rounds_played']} rounds so far at this table)",
+    "table.closed": lambda p, sealed: (
+        f"table closed ({p['rounds_played']} round{'' if p['rounds_played'] == 1 else 's'} so far at this table)"
+    ),
 }
 
 

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from controller.core.events import JournaledEvent
 from controller.shell.console import Console, describe
 from controller.store.reader import JournalReader
@@ -139,3 +141,8 @@ def test_a_blocked_table_says_why_and_who_cleared_it() -> None:
     )
     cleared: dict[str, object] = {"block": "deck_change_due", "by": "floorperson", "remaining": {}}
     assert describe(_event("table.block_cleared", cleared)) == "block cleared (floorperson): deck change due"
+
+
+@pytest.mark.parametrize(("played", "line"), [(1, "1 round so far"), (3, "3 rounds so far"), (0, "0 rounds so far")])
+def test_the_closing_line_counts_its_rounds_in_words(played: int, line: str) -> None:
+    assert describe(_event("table.closed", {"rounds_played": played})) == f"table closed ({line} at this table)"
