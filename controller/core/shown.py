@@ -31,6 +31,12 @@ def shown_lines(text: str) -> str:
     return "\n".join(shown(line) for line in text.split("\n"))
 
 
+def one_line(text: object) -> str:
+    """A library's message of several lines (libpq's: the error, then a tab-indented hint) as one, its lines joined by
+    "; ": a CLI's error reads as a sentence, not a hint shown as `\\tIs the server running...`."""
+    return "; ".join(part.strip() for part in str(text).strip().split("\n") if part.strip())
+
+
 def shown_json(value: object, *, sort_keys: bool = False, separators: tuple[str, str] = (",", ":")) -> str:
     """`value` as JSON a terminal cannot act on (one line; `separators` printable ASCII).
 

@@ -31,7 +31,7 @@ from controller.cli import numbers
 from controller.cli.bytecode import bytecode_lines
 from controller.cli.shown import shown
 from controller.cli.verb import EXIT_FAILED, EXIT_INTERRUPTED, Subparsers, UsageError
-from controller.core.shown import shown_lines
+from controller.core.shown import one_line, shown_lines
 from floor.config import FloorConfig, FloorConfigError, load_floor_config
 from floor.console.records import approve_key, enrolled, reject_key
 from floor.db import connect
@@ -190,7 +190,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"tablectl floor {action}: {stopped_work(err)}", file=sys.stderr)
         return EXIT_FAILED
     except psycopg.OperationalError as err:
-        raise UsageError(f"cannot reach the archive ({err}); check [database] dsn in {args.config}") from None
+        raise UsageError(f"cannot reach the archive ({one_line(err)}); check [database] dsn in {args.config}") from None
     except FloorConfigError as err:
         raise UsageError(str(err)) from None
 
@@ -346,7 +346,7 @@ def _check(config: FloorConfig, path: Path, offline: bool) -> int:
                 got = conn.execute("SELECT coalesce(max(version), 0) FROM floor_schema").fetchone()
                 version = int(str(got[0])) if got else 0
     except psycopg.OperationalError as err:
-        print(f"{path}: database: cannot connect: {str(err).strip()}: check [database] dsn and the server")
+        print(f"{path}: database: cannot connect: {one_line(err)}: check [database] dsn and the server")
         return 1
     except FloorConfigError as err:
         print(f"{path}: {err}")

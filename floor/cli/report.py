@@ -20,6 +20,7 @@ from pathlib import Path
 import psycopg
 
 from controller.cli.verb import Subparsers, UsageError
+from controller.core.shown import one_line
 from floor.config import FloorConfig, FloorConfigError, export_public_key, load_floor_config, memory_size
 from floor.days import Period, day_period, range_period, shift_period
 from floor.db import connect
@@ -176,7 +177,7 @@ def main(args: argparse.Namespace) -> int:
                 return _export(conn, config, args.export_day, args.key)
             report = build(gather(conn, scope, work_mem), scope, config.name)
     except psycopg.OperationalError as err:
-        raise UsageError(f"cannot reach the archive ({str(err).strip()}); check [database] dsn") from None
+        raise UsageError(f"cannot reach the archive ({one_line(err)}); check [database] dsn") from None
     except psycopg.errors.InvalidParameterValue as err:
         raise UsageError(f"{given}: {str(err).strip()}; give e.g. 64MB") from None
     except (FloorConfigError, SummaryPending) as err:

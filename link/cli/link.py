@@ -27,6 +27,7 @@ from controller.cli.bytecode import bytecode_lines
 from controller.cli.verb import Subparsers, UsageError
 from controller.config.files import PEM_MAX_BYTES
 from controller.config.keys import PrivateKeyError, read_private_key
+from controller.core.shown import one_line
 from controller.supervisor.envelope import sign_command
 from floor.files import file_problems
 from floor.sdnotify import Notifier
@@ -125,7 +126,7 @@ def main(args: argparse.Namespace) -> int:
                 print("the link is now tilted: no lease until a supervisor clears it (clear_tilt)", file=sys.stderr)
             return 1
     except psycopg.OperationalError as err:
-        raise UsageError(f"cannot reach the link's database ({str(err).strip()}); check [database] dsn") from None
+        raise UsageError(f"cannot reach the link's database ({one_line(err)}); check [database] dsn") from None
 
 
 def _check(config: LinkConfig, path: Path, offline: bool) -> int:
@@ -148,7 +149,7 @@ def _check(config: LinkConfig, path: Path, offline: bool) -> int:
             version = int(got[0]) if got else 0
             state = LinkStore(conn).state()
     except psycopg.OperationalError as err:
-        print(f"{path}: database: cannot connect: {str(err).strip()}: check [database] dsn and the server")
+        print(f"{path}: database: cannot connect: {one_line(err)}: check [database] dsn and the server")
         return 1
     if version > LATEST:
         print(f"{path}: database: schema version {version} is newer than this tablectl's ({LATEST}): upgrade")

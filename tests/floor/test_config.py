@@ -98,6 +98,11 @@ def test_check_config_names_the_problem_and_tries_the_database(tmp_path: Path, f
     gone.write_text('[database]\ndsn = "host=127.0.0.1 port=1 dbname=x connect_timeout=2"\n')
     done = subprocess.run([*TABLECTL, "floor", "--config", str(gone), "check-config"], capture_output=True, text=True)
     assert done.returncode == 1 and "database: cannot connect" in done.stdout
+    # libpq's hint line joined to its error, not shown as an escaped tab
+    assert "Connection refused; Is the server running" in done.stdout and "\\t" not in done.stdout, done.stdout
+    status = subprocess.run([*TABLECTL, "floor", "--config", str(gone), "status"], capture_output=True, text=True)
+    assert status.returncode == 2 and "cannot reach the archive (connection failed:" in status.stderr
+    assert "Connection refused; Is the server running" in status.stderr and "\\t" not in status.stderr, status.stderr
     offline = subprocess.run(
         [*TABLECTL, "floor", "--config", str(gone), "check-config", "--offline"], capture_output=True, text=True
     )

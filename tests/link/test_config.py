@@ -77,3 +77,4 @@ def test_check_config_names_the_broker_files_it_cannot_read(tmp_path: Path) -> N
         "copy the PEM of the CA that signed the broker's certificate"
     )
     assert "database: cannot connect" in lines[3]  # the database is still tried
+    assert "\\t" not in lines[3], lines[3]  # libpq's hint joined to its error, not an escaped tab
