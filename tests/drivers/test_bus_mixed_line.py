@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
 from drivers.interfaces import DeviceFault, LockAcknowledged
-from drivers.reference.framing import BROADCAST_ADDRESS, decode_message
+from drivers.reference.bus_window import ANSWER_SLACK, EVENT_ANSWER, Addressed
+from drivers.reference.framing import BROADCAST_ADDRESS, Kind, decode_message
 from drivers.reference.wager_bus import ReferenceWagerBus
 from drivers.sim.wager_bus import WagerBusSim
 from tests.drivers.bus_helpers import ADDRESSES, SEATS, Line, commands_done, settled, start_line, stop_lines
@@ -31,10 +33,37 @@ async def mixed_line() -> AsyncIterator[Line]:
     await stop_lines(started)
 
 
+def spy_writes(driver: ReferenceWagerBus) -> tuple[list[float], list[float]]:
+    """The loop's time as the v1 station's frames are written (LineWindow.written, right after each write) and just
+    before each broadcast is."""
+    link = driver.link
+    assert link is not None
+    v1_at: list[float] = []
+    broadcast_at: list[float] = []
+    written, broadcast = link.window.written, link.broadcast
+
+    def on_written(frame: Addressed, length: int, answer: asyncio.Future[Kind]) -> None:
+        if frame.address == ADDRESSES[V1_SEAT]:
+            v1_at.append(asyncio.get_running_loop().time())
+        written(frame, length, answer)
+
+    async def on_broadcast(*args: Any) -> None:
+        broadcast_at.append(asyncio.get_running_loop().time())
+        await broadcast(*args)
+
+    link.window.written = on_written  # type: ignore[method-assign]
+    link.broadcast = on_broadcast  # type: ignore[method-assign,assignment]
+    return v1_at, broadcast_at
+
+
 async def test_the_broadcast_lock_waits_for_the_v1_stations_locked(mixed_line: Line) -> None:
-    """Before, the broadcast went right behind the v1 `lock` and the v1 station's 34-byte `locked` crossed the return
-    pair while the v4 stations' slots began (a collision on a real line, at the 2 byte times of idle both wait for)."""
-    sim, log, _driver, stations, recorders = mixed_line
+    """The broadcast is written once the v1 station's `locked` was read, or at the latest once that exchange's line time
+    has passed since its `lock` was written (the `lock`, 2 byte times, an ACK and a v1 event, and 1 ms: a simulator
+    slowed by a loaded machine answers later than a station would). Before, the broadcast went right behind the v1
+    `lock` and the v1 station's 34-byte `locked` crossed the return pair while the v4 stations' slots began (a
+    collision on a real line, at the 2 byte times of idle both wait for)."""
+    sim, log, driver, stations, recorders = mixed_line
+    v1_at, broadcast_at = spy_writes(driver)
     mark = log.mark()
     await asyncio.gather(*(s.lock() for s in stations.values()))
     acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
@@ -44,14 +73,22 @@ async def test_the_broadcast_lock_waits_for_the_v1_stations_locked(mixed_line: L
     frames = log.window(mark)
     seen = [(f.from_host, f.name, f.frame.address, f.frame.version) for f in frames]
     v1 = ADDRESSES[V1_SEAT]
-    broadcast_at = seen.index((True, "lock", BROADCAST_ADDRESS, 2))
+    broadcast_index = seen.index((True, "lock", BROADCAST_ADDRESS, 2))
     # Before the broadcast: the v1 station's whole exchange, its lock, ACK and `locked` (ADDR 0, `src` inside), and
-    # nothing from any other station.
-    before = [(h, n, v) for h, n, _a, v in seen[:broadcast_at] if (h, n) != (True, "ACK")]
-    assert before == [(True, "lock", 1), (False, "ACK", 1), (False, "locked", 1)], seen
-    assert [decode_message(f.frame.payload).get("src") for f in frames[:broadcast_at] if f.name == "locked"] == [v1]
-    # After it: the six `locked` in the slots' order, one broadcast only.
-    slots = [f.frame.address for f in frames[broadcast_at:] if not f.from_host and f.name == "locked"]
-    assert slots == sorted(a for seat, a in ADDRESSES.items() if seat != V1_SEAT)
-    assert [s for s in seen if s[2] == BROADCAST_ADDRESS] == [(True, "lock", BROADCAST_ADDRESS, 2)]
+    # nothing from any other station; or, the simulator late, at least the exchange's line time between the two writes.
+    before = [(h, n, v) for h, n, _a, v in seen[:broadcast_index] if (h, n) != (True, "ACK")]
+    v1_lock = 23  # bytes: a v1 `lock` to one station
+    line_time = (v1_lock + 2 + EVENT_ANSWER) * 10 / 115200 + ANSWER_SLACK
+    if before != [(True, "lock", 1), (False, "ACK", 1), (False, "locked", 1)]:
+        assert before[0] == (True, "lock", 1) and broadcast_at[0] - v1_at[0] >= line_time, (seen, v1_at, broadcast_at)
+    else:
+        assert [decode_message(f.frame.payload).get("src") for f in frames[:broadcast_index] if f.name == "locked"] == [
+            v1
+        ]
+    # After it: the six `locked` of the stations it named. A machine loaded enough to stall this process past the ACK
+    # timeout has the host name some again (test_wager_bus.py, a v1 station on a v2 line): only the first is checked.
+    six = sorted(a for seat, a in ADDRESSES.items() if seat != V1_SEAT)
+    assert decode_message(frames[broadcast_index].frame.payload) == {"cmd": "lock", "stations": six}
+    slots = [f.frame.address for f in frames[broadcast_index:] if not f.from_host and f.frame.version == 2]
+    assert sorted(set(slots)) == six
     assert [ev for r in recorders.values() for ev in r.seen if isinstance(ev, DeviceFault)] == []
