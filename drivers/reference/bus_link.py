@@ -195,7 +195,10 @@ class BusLink(Link):
                 # A v1 or v2 station ACKs, then answers in a frame of its own (an identify: its `identity`).
                 follows = self.peer_versions.get(address, VERSION) < VERSION_3
                 answer = IDENTITY_ANSWER if name == "identify" else EVENT_ANSWER if follows else SHORT_ANSWER
-                addressed = Addressed(address, seq, answer, still, event_follows=follows)
+                # A v1 station's `lock` goes even while the broadcast lock waits to go (hold), which waits for its
+                # answer: the lock-out's frames in turn, the `lock` not kept until after the slots.
+                first = follows and name == "lock"
+                addressed = Addressed(address, seq, answer, still, event_follows=follows, ahead_of_group=first)
 
                 def register(future: asyncio.Future[Kind]) -> None:
                     self._outstanding[seq] = (address, future)

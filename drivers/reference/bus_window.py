@@ -53,13 +53,17 @@ class Addressed:
     names it), the longest answer it can bring in bytes, and `still`, asked just before each copy is written: False,
     the frame is not written (an unlock overtaken by a lock while it waited for a window, wager_bus.BusWagerStation).
     `event_follows`: the station ACKs, then sends its answer (`locked`, `pong`...) as a frame of its own (v1 and v2;
-    a v3 REPLY carries it): the exchange is over on the return pair only once that frame is read."""
+    a v3 REPLY carries it): the exchange is over on the return pair only once that frame is read. `ahead_of_group`:
+    not kept back by hold() (a v1 station's `lock` on a mixed line): the broadcast lock waiting to go waits for its
+    answer instead (clear_for_group), and the `lock` crosses the host's pair while the return pair still carries the
+    answers the broadcast waits for, rather than after the six slots."""
 
     address: int
     seq: int
     answer_bytes: int
     still: Callable[[], bool] | None = None
     event_follows: bool = False
+    ahead_of_group: bool = False
 
 
 class LineWindow:
@@ -135,16 +139,16 @@ class LineWindow:
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
 
-    def _held(self, address: int) -> bool:
-        if self._holds or self._broadcast_due():
+    def _held(self, frame: Addressed) -> bool:
+        if (self._holds and not frame.ahead_of_group) or self._broadcast_due():
             return True
         if self._window is None:
             return False
-        return self._on_line or self.hold_until_closed or self._awaits(address)
+        return self._on_line or self.hold_until_closed or self._awaits(frame.address)
 
     async def turn(self, frame: Addressed) -> None:
         """Return once `frame` may be written; NotWanted if its sender no longer wants it then."""
-        while self._held(frame.address):
+        while self._held(frame):
             await self._changed.wait()
         if frame.still is not None and not frame.still():
             raise NotWanted
@@ -235,9 +239,13 @@ class LineWindow:
         wrote has come or its line time has passed, and an open slot window has closed, at most until the window's end
         on the line plus `slack`. True if no window is open then."""
         loop = asyncio.get_running_loop()
-        for future, due in list(self._answers_due.values()):
-            if not future.done() and due > loop.time():
-                await asyncio.wait([future], timeout=due - loop.time())
+        while True:
+            # Looked at again after each wait: a frame written meanwhile (Addressed.ahead_of_group) is waited for too.
+            now = loop.time()
+            due = [(future, until) for future, until in self._answers_due.values() if not future.done() and until > now]
+            if not due:
+                break
+            await asyncio.wait([due[0][0]], timeout=due[0][1] - now)
         broadcast = self._broadcast
         if broadcast is not None and self._broadcast_due():
             await asyncio.wait([broadcast[0]], timeout=broadcast[1] - loop.time())

@@ -92,3 +92,34 @@ async def test_the_broadcast_lock_waits_for_the_v1_stations_locked(mixed_line: L
     slots = [f.frame.address for f in frames[broadcast_index:] if not f.from_host and f.frame.version == 2]
     assert sorted(set(slots)) == six
     assert [ev for r in recorders.values() for ev in r.seen if isinstance(ev, DeviceFault)] == []
+
+
+async def test_a_v1_lock_queued_behind_a_heartbeat_goes_before_the_broadcast(mixed_line: Line) -> None:
+    """A ping to the v1 station just before "no more bets": its `lock` waits for the ping's ACK, then goes at once,
+    crossing the host's pair while the station's `pong` crosses the return pair; the broadcast, which waits for the
+    `pong` anyway, waits for the `lock`'s answer too. Before, the `lock` was held while the broadcast waited and went
+    only after the six slots: the v1 station locked 13 ms later, and the lock-out ended later by the `lock`'s own
+    line time (bench/lock_in_window.py --mixed --busy)."""
+    sim, log, driver, stations, recorders = mixed_line
+    v1_at, broadcast_at = spy_writes(driver)
+    mark = log.mark()
+    # The ping's task is made first: its first step writes the ping before the locks' first steps.
+    ping = asyncio.ensure_future(stations[V1_SEAT].ping())
+    await asyncio.gather(*(s.lock() for s in stations.values()))
+    assert await ping
+    acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
+    await commands_done(stations)
+    await settled(sim)
+    frames = log.window(mark)
+    seen = [(f.from_host, f.name, f.frame.version) for f in frames if (f.from_host, f.name) != (True, "ACK")]
+    broadcast_index = seen.index((True, "lock", 2))
+    # The v1 exchanges, both written before the broadcast; the `lock` answered before it too, or (the simulator late)
+    # the broadcast written at least the `lock` exchange's line time after it.
+    assert seen[:2] == [(True, "ping", 1), (False, "ACK", 1)], seen
+    assert (True, "lock", 1) in seen[:broadcast_index], seen
+    line_time = (23 + 2 + EVENT_ANSWER) * 10 / 115200 + ANSWER_SLACK
+    v1_exchanges = [(True, "ping", 1), (False, "ACK", 1), (False, "pong", 1), (True, "lock", 1), (False, "ACK", 1)]
+    answered = sorted(seen[:broadcast_index]) == sorted([*v1_exchanges, (False, "locked", 1)])
+    assert answered or broadcast_at[0] - v1_at[1] >= line_time, (seen, v1_at, broadcast_at)
+    assert [ev for r in recorders.values() for ev in r.seen if isinstance(ev, DeviceFault)] == []
