@@ -22,6 +22,8 @@ once the window has ended on the line (docs/protocol.md section 13, "What the ho
 it a `lock` of its own), every station unlocked and the line quiet first. Timed from the locks to the v1 station's
 `lock` written, and to the last station's lock confirmed (the lock-out). Baseline, alternated in the same process: the
 v1 station locked alone on the same line (its exchange's floor). Run it in two trees to compare their lock-outs.
+--mixed --busy: a heartbeat `ping` to the v1 station is written just before the locks, so its `lock` queues behind
+that exchange: the case where the v1 `lock` is written after the broadcast.
 """
 
 from __future__ import annotations
@@ -125,7 +127,7 @@ async def held_trial(driver: ReferenceWagerBus, sim: WagerBusSim, until_closed: 
     return elapsed
 
 
-async def mixed_trial(driver: ReferenceWagerBus, every: bool) -> tuple[float, float]:
+async def mixed_trial(driver: ReferenceWagerBus, every: bool, busy: bool = False) -> tuple[float, float]:
     """Seconds from the locks (every station's, or the v1 station's alone) to the v1 station's `lock` written, and to
     the last lock confirmed."""
     link = driver.link
@@ -137,24 +139,31 @@ async def mixed_trial(driver: ReferenceWagerBus, every: bool) -> tuple[float, fl
     v1_written: list[float] = []
 
     def spy(frame: Any, length: int, answer: Any) -> None:
-        if frame.address == ADDRESSES[MIXED_V1_SEAT] and not v1_written:
+        if frame.address == ADDRESSES[MIXED_V1_SEAT]:
             v1_written.append(time.perf_counter())
         real(frame, length, answer)
 
     link.window.written = spy  # type: ignore[method-assign]
     try:
+        # The ping's task is made first: its first step writes the ping before the locks' first steps.
+        ping = asyncio.ensure_future(stations[MIXED_V1_SEAT].ping()) if busy else None
         pressed = time.perf_counter()
         await asyncio.gather(*(s.lock() for s in stations.values() if every or s.seat == MIXED_V1_SEAT))
         done = time.perf_counter()
+        if ping is not None:
+            await ping
     finally:
         link.window.written = real  # type: ignore[method-assign]
-    return v1_written[0] - pressed, done - pressed
+    # Busy, the v1 station's first frame is the ping, its second the `lock` (a retransmission comes later still).
+    return v1_written[1 if busy else 0] - pressed, done - pressed
 
 
 MIXED_V1_SEAT = 2
 
 
-async def run(trials: int, held: bool = False, mixed: bool = False) -> dict[bool, list[tuple[float, Any]]]:
+async def run(
+    trials: int, held: bool = False, mixed: bool = False, busy: bool = False
+) -> dict[bool, list[tuple[float, Any]]]:
     sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming())
     if mixed:
         sim.stations[MIXED_V1_SEAT].configure_line((1,))
@@ -181,7 +190,7 @@ async def run(trials: int, held: bool = False, mixed: bool = False) -> dict[bool
         for i in range(trials):
             for in_window in (i % 2 == 0, i % 2 == 1):  # alternate which goes first
                 if mixed:
-                    out[in_window].append(await mixed_trial(driver, every=in_window))
+                    out[in_window].append(await mixed_trial(driver, every=in_window, busy=busy))
                 elif held:
                     out[in_window].append((await held_trial(driver, sim, until_closed=not in_window), 0))
                 else:
@@ -201,9 +210,10 @@ def main() -> int:
         "--held", action="store_true", help="time a heartbeat held by a window whose station missed its slot"
     )
     ap.add_argument("--mixed", action="store_true", help="a lock-out on a line with a v1 station among v4 stations")
+    ap.add_argument("--busy", action="store_true", help="with --mixed: a ping to the v1 station just before the locks")
     args = ap.parse_args()
     configure_logging(level="warning")
-    figures = asyncio.run(run(args.trials, args.held, args.mixed))
+    figures = asyncio.run(run(args.trials, args.held, args.mixed, args.busy))
     print(f"load {os.getloadavg()[0]:.2f}; {args.trials} trials each, alternated; paced line 115200 baud")
     if args.held:
         return _report_held(figures)
