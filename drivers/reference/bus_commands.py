@@ -320,8 +320,16 @@ class BusCommands:
         loop = asyncio.get_running_loop()
         pending = sorted(batch)
         try:
-            for _attempt in range(self.settings.retries + 1):
+            for attempt in range(self.settings.retries + 1):
                 link = self.link
+                if link is not None and attempt and link.answers_due():
+                    # The first broadcast waited for the answers due (_start_broadcast); one naming stations again
+                    # waits by the same rule: a heartbeat's answer meanwhile would land on the slots.
+                    link.hold()
+                    try:
+                        await link.clear_for_group(self.settings.ack_timeout / 4)
+                    finally:
+                        link.unhold()
                 if link is None or link.closed.is_set():
                     break
                 waiters = {a: self._awaiting_locked.setdefault(a, loop.create_future()) for a in pending}

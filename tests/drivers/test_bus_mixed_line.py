@@ -18,6 +18,7 @@ from drivers.interfaces import DeviceFault, LockAcknowledged
 from drivers.reference.bus_window import ANSWER_SLACK, EVENT_ANSWER, Addressed
 from drivers.reference.framing import BROADCAST_ADDRESS, Kind, decode_message
 from drivers.reference.wager_bus import ReferenceWagerBus
+from drivers.sim.faults import Fault, FaultKind
 from drivers.sim.wager_bus import WagerBusSim
 from tests.drivers.bus_helpers import ADDRESSES, SEATS, Line, commands_done, settled, start_line, stop_lines
 
@@ -123,3 +124,46 @@ async def test_a_v1_lock_queued_behind_a_heartbeat_goes_before_the_broadcast(mix
     answered = sorted(seen[:broadcast_index]) == sorted([*v1_exchanges, (False, "locked", 1)])
     assert answered or broadcast_at[0] - v1_at[1] >= line_time, (seen, v1_at, broadcast_at)
     assert [ev for r in recorders.values() for ev in r.seen if isinstance(ev, DeviceFault)] == []
+
+
+async def test_a_broadcast_named_again_waits_for_an_answer_due_too(mixed_line: Line) -> None:
+    """Seat 3 never answers, so the host names it again after the ACK timeout; a ping to the v1 station written just
+    before that second broadcast has its answer (ACK, then `pong`) due on the return pair, where seat 3's slot would
+    begin: the second broadcast waits for it as the first does. Before, only the first broadcast waited."""
+    sim, log, driver, stations, recorders = mixed_line
+    link = driver.link
+    assert link is not None
+    v1_at, broadcast_at = spy_writes(driver)
+    await sim.stations[3].inject(Fault(FaultKind.NO_REPLY))
+    real = link.await_slots
+    pinged: list[asyncio.Future[bool]] = []
+
+    async def then_ping(confirmations: Any, window: float) -> None:
+        await real(confirmations, window)
+        if not pinged:
+            # Back to the broadcasts once the ping is written (its answer due), whenever the event loop writes it.
+            written = asyncio.Event()
+            inner = link.window.written
+
+            def on_written(frame: Addressed, length: int, answer: asyncio.Future[Kind]) -> None:
+                inner(frame, length, answer)
+                if frame.address == ADDRESSES[V1_SEAT]:
+                    written.set()
+
+            link.window.written = on_written  # type: ignore[method-assign]
+            pinged.append(asyncio.ensure_future(stations[V1_SEAT].ping()))
+            await written.wait()
+
+    link.await_slots = then_ping  # type: ignore[method-assign]
+    mark = log.mark()
+    await asyncio.gather(*(s.lock() for s in stations.values()))
+    assert await pinged[0]
+    fault = await recorders[3].next(DeviceFault)
+    assert fault.code == "timeout"
+    await commands_done(stations)
+    await settled(sim)
+    seen = [(f.from_host, f.name, f.frame.version) for f in log.window(mark) if (f.from_host, f.name) != (True, "ACK")]
+    second = [i for i, s in enumerate(seen) if s == (True, "lock", 2)][1]
+    line_time = (23 + 2 + EVENT_ANSWER) * 10 / 115200 + ANSWER_SLACK
+    pong_first = seen.index((False, "pong", 1)) < second
+    assert pong_first or broadcast_at[1] - v1_at[-1] >= line_time, (seen, v1_at, broadcast_at)
