@@ -347,6 +347,7 @@ class BusLink(Link):
                 if entry is None or entry[0] != frame.source or entry[1].done():
                     continue
                 entry[1].set_result(Kind.ACK)
+                self.window.replied(frame.seq)
                 self.data_versions[frame.version] += 1
                 self._call(self._on_bus_data, entry[0], frame.payload)
             elif frame.kind == Kind.DATA:

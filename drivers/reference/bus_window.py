@@ -184,6 +184,13 @@ class LineWindow:
         answer.add_done_callback(acked)
         over.add_done_callback(ended)
 
+    def replied(self, seq: int) -> None:
+        """A REPLY (v3) or ANSWER (v4) to the frame with `seq` was read: it carries the answer, so that exchange is
+        over, whatever its sender expected (an `identify` goes before the station's version is known)."""
+        entry = self._answers_due.get(seq)
+        if entry is not None:
+            _settle(entry[0])
+
     def heard(self, address: int) -> None:
         """A DATA frame from `address` was read: the event that followed its ACK, so its exchanges are over."""
         for over in self._events_due.pop(address, []):
