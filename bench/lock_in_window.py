@@ -17,6 +17,13 @@ slot (its pair damaged), so the host's receive window stays open to the ACK time
 after the GROUP unlock was written, to its `pong`. Baseline, alternated in the same process: the host holding it until
 the receive window closes (LineWindow.hold_until_closed, the reference host before); against it, the frame released
 once the window has ended on the line (docs/protocol.md section 13, "What the host writes around a window").
+
+--mixed: "no more bets" on a mixed line, seat 2's station kept to protocol 1 (so the others get v2's broadcast lock and
+it a `lock` of its own), every station unlocked and the line quiet first. Timed from the locks to the v1 station's
+`lock` written, and to the last station's lock confirmed (the lock-out). Baseline, alternated in the same process: the
+v1 station locked alone on the same line (its exchange's floor). Run it in two trees to compare their lock-outs.
+--mixed --busy: a heartbeat `ping` to the v1 station is written just before the locks, so its `lock` queues behind
+that exchange: the case where the v1 `lock` is written after the broadcast.
 """
 
 from __future__ import annotations
@@ -120,8 +127,46 @@ async def held_trial(driver: ReferenceWagerBus, sim: WagerBusSim, until_closed: 
     return elapsed
 
 
-async def run(trials: int, held: bool = False) -> dict[bool, list[tuple[float, int]]]:
+async def mixed_trial(driver: ReferenceWagerBus, every: bool, busy: bool = False) -> tuple[float, float]:
+    """Seconds from the locks (every station's, or the v1 station's alone) to the v1 station's `lock` written, and to
+    the last lock confirmed."""
+    link = driver.link
+    assert link is not None
+    stations = driver.stations
+    await asyncio.gather(*(s.unlock() for s in stations.values()))
+    await asyncio.sleep(0.05)  # the unlocks' answers off the line: the lock-out starts on a quiet line
+    real = link.window.written
+    v1_written: list[float] = []
+
+    def spy(frame: Any, length: int, answer: Any) -> None:
+        if frame.address == ADDRESSES[MIXED_V1_SEAT]:
+            v1_written.append(time.perf_counter())
+        real(frame, length, answer)
+
+    link.window.written = spy  # type: ignore[method-assign]
+    try:
+        # The ping's task is made first: its first step writes the ping before the locks' first steps.
+        ping = asyncio.ensure_future(stations[MIXED_V1_SEAT].ping()) if busy else None
+        pressed = time.perf_counter()
+        await asyncio.gather(*(s.lock() for s in stations.values() if every or s.seat == MIXED_V1_SEAT))
+        done = time.perf_counter()
+        if ping is not None:
+            await ping
+    finally:
+        link.window.written = real  # type: ignore[method-assign]
+    # Busy, the v1 station's first frame is the ping, its second the `lock` (a retransmission comes later still).
+    return v1_written[1 if busy else 0] - pressed, done - pressed
+
+
+MIXED_V1_SEAT = 2
+
+
+async def run(
+    trials: int, held: bool = False, mixed: bool = False, busy: bool = False
+) -> dict[bool, list[tuple[float, Any]]]:
     sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming())
+    if mixed:
+        sim.stations[MIXED_V1_SEAT].configure_line((1,))
     await sim.start()
     assert sim._endpoint is not None
     sim._endpoint.tap = _count
@@ -140,11 +185,13 @@ async def run(trials: int, held: bool = False) -> dict[bool, list[tuple[float, i
     async with asyncio.timeout(10):
         await online.all.wait()
     await asyncio.sleep(0.3)  # the start's last frames off the line
-    out: dict[bool, list[tuple[float, int]]] = {True: [], False: []}
+    out: dict[bool, list[tuple[float, Any]]] = {True: [], False: []}
     try:
         for i in range(trials):
             for in_window in (i % 2 == 0, i % 2 == 1):  # alternate which goes first
-                if held:
+                if mixed:
+                    out[in_window].append(await mixed_trial(driver, every=in_window, busy=busy))
+                elif held:
                     out[in_window].append((await held_trial(driver, sim, until_closed=not in_window), 0))
                 else:
                     out[in_window].append(await trial(driver, sim, in_window))
@@ -162,12 +209,16 @@ def main() -> int:
     ap.add_argument(
         "--held", action="store_true", help="time a heartbeat held by a window whose station missed its slot"
     )
+    ap.add_argument("--mixed", action="store_true", help="a lock-out on a line with a v1 station among v4 stations")
+    ap.add_argument("--busy", action="store_true", help="with --mixed: a ping to the v1 station just before the locks")
     args = ap.parse_args()
     configure_logging(level="warning")
-    figures = asyncio.run(run(args.trials, args.held))
+    figures = asyncio.run(run(args.trials, args.held, args.mixed, args.busy))
     print(f"load {os.getloadavg()[0]:.2f}; {args.trials} trials each, alternated; paced line 115200 baud")
     if args.held:
         return _report_held(figures)
+    if args.mixed:
+        return _report_mixed(figures)
     medians = {}
     for in_window, name in (
         (False, "baseline: lock on a quiet line"),
@@ -181,6 +232,21 @@ def main() -> int:
             f"bytes on the line {statistics.median(moved):.0f}"
         )
     print(f"ratio in-window / quiet: {medians[True] / medians[False]:.2f}")
+    return 0
+
+
+def _report_mixed(figures: dict[bool, list[tuple[float, Any]]]) -> int:
+    medians = {}
+    for every, name in ((False, "baseline: the v1 station locked alone"), (True, "lock-out of the mixed line")):
+        to_v1 = [v * 1000 for v, _ in figures[every]]
+        whole = [t * 1000 for _, t in figures[every]]
+        medians[every] = statistics.median(whole)
+        print(
+            f"{name}: press to the v1 `lock` written median {statistics.median(to_v1):.2f} ms "
+            f"(p90 {benchlib.percentile(to_v1, 90):.2f}); press to the last confirmed median {medians[every]:.2f} ms, "
+            f"p90 {benchlib.percentile(whole, 90):.2f} ms"
+        )
+    print(f"ratio lock-out / v1 alone: {medians[True] / medians[False]:.2f}")
     return 0
 
 

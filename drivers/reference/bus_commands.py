@@ -60,10 +60,12 @@ class BusCommands:
     def _start_broadcast(self) -> None:
         batch, self._gathering = self._gathering, {}
         link = self.link
-        if self._group_line() and link is not None and (link.answers_due() or link.window_open()):
-            # An answer to an addressed frame may still cross the return pair, or a GROUP unlock's or light's window is
-            # open (one window at a time): the GROUP lock goes once the line is clear, at most the window's end on the
-            # line later (docs/protocol.md section 13, "What the host writes around a window").
+        if link is not None and (link.answers_due() or link.window_open()):
+            # An answer to an addressed frame may still cross the return pair (on a mixed line, the v1 stations' `lock`
+            # written in this very lock-out, its ACK and then its `locked`), or a GROUP unlock's or light's window is
+            # open (one window at a time): the GROUP lock, or on a line that cannot take it v2's broadcast lock, whose
+            # slots the answer would land on just the same, goes once the line is clear, at most the window's end on
+            # the line later (docs/protocol.md section 13, "What the host writes around a window").
             lock = self._group_when_clear(batch)
         elif self._group_line():
             # The GROUP frame is written here, in the turn of the loop after the stations' lock() calls, not in the
@@ -209,10 +211,12 @@ class BusCommands:
         self, batch: dict[int, asyncio.Future[None]], code: int = GROUP_LOCK, on: bool | None = None
     ) -> None:
         """The GROUP frame once the line is clear for it (BusLink.clear_for_group): no answer to an addressed frame
-        still due, no other window open. Addressed frames are held meanwhile, so a heartbeat due now goes after the
-        window and a lock never waits behind one. A lock that finds a window still open at its end on the line plus a
-        quarter of the ACK timeout (a station missed its slot: the host's window stays open to the ACK timeout) goes as
-        v2's broadcast lock at once, as before; an unlock or a light then goes to each station on its own."""
+        still due, no other window open; on a line that cannot take a GROUP lock (a v1 or v2 station on it), v2's
+        broadcast lock, whose slots the same rule guards. Addressed frames are held meanwhile, so a heartbeat due now
+        goes after the window and a lock never waits behind one. A lock that finds a window still open at its end on the
+        line plus a quarter of the ACK timeout (a station missed its slot: the host's window stays open to the ACK
+        timeout) goes as v2's broadcast lock at once, as before; an unlock or a light then goes to each station on its
+        own."""
         link = self.link
         if link is None:
             await self._group_lock(batch, None, code, on)
@@ -316,8 +320,16 @@ class BusCommands:
         loop = asyncio.get_running_loop()
         pending = sorted(batch)
         try:
-            for _attempt in range(self.settings.retries + 1):
+            for attempt in range(self.settings.retries + 1):
                 link = self.link
+                if link is not None and attempt and link.answers_due():
+                    # The first broadcast waited for the answers due (_start_broadcast); one naming stations again
+                    # waits by the same rule: a heartbeat's answer meanwhile would land on the slots.
+                    link.hold()
+                    try:
+                        await link.clear_for_group(self.settings.ack_timeout / 4)
+                    finally:
+                        link.unhold()
                 if link is None or link.closed.is_set():
                     break
                 waiters = {a: self._awaiting_locked.setdefault(a, loop.create_future()) for a in pending}

@@ -11,6 +11,7 @@ from typing import Any
 import structlog
 
 from drivers.reference.bus_window import (
+    EVENT_ANSWER,
     IDENTITY_ANSWER,
     IDENTITY_BITS,
     SHORT_ANSWER,
@@ -23,6 +24,7 @@ from drivers.reference.framing import (
     HOST_ADDRESS,
     VERSION,
     VERSION_2,
+    VERSION_3,
     Frame,
     Kind,
     ProtocolError,
@@ -190,8 +192,13 @@ class BusLink(Link):
                     raise LinkClosed(self.close_reason or "link closed")
                 seq = self._take_seq(address)
                 frame = self.data_frame(address, seq, message, self.peer_versions.get(address, VERSION))
-                answer = IDENTITY_ANSWER if name == "identify" else SHORT_ANSWER
-                addressed = Addressed(address, seq, answer, still)
+                # A v1 or v2 station ACKs, then answers in a frame of its own (an identify: its `identity`).
+                follows = self.peer_versions.get(address, VERSION) < VERSION_3
+                answer = IDENTITY_ANSWER if name == "identify" else EVENT_ANSWER if follows else SHORT_ANSWER
+                # A v1 station's `lock` goes even while the broadcast lock waits to go (hold), which waits for its
+                # answer: the lock-out's frames in turn, the `lock` not kept until after the slots.
+                first = follows and name == "lock"
+                addressed = Addressed(address, seq, answer, still, event_follows=follows, ahead_of_group=first)
 
                 def register(future: asyncio.Future[Kind]) -> None:
                     self._outstanding[seq] = (address, future)
@@ -340,6 +347,7 @@ class BusLink(Link):
                 if entry is None or entry[0] != frame.source or entry[1].done():
                     continue
                 entry[1].set_result(Kind.ACK)
+                self.window.replied(frame.seq)
                 self.data_versions[frame.version] += 1
                 self._call(self._on_bus_data, entry[0], frame.payload)
             elif frame.kind == Kind.DATA:
@@ -357,6 +365,7 @@ class BusLink(Link):
                     continue
                 self.data_versions[frame.version] += 1
                 self._send_control(Kind.ACK, frame.seq, src, version=frame.version)
+                self.window.heard(src)
                 if self._delivered.get(src) == (frame.seq, frame.payload):
                     continue  # our ACK was lost and the station retransmitted
                 self._delivered[src] = (frame.seq, frame.payload)

@@ -23,6 +23,10 @@ IDENTITY_ANSWER = IDENTITY_BITS // 10
 SHORT_ANSWER = 32
 ANSWER_SLACK = 0.001
 
+# A v1 (or v2) station's answer: its ACK (9 bytes), then the event as a DATA frame of its own, `src` inside; the longest
+# a `light` event, `{"evt":"light","on":false,"src":254}` in a v1 frame (46 bytes).
+EVENT_ANSWER = 9 + 46
+
 # A station's `locked` answering v2's broadcast lock: a v2 DATA frame with the one-entry map, 11 bytes (docs/protocol.md
 # section 10's test vectors); each slot is that frame and 2 byte times of idle.
 BROADCAST_ANSWER = 11
@@ -34,6 +38,11 @@ BROADCAST_ANSWER = 11
 LINE_MARGIN = 0.002
 
 
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
 class NotWanted(Exception):
     """The frame's sender no longer wants it written (Addressed.still said so when its turn on the line came)."""
 
@@ -42,12 +51,19 @@ class NotWanted(Exception):
 class Addressed:
     """A frame the host writes to one station, as its sender knows it: the station, the SEQ of the exchange (its answer
     names it), the longest answer it can bring in bytes, and `still`, asked just before each copy is written: False,
-    the frame is not written (an unlock overtaken by a lock while it waited for a window, wager_bus.BusWagerStation)."""
+    the frame is not written (an unlock overtaken by a lock while it waited for a window, wager_bus.BusWagerStation).
+    `event_follows`: the station ACKs, then sends its answer (`locked`, `pong`...) as a frame of its own (v1 and v2;
+    a v3 REPLY carries it): the exchange is over on the return pair only once that frame is read. `ahead_of_group`:
+    not kept back by hold() (a v1 station's `lock` on a mixed line): the broadcast lock waiting to go waits for its
+    answer instead (clear_for_group), and the `lock` crosses the host's pair while the return pair still carries the
+    answers the broadcast waits for, rather than after the six slots."""
 
     address: int
     seq: int
     answer_bytes: int
     still: Callable[[], bool] | None = None
+    event_follows: bool = False
+    ahead_of_group: bool = False
 
 
 class LineWindow:
@@ -70,7 +86,10 @@ class LineWindow:
         self._on_line = False  # the open window is still on the line (its end plus LINE_MARGIN not yet passed)
         self._timer: asyncio.TimerHandle | None = None
         self._changed = asyncio.Event()
-        self._answers_due: dict[int, tuple[asyncio.Future[Kind], float]] = {}
+        # SEQ -> (settled once the exchange's answer is over on the return pair, when its line time ends).
+        self._answers_due: dict[int, tuple[asyncio.Future[None], float]] = {}
+        # Address -> the exchanges ACKed whose event, a frame of its own, is still to come (Addressed.event_follows).
+        self._events_due: dict[int, list[asyncio.Future[None]]] = {}
         # v2's broadcast lock: the named stations' `locked` frames, one slot each after the frame, all answered or their
         # line time passed (the time, and a timer that wakes the frames held meanwhile).
         self._broadcast: tuple[asyncio.Future[None], float] | None = None
@@ -120,32 +139,62 @@ class LineWindow:
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
 
-    def _held(self, address: int) -> bool:
-        if self._holds or self._broadcast_due():
+    def _held(self, frame: Addressed) -> bool:
+        if (self._holds and not frame.ahead_of_group) or self._broadcast_due():
             return True
         if self._window is None:
             return False
-        return self._on_line or self.hold_until_closed or self._awaits(address)
+        return self._on_line or self.hold_until_closed or self._awaits(frame.address)
 
     async def turn(self, frame: Addressed) -> None:
         """Return once `frame` may be written; NotWanted if its sender no longer wants it then."""
-        while self._held(frame.address):
+        while self._held(frame):
             await self._changed.wait()
         if frame.still is not None and not frame.still():
             raise NotWanted
 
     def written(self, frame: Addressed, length: int, answer: asyncio.Future[Kind]) -> None:
-        """`frame` (`length` bytes) was written and `answer` settles when its answer came: until then, or its line time
-        (the frame, 2 byte times, the longest answer) and the station's turnaround, no GROUP frame goes."""
-        if answer.done():
+        """`frame` (`length` bytes) was written and `answer` settles when its ACK or REPLY came: until its answer is
+        over (that, or for a v1 or v2 station the event frame after its ACK, heard()), or its line time (the frame, 2
+        byte times, the longest answer) and the station's turnaround, no GROUP frame or broadcast lock goes."""
+        if answer.done() and not frame.event_follows:
             return
-        due = asyncio.get_running_loop().time() + (length + 2 + frame.answer_bytes) * self._byte_time + ANSWER_SLACK
-        self._answers_due[frame.seq] = (answer, due)
-        answer.add_done_callback(lambda done: self._answered(frame.seq, done))
+        loop = asyncio.get_running_loop()
+        due = loop.time() + (length + 2 + frame.answer_bytes) * self._byte_time + ANSWER_SLACK
+        over: asyncio.Future[None] = loop.create_future()
+        timer = loop.call_at(due, _settle, over)
 
-    def _answered(self, seq: int, future: asyncio.Future[Kind]) -> None:
-        if self._answers_due.get(seq, (None, 0.0))[0] is future:
-            del self._answers_due[seq]
+        def acked(done: asyncio.Future[Kind]) -> None:
+            if over.done():
+                return
+            if frame.event_follows and not done.cancelled() and done.exception() is None:
+                self._events_due.setdefault(frame.address, []).append(over)
+            else:
+                over.set_result(None)
+
+        def ended(_over: asyncio.Future[None]) -> None:
+            timer.cancel()
+            waiting = self._events_due.get(frame.address, [])
+            if over in waiting:
+                waiting.remove(over)
+            if self._answers_due.get(frame.seq, (None, 0.0))[0] is over:
+                del self._answers_due[frame.seq]
+
+        self._answers_due[frame.seq] = (over, due)
+        answer.add_done_callback(acked)
+        over.add_done_callback(ended)
+
+    def replied(self, seq: int) -> None:
+        """A REPLY (v3) or ANSWER (v4) to the frame with `seq` was read: it carries the answer, so that exchange is
+        over, whatever its sender expected (an `identify` goes before the station's version is known)."""
+        entry = self._answers_due.get(seq)
+        if entry is not None:
+            _settle(entry[0])
+
+    def heard(self, address: int) -> None:
+        """A DATA frame from `address` was read: the event that followed its ACK, so its exchanges are over."""
+        for over in self._events_due.pop(address, []):
+            _settle(over)
 
     def answers_due(self) -> bool:
         """Whether a station may still be answering a frame the host wrote (within that exchange's line time), a v2
@@ -197,9 +246,13 @@ class LineWindow:
         wrote has come or its line time has passed, and an open slot window has closed, at most until the window's end
         on the line plus `slack`. True if no window is open then."""
         loop = asyncio.get_running_loop()
-        for future, due in list(self._answers_due.values()):
-            if not future.done() and due > loop.time():
-                await asyncio.wait([future], timeout=due - loop.time())
+        while True:
+            # Looked at again after each wait: a frame written meanwhile (Addressed.ahead_of_group) is waited for too.
+            now = loop.time()
+            due = [(future, until) for future, until in self._answers_due.values() if not future.done() and until > now]
+            if not due:
+                break
+            await asyncio.wait([due[0][0]], timeout=due[0][1] - now)
         broadcast = self._broadcast
         if broadcast is not None and self._broadcast_due():
             await asyncio.wait([broadcast[0]], timeout=broadcast[1] - loop.time())

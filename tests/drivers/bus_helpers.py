@@ -88,12 +88,16 @@ Line = tuple[WagerBusSim, LineLog, ReferenceWagerBus, dict[int, BusWagerStation]
 Started = list[tuple[WagerBusSim, ReferenceWagerBus]]
 
 
-async def start_line(started: Started, v3_seat: int | None = None, paced: bool = True, **settings: Any) -> Line:
-    """The seven stations (seat `v3_seat` kept to protocol 3) and the host's driver on one line, every station online
-    and the line quiet; appended to `started` for stop_lines()."""
+async def start_line(
+    started: Started, v3_seat: int | None = None, paced: bool = True, v1_seat: int | None = None, **settings: Any
+) -> Line:
+    """The seven stations (seat `v3_seat` kept to protocol 3, seat `v1_seat` to protocol 1: a mixed line) and the host's
+    driver on one line, every station online and the line quiet; appended to `started` for stop_lines()."""
     sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming() if paced else None)
     if v3_seat is not None:
         sim.stations[v3_seat].configure_line((1, 2, 3))
+    if v1_seat is not None:
+        sim.stations[v1_seat].configure_line((1,))
     await sim.start()
     assert sim._endpoint is not None
     log = LineLog(sim._endpoint)

@@ -164,3 +164,13 @@ async def test_lights_asked_both_ways_are_two_group_frames_and_a_burnt_lamp_answ
     slots = [seen.frame.address for seen in back(frames) if seen.frame.kind == Kind.SLOT]
     assert slots == [*off, ADDRESSES[2]]
     assert sim.stations[2].light and not sim.stations[5].light
+
+
+async def test_no_answer_is_still_due_once_every_identity_was_read(line: Any) -> None:
+    """A v4 station's identity is the ANSWER to its `identify`, sent before the host knows its version: the exchange
+    ends with it, so a GROUP frame right after the start waits for nothing (LineWindow.replied). Counted as a v1
+    exchange (an ACK, then the identity in a frame of its own), the last one stayed due until its line time, 27 ms after
+    its write, and a reopening right after the start waited for it."""
+    _sim, _log, driver, _stations, _recorders = await line()
+    assert driver.link is not None
+    assert not driver.link.answers_due()
