@@ -38,7 +38,7 @@ from floor.messages import (
 from floor.refusal_log import RefusalLog
 from floor.schema import migrate
 from floor.sdnotify import Notifier
-from floor.tasks import ServiceTasks, stopped_within
+from floor.tasks import ServiceTasks, stopped_within, unless_stopped
 from floor.ts_index import older_days
 from floor.write_log import say_left, say_written
 
@@ -99,7 +99,8 @@ class FloorService:
             self.notifier.send(STOPPING=1, STATUS="stopping")
             # A stop lets the batch in hand commit and be acknowledged (the loop returns once stopping); a stuck
             # write is not waited for: uncommitted, it is redelivered at the next start.
-            await asyncio.wait({writing}, timeout=WRITE_STUCK_S / 2)
+            if not (await asyncio.wait({writing}, timeout=WRITE_STUCK_S / 2))[0]:
+                log.warning("floor writer still busy after the stop's wait; cancelling it", waited_s=WRITE_STUCK_S / 2)
             await self.tasks.close()
             say_left(len(self.in_hand) + self.queue.qsize())  # what the broker keeps and sends again
             self.refusal_log.say_due(everything=True)  # a flood's last counts are said, not lost with the process
@@ -155,8 +156,9 @@ class FloorService:
         running writer's reconnect alike, a SIGTERM ends the wait at once (the writer's, not after run()'s 10 s)."""
         log.error("PostgreSQL unreachable; retrying", error=str(err).strip(), retry_in_s=delay)
         self.notifier.send(STATUS=f"PostgreSQL unreachable: {str(err).strip()[:200]}")
-        if not await stopped_within(self.stopping, delay):
-            return False
+        return await stopped_within(self.stopping, delay) and self._stopped_at_start()
+
+    def _stopped_at_start(self) -> bool:
         if not self.tasks.started:  # once running, run() says what the writer left (say_left)
             log.info("floor stopped before its archive was reachable", database=where(self.config.database.dsn))
         return True
@@ -165,7 +167,10 @@ class FloorService:
         delay = 0.5
         while True:
             try:
-                conn = await async_connect(self.config.database)
+                # A connect that hangs (a host gone dark) is cut short by a stop too: None, as a stopped backoff.
+                if (conn := await unless_stopped(self.stopping, async_connect(self.config.database))) is None:
+                    self._stopped_at_start()
+                    return None
                 self.db_up = True
                 return conn
             except psycopg.OperationalError as err:
