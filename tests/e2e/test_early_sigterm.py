@@ -24,9 +24,10 @@ from tests.broker import Mosquitto
 
 pytestmark = pytest.mark.e2e
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-# The lines the start logs, in order, before the handlers are installed (controller/shell/runner.py, run_table):
+# The lines the start logs, in order, before the handlers are installed (controller/shell/runner.py, run_table; the
+# software check says "software verified", "software not verified" or "software check failed"):
 # each is a point the SIGTERM is sent at.
-POINTS = ("software not verified", "journal opened", "journal anchor", "device online", "mqtt connected")
+POINTS = ("software ", "journal opened", "journal anchor", "device online", "mqtt connected")
 READY = "command listener subscribed"  # logged once the service runs: the handlers are in
 
 
