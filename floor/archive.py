@@ -35,6 +35,9 @@ from floor.schema import partition_ddl
 from floor.seqtrack import Range, SeqRanges, opened_and_filled
 
 AsyncConn = psycopg.AsyncConnection[tuple[Any, ...]]
+# What the database raises for a message it cannot store (a value out of range, text it refuses), as opposed to
+# psycopg.OperationalError, a server lost; ValueError and OverflowError for a stamp the writer cannot file.
+REFUSED_BY_DATABASE = (psycopg.DataError, psycopg.IntegrityError, ValueError, OverflowError)
 
 
 @dataclass(frozen=True, slots=True)

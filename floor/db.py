@@ -27,3 +27,9 @@ def connect(db: DatabaseSection) -> psycopg.Connection[tuple[Any, ...]]:
 async def async_connect(db: DatabaseSection) -> psycopg.AsyncConnection[tuple[Any, ...]]:
     # autocommit: each batch is one explicit transaction (conn.transaction()); an implicit one would stay open.
     return await psycopg.AsyncConnection.connect(conninfo(db), autocommit=True)
+
+
+def where(dsn: str) -> str:
+    """The DSN without its password, for the log."""
+    info = psycopg.conninfo.conninfo_to_dict(dsn)
+    return " ".join(f"{k}={v}" for k, v in info.items() if k != "password")

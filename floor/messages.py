@@ -286,3 +286,14 @@ def topic_owner(prefix: str, topic: str) -> str | None:
     rest = topic[len(prefix) + 1 :] if topic.startswith(prefix + "/") else ""
     parts = rest.split("/")
     return parts[1] if parts[0] == "link" and len(parts) > 1 else (parts[0] or None)
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """A message as the floor's listener queues it for the writer (floor/service.py), with what acknowledges it."""
+
+    message: Incoming | LinkIncoming | Rejected
+    topic: str
+    generation: int  # which broker connection delivered it: a mid means nothing on another
+    mid: int
+    qos: int

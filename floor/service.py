@@ -13,25 +13,34 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import aiomqtt
 import psycopg
 import structlog
 
-from floor.archive import ArchiveWriter, AsyncConn, WriteResult, load_state
+from floor.archive import REFUSED_BY_DATABASE, ArchiveWriter, AsyncConn, WriteResult, load_state
 from floor.config import FloorConfig, read_secret
 from floor.console.server import ConsoleServer
-from floor.db import async_connect, connect
+from floor.db import async_connect, connect, where
 from floor.gaps import StaleWatch, open_gaps, resend_command
 from floor.listener_client import listener_client
-from floor.messages import Incoming, LinkIncoming, Rejected, parse, refused_by_archive, subscriptions, topic_owner
+from floor.messages import (
+    Incoming,
+    LinkIncoming,
+    Queued,
+    Rejected,
+    parse,
+    refused_by_archive,
+    subscriptions,
+    topic_owner,
+)
 from floor.refusal_log import RefusalLog
 from floor.schema import migrate
 from floor.sdnotify import Notifier
-from floor.tasks import ServiceTasks, stopped_within
+from floor.tasks import ServiceTasks, stopped_within, unless_stopped
 from floor.ts_index import older_days
-from floor.write_log import say_written
+from floor.write_log import say_left, say_written
 
 log = structlog.get_logger("tablectl.floor")
 BACKOFF_MAX = 10.0
@@ -39,15 +48,6 @@ BACKOFF_MAX = 10.0
 # connection: SIGSTOP, a hung disk): the watchdog stops, so systemd restarts the service (a commit takes milliseconds).
 WRITE_STUCK_S = 20.0
 WRITER = "floor-writer"
-
-
-@dataclass(frozen=True, slots=True)
-class Queued:
-    message: Incoming | LinkIncoming | Rejected
-    topic: str
-    generation: int  # which broker connection delivered it: a mid means nothing on another
-    mid: int
-    qos: int
 
 
 class FloorService:
@@ -61,6 +61,7 @@ class FloorService:
         self.db_up = False
         self.archived = 0
         self.unarchived: set[int] = set()  # ids of the messages of the batch at hand the database refused
+        self.in_hand: list[Queued] = []  # the batch taken from the queue and not yet archived and acknowledged
         self.refused = 0  # messages refused this run (rejected_messages keeps them; `floor status` counts them all)
         self.stale_gaps = 0
         self.stopping = asyncio.Event()
@@ -80,7 +81,7 @@ class FloorService:
         if conn is None:
             return
         writer = ArchiveWriter(conn, self.config.gaming_day, await load_state(conn), ingest=self.config.ingest)
-        log.info("floor archive ready", tables=len(writer.state.live), database=_where(self.config.database.dsn))
+        log.info("floor archive ready", tables=len(writer.state.live), database=where(self.config.database.dsn))
         if self.console is not None:
             await self._start_console(self.console, writer)
         self.tasks.start("floor-listener", self._listen())
@@ -94,11 +95,14 @@ class FloorService:
         try:
             await self.stopping.wait()
         finally:
+            log.info("floor stopping", failed=self.failure is not None)
             self.notifier.send(STOPPING=1, STATUS="stopping")
             # A stop lets the batch in hand commit and be acknowledged (the loop returns once stopping); a stuck
             # write is not waited for: uncommitted, it is redelivered at the next start.
-            await asyncio.wait({writing}, timeout=WRITE_STUCK_S / 2)
+            if not (await asyncio.wait({writing}, timeout=WRITE_STUCK_S / 2))[0]:
+                log.warning("floor writer still busy after the stop's wait; cancelling it", waited_s=WRITE_STUCK_S / 2)
             await self.tasks.close()
+            say_left(len(self.in_hand) + self.queue.qsize())  # what the broker keeps and sends again
             self.refusal_log.say_due(everything=True)  # a flood's last counts are said, not lost with the process
             await writer.conn.close()
             if self.console is not None:
@@ -148,23 +152,25 @@ class FloorService:
                 delay = min(delay * 2, BACKOFF_MAX)
 
     async def _unreachable(self, err: psycopg.OperationalError, delay: float) -> bool:
-        """Said, then the retry's backoff; at the start (no task runs yet to end at the stop), cut short by a stop:
-        True then (said too). Once running, the writer's reconnect ends as before, its task cancelled at the stop."""
+        """Said, then the retry's backoff cut short by a stop: True then. At the start (no task runs yet) and in the
+        running writer's reconnect alike, a SIGTERM ends the wait at once (the writer's, not after run()'s 10 s)."""
         log.error("PostgreSQL unreachable; retrying", error=str(err).strip(), retry_in_s=delay)
         self.notifier.send(STATUS=f"PostgreSQL unreachable: {str(err).strip()[:200]}")
-        if self.tasks.started:
-            await asyncio.sleep(delay)
-            return False
-        if not await stopped_within(self.stopping, delay):
-            return False
-        log.info("floor stopped before its archive was reachable", database=_where(self.config.database.dsn))
+        return await stopped_within(self.stopping, delay) and self._stopped_at_start()
+
+    def _stopped_at_start(self) -> bool:
+        if not self.tasks.started:  # once running, run() says what the writer left (say_left)
+            log.info("floor stopped before its archive was reachable", database=where(self.config.database.dsn))
         return True
 
     async def _connect_db(self) -> AsyncConn | None:
         delay = 0.5
         while True:
             try:
-                conn = await async_connect(self.config.database)
+                # A connect that hangs (a host gone dark) is cut short by a stop too: None, as a stopped backoff.
+                if (conn := await unless_stopped(self.stopping, async_connect(self.config.database))) is None:
+                    self._stopped_at_start()
+                    return None
                 self.db_up = True
                 return conn
             except psycopg.OperationalError as err:
@@ -252,9 +258,12 @@ class FloorService:
             if batch is None:
                 return
             self.unarchived.clear()
-            result = await self._write(writer, batch)
+            self.in_hand = batch
+            if (result := await self._write(writer, batch)) is None:
+                return  # stopped while the database was away: run() says what is left (say_left)
             for q in batch:
                 self._ack(q.generation, q.mid, q.qos)
+            self.in_hand = []
             self._report(result, [q.message for q in batch])
             if self.console is not None:
                 try:
@@ -275,7 +284,9 @@ class FloorService:
                     except Exception:  # what the browsers see must never stop the archive
                         log.exception("console update failed")
 
-    async def _write(self, writer: ArchiveWriter, batch: list[Queued]) -> WriteResult:
+    async def _write(self, writer: ArchiveWriter, batch: list[Queued]) -> WriteResult | None:
+        """The batch archived (in parts if the database refused one of its messages); None if the service stopped
+        while the database was unreachable, the batch neither archived nor acknowledged."""
         delay = 0.5
         while True:
             try:
@@ -283,21 +294,28 @@ class FloorService:
                     result = await writer.write([q.message for q in batch])  # stamped by the database's clock
                 self.db_up = True
                 return result
-            except _REFUSED_BY_DATABASE as err:
+            except REFUSED_BY_DATABASE as err:
                 # Not the server's fault but a message's (one the checks in floor/messages.py let by): retried whole
                 # it would fail at every redelivery and stall the archive behind it.
                 return await self._write_apart(writer, batch, err)
             except psycopg.OperationalError as err:
                 self.db_up = False
-                log.error("archive write failed; retrying the batch", error=str(err).strip(), retry_in_s=delay)
-                await asyncio.sleep(delay)
+                log.error(
+                    "archive write failed; retrying the batch",
+                    error=str(err).strip(),
+                    messages=len(batch),
+                    retry_in_s=delay,
+                )
+                if await stopped_within(self.stopping, delay):
+                    return None
                 delay = min(delay * 2, BACKOFF_MAX)
                 with contextlib.suppress(psycopg.Error):
                     await writer.conn.close()
-                if (conn := await self._connect_db()) is not None:  # None only at the start, stopped
-                    writer.use(conn)
+                if (conn := await self._connect_db()) is None:  # stopped while the database did not answer
+                    return None
+                writer.use(conn)
 
-    async def _write_apart(self, writer: ArchiveWriter, batch: list[Queued], err: BaseException) -> WriteResult:
+    async def _write_apart(self, writer: ArchiveWriter, batch: list[Queued], err: BaseException) -> WriteResult | None:
         """Each message of a batch the database refused in a transaction of its own; one refused alone is kept in
         rejected_messages with the database's reason instead, so the good ones around it are archived."""
         if len(batch) == 1:
@@ -319,7 +337,9 @@ class FloorService:
         log.error("archive refused a batch; writing it in halves", messages=len(batch), error=str(err).strip()[:300])
         total = WriteResult()
         for half in (batch[: len(batch) // 2], batch[len(batch) // 2 :]):
-            total.add(await self._write(writer, half))
+            if (part := await self._write(writer, half)) is None:
+                return None  # stopped: a half archived before is not acknowledged; redelivered, it changes nothing
+            total.add(part)
         return total
 
     def _report(self, result: WriteResult, messages: list[Incoming | LinkIncoming | Rejected]) -> None:
@@ -378,14 +398,3 @@ class FloorService:
             elif self.db_up and self.mqtt_up:
                 self.notifier.send(WATCHDOG=1, STATUS=self._status())
             await asyncio.sleep(interval)
-
-
-# What the database raises for a message it cannot store (a value out of range, text it refuses), as opposed to
-# psycopg.OperationalError, a server lost; ValueError and OverflowError for a stamp the writer cannot file.
-_REFUSED_BY_DATABASE = (psycopg.DataError, psycopg.IntegrityError, ValueError, OverflowError)
-
-
-def _where(dsn: str) -> str:
-    """The DSN without its password, for the log."""
-    info = psycopg.conninfo.conninfo_to_dict(dsn)
-    return " ".join(f"{k}={v}" for k, v in info.items() if k != "password")

@@ -17,11 +17,12 @@ import contextlib
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 
 log = structlog.get_logger("tablectl.tasks")
+T = TypeVar("T")
 # A task that has not ended this long after its cancel swallowed it and is cancelled again (ServiceTasks.close).
 CANCEL_AGAIN_S = 0.5
 
@@ -33,6 +34,23 @@ async def stopped_within(stopping: asyncio.Event, delay: float) -> bool:
         async with asyncio.timeout(delay):
             await stopping.wait()
     return stopping.is_set()
+
+
+async def unless_stopped(stopping: asyncio.Event, work: Coroutine[Any, Any, T]) -> T | None:
+    """`work`'s result (or its error), or None once stopping first, `work` then cancelled and awaited: a database
+    connect that hangs (a host that takes the connection and never answers, until connect_timeout) does not hold a
+    stop. Both waits are awaited or cancelled here, so neither outlives the call."""
+    doing = asyncio.ensure_future(work)
+    stop = asyncio.ensure_future(stopping.wait())
+    try:
+        await asyncio.wait({doing, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiting in (stop, doing):
+            if not waiting.done():
+                waiting.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await waiting
+    return doing.result() if not doing.cancelled() else None
 
 
 class TaskEnded(RuntimeError):

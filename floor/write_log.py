@@ -1,5 +1,5 @@
 """What an archive write found, said to the operator: integrity alarms at error level with their remedy, seq gaps
-opened and filled (floor/service.py logs each batch's result here)."""
+opened and filled (floor/service.py logs each batch's result here), and what a stop left unarchived."""
 
 from __future__ import annotations
 
@@ -12,6 +12,18 @@ from floor.messages import Incoming, LinkIncoming, Rejected
 RETAINED_NAMED = 20
 
 log = structlog.get_logger("tablectl.floor")
+
+
+def say_left(messages: int) -> None:
+    """At the floor's stop: how many messages were received and not archived (the batch in hand, what queued behind
+    it), if any. None was acknowledged, so the broker keeps them in the floor's session and sends them again."""
+    if messages:
+        log.warning(
+            "floor stopped with messages not archived",
+            messages=messages,
+            then="not acknowledged: the broker keeps them in the floor's session and redelivers them at the next"
+            " start (QoS 1; archiving is idempotent)",
+        )
 
 
 def say_written(result: WriteResult, messages: list[Incoming | LinkIncoming | Rejected] | None = None) -> None:

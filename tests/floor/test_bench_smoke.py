@@ -74,3 +74,13 @@ def test_the_ts_index_stop_bench_reports_a_stop_during_the_summary_against_a_bas
     # The stop reaches a table's statement, which it cancels: the day is left pending.
     said = r"[0-9.]+ s \(the day left pending, [0-9,]+ round-days committed, exit 0\)"
     assert re.search(rf"^run 1 \(load [0-9.]+\): baseline {said}, this {said}", out, re.M), out
+
+
+@pytest.mark.parametrize("mode", ["refused", "dark"])
+def test_the_outage_stop_bench_reports_a_stop_against_a_baseline_checkout(mode: str) -> None:
+    root = str(BENCH.parent)  # this checkout as its own baseline: the bench runs, whatever the figures
+    out = _bench("floor_outage_stop.py", "--base", root, "--runs", "1", "--mode", mode)
+    # Each side stopped in order, saying what it left for the broker to redeliver (some of the 50 events in flight).
+    said = r"[0-9.]+ s \(exit 0, left [1-9][0-9]*\)"
+    assert re.search(rf"^run 1 \(load [0-9.]+\): baseline {said}, this {said}", out, re.M), out
+    assert re.search(r"^median: baseline [0-9.]+ s, this [0-9.]+ s, this/baseline [0-9.]+", out, re.M), out

@@ -4,43 +4,16 @@ the server is back. Nothing lost, nothing twice."""
 
 from __future__ import annotations
 
-import json
-import uuid
 from pathlib import Path
 
-import paho.mqtt.client as paho
 import pytest
-from paho.mqtt.enums import CallbackAPIVersion
 
 from floor.pgcluster import PgCluster
 from tests.broker import Mosquitto, fresh_id
 from tests.floor.conftest import FloorProcess, count, floor_toml, wait_for
+from tests.floor.qos1_events import publish_events
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
-
-
-def _publish(mosquitto: Mosquitto, prefix: str, table: str, seqs: range) -> None:
-    client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"outage-{uuid.uuid4().hex[:8]}")
-    client.connect(mosquitto.host, mosquitto.port)
-    client.loop_start()
-    infos = []
-    for seq in seqs:
-        event = {
-            "event_id": f"{table}-{seq}",
-            "boot_id": "b1",
-            "seq": seq,
-            "ts": f"2026-11-21T10:{seq // 60 % 60:02d}:{seq % 60:02d}.000000Z",
-            "table_id": table,
-            "round_id": None,
-            "type": "wager.accepted",
-            "rule": "655a.7(d)(1)",
-            "payload": {"seat": 1, "spot": "ante", "amount": 500},
-        }
-        infos.append(client.publish(f"{prefix}/{table}/event", json.dumps(event), qos=1))
-    for info in infos:
-        info.wait_for_publish(timeout=10)
-    client.disconnect()
-    client.loop_stop()
 
 
 def test_the_floor_waits_for_its_database_and_loses_nothing_while_it_is_down(
@@ -58,10 +31,10 @@ def test_the_floor_waits_for_its_database_and_loses_nothing_while_it_is_down(
         wait_for(lambda: "PostgreSQL unreachable; retrying" in floor.log(), 30, "the floor to wait for PostgreSQL")
         cluster.start()
         wait_for(lambda: "subscribed to the tables" in floor.log(), 60, "the floor to subscribe")
-        _publish(mosquitto, prefix, "t1", range(1, 201))
+        publish_events(mosquitto, prefix, "t1", range(1, 201))
         wait_for(lambda: count(dsn, "SELECT count(*) FROM events") == 200, 60, "the first 200 events")
         cluster.kill()
-        _publish(mosquitto, prefix, "t1", range(201, 401))  # the broker holds them: the floor cannot commit
+        publish_events(mosquitto, prefix, "t1", range(201, 401))  # the broker holds them: the floor cannot commit
         wait_for(lambda: "archive write failed" in floor.log() or "unreachable" in floor.log(), 30, "a retry")
         cluster.start()
         wait_for(lambda: count(dsn, "SELECT count(*) FROM events") == 400, 60, "every event after the outage")

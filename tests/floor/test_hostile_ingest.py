@@ -21,8 +21,8 @@ from structlog.testing import capture_logs
 
 from controller.mqtt.contract import TableEvent
 from floor.config import parse_floor_config
-from floor.messages import MAX_PAYLOAD, Incoming, Rejected, content_digest, parse
-from floor.service import FloorService, Queued
+from floor.messages import MAX_PAYLOAD, Incoming, Queued, Rejected, content_digest, parse
+from floor.service import FloorService
 from floor.status import live_tables, status_text
 from tests.broker import Mosquitto, free_port
 from tests.floor.service_running import running, until
