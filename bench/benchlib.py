@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from controller.config.table import TableConfig
@@ -175,6 +175,18 @@ def write_config(config: TableConfig, ports: dict[str, str], directory: Path) ->
     path = directory / f"{config.table_id}.toml"
     path.write_text(_toml(data))
     return path
+
+
+def spawn_floor(checkout: Path, config: Path, out: IO[bytes]) -> subprocess.Popen[bytes]:
+    """`checkout`'s `tablectl floor` on `config`, its JSON log to `out`: the floor benches paired against a baseline
+    checkout run each tree's own code in its own venv."""
+    return subprocess.Popen(
+        [str(checkout / ".venv/bin/python"), "-m", "controller.cli", "--log-json", "floor", "--config", str(config)],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        cwd=checkout,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
 
 
 def _toml(data: dict[str, Any]) -> str:

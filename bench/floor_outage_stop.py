@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import socket
 import statistics
@@ -29,7 +28,7 @@ from pathlib import Path
 
 import paho.mqtt.client as paho
 import psycopg
-from benchlib import machine, mosquitto
+from benchlib import machine, mosquitto, spawn_floor
 from paho.mqtt.enums import CallbackAPIVersion
 
 from floor.pgcluster import PgCluster
@@ -97,21 +96,7 @@ def stop_once(checkout: Path, url: str, tmp: Path, mode: str) -> Stop:
             f'client_id = "floor-{name}"\n'
         )
         with log.open("wb") as out:
-            proc = subprocess.Popen(
-                [
-                    str(checkout / ".venv/bin/python"),
-                    "-m",
-                    "controller.cli",
-                    "--log-json",
-                    "floor",
-                    "--config",
-                    str(config),
-                ],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                cwd=checkout,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
+            proc = spawn_floor(checkout, config, out)
             try:
                 until(lambda: "subscribed to the tables" in log.read_text(), "its subscription", proc)
                 publish(url, name, range(1, 51))

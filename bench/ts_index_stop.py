@@ -23,10 +23,8 @@ Run:  .venv/bin/python bench/ts_index_stop.py --base /path/to/baseline-checkout 
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import statistics
-import subprocess
 import tempfile
 import time
 import uuid
@@ -35,7 +33,7 @@ from datetime import date
 from pathlib import Path
 
 import psycopg
-from benchlib import machine, progress
+from benchlib import machine, progress, spawn_floor
 from older_day import insert_older_day
 
 from floor.pgcluster import PgCluster
@@ -109,21 +107,7 @@ def stop_once(cluster: PgCluster, source: str, checkout: Path, tmp: Path, step: 
         f'name = "bench"\n[database]\ndsn = "{dsn}"\n[mqtt]\nbroker = "mqtt://127.0.0.1:1"\nprefix = "{name}"\n'
     )
     with (tmp / f"{name}.log").open("wb") as out:
-        proc = subprocess.Popen(
-            [
-                str(checkout / ".venv/bin/python"),
-                "-m",
-                "controller.cli",
-                "--log-json",
-                "floor",
-                "--config",
-                str(config),
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=checkout,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+        proc = spawn_floor(checkout, config, out)
         try:
             deadline = time.monotonic() + 120
             with psycopg.connect(dsn, autocommit=True) as watch:  # one session: a poll is a query, not a connection
