@@ -3,6 +3,7 @@ what the end-to-end tests of the two share."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -22,6 +23,19 @@ def read_until(proc: subprocess.Popen[str], marker: str, lines: list[str]) -> No
         if marker in line:
             return
     raise AssertionError(f"process ended before printing {marker!r}:\n{''.join(lines)}")
+
+
+def started(command: list[str]) -> subprocess.Popen[str]:
+    """`command` started as a table's tests watch it: its stdout read line by line as printed (read_until), its
+    stderr dropped, no stdin (a Ctrl-C test sends SIGINT itself)."""
+    return subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
 
 
 @contextmanager

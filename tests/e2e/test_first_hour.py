@@ -8,7 +8,6 @@ without its devices, two daemons playing one table, or a bare "does not exist".
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import signal
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.sim_devices import DEMO, ROOT, TABLECTL, read_until, running_simulators
+from tests.e2e.sim_devices import DEMO, ROOT, TABLECTL, read_until, running_simulators, started
 
 pytestmark = pytest.mark.e2e
 
@@ -53,14 +52,7 @@ def test_a_second_daemon_on_the_same_journal_is_refused(tmp_path: Path) -> None:
     journal = tmp_path / "table.sqlite"
     command = [*TABLECTL, "run", "--config", str(DEMO), "--journal", str(journal), "--broker", "mqtt://127.0.0.1:1"]
     with running_simulators(tmp_path / "ports.json") as ports:
-        first = subprocess.Popen(
-            [*command, "--ports", str(ports), "--live-log"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+        first = started([*command, "--ports", str(ports), "--live-log"])
         lines: list[str] = []
         try:
             read_until(first, "betting open", lines)
@@ -120,14 +112,7 @@ def test_a_second_demo_on_the_same_journal_is_refused(tmp_path: Path) -> None:
     round mid-way ("4 rounds so far at this table" after three)."""
     journal = tmp_path / "demo.sqlite"
     command = [*TABLECTL, "demo", "--broker", "mqtt://127.0.0.1:1", "--journal", str(journal), "--seed", "7"]
-    first = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    first = started(command)
     lines: list[str] = []
     try:
         read_until(first, "betting open", lines)

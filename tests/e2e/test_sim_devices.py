@@ -7,7 +7,6 @@ Synchronisation is on what the processes print (bounded by timeouts), never on s
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
 import subprocess
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.sim_devices import DEMO, ROOT, TABLECTL, read_until, running_simulators
+from tests.e2e.sim_devices import DEMO, ROOT, TABLECTL, read_until, running_simulators, started
 
 pytestmark = pytest.mark.e2e
 
@@ -63,7 +62,7 @@ def test_devices_reports_absent_devices_and_exits_1() -> None:
 
 def test_run_drives_the_simulators_and_stops_cleanly(simulators: Path, tmp_path: Path) -> None:
     journal = tmp_path / "run.sqlite"
-    proc = subprocess.Popen(
+    proc = started(
         [
             *TABLECTL,
             "run",
@@ -76,12 +75,7 @@ def test_run_drives_the_simulators_and_stops_cleanly(simulators: Path, tmp_path:
             "mqtt://127.0.0.1:1",
             "--journal",
             str(journal),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        ]
     )
     lines: list[str] = []
     try:
