@@ -84,7 +84,7 @@ export function renderAlerts() {
   $("alerts").replaceChildren(...all.map((a) =>
     el("li", { class: "alert", "data-kind": a.kind, "data-table": a.table_id, "data-key": a.key,
       "data-target": a.target, "data-target-id": a.target_id },
-      el("strong", {}, a.table_id), el("span", {}, a.text), el("span", { class: "since" }, since(a.since)),
+      el("strong", {}, a.table_id), el("span", {}, a.text), el("span", { class: "since", "data-since": a.since || "" }, since(a.since)),
       a.verb ? actionButton(a.target || "table", a.target_id || a.table_id, a.verb, a.args) : null)));
 }
 
@@ -126,7 +126,8 @@ export function renderLinks() {
       el("table", { class: "link-tables" }, el("tbody", {}, ...Object.entries(l.tables).sort().map(([tid, x]) =>
         el("tr", { "data-table": tid, "data-leased": String(x.leased) }, el("td", {}, tid),
           el("td", {}, `asset ${x.asset_number}`), el("td", {}, x.leased ? "leased" : "no lease"),
-          el("td", {}, x.last_seen ? `heard ${since(x.last_seen)} ago` : "not heard"))))),
+          el("td", { class: "heard", "data-since": x.last_seen || "" },
+            x.last_seen ? `heard ${since(x.last_seen)} ago` : "not heard"))))),
       linkRefused(l.refusals),
       ...l.pending.map((h) => el("div", { class: "jackpot", "data-order": h.order },
         `pending: ${h.table_id} seat ${h.seat} ${h.level} ${dollars(h.amount_cents)} (win #${h.order})`)),
@@ -136,8 +137,15 @@ export function renderLinks() {
   }));
 }
 
+// Every age on the floor counts on between updates: a held jackpot publishes nothing more, and its alert's age drawn
+// once would stand still beside the tile's count of the same hold.
 setInterval(() => {
-  for (const s of document.querySelectorAll(".in-phase")) s.textContent = since(s.getAttribute("data-since"));
+  for (const s of document.querySelectorAll(".in-phase, #alerts .since")) {
+    s.textContent = since(s.getAttribute("data-since"));
+  }
+  for (const s of document.querySelectorAll("#link-panels .heard[data-since]")) {
+    if (s.getAttribute("data-since")) s.textContent = `heard ${since(s.getAttribute("data-since"))} ago`;
+  }
   const r = $("refused-when");
   if (r && r.getAttribute("data-since")) {
     r.textContent = `${since(r.getAttribute("data-since"))} ago (${r.getAttribute("data-since")})`;
