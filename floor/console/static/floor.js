@@ -8,8 +8,14 @@ function tile(t) {
   const faults = Object.keys(t.faults).length;
   const jackpots = Object.entries(t.pending_jackpots);
   const tilts = Object.keys(t.tilts);
-  const devices = el("span", { class: "devices" }, el("span", { class: "dot " + (faults ? "bad" : "") }),
-    faults ? `${faults} device(s) need attention` : "devices ok");
+  // An offline or lost table reports nothing: its tile says since when, where it stopped and that its devices are
+  // not heard, not the phase's age counting on and "devices ok" as if it played.
+  const gone = t.state === "offline" || t.state === "lost";
+  const devices = gone
+    ? el("span", { class: "devices" }, el("span", { class: "dot unknown" }), `devices not heard: table ${t.state}`)
+    : el("span", { class: "devices" }, el("span", { class: "dot " + (faults ? "bad" : "") }),
+      faults ? `${faults} device(s) need attention` : "devices ok");
+  const age = gone ? t.state_since : t.phase_since;
   const meters = Object.entries(t.meters).map(([lvl, m]) => `${lvl} ${dollars(m.display_cents)}`).join(" · ");
   const linked = Object.entries(t.linked_meters || {}).map(([lvl, m]) => `${lvl} ${dollars(m.display_cents)}`)
     .join(" · ");
@@ -24,8 +30,10 @@ function tile(t) {
     el("div", { class: "row" }, el("span", { class: "name" }, t.table_id), el("span", { class: "state" }, t.state)),
     t.reason ? el("div", { class: "reason" }, t.reason) : null,
     el("div", { class: "game" }, `${t.game || "?"} (${t.chapter || "?"})`),
-    el("div", { class: "row" }, el("span", { class: "phase", "data-phase": t.phase }, t.phase),
-      el("span", { class: "in-phase", "data-since": t.phase_since || "" }, since(t.phase_since))),
+    el("div", { class: "row" }, el("span", { class: "phase", "data-phase": t.phase },
+      gone ? `last heard in ${t.phase}` : t.phase),
+      el("span", { class: "in-phase", "data-since": age || "", "data-prefix": gone ? `${t.state} ` : "" },
+        (gone ? `${t.state} ` : "") + since(age))),
     el("div", { class: "row" }, el("span", { class: "players" }, `${t.players} players`),
       el("span", { class: "rph" }, `${t.rounds_per_hour} rounds/h`)),
     el("div", { class: "row" }, el("span", { class: "rounds" }, `${t.rounds_completed} rounds`),
@@ -141,7 +149,7 @@ export function renderLinks() {
 // once would stand still beside the tile's count of the same hold.
 setInterval(() => {
   for (const s of document.querySelectorAll(".in-phase, #alerts .since")) {
-    s.textContent = since(s.getAttribute("data-since"));
+    s.textContent = (s.getAttribute("data-prefix") || "") + since(s.getAttribute("data-since"));
   }
   for (const s of document.querySelectorAll("#link-panels .heard[data-since]")) {
     if (s.getAttribute("data-since")) s.textContent = `heard ${since(s.getAttribute("data-since"))} ago`;
