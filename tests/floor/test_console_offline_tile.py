@@ -41,6 +41,7 @@ def test_an_offline_tables_tile_says_it_is_not_heard(browser: Any, floor_dsn: st
         server.view.live["t1"] = gone
         playing = TableLive("t2", state="online", game="Let It Ride Poker", chapter="643a", phase="betting")
         playing.phase_since = stamp(now - timedelta(seconds=5))
+        playing.rounds_completed = 1
         server.view.live["t2"] = playing
         browser_logged_in(browser, origin, floor_dsn)
         browser.get(origin + "/")
@@ -59,4 +60,5 @@ def test_an_offline_tables_tile_says_it_is_not_heard(browser: Any, floor_dsn: st
         # A table that plays is shown as before.
         assert part("t2", ".phase") == "betting"
         assert part("t2", ".devices") == "devices ok"
+        assert (part("t2", ".rounds"), part("t1", ".rounds")) == ("1 round", "0 rounds")  # not "1 rounds"
         assert page_errors(browser) == []

@@ -4,6 +4,9 @@ import { actionButton } from "./commands.js";
 import { $, dollars, el, since, state } from "./page.js";
 import { openTable } from "./table.js";
 
+// "1 round", "3 rounds": a count as a supervisor reads it.
+const count = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
 function tile(t) {
   const faults = Object.keys(t.faults).length;
   const jackpots = Object.entries(t.pending_jackpots);
@@ -34,9 +37,9 @@ function tile(t) {
       gone ? `last heard in ${t.phase}` : t.phase),
       el("span", { class: "in-phase", "data-since": age || "", "data-prefix": gone ? `${t.state} ` : "" },
         (gone ? `${t.state} ` : "") + since(age))),
-    el("div", { class: "row" }, el("span", { class: "players" }, `${t.players} players`),
+    el("div", { class: "row" }, el("span", { class: "players" }, count(t.players, "player")),
       el("span", { class: "rph" }, `${t.rounds_per_hour} rounds/h`)),
-    el("div", { class: "row" }, el("span", { class: "rounds" }, `${t.rounds_completed} rounds`),
+    el("div", { class: "row" }, el("span", { class: "rounds" }, count(t.rounds_completed, "round")),
       el("span", { class: "method" }, [t.dealing_method, t.shuffle].filter(Boolean).join(", "))),
     devices,
     meters ? el("div", { class: "meters" }, meters) : null,
