@@ -114,11 +114,11 @@ class ConsoleServer:
                     changed |= {t for t in self.view.observe_link(m, link) if t in self.view.live}
                     changed_links.add(m.link_id)
                 continue
+            changed.add(m.table_id)  # a replay draws no line again, but may have filled a gap: the tile changed
             last = self.view.table(m.table_id).lines
             if m.kind == "event" and last and int(m.content["seq"]) <= int(last[-1]["seq"]):
                 continue  # a replay of what is shown already
             line = self.view.observe(m, live.get(m.table_id) or TableLive(m.table_id))
-            changed.add(m.table_id)
             if line is not None:
                 lines.append(line)
         if not changed and not changed_links:
