@@ -44,8 +44,7 @@ from floor.write_log import say_left, say_written
 
 log = structlog.get_logger("tablectl.floor")
 BACKOFF_MAX = 10.0
-# One archive transaction taking longer than this is stuck (a database that stopped answering without closing the
-# connection: SIGSTOP, a hung disk): the watchdog stops, so systemd restarts the service (a commit takes milliseconds).
+# An archive transaction longer than this is stuck (a database silent but connected: SIGSTOP, a hung disk): restart.
 WRITE_STUCK_S = 20.0
 WRITER = "floor-writer"
 
@@ -97,8 +96,7 @@ class FloorService:
         finally:
             log.info("floor stopping", failed=self.failure is not None)
             self.notifier.send(STOPPING=1, STATUS="stopping")
-            # A stop lets the batch in hand commit and be acknowledged (the loop returns once stopping); a stuck
-            # write is not waited for: uncommitted, it is redelivered at the next start.
+            # A stop lets the batch in hand commit and be acknowledged; a stuck write, uncommitted, is redelivered.
             if not (await asyncio.wait({writing}, timeout=WRITE_STUCK_S / 2))[0]:
                 log.warning("floor writer still busy after the stop's wait; cancelling it", waited_s=WRITE_STUCK_S / 2)
             await self.tasks.close()
@@ -133,8 +131,7 @@ class FloorService:
         self.stopping.set()
 
     async def _migrate(self) -> bool:
-        """Bring the schema up to date, waiting for the database if it is not up yet (a floor PC may boot first);
-        False when stopped before it answered."""
+        """Bring the schema up to date, waiting for a database not up yet (the PC may boot first); False if stopped."""
 
         def once() -> int:
             with connect(self.config.database) as conn:
@@ -193,6 +190,8 @@ class FloorService:
                     self.client, delay = client, 0.5
                     await client.subscribe([(topic, 1) for topic in subscriptions(prefix)])
                     self.mqtt_up = True  # subscribed: a fresh session gets nothing published before its SUBACK
+                    if self.console is not None:  # every page says the floor hears the tables again
+                        self.console.broker(None)
                     log.info("subscribed to the tables", broker=self.config.mqtt.broker, prefix=prefix)
                     async for message in client.messages:
                         parsed = parse(prefix, str(message.topic), bytes(message.payload), tables)
@@ -211,6 +210,8 @@ class FloorService:
                 self.mqtt_up = False
                 log.error("broker connection lost; reconnecting", error=str(err), retry_in_s=delay)
                 self.notifier.send(STATUS=f"broker unreachable: {err}")
+                if self.console is not None:
+                    self.console.broker(str(err))
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, BACKOFF_MAX)
 
@@ -295,8 +296,7 @@ class FloorService:
                 self.db_up = True
                 return result
             except REFUSED_BY_DATABASE as err:
-                # Not the server's fault but a message's (one the checks in floor/messages.py let by): retried whole
-                # it would fail at every redelivery and stall the archive behind it.
+                # A message's fault, not the server's: retried whole it would stall the archive at every redelivery.
                 return await self._write_apart(writer, batch, err)
             except psycopg.OperationalError as err:
                 self.db_up = False

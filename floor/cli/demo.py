@@ -5,8 +5,8 @@ Each table is a real `tablectl demo` process on simulated devices (its own journ
 floor.service.FloorService in this process with its console on --http. The console approves every key enrolled in
 it (`demo_approve_all`, loopback only) and the demo does what an administrator would: it adds the key's
 [[supervisors]] entry to every table's config and restarts each table between rounds (SIGINT closes a table after
-its round in progress), so a key made in the browser validates jackpots a minute later. Without --rounds nobody
-simulated validates jackpots: they wait for the person at the console.
+its round in progress; one held for a jackpot at once), so a key made in the browser validates jackpots a minute
+later. Without --rounds nobody simulated validates jackpots: they wait for the person at the console.
 
 Two of the tables (ms-1, ms-2) are on a linked progressive (docs/linked-progressives.md): a real `tablectl link`
 process keeps their one meter on a second database of the same private PostgreSQL, opened with a signed `open_link`
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import random
@@ -35,11 +36,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from floor.cli.private import private_servers, signing_key
 from floor.config import parse_floor_config
+from floor.live import JACKPOT_PENDING, TableLive
 from floor.service import FloorService
 
 ROOT_CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -55,6 +57,7 @@ LINKED = {"ms-1": "T-2001", "ms-2": "T-2002"}  # table id -> asset number (5321.
 LINK_KEY_ID = "demo-link-operator"  # the demo's own key: it opens the link
 HEARTS = ["Ah", "Kh", "Qh", "Jh", "Th", "9h", "8h", "7h", "6h", "5h", "4h", "3h", "2h"]
 RANKS = "23456789TJQKA"
+HELD_POLL_S = 0.5  # how often a restart waiting for a table's round looks whether the floor sees it held for a jackpot
 
 
 def link_toml(dsn: str, broker: str, supervisors: str) -> str:
@@ -201,8 +204,11 @@ class Table:
         self.rounds = rounds
         self.seed = seed
         self.proc: asyncio.subprocess.Process | None = None
+        self.stopped = False  # the demo is ending: a restart under way starts nothing more
 
     async def start(self) -> None:
+        if self.stopped:
+            return
         argv = ["-m", "controller.cli", "demo", "--config", str(self.config), "--journal", str(self.journal)]
         argv += ["--broker", self.broker, "--quiet", "--pace", "0.3" if self.rounds is None else "0.02"]
         argv += ["--rounds", str(self.rounds)] if self.rounds is not None else ["--human-floor"]
@@ -212,14 +218,27 @@ class Table:
             sys.executable, *argv, stdout=self.log.open("ab"), stderr=subprocess.STDOUT
         )
 
-    async def restart(self) -> None:
-        """Between rounds: SIGINT closes the table after its round in progress; then it starts on its journal."""
-        if self.proc is not None and self.proc.returncode is None:
-            self.proc.send_signal(signal.SIGINT)
-            await self.proc.wait()
+    async def restart(self, held: Callable[[], bool]) -> None:
+        """Between rounds: SIGINT closes the table after its round in progress; then it starts on its journal. A round
+        held for a jackpot (`held`) completes only when validated with the key this brings: such a table is stopped
+        now (a second SIGINT), restored still awaiting it (docs/recovery.md), and started again once it closes."""
+        proc, stopped_now = self.proc, False
+        if proc is not None and proc.returncode is None:
+            proc.send_signal(signal.SIGINT)
+            while proc.returncode is None:
+                try:
+                    await asyncio.wait_for(asyncio.shield(proc.wait()), HELD_POLL_S)
+                except TimeoutError:
+                    if held() and not stopped_now:
+                        proc.send_signal(signal.SIGINT)  # "press Ctrl-C again to stop now"
+                        stopped_now = True
         await self.start()
+        if stopped_now and self.proc is not None:
+            await self.proc.wait()
+            await self.start()
 
     def stop(self) -> None:
+        self.stopped = True
         if self.proc is not None and self.proc.returncode is None:
             self.proc.kill()
 
@@ -276,7 +295,7 @@ async def _run(service: FloorService, tables: list[Table], link: Link, rounds: i
             await floor
         return 1
     restarts: set[asyncio.Task[None]] = set()
-    console.on_enrol = _admitter(tables, link, rounds, restarts)
+    console.on_enrol = _admitter(tables, link, rounds, restarts, console.view.live)
     # The link controller first, opened, so the linked tables get their lease at once (they start locked out).
     await link.start()
     why = await link.open()
@@ -320,7 +339,11 @@ async def _run(service: FloorService, tables: list[Table], link: Link, rounds: i
 
 
 def _admitter(
-    tables: list[Table], link: Link, rounds: int | None, restarts: set[asyncio.Task[None]]
+    tables: list[Table],
+    link: Link,
+    rounds: int | None,
+    restarts: set[asyncio.Task[None]],
+    live: Mapping[str, TableLive],
 ) -> Callable[[str, str, str], None]:
     """What the console calls with each key enrolled: the administrator's step, done for the demo."""
 
@@ -332,7 +355,7 @@ def _admitter(
         for t in tables:
             t.config.write_text(t.config.read_text() + entry)
             if rounds is None:
-                steps.append(t.restart())
+                steps.append(t.restart(functools.partial(_held, live, t.table_id)))
         if role in ("floorperson", "supervisor"):
             steps.append(link.admit(entry))
         for step in steps:
@@ -341,6 +364,12 @@ def _admitter(
             task.add_done_callback(restarts.discard)
 
     return admit
+
+
+def _held(live: Mapping[str, TableLive], table_id: str) -> bool:
+    """Whether the floor sees the table's round held for a jackpot's validation."""
+    table = live.get(table_id)
+    return table is not None and table.phase == JACKPOT_PENDING
 
 
 async def _link_summary(link: Link) -> int:

@@ -67,13 +67,26 @@ class Sessions:
         return c
 
     def login(
-        self, key: KeyEntry | None, key_id: str, challenge: str, signature: str, origin: str, now: datetime
+        self,
+        key: KeyEntry | None,
+        key_id: str,
+        challenge: str,
+        signature: str,
+        origin: str,
+        now: datetime,
+        pending: bool = True,
     ) -> Session:
+        """A session for `key` (None: no approved key has that id; `pending`: an enrolment of it awaits approval)."""
         issued = self._challenges.pop(challenge, None)  # used once, whatever the outcome
         if issued is None or issued[1] < now:
             raise LoginRefused("the challenge is unknown or expired: ask for a new one (reload the page)")
         if issued[0] != key_id:
             raise LoginRefused("the challenge was issued for another key")
+        if key is None and not pending:
+            raise LoginRefused(
+                f"key {key_id!r} is not enrolled on this floor (a new floor, or its enrolment was rejected): "
+                "make a new key in this browser (Make a new key) and enrol it"
+            )
         if key is None:
             raise LoginRefused(
                 f"key {key_id!r} is not approved on this floor: an administrator approves it with "

@@ -18,7 +18,7 @@ from floor.config import KEY_ID, ConsoleKey, ConsoleSection
 from floor.console.auth import LoginRefused, Sessions
 from floor.console.limits import Attempts, Refusals, Ticks
 from floor.console.plumbing import COOKIE, check_csrf, http_error, json_body, origin, session_of
-from floor.console.records import ConsoleRecords, pending
+from floor.console.records import ConsoleRecords, is_pending, pending
 from floor.console.verbs import LINK_VERBS, ROLES, VERBS, allowed, link_allowed
 
 log = structlog.get_logger("tablectl.console")
@@ -184,8 +184,13 @@ class LoginDesk:
         if not (isinstance(key_id, str) and isinstance(challenge, str) and isinstance(signature, str)):
             raise http_error(400, "give key_id, challenge and signature, each a string")
         key = await self.records.key(key_id)
+        awaiting = (
+            key is None
+            and re.fullmatch(KEY_ID, key_id) is not None
+            and await self.records.run(lambda conn: is_pending(conn, key_id))
+        )
         try:
-            s = self.sessions.login(key, key_id, challenge, signature, origin(request), self.clock())
+            s = self.sessions.login(key, key_id, challenge, signature, origin(request), self.clock(), bool(awaiting))
         except LoginRefused as err:
             self.attempts.count(client, self.ticks())
             await self.records.audit(request, "login", "refused", key_id=key_id[:64], reason=str(err))

@@ -139,6 +139,12 @@ class ConsoleRecords:
         return found
 
 
+def is_pending(conn: psycopg.Connection[tuple[Any, ...]], key_id: str) -> bool:
+    """Whether an enrolment of `key_id` awaits an administrator's approval."""
+    row = conn.execute("SELECT 1 FROM console_keys WHERE key_id = %s AND approved_at IS NULL", (key_id,)).fetchone()
+    return row is not None
+
+
 def approve_key(conn: psycopg.Connection[tuple[Any, ...]], key_id: str, role: str | None, by: str) -> str:
     """`tablectl floor console approve`: the enrolled key may log in (with `role`, if given, instead of the one
     asked for). Returns what was done, to print."""

@@ -62,13 +62,12 @@ HEARTBEAT_S = 15.0
 VOLATILE = frozenset({"in_phase_s"})
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 class ConsoleServer:
     def __init__(
-        self, config: FloorConfig, clock: Callable[[], datetime] = _now, ticks: Ticks = time.monotonic
+        self,
+        config: FloorConfig,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        ticks: Ticks = time.monotonic,
     ) -> None:
         self.config = config
         self.console = config.console
@@ -85,9 +84,8 @@ class ConsoleServer:
         self.records = ConsoleRecords(config.database, self.console.supervisors)
         # Read through self: the service puts the console on the database's clock after building it (floor/dbclock.py).
         self.login = LoginDesk(self.console, self.sessions, self.records, lambda: self.clock(), ticks)
-        # What every browser was last sent (as JSON text) of each tile, alert group and link panel: an update
-        # carries only what differs. Kept while no browser listens too, so a page that connects later (and gets the
-        # whole floor first) is in step with the others.
+        # What every browser was last sent (JSON text) of each tile, alert group and link panel: an update carries
+        # only what differs. Kept while no browser listens too: a page connecting later is in step with the others.
         self.sent_tiles: dict[str, str] = {}
         self.sent_alerts: dict[str, str] = {}
         self.sent_links: dict[str, str] = {}
@@ -116,11 +114,11 @@ class ConsoleServer:
                     changed |= {t for t in self.view.observe_link(m, link) if t in self.view.live}
                     changed_links.add(m.link_id)
                 continue
+            changed.add(m.table_id)  # a replay draws no line again, but may have filled a gap: the tile changed
             last = self.view.table(m.table_id).lines
             if m.kind == "event" and last and int(m.content["seq"]) <= int(last[-1]["seq"]):
                 continue  # a replay of what is shown already
             line = self.view.observe(m, live.get(m.table_id) or TableLive(m.table_id))
-            changed.add(m.table_id)
             if line is not None:
                 lines.append(line)
         if not changed and not changed_links:
@@ -139,15 +137,18 @@ class ConsoleServer:
             "update", json.dumps({"tiles": [], "alerts": {}, "links": [], "lines": [], "refused": shown, "now": now})
         )
 
+    def broker(self, problem: str | None) -> None:
+        """The floor lost its broker (`problem`) or has it again (None): every page told at once."""
+        lost, now = self.view.broker_lost, stamp(self.clock())
+        self.view.broker_lost = None if problem is None else {"since": (lost or {}).get("since", now), "error": problem}
+        if lost != self.view.broker_lost:
+            self._broadcast("update", json.dumps({"tiles": [], "lines": [], "broker_lost": self.view.broker_lost}))
+
     def refresh(self, tables: set[str]) -> None:
         """Send the browsers these tables' tiles and alerts again where time alone changed them (a gap gone stale,
         floor/gaps.py), with no message archived."""
         now = self.clock()
-        update: dict[str, Any] = {
-            **self.delta(tables & set(self.view.live), set(), now),
-            "lines": [],
-            "now": stamp(now),
-        }
+        update = {**self.delta(tables & set(self.view.live), set(), now), "lines": [], "now": stamp(now)}
         if self.streams and (update["tiles"] or update["alerts"]):
             self._broadcast("update", json.dumps(update))
 
@@ -310,9 +311,8 @@ class ConsoleServer:
         within = self.console.request_timeout_s
 
         async def send(frame: bytes) -> None:
-            # A browser that stops reading fills its socket's buffers and the write waits on it: past request_timeout_s
-            # the stream is dropped, its connection closed (the page's EventSource reconnects and gets the whole floor),
-            # so a reader that never reads holds one socket's buffers for that long, not an ever-longer queue.
+            # A browser that stops reading fills its socket's buffers: past request_timeout_s the stream is dropped
+            # (its EventSource reconnects to the whole floor), so it holds one socket's buffers, not an endless queue.
             async with asyncio.timeout(within):
                 await response.write(frame)
 

@@ -116,6 +116,10 @@ class FloorView:
         default_factory=lambda: {"count": 0, "last_topic": None, "last_reason": None, "last_at": None}
     )
 
+    # While the floor cannot reach its broker: since when and aiomqtt's words. Every table's state is then only as
+    # last heard (and the broker's wills may say lost for all of them): the page says so beside its own link.
+    broker_lost: dict[str, str] | None = None
+
     def note_refused(self, count: int, topic: str | None, reason: str | None, at: str | None) -> dict[str, Any]:
         self.refused = {
             "count": self.refused["count"] + count,
@@ -210,6 +214,7 @@ class FloorView:
             "alerts": sort_alerts(found),
             "links": self.panels(),
             "refused": self.refused,
+            "broker_lost": self.broker_lost,
             "now": stamp(now),
         }
 

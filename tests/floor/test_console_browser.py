@@ -178,7 +178,7 @@ def test_enrol_log_in_watch_validate_clear_and_switch(
 
         # A round completes: the tile counts it, and the table's live log shows it with its rule.
         tile = '.tile[data-table="con-ms-1"]'
-        wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, f"{tile} .rounds"), "1 rounds"))
+        wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, f"{tile} .rounds"), "1 round"))
 
         # Round 2: the jackpot is pending on the tile and on top of the alerts.
         wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, f"{tile} .jackpot")))

@@ -7,7 +7,7 @@
 
 import { cancelPending, sendPending } from "./commands.js";
 import { $, state } from "./page.js";
-import { enrol, login, logout, refreshSession } from "./session.js";
+import { enrol, login, logout, newKey, refreshSession } from "./session.js";
 import { canonical, envelope, isoMicro, loadKey, sign } from "./signing.js";
 import { closeTable } from "./table.js";
 
@@ -18,6 +18,7 @@ window.tablectlConsole = { canonical, envelope, sign, isoMicro };
 document.addEventListener("DOMContentLoaded", async () => {
   $("enrol-button").addEventListener("click", enrol);
   $("login-button").addEventListener("click", login);
+  $("new-key-button").addEventListener("click", newKey);
   $("logout-button").addEventListener("click", logout);
   $("tv-close").addEventListener("click", closeTable);
   $("confirm-ok").addEventListener("click", sendPending);

@@ -4,12 +4,21 @@ import { actionButton } from "./commands.js";
 import { $, dollars, el, since, state } from "./page.js";
 import { openTable } from "./table.js";
 
+// "1 round", "3 rounds": a count as a supervisor reads it.
+const count = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
 function tile(t) {
   const faults = Object.keys(t.faults).length;
   const jackpots = Object.entries(t.pending_jackpots);
   const tilts = Object.keys(t.tilts);
-  const devices = el("span", { class: "devices" }, el("span", { class: "dot " + (faults ? "bad" : "") }),
-    faults ? `${faults} device(s) need attention` : "devices ok");
+  // An offline or lost table reports nothing: its tile says since when, where it stopped and that its devices are
+  // not heard, not the phase's age counting on and "devices ok" as if it played.
+  const gone = t.state === "offline" || t.state === "lost";
+  const devices = gone
+    ? el("span", { class: "devices" }, el("span", { class: "dot unknown" }), `devices not heard: table ${t.state}`)
+    : el("span", { class: "devices" }, el("span", { class: "dot " + (faults ? "bad" : "") }),
+      faults ? `${faults} device(s) need attention` : "devices ok");
+  const age = gone ? t.state_since : t.phase_since;
   const meters = Object.entries(t.meters).map(([lvl, m]) => `${lvl} ${dollars(m.display_cents)}`).join(" · ");
   const linked = Object.entries(t.linked_meters || {}).map(([lvl, m]) => `${lvl} ${dollars(m.display_cents)}`)
     .join(" · ");
@@ -24,11 +33,13 @@ function tile(t) {
     el("div", { class: "row" }, el("span", { class: "name" }, t.table_id), el("span", { class: "state" }, t.state)),
     t.reason ? el("div", { class: "reason" }, t.reason) : null,
     el("div", { class: "game" }, `${t.game || "?"} (${t.chapter || "?"})`),
-    el("div", { class: "row" }, el("span", { class: "phase", "data-phase": t.phase }, t.phase),
-      el("span", { class: "in-phase", "data-since": t.phase_since || "" }, since(t.phase_since))),
-    el("div", { class: "row" }, el("span", { class: "players" }, `${t.players} players`),
+    el("div", { class: "row" }, el("span", { class: "phase", "data-phase": t.phase },
+      gone ? `last heard in ${t.phase}` : t.phase),
+      el("span", { class: "in-phase", "data-since": age || "", "data-prefix": gone ? `${t.state} ` : "" },
+        (gone ? `${t.state} ` : "") + since(age))),
+    el("div", { class: "row" }, el("span", { class: "players" }, count(t.players, "player")),
       el("span", { class: "rph" }, `${t.rounds_per_hour} rounds/h`)),
-    el("div", { class: "row" }, el("span", { class: "rounds" }, `${t.rounds_completed} rounds`),
+    el("div", { class: "row" }, el("span", { class: "rounds" }, count(t.rounds_completed, "round")),
       el("span", { class: "method" }, [t.dealing_method, t.shuffle].filter(Boolean).join(", "))),
     devices,
     meters ? el("div", { class: "meters" }, meters) : null,
@@ -84,7 +95,7 @@ export function renderAlerts() {
   $("alerts").replaceChildren(...all.map((a) =>
     el("li", { class: "alert", "data-kind": a.kind, "data-table": a.table_id, "data-key": a.key,
       "data-target": a.target, "data-target-id": a.target_id },
-      el("strong", {}, a.table_id), el("span", {}, a.text), el("span", { class: "since" }, since(a.since)),
+      el("strong", {}, a.table_id), el("span", {}, a.text), el("span", { class: "since", "data-since": a.since || "" }, since(a.since)),
       a.verb ? actionButton(a.target || "table", a.target_id || a.table_id, a.verb, a.args) : null)));
 }
 
@@ -126,7 +137,8 @@ export function renderLinks() {
       el("table", { class: "link-tables" }, el("tbody", {}, ...Object.entries(l.tables).sort().map(([tid, x]) =>
         el("tr", { "data-table": tid, "data-leased": String(x.leased) }, el("td", {}, tid),
           el("td", {}, `asset ${x.asset_number}`), el("td", {}, x.leased ? "leased" : "no lease"),
-          el("td", {}, x.last_seen ? `heard ${since(x.last_seen)} ago` : "not heard"))))),
+          el("td", { class: "heard", "data-since": x.last_seen || "" },
+            x.last_seen ? `heard ${since(x.last_seen)} ago` : "not heard"))))),
       linkRefused(l.refusals),
       ...l.pending.map((h) => el("div", { class: "jackpot", "data-order": h.order },
         `pending: ${h.table_id} seat ${h.seat} ${h.level} ${dollars(h.amount_cents)} (win #${h.order})`)),
@@ -136,8 +148,15 @@ export function renderLinks() {
   }));
 }
 
+// Every age on the floor counts on between updates: a held jackpot publishes nothing more, and its alert's age drawn
+// once would stand still beside the tile's count of the same hold.
 setInterval(() => {
-  for (const s of document.querySelectorAll(".in-phase")) s.textContent = since(s.getAttribute("data-since"));
+  for (const s of document.querySelectorAll(".in-phase, #alerts .since")) {
+    s.textContent = (s.getAttribute("data-prefix") || "") + since(s.getAttribute("data-since"));
+  }
+  for (const s of document.querySelectorAll("#link-panels .heard[data-since]")) {
+    if (s.getAttribute("data-since")) s.textContent = `heard ${since(s.getAttribute("data-since"))} ago`;
+  }
   const r = $("refused-when");
   if (r && r.getAttribute("data-since")) {
     r.textContent = `${since(r.getAttribute("data-since"))} ago (${r.getAttribute("data-since")})`;

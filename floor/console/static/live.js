@@ -8,10 +8,20 @@ let source = null;
 let retry = null; // while a refused stream waits to try again: its timer and countdown
 
 function show(text, up, why) {
-  $("conn").textContent = text;
-  $("conn").className = up ? "conn up" : "conn down";
-  $("conn-why").textContent = why || "";
-  $("conn-why").hidden = !why;
+  const lost = up && state.brokerLost;
+  $("conn").textContent = lost ? "live, but the floor has lost its broker" : text;
+  $("conn").className = up && !lost ? "conn up" : "conn down";
+  const said = lost ? `Tables are shown as last heard: the floor cannot reach its broker since ${
+    String(state.brokerLost.since).slice(11, 19)} UTC (${state.brokerLost.error}); it keeps trying.` : why;
+  $("conn-why").textContent = said || "";
+  $("conn-why").hidden = !said;
+}
+
+// The floor itself may be cut from the tables while this page is live: its broker gone, every table's state is only
+// as last heard (the broker's wills may call them all lost). Said beside the page's own link, with since when.
+function brokerLost(lost) {
+  state.brokerLost = lost || null;
+  if (source && source.readyState === EventSource.OPEN) show("live", true);
 }
 
 function stopRetry() {
@@ -72,6 +82,7 @@ export function connect(onBye) {
     }
     state.links = new Map((f.links || []).map((l) => [l.link_id, l]));
     state.refused = f.refused || null;
+    brokerLost(f.broker_lost);
     renderFloor();
     renderAlerts();
     renderLinks();
@@ -93,6 +104,7 @@ export function connect(onBye) {
     for (const l of u.links || []) state.links.set(l.link_id, l);
     if ((u.links || []).length) renderLinks();
     if (u.refused) { state.refused = u.refused; renderRefused(); }
+    if ("broker_lost" in u) brokerLost(u.broker_lost);
     if (state.open) {
       for (const line of u.lines) if (line.table_id === state.open) appendLine(line);
       const t = state.tiles.get(state.open);

@@ -17,6 +17,7 @@ export async function enrol() {
     state.key = { key_id: keyId, role: role, publicKey: publicKey, privateKey: pair.privateKey, entry: reply.entry,
       approve: reply.approve_command };
     await saveKey(state.key);
+    $("key-error").textContent = "";
     showKey();
   } catch (err) {
     $("key-error").textContent = "Enrolment failed: " + err.message;
@@ -76,9 +77,17 @@ export async function logout() {
   await refreshSession();
 }
 
+// A key this floor has no enrolment of (a new floor, a rejected enrolment) is replaced by a new one: the form again,
+// its enrolment saving the new key over the old.
+export function newKey() {
+  $("enrol-form").hidden = false;
+  $("new-key-button").hidden = true;
+}
+
 function showKey() {
   const k = state.key;
   $("enrol-form").hidden = !!k;
+  $("new-key-button").hidden = !k;
   $("entry-box").hidden = !k;
   $("login-button").hidden = !k || !!(state.session && state.session.logged_in);
   if (k) {
