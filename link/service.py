@@ -49,9 +49,9 @@ class LinkService:
     def __init__(self, config: LinkConfig, notifier: Notifier | None = None) -> None:
         self.config = config
         self.notifier = notifier or Notifier(None)
-        self.db = LinkDatabase(config, self.notifier)
-        self.broker = Broker(base(config.mqtt.prefix, config.link.id))
         self.stopping = asyncio.Event()
+        self.db = LinkDatabase(config, self.notifier, self.stopping)
+        self.broker = Broker(base(config.mqtt.prefix, config.link.id))
         self.failure: BaseException | None = None
         self.tasks = ServiceTasks("link", self._died)
         self._said_stuck = False
