@@ -18,6 +18,7 @@ import psycopg
 import structlog
 from psycopg.conninfo import make_conninfo
 
+from floor.db import connect_bound
 from floor.reach import answered
 from floor.sdnotify import Notifier
 from link.config import LinkConfig, secret
@@ -35,7 +36,8 @@ class DatabaseDown(Exception):
 
 def conninfo(config: LinkConfig) -> str:
     password = secret(config.database.password_file, "database.password_file")
-    extra = {"password": password} if password is not None else {}
+    extra: dict[str, str | int] = {"password": password} if password is not None else {}
+    extra.update(connect_bound(config.database.dsn))  # a dsn without connect_timeout gets floor.db's bound
     return make_conninfo(config.database.dsn, application_name="tablectl-link", options="-c TimeZone=UTC", **extra)
 
 

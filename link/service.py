@@ -23,6 +23,7 @@ import aiomqtt
 import structlog
 
 from controller.release.installed import SoftwareCheck, check_installed
+from floor.db import where
 from floor.sdnotify import Notifier
 from floor.tasks import ServiceTasks, stopped_within
 from link.broker import Broker
@@ -112,7 +113,13 @@ class LinkService:
         state = self.db.state
         if state is None:  # _start read it
             raise DatabaseDown("the link's state was not read at the start")
-        log.info("link ready", link_id=self.config.link.id, status=state.status, seq=state.seq)
+        log.info(
+            "link ready",
+            link_id=self.config.link.id,
+            status=state.status,
+            seq=state.seq,
+            database=where(self.config.database.dsn),
+        )
         self.tasks.start("link-listener", self._listen())
         self.tasks.start("link-contributions", self.tables.commit_loop())
         self.tasks.start("link-publisher", self.signs.loop())
