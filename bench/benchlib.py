@@ -177,11 +177,11 @@ def write_config(config: TableConfig, ports: dict[str, str], directory: Path) ->
     return path
 
 
-def spawn_floor(checkout: Path, config: Path, out: IO[bytes]) -> subprocess.Popen[bytes]:
-    """`checkout`'s `tablectl floor` on `config`, its JSON log to `out`: the floor benches paired against a baseline
-    checkout run each tree's own code in its own venv."""
+def spawn_service(checkout: Path, service: str, config: Path, out: IO[bytes]) -> subprocess.Popen[bytes]:
+    """`checkout`'s `tablectl floor` (or `link`, `service`) on `config`, its JSON log to `out`: the service benches
+    paired against a baseline checkout run each tree's own code in its own venv."""
     return subprocess.Popen(
-        [str(checkout / ".venv/bin/python"), "-m", "controller.cli", "--log-json", "floor", "--config", str(config)],
+        [str(checkout / ".venv/bin/python"), "-m", "controller.cli", "--log-json", service, "--config", str(config)],
         stdout=out,
         stderr=subprocess.STDOUT,
         cwd=checkout,

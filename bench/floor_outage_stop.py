@@ -7,8 +7,12 @@ Each run starts a fresh PostgreSQL cluster (fsync off: no commit is measured) an
 connect refused at once); `--mode dark`: a socket takes the port and accepts the reconnect without ever answering (a
 database host gone dark; connect_timeout 60). The stop is sent once the writer retries (its failure line; in dark
 mode, the reconnect accepted); the figure is the time to the process's exit, with what its log said it left.
+`--mode dark-start`: no server at all, the service started against a dark port, stopped once it took the first
+connect. `--service link`: `tablectl link` instead (its own database; in the running modes the stop is sent once it is
+ready and its server killed: its probe's reconnect refused, or accepted in dark mode; it says nothing left).
 
-Run:  .venv/bin/python bench/floor_outage_stop.py --base /path/to/baseline-checkout [--mode dark] [--runs 4]
+Run:  .venv/bin/python bench/floor_outage_stop.py --base /path/to/baseline-checkout [--mode dark] [--service link]
+      [--runs 4]
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from pathlib import Path
 
 import paho.mqtt.client as paho
 import psycopg
-from benchlib import machine, mosquitto, spawn_floor
+from benchlib import machine, mosquitto, spawn_service
 from paho.mqtt.enums import CallbackAPIVersion
 
 from floor.pgcluster import PgCluster
@@ -82,42 +86,113 @@ def archived(dsn: str) -> int:
         return int(row[0]) if row else 0
 
 
-def stop_once(checkout: Path, url: str, tmp: Path, mode: str) -> Stop:
+LINK = """[link]
+id = "mega"
+lease_ms = 2000
+heartbeat_ms = 500
+[database]
+dsn = "{dsn}"
+[mqtt]
+broker = "{url}"
+prefix = "{name}"
+[[tables]]
+table_id = "t1"
+asset_number = "A-01"
+[[tables]]
+table_id = "t2"
+asset_number = "A-02"
+[[progressive]]
+wager = "progressive"
+wager_cents = 500
+rule = "655a.12(c)(3) paytable B"
+[[progressive.levels]]
+level = "mega"
+seed_cents = 5000000
+reseed_cents = 5000000
+primary_percent = 11
+rule = "655a.12(c)(3) paytable B"
+[[supervisors]]
+key_id = "manager"
+role = "supervisor"
+public_key = "iojj3XQJ8ZX9UtstPLpdcspnCb8dlBIb83SIAbQPb1w="
+"""
+
+
+def config_text(service: str, dsn: str, url: str, name: str) -> str:
+    if service == "link":
+        return LINK.format(dsn=dsn, url=url, name=name)
+    return (
+        f'name = "bench"\n[database]\ndsn = "{dsn}"\n[mqtt]\nbroker = "{url}"\nprefix = "{name}"\n'
+        f'client_id = "floor-{name}"\n'
+    )
+
+
+def go_dark(dark: socket.socket, port: int) -> None:
+    """The port taken by a host that accepts each connection and never answers."""
+    dark.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    dark.bind(("127.0.0.1", port))
+    dark.listen()
+    dark.settimeout(60)
+
+
+def lose_database(
+    service: str,
+    mode: str,
+    cluster: PgCluster,
+    dark: socket.socket,
+    url: str,
+    name: str,
+    log: Path,
+    proc: subprocess.Popen[bytes],
+    dsn: str,
+) -> Callable[[], None]:
+    """Run the service until it works, then take its server away; returns what to do once the stop was sent."""
+    if service == "floor":
+        until(lambda: "subscribed to the tables" in log.read_text(), "its subscription", proc)
+        publish(url, name, range(1, 51))
+        until(lambda: archived(dsn) == 50, "the first 50 events archived", proc)
+    else:
+        until(lambda: '"link ready"' in log.read_text(), "its start", proc)
+    cluster.kill()
+    if mode == "dark":
+        go_dark(dark, cluster.port)
+    if service == "floor":
+        publish(url, name, range(51, 101))
+    if mode == "dark":
+        held, _ = dark.accept()  # the reconnect, which now waits for an answer that never comes
+        return held.close
+    failed = "archive write failed" if service == "floor" else "PostgreSQL lost; reconnecting"
+    until(lambda: failed in log.read_text(), "a failed write" if service == "floor" else "a lost server", proc)
+    return lambda: None
+
+
+def stop_once(checkout: Path, url: str, tmp: Path, mode: str, service: str = "floor") -> Stop:
     cluster = PgCluster.create(durable=False)
     dark = socket.socket()
     name = "outage_" + uuid.uuid4().hex[:8]
     log = tmp / f"{name}.log"
     try:
-        cluster.start()
-        dsn = cluster.create_database(name) + " connect_timeout=60"
+        if mode == "dark-start":
+            go_dark(dark, 0)
+            dsn = f"host=127.0.0.1 port={dark.getsockname()[1]} user=tablectl dbname={name} connect_timeout=60"
+        else:
+            cluster.start()
+            dsn = cluster.create_database(name) + " connect_timeout=60"
         config = tmp / f"{name}.toml"
-        config.write_text(
-            f'name = "bench"\n[database]\ndsn = "{dsn}"\n[mqtt]\nbroker = "{url}"\nprefix = "{name}"\n'
-            f'client_id = "floor-{name}"\n'
-        )
+        config.write_text(config_text(service, dsn, url, name))
         with log.open("wb") as out:
-            proc = spawn_floor(checkout, config, out)
+            proc = spawn_service(checkout, service, config, out)
             try:
-                until(lambda: "subscribed to the tables" in log.read_text(), "its subscription", proc)
-                publish(url, name, range(1, 51))
-                until(lambda: archived(dsn) == 50, "the first 50 events archived", proc)
-                cluster.kill()
-                if mode == "dark":
-                    dark.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                    dark.bind(("127.0.0.1", cluster.port))
-                    dark.listen()
-                    dark.settimeout(60)
-                publish(url, name, range(51, 101))
-                if mode == "dark":
-                    held, _ = dark.accept()
+                if mode == "dark-start":
+                    held, _ = dark.accept()  # the first connect of its start
+                    after = held.close
                 else:
-                    until(lambda: "archive write failed" in log.read_text(), "a failed write", proc)
+                    after = lose_database(service, mode, cluster, dark, url, name, log, proc, dsn)
                 t0 = time.perf_counter()
                 proc.send_signal(signal.SIGTERM)
                 status = proc.wait(timeout=120)
                 seconds = time.perf_counter() - t0
-                if mode == "dark":
-                    held.close()
+                after()
             finally:
                 if proc.poll() is None:
                     proc.kill()
@@ -133,10 +208,11 @@ def stop_once(checkout: Path, url: str, tmp: Path, mode: str) -> Stop:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", type=Path, required=True, help="the baseline checkout (with its own .venv)")
-    parser.add_argument("--mode", choices=("refused", "dark"), default="refused")
+    parser.add_argument("--mode", choices=("refused", "dark", "dark-start"), default="refused")
+    parser.add_argument("--service", choices=("floor", "link"), default="floor")
     parser.add_argument("--runs", type=int, default=4)
     args = parser.parse_args()
-    print(f"# floor stop while its database is lost ({args.mode}); {machine()}")
+    print(f"# {args.service} stop while its database is lost ({args.mode}); {machine()}")
     ratios: list[float] = []
     times: dict[str, list[float]] = {"baseline": [], "this": []}
     with mosquitto() as url, tempfile.TemporaryDirectory(prefix="outage-stop-") as tmp:
@@ -145,7 +221,7 @@ def main() -> None:
             order = [("baseline", args.base), ("this", HERE)]
             if run % 2 == 0:
                 order.reverse()
-            stops = {side: stop_once(path, url, Path(tmp), args.mode) for side, path in order}
+            stops = {side: stop_once(path, url, Path(tmp), args.mode, args.service) for side, path in order}
             load = Path("/proc/loadavg").read_text().split()[0]
             for side, stop in stops.items():
                 times[side].append(stop.seconds)

@@ -33,7 +33,7 @@ from datetime import date
 from pathlib import Path
 
 import psycopg
-from benchlib import machine, progress, spawn_floor
+from benchlib import machine, progress, spawn_service
 from older_day import insert_older_day
 
 from floor.pgcluster import PgCluster
@@ -107,7 +107,7 @@ def stop_once(cluster: PgCluster, source: str, checkout: Path, tmp: Path, step: 
         f'name = "bench"\n[database]\ndsn = "{dsn}"\n[mqtt]\nbroker = "mqtt://127.0.0.1:1"\nprefix = "{name}"\n'
     )
     with (tmp / f"{name}.log").open("wb") as out:
-        proc = spawn_floor(checkout, config, out)
+        proc = spawn_service(checkout, "floor", config, out)
         try:
             deadline = time.monotonic() + 120
             with psycopg.connect(dsn, autocommit=True) as watch:  # one session: a poll is a query, not a connection

@@ -5,17 +5,31 @@ A multi-host DSN (`host=db1,db2 target_session_attrs=read-write`) follows the wr
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import psycopg
-from psycopg.conninfo import make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from floor.config import DatabaseSection, read_secret
+
+# libpq waits for ever on a connect that a host takes and never answers (a database host gone dark, a firewall that
+# drops the reply) unless connect_timeout bounds it: a command then hangs saying nothing, and a service's worker
+# thread in that connect holds its exit. A dsn (or PGCONNECT_TIMEOUT) that sets one keeps its own.
+CONNECT_TIMEOUT_S = 10
+
+
+def connect_bound(dsn: str) -> dict[str, int]:
+    """connect_timeout=CONNECT_TIMEOUT_S for a dsn that sets none (nor PGCONNECT_TIMEOUT), else nothing."""
+    if "connect_timeout" in conninfo_to_dict(dsn) or os.environ.get("PGCONNECT_TIMEOUT"):
+        return {}
+    return {"connect_timeout": CONNECT_TIMEOUT_S}
 
 
 def conninfo(db: DatabaseSection) -> str:
     password = read_secret(db.password_file, "database.password_file")
-    extra = {"password": password} if password is not None else {}
+    extra: dict[str, str | int] = {"password": password} if password is not None else {}
+    extra.update(connect_bound(db.dsn))
     # UTC sessions: date_trunc('hour', ts) and every timestamp shown mean the same on every server.
     return make_conninfo(db.dsn, application_name="tablectl-floor", options="-c TimeZone=UTC", **extra)
 
@@ -30,6 +44,6 @@ async def async_connect(db: DatabaseSection) -> psycopg.AsyncConnection[tuple[An
 
 
 def where(dsn: str) -> str:
-    """The DSN without its password, for the log."""
-    info = psycopg.conninfo.conninfo_to_dict(dsn)
+    """The DSN without its password, for the log, with the connect_timeout it is given when it sets none."""
+    info = conninfo_to_dict(make_conninfo(dsn, **connect_bound(dsn)))
     return " ".join(f"{k}={v}" for k, v in info.items() if k != "password")

@@ -22,7 +22,7 @@ import structlog
 from floor.archive import REFUSED_BY_DATABASE, ArchiveWriter, AsyncConn, WriteResult, load_state
 from floor.config import FloorConfig, read_secret
 from floor.console.server import ConsoleServer
-from floor.db import async_connect, connect, where
+from floor.db import async_connect, connect, conninfo, where
 from floor.gaps import StaleWatch, open_gaps, resend_command
 from floor.listener_client import listener_client
 from floor.messages import (
@@ -35,6 +35,7 @@ from floor.messages import (
     subscriptions,
     topic_owner,
 )
+from floor.reach import answered
 from floor.refusal_log import RefusalLog
 from floor.schema import migrate
 from floor.sdnotify import Notifier
@@ -74,10 +75,7 @@ class FloorService:
         """Until stop(): migrate, load the state, then listen and archive. A task that dies stops the service with
         its error (systemd restarts it), never silently."""
         read_secret(self.config.mqtt.password_file, "mqtt.password_file")  # a missing file is a config error now
-        if not await self._migrate():
-            return
-        conn = await self._connect_db()
-        if conn is None:
+        if not await self._migrate() or (conn := await self._connect_db()) is None:
             return
         writer = ArchiveWriter(conn, self.config.gaming_day, await load_state(conn), ingest=self.config.ingest)
         log.info("floor archive ready", tables=len(writer.state.live), database=where(self.config.database.dsn))
@@ -131,7 +129,7 @@ class FloorService:
         self.stopping.set()
 
     async def _migrate(self) -> bool:
-        """Bring the schema up to date, waiting for a database not up yet (the PC may boot first); False if stopped."""
+        """The schema brought up to date once the database answers (the PC may boot first); False if stopped first."""
 
         def once() -> int:
             with connect(self.config.database) as conn:
@@ -140,6 +138,8 @@ class FloorService:
         delay = 0.5
         while True:
             try:
+                if not await answered(conninfo(self.config.database), self.stopping):
+                    return not self._stopped_at_start()
                 before = await asyncio.to_thread(once)
                 log.info("archive schema checked", version_found=before)
                 return True

@@ -18,6 +18,8 @@ import psycopg
 import structlog
 from psycopg.conninfo import make_conninfo
 
+from floor.db import connect_bound
+from floor.reach import answered
 from floor.sdnotify import Notifier
 from link.config import LinkConfig, secret
 from link.records import State
@@ -34,7 +36,8 @@ class DatabaseDown(Exception):
 
 def conninfo(config: LinkConfig) -> str:
     password = secret(config.database.password_file, "database.password_file")
-    extra = {"password": password} if password is not None else {}
+    extra: dict[str, str | int] = {"password": password} if password is not None else {}
+    extra.update(connect_bound(config.database.dsn))  # a dsn without connect_timeout gets floor.db's bound
     return make_conninfo(config.database.dsn, application_name="tablectl-link", options="-c TimeZone=UTC", **extra)
 
 
@@ -42,9 +45,10 @@ class LinkDatabase:
     """The store on its thread, with what the service last read of it (the state, the display) and how recently
     the server answered: the leases depend on it."""
 
-    def __init__(self, config: LinkConfig, notifier: Notifier) -> None:
+    def __init__(self, config: LinkConfig, notifier: Notifier, stopping: asyncio.Event | None = None) -> None:
         self.config = config
         self.notifier = notifier
+        self.stopping = stopping or asyncio.Event()  # the service's stop: it ends a reconnect that hangs
         self.executor = ThreadPoolExecutor(1, thread_name_prefix="link-db")
         self.store: LinkStore | None = None
         self.state: State | None = None
@@ -91,6 +95,10 @@ class LinkDatabase:
         if write:
             self.write_started = time.monotonic()
         try:
+            # A reconnect asks first, asynchronously, so that a stop ends it: to a host gone dark the thread's connect
+            # would wait for connect_timeout (for ever without one), and the link's exit with it (floor/reach.py).
+            if self.store is None and not await answered(conninfo(self.config), self.stopping):
+                raise DatabaseDown("stopped before the database answered")
             return await loop.run_in_executor(self.executor, call)
         except psycopg.OperationalError as err:
             self.ok_at = 0.0

@@ -23,6 +23,7 @@ import aiomqtt
 import structlog
 
 from controller.release.installed import SoftwareCheck, check_installed
+from floor.db import where
 from floor.sdnotify import Notifier
 from floor.tasks import ServiceTasks, stopped_within
 from link.broker import Broker
@@ -49,9 +50,9 @@ class LinkService:
     def __init__(self, config: LinkConfig, notifier: Notifier | None = None) -> None:
         self.config = config
         self.notifier = notifier or Notifier(None)
-        self.db = LinkDatabase(config, self.notifier)
-        self.broker = Broker(base(config.mqtt.prefix, config.link.id))
         self.stopping = asyncio.Event()
+        self.db = LinkDatabase(config, self.notifier, self.stopping)
+        self.broker = Broker(base(config.mqtt.prefix, config.link.id))
         self.failure: BaseException | None = None
         self.tasks = ServiceTasks("link", self._died)
         self._said_stuck = False
@@ -112,7 +113,13 @@ class LinkService:
         state = self.db.state
         if state is None:  # _start read it
             raise DatabaseDown("the link's state was not read at the start")
-        log.info("link ready", link_id=self.config.link.id, status=state.status, seq=state.seq)
+        log.info(
+            "link ready",
+            link_id=self.config.link.id,
+            status=state.status,
+            seq=state.seq,
+            database=where(self.config.database.dsn),
+        )
         self.tasks.start("link-listener", self._listen())
         self.tasks.start("link-contributions", self.tables.commit_loop())
         self.tasks.start("link-publisher", self.signs.loop())

@@ -84,3 +84,12 @@ def test_the_outage_stop_bench_reports_a_stop_against_a_baseline_checkout(mode: 
     said = r"[0-9.]+ s \(exit 0, left [1-9][0-9]*\)"
     assert re.search(rf"^run 1 \(load [0-9.]+\): baseline {said}, this {said}", out, re.M), out
     assert re.search(r"^median: baseline [0-9.]+ s, this [0-9.]+ s, this/baseline [0-9.]+", out, re.M), out
+
+
+@pytest.mark.parametrize(("service", "mode"), [("floor", "dark-start"), ("link", "dark"), ("link", "dark-start")])
+def test_the_outage_stop_bench_reports_a_dark_start_and_the_link(service: str, mode: str) -> None:
+    root = str(BENCH.parent)
+    out = _bench("floor_outage_stop.py", "--base", root, "--runs", "1", "--mode", mode, "--service", service)
+    # Nothing taken from the broker yet (a start) or nothing the link keeps for it: each side says it left nothing.
+    said = r"[0-9.]+ s \(exit 0, left -\)"
+    assert re.search(rf"^run 1 \(load [0-9.]+\): baseline {said}, this {said}", out, re.M), out
