@@ -12,7 +12,6 @@ import re
 import signal
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +20,9 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from paho.mqtt.enums import CallbackAPIVersion
 
-from controller.supervisor.envelope import public_key_b64, sign_command
+from controller.supervisor.envelope import sign_command
 from tests.broker import Mosquitto, find_mosquitto
+from tests.floor.demo_floor import console_address, enrol, start_demo_floor
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,33 +77,11 @@ def test_a_key_enrolled_at_the_demos_console_is_a_supervisor_of_the_link_too() -
     assert binary is not None, "mosquitto is not installed: python3 dev.py test installs it"
     broker = Mosquitto.leashed(binary)  # on the leash: gone with this run, however it ends
     broker.start()
-    # Port 0: the demo says which port its console got ("open URL"); one picked here could be taken before it binds.
-    argv = ["demo", "--floor", "--seed", "3", "--broker", broker.url, "--http", "127.0.0.1:0"]
-    demo = subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", *argv],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    demo = start_demo_floor(broker.url)
     try:
-        assert demo.stdout is not None
-        http = ""
-        for line in demo.stdout:  # the link is open and the tables started before the URL is printed
-            if opened := re.search(r"open http://([0-9.]+:[0-9]+)/", line):
-                http = opened.group(1)
-                break
-        assert http, "the demo ended without printing its console's URL"
+        http = console_address(demo)
         key = Ed25519PrivateKey.generate()
-        enrolment = {"key_id": "night-shift", "role": "supervisor", "public_key": public_key_b64(key)}
-        request = urllib.request.Request(
-            f"http://{http}/api/enrol",
-            data=json.dumps(enrolment).encode(),
-            headers={"Content-Type": "application/json", "Origin": f"http://{http}"},
-            method="POST",
-        )
-        with urllib.request.urlopen(request, timeout=10) as answer:
-            assert json.loads(answer.read())["approved"] is True
+        enrol(http, key, "night-shift", "supervisor")
         reply = _until_the_link_knows(broker, key)
         assert reply["code"] == "refused", reply
         assert "no claimed progressive hit at ms-1 round none seat 1" in str(reply["reason"])

@@ -12,11 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import queue
-import re
 import signal
-import subprocess
-import sys
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +21,9 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from paho.mqtt.enums import CallbackAPIVersion
 
-from controller.supervisor.envelope import public_key_b64, sign_command
+from controller.supervisor.envelope import sign_command
 from tests.broker import Mosquitto, find_mosquitto
+from tests.floor.demo_floor import console_address, enrol, start_demo_floor
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,31 +42,12 @@ def test_a_key_enrolled_while_a_jackpot_is_held_validates_it_and_the_table_plays
     client.on_message = lambda c, u, m: (events if m.topic.endswith("/event") else replies).put(json.loads(m.payload))
     client.connect(broker.host, broker.port)
     client.loop_start()
-    argv = ["demo", "--floor", "--seed", "3", "--broker", broker.url, "--http", "127.0.0.1:0"]
-    demo = subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", *argv],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    demo = start_demo_floor(broker.url)
     try:
-        assert demo.stdout is not None
-        http = next(
-            (m.group(1) for line in demo.stdout if (m := re.search(r"open http://([0-9.]+:[0-9]+)/", line))), ""
-        )
-        assert http, "the demo ended without printing its console's URL"
+        http = console_address(demo)
         hit = _next_event(events, "progressive.hit")  # the round is held from here until a person validates it
         key = Ed25519PrivateKey.generate()
-        enrolment = {"key_id": "late-shift", "role": "floorperson", "public_key": public_key_b64(key)}
-        request = urllib.request.Request(
-            f"http://{http}/api/enrol",
-            data=json.dumps(enrolment).encode(),
-            headers={"Content-Type": "application/json", "Origin": f"http://{http}"},
-            method="POST",
-        )
-        with urllib.request.urlopen(request, timeout=10) as answer:
-            assert json.loads(answer.read())["approved"] is True
+        enrol(http, key, "late-shift", "floorperson")
         # Restarted at once on its journal, the round still held: before, the table waited for the round to end.
         recovered = _next_event(events, "table.recovered", timeout=90)
         assert recovered["policy"] == "await_jackpot", recovered
