@@ -132,7 +132,7 @@ async def test_a_v1_lock_queued_behind_a_heartbeat_goes_before_the_broadcast(mix
     frames = log.window(mark)
     seen = [(f.from_host, f.name, f.frame.version) for f in frames if (f.from_host, f.name) != (True, "ACK")]
     broadcast_index = seen.index((True, "lock", 2))
-    assert seen[:2] == [(True, "ping", 1), (False, "ACK", 1)], seen
+    assert seen[0] == (True, "ping", 1), seen
     line_time = (23 + 2 + EVENT_ANSWER) * 10 / 115200 + ANSWER_SLACK
     # The broadcast waited for the ping's whole answer, or (the simulator late) its line time.
     pong_first = (False, "pong", 1) in seen[:broadcast_index]
