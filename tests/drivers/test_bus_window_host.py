@@ -113,13 +113,14 @@ async def test_a_heartbeat_due_during_a_reopenings_window_leaves_after_the_last_
     # On the line: the GROUP unlock, the seven slot pairs in address order, and only then the ping and its REPLY; or,
     # the simulator's slots late, the ping written once every confirmation was read or no sooner than the window's end
     # on the line and its margin.
+    # A stall past the ACK timeout has the ping sent again, and answered again: copies, not other frames.
+    exchange = {(True, "ping", ADDRESSES[4]), (False, "pong", ADDRESSES[4])}
     if seen[:8] != slots_then_ping:
-        assert len(ping_at) == 1, ping_at
         at, window_open = ping_at[0]
         assert not window_open or at - opened_at[0] >= window_on_line, (seen, opened_at, ping_at)
-        assert sorted(seen) == sorted([*slots_then_ping, (True, "ping", ADDRESSES[4]), (False, "pong", ADDRESSES[4])])
+        assert set(seen) == {*slots_then_ping, *exchange} and len(seen) <= 8 + 2 * len(ping_at), seen
     else:
-        assert seen[8:] == [(True, "ping", ADDRESSES[4]), (False, "pong", ADDRESSES[4])]
+        assert seen[8] == (True, "ping", ADDRESSES[4]) and set(seen[8:]) == exchange, seen
     assert slots(frames) == STATIONS
     assert [seen.size for seen in frames if seen.frame.kind == Kind.SLOT] == [2] * 7  # every confirmation intact
     no_faults(recorders)
@@ -183,8 +184,9 @@ async def test_a_lock_waits_for_the_pong_already_due_not_behind_the_heartbeat(li
     assert sorted(seen[:lock_at]) == sorted([(True, "ping", ADDRESSES[2]), (False, "pong", ADDRESSES[2])])
     assert seen[lock_at + 1 : lock_at + 8] == [(False, "SLOT", a) for a in STATIONS]
     # After the last slot: the held ping and its pong, and each station's lock proving its pair, with its REPLY.
+    # (A stall past the ACK timeout has a frame sent again and answered again: copies, compared as a set.)
     proofs = [(True, "lock", a) for a in STATIONS] + [(False, "locked", a) for a in STATIONS]
-    assert sorted(seen[lock_at + 8 :]) == sorted([(True, "ping", ADDRESSES[6]), (False, "pong", ADDRESSES[6]), *proofs])
+    assert set(seen[lock_at + 8 :]) == {(True, "ping", ADDRESSES[6]), (False, "pong", ADDRESSES[6]), *proofs}
     assert slots(frames) == STATIONS
     no_faults(recorders)
 
