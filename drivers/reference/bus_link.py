@@ -11,6 +11,7 @@ from typing import Any
 import structlog
 
 from drivers.reference.bus_window import (
+    ANSWER_EVENTS,
     EVENT_ANSWER,
     IDENTITY_ANSWER,
     IDENTITY_BITS,
@@ -56,6 +57,15 @@ def source_address(payload: bytes) -> int | None:
     if isinstance(src, int) and not isinstance(src, bool) and 1 <= src <= 254:
         return src
     return None
+
+
+def event_name(payload: bytes) -> str | None:
+    """The `evt` a station's DATA payload names, if any: which answer it is (LineWindow.heard)."""
+    try:
+        evt = decode_message(payload).get("evt")
+    except ProtocolError:
+        return None
+    return evt if isinstance(evt, str) else None
 
 
 def _no_single_peer_data(_payload: bytes) -> None:
@@ -198,7 +208,10 @@ class BusLink(Link):
                 # A v1 station's `lock` goes even while the broadcast lock waits to go (hold), which waits for its
                 # answer: the lock-out's frames in turn, the `lock` not kept until after the slots.
                 first = follows and name == "lock"
-                addressed = Addressed(address, seq, answer, still, event_follows=follows, ahead_of_group=first)
+                expected = ANSWER_EVENTS.get(name) if follows and isinstance(name, str) else None
+                addressed = Addressed(
+                    address, seq, answer, still, event_follows=follows, ahead_of_group=first, answer_event=expected
+                )
 
                 def register(future: asyncio.Future[Kind]) -> None:
                     self._outstanding[seq] = (address, future)
@@ -365,7 +378,7 @@ class BusLink(Link):
                     continue
                 self.data_versions[frame.version] += 1
                 self._send_control(Kind.ACK, frame.seq, src, version=frame.version)
-                self.window.heard(src)
+                self.window.heard(src, event_name(frame.payload))
                 if self._delivered.get(src) == (frame.seq, frame.payload):
                     continue  # our ACK was lost and the station retransmitted
                 self._delivered[src] = (frame.seq, frame.payload)

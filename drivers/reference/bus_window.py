@@ -27,6 +27,10 @@ ANSWER_SLACK = 0.001
 # a `light` event, `{"evt":"light","on":false,"src":254}` in a v1 frame (46 bytes).
 EVENT_ANSWER = 9 + 46
 
+# The event a v1 or v2 station answers each command with, as a frame of its own after its ACK: the frame that ends the
+# exchange on the return pair (Addressed.answer_event). A command not named here ends at the station's next DATA frame.
+ANSWER_EVENTS = {"identify": "identity", "ping": "pong", "lock": "locked", "unlock": "unlocked", "light": "light"}
+
 # A station's `locked` answering v2's broadcast lock: a v2 DATA frame with the one-entry map, 11 bytes (docs/protocol.md
 # section 10's test vectors); each slot is that frame and 2 byte times of idle.
 BROADCAST_ANSWER = 11
@@ -56,7 +60,9 @@ class Addressed:
     a v3 REPLY carries it): the exchange is over on the return pair only once that frame is read. `ahead_of_group`:
     not kept back by hold() (a v1 station's `lock` on a mixed line): the broadcast lock waiting to go waits for its
     answer instead (clear_for_group), and the `lock` crosses the host's pair while the return pair still carries the
-    answers the broadcast waits for, rather than after the six slots."""
+    answers the broadcast waits for, rather than after the six slots. `answer_event`: the event that answers it
+    (ANSWER_EVENTS) when an event follows: an event of the station's own read first (a wager it had queued) does not
+    end the exchange; None, the station's next DATA frame does."""
 
     address: int
     seq: int
@@ -64,6 +70,7 @@ class Addressed:
     still: Callable[[], bool] | None = None
     event_follows: bool = False
     ahead_of_group: bool = False
+    answer_event: str | None = None
 
 
 class LineWindow:
@@ -88,8 +95,9 @@ class LineWindow:
         self._changed = asyncio.Event()
         # SEQ -> (settled once the exchange's answer is over on the return pair, when its line time ends).
         self._answers_due: dict[int, tuple[asyncio.Future[None], float]] = {}
-        # Address -> the exchanges ACKed whose event, a frame of its own, is still to come (Addressed.event_follows).
-        self._events_due: dict[int, list[asyncio.Future[None]]] = {}
+        # Address -> the exchanges ACKed whose event, a frame of its own, is still to come (Addressed.event_follows),
+        # each with the event that answers it (Addressed.answer_event).
+        self._events_due: dict[int, list[tuple[asyncio.Future[None], str | None]]] = {}
         # v2's broadcast lock: the named stations' `locked` frames, one slot each after the frame, all answered or their
         # line time passed (the time, and a timer that wakes the frames held meanwhile).
         self._broadcast: tuple[asyncio.Future[None], float] | None = None
@@ -168,15 +176,14 @@ class LineWindow:
             if over.done():
                 return
             if frame.event_follows and not done.cancelled() and done.exception() is None:
-                self._events_due.setdefault(frame.address, []).append(over)
+                self._events_due.setdefault(frame.address, []).append((over, frame.answer_event))
             else:
                 over.set_result(None)
 
         def ended(_over: asyncio.Future[None]) -> None:
             timer.cancel()
             waiting = self._events_due.get(frame.address, [])
-            if over in waiting:
-                waiting.remove(over)
+            waiting[:] = [entry for entry in waiting if entry[0] is not over]
             if self._answers_due.get(frame.seq, (None, 0.0))[0] is over:
                 del self._answers_due[frame.seq]
 
@@ -191,10 +198,13 @@ class LineWindow:
         if entry is not None:
             _settle(entry[0])
 
-    def heard(self, address: int) -> None:
-        """A DATA frame from `address` was read: the event that followed its ACK, so its exchanges are over."""
-        for over in self._events_due.pop(address, []):
-            _settle(over)
+    def heard(self, address: int, event: str | None) -> None:
+        """A DATA frame from `address` carrying `event` was read: the exchanges it answers are over (those expecting
+        that event, or any frame). Another event is the station's own, sent before its answer: that answer is still to
+        come on the return pair."""
+        for over, expected in list(self._events_due.get(address, [])):
+            if expected is None or expected == event:
+                _settle(over)
 
     def answers_due(self) -> bool:
         """Whether a station may still be answering a frame the host wrote (within that exchange's line time), a v2

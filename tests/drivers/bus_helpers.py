@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from drivers.interfaces import DeviceEvent, DeviceOnline
@@ -136,3 +137,46 @@ def after_group(driver: ReferenceWagerBus, action: Callable[[], Any]) -> list[as
 
     link.send_group = spy  # type: ignore[method-assign]
     return started
+
+
+@dataclass
+class Windows:
+    """When each GROUP frame was written, and when a station was sent its command on its own after one (it had not
+    answered in the window), by the loop's clock."""
+
+    opened: list[float] = field(default_factory=list)
+    alone: list[tuple[float, int]] = field(default_factory=list)
+
+    def late(self, ack_timeout: float, since: int = 0) -> set[int]:
+        """The stations sent their command on their own after a GROUP frame. The host does so only once the ACK timeout
+        has passed since the GROUP frame without the station's answer (a simulator slowed by a loaded machine answers
+        later than that, and the host is right to); asserted here. `since`: the count of such sends to leave out."""
+        for at, _address in self.alone[since:]:
+            opened_at = max(opened for opened in self.opened if opened <= at)
+            assert at - opened_at >= ack_timeout, (self, ack_timeout)
+        return {address for _at, address in self.alone[since:]}
+
+
+def watch_windows(driver: ReferenceWagerBus) -> Windows:
+    link = driver.link
+    assert link is not None
+    loop = asyncio.get_running_loop()
+    windows = Windows()
+    send_group = link.send_group
+
+    def on_send(code: int, stations: Any, on: bool | None = None) -> None:
+        windows.opened.append(loop.time())
+        send_group(code, stations, on)
+
+    link.send_group = on_send  # type: ignore[method-assign]
+    for station in driver.stations.values():
+        alone = station.alone
+
+        async def on_alone(
+            code: int, on: bool | None = None, alone: Any = alone, address: int = station.address
+        ) -> None:
+            windows.alone.append((loop.time(), address))
+            await alone(code, on)
+
+        station.alone = on_alone  # type: ignore[method-assign]
+    return windows

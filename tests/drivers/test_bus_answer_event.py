@@ -1,0 +1,83 @@
+"""A v1 station's answer to a command is its ACK and then the event that answers it, as a frame of its own
+(docs/protocol.md section 13, "What the host writes around a window"): the exchange is over on the return pair once
+that event is read, not at the station's first DATA frame after the ACK. A station that sends a wager it had queued
+ahead of its `locked` has that answer still to come, and no GROUP frame or broadcast lock may go yet.
+
+The host end is BusLink on a real pty opened as the driver opens a port; the test plays the v1 station on the pty's
+other end. The line is counted at 300 baud so that each exchange's line time (2.7 s for a `lock`) is a failure bound
+only: the host would stop waiting for the answer once it passed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import select
+import tty
+from collections.abc import AsyncIterator
+
+import pytest
+
+from drivers.reference.bus_link import BusLink
+from drivers.reference.framing import FrameParser, Kind, encode_frame, encode_message
+from drivers.serial_port import open_serial, unread_input
+
+STATION = 11
+BOUND = 5.0  # failure bound only
+
+
+@pytest.fixture
+async def host() -> AsyncIterator[tuple[BusLink, int, asyncio.Queue[bytes]]]:
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    reader, writer = await open_serial(os.ttyname(slave))
+    read: asyncio.Queue[bytes] = asyncio.Queue()
+    link = BusLink(
+        reader,
+        writer,
+        peers=[STATION],
+        on_data=lambda _src, payload: read.put_nowait(payload),
+        in_waiting=unread_input(writer),
+        ack_timeout=BOUND,
+        baud=300,
+    )
+    link.start()
+    try:
+        yield link, master, read
+    finally:
+        await link.close()
+        os.close(master)
+        os.close(slave)
+
+
+def read_seq(fd: int) -> int:
+    """The SEQ of the next whole frame the host wrote (blocking: run it off the loop, asyncio.to_thread)."""
+    parser = FrameParser()
+    while True:
+        readable, _, _ = select.select([fd], [], [], BOUND)
+        assert readable, "the host wrote nothing"
+        frames = parser.feed(os.read(fd, 64))
+        if frames:
+            return frames[0].seq
+
+
+def event(seq: int, evt: str, **fields: object) -> bytes:
+    """A v1 station's DATA frame: to the host (ADDR 0), its own address as `src` inside."""
+    return encode_frame(0, seq, Kind.DATA, encode_message({"evt": evt, **fields, "src": STATION}))
+
+
+async def test_a_wager_sent_ahead_of_the_locked_does_not_end_the_wait_for_it(
+    host: tuple[BusLink, int, asyncio.Queue[bytes]],
+) -> None:
+    link, station_end, read = host
+    sent = asyncio.ensure_future(link.send_to(STATION, {"cmd": "lock"}))
+    seq = await asyncio.to_thread(read_seq, station_end)
+    # The station ACKs the lock, then sends the wager it had queued, and only then its `locked`.
+    os.write(station_end, encode_frame(0, seq, Kind.ACK, b""))
+    await asyncio.wait_for(sent, BOUND)
+    os.write(station_end, event(40, "wager", spot="pass", amount=500))
+    assert b"wager" in await asyncio.wait_for(read.get(), BOUND)
+    assert link.answers_due(), "the wager ended the wait for the `locked` still to come"
+    os.write(station_end, event(41, "locked"))
+    assert b"locked" in await asyncio.wait_for(read.get(), BOUND)
+    assert not link.answers_due()
