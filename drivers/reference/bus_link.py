@@ -378,7 +378,8 @@ class BusLink(Link):
                     continue
                 self.data_versions[frame.version] += 1
                 self._send_control(Kind.ACK, frame.seq, src, version=frame.version)
-                self.window.heard(src, event_name(frame.payload))
+                if self.window.awaits_event(src):
+                    self.window.heard(src, event_name(frame.payload))
                 if self._delivered.get(src) == (frame.seq, frame.payload):
                     continue  # our ACK was lost and the station retransmitted
                 self._delivered[src] = (frame.seq, frame.payload)

@@ -198,6 +198,11 @@ class LineWindow:
         if entry is not None:
             _settle(entry[0])
 
+    def awaits_event(self, address: int) -> bool:
+        """Whether an exchange with `address` waits for its event (a v1 or v2 station's): only then is a DATA frame's
+        payload read for its `evt` on the way in (heard), not on every frame of a v3/v4 line."""
+        return bool(self._events_due.get(address))
+
     def heard(self, address: int, event: str | None) -> None:
         """A DATA frame from `address` carrying `event` was read: the exchanges it answers are over (those expecting
         that event, or any frame). Another event is the station's own, sent before its answer: that answer is still to
