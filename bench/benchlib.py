@@ -189,6 +189,15 @@ def spawn_service(checkout: Path, service: str, config: Path, out: IO[bytes]) ->
     )
 
 
+def print_medians(times: dict[str, list[float]], ratios: list[float]) -> None:
+    """The closing line of a bench paired against a baseline checkout: each side's median, their ratio, the load."""
+    print(
+        f"median: baseline {statistics.median(times['baseline']):.2f} s, this {statistics.median(times['this']):.2f} s,"
+        f" this/baseline {statistics.median(ratios):.3f}; load average {Path('/proc/loadavg').read_text().split()[0]}"
+        " at the end"
+    )
+
+
 def _toml(data: dict[str, Any]) -> str:
     # The configs are flat tables and arrays of flat tables: enough TOML for them without another dependency.
     def value(v: Any) -> str:

@@ -21,7 +21,6 @@ import argparse
 import json
 import signal
 import socket
-import statistics
 import subprocess
 import tempfile
 import time
@@ -32,7 +31,7 @@ from pathlib import Path
 
 import paho.mqtt.client as paho
 import psycopg
-from benchlib import machine, mosquitto, spawn_service
+from benchlib import machine, mosquitto, print_medians, spawn_service
 from paho.mqtt.enums import CallbackAPIVersion
 
 from floor.pgcluster import PgCluster
@@ -231,11 +230,7 @@ def main() -> None:
                 f"run {run} (load {load}): baseline {b.seconds:.2f} s (exit {b.status}, left {b.left}),"
                 f" this {t.seconds:.2f} s (exit {t.status}, left {t.left}); this/baseline {ratios[-1]:.3f}"
             )
-    print(
-        f"median: baseline {statistics.median(times['baseline']):.2f} s, this {statistics.median(times['this']):.2f} s,"
-        f" this/baseline {statistics.median(ratios):.3f}; load average {Path('/proc/loadavg').read_text().split()[0]}"
-        " at the end"
-    )
+    print_medians(times, ratios)
 
 
 if __name__ == "__main__":

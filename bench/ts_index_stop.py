@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import signal
-import statistics
 import tempfile
 import time
 import uuid
@@ -33,7 +32,7 @@ from datetime import date
 from pathlib import Path
 
 import psycopg
-from benchlib import machine, progress, spawn_service
+from benchlib import machine, print_medians, progress, spawn_service
 from older_day import insert_older_day
 
 from floor.pgcluster import PgCluster
@@ -184,11 +183,7 @@ def main() -> None:
     finally:
         cluster.stop()
         cluster.remove()
-    print(
-        f"median: baseline {statistics.median(times['baseline']):.2f} s, this {statistics.median(times['this']):.2f} s,"
-        f" this/baseline {statistics.median(ratios):.3f}; load average {Path('/proc/loadavg').read_text().split()[0]}"
-        " at the end"
-    )
+    print_medians(times, ratios)
 
 
 if __name__ == "__main__":
