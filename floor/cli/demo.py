@@ -227,7 +227,8 @@ class Table:
             proc.send_signal(signal.SIGINT)
             while proc.returncode is None:
                 try:
-                    await asyncio.wait_for(asyncio.shield(proc.wait()), HELD_POLL_S)
+                    async with asyncio.timeout(HELD_POLL_S):
+                        await asyncio.shield(proc.wait())
                 except TimeoutError:
                     if held() and not stopped_now:
                         proc.send_signal(signal.SIGINT)  # "press Ctrl-C again to stop now"
