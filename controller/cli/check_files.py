@@ -14,7 +14,7 @@ from controller.cli.findings import Finding
 from controller.cli.verb import UsageError
 from controller.config.files import PEM_MAX_BYTES, SECRET_MAX_BYTES, FileRefused, kind_of, read_bounded
 from controller.config.table import MAX_TABLE_ID, TableConfig
-from controller.shell.configured import default_journal_path
+from controller.shell.configured import default_journal_path, journal_path
 
 _FILE_FIXES = {
     "password_file": "create it with the table's broker password on its first line (install -m 0640 -g tablectl)",
@@ -193,7 +193,7 @@ def check_archive_dir(config: TableConfig, journal: Path | None = None) -> list[
     # Here, not at the top: the archiver and the archive store load only for a table that keeps N rounds.
     from controller.shell.archiver import archive_directory
 
-    path = journal or Path(config.journal.path or default_journal_path(config.table_id))
+    path = journal_path(config, journal)
     directory = archive_directory(config, path)
     field = "journal.archive_dir" + ("" if config.journal.archive_dir else " (default)")
     fix = "create it for the service user, or set journal.archive_dir to a writable directory (back it up)"

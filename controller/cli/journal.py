@@ -23,7 +23,7 @@ from controller.config.errors import ConfigError
 from controller.config.files import FileRefused, check_regular
 from controller.config.table import load_config
 from controller.shell.archiver import archive_directory
-from controller.shell.runner import default_journal_path
+from controller.shell.configured import journal_path
 from controller.store.archive import archive, default_dir
 from controller.store.reader import JournalReader
 from controller.store.schema import JournalError
@@ -161,7 +161,7 @@ def _path(args: argparse.Namespace) -> Path:
         config = load_config(args.config)
     except ConfigError as err:
         raise JournalError(str(err)) from None
-    return Path(config.journal.path) if config.journal.path else default_journal_path(config.table_id)
+    return journal_path(config)
 
 
 def _archives(args: argparse.Namespace, path: Path) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 from controller.cli import options, preflight
 from controller.cli.verb import Subparsers, UsageError
 from controller.config.table import TableConfig, configured_devices
-from controller.shell.configured import begin_devices, build_devices, default_journal_path, playable
+from controller.shell.configured import begin_devices, build_devices, journal_path, playable
 from controller.shell.journal_lock import JournalBusy, hold_journal, let_go
 from drivers.interfaces import WAGER_BUS_ID, Device
 from drivers.registry import DriverConfigError
@@ -87,7 +87,7 @@ def _refuse_simulated(config: TableConfig, ports: Mapping[str, str] | None, path
 def _hold_journal(config: TableConfig, journal: Path | None) -> Path:
     """The journal's lock, taken before any device is opened: a second daemon of the table opened the first one's
     serial ports and played its journal's round (controller/shell/journal_lock.py)."""
-    path = journal or Path(config.journal.path or default_journal_path(config.table_id))
+    path = journal_path(config, journal)
     try:
         hold_journal(path)
     except JournalBusy as err:

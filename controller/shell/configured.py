@@ -67,6 +67,12 @@ def default_journal_path(table_id: str) -> Path:
     return state / "tablectl" / f"{table_id}.sqlite"
 
 
+def journal_path(config: TableConfig, given: Path | None = None) -> Path:
+    """The table's journal: `given` (--journal), else the config's journal.path, else the default. One answer for every
+    user, so `run`'s journal lock (controller/shell/journal_lock.py) is taken on the file the runner then opens."""
+    return given or Path(config.journal.path or default_journal_path(config.table_id))
+
+
 def begin_devices(devices: Mapping[str, Device]) -> tuple[EarlyStart, StartLeftovers]:
     """Start every device (in the running loop) before the journal is read: they come up (opened, identified: ~30 ms
     on the wire, ~75 ms for seven stations on one bus line) while the rest of the start runs; they are commanded only

@@ -27,6 +27,7 @@ from controller.mqtt.anchor import read_retained_anchor
 from controller.mqtt.birth import software_check
 from controller.shell import journal_lock
 from controller.shell.configured import begin_devices, build_devices, default_journal_path, playable
+from controller.shell.configured import journal_path as configured_journal
 from controller.shell.inbox import EarlyStart
 from controller.shell.leftovers import StartLeftovers
 from controller.shell.noise import quiet_connection_noise
@@ -65,7 +66,7 @@ async def run_table(
     the table cleanly (devices stopped, the backlog offered to the broker, status "offline" with the reason) and
     is then raised: StorageError, whose message is the one line to show. `begun`: the devices were started already
     (begin_devices), as `tablectl run` does before it loads this module."""
-    path = journal_path or Path(config.journal.path or default_journal_path(config.table_id))
+    path = configured_journal(config, journal_path)
     _report_software(config)
     journal = await _journal_or_let_go(path, config.table_id, devices, begun)
     quiet_connection_noise(asyncio.get_running_loop())
