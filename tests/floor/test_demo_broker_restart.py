@@ -12,13 +12,11 @@ floor's reconnect surely comes after them (no sleep decides the order)."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import paho.mqtt.client as paho
 import pytest
-from paho.mqtt.enums import CallbackAPIVersion
+from structlog.testing import capture_logs
 
 from floor.cli.private import start_mosquitto, stop_mosquitto
 from floor.config import parse_floor_config
@@ -26,6 +24,7 @@ from floor.service import FloorService
 from leash import Leash
 from tests.broker import fresh_id
 from tests.floor.conftest import count
+from tests.floor.outage_table import publish
 from tests.floor.service_running import running, until
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
@@ -41,40 +40,6 @@ def workdir() -> Iterator[Path]:
         Leash.mine().release(d)
 
 
-def publish(port: int, prefix: str, seqs: range) -> None:
-    """Each event acknowledged (PUBACK) by the broker before this returns."""
-    client = paho.Client(CallbackAPIVersion.VERSION2, client_id=fresh_id("table"))
-    client.connect("127.0.0.1", port)
-    client.loop_start()
-    try:
-        infos = [
-            client.publish(
-                f"{prefix}/{TABLE}/event",
-                json.dumps(
-                    {
-                        "event_id": f"{TABLE}-{seq}",
-                        "boot_id": "b1",
-                        "seq": seq,
-                        "ts": f"2026-11-21T10:00:{seq:02d}.000000Z",
-                        "table_id": TABLE,
-                        "round_id": None,
-                        "type": "wager.accepted",
-                        "rule": "655a.7(d)(1)",
-                        "payload": {"seat": 1, "spot": "ante", "amount": 500},
-                    }
-                ),
-                qos=1,
-            )
-            for seq in seqs
-        ]
-        for info in infos:
-            info.wait_for_publish(timeout=10)
-            assert info.is_published(), f"the broker did not acknowledge {info.mid}"
-    finally:
-        client.disconnect()
-        client.loop_stop()
-
-
 async def test_a_restart_of_the_demos_broker_leaves_no_seq_gap(workdir: Path, floor_dsn: str) -> None:
     proc, url = start_mosquitto(workdir, persistent=True)
     port = int(url.rsplit(":", 1)[1])
@@ -86,28 +51,31 @@ async def test_a_restart_of_the_demos_broker_leaves_no_seq_gap(workdir: Path, fl
     service = FloorService(config)
     events = "SELECT count(*) FROM events"
     try:
-        async with running(service):
-            await asyncio.to_thread(publish, port, prefix, range(1, 6))
-            await until(floor_dsn, events, 5, "the events before the restart were not archived")
-            stop_mosquitto(proc)
-            async with asyncio.timeout(30):
-                while service.mqtt_up:  # noqa: ASYNC110 (the service has no event for it)
-                    await asyncio.sleep(0.05)
-            before = service.generation
-            # Held here, in the floor's loop: the broker is back and the table publishes before the floor reconnects.
-            proc, _ = start_mosquitto(workdir, ports=lambda: port, persistent=True)
-            publish(port, prefix, range(6, 11))
-            assert service.generation == before, "the floor reconnected before the outage's events: not the case"
-            async with asyncio.timeout(60):
-                while service.generation == before or not service.mqtt_up:  # noqa: ASYNC110
-                    await asyncio.sleep(0.05)
-            await asyncio.to_thread(publish, port, prefix, range(11, 12))
-            await until(
-                floor_dsn,
-                "SELECT max(seq) FROM events",
-                11,
-                "the event after the restart was not archived",
-            )
+        with capture_logs() as logs:
+            async with running(service):
+                await asyncio.to_thread(publish, port, prefix, TABLE, range(1, 6))
+                await until(floor_dsn, events, 5, "the events before the restart were not archived")
+                stop_mosquitto(proc)
+                async with asyncio.timeout(30):
+                    while service.mqtt_up:  # noqa: ASYNC110 (the service has no event for it)
+                        await asyncio.sleep(0.05)
+                before = service.generation
+                # Held in the floor's loop: the broker is back and the table publishes before the floor reconnects.
+                proc, _ = start_mosquitto(workdir, ports=lambda: port, persistent=True)
+                publish(port, prefix, TABLE, range(6, 11))
+                assert service.generation == before, "the floor reconnected before the outage's events: not the case"
+                async with asyncio.timeout(60):
+                    while service.generation == before or not service.mqtt_up:  # noqa: ASYNC110
+                        await asyncio.sleep(0.05)
+                await asyncio.to_thread(publish, port, prefix, TABLE, range(11, 12))
+                await until(
+                    floor_dsn,
+                    "SELECT max(seq) FROM events",
+                    11,
+                    "the event after the restart was not archived",
+                )
+        # The session was kept: nothing to warn of.
+        assert not [e for e in logs if e["event"].startswith("broker session lost")], logs
         assert count(floor_dsn, events) == 11
         assert count(floor_dsn, "SELECT count(*) FROM seq_gaps WHERE filled_at IS NULL") == 0, "a seq gap is open"
         assert (workdir / "mosquitto.db").exists(), "the demo's broker saved nothing at its stop"
