@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import aiomqtt
+import paho.mqtt.client as paho
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 
 from floor.config import FloorConfig, read_secret
 
 
-def listener_client(config: FloorConfig) -> aiomqtt.Client:
+@dataclass
+class Connack:
+    """What the broker's last CONNACK said of the floor's session (aiomqtt keeps only its reason code)."""
+
+    session_present: bool | None = None
+
+
+def listener_client(config: FloorConfig, connack: Connack | None = None) -> aiomqtt.Client:
     """The listener's MQTT v5 client: a persistent session (fixed client id, no clean start, a long expiry) whose
-    messages are acknowledged by hand, once archived (floor/service.py)."""
+    messages are acknowledged by hand, once archived (floor/service.py). `connack` is given each CONNACK's
+    session-present flag (floor/session_watch.py)."""
     m = config.mqtt
     address = m.address
     props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
@@ -33,4 +46,14 @@ def listener_client(config: FloorConfig) -> aiomqtt.Client:
     # aiomqtt has no manual acknowledgement of its own; its paho client has. Set before connecting, since the
     # broker redelivers the session's queue right after CONNACK.
     client._client.manual_ack_set(True)
+    if connack is not None:
+        aiomqtt_on_connect = client._on_connect  # what aiomqtt set paho's on_connect to; it completes its connect
+
+        def on_connect(
+            c: paho.Client, userdata: Any, flags: paho.ConnectFlags, code: ReasonCode, props: Properties | None = None
+        ) -> None:
+            connack.session_present = flags.session_present
+            aiomqtt_on_connect(c, userdata, flags, code, props)
+
+        client._client.on_connect = on_connect
     return client

@@ -13,6 +13,7 @@ from typing import Any
 
 from controller.core.shown import shown
 from controller.mqtt.contract import Birth, DeviceStatus, ProgressiveMeter, TableEvent, TableStatus
+from floor.days import parse_ts
 
 # The phase a table is in after each event that moves the round on (docs/events.md); other events leave it.
 PHASE_AFTER: dict[str, str] = {
@@ -77,6 +78,9 @@ class TableLive:
     held_since: str | None = None  # when the oldest hit still awaiting validation arrived
     round_id: str | None = None
     rounds_completed: int = 0
+    # When the table last completed a round (its clock, as a fault's fault_at): a fault reported before it, by a device
+    # still in service, has passed (faults).
+    round_completed_at: str | None = None
     last_seq: int = 0
     last_event_at: str | None = None
     blocks: dict[str, str] = field(default_factory=dict)
@@ -104,6 +108,7 @@ class TableLive:
         p = e.payload
         if e.type == "round.completed":
             self.rounds_completed += 1
+            self.round_completed_at = e.ts
         elif e.type == "table.blocked":
             self.blocks = {str(k): str(v) for k, v in dict(p.get("reasons", {})).items()}
             for key in self.blocks:
@@ -177,12 +182,23 @@ class TableLive:
 
     @property
     def faults(self) -> dict[str, str]:
-        """Devices not in service or with a fault since they were last online: id -> what is wrong."""
+        """Devices not in service, or with a fault since they were last online that has not passed: id -> what is
+        wrong. A device status keeps its fault until the device comes back online (controller/mqtt/device_status.py),
+        and one that never went offline keeps it for good: a shoe that ran empty after a restart (the table voided
+        the round, 13(f), reshuffled and dealt on) was an alert for as long as the table ran. A round the table
+        completed after the fault, with the device still in service, says the fault has passed; a device the engine
+        stopped using is not in service, and stays an alert by its state."""
         out = {}
         for device, d in self.devices.items():
-            if d["state"] in ("offline", "unusable", "out_of_order") or d.get("fault_code"):
+            if d["state"] in ("offline", "unusable", "out_of_order"):
                 out[device] = str(d.get("fault_code") or d["state"])
+            elif d.get("fault_code") and not self._passed(d.get("fault_at")):
+                out[device] = str(d["fault_code"])
         return out
+
+    def _passed(self, fault_at: object) -> bool:
+        done = self.round_completed_at
+        return isinstance(fault_at, str) and done is not None and parse_ts(done) > parse_ts(fault_at)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

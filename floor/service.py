@@ -23,8 +23,8 @@ from floor.archive import REFUSED_BY_DATABASE, ArchiveWriter, AsyncConn, WriteRe
 from floor.config import FloorConfig, read_secret
 from floor.console.server import ConsoleServer
 from floor.db import async_connect, connect, conninfo, where
-from floor.gaps import StaleWatch, open_gaps, resend_command
-from floor.listener_client import listener_client
+from floor.gaps import StaleWatch, open_gaps
+from floor.listener_client import Connack, listener_client
 from floor.messages import (
     Incoming,
     LinkIncoming,
@@ -39,9 +39,10 @@ from floor.reach import answered
 from floor.refusal_log import RefusalLog
 from floor.schema import migrate
 from floor.sdnotify import Notifier
+from floor.session_watch import SessionWatch
 from floor.tasks import ServiceTasks, stopped_within, unless_stopped
 from floor.ts_index import older_days
-from floor.write_log import say_left, say_written
+from floor.write_log import say_left, say_stale, say_written
 
 log = structlog.get_logger("tablectl.floor")
 BACKOFF_MAX = 10.0
@@ -70,6 +71,7 @@ class FloorService:
         self.console_ready = asyncio.Event()
         self.tasks = ServiceTasks("floor", self._died)
         self.refusal_log = RefusalLog.floor(log, config.ingest)  # its lines bounded as the rows are
+        self.session = SessionWatch(config.mqtt.client_id, config.mqtt.broker, config.mqtt.session_expiry_s)
 
     async def run(self) -> None:
         """Until stop(): migrate, load the state, then listen and archive. A task that dies stops the service with
@@ -79,6 +81,7 @@ class FloorService:
             return
         writer = ArchiveWriter(conn, self.config.gaming_day, await load_state(conn), ingest=self.config.ingest)
         log.info("floor archive ready", tables=len(writer.state.live), database=where(self.config.database.dsn))
+        self.session.had = bool(writer.state.live)  # an earlier run archived tables: it had a session
         if self.console is not None:
             await self._start_console(self.console, writer)
         self.tasks.start("floor-listener", self._listen())
@@ -184,14 +187,18 @@ class FloorService:
         tables = frozenset(self.config.ingest.tables)
         while True:
             try:
-                client = listener_client(self.config)
+                client = listener_client(self.config, connack := Connack())
                 async with client:
                     self.generation += 1
                     self.client, delay = client, 0.5
+                    lost = self.session.connected(connack.session_present)
                     await client.subscribe([(topic, 1) for topic in subscriptions(prefix)])
-                    self.mqtt_up = True  # subscribed: a fresh session gets nothing published before its SUBACK
+                    # Subscribed: a fresh session gets nothing published before its SUBACK; the broker holds ours now.
+                    self.mqtt_up = self.session.had = True
                     if self.console is not None:  # every page says the floor hears the tables again
                         self.console.broker(None)
+                        if lost:
+                            self.console.session_lost()
                     log.info("subscribed to the tables", broker=self.config.mqtt.broker, prefix=prefix)
                     async for message in client.messages:
                         parsed = parse(prefix, str(message.topic), bytes(message.payload), tables)
@@ -360,25 +367,17 @@ class FloorService:
             # Measured with the clock that stamped them, the database's, as `tablectl floor gaps` does.
             gaps = open_gaps(writer.state.live.values(), writer.clock.now(), config.gaps.grace_s)
             for g in watch.newly_stale(gaps):
-                log.warning(
-                    "seq gap stale: the table's own replay has not filled it; send it a resend",
-                    table_id=g.table_id,
-                    missing=g.text,
-                    open_s=round(g.age_s),
-                    command=resend_command(
-                        g.table_id, (g.first_seq, g.last_seq), config.mqtt.broker, config.mqtt.prefix
-                    ),
-                    remedy="run the command with your own key (any role), or press resend in the console",
-                )
+                say_stale(g, config.mqtt)
             if watch.said != before:
                 self.stale_gaps = len(watch.said)
                 if self.db_up and self.mqtt_up:  # else the status says what is down, which matters more
                     self.notifier.send(STATUS=self._status())
-                if self.console is not None:
-                    try:
-                        self.console.refresh({t for t, _, _ in watch.said ^ before})
-                    except Exception:  # what the browsers see must never stop the watch
-                        log.exception("console update failed")
+            # A lost session's alert ends with time alone too (floor/console/floor_alerts.py).
+            if self.console is not None and (watch.said != before or self.console.view.session_lost):
+                try:
+                    self.console.refresh({t for t, _, _ in watch.said ^ before})
+                except Exception:  # what the browsers see must never stop the watch
+                    log.exception("console update failed")
             await asyncio.sleep(min(1.0, config.gaps.grace_s / 2))
 
     def _status(self) -> str:

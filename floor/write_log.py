@@ -6,6 +6,8 @@ from __future__ import annotations
 import structlog
 
 from floor.archive import WriteResult
+from floor.config import MqttSection
+from floor.gaps import OpenGap, resend_command
 from floor.messages import Incoming, LinkIncoming, Rejected
 
 # Retained messages named one by one in a batch's debug line; past this many, counted (a reconnect's flood of them).
@@ -70,4 +72,16 @@ def say_batch(messages: list[Incoming | LinkIncoming | Rejected], result: WriteR
         refused=result.rejected,
         retained=[retained_name(m) for m in retained[:RETAINED_NAMED]],
         retained_more=max(0, len(retained) - RETAINED_NAMED),
+    )
+
+
+def say_stale(g: OpenGap, mqtt: MqttSection) -> None:
+    """A gap gone stale (floor/gaps.py), once: the table's own replay has not filled it; the command a person runs."""
+    log.warning(
+        "seq gap stale: the table's own replay has not filled it; send it a resend",
+        table_id=g.table_id,
+        missing=g.text,
+        open_s=round(g.age_s),
+        command=resend_command(g.table_id, (g.first_seq, g.last_seq), mqtt.broker, mqtt.prefix),
+        remedy="run the command with your own key (any role), or press resend in the console",
     )

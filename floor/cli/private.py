@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import os
+import pwd
 import shutil
 import signal
 import subprocess
@@ -44,10 +45,16 @@ def start_postgres(demo: str) -> PgCluster:
 
 
 def start_mosquitto(
-    workdir: Path, *, max_queued_messages: int | None = None, extra: str = "", ports: Callable[[], int] = free_port
+    workdir: Path,
+    *,
+    max_queued_messages: int | None = None,
+    extra: str = "",
+    ports: Callable[[], int] = free_port,
+    persistent: bool = False,
 ) -> tuple[subprocess.Popen[str], str]:
-    """A broker on a free loopback port (from `ports`), anonymous and without persistence, running: the process and
-    its mqtt:// URL (`extra`: more config lines; the benches start theirs here too). A port taken before the broker
+    """A broker on a free loopback port (from `ports`), anonymous, running: the process and its mqtt:// URL (`extra`:
+    more config lines; the benches start theirs here too, without persistence; `persistent`: sessions, queues and
+    retained topics kept in `workdir` across a restart, as the demo's). A port taken before the broker
     binds it (another demo's or test's server) is replaced by a fresh one (floor.ports); the broker's log is kept in
     `workdir`/mosquitto.log."""
     binary = shutil.which("mosquitto") or next(
@@ -56,6 +63,7 @@ def start_mosquitto(
     if binary is None:
         raise UsageError("mosquitto is not installed: apt-get install mosquitto, or give --broker mqtt://HOST:PORT")
     try:
+        extra = (_persistence(workdir) if persistent else "persistence false\n") + extra
         return on_a_free_port(lambda port: _mosquitto_on(binary, workdir, port, max_queued_messages, extra), ports)
     except PortsTaken as err:
         raise UsageError(f"the demo's private mosquitto could not listen: {err}") from None
@@ -67,7 +75,7 @@ def _mosquitto_on(
     conf = workdir / "mosquitto.conf"
     # The shipped broker's packet limit (controller.config.broker), so the demo meets what production meets. Its log
     # on stderr says when it is running, or that its port is taken.
-    text = f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nmax_packet_size {MAX_PACKET_SIZE}\n"
+    text = f"listener {port} 127.0.0.1\nallow_anonymous true\nmax_packet_size {MAX_PACKET_SIZE}\n"
     text += "log_dest stderr\nlog_type error\nlog_type warning\nlog_type notice\nlog_type information\n"
     text += "set_tcp_nodelay true\n"  # as systemd/mosquitto/mosquitto.conf: no 40 ms Nagle stalls
     if max_queued_messages is not None:
@@ -112,6 +120,23 @@ def _mosquitto_on(
         time.sleep(0.01)  # a broker starts in tens of ms; its log file is all there is to watch
 
 
+# How often the demo's broker saves its sessions, queues and retained topics besides at a clean stop (seconds): a
+# broker that crashes (kill -9) loses what came since its last save, so the demo keeps that window short.
+AUTOSAVE_S = 10
+
+
+def _persistence(workdir: Path) -> str:
+    """The floor's persistent session (floor/listener_client.py) and what the broker queued for it survive a restart
+    of the demo's broker, as on a production broker (docs/floor.md, "The broker"): without it every table came back
+    with a seq gap, the events published between the broker's return and the floor's new subscription. Kept in the
+    demo's own temp dir. Run as root, mosquitto drops to the `mosquitto` user, which cannot write in that root-only
+    dir (it then fails to save at every stop): it runs as whoever started the demo."""
+    return (
+        f"persistence true\npersistence_location {workdir}/\nautosave_interval {AUTOSAVE_S}\n"
+        f"user {pwd.getpwuid(os.geteuid()).pw_name}\n"
+    )
+
+
 def _read_from(path: Path, offset: int) -> list[str]:
     with path.open(encoding="utf-8", errors="replace") as f:
         f.seek(offset)
@@ -140,7 +165,7 @@ def private_servers(
     broker_proc = None
     try:
         if broker is None:
-            broker_proc, broker = start_mosquitto(workdir, max_queued_messages=max_queued_messages)
+            broker_proc, broker = start_mosquitto(workdir, max_queued_messages=max_queued_messages, persistent=True)
         yield cluster, broker
     finally:
         if broker_proc is not None:

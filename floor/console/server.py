@@ -23,6 +23,7 @@ from aiohttp import web
 
 from floor.config import FloorConfig
 from floor.console.auth import Session, Sessions
+from floor.console.deltas import Sent
 from floor.console.limits import Streams, Ticks
 from floor.console.loading import load_view
 from floor.console.login import LoginDesk
@@ -48,7 +49,7 @@ from floor.console.protocol_log import ProtocolLog
 from floor.console.records import ConsoleRecords
 from floor.console.relay import relay_command
 from floor.console.verbs import LINK_VERBS, VERBS, ConsoleVerb, allowed, link_allowed
-from floor.console.views import FloorView, link_alerts, stamp, table_alerts
+from floor.console.views import FloorView, stamp
 from floor.links import LinkLive
 from floor.live import TableLive
 from floor.messages import Incoming, LinkIncoming, Rejected
@@ -57,9 +58,6 @@ from floor.recall import last_rounds, recall_round
 log = structlog.get_logger("tablectl.console")
 STREAM_QUEUE = 2000  # updates queued for one browser before it is dropped as too slow (it reconnects)
 HEARTBEAT_S = 15.0
-# What changes with the clock alone, not with a message: left out when deciding whether a tile changed (the page
-# counts the time in a phase itself, from phase_since).
-VOLATILE = frozenset({"in_phase_s"})
 
 
 class ConsoleServer:
@@ -84,11 +82,7 @@ class ConsoleServer:
         self.records = ConsoleRecords(config.database, self.console.supervisors)
         # Read through self: the service puts the console on the database's clock after building it (floor/dbclock.py).
         self.login = LoginDesk(self.console, self.sessions, self.records, lambda: self.clock(), ticks)
-        # What every browser was last sent (JSON text) of each tile, alert group and link panel: an update carries
-        # only what differs. Kept while no browser listens too: a page connecting later is in step with the others.
-        self.sent_tiles: dict[str, str] = {}
-        self.sent_alerts: dict[str, str] = {}
-        self.sent_links: dict[str, str] = {}
+        self.sent = Sent()  # what every browser was last sent: an update carries only what differs
 
     # -- fed by the floor service -------------------------------------------------------------------------------
 
@@ -144,6 +138,12 @@ class ConsoleServer:
         if lost != self.view.broker_lost:
             self._broadcast("update", json.dumps({"tiles": [], "lines": [], "broker_lost": self.view.broker_lost}))
 
+    def session_lost(self) -> None:
+        """The broker kept no session for the floor (floor/service.py): every page gets the alert naming the tables
+        whose gaps opened since, at once and as more gaps open."""
+        self.view.session_lost = stamp(self.clock())
+        self.refresh(set())
+
     def refresh(self, tables: set[str]) -> None:
         """Send the browsers these tables' tiles and alerts again where time alone changed them (a gap gone stale,
         floor/gaps.py), with no message archived."""
@@ -153,35 +153,7 @@ class ConsoleServer:
             self._broadcast("update", json.dumps(update))
 
     def delta(self, tables: set[str], links: set[str], now: datetime) -> dict[str, Any]:
-        """The tiles, alert groups and link panels among these that differ from what the browsers were sent last
-        (and note them as sent). An alert group is sent whole: the page replaces that table's or link's alerts."""
-        tiles: list[dict[str, Any]] = []
-        alerts: dict[str, list[dict[str, Any]]] = {}
-        panels: list[dict[str, Any]] = []
-
-        def differs(sent: dict[str, str], key: str, value: object) -> bool:
-            text = json.dumps(value, sort_keys=True, default=str)
-            if sent.get(key) == text:
-                return False
-            sent[key] = text
-            return True
-
-        for t in sorted(tables):
-            tile = self.view.tile(t, now)
-            if differs(self.sent_tiles, t, {k: v for k, v in tile.items() if k not in VOLATILE}):
-                tiles.append(tile)
-            found = table_alerts(tile)
-            if differs(self.sent_alerts, f"table:{t}", found):
-                alerts[f"table:{t}"] = found
-        for k in sorted(links):
-            link = self.view.links[k]
-            panel = link.panel()
-            if differs(self.sent_links, k, panel):
-                panels.append(panel)
-            found = link_alerts(link)
-            if differs(self.sent_alerts, f"link:{k}", found):
-                alerts[f"link:{k}"] = found
-        return {"tiles": tiles, "alerts": alerts, "links": panels}
+        return self.sent.delta(self.view, tables, links, now)
 
     def _broadcast(self, name: str, data: str) -> None:
         for q in list(self.streams):

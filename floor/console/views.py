@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from floor.console.floor_alerts import link_alerts, session_alerts
 from floor.gaps import MAX_SEQS, open_gaps
-from floor.links import RULE as LINK_RULE
 from floor.links import LinkLive
 from floor.live import ALERT_STATES, JACKPOT_PENDING, TableLive, is_tilt
 from floor.messages import Incoming, LinkIncoming
@@ -119,6 +119,8 @@ class FloorView:
     # While the floor cannot reach its broker: since when and aiomqtt's words. Every table's state is then only as
     # last heard (and the broker's wills may say lost for all of them): the page says so beside its own link.
     broker_lost: dict[str, str] | None = None
+    # When the broker last kept no session for the floor (floor/console/floor_alerts.py), on the floor's clock.
+    session_lost: str | None = None
 
     def note_refused(self, count: int, topic: str | None, reason: str | None, at: str | None) -> dict[str, Any]:
         self.refused = {
@@ -209,6 +211,7 @@ class FloorView:
         tiles = [self.tile(t, now) for t in sorted(self.live)]
         found = [a for t in tiles for a in table_alerts(t)]
         found += [a for k in sorted(self.links) for a in link_alerts(self.links[k])]
+        found += session_alerts(self.session_lost, self.live, now, self.grace_s)
         return {
             "tiles": tiles,
             "alerts": sort_alerts(found),
@@ -357,42 +360,4 @@ def _gap_alerts(t: dict[str, Any], since: str) -> list[dict[str, Any]]:
                     "args": {"from_seq": a, "to_seq": upto},
                 }
             )
-    return out
-
-
-def link_alerts(link: LinkLive) -> list[dict[str, Any]]:
-    """A link's alerts (group "link:<id>"): each hit awaiting the link's validation, at the top; the link down."""
-    out: list[dict[str, Any]] = []
-    for key, h in sorted(link.pending.items(), key=lambda kv: int(kv[1]["order"])):
-        out.append(
-            {
-                "table_id": str(h["table_id"]),
-                "kind": "link_jackpot",
-                "key": f"{link.link_id}:{key}",
-                "since": h.get("since") or "",
-                "text": f"linked jackpot pending on {link.link_id}: table {h['table_id']} (asset {h['asset_number']})"
-                f" seat {h['seat']} {h['level']} {money_text(h['amount_cents'])}, win #{h['order']}",
-                "verb": "validate_jackpot",
-                "args": {"table_id": h["table_id"], "round_id": h["round_id"], "seat": h["seat"], "level": h["level"]},
-                "rank": 0,
-            }
-        )
-    if link.status in ("tilted", "offline") or link.database == "down":
-        what = link.status if link.status != "open" else "database down"
-        out.append(
-            {
-                "table_id": link.link_id,
-                "kind": "link",
-                "key": what,
-                "since": link.status_since or "",
-                "text": f"link {link.link_id} {what}"
-                + (f": {link.tilt}" if link.tilt else "")
-                + f"; its tables take no linked wagers ({LINK_RULE})",
-                "verb": "clear_tilt" if link.status == "tilted" else None,
-                "args": {"note": "cleared from the floor console"} if link.status == "tilted" else {},
-                "rank": 1,
-            }
-        )
-    for a in out:
-        a.update(group=f"link:{link.link_id}", target="link", target_id=link.link_id)
     return out

@@ -5,7 +5,7 @@
 // page as text only (textContent), never as markup. An ES module: the page's parts are modules beside it, each
 // named for its concern (page, signing, session, live, floor, table, commands).
 
-import { cancelPending, sendPending } from "./commands.js";
+import { cancelPending, confirmResendAll, sendPending } from "./commands.js";
 import { $, state } from "./page.js";
 import { enrol, login, logout, newKey, refreshSession } from "./session.js";
 import { canonical, envelope, isoMicro, loadKey, sign } from "./signing.js";
@@ -23,6 +23,7 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("tv-close").addEventListener("click", closeTable);
   $("confirm-ok").addEventListener("click", sendPending);
   $("confirm-cancel").addEventListener("click", cancelPending);
+  $("resend-all").addEventListener("click", confirmResendAll);
   if (!window.crypto || !crypto.subtle) {
     $("key-error").textContent = "This page is not a secure context (https or 127.0.0.1): no WebCrypto, no keys.";
   }

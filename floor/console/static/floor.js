@@ -1,6 +1,6 @@
 // The floor: a tile per table grouped by pit, the alerts that need a person, the linked progressives' panels.
 
-import { actionButton } from "./commands.js";
+import { actionButton, gapResends } from "./commands.js";
 import { $, dollars, el, since, state } from "./page.js";
 import { openTable } from "./table.js";
 
@@ -92,6 +92,8 @@ function alertOrder(a, b) {
 export function renderAlerts() {
   const all = [...state.alertGroups.values()].flat().sort(alertOrder);
   $("alert-count").textContent = `(${all.length})`;
+  // One action for every open gap (after a lost broker session, one at every table): where the session may resend.
+  $("resend-all").hidden = !gapResends().length || !((state.session && state.session.allowed) || []).includes("resend");
   $("alerts").replaceChildren(...all.map((a) =>
     el("li", { class: "alert", "data-kind": a.kind, "data-table": a.table_id, "data-key": a.key,
       "data-target": a.target, "data-target-id": a.target_id },

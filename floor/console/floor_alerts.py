@@ -1,0 +1,91 @@
+"""The console's alerts that are not one table's: a link's (its pending hits, the link down) and the floor's own
+broker session lost (floor/service.py), which names the tables whose seq gaps opened since (docs/console.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from floor.days import parse_ts
+from floor.links import RULE as LINK_RULE
+from floor.links import LinkLive
+from floor.live import TableLive
+from floor.recall import money_text
+
+SESSION_GROUP = "floor:session"
+
+
+def gaps_since(lost: str, live: Mapping[str, TableLive]) -> list[str]:
+    """The tables with an open seq gap first seen at or after `lost` (the floor's clock, as gap_since)."""
+    at = parse_ts(lost)
+    return sorted(t for t, x in live.items() if any(s and parse_ts(s) >= at for s in x.gap_since[: len(x.gaps)]))
+
+
+def session_alerts(
+    lost: str | None, live: Mapping[str, TableLive], now: datetime, grace_s: float
+) -> list[dict[str, Any]]:
+    """The floor's session lost at `lost` (None: never this run), as one alert: the events the tables published
+    between the broker's return and the floor's new subscription reached no one, so the gaps opened since may be its
+    doing. Shown while such a gap is open, and for [gaps] grace_s after the loss even with none seen yet (an idle
+    table shows its gap at its next event: the alert comes back then)."""
+    if lost is None:
+        return []
+    tables = gaps_since(lost, live)
+    if not tables and (now - parse_ts(lost)).total_seconds() > grace_s:
+        return []
+    named = f"seq gaps since at {', '.join(tables)}: resend every gap" if tables else "no seq gap seen since yet"
+    return [
+        {
+            "table_id": "floor",
+            "kind": "session",
+            "key": lost,
+            "since": lost,
+            "text": "the broker kept no session for the floor (restarted without persistence, or the session expired):"
+            f" what the tables published before the floor subscribed again never reached it; {named}",
+            "verb": None,
+            "args": {"tables": tables},
+            "group": SESSION_GROUP,
+            "rank": 1,
+            "target": "floor",
+            "target_id": "floor",
+        }
+    ]
+
+
+def link_alerts(link: LinkLive) -> list[dict[str, Any]]:
+    """A link's alerts (group "link:<id>"): each hit awaiting the link's validation, at the top; the link down."""
+    out: list[dict[str, Any]] = []
+    for key, h in sorted(link.pending.items(), key=lambda kv: int(kv[1]["order"])):
+        out.append(
+            {
+                "table_id": str(h["table_id"]),
+                "kind": "link_jackpot",
+                "key": f"{link.link_id}:{key}",
+                "since": h.get("since") or "",
+                "text": f"linked jackpot pending on {link.link_id}: table {h['table_id']} (asset {h['asset_number']})"
+                f" seat {h['seat']} {h['level']} {money_text(h['amount_cents'])}, win #{h['order']}",
+                "verb": "validate_jackpot",
+                "args": {"table_id": h["table_id"], "round_id": h["round_id"], "seat": h["seat"], "level": h["level"]},
+                "rank": 0,
+            }
+        )
+    if link.status in ("tilted", "offline") or link.database == "down":
+        what = link.status if link.status != "open" else "database down"
+        out.append(
+            {
+                "table_id": link.link_id,
+                "kind": "link",
+                "key": what,
+                "since": link.status_since or "",
+                "text": f"link {link.link_id} {what}"
+                + (f": {link.tilt}" if link.tilt else "")
+                + f"; its tables take no linked wagers ({LINK_RULE})",
+                "verb": "clear_tilt" if link.status == "tilted" else None,
+                "args": {"note": "cleared from the floor console"} if link.status == "tilted" else {},
+                "rank": 1,
+            }
+        )
+    for a in out:
+        a.update(group=f"link:{link.link_id}", target="link", target_id=link.link_id)
+    return out
