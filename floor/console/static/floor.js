@@ -152,9 +152,11 @@ export function renderLinks() {
       linkRefused(l.refusals),
       ...l.pending.map((h) => el("div", { class: "jackpot", "data-order": h.order },
         `pending: ${h.table_id} seat ${h.seat} ${h.level} ${dollars(h.amount_cents)} (win #${h.order})`)),
+      // Only the verb the link would take in its state (link/commands.py): open_link when closed, close_link when
+      // open; a tilted link's clear_tilt is its alert's button; an offline link takes none.
       el("div", { class: "link-actions" },
-        actionButton("link", l.link_id, "open_link", { note: "opened from the floor console" }),
-        actionButton("link", l.link_id, "close_link", { note: "closed from the floor console" })));
+        l.status === "closed" ? actionButton("link", l.link_id, "open_link", { note: "opened from the floor console" }) : null,
+        l.status === "open" ? actionButton("link", l.link_id, "close_link", { note: "closed from the floor console" }) : null));
   }));
 }
 

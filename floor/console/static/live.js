@@ -2,7 +2,7 @@
 
 import { patchTile, renderAlerts, renderFloor, renderLinks, renderRefused } from "./floor.js";
 import { $, heard, state } from "./page.js";
-import { appendLine, renderNow } from "./table.js";
+import { appendLine, renderNow, roundFinished } from "./table.js";
 
 let source = null;
 let retry = null; // while a refused stream waits to try again: its timer and countdown
@@ -106,7 +106,7 @@ export function connect(onBye) {
     if (u.refused) { state.refused = u.refused; renderRefused(); }
     if ("broker_lost" in u) brokerLost(u.broker_lost);
     if (state.open) {
-      for (const line of u.lines) if (line.table_id === state.open) appendLine(line);
+      for (const line of u.lines) if (line.table_id === state.open) { appendLine(line); roundFinished(line); }
       const t = state.tiles.get(state.open);
       if (t && u.tiles.some((x) => x.table_id === state.open)) renderNow(t);
     }
