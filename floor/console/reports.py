@@ -3,10 +3,10 @@ supervisor, as the same HTML with its charts, or its CSV to download.
 
 The report is floor/report's own: the period from floor/days.py, the figures from floor.report.figures.gather (its
 SQL), the page from floor.report.html.to_html and the CSV from floor.report.render.to_csv; nothing is copied here.
-It runs in a worker thread on a connection of its own (psycopg is blocking), at most REPORTS_AT_ONCE at a time, so
-the event loop (the live stream, the other requests) never waits on it. A request that names no period, a day that
-is no date, a shift the config does not list, a range whose end is before its start: a 400 naming the problem and
-how to put it right, before the archive is asked anything.
+It is made and drawn in a worker thread on a connection of its own (psycopg blocks; the charts take time too), at
+most REPORTS_AT_ONCE at a time, so the event loop (the live stream, the other requests) never waits on it. A
+request that names no period, a day that is no date, a shift the config does not list, a range whose end is before
+its start: a 400 naming the problem and how to put it right, before the archive is asked anything.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from floor.console.auth import Session
 from floor.console.plumbing import http_error
 from floor.days import day_period, range_period, shift_period
 from floor.db import connect
-from floor.report.build import Report, build
+from floor.report.build import build
 from floor.report.figures import Scope, gather
 from floor.report.html import to_html
 from floor.report.render import to_csv
@@ -45,6 +45,7 @@ REPORT_HEADERS = {
 }
 ROLE = "supervisor"
 _DATE = re.compile("[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_FILE = re.compile("[^A-Za-z0-9_.-]")  # what a file name in a Content-Disposition may not carry as it is
 _NAME = re.compile("[A-Za-z0-9_.:-]{1,64}")  # a table id or a chapter as the floor's configs spell them
 FORMATS = ("html", "csv")
 
@@ -167,7 +168,7 @@ class ReportDesk:
         started = time.monotonic()
         async with self.running:
             try:
-                report = await asyncio.to_thread(self._build, asked.scope)
+                text = await asyncio.to_thread(self._make, asked)
             except (psycopg.OperationalError, SummaryPending) as err:
                 log.warning("report failed", key_id=s.key_id, report=asked.name, error=one_line(err))
                 raise http_error(503, f"the report could not be made ({one_line(err)}): try again shortly") from None
@@ -176,16 +177,17 @@ class ReportDesk:
             seconds=round(time.monotonic() - started, 3),
         )  # fmt: skip
         if asked.format == "csv":
-            disposition = f'attachment; filename="{self.config.name}-{asked.name}.csv"'
+            disposition = f'attachment; filename="{_FILE.sub("_", self.config.name)}-{asked.name}.csv"'
             return web.Response(
-                text=to_csv(report), content_type="text/csv", charset="utf-8",
-                headers={"Content-Disposition": disposition},
-            )  # fmt: skip
-        return web.Response(text=to_html(report), content_type="text/html", charset="utf-8")
+                text=text, content_type="text/csv", charset="utf-8", headers={"Content-Disposition": disposition}
+            )
+        return web.Response(text=text, content_type="text/html", charset="utf-8")
 
-    def _build(self, scope: Scope) -> Report:
+    def _make(self, asked: Asked) -> str:
+        """The report made and rendered, in the worker thread: drawing the charts takes time too."""
         with connect(self.config.database) as conn:
-            return build(gather(conn, scope, self.config.report.work_mem), scope, self.config.name)
+            report = build(gather(conn, asked.scope, self.config.report.work_mem), asked.scope, self.config.name)
+        return to_csv(report) if asked.format == "csv" else to_html(report)
 
 
 async def report_headers(request: web.Request, response: web.StreamResponse) -> None:
