@@ -4,13 +4,14 @@ its settlement named it. Only once the round is finished: while it is in play th
 hand, nor any card, of a round still being dealt), and a voided round says so with its reason.
 
 Real parts: the console's own model and updates (floor/console/server.py), fed the contract's messages as the
-floor's MQTT parser makes them (floor/messages.py). No table or broker: what is tested is what the tile carries;
-tests/floor/test_console_live_rounds.py shows it in the browser."""
+floor's MQTT parser makes them (floor/messages.py), and at its start the archive in a real PostgreSQL. No table or
+broker: what is tested is what the tile carries; tests/floor/test_console_live_rounds.py shows it in the browser."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -18,8 +19,10 @@ import pytest
 from controller.mqtt.contract import TableEvent
 from floor.config import parse_floor_config
 from floor.console.server import ConsoleServer
+from floor.db import connect
 from floor.live import TableLive
 from floor.messages import Incoming, parse
+from tests.floor.archiving import msg, writer
 
 pytestmark = [pytest.mark.floor]
 
@@ -98,3 +101,24 @@ def test_the_tile_shows_the_last_finished_round_in_dollars_and_never_one_in_play
     voided = page.last_round()
     assert (voided["outcome"], voided["wagered"], voided["hands"]) == ("voided", 2500, [])
     assert voided["summary"] == "t1-r8 voided: shoe fault"
+
+
+async def test_a_restarted_console_shows_the_last_round_from_the_archive(floor_dsn: str) -> None:
+    """At start the console reads each table's last events from the archive (floor/console/loading.py): the tile's
+    last round is there at once, not only after the table's next round."""
+    t = Table()
+    done = {"round_no": 4, "players": 1, "paid": 0, "collected": 500, "table_result": 500}
+    events = [
+        t.event("t1-r4", "no_more_bets", {"players": [1], "wagers": {"1": {"ante": 500}}}),
+        t.event("t1-r4", "hand.settled", {"seat": 1, "cards": [], "hand": "high card", "wagers": [], "paid": 0}),
+        t.event("t1-r4", "round.completed", done),
+        t.event("t1-r5", "betting.opened", {"round_no": 5}),  # the next round begun: nothing of it shown
+    ]
+    w = await writer(floor_dsn)
+    assert (await w.write([msg(e.content) for e in events])).events_new == 4
+    server = ConsoleServer(parse_floor_config(f'[database]\ndsn = "{floor_dsn}"\n[console]\nlisten = "127.0.0.1:0"\n'))
+    with connect(server.config.database) as conn:
+        server.load({"t1": TableLive("t1", state="online")}, conn)
+    shown = server.view.tile("t1", datetime(2026, 11, 26, 13, tzinfo=UTC))["last_round"]
+    assert shown["summary"] == "round 4: wagered $5.00, paid out $0.00, table result $5.00"
+    assert shown["hands"] == ["seat 1: high card"]
