@@ -32,4 +32,4 @@ def load_view(view: FloorView, live: dict[str, TableLive], conn: psycopg.Connect
         for tid, seq, ts, rid, type_, rule, payload in reversed(rows):
             e = {"table_id": tid, "seq": seq, "ts": ts, "round_id": rid, "type": type_, "rule": rule}
             x.lines.append(log_line({**e, "payload": payload}))
-            note_event(x, str(type_), str(ts), payload)
+            note_event(x, str(type_), str(ts), payload, None if rid is None else str(rid))

@@ -35,7 +35,7 @@ MAX_BODY = 32 * 1024  # an envelope is a few hundred bytes; an enrolment less
 MAX_DIGITS = 30
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-    "form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+    "frame-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
 )
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,

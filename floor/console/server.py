@@ -48,6 +48,7 @@ from floor.console.plumbing import (
 from floor.console.protocol_log import ProtocolLog
 from floor.console.records import ConsoleRecords
 from floor.console.relay import relay_command
+from floor.console.reports import ReportDesk
 from floor.console.verbs import LINK_VERBS, VERBS, ConsoleVerb, allowed, link_allowed
 from floor.console.views import FloorView, stamp
 from floor.links import LinkLive
@@ -82,13 +83,13 @@ class ConsoleServer:
         self.records = ConsoleRecords(config.database, self.console.supervisors)
         # Read through self: the service puts the console on the database's clock after building it (floor/dbclock.py).
         self.login = LoginDesk(self.console, self.sessions, self.records, lambda: self.clock(), ticks)
+        self.reports = ReportDesk(config, self._session, lambda: {t: v.chapter for t, v in self.view.live.items()})
         self.sent = Sent()  # what every browser was last sent: an update carries only what differs
 
     # -- fed by the floor service -------------------------------------------------------------------------------
 
     def load(self, live: dict[str, TableLive], conn: psycopg.Connection[tuple[Any, ...]]) -> None:
-        """At start: every table's live model, its latest birth, its last log lines and the floor's refused messages
-        from the archive (floor/console/loading.py)."""
+        """At start: the live models, and from the archive what the tiles need (floor/console/loading.py)."""
         load_view(self.view, live, conn)
 
     def archived(
@@ -145,8 +146,7 @@ class ConsoleServer:
         self.refresh(set())
 
     def refresh(self, tables: set[str]) -> None:
-        """Send the browsers these tables' tiles and alerts again where time alone changed them (a gap gone stale,
-        floor/gaps.py), with no message archived."""
+        """Send these tables' tiles and alerts again where time alone changed them (a gap gone stale: floor/gaps.py)."""
         now = self.clock()
         update = {**self.delta(tables & set(self.view.live), set(), now), "lines": [], "now": stamp(now)}
         if self.streams and (update["tiles"] or update["alerts"]):
@@ -175,6 +175,7 @@ class ConsoleServer:
         app.router.add_get("/", self.index)
         app.router.add_get("/static/{name}", self.static_file)
         self.login.routes(app)
+        self.reports.routes(app)
         app.router.add_get("/api/floor", self.floor)
         app.router.add_get("/api/tables/{table_id}", self.table)
         app.router.add_get("/api/rounds/{round_id}", self.round)
@@ -321,8 +322,7 @@ class ConsoleServer:
         return await self._relay(request, "table", request.match_info["table_id"])
 
     async def link_command(self, request: web.Request) -> web.Response:
-        """Relay a signed envelope to a link controller: the same envelope, addressed to the link's id
-        (link/commands.py); the link judges it as a table would."""
+        """Relay a signed envelope, addressed to the link's id, to the link, which judges it (link/commands.py)."""
         return await self._relay(request, "link", request.match_info["link_id"])
 
     async def _relay(self, request: web.Request, target: str, target_id: str) -> web.Response:

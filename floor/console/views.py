@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from floor.console.floor_alerts import link_alerts, session_alerts
+from floor.console.results import RoundTally
 from floor.gaps import MAX_SEQS, open_gaps
 from floor.links import LinkLive
 from floor.live import ALERT_STATES, JACKPOT_PENDING, TableLive, is_tilt
@@ -75,13 +76,16 @@ class TableExtra:
     shuffle: str | None = None  # the shuffler, or what took over when it was covered (13(g))
     completed_at: deque[str] = field(default_factory=lambda: deque(maxlen=500))
     lines: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
+    rounds: RoundTally = field(default_factory=RoundTally)  # the last round's result, for the tile
 
 
-def note_event(x: TableExtra, type_: str, ts: str, p: object) -> None:
+def note_event(x: TableExtra, type_: str, ts: str, p: object, round_id: str | None = None) -> None:
     """What a table's event tells its tile beyond the live model: players at lock-out, rounds completed, the dealing
-    method, the shuffle. A field not of its shape is left out (the log line says the payload is not as expected)."""
+    method, the shuffle, the last round's result. A field not of its shape is left out (the log line says the payload
+    is not as expected)."""
     if not isinstance(p, dict):
         return
+    x.rounds.note(round_id, type_, p)
     players = p.get("players")
     if type_ == "no_more_bets" and isinstance(players, list):
         x.players = len(players)
@@ -115,7 +119,6 @@ class FloorView:
     refused: dict[str, Any] = field(
         default_factory=lambda: {"count": 0, "last_topic": None, "last_reason": None, "last_at": None}
     )
-
     # While the floor cannot reach its broker: since when and aiomqtt's words. Every table's state is then only as
     # last heard (and the broker's wills may say lost for all of them): the page says so beside its own link.
     broker_lost: dict[str, str] | None = None
@@ -154,7 +157,7 @@ class FloorView:
         if m.kind != "event":
             return None
         e = m.content
-        note_event(x, str(e["type"]), str(e["ts"]), e.get("payload"))
+        note_event(x, str(e["type"]), str(e["ts"]), e.get("payload"), e.get("round_id"))
         line = log_line(e)
         x.lines.append(line)
         return line
@@ -202,10 +205,8 @@ class FloorView:
             "alarms": live.alarms,
             "last_seq": live.last_seq,
             "last_event_at": live.last_event_at,
+            "last_round": x.rounds.last,  # shown once finished: its hands are those its settlement published
         }
-
-    def panels(self) -> list[dict[str, Any]]:
-        return [self.links[k].panel() for k in sorted(self.links)]
 
     def floor(self, now: datetime) -> dict[str, Any]:
         tiles = [self.tile(t, now) for t in sorted(self.live)]
@@ -215,7 +216,7 @@ class FloorView:
         return {
             "tiles": tiles,
             "alerts": sort_alerts(found),
-            "links": self.panels(),
+            "links": [self.links[k].panel() for k in sorted(self.links)],
             "refused": self.refused,
             "broker_lost": self.broker_lost,
             "now": stamp(now),

@@ -3,10 +3,11 @@
 // IndexedDB; commands are signed here over the same canonical form `tablectl command send` signs
 // (controller/supervisor/envelope.py) and the floor relays them untouched. Text from the server goes into the
 // page as text only (textContent), never as markup. An ES module: the page's parts are modules beside it, each
-// named for its concern (page, signing, session, live, floor, table, commands).
+// named for its concern (page, signing, session, live, floor, table, commands, reports).
 
 import { cancelPending, confirmResendAll, sendPending } from "./commands.js";
 import { $, state } from "./page.js";
+import { wireReports } from "./reports.js";
 import { enrol, login, logout, newKey, refreshSession } from "./session.js";
 import { canonical, envelope, isoMicro, loadKey, sign } from "./signing.js";
 import { closeTable } from "./table.js";
@@ -24,6 +25,7 @@ document.addEventListener("DOMContentLoaded", async () => {
   $("confirm-ok").addEventListener("click", sendPending);
   $("confirm-cancel").addEventListener("click", cancelPending);
   $("resend-all").addEventListener("click", confirmResendAll);
+  wireReports();
   if (!window.crypto || !crypto.subtle) {
     $("key-error").textContent = "This page is not a secure context (https or 127.0.0.1): no WebCrypto, no keys.";
   }

@@ -7,6 +7,15 @@ import { openTable } from "./table.js";
 // "1 round", "3 rounds": a count as a supervisor reads it.
 const count = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
+// The last finished round: its number, wagered, paid out and result in dollars as the floor wrote them (controller.
+// core.money.fmt), and each seat's hand as its settlement named it; a round still in play is not shown.
+function lastRound(r) {
+  if (!r) return null;
+  return el("div", { class: "last-round", "data-round": r.round_id, "data-outcome": r.outcome },
+    el("div", { class: "summary" }, `last ${r.summary}`),
+    r.hands.length ? el("div", { class: "hands" }, r.hands.join("; ")) : null);
+}
+
 function tile(t) {
   const faults = Object.keys(t.faults).length;
   const jackpots = Object.entries(t.pending_jackpots);
@@ -42,6 +51,7 @@ function tile(t) {
     el("div", { class: "row" }, el("span", { class: "rounds" }, count(t.rounds_completed, "round")),
       el("span", { class: "method" }, [t.dealing_method, t.shuffle].filter(Boolean).join(", "))),
     devices,
+    lastRound(t.last_round),
     meters ? el("div", { class: "meters" }, meters) : null,
     ...links,
     linked ? el("div", { class: "linked-meters" }, linked) : null,
@@ -144,9 +154,11 @@ export function renderLinks() {
       linkRefused(l.refusals),
       ...l.pending.map((h) => el("div", { class: "jackpot", "data-order": h.order },
         `pending: ${h.table_id} seat ${h.seat} ${h.level} ${dollars(h.amount_cents)} (win #${h.order})`)),
+      // Only the verb the link would take in its state (link/commands.py): open_link when closed, close_link when
+      // open; a tilted link's clear_tilt is its alert's button; an offline link takes none.
       el("div", { class: "link-actions" },
-        actionButton("link", l.link_id, "open_link", { note: "opened from the floor console" }),
-        actionButton("link", l.link_id, "close_link", { note: "closed from the floor console" })));
+        l.status === "closed" ? actionButton("link", l.link_id, "open_link", { note: "opened from the floor console" }) : null,
+        l.status === "open" ? actionButton("link", l.link_id, "close_link", { note: "closed from the floor console" }) : null));
   }));
 }
 

@@ -2,7 +2,7 @@
 
 import { patchTile, renderAlerts, renderFloor, renderLinks, renderRefused } from "./floor.js";
 import { $, heard, state } from "./page.js";
-import { appendLine, renderNow } from "./table.js";
+import { appendLine, openTable, renderNow, roundFinished } from "./table.js";
 
 let source = null;
 let retry = null; // while a refused stream waits to try again: its timer and countdown
@@ -87,8 +87,9 @@ export function connect(onBye) {
     renderAlerts();
     renderLinks();
     renderRefused();
-    // After a reconnect the open view is drawn from the whole floor too: updates missed while away are in it.
-    if (state.open && state.tiles.has(state.open)) renderNow(state.tiles.get(state.open));
+    // After a reconnect the open view is loaded again: the log lines and rounds the updates missed while away
+    // carried are in the console's answer (and the tile, newer than the answer's, is kept: openTable).
+    if (state.open) openTable(state.open);
   });
   es.addEventListener("update", (m) => {
     const u = JSON.parse(m.data);
@@ -106,7 +107,7 @@ export function connect(onBye) {
     if (u.refused) { state.refused = u.refused; renderRefused(); }
     if ("broker_lost" in u) brokerLost(u.broker_lost);
     if (state.open) {
-      for (const line of u.lines) if (line.table_id === state.open) appendLine(line);
+      for (const line of u.lines) if (line.table_id === state.open) { appendLine(line); roundFinished(line); }
       const t = state.tiles.get(state.open);
       if (t && u.tiles.some((x) => x.table_id === state.open)) renderNow(t);
     }

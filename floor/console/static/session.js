@@ -121,6 +121,8 @@ export async function refreshSession() {
   $("whoami").textContent = s.logged_in ? `${s.key_id} (${s.role}), session until ${s.expires.slice(11, 16)} UTC`
     : "not logged in";
   $("logout-button").hidden = !s.logged_in;
+  $("reports-button").hidden = !s.logged_in || s.role !== "supervisor"; // the console refuses the others (403)
+  if (!s.logged_in) $("reports").hidden = true;
   $("keys").hidden = !!s.logged_in;
   $("floor").hidden = !s.logged_in;
   $("alerts-panel").hidden = !s.logged_in;

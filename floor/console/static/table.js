@@ -131,13 +131,43 @@ export async function openTable(tableId) {
   const sw = d.software || {};
   $("tv-software").textContent = sw.code_sha256 ? `tablectl ${sw.version}, code sha256 ${sw.code_sha256} over ` +
     `${sw.code_files} files; verdict: ${d.verdict || "none published"}` : "no birth message yet";
-  $("tv-rounds").replaceChildren(...d.rounds.map((r) => el("div", { class: "round", "data-round": r.round_id },
+  $("tv-rounds").replaceChildren(...d.rounds.map(roundItem));
+  for (const l of later) roundFinished(l); // finished while the view loaded: perhaps after the answer's rounds
+}
+
+const ROUNDS = 5; // the view's recent rounds, as many as the console's answer has (floor/console/server.py)
+
+function roundItem(r) {
+  return el("div", { class: "round", "data-round": r.round_id },
     el("strong", {}, `${r.round_id} ${r.outcome}`),
     r.table_result !== null ? ` table result ${dollars(r.table_result)}` : "",
     el("ul", {}, ...r.settlements.map((s) => el("li", {},
       `${s.type} seat ${s.seat ?? "-"}: ${(s.cards || []).join(" ")} ${s.hand || ""} ` +
       (s.wagers ? s.wagers.map((w) => `${w.wager} ${dollars(w.amount)} ${w.outcome} paid ${dollars(w.paid)}`).join("; ")
-        : `${s.outcome || ""} paid ${dollars(s.paid)}`) + (s.rule ? ` [${s.rule}]` : "")))))));
+        : `${s.outcome || ""} paid ${dollars(s.paid)}`) + (s.rule ? ` [${s.rule}]` : "")))));
+}
+
+// A round of the open table finished (its round.completed or round.voided came on the stream): recalled from the
+// archive, as the view's recent rounds are, and put first. The stream's update leaves after the batch's commit
+// (docs/console.md, "Updates"), so the round is on record; a round drawn already is drawn again in its place.
+export async function roundFinished(l) {
+  if (arrived || (l.type !== "round.completed" && l.type !== "round.voided") || !l.round_id) return;
+  const tableId = state.open;
+  let r;
+  try {
+    r = await api("GET", `/api/rounds/${encodeURIComponent(l.round_id)}`);
+  } catch (err) {
+    if (state.open !== tableId) return;
+    $("tv-error").textContent = `Round ${l.round_id} could not be recalled: ${err.message} (reopen the table to retry)`;
+    $("tv-error").hidden = false;
+    return;
+  }
+  if (state.open !== tableId || arrived) return; // closed, or opened again (its answer draws the rounds afresh)
+  const box = $("tv-rounds");
+  const old = [...box.children].find((x) => x.getAttribute("data-round") === r.round_id);
+  if (old) { old.replaceWith(roundItem(r)); return; }
+  box.prepend(roundItem(r));
+  while (box.children.length > ROUNDS) box.lastChild.remove();
 }
 
 export function closeTable() {
