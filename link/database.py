@@ -56,6 +56,7 @@ class LinkDatabase:
         self.ok_at = 0.0
         self.write_started: float | None = None
         self.running_since: float | None = None  # when the call now on the thread began (set on the thread)
+        self.reconnecting: asyncio.Task[None] | None = None  # the one reconnect under way, shared by its callers
 
     def _connect(self) -> LinkStore:
         if self.store is not None:
@@ -85,7 +86,8 @@ class LinkDatabase:
         def call() -> T:
             self.running_since = time.monotonic()
             try:
-                store = self.store if self.store is not None else self._connect()
+                if (store := self.store) is None:  # a call queued behind a reconnect that failed
+                    raise DatabaseDown("not connected to the link's database")
                 out = fn(store)
             finally:
                 self.running_since = None
@@ -95,10 +97,8 @@ class LinkDatabase:
         if write:
             self.write_started = time.monotonic()
         try:
-            # A reconnect asks first, asynchronously, so that a stop ends it: to a host gone dark the thread's connect
-            # would wait for connect_timeout (for ever without one), and the link's exit with it (floor/reach.py).
-            if self.store is None and not await answered(conninfo(self.config), self.stopping):
-                raise DatabaseDown("stopped before the database answered")
+            if self.store is None:
+                await self._reconnected()
             return await loop.run_in_executor(self.executor, call)
         except psycopg.OperationalError as err:
             self.ok_at = 0.0
@@ -112,6 +112,23 @@ class LinkDatabase:
         finally:
             if write:
                 self.write_started = None
+
+    async def _reconnected(self) -> None:
+        """One reconnect at a time: the calls of an outage (the probe's, each table's request, a probe's call again
+        after its timeout while the connect still ran) share the one under way, where each asked for a connection of
+        its own at once. Shielded: a caller's cancel (the probe's timeout) leaves it to the others."""
+        if self.reconnecting is None or self.reconnecting.done():
+            self.reconnecting = asyncio.create_task(self._reconnect(), name="link-db-reconnect")
+            # Retrieved here too: a reconnect whose callers were all cancelled has its failure read, not warned of.
+            self.reconnecting.add_done_callback(lambda t: t.cancelled() or t.exception())
+        await asyncio.shield(self.reconnecting)
+
+    async def _reconnect(self) -> None:
+        # Asked first, asynchronously, so that a stop ends it: to a host gone dark the thread's connect would wait
+        # for connect_timeout (for ever without one), and the link's exit with it (floor/reach.py).
+        if not await answered(conninfo(self.config), self.stopping):
+            raise DatabaseDown("stopped before the database answered")
+        await asyncio.get_running_loop().run_in_executor(self.executor, self._connect)
 
     def healthy(self) -> bool:
         now = time.monotonic()

@@ -13,12 +13,13 @@ from typing import cast
 
 class DarkAfter:
     """Relays the first `relayed` connections to `port`, holds every later one unanswered; `held` is set at the first
-    held one. A thread of the test's, stopped by `close()`."""
+    held one, and `taken` counts every connection accepted. A thread of the test's, stopped by `close()`."""
 
     def __init__(self, port: int, relayed: int) -> None:
         self.upstream = port
         self.relayed = relayed
         self.held = threading.Event()
+        self.taken = 0
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = int(self.listener.getsockname()[1])
         self._sel = selectors.DefaultSelector()
@@ -30,6 +31,7 @@ class DarkAfter:
 
     def _accept(self) -> None:
         conn, _ = self.listener.accept()
+        self.taken += 1
         self._socks.append(conn)
         if self.relayed <= 0:
             self.held.set()  # taken and never read: the client waits for an answer that never comes
