@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TypeVar
 
 import psycopg
@@ -21,6 +21,7 @@ from psycopg.conninfo import make_conninfo
 from floor.db import connect_bound
 from floor.reach import answered
 from floor.sdnotify import Notifier
+from floor.stmt_stop import cut
 from link.config import LinkConfig, secret
 from link.records import State
 from link.schema import migrate
@@ -28,6 +29,8 @@ from link.store import LinkStore
 
 log = structlog.get_logger("tablectl.link")
 T = TypeVar("T")
+# A call on the thread at the stop is waited for this long (a commit takes milliseconds), then its connection cut.
+CUT_AFTER_S = 5.0
 
 
 class DatabaseDown(Exception):
@@ -56,6 +59,7 @@ class LinkDatabase:
         self.ok_at = 0.0
         self.write_started: float | None = None
         self.running_since: float | None = None  # when the call now on the thread began (set on the thread)
+        self.conn: psycopg.Connection[tuple[object, ...]] | None = None  # the thread's latest, for the stop's cut
         self.reconnecting: asyncio.Task[None] | None = None  # the one reconnect under way, shared by its callers
 
     def _connect(self) -> LinkStore:
@@ -63,7 +67,7 @@ class LinkDatabase:
             with contextlib.suppress(psycopg.Error):
                 self.store.conn.close()
         self.store = None
-        conn = psycopg.connect(conninfo(self.config), autocommit=True)
+        self.conn = conn = psycopg.connect(conninfo(self.config), autocommit=True)
         migrate(conn)
         store = LinkStore(conn)
         if store.initialise(self.config):
@@ -146,7 +150,13 @@ class LinkDatabase:
         return self.state.status if self.state else "closed"
 
     def close(self) -> None:
-        """At the service's stop, once no call runs any more."""
+        """At the service's stop, once no task awaits a call any more. A call still on the thread (a commit) is waited
+        for, CUT_AFTER_S at most; past that the server has stopped answering mid-statement (SIGSTOPped, a host gone
+        dark), which no cancel reaches: its connection is cut (floor/stmt_stop.py), or the thread, and the process's
+        exit with it, would wait for ever. Cut, its transaction is rolled back, as a kill would leave it."""
+        if not wait([self.executor.submit(lambda: None)], timeout=CUT_AFTER_S).done and self.conn is not None:
+            log.warning("a database call still ran at the stop; cutting its connection", waited_s=CUT_AFTER_S)
+            cut(self.conn)
         self.executor.shutdown(wait=True)
         if self.store is not None:
             self.store.conn.close()
