@@ -47,8 +47,8 @@ class DarkAfter:
             for key, _ in self._sel.select(timeout=0.1):
                 if key.data is None:
                     self._accept()
-                elif key.fileobj in self._sel.get_map():  # not closed by its peer earlier in this turn
-                    self._relay(cast(socket.socket, key.fileobj), key.data)
+                elif (src := cast(socket.socket, key.fileobj)).fileno() != -1:  # not closed by its peer this turn
+                    self._relay(src, key.data)
 
     def _relay(self, src: socket.socket, dst: socket.socket) -> None:
         try:
