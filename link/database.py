@@ -132,7 +132,15 @@ class LinkDatabase:
         # for connect_timeout (for ever without one), and the link's exit with it (floor/reach.py).
         if not await answered(conninfo(self.config), self.stopping):
             raise DatabaseDown("stopped before the database answered")
-        await asyncio.get_running_loop().run_in_executor(self.executor, self._connect)
+        await asyncio.get_running_loop().run_in_executor(self.executor, self._connect_timed)
+
+    def _connect_timed(self) -> None:
+        """`_connect` timed as a call is: a migration stuck on a stalled server is said by the probe (running_for)."""
+        self.running_since = time.monotonic()
+        try:
+            self._connect()
+        finally:
+            self.running_since = None
 
     def healthy(self) -> bool:
         now = time.monotonic()
