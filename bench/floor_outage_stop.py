@@ -10,6 +10,12 @@ mode, the reconnect accepted); the figure is the time to the process's exit, wit
 `--mode dark-start`: no server at all, the service started against a dark port, stopped once it took the first
 connect. `--service link`: `tablectl link` instead (its own database; in the running modes the stop is sent once it is
 ready and its server killed: its probe's reconnect refused, or accepted in dark mode; it says nothing left).
+`--mode dark-console` / `dark-older` (floor): a proxy in front of a running cluster relays the service's first three
+connections (the start's ask, the migration, the writer) and holds every later one unanswered, so the console's first
+load (with a console) or the older days' work (without) waits on a host gone dark; the stop is sent once it is held.
+`--mode stalled`: the cluster's processes SIGSTOPped once the service works (a server that stops answering
+mid-statement, cancel requests included); the floor then gets 50 more events and the stop is sent 1 s later (its
+writer in its transaction: no line says so, so a settle time), the link's once it says its probe's call is stuck.
 
 Run:  .venv/bin/python bench/floor_outage_stop.py --base /path/to/baseline-checkout [--mode dark] [--service link]
       [--runs 4]
@@ -18,10 +24,13 @@ Run:  .venv/bin/python bench/floor_outage_stop.py --base /path/to/baseline-check
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -37,6 +46,10 @@ from paho.mqtt.enums import CallbackAPIVersion
 from floor.pgcluster import PgCluster
 
 HERE = Path(__file__).resolve().parents[1]
+STOP_LIMIT_S = 120  # a stop not ended by then is killed and counted as this long (exit -9)
+sys.path.insert(0, str(HERE))  # the suite's dark proxy (tests/floor/dark_proxy.py)
+from tests.floor.dark_proxy import DarkAfter  # noqa: E402
+from tests.floor.pgprocs import server_processes  # noqa: E402
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,13 +130,36 @@ public_key = "iojj3XQJ8ZX9UtstPLpdcspnCb8dlBIb83SIAbQPb1w="
 """
 
 
-def config_text(service: str, dsn: str, url: str, name: str) -> str:
+def config_text(service: str, dsn: str, url: str, name: str, console: bool = False) -> str:
     if service == "link":
         return LINK.format(dsn=dsn, url=url, name=name)
     return (
         f'name = "bench"\n[database]\ndsn = "{dsn}"\n[mqtt]\nbroker = "{url}"\nprefix = "{name}"\n'
-        f'client_id = "floor-{name}"\n'
+        f'client_id = "floor-{name}"\n' + ('[console]\nlisten = "127.0.0.1:0"\n' if console else "")
     )
+
+
+def signal_all(postmaster: int, sig: signal.Signals) -> None:
+    for pid in server_processes(postmaster):
+        with contextlib.suppress(ProcessLookupError):  # a backend that ended meanwhile
+            os.kill(pid, sig)
+
+
+def stall(service: str, cluster: PgCluster, url: str, name: str, log: Path, proc: subprocess.Popen[bytes]) -> None:
+    """SIGSTOP the cluster's processes once the service works, and let a statement of the service's wait on it."""
+    if service == "floor":
+        until(lambda: "subscribed to the tables" in log.read_text(), "its subscription", proc)
+    else:
+        until(lambda: '"link ready"' in log.read_text(), "its start", proc)
+    running = cluster.proc
+    if running is None:
+        raise RuntimeError("the cluster is not running")
+    signal_all(running.pid, signal.SIGSTOP)
+    if service == "floor":
+        publish(url, name, range(1, 51))
+        time.sleep(1.0)  # the writer's batch sent and waiting (a bench's settle time: no line says so)
+    else:
+        until(lambda: "a link task is stuck" in log.read_text(), "its probe's call stuck", proc)
 
 
 def go_dark(dark: socket.socket, port: int) -> None:
@@ -177,19 +213,32 @@ def stop_once(checkout: Path, url: str, tmp: Path, mode: str, service: str = "fl
         else:
             cluster.start()
             dsn = cluster.create_database(name) + " connect_timeout=60"
+        if mode in ("dark-console", "dark-older"):
+            proxy = DarkAfter(cluster.port, relayed=3)
+            dsn = dsn.replace(f"port={cluster.port}", f"port={proxy.port}")
         config = tmp / f"{name}.toml"
-        config.write_text(config_text(service, dsn, url, name))
+        config.write_text(config_text(service, dsn, url, name, console=mode == "dark-console"))
         with log.open("wb") as out:
             proc = spawn_service(checkout, service, config, out)
             try:
                 if mode == "dark-start":
                     held, _ = dark.accept()  # the first connect of its start
                     after = held.close
+                elif mode in ("dark-console", "dark-older"):
+                    if not proxy.held.wait(60):
+                        raise RuntimeError("the service never opened its fourth connection")
+                    after = proxy.close
+                elif mode == "stalled":
+                    stall(service, cluster, url, name, log, proc)
+                    after = lambda: None  # noqa: E731
                 else:
                     after = lose_database(service, mode, cluster, dark, url, name, log, proc, dsn)
                 t0 = time.perf_counter()
                 proc.send_signal(signal.SIGTERM)
-                status = proc.wait(timeout=120)
+                try:
+                    status = proc.wait(timeout=STOP_LIMIT_S)
+                except subprocess.TimeoutExpired:
+                    status = -9  # deaf to the stop: killed, as systemd's TimeoutStopSec would
                 seconds = time.perf_counter() - t0
                 after()
             finally:
@@ -198,6 +247,8 @@ def stop_once(checkout: Path, url: str, tmp: Path, mode: str, service: str = "fl
                     proc.wait()
     finally:
         dark.close()
+        if cluster.proc is not None and cluster.proc.poll() is None:
+            signal_all(cluster.proc.pid, signal.SIGCONT)
         cluster.remove()
     said = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
     left = [str(e["messages"]) for e in said if e.get("event") == "floor stopped with messages not archived"]
@@ -207,7 +258,9 @@ def stop_once(checkout: Path, url: str, tmp: Path, mode: str, service: str = "fl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", type=Path, required=True, help="the baseline checkout (with its own .venv)")
-    parser.add_argument("--mode", choices=("refused", "dark", "dark-start"), default="refused")
+    parser.add_argument(
+        "--mode", choices=("refused", "dark", "dark-start", "dark-console", "dark-older", "stalled"), default="refused"
+    )
     parser.add_argument("--service", choices=("floor", "link"), default="floor")
     parser.add_argument("--runs", type=int, default=4)
     args = parser.parse_args()

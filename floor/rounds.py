@@ -26,7 +26,8 @@ import psycopg
 import structlog
 
 from floor.config import DatabaseSection
-from floor.db import connect
+from floor.db import connect, conninfo
+from floor.reach import answered
 from floor.stmt_stop import StatementStop, Stopped, run_stoppable
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -243,5 +244,9 @@ async def fill_beside(db: DatabaseSection, stop: asyncio.Event) -> None:
             # Asked here, in the thread: run_stoppable's end marks `halt` stopped whatever the work did.
             return fill_pending(conn, said, stop=halt) > 0 and not halt.stopped.is_set()
 
+    # The thread's connect is one no stop reaches (a host gone dark holds it until connect_timeout, and the process's
+    # exit waits for the thread): it is opened once the server answered an asynchronous connect raced against the stop.
+    if not await answered(conninfo(db), stop):
+        return
     if await run_stoppable(fill, stop, halt):
         log.info("round summary complete")

@@ -21,6 +21,7 @@ import structlog
 
 from floor.archive import REFUSED_BY_DATABASE, ArchiveWriter, AsyncConn, WriteResult, load_state
 from floor.config import FloorConfig, read_secret
+from floor.console.loading import load_unless_stopped
 from floor.console.server import ConsoleServer
 from floor.db import async_connect, connect, conninfo, where
 from floor.gaps import StaleWatch, open_gaps
@@ -82,8 +83,8 @@ class FloorService:
         writer = ArchiveWriter(conn, self.config.gaming_day, await load_state(conn), ingest=self.config.ingest)
         log.info("floor archive ready", tables=len(writer.state.live), database=where(self.config.database.dsn))
         self.session.had = bool(writer.state.live)  # an earlier run archived tables: it had a session
-        if self.console is not None:
-            await self._start_console(self.console, writer)
+        if self.console is not None and not await self._start_console(self.console, writer):
+            return await writer.conn.close()  # stopped while the console loaded (said)
         self.tasks.start("floor-listener", self._listen())
         self.tasks.start("floor-watchdog", self._watchdog(), may_return=self.notifier.watchdog_interval is None)
         self.tasks.start("floor-gaps", self._watch_gaps(writer))
@@ -109,18 +110,17 @@ class FloorService:
         if self.failure is not None:
             raise self.failure
 
-    async def _start_console(self, console: ConsoleServer, writer: ArchiveWriter) -> None:
+    async def _start_console(self, console: ConsoleServer, writer: ArchiveWriter) -> bool:
+        """The console loaded from the archive and serving; False once stopped first (said)."""
         console.clock = writer.clock.now  # the tiles' gap ages and links' times on the clock that stamped them
-
-        def load() -> None:
-            with connect(self.config.database) as conn:
-                console.load(writer.state.live, conn)
-
-        await asyncio.to_thread(load)
+        if not await load_unless_stopped(console.view, writer.state.live, self.config.database, self.stopping):
+            log.info("floor stopped before its console was loaded", database=where(self.config.database.dsn))
+            return False
         url = await console.start()
         # Said on stdout too: `tablectl demo --floor` and the tests read the address a port 0 was given.
         print(f"tablectl floor: console at {url}", flush=True)
         self.console_ready.set()
+        return True
 
     def stop(self) -> None:
         self.stopping.set()

@@ -7,6 +7,9 @@ SIGKILL. `StatementStop` cancels it instead, and `run_stoppable` runs such a wor
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import socket
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -20,6 +23,17 @@ T = TypeVar("T")
 
 # A stop's cancel request waits this long at most for the server to take it (a local request takes milliseconds).
 CANCEL_S = 5.0
+
+
+def cut(conn: Conn) -> None:
+    """Shut down `conn`'s socket from any thread, so a statement a thread waits in ends with OperationalError ("server
+    closed the connection unexpectedly"): the way out when the server takes no cancel either (SIGSTOPped, a host gone
+    dark mid-statement), whose wait no stop reaches otherwise. Shut down, not closed: the thread's libpq still owns
+    the descriptor, and a number closed under it could be reused by another connection."""
+    with contextlib.suppress(OSError, psycopg.Error):
+        dup = socket.socket(fileno=os.dup(conn.pgconn.socket))
+        with dup:
+            dup.shutdown(socket.SHUT_RDWR)
 
 
 class Stopped(Exception):
@@ -67,8 +81,12 @@ class StatementStop:
             try:
                 self._conn.cancel_safe(timeout=CANCEL_S)
             except psycopg.Error as err:
-                # The statement goes on to its end, which the stop then waits for, as before: said, not hidden.
-                log.warning(f"{self.what}: the stop could not cancel its statement; waiting for it", error=str(err))
+                # A server that takes no cancel (SIGSTOPped, gone dark) would hold the statement, and the process's
+                # exit, for ever: its connection is cut instead, and what the work left is said as for a lost one.
+                log.warning(
+                    f"{self.what}: the stop could not cancel its statement; cutting its connection", error=str(err)
+                )
+                cut(self._conn)
 
 
 async def run_stoppable(work: Callable[[], T], stop: asyncio.Event, halt: StatementStop) -> T:

@@ -30,7 +30,8 @@ import psycopg
 import structlog
 
 from floor.config import DatabaseSection
-from floor.db import connect
+from floor.db import connect, conninfo
+from floor.reach import answered
 from floor.rounds import fill_beside
 from floor.stmt_stop import StatementStop, Stopped, run_stoppable
 
@@ -293,6 +294,8 @@ async def index_beside(db: DatabaseSection, stop: asyncio.Event, wait_s: float =
                 return False  # nothing to do: the usual start says nothing
             return not stop_build.stopped.is_set() and valid(conn)
 
+    if not await answered(conninfo(db), stop):  # as fill_beside: the thread connects once the server answered
+        return
     try:
         complete = await run_stoppable(build, stop, stop_build)
     except IndexBuildFailed as failed:

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TypeVar
 
 import psycopg
@@ -21,6 +21,7 @@ from psycopg.conninfo import make_conninfo
 from floor.db import connect_bound
 from floor.reach import answered
 from floor.sdnotify import Notifier
+from floor.stmt_stop import cut
 from link.config import LinkConfig, secret
 from link.records import State
 from link.schema import migrate
@@ -28,6 +29,8 @@ from link.store import LinkStore
 
 log = structlog.get_logger("tablectl.link")
 T = TypeVar("T")
+# A call on the thread at the stop is waited for this long (a commit takes milliseconds), then its connection cut.
+CUT_AFTER_S = 5.0
 
 
 class DatabaseDown(Exception):
@@ -56,13 +59,15 @@ class LinkDatabase:
         self.ok_at = 0.0
         self.write_started: float | None = None
         self.running_since: float | None = None  # when the call now on the thread began (set on the thread)
+        self.conn: psycopg.Connection[tuple[object, ...]] | None = None  # the thread's latest, for the stop's cut
+        self.reconnecting: asyncio.Task[None] | None = None  # the one reconnect under way, shared by its callers
 
     def _connect(self) -> LinkStore:
         if self.store is not None:
             with contextlib.suppress(psycopg.Error):
                 self.store.conn.close()
         self.store = None
-        conn = psycopg.connect(conninfo(self.config), autocommit=True)
+        self.conn = conn = psycopg.connect(conninfo(self.config), autocommit=True)
         migrate(conn)
         store = LinkStore(conn)
         if store.initialise(self.config):
@@ -85,7 +90,8 @@ class LinkDatabase:
         def call() -> T:
             self.running_since = time.monotonic()
             try:
-                store = self.store if self.store is not None else self._connect()
+                if (store := self.store) is None:  # a call queued behind a reconnect that failed
+                    raise DatabaseDown("not connected to the link's database")
                 out = fn(store)
             finally:
                 self.running_since = None
@@ -95,10 +101,8 @@ class LinkDatabase:
         if write:
             self.write_started = time.monotonic()
         try:
-            # A reconnect asks first, asynchronously, so that a stop ends it: to a host gone dark the thread's connect
-            # would wait for connect_timeout (for ever without one), and the link's exit with it (floor/reach.py).
-            if self.store is None and not await answered(conninfo(self.config), self.stopping):
-                raise DatabaseDown("stopped before the database answered")
+            if self.store is None:
+                await self._reconnected()
             return await loop.run_in_executor(self.executor, call)
         except psycopg.OperationalError as err:
             self.ok_at = 0.0
@@ -112,6 +116,31 @@ class LinkDatabase:
         finally:
             if write:
                 self.write_started = None
+
+    async def _reconnected(self) -> None:
+        """One reconnect at a time: the calls of an outage (the probe's, each table's request, a probe's call again
+        after its timeout while the connect still ran) share the one under way, where each asked for a connection of
+        its own at once. Shielded: a caller's cancel (the probe's timeout) leaves it to the others."""
+        if self.reconnecting is None or self.reconnecting.done():
+            self.reconnecting = asyncio.create_task(self._reconnect(), name="link-db-reconnect")
+            # Retrieved here too: a reconnect whose callers were all cancelled has its failure read, not warned of.
+            self.reconnecting.add_done_callback(lambda t: t.cancelled() or t.exception())
+        await asyncio.shield(self.reconnecting)
+
+    async def _reconnect(self) -> None:
+        # Asked first, asynchronously, so that a stop ends it: to a host gone dark the thread's connect would wait
+        # for connect_timeout (for ever without one), and the link's exit with it (floor/reach.py).
+        if not await answered(conninfo(self.config), self.stopping):
+            raise DatabaseDown("stopped before the database answered")
+        await asyncio.get_running_loop().run_in_executor(self.executor, self._connect_timed)
+
+    def _connect_timed(self) -> None:
+        """`_connect` timed as a call is: a migration stuck on a stalled server is said by the probe (running_for)."""
+        self.running_since = time.monotonic()
+        try:
+            self._connect()
+        finally:
+            self.running_since = None
 
     def healthy(self) -> bool:
         now = time.monotonic()
@@ -129,7 +158,13 @@ class LinkDatabase:
         return self.state.status if self.state else "closed"
 
     def close(self) -> None:
-        """At the service's stop, once no call runs any more."""
+        """At the service's stop, once no task awaits a call any more. A call still on the thread (a commit) is waited
+        for, CUT_AFTER_S at most; past that the server has stopped answering mid-statement (SIGSTOPped, a host gone
+        dark), which no cancel reaches: its connection is cut (floor/stmt_stop.py), or the thread, and the process's
+        exit with it, would wait for ever. Cut, its transaction is rolled back, as a kill would leave it."""
+        if not wait([self.executor.submit(lambda: None)], timeout=CUT_AFTER_S).done and self.conn is not None:
+            log.warning("a database call still ran at the stop; cutting its connection", waited_s=CUT_AFTER_S)
+            cut(self.conn)
         self.executor.shutdown(wait=True)
         if self.store is not None:
             self.store.conn.close()

@@ -3,13 +3,35 @@ last log lines, and the floor's refused messages (how many, and the latest); aft
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import psycopg
 
+from floor.config import DatabaseSection
 from floor.console.views import FloorView, log_line, note_event, stamp
+from floor.db import connect, conninfo
 from floor.live import TableLive
+from floor.reach import answered
 from floor.status import refused_latest
+
+
+async def load_unless_stopped(
+    view: FloorView, live: dict[str, TableLive], db: DatabaseSection, stopping: asyncio.Event
+) -> bool:
+    """`load_view` run in a thread on a connection of its own; False once `stopping` was set first. The thread's connect
+    is one no stop reaches (a host gone dark since the writer connected holds it until connect_timeout, and the
+    process's exit waits for the thread), so it is opened once an asynchronous connect raced against the stop has
+    been answered (floor/reach.py)."""
+    if not await answered(conninfo(db), stopping):
+        return False
+
+    def run() -> None:
+        with connect(db) as conn:
+            load_view(view, live, conn)
+
+    await asyncio.to_thread(run)
+    return True
 
 
 def load_view(view: FloorView, live: dict[str, TableLive], conn: psycopg.Connection[tuple[Any, ...]]) -> None:
