@@ -36,6 +36,7 @@ from floor.config import FloorConfig, FloorConfigError, load_floor_config
 from floor.console.records import approve_key, enrolled, reject_key
 from floor.db import connect
 from floor.files import file_problems
+from floor.known import unknown_table
 from floor.recall import last_rounds, recall_round, render_round, render_rounds
 from floor.retention import apply_retention, plan_retention
 from floor.rounds import fill_pending
@@ -205,6 +206,18 @@ def stopped_work(err: psycopg.Error) -> str:
     )
 
 
+def _rounds(conn: psycopg.Connection[tuple[object, ...]], args: argparse.Namespace) -> int:
+    if args.last < 1:
+        raise UsageError("--last must be 1 or more")
+    stories = last_rounds(conn, args.table_id, args.last)
+    # No rounds: a table that has not played one yet, or a typo'd id (which said the same and exited 0).
+    problem = None if stories else unknown_table(conn, args.table_id)
+    if problem is not None:
+        raise UsageError(problem)
+    print(json.dumps([s.to_json() for s in stories], indent=2) if args.json else render_rounds(stories))
+    return 0
+
+
 def _query(
     conn: psycopg.Connection[tuple[object, ...]], config: FloorConfig, args: argparse.Namespace, action: str
 ) -> int:
@@ -223,11 +236,7 @@ def _query(
         print(json.dumps(story.to_json(), indent=2) if args.json else render_round(story))
         return 0
     if action == "rounds":
-        if args.last < 1:
-            raise UsageError("--last must be 1 or more")
-        stories = last_rounds(conn, args.table_id, args.last)
-        print(json.dumps([s.to_json() for s in stories], indent=2) if args.json else render_rounds(stories))
-        return 0
+        return _rounds(conn, args)
     if action == "console":
         if args.console_action == "reject":
             try:

@@ -25,6 +25,7 @@ from floor.config import FloorConfig, FloorConfigError, export_public_key, load_
 from floor.days import Period, day_period, range_period, shift_period
 from floor.db import connect
 from floor.export import ExportError, export_day, load_signing_key, record_signature, sign_file, verify
+from floor.known import unknown_game, unknown_table
 from floor.report.build import build
 from floor.report.figures import Scope, gather
 from floor.report.html import to_html
@@ -175,6 +176,7 @@ def main(args: argparse.Namespace) -> int:
                 return _record(conn, config, args.file)
             if scope is None:
                 return _export(conn, config, args.export_day, args.key)
+            _known_scope(conn, args.table, args.game)
             report = build(gather(conn, scope, work_mem), scope, config.name)
     except psycopg.OperationalError as err:
         raise UsageError(f"cannot reach the archive ({one_line(err)}); check [database] dsn") from None
@@ -192,6 +194,14 @@ def main(args: argparse.Namespace) -> int:
 
 
 Conn = psycopg.Connection[tuple[object, ...]]
+
+
+def _known_scope(conn: Conn, table: str | None, game: str | None) -> None:
+    problem = (unknown_table(conn, table) if table is not None else None) or (
+        unknown_game(conn, game) if game is not None else None
+    )
+    if problem is not None:
+        raise UsageError(problem)
 
 
 def _export(conn: Conn, config: FloorConfig, day: date, key_path: Path | None) -> int:
