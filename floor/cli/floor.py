@@ -43,6 +43,7 @@ from floor.rounds import fill_pending
 from floor.schema import LATEST, SchemaError, migrate
 from floor.sdnotify import Notifier
 from floor.service import FloorService
+from floor.standby import standby_missing
 from floor.status import alarms_text, gaps_text, live_tables, status_text
 from floor.ts_index import IndexBuildFailed, index_partitions
 from floor.ts_index import valid as ts_index_valid
@@ -223,12 +224,15 @@ def _query(
 ) -> int:
     if action == "status":
         tables = live_tables(conn)
+        missing = standby_missing(conn)
+        if missing is not None:  # first: the table rows below are their last states, no longer archived
+            print(f"tablectl floor status: ARCHIVE STALLED: {missing}", file=sys.stderr)
         print(
             json.dumps([t.to_json() for t in tables], indent=2)
             if args.json
             else status_text(tables, conn, config.gaps.grace_s)
         )
-        return 0
+        return 0 if missing is None else 1
     if action == "round":
         story = recall_round(conn, args.round_id)
         if story is None:
@@ -354,6 +358,8 @@ def _check(config: FloorConfig, path: Path, offline: bool) -> int:
             if row and row[0]:
                 got = conn.execute("SELECT coalesce(max(version), 0) FROM floor_schema").fetchone()
                 version = int(str(got[0])) if got else 0
+            missing = standby_missing(conn)
+            answered = f"{conn.info.host}:{conn.info.port}"  # of a multi-host dsn, after a promotion: which one
     except psycopg.OperationalError as err:
         print(f"{path}: database: cannot connect: {one_line(err)}: check [database] dsn and the server")
         return 1
@@ -363,8 +369,13 @@ def _check(config: FloorConfig, path: Path, offline: bool) -> int:
     if version > LATEST:
         print(f"{path}: database: schema version {version} is newer than this tablectl's ({LATEST}): upgrade")
         return 1
-    print(f"{path}: database reachable, schema version {version} (the service migrates to {LATEST} at start)")
-    return 1 if problems else 0
+    print(
+        f"{path}: database reachable, schema version {version} (the service migrates to {LATEST} at start); "
+        f"the server that answered: {answered}"
+    )
+    if missing is not None:
+        print(f"{path}: database: {missing}")
+    return 1 if problems or missing is not None else 0
 
 
 def _run(config: FloorConfig) -> int:

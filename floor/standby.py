@@ -1,0 +1,46 @@
+"""Whether the archive's primary waits for a synchronous standby that is not there.
+
+With `synchronous_standby_names` set (systemd/postgresql.md) and no such standby streaming, every commit on the
+primary waits for it: the floor service archives nothing (its batch's commit never returns, nothing is acknowledged,
+the broker keeps the tables' events), yet `floor status` showed every table's last state as "ok" and `check-config`
+said "database reachable". `floor status` and `check-config` ask the primary and say it, with the fix.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+from controller.core.shown import shown
+
+Conn = psycopg.Connection[tuple[object, ...]]
+FIX = (
+    "start the standby (systemd/postgresql.md); with no standby left, set synchronous_standby_names = '' on the "
+    "primary until a new one streams (systemd/postgresql.md, the promotion's step 4)"
+)
+
+
+def standby_missing(conn: Conn) -> str | None:
+    """None when commits need no standby or one in the list streams synchronously; else what is wrong and the fix.
+    A replica's own connection (after a promotion) is not asked: it has no standby of its own to wait for."""
+    row = conn.execute(
+        "SELECT current_setting('synchronous_standby_names'), pg_is_in_recovery(),"
+        " (SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'),"
+        " (SELECT string_agg(application_name || ' ' || coalesce(sync_state, '?'), ', ') FROM pg_stat_replication),"
+        " (SELECT count(*) FROM pg_stat_replication WHERE sync_state IS NULL OR sync_state IN ('sync', 'quorum'))"
+    ).fetchone()
+    if row is None:
+        return None
+    names, replica, waiting, streaming, synchronous = row
+    # An unprivileged role sees sync_state as NULL: counted as streaming, so a role that cannot tell says nothing.
+    if not str(names).strip() or replica or synchronous != 0:
+        return None
+    return _said(str(names), streaming, waiting)
+
+
+def _said(names: str, streaming: object, waiting: object) -> str:
+    now = f"{waiting} commit(s) waiting for it now" if waiting else "the next commit will wait for it"
+    return (
+        f"the archive's synchronous standby is not streaming (synchronous_standby_names = '{shown(names)}'; "
+        f"standbys streaming: {shown(streaming) if streaming else 'none'}): every commit waits for it, so the floor "
+        f"archives nothing meanwhile ({now}; the broker keeps the tables' events); {FIX}"
+    )
