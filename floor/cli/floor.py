@@ -34,7 +34,7 @@ from controller.cli.verb import EXIT_FAILED, EXIT_INTERRUPTED, Subparsers, Usage
 from controller.core.shown import one_line, shown_lines
 from floor.config import FloorConfig, FloorConfigError, load_floor_config
 from floor.console.records import approve_key, enrolled, reject_key
-from floor.db import connect
+from floor.db import connect, unreachable
 from floor.files import file_problems
 from floor.known import unknown_table
 from floor.recall import last_rounds, recall_round, render_round, render_rounds
@@ -192,7 +192,9 @@ def main(args: argparse.Namespace) -> int:
         print(f"tablectl floor {action}: {stopped_work(err)}", file=sys.stderr)
         return EXIT_FAILED
     except psycopg.OperationalError as err:
-        raise UsageError(f"cannot reach the archive ({one_line(err)}); check [database] dsn in {args.config}") from None
+        raise UsageError(
+            f"cannot reach the archive ({one_line(err)}); {unreachable(err, config.database)} ({args.config})"
+        ) from None
     except FloorConfigError as err:
         raise UsageError(str(err)) from None
 
@@ -361,7 +363,7 @@ def _check(config: FloorConfig, path: Path, offline: bool) -> int:
             missing = standby_missing(conn)
             answered = f"{conn.info.host}:{conn.info.port}"  # of a multi-host dsn, after a promotion: which one
     except psycopg.OperationalError as err:
-        print(f"{path}: database: cannot connect: {one_line(err)}: check [database] dsn and the server")
+        print(f"{path}: database: cannot connect: {one_line(err)}: {unreachable(err, config.database)}")
         return 1
     except FloorConfigError as err:
         print(f"{path}: {err}")

@@ -23,7 +23,7 @@ from controller.cli.verb import Subparsers, UsageError
 from controller.core.shown import one_line
 from floor.config import FloorConfig, FloorConfigError, export_public_key, load_floor_config, memory_size
 from floor.days import Period, day_period, range_period, shift_period
-from floor.db import connect
+from floor.db import connect, unreachable
 from floor.export import ExportError, export_day, load_signing_key, record_signature, sign_file, signed_export, verify
 from floor.known import unknown_game, unknown_table
 from floor.report.build import build
@@ -185,7 +185,7 @@ def main(args: argparse.Namespace) -> int:
             _known_scope(conn, args.table, args.game)
             report = build(gather(conn, scope, work_mem), scope, config.name)
     except psycopg.OperationalError as err:
-        raise UsageError(f"cannot reach the archive ({one_line(err)}); check [database] dsn") from None
+        raise UsageError(f"cannot reach the archive ({one_line(err)}); {unreachable(err, config.database)}") from None
     except psycopg.errors.InvalidParameterValue as err:
         raise UsageError(f"{given}: {str(err).strip()}; give e.g. 64MB") from None
     except (FloorConfigError, SummaryPending) as err:

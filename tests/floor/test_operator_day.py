@@ -5,6 +5,7 @@ problem and the fix, and the exit status, instead of a traceback called "a bug" 
 from __future__ import annotations
 
 import subprocess
+import uuid
 from pathlib import Path
 
 import psycopg
@@ -12,6 +13,7 @@ import pytest
 
 from floor.config import DatabaseSection
 from floor.db import connect
+from floor.pgcluster import PgCluster
 from floor.schema import migrate
 from tests.floor.conftest import TABLECTL, floor_toml
 from tests.link.conftest import link_toml
@@ -82,3 +84,37 @@ def test_a_table_or_game_not_in_the_archive_is_refused_naming_those_that_are(tmp
     assert done.returncode == 0 and '"rounds": []' in done.stdout, done.stderr
     done = _run("floor", "--config", str(config), "rounds", "ms-1")
     assert done.returncode == 0 and "no rounds of that table in the archive" in done.stdout, done.stderr
+
+
+def test_a_wrong_password_is_named_with_the_password_file(
+    tmp_path: Path, pg_cluster: PgCluster, floor_dsn: str
+) -> None:
+    """A wrong password in [database] password_file: the advice was "check [database] dsn (and the server)", and with
+    the example's two-host dsn libpq's words put the standby's "session is read-only" before the password failure:
+    the one file to fix was never named."""
+    user = "pw_" + uuid.uuid4().hex[:8]
+    hba = pg_cluster.data / "pg_hba.conf"
+    hba.write_text(f"host all {user} 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
+    with psycopg.connect(pg_cluster.dsn(), autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {user} LOGIN PASSWORD 'right'".encode())
+        conn.execute("SELECT pg_reload_conf()")
+    secret = tmp_path / "floor-db.password"
+    secret.write_text("wrong\n")
+    dsn = floor_dsn.replace("user=tablectl", f"user={user}")
+    config = tmp_path / "floor.toml"
+    config.write_text(
+        floor_toml(dsn, "mqtt://127.0.0.1:1", "t", "floor-t").replace(
+            "[database]\n", f'[database]\npassword_file = "{secret}"\n'
+        )
+    )
+    for argv, status in (
+        (("floor", "--config", str(config), "check-config"), 1),
+        (("floor", "--config", str(config), "status"), 2),
+        (("report", "--config", str(config), "--day", DAY), 2),
+    ):
+        done = _run(*argv)
+        said = done.stdout + done.stderr
+        assert done.returncode == status, (argv, said)
+        assert f"PostgreSQL refused the password of user {user}: put that user's password in {secret}" in said, said
+    secret.write_text("right\n")
+    assert _run("floor", "--config", str(config), "check-config").returncode == 0
