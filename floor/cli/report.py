@@ -172,6 +172,8 @@ def main(args: argparse.Namespace) -> int:
     if args.action == "sign":
         return _sign(args.file, args.key)
     config = _config(args.config)
+    if args.action is None and args.out is not None:
+        _check_out(args.out)
     scope = None if args.action in ("export", "record") else Scope(_period(args, config), args.table, args.game)
     # The flag wins over the config's [report] work_mem; an error names whichever was used, where to change it.
     work_mem = args.work_mem if args.work_mem is not None else config.report.work_mem
@@ -200,6 +202,14 @@ def main(args: argparse.Namespace) -> int:
 
 
 Conn = psycopg.Connection[tuple[object, ...]]
+
+
+def _check_out(out: Path) -> None:
+    """Before the report is made (a month's takes minutes): a --out that cannot be written is said at once."""
+    if out.is_dir():
+        raise UsageError(f"--out {out}: is a directory: give a file name, e.g. --out {out / 'report.html'}")
+    if not out.parent.is_dir():
+        raise UsageError(f"--out {out}: the directory {out.parent} does not exist: create it, or give another --out")
 
 
 def _known_scope(conn: Conn, table: str | None, game: str | None) -> None:

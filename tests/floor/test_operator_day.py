@@ -118,3 +118,17 @@ def test_a_wrong_password_is_named_with_the_password_file(
         assert f"PostgreSQL refused the password of user {user}: put that user's password in {secret}" in said, said
     secret.write_text("right\n")
     assert _run("floor", "--config", str(config), "check-config").returncode == 0
+
+
+def test_a_report_out_in_a_missing_directory_is_refused_before_the_report_is_made(tmp_path: Path) -> None:
+    """`--out reports/day.html` before `reports/` existed: the whole report was made first (a month's takes minutes),
+    then the write failed with a bare "No such file or directory", exit 1."""
+    config = tmp_path / "floor.toml"
+    config.write_text(floor_toml("host=127.0.0.1 port=1 dbname=floor", "mqtt://127.0.0.1:1", "t", "floor-t"))
+    out = tmp_path / "reports" / "day.html"
+    done = _run("report", "--config", str(config), "--day", DAY, "--format", "html", "--out", str(out))
+    assert done.returncode == 2, done.stderr
+    assert "cannot reach the archive" not in done.stderr, done.stderr  # refused before the database is asked
+    assert f"--out {out}: the directory {out.parent} does not exist: create it" in done.stderr, done.stderr
+    done = _run("report", "--config", str(config), "--day", DAY, "--out", str(tmp_path))
+    assert done.returncode == 2 and f"--out {tmp_path}: is a directory: give a file name" in done.stderr, done.stderr
