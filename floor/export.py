@@ -213,6 +213,9 @@ def verify(path: Path, trusted: Collection[str]) -> Verified:
         raise ExportError(
             f"{path}: no key is trusted: list the signers' public keys in [export] trusted_keys, or give --public-key"
         )
+    if not path.exists():  # the file first: else the .sig missing beside it was named, with "sign it again"
+        with export_bytes(path):
+            pass
     fields = _fields(sig_path(path))
     signer = fields.get("public_key", "")
     if signer not in trusted:

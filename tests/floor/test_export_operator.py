@@ -120,3 +120,16 @@ def test_a_day_not_begun_is_refused_and_one_going_on_is_exported_with_a_warning(
     now = tablectl("report", "--config", config, "export", "--day", today)
     assert now.returncode == 0, now.stderr
     assert f"gaming day {today} is not over" in now.stderr and "export it again" in now.stderr, now.stderr
+
+
+def test_verify_and_record_of_a_file_not_there_name_the_file(tmp_path: Path, floor_dsn: str) -> None:
+    """`report verify` of a mistyped path said "the signature does not exist; sign the export again": a signer
+    would sign again what was never missing, when the path was wrong."""
+    _seed(floor_dsn)
+    config, exported = _signed_export(tmp_path, floor_dsn)
+    wrong = exported.with_name("f1-2020-01-10.csv")
+    for argv in (("report", "verify", wrong, "--config", config), ("report", "--config", config, "record", wrong)):
+        done = tablectl(*argv)
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert f"{wrong}: cannot read it (No such file or directory)" in done.stderr, done.stderr
+        assert "signature" not in done.stderr, done.stderr
