@@ -44,3 +44,10 @@ def _said(names: str, streaming: object, waiting: object) -> str:
         f"standbys streaming: {shown(streaming) if streaming else 'none'}): every commit waits for it, so the floor "
         f"archives nothing meanwhile ({now}; the broker keeps the tables' events); {FIX}"
     )
+
+
+def before_writing(conn: Conn, what: str) -> str | None:
+    """None when a commit would return; else why `what` writes nothing: its commit would wait for the standby for
+    ever, silent, until a Ctrl-C (asked before anything is written, files included)."""
+    missing = standby_missing(conn)
+    return None if missing is None else f"{what}: nothing was written: {missing}"

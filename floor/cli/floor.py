@@ -43,7 +43,7 @@ from floor.rounds import fill_pending
 from floor.schema import LATEST, SchemaError, migrate
 from floor.sdnotify import Notifier
 from floor.service import FloorService
-from floor.standby import standby_missing
+from floor.standby import before_writing, standby_missing
 from floor.status import alarms_text, gaps_text, live_tables, status_text
 from floor.ts_index import IndexBuildFailed, index_partitions
 from floor.ts_index import valid as ts_index_valid
@@ -179,8 +179,12 @@ def main(args: argparse.Namespace) -> int:
         return _run(config)
     if action == "check-config":
         return _check(config, args.config, args.offline)
+    writes = action == "fill-rounds" or (action == "retention" and args.apply) or action == "console"
     try:
         with connect(config.database) as conn:
+            waits = before_writing(conn, f"tablectl floor {action}") if writes else None
+            if waits is not None:
+                raise UsageError(waits)
             return _fill_rounds(conn) if action == "fill-rounds" else _query(conn, config, args, action)
     except IndexBuildFailed as err:
         # Not the config's fault (exit 2 said so, "cannot reach the archive", of a deadlock): the work failed.

@@ -31,6 +31,7 @@ from floor.report.figures import Scope, gather
 from floor.report.html import to_html
 from floor.report.render import to_csv, to_json, to_text
 from floor.rounds import SummaryPending
+from floor.standby import before_writing
 
 FORMATS = {"text": to_text, "csv": to_csv, "json": to_json, "html": to_html}
 CONFIG_HELP = "the floor config (configs/floor.toml is an annotated example)"
@@ -180,6 +181,9 @@ def main(args: argparse.Namespace) -> int:
     given = f"[report] work_mem = {work_mem!r} in {args.config}" if args.work_mem is None else f"--work-mem {work_mem}"
     try:
         with connect(config.database) as conn:
+            waits = before_writing(conn, f"tablectl report {args.action}") if args.action else None
+            if waits is not None:
+                raise UsageError(waits)
             if args.action == "record":
                 return _record(conn, config, args.file)
             if scope is None:

@@ -36,7 +36,7 @@ def primary_and_standby() -> Iterator[tuple[PgCluster, PgCluster]]:
 
 
 def _run(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TABLECTL, *argv], capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run([*TABLECTL, *argv], capture_output=True, text=True, timeout=20, check=False)
 
 
 def test_status_and_check_config_say_the_synchronous_standby_is_down(
@@ -65,3 +65,34 @@ def test_status_and_check_config_say_the_synchronous_standby_is_down(
         assert down.returncode == 1, (argv, said)
         assert "synchronous standby" in said and "'standby1'" in said, (argv, said)
         assert "every commit waits" in said and "systemd/postgresql.md" in said, (argv, said)
+
+
+def test_a_command_that_writes_is_refused_while_commits_would_wait(
+    tmp_path: Path, primary_and_standby: tuple[PgCluster, PgCluster]
+) -> None:
+    """`report export`, `floor retention --apply`, `fill-rounds`: each commits, so with the standby down each waited
+    for ever, silent, until the operator's Ctrl-C."""
+    primary, standby = primary_and_standby
+    dsn = primary.create_database("floor")
+    with connect(DatabaseSection(dsn=dsn)) as conn:
+        migrate(conn)
+        conn.commit()
+    config = tmp_path / "floor.toml"
+    config.write_text(
+        floor_toml(dsn, "mqtt://127.0.0.1:1", "t", "floor-t") + f'[export]\ndirectory = "{tmp_path / "out"}"\n'
+    )
+    standby.stop()
+    for argv in (
+        ("report", "--config", str(config), "export", "--day", "2020-01-01"),
+        ("floor", "--config", str(config), "retention", "--apply"),
+        ("floor", "--config", str(config), "fill-rounds"),
+    ):
+        try:
+            done = _run(*argv)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{argv} waited, silent, for the standby") from None
+        assert done.returncode == 2, (argv, done.stdout, done.stderr)
+        assert "synchronous standby is not streaming" in done.stderr and "nothing was written" in done.stderr, argv
+    assert not (tmp_path / "out").exists()
+    with psycopg.connect(dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM exports").fetchone() == (0,)
