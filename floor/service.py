@@ -39,6 +39,7 @@ from floor.reach import answered
 from floor.refusal_log import RefusalLog
 from floor.schema import migrate
 from floor.sdnotify import Notifier
+from floor.standby import watch_standby
 from floor.tasks import ServiceTasks, stopped_within, unless_stopped
 from floor.ts_index import older_days
 from floor.write_log import say_left, say_written
@@ -72,8 +73,7 @@ class FloorService:
         self.refusal_log = RefusalLog.floor(log, config.ingest)  # its lines bounded as the rows are
 
     async def run(self) -> None:
-        """Until stop(): migrate, load the state, then listen and archive. A task that dies stops the service with
-        its error (systemd restarts it), never silently."""
+        """Until stop(): migrate, load the state, listen and archive. A task that dies stops it, never silently."""
         read_secret(self.config.mqtt.password_file, "mqtt.password_file")  # a missing file is a config error now
         if not await self._migrate() or (conn := await self._connect_db()) is None:
             return
@@ -86,6 +86,7 @@ class FloorService:
         self.tasks.start("floor-gaps", self._watch_gaps(writer))
         self.tasks.start("floor-refusal-log", self.refusal_log.run())
         self.tasks.start("floor-older-days", older_days(self.config.database, self.stopping), may_return=True)
+        self.tasks.start("floor-standby", watch_standby(self.config.database, self.stopping), may_return=True)
         # The write loop is a task like the others (not run() itself): cancelled or ended, it is reported the same.
         writing = self.tasks.start(WRITER, self._write_loop(writer), may_return=True)
         self.notifier.send(READY=1, STATUS="archiving")
@@ -332,8 +333,7 @@ class FloorService:
                 reason=refused.reason,
             )
             return await self._write(writer, [replace(q, message=refused)])
-        # In halves, each again in halves if refused: one bad message among 5,000 costs some 26 transactions, not
-        # 5,000 (each a synchronous commit), and the order of the rest is kept.
+        # Halved while refused: 1 bad message in 5,000 costs ~26 synchronous commits, not 5,000; the order is kept.
         log.error("archive refused a batch; writing it in halves", messages=len(batch), error=str(err).strip()[:300])
         total = WriteResult()
         for half in (batch[: len(batch) // 2], batch[len(batch) // 2 :]):

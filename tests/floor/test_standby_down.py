@@ -16,7 +16,7 @@ from floor.config import DatabaseSection
 from floor.db import connect
 from floor.pgcluster import PgCluster
 from floor.schema import migrate
-from tests.floor.conftest import TABLECTL, floor_toml
+from tests.floor.conftest import TABLECTL, FloorProcess, floor_toml, wait_for
 
 pytestmark = pytest.mark.floor
 
@@ -96,3 +96,29 @@ def test_a_command_that_writes_is_refused_while_commits_would_wait(
     assert not (tmp_path / "out").exists()
     with psycopg.connect(dsn) as conn:
         assert conn.execute("SELECT count(*) FROM exports").fetchone() == (0,)
+
+
+def test_the_service_logs_the_stall_and_the_recovery(
+    tmp_path: Path, primary_and_standby: tuple[PgCluster, PgCluster]
+) -> None:
+    """A real `tablectl floor`: its writer's commit waits for the standby, and its log said nothing of it, for as
+    long as the standby stayed down."""
+    primary, standby = primary_and_standby
+    dsn = primary.create_database("floor")
+    config = tmp_path / "floor.toml"
+    config.write_text(floor_toml(dsn, "mqtt://127.0.0.1:1", "t", "floor-t"))
+    (tmp_path / "logs").mkdir()
+    service = FloorProcess(config, tmp_path / "logs")
+    service.start()
+    try:
+        wait_for(lambda: "floor archive ready" in service.log(), 60, "the floor ready")
+        standby.stop()
+        wait_for(lambda: "archive stalled" in service.log(), 30, "the stall logged")
+        stalled = [line for line in service.log().splitlines() if "archive stalled" in line]
+        assert len(stalled) == 1 and '"level": "error"' in stalled[0], stalled
+        assert "'standby1'" in stalled[0] and "systemd/postgresql.md" in stalled[0], stalled
+        standby.start()
+        wait_for(lambda: "synchronous standby streaming again" in service.log(), 30, "the recovery logged")
+    finally:
+        assert service.stop() == 0, service.log()
+    assert service.log().count("archive stalled") == 1, service.log()
