@@ -24,7 +24,7 @@ from floor.config import FloorConfig, read_secret
 from floor.console.server import ConsoleServer
 from floor.db import async_connect, connect, conninfo, where
 from floor.gaps import StaleWatch, open_gaps, resend_command
-from floor.listener_client import listener_client
+from floor.listener_client import broker_lost, listener_client
 from floor.messages import (
     Incoming,
     LinkIncoming,
@@ -181,8 +181,7 @@ class FloorService:
 
     async def _listen(self) -> None:
         delay = 0.5
-        prefix = self.config.mqtt.prefix
-        tables = frozenset(self.config.ingest.tables)
+        prefix, tables = self.config.mqtt.prefix, frozenset(self.config.ingest.tables)
         while True:
             try:
                 client = listener_client(self.config)
@@ -209,10 +208,11 @@ class FloorService:
                         )
             except aiomqtt.MqttError as err:
                 self.mqtt_up = False
-                log.error("broker connection lost; reconnecting", error=str(err), retry_in_s=delay)
-                self.notifier.send(STATUS=f"broker unreachable: {err}")
+                why = broker_lost(err, self.config.mqtt.client_id)
+                log.error("broker connection lost; reconnecting", error=why, retry_in_s=delay)
+                self.notifier.send(STATUS=f"broker unreachable: {why}")
                 if self.console is not None:
-                    self.console.broker(str(err))
+                    self.console.broker(why)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, BACKOFF_MAX)
 
