@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from controller.config.broker import BrokerAddress, parse_broker_address
@@ -63,6 +65,17 @@ class MqttSection(_Section):
 class DatabaseSection(_Section):
     dsn: str = Field(description="libpq connection string or URL; a multi-host string follows the writable primary")
     password_file: Path | None = None
+
+    @field_validator("dsn")
+    @classmethod
+    def _conninfo(cls, value: str) -> str:
+        # libpq's own parser, here: a typo'd keyword (`hostt=`) otherwise passed check-config and ended every verb
+        # with psycopg's ProgrammingError, which reads as a bug in tablectl rather than a line of the config.
+        try:
+            conninfo_to_dict(value)
+        except psycopg.ProgrammingError as err:
+            raise ValueError(f"not a libpq connection string: {first_line(str(err))}") from None
+        return value
 
 
 class GamingDaySection(_Section):

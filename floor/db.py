@@ -6,6 +6,7 @@ A multi-host DSN (`host=db1,db2 target_session_attrs=read-write`) follows the wr
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import psycopg
@@ -47,3 +48,24 @@ def where(dsn: str) -> str:
     """The DSN without its password, for the log, with the connect_timeout it is given when it sets none."""
     info = conninfo_to_dict(make_conninfo(dsn, **connect_bound(dsn)))
     return " ".join(f"{k}={v}" for k, v in info.items() if k != "password")
+
+
+def unreachable(err: psycopg.Error, db: DatabaseSection) -> str:
+    """The fix for a failed connect, named from libpq's words: with a multi-host dsn libpq says each host's failure,
+    so a wrong password on the primary sat between the standby's "session is read-only" lines, and the advice "check
+    [database] dsn" sent the operator past the password file."""
+    said = str(err)
+    user = conninfo_to_dict(db.dsn).get("user") or os.environ.get("PGUSER") or "(libpq's default: your login)"
+    if "password authentication failed" in said or "no password supplied" in said:
+        where = (
+            f"in {db.password_file}" if db.password_file is not None else "in a file named by [database] password_file"
+        )
+        return (
+            f"PostgreSQL refused the password of user {user}: put that user's password {where}, or fix user= in "
+            "[database] dsn"
+        )
+    if re.search(r'database "[^"]*" does not exist', said):
+        return (
+            "the database named by dbname= does not exist on that server: fix dbname= in [database] dsn, or create it"
+        )
+    return "check host=, port= and dbname= in [database] dsn, and that the server is up"

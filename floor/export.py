@@ -90,6 +90,14 @@ def day_csv(conn: Conn, day: date) -> tuple[bytes, int]:
     return buf.getvalue().encode(), n
 
 
+def signed_export(conn: Conn, day: date) -> tuple[str, str] | None:
+    """The day's recorded export and its signer's key, when one is recorded as signed; else None."""
+    row = conn.execute(
+        "SELECT path, signer_public_key FROM exports WHERE gaming_day = %s AND signer_public_key IS NOT NULL", (day,)
+    ).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]))
+
+
 def export_day(conn: Conn, day: date, directory: Path, floor_name: str) -> Exported:
     """Writes the day's CSV, unsigned, and records it with no signer: a new file needs a new signature, so a stale
     .sig beside it is removed."""
@@ -205,6 +213,9 @@ def verify(path: Path, trusted: Collection[str]) -> Verified:
         raise ExportError(
             f"{path}: no key is trusted: list the signers' public keys in [export] trusted_keys, or give --public-key"
         )
+    if not path.exists():  # the file first: else the .sig missing beside it was named, with "sign it again"
+        with export_bytes(path):
+            pass
     fields = _fields(sig_path(path))
     signer = fields.get("public_key", "")
     if signer not in trusted:

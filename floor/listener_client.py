@@ -57,3 +57,26 @@ def listener_client(config: FloorConfig, connack: Connack | None = None) -> aiom
 
         client._client.on_connect = on_connect
     return client
+
+
+# MQTT v5 DISCONNECT reason 0x8E: the broker gave this client's session to another client with the same client id.
+SESSION_TAKEN_OVER = 0x8E
+UNSPECIFIED = 0x80  # paho's reason for a connection the broker closed without a DISCONNECT
+
+
+def broker_lost(err: aiomqtt.MqttError, client_id: str) -> str:
+    """Why the broker connection ended, for the log, the status line and the console: aiomqtt says only
+    "Disconnected during message iteration", the broker's reason code is on its cause. A second floor service on
+    this client id takes the session over (MQTT v5 reason 0x8E; mosquitto 2.0 closes the old connection without a
+    reason, "Unspecified error"), and each takes it back from the other twice a second, for ever."""
+    cause = err.__cause__
+    rc = getattr(cause, "rc", None) if isinstance(cause, aiomqtt.MqttCodeError) else None
+    value = getattr(rc, "value", rc)
+    if value not in (SESSION_TAKEN_OVER, UNSPECIFIED):
+        return f"{err} ({cause})" if cause is not None else str(err)
+    said = "session taken over" if value == SESSION_TAKEN_OVER else "if this repeats every second"
+    return (
+        f"{err} ({cause}): {said}: another client connected with this [mqtt] client_id ({client_id!r}), as a "
+        "second floor service on this config does; stop it (`systemctl status tablectl-floor` on each floor host, "
+        "`pgrep -af 'tablectl.*floor'`): two floors on one session each archive part of it"
+    )

@@ -56,7 +56,7 @@ class RetentionPlan:
 def _unsigned(day: date, path: str, sha256: str, signer: str | None, trusted: list[str]) -> str | None:
     """Why the day's recorded export does not count, or None when it does: the file as recorded, signed by the key
     recorded for it, and that key trusted today (a key removed from trusted_keys stops its exports counting)."""
-    again = f"tablectl report export --day {day}, then sign it"
+    again = f"tablectl report export --day {day} --replace, then sign it"
     if signer is None:
         return (
             f"its export {path} is not signed yet (tablectl report sign {Path(path).name} --key YOUR.pem, then record)"
@@ -72,6 +72,20 @@ def _unsigned(day: date, path: str, sha256: str, signer: str | None, trusted: li
     return None
 
 
+def _incomplete(conn: Conn, day: date, exported: int) -> str | None:
+    """Why a signed export does not cover its day, or None when it does: events of the day archived after it (a table
+    replaying after an outage, a resend, an export made before the day ended) are in no signed record, and dropping
+    the day would lose them. Counted only for a day about to be dropped: one partition's count, a few a day."""
+    row = conn.execute("SELECT count(*) FROM events WHERE gaming_day = %s", (day,)).fetchone()
+    archived = 0 if row is None else int(row[0])
+    if archived <= exported:
+        return None
+    return (
+        f"its export holds {exported} event(s), the archive {archived} of gaming day {day}: events arrived after it"
+        f" (tablectl report export --day {day} --replace, then sign it)"
+    )
+
+
 def plan_retention(conn: Conn, config: FloorConfig, now: datetime | None = None) -> RetentionPlan:
     today = gaming_day(now or datetime.now(UTC), config.gaming_day)
     plan = RetentionPlan(today - timedelta(days=config.retention.days))
@@ -83,12 +97,12 @@ def plan_retention(conn: Conn, config: FloorConfig, now: datetime | None = None)
     ).fetchone()
     if row is not None and row[1]:
         plan.refused_before, plan.refused_rows = row[0].astimezone(UTC), int(row[1])
-    exports: dict[date, tuple[str, str, str | None]] = {
-        day: (path, sha256, signer)
-        for day, path, sha256, signer in conn.execute(
-            "SELECT gaming_day, path, sha256, signer_public_key FROM exports"
-        ).fetchall()
-    }
+    exports: dict[date, tuple[str, str, str | None]] = {}
+    exported: dict[date, int] = {}
+    for day, path, sha256, signer, events in conn.execute(
+        "SELECT gaming_day, path, sha256, signer_public_key, events FROM exports"
+    ).fetchall():
+        exports[day], exported[day] = (path, sha256, signer), events
     for day in partitions(conn):
         if day >= plan.cutoff:
             continue
@@ -98,7 +112,7 @@ def plan_retention(conn: Conn, config: FloorConfig, now: datetime | None = None)
                 _unsigned(day, *recorded, config.export.trusted_keys)
                 if recorded
                 else f"no export yet (tablectl report export --day {day})"
-            )
+            ) or _incomplete(conn, day, exported[day])
             if why is not None:
                 plan.kept_unexported.append(day)
                 plan.why[day] = why

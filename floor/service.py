@@ -25,7 +25,7 @@ from floor.console.loading import load_unless_stopped
 from floor.console.server import ConsoleServer
 from floor.db import async_connect, connect, conninfo, where
 from floor.gaps import StaleWatch, open_gaps
-from floor.listener_client import Connack, listener_client
+from floor.listener_client import Connack, broker_lost, listener_client
 from floor.messages import (
     Incoming,
     LinkIncoming,
@@ -41,6 +41,7 @@ from floor.refusal_log import RefusalLog
 from floor.schema import migrate
 from floor.sdnotify import Notifier
 from floor.session_watch import SessionWatch
+from floor.standby import watch_standby
 from floor.tasks import ServiceTasks, stopped_within, unless_stopped
 from floor.ts_index import older_days
 from floor.write_log import say_left, say_stale, say_written
@@ -75,8 +76,7 @@ class FloorService:
         self.session = SessionWatch(config.mqtt.client_id, config.mqtt.broker, config.mqtt.session_expiry_s)
 
     async def run(self) -> None:
-        """Until stop(): migrate, load the state, then listen and archive. A task that dies stops the service with
-        its error (systemd restarts it), never silently."""
+        """Until stop(): migrate, load the state, listen and archive. A task that dies stops it, never silently."""
         read_secret(self.config.mqtt.password_file, "mqtt.password_file")  # a missing file is a config error now
         if not await self._migrate() or (conn := await self._connect_db()) is None:
             return
@@ -90,6 +90,7 @@ class FloorService:
         self.tasks.start("floor-gaps", self._watch_gaps(writer))
         self.tasks.start("floor-refusal-log", self.refusal_log.run())
         self.tasks.start("floor-older-days", older_days(self.config.database, self.stopping), may_return=True)
+        self.tasks.start("floor-standby", watch_standby(self.config.database, self.stopping), may_return=True)
         # The write loop is a task like the others (not run() itself): cancelled or ended, it is reported the same.
         writing = self.tasks.start(WRITER, self._write_loop(writer), may_return=True)
         self.notifier.send(READY=1, STATUS="archiving")
@@ -183,8 +184,7 @@ class FloorService:
 
     async def _listen(self) -> None:
         delay = 0.5
-        prefix = self.config.mqtt.prefix
-        tables = frozenset(self.config.ingest.tables)
+        prefix, tables = self.config.mqtt.prefix, frozenset(self.config.ingest.tables)
         while True:
             try:
                 client = listener_client(self.config, connack := Connack())
@@ -215,10 +215,11 @@ class FloorService:
                         )
             except aiomqtt.MqttError as err:
                 self.mqtt_up = False
-                log.error("broker connection lost; reconnecting", error=str(err), retry_in_s=delay)
-                self.notifier.send(STATUS=f"broker unreachable: {err}")
+                why = broker_lost(err, self.config.mqtt.client_id)
+                log.error("broker connection lost; reconnecting", error=why, retry_in_s=delay)
+                self.notifier.send(STATUS=f"broker unreachable: {why}")
                 if self.console is not None:
-                    self.console.broker(str(err))
+                    self.console.broker(why)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, BACKOFF_MAX)
 
@@ -339,8 +340,7 @@ class FloorService:
                 reason=refused.reason,
             )
             return await self._write(writer, [replace(q, message=refused)])
-        # In halves, each again in halves if refused: one bad message among 5,000 costs some 26 transactions, not
-        # 5,000 (each a synchronous commit), and the order of the rest is kept.
+        # Halved while refused: 1 bad message in 5,000 costs ~26 synchronous commits, not 5,000; the order is kept.
         log.error("archive refused a batch; writing it in halves", messages=len(batch), error=str(err).strip()[:300])
         total = WriteResult()
         for half in (batch[: len(batch) // 2], batch[len(batch) // 2 :]):

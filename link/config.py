@@ -187,6 +187,7 @@ _FIXES = {
     "tables": "list every linked table as [[tables]] with table_id and asset_number (at least two)",
     "progressive": "give the linked meters as [[progressive]] with wager, rule and [[progressive.levels]]",
     "supervisors": "add [[supervisors]] entries (tablectl command keygen prints one) to sign the link's commands",
+    "database.dsn": 'write the PostgreSQL connection string, e.g. dsn = "host=db1,db2 dbname=link user=link"',
     "mqtt.broker": "write mqtt://host[:port] or mqtts://host[:port]",
 }
 

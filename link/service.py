@@ -129,10 +129,13 @@ class LinkService:
         try:
             await self.stopping.wait()
         finally:
+            # Said as the floor's service says it: without it journald showed the last command, then nothing.
+            log.info("link stopping", failed=self.failure is not None)
             self.notifier.send(STOPPING=1, STATUS="stopping")
             await self.tasks.close()
             self.refusal_log.say_due(everything=True)  # a flood's last counts said, not lost with the process
             self.db.close()
+            log.info("link stopped", link_id=self.config.link.id)
         if self.failure is not None:
             raise self.failure
 

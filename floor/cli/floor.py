@@ -34,14 +34,16 @@ from controller.cli.verb import EXIT_FAILED, EXIT_INTERRUPTED, Subparsers, Usage
 from controller.core.shown import one_line, shown_lines
 from floor.config import FloorConfig, FloorConfigError, load_floor_config
 from floor.console.records import approve_key, enrolled, reject_key
-from floor.db import connect
+from floor.db import connect, unreachable
 from floor.files import file_problems
+from floor.known import unknown_table
 from floor.recall import last_rounds, recall_round, render_round, render_rounds
 from floor.retention import apply_retention, plan_retention
 from floor.rounds import fill_pending
 from floor.schema import LATEST, SchemaError, migrate
 from floor.sdnotify import Notifier
 from floor.service import FloorService
+from floor.standby import before_writing, standby_missing
 from floor.status import alarms_text, gaps_text, live_tables, status_text
 from floor.ts_index import IndexBuildFailed, index_partitions
 from floor.ts_index import valid as ts_index_valid
@@ -177,8 +179,12 @@ def main(args: argparse.Namespace) -> int:
         return _run(config)
     if action == "check-config":
         return _check(config, args.config, args.offline)
+    writes = action == "fill-rounds" or (action == "retention" and args.apply) or action == "console"
     try:
         with connect(config.database) as conn:
+            waits = before_writing(conn, f"tablectl floor {action}") if writes else None
+            if waits is not None:
+                raise UsageError(waits)
             return _fill_rounds(conn) if action == "fill-rounds" else _query(conn, config, args, action)
     except IndexBuildFailed as err:
         # Not the config's fault (exit 2 said so, "cannot reach the archive", of a deadlock): the work failed.
@@ -190,7 +196,9 @@ def main(args: argparse.Namespace) -> int:
         print(f"tablectl floor {action}: {stopped_work(err)}", file=sys.stderr)
         return EXIT_FAILED
     except psycopg.OperationalError as err:
-        raise UsageError(f"cannot reach the archive ({one_line(err)}); check [database] dsn in {args.config}") from None
+        raise UsageError(
+            f"cannot reach the archive ({one_line(err)}); {unreachable(err, config.database)} ({args.config})"
+        ) from None
     except FloorConfigError as err:
         raise UsageError(str(err)) from None
 
@@ -205,17 +213,32 @@ def stopped_work(err: psycopg.Error) -> str:
     )
 
 
+def _rounds(conn: psycopg.Connection[tuple[object, ...]], args: argparse.Namespace) -> int:
+    if args.last < 1:
+        raise UsageError("--last must be 1 or more")
+    stories = last_rounds(conn, args.table_id, args.last)
+    # No rounds: a table that has not played one yet, or a typo'd id (which said the same and exited 0).
+    problem = None if stories else unknown_table(conn, args.table_id)
+    if problem is not None:
+        raise UsageError(problem)
+    print(json.dumps([s.to_json() for s in stories], indent=2) if args.json else render_rounds(stories))
+    return 0
+
+
 def _query(
     conn: psycopg.Connection[tuple[object, ...]], config: FloorConfig, args: argparse.Namespace, action: str
 ) -> int:
     if action == "status":
         tables = live_tables(conn)
+        missing = standby_missing(conn)
+        if missing is not None:  # first: the table rows below are their last states, no longer archived
+            print(f"tablectl floor status: ARCHIVE STALLED: {missing}", file=sys.stderr)
         print(
             json.dumps([t.to_json() for t in tables], indent=2)
             if args.json
             else status_text(tables, conn, config.gaps.grace_s)
         )
-        return 0
+        return 0 if missing is None else 1
     if action == "round":
         story = recall_round(conn, args.round_id)
         if story is None:
@@ -223,11 +246,7 @@ def _query(
         print(json.dumps(story.to_json(), indent=2) if args.json else render_round(story))
         return 0
     if action == "rounds":
-        if args.last < 1:
-            raise UsageError("--last must be 1 or more")
-        stories = last_rounds(conn, args.table_id, args.last)
-        print(json.dumps([s.to_json() for s in stories], indent=2) if args.json else render_rounds(stories))
-        return 0
+        return _rounds(conn, args)
     if action == "console":
         if args.console_action == "reject":
             try:
@@ -345,8 +364,10 @@ def _check(config: FloorConfig, path: Path, offline: bool) -> int:
             if row and row[0]:
                 got = conn.execute("SELECT coalesce(max(version), 0) FROM floor_schema").fetchone()
                 version = int(str(got[0])) if got else 0
+            missing = standby_missing(conn)
+            answered = f"{conn.info.host}:{conn.info.port}"  # of a multi-host dsn, after a promotion: which one
     except psycopg.OperationalError as err:
-        print(f"{path}: database: cannot connect: {one_line(err)}: check [database] dsn and the server")
+        print(f"{path}: database: cannot connect: {one_line(err)}: {unreachable(err, config.database)}")
         return 1
     except FloorConfigError as err:
         print(f"{path}: {err}")
@@ -354,8 +375,13 @@ def _check(config: FloorConfig, path: Path, offline: bool) -> int:
     if version > LATEST:
         print(f"{path}: database: schema version {version} is newer than this tablectl's ({LATEST}): upgrade")
         return 1
-    print(f"{path}: database reachable, schema version {version} (the service migrates to {LATEST} at start)")
-    return 1 if problems else 0
+    print(
+        f"{path}: database reachable, schema version {version} (the service migrates to {LATEST} at start); "
+        f"the server that answered: {answered}"
+    )
+    if missing is not None:
+        print(f"{path}: database: {missing}")
+    return 1 if problems or missing is not None else 0
 
 
 def _run(config: FloorConfig) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
 import psycopg
@@ -23,13 +23,15 @@ from controller.cli.verb import Subparsers, UsageError
 from controller.core.shown import one_line
 from floor.config import FloorConfig, FloorConfigError, export_public_key, load_floor_config, memory_size
 from floor.days import Period, day_period, range_period, shift_period
-from floor.db import connect
-from floor.export import ExportError, export_day, load_signing_key, record_signature, sign_file, verify
+from floor.db import connect, unreachable
+from floor.export import ExportError, export_day, load_signing_key, record_signature, sign_file, signed_export, verify
+from floor.known import unknown_game, unknown_table
 from floor.report.build import build
 from floor.report.figures import Scope, gather
 from floor.report.html import to_html
 from floor.report.render import to_csv, to_json, to_text
 from floor.rounds import SummaryPending
+from floor.standby import before_writing
 
 FORMATS = {"text": to_text, "csv": to_csv, "json": to_json, "html": to_html}
 CONFIG_HELP = "the floor config (configs/floor.toml is an annotated example)"
@@ -94,6 +96,12 @@ def _add_actions(p: argparse.ArgumentParser) -> None:
     )
     ex.add_argument(
         "--day", dest="export_day", type=_day, required=True, help="the gaming day to export, e.g. --day 2026-11-21"
+    )
+    ex.add_argument(
+        "--replace",
+        action="store_true",
+        help="export a day whose export is signed again: the new file replaces it and needs signing (its "
+        "signature stops counting for retention until then)",
     )
     ex.add_argument(
         "--key",
@@ -165,19 +173,25 @@ def main(args: argparse.Namespace) -> int:
     if args.action == "sign":
         return _sign(args.file, args.key)
     config = _config(args.config)
+    if args.action is None and args.out is not None:
+        _check_out(args.out)
     scope = None if args.action in ("export", "record") else Scope(_period(args, config), args.table, args.game)
     # The flag wins over the config's [report] work_mem; an error names whichever was used, where to change it.
     work_mem = args.work_mem if args.work_mem is not None else config.report.work_mem
     given = f"[report] work_mem = {work_mem!r} in {args.config}" if args.work_mem is None else f"--work-mem {work_mem}"
     try:
         with connect(config.database) as conn:
+            waits = before_writing(conn, f"tablectl report {args.action}") if args.action else None
+            if waits is not None:
+                raise UsageError(waits)
             if args.action == "record":
                 return _record(conn, config, args.file)
             if scope is None:
-                return _export(conn, config, args.export_day, args.key)
+                return _export(conn, config, args.export_day, args.key, args.replace)
+            _known_scope(conn, args.table, args.game)
             report = build(gather(conn, scope, work_mem), scope, config.name)
     except psycopg.OperationalError as err:
-        raise UsageError(f"cannot reach the archive ({one_line(err)}); check [database] dsn") from None
+        raise UsageError(f"cannot reach the archive ({one_line(err)}); {unreachable(err, config.database)}") from None
     except psycopg.errors.InvalidParameterValue as err:
         raise UsageError(f"{given}: {str(err).strip()}; give e.g. 64MB") from None
     except (FloorConfigError, SummaryPending) as err:
@@ -194,13 +208,52 @@ def main(args: argparse.Namespace) -> int:
 Conn = psycopg.Connection[tuple[object, ...]]
 
 
-def _export(conn: Conn, config: FloorConfig, day: date, key_path: Path | None) -> int:
+def _check_out(out: Path) -> None:
+    """Before the report is made (a month's takes minutes): a --out that cannot be written is said at once."""
+    if out.is_dir():
+        raise UsageError(f"--out {out}: is a directory: give a file name, e.g. --out {out / 'report.html'}")
+    if not out.parent.is_dir():
+        raise UsageError(f"--out {out}: the directory {out.parent} does not exist: create it, or give another --out")
+
+
+def _known_scope(conn: Conn, table: str | None, game: str | None) -> None:
+    problem = (unknown_table(conn, table) if table is not None else None) or (
+        unknown_game(conn, game) if game is not None else None
+    )
+    if problem is not None:
+        raise UsageError(problem)
+
+
+def _export(conn: Conn, config: FloorConfig, day: date, key_path: Path | None, replace: bool) -> int:
     # The key first: a wrong --key is refused before anything is written.
     try:
         key = None if key_path is None else load_signing_key(key_path)
     except ExportError as err:
         raise UsageError(str(err)) from None
+    period = day_period(day, config.gaming_day)
+    now = _db_now(conn)
+    if now < period.start:
+        raise UsageError(
+            f"gaming day {day} has not begun (it starts {period.start:%Y-%m-%d %H:%M} UTC): no event of it is "
+            "archived; export a day that has ended"
+        )
+    signed = signed_export(conn, day)
+    if signed is not None and not replace:
+        raise UsageError(
+            f"gaming day {day}'s export {signed[0]} is signed by {signed[1]}: exporting it again replaces the file and "
+            "its signature stops counting (retention keeps the day until the new file is signed and recorded); "
+            "give --replace to do so"
+        )
     done = export_day(conn, day, config.export.directory, config.name)
+    if signed is not None:
+        print(f"tablectl: replaced the signed export of gaming day {day} (signed by {signed[1]})", file=sys.stderr)
+    if now < period.end:
+        print(
+            f"tablectl: gaming day {day} is not over until {period.end:%Y-%m-%d %H:%M} UTC: this export holds only "
+            "the events archived so far; export it again (--replace once signed) after the day ends and `tablectl "
+            "floor gaps` shows none",
+            file=sys.stderr,
+        )
     print(f"{done.path}: {done.events} events of gaming day {day}, sha256 {done.sha256}")
     if key is None:
         print(
@@ -210,6 +263,14 @@ def _export(conn: Conn, config: FloorConfig, day: date, key_path: Path | None) -
         return 0
     sign_file(done.path, key)
     return _record(conn, config, done.path)
+
+
+def _db_now(conn: Conn) -> datetime:
+    """The database's clock, the one every reader shares (docs/floor.md, "One clock: the database's")."""
+    row = conn.execute("SELECT now()").fetchone()
+    if row is None or not isinstance(row[0], datetime):
+        raise UsageError("the archive did not say its time (SELECT now()): check [database] dsn")
+    return row[0]
 
 
 def _sign(path: Path, key_path: Path) -> int:

@@ -29,6 +29,7 @@ from controller.config.files import PEM_MAX_BYTES
 from controller.config.keys import PrivateKeyError, read_private_key
 from controller.core.shown import one_line
 from controller.supervisor.envelope import sign_command
+from floor.db import unreachable
 from floor.files import file_problems
 from floor.sdnotify import Notifier
 from link.commands import VERBS
@@ -126,7 +127,9 @@ def main(args: argparse.Namespace) -> int:
                 print("the link is now tilted: no lease until a supervisor clears it (clear_tilt)", file=sys.stderr)
             return 1
     except psycopg.OperationalError as err:
-        raise UsageError(f"cannot reach the link's database ({one_line(err)}); check [database] dsn") from None
+        raise UsageError(
+            f"cannot reach the link's database ({one_line(err)}); {unreachable(err, config.database)}"
+        ) from None
 
 
 def _check(config: LinkConfig, path: Path, offline: bool) -> int:
@@ -149,7 +152,7 @@ def _check(config: LinkConfig, path: Path, offline: bool) -> int:
             version = int(got[0]) if got else 0
             state = LinkStore(conn).state()
     except psycopg.OperationalError as err:
-        print(f"{path}: database: cannot connect: {one_line(err)}: check [database] dsn and the server")
+        print(f"{path}: database: cannot connect: {one_line(err)}: {unreachable(err, config.database)}")
         return 1
     if version > LATEST:
         print(f"{path}: database: schema version {version} is newer than this tablectl's ({LATEST}): upgrade")

@@ -43,7 +43,7 @@ def test_every_problem_is_named_with_its_field_and_fix() -> None:
 def test_an_unknown_setting_like_none_is_listed_with_the_sections_settings() -> None:
     """floor/config_files.py's config_problems words LINK.toml's errors too; FLOOR.toml's list a section's settings."""
     with pytest.raises(FloorConfigError) as err:
-        parse_floor_config('[database]\ndsn = "x"\nqqq = 1\n', "floor.toml")
+        parse_floor_config('[database]\ndsn = "dbname=x"\nqqq = 1\n', "floor.toml")
     assert str(err.value) == (
         "floor.toml: 1 problem(s):\n  database.qqq: unknown setting: remove it; known here: dsn, password_file"
     )
@@ -52,7 +52,7 @@ def test_an_unknown_setting_like_none_is_listed_with_the_sections_settings() -> 
 def test_not_toml_and_duplicate_shifts_are_refused() -> None:
     with pytest.raises(FloorConfigError, match="not valid TOML"):
         parse_floor_config("[database\n")
-    dupes = '[database]\ndsn = "x"\n[[shifts]]\nname = "a"\nstart = "06:00"\nend = "14:00"\n' * 1
+    dupes = '[database]\ndsn = "dbname=x"\n[[shifts]]\nname = "a"\nstart = "06:00"\nend = "14:00"\n' * 1
     dupes += '[[shifts]]\nname = "a"\nstart = "14:00"\nend = "22:00"\n'
     with pytest.raises(FloorConfigError, match="a appear more than once"):
         parse_floor_config(dupes)
@@ -80,11 +80,11 @@ def test_a_gaming_day_starts_at_its_local_hour_and_a_spring_day_has_23_hours() -
 
 def test_check_config_names_the_problem_and_tries_the_database(tmp_path: Path, floor_dsn: str) -> None:
     bad = tmp_path / "bad.toml"
-    bad.write_text('[database]\ndsn = "x"\n[ingest]\nbatch_max = 0\n')
+    bad.write_text('[database]\ndsn = "dbname=x"\n[ingest]\nbatch_max = 0\n')
     done = subprocess.run([*TABLECTL, "floor", "--config", str(bad), "check-config"], capture_output=True, text=True)
     assert done.returncode == 2
     assert "ingest.batch_max: Input should be greater than or equal to 1" in done.stderr
-    bad.write_text('[database]\ndsn = "x"\n[gaps]\ngrace_s = 0\n[resend]\nkey_id = "floor"\n')
+    bad.write_text('[database]\ndsn = "dbname=x"\n[gaps]\ngrace_s = 0\n[resend]\nkey_id = "floor"\n')
     done = subprocess.run([*TABLECTL, "floor", "--config", str(bad), "check-config"], capture_output=True, text=True)
     assert done.returncode == 2
     assert "gaps.grace_s: Input should be greater than or equal to 1: give the seconds" in done.stderr

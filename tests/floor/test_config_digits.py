@@ -36,7 +36,7 @@ CLASSES = re.compile(r"\\[dDsSwWbB]")
 
 def floor_toml(starts_at: str, start: str, end: str) -> str:
     return (
-        f'[database]\ndsn = "x"\n[gaming_day]\nstarts_at = "{starts_at}"\n'
+        f'[database]\ndsn = "dbname=x"\n[gaming_day]\nstarts_at = "{starts_at}"\n'
         f'[[shifts]]\nname = "day"\nstart = "{start}"\nend = "{end}"\n'
     )
 

@@ -186,6 +186,8 @@ def test_the_old_signing_key_setting_is_refused_with_the_change_and_the_fix(tmp_
 
 def test_trusted_keys_are_checked_with_the_fix() -> None:
     with pytest.raises(ValueError, match=r"export.trusted_keys: decodes to 3 bytes.*tablectl command keygen"):
-        parse_floor_config('[database]\ndsn = "x"\n[export]\ntrusted_keys = ["YWJj"]\n')
+        parse_floor_config('[database]\ndsn = "dbname=x"\n[export]\ntrusted_keys = ["YWJj"]\n')
     with pytest.raises(ValueError, match=r"is not a PEM public key"):
-        parse_floor_config('[database]\ndsn = "x"\n[export]\ntrusted_keys = ["-----BEGIN PUBLIC KEY-----\\nx"]\n')
+        parse_floor_config(
+            '[database]\ndsn = "dbname=x"\n[export]\ntrusted_keys = ["-----BEGIN PUBLIC KEY-----\\nx"]\n'
+        )

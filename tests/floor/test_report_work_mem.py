@@ -72,7 +72,9 @@ def test_the_configs_work_mem_is_used_unless_the_flag_is_given(tmp_path: Path, f
 @pytest.mark.parametrize("value", ['"lots"', '"64 MB"', "64", '"0MB"'])
 def test_a_configs_work_mem_not_a_size_is_refused_with_its_fix(value: str) -> None:
     with pytest.raises(FloorConfigError) as err:
-        parse_floor_config(f'[database]\ndsn = "x"\n[report]\nwork_mem = {value}\n', "floor.toml")
+        parse_floor_config(f'[database]\ndsn = "dbname=x"\n[report]\nwork_mem = {value}\n', "floor.toml")
     assert "floor.toml: 1 problem(s):\n  report.work_mem: " in str(err.value)
     assert str(err.value).endswith('write a number and kB, MB or GB in quotes, e.g. work_mem = "64MB", or remove it')
-    assert parse_floor_config('[database]\ndsn = "x"\n').report.work_mem is None  # unset by default: the server's
+    assert (
+        parse_floor_config('[database]\ndsn = "dbname=x"\n').report.work_mem is None
+    )  # unset by default: the server's
