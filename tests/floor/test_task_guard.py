@@ -22,6 +22,9 @@ ALLOWED: dict[tuple[str, str, int], str] = {
     "stop's wait cancelled in its `finally`, so neither outlives the call",
     ("link/database.py", "ThreadPoolExecutor", 1): "the link's one database thread: every call on it is awaited by "
     "its caller, and a call that does not return is said by the probe (link/service.py, DB_STUCK_S)",
+    ("link/database.py", "create_task", 1): "the link's one reconnect at a time (_reconnected): every call of an "
+    "outage awaits it through a shield, its failure is each caller's, and a done callback reads it when every caller "
+    "was cancelled; it cannot outlive the calls that wait on it unnoticed",
     ("floor/cli/demo.py", "create_task", 3): "`tablectl demo --floor`: the floor service's own run() (awaited, its "
     "error ends the demo), the console-ready wait (awaited) and the demo's key admissions (kept in a set, cancelled "
     "at the end); a demo, not a service systemd restarts",
