@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from drivers.interfaces import DeviceEvent, DeviceOnline
+from drivers.reference.bus_window import Addressed
 from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
 from drivers.registry import create_driver
 from drivers.sim.line import LineTiming
@@ -180,3 +181,37 @@ def watch_windows(driver: ReferenceWagerBus) -> Windows:
 
         station.alone = on_alone  # type: ignore[method-assign]
     return windows
+
+
+@dataclass
+class Writes:
+    """Each copy of a frame the host wrote to one station, as (loop time just before its write, address, SEQ)."""
+
+    seen: list[tuple[float, int, int]] = field(default_factory=list)
+
+    def resent(self, ack_timeout: float) -> dict[int, int]:
+        """The SEQ of the one command each station was written, asserting that each copy after the first is that
+        command sent again at least the ACK timeout after the copy before it (a stall of the machine past the ACK
+        timeout delays the answer, and the host is right to resend); a second command to a station fails here."""
+        last: dict[int, tuple[float, int]] = {}
+        for at, address, seq in self.seen:
+            if address in last:
+                before, first_seq = last[address]
+                assert seq == first_seq and at - before >= ack_timeout, (self, ack_timeout)
+            last[address] = (at, seq)
+        return {address: seq for address, (_at, seq) in last.items()}
+
+
+def watch_writes(driver: ReferenceWagerBus) -> Writes:
+    link = driver.link
+    assert link is not None
+    loop = asyncio.get_running_loop()
+    writes = Writes()
+    turn = link.window.turn
+
+    async def on_turn(frame: Addressed) -> None:
+        await turn(frame)  # the copy's turn: it is written right after (LineWindow.turn)
+        writes.seen.append((loop.time(), frame.address, frame.seq))
+
+    link.window.turn = on_turn  # type: ignore[method-assign]
+    return writes
