@@ -14,7 +14,7 @@ from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
 from drivers.registry import create_driver
 from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
-from tests.drivers.line_log import LineLog
+from tests.drivers.line_log import LineLog, OnLine
 
 SEATS = range(1, 8)
 # Addresses differ from seats so a mix-up between the two cannot pass unnoticed.
@@ -215,3 +215,13 @@ def watch_writes(driver: ReferenceWagerBus) -> Writes:
 
     link.window.turn = on_turn  # type: ignore[method-assign]
     return writes
+
+
+def without_start_answers(log: LineLog, mark: tuple[int, int, int], frames: list[OnLine]) -> list[OnLine]:
+    """`frames` (the line's since `mark`) less the start's identifies sent again and their identities: a stall past the
+    ACK timeout during the start has the host send an identify again (its SEQ, the first copy before `mark`), and the
+    copy and its answer can cross the line after the test's mark. Any other identify or identity fails here."""
+    asked = {(s.frame.address, s.frame.seq) for s in log.frames[: mark[0]] if s.from_host and s.name == "identify"}
+    late = [s for s in frames if s.name in ("identify", "identity")]
+    assert all((s.frame.address, s.frame.seq) in asked for s in late), ([str(s) for s in late], asked)
+    return [s for s in frames if s not in late]
