@@ -48,23 +48,25 @@ from drivers.reference.link import (
 log = structlog.get_logger(__name__)
 
 
-def source_address(payload: bytes) -> int | None:
-    """The `src` a bus station puts in each DATA payload (docs/protocol.md, "Multi-drop lines"), if valid."""
+def read_payload(payload: bytes) -> dict[str, Any] | None:
+    """A station's DATA payload decoded, or None if it is damaged: read once, for its `src` (v1) and its `evt`."""
     try:
-        src = decode_message(payload).get("src")
+        return decode_message(payload)
     except ProtocolError:
         return None
+
+
+def source_address(message: Mapping[str, Any] | None) -> int | None:
+    """The `src` a bus station puts in each DATA payload (docs/protocol.md, "Multi-drop lines"), if valid."""
+    src = None if message is None else message.get("src")
     if isinstance(src, int) and not isinstance(src, bool) and 1 <= src <= 254:
         return src
     return None
 
 
-def event_name(payload: bytes) -> str | None:
+def event_name(message: Mapping[str, Any] | None) -> str | None:
     """The `evt` a station's DATA payload names, if any: which answer it is (LineWindow.heard)."""
-    try:
-        evt = decode_message(payload).get("evt")
-    except ProtocolError:
-        return None
+    evt = None if message is None else message.get("evt")
     return evt if isinstance(evt, str) else None
 
 
@@ -364,26 +366,7 @@ class BusLink(Link):
                 self.data_versions[frame.version] += 1
                 self._call(self._on_bus_data, entry[0], frame.payload)
             elif frame.kind == Kind.DATA:
-                # v2 names the sender in the header; v1 inside the payload.
-                src = frame.source if frame.source is not None else source_address(frame.payload)
-                if src is None or src not in self.peers:
-                    # Without a known sender there is nobody to ACK; the sender will give up on its own.
-                    self.stray_frames += 1
-                    log.warning(
-                        "bus frame from an unknown station dropped",
-                        link=self.name,
-                        src=src,
-                        payload=frame.payload[:100],
-                    )
-                    continue
-                self.data_versions[frame.version] += 1
-                self._send_control(Kind.ACK, frame.seq, src, version=frame.version)
-                if self.window.awaits_event(src):
-                    self.window.heard(src, event_name(frame.payload))
-                if self._delivered.get(src) == (frame.seq, frame.payload):
-                    continue  # our ACK was lost and the station retransmitted
-                self._delivered[src] = (frame.seq, frame.payload)
-                self._call(self._on_bus_data, src, frame.payload)
+                self._take_data(frame)
             else:
                 entry = self._outstanding.get(frame.seq)
                 if entry is not None and frame.source not in (None, entry[0]):
@@ -391,3 +374,24 @@ class BusLink(Link):
                 if entry is not None and not entry[1].done():
                     entry[1].set_result(frame.kind)
         self._report_noise()
+
+    def _take_data(self, frame: Frame) -> None:
+        # v2 names the sender in the header; v1 inside the payload, whose decoding then also gives the `evt` an
+        # exchange awaiting its event needs: one decoding, not two. A v2 payload is decoded only for that.
+        message = read_payload(frame.payload) if frame.source is None else None
+        src = frame.source if frame.source is not None else source_address(message)
+        if src is None or src not in self.peers:
+            # Without a known sender there is nobody to ACK; the sender will give up on its own.
+            self.stray_frames += 1
+            log.warning(
+                "bus frame from an unknown station dropped", link=self.name, src=src, payload=frame.payload[:100]
+            )
+            return
+        self.data_versions[frame.version] += 1
+        self._send_control(Kind.ACK, frame.seq, src, version=frame.version)
+        if self.window.awaits_event(src):
+            self.window.heard(src, event_name(message if frame.source is None else read_payload(frame.payload)))
+        if self._delivered.get(src) == (frame.seq, frame.payload):
+            return  # our ACK was lost and the station retransmitted
+        self._delivered[src] = (frame.seq, frame.payload)
+        self._call(self._on_bus_data, src, frame.payload)

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from drivers.interfaces import DeviceEvent, DeviceOnline
+from drivers.reference.bus_window import Addressed
 from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
 from drivers.registry import create_driver
 from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
-from tests.drivers.line_log import LineLog
+from tests.drivers.line_log import LineLog, OnLine
 
 SEATS = range(1, 8)
 # Addresses differ from seats so a mix-up between the two cannot pass unnoticed.
@@ -180,3 +181,47 @@ def watch_windows(driver: ReferenceWagerBus) -> Windows:
 
         station.alone = on_alone  # type: ignore[method-assign]
     return windows
+
+
+@dataclass
+class Writes:
+    """Each copy of a frame the host wrote to one station, as (loop time just before its write, address, SEQ)."""
+
+    seen: list[tuple[float, int, int]] = field(default_factory=list)
+
+    def resent(self, ack_timeout: float) -> dict[int, int]:
+        """The SEQ of the one command each station was written, asserting that each copy after the first is that
+        command sent again at least the ACK timeout after the copy before it (a stall of the machine past the ACK
+        timeout delays the answer, and the host is right to resend); a second command to a station fails here."""
+        last: dict[int, tuple[float, int]] = {}
+        for at, address, seq in self.seen:
+            if address in last:
+                before, first_seq = last[address]
+                assert seq == first_seq and at - before >= ack_timeout, (self, ack_timeout)
+            last[address] = (at, seq)
+        return {address: seq for address, (_at, seq) in last.items()}
+
+
+def watch_writes(driver: ReferenceWagerBus) -> Writes:
+    link = driver.link
+    assert link is not None
+    loop = asyncio.get_running_loop()
+    writes = Writes()
+    turn = link.window.turn
+
+    async def on_turn(frame: Addressed) -> None:
+        await turn(frame)  # the copy's turn: it is written right after (LineWindow.turn)
+        writes.seen.append((loop.time(), frame.address, frame.seq))
+
+    link.window.turn = on_turn  # type: ignore[method-assign]
+    return writes
+
+
+def without_start_answers(log: LineLog, mark: tuple[int, int, int], frames: list[OnLine]) -> list[OnLine]:
+    """`frames` (the line's since `mark`) less the start's identifies sent again and their identities: a stall past the
+    ACK timeout during the start has the host send an identify again (its SEQ, the first copy before `mark`), and the
+    copy and its answer can cross the line after the test's mark. Any other identify or identity fails here."""
+    asked = {(s.frame.address, s.frame.seq) for s in log.frames[: mark[0]] if s.from_host and s.name == "identify"}
+    late = [s for s in frames if s.name in ("identify", "identity")]
+    assert all((s.frame.address, s.frame.seq) in asked for s in late), ([str(s) for s in late], asked)
+    return [s for s in frames if s not in late]

@@ -15,11 +15,13 @@ import os
 import select
 import tty
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
+from drivers.reference import bus_link
 from drivers.reference.bus_link import BusLink
-from drivers.reference.framing import FrameParser, Kind, encode_frame, encode_message
+from drivers.reference.framing import FrameParser, Kind, decode_message, encode_frame, encode_message
 from drivers.serial_port import open_serial, unread_input
 
 STATION = 11
@@ -81,3 +83,27 @@ async def test_a_wager_sent_ahead_of_the_locked_does_not_end_the_wait_for_it(
     os.write(station_end, event(41, "locked"))
     assert b"locked" in await asyncio.wait_for(read.get(), BOUND)
     assert not link.answers_due()
+
+
+async def test_a_v1_answer_is_decoded_once_for_its_sender_and_its_event(
+    host: tuple[BusLink, int, asyncio.Queue[bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A v1 frame names its sender inside its payload: the decoding that finds the `src` also gives the `evt` the
+    exchange awaits, and the payload is not decoded a second time for it (bench/lock_in_window.py --mixed)."""
+    link, station_end, read = host
+    decoded: list[bytes] = []
+
+    def counted(payload: bytes) -> dict[str, Any]:
+        decoded.append(payload)
+        return decode_message(payload)
+
+    monkeypatch.setattr(bus_link, "decode_message", counted)
+    sent = asyncio.ensure_future(link.send_to(STATION, {"cmd": "lock"}))
+    seq = await asyncio.to_thread(read_seq, station_end)
+    os.write(station_end, encode_frame(0, seq, Kind.ACK, b""))
+    await asyncio.wait_for(sent, BOUND)
+    assert link.answers_due()
+    os.write(station_end, event(41, "locked"))
+    payload = await asyncio.wait_for(read.get(), BOUND)
+    assert not link.answers_due(), "the `locked` did not end the exchange"
+    assert decoded == [payload]
