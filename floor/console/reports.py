@@ -12,6 +12,7 @@ its start: a 400 naming the problem and how to put it right, before the archive 
 from __future__ import annotations
 
 import asyncio
+import html
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -171,7 +172,7 @@ class ReportDesk:
                 text = await asyncio.to_thread(self._make, asked)
             except (psycopg.OperationalError, SummaryPending) as err:
                 log.warning("report failed", key_id=s.key_id, report=asked.name, error=one_line(err))
-                raise http_error(503, f"the report could not be made ({one_line(err)}): try again shortly") from None
+                return failed_page(asked, err)
         log.info(
             "report served", key_id=s.key_id, report=asked.name, format=asked.format,
             seconds=round(time.monotonic() - started, 3),
@@ -188,6 +189,27 @@ class ReportDesk:
         with connect(self.config.database) as conn:
             report = build(gather(conn, asked.scope, self.config.report.work_mem), asked.scope, self.config.name)
         return to_csv(report) if asked.format == "csv" else to_html(report)
+
+
+ARCHIVE_FIX = (
+    "the floor's archive (its PostgreSQL) did not answer: check that the database is up and reachable from the floor "
+    "(`tablectl floor --config FLOOR.toml status`, the floor's log), then make the report again"
+)
+
+
+def failed_page(asked: Asked, err: Exception) -> web.Response:
+    """A report that failed after its check passed (the archive went down between the two): a page the console's
+    frame shows as it is, naming the problem and the fix, where an error's JSON would have been shown raw."""
+    fix = str(err) if isinstance(err, SummaryPending) else ARCHIVE_FIX
+    problem = "the archive's summary is not ready" if isinstance(err, SummaryPending) else one_line(err)
+    page = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Report not made</title>'
+        "<style>body{font-family:sans-serif;margin:2em}h1{color:#a00;font-size:1.3em}</style></head><body>"
+        f'<h1>The report {html.escape(asked.name)} could not be made</h1><p class="problem">Problem: '
+        f'{html.escape(problem)}</p><p class="fix">Fix: {html.escape(fix)}</p></body></html>'
+    )
+    # 503 as a page, for the frame and for the CSV's link alike: a browser shows it rather than saving it as a file.
+    return web.Response(status=503, text=page, content_type="text/html", charset="utf-8")
 
 
 async def report_headers(request: web.Request, response: web.StreamResponse) -> None:
