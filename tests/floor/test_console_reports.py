@@ -200,7 +200,7 @@ async def test_a_report_failing_after_its_check_is_a_readable_page_naming_the_pr
     with socket.create_server(("127.0.0.1", 0)) as s:
         gone = int(s.getsockname()[1])  # nothing listens once closed: each connect is refused
     down = server.config.database.model_copy(update={"dsn": f"host=127.0.0.1 port={gone} dbname=floor user=floor"})
-    server.reports.config = server.config.model_copy(update={"database": down})
+    server.records.database = down  # the console's archive reads and writes, the report's among them
     status, _, body = await get(url, token, f"/api/reports/check?day={DAY}")
     assert status == 200, body
     for fmt in ("html", "csv"):
@@ -209,7 +209,7 @@ async def test_a_report_failing_after_its_check_is_a_readable_page_naming_the_pr
         assert headers["Content-Type"].startswith("text/html") and "Content-Disposition" not in headers
         assert f"<h1>The report day-{DAY} could not be made</h1>" in page, page
         assert re.search(f'class="problem">Problem: [^<]*port {gone}[^<]*refused', page), page
-        assert "Fix: the floor&#x27;s archive (its PostgreSQL) did not answer: check that the database" in page, page
+        assert "Fix: check that the floor&#x27;s archive (its PostgreSQL) is up and reachable" in page, page
         assert '{"error"' not in page
 
 
