@@ -11,6 +11,7 @@ real writer; Debian's headless Chromium for the page.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import socket
 import uuid
@@ -211,6 +212,14 @@ async def test_a_report_failing_after_its_check_is_a_readable_page_naming_the_pr
         assert re.search(f'class="problem">Problem: [^<]*port {gone}[^<]*refused', page), page
         assert "Fix: check that the floor&#x27;s archive (its PostgreSQL) is up and reachable" in page, page
         assert '{"error"' not in page
+    # The console's other archive reads say the same as JSON (a round's recall): before, a 500 "the console failed".
+    status, _, body = await get(url, token, "/api/rounds/ms-1-r1")
+    assert status == 503, body
+    problem = json.loads(body)["error"]
+    assert problem.startswith("the floor's archive could not be reached (connection failed: ") and str(gone) in problem
+    assert problem.endswith(
+        "check that the floor's PostgreSQL is up and reachable (the floor's log says), then ask again"
+    )
 
 
 @pytest.mark.browser
