@@ -11,6 +11,7 @@ turns dark (tests/floor/dark_proxy.py), the suite's mosquitto, a supervisor's se
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -20,8 +21,11 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from structlog.testing import capture_logs
 
+from floor.config import parse_floor_config
 from floor.console.plumbing import COOKIE
+from floor.console.server import FLUSH_S, ConsoleServer
 from floor.pgcluster import PgCluster
 from tests.broker import Mosquitto
 from tests.floor.conftest import console_floor, wait_for
@@ -81,3 +85,31 @@ def test_a_stop_cuts_the_consoles_requests_waiting_on_a_stalled_or_dark_archive(
         floor.kill()
         proxy.close()
     assert "Traceback" not in floor.log()
+
+
+async def test_the_stops_last_audit_write_waits_on_a_dark_host_no_longer_than_flush_s(
+    pg_cluster: PgCluster, floor_dsn: str
+) -> None:
+    """A client's run of refused log-ins not yet written when the console stops, the database host dark: the stop's
+    last write of it (login.flush) is given up after FLUSH_S, said in the log. Before, it connected in a worker thread
+    and the stop waited for connect_timeout (60 s here; the test gives it 20)."""
+    proxy = DarkAfter(pg_cluster.port, 0)  # every connection taken and never answered
+    try:
+        dsn = floor_dsn.replace(f"port={pg_cluster.port}", f"port={proxy.port}").replace("connect_timeout=5", "")
+        config = parse_floor_config(
+            f'[database]\ndsn = "{dsn} connect_timeout=60"\n[console]\nlisten = "127.0.0.1:0"\n'
+        )
+        server = ConsoleServer(config)
+        server.login.refusals.refused("192.0.2.7", server.clock())
+        started = time.monotonic()
+        with capture_logs() as logs:
+            await asyncio.wait_for(server.stop(), 20)
+        took = time.monotonic() - started
+        said = [e for e in logs if e["log_level"] == "warning"]
+        assert [e["event"] for e in said] == [
+            "console: the refusals' audit rows were not brought up to date at stop (the archive did not answer)"
+        ], logs
+        assert proxy.held.is_set()  # the write was tried: the host took its connection
+        assert FLUSH_S <= took < FLUSH_S + 3, f"the stop took {took:.1f} s"
+    finally:
+        proxy.close()
