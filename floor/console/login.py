@@ -14,6 +14,7 @@ import structlog
 from aiohttp import web
 from pydantic import ValidationError
 
+from floor import gaps
 from floor.config import KEY_ID, ConsoleKey, ConsoleSection
 from floor.console.auth import LoginRefused, Sessions
 from floor.console.limits import Attempts, Refusals, Ticks
@@ -58,8 +59,12 @@ class LoginDesk:
         link_verbs = {
             n: {"roles": sorted(v.roles), "confirm": v.confirm, "rule": v.rule} for n, v in LINK_VERBS.items()
         }
+        # The most seqs one resend asks for, read when asked (floor/gaps.py): the page's resend buttons use it.
+        most = gaps.MAX_SEQS
         if s is None:
-            return web.json_response({"logged_in": False, "verbs": verbs, "link_verbs": link_verbs})
+            return web.json_response(
+                {"logged_in": False, "verbs": verbs, "link_verbs": link_verbs, "resend_max_seqs": most}
+            )
         return web.json_response(
             {
                 "logged_in": True,
@@ -71,6 +76,7 @@ class LoginDesk:
                 "link_allowed": link_allowed(s.role),
                 "verbs": verbs,
                 "link_verbs": link_verbs,
+                "resend_max_seqs": most,
             }
         )
 

@@ -66,6 +66,7 @@ def http_error(status: int, message: str, headers: dict[str, str] | None = None)
         415: web.HTTPUnsupportedMediaType,
         429: web.HTTPTooManyRequests,
         502: web.HTTPBadGateway,
+        503: web.HTTPServiceUnavailable,
         504: web.HTTPGatewayTimeout,
     }
     cls = classes.get(status, web.HTTPBadRequest)

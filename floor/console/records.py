@@ -1,11 +1,15 @@
 """What the console keeps in the archive's PostgreSQL: the enrolled keys (console_keys) and the record of every
 enrolment, log-in, action and approval, refused or not (console_audit). `tablectl floor console keys|approve` use
-the same functions. Blocking psycopg calls: the server runs them in a thread (ConsoleRecords.run)."""
+the same functions. Blocking psycopg calls: the server runs them in a thread (ConsoleRecords.run), which connects once
+the server has answered an asynchronous connect raced against the console's stop (floor/reach.py), and whose
+statement the stop cuts (floor/stmt_stop.py): a database host gone dark, before or mid-statement, holds no stop."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -19,9 +23,27 @@ from floor.console.auth import KeyEntry
 from floor.console.limits import Run
 from floor.console.plumbing import storable, storable_json
 from floor.console.verbs import ROLES
-from floor.db import connect
+from floor.db import connect, conninfo
+from floor.reach import answered
+from floor.stmt_stop import cut
 
 log = structlog.get_logger("tablectl.console")
+
+
+STOPPING = "the floor is stopping: ask again once `tablectl floor` runs again"
+ARCHIVE_FIX = "check that the floor's PostgreSQL is up and reachable (the floor's log says), then ask again"
+
+
+class ArchiveUnavailable(web.HTTPServiceUnavailable):
+    """A request the archive could not answer (the database unreachable, or the console stopping): a 503 naming the
+    problem and the fix, as the console's JSON errors do (floor/console/plumbing.py)."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(text=json.dumps({"error": problem}), content_type="application/json")
+        self.problem = problem
+
+
+Conn = psycopg.Connection[tuple[Any, ...]]
 
 
 class ConsoleRecords:
@@ -31,13 +53,47 @@ class ConsoleRecords:
     def __init__(self, database: DatabaseSection, supervisors: Sequence[ConsoleKey]) -> None:
         self.database = database
         self.supervisors = supervisors
+        self.stopping = asyncio.Event()
+        self._lock = threading.Lock()  # the threads' connections, and whether the stop has cut them
+        self._halted = False
+        self._open: set[Conn] = set()
 
-    async def run(self, fn: Callable[[psycopg.Connection[tuple[Any, ...]]], Any]) -> Any:
-        def run() -> Any:
-            with connect(self.database) as conn:
+    async def run(self, fn: Callable[[Conn], Any]) -> Any:
+        """`fn(conn)` in a worker thread, once the server answered; ArchiveUnavailable (a 503) when it cannot be
+        reached or the console stops first (its statement then cut)."""
+        if self.stopping.is_set():
+            raise ArchiveUnavailable(STOPPING)
+        try:
+            # A synchronous connect to a host gone dark waits for connect_timeout, and the process's exit for it.
+            if not await answered(conninfo(self.database), self.stopping):
+                raise ArchiveUnavailable(STOPPING)
+            return await asyncio.to_thread(self._in_thread, fn)
+        except psycopg.OperationalError as err:
+            if self.stopping.is_set():
+                raise ArchiveUnavailable(STOPPING) from None
+            problem = f"the floor's archive could not be reached ({str(err).strip().splitlines()[0][:300]})"
+            raise ArchiveUnavailable(f"{problem}: {ARCHIVE_FIX}") from None
+
+    def _in_thread(self, fn: Callable[[Conn], Any]) -> Any:
+        with connect(self.database) as conn:
+            with self._lock:
+                if self._halted:  # stopped while this thread connected: nothing is started
+                    raise psycopg.OperationalError(STOPPING)
+                self._open.add(conn)
+            try:
                 return fn(conn)
+            finally:
+                with self._lock:
+                    self._open.discard(conn)
 
-        return await asyncio.to_thread(run)
+    def stop(self) -> None:
+        """The console's stop: no request connects again, and a statement in flight (a host gone dark mid-statement
+        answers neither it nor a cancel) ends with its connection cut, so no worker thread holds the exit."""
+        self.stopping.set()
+        with self._lock:
+            self._halted = True
+            for conn in self._open:
+                cut(conn)
 
     async def audit(
         self,

@@ -12,13 +12,13 @@ its start: a 400 naming the problem and how to put it right, before the archive 
 from __future__ import annotations
 
 import asyncio
+import html
 import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
 
-import psycopg
 import structlog
 from aiohttp import web
 
@@ -26,8 +26,8 @@ from controller.core.shown import one_line
 from floor.config import FloorConfig
 from floor.console.auth import Session
 from floor.console.plumbing import http_error
+from floor.console.records import ArchiveUnavailable, Conn, ConsoleRecords
 from floor.days import day_period, range_period, shift_period
-from floor.db import connect
 from floor.report.build import build
 from floor.report.figures import Scope, gather
 from floor.report.html import to_html
@@ -116,10 +116,12 @@ class ReportDesk:
     def __init__(
         self,
         config: FloorConfig,
+        records: ConsoleRecords,
         session: Callable[[web.Request], Session],
         tables: Callable[[], dict[str, str | None]],
     ) -> None:
         self.config = config
+        self.records = records  # its connection asked for first and cut at the console's stop, as every request's
         self.session = session
         self.tables = tables  # table id -> its chapter, as the floor knows them now
         self.running = asyncio.Semaphore(REPORTS_AT_ONCE)
@@ -168,10 +170,10 @@ class ReportDesk:
         started = time.monotonic()
         async with self.running:
             try:
-                text = await asyncio.to_thread(self._make, asked)
-            except (psycopg.OperationalError, SummaryPending) as err:
+                text = await self.records.run(lambda conn: self._make(conn, asked))
+            except (ArchiveUnavailable, SummaryPending) as err:
                 log.warning("report failed", key_id=s.key_id, report=asked.name, error=one_line(err))
-                raise http_error(503, f"the report could not be made ({one_line(err)}): try again shortly") from None
+                return failed_page(asked, err)
         log.info(
             "report served", key_id=s.key_id, report=asked.name, format=asked.format,
             seconds=round(time.monotonic() - started, 3),
@@ -183,11 +185,33 @@ class ReportDesk:
             )
         return web.Response(text=text, content_type="text/html", charset="utf-8")
 
-    def _make(self, asked: Asked) -> str:
+    def _make(self, conn: Conn, asked: Asked) -> str:
         """The report made and rendered, in the worker thread: drawing the charts takes time too."""
-        with connect(self.config.database) as conn:
-            report = build(gather(conn, asked.scope, self.config.report.work_mem), asked.scope, self.config.name)
+        report = build(gather(conn, asked.scope, self.config.report.work_mem), asked.scope, self.config.name)
         return to_csv(report) if asked.format == "csv" else to_html(report)
+
+
+ARCHIVE_FIX = (
+    "check that the floor's archive (its PostgreSQL) is up and reachable from the floor "
+    "(`tablectl floor --config FLOOR.toml status`, the floor's log), then make the report again"
+)
+
+
+def failed_page(asked: Asked, err: ArchiveUnavailable | SummaryPending) -> web.Response:
+    """A report that failed after its check passed (the archive went down between the two): a page the console's
+    frame shows as it is, naming the problem and the fix, where an error's JSON would have been shown raw."""
+    if isinstance(err, SummaryPending):
+        problem, fix = "the archive's round summary is not ready", str(err)
+    else:
+        problem, fix = err.problem, ARCHIVE_FIX
+    page = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Report not made</title>'
+        "<style>body{font-family:sans-serif;margin:2em}h1{color:#a00;font-size:1.3em}</style></head><body>"
+        f'<h1>The report {html.escape(asked.name)} could not be made</h1><p class="problem">Problem: '
+        f'{html.escape(problem)}</p><p class="fix">Fix: {html.escape(fix)}</p></body></html>'
+    )
+    # 503 as a page, for the frame and for the CSV's link alike: a browser shows it rather than saving it as a file.
+    return web.Response(status=503, text=page, content_type="text/html", charset="utf-8")
 
 
 async def report_headers(request: web.Request, response: web.StreamResponse) -> None:

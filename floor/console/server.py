@@ -59,6 +59,7 @@ from floor.recall import last_rounds, recall_round
 log = structlog.get_logger("tablectl.console")
 STREAM_QUEUE = 2000  # updates queued for one browser before it is dropped as too slow (it reconnects)
 HEARTBEAT_S = 15.0
+FLUSH_S = 2.0  # at stop, for the refusals' audit rows (login.flush)
 
 
 class ConsoleServer:
@@ -83,7 +84,9 @@ class ConsoleServer:
         self.records = ConsoleRecords(config.database, self.console.supervisors)
         # Read through self: the service puts the console on the database's clock after building it (floor/dbclock.py).
         self.login = LoginDesk(self.console, self.sessions, self.records, lambda: self.clock(), ticks)
-        self.reports = ReportDesk(config, self._session, lambda: {t: v.chapter for t, v in self.view.live.items()})
+        self.reports = ReportDesk(
+            config, self.records, self._session, lambda: {t: v.chapter for t, v in self.view.live.items()}
+        )
         self.sent = Sent()  # what every browser was last sent: an update carries only what differs
 
     # -- fed by the floor service -------------------------------------------------------------------------------
@@ -207,7 +210,15 @@ class ConsoleServer:
         return self.url
 
     async def stop(self) -> None:
-        await self.login.flush()
+        # The refusals' last counts if the archive answers soon; a host gone dark holds the stop no longer than this.
+        try:
+            await asyncio.wait_for(self.login.flush(), FLUSH_S)
+        except TimeoutError:
+            log.warning(
+                "console: the refusals' audit rows were not brought up to date at stop (the archive did not answer)",
+                waited_s=FLUSH_S, fix="the floor's log keeps their counts; check the floor's PostgreSQL",
+            )  # fmt: skip
+        self.records.stop()  # the requests' connections in flight cut, none opened after
         for q in list(self.streams):
             with contextlib.suppress(asyncio.QueueFull):
                 q.put_nowait(None)

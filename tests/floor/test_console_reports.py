@@ -11,7 +11,9 @@ real writer; Debian's headless Chromium for the page.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+import socket
 import uuid
 from collections.abc import Iterator
 from datetime import date
@@ -186,6 +188,38 @@ async def test_the_floor_goes_on_while_a_report_waits_on_the_archive(
         holder.rollback()
     status, _, html = await asyncio.wait_for(report, 60)
     assert status == 200 and "<svg" in html
+
+
+async def test_a_report_failing_after_its_check_is_a_readable_page_naming_the_problem_and_the_fix(
+    console: tuple[ConsoleServer, str], floor_dsn: str
+) -> None:
+    """The archive gone between the page's check and the report (the report's connection refused, as a database
+    host down refuses it): the frame gets a page saying so and what to do. Before, it got the error's JSON, shown
+    raw in the frame, with status 400 (http_error knew no 503)."""
+    server, url = console
+    token = log_in(url, floor_dsn)
+    with socket.create_server(("127.0.0.1", 0)) as s:
+        gone = int(s.getsockname()[1])  # nothing listens once closed: each connect is refused
+    down = server.config.database.model_copy(update={"dsn": f"host=127.0.0.1 port={gone} dbname=floor user=floor"})
+    server.records.database = down  # the console's archive reads and writes, the report's among them
+    status, _, body = await get(url, token, f"/api/reports/check?day={DAY}")
+    assert status == 200, body
+    for fmt in ("html", "csv"):
+        status, headers, page = await get(url, token, f"/api/reports/report?day={DAY}&format={fmt}")
+        assert status == 503, page
+        assert headers["Content-Type"].startswith("text/html") and "Content-Disposition" not in headers
+        assert f"<h1>The report day-{DAY} could not be made</h1>" in page, page
+        assert re.search(f'class="problem">Problem: [^<]*port {gone}[^<]*refused', page), page
+        assert "Fix: check that the floor&#x27;s archive (its PostgreSQL) is up and reachable" in page, page
+        assert '{"error"' not in page
+    # The console's other archive reads say the same as JSON (a round's recall): before, a 500 "the console failed".
+    status, _, body = await get(url, token, "/api/rounds/ms-1-r1")
+    assert status == 503, body
+    problem = json.loads(body)["error"]
+    assert problem.startswith("the floor's archive could not be reached (connection failed: ") and str(gone) in problem
+    assert problem.endswith(
+        "check that the floor's PostgreSQL is up and reachable (the floor's log says), then ask again"
+    )
 
 
 @pytest.mark.browser

@@ -1,7 +1,7 @@
 // Commands: a verb's button where the session may send it, the confirmation naming its rule, then the envelope
 // signed with this browser's key and posted for the floor to relay.
 
-import { $, api, el, state } from "./page.js";
+import { $, api, el, resendUpTo, state } from "./page.js";
 import { canonical, envelope } from "./signing.js";
 
 // target: "table" or "link"; a link's verbs are its own (the link judges them, link/commands.py).
@@ -33,13 +33,13 @@ export function confirmAndSend(tableId, verb, args, target) {
   $("confirm").showModal();
 }
 
-// Every open gap of every table, a resend each (its first 10,000 seqs, as the gap's own button asks): confirmed once
+// Every open gap of every table, a resend each (its first MAX_SEQS seqs, as the gap's own button asks): confirmed once
 // here, then each envelope signed in this browser with its key for its own table, which judges it (the floor holds
 // no key and asks nothing itself: docs/console.md, "Resend every gap").
 export function gapResends() {
   const asks = [];
   for (const t of [...state.tiles.values()].sort((x, y) => (x.table_id < y.table_id ? -1 : 1)))
-    for (const [a, b] of t.gaps || []) asks.push({ tableId: t.table_id, args: { from_seq: a, to_seq: Math.min(b, a + 9999) } });
+    for (const [a, b] of t.gaps || []) asks.push({ tableId: t.table_id, args: { from_seq: a, to_seq: resendUpTo(a, b) } });
   return asks;
 }
 

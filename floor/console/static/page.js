@@ -17,6 +17,13 @@ export function el(tag, attrs, ...children) {
   return e;
 }
 
+// A resend asks for at most the floor's MAX_SEQS seqs (floor/gaps.py, served with the session): the gap's own button
+// and "Resend every gap" ask for the same first part, and neither can drift from what the floor's alerts ask for.
+export function resendUpTo(from, to) {
+  const most = (state.session && state.session.resend_max_seqs) || 1;
+  return Math.min(to, from + most - 1);
+}
+
 export const dollars = (cents) => "$" + (Number(cents || 0) / 100).toLocaleString("en-US", { minimumFractionDigits: 2 });
 
 // Ages are measured on the floor's clock (the database's, floor/dbclock.py), which stamped what they are measured

@@ -1,7 +1,7 @@
 // One table's view: its live log, what it is doing now, its actions, devices, software and recent rounds.
 
 import { confirmAndSend } from "./commands.js";
-import { $, api, dollars, el, heard, since, state } from "./page.js";
+import { $, api, dollars, el, heard, resendUpTo, since, state } from "./page.js";
 
 function logItem(l) {
   return el("li", { "data-seq": l.seq, "data-type": l.type }, el("span", {}, l.seq), el("span", {}, l.ts.slice(11, 19)),
@@ -88,11 +88,13 @@ function renderActions(t) {
     ([, r]) => ({ seat: Number(name.slice(terminal.length)), reason: r.value }));
   // Signed here with this browser's key and relayed like any command: the floor holds no key (docs/floor.md).
   const stale = new Set((t.stale_gaps || []).map(([a, b]) => `${a}-${b}`));
-  for (const [a, b] of t.gaps || []) // at most 10,000 seqs a command (docs/commands.md, resend)
+  for (const [a, b] of t.gaps || []) // at most the floor's MAX_SEQS a command (docs/commands.md, resend)
     add("resend", [el("span", {}, `seq ${a}-${b}${stale.has(`${a}-${b}`) ? " (stale)" : ""}`)],
-      () => ({ from_seq: a, to_seq: Math.min(b, a + 9999) }));
-  add("open_table", [], () => ({}));
-  add("close_table", [], () => ({}));
+      () => ({ from_seq: a, to_seq: resendUpTo(a, b) }));
+  // Only the verb the table would take in its phase (controller/engine/shuffling.py ignores the other): open_table
+  // while closed, close_table while open and not closing already. A phase the floor has not heard offers both.
+  if (t.phase === "closed" || t.phase === "unknown") add("open_table", [], () => ({}));
+  if (t.phase !== "closed" && t.phase !== "closing") add("close_table", [], () => ({}));
   box.replaceChildren(...forms);
 }
 
