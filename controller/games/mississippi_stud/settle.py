@@ -107,7 +107,7 @@ def settle(rules: MississippiStudRules, r: MississippiStudRound) -> tuple[list[S
     if rules.progressive_paytable:
         for level, for_1 in PROGRESSIVE_SEED_FOR_1[rules.progressive_paytable].items():
             reseed[level] = for_1 * rules.progressive_wager_cents
-    meters = _Meters(r.meters, reseed, r.meter_carry_micro, r.meters_at_turn)
+    meters = _Meters(r.meters, reseed, r.meter_carry_micro, r.meters_at_turn or {})
     limit = hands.payout_limit(rules.ante_min_cents)
     holders = _holders(r)
     out: list[Settled] = []
