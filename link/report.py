@@ -165,8 +165,10 @@ def store_hits(conn: Conn) -> list[Hit]:
 
 
 def _money(micro: int) -> str:
-    cents, frac = divmod(micro, MICRO)
-    return f"${cents // 100:,}.{cents % 100:02d}" + (f" +{frac}µ¢" if frac else "")
+    # The sign apart: divmod floors, so -$9,472.83 read as $-9,473.17 (a display below its seed after a hit).
+    cents, frac = divmod(abs(micro), MICRO)
+    sign = "-" if micro < 0 else ""
+    return f"{sign}${cents // 100:,}.{cents % 100:02d}" + (f" {sign or '+'}{frac}µ¢" if frac else "")
 
 
 def render(rec: Reconciliation) -> str:

@@ -129,6 +129,13 @@ class RoundRecord(BaseModel):
     meters: dict[str, Cents] = Field(
         default_factory=dict, description="progressive meter values when settlement began, by level"
     )
+    meters_at_turn: dict[str, Cents] | None = Field(
+        None,
+        description="by '<seat>:<level>': a linked meter as the link controller held it at that winner's turn (its "
+        "claim's meter_before), which the link's other tables and this round's own contributions moved after the "
+        "display the table last heard (655a.12(c)(4), 605a.8's stand-in); the award is taken from it, not from the "
+        "running value; none (left out of the record): the table's own meters",
+    )
     meter_carry_micro: dict[str, int] = Field(
         default_factory=dict,
         description="by level, in micro-cents: the reserve plus the display's fraction of a cent when settlement "

@@ -94,6 +94,7 @@ def answered(ctx: StepContext, inp: LinkAnswered) -> bool:
             "amount": award.amount_cents,
             "order": award.order,
             "meter_before": award.meter_before_cents,
+            **_wager_included(ctx, req, award.amount_cents),
         },
     )
     r = ctx.s.round
@@ -101,6 +102,17 @@ def answered(ctx: StepContext, inp: LinkAnswered) -> bool:
         return False
     r.link_awards[f"{req.seat}:{req.level}"] = award
     return ctx.s.phase is Phase.CLAIMING
+
+
+def _wager_included(ctx: StepContext, req: LinkRequest, amount: int) -> dict[str, object]:
+    """The link's amount is the whole award, the wager included, as "N for 1" odds are (655a.12(c)(1)): the table
+    settles it as `paid` (the amount less the wager) and `returned` (the wager), so progressive.settled's `paid` is
+    the wager less than this answer's `amount`. Said here so a reader of the two events sees why."""
+    spot = next((p.wager for p in ctx.setup.meter_params.progressives if req.level in {v.level for v in p.levels}), "")
+    r = ctx.s.round
+    seat = r.seats.get(req.seat) if r is not None and r.round_id == req.round_id else None
+    wager = seat.wagers.get(spot, 0) if seat is not None else 0
+    return {"wager": wager, "wager_included": True, "paid_besides_wager": amount - wager}
 
 
 def _refused(ctx: StepContext, req: LinkRequest, error: str) -> None:

@@ -36,6 +36,7 @@ def view(ctx: StepContext, departed: bool = False) -> RoundView:
         areas={k: tuple(v) for k, v in r.areas.items()},
         meters=progressive.meter_values(ctx),
         meter_carry_micro=progressive.meter_carry(ctx),
+        meters_at_turn={k: a.meter_before_cents for k, a in r.link_awards.items()},
         exposed=r.exposed,
         magic_card=r.magic_card,
         lucky_seat=r.lucky_seat,
@@ -136,6 +137,10 @@ def emit_settled(ctx: StepContext, x: Settled, revealed: set[str]) -> None:
         "paytable": x.paytable,
         **_wager(x),
     }
+    if progressive.meter_award(ctx, x) is not None:
+        # A share of a meter is paid like "N for 1" odds (655a.12(c)(1)): `paid` is the award less the wager, which
+        # is `returned`; `award`, their sum, is the figure progressive.hit and the link's claim answer name.
+        payload["award"] = x.paid + x.returned
     if x.note:
         payload["note"] = x.note
     ctx.emit(f"{x.wager}.settled", x.rule, payload)

@@ -20,7 +20,9 @@ from controller.engine.inputs import (
 from controller.engine.progressive import LINK_RULE
 from controller.engine.round import RoundEngine
 from controller.engine.state import Phase, TableState
+from controller.games.mississippi_stud.record import MississippiStudRound
 from controller.games.mississippi_stud.rules import MississippiStudRules
+from controller.games.mississippi_stud.settle import settle as settle_record
 from controller.games.mississippi_stud.spec import MississippiStudSpec
 from controller.progressive.link import LinkJackpot
 from controller.store import snapshot
@@ -30,8 +32,8 @@ LEVELS = ("major", "mega", "minor")
 SEAT1, SEAT3, COMMUNITY = ["Qh", "Kh"], ["7h", "8h"], ["9h", "Th", "Jh"]  # two straight flushes: two major hits
 
 
-def linked_table(decks: list[list[str]] | None = None) -> PureTable:
-    rules = MississippiStudRules.model_validate(
+def linked_rules() -> MississippiStudRules:
+    return MississippiStudRules.model_validate(
         {
             "chapter": "655a",
             "three_card_bonus_paytable": "A",
@@ -40,7 +42,10 @@ def linked_table(decks: list[list[str]] | None = None) -> PureTable:
             "progressive_wager_cents": 100,
         }
     )
-    engine = RoundEngine(MississippiStudSpec(), rules, "automated_shoe")
+
+
+def linked_table(decks: list[list[str]] | None = None) -> PureTable:
+    engine = RoundEngine(MississippiStudSpec(), linked_rules(), "automated_shoe")
     engine.link = "mega-link"
     t = PureTable(engine, TableState("t1"), decks or [])
     perfect = t.perfect_devices
@@ -235,3 +240,30 @@ def test_every_linked_sign_shows_the_pending_jackpots() -> None:
     sign = t.commands[-1]
     assert isinstance(sign, ShowLink) and sign.pending == (("A-02", "mega", 1_000_123),)
     assert t.feed(LinkBroadcast({}, (j,))) == []
+
+
+def test_the_archive_settles_a_linked_hit_again_to_the_links_amount() -> None:
+    """The table last heard the major meter at $1,000.00, but the link's meter at each winner's turn held more: the
+    hitting round's own contributions and another table's (655a.12(c)(4): the meter at that player's turn). The round
+    record must carry the link's meter at each turn, so `tablectl settle` re-settles it to exactly what the link paid,
+    and `progressive.settled` names the whole award and the link's meter, not the stale display (link19)."""
+    t = linked_table([arranged_deck([*SEAT1, *SEAT3, *COMMUNITY])])
+    t.feed(LinkBroadcast({"mega": 1_000_000, "major": 100_000, "minor": 25_000}))
+    hits_round(t)
+    t.feed(LinkAnswered("claim:t1-r000001:3:major", True, amount_cents=100_042, order=7, meter_before_cents=100_042))
+    t.feed(LinkAnswered("claim:t1-r000001:1:major", True, amount_cents=100_021, order=9, meter_before_cents=100_021))
+    recorded = next(e for e in t.events if e.type == "round.recorded").payload["record"]
+    rows, _ = settle_record(linked_rules(), MississippiStudRound.model_validate(recorded))
+    again = {x.seat: x.paid + x.returned for x in rows if x.wager == "progressive"}
+    assert again == {3: 100_042, 1: 100_021}, "the archive must pay what the link paid at each turn"
+    settled = {e.payload["seat"]: e.payload for e in t.events if e.type == "progressive.settled"}
+    for seat, award in ((3, 100_042), (1, 100_021)):
+        p = settled[seat]
+        # A share of the meter is paid like "N for 1" odds (655a.12(c)(1)): the award includes the wager.
+        assert (p["award"], p["paid"], p["returned"], p["collected"]) == (award, award - 100, 100, 0)
+        assert f"major meter {award} at the link" in p["note"], p["note"]
+    answered = [e.payload for e in t.events if e.type == "link.claim_answered"]
+    assert [(a["amount"], a["wager"], a["wager_included"]) for a in answered] == [
+        (100_042, 100, True),
+        (100_021, 100, True),
+    ]

@@ -812,3 +812,18 @@ def test_example_progressive_envy() -> None:
         "five_card_progressive": 900_000,
         "five_card_hand_bonus": 900_000,
     }
+
+
+def test_a_linked_meter_at_the_turn_pays_the_award() -> None:
+    """643a.12(d)(4): the meter at the player's turn. A linked table's record carries the link's meter at each turn
+    (`meters_at_turn`, the claim's meter_before), past the display the table last heard: the award is taken from it,
+    booked like "N for 1" (paid + returned), and the note says the link held it (link19)."""
+    rec = record(
+        "Jd 4c",
+        seat(2, "Qs Ks As", three_card_progressive=100),
+        meters_at_turn={"2:three_card_progressive": 123_777},
+    )
+    s = settle(rules(three_card_progressive_paytable="A"), rec)
+    x = one(s.settled, 2, "three_card_progressive")
+    assert (x.outcome, x.paid, x.returned, x.odds) == ("win", 123_677, 100, "100% of meter")
+    assert x.note is not None and "of meter $1,237.77 at the link" in x.note, x.note

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from controller.core.settlement import Settled, SettlementError
 from controller.games.mississippi_stud.record import MississippiStudRound
@@ -233,3 +235,37 @@ def test_a_hit_without_its_meter_names_the_meter() -> None:
     )
     with pytest.raises(SettlementError, match=r"meters\.progressive: seat 1 hit 100% of the progressive meter"):
         settle(rules(progressive_paytable="A"), rec)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    display=st.integers(min_value=50_000, max_value=10_000_000),
+    moved=st.lists(st.integers(min_value=0, max_value=100_000), min_size=2, max_size=2),
+    letter=st.sampled_from(["A", "B"]),
+)
+def test_a_linked_meter_at_each_turn_is_what_the_award_is_taken_from(
+    display: int, moved: list[int], letter: str
+) -> None:
+    """655a.12(c)(4), 605a.8's stand-in: a linked round's record carries the link's meter at each winner's turn
+    (`meters_at_turn`, the claim's meter_before), which other tables and the round's own contributions moved past the
+    display the table last heard; each award is that turn's share, the wager included ("N for 1": paid + returned),
+    whatever the display (link19)."""
+    level = "progressive" if letter == "A" else "major"
+    percent = 10 if letter == "A" else 100
+    wager = 500
+    at_turn = {"6:" + level: display + moved[0], "4:" + level: display // 2 + moved[1]}
+    rec = record(
+        [
+            {"seat": 6, "cards": ["Qh", "Kh"], "wagers": {"ante": 500, **STREETS, "progressive": wager}},
+            {"seat": 4, "cards": ["7h", "8h"], "wagers": {"ante": 500, **STREETS, "progressive": wager}},
+        ],
+        "9h Th Jh",
+        meters={level: display} | ({"mega": 5_000_000} if letter == "B" else {}),
+        meters_at_turn=at_turn,
+    )
+    results, _ = settle(rules(progressive_paytable=letter, progressive_wager_cents=wager), rec)
+    for seat in (6, 4):
+        (p,) = rows(results, seat, "progressive")
+        award = at_turn[f"{seat}:{level}"] * percent // 100
+        assert (p.paid, p.returned, p.collected) == (award - wager, wager, 0)
+        assert p.note is not None and p.note.startswith(f"{level} meter {at_turn[f'{seat}:{level}']} at the link")

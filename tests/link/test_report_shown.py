@@ -21,3 +21,11 @@ def test_the_link_report_escapes_what_the_tables_sent() -> None:
     assert "t\\x1b[2J\\r\\u202eok seat 3 round r\\x1b[2J\\r\\u202eok" in out
     assert "validated by sup\\x1b[2J\\r\\u202eok" in out and "  - a problem naming \\x1b[2J" in out
     assert json.loads(json.dumps(rec.to_json()))["problems"] == [f"a problem naming {EVIL}"]
+
+
+def test_a_meter_below_its_seed_shows_its_negative_growth_exactly() -> None:
+    """After a 10 % hit the display is under the seed: the growth is negative and must read as the books hold it
+    (the demo showed $40,527.17 on a $50,000.00 seed as growth `$-9,473.17`, floored, for -$9,472.83)."""
+    level = LevelReport("progressive", 40_527_17, 0, 0, 9_505_38, 32_55 * 1_000_000, 50_000_00 * 1_000_000)
+    out = render(Reconciliation("link-1", "open", 36, [level], []))
+    assert "display growth -$9,472.83 over the seed" in out, out

@@ -34,9 +34,11 @@ class Meters(dict[str, Cents]):
     """The meters as settlement moves them, with what each level carries into a reseed (the reserve and the fraction
     of a cent, controller.core.settlement.reseeded)."""
 
-    def __init__(self, start: dict[str, Cents], carry: dict[str, int]) -> None:
+    def __init__(self, start: dict[str, Cents], carry: dict[str, int], at_turn: dict[str, Cents] | None = None) -> None:
         super().__init__(start)
         self.carry = dict(carry)
+        # A linked meter at each winner's turn as the link held it ("<seat>:<level>", RoundRecord.meters_at_turn).
+        self.at_turn = dict(at_turn or {})
 
 
 def five_card_hand_name(hand: FiveCardHand) -> str:
@@ -83,7 +85,8 @@ def _progressive(
             f"{table.citation}: a progressive paytable pays odds or a share of the meter, not {award}"
         )
     level = wager
-    before = meters[level]
+    linked = meters.at_turn.get(f"{seat}:{level}")
+    before = meters[level] if linked is None else linked
     share = award.of(before)
     if share < amount:
         raise SettlementError(
@@ -95,7 +98,8 @@ def _progressive(
     else:
         after = before - share
     meters[level] = after
-    note = f"{award} at this turn: {fmt(share)} of meter {fmt(before)}; meter now {fmt(after)}"
+    where = "" if linked is None else " at the link"
+    note = f"{award} at this turn: {fmt(share)} of meter {fmt(before)}{where}; meter now {fmt(after)}"
     return win_fixed(
         seat, wager, amount, share - amount, rule, hand=hand, paytable=table.citation, odds=str(award), note=note
     )

@@ -180,6 +180,7 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
             burned_card=burn[0] if burn else None,
             meters=dict(table.meters),
             meter_carry_micro=dict(table.meter_carry_micro),
+            meters_at_turn=dict(table.meters_at_turn) or None,  # a table's own meters: left out of its record
             magic_card=table.magic_card,
             lucky_seat=table.lucky_seat,
             seats=[

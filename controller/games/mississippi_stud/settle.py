@@ -50,24 +50,31 @@ def _holders(r: MississippiStudRound) -> list[tuple[MississippiStudSeat, Five]]:
 
 
 class _Meters:
-    def __init__(self, start: dict[str, Cents], reseed: dict[str, Cents], carry: dict[str, int]) -> None:
+    def __init__(
+        self, start: dict[str, Cents], reseed: dict[str, Cents], carry: dict[str, int], at_turn: dict[str, Cents]
+    ) -> None:
         self.values = dict(start)
         self.reseed = reseed
         self.carry = dict(carry)
+        # A linked meter moves between the display the table last heard and each winner's turn (the round's own
+        # contributions, the other tables'): the link's figure at the turn is the one the award is taken from.
+        self.at_turn = at_turn
 
     def take(self, share: MeterShare, seat: int) -> tuple[Cents, str]:
         if share.level not in self.values:
             raise _fail(
                 f"meters.{share.level}", f"seat {seat} hit {share}: give the meter's value when settlement began"
             )
-        before = self.values[share.level]
+        linked = self.at_turn.get(f"{seat}:{share.level}")
+        before = self.values[share.level] if linked is None else linked
         paid = share.award(before)
         if share.percent == 100:
             after, self.carry[share.level] = reseeded(self.reseed[share.level], self.carry.get(share.level, 0))
             self.values[share.level] = after
         else:
             self.values[share.level] = before - paid
-        return paid, f"{share.level} meter {before} -> {self.values[share.level]}"
+        where = "" if linked is None else " at the link"
+        return paid, f"{share.level} meter {before}{where} -> {self.values[share.level]}"
 
 
 def _award(
@@ -100,7 +107,7 @@ def settle(rules: MississippiStudRules, r: MississippiStudRound) -> tuple[list[S
     if rules.progressive_paytable:
         for level, for_1 in PROGRESSIVE_SEED_FOR_1[rules.progressive_paytable].items():
             reseed[level] = for_1 * rules.progressive_wager_cents
-    meters = _Meters(r.meters, reseed, r.meter_carry_micro)
+    meters = _Meters(r.meters, reseed, r.meter_carry_micro, r.meters_at_turn or {})
     limit = hands.payout_limit(rules.ante_min_cents)
     holders = _holders(r)
     out: list[Settled] = []

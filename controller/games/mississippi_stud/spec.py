@@ -119,6 +119,7 @@ class MississippiStudSpec(ChapterSpec[MississippiStudRules]):
             six_card_bonus_cards=list(table.areas.get("six_card_bonus", ())),
             meters=dict(table.meters),
             meter_carry_micro=dict(table.meter_carry_micro),
+            meters_at_turn=dict(table.meters_at_turn) or None,  # a table's own meters: left out of its record
             magic_card=table.magic_card,
             lucky_seat=table.lucky_seat,
             seats=[
