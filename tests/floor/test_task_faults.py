@@ -127,10 +127,23 @@ async def test_a_task_that_raises_stops_the_floor_with_its_error(
     assert "systemd restarts the service" in ended["then"]
 
 
+async def _start_work_done(within: float) -> None:
+    """The start's one-off database work (floor-older-days) ended. Its thread connects with connect_timeout=5: a
+    stall that catches that connect stops the floor with floor-older-days' ConnectionTimeout (exit 1, restarted),
+    not the writer's stuck commit, so a test of the writer's stall waits it out. On a loaded machine it can still
+    run when the fixture's first ping and SUBACK have come; unloaded it is done long before."""
+    starting = {t for t in asyncio.all_tasks() if t.get_name() == "floor-older-days"}
+    if starting:
+        done, _ = await asyncio.wait(starting, timeout=within)
+        assert done == starting, f"floor-older-days still running after {within} s"
+
+
 async def test_a_stuck_archive_write_stops_the_watchdog_and_says_which_task(
     floor: Running, pg_cluster: PgCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(floor_service, "WRITE_STUCK_S", 1.0)
+    await _start_work_done(60)
+    assert not floor.run.done()  # the start's work ended without stopping the floor
     assert pg_cluster.proc is not None
     stalled = server_processes(pg_cluster.proc.pid)
     for pid in stalled:
