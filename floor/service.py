@@ -5,9 +5,9 @@ start, a long session expiry) and acknowledges nothing itself: paho's manual ack
 acknowledged to the broker only after the transaction that archived it committed. So a kill -9 at any instant leaves
 every message either archived or still queued at the broker for the next start, which redelivers it; archiving is
 idempotent, so a redelivered message changes nothing. The writer (floor/writing.py) takes what queued (up to
-batch_max, waiting flush_ms for more) and archives it in one transaction (floor/archive.py). A lost broker or
-database is retried with backoff; the service stays up and says so in its log and its systemd status.
-"""
+batch_max, waiting flush_ms for more) and archives it in one transaction (floor/archive.py), on a connection that
+holds the floor's lock (floor/floor_lock.py: one floor per archive). A lost broker or database is retried with
+backoff; the service stays up and says so in its log and its systemd status."""
 
 from __future__ import annotations
 
@@ -18,15 +18,16 @@ import structlog
 
 from floor import writing
 from floor.archive import ArchiveWriter, AsyncConn, load_state
-from floor.config import FloorConfig, read_secret
+from floor.config import FloorConfig, FloorConfigError, read_secret
 from floor.console.loading import load_unless_stopped
 from floor.console.server import ConsoleServer
 from floor.db import async_connect, connect, conninfo, where
+from floor.floor_lock import AnotherFloor, hold
 from floor.gaps import StaleWatch, open_gaps
 from floor.intake import BACKOFF_MAX, Intake
 from floor.reach import answered
 from floor.refusal_log import RefusalLog
-from floor.schema import migrate
+from floor.schema import SchemaError, migrate
 from floor.sdnotify import Notifier
 from floor.session_watch import SessionWatch
 from floor.standby import watch_standby
@@ -35,6 +36,8 @@ from floor.ts_index import older_days
 from floor.write_log import say_left, say_stale
 
 log = structlog.get_logger("tablectl.floor")
+# What ends run() as a refusal a person fixes, not a fault a restart mends: `tablectl floor` exits 2 on them.
+NOT_STARTED = (SchemaError, FloorConfigError, AnotherFloor)
 
 
 class FloorService:
@@ -50,7 +53,7 @@ class FloorService:
         self.refusal_log = RefusalLog.floor(log, config.ingest)  # its lines bounded as the rows are
         self.session = SessionWatch(config.mqtt.client_id, config.mqtt.broker, config.mqtt.session_expiry_s)
         self.intake = Intake(config, self.notifier, self.console, self.refusal_log, self.session)
-        self.writes = writing.WriteLoop(config, self.intake, self.tasks, self.stopping, self.console, self._connect_db)
+        self.writes = writing.WriteLoop(config, self.intake, self.tasks, self.stopping, self.console, self._reconnect)
 
     @property
     def mqtt_up(self) -> bool:
@@ -152,6 +155,8 @@ class FloorService:
         return True
 
     async def _connect_db(self) -> AsyncConn | None:
+        """The writer's connection, holding the floor's lock (floor/floor_lock.py: AnotherFloor when another floor
+        holds it); None once stopped first."""
         delay = 0.5
         while True:
             try:
@@ -159,6 +164,11 @@ class FloorService:
                 if (conn := await unless_stopped(self.stopping, async_connect(self.config.database))) is None:
                     self._stopped_at_start()
                     return None
+                try:
+                    await hold(conn, where(self.config.database.dsn))
+                except BaseException:
+                    await conn.close()
+                    raise
                 self.writes.db_up = True
                 return conn
             except psycopg.OperationalError as err:
@@ -192,6 +202,15 @@ class FloorService:
                 except Exception:  # what the browsers see must never stop the watch
                     log.exception("console update failed")
             await asyncio.sleep(min(1.0, config.gaps.grace_s / 2))
+
+    async def _reconnect(self) -> AsyncConn | None:
+        """The writer's new connection after its database was lost. The lock went with the old session: another
+        floor that took it meanwhile archives now, and this one stops (exit 2, as at a start beside it)."""
+        try:
+            return await self._connect_db()
+        except AnotherFloor as err:
+            self._died(err)
+            return None
 
     def _status(self) -> str:
         stale = f"; {self.stale_gaps} stale seq gap(s): tablectl floor gaps" if self.stale_gaps else ""

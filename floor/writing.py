@@ -1,7 +1,7 @@
 """The floor service's database side (floor/service.py): the writer takes what the listener queued (floor/intake.py),
 up to batch_max, waiting flush_ms for more, archives it in one transaction (floor/archive.py) and only then has it
-acknowledged. A lost database is retried with backoff on a new connection (the service's `reconnect`); a message the
-database refuses is kept in rejected_messages instead.
+acknowledged. A lost database is retried with backoff on a new connection (the service's `reconnect`, which takes
+the floor's lock again: floor/floor_lock.py); a message the database refuses is kept in rejected_messages instead.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class WriteLoop:
         self.tasks = tasks
         self.stopping = stopping
         self.console = console
-        self.reconnect = reconnect  # a new connection, None once stopped
+        self.reconnect = reconnect  # a new connection, None once stopped (or once another floor holds the lock)
         self.db_up = False
         self.archived = 0
         self.unarchived: set[int] = set()  # ids of the messages of the batch at hand the database refused
