@@ -21,7 +21,7 @@ from floor.archive import ArchiveWriter, AsyncConn, load_state
 from floor.config import FloorConfig, FloorConfigError, read_secret
 from floor.console.loading import load_unless_stopped
 from floor.console.server import ConsoleServer
-from floor.db import async_connect, connect, conninfo, where
+from floor.db import async_connect, connect, conninfo, password_refused, unreachable, where
 from floor.floor_lock import AnotherFloor, hold
 from floor.gaps import StaleWatch, open_gaps
 from floor.intake import BACKOFF_MAX, Intake
@@ -145,8 +145,11 @@ class FloorService:
     async def _unreachable(self, err: psycopg.OperationalError, delay: float) -> bool:
         """Said, then the retry's backoff cut short by a stop: True then. At the start (no task runs yet) and in the
         running writer's reconnect alike, a SIGTERM ends the wait at once (the writer's, not after run()'s 10 s)."""
-        log.error("PostgreSQL unreachable; retrying", error=str(err).strip(), retry_in_s=delay)
-        self.notifier.send(STATUS=f"PostgreSQL unreachable: {str(err).strip()[:200]}")
+        said, fix = str(err).strip(), unreachable(err, self.config.database)
+        # A refused password is no outage: the line says the cause and the file to fix, not "unreachable" for ever.
+        what = "PostgreSQL refused the floor's password" if password_refused(err) else "PostgreSQL unreachable"
+        log.error(f"{what}; retrying", error=said, fix=fix, retry_in_s=delay)
+        self.notifier.send(STATUS=f"{what}: {fix}"[:300] if password_refused(err) else f"{what}: {said[:200]}")
         return await stopped_within(self.stopping, delay) and self._stopped_at_start()
 
     def _stopped_at_start(self) -> bool:
