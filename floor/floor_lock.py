@@ -24,6 +24,10 @@ log = structlog.get_logger("tablectl.floor")
 LOCK = (16016016, 1)
 # The holder's host and pid, in its writer session's application_name, for a second floor to name it (63 bytes).
 NAME = "tablectl-floor {host} pid {pid}"
+# A floor host that dies without closing its connection (power, a kernel panic) leaves its session, and so the lock,
+# to the server's TCP keepalive: two hours by the kernel's default, in which its replacement would refuse to start.
+# Probed every 10 s from 10 s idle, the server ends that session some 40 s after the host went (PGC_USERSET).
+KEEPALIVES = {"tcp_keepalives_idle": "10", "tcp_keepalives_interval": "10", "tcp_keepalives_count": "3"}
 HOLDER = (
     "SELECT a.application_name, host(a.client_addr), a.backend_start, l.pid FROM pg_locks l"
     " LEFT JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted"
@@ -42,13 +46,15 @@ async def hold(conn: AsyncConn, database: str) -> None:
     if got is not None and got[0] is True:
         name = NAME.format(host=socket.gethostname(), pid=os.getpid())[:63]
         await conn.execute("SELECT set_config('application_name', %s, false)", (name,))
+        for setting, value in KEEPALIVES.items():  # ignored over a local socket, where an exit closes it at once
+            await conn.execute("SELECT set_config(%s, %s, false)", (setting, value))
         return
     row = await (await conn.execute(HOLDER.encode(), LOCK)).fetchone()
     holder = _holder(row)
     fix = (
         "stop one of the two (`systemctl stop tablectl-floor` on the host named, or end the `tablectl floor` run "
         "by hand there: `pgrep -af 'tablectl.*floor'`); a second floor needs its own [database] dsn and [mqtt] "
-        "client_id"
+        "client_id; if that host is down, the server ends its session within a minute: start this one again then"
     )
     log.error(
         "another floor service holds this archive; not archiving beside it",
