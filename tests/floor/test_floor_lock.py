@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from floor.floor_lock import LOCK
+from floor.floor_lock import KEEPALIVES, LOCK, hold
 from tests.broker import Mosquitto
 from tests.floor.conftest import FloorProcess, count, floor_toml, wait_for
 from tests.floor.qos1_events import publish_events
@@ -69,3 +69,20 @@ def test_the_writer_takes_the_lock_again_on_reconnect_and_stops_when_another_flo
     assert status == 2, said
     assert "another floor service holds this archive" in said and "tablectl-floor elsewhere pid 4242" in said, said
     assert "archive write failed; retrying the batch" in said, said  # the first reconnect, said
+
+
+async def test_the_lock_holders_session_lets_a_dead_host_go_within_a_minute(floor_dsn: str) -> None:
+    """The server probes the holder's connection (floor_lock.KEEPALIVES): a floor host gone without a word frees the
+    lock in some 40 s, not after the kernel's two hours, in which a standby floor host would refuse to start."""
+    async with await psycopg.AsyncConnection.connect(floor_dsn, autocommit=True) as conn:
+        await hold(conn, "test")
+        shown = {}
+        for setting in KEEPALIVES:
+            row = await (await conn.execute(f"SHOW {setting}".encode())).fetchone()
+            assert row is not None
+            shown[setting] = row[0]
+        host = conn.info.host
+    assert host.startswith("127."), "a local socket has no keepalives: the test must reach the server over TCP"
+    idle, interval, probes = (int(shown[s].removesuffix("s")) for s in KEEPALIVES)
+    assert 0 not in (idle, interval, probes), shown  # 0: the kernel's own (two hours idle on Linux)
+    assert idle + interval * probes <= 60, shown
