@@ -60,7 +60,7 @@ class WriteResult:
     refused_last: Rejected | None = None  # the latest refusal kept (the console shows it)
 
     def add(self, other: WriteResult) -> None:
-        """Another transaction's result, as one (a batch written message by message, floor/service.py)."""
+        """Another transaction's result, as one (a batch written message by message, floor/writing.py)."""
         self.events_in += other.events_in
         self.events_new += other.events_new
         self.rejected += other.rejected

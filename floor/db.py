@@ -56,7 +56,7 @@ def unreachable(err: psycopg.Error, db: DatabaseSection) -> str:
     [database] dsn" sent the operator past the password file."""
     said = str(err)
     user = conninfo_to_dict(db.dsn).get("user") or os.environ.get("PGUSER") or "(libpq's default: your login)"
-    if "password authentication failed" in said or "no password supplied" in said:
+    if password_refused(err):
         where = (
             f"in {db.password_file}" if db.password_file is not None else "in a file named by [database] password_file"
         )
@@ -69,3 +69,9 @@ def unreachable(err: psycopg.Error, db: DatabaseSection) -> str:
             "the database named by dbname= does not exist on that server: fix dbname= in [database] dsn, or create it"
         )
     return "check host=, port= and dbname= in [database] dsn, and that the server is up"
+
+
+def password_refused(err: psycopg.Error) -> bool:
+    """libpq's words for a password the server refused (or one it asked for and the floor has none)."""
+    said = str(err)
+    return "password authentication failed" in said or "no password supplied" in said

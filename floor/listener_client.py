@@ -1,4 +1,4 @@
-"""The floor listener's MQTT client (floor/service.py `_listen`), built from the floor's configuration."""
+"""The floor listener's MQTT client (floor/intake.py, `Intake.listen`), built from the floor's configuration."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class Connack:
 
 def listener_client(config: FloorConfig, connack: Connack | None = None) -> aiomqtt.Client:
     """The listener's MQTT v5 client: a persistent session (fixed client id, no clean start, a long expiry) whose
-    messages are acknowledged by hand, once archived (floor/service.py). `connack` is given each CONNACK's
+    messages are acknowledged by hand, once archived (floor/writing.py). `connack` is given each CONNACK's
     session-present flag (floor/session_watch.py)."""
     m = config.mqtt
     address = m.address

@@ -290,7 +290,7 @@ def topic_owner(prefix: str, topic: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Queued:
-    """A message as the floor's listener queues it for the writer (floor/service.py), with what acknowledges it."""
+    """A message as the floor's listener queues it for the writer (floor/intake.py), with what acknowledges it."""
 
     message: Incoming | LinkIncoming | Rejected
     topic: str

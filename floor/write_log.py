@@ -1,5 +1,5 @@
 """What an archive write found, said to the operator: integrity alarms at error level with their remedy, seq gaps
-opened and filled (floor/service.py logs each batch's result here), and what a stop left unarchived."""
+opened and filled (floor/writing.py logs each batch's result here), and what a stop left unarchived."""
 
 from __future__ import annotations
 

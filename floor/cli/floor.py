@@ -40,9 +40,9 @@ from floor.known import unknown_table
 from floor.recall import last_rounds, recall_round, render_round, render_rounds
 from floor.retention import apply_retention, plan_retention
 from floor.rounds import fill_pending
-from floor.schema import LATEST, SchemaError, migrate
+from floor.schema import LATEST, migrate
 from floor.sdnotify import Notifier
-from floor.service import FloorService
+from floor.service import NOT_STARTED, FloorService
 from floor.standby import before_writing, standby_missing
 from floor.status import alarms_text, gaps_text, live_tables, status_text
 from floor.ts_index import IndexBuildFailed, index_partitions
@@ -395,6 +395,6 @@ def _run(config: FloorConfig) -> int:
 
     try:
         asyncio.run(main())
-    except (SchemaError, FloorConfigError) as err:
+    except NOT_STARTED as err:  # exit 2: systemd does not restart it (RestartPreventExitStatus=2)
         raise UsageError(str(err)) from None
     return 0

@@ -1,5 +1,5 @@
 """The console's alerts that are not one table's: a link's (its pending hits, the link down) and the floor's own
-broker session lost (floor/service.py), which names the tables whose seq gaps opened since (docs/console.md)."""
+broker session lost (floor/intake.py), which names the tables whose seq gaps opened since (docs/console.md)."""
 
 from __future__ import annotations
 

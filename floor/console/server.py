@@ -143,7 +143,7 @@ class ConsoleServer:
             self._broadcast("update", json.dumps({"tiles": [], "lines": [], "broker_lost": self.view.broker_lost}))
 
     def session_lost(self) -> None:
-        """The broker kept no session for the floor (floor/service.py): every page gets the alert naming the tables
+        """The broker kept no session for the floor (floor/intake.py): every page gets the alert naming the tables
         whose gaps opened since, at once and as more gaps open."""
         self.view.session_lost = stamp(self.clock())
         self.refresh(set())

@@ -45,6 +45,8 @@ class Report:
     hourly_rounds: list[tuple[str, int]]
     hourly_hold: list[tuple[str, float | None]]  # cumulative hold % at the end of each hour
     hits: list[HitRow]
+    # Said above the sections when they are empty for want of time, not of play: a period that has not begun.
+    notice: str = ""
 
     def section(self, key: str) -> Section:
         return next(s for s in self.sections if s.key == key)
@@ -57,6 +59,7 @@ class Report:
             "start": self.start,
             "end": self.end,
             "generated_at": self.generated_at,
+            "notice": self.notice or None,
             "sections": {s.key: [dict(zip(s.columns, r, strict=True)) for r in s.rows] for s in self.sections},
         }
 
@@ -123,6 +126,7 @@ def build(f: Figures, scope: Scope, floor_name: str, expected: ExactFrequencies 
         [(h.isoformat(), n) for h, n in sorted(rounds_by_hour.items())],
         hold,
         hits,
+        not_begun(p.start, f.now, p.label) if f.now is not None else "",
     )
 
 
@@ -295,3 +299,14 @@ def _operations(f: Figures, game_of: Callable[[str], str]) -> list[Section]:
         _rollup(((t, (v, r), [n]) for t, v, r, n in f.commands), game_of),
     )
     return [irregular, devices, tilts, commands]
+
+
+def not_begun(start: datetime, now: datetime, label: str) -> str:
+    """The report's notice for a period that starts after `now` (the archive's clock), else nothing."""
+    if now >= start:
+        return ""
+    return (
+        f"{label} has not begun: it starts {start:%Y-%m-%d %H:%M} UTC and the archive's clock says "
+        f"{now.astimezone(UTC):%Y-%m-%d %H:%M} UTC, so nothing of it is archived yet; run the report once it has "
+        "begun (or ended, for its whole figures)"
+    )

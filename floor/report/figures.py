@@ -72,6 +72,7 @@ class Figures:
     commands: list[tuple[str, str, str, int]] = field(default_factory=list)  # table, verb, role or outcome, count
     # table, rule, collected at once, held, released to the house, released to the player, held at the period's end
     abandoned: list[tuple[str, str, int, int, int, int, int]] = field(default_factory=list)
+    now: datetime | None = None  # the archive's clock (the one every reader shares): a period not begun is said
 
 
 _TABLE_GAMES = """
@@ -94,7 +95,7 @@ def gather(conn: Conn, scope: Scope, work_mem: str | None = None) -> Figures:
     conn.execute("DROP VIEW IF EXISTS table_games")
     conn.execute(_TABLE_GAMES.encode())
     claims = prepare(conn, scope.period)
-    f = Figures()
+    f = Figures(now=_rows(conn, "SELECT now()", [])[0][0])
     for table_id, chapter, name, paytables in _rows(
         conn, "SELECT table_id, chapter, name, paytables FROM table_games", []
     ):

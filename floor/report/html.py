@@ -13,6 +13,7 @@ CSS = """
 body { font: 13px/1.4 system-ui, sans-serif; color: #1b1b1b; margin: 2em auto; max-width: 60em; padding: 0 1em; }
 h1 { font-size: 1.4em; margin-bottom: 0.2em; } h2 { font-size: 1.1em; border-bottom: 2px solid #1f3b57; }
 p.meta, p.note { color: #555; } p.note { font-size: 0.9em; }
+p.notice { border-left: 4px solid #c98a00; background: #fff8e6; padding: 0.4em 0.8em; }
 table { border-collapse: collapse; width: 100%; margin-bottom: 0.5em; }
 th, td { border-bottom: 1px solid #ddd; padding: 2px 6px; text-align: left; white-space: nowrap; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
@@ -52,6 +53,8 @@ def to_html(r: Report) -> str:
         f"<h1>{escape(r.title)}</h1>",
         f'<p class="meta">From {escape(r.start)} to {escape(r.end)}; generated {escape(r.generated_at)}.</p>',
     ]
+    if r.notice:
+        parts.append(f'<p class="notice"><strong>Note:</strong> {escape(r.notice)}</p>')
     if r.hourly_rounds:
         parts.append(f"<section><h2>Charts</h2><figure>{charts.rounds_per_hour(r.hourly_rounds)}</figure>")
         parts.append(f"<figure>{charts.hold_over_time(r.hourly_hold)}</figure>")

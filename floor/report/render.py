@@ -49,6 +49,8 @@ def _text_section(s: Section) -> list[str]:
 
 def to_text(r: Report) -> str:
     out = [r.title, f"from {r.start} to {r.end}; generated {r.generated_at}", ""]
+    if r.notice:
+        out += [f"NOTE: {r.notice}", ""]
     for s in r.sections:
         out += _text_section(s)
     return "\n".join(out)
@@ -58,6 +60,8 @@ def to_csv(r: Report) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["report", r.title, r.start, r.end, r.generated_at])
+    if r.notice:
+        w.writerow(["notice", r.notice])
     for s in r.sections:
         w.writerow([])
         w.writerow(["section", *s.columns])

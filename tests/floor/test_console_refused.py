@@ -5,7 +5,7 @@ nothing of them: a client publishing junk was seen only in `floor status` and th
 
 Real parts: the console server on a loopback port against a real PostgreSQL, Debian's headless Chromium through
 chromium-driver, a log-in signed with an approved Ed25519 key. The batch the archive committed is handed to the
-console as the floor service does after each commit (floor/service.py, `_write_loop`).
+console as the floor service does after each commit (floor/writing.py, `WriteLoop.loop`).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def test_a_link_panel_shows_what_the_link_refused_live_and_as_text(
     kind, and the latest's kind, time, topic and reason, the last two a publisher's words set as text, their control
     characters escaped (controller/core/shown.py). A link too old to send them (the field absent) shows none. Before,
     the counts were only in the link's systemd status line. The state is handed to the console as the floor service
-    does after the batch that archived it (floor/service.py); tests/link/test_link_refusals.py has the link publish it.
+    does after the batch that archived it (floor/writing.py); tests/link/test_link_refusals.py has the link publish it.
     """
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait

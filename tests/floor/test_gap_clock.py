@@ -28,7 +28,12 @@ from floor.status import gaps_text
 pytestmark = pytest.mark.floor
 PREFIX = "tablectl"
 GRACE_S = 30.0
-FLOOR_MODULES = ("floor.archive", "floor.service", "floor.dbclock")  # where the floor reads its host's wall clock
+FLOOR_MODULES = (
+    "floor.archive",
+    "floor.service",
+    "floor.writing",
+    "floor.dbclock",
+)  # where the floor reads its host's wall clock
 
 
 def skew_floor_host(monkeypatch: pytest.MonkeyPatch, by: timedelta) -> None:

@@ -166,7 +166,7 @@ async def test_every_fault_is_refused_said_and_counted_and_the_good_events_aroun
     assert all(e["topic"] and e["reason"] and e["log_level"] == "warning" for e in refusals)
     assert {e["table_id"] for e in refusals} == {"t1", "ghost", "L1"}
     assert f"{wanted} message(s) refused" in text
-    assert floor.refused == wanted and f"{wanted} message(s) refused" in floor._status()
+    assert floor.writes.refused == wanted and f"{wanted} message(s) refused" in floor._status()
     assert floor.failure is None and not floor.stopping.is_set()
 
 
@@ -183,7 +183,7 @@ async def test_a_message_the_checks_let_by_but_the_database_refuses_is_kept_and_
     with capture_logs() as logs:
         for m in batch:  # queued together, so taken as one batch
             assert m is not None
-            floor.queue.put_nowait(Queued(m, EV, -1, 0, 0))
+            floor.intake.queue.put_nowait(Queued(m, EV, -1, 0, 0))
         async with aiomqtt.Client(mosquitto.host, mosquitto.port) as client:
             await client.publish(EV, raw(event(3)), qos=1)
         await until(floor_dsn, "SELECT count(*) FROM events", 3, "the good events")

@@ -98,7 +98,7 @@ async def test_a_flood_of_junk_leaves_bounded_rows_that_count_every_message(
         assert bytes(sha) == hashlib.sha256(junk(number)).digest(), topic
     assert f"{sent} message(s) refused (not archived; {len(rows)} row(s) in rejected_messages)" in text
     assert "coalesced: over the rate" in text
-    assert floor.refused == sent and floor.failure is None
+    assert floor.writes.refused == sent and floor.failure is None
     # The console's floor page is told each batch's refusals (tests/floor/test_console_refused.py shows them).
     assert floor.console is not None and floor.console.view.refused["count"] == sent
     assert floor.console.view.refused["last_topic"] == f"{PREFIX}/x{many - 1}/event"

@@ -24,7 +24,9 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 from structlog.testing import capture_logs
 
+import floor.intake as floor_intake
 import floor.service as floor_service
+import floor.writing as floor_writing
 from floor.config import parse_floor_config
 from floor.pgcluster import PgCluster
 from floor.sdnotify import Notifier
@@ -112,9 +114,9 @@ async def test_a_task_that_raises_stops_the_floor_with_its_error(
 ) -> None:
     service = floor.service
     if name == "floor-listener":
-        monkeypatch.setattr(floor_service, "parse", _bug(name))  # parsing what a table sent
+        monkeypatch.setattr(floor_intake, "parse", _bug(name))  # parsing what a table sent
     elif name == "floor-writer":
-        monkeypatch.setattr(service, "_report", _bug(name))  # after the commit, before the acknowledgement
+        monkeypatch.setattr(service.writes, "_report", _bug(name))  # after the commit, before the acknowledgement
     elif name == "floor-gaps":
         monkeypatch.setattr(floor_service, "open_gaps", _bug(name))
     else:
@@ -141,7 +143,7 @@ async def _start_work_done(within: float) -> None:
 async def test_a_stuck_archive_write_stops_the_watchdog_and_says_which_task(
     floor: Running, pg_cluster: PgCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(floor_service, "WRITE_STUCK_S", 1.0)
+    monkeypatch.setattr(floor_writing, "WRITE_STUCK_S", 1.0)
     await _start_work_done(60)
     assert not floor.run.done()  # the start's work ended without stopping the floor
     assert pg_cluster.proc is not None

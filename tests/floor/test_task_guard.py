@@ -15,7 +15,7 @@ HELPER = "floor/tasks.py"
 
 # (file, what it calls, how many times) -> why it is fine without the helper.
 ALLOWED: dict[tuple[str, str, int], str] = {
-    ("floor/service.py", "create_task", 2): "_next_batch races a queue get against the stop: both awaited in place "
+    ("floor/writing.py", "create_task", 2): "_next_batch races a queue get against the stop: both awaited in place "
     "and cancelled in its `finally`, so neither outlives the call",
     ("floor/stmt_stop.py", "ensure_future", 2): "run_stoppable races a worker's thread (the older days' summary, their "
     "ts index build) against the stop: the work awaited in place (its error is the floor-older-days task's), the "
