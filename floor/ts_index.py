@@ -29,11 +29,13 @@ from typing import Any
 import psycopg
 import structlog
 
+from controller.core.shown import one_line
 from floor.config import DatabaseSection
 from floor.db import connect, conninfo
 from floor.reach import answered
 from floor.rounds import fill_beside
 from floor.stmt_stop import StatementStop, Stopped, run_stoppable
+from floor.tasks import stopped_within
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 log = structlog.get_logger("tablectl.floor")
@@ -47,6 +49,9 @@ LOCK_KEY = 16016017
 # says the other's progress at least every PROGRESS_S.
 LOCK_WAIT_S = 1.0
 PROGRESS_S = 60.0
+# The older days' work asked again this long after the database was lost, then twice as long each time, up to a max.
+RETRY_FIRST_S = 1.0
+RETRY_MAX_S = 30.0
 STOPPED = "events ts index build stopped; the next start builds it"
 
 # The partitions of `events` with no index attached to the parent's, oldest first.
@@ -312,9 +317,25 @@ def valid(conn: Conn) -> bool:
     return bool(row and row[0])
 
 
-async def older_days(db: DatabaseSection, stop: asyncio.Event) -> None:
+async def older_days(db: DatabaseSection, stop: asyncio.Event, retry_s: float = RETRY_FIRST_S) -> None:
     """The service's task for the days archived before migrations 7 and 8: their round summary first (a report over
-    one refuses until then), then their ts index; one after the other, not both at once on the floor PC's cores."""
-    await fill_beside(db, stop)
-    if not stop.is_set():
-        await index_beside(db, stop)
+    one refuses until then), then their ts index; one after the other, not both at once on the floor PC's cores.
+
+    The database lost meanwhile (refused, gone dark, restarted) is waited out, said in the log, and the work asked
+    again from where it was left: both steps go on from what they find. Before, it ended the task, and with it the
+    whole floor (exit 1) over work the archiving does not need."""
+    while not stop.is_set():
+        try:
+            await fill_beside(db, stop)
+            if not stop.is_set():
+                await index_beside(db, stop)
+            return
+        except psycopg.OperationalError as err:
+            log.warning(
+                "older days' work lost the database; archiving goes on, asking again",
+                problem=one_line(err), retry_in_s=retry_s,
+                fix="none needed if the database comes back; else see the writer's lines for the cause",
+            )  # fmt: skip
+            if await stopped_within(stop, retry_s):
+                return
+            retry_s = min(retry_s * 2, RETRY_MAX_S)
