@@ -131,9 +131,9 @@ async def test_a_task_that_raises_stops_the_floor_with_its_error(
 
 async def _start_work_done(within: float) -> None:
     """The start's one-off database work (floor-older-days) ended. Its thread connects with connect_timeout=5: a
-    stall that catches that connect stops the floor with floor-older-days' ConnectionTimeout (exit 1, restarted),
-    not the writer's stuck commit, so a test of the writer's stall waits it out. On a loaded machine it can still
-    run when the fixture's first ping and SUBACK have come; unloaded it is done long before."""
+    stall that catches that connect is that task's lost database (said, and asked again: floor/ts_index.py), not the
+    writer's stuck commit this test is about, so a test of the writer's stall waits it out. On a loaded machine it can
+    still run when the fixture's first ping and SUBACK have come; unloaded it is done long before."""
     starting = {t for t in asyncio.all_tasks() if t.get_name() == "floor-older-days"}
     if starting:
         done, _ = await asyncio.wait(starting, timeout=within)
