@@ -5,7 +5,6 @@ problem and the fix, and the exit status, instead of a traceback called "a bug" 
 from __future__ import annotations
 
 import subprocess
-import uuid
 from pathlib import Path
 
 import psycopg
@@ -16,6 +15,7 @@ from floor.db import connect
 from floor.pgcluster import PgCluster
 from floor.schema import migrate
 from tests.floor.conftest import TABLECTL, floor_toml
+from tests.floor.pgroles import wrong_password
 from tests.link.conftest import link_toml
 
 pytestmark = pytest.mark.floor
@@ -92,21 +92,10 @@ def test_a_wrong_password_is_named_with_the_password_file(
     """A wrong password in [database] password_file: the advice was "check [database] dsn (and the server)", and with
     the example's two-host dsn libpq's words put the standby's "session is read-only" before the password failure:
     the one file to fix was never named."""
-    user = "pw_" + uuid.uuid4().hex[:8]
-    hba = pg_cluster.data / "pg_hba.conf"
-    hba.write_text(f"host all {user} 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
-    with psycopg.connect(pg_cluster.dsn(), autocommit=True) as conn:
-        conn.execute(f"CREATE ROLE {user} LOGIN PASSWORD 'right'".encode())
-        conn.execute("SELECT pg_reload_conf()")
-    secret = tmp_path / "floor-db.password"
-    secret.write_text("wrong\n")
-    dsn = floor_dsn.replace("user=tablectl", f"user={user}")
+    wrong = wrong_password(pg_cluster, floor_dsn, tmp_path)
+    user, secret = wrong.user, wrong.secret
     config = tmp_path / "floor.toml"
-    config.write_text(
-        floor_toml(dsn, "mqtt://127.0.0.1:1", "t", "floor-t").replace(
-            "[database]\n", f'[database]\npassword_file = "{secret}"\n'
-        )
-    )
+    config.write_text(wrong.database_section(floor_toml(wrong.dsn, "mqtt://127.0.0.1:1", "t", "floor-t")))
     for argv, status in (
         (("floor", "--config", str(config), "check-config"), 1),
         (("floor", "--config", str(config), "status"), 2),

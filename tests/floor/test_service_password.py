@@ -6,10 +6,8 @@ PostgreSQL with a scram-sha-256 rule for the test's own user, the service in thi
 from __future__ import annotations
 
 import asyncio
-import uuid
 from pathlib import Path
 
-import psycopg
 import pytest
 from structlog.testing import capture_logs
 
@@ -17,6 +15,7 @@ from floor.config import parse_floor_config
 from floor.pgcluster import PgCluster
 from floor.service import FloorService
 from tests.floor.conftest import floor_toml
+from tests.floor.pgroles import wrong_password
 
 pytestmark = pytest.mark.floor
 REFUSED = "PostgreSQL refused the floor's password; retrying"
@@ -25,18 +24,10 @@ REFUSED = "PostgreSQL refused the floor's password; retrying"
 async def test_a_refused_password_is_said_with_the_user_and_the_password_file(
     tmp_path: Path, pg_cluster: PgCluster, floor_dsn: str, unique_id: str
 ) -> None:
-    user = "pw_" + uuid.uuid4().hex[:8]
-    hba = pg_cluster.data / "pg_hba.conf"
-    hba.write_text(f"host all {user} 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
-    with psycopg.connect(pg_cluster.dsn(), autocommit=True) as conn:
-        conn.execute(f"CREATE ROLE {user} LOGIN PASSWORD 'right'".encode())
-        conn.execute("SELECT pg_reload_conf()")
-    secret = tmp_path / "floor-db.password"
-    secret.write_text("wrong\n")
-    text = floor_toml(floor_dsn.replace("user=tablectl", f"user={user}"), "mqtt://127.0.0.1:1", unique_id, "f")
-    service = FloorService(
-        parse_floor_config(text.replace("[database]\n", f'[database]\npassword_file = "{secret}"\n'))
-    )
+    wrong = wrong_password(pg_cluster, floor_dsn, tmp_path)
+    user, secret = wrong.user, wrong.secret
+    text = floor_toml(wrong.dsn, "mqtt://127.0.0.1:1", unique_id, "f")
+    service = FloorService(parse_floor_config(wrong.database_section(text)))
     with capture_logs() as logs:
         run = asyncio.create_task(service.run())
         try:
