@@ -544,8 +544,8 @@ def beside_the_group_lock(seen: OnLine, before: list[OnLine], alone: set[tuple[i
     frame = seen.frame
     if frame.kind in (Kind.GROUP, Kind.SLOT):
         return True, "the GROUP lock"
-    if (frame.address, frame.seq) in alone and frame.kind != Kind.ACK:
-        return True, "allowed: the lock of a station whose slot was read after the window closed, or its answer"
+    if (frame.address, frame.seq) in alone and seen.name == ("lock" if seen.from_host else "locked"):
+        return True, "allowed: a station's own lock after the window (its pair's proof, or its fallback), or its answer"
     earlier = [b for b in before if b.from_host == seen.from_host and b.frame == frame]
     if not seen.from_host and frame.kind == Kind.DATA and earlier:
         return True, "allowed: a station's retransmission, its ACK late past its timeout (section 4)"
