@@ -100,9 +100,10 @@ async def test_backoff_doubles_while_absent_and_starts_over_after_a_session() ->
 async def test_a_crash_of_the_loop_is_reported_not_silent() -> None:
     device = Scripted(RuntimeError("driver bug"))
     events: list[DeviceEvent] = []
-    began = asyncio.get_running_loop().time()
     await device.start(events.append)
-    assert asyncio.get_running_loop().time() - began < 1.0  # the crash settled the first attempt
+    # The crash settled the first attempt: start() did not give up after START_WAIT. Not timed: under SIGSTOP stalls
+    # this start (its traceback logged) once took over a second.
+    assert device._first_attempt.is_set()
     assert kinds(events) == [DeviceFault, DeviceOffline]
     fault = events[0]
     assert isinstance(fault, DeviceFault) and fault.code == "driver_error" and "driver bug" in fault.detail

@@ -38,7 +38,18 @@ from drivers.serial_port import open_serial
 from drivers.sim.faults import Fault, FaultKind, Trigger
 from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
-from tests.drivers.bus_helpers import ADDRESSES, SEATS, Recorder, all_online, bus_driver, commands_done, settled
+from tests.drivers.bus_helpers import (
+    ADDRESSES,
+    SEATS,
+    Recorder,
+    all_online,
+    bus_driver,
+    commands_done,
+    settled,
+    watch_windows,
+    watch_writes,
+    without_start_answers,
+)
 from tests.drivers.line_log import LineLog, OnLine
 
 
@@ -461,7 +472,10 @@ async def paced_bus() -> tuple[WagerBusSim, ReferenceWagerBus]:
 
 async def test_on_a_paced_line_the_confirmations_come_in_slot_order_and_nothing_else_moves() -> None:
     """At 115200 baud, as bench/lockout.py --bus runs it: the GROUP frame's 10 bytes out, 7 x 2 bytes back, in slot
-    (ascending address) order, and no ACK in either direction."""
+    (ascending address) order, and no ACK in either direction; then, after the window, each pair's proof. A stall of a
+    loaded machine past the ACK timeout can have the host send an identify of the start again, its answer crossing the
+    line after the mark (left out by without_start_answers), and a slot read after the window closed has that station
+    locked on its own (Windows.late, Writes.resent): what the protocol asks of the host, so allowed; nothing else."""
     sim, driver = await paced_bus()
     order: list[int] = []
     recorders = {seat: Recorder() for seat in SEATS}
@@ -479,13 +493,28 @@ async def test_on_a_paced_line_the_confirmations_come_in_slot_order_and_nothing_
         await asyncio.gather(*(s.start(sink(seat)) for seat, s in driver.stations.items()))
         await all_online(recorders)
         await settled(sim)
+        windows, writes = watch_windows(driver), watch_writes(driver)
         mark = line.mark()
         await asyncio.gather(*(s.lock() for s in driver.stations.values()))
         await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
-        assert order == list(SEATS)
-        window = line.window(mark)
-        start = len(line.frames) - len(window)
-        verdicts = [beside_the_group_lock(seen, line.frames[:at]) for at, seen in enumerate(window, start)]
+        await commands_done(dict(driver.stations))
+        await settled(sim)
+        ack_timeout = driver.settings.ack_timeout
+        late = windows.late(ack_timeout)
+        # After the window each station gets one lock of its own: the proof of its pair, or the fallback of a late one
+        # (docs/protocol.md section 13, "The proof of a pair"); copies only as that lock again (Writes.resent).
+        assert set(writes.resent(ack_timeout)) == set(ADDRESSES.values()), writes
+        alone = {(address, seq) for _at, address, seq in writes.seen}
+        # The stations confirmed in the window in slot order; a late one only once its own lock was answered.
+        in_time = [seat for seat in SEATS if ADDRESSES[seat] not in late]
+        assert [seat for seat in order if seat in in_time] == in_time and sorted(order) == list(SEATS), (order, late)
+        window = without_start_answers(line, mark, line.window(mark))
+        kept = set(map(id, window))
+        verdicts = [
+            beside_the_group_lock(seen, line.frames[:at], alone)
+            for at, seen in enumerate(line.frames[mark[0] :], mark[0])
+            if id(seen) in kept
+        ]
         listing = "on the line meanwhile:\n" + "\n".join(
             f"{s}: {what}" for s, (_, what) in zip(window, verdicts, strict=True)
         )
@@ -497,17 +526,26 @@ async def test_on_a_paced_line_the_confirmations_come_in_slot_order_and_nothing_
             (address, group[0].frame.seq, 2) for address in sorted(ADDRESSES.values())
         ], listing
         assert all(allowed for allowed, _ in verdicts), listing
+        # The proofs go after the window: behind the last pair the window took.
+        in_window = max(
+            (at for at, seen in enumerate(window) if seen in slots and seen.frame.address not in late), default=0
+        )
+        proofs = [at for at, seen in enumerate(window) if seen.from_host and seen.frame.kind != Kind.GROUP]
+        assert all(at > in_window for at in proofs if window[at].frame.address not in late), listing
     finally:
         await asyncio.gather(*(s.stop() for s in driver.stations.values()))
         await sim.stop()
 
 
-def beside_the_group_lock(seen: OnLine, before: list[OnLine]) -> tuple[bool, str]:
-    """Whether the protocol allows `seen` on the line during a GROUP lock, given what crossed `before` it, and what it
-    is (or why it does not belong), for the assertion's listing."""
+def beside_the_group_lock(seen: OnLine, before: list[OnLine], alone: set[tuple[int, int]]) -> tuple[bool, str]:
+    """Whether the protocol allows `seen` on the line during a GROUP lock, given what crossed `before` it and the
+    (address, SEQ) of each lock the host wrote to one station `alone`, and what it is (or why it does not belong), for
+    the assertion's listing."""
     frame = seen.frame
     if frame.kind in (Kind.GROUP, Kind.SLOT):
         return True, "the GROUP lock"
+    if (frame.address, frame.seq) in alone and seen.name == ("lock" if seen.from_host else "locked"):
+        return True, "allowed: a station's own lock after the window (its pair's proof, or its fallback), or its answer"
     earlier = [b for b in before if b.from_host == seen.from_host and b.frame == frame]
     if not seen.from_host and frame.kind == Kind.DATA and earlier:
         return True, "allowed: a station's retransmission, its ACK late past its timeout (section 4)"
