@@ -143,11 +143,23 @@ class LinkDatabase:
             self.running_since = None
 
     def healthy(self) -> bool:
+        return self.unhealthy_why() is None
+
+    def unhealthy_why(self) -> str | None:
+        """Why no lease may be granted now, with the figures (None: the database answers and commits in time)."""
         now = time.monotonic()
         half = self.config.link.lease_ms / 2000
-        if self.write_started is not None and now - self.write_started > half:
-            return False  # a commit waiting (a standby gone): the link is not operating
-        return now - self.ok_at < half
+        started = self.write_started
+        if started is not None and now - started > half:
+            # A commit waiting (a standby gone): the link is not operating.
+            return f"a commit waiting {now - started:.1f} s, over half the lease ({half:.1f} s)"
+        if now - self.ok_at >= half:
+            if self.ok_at == 0.0:
+                return "database unreachable"
+            return (
+                f"database unreachable: last answered {now - self.ok_at:.1f} s ago, over half the lease ({half:.1f} s)"
+            )
+        return None
 
     def running_for(self) -> float:
         """How long the call on the database thread has run, 0 when none runs (the probe says a stuck one)."""

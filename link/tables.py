@@ -122,10 +122,17 @@ class TableDesk:
         self.leases[table_id] = time.monotonic() + self.config.link.lease_ms / 1000
         return self.config.link.lease_ms
 
+    def no_lease_why(self) -> str:
+        """What a table's `progressive.locked_out` says when an answer grants no lease: the link's status and, while
+        it is open, why its database keeps it from granting one."""
+        status = self.db.status()
+        why = self.db.unhealthy_why()
+        return f"link {status}" + (f", {why}" if why else "")
+
     async def _heartbeat(self, p: Pending) -> None:
         lease = self.lease_for(p.table_id)
         status = self.db.status()
-        error = None if lease else f"link {status}" + ("" if self.db.healthy() else ", database unreachable")
+        error = None if lease else self.no_lease_why()
         await self.broker.answer(
             p.reply_to,
             p.correlation,
@@ -183,6 +190,7 @@ class TableDesk:
                 display=self.db.display,
                 new=new,
                 duplicates=len(keys) - new,
+                error=None if lease else self.no_lease_why(),
             )
             await self.broker.answer(p.reply_to, p.correlation, response)
 
@@ -248,8 +256,17 @@ class TableDesk:
         await self._answer_hit(p, "paid", hit)
 
     async def _answer_hit(self, p: Pending, kind: str, hit: Hit) -> None:
+        # Renewed as every answer is: the table's client reads an answer's lease_ms of 0 as "the link grants no
+        # lease" and locks its progressive wagers out, so a claim answered without one did so at every hit.
+        lease = self.lease_for(p.table_id)
         response = LinkResponse(
-            ok=True, kind=kind, status=self.db.status(), display=self.db.display, hit=hit_out(self.config, hit)
+            ok=True,
+            kind=kind,
+            status=self.db.status(),
+            lease_ms=lease,
+            display=self.db.display,
+            hit=hit_out(self.config, hit),
+            error=None if lease else self.no_lease_why(),
         )
         await self.broker.answer(p.reply_to, p.correlation, response)
 

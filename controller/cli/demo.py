@@ -29,24 +29,7 @@ def add_parser(sub: Subparsers) -> None:
         "<prefix>/<table_id>/event on the broker when it is reachable; journals locally either way. "
         "Ctrl-C closes the table after the round in progress; a second Ctrl-C stops at once.",
     )
-    p.add_argument(
-        "--floor",
-        action="store_true",
-        help="a floor instead: several tables, the floor service and its console in a browser, on a private "
-        "PostgreSQL (docs/console.md); prints the URL to open",
-    )
-    p.add_argument(
-        "--linked",
-        action="store_true",
-        help="three Mississippi Stud tables on one linked progressive: the link controller on a private PostgreSQL "
-        "(docs/linked-progressives.md)",
-    )
-    p.add_argument(
-        "--http",
-        type=numbers.host_port,
-        metavar="HOST:PORT",
-        help="with --floor: where the console listens (127.0.0.1:8480)",
-    )
+    _add_many_tables(p)
     p.add_argument("--rounds", type=options.rounds, help="stop after this many rounds (default: until Ctrl-C)")
     p.add_argument(
         "--broker", type=options.broker, help="MQTT broker URL (default: the config's, mqtt://127.0.0.1:1883)"
@@ -79,6 +62,35 @@ def add_parser(sub: Subparsers) -> None:
     )
 
 
+def _add_many_tables(p: argparse.ArgumentParser) -> None:
+    """The demos of several tables (--floor, --linked) and their own options."""
+    p.add_argument(
+        "--floor",
+        action="store_true",
+        help="a floor instead: several tables, the floor service and its console in a browser, on a private "
+        "PostgreSQL (docs/console.md); prints the URL to open",
+    )
+    p.add_argument(
+        "--linked",
+        action="store_true",
+        help="three Mississippi Stud tables on one linked progressive: the link controller on a private PostgreSQL "
+        "(docs/linked-progressives.md)",
+    )
+    p.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="with --linked: copy the link's and the tables' journals, configs and logs into DIR (new or empty) when "
+        "the demo ends; its work folder is deleted",
+    )
+    p.add_argument(
+        "--http",
+        type=numbers.host_port,
+        metavar="HOST:PORT",
+        help="with --floor: where the console listens (127.0.0.1:8480)",
+    )
+
+
 def _one_table_only(args: argparse.Namespace) -> None:
     """--floor and --linked build their own tables: an option of the one-table demo given with them would be
     ignored, and the operator would watch something other than what they asked for."""
@@ -103,6 +115,8 @@ def _one_table_only(args: argparse.Namespace) -> None:
 def main(args: argparse.Namespace) -> int:
     if args.floor or args.linked:
         _one_table_only(args)
+    if args.floor and args.keep is not None:
+        raise UsageError("--keep is for `tablectl demo --linked`: pass --linked with it, or leave --keep out")
     if args.floor:
         # The floor is named by string, as controller.cli.main names its verbs: the controller never imports it.
         floor_demo = importlib.import_module("floor.cli.demo")
@@ -113,10 +127,16 @@ def main(args: argparse.Namespace) -> int:
         # Named by string too: the controller never imports the link controller.
         linked_demo = importlib.import_module("link.cli.demo")
         _refuse_births(linked_demo.table_tomls(), "--linked")
+        keep: Path | None = args.keep
+        if keep is not None and keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
+            # Refused before anything starts: the journals of two runs in one folder could not be told apart.
+            raise UsageError(f"--keep {keep}: not an empty folder; give a new or empty one")
         linked: int = linked_demo.main(args)
         return linked
     if args.http:
         raise UsageError("--http is for the console of `tablectl demo --floor`")
+    if args.keep is not None:
+        raise UsageError("--keep is for `tablectl demo --linked`: pass --linked with it, or leave --keep out")
     config = options.load_table(args.config)
     why = playable(config)
     if why:

@@ -89,6 +89,7 @@ class LinkClient:
         self.resend_s = config.progressive.resend_ms / 1000
         self.wake = asyncio.Event()
         self.lease_until = 0.0
+        self.renewed: tuple[float, int] | None = None  # the last lease granted: when its heartbeat was sent, its term
         self.lapse_why = "no lease from the link yet"
         self.levels: tuple[str, ...] = ()
         self.inflight: dict[bytes, tuple[str, float]] = {}  # correlation -> (key, or "" for a heartbeat; sent at)
@@ -124,14 +125,23 @@ class LinkClient:
     def _renew(self, sent_at: float, answer: ResponseIn) -> None:
         if answer.lease_ms > 0:
             self.lease_until = max(self.lease_until, sent_at + answer.lease_ms / 1000)
+            self.renewed = (sent_at, answer.lease_ms)
             self.levels = tuple(sorted(answer.display))
             self.lapse_why = f"no answer from the link within the lease ({answer.lease_ms} ms)"
         else:
             # The link grants none (closed, tilted, its database lost): it is operating no more, so the lease
             # ends now rather than running out (5321.18: unplayable when the controller is inoperable).
             self.lease_until = 0.0
-            self.lapse_why = f"the link grants no lease ({answer.error or answer.status})"
+            self.lapse_why = f"the link grants no lease ({answer.error or answer.status}){self._last_lease()}"
         self.lease_changed.set()
+
+    def _last_lease(self) -> str:
+        """The figures an operator needs to tell a lease withdrawn from one that had run out."""
+        if self.renewed is None:
+            return ""
+        sent_at, term = self.renewed
+        age = round((time.monotonic() - sent_at) * 1000)
+        return f"; the last lease, of {term} ms, was renewed {age} ms ago"
 
     # -- the connection ----------------------------------------------------------------------------------------
 

@@ -104,13 +104,25 @@ def deck_script(rng: random.Random, n: int = 300) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    keep: Path | None = args.keep  # checked new or empty by controller/cli/demo.py
     workdir = Path(tempfile.mkdtemp(prefix="tablectl-linked-demo-"))
     try:
         return asyncio.run(_demo(args, workdir))
     except KeyboardInterrupt:
         return 0
     finally:
+        if keep is not None:
+            _keep(workdir, keep)
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _keep(workdir: Path, keep: Path) -> None:
+    """The files only (journals, configs, logs): the private PostgreSQL and broker folders are not worth keeping."""
+    keep.mkdir(parents=True, exist_ok=True)
+    for f in sorted(workdir.iterdir()):
+        if f.is_file():
+            shutil.copy2(f, keep / f.name)
+    print(f"tablectl demo --linked: journals, configs and logs kept in {keep}", flush=True)
 
 
 class _Proc:

@@ -268,11 +268,14 @@ def _ts(e: dict[str, Any]) -> datetime:
     return datetime.fromisoformat(str(e["ts"]))
 
 
-def test_demo_linked_plays_three_tables_on_one_meter_and_balances() -> None:
-    """`tablectl demo --linked --rounds 3`: its own PostgreSQL, mosquitto, link controller and three tables; exits 0
-    once each played 3 rounds, every contribution on the one meter, the report balanced."""
+def test_demo_linked_plays_three_tables_on_one_meter_and_balances(tmp_path: Path) -> None:
+    """`tablectl demo --linked --rounds 3 --keep DIR`: its own PostgreSQL, mosquitto, link controller and three
+    tables; exits 0 once each played 3 rounds, every contribution on the one meter, the report balanced, the journals
+    kept. Seed 1 has hits in round 3 (ms-link-1's, ms-link-2's): the winning tables keep their lease through the
+    claim and the paid report (each answer of the link used to withdraw it: `the link grants no lease (open)`)."""
+    kept = tmp_path / "kept"
     out = subprocess.run(
-        [*TABLECTL, "demo", "--linked", "--rounds", "3", "--seed", "5"],
+        [*TABLECTL, "demo", "--linked", "--rounds", "3", "--seed", "1", "--keep", str(kept)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -281,5 +284,13 @@ def test_demo_linked_plays_three_tables_on_one_meter_and_balances() -> None:
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "balance: exact to the micro-cent" in out.stdout
     for table in ("ms-link-1", "ms-link-2", "ms-link-3"):
-        assert re.search(rf"^\s+{table}\s+\$\d", out.stdout, re.M), f"{table} contributed to the link's meter"
+        assert re.search(rf"^\s+{table}\s+\$[0-9]", out.stdout, re.M), f"{table} contributed to the link's meter"
     assert "every table played 3 round(s)" in out.stdout
+    hits = 0
+    for table in ("ms-link-1", "ms-link-2", "ms-link-3"):
+        events = journal_rows(kept / f"{table}.sqlite")
+        assert (kept / f"{table}.log").exists() and (kept / f"{table}.toml").exists()
+        hits += sum(1 for e in events if e["type"] == "link.claim_answered")
+        lockouts = [e["payload"]["detail"] for e in events if e["type"] == "progressive.locked_out"]
+        assert lockouts == ["the table started: awaiting the link's lease"], f"{table}: {lockouts}"
+    assert hits >= 2, "seed 1 wins the linked progressive in round 3"
