@@ -15,6 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,20 @@ class LinkProcess(ServiceProcess):
 
     verb = "link"
     tail = 4000
+
+
+@contextmanager
+def link_on(broker: Mosquitto, link_db: str, tmp_path: Path, prefix: str) -> Iterator[LinkProcess]:
+    """A `tablectl link` on this broker and database, its config and logs in tmp_path, stopped at the end."""
+    config = tmp_path / "link.toml"
+    config.write_text(link_toml(link_db, broker.url, prefix))
+    (tmp_path / "logs").mkdir()
+    process = LinkProcess(config, tmp_path / "logs")
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()
 
 
 class LinkTable:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from controller.supervisor.envelope import sign_command
 from link.protocol import MAX_REQUEST_BYTES
 from tests.broker import Mosquitto, Subscribe, Subscriber, find_mosquitto
 from tests.floor.conftest import wait_for
-from tests.link.conftest import SUPERVISOR, TABLES, LinkProcess, LinkTable, command, link_toml, rows
+from tests.link.conftest import SUPERVISOR, TABLES, LinkProcess, LinkTable, command, link_on, rows
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
 
@@ -65,19 +64,6 @@ BAD_REQUESTS: list[tuple[bytes, str]] = [
     (json.dumps({"kind": "heartbeat", "pad": "x" * (MAX_PACKET_SIZE - 1024)}).encode(), "pad"),
     (b"[" * (MAX_PACKET_SIZE - 1024), "recursion limit"),
 ]
-
-
-@contextmanager
-def link_on(broker: Mosquitto, link_db: str, tmp_path: Path, prefix: str) -> Iterator[LinkProcess]:
-    config = tmp_path / "link.toml"
-    config.write_text(link_toml(link_db, broker.url, prefix))
-    (tmp_path / "logs").mkdir()
-    process = LinkProcess(config, tmp_path / "logs")
-    process.start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 @pytest.fixture

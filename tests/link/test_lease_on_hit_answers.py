@@ -15,22 +15,15 @@ import pytest
 
 from tests.broker import Mosquitto, Subscribe
 from tests.floor.conftest import wait_for
-from tests.link.conftest import LinkProcess, LinkTable, command, link_toml, send
+from tests.link.conftest import LinkProcess, LinkTable, command, link_on, send
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
 
 
 @pytest.fixture
 def link(mosquitto: Mosquitto, link_db: str, tmp_path: Path, unique_id: str) -> Iterator[LinkProcess]:
-    config = tmp_path / "link.toml"
-    config.write_text(link_toml(link_db, mosquitto.url, unique_id))
-    (tmp_path / "logs").mkdir()
-    process = LinkProcess(config, tmp_path / "logs")
-    process.start()
-    try:
+    with link_on(mosquitto, link_db, tmp_path, unique_id) as process:
         yield process
-    finally:
-        process.stop()
 
 
 def test_a_hit_keeps_the_winning_tables_lease(
