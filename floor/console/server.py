@@ -212,7 +212,8 @@ class ConsoleServer:
     async def stop(self) -> None:
         # The refusals' last counts if the archive answers soon; a host gone dark holds the stop no longer than this.
         try:
-            await asyncio.wait_for(self.login.flush(), FLUSH_S)
+            async with asyncio.timeout(FLUSH_S):
+                await self.login.flush()
         except TimeoutError:
             log.warning(
                 "console: the refusals' audit rows were not brought up to date at stop (the archive did not answer)",
