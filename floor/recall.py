@@ -82,6 +82,8 @@ MONEY_FIELDS = frozenset(
         "balance_before",
         "meter_before",
         "meter_after",
+        "award",  # progressive.settled: the whole share of the meter, the wager included
+        "paid_besides_wager",  # link.claim_answered: its amount less the wager
     }
 )
 
