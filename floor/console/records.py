@@ -18,6 +18,7 @@ import structlog
 from aiohttp import web
 from psycopg.types.json import Jsonb
 
+from controller.core.shown import one_line
 from floor.config import KEY_ID, ConsoleKey, DatabaseSection
 from floor.console.auth import KeyEntry
 from floor.console.limits import Run
@@ -71,7 +72,7 @@ class ConsoleRecords:
         except psycopg.OperationalError as err:
             if self.stopping.is_set():
                 raise ArchiveUnavailable(STOPPING) from None
-            problem = f"the floor's archive could not be reached ({str(err).strip().splitlines()[0][:300]})"
+            problem = f"the floor's archive could not be reached ({one_line(err)[:300]})"
             raise ArchiveUnavailable(f"{problem}: {ARCHIVE_FIX}") from None
 
     def _in_thread(self, fn: Callable[[Conn], Any]) -> Any:
