@@ -6,9 +6,6 @@ the thread was still in it at the guard's 30 s."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import threading
 
 import psycopg
@@ -17,7 +14,7 @@ from structlog.testing import capture_logs
 
 from floor.pgcluster import PgCluster
 from floor.stmt_stop import StatementStop
-from tests.floor.pgprocs import server_processes
+from tests.floor.pgprocs import resume, stall
 
 pytestmark = pytest.mark.floor
 
@@ -45,9 +42,7 @@ def test_a_stop_cuts_a_statement_its_stalled_server_never_answers() -> None:
                 halt.leave()
 
         assert cluster.proc is not None
-        stalled = server_processes(cluster.proc.pid)
-        for pid in stalled:
-            os.kill(pid, signal.SIGSTOP)
+        stalled = stall(cluster.proc.pid)
         worker = threading.Thread(target=work, name="older-days")
         worker.start()
         assert sent.wait(30)
@@ -61,7 +56,5 @@ def test_a_stop_cuts_a_statement_its_stalled_server_never_answers() -> None:
         ]
         conn.close()
     finally:
-        for pid in stalled:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
+        resume(stalled)
         cluster.remove()

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
 import uuid
 from collections.abc import AsyncIterator, Callable, MutableMapping
 from dataclasses import dataclass
@@ -34,7 +32,7 @@ from floor.service import FloorService
 from floor.tasks import TaskEnded
 from tests.broker import Mosquitto, fresh_id
 from tests.floor.conftest import count, floor_toml
-from tests.floor.pgprocs import server_processes
+from tests.floor.pgprocs import resume, stall
 from tests.systemd.notify import Notification, NotifySocket, abstract_socket
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
@@ -147,9 +145,7 @@ async def test_a_stuck_archive_write_stops_the_watchdog_and_says_which_task(
     await _start_work_done(60)
     assert not floor.run.done()  # the start's work ended without stopping the floor
     assert pg_cluster.proc is not None
-    stalled = server_processes(pg_cluster.proc.pid)
-    for pid in stalled:
-        os.kill(pid, signal.SIGSTOP)
+    stalled = stall(pg_cluster.proc.pid)
     try:
         floor.publish(1)  # taken, and its commit waits on a server that does not answer
         await floor.notify.await_for(lambda n: "floor-writer stuck" in n.get("STATUS"), 20, "the unhealthy status")
@@ -161,8 +157,7 @@ async def test_a_stuck_archive_write_stops_the_watchdog_and_says_which_task(
         assert not [n for n in quiet if n.get("WATCHDOG")], "pinged while the archive write was stuck"
         assert floor.said("a floor task is stuck; the watchdog is no longer pinged") == [("error", "floor-writer")]
     finally:
-        for pid in stalled:
-            os.kill(pid, signal.SIGCONT)
+        resume(stalled)
     await floor.notify.await_for(lambda n: n.get("WATCHDOG") == "1", 30, "pings once the write went through")
     assert count(floor.dsn, "SELECT count(*) FROM events") == 1
     assert not floor.run.done()

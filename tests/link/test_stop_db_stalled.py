@@ -6,8 +6,6 @@ for that thread for ever (the 30 s guard of stop() ran out); now its connection 
 from __future__ import annotations
 
 import json
-import os
-import signal
 from pathlib import Path
 
 import pytest
@@ -15,7 +13,7 @@ import pytest
 from floor.pgcluster import PgCluster
 from tests.broker import Mosquitto
 from tests.floor.conftest import wait_for
-from tests.floor.pgprocs import server_processes
+from tests.floor.pgprocs import resume, stall
 from tests.link.conftest import LinkProcess, link_toml
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
@@ -39,15 +37,12 @@ def test_a_stop_while_the_server_stopped_answering_mid_statement_ends_the_link(
         link.start()
         wait_for(lambda: "link ready" in _said(link), 60, "the link ready")
         assert cluster.proc is not None
-        stalled = server_processes(cluster.proc.pid)
-        for pid in stalled:
-            os.kill(pid, signal.SIGSTOP)
+        stalled = stall(cluster.proc.pid)
         wait_for(lambda: STUCK in _said(link), 60, "the probe's call stuck on the stalled server")
         assert link.stop() == 0, link.log()
         assert "a database call still ran at the stop; cutting its connection" in _said(link), link.log()
         assert "Traceback" not in link.log()
     finally:
-        for pid in stalled:
-            os.kill(pid, signal.SIGCONT)
+        resume(stalled)
         link.kill()
         cluster.remove()

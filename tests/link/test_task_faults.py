@@ -12,8 +12,6 @@ loop so a fault can reach one task; the bug itself is the only fake (a patched m
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 from collections.abc import AsyncIterator, MutableMapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -27,7 +25,7 @@ from floor.tasks import TaskEnded
 from link.config import parse_link_config
 from link.service import LinkService
 from tests.broker import Mosquitto, fresh_id
-from tests.floor.pgprocs import server_processes
+from tests.floor.pgprocs import resume, stall
 from tests.link.conftest import LinkTable, Pair, link_toml
 from tests.systemd.notify import Notification, NotifySocket, abstract_socket
 
@@ -134,9 +132,7 @@ async def test_a_stuck_database_call_is_said_and_stops_the_watchdog(
 ) -> None:
     monkeypatch.setattr(link_service, "DB_STUCK_S", 1.0)
     assert pg_pair.primary.proc is not None
-    stalled = server_processes(pg_pair.primary.proc.pid)
-    for pid in stalled:
-        os.kill(pid, signal.SIGSTOP)
+    stalled = stall(pg_pair.primary.proc.pid)
     try:
         await link.notify.await_for(lambda n: "database call stuck" in n.get("STATUS"), 20, "the unhealthy status")
         quiet: list[Notification] = []
@@ -145,7 +141,6 @@ async def test_a_stuck_database_call_is_said_and_stops_the_watchdog(
         assert not [n for n in quiet if n.get("WATCHDOG")], "pinged while the database did not answer"
         assert link.said("a link task is stuck; the watchdog is no longer pinged") == [("error", "link-db")]
     finally:
-        for pid in stalled:
-            os.kill(pid, signal.SIGCONT)
+        resume(stalled)
     await link.notify.await_for(lambda n: n.get("WATCHDOG") == "1", 30, "pings once the database answers again")
     assert not link.run.done()
