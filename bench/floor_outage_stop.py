@@ -24,9 +24,7 @@ Run:  .venv/bin/python bench/floor_outage_stop.py --base /path/to/baseline-check
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -49,7 +47,8 @@ HERE = Path(__file__).resolve().parents[1]
 STOP_LIMIT_S = 120  # a stop not ended by then is killed and counted as this long (exit -9)
 sys.path.insert(0, str(HERE))  # the suite's dark proxy (tests/floor/dark_proxy.py)
 from tests.floor.dark_proxy import DarkAfter  # noqa: E402
-from tests.floor.pgprocs import server_processes  # noqa: E402
+from tests.floor.pgprocs import resume, server_processes  # noqa: E402
+from tests.floor.pgprocs import stall as stall_server  # noqa: E402
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,12 +138,6 @@ def config_text(service: str, dsn: str, url: str, name: str, console: bool = Fal
     )
 
 
-def signal_all(postmaster: int, sig: signal.Signals) -> None:
-    for pid in server_processes(postmaster):
-        with contextlib.suppress(ProcessLookupError):  # a backend that ended meanwhile
-            os.kill(pid, sig)
-
-
 def stall(service: str, cluster: PgCluster, url: str, name: str, log: Path, proc: subprocess.Popen[bytes]) -> None:
     """SIGSTOP the cluster's processes once the service works, and let a statement of the service's wait on it."""
     if service == "floor":
@@ -154,7 +147,7 @@ def stall(service: str, cluster: PgCluster, url: str, name: str, log: Path, proc
     running = cluster.proc
     if running is None:
         raise RuntimeError("the cluster is not running")
-    signal_all(running.pid, signal.SIGSTOP)
+    stall_server(running.pid)  # the suite's: the postmaster stopped first, then its children (tests/floor/pgprocs.py)
     if service == "floor":
         publish(url, name, range(1, 51))
         time.sleep(1.0)  # the writer's batch sent and waiting (a bench's settle time: no line says so)
@@ -248,7 +241,7 @@ def stop_once(checkout: Path, url: str, tmp: Path, mode: str, service: str = "fl
     finally:
         dark.close()
         if cluster.proc is not None and cluster.proc.poll() is None:
-            signal_all(cluster.proc.pid, signal.SIGCONT)
+            resume(server_processes(cluster.proc.pid))  # stopped, it forked none since the stall
         cluster.remove()
     said = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
     left = [str(e["messages"]) for e in said if e.get("event") == "floor stopped with messages not archived"]

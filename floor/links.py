@@ -83,6 +83,8 @@ class LinkHitMsg(_Msg):
     amount_cents: int = Field(ge=0)
     meter_before_cents: int = Field(ge=0)
     validated_by: str | None = None
+    # A claim's answer's (link/protocol.py HitOut); the link leaves it off the pending list, read here if it comes.
+    meter_after_cents: int | None = Field(None, ge=0)
 
 
 class LinkJackpotsMsg(_Msg):

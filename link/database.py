@@ -57,7 +57,9 @@ class LinkDatabase:
         self.state: State | None = None
         self.display: dict[str, int] = {}
         self.ok_at = 0.0
-        self.write_started: float | None = None
+        # When each write still waiting began, by its own token: the oldest is what the lease counts (one field for
+        # all, a later write's start hid an earlier one's wait, and the earlier one's end cleared the later one's).
+        self.writes_waiting: dict[object, float] = {}
         self.running_since: float | None = None  # when the call now on the thread began (set on the thread)
         self.conn: psycopg.Connection[tuple[object, ...]] | None = None  # the thread's latest, for the stop's cut
         self.reconnecting: asyncio.Task[None] | None = None  # the one reconnect under way, shared by its callers
@@ -98,8 +100,9 @@ class LinkDatabase:
             self.ok_at = time.monotonic()
             return out
 
+        token = object()
         if write:
-            self.write_started = time.monotonic()
+            self.writes_waiting[token] = time.monotonic()
         try:
             if self.store is None:
                 await self._reconnected()
@@ -114,8 +117,7 @@ class LinkDatabase:
             self.notifier.send(STATUS=f"PostgreSQL unreachable: {str(err).strip()[:200]}")
             raise DatabaseDown(str(err)) from None
         finally:
-            if write:
-                self.write_started = None
+            self.writes_waiting.pop(token, None)
 
     async def _reconnected(self) -> None:
         """One reconnect at a time: the calls of an outage (the probe's, each table's request, a probe's call again
@@ -149,7 +151,7 @@ class LinkDatabase:
         """Why no lease may be granted now, with the figures (None: the database answers and commits in time)."""
         now = time.monotonic()
         half = self.config.link.lease_ms / 2000
-        started = self.write_started
+        started = min(self.writes_waiting.values(), default=None)
         if started is not None and now - started > half:
             # A commit waiting (a standby gone): the link is not operating.
             return f"a commit waiting {now - started:.1f} s, over half the lease ({half:.1f} s)"

@@ -54,9 +54,15 @@ class Hit:
     meter_before_cents: int
     rule: str
     validated_by: str | None
+    # The level's meter after the award and its reseed, as the claim booked it (its link.jackpot_pending event); None
+    # where a hit is read for its row alone (the report, the signs, a validation).
+    meter_after_cents: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The link_hit row's columns (the events and the report carry these; the meter after is the claim's own)."""
+        out = dataclasses.asdict(self)
+        del out["meter_after_cents"]
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,7 +119,7 @@ class Signs:
         pending = PendingJackpots(
             link_id=link_id, pending=[hit_out(self.config, h) for h in hits if h.validated_by is None]
         )
-        text = pending.model_dump_json()
+        text = pending.model_dump_json(exclude={"pending": {"__all__": {"meter_after_cents"}}})
         if text != self.published_jackpots:
             await client.publish(f"{base}/jackpot", text, qos=1, retain=True)
             self.published_jackpots = text

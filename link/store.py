@@ -140,7 +140,7 @@ class LinkStore:
                 raise LinkRefused(f"the link is tilted ({state.tilt}): the claim waits until a supervisor clears it")
             known = self._hit(table_id, round_id, seat, level)
             if known is not None:
-                return known, False
+                return replace(known, meter_after_cents=self._meter_after(known.hit_seq)), False
             params = state.params
             params.level(level)
             tx = Transaction(self.conn, state, self.levels([level], lock=True))
@@ -162,6 +162,7 @@ class LinkStore:
                 int(hit_event["meter_before_cents"]),
                 rule,
                 None,
+                tx.meters.levels[level].display_cents,
             )
             self.conn.execute(
                 "INSERT INTO link_hit (table_id, round_id, seat, level, hit_seq, amount_cents, meter_before_cents, "
@@ -174,7 +175,7 @@ class LinkStore:
                 {
                     **hit.to_json(),
                     "asset_number": asset_number,
-                    "meter_after_cents": tx.meters.levels[level].display_cents,
+                    "meter_after_cents": hit.meter_after_cents,
                 },
                 table_id,
             )
@@ -188,6 +189,16 @@ class LinkStore:
             (table_id, round_id, seat, level),
         ).fetchone()
         return Hit(*row) if row else None
+
+    def _meter_after(self, hit_seq: int) -> int | None:
+        """The meter after a hit as its claim booked it: the claim's link.jackpot_pending event, which follows the
+        hit's meter.hit (seq hit_seq) in the same transaction, so a few rows on by the primary key."""
+        row = self.conn.execute(
+            "SELECT (payload->>'meter_after_cents')::bigint FROM link_event WHERE seq > %s "
+            "AND type = 'link.jackpot_pending' AND (payload->>'hit_seq')::bigint = %s ORDER BY seq LIMIT 1",
+            (hit_seq, hit_seq),
+        ).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
 
     def validate(self, table_id: str, round_id: str, seat: int, level: str, by: str, command_id: str) -> Hit:
         with self.conn.transaction():

@@ -283,6 +283,7 @@ def hit_out(config: LinkConfig, hit: Hit) -> HitOut:
         amount_cents=hit.amount_cents,
         meter_before_cents=hit.meter_before_cents,
         validated_by=hit.validated_by,
+        meter_after_cents=hit.meter_after_cents,
     )
 
 

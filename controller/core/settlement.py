@@ -136,6 +136,13 @@ class RoundRecord(BaseModel):
         "display the table last heard (655a.12(c)(4), 605a.8's stand-in); the award is taken from it, not from the "
         "running value; none (left out of the record): the table's own meters",
     )
+    meters_after_turn: dict[str, Cents] | None = Field(
+        None,
+        description="by '<seat>:<level>': a linked meter after that winner's award and its reseed, as the link "
+        "controller booked it (its claim's meter_after), so the settlement shows the meter the link holds, not an "
+        "estimate of the reseed from this table's figures; none (left out): the table's own meters, or a link that "
+        "did not say it (the estimate, as before)",
+    )
     meter_carry_micro: dict[str, int] = Field(
         default_factory=dict,
         description="by level, in micro-cents: the reserve plus the display's fraction of a cent when settlement "

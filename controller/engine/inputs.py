@@ -236,6 +236,7 @@ class LinkAnswered:
     amount_cents: int = 0
     order: int = 0
     meter_before_cents: int = 0
+    meter_after_cents: int | None = None  # the link's meter after the award and its reseed; None: a link without it
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,7 +82,7 @@ def answered(ctx: StepContext, inp: LinkAnswered) -> bool:
             {"link": ctx.setup.link, "key": inp.key, "round": req.round_id, "seat": req.seat, "level": req.level},
         )
         return False
-    award = LinkAward(inp.amount_cents, inp.order, inp.meter_before_cents)
+    award = LinkAward(inp.amount_cents, inp.order, inp.meter_before_cents, inp.meter_after_cents)
     ctx.emit(
         "link.claim_answered",
         LINK_RULE,
@@ -94,6 +94,8 @@ def answered(ctx: StepContext, inp: LinkAnswered) -> bool:
             "amount": award.amount_cents,
             "order": award.order,
             "meter_before": award.meter_before_cents,
+            # A link older than the field says nothing of it: the event then says nothing either.
+            **({"meter_after": award.meter_after_cents} if award.meter_after_cents is not None else {}),
             **_wager_included(ctx, req, award.amount_cents),
         },
     )

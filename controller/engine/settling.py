@@ -37,6 +37,7 @@ def view(ctx: StepContext, departed: bool = False) -> RoundView:
         meters=progressive.meter_values(ctx),
         meter_carry_micro=progressive.meter_carry(ctx),
         meters_at_turn={k: a.meter_before_cents for k, a in r.link_awards.items()},
+        meters_after_turn={k: a.meter_after_cents for k, a in r.link_awards.items() if a.meter_after_cents is not None},
         exposed=r.exposed,
         magic_card=r.magic_card,
         lucky_seat=r.lucky_seat,

@@ -238,6 +238,7 @@ class RoundView:
     meters: Mapping[str, Cents] = field(default_factory=dict)  # progressive meters shown as settlement begins
     meter_carry_micro: Mapping[str, int] = field(default_factory=dict)  # what a reseed starts from (RoundRecord)
     meters_at_turn: Mapping[str, Cents] = field(default_factory=dict)  # "<seat>:<level>": the link's (RoundRecord)
+    meters_after_turn: Mapping[str, Cents] = field(default_factory=dict)  # the link's meter after each award
     exposed: bool = False  # a community card was exposed before its reveal (.13(d)): the hands are void
     magic_card: str | None = None  # the table game system's draws (655a.12(e)(3), 643a.12(f)(3))
     lucky_seat: int | None = None

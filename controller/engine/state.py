@@ -48,6 +48,7 @@ class LinkAward:
     amount_cents: int
     order: int
     meter_before_cents: int
+    meter_after_cents: int | None = None  # after the award and its reseed, as the link booked it (None: not said)
 
 
 @dataclass(frozen=True)

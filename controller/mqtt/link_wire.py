@@ -61,6 +61,7 @@ class HitIn(_Heard):
     amount_cents: int = Field(ge=0)
     meter_before_cents: int = Field(ge=0)
     validated_by: str | None = None
+    meter_after_cents: int | None = Field(None, ge=0)  # a claim's answer; None from a link older than it
 
 
 class ResponseIn(_Heard):

@@ -277,5 +277,6 @@ class LinkClient:
                 amount_cents=hit.amount_cents if hit else 0,
                 order=hit.order if hit else 0,
                 meter_before_cents=hit.meter_before_cents if hit else 0,
+                meter_after_cents=hit.meter_after_cents if hit else None,
             )
         )

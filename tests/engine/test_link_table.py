@@ -267,3 +267,35 @@ def test_the_archive_settles_a_linked_hit_again_to_the_links_amount() -> None:
         (100_042, 100, True),
         (100_021, 100, True),
     ]
+
+
+def test_a_linked_hit_books_the_links_meter_after_the_award() -> None:
+    """The link reseeds a 100 % hit from the reserve it put aside (more than the reseed amount, or above a $0 reseed):
+    its answer says the meter it left (`meter_after_cents`), and the table's settlement, its record and `tablectl
+    settle` show that meter, not the chapter's estimate from the table's figures (the reseed amount alone). A link
+    older than the field answers without it: the table settles as before, with the estimate."""
+    t = linked_table([arranged_deck([*SEAT1, *SEAT3, *COMMUNITY])])
+    t.feed(LinkBroadcast({"mega": 1_000_000, "major": 100_000, "minor": 25_000}))
+    hits_round(t)
+    t.feed(
+        LinkAnswered(
+            "claim:t1-r000001:3:major",
+            True,
+            amount_cents=100_042,
+            order=7,
+            meter_before_cents=100_042,
+            meter_after_cents=107_350,
+        )
+    )
+    t.feed(LinkAnswered("claim:t1-r000001:1:major", True, amount_cents=107_371, order=9, meter_before_cents=107_371))
+    answered = {e.payload["seat"]: e.payload for e in t.events if e.type == "link.claim_answered"}
+    assert answered[3]["meter_after"] == 107_350 and "meter_after" not in answered[1]
+    settled = {e.payload["seat"]: e.payload["note"] for e in t.events if e.type == "progressive.settled"}
+    assert settled[3].endswith("major meter 100042 at the link -> 107350"), settled[3]
+    estimate = settled[1].rsplit(" -> ", 1)[1]  # the old link's answer: the chapter's reseed amount, as before
+    assert settled[1].startswith("major meter 107371 at the link -> ") and int(estimate) < 107_371, settled[1]
+    recorded = next(e for e in t.events if e.type == "round.recorded").payload["record"]
+    assert recorded["meters_after_turn"] == {"3:major": 107_350}
+    rows, _ = settle_record(linked_rules(), MississippiStudRound.model_validate(recorded))
+    again = {x.seat: x.note for x in rows if x.wager == "progressive"}
+    assert again == settled, "the archive re-settles the round to the same meters"

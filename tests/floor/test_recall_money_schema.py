@@ -36,6 +36,7 @@ NOT_MONEY = frozenset(
         *("wagers", "totals", "contributions", "delta", "record", "pending", "identity", "blocks", "remaining"),
         *("bonuses", "reasons", "rules", "stations", "terminals", "terminals_unreachable", "wagers_offered"),
         "meters_at_turn",  # round.recorded: the link's meter at each winner's turn, keyed "<seat>:<level>"
+        "meters_after_turn",  # round.recorded: the link's meter after each winner's award, keyed "<seat>:<level>"
         # cards and hands
         *("cards", "community", "bonus_cards", "card", "hand", "deck", "deck_in", "cards_preinspected", "magic_card"),
         "lucky_seat",

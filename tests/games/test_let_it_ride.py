@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from controller.core.money import fmt
 from controller.core.settlement import Settled, SettlementError
 from controller.games.let_it_ride.record import LetItRideRound
 from controller.games.let_it_ride.rules import LetItRideRules, minimum_payout_limit
@@ -827,3 +828,24 @@ def test_a_linked_meter_at_the_turn_pays_the_award() -> None:
     x = one(s.settled, 2, "three_card_progressive")
     assert (x.outcome, x.paid, x.returned, x.odds) == ("win", 123_677, 100, "100% of meter")
     assert x.note is not None and "of meter $1,237.77 at the link" in x.note, x.note
+
+
+def test_a_linked_meter_after_the_award_is_the_links() -> None:
+    """A linked table's record carries the link's meter after each award (`meters_after_turn`, the claim's
+    meter_after): the link reseeded it from its own reserve, past the reset amount this table's figures know, and
+    the meter and the note say the link's figure, not the estimate. Without it, the estimate as before."""
+    turn = {"2:three_card_progressive": 123_777}
+    linked = record("Jd 4c", seat(2, "Qs Ks As", three_card_progressive=100), meters_at_turn=turn)
+    estimated = settle(rules(three_card_progressive_paytable="A"), linked)
+    reset = estimated.meters["three_card_progressive"]
+    rec = record(
+        "Jd 4c",
+        seat(2, "Qs Ks As", three_card_progressive=100),
+        meters_at_turn=turn,
+        meters_after_turn={"2:three_card_progressive": reset + 4_321},
+    )
+    s = settle(rules(three_card_progressive_paytable="A"), rec)
+    assert s.meters["three_card_progressive"] == reset + 4_321
+    x = one(s.settled, 2, "three_card_progressive")
+    assert x.paid + x.returned == 123_777  # the award is the link's meter at the turn, as before
+    assert x.note is not None and x.note.endswith(f"meter now {fmt(reset + 4_321)}"), x.note

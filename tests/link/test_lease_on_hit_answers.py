@@ -15,7 +15,7 @@ import pytest
 
 from tests.broker import Mosquitto, Subscribe
 from tests.floor.conftest import wait_for
-from tests.link.conftest import LinkProcess, LinkTable, command, link_on, send
+from tests.link.conftest import LinkProcess, LinkTable, command, link_on, link_toml, rows, send
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
 
@@ -48,3 +48,39 @@ def test_a_hit_keeps_the_winning_tables_lease(
         assert answered["lease_ms"] == 2000, "a paid report answered by an open, healthy link renews the lease"
     finally:
         table.close()
+
+
+def test_a_claim_answers_the_meter_after_the_award_and_reseed(
+    mosquitto: Mosquitto, subscribe: Subscribe, unique_id: str, link_db: str, tmp_path: Path
+) -> None:
+    """A 100 % hit's answer carries the level's meter as the link left it: the reserve it had put aside moves in, so
+    with a reserve above the reseed amount the meter restarts above it (a chapter's own estimate knows only the reseed
+    amount: 655a.12(e)(4)'s Five Card Hand Bonus reseeds at $0 with an 8 % reserve). A resent claim answers the same
+    figure; the retained pending jackpots, read by floors whose models forbid unknown fields, do not carry it."""
+    config = tmp_path / "link.toml"
+    config.write_text(
+        link_toml(link_db, mosquitto.url, unique_id).replace("reseed_cents = 5000000", "reseed_cents = 100")
+    )
+    (tmp_path / "logs").mkdir()
+    process = LinkProcess(config, tmp_path / "logs")
+    pending = subscribe(f"{unique_id}/link/mega/jackpot")
+    process.start()
+    table = LinkTable("ms-03", "127.0.0.1", mosquitto.port, unique_id)
+    try:
+        table.until_acked({"kind": "heartbeat"}, within=60)
+        wagers = [{"seat": s, "wager": "progressive", "cents": 500} for s in range(1, 8)]
+        table.until_acked({"kind": "contribute", "round_id": "ms-03-r1", "contributions": wagers})
+        claim = {"seat": 3, "level": "mega", "percent": 100, "rule": "655a.11(i)(1)(iv)"}
+        body = {"kind": "claim", "round_id": "ms-03-r1", "claim": claim}
+        hit = table.until_acked(body)["hit"]
+        # 7 x $5: 11 % to the meter, 10 % (350 cents) to the reserve, which is more than the 100 cents reseed.
+        assert (hit["amount_cents"], hit["meter_after_cents"]) == (5_000_000 + 7 * 55, 7 * 50)
+        assert table.until_acked(body)["hit"] == hit, "a resent claim answers the hit as the link booked it"
+        display = rows(link_db, "SELECT (meters->>'display_micro')::bigint FROM link_level WHERE level = 'mega'")
+        assert display == [(7 * 50 * 1_000_000,)]
+        pending.wait_until(lambda got: any(m.json()["pending"] for m in got), 20, "the pending jackpot")
+        shown = next(m.json() for m in reversed(pending.messages) if m.json()["pending"])["pending"]
+        assert [(h["order"], "meter_after_cents" in h) for h in shown] == [(hit["order"], False)]
+    finally:
+        table.close()
+        process.stop()

@@ -34,11 +34,19 @@ class Meters(dict[str, Cents]):
     """The meters as settlement moves them, with what each level carries into a reseed (the reserve and the fraction
     of a cent, controller.core.settlement.reseeded)."""
 
-    def __init__(self, start: dict[str, Cents], carry: dict[str, int], at_turn: dict[str, Cents] | None = None) -> None:
+    def __init__(
+        self,
+        start: dict[str, Cents],
+        carry: dict[str, int],
+        at_turn: dict[str, Cents] | None = None,
+        after_turn: dict[str, Cents] | None = None,
+    ) -> None:
         super().__init__(start)
         self.carry = dict(carry)
-        # A linked meter at each winner's turn as the link held it ("<seat>:<level>", RoundRecord.meters_at_turn).
+        # A linked meter at each winner's turn as the link held it ("<seat>:<level>", RoundRecord.meters_at_turn),
+        # and after the award as the link booked it (meters_after_turn).
         self.at_turn = dict(at_turn or {})
+        self.after_turn = dict(after_turn or {})
 
 
 def five_card_hand_name(hand: FiveCardHand) -> str:
@@ -97,6 +105,8 @@ def _progressive(
         after, meters.carry[level] = reseeded(rules.reset_cents(level), meters.carry.get(level, 0))
     else:
         after = before - share
+    # The link reseeds from its own reserve: its figure, when it gave one, not this estimate.
+    after = meters.after_turn.get(f"{seat}:{level}", after)
     meters[level] = after
     where = "" if linked is None else " at the link"
     note = f"{award} at this turn: {fmt(share)} of meter {fmt(before)}{where}; meter now {fmt(after)}"

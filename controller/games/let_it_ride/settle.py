@@ -61,7 +61,7 @@ def settle_record(rules: LetItRideRules, record: LetItRideRound) -> tuple[list[S
 def settle(rules: LetItRideRules, record: LetItRideRound) -> LetItRideSettlement:
     """settle_round plus the meters after settlement, so a caller can check each drop."""
     check_round(rules, record)
-    meters = Meters(record.meters, record.meter_carry_micro, record.meters_at_turn)
+    meters = Meters(record.meters, record.meter_carry_micro, record.meters_at_turn, record.meters_after_turn)
     # 643a.1 "Hand": the player's three cards and the two community cards, ranked by 643a.6(a) (the ace low only in
     # A-2-3-4-5) and 643a.6(b) (controller.core.rankings).
     hands = {s.seat: best_five([*s.cards, *record.community]) for s in record.seats}

@@ -181,6 +181,7 @@ class LetItRideSpec(ChapterSpec[LetItRideRules]):
             meters=dict(table.meters),
             meter_carry_micro=dict(table.meter_carry_micro),
             meters_at_turn=dict(table.meters_at_turn) or None,  # a table's own meters: left out of its record
+            meters_after_turn=dict(table.meters_after_turn) or None,
             magic_card=table.magic_card,
             lucky_seat=table.lucky_seat,
             seats=[

@@ -51,14 +51,21 @@ def _holders(r: MississippiStudRound) -> list[tuple[MississippiStudSeat, Five]]:
 
 class _Meters:
     def __init__(
-        self, start: dict[str, Cents], reseed: dict[str, Cents], carry: dict[str, int], at_turn: dict[str, Cents]
+        self,
+        start: dict[str, Cents],
+        reseed: dict[str, Cents],
+        carry: dict[str, int],
+        at_turn: dict[str, Cents],
+        after_turn: dict[str, Cents],
     ) -> None:
         self.values = dict(start)
         self.reseed = reseed
         self.carry = dict(carry)
         # A linked meter moves between the display the table last heard and each winner's turn (the round's own
-        # contributions, the other tables'): the link's figure at the turn is the one the award is taken from.
+        # contributions, the other tables'): the link's figure at the turn is the one the award is taken from, and
+        # its figure after the award (its reseed from its own reserve) the one the meter is left at.
         self.at_turn = at_turn
+        self.after_turn = after_turn
 
     def take(self, share: MeterShare, seat: int) -> tuple[Cents, str]:
         if share.level not in self.values:
@@ -73,6 +80,7 @@ class _Meters:
             self.values[share.level] = after
         else:
             self.values[share.level] = before - paid
+        self.values[share.level] = self.after_turn.get(f"{seat}:{share.level}", self.values[share.level])
         where = "" if linked is None else " at the link"
         return paid, f"{share.level} meter {before}{where} -> {self.values[share.level]}"
 
@@ -107,7 +115,7 @@ def settle(rules: MississippiStudRules, r: MississippiStudRound) -> tuple[list[S
     if rules.progressive_paytable:
         for level, for_1 in PROGRESSIVE_SEED_FOR_1[rules.progressive_paytable].items():
             reseed[level] = for_1 * rules.progressive_wager_cents
-    meters = _Meters(r.meters, reseed, r.meter_carry_micro, r.meters_at_turn or {})
+    meters = _Meters(r.meters, reseed, r.meter_carry_micro, r.meters_at_turn or {}, r.meters_after_turn or {})
     limit = hands.payout_limit(rules.ante_min_cents)
     holders = _holders(r)
     out: list[Settled] = []
