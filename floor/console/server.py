@@ -115,7 +115,11 @@ class ConsoleServer:
             changed.add(m.table_id)  # a replay draws no line again, but may have filled a gap: the tile changed
             last = self.view.table(m.table_id).lines
             if m.kind == "event" and last and int(m.content["seq"]) <= int(last[-1]["seq"]):
-                continue  # a replay of what is shown already
+                # A replay of what is shown already: no line, but the batch's model (a new copy: floor/archive.py)
+                # has its gap filled. Kept out, a resend that filled a gap left its tile and alerts showing it.
+                if m.table_id in live:
+                    self.view.live[m.table_id] = live[m.table_id]
+                continue
             line = self.view.observe(m, live.get(m.table_id) or TableLive(m.table_id))
             if line is not None:
                 lines.append(line)
