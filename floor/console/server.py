@@ -214,15 +214,7 @@ class ConsoleServer:
         return self.url
 
     async def stop(self) -> None:
-        # The refusals' last counts if the archive answers soon; a host gone dark holds the stop no longer than this.
-        try:
-            async with asyncio.timeout(FLUSH_S):
-                await self.login.flush()
-        except TimeoutError:
-            log.warning(
-                "console: the refusals' audit rows were not brought up to date at stop (the archive did not answer)",
-                waited_s=FLUSH_S, fix="the floor's log keeps their counts; check the floor's PostgreSQL",
-            )  # fmt: skip
+        await self.login.flush_at_stop(FLUSH_S)
         self.records.stop()  # the requests' connections in flight cut, none opened after
         for q in list(self.streams):
             with contextlib.suppress(asyncio.QueueFull):
