@@ -13,6 +13,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from floor.config import DatabaseSection, read_secret
+from floor.interrupt import PromptConnection
 
 # libpq waits for ever on a connect that a host takes and never answers (a database host gone dark, a firewall that
 # drops the reply) unless connect_timeout bounds it: a command then hangs saying nothing, and a service's worker
@@ -36,7 +37,8 @@ def conninfo(db: DatabaseSection) -> str:
 
 
 def connect(db: DatabaseSection) -> psycopg.Connection[tuple[Any, ...]]:
-    return psycopg.connect(conninfo(db))
+    # A command's Ctrl-C mid-statement ends within about 2 s, not psycopg's 10 s (floor/interrupt.py).
+    return PromptConnection.connect(conninfo(db))
 
 
 async def async_connect(db: DatabaseSection) -> psycopg.AsyncConnection[tuple[Any, ...]]:

@@ -5,7 +5,8 @@ Two floor services on one config (one run by hand beside systemd's, a second hos
 share the fixed [mqtt] client_id, so the broker hands the persistent session from one to the other twice a second,
 each archiving part of it, for ever. The second one now refuses to start (exit 2), naming the first. The lock is the
 session's: lost with the writer's connection (a database restart, a failover), it is taken again on the new one,
-and a floor that finds another holding it by then stops with the same words.
+and a floor that finds another holding it by then stops with the same words. An idle writer asks after its lock
+every IDLE_CHECK_S (`held`), so a connection lost with no traffic is noticed then, not at the next write.
 """
 
 from __future__ import annotations
@@ -28,6 +29,15 @@ NAME = "tablectl-floor {host} pid {pid}"
 # to the server's TCP keepalive: two hours by the kernel's default, in which its replacement would refuse to start.
 # Probed every 10 s from 10 s idle, the server ends that session some 40 s after the host went (PGC_USERSET).
 KEEPALIVES = {"tcp_keepalives_idle": "10", "tcp_keepalives_interval": "10", "tcp_keepalives_count": "3"}
+# How long the writer may sit idle before it asks whether its session still holds the lock: a connection lost with no
+# traffic (a database restart, a terminated backend) is otherwise noticed only at the next write, and meanwhile a
+# second floor may take the lock and the broker session beside this one. One round trip every 2 s, on the writer's
+# own connection between its batches; a batch written is as good a check (docs/floor.md, "One floor per archive").
+IDLE_CHECK_S = 2.0
+HELD = (
+    "SELECT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()"
+    " AND classid::bigint = %s AND objid::bigint = %s AND objsubid = 2)"
+)
 HOLDER = (
     "SELECT a.application_name, host(a.client_addr), a.backend_start, l.pid FROM pg_locks l"
     " LEFT JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted"
@@ -66,6 +76,13 @@ async def hold(conn: AsyncConn, database: str) -> None:
         f"another floor service holds this archive ({database}): {holder}; two floors on one archive take the "
         f"broker session from each other and each archives part of it: {fix}"
     )
+
+
+async def held(conn: AsyncConn) -> bool:
+    """Whether this session still holds the floor's lock; psycopg.OperationalError when the connection is gone (the
+    writer then reconnects and takes it again, or stops naming the floor that took it: floor/writing.py)."""
+    row = await (await conn.execute(HELD.encode(), LOCK)).fetchone()
+    return row is not None and row[0] is True
 
 
 def _holder(row: tuple[object, ...] | None) -> str:

@@ -17,6 +17,7 @@ import structlog
 from floor.archive import REFUSED_BY_DATABASE, ArchiveWriter, AsyncConn, WriteResult
 from floor.config import FloorConfig
 from floor.console.server import ConsoleServer
+from floor.floor_lock import IDLE_CHECK_S, held
 from floor.intake import BACKOFF_MAX, Intake
 from floor.messages import Incoming, LinkIncoming, Queued, Rejected, refused_by_archive, topic_owner
 from floor.tasks import ServiceTasks, stopped_within
@@ -51,19 +52,20 @@ class WriteLoop:
         self.refused = 0  # messages refused this run (rejected_messages keeps them; `floor status` counts them all)
 
     async def _next_batch(self) -> list[Queued] | None:
-        """What queued, up to batch_max, waiting flush_ms after the first for more; None once stopping."""
+        """What queued, up to batch_max, waiting flush_ms after the first for more; None once stopping; empty after
+        IDLE_CHECK_S with nothing queued (the loop then asks after the floor's lock)."""
         queue = self.intake.queue
         # Two waits raced for the first of them, awaited here and cancelled before returning or on cancellation.
         get = asyncio.create_task(queue.get())
         stop = asyncio.create_task(self.stopping.wait())
         try:
-            done, _ = await asyncio.wait({get, stop}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({get, stop}, timeout=IDLE_CHECK_S, return_when=asyncio.FIRST_COMPLETED)
         finally:
             stop.cancel()
             if not get.done():
                 get.cancel()
-        if get not in done:
-            return None
+        if not get.done() or get.cancelled():
+            return None if self.stopping.is_set() else []
         batch = [get.result()]
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.config.ingest.flush_ms / 1000
@@ -88,6 +90,10 @@ class WriteLoop:
             batch = await self._next_batch()
             if batch is None:
                 return
+            if not batch:  # idle: a connection lost now would be noticed only at the next write
+                if not await self._check_lock(writer):
+                    return
+                continue
             self.unarchived.clear()
             self.in_hand = batch
             if (result := await self._write(writer, batch)) is None:
@@ -139,14 +145,44 @@ class WriteLoop:
                     messages=len(batch),
                     retry_in_s=delay,
                 )
-                if await stopped_within(self.stopping, delay):
+                if not await self._renew(writer, delay):
                     return None
                 delay = min(delay * 2, BACKOFF_MAX)
-                with contextlib.suppress(psycopg.Error):
-                    await writer.conn.close()
-                if (conn := await self.reconnect()) is None:  # stopped while the database did not answer
-                    return None
-                writer.use(conn)
+
+    async def _check_lock(self, writer: ArchiveWriter) -> bool:
+        """Idle: whether the writer's session still holds the floor's lock (floor/floor_lock.py). Lost with its
+        connection (or let go), it is taken again on a new connection as after a failed write, and a floor that took
+        it meanwhile stops this one (exit 2) within IDLE_CHECK_S and a reconnect; False once stopped so."""
+        delay = 0.5
+        while True:
+            try:
+                with self.tasks.busy(WRITER, WRITE_STUCK_S):
+                    if await held(writer.conn):
+                        return True
+                problem = "the writer's session no longer holds the floor's lock"
+            except psycopg.OperationalError as err:
+                problem = str(err).strip()
+            self.db_up = False
+            log.error(
+                "archive connection lost while idle; taking the floor's lock again on a new one",
+                error=problem,
+                retry_in_s=delay,
+            )
+            if not await self._renew(writer, delay):
+                return False
+            delay = min(delay * 2, BACKOFF_MAX)
+
+    async def _renew(self, writer: ArchiveWriter, delay: float) -> bool:
+        """The writer on a new connection after `delay` (which a stop cuts short), holding the floor's lock again;
+        False once stopped, or once another floor holds the lock (the service's reconnect said so and stops)."""
+        if await stopped_within(self.stopping, delay):
+            return False
+        with contextlib.suppress(psycopg.Error):
+            await writer.conn.close()
+        if (conn := await self.reconnect()) is None:  # stopped while the database did not answer
+            return False
+        writer.use(conn)
+        return True
 
     async def _write_apart(self, writer: ArchiveWriter, batch: list[Queued], err: BaseException) -> WriteResult | None:
         """Each message of a batch the database refused in a transaction of its own; one refused alone is kept in

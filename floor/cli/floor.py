@@ -313,8 +313,8 @@ def _fill_rounds(conn: psycopg.Connection[tuple[object, ...]]) -> int:
         step = "index"
         _index_older_days(conn)
     except KeyboardInterrupt:
-        # psycopg cancels the statement in flight on a Ctrl-C and the transaction's block rolls it back; the build's
-        # lock is let go on the way out (index_partitions): what is left is what a rerun goes on from.
+        # The statement in flight is cancelled on a Ctrl-C (floor/interrupt.py) and the transaction's block rolls it
+        # back; the build's lock is let go on the way out (index_partitions): what is left is what a rerun goes on from.
         print(
             f"tablectl floor fill-rounds: {INTERRUPTED[step]}. Run `tablectl floor --config FLOOR.toml fill-rounds` "
             "again: it goes on from there.",

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from floor.console.floor_alerts import SESSION_GROUP, link_alerts, session_alerts
+from floor.console.floor_alerts import SESSION_GROUP, link_alerts
 from floor.console.views import FloorView, table_alerts
 
 # What changes with the clock alone, not with a message: left out when deciding whether a tile changed (the page
@@ -56,7 +56,7 @@ class Sent:
             found = link_alerts(link)
             if _differs(self.alerts, f"link:{k}", found):
                 alerts[f"link:{k}"] = found
-        session = session_alerts(view.session_lost, view.live, now, view.grace_s)
+        session = view.session_alerts(now)
         if _differs(self.alerts, SESSION_GROUP, session):
             alerts[SESSION_GROUP] = session
         return {"tiles": tiles, "alerts": alerts, "links": panels}

@@ -27,8 +27,9 @@ def session_alerts(
 ) -> list[dict[str, Any]]:
     """The floor's session lost at `lost` (None: never this run), as one alert: the events the tables published
     between the broker's return and the floor's new subscription reached no one, so the gaps opened since may be its
-    doing. Shown while such a gap is open, and for [gaps] grace_s after the loss even with none seen yet (an idle
-    table shows its gap at its next event: the alert comes back then)."""
+    doing. Shown while such a gap is open, and for [gaps] grace_s after the loss even with none seen yet; [] once
+    neither holds, and the view then forgets the loss (FloorView.session_alerts): a gap that opens later, minutes or
+    hours on, is its table's own alert, not named as the loss's doing."""
     if lost is None:
         return []
     tables = gaps_since(lost, live)

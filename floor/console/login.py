@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import Callable
@@ -14,12 +15,13 @@ import structlog
 from aiohttp import web
 from pydantic import ValidationError
 
+from controller.core.shown import one_line
 from floor import gaps
 from floor.config import KEY_ID, ConsoleKey, ConsoleSection
 from floor.console.auth import LoginRefused, Sessions
 from floor.console.limits import Attempts, Refusals, Ticks
 from floor.console.plumbing import COOKIE, check_csrf, http_error, json_body, origin, session_of
-from floor.console.records import ConsoleRecords, is_pending, pending
+from floor.console.records import ArchiveUnavailable, ConsoleRecords, is_pending, pending
 from floor.console.verbs import LINK_VERBS, ROLES, VERBS, allowed, link_allowed
 
 log = structlog.get_logger("tablectl.console")
@@ -103,12 +105,32 @@ class LoginDesk:
 
     async def flush(self) -> None:
         """At stop: each run of refusals written as it stands."""
+        for run in list(self.refusals.runs.values()):
+            if run.count != run.written_count:
+                await self.records.throttled(run, self.attempts.limit)
+
+    async def flush_at_stop(self, bound_s: float) -> None:
+        """The refusals' last counts if the archive answers within `bound_s` (a host gone dark holds the stop no
+        longer). What it did not take is said in full in one line, then its only record (docs/console.md, "Limits")."""
         try:
-            for run in list(self.refusals.runs.values()):
-                if run.count != run.written_count:
-                    await self.records.throttled(run, self.attempts.limit)
-        except Exception:  # the database may be what is stopping: the log keeps what the audit could not
-            log.exception("console: the refusals' audit rows could not be brought up to date at stop")
+            async with asyncio.timeout(bound_s):
+                await self.flush()
+            return
+        except TimeoutError:
+            problem = f"the archive did not answer within {bound_s} s"
+        except ArchiveUnavailable as err:  # its words name the server and the fix
+            problem = err.problem[:400]
+        except Exception as err:  # the database may be what is stopping
+            problem = one_line(err)[:300]
+        runs = [r for r in self.refusals.runs.values() if r.count != r.written_count]
+        log.warning(
+            "console: the refusals' audit rows were not brought up to date at stop",
+            problem=problem, waited_s=bound_s, refusals=sum(r.count - r.written_count for r in runs),
+            runs=[{**r.evidence(self.attempts.limit), "not_in_audit": r.count - r.written_count, "audit_row": r.row}
+                  for r in runs],
+            fix="this line is their record (client, count, first and last seen, audit row): keep it with the audit;"
+            " check the floor's PostgreSQL",
+        )  # fmt: skip
 
     async def enrol(self, request: web.Request) -> web.Response:
         client = await self.gate(request)

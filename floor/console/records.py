@@ -171,8 +171,13 @@ class ConsoleRecords:
             )
             return row
 
+        before = run.written_count, run.written
         run.written_count, run.written = run.count, run.last  # noted first: a request meanwhile does not write too
-        run.row = await self.run(write)
+        try:
+            run.row = await self.run(write)
+        except BaseException:  # not written (the archive gone, the stop's bound): still owed, and said at stop
+            run.written_count, run.written = before
+            raise
         log.info("console audit", action="throttle", outcome="refused", remote=run.client, count=run.count)
 
     async def key(self, key_id: str) -> KeyEntry | None:

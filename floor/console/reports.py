@@ -173,17 +173,50 @@ class ReportDesk:
                 text = await self.records.run(lambda conn: self._make(conn, asked))
             except (ArchiveUnavailable, SummaryPending) as err:
                 log.warning("report failed", key_id=s.key_id, report=asked.name, error=one_line(err))
+                if isinstance(err, SummaryPending):  # the archive answered: it takes the row (unreachable: the log)
+                    await self._audit(request, s, asked, "failed", time.monotonic() - started, one_line(err))
                 return failed_page(asked, err)
-        log.info(
-            "report served", key_id=s.key_id, report=asked.name, format=asked.format,
-            seconds=round(time.monotonic() - started, 3),
-        )  # fmt: skip
+        seconds = time.monotonic() - started
+        log.info("report served", key_id=s.key_id, report=asked.name, format=asked.format, seconds=round(seconds, 3))
+        await self._audit(request, s, asked, "served", seconds)
         if asked.format == "csv":
             disposition = f'attachment; filename="{_FILE.sub("_", self.config.name)}-{asked.name}.csv"'
             return web.Response(
                 text=text, content_type="text/csv", charset="utf-8", headers={"Content-Disposition": disposition}
             )
         return web.Response(text=text, content_type="text/html", charset="utf-8")
+
+    async def _audit(
+        self, request: web.Request, s: Session, asked: Asked, outcome: str, seconds: float, problem: str | None = None
+    ) -> None:
+        """The report in console_audit (action `report`): who, which period and scope, the format, when (the row's
+        `at`). A report only reads the archive, so one whose row cannot be written (the archive gone meanwhile) is
+        still served; the floor's log keeps it then, as the `report served` line did alone before."""
+        scope, period = asked.scope, asked.scope.period
+        what = {
+            "report": asked.name,
+            "format": asked.format,
+            "period": {
+                "label": period.label,
+                "start": period.start.isoformat(),
+                "end": period.end.isoformat(),
+                "first_day": period.first_day.isoformat(),
+                "last_day": period.last_day.isoformat(),
+            },
+            "table": scope.table_id,
+            "game": scope.chapter,
+            "seconds": round(seconds, 3),
+        }
+        whose = f"table {scope.table_id}" if scope.table_id else f"game {scope.chapter}" if scope.chapter else "floor"
+        said = f"{asked.format} report of the {whose}, {period.label}" + (f": {problem}" if problem else "")
+        try:
+            await self.records.audit(
+                request, "report", outcome, key_id=s.key_id, role=s.role, table_id=scope.table_id,
+                reason=said[:1000], reply=what,
+            )  # fmt: skip
+        except ArchiveUnavailable as err:
+            log.error("report not audited: the archive did not take its row", key_id=s.key_id, report=asked.name,
+                      outcome=outcome, problem=err.problem)  # fmt: skip
 
     def _make(self, conn: Conn, asked: Asked) -> str:
         """The report made and rendered, in the worker thread: drawing the charts takes time too."""

@@ -122,7 +122,8 @@ class FloorView:
     # While the floor cannot reach its broker: since when and aiomqtt's words. Every table's state is then only as
     # last heard (and the broker's wills may say lost for all of them): the page says so beside its own link.
     broker_lost: dict[str, str] | None = None
-    # When the broker last kept no session for the floor (floor/console/floor_alerts.py), on the floor's clock.
+    # When the broker last kept no session for the floor (floor/console/floor_alerts.py), on the floor's clock; None
+    # again once that loss's alert ended, so a later gap is its table's alone, not named as the loss's.
     session_lost: str | None = None
 
     def note_refused(self, count: int, topic: str | None, reason: str | None, at: str | None) -> dict[str, Any]:
@@ -208,11 +209,19 @@ class FloorView:
             "last_round": x.rounds.last,  # shown once finished: its hands are those its settlement published
         }
 
+    def session_alerts(self, now: datetime) -> list[dict[str, Any]]:
+        """The lost session's alert while it lasts; once it has ended (every gap opened since closed, and grace_s
+        past the loss) the loss is forgotten: a gap opening later is not named as its doing."""
+        found = session_alerts(self.session_lost, self.live, now, self.grace_s)
+        if not found:
+            self.session_lost = None
+        return found
+
     def floor(self, now: datetime) -> dict[str, Any]:
         tiles = [self.tile(t, now) for t in sorted(self.live)]
         found = [a for t in tiles for a in table_alerts(t)]
         found += [a for k in sorted(self.links) for a in link_alerts(self.links[k])]
-        found += session_alerts(self.session_lost, self.live, now, self.grace_s)
+        found += self.session_alerts(now)
         return {
             "tiles": tiles,
             "alerts": sort_alerts(found),

@@ -273,3 +273,33 @@ def test_the_reports_page_frames_the_report_and_says_what_is_wrong(
         browser.find_element(By.ID, "rp-close").click()
         wait.until(lambda d: d.find_element(By.ID, "floor").is_displayed())
         assert page_errors(browser) == []
+
+
+async def test_each_report_served_is_a_row_of_the_console_audit(
+    console: tuple[ConsoleServer, str], floor_dsn: str
+) -> None:
+    """Who made which report, of what period and scope, in which format and when, beside the log-ins and commands.
+    Before, only the floor's log had it."""
+    server, url = console
+    token = log_in(url, floor_dsn, key_id="ann.sup")
+    for query in (f"day={DAY}&shift=day&table=ms-1&format=csv", f"from={DAY}&to={DAY}&game=655a"):
+        status, _, body = await get(url, token, f"/api/reports/report?{query}")
+        assert status == 200, body
+    with psycopg.connect(floor_dsn) as conn:
+        rows = conn.execute(
+            "SELECT key_id, role, table_id, outcome, reason, reply, at <= now() FROM console_audit"
+            " WHERE action = 'report' ORDER BY id"
+        ).fetchall()
+    assert [r[:4] for r in rows] == [
+        ("ann.sup", "supervisor", "ms-1", "served"),
+        ("ann.sup", "supervisor", None, "served"),
+    ]
+    shift = shift_period(DAY, server.config.shift("day"), server.config.gaming_day)
+    first, second = rows[0][5], rows[1][5]
+    assert first["report"] == f"shift-day-{DAY}-ms-1" and first["format"] == "csv" and first["table"] == "ms-1"
+    assert first["period"]["start"] == shift.start.isoformat() and first["period"]["end"] == shift.end.isoformat()
+    assert second["game"] == "655a" and second["format"] == "html" and second["period"]["first_day"] == str(DAY)
+    assert rows[0][4].startswith("csv report of the table ms-1, ") and rows[1][4].startswith(
+        "html report of the game 655a"
+    )
+    assert all(r[6] for r in rows)

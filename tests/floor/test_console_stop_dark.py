@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import threading
 import time
 import urllib.error
@@ -26,7 +27,9 @@ from structlog.testing import capture_logs
 from floor.config import parse_floor_config
 from floor.console.plumbing import COOKIE
 from floor.console.server import FLUSH_S, ConsoleServer
+from floor.db import connect
 from floor.pgcluster import PgCluster
+from floor.schema import migrate
 from tests.broker import Mosquitto
 from tests.floor.conftest import console_floor, wait_for
 from tests.floor.console_login import log_in
@@ -106,10 +109,52 @@ async def test_the_stops_last_audit_write_waits_on_a_dark_host_no_longer_than_fl
             await asyncio.wait_for(server.stop(), 20)
         took = time.monotonic() - started
         said = [e for e in logs if e["log_level"] == "warning"]
-        assert [e["event"] for e in said] == [
-            "console: the refusals' audit rows were not brought up to date at stop (the archive did not answer)"
-        ], logs
+        assert [e["event"] for e in said] == ["console: the refusals' audit rows were not brought up to date at stop"]
+        assert said[0]["refusals"] == 1 and said[0]["problem"] == f"the archive did not answer within {FLUSH_S} s"
+        assert [(r["client"], r["count"], r["not_in_audit"], r["audit_row"]) for r in said[0]["runs"]] == [
+            ("192.0.2.7", 1, 1, None)
+        ], said
         assert proxy.held.is_set()  # the write was tried: the host took its connection
         assert FLUSH_S <= took < FLUSH_S + 3, f"the stop took {took:.1f} s"
     finally:
         proxy.close()
+
+
+async def test_the_refusals_the_stop_could_not_write_are_each_named_in_its_log_line(floor_dsn: str) -> None:
+    """Two clients' runs of refused log-ins, one with its row written at its first refusal (as the gate writes it)
+    and three more refusals since, the other never written; then the archive refuses every connection (its port
+    closed): the stop's line counts the refusals the audit lacks and names each run (client, count, first and last
+    seen, its row). Before, a traceback said the rows could not be brought up to date, not how many nor whose."""
+    with connect(parse_floor_config(f'[database]\ndsn = "{floor_dsn}"\n').database) as conn:
+        migrate(conn)
+    config = parse_floor_config(f'[database]\ndsn = "{floor_dsn}"\n[console]\nlisten = "127.0.0.1:0"\n')
+    server = ConsoleServer(config)
+    desk = server.login
+    first = desk.refusals.refused("192.0.2.7", server.clock())
+    await server.records.throttled(first, desk.attempts.limit)
+    for _ in range(3):
+        desk.refusals.refused("192.0.2.7", server.clock())
+    for _ in range(2):
+        desk.refusals.refused("198.51.100.9", server.clock())
+    with socket.create_server(("127.0.0.1", 0)) as s:
+        gone = int(s.getsockname()[1])  # nothing listens once closed: each connect is refused
+    server.records.database = config.database.model_copy(
+        update={"dsn": f"host=127.0.0.1 port={gone} dbname=floor user=floor connect_timeout=5"}
+    )
+    with capture_logs() as logs:
+        await server.stop()
+    said = [e for e in logs if e["log_level"] in ("warning", "error")]
+    assert [e["event"] for e in said] == ["console: the refusals' audit rows were not brought up to date at stop"]
+    line = said[0]
+    assert line["refusals"] == 5 and str(gone) in line["problem"], line
+    runs = {r["client"]: r for r in line["runs"]}
+    assert (runs["192.0.2.7"]["count"], runs["192.0.2.7"]["not_in_audit"]) == (4, 3)
+    assert runs["192.0.2.7"]["audit_row"] == first.row is not None
+    assert (runs["198.51.100.9"]["count"], runs["198.51.100.9"]["not_in_audit"], runs["198.51.100.9"]["audit_row"]) == (
+        2, 2, None
+    )  # fmt: skip
+    assert all(r["first_seen"] <= r["last_seen"] for r in line["runs"])
+    with psycopg.connect(floor_dsn) as conn:  # the row written keeps its first count: the line has the rest
+        assert conn.execute("SELECT reply->>'count' FROM console_audit WHERE id = %s", (first.row,)).fetchone() == (
+            "1",
+        )

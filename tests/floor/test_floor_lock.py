@@ -71,6 +71,36 @@ def test_the_writer_takes_the_lock_again_on_reconnect_and_stops_when_another_flo
     assert "archive write failed; retrying the batch" in said, said  # the first reconnect, said
 
 
+def test_an_idle_floor_whose_lock_another_floor_took_stops_with_no_traffic(
+    tmp_path: Path, floor_dsn: str, mosquitto: Mosquitto, unique_id: str
+) -> None:
+    """No message arrives after the writer's session ends: the idle writer's own check (floor_lock.IDLE_CHECK_S)
+    finds it gone, and the lock another floor took within the reconnect's first 0.5 s backoff stops this floor with
+    the words and exit status of a start beside it. Before, it ran on beside the other until its next write."""
+    config = tmp_path / "floor.toml"
+    config.write_text(floor_toml(floor_dsn, mosquitto.url, unique_id, f"floor-{unique_id}"))
+    floor = FloorProcess(config, tmp_path)
+    floor.start()
+    assert floor.proc is not None
+    try:
+        wait_for(lambda: "subscribed to the tables" in floor.log(), 60, "the floor subscribed")
+        [(pid, _)] = holders(floor_dsn)
+        with psycopg.connect(floor_dsn, autocommit=True, application_name="tablectl-floor elsewhere pid 4242") as other:
+            # Ended and taken in one session back to back: the floor's earliest reconnect is 0.5 s after it noticed.
+            row = other.execute("SELECT pg_terminate_backend(%s, 30000)", (pid,)).fetchone()
+            assert row is not None and row[0] is True, f"backend {pid} did not end"
+            row = other.execute("SELECT pg_try_advisory_lock(%s, %s)", LOCK).fetchone()
+            assert row is not None and row[0] is True
+            status = floor.proc.wait(timeout=30)  # no publish: only the idle check can find it
+    finally:
+        floor.kill()
+    said = floor.log()
+    assert status == 2, said
+    assert "archive connection lost while idle" in said, said
+    assert "another floor service holds this archive" in said and "tablectl-floor elsewhere pid 4242" in said, said
+    assert "archive write failed" not in said, said
+
+
 async def test_the_lock_holders_session_lets_a_dead_host_go_within_a_minute(floor_dsn: str) -> None:
     """The server probes the holder's connection (floor_lock.KEEPALIVES): a floor host gone without a word frees the
     lock in some 40 s, not after the kernel's two hours, in which a standby floor host would refuse to start."""
