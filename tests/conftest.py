@@ -60,6 +60,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=rank)  # stable: the order within each module, and of all the others, is kept
 
 
+def campaign_requested(config: pytest.Config) -> bool:
+    return "campaign" in str(config.getoption("-m") or "")
+
+
+@pytest.fixture
+def campaign(request: pytest.FixtureRequest) -> bool:
+    """True when the run asked for the full campaigns (`pytest -m campaign`). A test marked `campaign` (millions of
+    hands, hundreds of kill -9 restarts) runs its bounded version otherwise, so the suite stays within CI's 15
+    minutes on two cores; `-m campaign` selects those tests alone and runs each in full."""
+    return campaign_requested(request.config)
+
+
 @pytest.fixture(scope="session")
 def mosquitto() -> Iterator[Mosquitto]:
     binary = find_mosquitto()

@@ -45,7 +45,9 @@ from tests.floor.conftest import (
 )
 from tests.floor.reconciling import journal_totals_cli, reconcile
 
-pytestmark = [pytest.mark.e2e, pytest.mark.floor]
+# One worker runs the module: its tests read what one `played` fixture made (about 20 s of tables, kills and a floor),
+# which a module split across the two xdist workers would make twice.
+pytestmark = [pytest.mark.e2e, pytest.mark.floor, pytest.mark.xdist_group("floor_e2e")]
 
 SEED = 16_016
 ROUNDS = 24  # per table, over all its boots
