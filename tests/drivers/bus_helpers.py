@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from drivers.interfaces import DeviceEvent, DeviceOnline
 from drivers.reference.bus_window import Addressed
+from drivers.reference.framing import Kind
 from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
 from drivers.registry import create_driver
 from drivers.sim.line import LineTiming
@@ -215,6 +217,24 @@ def watch_writes(driver: ReferenceWagerBus) -> Writes:
 
     link.window.turn = on_turn  # type: ignore[method-assign]
     return writes
+
+
+async def copies_answered(log: LineLog, mark: tuple[int, int, int], writes: Writes) -> None:
+    """Return once the line has carried, since `mark`, every copy of a frame the host wrote (`writes`) and an answer of
+    its station to each. A copy sent again after a stall past the ACK timeout can still be crossing the line when the
+    first copy's answer ended the exchange (the command acknowledged, the test going on), and the station answers the
+    copy too: read after the test's next mark, that answer showed as a REPLY among the next window's slot pairs."""
+    sent = Counter((address, seq) for _at, address, seq in writes.seen)
+
+    def done(frames: list[OnLine]) -> bool:
+        ours = [seen for seen in frames[mark[0] :] if (seen.frame.address, seen.frame.seq) in sent]
+        out = Counter((s.frame.address, s.frame.seq) for s in ours if s.from_host and s.frame.kind == Kind.DATA)
+        back = Counter(
+            (s.frame.address, s.frame.seq) for s in ours if not s.from_host and s.frame.kind in (Kind.REPLY, Kind.ACK)
+        )
+        return all(out[key] >= n and back[key] >= n for key, n in sent.items())
+
+    await log.until(done)
 
 
 def without_start_answers(log: LineLog, mark: tuple[int, int, int], frames: list[OnLine]) -> list[OnLine]:

@@ -16,6 +16,7 @@ import fcntl
 import select
 import termios
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from drivers.interfaces import WAGER_BUS_ID, DeviceEvent, DeviceOnline
@@ -67,6 +68,7 @@ class LineLog:
         self._since = {True: (0, 0), False: (0, 0)}
         self.frames: list[OnLine] = []
         self.delivered = 0
+        self._waiters: list[tuple[Callable[[list[OnLine]], bool], asyncio.Future[None]]] = []
         endpoint.tap = self._tap
 
     def _tap(self, from_host: bool, data: bytes) -> None:
@@ -89,6 +91,26 @@ class LineLog:
                     self._parsers[False].open_slots(frame.seq, stations, 0)
                 self.frames.append(OnLine(from_host, frame, size))
                 size = 0  # a byte ends one frame; should it ever end two, the first holds every byte
+        for done, waiter in self._waiters:
+            if not waiter.done() and done(self.frames):
+                waiter.set_result(None)
+
+    async def until(self, done: Callable[[list[OnLine]], bool], bound: float = 5.0) -> None:
+        """Return once `done(frames)` holds, checked as each delivery crosses the line; `bound` (seconds) bounds a
+        failure only, naming the frames."""
+        if done(self.frames):
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((done, waiter))
+        try:
+            async with asyncio.timeout(bound):
+                await waiter
+        except TimeoutError:
+            raise AssertionError(
+                "the line never carried what was awaited:\n" + "\n".join(map(str, self.frames))
+            ) from None
+        finally:
+            self._waiters.remove((done, waiter))
 
     def mark(self) -> tuple[int, int, int]:
         """Where a window starts: frames so far, bytes so far, bytes of a frame still arriving."""

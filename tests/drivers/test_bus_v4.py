@@ -23,6 +23,7 @@ from tests.drivers.bus_helpers import (
     Line,
     Recorder,
     Writes,
+    copies_answered,
     settled,
     start_line,
     stop_lines,
@@ -100,6 +101,7 @@ async def test_a_rounds_reopening_is_one_group_frame_and_seven_slots(line: Any) 
     windows, writes = watch_windows(driver), watch_writes(driver)
     mark = log.mark()
     await unlock_every_station(stations, recorders)
+    await copies_answered(log, mark, writes)
     await settled(sim)
     frames = without_start_answers(log, mark, log.window(mark))
     late = windows.late(driver.settings.ack_timeout)
@@ -118,6 +120,7 @@ async def test_a_rounds_reopening_is_one_group_frame_and_seven_slots(line: Any) 
     await asyncio.gather(*(s.light_off() for s in stations.values()))
     lights = await asyncio.gather(*(r.next(SeatLight) for r in recorders.values()))
     assert [(ev.seat, ev.on) for ev in lights] == [(seat, False) for seat in SEATS]
+    await copies_answered(log, mark, Writes(writes.seen[written:]))
     await settled(sim)
     frames = without_start_answers(log, mark, log.window(mark))
     late = windows.late(driver.settings.ack_timeout, since)

@@ -58,6 +58,7 @@ def enrol_and_log_in(browser: Any, url: str, floor_config: Path) -> str:
 def test_resend_every_gap_signed_once_fills_each_tables_gap(
     browser: Any, mosquitto: Mosquitto, pg_cluster: Any, tmp_path: Path
 ) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -88,7 +89,8 @@ def test_resend_every_gap_signed_once_fills_each_tables_gap(
             second.append(subprocess.Popen([*TABLECTL, *argv], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT))
         wait_for(lambda: count(dsn, OPEN_GAPS) == 2, 60, f"a gap at each table; floor log:\n{floor.log()}")
 
-        wait = WebDriverWait(browser, 60)
+        # The alerts are drawn anew on each update: an alert found can be replaced before its attribute is read.
+        wait = WebDriverWait(browser, 60, ignored_exceptions=[StaleElementReferenceException])
         wait.until(
             lambda d: (
                 {t.table_id for t in tables}
