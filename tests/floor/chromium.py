@@ -48,6 +48,17 @@ def chromium(window: str, logs: dict[str, str]) -> Iterator[Any]:
         driver.quit()
 
 
+def waiting(driver: Any, seconds: float) -> Any:
+    """A WebDriverWait that reads a stale element as "not yet": the console redraws its tiles, alerts and rows
+    (replaceChildren) on every update, so an element found a moment ago can be gone when the condition reads it; that
+    failed test_console_resend_all under a stalled machine (docs/performance-history.md, Part 39). `seconds` bounds a
+    failure only."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, seconds, ignored_exceptions=[StaleElementReferenceException])
+
+
 def page_errors(driver: Any) -> list[str]:
     """What the page logged as errors in Chromium's console since last asked: a script or module that failed to load,
     threw, or was refused by the content security policy. A refusal from the API (the tests provoke some: a log-in

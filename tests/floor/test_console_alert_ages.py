@@ -18,7 +18,7 @@ import pytest
 
 from floor.console.views import stamp
 from floor.live import TableLive
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.console_login import browser_logged_in, console_in_thread
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
@@ -39,7 +39,6 @@ def seconds(text: str) -> int:
 
 def test_an_alerts_age_counts_on_with_no_update(browser: Any, floor_dsn: str) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     with console_in_thread(floor_dsn) as (server, origin):
         live = TableLive("t1", state="online", game="Mississippi Stud", chapter="655a", phase="betting")
@@ -49,7 +48,7 @@ def test_an_alerts_age_counts_on_with_no_update(browser: Any, floor_dsn: str) ->
         browser_logged_in(browser, origin, floor_dsn)
         browser.get(origin + "/")
         age = '#alerts .alert[data-table="t1"][data-kind="tilt"] .since'
-        wait = WebDriverWait(browser, 20)
+        wait = waiting(browser, 20)
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, age) and d.find_element(By.CSS_SELECTOR, age).text)
         first = seconds(browser.find_element(By.CSS_SELECTOR, age).text)
         assert AGE_S <= first < AGE_S + 20, first

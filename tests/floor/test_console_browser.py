@@ -29,7 +29,7 @@ import pytest
 from controller.config.keys import decode_public_key
 from controller.supervisor.envelope import canonical_bytes
 from tests.broker import Mosquitto, fresh_id
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.conftest import TABLECTL, console_floor, table_config, wait_for
 from tests.mqtt.conftest import card_tokens, is_settlement
 
@@ -110,17 +110,15 @@ def test_enrol_log_in_watch_validate_clear_and_switch(
 ) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
 
     shots = DOCS_SHOTS if os.environ.get("TABLECTL_SCREENSHOTS") == "docs" else tmp_path
     prefix = fresh_id("console")
     dsn = pg_cluster.create_database("console_browser")
     floor, port = console_floor(tmp_path, dsn, mosquitto.url, prefix)
     table: subprocess.Popen[bytes] | None = None
-    from selenium.common.exceptions import StaleElementReferenceException
 
     # The tiles are drawn again at each update: an element found a moment ago may be gone; look again.
-    wait = WebDriverWait(browser, 60, ignored_exceptions=[StaleElementReferenceException])
+    wait = waiting(browser, 60)
 
     def text(css: str) -> str:
         return str(wait.until(lambda d: d.find_element(By.CSS_SELECTOR, css).text))
@@ -271,10 +269,8 @@ def test_a_linked_jackpot_on_every_linked_tile_validated_through_the_link(
 
     import paho.mqtt.client as paho
     from paho.mqtt.enums import CallbackAPIVersion
-    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
 
     from controller.mqtt.contract import SupervisorCommand
     from controller.supervisor.envelope import loads, signature_problem
@@ -283,7 +279,7 @@ def test_a_linked_jackpot_on_every_linked_tile_validated_through_the_link(
     prefix = fresh_id("linkui")
     dsn = pg_cluster.create_database("console_link")
     floor, port = console_floor(tmp_path, dsn, mosquitto.url, prefix, "demo_approve_all = true\n")
-    wait = WebDriverWait(browser, 60, ignored_exceptions=[StaleElementReferenceException])
+    wait = waiting(browser, 60)
     base = f"{prefix}/link/mega"
     public: dict[str, str] = {}
     relayed: list[dict[str, Any]] = []

@@ -22,7 +22,7 @@ import pytest
 from floor.console.server import ConsoleServer
 from floor.console.views import stamp
 from floor.live import TableLive
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.console_login import browser_logged_in, console_in_thread
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
@@ -67,7 +67,6 @@ def test_ages_are_the_floors_whatever_the_browsers_clock(
     browser: Any, console: tuple[ConsoleServer, str], floor_dsn: str, shift: timedelta
 ) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     server, origin = console
     now = datetime.now(UTC)
@@ -85,7 +84,7 @@ def test_ages_are_the_floors_whatever_the_browsers_clock(
     assert abs(page_now - (datetime.now(UTC) + shift).timestamp()) < 60, "the page's clock is not shifted"
 
     tile = '#floor .tile[data-table="t1"] .in-phase'
-    wait = WebDriverWait(browser, 30)
+    wait = waiting(browser, 30)
     wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, tile) and d.find_element(By.CSS_SELECTOR, tile).text)
     in_phase = seconds(browser.find_element(By.CSS_SELECTOR, tile).text)
     tilt = browser.find_element(By.CSS_SELECTOR, '#alerts .alert[data-table="t1"][data-kind="tilt"] .since').text

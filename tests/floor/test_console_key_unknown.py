@@ -16,7 +16,7 @@ import psycopg
 import pytest
 
 from floor.console.records import reject_key
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.console_login import console_in_thread
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
@@ -31,9 +31,8 @@ def browser() -> Iterator[Any]:
 def test_a_key_the_floor_does_not_know_is_told_to_enrol_again_and_can(browser: Any, floor_dsn: str) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    wait = WebDriverWait(browser, 30)
+    wait = waiting(browser, 30)
     with console_in_thread(floor_dsn) as (_, origin):
         browser.get(origin + "/")
         wait.until(ec.visibility_of_element_located((By.ID, "enrol-key-id"))).send_keys("old.key")

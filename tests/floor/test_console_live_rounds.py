@@ -23,7 +23,7 @@ import pytest
 from floor.console.plumbing import COOKIE
 from link import protocol
 from tests.broker import Mosquitto, fresh_id
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.conftest import console_floor, wait_for
 from tests.floor.console_login import log_in
 
@@ -77,9 +77,7 @@ def test_rounds_finish_live_in_the_open_view_and_on_the_tile_and_the_link_offers
 ) -> None:
     import paho.mqtt.client as paho
     from paho.mqtt.enums import CallbackAPIVersion
-    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     prefix = fresh_id("liverounds")
     dsn = pg_cluster.create_database("console_live_rounds")
@@ -88,7 +86,7 @@ def test_rounds_finish_live_in_the_open_view_and_on_the_tile_and_the_link_offers
     client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"table-{prefix}")
     client.connect(mosquitto.host, mosquitto.port)
     client.loop_start()
-    wait = WebDriverWait(browser, 60, ignored_exceptions=[StaleElementReferenceException])
+    wait = waiting(browser, 60)
 
     def publish(topic: str, bodies: list[str], retain: bool = False) -> None:
         for body in bodies:

@@ -18,7 +18,7 @@ import pytest
 
 from floor import gaps
 from floor.live import TableLive
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.console_login import browser_logged_in, console_in_thread
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
@@ -49,9 +49,7 @@ def drawn_in(phase: str) -> Callable[[Any], bool]:
 def test_the_view_offers_open_or_close_as_the_phase_allows_and_resends_the_floors_cap(
     browser: Any, floor_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     monkeypatch.setattr(gaps, "MAX_SEQS", 50)
     with console_in_thread(floor_dsn) as (server, origin):
@@ -60,7 +58,7 @@ def test_the_view_offers_open_or_close_as_the_phase_allows_and_resends_the_floor
         server.view.live["t1"] = live
         browser_logged_in(browser, origin, floor_dsn)
         browser.get(origin + "/")
-        wait = WebDriverWait(browser, 20, ignored_exceptions=[StaleElementReferenceException])
+        wait = waiting(browser, 20)
         tile = '#floor .tile[data-table="t1"]'
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, tile))
 

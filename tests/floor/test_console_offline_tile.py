@@ -16,7 +16,7 @@ import pytest
 
 from floor.console.views import stamp
 from floor.live import TableLive
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.console_login import browser_logged_in, console_in_thread
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
@@ -31,7 +31,6 @@ def browser() -> Iterator[Any]:
 @pytest.mark.parametrize("state", ["offline", "lost"])
 def test_an_offline_tables_tile_says_it_is_not_heard(browser: Any, floor_dsn: str, state: str) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     now = datetime.now(UTC)
     with console_in_thread(floor_dsn) as (server, origin):
@@ -46,7 +45,7 @@ def test_an_offline_tables_tile_says_it_is_not_heard(browser: Any, floor_dsn: st
         browser_logged_in(browser, origin, floor_dsn)
         browser.get(origin + "/")
         tile = '#floor .tile[data-table="{}"]'
-        WebDriverWait(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, tile.format("t2")))
+        waiting(browser, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, tile.format("t2")))
 
         def part(table: str, css: str) -> str:
             return str(browser.find_element(By.CSS_SELECTOR, f"{tile.format(table)} {css}").text)

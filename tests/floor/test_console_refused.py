@@ -23,7 +23,7 @@ from floor.links import LinkLive
 from floor.live import TableLive
 from floor.messages import LinkIncoming, parse, refuse
 from link import protocol
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.console_login import browser_logged_in, console_in_thread, in_console
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
@@ -63,11 +63,10 @@ def test_the_floor_page_shows_the_refused_count_and_the_latest_live_and_as_text(
     browser: Any, console: tuple[ConsoleServer, str], floor_dsn: str
 ) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     server, origin = console
     browser_logged_in(browser, origin, floor_dsn)
-    wait = WebDriverWait(browser, 60)
+    wait = waiting(browser, 60)
 
     def shown() -> tuple[str, ...]:
         return tuple(
@@ -109,11 +108,10 @@ def test_a_link_panel_shows_what_the_link_refused_live_and_as_text(
     does after the batch that archived it (floor/writing.py); tests/link/test_link_refusals.py has the link publish it.
     """
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     server, origin = console
     browser_logged_in(browser, origin, floor_dsn)
-    wait = WebDriverWait(browser, 60)
+    wait = waiting(browser, 60)
     links: dict[str, LinkLive] = {}
     older = protocol.LinkState(
         link_id="mega", status="open", tilt=None, database="up", seq=7,

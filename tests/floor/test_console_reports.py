@@ -34,7 +34,7 @@ from floor.report.render import to_csv
 from tests.engine.conftest import decide_all
 from tests.engine.mississippi_table import make
 from tests.floor.archiving import msg, writer
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.conftest import wait_for
 from tests.floor.console_login import browser_logged_in, console_in_thread, in_console, log_in
 from tests.floor.event_stream import Stream
@@ -227,12 +227,12 @@ def test_the_reports_page_frames_the_report_and_says_what_is_wrong(
     console: tuple[ConsoleServer, str], floor_dsn: str, tmp_path: Any
 ) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     _, url = console
     with chromium("1400,1000", {"browser": "ALL"}) as browser:
         browser_logged_in(browser, url, floor_dsn)
-        wait = WebDriverWait(browser, 60)
+        wait = waiting(browser, 60)
         browser.get(url + "/")
         wait.until(lambda d: d.find_element(By.ID, "reports-button").is_displayed())
         browser.find_element(By.ID, "reports-button").click()

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.broker import Mosquitto, fresh_id
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.conftest import ROOT, TABLECTL, TableProcess, console_floor, count, table_config, wait_for
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e, pytest.mark.browser]
@@ -35,9 +35,8 @@ def enrol_and_log_in(browser: Any, url: str, floor_config: Path) -> str:
     """The key made in this browser, approved as an administrator does, logged in: its [[supervisors]] entry."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    wait = WebDriverWait(browser, 60)
+    wait = waiting(browser, 60)
     browser.get(url)
     wait.until(ec.visibility_of_element_located((By.ID, "enrol-key-id"))).send_keys("rae.sup")
     browser.find_element(By.ID, "enrol-role").send_keys("supervisor")
@@ -58,9 +57,7 @@ def enrol_and_log_in(browser: Any, url: str, floor_config: Path) -> str:
 def test_resend_every_gap_signed_once_fills_each_tables_gap(
     browser: Any, mosquitto: Mosquitto, pg_cluster: Any, tmp_path: Path
 ) -> None:
-    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     prefix = fresh_id("resendall")
     dsn = pg_cluster.create_database(fresh_id("resend_all"))
@@ -90,7 +87,7 @@ def test_resend_every_gap_signed_once_fills_each_tables_gap(
         wait_for(lambda: count(dsn, OPEN_GAPS) == 2, 60, f"a gap at each table; floor log:\n{floor.log()}")
 
         # The alerts are drawn anew on each update: an alert found can be replaced before its attribute is read.
-        wait = WebDriverWait(browser, 60, ignored_exceptions=[StaleElementReferenceException])
+        wait = waiting(browser, 60)
         wait.until(
             lambda d: (
                 {t.table_id for t in tables}

@@ -28,7 +28,7 @@ from controller.core.events import JournaledEvent
 from floor.console.plumbing import COOKIE
 from tests.broker import Mosquitto, fresh_id
 from tests.commands.conftest import Daemon
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.conftest import console_floor, wait_for
 from tests.floor.console_login import log_in, session_known
 
@@ -59,11 +59,9 @@ class Stage:
         return self.table.events[-1].seq
 
     def wait(self) -> Any:
-        from selenium.common.exceptions import StaleElementReferenceException
-        from selenium.webdriver.support.ui import WebDriverWait
 
         # The table view is drawn again at each update of its tile: an element found a moment ago may be gone.
-        return WebDriverWait(self.browser, 60, ignored_exceptions=[StaleElementReferenceException])
+        return waiting(self.browser, 60)
 
     def as_supervisor(self) -> None:
         """The supervisor's own session again (log-in signed with the browser's key), the table's view open."""
@@ -182,9 +180,8 @@ def stage(mosquitto: Mosquitto, pg_cluster: Any, tmp_path_factory: pytest.TempPa
             # The supervisor's key is made in this browser; the administrator approves it (as `console approve`
             # does: tests/floor/test_console_browser.py drives the command) and lists it in the table's config.
             from selenium.webdriver.support import expected_conditions as ec
-            from selenium.webdriver.support.ui import WebDriverWait
 
-            wait = WebDriverWait(browser, 60)
+            wait = waiting(browser, 60)
             wait.until(ec.visibility_of_element_located((By.ID, "enrol-key-id"))).send_keys(SUP)
             browser.find_element(By.ID, "enrol-role").send_keys("supervisor")
             browser.find_element(By.ID, "enrol-button").click()

@@ -20,7 +20,7 @@ import psycopg
 import pytest
 
 from floor.console.server import ConsoleServer
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.console_login import browser_logged_in, console_in_thread, session_known
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
@@ -63,10 +63,9 @@ def test_the_page_says_it_is_loading_until_it_knows_its_session_and_shows_a_refu
     browser: Any, console: tuple[ConsoleServer, str], floor_dsn: str
 ) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     _, origin = console
-    wait = WebDriverWait(browser, 30)
+    wait = waiting(browser, 30)
     browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WRAP_FETCH})
     browser_logged_in(browser, origin, floor_dsn)  # a supervisor "sup"'s session cookie, set before the page loads
     browser.get(origin + "/")

@@ -17,7 +17,7 @@ import pytest
 
 from floor.console.server import ConsoleServer
 from floor.live import TableLive
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.console_login import browser_logged_in, console_in_thread
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
@@ -43,11 +43,10 @@ def test_a_refused_stream_shows_the_servers_reason_and_retry_and_goes_live_when_
     browser: Any, console: tuple[ConsoleServer, str], floor_dsn: str
 ) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     server, origin = console
     token = browser_logged_in(browser, origin, floor_dsn)
-    wait = WebDriverWait(browser, 60)
+    wait = waiting(browser, 60)
 
     def conn() -> tuple[str, str]:
         why = browser.find_element(By.ID, "conn-why")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from floor.live import TableLive
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.console_login import browser_logged_in, console_in_thread
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
@@ -28,7 +28,6 @@ def browser() -> Iterator[Any]:
 
 def test_a_tables_view_fits_a_tablet(browser: Any, floor_dsn: str) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     with console_in_thread(floor_dsn) as (server, origin):
         live = TableLive("t1", state="online", game="Let It Ride Poker", chapter="643a")
@@ -49,7 +48,7 @@ def test_a_tables_view_fits_a_tablet(browser: Any, floor_dsn: str) -> None:
         }
         browser_logged_in(browser, origin, floor_dsn)
         browser.get(origin + "/")
-        wait = WebDriverWait(browser, 20)
+        wait = waiting(browser, 20)
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, '#floor .tile[data-table="t1"]'))
         browser.find_element(By.CSS_SELECTOR, '#floor .tile[data-table="t1"]').click()
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#tv-actions button[data-verb='reset_meter']"))

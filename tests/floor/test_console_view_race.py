@@ -25,7 +25,7 @@ import pytest
 from controller.mqtt.contract import DeviceStatus
 from floor.console.plumbing import COOKIE
 from tests.broker import Mosquitto, fresh_id
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.conftest import console_floor, wait_for
 from tests.floor.console_login import log_in
 
@@ -68,9 +68,7 @@ def test_an_update_drawn_while_the_view_loads_is_not_undone_by_the_older_answer(
 ) -> None:
     import paho.mqtt.client as paho
     from paho.mqtt.enums import CallbackAPIVersion
-    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     prefix = fresh_id("race")
     dsn = pg_cluster.create_database("console_view_race")
@@ -80,7 +78,7 @@ def test_an_update_drawn_while_the_view_loads_is_not_undone_by_the_older_answer(
     client = paho.Client(CallbackAPIVersion.VERSION2, client_id=f"table-{prefix}")
     client.connect(mosquitto.host, mosquitto.port)
     client.loop_start()
-    wait = WebDriverWait(browser, 60, ignored_exceptions=[StaleElementReferenceException])
+    wait = waiting(browser, 60)
     try:
         wait_for(lambda: "console at http://" in floor.log(), 60, f"the console; floor log:\n{floor.log()}")
         wait_for(lambda: "subscribed to the tables" in floor.log(), 30, "the floor's subscription")

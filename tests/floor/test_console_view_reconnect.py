@@ -19,7 +19,7 @@ import pytest
 from floor.console.server import ConsoleServer
 from floor.live import TableLive
 from tests.floor.archiving import msg, writer
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.console_login import browser_logged_in, console_in_thread, in_console
 
 pytestmark = [pytest.mark.floor, pytest.mark.browser]
@@ -78,7 +78,6 @@ def test_an_open_view_reloads_on_reconnect_with_the_rounds_missed_meanwhile(
     console: tuple[ConsoleServer, str], archiver: Archiver, floor_dsn: str
 ) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     server, url = console
     live = {TABLE: TableLive(TABLE, state="online", game="Mississippi Stud", chapter="655a")}
@@ -86,7 +85,7 @@ def test_an_open_view_reloads_on_reconnect_with_the_rounds_missed_meanwhile(
     in_console(server, lambda: server.archived(first, live))
     with chromium("1400,1000", {"browser": "ALL"}) as browser:
         browser_logged_in(browser, url, floor_dsn)
-        wait = WebDriverWait(browser, 60)
+        wait = waiting(browser, 60)
 
         def rounds() -> list[str]:
             found = browser.find_elements(By.CSS_SELECTOR, "#tv-rounds .round")

@@ -35,7 +35,7 @@ from floor.console.views import FloorView, table_alerts
 from floor.live import STATUS_REASON_SHOWN, TableLive, status_reason
 from floor.service import FloorService
 from tests.broker import Mosquitto, free_port, fresh_id
-from tests.floor.chromium import chromium, page_errors
+from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.conftest import floor_toml
 from tests.floor.console_login import browser_logged_in
 from tests.floor.service_running import running, until
@@ -119,7 +119,6 @@ async def test_a_degraded_tables_reason_reaches_the_archive_the_console_and_floo
     mosquitto: Mosquitto, floor_dsn: str, browser: Any, tmp_path: Path
 ) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     prefix = fresh_id("reason")
     client_id = f"floor-{free_port()}"
@@ -127,7 +126,7 @@ async def test_a_degraded_tables_reason_reaches_the_archive_the_console_and_floo
     config = tmp_path / "floor.toml"
     config.write_text(text)
     service = FloorService(parse_floor_config(text, str(config)))
-    wait = WebDriverWait(browser, 60)
+    wait = waiting(browser, 60)
 
     async def publish(state: str, reason: str | None = None) -> None:
         async with aiomqtt.Client("127.0.0.1", mosquitto.port) as mqtt:
