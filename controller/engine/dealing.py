@@ -42,12 +42,24 @@ def start_dealing(ctx: StepContext) -> None:
             )
             voiding.void(ctx, ctx.rule("9(a)(1)"), "no card order from an automated shuffler to deal from the hand")
             return
-        # The deck's order is known: the layout follows from the chapter's dealing order.
-        for target, card in zip(plan.cards, ctx.s.deck_order, strict=False):
-            place(ctx, target, card, plan.rule)
-        ctx.r.cards_dealt = len(plan.cards)
+        lay_from_order(ctx, plan)
         ctx.s.phase = Phase.DEALT
         ctx.emit("deal.awaiting_dealer", plan.rule, {"cards": len(plan.cards)})
+
+
+def lay_from_order(ctx: StepContext, plan: DealPlan) -> None:
+    """Dealing from the hand: the deck's order is known, so the layout follows from the chapter's dealing order. A card
+    found face up in the deck is not used (.13(a)): the cards after it are dealt one place earlier, so the layout is
+    laid again without it."""
+    r = ctx.r
+    r.dealt.clear()
+    r.areas.clear()
+    for st in r.seats.values():
+        st.cards.clear()
+    order = [c for c in ctx.s.deck_order if c not in r.discarded]
+    for target, card in zip(plan.cards, order, strict=False):
+        place(ctx, target, card, plan.rule)
+    r.cards_dealt = len(plan.cards)
 
 
 def place(ctx: StepContext, target: str, card: str, rule: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from controller.engine import boundary, voiding
+from controller.engine import boundary, dealing, voiding
 from controller.engine.context import StepContext, usable_method
 from controller.engine.inputs import MarkOutOfOrder
 from controller.engine.state import Phase
@@ -20,21 +20,26 @@ SHOE_METHODS = ("automated_shoe", "manual_shoe")
 
 
 def face_up(ctx: StepContext, card: str) -> None:
-    """.13(a): a card found face up while dealing is not used; more than one voids the round."""
-    if ctx.s.phase is not Phase.DEALING:
+    """.13(a): a card found face up "in the shoe or the deck" while dealing is not used; more than one voids the round.
+    Dealing from the hand (the dealer's panel reports it) the layout is laid again from the shuffler's order without
+    it, since every later card goes one place earlier."""
+    from_hand = ctx.s.phase is Phase.DEALT and ctx.method == "hand"
+    if ctx.s.phase is not Phase.DEALING and not from_hand:
         ctx.ignored("face-up card", "no cards are being dealt")
         return
     r = ctx.r
+    if card in r.discarded or (from_hand and card not in ctx.s.deck_order):
+        ctx.ignored(f"face-up card {card}", "not a card of the deck being dealt, or already set aside")
+        return
     r.discarded.append(card)
     if len(r.discarded) > 1:
         voiding.void(ctx, ctx.rule("13(a)"), f"{len(r.discarded)} cards found face up while dealing")
         return
-    ctx.emit(
-        "card.face_up_discarded",
-        ctx.rule("13(a)"),
-        {"remedy": "not used this round; to the discard rack"},
-        {"card": card},
-    )
+    remedy = "not used this round; to the discard rack"
+    if from_hand:
+        dealing.lay_from_order(ctx, dealing.deal_plan(ctx))
+        remedy += "; the cards after it are dealt one place earlier"
+    ctx.emit("card.face_up_discarded", ctx.rule("13(a)"), {"remedy": remedy}, {"card": card})
 
 
 def drawn_in_error(ctx: StepContext) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from drivers.interfaces import BUTTONS, COUNTS, BoxesBound, ButtonPressed, CountKeyed
+from drivers.interfaces import BUTTONS, COUNTS, BoxesBound, ButtonPressed, CountKeyed, FaceUpCard
 from drivers.reference.device import (
     BadMessage,
     ReferenceDevice,
@@ -17,6 +17,7 @@ from drivers.reference.device import (
     require_count,
     require_str,
 )
+from drivers.reference.framing import is_card
 
 MAX_BOXES = 7  # the most betting positions any chapter allows (643a.2(a))
 
@@ -36,7 +37,17 @@ class ReferenceDealerPanel(ReferenceDevice):
             "button": lambda m: ButtonPressed(self.device_id, require_str(m, "button", BUTTONS)),
             "count": lambda m: CountKeyed(self.device_id, require_str(m, "what", COUNTS), require_count(m, "count")),
             "bind": lambda m: BoxesBound(self.device_id, require_seats(m, "seats")),
+            # Dealing from the hand no reader sees the deck: the dealer keys a card found face up in it (.13(a)).
+            "face_up": lambda m: FaceUpCard(self.device_id, require_card(m, "card")),
         }
+
+
+def require_card(message: Mapping[str, Any], key: str) -> str:
+    """A card of a standard 52-card deck, written like "As" or "Td"."""
+    card = message.get(key)
+    if not isinstance(card, str) or not is_card(card):
+        raise BadMessage(f'{message.get("evt")}: {key!r} must be a card like "As" or "Td", got {card!r}')
+    return card
 
 
 def require_seats(message: Mapping[str, Any], key: str) -> tuple[int, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from drivers.interfaces import ButtonPressed, CountKeyed, DeviceFault, DeviceOffline, DeviceOnline
+from drivers.interfaces import ButtonPressed, CountKeyed, DeviceFault, DeviceOffline, DeviceOnline, FaceUpCard
 from drivers.sim.faults import Fault, FaultKind, Trigger
 from drivers.sim.table import SimulatedTable
 from tests.drivers.conftest import DriverFactory, Recorder
@@ -66,3 +66,19 @@ async def test_sim_refuses_unknown_names_and_counts_key_triggers(
     await table.panel.key_count("chips", 5)
     await events.next(DeviceOffline)
     assert [e.count for e in events.seen if isinstance(e, CountKeyed)] == [4]
+
+
+async def test_a_card_found_face_up_in_the_deck_is_keyed_on_the_panel(
+    table: SimulatedTable, start_driver: DriverFactory
+) -> None:
+    """Dealing from the hand no reader sees the deck: the dealer keys the card found face up (.13(a)); a card that is
+    not one of a 52-card deck is a bad message naming it, and the panel goes on."""
+    events = await started(table, start_driver)
+    await table.panel.send({"evt": "face_up", "card": "Qs"})
+    assert await events.next(FaceUpCard) == FaceUpCard("dealer_panel", "Qs")
+    for bad in ("Zz", 7, None):
+        await table.panel.send({"evt": "face_up", "card": bad})
+        fault = await events.next(DeviceFault)
+        assert fault.code == "bad_message" and "'card'" in fault.detail, (bad, fault.detail)
+    await table.panel.send({"evt": "face_up", "card": "2c"})
+    assert await events.next(FaceUpCard) == FaceUpCard("dealer_panel", "2c")

@@ -36,6 +36,7 @@ def not_available(chapter: str, key: str) -> str:
 # section; a step whose section is not published says so. Every other chapter cites <chapter>.<key>.
 EXPECTED: dict[str, dict[str, str]] = {
     "679a": {
+        "13(a)": not_available("679a", "13(a)"),
         "13(b)": not_available("679a", "13(b)"),
         "13(c)": "679a.9(f)",
         "13(e)": not_available("679a", "13(e)"),

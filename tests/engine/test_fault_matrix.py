@@ -72,7 +72,7 @@ EVERY_METHOD = [(c, m) for c in CHAPTERS for m in methods(c)]
 
 @pytest.mark.parametrize("chapter", chapters_dealt_by("automated_shoe", "manual_shoe"))
 def test_one_face_up_card_is_discarded_two_void(chapter: str) -> None:
-    """A card found face up as a shoe deals it (dealt from the hand, the whole deal is on the layout at once)."""
+    """A card found face up as a shoe deals it (from the hand: the next test)."""
     for n, expect in ((1, "card.face_up_discarded"), (2, "round.voided")):
         t = table(chapter, first_method(chapter, "automated_shoe", "manual_shoe"))
         if t.engine.method == "manual_shoe":
@@ -92,6 +92,34 @@ def test_one_face_up_card_is_discarded_two_void(chapter: str) -> None:
         assert e.rule == cite(chapter, "13(a)")
         if n == 2:
             returned_everything(t, e)
+
+
+@pytest.mark.parametrize("chapter", chapters_dealt_by("hand"))
+def test_a_face_up_card_in_a_deal_from_the_hand_is_not_used_two_void(chapter: str) -> None:
+    """.13(a) names "the shoe or the deck": dealing from the hand the dealer reports the card found face up in the deck
+    (the panel's `face_up`); it is set aside and every later card of the shuffler's order is dealt one place earlier,
+    so the layout the controller settles is the one on the table. A second voids the round."""
+    for n, expect in ((1, "card.face_up_discarded"), (2, "round.voided")):
+        t = table(chapter, "hand")
+        t.press("no_more_bets")
+        assert t.state.phase is Phase.DEALT and t.state.round is not None
+        order = list(t.state.deck_order)
+        laid = {s: list(st.cards) for s, st in t.state.round.seats.items()}
+        # The second card of the deal and, for a void, the third: both would otherwise have gone to the layout.
+        for card in order[1 : 1 + n]:
+            t.feed(FaceUpCard("dealer_panel", card=card))
+        e = remedy(t.events, expect)
+        assert e.rule == cite(chapter, "13(a)")
+        if n == 2:
+            returned_everything(t, e)
+            continue
+        used = [c for c in order if c != order[1]]
+        r = t.state.round
+        assert r is not None and order[1] not in r.dealt and r.discarded == [order[1]]
+        assert r.dealt == used[: len(r.dealt)]
+        assert {s: list(st.cards) for s, st in r.seats.items()} != laid
+        t.press("dealt")
+        assert remedy(t.events, "stub.discarded").payload["count"] == 52 - len(r.dealt) - 1
 
 
 @pytest.mark.parametrize("chapter", chapters_dealt_by("manual_shoe", "hand"))

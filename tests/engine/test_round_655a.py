@@ -333,6 +333,27 @@ def test_a_community_card_exposed_early_voids_the_round(make_table: MakeTable) -
     assert void[0].payload["returned"] == {"1": {"ante": 500, "street_3": 500}}
 
 
+def test_655a_13_d_returns_the_optional_wagers_too(make_table: MakeTable) -> None:
+    """655a.13(d), unlike 683a.13(d), settles no optional wager: "all hands shall be void, all wagers shall be returned
+    to the players", the Three Card Bonus (on the community cards) and the Six Card Bonus included."""
+    t = make_table()
+    t.wager(1, "ante", 500)
+    t.wager(1, "three_card_bonus", 200)
+    t.wager(1, "six_card_bonus", 300)
+    t.wager(2, "ante", 1000)
+    t.press("no_more_bets")
+    t.wager(1, "street_3", 1500)
+    t.press("fold")  # seat 2 folds on 3rd Street: the hands are void, so its Ante comes back too
+    t.wager(1, "street_4", 500)
+    void = t.press("community_exposed")
+    assert [(e.type, e.rule) for e in void][:1] == [("round.voided", "655a.13(d)")]
+    assert void[0].payload["returned"] == {
+        "1": {"ante": 500, "three_card_bonus": 200, "six_card_bonus": 300, "street_3": 1500, "street_4": 500},
+        "2": {"ante": 1000},
+    }
+    assert not [e for e in void if e.type.endswith(".settled")]
+
+
 def test_a_card_drawn_in_error_is_recorded_and_used(make_table: MakeTable) -> None:
     t = make_table(method="manual_shoe")
     t.wager(1, "ante", 500)
