@@ -15,7 +15,7 @@ from controller.engine.commands import DeviceCommand, DispenseStack, Shuffle
 from controller.engine.inputs import Input, MarkOutOfOrder
 from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase
-from drivers.interfaces import DeviceFault, DeviceOnline
+from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline
 from tests.engine.chapter_faults import cite, methods, on, remedy, table
 from tests.engine.conftest import PureTable, decide_all, enter_player
 
@@ -140,3 +140,14 @@ def test_a_shuffler_fault_between_shuffles_lets_the_round_finish_and_blocks_the_
     assert "shuffle.failed" not in t.types()
     t.feed(DeviceOnline("shuffler"))
     assert t.state.phase is Phase.BETTING and t.types()[-1] == "betting.opened"  # type: ignore[comparison-overlap]
+
+
+@pytest.mark.parametrize("chapter", [c for c in ("643a", "655a", "683a", "684a") if methods(c) != ("hand",)])
+def test_a_shuffler_offline_while_betting_does_not_hold_the_wagers_on_the_layout(chapter: str) -> None:
+    """The round's deck is shuffled before betting opens: "no more bets" is not refused for the shuffler."""
+    t = quiet_table(chapter, methods(chapter)[0])
+    t.feed(DeviceOffline("shuffler", reason="unplugged"))
+    assert "device:shuffler" in t.state.blocks
+    play_round(t)
+    assert "no_more_bets.refused" not in t.types() and "round.completed" in t.types()
+    assert t.state.phase is Phase.BLOCKED
