@@ -137,7 +137,8 @@ def device_down(ctx: StepContext, dev: str, why: str) -> None:
             "device": dev,
             "reason": why,
             "phase": str(ctx.s.phase),
-            "remedy": f"no new round until it is back or marked out of order; then {takeover(ctx, dev)} takes over",
+            "remedy": f"no new round until it is back (cleared and restarted, it identifies again) or marked out of "
+            f"order; then {takeover(ctx, dev)} takes over",
         },
     )
     if dev == "shoe" and ctx.s.phase is Phase.DEALING and ctx.method in SHOE_METHODS:

@@ -71,7 +71,7 @@ def test_a_shoe_jam_after_the_deal_blocks_the_next_round_before_any_wager(chapte
     assert "round.voided" not in t.types()  # the round in play finished on its cards
     e = remedy(t.events, "device.unusable")
     assert e.rule == cite(chapter, "13(g)") and e.payload["device"] == "shoe"
-    assert "jam" in e.payload["reason"] and "no new round until" in e.payload["remedy"]
+    assert "jam" in e.payload["reason"] and "identifies again" in e.payload["remedy"]
     assert t.state.phase is Phase.BLOCKED and "device:shoe" in t.state.blocks
     assert t.state.block_reason is not None and "jam" in t.state.block_reason
     assert t.types().count("betting.opened") == 1
