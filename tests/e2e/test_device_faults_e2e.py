@@ -150,7 +150,7 @@ async def test_one_face_up_card_is_discarded_and_the_round_completes(tmp_path: P
 
 class ShoeAttendant:
     """The automated shoe jams once round 1 is dealt (it says so at once, unasked, and would jam its next dispense);
-    when the table reports it unusable the attendant clears it and plugs it back in, so it identifies again."""
+    once the table shows itself blocked by it, the attendant clears it and plugs it back in, so it identifies again."""
 
     def __init__(self) -> None:
         self.sims: SimulatedTable | None = None
@@ -162,7 +162,7 @@ class ShoeAttendant:
     def heard(self, ev: JournaledEvent) -> None:
         if ev.type == "stub.discarded" and ev.round_id is not None and ev.round_id.endswith("r000001"):
             self.chores.append(asyncio.get_running_loop().create_task(self._jam()))
-        elif ev.type == "device.unusable" and ev.payload.get("device") == "shoe":
+        elif ev.type == "table.blocked" and "device:shoe" in ev.payload.get("reasons", {}):
             self.chores.append(asyncio.get_running_loop().create_task(self._clear()))
 
     def _shoe(self) -> SimDevice:
@@ -206,7 +206,9 @@ async def test_shoe_jam_after_the_deal_stops_the_next_round_before_wagers(tmp_pa
     unusable = types.index("device.unusable")
     assert events[unusable]["rule"] == "655a.13(g)" and "jam" in events[unusable]["payload"]["reason"]
     first_done, cleared = types.index("round.completed"), types.index("table.block_cleared")
-    assert events[cleared]["payload"]["block"] == "device:shoe" and "table.blocked" in types[first_done:cleared]
+    blocked = types.index("table.blocked")
+    assert first_done < blocked < cleared and "jam" in events[blocked]["payload"]["reasons"]["device:shoe"]
+    assert events[cleared]["payload"]["block"] == "device:shoe"
     # Round 2 opens betting, and takes its wagers, only once the shoe is back.
     opened = [i for i, e in enumerate(events) if e["type"] == "betting.opened"]
     accepted = [i for i, e in enumerate(events) if e["type"] == "wager.accepted" and e["round_id"].endswith("r000002")]
