@@ -12,8 +12,9 @@ from controller.engine.context import StepContext
 from controller.engine.state import Phase, RoundState
 from drivers.interfaces import TERMINAL_SPOTS, LockAcknowledged, WagerDetected
 
-# Blocks that stop a round already in betting from being dealt (others only stop the next round).
-_STOPS_DEALING = ("device:", "no_method", "deck_removed")
+# Blocks that stop a round already in betting from being dealt (others only stop the next round). The shuffler is
+# not among them: the round's deck was shuffled before betting opened.
+_STOPS_DEALING = ("device:shoe", "no_method", "deck_removed")
 
 
 def open_betting(ctx: StepContext) -> None:

@@ -14,6 +14,8 @@ from drivers.interfaces import DeviceFault
 
 SHUFFLER_FAULTS = {"jam", "stopped", "incomplete"}  # .13(e)
 SHOE_FAULTS = {"jam", "stopped", "empty", "misfeed"}  # .13(f)
+# The shoe faults that outlast the dispense they stop: "empty" is refilled by the next shuffle, these need a hand.
+SHOE_STUCK = SHOE_FAULTS - {"empty"}
 DEVICES = ("shuffler", "shoe")  # the devices .13(g) has marked out of order
 COVERED = "covered or has a sign indicating that it is out of order placed on the device"  # .13(g)'s words
 SHOE_METHODS = ("automated_shoe", "manual_shoe")
@@ -92,13 +94,21 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
     dev = inp.device_id
     if dev in ctx.s.out_of_order:
         return  # covered: nothing it says is used
+    why = f"fault {inp.code}" + (f": {inp.detail}" if inp.detail else "")
     if dev == "shuffler" and inp.code in SHUFFLER_FAULTS:
         if ctx.s.phase is Phase.SHUFFLING:
             ctx.emit("shuffle.failed", ctx.rule("13(e)"), {"code": inp.code, "remedy": "the cards are reshuffled"})
             boundary.start_shuffle(ctx)
+        else:
+            # No shuffle to do again (.13(e)): the next one would be asked of a jammed shuffler, so it waits.
+            device_down(ctx, dev, why)
     elif dev == "shoe" and inp.code in SHOE_FAULTS:
         if ctx.s.phase is Phase.DEALING and ctx.method == "automated_shoe":
             voiding.void(ctx, ctx.rule("13(f)"), f"the automated dealing shoe reported {inp.code}: {inp.detail}")
+        elif ctx.method == "automated_shoe" and inp.code in SHOE_STUCK:
+            # Reported while no round is being dealt: .13(f) voids nothing, but betting must not open on a shoe
+            # whose first dispense would void the round with its wagers taken.
+            device_down(ctx, dev, why)
     elif dev == "shoe" and inp.code == "foreign_card":
         if ctx.s.phase is Phase.DEALING:
             # A card that is not of the inspected deck: the hands cannot stand, as with a deck that fails
@@ -106,7 +116,7 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
             voiding.void(ctx, ctx.rule("13(c)"), f"the shoe read a card foreign to the deck: {inp.detail}")
     elif dev in DEVICES:
         # Any other fault (malfunction, failed command, no device): it cannot be used (.13(g)).
-        device_down(ctx, dev, f"fault {inp.code}" + (f": {inp.detail}" if inp.detail else ""))
+        device_down(ctx, dev, why)
 
 
 def device_down(ctx: StepContext, dev: str, why: str) -> None:
@@ -127,7 +137,8 @@ def device_down(ctx: StepContext, dev: str, why: str) -> None:
             "device": dev,
             "reason": why,
             "phase": str(ctx.s.phase),
-            "remedy": f"no new round until it is back or marked out of order; then {takeover(ctx, dev)} takes over",
+            "remedy": f"no new round until it is back (cleared and restarted, it identifies again) or marked out of "
+            f"order; then {takeover(ctx, dev)} takes over",
         },
     )
     if dev == "shoe" and ctx.s.phase is Phase.DEALING and ctx.method in SHOE_METHODS:

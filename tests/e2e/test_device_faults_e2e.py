@@ -18,8 +18,12 @@ import pytest
 
 from controller.config.table import TableConfig, demo_config
 from controller.core.cards import STANDARD_DECK
+from controller.core.events import JournaledEvent
 from controller.people.demo import ScriptedPolicy, ScriptedRound, play
+from drivers.sim.base import SimDevice
+from drivers.sim.faults import Fault, FaultKind
 from drivers.sim.script import SimScript, load_sim_script
+from drivers.sim.table import SimulatedTable
 
 pytestmark = [
     pytest.mark.e2e,
@@ -142,3 +146,70 @@ async def test_one_face_up_card_is_discarded_and_the_round_completes(tmp_path: P
     assert types.count(("card.face_up_discarded", "655a.13(a)")) == 1
     assert ("round.completed", "655a.11(j)") in types
     assert not any(e["type"] == "round.voided" for e in events)
+
+
+class ShoeAttendant:
+    """The automated shoe jams once round 1 is dealt (it says so at once, unasked, and would jam its next dispense);
+    once the table shows itself blocked by it, the attendant clears it and plugs it back in, so it identifies again."""
+
+    def __init__(self) -> None:
+        self.sims: SimulatedTable | None = None
+        self.chores: list[asyncio.Task[None]] = []
+
+    def found(self, sims: SimulatedTable) -> None:
+        self.sims = sims
+
+    def heard(self, ev: JournaledEvent) -> None:
+        if ev.type == "stub.discarded" and ev.round_id is not None and ev.round_id.endswith("r000001"):
+            self.chores.append(asyncio.get_running_loop().create_task(self._jam()))
+        elif ev.type == "table.blocked" and "device:shoe" in ev.payload.get("reasons", {}):
+            self.chores.append(asyncio.get_running_loop().create_task(self._clear()))
+
+    def _shoe(self) -> SimDevice:
+        assert self.sims is not None, "play handed over no simulated devices"
+        return self.sims.device("shoe")
+
+    async def _jam(self) -> None:
+        await self._shoe().inject(Fault(FaultKind.JAM))
+        await self._shoe().send({"evt": "fault", "code": "jam", "detail": "card jam at the dispensing gate"})
+
+    async def _clear(self) -> None:
+        self._shoe().clear_faults()
+        await self._shoe().replug()
+
+
+async def test_shoe_jam_after_the_deal_stops_the_next_round_before_wagers(tmp_path: Path) -> None:
+    """A jam the shoe reports while round 1 is in its decisions: round 1 is settled on its cards, round 2 opens no
+    betting until the shoe is back (.13(g)), so no wager of round 2 is voided by its first dispense (.13(f))."""
+    attendant = ShoeAttendant()
+    journal = tmp_path / "j.sqlite"
+    extra: dict[str, Any] = {"sim_script": _script(tmp_path, ""), "on_sims": attendant.found}
+    played = play(
+        _config("fault-late-jam"),
+        rounds=2,
+        broker=NO_BROKER,
+        seed=5,
+        journal_path=journal,
+        policy=ScriptedPolicy([ROUND]),
+        on_event=attendant.heard,
+        **extra,
+    )
+    try:
+        assert await asyncio.wait_for(played, FAILURE_BOUND) == 2
+    finally:
+        for chore in attendant.chores:
+            chore.cancel()
+        await asyncio.gather(*attendant.chores, return_exceptions=True)
+    events = _events(journal)
+    types = [e["type"] for e in events]
+    assert "round.voided" not in types and types.count("round.completed") == 2
+    unusable = types.index("device.unusable")
+    assert events[unusable]["rule"] == "655a.13(g)" and "jam" in events[unusable]["payload"]["reason"]
+    first_done, cleared = types.index("round.completed"), types.index("table.block_cleared")
+    blocked = types.index("table.blocked")
+    assert first_done < blocked < cleared and "jam" in events[blocked]["payload"]["reasons"]["device:shoe"]
+    assert events[cleared]["payload"]["block"] == "device:shoe"
+    # Round 2 opens betting, and takes its wagers, only once the shoe is back.
+    opened = [i for i, e in enumerate(events) if e["type"] == "betting.opened"]
+    accepted = [i for i, e in enumerate(events) if e["type"] == "wager.accepted" and e["round_id"].endswith("r000002")]
+    assert len(opened) == 2 and opened[1] > cleared and accepted and min(accepted) > cleared

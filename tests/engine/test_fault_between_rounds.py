@@ -1,0 +1,155 @@
+"""A device fault reported while no round needs the device: the automated shoe jams after every card of the round
+is on the layout, or the shuffler jams while no shuffle is under way. The round in play finishes as the chapter
+says; the next round does not open betting on a device the table knows is faulted (.13(g)), so no wager is taken
+for a round whose first dispense would void it (.13(f)). The faults DURING a round keep their remedies
+(tests/engine/test_fault_matrix.py)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from controller.core.cards import STANDARD_DECK
+from controller.engine.commands import DeviceCommand, DispenseStack, Shuffle
+from controller.engine.inputs import Input, MarkOutOfOrder
+from controller.engine.spec import DealingMethod
+from controller.engine.state import Phase
+from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline
+from tests.engine.chapter_faults import cite, methods, on, remedy, table
+from tests.engine.conftest import PureTable, decide_all, enter_player
+
+NO_HIT = random.Random(0).sample(STANDARD_DECK, 52)  # seeded: no progressive is hit in any chapter
+AUTOMATED = [c for c in ("643a", "655a", "683a", "684a") if "automated_shoe" in methods(c)]
+
+
+class JammedShoe:
+    """The automated shoe once it has jammed: every dispense answers the jam until the shoe is back."""
+
+    def __init__(self, t: PureTable) -> None:
+        self.jammed = False
+        self.perfect = t.answer
+
+    def __call__(self, c: DeviceCommand) -> list[Input]:
+        if self.jammed and isinstance(c, DispenseStack):
+            return [DeviceFault("shoe", code="jam", detail="card jam at the dispensing gate")]
+        return self.perfect(c)
+
+
+def quiet_table(chapter: str, method: DealingMethod) -> PureTable:
+    """Two players; the round's deck is one that hits no progressive (643a's standard order hits one, whose
+    validation would hold the round open)."""
+    t = table(chapter, method)
+    t.shoe = list(NO_HIT)
+    t.decks = [list(NO_HIT) for _ in range(4)]
+    return t
+
+
+def play_round(t: PureTable) -> None:
+    """ "No more bets", the deal (by hand, the dealer's "dealt"), each decision: the round to its end."""
+    dealt = t.press("no_more_bets")
+    if t.state.phase is Phase.DEALT:
+        dealt = t.press("dealt")
+    decide_all(t, dealt)
+
+
+def jam_after_the_deal(chapter: str) -> tuple[PureTable, JammedShoe]:
+    """A round dealt from the automated shoe; the shoe reports a jam once the stub is out, then the round ends."""
+    t = quiet_table(chapter, "automated_shoe")
+    shoe = JammedShoe(t)
+    t.answer = shoe
+
+    def stub_then_jam(c: DeviceCommand) -> list[Input]:
+        shoe.jammed = True
+        return [*shoe.perfect(c), DeviceFault("shoe", code="jam", detail="card jam at the dispensing gate")]
+
+    on(t, "remove_stub", stub_then_jam)
+    play_round(t)
+    assert "round.completed" in t.types()
+    return t, shoe
+
+
+@pytest.mark.parametrize("chapter", AUTOMATED)
+def test_a_shoe_jam_after_the_deal_blocks_the_next_round_before_any_wager(chapter: str) -> None:
+    t, shoe = jam_after_the_deal(chapter)
+    assert "round.voided" not in t.types()  # the round in play finished on its cards
+    e = remedy(t.events, "device.unusable")
+    assert e.rule == cite(chapter, "13(g)") and e.payload["device"] == "shoe"
+    assert "jam" in e.payload["reason"] and "identifies again" in e.payload["remedy"]
+    assert t.state.phase is Phase.BLOCKED and "device:shoe" in t.state.blocks
+    assert t.state.block_reason is not None and "jam" in t.state.block_reason
+    assert t.types().count("betting.opened") == 1
+    # Chips put down now are not taken: betting is not open.
+    rejected = enter_player(t, 1)
+    assert rejected and {e.type for e in rejected} == {"wager.rejected"}
+    # The shoe is cleared and comes back (it identifies again): the next round is shuffled and opens.
+    shoe.jammed = False
+    back = t.feed(DeviceOnline("shoe", identity={"model": "sim"}))
+    assert [e.payload["block"] for e in back if e.type == "table.block_cleared"] == ["device:shoe"]
+    # mypy keeps the phase narrowed by the assert above across the inputs fed since (python/mypy#17537)
+    assert t.types(back)[-1] == "betting.opened" and t.state.phase is Phase.BETTING  # type: ignore[comparison-overlap]
+    enter_player(t, 1)
+    play_round(t)
+    assert "round.voided" not in t.types() and t.types().count("round.completed") == 2
+
+
+@pytest.mark.parametrize("chapter", [c for c in AUTOMATED if "manual_shoe" in methods(c)])
+def test_a_shoe_jammed_between_rounds_marked_out_of_order_hands_over_to_the_manual_shoe(chapter: str) -> None:
+    t, _ = jam_after_the_deal(chapter)
+    marked = remedy(t.feed(MarkOutOfOrder("shoe")), "device.out_of_order")
+    assert marked.rule == cite(chapter, "13(g)") and "jam" in marked.payload["reason"]
+    assert t.state.phase is Phase.BETTING and marked.payload["dealing_method"] == "manual_shoe"
+
+
+@pytest.mark.parametrize("chapter", AUTOMATED)
+def test_a_shoe_jam_while_betting_keeps_the_wagers_and_refuses_no_more_bets(chapter: str) -> None:
+    """Wagers already on the layout are not voided: "no more bets" waits for the shoe (no card is out)."""
+    t = quiet_table(chapter, "automated_shoe")
+    shoe = JammedShoe(t)
+    t.answer = shoe
+    shoe.jammed = True
+    remedy(t.feed(DeviceFault("shoe", code="jam")), "device.unusable")
+    refused = remedy(t.press("no_more_bets"), "no_more_bets.refused")
+    assert refused.rule == cite(chapter, "13(g)") and t.state.phase is Phase.BETTING
+    assert not any(isinstance(c, DispenseStack) for c in t.commands)
+    shoe.jammed = False
+    t.feed(DeviceOnline("shoe"))
+    play_round(t)
+    assert "round.voided" not in t.types() and "round.completed" in t.types()
+
+
+@pytest.mark.parametrize("chapter", AUTOMATED)
+def test_a_shoe_jam_while_betting_with_nothing_on_the_layout_closes_betting(chapter: str) -> None:
+    t = quiet_table(chapter, "automated_shoe")
+    play_round(t)  # one round played; the next opens with nothing on the layout
+    assert t.state.phase is Phase.BETTING
+    t.feed(DeviceFault("shoe", code="misfeed"))
+    assert t.state.phase is Phase.BLOCKED and t.state.round is None  # type: ignore[comparison-overlap]
+
+
+@pytest.mark.parametrize("chapter", ["643a", "655a", "679a", "683a", "684a"])
+@pytest.mark.parametrize("code", ["jam", "stopped", "incomplete"])
+def test_a_shuffler_fault_between_shuffles_lets_the_round_finish_and_blocks_the_next(chapter: str, code: str) -> None:
+    t = quiet_table(chapter, methods(chapter)[0])
+    t.feed(DeviceFault("shuffler", code=code, detail="lid open"))
+    e = remedy(t.events, "device.unusable")
+    assert e.rule == cite(chapter, "13(g)") and e.payload["device"] == "shuffler" and code in e.payload["reason"]
+    shuffles = sum(isinstance(c, Shuffle) for c in t.commands)
+    play_round(t)  # the round's deck was shuffled before the fault: it is dealt and settled
+    assert "round.voided" not in t.types() and "round.completed" in t.types()
+    assert t.state.phase is Phase.BLOCKED and "device:shuffler" in t.state.blocks
+    assert sum(isinstance(c, Shuffle) for c in t.commands) == shuffles  # no shuffle asked of a faulted shuffler
+    assert "shuffle.failed" not in t.types()
+    t.feed(DeviceOnline("shuffler"))
+    assert t.state.phase is Phase.BETTING and t.types()[-1] == "betting.opened"  # type: ignore[comparison-overlap]
+
+
+@pytest.mark.parametrize("chapter", ["643a", "655a", "679a", "683a", "684a"])
+def test_a_shuffler_offline_while_betting_does_not_hold_the_wagers_on_the_layout(chapter: str) -> None:
+    """The round's deck is shuffled before betting opens: "no more bets" is not refused for the shuffler."""
+    t = quiet_table(chapter, methods(chapter)[0])
+    t.feed(DeviceOffline("shuffler", reason="unplugged"))
+    assert "device:shuffler" in t.state.blocks
+    play_round(t)
+    assert "no_more_bets.refused" not in t.types() and "round.completed" in t.types()
+    assert t.state.phase is Phase.BLOCKED
