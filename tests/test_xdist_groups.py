@@ -12,7 +12,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-GROUPED = '''
+GROUPED = """
 import pytest
 
 pytestmark = pytest.mark.xdist_group("made_once")
@@ -21,15 +21,15 @@ pytestmark = pytest.mark.xdist_group("made_once")
 @pytest.mark.parametrize("n", range(6))
 def test_grouped(n: int) -> None:
     pass
-'''
-FREE = '''
+"""
+FREE = """
 import pytest
 
 
 @pytest.mark.parametrize("n", range(6))
 def test_free(n: int) -> None:
     pass
-'''
+"""
 
 
 def test_an_xdist_group_runs_on_one_worker(tmp_path: Path) -> None:
