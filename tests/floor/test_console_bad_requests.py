@@ -53,7 +53,8 @@ from tests.floor.console_requests import (
 )
 from tests.floor.selfsigned import self_signed
 
-pytestmark = pytest.mark.floor
+# One worker runs the module: its tests share one console on a floor (the module fixture), made once.
+pytestmark = [pytest.mark.floor, pytest.mark.xdist_group("console_bad_requests")]
 
 
 @pytest.fixture(scope="module")

@@ -32,7 +32,8 @@ from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.conftest import console_floor, wait_for
 from tests.floor.console_login import log_in, session_known
 
-pytestmark = [pytest.mark.floor, pytest.mark.e2e, pytest.mark.browser]
+# One worker runs the module: its tests share one stage (tables, a floor, a console), made once.
+pytestmark = [pytest.mark.floor, pytest.mark.e2e, pytest.mark.browser, pytest.mark.xdist_group("console_reset_cashout")]
 TABLE = "con-rc-1"
 SEAT = 2
 BOUGHT = 7_500  # cents: the player's buy-in at seat 2's terminal before it went dark

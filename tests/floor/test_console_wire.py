@@ -30,7 +30,8 @@ from tests.floor.console_requests import (
     replies,
 )
 
-pytestmark = pytest.mark.floor
+# One worker runs the module: its tests share one console on a floor (the module fixture), made once.
+pytestmark = [pytest.mark.floor, pytest.mark.xdist_group("console_wire")]
 
 
 @pytest.fixture(scope="module")

@@ -80,6 +80,10 @@ class SecureBroker:
         )
 
 
+# One worker runs the module: its tests share one secured mosquitto (the module fixture), made once.
+pytestmark = pytest.mark.xdist_group("broker_acl")
+
+
 @pytest.fixture(scope="module")
 def broker() -> Iterator[SecureBroker]:
     try:

@@ -10,6 +10,9 @@ import pytest
 
 from controller.par import cajun_stud, mississippi_stud, mississippi_stud_optional
 
+# One worker runs the module: its tests share 683a's main game, solved once (the module fixture).
+pytestmark = pytest.mark.xdist_group("par_cajun_stud")
+
 
 @pytest.fixture(scope="module")
 def main_a() -> cajun_stud.MainGame:

@@ -69,6 +69,10 @@ from controller.par.stud import FOLD
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# One worker runs the module: its tests share 655a's and 643a's main games, solved once (the module fixtures).
+pytestmark = pytest.mark.xdist_group("par_published")
+
+
 @pytest.fixture(scope="module")
 def ms() -> mississippi_stud.MainGame:
     return mississippi_stud.analyse_main()
