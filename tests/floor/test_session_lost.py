@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from structlog.testing import capture_logs
 
 from controller.supervisor.envelope import public_key_b64
-from floor.config import parse_floor_config
+from floor.config import FloorConfig, parse_floor_config
 from floor.console.auth import login_bytes
 from floor.console.floor_alerts import SESSION_GROUP
 from floor.service import FloorService
@@ -46,14 +46,19 @@ def names(table: str) -> Any:
     return lambda u: any(table in a["args"]["tables"] for a in u.get("alerts", {}).get(SESSION_GROUP, []))
 
 
+def floor_config(dsn: str, broker: str, prefix: str, extra: str = "") -> FloorConfig:
+    """A floor with its console and one supervisor on a private broker; `extra`: more TOML sections."""
+    return parse_floor_config(
+        f'[database]\ndsn = "{dsn}"\n[mqtt]\nbroker = "{broker}"\nprefix = "{prefix}"\n'
+        f'client_id = "{fresh_id("floor")}"\n{extra}[console]\nlisten = "127.0.0.1:0"\n'
+        f'[[console.supervisors]]\nkey_id = "sue.sup"\nrole = "supervisor"\npublic_key = "{public_key_b64(KEY)}"\n'
+    )
+
+
 async def test_a_lost_session_is_said_in_the_log_and_on_the_console_naming_the_tables(floor_dsn: str) -> None:
     table, prefix = fresh_id("t"), fresh_id("lost")
     with own_mosquitto() as broker, capture_logs() as logs:
-        config = parse_floor_config(
-            f'[database]\ndsn = "{floor_dsn}"\n[mqtt]\nbroker = "{broker.url}"\nprefix = "{prefix}"\n'
-            f'client_id = "{fresh_id("floor")}"\n[console]\nlisten = "127.0.0.1:0"\n'
-            f'[[console.supervisors]]\nkey_id = "sue.sup"\nrole = "supervisor"\npublic_key = "{public_key_b64(KEY)}"\n'
-        )
+        config = floor_config(floor_dsn, broker.url, prefix)
         service = FloorService(config)
         async with (
             running(service, console=True),
@@ -98,11 +103,7 @@ async def test_the_alert_ends_with_its_gaps_and_a_later_gap_is_not_named_in_it(f
     alert, not the lost session's. Before, the alert came back for any gap opened at any time after the loss."""
     table, prefix = fresh_id("t"), fresh_id("lost")
     with own_mosquitto() as broker:
-        config = parse_floor_config(
-            f'[database]\ndsn = "{floor_dsn}"\n[mqtt]\nbroker = "{broker.url}"\nprefix = "{prefix}"\n'
-            f'client_id = "{fresh_id("floor")}"\n[gaps]\ngrace_s = 4\n[console]\nlisten = "127.0.0.1:0"\n'
-            f'[[console.supervisors]]\nkey_id = "sue.sup"\nrole = "supervisor"\npublic_key = "{public_key_b64(KEY)}"\n'
-        )
+        config = floor_config(floor_dsn, broker.url, prefix, "[gaps]\ngrace_s = 4\n")
         service = FloorService(config)
         async with (
             running(service, console=True),
