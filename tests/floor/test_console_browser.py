@@ -85,7 +85,9 @@ def card_leaks(bodies: list[tuple[str, str]]) -> list[str]:
         if isinstance(value, dict):
             context = value["round_id"] if isinstance(value.get("round_id"), str) else context
             for k, v in value.items():
-                scan(v, f"{where}.{k}", context)
+                # The log-in's CSRF token is random base64url: "-5d-" in it is no card (it failed a CI run).
+                if k != "csrf":
+                    scan(v, f"{where}.{k}", context)
         elif isinstance(value, list):
             for i, v in enumerate(value):
                 scan(v, f"{where}[{i}]", context)

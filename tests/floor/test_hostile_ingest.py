@@ -162,7 +162,10 @@ async def test_every_fault_is_refused_said_and_counted_and_the_good_events_aroun
     for topic, _, says in [*RETAINED, *JUNK]:
         assert any(t == topic and says in reason for t, reason in kept), (topic, says, kept)
     refusals = [e for e in logs if e["event"] == "message refused"]
-    assert len(refusals) == len(JUNK)  # the retained ones were said at the subscription, before the capture
+    # Every junk message said once; the retained ones come at the subscription, said before the capture or, on a slow
+    # machine, in it (a CI run): those are told apart by their topic and size (a junk status shares their reason).
+    early = [e for e in refusals if any(t == e["topic"] and len(p) == e["bytes"] for t, p, _ in RETAINED)]
+    assert len(refusals) - len(early) == len(JUNK) and len(early) <= len(RETAINED), refusals
     assert all(e["topic"] and e["reason"] and e["log_level"] == "warning" for e in refusals)
     assert {e["table_id"] for e in refusals} == {"t1", "ghost", "L1"}
     assert f"{wanted} message(s) refused" in text
