@@ -8,14 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from controller.config.broker import MAX_PACKET_SIZE, parse_broker_address
 from controller.config.errors import ConfigError, describe_errors
@@ -46,6 +39,15 @@ class MqttSettings(_Strict):
     ca_file: str | None = Field(None, description="CA bundle that signed the broker's certificate (mqtts://)")
     cert_file: str | None = Field(None, description="client certificate for TLS client authentication")
     key_file: str | None = Field(None, description="the client certificate's private key")
+    keepalive_s: int = Field(
+        15,
+        ge=2,
+        le=600,
+        description="seconds: with nothing heard from the broker for this long the table pings it, and a broker that "
+        "does not answer the ping within as long again is given up as an outage (events are kept in the journal and "
+        "sent on reconnecting); lower it to notice a frozen broker or a dead link sooner, at one small ping each "
+        "period on a quiet connection",
+    )
     max_packet_size: int = Field(
         MAX_PACKET_SIZE,
         ge=4096,

@@ -74,7 +74,7 @@ class EventPublisher:
         birth: Birth | None = None,
         client_id: str | None = None,
         connect_timeout: float = 3.0,
-        keepalive: int = 15,
+        keepalive: int | None = None,
         backoff_min: float = 0.2,
         backoff_max: float = 5.0,
         note: Note | None = None,
@@ -96,7 +96,7 @@ class EventPublisher:
         self._client_id = client_id or f"tablectl-{table_id}"
         # Also bounds each PUBACK wait: a broker that stops answering is treated as an outage.
         self._timeout = connect_timeout
-        self._keepalive = keepalive
+        self._keepalive = settings.keepalive_s if keepalive is None else keepalive
         self._backoff_min = backoff_min
         self._backoff_max = backoff_max
         self._retained = RetainedTopics(self.topics, journal.boot_id, birth, birth.ts if birth else now_iso())

@@ -49,10 +49,15 @@ def counts_by_four(outcome: IntArray, outcomes: int) -> IntArray:
     return counts.reshape(n4, outcomes)
 
 
+@cache
 def class_counts(size: int) -> IntArray:
-    """How many of the C(52, size) hands of 5 to 7 cards fall in each five-card class (rankings.Five)."""
+    """How many of the C(52, size) hands of 5 to 7 cards fall in each five-card class (rankings.Five). Kept, read-only,
+    as five_card_values is: the six-card count takes about a second and each 655a sheet asks for it twice (the Six
+    Card Bonus and the main game's notes), `par` for several configs and the par tests many times more."""
     if size == 5:
-        return np.bincount(hand_class(five_card_values()), minlength=10).astype(np.int64)
+        out = np.bincount(hand_class(five_card_values()), minlength=10).astype(np.int64)
+        out.flags.writeable = False
+        return out
     counts = np.zeros(10, dtype=np.int64)
     head = combos.combinations(size - 1)
     # The sets whose highest card is `top`: every (size - 1)-set of lower cards, plus `top`; a block at a time.
@@ -62,6 +67,7 @@ def class_counts(size: int) -> IntArray:
         hands[:, :-1] = lower
         hands[:, -1] = top
         counts += np.bincount(hand_class(evaluate(hands)), minlength=10)
+    counts.flags.writeable = False
     return counts
 
 

@@ -68,7 +68,7 @@ class CommandListener:
         *,
         clock: Callable[[], datetime] = _utc_now,
         connect_timeout: float = 3.0,
-        keepalive: int = 15,
+        keepalive: int | None = None,
         backoff_min: float = 0.2,
         backoff_max: float = 5.0,
     ) -> None:
@@ -78,7 +78,7 @@ class CommandListener:
         self._broker = broker
         self._clock = clock
         self._timeout = connect_timeout
-        self._keepalive = keepalive
+        self._keepalive = config.mqtt.keepalive_s if keepalive is None else keepalive
         self._backoff = (backoff_min, backoff_max)
         topics = Topics(config.mqtt.prefix, config.table_id)
         self.subscription = topics.cmd("+")

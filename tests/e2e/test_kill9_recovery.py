@@ -1,6 +1,6 @@
 """kill -9 at any instant: the real daemon (`tablectl demo`, its simulated devices and players in the same process,
 so they die with it as in a power loss of the table) is killed at seeded instants and restarted on the same journal
-until at least 200 rounds have been started (60 in the suite's bounded run; `pytest -m campaign` for the 200). Then,
+until at least 200 rounds have been started (40 in the suite's bounded run; `pytest -m campaign` for the 200). Then,
 from the journal and from an independent paho subscriber that stayed connected throughout (QoS 1): seq gap-free and
 the hash chain intact; every round's wagers settled exactly once or returned exactly once by a void, none taken
 twice; the money reconciles; every journaled event reached the subscriber (duplicates allowed, gaps not). Each kill's
@@ -63,7 +63,7 @@ SEED = 655_013
 # Rounds started before the last boot: the full campaign (`pytest -m campaign`) and the suite's bounded run, which
 # still hits every phase (the loop's other condition), voids by recovery and replays backlogs; CI's 15 minutes.
 ROUNDS = 200
-BOUNDED_ROUNDS = 60
+BOUNDED_ROUNDS = 40
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 # The phases a demo round passes through (automated shoe, counting shuffler: no chip or stub counts) and the event
 # the subscriber sees as the table enters each.

@@ -23,7 +23,8 @@ from tests.e2e.conftest import killed_at_exit, start_demo, stop, table_config
 pytestmark = pytest.mark.e2e
 
 PREFIX = "ql"
-STALL_SECONDS = 20  # past the daemon's keepalive (15 s): the connection is given up while the broker is frozen
+KEEPALIVE_S = 3  # the table's [mqtt] keepalive_s, so the stall below need not outlast the default 15 s
+STALL_SECONDS = 2 * KEEPALIVE_S + 2  # past the keepalive and its ping's wait: given up while the broker is frozen
 
 
 def _wait_events(sub: Subscriber, table_id: str, after_seq: int, within: float = 60) -> int:
@@ -47,6 +48,10 @@ def test_broker_drops_and_stalls_log_warnings_only(tmp_path: Path, table_id: str
     try:
         sub.wait_subscribed()
         config = table_config(tmp_path, table_id, PREFIX)
+        text = config.read_text().replace(
+            f'prefix = "{PREFIX}"', f'prefix = "{PREFIX}"\nkeepalive_s = {KEEPALIVE_S}', 1
+        )
+        config.write_text(text)
         proc = start_demo(config, tmp_path / "j.sqlite", broker.url, log)
         with killed_at_exit(proc):
             n = _wait_events(sub, table_id, 20)
