@@ -512,6 +512,8 @@ class TableMachine(RuleBasedStateMachine):
         if s.round is not None and s.phase.value in ("dealing", "dealt", "decision", "stub_count"):
             assert s.round.players, "cards dealt to no player"
         assert not (s.out_of_order.keys() & s.devices_down.keys())
+        # A fault kept for a restart is one of the devices down: it never blocks on its own, nor outlives the block.
+        assert s.device_faults.keys() <= s.devices_down.keys()
 
 
 from drivers.interfaces import ButtonPressed  # noqa: E402
