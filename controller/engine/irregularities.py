@@ -5,11 +5,12 @@ controller/engine/voiding.py."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from controller.engine import boundary, dealing, voiding
 from controller.engine.context import StepContext, usable_method
 from controller.engine.inputs import MarkOutOfOrder
-from controller.engine.state import Phase
+from controller.engine.state import HeldFault, Phase
 from drivers.interfaces import DeviceFault
 
 SHUFFLER_FAULTS = {"jam", "stopped", "incomplete"}  # .13(e)
@@ -101,14 +102,14 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
             boundary.start_shuffle(ctx)
         else:
             # No shuffle to do again (.13(e)): the next one would be asked of a jammed shuffler, so it waits.
-            device_down(ctx, dev, why)
+            fault_down(ctx, inp, why)
     elif dev == "shoe" and inp.code in SHOE_FAULTS:
         if ctx.s.phase is Phase.DEALING and ctx.method == "automated_shoe":
             voiding.void(ctx, ctx.rule("13(f)"), f"the automated dealing shoe reported {inp.code}: {inp.detail}")
         elif ctx.method == "automated_shoe" and inp.code in SHOE_STUCK:
             # Reported while no round is being dealt: .13(f) voids nothing, but betting must not open on a shoe
             # whose first dispense would void the round with its wagers taken.
-            device_down(ctx, dev, why)
+            fault_down(ctx, inp, why)
     elif dev == "shoe" and inp.code == "foreign_card":
         if ctx.s.phase is Phase.DEALING:
             # A card that is not of the inspected deck: the hands cannot stand, as with a deck that fails
@@ -116,7 +117,14 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
             voiding.void(ctx, ctx.rule("13(c)"), f"the shoe read a card foreign to the deck: {inp.detail}")
     elif dev in DEVICES:
         # Any other fault (malfunction, failed command, no device): it cannot be used (.13(g)).
-        device_down(ctx, dev, why)
+        fault_down(ctx, inp, why)
+
+
+def fault_down(ctx: StepContext, inp: DeviceFault, why: str) -> None:
+    """A device unusable for what it reported: the fault is kept with the state, so a restart does not clear it."""
+    device_down(ctx, inp.device_id, why)
+    if inp.device_id in ctx.s.devices_down:
+        ctx.s.device_faults[inp.device_id] = HeldFault(inp.code, inp.detail, ctx.s.now, ctx.s.rounds_played)
 
 
 def device_down(ctx: StepContext, dev: str, why: str) -> None:
@@ -151,9 +159,46 @@ def device_down(ctx: StepContext, dev: str, why: str) -> None:
 
 
 def device_back(ctx: StepContext, dev: str) -> None:
+    held = ctx.s.device_faults.get(dev)
+    if held is not None and held.restarted:
+        # A device identifies to a restarted daemon whatever its state: the identification says nothing of the fault
+        # it reported before, so the block stands until it identifies again (or is marked out of order).
+        ctx.s.device_faults[dev] = replace(held, restarted=False)
+        still_unusable(ctx, dev, "it identified at start-up, which does not say the fault was cleared: ")
+        return
+    ctx.s.device_faults.pop(dev, None)
     if dev in ctx.s.devices_down:
         del ctx.s.devices_down[dev]
         boundary.unblock(ctx, f"device:{dev}", f"{dev} online")
+
+
+def faults_restored(ctx: StepContext) -> None:
+    """At a restart: each fault stored with the state still makes its device unusable, and the table says so."""
+    for dev, held in sorted(ctx.s.device_faults.items()):
+        ctx.s.device_faults[dev] = replace(held, restarted=True)
+        still_unusable(ctx, dev, "the table restarted; its identification at start-up does not clear the fault: ")
+
+
+def still_unusable(ctx: StepContext, dev: str, why_not: str) -> None:
+    held = ctx.s.device_faults[dev]
+    ctx.emit(
+        "device.unusable",
+        ctx.rule("13(g)"),
+        {
+            "device": dev,
+            "reason": ctx.s.devices_down.get(dev, f"fault {held.code}"),
+            "phase": str(ctx.s.phase),
+            "restored": True,
+            "fault": {
+                "code": held.code,
+                "detail": held.detail,
+                "since": held.since.isoformat() if held.since else None,
+                "round_no": held.round_no,
+            },
+            "remedy": f"{why_not}no new round until the {dev} is cleared and restarted (it identifies again) or "
+            f"marked out of order; then {takeover(ctx, dev)} takes over",
+        },
+    )
 
 
 def takeover(ctx: StepContext, dev: str, out: Mapping[str, str] | None = None) -> str:
@@ -191,6 +236,7 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
     # .13(g) names nobody: the device "must be covered or have a sign indicating that [it] is out of order placed on
     # the device"; the mark is a signed command (mark_out_of_order), whose signer the command's events name.
     reason = ctx.s.devices_down.pop(dev, COVERED)
+    ctx.s.device_faults.pop(dev, None)  # covered: its fault is no longer what stops the table
     ctx.emit(
         "device.out_of_order",
         ctx.rule("13(g)"),

@@ -18,6 +18,7 @@ from controller.engine import (
     chip_count,
     dealing,
     decisions,
+    irregularities,
     jackpot,
     link,
     progressive,
@@ -50,7 +51,10 @@ POLICIES: dict[str, str] = {
 def recover(ctx: StepContext) -> None:
     phase = ctx.s.phase
     if phase is Phase.CLOSED:
-        ctx.ignored("recover", "the table is closed: it opens as usual")
+        if ctx.s.device_faults:  # the shell recovers a closed table only for these (controller/shell/restore.py)
+            irregularities.faults_restored(ctx)
+        else:
+            ctx.ignored("recover", "the table is closed: it opens as usual")
         return
     if phase in (Phase.OPENING, Phase.BLOCKED):
         recovered(ctx, "resume_between_rounds", None)
@@ -84,6 +88,8 @@ def recover(ctx: StepContext) -> None:
         first = ctx.s.pending_hits[0].rule if ctx.s.pending_hits else ""
         recovered(ctx, "await_jackpot", ctx.spec.validation_rule(first), hits=[h.hit for h in ctx.s.pending_hits])
         lock_all(ctx)
+    # A device identifies to a restarted daemon, jammed or not: a fault it reported before stands (docs/recovery.md).
+    irregularities.faults_restored(ctx)
     link.restarted(ctx)  # the lease is unknown after a restart: locked out until the link grants one
     # Whatever the phase: a light the crash left lit, or never lit, is set right (643a.11(f)(3)(iii)(B)).
     jackpot.reissue_lights(ctx, reachable(ctx))

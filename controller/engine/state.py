@@ -192,6 +192,19 @@ class AccountRequest:
 
 
 @dataclass(frozen=True)
+class HeldFault:
+    """A fault that left a shuffler or shoe unusable (.13(g)): what the device said and when. Stored with the state
+    so that a restart, to which the device identifies whatever its state, does not forget it (docs/recovery.md)."""
+
+    code: str
+    detail: str
+    since: datetime | None  # the table's clock (its latest Tick) when the device reported it
+    round_no: int  # the last round started by then
+    # The table restarted since: the device's next identification is its start-up one, which clears nothing.
+    restarted: bool = False
+
+
+@dataclass(frozen=True)
 class DeckLife:
     """One deck's life at the table (.3(c)): when it came into play (the first Tick time after it was
     verified), rounds dealt with it, and rounds since its stub was last counted (.8(f))."""
@@ -220,6 +233,9 @@ class TableState:
     decks: dict[str, DeckLife] = field(default_factory=dict)  # "A" (and "B" with two decks)
     next_deck: str = "A"  # the deck the next round is dealt from
     devices_down: dict[str, str] = field(default_factory=dict)  # shuffler/shoe -> fault, not yet marked
+    # The faults among devices_down (not a device merely offline): kept across a restart until the device identifies
+    # again after its start-up identification, or is marked out of order. Absent from an older stored state.
+    device_faults: dict[str, HeldFault] = field(default_factory=dict)
     stations_down: dict[int, str] = field(default_factory=dict)  # seat -> why its wager station is unreachable
     out_of_order: dict[str, str] = field(default_factory=dict)  # device marked out of order -> what took over
     held_wagers: dict[int, dict[str, int]] = field(default_factory=dict)  # abandoned wagers held (.7(b))
@@ -251,6 +267,7 @@ class TableState:
             confirmed=set(self.confirmed),
             decks=dict(self.decks),
             devices_down=dict(self.devices_down),
+            device_faults=dict(self.device_faults),
             out_of_order=dict(self.out_of_order),
             stations_down=dict(self.stations_down),
             held_wagers={n: dict(w) for n, w in self.held_wagers.items()},

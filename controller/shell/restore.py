@@ -92,8 +92,12 @@ class Restore:
             phase=str(state.phase),
             rounds_played=state.rounds_played,
             round_id=state.round.round_id if state.round else None,
+            # A device fault outlasts the restart: the operator reads here why the table starts blocked by it.
+            device_faults={dev: f"{f.code}: {f.detail}" for dev, f in sorted(state.device_faults.items())} or None,
         )
-        return state, ([] if state.phase is Phase.CLOSED else [Recover()])
+        # A closed table opens as usual; one whose shuffler or shoe had faulted is recovered first, so the fault
+        # stands before the devices' start-up identification is stepped (controller/engine/irregularities.py).
+        return state, ([] if state.phase is Phase.CLOSED and not state.device_faults else [Recover()])
 
     def _rolled_back(self) -> tuple[TableState, list[Input]]:
         """The journal lost committed events (or cannot be told not to have): the table starts blocked under the

@@ -27,7 +27,7 @@ from controller.engine.commands import DeviceCommand
 from controller.engine.context import BonusDraws
 from controller.engine.inputs import CriticalStateInvalid, Input, LinkLease, OpenTable, RaiseTilt, Recover, Tick
 from controller.engine.round import RoundEngine
-from controller.engine.state import TableState
+from controller.engine.state import Phase, TableState
 from controller.games.registry import REGISTRY
 from controller.progressive import codec as meter_codec
 from controller.release.installed import SoftwareCheck
@@ -184,7 +184,8 @@ class TableService:
             await start_devices(self.devices.values(), self.sink)
         else:  # begun before the journal was read (controller.shell.inbox): nothing was commanded yet
             await self._early.started
-        recovered = any(isinstance(i, Recover) for i in self._first)
+        # A closed table is recovered only for a device's fault (controller/shell/restore.py): it still opens.
+        recovered = self.state.phase is not Phase.CLOSED and any(isinstance(i, Recover) for i in self._first)
         # The engine reads no clock: deck life (4 h / 8 h) and the idle-table inspection run on these ticks.
         self.submit(Tick(self._clock()))
         if not recovered and not (self._software is not None and self._software.refused):

@@ -19,7 +19,9 @@ import pytest
 from controller.config.table import TableConfig, demo_config
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import JournaledEvent
+from controller.engine.inputs import CloseTable
 from controller.people.demo import ScriptedPolicy, ScriptedRound, play
+from controller.shell.service import TableService
 from drivers.sim.base import SimDevice
 from drivers.sim.faults import Fault, FaultKind
 from drivers.sim.script import SimScript, load_sim_script
@@ -150,11 +152,13 @@ async def test_one_face_up_card_is_discarded_and_the_round_completes(tmp_path: P
 
 class ShoeAttendant:
     """The automated shoe jams once round 1 is dealt (it says so at once, unasked, and would jam its next dispense);
-    once the table shows itself blocked by it, the attendant clears it and plugs it back in, so it identifies again."""
+    once the table shows itself blocked by it, the attendant clears it and plugs it back in, so it identifies again
+    (unless `clears` is false: nobody comes)."""
 
-    def __init__(self) -> None:
+    def __init__(self, clears: bool = True) -> None:
         self.sims: SimulatedTable | None = None
         self.chores: list[asyncio.Task[None]] = []
+        self.clears = clears
 
     def found(self, sims: SimulatedTable) -> None:
         self.sims = sims
@@ -162,7 +166,7 @@ class ShoeAttendant:
     def heard(self, ev: JournaledEvent) -> None:
         if ev.type == "stub.discarded" and ev.round_id is not None and ev.round_id.endswith("r000001"):
             self.chores.append(asyncio.get_running_loop().create_task(self._jam()))
-        elif ev.type == "table.blocked" and "device:shoe" in ev.payload.get("reasons", {}):
+        elif self.clears and ev.type == "table.blocked" and "device:shoe" in ev.payload.get("reasons", {}):
             self.chores.append(asyncio.get_running_loop().create_task(self._clear()))
 
     def _shoe(self) -> SimDevice:
@@ -213,3 +217,95 @@ async def test_shoe_jam_after_the_deal_stops_the_next_round_before_wagers(tmp_pa
     opened = [i for i, e in enumerate(events) if e["type"] == "betting.opened"]
     accepted = [i for i, e in enumerate(events) if e["type"] == "wager.accepted" and e["round_id"].endswith("r000002")]
     assert len(opened) == 2 and opened[1] > cleared and accepted and min(accepted) > cleared
+
+
+class StillJammed:
+    """The second start of a table whose shoe jammed and was never cleared: the new simulator is jammed from its
+    start (its next dispense would fail), and the attendant clears it and plugs it back in only once the table,
+    having heard the shoe identify at start-up, still says it is unusable."""
+
+    def __init__(self) -> None:
+        self.sims: SimulatedTable | None = None
+        self.chores: list[asyncio.Task[None]] = []
+        self.identified = False
+
+    def found(self, sims: SimulatedTable) -> None:
+        self.sims = sims
+        self.chores.append(asyncio.get_running_loop().create_task(sims.device("shoe").inject(Fault(FaultKind.JAM))))
+
+    def heard(self, ev: JournaledEvent) -> None:
+        if ev.type == "device.online" and ev.payload.get("device_id") == "shoe":
+            self.identified = True
+        elif ev.type == "device.unusable" and self.identified and ev.payload.get("restored"):
+            self.identified = False
+            self.chores.append(asyncio.get_running_loop().create_task(self._clear()))
+
+    async def _clear(self) -> None:
+        assert self.sims is not None, "play handed over no simulated devices"
+        self.sims.device("shoe").clear_faults()
+        await self.sims.device("shoe").replug()
+
+
+async def _blocked_by_the_jam(journal: Path, stop: str) -> None:
+    """The shoe jams after round 1's deal and nobody clears it; once the table is blocked by it, the daemon stops:
+    at once (SIGTERM: the table stays blocked in its journal) or by closing the table first (Ctrl-C)."""
+    jammer = ShoeAttendant(clears=False)
+    services: list[TableService] = []
+    extra: dict[str, Any] = {
+        "sim_script": _script(journal.parent, ""),
+        "on_sims": jammer.found,
+        "on_event": jammer.heard,
+        "on_service": services.append,
+    }
+    first = asyncio.create_task(
+        play(_config("fault-jam-restart"), rounds=2, broker=NO_BROKER, seed=5, journal_path=journal, **extra)
+    )
+    try:
+        async with asyncio.timeout(FAILURE_BOUND):
+            while not any(
+                e["type"] == "table.blocked" and "device:shoe" in e["payload"]["reasons"] for e in _events(journal)
+            ):
+                assert not first.done(), "play ended before the table blocked on the shoe"
+                await asyncio.sleep(0.02)  # polling the journal file: the condition is what we wait on
+            if stop == "close":
+                services[0].submit(CloseTable())
+                assert await first == 1
+    finally:
+        first.cancel()  # the runner's "stop now" (SIGTERM)
+        await asyncio.gather(first, *jammer.chores, return_exceptions=True)
+
+
+@pytest.mark.parametrize("stop", ["sigterm", "close"])
+async def test_a_shoe_jam_nobody_cleared_still_blocks_the_table_after_a_restart(tmp_path: Path, stop: str) -> None:
+    """The daemon is started again on the same journal with the shoe still jammed. Its identification at start-up
+    does not clear the block (no round 2 wager is taken and voided at the first dispense, .13(f)); the attendant's
+    clearing and restarting it does."""
+    journal = tmp_path / "j.sqlite"
+    await _blocked_by_the_jam(journal, stop)
+    before = len(_events(journal))
+    attendant = StillJammed()
+    extra: dict[str, Any] = {
+        "sim_script": _script(tmp_path, ""),
+        "on_sims": attendant.found,
+        "on_event": attendant.heard,
+    }
+    second = play(_config("fault-jam-restart"), rounds=1, broker=NO_BROKER, seed=6, journal_path=journal, **extra)
+    try:
+        assert await asyncio.wait_for(second, FAILURE_BOUND) == 1
+    finally:
+        await asyncio.gather(*attendant.chores, return_exceptions=True)
+    events = _events(journal)[before:]
+    types = [e["type"] for e in events]
+    assert "round.voided" not in types and types.count("round.completed") == 1
+    if stop == "sigterm":
+        recovered = events[types.index("table.recovered")]
+        assert recovered["payload"]["policy"] == "resume_between_rounds"
+        assert "device:shoe" in recovered["payload"]["blocks"]
+    else:
+        assert "table.recovered" not in types and "table.opened" in types
+    restored = [i for i, e in enumerate(events) if e["type"] == "device.unusable" and e["payload"].get("restored")]
+    assert restored and all(events[i]["rule"] == "655a.13(g)" for i in restored)
+    assert events[restored[0]]["payload"]["fault"]["code"] == "jam"
+    cleared = types.index("table.block_cleared")
+    assert events[cleared]["payload"]["block"] == "device:shoe" and len(restored) == 2 and restored[1] < cleared
+    assert min(i for i, t in enumerate(types) if t == "betting.opened") > cleared

@@ -6,15 +6,18 @@ for a round whose first dispense would void it (.13(f)). The faults DURING a rou
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
 
 from controller.core.cards import STANDARD_DECK
+from controller.core.events import DomainEvent
 from controller.engine.commands import DeviceCommand, DispenseStack, Shuffle
-from controller.engine.inputs import Input, MarkOutOfOrder
+from controller.engine.inputs import CloseTable, Input, MarkOutOfOrder, OpenTable, Recover
 from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase
+from controller.store import snapshot
 from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline
 from tests.engine.chapter_faults import cite, methods, on, remedy, table
 from tests.engine.conftest import PureTable, decide_all, enter_player
@@ -153,3 +156,72 @@ def test_a_shuffler_offline_while_betting_does_not_hold_the_wagers_on_the_layout
     play_round(t)
     assert "no_more_bets.refused" not in t.types() and "round.completed" in t.types()
     assert t.state.phase is Phase.BLOCKED
+
+
+def restarted(t: PureTable) -> list[DomainEvent]:
+    """The daemon restarts on the same journal: the state as stored (round-tripped through its stored form), then
+    `Recover`, stepped before anything the restarted devices report (docs/recovery.md)."""
+    t.state = snapshot.decode(snapshot.encode(t.state))
+    return t.feed(Recover())
+
+
+@pytest.mark.parametrize("chapter", AUTOMATED)
+def test_a_shoe_jam_nobody_cleared_still_blocks_the_table_after_a_restart(chapter: str) -> None:
+    t, shoe = jam_after_the_deal(chapter)
+    assert t.state.phase is Phase.BLOCKED
+    after = restarted(t)
+    assert after[0].type == "table.recovered" and "device:shoe" in after[0].payload["blocks"]
+    stands = remedy(after, "device.unusable")
+    assert stands.rule == cite(chapter, "13(g)") and stands.payload["device"] == "shoe"
+    assert stands.payload["restored"] and "jam" in stands.payload["reason"]
+    # The shoe identifies to the restarted daemon, still jammed: that says nothing about the jam.
+    hello = t.feed(DeviceOnline("shoe", identity={"model": "sim"}))
+    assert "table.block_cleared" not in t.types(hello) and "betting.opened" not in t.types(hello)
+    assert remedy(hello, "device.unusable").payload["device"] == "shoe"
+    assert t.state.phase is Phase.BLOCKED and "device:shoe" in t.state.blocks
+    assert not any(isinstance(c, DispenseStack) for c in t.commands[-3:])
+    # The attendant clears the jam and restarts the shoe: it identifies again, and the next round opens.
+    shoe.jammed = False
+    back = t.feed(DeviceOnline("shoe", identity={"model": "sim"}))
+    assert [e.payload["block"] for e in back if e.type == "table.block_cleared"] == ["device:shoe"]
+    assert t.state.phase is Phase.BETTING  # type: ignore[comparison-overlap]
+    enter_player(t, 1)
+    play_round(t)
+    assert "round.voided" not in t.types() and t.types().count("round.completed") == 2
+
+
+@pytest.mark.parametrize("chapter", AUTOMATED)
+def test_a_shoe_jam_survives_closing_the_table_and_a_restart(chapter: str) -> None:
+    """Ctrl-C closes a blocked table at once; the next start opens it (no round to recover): the block stands."""
+    t, _ = jam_after_the_deal(chapter)
+    t.feed(CloseTable())
+    assert t.state.phase is Phase.CLOSED
+    restarted(t)
+    t.feed(DeviceOnline("shoe"))  # identified at start-up, before the table opens
+    t.feed(OpenTable())
+    assert "device:shoe" in t.state.blocks and "betting.opened" not in t.types()[-5:]
+
+
+@pytest.mark.parametrize("chapter", ["643a", "655a"])
+def test_a_shuffler_jam_survives_a_restart_until_marked_out_of_order(chapter: str) -> None:
+    t = quiet_table(chapter, "automated_shoe")
+    t.feed(DeviceFault("shuffler", code="jam", detail="lid open"))
+    play_round(t)
+    restarted(t)
+    t.feed(DeviceOnline("shuffler"))
+    assert t.state.phase is Phase.BLOCKED and "device:shuffler" in t.state.blocks
+    marked = remedy(t.feed(MarkOutOfOrder("shuffler")), "device.out_of_order")
+    assert "jam" in marked.payload["reason"] and "device:shuffler" not in t.state.blocks
+
+
+def test_a_state_stored_before_faults_were_kept_recovers_as_before() -> None:
+    """An older journal's state has no `device_faults`: it is restored, and its device block clears when the device
+    identifies, as it did when that journal was written."""
+    t, _ = jam_after_the_deal("655a")
+    doc = json.loads(snapshot.encode(t.state))
+    del doc["state"]["device_faults"]
+    t.state = snapshot.decode(json.dumps(doc).encode())
+    assert t.state.device_faults == {} and "device:shoe" in t.state.blocks
+    assert "device.unusable" not in t.types(t.feed(Recover()))
+    back = t.feed(DeviceOnline("shoe"))
+    assert [e.payload["block"] for e in back if e.type == "table.block_cleared"] == ["device:shoe"]

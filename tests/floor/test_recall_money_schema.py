@@ -35,6 +35,7 @@ NOT_MONEY = frozenset(
         # containers: their own fields are classified by name
         *("wagers", "totals", "contributions", "delta", "record", "pending", "identity", "blocks", "remaining"),
         *("bonuses", "reasons", "rules", "stations", "terminals", "terminals_unreachable", "wagers_offered"),
+        "fault",  # device.unusable restored at a restart: the fault kept with the state (code, detail, since, round_no)
         "meters_at_turn",  # round.recorded: the link's meter at each winner's turn, keyed "<seat>:<level>"
         "meters_after_turn",  # round.recorded: the link's meter after each winner's award, keyed "<seat>:<level>"
         # cards and hands
@@ -49,7 +50,7 @@ NOT_MONEY = frozenset(
         *("request", "role", "round", "since", "spot", "stand_in", "street", "table_id", "takes_over", "terminal"),
         *("then", "tilt", "to", "verb", "wager", "was", "when"),
         # flags
-        *("acknowledged", "awaiting", "on", "optional_wagers_pending", "payout_limited"),
+        *("acknowledged", "awaiting", "on", "optional_wagers_pending", "payout_limited", "restored"),
         # values the doc quotes beside a field (a medium, a wager, a verb, a phase, a role): not fields
         *("attendant", "buy_in", "cash", "cash_out", "chips", "ticket", "five_card_hand_bonus", "magic_card_bonus"),
         *("lucky_bonus", "bind_player", "validate_jackpot", "cash_out_account", "claiming", "jackpot", "dealer"),
