@@ -306,7 +306,9 @@ def _timelines(
     commands: dict[tuple[str, str, str], int] = defaultdict(int)
     for table, ts, ts_text, type_, p in rows:
         if type_.startswith("device."):
-            key = (table, str(p.get("device_id")))
+            # device.fault, .online and .offline name it `device_id`; .unusable, .out_of_order and
+            # .back_in_service (.13(g)) `device`: keyed by one alone, the other's downtime went to a device "None".
+            key = (table, str(p.get("device_id", p.get("device"))))
             if type_ == "device.fault":
                 faults[key].append(str(p.get("code")))
                 down.setdefault(key, 0.0)

@@ -5,8 +5,11 @@ tests use them (tests/floor/test_archive.py), and so do the report's tests that 
 from __future__ import annotations
 
 import json
+import uuid
+from datetime import date
 from typing import Any
 
+from controller.core.events import DomainEvent
 from floor.archive import ArchiveWriter, load_state
 from floor.config import DatabaseSection, GamingDaySection
 from floor.db import async_connect, connect
@@ -29,3 +32,21 @@ async def writer(dsn: str, clock: DbClock | None = None) -> ArchiveWriter:
         assert migrate(sync) == 0
     conn = await async_connect(db)
     return ArchiveWriter(conn, GamingDaySection(), await load_state(conn), clock)
+
+
+def events_published(table: str, events: list[DomainEvent], day: date) -> list[dict[str, Any]]:
+    """The table's events as it publishes them (docs/mqtt.md): one a second from 12:00 UTC of `day`."""
+    return [
+        {
+            "event_id": uuid.uuid4().hex,
+            "boot_id": "b1",
+            "seq": seq,
+            "ts": f"{day.isoformat()}T{12 + seq // 3600:02d}:{seq // 60 % 60:02d}:{seq % 60:02d}.000000Z",
+            "table_id": table,
+            "round_id": e.round_id,
+            "type": e.type,
+            "rule": e.rule,
+            "payload": dict(e.payload),
+        }
+        for seq, e in enumerate(events, 1)
+    ]

@@ -7,7 +7,6 @@ by the floor's real writer in a real PostgreSQL cluster (tests/floor/conftest.py
 
 from __future__ import annotations
 
-import uuid
 from datetime import date
 from typing import Any
 
@@ -23,7 +22,7 @@ from floor.report.figures import Scope, gather
 from floor.report.html import to_html
 from tests.engine.conftest import PureTable, decide_all
 from tests.engine.mississippi_table import make
-from tests.floor.archiving import msg, writer
+from tests.floor.archiving import events_published, msg, writer
 
 pytestmark = pytest.mark.floor
 DAY = date(2026, 11, 21)
@@ -36,24 +35,6 @@ def leave_mid_round(t: PureTable) -> None:
     t.wager(2, "ante", 500)
     t.press("no_more_bets")
     decide_all(t, t.feed(PlayerLeft(1)))
-
-
-def messages(table: str, events: list[DomainEvent]) -> list[dict[str, Any]]:
-    """The table's events as it publishes them (docs/mqtt.md): one a second from 12:00 UTC of DAY."""
-    return [
-        {
-            "event_id": uuid.uuid4().hex,
-            "boot_id": "b1",
-            "seq": seq,
-            "ts": f"{DAY.isoformat()}T{12 + seq // 3600:02d}:{seq // 60 % 60:02d}:{seq % 60:02d}.000000Z",
-            "table_id": table,
-            "round_id": e.round_id,
-            "type": e.type,
-            "rule": e.rule,
-            "payload": dict(e.payload),
-        }
-        for seq, e in enumerate(events, 1)
-    ]
 
 
 def settled(events: list[DomainEvent], wager: str, key: str) -> int:
@@ -87,7 +68,9 @@ async def test_abandoned_wagers_are_collected_held_or_returned_as_the_events_say
         ("wagers.abandoned", "655a.7(b)", "hold"),
     ]
     w = await writer(floor_dsn)
-    batch = [msg(m) for m in messages("ms-lose", lose.events) + messages("ms-hold", hold.events)]
+    batch = [
+        msg(m) for m in events_published("ms-lose", lose.events, DAY) + events_published("ms-hold", hold.events, DAY)
+    ]
     result = await w.write(batch)
     assert result.events_new == len(batch)
     with connect(DatabaseSection(dsn=floor_dsn)) as conn:

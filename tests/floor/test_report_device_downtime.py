@@ -1,0 +1,44 @@
+"""The report's device downtime (floor/report/figures.py) follows the table's own events: `device.fault`,
+`device.online` and `device.offline` name the device as `device_id`, while `device.unusable`, `device.out_of_order`
+and `device.back_in_service` (.13(g)) name it as `device`. Keyed by `device_id` alone, the shoe's unusable time went
+to a device called "None", still down at the day's end, and the shoe's own row said 0 s. The events are the real
+engine's (tests/engine's pure table), archived by the floor's real writer in a real PostgreSQL cluster."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from drivers.interfaces import DeviceFault, DeviceOnline
+from floor.config import DatabaseSection, GamingDaySection
+from floor.days import day_period
+from floor.db import connect
+from floor.report.figures import Scope, gather
+from tests.engine.mississippi_table import make
+from tests.floor.archiving import events_published, msg, writer
+
+pytestmark = pytest.mark.floor
+DAY = date(2026, 11, 21)
+
+
+async def test_a_shoe_jammed_between_rounds_is_down_until_it_identifies_again(floor_dsn: str) -> None:
+    t = make()  # the automated shoe, betting open
+    jammed = t.feed(DeviceFault("shoe", code="jam", detail="card jam at the gate"))
+    assert [e.type for e in jammed][:2] == ["device.fault", "device.unusable"]
+    assert jammed[1].payload["device"] == "shoe" and "device_id" not in jammed[1].payload
+    for _ in range(9):  # nine events a second apart while it is down: the report's clock
+        t.feed(DeviceFault("dealer_panel", code="noise"))
+    back = t.feed(DeviceOnline("shoe", identity={"model": "sim"}))
+    assert back[0].type == "device.online"
+    events = list(t.events)
+    down_s = float(events.index(back[0]) - events.index(jammed[1]))  # seq - seq: one second each
+
+    w = await writer(floor_dsn)
+    batch = [msg(m) for m in events_published("ms-jam", events, DAY)]
+    assert (await w.write(batch)).events_new == len(batch)
+    with connect(DatabaseSection(dsn=floor_dsn)) as conn:
+        figures = gather(conn, Scope(day_period(DAY, GamingDaySection())))
+    shoe = [d for d in figures.devices if d[:2] == ("ms-jam", "shoe")]
+    assert shoe == [("ms-jam", "shoe", down_s, 1, "jam")], figures.devices
+    assert not [d for d in figures.devices if d[1] == "None"], figures.devices
