@@ -192,13 +192,14 @@ class TableProcess:
     kills: int = 0
     proc: subprocess.Popen[bytes] | None = None
     script: Path | None = None
+    pace: str = "0"  # seconds between the simulated people's actions (`demo --pace`)
 
     def start(self, seed: int) -> None:
         self.boots += 1
         log = (self.logs / f"{self.table_id}-{self.boots}.log").open("wb")
         argv = ["demo", "--config", str(self.config), "--journal", str(self.journal), "--broker", self.broker]
         argv += ["--script", str(self.script)] if self.script else []
-        argv += ["--rounds", str(self.rounds_per_boot), "--pace", "0", "--seed", str(seed), "--quiet"]
+        argv += ["--rounds", str(self.rounds_per_boot), "--pace", self.pace, "--seed", str(seed), "--quiet"]
         self.proc = subprocess.Popen([*TABLECTL, *argv], stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
 
     def completed(self) -> int:

@@ -103,8 +103,11 @@ async def test_a_table_restarted_during_betting_shows_no_lingering_shoe_fault(fl
         )
         t = TableProcess(
             table, table_config(table, "mississippi-stud.toml", prefix, tmp_path), tmp_path / "j.sqlite", tmp_path,
-            broker.url, 5,
+            broker.url, 50,
         )  # fmt: skip
+        # Paced, betting stays open a fifth of a second a round, and 50 rounds give the poll 50 chances: at pace 0 a
+        # boot played its 5 rounds in half a second and a stalled CI machine's poll never saw betting open (a CI run).
+        t.pace = "0.2"
         async with running(FloorService(config)):
             t.start(1)
             async with asyncio.timeout(60):  # the journal is the only thing to watch: polled
@@ -113,7 +116,7 @@ async def test_a_table_restarted_during_betting_shows_no_lingering_shoe_fault(fl
             assert t.proc is not None
             t.proc.send_signal(signal.SIGKILL)
             await asyncio.to_thread(t.proc.wait, 30)
-            t.rounds_per_boot = 2
+            t.rounds_per_boot, t.pace = 2, "0"
             t.start(2)
             assert await asyncio.to_thread(t.proc.wait, 120) == 0
             rows = journal(t.journal)
