@@ -81,6 +81,14 @@ class DeviceFault(DeviceEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class DeviceFaultCleared(DeviceEvent):
+    """The device says the fault it reported as `code` is cleared (an attendant cleared the jam), without a restart."""
+
+    code: str = ""
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ShuffleCompleted(DeviceEvent):
     """A counting shuffler finished a shuffle; card_count is what it counted (52 when intact). A
     card-reading shuffler also gives the order, top card first (how cards dealt from the hand are known)."""

@@ -11,7 +11,7 @@ from controller.engine import boundary, dealing, voiding
 from controller.engine.context import StepContext, usable_method
 from controller.engine.inputs import MarkOutOfOrder
 from controller.engine.state import HeldFault, Phase
-from drivers.interfaces import DeviceFault
+from drivers.interfaces import DeviceFault, DeviceFaultCleared
 
 SHUFFLER_FAULTS = {"jam", "stopped", "incomplete"}  # .13(e)
 SHOE_FAULTS = {"jam", "stopped", "empty", "misfeed"}  # .13(f)
@@ -121,10 +121,63 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
 
 
 def fault_down(ctx: StepContext, inp: DeviceFault, why: str) -> None:
-    """A device unusable for what it reported: the fault is kept with the state, so a restart does not clear it."""
-    device_down(ctx, inp.device_id, why)
-    if inp.device_id in ctx.s.devices_down:
-        ctx.s.device_faults[inp.device_id] = HeldFault(inp.code, inp.detail, ctx.s.now, ctx.s.rounds_played)
+    """A device unusable for what it reported: the fault is kept with the state, so a restart does not clear it.
+    Said once per fault: a device repeating a fault already held (a shoe that reports its jam every few seconds) adds
+    only its `device.fault` row, not a `device.unusable` for the supervisor and the floor's report each time."""
+    dev = inp.device_id
+    held = ctx.s.device_faults.get(dev)
+    if held is not None and inp.code in held.uncleared and f"device:{dev}" in ctx.s.blocks:
+        return
+    device_down(ctx, dev, why)
+    if dev in ctx.s.devices_down:
+        ctx.s.device_faults[dev] = (
+            HeldFault(inp.code, inp.detail, ctx.s.now, ctx.s.rounds_played, codes=(inp.code,))
+            if held is None
+            else replace(held, codes=(*held.uncleared, inp.code))
+        )
+
+
+def fault_cleared(ctx: StepContext, inp: DeviceFaultCleared) -> None:
+    """The device says a fault it reported is cleared (the attendant cleared the jam without restarting it): the
+    hold lifts once every fault it holds is cleared. A clear for a fault it does not hold lifts nothing."""
+    dev, code = inp.device_id, inp.code
+    what = f"fault {code} cleared by the {dev}"
+    held = ctx.s.device_faults.get(dev)
+    if dev in ctx.s.out_of_order:
+        ctx.ignored(what, f"the {dev} is marked out of order: nothing it says is used until it is back in service")
+        return
+    if held is None or code not in held.uncleared:
+        holds = f": it holds {', '.join(held.uncleared)}" if held is not None else ""
+        ctx.ignored(what, f"the {dev} holds no fault {code}{holds}; the hold, if any, stands")
+        return
+    left = tuple(c for c in held.uncleared if c != code)
+    ctx.emit(
+        "device.fault_cleared",
+        ctx.rule("13(g)"),
+        {
+            "device": dev,
+            "code": code,
+            "detail": inp.detail,
+            "fault": fault_record(held),
+            "still_held": list(left),
+            "remedy": f"the {dev} is usable again once nothing else blocks the table"
+            if not left
+            else f"the {dev} stays unusable until it says {', '.join(left)} cleared too, or is marked out of order",
+        },
+    )
+    if left:
+        ctx.s.device_faults[dev] = replace(held, codes=left)
+    else:
+        lift(ctx, dev, f"{dev} said fault {code} cleared")
+
+
+def fault_record(held: HeldFault) -> dict[str, str | int | None]:
+    return {
+        "code": held.code,
+        "detail": held.detail,
+        "since": held.since.isoformat() if held.since else None,
+        "round_no": held.round_no,
+    }
 
 
 def device_down(ctx: StepContext, dev: str, why: str) -> None:
@@ -145,8 +198,8 @@ def device_down(ctx: StepContext, dev: str, why: str) -> None:
             "device": dev,
             "reason": why,
             "phase": str(ctx.s.phase),
-            "remedy": f"no new round until it is back (cleared and restarted, it identifies again) or marked out of "
-            f"order; then {takeover(ctx, dev)} takes over",
+            "remedy": f"no new round until it is back (it says the fault is cleared, or it is cleared and restarted "
+            f"and identifies again) or marked out of order; then {takeover(ctx, dev)} takes over",
         },
     )
     if dev == "shoe" and ctx.s.phase is Phase.DEALING and ctx.method in SHOE_METHODS:
@@ -166,10 +219,14 @@ def device_back(ctx: StepContext, dev: str) -> None:
         ctx.s.device_faults[dev] = replace(held, restarted=False)
         still_unusable(ctx, dev, "it identified at start-up, which does not say the fault was cleared: ")
         return
+    lift(ctx, dev, f"{dev} online")
+
+
+def lift(ctx: StepContext, dev: str, by: str) -> None:
     ctx.s.device_faults.pop(dev, None)
     if dev in ctx.s.devices_down:
         del ctx.s.devices_down[dev]
-        boundary.unblock(ctx, f"device:{dev}", f"{dev} online")
+        boundary.unblock(ctx, f"device:{dev}", by)
 
 
 def faults_restored(ctx: StepContext) -> None:
@@ -189,14 +246,9 @@ def still_unusable(ctx: StepContext, dev: str, why_not: str) -> None:
             "reason": ctx.s.devices_down.get(dev, f"fault {held.code}"),
             "phase": str(ctx.s.phase),
             "restored": True,
-            "fault": {
-                "code": held.code,
-                "detail": held.detail,
-                "since": held.since.isoformat() if held.since else None,
-                "round_no": held.round_no,
-            },
-            "remedy": f"{why_not}no new round until the {dev} is cleared and restarted (it identifies again) or "
-            f"marked out of order; then {takeover(ctx, dev)} takes over",
+            "fault": fault_record(held),
+            "remedy": f"{why_not}no new round until the {dev} says the fault is cleared, or is cleared and restarted "
+            f"(it identifies again), or is marked out of order; then {takeover(ctx, dev)} takes over",
         },
     )
 

@@ -202,6 +202,13 @@ class HeldFault:
     round_no: int  # the last round started by then
     # The table restarted since: the device's next identification is its start-up one, which clears nothing.
     restarted: bool = False
+    # Every fault code it reported while held and has not said is cleared, in the order reported: the hold lifts when
+    # the last is cleared (docs/engine.md). Empty in a state stored before devices could say so: `code` is then held.
+    codes: tuple[str, ...] = ()
+
+    @property
+    def uncleared(self) -> tuple[str, ...]:
+        return self.codes or (self.code,)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ DEVICE_EVENTS = {
     "device.offline": "device_id",
     "device.fault": "device_id",
     "device.unusable": "device",
+    "device.fault_cleared": "device",
     "device.out_of_order": "device",
     "device.back_in_service": "device",
 }
@@ -111,6 +112,10 @@ class DeviceTracker:
                 if not kept:
                     state = "unusable"
                     changes |= {"reason": _text(p.get("reason")), "rule": ev.rule}
+            case "device.fault_cleared" if not kept and not p.get("still_held"):
+                # The device said its last held fault is cleared: usable again, as at its identification.
+                state = "unknown" if old.online is None else "online" if old.online else "offline"
+                changes |= {"reason": None, "rule": ev.rule, "fault_code": None, "fault_detail": None, "fault_at": None}
             case "device.out_of_order":
                 state = "out_of_order"
                 changes |= {"reason": _text(p.get("reason")), "rule": ev.rule}

@@ -76,6 +76,7 @@ EVENT_NAMES: tuple[str, ...] = (
     "credited",  # 15
     "fault",  # 16
     "light",  # 17
+    "fault_cleared",  # 18
 )
 
 # The dealer panel's buttons (drivers.interfaces.BUTTONS, in that order): "no more bets" is on the lock-out's path.

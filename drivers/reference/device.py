@@ -12,7 +12,7 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field
 
 from drivers.base import DeviceBase
-from drivers.interfaces import DeviceEvent, DeviceFault, DeviceOnline
+from drivers.interfaces import DeviceEvent, DeviceFault, DeviceFaultCleared, DeviceOnline
 from drivers.reference.framing import HOST_ADDRESS, PROTOCOLS, VERSION_3, ProtocolError, decode_message, is_card
 from drivers.reference.link import Link, LinkError
 from drivers.serial_port import open_serial, unread_input
@@ -251,6 +251,8 @@ class ReferenceDevice(DeviceBase):
             return None
         if evt == "fault":
             return DeviceFault(self.device_id, require_str(message, "code"), str(message.get("detail", "")))
+        if evt == "fault_cleared":
+            return DeviceFaultCleared(self.device_id, require_str(message, "code"), str(message.get("detail", "")))
         table = self._translators
         if table is None:
             table = self._translators = self.translators()

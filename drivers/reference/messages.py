@@ -48,6 +48,7 @@ EVENTS = (
     "levels_shown",
     "credited",
     "fault",
+    "fault_cleared",
 )
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"

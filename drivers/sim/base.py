@@ -205,6 +205,12 @@ class SimDevice:
         self._active.clear()
         self._set_reply_delay(0.0)
 
+    async def fault_cleared(self, code: str, detail: str = "") -> None:
+        """The attendant cleared the fault `code` (a jam taken out by hand): the armed and active faults are forgotten
+        and the device says so, `fault_cleared` (docs/protocol.md section 5), with no restart. Waits for the ACK."""
+        self.clear_faults()
+        await self.send({"evt": "fault_cleared", "code": code} | ({"detail": detail} if detail else {}))
+
     async def unplug(self) -> None:
         """Pull the cable: the pty closes and the stable name disappears. Its tasks stop as at a normal stop; the
         driver finds the device offline (that is the event the table reports)."""

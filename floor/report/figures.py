@@ -277,6 +277,7 @@ _TIMELINE_TYPES = [
     "device.out_of_order",
     "device.back_in_service",
     "device.fault",
+    "device.fault_cleared",
     "table.blocked",
     "table.block_cleared",
     "command.accepted",
@@ -312,7 +313,9 @@ def _timelines(
             if type_ == "device.fault":
                 faults[key].append(str(p.get("code")))
                 down.setdefault(key, 0.0)
-            elif type_ in ("device.online", "device.back_in_service"):
+            elif type_ == "device.fault_cleared" and p.get("still_held"):
+                pass  # another fault of the device is still held: it stays down
+            elif type_ in ("device.online", "device.back_in_service", "device.fault_cleared"):
                 if key in down_since:
                     down[key] += (ts - down_since.pop(key)).total_seconds()
             else:

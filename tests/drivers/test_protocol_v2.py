@@ -91,6 +91,15 @@ VECTORS: list[tuple[str, int, int, Kind, dict[str, Any] | None, bool, str]] = [
         True,
         "A5 02 01 03 81 0B A2 01 03 05 82 62 41 73 62 4B 64 1B D9",
     ),
+    (
+        "the shoe says its jam is cleared",
+        1,
+        0x06,
+        Kind.DATA,
+        {"evt": "fault_cleared", "code": "jam"},
+        True,
+        "A5 02 01 06 81 08 A2 01 12 0C 63 6A 61 6D 42 B0",
+    ),
 ]
 
 

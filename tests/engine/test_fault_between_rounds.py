@@ -7,69 +7,18 @@ for a round whose first dispense would void it (.13(f)). The faults DURING a rou
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
-from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
-from controller.engine.commands import DeviceCommand, DispenseStack, Shuffle
-from controller.engine.inputs import CloseTable, Input, MarkOutOfOrder, OpenTable, Recover
-from controller.engine.spec import DealingMethod
+from controller.engine.commands import DispenseStack, Shuffle
+from controller.engine.inputs import CloseTable, MarkOutOfOrder, OpenTable, Recover
 from controller.engine.state import Phase
 from controller.store import snapshot
 from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline
-from tests.engine.chapter_faults import cite, methods, on, remedy, table
-from tests.engine.conftest import PureTable, decide_all, enter_player
-
-NO_HIT = random.Random(0).sample(STANDARD_DECK, 52)  # seeded: no progressive is hit in any chapter
-AUTOMATED = [c for c in ("643a", "655a", "683a", "684a") if "automated_shoe" in methods(c)]
-
-
-class JammedShoe:
-    """The automated shoe once it has jammed: every dispense answers the jam until the shoe is back."""
-
-    def __init__(self, t: PureTable) -> None:
-        self.jammed = False
-        self.perfect = t.answer
-
-    def __call__(self, c: DeviceCommand) -> list[Input]:
-        if self.jammed and isinstance(c, DispenseStack):
-            return [DeviceFault("shoe", code="jam", detail="card jam at the dispensing gate")]
-        return self.perfect(c)
-
-
-def quiet_table(chapter: str, method: DealingMethod) -> PureTable:
-    """Two players; the round's deck is one that hits no progressive (643a's standard order hits one, whose
-    validation would hold the round open)."""
-    t = table(chapter, method)
-    t.shoe = list(NO_HIT)
-    t.decks = [list(NO_HIT) for _ in range(4)]
-    return t
-
-
-def play_round(t: PureTable) -> None:
-    """ "No more bets", the deal (by hand, the dealer's "dealt"), each decision: the round to its end."""
-    dealt = t.press("no_more_bets")
-    if t.state.phase is Phase.DEALT:
-        dealt = t.press("dealt")
-    decide_all(t, dealt)
-
-
-def jam_after_the_deal(chapter: str) -> tuple[PureTable, JammedShoe]:
-    """A round dealt from the automated shoe; the shoe reports a jam once the stub is out, then the round ends."""
-    t = quiet_table(chapter, "automated_shoe")
-    shoe = JammedShoe(t)
-    t.answer = shoe
-
-    def stub_then_jam(c: DeviceCommand) -> list[Input]:
-        shoe.jammed = True
-        return [*shoe.perfect(c), DeviceFault("shoe", code="jam", detail="card jam at the dispensing gate")]
-
-    on(t, "remove_stub", stub_then_jam)
-    play_round(t)
-    assert "round.completed" in t.types()
-    return t, shoe
+from tests.engine.chapter_faults import cite, methods, remedy
+from tests.engine.conftest import PureTable, enter_player
+from tests.engine.held_faults import AUTOMATED, JammedShoe, jam_after_the_deal, play_round, quiet_table
 
 
 @pytest.mark.parametrize("chapter", AUTOMATED)

@@ -57,6 +57,7 @@ from drivers.interfaces import (
     CardDrawn,
     DealerConfirmed,
     DeviceFault,
+    DeviceFaultCleared,
     DeviceOffline,
     DeviceOnline,
     FaceUpCard,
@@ -328,6 +329,16 @@ class TableMachine(RuleBasedStateMachine):
             return
         self.step(DeviceFault(dev, code=code, detail="injected"))
 
+    @rule(dev=st.sampled_from(["shuffler", "shoe"]), code=st.sampled_from(["jam", "stopped", "misfeed", "malfunction"]))
+    def cleared(self, dev: str, code: str) -> None:
+        """The device says a fault is cleared, held or not: a clear for a fault it does not hold lifts nothing."""
+        held = self.state.device_faults.get(dev)
+        self.step(DeviceFaultCleared(dev, code=code))
+        if held is None or code not in held.uncleared:
+            assert self.state.device_faults.get(dev) == held
+        elif len(held.uncleared) > 1:
+            assert f"device:{dev}" in self.state.blocks, f"the {dev}'s other faults were forgotten"
+
     @rule(dev=st.sampled_from(["shuffler", "shoe"]), online=st.booleans())
     def online(self, dev: str, online: bool) -> None:
         if dev == "shoe" and not self.shoe_dealt:
@@ -531,6 +542,7 @@ class TableMachine(RuleBasedStateMachine):
         assert not (s.out_of_order.keys() & s.devices_down.keys())
         # A fault kept for a restart is one of the devices down: it never blocks on its own, nor outlives the block.
         assert s.device_faults.keys() <= s.devices_down.keys()
+        assert all(f.uncleared and f"device:{d}" in s.blocks for d, f in s.device_faults.items())
 
 
 from drivers.interfaces import ButtonPressed  # noqa: E402

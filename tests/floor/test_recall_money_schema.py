@@ -36,6 +36,7 @@ NOT_MONEY = frozenset(
         *("wagers", "totals", "contributions", "delta", "record", "pending", "identity", "blocks", "remaining"),
         *("bonuses", "reasons", "rules", "stations", "terminals", "terminals_unreachable", "wagers_offered"),
         "fault",  # device.unusable restored at a restart: the fault kept with the state (code, detail, since, round_no)
+        "still_held",  # device.fault_cleared: the fault codes the device has not said cleared
         "meters_at_turn",  # round.recorded: the link's meter at each winner's turn, keyed "<seat>:<level>"
         "meters_after_turn",  # round.recorded: the link's meter after each winner's award, keyed "<seat>:<level>"
         # cards and hands
@@ -55,6 +56,10 @@ NOT_MONEY = frozenset(
         *("attendant", "buy_in", "cash", "cash_out", "chips", "ticket", "five_card_hand_bonus", "magic_card_bonus"),
         *("lucky_bonus", "bind_player", "validate_jackpot", "cash_out_account", "claiming", "jackpot", "dealer"),
         *("proceed", "void", "chip_count"),
+        *("acknowledge_tilt", "clear_tilt", "mark_out_of_order", "back_in_service", "dealt", "misdeal", "no_misdeal"),
+        *("shoe", "shuffler", "house", "fault_cleared"),
+        # table.recovered: the policy, what it does, the claims awaited; the rule a row names
+        *("policy", "what", "claims", "rule"),
         "ledger_seq",
         # the controller's own events: software, supervision, the journal, resends
         *("digest", "manifest", "manifest_digest", "release", "files", "missing", "mismatched", "verdict", "refused"),
@@ -136,6 +141,7 @@ def emitted_by(type_: str) -> set[str]:
     [
         *("chip_count.requested", "chip_count.reconciled", "chip_count.mismatch", "chip_count.resolved"),
         "link.contribution_sent",
+        *("device.unusable", "device.fault_cleared"),
     ],
 )
 def test_these_events_rows_name_every_field_they_carry(type_: str) -> None:

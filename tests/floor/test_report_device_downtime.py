@@ -10,7 +10,7 @@ from datetime import date
 
 import pytest
 
-from drivers.interfaces import DeviceFault, DeviceOnline
+from drivers.interfaces import DeviceFault, DeviceFaultCleared, DeviceOnline
 from floor.config import DatabaseSection, GamingDaySection
 from floor.days import day_period
 from floor.db import connect
@@ -42,3 +42,26 @@ async def test_a_shoe_jammed_between_rounds_is_down_until_it_identifies_again(fl
     shoe = [d for d in figures.devices if d[:2] == ("ms-jam", "shoe")]
     assert shoe == [("ms-jam", "shoe", down_s, 1, "jam")], figures.devices
     assert not [d for d in figures.devices if d[1] == "None"], figures.devices
+
+
+async def test_a_shoe_that_says_its_jam_is_cleared_is_down_until_it_says_so(floor_dsn: str) -> None:
+    t = make()
+    jammed = t.feed(DeviceFault("shoe", code="jam", detail="card jam at the gate"))
+    t.feed(DeviceFault("shoe", code="misfeed"))
+    for _ in range(4):
+        t.feed(DeviceFault("dealer_panel", code="noise"))
+    half = t.feed(DeviceFaultCleared("shoe", code="jam"))  # the misfeed is still held: still down
+    for _ in range(4):
+        t.feed(DeviceFault("dealer_panel", code="noise"))
+    back = t.feed(DeviceFaultCleared("shoe", code="misfeed"))
+    assert half[0].payload["still_held"] == ["misfeed"] and back[0].payload["still_held"] == []
+    events = list(t.events)
+    down_s = float(events.index(back[0]) - events.index(jammed[1]))
+
+    w = await writer(floor_dsn)
+    batch = [msg(m) for m in events_published("ms-cleared", events, DAY)]
+    assert (await w.write(batch)).events_new == len(batch)
+    with connect(DatabaseSection(dsn=floor_dsn)) as conn:
+        figures = gather(conn, Scope(day_period(DAY, GamingDaySection())))
+    shoe = [d for d in figures.devices if d[:2] == ("ms-cleared", "shoe")]
+    assert shoe == [("ms-cleared", "shoe", down_s, 2, "jam, misfeed")], figures.devices

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import given
@@ -18,6 +19,7 @@ KINDS = (
     "device.unusable",
     "device.out_of_order",
     "device.back_in_service",
+    "device.fault_cleared",
 )
 
 
@@ -29,6 +31,7 @@ def _event(seq: int, kind: str, dev: str, boot: str) -> JournaledEvent:
         "device.unusable": {"device": dev, "reason": f"fault {seq}"},
         "device.out_of_order": {"device": dev, "reason": "marked", "takes_over": "manual_shoe"},
         "device.back_in_service": {"device": dev},
+        "device.fault_cleared": {"device": dev, "code": "jam", "still_held": []},
     }
     payload = payloads[kind]
     rule = "655a.13(g)" if kind in KINDS[3:] else None
@@ -58,6 +61,9 @@ def test_any_sequence_of_device_events_keeps_the_status_consistent(steps: list[t
             assert (after.fault_code, after.fault_detail, after.fault_at) == ("jam", f"fault {seq}", ev.ts)
         if kind in ("device.online", "device.back_in_service"):
             assert after.fault_code is None
+        if kind == "device.fault_cleared" and old_state == "unusable":
+            # Its last held fault said cleared: usable again, online as far as the table last heard.
+            assert after.state != "unusable" and after.fault_code is None and after.reason is None
         if kind == "device.online":
             assert after.online is True and tracker.identities[dev] == {"serial": f"{dev}-{seq}"}
         if kind == "device.offline":
@@ -74,3 +80,14 @@ def test_a_device_id_that_cannot_be_a_topic_level_is_not_tracked() -> None:
         2, "e2", "boot-1", "2026-11-21T08:00:00.000000Z", "T1", None, "table.opened", "655a.4", {"device_id": "shoe"}
     )
     assert tracker.apply(other) is None
+
+
+def test_a_device_with_a_fault_still_held_stays_unusable_when_another_is_cleared() -> None:
+    tracker = DeviceTracker("T1", "boot-1", ["shoe"], started="2026-11-21T07:59:59.000000Z")
+    tracker.apply(_event(1, "device.online", "shoe", "boot-1"))
+    tracker.apply(_event(2, "device.unusable", "shoe", "boot-1"))
+    half = replace(_event(3, "device.fault_cleared", "shoe", "boot-1"), payload={"device": "shoe", "still_held": ["m"]})
+    after = tracker.apply(half)
+    assert after is not None and after.state == "unusable" and after.reason == "fault 2"
+    after = tracker.apply(_event(4, "device.fault_cleared", "shoe", "boot-1"))
+    assert after is not None and (after.state, after.reason, after.online) == ("online", None, True)

@@ -1,0 +1,65 @@
+"""A device fault that holds the table between rounds, at the pure table: the automated shoe that jams once the round
+is dealt, and the round played to its end. Shared by tests/engine/test_fault_between_rounds.py and
+test_fault_cleared.py, so that neither imports the other."""
+
+from __future__ import annotations
+
+import random
+
+from controller.core.cards import STANDARD_DECK
+from controller.engine.commands import DeviceCommand, DispenseStack
+from controller.engine.inputs import Input
+from controller.engine.spec import DealingMethod
+from controller.engine.state import Phase
+from drivers.interfaces import DeviceFault
+from tests.engine.chapter_faults import methods, on, table
+from tests.engine.conftest import PureTable, decide_all
+
+NO_HIT = random.Random(0).sample(STANDARD_DECK, 52)  # seeded: no progressive is hit in any chapter
+AUTOMATED = [c for c in ("643a", "655a", "683a", "684a") if "automated_shoe" in methods(c)]
+
+
+class JammedShoe:
+    """The automated shoe once it has jammed: every dispense answers the jam until the shoe is back."""
+
+    def __init__(self, t: PureTable) -> None:
+        self.jammed = False
+        self.perfect = t.answer
+
+    def __call__(self, c: DeviceCommand) -> list[Input]:
+        if self.jammed and isinstance(c, DispenseStack):
+            return [DeviceFault("shoe", code="jam", detail="card jam at the dispensing gate")]
+        return self.perfect(c)
+
+
+def quiet_table(chapter: str, method: DealingMethod) -> PureTable:
+    """Two players; the round's deck is one that hits no progressive (643a's standard order hits one, whose
+    validation would hold the round open)."""
+    t = table(chapter, method)
+    t.shoe = list(NO_HIT)
+    t.decks = [list(NO_HIT) for _ in range(4)]
+    return t
+
+
+def play_round(t: PureTable) -> None:
+    """ "No more bets", the deal (by hand, the dealer's "dealt"), each decision: the round to its end."""
+    dealt = t.press("no_more_bets")
+    if t.state.phase is Phase.DEALT:
+        dealt = t.press("dealt")
+    decide_all(t, dealt)
+
+
+def jam_after_the_deal(chapter: str) -> tuple[PureTable, JammedShoe]:
+    """A round dealt from the automated shoe; the shoe reports a jam once the stub is out, then the round ends."""
+    t = quiet_table(chapter, "automated_shoe")
+    shoe = JammedShoe(t)
+    t.answer = shoe
+
+    def stub_then_jam(c: DeviceCommand) -> list[Input]:
+        shoe.jammed = True
+        return [*shoe.perfect(c), DeviceFault("shoe", code="jam", detail="card jam at the dispensing gate")]
+
+    on(t, "remove_stub", stub_then_jam)
+    play_round(t)
+    assert "round.completed" in t.types()
+    return t, shoe
