@@ -204,6 +204,8 @@ class FloorService:
                     self.console.refresh({t for t, _, _ in watch.said ^ before})
                 except Exception:  # what the browsers see must never stop the watch
                     log.exception("console update failed")
+            if self.console is not None:  # the lost session's alert, and its end, kept for a restart
+                await self.console.lost_desk.keep()
             await asyncio.sleep(min(1.0, config.gaps.grace_s / 2))
 
     async def _reconnect(self) -> AsyncConn | None:
