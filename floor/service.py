@@ -78,6 +78,10 @@ class FloorService:
         self.tasks.start("floor-watchdog", self._watchdog(), may_return=self.notifier.watchdog_interval is None)
         self.tasks.start("floor-gaps", self._watch_gaps(writer))
         self.tasks.start("floor-refusal-log", self.refusal_log.run())
+        if (
+            self.console is not None
+        ):  # the lost session's alert and its end kept for a restart; a stalled write holds it
+            self.tasks.start("floor-console-session", self.console.lost_desk.run(self.stopping), may_return=True)
         self.tasks.start("floor-older-days", older_days(self.config.database, self.stopping), may_return=True)
         self.tasks.start("floor-standby", watch_standby(self.config.database, self.stopping), may_return=True)
         # The write loop is a task like the others (not run() itself): cancelled or ended, it is reported the same.
@@ -204,8 +208,6 @@ class FloorService:
                     self.console.refresh({t for t, _, _ in watch.said ^ before})
                 except Exception:  # what the browsers see must never stop the watch
                     log.exception("console update failed")
-            if self.console is not None:  # the lost session's alert, and its end, kept for a restart
-                await self.console.lost_desk.keep()
             await asyncio.sleep(min(1.0, config.gaps.grace_s / 2))
 
     async def _reconnect(self) -> AsyncConn | None:

@@ -2,15 +2,16 @@
 supervisor (docs/console.md, "The floor's own broker").
 
 The loss and its end are `console_audit` rows (action `session_lost`, outcome `alerted` or `ended`, `reply.since` the
-loss on the floor's clock), written by the service's gap watch shortly after each (`keep`), so a floor restarted while
-the alert shows shows it again. A supervisor who has seen it (and called the tables' attendants) acknowledges it: a
-logged-in supervisor's POST with the CSRF token, naming the loss it acknowledges; its row (action `acknowledge`)
-says who and when, and only once it is written does every console show "acknowledged by X at T". A gap that opens
-after the acknowledgement raises the alert again, unacknowledged.
+loss on the floor's clock), written by the service's task `floor-console-session` within a second of each (`keep`),
+so a floor restarted while the alert shows shows it again. A supervisor who has seen it (and called the tables'
+attendants) acknowledges it: a logged-in supervisor's POST with the CSRF token, naming the loss it acknowledges; its
+row (action `acknowledge`) says who and when, and only once it is written does every console show "acknowledged by
+X at T". A gap that opens after the acknowledgement raises the alert again, unacknowledged.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
@@ -26,9 +27,11 @@ from floor.console.floor_alerts import SessionAck, acknowledged, gaps_since
 from floor.console.plumbing import check_csrf, check_post, http_error, read_json
 from floor.console.records import ArchiveUnavailable, Conn, ConsoleRecords
 from floor.console.views import FloorView, stamp
+from floor.tasks import stopped_within
 
 log = structlog.get_logger("tablectl.console")
 ACK_PATH = "/api/floor/session/acknowledge"
+KEEP_EVERY_S = 1.0  # how soon a loss or its end is written (a restart within it shows the alert as before)
 ROLE = "supervisor"
 BODY = 'send {"since": "<the alert\'s since>"}, as the console\'s Acknowledge button does'
 
@@ -58,9 +61,17 @@ class SessionDesk:
         """A new loss shown (ConsoleServer.session_lost): written by the next keep()."""
         self.unkept = since
 
+    async def run(self, stopping: asyncio.Event) -> None:
+        """The service's task `floor-console-session`: keep() about once a second until the stop. A task of its own,
+        so an archive that stalls mid-write holds this one alone (the console's stop cuts its statement), not the gap
+        watch; it returns at the stop."""
+        while not stopping.is_set():
+            await self.keep()
+            await stopped_within(stopping, KEEP_EVERY_S)
+
     async def keep(self) -> None:
-        """The loss and its end written, each once (the service's gap watch calls this about once a second). A write
-        the archive does not take is tried again at the next call; meanwhile a restart would not show the alert."""
+        """The loss and its end written, each once. A write the archive does not take is said and tried again at the
+        next call; meanwhile a restart would not show the alert."""
         ended, self.view.session_ended = self.view.session_ended, None
         for outcome, since in (("alerted", self.unkept), ("ended", ended)):
             if since is None:
