@@ -53,6 +53,7 @@ class SessionDesk:
         self.refresh = refresh  # every page sent the alert again
         self.within = within  # [console] request_timeout_s, for the body
         self.unkept: str | None = None  # a loss not yet written as alerted
+        self.failing = False  # the last write failed (said once)
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post(ACK_PATH, self.acknowledge)
@@ -70,21 +71,27 @@ class SessionDesk:
             await stopped_within(stopping, KEEP_EVERY_S)
 
     async def keep(self) -> None:
-        """The loss and its end written, each once. A write the archive does not take is said and tried again at the
-        next call; meanwhile a restart would not show the alert."""
+        """The loss and its end written, each once, the older loss's first: a restart restores the latest row's. A write
+        the archive does not take is said (once until one is written again) and tried again at the next call;
+        meanwhile a restart would not show the alert."""
         ended, self.view.session_ended = self.view.session_ended, None
-        for outcome, since in (("alerted", self.unkept), ("ended", ended)):
-            if since is None:
-                continue
+        due = sorted(
+            [(since, 0, "alerted") for since in (self.unkept,) if since]
+            + [(since, 1, "ended") for since in (ended,) if since]
+        )
+        for since, _, outcome in due:
             try:
                 await self.records.run(partial(write_loss, outcome=outcome, since=since))
             except Exception as err:  # the archive down (ArchiveUnavailable), or refusing the row: said, not fatal
-                problem = err.problem if isinstance(err, ArchiveUnavailable) else one_line(err)
-                log.warning("console: the lost session's alert not kept in the archive yet; trying again",
-                            outcome=outcome, since=since, problem=problem[:400])  # fmt: skip
-                if outcome == "ended":
-                    self.view.session_ended = since
+                if not self.failing:
+                    problem = err.problem if isinstance(err, ArchiveUnavailable) else one_line(err)
+                    log.warning("console: the lost session's alert not kept in the archive yet; trying each second",
+                                outcome=outcome, since=since, problem=problem[:400])  # fmt: skip
+                self.failing = True
+                if ended is not None and self.view.session_ended is None:
+                    self.view.session_ended = ended  # the end is owed still (a new end meanwhile is the later loss's)
                 return
+            self.failing = False
             if outcome == "alerted" and self.unkept == since:
                 self.unkept = None
 
