@@ -7,6 +7,12 @@ first Ctrl-C of `tablectl floor status`, `report`, `fill-rounds` for about 10 s,
 takes the cancel in milliseconds, so a shorter bound costs nothing there; past it the connection is closed, as
 psycopg does after its own 5 s. This overrides `Connection.wait`, which psycopg does not document as an extension
 point: tests/floor/test_ctrl_c.py holds its signature and behaviour, so a psycopg that changes it fails there.
+
+No documented way gives the same bound (looked up for psycopg 3.3.9, the version installed here): its own handling in
+`Connection.wait` (on KeyboardInterrupt and, since 3.3, SystemExit: psycopg/psycopg#231, #1406; the re-wait bounded
+at all since #1371) calls `_try_cancel(timeout=5.0)` and re-waits `timeout=5.0`, both fixed in the code, with no
+parameter, connection attribute or setting for them. `Connection.cancel_safe(timeout=...)` is documented (3.2), and is
+what this override calls with the shorter bound; a statement_timeout would bound the statement, not a Ctrl-C.
 """
 
 from __future__ import annotations

@@ -78,6 +78,10 @@ class FloorService:
         self.tasks.start("floor-watchdog", self._watchdog(), may_return=self.notifier.watchdog_interval is None)
         self.tasks.start("floor-gaps", self._watch_gaps(writer))
         self.tasks.start("floor-refusal-log", self.refusal_log.run())
+        if (
+            self.console is not None
+        ):  # the lost session's alert and its end kept for a restart; a stalled write holds it
+            self.tasks.start("floor-console-session", self.console.lost_desk.run(self.stopping), may_return=True)
         self.tasks.start("floor-older-days", older_days(self.config.database, self.stopping), may_return=True)
         self.tasks.start("floor-standby", watch_standby(self.config.database, self.stopping), may_return=True)
         # The write loop is a task like the others (not run() itself): cancelled or ended, it is reported the same.

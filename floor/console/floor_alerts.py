@@ -4,6 +4,7 @@ broker session lost (floor/intake.py), which names the tables whose seq gaps ope
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -16,14 +17,32 @@ from floor.recall import money_text
 SESSION_GROUP = "floor:session"
 
 
+@dataclass(frozen=True, slots=True)
+class SessionAck:
+    """A supervisor's acknowledgement of the lost session's alert (console_audit, action `acknowledge`): which loss
+    (`since`, the alert's key), who (`by`, the key id) and when (`at`, the floor's clock)."""
+
+    since: str
+    by: str
+    at: str
+
+
 def gaps_since(lost: str, live: Mapping[str, TableLive]) -> list[str]:
     """The tables with an open seq gap first seen at or after `lost` (the floor's clock, as gap_since)."""
     at = parse_ts(lost)
     return sorted(t for t, x in live.items() if any(s and parse_ts(s) >= at for s in x.gap_since[: len(x.gaps)]))
 
 
+def acknowledged(lost: str, live: Mapping[str, TableLive], ack: SessionAck | None) -> SessionAck | None:
+    """`ack` while it stands: it is of this loss and no gap opened after it (a gap shrunk or split by a resend keeps
+    its first time, floor/gaps.py carry_since, so only a new one raises the alert again)."""
+    if ack is None or ack.since != lost:
+        return None
+    return None if gaps_since(ack.at, live) else ack
+
+
 def session_alerts(
-    lost: str | None, live: Mapping[str, TableLive], now: datetime, grace_s: float
+    lost: str | None, live: Mapping[str, TableLive], now: datetime, grace_s: float, ack: SessionAck | None = None
 ) -> list[dict[str, Any]]:
     """The floor's session lost at `lost` (None: never this run), as one alert: the events the tables published
     between the broker's return and the floor's new subscription reached no one, so the gaps opened since may be its
@@ -36,6 +55,8 @@ def session_alerts(
     if not tables and (now - parse_ts(lost)).total_seconds() > grace_s:
         return []
     named = f"seq gaps since at {', '.join(tables)}: resend every gap" if tables else "no seq gap seen since yet"
+    seen = acknowledged(lost, live, ack)
+    said = f"; acknowledged by {seen.by} at {seen.at}" if seen else ""
     return [
         {
             "table_id": "floor",
@@ -43,9 +64,11 @@ def session_alerts(
             "key": lost,
             "since": lost,
             "text": "the broker kept no session for the floor (restarted without persistence, or the session expired):"
-            f" what the tables published before the floor subscribed again never reached it; {named}",
+            f" what the tables published before the floor subscribed again never reached it; {named}{said}",
             "verb": None,
             "args": {"tables": tables},
+            # Who acknowledged it and when, while no gap opened since: the page shows it and offers no button.
+            "ack": None if seen is None else {"by": seen.by, "at": seen.at},
             "group": SESSION_GROUP,
             "rank": 1,
             "target": "floor",

@@ -84,10 +84,26 @@ class Run:
 
 
 class Refusals:
-    """The open runs, by client. A run ends once its client may try again; it is then written a last time."""
+    """The open runs, by client. A run ends once its client may try again; it is then written a last time. A run
+    whose last write failed is kept in `owed` (gone from `runs`, so a new run of the client's starts afresh): the
+    stop writes it, or its warning line names it. Before, it was dropped from memory and its refusals the audit
+    lacked were said nowhere."""
 
     def __init__(self) -> None:
         self.runs: dict[str, Run] = {}
+        self.owed: list[Run] = []
+
+    def unwritten(self) -> list[Run]:
+        """Every run whose audit row lacks refusals: the open ones and the ended ones still owed."""
+        return [r for r in (*self.owed, *self.runs.values()) if r.count != r.written_count]
+
+    def still_owed(self, run: Run) -> int:
+        """`run` ended and its last write failed: kept for the stop (at most MAX_CLIENTS, the oldest given up past
+        that, each said in its own log line when it failed). The number given up."""
+        self.owed.append(run)
+        dropped = max(0, len(self.owed) - MAX_CLIENTS)
+        del self.owed[:dropped]
+        return dropped
 
     def refused(self, client: str, now: datetime) -> Run:
         run = self.runs.get(client)

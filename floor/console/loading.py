@@ -9,6 +9,7 @@ from typing import Any
 import psycopg
 
 from floor.config import DatabaseSection
+from floor.console.session_ack import load_session
 from floor.console.views import FloorView, log_line, note_event, stamp
 from floor.db import connect, conninfo
 from floor.live import TableLive
@@ -42,6 +43,7 @@ def load_view(view: FloorView, live: dict[str, TableLive], conn: psycopg.Connect
         x = view.table(str(table_id))
         x.birth = dict(payload)
         x.dealing_method = str(x.birth.get("game", {}).get("dealing_method"))
+    load_session(view, conn)
     if (refused := refused_latest(conn)) is not None:
         view.note_refused(*refused[:3], stamp(refused[3]))
     for table_id in live:

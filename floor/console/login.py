@@ -19,7 +19,7 @@ from controller.core.shown import one_line
 from floor import gaps
 from floor.config import KEY_ID, ConsoleKey, ConsoleSection
 from floor.console.auth import LoginRefused, Sessions
-from floor.console.limits import Attempts, Refusals, Ticks
+from floor.console.limits import Attempts, Refusals, Run, Ticks
 from floor.console.plumbing import COOKIE, check_csrf, http_error, json_body, origin, session_of
 from floor.console.records import ArchiveUnavailable, ConsoleRecords, is_pending, pending
 from floor.console.verbs import LINK_VERBS, ROLES, VERBS, allowed, link_allowed
@@ -91,7 +91,7 @@ class LoginDesk:
         if wait is None:
             ended = self.refusals.ended(client)
             if ended is not None and ended.count != ended.written_count:
-                await self.records.throttled(ended, self.attempts.limit)
+                await self._last_write(ended)
             return client
         run = self.refusals.refused(client, now)
         if run.due(now):
@@ -103,11 +103,27 @@ class LoginDesk:
             headers={"Retry-After": str(wait)},
         )
 
+    async def _last_write(self, run: Run) -> None:
+        """An ended run's last write. Failed (the archive down or stalled, the request cancelled), the run is out of
+        `runs` already: it is said now with what the audit lacks, and kept for the stop's write and line."""
+        try:
+            await self.records.throttled(run, self.attempts.limit)
+        except BaseException as err:
+            problem = err.problem[:400] if isinstance(err, ArchiveUnavailable) else one_line(err)[:300] or repr(err)
+            dropped = self.refusals.still_owed(run)
+            log.warning(
+                "console: a run of refusals ended and its audit row was not brought up to date",
+                **run.evidence(self.attempts.limit), not_in_audit=run.count - run.written_count, audit_row=run.row,
+                problem=problem, owed_runs=len(self.refusals.owed), given_up_runs=dropped,
+                fix="this line is their record until the stop writes them (its line names any it cannot): keep it"
+                " with the audit; check the floor's PostgreSQL",
+            )  # fmt: skip
+            raise
+
     async def flush(self) -> None:
-        """At stop: each run of refusals written as it stands."""
-        for run in list(self.refusals.runs.values()):
-            if run.count != run.written_count:
-                await self.records.throttled(run, self.attempts.limit)
+        """At stop: each run of refusals written as it stands, the ended ones whose last write failed too."""
+        for run in self.refusals.unwritten():
+            await self.records.throttled(run, self.attempts.limit)
 
     async def flush_at_stop(self, bound_s: float) -> None:
         """The refusals' last counts if the archive answers within `bound_s` (a host gone dark holds the stop no
@@ -122,7 +138,7 @@ class LoginDesk:
             problem = err.problem[:400]
         except Exception as err:  # the database may be what is stopping
             problem = one_line(err)[:300]
-        runs = [r for r in self.refusals.runs.values() if r.count != r.written_count]
+        runs = self.refusals.unwritten()
         log.warning(
             "console: the refusals' audit rows were not brought up to date at stop",
             problem=problem, waited_s=bound_s, refusals=sum(r.count - r.written_count for r in runs),

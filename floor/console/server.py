@@ -49,6 +49,7 @@ from floor.console.protocol_log import ProtocolLog
 from floor.console.records import ConsoleRecords
 from floor.console.relay import relay_command
 from floor.console.reports import ReportDesk
+from floor.console.session_ack import SessionDesk
 from floor.console.verbs import LINK_VERBS, VERBS, ConsoleVerb, allowed, link_allowed
 from floor.console.views import FloorView, stamp
 from floor.links import LinkLive
@@ -88,6 +89,10 @@ class ConsoleServer:
             config, self.records, self._session, lambda: {t: v.chapter for t, v in self.view.live.items()}
         )
         self.sent = Sent()  # what every browser was last sent: an update carries only what differs
+        self.lost_desk = SessionDesk(
+            self.view, self.records, self._session, lambda: self.clock(), lambda: self.refresh(set()),
+            self.console.request_timeout_s,
+        )  # fmt: skip
 
     # -- fed by the floor service -------------------------------------------------------------------------------
 
@@ -150,6 +155,7 @@ class ConsoleServer:
         """The broker kept no session for the floor (floor/intake.py): every page gets the alert naming the tables
         whose gaps opened since, at once and as more gaps open."""
         self.view.session_lost = stamp(self.clock())
+        self.lost_desk.lost(self.view.session_lost)  # kept in the archive by the service's next keep()
         self.refresh(set())
 
     def refresh(self, tables: set[str]) -> None:
@@ -183,6 +189,7 @@ class ConsoleServer:
         app.router.add_get("/static/{name}", self.static_file)
         self.login.routes(app)
         self.reports.routes(app)
+        self.lost_desk.routes(app)
         app.router.add_get("/api/floor", self.floor)
         app.router.add_get("/api/tables/{table_id}", self.table)
         app.router.add_get("/api/rounds/{round_id}", self.round)

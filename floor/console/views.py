@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from floor.console.floor_alerts import link_alerts, session_alerts
+from floor.console.floor_alerts import SessionAck, link_alerts, session_alerts
 from floor.console.results import RoundTally
 from floor.gaps import MAX_SEQS, open_gaps
 from floor.links import LinkLive
@@ -125,6 +125,9 @@ class FloorView:
     # When the broker last kept no session for the floor (floor/console/floor_alerts.py), on the floor's clock; None
     # again once that loss's alert ended, so a later gap is its table's alone, not named as the loss's.
     session_lost: str | None = None
+    session_ack: SessionAck | None = None  # a supervisor's acknowledgement of it (floor/console/session_ack.py)
+    # A loss whose alert ended and is not yet recorded as ended (session_ack.py writes it): a restart restores no more.
+    session_ended: str | None = None
 
     def note_refused(self, count: int, topic: str | None, reason: str | None, at: str | None) -> dict[str, Any]:
         self.refused = {
@@ -212,9 +215,9 @@ class FloorView:
     def session_alerts(self, now: datetime) -> list[dict[str, Any]]:
         """The lost session's alert while it lasts; once it has ended (every gap opened since closed, and grace_s
         past the loss) the loss is forgotten: a gap opening later is not named as its doing."""
-        found = session_alerts(self.session_lost, self.live, now, self.grace_s)
-        if not found:
-            self.session_lost = None
+        found = session_alerts(self.session_lost, self.live, now, self.grace_s, self.session_ack)
+        if not found and self.session_lost is not None:
+            self.session_ended, self.session_lost, self.session_ack = self.session_lost, None, None
         return found
 
     def floor(self, now: datetime) -> dict[str, Any]:

@@ -64,7 +64,9 @@ def console(pg_cluster: PgCluster, mosquitto: Mosquitto, tmp_path_factory: pytes
 
 
 @pytest.mark.parametrize(("what", "body", "status", "problem"), BAD_BODIES, ids=[b[0] for b in BAD_BODIES])
-@pytest.mark.parametrize("path", ["/api/enrol", "/api/login/challenge", "/api/login", "/api/logout", RELAY])
+@pytest.mark.parametrize(
+    "path", ["/api/enrol", "/api/login/challenge", "/api/login", "/api/logout", RELAY, "/api/floor/session/acknowledge"]
+)
 def test_every_post_refuses_a_body_no_reader_should_take_naming_it(
     console: Console, path: str, what: str, body: bytes, status: int, problem: str
 ) -> None:
@@ -91,6 +93,7 @@ def test_every_post_refuses_a_body_no_reader_should_take_naming_it(
         (RELAY, b'{"command_id": "\\u0000", "key_id": "\\udfff"}', 403, "signed as '\\udfff'"),
         ("/api/links/l%00/commands/clear_tilt", b'{"key_id": "sup"}', 400, "table_id and verb must be those"),
         ("/api/enrol", b'{"key_id": "a\\u0000", "role": "boss", "public_key": "\\ud800"}', 400, "not usable: key_id"),
+        ("/api/floor/session/acknowledge", b'{"since": "\\u0000\\ud800"}', 409, "no lost-session alert is showing"),
     ],
 )
 def test_text_postgresql_cannot_hold_is_refused_and_the_refusal_recorded(

@@ -11,48 +11,20 @@ test holds the floor's event loop, so they surely come before its reconnect (no 
 from __future__ import annotations
 
 import asyncio
-import base64
 from typing import Any
 
 import aiohttp
 import pytest
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from structlog.testing import capture_logs
 
-from controller.supervisor.envelope import public_key_b64
-from floor.config import FloorConfig, parse_floor_config
-from floor.console.auth import login_bytes
 from floor.console.floor_alerts import SESSION_GROUP
 from floor.service import FloorService
 from tests.broker import fresh_id, own_mosquitto
-from tests.floor.event_stream import Stream
 from tests.floor.outage_table import publish
 from tests.floor.service_running import running, until
+from tests.floor.session_lost_floor import floor_config, logged_in_stream, names
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
-KEY = Ed25519PrivateKey.generate()
-
-
-async def logged_in_stream(http: aiohttp.ClientSession, url: str) -> Stream:
-    h = {"Origin": url}
-    c = await (await http.post(f"{url}/api/login/challenge", json={"key_id": "sue.sup"}, headers=h)).json()
-    sig = base64.b64encode(KEY.sign(login_bytes(c["challenge"], "sue.sup", url))).decode()
-    body = {"key_id": "sue.sup", "challenge": c["challenge"], "signature": sig}
-    assert (await http.post(f"{url}/api/login", json=body, headers=h)).status == 200
-    return Stream(await http.get(f"{url}/api/stream"))
-
-
-def names(table: str) -> Any:
-    return lambda u: any(table in a["args"]["tables"] for a in u.get("alerts", {}).get(SESSION_GROUP, []))
-
-
-def floor_config(dsn: str, broker: str, prefix: str, extra: str = "") -> FloorConfig:
-    """A floor with its console and one supervisor on a private broker; `extra`: more TOML sections."""
-    return parse_floor_config(
-        f'[database]\ndsn = "{dsn}"\n[mqtt]\nbroker = "{broker}"\nprefix = "{prefix}"\n'
-        f'client_id = "{fresh_id("floor")}"\n{extra}[console]\nlisten = "127.0.0.1:0"\n'
-        f'[[console.supervisors]]\nkey_id = "sue.sup"\nrole = "supervisor"\npublic_key = "{public_key_b64(KEY)}"\n'
-    )
 
 
 async def test_a_lost_session_is_said_in_the_log_and_on_the_console_naming_the_tables(floor_dsn: str) -> None:

@@ -1,7 +1,7 @@
 // The floor: a tile per table grouped by pit, the alerts that need a person, the linked progressives' panels.
 
 import { actionButton, gapResends } from "./commands.js";
-import { $, dollars, el, since, state } from "./page.js";
+import { $, api, dollars, el, since, state } from "./page.js";
 import { openTable } from "./table.js";
 
 // "1 round", "3 rounds": a count as a supervisor reads it.
@@ -105,10 +105,34 @@ export function renderAlerts() {
   // One action for every open gap (after a lost broker session, one at every table): where the session may resend.
   $("resend-all").hidden = !gapResends().length || !((state.session && state.session.allowed) || []).includes("resend");
   $("alerts").replaceChildren(...all.map((a) =>
-    el("li", { class: "alert", "data-kind": a.kind, "data-table": a.table_id, "data-key": a.key,
-      "data-target": a.target, "data-target-id": a.target_id },
+    el("li", { class: "alert" + (a.ack ? " acknowledged" : ""), "data-kind": a.kind, "data-table": a.table_id,
+      "data-key": a.key, "data-target": a.target, "data-target-id": a.target_id },
       el("strong", {}, a.table_id), el("span", {}, a.text), el("span", { class: "since", "data-since": a.since || "" }, since(a.since)),
-      a.verb ? actionButton(a.target || "table", a.target_id || a.table_id, a.verb, a.args) : null)));
+      a.verb ? actionButton(a.target || "table", a.target_id || a.table_id, a.verb, a.args) : null,
+      a.kind === "session" ? sessionAck(a) : null)));
+}
+
+// The lost broker session's alert: who acknowledged it and when, or a supervisor's button to say it has been seen
+// (not a table's command: nothing is signed; the floor keeps who and when in console_audit, docs/console.md).
+function sessionAck(a) {
+  if (a.ack) return el("span", { class: "ack", "data-by": a.ack.by }, `acknowledged by ${a.ack.by} at ${a.ack.at}`);
+  if (!state.session || state.session.role !== "supervisor") return null;
+  const b = el("button", { "data-verb": "acknowledge_session" }, "acknowledge");
+  b.addEventListener("click", async (ev) => {
+    ev.stopPropagation();
+    b.disabled = true;
+    $("reply-panel").hidden = false;
+    try {
+      const r = await api("POST", "/api/floor/session/acknowledge", { since: a.key });
+      $("reply").textContent = `lost session acknowledged by ${r.acknowledged.by} at ${r.acknowledged.at}`;
+      $("reply").setAttribute("data-outcome", "acknowledged");
+    } catch (err) {
+      $("reply").textContent = `not acknowledged: ${err.message}`;
+      $("reply").setAttribute("data-outcome", "error");
+      b.disabled = false;
+    }
+  });
+  return b;
 }
 
 // The floor's refused messages: how many, and the latest's topic, reason and time. The topic and reason are whatever
