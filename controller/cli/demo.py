@@ -44,6 +44,13 @@ def add_parser(sub: Subparsers) -> None:
         type=Path,
         help="SQLite journal file (default: the config's, else ~/.local/state/tablectl/<table_id>.sqlite)",
     )
+    p.add_argument(
+        "--sim-state",
+        type=Path,
+        metavar="FILE",
+        help="keep the simulated shoe's cards in this file across restarts, as a real shoe keeps them (default: none; "
+        "a restart starts the simulated shoe empty)",
+    )
     p.add_argument("--quiet", action="store_true", help="no live table log on stdout")
     p.add_argument(
         "--human-floor",
@@ -144,6 +151,7 @@ def main(args: argparse.Namespace) -> int:
     # As `run` refuses it, before any device or the journal is opened: a birth the broker would never take.
     refuse_birth(config, str(args.config or "the demo config"))
     script = options.load_script(args.script)
+    sim_state = options.sim_state(args.sim_state, "--sim-state")
     if args.players == "optimal":
         try:
             check_optimal(config.game)
@@ -161,6 +169,7 @@ def main(args: argparse.Namespace) -> int:
             sim_script=script,
             human_floor=args.human_floor,
             players=args.players,
+            sim_state=sim_state,
         )
     )
     print(f"tablectl: {played} round(s) played", file=sys.stderr)

@@ -68,6 +68,24 @@ def load_script(path: Path | None) -> SimScript | None:
         raise UsageError(str(err)) from None
 
 
+def sim_state(path: Path | None, flag: str) -> Path | None:
+    """The simulators' state file, checked before any simulator starts: one that exists must read as their state,
+    and a new one's directory must exist (the shoe writes it at its first change, mid-round)."""
+    if path is None:
+        return None
+    from drivers.sim.state import SimStateError, SimStateFile  # as load_script: never loaded by `tablectl run`
+
+    if path.is_dir():
+        raise UsageError(f"{flag} {path} is a directory: give a file's path in it, e.g. {path / 'sim-state.json'}")
+    if not path.parent.is_dir():
+        raise UsageError(f"{flag} {path}: the directory {path.parent} does not exist: create it, or give another")
+    try:
+        SimStateFile(path).shoe_cards()
+    except SimStateError as err:
+        raise UsageError(f"{flag}: {err}") from None
+    return path
+
+
 def load_ports(path: Path | None) -> dict[str, str] | None:
     """A JSON object of device id to port path, as `tablectl sim-devices --ports-file` writes it."""
     if path is None:

@@ -33,13 +33,21 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--ports-file", type=Path, help="also write the ports as JSON here, for --ports")
     p.add_argument("--seed", type=options.seed, help="seed for the simulated shuffles")
     p.add_argument("--script", type=Path, help="sim script (TOML/JSON): scripted decks and device faults")
+    p.add_argument(
+        "--state-file",
+        type=Path,
+        metavar="FILE",
+        help="keep the simulated shoe's cards in this file (e.g. next to the config) across a restart of the "
+        "simulators, as a real shoe keeps them; the table daemon's restarts never lose them while this runs",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
     config = options.load_table(args.config)
     _check_ports_file(args.ports_file)
     script = options.load_script(args.script)
-    asyncio.run(serve_simulators(config, sys.stdout, args.ports_file, args.seed, script))
+    state = options.sim_state(args.state_file, "--state-file")
+    asyncio.run(serve_simulators(config, sys.stdout, args.ports_file, args.seed, script, state))
     return 0
 
 
@@ -58,7 +66,12 @@ def _check_ports_file(path: Path | None) -> None:
 
 
 async def serve_simulators(
-    config: TableConfig, out: TextIO, ports_file: Path | None, seed: int | None, script: SimScript | None = None
+    config: TableConfig,
+    out: TextIO,
+    ports_file: Path | None,
+    seed: int | None,
+    script: SimScript | None = None,
+    state: Path | None = None,
 ) -> None:
     """Simulate what the config names: per-seat stations or one multi-drop line, and the sign and
     terminals when it has them."""
@@ -69,6 +82,7 @@ async def serve_simulators(
         sign=d is not None and d.progressive_sign is not None,
         terminals=d is not None and bool(d.wager_terminals),
         bus=simulated_bus(config),
+        state=state,
     ) as sims:
         ports = dict(sims.ports)
         if script is not None:

@@ -311,6 +311,9 @@ def _take_linked_hit(ctx: StepContext, x: Settled, percent: int, level: str, awa
             "percent": percent,
             "amount": share,
             "meter_before": award.meter_before_cents,
+            # The link's meter after the award and its reseed, so a reader of the hit sees the sign restart; a link
+            # older than its claim answer's meter_after_cents says nothing of it, and neither does this event then.
+            **({"meter_after": award.meter_after_cents} if award.meter_after_cents is not None else {}),
             "link": ctx.setup.link,
             "order": award.order,
             "light_rule": ctx.spec.light_rule(x.rule),

@@ -207,6 +207,7 @@ async def play(
     on_service: Callable[[TableService], None] | None = None,
     players: Players = "random",
     on_sims: Callable[[SimulatedTable], None] | None = None,
+    sim_state: Path | None = None,
 ) -> int:
     """Play the table until `rounds` rounds are complete (or until Ctrl-C); returns the rounds played.
 
@@ -218,6 +219,7 @@ async def play(
     console). `on_service` is handed the table's service once it exists (a test that drives the shell's inputs).
     `players`: without a `policy`, random players or players following the optimal strategy (controller.par).
     `on_sims` is handed the simulated devices once they run (a test that asserts what crossed a simulated line).
+    `sim_state`: the simulators' state file (the shoe's cards), kept across restarts as a real shoe keeps its cards.
     """
     rng = random.Random(seed)
     policy = policy or policy_for(players, rng, config)
@@ -236,7 +238,14 @@ async def play(
         if floorperson is not None:
             config = config.model_copy(update={"supervisors": [*config.supervisors, *floorperson.supervisors]})
         sims = await stack.enter_async_context(
-            SimulatedTable(config.game.seats, rng, sign=progressive, terminals=terminals, bus=simulated_bus(config))
+            SimulatedTable(
+                config.game.seats,
+                rng,
+                sign=progressive,
+                terminals=terminals,
+                bus=simulated_bus(config),
+                state=sim_state,
+            )
         )
         if on_sims is not None:
             on_sims(sims)

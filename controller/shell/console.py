@@ -141,7 +141,8 @@ LINES: Mapping[str, _Line] = {
     "progressive.hit": lambda p, sealed: (
         f"JACKPOT seat {p['seat']}  {p['percent']}% of the {p['level']} meter = "
         f"{fmt(p['amount'])} (meter {fmt(p['meter_before'])} -> "
-        f"{fmt(p['meter_after'])}); awaiting a floorperson's validation ({p['hit']})"
+        f"{fmt(p['meter_after']) if 'meter_after' in p else 'reseeded at the link'}); "
+        f"awaiting a floorperson's validation ({p['hit']})"
     ),
     "progressive.paid": lambda p, sealed: f"jackpot {p['hit']} validated and paid: seat {p['seat']} {fmt(p['amount'])}",
     "progressive.locked_out": lambda p, sealed: f"PROGRESSIVE WAGERS LOCKED OUT: {p['reason']}",

@@ -306,6 +306,7 @@ class BusLink(Link):
         window allows it (LineWindow.turn), and count its answer as due. Every other frame the host writes (a broadcast,
         its ACKs on its own pair) goes through _write and never waits."""
         await self.window.turn(addressed)
+        self.window.copying(addressed, len(frame))
         await self._write(frame)
         entry = self._outstanding.get(addressed.seq)  # the exchange registered its future before the write
         if entry is not None and entry[0] == addressed.address:
@@ -358,6 +359,7 @@ class BusLink(Link):
             elif frame.kind == Kind.REPLY:
                 # v3: the station's answer is the ACK of our frame with this SEQ (docs/protocol.md section 12); one
                 # that matches nothing outstanding from that station is a late copy of an answer already taken.
+                self.window.answer_read(frame.seq, frame.source)
                 entry = self._outstanding.get(frame.seq)
                 if entry is None or entry[0] != frame.source or entry[1].done():
                     continue
@@ -371,6 +373,7 @@ class BusLink(Link):
                 entry = self._outstanding.get(frame.seq)
                 if entry is not None and frame.source not in (None, entry[0]):
                     continue  # a v2 ACK names its station: another station's answer to this SEQ is not this one
+                self.window.answer_read(frame.seq, frame.source)
                 if entry is not None and not entry[1].done():
                     entry[1].set_result(frame.kind)
         self._report_noise()

@@ -73,6 +73,24 @@ class Addressed:
     answer_event: str | None = None
 
 
+class _Copies:
+    """The copies of one exchange's frame the host wrote (its first, and each sent again after an ACK timeout) whose
+    answers it has not read. A station answers every copy it hears (docs/protocol.md section 12, REPLY rule 2; a v1 or
+    v2 station ACKs each), one after the other on the shared return pair, so a first answer late past the ACK timeout
+    ends the exchange with the copy's answer (a whole identity, some 100 bytes) still to come."""
+
+    def __init__(self, frame: Addressed) -> None:
+        self.frame = frame
+        self.unread = 0
+        self.due = 0.0  # when the last answer still to come has crossed the line at the latest
+        self.heard: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def read_one(self) -> None:
+        self.unread -= 1
+        heard, self.heard = self.heard, asyncio.get_running_loop().create_future()
+        heard.set_result(None)
+
+
 class LineWindow:
     """What may go on a bus's line around a GROUP frame's slot window.
 
@@ -102,6 +120,8 @@ class LineWindow:
         # line time passed (the time, and a timer that wakes the frames held meanwhile).
         self._broadcast: tuple[asyncio.Future[None], float] | None = None
         self._broadcast_timer: asyncio.TimerHandle | None = None
+        # SEQ -> the copies of that exchange's frame whose answers are still to come (copying, answer_read).
+        self._copies: dict[int, _Copies] = {}
 
     def hold(self) -> None:
         """Keep every frame a station would answer off the line until unhold(): a GROUP frame is about to go."""
@@ -191,6 +211,41 @@ class LineWindow:
         answer.add_done_callback(acked)
         over.add_done_callback(ended)
 
+    def copying(self, frame: Addressed, length: int) -> None:
+        """A copy of `frame` (`length` bytes) is about to be written: counted before the write, whose answer may be read
+        before the write returns. Until each copy's answer is read, or its line time passed (from the copy's write, or
+        from the answer read before it: the station's answers follow each other on the return pair), no GROUP frame or
+        broadcast lock goes."""
+        copies = self._copies.get(frame.seq)
+        if copies is None or copies.frame is not frame:
+            copies = self._copies[frame.seq] = _Copies(frame)
+        copies.unread += 1
+        now = asyncio.get_running_loop().time()
+        copies.due = max(copies.due, now + (length + 2 + frame.answer_bytes) * self._byte_time + ANSWER_SLACK)
+
+    def answer_read(self, seq: int, source: int | None) -> None:
+        """An answer (REPLY, ANSWER, ACK or NAK) to the frame with `seq` was read from `source` (None: a v1 ACK, which
+        names nobody), the exchange's own or a late one to a copy of it."""
+        copies = self._copies.get(seq)
+        if copies is None or source not in (None, copies.frame.address):
+            return
+        copies.read_one()
+        if copies.unread <= 0:
+            del self._copies[seq]
+            return
+        # The answer to the next copy follows this one on the return pair: over within its own line time from now.
+        now = asyncio.get_running_loop().time()
+        copies.due = max(copies.due, now + (2 + copies.frame.answer_bytes) * self._byte_time + ANSWER_SLACK)
+
+    def _copy_due(self, now: float) -> _Copies | None:
+        """The exchange whose copies' answers are still to come within their line time, if any (the others dropped)."""
+        for seq, copies in list(self._copies.items()):
+            if copies.due <= now:
+                del self._copies[seq]  # its station's fault past its line time, read as any frame when it comes
+            elif copies.unread > 0:
+                return copies
+        return None
+
     def replied(self, seq: int) -> None:
         """A REPLY (v3) or ANSWER (v4) to the frame with `seq` was read: it carries the answer, so that exchange is
         over, whatever its sender expected (an `identify` goes before the station's version is known)."""
@@ -216,7 +271,7 @@ class LineWindow:
         broadcast lock's included."""
         now = asyncio.get_running_loop().time()
         due = any(not future.done() and due > now for future, due in self._answers_due.values())
-        return due or self._broadcast_due()
+        return due or self._copy_due(now) is not None or self._broadcast_due()
 
     def broadcast_written(self, length: int, answers: Collection[asyncio.Future[None]]) -> None:
         """v2's broadcast lock (`length` bytes) was written naming one station for each of `answers`, settled as each
@@ -265,6 +320,9 @@ class LineWindow:
             # Looked at again after each wait: a frame written meanwhile (Addressed.ahead_of_group) is waited for too.
             now = loop.time()
             due = [(future, until) for future, until in self._answers_due.values() if not future.done() and until > now]
+            copies = self._copy_due(now)
+            if copies is not None:
+                due.append((copies.heard, copies.due))
             if not due:
                 break
             await asyncio.wait([due[0][0]], timeout=due[0][1] - now)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from drivers.sim.base import SimDevice
@@ -22,22 +22,41 @@ class ShoeSim(SimDevice):
     def __init__(self, device_id: str, address: int = 1) -> None:
         super().__init__(device_id, address)
         self._cards: list[str] = []
+        self._keep: Callable[[list[str]], None] | None = None
 
     @property
     def cards(self) -> list[str]:
         """Cards still in the shoe, top first."""
         return list(self._cards)
 
-    def load(self, cards: list[str]) -> None:
+    def keep_in(self, cards: list[str], keep: Callable[[list[str]], None]) -> None:
+        """Start with the cards a restart found in the shoe (drivers/sim/state.py) and hand every change to `keep`,
+        as a real shoe holds its undealt cards through a restart of the computers around it."""
         self._cards = list(cards)
+        self._keep = keep
+
+    def _kept(self, before: list[str]) -> None:
+        if self._keep is not None and self._cards != before:
+            self._keep(list(self._cards))
+
+    def load(self, cards: list[str]) -> None:
+        before, self._cards = self._cards, list(cards)
         self._note("load")
         fault = self._take("load")
         if fault is not None and len(self._cards) >= 2:
             # The second card is a copy of the first: the same card comes out twice in the first stack.
             self._cards[1] = self._cards[0]
+        self._kept(before)
 
     async def draw(self) -> None:
         """The dealer draws the top card from a manual shoe; the reader reports it (`card`)."""
+        before = list(self._cards)
+        try:
+            await self._draw()
+        finally:
+            self._kept(before)
+
+    async def _draw(self) -> None:
         if self._note("draw"):
             return  # unplugged or hung as the card came out: nothing is reported
         fault = self._take(DRAW_FAULTS_AS)
@@ -56,6 +75,13 @@ class ShoeSim(SimDevice):
         await self.send({"evt": "card", "card": self._cards.pop(0)})
 
     def handle(self, command: str, message: Mapping[str, Any]) -> bool:
+        before = list(self._cards)
+        try:
+            return self._handle(command, message)
+        finally:
+            self._kept(before)
+
+    def _handle(self, command: str, message: Mapping[str, Any]) -> bool:
         if command == "dispense":
             count = message["cards"]
             if not isinstance(count, int) or isinstance(count, bool) or count < 1:

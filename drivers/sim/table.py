@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections.abc import Mapping
+from pathlib import Path
 from types import TracebackType
 
 from drivers.interfaces import WAGER_BUS_ID
@@ -16,6 +17,7 @@ from drivers.sim.progressive_sign import ProgressiveSignSim
 from drivers.sim.script import SimScript
 from drivers.sim.shoe import ShoeSim
 from drivers.sim.shuffler import ShufflerSim
+from drivers.sim.state import SimStateFile
 from drivers.sim.wager_bus import WagerBusSim
 from drivers.sim.wager_station import WagerStationSim
 from drivers.sim.wager_terminal import WagerTerminalSim
@@ -39,8 +41,12 @@ class SimulatedTable:
         sign: bool = False,
         terminals: bool = False,
         bus: SimBus | None = None,
+        state: Path | None = None,
     ) -> None:
         self.shoe = ShoeSim("shoe")
+        if state is not None:
+            kept = SimStateFile(state)
+            self.shoe.keep_in(kept.shoe_cards(), kept.save_shoe)
         self.shuffler = ShufflerSim("shuffler", rng, self.shoe.load)
         on_bus = dict(bus.addresses) if bus is not None else {}
         strangers = sorted(seat for seat in on_bus if not 1 <= seat <= seats)

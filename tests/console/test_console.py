@@ -146,3 +146,18 @@ def test_a_blocked_table_says_why_and_who_cleared_it() -> None:
 @pytest.mark.parametrize(("played", "line"), [(1, "1 round so far"), (3, "3 rounds so far"), (0, "0 rounds so far")])
 def test_the_closing_line_counts_its_rounds_in_words(played: int, line: str) -> None:
     assert describe(_event("table.closed", {"rounds_played": played})) == f"table closed ({line} at this table)"
+
+
+def test_a_linked_hit_reads_with_the_meter_the_link_left() -> None:
+    """A linked table's progressive.hit says the link's meter after the award and its reseed (`meter_after`); one from
+    a link older than the field has none and read as a KeyError line ("not shown in full") instead of the jackpot."""
+    hit: dict[str, object] = {"hit": "t-r000001-h1", "seat": 3, "level": "mega", "percent": 100, "amount": 5_000_385}
+    hit |= {"meter_before": 5_000_385, "link": "mega", "order": 7}
+    assert describe(_event("progressive.hit", {**hit, "meter_after": 350})) == (
+        "JACKPOT seat 3  100% of the mega meter = $50,003.85 (meter $50,003.85 -> $3.50); awaiting a floorperson's "
+        "validation (t-r000001-h1)"
+    )
+    assert describe(_event("progressive.hit", hit)) == (
+        "JACKPOT seat 3  100% of the mega meter = $50,003.85 (meter $50,003.85 -> reseeded at the link); awaiting a "
+        "floorperson's validation (t-r000001-h1)"
+    )

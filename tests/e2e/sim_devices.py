@@ -7,7 +7,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -39,11 +39,13 @@ def started(command: list[str]) -> subprocess.Popen[str]:
 
 
 @contextmanager
-def running_simulators(ports: Path, env: Mapping[str, str] | None = None, config: Path = DEMO) -> Iterator[Path]:
+def running_simulators(
+    ports: Path, env: Mapping[str, str] | None = None, config: Path = DEMO, extra: Sequence[str] = ()
+) -> Iterator[Path]:
     """The simulated devices of `config` (the demo table's) running, their ports written to `ports` (yielded); stopped
-    by Ctrl-C, which must end them cleanly."""
+    by Ctrl-C, which must end them cleanly. `extra`: more of sim-devices' options (--seed, --state-file)."""
     proc = subprocess.Popen(
-        [*TABLECTL, "sim-devices", "--config", str(config), "--ports-file", str(ports)],
+        [*TABLECTL, "sim-devices", "--config", str(config), "--ports-file", str(ports), *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -290,6 +290,8 @@ def test_a_linked_hit_books_the_links_meter_after_the_award() -> None:
     t.feed(LinkAnswered("claim:t1-r000001:1:major", True, amount_cents=107_371, order=9, meter_before_cents=107_371))
     answered = {e.payload["seat"]: e.payload for e in t.events if e.type == "link.claim_answered"}
     assert answered[3]["meter_after"] == 107_350 and "meter_after" not in answered[1]
+    hits = {e.payload["seat"]: e.payload for e in t.events if e.type == "progressive.hit"}
+    assert hits[3]["meter_after"] == 107_350 and "meter_after" not in hits[1], "the hit says the meter the link left"
     settled = {e.payload["seat"]: e.payload["note"] for e in t.events if e.type == "progressive.settled"}
     assert settled[3].endswith("major meter 100042 at the link -> 107350"), settled[3]
     estimate = settled[1].rsplit(" -> ", 1)[1]  # the old link's answer: the chapter's reseed amount, as before

@@ -106,6 +106,16 @@ def _check_table(tid: str, t: TableProcess, dsn: str) -> int:
             tid,
         )
     }
+    after = {
+        (rid, seat, level): meter
+        for rid, seat, level, meter in rows(
+            dsn,
+            "SELECT payload->>'round_id', (payload->>'seat')::int, payload->>'level', "
+            "(payload->>'meter_after_cents')::bigint FROM link_event WHERE type = 'link.jackpot_pending' "
+            "AND payload->>'table_id' = %s",
+            tid,
+        )
+    }
     events = _events(t.journal)
     by_type: dict[str, list[dict[str, Any]]] = {}
     for e in events:
@@ -123,6 +133,10 @@ def _check_table(tid: str, t: TableProcess, dsn: str) -> int:
         assert (answered["amount"], answered["meter_before"]) == (amount, before)
         assert (answered["wager"], answered["paid_besides_wager"]) == (WAGER, amount - WAGER)
         assert hits[(rid, seat, level)]["amount"] == amount
+        # The hit event says the meter the link left (after the award and its reseed), as its claim answer does:
+        # what a supervisor watching the table's events sees the sign restart from.
+        assert answered["meter_after"] == after.get((rid, seat, level)), f"{tid} {rid}: {answered}"
+        assert hits[(rid, seat, level)].get("meter_after") == answered["meter_after"], f"{tid} {rid}: no meter after"
         settled = next(
             p for p in by_type["progressive.settled"] if (p["round_id"], p["seat"]) == (rid, seat)
         )  # "N for 1": the award, the wager included, is paid (award less the wager) and returned (the wager)

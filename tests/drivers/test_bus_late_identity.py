@@ -1,0 +1,175 @@
+"""An identify sent again is answered again: the station answers every copy it hears (docs/protocol.md section 12,
+REPLY rule 2), so when the first copy's answer comes late, behind other bytes on the shared return pair, the copy's
+answer (an identity, some 100 bytes) is still to come once the exchange has ended. Before, the host counted the
+exchange over at the first answer and could write a GROUP frame at once: the second identity then crossed the slots,
+and every station of the window was locked on its own (docs/protocol.md section 13, "What the host writes around a
+window"). Now the host waits for that answer, or one answer's line time after the first, before a GROUP frame.
+
+The host end is BusLink on a real pty opened as the driver opens a port; the test plays a v3 station on the pty's other
+end. The line is counted at 300 baud so that an answer's line time (7.6 s for an identity) is a failure bound only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import select
+import tty
+from collections.abc import AsyncIterator
+
+import pytest
+
+from drivers.interfaces import LockAcknowledged
+from drivers.reference.bus_link import BusLink
+from drivers.reference.framing import (
+    SLOT_PERIOD,
+    SLOT_TURNAROUND,
+    VERSION_3,
+    Frame,
+    FrameParser,
+    Kind,
+    encode_frame,
+    encode_message,
+)
+from drivers.serial_port import open_serial, unread_input
+from drivers.sim.wager_bus import WagerBusSim
+from tests.drivers.bus_helpers import (
+    ADDRESSES,
+    SEATS,
+    Started,
+    commands_done,
+    start_line,
+    stop_lines,
+    watch_windows,
+)
+
+STATION = 11
+BOUND = 5.0  # failure bound only
+ACK_TIMEOUT = 0.2  # the host sends the identify again after this; the station's first answer comes after it
+IDENTITY = {"evt": "identity", "model": "SIM-WAGER-STATION", "serial": "s11", "firmware": "1.0.0", "protocol": 3}
+
+
+@pytest.fixture
+async def host() -> AsyncIterator[tuple[BusLink, int]]:
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    reader, writer = await open_serial(os.ttyname(slave))
+    link = BusLink(
+        reader,
+        writer,
+        peers=[STATION],
+        on_data=lambda _src, _payload: None,
+        in_waiting=unread_input(writer),
+        ack_timeout=ACK_TIMEOUT,
+        baud=300,
+    )
+    link.start()
+    try:
+        yield link, master
+    finally:
+        await link.close()
+        os.close(master)
+        os.close(slave)
+
+
+def read_seqs(fd: int, count: int) -> list[int]:
+    """The SEQs of the next `count` whole frames the host wrote (blocking: run it off the loop)."""
+    parser = FrameParser()
+    seqs: list[int] = []
+    while len(seqs) < count:
+        readable, _, _ = select.select([fd], [], [], BOUND)
+        assert readable, f"the host wrote {len(seqs)} frame(s), not {count}"
+        seqs += [frame.seq for frame in parser.feed(os.read(fd, 256))]
+    return seqs
+
+
+def identity(seq: int) -> bytes:
+    """The v3 station's answer to an identify: its REPLY, the identity in it."""
+    return encode_frame(STATION, seq, Kind.REPLY, encode_message(IDENTITY, VERSION_3), VERSION_3, True)
+
+
+async def test_the_answer_to_an_identify_sent_again_is_awaited_before_a_group_frame(
+    host: tuple[BusLink, int],
+) -> None:
+    link, station_end = host
+    sent = asyncio.ensure_future(link.send_to(STATION, {"cmd": "identify"}))
+    # The first copy's answer is late (queued on the return pair): the host sends the identify again.
+    first, again = await asyncio.to_thread(read_seqs, station_end, 2)
+    assert again == first
+    os.write(station_end, identity(first))  # the answer to the first copy ends the exchange
+    await asyncio.wait_for(sent, BOUND)
+    assert link.answers_due(), "the station's answer to the copy is still to come on the return pair"
+    link.hold()
+    try:
+        clear = asyncio.ensure_future(link.clear_for_group(0.0))
+        os.write(station_end, identity(first))  # the answer to the copy: only now is the line clear
+        # Its line time is 7.6 s at 300 baud: the wait ends on the answer, not on the bound.
+        assert await asyncio.wait_for(clear, BOUND)
+    finally:
+        link.unhold()
+    assert not link.answers_due()
+
+
+async def test_an_identify_answered_once_leaves_nothing_due(host: tuple[BusLink, int]) -> None:
+    link, station_end = host
+    sent = asyncio.ensure_future(link.send_to(STATION, {"cmd": "identify"}))
+    (seq,) = await asyncio.to_thread(read_seqs, station_end, 1)
+    os.write(station_end, identity(seq))
+    await asyncio.wait_for(sent, BOUND)
+    assert not link.answers_due(), "one copy, one answer: nothing more is due"
+
+
+def _collisions(sim: WagerBusSim) -> list[int]:
+    """A pty cannot collide: where a real line's return pair still carries a station's frame when a GROUP frame's slot
+    begins, the frame and the pair collide, so the simulator's on_group hook damages each pair whose slot begins before
+    the return pair is free (BusStationSim.damaged_slots). The list returned: the pairs damaged, per GROUP frame."""
+    damaged: list[int] = []
+    endpoint = sim._endpoint
+    assert endpoint is not None
+
+    def collide(group: Frame) -> None:
+        busy_until = endpoint.outbound._free_at
+        named = [sim.stations[seat] for seat in SEATS]
+        hit = [
+            s
+            for slot, s in enumerate(named)
+            if sim.heard_at + sim.timing.frame_time(SLOT_TURNAROUND + slot * SLOT_PERIOD) < busy_until
+        ]
+        for station in hit:
+            station.damaged_slots = 1
+        damaged.append(len(hit))
+
+    sim.on_group = collide
+    return damaged
+
+
+async def test_a_group_lock_after_a_late_identity_is_kept() -> None:
+    """Seven v4 stations on a line paced at 115200 baud. Some 170 ms of bytes ahead on the return pair hold one
+    station's answer to an `identify` past the host's ACK timeout (100 ms): the host sends the identify again, and the
+    station answers both copies, one identity after the other. The lock-out comes as the first identity ends the
+    exchange. Before, the GROUP frame went at once, the second identity crossed its slots and every station was locked
+    on its own after the ACK timeout; now the GROUP frame waits for that identity (9 ms) and every pair is taken."""
+    started: Started = []
+    try:
+        sim, log, driver, stations, recorders = await start_line(started)
+        link = driver.link
+        assert link is not None
+        damaged = _collisions(sim)
+        windows = watch_windows(driver)
+        mark = log.mark()
+        sim.write(bytes(2000))  # line noise the host reads and drops: 174 ms of the return pair
+        link.forget(ADDRESSES[3])  # as the driver opens a station's session: it is identified again from v1
+        await link.send_to(ADDRESSES[3], {"cmd": "identify"})
+        identifies = [s for s in log.frames[mark[0] :] if s.from_host and s.name == "identify"]
+        assert len(identifies) >= 2, "the first answer came within the ACK timeout: no identify was sent again"
+        await asyncio.gather(*(s.lock() for s in stations.values()))
+        acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
+        assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
+        await commands_done(stations)
+        assert len(windows.opened) == 1, windows
+        assert windows.late(driver.settings.ack_timeout) == set(), (
+            f"stations locked on their own after the GROUP lock; pairs damaged by the late identity: {damaged}"
+        )
+        assert damaged == [0]
+    finally:
+        await stop_lines(started)
