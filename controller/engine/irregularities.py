@@ -20,6 +20,10 @@ SHOE_STUCK = SHOE_FAULTS - {"empty"}
 DEVICES = ("shuffler", "shoe")  # the devices .13(g) has marked out of order
 COVERED = "covered or has a sign indicating that it is out of order placed on the device"  # .13(g)'s words
 SHOE_METHODS = ("automated_shoe", "manual_shoe")
+# The round is in play and its cards are to come from the shoe: "no more bets" locked the wagers (LOCKING), the
+# counted chips may be awaited (RECONCILING), then the deal. A shoe that cannot deal in any of them voids the round
+# (.13(f), docs/rules.md): nothing would bring its cards.
+SHOE_ROUND = (Phase.LOCKING, Phase.RECONCILING, Phase.DEALING)
 
 
 def face_up(ctx: StepContext, card: str) -> None:
@@ -104,8 +108,13 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
             # No shuffle to do again (.13(e)): the next one would be asked of a jammed shuffler, so it waits.
             fault_down(ctx, inp, why)
     elif dev == "shoe" and inp.code in SHOE_FAULTS:
-        if ctx.s.phase is Phase.DEALING and ctx.method == "automated_shoe":
-            voiding.void(ctx, ctx.rule("13(f)"), f"the automated dealing shoe reported {inp.code}: {inp.detail}")
+        if ctx.s.phase in SHOE_ROUND and ctx.method == "automated_shoe":
+            if ctx.s.phase is not Phase.DEALING and inp.code in SHOE_STUCK:
+                # Jammed before it was asked for a card: the jam is the device's, not a dispense's, so the next
+                # round waits for it too (as between rounds); device_down voids this one.
+                fault_down(ctx, inp, why)
+            else:
+                shoe_void(ctx, f"the automated dealing shoe reported {inp.code}: {inp.detail}")
         elif ctx.method == "automated_shoe" and inp.code in SHOE_STUCK:
             # Reported while no round is being dealt: .13(f) voids nothing, but betting must not open on a shoe
             # whose first dispense would void the round with its wagers taken.
@@ -149,13 +158,22 @@ def device_down(ctx: StepContext, dev: str, why: str) -> None:
             f"order; then {takeover(ctx, dev)} takes over",
         },
     )
-    if dev == "shoe" and ctx.s.phase is Phase.DEALING and ctx.method in SHOE_METHODS:
-        rule = ctx.rule("13(f)") if ctx.method == "automated_shoe" else ctx.rule("13(g)")
-        voiding.void(ctx, rule, f"the dealing shoe stopped dealing: {why}")
+    if dev == "shoe" and ctx.s.phase in SHOE_ROUND and ctx.method in SHOE_METHODS:
+        shoe_void(ctx, f"the dealing shoe cannot deal the round: {why}")
     elif dev == "shuffler" and ctx.s.phase is Phase.SHUFFLING:
         ctx.enter_blocked()  # the shuffle cannot complete; the cards are reshuffled once it is cleared
     else:
         boundary.pause_empty_betting(ctx)
+
+
+def shoe_void(ctx: StepContext, reason: str) -> None:
+    """.13(f): the automated shoe fails to deal the round's cards (a manual shoe's reader, .13(g)): void, every wager
+    returned. Before its first card (after "no more bets") it voids at once: no dispense would deal the round."""
+    automated = ctx.method == "automated_shoe"
+    where = "the shoe" if automated else "the manual shoe"
+    dealt = "with any cards already dealt" if ctx.s.phase is Phase.DEALING else "(no card was dealt)"
+    remedy = f"all wagers returned; the cards are removed from {where} and reshuffled {dealt}"
+    voiding.void(ctx, ctx.rule("13(f)") if automated else ctx.rule("13(g)"), reason, remedy=remedy)
 
 
 def device_back(ctx: StepContext, dev: str) -> None:

@@ -7,23 +7,18 @@ for a round whose first dispense would void it (.13(f)). The faults DURING a rou
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
-from controller.core.cards import STANDARD_DECK
 from controller.core.events import DomainEvent
 from controller.engine.commands import DeviceCommand, DispenseStack, Shuffle
 from controller.engine.inputs import CloseTable, Input, MarkOutOfOrder, OpenTable, Recover
-from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase
 from controller.store import snapshot
 from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline
-from tests.engine.chapter_faults import cite, methods, on, remedy, table
+from tests.engine.chapter_faults import cite, methods, on, remedy
 from tests.engine.conftest import PureTable, decide_all, enter_player
-
-NO_HIT = random.Random(0).sample(STANDARD_DECK, 52)  # seeded: no progressive is hit in any chapter
-AUTOMATED = [c for c in ("643a", "655a", "683a", "684a") if "automated_shoe" in methods(c)]
+from tests.engine.fault_tables import AUTOMATED, quiet_table
 
 
 class JammedShoe:
@@ -37,15 +32,6 @@ class JammedShoe:
         if self.jammed and isinstance(c, DispenseStack):
             return [DeviceFault("shoe", code="jam", detail="card jam at the dispensing gate")]
         return self.perfect(c)
-
-
-def quiet_table(chapter: str, method: DealingMethod) -> PureTable:
-    """Two players; the round's deck is one that hits no progressive (643a's standard order hits one, whose
-    validation would hold the round open)."""
-    t = table(chapter, method)
-    t.shoe = list(NO_HIT)
-    t.decks = [list(NO_HIT) for _ in range(4)]
-    return t
 
 
 def play_round(t: PureTable) -> None:

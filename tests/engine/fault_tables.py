@@ -1,0 +1,52 @@
+"""Tables for the device-fault tests (test_fault_between_rounds.py, test_fault_before_the_deal.py), kept apart so
+that neither test module imports the other."""
+
+from __future__ import annotations
+
+import random
+
+from controller.core.cards import STANDARD_DECK
+from controller.engine.spec import DealingMethod
+from controller.engine.state import Phase
+from controller.games.let_it_ride.rules import LetItRideRules
+from controller.games.let_it_ride.spec import LetItRideSpec
+from tests.engine.chapter_faults import methods, table
+from tests.engine.conftest import PureTable, open_table
+
+NO_HIT = random.Random(0).sample(STANDARD_DECK, 52)  # seeded: no progressive is hit in any chapter
+AUTOMATED = [c for c in ("643a", "655a", "683a", "684a") if "automated_shoe" in methods(c)]
+
+
+def quiet_table(chapter: str, method: DealingMethod) -> PureTable:
+    """Two players; the round's deck is one that hits no progressive (643a's standard order hits one, whose
+    validation would hold the round open)."""
+    t = table(chapter, method)
+    t.shoe = list(NO_HIT)
+    t.decks = [list(NO_HIT) for _ in range(4)]
+    return t
+
+
+def counted_643a() -> PureTable:
+    """643a with the Five Card Bonus on a table game system: after "no more bets" the dealer counts its chips
+    before any card (643a.8(b)(1)), so the round waits in RECONCILING."""
+    rules = LetItRideRules.model_validate(
+        {
+            "chapter": "643a",
+            "dealing_method": "automated_shoe",
+            "let_it_ride_paytable": "A",
+            "five_card_bonus": True,
+            "five_card_bonus_paytable": "A",
+            "three_card_bonus": True,
+            "three_card_bonus_paytable": "A",
+            "five_card_bonus_table_game_system": True,
+        }
+    )
+    t = open_table(LetItRideSpec(), rules, "automated_shoe", [list(NO_HIT) for _ in range(4)])
+    for seat in (2, 4):
+        for bet in ("bet_1", "bet_2", "bet_3"):
+            t.wager(seat, bet, 500)
+        t.wager(seat, "five_card_bonus", 100)
+    t.press("no_more_bets")
+    if t.state.phase is not Phase.RECONCILING:
+        raise RuntimeError(f"expected the chip count to be awaited, the table is {t.state.phase}")
+    return t
