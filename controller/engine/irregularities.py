@@ -102,8 +102,7 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
     why = f"fault {inp.code}" + (f": {inp.detail}" if inp.detail else "")
     if dev == "shuffler" and inp.code in SHUFFLER_FAULTS:
         if ctx.s.phase is Phase.SHUFFLING:
-            ctx.emit("shuffle.failed", ctx.rule("13(e)"), {"code": inp.code, "remedy": "the cards are reshuffled"})
-            boundary.start_shuffle(ctx)
+            shuffle_failed(ctx, inp, why)
         else:
             # No shuffle to do again (.13(e)): the next one would be asked of a jammed shuffler, so it waits.
             fault_down(ctx, inp, why)
@@ -127,6 +126,28 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
     elif dev in DEVICES:
         # Any other fault (malfunction, failed command, no device): it cannot be used (.13(g)).
         fault_down(ctx, inp, why)
+
+
+def shuffle_failed(ctx: StepContext, inp: DeviceFault, why: str) -> None:
+    """.13(e): the cards are reshuffled; but a shuffler that fails `failed_shuffles_limit` shuffles in a row is not
+    asked again and again: it malfunctions and cannot be used (.13(g)), held until it identifies again."""
+    ctx.s.failed_shuffles += 1
+    attempt, limit = ctx.s.failed_shuffles, ctx.opts.failed_shuffles_limit
+    held = attempt >= limit
+    remedy = (
+        f"the shuffler is held unusable after {attempt} failed shuffles in a row ({ctx.rule('13(g)')})"
+        if held
+        else "the cards are reshuffled"
+    )
+    ctx.emit(
+        "shuffle.failed",
+        ctx.rule("13(e)"),
+        {"code": inp.code, "attempt": attempt, "limit": limit, "remedy": remedy},
+    )
+    if held:
+        fault_down(ctx, inp, f"{attempt} failed shuffles in a row (the last: {why})")
+    else:
+        boundary.start_shuffle(ctx)
 
 
 def fault_down(ctx: StepContext, inp: DeviceFault, why: str) -> None:
@@ -185,6 +206,8 @@ def device_back(ctx: StepContext, dev: str) -> None:
         still_unusable(ctx, dev, "it identified at start-up, which does not say the fault was cleared: ")
         return
     ctx.s.device_faults.pop(dev, None)
+    if dev == "shuffler":
+        ctx.s.failed_shuffles = 0  # cleared and identifying again: its failures start over
     if dev in ctx.s.devices_down:
         del ctx.s.devices_down[dev]
         boundary.unblock(ctx, f"device:{dev}", f"{dev} online")
@@ -255,6 +278,8 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
     # the device"; the mark is a signed command (mark_out_of_order), whose signer the command's events name.
     reason = ctx.s.devices_down.pop(dev, COVERED)
     ctx.s.device_faults.pop(dev, None)  # covered: its fault is no longer what stops the table
+    if dev == "shuffler":
+        ctx.s.failed_shuffles = 0
     ctx.emit(
         "device.out_of_order",
         ctx.rule("13(g)"),

@@ -11,7 +11,7 @@ from controller.engine.state import Phase
 from controller.games.let_it_ride.rules import LetItRideRules
 from controller.games.let_it_ride.spec import LetItRideSpec
 from tests.engine.chapter_faults import methods, table
-from tests.engine.conftest import PureTable, open_table
+from tests.engine.conftest import PureTable, decide_all, open_table
 
 NO_HIT = random.Random(0).sample(STANDARD_DECK, 52)  # seeded: no progressive is hit in any chapter
 AUTOMATED = [c for c in ("643a", "655a", "683a", "684a") if "automated_shoe" in methods(c)]
@@ -24,6 +24,14 @@ def quiet_table(chapter: str, method: DealingMethod) -> PureTable:
     t.shoe = list(NO_HIT)
     t.decks = [list(NO_HIT) for _ in range(4)]
     return t
+
+
+def play_round(t: PureTable) -> None:
+    """ "No more bets", the deal (by hand, the dealer's "dealt"), each decision: the round to its end."""
+    dealt = t.press("no_more_bets")
+    if t.state.phase is Phase.DEALT:
+        dealt = t.press("dealt")
+    decide_all(t, dealt)
 
 
 def counted_643a() -> PureTable:

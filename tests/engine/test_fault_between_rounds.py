@@ -17,8 +17,8 @@ from controller.engine.state import Phase
 from controller.store import snapshot
 from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline
 from tests.engine.chapter_faults import cite, methods, on, remedy
-from tests.engine.conftest import PureTable, decide_all, enter_player
-from tests.engine.fault_tables import AUTOMATED, quiet_table
+from tests.engine.conftest import PureTable, enter_player
+from tests.engine.fault_tables import AUTOMATED, play_round, quiet_table
 
 
 class JammedShoe:
@@ -32,14 +32,6 @@ class JammedShoe:
         if self.jammed and isinstance(c, DispenseStack):
             return [DeviceFault("shoe", code="jam", detail="card jam at the dispensing gate")]
         return self.perfect(c)
-
-
-def play_round(t: PureTable) -> None:
-    """ "No more bets", the deal (by hand, the dealer's "dealt"), each decision: the round to its end."""
-    dealt = t.press("no_more_bets")
-    if t.state.phase is Phase.DEALT:
-        dealt = t.press("dealt")
-    decide_all(t, dealt)
 
 
 def jam_after_the_deal(chapter: str) -> tuple[PureTable, JammedShoe]:
