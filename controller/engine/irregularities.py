@@ -194,6 +194,8 @@ def shoe_void(ctx: StepContext, reason: str) -> None:
     where = "the shoe" if automated else "the manual shoe"
     dealt = "with any cards already dealt" if ctx.s.phase is Phase.DEALING else "(no card was dealt)"
     remedy = f"all wagers returned; the cards are removed from {where} and reshuffled {dealt}"
+    # A chip count awaiting the floorperson (.8(b)) was this round's: void, it no longer stops the table.
+    boundary.unblock(ctx, "chip_count", "the round was voided")
     voiding.void(ctx, ctx.rule("13(f)") if automated else ctx.rule("13(g)"), reason, remedy=remedy)
 
 

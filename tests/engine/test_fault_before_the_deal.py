@@ -90,3 +90,14 @@ def test_a_shoe_jam_while_the_chip_count_is_awaited_voids_the_round() -> None:
     # The count entered after the void belongs to no round: ignored, no card dealt.
     t.feed(CountEntered(what="chips", count=2))
     assert not any(isinstance(c, DispenseStack) for c in t.commands)
+
+
+def test_a_jam_while_a_chip_count_mismatch_awaits_the_floorperson_leaves_no_stale_block() -> None:
+    """The round the floorperson was to decide on is void: its count no longer stops the table, only the shoe does."""
+    t = counted_643a()
+    t.feed(CountEntered("chips", 3))
+    assert "chip_count" in t.state.blocks
+    remedy(t.feed(DeviceFault("shoe", code="jam")), "round.voided")
+    assert set(t.state.blocks) == {"device:shoe"}
+    back = t.feed(DeviceOnline("shoe"))
+    assert t.types(back)[-1] == "betting.opened" and t.state.phase is Phase.BETTING
