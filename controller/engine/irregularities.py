@@ -20,6 +20,10 @@ SHOE_STUCK = SHOE_FAULTS - {"empty"}
 DEVICES = ("shuffler", "shoe")  # the devices .13(g) has marked out of order
 COVERED = "covered or has a sign indicating that it is out of order placed on the device"  # .13(g)'s words
 SHOE_METHODS = ("automated_shoe", "manual_shoe")
+# The round is in play and its cards are to come from the shoe: "no more bets" locked the wagers (LOCKING), the
+# counted chips may be awaited (RECONCILING), then the deal. A shoe that cannot deal in any of them voids the round
+# (.13(f), docs/rules.md): nothing would bring its cards.
+SHOE_ROUND = (Phase.LOCKING, Phase.RECONCILING, Phase.DEALING)
 
 
 def face_up(ctx: StepContext, card: str) -> None:
@@ -98,14 +102,18 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
     why = f"fault {inp.code}" + (f": {inp.detail}" if inp.detail else "")
     if dev == "shuffler" and inp.code in SHUFFLER_FAULTS:
         if ctx.s.phase is Phase.SHUFFLING:
-            ctx.emit("shuffle.failed", ctx.rule("13(e)"), {"code": inp.code, "remedy": "the cards are reshuffled"})
-            boundary.start_shuffle(ctx)
+            shuffle_failed(ctx, inp, why)
         else:
             # No shuffle to do again (.13(e)): the next one would be asked of a jammed shuffler, so it waits.
             fault_down(ctx, inp, why)
     elif dev == "shoe" and inp.code in SHOE_FAULTS:
-        if ctx.s.phase is Phase.DEALING and ctx.method == "automated_shoe":
-            voiding.void(ctx, ctx.rule("13(f)"), f"the automated dealing shoe reported {inp.code}: {inp.detail}")
+        if ctx.s.phase in SHOE_ROUND and ctx.method == "automated_shoe":
+            if ctx.s.phase is not Phase.DEALING and inp.code in SHOE_STUCK:
+                # Jammed before it was asked for a card: the jam is the device's, not a dispense's, so the next
+                # round waits for it too (as between rounds); device_down voids this one.
+                fault_down(ctx, inp, why)
+            else:
+                shoe_void(ctx, f"the automated dealing shoe reported {inp.code}: {inp.detail}")
         elif ctx.method == "automated_shoe" and inp.code in SHOE_STUCK:
             # Reported while no round is being dealt: .13(f) voids nothing, but betting must not open on a shoe
             # whose first dispense would void the round with its wagers taken.
@@ -118,6 +126,28 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
     elif dev in DEVICES:
         # Any other fault (malfunction, failed command, no device): it cannot be used (.13(g)).
         fault_down(ctx, inp, why)
+
+
+def shuffle_failed(ctx: StepContext, inp: DeviceFault, why: str) -> None:
+    """.13(e): the cards are reshuffled; but a shuffler that fails `failed_shuffles_limit` shuffles in a row is not
+    asked again and again: it malfunctions and cannot be used (.13(g)), held until it identifies again."""
+    ctx.s.failed_shuffles += 1
+    attempt, limit = ctx.s.failed_shuffles, ctx.opts.failed_shuffles_limit
+    held = attempt >= limit
+    remedy = (
+        f"the shuffler is held unusable after {attempt} failed shuffles in a row ({ctx.rule('13(g)')})"
+        if held
+        else "the cards are reshuffled"
+    )
+    ctx.emit(
+        "shuffle.failed",
+        ctx.rule("13(e)"),
+        {"code": inp.code, "attempt": attempt, "limit": limit, "remedy": remedy},
+    )
+    if held:
+        fault_down(ctx, inp, f"{attempt} failed shuffles in a row (the last: {why})")
+    else:
+        boundary.start_shuffle(ctx)
 
 
 def fault_down(ctx: StepContext, inp: DeviceFault, why: str) -> None:
@@ -202,13 +232,24 @@ def device_down(ctx: StepContext, dev: str, why: str) -> None:
             f"and identifies again) or marked out of order; then {takeover(ctx, dev)} takes over",
         },
     )
-    if dev == "shoe" and ctx.s.phase is Phase.DEALING and ctx.method in SHOE_METHODS:
-        rule = ctx.rule("13(f)") if ctx.method == "automated_shoe" else ctx.rule("13(g)")
-        voiding.void(ctx, rule, f"the dealing shoe stopped dealing: {why}")
+    if dev == "shoe" and ctx.s.phase in SHOE_ROUND and ctx.method in SHOE_METHODS:
+        shoe_void(ctx, f"the dealing shoe cannot deal the round: {why}")
     elif dev == "shuffler" and ctx.s.phase is Phase.SHUFFLING:
         ctx.enter_blocked()  # the shuffle cannot complete; the cards are reshuffled once it is cleared
     else:
         boundary.pause_empty_betting(ctx)
+
+
+def shoe_void(ctx: StepContext, reason: str) -> None:
+    """.13(f): the automated shoe fails to deal the round's cards (a manual shoe's reader, .13(g)): void, every wager
+    returned. Before its first card (after "no more bets") it voids at once: no dispense would deal the round."""
+    automated = ctx.method == "automated_shoe"
+    where = "the shoe" if automated else "the manual shoe"
+    dealt = "with any cards already dealt" if ctx.s.phase is Phase.DEALING else "(no card was dealt)"
+    remedy = f"all wagers returned; the cards are removed from {where} and reshuffled {dealt}"
+    # A chip count awaiting the floorperson (.8(b)) was this round's: void, it no longer stops the table.
+    boundary.unblock(ctx, "chip_count", "the round was voided")
+    voiding.void(ctx, ctx.rule("13(f)") if automated else ctx.rule("13(g)"), reason, remedy=remedy)
 
 
 def device_back(ctx: StepContext, dev: str) -> None:
@@ -224,6 +265,8 @@ def device_back(ctx: StepContext, dev: str) -> None:
 
 def lift(ctx: StepContext, dev: str, by: str) -> None:
     ctx.s.device_faults.pop(dev, None)
+    if dev == "shuffler":
+        ctx.s.failed_shuffles = 0  # cleared and identifying again: its failures start over
     if dev in ctx.s.devices_down:
         del ctx.s.devices_down[dev]
         boundary.unblock(ctx, f"device:{dev}", by)
@@ -289,6 +332,8 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
     # the device"; the mark is a signed command (mark_out_of_order), whose signer the command's events name.
     reason = ctx.s.devices_down.pop(dev, COVERED)
     ctx.s.device_faults.pop(dev, None)  # covered: its fault is no longer what stops the table
+    if dev == "shuffler":
+        ctx.s.failed_shuffles = 0
     ctx.emit(
         "device.out_of_order",
         ctx.rule("13(g)"),

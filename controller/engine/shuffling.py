@@ -100,6 +100,7 @@ def shuffle_completed(ctx: StepContext, inp: ShuffleCompleted) -> None:
         ctx.emit("table.blocked", None, {"reason": ctx.s.block_reason, "reasons": dict(ctx.s.blocks)})
         return
     ctx.s.deck_order = list(inp.order)
+    ctx.s.failed_shuffles = 0  # the failures counted toward .13(g) are those in a row
     payload: dict[str, Any] = {
         "card_count": inp.card_count if ctx.opts.shuffler_counts else None,
         "deck_in": "shoe" if ctx.method != "hand" else "dealer's hand",

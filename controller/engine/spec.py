@@ -269,8 +269,15 @@ class TableOptions:
     cash_out_media: tuple[CashOutMedium, ...] = ("chips", "ticket")
     # The dealing method once the shoe (or, dealing from the hand, the shuffler) is out of order (.13(g)).
     fallback_dealing_method: DealingMethod | None = "manual_shoe"
+    # .13(e) reshuffles after a failed shuffle; this many failed in a row and the shuffler is held unusable (.13(g)).
+    failed_shuffles_limit: int = 3
 
     def __post_init__(self) -> None:
+        if not 1 <= self.failed_shuffles_limit <= 10:
+            raise ValueError(
+                f"failed_shuffles_limit = {self.failed_shuffles_limit}: the shuffler is held unusable after this "
+                "many failed shuffles in a row (.13(g)); use 1 to 10"
+            )
         if not 1 <= self.stub_count_every <= 5:
             raise ValueError(
                 f"stub_count_every = {self.stub_count_every}: the stub is counted at least every 5 rounds (.8(f)); "

@@ -243,6 +243,9 @@ class TableState:
     # The faults among devices_down (not a device merely offline): kept across a restart until the device identifies
     # again after its start-up identification, or is marked out of order. Absent from an older stored state.
     device_faults: dict[str, HeldFault] = field(default_factory=dict)
+    # Shuffles failed in a row (.13(e)) since the shuffler last completed one or identified again: at the table's
+    # failed_shuffles_limit the shuffler is held unusable (.13(g)). Absent from an older stored state: 0.
+    failed_shuffles: int = 0
     stations_down: dict[int, str] = field(default_factory=dict)  # seat -> why its wager station is unreachable
     out_of_order: dict[str, str] = field(default_factory=dict)  # device marked out of order -> what took over
     held_wagers: dict[int, dict[str, int]] = field(default_factory=dict)  # abandoned wagers held (.7(b))

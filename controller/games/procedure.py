@@ -18,7 +18,8 @@ from controller.engine.spec import CashOutMedium, DealingMethod, TableOptions
 
 class StubCounting(BaseModel):
     """The stub count without a counting shuffler (.8(f)-(h), .9(d)-(f), .10(d)-(f) in 643a and 655a; 683a.8(e)-(g),
-    683a.9(d)-(f), 683a.10(d)-(f); 679a.9(d)-(f); 684a.10(d)-(f))."""
+    683a.9(d)-(f), 683a.10(d)-(f); 679a.9(d)-(f); 684a.10(d)-(f)), and the failed shuffles after which
+    the shuffler is held unusable (.13(e), (g)): every table has a shuffler."""
 
     shuffler_counts: bool = Field(
         True,
@@ -30,8 +31,20 @@ class StubCounting(BaseModel):
         5, ge=1, le=5, description="rounds of a deck between stub counts, at most 5 (at least once every 5 rounds)"
     )
 
+    failed_shuffles_limit: int = Field(
+        3,
+        ge=1,
+        le=10,
+        description="failed shuffles in a row (a jam, a stop, an incomplete cycle: .13(e) reshuffles each) after "
+        "which the shuffler is held unusable (.13(g)) until it identifies again or is marked out of order; 1 to 10",
+    )
+
     def stub_options(self) -> TableOptions:
-        return TableOptions(shuffler_counts=self.shuffler_counts, stub_count_every=self.stub_count_every)
+        return TableOptions(
+            shuffler_counts=self.shuffler_counts,
+            stub_count_every=self.stub_count_every,
+            failed_shuffles_limit=self.failed_shuffles_limit,
+        )
 
 
 class TableProcedure(StubCounting):
@@ -92,6 +105,7 @@ class TableProcedure(StubCounting):
             abandoned_wagers=self.abandoned_wagers,
             cash_out_media=tuple(dict.fromkeys(self.game_account_cash_out)),
             fallback_dealing_method=fallback,
+            failed_shuffles_limit=self.failed_shuffles_limit,
         )
 
 

@@ -2,9 +2,10 @@
 
 pyusb is blocking, so every call into it runs in a thread of the panel's own (`usb-panel:<device id>`), one
 at a time: finding the panel and claiming its HID interface, reading interrupt IN reports (press edges become
-ButtonPressed events, handed to the event loop), letting it go. The connection is DeviceBase's like every
-driver's: an unplugged panel goes offline and is looked for again with the same backoff as the serial drivers
-(0.1 s doubling to 5 s). See docs/usb-panel.md for the report format, udev permissions and an example configuration.
+ButtonPressed events, a card keyed face up a FaceUpCard, handed to the event loop), letting it go. The connection
+is DeviceBase's like every driver's: an unplugged panel goes offline and is looked for again with the same backoff
+as the serial drivers (0.1 s doubling to 5 s). See docs/usb-panel.md for the report format, udev permissions and
+an example configuration.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import usb.util
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from drivers.base import DeviceBase
-from drivers.interfaces import BUTTONS, ButtonPressed, EventSink
+from drivers.interfaces import BUTTONS, ButtonPressed, EventSink, FaceUpCard
 from drivers.tasks import BlockingCalls
 
 log = structlog.get_logger(__name__)
@@ -33,6 +34,8 @@ STOP_JOIN_TIMEOUT = 2.0
 
 ENDPOINT_TYPE_INTERRUPT = 3
 HID_CLASS = 3
+# The face-up byte's values 1..52: suit by suit (clubs, diamonds, hearts, spades), 2 to ace in each; 0 is no card.
+CARDS = tuple(rank + suit for suit in "cdhs" for rank in "23456789TJQKA")
 
 
 class UsbHidDealerPanelSettings(BaseModel):
@@ -56,6 +59,12 @@ class UsbHidDealerPanelSettings(BaseModel):
         min_length=1,
         description="Bit number in the input report -> button name; bit n is bit n % 8 (LSB = 0) of byte n // 8",
     )
+    face_up_byte: int | None = Field(
+        default=None,
+        ge=0,
+        description="Byte of the input report holding the card the dealer keys as found face up in the deck "
+        "(.13(a)): 0 none, 1..52 a card (2c..Ac, 2d..Ad, 2h..Ah, 2s..As); none: the panel keys no card",
+    )
 
     @field_validator("buttons")
     @classmethod
@@ -73,6 +82,24 @@ class UsbHidDealerPanelSettings(BaseModel):
             raise ValueError(
                 f"buttons: bit(s) {outside} lie outside a {self.report_size}-byte report (bits 0..{bits - 1}); "
                 "raise report_size or fix the bit numbers"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _card_byte_inside_report(self) -> UsbHidDealerPanelSettings:
+        card, size = self.face_up_byte, self.report_size
+        if card is None:
+            return self
+        if card >= size:
+            raise ValueError(
+                f"face_up_byte = {card} lies outside a {size}-byte report (bytes 0..{size - 1}); "
+                "raise report_size or fix the byte number"
+            )
+        shared = sorted(bit for bit in self.buttons if bit // 8 == card)
+        if shared:
+            raise ValueError(
+                f"face_up_byte = {card} holds button bit(s) {shared}: the card's byte carries no buttons; "
+                "move the buttons or the card to another byte"
             )
         return self
 
@@ -290,6 +317,7 @@ class UsbHidDealerPanel(DeviceBase):
     def _read_until_done(self, device: Any) -> str:
         s = self.settings
         previous = 0  # all released: a button held while the panel (re)connects counts as a press
+        keyed = 0  # no card keyed: a card shown while the panel (re)connects counts as keyed
         while not self._halt.is_set():
             try:
                 data = device.read(s.endpoint, self._read_size, s.read_timeout_ms)
@@ -312,7 +340,23 @@ class UsbHidDealerPanel(DeviceBase):
                 if pressed >> bit & 1 and not self.emit_threadsafe(ButtonPressed(self.device_id, s.buttons[bit])):
                     log.warning("event loop closed; usb panel stops reading", device=self.device_id)
                     return "event loop closed"
+            if s.face_up_byte is not None and report[s.face_up_byte] != keyed:
+                keyed = report[s.face_up_byte]
+                if keyed and not self._face_up(keyed):
+                    return "event loop closed"
         return "stopped"
+
+    def _face_up(self, value: int) -> bool:
+        """A card keyed face up (its byte went from 0 or another card to this one): FaceUpCard; a value that is
+        no card is a bad report. False once the event loop is gone."""
+        if value > len(CARDS):
+            detail = f"face_up_byte {self.settings.face_up_byte}: {value} is no card (0 none, 1..52 a card)"
+            self._from_thread(self._fault_once, "bad_report", detail)
+            return True
+        if self.emit_threadsafe(FaceUpCard(self.device_id, CARDS[value - 1])):
+            return True
+        log.warning("event loop closed; usb panel stops reading", device=self.device_id)
+        return False
 
     def _release(self) -> None:
         device, self._device = self._device, None

@@ -251,6 +251,7 @@ class OptionChanges(TypedDict, total=False):
     idle_inspection_minutes: int | None
     abandoned_wagers: AbandonedWagers
     fallback_dealing_method: DealingMethod | None
+    failed_shuffles_limit: int
 
 
 def table_with(

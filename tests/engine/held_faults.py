@@ -1,6 +1,6 @@
-"""A device fault that holds the table between rounds, at the pure table: the automated shoe that jams once the round
-is dealt, and the round played to its end. Shared by tests/engine/test_fault_between_rounds.py and
-test_fault_cleared.py, so that neither imports the other."""
+"""Tables for the device-fault tests at the pure table: the automated shoe that jams once the round is dealt, the
+round played to its end, 643a waiting on its chip count before the deal. Shared by test_fault_between_rounds.py,
+test_fault_cleared.py, test_fault_before_the_deal.py and test_shuffler_jams.py, so that none imports another."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from controller.engine.commands import DeviceCommand, DispenseStack
 from controller.engine.inputs import Input
 from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase
+from controller.games.let_it_ride.rules import LetItRideRules
+from controller.games.let_it_ride.spec import LetItRideSpec
 from drivers.interfaces import DeviceFault
 from tests.engine.chapter_faults import methods, on, table
-from tests.engine.conftest import PureTable, decide_all
+from tests.engine.conftest import PureTable, decide_all, open_table
 
 NO_HIT = random.Random(0).sample(STANDARD_DECK, 52)  # seeded: no progressive is hit in any chapter
 AUTOMATED = [c for c in ("643a", "655a", "683a", "684a") if "automated_shoe" in methods(c)]
@@ -63,3 +65,29 @@ def jam_after_the_deal(chapter: str) -> tuple[PureTable, JammedShoe]:
     play_round(t)
     assert "round.completed" in t.types()
     return t, shoe
+
+
+def counted_643a() -> PureTable:
+    """643a with the Five Card Bonus on a table game system: after "no more bets" the dealer counts its chips
+    before any card (643a.8(b)(1)), so the round waits in RECONCILING."""
+    rules = LetItRideRules.model_validate(
+        {
+            "chapter": "643a",
+            "dealing_method": "automated_shoe",
+            "let_it_ride_paytable": "A",
+            "five_card_bonus": True,
+            "five_card_bonus_paytable": "A",
+            "three_card_bonus": True,
+            "three_card_bonus_paytable": "A",
+            "five_card_bonus_table_game_system": True,
+        }
+    )
+    t = open_table(LetItRideSpec(), rules, "automated_shoe", [list(NO_HIT) for _ in range(4)])
+    for seat in (2, 4):
+        for bet in ("bet_1", "bet_2", "bet_3"):
+            t.wager(seat, bet, 500)
+        t.wager(seat, "five_card_bonus", 100)
+    t.press("no_more_bets")
+    if t.state.phase is not Phase.RECONCILING:
+        raise RuntimeError(f"expected the chip count to be awaited, the table is {t.state.phase}")
+    return t

@@ -29,6 +29,7 @@ NOT_MONEY = frozenset(
         *("seat", "seats", "player", "players", "round_no", "rounds_played", "rounds_since_count", "seq", "index"),
         *("count", "counts", "card_count", "deck_total", "in_count", "hits", "order", "new", "duplicates", "multiple"),
         *("entered", "accepted", "expected", "recount", "idle_minutes", "hours", "cycle", "decks", "allowed"),
+        *("attempt", "limit", "failed_shuffles_limit"),  # shuffle.failed: failures in a row, and the table's limit
         # a meter's counters in micro-cents (docs/progressive.md), inside a meter event's `delta`: not cents
         *("contributed_micro", "display_micro", "house_funded_micro", "overflow_micro", "removed_micro"),
         "reserve_micro",
