@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.core.cards import deck_problems
 from controller.engine import accounts, betting, boundary, progressive
 from controller.engine.context import StepContext
 from controller.engine.state import DeckLife, Phase
@@ -81,13 +82,16 @@ def shuffle_completed(ctx: StepContext, inp: ShuffleCompleted) -> None:
         return
     if ctx.opts.shuffler_counts and inp.card_count != 52:
         # .5(b): a counting shuffler that finds other than 52 cards: the deck leaves the table.
-        ctx.s.blocks["deck_removed"] = f"shuffler counted {inp.card_count} cards; a new deck must be verified"
-        ctx.s.phase = Phase.BLOCKED
-        ctx.s.block_reason = ctx.reasons()
-        ctx.emit(
-            "deck.removed",
-            ctx.rule("count"),
-            {"card_count": inp.card_count, "deck": ctx.s.next_deck, "reason": ctx.s.blocks["deck_removed"]},
+        _remove_deck(ctx, inp.card_count, f"shuffler counted {inp.card_count} cards")
+        return
+    problems = deck_problems(inp.order) if inp.order else []
+    if problems:
+        # The order the layout is laid from when dealing from the hand is not a deck of 603a.15(a)-(c) (a card of
+        # another deck, read twice): 52 counted, yet a card would be dealt twice. The deck leaves the table as on a
+        # miscount (.5(b)) before any wager is taken on it, counting shuffler or not.
+        why = "; ".join(problems)
+        _remove_deck(
+            ctx, inp.card_count, f"the shuffler's card order is not a deck of 52 cards (603a.15(a)-(c)): {why}"
         )
         return
     if ctx.method == "hand" and len(inp.order) != 52:
@@ -109,6 +113,17 @@ def shuffle_completed(ctx: StepContext, inp: ShuffleCompleted) -> None:
         payload["deck"] = ctx.s.next_deck
     ctx.emit("shuffle.completed", ctx.rule("count") if ctx.opts.shuffler_counts else ctx.rule("shuffle"), payload)
     after_shuffle(ctx)
+
+
+def _remove_deck(ctx: StepContext, card_count: int, why: str) -> None:
+    ctx.s.blocks["deck_removed"] = f"{why}; a new deck must be verified"
+    ctx.s.phase = Phase.BLOCKED
+    ctx.s.block_reason = ctx.reasons()
+    ctx.emit(
+        "deck.removed",
+        ctx.rule("count"),
+        {"card_count": card_count, "deck": ctx.s.next_deck, "reason": ctx.s.blocks["deck_removed"]},
+    )
 
 
 def after_shuffle(ctx: StepContext) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from controller.core.events import DomainEvent
+from controller.engine.inputs import PlayerLeft
 from controller.engine.spec import DealingMethod
 from controller.games.three_card_prime.rules import ThreeCardPrimeRules
 from controller.games.three_card_prime.spec import ThreeCardPrimeSpec
@@ -282,3 +283,30 @@ def test_citations_never_name_an_unpublished_subsection() -> None:
         assert c.get(key) == f"679a (not available: the step other chapters cite as .{key})"
     assert c["complete"].startswith("679a.11 (not available")
     assert c["13(c)"] == "679a.9(f)"
+
+
+def test_679a_7_b_a_player_who_leaves_after_the_cards_abandons_every_wager_and_the_round_goes_on(
+    chapter_table: ChapterTable, deck: Deck
+) -> None:
+    """679a.7(b): "once a player has placed a wager and received cards" he stays to the end of the round; if he
+    leaves, his wagers "may be considered abandoned and may be treated as losing wagers" (the table's
+    `abandoned_wagers`, here "lose"). Before the cards (679a.7(c)), his wagers come off the layout for him."""
+    t = table(chapter_table, [deck(ORDER)])
+    t.wager(1, "ante", 1000)
+    t.wager(1, "pair_bonus", 500)
+    t.wager(3, "ante", 500)
+    t.wager(5, "ante", 700)
+    before = t.feed(PlayerLeft(5))
+    assert [(e.type, e.rule, e.payload["amount"]) for e in before] == [("wager.returned", "679a.7(c)", 700)]
+    t.press("no_more_bets")
+    t.press("dealt")
+    left = [e for e in t.feed(PlayerLeft(1)) if e.type == "wagers.abandoned"]
+    assert [(e.rule, e.payload["wagers"], e.payload["disposition"]) for e in left] == [
+        ("679a.7(b)", {"ante": 1000, "pair_bonus": 500}, "lose")
+    ]
+    t.wager(3, "play", 500)  # the round goes on for seat 3, now the only one in play
+    done = next(e for e in t.events if e.type == "round.completed")
+    # Collected as losing wagers, and settled no other way: seat 1's hand takes no further part.
+    assert done.payload["collected"] == 1500
+    assert done.payload["abandoned"] == {"1": {"disposition": "lose", "wagers": {"ante": 1000, "pair_bonus": 500}}}
+    assert [e.payload["seat"] for e in t.events if e.type == "hand.settled"] == [3]
