@@ -231,8 +231,8 @@ def _clear(entry: Any, where: str) -> ScriptedClear:
     device = entry.get("device")
     if device not in HOLDING or not isinstance(device, str):
         raise SimScriptError(
-            f"{where}: device={device!r}: only a {' or '.join(HOLDING)} is held unusable for a fault until it says it "
-            "cleared (.13(g)); a wager station or the sign is used again when it is back online"
+            f"{where}: device={device!r}: only the fault of a {' or '.join(HOLDING)} is cleared this way, the devices "
+            "whose faults a script makes and the table holds until cleared (.13(g)); a station is used once online"
         )
     code = entry.get("code")
     if not isinstance(code, str) or not _CODE.fullmatch(code):

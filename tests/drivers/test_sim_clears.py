@@ -48,7 +48,7 @@ CLEAR = '[[clears]]\ndevice = "shoe"\n'
     [
         (
             '[[clears]]\ndevice = "wager_station_1"\ncode = "jam"',
-            "clears[0]: device='wager_station_1': only a shuffler or shoe is held unusable",
+            "clears[0]: device='wager_station_1': only the fault of a shuffler or shoe",
         ),
         (CLEAR + 'code = "Jam!"', "clears[0]: code='Jam!': the fault code the shoe reported"),
         (CLEAR, "clears[0]: code=None"),

@@ -73,7 +73,10 @@ def test_a_scripted_clear_lifts_the_held_jam_and_round_2_plays(tmp_path: Path) -
 @pytest.mark.parametrize(
     ("clear", "problem"),
     [
-        ('{ device = "wager_station_1", code = "jam" }', "actions[0].clear: device='wager_station_1': only a shuffler"),
+        (
+            '{ device = "wager_station_1", code = "jam" }',
+            "actions[0].clear: device='wager_station_1': only the fault of a shuffler",
+        ),
         ('{ device = "shoe" }', "actions[0].clear: code=None: the fault code the shoe reported"),
         ('{ device = "shoe", code = "jam", when = "fault 1" }', 'actions[0].clear: a table { device = "shoe"'),
         ('"shoe"', 'actions[0].clear: a table { device = "shoe", code = "jam" }'),
