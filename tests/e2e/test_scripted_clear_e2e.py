@@ -6,6 +6,7 @@ at load."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sqlite3
@@ -114,7 +115,8 @@ async def test_a_sim_script_clear_follows_the_devices_own_report(tmp_path: Path)
         policy=ScriptedPolicy([ScriptedRound(wagers={1: {"ante": 1000}})]),
         sim_script=load_sim_script(tmp_path / "s.toml"),
     )
-    assert await played == 2
+    async with asyncio.timeout(TIMEOUT):
+        assert await played == 2
     events = _journal(tmp_path / "j.sqlite")
     types = [t for t, _ in events]
     assert "round.voided" not in types and types.count("round.completed") == 2
