@@ -204,7 +204,7 @@ class SimDevice:
 
     async def clear_at(self, code: str, when: Trigger | str | None = None, detail: str = "") -> None:
         """The attendant clears fault `code` now (when=None or "now") or once the device has seen event `when` (e.g.
-        "fault 1": just after its first fault report): `fault_cleared` below. Armed clears outlast a clear."""
+        "fault 1": just after its first fault report): `fault_cleared` below. `clear_faults` leaves armed clears."""
         trigger = Trigger.parse(when) if isinstance(when, str) else when
         if trigger is None:
             await self.fault_cleared(code, detail)
@@ -297,7 +297,13 @@ class SimDevice:
     def _chore(self, work: Coroutine[Any, Any, None]) -> None:
         chore = asyncio.get_running_loop().create_task(work)
         self._chores.add(chore)
-        chore.add_done_callback(self._chores.discard)
+        chore.add_done_callback(self._chore_done)
+
+    def _chore_done(self, chore: asyncio.Task[None]) -> None:
+        # A scripted report or clear the host never ACKed is said here, not lost with its task.
+        self._chores.discard(chore)
+        if not chore.cancelled() and (exc := chore.exception()) is not None:
+            log.warning("simulator chore failed", device=self.device_id, error=repr(exc))
 
     def _said(self, message: Mapping[str, Any]) -> None:
         """Count the device's own fault reports (the trigger event "fault")."""
