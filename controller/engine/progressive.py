@@ -385,10 +385,3 @@ def _take_hit(ctx: StepContext, x: Settled, percent: int, level: str) -> Settled
     ctx.command(LightSeat(x.seat, on=True))
     ctx.command(ShowWin(level, share, x.seat))
     return x
-
-
-def sign_event(ctx: StepContext, kind: str, why: str = "") -> None:
-    if kind == "down":
-        lock_progressive(ctx, "sign", f"the progressive sign is unavailable ({why})")
-    else:
-        unlock_progressive(ctx, "sign")

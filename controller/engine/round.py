@@ -34,10 +34,10 @@ from controller.engine import (
     link,
     meter_reset,
     players,
-    progressive,
     recovery,
     settling,
     shuffling,
+    sign,
     tilts,
 )
 from controller.engine.commands import SIGN
@@ -202,7 +202,14 @@ def wager_refused(ctx: StepContext, inp: WagerRefused) -> None:
 def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
     irregularities.device_fault(ctx, inp)
     if inp.device_id == SIGN and inp.code != "win_not_shown":
-        progressive.sign_event(ctx, "down", f"{inp.code}: {inp.detail}")
+        sign.down(ctx, f"{inp.code}: {inp.detail}", inp.code)
+
+
+def device_fault_cleared(ctx: StepContext, inp: DeviceFaultCleared) -> None:
+    if inp.device_id == SIGN:
+        sign.fault_cleared(ctx, inp)
+    else:
+        irregularities.fault_cleared(ctx, inp)
 
 
 def device_online(ctx: StepContext, inp: DeviceOnline) -> None:
@@ -213,7 +220,7 @@ def device_online(ctx: StepContext, inp: DeviceOnline) -> None:
     elif (seat := accounts.terminal_seat(inp.device_id)) is not None:
         betting.terminal_back(ctx, seat)
     elif inp.device_id == SIGN:
-        progressive.sign_event(ctx, "up")
+        sign.up(ctx)
     else:
         irregularities.device_back(ctx, inp.device_id)
 
@@ -226,7 +233,7 @@ def device_offline(ctx: StepContext, inp: DeviceOffline) -> None:
     elif (seat := accounts.terminal_seat(inp.device_id)) is not None:
         betting.terminal_down(ctx, seat, why)
     elif inp.device_id == SIGN:
-        progressive.sign_event(ctx, "down", why)
+        sign.down(ctx, why)
     else:
         irregularities.device_down(ctx, inp.device_id, why)
 
@@ -328,7 +335,7 @@ _STEPS: dict[type[object], _Step] = dict(
         _on(CardDrawn, dealing.card_drawn),
         _on(FaceUpCard, lambda ctx, inp: irregularities.face_up(ctx, inp.card)),
         _on(DeviceFault, device_fault),
-        _on(DeviceFaultCleared, irregularities.fault_cleared),
+        _on(DeviceFaultCleared, device_fault_cleared),
         _on(DeviceOnline, device_online),
         _on(DeviceOffline, device_offline),
         _on(MetersShown, meters_shown),

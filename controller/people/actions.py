@@ -17,12 +17,13 @@ from controller.config.table import Role
 from controller.core.events import JournaledEvent
 from controller.supervisor.verbs import VERBS, parse_args, roles_for
 from drivers.interfaces import BUTTONS, COUNTS
+from drivers.sim.script import SimScriptError, parse_sim_script
 
 # ASCII spaces only (re.ASCII): a str pattern's \s takes every Unicode space, "card.dealt\u30003" among them.
 _AT = re.compile(r"^\s*([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)\s*(?:\s([1-9][0-9]*))?\s*$", re.ASCII)
 # The roles a scripted command is signed with when the scenario names none: the lowest that may sign the verb.
 _ROLE_ORDER: tuple[Role, ...] = ("floorperson", "technician", "supervisor")
-_DO_KEYS = ("press", "key", "bind", "place", "command", "advance_minutes")
+_DO_KEYS = ("press", "key", "bind", "place", "command", "advance_minutes", "clear")
 _KEYS = frozenset({"at", "instead", "args", "role", *_DO_KEYS})
 MAX_MINUTES = 7 * 24 * 60
 
@@ -66,7 +67,14 @@ class Advance:
     minutes: int  # the clock moves on: a Tick this much later (deck change .3(c), idle inspection .5(f))
 
 
-Do = Press | Key | Bind | Place | Command | Advance
+@dataclass(frozen=True, slots=True)
+class Clear:
+    device: str  # shuffler or shoe: the attendant clears its fault and the device says so (`fault_cleared`, .13(g))
+    code: str
+    detail: str = ""
+
+
+Do = Press | Key | Bind | Place | Command | Advance | Clear
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +162,8 @@ def _do(kind: str, raw: dict[str, Any], where: str, seats: int) -> Do:
         return _place(value, where, seats)
     if kind == "command":
         return _command(value, raw.get("args", {}), raw.get("role"), where)
+    if kind == "clear":
+        return _clear(value, where)
     if not _is_int(value) or not 1 <= value <= MAX_MINUTES:
         raise ActionError(f"{where}: whole minutes from 1 to {MAX_MINUTES}, got {value!r}")
     return Advance(value)
@@ -166,6 +176,17 @@ def _place(value: Any, where: str, seats: int) -> Place:
     if not _is_int(seat) or not 1 <= seat <= seats or not isinstance(spot, str) or not _is_int(amount) or amount < 1:
         raise ActionError(f"{where}: seat 1 to {seats}, spot a wager spot, amount a positive number of cents")
     return Place(seat, spot, amount)
+
+
+def _clear(value: Any, where: str) -> Clear:
+    # Validated as a sim script's [[clears]] entry is, so both say the same about a bad one.
+    if not isinstance(value, dict) or "when" in value:
+        raise ActionError(f'{where}: a table {{ device = "shoe", code = "jam" }} (detail optional; at says when)')
+    try:
+        clear = parse_sim_script({"clears": [value]}, where).clears[0]
+    except SimScriptError as err:
+        raise ActionError(str(err).replace(f"{where}: clears[0]", where, 1)) from None
+    return Clear(clear.device, clear.code, clear.detail)
 
 
 def _command(verb: Any, args: Any, role: Any, where: str) -> Command:

@@ -19,7 +19,7 @@ from controller.core.invariant import present
 from controller.engine.inputs import CloseTable, Tick
 from controller.engine.state import Phase
 from controller.games.registry import chapter_of
-from controller.people.actions import Action, ActionScript, Advance, Bind, Command, Key, Place, Press
+from controller.people.actions import Action, ActionScript, Advance, Bind, Clear, Command, Key, Place, Press
 from controller.people.blocks import STUCK, dealer_clears
 from controller.people.policy import DecisionRequest, Policy
 from controller.people.signers import VERIFY_DECK_REMEDY, DemoSigners
@@ -141,6 +141,8 @@ class SimulatedFloor:
             case Advance(minutes=minutes):
                 self._clock_ahead += dt.timedelta(minutes=minutes)
                 self.service.submit(Tick(utc_now() + self._clock_ahead))
+            case Clear(device=device, code=code, detail=detail):
+                await self.sims.device(device).fault_cleared(code, detail)
 
     async def _on_round(self, ev: JournaledEvent) -> bool:
         """The round as the players and the dealer play it: wagers, "no more bets", cards, decisions."""

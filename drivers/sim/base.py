@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, ClassVar
 
 import structlog
 
 from drivers.reference.framing import HOST_ADDRESS, PROTOCOLS, VERSION_3, VERSION_4, ProtocolError, decode_message
 from drivers.reference.link import ByteReader, ByteWriter, Link, LinkError
-from drivers.sim.faults import COMMON_EVENTS, DEFAULT_GARBAGE, IMMEDIATE, Fault, FaultKind, Trigger
+from drivers.sim.faults import COMMON_EVENTS, DEFAULT_GARBAGE, IMMEDIATE, REPORTED, Fault, FaultKind, Trigger
 from drivers.sim.line import LineTiming, default_timing
 from drivers.sim.pty import PtyEndpoint, StableName
 from drivers.tasks import cancel_and_wait, simulator_task
@@ -58,6 +58,7 @@ class SimDevice:
         self._reply_delay = 0.0
         self._counts: Counter[str] = Counter()
         self._armed: list[tuple[Fault, Trigger]] = []
+        self._clears: list[tuple[str, str, Trigger]] = []  # the attendant's scripted clears: code, detail, when
         self._active: list[Fault] = []
         self._chores: set[asyncio.Task[None]] = set()
 
@@ -160,12 +161,14 @@ class SimDevice:
         if self._link is None:
             raise RuntimeError(f"simulator {self.device_id} is not started")
         await self._link.send(message)
+        self._said(message)
 
     def reply(self, message: dict[str, Any]) -> None:
         """Answer a command: in v3 a bare answer (`locked`, `pong`...) given while the command is being delivered goes
         back at once in the REPLY that ACKs it, when no earlier answer waits (docs/protocol.md section 12); otherwise
         it is queued, and answers leave in order after the command's ACK."""
         if self._outbox.empty() and self._link is not None and self._link.answer(message):
+            self._said(message)
             return
         self._outbox.put_nowait(message)
 
@@ -198,6 +201,20 @@ class SimDevice:
                 f"it counts {', '.join(sorted(self.trigger_events()))}"
             )
         self._armed.append((fault, trigger))
+
+    async def clear_at(self, code: str, when: Trigger | str | None = None, detail: str = "") -> None:
+        """The attendant clears fault `code` now (when=None or "now") or once the device has seen event `when` (e.g.
+        "fault 1": just after its first fault report): `fault_cleared` below. `clear_faults` leaves armed clears."""
+        trigger = Trigger.parse(when) if isinstance(when, str) else when
+        if trigger is None:
+            await self.fault_cleared(code, detail)
+            return
+        if trigger.event not in self.trigger_events():
+            raise ValueError(
+                f"{self.device_id} never sees event {trigger.event!r}; "
+                f"it counts {', '.join(sorted(self.trigger_events()))}"
+            )
+        self._clears.append((code, detail, trigger))
 
     def clear_faults(self) -> None:
         """Forget armed and active faults and stop delaying replies (a hung or unplugged device stays so)."""
@@ -247,6 +264,8 @@ class SimDevice:
                 await self.hang()
             case _:
                 self._active.append(fault)
+                if fault.report:
+                    await self.send({"evt": "fault", "code": fault.kind.value, "detail": REPORTED})
 
     def _set_reply_delay(self, seconds: float) -> None:
         self._reply_delay = seconds
@@ -264,12 +283,32 @@ class SimDevice:
             if fault.kind in IMMEDIATE:
                 silenced |= fault.kind in (FaultKind.UNPLUG, FaultKind.NO_REPLY)
                 # Unplugging closes the link whose reader is running this very callback: do it in a task.
-                chore = asyncio.get_running_loop().create_task(self._activate(fault))
-                self._chores.add(chore)
-                chore.add_done_callback(self._chores.discard)
+                self._chore(self._activate(fault))
+            elif fault.report:
+                self._chore(self._activate(fault))  # reported from a task: this may run inside the link's reader
             else:
                 self._active.append(fault)
+        for clear in [c for c in self._clears if c[2].event == event and c[2].count == self._counts[event]]:
+            self._clears.remove(clear)
+            log.info("fault clear scripted", device=self.device_id, code=clear[0], when=str(clear[2]))
+            self._chore(self.fault_cleared(clear[0], clear[1]))
         return silenced
+
+    def _chore(self, work: Coroutine[Any, Any, None]) -> None:
+        chore = asyncio.get_running_loop().create_task(work)
+        self._chores.add(chore)
+        chore.add_done_callback(self._chore_done)
+
+    def _chore_done(self, chore: asyncio.Task[None]) -> None:
+        # A scripted report or clear the host never ACKed is said here, not lost with its task.
+        self._chores.discard(chore)
+        if not chore.cancelled() and (exc := chore.exception()) is not None:
+            log.warning("simulator chore failed", device=self.device_id, error=repr(exc))
+
+    def _said(self, message: Mapping[str, Any]) -> None:
+        """Count the device's own fault reports (the trigger event "fault")."""
+        if message.get("evt") == "fault":
+            self._note("fault")
 
     def _take(self, event: str) -> Fault | None:
         """The active behaviour fault for this event, if any; a one-shot fault is used up."""

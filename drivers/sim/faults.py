@@ -36,6 +36,8 @@ class FaultKind(StrEnum):
     NO_REPLY = "no_reply"
 
 
+# Faults a shuffler or shoe may report unprompted (Fault.report): the codes the table holds it unusable for (.13(g)).
+REPORTABLE = frozenset({FaultKind.JAM, FaultKind.STOPPED})
 IMMEDIATE = frozenset({FaultKind.UNPLUG, FaultKind.REPLUG, FaultKind.GARBAGE, FaultKind.SLOW_REPLY, FaultKind.NO_REPLY})
 
 # The event a behaviour fault changes, per device class (a jam means one thing in a shuffler, another in a shoe).
@@ -56,13 +58,15 @@ WAGER_STATION_BEHAVIOUR = {FaultKind.CHATTER: "place"}
 
 # Events a Trigger may count: every command a device handles, plus the shoe being loaded by the shuffler,
 # chips going down on a wager station and a panel button press.
-COMMON_EVENTS = frozenset({"identify", "ping"})
+# "fault" counts the faults the device itself reports, so a scripted clear can follow the report it answers.
+COMMON_EVENTS = frozenset({"identify", "ping", "fault"})
 SHUFFLER_EVENTS = frozenset({"shuffle"})
 SHOE_EVENTS = frozenset({"dispense", "remove_stub", "load"})
 WAGER_STATION_EVENTS = frozenset({"lock", "unlock", "place"})
 DEALER_PANEL_EVENTS = frozenset({"press", "key"})  # a button pressed; a count keyed
 
 DEFAULT_FOREIGN_CARD = "joker"
+REPORTED = "found by the device while idle (a scripted report)"  # the detail of a Fault.report
 # A false SOF announcing a 1023-byte payload, then noise: the worst kind of garbage for a framer.
 DEFAULT_GARBAGE = bytes([0xA5, 0x01, 0x00, 0x07, 0x01, 0x03, 0xFF]) + bytes(range(7, 207))
 CHATTER_READINGS = 5  # amount, 0, amount, 0, amount
@@ -77,6 +81,9 @@ class Fault:
     delay_ms: int = 0  # slow_reply: how long every ACK and reply is held back
     data: bytes = b""  # garbage: bytes to write; empty means DEFAULT_GARBAGE
     card: str = DEFAULT_FOREIGN_CARD  # foreign: what the card reader reports
+    # The device reports the fault by itself once it is active (a jam it finds between rounds), and stays faulted for
+    # the event it changes until the attendant clears it (SimDevice.fault_cleared); only for jam and stopped.
+    report: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, FaultKind):
@@ -85,6 +92,11 @@ class Fault:
             raise ValueError(f"delay_ms must be >= 0, got {self.delay_ms}")
         if self.kind is FaultKind.SLOW_REPLY and not self.delay_ms:
             raise ValueError("slow_reply needs delay_ms > 0")
+        if self.report and self.kind not in REPORTABLE:
+            raise ValueError(
+                f"report = true is for a fault a device finds by itself ({', '.join(sorted(REPORTABLE))}), "
+                f"not {self.kind.value}"
+            )
         if not self.card or len(self.card) > 16:
             raise ValueError(f"a foreign card is reported as 1..16 characters, got {self.card!r}")
 

@@ -5,7 +5,12 @@
     device = "shuffler"                        # shuffler, shoe, dealer_panel, wager_station_<seat>
     fault = "jam"                              # a drivers.sim.faults.FaultKind value
     when = "shuffle 1"                         # "now" (default) or "<event> <n>"
-    persistent = false                         # optional; delay_ms, data_hex, card as the fault needs
+    persistent = false                         # optional; delay_ms, data_hex, card, report as the fault needs
+    [[clears]]                                 # the attendant clears a fault the table holds (.13(g))
+    device = "shoe"                            # shuffler or shoe
+    code = "jam"                               # the fault code the device reported
+    when = "fault 1"                           # "now" (default) or "<event> <n>", as for faults
+    detail = "cleared by hand"                 # optional
 
 docs/protocol.md ("Simulators and fault injection") is the reference.
 """
@@ -53,7 +58,11 @@ _TERMINAL = re.compile(r"^wager_terminal_([1-9][0-9]*)$")
 # separators U+001C..U+001F, so "As\u3000Kd" read as two cards (drivers never import controller.core.spaces).
 ASCII_SPACE = " \t\n\r\f\v"
 _SPACES = re.compile(r"[ \t\n\r\f\v]+")
-_FAULT_KEYS = frozenset({"device", "fault", "when", "persistent", "delay_ms", "data_hex", "card"})
+_FAULT_KEYS = frozenset({"device", "fault", "when", "persistent", "delay_ms", "data_hex", "card", "report"})
+_CLEAR_KEYS = frozenset({"device", "code", "when", "detail"})
+# The devices whose reported fault the table holds until they say it cleared (controller.engine.irregularities).
+HOLDING = ("shuffler", "shoe")
+_CODE = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
 
 class SimScriptError(ValueError):
@@ -68,9 +77,20 @@ class ScriptedFault:
 
 
 @dataclass(frozen=True, slots=True)
+class ScriptedClear:
+    """The attendant clears fault `code` on `device` (SimDevice.clear_at): the device says `fault_cleared`."""
+
+    device: str
+    code: str
+    when: Trigger | None = None  # None: at once, when the script is applied
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class SimScript:
     decks: tuple[tuple[str, ...], ...] = ()
     faults: tuple[ScriptedFault, ...] = ()
+    clears: tuple[ScriptedClear, ...] = ()
 
 
 def device_class(device: str) -> str | None:
@@ -110,18 +130,22 @@ def loads_sim_script(text: str, path: str | Path) -> SimScript:
 def parse_sim_script(data: Any, source: str = "sim script") -> SimScript:
     if not isinstance(data, dict):
         raise SimScriptError(f"{source}: expected a table/object at the top, got {type(data).__name__}")
-    unknown = set(data) - {"decks", "faults"}
+    unknown = set(data) - {"decks", "faults", "clears"}
     if unknown:
-        raise SimScriptError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}; expected decks, faults")
+        raise SimScriptError(f"{source}: unknown key(s) {', '.join(sorted(unknown))}; expected decks, faults, clears")
     decks_raw = data.get("decks", [])
     faults_raw = data.get("faults", [])
+    clears_raw = data.get("clears", [])
     if not isinstance(decks_raw, list):
         raise SimScriptError(f"{source}: decks must be a list of decks")
     if not isinstance(faults_raw, list):
         raise SimScriptError(f"{source}: faults must be a list of [[faults]] tables")
+    if not isinstance(clears_raw, list):
+        raise SimScriptError(f"{source}: clears must be a list of [[clears]] tables")
     decks = tuple(_deck(deck, f"{source}: decks[{i}]") for i, deck in enumerate(decks_raw))
     faults = tuple(_fault(entry, f"{source}: faults[{i}]") for i, entry in enumerate(faults_raw))
-    return SimScript(decks, faults)
+    clears = tuple(_clear(entry, f"{source}: clears[{i}]") for i, entry in enumerate(clears_raw))
+    return SimScript(decks, faults, clears)
 
 
 def _deck(value: Any, where: str) -> tuple[str, ...]:
@@ -144,7 +168,7 @@ def _fault(entry: Any, where: str) -> ScriptedFault:
     klass = device_class(device) if isinstance(device, str) else None
     if klass is None or not isinstance(device, str):
         raise SimScriptError(f"{where}: device={device!r} is not shuffler, shoe, dealer_panel or wager_station_<seat>")
-    behaviours, events = DEVICE_CLASSES[klass]
+    behaviours = DEVICE_CLASSES[klass][0]
     name = entry.get("fault")
     try:
         kind = FaultKind(name if isinstance(name, str) else "")
@@ -153,24 +177,16 @@ def _fault(entry: Any, where: str) -> ScriptedFault:
     if kind not in IMMEDIATE and kind not in behaviours:
         takes = ", ".join(sorted(k.value for k in IMMEDIATE | set(behaviours)))
         raise SimScriptError(f"{where}: a {klass} cannot have fault {kind.value!r}; it takes {takes}")
-    when = entry.get("when", "now")
-    if not isinstance(when, str):
-        raise SimScriptError(f'{where}: when must be a string such as "now" or "shuffle 2", got {when!r}')
-    try:
-        trigger = Trigger.parse(when)
-    except ValueError as exc:
-        raise SimScriptError(f"{where}: {exc}") from None
-    if trigger is not None and trigger.event not in events | COMMON_EVENTS:
-        raise SimScriptError(
-            f"{where}: a {klass} never sees {trigger.event!r}; "
-            f"when counts one of {', '.join(sorted(events | COMMON_EVENTS))}"
-        )
+    trigger = _when(entry, where, klass)
     persistent = entry.get("persistent", False)
     delay_ms = entry.get("delay_ms", 0)
     card = entry.get("card", "joker")
     data_hex = entry.get("data_hex", "")
+    report = entry.get("report", False)
     if not isinstance(persistent, bool):
         raise SimScriptError(f"{where}: persistent must be true or false, got {persistent!r}")
+    if not isinstance(report, bool):
+        raise SimScriptError(f"{where}: report must be true or false, got {report!r}")
     if not isinstance(delay_ms, int) or isinstance(delay_ms, bool):
         raise SimScriptError(f"{where}: delay_ms must be an integer number of milliseconds, got {delay_ms!r}")
     if not isinstance(card, str):
@@ -182,7 +198,48 @@ def _fault(entry: Any, where: str) -> ScriptedFault:
     if data is None:
         raise SimScriptError(f'{where}: data_hex must be hex digits such as "a5 01 ff", got {data_hex!r}')
     try:
-        fault = Fault(kind, persistent=persistent, delay_ms=delay_ms, data=data, card=card)
+        fault = Fault(kind, persistent=persistent, delay_ms=delay_ms, data=data, card=card, report=report)
     except ValueError as exc:
         raise SimScriptError(f"{where}: {exc}") from None
     return ScriptedFault(device, fault, trigger)
+
+
+def _when(entry: dict[str, Any], where: str, klass: str) -> Trigger | None:
+    events = DEVICE_CLASSES[klass][1] | COMMON_EVENTS
+    when = entry.get("when", "now")
+    if not isinstance(when, str):
+        raise SimScriptError(f'{where}: when must be a string such as "now" or "shuffle 2", got {when!r}')
+    try:
+        trigger = Trigger.parse(when)
+    except ValueError as exc:
+        raise SimScriptError(f"{where}: {exc}") from None
+    if trigger is not None and trigger.event not in events:
+        raise SimScriptError(
+            f"{where}: a {klass} never sees {trigger.event!r}; when counts one of {', '.join(sorted(events))}"
+        )
+    return trigger
+
+
+def _clear(entry: Any, where: str) -> ScriptedClear:
+    if not isinstance(entry, dict):
+        raise SimScriptError(f"{where}: expected a table with device, code and when")
+    unknown = set(entry) - _CLEAR_KEYS
+    if unknown:
+        raise SimScriptError(
+            f"{where}: unknown key(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(_CLEAR_KEYS))}"
+        )
+    device = entry.get("device")
+    if device not in HOLDING or not isinstance(device, str):
+        raise SimScriptError(
+            f"{where}: device={device!r}: only the fault of a {' or '.join(HOLDING)} is cleared this way, the devices "
+            "whose faults a script makes and the table holds until cleared (.13(g)); a station is used once online"
+        )
+    code = entry.get("code")
+    if not isinstance(code, str) or not _CODE.fullmatch(code):
+        raise SimScriptError(
+            f'{where}: code={code!r}: the fault code the {device} reported, a-z, 0-9 and _, such as "jam"'
+        )
+    detail = entry.get("detail", "")
+    if not isinstance(detail, str):
+        raise SimScriptError(f"{where}: detail must be text, got {detail!r}")
+    return ScriptedClear(device, code, _when(entry, where, device), detail)

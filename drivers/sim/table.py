@@ -97,13 +97,16 @@ class SimulatedTable:
         raise KeyError(f"no simulated device {device_id!r}; the table has {', '.join(d.device_id for d in known)}")
 
     async def apply_script(self, script: SimScript) -> None:
-        """Queue the script's decks and inject its faults (\"now\" faults at once); call once started."""
+        """Queue the script's decks, inject its faults and arm its clears ("now" ones at once); call once started."""
         # Resolve every device first so a script naming a seat this table lacks changes nothing.
         targets = [(self.device(f.device), f) for f in script.faults]
+        clears = [(self.device(c.device), c) for c in script.clears]
         if script.decks:
             self.shuffler.script_decks(script.decks)
         for device, scripted in targets:
             await device.inject(scripted.fault, scripted.when)
+        for device, clear in clears:
+            await device.clear_at(clear.code, clear.when, clear.detail)
 
     async def start(self) -> None:
         for device in self.devices:
