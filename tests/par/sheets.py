@@ -1,9 +1,9 @@
 """The par sheets of the shipped table configs, each analysed once per process for the modules that read them.
 
-An exact analysis is deterministic and takes seconds (679a's 5 s), and tests/par/test_cli.py and
-tests/par/test_crosscheck.py each read the same configs' sheets: those modules share the xdist group `par_sheets`, so
-one worker analyses each config once. What `tablectl par` prints is still analysed afresh by its own tests (they run
-the command line)."""
+An exact analysis is deterministic and takes seconds (679a's 5 s), and tests/par/test_cli.py, test_crosscheck.py and
+test_published.py read the same configs' sheets: those modules share the xdist group `par_sheets`, so one worker
+analyses each game once. What `tablectl par` prints is still analysed afresh by its own tests (they run the command
+line)."""
 
 from __future__ import annotations
 

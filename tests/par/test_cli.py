@@ -16,7 +16,7 @@ from controller.par.analyse import meter_levels
 from controller.par.render import as_html, as_json, as_text
 from tests.par.sheets import CONFIGS, sheet_of
 
-# One worker runs the module, with tests/par/test_crosscheck.py: each game's sheet analysed once (tests/par/sheets.py).
+# One worker runs the module, with the other par modules: each game's sheet analysed once (tests/par/sheets.py).
 pytestmark = pytest.mark.xdist_group("par_sheets")
 # The floor service's and the linked progressive controller's configs (605a.8) are not a table's.
 TABLES = sorted(p for p in CONFIGS.glob("*.toml") if p.name not in ("floor.toml", "link.toml"))

@@ -23,7 +23,7 @@ from controller.par.estimate import Z_999
 from controller.par.sheet import WagerSheet
 from tests.par.sheets import CONFIGS, sheet_of
 
-# One worker runs the module, with tests/par/test_cli.py: each config's sheet analysed once (tests/par/sheets.py).
+# One worker runs the module, with the other par modules: each game's sheet analysed once (tests/par/sheets.py).
 pytestmark = pytest.mark.xdist_group("par_sheets")
 
 # The at-limit sheets are the same wagers at the maximum bet, where a simulation at the minimum does not reach.
