@@ -82,8 +82,19 @@ def test_event_latency_reports_percentiles_against_bare_paho(tmp_path: Path, whe
     assert re.search(r"ratio to the baseline: p50 [\d.]+x, p99 [\d.]+x; p99 (meets|misses) the target", out), out
 
 
-def test_footprint_reports_rss_and_idle_cpu() -> None:
-    out = _bench("footprint.py", "--rounds", "2", "--idle-seconds", "1")
+@pytest.fixture(scope="module")
+def footprint_plain_and_tls() -> str:
+    """One `footprint.py --tls` run: it plays the plain broker's run first and prints its whole report, then the TLS
+    run's and the comparison, so the plain figures' test and the TLS test read the same output (a plain run alone
+    repeated the first half of it: 4 s)."""
+    return _bench("footprint.py", "--rounds", "2", "--idle-seconds", "1", "--tls")
+
+
+# The module fixture above is made once only with its two tests on one worker.
+@pytest.mark.xdist_group("bench_footprint")
+def test_footprint_reports_rss_and_idle_cpu(footprint_plain_and_tls: str) -> None:
+    out = footprint_plain_and_tls.split("-- broker: TLS")[0]  # the plain broker's run, as `footprint.py` alone prints
+    assert "-- broker: plain" in out, out
     assert re.search(r"2 rounds played", out), out
     assert re.search(r"peak \(VmHWM\) [\d.]+ MB = [\d.]+x the baseline; (meets|misses) the target of 45 MB", out), out
     assert re.search(r"baseline: a bare aiomqtt process publishing the same \d+ events .*: [\d.]+ ms of CPU", out), out
@@ -94,9 +105,10 @@ def test_footprint_reports_rss_and_idle_cpu() -> None:
     assert re.search(r"idle with the table open, over 1 s: [\d.]+ % of a core .*a smoke run", out), out
 
 
-def test_footprint_over_tls_reports_beside_the_plain_run() -> None:
+@pytest.mark.xdist_group("bench_footprint")
+def test_footprint_over_tls_reports_beside_the_plain_run(footprint_plain_and_tls: str) -> None:
     """--tls: the same run on the shipped broker config (TLS, the table's own user), its figures beside the plain's."""
-    out = _bench("footprint.py", "--rounds", "2", "--idle-seconds", "1", "--tls")
+    out = footprint_plain_and_tls
     assert out.count("2 rounds played") == 2, out
     assert "-- broker: TLS (mqtts://" in out, out
     for figure in ("RSS with the table open", "peak RSS \\(VmHWM\\)", "CPU a seven-seat round"):
@@ -363,7 +375,12 @@ def test_lockout_pin_needs_the_simulators_in_a_process_of_their_own() -> None:
 
 
 def test_growth_reports_lockout_and_journal_growth() -> None:
-    out = _bench("growth.py", "--rounds", "40", "--trials", "2")
+    # Two rounds a table shape for CPU a round (the first is the start's, the second measured): 20 took 35 s of 40.
+    out = _bench("growth.py", "--rounds", "40", "--trials", "2", "--cpu-rounds", "2")
+    assert "CPU per round, 2 rounds each at pace 0" in out, out
+    for seats, optional in ((1, 0), (2, 0), (4, 0), (7, 0), (7, 1), (7, 2), (7, 3), (7, 4)):
+        shape = rf"\n  {seats} seat\(s\), {optional} optional wager\(s\) a seat: [\d.]+ ms CPU a round \([\d.]+x\), "
+        assert re.search(shape + r"[\d.]+ rounds/s\n", out), out
     # Measured in the protocol the drivers negotiate by default: v4 (v3's GROUP lock on the multi-drop line).
     assert re.search(r"7 station\(s\), one multi-drop line, v4: p99 [\d.]+ ms", out), out
     assert "the drivers' default protocol (v4;" in out, out
@@ -415,11 +432,36 @@ def test_restart_over_tls_reports_ready_beside_the_plain_run() -> None:
 
 
 def test_fault_campaign_prints_its_table_of_trials_and_losses() -> None:
-    """The bounded run: one trial of each fault kind; the full campaign is `--trials N` (bench/fault_campaign.py)."""
-    out = _bench("fault_campaign.py", "--trials", "1")
+    """The bounded run: one trial of each fault kind; the full campaign is `--trials N` (bench/fault_campaign.py). Two
+    campaigns side by side, each on its broker and tables of its own, the kinds split so each has about half the
+    faults' waits (a stopped daemon 3 s, a broker outage 3 s, a stalled broker 5 s): most of a trial is waiting."""
+    halves = ("daemon_stop,broker_outage,storage", "kill9,broker_stall")
+    runs = [
+        subprocess.Popen(
+            [sys.executable, str(BENCH / "fault_campaign.py"), "--trials", "1", "--kinds", kinds],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        for kinds in halves
+    ]
+    ended: list[tuple[int, str, str]] = []
+    try:
+        for proc in runs:
+            out, err = proc.communicate(timeout=FAILURE_BOUND)  # failure bound only
+            ended.append((proc.returncode, out, err))
+    finally:
+        for proc in runs:
+            if proc.returncode is None:  # a failure above: its leash stops its broker and daemons
+                proc.kill()
+                proc.wait()
+    for status, out, err in ended:
+        assert status == 0, f"fault_campaign.py exited with {status}:\n{out}\n--- stderr (tail)\n{err[-12000:]}"
+        assert "result: nothing lost, nothing settled twice" in out, out
+    out = "".join(out for _, out, _ in ended)
     for kind in ("kill9", "daemon_stop", "broker_outage", "broker_stall", "storage"):
         assert re.search(rf"^{kind}\s+1\s+\S+\s+\d+\s+0\s+0\s+0\s+\d+\s+ok$", out, re.M), out
-    assert "result: nothing lost, nothing settled twice" in out
 
 
 def test_software_check_reports_the_verification_against_a_bare_sha256() -> None:

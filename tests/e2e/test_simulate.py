@@ -8,6 +8,7 @@ chapter is registered.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -19,9 +20,11 @@ import pytest
 
 from controller.config.table import load_config
 from controller.games.registry import SPECS
+from controller.people.simulate import main_simulate
 from leash import LEASH_FILE
 
-pytestmark = pytest.mark.e2e
+# One worker runs the module: an example's run is made once (_example) for every test that reads it.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("simulate")]
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "docs" / "examples").glob("*--*.scenario.*"))
@@ -50,6 +53,13 @@ def _simulate(
         check=False,
         env={**os.environ, "XDG_STATE_HOME": "/nonexistent", **(env or {})},
     )  # a journal outside the temp dir would fail
+
+
+@functools.cache
+def _example(config: Path, scenario: Path) -> subprocess.CompletedProcess[str]:
+    """A shipped example as `tablectl simulate` plays it: seeded and deterministic, so one run serves every test that
+    reads it (the example's own test and the tests of what its rounds settle)."""
+    return _simulate(config, scenario)
 
 
 def _events(stdout: str) -> list[dict[str, Any]]:
@@ -83,7 +93,7 @@ def test_example_plays_out(example: Path) -> None:
     config = load_config(config_path)
     if config.game.chapter not in SPECS:
         pytest.skip(f"chapter {config.game.chapter} has no round engine yet (not in controller.games.registry.SPECS)")
-    proc = _simulate(config_path, example)
+    proc = _example(config_path, example)
     assert proc.returncode == 0, proc.stderr[-3000:]
     events = _events(proc.stdout)
     types = [e["type"] for e in events]
@@ -98,7 +108,7 @@ def test_example_plays_out(example: Path) -> None:
 def test_a_stub_miscount_voids_a_round_dealt_from_the_hand() -> None:
     """679a: a shuffler that does not count, the dealer's stub count wrong in round 5 (679a.9(d)), a misdeal: the
     round is void with every wager returned (679a.9(f))."""
-    proc = _simulate(
+    proc = _example(
         ROOT / "configs/three-card-prime.toml",
         ROOT / "docs/examples/three-card-prime--stub-miscount-void.scenario.toml",
     )
@@ -115,7 +125,7 @@ def test_a_stub_miscount_voids_a_round_dealt_from_the_hand() -> None:
 
 
 def test_the_684a_shoe_jam_voids_with_the_citation_its_spec_gives() -> None:
-    proc = _simulate(
+    proc = _example(
         ROOT / "configs/chapter-684a.toml", ROOT / "docs/examples/chapter-684a--shoe-jam-void.scenario.toml"
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -126,7 +136,7 @@ def test_the_684a_shoe_jam_voids_with_the_citation_its_spec_gives() -> None:
 
 
 def test_demo_full_round_settles_as_the_rules_say() -> None:
-    proc = _simulate(ROOT / "configs/demo.toml", ROOT / "docs/examples/demo--full-round.scenario.toml")
+    proc = _example(ROOT / "configs/demo.toml", ROOT / "docs/examples/demo--full-round.scenario.toml")
     assert proc.returncode == 0, proc.stderr[-3000:]
     events = _events(proc.stdout)
     settled = {(e["type"], e["payload"].get("seat")): e["payload"] for e in events}
@@ -334,13 +344,29 @@ ACTION = ACTIONS + 'at = "betting.opened"\n'
         ),
     ],
 )
-def test_a_bad_scenario_is_refused_naming_the_field(tmp_path: Path, body: str, message: str) -> None:
+def test_a_bad_scenario_is_refused_naming_the_field(
+    tmp_path: Path, body: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In this process, through what `tablectl simulate` runs after parsing its arguments (main_simulate): the
+    refusal comes before any device, journal or loop, so a process of its own (half a second each) would prove
+    nothing more; test_a_bad_scenario_is_refused_by_the_command_line runs one through the real command line."""
     scenario = tmp_path / "bad.scenario.toml"
     scenario.write_text(body)
+    demo = ROOT / "configs/demo.toml"
+    status = main_simulate(load_config(demo), demo, scenario, journal=None, broker=None, timeout=TIMEOUT, sealed=True)
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert f"{scenario}: " in err and message in err, err
+    assert out == ""
+
+
+def test_a_bad_scenario_is_refused_by_the_command_line(tmp_path: Path) -> None:
+    scenario = tmp_path / "bad.scenario.toml"
+    scenario.write_text("[[round]]\nwagers = { 9 = { ante = 1000 } }\n")
     proc = _simulate(ROOT / "configs/demo.toml", scenario)
     assert proc.returncode == 2
-    assert f"{scenario}: " in proc.stderr and message in proc.stderr, proc.stderr
-    assert proc.stdout == ""
+    assert f"tablectl: {scenario}: round[0].wagers.9: '9' is not a seat of this table" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 
 def test_json_scenarios_and_a_chapter_without_an_engine(tmp_path: Path) -> None:

@@ -12,18 +12,19 @@ import pytest
 
 from controller.cli.main import main
 from controller.config.table import load_config
-from controller.par.analyse import meter_levels, par_sheet
+from controller.par.analyse import meter_levels
 from controller.par.render import as_html, as_json, as_text
+from tests.par.sheets import CONFIGS, sheet_of
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+# One worker runs the module, with the other par modules: each game's sheet analysed once (tests/par/sheets.py).
+pytestmark = pytest.mark.xdist_group("par_sheets")
 # The floor service's and the linked progressive controller's configs (605a.8) are not a table's.
 TABLES = sorted(p for p in CONFIGS.glob("*.toml") if p.name not in ("floor.toml", "link.toml"))
 
 
 @pytest.mark.parametrize("path", TABLES, ids=lambda p: p.stem)
 def test_every_table_config_gets_a_par_sheet(path: Path) -> None:
-    config = load_config(path)
-    sheet = par_sheet(config.table_id, config.game)
+    config, sheet = sheet_of(path)
     text, data, page = as_text(sheet), json.loads(as_json(sheet)), as_html(sheet)
     # What `par --meter` accepts is what the sheet is evaluated at, known before the (seconds long) analysis.
     evaluated = {level for w in sheet.wagers if w.progressive for level in w.progressive.meters_cents}

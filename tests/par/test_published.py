@@ -65,12 +65,14 @@ from controller.par.analyse import par_sheet
 from controller.par.evaluator import hand_class, pack
 from controller.par.mississippi_stud import third_street_groups
 from controller.par.stud import FOLD
+from tests.par.sheets import CONFIGS, sheet_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-# One worker runs the module: its tests share 655a's and 643a's main games, solved once (the module fixtures).
-pytestmark = pytest.mark.xdist_group("par_published")
+# One worker runs the module: its tests share 655a's and 643a's main games, solved once (the module fixtures), and with
+# tests/par/test_cli.py and test_crosscheck.py the shipped configs' sheets (tests/par/sheets.py).
+pytestmark = pytest.mark.xdist_group("par_sheets")
 
 
 @pytest.fixture(scope="module")
@@ -190,8 +192,8 @@ def test_let_it_ride_envy_bonuses_by_number_of_other_players() -> None:
     return adds, per other player, that player's chance of each qualifying hand times its bonus (worked by hand here
     from the schedules: 1 mini-royal in spades and 3 others of the 22,100 three-card hands; 4 royal and 36 straight
     flushes of the 2,598,960 five-card hands)."""
-    rules = load_config(ROOT / "configs" / "let-it-ride-progressive.toml").game
-    alone = par_sheet("t", rules)
+    config, alone = sheet_of(CONFIGS / "let-it-ride-progressive.toml")
+    rules = config.game
     by_hand = {
         "three_card_progressive@100": Fraction(1 * 100 + 3 * 25, 22_100),
         "three_card_progressive@500": Fraction(1 * 500 + 3 * 125, 22_100 * 5),
@@ -358,8 +360,8 @@ def test_three_card_prime_plays_the_published_three_card_poker_threshold() -> No
     the bet ... any time you're dealt Queen-6-4 or better, but ... fold ... with lower-ranking hands"). The Bad Beat
     Bonus of the example Rules Submission pays on losing flushes and better, which are played anyway: same threshold.
     The Prime Wager worked by hand: 2 x C(26, 3) of the 22,100 hands are one color, 4/17, so 3 to 1 holds 1/17."""
-    rules = load_config(ROOT / "configs" / "three-card-prime.toml").game
-    sheet = par_sheet("t", rules)
+    config, sheet = sheet_of(CONFIGS / "three-card-prime.toml")
+    rules = config.game
     assert sheet.strategy[0].rules == ("play with Qc 6c 4d (by rank) or better", "fold anything lower")
     plain = rules.model_copy(update={"bad_beat_paytable": None, "bad_beat_minimum": None})
     assert par_sheet("t", plain).strategy[0].rules[0] == "play with Qc 6c 4d (by rank) or better"
