@@ -26,7 +26,7 @@ ANSWER_SLACK = 0.001
 # A v1 (or v2) station's answer: its ACK (9 bytes), then the event as a DATA frame of its own, `src` inside; the longest
 # a `light` event, `{"evt":"light","on":false,"src":254}` in a v1 frame (46 bytes).
 EVENT_ANSWER = 9 + 46
-ACK_BYTES = 9  # the v1 or v2 ACK those answers begin with; the event follows it after 2 byte times of idle
+ACK_BYTES = 9  # the v1 ACK those answers begin with (v2's is no longer); 2 byte times of idle, then the event
 
 # The event a v1 or v2 station answers each command with, as a frame of its own after its ACK: the frame that ends the
 # exchange on the return pair (Addressed.answer_event). A command not named here ends at the station's next DATA frame.
