@@ -123,6 +123,8 @@ class LineWindow:
         self._broadcast_timer: asyncio.TimerHandle | None = None
         # SEQ -> the copies of that exchange's frame whose answers are still to come (copying, answer_read).
         self._copies: dict[int, _Copies] = {}
+        # SEQ -> noted when a REPLY or ANSWER to the frame written with it is read (replied), until its ACK callback.
+        self._replied: dict[int, list[bool]] = {}
 
     def hold(self) -> None:
         """Keep every frame a station would answer off the line until unhold(): a GROUP frame is about to go."""
@@ -194,10 +196,13 @@ class LineWindow:
         due = loop.time() + (length + 2 + frame.answer_bytes) * self._byte_time + ANSWER_SLACK
         timed_out: list[bool] = []
         over = self._expect(frame.seq, frame.address, due, timed_out)
+        replied = self._replied[frame.seq] = []
 
         def acked(done: asyncio.Future[Kind]) -> None:
-            if over.done() and not timed_out:
-                return  # answered (a v3 REPLY carries the event), or the exchange's wait replaced
+            if self._replied.get(frame.seq) is replied:
+                del self._replied[frame.seq]
+            if replied or (over.done() and not timed_out):
+                return  # a REPLY or ANSWER carried the event (after the line time too), or the wait was over
             if not frame.event_follows or done.cancelled() or done.exception() is not None:
                 _settle(over)
                 return
@@ -271,6 +276,9 @@ class LineWindow:
     def replied(self, seq: int) -> None:
         """A REPLY (v3) or ANSWER (v4) to the frame with `seq` was read: it carries the answer, so that exchange is
         over, whatever its sender expected (an `identify` goes before the station's version is known)."""
+        replied = self._replied.get(seq)
+        if replied is not None:
+            replied.append(True)  # read before the exchange's ACK callback: no event follows it, however late
         entry = self._answers_due.get(seq)
         if entry is not None:
             _settle(entry[0])

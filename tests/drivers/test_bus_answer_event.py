@@ -21,7 +21,14 @@ import pytest
 
 from drivers.reference import bus_link
 from drivers.reference.bus_link import BusLink
-from drivers.reference.framing import FrameParser, Kind, decode_message, encode_frame, encode_message
+from drivers.reference.framing import (
+    VERSION_3,
+    FrameParser,
+    Kind,
+    decode_message,
+    encode_frame,
+    encode_message,
+)
 from drivers.serial_port import open_serial, unread_input
 
 STATION = 11
@@ -54,6 +61,13 @@ async def _host(baud: int) -> AsyncIterator[tuple[BusLink, int, asyncio.Queue[by
 @pytest.fixture
 async def host() -> AsyncIterator[tuple[BusLink, int, asyncio.Queue[bytes]]]:
     async for opened in _host(300):
+        yield opened
+
+
+@pytest.fixture
+async def host_9600() -> AsyncIterator[tuple[BusLink, int, asyncio.Queue[bytes]]]:
+    """Counted at 9600 baud: an `identify` and its answer, 0.27 s from the write."""
+    async for opened in _host(9600):
         yield opened
 
 
@@ -139,3 +153,20 @@ async def test_a_station_slow_to_turn_round_has_its_event_awaited_from_its_ack(
     os.write(station_end, event(41, "locked"))
     assert b"locked" in await asyncio.wait_for(read.get(), BOUND)
     assert not link.answers_due()
+
+
+async def test_a_late_reply_to_an_identify_leaves_no_event_due(
+    host_9600: tuple[BusLink, int, asyncio.Queue[bytes]],
+) -> None:
+    """An `identify` goes before the station's version is known, as a v1 exchange whose event would follow its ACK; a
+    v3 station's REPLY carries the identity. Read after the exchange's line time, it is still the whole answer: nothing
+    is due after it (a GROUP frame need not wait an identity's line time for an event that never comes)."""
+    link, station_end, _read = host_9600
+    sent = asyncio.ensure_future(link.send_to(STATION, {"cmd": "identify"}))
+    seq = await asyncio.to_thread(read_seq, station_end)
+    await asyncio.sleep(0.4)  # the station's turnaround: the scenario itself, past the host's 0.27 s estimate
+    assert not link.answers_due(), "the host's estimate from its write has not passed: the station is not late"
+    identity = {"evt": "identity", "model": "SIM-WAGER-STATION", "serial": "s11", "firmware": "1.0.0", "protocol": 3}
+    os.write(station_end, encode_frame(STATION, seq, Kind.REPLY, encode_message(identity, VERSION_3), VERSION_3, True))
+    await asyncio.wait_for(sent, BOUND)
+    assert not link.answers_due(), "the REPLY carried the identity, yet an event is counted still to come"
