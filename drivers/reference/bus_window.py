@@ -26,6 +26,7 @@ ANSWER_SLACK = 0.001
 # A v1 (or v2) station's answer: its ACK (9 bytes), then the event as a DATA frame of its own, `src` inside; the longest
 # a `light` event, `{"evt":"light","on":false,"src":254}` in a v1 frame (46 bytes).
 EVENT_ANSWER = 9 + 46
+ACK_BYTES = 9  # the v1 ACK those answers begin with (v2's is no longer); 2 byte times of idle, then the event
 
 # The event a v1 or v2 station answers each command with, as a frame of its own after its ACK: the frame that ends the
 # exchange on the return pair (Addressed.answer_event). A command not named here ends at the station's next DATA frame.
@@ -122,6 +123,8 @@ class LineWindow:
         self._broadcast_timer: asyncio.TimerHandle | None = None
         # SEQ -> the copies of that exchange's frame whose answers are still to come (copying, answer_read).
         self._copies: dict[int, _Copies] = {}
+        # SEQ -> noted when a REPLY or ANSWER to the frame written with it is read (replied), until its ACK callback.
+        self._replied: dict[int, list[bool]] = {}
 
     def hold(self) -> None:
         """Keep every frame a station would answer off the line until unhold(): a GROUP frame is about to go."""
@@ -184,32 +187,56 @@ class LineWindow:
     def written(self, frame: Addressed, length: int, answer: asyncio.Future[Kind]) -> None:
         """`frame` (`length` bytes) was written and `answer` settles when its ACK or REPLY came: until its answer is
         over (that, or for a v1 or v2 station the event frame after its ACK, heard()), or its line time (the frame, 2
-        byte times, the longest answer) and the station's turnaround, no GROUP frame or broadcast lock goes."""
+        byte times, the longest answer) and the station's turnaround, no GROUP frame or broadcast lock goes. An ACK read
+        after an event follows moves that line time to the ACK: the event comes after it, however long the station took
+        to turn round (the host's allowance of ANSWER_SLACK from its write is a guess, the ACK is what happened)."""
         if answer.done() and not frame.event_follows:
             return
         loop = asyncio.get_running_loop()
         due = loop.time() + (length + 2 + frame.answer_bytes) * self._byte_time + ANSWER_SLACK
-        over: asyncio.Future[None] = loop.create_future()
-        timer = loop.call_at(due, _settle, over)
+        timed_out: list[bool] = []
+        over = self._expect(frame.seq, frame.address, due, timed_out)
+        replied = self._replied[frame.seq] = []
 
         def acked(done: asyncio.Future[Kind]) -> None:
-            if over.done():
+            if self._replied.get(frame.seq) is replied:
+                del self._replied[frame.seq]
+            if replied or (over.done() and not timed_out):
+                return  # a REPLY or ANSWER carried the event (after the line time too), or the wait was over
+            if not frame.event_follows or done.cancelled() or done.exception() is not None:
+                _settle(over)
                 return
-            if frame.event_follows and not done.cancelled() and done.exception() is None:
-                self._events_due.setdefault(frame.address, []).append((over, frame.answer_event))
-            else:
-                over.set_result(None)
+            event = over
+            rest = loop.time() + (2 + frame.answer_bytes - ACK_BYTES) * self._byte_time + ANSWER_SLACK
+            if rest > due:  # the station turned round later than allowed: its event is still on its way
+                event = self._expect(frame.seq, frame.address, rest, [])
+                _settle(over)
+            self._events_due.setdefault(frame.address, []).append((event, frame.answer_event))
+
+        answer.add_done_callback(acked)
+
+    def _expect(self, seq: int, address: int, until: float, timed_out: list[bool]) -> asyncio.Future[None]:
+        """The answer to the exchange `seq` with `address` due by `until`: settled when it is over or at `until` (then
+        noted in `timed_out`), registered as due meanwhile."""
+        loop = asyncio.get_running_loop()
+        over: asyncio.Future[None] = loop.create_future()
+
+        def expire() -> None:
+            timed_out.append(True)
+            _settle(over)
+
+        timer = loop.call_at(until, expire)
 
         def ended(_over: asyncio.Future[None]) -> None:
             timer.cancel()
-            waiting = self._events_due.get(frame.address, [])
+            waiting = self._events_due.get(address, [])
             waiting[:] = [entry for entry in waiting if entry[0] is not over]
-            if self._answers_due.get(frame.seq, (None, 0.0))[0] is over:
-                del self._answers_due[frame.seq]
+            if self._answers_due.get(seq, (None, 0.0))[0] is over:
+                del self._answers_due[seq]
 
-        self._answers_due[frame.seq] = (over, due)
-        answer.add_done_callback(acked)
+        self._answers_due[seq] = (over, until)
         over.add_done_callback(ended)
+        return over
 
     def copying(self, frame: Addressed, length: int) -> None:
         """A copy of `frame` (`length` bytes) is about to be written: counted before the write, whose answer may be read
@@ -249,6 +276,9 @@ class LineWindow:
     def replied(self, seq: int) -> None:
         """A REPLY (v3) or ANSWER (v4) to the frame with `seq` was read: it carries the answer, so that exchange is
         over, whatever its sender expected (an `identify` goes before the station's version is known)."""
+        replied = self._replied.get(seq)
+        if replied is not None:
+            replied.append(True)  # read before the exchange's ACK callback: no event follows it, however late
         entry = self._answers_due.get(seq)
         if entry is not None:
             _settle(entry[0])

@@ -21,15 +21,21 @@ import pytest
 
 from drivers.reference import bus_link
 from drivers.reference.bus_link import BusLink
-from drivers.reference.framing import FrameParser, Kind, decode_message, encode_frame, encode_message
+from drivers.reference.framing import (
+    VERSION_3,
+    FrameParser,
+    Kind,
+    decode_message,
+    encode_frame,
+    encode_message,
+)
 from drivers.serial_port import open_serial, unread_input
 
 STATION = 11
 BOUND = 5.0  # failure bound only
 
 
-@pytest.fixture
-async def host() -> AsyncIterator[tuple[BusLink, int, asyncio.Queue[bytes]]]:
+async def _host(baud: int) -> AsyncIterator[tuple[BusLink, int, asyncio.Queue[bytes]]]:
     master, slave = os.openpty()
     tty.setraw(slave)
     reader, writer = await open_serial(os.ttyname(slave))
@@ -41,7 +47,7 @@ async def host() -> AsyncIterator[tuple[BusLink, int, asyncio.Queue[bytes]]]:
         on_data=lambda _src, payload: read.put_nowait(payload),
         in_waiting=unread_input(writer),
         ack_timeout=BOUND,
-        baud=300,
+        baud=baud,
     )
     link.start()
     try:
@@ -50,6 +56,26 @@ async def host() -> AsyncIterator[tuple[BusLink, int, asyncio.Queue[bytes]]]:
         await link.close()
         os.close(master)
         os.close(slave)
+
+
+@pytest.fixture
+async def host() -> AsyncIterator[tuple[BusLink, int, asyncio.Queue[bytes]]]:
+    async for opened in _host(300):
+        yield opened
+
+
+@pytest.fixture
+async def host_9600() -> AsyncIterator[tuple[BusLink, int, asyncio.Queue[bytes]]]:
+    """Counted at 9600 baud: an `identify` and its answer, 0.27 s from the write."""
+    async for opened in _host(9600):
+        yield opened
+
+
+@pytest.fixture
+async def host_1200() -> AsyncIterator[tuple[BusLink, int, asyncio.Queue[bytes]]]:
+    """Counted at 1200 baud: a `lock` and its answer, 0.6 s from the write; the `locked` after the ACK, 0.4 s."""
+    async for opened in _host(1200):
+        yield opened
 
 
 def read_seq(fd: int) -> int:
@@ -107,3 +133,40 @@ async def test_a_v1_answer_is_decoded_once_for_its_sender_and_its_event(
     payload = await asyncio.wait_for(read.get(), BOUND)
     assert not link.answers_due(), "the `locked` did not end the exchange"
     assert decoded == [payload]
+
+
+async def test_a_station_slow_to_turn_round_has_its_event_awaited_from_its_ack(
+    host_1200: tuple[BusLink, int, asyncio.Queue[bytes]],
+) -> None:
+    """The host allows a station 1 ms to turn round beyond the line time from its write; a station slower than that
+    (busy firmware; a simulated station on a loaded machine took 2.6 to 5.4 ms, bench/late_identity.py) ACKs after the
+    whole answer's line time has passed. Before, the host counted the answer over then, and a GROUP frame written as the
+    ACK was read met the event crossing the return pair. The ACK read says the event follows: it is due from there."""
+    link, station_end, read = host_1200
+    sent = asyncio.ensure_future(link.send_to(STATION, {"cmd": "lock"}))
+    seq = await asyncio.to_thread(read_seq, station_end)
+    await asyncio.sleep(0.8)  # the station's turnaround: the scenario itself, past the host's 0.6 s estimate
+    assert not link.answers_due(), "the host's estimate from its write has not passed: the station is not late"
+    os.write(station_end, encode_frame(0, seq, Kind.ACK, b""))
+    await asyncio.wait_for(sent, BOUND)
+    assert link.answers_due(), "the ACK was read and its `locked` is still to come, yet nothing is due"
+    os.write(station_end, event(41, "locked"))
+    assert b"locked" in await asyncio.wait_for(read.get(), BOUND)
+    assert not link.answers_due()
+
+
+async def test_a_late_reply_to_an_identify_leaves_no_event_due(
+    host_9600: tuple[BusLink, int, asyncio.Queue[bytes]],
+) -> None:
+    """An `identify` goes before the station's version is known, as a v1 exchange whose event would follow its ACK; a
+    v3 station's REPLY carries the identity. Read after the exchange's line time, it is still the whole answer: nothing
+    is due after it (a GROUP frame need not wait an identity's line time for an event that never comes)."""
+    link, station_end, _read = host_9600
+    sent = asyncio.ensure_future(link.send_to(STATION, {"cmd": "identify"}))
+    seq = await asyncio.to_thread(read_seq, station_end)
+    await asyncio.sleep(0.4)  # the station's turnaround: the scenario itself, past the host's 0.27 s estimate
+    assert not link.answers_due(), "the host's estimate from its write has not passed: the station is not late"
+    identity = {"evt": "identity", "model": "SIM-WAGER-STATION", "serial": "s11", "firmware": "1.0.0", "protocol": 3}
+    os.write(station_end, encode_frame(STATION, seq, Kind.REPLY, encode_message(identity, VERSION_3), VERSION_3, True))
+    await asyncio.wait_for(sent, BOUND)
+    assert not link.answers_due(), "the REPLY carried the identity, yet an event is counted still to come"
