@@ -22,7 +22,7 @@ from pathlib import Path
 
 from controller.cli.rules_reach import Credits, credits
 from controller.cli.verb import Subparsers, UsageError
-from controller.games import subsections_605a
+from controller.games import subsections_603a, subsections_605a
 from controller.games.registry import REGISTRY, SPECS
 from controller.games.trace import CITATION, Subsection
 
@@ -30,9 +30,15 @@ CHECKOUT = Path(__file__).resolve().parents[2]
 # A subsection the engine asks for in the common numbering: "13(d)", "8(f)", "10(a)(2)", "3(c)(1)".
 COMMON_KEY = re.compile(r"[0-9]+\([a-z]\)(?:\([0-9a-z]+\))*")
 Found = dict[str, set[str]]  # citation -> where the code cites it (file:function)
-NOT_CODE = ("subsections.py", "subsections_605a.py", "trace.py")
+NOT_CODE = ("subsections.py", "subsections_603a.py", "subsections_605a.py", "trace.py")
 # The table's own sources cite subsections as examples: they enforce none.
 THIS_VERB = ("controller/cli/rules.py", "controller/cli/rules_reach.py")
+# The chapters that are no game but bear on a table: 603a (the deck every game deals), 605a (the games' electronic
+# wagering and progressive systems). Their name, their inventory, and what of their text is not available.
+NOT_GAMES: dict[str, tuple[str, Sequence[Subsection], str]] = {
+    "603a": (subsections_603a.NAME, subsections_603a.SUBSECTIONS, subsections_603a.UNAVAILABLE),
+    "605a": (subsections_605a.NAME, subsections_605a.SUBSECTIONS, subsections_605a.UNAVAILABLE),
+}
 
 
 @dataclass
@@ -64,14 +70,15 @@ def trace(chapter: str, source: Path = CHECKOUT) -> list[Row]:
 
 
 def inventory(chapter: str) -> tuple[str, Sequence[Subsection]]:
-    """The chapter's name and its listed subsections: a game's from the registry; 605a, which the games' electronic
-    wagering and progressive systems answer to but which is no game, from its own inventory."""
+    """The chapter's name and its listed subsections: a game's from the registry; 603a and 605a, which the games answer
+    to but which are no game, from their own inventories."""
     entry = REGISTRY.get(chapter)
     if entry is not None:
         return entry.spec.name, entry.subsections
-    if chapter == "605a":
-        return subsections_605a.NAME, subsections_605a.SUBSECTIONS
-    raise UsageError(f"no chapter {chapter!r}: the chapters are {', '.join(sorted([*REGISTRY, '605a']))}")
+    if chapter in NOT_GAMES:
+        name, listed, _ = NOT_GAMES[chapter]
+        return name, listed
+    raise UsageError(f"no chapter {chapter!r}: the chapters are {', '.join(sorted([*REGISTRY, *NOT_GAMES]))}")
 
 
 @functools.cache  # one reading of the tests serves every chapter's table
@@ -175,6 +182,8 @@ def markdown(chapter: str, rows: list[Row]) -> str:
         code = "<br>".join(f"`{c}`" for c in r.code)
         tests = "<br>".join(f"`{t}`" + "".join(f" via `{v}`" for v in r.via.get(t, [])) for t in r.tests)
         out.append(f"| {r.cite} | {r.what} | {r.by} | {code} | {tests} | {r.why} |")
+    # What the copy of the text lacks, under the table, so that no reader takes its rows for the whole chapter.
+    out += ["", NOT_GAMES[chapter][2]] if chapter in NOT_GAMES else []
     problems = [p for r in rows if (p := r.problem)]
     out += ["", *(f"PROBLEM: {p}" for p in problems)] if problems else []
     return "\n".join(out) + "\n"
@@ -189,7 +198,9 @@ def add_parser(sub: Subparsers) -> None:
         "has no code or no test naming it.",
     )
     p.add_argument(
-        "--chapter", required=True, help="the chapter, e.g. 683a, or 605a (electronic wagering, progressives)"
+        "--chapter",
+        required=True,
+        help="the chapter, e.g. 683a, or 603a (cards, shoes, shufflers) or 605a (electronic wagering, progressives)",
     )
     p.add_argument("--json", action="store_true", help="JSON rows instead of a Markdown table")
     p.add_argument(

@@ -1,6 +1,7 @@
 """Which tests name which subsection, for `tablectl rules` (docs/rules.md): however the test is factored.
 
-A test names a subsection in its name, decorators, docstring or body, or in a module-level definition it uses by name
+A test names a subsection in its name, decorators, docstring or what it asserts (`asserted`: not a comment, not input
+it never checks), or in a module-level definition it uses by name
 (a parametrized test's table of expected rules, a builder): in its own module, or in a helper module under tests/
 that the module imports (`from tests.journal.archive_rounds import play_round`, `import tests.x as x` then `x.name`),
 followed through imports and re-exports within tests/. A citation found in another file than the test's
@@ -108,15 +109,58 @@ def _read(path: Path, root: Path) -> _Module:
     module = _Module(path.relative_to(root).as_posix(), package)
     for node in tree.body:
         for name in _defined(node):
+            # Comments included: a row of a table of cases says beside it what it checks, and the test checks each row.
             module.texts[name] = "\n".join(lines[node.lineno - 1 : node.end_lineno])
         if isinstance(node, ast.Import | ast.ImportFrom):
             _bind(module, node)
     if path.name.startswith("test_"):
         for test in _tests(tree):
-            first = min([test.lineno, *(d.lineno for d in test.decorator_list)])
-            own = "\n".join(lines[first - 1 : test.end_lineno]) + "\n" + name_citations(test.name)
-            module.tests.append((test.name, own, _used(test)))
+            nodes = list(ast.walk(test))  # walked once for both: the walk is most of the reading's time
+            module.tests.append((test.name, asserted(test, lines, nodes), _used(nodes)))
     return module
+
+
+def asserted(test: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], nodes: list[ast.AST]) -> str:
+    """What a test's own lines credit: its name, decorators (a parametrized table) and docstring, which say what it
+    checks, and what it asserts: its `assert` statements, `pytest.raises(match=...)` and the local values those use
+    (`expected = [...]`, then `assert got == expected`). A citation in a comment, or in the input a test builds and
+    never checks (a journal line fed to a view), credits nothing: 605a.4(c) was credited to five tests that only
+    mentioned it so (docs/rules.md)."""
+    # The decorators as written: a parametrized table's rows are each checked, a comment beside one says which rule.
+    table = [] if not test.decorator_list else lines[test.decorator_list[0].lineno - 1 : test.lineno - 1]
+    parts = [name_citations(test.name), *table, ast.get_docstring(test) or ""]
+    checks: list[ast.stmt | ast.expr] = []
+    values: list[tuple[set[str], ast.expr]] = []  # the local values that cite, by the names they are bound to
+    for sub in nodes:
+        if isinstance(sub, ast.Assert) or (isinstance(sub, ast.Call) and _callee(sub).startswith("assert")):
+            checks.append(sub)  # an `assert`, or a helper that asserts (assert_win(r, 500, "683a.11(h)(1)"))
+        elif isinstance(sub, ast.With | ast.AsyncWith):
+            checks += [item.context_expr for item in sub.items if _is_raises(item.context_expr)]
+        elif isinstance(sub, ast.Assign | ast.AnnAssign | ast.For | ast.AsyncFor):
+            value = sub.iter if isinstance(sub, ast.For | ast.AsyncFor) else sub.value
+            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+            if value is not None and _cites(value, lines):
+                values.append(({n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}, value))
+    # Unparsed to drop the comments, and only what cites at all: unparsing every assert doubled the reading.
+    cited = [c for c in checks if _cites(c, lines)]
+    if values:
+        names = {n.id for check in checks for n in ast.walk(check) if isinstance(n, ast.Name)}
+        cited += [value for bound, value in values if bound & names]
+    return "\n".join([*parts, *(ast.unparse(c) for c in cited)])
+
+
+def _cites(node: ast.stmt | ast.expr, lines: list[str]) -> bool:
+    return CITATION.search("\n".join(lines[node.lineno - 1 : node.end_lineno])) is not None
+
+
+def _is_raises(node: ast.expr) -> bool:
+    """`pytest.raises(...)` or `raises(...)`: its `match` is what the test asserts of the error."""
+    return isinstance(node, ast.Call) and _callee(node) == "raises"
+
+
+def _callee(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _defined(node: ast.stmt) -> list[str]:
@@ -155,10 +199,11 @@ def _bind(module: _Module, node: ast.Import | ast.ImportFrom) -> None:
             module.imports[alias.asname or alias.name] = (base, alias.name)
 
 
-def _used(node: ast.AST) -> set[str]:
-    """The names a definition uses, and `x.attr` for an attribute of a name (a helper module imported whole)."""
+def _used(nodes: list[ast.AST]) -> set[str]:
+    """The names a definition uses (its nodes, walked), and `x.attr` for an attribute of a name (a helper module
+    imported whole)."""
     out: set[str] = set()
-    for sub in ast.walk(node):
+    for sub in nodes:
         if isinstance(sub, ast.Name):
             out.add(sub.id)
         elif isinstance(sub, ast.Attribute):

@@ -23,7 +23,9 @@ class CardError(ValueError):
 
 
 def parse_card(text: str) -> str:
-    """Canonical two-character form of a card: 'As', 'Td'; accepts '10d' and lower/upper case."""
+    """Canonical two-character form of a card: 'As', 'Td'; accepts '10d' and lower/upper case. Only the 52 cards of a
+    deck: four suits (603a.15(b)) of thirteen cards (603a.15(c)); a joker is refused, as no game here allows one
+    (603a.15(a))."""
     raw = strip_ascii(text)
     if raw[:2] == "10":
         raw = "T" + raw[2:]
@@ -54,7 +56,8 @@ def require_distinct(cards: Iterable[str]) -> list[str]:
 
 
 def deck_problems(cards: Sequence[str]) -> list[str]:
-    """What is wrong with a supposed full deck (empty when it is 52 distinct standard cards)."""
+    """What is wrong with a supposed full deck (empty when it is 52 distinct standard cards: 603a.15(a), 603a.15(b) and
+    603a.15(c))."""
     problems: list[str] = []
     counts = Counter(cards)
     foreign = sorted(c for c in counts if c not in _STANDARD)

@@ -14,6 +14,11 @@ from __future__ import annotations
 from controller.games.trace import SYSTEM, Subsection, enforced, people
 
 NAME = "Electronic Gaming Tables (the sections available, as they bear on a table)"
+UNAVAILABLE = (
+    "Not listed, as the text is not available: 605a.3 (buying in and cashing out with an electronic wagering "
+    "system), 605a.5, 605a.6, 605a.8 (linked progressives: NY 9 NYCRR 5321.18 stands in, docs/linked-progressives.md) "
+    "and the sections after 605a.9, and what follows where 605a.1, 605a.2, 605a.4 and 605a.7 are cut off."
+)
 KEYS = "a key held by a department is the certificate holder's internal control; the table PC has no key switch to read"
 CONTROLS = (
     "the certificate holder's written internal controls (465a.2); the controller gives them a journal of every event, "

@@ -74,7 +74,7 @@ def test_seeds_are_10000_1000_and_250_for_1_of_the_wager() -> None:
 
 
 def test_a_dollar_wager_adds_10_8_and_3_cents_under_paytable_d() -> None:
-    # 605a.7(a)(1): the meter the players see increases with each wager, by the rate, to the cent.
+    """605a.7(a)(1): the meter the players see increases with each wager, by the rate, to the cent."""
     meters, _ = seeded(PAYTABLE_D_1)
     meters, events = contribute(meters, PAYTABLE_D_1, "progressive", 100, seat=3, round_id="r1")
     assert meters.display() == {"mega": 1_000_010, "major": 100_008, "minor": 25_003}
@@ -118,8 +118,9 @@ def test_two_hits_of_a_level_in_one_round_are_paid_in_turn() -> None:
     assert events6[0].payload["seat"] == 6 and events6[0].rule == "655a.11(i)(1)(iv)"
     assert events6[1].rule == "655a.12(c)(3) paytable B" and events6[1].payload["house_funded_micro"] == 100_000 * MICRO
     major = meters.levels["major"]
-    # 605a.7(a)(3) and 605a.7(a)(4): the attendant's meter and the cumulative payout meter hold both hits.
-    assert (major.hits, major.wins_cents, major.paid_by_attendant_cents, major.cycle) == (2, 280_000, 280_000, 2)
+    assert (major.hits, major.wins_cents, major.paid_by_attendant_cents, major.cycle) == (2, 280_000, 280_000, 2), (
+        "605a.7(a)(3) and 605a.7(a)(4): the attendant's meter and the cumulative payout meter hold both hits"
+    )
     assert problems(meters, params) == []
 
 
@@ -262,8 +263,8 @@ def test_fixed_award_and_bad_awards() -> None:
         meters, PAYTABLE_D_1, "minor", FixedFromMeter(5_000), seat=1, round_id="r", rule="test", paid_by="system"
     )
     assert paid == 5_000 and meters.display()["minor"] == 20_000
-    # 605a.7(a)(2): an award the system pays directly is on its own meter, not the attendant's.
-    assert (meters.levels["minor"].paid_by_system_cents, meters.levels["minor"].paid_by_attendant_cents) == (5_000, 0)
+    by = (meters.levels["minor"].paid_by_system_cents, meters.levels["minor"].paid_by_attendant_cents)
+    assert by == (5_000, 0), "605a.7(a)(2): an award the system pays directly is on its own meter"
     with pytest.raises(MeterError, match="more than the meter"):
         hit(meters, PAYTABLE_D_1, "minor", FixedFromMeter(20_001), seat=1, round_id="r", rule="test")
     for bad in (0, 101, True):
@@ -278,6 +279,7 @@ def test_fixed_award_and_bad_awards() -> None:
 
 
 def test_events_replay_to_the_same_meters_and_refuse_gaps_and_forgeries() -> None:
+    """605a.7(a)(6): the meters change only through their events; a gap or a forged contribution is refused."""
     meters, log = seeded(PAYTABLE_D_1)
     for step in range(3):
         meters, events = contribute(meters, PAYTABLE_D_1, "progressive", 100, seat=step + 1, round_id="r1")
@@ -293,7 +295,7 @@ def test_events_replay_to_the_same_meters_and_refuse_gaps_and_forgeries() -> Non
         replay(log[:4] + log[5:])
     with pytest.raises(MeterError, match="missing or repeated"):
         replay(log[:5] + log[4:])
-    # 605a.7(a)(6): no alteration of the meters but through a hit, an audited reset or a void's reversal.
+    # No alteration of the meters but through a hit, an audited reset or a void's reversal.
     forged = DomainEvent(
         "meter.contributed", "x", {"seq": meters.seq + 1, "level": "mega", "delta": {"display_micro": -1}}, "r9"
     )
