@@ -31,14 +31,13 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, TypeVar
+from typing import Any
 
 import usb.backend
 import usb.core
 
-from drivers.interfaces import ButtonPressed, DeviceEvent
-
-E = TypeVar("E", bound=DeviceEvent)
+from drivers.interfaces import ButtonPressed
+from tests.drivers.conftest import Recorder as DriverRecorder
 
 TIMEOUT = 5.0  # failure bound only; events normally arrive in milliseconds
 VID, PID = 0x16C0, 0x27DB
@@ -295,27 +294,8 @@ class FakeHidBackend(usb.backend.IBackend):
                 self._cond.wait(remaining)
 
 
-class Recorder:
-    """An EventSink tests can await; `next` is bounded by TIMEOUT, which only bounds a failure."""
-
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[DeviceEvent] = asyncio.Queue()
-        self.seen: list[DeviceEvent] = []
-
-    def __call__(self, event: DeviceEvent) -> None:
-        self.queue.put_nowait(event)
-
-    async def next(self, kind: type[E]) -> E:
-        """The next event of `kind`, skipping (but keeping in .seen) any others."""
-
-        async def find() -> E:
-            while True:
-                event = await self.queue.get()
-                self.seen.append(event)
-                if isinstance(event, kind):
-                    return event
-
-        return await asyncio.wait_for(find(), TIMEOUT)
+class Recorder(DriverRecorder):
+    """The device tests' recorder (tests/drivers/conftest.py), and the panel's presses in a row."""
 
     async def presses(self, count: int) -> list[str]:
         """The next `count` events, which must all be ButtonPressed: anything else in between fails."""
