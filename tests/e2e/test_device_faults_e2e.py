@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import sqlite3
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from drivers.sim.base import SimDevice
 from drivers.sim.faults import Fault, FaultKind
 from drivers.sim.script import SimScript, load_sim_script
 from drivers.sim.table import SimulatedTable
+from tests.e2e.attending import FAILURE_BOUND, NO_BROKER, Attendant, journal_events, play_attended
 
 pytestmark = [
     pytest.mark.e2e,
@@ -35,8 +35,6 @@ pytestmark = [
     ),
 ]
 
-NO_BROKER = "mqtt://127.0.0.1:1"
-FAILURE_BOUND = 60.0  # failure bound only; a round takes well under a second
 TOP = ["Ah", "Ad", "9c", "4d", "Qs", "Js", "Ks", "Ts", "9s", "2d", "Ac", "7h", "7s"]
 DECK = TOP + [c for c in STANDARD_DECK if c not in TOP]
 ROUND = ScriptedRound(
@@ -65,19 +63,6 @@ def _script(tmp_path: Path, faults: str) -> SimScript:
     return load_sim_script(path)
 
 
-def _events(journal: Path) -> list[dict[str, Any]]:
-    if not journal.exists():
-        return []
-    db = sqlite3.connect(journal)
-    try:
-        rows = db.execute("select type, rule, round_id, payload from events order by seq").fetchall()
-    except sqlite3.OperationalError:  # the schema is still being created
-        return []
-    finally:
-        db.close()
-    return [{"type": t, "rule": r, "round_id": rid, "payload": json.loads(p)} for t, r, rid, p in rows]
-
-
 def _run(table_id: str, journal: Path, script: SimScript) -> Coroutine[Any, Any, int]:
     # Passed by keyword dict so the module still imports (and skips) while play lacks the parameter.
     extra: dict[str, Any] = {"sim_script": script}
@@ -99,7 +84,7 @@ async def _play(tmp_path: Path, table_id: str, script: SimScript) -> int:
 async def test_shuffler_jam_reshuffles_and_the_round_plays(tmp_path: Path) -> None:
     script = _script(tmp_path, '[[faults]]\ndevice = "shuffler"\nfault = "jam"\nwhen = "shuffle 1"\n')
     assert await _play(tmp_path, "fault-jam", script) == 1
-    types = [(e["type"], e["rule"]) for e in _events(tmp_path / "j.sqlite")]
+    types = [(e["type"], e["rule"]) for e in journal_events(tmp_path / "j.sqlite")]
     failed = types.index(("shuffle.failed", "655a.13(e)"))
     assert types[failed - 1][0] == "device.fault"
     assert types[failed + 1] == ("shuffle.started", "655a.5(a)")
@@ -113,22 +98,22 @@ async def test_shuffler_count_51_removes_the_deck(tmp_path: Path) -> None:
     task = asyncio.create_task(_run("fault-51", journal, script))
     try:
         async with asyncio.timeout(FAILURE_BOUND):
-            while not any(e["type"] == "deck.removed" for e in _events(journal)):
+            while not any(e["type"] == "deck.removed" for e in journal_events(journal)):
                 assert not task.done(), "play ended before the deck was removed"
                 await asyncio.sleep(0.02)  # polling the journal file: the condition is what we wait on
     finally:
         # The table now blocks until a supervisor verifies a new deck; stopping it is the runner's "stop now".
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-    removed = next(e for e in _events(journal) if e["type"] == "deck.removed")
+    removed = next(e for e in journal_events(journal) if e["type"] == "deck.removed")
     assert removed["rule"] == "655a.5(b)" and removed["payload"]["card_count"] == 51
-    assert not any(e["type"] == "betting.opened" for e in _events(journal))
+    assert not any(e["type"] == "betting.opened" for e in journal_events(journal))
 
 
 async def test_shoe_jam_while_dealing_voids_the_round(tmp_path: Path) -> None:
     script = _script(tmp_path, '[[faults]]\ndevice = "shoe"\nfault = "jam"\nwhen = "dispense 2"\n')
     assert await _play(tmp_path, "fault-shoe", script) == 1
-    events = _events(tmp_path / "j.sqlite")
+    events = journal_events(tmp_path / "j.sqlite")
     voided = [e for e in events if e["type"] == "round.voided"]
     assert [e["rule"] for e in voided] == ["655a.13(f)"]
     assert voided[0]["payload"]["returned"] == {
@@ -143,68 +128,53 @@ async def test_shoe_jam_while_dealing_voids_the_round(tmp_path: Path) -> None:
 async def test_one_face_up_card_is_discarded_and_the_round_completes(tmp_path: Path) -> None:
     script = _script(tmp_path, '[[faults]]\ndevice = "shoe"\nfault = "face_up"\nwhen = "dispense 1"\n')
     assert await _play(tmp_path, "fault-faceup", script) == 1
-    events = _events(tmp_path / "j.sqlite")
+    events = journal_events(tmp_path / "j.sqlite")
     types = [(e["type"], e["rule"]) for e in events]
     assert types.count(("card.face_up_discarded", "655a.13(a)")) == 1
     assert ("round.completed", "655a.11(j)") in types
     assert not any(e["type"] == "round.voided" for e in events)
 
 
-class ShoeAttendant:
+class ShoeAttendant(Attendant):
     """The automated shoe jams once round 1 is dealt (it says so at once, unasked, and would jam its next dispense);
     once the table shows itself blocked by it, the attendant clears it and plugs it back in, so it identifies again
     (unless `clears` is false: nobody comes)."""
 
     def __init__(self, clears: bool = True) -> None:
-        self.sims: SimulatedTable | None = None
-        self.chores: list[asyncio.Task[None]] = []
+        super().__init__()
         self.clears = clears
-
-    def found(self, sims: SimulatedTable) -> None:
-        self.sims = sims
 
     def heard(self, ev: JournaledEvent) -> None:
         if ev.type == "stub.discarded" and ev.round_id is not None and ev.round_id.endswith("r000001"):
-            self.chores.append(asyncio.get_running_loop().create_task(self._jam()))
+            self.do(self._jam())
         elif self.clears and ev.type == "table.blocked" and "device:shoe" in ev.payload.get("reasons", {}):
-            self.chores.append(asyncio.get_running_loop().create_task(self._clear()))
-
-    def _shoe(self) -> SimDevice:
-        assert self.sims is not None, "play handed over no simulated devices"
-        return self.sims.device("shoe")
+            self.do(replugged(self.device("shoe")))
 
     async def _jam(self) -> None:
-        await self._shoe().inject(Fault(FaultKind.JAM))
-        await self._shoe().send({"evt": "fault", "code": "jam", "detail": "card jam at the dispensing gate"})
+        await self.device("shoe").inject(Fault(FaultKind.JAM))
+        await self.device("shoe").send({"evt": "fault", "code": "jam", "detail": "card jam at the dispensing gate"})
 
-    async def _clear(self) -> None:
-        self._shoe().clear_faults()
-        await self._shoe().replug()
+
+async def replugged(device: SimDevice) -> None:
+    """The attendant clears the device and plugs it back in: it identifies again."""
+    device.clear_faults()
+    await device.replug()
 
 
 async def test_shoe_jam_after_the_deal_stops_the_next_round_before_wagers(tmp_path: Path) -> None:
     """A jam the shoe reports while round 1 is in its decisions: round 1 is settled on its cards, round 2 opens no
     betting until the shoe is back (.13(g)), so no wager of round 2 is voided by its first dispense (.13(f))."""
-    attendant = ShoeAttendant()
     journal = tmp_path / "j.sqlite"
-    extra: dict[str, Any] = {"sim_script": _script(tmp_path, ""), "on_sims": attendant.found}
-    played = play(
+    played = await play_attended(
         _config("fault-late-jam"),
+        ShoeAttendant(),
+        journal,
         rounds=2,
-        broker=NO_BROKER,
-        seed=5,
-        journal_path=journal,
         policy=ScriptedPolicy([ROUND]),
-        on_event=attendant.heard,
-        **extra,
+        script=_script(tmp_path, ""),
     )
-    try:
-        assert await asyncio.wait_for(played, FAILURE_BOUND) == 2
-    finally:
-        for chore in attendant.chores:
-            chore.cancel()
-        await asyncio.gather(*attendant.chores, return_exceptions=True)
-    events = _events(journal)
+    assert played == 2
+    events = journal_events(journal)
     types = [e["type"] for e in events]
     assert "round.voided" not in types and types.count("round.completed") == 2
     unusable = types.index("device.unusable")
@@ -219,31 +189,25 @@ async def test_shoe_jam_after_the_deal_stops_the_next_round_before_wagers(tmp_pa
     assert len(opened) == 2 and opened[1] > cleared and accepted and min(accepted) > cleared
 
 
-class StillJammed:
+class StillJammed(Attendant):
     """The second start of a table whose shoe jammed and was never cleared: the new simulator is jammed from its
     start (its next dispense would fail), and the attendant clears it and plugs it back in only once the table,
     having heard the shoe identify at start-up, still says it is unusable."""
 
     def __init__(self) -> None:
-        self.sims: SimulatedTable | None = None
-        self.chores: list[asyncio.Task[None]] = []
+        super().__init__()
         self.identified = False
 
     def found(self, sims: SimulatedTable) -> None:
-        self.sims = sims
-        self.chores.append(asyncio.get_running_loop().create_task(sims.device("shoe").inject(Fault(FaultKind.JAM))))
+        super().found(sims)
+        self.do(sims.device("shoe").inject(Fault(FaultKind.JAM)))
 
     def heard(self, ev: JournaledEvent) -> None:
         if ev.type == "device.online" and ev.payload.get("device_id") == "shoe":
             self.identified = True
         elif ev.type == "device.unusable" and self.identified and ev.payload.get("restored"):
             self.identified = False
-            self.chores.append(asyncio.get_running_loop().create_task(self._clear()))
-
-    async def _clear(self) -> None:
-        assert self.sims is not None, "play handed over no simulated devices"
-        self.sims.device("shoe").clear_faults()
-        await self.sims.device("shoe").replug()
+            self.do(replugged(self.device("shoe")))
 
 
 async def _blocked_by_the_jam(journal: Path, stop: str) -> None:
@@ -263,7 +227,8 @@ async def _blocked_by_the_jam(journal: Path, stop: str) -> None:
     try:
         async with asyncio.timeout(FAILURE_BOUND):
             while not any(
-                e["type"] == "table.blocked" and "device:shoe" in e["payload"]["reasons"] for e in _events(journal)
+                e["type"] == "table.blocked" and "device:shoe" in e["payload"]["reasons"]
+                for e in journal_events(journal)
             ):
                 assert not first.done(), "play ended before the table blocked on the shoe"
                 await asyncio.sleep(0.02)  # polling the journal file: the condition is what we wait on
@@ -282,19 +247,12 @@ async def test_a_shoe_jam_nobody_cleared_still_blocks_the_table_after_a_restart(
     clearing and restarting it does."""
     journal = tmp_path / "j.sqlite"
     await _blocked_by_the_jam(journal, stop)
-    before = len(_events(journal))
-    attendant = StillJammed()
-    extra: dict[str, Any] = {
-        "sim_script": _script(tmp_path, ""),
-        "on_sims": attendant.found,
-        "on_event": attendant.heard,
-    }
-    second = play(_config("fault-jam-restart"), rounds=1, broker=NO_BROKER, seed=6, journal_path=journal, **extra)
-    try:
-        assert await asyncio.wait_for(second, FAILURE_BOUND) == 1
-    finally:
-        await asyncio.gather(*attendant.chores, return_exceptions=True)
-    events = _events(journal)[before:]
+    before = len(journal_events(journal))
+    played = await play_attended(
+        _config("fault-jam-restart"), StillJammed(), journal, rounds=1, script=_script(tmp_path, ""), seed=6
+    )
+    assert played == 1
+    events = journal_events(journal)[before:]
     types = [e["type"] for e in events]
     assert "round.voided" not in types and types.count("round.completed") == 1
     if stop == "sigterm":

@@ -5,89 +5,54 @@ no broker (`mqtt://127.0.0.1:1` refuses; the journal keeps everything); outcomes
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from controller.config.table import TableConfig, demo_config
 from controller.core.events import JournaledEvent
-from controller.people.demo import ScriptedPolicy, ScriptedRound, play
-from drivers.sim.base import SimDevice
+from controller.people.demo import ScriptedPolicy, ScriptedRound
 from drivers.sim.faults import Fault, FaultKind
 from drivers.sim.script import load_sim_script
-from drivers.sim.table import SimulatedTable
+from tests.e2e.attending import Attendant, journal_events, play_attended
 
 pytestmark = pytest.mark.e2e
 
-NO_BROKER = "mqtt://127.0.0.1:1"
-FAILURE_BOUND = 60.0  # failure bound only; a round takes well under a second
 ROUND = ScriptedRound(wagers={1: {"ante": 1000}, 3: {"ante": 500}}, decisions={(1, "street_3"): 1000})
 JAM = {"evt": "fault", "code": "jam", "detail": "card jam at the dispensing gate"}
 
 
-class Attendant:
+class ShoeClearer(Attendant):
     """The shoe jams once round 1's stub is out and reports it twice (a shoe repeating its fault); once the table
     shows itself blocked by it, the attendant clears the jam and the shoe says so. It is never unplugged."""
 
-    def __init__(self) -> None:
-        self.sims: SimulatedTable | None = None
-        self.chores: list[asyncio.Task[None]] = []
-
-    def found(self, sims: SimulatedTable) -> None:
-        self.sims = sims
-
     def heard(self, ev: JournaledEvent) -> None:
         if ev.type == "stub.discarded" and ev.round_id is not None and ev.round_id.endswith("r000001"):
-            self.chores.append(asyncio.get_running_loop().create_task(self._jam()))
+            self.do(self._jam())
         elif ev.type == "table.blocked" and "device:shoe" in ev.payload.get("reasons", {}):
-            self.chores.append(asyncio.get_running_loop().create_task(self._shoe().fault_cleared("jam", "by hand")))
-
-    def _shoe(self) -> SimDevice:
-        assert self.sims is not None, "play handed over no simulated devices"
-        return self.sims.device("shoe")
+            self.do(self.device("shoe").fault_cleared("jam", "by hand"))
 
     async def _jam(self) -> None:
-        await self._shoe().inject(Fault(FaultKind.JAM))
-        await self._shoe().send(JAM)
-        await self._shoe().send(JAM)
-
-
-def _events(journal: Path) -> list[dict[str, Any]]:
-    db = sqlite3.connect(journal)
-    try:
-        rows = db.execute("select type, rule, round_id, payload from events order by seq").fetchall()
-    finally:
-        db.close()
-    return [{"type": t, "rule": r, "round_id": rid, "payload": json.loads(p)} for t, r, rid, p in rows]
+        shoe = self.device("shoe")
+        await shoe.inject(Fault(FaultKind.JAM))
+        await shoe.send(JAM)
+        await shoe.send(JAM)
 
 
 async def test_the_shoe_says_its_jam_is_cleared_and_round_2_plays(tmp_path: Path) -> None:
     data = demo_config().model_dump()
     data["table_id"] = "fault-cleared"
     (tmp_path / "s.toml").write_text("")
-    attendant = Attendant()
-    extra: dict[str, Any] = {"sim_script": load_sim_script(tmp_path / "s.toml"), "on_sims": attendant.found}
-    played = play(
+    played = await play_attended(
         TableConfig.model_validate(data),
+        ShoeClearer(),
+        tmp_path / "j.sqlite",
         rounds=2,
-        broker=NO_BROKER,
-        seed=5,
-        journal_path=tmp_path / "j.sqlite",
         policy=ScriptedPolicy([ROUND]),
-        on_event=attendant.heard,
-        **extra,
+        script=load_sim_script(tmp_path / "s.toml"),
     )
-    try:
-        assert await asyncio.wait_for(played, FAILURE_BOUND) == 2
-    finally:
-        for chore in attendant.chores:
-            chore.cancel()
-        await asyncio.gather(*attendant.chores, return_exceptions=True)
-    events = _events(tmp_path / "j.sqlite")
+    assert played == 2
+    events = journal_events(tmp_path / "j.sqlite")
     types = [e["type"] for e in events]
     assert "round.voided" not in types and types.count("round.completed") == 2
     # Two reports of the jam, one `device.unusable`: said once per fault.

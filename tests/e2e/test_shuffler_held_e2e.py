@@ -6,57 +6,31 @@ no broker (`mqtt://127.0.0.1:1` refuses; the journal keeps everything)."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from controller.config.table import TableConfig, demo_config
 from controller.core.events import JournaledEvent
-from controller.people.demo import play
-from drivers.sim.base import SimDevice
 from drivers.sim.script import load_sim_script
-from drivers.sim.table import SimulatedTable
+from tests.e2e.attending import Attendant, journal_events, play_attended
 
 pytestmark = pytest.mark.e2e
 
-NO_BROKER = "mqtt://127.0.0.1:1"
-FAILURE_BOUND = 60.0  # failure bound only; a round takes well under a second
 JAMS = "".join(f'[[faults]]\ndevice = "shuffler"\nfault = "jam"\nwhen = "shuffle {n}"\n' for n in (1, 2, 3))
 
 
-class ShufflerAttendant:
+class ShufflerAttendant(Attendant):
     """Once the table shows itself blocked by the shuffler, clears its jam and plugs it back in."""
-
-    def __init__(self) -> None:
-        self.sims: SimulatedTable | None = None
-        self.chores: list[asyncio.Task[None]] = []
-
-    def found(self, sims: SimulatedTable) -> None:
-        self.sims = sims
 
     def heard(self, ev: JournaledEvent) -> None:
         if ev.type == "table.blocked" and "device:shuffler" in ev.payload.get("reasons", {}):
-            self.chores.append(asyncio.get_running_loop().create_task(self._clear()))
+            self.do(self._clear())
 
     async def _clear(self) -> None:
-        if self.sims is None:
-            raise RuntimeError("play handed over no simulated devices")
-        shuffler: SimDevice = self.sims.device("shuffler")
+        shuffler = self.device("shuffler")
         shuffler.clear_faults()
         await shuffler.replug()
-
-
-def events(journal: Path) -> list[dict[str, Any]]:
-    db = sqlite3.connect(journal)
-    try:
-        rows = db.execute("select type, rule, payload from events order by seq").fetchall()
-    finally:
-        db.close()
-    return [{"type": t, "rule": r, "payload": json.loads(p)} for t, r, p in rows]
 
 
 async def test_a_shuffler_jamming_three_shuffles_in_a_row_is_held_until_it_identifies_again(tmp_path: Path) -> None:
@@ -64,25 +38,12 @@ async def test_a_shuffler_jamming_three_shuffles_in_a_row_is_held_until_it_ident
     script_path.write_text(JAMS)
     data = demo_config().model_dump()
     data["table_id"] = "shuffler-held"
-    attendant = ShufflerAttendant()
     journal = tmp_path / "j.sqlite"
-    extra: dict[str, Any] = {"sim_script": load_sim_script(script_path), "on_sims": attendant.found}
-    played = play(
-        TableConfig.model_validate(data),
-        rounds=1,
-        broker=NO_BROKER,
-        seed=5,
-        journal_path=journal,
-        on_event=attendant.heard,
-        **extra,
+    played = await play_attended(
+        TableConfig.model_validate(data), ShufflerAttendant(), journal, rounds=1, script=load_sim_script(script_path)
     )
-    try:
-        assert await asyncio.wait_for(played, FAILURE_BOUND) == 1
-    finally:
-        for chore in attendant.chores:
-            chore.cancel()
-        await asyncio.gather(*attendant.chores, return_exceptions=True)
-    evs = events(journal)
+    assert played == 1
+    evs = journal_events(journal)
     types = [e["type"] for e in evs]
     failed = [e for e in evs if e["type"] == "shuffle.failed"]
     assert [e["payload"]["attempt"] for e in failed] == [1, 2, 3]

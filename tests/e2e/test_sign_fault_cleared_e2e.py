@@ -5,45 +5,31 @@ the meters on the sign again. Run through `controller.people.demo.play` with a r
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from controller.config.table import TableConfig, demo_config
 from controller.core.events import JournaledEvent
-from controller.people.demo import ScriptedPolicy, ScriptedRound, play
+from controller.people.demo import ScriptedPolicy, ScriptedRound
 from drivers.sim.progressive_sign import ProgressiveSignSim
-from drivers.sim.table import SimulatedTable
+from tests.e2e.attending import Attendant, journal_events, play_attended
 
 pytestmark = pytest.mark.e2e
 
-NO_BROKER = "mqtt://127.0.0.1:1"
-FAILURE_BOUND = 60.0  # failure bound only; a round takes well under a second
 ROUND = ScriptedRound(wagers={1: {"ante": 1000}, 3: {"ante": 500}}, decisions={(1, "street_3"): 1000})
 DARK = {"evt": "fault", "code": "lamp_failure", "detail": "row 2 dark"}
 
 
-class SignAttendant:
+class SignAttendant(Attendant):
     """The sign reports a dark lamp row once betting opens; once the table locks progressive wagering out for it, the
     attendant replaces the lamp and the sign says the fault is cleared. It never restarts."""
 
-    def __init__(self) -> None:
-        self.sims: SimulatedTable | None = None
-        self.chores: list[asyncio.Task[None]] = []
-
-    def found(self, sims: SimulatedTable) -> None:
-        self.sims = sims
-
     def heard(self, ev: JournaledEvent) -> None:
-        loop = asyncio.get_running_loop()
         if ev.type == "betting.opened" and ev.payload.get("round_no") == 1:
-            self.chores.append(loop.create_task(self.sign().send(DARK)))
+            self.do(self.sign().send(DARK))
         elif ev.type == "progressive.locked_out":
-            self.chores.append(loop.create_task(self.sign().fault_cleared("lamp_failure", "lamp replaced")))
+            self.do(self.sign().fault_cleared("lamp_failure", "lamp replaced"))
 
     def sign(self) -> ProgressiveSignSim:
         if self.sims is None or self.sims.sign is None:
@@ -51,37 +37,15 @@ class SignAttendant:
         return self.sims.sign
 
 
-def _events(journal: Path) -> list[dict[str, Any]]:
-    db = sqlite3.connect(journal)
-    try:
-        rows = db.execute("select type, rule, payload from events order by seq").fetchall()
-    finally:
-        db.close()
-    return [{"type": t, "rule": r, "payload": json.loads(p)} for t, r, p in rows]
-
-
 async def test_the_signs_fault_cleared_lifts_the_progressive_lockout(tmp_path: Path) -> None:
     data = demo_config().model_dump()
     data["table_id"] = "sign-fault-cleared"
     attendant = SignAttendant()
-    played = play(
-        TableConfig.model_validate(data),
-        rounds=2,
-        broker=NO_BROKER,
-        seed=5,
-        journal_path=tmp_path / "j.sqlite",
-        policy=ScriptedPolicy([ROUND]),
-        on_event=attendant.heard,
-        on_sims=attendant.found,
+    played = await play_attended(
+        TableConfig.model_validate(data), attendant, tmp_path / "j.sqlite", rounds=2, policy=ScriptedPolicy([ROUND])
     )
-    try:
-        async with asyncio.timeout(FAILURE_BOUND):
-            assert await played == 2
-    finally:
-        for chore in attendant.chores:
-            chore.cancel()
-        await asyncio.gather(*attendant.chores, return_exceptions=True)
-    events = _events(tmp_path / "j.sqlite")
+    assert played == 2
+    events = journal_events(tmp_path / "j.sqlite")
     types = [e["type"] for e in events]
     assert types.count("round.completed") == 2 and "round.voided" not in types
     assert not [e for e in events if e["type"] == "table.blocked"], "the sign's fault blocks no round"
