@@ -27,30 +27,16 @@ import time
 from typing import Any
 
 import benchlib
+from busline import ADDRESSES, seven_online
 
 from controller.shell.logs import configure_logging
-from drivers.interfaces import DeviceEvent, DeviceOnline
 from drivers.reference.framing import SLOT_PERIOD, SLOT_TURNAROUND
 from drivers.reference.wager_bus import ReferenceWagerBus
-from drivers.registry import create_driver
 from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
 
-ADDRESSES = {seat: 10 + seat for seat in range(1, 8)}
 NOISE = bytes(2000)  # 174 ms of the return pair at 115200 baud: past the host's 100 ms ACK timeout
 SETTLE_S = 0.3  # the line's late frames (proofs, their answers) off the line before the next trial: a bench's pause
-
-
-class _Online:
-    def __init__(self) -> None:
-        self.seen: set[str] = set()
-        self.all = asyncio.Event()
-
-    def __call__(self, event: DeviceEvent) -> None:
-        if isinstance(event, DeviceOnline):
-            self.seen.add(event.device_id)
-            if len(self.seen) == len(ADDRESSES):
-                self.all.set()
 
 
 def _collide(sim: WagerBusSim) -> None:
@@ -116,20 +102,7 @@ async def trial(driver: ReferenceWagerBus, sim: WagerBusSim, late: bool, alone: 
 async def run(trials: int) -> dict[bool, list[tuple[float, int, int]]]:
     sim = WagerBusSim("wager_bus", addresses=ADDRESSES, timing=LineTiming())
     await sim.start()
-    driver = create_driver(
-        "wager_bus",
-        {
-            "driver": "reference-wager-bus",
-            "port": sim.port,
-            "stations": [{"seat": seat, "address": a} for seat, a in ADDRESSES.items()],
-            "heartbeat_interval": 0,
-        },
-    )
-    assert isinstance(driver, ReferenceWagerBus)
-    online = _Online()
-    await asyncio.gather(*(s.start(online) for s in driver.stations.values()))
-    async with asyncio.timeout(10):
-        await online.all.wait()
+    driver = await seven_online(sim)
     await asyncio.sleep(SETTLE_S)
     _collide(sim)
     alone = _count_alone(driver)

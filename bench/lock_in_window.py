@@ -37,29 +37,12 @@ from collections.abc import Callable
 from typing import Any
 
 import benchlib
+from busline import ADDRESSES, seven_online
 
 from controller.shell.logs import configure_logging
-from drivers.interfaces import DeviceEvent, DeviceOnline
 from drivers.reference.wager_bus import ReferenceWagerBus
-from drivers.registry import create_driver
 from drivers.sim.line import LineTiming
 from drivers.sim.wager_bus import WagerBusSim
-
-ADDRESSES = {seat: 10 + seat for seat in range(1, 8)}
-
-
-class _Online:
-    """The sink every seat reports to: set once each of the seven stations came online."""
-
-    def __init__(self) -> None:
-        self.seen: set[str] = set()
-        self.all = asyncio.Event()
-
-    def __call__(self, event: DeviceEvent) -> None:
-        if isinstance(event, DeviceOnline):
-            self.seen.add(event.device_id)
-            if len(self.seen) == len(ADDRESSES):
-                self.all.set()
 
 
 def _after_group(driver: ReferenceWagerBus, action: Callable[[], None]) -> None:
@@ -170,20 +153,7 @@ async def run(
     await sim.start()
     assert sim._endpoint is not None
     sim._endpoint.tap = _count
-    driver = create_driver(
-        "wager_bus",
-        {
-            "driver": "reference-wager-bus",
-            "port": sim.port,
-            "stations": [{"seat": seat, "address": a} for seat, a in ADDRESSES.items()],
-            "heartbeat_interval": 0,
-        },
-    )
-    assert isinstance(driver, ReferenceWagerBus)
-    online = _Online()
-    await asyncio.gather(*(s.start(online) for s in driver.stations.values()))
-    async with asyncio.timeout(10):
-        await online.all.wait()
+    driver = await seven_online(sim)
     await asyncio.sleep(0.3)  # the start's last frames off the line
     out: dict[bool, list[tuple[float, Any]]] = {True: [], False: []}
     try:
