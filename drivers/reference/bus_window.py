@@ -42,6 +42,10 @@ BROADCAST_ANSWER = 11
 # the held frame has crossed that pair (7 byte times or more) on top of this.
 LINE_MARGIN = 0.002
 
+# An exchange written whose event follows, until its ACK callback: its answer, the event that answers it (None: any
+# frame), and a note made when that event is read after the ACK (LineWindow.heard).
+_Acking = tuple[asyncio.Future[Kind], str | None, list[bool]]
+
 
 def _settle(future: asyncio.Future[None]) -> None:
     if not future.done():
@@ -125,6 +129,10 @@ class LineWindow:
         self._copies: dict[int, _Copies] = {}
         # SEQ -> noted when a REPLY or ANSWER to the frame written with it is read (replied), until its ACK callback.
         self._replied: dict[int, list[bool]] = {}
+        # Address -> the exchanges written whose event follows, until their ACK callback: (the answer, the event that
+        # answers it, noted when that event is read after the ACK). An ACK and its event read together are handled
+        # before that callback runs: the event would otherwise be missed and waited for its whole line time.
+        self._acking: dict[int, list[_Acking]] = {}
 
     def hold(self) -> None:
         """Keep every frame a station would answer off the line until unhold(): a GROUP frame is about to go."""
@@ -197,12 +205,19 @@ class LineWindow:
         timed_out: list[bool] = []
         over = self._expect(frame.seq, frame.address, due, timed_out)
         replied = self._replied[frame.seq] = []
+        acking: _Acking = (answer, frame.answer_event, [])
+        if frame.event_follows:
+            self._acking.setdefault(frame.address, []).append(acking)
 
         def acked(done: asyncio.Future[Kind]) -> None:
             if self._replied.get(frame.seq) is replied:
                 del self._replied[frame.seq]
-            if replied or (over.done() and not timed_out):
-                return  # a REPLY or ANSWER carried the event (after the line time too), or the wait was over
+            self._acked(frame.address, acking)
+            if replied or acking[2] or (over.done() and not timed_out):
+                # A REPLY or ANSWER carried the event (after the line time too), the event was read with the ACK, or
+                # the wait was over.
+                _settle(over)
+                return
             if not frame.event_follows or done.cancelled() or done.exception() is not None:
                 _settle(over)
                 return
@@ -214,6 +229,14 @@ class LineWindow:
             self._events_due.setdefault(frame.address, []).append((event, frame.answer_event))
 
         answer.add_done_callback(acked)
+
+    def _acked(self, address: int, acking: _Acking) -> None:
+        waiting = self._acking.get(address)
+        if waiting is None:
+            return
+        waiting[:] = [entry for entry in waiting if entry is not acking]
+        if not waiting:
+            del self._acking[address]
 
     def _expect(self, seq: int, address: int, until: float, timed_out: list[bool]) -> asyncio.Future[None]:
         """The answer to the exchange `seq` with `address` due by `until`: settled when it is over or at `until` (then
@@ -286,15 +309,21 @@ class LineWindow:
     def awaits_event(self, address: int) -> bool:
         """Whether an exchange with `address` waits for its event (a v1 or v2 station's): only then is a DATA frame's
         payload read for its `evt` on the way in (heard), not on every frame of a v3/v4 line."""
-        return bool(self._events_due.get(address))
+        if self._events_due.get(address):
+            return True
+        return any(answer.done() for answer, _expected, _read in self._acking.get(address, ()))
 
     def heard(self, address: int, event: str | None) -> None:
         """A DATA frame from `address` carrying `event` was read: the exchanges it answers are over (those expecting
-        that event, or any frame). Another event is the station's own, sent before its answer: that answer is still to
-        come on the return pair."""
+        that event, or any frame), those whose ACK was read in the same read too. Another event is the station's own,
+        sent before its answer: that answer is still to come on the return pair."""
         for over, expected in list(self._events_due.get(address, [])):
             if expected is None or expected == event:
                 _settle(over)
+        for answer, expected, read in self._acking.get(address, ()):
+            # Only after its ACK: an event read before it answers an earlier exchange (or is the station's own).
+            if answer.done() and (expected is None or expected == event):
+                read.append(True)
 
     def answers_due(self) -> bool:
         """Whether a station may still be answering a frame the host wrote (within that exchange's line time), a v2

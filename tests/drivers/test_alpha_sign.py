@@ -16,7 +16,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.interfaces import DeviceEvent, DeviceFault, DeviceOffline, DeviceOnline, MetersShown, ProgressiveSign
+from drivers.interfaces import (
+    DeviceEvent,
+    DeviceFault,
+    DeviceFaultCleared,
+    DeviceOffline,
+    DeviceOnline,
+    MetersShown,
+    ProgressiveSign,
+)
 from drivers.registry import DriverConfigError, available_drivers, create_driver
 from drivers.sign_pacing import WIN_DEADLINE, ManualClock
 from drivers.sim.alpha_sign import AlphaSignSim
@@ -203,6 +211,30 @@ async def test_every_level_shown_and_read_back(sign: AlphaSignSim, start: StartA
     assert [a for a in sign.accepted[len(before) :] if not a.startswith("H:")] == ["G:D"]
     # mypy keeps sign.messages narrowed by the assert above across the update since (python/mypy#17537)
     assert sign.messages[2] == "MINOR $410.03"  # type: ignore[comparison-overlap]
+
+
+async def test_a_display_mismatch_is_cleared_once_the_sign_reads_back_what_was_asked(
+    sign: AlphaSignSim, start: StartAlpha
+) -> None:
+    """The protocol has no fault report of its own: the read-back is the sign's status. A level file that reads back
+    wrong is rewritten at the next slot; once every level reads back as asked, the sign shows the meters again and the
+    driver says the fault is cleared, which lifts the progressive lock-out (controller/engine/sign.py)."""
+    driver, events = await start(sign)
+    await events.next(DeviceOnline)
+    await driver.show_levels(LEVELS)
+    await events.next(MetersShown)
+    sign.strings["C"] = b"$0.00"  # the major meter's file lost its text (the sign's own fault)
+    mark = events.mark()
+    await driver.show_levels({**LEVELS, "minor": 41_003})
+    fault = await events.next(DeviceFault, after=mark)
+    assert fault.code == "display_mismatch" and "'major': (0, 180000)" in fault.detail
+    cleared = await events.next(DeviceFaultCleared, after=mark)
+    assert (cleared.code, cleared.device_id) == ("display_mismatch", "alpha_sign")
+    after_fault = events.seen[events.seen.index(fault) :]
+    shown = [e for e in after_fault[: after_fault.index(cleared)] if isinstance(e, MetersShown)]
+    assert shown[-1] == MetersShown("alpha_sign", {**LEVELS, "minor": 41_003}), "cleared before the read-back agreed"
+    assert sign.messages[1] == "MAJOR $1,800.00"
+    assert events.count(DeviceFaultCleared) == 1
 
 
 async def test_rate_limit_and_win_within_30_s_on_the_clock(sign: AlphaSignSim, start: StartAlpha) -> None:

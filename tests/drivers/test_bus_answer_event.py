@@ -170,3 +170,34 @@ async def test_a_late_reply_to_an_identify_leaves_no_event_due(
     os.write(station_end, encode_frame(STATION, seq, Kind.REPLY, encode_message(identity, VERSION_3), VERSION_3, True))
     await asyncio.wait_for(sent, BOUND)
     assert not link.answers_due(), "the REPLY carried the identity, yet an event is counted still to come"
+
+
+async def test_an_ack_and_its_event_in_one_read_end_the_exchange(
+    host: tuple[BusLink, int, asyncio.Queue[bytes]],
+) -> None:
+    """A v1 station's ACK and its `locked` read together: the event was handled before the ACK's callback counted it
+    due, so the host then waited the event's whole line time (2.7 s for a `lock` here, 20 ms for an identity at 115200
+    baud) for a frame it had already read, and no GROUP frame or broadcast lock went meanwhile."""
+    link, station_end, read = host
+    sent = asyncio.ensure_future(link.send_to(STATION, {"cmd": "lock"}))
+    seq = await asyncio.to_thread(read_seq, station_end)
+    os.write(station_end, encode_frame(0, seq, Kind.ACK, b"") + event(41, "locked"))
+    await asyncio.wait_for(sent, BOUND)
+    assert b"locked" in await asyncio.wait_for(read.get(), BOUND)
+    assert not link.answers_due(), "the `locked` read with its ACK did not end the exchange"
+
+
+async def test_a_wager_read_with_the_ack_does_not_end_the_wait_for_the_event(
+    host: tuple[BusLink, int, asyncio.Queue[bytes]],
+) -> None:
+    """The same read, but the frame after the ACK is a wager the station had queued: its `locked` is still to come."""
+    link, station_end, read = host
+    sent = asyncio.ensure_future(link.send_to(STATION, {"cmd": "lock"}))
+    seq = await asyncio.to_thread(read_seq, station_end)
+    os.write(station_end, encode_frame(0, seq, Kind.ACK, b"") + event(40, "wager", spot="pass", amount=500))
+    await asyncio.wait_for(sent, BOUND)
+    assert b"wager" in await asyncio.wait_for(read.get(), BOUND)
+    assert link.answers_due(), "the wager read with the ACK ended the wait for the `locked` still to come"
+    os.write(station_end, event(41, "locked"))
+    assert b"locked" in await asyncio.wait_for(read.get(), BOUND)
+    assert not link.answers_due()

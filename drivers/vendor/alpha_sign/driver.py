@@ -22,7 +22,7 @@ import serial_asyncio_fast
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from drivers.base import DeviceBase
-from drivers.interfaces import MetersShown
+from drivers.interfaces import DeviceFaultCleared, MetersShown
 from drivers.sign_pacing import (
     Clock,
     LoopClock,
@@ -136,6 +136,9 @@ class AlphaSign(DeviceBase):
         self._last_levels: dict[str, int] | None = None
         self._layout: list[str] | None = None  # the levels the sign's memory is laid out for
         self._shown: dict[str, int] = {}  # what the sign last read back
+        # A display_mismatch reported and not yet cleared: the protocol has no fault status, its read-back is the sign's
+        # status, so a later read-back of every level as asked is the sign well again (docs/alpha-sign.md).
+        self._mismatch = False
         self._clear_win_at: float | None = None
         self._heartbeat = 0
 
@@ -197,6 +200,7 @@ class AlphaSign(DeviceBase):
         try:
             # A sign that was away may have restarted blank, or be another sign: lay it out from scratch.
             self._layout = None
+            self._mismatch = False  # going online lifts every fault the sign's lock-out held
             await self._lay_out(list(self._last_levels) if self._last_levels else [])
             await self._beat()
         except SignGone as exc:
@@ -317,8 +321,12 @@ class AlphaSign(DeviceBase):
         if shown != levels:
             wrong = {k: (v, levels[k]) for k, v in shown.items() if v != levels[k]}
             self.fault("display_mismatch", f"the sign shows {wrong} (shown, asked): rewriting at the next slot")
+            self._mismatch = True
             self.pacer.retry_levels(levels)
         self.emit(MetersShown(self.device_id, shown))
+        if self._mismatch and shown == levels:
+            self._mismatch = False
+            self.emit(DeviceFaultCleared(self.device_id, "display_mismatch", "every level reads back as asked"))
 
     async def _show_win(self, win: Win) -> None:
         level, amount, seat, done = win
