@@ -659,3 +659,27 @@ def test_a_departed_players_wagers_stay_abandoned_on_an_exposure_683a_13_d(table
     assert [(x.seat, x.wager, x.paid) for x in again if x.wager in ("pocket_bonus", "board_bonus")] == [
         (4, "board_bonus", 500)
     ]
+
+
+@pytest.mark.parametrize("exposed", [True, False])
+def test_the_only_all_six_bonus_player_left_the_record_holds_no_all_six_cards(table: Table, exposed: bool) -> None:
+    """The only All-Six Bonus Wager was a player's who left (683a.7(b)): his hand is in no settlement, so the round's
+    record (the remaining hands, 683a.11(j)) has no All-Six Bonus cards, which 683a.8(c) deals only for a wager in it;
+    the round completes or is voided instead of failing on its own record (the stateful test's example)."""
+    t = table("automated_shoe", order("automated_shoe", [["Ah", "Ad"], ["2c", "7d"]], ALL_SIX, COMMUNITY))
+    t.wager(2, "ante", 500)
+    t.wager(2, "all_six_bonus", 500)
+    t.wager(4, "ante", 500)
+    t.wager(4, "board_bonus", 500)
+    t.press("no_more_bets")
+    t.feed(PlayerLeft(2))
+    if exposed:
+        out = t.press("community_exposed")
+        assert [e.type for e in out if e.type.endswith(".settled")] == ["board_bonus.settled"]
+    else:
+        t.wager(4, "raise_1", 500)
+        t.wager(4, "raise_2", 500)
+        out = t.wager(4, "raise_3", 500)
+        assert "round.completed" in [e.type for e in out]
+    record = next(e for e in out if e.type == "round.recorded").payload["record"]
+    assert ([s["seat"] for s in record["seats"]], record.get("all_six_bonus_cards", [])) == ([4], [])
