@@ -226,8 +226,13 @@ def misdeal_determined(ctx: StepContext, misdealt: bool) -> None:
     _, _, incorrect = ctx.stub_rules()
     total = len(r.dealt) + len(r.discarded) + (r.stub_entered or 0)
     if misdealt:
+        # The count did not make 52: the dealer's determination is that a misdeal, not a missing card, explains it.
+        dealt = len(r.dealt) + len(r.discarded)
         voiding.void(
-            ctx, incorrect, f"the cards were misdealt; the stub count ({r.stub_entered}) with the layout makes 52 cards"
+            ctx,
+            incorrect,
+            f"the stub count ({r.stub_entered}) and the {dealt} cards dealt make {total}, not 52: the dealer "
+            "determined the cards were misdealt and 52 cards remain in the deck",
         )
         return
     ctx.block(

@@ -14,10 +14,10 @@ from controller.engine.spec import RoundView, SeatView
 _CITATION = re.compile(r"[0-9]{3}a\.[0-9]+(?:\([a-z0-9]+\))+")
 
 
-def view(ctx: StepContext, departed: bool = False) -> RoundView:
-    """What the chapter sees of the round: the seats still in it, the layout, the meters as they stand; with
-    `departed`, the seats whose player left too (a void returns their wagers like anyone's, so a chapter that still
-    settles some wagers on a void, 683a.13(d), settles theirs as well)."""
+def view(ctx: StepContext) -> RoundView:
+    """What the chapter sees of the round: the seats still in it (not those whose player left, .7(b): his wagers
+    were lost or held when he left, so no settlement, nor 683a.13(d)'s on a void, settles them again), the layout,
+    the meters as they stand."""
     r = ctx.r
     return RoundView(
         round_id=r.round_id,
@@ -31,7 +31,7 @@ def view(ctx: StepContext, departed: bool = False) -> RoundView:
                 players.player_of(ctx, n),
             )
             for n in r.players
-            if departed or n not in r.left
+            if n not in r.left
         ),
         areas={k: tuple(v) for k, v in r.areas.items()},
         meters=progressive.meter_values(ctx),

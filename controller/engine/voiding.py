@@ -15,12 +15,13 @@ def void_exposed(ctx: StepContext) -> None:
     (683a.13(d): the optional wagers, under 683a.11(i)) settles them on the layout as dealt, and journals the round's
     record with the exposure so a dispute recomputes it (`round.recorded`).
 
-    A player who left (.7(b)) is in that settlement too: the void gives his Ante and Raise Wagers back like everyone's
-    (held for him, `players_left`), so his optional wagers are settled as 683a.13(d) settles every player's, never
-    returned: 683a.13(d) returns no optional wager to anybody."""
+    A player who left (.7(b)) is not in that settlement: 683a.13(d) settles "in accordance with 683a.11(i)", which
+    settles each remaining player's wagers (683a.11(h)), as a completed round does. His wagers stay as he left them,
+    collected as losing or held for him; settled again here, a win would be paid on a wager the house had already
+    collected or holds, a loss collected twice. The void lists them with `players_left` (docs/rules.md)."""
     ctx.r.exposed = True
     reason = "a community card was exposed before the dealer revealed it"
-    table = settling.view(ctx, departed=True)
+    table = settling.view(ctx)
     rows = ctx.spec.settle_on_exposure(ctx.rules, table) if table.seats else None
     if rows is None:
         void(ctx, ctx.rule("13(d)"), reason)

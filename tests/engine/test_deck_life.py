@@ -142,6 +142,12 @@ def test_stub_miscount_with_a_misdeal_voids() -> None:
     t = stub_mismatch(misdeal=True)
     void = next(e for e in t.events if e.type == "round.voided")
     assert void.rule == "655a.10(f)" and void.payload["returned"] == {"1": {"ante": 500}}
+    # The count did not make 52 (45 and the 5 cards dealt are 50): the reason says so, and that the dealer found the
+    # cards misdealt with 52 still in the deck (655a.10(f)), never that the count made 52.
+    assert void.payload["reason"] == (
+        "the stub count (45) and the 5 cards dealt make 50, not 52: the dealer determined the cards were misdealt "
+        "and 52 cards remain in the deck"
+    )
     assert t.state.phase is Phase.BETTING
 
 

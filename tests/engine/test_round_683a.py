@@ -629,10 +629,11 @@ def test_no_exposure_before_a_community_card_is_on_the_layout(table: Table) -> N
 
 
 @pytest.mark.parametrize("how", ["lose", "hold"])
-def test_a_departed_players_optional_wagers_are_settled_not_returned_683a_13_d(table: Table, how: str) -> None:
-    """683a.13(d) returns the hands' wagers and settles every Pocket Bonus, Board Bonus, Lo Ball and All-Six Bonus
-    Wager under 683a.11(i); it returns no optional wager. The void gives a departed player's (683a.7(b)) Ante and
-    Raise back like anyone's, so his optional wagers are settled like anyone's, and the record says so."""
+def test_a_departed_players_wagers_stay_abandoned_on_an_exposure_683a_13_d(table: Table, how: str) -> None:
+    """683a.13(d) settles the optional wagers "in accordance with 683a.11(i)", which settles each remaining player's
+    (683a.11(h)): a player who left (683a.7(b)) is not one. His wagers were lost or held when he left; the void lists
+    them all with `players_left` (none paid out at the table) and settles none of them: settling them would pay, or
+    collect, a wager the house had already collected or holds for him. The remaining player's are settled."""
     t = table(
         "automated_shoe", order("automated_shoe", [["Ah", "Ad"], ["2c", "7d"]], [], COMMUNITY), abandoned_wagers=how
     )
@@ -640,6 +641,7 @@ def test_a_departed_players_optional_wagers_are_settled_not_returned_683a_13_d(t
     t.wager(2, "pocket_bonus", 500)
     t.wager(2, "board_bonus", 500)
     t.wager(4, "ante", 500)
+    t.wager(4, "board_bonus", 500)
     t.press("no_more_bets")
     t.wager(2, "raise_1", 1000)
     left = t.feed(PlayerLeft(2))
@@ -647,15 +649,37 @@ def test_a_departed_players_optional_wagers_are_settled_not_returned_683a_13_d(t
     out = t.press("community_exposed")
     void = out[0]
     assert (void.type, void.rule, void.payload["players_left"]) == ("round.voided", "683a.13(d)", [2])
-    assert void.payload["returned"] == {"2": {"ante": 500, "raise_1": 1000}, "4": {"ante": 500}}
+    gone = {"ante": 500, "raise_1": 1000, "pocket_bonus": 500, "board_bonus": 500}
+    assert void.payload["returned"] == {"2": gone, "4": {"ante": 500}}
     settled = [(e.type, e.rule, e.payload["seat"], e.payload["paid"]) for e in out if e.type.endswith(".settled")]
-    assert settled == [
-        ("pocket_bonus.settled", "683a.11(i)(1)(ii)", 2, 15_000),  # a pair of aces, 30 to 1 (683a.12(b) A)
-        ("board_bonus.settled", "683a.11(i)(2)(ii)", 2, 500),  # Kc Kh: a pair, 1 to 1 (683a.12(c) A)
-    ]
+    assert settled == [("board_bonus.settled", "683a.11(i)(2)(ii)", 4, 500)]  # Kc Kh: a pair, 1 to 1 (683a.12(c) A)
+    assert t.state.held_wagers == ({2: gone} if how == "hold" else {})
     record = next(e for e in out if e.type == "round.recorded").payload["record"]
     again = settle_round(rules(), CajunStudRound.model_validate(record))
     assert [(x.seat, x.wager, x.paid) for x in again if x.wager in ("pocket_bonus", "board_bonus")] == [
-        (2, "pocket_bonus", 15_000),
-        (2, "board_bonus", 500),
+        (4, "board_bonus", 500)
     ]
+
+
+@pytest.mark.parametrize("exposed", [True, False])
+def test_the_only_all_six_bonus_player_left_the_record_holds_no_all_six_cards(table: Table, exposed: bool) -> None:
+    """The only All-Six Bonus Wager was a player's who left (683a.7(b)): his hand is in no settlement, so the round's
+    record (the remaining hands, 683a.11(j)) has no All-Six Bonus cards, which 683a.8(c) deals only for a wager in it;
+    the round completes or is voided instead of failing on its own record (the stateful test's example)."""
+    t = table("automated_shoe", order("automated_shoe", [["Ah", "Ad"], ["2c", "7d"]], ALL_SIX, COMMUNITY))
+    t.wager(2, "ante", 500)
+    t.wager(2, "all_six_bonus", 500)
+    t.wager(4, "ante", 500)
+    t.wager(4, "board_bonus", 500)
+    t.press("no_more_bets")
+    t.feed(PlayerLeft(2))
+    if exposed:
+        out = t.press("community_exposed")
+        assert [e.type for e in out if e.type.endswith(".settled")] == ["board_bonus.settled"]
+    else:
+        t.wager(4, "raise_1", 500)
+        t.wager(4, "raise_2", 500)
+        out = t.wager(4, "raise_3", 500)
+        assert "round.completed" in [e.type for e in out]
+    record = next(e for e in out if e.type == "round.recorded").payload["record"]
+    assert ([s["seat"] for s in record["seats"]], record.get("all_six_bonus_cards", [])) == ([4], [])

@@ -180,7 +180,8 @@ class TableMachine(RuleBasedStateMachine):
             ):
                 # 683a.13(d): "all wagers shall be returned ... provided that if any player placed a Pocket Bonus,
                 # Board Bonus, Lo Ball or All-Six Bonus Wager, those wagers shall be settled in accordance with
-                # 683a.11(i)": those of the players still at the table are settled, not returned.
+                # 683a.11(i)": those of the players still at the table are settled, not returned; 683a.11(i) settles
+                # each "remaining player" (683a.11(h)): a departed player's (683a.7(b)) stay listed in `returned`.
                 self.exposure_kept = {
                     (n, w): a
                     for n, ws in self.wagers.items()
@@ -619,3 +620,58 @@ def test_683a_exposure_settles_the_optional_wagers_and_tablectl_settle_agrees(
         ("ante", "push", 0, 0, "683a.13(d)"),
         *live,
     ]
+
+
+def dealt_to_two_players(chapter: str, abandoned: AbandonedWagers) -> TableMachine:
+    """The chapter's machine dealt from the automated shoe to players at seats 2 and 5, each with the minimum of every
+    wager offered, waiting for the stub count: every card of the round, the community cards included, is out."""
+    machine: TableMachine = type(f"TableMachine_{chapter}", (TableMachine,), {"chapter": chapter})()
+    machine.open(
+        method="automated_shoe", counts=False, preinspected=False, abandoned=abandoned, two=False, counted=False
+    )
+    while machine.state.phase.value != "betting":
+        machine.progress_a()
+    machine.player(2)
+    machine.player(5)
+    while machine.state.phase.value != "stub_count":
+        machine.progress_a()
+    return machine
+
+
+def test_683a_exposure_after_the_only_player_left_settles_nothing() -> None:
+    """The example the machine found in a combined run (shrunk by hand): the only player left (683a.7(b)), then a
+    community card was exposed (683a.13(d)). The void returned {'3': {'ante': 500}} and settled his optional wagers,
+    which had been collected as losing when he left: 683a.11(i) settles the remaining players' (683a.11(h)), so the
+    void lists them all and settles none (docs/rules.md)."""
+    machine = type("TableMachine_683a", (TableMachine,), {"chapter": "683a"})()
+    machine.open(method="automated_shoe", counts=False, preinspected=False, abandoned="lose", two=False, counted=False)
+    for _ in range(19):
+        machine.progress_b()
+    placed = {"ante": 500, "pocket_bonus": 100, "board_bonus": 100, "lo_ball": 100, "all_six_bonus": 100}
+    assert machine.wagers == {3: placed}
+    machine.step(PlayerLeft(3))
+    out = machine.step(BUTTON["community_exposed"])
+    void = next(e for e in out if e.type == "round.voided")
+    assert (void.rule, void.payload["returned"], void.payload["players_left"]) == ("683a.13(d)", {"3": placed}, [3])
+    assert not [e for e in out if e.type.endswith(".settled") or e.type == "round.recorded"]
+
+
+@pytest.mark.parametrize("chapter", ["643a", "655a", "683a"])
+@pytest.mark.parametrize("abandoned", ["lose", "hold"])
+def test_exposure_after_a_player_left_settles_none_of_his_wagers(chapter: str, abandoned: AbandonedWagers) -> None:
+    """A player left (.7(b)), then a community card was exposed (.13(d)): the void lists every wager of his with
+    `players_left`, lost or held as he left them, and settles none; 683a settles the remaining player's optional
+    wagers (683a.13(d), under 683a.11(i)), 643a and 655a have no such proviso and settle nothing."""
+    machine = dealt_to_two_players(chapter, abandoned)
+    placed = {str(n): dict(w) for n, w in machine.wagers.items()}
+    machine.step(PlayerLeft(5))
+    held = dict(machine.state.held_wagers)
+    out = machine.step(BUTTON["community_exposed"])  # the machine's invariants check the returns and settlements
+    void = next(e for e in out if e.type == "round.voided")
+    optional = set(machine.spec.exposure_settles)
+    stays = {"2": {w: a for w, a in placed["2"].items() if w not in optional}, "5": placed["5"]}
+    assert (void.rule, void.payload["returned"], void.payload["players_left"]) == (f"{chapter}.13(d)", stays, [5])
+    assert {(e.payload["seat"], e.type) for e in out if e.type.endswith(".settled")} == {
+        (2, f"{w}.settled") for w in optional
+    }
+    assert machine.state.held_wagers == held == ({5: placed["5"]} if abandoned == "hold" else {})

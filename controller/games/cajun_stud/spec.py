@@ -136,11 +136,14 @@ class CajunStudSpec(ChapterSpec[CajunStudRules]):
         return settle_record(rules, self.record(rules, table))
 
     def record(self, rules: CajunStudRules, table: RoundView) -> CajunStudRound:
+        # The record holds the hands settled, those of the players still in the round: when the only All-Six Bonus
+        # Wager was a player's who left (683a.7(b)), the four cards dealt for it (683a.8(c)) belong to no hand in it.
+        all_six = any(s.wagers.get("all_six_bonus") for s in table.seats)
         return CajunStudRound(
             chapter="683a",
             round_id=table.round_id,
             community_cards=list(table.areas.get("community", ())),
-            all_six_bonus_cards=list(table.areas.get("all_six_bonus", ())),
+            all_six_bonus_cards=list(table.areas.get("all_six_bonus", ())) if all_six else [],
             community_exposed=table.exposed,
             seats=[
                 CajunStudSeat(
