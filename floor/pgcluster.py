@@ -232,15 +232,23 @@ class PgCluster:
                     raise PortTaken(self.port, this_start.strip())
                 raise ClusterError(f"postgres exited with {proc.returncode} while starting:\n{self.log_tail()}")
             try:
-                with psycopg.connect(self.dsn(), connect_timeout=2) as conn:
-                    conn.execute("SELECT 1")
-                return
+                answered = self._data_directory()
             except psycopg.OperationalError:
-                if time.monotonic() > deadline:
-                    raise ClusterError(
-                        f"postgres did not accept connections within {timeout}s:\n{self.log_tail()}"
-                    ) from None
-                time.sleep(0.05)
+                answered = None
+            if answered is not None and Path(answered).resolve() == self.data.resolve():
+                return
+            # Another server answering on our port (the other xdist worker's cluster bound it first) is not ours
+            # ready: ours fails to bind and exits, and the poll above moves it to a fresh port (PortTaken).
+            if time.monotonic() > deadline:
+                other = f" (the server of {answered} answers on port {self.port})" if answered else ""
+                raise ClusterError(f"postgres did not accept connections within {timeout}s{other}:\n{self.log_tail()}")
+            time.sleep(0.05)
+
+    def _data_directory(self) -> str:
+        """The data directory of the server answering on our port: ours, or another cluster's that holds it."""
+        with psycopg.connect(self.dsn(), connect_timeout=2) as conn:
+            row = conn.execute("SELECT current_setting('data_directory')").fetchone()
+        return str(row[0]) if row else ""
 
     def log_tail(self, lines: int = 30) -> str:
         try:
