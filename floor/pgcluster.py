@@ -232,15 +232,23 @@ class PgCluster:
                     raise PortTaken(self.port, this_start.strip())
                 raise ClusterError(f"postgres exited with {proc.returncode} while starting:\n{self.log_tail()}")
             try:
-                with psycopg.connect(self.dsn(), connect_timeout=2) as conn:
-                    conn.execute("SELECT 1")
-                return
+                answered = self._data_directory()
             except psycopg.OperationalError:
-                if time.monotonic() > deadline:
-                    raise ClusterError(
-                        f"postgres did not accept connections within {timeout}s:\n{self.log_tail()}"
-                    ) from None
-                time.sleep(0.05)
+                answered = None
+            if answered is not None and Path(answered).resolve() == self.data.resolve():
+                return
+            # Another server answering on our port (the other xdist worker's cluster bound it first) is not ours
+            # ready: ours fails to bind and exits, and the poll above moves it to a fresh port (PortTaken).
+            if time.monotonic() > deadline:
+                other = f" (the server of {answered} answers on port {self.port})" if answered else ""
+                raise ClusterError(f"postgres did not accept connections within {timeout}s{other}:\n{self.log_tail()}")
+            time.sleep(0.05)
+
+    def _data_directory(self) -> str:
+        """The data directory of the server answering on our port: ours, or another cluster's that holds it."""
+        with psycopg.connect(self.dsn(), connect_timeout=2) as conn:
+            row = conn.execute("SELECT current_setting('data_directory')").fetchone()
+        return str(row[0]) if row else ""
 
     def log_tail(self, lines: int = 30) -> str:
         try:
@@ -272,10 +280,29 @@ class PgCluster:
         """Make database `name` (if it is not there yet) and return its DSN."""
         if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
             raise ClusterError(f"database name {name!r}: use lower-case letters, digits and _")
-        with psycopg.connect(self.dsn(), autocommit=True) as conn:
-            if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
-                conn.execute(f"CREATE DATABASE {name}")
+        try:
+            with psycopg.connect(self.dsn(), autocommit=True) as conn:
+                if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+                    conn.execute(f"CREATE DATABASE {name}")
+        except psycopg.OperationalError as err:
+            raise ClusterError(
+                f"database {name} could not be made on port {self.port}, where {self.server_state()}: {err}"
+            ) from err
         return self.dsn(name)
+
+    def server_state(self) -> str:
+        """Our postmaster as the kernel sees it, for a failure's message: a connection that timed out says nothing
+        of whether the server was stopped (SIGSTOP), gone, or running and slow."""
+        proc = self.proc
+        if proc is None:
+            return "this process started no postgres"
+        if proc.poll() is not None:
+            return f"postgres (pid {proc.pid}) exited with {proc.returncode}"
+        try:
+            letter = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            letter = "?"
+        return f"postgres (pid {proc.pid}) is " + ("stopped (SIGSTOP)" if letter in ("T", "t") else "running")
 
     def add_standby(self, name: str = "standby1", *, synchronous: bool = True) -> PgCluster:
         """A streaming replica of this (running) cluster, made with pg_basebackup in a sibling directory, started;

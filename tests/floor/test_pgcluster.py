@@ -6,7 +6,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from floor.pgcluster import PgCluster
+from floor.pgcluster import ClusterError, PgCluster
+from tests.floor.pgprocs import resume, stall
 
 pytestmark = pytest.mark.floor
 
@@ -31,3 +32,26 @@ def test_a_synchronous_standby_keeps_what_the_primary_committed_and_can_be_promo
         if standby is not None:
             standby.remove()
         primary.remove()
+
+
+def test_a_database_the_cluster_cannot_make_says_whether_its_server_is_stopped_or_gone() -> None:
+    """The floor fixtures' `floor_dsn` makes each test's database: a set-up error there on a loaded machine said only
+    psycopg's "connection timeout expired", not whether this worker's server was stopped (a SIGSTOP another test
+    left), gone, or running and slow."""
+    cluster = PgCluster.create(durable=False)
+    try:
+        cluster.start()
+        assert cluster.proc is not None
+        stalled = stall(cluster.proc.pid)
+        try:
+            with pytest.raises(ClusterError) as failed:
+                cluster.create_database("floor_stalled")
+        finally:
+            resume(stalled)
+        assert f"port {cluster.port}" in str(failed.value) and "stopped (SIGSTOP)" in str(failed.value)
+        cluster.kill()
+        with pytest.raises(ClusterError) as failed:
+            cluster.create_database("floor_gone")
+        assert f"postgres (pid {cluster.proc.pid}) exited with -9" in str(failed.value)
+    finally:
+        cluster.remove()

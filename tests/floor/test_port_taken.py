@@ -53,3 +53,23 @@ def test_a_cluster_whose_port_is_taken_fails_after_bounded_attempts_then_starts_
             assert cluster.port == started_on
         finally:
             cluster.remove()
+
+
+def test_a_cluster_handed_the_port_of_another_running_cluster_moves_on_and_answers_as_itself(
+    pg_cluster: PgCluster,
+) -> None:
+    """The other xdist worker's cluster (or another helper's) may bind the port first. That server answers the
+    readiness poll at once, before this postmaster has failed to bind and exited: taken for ready, the cluster was
+    left on the other's server, and its tests' set-up failed once that one stalled or ended."""
+    once = iter([pg_cluster.port])
+    cluster = PgCluster.create(durable=False, ports=lambda: next(once, None) or free_port())
+    try:
+        assert cluster.port == pg_cluster.port
+        cluster.start()
+        assert cluster.port != pg_cluster.port
+        assert cluster.proc is not None and cluster.proc.poll() is None, cluster.log_tail()
+        with psycopg.connect(cluster.dsn(), connect_timeout=5) as conn:
+            row = conn.execute("SELECT current_setting('data_directory')").fetchone()
+        assert row == (str(cluster.data),)
+    finally:
+        cluster.remove()
