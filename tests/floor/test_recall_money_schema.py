@@ -27,6 +27,7 @@ NOT_MONEY = frozenset(
     {
         # seats, players, counts, ordinals, sequence numbers
         *("seat", "seats", "player", "players", "round_no", "rounds_played", "rounds_since_count", "seq", "index"),
+        "players_left",  # round.voided: the seats whose player left (.7(b))
         *("count", "counts", "card_count", "deck_total", "in_count", "hits", "order", "new", "duplicates", "multiple"),
         *("entered", "accepted", "expected", "recount", "idle_minutes", "hours", "cycle", "decks", "allowed"),
         *("attempt", "limit", "failed_shuffles_limit"),  # shuffle.failed: failures in a row, and the table's limit
