@@ -63,17 +63,29 @@ def load_scenario(path: str | Path, config: TableConfig) -> Scenario:
     return parse_scenario(data, config, str(path))
 
 
+def _refuse_unknown_top_keys(data: dict[str, Any], source: str) -> None:
+    unknown = set(data) - _TOP_KEYS
+    if not unknown:
+        return
+    # A sim script's [[clears]] is the likely slip: name the scenario's own way, an action on what the table shows.
+    hint = (
+        '; a scenario clears a fault by an action: [[actions]] at = "table.blocked", '
+        'clear = { device = "shoe", code = "jam" } (docs/scenarios.md)'
+        if "clears" in unknown
+        else ""
+    )
+    raise ScenarioError(
+        f"{source}: unknown key(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(_TOP_KEYS))}{hint}"
+    )
+
+
 def parse_scenario(data: Any, config: TableConfig, source: str = "scenario") -> Scenario:
     spec = spec_for(config.game)
     if spec is None:
         raise ScenarioError(f"{source}: chapter {config.game.chapter} has no round engine yet")
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: expected a table/object at the top, got {type(data).__name__}")
-    unknown = set(data) - _TOP_KEYS
-    if unknown:
-        raise ScenarioError(
-            f"{source}: unknown key(s) {', '.join(sorted(unknown))}; expected {', '.join(sorted(_TOP_KEYS))}"
-        )
+    _refuse_unknown_top_keys(data, source)
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ScenarioError(f"{source}: description must be a string")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import subprocess
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 from drivers.interfaces import DealingShoe, DeviceOnline, ShuffleCompleted, Shuffler, StackDispensed
 from drivers.registry import create_driver
 from tests.drivers.conftest import Recorder
-from tests.e2e.sim_devices import DEMO, ROOT, TABLECTL, running_simulators
+from tests.e2e.sim_devices import DEMO, ROOT, TABLECTL, read_until, running_simulators, started
 
 pytestmark = pytest.mark.e2e
 
@@ -68,6 +69,27 @@ async def test_the_shoe_deals_on_from_its_cards_after_the_simulators_restart(tmp
     with running_simulators(tmp_path / "ports-again.json", extra=extra) as ports:
         assert await _two_dealt(ports) == order[2:4], "the restarted simulators' shoe deals on from its cards"
     assert json.loads(state.read_text())["shoe"]["cards"] == order[4:]
+
+
+@pytest.mark.parametrize(
+    ("cards", "said"),
+    [(["Ah", "Kd", "7c"], "the simulated shoe holds 3 card(s) from {state}"), (None, "{state} does not exist yet")],
+)
+def test_sim_devices_says_what_the_shoe_took_from_its_state_file(
+    tmp_path: Path, cards: list[str] | None, said: str
+) -> None:
+    """An operator restarting the simulators sees whether the shoe came back with its cards or empty."""
+    state = tmp_path / "sim-state.json"
+    if cards is not None:
+        state.write_text(json.dumps({"version": 1, "shoe": {"cards": cards}}))
+    proc = started([*TABLECTL, "sim-devices", "--config", str(DEMO), "--state-file", str(state)])
+    lines: list[str] = []
+    try:
+        read_until(proc, "simulators running", lines)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 0
+    assert said.format(state=state) in "".join(lines), "".join(lines)
 
 
 @pytest.mark.parametrize(

@@ -282,6 +282,11 @@ ACTION = ACTIONS + 'at = "betting.opened"\n'
         ),
         ("[[round]]\nwager = { 1 = { ante = 1000 } }\n", "round[0]: unknown key(s) wager"),
         (
+            '[[round]]\nwagers = { 1 = { ante = 1000 } }\n[[clears]]\ndevice = "shoe"\ncode = "jam"\n',
+            'a scenario clears a fault by an action: [[actions]] at = "table.blocked", clear = { device = "shoe", '
+            'code = "jam" }',
+        ),
+        (
             '[[round]]\nwagers = { 1 = { ante = 1000 } }\n[[faults]]\ndevice = "shoe"\nfault = "count_51"\n',
             "faults[0]: a shoe cannot have fault 'count_51'",
         ),
