@@ -94,13 +94,15 @@ async def serve_simulators(
             out.write(f"ports written to {ports_file}: tablectl run --config CONFIG --ports {ports_file}\n")
         if state is not None:
             out.write(_kept_cards(state, len(sims.shoe.cards)))
-        out.write("simulators running; Ctrl-C stops them\n")
-        out.flush()
+        # Ctrl-C is ours before the line that invites it: one pressed (or sent by a script) as soon as it shows
+        # stopped the simulators with a KeyboardInterrupt, exit 130, instead of cleanly.
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop.set)
+        out.write("simulators running; Ctrl-C stops them\n")
+        out.flush()
         await stop.wait()
 
 
