@@ -59,3 +59,17 @@ def running_simulators(
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=10) == 0
+
+
+def tablectl(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """One `tablectl` command run to its end, its output captured; no state of the machine's own
+    (XDG_STATE_HOME points nowhere) so a default journal never joins a test's. `timeout` only bounds a failure."""
+    return subprocess.run(
+        [*TABLECTL, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+        env={**os.environ, "XDG_STATE_HOME": "/nonexistent"},
+    )

@@ -9,32 +9,17 @@ commands, ticks of the clock, lone optional wagers.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.e2e.sim_devices import ROOT, tablectl
+
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "docs" / "examples"
-TIMEOUT = 120
 Event = dict[str, Any]
-
-
-def tablectl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "controller.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        stdin=subprocess.DEVNULL,
-        check=False,
-        env={**os.environ, "XDG_STATE_HOME": "/nonexistent"},
-    )
 
 
 def simulate(config: Path, scenario: Path, *extra: str) -> list[Event]:

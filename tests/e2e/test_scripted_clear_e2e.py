@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +18,10 @@ import pytest
 from controller.config.table import TableConfig, demo_config
 from controller.people.demo import ScriptedPolicy, ScriptedRound, play
 from drivers.sim.script import load_sim_script
+from tests.e2e.sim_devices import ROOT, tablectl
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 120  # failure bound only: the two rounds take a few seconds
 NO_BROKER = "mqtt://127.0.0.1:1"
 JAM = '[[faults]]\ndevice = "shoe"\nfault = "jam"\nwhen = "remove_stub 1"\nreport = true\n'
@@ -35,20 +33,7 @@ SCENARIO = (
 
 
 def _simulate(scenario: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            *(sys.executable, "-m", "controller.cli", "simulate"),
-            "--config",
-            str(ROOT / "configs/demo.toml"),
-            *("--scenario", str(scenario)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        stdin=subprocess.DEVNULL,
-        check=False,
-        env={**os.environ, "XDG_STATE_HOME": "/nonexistent"},
-    )
+    return tablectl("simulate", "--config", str(ROOT / "configs/demo.toml"), "--scenario", str(scenario))
 
 
 def test_a_scripted_clear_lifts_the_held_jam_and_round_2_plays(tmp_path: Path) -> None:
