@@ -108,11 +108,12 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
             fault_down(ctx, inp, why)
     elif dev == "shoe" and inp.code in SHOE_FAULTS:
         if ctx.s.phase in SHOE_ROUND and ctx.method == "automated_shoe":
-            if ctx.s.phase is not Phase.DEALING and inp.code in SHOE_STUCK:
-                # Jammed before it was asked for a card: the jam is the device's, not a dispense's, so the next
-                # round waits for it too (as between rounds); device_down voids this one.
+            if inp.code in SHOE_STUCK:
+                # A jam outlasts the round it voids, whether the shoe found it before its first card or at a
+                # dispense: still jammed, it would void the next round at its first dispense with its wagers taken,
+                # so the next round waits for it (as between rounds); device_down voids this one.
                 fault_down(ctx, inp, why)
-            else:
+            if ctx.s.phase in SHOE_ROUND:  # not voided above: "empty" is refilled by the void's reshuffle, not held
                 shoe_void(ctx, f"the automated dealing shoe reported {inp.code}: {inp.detail}")
         elif ctx.method == "automated_shoe" and inp.code in SHOE_STUCK:
             # Reported while no round is being dealt: .13(f) voids nothing, but betting must not open on a shoe

@@ -4,7 +4,8 @@ its wagers from being recognised). Unlike a shuffler's or shoe's fault (.13(g)),
 or non-progressive wager depends on it (docs/rules.md).
 
 Each fault the sign reports is its own lock-out reason (`sign:<code>`, offline is `sign`), so the sign saying one fault
-is cleared (`fault_cleared`, docs/protocol.md section 5) lifts that one; its identification lifts them all."""
+is cleared (`fault_cleared`, docs/protocol.md section 5) lifts that one; its identification lifts them all. A fault
+stored before the per-code reasons is upgraded at restore (`upgrade_stored`): any `fault_cleared` lifts it."""
 
 from __future__ import annotations
 
@@ -14,12 +15,32 @@ from drivers.interfaces import DeviceFaultCleared
 
 OFFLINE = "sign"
 _FAULT = "sign:"
+# A fault stored before the per-code reasons: which code the sign will name in its clear is not known, so any lifts it.
+STORED = f"{_FAULT}*"
+_UNAVAILABLE = "the progressive sign is unavailable ("
+# How every offline reason reads, before the per-code reasons and since (controller/engine/round.py: device_offline).
+_OFFLINE_REASON = f"{_UNAVAILABLE}offline"
 
 
 def down(ctx: StepContext, why: str, code: str | None = None) -> None:
     """The sign went offline (code None) or reported fault `code`."""
     key = OFFLINE if code is None else f"{_FAULT}{code}"
-    lock_progressive(ctx, key, f"the progressive sign is unavailable ({why})")
+    lock_progressive(ctx, key, f"{_UNAVAILABLE}{why})")
+
+
+def upgrade_stored(lockout: dict[str, str]) -> str | None:
+    """A state stored before the per-code reasons kept a sign's fault under the offline key (`sign`, "the progressive
+    sign is unavailable (<code>: <detail>)"), which only the sign's identification lifts: restored as is, a sign that
+    says the fault is cleared would be ignored and progressive wagering stay locked out until it reconnects. Such a
+    reason becomes `STORED`, which the sign's next `fault_cleared` (any code) or identification lifts; an offline
+    reason stays what it is. Returns the reason upgraded (for the restore's log), None if there was none."""
+    why = lockout.get(OFFLINE)
+    if why is None or why.startswith(_OFFLINE_REASON):
+        return None
+    upgraded = {(STORED if k == OFFLINE else k): v for k, v in lockout.items()}  # the reasons keep their order
+    lockout.clear()
+    lockout.update(upgraded)
+    return why
 
 
 def up(ctx: StepContext) -> None:
@@ -30,14 +51,16 @@ def up(ctx: StepContext) -> None:
 
 def held(ctx: StepContext) -> list[str]:
     """The fault codes the sign's lock-out holds, in the order reported."""
-    return [k.removeprefix(_FAULT) for k in ctx.s.progressive_lockout if k.startswith(_FAULT)]
+    return [k.removeprefix(_FAULT) for k in ctx.s.progressive_lockout if k.startswith(_FAULT) and k != STORED]
 
 
 def fault_cleared(ctx: StepContext, inp: DeviceFaultCleared) -> None:
-    """The sign says fault `code` is cleared: its lock-out reason lifts; progressive wagers are taken again (and the
-    meters shown) once nothing else locks them out. A clear for a fault it does not hold lifts nothing."""
+    """The sign says fault `code` is cleared: its lock-out reason lifts, and a fault stored before the per-code
+    reasons with it (`STORED`); progressive wagers are taken again (and the meters shown) once nothing else locks them
+    out. A clear for a fault it does not hold lifts nothing."""
     codes = held(ctx)
-    if inp.code not in codes:
+    stored = ctx.s.progressive_lockout.get(STORED)
+    if inp.code not in codes and stored is None:
         holds = f": it holds {', '.join(codes)}" if codes else ""
         ctx.ignored(
             f"fault {inp.code} cleared by the {inp.device_id}",
@@ -45,17 +68,17 @@ def fault_cleared(ctx: StepContext, inp: DeviceFaultCleared) -> None:
         )
         return
     left = [c for c in codes if c != inp.code]
-    ctx.emit(
-        "device.fault_cleared",
-        ctx.spec.lockout_rule(),
-        {
-            "device": inp.device_id,
-            "code": inp.code,
-            "detail": inp.detail,
-            "still_held": left,
-            "remedy": "progressive wagers are taken again once nothing else locks them out"
-            if not left
-            else f"progressive wagering stays locked out until the sign says {', '.join(left)} cleared too",
-        },
-    )
+    payload: dict[str, str | list[str]] = {
+        "device": inp.device_id,
+        "code": inp.code,
+        "detail": inp.detail,
+        "still_held": left,
+        "remedy": "progressive wagers are taken again once nothing else locks them out"
+        if not left
+        else f"progressive wagering stays locked out until the sign says {', '.join(left)} cleared too",
+    }
+    if stored is not None:
+        payload["stored_fault"] = stored  # the reason stored before the per-code reasons, lifted by this clear
+    ctx.emit("device.fault_cleared", ctx.spec.lockout_rule(), payload)
+    unlock_progressive(ctx, STORED)
     unlock_progressive(ctx, f"{_FAULT}{inp.code}")

@@ -15,6 +15,7 @@ import structlog
 
 from controller.accounts import codec as accounts_codec
 from controller.config.table import TableConfig
+from controller.engine import sign
 from controller.engine.inputs import CriticalStateInvalid, Input, Recover
 from controller.engine.state import Phase, TableState
 from controller.progressive import codec as meter_codec
@@ -87,6 +88,7 @@ class Restore:
             return self._fresh(), [CriticalStateInvalid(problem)]
         if state is None:
             return self._fresh(), []
+        _upgrade_sign_fault(state)
         log.info(
             "critical state restored",
             phase=str(state.phase),
@@ -207,3 +209,15 @@ class Restore:
         # A new table, a journal from before the state was stored, a state refused or a journal rolled back:
         # numbering continues after the highest round the journal or any anchor knows (a round id is never reused).
         return TableState(self.config.table_id, rounds_played=max(self.journal.last_round_no(), self._found.round_no))
+
+
+def _upgrade_sign_fault(state: TableState) -> None:
+    """A sign fault stored before the per-code lock-out reasons: said once, at the restore that upgrades it (the state
+    stored after holds the new form)."""
+    why = sign.upgrade_stored(state.progressive_lockout)
+    if why is not None:
+        log.warning(
+            "sign fault stored in the old form: the sign's next fault_cleared or identification lifts its lock-out",
+            reason=why,
+            remedy="none needed; before, only the sign reconnecting lifted it",
+        )

@@ -125,6 +125,43 @@ async def test_shoe_jam_while_dealing_voids_the_round(tmp_path: Path) -> None:
     assert not any(e["type"] == "round.completed" for e in events)
 
 
+class JamTaker(Attendant):
+    """Once the table shows itself blocked by the jammed shoe, the attendant takes the jam out by hand and the shoe
+    says so (`fault_cleared`, docs/protocol.md section 5)."""
+
+    def heard(self, ev: JournaledEvent) -> None:
+        if ev.type == "table.blocked" and "device:shoe" in ev.payload.get("reasons", {}):
+            self.do(self.device("shoe").fault_cleared("jam", "taken out by hand"))
+
+
+async def test_a_shoe_jammed_while_dealing_holds_round_two_until_it_says_the_jam_is_cleared(tmp_path: Path) -> None:
+    """The shoe jams on round 1's second stack and stays jammed (every later dispense would jam): round 1 is void
+    (.13(f)) and the shoe held (.13(g)), so round 2 takes no wager until the attendant clears it; then it plays."""
+    journal = tmp_path / "j.sqlite"
+    jam = '[[faults]]\ndevice = "shoe"\nfault = "jam"\nwhen = "dispense 2"\npersistent = true\n'
+    played = await play_attended(
+        _config("fault-deal-jam"),
+        JamTaker(),
+        journal,
+        rounds=2,
+        policy=ScriptedPolicy([ROUND]),
+        script=_script(tmp_path, jam),
+    )
+    assert played == 2
+    events = journal_events(journal)
+    types = [e["type"] for e in events]
+    assert types.count("round.voided") == 1 and types.count("round.completed") == 1
+    unusable, voided = types.index("device.unusable"), types.index("round.voided")
+    assert events[unusable]["rule"] == "655a.13(g)" and "jam" in events[unusable]["payload"]["reason"]
+    assert events[voided]["rule"] == "655a.13(f)" and events[voided]["round_id"].endswith("r000001")
+    blocked, said = types.index("table.blocked"), types.index("device.fault_cleared")
+    assert unusable < voided < blocked < said < types.index("table.block_cleared")
+    assert events[said]["payload"]["code"] == "jam" and events[said]["payload"]["still_held"] == []
+    accepted = [i for i, e in enumerate(events) if e["type"] == "wager.accepted" and e["round_id"].endswith("r000002")]
+    assert accepted and min(accepted) > said
+    assert events[types.index("round.completed")]["round_id"].endswith("r000002")
+
+
 async def test_one_face_up_card_is_discarded_and_the_round_completes(tmp_path: Path) -> None:
     script = _script(tmp_path, '[[faults]]\ndevice = "shoe"\nfault = "face_up"\nwhen = "dispense 1"\n')
     assert await _play(tmp_path, "fault-faceup", script) == 1

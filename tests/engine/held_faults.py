@@ -1,6 +1,7 @@
 """Tables for the device-fault tests at the pure table: the automated shoe that jams once the round is dealt, the
-round played to its end, 643a waiting on its chip count before the deal. Shared by test_fault_between_rounds.py,
-test_fault_cleared.py, test_fault_before_the_deal.py and test_shuffler_jams.py, so that none imports another."""
+round played to its end, 643a waiting on its chip count before the deal, the shoe that jams at a dispense. Shared by
+test_fault_between_rounds.py, test_fault_cleared.py, test_fault_before_the_deal.py, test_fault_while_dealing.py and
+test_shuffler_jams.py, so that none imports another."""
 
 from __future__ import annotations
 
@@ -26,11 +27,12 @@ class JammedShoe:
 
     def __init__(self, t: PureTable) -> None:
         self.jammed = False
+        self.code = "jam"  # or "stopped", "misfeed", "empty": what each dispense answers while jammed
         self.perfect = t.answer
 
     def __call__(self, c: DeviceCommand) -> list[Input]:
         if self.jammed and isinstance(c, DispenseStack):
-            return [DeviceFault("shoe", code="jam", detail="card jam at the dispensing gate")]
+            return [DeviceFault("shoe", code=self.code, detail="card jam at the dispensing gate")]
         return self.perfect(c)
 
 
@@ -91,3 +93,21 @@ def counted_643a() -> PureTable:
     if t.state.phase is not Phase.RECONCILING:
         raise RuntimeError(f"expected the chip count to be awaited, the table is {t.state.phase}")
     return t
+
+
+def jam_while_dealing(chapter: str, code: str = "jam") -> tuple[PureTable, JammedShoe]:
+    """A round dealt from the automated shoe that faults (`code`) at its second dispense, its first stack already on
+    the layout: .13(f) voids the round. The shoe stays faulted until the test clears it (`shoe.jammed = False`)."""
+    t = quiet_table(chapter, "automated_shoe")
+    shoe = JammedShoe(t)
+    t.answer = shoe
+
+    def first_stack_then_jam(c: DeviceCommand) -> list[Input]:
+        shoe.jammed = True
+        return shoe.perfect(c)
+
+    on(t, "dispense_stack", first_stack_then_jam)
+    shoe.code = code
+    t.press("no_more_bets")
+    assert "round.voided" in t.types() and t.types().count("cards.dealt") >= 1
+    return t, shoe
