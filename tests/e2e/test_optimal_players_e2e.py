@@ -64,6 +64,8 @@ async def _records(config: TableConfig, tmp_path: Path, rounds: int, seed: int) 
 
 
 async def test_mississippi_stud_players_play_every_street_as_the_strategy_says(tmp_path: Path) -> None:
+    """655a.11(b), (d), (f): each player's street wager, of the multiple the optimal strategy names for his two cards
+    and the community cards turned so far, or his fold on that street."""
     strategy = mississippi_stud_strategy()
     records = await _records(demo_config(), tmp_path, rounds=25, seed=18)
     assert len(records) == 25
@@ -92,6 +94,8 @@ async def test_mississippi_stud_players_play_every_street_as_the_strategy_says(t
 
 
 async def test_let_it_ride_players_ride_and_withdraw_as_the_strategy_says(tmp_path: Path) -> None:
+    """643a.11(c): Bet Number 1 let ride or withdrawn on the player's three cards; 643a.11(d): Bet Number 2 on them and
+    the first community card (Bet Number 3, and Bet Number 1 if it rides, riding), as the optimal strategy says."""
     config = load_config(ROOT / "configs" / "let-it-ride.toml")
     assert isinstance(config.game, LetItRideRules)
     strategy = let_it_ride_strategy(config.game.let_it_ride_paytable)
@@ -113,6 +117,7 @@ async def test_let_it_ride_players_ride_and_withdraw_as_the_strategy_says(tmp_pa
 
 
 async def test_684a_players_raise_and_fold_as_the_strategy_says(tmp_path: Path) -> None:
+    """684a.1: each player's Raise Wager, of the multiple the strategy names for his five cards, or his fold."""
     config = load_config(ROOT / "configs" / "chapter-684a.toml")
     assert isinstance(config.game, Chapter684aRules)
     # A Raise of four Antes paid 1 to 2: a Rules Submission under which many hands fold (the example raises all).
@@ -133,6 +138,8 @@ async def test_684a_players_raise_and_fold_as_the_strategy_says(tmp_path: Path) 
 
 
 async def test_cajun_stud_players_raise_and_fold_as_the_strategy_says(tmp_path: Path) -> None:
+    """683a.11(b), (d), (f): each Raise Wager, of the multiple the optimal strategy names for the player's two cards and
+    the community cards turned so far, or his fold."""
     config = load_config(ROOT / "configs" / "cajun-stud.toml")
     assert isinstance(config.game, CajunStudRules)
     strategy = cajun_stud_strategy(config.game.ante_paytable)
@@ -161,6 +168,7 @@ async def test_cajun_stud_players_raise_and_fold_as_the_strategy_says(tmp_path: 
 
 
 async def test_three_card_prime_players_play_and_fold_as_the_strategy_says(tmp_path: Path) -> None:
+    """679a.7(d)(1): a Play Wager equal to the Ante where the strategy plays the player's three cards, else a fold."""
     config = load_config(ROOT / "configs" / "three-card-prime.toml")
     assert isinstance(config.game, ThreeCardPrimeRules)
     strategy = three_card_prime_strategy(config.game)
