@@ -8,16 +8,14 @@ reads), and checked against controller.par's Strategy on the same cards.
 
 from __future__ import annotations
 
-import os
 import random
 import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from controller.cli.main import main as tablectl
 from controller.config.table import TableConfig, demo_config, load_config
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import JournaledEvent
@@ -37,7 +35,9 @@ from controller.people.optimal import OptimalPolicy
 from controller.people.policy import DecisionRequest
 from controller.people.simulate import NO_BROKER, ScenarioPolicy
 
-pytestmark = pytest.mark.e2e
+# With the par modules on one worker (tests/par/sheets.py): the strategies are exact analyses cached per process, and
+# 684a's dealer tables (7 s of CPU) are the ones its par sheets read; this module's 679a tests share 679a's strategy.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("par_sheets")]
 
 ROOT = Path(__file__).resolve().parents[2]
 STREETS = ("street_3", "street_4", "street_5")
@@ -186,7 +186,9 @@ async def test_three_card_prime_players_play_and_fold_as_the_strategy_says(tmp_p
     assert all(seen.values()), seen
 
 
-def test_optimal_players_are_offered_beside_the_random_ones(tmp_path: Path) -> None:
+def test_optimal_players_are_offered_beside_the_random_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # Every chapter with an analysis has a strategy now (679a included); NoStrategy, for a chapter without one, is
     # tested directly on such rules in tests/par/test_three_card_prime.py.
     config = load_config(ROOT / "configs" / "three-card-prime.toml")
@@ -208,21 +210,16 @@ def test_optimal_players_are_offered_beside_the_random_ones(tmp_path: Path) -> N
     # The round is the subject, not its messages: without --broker the demo would publish to whatever broker listens
     # on 127.0.0.1:1883 (another run's, a developer's). A port bound here and never listened on refuses it for sure,
     # and the demo plays on with its events kept in the journal.
+    # Its journal in a state dir of its own: not ~/.local/state/tablectl/tcp-table-01.sqlite, shared with every other
+    # run and xdist worker on the machine (and grown by each).
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as closed:
         closed.bind(("127.0.0.1", 0))
         demo += ["--broker", f"mqtt://127.0.0.1:{closed.getsockname()[1]}"]
-        proc = subprocess.run(
-            [sys.executable, "-m", "controller.cli", *demo],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-            check=False,
-            # Its journal in a state dir of its own: not ~/.local/state/tablectl/tcp-table-01.sqlite, shared with
-            # every other run and xdist worker on the machine (and grown by each).
-            env={**os.environ, "XDG_STATE_HOME": str(tmp_path)},
-        )
+        # In this process, not a child: the command line is the same, and 679a's strategy (3 s of analysis) is the one
+        # this module's 679a test found, not found again.
+        code = tablectl(demo)
     assert (tmp_path / "tablectl" / "tcp-table-01.sqlite").is_file()
     # Once refused ("chapter 679a has no optimal strategy yet"), 679a's optimal players now play a round.
-    assert proc.returncode == 0, proc.stderr
-    assert "tablectl: 1 round(s) played" in proc.stdout + proc.stderr
+    assert code == 0, capsys.readouterr().err
+    assert "tablectl: 1 round(s) played" in capsys.readouterr().err
