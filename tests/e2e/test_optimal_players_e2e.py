@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from controller.cli.main import main as tablectl
 from controller.config.table import TableConfig, demo_config, load_config
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import JournaledEvent
@@ -34,6 +33,7 @@ from controller.people.demo import RandomPolicy, play, policy_for
 from controller.people.optimal import OptimalPolicy
 from controller.people.policy import DecisionRequest
 from controller.people.simulate import NO_BROKER, ScenarioPolicy
+from tests.tablectl_runs import in_process
 
 # With the par modules on one worker (tests/par/sheets.py): the strategies are exact analyses cached per process, and
 # 684a's dealer tables (7 s of CPU) are the ones its par sheets read; this module's 679a tests share 679a's strategy.
@@ -218,8 +218,8 @@ def test_optimal_players_are_offered_beside_the_random_ones(
         demo += ["--broker", f"mqtt://127.0.0.1:{closed.getsockname()[1]}"]
         # In this process, not a child: the command line is the same, and 679a's strategy (3 s of analysis) is the one
         # this module's 679a test found, not found again.
-        code = tablectl(demo)
+        done = in_process(capsys, *demo)
     assert (tmp_path / "tablectl" / "tcp-table-01.sqlite").is_file()
     # Once refused ("chapter 679a has no optimal strategy yet"), 679a's optimal players now play a round.
-    assert code == 0, capsys.readouterr().err
-    assert "tablectl: 1 round(s) played" in capsys.readouterr().err
+    assert done.returncode == 0, done.stderr
+    assert "tablectl: 1 round(s) played" in done.stderr
