@@ -76,7 +76,6 @@ async def test_mississippi_stud_players_play_every_street_as_the_strategy_says(t
             ante = seat["wagers"]["ante"]
             units = 1
             for k, street in enumerate(STREETS):
-                # 655a.11(b), (d), (f): the player's two cards, then one more community card face up per street.
                 multiple = strategy.decide(_index(seat["cards"] + community[:k]), units)
                 if multiple == 0:
                     assert seat.get("folded_on") == street, (record["round_id"], seat, street)
@@ -129,7 +128,6 @@ async def test_684a_players_raise_and_fold_as_the_strategy_says(tmp_path: Path) 
     seen = {"fold": 0, "raise": 0}
     for record in records:
         for seat in record["seats"]:
-            # 684a.1: a Raise Wager of the multiple the strategy names for the five cards, or a fold.
             multiple = strategy.decide(_index(seat["cards"]))
             assert seat.get("folded", False) is (multiple == 0), (record["round_id"], seat)
             assert seat["wagers"].get("raise", 0) == multiple * seat["wagers"]["ante"], (record["round_id"], seat)
@@ -152,7 +150,6 @@ async def test_cajun_stud_players_raise_and_fold_as_the_strategy_says(tmp_path: 
             ante = seat["wagers"]["ante"]
             units = 1
             for k, spot in enumerate(("raise_1", "raise_2", "raise_3")):
-                # 683a.11(b), (d), (f): the player's two cards, then one more community card face up per decision.
                 multiple = strategy.decide(_index(seat["cards"] + community[:k]), units)
                 if multiple == 0:
                     assert seat["decisions"] == ["raise"] * k + ["fold"], (record["round_id"], seat, spot)
