@@ -50,6 +50,8 @@ def _wagers(result: dict[str, Any], seat: int) -> list[tuple[str, str, int, int]
 
 
 def test_655a_two_hits_of_the_major_are_paid_in_turn(capsys: pytest.CaptureFixture[str]) -> None:
+    """Seat 6's straight flush takes the whole major, then seat 3's takes its $1,000 reseed (655a.12(c)(1) paytable C,
+    (c)(3), (c)(4))."""
     example = ROOT / "docs/examples/mississippi-stud-progressive--two-hits-and-envy.settle.json"
     _, result, _ = settle(capsys, config_of(example), example)
     # Seat 6's straight flush takes the major meter ($1,800), which resets to $1,000 for 1 on a $1 wager;

@@ -9,6 +9,8 @@ own is credited "via" that file, so a reviewer sees where it sits. Nothing reach
 fixtures (a parameter, not a name the module binds), nor from a conftest imported by name: a directory's harness
 (a table builder whose `wager` cites 655a.7(d)) serves every test of it, and would credit tests that check nothing
 of what it cites.
+A test module that imports the table (`controller.cli.rules`, `rules_reach`) tests the table itself: the subsections it
+names are the rows it expects, not rules it proves, and credit nothing (a row whose real tests are gone must say so).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from pathlib import Path
 from controller.games.trace import CITATION
 
 Ref = tuple[str, str]  # (module, a module-level name in it): tests.journal.archive_rounds, play_round
+# The verb's modules: a test module importing one is a test of the table (_reads_the_table).
+TABLE_MODULES = ("controller.cli.rules", "controller.cli.rules_reach")
 # citation -> test (file::test) -> the helper files it is found in through that test; empty: in the test's own file
 Credits = dict[str, dict[str, frozenset[str]]]
 
@@ -113,11 +117,22 @@ def _read(path: Path, root: Path) -> _Module:
             module.texts[name] = "\n".join(lines[node.lineno - 1 : node.end_lineno])
         if isinstance(node, ast.Import | ast.ImportFrom):
             _bind(module, node)
-    if path.name.startswith("test_"):
+    if path.name.startswith("test_") and not _reads_the_table(tree):
         for test in _tests(tree):
             nodes = list(ast.walk(test))  # walked once for both: the walk is most of the reading's time
             module.tests.append((test.name, asserted(test, lines, nodes), _used(nodes)))
     return module
+
+
+def _reads_the_table(tree: ast.Module) -> bool:
+    """Whether a test module imports the verb that makes the table: its tests check the table, not the rules."""
+    for node in tree.body:
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or "", *(f"{node.module}.{a.name}" for a in node.names)]
+        if any(n in TABLE_MODULES for n in names):
+            return True
+    return False
 
 
 def asserted(test: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], nodes: list[ast.AST]) -> str:

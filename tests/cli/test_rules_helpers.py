@@ -18,8 +18,8 @@ from controller.cli.main import main as tablectl
 from controller.cli.rules import trace
 from controller.cli.rules_reach import credits
 
-# The subsections these tests use as data, built rather than written out: written out, the real table would credit
-# this file's tests with them.
+# The subsections these tests use as data, built rather than written out, so that a search for a subsection finds its
+# real tests (this file imports the table: its tests credit nothing, controller/cli/rules_reach.py).
 EXPOSED, SHUFFLE, WRONG_COUNT, FACE_UP = ("683a" + sub for sub in (".13(d)", ".5(a)", ".13(c)", ".13(a)"))
 START, WAGER = "655a" + ".5(a)", "655a" + ".7(a)"
 # A helper that cites EXPOSED in a builder and SHUFFLE in a definition no test uses.

@@ -6,14 +6,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.tablectl_runs import TABLECTL
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "configs" / "demo.toml"
-TABLECTL = [sys.executable, "-m", "controller.cli"]
 
 
 def read_until(proc: subprocess.Popen[str], marker: str, lines: list[str]) -> None:
@@ -59,17 +59,3 @@ def running_simulators(
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=10) == 0
-
-
-def tablectl(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """One `tablectl` command run to its end, its output captured; no state of the machine's own
-    (XDG_STATE_HOME points nowhere) so a default journal never joins a test's. `timeout` only bounds a failure."""
-    return subprocess.run(
-        [*TABLECTL, *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        check=False,
-        env={**os.environ, "XDG_STATE_HOME": "/nonexistent"},
-    )

@@ -345,7 +345,10 @@ def test_demo_plays_the_five_card_hand_bonus_with_game_accounts(
     """Issue 14's "done when": each chapter's table with the wager live plays 20 rounds where players buy in at the
     terminals, wager, win (the Magic Card and Lucky Bonus with a winning hand only) and cash out; as a supervisor sees
     it.
-    The seed repeats the players and the draws (a demo's seeded draws; a live table draws from the CSPRNG)."""
+    The seed repeats the players and the draws (a demo's seeded draws; a live table draws from the CSPRNG).
+
+    The Magic Card and Lucky Bonus are paid with a winning Five Card Hand Bonus hand only (655a.1, 655a.11(i)(3)(i);
+    643a.1, 643a.11(f)(3)(v)(A)): the bonuses settled and credited are exactly those of winning hands."""
     # The shipped config under a prefix of its own: the suite's broker is shared (no other run's retained anchor).
     prefix = fresh_id("fchb")
     path = table_config(tmp_path, table_id, prefix, name=config)

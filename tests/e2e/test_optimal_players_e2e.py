@@ -8,11 +8,8 @@ reads), and checked against controller.par's Strategy on the same cards.
 
 from __future__ import annotations
 
-import os
 import random
 import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +33,11 @@ from controller.people.demo import RandomPolicy, play, policy_for
 from controller.people.optimal import OptimalPolicy
 from controller.people.policy import DecisionRequest
 from controller.people.simulate import NO_BROKER, ScenarioPolicy
+from tests.tablectl_runs import in_process
 
-pytestmark = pytest.mark.e2e
+# With the par modules on one worker (tests/par/sheets.py): the strategies are exact analyses cached per process, and
+# 684a's dealer tables (7 s of CPU) are the ones its par sheets read; this module's 679a tests share 679a's strategy.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("par_sheets")]
 
 ROOT = Path(__file__).resolve().parents[2]
 STREETS = ("street_3", "street_4", "street_5")
@@ -64,6 +64,8 @@ async def _records(config: TableConfig, tmp_path: Path, rounds: int, seed: int) 
 
 
 async def test_mississippi_stud_players_play_every_street_as_the_strategy_says(tmp_path: Path) -> None:
+    """655a.11(b), (d), (f): each player's street wager, of the multiple the optimal strategy names for his two cards
+    and the community cards turned so far, or his fold on that street."""
     strategy = mississippi_stud_strategy()
     records = await _records(demo_config(), tmp_path, rounds=25, seed=18)
     assert len(records) == 25
@@ -74,7 +76,6 @@ async def test_mississippi_stud_players_play_every_street_as_the_strategy_says(t
             ante = seat["wagers"]["ante"]
             units = 1
             for k, street in enumerate(STREETS):
-                # 655a.11(b), (d), (f): the player's two cards, then one more community card face up per street.
                 multiple = strategy.decide(_index(seat["cards"] + community[:k]), units)
                 if multiple == 0:
                     assert seat.get("folded_on") == street, (record["round_id"], seat, street)
@@ -92,6 +93,8 @@ async def test_mississippi_stud_players_play_every_street_as_the_strategy_says(t
 
 
 async def test_let_it_ride_players_ride_and_withdraw_as_the_strategy_says(tmp_path: Path) -> None:
+    """643a.11(c): Bet Number 1 let ride or withdrawn on the player's three cards; 643a.11(d): Bet Number 2 on them and
+    the first community card (Bet Number 3, and Bet Number 1 if it rides, riding), as the optimal strategy says."""
     config = load_config(ROOT / "configs" / "let-it-ride.toml")
     assert isinstance(config.game, LetItRideRules)
     strategy = let_it_ride_strategy(config.game.let_it_ride_paytable)
@@ -113,6 +116,7 @@ async def test_let_it_ride_players_ride_and_withdraw_as_the_strategy_says(tmp_pa
 
 
 async def test_684a_players_raise_and_fold_as_the_strategy_says(tmp_path: Path) -> None:
+    """684a.1: each player's Raise Wager, of the multiple the strategy names for his five cards, or his fold."""
     config = load_config(ROOT / "configs" / "chapter-684a.toml")
     assert isinstance(config.game, Chapter684aRules)
     # A Raise of four Antes paid 1 to 2: a Rules Submission under which many hands fold (the example raises all).
@@ -124,7 +128,6 @@ async def test_684a_players_raise_and_fold_as_the_strategy_says(tmp_path: Path) 
     seen = {"fold": 0, "raise": 0}
     for record in records:
         for seat in record["seats"]:
-            # 684a.1: a Raise Wager of the multiple the strategy names for the five cards, or a fold.
             multiple = strategy.decide(_index(seat["cards"]))
             assert seat.get("folded", False) is (multiple == 0), (record["round_id"], seat)
             assert seat["wagers"].get("raise", 0) == multiple * seat["wagers"]["ante"], (record["round_id"], seat)
@@ -133,6 +136,8 @@ async def test_684a_players_raise_and_fold_as_the_strategy_says(tmp_path: Path) 
 
 
 async def test_cajun_stud_players_raise_and_fold_as_the_strategy_says(tmp_path: Path) -> None:
+    """683a.11(b), (d), (f): each Raise Wager, of the multiple the optimal strategy names for the player's two cards and
+    the community cards turned so far, or his fold."""
     config = load_config(ROOT / "configs" / "cajun-stud.toml")
     assert isinstance(config.game, CajunStudRules)
     strategy = cajun_stud_strategy(config.game.ante_paytable)
@@ -145,7 +150,6 @@ async def test_cajun_stud_players_raise_and_fold_as_the_strategy_says(tmp_path: 
             ante = seat["wagers"]["ante"]
             units = 1
             for k, spot in enumerate(("raise_1", "raise_2", "raise_3")):
-                # 683a.11(b), (d), (f): the player's two cards, then one more community card face up per decision.
                 multiple = strategy.decide(_index(seat["cards"] + community[:k]), units)
                 if multiple == 0:
                     assert seat["decisions"] == ["raise"] * k + ["fold"], (record["round_id"], seat, spot)
@@ -161,6 +165,7 @@ async def test_cajun_stud_players_raise_and_fold_as_the_strategy_says(tmp_path: 
 
 
 async def test_three_card_prime_players_play_and_fold_as_the_strategy_says(tmp_path: Path) -> None:
+    """679a.7(d)(1): a Play Wager equal to the Ante where the strategy plays the player's three cards, else a fold."""
     config = load_config(ROOT / "configs" / "three-card-prime.toml")
     assert isinstance(config.game, ThreeCardPrimeRules)
     strategy = three_card_prime_strategy(config.game)
@@ -178,7 +183,9 @@ async def test_three_card_prime_players_play_and_fold_as_the_strategy_says(tmp_p
     assert all(seen.values()), seen
 
 
-def test_optimal_players_are_offered_beside_the_random_ones(tmp_path: Path) -> None:
+def test_optimal_players_are_offered_beside_the_random_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # Every chapter with an analysis has a strategy now (679a included); NoStrategy, for a chapter without one, is
     # tested directly on such rules in tests/par/test_three_card_prime.py.
     config = load_config(ROOT / "configs" / "three-card-prime.toml")
@@ -200,21 +207,16 @@ def test_optimal_players_are_offered_beside_the_random_ones(tmp_path: Path) -> N
     # The round is the subject, not its messages: without --broker the demo would publish to whatever broker listens
     # on 127.0.0.1:1883 (another run's, a developer's). A port bound here and never listened on refuses it for sure,
     # and the demo plays on with its events kept in the journal.
+    # Its journal in a state dir of its own: not ~/.local/state/tablectl/tcp-table-01.sqlite, shared with every other
+    # run and xdist worker on the machine (and grown by each).
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as closed:
         closed.bind(("127.0.0.1", 0))
         demo += ["--broker", f"mqtt://127.0.0.1:{closed.getsockname()[1]}"]
-        proc = subprocess.run(
-            [sys.executable, "-m", "controller.cli", *demo],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-            check=False,
-            # Its journal in a state dir of its own: not ~/.local/state/tablectl/tcp-table-01.sqlite, shared with
-            # every other run and xdist worker on the machine (and grown by each).
-            env={**os.environ, "XDG_STATE_HOME": str(tmp_path)},
-        )
+        # In this process, not a child: the command line is the same, and 679a's strategy (3 s of analysis) is the one
+        # this module's 679a test found, not found again.
+        done = in_process(capsys, *demo)
     assert (tmp_path / "tablectl" / "tcp-table-01.sqlite").is_file()
     # Once refused ("chapter 679a has no optimal strategy yet"), 679a's optimal players now play a round.
-    assert proc.returncode == 0, proc.stderr
-    assert "tablectl: 1 round(s) played" in proc.stdout + proc.stderr
+    assert done.returncode == 0, done.stderr
+    assert "tablectl: 1 round(s) played" in done.stderr

@@ -19,7 +19,8 @@ import pytest
 from tests.broker import Mosquitto
 from tests.e2e.conftest import table_config
 from tests.e2e.optimised import env
-from tests.e2e.sim_devices import DEMO, TABLECTL, running_simulators
+from tests.e2e.sim_devices import DEMO, running_simulators
+from tests.tablectl_runs import TABLECTL
 
 pytestmark = pytest.mark.e2e
 

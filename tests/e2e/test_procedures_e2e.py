@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.sim_devices import ROOT, tablectl
+from tests.e2e.sim_devices import ROOT
+from tests.tablectl_runs import tablectl
 
 pytestmark = pytest.mark.e2e
 

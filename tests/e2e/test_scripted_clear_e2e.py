@@ -18,7 +18,8 @@ import pytest
 from controller.config.table import TableConfig, demo_config
 from controller.people.demo import ScriptedPolicy, ScriptedRound, play
 from drivers.sim.script import load_sim_script
-from tests.e2e.sim_devices import ROOT, tablectl
+from tests.e2e.sim_devices import ROOT
+from tests.tablectl_runs import tablectl
 
 pytestmark = pytest.mark.e2e
 

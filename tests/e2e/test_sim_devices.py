@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.sim_devices import DEMO, ROOT, TABLECTL, read_until, running_simulators, started
+from tests.e2e.sim_devices import DEMO, ROOT, read_until, running_simulators, started
+from tests.tablectl_runs import TABLECTL
 
 pytestmark = pytest.mark.e2e
 

@@ -17,7 +17,8 @@ import pytest
 from drivers.interfaces import DealingShoe, DeviceOnline, ShuffleCompleted, Shuffler, StackDispensed
 from drivers.registry import create_driver
 from tests.drivers.conftest import Recorder
-from tests.e2e.sim_devices import DEMO, ROOT, TABLECTL, read_until, running_simulators, started
+from tests.e2e.sim_devices import DEMO, ROOT, read_until, running_simulators, started
+from tests.tablectl_runs import TABLECTL
 
 pytestmark = pytest.mark.e2e
 

@@ -214,6 +214,8 @@ def test_public_output_and_the_void_returns_every_wager(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("method", ["manual_shoe", "hand"])
 def test_the_floor_deals_by_every_method(tmp_path: Path, method: str) -> None:
+    """655a.8(d) (a manual shoe) and 9(b) (from the hand) deal in another order than the automated shoe: the round
+    completes by either method, seat 1 holding the cards that order gives it."""
     config = tmp_path / "ms.toml"
     config.write_text(
         (ROOT / "configs/demo.toml")

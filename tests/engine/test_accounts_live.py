@@ -80,6 +80,8 @@ def play_round(t: PureTable) -> None:
 
 
 def test_a_round_from_buy_in_to_cash_out_balances_to_the_cent() -> None:
+    """A Magic Card draw is paid on a winning Five Card Hand Bonus hand only (655a.11(i)(3)(i)): the losing hand's draw
+    credits nothing."""
     t = table(DEAL)
     # 605a.2(d)(1): nothing is credited until the dealer confirms at the terminal.
     req = t.feed(AccountRequested("wager_terminal_1", 1, "buy_in", 5_000, "cash"))
@@ -207,6 +209,7 @@ def test_the_deal_waits_for_every_terminals_lock() -> None:
 
 
 def test_a_void_returns_the_wager_to_the_account() -> None:
+    """A card count found wrong voids the round (655a.13(c)): the wager goes back to the game account it came from."""
     t = table(DEAL)
     t.buy_in(1, 1_000)
     t.wager(1, "ante", 500)
@@ -219,6 +222,7 @@ def test_a_void_returns_the_wager_to_the_account() -> None:
 
 
 def test_four_of_a_kind_is_verified_by_a_floorperson_before_it_is_credited() -> None:
+    """Four of a kind pays 500 for 1 (655a.12(e)(1)): $500 on the $1 wager, credited once a floorperson verified it."""
     # Seat 1: four aces with the community (500 for 1, 655a.12(e)(1)); no Magic Card or Lucky Bonus hit.
     t = table(["Ah", "As", "Ad", "Ac", "2h"], magic="3c", lucky=6)
     t.buy_in(1, 1_000)
@@ -369,7 +373,9 @@ def test_a_held_abandoned_account_wager_goes_back_to_the_account_655a_7_b(how: s
     """655a.7(b) with 605a.2(d)(2): a player leaves mid-round. Lost, his Five Card Hand Bonus Wager stays collected by
     the debit made when it was placed; held, it has no chips on the layout for the dealer to hold, so it goes back to
     the game account it came from (not to the chips' held list), and the ledger balances. A void afterwards does not
-    return it a second time."""
+    return it a second time.
+
+    A card count found wrong voids the round (655a.13(c)): every wager is returned, the departed player's included."""
     rules = RULES.model_copy(update={"abandoned_wagers": how})
     engine = RoundEngine(MississippiStudSpec(), rules, "automated_shoe", None, FixedDraws("Ah", 3))
     t = PureTable(engine, TableState("t1"), [arranged_deck(DEAL)])
@@ -441,7 +447,10 @@ def test_a_meter_share_of_the_bonus_is_paid_by_an_attendant_never_to_the_account
     """655a.11(i)(3)(iii): a Five Card Hand Bonus payout that is a percentage of the meter "may not be paid to the
     player's game account". So it goes on the attendant's meter (605a.7(a)(3)), never the system's or a terminal's
     (605a.7(a)(2)), and on the cumulative payout meter (605a.7(a)(4)); the account stays as the wager left it through
-    the floorperson's validation."""
+    the floorperson's validation.
+
+    The straight flush wins 10 % of the meter (655a.12(e)(1)), the meter being its $10,000-for-1 seed (655a.12(e)(4))
+    plus the wager's 13 %."""
     # Seat 1 alone: 9h Th, then the community Jh Qh Kh: a straight flush, 10% of the meter (655a.12(e)(1)).
     t = table(["9h", "Th", "Jh", "Qh", "Kh"], magic="3c", lucky=6)
     t.buy_in(1, 1_000)

@@ -126,7 +126,9 @@ def test_the_683a_12_f_payout_limit_is_per_player_per_round(
     """683a.12(f): an aggregate payout limit per player per round ($50,000 here). With Qs Js Ts on the board, seat 4
     (9s 8s, a straight flush at 100 to 1 on $200) is paid $20,000 and seat 3 (As Ks, a royal flush at 500 to 1 on
     $500) what is left of the player's limit, $30,000, when they are one player; its own $50,000 when not. Seat 6
-    (Ad Kd, a straight at 4 to 1 on $500) is another player."""
+    (Ad Kd, a straight at 4 to 1 on $500) is another player.
+
+    The seats are settled counterclockwise from the dealer's right (683a.11(h)): seat 6, then 4, then 3."""
     t = chapter_table(
         CajunStudSpec(), cajun_rules(), "automated_shoe", [deck(["As", "Ks", "9s", "8s", "Ad", "Kd", "Qs", "Js", "Ts"])]
     )

@@ -112,6 +112,8 @@ def test_validation_refusals_name_the_reason(make_table: MakeTable, deck: Deck) 
 
 
 def test_void_reverses_contributions_exactly(make_table: MakeTable, deck: Deck) -> None:
+    """Two cards found face up in the shoe void the round (655a.13(a)), and the meters take back its contributions
+    exactly."""
     t = make_table([deck([*SEAT1, *SEAT3, *COMMUNITY])], method="manual_shoe", **RULES)
     before = t.state.meters
     t.wager(1, "ante", 500)

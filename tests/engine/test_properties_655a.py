@@ -67,6 +67,7 @@ def play(make_table: MakeTable, r: Round) -> list[DomainEvent]:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(r=rounds)
 def test_round_invariants(make_table: MakeTable, r: Round) -> None:
+    """In any round the automated shoe deals, the lock-out is confirmed before the first card (655a.10(a)(2))."""
     events = play(make_table, r)
     types = [e.type for e in events]
     if "no_more_bets.refused" in types:

@@ -181,6 +181,8 @@ def test_automated_shoe_burns_the_bottom_card_of_the_community_stack(table: Tabl
 
 @pytest.mark.parametrize("method", METHODS)
 def test_full_round_amounts(table: Table, method: DealingMethod) -> None:
+    """The Five Card Bonus pays $2 for the $1 wager on a pair of tens or better (643a.12(b) paytable A) and the Three
+    Card Bonus 1 to 1 on a pair (643a.12(c) paytable A)."""
     t = play_scripted_round(table, method)
     by = {(e.type, e.payload.get("seat")): e.payload for e in t.events}
     rows = {

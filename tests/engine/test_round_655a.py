@@ -86,6 +86,7 @@ def test_full_round_event_order_and_rules(make_table: MakeTable, deck: Deck) -> 
 
 
 def test_full_round_amounts(make_table: MakeTable, deck: Deck) -> None:
+    """A fold on 3rd Street collects the Ante at once (655a.11(b))."""
     t = play_scripted_round(make_table, deck)
     by = {(e.type, e.payload.get("seat")): e.payload for e in t.events}
     # Seat 1: J-J with K-K-5 is two pair, 2 to 1 on 10 + 30 + 10 + 20 dollars.

@@ -128,6 +128,7 @@ def test_no_card_identity_in_public_payload_before_settlement(chapter_table: Cha
 
 
 def test_full_round_amounts(chapter_table: ChapterTable, deck: Deck) -> None:
+    """The dealer's queen high qualifies (679a.1): seat 1's higher hand wins its Ante and Play Wagers 1 to 1."""
     t = play_scripted_round(chapter_table, deck)
     by = {(e.type, e.payload.get("seat")): e.payload for e in round_events(t)}
     # Dealer Q-9-4 is queen high and qualifies (679a.1). Seat 1's A-K-2 beats it: Ante and Play 1 to 1.
@@ -189,7 +190,8 @@ def test_a_fold_collects_the_ante_and_settles_nothing_else(chapter_table: Chapte
 
 
 def test_pair_bonus_community_card_and_bad_beat(chapter_table: ChapterTable, deck: Deck) -> None:
-    # 679a.9(g): one Pair Bonus community card once seats 2, 4 and the dealer have three cards each.
+    """679a.9(g): one Pair Bonus community card once every player and the dealer have three cards; a flush that loses to
+    the dealer pays the Bad Beat Bonus on the Play Wager (679a.1)."""
     seat2, seat4, dealer, community = ["5s", "5c", "Jd"], ["2h", "6h", "9h"], ["8c", "9c", "Ts"], "5h"
     order = [c for i in range(3) for c in (seat2[i], seat4[i], dealer[i])] + [community]
     t = table(chapter_table, [deck(order)], pair_bonus_layout="community_card")

@@ -256,8 +256,8 @@ def test_no_card_identity_in_public_payload_before_settlement(table: Table, meth
 
 @pytest.mark.parametrize("method", ["manual_shoe", "hand"])
 def test_all_six_cards_come_first_from_a_manual_shoe_or_the_hand(table: Table, method: DealingMethod) -> None:
-    # 683a.8(c), 683a.9(b): the first four cards go to the All-Six Bonus area, then one card at a time to
-    # each player clockwise from the dealer's left, then the community (683a.8(d), 683a.9(c)).
+    """683a.8(c), 683a.9(b): the first four cards go to the All-Six Bonus area, then one card at a time to each player
+    clockwise from the dealer's left, then the community (683a.8(d), 683a.9(c))."""
     t = table(method, ["Js", "Jc", "3d", "4d", "Ah", "2c", "Ad", "2d", "Ks", "Kh", "5s"])
     t.wager(2, "ante", 500)
     t.wager(4, "ante", 500)
@@ -281,8 +281,8 @@ def test_all_six_cards_come_first_from_a_manual_shoe_or_the_hand(table: Table, m
 
 
 def test_all_six_cards_come_from_the_stub_of_an_automated_shoe(table: Table) -> None:
-    # 683a.10(b): the two-card stacks first; 683a.10(c)(1), (2): then from the stub by hand, the four
-    # All-Six Bonus cards and the three community cards.
+    """683a.10(b): the two-card stacks first; 683a.10(c)(1), (2): then from the stub by hand, the four All-Six Bonus
+    cards and the three community cards, and the stub to the discard rack."""
     t = table("automated_shoe", ["Ah", "Ad", "2c", "2d", "Js", "Jc", "3d", "4d", "Ks", "Kh", "5s"])
     t.wager(2, "ante", 500)
     t.wager(2, "all_six_bonus", 500)
@@ -393,6 +393,7 @@ def test_face_up_card_in_an_automated_shoe_discarded_then_two_void(table: Table)
 
 
 def test_face_up_card_in_a_manual_shoe_is_not_used(table: Table) -> None:
+    """The card after the one found face up is the first All-Six Bonus card (683a.8(c)); the deck stays whole."""
     t = table("manual_shoe", ["9c", "Js", "Jc", "3d", "4d", "Ah", "Ad", "Ks", "Kh", "5s"])
     t.wager(1, "ante", 500)
     t.wager(1, "all_six_bonus", 500)
@@ -633,7 +634,9 @@ def test_a_departed_players_wagers_stay_abandoned_on_an_exposure_683a_13_d(table
     """683a.13(d) settles the optional wagers "in accordance with 683a.11(i)", which settles each remaining player's
     (683a.11(h)): a player who left (683a.7(b)) is not one. His wagers were lost or held when he left; the void lists
     them all with `players_left` (none paid out at the table) and settles none of them: settling them would pay, or
-    collect, a wager the house had already collected or holds for him. The remaining player's are settled."""
+    collect, a wager the house had already collected or holds for him. The remaining player's are settled.
+
+    The remaining player's Board Bonus pair is paid 1 to 1 (683a.12(c) paytable A)."""
     t = table(
         "automated_shoe", order("automated_shoe", [["Ah", "Ad"], ["2c", "7d"]], [], COMMUNITY), abandoned_wagers=how
     )

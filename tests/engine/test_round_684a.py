@@ -140,6 +140,7 @@ def test_no_card_identity_in_public_payload_before_settlement(chapter_table: Cha
 
 
 def test_full_round_amounts(chapter_table: ChapterTable, deck: Deck) -> None:
+    """A fold collects the Ante and Odds Wagers at once (684a.1 "Fold")."""
     t = play_scripted_round(chapter_table, deck)
     by = {(e.type, e.payload.get("seat")): e.payload for e in round_events(t)}
     # The dealer's A-K high qualifies (dealer_qualifies). Seat 4's flush beats it: Ante and Raise 1 to 1, the

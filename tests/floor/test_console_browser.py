@@ -110,6 +110,8 @@ def card_leaks(bodies: list[tuple[str, str]]) -> list[str]:
 def test_enrol_log_in_watch_validate_clear_and_switch(
     browser: Any, mosquitto: Mosquitto, pg_cluster: Any, tmp_path: Path
 ) -> None:
+    """The console shows the major meter back at its $1,000 reseed once the hit is paid (655a.12(c)(3)), and the dealing
+    method the table switched to once the shuffler is marked out of order (655a.13(g))."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
 

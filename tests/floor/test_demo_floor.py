@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_demo_floor_plays_n_rounds_and_exits_0() -> None:
+    """Each linked $5 wager puts 21 % into the meter (655a.12(c)(3) paytable A): whole multiples of $1.05."""
     argv = ["demo", "--floor", "--rounds", "3", "--seed", "3", "--http", "127.0.0.1:0"]
     done = subprocess.run(
         [sys.executable, "-m", "controller.cli", *argv],

@@ -80,6 +80,8 @@ def _report(dsn: str, day: date) -> dict[str, list[dict[str, Any]]]:
 async def test_day_reports_equal_each_tables_journal_totals_across_the_boundary_and_a_late_table(
     floor_dsn: str, tmp_path: Path
 ) -> None:
+    """A royal flush on a $100 Ante and $100 Streets is capped at the $50,000 aggregate payout limit (655a.12(b)), and
+    the reports carry the capped amount."""
     a = Played(tmp_path / "ms-a.sqlite", "ms-a", BOUNDARY - timedelta(hours=2))
     b = Played(tmp_path / "ms-b.sqlite", "ms-b", BOUNDARY - timedelta(hours=2), progressive_table())
     a.round(BOUNDARY - timedelta(minutes=50))

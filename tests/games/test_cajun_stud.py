@@ -324,6 +324,8 @@ def test_683a_12e(letter: str, cards: tuple[str, str]) -> None:
 def test_fold_forfeits_ante_and_raises_but_not_optional_wagers(
     decisions: str, raises: dict[str, int], rule: str
 ) -> None:
+    """A fold forfeits the Ante and Raise Wagers; the optional wagers still settle by their hands, in the order of
+    683a.11(i)(1)-(4)."""
     wagers = {"ante": 500, **raises, "pocket_bonus": 100, "board_bonus": 100, "lo_ball": 100, "all_six_bonus": 100}
     results = settle_round(rules(), record([seat(1, "As Ad", wagers, decisions)], "Ac Ah 2d", "Kc Kd Ks 3h"))
     forfeits = results[: 1 + len(raises)]
@@ -347,7 +349,7 @@ def test_folded_seat_without_card_reading_wagers_may_omit_its_cards() -> None:
 
 
 def test_settlement_order() -> None:
-    # Forfeits at each decision clockwise (ascending seat), then 683a.11(h) counterclockwise (descending).
+    """Forfeits at each decision clockwise, then the Ante and Raise Wagers settled counterclockwise (683a.11(h))."""
     rec = record(
         [
             seat(1, "2c 3d", {"ante": 100, "raise_1": 100}, "raise fold"),

@@ -84,6 +84,8 @@ def test_exposed_community_683a_13_d() -> None:
 
 
 def test_raises() -> None:
+    """Trips pay 3 to 1 (683a.12(a) paytable B) and a pair of queens 5 to 1 on the Pocket Bonus (683a.12(b) paytable A);
+    a losing hand loses the Ante and Raises (683a.11(h)(2)); a pair of 7s pushes them (683a.12(a) "Push")."""
     results = settle("cajun-stud--raises.settle.json")
     # Seat 5: trips, 3 to 1 in 683a.12(a) paytable B, on raises of 2x, 3x and 1x the $10 Ante; pair of
     # queens 5 to 1 in 683a.12(b) paytable A.
@@ -103,6 +105,7 @@ def test_raises() -> None:
 
 
 def test_fold_with_bonuses() -> None:
+    """Seat 6's four aces pay 50 to 1 on the All-Six Bonus (683a.12(e) paytable E)."""
     results = settle("cajun-stud--fold-with-bonuses.settle.json")
     # The forfeits come first, at the decision where each player folded (683a.11(b), (d), (f)).
     assert [(r.seat, r.wager, r.rule) for r in results[:6]] == [
@@ -143,6 +146,8 @@ def test_lo_ball() -> None:
 
 
 def test_payout_limit() -> None:
+    """The aggregate payout limit per player per round (683a.12(f)) caps seats 3 and 4 together; the Pocket Bonus is
+    outside it."""
     results = settle("cajun-stud--payout-limit.settle.json")
     # card-2201 plays boxes 3 and 4: seat 4's royal flush settles first and takes the whole $50,000 of
     # 683a.12(f); seat 3's straight flush then pays nothing beyond the returned wagers. The Pocket Bonus is

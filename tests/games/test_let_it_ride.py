@@ -766,6 +766,8 @@ def _example(case: str) -> LetItRideSettlement:
 
 
 def test_example_rides() -> None:
+    """A royal flush's Let It Ride Wagers are capped at the $50,000 payout limit on a single hand (643a.12(g)); the Five
+    Card Bonus is not."""
     s = _example("rides").settled
     assert [x.paid for x in rows(s, 6, "bet_1") + rows(s, 6, "bet_2") + rows(s, 6, "bet_3")] == [
         1_666_667,
@@ -793,6 +795,7 @@ def test_example_withdrawals() -> None:
 
 
 def test_example_progressive_envy() -> None:
+    """The Magic Card held with a losing hand pays nothing (643a.11(f)(3)(v)(A))."""
     result = _example("progressive-envy")
     s = result.settled
     assert one(s, 7, "five_card_progressive").paid + 500 == 2_500_000  # 100% of meter at seat 7's turn

@@ -31,6 +31,8 @@ def rows(results: Sequence[Settled], seat: int, wager: str) -> list[Settled]:
 
 
 def test_two_straight_flushes_take_10_percent_of_the_meter_in_turn_and_envy_each_other() -> None:
+    """Paytable A: a straight flush wins 10 % of the meter (655a.12(c)(1)), seat 6 first (655a.11(h)), seat 4 then 10 %
+    of what is left; each is paid $300 Envy Bonus for the other's (655a.12(c)(5))."""
     # Paytable A: a straight flush wins 10% of the meter (655a.12(c)(1)); seat 6 is paid first (655a.11(h)).
     r = rules(progressive_paytable="A")
     rec = record(
@@ -72,6 +74,7 @@ def test_no_envy_for_the_same_players_other_box() -> None:
 
 
 def test_royal_takes_the_whole_meter_which_resets_to_the_reseed() -> None:
+    """Paytable B with a $5 wager: the mega meter reseeds at $10,000 for 1, $50,000 (655a.12(c)(3))."""
     # Paytable B with a $5 wager: mega reseed is $10,000 for 1 = $50,000 (655a.12(c)(3)); envy $5,000.
     r = rules(progressive_paytable="B", progressive_wager_cents=500)
     rec = record(
@@ -107,6 +110,7 @@ def test_paytable_c_four_of_a_kind_is_the_minor_and_trips_10_for_1() -> None:
 
 
 def test_five_card_hand_bonus_with_magic_card_and_lucky_bonus() -> None:
+    """The Magic Card pays 20 for 1 with a winning hand only (655a.12(e)(3)): seat 3's flush, not the others'."""
     r = rules(five_card_hand_bonus=True, magic_card_bonus=True, lucky_bonus=True)
     rec = record(
         [

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli.main import main
 from controller.store.anchor import Claim
 from controller.store.archive import archive, default_dir
 from controller.store.integrity import assess
@@ -26,6 +25,7 @@ from controller.store.journal import Journal
 from controller.store.reader import JournalReader
 from controller.store.segments import recorded
 from tests.journal.archive_rounds import TABLE, all_rows, make, play_round
+from tests.tablectl_runs import in_process
 
 
 def independent(path: Path, directory: Path) -> list[str]:
@@ -48,15 +48,7 @@ def independent(path: Path, directory: Path) -> list[str]:
 
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., subprocess.CompletedProcess[str]]:
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        try:
-            rc = main(list(args))
-        except SystemExit as exit_:
-            rc = int(exit_.code or 0)
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(list(args), rc, out, err)
-
-    return run
+    return lambda *args: in_process(capsys, *args)
 
 
 def test_archive_keeps_the_last_rounds_and_verify_starts_from_the_recorded_head(

@@ -19,43 +19,20 @@ from typing import Any
 import pytest
 
 from controller.cli.journal import PROGRESS_EVERY
-from controller.cli.main import main
 from controller.core.events import DomainEvent
 from controller.store.journal import Journal
 from controller.store.schema import SCHEMA_VERSION
+from tests.tablectl_runs import in_process, tablectl
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 Run = Callable[..., subprocess.CompletedProcess[str]]
 DEMO = Path(__file__).resolve().parents[2] / "configs" / "demo.toml"
 
 
-def tablectl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "controller.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-
-
 @pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., subprocess.CompletedProcess[str]]:
+def cli(capsys: pytest.CaptureFixture[str]) -> Run:
     """tablectl in this process: the same main() the console script calls."""
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        # What the fixtures printed before (the journal's own "journal opened" line, while structlog is still at its
-        # defaults, as when this file runs first) is not the command's output.
-        capsys.readouterr()
-        try:
-            rc = main(list(args))
-        except SystemExit as exit_:  # argparse's usage errors
-            rc = int(exit_.code or 0)
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(list(args), rc, out, err)
-
-    return run
+    return lambda *args: in_process(capsys, *args)
 
 
 def make_journal(path: Path, n: int, table_id: str = "T1") -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,6 +23,7 @@ import pytest
 from controller.store.archive import default_dir
 from controller.store.journal import Journal
 from tests.engine.mississippi_table import make
+from tests.tablectl_runs import tablectl
 
 START = datetime(2026, 11, 21, 7, 0, tzinfo=UTC)  # gaming day 2026-11-21 (06:00 UTC start)
 # 655a.7: Antes on three seats, a Three Card Bonus (655a.12(f)) on one: money in, money out, folds.
@@ -37,11 +37,7 @@ CONFIGS = ROOT / "configs"
 def cli() -> Callable[..., subprocess.CompletedProcess[str]]:
     """`tablectl` as a real process (its stdout is the command's alone: no log lines in the JSON)."""
 
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "controller.cli", *args]
-        return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
-
-    return run
+    return lambda *args: tablectl(*args, cwd=ROOT)
 
 
 def play(path: Path) -> None:

@@ -2,8 +2,8 @@
 
 An exact analysis is deterministic and takes seconds (679a's 5 s), and tests/par/test_cli.py, test_crosscheck.py and
 test_published.py read the same configs' sheets: those modules share the xdist group `par_sheets`, so one worker
-analyses each game once. What `tablectl par` prints is still analysed afresh by its own tests (they run the command
-line)."""
+analyses each game once (tests/e2e/test_optimal_players_e2e.py joins them: its strategies read the same tables).
+What `tablectl par` prints is still analysed afresh by its own tests (they run the command line)."""
 
 from __future__ import annotations
 

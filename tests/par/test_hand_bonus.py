@@ -99,6 +99,7 @@ def test_the_variance_is_worked_from_the_joint_distribution() -> None:
 
 
 def test_a_higher_meter_returns_more_and_the_smaller_let_it_ride_wager_gets_more_of_it() -> None:
+    """643a.12(f)(4): one meter whatever the wager, so the smaller wager's edge is the lower."""
     _, rules = _lir()
     small, large = let_it_ride_optional.five_card_hand_bonus(rules, {})
     higher, _ = let_it_ride_optional.five_card_hand_bonus(rules, {"five_card_hand_bonus": 5_000_000})
@@ -161,7 +162,9 @@ def test_the_magic_card_pays_on_exactly_five_of_the_52_cards_the_system_can_draw
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The sheet's 5/52 is exact only if the draw is one card of the 52 and settlement pays the five the player holds;
-    both checked: what the real draw chooses from, and settlement over every card it could choose."""
+    both checked: what the real draw chooses from, and settlement over every card it could choose.
+
+    The same draws on a losing hand pay nothing (655a.1, 655a.11(i)(3)(i))."""
     offered: list[tuple[str, ...]] = []
 
     def choice(seq: Sequence[str]) -> str:
@@ -182,6 +185,7 @@ def test_the_magic_card_pays_on_exactly_five_of_the_52_cards_the_system_can_draw
 
 
 def test_the_lucky_bonus_pays_one_position_of_the_table_and_the_lir_magic_card_counts_the_community_cards() -> None:
+    """643a.1: the Magic Card may be one of the community cards, and pays with a winning hand only."""
     _, ms = _ms()
     flush = ["2d", "8d", "Jd", "Kd", "4d"]
     wins = [seat for seat in range(1, ms.seats + 1) if _net(_settle_ms(ms, flush, magic="2c", lucky=seat)) > 4_900]

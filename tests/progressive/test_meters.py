@@ -102,6 +102,7 @@ def test_fractions_of_a_cent_are_carried_not_lost() -> None:
 
 
 def test_two_hits_of_a_level_in_one_round_are_paid_in_turn() -> None:
+    """Seat 6 is paid first (655a.11(h)), the major reseeds and seat 3 is paid that."""
     # Paytable B: a straight flush wins 100% of the major (655a.12(c)(1)). Seat 6 is paid first (655a.11(h)),
     # the major reseeds to $1,000 for 1 (655a.12(c)(3)) and seat 3 is paid that (655a.12(c)(4)).
     params = table(mississippi_stud_progressive("B", 100))
@@ -162,7 +163,7 @@ def test_ten_percent_then_royal_in_one_round_under_paytable_a() -> None:
 
 
 def test_five_card_hand_bonus_reseeds_at_0_from_its_8_percent_reserve() -> None:
-    # 655a.12(e)(4): seed $10,000 for 1, reseed $0, primary 13 %, reserve 8 %.
+    """655a.12(e)(4): seed $10,000 for 1, reseed $0, primary 13 %, reserve 8 %."""
     params = table(mississippi_stud_five_card_hand_bonus(100))
     meters, _ = seeded(params)
     assert meters.display() == {"five_card_hand_bonus": 1_000_000}

@@ -7,13 +7,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from controller.release.manifest import PACKAGES
+from tests import tablectl_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,16 +29,7 @@ class Install:
 
     def tablectl(self, *args: str | Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         # `-m` puts the working directory first on sys.path: the copy is imported, not the checkout.
-        return subprocess.run(
-            [sys.executable, "-m", "controller.cli", *map(str, args)],
-            cwd=self.root,
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+        return tablectl_runs.tablectl(*args, timeout=timeout, cwd=self.root, env=self.env())
 
     def sign(self) -> str:
         """Sign the installation as it is now; the digest `release sign` printed."""
