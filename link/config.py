@@ -94,6 +94,11 @@ class LinkSection(_Section):
     id: str = Field(pattern=ID_PATTERN, description="the link's name in topics, events and reports")
     lease_ms: int = Field(5000, ge=500, le=60_000, description="how long a heartbeat's lease lets a table play")
     heartbeat_ms: int = Field(1000, ge=100, le=30_000, description="how often a table renews its lease")
+    # Off until every floor reading this link's topics is one that knows the field (docs/mqtt.md, "The link"): a floor
+    # older than it refuses the whole retained list, and its console then shows no pending jackpot.
+    jackpot_meter_after: bool = Field(
+        False, strict=True, description="the retained jackpot list says each hit's meter_after_cents"
+    )
 
     @model_validator(mode="after")
     def _renew_in_time(self) -> LinkSection:
