@@ -193,6 +193,7 @@ _FIXES = {
     "progressive": "give the linked meters as [[progressive]] with wager, rule and [[progressive.levels]]",
     "supervisors": "add [[supervisors]] entries (tablectl command keygen prints one) to sign the link's commands",
     "database.dsn": 'write the PostgreSQL connection string, e.g. dsn = "host=db1,db2 dbname=link user=link"',
+    "link.jackpot_meter_after": 'write true (only once every floor is upgraded: docs/mqtt.md, "The link") or false',
     "database.connect_timeout_s": "give the whole seconds a connect may wait on each host, 1 to 300 (default 10)",
     "mqtt.broker": "write mqtt://host[:port] or mqtts://host[:port]",
 }
