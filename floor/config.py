@@ -62,9 +62,26 @@ class MqttSection(_Section):
         return parse_broker_address(self.broker)
 
 
+# libpq waits for ever on a connect that a host takes and never answers (a database host gone dark, a firewall that
+# drops the reply) unless connect_timeout bounds it: a command then hangs saying nothing, and a service's worker
+# thread in that connect holds its exit. The default of [database] connect_timeout_s.
+CONNECT_TIMEOUT_S = 10
+
+
 class DatabaseSection(_Section):
     dsn: str = Field(description="libpq connection string or URL; a multi-host string follows the writable primary")
     password_file: Path | None = None
+    # strict: "5" or 2.5 is refused (libpq takes whole seconds), not read as 5 or 2.
+    connect_timeout_s: int = Field(CONNECT_TIMEOUT_S, ge=1, le=300, strict=True)
+
+    @model_validator(mode="after")
+    def _one_timeout(self) -> DatabaseSection:
+        if "connect_timeout_s" in self.model_fields_set and "connect_timeout" in conninfo_to_dict(self.dsn):
+            raise ValueError(
+                "connect_timeout is set twice, in dsn and as connect_timeout_s: keep it in one place "
+                "(connect_timeout_s, and take connect_timeout= out of dsn)"
+            )
+        return self
 
     @field_validator("dsn")
     @classmethod
@@ -309,6 +326,7 @@ class FloorConfig(_Section):
 _FIXES = {
     "database": 'add a [database] section with dsn = "host=... port=5432 dbname=floor user=..."',
     "database.dsn": 'write the PostgreSQL connection string, e.g. dsn = "host=db1,db2 dbname=floor user=floor"',
+    "database.connect_timeout_s": "give the whole seconds a connect may wait on each host, 1 to 300 (default 10)",
     "mqtt.broker": "write mqtt://host[:port] or mqtts://host[:port]",
     "mqtt.prefix": "use letters, digits, -, _ and / only, as in the tables' [mqtt] prefix",
     "gaming_day.starts_at": 'write the hour the gaming day starts, e.g. "06:00"',

@@ -15,23 +15,21 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from floor.config import DatabaseSection, read_secret
 from floor.interrupt import PromptConnection
 
-# libpq waits for ever on a connect that a host takes and never answers (a database host gone dark, a firewall that
-# drops the reply) unless connect_timeout bounds it: a command then hangs saying nothing, and a service's worker
-# thread in that connect holds its exit. A dsn (or PGCONNECT_TIMEOUT) that sets one keeps its own.
-CONNECT_TIMEOUT_S = 10
 
-
-def connect_bound(dsn: str) -> dict[str, int]:
-    """connect_timeout=CONNECT_TIMEOUT_S for a dsn that sets none (nor PGCONNECT_TIMEOUT), else nothing."""
-    if "connect_timeout" in conninfo_to_dict(dsn) or os.environ.get("PGCONNECT_TIMEOUT"):
+def connect_bound(db: DatabaseSection) -> dict[str, int]:
+    """connect_timeout=[database] connect_timeout_s, unless the dsn sets its own or, the key left to its default,
+    PGCONNECT_TIMEOUT does (a keyword given to libpq beats its environment)."""
+    if "connect_timeout" in conninfo_to_dict(db.dsn):
         return {}
-    return {"connect_timeout": CONNECT_TIMEOUT_S}
+    if "connect_timeout_s" not in db.model_fields_set and os.environ.get("PGCONNECT_TIMEOUT"):
+        return {}
+    return {"connect_timeout": db.connect_timeout_s}
 
 
 def conninfo(db: DatabaseSection) -> str:
     password = read_secret(db.password_file, "database.password_file")
     extra: dict[str, str | int] = {"password": password} if password is not None else {}
-    extra.update(connect_bound(db.dsn))
+    extra.update(connect_bound(db))
     # UTC sessions: date_trunc('hour', ts) and every timestamp shown mean the same on every server.
     return make_conninfo(db.dsn, application_name="tablectl-floor", options="-c TimeZone=UTC", **extra)
 
@@ -46,9 +44,9 @@ async def async_connect(db: DatabaseSection) -> psycopg.AsyncConnection[tuple[An
     return await psycopg.AsyncConnection.connect(conninfo(db), autocommit=True)
 
 
-def where(dsn: str) -> str:
+def where(db: DatabaseSection) -> str:
     """The DSN without its password, for the log, with the connect_timeout it is given when it sets none."""
-    info = conninfo_to_dict(make_conninfo(dsn, **connect_bound(dsn)))
+    info = conninfo_to_dict(make_conninfo(db.dsn, **connect_bound(db)))
     return " ".join(f"{k}={v}" for k, v in info.items() if k != "password")
 
 

@@ -83,7 +83,8 @@ class LinkHitMsg(_Msg):
     amount_cents: int = Field(ge=0)
     meter_before_cents: int = Field(ge=0)
     validated_by: str | None = None
-    # A claim's answer's (link/protocol.py HitOut); the link leaves it off the pending list, read here if it comes.
+    # A claim's answer's (link/protocol.py HitOut); on the pending list only from a link with [link]
+    # jackpot_meter_after (docs/mqtt.md's upgrade order), read and shown here when it comes.
     meter_after_cents: int | None = Field(None, ge=0)
 
 

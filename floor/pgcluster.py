@@ -86,8 +86,8 @@ class PgCluster:
     proc: subprocess.Popen[bytes] | None = None
     # Made in a temp dir of its own (not a caller's `base`): deleted by remove(), or by the leash when we end.
     owned: bool = False
-    # Where a fresh port comes from when the one numbered is taken at the first start; None: the port is the
-    # caller's and is kept (it may have handed it out already).
+    # Where the port comes from: picked at the first start, just before the server binds it, and again should that
+    # one be taken; None: the port is the caller's and is kept (it may have handed it out already).
     ports: Callable[[], int] | None = None
     started: bool = False
 
@@ -100,8 +100,9 @@ class PgCluster:
         ports: Callable[[], int] = free_port,
         **settings: str,
     ) -> PgCluster:
-        """initdb a new cluster under `base` (a new temp dir by default) on a port from `ports`; not started yet.
-        Should that port be taken when it starts, the first start() takes another from `ports`."""
+        """initdb a new cluster under `base` (a new temp dir by default); not started yet, and with no port until
+        then: the first start() takes one from `ports` just before the server binds it (initdb takes seconds, in which
+        a port picked before it could be bound by another server), and another should that one be taken."""
         for line in sweep_stale():
             structlog.get_logger(__name__).warning("stale server dir swept", what=line)
         owned = base is None
@@ -110,7 +111,7 @@ class PgCluster:
             base = Path(tempfile.mkdtemp(prefix="tablectl-pg-"))
             # Before initdb: a kill during it leaves no dir behind either.
             Leash.mine().own(base)
-        cluster = cls(base=base, port=ports(), durable=durable, settings=dict(settings), owned=owned, ports=ports)
+        cluster = cls(base=base, port=0, durable=durable, settings=dict(settings), owned=owned, ports=ports)
         try:
             cluster._initdb()
         except BaseException:
@@ -128,6 +129,8 @@ class PgCluster:
         return self.base / "postgres.log"
 
     def dsn(self, dbname: str = "postgres") -> str:
+        if self.port == 0:
+            raise ClusterError("the cluster has no port before its first start(): start it, then ask for its DSN")
         return f"host={self.host} port={self.port} user={SUPERUSER} dbname={dbname} connect_timeout=5"
 
     def _own(self, path: Path) -> None:
@@ -163,13 +166,14 @@ class PgCluster:
     def start(self, timeout: float = 30.0) -> None:
         if self.proc is not None and self.proc.poll() is None:
             return
-        # Only before the first start may the port change: after it, clients hold DSNs naming this one.
+        # Only before the first start may the port change: after it, clients hold DSNs naming this one. Picked here,
+        # right before the postmaster binds it, so the window in which another server may take it is the fork's.
         fresh = self.ports is not None and not self.started
         try:
             on_a_free_port(
                 lambda port: self._start_on(port, timeout),
                 self.ports or (lambda: self.port),
-                first=self.port,
+                first=None if fresh else self.port,
                 attempts=PORT_ATTEMPTS if fresh else 1,
             )
         except PortsTaken as taken:
@@ -181,8 +185,9 @@ class PgCluster:
         self.started = True
 
     def _start_on(self, port: int, timeout: float) -> None:
-        if port != self.port:  # a fresh port after a taken one (floor.ports.on_a_free_port)
-            structlog.get_logger(__name__).info("port taken, trying another", port=self.port, fresh=port)
+        if port != self.port:
+            if self.port:  # a fresh port after a taken one (floor.ports.on_a_free_port)
+                structlog.get_logger(__name__).info("port taken, trying another", port=self.port, fresh=port)
             self.port = port
         self._start_once(timeout)
 
@@ -309,7 +314,7 @@ class PgCluster:
         with `synchronous`, the primary waits for it at each commit (synchronous_standby_names)."""
         base = self.base.parent / f"{self.base.name}-{name}"
         ports = self.ports or free_port
-        standby = PgCluster(base=base, port=ports(), durable=self.durable, owned=self.owned, ports=ports)
+        standby = PgCluster(base=base, port=0, durable=self.durable, owned=self.owned, ports=ports)
         standby.settings = dict(self.settings)
         standby.base.mkdir(parents=True, exist_ok=True)
         if standby.owned:

@@ -70,7 +70,7 @@ class FloorService:
         if not await self._migrate() or (conn := await self._connect_db()) is None:
             return
         writer = ArchiveWriter(conn, self.config.gaming_day, await load_state(conn), ingest=self.config.ingest)
-        log.info("floor archive ready", tables=len(writer.state.live), database=where(self.config.database.dsn))
+        log.info("floor archive ready", tables=len(writer.state.live), database=where(self.config.database))
         self.session.had = bool(writer.state.live)  # an earlier run archived tables: it had a session
         if self.console is not None and not await self._start_console(self.console, writer):
             return await writer.conn.close()  # stopped while the console loaded (said)
@@ -109,7 +109,7 @@ class FloorService:
         """The console loaded from the archive and serving; False once stopped first (said)."""
         console.clock = writer.clock.now  # the tiles' gap ages and links' times on the clock that stamped them
         if not await load_unless_stopped(console.view, writer.state.live, self.config.database, self.stopping):
-            log.info("floor stopped before its console was loaded", database=where(self.config.database.dsn))
+            log.info("floor stopped before its console was loaded", database=where(self.config.database))
             return False
         url = await console.start()
         # Said on stdout too: `tablectl demo --floor` and the tests read the address a port 0 was given.
@@ -158,7 +158,7 @@ class FloorService:
 
     def _stopped_at_start(self) -> bool:
         if not self.tasks.started:  # once running, run() says what the writer left (say_left)
-            log.info("floor stopped before its archive was reachable", database=where(self.config.database.dsn))
+            log.info("floor stopped before its archive was reachable", database=where(self.config.database))
         return True
 
     async def _connect_db(self) -> AsyncConn | None:
@@ -172,7 +172,7 @@ class FloorService:
                     self._stopped_at_start()
                     return None
                 try:
-                    await hold(conn, where(self.config.database.dsn))
+                    await hold(conn, where(self.config.database))
                 except BaseException:
                     await conn.close()
                     raise

@@ -94,6 +94,11 @@ class LinkSection(_Section):
     id: str = Field(pattern=ID_PATTERN, description="the link's name in topics, events and reports")
     lease_ms: int = Field(5000, ge=500, le=60_000, description="how long a heartbeat's lease lets a table play")
     heartbeat_ms: int = Field(1000, ge=100, le=30_000, description="how often a table renews its lease")
+    # Off until every floor reading this link's topics is one that knows the field (docs/mqtt.md, "The link"): a floor
+    # older than it refuses the whole retained list, and its console then shows no pending jackpot.
+    jackpot_meter_after: bool = Field(
+        False, strict=True, description="the retained jackpot list says each hit's meter_after_cents"
+    )
 
     @model_validator(mode="after")
     def _renew_in_time(self) -> LinkSection:
@@ -188,6 +193,8 @@ _FIXES = {
     "progressive": "give the linked meters as [[progressive]] with wager, rule and [[progressive.levels]]",
     "supervisors": "add [[supervisors]] entries (tablectl command keygen prints one) to sign the link's commands",
     "database.dsn": 'write the PostgreSQL connection string, e.g. dsn = "host=db1,db2 dbname=link user=link"',
+    "link.jackpot_meter_after": 'write true (only once every floor is upgraded: docs/mqtt.md, "The link") or false',
+    "database.connect_timeout_s": "give the whole seconds a connect may wait on each host, 1 to 300 (default 10)",
     "mqtt.broker": "write mqtt://host[:port] or mqtts://host[:port]",
 }
 

@@ -40,7 +40,7 @@ class DatabaseDown(Exception):
 def conninfo(config: LinkConfig) -> str:
     password = secret(config.database.password_file, "database.password_file")
     extra: dict[str, str | int] = {"password": password} if password is not None else {}
-    extra.update(connect_bound(config.database.dsn))  # a dsn without connect_timeout gets floor.db's bound
+    extra.update(connect_bound(config.database))  # [database] connect_timeout_s, as the floor's
     return make_conninfo(config.database.dsn, application_name="tablectl-link", options="-c TimeZone=UTC", **extra)
 
 

@@ -95,9 +95,10 @@ class HitOut(_Message):
     amount_cents: int
     meter_before_cents: int
     validated_by: str | None = None
-    # A claim's answer only (left out of the pending jackpots: a floor older than it refuses unknown fields): the table
-    # books the link's meter after the award and its reseed, not the chapter's estimate of it. A table older than
-    # this field ignores it; a link older than it sends none, and the table estimates as before.
+    # A claim's answer (on the pending jackpots only with [link] jackpot_meter_after: a floor older than it refuses
+    # unknown fields, docs/mqtt.md's upgrade order): the table books the link's meter after the award and its reseed,
+    # not the chapter's estimate of it. A table older than this field ignores it; a link older than it sends none,
+    # and the table estimates as before.
     meter_after_cents: int | None = Field(None, description="the level's meter after the award and its reseed")
 
 

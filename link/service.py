@@ -118,7 +118,7 @@ class LinkService:
             link_id=self.config.link.id,
             status=state.status,
             seq=state.seq,
-            database=where(self.config.database.dsn),
+            database=where(self.config.database),
         )
         self.tasks.start("link-listener", self._listen())
         self.tasks.start("link-contributions", self.tables.commit_loop())

@@ -115,11 +115,13 @@ class Signs:
             self.published_state, self.published_state_bare = text, bare
             if link_state.refusals is not None:
                 self.refusals_published_at = now
-        hits = await self.db.call(lambda s: s.hits())
+        meter_after = self.config.link.jackpot_meter_after
+        hits = await self.db.call(lambda s: s.hits(meter_after))
         pending = PendingJackpots(
             link_id=link_id, pending=[hit_out(self.config, h) for h in hits if h.validated_by is None]
         )
-        text = pending.model_dump_json(exclude={"pending": {"__all__": {"meter_after_cents"}}})
+        # Left out unless [link] jackpot_meter_after: a floor older than the field refuses the list whole.
+        text = pending.model_dump_json(exclude=None if meter_after else {"pending": {"__all__": {"meter_after_cents"}}})
         if text != self.published_jackpots:
             await client.publish(f"{base}/jackpot", text, qos=1, retain=True)
             self.published_jackpots = text

@@ -60,13 +60,18 @@ class LinkStore:
         keys = ("seq", "ts", "type", "rule", "table_id", "round_id", "payload")
         return [dict(zip(keys, (r[0], r[1].isoformat(), *r[2:]), strict=True)) for r in rows]
 
-    def hits(self) -> list[Hit]:
+    def hits(self, meter_after: bool = False) -> list[Hit]:
+        """Every hit; with `meter_after`, each one awaiting validation with the meter its claim booked (a lookup per
+        pending hit: a handful at a time)."""
         rows = self.conn.execute(
             "SELECT table_id, round_id, seat, level, hit_seq, amount_cents, meter_before_cents, rule, validated_by "
             "FROM link_hit ORDER BY hit_seq"
         ).fetchall()
+        hits = [Hit(*r) for r in rows]
+        if meter_after:
+            hits = [h if h.validated_by else replace(h, meter_after_cents=self._meter_after(h.hit_seq)) for h in hits]
         self.conn.commit()
-        return [Hit(*r) for r in rows]
+        return hits
 
     # -- the link's lifetime ------------------------------------------------------------------------------
 

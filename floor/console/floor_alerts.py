@@ -81,6 +81,8 @@ def link_alerts(link: LinkLive) -> list[dict[str, Any]]:
     """A link's alerts (group "link:<id>"): each hit awaiting the link's validation, at the top; the link down."""
     out: list[dict[str, Any]] = []
     for key, h in sorted(link.pending.items(), key=lambda kv: int(kv[1]["order"])):
+        # Said only by a link with [link] jackpot_meter_after (docs/mqtt.md's upgrade order); absent, nothing shown.
+        after = h.get("meter_after_cents")
         out.append(
             {
                 "table_id": str(h["table_id"]),
@@ -88,7 +90,8 @@ def link_alerts(link: LinkLive) -> list[dict[str, Any]]:
                 "key": f"{link.link_id}:{key}",
                 "since": h.get("since") or "",
                 "text": f"linked jackpot pending on {link.link_id}: table {h['table_id']} (asset {h['asset_number']})"
-                f" seat {h['seat']} {h['level']} {money_text(h['amount_cents'])}, win #{h['order']}",
+                f" seat {h['seat']} {h['level']} {money_text(h['amount_cents'])}, win #{h['order']}"
+                + (f"; the meter after it {money_text(after)}" if after is not None else ""),
                 "verb": "validate_jackpot",
                 "args": {"table_id": h["table_id"], "round_id": h["round_id"], "seat": h["seat"], "level": h["level"]},
                 "rank": 0,

@@ -45,7 +45,8 @@ def test_an_unknown_setting_like_none_is_listed_with_the_sections_settings() -> 
     with pytest.raises(FloorConfigError) as err:
         parse_floor_config('[database]\ndsn = "dbname=x"\nqqq = 1\n', "floor.toml")
     assert str(err.value) == (
-        "floor.toml: 1 problem(s):\n  database.qqq: unknown setting: remove it; known here: dsn, password_file"
+        "floor.toml: 1 problem(s):\n  database.qqq: unknown setting: remove it; known here: connect_timeout_s, dsn, "
+        "password_file"
     )
 
 

@@ -34,6 +34,7 @@ from floor.config import parse_floor_config
 from floor.console.auth import login_bytes
 from floor.console.plumbing import CSP, MAX_BODY, SECURITY_HEADERS, ConsoleProtocol
 from floor.console.server import ConsoleServer
+from floor.console.session_ack import ACK_PATH
 from floor.db import connect
 from floor.pgcluster import PgCluster
 from floor.schema import migrate
@@ -228,7 +229,9 @@ def test_half_sent_requests_and_many_connections_are_dropped_in_time_and_others_
 
 JSON_LEAF = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
 JSON = st.recursive(JSON_LEAF, lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=20)
-FIELDS = st.sampled_from(["key_id", "challenge", "signature", "role", "public_key", "command_id", "table_id", "verb"])
+FIELDS = st.sampled_from(
+    ["key_id", "challenge", "signature", "role", "public_key", "command_id", "table_id", "verb", "since"]
+)
 BODIES = st.one_of(
     st.dictionaries(FIELDS, JSON).map(lambda d: json.dumps(d).encode()),  # well-formed, wrong types and values
     st.dictionaries(FIELDS, st.text()).map(lambda d: json.dumps(d).encode()),  # strings with NULs and surrogates
@@ -238,7 +241,7 @@ BODIES = st.one_of(
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(body=BODIES, path=st.sampled_from(["/api/enrol", "/api/login/challenge", "/api/login", RELAY]))
+@given(body=BODIES, path=st.sampled_from(["/api/enrol", "/api/login/challenge", "/api/login", RELAY, ACK_PATH]))
 def test_any_body_gets_an_answer_naming_its_problem_never_a_500(console: Console, body: bytes, path: str) -> None:
     r = console.post(path, body)
     assert r.status in (200, 400, 403, 409, 413), r

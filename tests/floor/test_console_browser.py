@@ -346,8 +346,10 @@ def test_a_linked_jackpot_on_every_linked_tile_validated_through_the_link(
         publish(f"{base}/state", state.model_dump_json(), retain=True)
         meter = protocol.LinkMeter(link_id="mega", level="mega", display_cents=5_012_345, seq=41)
         publish(f"{base}/progressive/mega", meter.model_dump_json(), retain=True)
+        # As a link with [link] jackpot_meter_after publishes it: the meter after the hit is on the panel's line.
         hit = protocol.HitOut(table_id="lk-2", asset_number="T-1002", round_id="lk-2-r7", seat=5, level="mega",
-                              order=41, amount_cents=5_230_000, meter_before_cents=5_230_000)  # fmt: skip
+                              order=41, amount_cents=5_230_000, meter_before_cents=5_230_000,
+                              meter_after_cents=1_234_500)  # fmt: skip
         publish(f"{base}/jackpot", protocol.PendingJackpots(link_id="mega", pending=[hit]).model_dump_json(), True)
 
         panel = '.link-panel[data-link="mega"]'
@@ -359,11 +361,14 @@ def test_a_linked_jackpot_on_every_linked_tile_validated_through_the_link(
             css = f'.tile[data-table="{table}"] .jackpot.linked'
             wait.until(ec.text_to_be_present_in_element((By.CSS_SELECTOR, css), "lk-2 seat 5 mega $52,300.00"))
         assert not browser.find_elements(By.CSS_SELECTOR, '.tile[data-table="lk-3"] .jackpot')
+        pending = browser.find_element(By.CSS_SELECTOR, f'{panel} .jackpot[data-order="41"]').text
+        assert pending.endswith("(win #41), meter after $12,345.00"), pending
         healthy = browser.find_element(By.CSS_SELECTOR, '.tile[data-table="lk-1"] .link').get_attribute("class")
         unleased = browser.find_element(By.CSS_SELECTOR, '.tile[data-table="lk-2"] .link')
         assert healthy == "link ok" and "no lease" in unleased.text and unleased.get_attribute("class") == "link bad"
         first = browser.find_element(By.CSS_SELECTOR, "#alerts li:first-child")
         assert first.get_attribute("data-kind") == "link_jackpot" and first.get_attribute("data-target-id") == "mega"
+        assert "the meter after it $12,345.00" in first.text, first.text
         assert browser.execute_script("return document.querySelector('.tile[data-table=\"lk-3\"]').dataset.mark;") == (
             "kept"
         )

@@ -26,6 +26,7 @@ from controller.mqtt.contract import SupervisorCommand, TableEvent
 from controller.supervisor.envelope import loads, public_key_b64, sign_command, signature_problem
 from floor.config import parse_floor_config
 from floor.console.auth import login_bytes
+from floor.console.floor_alerts import link_alerts
 from floor.console.server import ConsoleServer
 from floor.console.verbs import LINK_VERBS
 from floor.links import (
@@ -288,6 +289,30 @@ def test_a_linked_hit_is_on_every_linked_tile_and_first_of_the_alerts() -> None:
     # The tilts are older, yet after the jackpot.
     assert [a["kind"] for a in floor["alerts"]] == ["link_jackpot", "tilt", "tilt", "tilt"]
     assert floor["links"][0]["pending"][0]["since"] == "2026-11-26T13:00:00.000000Z"
+
+
+@pytest.mark.parametrize("meter_after", [None, 1_234_500], ids=["old-shape", "with-meter-after"])
+def test_a_pending_list_with_or_without_meter_after_is_read_and_the_meter_after_shown(meter_after: int | None) -> None:
+    """The link's retained list as a link publishes it by default (no `meter_after_cents`: a floor older than the
+    field refuses it) and with `[link] jackpot_meter_after = true` (docs/mqtt.md's upgrade order): both are read, and
+    the alert and the panel say the meter the link left when the list says it."""
+    hit = protocol.HitOut(
+        table_id="t2", asset_number="A-t2", round_id="t2-r9", seat=4, level="mega", order=9,
+        amount_cents=5_230_000, meter_before_cents=5_230_000, meter_after_cents=meter_after,
+    )  # fmt: skip
+    jackpots = protocol.PendingJackpots(link_id="mega", pending=[hit])
+    text = jackpots.model_dump_json(
+        exclude={"pending": {"__all__": {"meter_after_cents"}}} if meter_after is None else None
+    )
+    assert ("meter_after_cents" in text) == (meter_after is not None)
+    m = parse(PREFIX, f"{PREFIX}/link/mega/jackpot", text.encode())
+    assert isinstance(m, LinkIncoming), m
+    link = LinkLive("mega")
+    link.apply(m.model, "2026-11-26T13:00:00.000000Z")
+    assert [h["meter_after_cents"] for h in link.panel()["pending"]] == [meter_after]
+    (alert,) = link_alerts(link)
+    assert "$52,300.00" in alert["text"]
+    assert ("the meter after it $12,345.00" in alert["text"]) == (meter_after is not None), alert["text"]
 
 
 # -- through the broker and the archive ------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ def test_a_cluster_whose_port_is_taken_fails_after_bounded_attempts_then_starts_
         try:
             with pytest.raises(ClusterError) as failed:
                 cluster.start()
-            assert len(handed) == PORT_ATTEMPTS  # create()'s port and PORT_ATTEMPTS - 1 fresh ones
+            assert len(handed) == PORT_ATTEMPTS  # all picked by start(): the first and PORT_ATTEMPTS - 1 fresh ones
             message = str(failed.value)
             assert f"127.0.0.1:{taken} (and {PORT_ATTEMPTS - 1} fresh ports before it)" in message
             assert "Address already in use" in message and "ss -ltnp" in message
@@ -64,7 +64,6 @@ def test_a_cluster_handed_the_port_of_another_running_cluster_moves_on_and_answe
     once = iter([pg_cluster.port])
     cluster = PgCluster.create(durable=False, ports=lambda: next(once, None) or free_port())
     try:
-        assert cluster.port == pg_cluster.port
         cluster.start()
         assert cluster.port != pg_cluster.port
         assert cluster.proc is not None and cluster.proc.poll() is None, cluster.log_tail()
@@ -72,4 +71,35 @@ def test_a_cluster_handed_the_port_of_another_running_cluster_moves_on_and_answe
             row = conn.execute("SELECT current_setting('data_directory')").fetchone()
         assert row == (str(cluster.data),)
     finally:
+        cluster.remove()
+
+
+def test_the_port_is_picked_at_start_and_one_taken_between_create_and_start_is_survived() -> None:
+    """initdb takes seconds: a port picked before it (as create() did) was free then, and another server (the other
+    xdist worker's cluster or broker) had all that time to bind it. create() picks none now; start() picks one just
+    before the postmaster binds it. Here the test itself binds the first port handed out, after create() and before
+    the bind, and start() moves to a fresh one; the server answering is this cluster's (its data directory)."""
+    picked: list[int] = []
+    held = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+
+    def pick() -> int:
+        port = free_port()
+        picked.append(port)
+        if len(picked) == 1:  # another process binds it between the pick and the postmaster's bind
+            held.bind(("127.0.0.1", port))
+            held.listen()
+        return port
+
+    cluster = PgCluster.create(durable=False, ports=pick)
+    try:
+        assert (picked, cluster.port) == ([], 0)  # nothing picked before initdb
+        with pytest.raises(ClusterError, match="no port before its first start"):
+            cluster.dsn()
+        cluster.start()
+        assert len(picked) == 2 and cluster.port == picked[1], picked
+        with psycopg.connect(cluster.dsn(), connect_timeout=5) as conn:
+            row = conn.execute("SELECT current_setting('data_directory'), current_setting('port')").fetchone()
+        assert row == (str(cluster.data), str(picked[1]))
+    finally:
+        held.close()
         cluster.remove()

@@ -36,6 +36,12 @@ def test_the_example_and_the_fixture_configs_are_valid() -> None:
         (("reserve_percent = 10", "reserve_percent = 90"), "add up to more than the whole wager"),
         (("[link]", "[link]\nleas_ms = 3"), "link.leas_ms: unknown setting: did you mean 'lease_ms'?"),
         (('role = "floorperson"', 'role = "dealer"'), "supervisors[1].role"),
+        (
+            ("[link]", '[link]\njackpot_meter_after = "yes"'),
+            "link.jackpot_meter_after: Input should be a valid boolean",
+        ),
+        (("[link]", "[link]\njackpot_meter_after = 1"), "only once every floor is upgraded"),
+        (("[database]", "[database]\nconnect_timeout_s = 0"), "database.connect_timeout_s"),
     ],
 )
 def test_a_bad_link_config_names_the_field_and_the_fix(change: tuple[str, str], named: str) -> None:

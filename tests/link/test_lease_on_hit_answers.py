@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from floor.links import LinkJackpotsMsg
+from floor.messages import LinkIncoming, parse
 from tests.broker import Mosquitto, Subscribe
 from tests.floor.conftest import wait_for
 from tests.link.conftest import LinkProcess, LinkTable, command, link_on, link_toml, rows, send
@@ -50,17 +52,20 @@ def test_a_hit_keeps_the_winning_tables_lease(
         table.close()
 
 
+@pytest.mark.parametrize("meter_after_on", [False, True], ids=["default", "jackpot_meter_after"])
 def test_a_claim_answers_the_meter_after_the_award_and_reseed(
-    mosquitto: Mosquitto, subscribe: Subscribe, unique_id: str, link_db: str, tmp_path: Path
+    mosquitto: Mosquitto, subscribe: Subscribe, unique_id: str, link_db: str, tmp_path: Path, meter_after_on: bool
 ) -> None:
     """A 100 % hit's answer carries the level's meter as the link left it: the reserve it had put aside moves in, so
     with a reserve above the reseed amount the meter restarts above it (a chapter's own estimate knows only the reseed
     amount: 655a.12(e)(4)'s Five Card Hand Bonus reseeds at $0 with an 8 % reserve). A resent claim answers the same
-    figure; the retained pending jackpots, read by floors whose models forbid unknown fields, do not carry it."""
+    figure. The retained pending jackpots carry it only with `[link] jackpot_meter_after = true` (a floor older than
+    the field refuses the list whole: docs/mqtt.md's upgrade order); this floor reads the list either way."""
     config = tmp_path / "link.toml"
-    config.write_text(
-        link_toml(link_db, mosquitto.url, unique_id).replace("reseed_cents = 5000000", "reseed_cents = 100")
-    )
+    text = link_toml(link_db, mosquitto.url, unique_id).replace("reseed_cents = 5000000", "reseed_cents = 100")
+    if meter_after_on:
+        text = text.replace("[link]\n", "[link]\njackpot_meter_after = true\n", 1)
+    config.write_text(text)
     (tmp_path / "logs").mkdir()
     process = LinkProcess(config, tmp_path / "logs")
     pending = subscribe(f"{unique_id}/link/mega/jackpot")
@@ -79,8 +84,15 @@ def test_a_claim_answers_the_meter_after_the_award_and_reseed(
         display = rows(link_db, "SELECT (meters->>'display_micro')::bigint FROM link_level WHERE level = 'mega'")
         assert display == [(7 * 50 * 1_000_000,)]
         pending.wait_until(lambda got: any(m.json()["pending"] for m in got), 20, "the pending jackpot")
-        shown = next(m.json() for m in reversed(pending.messages) if m.json()["pending"])["pending"]
-        assert [(h["order"], "meter_after_cents" in h) for h in shown] == [(hit["order"], False)]
+        retained = next(m for m in reversed(pending.messages) if m.json()["pending"])
+        shown = retained.json()["pending"]
+        if meter_after_on:
+            assert [(h["order"], h["meter_after_cents"]) for h in shown] == [(hit["order"], 7 * 50)]
+        else:
+            assert [(h["order"], "meter_after_cents" in h) for h in shown] == [(hit["order"], False)]
+        read = parse(unique_id, retained.topic, retained.payload)
+        assert isinstance(read, LinkIncoming) and isinstance(read.model, LinkJackpotsMsg), read
+        assert [h.meter_after_cents for h in read.model.pending] == [7 * 50 if meter_after_on else None]
     finally:
         table.close()
         process.stop()

@@ -177,7 +177,8 @@ export function renderLinks() {
             x.last_seen ? `heard ${since(x.last_seen)} ago` : "not heard"))))),
       linkRefused(l.refusals),
       ...l.pending.map((h) => el("div", { class: "jackpot", "data-order": h.order },
-        `pending: ${h.table_id} seat ${h.seat} ${h.level} ${dollars(h.amount_cents)} (win #${h.order})`)),
+        `pending: ${h.table_id} seat ${h.seat} ${h.level} ${dollars(h.amount_cents)} (win #${h.order})` +
+        (h.meter_after_cents == null ? "" : `, meter after ${dollars(h.meter_after_cents)}`))),
       // Only the verb the link would take in its state (link/commands.py): open_link when closed, close_link when
       // open; a tilted link's clear_tilt is its alert's button; an offline link takes none.
       el("div", { class: "link-actions" },
