@@ -222,6 +222,7 @@ class BusLink(Link):
 
                 def release() -> None:
                     self._outstanding.pop(seq, None)
+                    self.window.released(addressed)
 
                 write = functools.partial(self._write_to, addressed)
                 await self._exchange(frame, register, release, f"from address {address} for {name}", write)
@@ -359,12 +360,11 @@ class BusLink(Link):
             elif frame.kind == Kind.REPLY:
                 # v3: the station's answer is the ACK of our frame with this SEQ (docs/protocol.md section 12); one
                 # that matches nothing outstanding from that station is a late copy of an answer already taken.
-                self.window.answer_read(frame.seq, frame.source)
+                self.window.answer_read(frame.seq, frame.source, Kind.REPLY)
                 entry = self._outstanding.get(frame.seq)
                 if entry is None or entry[0] != frame.source or entry[1].done():
                     continue
                 entry[1].set_result(Kind.ACK)
-                self.window.replied(frame.seq)
                 self.data_versions[frame.version] += 1
                 self._call(self._on_bus_data, entry[0], frame.payload)
             elif frame.kind == Kind.DATA:
@@ -373,7 +373,7 @@ class BusLink(Link):
                 entry = self._outstanding.get(frame.seq)
                 if entry is not None and frame.source not in (None, entry[0]):
                     continue  # a v2 ACK names its station: another station's answer to this SEQ is not this one
-                self.window.answer_read(frame.seq, frame.source)
+                self.window.answer_read(frame.seq, frame.source, frame.kind)
                 if entry is not None and not entry[1].done():
                     entry[1].set_result(frame.kind)
         self._report_noise()

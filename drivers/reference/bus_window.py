@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from enum import Enum, auto
 
 from drivers.reference.framing import Kind
 
@@ -42,15 +43,6 @@ BROADCAST_ANSWER = 11
 # the held frame has crossed that pair (7 byte times or more) on top of this.
 LINE_MARGIN = 0.002
 
-# An exchange written whose event follows, until its ACK callback: its answer, the event that answers it (None: any
-# frame), and a note made when that event is read after the ACK (LineWindow.heard).
-_Acking = tuple[asyncio.Future[Kind], str | None, list[bool]]
-
-
-def _settle(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
-
 
 class NotWanted(Exception):
     """The frame's sender no longer wants it written (Addressed.still said so when its turn on the line came)."""
@@ -78,22 +70,33 @@ class Addressed:
     answer_event: str | None = None
 
 
-class _Copies:
-    """The copies of one exchange's frame the host wrote (its first, and each sent again after an ACK timeout) whose
-    answers it has not read. A station answers every copy it hears (docs/protocol.md section 12, REPLY rule 2; a v1 or
-    v2 station ACKs each), one after the other on the shared return pair, so a first answer late past the ACK timeout
-    ends the exchange with the copy's answer (a whole identity, some 100 bytes) still to come."""
+class _Waits(Enum):
+    """What an exchange waits for next on the return pair."""
 
-    def __init__(self, frame: Addressed) -> None:
-        self.frame = frame
-        self.unread = 0
-        self.due = 0.0  # when the last answer still to come has crossed the line at the latest
-        self.heard: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    ANSWER = auto()  # the station's ACK, REPLY or ANSWER to a copy of the frame
+    EVENT = auto()  # after a v1 or v2 station's ACK: the event that answers the command, a frame of its own
+    NOTHING = auto()  # answered (or NAKed: the frame goes again, and waits for its ANSWER again)
 
-    def read_one(self) -> None:
-        self.unread -= 1
-        heard, self.heard = self.heard, asyncio.get_running_loop().create_future()
-        heard.set_result(None)
+
+@dataclass(eq=False)
+class _Exchange:
+    """One exchange the host wrote a frame for, as the return pair still owes it: what it waits for next, how many
+    copies' answers are unread (a station answers every copy it hears, docs/protocol.md section 12, REPLY rule 2; a v1
+    or v2 station ACKs each, one after the other), and when all of that has crossed the line at the latest. Kept from
+    its first copy until its sender is done with it (released) and nothing is due: a late answer (after the line time,
+    before the ACK timeout) still says what follows it."""
+
+    frame: Addressed
+    waits: _Waits = _Waits.ANSWER
+    unread: int = 0
+    due: float = 0.0
+    released: bool = False
+
+    def owes(self) -> bool:
+        return self.unread > 0 or self.waits is not _Waits.NOTHING
+
+    def owed_until(self, until: float) -> None:
+        self.due = max(self.due, until)
 
 
 class LineWindow:
@@ -116,23 +119,14 @@ class LineWindow:
         self._on_line = False  # the open window is still on the line (its end plus LINE_MARGIN not yet passed)
         self._timer: asyncio.TimerHandle | None = None
         self._changed = asyncio.Event()
-        # SEQ -> (settled once the exchange's answer is over on the return pair, when its line time ends).
-        self._answers_due: dict[int, tuple[asyncio.Future[None], float]] = {}
-        # Address -> the exchanges ACKed whose event, a frame of its own, is still to come (Addressed.event_follows),
-        # each with the event that answers it (Addressed.answer_event).
-        self._events_due: dict[int, list[tuple[asyncio.Future[None], str | None]]] = {}
+        # SEQ -> the exchange whose frame was written with it, while its sender waits or the return pair owes it.
+        self._exchanges: dict[int, _Exchange] = {}
+        # Settled when an answer or event is read (clear_for_group waits on it); made only when one waits.
+        self._answered: asyncio.Future[None] | None = None
         # v2's broadcast lock: the named stations' `locked` frames, one slot each after the frame, all answered or their
         # line time passed (the time, and a timer that wakes the frames held meanwhile).
         self._broadcast: tuple[asyncio.Future[None], float] | None = None
         self._broadcast_timer: asyncio.TimerHandle | None = None
-        # SEQ -> the copies of that exchange's frame whose answers are still to come (copying, answer_read).
-        self._copies: dict[int, _Copies] = {}
-        # SEQ -> noted when a REPLY or ANSWER to the frame written with it is read (replied), until its ACK callback.
-        self._replied: dict[int, list[bool]] = {}
-        # Address -> the exchanges written whose event follows, until their ACK callback: (the answer, the event that
-        # answers it, noted when that event is read after the ACK). An ACK and its event read together are handled
-        # before that callback runs: the event would otherwise be missed and waited for its whole line time.
-        self._acking: dict[int, list[_Acking]] = {}
 
     def hold(self) -> None:
         """Keep every frame a station would answer off the line until unhold(): a GROUP frame is about to go."""
@@ -192,145 +186,105 @@ class LineWindow:
         if frame.still is not None and not frame.still():
             raise NotWanted
 
+    def copying(self, frame: Addressed, length: int) -> None:
+        """A copy of `frame` (`length` bytes) is about to be written: counted before the write, whose answer may be read
+        before the write returns (its drain waits while the host's output queue is full). Until each copy's answer is
+        read, or its line time passed (from the copy's write, or from the answer read before it: the station's answers
+        follow each other on the return pair), no GROUP frame or broadcast lock goes."""
+        exchange = self._exchanges.get(frame.seq)
+        if exchange is None or exchange.frame is not frame:  # a new exchange took the SEQ
+            exchange = self._exchanges[frame.seq] = _Exchange(frame)
+        exchange.waits = _Waits.ANSWER
+        exchange.unread += 1
+        exchange.owed_until(self._after(length + 2 + frame.answer_bytes))
+
     def written(self, frame: Addressed, length: int, answer: asyncio.Future[Kind]) -> None:
         """`frame` (`length` bytes) was written and `answer` settles when its ACK or REPLY came: until its answer is
         over (that, or for a v1 or v2 station the event frame after its ACK, heard()), or its line time (the frame, 2
-        byte times, the longest answer) and the station's turnaround, no GROUP frame or broadcast lock goes. An ACK read
-        after an event follows moves that line time to the ACK: the event comes after it, however long the station took
-        to turn round (the host's allowance of ANSWER_SLACK from its write is a guess, the ACK is what happened)."""
-        if answer.done() and not frame.event_follows:
+        byte times, the longest answer) and the station's turnaround from the write's end, no GROUP frame or broadcast
+        lock goes. What was read meanwhile, while the write drained, stands (answer_read): an answer already read is not
+        awaited again."""
+        exchange = self._exchanges.get(frame.seq)
+        if exchange is None or exchange.frame is not frame or exchange.waits is not _Waits.ANSWER or answer.done():
+            return  # answered during the write, or the link closed
+        exchange.owed_until(self._after(length + 2 + frame.answer_bytes))
+
+    def released(self, frame: Addressed) -> None:
+        """The exchange `frame` was written for is over for its sender (answered, given up, not wanted): it is kept only
+        while the return pair still owes it an answer within its line time."""
+        exchange = self._exchanges.get(frame.seq)
+        if exchange is not None and exchange.frame is frame:
+            exchange.released = True
+            self._drop_if_over(exchange)
+
+    def answer_read(self, seq: int, source: int | None, kind: Kind) -> None:
+        """An answer (`kind`: REPLY or ANSWER, ACK or NAK) to the frame with `seq` was read from `source` (None: a v1
+        ACK, which names nobody), the exchange's own or a late one to a copy of it. A REPLY or ANSWER carries the
+        answer, whatever the sender expected (an `identify` goes before the station's version is known); after a v1 or
+        v2 station's ACK its event follows, due for its own line time from that ACK, however late the ACK came (the
+        host's allowance for the station's turnaround is a guess, the ACK is what happened)."""
+        exchange = self._exchanges.get(seq)
+        if exchange is None or source not in (None, exchange.frame.address):
             return
-        loop = asyncio.get_running_loop()
-        due = loop.time() + (length + 2 + frame.answer_bytes) * self._byte_time + ANSWER_SLACK
-        timed_out: list[bool] = []
-        over = self._expect(frame.seq, frame.address, due, timed_out)
-        replied = self._replied[frame.seq] = []
-        acking: _Acking = (answer, frame.answer_event, [])
-        if frame.event_follows:
-            self._acking.setdefault(frame.address, []).append(acking)
-
-        def acked(done: asyncio.Future[Kind]) -> None:
-            if self._replied.get(frame.seq) is replied:
-                del self._replied[frame.seq]
-            self._acked(frame.address, acking)
-            if replied or acking[2] or (over.done() and not timed_out):
-                # A REPLY or ANSWER carried the event (after the line time too), the event was read with the ACK, or
-                # the wait was over.
-                _settle(over)
-                return
-            if not frame.event_follows or done.cancelled() or done.exception() is not None:
-                _settle(over)
-                return
-            event = over
-            rest = loop.time() + (2 + frame.answer_bytes - ACK_BYTES) * self._byte_time + ANSWER_SLACK
-            if rest > due:  # the station turned round later than allowed: its event is still on its way
-                event = self._expect(frame.seq, frame.address, rest, [])
-                _settle(over)
-            self._events_due.setdefault(frame.address, []).append((event, frame.answer_event))
-
-        answer.add_done_callback(acked)
-
-    def _acked(self, address: int, acking: _Acking) -> None:
-        waiting = self._acking.get(address)
-        if waiting is None:
-            return
-        waiting[:] = [entry for entry in waiting if entry is not acking]
-        if not waiting:
-            del self._acking[address]
-
-    def _expect(self, seq: int, address: int, until: float, timed_out: list[bool]) -> asyncio.Future[None]:
-        """The answer to the exchange `seq` with `address` due by `until`: settled when it is over or at `until` (then
-        noted in `timed_out`), registered as due meanwhile."""
-        loop = asyncio.get_running_loop()
-        over: asyncio.Future[None] = loop.create_future()
-
-        def expire() -> None:
-            timed_out.append(True)
-            _settle(over)
-
-        timer = loop.call_at(until, expire)
-
-        def ended(_over: asyncio.Future[None]) -> None:
-            timer.cancel()
-            waiting = self._events_due.get(address, [])
-            waiting[:] = [entry for entry in waiting if entry[0] is not over]
-            if self._answers_due.get(seq, (None, 0.0))[0] is over:
-                del self._answers_due[seq]
-
-        self._answers_due[seq] = (over, until)
-        over.add_done_callback(ended)
-        return over
-
-    def copying(self, frame: Addressed, length: int) -> None:
-        """A copy of `frame` (`length` bytes) is about to be written: counted before the write, whose answer may be read
-        before the write returns. Until each copy's answer is read, or its line time passed (from the copy's write, or
-        from the answer read before it: the station's answers follow each other on the return pair), no GROUP frame or
-        broadcast lock goes."""
-        copies = self._copies.get(frame.seq)
-        if copies is None or copies.frame is not frame:
-            copies = self._copies[frame.seq] = _Copies(frame)
-        copies.unread += 1
-        now = asyncio.get_running_loop().time()
-        copies.due = max(copies.due, now + (length + 2 + frame.answer_bytes) * self._byte_time + ANSWER_SLACK)
-
-    def answer_read(self, seq: int, source: int | None) -> None:
-        """An answer (REPLY, ANSWER, ACK or NAK) to the frame with `seq` was read from `source` (None: a v1 ACK, which
-        names nobody), the exchange's own or a late one to a copy of it."""
-        copies = self._copies.get(seq)
-        if copies is None or source not in (None, copies.frame.address):
-            return
-        copies.read_one()
-        if copies.unread <= 0:
-            del self._copies[seq]
-            return
-        # The answer to the next copy follows this one on the return pair: over within its own line time from now.
-        now = asyncio.get_running_loop().time()
-        copies.due = max(copies.due, now + (2 + copies.frame.answer_bytes) * self._byte_time + ANSWER_SLACK)
-
-    def _copy_due(self, now: float) -> _Copies | None:
-        """The exchange whose copies' answers are still to come within their line time, if any (the others dropped)."""
-        for seq, copies in list(self._copies.items()):
-            if copies.due <= now:
-                del self._copies[seq]  # its station's fault past its line time, read as any frame when it comes
-            elif copies.unread > 0:
-                return copies
-        return None
-
-    def replied(self, seq: int) -> None:
-        """A REPLY (v3) or ANSWER (v4) to the frame with `seq` was read: it carries the answer, so that exchange is
-        over, whatever its sender expected (an `identify` goes before the station's version is known)."""
-        replied = self._replied.get(seq)
-        if replied is not None:
-            replied.append(True)  # read before the exchange's ACK callback: no event follows it, however late
-        entry = self._answers_due.get(seq)
-        if entry is not None:
-            _settle(entry[0])
+        answer_bytes = exchange.frame.answer_bytes
+        exchange.unread = max(0, exchange.unread - 1)
+        if exchange.waits is _Waits.ANSWER and kind == Kind.ACK and exchange.frame.event_follows:
+            exchange.waits = _Waits.EVENT
+            exchange.owed_until(self._after(2 + answer_bytes - ACK_BYTES))
+        elif exchange.waits is _Waits.ANSWER:
+            exchange.waits = _Waits.NOTHING
+        if exchange.unread > 0:  # the answer to the next copy follows this one: over within its own line time from now
+            exchange.owed_until(self._after(2 + answer_bytes))
+        self._heard(exchange)
 
     def awaits_event(self, address: int) -> bool:
         """Whether an exchange with `address` waits for its event (a v1 or v2 station's): only then is a DATA frame's
         payload read for its `evt` on the way in (heard), not on every frame of a v3/v4 line."""
-        if self._events_due.get(address):
-            return True
-        return any(answer.done() for answer, _expected, _read in self._acking.get(address, ()))
+        return any(x.waits is _Waits.EVENT and x.frame.address == address for x in self._exchanges.values())
 
     def heard(self, address: int, event: str | None) -> None:
-        """A DATA frame from `address` carrying `event` was read: the exchanges it answers are over (those expecting
-        that event, or any frame), those whose ACK was read in the same read too. Another event is the station's own,
-        sent before its answer: that answer is still to come on the return pair."""
-        for over, expected in list(self._events_due.get(address, [])):
-            if expected is None or expected == event:
-                _settle(over)
-        for answer, expected, read in self._acking.get(address, ()):
-            # Only after its ACK: an event read before it answers an earlier exchange (or is the station's own).
-            if answer.done() and (expected is None or expected == event):
-                read.append(True)
+        """A DATA frame from `address` carrying `event` was read: the exchanges whose ACK was read and which await that
+        event (or any frame) are over. Another event is the station's own, sent before its answer: that answer is still
+        to come on the return pair; so is an event read before the ACK (it answers an earlier exchange)."""
+        for exchange in list(self._exchanges.values()):
+            frame = exchange.frame
+            if exchange.waits is _Waits.EVENT and frame.address == address and frame.answer_event in (None, event):
+                exchange.waits = _Waits.NOTHING
+                self._heard(exchange)
+
+    def _heard(self, exchange: _Exchange) -> None:
+        answered, self._answered = self._answered, None
+        if answered is not None:
+            answered.set_result(None)
+        self._drop_if_over(exchange)
+
+    def _drop_if_over(self, exchange: _Exchange) -> None:
+        if exchange.released and not (exchange.owes() and exchange.due > self._now()):
+            del self._exchanges[exchange.frame.seq]
+
+    def _next_due(self, now: float) -> float | None:
+        """When the first answer still owed within its line time has crossed the line at the latest, if any (the
+        exchanges over for their senders and owed nothing more dropped: an answer later than that is the station's
+        fault, read as any frame when it comes)."""
+        until: float | None = None
+        for seq, exchange in list(self._exchanges.items()):
+            if exchange.owes() and exchange.due > now:
+                until = exchange.due if until is None else min(until, exchange.due)
+            elif exchange.released:
+                del self._exchanges[seq]
+        return until
+
+    def _now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    def _after(self, line_bytes: int) -> float:
+        """When `line_bytes` written or answered from now have crossed the line, the station's turnaround allowed."""
+        return self._now() + line_bytes * self._byte_time + ANSWER_SLACK
 
     def answers_due(self) -> bool:
         """Whether a station may still be answering a frame the host wrote (within that exchange's line time), a v2
         broadcast lock's included."""
-        now = asyncio.get_running_loop().time()
-        due = any(not future.done() and due > now for future, due in self._answers_due.values())
-        return due or self._copy_due(now) is not None or self._broadcast_due()
+        return self._next_due(self._now()) is not None or self._broadcast_due()
 
     def broadcast_written(self, length: int, answers: Collection[asyncio.Future[None]]) -> None:
         """v2's broadcast lock (`length` bytes) was written naming one station for each of `answers`, settled as each
@@ -375,16 +329,11 @@ class LineWindow:
         wrote has come or its line time has passed, and an open slot window has closed, at most until the window's end
         on the line plus `slack`. True if no window is open then."""
         loop = asyncio.get_running_loop()
-        while True:
-            # Looked at again after each wait: a frame written meanwhile (Addressed.ahead_of_group) is waited for too.
-            now = loop.time()
-            due = [(future, until) for future, until in self._answers_due.values() if not future.done() and until > now]
-            copies = self._copy_due(now)
-            if copies is not None:
-                due.append((copies.heard, copies.due))
-            if not due:
-                break
-            await asyncio.wait([due[0][0]], timeout=due[0][1] - now)
+        # Looked at again after each answer read: a frame written meanwhile (Addressed.ahead_of_group) is waited for.
+        while (until := self._next_due(loop.time())) is not None:
+            if self._answered is None:
+                self._answered = loop.create_future()
+            await asyncio.wait([self._answered], timeout=until - loop.time())
         broadcast = self._broadcast
         if broadcast is not None and self._broadcast_due():
             await asyncio.wait([broadcast[0]], timeout=broadcast[1] - loop.time())
