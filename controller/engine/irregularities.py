@@ -312,10 +312,16 @@ def still_unusable(ctx: StepContext, dev: str, why_not: str) -> None:
             "phase": str(ctx.s.phase),
             "restored": True,
             "fault": fault_record(held),
-            "remedy": f"{why_not}no new round until the {dev} says the fault is cleared, or is cleared and restarted "
+            "remedy": f"{why_not}{waits(ctx, dev)} the {dev} says the fault is cleared, or is cleared and restarted "
             f"(it identifies again), or is marked out of order; then {takeover(ctx, dev)} takes over",
         },
     )
+
+
+def waits(ctx: StepContext, dev: str) -> str:
+    if dev == "shoe" and ctx.method not in SHOE_METHODS:
+        return "the table deals by hand, so no round waits for it; it stays held until"
+    return "no new round until"
 
 
 def takeover(ctx: StepContext, dev: str, out: Mapping[str, str] | None = None) -> str:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import pytest
 
 from controller.engine.commands import DeviceCommand, DispenseStack
-from controller.engine.inputs import Confirm, Input, MarkOutOfOrder
+from controller.engine.inputs import Confirm, Input, MarkOutOfOrder, Recover
 from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase
+from controller.store import snapshot
 from drivers.interfaces import DeviceFault, DeviceFaultCleared, DeviceOnline
 from tests.engine.chapter_faults import cite, counting, on, remedy, returned_everything, table
 from tests.engine.conftest import PureTable, enter_player
@@ -175,3 +176,20 @@ def test_a_jam_while_dealing_holds_only_an_automated_shoe_dealing_the_round(
     assert ("shoe" in t.state.device_faults) is held
     assert ("device:shoe" in t.state.blocks) is held
     assert (t.types().count("round.voided") == 1) is held
+
+
+def test_the_shoe_held_while_dealing_by_hand_outlasts_a_restart_and_blocks_nothing() -> None:
+    """Kept with the state: at a restart the shoe is said held again (`restored`), and the table, dealing by hand,
+    does not wait for it."""
+    t, shoe = jammed_by_the_shoe("655a")
+    t.feed(MarkOutOfOrder("shuffler", out=False))
+    t.state = snapshot.decode(snapshot.encode(t.state))
+    restored = remedy(t.feed(Recover()), "device.unusable")
+    assert restored.payload["restored"] and restored.payload["fault"]["code"] == "jam"
+    assert "no new round" not in restored.payload["remedy"] and "deals by hand" in restored.payload["remedy"]
+    assert "device:shoe" not in t.state.blocks and t.state.phase is Phase.BETTING
+    t.feed(DeviceOnline("shoe"))  # its identification at start-up clears nothing
+    assert "shoe" in t.state.device_faults
+    shoe.jammed = False
+    t.feed(DeviceOnline("shoe"))
+    assert "shoe" not in t.state.device_faults and "shoe" not in t.state.devices_down
