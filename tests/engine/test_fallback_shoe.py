@@ -145,21 +145,36 @@ def test_the_held_shoe_is_lifted_the_usual_ways_while_dealing_by_hand(chapter: s
     assert t.state.phase is Phase.BETTING and "device:shoe" not in t.state.blocks
 
 
-# What a jam at the deal holds, by the method configured, its fallback, and whether the round deals by the fallback
-# (the configured device marked out of order first): only an automated shoe's jam is held (.13(f), .13(g)); a manual
-# shoe's is recorded (docs/rules.md), and dealing from the hand no shoe is asked anything.
-MATRIX: list[tuple[DealingMethod, DealingMethod, str, bool]] = [
-    ("automated_shoe", "manual_shoe", "", True),
-    ("hand", "automated_shoe", "shuffler", True),
-    ("hand", "manual_shoe", "shuffler", False),
-    ("manual_shoe", "hand", "", False),
+# What a shoe fault in the deal does, by the method configured, its fallback, and the device marked out of order
+# first (so the round deals by the fallback): the method the round deals by decides. An automated shoe's jam (stop,
+# misfeed) voids and holds (.13(f), .13(g)), its "empty" voids only; a manual shoe's jam is recorded (docs/rules.md);
+# any shoe that deals the round and malfunctions is held and the round void (.13(g)); dealing from the hand no shoe
+# fault touches the round.
+MATRIX: list[tuple[DealingMethod, DealingMethod, str, DealingMethod]] = [
+    ("automated_shoe", "manual_shoe", "", "automated_shoe"),
+    ("automated_shoe", "manual_shoe", "shoe", "manual_shoe"),
+    ("hand", "automated_shoe", "", "hand"),
+    ("hand", "automated_shoe", "shuffler", "automated_shoe"),
+    ("hand", "manual_shoe", "shuffler", "manual_shoe"),
+    ("manual_shoe", "hand", "", "manual_shoe"),
 ]
 
 
-@pytest.mark.parametrize(("method", "fallback", "out", "held"), MATRIX)
-@pytest.mark.parametrize("code", ["jam", "stopped", "misfeed"])
-def test_a_jam_while_dealing_holds_only_an_automated_shoe_dealing_the_round(
-    method: DealingMethod, fallback: DealingMethod, out: str, held: bool, code: str
+LOCK = {"automated_shoe": "10(a)(2)", "manual_shoe": "8(b)", "hand": "9(a)(3)"}  # "no more bets" by each method
+
+
+def expected(dealt_by: DealingMethod, code: str) -> tuple[bool, bool]:
+    """(voided, held) for a fault `code` of the shoe while the round is dealt by `dealt_by`."""
+    if code == "malfunction":
+        return dealt_by != "hand", dealt_by != "hand"
+    automated = dealt_by == "automated_shoe"
+    return automated, automated and code != "empty"
+
+
+@pytest.mark.parametrize(("method", "fallback", "out", "dealt_by"), MATRIX)
+@pytest.mark.parametrize("code", ["jam", "stopped", "misfeed", "empty", "malfunction"])
+def test_a_shoe_fault_in_the_deal_follows_the_method_the_round_deals_by(
+    method: DealingMethod, fallback: DealingMethod, out: str, dealt_by: DealingMethod, code: str
 ) -> None:
     t = table("655a", method, counting("655a", fallback_dealing_method=fallback))
     if out:
@@ -169,13 +184,16 @@ def test_a_jam_while_dealing_holds_only_an_automated_shoe_dealing_the_round(
             t.feed(Confirm("dealer", "shuffled"))
     enter_player(t, 1)
     on(t, "dispense_stack", lambda c: [DeviceFault("shoe", code=code)])
-    t.press("no_more_bets")
-    if t.state.phase is Phase.DEALING:  # a manual shoe: the dealer draws a card, then the reader faults
+    dealing = t.press("no_more_bets")
+    assert remedy(dealing, "no_more_bets").rule == cite("655a", LOCK[dealt_by])
+    if "device.fault" not in t.types(dealing):  # a manual shoe's reader or the hand: the fault comes in the deal
         t.draw(1)
         t.feed(DeviceFault("shoe", code=code))
-    assert ("shoe" in t.state.device_faults) is held
-    assert ("device:shoe" in t.state.blocks) is held
-    assert (t.types().count("round.voided") == 1) is held
+    voided, held = expected(dealt_by, code)
+    shoe_out = out == "shoe"  # covered: nothing it says is used
+    assert (t.types().count("round.voided") == 1) is (voided and not shoe_out)
+    assert ("device:shoe" in t.state.blocks) is (held and not shoe_out)
+    assert ("shoe" in t.state.device_faults) is (held and not shoe_out)
 
 
 def test_the_shoe_held_while_dealing_by_hand_outlasts_a_restart_and_blocks_nothing() -> None:
