@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import pytest
 
+from controller.core.events import JournaledEvent
 from controller.engine.commands import DeviceCommand, DispenseStack
 from controller.engine.inputs import Confirm, Input, MarkOutOfOrder, Recover
 from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase
+from controller.mqtt.device_status import DeviceTracker
 from controller.store import snapshot
 from drivers.interfaces import DeviceFault, DeviceFaultCleared, DeviceOnline
 from tests.engine.chapter_faults import cite, counting, on, remedy, returned_everything, table
@@ -211,3 +213,24 @@ def test_the_shoe_held_while_dealing_by_hand_outlasts_a_restart_and_blocks_nothi
     shoe.jammed = False
     t.feed(DeviceOnline("shoe"))
     assert "shoe" not in t.state.device_faults and "shoe" not in t.state.devices_down
+
+
+def shoe_status(t: PureTable) -> str:
+    """The shoe's device status (docs/mqtt.md) as the daemon publishes it from the table's events."""
+    tracker = DeviceTracker("t1", "boot-1", ("shoe", "shuffler"), started="2026-11-28T00:00:00.000000Z")
+    for seq, e in enumerate(t.events, 1):
+        ts = f"2026-11-28T00:00:00.{seq:06d}Z"
+        tracker.apply(JournaledEvent(seq, f"e{seq}", "boot-1", ts, "t1", e.round_id, e.type, e.rule, e.payload))
+    return next(s.state for s in tracker.statuses() if s.device_id == "shoe")
+
+
+def test_the_shoe_held_while_dealing_by_hand_shows_unusable_until_it_is_lifted() -> None:
+    t, shoe = jammed_by_the_shoe("655a")
+    assert shoe_status(t) == "unusable"
+    t.feed(MarkOutOfOrder("shuffler", out=False))
+    enter_player(t, 1)
+    play_round(t)
+    assert t.types().count("round.completed") == 1 and shoe_status(t) == "unusable"
+    shoe.jammed = False
+    t.feed(DeviceFaultCleared("shoe", code="jam"))
+    assert shoe_status(t) != "unusable"
