@@ -157,7 +157,7 @@ def fault_down(ctx: StepContext, inp: DeviceFault, why: str) -> None:
     only its `device.fault` row, not a `device.unusable` for the supervisor and the floor's report each time."""
     dev = inp.device_id
     held = ctx.s.device_faults.get(dev)
-    if held is not None and inp.code in held.uncleared and f"device:{dev}" in ctx.s.blocks:
+    if held is not None and inp.code in held.uncleared and dev in ctx.s.devices_down:
         return
     device_down(ctx, dev, why)
     if dev in ctx.s.devices_down:
@@ -214,9 +214,21 @@ def fault_record(held: HeldFault) -> dict[str, str | int | None]:
 def device_down(ctx: StepContext, dev: str, why: str) -> None:
     if dev not in DEVICES or dev in ctx.s.out_of_order:
         return
-    if dev == "shoe" and ctx.setup.method == "hand":
-        return  # dealing from the hand uses no shoe
+    if dev == "shoe" and ctx.method == "hand":
+        # Dealing from the hand uses no shoe; a hand-dealt table dealing from its fallback shoe holds it (ctx.method).
+        return
     ctx.s.devices_down[dev] = why
+    unusable(ctx, dev, why)
+    if dev == "shoe" and ctx.s.phase in SHOE_ROUND and ctx.method in SHOE_METHODS:
+        shoe_void(ctx, f"the dealing shoe cannot deal the round: {why}")
+    elif dev == "shuffler" and ctx.s.phase is Phase.SHUFFLING:
+        ctx.enter_blocked()  # the shuffle cannot complete; the cards are reshuffled once it is cleared
+    else:
+        boundary.pause_empty_betting(ctx)
+
+
+def unusable(ctx: StepContext, dev: str, why: str) -> None:
+    """Block the next round on a device held unusable, and say so."""
     ctx.block(
         f"device:{dev}",
         f"the {dev} is {why}: bring it back, or mark it out of order (.13(g)) before "
@@ -233,12 +245,21 @@ def device_down(ctx: StepContext, dev: str, why: str) -> None:
             f"and identifies again) or marked out of order; then {takeover(ctx, dev)} takes over",
         },
     )
-    if dev == "shoe" and ctx.s.phase in SHOE_ROUND and ctx.method in SHOE_METHODS:
-        shoe_void(ctx, f"the dealing shoe cannot deal the round: {why}")
-    elif dev == "shuffler" and ctx.s.phase is Phase.SHUFFLING:
-        ctx.enter_blocked()  # the shuffle cannot complete; the cards are reshuffled once it is cleared
+
+
+def hold_follows_method(ctx: StepContext, by: str) -> None:
+    """The dealing method changed (the shuffler marked out of order or back in service): a held shoe blocks only a
+    round that would deal from it. Dealing by hand again, its block is cleared but the hold stands (`devices_down`,
+    `device_faults`: its device status stays unusable) until it is lifted the usual ways; should the table turn to
+    the shoe again, the block is back before any round is dealt from it."""
+    why = ctx.s.devices_down.get("shoe")
+    if why is None:
+        return
+    if ctx.method in SHOE_METHODS:
+        if "device:shoe" not in ctx.s.blocks:
+            unusable(ctx, "shoe", why)
     else:
-        boundary.pause_empty_betting(ctx)
+        boundary.unblock(ctx, "device:shoe", f"{by}: the table deals by hand; the shoe stays held ({why})")
 
 
 def shoe_void(ctx: StepContext, reason: str) -> None:
@@ -291,10 +312,16 @@ def still_unusable(ctx: StepContext, dev: str, why_not: str) -> None:
             "phase": str(ctx.s.phase),
             "restored": True,
             "fault": fault_record(held),
-            "remedy": f"{why_not}no new round until the {dev} says the fault is cleared, or is cleared and restarted "
+            "remedy": f"{why_not}{waits(ctx, dev)} the {dev} says the fault is cleared, or is cleared and restarted "
             f"(it identifies again), or is marked out of order; then {takeover(ctx, dev)} takes over",
         },
     )
+
+
+def waits(ctx: StepContext, dev: str) -> str:
+    if dev == "shoe" and ctx.method not in SHOE_METHODS:
+        return "the table deals by hand, so no round waits for it; it stays held until"
+    return "no new round until"
 
 
 def takeover(ctx: StepContext, dev: str, out: Mapping[str, str] | None = None) -> str:
@@ -321,6 +348,7 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
             del ctx.s.out_of_order[dev]
             ctx.emit("device.back_in_service", ctx.rule("13(g)"), {"device": dev, "dealing_method": ctx.method})
             boundary.unblock(ctx, "no_method", f"{dev} back in service")
+            hold_follows_method(ctx, f"{dev} back in service")
         return
     if dev in ctx.s.out_of_order:
         ctx.ignored(f"out of order {dev}", "already marked out of order")
@@ -349,6 +377,7 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
     if usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order) is None:
         ctx.block("no_method", f"the {dev} is out of order and no other dealing method is configured")
     ctx.s.blocks.pop(f"device:{dev}", None)
+    hold_follows_method(ctx, f"{dev} out of order")
     if was_dealing:
         voiding.void(
             ctx,
