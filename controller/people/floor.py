@@ -19,10 +19,12 @@ from controller.core.invariant import present
 from controller.engine.inputs import CloseTable, Tick
 from controller.engine.state import Phase
 from controller.games.registry import chapter_of
+from controller.mqtt.contract import Topics
 from controller.people.actions import Action, ActionScript, Advance, Bind, Clear, Command, Key, Place, Press
-from controller.people.blocks import STUCK, dealer_clears
+from controller.people.blocks import STUCK, dealer_clears, deck_due
 from controller.people.policy import DecisionRequest, Policy
 from controller.people.signers import VERIFY_DECK_REMEDY, DemoSigners
+from controller.people.stuck import Unclearable
 from controller.people.together import Step, at_once
 from controller.shell.service import TableService, utc_now
 from drivers.interfaces import TERMINAL_SPOTS
@@ -69,6 +71,10 @@ class SimulatedFloor:
         self.rounds = rounds
         self.pace = pace
         self.close_when_stuck = close_when_stuck
+        # A table that closes when stuck (`simulate`) needs no watch; the demo's closes on a block nobody here clears.
+        config = service.config
+        watch = Unclearable(service.journal.path, Topics(config.mqtt.prefix, config.table_id), person=not floorperson)
+        self.unclearable = None if close_when_stuck else watch
         # A scenario's floorperson does what its script says and nothing more; the demo's brings new decks too.
         self._scripted = script is not None
         self.script = script or ActionScript()
@@ -113,6 +119,9 @@ class SimulatedFloor:
             await self._perform(action)
         # A scripted person who acts on a table blocked for a floorperson is that floorperson: the table stays open.
         if any(a.instead for a in due) or (due and ev.type in STUCK):
+            return
+        if self.unclearable is not None and self.unclearable.heard(ev):
+            self.service.submit(CloseTable())
             return
         # Each event type is one handler's at most; the first that takes it acts.
         for handler in (self._on_round, self._on_accounts, self._on_dealer_duty, self._on_floor):
@@ -335,23 +344,10 @@ class SimulatedFloor:
         return True
 
     def _deck_due(self, ev: JournaledEvent) -> bool:
-        reasons = ev.payload.get("reasons")
-        return (
-            self.floorperson is not None
-            and not self._scripted
-            and isinstance(reasons, dict)
-            and "deck_change_due" in reasons
-        )
+        return self.floorperson is not None and not self._scripted and deck_due(ev)
 
     def _deck_due_for_a_person(self, ev: JournaledEvent) -> bool:
-        reasons = ev.payload.get("reasons")
-        return (
-            self.floorperson is None
-            and not self.close_when_stuck
-            and not self._deck_hinted
-            and isinstance(reasons, dict)
-            and "deck_change_due" in reasons
-        )
+        return self.floorperson is None and not self.close_when_stuck and not self._deck_hinted and deck_due(ev)
 
     async def _again_after_refusal(self) -> None:
         """What refused "no more bets" is cleared while the wagers are still on the layout: the dealer says it again."""

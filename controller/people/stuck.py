@@ -1,0 +1,82 @@
+"""A demo table blocked by what none of its simulated people clears (`tablectl demo`): it stops and says why.
+
+A tilt (a stored state that failed its checks, a journal behind the broker's anchor: docs/recovery.md) waits for a
+supervisor's signed `clear_tilt`; a chip count for a floorperson's decision; a removed deck for a new one verified; a
+table with no dealing method for a device back in service. The demo's floorperson brings a deck when one is due and
+validates jackpots, nothing more, so such a block never lifts: the demo waited for rounds that never came. Now it closes
+the table and ends with the block's reason and the operator's remedy. A device's own fault is not one of these: it
+clears when the device says so (a sim script's `[[clears]]`) or comes back. With --human-floor a person at the console
+can clear any of them: the demo says so once and waits, as for a deck due.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import structlog
+
+from controller.core.events import JournaledEvent
+from controller.engine.tilts import is_tilt
+from controller.mqtt.contract import Topics
+
+log = structlog.get_logger("tablectl.demo")
+
+# Blocks that are not tilts and that only a person the demo does not simulate clears (controller.engine).
+FOR_A_PERSON = {
+    "chip_count": "a floorperson's decision on the chip count (`floorperson_decision`, docs/commands.md)",
+    "deck_removed": "a new deck verified by a floorperson (`verify_deck`, docs/commands.md)",
+    "no_method": "the shuffler or shoe put back in service (`back_in_service`, docs/commands.md)",
+}
+RECOVERY = "docs/recovery.md, 'What the operator does'"
+
+
+class TableStuck(Exception):
+    """The demo's table is blocked by what nobody in the demo clears; the message says what and what to do."""
+
+
+class Unclearable:
+    """Watches a demo table's events for a block none of its simulated people clears."""
+
+    def __init__(self, journal: Path, topics: Topics, *, person: bool) -> None:
+        self._journal = journal
+        self._topics = topics
+        self._person = person
+        self._remedies: dict[str, str] = {}  # tilt -> the remedy its event gave
+        self._told = False
+        self.reason: str | None = None  # set once the table must close: the message for the operator
+
+    def heard(self, ev: JournaledEvent) -> bool:
+        """True when the table must close now: it is blocked for good in this demo."""
+        p = ev.payload
+        if ev.type in ("critical_state.invalid", "tilt.raised") and isinstance(p.get("remedy"), str):
+            self._remedies[str(p["tilt"])] = str(p["remedy"])
+        reasons = p.get("reasons")
+        if ev.type != "table.blocked" or not isinstance(reasons, dict) or self.reason is not None:
+            return False
+        blocks = {str(k): str(v) for k, v in reasons.items() if is_tilt(str(k)) or k in FOR_A_PERSON}
+        if not blocks:
+            return False
+        message = self._message(blocks)
+        if self._person:
+            if not self._told:
+                self._told = True
+                log.warning("the table waits for a supervisor at the console", problem=message)
+            return False
+        self.reason = message
+        return True
+
+    def _message(self, blocks: dict[str, str]) -> str:
+        lines = ["the table is blocked, and nobody in the demo can clear it:"]
+        for block, why in sorted(blocks.items()):
+            remedy = self._remedies.get(block) or FOR_A_PERSON.get(block, "a supervisor's signed clear_tilt")
+            lines.append(f"  {block}: {why}")
+            lines.append(f"    what to do: {remedy}")
+        if "tilt:rollback" in blocks:
+            lines.append(
+                "  a demo started on a new --journal while its broker keeps the table's earlier anchor does this: run "
+                f"it on the journal it used before, or start the table over: delete the journal with its anchor file "
+                f"(rm {self._journal}*) and clear the broker's retained anchor (mosquitto_pub -r -n -t "
+                f"{self._topics.anchor}, with -h/-p for --broker), or use another broker"
+            )
+        lines.append(f"  ({RECOVERY}; the events: tablectl journal tail --journal {self._journal})")
+        return "\n".join(lines)
