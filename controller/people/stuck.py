@@ -18,6 +18,7 @@ import structlog
 from controller.core.events import JournaledEvent
 from controller.engine.tilts import is_tilt
 from controller.mqtt.contract import Topics
+from controller.people.actions import Action, ActionError, Clear
 
 log = structlog.get_logger("tablectl.demo")
 
@@ -80,3 +81,17 @@ class Unclearable:
             )
         lines.append(f"  ({RECOVERY}; the events: tablectl journal tail --journal {self._journal})")
         return "\n".join(lines)
+
+
+def refuse_unheld(action: Action, held: tuple[str, ...]) -> None:
+    """A scripted clear due now for a fault the device does not hold (`held`: the codes the table holds for it): the
+    table would ignore the device's `fault_cleared` and wait for a clear that never comes, so the scenario fails at
+    once naming the step. (controller.people.scenario refuses it at load when the scenario's faults say the codes.)"""
+    do = action.do
+    if not isinstance(do, Clear) or do.code in held:
+        return
+    holds = f"it holds {', '.join(held)}" if held else "it holds no fault"
+    raise ActionError(
+        f"{action.where}: clear {do.device} {do.code!r} at {action.event} {action.count}: the table never heard the "
+        f"{do.device} report {do.code!r} ({holds}); clear the code of its device.fault event, at an event after it"
+    )

@@ -62,6 +62,10 @@ _FAULT_KEYS = frozenset({"device", "fault", "when", "persistent", "delay_ms", "d
 _CLEAR_KEYS = frozenset({"device", "code", "when", "detail"})
 # The devices whose reported fault the table holds until they say it cleared (controller.engine.irregularities).
 HOLDING = ("shuffler", "shoe")
+# The fault codes each of them reports for a scripted fault (drivers.sim.shuffler's failures, the shoe's jam: the
+# fault's own name), and unscripted (a shoe asked for cards it does not have): the codes a clear may name.
+REPORTS = {"shuffler": frozenset({"jam", "stopped", "incomplete"}), "shoe": frozenset({"jam"})}
+UNSCRIPTED = {"shuffler": frozenset[str](), "shoe": frozenset({"empty"})}
 _CODE = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
 
