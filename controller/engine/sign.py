@@ -13,24 +13,24 @@ from controller.engine.progressive import lock_progressive, unlock_progressive
 from drivers.interfaces import DeviceFaultCleared
 
 OFFLINE = "sign"
-_FAULT = "sign:"
+FAULT = "sign:"
 
 
 def down(ctx: StepContext, why: str, code: str | None = None) -> None:
     """The sign went offline (code None) or reported fault `code`."""
-    key = OFFLINE if code is None else f"{_FAULT}{code}"
+    key = OFFLINE if code is None else f"{FAULT}{code}"
     lock_progressive(ctx, key, f"the progressive sign is unavailable ({why})")
 
 
 def up(ctx: StepContext) -> None:
     """The sign identified: whatever it had is behind it."""
-    for key in [k for k in ctx.s.progressive_lockout if k == OFFLINE or k.startswith(_FAULT)]:
+    for key in [k for k in ctx.s.progressive_lockout if k == OFFLINE or k.startswith(FAULT)]:
         unlock_progressive(ctx, key)
 
 
 def held(ctx: StepContext) -> list[str]:
     """The fault codes the sign's lock-out holds, in the order reported."""
-    return [k.removeprefix(_FAULT) for k in ctx.s.progressive_lockout if k.startswith(_FAULT)]
+    return [k.removeprefix(FAULT) for k in ctx.s.progressive_lockout if k.startswith(FAULT)]
 
 
 def fault_cleared(ctx: StepContext, inp: DeviceFaultCleared) -> None:
@@ -58,4 +58,4 @@ def fault_cleared(ctx: StepContext, inp: DeviceFaultCleared) -> None:
             else f"progressive wagering stays locked out until the sign says {', '.join(left)} cleared too",
         },
     )
-    unlock_progressive(ctx, f"{_FAULT}{inp.code}")
+    unlock_progressive(ctx, f"{FAULT}{inp.code}")

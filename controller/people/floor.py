@@ -24,7 +24,7 @@ from controller.people.actions import Action, ActionScript, Advance, Bind, Clear
 from controller.people.blocks import STUCK, dealer_clears, deck_due
 from controller.people.policy import DecisionRequest, Policy
 from controller.people.signers import VERIFY_DECK_REMEDY, DemoSigners
-from controller.people.stuck import Unclearable, refuse_unheld
+from controller.people.stuck import Unclearable, held_codes, refuse_unheld
 from controller.people.together import Step, at_once
 from controller.shell.service import TableService, utc_now
 from drivers.interfaces import TERMINAL_SPOTS
@@ -151,7 +151,7 @@ class SimulatedFloor:
                 self._clock_ahead += dt.timedelta(minutes=minutes)
                 self.service.submit(Tick(utc_now() + self._clock_ahead))
             case Clear(device=device, code=code, detail=detail):
-                refuse_unheld(action, held.uncleared if (held := self.service.state.device_faults.get(device)) else ())
+                refuse_unheld(action, held_codes(self.service.state, device))
                 await self.sims.device(device).fault_cleared(code, detail)
 
     async def _on_round(self, ev: JournaledEvent) -> bool:

@@ -16,6 +16,9 @@ from pathlib import Path
 import structlog
 
 from controller.core.events import JournaledEvent
+from controller.engine.commands import SIGN as SIGN_ID
+from controller.engine.sign import FAULT as SIGN_FAULT
+from controller.engine.state import TableState
 from controller.engine.tilts import is_tilt
 from controller.mqtt.contract import Topics
 from controller.people.actions import Action, ActionError, Clear
@@ -81,6 +84,14 @@ class Unclearable:
             )
         lines.append(f"  ({RECOVERY}; the events: tablectl journal tail --journal {self._journal})")
         return "\n".join(lines)
+
+
+def held_codes(state: TableState, device: str) -> tuple[str, ...]:
+    """The fault codes the table holds for `device`: a sign's are its progressive lock-out reasons (`sign:<code>`)."""
+    if device == SIGN_ID:
+        return tuple(k.removeprefix(SIGN_FAULT) for k in state.progressive_lockout if k.startswith(SIGN_FAULT))
+    held = state.device_faults.get(device)
+    return held.uncleared if held is not None else ()
 
 
 def refuse_unheld(action: Action, held: tuple[str, ...]) -> None:

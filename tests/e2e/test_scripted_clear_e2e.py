@@ -137,3 +137,32 @@ def test_a_clear_due_for_a_fault_the_device_does_not_hold_fails_at_once_naming_t
     assert "did not close" not in proc.stderr and "did not play out" not in proc.stderr
     types = [json.loads(line)["type"] for line in proc.stdout.splitlines()]
     assert "device.fault_cleared" not in types and types.count("round.completed") == 1
+
+
+async def test_a_sim_scripts_sign_fault_locks_progressive_wagering_out_and_its_clear_lifts_it(tmp_path: Path) -> None:
+    """docs/examples/demo--sign-lamp-failure.sim.toml: the sign's scripted lamp failure is a `sign:lamp_failure`
+    lock-out (no round blocked); its [[clears]] entry lifts it. Before, a sim script could not name a sign's fault."""
+    data = demo_config().model_dump()
+    data["table_id"] = "scripted-sign-clear"
+    played = play(
+        TableConfig.model_validate(data),
+        rounds=2,
+        broker=NO_BROKER,
+        seed=5,
+        journal_path=tmp_path / "j.sqlite",
+        policy=ScriptedPolicy([ScriptedRound(wagers={1: {"ante": 1000, "progressive": 100}})]),
+        sim_script=load_sim_script(ROOT / "docs/examples/demo--sign-lamp-failure.sim.toml"),
+    )
+    async with asyncio.timeout(TIMEOUT):
+        assert await played == 2
+    events = _journal(tmp_path / "j.sqlite")
+    types = [t for t, _ in events]
+    assert "table.blocked" not in types and types.count("round.completed") == 2
+    locked = next(
+        i for i, (t, p) in enumerate(events) if t == "progressive.locked_out" and "sign:lamp_failure" in p["reasons"]
+    )
+    said = types.index("device.fault_cleared")
+    assert events[said][1]["device"] == "progressive_sign" and events[said][1]["code"] == "lamp_failure"
+    assert events[said][1]["detail"] == "lamps replaced" and events[said][1]["still_held"] == []
+    unlocked = types.index("progressive.unlocked", said)
+    assert locked < said < unlocked
