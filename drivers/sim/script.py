@@ -9,7 +9,7 @@
     [[clears]]                                 # the attendant clears a fault the table holds (.13(g))
     device = "shoe"                            # shuffler, shoe or progressive_sign
     code = "jam"                               # the fault code the device reported
-    when = "fault 1"                           # "now" (default) or "<event> <n>", as for faults
+    when = "fault 1"                           # "now" (default) or "<event> <n>"; "ping n": since its fault report
     detail = "cleared by hand"                 # optional
 
 docs/protocol.md ("Simulators and fault injection") is the reference.
