@@ -19,7 +19,6 @@ from controller.core.invariant import present
 from controller.engine.inputs import CloseTable, Tick
 from controller.engine.state import Phase
 from controller.games.registry import chapter_of
-from controller.mqtt.contract import Topics
 from controller.people.actions import Action, ActionScript, Advance, Bind, Clear, Command, Key, Place, Press
 from controller.people.blocks import STUCK, dealer_clears, deck_due
 from controller.people.policy import DecisionRequest, Policy
@@ -72,9 +71,7 @@ class SimulatedFloor:
         self.pace = pace
         self.close_when_stuck = close_when_stuck
         # A table that closes when stuck (`simulate`) needs no watch; the demo's closes on a block nobody here clears.
-        config = service.config
-        watch = Unclearable(service.journal.path, Topics(config.mqtt.prefix, config.table_id), person=not floorperson)
-        self.unclearable = None if close_when_stuck else watch
+        self.unclearable = None if close_when_stuck else Unclearable(person=floorperson is None)
         # A scenario's floorperson does what its script says and nothing more; the demo's brings new decks too.
         self._scripted = script is not None
         self.script = script or ActionScript()
@@ -120,7 +117,7 @@ class SimulatedFloor:
         # A scripted person who acts on a table blocked for a floorperson is that floorperson: the table stays open.
         if any(a.instead for a in due) or (due and ev.type in STUCK):
             return
-        if self.unclearable is not None and self.unclearable.heard(ev):
+        if self.unclearable is not None and self.unclearable.heard(ev, self.service):
             self.service.submit(CloseTable())
             return
         # Each event type is one handler's at most; the first that takes it acts.

@@ -22,6 +22,7 @@ from controller.engine.state import TableState
 from controller.engine.tilts import is_tilt
 from controller.mqtt.contract import Topics
 from controller.people.actions import Action, ActionError, Clear
+from controller.shell.service import TableService
 
 log = structlog.get_logger("tablectl.demo")
 
@@ -32,6 +33,8 @@ FOR_A_PERSON = {
     "no_method": "the shuffler or shoe put back in service (`back_in_service`, docs/commands.md)",
 }
 RECOVERY = "docs/recovery.md, 'What the operator does'"
+# The events that say the table is blocked: a removed deck and a chip count block it without a `table.blocked`.
+ANNOUNCING = ("table.blocked", "deck.removed", "chip_count.mismatch")
 
 
 class TableStuck(Exception):
@@ -41,26 +44,26 @@ class TableStuck(Exception):
 class Unclearable:
     """Watches a demo table's events for a block none of its simulated people clears."""
 
-    def __init__(self, journal: Path, topics: Topics, *, person: bool) -> None:
-        self._journal = journal
-        self._topics = topics
+    def __init__(self, *, person: bool) -> None:
         self._person = person
         self._remedies: dict[str, str] = {}  # tilt -> the remedy its event gave
         self._told = False
         self.reason: str | None = None  # set once the table must close: the message for the operator
 
-    def heard(self, ev: JournaledEvent) -> bool:
-        """True when the table must close now: it is blocked for good in this demo."""
+    def heard(self, ev: JournaledEvent, service: TableService) -> bool:
+        """True when the table must close now: `ev` announced a block and the table's blocks hold one that nobody in
+        this demo clears. The service is read only then (a bench's people run on a stand-in that has no state)."""
         p = ev.payload
         if ev.type in ("critical_state.invalid", "tilt.raised") and isinstance(p.get("remedy"), str):
             self._remedies[str(p["tilt"])] = str(p["remedy"])
-        reasons = p.get("reasons")
-        if ev.type != "table.blocked" or not isinstance(reasons, dict) or self.reason is not None:
+        if ev.type not in ANNOUNCING or self.reason is not None:
             return False
-        blocks = {str(k): str(v) for k, v in reasons.items() if is_tilt(str(k)) or k in FOR_A_PERSON}
-        if not blocks:
+        stuck = {k: v for k, v in service.state.blocks.items() if is_tilt(k) or k in FOR_A_PERSON}
+        if not stuck:
             return False
-        message = self._message(blocks)
+        message = self._message(
+            stuck, service.journal.path, Topics(service.config.mqtt.prefix, service.config.table_id)
+        )
         if self._person:
             if not self._told:
                 self._told = True
@@ -69,7 +72,7 @@ class Unclearable:
         self.reason = message
         return True
 
-    def _message(self, blocks: dict[str, str]) -> str:
+    def _message(self, blocks: dict[str, str], journal: Path, topics: Topics) -> str:
         lines = ["the table is blocked, and nobody in the demo can clear it:"]
         for block, why in sorted(blocks.items()):
             remedy = self._remedies.get(block) or FOR_A_PERSON.get(block, "a supervisor's signed clear_tilt")
@@ -79,10 +82,10 @@ class Unclearable:
             lines.append(
                 "  a demo started on a new --journal while its broker keeps the table's earlier anchor does this: run "
                 f"it on the journal it used before, or start the table over: delete the journal with its anchor file "
-                f"(rm {self._journal}*) and clear the broker's retained anchor (mosquitto_pub -r -n -t "
-                f"{self._topics.anchor}, with -h/-p for --broker), or use another broker"
+                f"(rm {journal}*) and clear the broker's retained anchor (mosquitto_pub -r -n -t "
+                f"{topics.anchor}, with -h/-p for --broker), or use another broker"
             )
-        lines.append(f"  ({RECOVERY}; the events: tablectl journal tail --journal {self._journal})")
+        lines.append(f"  ({RECOVERY}; the events: tablectl journal tail --journal {journal})")
         return "\n".join(lines)
 
 

@@ -99,3 +99,23 @@ async def test_with_a_person_at_the_console_the_demo_waits_and_says_why(tmp_path
                     await demo
     assert [s["log_level"] for s in seen] == ["warning"]
     assert "tilt:rollback" in str(seen[0]["problem"])
+
+
+def test_a_deck_removed_by_a_scripted_miscount_stops_the_demo_naming_the_remedy(tmp_path: Path) -> None:
+    """The other blocks the demo's people never clear take the same rule: a sim script's shuffler counting 51 cards
+    removes the deck (no `table.blocked`: `deck.removed` says it), and only a floorperson's verify_deck lifts it.
+    Before, the demo waited for ever; no broker here (the table journals and plays on without one)."""
+    script = tmp_path / "count-51.toml"
+    script.write_text('[[faults]]\ndevice = "shuffler"\nfault = "count_51"\nwhen = "shuffle 1"\n')
+    journal = tmp_path / "j.sqlite"
+    proc = tablectl(
+        "demo", "--rounds", "2", "--pace", "0", "--seed", "1", "--quiet", "--journal", str(journal),
+        "--broker", "mqtt://127.0.0.1:1", "--script", str(script), timeout=FAILURE_BOUND,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    said = proc.stderr[proc.stderr.index("tablectl demo: the table is blocked") :]
+    assert "deck_removed: shuffler counted 51 cards; a new deck must be verified" in said
+    assert "what to do: a new deck verified by a floorperson (`verify_deck`, docs/commands.md)" in said
+    assert "tilt" not in said
+    types = _types(journal)
+    assert "betting.opened" not in types and types.index("deck.removed") < types.index("table.closed")
