@@ -49,7 +49,9 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--journal",
         type=Path,
-        help="SQLite journal file (default: the config's, else ~/.local/state/tablectl/<table_id>.sqlite)",
+        help="SQLite journal file (default: the config's, else ~/.local/state/tablectl/<table_id>.sqlite); a new one "
+        "against a broker that keeps this table's earlier anchor starts under tilt:rollback, and the demo stops saying "
+        "what to do (docs/recovery.md)",
     )
     p.add_argument(
         "--sim-state",
