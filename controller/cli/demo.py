@@ -7,16 +7,23 @@ import asyncio
 import importlib
 import sys
 import tomllib
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from controller.cli import numbers, options
 from controller.cli.check_files import refuse_birth
-from controller.cli.verb import Subparsers, UsageError
+from controller.cli.verb import EXIT_FAILED, Subparsers, UsageError
 from controller.config.errors import ConfigError
-from controller.config.table import parse_config
+from controller.config.table import TableConfig, parse_config
 from controller.people.demo import play
 from controller.people.optimal import PLAYERS, NoStrategy, check_optimal
+from controller.people.stuck import TableStuck
 from controller.shell.runner import playable
+
+if TYPE_CHECKING:
+    from drivers.sim.script import SimScript
+    from drivers.sim.table import SimulatedTable
 
 DEFAULT_PACE = 0.25
 
@@ -42,7 +49,9 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--journal",
         type=Path,
-        help="SQLite journal file (default: the config's, else ~/.local/state/tablectl/<table_id>.sqlite)",
+        help="SQLite journal file (default: the config's, else ~/.local/state/tablectl/<table_id>.sqlite); a new one "
+        "against a broker that keeps this table's earlier anchor starts under tilt:rollback, and the demo stops saying "
+        "what to do (docs/recovery.md)",
     )
     p.add_argument(
         "--sim-state",
@@ -157,23 +166,41 @@ def main(args: argparse.Namespace) -> int:
             check_optimal(config.game)
         except NoStrategy as err:
             raise UsageError(f"--players optimal: {err}") from None
-    played = asyncio.run(
-        play(
-            config,
-            rounds=args.rounds,
-            broker=args.broker,
-            seed=args.seed,
-            pace=DEFAULT_PACE if args.pace is None else args.pace,
-            journal_path=args.journal,
-            out=None if args.quiet else sys.stdout,
-            sim_script=script,
-            human_floor=args.human_floor,
-            players=args.players,
-            sim_state=sim_state,
-        )
-    )
+    try:
+        played = asyncio.run(_play(args, config, script, sim_state))
+    except TableStuck as err:
+        print(f"tablectl demo: {err}", file=sys.stderr)
+        return EXIT_FAILED
     print(f"tablectl: {played} round(s) played", file=sys.stderr)
     return 0
+
+
+def _play(
+    args: argparse.Namespace, config: TableConfig, script: SimScript | None, sim_state: Path | None
+) -> Coroutine[Any, Any, int]:
+    """The one-table demo as its options ask; --sim-state says what the simulated shoe took from the file, as
+    sim-devices --state-file does (on stderr with --quiet, which keeps stdout for nothing)."""
+
+    def loaded(sims: SimulatedTable) -> None:
+        if sim_state is not None:
+            shown = sys.stderr if args.quiet else sys.stdout
+            shown.write(options.kept_cards(sim_state, len(sims.shoe.cards)))
+            shown.flush()
+
+    return play(
+        config,
+        rounds=args.rounds,
+        broker=args.broker,
+        seed=args.seed,
+        pace=DEFAULT_PACE if args.pace is None else args.pace,
+        journal_path=args.journal,
+        out=None if args.quiet else sys.stdout,
+        sim_script=script,
+        human_floor=args.human_floor,
+        players=args.players,
+        sim_state=sim_state,
+        on_sims=loaded,
+    )
 
 
 def _refuse_births(tomls: dict[str, str], flag: str) -> None:

@@ -86,6 +86,17 @@ def sim_state(path: Path | None, flag: str) -> Path | None:
     return path
 
 
+def kept_cards(state: Path, held: int) -> str:
+    """What the simulated shoe took from its state file (sim-devices --state-file, demo --sim-state), so an operator
+    restarting the simulators sees whether it came back with its cards (a round in play is dealt from them) or empty
+    (such a round is voided, .13(f))."""
+    if held:
+        return f"the simulated shoe holds {held} card(s) from {state}; every change is written there\n"
+    if not state.exists():
+        return f"the simulated shoe starts empty: {state} does not exist yet; it is written at the shoe's first load\n"
+    return f"the simulated shoe starts empty, as {state} keeps it; every change is written there\n"
+
+
 def load_ports(path: Path | None) -> dict[str, str] | None:
     """A JSON object of device id to port path, as `tablectl sim-devices --ports-file` writes it."""
     if path is None:

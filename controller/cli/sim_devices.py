@@ -93,7 +93,7 @@ async def serve_simulators(
             await asyncio.to_thread(ports_file.write_text, json.dumps(ports, indent=2) + "\n")
             out.write(f"ports written to {ports_file}: tablectl run --config CONFIG --ports {ports_file}\n")
         if state is not None:
-            out.write(_kept_cards(state, len(sims.shoe.cards)))
+            out.write(options.kept_cards(state, len(sims.shoe.cards)))
         # Ctrl-C is ours before the line that invites it: one pressed (or sent by a script) as soon as it shows
         # stopped the simulators with a KeyboardInterrupt, exit 130, instead of cleanly.
         stop = asyncio.Event()
@@ -104,13 +104,3 @@ async def serve_simulators(
         out.write("simulators running; Ctrl-C stops them\n")
         out.flush()
         await stop.wait()
-
-
-def _kept_cards(state: Path, held: int) -> str:
-    """What the shoe took from --state-file, so an operator restarting the simulators sees whether it came back with
-    its cards (a round in play is dealt from them) or empty (such a round is voided, .13(f))."""
-    if held:
-        return f"the simulated shoe holds {held} card(s) from {state}; every change is written there\n"
-    if not state.exists():
-        return f"the simulated shoe starts empty: {state} does not exist yet; it is written at the shoe's first load\n"
-    return f"the simulated shoe starts empty, as {state} keeps it; every change is written there\n"

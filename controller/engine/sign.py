@@ -9,14 +9,16 @@ stored before the per-code reasons is upgraded at restore (`upgrade_stored`): an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from controller.engine.context import StepContext
 from controller.engine.progressive import lock_progressive, unlock_progressive
 from drivers.interfaces import DeviceFaultCleared
 
 OFFLINE = "sign"
-_FAULT = "sign:"
+FAULT = "sign:"
 # A fault stored before the per-code reasons: which code the sign will name in its clear is not known, so any lifts it.
-STORED = f"{_FAULT}*"
+STORED = f"{FAULT}*"
 _UNAVAILABLE = "the progressive sign is unavailable ("
 # How every offline reason reads, before the per-code reasons and since (controller/engine/round.py: device_offline).
 _OFFLINE_REASON = f"{_UNAVAILABLE}offline"
@@ -24,7 +26,7 @@ _OFFLINE_REASON = f"{_UNAVAILABLE}offline"
 
 def down(ctx: StepContext, why: str, code: str | None = None) -> None:
     """The sign went offline (code None) or reported fault `code`."""
-    key = OFFLINE if code is None else f"{_FAULT}{code}"
+    key = OFFLINE if code is None else f"{FAULT}{code}"
     lock_progressive(ctx, key, f"{_UNAVAILABLE}{why})")
 
 
@@ -45,13 +47,19 @@ def upgrade_stored(lockout: dict[str, str]) -> str | None:
 
 def up(ctx: StepContext) -> None:
     """The sign identified: whatever it had is behind it."""
-    for key in [k for k in ctx.s.progressive_lockout if k == OFFLINE or k.startswith(_FAULT)]:
+    for key in [k for k in ctx.s.progressive_lockout if k == OFFLINE or k.startswith(FAULT)]:
         unlock_progressive(ctx, key)
 
 
 def held(ctx: StepContext) -> list[str]:
     """The fault codes the sign's lock-out holds, in the order reported."""
-    return [k.removeprefix(_FAULT) for k in ctx.s.progressive_lockout if k.startswith(_FAULT) and k != STORED]
+    return held_codes(ctx.s.progressive_lockout)
+
+
+def held_codes(lockout: Mapping[str, str]) -> list[str]:
+    """The fault codes among progressive lock-out reasons, in the order reported (a fault stored before the per-code
+    reasons names none)."""
+    return [k.removeprefix(FAULT) for k in lockout if k.startswith(FAULT) and k != STORED]
 
 
 def fault_cleared(ctx: StepContext, inp: DeviceFaultCleared) -> None:
@@ -81,4 +89,4 @@ def fault_cleared(ctx: StepContext, inp: DeviceFaultCleared) -> None:
         payload["stored_fault"] = stored  # the reason stored before the per-code reasons, lifted by this clear
     ctx.emit("device.fault_cleared", ctx.spec.lockout_rule(), payload)
     unlock_progressive(ctx, STORED)
-    unlock_progressive(ctx, f"{_FAULT}{inp.code}")
+    unlock_progressive(ctx, f"{FAULT}{inp.code}")

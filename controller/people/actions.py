@@ -83,6 +83,7 @@ class Action:
     count: int  # the n-th such event in its span
     do: Do
     instead: bool = False  # the simulated people do not also react to that event as they would
+    where: str = ""  # the scenario's step, e.g. "FILE: actions[0]", for an error found when it is due
 
 
 @dataclass
@@ -140,7 +141,7 @@ def _action(raw: dict[str, Any], where: str, seats: int) -> Action:
     if chosen[0] != "command" and ("args" in raw or "role" in raw):
         raise ActionError(f"{where}: args and role go with command")
     do = _do(chosen[0], raw, f"{where}.{chosen[0]}", seats)
-    return Action(match.group(1), int(match.group(2) or 1), do, instead)
+    return Action(match.group(1), int(match.group(2) or 1), do, instead, where)
 
 
 def _do(kind: str, raw: dict[str, Any], where: str, seats: int) -> Do:

@@ -15,3 +15,9 @@ def dealer_clears(ev: JournaledEvent) -> bool:
     """A table blocked only for what the simulated dealer does anyway: nobody else is needed."""
     reasons = ev.payload.get("reasons")
     return ev.type == "table.blocked" and isinstance(reasons, dict) and set(reasons) <= DEALERS_BLOCKS
+
+
+def deck_due(ev: JournaledEvent) -> bool:
+    """A table blocked because a deck has been in play its hours (.3(c)): a new one must be verified."""
+    reasons = ev.payload.get("reasons")
+    return isinstance(reasons, dict) and "deck_change_due" in reasons

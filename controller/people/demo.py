@@ -35,6 +35,7 @@ from controller.people.floor import SimulatedFloor
 from controller.people.optimal import OptimalPolicy, Players
 from controller.people.policy import Answer, DecisionRequest, Policy, StubCount
 from controller.people.signers import DemoSigners
+from controller.people.stuck import TableStuck
 from controller.shell.runner import build_devices, run_table
 from controller.shell.service import TableService
 from drivers.interfaces import WAGER_BUS_ID
@@ -220,6 +221,7 @@ async def play(
     `players`: without a `policy`, random players or players following the optimal strategy (controller.par).
     `on_sims` is handed the simulated devices once they run (a test that asserts what crossed a simulated line).
     `sim_state`: the simulators' state file (the shoe's cards), kept across restarts as a real shoe keeps its cards.
+    Raises TableStuck once the table closed on a block none of the simulated people clears (controller.people.stuck).
     """
     rng = random.Random(seed)
     policy = policy or policy_for(players, rng, config)
@@ -277,6 +279,8 @@ async def play(
             config, drivers, broker=broker, journal_path=journal_path, out=out, companions=people, draws=draws
         )
         people.hand_on_the_rest()
+        if people.made is not None and people.made.unclearable is not None and people.made.unclearable.reason:
+            raise TableStuck(people.made.unclearable.reason)  # the table closed, its devices stop on the way out
         return played
 
 
@@ -295,11 +299,12 @@ class _People:
         self.on_event = on_event
         self.on_floor_error = on_floor_error
         self.heard: list[asyncio.Queue[JournaledEvent]] = []
+        self.made: SimulatedFloor | None = None
 
     def __call__(self, service: TableService) -> list[Coroutine[Any, Any, None]]:
         if self.on_service is not None:
             self.on_service(service)
-        floor = self.floor(service)
+        floor = self.made = self.floor(service)
         if self.on_event is None:
             return [self._watched(floor)]
         # now, so that nothing journaled from the start is missed; lossless: `simulate` prints every event

@@ -20,9 +20,10 @@ from controller.engine.inputs import CloseTable, Tick
 from controller.engine.state import Phase
 from controller.games.registry import chapter_of
 from controller.people.actions import Action, ActionScript, Advance, Bind, Clear, Command, Key, Place, Press
-from controller.people.blocks import STUCK, dealer_clears
+from controller.people.blocks import STUCK, dealer_clears, deck_due
 from controller.people.policy import DecisionRequest, Policy
 from controller.people.signers import VERIFY_DECK_REMEDY, DemoSigners
+from controller.people.stuck import Unclearable, held_codes, refuse_unheld
 from controller.people.together import Step, at_once
 from controller.shell.service import TableService, utc_now
 from drivers.interfaces import TERMINAL_SPOTS
@@ -69,6 +70,8 @@ class SimulatedFloor:
         self.rounds = rounds
         self.pace = pace
         self.close_when_stuck = close_when_stuck
+        # A table that closes when stuck (`simulate`) needs no watch; the demo's closes on a block nobody here clears.
+        self.unclearable = None if close_when_stuck else Unclearable(person=floorperson is None)
         # A scenario's floorperson does what its script says and nothing more; the demo's brings new decks too.
         self._scripted = script is not None
         self.script = script or ActionScript()
@@ -114,6 +117,9 @@ class SimulatedFloor:
         # A scripted person who acts on a table blocked for a floorperson is that floorperson: the table stays open.
         if any(a.instead for a in due) or (due and ev.type in STUCK):
             return
+        if self.unclearable is not None and self.unclearable.heard(ev, self.service):
+            self.service.submit(CloseTable())
+            return
         # Each event type is one handler's at most; the first that takes it acts.
         for handler in (self._on_round, self._on_accounts, self._on_dealer_duty, self._on_floor):
             if await handler(ev):
@@ -142,6 +148,7 @@ class SimulatedFloor:
                 self._clock_ahead += dt.timedelta(minutes=minutes)
                 self.service.submit(Tick(utc_now() + self._clock_ahead))
             case Clear(device=device, code=code, detail=detail):
+                refuse_unheld(action, held_codes(self.service.state, device))
                 await self.sims.device(device).fault_cleared(code, detail)
 
     async def _on_round(self, ev: JournaledEvent) -> bool:
@@ -335,23 +342,10 @@ class SimulatedFloor:
         return True
 
     def _deck_due(self, ev: JournaledEvent) -> bool:
-        reasons = ev.payload.get("reasons")
-        return (
-            self.floorperson is not None
-            and not self._scripted
-            and isinstance(reasons, dict)
-            and "deck_change_due" in reasons
-        )
+        return self.floorperson is not None and not self._scripted and deck_due(ev)
 
     def _deck_due_for_a_person(self, ev: JournaledEvent) -> bool:
-        reasons = ev.payload.get("reasons")
-        return (
-            self.floorperson is None
-            and not self.close_when_stuck
-            and not self._deck_hinted
-            and isinstance(reasons, dict)
-            and "deck_change_due" in reasons
-        )
+        return self.floorperson is None and not self.close_when_stuck and not self._deck_hinted and deck_due(ev)
 
     async def _again_after_refusal(self) -> None:
         """What refused "no more bets" is cleared while the wagers are still on the layout: the dealer says it again."""

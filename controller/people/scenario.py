@@ -19,11 +19,11 @@ from controller.core.settlement import ChapterRules
 from controller.core.spaces import split_ascii
 from controller.engine.spec import ChapterSpec
 from controller.games.registry import spec_for
-from controller.people.actions import ActionError, ActionScript, parse_actions
+from controller.people.actions import ActionError, ActionScript, Clear, parse_actions
 from controller.people.demo import ScriptedRound
 from controller.people.policy import Answer, StubCount
 from drivers.reference.framing import is_card
-from drivers.sim.script import ScriptedFault, SimScriptError, parse_sim_script
+from drivers.sim.script import REPORTS, UNSCRIPTED, ScriptedFault, SimScriptError, parse_sim_script
 
 SCENARIO_MAX_BYTES = 4 * 1024 * 1024  # scripted rounds: decks, wagers, decisions, faults; far below this
 _TOP_KEYS = frozenset({"description", "seed", "rounds", "round", "faults", "actions"})
@@ -132,7 +132,9 @@ def parse_scenario(data: Any, config: TableConfig, source: str = "scenario") -> 
         scripted.append(ScriptedRound(wagers, decisions, late, stub))
     decks += [_deck(None, "", rng) for _ in range(rounds - len(decks))]
     faults = _faults(data.get("faults", []), source, config)
-    return Scenario(rounds, tuple(scripted), tuple(decks), faults, seed, description, ActionScript(start, actions))
+    script = ActionScript(start, actions)
+    _refuse_clears_never_reported(script, faults)
+    return Scenario(rounds, tuple(scripted), tuple(decks), faults, seed, description, script)
 
 
 def _is_int(value: Any) -> bool:
@@ -280,6 +282,23 @@ def _stub(count: Any, misdeal: Any, where: str) -> StubCount | None:
     if misdeal is not None and not isinstance(misdeal, bool):
         raise ScenarioError(f"{where}.misdeal: true (the cards were misdealt) or false, got {misdeal!r}")
     return StubCount(count, bool(misdeal))
+
+
+def _refuse_clears_never_reported(script: ActionScript, faults: tuple[ScriptedFault, ...]) -> None:
+    """A `clear` for a code its device never reports in this scenario (its [[faults]] say which it reports): the table
+    would ignore the device's `fault_cleared` and the scenario wait until --timeout for a table that never closes."""
+    for action in [*script.start, *(a for r in script.rounds.values() for a in r)]:
+        do = action.do
+        if not isinstance(do, Clear):
+            continue
+        scripted = {f.fault.kind.value for f in faults if f.device == do.device} & REPORTS[do.device]
+        if do.code in scripted | UNSCRIPTED[do.device]:
+            continue
+        says = f"report only {', '.join(sorted(scripted))}" if scripted else "report no fault"
+        raise ScenarioError(
+            f"{action.where}.clear: code={do.code!r}: the scenario's [[faults]] have the {do.device} {says}; clear "
+            f"the code its device.fault event names, or add the [[faults]] entry that makes the {do.device} report it"
+        )
 
 
 def _faults(value: Any, source: str, config: TableConfig) -> tuple[ScriptedFault, ...]:

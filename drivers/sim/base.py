@@ -59,6 +59,10 @@ class SimDevice:
         self._counts: Counter[str] = Counter()
         self._armed: list[tuple[Fault, Trigger]] = []
         self._clears: list[tuple[str, str, Trigger]] = []  # the attendant's scripted clears: code, detail, when
+        # A clear's "ping n" counts the heartbeats since the device's last own fault report (none before it): the
+        # attendant's time at the fault, which a script writer can see. Counted from the simulator's start it depended
+        # on how long the controller had been connected, which nothing in a script shows.
+        self._pings_since_report: int | None = None
         self._active: list[Fault] = []
         self._chores: set[asyncio.Task[None]] = set()
 
@@ -204,7 +208,8 @@ class SimDevice:
 
     async def clear_at(self, code: str, when: Trigger | str | None = None, detail: str = "") -> None:
         """The attendant clears fault `code` now (when=None or "now") or once the device has seen event `when` (e.g.
-        "fault 1": just after its first fault report): `fault_cleared` below. `clear_faults` leaves armed clears."""
+        "fault 1": just after its first fault report; "ping n": the n-th heartbeat after its last fault report):
+        `fault_cleared` below. `clear_faults` leaves armed clears."""
         trigger = Trigger.parse(when) if isinstance(when, str) else when
         if trigger is None:
             await self.fault_cleared(code, detail)
@@ -275,6 +280,8 @@ class SimDevice:
     def _note(self, event: str) -> bool:
         """Count an event and activate the faults due on it; True if the device went silent doing so."""
         self._counts[event] += 1
+        if event == "fault" or (event == "ping" and self._pings_since_report is not None):
+            self._pings_since_report = 0 if event == "fault" else (self._pings_since_report or 0) + 1
         due = [(f, t) for f, t in self._armed if t.event == event and t.count == self._counts[event]]
         silenced = False
         for fault, trigger in due:
@@ -288,7 +295,8 @@ class SimDevice:
                 self._chore(self._activate(fault))  # reported from a task: this may run inside the link's reader
             else:
                 self._active.append(fault)
-        for clear in [c for c in self._clears if c[2].event == event and c[2].count == self._counts[event]]:
+        count = self._pings_since_report if event == "ping" else self._counts[event]
+        for clear in [c for c in self._clears if c[2].event == event and c[2].count == count]:
             self._clears.remove(clear)
             log.info("fault clear scripted", device=self.device_id, code=clear[0], when=str(clear[2]))
             self._chore(self.fault_cleared(clear[0], clear[1]))

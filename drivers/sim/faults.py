@@ -28,6 +28,8 @@ class FaultKind(StrEnum):
     FOREIGN = "foreign"
     # wager station
     CHATTER = "chatter"
+    # progressive sign
+    LAMP_FAILURE = "lamp_failure"
     # every device
     UNPLUG = "unplug"
     REPLUG = "replug"
@@ -37,7 +39,7 @@ class FaultKind(StrEnum):
 
 
 # Faults a shuffler or shoe may report unprompted (Fault.report): the codes the table holds it unusable for (.13(g)).
-REPORTABLE = frozenset({FaultKind.JAM, FaultKind.STOPPED})
+REPORTABLE = frozenset({FaultKind.JAM, FaultKind.STOPPED, FaultKind.LAMP_FAILURE})
 IMMEDIATE = frozenset({FaultKind.UNPLUG, FaultKind.REPLUG, FaultKind.GARBAGE, FaultKind.SLOW_REPLY, FaultKind.NO_REPLY})
 
 # The event a behaviour fault changes, per device class (a jam means one thing in a shuffler, another in a shoe).
@@ -55,6 +57,9 @@ SHOE_BEHAVIOUR = {
     FaultKind.DUPLICATE: "load",
 }
 WAGER_STATION_BEHAVIOUR = {FaultKind.CHATTER: "place"}
+# A sign's fault only locks progressive wagering out (`sign:<code>`, controller/engine/sign.py): the sign reports it
+# after the next meters it is sent (or at once with report = true) and holds it until cleared.
+SIGN_BEHAVIOUR = {FaultKind.LAMP_FAILURE: "show_levels"}
 
 # Events a Trigger may count: every command a device handles, plus the shoe being loaded by the shuffler,
 # chips going down on a wager station and a panel button press.

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from drivers.sim.base import SimDevice
+from drivers.sim.faults import SIGN_BEHAVIOUR, FaultKind
 
 # Events a fault Trigger may count on a sign (besides identify and ping); it has only the immediate faults.
 SIGN_EVENTS = frozenset({"show_levels", "show_win", "show_link"})
@@ -26,9 +27,14 @@ def _check_level(level: object, amount: object) -> None:
         raise ValueError(f"amount {amount!r} for {level} must be a non-negative integer (cents)")
 
 
+# What a sign's scripted fault reports (`{"evt":"fault","code":...,"detail":...}`): the code is the fault's name.
+SIGN_FAULT_DETAIL = {FaultKind.LAMP_FAILURE: "a row of lamps is dark"}
+
+
 class ProgressiveSignSim(SimDevice):
     model = "SIM-PROGRESSIVE-SIGN"
     events: ClassVar[frozenset[str]] = SIGN_EVENTS
+    behaviours: ClassVar[Mapping[FaultKind, str]] = SIGN_BEHAVIOUR
 
     def __init__(self, device_id: str, address: int = 1) -> None:
         super().__init__(device_id, address)
@@ -57,6 +63,9 @@ class ProgressiveSignSim(SimDevice):
                 _check_level(level, amount)
             self._levels = dict(levels)  # the display shows exactly the levels sent, no merging with old ones
             self.reply({"evt": "levels_shown", "levels": self.levels})
+            fault = self._take("show_levels")
+            if fault is not None:
+                self.reply({"evt": "fault", "code": fault.kind.value, "detail": SIGN_FAULT_DETAIL[fault.kind]})
             return True
         if command == "show_win":
             level, amount, seat = message["level"], message["amount"], message["seat"]

@@ -2,14 +2,14 @@
 
     decks = [["As", "Kd", ...], "Qh 7c ..."]    # shuffles 1, 2...: a list of cards or one spaced string
     [[faults]]
-    device = "shuffler"                        # shuffler, shoe, dealer_panel, wager_station_<seat>
+    device = "shuffler"                        # shuffler, shoe, dealer_panel, progressive_sign, wager_station_<seat>
     fault = "jam"                              # a drivers.sim.faults.FaultKind value
     when = "shuffle 1"                         # "now" (default) or "<event> <n>"
     persistent = false                         # optional; delay_ms, data_hex, card, report as the fault needs
     [[clears]]                                 # the attendant clears a fault the table holds (.13(g))
-    device = "shoe"                            # shuffler or shoe
+    device = "shoe"                            # shuffler, shoe or progressive_sign
     code = "jam"                               # the fault code the device reported
-    when = "fault 1"                           # "now" (default) or "<event> <n>", as for faults
+    when = "fault 1"                           # "now" (default) or "<event> <n>"; "ping n": since its fault report
     detail = "cleared by hand"                 # optional
 
 docs/protocol.md ("Simulators and fault injection") is the reference.
@@ -34,6 +34,7 @@ from drivers.sim.faults import (
     SHOE_EVENTS,
     SHUFFLER_BEHAVIOUR,
     SHUFFLER_EVENTS,
+    SIGN_BEHAVIOUR,
     WAGER_STATION_BEHAVIOUR,
     WAGER_STATION_EVENTS,
     Fault,
@@ -49,7 +50,7 @@ DEVICE_CLASSES: dict[str, tuple[Mapping[FaultKind, str], frozenset[str]]] = {
     "shoe": (SHOE_BEHAVIOUR, SHOE_EVENTS),
     "wager_station": (WAGER_STATION_BEHAVIOUR, WAGER_STATION_EVENTS),
     "dealer_panel": ({}, DEALER_PANEL_EVENTS),
-    "progressive_sign": ({}, SIGN_EVENTS),
+    "progressive_sign": (SIGN_BEHAVIOUR, SIGN_EVENTS),
     "wager_terminal": ({}, WAGER_TERMINAL_EVENTS),
 }
 _STATION = re.compile(r"^wager_station_([1-9][0-9]*)$")
@@ -60,8 +61,17 @@ ASCII_SPACE = " \t\n\r\f\v"
 _SPACES = re.compile(r"[ \t\n\r\f\v]+")
 _FAULT_KEYS = frozenset({"device", "fault", "when", "persistent", "delay_ms", "data_hex", "card", "report"})
 _CLEAR_KEYS = frozenset({"device", "code", "when", "detail"})
-# The devices whose reported fault the table holds until they say it cleared (controller.engine.irregularities).
-HOLDING = ("shuffler", "shoe")
+# The devices whose reported fault the table holds until they say it cleared: a shuffler's or shoe's stops rounds
+# (controller.engine.irregularities), a sign's locks progressive wagering out (controller.engine.sign).
+HOLDING = ("shuffler", "shoe", "progressive_sign")
+# The fault codes each of them reports for a scripted fault (drivers.sim.shuffler's failures, the shoe's jam: the
+# fault's own name), and unscripted (a shoe asked for cards it does not have): the codes a clear may name.
+REPORTS = {
+    "shuffler": frozenset({"jam", "stopped", "incomplete"}),
+    "shoe": frozenset({"jam"}),
+    "progressive_sign": frozenset(k.value for k in SIGN_BEHAVIOUR),
+}
+UNSCRIPTED = {"shuffler": frozenset[str](), "shoe": frozenset({"empty"}), "progressive_sign": frozenset[str]()}
 _CODE = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
 
@@ -167,7 +177,10 @@ def _fault(entry: Any, where: str) -> ScriptedFault:
     device = entry.get("device")
     klass = device_class(device) if isinstance(device, str) else None
     if klass is None or not isinstance(device, str):
-        raise SimScriptError(f"{where}: device={device!r} is not shuffler, shoe, dealer_panel or wager_station_<seat>")
+        raise SimScriptError(
+            f"{where}: device={device!r} is not shuffler, shoe, dealer_panel, progressive_sign, wager_station_<seat> "
+            "or wager_terminal_<seat>"
+        )
     behaviours = DEVICE_CLASSES[klass][0]
     name = entry.get("fault")
     try:
@@ -231,8 +244,10 @@ def _clear(entry: Any, where: str) -> ScriptedClear:
     device = entry.get("device")
     if device not in HOLDING or not isinstance(device, str):
         raise SimScriptError(
-            f"{where}: device={device!r}: only the fault of a {' or '.join(HOLDING)} is cleared this way, the devices "
-            "whose faults a script makes and the table holds until cleared (.13(g)); a station is used once online"
+            f"{where}: device={device!r}: only the fault of a {', '.join(HOLDING[:-1])} or {HOLDING[-1]} is cleared "
+            "this way, the devices "
+            "whose faults a script makes and the table holds until cleared (.13(g); a sign's progressive lock-out); a "
+            "station is used once online"
         )
     code = entry.get("code")
     if not isinstance(code, str) or not _CODE.fullmatch(code):

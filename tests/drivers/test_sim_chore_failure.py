@@ -53,9 +53,10 @@ async def test_a_scripted_clear_whose_line_closes_is_logged_and_the_simulator_go
     shoe = ShoeSim("shoe")
     await shoe.start()
     try:
-        await shoe.clear_at("jam", "ping 1", "taken out by hand")
+        # At the host's identify: a clear's "ping n" counts only the heartbeats after a fault report.
+        await shoe.clear_at("jam", "identify 1", "taken out by hand")
         with capture_logs() as logs, host_end(shoe.port) as fd:
-            ping(fd, 7)
+            os.write(fd, encode_frame(1, 7, Kind.DATA, encode_message({"cmd": "identify"})))
             cleared = await asyncio.to_thread(read_until, fd, lambda m: m.get("evt") == "fault_cleared")
             assert cleared["code"] == "jam"
             chores = set(shoe._chores)  # the clear, written and waiting for the ACK the host never sends

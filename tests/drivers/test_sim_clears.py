@@ -48,7 +48,7 @@ CLEAR = '[[clears]]\ndevice = "shoe"\n'
     [
         (
             '[[clears]]\ndevice = "wager_station_1"\ncode = "jam"',
-            "clears[0]: device='wager_station_1': only the fault of a shuffler or shoe",
+            "clears[0]: device='wager_station_1': only the fault of a shuffler, shoe or progressive_sign",
         ),
         (CLEAR + 'code = "Jam!"', "clears[0]: code='Jam!': the fault code the shoe reported"),
         (CLEAR, "clears[0]: code=None"),
@@ -59,7 +59,8 @@ CLEAR = '[[clears]]\ndevice = "shoe"\n'
         ('clears = "shoe"', "clears must be a list of [[clears]] tables"),
         (
             '[[faults]]\ndevice = "shuffler"\nfault = "count_51"\nreport = true',
-            "faults[0]: report = true is for a fault a device finds by itself (jam, stopped), not count_51",
+            "faults[0]: report = true is for a fault a device finds by itself (jam, lamp_failure, stopped), "
+            "not count_51",
         ),
         ('[[faults]]\ndevice = "shoe"\nfault = "jam"\nreport = "yes"', "faults[0]: report must be true or false"),
     ],

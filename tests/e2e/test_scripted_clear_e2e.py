@@ -109,3 +109,61 @@ async def test_a_sim_script_clear_follows_the_devices_own_report(tmp_path: Path)
     completed = [i for i, t in enumerate(types) if t == "round.completed"]
     assert types.index("device.unusable") < types.index("device.fault_cleared") < completed[1]
     assert [p["code"] for t, p in events if t == "device.fault_cleared"] == ["jam"]
+
+
+def test_a_clear_for_a_code_the_scenarios_faults_never_report_is_refused_at_load(tmp_path: Path) -> None:
+    """The scenario's [[faults]] say the shoe reports a jam: a clear of "stopped" could never lift anything. Before, the
+    table ignored the shoe's fault_cleared and the run waited ~30 s to end with "the table did not close"."""
+    scenario = tmp_path / "never.scenario.toml"
+    scenario.write_text(SCENARIO.replace('code = "jam", detail', 'code = "stopped", detail'))
+    proc = _simulate(scenario)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr[-3000:]
+    assert f"{scenario}: actions[0].clear: code='stopped': the scenario's [[faults]] have the shoe report only jam" in (
+        proc.stderr
+    )
+
+
+def test_a_clear_due_for_a_fault_the_device_does_not_hold_fails_at_once_naming_the_step(tmp_path: Path) -> None:
+    """A shoe may report "empty" unscripted, so the load lets the clear through; when it is due the shoe holds only its
+    jam: the run fails at once naming the step and what the shoe holds, instead of waiting out the timeout."""
+    scenario = tmp_path / "unheld.scenario.toml"
+    scenario.write_text(SCENARIO.replace('code = "jam", detail', 'code = "empty", detail'))
+    proc = _simulate(scenario)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "the simulated floor could not act: " in proc.stderr
+    assert (
+        f"{scenario}: actions[0]: clear shoe 'empty' at table.blocked 1: the table never heard the shoe report 'empty' "
+        "(it holds jam)" in proc.stderr
+    )
+    assert "did not close" not in proc.stderr and "did not play out" not in proc.stderr
+    types = [json.loads(line)["type"] for line in proc.stdout.splitlines()]
+    assert "device.fault_cleared" not in types and types.count("round.completed") == 1
+
+
+async def test_a_sim_scripts_sign_fault_locks_progressive_wagering_out_and_its_clear_lifts_it(tmp_path: Path) -> None:
+    """docs/examples/demo--sign-lamp-failure.sim.toml: the sign's scripted lamp failure is a `sign:lamp_failure`
+    lock-out (no round blocked); its [[clears]] entry lifts it. Before, a sim script could not name a sign's fault."""
+    data = demo_config().model_dump()
+    data["table_id"] = "scripted-sign-clear"
+    played = play(
+        TableConfig.model_validate(data),
+        rounds=2,
+        broker=NO_BROKER,
+        seed=5,
+        journal_path=tmp_path / "j.sqlite",
+        policy=ScriptedPolicy([ScriptedRound(wagers={1: {"ante": 1000, "progressive": 100}})]),
+        sim_script=load_sim_script(ROOT / "docs/examples/demo--sign-lamp-failure.sim.toml"),
+    )
+    async with asyncio.timeout(TIMEOUT):
+        assert await played == 2
+    events = _journal(tmp_path / "j.sqlite")
+    types = [t for t, _ in events]
+    assert "table.blocked" not in types and types.count("round.completed") == 2
+    locked = next(
+        i for i, (t, p) in enumerate(events) if t == "progressive.locked_out" and "sign:lamp_failure" in p["reasons"]
+    )
+    said = types.index("device.fault_cleared")
+    assert events[said][1]["device"] == "progressive_sign" and events[said][1]["code"] == "lamp_failure"
+    assert events[said][1]["detail"] == "lamps replaced" and events[said][1]["still_held"] == []
+    unlocked = types.index("progressive.unlocked", said)
+    assert locked < said < unlocked

@@ -1,0 +1,111 @@
+"""A demo table blocked by what none of its simulated people clears (`tablectl demo`): it stops and says why.
+
+A tilt (a stored state that failed its checks, a journal behind the broker's anchor: docs/recovery.md) waits for a
+supervisor's signed `clear_tilt`; a chip count for a floorperson's decision; a removed deck for a new one verified; a
+table with no dealing method for a device back in service. The demo's floorperson brings a deck when one is due and
+validates jackpots, nothing more, so such a block never lifts: the demo waited for rounds that never came. Now it closes
+the table and ends with the block's reason and the operator's remedy. A device's own fault is not one of these: it
+clears when the device says so (a sim script's `[[clears]]`) or comes back. With --human-floor a person at the console
+can clear any of them: the demo says so once and waits, as for a deck due.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import structlog
+
+from controller.core.events import JournaledEvent
+from controller.engine import sign
+from controller.engine.commands import SIGN as SIGN_ID
+from controller.engine.state import TableState
+from controller.engine.tilts import is_tilt
+from controller.mqtt.contract import Topics
+from controller.people.actions import Action, ActionError, Clear
+from controller.shell.service import TableService
+
+log = structlog.get_logger("tablectl.demo")
+
+# Blocks that are not tilts and that only a person the demo does not simulate clears (controller.engine).
+FOR_A_PERSON = {
+    "chip_count": "a floorperson's decision on the chip count (`floorperson_decision`, docs/commands.md)",
+    "deck_removed": "a new deck verified by a floorperson (`verify_deck`, docs/commands.md)",
+    "no_method": "the shuffler or shoe put back in service (`back_in_service`, docs/commands.md)",
+}
+RECOVERY = "docs/recovery.md, 'What the operator does'"
+# The events that say the table is blocked: a removed deck and a chip count block it without a `table.blocked`.
+ANNOUNCING = ("table.blocked", "deck.removed", "chip_count.mismatch")
+
+
+class TableStuck(Exception):
+    """The demo's table is blocked by what nobody in the demo clears; the message says what and what to do."""
+
+
+class Unclearable:
+    """Watches a demo table's events for a block none of its simulated people clears."""
+
+    def __init__(self, *, person: bool) -> None:
+        self._person = person
+        self._remedies: dict[str, str] = {}  # tilt -> the remedy its event gave
+        self._told = False
+        self.reason: str | None = None  # set once the table must close: the message for the operator
+
+    def heard(self, ev: JournaledEvent, service: TableService) -> bool:
+        """True when the table must close now: `ev` announced a block and the table's blocks hold one that nobody in
+        this demo clears. The service is read only then (a bench's people run on a stand-in that has no state)."""
+        p = ev.payload
+        if ev.type in ("critical_state.invalid", "tilt.raised") and isinstance(p.get("remedy"), str):
+            self._remedies[str(p["tilt"])] = str(p["remedy"])
+        if ev.type not in ANNOUNCING or self.reason is not None:
+            return False
+        stuck = {k: v for k, v in service.state.blocks.items() if is_tilt(k) or k in FOR_A_PERSON}
+        if not stuck:
+            return False
+        message = self._message(
+            stuck, service.journal.path, Topics(service.config.mqtt.prefix, service.config.table_id)
+        )
+        if self._person:
+            if not self._told:
+                self._told = True
+                log.warning("the table waits for a supervisor at the console", problem=message)
+            return False
+        self.reason = message
+        return True
+
+    def _message(self, blocks: dict[str, str], journal: Path, topics: Topics) -> str:
+        lines = ["the table is blocked, and nobody in the demo can clear it:"]
+        for block, why in sorted(blocks.items()):
+            remedy = self._remedies.get(block) or FOR_A_PERSON.get(block, "a supervisor's signed clear_tilt")
+            lines.append(f"  {block}: {why}")
+            lines.append(f"    what to do: {remedy}")
+        if "tilt:rollback" in blocks:
+            lines.append(
+                "  a demo started on a new --journal while its broker keeps the table's earlier anchor does this: run "
+                f"it on the journal it used before, or start the table over: delete the journal with its anchor file "
+                f"(rm {journal}*) and clear the broker's retained anchor (mosquitto_pub -r -n -t "
+                f"{topics.anchor}, with -h/-p for --broker), or use another broker"
+            )
+        lines.append(f"  ({RECOVERY}; the events: tablectl journal tail --journal {journal})")
+        return "\n".join(lines)
+
+
+def held_codes(state: TableState, device: str) -> tuple[str, ...]:
+    """The fault codes the table holds for `device`: a sign's are its progressive lock-out reasons (`sign:<code>`)."""
+    if device == SIGN_ID:
+        return tuple(sign.held_codes(state.progressive_lockout))
+    held = state.device_faults.get(device)
+    return held.uncleared if held is not None else ()
+
+
+def refuse_unheld(action: Action, held: tuple[str, ...]) -> None:
+    """A scripted clear due now for a fault the device does not hold (`held`: the codes the table holds for it): the
+    table would ignore the device's `fault_cleared` and wait for a clear that never comes, so the scenario fails at
+    once naming the step. (controller.people.scenario refuses it at load when the scenario's faults say the codes.)"""
+    do = action.do
+    if not isinstance(do, Clear) or do.code in held:
+        return
+    holds = f"it holds {', '.join(held)}" if held else "it holds no fault"
+    raise ActionError(
+        f"{action.where}: clear {do.device} {do.code!r} at {action.event} {action.count}: the table never heard the "
+        f"{do.device} report {do.code!r} ({holds}); clear the code of its device.fault event, at an event after it"
+    )
