@@ -60,7 +60,7 @@ ASCII_SPACE = " \t\n\r\f\v"
 _SPACES = re.compile(r"[ \t\n\r\f\v]+")
 _FAULT_KEYS = frozenset({"device", "fault", "when", "persistent", "delay_ms", "data_hex", "card", "report"})
 _CLEAR_KEYS = frozenset({"device", "code", "when", "detail"})
-# The devices whose reported fault the table holds until they say it cleared (controller.engine.irregularities).
+# The devices whose reported fault the table holds until they say it cleared (controller.engine.device_holds).
 HOLDING = ("shuffler", "shoe")
 _CODE = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
