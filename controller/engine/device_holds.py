@@ -271,17 +271,7 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
         ctx.ignored(f"out of order {dev!r}", "only the shuffler or the shoe is marked out of order")
         return
     if not inp.out:
-        if dev not in ctx.s.out_of_order:
-            ctx.ignored(f"back in service {dev}", "it is not marked out of order")
-        elif dev in ctx.s.devices_down:
-            ctx.refused(f"back in service {dev}", f"the {dev} is {ctx.s.devices_down[dev]}", ctx.rule("13(g)"))
-        elif ctx.s.phase not in (Phase.BLOCKED, Phase.OPENING, Phase.BETTING, Phase.CLOSED):
-            ctx.refused(f"back in service {dev}", "only between rounds", ctx.rule("13(g)"))
-        else:
-            del ctx.s.out_of_order[dev]
-            ctx.emit("device.back_in_service", ctx.rule("13(g)"), {"device": dev, "dealing_method": ctx.method})
-            boundary.unblock(ctx, "no_method", f"{dev} back in service")
-            hold_follows_method(ctx, f"{dev} back in service")
+        back_in_service(ctx, dev)
         return
     if dev in ctx.s.out_of_order:
         ctx.ignored(f"out of order {dev}", "already marked out of order")
@@ -308,7 +298,7 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
         },
     )
     if usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order) is None:
-        ctx.block("no_method", f"the {dev} is out of order and no other dealing method is configured")
+        ctx.block("no_method", no_method(ctx, dev))
     ctx.s.blocks.pop(f"device:{dev}", None)
     hold_follows_method(ctx, f"{dev} out of order")
     if was_dealing:
@@ -325,3 +315,29 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
         else:
             ctx.s.block_reason = None
             boundary.start_shuffle(ctx)
+
+
+def back_in_service(ctx: StepContext, dev: str) -> None:
+    if dev not in ctx.s.out_of_order:
+        ctx.ignored(f"back in service {dev}", "it is not marked out of order")
+    elif dev in ctx.s.devices_down:
+        ctx.refused(f"back in service {dev}", f"the {dev} is {ctx.s.devices_down[dev]}", ctx.rule("13(g)"))
+    elif ctx.s.phase not in (Phase.BLOCKED, Phase.OPENING, Phase.BETTING, Phase.CLOSED):
+        ctx.refused(f"back in service {dev}", "only between rounds", ctx.rule("13(g)"))
+    else:
+        del ctx.s.out_of_order[dev]
+        ctx.emit("device.back_in_service", ctx.rule("13(g)"), {"device": dev, "dealing_method": ctx.method})
+        if usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order) is not None:
+            boundary.unblock(ctx, "no_method", f"{dev} back in service")  # else the other device still stops it
+        hold_follows_method(ctx, f"{dev} back in service")
+
+
+def no_method(ctx: StepContext, dev: str) -> str:
+    fallback = ctx.opts.fallback_dealing_method
+    if fallback is None or fallback == ctx.setup.method:
+        return f"the {dev} is out of order and no other dealing method is configured"
+    # Both are configured and both devices covered: neither the method nor its fallback can deal.
+    return (
+        f"the {dev} is out of order and neither {ctx.setup.method} nor its fallback {fallback} can be used: "
+        f"{' and '.join(f'the {d}' for d in sorted(ctx.s.out_of_order))} out of order"
+    )
