@@ -144,6 +144,18 @@ def fault_record(held: HeldFault) -> dict[str, str | int | None]:
     }
 
 
+def device_offline(ctx: StepContext, dev: str, why: str) -> None:
+    """A shuffler or shoe that stopped answering. Dealing from the hand no round asks the shoe for anything, so
+    nothing waits for it; but the table may turn to it (the shuffler marked out of order), and the engine knows a
+    device's state only from what it said last: the hold is kept, blocking nothing, so that turning to the shoe
+    blocks the round before betting (`hold_follows_method`) instead of voiding it at its first card. It lifts when
+    the shoe identifies again (`device_back`) or is marked out of order."""
+    if dev == "shoe" and ctx.method == "hand" and dev not in ctx.s.out_of_order:
+        ctx.s.devices_down[dev] = why
+        return
+    device_down(ctx, dev, why)
+
+
 def device_down(ctx: StepContext, dev: str, why: str) -> None:
     if dev not in DEVICES or dev in ctx.s.out_of_order:
         return

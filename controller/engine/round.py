@@ -236,7 +236,7 @@ def device_offline(ctx: StepContext, inp: DeviceOffline) -> None:
     elif inp.device_id == SIGN:
         sign.down(ctx, why)
     else:
-        device_holds.device_down(ctx, inp.device_id, why)
+        device_holds.device_offline(ctx, inp.device_id, why)
 
 
 def meters_shown(ctx: StepContext, inp: MetersShown) -> None:
