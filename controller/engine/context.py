@@ -208,9 +208,10 @@ def usable_method(
     def usable(m: DealingMethod) -> bool:
         if m == "hand":  # .9(a)(1): an automated shuffler, and this engine needs its card order
             return "shuffler" not in out_of_order
-        if m == "automated_shoe" or base == "manual_shoe":  # the configured shoe
-            return "shoe" not in out_of_order
-        return True  # a manual shoe standing in for the automated one
+        if m == "manual_shoe" and base == "automated_shoe":
+            return True  # a manual shoe standing in for the automated one, which is what was covered
+        # The table's one shoe: configured, or a hand-dealt table's fallback. Covered (.13(g)), it deals nothing.
+        return "shoe" not in out_of_order
 
     if usable(base):
         return base

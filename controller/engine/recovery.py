@@ -18,7 +18,7 @@ from controller.engine import (
     chip_count,
     dealing,
     decisions,
-    irregularities,
+    device_holds,
     jackpot,
     link,
     progressive,
@@ -52,7 +52,7 @@ def recover(ctx: StepContext) -> None:
     phase = ctx.s.phase
     if phase is Phase.CLOSED:
         if ctx.s.device_faults:  # the shell recovers a closed table only for these (controller/shell/restore.py)
-            irregularities.faults_restored(ctx)
+            device_holds.faults_restored(ctx)
         else:
             ctx.ignored("recover", "the table is closed: it opens as usual")
         return
@@ -89,7 +89,7 @@ def recover(ctx: StepContext) -> None:
         recovered(ctx, "await_jackpot", ctx.spec.validation_rule(first), hits=[h.hit for h in ctx.s.pending_hits])
         lock_all(ctx)
     # A device identifies to a restarted daemon, jammed or not: a fault it reported before stands (docs/recovery.md).
-    irregularities.faults_restored(ctx)
+    device_holds.faults_restored(ctx)
     link.restarted(ctx)  # the lease is unknown after a restart: locked out until the link grants one
     # Whatever the phase: a light the crash left lit, or never lit, is set right (643a.11(f)(3)(iii)(B)).
     jackpot.reissue_lights(ctx, reachable(ctx))

@@ -29,6 +29,7 @@ from controller.engine import (
     dealing,
     decisions,
     deck_life,
+    device_holds,
     irregularities,
     jackpot,
     link,
@@ -200,7 +201,7 @@ def wager_refused(ctx: StepContext, inp: WagerRefused) -> None:
 
 
 def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
-    irregularities.device_fault(ctx, inp)
+    device_holds.device_fault(ctx, inp)
     if inp.device_id == SIGN and inp.code != "win_not_shown":
         sign.down(ctx, f"{inp.code}: {inp.detail}", inp.code)
 
@@ -209,7 +210,7 @@ def device_fault_cleared(ctx: StepContext, inp: DeviceFaultCleared) -> None:
     if inp.device_id == SIGN:
         sign.fault_cleared(ctx, inp)
     else:
-        irregularities.fault_cleared(ctx, inp)
+        device_holds.fault_cleared(ctx, inp)
 
 
 def device_online(ctx: StepContext, inp: DeviceOnline) -> None:
@@ -222,7 +223,7 @@ def device_online(ctx: StepContext, inp: DeviceOnline) -> None:
     elif inp.device_id == SIGN:
         sign.up(ctx)
     else:
-        irregularities.device_back(ctx, inp.device_id)
+        device_holds.device_back(ctx, inp.device_id)
 
 
 def device_offline(ctx: StepContext, inp: DeviceOffline) -> None:
@@ -235,7 +236,7 @@ def device_offline(ctx: StepContext, inp: DeviceOffline) -> None:
     elif inp.device_id == SIGN:
         sign.down(ctx, why)
     else:
-        irregularities.device_down(ctx, inp.device_id, why)
+        device_holds.device_offline(ctx, inp.device_id, why)
 
 
 def meters_shown(ctx: StepContext, inp: MetersShown) -> None:
@@ -309,7 +310,7 @@ _STEPS: dict[type[object], _Step] = dict(
         _on(Confirm, confirming.confirm),
         _on(CountEntered, confirming.count_entered),
         _on(FloorpersonDecision, confirming.floorperson_decision),
-        _on(MarkOutOfOrder, irregularities.mark_out_of_order),
+        _on(MarkOutOfOrder, device_holds.mark_out_of_order),
         _on(PlayerLeft, lambda ctx, inp: decisions.player_left(ctx, inp.seat)),
         _on(ReleaseHeld, lambda ctx, inp: decisions.release_held(ctx, inp.seat, inp.to)),
         _on(BindBoxes, lambda ctx, inp: players.bind(ctx, inp.seats, inp.by)),

@@ -98,7 +98,7 @@ class Restore:
             device_faults={dev: f"{f.code}: {f.detail}" for dev, f in sorted(state.device_faults.items())} or None,
         )
         # A closed table opens as usual; one whose shuffler or shoe had faulted is recovered first, so the fault
-        # stands before the devices' start-up identification is stepped (controller/engine/irregularities.py).
+        # stands before the devices' start-up identification is stepped (controller/engine/device_holds.py).
         return state, ([] if state.phase is Phase.CLOSED and not state.device_faults else [Recover()])
 
     def _rolled_back(self) -> tuple[TableState, list[Input]]:

@@ -186,7 +186,9 @@ def test_everything_published_keeps_the_contract(
     assert all(s.online and s.seq is not None for s in states.values())
     if kind.endswith("shoe-jam-void"):
         shoe = states["device/shoe"]
-        assert (shoe.fault_code, shoe.state) == ("jam", "online")  # a jam voids the round; the shoe still answers
+        # A jam voids the round (.13(f)) and holds the shoe (.13(g)) until it says the jam is cleared: it still
+        # answers (online), but it cannot be used.
+        assert (shoe.fault_code, shoe.state, shoe.online) == ("jam", "unusable", True)
 
     # The check can fail: a card planted anywhere before settlement is caught, in an event or a retained topic.
     rng = random.Random(unique_id)

@@ -1,0 +1,356 @@
+"""Device holds: a shuffler or shoe that faults (.13(e), (f), and the foreign card of .13(c)), goes offline or
+malfunctions "and cannot be used" is held (.13(g)) until it says the fault is cleared, identifies again or is
+"covered or [has] a sign indicating that [it] is out of order" (`MarkOutOfOrder`); then the other method of
+shuffling or dealing takes over. The card irregularities are controller/engine/irregularities.py."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from controller.engine import boundary, voiding
+from controller.engine.context import StepContext, usable_method
+from controller.engine.inputs import MarkOutOfOrder
+from controller.engine.state import HeldFault, Phase
+from drivers.interfaces import DeviceFault, DeviceFaultCleared
+
+SHUFFLER_FAULTS = {"jam", "stopped", "incomplete"}  # .13(e)
+SHOE_FAULTS = {"jam", "stopped", "empty", "misfeed"}  # .13(f)
+# The shoe faults that outlast the dispense they stop: "empty" is refilled by the next shuffle, these need a hand.
+SHOE_STUCK = SHOE_FAULTS - {"empty"}
+DEVICES = ("shuffler", "shoe")  # the devices .13(g) has marked out of order
+COVERED = "covered or has a sign indicating that it is out of order placed on the device"  # .13(g)'s words
+SHOE_METHODS = ("automated_shoe", "manual_shoe")
+# The round is in play and its cards are to come from the shoe: "no more bets" locked the wagers (LOCKING), the
+# counted chips may be awaited (RECONCILING), then the deal. A shoe that cannot deal in any of them voids the round
+# (.13(f), docs/rules.md): nothing would bring its cards.
+SHOE_ROUND = (Phase.LOCKING, Phase.RECONCILING, Phase.DEALING)
+
+
+def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
+    ctx.emit("device.fault", None, {"device_id": inp.device_id, "code": inp.code, "detail": inp.detail})
+    dev = inp.device_id
+    if dev in ctx.s.out_of_order:
+        return  # covered: nothing it says is used
+    why = f"fault {inp.code}" + (f": {inp.detail}" if inp.detail else "")
+    if dev == "shuffler" and inp.code in SHUFFLER_FAULTS:
+        if ctx.s.phase is Phase.SHUFFLING:
+            shuffle_failed(ctx, inp, why)
+        else:
+            # No shuffle to do again (.13(e)): the next one would be asked of a jammed shuffler, so it waits.
+            fault_down(ctx, inp, why)
+    elif dev == "shoe" and inp.code in SHOE_FAULTS:
+        if ctx.s.phase in SHOE_ROUND and ctx.method == "automated_shoe":
+            if inp.code in SHOE_STUCK:
+                # A jam outlasts the round it voids, whether the shoe found it before its first card or at a
+                # dispense: still jammed, it would void the next round at its first dispense with its wagers taken,
+                # so the next round waits for it (as between rounds); device_down voids this one.
+                fault_down(ctx, inp, why)
+            if ctx.s.phase in SHOE_ROUND:  # not voided above: "empty" is refilled by the void's reshuffle, not held
+                shoe_void(ctx, f"the automated dealing shoe reported {inp.code}: {inp.detail}")
+        elif ctx.method == "automated_shoe" and inp.code in SHOE_STUCK:
+            # Reported while no round is being dealt: .13(f) voids nothing, but betting must not open on a shoe
+            # whose first dispense would void the round with its wagers taken.
+            fault_down(ctx, inp, why)
+    elif dev == "shoe" and inp.code == "foreign_card":
+        if ctx.s.phase is Phase.DEALING:
+            # A card that is not of the inspected deck: the hands cannot stand, as with a deck that fails
+            # its check.
+            voiding.void(ctx, ctx.rule("13(c)"), f"the shoe read a card foreign to the deck: {inp.detail}")
+    elif dev in DEVICES:
+        # Any other fault (malfunction, failed command, no device): it cannot be used (.13(g)).
+        fault_down(ctx, inp, why)
+
+
+def shuffle_failed(ctx: StepContext, inp: DeviceFault, why: str) -> None:
+    """.13(e): the cards are reshuffled; but a shuffler that fails `failed_shuffles_limit` shuffles in a row is not
+    asked again and again: it malfunctions and cannot be used (.13(g)), held until it identifies again."""
+    ctx.s.failed_shuffles += 1
+    attempt, limit = ctx.s.failed_shuffles, ctx.opts.failed_shuffles_limit
+    held = attempt >= limit
+    remedy = (
+        f"the shuffler is held unusable after {attempt} failed shuffles in a row ({ctx.rule('13(g)')})"
+        if held
+        else "the cards are reshuffled"
+    )
+    ctx.emit(
+        "shuffle.failed",
+        ctx.rule("13(e)"),
+        {"code": inp.code, "attempt": attempt, "limit": limit, "remedy": remedy},
+    )
+    if held:
+        fault_down(ctx, inp, f"{attempt} failed shuffles in a row (the last: {why})")
+    else:
+        boundary.start_shuffle(ctx)
+
+
+def fault_down(ctx: StepContext, inp: DeviceFault, why: str) -> None:
+    """A device unusable for what it reported: the fault is kept with the state, so a restart does not clear it.
+    Said once per fault: a device repeating a fault already held (a shoe that reports its jam every few seconds) adds
+    only its `device.fault` row, not a `device.unusable` for the supervisor and the floor's report each time."""
+    dev = inp.device_id
+    held = ctx.s.device_faults.get(dev)
+    if held is not None and inp.code in held.uncleared and dev in ctx.s.devices_down:
+        return
+    device_down(ctx, dev, why)
+    if dev in ctx.s.devices_down:
+        ctx.s.device_faults[dev] = (
+            HeldFault(inp.code, inp.detail, ctx.s.now, ctx.s.rounds_played, codes=(inp.code,))
+            if held is None
+            else replace(held, codes=(*held.uncleared, inp.code))
+        )
+
+
+def fault_cleared(ctx: StepContext, inp: DeviceFaultCleared) -> None:
+    """The device says a fault it reported is cleared (the attendant cleared the jam without restarting it): the
+    hold lifts once every fault it holds is cleared. A clear for a fault it does not hold lifts nothing."""
+    dev, code = inp.device_id, inp.code
+    what = f"fault {code} cleared by the {dev}"
+    held = ctx.s.device_faults.get(dev)
+    if dev in ctx.s.out_of_order:
+        ctx.ignored(what, f"the {dev} is marked out of order: nothing it says is used until it is back in service")
+        return
+    if held is None or code not in held.uncleared:
+        holds = f": it holds {', '.join(held.uncleared)}" if held is not None else ""
+        ctx.ignored(what, f"the {dev} holds no fault {code}{holds}; the hold, if any, stands")
+        return
+    left = tuple(c for c in held.uncleared if c != code)
+    ctx.emit(
+        "device.fault_cleared",
+        ctx.rule("13(g)"),
+        {
+            "device": dev,
+            "code": code,
+            "detail": inp.detail,
+            "fault": fault_record(held),
+            "still_held": list(left),
+            "remedy": f"the {dev} is usable again once nothing else blocks the table"
+            if not left
+            else f"the {dev} stays unusable until it says {', '.join(left)} cleared too, or is marked out of order",
+        },
+    )
+    if left:
+        ctx.s.device_faults[dev] = replace(held, codes=left)
+    else:
+        lift(ctx, dev, f"{dev} said fault {code} cleared")
+
+
+def fault_record(held: HeldFault) -> dict[str, str | int | None]:
+    return {
+        "code": held.code,
+        "detail": held.detail,
+        "since": held.since.isoformat() if held.since else None,
+        "round_no": held.round_no,
+    }
+
+
+def device_offline(ctx: StepContext, dev: str, why: str) -> None:
+    """A shuffler or shoe that stopped answering. Dealing from the hand no round asks the shoe for anything, so
+    nothing waits for it; but the table may turn to it (the shuffler marked out of order), and the engine knows a
+    device's state only from what it said last: the hold is kept, blocking nothing, so that turning to the shoe
+    blocks the round before betting (`hold_follows_method`) instead of voiding it at its first card. It lifts when
+    the shoe identifies again (`device_back`) or is marked out of order."""
+    if dev == "shoe" and ctx.method == "hand" and dev not in ctx.s.out_of_order:
+        if ctx.opts.fallback_dealing_method in SHOE_METHODS:  # else the table never turns to a shoe
+            ctx.s.devices_down[dev] = why
+        return
+    device_down(ctx, dev, why)
+
+
+def device_down(ctx: StepContext, dev: str, why: str) -> None:
+    if dev not in DEVICES or dev in ctx.s.out_of_order:
+        return
+    if dev == "shoe" and ctx.method == "hand":
+        # Dealing from the hand uses no shoe; a hand-dealt table dealing from its fallback shoe holds it (ctx.method).
+        return
+    ctx.s.devices_down[dev] = why
+    unusable(ctx, dev, why)
+    if dev == "shoe" and ctx.s.phase in SHOE_ROUND and ctx.method in SHOE_METHODS:
+        shoe_void(ctx, f"the dealing shoe cannot deal the round: {why}")
+    elif dev == "shuffler" and ctx.s.phase is Phase.SHUFFLING:
+        ctx.enter_blocked()  # the shuffle cannot complete; the cards are reshuffled once it is cleared
+    else:
+        boundary.pause_empty_betting(ctx)
+
+
+def unusable(ctx: StepContext, dev: str, why: str) -> None:
+    """Block the next round on a device held unusable, and say so."""
+    ctx.block(
+        f"device:{dev}",
+        f"the {dev} is {why}: bring it back, or mark it out of order (.13(g)) before "
+        "any other method of shuffling or dealing is used",
+    )
+    ctx.emit(
+        "device.unusable",
+        ctx.rule("13(g)"),
+        {
+            "device": dev,
+            "reason": why,
+            "phase": str(ctx.s.phase),
+            "remedy": f"no new round until it is back (it says the fault is cleared, or it is cleared and restarted "
+            f"and identifies again) or marked out of order; then {takeover(ctx, dev)} takes over",
+        },
+    )
+
+
+def hold_follows_method(ctx: StepContext, by: str) -> None:
+    """The dealing method changed (the shuffler marked out of order or back in service): a held shoe blocks only a
+    round that would deal from it. Dealing by hand again, its block is cleared but the hold stands (`devices_down`,
+    `device_faults`: its device status stays unusable) until it is lifted the usual ways; should the table turn to
+    the shoe again, the block is back before any round is dealt from it."""
+    why = ctx.s.devices_down.get("shoe")
+    if why is None:
+        return
+    if ctx.method in SHOE_METHODS:
+        if "device:shoe" not in ctx.s.blocks:
+            unusable(ctx, "shoe", why)
+    else:
+        boundary.unblock(ctx, "device:shoe", f"{by}: the table deals by hand; the shoe stays held ({why})")
+
+
+def shoe_void(ctx: StepContext, reason: str) -> None:
+    """.13(f): the automated shoe fails to deal the round's cards (a manual shoe's reader, .13(g)): void, every wager
+    returned. Before its first card (after "no more bets") it voids at once: no dispense would deal the round."""
+    automated = ctx.method == "automated_shoe"
+    where = "the shoe" if automated else "the manual shoe"
+    dealt = "with any cards already dealt" if ctx.s.phase is Phase.DEALING else "(no card was dealt)"
+    remedy = f"all wagers returned; the cards are removed from {where} and reshuffled {dealt}"
+    # A chip count awaiting the floorperson (.8(b)) was this round's: void, it no longer stops the table.
+    boundary.unblock(ctx, "chip_count", "the round was voided")
+    voiding.void(ctx, ctx.rule("13(f)") if automated else ctx.rule("13(g)"), reason, remedy=remedy)
+
+
+def device_back(ctx: StepContext, dev: str) -> None:
+    held = ctx.s.device_faults.get(dev)
+    if held is not None and held.restarted:
+        # A device identifies to a restarted daemon whatever its state: the identification says nothing of the fault
+        # it reported before, so the block stands until it identifies again (or is marked out of order).
+        ctx.s.device_faults[dev] = replace(held, restarted=False)
+        still_unusable(ctx, dev, "it identified at start-up, which does not say the fault was cleared: ")
+        return
+    lift(ctx, dev, f"{dev} online")
+
+
+def lift(ctx: StepContext, dev: str, by: str) -> None:
+    ctx.s.device_faults.pop(dev, None)
+    if dev == "shuffler":
+        ctx.s.failed_shuffles = 0  # cleared and identifying again: its failures start over
+    if dev in ctx.s.devices_down:
+        del ctx.s.devices_down[dev]
+        boundary.unblock(ctx, f"device:{dev}", by)
+
+
+def faults_restored(ctx: StepContext) -> None:
+    """At a restart: each fault stored with the state still makes its device unusable, and the table says so."""
+    for dev, held in sorted(ctx.s.device_faults.items()):
+        ctx.s.device_faults[dev] = replace(held, restarted=True)
+        still_unusable(ctx, dev, "the table restarted; its identification at start-up does not clear the fault: ")
+
+
+def still_unusable(ctx: StepContext, dev: str, why_not: str) -> None:
+    held = ctx.s.device_faults[dev]
+    ctx.emit(
+        "device.unusable",
+        ctx.rule("13(g)"),
+        {
+            "device": dev,
+            "reason": ctx.s.devices_down.get(dev, f"fault {held.code}"),
+            "phase": str(ctx.s.phase),
+            "restored": True,
+            "fault": fault_record(held),
+            "remedy": f"{why_not}{waits(ctx, dev)} the {dev} says the fault is cleared, or is cleared and restarted "
+            f"(it identifies again), or is marked out of order; then {takeover(ctx, dev)} takes over",
+        },
+    )
+
+
+def waits(ctx: StepContext, dev: str) -> str:
+    if dev == "shoe" and ctx.method not in SHOE_METHODS:
+        return "the table deals by hand, so no round waits for it; it stays held until"
+    return "no new round until"
+
+
+def takeover(ctx: StepContext, dev: str, out: Mapping[str, str] | None = None) -> str:
+    ooo = {**ctx.s.out_of_order, dev: ""} if out is None else out
+    if dev == "shuffler":
+        method = usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ooo)
+        return "manual shuffle and cut" + (f", dealing by {method}" if method and method != ctx.setup.method else "")
+    return usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ooo) or "no other dealing method"
+
+
+def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
+    dev = inp.device
+    if dev not in DEVICES:
+        ctx.ignored(f"out of order {dev!r}", "only the shuffler or the shoe is marked out of order")
+        return
+    if not inp.out:
+        back_in_service(ctx, dev)
+        return
+    if dev in ctx.s.out_of_order:
+        ctx.ignored(f"out of order {dev}", "already marked out of order")
+        return
+    takes_over = takeover(ctx, dev)
+    was_dealing = dev == "shoe" and ctx.s.phase is Phase.DEALING and ctx.method in SHOE_METHODS
+    was_shuffling = dev == "shuffler" and ctx.s.phase is Phase.SHUFFLING
+    ctx.s.out_of_order[dev] = takes_over
+    # .13(g) names nobody: the device "must be covered or have a sign indicating that [it] is out of order placed on
+    # the device"; the mark is a signed command (mark_out_of_order), whose signer the command's events name.
+    reason = ctx.s.devices_down.pop(dev, COVERED)
+    ctx.s.device_faults.pop(dev, None)  # covered: its fault is no longer what stops the table
+    if dev == "shuffler":
+        ctx.s.failed_shuffles = 0
+    ctx.emit(
+        "device.out_of_order",
+        ctx.rule("13(g)"),
+        {
+            "device": dev,
+            "reason": reason,
+            "takes_over": takes_over,
+            "dealing_method": ctx.method,
+            "decks": "one deck" if dev == "shuffler" and ctx.opts.decks == "two_decks" else None,
+        },
+    )
+    if usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order) is None:
+        ctx.block("no_method", no_method(ctx, dev))
+    ctx.s.blocks.pop(f"device:{dev}", None)
+    hold_follows_method(ctx, f"{dev} out of order")
+    if was_dealing:
+        voiding.void(
+            ctx,
+            ctx.rule("13(f)") if ctx.method == "automated_shoe" else ctx.rule("13(g)"),
+            "the dealing shoe was marked out of order while dealing",
+        )
+    elif was_shuffling:
+        boundary.start_shuffle(ctx)  # the shuffle starts over by hand
+    elif ctx.s.round is None and ctx.s.phase in (Phase.BLOCKED, Phase.OPENING):
+        if ctx.s.blocks:
+            ctx.enter_blocked()
+        else:
+            ctx.s.block_reason = None
+            boundary.start_shuffle(ctx)
+
+
+def back_in_service(ctx: StepContext, dev: str) -> None:
+    if dev not in ctx.s.out_of_order:
+        ctx.ignored(f"back in service {dev}", "it is not marked out of order")
+    elif dev in ctx.s.devices_down:
+        ctx.refused(f"back in service {dev}", f"the {dev} is {ctx.s.devices_down[dev]}", ctx.rule("13(g)"))
+    elif ctx.s.phase not in (Phase.BLOCKED, Phase.OPENING, Phase.BETTING, Phase.CLOSED):
+        ctx.refused(f"back in service {dev}", "only between rounds", ctx.rule("13(g)"))
+    else:
+        del ctx.s.out_of_order[dev]
+        ctx.emit("device.back_in_service", ctx.rule("13(g)"), {"device": dev, "dealing_method": ctx.method})
+        if usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order) is not None:
+            boundary.unblock(ctx, "no_method", f"{dev} back in service")  # else the other device still stops it
+        hold_follows_method(ctx, f"{dev} back in service")
+
+
+def no_method(ctx: StepContext, dev: str) -> str:
+    fallback = ctx.opts.fallback_dealing_method
+    if fallback is None or fallback == ctx.setup.method:
+        return f"the {dev} is out of order and no other dealing method is configured"
+    # Both are configured and both devices covered: neither the method nor its fallback can deal.
+    return (
+        f"the {dev} is out of order and neither {ctx.setup.method} nor its fallback {fallback} can be used: "
+        f"{' and '.join(f'the {d}' for d in sorted(ctx.s.out_of_order))} out of order"
+    )
