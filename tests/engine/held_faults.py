@@ -15,8 +15,8 @@ from controller.engine.state import Phase
 from controller.games.let_it_ride.rules import LetItRideRules
 from controller.games.let_it_ride.spec import LetItRideSpec
 from drivers.interfaces import DeviceFault
-from tests.engine.chapter_faults import methods, on, table
-from tests.engine.conftest import PureTable, decide_all, open_table
+from tests.engine.chapter_faults import cite, methods, on, returned_everything, table
+from tests.engine.conftest import PureTable, decide_all, enter_player, open_table
 
 NO_HIT = random.Random(0).sample(STANDARD_DECK, 52)  # seeded: no progressive is hit in any chapter
 AUTOMATED = [c for c in ("643a", "655a", "683a", "684a") if "automated_shoe" in methods(c)]
@@ -111,3 +111,24 @@ def jam_while_dealing(chapter: str, code: str = "jam") -> tuple[PureTable, Jamme
     t.press("no_more_bets")
     assert "round.voided" in t.types() and t.types().count("cards.dealt") >= 1
     return t, shoe
+
+
+def dispenses(t: PureTable) -> int:
+    return sum(isinstance(c, DispenseStack) for c in t.commands)
+
+
+def voided_and_held(t: PureTable, chapter: str, code: str) -> None:
+    """The shoe's fault `code` in the deal voided the round (.13(f), every wager returned) and held the shoe (.13(g),
+    said before the void): the table is blocked, and no new round is dealt from the shoe still jammed (no wager taken,
+    no stack asked of it)."""
+    void = next(e for e in t.events if e.type == "round.voided")
+    assert void.rule == cite(chapter, "13(f)") and code in void.payload["reason"]
+    returned_everything(t, void)
+    held = next(e for e in t.events if e.type == "device.unusable" and e.payload["device"] == "shoe")
+    assert held.rule == cite(chapter, "13(g)") and code in held.payload["reason"]
+    assert t.events.index(held) < t.events.index(void)
+    assert t.state.phase is Phase.BLOCKED and "device:shoe" in t.state.blocks
+    assert t.state.device_faults["shoe"].uncleared == (code,)
+    asked = dispenses(t)
+    rejected = enter_player(t, 1)
+    assert rejected and {e.type for e in rejected} == {"wager.rejected"} and dispenses(t) == asked

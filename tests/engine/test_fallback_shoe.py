@@ -9,22 +9,18 @@ from __future__ import annotations
 import pytest
 
 from controller.core.events import JournaledEvent
-from controller.engine.commands import DeviceCommand, DispenseStack
+from controller.engine.commands import DeviceCommand
 from controller.engine.inputs import Confirm, Input, MarkOutOfOrder, Recover
 from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase
 from controller.mqtt.device_status import DeviceTracker
 from controller.store import snapshot
 from drivers.interfaces import DeviceFault, DeviceFaultCleared, DeviceOnline
-from tests.engine.chapter_faults import cite, counting, on, remedy, returned_everything, table
+from tests.engine.chapter_faults import cite, counting, on, remedy, table
 from tests.engine.conftest import PureTable, enter_player
-from tests.engine.held_faults import NO_HIT, JammedShoe, play_round
+from tests.engine.held_faults import NO_HIT, JammedShoe, dispenses, play_round, voided_and_held
 
 HAND_AND_SHOE = ("643a", "655a", "683a")  # the chapters that deal from the hand and from an automated shoe
-
-
-def dispenses(t: PureTable) -> int:
-    return sum(isinstance(c, DispenseStack) for c in t.commands)
 
 
 def shuffled_by_hand(t: PureTable) -> None:
@@ -69,18 +65,7 @@ def jammed_by_the_shoe(chapter: str, code: str = "jam") -> tuple[PureTable, Jamm
 @pytest.mark.parametrize("code", ["jam", "stopped", "misfeed"])
 def test_the_fallback_shoe_that_jams_is_held_like_the_configured_one(chapter: str, code: str) -> None:
     t, _ = jammed_by_the_shoe(chapter, code)
-    void = remedy(t.events, "round.voided")
-    assert void.rule == cite(chapter, "13(f)") and code in void.payload["reason"]
-    returned_everything(t, void)
-    held = next(e for e in t.events if e.type == "device.unusable" and e.payload["device"] == "shoe")
-    assert held.rule == cite(chapter, "13(g)") and code in held.payload["reason"]
-    assert t.events.index(held) < t.events.index(void)
-    assert t.state.phase is Phase.BLOCKED and "device:shoe" in t.state.blocks
-    assert t.state.device_faults["shoe"].uncleared == (code,)
-    # No new round is dealt from the shoe still jammed: no wager is taken, no stack asked of it.
-    asked = dispenses(t)
-    rejected = enter_player(t, 1)
-    assert rejected and {e.type for e in rejected} == {"wager.rejected"} and dispenses(t) == asked
+    voided_and_held(t, chapter, code)
 
 
 @pytest.mark.parametrize("chapter", HAND_AND_SHOE)
