@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from drivers.reference.bus_link import BusLink
+from drivers.reference.bus_window import EVENT_ANSWER, Addressed, LineWindow
 from drivers.reference.framing import FrameParser, Kind, encode_frame, encode_message
 from drivers.serial_port import open_serial, unread_input
 
@@ -89,3 +90,19 @@ async def test_a_seq_whose_event_is_still_due_is_not_reused(host: Host) -> None:
     os.write(station_end, _event(FIRST, 41, "locked"))
     assert (await asyncio.wait_for(read.get(), BOUND))[0] == FIRST
     assert not link.answers_due()
+
+
+async def test_with_every_free_seq_owed_the_first_free_one_but_never_the_previous() -> None:
+    """Hundreds of stations with their answers due: the first free SEQ, as before, and never the station's previous
+    one (`start` - 1), which a station would take for a retransmission of its last command."""
+    window = LineWindow(10 / 300, lambda _address: False)
+    start = 250
+    in_flight = {(start + step) % 256 for step in range(0, 255, 2)}  # every other SEQ in flight to another station
+    previous = (start - 1) % 256
+    for seq in range(256):
+        if seq not in in_flight and seq != previous:  # the rest kept but the previous one: an answer due to each
+            window.copying(Addressed(1 + seq % 254, seq, EVENT_ANSWER), 23)
+    assert window.next_seq(start, in_flight) == (start + 1) % 256  # owed, but free: not the previous, owed nothing
+    everything_but_the_previous = {(start + step) % 256 for step in range(255)}
+    with pytest.raises(RuntimeError, match="every SEQ is in flight"):
+        window.next_seq(start, everything_but_the_previous)
