@@ -329,11 +329,9 @@ class BusLink(Link):
             await self.read_arrived()
 
     def _take_seq(self, address: int) -> int:
-        # Skip SEQs in flight to other stations. At most 253 are, so the result never equals this
-        # station's previous SEQ and the station cannot mistake a new command for a retransmission.
-        seq = self._next_seqs[address]
-        while seq in self._outstanding:
-            seq = (seq + 1) % 256
+        # Skip SEQs in flight to other stations (at most 253 are), and those an answer still due names while one is free
+        # (LineWindow.next_seq): never this station's previous SEQ, so a new command is not taken for a retransmission.
+        seq = self.window.next_seq(self._next_seqs[address], self._outstanding)
         self._next_seqs[address] = (seq + 1) % 256
         return seq
 

@@ -8,7 +8,7 @@ nothing here reads a frame's bytes to guess what it is.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Container
 from dataclasses import dataclass
 from enum import Enum, auto
 
@@ -259,8 +259,31 @@ class LineWindow:
         self._drop_if_over(exchange)
 
     def _drop_if_over(self, exchange: _Exchange) -> None:
-        if exchange.released and not (exchange.owes() and exchange.due > self._now()):
+        if not self._kept(exchange):
             del self._exchanges[exchange.frame.seq]
+
+    def _kept(self, exchange: _Exchange) -> bool:
+        return not exchange.released or (exchange.owes() and exchange.due > self._now())
+
+    def next_seq(self, start: int, in_flight: Container[int]) -> int:
+        """The first SEQ from `start` on that is not `in_flight` (another station's outstanding frame) and that no
+        answer still due names: an exchange kept (a v1 or v2 station's event after its ACK, an answer to a copy within
+        its line time) would lose its record to the new exchange's, and a late v1 ACK, naming only the SEQ, be taken
+        for the new one's. If each free SEQ is still owed an answer (hundreds of stations), the first free one. Only
+        the 255 from `start`: never `start` - 1, the station's previous SEQ (a new command is not a retransmission)."""
+        free: int | None = None
+        for step in range(255):
+            seq = (start + step) % 256
+            if seq in in_flight:
+                continue
+            exchange = self._exchanges.get(seq)
+            if exchange is None or not self._kept(exchange):
+                return seq
+            if free is None:
+                free = seq
+        if free is None:
+            raise RuntimeError("every SEQ is in flight: more stations than a bus has")
+        return free
 
     def _next_due(self, now: float) -> float | None:
         """When the first answer still owed within its line time has crossed the line at the latest, if any (the

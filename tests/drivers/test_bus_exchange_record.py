@@ -88,8 +88,8 @@ def read_seqs(fd: int, count: int) -> list[int]:
 async def _sent_while_draining(host: Host, message: dict[str, str]) -> tuple[asyncio.Future[None], int]:
     """`message` sent to the station while the host's output queue is full: returns once the frame is on the line and
     its write still waits to drain (the send, the frame's SEQ). Faked: the queue being full, as the transport says it
-    above its high-water mark (pause_writing). A pty's queue really full trips serial_asyncio_fast 0.16, which once the
-    queue has emptied calls its write callback on every turn of the loop, each time logging an AssertionError."""
+    above its high-water mark (pause_writing): the write then waits however large the kernel's buffer is (a pty's queue
+    really full is tests/drivers/test_serial_port.py's, with serial_asyncio_fast 0.16's write callback fixed)."""
     link, station_end, _read, writer = host
     writer.transport.get_protocol().pause_writing()
     sent = asyncio.ensure_future(link.send_to(STATION, message))

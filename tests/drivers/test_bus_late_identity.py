@@ -21,6 +21,7 @@ import pytest
 
 from drivers.interfaces import LockAcknowledged
 from drivers.reference.bus_link import BusLink
+from drivers.reference.bus_window import ANSWER_SLACK, IDENTITY_ANSWER
 from drivers.reference.framing import (
     SLOT_PERIOD,
     SLOT_TURNAROUND,
@@ -143,6 +144,47 @@ def _collisions(sim: WagerBusSim) -> list[int]:
     return damaged
 
 
+class _Pauses:
+    """The longest this process went without a turn of its event loop while watched (a stall: a loaded machine, or
+    tools/stall.py's SIGSTOP): the simulated stations share the process, so a stall holds their answers too, which
+    stations on a real line would have sent meanwhile. Sampled every TICK; used only to say which assertions hold."""
+
+    TICK = 0.002
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+        self._task = asyncio.ensure_future(self._watch())
+
+    async def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        last = loop.time()
+        while True:
+            await asyncio.sleep(self.TICK)
+            now = loop.time()
+            self.longest = max(self.longest, now - last - self.TICK)
+            last = now
+
+    async def stop(self) -> None:
+        self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+
+
+def _answers_read(link: BusLink, address: int) -> list[float]:
+    """The loop's time as each answer from `address` is read (LineWindow.answer_read): the first one's, once the
+    station's answer to the copy is late, starts that answer's line time, which the GROUP frame waits for."""
+    loop = asyncio.get_running_loop()
+    read: list[float] = []
+    answer_read = link.window.answer_read
+
+    def on_read(seq: int, source: int | None, kind: Kind) -> None:
+        if source == address:
+            read.append(loop.time())
+        answer_read(seq, source, kind)
+
+    link.window.answer_read = on_read  # type: ignore[method-assign]
+    return read
+
+
 async def test_a_group_lock_after_a_late_identity_is_kept() -> None:
     """Seven v4 stations on a line paced at 115200 baud. Some 170 ms of bytes ahead on the return pair hold one
     station's answer to an `identify` past the host's ACK timeout (100 ms): the host sends the identify again, and the
@@ -150,26 +192,42 @@ async def test_a_group_lock_after_a_late_identity_is_kept() -> None:
     exchange. Before, the GROUP frame went at once, the second identity crossed its slots and every station was locked
     on its own after the ACK timeout; now the GROUP frame waits for that identity (9 ms) and every pair is taken."""
     started: Started = []
+    pauses = _Pauses()
     try:
         sim, log, driver, stations, recorders = await start_line(started)
         link = driver.link
         assert link is not None
         damaged = _collisions(sim)
         windows = watch_windows(driver)
+        answers_read = _answers_read(link, ADDRESSES[3])
+        pauses.longest = 0.0  # from here on: the start's own pauses are not the scenario's
         mark = log.mark()
         sim.write(bytes(2000))  # line noise the host reads and drops: 174 ms of the return pair
         link.forget(ADDRESSES[3])  # as the driver opens a station's session: it is identified again from v1
         await link.send_to(ADDRESSES[3], {"cmd": "identify"})
         identifies = [s for s in log.frames[mark[0] :] if s.from_host and s.name == "identify"]
-        assert len(identifies) >= 2, "the first answer came within the ACK timeout: no identify was sent again"
+        if len(identifies) < 2:
+            # Only a stall lets the first answer in within the ACK timeout (the noise outlasts it by 74 ms): the
+            # host reads the identity before its timer fires. The scenario did not arise; the lock-out must still work.
+            assert pauses.longest >= 0.05, ("the first answer came within the ACK timeout", pauses.longest)
         await asyncio.gather(*(s.lock() for s in stations.values()))
         acks = await asyncio.gather(*(r.next(LockAcknowledged) for r in recorders.values()))
         assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
         await commands_done(stations)
+        await pauses.stop()  # each alone went after the ACK timeout: the lock-out is over
         assert len(windows.opened) == 1, windows
-        assert windows.late(driver.settings.ack_timeout) == set(), (
-            f"stations locked on their own after the GROUP lock; pairs damaged by the late identity: {damaged}"
-        )
-        assert damaged == [0]
+        late = windows.late(driver.settings.ack_timeout)  # each alone at least the ACK timeout after the GROUP frame
+        # The host goes once the copy's answer is read or its line time from the first identity has passed, no sooner.
+        allowance = (2 + IDENTITY_ANSWER) * 10 / 115200 + ANSWER_SLACK
+        if damaged != [0]:
+            assert windows.opened[0] - answers_read[0] >= allowance - 1e-6, (damaged, answers_read, windows)
+        # The simulated stations share this process: a stall of it (a loaded machine, tools/stall.py's SIGSTOP) holds
+        # their answers too, the copy's identity and the slot pairs, which stations on a real line would have sent
+        # meanwhile: the GROUP frame then rightly crosses a late identity, or closes before a late pair (the station
+        # locked alone; every seat's lock is asserted above). Without a stall as long as the allowance, neither happens.
+        if pauses.longest < allowance:
+            assert damaged == [0], (damaged, pauses.longest)
+            assert late == set(), ("stations locked on their own", pauses.longest)
     finally:
+        await pauses.stop()
         await stop_lines(started)

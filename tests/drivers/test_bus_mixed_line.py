@@ -20,7 +20,16 @@ from drivers.reference.framing import BROADCAST_ADDRESS, Kind, decode_message
 from drivers.reference.wager_bus import ReferenceWagerBus
 from drivers.sim.faults import Fault, FaultKind
 from drivers.sim.wager_bus import WagerBusSim
-from tests.drivers.bus_helpers import ADDRESSES, SEATS, Line, commands_done, settled, start_line, stop_lines
+from tests.drivers.bus_helpers import (
+    ADDRESSES,
+    SEATS,
+    Line,
+    commands_done,
+    settled,
+    start_line,
+    stop_lines,
+    without_start_answers,
+)
 
 V1_SEAT = 2
 
@@ -71,7 +80,7 @@ async def test_the_broadcast_lock_waits_for_the_v1_stations_locked(mixed_line: L
     assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
     await commands_done(stations)
     await settled(sim)
-    frames = log.window(mark)
+    frames = without_start_answers(log, mark, log.window(mark))
     seen = [(f.from_host, f.name, f.frame.address, f.frame.version) for f in frames]
     v1 = ADDRESSES[V1_SEAT]
     broadcast_index = seen.index((True, "lock", BROADCAST_ADDRESS, 2))
@@ -130,7 +139,7 @@ async def test_a_v1_lock_queued_behind_a_heartbeat_goes_before_the_broadcast(mix
     assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
     await commands_done(stations)
     await settled(sim)
-    frames = log.window(mark)
+    frames = without_start_answers(log, mark, log.window(mark))
     seen = [(f.from_host, f.name, f.frame.version) for f in frames if (f.from_host, f.name) != (True, "ACK")]
     broadcast_index = seen.index((True, "lock", 2))
     assert seen[0] == (True, "ping", 1), seen
@@ -187,7 +196,11 @@ async def test_a_broadcast_named_again_waits_for_an_answer_due_too(mixed_line: L
     assert fault.code == "timeout"
     await commands_done(stations)
     await settled(sim)
-    seen = [(f.from_host, f.name, f.frame.version) for f in log.window(mark) if (f.from_host, f.name) != (True, "ACK")]
+    seen = [
+        (f.from_host, f.name, f.frame.version)
+        for f in without_start_answers(log, mark, log.window(mark))
+        if (f.from_host, f.name) != (True, "ACK")
+    ]
     second = [i for i, s in enumerate(seen) if s == (True, "lock", 2)][1]
     line_time = (23 + 2 + EVENT_ANSWER) * 10 / 115200 + ANSWER_SLACK
     pong_first = seen.index((False, "pong", 1)) < second

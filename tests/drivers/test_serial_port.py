@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 
 import pytest
 import serial
+import serial_asyncio_fast
 
 from drivers.serial_port import _Port, open_serial
 
@@ -88,3 +90,91 @@ async def test_a_pyserial_url_is_opened_by_pyserial() -> None:
     finally:
         server.close()
         await server.wait_closed()
+
+
+async def test_a_drained_write_leaves_the_loop_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """serial_asyncio_fast 0.16 left its write callback registered once a partial write's remainder drained: every
+    loop turn then called it and the loop logged an AssertionError (pyserial-asyncio-fast PR #36). 200 KB is more
+    than a pty's kernel buffer holds, so the first write is partial and the rest goes through the callback."""
+    master, slave = os.openpty()
+    loop = asyncio.get_running_loop()
+    errors: list[dict[str, object]] = []
+    loop.set_exception_handler(lambda _loop, context: errors.append(context))
+    try:
+        _reader, writer = await open_serial(os.ttyname(slave))
+        transport = writer.transport
+        assert isinstance(transport, serial_asyncio_fast.SerialTransport)
+        calls = 0
+        write_ready = transport._write_ready
+
+        def counted() -> None:
+            nonlocal calls
+            calls += 1
+            write_ready()
+
+        monkeypatch.setattr(
+            transport, "_write_ready", counted
+        )  # the loop registers the bound attribute when the write turns partial
+        payload = bytes(range(256)) * 800
+        try:
+            writer.write(payload)
+            assert transport.get_write_buffer_size() > 0  # the kernel took part of it: the callback is registered
+
+            def read_all() -> bytes:
+                got = b""
+                while len(got) < len(payload):
+                    got += os.read(master, 65536)
+                return got
+
+            async with asyncio.timeout(10):
+                assert await loop.run_in_executor(None, read_all) == payload
+                await writer.drain()
+            assert transport.get_write_buffer_size() == 0
+            drained_at = calls
+            assert drained_at > 0
+            for _ in range(50):  # fifty loop turns with the port writable and nothing to write
+                await asyncio.sleep(0)
+            assert calls - drained_at <= 1  # at most the one call that finds the buffer empty and unregisters
+            assert errors == []
+        finally:
+            writer.close()
+            await writer.wait_closed()
+    finally:
+        loop.set_exception_handler(None)
+        os.close(master)
+        os.close(slave)
+
+
+def test_a_write_to_a_full_port_returns_at_once() -> None:
+    """pyserial's non-blocking write retries EAGAIN until the OS takes the bytes: with the kernel's buffer full it
+    spins, and in the transport's direct write that holds the event loop (PR #36's second fault). The port says it
+    would block, so the transport buffers the bytes and waits for the loop to report the port writable."""
+    master, slave = os.openpty()
+    port = _Port(os.ttyname(slave), 115200, timeout=0, write_timeout=0)
+    outcome: list[object] = []
+    give_up = threading.Event()
+    try:
+
+        def write_more() -> None:
+            try:
+                while not give_up.is_set():  # nothing reads the other end: the buffer fills, then the port says so
+                    outcome.append(port.write(b"y" * 512))
+            except BlockingIOError as err:
+                outcome.append(err)
+
+        worker = threading.Thread(target=write_more)
+        worker.start()
+        worker.join(timeout=10)  # a failure detector, not a pace: the write must not wait for the reader at all
+        stuck = worker.is_alive()
+        if stuck:  # release the spinning write so the thread ends
+            give_up.set()
+            while worker.is_alive():
+                os.read(master, 65536)
+                worker.join(timeout=0.1)
+        assert not stuck
+        assert isinstance(outcome[-1], BlockingIOError)
+        assert all(isinstance(written, int) and 0 < written <= 512 for written in outcome[:-1])
+    finally:
+        port.close()
+        os.close(master)
+        os.close(slave)
