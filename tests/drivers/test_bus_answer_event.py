@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import os
 import select
-import tty
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -29,33 +28,16 @@ from drivers.reference.framing import (
     encode_frame,
     encode_message,
 )
-from drivers.serial_port import open_serial, unread_input
+from tests.drivers.pty_host import BOUND, pty_host
 
 STATION = 11
-BOUND = 5.0  # failure bound only
 
 
 async def _host(baud: int) -> AsyncIterator[tuple[BusLink, int, asyncio.Queue[bytes]]]:
-    master, slave = os.openpty()
-    tty.setraw(slave)
-    reader, writer = await open_serial(os.ttyname(slave))
     read: asyncio.Queue[bytes] = asyncio.Queue()
-    link = BusLink(
-        reader,
-        writer,
-        peers=[STATION],
-        on_data=lambda _src, payload: read.put_nowait(payload),
-        in_waiting=unread_input(writer),
-        ack_timeout=BOUND,
-        baud=baud,
-    )
-    link.start()
-    try:
+    on_data = lambda _src, payload: read.put_nowait(payload)  # noqa: E731
+    async with pty_host(peers=[STATION], baud=baud, ack_timeout=BOUND, on_data=on_data) as (link, master, _):
         yield link, master, read
-    finally:
-        await link.close()
-        os.close(master)
-        os.close(slave)
 
 
 @pytest.fixture

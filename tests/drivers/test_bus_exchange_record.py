@@ -19,18 +19,15 @@ from __future__ import annotations
 
 import asyncio
 import os
-import select
-import tty
 from collections.abc import AsyncIterator
 
 import pytest
 
 from drivers.reference.bus_link import BusLink
-from drivers.reference.framing import VERSION_3, FrameParser, Kind, encode_frame, encode_message
-from drivers.serial_port import open_serial, unread_input
+from drivers.reference.framing import VERSION_3, Kind, encode_frame, encode_message
+from tests.drivers.pty_host import BOUND, pty_host, read_seqs
 
 STATION = 11
-BOUND = 5.0  # failure bound only
 IDENTITY = {"evt": "identity", "model": "SIM-WAGER-STATION", "serial": "s11", "firmware": "1.0.0", "protocol": 3}
 
 # The host's link, the station's end of the pty, the payloads read, and the host's writer (for its flow control).
@@ -38,26 +35,10 @@ Host = tuple[BusLink, int, asyncio.Queue[bytes], asyncio.StreamWriter]
 
 
 async def _host(baud: int, ack_timeout: float) -> AsyncIterator[Host]:
-    master, slave = os.openpty()
-    tty.setraw(slave)
-    reader, writer = await open_serial(os.ttyname(slave))
     read: asyncio.Queue[bytes] = asyncio.Queue()
-    link = BusLink(
-        reader,
-        writer,
-        peers=[STATION],
-        on_data=lambda _src, payload: read.put_nowait(payload),
-        in_waiting=unread_input(writer),
-        ack_timeout=ack_timeout,
-        baud=baud,
-    )
-    link.start()
-    try:
-        yield link, master, read, writer
-    finally:
-        await link.close()
-        os.close(master)
-        os.close(slave)
+    on_data = lambda _src, payload: read.put_nowait(payload)  # noqa: E731
+    async with pty_host(peers=[STATION], baud=baud, ack_timeout=ack_timeout, on_data=on_data) as (link, master, w):
+        yield link, master, read, w
 
 
 @pytest.fixture
@@ -72,17 +53,6 @@ async def host_4800() -> AsyncIterator[Host]:
     """Counted at 4800 baud: an `identify` and its answer, 0.5 s from the write; sent again after 0.8 s."""
     async for opened in _host(4800, 0.8):
         yield opened
-
-
-def read_seqs(fd: int, count: int) -> list[int]:
-    """The SEQs of the next `count` whole frames the host wrote (blocking: run it off the loop, asyncio.to_thread)."""
-    parser = FrameParser()
-    seqs: list[int] = []
-    while len(seqs) < count:
-        readable, _, _ = select.select([fd], [], [], BOUND)
-        assert readable, f"the host wrote {len(seqs)} frame(s), not {count}"
-        seqs += [frame.seq for frame in parser.feed(os.read(fd, 256))]
-    return seqs
 
 
 async def _sent_while_draining(host: Host, message: dict[str, str]) -> tuple[asyncio.Future[None], int]:

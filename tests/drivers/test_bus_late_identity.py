@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import select
-import tty
 from collections.abc import AsyncIterator
 
 import pytest
@@ -27,12 +25,10 @@ from drivers.reference.framing import (
     SLOT_TURNAROUND,
     VERSION_3,
     Frame,
-    FrameParser,
     Kind,
     encode_frame,
     encode_message,
 )
-from drivers.serial_port import open_serial, unread_input
 from drivers.sim.wager_bus import WagerBusSim
 from tests.drivers.bus_helpers import (
     ADDRESSES,
@@ -43,45 +39,17 @@ from tests.drivers.bus_helpers import (
     stop_lines,
     watch_windows,
 )
+from tests.drivers.pty_host import BOUND, pty_host, read_seqs
 
 STATION = 11
-BOUND = 5.0  # failure bound only
 ACK_TIMEOUT = 0.2  # the host sends the identify again after this; the station's first answer comes after it
 IDENTITY = {"evt": "identity", "model": "SIM-WAGER-STATION", "serial": "s11", "firmware": "1.0.0", "protocol": 3}
 
 
 @pytest.fixture
 async def host() -> AsyncIterator[tuple[BusLink, int]]:
-    master, slave = os.openpty()
-    tty.setraw(slave)
-    reader, writer = await open_serial(os.ttyname(slave))
-    link = BusLink(
-        reader,
-        writer,
-        peers=[STATION],
-        on_data=lambda _src, _payload: None,
-        in_waiting=unread_input(writer),
-        ack_timeout=ACK_TIMEOUT,
-        baud=300,
-    )
-    link.start()
-    try:
-        yield link, master
-    finally:
-        await link.close()
-        os.close(master)
-        os.close(slave)
-
-
-def read_seqs(fd: int, count: int) -> list[int]:
-    """The SEQs of the next `count` whole frames the host wrote (blocking: run it off the loop)."""
-    parser = FrameParser()
-    seqs: list[int] = []
-    while len(seqs) < count:
-        readable, _, _ = select.select([fd], [], [], BOUND)
-        assert readable, f"the host wrote {len(seqs)} frame(s), not {count}"
-        seqs += [frame.seq for frame in parser.feed(os.read(fd, 256))]
-    return seqs
+    async with pty_host(peers=[STATION], baud=300, ack_timeout=ACK_TIMEOUT, on_data=lambda _s, _p: None) as opened:
+        yield opened[0], opened[1]
 
 
 def identity(seq: int) -> bytes:

@@ -15,56 +15,26 @@ from __future__ import annotations
 
 import asyncio
 import os
-import select
-import tty
 from collections.abc import AsyncIterator
 
 import pytest
 
 from drivers.reference.bus_link import BusLink
 from drivers.reference.bus_window import EVENT_ANSWER, Addressed, LineWindow
-from drivers.reference.framing import FrameParser, Kind, encode_frame, encode_message
-from drivers.serial_port import open_serial, unread_input
+from drivers.reference.framing import Kind, encode_frame, encode_message
+from tests.drivers.pty_host import BOUND, pty_host, read_seqs
 
 FIRST, SECOND = 11, 12
-BOUND = 5.0  # failure bound only
 
 Host = tuple[BusLink, int, asyncio.Queue[tuple[int, bytes]]]
 
 
 @pytest.fixture
 async def host() -> AsyncIterator[Host]:
-    master, slave = os.openpty()
-    tty.setraw(slave)
-    reader, writer = await open_serial(os.ttyname(slave))
     read: asyncio.Queue[tuple[int, bytes]] = asyncio.Queue()
-    link = BusLink(
-        reader,
-        writer,
-        peers=[FIRST, SECOND],
-        on_data=lambda src, payload: read.put_nowait((src, payload)),
-        in_waiting=unread_input(writer),
-        ack_timeout=BOUND,
-        baud=300,
-    )
-    link.start()
-    try:
+    on_data = lambda src, payload: read.put_nowait((src, payload))  # noqa: E731
+    async with pty_host(peers=[FIRST, SECOND], baud=300, ack_timeout=BOUND, on_data=on_data) as (link, master, _):
         yield link, master, read
-    finally:
-        await link.close()
-        os.close(master)
-        os.close(slave)
-
-
-def read_seqs(fd: int, count: int) -> list[int]:
-    """The SEQs of the next `count` whole frames the host wrote (blocking: run it off the loop, asyncio.to_thread)."""
-    parser = FrameParser()
-    seqs: list[int] = []
-    while len(seqs) < count:
-        readable, _, _ = select.select([fd], [], [], BOUND)
-        assert readable, f"the host wrote {len(seqs)} frame(s), not {count}"
-        seqs += [frame.seq for frame in parser.feed(os.read(fd, 256))]
-    return seqs
 
 
 def _event(src: int, seq: int, evt: str) -> bytes:

@@ -1,0 +1,55 @@
+"""A wager-bus host (`BusLink`) on a real pty, the station's end left to the test: it writes what a station answers
+and reads what the host wrote (`read_seqs`). Shared by the bus tests that play the station byte by byte."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import select
+import tty
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+
+from drivers.reference.bus_link import BusLink
+from drivers.reference.framing import FrameParser
+from drivers.serial_port import open_serial, unread_input
+
+BOUND = 5.0  # failure bound only
+
+
+@asynccontextmanager
+async def pty_host(
+    *, peers: Sequence[int], baud: int, ack_timeout: float, on_data: Callable[[int, bytes], None]
+) -> AsyncIterator[tuple[BusLink, int, asyncio.StreamWriter]]:
+    """The host's link started on a pty counted at `baud`, the station's end (the master fd) and the host's writer
+    (for its flow control); closed with both ends after."""
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    reader, writer = await open_serial(os.ttyname(slave))
+    link = BusLink(
+        reader,
+        writer,
+        peers=list(peers),
+        on_data=on_data,
+        in_waiting=unread_input(writer),
+        ack_timeout=ack_timeout,
+        baud=baud,
+    )
+    link.start()
+    try:
+        yield link, master, writer
+    finally:
+        await link.close()
+        os.close(master)
+        os.close(slave)
+
+
+def read_seqs(fd: int, count: int) -> list[int]:
+    """The SEQs of the next `count` whole frames the host wrote (blocking: run it off the loop, asyncio.to_thread)."""
+    parser = FrameParser()
+    seqs: list[int] = []
+    while len(seqs) < count:
+        readable, _, _ = select.select([fd], [], [], BOUND)
+        assert readable, f"the host wrote {len(seqs)} frame(s), not {count}"
+        seqs += [frame.seq for frame in parser.feed(os.read(fd, 256))]
+    return seqs
