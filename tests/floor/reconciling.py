@@ -10,18 +10,12 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.floor.conftest import ROOT, TABLECTL
+from tests.tablectl_runs import tablectl
 
 
 def totals_run(path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     """`tablectl journal totals --journal PATH ARGV...` as an auditor runs it, in a process of its own."""
-    return subprocess.run(
-        [*TABLECTL, "journal", "totals", "--journal", str(path), *argv],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-    )
+    return tablectl("journal", "totals", "--journal", path, *argv, timeout=60)
 
 
 def journal_totals_cli(path: Path, *period: str) -> dict[str, Any]:

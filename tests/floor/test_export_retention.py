@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -19,7 +18,8 @@ from floor.config import DatabaseSection, parse_floor_config
 from floor.db import connect
 from floor.retention import apply_retention, plan_retention
 from floor.schema import migrate, partition_ddl, partitions
-from tests.floor.conftest import TABLECTL, count
+from tests.floor.conftest import count
+from tests.tablectl_runs import tablectl
 
 pytestmark = pytest.mark.floor
 OLD, NEW = date(2020, 1, 1), date(2020, 1, 2)
@@ -39,10 +39,6 @@ def _seed(dsn: str) -> None:
                     " rule, payload, replayed) VALUES (%s, 't1', %s, %s, 'b1', %s, %s, NULL, 'x.y', NULL, %s, false)",
                     (day, seq, f"e{seq}", ts, ts.isoformat(), json.dumps({"n": seq})),
                 )
-
-
-def tablectl(*argv: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TABLECTL, *map(str, argv)], capture_output=True, text=True)
 
 
 def _keygen(path: Path) -> str:
@@ -89,7 +85,7 @@ def test_signed_where_the_key_lives_then_recorded_lets_retention_drop_the_day(tm
     key_bytes = key.read_bytes()
     config = _config(tmp_path, floor_dsn, [_pem_public(key)])  # the PEM public half is trusted as its base64
 
-    done = tablectl("report", "--config", config, "export", "--day", OLD)
+    done = tablectl("report", "--config", config, "export", "--day", str(OLD))
     assert done.returncode == 0, done.stderr
     exported = tmp_path / "out" / f"f1-{OLD}.csv"
     lines = exported.read_text().splitlines()
@@ -130,7 +126,7 @@ def test_an_untrusted_signer_does_not_count_and_a_key_no_longer_trusted_stops_co
     config = _config(tmp_path, floor_dsn, [trusted])
     exported = tmp_path / "out" / f"f1-{OLD}.csv"
 
-    done = tablectl("report", "--config", config, "export", "--day", OLD, "--key", tmp_path / "mallory.pem")
+    done = tablectl("report", "--config", config, "export", "--day", str(OLD), "--key", tmp_path / "mallory.pem")
     assert done.returncode == 1 and f"signed by key {stranger}, not by a trusted key ({trusted})" in done.stderr
     assert _signer(floor_dsn) is None
     again = tablectl("report", "--config", config, "record", exported)
@@ -139,7 +135,7 @@ def test_an_untrusted_signer_does_not_count_and_a_key_no_longer_trusted_stops_co
     drop, why = _plan(floor_dsn, config)
     assert drop == [] and "not signed yet" in why[OLD]
 
-    done = tablectl("report", "--config", config, "export", "--day", OLD, "--key", tmp_path / "ann.pem")
+    done = tablectl("report", "--config", config, "export", "--day", str(OLD), "--key", tmp_path / "ann.pem")
     assert done.returncode == 0, done.stderr
     assert _signer(floor_dsn) == trusted and _plan(floor_dsn, config)[0] == [OLD]
     # The administrator removes Ann's key (she left): her exports no longer let retention drop a day.
@@ -152,7 +148,7 @@ def test_a_changed_file_fails_verify_and_does_not_count(tmp_path: Path, floor_ds
     _seed(floor_dsn)
     public = _keygen(tmp_path / "ann.pem")
     config = _config(tmp_path, floor_dsn, [public])
-    done = tablectl("report", "--config", config, "export", "--day", OLD, "--key", tmp_path / "ann.pem")
+    done = tablectl("report", "--config", config, "export", "--day", str(OLD), "--key", tmp_path / "ann.pem")
     assert done.returncode == 0, done.stderr
     exported = tmp_path / "out" / f"f1-{OLD}.csv"
     assert _plan(floor_dsn, config)[0] == [OLD]

@@ -16,7 +16,8 @@ from floor.config import DatabaseSection
 from floor.db import connect
 from floor.pgcluster import PgCluster
 from floor.schema import migrate
-from tests.floor.conftest import TABLECTL, FloorProcess, floor_toml, wait_for
+from tests.floor.conftest import FloorProcess, floor_toml, wait_for
+from tests.tablectl_runs import tablectl
 
 pytestmark = pytest.mark.floor
 
@@ -35,10 +36,6 @@ def primary_and_standby() -> Iterator[tuple[PgCluster, PgCluster]]:
         primary.stop()
 
 
-def _run(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TABLECTL, *argv], capture_output=True, text=True, timeout=20, check=False)
-
-
 def test_status_and_check_config_say_the_synchronous_standby_is_down(
     tmp_path: Path, primary_and_standby: tuple[PgCluster, PgCluster]
 ) -> None:
@@ -49,9 +46,9 @@ def test_status_and_check_config_say_the_synchronous_standby_is_down(
         conn.commit()
     config = tmp_path / "floor.toml"
     config.write_text(floor_toml(dsn, "mqtt://127.0.0.1:1", "t", "floor-t"))
-    up = _run("floor", "--config", str(config), "status")
+    up = tablectl("floor", "--config", config, "status", timeout=20)
     assert up.returncode == 0 and "standby" not in up.stdout + up.stderr, up.stdout + up.stderr
-    checked = _run("floor", "--config", str(config), "check-config")
+    checked = tablectl("floor", "--config", config, "check-config", timeout=20)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     # systemd/postgresql.md's promotion step 3 counts on check-config saying which server of the dsn answered.
     assert f"the server that answered: 127.0.0.1:{primary.port}" in checked.stdout, checked.stdout
@@ -60,7 +57,7 @@ def test_status_and_check_config_say_the_synchronous_standby_is_down(
     with psycopg.connect(primary.dsn(), autocommit=True) as conn:  # the WAL sender gone: the primary knows it
         assert conn.execute("SELECT count(*) FROM pg_stat_replication").fetchone() == (0,)
     for argv in (("status",), ("check-config",)):
-        down = _run("floor", "--config", str(config), *argv)
+        down = tablectl("floor", "--config", config, *argv, timeout=20)
         said = down.stdout + down.stderr
         assert down.returncode == 1, (argv, said)
         assert "synchronous standby" in said and "'standby1'" in said, (argv, said)
@@ -88,7 +85,7 @@ def test_a_command_that_writes_is_refused_while_commits_would_wait(
         ("floor", "--config", str(config), "fill-rounds"),
     ):
         try:
-            done = _run(*argv)
+            done = tablectl(*argv, timeout=20)
         except subprocess.TimeoutExpired:
             raise AssertionError(f"{argv} waited, silent, for the standby") from None
         assert done.returncode == 2, (argv, done.stdout, done.stderr)
