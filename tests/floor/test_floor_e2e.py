@@ -41,7 +41,7 @@ from tests.floor.conftest import (
     wait_for,
 )
 from tests.floor.reconciling import journal_totals_cli, reconcile
-from tests.tablectl_runs import tablectl
+from tests.tablectl_runs import here
 
 # One worker runs the module: its tests read what one `played` fixture made (about 20 s of tables, kills and a floor),
 # which a module split across the two xdist workers would make twice.
@@ -186,7 +186,7 @@ def test_the_archive_equals_the_union_of_the_journals_across_kills(played: Floor
 def _report(played: Floor, *extra: str) -> str:
     today = datetime.now(UTC).date()
     argv = ["report", "--config", str(played.config), "--from", str(today - timedelta(days=1))]
-    done = tablectl(*argv, "--to", str(today + timedelta(days=1)), *extra)
+    done = here(*argv, "--to", str(today + timedelta(days=1)), *extra)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -277,7 +277,7 @@ def test_each_tables_journal_totals_equal_the_report(played: Floor) -> None:
 def test_round_recall_shows_the_rounds_events_as_journaled(played: Floor) -> None:
     rows = played.journals["fl-lir"]
     round_id = next(r["round_id"] for r in rows if r["type"] == "hand.settled")
-    done = tablectl("floor", "--config", played.config, "round", round_id, "--json")
+    done = here("floor", "--config", played.config, "round", round_id, "--json")
     assert done.returncode == 0, done.stderr
     story = json.loads(done.stdout)
     assert [line["seq"] for line in story["lines"]] == [r["seq"] for r in rows if r["round_id"] == round_id]
@@ -285,7 +285,7 @@ def test_round_recall_shows_the_rounds_events_as_journaled(played: Floor) -> Non
     assert len(story["settlements"]) == len(settled)
     assert all(s["rule"].startswith("643a.11") for s in story["settlements"])
     assert story["outcome"] == "completed"
-    last = tablectl("floor", "--config", played.config, "rounds", "fl-lir", "--last", "3", "--json")
+    last = here("floor", "--config", played.config, "rounds", "fl-lir", "--last", "3", "--json")
     assert last.returncode == 0, last.stderr
     newest = sorted({r["round_id"] for r in rows if r["round_id"]})[-3:][::-1]
     assert [s["round_id"] for s in json.loads(last.stdout)] == newest
@@ -304,6 +304,6 @@ def test_every_report_format_renders_and_the_html_is_self_contained(played: Floo
     assert {r["id"] for r in by_game} == {"fl-lir", "643a", "all"}
     one = json.loads(_report(played, "--table", "fl-cajun", "--format", "json"))["sections"]["wagers"]
     assert {r["id"] for r in one if r["scope"] == "table"} == {"fl-cajun"}
-    status = tablectl("floor", "--config", played.config, "status")
+    status = here("floor", "--config", played.config, "status")
     assert status.returncode == 0
     assert all(tid in status.stdout for tid in TABLES)

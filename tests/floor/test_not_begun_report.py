@@ -15,7 +15,7 @@ from floor.config import DatabaseSection
 from floor.db import connect
 from floor.schema import migrate
 from tests.floor.conftest import floor_toml
-from tests.tablectl_runs import tablectl
+from tests.tablectl_runs import here
 
 pytestmark = pytest.mark.floor
 SHIFTS = (
@@ -27,7 +27,7 @@ SHIFTS = (
 
 
 def _report(config: Path, *argv: str) -> str:
-    done = tablectl("report", "--config", config, *argv)
+    done = here("report", "--config", config, *argv)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

@@ -27,7 +27,7 @@ from floor.db import connect
 from floor.recall import MONEY_FIELDS, is_money, recall_round, render_round
 from floor.schema import migrate, partition_ddl
 from tests.floor.conftest import floor_toml
-from tests.tablectl_runs import tablectl
+from tests.tablectl_runs import here
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
 
@@ -111,12 +111,12 @@ def test_tablectl_floor_round_prints_dollars_and_its_json_keeps_cents(floor_dsn:
     opened = next(p for *_, type_, _rule, p in rows if type_ == "betting.opened")
     config = tmp_path / "floor.toml"
     config.write_text(floor_toml(floor_dsn, NO_BROKER, "tablectl", "floor-recall-test"))
-    text = tablectl("floor", "--config", config, "round", round_id)
+    text = here("floor", "--config", config, "round", round_id)
     assert text.returncode == 0, text.stderr
     line = next(x for x in text.stdout.splitlines() if " betting.opened " in x)
     assert f"ante_min={fmt(opened['ante_min'])}" in line and f"ante_max={fmt(opened['ante_max'])}" in line, line
     assert RAW_CENTS.search(text.stdout) is None
-    as_json = tablectl("floor", "--config", config, "round", round_id, "--json")
+    as_json = here("floor", "--config", config, "round", round_id, "--json")
     assert as_json.returncode == 0, as_json.stderr
     story = json.loads(as_json.stdout)
     completed = next(p for *_, type_, _rule, p in rows if type_ == "round.completed")

@@ -14,7 +14,7 @@ from floor.days import day_period
 from floor.db import connect
 from floor.report.figures import Scope, gather
 from floor.schema import migrate
-from tests.tablectl_runs import tablectl
+from tests.tablectl_runs import here
 
 pytestmark = pytest.mark.floor
 DAY = date(2026, 11, 21)
@@ -40,12 +40,12 @@ def test_a_work_mem_refused_is_a_usage_error_naming_it(tmp_path: Path, floor_dsn
     with connect(DatabaseSection(dsn=floor_dsn)) as conn:
         migrate(conn)
     base = ("report", "--config", config, "--day", str(DAY), "--format", "json")
-    done = tablectl(*base, "--work-mem", "lots")
+    done = here(*base, "--work-mem", "lots")
     assert done.returncode == 2 and "'lots' is not a memory size: write a number and kB, MB or GB" in done.stderr
-    done = tablectl(*base, "--work-mem", "1kB")  # below PostgreSQL's 64kB
+    done = here(*base, "--work-mem", "1kB")  # below PostgreSQL's 64kB
     assert done.returncode == 2, done.stderr
     assert '--work-mem 1kB: 1 kB is outside the valid range for parameter "work_mem"' in done.stderr
-    done = tablectl(*base, "--work-mem", "64MB")
+    done = here(*base, "--work-mem", "64MB")
     assert done.returncode == 0, done.stderr
     assert '"rounds"' in done.stdout
 
@@ -57,14 +57,14 @@ def test_the_configs_work_mem_is_used_unless_the_flag_is_given(tmp_path: Path, f
     with connect(DatabaseSection(dsn=floor_dsn)) as conn:
         migrate(conn)
     base = ("report", "--config", config, "--day", str(DAY), "--format", "json")
-    done = tablectl(*base)
+    done = here(*base)
     assert done.returncode == 2, done.stderr
     assert f"[report] work_mem = '1kB' in {config}: 1 kB is outside the valid range" in done.stderr
-    done = tablectl(*base, "--work-mem", "64MB")  # the flag wins
+    done = here(*base, "--work-mem", "64MB")  # the flag wins
     assert done.returncode == 0, done.stderr
     assert '"rounds"' in done.stdout
     config.write_text(f'[database]\ndsn = "{floor_dsn}"\n[report]\nwork_mem = "64MB"\n')
-    done = tablectl(*base)
+    done = here(*base)
     assert done.returncode == 0, done.stderr
 
 

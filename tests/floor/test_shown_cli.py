@@ -20,7 +20,7 @@ from psycopg.types.json import Jsonb
 
 from floor.live import TableLive
 from floor.schema import migrate, partition_ddl
-from tests.tablectl_runs import tablectl
+from tests.tablectl_runs import here
 
 pytestmark = pytest.mark.floor
 EVIL = "\x1b[2J\rOK\x07\nforged line \u202edesrever"
@@ -54,7 +54,7 @@ def _seed(dsn: str) -> None:
 
 
 def floor_said(config: Path, *argv: str) -> str:
-    run = tablectl("floor", "--config", config, *argv)
+    run = here("floor", "--config", config, *argv)
     assert run.returncode in (0, 1), run.stderr
     return run.stdout
 
