@@ -205,10 +205,10 @@ def stop_once(checkout: Path, url: str, tmp: Path, mode: str, service: str = "fl
             dsn = f"host=127.0.0.1 port={dark.getsockname()[1]} user=tablectl dbname={name} connect_timeout=60"
         else:
             cluster.start()
-            dsn = cluster.create_database(name) + " connect_timeout=60"
+            dsn = cluster.create_database(name, connect_timeout_s=60)
         if mode in ("dark-console", "dark-older"):
             proxy = DarkAfter(cluster.port, relayed=3)
-            dsn = dsn.replace(f"port={cluster.port}", f"port={proxy.port}")
+            dsn = proxy.dsn(dsn, connect_timeout_s=60)
         config = tmp / f"{name}.toml"
         config.write_text(config_text(service, dsn, url, name, console=mode == "dark-console"))
         with log.open("wb") as out:

@@ -128,10 +128,13 @@ class PgCluster:
     def log_path(self) -> Path:
         return self.base / "postgres.log"
 
-    def dsn(self, dbname: str = "postgres") -> str:
+    def dsn(self, dbname: str = "postgres", connect_timeout_s: int | None = 5) -> str:
+        """The DSN of database `dbname` with one connect_timeout, `connect_timeout_s` (None: none, so a service's
+        `[database] connect_timeout_s` or its default bounds the connect)."""
         if self.port == 0:
             raise ClusterError("the cluster has no port before its first start(): start it, then ask for its DSN")
-        return f"host={self.host} port={self.port} user={SUPERUSER} dbname={dbname} connect_timeout=5"
+        bound = "" if connect_timeout_s is None else f" connect_timeout={connect_timeout_s}"
+        return f"host={self.host} port={self.port} user={SUPERUSER} dbname={dbname}{bound}"
 
     def _own(self, path: Path) -> None:
         account = _run_as()
@@ -281,8 +284,8 @@ class PgCluster:
             self.proc.wait()
             Leash.mine().drop(self.proc.pid)
 
-    def create_database(self, name: str) -> str:
-        """Make database `name` (if it is not there yet) and return its DSN."""
+    def create_database(self, name: str, connect_timeout_s: int | None = 5) -> str:
+        """Make database `name` (if it is not there yet) and return its DSN (`dsn()`'s connect_timeout_s)."""
         if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
             raise ClusterError(f"database name {name!r}: use lower-case letters, digits and _")
         try:
@@ -293,7 +296,7 @@ class PgCluster:
             raise ClusterError(
                 f"database {name} could not be made on port {self.port}, where {self.server_state()}: {err}"
             ) from err
-        return self.dsn(name)
+        return self.dsn(name, connect_timeout_s)
 
     def server_state(self) -> str:
         """Our postmaster as the kernel sees it, for a failure's message: a connection that timed out says nothing

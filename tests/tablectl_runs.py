@@ -1,10 +1,12 @@
 """`tablectl` as the tests run it: one command in a child process (`tablectl`), as an operator's shell runs it, or the
 same main() in this process (`in_process`), where a test reads its output from capsys. The e2e, journal and release
 tests share these; a test that needs the process itself (its stdout line by line, a signal) starts `TABLECTL` with
-Popen (tests/e2e/sim_devices.py)."""
+Popen (tests/e2e/sim_devices.py). `here` is `in_process` for a helper that has no test's capsys (the floor's)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -51,3 +53,18 @@ def in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) -> subproc
         rc = int(exit_.code or 0)
     out, err = capsys.readouterr()
     return subprocess.CompletedProcess([str(a) for a in args], rc, out, err)
+
+
+def here(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """`in_process` without capsys: the command's stdout and stderr (its log lines too: they go to the stderr of the
+    moment) caught in strings of its own. A command run this way costs no interpreter start and import of its verb
+    (some 0.4 s each, seconds on a loaded machine); a test of the process itself (its exit on a signal, a hang a
+    timeout bounds, its environment) runs `tablectl` instead."""
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(argv)
+        except SystemExit as exit_:
+            rc = int(exit_.code or 0)
+    return subprocess.CompletedProcess(argv, rc, out.getvalue(), err.getvalue())

@@ -9,7 +9,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -24,9 +23,9 @@ import structlog
 from controller.store.reader import JournalReader
 from controller.store.schema import JournalError
 from floor.pgcluster import ClusterError, PgCluster
+from tests.tablectl_runs import TABLECTL
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLECTL = [sys.executable, "-m", "controller.cli"]
 CONFIGS = ROOT / "configs"
 KEYS = ("event_id", "boot_id", "seq", "ts", "table_id", "round_id", "type", "rule", "payload")
 

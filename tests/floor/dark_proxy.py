@@ -10,6 +10,8 @@ import socket
 import threading
 from typing import cast
 
+from psycopg.conninfo import make_conninfo
+
 
 class DarkAfter:
     """Relays the first `relayed` connections to `port`, holds every later one unanswered; `held` is set at the first
@@ -28,6 +30,11 @@ class DarkAfter:
         self._closing = threading.Event()
         self._thread = threading.Thread(target=self._run, name="dark-proxy", daemon=True)
         self._thread.start()
+
+    def dsn(self, dsn: str, connect_timeout_s: int) -> str:
+        """`dsn` (the server's) through this proxy, bounded by `connect_timeout_s` alone: libpq's own merge, each key
+        once, where editing the DSN's text could leave the server's bound beside this one."""
+        return make_conninfo(dsn, port=self.port, connect_timeout=connect_timeout_s)
 
     def _accept(self) -> None:
         conn, _ = self.listener.accept()

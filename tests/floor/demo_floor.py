@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from controller.supervisor.envelope import public_key_b64
+from tests.tablectl_runs import TABLECTL
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,7 +21,7 @@ def start_demo_floor(broker_url: str) -> subprocess.Popen[str]:
     # Port 0: the demo says which port its console got ("open URL"); one picked here could be taken before it binds.
     argv = ["demo", "--floor", "--seed", "3", "--broker", broker_url, "--http", "127.0.0.1:0"]
     return subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", *argv],
+        [*TABLECTL, *argv],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

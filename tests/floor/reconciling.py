@@ -1,7 +1,8 @@
 """Reconciling the floor's report with a table's own journal (docs/floor.md, "Reconciling"): `tablectl journal
-totals` run as a real process on the journal file, and every figure of the report's table rows held against it,
-exactly. Used by test_reconcile_days.py (a round across the day's start, a late table) and test_floor_e2e.py (real
-daemons, mosquitto, kills, jackpots); shared here, so that no test module imports another."""
+totals` on the journal file (through the console script's main(): the command, not its process, is what is checked),
+and every figure of the report's table rows held against it, exactly. Used by test_reconcile_days.py (a round across
+the day's start, a late table) and test_floor_e2e.py (real daemons, mosquitto, kills, jackpots); shared here, so that
+no test module imports another."""
 
 from __future__ import annotations
 
@@ -10,18 +11,12 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.floor.conftest import ROOT, TABLECTL
+from tests.tablectl_runs import here
 
 
 def totals_run(path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    """`tablectl journal totals --journal PATH ARGV...` as an auditor runs it, in a process of its own."""
-    return subprocess.run(
-        [*TABLECTL, "journal", "totals", "--journal", str(path), *argv],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-    )
+    """`tablectl journal totals --journal PATH ARGV...` as an auditor runs it, through the console script's main()."""
+    return here("journal", "totals", "--journal", path, *argv)
 
 
 def journal_totals_cli(path: Path, *period: str) -> dict[str, Any]:

@@ -12,7 +12,6 @@ import argparse
 import ast
 import hashlib
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from controller.shell.sdnotify import watchdog_interval
 from drivers.sim.line import default_timing
 from floor.recall import RoundStory, render_round
 from floor.sdnotify import Notifier
+from tests.tablectl_runs import tablectl
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("controller", "floor", "link", "drivers")
@@ -79,12 +79,7 @@ def test_a_meter_on_the_command_line_is_ascii_cents(data: st.DataObject, cents: 
 def test_tablectl_par_refuses_a_non_ascii_meter_with_status_2(amount: str) -> None:
     """Through the real command line: status 2 and the fix, not int()'s message (status 1) nor a one-cent meter."""
     config = str(ROOT / "configs" / "let-it-ride-progressive.toml")
-    run = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "par", "--config", config, "--meter", f"mega={amount}"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    run = tablectl("par", "--config", config, "--meter", f"mega={amount}")
     assert run.returncode == 2, run.stderr
     assert f"tablectl: --meter 'mega={amount}': write LEVEL=CENTS, the cents in ASCII digits 0-9" in run.stderr
     assert "Traceback" not in run.stderr and "invalid literal" not in run.stderr and not run.stdout

@@ -11,8 +11,9 @@ import pytest
 
 from floor.config import FloorConfigError, load_floor_config, parse_floor_config
 from floor.days import day_period, gaming_day, range_period, shift_period
-from tests.floor.conftest import ROOT, TABLECTL
+from tests.floor.conftest import ROOT
 from tests.floor.selfsigned import self_signed
+from tests.tablectl_runs import here
 
 EXAMPLE = ROOT / "configs" / "floor.toml"
 
@@ -82,31 +83,29 @@ def test_a_gaming_day_starts_at_its_local_hour_and_a_spring_day_has_23_hours() -
 def test_check_config_names_the_problem_and_tries_the_database(tmp_path: Path, floor_dsn: str) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text('[database]\ndsn = "dbname=x"\n[ingest]\nbatch_max = 0\n')
-    done = subprocess.run([*TABLECTL, "floor", "--config", str(bad), "check-config"], capture_output=True, text=True)
+    done = here("floor", "--config", bad, "check-config")
     assert done.returncode == 2
     assert "ingest.batch_max: Input should be greater than or equal to 1" in done.stderr
     bad.write_text('[database]\ndsn = "dbname=x"\n[gaps]\ngrace_s = 0\n[resend]\nkey_id = "floor"\n')
-    done = subprocess.run([*TABLECTL, "floor", "--config", str(bad), "check-config"], capture_output=True, text=True)
+    done = here("floor", "--config", bad, "check-config")
     assert done.returncode == 2
     assert "gaps.grace_s: Input should be greater than or equal to 1: give the seconds" in done.stderr
     assert "resend: unknown setting: remove it" in done.stderr
     good = tmp_path / "good.toml"
     good.write_text(f'[database]\ndsn = "{floor_dsn}"\n')
-    done = subprocess.run([*TABLECTL, "floor", "--config", str(good), "check-config"], capture_output=True, text=True)
+    done = here("floor", "--config", good, "check-config")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "database reachable, schema version 0" in done.stdout
     gone = tmp_path / "gone.toml"
     gone.write_text('[database]\ndsn = "host=127.0.0.1 port=1 dbname=x connect_timeout=2"\n')
-    done = subprocess.run([*TABLECTL, "floor", "--config", str(gone), "check-config"], capture_output=True, text=True)
+    done = here("floor", "--config", gone, "check-config")
     assert done.returncode == 1 and "database: cannot connect" in done.stdout
     # libpq's hint line joined to its error, not shown as an escaped tab
     assert "Connection refused; Is the server running" in done.stdout and "\\t" not in done.stdout, done.stdout
-    status = subprocess.run([*TABLECTL, "floor", "--config", str(gone), "status"], capture_output=True, text=True)
+    status = here("floor", "--config", gone, "status")
     assert status.returncode == 2 and "cannot reach the archive (connection failed:" in status.stderr
     assert "Connection refused; Is the server running" in status.stderr and "\\t" not in status.stderr, status.stderr
-    offline = subprocess.run(
-        [*TABLECTL, "floor", "--config", str(gone), "check-config", "--offline"], capture_output=True, text=True
-    )
+    offline = here("floor", "--config", gone, "check-config", "--offline")
     assert offline.returncode == 0
 
 
@@ -117,7 +116,7 @@ def test_an_unreadable_password_file_is_named_not_a_traceback(tmp_path: Path) ->
         ["floor", "--config", str(config), "status"],
         ["report", "--config", str(config), "--day", "2026-11-21"],
     ):
-        done = subprocess.run([*TABLECTL, *argv], capture_output=True, text=True)
+        done = here(*argv)
         assert done.returncode == 2, done.stderr
         assert (
             done.stderr.startswith("tablectl: database.password_file: cannot read") and "Traceback" not in done.stderr
@@ -136,9 +135,7 @@ def test_check_config_reads_the_files_the_service_will_read(tmp_path: Path, floo
             f'[mqtt]\nbroker = "mqtts://127.0.0.1:8883"\npassword_file = "{password}"\nca_file = "{ca}"\n'
             f'[console]\nlisten = "127.0.0.1:8443"\ntls_cert = "{cert}"\ntls_key = "{console_key}"\n'
         )
-        return subprocess.run(
-            [*TABLECTL, "floor", "--config", str(config), "check-config"], capture_output=True, text=True
-        )
+        return here("floor", "--config", config, "check-config")
 
     junk = tmp_path / "junk.pem"
     junk.write_text("not a certificate\n")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,8 @@ from floor.config import CONNECT_TIMEOUT_S, DatabaseSection, FloorConfigError, p
 from floor.db import conninfo, where
 from link.config import LinkConfig
 from link.database import conninfo as link_conninfo
-from tests.floor.conftest import CONFIGS, TABLECTL
+from tests.floor.conftest import CONFIGS
+from tests.tablectl_runs import tablectl
 
 pytestmark = pytest.mark.floor
 
@@ -47,19 +48,12 @@ def test_commands_against_a_database_host_gone_dark_end_with_the_timeout_said(tm
             ["floor", "--config", str(config), "check-config"],
             ["report", "--config", str(config), "--day", "2026-11-20"],
         )
-        running = [
-            subprocess.Popen([*TABLECTL, *a], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-            for a in argvs
-        ]
-        try:
-            check, report = (p.communicate(timeout=60) for p in running)
-        finally:
-            for p in running:
-                p.kill()
-    assert running[0].returncode == 1, check
-    assert "database: cannot connect: connection timeout expired" in check[0], check
-    assert running[1].returncode == 2, report
-    assert "cannot reach the archive (connection timeout expired" in report[1], report
+        with ThreadPoolExecutor(2) as both:
+            check, report = both.map(lambda argv: tablectl(*argv, timeout=60, env=env), argvs)
+    assert check.returncode == 1, check
+    assert "database: cannot connect: connection timeout expired" in check.stdout, check
+    assert report.returncode == 2, report
+    assert "cannot reach the archive (connection timeout expired" in report.stderr, report
 
 
 @pytest.mark.parametrize("setting", [1, 3, 300])

@@ -30,8 +30,9 @@ from controller.config.keys import decode_public_key
 from controller.supervisor.envelope import canonical_bytes
 from tests.broker import Mosquitto, fresh_id
 from tests.floor.chromium import chromium, page_errors, waiting
-from tests.floor.conftest import TABLECTL, console_floor, table_config, wait_for
+from tests.floor.conftest import console_floor, table_config, wait_for
 from tests.mqtt.conftest import card_tokens, is_settlement
+from tests.tablectl_runs import tablectl
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e, pytest.mark.browser]
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,12 +159,7 @@ def test_enrol_log_in_watch_validate_clear_and_switch(
         # Not approved yet: log-in is refused, and says how to approve.
         browser.find_element(By.ID, "login-button").click()
         wait.until(ec.text_to_be_present_in_element((By.ID, "key-error"), "console approve ann.sup"))
-        approve = subprocess.run(
-            [*TABLECTL, "floor", "--config", str(floor.config), "console", "approve", "ann.sup"],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-        )
+        approve = tablectl("floor", "--config", floor.config, "console", "approve", "ann.sup")
         assert approve.returncode == 0, approve.stderr
         assert "approved as supervisor" in approve.stdout
 

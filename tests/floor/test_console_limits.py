@@ -23,8 +23,9 @@ from controller.mqtt.contract import TableEvent
 from floor.live import TableLive
 from floor.messages import Incoming, parse
 from tests.broker import Mosquitto
-from tests.floor.conftest import ROOT, TABLECTL, wait_for
+from tests.floor.conftest import wait_for
 from tests.floor.console_served import PREFIX, Served, serve
+from tests.tablectl_runs import tablectl
 
 pytestmark = pytest.mark.floor
 
@@ -57,8 +58,7 @@ async def test_pending_enrolments_are_capped_until_an_administrator_approves_or_
 
     # The administrator's side, as a real command: reject one, approve one; two places free.
     def console(*argv: str) -> subprocess.CompletedProcess[str]:
-        cli = [*TABLECTL, "floor", "--config", str(served.config), "console", *argv]
-        return subprocess.run(cli, cwd=ROOT, capture_output=True, text=True)
+        return tablectl("floor", "--config", served.config, "console", *argv)
 
     done = await asyncio.to_thread(console, "reject", "k0", "--by", "ann")
     assert (done.returncode, done.stdout.strip()) == (0, "enrolment of k0 rejected"), done

@@ -19,7 +19,8 @@ import pytest
 
 from tests.broker import Mosquitto, fresh_id
 from tests.floor.chromium import chromium, page_errors, waiting
-from tests.floor.conftest import ROOT, TABLECTL, TableProcess, console_floor, count, table_config, wait_for
+from tests.floor.conftest import ROOT, TableProcess, console_floor, count, table_config, wait_for
+from tests.tablectl_runs import TABLECTL, tablectl
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e, pytest.mark.browser]
 OPEN_GAPS = "SELECT count(*) FROM seq_gaps WHERE filled_at IS NULL"
@@ -42,12 +43,7 @@ def enrol_and_log_in(browser: Any, url: str, floor_config: Path) -> str:
     browser.find_element(By.ID, "enrol-role").send_keys("supervisor")
     browser.find_element(By.ID, "enrol-button").click()
     entry = str(wait.until(ec.visibility_of_element_located((By.ID, "entry"))).text)
-    approve = subprocess.run(
-        [*TABLECTL, "floor", "--config", str(floor_config), "console", "approve", "rae.sup"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
+    approve = tablectl("floor", "--config", floor_config, "console", "approve", "rae.sup")
     assert approve.returncode == 0, approve.stderr
     browser.find_element(By.ID, "login-button").click()
     wait.until(ec.text_to_be_present_in_element((By.ID, "whoami"), "rae.sup (supervisor)"))

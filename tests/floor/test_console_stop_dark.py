@@ -61,8 +61,7 @@ def test_a_stop_cuts_the_consoles_requests_waiting_on_a_stalled_or_dark_archive(
     pg_cluster: PgCluster, floor_dsn: str, mosquitto: Mosquitto, unique_id: str, tmp_path: Path
 ) -> None:
     proxy = DarkAfter(pg_cluster.port, 10**6)  # relays every connection until the test turns it dark
-    dsn = floor_dsn.replace(f"port={pg_cluster.port}", f"port={proxy.port}").replace("connect_timeout=5", "")
-    floor, port = console_floor(tmp_path, f"{dsn} connect_timeout=60", mosquitto.url, unique_id)
+    floor, port = console_floor(tmp_path, proxy.dsn(floor_dsn, connect_timeout_s=60), mosquitto.url, unique_id)
     origin = f"http://127.0.0.1:{port}"
     try:
         token = log_in(origin, floor_dsn)
@@ -98,10 +97,8 @@ async def test_the_stops_last_audit_write_waits_on_a_dark_host_no_longer_than_fl
     and the stop waited for connect_timeout (60 s here; the test gives it 20)."""
     proxy = DarkAfter(pg_cluster.port, 0)  # every connection taken and never answered
     try:
-        dsn = floor_dsn.replace(f"port={pg_cluster.port}", f"port={proxy.port}").replace("connect_timeout=5", "")
-        config = parse_floor_config(
-            f'[database]\ndsn = "{dsn} connect_timeout=60"\n[console]\nlisten = "127.0.0.1:0"\n'
-        )
+        dsn = proxy.dsn(floor_dsn, connect_timeout_s=60)
+        config = parse_floor_config(f'[database]\ndsn = "{dsn}"\n[console]\nlisten = "127.0.0.1:0"\n')
         server = ConsoleServer(config)
         server.login.refusals.refused("192.0.2.7", server.clock())
         started = time.monotonic()

@@ -38,7 +38,7 @@ def own_cluster() -> Iterator[PgCluster]:
 
 @pytest.fixture
 async def served(own_cluster: PgCluster, tmp_path: Path, mosquitto: Mosquitto) -> AsyncIterator[Served]:
-    dsn = own_cluster.create_database("floor_lost_run").replace("connect_timeout=5", "connect_timeout=2")
+    dsn = own_cluster.create_database("floor_lost_run", connect_timeout_s=2)
     async for s in serve(dsn, tmp_path, mosquitto.url, "attempts_per_minute = 2"):
         yield s
 

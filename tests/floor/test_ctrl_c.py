@@ -17,8 +17,9 @@ import pytest
 from floor.interrupt import PromptConnection
 from floor.pgcluster import PgCluster
 from floor.schema import migrate
-from tests.floor.conftest import TABLECTL, floor_toml, wait_for
+from tests.floor.conftest import floor_toml, wait_for
 from tests.floor.pgprocs import resume, stall
+from tests.tablectl_runs import TABLECTL
 
 pytestmark = pytest.mark.floor
 WAITING = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"

@@ -11,7 +11,6 @@ import queue
 import re
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from controller.supervisor.envelope import sign_command
 from tests.broker import Mosquitto, find_mosquitto
 from tests.floor.demo_floor import console_address, enrol, start_demo_floor
+from tests.tablectl_runs import TABLECTL, tablectl
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,13 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_demo_floor_plays_n_rounds_and_exits_0() -> None:
     """Each linked $5 wager puts 21 % into the meter (655a.12(c)(3) paytable A): whole multiples of $1.05."""
     argv = ["demo", "--floor", "--rounds", "3", "--seed", "3", "--http", "127.0.0.1:0"]
-    done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", *argv],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
+    done = tablectl(*argv, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     assert "tablectl demo --floor: link floor-demo-mega open: ms-1 and ms-2 on one linked progressive" in out
@@ -64,9 +58,7 @@ def test_demo_floor_plays_n_rounds_and_exits_0() -> None:
 
 
 def test_http_without_floor_is_a_usage_error() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "demo", "--http", "127.0.0.1:9"], capture_output=True, text=True
-    )
+    done = tablectl("demo", "--http", "127.0.0.1:9")
     assert done.returncode == 2 and "--http is for the console of `tablectl demo --floor`" in done.stderr
 
 
@@ -129,7 +121,7 @@ def test_ctrl_c_stops_the_floor_demo_with_no_error_logged() -> None:
     error level on a clean stop. A real terminal's Ctrl-C: the demo leads its own session, SIGINT to the group, once
     the tables are playing (a round.completed on the demo's broker, where the floor reads it)."""
     demo = subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", "demo", "--floor", "--seed", "3", "--http", "127.0.0.1:0"],
+        [*TABLECTL, "demo", "--floor", "--seed", "3", "--http", "127.0.0.1:0"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pytest
 from floor.config import DatabaseSection
 from floor.db import connect
 from floor.schema import migrate, partition_ddl
-from tests.floor.conftest import TABLECTL
+from tests.tablectl_runs import here
 
 pytestmark = pytest.mark.floor
 OLD = date(2020, 1, 1)  # past a 1-day retention whatever today is
@@ -42,14 +41,10 @@ def _seed(dsn: str) -> None:
                 _event(conn, seq, OLD)
 
 
-def tablectl(*argv: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TABLECTL, *map(str, argv)], capture_output=True, text=True, timeout=60, check=False)
-
-
 def _signed_export(tmp: Path, dsn: str) -> tuple[Path, Path]:
     """The config (ann's key trusted, a 1-day term) and OLD's export, signed by ann and recorded."""
     key = tmp / "ann.pem"
-    made = tablectl("command", "keygen", "--out", key)
+    made = here("command", "keygen", "--out", key)
     found = re.search(r"^public key: (\S+)$", made.stdout, re.M)
     assert made.returncode == 0 and found is not None, made.stderr
     config = tmp / "floor.toml"
@@ -57,7 +52,7 @@ def _signed_export(tmp: Path, dsn: str) -> tuple[Path, Path]:
         f'name = "f1"\n[database]\ndsn = "{dsn}"\n[retention]\ndays = 1\n'
         f'[export]\ndirectory = "{tmp / "out"}"\ntrusted_keys = ["{found.group(1)}"]\n'
     )
-    done = tablectl("report", "--config", config, "export", "--day", OLD, "--key", key)
+    done = here("report", "--config", config, "export", "--day", str(OLD), "--key", key)
     assert done.returncode == 0, done.stderr
     return config, tmp / "out" / f"f1-{OLD}.csv"
 
@@ -77,13 +72,13 @@ def test_a_signed_export_is_replaced_only_when_asked(tmp_path: Path, floor_dsn: 
     signer = _signer(floor_dsn)
     assert signer is not None
 
-    again = tablectl("report", "--config", config, "export", "--day", OLD)
+    again = here("report", "--config", config, "export", "--day", str(OLD))
     assert again.returncode == 2, again.stdout + again.stderr
     assert "is signed by" in again.stderr and "--replace" in again.stderr, again.stderr
     assert exported.read_bytes() == before and exported.with_name(exported.name + ".sig").read_bytes() == sig
     assert _signer(floor_dsn) == signer
 
-    replaced = tablectl("report", "--config", config, "export", "--day", OLD, "--replace")
+    replaced = here("report", "--config", config, "export", "--day", str(OLD), "--replace")
     assert replaced.returncode == 0, replaced.stderr
     assert "replaced the signed export" in replaced.stderr and "not signed yet" in replaced.stdout
     assert _signer(floor_dsn) is None
@@ -96,10 +91,10 @@ def test_retention_keeps_a_day_whose_signed_export_misses_later_events(tmp_path:
     config, _ = _signed_export(tmp_path, floor_dsn)
     with psycopg.connect(floor_dsn) as conn, conn.transaction():
         _event(conn, 3, OLD)
-    plan = tablectl("floor", "--config", config, "retention")
+    plan = here("floor", "--config", config, "retention")
     assert plan.returncode == 0, plan.stderr
     assert f"its export holds 2 event(s), the archive 3 of gaming day {OLD}" in plan.stdout, plan.stdout
-    applied = tablectl("floor", "--config", config, "retention", "--apply")
+    applied = here("floor", "--config", config, "retention", "--apply")
     assert applied.returncode == 0, applied.stderr
     with psycopg.connect(floor_dsn) as conn:
         assert conn.execute("SELECT count(*) FROM events WHERE gaming_day = %s", (OLD,)).fetchone() == (3,)
@@ -114,10 +109,10 @@ def test_a_day_not_begun_is_refused_and_one_going_on_is_exported_with_a_warning(
     today = datetime.now(UTC).date()  # the config's gaming day: UTC from 06:00
     if datetime.now(UTC).hour < 6:
         today -= timedelta(days=1)
-    later = tablectl("report", "--config", config, "export", "--day", today + timedelta(days=2))
+    later = here("report", "--config", config, "export", "--day", str(today + timedelta(days=2)))
     assert later.returncode == 2, later.stdout + later.stderr
     assert "has not begun" in later.stderr and not (tmp_path / "out").exists(), later.stderr
-    now = tablectl("report", "--config", config, "export", "--day", today)
+    now = here("report", "--config", config, "export", "--day", str(today))
     assert now.returncode == 0, now.stderr
     assert f"gaming day {today} is not over" in now.stderr and "export it again" in now.stderr, now.stderr
 
@@ -129,7 +124,7 @@ def test_verify_and_record_of_a_file_not_there_name_the_file(tmp_path: Path, flo
     config, exported = _signed_export(tmp_path, floor_dsn)
     wrong = exported.with_name("f1-2020-01-10.csv")
     for argv in (("report", "verify", wrong, "--config", config), ("report", "--config", config, "record", wrong)):
-        done = tablectl(*argv)
+        done = here(*argv)
         assert done.returncode == 1, done.stdout + done.stderr
         assert f"{wrong}: cannot read it (No such file or directory)" in done.stderr, done.stderr
         assert "signature" not in done.stderr, done.stderr

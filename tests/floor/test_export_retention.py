@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -19,7 +18,8 @@ from floor.config import DatabaseSection, parse_floor_config
 from floor.db import connect
 from floor.retention import apply_retention, plan_retention
 from floor.schema import migrate, partition_ddl, partitions
-from tests.floor.conftest import TABLECTL, count
+from tests.floor.conftest import count
+from tests.tablectl_runs import here
 
 pytestmark = pytest.mark.floor
 OLD, NEW = date(2020, 1, 1), date(2020, 1, 2)
@@ -41,13 +41,9 @@ def _seed(dsn: str) -> None:
                 )
 
 
-def tablectl(*argv: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TABLECTL, *map(str, argv)], capture_output=True, text=True)
-
-
 def _keygen(path: Path) -> str:
     """A supervisor's key as they make it on their workstation; the public key it printed."""
-    made = tablectl("command", "keygen", "--out", path)
+    made = here("command", "keygen", "--out", path)
     assert made.returncode == 0, made.stderr
     found = re.search(r"^public key: (\S+)$", made.stdout, re.M)
     assert found is not None, made.stdout
@@ -89,7 +85,7 @@ def test_signed_where_the_key_lives_then_recorded_lets_retention_drop_the_day(tm
     key_bytes = key.read_bytes()
     config = _config(tmp_path, floor_dsn, [_pem_public(key)])  # the PEM public half is trusted as its base64
 
-    done = tablectl("report", "--config", config, "export", "--day", OLD)
+    done = here("report", "--config", config, "export", "--day", str(OLD))
     assert done.returncode == 0, done.stderr
     exported = tmp_path / "out" / f"f1-{OLD}.csv"
     lines = exported.read_text().splitlines()
@@ -98,14 +94,14 @@ def test_signed_where_the_key_lives_then_recorded_lets_retention_drop_the_day(tm
     drop, why = _plan(floor_dsn, config)
     assert drop == [] and "not signed yet" in why[OLD]
 
-    signed = tablectl("report", "sign", exported, "--key", key)  # no config, no database: the workstation's step
+    signed = here("report", "sign", exported, "--key", key)  # no config, no database: the workstation's step
     assert signed.returncode == 0, signed.stderr
     assert f"public_key: {public}" in (tmp_path / "out" / f"f1-{OLD}.csv.sig").read_text()
-    recorded = tablectl("report", "--config", config, "record", exported)
+    recorded = here("report", "--config", config, "record", exported)
     assert recorded.returncode == 0, recorded.stderr
     assert f"key {public}" in recorded.stdout and f"gaming day {OLD}" in recorded.stdout
     assert _signer(floor_dsn) == public
-    good = tablectl("report", "verify", exported, "--config", config)
+    good = here("report", "verify", exported, "--config", config)
     assert good.returncode == 0 and "signature good" in good.stdout
 
     # The key was read, never written: the floor's export directory holds the file and its signature, nothing else.
@@ -130,16 +126,16 @@ def test_an_untrusted_signer_does_not_count_and_a_key_no_longer_trusted_stops_co
     config = _config(tmp_path, floor_dsn, [trusted])
     exported = tmp_path / "out" / f"f1-{OLD}.csv"
 
-    done = tablectl("report", "--config", config, "export", "--day", OLD, "--key", tmp_path / "mallory.pem")
+    done = here("report", "--config", config, "export", "--day", str(OLD), "--key", tmp_path / "mallory.pem")
     assert done.returncode == 1 and f"signed by key {stranger}, not by a trusted key ({trusted})" in done.stderr
     assert _signer(floor_dsn) is None
-    again = tablectl("report", "--config", config, "record", exported)
+    again = here("report", "--config", config, "record", exported)
     assert again.returncode == 1 and "not by a trusted key" in again.stderr
-    assert tablectl("report", "verify", exported, "--public-key", trusted).returncode == 1
+    assert here("report", "verify", exported, "--public-key", trusted).returncode == 1
     drop, why = _plan(floor_dsn, config)
     assert drop == [] and "not signed yet" in why[OLD]
 
-    done = tablectl("report", "--config", config, "export", "--day", OLD, "--key", tmp_path / "ann.pem")
+    done = here("report", "--config", config, "export", "--day", str(OLD), "--key", tmp_path / "ann.pem")
     assert done.returncode == 0, done.stderr
     assert _signer(floor_dsn) == trusted and _plan(floor_dsn, config)[0] == [OLD]
     # The administrator removes Ann's key (she left): her exports no longer let retention drop a day.
@@ -152,7 +148,7 @@ def test_a_changed_file_fails_verify_and_does_not_count(tmp_path: Path, floor_ds
     _seed(floor_dsn)
     public = _keygen(tmp_path / "ann.pem")
     config = _config(tmp_path, floor_dsn, [public])
-    done = tablectl("report", "--config", config, "export", "--day", OLD, "--key", tmp_path / "ann.pem")
+    done = here("report", "--config", config, "export", "--day", str(OLD), "--key", tmp_path / "ann.pem")
     assert done.returncode == 0, done.stderr
     exported = tmp_path / "out" / f"f1-{OLD}.csv"
     assert _plan(floor_dsn, config)[0] == [OLD]
@@ -160,13 +156,13 @@ def test_a_changed_file_fails_verify_and_does_not_count(tmp_path: Path, floor_ds
     original = exported.read_text()
     exported.write_text(original.replace('""n"":1', '""n"":7'))  # CSV doubles the quotes inside the payload
     assert exported.read_text() != original
-    changed = tablectl("report", "verify", exported, "--public-key", public)
+    changed = here("report", "verify", exported, "--public-key", public)
     assert changed.returncode == 1 and "changed after it was signed" in changed.stderr
     drop, why = _plan(floor_dsn, config)
     assert drop == [] and "changed after it was signed" in why[OLD]
     # Signing the changed file does not make it the day's export: the floor recorded what it wrote.
-    assert tablectl("report", "sign", exported, "--key", tmp_path / "ann.pem").returncode == 0
-    forged = tablectl("report", "--config", config, "record", exported)
+    assert here("report", "sign", exported, "--key", tmp_path / "ann.pem").returncode == 0
+    forged = here("report", "--config", config, "record", exported)
     assert forged.returncode == 1 and "not the latest export of any gaming day" in forged.stderr
     drop, why = _plan(floor_dsn, config)
     assert drop == [] and "not the file recorded for the day" in why[OLD]
@@ -178,7 +174,7 @@ def test_the_old_signing_key_setting_is_refused_with_the_change_and_the_fix(tmp_
         '[database]\ndsn = "host=127.0.0.1"\n[export]\ndirectory = "/tmp/x"\nsigning_key = "/etc/floor-export.pem"\n'
     )
     for argv in (("report", "--config", config, "export", "--day", OLD), ("floor", "--config", config, "check-config")):
-        done = tablectl(*argv)
+        done = here(*argv)
         assert done.returncode != 0
         assert "export: [export] signing_key is gone: the floor holds no private key" in done.stderr, done.stderr
         assert "trusted_keys" in done.stderr and "tablectl report sign FILE --key KEY.pem" in done.stderr

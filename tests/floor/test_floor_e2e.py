@@ -17,7 +17,6 @@ import io
 import json
 import random
 import re
-import subprocess
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -34,8 +33,6 @@ from controller.store.reader import JournalReader
 from tests.broker import Mosquitto, fresh_id
 from tests.floor.conftest import (
     KEYS,
-    ROOT,
-    TABLECTL,
     FloorProcess,
     TableProcess,
     count,
@@ -44,6 +41,7 @@ from tests.floor.conftest import (
     wait_for,
 )
 from tests.floor.reconciling import journal_totals_cli, reconcile
+from tests.tablectl_runs import here
 
 # One worker runs the module: its tests read what one `played` fixture made (about 20 s of tables, kills and a floor),
 # which a module split across the two xdist workers would make twice.
@@ -188,13 +186,7 @@ def test_the_archive_equals_the_union_of_the_journals_across_kills(played: Floor
 def _report(played: Floor, *extra: str) -> str:
     today = datetime.now(UTC).date()
     argv = ["report", "--config", str(played.config), "--from", str(today - timedelta(days=1))]
-    done = subprocess.run(
-        [*TABLECTL, *argv, "--to", str(today + timedelta(days=1)), *extra],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
+    done = here(*argv, "--to", str(today + timedelta(days=1)), *extra)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -285,26 +277,16 @@ def test_each_tables_journal_totals_equal_the_report(played: Floor) -> None:
 def test_round_recall_shows_the_rounds_events_as_journaled(played: Floor) -> None:
     rows = played.journals["fl-lir"]
     round_id = next(r["round_id"] for r in rows if r["type"] == "hand.settled")
-    done = subprocess.run(
-        [*TABLECTL, "floor", "--config", str(played.config), "round", round_id, "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=True,
-    )
+    done = here("floor", "--config", played.config, "round", round_id, "--json")
+    assert done.returncode == 0, done.stderr
     story = json.loads(done.stdout)
     assert [line["seq"] for line in story["lines"]] == [r["seq"] for r in rows if r["round_id"] == round_id]
     settled = [r for r in rows if r["round_id"] == round_id and r["type"].endswith(".settled")]
     assert len(story["settlements"]) == len(settled)
     assert all(s["rule"].startswith("643a.11") for s in story["settlements"])
     assert story["outcome"] == "completed"
-    last = subprocess.run(
-        [*TABLECTL, "floor", "--config", str(played.config), "rounds", "fl-lir", "--last", "3", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=True,
-    )
+    last = here("floor", "--config", played.config, "rounds", "fl-lir", "--last", "3", "--json")
+    assert last.returncode == 0, last.stderr
     newest = sorted({r["round_id"] for r in rows if r["round_id"]})[-3:][::-1]
     assert [s["round_id"] for s in json.loads(last.stdout)] == newest
 
@@ -322,8 +304,6 @@ def test_every_report_format_renders_and_the_html_is_self_contained(played: Floo
     assert {r["id"] for r in by_game} == {"fl-lir", "643a", "all"}
     one = json.loads(_report(played, "--table", "fl-cajun", "--format", "json"))["sections"]["wagers"]
     assert {r["id"] for r in one if r["scope"] == "table"} == {"fl-cajun"}
-    status = subprocess.run(
-        [*TABLECTL, "floor", "--config", str(played.config), "status"], capture_output=True, text=True, cwd=ROOT
-    )
+    status = here("floor", "--config", played.config, "status")
     assert status.returncode == 0
     assert all(tid in status.stdout for tid in TABLES)

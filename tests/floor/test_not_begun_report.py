@@ -6,7 +6,6 @@ archive's clock; a period that has begun has no such note."""
 from __future__ import annotations
 
 import json
-import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,7 +14,8 @@ import pytest
 from floor.config import DatabaseSection
 from floor.db import connect
 from floor.schema import migrate
-from tests.floor.conftest import TABLECTL, floor_toml
+from tests.floor.conftest import floor_toml
+from tests.tablectl_runs import here
 
 pytestmark = pytest.mark.floor
 SHIFTS = (
@@ -27,9 +27,7 @@ SHIFTS = (
 
 
 def _report(config: Path, *argv: str) -> str:
-    done = subprocess.run(
-        [*TABLECTL, "report", "--config", str(config), *argv], capture_output=True, text=True, timeout=60, check=False
-    )
+    done = here("report", "--config", config, *argv)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

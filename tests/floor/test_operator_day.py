@@ -1,10 +1,10 @@
-"""A floor operator's first day, run as they run it (the real CLI in its own process, a real PostgreSQL): each test is
-a mistake found following README.md and docs/floor.md from a fresh clone, and asserts that the message names the
-problem and the fix, and the exit status, instead of a traceback called "a bug" or an empty report that exits 0."""
+"""A floor operator's first day, run as they run it (the real CLI, its main() as the console script calls it, a real
+PostgreSQL): each test is a mistake found following README.md and docs/floor.md from a fresh clone, and asserts that
+the message names the problem and the fix, and the exit status, instead of a traceback called "a bug" or an empty
+report that exits 0."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import psycopg
@@ -14,16 +14,13 @@ from floor.config import DatabaseSection
 from floor.db import connect
 from floor.pgcluster import PgCluster
 from floor.schema import migrate
-from tests.floor.conftest import TABLECTL, floor_toml
+from tests.floor.conftest import floor_toml
 from tests.floor.pgroles import wrong_password
 from tests.link.conftest import link_toml
+from tests.tablectl_runs import here
 
 pytestmark = pytest.mark.floor
 DAY = "2026-11-27"
-
-
-def _run(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TABLECTL, *argv], capture_output=True, text=True, timeout=60, check=False)
 
 
 def test_a_dsn_with_a_typo_is_named_with_its_fix(tmp_path: Path) -> None:
@@ -41,7 +38,7 @@ def test_a_dsn_with_a_typo_is_named_with_its_fix(tmp_path: Path) -> None:
         ("link", "--config", str(link), "check-config", "--offline"),
         ("link", "--config", str(link), "report"),
     ):
-        done = _run(*argv)
+        done = here(*argv)
         assert done.returncode == 2, (argv, done.stdout, done.stderr)
         assert "a bug" not in done.stderr and "is valid" not in done.stdout, (argv, done.stderr)
         assert "database.dsn" in done.stderr and 'invalid connection option "hostt"' in done.stderr, argv
@@ -70,19 +67,19 @@ def test_a_table_or_game_not_in_the_archive_is_refused_naming_those_that_are(tmp
     _archive_with(floor_dsn, {"ms-1": "655a", "lir-1": "643a"})
     config = tmp_path / "floor.toml"
     config.write_text(floor_toml(floor_dsn, "mqtt://127.0.0.1:1", "t", "floor-t"))
-    done = _run("report", "--config", str(config), "--day", DAY, "--table", "ms-l")
+    done = here("report", "--config", config, "--day", DAY, "--table", "ms-l")
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert "no table 'ms-l' in the archive" in done.stderr and "lir-1, ms-1" in done.stderr, done.stderr
-    done = _run("report", "--config", str(config), "--day", DAY, "--game", "655")
+    done = here("report", "--config", config, "--day", DAY, "--game", "655")
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert "no table of game '655' in the archive" in done.stderr and "643a, 655a" in done.stderr, done.stderr
-    done = _run("floor", "--config", str(config), "rounds", "ms-l")
+    done = here("floor", "--config", config, "rounds", "ms-l")
     assert done.returncode == 2, done.stderr
     assert "no table 'ms-l' in the archive" in done.stderr and "lir-1, ms-1" in done.stderr, done.stderr
     # A table the archive knows, with nothing in the period: the report is empty, as it should be.
-    done = _run("report", "--config", str(config), "--day", DAY, "--table", "ms-1", "--format", "json")
+    done = here("report", "--config", config, "--day", DAY, "--table", "ms-1", "--format", "json")
     assert done.returncode == 0 and '"rounds": []' in done.stdout, done.stderr
-    done = _run("floor", "--config", str(config), "rounds", "ms-1")
+    done = here("floor", "--config", config, "rounds", "ms-1")
     assert done.returncode == 0 and "no rounds of that table in the archive" in done.stdout, done.stderr
 
 
@@ -101,12 +98,12 @@ def test_a_wrong_password_is_named_with_the_password_file(
         (("floor", "--config", str(config), "status"), 2),
         (("report", "--config", str(config), "--day", DAY), 2),
     ):
-        done = _run(*argv)
+        done = here(*argv)
         said = done.stdout + done.stderr
         assert done.returncode == status, (argv, said)
         assert f"PostgreSQL refused the password of user {user}: put that user's password in {secret}" in said, said
     secret.write_text("right\n")
-    assert _run("floor", "--config", str(config), "check-config").returncode == 0
+    assert here("floor", "--config", config, "check-config").returncode == 0
 
 
 def test_a_report_out_in_a_missing_directory_is_refused_before_the_report_is_made(tmp_path: Path) -> None:
@@ -115,9 +112,9 @@ def test_a_report_out_in_a_missing_directory_is_refused_before_the_report_is_mad
     config = tmp_path / "floor.toml"
     config.write_text(floor_toml("host=127.0.0.1 port=1 dbname=floor", "mqtt://127.0.0.1:1", "t", "floor-t"))
     out = tmp_path / "reports" / "day.html"
-    done = _run("report", "--config", str(config), "--day", DAY, "--format", "html", "--out", str(out))
+    done = here("report", "--config", config, "--day", DAY, "--format", "html", "--out", out)
     assert done.returncode == 2, done.stderr
     assert "cannot reach the archive" not in done.stderr, done.stderr  # refused before the database is asked
     assert f"--out {out}: the directory {out.parent} does not exist: create it" in done.stderr, done.stderr
-    done = _run("report", "--config", str(config), "--day", DAY, "--out", str(tmp_path))
+    done = here("report", "--config", config, "--day", DAY, "--out", tmp_path)
     assert done.returncode == 2 and f"--out {tmp_path}: is a directory: give a file name" in done.stderr, done.stderr

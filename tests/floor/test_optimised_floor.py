@@ -10,7 +10,6 @@ without aiohttp's `assert`s (152 of them, none with a side effect), refuses host
 from __future__ import annotations
 
 import json
-import subprocess
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -25,8 +24,6 @@ from tests.broker import Mosquitto, fresh_id
 from tests.e2e.optimised import cache, env, unit_env
 from tests.floor.conftest import (
     KEYS,
-    ROOT,
-    TABLECTL,
     TableProcess,
     console_floor,
     count,
@@ -44,6 +41,7 @@ from tests.floor.console_requests import (
     bad_chunk_after_the_answer,
     floor_console,
 )
+from tests.tablectl_runs import tablectl
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
 
@@ -115,9 +113,7 @@ def _says_the_same(args: list[str], tmp: Path) -> None:
     """argparse's help, the config check and the recall are strings of their own, not docstrings: -OO prints them."""
 
     def said(optimised: bool) -> tuple[int, str, str]:
-        out = subprocess.run(
-            [*TABLECTL, *args], capture_output=True, text=True, cwd=ROOT, env=env(tmp, optimised), timeout=120
-        )
+        out = tablectl(*args, env=env(tmp, optimised))
         return out.returncode, out.stdout, out.stderr
 
     plain = said(False)

@@ -3,8 +3,11 @@ holds every committed row, and promoted after the primary's kill -9 it takes wri
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import psycopg
 import pytest
+from psycopg.conninfo import conninfo_to_dict
 
 from floor.pgcluster import ClusterError, PgCluster
 from tests.floor.pgprocs import resume, stall
@@ -55,3 +58,18 @@ def test_a_database_the_cluster_cannot_make_says_whether_its_server_is_stopped_o
         assert f"postgres (pid {cluster.proc.pid}) exited with -9" in str(failed.value)
     finally:
         cluster.remove()
+
+
+@pytest.mark.parametrize(
+    ("given", "said"), [({}, "5"), ({"connect_timeout_s": 60}, "60"), ({"connect_timeout_s": None}, None)]
+)
+def test_a_dsn_carries_one_connect_timeout_the_one_asked_for_or_none(
+    given: dict[str, int | None], said: str | None
+) -> None:
+    """A test or bench that wants another bound than the fixture's 5 s asks for it: before, three tests edited the DSN's
+    text and a bench appended a second connect_timeout (libpq takes the last: it read 5, and meant 60)."""
+    cluster = PgCluster(base=Path("/nonexistent"), port=5999)
+    dsn = cluster.dsn("floor_x", **given)
+    assert dsn.count("connect_timeout") == (0 if said is None else 1), dsn
+    assert conninfo_to_dict(dsn).get("connect_timeout") == said
+    assert conninfo_to_dict(dsn)["dbname"] == "floor_x" and conninfo_to_dict(dsn)["port"] == "5999"

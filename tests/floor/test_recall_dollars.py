@@ -14,7 +14,6 @@ import datetime as dt
 import json
 import re
 import sqlite3
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,8 @@ from floor.config import DatabaseSection
 from floor.db import connect
 from floor.recall import MONEY_FIELDS, is_money, recall_round, render_round
 from floor.schema import migrate, partition_ddl
-from tests.floor.conftest import TABLECTL, floor_toml
+from tests.floor.conftest import floor_toml
+from tests.tablectl_runs import here
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
 
@@ -111,14 +111,12 @@ def test_tablectl_floor_round_prints_dollars_and_its_json_keeps_cents(floor_dsn:
     opened = next(p for *_, type_, _rule, p in rows if type_ == "betting.opened")
     config = tmp_path / "floor.toml"
     config.write_text(floor_toml(floor_dsn, NO_BROKER, "tablectl", "floor-recall-test"))
-    text = subprocess.run([*TABLECTL, "floor", "--config", config, "round", round_id], capture_output=True, text=True)
+    text = here("floor", "--config", config, "round", round_id)
     assert text.returncode == 0, text.stderr
     line = next(x for x in text.stdout.splitlines() if " betting.opened " in x)
     assert f"ante_min={fmt(opened['ante_min'])}" in line and f"ante_max={fmt(opened['ante_max'])}" in line, line
     assert RAW_CENTS.search(text.stdout) is None
-    as_json = subprocess.run(
-        [*TABLECTL, "floor", "--config", config, "round", round_id, "--json"], capture_output=True, text=True
-    )
+    as_json = here("floor", "--config", config, "round", round_id, "--json")
     assert as_json.returncode == 0, as_json.stderr
     story = json.loads(as_json.stdout)
     completed = next(p for *_, type_, _rule, p in rows if type_ == "round.completed")

@@ -7,7 +7,6 @@ holds them."""
 from __future__ import annotations
 
 import json
-import subprocess
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,8 @@ from floor.config import DatabaseSection
 from floor.db import connect
 from floor.recall import last_rounds, recall_round, render_round
 from floor.schema import migrate, partition_ddl
-from tests.floor.conftest import TABLECTL, floor_toml
+from tests.floor.conftest import floor_toml
+from tests.tablectl_runs import here
 
 DAY = date(2026, 11, 21)
 ROUND = "t1-r000007"
@@ -94,11 +94,9 @@ def test_tablectl_floor_round_says_which_row_and_field_is_bad(floor_dsn: str, tm
     _seed(floor_dsn)
     config = tmp_path / "floor.toml"
     config.write_text(floor_toml(floor_dsn, "mqtt://127.0.0.1:1", "casino", "floor-test"))
-    done = subprocess.run([*TABLECTL, "floor", "--config", config, "round", ROUND], capture_output=True, text=True)
+    done = here("floor", "--config", config, "round", ROUND)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert "seq 4 meter.incremented: meter_after_cents 'lots' is not a whole number of cents" in done.stdout
-    as_json = subprocess.run(
-        [*TABLECTL, "floor", "--config", config, "round", ROUND, "--json"], capture_output=True, text=True
-    )
+    as_json = here("floor", "--config", config, "round", ROUND, "--json")
     assert as_json.returncode == 0 and len(json.loads(as_json.stdout)["problems"]) == 8

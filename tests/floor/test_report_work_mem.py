@@ -4,7 +4,6 @@ config's `[report] work_mem` is used when the flag is not given, and the flag wi
 
 from __future__ import annotations
 
-import subprocess
 from datetime import date
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from floor.days import day_period
 from floor.db import connect
 from floor.report.figures import Scope, gather
 from floor.schema import migrate
-from tests.floor.conftest import TABLECTL
+from tests.tablectl_runs import here
 
 pytestmark = pytest.mark.floor
 DAY = date(2026, 11, 21)
@@ -40,13 +39,13 @@ def test_a_work_mem_refused_is_a_usage_error_naming_it(tmp_path: Path, floor_dsn
     config.write_text(f'[database]\ndsn = "{floor_dsn}"\n')
     with connect(DatabaseSection(dsn=floor_dsn)) as conn:
         migrate(conn)
-    base = [*TABLECTL, "report", "--config", str(config), "--day", str(DAY), "--format", "json"]
-    done = subprocess.run([*base, "--work-mem", "lots"], capture_output=True, text=True)
+    base = ("report", "--config", config, "--day", str(DAY), "--format", "json")
+    done = here(*base, "--work-mem", "lots")
     assert done.returncode == 2 and "'lots' is not a memory size: write a number and kB, MB or GB" in done.stderr
-    done = subprocess.run([*base, "--work-mem", "1kB"], capture_output=True, text=True)  # below PostgreSQL's 64kB
+    done = here(*base, "--work-mem", "1kB")  # below PostgreSQL's 64kB
     assert done.returncode == 2, done.stderr
     assert '--work-mem 1kB: 1 kB is outside the valid range for parameter "work_mem"' in done.stderr
-    done = subprocess.run([*base, "--work-mem", "64MB"], capture_output=True, text=True)
+    done = here(*base, "--work-mem", "64MB")
     assert done.returncode == 0, done.stderr
     assert '"rounds"' in done.stdout
 
@@ -57,15 +56,15 @@ def test_the_configs_work_mem_is_used_unless_the_flag_is_given(tmp_path: Path, f
     config.write_text(f'[database]\ndsn = "{floor_dsn}"\n[report]\nwork_mem = "1kB"\n')
     with connect(DatabaseSection(dsn=floor_dsn)) as conn:
         migrate(conn)
-    base = [*TABLECTL, "report", "--config", str(config), "--day", str(DAY), "--format", "json"]
-    done = subprocess.run(base, capture_output=True, text=True)
+    base = ("report", "--config", config, "--day", str(DAY), "--format", "json")
+    done = here(*base)
     assert done.returncode == 2, done.stderr
     assert f"[report] work_mem = '1kB' in {config}: 1 kB is outside the valid range" in done.stderr
-    done = subprocess.run([*base, "--work-mem", "64MB"], capture_output=True, text=True)  # the flag wins
+    done = here(*base, "--work-mem", "64MB")  # the flag wins
     assert done.returncode == 0, done.stderr
     assert '"rounds"' in done.stdout
     config.write_text(f'[database]\ndsn = "{floor_dsn}"\n[report]\nwork_mem = "64MB"\n')
-    done = subprocess.run(base, capture_output=True, text=True)
+    done = here(*base)
     assert done.returncode == 0, done.stderr
 
 

@@ -31,9 +31,10 @@ from controller.supervisor.envelope import sign_command
 from floor.console.auth import login_bytes
 from tests.broker import Mosquitto
 from tests.commands.conftest import Daemon, Key, make_table_config, seeded_key
-from tests.floor.conftest import KEYS, TABLECTL, FloorProcess, console_port, count, floor_toml, wait_for
+from tests.floor.conftest import KEYS, FloorProcess, console_port, count, floor_toml, wait_for
 from tests.floor.console_probe import console_up
 from tests.floor.event_stream import Stream
+from tests.tablectl_runs import tablectl
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
 
@@ -56,12 +57,8 @@ def _journal(path: Path, upto: int) -> list[dict[str, Any]]:
 def _keygen(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """A technician's key, made as a person makes one; the [[supervisors]] entry it prints."""
     pem = tmp_path / "tech.pem"
-    made = subprocess.run(
-        [*TABLECTL, "command", "keygen", "--out", str(pem), "--key-id", "tech.tom", "--role", "technician"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    made = tablectl("command", "keygen", "--out", pem, "--key-id", "tech.tom", "--role", "technician")
+    assert made.returncode == 0, made.stderr
     entry = tomllib.loads(made.stdout[made.stdout.index("[[supervisors]]") :])["supervisors"][0]
     return pem, entry
 
@@ -111,10 +108,6 @@ async def _log_in(url: str, key: Key) -> _Console:
     stream = Stream(await http.get(f"{url}/api/stream"))
     await stream.next_where("floor", lambda f: True)
     return _Console(url, key, http, session["csrf"], stream)
-
-
-def _gaps(floor_config: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TABLECTL, "floor", "--config", str(floor_config), "gaps"], capture_output=True, text=True)
 
 
 @pytest.mark.parametrize("way", ["cli", "console"])
@@ -170,7 +163,7 @@ async def test_a_stale_gap_is_shown_and_a_persons_resend_fills_it(
             ]
             assert "resend requested" not in floor.log()
 
-            shown = await asyncio.to_thread(_gaps, floor_config)
+            shown = await asyncio.to_thread(tablectl, "floor", "--config", floor_config, "gaps")
             assert shown.returncode == 1, shown.stdout + shown.stderr
             lines = shown.stdout.splitlines()
             assert lines[0] == "1 open seq gap(s), 1 stale (open over 1 s)", shown.stdout
@@ -179,19 +172,14 @@ async def test_a_stale_gap_is_shown_and_a_persons_resend_fills_it(
                 and ", STALE, " in lines[1]
             )
             assert lines[2].strip() == warned[0]["command"][0]
-            status = await asyncio.to_thread(
-                subprocess.run,
-                [*TABLECTL, "floor", "--config", str(floor_config), "status"],
-                capture_output=True,
-                text=True,
-            )
+            status = await asyncio.to_thread(tablectl, "floor", "--config", floor_config, "status")
             assert f"seq gap {warned[0]['missing']} STALE: tablectl floor gaps" in status.stdout, status.stdout
 
             if console is None:
                 # The technician runs the printed line with his own key: signed on his side, judged by the table.
                 line = shlex.split(lines[2].strip().replace("KEY.pem", str(pem)).replace("KEY_ID", entry["key_id"]))
                 assert line[:3] == ["tablectl", "command", "send"]
-                sent = await asyncio.to_thread(subprocess.run, [*TABLECTL, *line[1:]], capture_output=True, text=True)
+                sent = await asyncio.to_thread(tablectl, *line[1:])
                 assert sent.returncode == 0, sent.stdout + sent.stderr
                 assert "applied" in sent.stdout, sent.stdout
             else:
@@ -226,5 +214,5 @@ async def test_a_stale_gap_is_shown_and_a_persons_resend_fills_it(
     who = ("tech.tom", "technician") if way == "cli" else (floorperson.key_id, "floorperson")
     assert len(asked) == 1 and (asked[0]["payload"]["key_id"], asked[0]["payload"]["role"]) == who
     assert asked[0]["payload"]["from_seq"] == 1
-    done = await asyncio.to_thread(_gaps, floor_config)
+    done = await asyncio.to_thread(tablectl, "floor", "--config", floor_config, "gaps")
     assert done.returncode == 0 and done.stdout.startswith("0 open seq gap(s), 0 stale"), done.stdout + done.stderr

@@ -18,7 +18,8 @@ import psycopg
 import pytest
 
 from tests.broker import Mosquitto, fresh_id
-from tests.floor.conftest import TABLECTL, FloorProcess, TableProcess, count, floor_toml, table_config, wait_for
+from tests.floor.conftest import FloorProcess, TableProcess, count, floor_toml, table_config, wait_for
+from tests.tablectl_runs import tablectl
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor]
 
@@ -81,7 +82,7 @@ def test_a_rolled_back_table_raises_integrity_alarms_and_keeps_the_originals(
             archived_id, received = by_seq[r["seq"]]
             assert archived_id == originals[r["seq"]] == kept[r["seq"]]
             assert received["event_id"] == r["event_id"] and received["payload"] == r["payload"]
-        done = subprocess.run([*TABLECTL, "floor", "--config", str(config), "alarms"], capture_output=True, text=True)
+        done = tablectl("floor", "--config", config, "alarms")
         assert done.returncode == 1 and "seq_reused table rb-1" in done.stdout
         with psycopg.connect(floor_dsn) as conn:
             row = conn.execute("SELECT live FROM floor_tables WHERE table_id = 'rb-1'").fetchone()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import subprocess
 import uuid
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -27,7 +26,7 @@ from floor.retention import RetentionPlan, apply_retention
 from floor.rounds import SummaryPending, fill_beside, fill_pending, pending
 from floor.schema import migrate, partition_ddl
 from tests.floor.archiving import msg, writer
-from tests.floor.conftest import TABLECTL
+from tests.tablectl_runs import tablectl
 
 pytestmark = pytest.mark.floor
 GD = GamingDaySection()
@@ -210,25 +209,13 @@ def test_days_archived_before_the_summary_are_filled_resumably_and_idempotently(
         assert said == [(1, len(days), days[0])] and pending(conn) == days[1:]
     config = tmp_path / "floor.toml"
     config.write_text(f'name = "f"\n[database]\ndsn = "{floor_dsn}"\n[mqtt]\nbroker = "mqtt://127.0.0.1:1"\n')
-    run = subprocess.run(
-        [*TABLECTL, "floor", "--config", str(config), "fill-rounds"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    run = tablectl("floor", "--config", config, "fill-rounds")
     assert run.returncode == 0, run.stderr
     lines = [line for line in run.stdout.splitlines() if " gaming day " in line]  # then the days' ts index
     assert [line.split(" gaming day ")[0] for line in lines] == [f"[{n}/{len(days) - 1}]" for n in range(1, len(days))]
     assert all(f"gaming day {d}:" in line for d, line in zip(days[1:], lines, strict=True))
     assert summary(floor_dsn) == expected(events)
-    again = subprocess.run(
-        [*TABLECTL, "floor", "--config", str(config), "fill-rounds"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    again = tablectl("floor", "--config", config, "fill-rounds")
     assert again.returncode == 0 and "complete" in again.stdout
     with connect(DatabaseSection(dsn=floor_dsn)) as conn:
         # A day summarised twice (two fillers at once, a pending row put back by hand) is summarised the same.

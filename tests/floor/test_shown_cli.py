@@ -11,7 +11,6 @@ reads only the database), so that every field a terminal could be attacked throu
 from __future__ import annotations
 
 import json
-import subprocess
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from psycopg.types.json import Jsonb
 
 from floor.live import TableLive
 from floor.schema import migrate, partition_ddl
-from tests.floor.conftest import TABLECTL
+from tests.tablectl_runs import here
 
 pytestmark = pytest.mark.floor
 EVIL = "\x1b[2J\rOK\x07\nforged line \u202edesrever"
@@ -54,8 +53,8 @@ def _seed(dsn: str) -> None:
         )
 
 
-def tablectl(config: Path, *argv: str) -> str:
-    run = subprocess.run([*TABLECTL, "floor", "--config", str(config), *argv], capture_output=True, text=True)
+def floor_said(config: Path, *argv: str) -> str:
+    run = here("floor", "--config", config, *argv)
     assert run.returncode in (0, 1), run.stderr
     return run.stdout
 
@@ -75,21 +74,21 @@ def clean(out: str) -> None:
 
 
 def test_floor_status_shows_the_refused_topic_reason_and_the_tables_fields_escaped(config: Path) -> None:
-    out = tablectl(config, "status")
+    out = floor_said(config, "status")
     clean(out)
     assert f"floor/t1{SHOWN}/event: not JSON: {SHOWN}" in out
     assert f"t{SHOWN}" in out and f"tilt {SHOWN}" in out and f"r{SHOWN}" in out
     # --json: valid JSON, escaped as JSON escapes, read back to the text as stored.
-    raw = tablectl(config, "status", "--json")
+    raw = floor_said(config, "status", "--json")
     clean(raw)
     assert json.loads(raw)[0]["table_id"] == f"t{EVIL}"
 
 
 def test_a_recalled_round_and_the_enrolled_keys_are_shown_escaped(config: Path) -> None:
-    out = tablectl(config, "round", "r1")
+    out = floor_said(config, "round", "r1")
     clean(out)
     assert f"round.{SHOWN} [655a{SHOWN}]" in out
-    assert json.loads(tablectl(config, "round", "r1", "--json"))["lines"][0]["type"] == f"round.{EVIL}"
-    keys = tablectl(config, "console", "keys")
+    assert json.loads(floor_said(config, "round", "r1", "--json"))["lines"][0]["type"] == f"round.{EVIL}"
+    keys = floor_said(config, "console", "keys")
     clean(keys)
     assert f"k{SHOWN}" in keys

@@ -6,6 +6,7 @@ floor archives nothing, and `floor status` showed the tables "ok" (their last st
 from __future__ import annotations
 
 import subprocess
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,13 +17,16 @@ from floor.config import DatabaseSection
 from floor.db import connect
 from floor.pgcluster import PgCluster
 from floor.schema import migrate
-from tests.floor.conftest import TABLECTL, FloorProcess, floor_toml, wait_for
+from tests.floor.conftest import FloorProcess, count, floor_toml, wait_for
+from tests.tablectl_runs import tablectl
 
-pytestmark = pytest.mark.floor
+# One primary and standby for the module (initdb and pg_basebackup: some 3 s a test), on one worker.
+pytestmark = [pytest.mark.floor, pytest.mark.xdist_group("standby_down")]
+SYNC = "SELECT count(*) FROM pg_stat_replication WHERE application_name = 'standby1' AND sync_state = 'sync'"
 
 
-@pytest.fixture
-def primary_and_standby() -> Iterator[tuple[PgCluster, PgCluster]]:
+@pytest.fixture(scope="module")
+def clusters() -> Iterator[tuple[PgCluster, PgCluster]]:
     primary = PgCluster.create(durable=False)
     standby: PgCluster | None = None
     try:
@@ -31,27 +35,37 @@ def primary_and_standby() -> Iterator[tuple[PgCluster, PgCluster]]:
         yield primary, standby
     finally:
         if standby is not None:
-            standby.stop()
-        primary.stop()
+            standby.remove()
+        primary.remove()
 
 
-def _run(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*TABLECTL, *argv], capture_output=True, text=True, timeout=20, check=False)
+@pytest.fixture
+def primary_and_standby(clusters: tuple[PgCluster, PgCluster]) -> tuple[PgCluster, PgCluster]:
+    """The module's pair, its standby streaming and synchronous again (the test before stopped it)."""
+    primary, standby = clusters
+    standby.start()  # at once when it runs
+    wait_for(lambda: count(primary.dsn(), SYNC) == 1, 30, "the standby synchronous")
+    return primary, standby
+
+
+def fresh_database(primary: PgCluster) -> str:
+    """A database of the test's own on the module's primary."""
+    return primary.create_database("floor_" + uuid.uuid4().hex[:12])
 
 
 def test_status_and_check_config_say_the_synchronous_standby_is_down(
     tmp_path: Path, primary_and_standby: tuple[PgCluster, PgCluster]
 ) -> None:
     primary, standby = primary_and_standby
-    dsn = primary.create_database("floor")
+    dsn = fresh_database(primary)
     with connect(DatabaseSection(dsn=dsn)) as conn:
         migrate(conn)
         conn.commit()
     config = tmp_path / "floor.toml"
     config.write_text(floor_toml(dsn, "mqtt://127.0.0.1:1", "t", "floor-t"))
-    up = _run("floor", "--config", str(config), "status")
+    up = tablectl("floor", "--config", config, "status", timeout=20)
     assert up.returncode == 0 and "standby" not in up.stdout + up.stderr, up.stdout + up.stderr
-    checked = _run("floor", "--config", str(config), "check-config")
+    checked = tablectl("floor", "--config", config, "check-config", timeout=20)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     # systemd/postgresql.md's promotion step 3 counts on check-config saying which server of the dsn answered.
     assert f"the server that answered: 127.0.0.1:{primary.port}" in checked.stdout, checked.stdout
@@ -60,7 +74,7 @@ def test_status_and_check_config_say_the_synchronous_standby_is_down(
     with psycopg.connect(primary.dsn(), autocommit=True) as conn:  # the WAL sender gone: the primary knows it
         assert conn.execute("SELECT count(*) FROM pg_stat_replication").fetchone() == (0,)
     for argv in (("status",), ("check-config",)):
-        down = _run("floor", "--config", str(config), *argv)
+        down = tablectl("floor", "--config", config, *argv, timeout=20)
         said = down.stdout + down.stderr
         assert down.returncode == 1, (argv, said)
         assert "synchronous standby" in said and "'standby1'" in said, (argv, said)
@@ -73,7 +87,7 @@ def test_a_command_that_writes_is_refused_while_commits_would_wait(
     """`report export`, `floor retention --apply`, `fill-rounds`: each commits, so with the standby down each waited
     for ever, silent, until the operator's Ctrl-C."""
     primary, standby = primary_and_standby
-    dsn = primary.create_database("floor")
+    dsn = fresh_database(primary)
     with connect(DatabaseSection(dsn=dsn)) as conn:
         migrate(conn)
         conn.commit()
@@ -88,7 +102,7 @@ def test_a_command_that_writes_is_refused_while_commits_would_wait(
         ("floor", "--config", str(config), "fill-rounds"),
     ):
         try:
-            done = _run(*argv)
+            done = tablectl(*argv, timeout=20)
         except subprocess.TimeoutExpired:
             raise AssertionError(f"{argv} waited, silent, for the standby") from None
         assert done.returncode == 2, (argv, done.stdout, done.stderr)
@@ -104,7 +118,7 @@ def test_the_service_logs_the_stall_and_the_recovery(
     """A real `tablectl floor`: its writer's commit waits for the standby, and its log said nothing of it, for as
     long as the standby stayed down."""
     primary, standby = primary_and_standby
-    dsn = primary.create_database("floor")
+    dsn = fresh_database(primary)
     config = tmp_path / "floor.toml"
     config.write_text(floor_toml(dsn, "mqtt://127.0.0.1:1", "t", "floor-t"))
     (tmp_path / "logs").mkdir()

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +37,7 @@ from tests.floor.chromium import chromium, page_errors, waiting
 from tests.floor.conftest import floor_toml
 from tests.floor.console_login import browser_logged_in
 from tests.floor.service_running import running, until
+from tests.tablectl_runs import tablectl
 
 pytestmark = [pytest.mark.e2e, pytest.mark.floor, pytest.mark.browser]
 BOOT = "30a60036e34e4d07894d16be2e379b66"
@@ -105,12 +104,7 @@ def browser() -> Iterator[Any]:
 
 
 def floor_status(config: Path, *json_flag: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "controller.cli", "floor", "--config", str(config), "status", *json_flag],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = tablectl("floor", "--config", config, "status", *json_flag)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

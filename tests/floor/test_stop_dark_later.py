@@ -35,9 +35,9 @@ def test_a_stop_while_a_later_connect_waits_on_a_host_gone_dark_ends_the_service
 ) -> None:
     proxy = DarkAfter(pg_cluster.port, BEFORE)
     try:
-        dsn = floor_dsn.replace(f"port={pg_cluster.port}", f"port={proxy.port}").replace("connect_timeout=5", "")
+        dsn = proxy.dsn(floor_dsn, connect_timeout_s=60)
         config = tmp_path / "floor.toml"
-        config.write_text(floor_toml(f"{dsn} connect_timeout=60", mosquitto.url, unique_id, f"f-{unique_id}", console))
+        config.write_text(floor_toml(dsn, mosquitto.url, unique_id, f"f-{unique_id}", console))
         (logs := tmp_path / "logs").mkdir()
         floor = FloorProcess(config, logs)
         try:

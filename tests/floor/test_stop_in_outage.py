@@ -77,7 +77,7 @@ def test_a_stop_while_the_writer_s_reconnect_hangs_ends_it(mosquitto: Mosquitto,
     dark = socket.socket()
     try:
         cluster.start()
-        dsn = cluster.create_database("dark") + " connect_timeout=60"
+        dsn = cluster.create_database("dark", connect_timeout_s=60)
         prefix = fresh_id("dark")
         floor.config.write_text(floor_toml(dsn, mosquitto.url, prefix, f"floor-{prefix}"))
         floor.start()

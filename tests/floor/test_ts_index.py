@@ -10,7 +10,6 @@ only what the other left, and says "complete" itself.
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -33,8 +32,18 @@ from floor.ts_index import (
     partition_index,
     valid,
 )
-from tests.floor.conftest import TABLECTL, wait_for
-from tests.floor.ts_archive import BUSY, DAYS, STILL, archive_at_7, index_oids, indexed, lock_holder, waiting_on_lock
+from tests.floor.conftest import wait_for
+from tests.floor.ts_archive import (
+    BUSY,
+    DAYS,
+    STILL,
+    archive_at_7,
+    fill_rounds,
+    index_oids,
+    indexed,
+    lock_holder,
+    waiting_on_lock,
+)
 
 pytestmark = pytest.mark.floor
 
@@ -120,12 +129,6 @@ def test_a_stop_leaves_the_rest_for_the_next_start_and_an_interrupted_build_is_b
         assert set(indexed(conn)) == {first, partition_name(DAYS[1])} and valid(conn)
 
 
-def _fill(config: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*TABLECTL, "floor", "--config", str(config), "fill-rounds"], capture_output=True, text=True, timeout=120
-    )
-
-
 def test_fill_rounds_indexes_the_older_days_at_a_terminal_and_leaves_them_to_a_service_building_them(
     floor_dsn: str, tmp_path: Path
 ) -> None:
@@ -137,7 +140,7 @@ def test_fill_rounds_indexes_the_older_days_at_a_terminal_and_leaves_them_to_a_s
     # A service building the index holds the lock: the command migrates, says so and leaves the days to it.
     with psycopg.connect(floor_dsn, autocommit=True) as service:
         service.execute("SELECT pg_advisory_lock(%s)", (LOCK_KEY,))
-        run = _fill(config)
+        run = fill_rounds(config)
         assert run.returncode == 0, run.stderr
         assert run.stdout.splitlines() == [
             "the round summary is complete: no gaming day waits to be summarised",
@@ -148,7 +151,7 @@ def test_fill_rounds_indexes_the_older_days_at_a_terminal_and_leaves_them_to_a_s
     with connect(DatabaseSection(dsn=floor_dsn)) as conn:
         assert conn.execute("SELECT max(version) FROM floor_schema").fetchone() == (LATEST,)
         assert indexed(conn) == {} and not valid(conn)
-    run = _fill(config)
+    run = fill_rounds(config)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert [line.split(": built and attached in ")[0] for line in lines[1:3]] == [
@@ -159,7 +162,7 @@ def test_fill_rounds_indexes_the_older_days_at_a_terminal_and_leaves_them_to_a_s
     with connect(DatabaseSection(dsn=floor_dsn)) as conn:
         assert indexed(conn) == {n: partition_index(n) for n in names} and valid(conn)
     # Run again: nothing to do, and it says the index is complete.
-    again = _fill(config)
+    again = fill_rounds(config)
     assert again.returncode == 0 and again.stdout.splitlines()[1:] == [complete], again.stdout
 
 

@@ -25,8 +25,9 @@ import pytest
 from floor.schema import partition_name
 from floor.ts_index import partition_index, valid
 from tests.broker import Mosquitto
-from tests.floor.conftest import ROOT, TABLECTL, FloorProcess, floor_toml, wait_for
+from tests.floor.conftest import ROOT, FloorProcess, floor_toml, wait_for
 from tests.floor.ts_archive import BUSY, STILL, archive_at_7, index_oids, indexed, lock_holder
+from tests.tablectl_runs import TABLECTL
 
 pytestmark = pytest.mark.floor
 DAYS = tuple(date(2026, 11, 20) + timedelta(days=i) for i in range(3))

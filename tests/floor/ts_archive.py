@@ -12,7 +12,8 @@ import psycopg
 
 from floor.schema import migrate, partition_ddl
 from floor.ts_index import INDEX, LOCK_KEY
-from tests.floor.conftest import ROOT, TABLECTL, wait_for
+from tests.floor.conftest import ROOT, wait_for
+from tests.tablectl_runs import TABLECTL, tablectl
 
 DAYS = (date(2026, 11, 20), date(2026, 11, 21))
 PER_DAY = 40_000  # enough pages (BRIN ranges of 128) that a few hours' range is cheaper through the index
@@ -100,13 +101,7 @@ def fill_config(dsn: str, tmp: Path) -> Path:
 
 def fill_rounds(config: Path) -> subprocess.CompletedProcess[str]:
     """`tablectl floor --config F fill-rounds` run to its end, as an operator runs it."""
-    return subprocess.run(
-        [*TABLECTL, "floor", "--config", str(config), "fill-rounds"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
+    return tablectl("floor", "--config", config, "fill-rounds")
 
 
 def fill_rounds_started(config: Path) -> subprocess.Popen[str]:

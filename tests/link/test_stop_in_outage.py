@@ -54,7 +54,7 @@ def test_a_stop_while_a_dark_database_host_holds_the_running_link_s_reconnect_en
     dark = socket.socket()
     try:
         cluster.start()
-        dsn = cluster.create_database("link").replace(" connect_timeout=5", "")
+        dsn = cluster.create_database("link", connect_timeout_s=None)
         link.config.write_text(link_toml(dsn, mosquitto.url, unique_id))
         link.start()
         wait_for(lambda: "link ready" in _said(link), 60, "the link ready")
