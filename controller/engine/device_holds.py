@@ -33,7 +33,11 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
     if dev in ctx.s.out_of_order:
         return  # covered: nothing it says is used
     why = f"fault {inp.code}" + (f": {inp.detail}" if inp.detail else "")
-    if dev == "shuffler" and inp.code in SHUFFLER_FAULTS:
+    if dev == "shoe" and ctx.method == "hand" and inp.code != "foreign_card":
+        # No round dealt by hand asks the shoe for a card; what it says matters once the table turns to it.
+        if fallback_holds(ctx, inp.code):
+            remember_fault(ctx, inp, why)
+    elif dev == "shuffler" and inp.code in SHUFFLER_FAULTS:
         if ctx.s.phase is Phase.SHUFFLING:
             shuffle_failed(ctx, inp, why)
         else:
@@ -60,6 +64,43 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
     elif dev in DEVICES:
         # Any other fault (malfunction, failed command, no device): it cannot be used (.13(g)).
         fault_down(ctx, inp, why)
+
+
+def fallback_holds(ctx: StepContext, code: str) -> bool:
+    """Would the hand-dealt table's fallback shoe be held for `code` once the table deals from it: a malfunction (or
+    any fault outside .13(f)) of either shoe, an automated shoe's jam, stop or misfeed. Not a manual shoe's jam
+    (recorded only, docs/rules.md), not "empty" (the next shuffle refills it), nothing with no fallback shoe."""
+    fallback = ctx.opts.fallback_dealing_method
+    if fallback not in SHOE_METHODS or "shoe" in ctx.s.out_of_order:
+        return False
+    return code not in SHOE_FAULTS or (fallback == "automated_shoe" and code in SHOE_STUCK)
+
+
+def remember_fault(ctx: StepContext, inp: DeviceFault, why: str) -> None:
+    """A fault of the fallback shoe while the table deals by hand: held as `fault_down` would hold it, but blocking
+    nothing (no round asks the shoe for a card), so that turning to the shoe (`hold_follows_method`) blocks the round
+    before betting instead of voiding it at its first dispense with its wagers taken. Said once per fault."""
+    held = ctx.s.device_faults.get("shoe")
+    if held is not None and inp.code in held.uncleared:
+        return
+    ctx.s.devices_down["shoe"] = why
+    ctx.s.device_faults["shoe"] = (
+        HeldFault(inp.code, inp.detail, ctx.s.now, ctx.s.rounds_played, codes=(inp.code,))
+        if held is None
+        else replace(held, codes=(*held.uncleared, inp.code))
+    )
+    ctx.emit(
+        "device.unusable",
+        ctx.rule("13(g)"),
+        {
+            "device": "shoe",
+            "reason": why,
+            "phase": str(ctx.s.phase),
+            "remedy": f"{waits(ctx, 'shoe')} the shoe says the fault is cleared, or is cleared and restarted (it "
+            "identifies again), or is marked out of order; should the table turn to it first (the shuffler marked "
+            "out of order), no new round until then",
+        },
+    )
 
 
 def shuffle_failed(ctx: StepContext, inp: DeviceFault, why: str) -> None:
