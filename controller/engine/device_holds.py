@@ -340,6 +340,8 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
     ctx.s.device_faults.pop(dev, None)  # covered: its fault is no longer what stops the table
     if dev == "shuffler":
         ctx.s.failed_shuffles = 0
+    # What the table deals by now: none (null) while `no_method` stands, not the configured method it cannot use.
+    usable = usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order)
     ctx.emit(
         "device.out_of_order",
         ctx.rule("13(g)"),
@@ -347,11 +349,11 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
             "device": dev,
             "reason": reason,
             "takes_over": takes_over,
-            "dealing_method": ctx.method,
+            "dealing_method": usable,
             "decks": "one deck" if dev == "shuffler" and ctx.opts.decks == "two_decks" else None,
         },
     )
-    if usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order) is None:
+    if usable is None:
         ctx.block("no_method", no_method(ctx, dev))
     ctx.s.blocks.pop(f"device:{dev}", None)
     hold_follows_method(ctx, f"{dev} out of order")
@@ -380,8 +382,9 @@ def back_in_service(ctx: StepContext, dev: str) -> None:
         ctx.refused(f"back in service {dev}", "only between rounds", ctx.rule("13(g)"))
     else:
         del ctx.s.out_of_order[dev]
-        ctx.emit("device.back_in_service", ctx.rule("13(g)"), {"device": dev, "dealing_method": ctx.method})
-        if usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order) is not None:
+        usable = usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order)
+        ctx.emit("device.back_in_service", ctx.rule("13(g)"), {"device": dev, "dealing_method": usable})
+        if usable is not None:
             boundary.unblock(ctx, "no_method", f"{dev} back in service")  # else the other device still stops it
         hold_follows_method(ctx, f"{dev} back in service")
 
