@@ -4,9 +4,10 @@ A tilt (a stored state that failed its checks, a journal behind the broker's anc
 supervisor's signed `clear_tilt`; a chip count for a floorperson's decision; a removed deck for a new one verified; a
 table with no dealing method for a device back in service. The demo's floorperson brings a deck when one is due and
 validates jackpots, nothing more, so such a block never lifts: the demo waited for rounds that never came. Now it closes
-the table and ends with the block's reason and the operator's remedy. A device's own fault is not one of these: it
-clears when the device says so (a sim script's `[[clears]]`) or comes back. With --human-floor a person at the console
-can clear any of them: the demo says so once and waits, as for a deck due.
+the table and ends with the block's reason and the operator's remedy; a block holding a round in play (the chip count)
+would keep the close waiting for that round, so there the demo stops the table without it. A device's own fault is
+not one of these: it clears when the device says so (a sim script's `[[clears]]`) or comes back. With --human-floor a
+person at the console can clear any of them: the demo says so once and waits, as for a deck due.
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ class Unclearable:
         self._remedies: dict[str, str] = {}  # tilt -> the remedy its event gave
         self._told = False
         self.reason: str | None = None  # set once the table must close: the message for the operator
+        # The block holds a round in play (a chip count awaiting the floorperson): the table closes only once that
+        # round is complete, which nobody here brings about, so the demo stops the table without its close.
+        self.stop_now = False
 
     def heard(self, ev: JournaledEvent, service: TableService) -> bool:
         """True when the table must close now: `ev` announced a block and the table's blocks hold one that nobody in
@@ -69,7 +73,13 @@ class Unclearable:
                 self._told = True
                 log.warning("the table waits for a supervisor at the console", problem=message)
             return False
-        self.reason = message
+        self.stop_now = service.state.round is not None
+        self.reason = message + (
+            "\n  the round in play stays open in the journal: the table stopped without closing, and the decision is "
+            "still due when it starts again"
+            if self.stop_now
+            else ""
+        )
         return True
 
     def _message(self, blocks: dict[str, str], journal: Path, topics: Topics) -> str:
