@@ -19,7 +19,7 @@ import structlog
 from controller.core.events import JournaledEvent
 from controller.engine import sign
 from controller.engine.commands import SIGN as SIGN_ID
-from controller.engine.state import TableState
+from controller.engine.state import Phase, TableState
 from controller.engine.tilts import is_tilt
 from controller.mqtt.contract import Topics
 from controller.people.actions import Action, ActionError, Clear
@@ -34,8 +34,11 @@ FOR_A_PERSON = {
     "no_method": "the shuffler or shoe put back in service (`back_in_service`, docs/commands.md)",
 }
 RECOVERY = "docs/recovery.md, 'What the operator does'"
-# The events that say the table is blocked: a removed deck and a chip count block it without a `table.blocked`.
-ANNOUNCING = ("table.blocked", "deck.removed", "chip_count.mismatch")
+# The events that say the table is blocked: a removed deck and a chip count block it without a `table.blocked`, and a
+# block raised while betting is open (no method left) is heard when "no more bets" is refused for it.
+ANNOUNCING = ("table.blocked", "deck.removed", "chip_count.mismatch", "no_more_bets.refused")
+# Where `CloseTable` closes at once (the wagers on the layout returned); elsewhere it waits for the round to complete.
+CLOSES_AT_ONCE = (Phase.SHUFFLING, Phase.BETTING, Phase.BLOCKED, Phase.OPENING, Phase.CLOSED)
 
 
 class TableStuck(Exception):
@@ -73,7 +76,7 @@ class Unclearable:
                 self._told = True
                 log.warning("the table waits for a supervisor at the console", problem=message)
             return False
-        self.stop_now = service.state.round is not None
+        self.stop_now = service.state.round is not None and service.state.phase not in CLOSES_AT_ONCE
         self.reason = message + (
             "\n  the round in play stays open in the journal: the table stopped without closing, and the decision is "
             "still due when it starts again"

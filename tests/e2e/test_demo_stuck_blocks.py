@@ -73,17 +73,29 @@ async def test_a_chip_count_that_does_not_match_stops_the_demo_naming_the_floorp
     assert types.index("chip_count.mismatch") < types.index("table.closing")
 
 
-async def test_a_table_with_no_dealing_method_stops_the_demo_naming_back_in_service(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("at", "said_by"),
+    [
+        (("round.completed", 1), "table.blocked"),  # between rounds: the next round is blocked before betting
+        # Round 2's wager on the layout: the block is heard at "no more bets" refused for it (before, the demo waited
+        # for ever); the table closes at once, the wager returned.
+        (("wager.accepted", 2), "no_more_bets.refused"),
+    ],
+)
+async def test_a_table_with_no_dealing_method_stops_the_demo_naming_back_in_service(
+    tmp_path: Path, at: tuple[str, int], said_by: str
+) -> None:
     """The demo's automated shoe with no other method configured (the fallback is the shoe itself): a technician's
     signed mark_out_of_order leaves the table no way to deal (`no_method`) until a device is back in service."""
     config = _with(demo_config(), fallback_dealing_method="automated_shoe")
     policy = ScriptedPolicy([ScriptedRound(wagers={1: {"ante": 1000}})])
-    cover = Action("round.completed", 1, Command("mark_out_of_order", {"device": "shoe"}, "technician"))
+    cover = Action(*at, Command("mark_out_of_order", {"device": "shoe"}, "technician"))
     journal = tmp_path / "j.sqlite"
     said = await _stuck(config, journal, policy, ActionScript(start=[cover]))
     assert "  no_method: the shoe is out of order and no other dealing method is configured" in said
     assert "what to do: the shuffler or shoe put back in service (`back_in_service`, docs/commands.md)" in said
-    assert "tilt" not in said
+    assert "tilt" not in said and "stays open" not in said
     types = _types(journal)
-    assert types.count("round.completed") == 1 and types.count("betting.opened") == 1
-    assert types.index("device.out_of_order") < types.index("table.blocked") < types.index("table.closed")
+    assert types.count("round.completed") == 1 and "cards.dealt" not in types[types.index("round.completed") :]
+    assert types.index("device.out_of_order") < types.index(said_by) < types.index("table.closed")
+    assert ("wager.returned" in types) is (said_by == "no_more_bets.refused")
