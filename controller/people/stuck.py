@@ -36,7 +36,7 @@ FOR_A_PERSON = {
 RECOVERY = "docs/recovery.md, 'What the operator does'"
 # The events that say the table is blocked: a removed deck and a chip count block it without a `table.blocked`, and a
 # block raised while betting is open (no method left) is heard when "no more bets" is refused for it.
-ANNOUNCING = ("table.blocked", "deck.removed", "chip_count.mismatch", "no_more_bets.refused")
+ANNOUNCING = ("table.blocked", "deck.removed", "chip_count.mismatch", "no_more_bets.refused", "table.recovered")
 # Where `CloseTable` closes at once (the wagers on the layout returned); elsewhere it waits for the round to complete.
 CLOSES_AT_ONCE = (Phase.SHUFFLING, Phase.BETTING, Phase.BLOCKED, Phase.OPENING, Phase.CLOSED)
 
@@ -66,7 +66,9 @@ class Unclearable:
         if ev.type not in ANNOUNCING or self.reason is not None:
             return False
         stuck = {k: v for k, v in service.state.blocks.items() if is_tilt(k) or k in FOR_A_PERSON}
-        if not stuck:
+        # A restart into a round still waiting for a person (the chip count) says so only with `table.recovered`; a tilt
+        # at a restart is said by its own events, which carry its remedy.
+        if not stuck or (ev.type == "table.recovered" and not stuck.keys() & FOR_A_PERSON.keys()):
             return False
         message = self._message(
             stuck, service.journal.path, Topics(service.config.mqtt.prefix, service.config.table_id)

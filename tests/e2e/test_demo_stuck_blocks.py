@@ -71,6 +71,12 @@ async def test_a_chip_count_that_does_not_match_stops_the_demo_naming_the_floorp
     types = _types(journal)
     assert "round.completed" not in types and "cards.dealt" not in types and "table.closed" not in types
     assert types.index("chip_count.mismatch") < types.index("table.closing")
+    # Stopped, not killed: the same journal opens again, the round is recovered still waiting for the decision, and
+    # the demo stops again at once (before, it waited for ever: only `table.recovered` says the block then).
+    again = await _stuck(config, journal, policy, ActionScript())
+    assert "  chip_count: " in again and "the round in play stays open in the journal" in again
+    types = _types(journal)
+    assert types.count("table.recovered") == 1 and "cards.dealt" not in types and "table.closed" not in types
 
 
 @pytest.mark.parametrize(
