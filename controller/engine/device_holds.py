@@ -33,7 +33,11 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
     if dev in ctx.s.out_of_order:
         return  # covered: nothing it says is used
     why = f"fault {inp.code}" + (f": {inp.detail}" if inp.detail else "")
-    if dev == "shuffler" and inp.code in SHUFFLER_FAULTS:
+    if dev == "shoe" and ctx.method == "hand" and inp.code != "foreign_card":
+        # No round dealt by hand asks the shoe for a card; what it says matters once the table turns to it.
+        if fallback_holds(ctx, inp.code):
+            remember_fault(ctx, inp, why)
+    elif dev == "shuffler" and inp.code in SHUFFLER_FAULTS:
         if ctx.s.phase is Phase.SHUFFLING:
             shuffle_failed(ctx, inp, why)
         else:
@@ -60,6 +64,43 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
     elif dev in DEVICES:
         # Any other fault (malfunction, failed command, no device): it cannot be used (.13(g)).
         fault_down(ctx, inp, why)
+
+
+def fallback_holds(ctx: StepContext, code: str) -> bool:
+    """Would the hand-dealt table's fallback shoe be held for `code` once the table deals from it: a malfunction (or
+    any fault outside .13(f)) of either shoe, an automated shoe's jam, stop or misfeed. Not a manual shoe's jam
+    (recorded only, docs/rules.md), not "empty" (the next shuffle refills it), nothing with no fallback shoe."""
+    fallback = ctx.opts.fallback_dealing_method
+    if fallback not in SHOE_METHODS or "shoe" in ctx.s.out_of_order:
+        return False
+    return code not in SHOE_FAULTS or (fallback == "automated_shoe" and code in SHOE_STUCK)
+
+
+def remember_fault(ctx: StepContext, inp: DeviceFault, why: str) -> None:
+    """A fault of the fallback shoe while the table deals by hand: held as `fault_down` would hold it, but blocking
+    nothing (no round asks the shoe for a card), so that turning to the shoe (`hold_follows_method`) blocks the round
+    before betting instead of voiding it at its first dispense with its wagers taken. Said once per fault."""
+    held = ctx.s.device_faults.get("shoe")
+    if held is not None and inp.code in held.uncleared:
+        return
+    ctx.s.devices_down["shoe"] = why
+    ctx.s.device_faults["shoe"] = (
+        HeldFault(inp.code, inp.detail, ctx.s.now, ctx.s.rounds_played, codes=(inp.code,))
+        if held is None
+        else replace(held, codes=(*held.uncleared, inp.code))
+    )
+    ctx.emit(
+        "device.unusable",
+        ctx.rule("13(g)"),
+        {
+            "device": "shoe",
+            "reason": why,
+            "phase": str(ctx.s.phase),
+            "remedy": f"{waits(ctx, 'shoe')} the shoe says the fault is cleared, or is cleared and restarted (it "
+            "identifies again), or is marked out of order; should the table turn to it first (the shuffler marked "
+            "out of order), no new round until then",
+        },
+    )
 
 
 def shuffle_failed(ctx: StepContext, inp: DeviceFault, why: str) -> None:
@@ -299,6 +340,8 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
     ctx.s.device_faults.pop(dev, None)  # covered: its fault is no longer what stops the table
     if dev == "shuffler":
         ctx.s.failed_shuffles = 0
+    # What the table deals by now: none (null) while `no_method` stands, not the configured method it cannot use.
+    usable = usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order)
     ctx.emit(
         "device.out_of_order",
         ctx.rule("13(g)"),
@@ -306,11 +349,11 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
             "device": dev,
             "reason": reason,
             "takes_over": takes_over,
-            "dealing_method": ctx.method,
+            "dealing_method": usable,
             "decks": "one deck" if dev == "shuffler" and ctx.opts.decks == "two_decks" else None,
         },
     )
-    if usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order) is None:
+    if usable is None:
         ctx.block("no_method", no_method(ctx, dev))
     ctx.s.blocks.pop(f"device:{dev}", None)
     hold_follows_method(ctx, f"{dev} out of order")
@@ -339,8 +382,9 @@ def back_in_service(ctx: StepContext, dev: str) -> None:
         ctx.refused(f"back in service {dev}", "only between rounds", ctx.rule("13(g)"))
     else:
         del ctx.s.out_of_order[dev]
-        ctx.emit("device.back_in_service", ctx.rule("13(g)"), {"device": dev, "dealing_method": ctx.method})
-        if usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order) is not None:
+        usable = usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order)
+        ctx.emit("device.back_in_service", ctx.rule("13(g)"), {"device": dev, "dealing_method": usable})
+        if usable is not None:
             boundary.unblock(ctx, "no_method", f"{dev} back in service")  # else the other device still stops it
         hold_follows_method(ctx, f"{dev} back in service")
 

@@ -275,13 +275,36 @@ async def play(
         # A seeded demo repeats its Magic Card and Lucky Bonus draws too; unseeded, they come from the CSPRNG as at a
         # live table (`tablectl run` never takes draws).
         draws = SeededDraws(random.Random(f"draws-{seed}")) if seed is not None else None
-        played = await run_table(
-            config, drivers, broker=broker, journal_path=journal_path, out=out, companions=people, draws=draws
+        played = await _until_stuck(
+            run_table(
+                config, drivers, broker=broker, journal_path=journal_path, out=out, companions=people, draws=draws
+            ),
+            people.halted,
         )
         people.hand_on_the_rest()
         if people.made is not None and people.made.unclearable is not None and people.made.unclearable.reason:
             raise TableStuck(people.made.unclearable.reason)  # the table closed, its devices stop on the way out
         return played
+
+
+async def _until_stuck(table: Coroutine[Any, Any, int], halted: asyncio.Event) -> int:
+    """Run the table until it closes, or stop it (as a second Ctrl-C does) once its people say it is stuck with a round
+    in play that only a person the demo does not simulate can finish: its close would wait for that round for ever."""
+    running = asyncio.ensure_future(table)
+    stuck = asyncio.ensure_future(halted.wait())
+    try:
+        await asyncio.wait((running, stuck), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stuck.cancel()
+        if not running.done():
+            running.cancel()  # the runner's own clean-up runs: devices stopped, the journal let go
+    try:
+        return await running
+    except asyncio.CancelledError:
+        me = asyncio.current_task()
+        if halted.is_set() and (me is None or not me.cancelling()):
+            return 0  # stopped here, not cancelled from outside: the caller raises TableStuck with the reason
+        raise
 
 
 class _People:
@@ -300,6 +323,7 @@ class _People:
         self.on_floor_error = on_floor_error
         self.heard: list[asyncio.Queue[JournaledEvent]] = []
         self.made: SimulatedFloor | None = None
+        self.halted = asyncio.Event()  # the floor stopped on a block holding a round in play (controller.people.stuck)
 
     def __call__(self, service: TableService) -> list[Coroutine[Any, Any, None]]:
         if self.on_service is not None:
@@ -318,6 +342,8 @@ class _People:
     async def _watched(self, floor: SimulatedFloor) -> None:
         try:
             await floor.run()
+            if floor.unclearable is not None and floor.unclearable.stop_now:
+                self.halted.set()
         except Exception as err:
             if self.on_floor_error is None:
                 raise

@@ -108,6 +108,8 @@ class SimulatedFloor:
             if ev.type == "table.closed":
                 return
             await self._on(ev)
+            if self.unclearable is not None and self.unclearable.stop_now:
+                return  # the table cannot close with its round open: the demo stops it (controller.people.demo)
 
     async def _on(self, ev: JournaledEvent) -> None:
         self._watch(ev)

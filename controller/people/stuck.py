@@ -4,9 +4,10 @@ A tilt (a stored state that failed its checks, a journal behind the broker's anc
 supervisor's signed `clear_tilt`; a chip count for a floorperson's decision; a removed deck for a new one verified; a
 table with no dealing method for a device back in service. The demo's floorperson brings a deck when one is due and
 validates jackpots, nothing more, so such a block never lifts: the demo waited for rounds that never came. Now it closes
-the table and ends with the block's reason and the operator's remedy. A device's own fault is not one of these: it
-clears when the device says so (a sim script's `[[clears]]`) or comes back. With --human-floor a person at the console
-can clear any of them: the demo says so once and waits, as for a deck due.
+the table and ends with the block's reason and the operator's remedy; a block holding a round in play (the chip count)
+would keep the close waiting for that round, so there the demo stops the table without it. A device's own fault is
+not one of these: it clears when the device says so (a sim script's `[[clears]]`) or comes back. With --human-floor a
+person at the console can clear any of them: the demo says so once and waits, as for a deck due.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import structlog
 from controller.core.events import JournaledEvent
 from controller.engine import sign
 from controller.engine.commands import SIGN as SIGN_ID
-from controller.engine.state import TableState
+from controller.engine.state import Phase, TableState
 from controller.engine.tilts import is_tilt
 from controller.mqtt.contract import Topics
 from controller.people.actions import Action, ActionError, Clear
@@ -33,8 +34,11 @@ FOR_A_PERSON = {
     "no_method": "the shuffler or shoe put back in service (`back_in_service`, docs/commands.md)",
 }
 RECOVERY = "docs/recovery.md, 'What the operator does'"
-# The events that say the table is blocked: a removed deck and a chip count block it without a `table.blocked`.
-ANNOUNCING = ("table.blocked", "deck.removed", "chip_count.mismatch")
+# The events that say the table is blocked: a removed deck and a chip count block it without a `table.blocked`, and a
+# block raised while betting is open (no method left) is heard when "no more bets" is refused for it.
+ANNOUNCING = ("table.blocked", "deck.removed", "chip_count.mismatch", "no_more_bets.refused", "table.recovered")
+# Where `CloseTable` closes at once (the wagers on the layout returned); elsewhere it waits for the round to complete.
+CLOSES_AT_ONCE = (Phase.SHUFFLING, Phase.BETTING, Phase.BLOCKED, Phase.OPENING, Phase.CLOSED)
 
 
 class TableStuck(Exception):
@@ -49,6 +53,9 @@ class Unclearable:
         self._remedies: dict[str, str] = {}  # tilt -> the remedy its event gave
         self._told = False
         self.reason: str | None = None  # set once the table must close: the message for the operator
+        # The block holds a round in play (a chip count awaiting the floorperson): the table closes only once that
+        # round is complete, which nobody here brings about, so the demo stops the table without its close.
+        self.stop_now = False
 
     def heard(self, ev: JournaledEvent, service: TableService) -> bool:
         """True when the table must close now: `ev` announced a block and the table's blocks hold one that nobody in
@@ -59,7 +66,9 @@ class Unclearable:
         if ev.type not in ANNOUNCING or self.reason is not None:
             return False
         stuck = {k: v for k, v in service.state.blocks.items() if is_tilt(k) or k in FOR_A_PERSON}
-        if not stuck:
+        # A restart into a round still waiting for a person (the chip count) says so only with `table.recovered`; a tilt
+        # at a restart is said by its own events, which carry its remedy.
+        if not stuck or (ev.type == "table.recovered" and not stuck.keys() & FOR_A_PERSON.keys()):
             return False
         message = self._message(
             stuck, service.journal.path, Topics(service.config.mqtt.prefix, service.config.table_id)
@@ -69,7 +78,13 @@ class Unclearable:
                 self._told = True
                 log.warning("the table waits for a supervisor at the console", problem=message)
             return False
-        self.reason = message
+        self.stop_now = service.state.round is not None and service.state.phase not in CLOSES_AT_ONCE
+        self.reason = message + (
+            "\n  the round in play stays open in the journal: the table stopped without closing, and the decision is "
+            "still due when it starts again"
+            if self.stop_now
+            else ""
+        )
         return True
 
     def _message(self, blocks: dict[str, str], journal: Path, topics: Topics) -> str:

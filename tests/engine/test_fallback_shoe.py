@@ -136,11 +136,14 @@ def test_the_held_shoe_is_lifted_the_usual_ways_while_dealing_by_hand(chapter: s
 # first (so the round deals by the fallback): the method the round deals by decides. An automated shoe's jam (stop,
 # misfeed) voids and holds (.13(f), .13(g)), its "empty" voids only; a manual shoe's jam is recorded (docs/rules.md);
 # any shoe that deals the round and malfunctions is held and the round void (.13(g)); dealing from the hand no shoe
-# fault touches the round.
+# fault touches the round, but the fault its fallback shoe would be held for is remembered, blocking nothing
+# (tests/engine/test_fallback_shoe_fault.py), and with no fallback shoe nothing is kept.
 MATRIX: list[tuple[DealingMethod, DealingMethod, str, DealingMethod]] = [
     ("automated_shoe", "manual_shoe", "", "automated_shoe"),
     ("automated_shoe", "manual_shoe", "shoe", "manual_shoe"),
     ("hand", "automated_shoe", "", "hand"),
+    ("hand", "manual_shoe", "", "hand"),
+    ("hand", "hand", "", "hand"),
     ("hand", "automated_shoe", "shuffler", "automated_shoe"),
     ("hand", "manual_shoe", "shuffler", "manual_shoe"),
     ("manual_shoe", "hand", "", "manual_shoe"),
@@ -150,12 +153,16 @@ MATRIX: list[tuple[DealingMethod, DealingMethod, str, DealingMethod]] = [
 LOCK = {"automated_shoe": "10(a)(2)", "manual_shoe": "8(b)", "hand": "9(a)(3)"}  # "no more bets" by each method
 
 
-def expected(dealt_by: DealingMethod, code: str) -> tuple[bool, bool]:
-    """(voided, held) for a fault `code` of the shoe while the round is dealt by `dealt_by`."""
+def expected(dealt_by: DealingMethod, fallback: DealingMethod, code: str) -> tuple[bool, bool, bool]:
+    """(voided, held, blocked) for a fault `code` of the shoe while the round is dealt by `dealt_by`: dealing by hand,
+    what the shoe would be held for once the table turns to it (its fallback) is kept, blocking nothing."""
+    if dealt_by == "hand":
+        held = fallback != "hand" and expected(fallback, fallback, code)[1]
+        return False, held, False
     if code == "malfunction":
-        return dealt_by != "hand", dealt_by != "hand"
+        return True, True, True
     automated = dealt_by == "automated_shoe"
-    return automated, automated and code != "empty"
+    return automated, automated and code != "empty", automated and code != "empty"
 
 
 @pytest.mark.parametrize(("method", "fallback", "out", "dealt_by"), MATRIX)
@@ -176,10 +183,10 @@ def test_a_shoe_fault_in_the_deal_follows_the_method_the_round_deals_by(
     if "device.fault" not in t.types(dealing):  # a manual shoe's reader or the hand: the fault comes in the deal
         t.draw(1)
         t.feed(DeviceFault("shoe", code=code))
-    voided, held = expected(dealt_by, code)
+    voided, held, blocked = expected(dealt_by, fallback, code)
     shoe_out = out == "shoe"  # covered: nothing it says is used
     assert (t.types().count("round.voided") == 1) is (voided and not shoe_out)
-    assert ("device:shoe" in t.state.blocks) is (held and not shoe_out)
+    assert ("device:shoe" in t.state.blocks) is (blocked and not shoe_out)
     assert ("shoe" in t.state.device_faults) is (held and not shoe_out)
 
 

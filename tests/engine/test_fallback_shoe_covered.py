@@ -45,8 +45,10 @@ def test_the_covered_shoe_does_not_take_over_from_the_shuffler(chapter: str) -> 
     t = hand_dealt(chapter)
     covered = remedy(t.feed(MarkOutOfOrder("shoe")), "device.out_of_order")
     assert covered.payload["takes_over"] == "hand"  # the shuffler deals by hand still: nothing stops the table
-    takes_over = shuffler_out(t)
-    assert takes_over == ["manual shuffle and cut"]  # no dealing method with it: the fallback shoe is covered
+    t.feed(DeviceFault("shuffler", code="malfunction"))
+    marked = remedy(t.feed(MarkOutOfOrder("shuffler")), "device.out_of_order")
+    assert marked.payload["takes_over"] == "manual shuffle and cut"  # no dealing method: the fallback shoe is covered
+    assert marked.payload["dealing_method"] is None
     assert "no_method" in t.state.blocks and "manual_shoe" in t.state.blocks["no_method"]
     nothing_dealt(t)
 
@@ -57,6 +59,7 @@ def test_covering_the_fallback_shoe_in_use_stops_the_table_until_it_is_back(chap
     assert shuffler_out(t) == ["manual shuffle and cut, dealing by manual_shoe"]
     covered = remedy(t.feed(MarkOutOfOrder("shoe")), "device.out_of_order")
     assert covered.payload["takes_over"] == "no other dealing method"
+    assert covered.payload["dealing_method"] is None  # no method is usable: not the configured "hand"
     assert "no_method" in t.state.blocks
     nothing_dealt(t)
     # Back in service, the manual shoe deals the round its wagers wait for.
@@ -78,6 +81,7 @@ def test_a_shoe_back_in_service_does_not_lift_the_wait_for_the_shuffler() -> Non
     assert "no_method" in t.state.blocks
     t.feed(MarkOutOfOrder("shoe"))
     back = t.feed(MarkOutOfOrder("shoe", out=False))
-    assert "device.back_in_service" in t.types(back) and "table.block_cleared" not in t.types(back)
+    assert "table.block_cleared" not in t.types(back)
+    assert remedy(back, "device.back_in_service").payload["dealing_method"] is None  # the shuffler still out
     assert "no_method" in t.state.blocks
     nothing_dealt(t)

@@ -247,6 +247,7 @@ class TableMachine(RuleBasedStateMachine):
         abandoned=st.sampled_from(["lose", "hold"]),
         two=st.booleans(),
         counted=st.booleans(),
+        fallback=st.sampled_from(["manual_shoe", "automated_shoe", None]),
     )
     def open(
         self,
@@ -256,6 +257,7 @@ class TableMachine(RuleBasedStateMachine):
         abandoned: AbandonedWagers,
         two: bool,
         counted: bool,
+        fallback: DealingMethod | None = "manual_shoe",
     ) -> None:
         if counted and len(self.offers) > 1:  # as if the last optional wager were on a table game system
             self.spec = with_counted_wagers(self.spec, {self.offers[-1].spot: "x.8(b)"})
@@ -268,6 +270,7 @@ class TableMachine(RuleBasedStateMachine):
             stub_count_every=1,
             abandoned_wagers=abandoned,
             idle_inspection_minutes=30,
+            fallback_dealing_method=fallback,
         )
         self.engine = RoundEngine(self.spec, self.game_rules, method, opts)
         self.step(Tick(self.now))
@@ -338,7 +341,7 @@ class TableMachine(RuleBasedStateMachine):
         if held is None or code not in held.uncleared:
             assert self.state.device_faults.get(dev) == held
         elif len(held.uncleared) > 1:
-            assert f"device:{dev}" in self.state.blocks, f"the {dev}'s other faults were forgotten"
+            assert f"device:{dev}" in self.state.blocks or self.held_by_hand(dev), f"the {dev}'s faults were forgotten"
 
     @rule(dev=st.sampled_from(["shuffler", "shoe"]), online=st.booleans())
     def online(self, dev: str, online: bool) -> None:
@@ -361,7 +364,8 @@ class TableMachine(RuleBasedStateMachine):
         # the phase (docs/recovery.md); its next identification is the attendant's restart of it.
         for dev in held:
             self.step(DeviceOnline(dev))
-            assert f"device:{dev}" in self.state.blocks, f"the {dev}'s fault was forgotten at the restart"
+            assert dev in self.state.device_faults, f"the {dev}'s fault was forgotten at the restart"
+            assert f"device:{dev}" in self.state.blocks or self.held_by_hand(dev)
 
     @rule(dev=st.sampled_from(["shuffler", "shoe"]), out=st.booleans())
     def mark(self, dev: str, out: bool) -> None:
@@ -545,9 +549,14 @@ class TableMachine(RuleBasedStateMachine):
         # (a shoe held while the table deals by hand blocks nothing: no round of it asks the shoe for a card).
         assert s.device_faults.keys() <= s.devices_down.keys()
         assert all(
-            f.uncleared and (f"device:{d}" in s.blocks or (d == "shoe" and self.engine.method == "hand"))
-            for d, f in s.device_faults.items()
+            f.uncleared and (f"device:{d}" in s.blocks or self.held_by_hand(d)) for d, f in s.device_faults.items()
         )
+
+    def held_by_hand(self, dev: str) -> bool:
+        """A shoe held while the table deals by hand blocks nothing (no round of it asks the shoe for a card); it is
+        held only for a table that could turn to it, its fallback a shoe: any other could never block."""
+        fallback = self.engine.options.fallback_dealing_method
+        return dev == "shoe" and self.engine.method == "hand" and fallback in SHOE_METHODS
 
 
 from drivers.interfaces import ButtonPressed  # noqa: E402

@@ -1,0 +1,107 @@
+"""The demo's other stops (controller/people/stuck.py): a chip count that does not match the wagers accepted waits for a
+floorperson's decision (.8(b)), and a table with no usable dealing method for a device back in service (.13(g),
+`no_method`); the demo simulates neither person, so it closes the table and raises TableStuck, whose message
+`tablectl demo` prints before exiting 1 (tests/e2e/test_demo_stuck.py runs that for a tilt and a removed deck). The
+chip count holds its round open, and a table closes only between rounds: before, the demo's close waited for that
+round for ever; now the demo stops the table as a second Ctrl-C does and says the round stays open.
+
+Driven in-process as tests/e2e/test_scripted_clear_e2e.py plays a table: `play(...)` with scripted players and a
+scripted action (the dealer keying a wrong count, a technician's signed mark_out_of_order), real ptys and a real
+SQLite journal; no broker (the table journals and plays on without one)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.config.table import TableConfig, demo_config, load_config
+from controller.people.actions import Action, ActionScript, Command, Key
+from controller.people.demo import ScriptedPolicy, ScriptedRound, play
+from controller.people.stuck import TableStuck
+from tests.broker import fresh_id
+from tests.e2e.sim_devices import ROOT
+
+pytestmark = pytest.mark.e2e
+
+FAILURE_BOUND = 90.0  # failure bound only: each run takes a few seconds; a demo that waits for ever fails here
+NO_BROKER = "mqtt://127.0.0.1:1"
+
+
+def _types(journal: Path) -> list[str]:
+    with sqlite3.connect(journal) as db:
+        return [t for (t,) in db.execute("SELECT type FROM events ORDER BY seq")]
+
+
+async def _stuck(config: TableConfig, journal: Path, policy: ScriptedPolicy, script: ActionScript) -> str:
+    played = play(config, rounds=3, broker=NO_BROKER, seed=1, journal_path=journal, policy=policy, script=script)
+    with pytest.raises(TableStuck) as stuck:
+        async with asyncio.timeout(FAILURE_BOUND):
+            await played
+    return str(stuck.value)
+
+
+def _with(config: TableConfig, **game: Any) -> TableConfig:
+    data = config.model_dump()
+    data["table_id"] = fresh_id()
+    data["game"] |= game
+    return TableConfig.model_validate(data)
+
+
+async def test_a_chip_count_that_does_not_match_stops_the_demo_naming_the_floorpersons_decision(
+    tmp_path: Path,
+) -> None:
+    """643a with the Five Card Bonus on a table game system: the dealer counts the round's chips before any card
+    (643a.8(b)(1)); keyed wrong, the count waits for a floorperson's decision, which nobody in the demo makes."""
+    config = _with(load_config(ROOT / "configs/let-it-ride.toml"), five_card_bonus_table_game_system=True)
+    wagers = {"bet_1": 500, "bet_2": 500, "bet_3": 500, "five_card_bonus": 100}
+    policy = ScriptedPolicy([ScriptedRound(wagers={2: wagers})])
+    wrong = Action("chip_count.requested", 1, Key("chips", 2), instead=True)  # two chips, for the one accepted
+    journal = tmp_path / "j.sqlite"
+    said = await _stuck(config, journal, policy, ActionScript(rounds={1: [wrong]}))
+    assert said.startswith("the table is blocked, and nobody in the demo can clear it:")
+    assert "  chip_count: " in said
+    assert "what to do: a floorperson's decision on the chip count (`floorperson_decision`, docs/commands.md)" in said
+    assert f"tablectl journal tail --journal {journal}" in said and "tilt" not in said
+    # The close waits for the round in play, which waits for the decision: the demo stops the table without it.
+    assert "the round in play stays open in the journal" in said
+    types = _types(journal)
+    assert "round.completed" not in types and "cards.dealt" not in types and "table.closed" not in types
+    assert types.index("chip_count.mismatch") < types.index("table.closing")
+    # Stopped, not killed: the same journal opens again, the round is recovered still waiting for the decision, and
+    # the demo stops again at once (before, it waited for ever: only `table.recovered` says the block then).
+    again = await _stuck(config, journal, policy, ActionScript())
+    assert "  chip_count: " in again and "the round in play stays open in the journal" in again
+    types = _types(journal)
+    assert types.count("table.recovered") == 1 and "cards.dealt" not in types and "table.closed" not in types
+
+
+@pytest.mark.parametrize(
+    ("at", "said_by"),
+    [
+        (("round.completed", 1), "table.blocked"),  # between rounds: the next round is blocked before betting
+        # Round 2's wager on the layout: the block is heard at "no more bets" refused for it (before, the demo waited
+        # for ever); the table closes at once, the wager returned.
+        (("wager.accepted", 2), "no_more_bets.refused"),
+    ],
+)
+async def test_a_table_with_no_dealing_method_stops_the_demo_naming_back_in_service(
+    tmp_path: Path, at: tuple[str, int], said_by: str
+) -> None:
+    """The demo's automated shoe with no other method configured (the fallback is the shoe itself): a technician's
+    signed mark_out_of_order leaves the table no way to deal (`no_method`) until a device is back in service."""
+    config = _with(demo_config(), fallback_dealing_method="automated_shoe")
+    policy = ScriptedPolicy([ScriptedRound(wagers={1: {"ante": 1000}})])
+    cover = Action(*at, Command("mark_out_of_order", {"device": "shoe"}, "technician"))
+    journal = tmp_path / "j.sqlite"
+    said = await _stuck(config, journal, policy, ActionScript(start=[cover]))
+    assert "  no_method: the shoe is out of order and no other dealing method is configured" in said
+    assert "what to do: the shuffler or shoe put back in service (`back_in_service`, docs/commands.md)" in said
+    assert "tilt" not in said and "stays open" not in said
+    types = _types(journal)
+    assert types.count("round.completed") == 1 and "cards.dealt" not in types[types.index("round.completed") :]
+    assert types.index("device.out_of_order") < types.index(said_by) < types.index("table.closed")
+    assert ("wager.returned" in types) is (said_by == "no_more_bets.refused")
