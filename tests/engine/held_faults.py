@@ -9,7 +9,7 @@ import random
 
 from controller.core.cards import STANDARD_DECK
 from controller.engine.commands import DeviceCommand, DispenseStack
-from controller.engine.inputs import Input
+from controller.engine.inputs import Confirm, Input
 from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase
 from controller.games.let_it_ride.rules import LetItRideRules
@@ -132,3 +132,14 @@ def voided_and_held(t: PureTable, chapter: str, code: str) -> None:
     asked = dispenses(t)
     rejected = enter_player(t, 1)
     assert rejected and {e.type for e in rejected} == {"wager.rejected"} and dispenses(t) == asked
+
+
+def the_shoe_deals_the_next_round(t: PureTable) -> None:
+    """The dealer shuffles and cuts by hand, the shoe is loaded and deals the table's second round to its end: nothing
+    voided on the way."""
+    t.shoe = list(NO_HIT)
+    t.feed(Confirm("dealer", "shuffled"))
+    assert t.state.phase is Phase.BETTING
+    enter_player(t, 1)
+    decide_all(t, t.press("no_more_bets") + t.draw())
+    assert t.types().count("round.completed") == 2 and "round.voided" not in t.types()

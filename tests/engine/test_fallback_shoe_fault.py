@@ -17,8 +17,8 @@ from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase
 from drivers.interfaces import DeviceFault, DeviceFaultCleared, DeviceOnline
 from tests.engine.chapter_faults import cite, counting, remedy, table
-from tests.engine.conftest import PureTable, decide_all, enter_player
-from tests.engine.held_faults import NO_HIT, play_round
+from tests.engine.conftest import PureTable, enter_player
+from tests.engine.held_faults import NO_HIT, play_round, the_shoe_deals_the_next_round
 
 HAND_AND_SHOES = ("643a", "655a", "683a")  # the chapters that deal from the hand and from either shoe
 HELD: list[tuple[DealingMethod, str]] = [
@@ -90,12 +90,7 @@ def test_the_remembered_fault_is_lifted_the_usual_ways(chapter: str, lift: str) 
         return  # both covered: no method is left (no_method, tests/engine/test_fallback_shoe_covered.py)
     marked = t.feed(MarkOutOfOrder("shuffler"))
     assert "device.unusable" not in t.types(marked) and "device:shoe" not in t.state.blocks
-    t.shoe = list(NO_HIT)
-    t.feed(Confirm("dealer", "shuffled"))
-    assert t.state.phase is Phase.BETTING
-    enter_player(t, 1)
-    decide_all(t, t.press("no_more_bets") + t.draw())
-    assert t.types().count("round.completed") == 2 and "round.voided" not in t.types()
+    the_shoe_deals_the_next_round(t)
 
 
 NOT_HELD: list[tuple[DealingMethod | None, str]] = [

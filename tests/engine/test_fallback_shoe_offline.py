@@ -13,8 +13,8 @@ from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase
 from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline
 from tests.engine.chapter_faults import counting, remedy, table
-from tests.engine.conftest import PureTable, decide_all, enter_player
-from tests.engine.held_faults import NO_HIT, play_round
+from tests.engine.conftest import PureTable, enter_player
+from tests.engine.held_faults import NO_HIT, play_round, the_shoe_deals_the_next_round
 
 HAND_AND_SHOES = ("643a", "655a", "683a")  # the chapters that deal from the hand and from either shoe
 FALLBACKS: tuple[DealingMethod, ...] = ("automated_shoe", "manual_shoe")
@@ -76,12 +76,7 @@ def test_the_shoe_identifying_again_lifts_the_hold_and_deals(chapter: str, fallb
     back = t.feed(DeviceOnline("shoe", identity={"model": "sim"}))
     assert [e.payload["block"] for e in back if e.type == "table.block_cleared"] == ["device:shoe"]
     assert "shoe" not in t.state.devices_down
-    t.shoe = list(NO_HIT)
-    t.feed(Confirm("dealer", "shuffled"))
-    assert t.state.phase is Phase.BETTING
-    enter_player(t, 1)
-    decide_all(t, t.press("no_more_bets") + t.draw())
-    assert t.types().count("round.completed") == 2 and "round.voided" not in t.types()
+    the_shoe_deals_the_next_round(t)
 
 
 @pytest.mark.parametrize("fallback", FALLBACKS)
