@@ -79,15 +79,18 @@ async def play_attended(
 
 
 def journal_events(journal: Path) -> list[dict[str, Any]]:
-    """Every event of the journal in order: type, rule, round_id and payload (none while the table is still creating
-    it, so a test may poll it)."""
+    """Every event of the journal in order: type, rule, round_id, payload and its sealed part (the cards, `{}` when
+    none; none while the table is still creating the journal, so a test may poll it)."""
     if not journal.exists():
         return []
     db = sqlite3.connect(journal)
     try:
-        rows = db.execute("select type, rule, round_id, payload from events order by seq").fetchall()
+        rows = db.execute("select type, rule, round_id, payload, sealed from events order by seq").fetchall()
     except sqlite3.OperationalError:  # the schema is still being created
         return []
     finally:
         db.close()
-    return [{"type": t, "rule": r, "round_id": rid, "payload": json.loads(p)} for t, r, rid, p in rows]
+    return [
+        {"type": t, "rule": r, "round_id": rid, "payload": json.loads(p), "sealed": json.loads(x) if x else {}}
+        for t, r, rid, p, x in rows
+    ]

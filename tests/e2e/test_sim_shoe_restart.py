@@ -13,10 +13,7 @@ The whole table runs through `controller.people.demo.play` on real ptys with a r
 from __future__ import annotations
 
 import asyncio
-import json
-import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -24,6 +21,7 @@ from controller.config.table import TableConfig, demo_config
 from controller.core.cards import STANDARD_DECK
 from controller.core.events import JournaledEvent
 from controller.people.demo import ScriptedPolicy, ScriptedRound, play
+from tests.e2e.attending import journal_events
 
 pytestmark = pytest.mark.e2e
 
@@ -38,22 +36,6 @@ def _config() -> TableConfig:
     data = demo_config().model_dump()
     data["table_id"] = "sim-shoe-restart"
     return TableConfig.model_validate(data)
-
-
-def _events(journal: Path) -> list[dict[str, Any]]:
-    if not journal.exists():
-        return []
-    db = sqlite3.connect(journal)
-    try:
-        rows = db.execute("select type, round_id, payload, sealed from events order by seq").fetchall()
-    except sqlite3.OperationalError:  # the schema is still being created
-        return []
-    finally:
-        db.close()
-    return [
-        {"type": t, "round_id": rid, "payload": json.loads(p), "sealed": json.loads(s) if s else {}}
-        for t, rid, p, s in rows
-    ]
 
 
 async def _stopped_in_betting(journal: Path, state: Path) -> str:
@@ -88,7 +70,7 @@ async def _stopped_in_betting(journal: Path, state: Path) -> str:
 async def test_a_round_in_betting_at_a_restart_is_dealt_from_the_cards_the_shoe_held(tmp_path: Path) -> None:
     journal, state = tmp_path / "j.sqlite", tmp_path / "sim-state.json"
     round_id = await _stopped_in_betting(journal, state)
-    before = len(_events(journal))
+    before = len(journal_events(journal))
     # The second boot scripts no deck: a new shuffle would deal the seeded simulator's own order, not DECK's.
     second = play(
         _config(),
@@ -100,7 +82,7 @@ async def test_a_round_in_betting_at_a_restart_is_dealt_from_the_cards_the_shoe_
         sim_state=state,
     )
     await asyncio.wait_for(second, FAILURE_BOUND)  # its count is of the rounds it began: the resumed one is not
-    events = _events(journal)[before:]
+    events = journal_events(journal)[before:]
     types = [e["type"] for e in events]
     assert "round.voided" not in types, [e["payload"] for e in events if e["type"] == "round.voided"]
     completed = [e for e in events if e["type"] == "round.completed"]
