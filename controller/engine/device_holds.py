@@ -54,13 +54,26 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
             # whose first dispense would void the round with its wagers taken.
             fault_down(ctx, inp, why)
     elif dev == "shoe" and inp.code == "foreign_card":
-        if ctx.s.phase is Phase.DEALING:
-            # A card that is not of the inspected deck: the hands cannot stand, as with a deck that fails
-            # its check.
-            voiding.void(ctx, ctx.rule("13(c)"), f"the shoe read a card foreign to the deck: {inp.detail}")
+        foreign_card(ctx, inp)
     elif dev in DEVICES:
         # Any other fault (malfunction, failed command, no device): it cannot be used (.13(g)).
         fault_down(ctx, inp, why)
+
+
+def foreign_card(ctx: StepContext, inp: DeviceFault) -> None:
+    """A card that is not of the inspected deck, read by the shoe dealing the round: the hands cannot stand, as with
+    a deck that fails its check (.13(c)). Read by a shoe no round is dealt from (the table deals by hand, or between
+    deals) it went to no hand: nothing is void, and the shoe, which read what it was given, is not held (.13(g) holds
+    a device that "cannot be used"); the operator is told to take the card out (docs/rules.md)."""
+    if ctx.s.phase is Phase.DEALING and ctx.method in SHOE_METHODS:
+        voiding.void(ctx, ctx.rule("13(c)"), f"the shoe read a card foreign to the deck: {inp.detail}")
+        return
+    dealt_by = "the table deals by hand" if ctx.method == "hand" else "no round is being dealt from it"
+    ctx.ignored(
+        f"foreign card read by the shoe: {inp.detail}",
+        f"{dealt_by}, so the card went to no hand and voids no round ({ctx.rule('13(c)')}); take it out of the shoe "
+        "before the shoe deals",
+    )
 
 
 def fallback_fault(ctx: StepContext, inp: DeviceFault) -> bool:
