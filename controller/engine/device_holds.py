@@ -29,8 +29,8 @@ SHOE_ROUND = (Phase.LOCKING, Phase.RECONCILING, Phase.DEALING)
 def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
     ctx.emit("device.fault", None, {"device_id": inp.device_id, "code": inp.code, "detail": inp.detail})
     dev = inp.device_id
-    if dev in ctx.s.out_of_order:
-        return  # covered: nothing it says is used
+    if covered(ctx, dev):
+        return  # nothing it says is used
     why = fault_why(inp)
     if fallback_fault(ctx, inp):
         return  # the fallback shoe's hold: controller/engine/other_method.py
@@ -74,6 +74,21 @@ def foreign_card(ctx: StepContext, inp: DeviceFault) -> None:
         f"{dealt_by}, so the card went to no hand and voids no round ({ctx.rule('13(c)')}); take it out of the shoe "
         "before the shoe deals",
     )
+
+
+def stands_in(ctx: StepContext) -> bool:
+    """The automated shoe is covered (.13(g)) and the manual shoe deals in its place: its reader is connected in the
+    covered shoe's place (the table's one shoe port), so what the device `shoe` says is the stand-in's."""
+    return "shoe" in ctx.s.out_of_order and ctx.setup.method == "automated_shoe" and ctx.method == "manual_shoe"
+
+
+def covered(ctx: StepContext, dev: str) -> bool:
+    """Marked out of order: nothing the device says is used; but for the shoe stood in for, `shoe` is the stand-in."""
+    return dev in ctx.s.out_of_order and not (dev == "shoe" and stands_in(ctx))
+
+
+def named(ctx: StepContext, dev: str) -> str:
+    return "stand-in manual shoe" if dev == "shoe" and stands_in(ctx) else dev
 
 
 def fallback_fault(ctx: StepContext, inp: DeviceFault) -> bool:
@@ -131,7 +146,7 @@ def fault_cleared(ctx: StepContext, inp: DeviceFaultCleared) -> None:
     dev, code = inp.device_id, inp.code
     what = f"fault {code} cleared by the {dev}"
     held = ctx.s.device_faults.get(dev)
-    if dev in ctx.s.out_of_order:
+    if covered(ctx, dev):
         ctx.ignored(what, f"the {dev} is marked out of order: nothing it says is used until it is back in service")
         return
     if held is None or code not in held.uncleared:
@@ -169,7 +184,7 @@ def fault_record(held: HeldFault) -> dict[str, str | int | None]:
 
 
 def device_down(ctx: StepContext, dev: str, why: str) -> None:
-    if dev not in DEVICES or dev in ctx.s.out_of_order:
+    if dev not in DEVICES or covered(ctx, dev):
         return
     if dev == "shoe" and ctx.method == "hand":
         # Dealing from the hand uses no shoe; a hand-dealt table dealing from its fallback shoe holds it (ctx.method).
@@ -188,8 +203,12 @@ def unusable(ctx: StepContext, dev: str, why: str) -> None:
     """Block the next round on a device held unusable, and say so."""
     ctx.block(
         f"device:{dev}",
-        f"the {dev} is {why}: bring it back, or mark it out of order (.13(g)) before "
-        "any other method of shuffling or dealing is used",
+        f"the {named(ctx, dev)} is {why}: bring it back, "
+        + (
+            "or put back in service the automated shoe it stands in for once the device on the shoe's port answers"
+            if dev == "shoe" and stands_in(ctx)
+            else "or mark it out of order (.13(g)) before any other method of shuffling or dealing is used"
+        ),
     )
     ctx.emit(
         "device.unusable",
@@ -199,7 +218,7 @@ def unusable(ctx: StepContext, dev: str, why: str) -> None:
             "reason": why,
             "phase": str(ctx.s.phase),
             "remedy": f"no new round until it is back (it says the fault is cleared, or it is cleared and restarted "
-            f"and identifies again) or marked out of order; then {takeover(ctx, dev)} takes over",
+            f"and identifies again){after(ctx, dev, ' or marked out of order')}",
         },
     )
 
@@ -254,8 +273,8 @@ def still_unusable(ctx: StepContext, dev: str, why_not: str) -> None:
             "phase": str(ctx.s.phase),
             "restored": True,
             "fault": fault_record(held),
-            "remedy": f"{why_not}{waits(ctx, dev)} the {dev} says the fault is cleared, or is cleared and restarted "
-            f"(it identifies again), or is marked out of order; then {takeover(ctx, dev)} takes over",
+            "remedy": f"{why_not}{waits(ctx, dev)} the {named(ctx, dev)} says the fault is cleared, or is cleared and "
+            f"restarted (it identifies again){after(ctx, dev, ', or is marked out of order')}",
         },
     )
 
@@ -264,6 +283,17 @@ def waits(ctx: StepContext, dev: str) -> str:
     if dev == "shoe" and ctx.method not in SHOE_METHODS:
         return "the table deals by hand, so no round waits for it; it stays held until"
     return "no new round until"
+
+
+def after(ctx: StepContext, dev: str, marked: str) -> str:
+    """What else lifts the hold: the mark, and the method that then takes over; the stand-in manual shoe is not marked
+    (the automated shoe it stands in for is), and nothing else deals."""
+    if dev == "shoe" and stands_in(ctx):
+        return (
+            "; the stand-in manual shoe stands in for the automated shoe marked out of order, which goes back in "
+            "service once the device on the shoe's port answers"
+        )
+    return f"{marked}; then {takeover(ctx, dev)} takes over"
 
 
 def takeover(ctx: StepContext, dev: str, out: Mapping[str, str] | None = None) -> str:

@@ -149,7 +149,9 @@ def back_in_service(ctx: StepContext, dev: str) -> None:
     if dev not in ctx.s.out_of_order:
         ctx.ignored(f"back in service {dev}", "it is not marked out of order")
     elif dev in ctx.s.devices_down:
-        ctx.refused(f"back in service {dev}", f"the {dev} is {ctx.s.devices_down[dev]}", ctx.rule("13(g)"))
+        # The stand-in's hold is on the shoe's port too: the automated shoe is back once the port's device answers.
+        said = f"the {device_holds.named(ctx, dev)} is {ctx.s.devices_down[dev]}"
+        ctx.refused(f"back in service {dev}", said, ctx.rule("13(g)"))
     elif ctx.s.phase not in (Phase.BLOCKED, Phase.OPENING, Phase.BETTING, Phase.CLOSED):
         ctx.refused(f"back in service {dev}", "only between rounds", ctx.rule("13(g)"))
     else:
