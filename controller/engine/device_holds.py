@@ -1,7 +1,8 @@
 """Device holds: a shuffler or shoe that faults (.13(e), (f), and the foreign card of .13(c)), goes offline or
 malfunctions "and cannot be used" is held (.13(g)) until it says the fault is cleared, identifies again or is
-"covered or [has] a sign indicating that [it] is out of order" (`MarkOutOfOrder`); then the other method of
-shuffling or dealing takes over. The card irregularities are controller/engine/irregularities.py."""
+"covered or [has] a sign indicating that [it] is out of order"; then the other method of shuffling or dealing takes
+over (the mark, and the holds that follow the method in use: controller/engine/other_method.py). The card
+irregularities are controller/engine/irregularities.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from dataclasses import replace
 
 from controller.engine import boundary, voiding
 from controller.engine.context import StepContext, usable_method
-from controller.engine.inputs import MarkOutOfOrder
 from controller.engine.state import HeldFault, Phase
 from drivers.interfaces import DeviceFault, DeviceFaultCleared
 
@@ -19,7 +19,6 @@ SHOE_FAULTS = {"jam", "stopped", "empty", "misfeed"}  # .13(f)
 # The shoe faults that outlast the dispense they stop: "empty" is refilled by the next shuffle, these need a hand.
 SHOE_STUCK = SHOE_FAULTS - {"empty"}
 DEVICES = ("shuffler", "shoe")  # the devices .13(g) has marked out of order
-COVERED = "covered or has a sign indicating that it is out of order placed on the device"  # .13(g)'s words
 SHOE_METHODS = ("automated_shoe", "manual_shoe")
 # The round is in play and its cards are to come from the shoe: "no more bets" locked the wagers (LOCKING), the
 # counted chips may be awaited (RECONCILING), then the deal. A shoe that cannot deal in any of them voids the round
@@ -30,14 +29,12 @@ SHOE_ROUND = (Phase.LOCKING, Phase.RECONCILING, Phase.DEALING)
 def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
     ctx.emit("device.fault", None, {"device_id": inp.device_id, "code": inp.code, "detail": inp.detail})
     dev = inp.device_id
-    if dev in ctx.s.out_of_order:
-        return  # covered: nothing it says is used
-    why = f"fault {inp.code}" + (f": {inp.detail}" if inp.detail else "")
-    if dev == "shoe" and ctx.method == "hand" and inp.code != "foreign_card":
-        # No round dealt by hand asks the shoe for a card; what it says matters once the table turns to it.
-        if fallback_holds(ctx, inp.code):
-            remember_fault(ctx, inp, why)
-    elif dev == "shuffler" and inp.code in SHUFFLER_FAULTS:
+    if covered(ctx, dev):
+        return  # nothing it says is used
+    why = fault_why(inp)
+    if fallback_fault(ctx, inp):
+        return  # the fallback shoe's hold: controller/engine/other_method.py
+    if dev == "shuffler" and inp.code in SHUFFLER_FAULTS:
         if ctx.s.phase is Phase.SHUFFLING:
             shuffle_failed(ctx, inp, why)
         else:
@@ -57,50 +54,51 @@ def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
             # whose first dispense would void the round with its wagers taken.
             fault_down(ctx, inp, why)
     elif dev == "shoe" and inp.code == "foreign_card":
-        if ctx.s.phase is Phase.DEALING:
-            # A card that is not of the inspected deck: the hands cannot stand, as with a deck that fails
-            # its check.
-            voiding.void(ctx, ctx.rule("13(c)"), f"the shoe read a card foreign to the deck: {inp.detail}")
+        foreign_card(ctx, inp)
     elif dev in DEVICES:
         # Any other fault (malfunction, failed command, no device): it cannot be used (.13(g)).
         fault_down(ctx, inp, why)
 
 
-def fallback_holds(ctx: StepContext, code: str) -> bool:
-    """Would the hand-dealt table's fallback shoe be held for `code` once the table deals from it: a malfunction (or
-    any fault outside .13(f)) of either shoe, an automated shoe's jam, stop or misfeed. Not a manual shoe's jam
-    (recorded only, docs/rules.md), not "empty" (the next shuffle refills it), nothing with no fallback shoe."""
-    fallback = ctx.opts.fallback_dealing_method
-    if fallback not in SHOE_METHODS or "shoe" in ctx.s.out_of_order:
-        return False
-    return code not in SHOE_FAULTS or (fallback == "automated_shoe" and code in SHOE_STUCK)
-
-
-def remember_fault(ctx: StepContext, inp: DeviceFault, why: str) -> None:
-    """A fault of the fallback shoe while the table deals by hand: held as `fault_down` would hold it, but blocking
-    nothing (no round asks the shoe for a card), so that turning to the shoe (`hold_follows_method`) blocks the round
-    before betting instead of voiding it at its first dispense with its wagers taken. Said once per fault."""
-    held = ctx.s.device_faults.get("shoe")
-    if held is not None and inp.code in held.uncleared:
+def foreign_card(ctx: StepContext, inp: DeviceFault) -> None:
+    """A card that is not of the inspected deck, read by the shoe dealing the round: the hands cannot stand, as with
+    a deck that fails its check (.13(c)). Read by a shoe no round is dealt from (the table deals by hand, or between
+    deals) it went to no hand: nothing is void, and the shoe, which read what it was given, is not held (.13(g) holds
+    a device that "cannot be used"); the operator is told to take the card out (docs/rules.md)."""
+    if ctx.s.phase is Phase.DEALING and ctx.method in SHOE_METHODS:
+        voiding.void(ctx, ctx.rule("13(c)"), f"the shoe read a card foreign to the deck: {inp.detail}")
         return
-    ctx.s.devices_down["shoe"] = why
-    ctx.s.device_faults["shoe"] = (
-        HeldFault(inp.code, inp.detail, ctx.s.now, ctx.s.rounds_played, codes=(inp.code,))
-        if held is None
-        else replace(held, codes=(*held.uncleared, inp.code))
+    dealt_by = "the table deals by hand" if ctx.method == "hand" else "no round is being dealt from it"
+    ctx.ignored(
+        f"foreign card read by the shoe: {inp.detail}",
+        f"{dealt_by}, so the card went to no hand and voids no round ({ctx.rule('13(c)')}); take it out of the shoe "
+        "before the shoe deals",
     )
-    ctx.emit(
-        "device.unusable",
-        ctx.rule("13(g)"),
-        {
-            "device": "shoe",
-            "reason": why,
-            "phase": str(ctx.s.phase),
-            "remedy": f"{waits(ctx, 'shoe')} the shoe says the fault is cleared, or is cleared and restarted (it "
-            "identifies again), or is marked out of order; should the table turn to it first (the shuffler marked "
-            "out of order), no new round until then",
-        },
-    )
+
+
+def stands_in(ctx: StepContext) -> bool:
+    """The automated shoe is covered (.13(g)) and the manual shoe deals in its place: its reader is connected in the
+    covered shoe's place (the table's one shoe port), so what the device `shoe` says is the stand-in's."""
+    return "shoe" in ctx.s.out_of_order and ctx.setup.method == "automated_shoe" and ctx.method == "manual_shoe"
+
+
+def covered(ctx: StepContext, dev: str) -> bool:
+    """Marked out of order: nothing the device says is used; but for the shoe stood in for, `shoe` is the stand-in."""
+    return dev in ctx.s.out_of_order and not (dev == "shoe" and stands_in(ctx))
+
+
+def named(ctx: StepContext, dev: str) -> str:
+    return "stand-in manual shoe" if dev == "shoe" and stands_in(ctx) else dev
+
+
+def fallback_fault(ctx: StepContext, inp: DeviceFault) -> bool:
+    """A shoe's fault while the table deals by hand: no round dealt by hand asks the shoe for a card; what it says
+    matters once the table turns to it (the fallback shoe, controller/engine/other_method.py)."""
+    return inp.device_id == "shoe" and ctx.method == "hand" and inp.code != "foreign_card"
+
+
+def fault_why(inp: DeviceFault) -> str:
+    return f"fault {inp.code}" + (f": {inp.detail}" if inp.detail else "")
 
 
 def shuffle_failed(ctx: StepContext, inp: DeviceFault, why: str) -> None:
@@ -148,7 +146,7 @@ def fault_cleared(ctx: StepContext, inp: DeviceFaultCleared) -> None:
     dev, code = inp.device_id, inp.code
     what = f"fault {code} cleared by the {dev}"
     held = ctx.s.device_faults.get(dev)
-    if dev in ctx.s.out_of_order:
+    if covered(ctx, dev):
         ctx.ignored(what, f"the {dev} is marked out of order: nothing it says is used until it is back in service")
         return
     if held is None or code not in held.uncleared:
@@ -185,21 +183,8 @@ def fault_record(held: HeldFault) -> dict[str, str | int | None]:
     }
 
 
-def device_offline(ctx: StepContext, dev: str, why: str) -> None:
-    """A shuffler or shoe that stopped answering. Dealing from the hand no round asks the shoe for anything, so
-    nothing waits for it; but the table may turn to it (the shuffler marked out of order), and the engine knows a
-    device's state only from what it said last: the hold is kept, blocking nothing, so that turning to the shoe
-    blocks the round before betting (`hold_follows_method`) instead of voiding it at its first card. It lifts when
-    the shoe identifies again (`device_back`) or is marked out of order."""
-    if dev == "shoe" and ctx.method == "hand" and dev not in ctx.s.out_of_order:
-        if ctx.opts.fallback_dealing_method in SHOE_METHODS:  # else the table never turns to a shoe
-            ctx.s.devices_down[dev] = why
-        return
-    device_down(ctx, dev, why)
-
-
 def device_down(ctx: StepContext, dev: str, why: str) -> None:
-    if dev not in DEVICES or dev in ctx.s.out_of_order:
+    if dev not in DEVICES or covered(ctx, dev):
         return
     if dev == "shoe" and ctx.method == "hand":
         # Dealing from the hand uses no shoe; a hand-dealt table dealing from its fallback shoe holds it (ctx.method).
@@ -218,8 +203,12 @@ def unusable(ctx: StepContext, dev: str, why: str) -> None:
     """Block the next round on a device held unusable, and say so."""
     ctx.block(
         f"device:{dev}",
-        f"the {dev} is {why}: bring it back, or mark it out of order (.13(g)) before "
-        "any other method of shuffling or dealing is used",
+        f"the {named(ctx, dev)} is {why}: bring it back, "
+        + (
+            "or put back in service the automated shoe it stands in for once the device on the shoe's port answers"
+            if dev == "shoe" and stands_in(ctx)
+            else "or mark it out of order (.13(g)) before any other method of shuffling or dealing is used"
+        ),
     )
     ctx.emit(
         "device.unusable",
@@ -229,24 +218,9 @@ def unusable(ctx: StepContext, dev: str, why: str) -> None:
             "reason": why,
             "phase": str(ctx.s.phase),
             "remedy": f"no new round until it is back (it says the fault is cleared, or it is cleared and restarted "
-            f"and identifies again) or marked out of order; then {takeover(ctx, dev)} takes over",
+            f"and identifies again){after(ctx, dev, ' or marked out of order')}",
         },
     )
-
-
-def hold_follows_method(ctx: StepContext, by: str) -> None:
-    """The dealing method changed (the shuffler marked out of order or back in service): a held shoe blocks only a
-    round that would deal from it. Dealing by hand again, its block is cleared but the hold stands (`devices_down`,
-    `device_faults`: its device status stays unusable) until it is lifted the usual ways; should the table turn to
-    the shoe again, the block is back before any round is dealt from it."""
-    why = ctx.s.devices_down.get("shoe")
-    if why is None:
-        return
-    if ctx.method in SHOE_METHODS:
-        if "device:shoe" not in ctx.s.blocks:
-            unusable(ctx, "shoe", why)
-    else:
-        boundary.unblock(ctx, "device:shoe", f"{by}: the table deals by hand; the shoe stays held ({why})")
 
 
 def shoe_void(ctx: StepContext, reason: str) -> None:
@@ -299,8 +273,8 @@ def still_unusable(ctx: StepContext, dev: str, why_not: str) -> None:
             "phase": str(ctx.s.phase),
             "restored": True,
             "fault": fault_record(held),
-            "remedy": f"{why_not}{waits(ctx, dev)} the {dev} says the fault is cleared, or is cleared and restarted "
-            f"(it identifies again), or is marked out of order; then {takeover(ctx, dev)} takes over",
+            "remedy": f"{why_not}{waits(ctx, dev)} the {named(ctx, dev)} says the fault is cleared, or is cleared and "
+            f"restarted (it identifies again){after(ctx, dev, ', or is marked out of order')}",
         },
     )
 
@@ -311,90 +285,20 @@ def waits(ctx: StepContext, dev: str) -> str:
     return "no new round until"
 
 
+def after(ctx: StepContext, dev: str, marked: str) -> str:
+    """What else lifts the hold: the mark, and the method that then takes over; the stand-in manual shoe is not marked
+    (the automated shoe it stands in for is), and nothing else deals."""
+    if dev == "shoe" and stands_in(ctx):
+        return (
+            "; the stand-in manual shoe stands in for the automated shoe marked out of order, which goes back in "
+            "service once the device on the shoe's port answers"
+        )
+    return f"{marked}; then {takeover(ctx, dev)} takes over"
+
+
 def takeover(ctx: StepContext, dev: str, out: Mapping[str, str] | None = None) -> str:
     ooo = {**ctx.s.out_of_order, dev: ""} if out is None else out
     if dev == "shuffler":
         method = usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ooo)
         return "manual shuffle and cut" + (f", dealing by {method}" if method and method != ctx.setup.method else "")
     return usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ooo) or "no other dealing method"
-
-
-def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
-    dev = inp.device
-    if dev not in DEVICES:
-        ctx.ignored(f"out of order {dev!r}", "only the shuffler or the shoe is marked out of order")
-        return
-    if not inp.out:
-        back_in_service(ctx, dev)
-        return
-    if dev in ctx.s.out_of_order:
-        ctx.ignored(f"out of order {dev}", "already marked out of order")
-        return
-    takes_over = takeover(ctx, dev)
-    was_dealing = dev == "shoe" and ctx.s.phase is Phase.DEALING and ctx.method in SHOE_METHODS
-    was_shuffling = dev == "shuffler" and ctx.s.phase is Phase.SHUFFLING
-    ctx.s.out_of_order[dev] = takes_over
-    # .13(g) names nobody: the device "must be covered or have a sign indicating that [it] is out of order placed on
-    # the device"; the mark is a signed command (mark_out_of_order), whose signer the command's events name.
-    reason = ctx.s.devices_down.pop(dev, COVERED)
-    ctx.s.device_faults.pop(dev, None)  # covered: its fault is no longer what stops the table
-    if dev == "shuffler":
-        ctx.s.failed_shuffles = 0
-    # What the table deals by now: none (null) while `no_method` stands, not the configured method it cannot use.
-    usable = usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order)
-    ctx.emit(
-        "device.out_of_order",
-        ctx.rule("13(g)"),
-        {
-            "device": dev,
-            "reason": reason,
-            "takes_over": takes_over,
-            "dealing_method": usable,
-            "decks": "one deck" if dev == "shuffler" and ctx.opts.decks == "two_decks" else None,
-        },
-    )
-    if usable is None:
-        ctx.block("no_method", no_method(ctx, dev))
-    ctx.s.blocks.pop(f"device:{dev}", None)
-    hold_follows_method(ctx, f"{dev} out of order")
-    if was_dealing:
-        voiding.void(
-            ctx,
-            ctx.rule("13(f)") if ctx.method == "automated_shoe" else ctx.rule("13(g)"),
-            "the dealing shoe was marked out of order while dealing",
-        )
-    elif was_shuffling:
-        boundary.start_shuffle(ctx)  # the shuffle starts over by hand
-    elif ctx.s.round is None and ctx.s.phase in (Phase.BLOCKED, Phase.OPENING):
-        if ctx.s.blocks:
-            ctx.enter_blocked()
-        else:
-            ctx.s.block_reason = None
-            boundary.start_shuffle(ctx)
-
-
-def back_in_service(ctx: StepContext, dev: str) -> None:
-    if dev not in ctx.s.out_of_order:
-        ctx.ignored(f"back in service {dev}", "it is not marked out of order")
-    elif dev in ctx.s.devices_down:
-        ctx.refused(f"back in service {dev}", f"the {dev} is {ctx.s.devices_down[dev]}", ctx.rule("13(g)"))
-    elif ctx.s.phase not in (Phase.BLOCKED, Phase.OPENING, Phase.BETTING, Phase.CLOSED):
-        ctx.refused(f"back in service {dev}", "only between rounds", ctx.rule("13(g)"))
-    else:
-        del ctx.s.out_of_order[dev]
-        usable = usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order)
-        ctx.emit("device.back_in_service", ctx.rule("13(g)"), {"device": dev, "dealing_method": usable})
-        if usable is not None:
-            boundary.unblock(ctx, "no_method", f"{dev} back in service")  # else the other device still stops it
-        hold_follows_method(ctx, f"{dev} back in service")
-
-
-def no_method(ctx: StepContext, dev: str) -> str:
-    fallback = ctx.opts.fallback_dealing_method
-    if fallback is None or fallback == ctx.setup.method:
-        return f"the {dev} is out of order and no other dealing method is configured"
-    # Both are configured and both devices covered: neither the method nor its fallback can deal.
-    return (
-        f"the {dev} is out of order and neither {ctx.setup.method} nor its fallback {fallback} can be used: "
-        f"{' and '.join(f'the {d}' for d in sorted(ctx.s.out_of_order))} out of order"
-    )

@@ -1,6 +1,7 @@
 """Irregularities of the cards: a card face up (.13(a)), drawn in error (.13(b)), a wrong number of cards (.13(c)),
 an exposed community card (.13(d)); the void itself is controller/engine/voiding.py, the devices' faults and holds
-(.13(c), (e), (f), (g)) controller/engine/device_holds.py."""
+(.13(c), (e), (f), (g)) controller/engine/device_holds.py, the mark out of order and the method that takes over
+controller/engine/other_method.py."""
 
 from __future__ import annotations
 

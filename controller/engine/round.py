@@ -34,6 +34,7 @@ from controller.engine import (
     jackpot,
     link,
     meter_reset,
+    other_method,
     players,
     recovery,
     settling,
@@ -201,7 +202,7 @@ def wager_refused(ctx: StepContext, inp: WagerRefused) -> None:
 
 
 def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
-    device_holds.device_fault(ctx, inp)
+    other_method.device_fault(ctx, inp)
     if inp.device_id == SIGN and inp.code != "win_not_shown":
         sign.down(ctx, f"{inp.code}: {inp.detail}", inp.code)
 
@@ -236,7 +237,7 @@ def device_offline(ctx: StepContext, inp: DeviceOffline) -> None:
     elif inp.device_id == SIGN:
         sign.down(ctx, why)
     else:
-        device_holds.device_offline(ctx, inp.device_id, why)
+        other_method.device_offline(ctx, inp.device_id, why)
 
 
 def meters_shown(ctx: StepContext, inp: MetersShown) -> None:
@@ -310,7 +311,7 @@ _STEPS: dict[type[object], _Step] = dict(
         _on(Confirm, confirming.confirm),
         _on(CountEntered, confirming.count_entered),
         _on(FloorpersonDecision, confirming.floorperson_decision),
-        _on(MarkOutOfOrder, device_holds.mark_out_of_order),
+        _on(MarkOutOfOrder, other_method.mark_out_of_order),
         _on(PlayerLeft, lambda ctx, inp: decisions.player_left(ctx, inp.seat)),
         _on(ReleaseHeld, lambda ctx, inp: decisions.release_held(ctx, inp.seat, inp.to)),
         _on(BindBoxes, lambda ctx, inp: players.bind(ctx, inp.seats, inp.by)),

@@ -62,7 +62,7 @@ _SPACES = re.compile(r"[ \t\n\r\f\v]+")
 _FAULT_KEYS = frozenset({"device", "fault", "when", "persistent", "delay_ms", "data_hex", "card", "report"})
 _CLEAR_KEYS = frozenset({"device", "code", "when", "detail"})
 # The devices whose reported fault the table holds until they say it cleared: a shuffler's or shoe's stops rounds
-# (controller.engine.device_holds), a sign's locks progressive wagering out (controller.engine.sign).
+# (controller.engine.device_holds, other_method), a sign's locks progressive wagering out (controller.engine.sign).
 HOLDING = ("shuffler", "shoe", "progressive_sign")
 # The fault codes each of them reports for a scripted fault (drivers.sim.shuffler's failures, the shoe's jam: the
 # fault's own name), and unscripted (a shoe asked for cards it does not have): the codes a clear may name.

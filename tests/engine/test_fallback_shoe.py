@@ -183,11 +183,12 @@ def test_a_shoe_fault_in_the_deal_follows_the_method_the_round_deals_by(
     if "device.fault" not in t.types(dealing):  # a manual shoe's reader or the hand: the fault comes in the deal
         t.draw(1)
         t.feed(DeviceFault("shoe", code=code))
+    # The automated shoe marked out of order, `shoe` is the manual shoe standing in for it: its faults are a manual
+    # shoe's (tests/engine/test_stand_in_shoe.py), not ignored as the covered shoe's.
     voided, held, blocked = expected(dealt_by, fallback, code)
-    shoe_out = out == "shoe"  # covered: nothing it says is used
-    assert (t.types().count("round.voided") == 1) is (voided and not shoe_out)
-    assert ("device:shoe" in t.state.blocks) is (blocked and not shoe_out)
-    assert ("shoe" in t.state.device_faults) is (held and not shoe_out)
+    assert (t.types().count("round.voided") == 1) is voided
+    assert ("device:shoe" in t.state.blocks) is blocked
+    assert ("shoe" in t.state.device_faults) is held
 
 
 def test_the_shoe_held_while_dealing_by_hand_outlasts_a_restart_and_blocks_nothing() -> None:

@@ -1,0 +1,174 @@
+"""Before "any other method of shuffling or dealing may be utilized" (.13(g)) the device is "covered or [has] a sign
+indicating that [it] is out of order" (`MarkOutOfOrder`): the mark and its taking back, the method that takes over,
+and the shoe holds that follow the method the round deals by (`ctx.method`), not the one configured: a hand-dealt
+table's fallback shoe, faulted or offline while the table deals by hand, is kept held without blocking, and blocks
+the round once the table turns to it. A device's own faults and holds are controller/engine/device_holds.py."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from controller.engine import boundary, device_holds, voiding
+from controller.engine.context import StepContext, usable_method
+from controller.engine.device_holds import DEVICES, SHOE_FAULTS, SHOE_METHODS, SHOE_STUCK, takeover, unusable, waits
+from controller.engine.inputs import MarkOutOfOrder
+from controller.engine.state import HeldFault, Phase
+from drivers.interfaces import DeviceFault
+
+COVERED = "covered or has a sign indicating that it is out of order placed on the device"  # .13(g)'s words
+
+
+def device_fault(ctx: StepContext, inp: DeviceFault) -> None:
+    """A device's fault (device_holds.device_fault); a shoe's while the table deals by hand is kept if the table's
+    fallback shoe would be held for it once dealing from it."""
+    device_holds.device_fault(ctx, inp)
+    if device_holds.fallback_fault(ctx, inp) and fallback_holds(ctx, inp.code):
+        remember_fault(ctx, inp, device_holds.fault_why(inp))
+
+
+def device_offline(ctx: StepContext, dev: str, why: str) -> None:
+    """A shuffler or shoe that stopped answering. Dealing from the hand no round asks the shoe for anything, so
+    nothing waits for it; but the table may turn to it (the shuffler marked out of order), and the engine knows a
+    device's state only from what it said last: the hold is kept, blocking nothing, so that turning to the shoe
+    blocks the round before betting (`hold_follows_method`) instead of voiding it at its first card. It lifts when
+    the shoe identifies again (`device_back`) or is marked out of order."""
+    if dev == "shoe" and ctx.method == "hand" and dev not in ctx.s.out_of_order:
+        if ctx.opts.fallback_dealing_method in SHOE_METHODS:  # else the table never turns to a shoe
+            ctx.s.devices_down[dev] = why
+        return
+    device_holds.device_down(ctx, dev, why)
+
+
+def fallback_holds(ctx: StepContext, code: str) -> bool:
+    """Would the hand-dealt table's fallback shoe be held for `code` once the table deals from it: a malfunction (or
+    any fault outside .13(f)) of either shoe, an automated shoe's jam, stop or misfeed. Not a manual shoe's jam
+    (recorded only, docs/rules.md), not "empty" (the next shuffle refills it), nothing with no fallback shoe."""
+    fallback = ctx.opts.fallback_dealing_method
+    if fallback not in SHOE_METHODS or "shoe" in ctx.s.out_of_order:
+        return False
+    return code not in SHOE_FAULTS or (fallback == "automated_shoe" and code in SHOE_STUCK)
+
+
+def remember_fault(ctx: StepContext, inp: DeviceFault, why: str) -> None:
+    """A fault of the fallback shoe while the table deals by hand: held as `fault_down` would hold it, but blocking
+    nothing (no round asks the shoe for a card), so that turning to the shoe (`hold_follows_method`) blocks the round
+    before betting instead of voiding it at its first dispense with its wagers taken. Said once per fault."""
+    held = ctx.s.device_faults.get("shoe")
+    if held is not None and inp.code in held.uncleared:
+        return
+    ctx.s.devices_down["shoe"] = why
+    ctx.s.device_faults["shoe"] = (
+        HeldFault(inp.code, inp.detail, ctx.s.now, ctx.s.rounds_played, codes=(inp.code,))
+        if held is None
+        else replace(held, codes=(*held.uncleared, inp.code))
+    )
+    ctx.emit(
+        "device.unusable",
+        ctx.rule("13(g)"),
+        {
+            "device": "shoe",
+            "reason": why,
+            "phase": str(ctx.s.phase),
+            "remedy": f"{waits(ctx, 'shoe')} the shoe says the fault is cleared, or is cleared and restarted (it "
+            "identifies again), or is marked out of order; should the table turn to it first (the shuffler marked "
+            "out of order), no new round until then",
+        },
+    )
+
+
+def hold_follows_method(ctx: StepContext, by: str) -> None:
+    """The dealing method changed (the shuffler marked out of order or back in service): a held shoe blocks only a
+    round that would deal from it. Dealing by hand again, its block is cleared but the hold stands (`devices_down`,
+    `device_faults`: its device status stays unusable) until it is lifted the usual ways; should the table turn to
+    the shoe again, the block is back before any round is dealt from it."""
+    why = ctx.s.devices_down.get("shoe")
+    if why is None:
+        return
+    if ctx.method in SHOE_METHODS:
+        if "device:shoe" not in ctx.s.blocks:
+            unusable(ctx, "shoe", why)
+    else:
+        boundary.unblock(ctx, "device:shoe", f"{by}: the table deals by hand; the shoe stays held ({why})")
+
+
+def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
+    dev = inp.device
+    if dev not in DEVICES:
+        ctx.ignored(f"out of order {dev!r}", "only the shuffler or the shoe is marked out of order")
+        return
+    if not inp.out:
+        back_in_service(ctx, dev)
+        return
+    if dev in ctx.s.out_of_order:
+        ctx.ignored(f"out of order {dev}", "already marked out of order")
+        return
+    takes_over = takeover(ctx, dev)
+    was_dealing = dev == "shoe" and ctx.s.phase is Phase.DEALING and ctx.method in SHOE_METHODS
+    was_shuffling = dev == "shuffler" and ctx.s.phase is Phase.SHUFFLING
+    ctx.s.out_of_order[dev] = takes_over
+    # .13(g) names nobody: the device "must be covered or have a sign indicating that [it] is out of order placed on
+    # the device"; the mark is a signed command (mark_out_of_order), whose signer the command's events name.
+    reason = ctx.s.devices_down.pop(dev, COVERED)
+    ctx.s.device_faults.pop(dev, None)  # covered: its fault is no longer what stops the table
+    if dev == "shuffler":
+        ctx.s.failed_shuffles = 0
+    # What the table deals by now: none (null) while `no_method` stands, not the configured method it cannot use.
+    usable = usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order)
+    ctx.emit(
+        "device.out_of_order",
+        ctx.rule("13(g)"),
+        {
+            "device": dev,
+            "reason": reason,
+            "takes_over": takes_over,
+            "dealing_method": usable,
+            "decks": "one deck" if dev == "shuffler" and ctx.opts.decks == "two_decks" else None,
+        },
+    )
+    if usable is None:
+        ctx.block("no_method", no_method(ctx, dev))
+    ctx.s.blocks.pop(f"device:{dev}", None)
+    hold_follows_method(ctx, f"{dev} out of order")
+    if was_dealing:
+        voiding.void(
+            ctx,
+            ctx.rule("13(f)") if ctx.method == "automated_shoe" else ctx.rule("13(g)"),
+            "the dealing shoe was marked out of order while dealing",
+        )
+    elif was_shuffling:
+        boundary.start_shuffle(ctx)  # the shuffle starts over by hand
+    elif ctx.s.round is None and ctx.s.phase in (Phase.BLOCKED, Phase.OPENING):
+        if ctx.s.blocks:
+            ctx.enter_blocked()
+        else:
+            ctx.s.block_reason = None
+            boundary.start_shuffle(ctx)
+
+
+def back_in_service(ctx: StepContext, dev: str) -> None:
+    if dev not in ctx.s.out_of_order:
+        ctx.ignored(f"back in service {dev}", "it is not marked out of order")
+    elif dev in ctx.s.devices_down:
+        # The stand-in's hold is on the shoe's port too: the automated shoe is back once the port's device answers.
+        said = f"the {device_holds.named(ctx, dev)} is {ctx.s.devices_down[dev]}"
+        ctx.refused(f"back in service {dev}", said, ctx.rule("13(g)"))
+    elif ctx.s.phase not in (Phase.BLOCKED, Phase.OPENING, Phase.BETTING, Phase.CLOSED):
+        ctx.refused(f"back in service {dev}", "only between rounds", ctx.rule("13(g)"))
+    else:
+        del ctx.s.out_of_order[dev]
+        usable = usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order)
+        ctx.emit("device.back_in_service", ctx.rule("13(g)"), {"device": dev, "dealing_method": usable})
+        if usable is not None:
+            boundary.unblock(ctx, "no_method", f"{dev} back in service")  # else the other device still stops it
+        hold_follows_method(ctx, f"{dev} back in service")
+
+
+def no_method(ctx: StepContext, dev: str) -> str:
+    fallback = ctx.opts.fallback_dealing_method
+    if fallback is None or fallback == ctx.setup.method:
+        return f"the {dev} is out of order and no other dealing method is configured"
+    # Both are configured and both devices covered: neither the method nor its fallback can deal.
+    return (
+        f"the {dev} is out of order and neither {ctx.setup.method} nor its fallback {fallback} can be used: "
+        f"{' and '.join(f'the {d}' for d in sorted(ctx.s.out_of_order))} out of order"
+    )
