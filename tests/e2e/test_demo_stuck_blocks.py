@@ -47,8 +47,13 @@ def _stops(journal: Path) -> list[tuple[str | None, dict[str, Any]]]:
         return [(r, json.loads(p)) for r, p in rows]
 
 
-async def _stuck(config: TableConfig, journal: Path, policy: ScriptedPolicy, script: ActionScript) -> str:
-    played = play(config, rounds=3, broker=NO_BROKER, seed=1, journal_path=journal, policy=policy, script=script)
+async def _stuck(
+    config: TableConfig, journal: Path, policy: ScriptedPolicy, script: ActionScript, sim_state: Path | None = None
+) -> str:
+    played = play(
+        config, rounds=3, broker=NO_BROKER, seed=1, journal_path=journal, policy=policy, script=script,
+        sim_state=sim_state,
+    )  # fmt: skip
     with pytest.raises(TableStuck) as stuck:
         async with asyncio.timeout(FAILURE_BOUND):
             await played
@@ -104,6 +109,35 @@ async def test_a_chip_count_that_does_not_match_stops_the_demo_naming_the_floorp
     assert types.count("table.recovered") == 1 and "cards.dealt" not in types and "table.closed" not in types
     assert types.index("demo.stopped") < types.index("table.recovered") and types[-1] == "demo.stopped"
     assert [(r, s["closes"], s["phase"]) for r, s in _stops(journal)] == [(round_id, False, "reconciling")] * 2
+
+
+async def test_a_table_started_again_on_a_chip_count_stop_plays_on_once_the_floorperson_decides(
+    tmp_path: Path,
+) -> None:
+    """The stop asked no close, so the journal promises none: started again with a floorperson (scripted, signing
+    `floorperson_decision` at the recovery), the held round is dealt and settled after the decision and the table plays
+    on. Before, the stop had journaled `table.closing`, kept with the state, and the table closed after that round."""
+    config = _with(load_config(ROOT / "configs/let-it-ride.toml"), five_card_bonus_table_game_system=True)
+    wagers = {"bet_1": 500, "bet_2": 500, "bet_3": 500, "five_card_bonus": 100}
+    policy = ScriptedPolicy([ScriptedRound(wagers={2: wagers})])
+    wrong = Action("chip_count.requested", 1, Key("chips", 2), instead=True)
+    journal, shoe = tmp_path / "j.sqlite", tmp_path / "sim-state.json"  # the shoe keeps its cards, as a real one
+    await _stuck(config, journal, policy, ActionScript(rounds={1: [wrong]}), shoe)
+    decide = Command(
+        "floorperson_decision", {"about": "chip_count", "decision": "proceed", "note": "counted"}, "floorperson"
+    )
+    resumed = play(
+        config, rounds=1, broker=NO_BROKER, seed=1, journal_path=journal, policy=policy, sim_state=shoe,
+        script=ActionScript(start=[Action("table.recovered", 1, decide, instead=True)]),
+    )  # fmt: skip
+    async with asyncio.timeout(FAILURE_BOUND):
+        await resumed
+    types = _types(journal)
+    stopped, recovered = types.index("demo.stopped"), types.index("table.recovered")
+    assert stopped < recovered < types.index("chip_count.resolved") < types.index("round.completed")
+    # Nothing moved for the held round before the decision; it is settled after it, then another round is played.
+    assert "cards.dealt" not in types[:recovered] and "table.closing" not in types[: types.index("round.completed")]
+    assert "round.voided" not in types and types.count("round.completed") == 2 and types[-1] == "table.closed"
 
 
 @pytest.mark.parametrize(
