@@ -9,6 +9,7 @@ docs/accounts.md).
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable, Mapping
 
 import structlog
@@ -16,7 +17,7 @@ import structlog
 from controller.accounts import codec as accounts_codec
 from controller.config.table import TableConfig
 from controller.engine import sign
-from controller.engine.inputs import CriticalStateInvalid, Input, Recover
+from controller.engine.inputs import CriticalStateInvalid, Input, Recover, StopRecord
 from controller.engine.state import Phase, TableState
 from controller.progressive import codec as meter_codec
 from controller.progressive.model import MeterError
@@ -99,7 +100,19 @@ class Restore:
         )
         # A closed table opens as usual; one whose shuffler or shoe had faulted is recovered first, so the fault
         # stands before the devices' start-up identification is stepped (controller/engine/device_holds.py).
-        return state, ([] if state.phase is Phase.CLOSED and not state.device_faults else [Recover()])
+        return state, ([] if state.phase is Phase.CLOSED and not state.device_faults else [Recover(self._stopped())])
+
+    def _stopped(self) -> StopRecord | None:
+        """The stop on purpose the journal ends with (`demo.stopped`, controller/people/stuck.py), if it does."""
+        last = self.journal.critical.last_event()
+        if last is None or last[1] != "demo.stopped":
+            return None
+        try:
+            by = json.loads(last[2]).get("by")
+        except (ValueError, AttributeError):
+            by = None  # a damaged row: `journal verify` says so; the restart still says where the stop was
+        log.info("the table was stopped on purpose before this start", seq=last[0], by=by)
+        return StopRecord(last[0], str(by) if isinstance(by, str) else "unknown")
 
     def _rolled_back(self) -> tuple[TableState, list[Input]]:
         """The journal lost committed events (or cannot be told not to have): the table starts blocked under the

@@ -167,6 +167,13 @@ class CriticalBook:
         """Whether `seq` was sealed into an archive segment (an anchor of the broker's may name such a seq)."""
         return 0 < seq <= segments.head_of(self._db, self.table_id)[0]
 
+    def last_event(self) -> tuple[int, str, str] | None:
+        """(seq, type, payload) of the table's last journaled event, None before any."""
+        row = self._db.execute(
+            "SELECT seq, type, payload FROM events WHERE table_id = ? ORDER BY seq DESC LIMIT 1", (self.table_id,)
+        ).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]), str(row[2]))
+
     def open_round(self) -> tuple[str, int] | None:
         """(round_id, wagers accepted) of the journal's last round when it was neither completed nor voided: what a
         supervisor settles by hand when the stored state that held it cannot be restored."""

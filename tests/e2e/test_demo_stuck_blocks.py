@@ -109,6 +109,12 @@ async def test_a_chip_count_that_does_not_match_stops_the_demo_naming_the_floorp
     assert types.count("table.recovered") == 1 and "cards.dealt" not in types and "table.closed" not in types
     assert types.index("demo.stopped") < types.index("table.recovered") and types[-1] == "demo.stopped"
     assert [(r, s["closes"], s["phase"]) for r, s in _stops(journal)] == [(round_id, False, "reconciling")] * 2
+    # The restart says it follows a stop on purpose, and which event recorded it (a crash leaves no such field).
+    with sqlite3.connect(journal) as db:
+        (stop_seq,) = db.execute("SELECT seq FROM events WHERE type = 'demo.stopped' ORDER BY seq").fetchone()
+        (recovered,) = db.execute("SELECT payload FROM events WHERE type = 'table.recovered'").fetchone()
+    after = json.loads(recovered)
+    assert after["policy"] == "recount" and after["after_stop"] == {"seq": stop_seq, "by": "tablectl demo"}
 
 
 async def test_a_table_started_again_on_a_chip_count_stop_plays_on_once_the_floorperson_decides(

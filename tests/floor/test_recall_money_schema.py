@@ -37,6 +37,7 @@ NOT_MONEY = frozenset(
         "reserve_micro",
         # containers: their own fields are classified by name
         *("wagers", "totals", "contributions", "delta", "record", "pending", "identity", "blocks", "remaining"),
+        "after_stop",  # table.recovered: the stop on purpose it follows ({seq, by})
         *("bonuses", "reasons", "rules", "stations", "terminals", "terminals_unreachable", "wagers_offered"),
         "fault",  # device.unusable restored at a restart: the fault kept with the state (code, detail, since, round_no)
         "still_held",  # device.fault_cleared: the fault codes the device has not said cleared
