@@ -9,7 +9,6 @@ docs/accounts.md).
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Callable, Mapping
 
 import structlog
@@ -104,15 +103,12 @@ class Restore:
 
     def _stopped(self) -> StopRecord | None:
         """The stop on purpose the journal ends with (`demo.stopped`, controller/people/stuck.py), if it does."""
-        last = self.journal.critical.last_event()
-        if last is None or last[1] != "demo.stopped":
+        last = self.journal.critical.last_stop("demo.stopped")
+        if last is None:
             return None
-        try:
-            by = json.loads(last[2]).get("by")
-        except (ValueError, AttributeError):
-            by = None  # a damaged row: `journal verify` says so; the restart still says where the stop was
-        log.info("the table was stopped on purpose before this start", seq=last[0], by=by)
-        return StopRecord(last[0], str(by) if isinstance(by, str) else "unknown")
+        seq, by = last
+        log.info("the table was stopped on purpose before this start", seq=seq, by=by)
+        return StopRecord(seq, by or "unknown")  # a damaged row's: `journal verify` says so
 
     def _rolled_back(self) -> tuple[TableState, list[Input]]:
         """The journal lost committed events (or cannot be told not to have): the table starts blocked under the
