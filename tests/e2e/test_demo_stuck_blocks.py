@@ -9,7 +9,8 @@ journaled (`demo.stopped`, naming the block and whether the table closes): befor
 
 Driven in-process as tests/e2e/test_scripted_clear_e2e.py plays a table: `play(...)` with scripted players and a
 scripted action (the dealer keying a wrong count, a technician's signed mark_out_of_order), real ptys and a real
-SQLite journal; no broker (the table journals and plays on without one)."""
+SQLite journal; no broker (the table journals and plays on without one) but for the floor's test, on the suite's
+mosquitto."""
 
 from __future__ import annotations
 
@@ -22,10 +23,12 @@ from typing import Any
 import pytest
 
 from controller.config.table import TableConfig, demo_config, load_config
+from controller.mqtt.contract import TableEvent
 from controller.people.actions import Action, ActionScript, Command, Key
 from controller.people.demo import ScriptedPolicy, ScriptedRound, play
 from controller.people.stuck import TableStuck
-from tests.broker import fresh_id
+from floor.live import TableLive
+from tests.broker import Mosquitto, Subscribe, fresh_id
 from tests.e2e.sim_devices import ROOT
 from tests.tablectl_runs import tablectl
 
@@ -144,6 +147,32 @@ async def test_a_table_started_again_on_a_chip_count_stop_plays_on_once_the_floo
     # Nothing moved for the held round before the decision; it is settled after it, then another round is played.
     assert "cards.dealt" not in types[:recovered] and "table.closing" not in types[: types.index("round.completed")]
     assert "round.voided" not in types and types.count("round.completed") == 2 and types[-1] == "table.closed"
+
+
+async def test_the_floor_hears_the_chip_count_stop_and_shows_the_table_stopped(
+    tmp_path: Path, mosquitto: Mosquitto, subscribe: Subscribe
+) -> None:
+    """On a broker, the stop is published as any event (the runner drains its backlog on the way out): a floor folding
+    what it received (floor/live.py) shows the table `stopped`, its round open. Before, it showed `closing` for ever."""
+    config = _with(load_config(ROOT / "configs/let-it-ride.toml"), five_card_bonus_table_game_system=True)
+    wagers = {"bet_1": 500, "bet_2": 500, "bet_3": 500, "five_card_bonus": 100}
+    policy = ScriptedPolicy([ScriptedRound(wagers={2: wagers})])
+    wrong = Action("chip_count.requested", 1, Key("chips", 2), instead=True)
+    topic = f"{config.mqtt.prefix}/{config.table_id}/event"
+    sub = subscribe(topic)
+    played = play(
+        config, rounds=3, broker=mosquitto.url, seed=1, journal_path=tmp_path / "j.sqlite", policy=policy,
+        script=ActionScript(rounds={1: [wrong]}),
+    )  # fmt: skip
+    with pytest.raises(TableStuck):
+        async with asyncio.timeout(FAILURE_BOUND):
+            await played
+    await sub.await_until(lambda got: any(m.json()["type"] == "demo.stopped" for m in got), FAILURE_BOUND)
+    live = TableLive(config.table_id)
+    for m in sub.on(topic):
+        live.apply_event(TableEvent.model_validate(m.json()))
+    assert live.phase == "stopped" and live.round_id is not None and live.round_id.endswith("-r000001")
+    assert live.rounds_completed == 0
 
 
 @pytest.mark.parametrize(
