@@ -30,6 +30,8 @@ PHASE_AFTER: dict[str, str] = {
     "table.blocked": "blocked",
     "table.closing": "closing",
     "table.closed": "closed",
+    # `tablectl demo` stopped on a block nobody in it clears: with a round held open, the last event of its journal
+    "demo.stopped": "stopped",
 }
 # While a hit awaits validation the round is held (controller/engine/jackpot.py, 655a.11(i)(1)(iii)): whatever else
 # the table publishes meanwhile (the other seats' settlements, meters), the tile says so, timed from the first hit.

@@ -187,10 +187,21 @@ class Signed:
 
 
 @dataclass(frozen=True, slots=True)
+class StopRecord:
+    """The journal's last event before this start said the table was stopped on purpose (`demo.stopped`): its seq, and
+    who stopped it. A crash or a hard stop leaves none."""
+
+    seq: int
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
 class Recover:
     """The shell restarted (kill -9, power loss) and restored the state stored with the last journaled step:
     re-issue what the phase needs, or void a round whose cards may have left a device unrecorded
-    (controller/engine/recovery.py, docs/recovery.md)."""
+    (controller/engine/recovery.py, docs/recovery.md). `after_stop`: the table had been stopped on purpose."""
+
+    after_stop: StopRecord | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,10 @@ remedy. The policy per phase, and why the chapter allows it, is docs/recovery.md
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+from controller.core.events import DomainEvent
 from controller.engine import (
     accounts,
     betting,
@@ -26,6 +28,7 @@ from controller.engine import (
 )
 from controller.engine.commands import LockSeat, UnlockSeat
 from controller.engine.context import StepContext
+from controller.engine.inputs import Recover, StopRecord
 from controller.engine.state import Phase
 from drivers.interfaces import WagerDetected
 
@@ -48,7 +51,22 @@ POLICIES: dict[str, str] = {
 }
 
 
-def recover(ctx: StepContext) -> None:
+def recover(ctx: StepContext, inp: Recover) -> None:
+    _recover(ctx)
+    if inp.after_stop is not None:
+        _after_stop(ctx, inp.after_stop)
+
+
+def _after_stop(ctx: StepContext, stop: StopRecord) -> None:
+    """`table.recovered` names the stop on purpose it follows: a reader of the journal (and the floor) tells it from a
+    crash without looking back, and the policy is the same either way (the state stored says what is awaited)."""
+    for i, effect in enumerate(ctx.out):
+        if isinstance(effect, DomainEvent) and effect.type == "table.recovered":
+            payload = {**effect.payload, "after_stop": {"seq": stop.seq, "by": stop.by}}
+            ctx.out[i] = dataclasses.replace(effect, payload=payload)
+
+
+def _recover(ctx: StepContext) -> None:
     phase = ctx.s.phase
     if phase is Phase.CLOSED:
         if ctx.s.device_faults:  # the shell recovers a closed table only for these (controller/shell/restore.py)

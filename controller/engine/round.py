@@ -299,7 +299,7 @@ def _own_seat(step: Callable[[StepContext, _S], None]) -> Callable[[StepContext,
 
 
 def _no_input(step: Callable[[StepContext], None]) -> Callable[[StepContext, object], None]:
-    """A step that needs nothing of its input (OpenTable, CloseTable, Recover)."""
+    """A step that needs nothing of its input (OpenTable, CloseTable)."""
     return lambda ctx, _: step(ctx)
 
 
@@ -323,7 +323,7 @@ _STEPS: dict[type[object], _Step] = dict(
         _on(ValidateJackpot, jackpot.validate_jackpot),
         _on(ResetMeter, meter_reset.reset_meter),
         _on(CashOutAccount, accounts.cash_out_account),
-        _on(Recover, _no_input(recovery.recover)),
+        _on(Recover, recovery.recover),
         _on(CriticalStateInvalid, lambda ctx, inp: recovery.critical_state_invalid(ctx, inp.reason, inp.tilt)),
         _on(ShuffleCompleted, shuffling.shuffle_completed),
         _on(WagerDetected, _own_seat(wager_detected)),

@@ -120,7 +120,11 @@ class SimulatedFloor:
         if any(a.instead for a in due) or (due and ev.type in STUCK):
             return
         if self.unclearable is not None and self.unclearable.heard(ev, self.service):
-            self.service.submit(CloseTable())
+            # Journaled now, ahead of the close: the file says why the table stops. A round held open gets no close
+            # (it would wait for that round for ever): the demo stops the table once this is journaled.
+            self.service.note([self.unclearable.stopped(self.service.state)])
+            if not self.unclearable.stop_now:
+                self.service.submit(CloseTable())
             return
         # Each event type is one handler's at most; the first that takes it acts.
         for handler in (self._on_round, self._on_accounts, self._on_dealer_duty, self._on_floor):

@@ -5,9 +5,10 @@ supervisor's signed `clear_tilt`; a chip count for a floorperson's decision; a r
 table with no dealing method for a device back in service. The demo's floorperson brings a deck when one is due and
 validates jackpots, nothing more, so such a block never lifts: the demo waited for rounds that never came. Now it closes
 the table and ends with the block's reason and the operator's remedy; a block holding a round in play (the chip count)
-would keep the close waiting for that round, so there the demo stops the table without it. A device's own fault is
-not one of these: it clears when the device says so (a sim script's `[[clears]]`) or comes back. With --human-floor a
-person at the console can clear any of them: the demo says so once and waits, as for a deck due.
+would keep the close waiting for that round, so there the demo stops the table without it. Either way the stop is
+journaled first (`demo.stopped`, docs/events.md): without it a journal stopped mid-round reads as a table that died. A
+device's own fault is not one of these: it clears when the device says so (a sim script's `[[clears]]`) or comes back.
+With --human-floor a person at the console can clear any of them: the demo says so once and waits, as for a deck due.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import structlog
 
-from controller.core.events import JournaledEvent
+from controller.core.events import DomainEvent, JournaledEvent
 from controller.engine import sign
 from controller.engine.commands import SIGN as SIGN_ID
 from controller.engine.state import Phase, TableState
@@ -56,6 +57,7 @@ class Unclearable:
         # The block holds a round in play (a chip count awaiting the floorperson): the table closes only once that
         # round is complete, which nobody here brings about, so the demo stops the table without its close.
         self.stop_now = False
+        self._stuck: dict[str, str] = {}  # the blocks nobody here clears, once the table must stop: block -> why
 
     def heard(self, ev: JournaledEvent, service: TableService) -> bool:
         """True when the table must close now: `ev` announced a block and the table's blocks hold one that nobody in
@@ -79,6 +81,7 @@ class Unclearable:
                 log.warning("the table waits for a supervisor at the console", problem=message)
             return False
         self.stop_now = service.state.round is not None and service.state.phase not in CLOSES_AT_ONCE
+        self._stuck = stuck
         self.reason = message + (
             "\n  the round in play stays open in the journal: the table stopped without closing, and the decision is "
             "still due when it starts again"
@@ -87,12 +90,36 @@ class Unclearable:
         )
         return True
 
+    def stopped(self, state: TableState) -> DomainEvent:
+        """The journal's record of the stop `heard` decided, journaled before the close (or as the last event when the
+        table stops without one): a reader of the file, and the table started again on it, see a table stopped on
+        purpose on these blocks, not one that died; with a round open, that no wager moved without the person."""
+        rnd = state.round if self.stop_now else None
+        remedy = (
+            "the table stopped without closing: the round stays open in the journal, no wager moved; started again "
+            "on this journal it resumes the round, still awaiting the person named (docs/recovery.md)"
+            if rnd is not None
+            else "the table closes now; started again on this journal, the blocks stand until cleared"
+        )
+        payload = {
+            "by": "tablectl demo",
+            "blocks": dict(sorted(self._stuck.items())),
+            "awaiting": {block: self._remedy(block) for block in sorted(self._stuck)},
+            "closes": rnd is None,
+            "phase": state.phase.value,
+            "round_no": state.round.number if state.round is not None else None,
+            "remedy": remedy,
+        }
+        return DomainEvent("demo.stopped", None, payload, round_id=rnd.round_id if rnd is not None else None)
+
+    def _remedy(self, block: str) -> str:
+        return self._remedies.get(block) or FOR_A_PERSON.get(block, "a supervisor's signed clear_tilt")
+
     def _message(self, blocks: dict[str, str], journal: Path, topics: Topics) -> str:
         lines = ["the table is blocked, and nobody in the demo can clear it:"]
         for block, why in sorted(blocks.items()):
-            remedy = self._remedies.get(block) or FOR_A_PERSON.get(block, "a supervisor's signed clear_tilt")
             lines.append(f"  {block}: {why}")
-            lines.append(f"    what to do: {remedy}")
+            lines.append(f"    what to do: {self._remedy(block)}")
         if "tilt:rollback" in blocks:
             lines.append(
                 "  a demo started on a new --journal while its broker keeps the table's earlier anchor does this: run "

@@ -16,7 +16,7 @@ import structlog
 from controller.accounts import codec as accounts_codec
 from controller.config.table import TableConfig
 from controller.engine import sign
-from controller.engine.inputs import CriticalStateInvalid, Input, Recover
+from controller.engine.inputs import CriticalStateInvalid, Input, Recover, StopRecord
 from controller.engine.state import Phase, TableState
 from controller.progressive import codec as meter_codec
 from controller.progressive.model import MeterError
@@ -99,7 +99,16 @@ class Restore:
         )
         # A closed table opens as usual; one whose shuffler or shoe had faulted is recovered first, so the fault
         # stands before the devices' start-up identification is stepped (controller/engine/device_holds.py).
-        return state, ([] if state.phase is Phase.CLOSED and not state.device_faults else [Recover()])
+        return state, ([] if state.phase is Phase.CLOSED and not state.device_faults else [Recover(self._stopped())])
+
+    def _stopped(self) -> StopRecord | None:
+        """The stop on purpose the journal ends with (`demo.stopped`, controller/people/stuck.py), if it does."""
+        last = self.journal.critical.last_stop("demo.stopped")
+        if last is None:
+            return None
+        seq, by = last
+        log.info("the table was stopped on purpose before this start", seq=seq, by=by)
+        return StopRecord(seq, by or "unknown")  # a damaged row's: `journal verify` says so
 
     def _rolled_back(self) -> tuple[TableState, list[Input]]:
         """The journal lost committed events (or cannot be told not to have): the table starts blocked under the

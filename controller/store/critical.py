@@ -167,6 +167,24 @@ class CriticalBook:
         """Whether `seq` was sealed into an archive segment (an anchor of the broker's may name such a seq)."""
         return 0 < seq <= segments.head_of(self._db, self.table_id)[0]
 
+    def last_stop(self, type_: str) -> tuple[int, str | None] | None:
+        """(seq, its payload's `by`) when the table's last journaled event is of `type_` (a stop on purpose), else
+        None. Read in SQL, so a row damaged on disk cannot stop the start: its `by` reads as None (`journal verify`
+        reports the row)."""
+        row = self._db.execute(
+            "SELECT seq, type = ?, CASE WHEN json_valid(payload) AND json_type(payload, '$.by') = 'text' "
+            "THEN CAST(json_extract(payload, '$.by') AS BLOB) END "
+            "FROM events WHERE table_id = ? ORDER BY seq DESC LIMIT 1",
+            (type_, self.table_id),
+        ).fetchone()
+        if row is None or not row[1]:
+            return None
+        try:
+            by = bytes(row[2]).decode() if row[2] is not None else None
+        except UnicodeDecodeError:
+            by = None
+        return int(row[0]), by
+
     def open_round(self) -> tuple[str, int] | None:
         """(round_id, wagers accepted) of the journal's last round when it was neither completed nor voided: what a
         supervisor settles by hand when the stored state that held it cannot be restored."""

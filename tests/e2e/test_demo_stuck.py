@@ -67,7 +67,8 @@ def test_a_demo_on_a_new_journal_against_the_old_anchor_stops_with_the_remedy(tm
     assert again == 1 and "tablectl demo: the table is blocked" in err_again, err_again[-3000:]
     types = _types(second)
     assert "betting.opened" not in types
-    assert types.index("critical_state.invalid") < types.index("table.blocked") < types.index("table.closed")
+    assert types.index("critical_state.invalid") < types.index("table.blocked") < types.index("demo.stopped")
+    assert types.index("demo.stopped") < types.index("table.closed")
 
 
 async def test_with_a_person_at_the_console_the_demo_waits_and_says_why(tmp_path: Path) -> None:
@@ -118,4 +119,5 @@ def test_a_deck_removed_by_a_scripted_miscount_stops_the_demo_naming_the_remedy(
     assert "what to do: a new deck verified by a floorperson (`verify_deck`, docs/commands.md)" in said
     assert "tilt" not in said
     types = _types(journal)
-    assert "betting.opened" not in types and types.index("deck.removed") < types.index("table.closed")
+    assert "betting.opened" not in types and types.index("deck.removed") < types.index("demo.stopped")
+    assert types.index("demo.stopped") < types.index("table.closed")

@@ -37,6 +37,7 @@ NOT_MONEY = frozenset(
         "reserve_micro",
         # containers: their own fields are classified by name
         *("wagers", "totals", "contributions", "delta", "record", "pending", "identity", "blocks", "remaining"),
+        "after_stop",  # table.recovered: the stop on purpose it follows ({seq, by})
         *("bonuses", "reasons", "rules", "stations", "terminals", "terminals_unreachable", "wagers_offered"),
         "fault",  # device.unusable restored at a restart: the fault kept with the state (code, detail, since, round_no)
         "still_held",  # device.fault_cleared: the fault codes the device has not said cleared
@@ -55,7 +56,7 @@ NOT_MONEY = frozenset(
         *("request", "role", "round", "since", "spot", "stand_in", "street", "table_id", "takes_over", "terminal"),
         *("then", "tilt", "to", "verb", "wager", "was", "when"),
         # flags
-        *("acknowledged", "awaiting", "on", "optional_wagers_pending", "payout_limited", "restored"),
+        *("acknowledged", "awaiting", "closes", "on", "optional_wagers_pending", "payout_limited", "restored"),
         # values the doc quotes beside a field (a medium, a wager, a verb, a phase, a role): not fields
         *("attendant", "buy_in", "cash", "cash_out", "chips", "ticket", "five_card_hand_bonus", "magic_card_bonus"),
         *("lucky_bonus", "bind_player", "validate_jackpot", "cash_out_account", "claiming", "jackpot", "dealer"),
