@@ -8,6 +8,7 @@ pty, paced at 115200 baud where the test counts the return pair's bytes; frames 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -252,6 +253,19 @@ async def test_no_answer_is_still_due_once_every_identity_was_read(line: Any) ->
     ends with it, so a GROUP frame right after the start waits for nothing (LineWindow.replied). Counted as a v1
     exchange (an ACK, then the identity in a frame of its own), the last one stayed due until its line time, 27 ms after
     its write, and a reopening right after the start waited for it."""
-    _sim, _log, driver, _stations, _recorders = await line()
-    assert driver.link is not None
-    assert not driver.link.answers_due()
+    _sim, log, driver, _stations, _recorders = await line()
+    link = driver.link
+    assert link is not None
+    if link.answers_due():
+        # Only a copy can still be owed: a stall of this process past the ACK timeout (a loaded machine,
+        # tools/stall.py's SIGSTOP) had the host send an identify again, and the station answers the copy too, read
+        # after the start returned. Every identify sent once, nothing may be due.
+        identifies = Counter((s.frame.address, s.frame.seq) for s in forth(log.frames) if s.name == "identify")
+        assert max(identifies.values()) > 1, ("an answer is due, yet every identify went once", identifies)
+        link.hold()
+        try:
+            async with asyncio.timeout(5.0):  # a failure bound only
+                assert await link.clear_for_group(0.0)
+        finally:
+            link.unhold()
+    assert not link.answers_due()

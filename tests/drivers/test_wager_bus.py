@@ -45,6 +45,7 @@ from tests.drivers.bus_helpers import (
     all_online,
     bus_driver,
     commands_done,
+    own_locks,
     settled,
     watch_windows,
     watch_writes,
@@ -230,23 +231,31 @@ async def test_a_bad_check_value_is_no_confirmation_and_the_station_is_locked_al
 ) -> None:
     """Station 3's confirmation arrives with a wrong check value (what a collision or noise does): the host does not
     count it, and locks that station alone with a lock frame of its own once the window closed."""
-    _driver, stations, recorders = await bus(ack_timeout=0.05)
+    driver, stations, recorders = await bus(ack_timeout=0.05, heartbeat_interval=0)
     await all_online(recorders)
+    writes = watch_writes(driver)
     bus_sim.stations[3].damaged_slots = 1
     await lock_every_station(stations, recorders)
     await commands_done(stations)
     named = sorted(ADDRESSES.values())
     locks = lock_frames(bus_sim)
     assert locks[0] == (3, BROADCAST_ADDRESS, {"cmd": "lock", "stations": named})
-    # Station 3's lock after the window, the others' proofs of their pairs: one each.
-    assert sorted(locks[1:], key=lambda lock: lock[1]) == [(3, a, {"cmd": "lock"}) for a in named]
+    # Station 3's lock after the window, the others' proofs of their pairs: one each. A stall of this process past the
+    # 50 ms ACK timeout (a loaded machine; the simulated stations' answers are held with the host) has the host send a
+    # lock again: the same lock, its SEQ, an ACK timeout after the copy before (Writes.resent), nothing else.
+    assert set(writes.resent(0.05)) == set(named), writes
+    assert sorted({(v, a) for v, a, _m in locks[1:]}) == [(3, a) for a in named]
+    assert all(m == {"cmd": "lock"} for _v, _a, m in locks[1:]), locks
+    if len(writes.seen) == len(named):  # no copy: the line carried exactly one lock to each station
+        assert sorted(locks[1:], key=lambda lock: lock[1]) == [(3, a, {"cmd": "lock"}) for a in named]
     faults = {ev.code for r in recorders.values() for ev in r.seen if isinstance(ev, DeviceFault)}
     assert faults == {"line_noise"}  # the damaged pair is noise on the line, reported as such, and nothing else
 
 
 async def test_a_silent_station_misses_its_slot_and_its_own_lock_times_out(bus: StartBus, bus_sim: WagerBusSim) -> None:
-    _driver, stations, recorders = await bus(ack_timeout=0.05, retries=2)
+    driver, stations, recorders = await bus(ack_timeout=0.05, retries=2, heartbeat_interval=0)
     await all_online(recorders)
+    writes = watch_writes(driver)
     await bus_sim.stations[3].inject(Fault(FaultKind.NO_REPLY))
     await asyncio.gather(*(s.lock() for s in stations.values()))
     others = [seat for seat in SEATS if seat != 3]
@@ -257,8 +266,13 @@ async def test_a_silent_station_misses_its_slot_and_its_own_lock_times_out(bus: 
     await commands_done(stations)
     addressed = [address for _v, address, _m in lock_frames(bus_sim)]
     assert addressed[0] == BROADCAST_ADDRESS
-    # Its own lock, sent 1 + 2 times; each other station's proof of its pair, once.
-    assert sorted(addressed[1:]) == sorted([ADDRESSES[3]] * 3 + [a for seat, a in ADDRESSES.items() if seat != 3])
+    # Its own lock, sent 1 + 2 times; each other station's proof of its pair, once: one lock each (Writes.resent), and
+    # a copy of a proof only after a stall of this process past the 50 ms ACK timeout.
+    assert set(writes.resent(0.05)) == set(ADDRESSES.values()), writes
+    assert {a: len(seqs) for a, seqs in own_locks(bus_sim).items()} == {a: 1 for a in ADDRESSES.values()}
+    assert addressed[1:].count(ADDRESSES[3]) == 3
+    if len(writes.seen) == 3 + len(others):  # no proof sent again: the line carried exactly these
+        assert sorted(addressed[1:]) == sorted([ADDRESSES[3]] * 3 + [a for seat, a in ADDRESSES.items() if seat != 3])
 
 
 async def test_a_station_that_confirmed_in_its_slot_but_never_answers_its_proof_is_a_timeout(
@@ -267,24 +281,43 @@ async def test_a_station_that_confirmed_in_its_slot_but_never_answers_its_proof_
     """Station 3 confirms in its slot, then hangs as it takes the lock of its own that proves its pair: its link has
     ACKed that lock, and no `locked` follows. An ACK alone proves nothing: once the exchange's time (the ACK timeout,
     1 + retries times) passed without its `locked`, the seat's lock is reported as not acknowledged (`timeout`)."""
-    _driver, stations, recorders = await bus(ack_timeout=0.05, retries=2)
+    driver, stations, recorders = await bus(ack_timeout=0.05, retries=2, heartbeat_interval=0)
     await all_online(recorders)
+    windows, writes = watch_windows(driver), watch_writes(driver)
     await bus_sim.stations[3].inject(Fault(FaultKind.NO_REPLY), Trigger("lock", 2))
-    await lock_every_station(stations, recorders)  # every seat, 3 included, confirmed in its slot
+    await asyncio.gather(*(s.lock() for s in stations.values()))
+    others = [seat for seat in SEATS if seat != 3]
+    acks = await asyncio.gather(*(recorders[seat].next(LockAcknowledged) for seat in others))
+    assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in others]
     await commands_done(stations)
     fault = await recorders[3].next(DeviceFault)
-    assert (fault.code, fault.detail) == (
-        "timeout",
-        "lock: its slot pair was never confirmed by a frame of its own: ACKed, but no `locked` followed",
-    )
+    late = windows.late(0.05)  # each station locked alone after the window: at least the ACK timeout after it
+    if ADDRESSES[3] in late:
+        # A stall of this process (a loaded machine) held station 3's slot pair, sent by the simulated station in this
+        # process, past the window: the host locked it alone, and that lock is the one it hangs on. The scenario did
+        # not arise; the seat is still not reported locked, and its lock is a timeout.
+        assert fault.code == "timeout" and fault.detail.startswith("lock:"), fault
+        assert not any(isinstance(ev, LockAcknowledged) for ev in recorders[3].seen)
+    else:
+        # Confirmed in its slot (next() passed that report by on its way to the fault).
+        assert [ev.locked for ev in recorders[3].seen if isinstance(ev, LockAcknowledged)] == [True]
+        assert (fault.code, fault.detail) == (
+            "timeout",
+            "lock: its slot pair was never confirmed by a frame of its own: ACKed, but no `locked` followed",
+        )
+        assert stations[3].locked_by_slot_alone
     locks = lock_frames(bus_sim)
     assert locks[0][1] == BROADCAST_ADDRESS
-    assert sorted(address for _v, address, _m in locks[1:]) == sorted(ADDRESSES.values())
-    others = [ev for seat, r in recorders.items() if seat != 3 for ev in r.seen if isinstance(ev, DeviceFault)]
-    assert others == []
-    assert stations[3].locked_by_slot_alone and not any(
-        stations[seat].locked_by_slot_alone for seat in SEATS if seat != 3
-    )
+    # One lock of its own to each station (its proof, or its lock after the window); a copy only after a stall.
+    assert set(writes.resent(0.05)) == set(ADDRESSES.values()), writes
+    assert {a: len(seqs) for a, seqs in own_locks(bus_sim).items()} == {a: 1 for a in ADDRESSES.values()}
+    if len(writes.seen) == len(SEATS) + 2:  # station 3's lock and its two retries, nothing sent again
+        assert sorted(address for _v, address, _m in locks[1:]) == sorted(
+            [*ADDRESSES.values(), ADDRESSES[3], ADDRESSES[3]]
+        )
+    faults = [ev for seat, r in recorders.items() if seat != 3 for ev in r.seen if isinstance(ev, DeviceFault)]
+    assert faults == []
+    assert not any(stations[seat].locked_by_slot_alone for seat in SEATS if seat != 3)
 
 
 async def test_a_v2_station_keeps_the_line_on_the_v2_broadcast(bus_sim: WagerBusSim, bus: StartBus) -> None:
