@@ -232,12 +232,17 @@ async def test_lights_asked_both_ways_are_two_group_frames_and_a_burnt_lamp_answ
     assert not alone_at or not event_at or event_at[0] > alone_at[0], (windows, event_at)
     own = [seen.frame for seen in back(frames) if seen.frame.kind == Kind.DATA]
     assert own, "seat 5 sent no `light` of its own"
-    # Seat 5's `light` sent again (its SEQ) only when the host's ACK of it came after the station's own timeout.
-    assert {(f.address, f.seq, tuple(decode_message(f.payload).items())) for f in own} == {
-        (ADDRESSES[5], own[0].seq, (("evt", "light"), ("on", False)))
+    # Seat 5's `light` sent again (its SEQ) only when the host's ACK of it came after the station's own timeout; a
+    # second one (a SEQ of its own) only as its answer to the host's `light` to it alone, sent when a stall of this
+    # process (the simulated station held with the host) kept the first from being read in time.
+    assert {(f.address, tuple(decode_message(f.payload).items())) for f in own} == {
+        (ADDRESSES[5], (("evt", "light"), ("on", False)))
     }, own
+    assert len({f.seq for f in own}) <= (2 if ADDRESSES[5] in late else 1), (own, late)
     host = [seen.frame for seen in forth(frames) if seen.frame.kind != Kind.GROUP]
-    assert [f.address for f in host if f.kind == Kind.ACK] == [ADDRESSES[5]] * len(own)
+    # An ACK of each of its frames; of a copy sent again, the last ACK may still be on its way when the line settled.
+    acks = [f.address for f in host if f.kind == Kind.ACK]
+    assert set(acks) <= {ADDRESSES[5]} and len({f.seq for f in own}) <= len(acks) <= len(own), (acks, own)
     commands = [f for f in host if f.kind != Kind.ACK]
     assert all(f.kind == Kind.DATA for f in commands) and {f.address for f in commands} == late, (commands, late)
     assert len({(f.address, f.seq) for f in commands}) == len(late)  # a copy is the same command, not a second one
