@@ -216,23 +216,33 @@ async def test_v3_lock_is_one_group_frame_confirmed_in_slots(bus: StartBus, bus_
     address order); each seat's LockAcknowledged comes from its own confirmation. Once the window closed, each station
     gets a lock of its own, whose answer proves what its two bytes said (docs/protocol.md section 13, "Collisions and
     noise"), not reported to the controller again."""
-    driver, stations, recorders = await bus()
+    driver, stations, recorders = await bus(heartbeat_interval=0)
     await all_online(recorders)
     assert {s.protocol_version for s in stations.values()} == {4}  # v3's frames and GROUP lock, and v4's
+    windows, writes = watch_windows(driver), watch_writes(driver)
     await lock_every_station(stations, recorders)
     assert all(bus_sim.stations[seat].locked for seat in SEATS)
     await commands_done(stations)
+    late = windows.late(driver.settings.ack_timeout)
     named = sorted(ADDRESSES.values())
     locks = lock_frames(bus_sim)
     assert locks[0] == (3, BROADCAST_ADDRESS, {"cmd": "lock", "stations": named})
-    assert sorted(locks[1:], key=lambda lock: lock[1]) == [(3, a, {"cmd": "lock"}) for a in named]
+    # One proof each; a copy (its SEQ, an ACK timeout after the one before) only after a stall of this process.
+    assert set(writes.resent(driver.settings.ack_timeout)) == set(named), writes
+    assert {a: len(seqs) for a, seqs in own_locks(bus_sim).items()} == {a: 1 for a in named}
+    assert all(lock[::2] == (3, {"cmd": "lock"}) for lock in locks[1:]), locks
+    if len(writes.seen) == len(named):
+        assert sorted(locks[1:], key=lambda lock: lock[1]) == [(3, a, {"cmd": "lock"}) for a in named]
     acks = [ev for r in recorders.values() for ev in r.seen if isinstance(ev, LockAcknowledged)]
     assert sorted(ack.seat for ack in acks) == list(SEATS)
     group = next(f for f in bus_sim.heard if f.kind == Kind.GROUP)
     for slot, seat in enumerate(SEATS):
         assert bus_sim.stations[seat].slot_history == [(slot, slot_confirmation(ADDRESSES[seat], group.seq))]
     assert driver.link is not None and driver.link.data_versions[3] >= 7
-    assert not any(isinstance(ev, DeviceFault) for r in recorders.values() for ev in r.seen)
+    # A stall of this process (the simulated stations held with the host) past the window: the pairs read after it
+    # are line noise (each such station locked alone, Windows.late). Without one, no fault at all.
+    faults = {ev.code for r in recorders.values() for ev in r.seen if isinstance(ev, DeviceFault)}
+    assert faults <= ({"line_noise"} if late else set()), (faults, late)
 
 
 async def test_a_bad_check_value_is_no_confirmation_and_the_station_is_locked_alone(
