@@ -39,6 +39,7 @@ from tests.drivers.bus_helpers import (
     stop_lines,
     watch_windows,
 )
+from tests.drivers.loop_pauses import LoopPauses
 from tests.drivers.pty_host import BOUND, pty_host, read_seqs
 
 STATION = 11
@@ -112,31 +113,6 @@ def _collisions(sim: WagerBusSim) -> list[int]:
     return damaged
 
 
-class _Pauses:
-    """The longest this process went without a turn of its event loop while watched (a stall: a loaded machine, or
-    tools/stall.py's SIGSTOP): the simulated stations share the process, so a stall holds their answers too, which
-    stations on a real line would have sent meanwhile. Sampled every TICK; used only to say which assertions hold."""
-
-    TICK = 0.002
-
-    def __init__(self) -> None:
-        self.longest = 0.0
-        self._task = asyncio.ensure_future(self._watch())
-
-    async def _watch(self) -> None:
-        loop = asyncio.get_running_loop()
-        last = loop.time()
-        while True:
-            await asyncio.sleep(self.TICK)
-            now = loop.time()
-            self.longest = max(self.longest, now - last - self.TICK)
-            last = now
-
-    async def stop(self) -> None:
-        self._task.cancel()
-        await asyncio.gather(self._task, return_exceptions=True)
-
-
 def _answers_read(link: BusLink, address: int) -> list[float]:
     """The loop's time as each answer from `address` is read (LineWindow.answer_read): the first one's, once the
     station's answer to the copy is late, starts that answer's line time, which the GROUP frame waits for."""
@@ -160,7 +136,7 @@ async def test_a_group_lock_after_a_late_identity_is_kept() -> None:
     exchange. Before, the GROUP frame went at once, the second identity crossed its slots and every station was locked
     on its own after the ACK timeout; now the GROUP frame waits for that identity (9 ms) and every pair is taken."""
     started: Started = []
-    pauses = _Pauses()
+    pauses = LoopPauses()
     try:
         sim, log, driver, stations, recorders = await start_line(started)
         link = driver.link

@@ -8,6 +8,7 @@ pty, paced at 115200 baud where the test counts the return pair's bytes; frames 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -231,12 +232,17 @@ async def test_lights_asked_both_ways_are_two_group_frames_and_a_burnt_lamp_answ
     assert not alone_at or not event_at or event_at[0] > alone_at[0], (windows, event_at)
     own = [seen.frame for seen in back(frames) if seen.frame.kind == Kind.DATA]
     assert own, "seat 5 sent no `light` of its own"
-    # Seat 5's `light` sent again (its SEQ) only when the host's ACK of it came after the station's own timeout.
-    assert {(f.address, f.seq, tuple(decode_message(f.payload).items())) for f in own} == {
-        (ADDRESSES[5], own[0].seq, (("evt", "light"), ("on", False)))
+    # Seat 5's `light` sent again (its SEQ) only when the host's ACK of it came after the station's own timeout; a
+    # second one (a SEQ of its own) only as its answer to the host's `light` to it alone, sent when a stall of this
+    # process (the simulated station held with the host) kept the first from being read in time.
+    assert {(f.address, tuple(decode_message(f.payload).items())) for f in own} == {
+        (ADDRESSES[5], (("evt", "light"), ("on", False)))
     }, own
+    assert len({f.seq for f in own}) <= (2 if ADDRESSES[5] in late else 1), (own, late)
     host = [seen.frame for seen in forth(frames) if seen.frame.kind != Kind.GROUP]
-    assert [f.address for f in host if f.kind == Kind.ACK] == [ADDRESSES[5]] * len(own)
+    # An ACK of each of its frames; of a copy sent again, the last ACK may still be on its way when the line settled.
+    acks = [f.address for f in host if f.kind == Kind.ACK]
+    assert set(acks) <= {ADDRESSES[5]} and len({f.seq for f in own}) <= len(acks) <= len(own), (acks, own)
     commands = [f for f in host if f.kind != Kind.ACK]
     assert all(f.kind == Kind.DATA for f in commands) and {f.address for f in commands} == late, (commands, late)
     assert len({(f.address, f.seq) for f in commands}) == len(late)  # a copy is the same command, not a second one
@@ -252,6 +258,19 @@ async def test_no_answer_is_still_due_once_every_identity_was_read(line: Any) ->
     ends with it, so a GROUP frame right after the start waits for nothing (LineWindow.replied). Counted as a v1
     exchange (an ACK, then the identity in a frame of its own), the last one stayed due until its line time, 27 ms after
     its write, and a reopening right after the start waited for it."""
-    _sim, _log, driver, _stations, _recorders = await line()
-    assert driver.link is not None
-    assert not driver.link.answers_due()
+    _sim, log, driver, _stations, _recorders = await line()
+    link = driver.link
+    assert link is not None
+    if link.answers_due():
+        # Only a copy can still be owed: a stall of this process past the ACK timeout (a loaded machine,
+        # tools/stall.py's SIGSTOP) had the host send an identify again, and the station answers the copy too, read
+        # after the start returned. Every identify sent once, nothing may be due.
+        identifies = Counter((s.frame.address, s.frame.seq) for s in forth(log.frames) if s.name == "identify")
+        assert max(identifies.values()) > 1, ("an answer is due, yet every identify went once", identifies)
+        link.hold()
+        try:
+            async with asyncio.timeout(5.0):  # a failure bound only
+                assert await link.clear_for_group(0.0)
+        finally:
+            link.unhold()
+    assert not link.answers_due()

@@ -109,16 +109,20 @@ def identities(wire: LineLog) -> dict[int, OnLine]:
         if not seen.from_host and seen.name == "identity":
             message = decode_message(seen.frame.payload)
             address = seen.frame.address if seen.frame.version != VERSION else message["src"]
-            assert address not in found, f"station {address} sent its identity twice"
-            found[address] = seen
+            # A station sends its identity again, the same frame, when the host's ACK comes after its ACK timeout
+            # (section 4): a stall of this process holds the host's ACK and the simulated station's timer alike.
+            assert address not in found or found[address].frame == seen.frame, f"station {address}: two identities"
+            found.setdefault(address, seen)
     return found
 
 
 async def test_seven_v3_stations_answer_in_v3_in_half_the_bytes(bus_sim: WagerBusSim) -> None:
     wire, online, driver = await start_bus(bus_sim, protocol=3)  # v3 (v4 in test_bus_v4.py)
     try:
-        identifies = [decode_message(s.frame.payload) for s in wire.frames if s.from_host and s.name == "identify"]
-        assert len(identifies) == 7 and all(m["protocols"] == [1, 2, 3] for m in identifies)
+        sent = [s.frame for s in wire.frames if s.from_host and s.name == "identify"]
+        # One identify to each station; a copy (the same frame) only after a stall past the ACK timeout.
+        assert len(set(sent)) == 7 and len({f.address for f in sent}) == 7, sent
+        assert all(decode_message(f.payload)["protocols"] == [1, 2, 3] for f in sent)
         answers = identities(wire)
         assert sorted(answers) == sorted(ADDRESSES.values())
         for seat, address in ADDRESSES.items():
@@ -144,7 +148,9 @@ async def test_seven_v3_stations_answer_in_v3_in_half_the_bytes(bus_sim: WagerBu
         ]
         # The start on the return pair: an ACK of each identify (v1, the identify's version) and one identity each.
         back = [(s.frame.kind, s.frame.version) for s in wire.frames if not s.from_host]
-        assert sorted(back) == sorted([(Kind.ACK, VERSION)] * 7 + [(Kind.DATA, VERSION_3)] * 7)
+        if len(sent) == 7 and back.count((Kind.DATA, VERSION_3)) == 7:  # nothing sent again (a stall's copies)
+            assert sorted(back) == sorted([(Kind.ACK, VERSION)] * 7 + [(Kind.DATA, VERSION_3)] * 7)
+        assert set(back) == {(Kind.ACK, VERSION), (Kind.DATA, VERSION_3)}, back
         assert {s.protocol_version for s in driver.stations.values()} == {3}
     finally:
         await asyncio.gather(*(s.stop() for s in driver.stations.values()))
@@ -167,8 +173,11 @@ async def test_older_stations_answer_in_their_own_version(bus_sim: WagerBusSim) 
 async def test_a_host_kept_to_v1_offers_nothing_and_is_answered_in_v1(bus_sim: WagerBusSim) -> None:
     wire, _online, driver = await start_bus(bus_sim, protocol=1)
     try:
-        identifies = [decode_message(s.frame.payload) for s in wire.frames if s.from_host and s.name == "identify"]
-        assert len(identifies) == 7 and not any("protocols" in m for m in identifies)
+        sent = [s.frame for s in wire.frames if s.from_host and s.name == "identify"]
+        # One identify to each station. A stall of this process past the ACK timeout (a loaded machine, the simulated
+        # stations' answers held with the host) has the host send one again: a copy, byte for byte the same frame.
+        assert len({f.address for f in sent}) == 7 and len(set(sent)) == 7, sent
+        assert not any("protocols" in decode_message(f.payload) for f in sent)
         assert {s.frame.version for s in identities(wire).values()} == {VERSION}
     finally:
         await asyncio.gather(*(s.stop() for s in driver.stations.values()))

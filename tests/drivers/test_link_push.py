@@ -19,6 +19,7 @@ from drivers.reference.link import IDLE_EXPIRY, Link
 from drivers.reference.transport import PushReader
 from drivers.serial_port import open_serial
 from drivers.sim.pty import PtyEndpoint
+from tests.drivers.loop_pauses import LoopPauses
 
 TIMEOUT = 5.0
 
@@ -48,16 +49,21 @@ async def test_a_device_frame_is_acked_and_delivered_in_the_read_that_brought_it
     host = Link(reader, writer, local_address=HOST_ADDRESS, peer_address=1, on_data=on_data, name="host")
     host.version = VERSION_3
     host.start()
+    pauses = LoopPauses()
     try:
         async with asyncio.timeout(TIMEOUT):
             await host.send({"cmd": "lock"})
             await device.send({"evt": "wager", "spot": "ante", "amount_cents": 500})
+        await pauses.stop()
         assert seen == [
             (encode_message({"evt": "locked"}, VERSION_3), False, True),
             (encode_message({"evt": "wager", "spot": "ante", "amount_cents": 500}, VERSION_3), False, True),
         ]
-        assert host.data_versions[VERSION_3] == 2
+        # Two frames read; a third only if a stall of this process past the device's ACK timeout (the device is held
+        # with the host) had it send its wager again, the copy then ACKed and not delivered twice (above).
+        assert host.data_versions[VERSION_3] == 2 or pauses.longest >= device.ack_timeout / 2, pauses.longest
     finally:
+        await pauses.stop()
         await host.close()
         await device.close()
         endpoint.close()

@@ -7,12 +7,14 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import tomllib
+from pathlib import Path
 
 import pytest
 import serial
 import serial_asyncio_fast
 
-from drivers.serial_port import _Port, open_serial
+from drivers.serial_port import _fixed_upstream, _Port, open_serial
 
 
 async def test_bytes_arrive_as_written_both_ways() -> None:
@@ -178,3 +180,16 @@ def test_a_write_to_a_full_port_returns_at_once() -> None:
         port.close()
         os.close(master)
         os.close(slave)
+
+
+def test_the_pin_and_the_version_gate_agree() -> None:
+    """pyproject.toml allows pyserial-asyncio-fast from 0.16, the last release without PR #36's fix (still open; no
+    later release by 2026-11-28): the transport's workaround is kept for 0.16 and its patch releases, and left to the
+    library from the next minor release on, which the pin allows up to 1.0 (test_a_drained_write_leaves_the_loop_alone
+    then says whether that release really has the fix)."""
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
+    pins = [d for d in project["dependencies"] if d.startswith("pyserial-asyncio-fast")]
+    assert pins == ["pyserial-asyncio-fast>=0.16,<1"]
+    assert not _fixed_upstream("0.16") and not _fixed_upstream("0.16.1")
+    assert _fixed_upstream("0.17") and _fixed_upstream("0.17.0") and _fixed_upstream("0.100")
+    assert not _fixed_upstream("unknown")

@@ -33,12 +33,24 @@ from drivers.reference.framing import (
 from drivers.reference.wager_bus import BusWagerStation, ReferenceWagerBus
 from drivers.registry import create_driver
 from drivers.sim.wager_bus import WagerBusSim
-from tests.drivers.bus_helpers import ADDRESSES, SEATS, Recorder, all_online, commands_done, settled
+from tests.drivers.bus_helpers import (
+    ADDRESSES,
+    SEATS,
+    Recorder,
+    Writes,
+    all_online,
+    commands_done,
+    own_locks,
+    settled,
+    watch_writes,
+)
 
 MISSED = 3  # the seat whose station misses the GROUP lock
 FALSE_PAIR = "wager from a station its slot pair counted as locked: the pair was false, locking it on its own"
 
-Started = tuple[WagerBusSim, dict[int, BusWagerStation], dict[int, Recorder]]
+# The simulated line, the host's stations, what each reported, and each copy of a frame the host wrote to one station
+# from the lock on (a stall of this process past the ACK timeout has the host send a proof again: Writes.resent).
+Started = tuple[WagerBusSim, dict[int, BusWagerStation], dict[int, Recorder], Writes]
 
 
 @pytest.fixture
@@ -53,6 +65,7 @@ async def line() -> AsyncIterator[Started]:
             "port": sim.port,
             "stations": [{"seat": seat, "address": address} for seat, address in ADDRESSES.items()],
             "ack_timeout": 0.1,
+            "heartbeat_interval": 0,  # nothing on the line but the lock-out
         },
     )
     assert isinstance(driver, ReferenceWagerBus)
@@ -61,7 +74,7 @@ async def line() -> AsyncIterator[Started]:
     try:
         await all_online(recorders)
         await settled(sim)
-        yield sim, dict(driver.stations), recorders
+        yield sim, dict(driver.stations), recorders, watch_writes(driver)
     finally:
         await asyncio.gather(*(s.stop() for s in driver.stations.values()))
         await sim.stop()
@@ -100,6 +113,18 @@ async def _lock_every_station(stations: dict[int, BusWagerStation], recorders: d
     assert [(a.seat, a.locked) for a in acks] == [(seat, True) for seat in SEATS]
 
 
+def _one_lock_each(sim: WagerBusSim, writes: Writes, named: list[int]) -> None:
+    """Each station was written one lock of its own after the GROUP frame (its pair's proof, or its lock after the
+    window): copies only as that lock sent again an ACK timeout after the copy before (a stall of this process, whose
+    simulated stations' answers are held with the host), and with no copy the line carried exactly one each."""
+    assert set(writes.resent(0.1)) == set(named), writes
+    assert {a: len(seqs) for a, seqs in own_locks(sim).items()} == {a: 1 for a in named}
+    locks = _locks(sim)
+    assert all(m == {"cmd": "lock"} for _a, m in locks[1:]), locks
+    if len(writes.seen) == len(named):
+        assert sorted(a for a, _m in locks[1:]) == named, locks
+
+
 def _lock_acks(recorders: dict[int, Recorder]) -> dict[int, list[bool]]:
     return {seat: [e.locked for e in r.seen if isinstance(e, LockAcknowledged)] for seat, r in recorders.items()}
 
@@ -112,15 +137,14 @@ async def test_a_false_slot_pair_is_proven_by_a_lock_of_its_own_though_the_stati
     pair alone gets a lock frame of its own, whose answer is a whole frame: station 3 locks. Before, it stayed open
     until its next frame (a wager, which the safety net below relocks on). The proofs' answers are not reported to the
     controller a second time."""
-    sim, stations, recorders = line
+    sim, stations, recorders, writes = line
     _collision(sim, hit=2)
     await _lock_every_station(stations, recorders)
     await commands_done(stations)
     assert sim.stations[MISSED].locked
     named = sorted(ADDRESSES.values())
-    locks = _locks(sim)
-    assert locks[0] == (BROADCAST_ADDRESS, {"cmd": "lock", "stations": named})
-    assert sorted(locks[1:], key=lambda lock: lock[0]) == [(a, {"cmd": "lock"}) for a in named]
+    assert _locks(sim)[0] == (BROADCAST_ADDRESS, {"cmd": "lock", "stations": named})
+    _one_lock_each(sim, writes, named)
     assert _lock_acks(recorders) == {seat: [True] for seat in SEATS}
     assert all(not s.locked_by_slot_alone for s in stations.values())
 
@@ -131,7 +155,7 @@ async def test_a_wager_after_a_false_slot_pair_has_the_station_locked_on_its_own
     pair false, has the station locked at once, and is logged; the wager itself goes on to the controller, which
     refuses a wager after "no more bets" (controller/engine/betting.py; tests/engine/test_round_655a.py,
     test_wager_after_no_more_bets_is_rejected_and_not_counted)."""
-    sim, stations, recorders = line
+    sim, stations, recorders, _writes = line
     placed = _collision(sim, hit=2, wager=True)
     with capture_logs() as logs:
         await _lock_every_station(stations, recorders)
@@ -146,9 +170,11 @@ async def test_a_wager_after_a_false_slot_pair_has_the_station_locked_on_its_own
     assert locks[0] == (BROADCAST_ADDRESS, {"cmd": "lock", "stations": named})
     # Every other station's proof once; station 3 its proof and the relock, or the relock alone (the wager read before
     # its proof was written).
-    own = sorted(a for a, _m in locks[1:])
-    assert [a for a in own if a != ADDRESSES[MISSED]] == [a for a in named if a != ADDRESSES[MISSED]]
-    assert own.count(ADDRESSES[MISSED]) in (1, 2)
+    # (A copy, the same lock sent again after a stall of this process past the ACK timeout, has its lock's SEQ.)
+    own = {a: len(seqs) for a, seqs in own_locks(sim).items()}
+    assert {a: n for a, n in own.items() if a != ADDRESSES[MISSED]} == {a: 1 for a in named if a != ADDRESSES[MISSED]}
+    assert own[ADDRESSES[MISSED]] in (1, 2)
+    assert all(m == {"cmd": "lock"} for _a, m in locks[1:]), locks
     warned = [e for e in logs if e["event"] == FALSE_PAIR]
     assert [(e["log_level"], e["device"], e["spot"]) for e in warned] == [("warning", "wager_station_3", "ante")]
 
@@ -159,15 +185,14 @@ async def test_a_damaged_frame_whose_vk_survived_is_no_confirmation_and_the_stat
     """SOF hit, VK intact: the parser does not take the ADDR and SEQ after a frame's VK for a pair, so station 3 is
     still awaited when the window closes and is locked with a frame of its own then, without any wager needed (the
     six others each get their proof)."""
-    sim, stations, recorders = line
+    sim, stations, recorders, writes = line
     _collision(sim, hit=1)
     with capture_logs() as logs:
         await _lock_every_station(stations, recorders)  # station 3's LockAcknowledged: its REPLY to its own lock
         await commands_done(stations)
     assert sim.stations[MISSED].locked
     named = sorted(ADDRESSES.values())
-    locks = _locks(sim)
-    assert locks[0] == (BROADCAST_ADDRESS, {"cmd": "lock", "stations": named})
-    assert sorted(locks[1:], key=lambda lock: lock[0]) == [(a, {"cmd": "lock"}) for a in named]
+    assert _locks(sim)[0] == (BROADCAST_ADDRESS, {"cmd": "lock", "stations": named})
+    _one_lock_each(sim, writes, named)
     assert _lock_acks(recorders) == {seat: [True] for seat in SEATS}
     assert [e for e in logs if e["event"] == FALSE_PAIR] == []
