@@ -15,6 +15,7 @@ primary's synchronous_standby_names, so a commit returns only once the standby h
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import re
@@ -239,10 +240,10 @@ class PgCluster:
                 if ADDRESS_IN_USE in this_start:
                     raise PortTaken(self.port, this_start.strip())
                 raise ClusterError(f"postgres exited with {proc.returncode} while starting:\n{self.log_tail()}")
-            try:
-                answered = self._data_directory()
-            except psycopg.OperationalError:
-                answered = None
+            answered = None
+            if self._says_ready(proc.pid):
+                with contextlib.suppress(psycopg.OperationalError):
+                    answered = self._data_directory()
             if answered is not None and Path(answered).resolve() == self.data.resolve():
                 return
             # Another server answering on our port (the other xdist worker's cluster bound it first) is not ours
@@ -251,6 +252,18 @@ class PgCluster:
                 other = f" (the server of {answered} answers on port {self.port})" if answered else ""
                 raise ClusterError(f"postgres did not accept connections within {timeout}s{other}:\n{self.log_tail()}")
             time.sleep(0.05)
+
+    def _says_ready(self, pid: int) -> bool:
+        """Whether this postmaster says it accepts connections (postmaster.pid's status line, as `pg_ctl -w` reads
+        it): until then the port may be another's, and a poll would knock on it (a listener that never answers held
+        each attempt for libpq's 2 s connect timeout). A file we cannot read leaves it to the poll."""
+        try:
+            lines = (self.data / "postmaster.pid").read_text().splitlines()
+        except PermissionError:
+            return True
+        except OSError:
+            return False
+        return len(lines) >= 8 and lines[0].strip() == str(pid) and lines[7].strip() in ("ready", "standby")
 
     def _data_directory(self) -> str:
         """The data directory of the server answering on our port: ours, or another cluster's that holds it."""

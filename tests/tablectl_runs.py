@@ -10,7 +10,7 @@ import io
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -59,12 +59,28 @@ def here(*args: str | Path) -> subprocess.CompletedProcess[str]:
     """`in_process` without capsys: the command's stdout and stderr (its log lines too: they go to the stderr of the
     moment) caught in strings of its own. A command run this way costs no interpreter start and import of its verb
     (some 0.4 s each, seconds on a loaded machine); a test of the process itself (its exit on a signal, a hang a
-    timeout bounds, its environment) runs `tablectl` instead."""
+    timeout bounds, its environment) runs `tablectl` instead. NO_STATE holds for the command as for `tablectl`'s
+    child."""
     argv = [str(a) for a in args]
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _no_state():
         try:
             rc = main(argv)
         except SystemExit as exit_:
             rc = int(exit_.code or 0)
     return subprocess.CompletedProcess(argv, rc, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def _no_state() -> Iterator[None]:
+    """NO_STATE in this process's environment while a command runs in it; what was there before, after."""
+    saved = {name: os.environ.get(name) for name in NO_STATE}
+    os.environ.update(NO_STATE)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

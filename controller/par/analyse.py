@@ -58,16 +58,10 @@ def chapter_684a_strategy(rules: Chapter684aRules) -> chapter_684a.Strategy:
     return _chapter_684a_strategy(rules.model_dump_json(by_alias=True))
 
 
-@cache
-def _three_card_prime_strategy(settings: str) -> three_card_prime.Strategy:
-    rules = ThreeCardPrimeRules.model_validate_json(settings)
-    return three_card_prime.analyse_main(rules, three_card_prime.rank_all(rules)).strategy
-
-
 def three_card_prime_strategy(rules: ThreeCardPrimeRules) -> three_card_prime.Strategy:
     """The optimal 679a.7(d)(1) play or fold under the Rules Submission's ranking and odds, computed once per set of
-    rules."""
-    return _three_card_prime_strategy(rules.model_dump_json(by_alias=True))
+    rules (the sheet's main game, three_card_prime.main_game)."""
+    return three_card_prime.main_game(rules).strategy
 
 
 Strategy = stud.Strategy | let_it_ride.Strategy | three_card_prime.Strategy | chapter_684a.Strategy

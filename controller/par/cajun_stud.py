@@ -91,12 +91,14 @@ class MainGame:
     strategy_tables: tuple[StrategyTable, ...]
 
 
+@cache
 def analyse_main(
     letter: str, ante_cents: int | None = None, limit_cents: int | None = None, ties: stud.Ties = "less"
 ) -> MainGame:
     """The Ante and Raise Wagers under 683a.12(a) paytable `letter` and the strategy that maximises the player's
     expected result (per Ante, or in cents at `ante_cents` with the payout limit), solved by controller.par.stud as
-    Mississippi Stud is; `ties` as there ("less": fold or the smaller Raise on an exact tie, "more": the larger)."""
+    Mississippi Stud is; `ties` as there ("less": fold or the smaller Raise on an exact tie, "more": the larger).
+    Made once a process for each set of arguments (its strategy read-only, controller.par.stud)."""
     labels = stud.Labels(
         outcomes=tuple(outcome_names(letter)),
         points=(POINTS[1], POINTS[2], POINTS[3]),

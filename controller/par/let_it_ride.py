@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import cache
 from math import comb
 
 import numpy as np
@@ -73,6 +74,10 @@ class Strategy:
     bet1: npt.NDArray[np.int8]
     bet2: npt.NDArray[np.int8]
 
+    def __post_init__(self) -> None:
+        # Shared: analyse_main is made once a process, and every sheet and simulated player reads it.
+        self.bet1.flags.writeable = self.bet2.flags.writeable = False
+
     def rides(self, cards: list[int], riding: int) -> bool:
         from controller.par.combos import index_unsorted
 
@@ -103,6 +108,8 @@ def _backward(
     return np.maximum(withdraw, ride), d3, d4
 
 
+# Made once a process for each set of arguments (the strategy's arrays are read-only): every sheet and player shares it.
+@cache
 def analyse_main(letter: str, bet_cents: int | None = None, limit_cents: int | None = None) -> MainGame:
     pay = payoffs(letter, bet_cents, limit_cents)
     unit = 1 if bet_cents is None else bet_cents

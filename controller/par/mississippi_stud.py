@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import cache
 from math import comb
 
 import numpy as np
@@ -63,12 +64,13 @@ class MainGame:
     strategy_tables: tuple[StrategyTable, ...]
 
 
+@cache
 def analyse_main(ante_cents: int | None = None, limit_cents: int | None = None, ties: stud.Ties = "less") -> MainGame:
     """The Ante and Street Wagers under the strategy that maximises the player's expected result (per Ante unit, or
     in cents at `ante_cents` with the payout limit), solved by controller.par.stud. Where folding and betting, or two
     multiples, have exactly the same expected result, `ties` says which is taken: "less" (the sheet's: no more at
     risk for nothing) or "more". The house edge is the same either way; the average total wager and the element of
-    risk are not."""
+    risk are not. Made once a process for each set of arguments: every 655a config's sheet reads the per-Ante one."""
     labels = stud.Labels(
         outcomes=OUTCOMES,
         points=("3rd Street (655a.11(b))", "4th Street (655a.11(d))", "5th Street (655a.11(f))"),

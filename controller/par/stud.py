@@ -69,6 +69,11 @@ class Strategy:
     fourth: npt.NDArray[np.int8]
     fifth: npt.NDArray[np.int8]
 
+    def __post_init__(self) -> None:
+        # Shared: a game's analyse_main is made once a process, and every sheet and simulated player reads it.
+        for decided in (self.third, self.fourth, self.fifth):
+            decided.flags.writeable = False
+
     def decide(self, cards: list[int], wagered_units: int) -> int:
         """The multiple to wager (0: fold) after seeing `cards` (2, 3 or 4 deck indices)."""
         from controller.par.combos import index_unsorted

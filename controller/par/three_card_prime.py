@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cache
 from math import comb
 
 import numpy as np
@@ -85,6 +86,10 @@ class Strategy:
     Submission's own key."""
 
     plays: npt.NDArray[np.bool_]
+
+    def __post_init__(self) -> None:
+        # Shared: main_game is made once a process, and every sheet and simulated player reads it.
+        self.plays.flags.writeable = False
 
     def decide(self, cards: list[int]) -> bool:
         """Whether to make the Play Wager on the player's three cards (indices of STANDARD_DECK)."""
@@ -266,9 +271,21 @@ def all_six(rules: ThreeCardPrimeRules) -> WagerSheet:
     return fixed.all_six(rules.all_six_paytable or {}, f"{SUBMISSION} all_six_paytable")
 
 
+def main_game(rules: ThreeCardPrimeRules) -> MainGame:
+    """The Ante and Play under the rules' own ranking, made once a process per set of rules (their JSON): each sheet
+    of the same rules and the optimal players read it."""
+    return _main_game(rules.model_dump_json(by_alias=True))
+
+
+@cache
+def _main_game(settings: str) -> MainGame:
+    rules = ThreeCardPrimeRules.model_validate_json(settings)
+    return analyse_main(rules, rank_all(rules))
+
+
 def analyse(rules: ThreeCardPrimeRules) -> tuple[MainGame, list[WagerSheet], list[str]]:
     ranked = rank_all(rules)
-    main = analyse_main(rules, ranked)
+    main = main_game(rules)
     side: list[WagerSheet] = []
     missing: list[str] = []
     if rules.folded_optional_wagers == "collected" and any(rules.offers(w) for w in OPTIONAL):

@@ -412,8 +412,18 @@ def test_bus_lock_in_window_reports_against_the_quiet_line() -> None:
     assert re.search(r"ratio in-window / quiet: [\d.]+", out), out
 
 
-def test_restart_reports_spawn_to_ready() -> None:
-    out = _bench("restart.py", "--trials", "1", "--history-rounds", "1")
+@pytest.fixture(scope="module")
+def restart_plain_and_tls() -> str:
+    """One `restart.py --tls` run: it times the plain broker's restarts first and prints their report, then the TLS
+    run's and the comparison, so the plain figures' test and the TLS test read the same output (a plain run alone
+    repeated the first half of it)."""
+    return _bench("restart.py", "--trials", "1", "--history-rounds", "1", "--tls")
+
+
+# The module fixture above is made once only with its two tests on one worker.
+@pytest.mark.xdist_group("bench_restart")
+def test_restart_reports_spawn_to_ready(restart_plain_and_tls: str) -> None:
+    out = restart_plain_and_tls.split(", over TLS, ")[0]  # the plain broker's run, as `restart.py` alone prints
     assert re.search(r"spawn -> retained status \"online\": p50 [\d.]+ s", out), out
     assert re.search(r"spawn -> table.opened received: p50 [\d.]+ s", out), out
     assert re.search(
@@ -425,8 +435,9 @@ def test_restart_reports_spawn_to_ready() -> None:
     assert re.search(r"spawn -> READY=1(: not sent by this build| on \$NOTIFY_SOCKET: p50 [\d.]+ s)", out), out
 
 
-def test_restart_over_tls_reports_ready_beside_the_plain_run() -> None:
-    out = _bench("restart.py", "--trials", "1", "--history-rounds", "1", "--tls")
+@pytest.mark.xdist_group("bench_restart")
+def test_restart_over_tls_reports_ready_beside_the_plain_run(restart_plain_and_tls: str) -> None:
+    out = restart_plain_and_tls
     assert "wager stations on a line each, over TLS, journal with 1 rounds" in out, out
     assert re.search(r"a line each: READY=1 p50: plain [\d.]+ ms, TLS [\d.]+ ms \([+-][\d.]+, [\d.]+x\)", out), out
 

@@ -4,6 +4,9 @@ journaled rounds again. Players on several boxes (655a.11(i)(1)(v), 683a.12(f)),
 stub counts in every chapter (643a.10(d)-(f), 683a.8(e)-(g), 684a.10(d)-(f)), 683a.8 and 683a.9 dealing and the
 fallback between methods (683a.13(g)), per-wager limits (683a.7(d)), and the scenario vocabulary: panel keys, signed
 commands, ticks of the clock, lone optional wagers.
+
+Both commands run through main() in this process (tests/tablectl_runs.here): the tests read their events, output and
+exit status, which a child interpreter (half a second and more each to start and import the verb) would not change.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.sim_devices import ROOT
-from tests.tablectl_runs import tablectl
+from tests.tablectl_runs import here
 
 pytestmark = pytest.mark.e2e
 
@@ -24,7 +27,7 @@ Event = dict[str, Any]
 
 
 def simulate(config: Path, scenario: Path, *extra: str) -> list[Event]:
-    proc = tablectl("simulate", "--config", str(config), "--scenario", str(scenario), *extra)
+    proc = here("simulate", "--config", str(config), "--scenario", str(scenario), *extra)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return [json.loads(line) for line in proc.stdout.splitlines()]
 
@@ -42,7 +45,7 @@ def of(events: list[Event], type_: str, round_no: int | None = None) -> list[Eve
 
 
 def settle_journaled(config: Path, journal: Path, round_id: str) -> dict[str, Any]:
-    proc = tablectl("settle", "--config", str(config), "--journal", str(journal), "--round", round_id)
+    proc = here("settle", "--config", str(config), "--journal", str(journal), "--round", round_id)
     assert proc.returncode == 0, proc.stderr
     result: dict[str, Any] = json.loads(proc.stdout)
     return result

@@ -22,6 +22,7 @@ from controller.config.table import load_config
 from controller.games.registry import SPECS
 from controller.people.simulate import main_simulate
 from leash import LEASH_FILE
+from tests.tablectl_runs import here
 
 # One worker runs the module: an example's run is made once (_example) for every test that reads it.
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("simulate")]
@@ -55,11 +56,19 @@ def _simulate(
     )  # a journal outside the temp dir would fail
 
 
+def _played(config: Path, scenario: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """`tablectl simulate` through main() in this process (tests/tablectl_runs.here, with no state of the machine's
+    own either): what a test reads of a run is its events and exit status, which a child interpreter (its start and
+    the verb's imports, half a second and more each) would not change. The two tests of the process itself (its temp
+    dir swept, the command line's refusal) run `_simulate`."""
+    return here("simulate", "--config", config, "--scenario", scenario, *extra)
+
+
 @functools.cache
 def _example(config: Path, scenario: Path) -> subprocess.CompletedProcess[str]:
     """A shipped example as `tablectl simulate` plays it: seeded and deterministic, so one run serves every test that
     reads it (the example's own test and the tests of what its rounds settle)."""
-    return _simulate(config, scenario)
+    return _played(config, scenario)
 
 
 def _events(stdout: str) -> list[dict[str, Any]]:
@@ -192,7 +201,7 @@ def test_simulate_sweeps_what_a_killed_one_left_and_leaves_nothing_itself(tmp_pa
 
 def test_public_output_and_the_void_returns_every_wager(tmp_path: Path) -> None:
     journal = tmp_path / "j.sqlite"
-    proc = _simulate(
+    proc = _played(
         ROOT / "configs/demo.toml",
         ROOT / "docs/examples/demo--shoe-jam-void.scenario.toml",
         "--public",
@@ -222,7 +231,7 @@ def test_the_floor_deals_by_every_method(tmp_path: Path, method: str) -> None:
         .read_text()
         .replace('dealing_method = "automated_shoe"', f'dealing_method = "{method}"')
     )
-    proc = _simulate(config, ROOT / "docs/examples/demo--full-round.scenario.toml")
+    proc = _played(config, ROOT / "docs/examples/demo--full-round.scenario.toml")
     assert proc.returncode == 0, proc.stderr[-3000:]
     events = _events(proc.stdout)
     types = [e["type"] for e in events]
@@ -248,7 +257,7 @@ def test_manual_shoe_duplicate_card_voids(tmp_path: Path) -> None:
         "[[round]]\nwagers = { 3 = { ante = 500 } }\n"
         '[[faults]]\ndevice = "shoe"\nfault = "duplicate"\nwhen = "load 1"\n'
     )
-    proc = _simulate(config, scenario)
+    proc = _played(config, scenario)
     assert proc.returncode == 0, proc.stderr[-3000:]
     voided = [e for e in _events(proc.stdout) if e["type"] == "round.voided"]
     assert [e["rule"] for e in voided] == ["655a.13(c)"]
@@ -379,7 +388,7 @@ def test_a_bad_scenario_is_refused_by_the_command_line(tmp_path: Path) -> None:
 def test_json_scenarios_and_a_chapter_without_an_engine(tmp_path: Path) -> None:
     scenario = tmp_path / "one.scenario.json"
     scenario.write_text(json.dumps({"round": [{"wagers": {"2": {"ante": 500}}, "decisions": {"2.street_3": "fold"}}]}))
-    proc = _simulate(ROOT / "configs/demo.toml", scenario, "--public")
+    proc = _played(ROOT / "configs/demo.toml", scenario, "--public")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "seat.folded" in [e["type"] for e in _events(proc.stdout)]
     config = load_config(ROOT / "configs/mississippi-stud.toml")
@@ -387,5 +396,5 @@ def test_json_scenarios_and_a_chapter_without_an_engine(tmp_path: Path) -> None:
     missing = [c for c in ("679a", "684a") if c not in SPECS]
     if missing:
         chapter_config = {"679a": "three-card-prime", "684a": "chapter-684a"}[missing[0]]
-        proc = _simulate(ROOT / f"configs/{chapter_config}.toml", scenario)
+        proc = _played(ROOT / f"configs/{chapter_config}.toml", scenario)
         assert proc.returncode == 2 and f"chapter {missing[0]} has no round engine yet" in proc.stderr

@@ -4,7 +4,6 @@ archived every table's N rounds, with the link's reconciliation (issue 17 item 7
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import queue
@@ -12,16 +11,11 @@ import re
 import signal
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import paho.mqtt.client as paho
 import pytest
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from paho.mqtt.enums import CallbackAPIVersion
 
-from controller.supervisor.envelope import sign_command
-from tests.broker import Mosquitto, find_mosquitto
-from tests.floor.demo_floor import console_address, enrol, start_demo_floor
 from tests.tablectl_runs import TABLECTL, tablectl
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
@@ -60,59 +54,6 @@ def test_demo_floor_plays_n_rounds_and_exits_0() -> None:
 def test_http_without_floor_is_a_usage_error() -> None:
     done = tablectl("demo", "--http", "127.0.0.1:9")
     assert done.returncode == 2 and "--http is for the console of `tablectl demo --floor`" in done.stderr
-
-
-def test_a_key_enrolled_at_the_demos_console_is_a_supervisor_of_the_link_too() -> None:
-    """The demo admits every key enrolled in its console (loopback only): into the tables' configs and the link's
-    [[supervisors]], the link restarted on its database. A command the key signs then reaches the link's verb itself
-    (refused there for naming no hit), not `unknown_key`."""
-    binary = find_mosquitto()
-    assert binary is not None, "mosquitto is not installed: python3 dev.py test installs it"
-    broker = Mosquitto.leashed(binary)  # on the leash: gone with this run, however it ends
-    broker.start()
-    demo = start_demo_floor(broker.url)
-    try:
-        http = console_address(demo)
-        key = Ed25519PrivateKey.generate()
-        enrol(http, key, "night-shift", "supervisor")
-        reply = _until_the_link_knows(broker, key)
-        assert reply["code"] == "refused", reply
-        assert "no claimed progressive hit at ms-1 round none seat 1" in str(reply["reason"])
-    finally:
-        demo.send_signal(signal.SIGINT)
-        code = demo.wait(timeout=60)
-        broker.close()
-    assert code == 0
-
-
-def _until_the_link_knows(broker: Mosquitto, key: Ed25519PrivateKey) -> dict[str, Any]:
-    """Signs validate_jackpot for a hit that does not exist until the restarted link judges it (each try waits for its
-    reply or 2 s): its reply."""
-    base = "tablectl/link/floor-demo-mega"
-    replies: queue.Queue[dict[str, Any]] = queue.Queue()
-    client = paho.Client(CallbackAPIVersion.VERSION2, client_id="test-demo-floor-enrol")
-    client.on_connect = lambda c, *_: c.subscribe(f"{base}/cmd/reply", qos=1)
-    client.on_message = lambda c, u, m: replies.put(json.loads(m.payload))
-    client.connect(broker.host, broker.port)
-    client.loop_start()
-    try:
-        last: dict[str, Any] = {}
-        for _ in range(60):
-            args = {"table_id": "ms-1", "round_id": "none", "seat": 1, "level": "progressive"}
-            env = sign_command(
-                key, table_id="floor-demo-mega", verb="validate_jackpot", key_id="night-shift", args=args
-            )
-            client.publish(f"{base}/cmd/validate_jackpot", json.dumps(env), qos=1)
-            with contextlib.suppress(queue.Empty):
-                while (got := replies.get(timeout=2)).get("command_id") != env["command_id"]:
-                    pass
-                last = got
-                if got["code"] != "unknown_key":
-                    return got
-        raise AssertionError(f"the link never took the enrolled key: {last}")
-    finally:
-        client.loop_stop()
-        client.disconnect()
 
 
 def test_ctrl_c_stops_the_floor_demo_with_no_error_logged() -> None:

@@ -37,6 +37,12 @@ def test_a_cluster_whose_port_is_taken_fails_after_bounded_attempts_then_starts_
             message = str(failed.value)
             assert f"127.0.0.1:{taken} (and {PORT_ATTEMPTS - 1} fresh ports before it)" in message
             assert "Address already in use" in message and "ss -ltnp" in message
+            # The readiness poll waited for the postmaster to say it was ready before connecting: it never knocked on
+            # the holder's port (it used to, and a listener that does not answer held each attempt for libpq's
+            # 2 s connect timeout, and was sent our startup packet).
+            held.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                held.accept()
             # Handed the taken port once more, then free ones: the start moves on and the server answers there.
             once = iter([taken])
             cluster.ports = lambda: next(once, None) or free_port()

@@ -12,7 +12,9 @@ import pytest
 
 from controller.cli.main import main
 from controller.config.table import load_config
-from controller.par.analyse import meter_levels
+from controller.games.three_card_prime.rules import ThreeCardPrimeRules
+from controller.par import cajun_stud, let_it_ride, mississippi_stud, three_card_prime
+from controller.par.analyse import meter_levels, three_card_prime_strategy
 from controller.par.render import as_html, as_json, as_text
 from tests.par.sheets import CONFIGS, sheet_of
 
@@ -130,3 +132,30 @@ def test_the_refusal_names_the_levels_the_chapter_has(capsys: pytest.CaptureFixt
     assert levels and "five_card_hand_bonus" not in levels
     assert main(["par", "--config", str(CONFIGS / "mississippi-stud-progressive.toml"), "--meter", "nolevel=500"]) == 2
     assert f"its meters are {', '.join(levels)}" in capsys.readouterr().err
+
+
+def test_a_games_main_wagers_are_analysed_once_a_process_and_shared_read_only() -> None:
+    """Every 655a config's sheet, and each sheet's pass at the maximum Ante, read the same main-game analysis: it is
+    made once a process (a second `tablectl par` in one process, as the tests run it, took its seconds again), and its
+    strategy is read-only, so no sheet or simulated player can change another's. 679a's is made once per set of
+    rules (the Rules Submission's ranking is its own), and the sheet and the optimal players read the same."""
+    prime = load_config(CONFIGS / "three-card-prime.toml").game
+    assert isinstance(prime, ThreeCardPrimeRules)
+    assert three_card_prime_strategy(prime) is three_card_prime.main_game(prime).strategy
+    for analysed in (
+        lambda: mississippi_stud.analyse_main(),
+        lambda: mississippi_stud.analyse_main(500, 5_000_000),
+        lambda: let_it_ride.analyse_main("A"),
+        lambda: cajun_stud.analyse_main("B"),
+        lambda: three_card_prime.main_game(prime),
+    ):
+        first = analysed()
+        assert analysed() is first
+    for decided in (
+        mississippi_stud.analyse_main().strategy.third,
+        let_it_ride.analyse_main("A").strategy.bet1,
+        cajun_stud.analyse_main("B").strategy.fifth,
+        three_card_prime.main_game(prime).strategy.plays,
+    ):
+        with pytest.raises(ValueError, match="read-only"):
+            decided[0] = 0
