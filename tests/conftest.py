@@ -8,6 +8,7 @@ tests/<area>/conftest.py.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Iterator
 
@@ -50,6 +51,14 @@ LONG_FIRST = (
     "tests/link/test_link_e2e.py",
     "tests/mqtt/test_publisher.py",
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A run started in the background by a script (no job control) inherits SIGINT ignored, and so would every child
+    # it starts: the Ctrl-C tests' commands then never see their SIGINT (tests/test_sigint_default.py). Python's own
+    # handler here makes each exec'd child start with SIGINT at its default, as a shell's foreground command does.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

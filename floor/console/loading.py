@@ -47,6 +47,7 @@ def load_view(view: FloorView, live: dict[str, TableLive], conn: psycopg.Connect
     if (refused := refused_latest(conn)) is not None:
         view.note_refused(*refused[:3], stamp(refused[3]))
     for table_id in live:
+        load_said(view, table_id, conn)
         rows = conn.execute(
             "SELECT table_id, seq, ts_text, round_id, type, rule, payload FROM events WHERE table_id = %s "
             "ORDER BY seq DESC LIMIT 200",
@@ -57,3 +58,28 @@ def load_view(view: FloorView, live: dict[str, TableLive], conn: psycopg.Connect
             e = {"table_id": tid, "seq": seq, "ts": ts, "round_id": rid, "type": type_, "rule": rule}
             x.lines.append(log_line({**e, "payload": payload}))
             note_event(x, str(type_), str(ts), payload, None if rid is None else str(rid))
+
+
+# The table's last word on its dealing method (null: none usable) and on its shuffle, however long ago: its last 200
+# lines may not reach back to them (a table waiting on no_method goes on saying other things). Each the newest of the
+# table's events by ts (events_table_ts): a method is said at least at each opening, a shuffle at each round.
+LAST_SAID = (
+    "type IN ('table.opened', 'device.out_of_order', 'device.back_in_service')",
+    "(type = 'shuffle.started' OR (type IN ('device.out_of_order', 'device.back_in_service') "
+    "AND payload->>'device' = 'shuffler'))",
+)
+
+
+def load_said(view: FloorView, table_id: str, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    found = []
+    for which in LAST_SAID:
+        row = conn.execute(
+            f"SELECT ts, seq, type, ts_text, payload FROM events WHERE table_id = %s AND {which} "
+            "ORDER BY ts DESC, seq DESC LIMIT 1",
+            (table_id,),
+        ).fetchone()
+        if row is not None:
+            found.append(row)
+    # Oldest first: the shuffler's out-of-order names a method too, which a later word on the method overrides.
+    for _, _, type_, ts, payload in sorted(found, key=lambda r: (r[0], r[1])):
+        note_event(view.table(table_id), str(type_), str(ts), payload)

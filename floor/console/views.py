@@ -73,6 +73,9 @@ class TableExtra:
     birth: dict[str, Any] | None = None
     players: int = 0
     dealing_method: str | None = None
+    # False from a device.out_of_order or device.back_in_service whose dealing_method is null (the `no_method` block)
+    # until an event names a method again: the last method named is not one the table can deal by meanwhile.
+    method_usable: bool = True
     shuffle: str | None = None  # the shuffler, or what took over when it was covered (13(g))
     completed_at: deque[str] = field(default_factory=lambda: deque(maxlen=500))
     lines: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
@@ -92,7 +95,9 @@ def note_event(x: TableExtra, type_: str, ts: str, p: object, round_id: str | No
     elif type_ == "round.completed":
         x.completed_at.append(ts)
     if isinstance(p.get("dealing_method"), str):
-        x.dealing_method = p["dealing_method"]
+        x.dealing_method, x.method_usable = p["dealing_method"], True
+    elif type_ in ("device.out_of_order", "device.back_in_service") and "dealing_method" in p:
+        x.method_usable = p["dealing_method"] is not None
     note_shuffle(x, type_, p)
 
 
@@ -175,6 +180,8 @@ class FloorView:
         recent = [t for ts in x.completed_at if (t := _parse_ts(ts)) is not None and t >= hour_ago]
         since = _parse_ts(live.phase_since)
         links = self.links_of(table_id)
+        # The block in the live model says it too (kept across a restart, however long ago its event was).
+        usable = x.method_usable and "no_method" not in live.blocks
         return {
             "table_id": table_id,
             "pit": self.pits.get(table_id, "unassigned"),
@@ -190,7 +197,10 @@ class FloorView:
             "rounds_completed": live.rounds_completed,
             "rounds_per_hour": len(recent),
             "players": x.players,
-            "dealing_method": x.dealing_method,
+            # Null while no method is usable, as the table says it; `no_method` is then the block's words, "" until
+            # the table has said them (a block raised between rounds is said once the table stops to wait on it).
+            "dealing_method": x.dealing_method if usable else None,
+            "no_method": None if usable else live.blocks.get("no_method", ""),
             "shuffle": x.shuffle,
             "tilts": dict(live.tilts),
             "blocks": dict(live.blocks),

@@ -10,7 +10,6 @@ table's journal-backed sender does. Whole linked tables play in tests/link/test_
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
 import uuid
@@ -34,7 +33,6 @@ from tests.broker import Mosquitto, Subscribe
 from tests.floor.conftest import ServiceProcess
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLECTL = [sys.executable, "-m", "controller.cli"]
 SUPERVISOR = Ed25519PrivateKey.from_private_bytes(b"\x02" * 32)
 FLOORPERSON = Ed25519PrivateKey.from_private_bytes(b"\x03" * 32)
 TABLES = ("ms-01", "ms-02", "ms-03")

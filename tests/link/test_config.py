@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from link.config import LinkConfigError, parse_link_config
-from tests.link.conftest import ROOT, TABLECTL, link_toml
+from tests.link.conftest import ROOT, link_toml
+from tests.tablectl_runs import here, tablectl
 
 GOOD = link_toml("host=127.0.0.1 dbname=link", "mqtt://127.0.0.1:1883", "t")
 
@@ -18,12 +18,7 @@ def test_the_example_and_the_fixture_configs_are_valid() -> None:
     config = parse_link_config(GOOD)
     assert [t.table_id for t in config.tables] == ["ms-01", "ms-02", "ms-03"]
     assert config.figures.level("major").primary_ppm == 42_500  # 4.25 % exactly, never 4.2499...
-    done = subprocess.run(
-        [*TABLECTL, "link", "--config", "configs/link.toml", "check-config", "--offline"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+    done = here("link", "--config", ROOT / "configs" / "link.toml", "check-config", "--offline")
     assert done.returncode == 0 and "the config is valid (link 'ms-floor-mega', 3 tables" in done.stdout
 
 
@@ -69,9 +64,8 @@ def test_check_config_names_the_broker_files_it_cannot_read(tmp_path: Path) -> N
     )
     config = tmp_path / "link.toml"
     config.write_text(text)
-    done = subprocess.run(
-        [*TABLECTL, "link", "--config", str(config), "check-config"], capture_output=True, text=True, timeout=60
-    )
+    # A child process: a read that blocks on the FIFO is a hang its timeout bounds, not one of the test's process.
+    done = tablectl("link", "--config", config, "check-config", timeout=60)
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[1] == (

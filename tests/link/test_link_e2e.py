@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,6 @@ from tests.broker import Mosquitto, Subscribe
 from tests.floor.conftest import wait_for
 from tests.link.conftest import (
     FLOORPERSON,
-    ROOT,
-    TABLECTL,
     TABLES,
     LinkProcess,
     LinkTable,
@@ -30,6 +27,7 @@ from tests.link.conftest import (
     rows,
     send,
 )
+from tests.tablectl_runs import here
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
 
@@ -205,9 +203,7 @@ def test_kill_tables_controller_and_primary_nothing_lost_or_doubled(
         assert len(hits) == len(claims) // 2 and major["hits"] == len(hits)
         assert [(h["order"], h["amount_cents"]) for h in claims[::2]] == hits
         report = link.config.parent / "report.json"
-        out = subprocess.run(
-            [*TABLECTL, "link", "--config", str(config), "report", "--json"], cwd=ROOT, capture_output=True, text=True
-        )
+        out = here("link", "--config", config, "report", "--json")
         report.write_text(out.stdout)
         assert out.returncode == 0 and json.loads(out.stdout)["balanced"], out.stdout + out.stderr + link.log()
         for t in tables.values():

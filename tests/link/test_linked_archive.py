@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,8 @@ import pytest
 from controller.store.reader import JournalReader
 from tests.broker import Mosquitto, Subscribe
 from tests.floor.conftest import CONFIGS, TableProcess
-from tests.link.conftest import ROOT, TABLECTL, LinkProcess, LinkTable, command, link_toml, rows, send
+from tests.link.conftest import LinkProcess, LinkTable, command, link_toml, rows, send
+from tests.tablectl_runs import here
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
 
@@ -148,7 +148,7 @@ def _check_table(tid: str, t: TableProcess, dsn: str) -> int:
 
 def _settle_again(t: TableProcess, round_id: str) -> dict[str, Any]:
     argv = ["settle", "--config", str(t.config), "--journal", str(t.journal), "--round", round_id]
-    out = subprocess.run([*TABLECTL, *argv], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    out = here(*argv)
     assert out.returncode == 0, out.stdout + out.stderr
     result: dict[str, Any] = json.loads(out.stdout)
     return result

@@ -15,7 +15,6 @@ import os
 import random
 import re
 import sqlite3
-import subprocess
 import time
 from collections import Counter
 from datetime import datetime, timedelta
@@ -30,7 +29,6 @@ from tests.broker import Mosquitto, Subscribe
 from tests.floor.conftest import CONFIGS, TableProcess
 from tests.link.conftest import (
     ROOT,
-    TABLECTL,
     TABLES,
     LinkProcess,
     LinkTable,
@@ -41,6 +39,7 @@ from tests.link.conftest import (
     rows,
     send,
 )
+from tests.tablectl_runs import here, tablectl
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
 
@@ -245,9 +244,7 @@ def _check_books(
         assert linked[(tid, rid, seat, level)] == (order, amount), "a table paid other than the link recorded"
     paid_once = Counter((h[0], h[1], h[2], h[3]) for h in table_hits)
     assert all(n == 1 for n in paid_once.values()), "a hit announced twice at its table"
-    out = subprocess.run(
-        [*TABLECTL, "link", "--config", str(config), "report", "--json"], cwd=ROOT, capture_output=True, text=True
-    )
+    out = here("link", "--config", config, "report", "--json")
     assert out.returncode == 0 and json.loads(out.stdout)["balanced"], out.stdout + out.stderr + link.log()
     return f"{sent_total} contributions, {len(hits)} hits"
 
@@ -274,13 +271,8 @@ def test_demo_linked_plays_three_tables_on_one_meter_and_balances(tmp_path: Path
     kept. Seed 1 has hits in round 3 (ms-link-1's, ms-link-2's): the winning tables keep their lease through the
     claim and the paid report (each answer of the link used to withdraw it: `the link grants no lease (open)`)."""
     kept = tmp_path / "kept"
-    out = subprocess.run(
-        [*TABLECTL, "demo", "--linked", "--rounds", "3", "--seed", "1", "--keep", str(kept)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    # A child process: the demo starts its own servers and processes, and a hang is bounded by the timeout.
+    out = tablectl("demo", "--linked", "--rounds", "3", "--seed", "1", "--keep", kept, timeout=300, cwd=ROOT)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "balance: exact to the micro-cent" in out.stdout
     for table in ("ms-link-1", "ms-link-2", "ms-link-3"):

@@ -7,7 +7,6 @@ balances and prints what it prints unoptimised. 605a.8, with NY 9 NYCRR 5321.18 
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,8 @@ import pytest
 from tests.broker import Mosquitto, Subscribe
 from tests.e2e.optimised import cache, env, unit_env
 from tests.floor.conftest import wait_for
-from tests.link.conftest import ROOT, TABLECTL, TABLES, LinkProcess, LinkTable, command, link_toml, rows, send
+from tests.link.conftest import ROOT, TABLES, LinkProcess, LinkTable, command, link_toml, rows, send
+from tests.tablectl_runs import tablectl
 
 pytestmark = [pytest.mark.floor, pytest.mark.e2e]
 
@@ -65,14 +65,8 @@ def test_the_link_takes_contributions_and_a_claim_optimised(
     assert list(cache(tmp_path).rglob("link/service.*.opt-2.pyc")), "the link did not run optimised"
 
     def said(args: list[str], optimised: bool) -> tuple[int, str, str]:
-        out = subprocess.run(
-            [*TABLECTL, "link", "--config", str(config), *args],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            env=env(tmp_path, optimised),
-            timeout=120,
-        )
+        # A child process: what is tested is the interpreter's flags (-OO), which this process does not run under.
+        out = tablectl("link", "--config", config, *args, timeout=120, cwd=ROOT, env=env(tmp_path, optimised))
         return out.returncode, out.stdout, out.stderr
 
     report = said(["report", "--json"], True)

@@ -5,7 +5,6 @@ while closed, and the reconciliation's balance to the micro-cent (a mismatch til
 from __future__ import annotations
 
 import random
-import subprocess
 import threading
 from pathlib import Path
 
@@ -17,7 +16,8 @@ from link.records import Contribution, Hit, LinkRefused
 from link.report import reconcile
 from link.schema import migrate
 from link.store import LinkStore
-from tests.link.conftest import ROOT, TABLECTL, link_toml
+from tests.link.conftest import link_toml
+from tests.tablectl_runs import here
 
 pytestmark = pytest.mark.floor
 
@@ -138,18 +138,14 @@ def test_a_mismatch_is_reported_and_tilts_the_link(link_db: str, tmp_path: Path)
     store.contribute([Contribution("ms-02", "r1", 2, "progressive", 500)])
     config = tmp_path / "link.toml"
     config.write_text(link_toml(link_db, "mqtt://127.0.0.1:1", "t"))
-    ok = subprocess.run(
-        [*TABLECTL, "link", "--config", str(config), "report"], cwd=ROOT, capture_output=True, text=True
-    )
+    ok = here("link", "--config", config, "report")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "balance: exact to the micro-cent" in ok.stdout and "ms-02" in ok.stdout
     store.conn.execute(
         "UPDATE link_level SET meters = jsonb_set(meters, '{display_micro}', "
         "to_jsonb((meters->>'display_micro')::bigint + 1)) WHERE level = 'mega'"
     )
-    bad = subprocess.run(
-        [*TABLECTL, "link", "--config", str(config), "report"], cwd=ROOT, capture_output=True, text=True
-    )
+    bad = here("link", "--config", config, "report")
     assert bad.returncode == 1
     assert "BALANCE MISMATCH" in bad.stdout and "mega" in bad.stdout
     assert store.state().status == "tilted"

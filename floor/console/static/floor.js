@@ -20,6 +20,7 @@ function tile(t) {
   const faults = Object.keys(t.faults).length;
   const jackpots = Object.entries(t.pending_jackpots);
   const tilts = Object.keys(t.tilts);
+  const noMethod = t.no_method !== null && t.no_method !== undefined;  // null while a method is usable
   // An offline or lost table reports nothing: its tile says since when, where it stopped and that its devices are
   // not heard, not the phase's age counting on and "devices ok" as if it played.
   const gone = t.state === "offline" || t.state === "lost";
@@ -49,7 +50,11 @@ function tile(t) {
     el("div", { class: "row" }, el("span", { class: "players" }, count(t.players, "player")),
       el("span", { class: "rph" }, `${t.rounds_per_hour} rounds/h`)),
     el("div", { class: "row" }, el("span", { class: "rounds" }, count(t.rounds_completed, "round")),
-      el("span", { class: "method" }, [t.dealing_method, t.shuffle].filter(Boolean).join(", "))),
+      el("span", { class: "method", "data-usable": String(!noMethod) },
+        [noMethod ? "none usable" : t.dealing_method, t.shuffle].filter(Boolean).join(", "))),
+    // No dealing method usable (655a.13(g)): the table deals no round until the shuffler or shoe is back in service.
+    noMethod ? el("div", { class: "no-method", "data-block": "no_method" },
+      `no_method: ${t.no_method || "no round is dealt until the shuffler or shoe is back in service"}`) : null,
     devices,
     lastRound(t.last_round),
     meters ? el("div", { class: "meters" }, meters) : null,

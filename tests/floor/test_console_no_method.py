@@ -1,0 +1,202 @@
+"""While no dealing method is usable the console says so. A table whose shuffler and shoe are both marked out of order
+(655a.13(g)) says `dealing_method: null` in its `device.out_of_order` and waits on the `no_method` block
+(docs/events.md); the console read only a method's name, so its tile and table view kept the last one (`manual_shoe`)
+as if the table could still deal by it, and after a restart the configured one from the birth (`hand`).
+
+The events are a real table's: the pure engine's 655a table dealt by hand with a manual shoe as fallback
+(tests/engine/test_fallback_shoe_covered.py), published as the table publishes them and parsed as the floor parses
+them (floor/messages.py). The first test is the console's view model (pure); the second is the console itself on a
+loopback port, fed by the floor's archive writer on a real PostgreSQL, restarted on that archive, with Debian's
+headless Chromium logged in as a supervisor."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
+from typing import Any
+
+import psycopg
+import pytest
+
+from controller.engine.inputs import Confirm, MarkOutOfOrder
+from controller.mqtt.contract import TableEvent
+from drivers.interfaces import DeviceFault
+from floor.archive import load_state
+from floor.config import DatabaseSection
+from floor.console.plumbing import COOKIE
+from floor.console.views import LOG_LINES, FloorView
+from floor.db import async_connect
+from floor.live import TableLive
+from floor.messages import Incoming
+from tests.engine.chapter_faults import counting, table
+from tests.engine.held_faults import NO_HIT
+from tests.floor.archiving import PREFIX, events_published, msg, writer
+from tests.floor.chromium import chromium, page_errors, waiting
+from tests.floor.console_login import browser_logged_in, console_in_thread, in_console, log_in
+
+pytestmark = [pytest.mark.floor]
+TABLE = "nm-1"
+NOW = datetime(2026, 11, 27, 12, 5, tzinfo=UTC)
+
+
+def birth() -> Incoming:
+    """The table's birth as it publishes it at every connect: its configured method, dealing from the hand."""
+    game = {"chapter": "655a", "name": "Mississippi Stud", "seats": 6, "dealing_method": "hand", "rules": {}}
+    software = {"version": "0", "code_sha256": "0" * 64, "code_files": 1}
+    body = {"table_id": TABLE, "boot_id": "b1", "ts": "2026-11-27T11:59:00.000000Z", "software": software,
+            "game": game, "paytables": [], "devices": []}  # fmt: skip
+    parsed = msg(body, f"{PREFIX}/{TABLE}/birth")
+    assert isinstance(parsed, Incoming)
+    return parsed
+
+
+def played() -> tuple[list[Incoming], list[Incoming], list[Incoming]]:
+    """The table's events in three parts: open, the shuffler out of order (the manual shoe takes over); the shoe out
+    of order too (no method usable); the shoe back in service (the manual shoe deals again)."""
+    t = table("655a", "hand", counting("655a", fallback_dealing_method="manual_shoe"))
+    t.shoe, t.decks = list(NO_HIT), [list(NO_HIT) for _ in range(4)]
+    first = list(t.events)
+    first += t.feed(DeviceFault("shuffler", code="malfunction")) + t.feed(MarkOutOfOrder("shuffler"))
+    t.shoe = list(NO_HIT)
+    first += t.feed(Confirm("dealer", "shuffled"))
+    second = t.feed(MarkOutOfOrder("shoe"))
+    # More said after it than a restart reads of a table's last lines (200): the dealer's taps the table ignores.
+    for _ in range(LOG_LINES):
+        second += t.feed(Confirm("dealer", "shuffled"))
+    third = t.feed(MarkOutOfOrder("shoe", out=False))
+    said = events_published(TABLE, [*first, *second, *third], date(2026, 11, 27))
+    parsed = [m for m in map(msg, said) if isinstance(m, Incoming)]
+    assert len(parsed) == len(said)
+    a, b = len(first), len(first) + len(second)
+    return parsed[:a], parsed[a:b], parsed[b:]
+
+
+def tile_after(view: FloorView, messages: list[Incoming]) -> dict[str, Any]:
+    live = view.live.get(TABLE) or TableLive(TABLE, state="online")
+    for m in messages:
+        if m.kind == "event":
+            live.apply_event(TableEvent.model_validate(m.content))
+        view.observe(m, live)
+    return view.tile(TABLE, NOW)
+
+
+def test_the_tile_says_none_usable_while_no_method_stands_and_the_method_once_back() -> None:
+    first, second, third = played()
+    view = FloorView()
+    t = tile_after(view, [birth(), *first])
+    assert (t["dealing_method"], t["no_method"]) == ("manual_shoe", None)
+    t = tile_after(view, second)
+    said = [m.content["payload"]["dealing_method"] for m in second if m.content["type"] == "device.out_of_order"]
+    assert said == [None] and len(second) > LOG_LINES
+    assert (t["dealing_method"], t["no_method"]) == (None, "")  # said by the event; the block's words not yet said
+    # The birth published again at a reconnect names the configured method: it does not bring it back.
+    assert tile_after(view, [birth()])["dealing_method"] is None
+    # Once the table says why it waits (table.blocked), the tile carries the block's words.
+    blocked = {"reasons": {"no_method": "the shoe is out of order and neither hand nor its fallback can be used"}}
+    live = view.live[TABLE]
+    live.blocks = dict(blocked["reasons"])
+    assert view.tile(TABLE, NOW)["no_method"] == blocked["reasons"]["no_method"]
+    live.blocks = {}
+    t = tile_after(view, third)
+    assert (t["dealing_method"], t["no_method"]) == ("manual_shoe", None)
+
+
+def test_a_restarted_console_shows_no_method_from_the_archive_alone() -> None:
+    """The block standing in the live model is enough: its event may be older than the 200 lines read at start."""
+    view = FloorView()
+    view.table(TABLE).dealing_method = "hand"  # the birth's, all a restart read
+    live = TableLive(TABLE, state="online")
+    live.blocks = {"no_method": "no other dealing method is configured"}
+    view.live[TABLE] = live
+    t = view.tile(TABLE, NOW)
+    assert (t["dealing_method"], t["no_method"]) == (None, "no other dealing method is configured")
+
+
+class Archiver:
+    """The floor's archive writer on a loop of the test's own (the console's is in its thread)."""
+
+    def __init__(self, dsn: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.writer = self.loop.run_until_complete(writer(dsn))
+
+    def write(self, batch: list[Incoming]) -> dict[str, TableLive]:
+        self.loop.run_until_complete(self.writer.write(batch))
+        return self.writer.state.live
+
+    def live_at_start(self, dsn: str) -> dict[str, TableLive]:
+        """The live models as a restarted floor reads them (floor/archive.py load_state)."""
+
+        async def read() -> dict[str, TableLive]:
+            conn = await async_connect(DatabaseSection(dsn=dsn))
+            try:
+                return (await load_state(conn)).live
+            finally:
+                await conn.close()
+
+        return self.loop.run_until_complete(read())
+
+
+@pytest.fixture
+def archiver(floor_dsn: str) -> Iterator[Archiver]:
+    a = Archiver(floor_dsn)
+    yield a
+    a.loop.run_until_complete(a.writer.conn.close())
+    a.loop.close()
+
+
+@pytest.mark.browser
+def test_the_page_says_none_usable_and_the_method_again_also_after_a_restart(
+    archiver: Archiver, floor_dsn: str
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    first, second, third = played()
+    tile = f'.tile[data-table="{TABLE}"]'
+    with chromium("1400,1000", {"browser": "ALL"}) as browser:
+        wait = waiting(browser, 60)
+
+        def text(css: str) -> str:
+            return str(wait.until(lambda d: d.find_element(By.CSS_SELECTOR, css).text))
+
+        def shows(css: str, want: str) -> None:
+            wait.until(lambda d: text(css) == want)
+
+        with console_in_thread(floor_dsn) as (server, url):
+            batch = [birth(), *first]
+            live = archiver.write(batch)
+            in_console(server, lambda: server.archived(batch, live))
+            browser_logged_in(browser, url, floor_dsn)
+            browser.get(url + "/")
+            shows(f"{tile} .method", "manual_shoe, manual shuffle and cut, dealing by manual_shoe")
+            live = archiver.write(second)
+            in_console(server, lambda: server.archived(second, live))
+            shows(f"{tile} .method", "none usable, manual shuffle and cut, dealing by manual_shoe")
+            assert text(f'{tile} .no-method[data-block="no_method"]').startswith("no_method: ")
+            browser.find_element(By.CSS_SELECTOR, tile).click()
+            shows('#tv-now dd[data-field="dealing method"]', "none usable (no_method)")
+            assert page_errors(browser) == []
+
+        # A restart reads the archive (its births, each table's last events and its last word on the method, said more
+        # than 200 lines ago): the table still cannot deal.
+        with console_in_thread(floor_dsn) as (server, url):
+            with psycopg.connect(floor_dsn) as conn:
+                load = archiver.live_at_start(floor_dsn)
+                in_console(server, lambda: server.load(load, conn))
+            # Sessions end with their console: a second supervisor logs in to this one.
+            token = log_in(url, floor_dsn, "sup2")
+            browser.execute_cdp_cmd("Network.setCookie", {"name": COOKIE, "value": token, "url": url + "/"})
+            browser.get(url + "/")
+            shows(f"{tile} .method", "none usable, manual shuffle and cut, dealing by manual_shoe")
+            live = archiver.write(third)
+            in_console(server, lambda: server.archived(third, live))
+            shows(f"{tile} .method", "manual_shoe, manual shuffle and cut, dealing by manual_shoe")
+            assert not browser.find_elements(By.CSS_SELECTOR, f"{tile} .no-method")
+            with psycopg.connect(floor_dsn) as conn:
+                types = [r[0] for r in conn.execute("SELECT type FROM events ORDER BY seq").fetchall()]
+            assert types.count("device.out_of_order") == 2 and types[-2:] == [
+                "device.back_in_service",
+                "table.block_cleared",
+            ], json.dumps(types)
+            assert page_errors(browser) == []
