@@ -10,7 +10,9 @@ print and journal, bounded by timeouts."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -24,6 +26,7 @@ from typing import Any
 import pytest
 
 from controller.engine.recovery import POLICIES
+from tests.e2e.conftest import SmallDisk
 from tests.e2e.sim_devices import DEMO, read_until, running_simulators, started
 from tests.tablectl_runs import TABLECTL
 
@@ -58,6 +61,18 @@ def simulators(tmp_path: Path) -> Iterator[Path]:
 def run(ports: Path, journal: Path) -> subprocess.Popen[str]:
     args = ["run", "--config", str(DEMO), "--ports", str(ports), "--live-log", "--broker", DEAD_BROKER]
     return started([*TABLECTL, *args, "--journal", str(journal)])
+
+
+def fill(disk: Path) -> None:
+    """Every byte left on the tmpfs taken by a file of its own (the journal's own files untouched)."""
+    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:
+            os.write(fd, b"x" * 512)
+    except OSError as err:
+        assert err.errno == errno.ENOSPC, err
+    finally:
+        os.close(fd)
 
 
 def stopped_with(proc: subprocess.Popen[str], sig: signal.Signals, marker: str) -> int:
@@ -147,3 +162,27 @@ def test_a_second_interrupt_mid_round_journals_the_stop_after_the_first_ones_clo
     assert last.type == "table.stopped", last
     assert last.payload["by"] == "second interrupt" and last.round_id == closing.round_id is not None
     assert last.payload["phase"] not in ("closed", "betting") and last.payload["policy"] in POLICIES, last.payload
+
+
+def test_a_full_disk_does_not_hold_the_stop(simulators: Path, tmp_path: Path) -> None:
+    """The journal's disk full when SIGTERM comes (a real tmpfs of 768 KiB, tests/e2e/conftest.py SmallDisk): the stop
+    goes on at once, exit 0, saying at error level that it could not be journaled; the file then reads as a crash."""
+    disk = SmallDisk(tmp_path / "disk", "768k")
+    if not disk.mounted:
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        journal = disk.path / "run.sqlite"
+        proc = run(simulators, journal)
+        try:
+            read_until(proc, "betting open", [])
+            fill(disk.path)
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=STOP_BOUND_S) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        (disk.path / "filler").unlink()
+        assert rows(journal)[-1].type == "betting.opened"
+    finally:
+        disk.unmount()
