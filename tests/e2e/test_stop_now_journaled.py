@@ -26,7 +26,8 @@ from typing import Any
 import pytest
 
 from controller.engine.recovery import POLICIES
-from tests.e2e.conftest import SmallDisk
+from tests.broker import Mosquitto, Subscribe
+from tests.e2e.conftest import SmallDisk, table_config
 from tests.e2e.sim_devices import DEMO, read_until, running_simulators, started
 from tests.tablectl_runs import TABLECTL
 
@@ -58,8 +59,8 @@ def simulators(tmp_path: Path) -> Iterator[Path]:
         yield ports
 
 
-def run(ports: Path, journal: Path) -> subprocess.Popen[str]:
-    args = ["run", "--config", str(DEMO), "--ports", str(ports), "--live-log", "--broker", DEAD_BROKER]
+def run(ports: Path, journal: Path, config: Path = DEMO, broker: str = DEAD_BROKER) -> subprocess.Popen[str]:
+    args = ["run", "--config", str(config), "--ports", str(ports), "--live-log", "--broker", broker]
     return started([*TABLECTL, *args, "--journal", str(journal)])
 
 
@@ -186,3 +187,23 @@ def test_a_full_disk_does_not_hold_the_stop(simulators: Path, tmp_path: Path) ->
         assert rows(journal)[-1].type == "betting.opened"
     finally:
         disk.unmount()
+
+
+def test_sigterm_publishes_the_stop_before_the_table_goes_offline(
+    subscribe: Subscribe, mosquitto: Mosquitto, unique_id: str, tmp_path: Path
+) -> None:
+    """With the broker up, the floor hears the stop: `table.stopped` reaches a subscriber, the journal's last seq."""
+    config = table_config(tmp_path, unique_id, unique_id)
+    sub = subscribe(f"{unique_id}/{unique_id}/#")
+    journal = tmp_path / "run.sqlite"
+    with running_simulators(tmp_path / "ports.json", config=config) as ports:
+        assert stopped_with(run(ports, journal, config, mosquitto.url), signal.SIGTERM, "betting open") == 0
+    last = rows(journal)[-1]
+    assert last.type == "table.stopped"
+    sub.wait_until(
+        lambda msgs: any(m.topic.endswith("/event") and m.json()["seq"] == last.seq for m in msgs),
+        timeout=10,
+        what="the stop published",
+    )
+    (published,) = [m.json() for m in sub.on(f"{unique_id}/{unique_id}/event") if m.json()["seq"] == last.seq]
+    assert (published["type"], published["payload"]["by"]) == ("table.stopped", "SIGTERM")
