@@ -32,6 +32,8 @@ PHASE_AFTER: dict[str, str] = {
     "table.closed": "closed",
     # `tablectl demo` stopped on a block nobody in it clears: with a round held open, the last event of its journal
     "demo.stopped": "stopped",
+    # stopped at once (SIGTERM, a second Ctrl-C): the journal's last event, its round left for the restart's recovery
+    "table.stopped": "stopped",
 }
 # While a hit awaits validation the round is held (controller/engine/jackpot.py, 655a.11(i)(1)(iii)): whatever else
 # the table publishes meanwhile (the other seats' settlements, meters), the tile says so, timed from the first hit.

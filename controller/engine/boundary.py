@@ -9,6 +9,8 @@ imports none of them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from controller.engine.commands import LockSeat, Shuffle
 from controller.engine.context import StepContext
 from controller.engine.state import Phase
@@ -62,13 +64,14 @@ def start_shuffle(ctx: StepContext) -> None:
     ctx.command(Shuffle())
 
 
-def closed(ctx: StepContext) -> None:
+def closed(ctx: StepContext, asked: Mapping[str, str] | None = None) -> None:
+    """`asked`: who asked a close at once (`by`, CloseTable); a close after the round is `table.closing`'s."""
     ctx.s.round = None
     ctx.s.phase = Phase.CLOSED
     ctx.s.closing = False
     # A closed table shows no block; reopened (or restored after a restart) it says again what blocks it.
     ctx.s.block_reason = None
-    ctx.emit("table.closed", None, {"rounds_played": ctx.s.rounds_played})
+    ctx.emit("table.closed", None, {"rounds_played": ctx.s.rounds_played, **(asked or {})})
     for seat in range(1, ctx.seats + 1):
         ctx.command(LockSeat(seat))
 

@@ -22,7 +22,10 @@ class OpenTable:
 
 @dataclass(frozen=True, slots=True)
 class CloseTable:
-    """Close the table: at once between rounds, else when the round in progress is complete."""
+    """Close the table: at once between rounds, else when the round in progress is complete. `by`: who asked (an
+    interrupt, a supervisor's key), said by `table.closing` or the `table.closed` of a close at once."""
+
+    by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from controller.engine import (
 from controller.engine.commands import LockSeat, UnlockSeat
 from controller.engine.context import StepContext
 from controller.engine.inputs import Recover, StopRecord
-from controller.engine.state import Phase
+from controller.engine.state import Phase, TableState
 from drivers.interfaces import WagerDetected
 
 # policy -> what happens, for the `table.recovered` event (docs/recovery.md has the reasons and citations).
@@ -49,6 +49,40 @@ POLICIES: dict[str, str] = {
     "await_claim": "settled up to a linked hit: the claim is sent again under the same key; the link answers the "
     "hit it recorded the first time",
 }
+
+# The policy `recover` applies in each phase: what a table stopped at once tells its journal the next start will do.
+POLICY_AT: dict[Phase, str] = {
+    Phase.OPENING: "resume_between_rounds",
+    Phase.BLOCKED: "resume_between_rounds",
+    Phase.SHUFFLING: "reshuffle",
+    Phase.BETTING: "reopen_betting",
+    Phase.LOCKING: "relock",
+    Phase.RECONCILING: "recount",
+    Phase.DEALING: "void",
+    Phase.DEALT: "resume_deal",
+    Phase.STUB_COUNT: "resume_stub_count",
+    Phase.DECISION: "resume_decisions",
+    Phase.CLAIMING: "await_claim",
+    Phase.JACKPOT: "await_jackpot",
+}
+
+
+def stopped(state: TableState, by: str) -> DomainEvent:
+    """`table.stopped`: the shell stops the table at once (`by`: SIGTERM, a second interrupt), its round left as it is.
+    Journaled as the file's last event, so the file says the stop was asked for and what the next start does with
+    the round (the policy of `recover`, docs/recovery.md); a crash leaves no such event."""
+    r = state.round
+    policy = POLICY_AT.get(state.phase)
+    payload: dict[str, Any] = {
+        "by": by,
+        "phase": str(state.phase),
+        "round_no": r.number if r is not None else None,
+        "policy": policy,
+        "what": POLICIES[policy] if policy is not None else "the table is closed: it opens as usual",
+    }
+    if state.blocks:
+        payload["blocks"] = dict(state.blocks)
+    return DomainEvent("table.stopped", None, payload, round_id=r.round_id if r is not None else None)
 
 
 def recover(ctx: StepContext, inp: Recover) -> None:

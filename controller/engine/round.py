@@ -299,14 +299,14 @@ def _own_seat(step: Callable[[StepContext, _S], None]) -> Callable[[StepContext,
 
 
 def _no_input(step: Callable[[StepContext], None]) -> Callable[[StepContext, object], None]:
-    """A step that needs nothing of its input (OpenTable, CloseTable)."""
+    """A step that needs nothing of its input (OpenTable)."""
     return lambda ctx, _: step(ctx)
 
 
 _STEPS: dict[type[object], _Step] = dict(
     [
         _on(OpenTable, _no_input(shuffling.open_table)),
-        _on(CloseTable, _no_input(shuffling.close_table)),
+        _on(CloseTable, shuffling.close_table),
         _on(Tick, deck_life.tick),
         _on(Confirm, confirming.confirm),
         _on(CountEntered, confirming.count_entered),

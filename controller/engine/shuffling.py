@@ -8,6 +8,7 @@ from typing import Any
 from controller.core.cards import deck_problems
 from controller.engine import accounts, betting, boundary, progressive
 from controller.engine.context import StepContext
+from controller.engine.inputs import CloseTable
 from controller.engine.state import DeckLife, Phase
 from drivers.interfaces import ShuffleCompleted
 
@@ -54,7 +55,8 @@ def open_table(ctx: StepContext) -> None:
     boundary.start_shuffle(ctx)
 
 
-def close_table(ctx: StepContext) -> None:
+def close_table(ctx: StepContext, inp: CloseTable) -> None:
+    asked = {} if inp.by is None else {"by": inp.by}
     if ctx.s.phase is Phase.CLOSED:
         ctx.ignored("close table", "the table is already closed")
     elif ctx.s.phase in (Phase.SHUFFLING, Phase.BETTING, Phase.BLOCKED, Phase.OPENING):
@@ -67,10 +69,10 @@ def close_table(ctx: StepContext) -> None:
                         {"seat": n, "spot": spot, "amount": amount, "reason": "the table closed"},
                     )
                     accounts.give_back(ctx, n, spot, amount, ctx.rule("7(c)"), "the table closed")
-        boundary.closed(ctx)
+        boundary.closed(ctx, asked)
     else:
         ctx.s.closing = True
-        ctx.emit("table.closing", None, {"after_round": ctx.r.number})
+        ctx.emit("table.closing", None, {"after_round": ctx.r.number, **asked})
 
 
 def shuffle_completed(ctx: StepContext, inp: ShuffleCompleted) -> None:

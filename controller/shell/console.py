@@ -181,11 +181,24 @@ LINES: Mapping[str, _Line] = {
     "account.verification_requested": lambda p, sealed: (
         f"seat {p['seat']}  {fmt(p['amount'])} at {p['odds']}: a floorperson verifies it ({p['hit']})"
     ),
-    "table.closing": lambda p, sealed: f"table closing after round {p['after_round']}",
+    "table.closing": lambda p, sealed: f"table closing after round {p['after_round']}{_asked(p)}",
     "table.closed": lambda p, sealed: (
         f"table closed ({p['rounds_played']} round{'' if p['rounds_played'] == 1 else 's'} so far at this table)"
+        f"{_asked(p)}"
+    ),
+    "table.stopped": lambda p, sealed: (
+        f"TABLE STOPPED at once ({p['by']}) in {p['phase']}{_in_play(p['round_no'])}; at the next start: {p['what']}"
     ),
 }
+
+
+def _in_play(round_no: int | None) -> str:
+    return "" if round_no is None else f", round {round_no} left in play"
+
+
+def _asked(p: Mapping[str, Any]) -> str:
+    """Who asked a close (`by`, docs/events.md), when the event says."""
+    return f", asked by {p['by']}" if p.get("by") else ""
 
 
 def describe(ev: JournaledEvent) -> str | None:

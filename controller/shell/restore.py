@@ -102,8 +102,9 @@ class Restore:
         return state, ([] if state.phase is Phase.CLOSED and not state.device_faults else [Recover(self._stopped())])
 
     def _stopped(self) -> StopRecord | None:
-        """The stop on purpose the journal ends with (`demo.stopped`, controller/people/stuck.py), if it does."""
-        last = self.journal.critical.last_stop("demo.stopped")
+        """The stop on purpose the journal ends with, if it does: `table.stopped` (SIGTERM, a second interrupt:
+        controller/shell/runner.py) or `demo.stopped` (controller/people/stuck.py)."""
+        last = self.journal.critical.last_stop("table.stopped", "demo.stopped")
         if last is None:
             return None
         seq, by = last

@@ -20,6 +20,7 @@ import structlog
 
 from controller.config.table import TableConfig
 from controller.core.events import DomainEvent
+from controller.engine import recovery
 from controller.engine.context import BonusDraws
 from controller.engine.inputs import CloseTable
 from controller.engine.state import Phase
@@ -83,7 +84,7 @@ async def run_table(
     supervised = asyncio.create_task(tasks.run(specs), name="tasks")
     watches = asyncio.create_task(table.watch_devices(), name="device-watches")
     let_go = asyncio.create_task(leftovers.let_go(service.ready), name="start-leftovers")
-    _stop_on_signals(service, service_task)
+    stop = _stop_on_signals(service, service_task)
     failure: StorageError | None = None
     try:
         await asyncio.wait((service_task, supervised), return_when=asyncio.FIRST_COMPLETED)
@@ -91,7 +92,7 @@ async def run_table(
     finally:
         if systemd is not None:
             systemd.stopping()
-        _restore_signals()
+        _signals_done(service, service_task, stop)
         watches.cancel()
         let_go.cancel()
         service_task.cancel()
@@ -220,9 +221,38 @@ def _storage_failure(*tasks: asyncio.Task[None]) -> StorageError | None:
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-def _stop_on_signals(service: TableService, task: asyncio.Task[None]) -> None:
-    """First Ctrl-C: close the table once the round in progress is complete. Again, or SIGTERM: stop now."""
+class _StopNow:
+    """What asked the table to stop at once (SIGTERM, a second interrupt), once something did."""
+
+    by: str | None = None
+
+
+def _signals_done(service: TableService, task: asyncio.Task[None], stop: _StopNow) -> None:
+    """The handlers removed; a stop at once they asked for journaled, before the publisher's drain offers it."""
+    _restore_signals()
+    if stop.by is not None and task.cancelled() and not service.closed.is_set():
+        _journal_stop(service, stop.by)
+
+
+def _journal_stop(service: TableService, by: str) -> None:
+    """`table.stopped` as the journal's last event: the service has ended (cancelled), so nothing follows it, and the
+    file tells this stop from a crash. Best effort: a journal that refuses it (a full disk) is logged and the stop goes
+    on, the file then reading as a crash; the publisher's drain that follows is bounded (5 s, under the unit's
+    TimeoutStopSec)."""
+    try:
+        journaled = service.note([recovery.stopped(service.state, by)])
+    except Exception as err:
+        log.error("the stop could not be journaled: the journal reads as a crash", by=by, error=str(err))
+        return
+    ev = journaled[-1]
+    log.warning("table stopped at once", by=by, seq=ev.seq, phase=ev.payload["phase"], policy=ev.payload["policy"])
+
+
+def _stop_on_signals(service: TableService, task: asyncio.Task[None]) -> _StopNow:
+    """First Ctrl-C: close the table once the round in progress is complete. Again, or SIGTERM: stop now (the
+    returned record says by what)."""
     loop = asyncio.get_running_loop()
+    stop = _StopNow()
     presses = 0
 
     def interrupt() -> None:
@@ -230,13 +260,19 @@ def _stop_on_signals(service: TableService, task: asyncio.Task[None]) -> None:
         presses += 1
         if presses == 1 and service.state.phase is not Phase.CLOSED:  # a table that never opened has no round
             log.info("closing the table after the round in progress; press Ctrl-C again to stop now")
-            service.submit(CloseTable())
+            service.submit(CloseTable(by="interrupt"))
         else:
+            stop.by = stop.by or ("second interrupt" if presses > 1 else "interrupt")
             _stop_now(task)
+
+    def terminate() -> None:
+        stop.by = stop.by or "SIGTERM"
+        _stop_now(task)
 
     with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread (tests)
         loop.add_signal_handler(signal.SIGINT, interrupt)
-        loop.add_signal_handler(signal.SIGTERM, _stop_now, task)
+        loop.add_signal_handler(signal.SIGTERM, terminate)
+    return stop
 
 
 def _stop_now(task: asyncio.Task[None]) -> None:

@@ -8,6 +8,7 @@ COMMIT and `after_commit` after it; everything else here is read at open, for th
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
@@ -167,15 +168,16 @@ class CriticalBook:
         """Whether `seq` was sealed into an archive segment (an anchor of the broker's may name such a seq)."""
         return 0 < seq <= segments.head_of(self._db, self.table_id)[0]
 
-    def last_stop(self, type_: str) -> tuple[int, str | None] | None:
-        """(seq, its payload's `by`) when the table's last journaled event is of `type_` (a stop on purpose), else
-        None. Read in SQL, so a row damaged on disk cannot stop the start: its `by` reads as None (`journal verify`
+    def last_stop(self, *types: str) -> tuple[int, str | None] | None:
+        """(seq, its payload's `by`) when the table's last journaled event is of one of `types` (a stop on purpose),
+        else None. Read in SQL, so a row damaged on disk cannot stop the start: its `by` reads as None (`journal verify`
         reports the row)."""
         row = self._db.execute(
-            "SELECT seq, type = ?, CASE WHEN json_valid(payload) AND json_type(payload, '$.by') = 'text' "
+            "SELECT seq, type IN (SELECT value FROM json_each(?)), "
+            "CASE WHEN json_valid(payload) AND json_type(payload, '$.by') = 'text' "
             "THEN CAST(json_extract(payload, '$.by') AS BLOB) END "
             "FROM events WHERE table_id = ? ORDER BY seq DESC LIMIT 1",
-            (type_, self.table_id),
+            (json.dumps(types), self.table_id),
         ).fetchone()
         if row is None or not row[1]:
             return None

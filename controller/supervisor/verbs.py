@@ -190,7 +190,7 @@ VERBS: Mapping[str, Verb] = {
     "open_table": Verb(NoArgs, lambda a, s: OpenTable(), "open the table for gaming"),
     "close_table": Verb(
         NoArgs,
-        lambda a, s: CloseTable(),
+        lambda a, s: CloseTable(by=f"{s.role} {s.key_id}"),
         "close the table: at once between rounds, else once the round in progress is complete",
     ),
     "verify_deck": Verb(

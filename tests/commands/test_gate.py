@@ -154,7 +154,7 @@ def test_a_good_command_becomes_its_signed_input(gate: CommandGate, keys: dict[s
     ("verb", "args", "expected"),
     [
         ("open_table", {}, OpenTable()),
-        ("close_table", {}, CloseTable()),
+        ("close_table", {}, CloseTable(by="supervisor super-bob")),
         ("verify_deck", {"deck": "B", "note": "red"}, Confirm("floorperson", "deck_verified", "B", "red")),
         ("verify_deck", {}, Confirm("floorperson", "deck_verified", None, "")),
         ("verify_inspection", {}, Confirm("floorperson", "cards_inspected")),

@@ -161,3 +161,12 @@ def test_a_linked_hit_reads_with_the_meter_the_link_left() -> None:
         "JACKPOT seat 3  100% of the mega meter = $50,003.85 (meter $50,003.85 -> reseeded at the link); awaiting a "
         "floorperson's validation (t-r000001-h1)"
     )
+
+
+def test_a_close_says_who_asked_and_a_stop_at_once_what_the_next_start_does() -> None:
+    closing = describe(_event("table.closing", {"after_round": 4, "by": "interrupt"}))
+    assert closing == "table closing after round 4, asked by interrupt"
+    stop = {"by": "SIGTERM", "phase": "betting", "round_no": 4, "policy": "reopen_betting", "what": "betting reopens"}
+    assert describe(_event("table.stopped", stop)) == (
+        "TABLE STOPPED at once (SIGTERM) in betting, round 4 left in play; at the next start: betting reopens"
+    )

@@ -42,3 +42,15 @@ def test_a_demo_stopped_on_a_chip_count_shows_stopped_from_the_stop() -> None:
         live.apply_event(e)
     assert (live.phase, live.phase_since) == ("stopped", "2026-11-27T12:00:04.000000Z")
     assert live.round_id == "t1-r000001" and live.rounds_completed == 0
+
+
+def test_a_table_stopped_at_once_shows_stopped_from_its_last_event() -> None:
+    """SIGTERM (systemd's stop) or a second Ctrl-C mid-round: `table.stopped` is the journal's last event. Before, the
+    tile kept the phase of the round's last step (`betting`) until the broker's will said offline."""
+    live = TableLive("t1")
+    for e in (
+        event(1, "betting.opened"),
+        event(2, "table.stopped", by="SIGTERM", phase="betting", round_no=1, policy="reopen_betting"),
+    ):
+        live.apply_event(e)
+    assert (live.phase, live.phase_since) == ("stopped", "2026-11-27T12:00:02.000000Z")

@@ -48,3 +48,12 @@ def test_a_damaged_last_row_reads_as_no_stop(tmp_path: Path) -> None:
         db.execute("UPDATE events SET type = CAST(X'ff' AS TEXT) WHERE seq = 1")
     assert j.critical.last_stop("demo.stopped") is None
     j.close()
+
+
+def test_a_stop_at_once_reads_as_a_stop_too(tmp_path: Path) -> None:
+    """`table.stopped` (SIGTERM, a second interrupt: controller/shell/runner.py) as the restart asks for either type."""
+    stop = DomainEvent("table.stopped", None, {"by": "SIGTERM", "phase": "betting"}, "T1-r000001")
+    j = _journal(tmp_path, DomainEvent("betting.opened", "655a.7(a)", {}), stop)
+    assert j.critical.last_stop("table.stopped", "demo.stopped") == (2, "SIGTERM")
+    assert j.critical.last_stop("demo.stopped") is None
+    j.close()
