@@ -75,6 +75,7 @@ def close_table(ctx: StepContext, inp: CloseTable) -> None:
         boundary.closed(ctx, asked)
     else:
         ctx.s.closing = True
+        ctx.s.closing_by = inp.by  # for the table.closed once the round is complete
         ctx.emit("table.closing", None, {"after_round": ctx.r.number, **asked})
 
 
