@@ -10,7 +10,7 @@ import json
 
 from structlog.testing import capture_logs
 
-from controller.engine.inputs import CloseTable
+from controller.engine.inputs import CloseTable, Recover
 from controller.engine.state import Phase
 from controller.store import snapshot
 from tests.engine.conftest import MakeTable, PureTable
@@ -59,3 +59,14 @@ def test_a_close_stored_by_older_software_restores_with_nobody_named_and_says_so
         t.state = snapshot.decode(snapshot.encode(t.state))
     assert logs == [] and t.state.closing
     assert play_out(t) == {"rounds_played": 1}
+
+
+def test_the_restart_s_recovery_resumes_the_round_and_the_close_names_who_asked(make_table: MakeTable) -> None:
+    """The restart recovers the round in play (docs/recovery.md: its decisions resume); the close it was waiting for
+    then completes as asked."""
+    t = closing_mid_round(make_table)
+    t.state = snapshot.decode(snapshot.encode(t.state))
+    recovered = t.feed(Recover())
+    assert t.types(recovered)[0] == "table.recovered" and t.state.closing_by == BY
+    assert play_out(t) == {"rounds_played": 1, "by": BY}
+    assert t.state.closing_by is None
