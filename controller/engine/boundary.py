@@ -65,10 +65,14 @@ def start_shuffle(ctx: StepContext) -> None:
 
 
 def closed(ctx: StepContext, asked: Mapping[str, str] | None = None) -> None:
-    """`asked`: who asked a close at once (`by`, CloseTable); a close after the round is `table.closing`'s."""
+    """`asked`: who asked a close at once (`by`, CloseTable); a close after the round says who asked it, as its
+    `table.closing` did (kept in the state, across a restart)."""
+    if asked is None and ctx.s.closing_by is not None:
+        asked = {"by": ctx.s.closing_by}
     ctx.s.round = None
     ctx.s.phase = Phase.CLOSED
     ctx.s.closing = False
+    ctx.s.closing_by = None
     # A closed table shows no block; reopened (or restored after a restart) it says again what blocks it.
     ctx.s.block_reason = None
     ctx.emit("table.closed", None, {"rounds_played": ctx.s.rounds_played, **(asked or {})})

@@ -7,7 +7,7 @@ from typing import Any
 
 from controller.core.cards import deck_problems
 from controller.engine import accounts, betting, boundary, progressive
-from controller.engine.context import StepContext
+from controller.engine.context import StepContext, usable_method
 from controller.engine.inputs import CloseTable
 from controller.engine.state import DeckLife, Phase
 from drivers.interfaces import ShuffleCompleted
@@ -28,7 +28,10 @@ def open_table(ctx: StepContext) -> None:
             "chapter": ctx.spec.chapter,
             "game": ctx.spec.name,
             "seats": ctx.seats,
-            "dealing_method": ctx.setup.method,
+            # What the table deals by now (.13(g)): a mark outlasts the close, so the fallback that took over, or
+            # none (null, the `no_method` block) as `device.out_of_order` says it; not the method configured.
+            "dealing_method": usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order),
+            "out_of_order": dict(ctx.s.out_of_order),  # device -> what took over, until marked back in service
             "decks": list(labels),
             "decks_rule": ctx.rule("3(b)") if ctx.opts.decks == "two_decks" else ctx.rule("3(a)"),
             "cards_preinspected": ctx.opts.cards_preinspected,
@@ -72,6 +75,7 @@ def close_table(ctx: StepContext, inp: CloseTable) -> None:
         boundary.closed(ctx, asked)
     else:
         ctx.s.closing = True
+        ctx.s.closing_by = inp.by  # for the table.closed once the round is complete
         ctx.emit("table.closing", None, {"after_round": ctx.r.number, **asked})
 
 

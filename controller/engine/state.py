@@ -231,6 +231,9 @@ class TableState:
     round: RoundState | None = None
     block_reason: str | None = None  # every reason in `blocks`, joined, while the phase is BLOCKED
     closing: bool = False  # close when the round in progress is complete
+    # Who asked that close (CloseTable's `by`), for its `table.closed`: kept across a restart. None: nobody named, or
+    # a state stored before it was kept (controller/store/snapshot.py says so in the log).
+    closing_by: str | None = None
     deck_order: list[str] = field(default_factory=list)  # a card-reading shuffler's order, for hand dealing
     # -- time, deck life, blocks, devices (docs/engine.md) --
     now: datetime | None = None  # the latest Tick

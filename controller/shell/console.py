@@ -78,7 +78,9 @@ def _bonus(name: str, p: Mapping[str, Any]) -> str:
 # One line per event type an operator watching the table needs to see: (payload, sealed part) -> text.
 _Line = Callable[[Mapping[str, Any], Mapping[str, Any]], str]
 LINES: Mapping[str, _Line] = {
-    "table.opened": lambda p, sealed: f"table open: {p['game']} (chapter {p['chapter']}), {p['seats']} seats",
+    "table.opened": lambda p, sealed: (
+        f"table open: {p['game']} (chapter {p['chapter']}), {p['seats']} seats{_still_out(p)}"
+    ),
     "shuffle.completed": lambda p, sealed: f"shuffler counted {p['card_count']} cards; deck in the dealing shoe",
     "deck.removed": lambda p, sealed: f"DECK REMOVED: {p['reason']}",
     # A blocked table plays no round until someone acts: without these lines the terminal stayed silent and a demo
@@ -194,6 +196,17 @@ LINES: Mapping[str, _Line] = {
 
 def _in_play(round_no: int | None) -> str:
     return "" if round_no is None else f", round {round_no} left in play"
+
+
+def _still_out(p: Mapping[str, Any]) -> str:
+    """A device marked out of order outlasts the close (.13(g)): the reopened table deals by what took over, or not
+    at all; said here, as the configured method no longer is what the dealer deals by."""
+    out = p.get("out_of_order")
+    if not out or not isinstance(out, Mapping):
+        return ""
+    method = p.get("dealing_method")
+    how = f"dealing by {method}" if method else "NO DEALING METHOD usable (no_method)"
+    return f"; out of order: {', '.join(sorted(map(str, out)))}; {how}"
 
 
 def _asked(p: Mapping[str, Any]) -> str:

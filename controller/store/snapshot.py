@@ -7,6 +7,8 @@ never half-read. The journal adds a sha256 per stored copy (controller.store.rec
 
 Format history (bump FORMAT when TableState changes incompatibly, and teach `decode` the old one):
     1  {"format": 1, "state": <TableState>}
+A field added with a default needs no new format: a state stored before it restores with the default, and where that
+default hides something the table had (`closing_by`: who asked a close) `decode` says so in the log.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import structlog
 from pydantic import TypeAdapter, ValidationError
 
 from controller.engine.state import TableState
@@ -23,6 +26,8 @@ from controller.store.records import Record, StoredCopy
 
 FORMAT: Literal[1] = 1
 RECORD = "engine"  # the record name in the journal's critical_state
+
+log = structlog.get_logger(__name__)
 
 
 @dataclass
@@ -62,13 +67,22 @@ def decode(body: bytes) -> TableState:
             f"the stored engine state has format {fmt}, newer than this software's {FORMAT}: upgrade tablectl"
         )
     try:
-        return _ADAPTER.validate_json(body).state
+        state = _ADAPTER.validate_json(body).state
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
         raise SnapshotError(
             f"the stored engine state does not validate: {where}: {first['msg']} ({err.error_count()} problem(s))"
         ) from None
+    stored = head.get("state")
+    if state.closing and isinstance(stored, dict) and "closing_by" not in stored:
+        # Stored by software that did not keep who asked the close: said here, once (the state stored next has it).
+        log.warning(
+            "the table was closing when stored by older software: who asked the close is not known",
+            after_round=state.round.number if state.round else None,
+            remedy="none needed; the table closes after the round as asked, its table.closed naming nobody",
+        )
+    return state
 
 
 def restore(copies: Sequence[StoredCopy]) -> TableState | None:

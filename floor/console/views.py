@@ -68,13 +68,18 @@ def log_line(e: dict[str, Any]) -> dict[str, Any]:
     return line
 
 
+# The events whose `dealing_method` is what the table deals by now, null while none is usable (docs/events.md).
+METHOD_SAID = ("table.opened", "device.out_of_order", "device.back_in_service")
+
+
 @dataclass
 class TableExtra:
     birth: dict[str, Any] | None = None
     players: int = 0
     dealing_method: str | None = None
-    # False from a device.out_of_order or device.back_in_service whose dealing_method is null (the `no_method` block)
-    # until an event names a method again: the last method named is not one the table can deal by meanwhile.
+    # False from a table.opened, device.out_of_order or device.back_in_service whose dealing_method is null (the
+    # `no_method` block) until an event names a method again: the last method named is not one the table can deal
+    # by meanwhile.
     method_usable: bool = True
     shuffle: str | None = None  # the shuffler, or what took over when it was covered (13(g))
     completed_at: deque[str] = field(default_factory=lambda: deque(maxlen=500))
@@ -96,7 +101,7 @@ def note_event(x: TableExtra, type_: str, ts: str, p: object, round_id: str | No
         x.completed_at.append(ts)
     if isinstance(p.get("dealing_method"), str):
         x.dealing_method, x.method_usable = p["dealing_method"], True
-    elif type_ in ("device.out_of_order", "device.back_in_service") and "dealing_method" in p:
+    elif type_ in METHOD_SAID and "dealing_method" in p:
         x.method_usable = p["dealing_method"] is not None
     note_shuffle(x, type_, p)
 

@@ -170,3 +170,21 @@ def test_a_close_says_who_asked_and_a_stop_at_once_what_the_next_start_does() ->
     assert describe(_event("table.stopped", stop)) == (
         "TABLE STOPPED at once (SIGTERM) in betting, round 4 left in play; at the next start: betting reopens"
     )
+
+
+def test_a_table_reopened_with_a_device_out_of_order_says_what_it_deals_by() -> None:
+    base = {"game": "Mississippi Stud", "chapter": "655a", "seats": 6}
+    assert describe(_event("table.opened", {**base, "dealing_method": "hand", "out_of_order": {}})) == (
+        "table open: Mississippi Stud (chapter 655a), 6 seats"
+    )
+    covered = {"shuffler": "manual shuffle and cut, dealing by manual_shoe"}
+    fallback = describe(_event("table.opened", {**base, "dealing_method": "manual_shoe", "out_of_order": covered}))
+    assert fallback == (
+        "table open: Mississippi Stud (chapter 655a), 6 seats; out of order: shuffler; dealing by manual_shoe"
+    )
+    both = {**covered, "shoe": "no other dealing method"}
+    none = describe(_event("table.opened", {**base, "dealing_method": None, "out_of_order": both}))
+    assert none == (
+        "table open: Mississippi Stud (chapter 655a), 6 seats; out of order: shoe, shuffler; NO DEALING METHOD "
+        "usable (no_method)"
+    )
