@@ -163,6 +163,19 @@ def back_in_service(ctx: StepContext, dev: str) -> None:
         hold_follows_method(ctx, f"{dev} back in service")
 
 
+def marks_restored(ctx: StepContext) -> None:
+    """At a restart: each mark kept with the state is said again, before any restored fault. The device statuses
+    (`device/<id>`) are derived from this boot's events only, so without it a covered shoe read `online` at its next
+    identification, and `unusable` when the manual shoe standing in for it was held, though still covered."""
+    usable = usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order)
+    for dev, takes_over in sorted(ctx.s.out_of_order.items()):
+        ctx.emit(
+            "device.out_of_order",
+            ctx.rule("13(g)"),
+            {"device": dev, "reason": COVERED, "takes_over": takes_over, "dealing_method": usable, "restored": True},
+        )
+
+
 def no_method(ctx: StepContext, dev: str) -> str:
     fallback = ctx.opts.fallback_dealing_method
     if fallback is None or fallback == ctx.setup.method:

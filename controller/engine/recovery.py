@@ -21,6 +21,7 @@ from controller.engine import (
     device_holds,
     jackpot,
     link,
+    other_method,
     progressive,
     voiding,
 )
@@ -52,6 +53,7 @@ def recover(ctx: StepContext) -> None:
     phase = ctx.s.phase
     if phase is Phase.CLOSED:
         if ctx.s.device_faults:  # the shell recovers a closed table only for these (controller/shell/restore.py)
+            other_method.marks_restored(ctx)
             device_holds.faults_restored(ctx)
         else:
             ctx.ignored("recover", "the table is closed: it opens as usual")
@@ -88,7 +90,9 @@ def recover(ctx: StepContext) -> None:
         first = ctx.s.pending_hits[0].rule if ctx.s.pending_hits else ""
         recovered(ctx, "await_jackpot", ctx.spec.validation_rule(first), hits=[h.hit for h in ctx.s.pending_hits])
         lock_all(ctx)
-    # A device identifies to a restarted daemon, jammed or not: a fault it reported before stands (docs/recovery.md).
+    # A device identifies to a restarted daemon, jammed or not: a fault it reported before stands (docs/recovery.md);
+    # a device covered stays covered, said first so that the status of a held stand-in shoe reads out of order.
+    other_method.marks_restored(ctx)
     device_holds.faults_restored(ctx)
     link.restarted(ctx)  # the lease is unknown after a restart: locked out until the link grants one
     # Whatever the phase: a light the crash left lit, or never lit, is set right (643a.11(f)(3)(iii)(B)).
