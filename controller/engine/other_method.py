@@ -10,7 +10,16 @@ from dataclasses import replace
 
 from controller.engine import boundary, device_holds, voiding
 from controller.engine.context import StepContext, usable_method
-from controller.engine.device_holds import DEVICES, SHOE_FAULTS, SHOE_METHODS, SHOE_STUCK, takeover, unusable, waits
+from controller.engine.device_holds import (
+    DEVICES,
+    SHOE_FAULTS,
+    SHOE_METHODS,
+    SHOE_ROUND,
+    SHOE_STUCK,
+    takeover,
+    unusable,
+    waits,
+)
 from controller.engine.inputs import MarkOutOfOrder
 from controller.engine.state import HeldFault, Phase
 from drivers.interfaces import DeviceFault
@@ -87,6 +96,10 @@ def hold_follows_method(ctx: StepContext, by: str) -> None:
     if ctx.method in SHOE_METHODS:
         if "device:shoe" not in ctx.s.blocks:
             unusable(ctx, "shoe", why)
+        if ctx.s.phase in SHOE_ROUND:
+            # The round after "no more bets" now deals from the held shoe: as for a shoe held in its round, void it
+            # (.13(f), a manual shoe's reader .13(g)) rather than ask the held shoe for its cards.
+            device_holds.shoe_void(ctx, f"the dealing shoe cannot deal the round: {why}")
     else:
         boundary.unblock(ctx, "device:shoe", f"{by}: the table deals by hand; the shoe stays held ({why})")
 
