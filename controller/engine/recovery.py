@@ -52,7 +52,8 @@ POLICIES: dict[str, str] = {
 def recover(ctx: StepContext) -> None:
     phase = ctx.s.phase
     if phase is Phase.CLOSED:
-        if ctx.s.device_faults:  # the shell recovers a closed table only for these (controller/shell/restore.py)
+        # The shell recovers a closed table only for these (controller/shell/restore.py): its marks and faults stand.
+        if ctx.s.device_faults or ctx.s.out_of_order:
             other_method.marks_restored(ctx)
             device_holds.faults_restored(ctx)
         else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from controller.core.events import JournaledEvent
-from controller.engine.inputs import MarkOutOfOrder, Recover
+from controller.engine.inputs import CloseTable, MarkOutOfOrder, Recover
 from controller.engine.state import Phase
 from controller.mqtt.device_status import DeviceTracker
 from controller.store import snapshot
@@ -153,3 +153,17 @@ def test_after_a_restart_the_covered_shoe_s_status_stays_out_of_order(then: str)
     t.feed(DeviceOffline("shoe", reason="cable") if then == "stand-in offline" else DeviceOnline("shoe"))
     t.feed(DeviceOnline("shuffler"))
     assert statuses_since(t, first) == {"shuffler": "out_of_order", "shoe": "out_of_order"}
+
+
+def test_a_closed_table_s_restart_says_the_mark_again() -> None:
+    """Found by the machine after the fix above: a table closed with its shoe covered was not recovered (only a closed
+    table with a held fault is, controller/shell/restore.py), so the new boot's `device/shoe` read `unknown`."""
+    t = stood_in("655a")
+    t.feed(CloseTable())
+    assert t.state.phase is Phase.CLOSED and "shoe" in t.state.out_of_order
+    t.state = snapshot.decode(snapshot.encode(t.state))
+    first = len(t.events)
+    [marked] = [e for e in t.feed(Recover()) if e.type == "device.out_of_order"]
+    assert marked.payload["restored"] and t.state.phase is Phase.CLOSED
+    t.feed(DeviceOnline("shoe"))
+    assert statuses_since(t, first)["shoe"] == "out_of_order"
