@@ -9,7 +9,7 @@ from dataclasses import replace
 from controller.core.cards import deck_problems
 from controller.engine import decisions, settling, voiding
 from controller.engine.commands import DispenseStack, RemoveStub
-from controller.engine.context import StepContext, area_of
+from controller.engine.context import StepContext, area_of, usable_method
 from controller.engine.spec import DealPlan
 from controller.engine.state import DeckLife, Phase
 from drivers.interfaces import CardDrawn, StackDispensed, StubRemoved
@@ -24,6 +24,12 @@ def deal_plan(ctx: StepContext) -> DealPlan:
 
 
 def start_dealing(ctx: StepContext) -> None:
+    if usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order) is None:
+        # Covered after "no more bets" (.13(g)), before the first card: neither the method nor its fallback can deal
+        # the round (`ctx.method` would name the covered one's), so none of its cards is asked for; `no_method` stands.
+        covered = " and ".join(f"the {d}" for d in sorted(ctx.s.out_of_order))
+        voiding.void(ctx, ctx.rule("13(g)"), f"no dealing method can be used: {covered} out of order")
+        return
     ctx.s.phase = Phase.DEALING
     life = ctx.s.decks.get(ctx.r.deck, DeckLife(since=ctx.s.now))
     ctx.s.decks[ctx.r.deck] = replace(life, rounds=life.rounds + 1, rounds_since_count=life.rounds_since_count + 1)

@@ -10,7 +10,16 @@ from dataclasses import replace
 
 from controller.engine import boundary, device_holds, voiding
 from controller.engine.context import StepContext, usable_method
-from controller.engine.device_holds import DEVICES, SHOE_FAULTS, SHOE_METHODS, SHOE_STUCK, takeover, unusable, waits
+from controller.engine.device_holds import (
+    DEVICES,
+    SHOE_FAULTS,
+    SHOE_METHODS,
+    SHOE_ROUND,
+    SHOE_STUCK,
+    takeover,
+    unusable,
+    waits,
+)
 from controller.engine.inputs import MarkOutOfOrder
 from controller.engine.state import HeldFault, Phase
 from drivers.interfaces import DeviceFault
@@ -87,6 +96,10 @@ def hold_follows_method(ctx: StepContext, by: str) -> None:
     if ctx.method in SHOE_METHODS:
         if "device:shoe" not in ctx.s.blocks:
             unusable(ctx, "shoe", why)
+        if ctx.s.phase in SHOE_ROUND:
+            # The round after "no more bets" now deals from the held shoe: as for a shoe held in its round, void it
+            # (.13(f), a manual shoe's reader .13(g)) rather than ask the held shoe for its cards.
+            device_holds.shoe_void(ctx, f"the dealing shoe cannot deal the round: {why}")
     else:
         boundary.unblock(ctx, "device:shoe", f"{by}: the table deals by hand; the shoe stays held ({why})")
 
@@ -161,6 +174,19 @@ def back_in_service(ctx: StepContext, dev: str) -> None:
         if usable is not None:
             boundary.unblock(ctx, "no_method", f"{dev} back in service")  # else the other device still stops it
         hold_follows_method(ctx, f"{dev} back in service")
+
+
+def marks_restored(ctx: StepContext) -> None:
+    """At a restart: each mark kept with the state is said again, before any restored fault. The device statuses
+    (`device/<id>`) are derived from this boot's events only, so without it a covered shoe read `online` at its next
+    identification, and `unusable` when the manual shoe standing in for it was held, though still covered."""
+    usable = usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order)
+    for dev, takes_over in sorted(ctx.s.out_of_order.items()):
+        ctx.emit(
+            "device.out_of_order",
+            ctx.rule("13(g)"),
+            {"device": dev, "reason": COVERED, "takes_over": takes_over, "dealing_method": usable, "restored": True},
+        )
 
 
 def no_method(ctx: StepContext, dev: str) -> str:

@@ -23,6 +23,7 @@ from controller.engine import (
     device_holds,
     jackpot,
     link,
+    other_method,
     progressive,
     voiding,
 )
@@ -103,7 +104,9 @@ def _after_stop(ctx: StepContext, stop: StopRecord) -> None:
 def _recover(ctx: StepContext) -> None:
     phase = ctx.s.phase
     if phase is Phase.CLOSED:
-        if ctx.s.device_faults:  # the shell recovers a closed table only for these (controller/shell/restore.py)
+        # The shell recovers a closed table only for these (controller/shell/restore.py): its marks and faults stand.
+        if ctx.s.device_faults or ctx.s.out_of_order:
+            other_method.marks_restored(ctx)
             device_holds.faults_restored(ctx)
         else:
             ctx.ignored("recover", "the table is closed: it opens as usual")
@@ -140,7 +143,9 @@ def _recover(ctx: StepContext) -> None:
         first = ctx.s.pending_hits[0].rule if ctx.s.pending_hits else ""
         recovered(ctx, "await_jackpot", ctx.spec.validation_rule(first), hits=[h.hit for h in ctx.s.pending_hits])
         lock_all(ctx)
-    # A device identifies to a restarted daemon, jammed or not: a fault it reported before stands (docs/recovery.md).
+    # A device identifies to a restarted daemon, jammed or not: a fault it reported before stands (docs/recovery.md);
+    # a device covered stays covered, said first so that the status of a held stand-in shoe reads out of order.
+    other_method.marks_restored(ctx)
     device_holds.faults_restored(ctx)
     link.restarted(ctx)  # the lease is unknown after a restart: locked out until the link grants one
     # Whatever the phase: a light the crash left lit, or never lit, is set right (643a.11(f)(3)(iii)(B)).
