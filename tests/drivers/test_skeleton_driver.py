@@ -27,6 +27,10 @@ from drivers.registry import DriverConfigError, create_driver, installed_names
 from drivers.skeleton import BadLine, SkeletonShuffler, SkeletonShufflerSettings, printable_line
 
 FAST = {"heartbeat_interval": 0.2, "reply_timeout": 0.2}  # a silent device is found out within 0.4 s
+# Heartbeats as often, the answer to ID? or PING given the driver's default second: the responder shares this process,
+# so a stall of it (a loaded machine, tools/stall.py's SIGSTOP) past 0.2 s held its answer and took it offline where a
+# test asserts it stayed online. Only the heartbeat's own test needs a silent device found out fast.
+STEADY = {"heartbeat_interval": 0.2, "reply_timeout": 1.0}
 # Every character isdigit() takes but 0-9 (a superscript two: int() raises; an Arabic-Indic one: int() reads 1).
 NON_ASCII_DIGITS = [c for c in map(chr, range(0x110000)) if c.isdigit() and not c.isascii()]
 NOT_A_COUNT = "DONE without a card count in ASCII digits (e.g. DONE 52)"
@@ -117,7 +121,7 @@ async def test_skeleton_online_shuffle_fault_unplug_replug(
     skeleton_installed: None, responder: Responder, start_driver: Any
 ) -> None:
     assert "skeleton-shuffler" in installed_names()
-    driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **FAST)
+    driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **STEADY)
     assert isinstance(driver, Shuffler)
     online = await events.next(DeviceOnline)
     assert online.identity == {"model": "SKEL-1", "serial": "SN0042", "firmware": "2.1"}
@@ -163,7 +167,7 @@ async def test_a_silent_device_goes_offline_by_heartbeat(
 
 
 async def test_stop_is_prompt_and_final(skeleton_installed: None, responder: Responder) -> None:
-    driver = create_driver("shuffler", {"driver": "skeleton-shuffler", "port": str(responder.name), **FAST})
+    driver = create_driver("shuffler", {"driver": "skeleton-shuffler", "port": str(responder.name), **STEADY})
     seen: list[Any] = []
     await driver.start(seen.append)
     assert [type(e) for e in seen] == [DeviceOnline]  # start() returned once the device answered
@@ -180,7 +184,7 @@ async def test_a_done_without_ascii_digits_is_logged_refused_and_the_driver_read
     """`DONE \\u00b2` (a superscript two) as UTF-8 and as latin-1, Arabic-Indic digits and a count in words, over
     the real pty: each is a logged bad_message fault naming the byte or the fix, no count is read from them, and the
     next good line is served."""
-    driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **FAST)
+    driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **STEADY)
     await events.next(DeviceOnline)
     bad = {
         "DONE \u00b2".encode(): "byte 0xc2 at offset 5 is not printable ASCII (0x20-0x7e): b'DONE \\xc2\\xb2'",
@@ -209,7 +213,7 @@ async def test_a_separator_byte_is_refused_not_read_as_a_space(
 ) -> None:
     """U+001C..U+001F are spaces to str.split() and str.strip(): `\\x1cDONE 52` was a count of 52 and
     `ERR jam\\x1fdetail` a fault with code 'jam\\x1fdetail'. Each is now a bad_message naming the byte."""
-    driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **FAST)
+    driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **STEADY)
     await events.next(DeviceOnline)
     bad = {
         b"\x1cDONE 52": "byte 0x1c at offset 0",
@@ -234,7 +238,7 @@ async def test_an_identity_with_a_separator_byte_is_no_identity(
 ) -> None:
     """`ID\\x1cSKEL-1 SN0042 2.1` split into four words and put the device online; now it is offline, saying why."""
     responder.identity = b"ID\x1cSKEL-1 SN0042 2.1"
-    driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **FAST)
+    driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **STEADY)
     offline = await events.next(DeviceOffline)
     assert offline.reason == (
         "not an identity: byte 0x1c at offset 2 is not printable ASCII (0x20-0x7e): b'ID\\x1cSKEL-1 SN0042 2.1'"
