@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import time
 import tty
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -50,6 +52,11 @@ class Responder:
         self.identity = b"ID SKEL-1 SN0042 2.1"
         self._fds: tuple[int, int] | None = None
         self._buffer = b""
+        # Seconds this process stalls right after the next answer to `stall_after[0]` is on the line: the host's
+        # stall (a GC pause, a loaded machine) while a real device's answer arrives. Each answer heard is counted.
+        self.stall_after: tuple[str, float] | None = None
+        self.answered: Counter[str] = Counter()
+        self.answer_seen = asyncio.Event()
 
     def plug(self) -> None:
         master, slave = os.openpty()
@@ -96,6 +103,11 @@ class Responder:
         answers = {"ID?": self.identity, "PING": b"PONG", "SHUFFLE": b"DONE 52"}
         if line in answers:
             self.say_bytes(answers[line])
+            self.answered[line] += 1
+            self.answer_seen.set()
+            if self.stall_after is not None and self.stall_after[0] == line:
+                time.sleep(self.stall_after[1])  # the whole process stalls, as a SIGSTOP would: not a wait
+                self.stall_after = None
 
 
 @pytest.fixture
@@ -164,6 +176,26 @@ async def test_a_silent_device_goes_offline_by_heartbeat(
     assert "PING" in offline.reason and "PING" in responder.heard
     responder.deaf = False
     await events.next(DeviceOnline)
+
+
+@pytest.mark.parametrize("stalled", ["ID?", "PING"])
+async def test_an_answer_that_came_while_the_host_stalled_is_read_not_taken_for_silence(
+    skeleton_installed: None, responder: Responder, start_driver: Any, stalled: str
+) -> None:
+    """The device answers in time, then this process stalls past the reply timeout before the driver read the answer:
+    the timer and the read are due in the same turn of the loop, the timer first. The answer is the driver's all the
+    same (as the reference host reads its port before it resends, docs/protocol.md section 4): the device stays
+    online. Before, it went offline ("no answer to PING within 0.2 s") and came back after the backoff."""
+    responder.stall_after = (stalled, 0.4)  # twice the reply timeout, after the answer is on the line
+    driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **FAST)
+    await events.next(DeviceOnline)
+    async with asyncio.timeout(5):
+        while responder.answered["PING"] < 2:  # past the stalled PING's answer and the one after it
+            responder.answer_seen.clear()
+            await responder.answer_seen.wait()
+    assert responder.stall_after is None  # the stall happened
+    assert driver.online and [type(e) for e in events.seen] == [DeviceOnline]
+    assert events.queue.empty()
 
 
 async def test_stop_is_prompt_and_final(skeleton_installed: None, responder: Responder) -> None:
