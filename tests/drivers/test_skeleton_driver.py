@@ -27,6 +27,7 @@ from structlog.testing import capture_logs
 from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline, ShuffleCompleted, Shuffler
 from drivers.registry import DriverConfigError, create_driver, installed_names
 from drivers.skeleton import BadLine, SkeletonShuffler, SkeletonShufflerSettings, printable_line
+from tests.drivers.loop_pauses import LoopPauses
 
 FAST = {"heartbeat_interval": 0.2, "reply_timeout": 0.2}  # a silent device is found out within 0.4 s
 # Heartbeats as often, the answer to ID? or PING given the driver's default second: the responder shares this process,
@@ -187,15 +188,23 @@ async def test_an_answer_that_came_while_the_host_stalled_is_read_not_taken_for_
     same (as the reference host reads its port before it resends, docs/protocol.md section 4): the device stays
     online. Before, it went offline ("no answer to PING within 0.2 s") and came back after the backoff."""
     responder.stall_after = (stalled, 0.4)  # twice the reply timeout, after the answer is on the line
+    pauses = LoopPauses()
     driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **FAST)
     await events.next(DeviceOnline)
     async with asyncio.timeout(5):
         while responder.answered["PING"] < 2:  # past the stalled PING's answer and the one after it
             responder.answer_seen.clear()
             await responder.answer_seen.wait()
+    await pauses.stop()
     assert responder.stall_after is None  # the stall happened
-    assert driver.online and [type(e) for e in events.seen] == [DeviceOnline]
-    assert events.queue.empty()
+    while not events.queue.empty():
+        events.seen.append(events.queue.get_nowait())
+    kinds = [type(e) for e in events.seen]
+    assert kinds[:1] == [DeviceOnline] and DeviceFault not in kinds
+    # A stall of this process besides the test's own (tools/stall.py's SIGSTOP) holds the responder's next answer
+    # too, which the driver rightly finds missing: only then may the device have gone offline and come back.
+    if len([p for p in pauses.over_20ms if p >= FAST["reply_timeout"] / 2]) <= 1:
+        assert driver.online and kinds == [DeviceOnline], pauses.over_20ms
 
 
 async def test_stop_is_prompt_and_final(skeleton_installed: None, responder: Responder) -> None:
