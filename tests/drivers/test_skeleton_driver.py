@@ -210,12 +210,18 @@ async def test_an_answer_that_came_while_the_host_stalled_is_read_not_taken_for_
 async def test_stop_is_prompt_and_final(skeleton_installed: None, responder: Responder) -> None:
     driver = create_driver("shuffler", {"driver": "skeleton-shuffler", "port": str(responder.name), **STEADY})
     seen: list[Any] = []
+    pauses = LoopPauses()
     await driver.start(seen.append)
-    assert [type(e) for e in seen] == [DeviceOnline]  # start() returned once the device answered
+    await pauses.stop()
+    # start() returned once the device answered, or, after a stall of this process past the reply timeout (the
+    # responder held with the driver: tools/stall.py on a loaded machine), once the first try found it silent.
+    if pauses.longest < STEADY["reply_timeout"] / 2:
+        assert [type(e) for e in seen] == [DeviceOnline], pauses.longest
+    kinds = [type(e) for e in seen]
     await asyncio.wait_for(driver.stop(), 1.0)
     responder.say("DONE 52")
     await asyncio.sleep(0.3)
-    assert [type(e) for e in seen] == [DeviceOnline]
+    assert [type(e) for e in seen] == kinds and len(kinds) == 1  # nothing after stop(), not even the DONE
     await driver.stop()  # harmless twice
 
 
