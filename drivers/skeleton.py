@@ -107,17 +107,20 @@ class SkeletonShuffler(DeviceBase):
             return f"cannot open {self.settings.port}: {exc}"
         if not await self._write("ID?"):
             return "cannot write to the port"
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.reply_timeout
+        words: list[str] = []
         try:
-            async with asyncio.timeout(self.settings.reply_timeout):
-                words: list[str] = []
-                while words[:1] != ["ID"]:  # whatever the device said before it heard us is stale
-                    try:
-                        words = _words(await self._read_line())
-                    except BadLine as exc:
-                        if exc.line.startswith(b"ID"):  # a control or non-ASCII byte in it: no identity
-                            return f"not an identity: {exc}"
-        except TimeoutError:
-            return f"no answer to ID? within {self.settings.reply_timeout:g} s"
+            while words[:1] != ["ID"]:  # whatever the device said before it heard us is stale
+                try:
+                    line = await self._line_within(deadline - loop.time())
+                except BadLine as exc:
+                    if exc.line.startswith(b"ID"):  # a control or non-ASCII byte in it: no identity
+                        return f"not an identity: {exc}"
+                    continue
+                if line is None:
+                    return f"no answer to ID? within {self.settings.reply_timeout:g} s"
+                words = _words(line)
         except LineDead as exc:
             return str(exc)
         if len(words) != 4:
@@ -130,19 +133,18 @@ class SkeletonShuffler(DeviceBase):
         while True:
             wait = self.settings.reply_timeout if pinged else self.settings.heartbeat_interval
             try:
-                async with asyncio.timeout(wait):
-                    line = await self._read_line()
-            except TimeoutError:
-                if pinged:
-                    return "heartbeat: no answer to PING"  # plugged in but silent: offline all the same
-                pinged = await self._write("PING")
-                continue
+                line = await self._line_within(wait)
             except BadLine as exc:
                 pinged = False  # garbled, but the device is alive
                 self._refuse(exc.line, exc.why)
                 continue
             except LineDead as exc:
                 return str(exc)
+            if line is None:
+                if pinged:
+                    return "heartbeat: no answer to PING"  # plugged in but silent: offline all the same
+                pinged = await self._write("PING")
+                continue
             pinged = False  # any line shows the device is alive
             self._handle(line)
 
@@ -180,6 +182,23 @@ class SkeletonShuffler(DeviceBase):
         detail = f"{why}: {line[:200]!r}"
         log.warning("refused a line from the device", device=self.device_id, detail=detail)
         self.fault("bad_message", detail)
+
+    async def _line_within(self, seconds: float) -> str | None:
+        """The next line within `seconds`; None when none came. A line that came in time is taken even when this
+        process stalled past the timeout (a GC pause, a loaded machine): the read and the timer are then due in the
+        same turn of the loop, the timer first, and the line waits in the reader. Without this second look the
+        device went offline for an answer it gave in time (the reference host reads its port before it resends,
+        docs/protocol.md section 4)."""
+        try:
+            async with asyncio.timeout(max(seconds, 0)):
+                return await self._read_line()
+        except TimeoutError:
+            pass
+        try:
+            async with asyncio.timeout(0):  # only what the reader holds already: cancelled at its first wait
+                return await self._read_line()
+        except TimeoutError:
+            return None
 
     async def _read_line(self) -> str:
         if self._reader is None:

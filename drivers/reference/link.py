@@ -95,9 +95,11 @@ class Link(LinkCore):
                 continue
             if frame.destination != self.local_address:
                 continue  # for another device on the bus
-            if self.follow_peer and frame.kind == Kind.DATA:
+            if self.follow_peer and frame.kind == Kind.DATA and self._last_delivered != (frame.seq, frame.payload):
                 # The host's commands set the version, not its ACKs: an ACK of a frame kept from before the host
-                # restarted comes in that frame's version, and must not make the answer to a v1 `identify` v3.
+                # restarted comes in that frame's version, and must not make the answer to a v1 `identify` v3. Nor
+                # does a copy of the last command (section 4: not acted on again): a v1 `identify` sent again while
+                # the identity waits behind a kept frame would have it go in v1, not the version the first settled.
                 self.version = frame.version
             if frame.kind == Kind.REPLY:
                 self._replied(frame)

@@ -17,6 +17,7 @@ class LoopPauses:
 
     def __init__(self) -> None:
         self.longest = 0.0
+        self.over_20ms: list[float] = []  # every pause as long, in order: a test that stalls on purpose tells its own
         self._task = asyncio.ensure_future(self._watch())
 
     async def _watch(self) -> None:
@@ -25,7 +26,10 @@ class LoopPauses:
         while True:
             await asyncio.sleep(self.TICK)
             now = loop.time()
-            self.longest = max(self.longest, now - last - self.TICK)
+            pause = now - last - self.TICK
+            self.longest = max(self.longest, pause)
+            if pause >= 0.02:
+                self.over_20ms.append(pause)
             last = now
 
     async def stop(self) -> None:

@@ -10,6 +10,7 @@ import contextlib
 import os
 import random
 import tty
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
@@ -49,6 +50,7 @@ class Wire:
         self._parsers = {True: FrameParser(), False: FrameParser()}
         self.frames: list[Seen] = []
         self.stale_sent = asyncio.Event()
+        self._arrived = asyncio.Event()
         sim._endpoint.tap = self._tap
 
     def _tap(self, from_host: bool, data: bytes) -> None:
@@ -57,9 +59,20 @@ class Wire:
             self.frames.append(seen)
             if seen.name == "shuffle_complete":
                 self.stale_sent.set()
+        self._arrived.set()
 
     def mark(self) -> int:
         return len(self.frames)
+
+    async def until(self, wanted: Callable[[Seen], bool], since: int) -> Seen:
+        """The first frame from `since` on that is `wanted`, waiting (up to 5 s) for the line to deliver it."""
+        async with asyncio.timeout(5):
+            while True:
+                found = next((s for s in self.frames[since:] if wanted(s)), None)
+                if found is not None:
+                    return found
+                self._arrived.clear()
+                await self._arrived.wait()
 
 
 async def old_host_walks_away(sim: ShufflerSim, wire: Wire, version: int) -> None:
@@ -193,5 +206,47 @@ async def test_a_new_session_whose_first_seq_repeats_the_last_identify_is_answer
         assert [type(e).__name__ for e in rec.seen].count("DeviceFault") == 0
     finally:
         random.setstate(saved)
+        with contextlib.suppress(Exception):
+            await sim.stop()
+
+
+@pytest.mark.parametrize("protocols", [(1, 2), (1, 2, 3), (1, 2, 3, 4)], ids=["v2", "v3", "v4"])
+async def test_a_copy_of_the_identify_leaves_the_identity_in_the_version_it_settled(protocols: tuple[int, ...]) -> None:
+    """The host sends its identify again (a stall of its process past the ACK timeout) while the device still resends
+    the event the old host never ACKed, so the identity still waits. The copy is a duplicate (section 4): ACKed again,
+    not acted on, and so it must not put the device back on the copy's v1 either (section 10, negotiation rule 2):
+    the identity still comes in the version the first identify settled. Seen once in about 6,000 stalled runs of the
+    test above as a v2 device's identity in v1; here the copy is sent deterministically from a raw host end."""
+    sim = ShufflerSim("shuffler", random.Random(7), lambda deck: None)
+    sim.configure_line(protocols)
+    await sim.start()
+    try:
+        assert sim._link is not None
+        sim._link.ack_timeout = 10.0  # the device resends only when the identify asks it to: no timer in the way
+        wire = Wire(sim)
+        await old_host_walks_away(sim, wire, min(max(protocols), 3))
+        stale = next(s.frame for s in wire.frames if s.name == "shuffle_complete")
+        start = wire.mark()
+        identify = encode_frame(
+            sim.address, 0x41, Kind.DATA, encode_message({"cmd": "identify", "session": 5, "protocols": [1, 2, 3, 4]})
+        )
+        fd = os.open(sim.port, os.O_RDWR | os.O_NOCTTY)
+        try:
+            tty.setraw(fd)
+            os.write(fd, identify)
+            await wire.until(lambda seen: not seen.from_host and seen.name == "shuffle_complete", start)
+            copied = wire.mark()
+            os.write(fd, identify)  # the copy: same SEQ, same payload
+            await wire.until(lambda seen: not seen.from_host and seen.frame.kind == Kind.ACK, copied)
+            os.write(fd, encode_frame(sim.address, stale.seq, Kind.ACK, b"", stale.version))
+            identity = await wire.until(lambda seen: seen.name == "identity", start)
+        finally:
+            os.close(fd)
+        after = wire.frames[start:]
+        device_acks = [s.frame for s in after if not s.from_host and s.frame.kind == Kind.ACK]
+        assert [(f.seq, f.version) for f in device_acks] == [(0x41, VERSION), (0x41, VERSION)]
+        assert sim._counts["identify"] == 1  # the copy was not acted on
+        assert identity.frame.kind == Kind.DATA and identity.frame.version == min(max(protocols), 3)
+    finally:
         with contextlib.suppress(Exception):
             await sim.stop()

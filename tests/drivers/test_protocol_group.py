@@ -314,7 +314,9 @@ async def test_a_station_with_an_unacknowledged_frame_does_not_confirm_in_its_sl
             answers.append(link.answer({"evt": "locked"}))
             answered.set()
 
-    link = Link(endpoint, endpoint, local_address=3, peer_address=0, on_data=on_data, name="station")
+    # The station's ACK timer long past the test: a stall of this process (the test is the host too) would otherwise
+    # have the wager resent before the test ACKs it, and the copy's bytes, not the confirmation, read in the slot.
+    link = Link(endpoint, endpoint, local_address=3, peer_address=0, on_data=on_data, ack_timeout=10.0, name="station")
     link.follow_peer = True
     link.start()
     try:

@@ -42,6 +42,7 @@ from drivers.sim.pty import PtyEndpoint
 from drivers.sim.table import SimulatedTable
 from tests.drivers.conftest import DriverFactory
 from tests.drivers.line_log import LineLog, OnLine
+from tests.drivers.loop_pauses import LoopPauses
 
 # (what, address, seq, kind, message, from_device, frame) exactly as docs/protocol.md section 12 prints them.
 VECTORS: list[tuple[str, int, int, Kind, dict[str, Any] | None, bool, str]] = [
@@ -381,13 +382,19 @@ async def test_a_lost_reply_is_repeated_for_the_retransmission_and_acted_on_once
     )
     host.version = VERSION_3
     host.start()
+    pauses = LoopPauses()
     try:
         pipe.drop_next_reply = True
         async with asyncio.timeout(2):
             await host.send({"cmd": "lock"})
+        await pauses.stop()
         assert [decode_message(a) for a in answers] == [{"evt": "locked"}]
         assert len(acted) == 1
-        assert device.data_versions[VERSION_3] == 2  # the lock and its retransmission
+        # The lock and its retransmission; a stall of this process past the host's ACK timeout after it (the device
+        # is held with the host) has the host send the lock once more, the same frame, answered with the same REPLY.
+        assert device.data_versions[VERSION_3] >= 2
+        if pauses.longest < host.ack_timeout / 2:  # no stall near the timeout (two in a row add up)
+            assert device.data_versions[VERSION_3] == 2, pauses.longest
     finally:
         await host.close(close_transport=False)
         await device.close(close_transport=False)
