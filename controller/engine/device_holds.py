@@ -256,10 +256,31 @@ def lift(ctx: StepContext, dev: str, by: str) -> None:
 
 
 def faults_restored(ctx: StepContext) -> None:
-    """At a restart: each fault stored with the state still makes its device unusable, and the table says so."""
+    """At a restart: each fault stored with the state still makes its device unusable, and the table says so; so does
+    each hold of a device that went offline (no fault kept), which its identification lifts. The device statuses
+    (`device/<id>`) are derived from this boot's events only: unsaid, a held device read `unknown` until it reported."""
     for dev, held in sorted(ctx.s.device_faults.items()):
         ctx.s.device_faults[dev] = replace(held, restarted=True)
         still_unusable(ctx, dev, "the table restarted; its identification at start-up does not clear the fault: ")
+    for dev, why in sorted(ctx.s.devices_down.items()):
+        if dev not in ctx.s.device_faults:
+            still_offline(ctx, dev, why)
+
+
+def still_offline(ctx: StepContext, dev: str, why: str) -> None:
+    """A hold with no fault kept (the device went offline, or a journal from before faults were kept)."""
+    ctx.emit(
+        "device.unusable",
+        ctx.rule("13(g)"),
+        {
+            "device": dev,
+            "reason": why,
+            "phase": str(ctx.s.phase),
+            "restored": True,
+            "remedy": f"the table restarted with it held, and no fault kept to clear: {waits(ctx, dev)} the "
+            f"{named(ctx, dev)} identifies again{after(ctx, dev, ', or is marked out of order')}",
+        },
+    )
 
 
 def still_unusable(ctx: StepContext, dev: str, why_not: str) -> None:

@@ -105,7 +105,7 @@ def _recover(ctx: StepContext) -> None:
     phase = ctx.s.phase
     if phase is Phase.CLOSED:
         # The shell recovers a closed table only for these (controller/shell/restore.py): its marks and faults stand.
-        if ctx.s.device_faults or ctx.s.out_of_order:
+        if ctx.s.device_faults or ctx.s.devices_down or ctx.s.out_of_order:
             other_method.marks_restored(ctx)
             device_holds.faults_restored(ctx)
         else:

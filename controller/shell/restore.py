@@ -97,10 +97,10 @@ class Restore:
             # A device fault outlasts the restart: the operator reads here why the table starts blocked by it.
             device_faults={dev: f"{f.code}: {f.detail}" for dev, f in sorted(state.device_faults.items())} or None,
         )
-        # A closed table opens as usual; one whose shuffler or shoe had faulted, or is marked out of order, is
-        # recovered first, so the fault and the mark stand (and the device statuses say so) before the devices'
-        # start-up identification is stepped (controller/engine/device_holds.py, other_method.py).
-        closed = state.phase is Phase.CLOSED and not state.device_faults and not state.out_of_order
+        # A closed table opens as usual; one whose shuffler or shoe had faulted or gone offline, or is marked out of
+        # order, is recovered first, so the hold and the mark stand (and the device statuses say so) before the
+        # devices' start-up identification is stepped (controller/engine/device_holds.py, other_method.py).
+        closed = state.phase is Phase.CLOSED and not (state.device_faults or state.devices_down or state.out_of_order)
         return state, ([] if closed else [Recover(self._stopped())])
 
     def _stopped(self) -> StopRecord | None:

@@ -17,8 +17,9 @@ benign case, and the broker's retained anchor is the other witness). The service
 so a disk that refuses the anchor stops the table as before.
 
 The WAL's checkpoints run here too, between commits: every CHECKPOINT_EVERY commits, once the service was told of the
-last one and no other commit is waiting, instead of inside the COMMIT that crossed SQLite's 1,000 pages, where one in
-about 130 commits held its events back for the checkpoint's 0.6-2.5 ms (Journal.checkpoint).
+last one and no other commit is waiting (or, for a writer never idle, at CHECKPOINT_LATEST commits), instead of inside
+the COMMIT that crossed SQLite's 1,000 pages, where one in about 130 commits held its events back for the checkpoint's
+0.6-2.5 ms (Journal.checkpoint).
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ _STOP = None
 # About 7.6 WAL pages a commit (bench/event_latency.py's table): a checkpoint every ~500 pages, well under the
 # commits' own fallback (controller.store.journal.DEFERRED_CHECKPOINT_PAGES).
 CHECKPOINT_EVERY = 64
+# A writer that always finds the next commit waiting is never idle (the loop often submits it while this thread
+# settles the last one): past this many commits the checkpoint runs anyway, delaying that one waiting commit, so a
+# busy table's WAL stays near 600 pages instead of growing to the commits' own 4,000 and checkpointing inside one.
+CHECKPOINT_LATEST = CHECKPOINT_EVERY + CHECKPOINT_EVERY // 4
 
 log = structlog.get_logger(__name__)
 
@@ -154,11 +159,12 @@ class JournalWriter:
             log.warning("journal checkpoints left to the commits", error=str(err))
 
     def _checkpoint_when_idle(self) -> None:
-        """On the writer thread, after a commit was settled: the WAL checkpointed when it is due and no commit waits
-        (a commit that arrives meanwhile waits for it, which is rarer than every 130th commit carrying one). A failure
+        """On the writer thread, after a commit was settled: the WAL checkpointed when it is due and no commit waits,
+        or once overdue (CHECKPOINT_LATEST) whatever waits (a commit that arrives meanwhile waits for it, which is
+        rarer than every 130th commit carrying one). A failure
         is logged, not raised: the next commit meets a disk that is gone and stops the table."""
         self._commits += 1
-        if self._commits < CHECKPOINT_EVERY or not self._work.empty():
+        if self._commits < CHECKPOINT_EVERY or (self._commits < CHECKPOINT_LATEST and not self._work.empty()):
             return
         self._commits = 0
         try:

@@ -124,7 +124,6 @@ class StatusMirror:
         self.boots += 1
         self.boot = f"boot-{self.boots}"
         self.tracker = DeviceTracker("t1", self.boot, DEVICES, started="2026-11-28T00:00:00.000000Z")
-        self.restarted = True
 
     def feed(self, events: Sequence[DomainEvent]) -> None:
         for e in events:
@@ -143,9 +142,9 @@ class StatusMirror:
                 # again (Recover), so the new boot's status says it as well.
                 assert said == "out_of_order", f"{dev} covered, its status says {said}"
             elif dev in state.devices_down:
-                # Held for going offline, from before a restart: the new boot has had no event of it (a restart says
-                # only the faults again); its next identification lifts the hold.
-                assert said in ("unusable", "offline") or (self.restarted and said == "unknown"), (
+                # Held for going offline, before a restart too: the restart says every hold again (Recover), so the
+                # new boot's status never reads `unknown` while the table waits for the device.
+                assert said in ("unusable", "offline"), (
                     f"{dev} held ({state.devices_down[dev]}), its status says {said}"
                 )
             else:

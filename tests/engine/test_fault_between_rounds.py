@@ -18,6 +18,7 @@ from controller.store import snapshot
 from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline
 from tests.engine.chapter_faults import cite, methods, remedy
 from tests.engine.conftest import PureTable, enter_player
+from tests.engine.device_checks import StatusMirror
 from tests.engine.held_faults import AUTOMATED, JammedShoe, jam_after_the_deal, play_round, quiet_table
 
 
@@ -165,12 +166,42 @@ def test_a_shuffler_jam_survives_a_restart_until_marked_out_of_order(chapter: st
 
 def test_a_state_stored_before_faults_were_kept_recovers_as_before() -> None:
     """An older journal's state has no `device_faults`: it is restored, and its device block clears when the device
-    identifies, as it did when that journal was written."""
+    identifies, as it did when that journal was written; the restart says the hold again, as for a device offline."""
     t, _ = jam_after_the_deal("655a")
     doc = json.loads(snapshot.encode(t.state))
     del doc["state"]["device_faults"]
     t.state = snapshot.decode(json.dumps(doc).encode())
     assert t.state.device_faults == {} and "device:shoe" in t.state.blocks
-    assert "device.unusable" not in t.types(t.feed(Recover()))
+    # Said again like any hold, so the new boot's status reads `unusable`; with no fault to clear, not as one.
+    said = remedy(t.feed(Recover()), "device.unusable")
+    assert said.payload["restored"] and "fault" not in said.payload and "jam" in said.payload["reason"]
     back = t.feed(DeviceOnline("shoe"))
     assert [e.payload["block"] for e in back if e.type == "table.block_cleared"] == ["device:shoe"]
+
+
+@pytest.mark.parametrize("chapter", ["643a", "655a"])
+def test_a_shuffler_held_for_being_offline_reads_unusable_after_a_restart_until_it_identifies(chapter: str) -> None:
+    """The hold of a device merely offline is kept with the state (its block); a restart says it again, so the new
+    boot's `device/<id>` reads `unusable` at once instead of `unknown` while the table is blocked on it."""
+    t = quiet_table(chapter, "automated_shoe")
+    t.feed(DeviceOffline("shuffler", reason="unplugged"))
+    play_round(t)
+    status = StatusMirror()
+    status.feed(t.events)
+    status.restart()
+    after = restarted(t)
+    status.feed(after)
+    said = remedy(after, "device.unusable")
+    assert said.rule == cite(chapter, "13(g)") and said.payload["device"] == "shuffler" and said.payload["restored"]
+    assert said.payload["reason"] == "offline (unplugged)" and "identifies" in said.payload["remedy"]
+    assert "fault" not in said.payload  # no fault was reported: nothing for `fault_cleared` to clear
+    assert _state(status, "shuffler") == "unusable" and "device:shuffler" in t.state.blocks
+    # Its identification is the shuffler back: the hold lifts, and its status says so.
+    back = t.feed(DeviceOnline("shuffler"))
+    status.feed(back)
+    assert [e.payload["block"] for e in back if e.type == "table.block_cleared"] == ["device:shuffler"]
+    assert _state(status, "shuffler") == "online" and "shuffler" not in t.state.devices_down
+
+
+def _state(status: StatusMirror, dev: str) -> str:
+    return {s.device_id: s.state for s in status.tracker.statuses()}[dev]
