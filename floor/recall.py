@@ -22,6 +22,7 @@ import psycopg
 from controller.cli.shown import shown
 from controller.core.digits import is_ascii_digits
 from controller.core.money import fmt
+from floor.marks import MARK_EVENTS, marks_text, note_marks
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -54,6 +55,11 @@ class RoundStory:
     lines: list[Line] = field(default_factory=list)
     table_result: int | None = None
     problems: list[str] = field(default_factory=list)  # archived fields that are not what they should be
+    # The method the round was dealt by and the devices out of order then (655a.13(g)), device -> what took over: as
+    # the table last said them by the round's end, a mark said during the round counting (the cards after it are
+    # dealt by what took over). None when the archive holds no word on the method.
+    dealing_method: str | None = None
+    out_of_order: dict[str, str | None] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -229,7 +235,28 @@ _SELECT = "SELECT gaming_day, table_id, seq, ts_text, type, rule, payload FROM e
 
 def recall_round(conn: Conn, round_id: str) -> RoundStory | None:
     rows = conn.execute(_SELECT, (round_id,)).fetchall()
-    return _story(round_id, rows) if rows else None
+    if not rows:
+        return None
+    story = _story(round_id, rows)
+    _dealt_by(conn, story, rows[0][2], rows[-1][2])
+    return story
+
+
+# The table's words on its method and marks up to the round's end, from its last opening before the round on.
+_SAID = (
+    f"SELECT type, payload FROM events WHERE table_id = %(t)s AND seq <= %(last)s AND type IN {MARK_EVENTS!r} "
+    "AND seq >= coalesce((SELECT max(seq) FROM events WHERE table_id = %(t)s AND type = 'table.opened' "
+    "AND seq <= %(first)s), 0) ORDER BY seq"
+)
+
+
+def _dealt_by(conn: Conn, story: RoundStory, first: int, last: int) -> None:
+    for type_, payload in conn.execute(_SAID, {"t": story.table_id, "first": first, "last": last}).fetchall():
+        if not isinstance(payload, dict):
+            continue
+        if isinstance(payload.get("dealing_method"), str):
+            story.dealing_method = payload["dealing_method"]
+        note_marks(story.out_of_order, str(type_), payload)
 
 
 def last_rounds(conn: Conn, table_id: str, n: int) -> list[RoundStory]:
@@ -254,6 +281,8 @@ def render_round(s: RoundStory) -> str:
         f"  from {shown(s.started)} to {shown(s.ended)}"
         + (f"; table result {money_text(s.table_result)}" if s.table_result is not None else ""),
     ]
+    if s.dealing_method is not None or s.out_of_order:
+        out.append(f"  dealt by {shown(s.dealing_method or 'a method not on record')}; out of order: {dealt_marks(s)}")
     if s.wagers:
         out.append("  wagers at lock-out:")
         for seat, spots in sorted(s.wagers.items(), key=lambda kv: _seat_order(kv[0])):
@@ -270,6 +299,10 @@ def render_round(s: RoundStory) -> str:
         rule = f" [{shown(line.rule)}]" if line.rule else ""
         out.append(f"    {line.seq:>7} {shown(line.ts)} {shown(line.type)}{rule} {shown(line.text)}")
     return "\n".join(out)
+
+
+def dealt_marks(s: RoundStory) -> str:
+    return shown(marks_text(s.out_of_order)) or "none"
 
 
 def render_rounds(stories: list[RoundStory]) -> str:

@@ -13,6 +13,7 @@ from floor.console.session_ack import load_session
 from floor.console.views import FloorView, log_line, note_event, stamp
 from floor.db import connect, conninfo
 from floor.live import TableLive
+from floor.marks import MARK_EVENTS, note_marks
 from floor.reach import answered
 from floor.status import refused_latest
 
@@ -83,3 +84,24 @@ def load_said(view: FloorView, table_id: str, conn: psycopg.Connection[tuple[Any
     # Oldest first: the shuffler's out-of-order names a method too, which a later word on the method overrides.
     for _, _, type_, ts, payload in sorted(found, key=lambda r: (r[0], r[1])):
         note_event(view.table(table_id), str(type_), str(ts), payload)
+    load_marks(view, table_id, conn)
+
+
+def load_marks(view: FloorView, table_id: str, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    """Every device the table has marked now: its last `table.opened` names those still marked, and each mark and
+    return since then changes them (the newest alone, as load_said reads, forgot the shuffler once the shoe was
+    marked after it)."""
+    opened = conn.execute(
+        "SELECT ts, seq FROM events WHERE table_id = %s AND type = 'table.opened' ORDER BY ts DESC, seq DESC LIMIT 1",
+        (table_id,),
+    ).fetchone()
+    since = ("-infinity", -1) if opened is None else (opened[0], opened[1])
+    rows = conn.execute(
+        f"SELECT type, payload FROM events WHERE table_id = %s AND type IN {MARK_EVENTS!r} "
+        "AND (ts, seq) >= (%s::timestamptz, %s) ORDER BY ts, seq",
+        (table_id, *since),
+    ).fetchall()
+    marks = view.table(table_id).out_of_order
+    for type_, payload in rows:
+        if isinstance(payload, dict):
+            note_marks(marks, str(type_), payload)

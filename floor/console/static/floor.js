@@ -37,6 +37,7 @@ function tile(t) {
     el("span", { class: "dot " + (l.healthy ? "" : "bad") }),
     `link ${l.link_id} ${l.status}` + (l.database === "down" ? ", database down" : "") +
     (l.leased ? ", leased" : ", no lease: linked wagers locked out")));
+  const marked = Object.keys(t.out_of_order || {}).sort();
   const alerting = jackpots.length || tilts.length || (t.linked_jackpots || []).length;
   const node = el("div", { class: `tile ${t.state}` + (alerting ? " alerting" : ""),
     "data-table": t.table_id },
@@ -52,6 +53,9 @@ function tile(t) {
     el("div", { class: "row" }, el("span", { class: "rounds" }, count(t.rounds_completed, "round")),
       el("span", { class: "method", "data-usable": String(!noMethod) },
         [noMethod ? "none usable" : t.dealing_method, t.shuffle].filter(Boolean).join(", "))),
+    // Each device marked out of order (655a.13(g)), at a glance; the table page says what took over.
+    marked.length ? el("div", { class: "out-of-order", "data-devices": marked.join(" ") },
+      `${marked.join(", ")} out of order`) : null,
     // No dealing method usable (655a.13(g)): the table deals no round until the shuffler or shoe is back in service.
     noMethod ? el("div", { class: "no-method", "data-block": "no_method" },
       `no_method: ${t.no_method || "no round is dealt until the shuffler or shoe is back in service"}`) : null,

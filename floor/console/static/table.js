@@ -19,10 +19,17 @@ export function appendLine(l) {
   log.scrollTop = log.scrollHeight;
 }
 
+// Each device marked out of order (655a.13(g)) and what took over it, in name order.
+function marksText(marks) {
+  return Object.entries(marks || {}).sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([d, took]) => (took ? `${d} (${took} took over)` : d)).join("; ");
+}
+
 export function renderNow(t) {
   const rows = [["state", t.state], ["reason", t.reason || "-"], ["phase", el("span", {}, `${t.phase} for `,
     el("span", { class: "in-phase", "data-since": t.phase_since || "" }, since(t.phase_since)))], ["round", t.round_id || "-"],
-    ["dealing method", t.no_method != null ? "none usable (no_method)" : t.dealing_method || "-"], ["shuffle", t.shuffle || "-"], ["players", t.players],
+    ["dealing method", t.no_method != null ? "none usable (no_method)" : t.dealing_method || "-"], ["shuffle", t.shuffle || "-"],
+    ["out of order", marksText(t.out_of_order) || "none"], ["players", t.players],
     ["open tilts", Object.keys(t.tilts).join(", ") || "none"], ["blocks", Object.keys(t.blocks).join(", ") || "none"],
     ["links", (t.links || []).map((l) => `${l.link_id} ${l.status}, ${l.leased ? "leased" : "no lease"}`)
       .join("; ") || "none"]];
@@ -143,6 +150,8 @@ function roundItem(r) {
   return el("div", { class: "round", "data-round": r.round_id },
     el("strong", {}, `${r.round_id} ${r.outcome}`),
     r.table_result !== null ? ` table result ${dollars(r.table_result)}` : "",
+    el("div", { class: "dealt-by" }, `dealt by ${r.dealing_method || "a method not on record"}; out of order: ` +
+      (marksText(r.out_of_order) || "none")),
     el("ul", {}, ...r.settlements.map((s) => el("li", {},
       `${s.type} seat ${s.seat ?? "-"}: ${(s.cards || []).join(" ")} ${s.hand || ""} ` +
       (s.wagers ? s.wagers.map((w) => `${w.wager} ${dollars(w.amount)} ${w.outcome} paid ${dollars(w.paid)}`).join("; ")

@@ -1,0 +1,79 @@
+"""A real table whose devices are marked out of order (655a.13(g)) and the floor's archive writer, shared by the
+console's tests of it (tests/floor/test_console_no_method.py, test_console_out_of_order.py): the events are the pure
+engine's 655a table dealt by hand with a manual shoe as fallback (tests/engine/test_fallback_shoe_covered.py),
+published as the table publishes them and parsed as the floor parses them (floor/messages.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import date
+
+from controller.engine.inputs import Confirm, MarkOutOfOrder
+from drivers.interfaces import DeviceFault
+from floor.archive import load_state
+from floor.config import DatabaseSection
+from floor.console.views import LOG_LINES
+from floor.db import async_connect
+from floor.live import TableLive
+from floor.messages import Incoming
+from tests.engine.chapter_faults import counting, table
+from tests.engine.held_faults import NO_HIT
+from tests.floor.archiving import PREFIX, events_published, msg, writer
+
+TABLE = "nm-1"
+
+
+def birth() -> Incoming:
+    """The table's birth as it publishes it at every connect: its configured method, dealing from the hand."""
+    game = {"chapter": "655a", "name": "Mississippi Stud", "seats": 6, "dealing_method": "hand", "rules": {}}
+    software = {"version": "0", "code_sha256": "0" * 64, "code_files": 1}
+    body = {"table_id": TABLE, "boot_id": "b1", "ts": "2026-11-27T11:59:00.000000Z", "software": software,
+            "game": game, "paytables": [], "devices": []}  # fmt: skip
+    parsed = msg(body, f"{PREFIX}/{TABLE}/birth")
+    assert isinstance(parsed, Incoming)
+    return parsed
+
+
+def played() -> tuple[list[Incoming], list[Incoming], list[Incoming]]:
+    """The table's events in three parts: open, the shuffler out of order (the manual shoe takes over); the shoe out
+    of order too (no method usable); the shoe back in service (the manual shoe deals again)."""
+    t = table("655a", "hand", counting("655a", fallback_dealing_method="manual_shoe"))
+    t.shoe, t.decks = list(NO_HIT), [list(NO_HIT) for _ in range(4)]
+    first = list(t.events)
+    first += t.feed(DeviceFault("shuffler", code="malfunction")) + t.feed(MarkOutOfOrder("shuffler"))
+    t.shoe = list(NO_HIT)
+    first += t.feed(Confirm("dealer", "shuffled"))
+    second = t.feed(MarkOutOfOrder("shoe"))
+    # More said after it than a restart reads of a table's last lines (200): the dealer's taps the table ignores.
+    for _ in range(LOG_LINES):
+        second += t.feed(Confirm("dealer", "shuffled"))
+    third = t.feed(MarkOutOfOrder("shoe", out=False))
+    said = events_published(TABLE, [*first, *second, *third], date(2026, 11, 27))
+    parsed = [m for m in map(msg, said) if isinstance(m, Incoming)]
+    assert len(parsed) == len(said)
+    a, b = len(first), len(first) + len(second)
+    return parsed[:a], parsed[a:b], parsed[b:]
+
+
+class Archiver:
+    """The floor's archive writer on a loop of the test's own (the console's is in its thread)."""
+
+    def __init__(self, dsn: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.writer = self.loop.run_until_complete(writer(dsn))
+
+    def write(self, batch: list[Incoming]) -> dict[str, TableLive]:
+        self.loop.run_until_complete(self.writer.write(batch))
+        return self.writer.state.live
+
+    def live_at_start(self, dsn: str) -> dict[str, TableLive]:
+        """The live models as a restarted floor reads them (floor/archive.py load_state)."""
+
+        async def read() -> dict[str, TableLive]:
+            conn = await async_connect(DatabaseSection(dsn=dsn))
+            try:
+                return (await load_state(conn)).live
+            finally:
+                await conn.close()
+
+        return self.loop.run_until_complete(read())

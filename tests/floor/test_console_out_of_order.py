@@ -1,0 +1,153 @@
+"""A supervisor sees which devices a table has marked out of order now and what took over each (655a.13(g)): from
+the `table.opened`'s `out_of_order`, each `device.out_of_order` and `device.back_in_service` (docs/events.md), and
+after a console restart from the archive alone, though the marks were said more than the 200 lines a restart reads.
+The round recall says the method its round was dealt by and the devices out of order then.
+
+The table is tests/floor/marked_table.py's real one: its shuffler marked (the manual shoe takes over), then its shoe
+(no method usable), then the shoe back in service. The browser test is the console on a loopback port, fed by the
+floor's archive writer on a real PostgreSQL, restarted on that archive, with Debian's headless Chromium."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, date, datetime
+from typing import Any
+
+import psycopg
+import pytest
+
+from controller.engine.inputs import Confirm, MarkOutOfOrder
+from controller.mqtt.contract import TableEvent
+from drivers.interfaces import DeviceFault
+from floor.console.loading import load_view
+from floor.console.plumbing import COOKIE
+from floor.console.views import LOG_LINES, FloorView
+from floor.live import TableLive
+from floor.messages import Incoming
+from floor.recall import recall_round, render_round
+from tests.engine.chapter_faults import counting, table
+from tests.engine.held_faults import NO_HIT
+from tests.floor.archiving import events_published, msg
+from tests.floor.chromium import chromium, page_errors, waiting
+from tests.floor.console_login import browser_logged_in, console_in_thread, in_console, log_in
+from tests.floor.marked_table import TABLE, Archiver, birth, played
+
+pytestmark = [pytest.mark.floor]
+NOW = datetime(2026, 11, 27, 12, 5, tzinfo=UTC)
+SHUFFLER = "manual shuffle and cut, dealing by manual_shoe"
+SHOE = "no other dealing method"
+
+
+def tile_after(view: FloorView, messages: list[Incoming]) -> dict[str, Any]:
+    live = view.live.get(TABLE) or TableLive(TABLE, state="online")
+    for m in messages:
+        if m.kind == "event":
+            live.apply_event(TableEvent.model_validate(m.content))
+        view.observe(m, live)
+    return view.tile(TABLE, NOW)
+
+
+def test_the_tile_names_each_device_out_of_order_and_what_took_over() -> None:
+    first, second, third = played()
+    view = FloorView()
+    assert tile_after(view, [birth(), *first[:4]])["out_of_order"] == {}  # the table.opened: none marked
+    assert tile_after(view, first[4:])["out_of_order"] == {"shuffler": SHUFFLER}
+    assert tile_after(view, second)["out_of_order"] == {"shuffler": SHUFFLER, "shoe": SHOE}
+    assert tile_after(view, third)["out_of_order"] == {"shuffler": SHUFFLER}
+
+
+def test_a_table_opened_says_every_device_still_marked() -> None:
+    """A `table.opened` names them all: a mark the console never heard (said while it was down) shows, one it holds
+    that the table no longer has goes."""
+    first, _, _ = played()
+    view = FloorView()
+    tile_after(view, [birth(), *first])
+    opened = first[3]
+    content = {**opened.content, "seq": 500, "payload": {**opened.content["payload"], "out_of_order": {"shoe": "hand"}}}
+    again = replace(opened, content=content)
+    assert tile_after(view, [again])["out_of_order"] == {"shoe": "hand"}
+
+
+@pytest.fixture
+def archiver(floor_dsn: str) -> Iterator[Archiver]:
+    a = Archiver(floor_dsn)
+    yield a
+    a.loop.run_until_complete(a.writer.conn.close())
+    a.loop.close()
+
+
+def test_the_recall_says_the_method_and_the_devices_out_of_order(archiver: Archiver, floor_dsn: str) -> None:
+    first, _, _ = played()
+    archiver.write([birth(), *first])
+    with psycopg.connect(floor_dsn) as conn:
+        story = recall_round(conn, "t1-r000001")
+    assert story is not None
+    assert (story.dealing_method, story.out_of_order) == ("manual_shoe", {"shuffler": SHUFFLER})
+    assert f"dealt by manual_shoe; out of order: shuffler out of order ({SHUFFLER} took over)" in render_round(story)
+
+
+def test_a_restart_reads_every_mark_however_long_ago(archiver: Archiver, floor_dsn: str) -> None:
+    """The shoe marked, then the shuffler, then more than 200 lines: the table's newest word on its method and on its
+    shuffle are both the shuffler's mark, so the shoe's is found only by reading the marks since the opening."""
+    t = table("655a", "hand", counting("655a", fallback_dealing_method="manual_shoe"))
+    t.shoe, t.decks = list(NO_HIT), [list(NO_HIT) for _ in range(4)]
+    said = list(t.events) + t.feed(MarkOutOfOrder("shoe"))
+    said += t.feed(DeviceFault("shuffler", code="malfunction")) + t.feed(MarkOutOfOrder("shuffler"))
+    for _ in range(LOG_LINES):
+        said += t.feed(Confirm("dealer", "shuffled"))
+    parsed = [m for m in map(msg, events_published(TABLE, said, date(2026, 11, 27))) if isinstance(m, Incoming)]
+    archiver.write([birth(), *parsed])
+    view = FloorView()
+    with psycopg.connect(floor_dsn) as conn:
+        load_view(view, archiver.live_at_start(floor_dsn), conn)
+    assert view.tile(TABLE, NOW)["out_of_order"] == {"shoe": "hand", "shuffler": "manual shuffle and cut"}
+
+
+@pytest.mark.browser
+def test_the_page_shows_the_marks_also_after_a_restart(archiver: Archiver, floor_dsn: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    first, second, third = played()
+    tile = f'.tile[data-table="{TABLE}"]'
+    with chromium("1400,1000", {"browser": "ALL"}) as browser:
+        wait = waiting(browser, 60)
+
+        def text(css: str) -> str:
+            return str(wait.until(lambda d: d.find_element(By.CSS_SELECTOR, css).text))
+
+        def shows(css: str, want: str) -> None:
+            wait.until(lambda d: text(css) == want)
+
+        with console_in_thread(floor_dsn) as (server, url):
+            batch = [birth(), *first]
+            live = archiver.write(batch)
+            in_console(server, lambda: server.archived(batch, live))
+            browser_logged_in(browser, url, floor_dsn)
+            browser.get(url + "/")
+            shows(f"{tile} .out-of-order", "shuffler out of order")
+            live = archiver.write(second)
+            in_console(server, lambda: server.archived(second, live))
+            shows(f"{tile} .out-of-order", "shoe, shuffler out of order")
+            browser.find_element(By.CSS_SELECTOR, tile).click()
+            shows(
+                '#tv-now dd[data-field="out of order"]',
+                f"shoe ({SHOE} took over); shuffler ({SHUFFLER} took over)",
+            )
+            assert page_errors(browser) == []
+
+        # A restart: the marks were said more than 200 lines ago, the last one the shoe's.
+        with console_in_thread(floor_dsn) as (server, url):
+            with psycopg.connect(floor_dsn) as conn:
+                load = archiver.live_at_start(floor_dsn)
+                in_console(server, lambda: server.load(load, conn))
+            token = log_in(url, floor_dsn, "sup2")
+            browser.execute_cdp_cmd("Network.setCookie", {"name": COOKIE, "value": token, "url": url + "/"})
+            browser.get(url + "/")
+            shows(f"{tile} .out-of-order", "shoe, shuffler out of order")
+            live = archiver.write(third)
+            in_console(server, lambda: server.archived(third, live))
+            shows(f"{tile} .out-of-order", "shuffler out of order")
+            browser.find_element(By.CSS_SELECTOR, tile).click()
+            shows('#tv-now dd[data-field="out of order"]', f"shuffler ({SHUFFLER} took over)")
+            assert page_errors(browser) == []
