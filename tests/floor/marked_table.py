@@ -6,21 +6,32 @@ published as the table publishes them and parsed as the floor parses them (floor
 from __future__ import annotations
 
 import asyncio
-from datetime import date
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, date, datetime
+from typing import Any
+
+import psycopg
 
 from controller.engine.inputs import Confirm, MarkOutOfOrder
+from controller.mqtt.contract import TableEvent
 from drivers.interfaces import DeviceFault
 from floor.archive import load_state
 from floor.config import DatabaseSection
-from floor.console.views import LOG_LINES
+from floor.console.plumbing import COOKIE
+from floor.console.server import ConsoleServer
+from floor.console.views import LOG_LINES, FloorView
 from floor.db import async_connect
 from floor.live import TableLive
 from floor.messages import Incoming
 from tests.engine.chapter_faults import counting, table
 from tests.engine.held_faults import NO_HIT
 from tests.floor.archiving import PREFIX, events_published, msg, writer
+from tests.floor.chromium import waiting
+from tests.floor.console_login import console_in_thread, in_console, log_in
 
 TABLE = "nm-1"
+NOW = datetime(2026, 11, 27, 12, 5, tzinfo=UTC)
 
 
 def birth() -> Incoming:
@@ -77,3 +88,60 @@ class Archiver:
                 await conn.close()
 
         return self.loop.run_until_complete(read())
+
+
+@contextmanager
+def archiving(dsn: str) -> Iterator[Archiver]:
+    """An Archiver closed after the test, its connection and its loop."""
+    a = Archiver(dsn)
+    try:
+        yield a
+    finally:
+        a.loop.run_until_complete(a.writer.conn.close())
+        a.loop.close()
+
+
+def tile_after(view: FloorView, messages: list[Incoming]) -> dict[str, Any]:
+    """The table's tile once the console's view model has heard `messages` as the floor hears them."""
+    live = view.live.get(TABLE) or TableLive(TABLE, state="online")
+    for m in messages:
+        if m.kind == "event":
+            live.apply_event(TableEvent.model_validate(m.content))
+        view.observe(m, live)
+    return view.tile(TABLE, NOW)
+
+
+class Page:
+    """The browser's view of the console: an element's text, read again until it says what is wanted (the console
+    redraws on every update)."""
+
+    def __init__(self, browser: Any) -> None:
+        self.browser = browser
+        self.wait = waiting(browser, 60)
+
+    def text(self, css: str) -> str:
+        from selenium.webdriver.common.by import By
+
+        return str(self.wait.until(lambda d: d.find_element(By.CSS_SELECTOR, css).text))
+
+    def shows(self, css: str, want: str) -> None:
+        self.wait.until(lambda d: self.text(css) == want)
+
+    def fed(self, server: ConsoleServer, archiver: Archiver, batch: list[Incoming]) -> None:
+        """The archive writer writes `batch` and the console hears it, as the floor's intake does both."""
+        live = archiver.write(batch)
+        in_console(server, lambda: server.archived(batch, live))
+
+
+@contextmanager
+def restarted_console(page: Page, archiver: Archiver, dsn: str) -> Iterator[ConsoleServer]:
+    """A console started again on the archive alone (its births, each table's last events), the page loaded in it by
+    a second supervisor: sessions end with their console."""
+    with console_in_thread(dsn) as (server, url):
+        with psycopg.connect(dsn) as conn:
+            load = archiver.live_at_start(dsn)
+            in_console(server, lambda: server.load(load, conn))
+        token = log_in(url, dsn, "sup2")
+        page.browser.execute_cdp_cmd("Network.setCookie", {"name": COOKIE, "value": token, "url": url + "/"})
+        page.browser.get(url + "/")
+        yield server

@@ -13,32 +13,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
-from typing import Any
 
 import psycopg
 import pytest
 
-from controller.mqtt.contract import TableEvent
-from floor.console.plumbing import COOKIE
 from floor.console.views import LOG_LINES, FloorView
 from floor.live import TableLive
-from floor.messages import Incoming
-from tests.floor.chromium import chromium, page_errors, waiting
-from tests.floor.console_login import browser_logged_in, console_in_thread, in_console, log_in
-from tests.floor.marked_table import TABLE, Archiver, birth, played
+from tests.floor.chromium import chromium, page_errors
+from tests.floor.console_login import browser_logged_in, console_in_thread
+from tests.floor.marked_table import NOW, TABLE, Archiver, Page, archiving, birth, played, restarted_console, tile_after
 
 pytestmark = [pytest.mark.floor]
-NOW = datetime(2026, 11, 27, 12, 5, tzinfo=UTC)
-
-
-def tile_after(view: FloorView, messages: list[Incoming]) -> dict[str, Any]:
-    live = view.live.get(TABLE) or TableLive(TABLE, state="online")
-    for m in messages:
-        if m.kind == "event":
-            live.apply_event(TableEvent.model_validate(m.content))
-        view.observe(m, live)
-    return view.tile(TABLE, NOW)
 
 
 def test_the_tile_says_none_usable_while_no_method_stands_and_the_method_once_back() -> None:
@@ -75,10 +60,8 @@ def test_a_restarted_console_shows_no_method_from_the_archive_alone() -> None:
 
 @pytest.fixture
 def archiver(floor_dsn: str) -> Iterator[Archiver]:
-    a = Archiver(floor_dsn)
-    yield a
-    a.loop.run_until_complete(a.writer.conn.close())
-    a.loop.close()
+    with archiving(floor_dsn) as a:
+        yield a
 
 
 @pytest.mark.browser
@@ -90,43 +73,25 @@ def test_the_page_says_none_usable_and_the_method_again_also_after_a_restart(
     first, second, third = played()
     tile = f'.tile[data-table="{TABLE}"]'
     with chromium("1400,1000", {"browser": "ALL"}) as browser:
-        wait = waiting(browser, 60)
-
-        def text(css: str) -> str:
-            return str(wait.until(lambda d: d.find_element(By.CSS_SELECTOR, css).text))
-
-        def shows(css: str, want: str) -> None:
-            wait.until(lambda d: text(css) == want)
-
+        page = Page(browser)
         with console_in_thread(floor_dsn) as (server, url):
-            batch = [birth(), *first]
-            live = archiver.write(batch)
-            in_console(server, lambda: server.archived(batch, live))
+            page.fed(server, archiver, [birth(), *first])
             browser_logged_in(browser, url, floor_dsn)
             browser.get(url + "/")
-            shows(f"{tile} .method", "manual_shoe, manual shuffle and cut, dealing by manual_shoe")
-            live = archiver.write(second)
-            in_console(server, lambda: server.archived(second, live))
-            shows(f"{tile} .method", "none usable, manual shuffle and cut, dealing by manual_shoe")
-            assert text(f'{tile} .no-method[data-block="no_method"]').startswith("no_method: ")
+            page.shows(f"{tile} .method", "manual_shoe, manual shuffle and cut, dealing by manual_shoe")
+            page.fed(server, archiver, second)
+            page.shows(f"{tile} .method", "none usable, manual shuffle and cut, dealing by manual_shoe")
+            assert page.text(f'{tile} .no-method[data-block="no_method"]').startswith("no_method: ")
             browser.find_element(By.CSS_SELECTOR, tile).click()
-            shows('#tv-now dd[data-field="dealing method"]', "none usable (no_method)")
+            page.shows('#tv-now dd[data-field="dealing method"]', "none usable (no_method)")
             assert page_errors(browser) == []
 
         # A restart reads the archive (its births, each table's last events and its last word on the method, said more
         # than 200 lines ago): the table still cannot deal.
-        with console_in_thread(floor_dsn) as (server, url):
-            with psycopg.connect(floor_dsn) as conn:
-                load = archiver.live_at_start(floor_dsn)
-                in_console(server, lambda: server.load(load, conn))
-            # Sessions end with their console: a second supervisor logs in to this one.
-            token = log_in(url, floor_dsn, "sup2")
-            browser.execute_cdp_cmd("Network.setCookie", {"name": COOKIE, "value": token, "url": url + "/"})
-            browser.get(url + "/")
-            shows(f"{tile} .method", "none usable, manual shuffle and cut, dealing by manual_shoe")
-            live = archiver.write(third)
-            in_console(server, lambda: server.archived(third, live))
-            shows(f"{tile} .method", "manual_shoe, manual shuffle and cut, dealing by manual_shoe")
+        with restarted_console(page, archiver, floor_dsn) as server:
+            page.shows(f"{tile} .method", "none usable, manual shuffle and cut, dealing by manual_shoe")
+            page.fed(server, archiver, third)
+            page.shows(f"{tile} .method", "manual_shoe, manual shuffle and cut, dealing by manual_shoe")
             assert not browser.find_elements(By.CSS_SELECTOR, f"{tile} .no-method")
             with psycopg.connect(floor_dsn) as conn:
                 types = [r[0] for r in conn.execute("SELECT type FROM events ORDER BY seq").fetchall()]

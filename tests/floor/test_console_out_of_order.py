@@ -11,41 +11,27 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, date, datetime
-from typing import Any
+from datetime import date
 
 import psycopg
 import pytest
 
 from controller.engine.inputs import Confirm, MarkOutOfOrder
-from controller.mqtt.contract import TableEvent
 from drivers.interfaces import DeviceFault
 from floor.console.loading import load_view
-from floor.console.plumbing import COOKIE
 from floor.console.views import LOG_LINES, FloorView
-from floor.live import TableLive
 from floor.messages import Incoming
 from floor.recall import recall_round, render_round
 from tests.engine.chapter_faults import counting, table
 from tests.engine.held_faults import NO_HIT
 from tests.floor.archiving import events_published, msg
-from tests.floor.chromium import chromium, page_errors, waiting
-from tests.floor.console_login import browser_logged_in, console_in_thread, in_console, log_in
-from tests.floor.marked_table import TABLE, Archiver, birth, played
+from tests.floor.chromium import chromium, page_errors
+from tests.floor.console_login import browser_logged_in, console_in_thread
+from tests.floor.marked_table import NOW, TABLE, Archiver, Page, archiving, birth, played, restarted_console, tile_after
 
 pytestmark = [pytest.mark.floor]
-NOW = datetime(2026, 11, 27, 12, 5, tzinfo=UTC)
 SHUFFLER = "manual shuffle and cut, dealing by manual_shoe"
 SHOE = "no other dealing method"
-
-
-def tile_after(view: FloorView, messages: list[Incoming]) -> dict[str, Any]:
-    live = view.live.get(TABLE) or TableLive(TABLE, state="online")
-    for m in messages:
-        if m.kind == "event":
-            live.apply_event(TableEvent.model_validate(m.content))
-        view.observe(m, live)
-    return view.tile(TABLE, NOW)
 
 
 def test_the_tile_names_each_device_out_of_order_and_what_took_over() -> None:
@@ -71,10 +57,8 @@ def test_a_table_opened_says_every_device_still_marked() -> None:
 
 @pytest.fixture
 def archiver(floor_dsn: str) -> Iterator[Archiver]:
-    a = Archiver(floor_dsn)
-    yield a
-    a.loop.run_until_complete(a.writer.conn.close())
-    a.loop.close()
+    with archiving(floor_dsn) as a:
+        yield a
 
 
 def test_the_recall_says_the_method_and_the_devices_out_of_order(archiver: Archiver, floor_dsn: str) -> None:
@@ -111,43 +95,26 @@ def test_the_page_shows_the_marks_also_after_a_restart(archiver: Archiver, floor
     first, second, third = played()
     tile = f'.tile[data-table="{TABLE}"]'
     with chromium("1400,1000", {"browser": "ALL"}) as browser:
-        wait = waiting(browser, 60)
-
-        def text(css: str) -> str:
-            return str(wait.until(lambda d: d.find_element(By.CSS_SELECTOR, css).text))
-
-        def shows(css: str, want: str) -> None:
-            wait.until(lambda d: text(css) == want)
-
+        page = Page(browser)
         with console_in_thread(floor_dsn) as (server, url):
-            batch = [birth(), *first]
-            live = archiver.write(batch)
-            in_console(server, lambda: server.archived(batch, live))
+            page.fed(server, archiver, [birth(), *first])
             browser_logged_in(browser, url, floor_dsn)
             browser.get(url + "/")
-            shows(f"{tile} .out-of-order", "shuffler out of order")
-            live = archiver.write(second)
-            in_console(server, lambda: server.archived(second, live))
-            shows(f"{tile} .out-of-order", "shoe, shuffler out of order")
+            page.shows(f"{tile} .out-of-order", "shuffler out of order")
+            page.fed(server, archiver, second)
+            page.shows(f"{tile} .out-of-order", "shoe, shuffler out of order")
             browser.find_element(By.CSS_SELECTOR, tile).click()
-            shows(
+            page.shows(
                 '#tv-now dd[data-field="out of order"]',
                 f"shoe ({SHOE} took over); shuffler ({SHUFFLER} took over)",
             )
             assert page_errors(browser) == []
 
         # A restart: the marks were said more than 200 lines ago, the last one the shoe's.
-        with console_in_thread(floor_dsn) as (server, url):
-            with psycopg.connect(floor_dsn) as conn:
-                load = archiver.live_at_start(floor_dsn)
-                in_console(server, lambda: server.load(load, conn))
-            token = log_in(url, floor_dsn, "sup2")
-            browser.execute_cdp_cmd("Network.setCookie", {"name": COOKIE, "value": token, "url": url + "/"})
-            browser.get(url + "/")
-            shows(f"{tile} .out-of-order", "shoe, shuffler out of order")
-            live = archiver.write(third)
-            in_console(server, lambda: server.archived(third, live))
-            shows(f"{tile} .out-of-order", "shuffler out of order")
+        with restarted_console(page, archiver, floor_dsn) as server:
+            page.shows(f"{tile} .out-of-order", "shoe, shuffler out of order")
+            page.fed(server, archiver, third)
+            page.shows(f"{tile} .out-of-order", "shuffler out of order")
             browser.find_element(By.CSS_SELECTOR, tile).click()
-            shows('#tv-now dd[data-field="out of order"]', f"shuffler ({SHUFFLER} took over)")
+            page.shows('#tv-now dd[data-field="out of order"]', f"shuffler ({SHUFFLER} took over)")
             assert page_errors(browser) == []
