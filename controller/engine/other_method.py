@@ -40,10 +40,12 @@ def device_offline(ctx: StepContext, dev: str, why: str) -> None:
     nothing waits for it; but the table may turn to it (the shuffler marked out of order), and the engine knows a
     device's state only from what it said last: the hold is kept, blocking nothing, so that turning to the shoe
     blocks the round before betting (`hold_follows_method`) instead of voiding it at its first card. It lifts when
-    the shoe identifies again (`device_back`) or is marked out of order."""
+    the shoe identifies again (`device_back`) or is marked out of order. Said as the fallback's fault is
+    (`remember_fault`), so `device/shoe` reads `unusable` now as it will after a restart (`still_offline`)."""
     if dev == "shoe" and ctx.method == "hand" and dev not in ctx.s.out_of_order:
         if ctx.opts.fallback_dealing_method in SHOE_METHODS:  # else the table never turns to a shoe
             ctx.s.devices_down[dev] = why
+            held_by_hand(ctx, why, "identifies again")
         return
     device_holds.device_down(ctx, dev, why)
 
@@ -71,6 +73,12 @@ def remember_fault(ctx: StepContext, inp: DeviceFault, why: str) -> None:
         if held is None
         else replace(held, codes=(*held.uncleared, inp.code))
     )
+    held_by_hand(ctx, why, "says the fault is cleared, or is cleared and restarted (it identifies again)")
+
+
+def held_by_hand(ctx: StepContext, why: str, until: str) -> None:
+    """Say the fallback shoe's hold while the table deals by hand: it blocks nothing, but the engine stopped using
+    the shoe (docs/mqtt.md, `unusable`)."""
     ctx.emit(
         "device.unusable",
         ctx.rule("13(g)"),
@@ -78,9 +86,8 @@ def remember_fault(ctx: StepContext, inp: DeviceFault, why: str) -> None:
             "device": "shoe",
             "reason": why,
             "phase": str(ctx.s.phase),
-            "remedy": f"{waits(ctx, 'shoe')} the shoe says the fault is cleared, or is cleared and restarted (it "
-            "identifies again), or is marked out of order; should the table turn to it first (the shuffler marked "
-            "out of order), no new round until then",
+            "remedy": f"{waits(ctx, 'shoe')} the shoe {until}, or is marked out of order; should the table turn to "
+            "it first (the shuffler marked out of order), no new round until then",
         },
     )
 

@@ -14,6 +14,7 @@ import psycopg
 
 from controller.core.irregularities import IRREGULARITIES
 from floor.days import Period
+from floor.report.downtime import Downtime
 from floor.report.owner import Claims, condition, prepare
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -299,28 +300,13 @@ def _timelines(
         [*params, _TIMELINE_TYPES],
     )
     end = scope.period.end
-    down_since: dict[tuple[str, str], datetime] = {}
-    down: dict[tuple[str, str], float] = defaultdict(float)
-    faults: dict[tuple[str, str], list[str]] = defaultdict(list)
+    downtime = Downtime(end)
     tilt_open: dict[tuple[str, str], tuple[datetime, str]] = {}
     tilts: list[tuple[str, str, str, str | None, float]] = []
     commands: dict[tuple[str, str, str], int] = defaultdict(int)
     for table, ts, ts_text, type_, p in rows:
         if type_.startswith("device."):
-            # device.fault, .online and .offline name it `device_id`; .unusable, .out_of_order and
-            # .back_in_service (.13(g)) `device`: keyed by one alone, the other's downtime went to a device "None".
-            key = (table, str(p.get("device_id", p.get("device"))))
-            if type_ == "device.fault":
-                faults[key].append(str(p.get("code")))
-                down.setdefault(key, 0.0)
-            elif type_ == "device.fault_cleared" and p.get("still_held"):
-                pass  # another fault of the device is still held: it stays down
-            elif type_ in ("device.online", "device.back_in_service", "device.fault_cleared"):
-                if key in down_since:
-                    down[key] += (ts - down_since.pop(key)).total_seconds()
-            else:
-                down_since.setdefault(key, ts)
-                down.setdefault(key, 0.0)
+            downtime.note(table, ts, type_, p)
         elif type_ == "table.blocked":
             for block in p.get("reasons", {}):
                 if block == "critical_state" or block.startswith("tilt:"):
@@ -332,11 +318,6 @@ def _timelines(
             commands[(table, str(p.get("verb")), str(p.get("role")))] += 1
         elif type_ == "command.rejected":
             commands[(table, str(p.get("verb")), f"rejected: {p.get('code')}")] += 1
-    for key, since in down_since.items():
-        down[key] += (end - since).total_seconds()  # still down at the period's end
     for (table, tilt), (start, text) in tilt_open.items():
         tilts.append((table, tilt, text, None, (end - start).total_seconds()))
-    devices = [
-        (t, d, secs, len(faults[(t, d)]), ", ".join(sorted(set(faults[(t, d)])))) for (t, d), secs in down.items()
-    ]
-    return sorted(devices), tilts, [(t, v, r, n) for (t, v, r), n in sorted(commands.items())]
+    return downtime.rows(), tilts, [(t, v, r, n) for (t, v, r), n in sorted(commands.items())]

@@ -8,12 +8,14 @@ from __future__ import annotations
 import pytest
 
 from controller.engine.commands import DeviceCommand, DispenseStack
-from controller.engine.inputs import Confirm, Input, MarkOutOfOrder
+from controller.engine.inputs import Confirm, Input, MarkOutOfOrder, Recover
 from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase
+from controller.store import snapshot
 from drivers.interfaces import DeviceFault, DeviceOffline, DeviceOnline
 from tests.engine.chapter_faults import counting, remedy, table
 from tests.engine.conftest import PureTable, enter_player
+from tests.engine.device_checks import StatusMirror
 from tests.engine.held_faults import NO_HIT, play_round, the_shoe_deals_the_next_round
 
 HAND_AND_SHOES = ("643a", "655a", "683a")  # the chapters that deal from the hand and from either shoe
@@ -42,7 +44,8 @@ def offline_while_dealing_by_hand(chapter: str, fallback: DealingMethod) -> tupl
     t.answer = shoe
     shoe.online = False
     went = t.feed(DeviceOffline("shoe", reason="heartbeat timeout"))
-    assert t.types(went) == ["device.offline"]  # dealing from the hand, nothing waits for the shoe
+    # Dealing from the hand, nothing waits for the shoe; but it is held, and said so (its status reads unusable).
+    assert t.types(went) == ["device.offline", "device.unusable"]
     assert "device:shoe" not in t.state.blocks and t.state.phase is Phase.BETTING
     play_round(t)
     assert t.types().count("round.completed") == 1 and t.state.phase is Phase.BETTING
@@ -87,3 +90,25 @@ def test_the_shoe_back_before_the_turn_holds_nothing(fallback: DealingMethod) ->
     assert "table.block_cleared" not in t.types(back) and "shoe" not in t.state.devices_down
     marked = t.feed(MarkOutOfOrder("shuffler"))
     assert "device.unusable" not in t.types(marked) and "device:shoe" not in t.state.blocks
+
+
+@pytest.mark.parametrize("fallback", FALLBACKS)
+def test_the_held_shoe_reads_unusable_live_and_after_a_restart(fallback: DealingMethod) -> None:
+    """The fallback shoe's hold blocks no round, but the engine stopped using the shoe (docs/mqtt.md, `unusable`):
+    its `device/shoe` reads `unusable` as soon as it goes offline, not `offline` until a restart re-says the hold."""
+    t = table("655a", "hand", counting("655a", fallback_dealing_method=fallback))
+    status = StatusMirror()
+    went = t.feed(DeviceOffline("shoe", reason="heartbeat timeout"))
+    status.feed(went)
+    said = remedy(went, "device.unusable")
+    assert said.payload["reason"] == "offline (heartbeat timeout)" and "no round waits" in said.payload["remedy"]
+    assert "device:shoe" not in t.state.blocks and t.state.phase is Phase.BETTING
+    live = {s.device_id: (s.state, s.online, s.reason) for s in status.tracker.statuses()}["shoe"]
+    assert live == ("unusable", False, "offline (heartbeat timeout)")
+    status.agrees(t.state)
+    status.restart()
+    t.state = snapshot.decode(snapshot.encode(t.state))
+    status.feed(t.feed(Recover()))
+    after = {s.device_id: s.state for s in status.tracker.statuses()}["shoe"]
+    assert after == live[0]
+    status.agrees(t.state)

@@ -10,11 +10,16 @@ from datetime import date
 
 import pytest
 
+from controller.core.events import DomainEvent
+from controller.engine.inputs import MarkOutOfOrder, Recover
+from controller.store import snapshot
 from drivers.interfaces import DeviceFault, DeviceFaultCleared, DeviceOnline
 from floor.config import DatabaseSection, GamingDaySection
 from floor.days import day_period
 from floor.db import connect
 from floor.report.figures import Scope, gather
+from tests.engine.chapter_faults import remedy
+from tests.engine.conftest import PureTable
 from tests.engine.mississippi_table import make
 from tests.floor.archiving import events_published, msg, writer
 
@@ -65,3 +70,56 @@ async def test_a_shoe_that_says_its_jam_is_cleared_is_down_until_it_says_so(floo
         figures = gather(conn, Scope(day_period(DAY, GamingDaySection())))
     shoe = [d for d in figures.devices if d[:2] == ("ms-cleared", "shoe")]
     assert shoe == [("ms-cleared", "shoe", down_s, 2, "jam, misfeed")], figures.devices
+
+
+def _restart(t: PureTable) -> list[DomainEvent]:
+    """The daemon restarts on the same journal: the state as stored, then `Recover` (docs/recovery.md)."""
+    t.state = snapshot.decode(snapshot.encode(t.state))
+    return t.feed(Recover())
+
+
+async def _shoe_down(floor_dsn: str, table: str, events: list[DomainEvent]) -> list[tuple[str, str, float, int, str]]:
+    w = await writer(floor_dsn)
+    batch = [msg(m) for m in events_published(table, events, DAY)]
+    assert (await w.write(batch)).events_new == len(batch)
+    with connect(DatabaseSection(dsn=floor_dsn)) as conn:
+        figures = gather(conn, Scope(day_period(DAY, GamingDaySection())))
+    return [d for d in figures.devices if d[:2] == (table, "shoe")]
+
+
+async def test_a_covered_shoe_is_down_from_its_mark_until_back_in_service_across_a_restart(floor_dsn: str) -> None:
+    """The mark's time is the original's: the restart's `device.out_of_order` (`restored`) and the covered shoe's
+    identification at start-up neither end its downtime nor start a new one; only `device.back_in_service` does."""
+    t = make()
+    marked = t.feed(MarkOutOfOrder("shoe"))
+    assert marked[0].type == "device.out_of_order"
+    for _ in range(3):
+        t.feed(DeviceFault("dealer_panel", code="noise"))
+    again = _restart(t)
+    assert remedy(again, "device.out_of_order").payload["restored"]
+    t.feed(DeviceOnline("shoe", identity={"model": "sim"}))  # the covered shoe identifies to the new boot
+    for _ in range(3):
+        t.feed(DeviceFault("dealer_panel", code="noise"))
+    back = t.feed(MarkOutOfOrder("shoe", False))
+    assert back[0].type == "device.back_in_service"
+    events = list(t.events)
+    down_s = float(events.index(back[0]) - events.index(marked[0]))
+    assert await _shoe_down(floor_dsn, "ms-covered", events) == [("ms-covered", "shoe", down_s, 0, "")]
+
+
+async def test_a_jammed_shoe_is_down_once_across_a_restart_and_its_identification(floor_dsn: str) -> None:
+    """The restart says the held jam again (`device.unusable`, `restored`) and the shoe's identification at start-up
+    is followed by the hold said once more: one stretch of downtime and one fault, not two."""
+    t = make()
+    jammed = t.feed(DeviceFault("shoe", code="jam", detail="card jam at the gate"))
+    _restart(t)
+    for _ in range(3):
+        t.feed(DeviceFault("dealer_panel", code="noise"))
+    still = t.feed(DeviceOnline("shoe", identity={"model": "sim"}))
+    assert [e.type for e in still] == ["device.online", "device.unusable"] and still[1].payload["restored"]
+    for _ in range(3):
+        t.feed(DeviceFault("dealer_panel", code="noise"))
+    back = t.feed(DeviceOnline("shoe", identity={"model": "sim"}))
+    events = list(t.events)
+    down_s = float(len(events) - len(back) - events.index(jammed[1]))  # the first identification is back[0]'s equal
+    assert await _shoe_down(floor_dsn, "ms-rejam", events) == [("ms-rejam", "shoe", down_s, 1, "jam")]

@@ -1,0 +1,67 @@
+"""The report's device downtime (docs/floor.md): a device is down from the first event that says it is offline,
+unusable or out of order until it is back online, says its last held fault cleared, or is back in service. Two
+kinds of event say nothing new and must not move that clock: a covered device (.13(g)) that identifies is still out
+of order until `device.back_in_service`; and a restart says every mark and hold again (`restored`, docs/recovery.md),
+which continues the stretch the original began: the identification a restarted daemon's hold outlasts (a fault
+kept, followed at once by the hold said again) was no return to service."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+Key = tuple[str, str]  # table, device
+
+
+@dataclass
+class Downtime:
+    end: datetime  # the period's end: a device still down then is counted to it
+    down: dict[Key, float] = field(default_factory=lambda: defaultdict(float))
+    faults: dict[Key, list[str]] = field(default_factory=lambda: defaultdict(list))
+    since: dict[Key, datetime] = field(default_factory=dict)
+    covered: set[Key] = field(default_factory=set)
+    # The stretch a `device.online` ended last: (its start, the online's time), undone by a restored hold after it.
+    ended: dict[Key, tuple[datetime, datetime]] = field(default_factory=dict)
+
+    def note(self, table: str, ts: datetime, type_: str, p: dict[str, Any]) -> None:
+        # device.fault, .online and .offline name it `device_id`; .unusable, .out_of_order and .back_in_service
+        # (.13(g)) `device`: keyed by one alone, the other's downtime went to a device "None".
+        key = (table, str(p.get("device_id", p.get("device"))))
+        if type_ == "device.fault":
+            self.faults[key].append(str(p.get("code")))
+            self.down.setdefault(key, 0.0)
+        elif type_ == "device.back_in_service":
+            self.covered.discard(key)
+            self._up(key, ts)
+        elif type_ == "device.fault_cleared" and p.get("still_held"):
+            pass  # another fault of the device is still held: it stays down
+        elif type_ in ("device.online", "device.fault_cleared"):
+            if key not in self.covered:  # covered, it is out of order until back in service, online or not
+                self._up(key, ts)
+        elif type_ in ("device.offline", "device.unusable", "device.out_of_order"):
+            if type_ == "device.out_of_order":
+                self.covered.add(key)
+            if p.get("restored") is True and key not in self.since and key in self.ended:
+                start, at = self.ended.pop(key)  # the hold never lifted: the stretch goes on from its start
+                self.down[key] -= (at - start).total_seconds()
+                self.since[key] = start
+            self.since.setdefault(key, ts)
+            self.down.setdefault(key, 0.0)
+
+    def _up(self, key: Key, ts: datetime) -> None:
+        if key in self.since:
+            start = self.since.pop(key)
+            self.down[key] += (ts - start).total_seconds()
+            self.ended[key] = (start, ts)
+
+    def rows(self) -> list[tuple[str, str, float, int, str]]:
+        down = dict(self.down)
+        for key, since in self.since.items():
+            down[key] += (self.end - since).total_seconds()  # still down at the period's end
+        found = [
+            (t, d, s, len(self.faults[(t, d)]), ", ".join(sorted(set(self.faults[(t, d)]))))
+            for (t, d), s in down.items()
+        ]
+        return sorted(found)
