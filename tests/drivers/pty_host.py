@@ -45,11 +45,22 @@ async def pty_host(
 
 
 def read_seqs(fd: int, count: int) -> list[int]:
-    """The SEQs of the next `count` whole frames the host wrote (blocking: run it off the loop, asyncio.to_thread)."""
+    """The SEQs of the next `count` whole frames the host wrote, or more if one read held more (blocking: run it off
+    the loop, asyncio.to_thread)."""
     parser = FrameParser()
     seqs: list[int] = []
     while len(seqs) < count:
         readable, _, _ = select.select([fd], [], [], BOUND)
         assert readable, f"the host wrote {len(seqs)} frame(s), not {count}"
+        seqs += [frame.seq for frame in parser.feed(os.read(fd, 256))]
+    return seqs
+
+
+def frames_waiting(fd: int) -> list[int]:
+    """The SEQs of the whole frames the host has written and nobody read yet (no wait: what the host's writes, on this
+    process's loop, have already put in the pty)."""
+    parser = FrameParser()
+    seqs: list[int] = []
+    while select.select([fd], [], [], 0)[0]:
         seqs += [frame.seq for frame in parser.feed(os.read(fd, 256))]
     return seqs

@@ -34,6 +34,15 @@ FAST = {"heartbeat_interval": 0.2, "reply_timeout": 0.2}  # a silent device is f
 # so a stall of it (a loaded machine, tools/stall.py's SIGSTOP) past 0.2 s held its answer and took it offline where a
 # test asserts it stayed online. Only the heartbeat's own test needs a silent device found out fast.
 STEADY = {"heartbeat_interval": 0.2, "reply_timeout": 1.0}
+
+
+def steady(pauses: LoopPauses) -> bool:
+    """Whether the strict "never offline" holds: no pause of this process (where the responder answers too) reached
+    half the 1 s reply timeout. Under tools/stall.py at load 10 a whole second with no loop turn was seen once (Part
+    61): the PING's answer then rightly came too late, and the device went offline and came back."""
+    return pauses.longest < STEADY["reply_timeout"] / 2
+
+
 # Every character isdigit() takes but 0-9 (a superscript two: int() raises; an Arabic-Indic one: int() reads 1).
 NON_ASCII_DIGITS = [c for c in map(chr, range(0x110000)) if c.isdigit() and not c.isascii()]
 NOT_A_COUNT = "DONE without a card count in ASCII digits (e.g. DONE 52)"
@@ -134,6 +143,7 @@ async def test_skeleton_online_shuffle_fault_unplug_replug(
     skeleton_installed: None, responder: Responder, start_driver: Any
 ) -> None:
     assert "skeleton-shuffler" in installed_names()
+    pauses = LoopPauses()
     driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **STEADY)
     assert isinstance(driver, Shuffler)
     online = await events.next(DeviceOnline)
@@ -159,12 +169,13 @@ async def test_skeleton_online_shuffle_fault_unplug_replug(
     assert (await events.next(DeviceOnline)).identity["serial"] == "SN0042"
     await driver.shuffle()
     assert (await events.next(ShuffleCompleted)).card_count == 52
-    # One offline for the one unplug, however many times the driver looked for the port meanwhile.
-    assert [type(e) for e in events.seen if isinstance(e, DeviceOnline | DeviceOffline)] == [
-        DeviceOnline,
-        DeviceOffline,
-        DeviceOnline,
-    ]
+    await pauses.stop()
+    changes = [type(e) for e in events.seen if isinstance(e, DeviceOnline | DeviceOffline)]
+    assert changes[::2] == [DeviceOnline] * len(changes[::2]) and DeviceOnline not in changes[1::2], changes
+    # One offline for the one unplug, however many times the driver looked for the port meanwhile; more only if a
+    # stall of this process (tools/stall.py's SIGSTOP at load 10) held the responder's answer near the reply timeout.
+    if steady(pauses):
+        assert changes == [DeviceOnline, DeviceOffline, DeviceOnline], pauses.longest
 
 
 async def test_a_silent_device_goes_offline_by_heartbeat(
@@ -215,7 +226,7 @@ async def test_stop_is_prompt_and_final(skeleton_installed: None, responder: Res
     await pauses.stop()
     # start() returned once the device answered, or, after a stall of this process past the reply timeout (the
     # responder held with the driver: tools/stall.py on a loaded machine), once the first try found it silent.
-    if pauses.longest < STEADY["reply_timeout"] / 2:
+    if steady(pauses):
         assert [type(e) for e in seen] == [DeviceOnline], pauses.longest
     kinds = [type(e) for e in seen]
     await asyncio.wait_for(driver.stop(), 1.0)
@@ -231,6 +242,7 @@ async def test_a_done_without_ascii_digits_is_logged_refused_and_the_driver_read
     """`DONE \\u00b2` (a superscript two) as UTF-8 and as latin-1, Arabic-Indic digits and a count in words, over
     the real pty: each is a logged bad_message fault naming the byte or the fix, no count is read from them, and the
     next good line is served."""
+    pauses = LoopPauses()
     driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **STEADY)
     await events.next(DeviceOnline)
     bad = {
@@ -252,7 +264,9 @@ async def test_a_done_without_ascii_digits_is_logged_refused_and_the_driver_read
     assert [e["detail"][:40] for e in refused] == [detail[:40] for detail in bad.values()]
     # No count was read from the bad lines, and the line stayed up throughout (no offline, no reconnect).
     assert [e.card_count for e in events.seen if isinstance(e, ShuffleCompleted)] == [52]
-    assert driver.online and not [e for e in events.seen if isinstance(e, DeviceOffline)]
+    await pauses.stop()
+    if steady(pauses):  # else the responder's answer to a PING was held with the driver: see steady()
+        assert driver.online and not [e for e in events.seen if isinstance(e, DeviceOffline)], pauses.longest
 
 
 async def test_a_separator_byte_is_refused_not_read_as_a_space(
@@ -260,6 +274,7 @@ async def test_a_separator_byte_is_refused_not_read_as_a_space(
 ) -> None:
     """U+001C..U+001F are spaces to str.split() and str.strip(): `\\x1cDONE 52` was a count of 52 and
     `ERR jam\\x1fdetail` a fault with code 'jam\\x1fdetail'. Each is now a bad_message naming the byte."""
+    pauses = LoopPauses()
     driver, events = await start_driver("shuffler", "skeleton-shuffler", str(responder.name), **STEADY)
     await events.next(DeviceOnline)
     bad = {
@@ -277,7 +292,9 @@ async def test_a_separator_byte_is_refused_not_read_as_a_space(
     responder.say("DONE 52")
     assert (await events.next(ShuffleCompleted)).card_count == 52
     assert [e.card_count for e in events.seen if isinstance(e, ShuffleCompleted)] == [52]
-    assert driver.online and not [e for e in events.seen if isinstance(e, DeviceOffline)]
+    await pauses.stop()
+    if steady(pauses):  # else the responder's answer to a PING was held with the driver: see steady()
+        assert driver.online and not [e for e in events.seen if isinstance(e, DeviceOffline)], pauses.longest
 
 
 async def test_an_identity_with_a_separator_byte_is_no_identity(
