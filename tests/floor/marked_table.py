@@ -28,7 +28,7 @@ from tests.engine.chapter_faults import counting, table
 from tests.engine.held_faults import NO_HIT
 from tests.floor.archiving import PREFIX, events_published, msg, writer
 from tests.floor.chromium import waiting
-from tests.floor.console_login import console_in_thread, in_console, log_in
+from tests.floor.console_login import browser_logged_in, console_in_thread, in_console, log_in
 
 TABLE = "nm-1"
 NOW = datetime(2026, 11, 27, 12, 5, tzinfo=UTC)
@@ -131,6 +131,17 @@ class Page:
         """The archive writer writes `batch` and the console hears it, as the floor's intake does both."""
         live = archiver.write(batch)
         in_console(server, lambda: server.archived(batch, live))
+
+
+@contextmanager
+def first_console(page: Page, archiver: Archiver, dsn: str, batch: list[Incoming]) -> Iterator[ConsoleServer]:
+    """A console fed `batch` (the archive writer's and the console's, as the floor's intake), the page loaded in it by
+    a supervisor logged in."""
+    with console_in_thread(dsn) as (server, url):
+        page.fed(server, archiver, batch)
+        browser_logged_in(page.browser, url, dsn)
+        page.browser.get(url + "/")
+        yield server
 
 
 @contextmanager

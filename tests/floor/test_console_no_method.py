@@ -20,8 +20,18 @@ import pytest
 from floor.console.views import LOG_LINES, FloorView
 from floor.live import TableLive
 from tests.floor.chromium import chromium, page_errors
-from tests.floor.console_login import browser_logged_in, console_in_thread
-from tests.floor.marked_table import NOW, TABLE, Archiver, Page, archiving, birth, played, restarted_console, tile_after
+from tests.floor.marked_table import (
+    NOW,
+    TABLE,
+    Archiver,
+    Page,
+    archiving,
+    birth,
+    first_console,
+    played,
+    restarted_console,
+    tile_after,
+)
 
 pytestmark = [pytest.mark.floor]
 
@@ -74,10 +84,7 @@ def test_the_page_says_none_usable_and_the_method_again_also_after_a_restart(
     tile = f'.tile[data-table="{TABLE}"]'
     with chromium("1400,1000", {"browser": "ALL"}) as browser:
         page = Page(browser)
-        with console_in_thread(floor_dsn) as (server, url):
-            page.fed(server, archiver, [birth(), *first])
-            browser_logged_in(browser, url, floor_dsn)
-            browser.get(url + "/")
+        with first_console(page, archiver, floor_dsn, [birth(), *first]) as server:
             page.shows(f"{tile} .method", "manual_shoe, manual shuffle and cut, dealing by manual_shoe")
             page.fed(server, archiver, second)
             page.shows(f"{tile} .method", "none usable, manual shuffle and cut, dealing by manual_shoe")

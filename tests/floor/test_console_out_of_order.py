@@ -26,8 +26,18 @@ from tests.engine.chapter_faults import counting, table
 from tests.engine.held_faults import NO_HIT
 from tests.floor.archiving import events_published, msg
 from tests.floor.chromium import chromium, page_errors
-from tests.floor.console_login import browser_logged_in, console_in_thread
-from tests.floor.marked_table import NOW, TABLE, Archiver, Page, archiving, birth, played, restarted_console, tile_after
+from tests.floor.marked_table import (
+    NOW,
+    TABLE,
+    Archiver,
+    Page,
+    archiving,
+    birth,
+    first_console,
+    played,
+    restarted_console,
+    tile_after,
+)
 
 pytestmark = [pytest.mark.floor]
 SHUFFLER = "manual shuffle and cut, dealing by manual_shoe"
@@ -96,10 +106,7 @@ def test_the_page_shows_the_marks_also_after_a_restart(archiver: Archiver, floor
     tile = f'.tile[data-table="{TABLE}"]'
     with chromium("1400,1000", {"browser": "ALL"}) as browser:
         page = Page(browser)
-        with console_in_thread(floor_dsn) as (server, url):
-            page.fed(server, archiver, [birth(), *first])
-            browser_logged_in(browser, url, floor_dsn)
-            browser.get(url + "/")
+        with first_console(page, archiver, floor_dsn, [birth(), *first]) as server:
             page.shows(f"{tile} .out-of-order", "shuffler out of order")
             page.fed(server, archiver, second)
             page.shows(f"{tile} .out-of-order", "shoe, shuffler out of order")
