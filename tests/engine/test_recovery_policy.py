@@ -95,7 +95,9 @@ def blocked() -> PureTable:
     return jam_after_the_deal("655a")[0]
 
 
-# (id, the phase it reaches, how): every phase a round or a block can rest in, by game and dealing method.
+# (id, the phase it reaches, how): every phase a round or a block can rest in, by game and dealing method. DEALING is
+# a shoe's (automated or manual: `void` either way, under .13(f) or .13(c)); a round dealt from the hand goes from "no
+# more bets" straight to DEALT in one step (controller/engine/dealing.py `start_dealing`): no policy differs by method.
 CASES: list[tuple[str, Phase, Callable[[], PureTable]]] = [
     ("opening", Phase.OPENING, opening),
     ("blocked-shoe-jam", Phase.BLOCKED, blocked),
