@@ -191,8 +191,8 @@ class Signed:
 
 @dataclass(frozen=True, slots=True)
 class StopRecord:
-    """The journal's last event before this start said the table was stopped on purpose (`demo.stopped`): its seq, and
-    who stopped it. A crash or a hard stop leaves none."""
+    """The journal's last event before this start said the table was stopped on purpose (`table.stopped`,
+    `demo.stopped`): its seq, and who stopped it. A crash leaves none."""
 
     seq: int
     by: str

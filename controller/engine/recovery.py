@@ -9,7 +9,8 @@ remedy. The policy per phase, and why the chapter allows it, is docs/recovery.md
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from controller.core.events import DomainEvent
@@ -35,6 +36,7 @@ from drivers.interfaces import WagerDetected
 
 # policy -> what happens, for the `table.recovered` event (docs/recovery.md has the reasons and citations).
 POLICIES: dict[str, str] = {
+    "open_as_usual": "the table was closed: it opens as usual; a device's fault or mark out of order stands",
     "await_jackpot": "the round is settled and its hits taken from the meters: each hit still awaits a "
     "floorperson's signed validation before it is paid and the round completes",
     "resume_between_rounds": "no round in progress: the stations are locked again, every block stands",
@@ -43,6 +45,8 @@ POLICIES: dict[str, str] = {
     "confirm; a station's report of chips already accepted is not taken again",
     "relock": '"no more bets" stands: every station is locked again and the deal waits for their confirmations',
     "recount": "no card is out: the stations are locked again and the dealer's chip count is asked again",
+    "await_chip_decision": "no card is out: the stations are locked again; the floorperson's decision on the chip "
+    "count mismatch stands and is awaited",
     "void": "cards may have left the device without being recorded: the round is void, every wager returned",
     "resume_deal": "the layout is known from the shuffler's card order: the dealer confirms the deal again",
     "resume_stub_count": "every card is recorded: the stub count (or the misdeal determination) is asked again",
@@ -51,98 +55,59 @@ POLICIES: dict[str, str] = {
     "hit it recorded the first time",
 }
 
-# The policy `recover` applies in each phase: what a table stopped at once tells its journal the next start will do.
-POLICY_AT: dict[Phase, str] = {
-    Phase.OPENING: "resume_between_rounds",
-    Phase.BLOCKED: "resume_between_rounds",
-    Phase.SHUFFLING: "reshuffle",
-    Phase.BETTING: "reopen_betting",
-    Phase.LOCKING: "relock",
-    Phase.RECONCILING: "recount",
-    Phase.DEALING: "void",
-    Phase.DEALT: "resume_deal",
-    Phase.STUB_COUNT: "resume_stub_count",
-    Phase.DECISION: "resume_decisions",
-    Phase.CLAIMING: "await_claim",
-    Phase.JACKPOT: "await_jackpot",
-}
-
 
 def stopped(state: TableState, by: str) -> DomainEvent:
     """`table.stopped`: the shell stops the table at once (`by`: SIGTERM, a second interrupt), its round left as it is.
     Journaled as the file's last event, so the file says the stop was asked for and what the next start does with
-    the round (the policy of `recover`, docs/recovery.md); a crash leaves no such event."""
+    the round (the policy `recover` takes from the same table, RECOVERY); a crash leaves no such event."""
     r = state.round
-    policy = POLICY_AT.get(state.phase)
+    policy = policy_at(state)
     payload: dict[str, Any] = {
         "by": by,
         "phase": str(state.phase),
         "round_no": r.number if r is not None else None,
         "policy": policy,
-        "what": POLICIES[policy] if policy is not None else "the table is closed: it opens as usual",
+        "what": POLICIES[policy],
     }
     if state.blocks:
         payload["blocks"] = dict(state.blocks)
     return DomainEvent("table.stopped", None, payload, round_id=r.round_id if r is not None else None)
 
 
+@dataclass(frozen=True, slots=True)
+class Recovering:
+    """One `Recover`: the policy of the phase found, from RECOVERY (which `stopped` reads too), and the stop on purpose
+    the start follows, if any. `announce` is the `table.recovered` every policy begins with: it names both, so no
+    branch can say another policy than the table's, nor leave the stop out."""
+
+    ctx: StepContext
+    policy: str
+    stop: StopRecord | None
+
+    def announce(self, rule: str | None, **extra: Any) -> None:
+        s = self.ctx.s
+        payload: dict[str, Any] = {
+            "phase": str(s.phase),
+            "policy": self.policy,
+            "what": POLICIES[self.policy],
+            "round_no": s.round.number if s.round else None,
+            **extra,
+        }
+        if s.blocks:
+            payload["blocks"] = dict(s.blocks)
+        if self.stop is not None:
+            # A reader of the journal (and the floor) tells a stop on purpose from a crash without looking back; the
+            # policy is the same either way (the state stored says what is awaited).
+            payload["after_stop"] = {"seq": self.stop.seq, "by": self.stop.by}
+        self.ctx.emit("table.recovered", rule, payload)
+
+
 def recover(ctx: StepContext, inp: Recover) -> None:
-    _recover(ctx)
-    if inp.after_stop is not None:
-        _after_stop(ctx, inp.after_stop)
-
-
-def _after_stop(ctx: StepContext, stop: StopRecord) -> None:
-    """`table.recovered` names the stop on purpose it follows: a reader of the journal (and the floor) tells it from a
-    crash without looking back, and the policy is the same either way (the state stored says what is awaited)."""
-    for i, effect in enumerate(ctx.out):
-        if isinstance(effect, DomainEvent) and effect.type == "table.recovered":
-            payload = {**effect.payload, "after_stop": {"seq": stop.seq, "by": stop.by}}
-            ctx.out[i] = dataclasses.replace(effect, payload=payload)
-
-
-def _recover(ctx: StepContext) -> None:
-    phase = ctx.s.phase
-    if phase is Phase.CLOSED:
-        # The shell recovers a closed table only for these (controller/shell/restore.py): its marks and faults stand.
-        if ctx.s.device_faults or ctx.s.devices_down or ctx.s.out_of_order:
-            other_method.marks_restored(ctx)
-            device_holds.faults_restored(ctx)
-        else:
-            ctx.ignored("recover", "the table is closed: it opens as usual")
+    closed = ctx.s.phase is Phase.CLOSED
+    policy, apply = RECOVERY[ctx.s.phase](ctx.s)
+    apply(Recovering(ctx, policy, inp.after_stop))
+    if closed:
         return
-    if phase in (Phase.OPENING, Phase.BLOCKED):
-        recovered(ctx, "resume_between_rounds", None)
-        lock_all(ctx)
-    elif phase is Phase.SHUFFLING:
-        recovered(ctx, "reshuffle", ctx.rule("13(e)"))
-        lock_all(ctx)
-        boundary.start_shuffle(ctx)
-    elif phase is Phase.BETTING:
-        reopen_betting(ctx)
-    elif phase is Phase.LOCKING:
-        relock(ctx)
-    elif phase is Phase.RECONCILING:
-        recount(ctx)
-    elif phase is Phase.DEALING:
-        void_unrecorded_deal(ctx)
-    elif phase is Phase.DEALT:
-        plan = dealing.deal_plan(ctx)
-        recovered(ctx, "resume_deal", plan.rule)
-        lock_all(ctx)
-        ctx.emit("deal.awaiting_dealer", plan.rule, {"cards": len(plan.cards), "reissued": True})
-    elif phase is Phase.STUB_COUNT:
-        resume_stub_count(ctx)
-    elif phase is Phase.DECISION:
-        resume_decisions(ctx)
-    elif phase is Phase.CLAIMING:
-        claims = [k for k, q in ctx.s.link_outbox.items() if q.kind == "claim"]
-        recovered(ctx, "await_claim", None, claims=claims)
-        lock_all(ctx)
-    elif phase is Phase.JACKPOT:
-        first = ctx.s.pending_hits[0].rule if ctx.s.pending_hits else ""
-        recovered(ctx, "await_jackpot", ctx.spec.validation_rule(first), hits=[h.hit for h in ctx.s.pending_hits])
-        lock_all(ctx)
     # A device identifies to a restarted daemon, jammed or not: a fault it reported before stands (docs/recovery.md);
     # a device covered stays covered, said first so that the status of a held stand-in shoe reads out of order.
     other_method.marks_restored(ctx)
@@ -154,18 +119,48 @@ def _recover(ctx: StepContext) -> None:
     accounts.reissue(ctx)
 
 
-def recovered(ctx: StepContext, policy: str, rule: str | None, **extra: Any) -> None:
-    r = ctx.s.round
-    payload: dict[str, Any] = {
-        "phase": str(ctx.s.phase),
-        "policy": policy,
-        "what": POLICIES[policy],
-        "round_no": r.number if r else None,
-        **extra,
-    }
-    if ctx.s.blocks:
-        payload["blocks"] = dict(ctx.s.blocks)
-    ctx.emit("table.recovered", rule, payload)
+def closed_table(rec: Recovering) -> None:
+    """The shell recovers a closed table for its marks and faults (controller/shell/restore.py), which stand, and after
+    a stop on purpose, which its `table.recovered` names as every start after one does; it then opens as usual."""
+    ctx = rec.ctx
+    if rec.stop is not None:
+        rec.announce(None)
+    if ctx.s.device_faults or ctx.s.devices_down or ctx.s.out_of_order:
+        other_method.marks_restored(ctx)
+        device_holds.faults_restored(ctx)
+    elif rec.stop is None:
+        ctx.ignored("recover", "the table is closed: it opens as usual")
+
+
+def between_rounds(rec: Recovering) -> None:
+    rec.announce(None)
+    lock_all(rec.ctx)
+
+
+def reshuffle(rec: Recovering) -> None:
+    rec.announce(rec.ctx.rule("13(e)"))
+    lock_all(rec.ctx)
+    boundary.start_shuffle(rec.ctx)
+
+
+def resume_deal(rec: Recovering) -> None:
+    ctx = rec.ctx
+    plan = dealing.deal_plan(ctx)
+    rec.announce(plan.rule)
+    lock_all(ctx)
+    ctx.emit("deal.awaiting_dealer", plan.rule, {"cards": len(plan.cards), "reissued": True})
+
+
+def await_claim(rec: Recovering) -> None:
+    rec.announce(None, claims=[k for k, q in rec.ctx.s.link_outbox.items() if q.kind == "claim"])
+    lock_all(rec.ctx)
+
+
+def await_jackpot(rec: Recovering) -> None:
+    ctx = rec.ctx
+    first = ctx.s.pending_hits[0].rule if ctx.s.pending_hits else ""
+    rec.announce(ctx.spec.validation_rule(first), hits=[h.hit for h in ctx.s.pending_hits])
+    lock_all(ctx)
 
 
 def reachable(ctx: StepContext) -> list[int]:
@@ -179,10 +174,10 @@ def lock_all(ctx: StepContext) -> None:
         ctx.command(LockSeat(n))
 
 
-def reopen_betting(ctx: StepContext) -> None:
-    r = ctx.r
+def reopen_betting(rec: Recovering) -> None:
+    ctx, r = rec.ctx, rec.ctx.r
     accepted = {str(n): dict(st.wagers) for n, st in sorted(r.seats.items()) if st.wagers}
-    recovered(ctx, "reopen_betting", ctx.rule("betting"), wagers=accepted)
+    rec.announce(ctx.rule("betting"), wagers=accepted)
     r.unlocks_pending = set(reachable(ctx))
     for n in sorted(r.unlocks_pending):
         ctx.command(UnlockSeat(n))
@@ -190,9 +185,9 @@ def reopen_betting(ctx: StepContext) -> None:
         betting.betting_opened(ctx)
 
 
-def relock(ctx: StepContext) -> None:
-    r = ctx.r
-    recovered(ctx, "relock", ctx.lock_rule())
+def relock(rec: Recovering) -> None:
+    ctx, r = rec.ctx, rec.ctx.r
+    rec.announce(ctx.lock_rule())
     # A station still unreachable with chips on it stays pending, as before the restart (lockout.waiting).
     r.locks_pending = set(reachable(ctx)) | (r.locks_pending & set(ctx.s.stations_down))
     for n in reachable(ctx):
@@ -201,12 +196,15 @@ def relock(ctx: StepContext) -> None:
         betting.locks_complete(ctx)
 
 
-def recount(ctx: StepContext) -> None:
-    r = ctx.r
-    recovered(ctx, "recount", chip_count.chip_rule(ctx))
+def await_chip_decision(rec: Recovering) -> None:
+    rec.announce(chip_count.chip_rule(rec.ctx))
+    lock_all(rec.ctx)
+
+
+def recount(rec: Recovering) -> None:
+    ctx, r = rec.ctx, rec.ctx.r
+    rec.announce(chip_count.chip_rule(ctx))
     lock_all(ctx)
-    if "chip_count" in ctx.s.blocks:
-        return  # the mismatch is with the floorperson, whose decision is still awaited
     ctx.emit(
         "chip_count.requested",
         chip_count.chip_rule(ctx),
@@ -220,8 +218,8 @@ def recount(ctx: StepContext) -> None:
     )
 
 
-def void_unrecorded_deal(ctx: StepContext) -> None:
-    r = ctx.r
+def void_unrecorded_deal(rec: Recovering) -> None:
+    ctx, r = rec.ctx, rec.ctx.r
     if ctx.method == "automated_shoe":
         # .13(f): the shoe "fails to deal cards during a round of play": a stack may have left it unrecorded.
         rule, why = (
@@ -242,7 +240,7 @@ def void_unrecorded_deal(ctx: StepContext) -> None:
                 "hold an incorrect number of cards"
             ),
         )
-    recovered(ctx, "void", rule, cards_recorded=len(r.dealt))
+    rec.announce(rule, cards_recorded=len(r.dealt))
     lock_all(ctx)
     voiding.void(
         ctx,
@@ -252,10 +250,10 @@ def void_unrecorded_deal(ctx: StepContext) -> None:
     )
 
 
-def resume_stub_count(ctx: StepContext) -> None:
-    r = ctx.r
+def resume_stub_count(rec: Recovering) -> None:
+    ctx, r = rec.ctx, rec.ctx.r
     count, _, incorrect = ctx.stub_rules()
-    recovered(ctx, "resume_stub_count", count)
+    rec.announce(count)
     lock_all(ctx)
     if r.stub_entered is None:
         ctx.emit(
@@ -283,16 +281,52 @@ def resume_stub_count(ctx: StepContext) -> None:
         )
 
 
-def resume_decisions(ctx: StepContext) -> None:
-    r = ctx.r
+def resume_decisions(rec: Recovering) -> None:
+    ctx, r = rec.ctx, rec.ctx.r
     d = ctx.setup.decisions[r.decision]
-    recovered(ctx, "resume_decisions", d.rule, decision=d.key, seat=r.turn)
+    rec.announce(d.rule, decision=d.key, seat=r.turn)
     lock_all(ctx)
     seat = r.turn
     if seat is None:  # not a state a step leaves behind; ask from the first seat still in play
         decisions.next_decision(ctx)
         return
     decisions.ask(ctx, seat, d, reissued=True)
+
+
+Apply = Callable[[Recovering], None]
+
+
+def _always(policy: str, apply: Apply) -> Callable[[TableState], tuple[str, Apply]]:
+    return lambda _: (policy, apply)
+
+
+def _reconciling(s: TableState) -> tuple[str, Apply]:
+    # A mismatch is with the floorperson (.8(b)): the decision stands and is awaited; no count is asked again.
+    return ("await_chip_decision", await_chip_decision) if "chip_count" in s.blocks else ("recount", recount)
+
+
+# What `recover` does in each phase, with the policy its `table.recovered` names: the one source of both, which a table
+# stopped at once reads for the policy it tells its journal (`stopped`). Why each is allowed: docs/recovery.md.
+RECOVERY: dict[Phase, Callable[[TableState], tuple[str, Apply]]] = {
+    Phase.CLOSED: _always("open_as_usual", closed_table),
+    Phase.OPENING: _always("resume_between_rounds", between_rounds),
+    Phase.BLOCKED: _always("resume_between_rounds", between_rounds),
+    Phase.SHUFFLING: _always("reshuffle", reshuffle),
+    Phase.BETTING: _always("reopen_betting", reopen_betting),
+    Phase.LOCKING: _always("relock", relock),
+    Phase.RECONCILING: _reconciling,
+    Phase.DEALING: _always("void", void_unrecorded_deal),
+    Phase.DEALT: _always("resume_deal", resume_deal),
+    Phase.STUB_COUNT: _always("resume_stub_count", resume_stub_count),
+    Phase.DECISION: _always("resume_decisions", resume_decisions),
+    Phase.CLAIMING: _always("await_claim", await_claim),
+    Phase.JACKPOT: _always("await_jackpot", await_jackpot),
+}
+
+
+def policy_at(state: TableState) -> str:
+    """The policy `recover` applies to this state (what `table.stopped` tells the journal the next start does)."""
+    return RECOVERY[state.phase](state)[0]
 
 
 # What the supervisor does before clearing each tilt a stored state raises at start (docs/recovery.md).

@@ -73,6 +73,15 @@ def close_table(ctx: StepContext, inp: CloseTable) -> None:
                     )
                     accounts.give_back(ctx, n, spot, amount, ctx.rule("7(c)"), "the table closed")
         boundary.closed(ctx, asked)
+    elif ctx.s.closing:
+        # Asked again (a supervisor after the dealer's Ctrl-C): the first asker stands, and the second is told who.
+        # None: asked without a name (the demo's people), or stored by older software (controller/store/snapshot.py).
+        who = f"asked by {ctx.s.closing_by}" if ctx.s.closing_by else "who asked is not recorded"
+        ctx.ignored(
+            "close table",
+            f"the table is already closing after round {ctx.r.number}, {who}: the close stands as asked, the table "
+            "closes when the round is complete",
+        )
     else:
         ctx.s.closing = True
         ctx.s.closing_by = inp.by  # for the table.closed once the round is complete

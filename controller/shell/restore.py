@@ -99,9 +99,12 @@ class Restore:
         )
         # A closed table opens as usual; one whose shuffler or shoe had faulted or gone offline, or is marked out of
         # order, is recovered first, so the hold and the mark stand (and the device statuses say so) before the
-        # devices' start-up identification is stepped (controller/engine/device_holds.py, other_method.py).
-        closed = state.phase is Phase.CLOSED and not (state.device_faults or state.devices_down or state.out_of_order)
-        return state, ([] if closed else [Recover(self._stopped())])
+        # devices' start-up identification is stepped (controller/engine/device_holds.py, other_method.py); and one
+        # stopped on purpose, so that its start names the stop as every start after one does (`table.recovered`).
+        stop = self._stopped()
+        held = state.device_faults or state.devices_down or state.out_of_order
+        plain = state.phase is Phase.CLOSED and not held and stop is None
+        return state, ([] if plain else [Recover(stop)])
 
     def _stopped(self) -> StopRecord | None:
         """The stop on purpose the journal ends with, if it does: `table.stopped` (SIGTERM, a second interrupt:

@@ -117,7 +117,7 @@ async def test_a_chip_count_that_does_not_match_stops_the_demo_naming_the_floorp
         (stop_seq,) = db.execute("SELECT seq FROM events WHERE type = 'demo.stopped' ORDER BY seq").fetchone()
         (recovered,) = db.execute("SELECT payload FROM events WHERE type = 'table.recovered'").fetchone()
     after = json.loads(recovered)
-    assert after["policy"] == "recount" and after["after_stop"] == {"seq": stop_seq, "by": "tablectl demo"}
+    assert after["policy"] == "await_chip_decision" and after["after_stop"] == {"seq": stop_seq, "by": "tablectl demo"}
 
 
 async def test_a_table_started_again_on_a_chip_count_stop_plays_on_once_the_floorperson_decides(

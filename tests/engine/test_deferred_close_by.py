@@ -70,3 +70,34 @@ def test_the_restart_s_recovery_resumes_the_round_and_the_close_names_who_asked(
     assert t.types(recovered)[0] == "table.recovered" and t.state.closing_by == BY
     assert play_out(t) == {"rounds_played": 1, "by": BY}
     assert t.state.closing_by is None
+
+
+def test_a_second_close_while_closing_keeps_the_first_asker_and_says_who_that_is(make_table: MakeTable) -> None:
+    """A floor supervisor's close after the dealer's Ctrl-C (or a second supervisor's): the table is closing already,
+    so the second asks nothing new. It used to replace the first's `by` (and journal a second `table.closing`); the
+    first asker stands, and the second is told so on the record (`input.ignored` naming who asked), also after a
+    restart on the stored state."""
+    t = closing_mid_round(make_table)
+    again = t.feed(CloseTable(by="interrupt"))
+    said = (
+        "the table is already closing after round 1, asked by supervisor super-bob: the close stands as asked, "
+        "the table closes when the round is complete"
+    )
+    assert [(e.type, e.payload) for e in again] == [
+        ("input.ignored", {"input": "close table", "reason": said, "phase": "decision"})
+    ]
+    t.state = snapshot.decode(snapshot.encode(t.state))
+    assert [e.payload["reason"] for e in t.feed(CloseTable(by="interrupt"))] == [said]
+    assert t.types().count("table.closing") == 1 and t.state.closing_by == BY
+    assert play_out(t) == {"rounds_played": 1, "by": BY}
+
+
+def test_a_second_close_of_a_close_stored_without_its_asker_says_that_is_not_known(make_table: MakeTable) -> None:
+    t = closing_mid_round(make_table)
+    t.state.closing_by = None  # as a close stored by older software restores (the test above)
+    reason = [e.payload["reason"] for e in t.feed(CloseTable(by="interrupt"))]
+    assert reason == [
+        "the table is already closing after round 1, who asked is not recorded: the close stands as asked, the table "
+        "closes when the round is complete"
+    ]
+    assert play_out(t) == {"rounds_played": 1}

@@ -6,64 +6,32 @@ are tests/link/test_linked_tables.py's."""
 
 from __future__ import annotations
 
-from controller.engine.commands import DeviceCommand, SendLink, ShowLevels, ShowLink
+from controller.engine.commands import SendLink, ShowLevels, ShowLink
 from controller.engine.inputs import (
-    Input,
     LinkAnswered,
     LinkBroadcast,
     LinkLease,
-    OpenTable,
     Recover,
     Signed,
     ValidateJackpot,
 )
 from controller.engine.progressive import LINK_RULE
-from controller.engine.round import RoundEngine
-from controller.engine.state import Phase, TableState
+from controller.engine.state import Phase
 from controller.games.mississippi_stud.record import MississippiStudRound
-from controller.games.mississippi_stud.rules import MississippiStudRules
 from controller.games.mississippi_stud.settle import settle as settle_record
-from controller.games.mississippi_stud.spec import MississippiStudSpec
 from controller.progressive.link import LinkJackpot
 from controller.store import snapshot
-from tests.engine.conftest import PureTable, arranged_deck
-
-LEVELS = ("major", "mega", "minor")
-SEAT1, SEAT3, COMMUNITY = ["Qh", "Kh"], ["7h", "8h"], ["9h", "Th", "Jh"]  # two straight flushes: two major hits
-
-
-def linked_rules() -> MississippiStudRules:
-    return MississippiStudRules.model_validate(
-        {
-            "chapter": "655a",
-            "three_card_bonus_paytable": "A",
-            "six_card_bonus_paytable": "C",
-            "progressive_paytable": "C",
-            "progressive_wager_cents": 100,
-        }
-    )
-
-
-def linked_table(decks: list[list[str]] | None = None) -> PureTable:
-    engine = RoundEngine(MississippiStudSpec(), linked_rules(), "automated_shoe")
-    engine.link = "mega-link"
-    t = PureTable(engine, TableState("t1"), decks or [])
-    perfect = t.perfect_devices
-
-    def answer(c: DeviceCommand) -> list[Input]:
-        return [] if isinstance(c, ShowLink | SendLink) else perfect(c)
-
-    t.answer = answer
-    t.feed(OpenTable())
-    return t
-
-
-def phase(t: PureTable) -> Phase:
-    return t.state.phase  # read afresh: each feed moves it on
-
-
-def leased(t: PureTable) -> None:
-    t.feed(LinkLease(True, levels=LEVELS))
+from tests.engine.conftest import arranged_deck
+from tests.engine.linked_table import (
+    COMMUNITY,
+    SEAT1,
+    SEAT3,
+    hits_round,
+    leased,
+    linked_rules,
+    linked_table,
+    phase,
+)
 
 
 def test_progressive_wagers_wait_for_the_lease_and_stop_when_it_lapses() -> None:
@@ -128,18 +96,6 @@ def test_a_refusal_locks_progressive_play_and_keeps_the_request() -> None:
     assert [e.type for e in out] == ["link.refused"] and key in t.state.link_outbox
     assert "link_refused" in t.state.progressive_lockout
     assert t.feed(LinkAnswered(key, False, error="table 't1' is not on link mega-link")) == []
-
-
-def hits_round(t: PureTable) -> None:
-    leased(t)
-    for seat in (1, 3):
-        t.wager(seat, "ante", 500)
-        t.wager(seat, "progressive", 100)
-    t.press("no_more_bets")
-    t.feed(LinkAnswered("contribute:t1-r000001", True, new=2))
-    for street in ("street_3", "street_4", "street_5"):
-        for seat in (1, 3):
-            t.wager(seat, street, 500)
 
 
 def test_hits_are_claimed_in_turn_and_paid_what_the_link_answered() -> None:

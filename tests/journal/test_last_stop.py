@@ -9,8 +9,16 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
+from controller.config.table import load_config
 from controller.core.events import DomainEvent
+from controller.engine.inputs import Input, Recover, StopRecord
+from controller.engine.state import TableState
+from controller.shell.restore import Restore
+from controller.store import snapshot
+from controller.store.integrity import Assessment
 from controller.store.journal import Journal
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 T0 = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
 STOP = DomainEvent("demo.stopped", None, {"by": "tablectl demo", "closes": False}, "T1-r000001")
@@ -57,3 +65,25 @@ def test_a_stop_at_once_reads_as_a_stop_too(tmp_path: Path) -> None:
     assert j.critical.last_stop("table.stopped", "demo.stopped") == (2, "SIGTERM")
     assert j.critical.last_stop("demo.stopped") is None
     j.close()
+
+
+def _restored(tmp_path: Path, *events: DomainEvent) -> list[Input]:
+    """The inputs a start on this journal sends first: a closed table's state stored with `events`."""
+    config = load_config(CONFIGS / "demo.toml")
+    j = Journal(tmp_path / "j.sqlite", config.table_id, "boot-a")
+    j.append(list(events), T0, [snapshot.record(snapshot.encode(TableState(config.table_id)))])
+    try:
+        return Restore(config, j, Assessment(), {}, lambda: T0).restore()[1]
+    finally:
+        j.close()
+
+
+def test_a_closed_table_stopped_on_purpose_is_recovered_to_name_the_stop(tmp_path: Path) -> None:
+    """A closed table (a Ctrl-C to one that never opened, a table held closed by its software check) stopped at once:
+    its start names the stop like any other's (`table.recovered` with `after_stop`, controller/engine/recovery.py);
+    before, the start sent nothing and the stop was named nowhere. Closed after a crash, it still opens as usual."""
+    stop = DomainEvent("table.stopped", None, {"by": "interrupt", "phase": "closed"}, None)
+    assert _restored(tmp_path / "stopped", DomainEvent("table.closed", None, {}), stop) == [
+        Recover(StopRecord(2, "interrupt"))
+    ]
+    assert _restored(tmp_path / "crashed", DomainEvent("table.closed", None, {})) == []
