@@ -1,0 +1,30 @@
+"""Which of a table's journals an archived event is of. A table's seq counts from 1 across its restarts, so a seq
+names one event while the table keeps its journal; a table PC replaced under the same table id with a fresh journal
+and no broker anchor to go on from (docs/recovery.md) counts seq, and its rounds, from 1 again. The archive keeps one
+event a (table, seq): the fresh journal's seqs the old one's archived keys still hold are refused (`seq_reused`
+integrity alarms, keeping the event as received), the rest archived beside what remains of the old journal. So seq
+order mixes the two; time does not (the new journal began after the old one's last event). A journal starts at its
+seq 1, archived or refused; the span of the journal writing at a moment is from the latest start at or before it
+to the next start after it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+Conn = psycopg.Connection[tuple[Any, ...]]
+
+_STARTS = (
+    "SELECT ts FROM events WHERE table_id = %(t)s AND seq = 1 UNION ALL SELECT (received->>'ts')::timestamptz"
+    " FROM integrity_alarms WHERE table_id = %(t)s AND seq = 1 AND kind = 'seq_reused'"
+)
+_SPAN = f"SELECT max(ts) FILTER (WHERE ts <= %(at)s), min(ts) FILTER (WHERE ts > %(at)s) FROM ({_STARTS}) AS starts"
+
+
+def journal_span(conn: Conn, table_id: str, at: datetime) -> tuple[datetime | None, datetime | None]:
+    """The start and end (the next journal's start) of the table's journal writing at `at`; None for a bound the
+    archive holds no start for (the table's one journal, or its first whose seq 1 was retired)."""
+    row = conn.execute(_SPAN, {"t": table_id, "at": at}).fetchone()
+    return (row[0], row[1]) if row is not None else (None, None)
