@@ -15,30 +15,13 @@ import psycopg
 import pytest
 
 from controller.core.events import DomainEvent
-from controller.engine.inputs import MarkOutOfOrder
 from floor.messages import Incoming
 from floor.recall import recall_round, render_round
-from tests.engine.chapter_faults import counting, table
-from tests.engine.conftest import decide_all
-from tests.engine.held_faults import NO_HIT
 from tests.floor.archiving import events_published, msg
-from tests.floor.marked_table import TABLE, Archiver, archiving
+from tests.floor.marked_table import TABLE, Archiver, archiving, shoe_marked_after_the_deal
 
 pytestmark = [pytest.mark.floor]
 ROUND = "t1-r000001"
-
-
-def shoe_marked_after_the_deal() -> list[DomainEvent]:
-    """The round dealt from the automated shoe; the shoe marked out of order in its decisions; the round played out."""
-    t = table("655a", "automated_shoe", counting("655a", fallback_dealing_method="hand"))
-    t.shoe, t.decks = list(NO_HIT), [list(NO_HIT) for _ in range(4)]
-    dealt = t.press("no_more_bets")
-    assert "cards.dealt" in t.types(dealt) and t.state.phase.value == "decision"
-    marked = t.feed(MarkOutOfOrder("shoe"))
-    assert [e.payload["dealing_method"] for e in marked if e.type == "device.out_of_order"] == ["hand"]
-    decide_all(t, dealt)
-    assert "round.completed" in t.types()
-    return list(t.events)
 
 
 def archived(archiver: Archiver, events: list[DomainEvent]) -> None:
