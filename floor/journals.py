@@ -16,9 +16,13 @@ import psycopg
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
+# The archived seq 1 found by its key (event_keys: primary key table, seq), its time in its day's partition: `events`
+# has no index on seq, so a filter on it read every event of the table in every partition.
 _STARTS = (
-    "SELECT ts FROM events WHERE table_id = %(t)s AND seq = 1 UNION ALL SELECT (received->>'ts')::timestamptz"
-    " FROM integrity_alarms WHERE table_id = %(t)s AND seq = 1 AND kind = 'seq_reused'"
+    "SELECT e.ts FROM event_keys k JOIN events e ON e.gaming_day = k.gaming_day AND e.event_id = k.event_id"
+    " WHERE k.table_id = %(t)s AND k.seq = 1"
+    " UNION ALL SELECT (received->>'ts')::timestamptz FROM integrity_alarms"
+    " WHERE table_id = %(t)s AND seq = 1 AND kind = 'seq_reused'"
 )
 _SPAN = f"SELECT max(ts) FILTER (WHERE ts <= %(at)s), min(ts) FILTER (WHERE ts > %(at)s) FROM ({_STARTS}) AS starts"
 
