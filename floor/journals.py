@@ -24,11 +24,19 @@ _STARTS = (
     " UNION ALL SELECT (received->>'ts')::timestamptz FROM integrity_alarms"
     " WHERE table_id = %(t)s AND seq = 1 AND kind = 'seq_reused'"
 )
-_SPAN = f"SELECT max(ts) FILTER (WHERE ts <= %(at)s), min(ts) FILTER (WHERE ts > %(at)s) FROM ({_STARTS}) AS starts"
+# Time splits a table's events only where another journal is known: two starts, or a seq refused as reused. A table
+# with one journal is read whole, whatever its clock did (one ahead at its seq 1, then set back, cut off the events
+# stamped before it).
+_SPAN = (
+    "SELECT max(ts) FILTER (WHERE ts <= %(at)s), min(ts) FILTER (WHERE ts > %(at)s), count(*) > 1 OR EXISTS"
+    " (SELECT 1 FROM integrity_alarms WHERE table_id = %(t)s AND kind = 'seq_reused')"
+    f" FROM ({_STARTS}) AS starts"
+)
 
 
 def journal_span(conn: Conn, table_id: str, at: datetime) -> tuple[datetime | None, datetime | None]:
     """The start and end (the next journal's start) of the table's journal writing at `at`; None for a bound the
-    archive holds no start for (the table's one journal, or its first whose seq 1 was retired)."""
+    archive holds no start for (the table's first journal, its seq 1 retired), and both None for a table with one
+    journal."""
     row = conn.execute(_SPAN, {"t": table_id, "at": at}).fetchone()
-    return (row[0], row[1]) if row is not None else (None, None)
+    return (row[0], row[1]) if row is not None and row[2] else (None, None)

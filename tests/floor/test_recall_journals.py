@@ -106,3 +106,18 @@ def test_the_table_s_last_rounds_are_its_new_journal_s(archiver: Archiver, floor
         rounds = last_rounds(conn, TABLE, 5)
     assert [(s.round_id, s.outcome) for s in rounds] == [("t1-r000002", "in progress"), (ROUND, "completed")]
     assert all(line.ts.startswith("2026-11-27") for s in rounds for line in s.lines)
+
+
+def test_one_journal_whose_clock_went_back_is_recalled_whole(floor_dsn: str) -> None:
+    """A table with one journal (no other start, no seq reused) whose clock was ahead at its first event and then set
+    back: nothing tells of another journal, so time does not split it; every event of the round is recalled."""
+    said = events_published(TABLE, new_journal(), date(2026, 11, 27))
+    ours = [e for e in said if e["round_id"] == ROUND]
+    said[0]["ts"] = ours[len(ours) // 2]["ts"]  # seq 1 stamped as late as the middle of the round
+    with archiving(floor_dsn) as a:
+        a.write([m for m in map(msg, said) if isinstance(m, Incoming)])
+        with psycopg.connect(floor_dsn) as conn:
+            story = recall_round(conn, ROUND)
+    assert story is not None and story.earlier_journal == 0
+    assert len(story.lines) == len(ours)
+    assert (story.dealing_method, story.dealt_by_said) == ("automated_shoe", "round end")
