@@ -15,9 +15,8 @@ from datetime import datetime
 from typing import Any
 
 Key = tuple[str, str]  # table, device
-BEFORE = (
-    "down from before the period"  # a row's note: its first stretch began before the period, counted from its start
-)
+# A row's note: a stretch of it began before the period (a restored mark or hold) and is counted from its start.
+BEFORE = "down from before the period"
 
 
 @dataclass
