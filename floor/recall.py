@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -22,6 +23,7 @@ import psycopg
 from controller.cli.shown import shown
 from controller.core.digits import is_ascii_digits
 from controller.core.money import fmt
+from floor.journals import journal_span
 from floor.marks import MARK_EVENTS, marks_text, note_marks
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -56,10 +58,15 @@ class RoundStory:
     table_result: int | None = None
     problems: list[str] = field(default_factory=list)  # archived fields that are not what they should be
     # The method the round was dealt by and the devices out of order then (655a.13(g)), device -> what took over: as
-    # the table last said them by the round's end, a mark said during the round counting (the cards after it are
-    # dealt by what took over). None when the archive holds no word on the method.
+    # the round's `deal.started` says them (`dealt_by_said` "deal"). A table older than that event: as it last said
+    # them by the round's end ("round end"), a mark made after the deal counting, though the cards were dealt before
+    # it. None when the archive holds no word on the method.
     dealing_method: str | None = None
     out_of_order: dict[str, str | None] = field(default_factory=dict)
+    dealt_by_said: str | None = None
+    # Events under the round's id from an earlier journal of the table (a replaced PC's fresh journal counts rounds
+    # from 1 again, floor/journals.py): left out of this round's story.
+    earlier_journal: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -228,42 +235,72 @@ def _gather(story: RoundStory, reader: _Reader, type_: str, rule: str | None, p:
             story.table_result = reader.cents("table_result", p["table_result"])
     elif type_ == "round.voided":
         story.outcome = "voided"
+    elif type_ == "deal.started" and story.dealt_by_said is None:
+        _deal_started(story, reader, p)
 
 
-_SELECT = "SELECT gaming_day, table_id, seq, ts_text, type, rule, payload FROM events WHERE round_id = %s ORDER BY seq"
+def _deal_started(story: RoundStory, reader: _Reader, p: dict[str, Any]) -> None:
+    """The method and marks the round's cards were dealt under, as the table said them where the deal started."""
+    method, marks = p.get("dealing_method"), p.get("out_of_order", {})
+    if not isinstance(method, str):
+        reader.bad("dealing_method", method, "a dealing method")
+        return
+    story.dealing_method, story.dealt_by_said = method, "deal"
+    if isinstance(marks, dict):
+        note_marks(story.out_of_order, "table.opened", {"out_of_order": marks})
+    else:
+        reader.bad("out_of_order", marks, "an object of device to what took over")
+
+
+_SELECT = (
+    "SELECT gaming_day, table_id, seq, ts_text, type, rule, payload, ts FROM events WHERE round_id = %s ORDER BY seq"
+)
 
 
 def recall_round(conn: Conn, round_id: str) -> RoundStory | None:
     rows = conn.execute(_SELECT, (round_id,)).fetchall()
     if not rows:
         return None
-    story = _story(round_id, rows)
-    _dealt_by(conn, story, rows[0][2], rows[-1][2])
+    # The round of that id in the latest journal holding one (by time: seq order mixes a fresh journal's with an old).
+    start, end = journal_span(conn, str(rows[0][1]), max(r[-1] for r in rows))
+    mine = [r[:-1] for r in rows if start is None or r[-1] >= start]
+    story = _story(round_id, mine)
+    story.earlier_journal = len(rows) - len(mine)
+    if story.dealt_by_said is None:  # a table older than `deal.started`, or a round voided before its deal
+        _dealt_by(conn, story, (mine[0][2], mine[-1][2]), (start, end))
     return story
 
 
-# The table's words on its method and marks up to the round's end, from its last opening before the round on.
+# The table's words on its method and marks up to the round's end, from its last opening before the round on, in
+# the round's journal (floor/journals.py): by seq alone, another journal's opening and marks were read as its own.
+_IN_JOURNAL = (
+    "ts >= coalesce(%(since)s, '-infinity'::timestamptz) AND ts < coalesce(%(until)s, 'infinity'::timestamptz)"
+)
 _SAID = (
     f"SELECT type, payload FROM events WHERE table_id = %(t)s AND seq <= %(last)s AND type IN {MARK_EVENTS!r} "
-    "AND seq >= coalesce((SELECT max(seq) FROM events WHERE table_id = %(t)s AND type = 'table.opened' "
-    "AND seq <= %(first)s), 0) ORDER BY seq"
+    f"AND {_IN_JOURNAL} AND seq >= coalesce((SELECT max(seq) FROM events WHERE table_id = %(t)s "
+    f"AND type = 'table.opened' AND seq <= %(first)s AND {_IN_JOURNAL}), 0) ORDER BY seq"
 )
 
 
-def _dealt_by(conn: Conn, story: RoundStory, first: int, last: int) -> None:
-    for type_, payload in conn.execute(_SAID, {"t": story.table_id, "first": first, "last": last}).fetchall():
+def _dealt_by(conn: Conn, story: RoundStory, seqs: tuple[int, int], span: tuple[datetime | None, ...]) -> None:
+    said = {"t": story.table_id, "first": seqs[0], "last": seqs[1], "since": span[0], "until": span[1]}
+    for type_, payload in conn.execute(_SAID, said).fetchall():
         if not isinstance(payload, dict):
             continue
         if isinstance(payload.get("dealing_method"), str):
             story.dealing_method = payload["dealing_method"]
         note_marks(story.out_of_order, str(type_), payload)
+    if story.dealing_method is not None or story.out_of_order:
+        story.dealt_by_said = "round end"
 
 
 def last_rounds(conn: Conn, table_id: str, n: int) -> list[RoundStory]:
     """The table's last n rounds, newest first."""
     ids = conn.execute(
+        # By time: a fresh journal's rounds may have lower seqs than what the archive holds of an old one's.
         "SELECT round_id FROM events WHERE table_id = %s AND round_id IS NOT NULL GROUP BY round_id"
-        " ORDER BY max(seq) DESC LIMIT %s",
+        " ORDER BY max(ts) DESC, max(seq) DESC LIMIT %s",
         (table_id, n),
     ).fetchall()
     return [s for (rid,) in ids if (s := recall_round(conn, str(rid))) is not None]
@@ -282,13 +319,16 @@ def render_round(s: RoundStory) -> str:
         + (f"; table result {money_text(s.table_result)}" if s.table_result is not None else ""),
     ]
     if s.dealing_method is not None or s.out_of_order:
-        out.append(f"  dealt by {shown(s.dealing_method or 'a method not on record')}; out of order: {dealt_marks(s)}")
+        method = shown(s.dealing_method or "a method not on record")
+        out.append(f"  dealt by {method}{said_when(s)}; out of order: {dealt_marks(s)}")
     if s.wagers:
         out.append("  wagers at lock-out:")
         for seat, spots in sorted(s.wagers.items(), key=lambda kv: _seat_order(kv[0])):
             out.append(f"    seat {shown(seat)}: " + ", ".join(f"{shown(k)} {money_text(v)}" for k, v in spots.items()))
     if s.irregularities:
         out.append(f"  irregularities: {len(s.irregularities)}")
+    if s.earlier_journal:
+        out.append(f"  {s.earlier_journal} events under this round id from an earlier journal of the table: left out")
     if s.problems:
         out.append(f"  archived fields not as they should be: {len(s.problems)}")
         out += [f"    {shown(problem)}" for problem in s.problems]
@@ -299,6 +339,15 @@ def render_round(s: RoundStory) -> str:
         rule = f" [{shown(line.rule)}]" if line.rule else ""
         out.append(f"    {line.seq:>7} {shown(line.ts)} {shown(line.type)}{rule} {shown(line.text)}")
     return "\n".join(out)
+
+
+def said_when(s: RoundStory) -> str:
+    """Nothing for a method the round's deal said; which word it is for one read from the round's end."""
+    return (
+        " (as the table said it by the round's end: no deal.started on record)"
+        if s.dealt_by_said == "round end"
+        else ""
+    )
 
 
 def dealt_marks(s: RoundStory) -> str:

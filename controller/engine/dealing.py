@@ -34,20 +34,24 @@ def start_dealing(ctx: StepContext) -> None:
     life = ctx.s.decks.get(ctx.r.deck, DeckLife(since=ctx.s.now))
     ctx.s.decks[ctx.r.deck] = replace(life, rounds=life.rounds + 1, rounds_since_count=life.rounds_since_count + 1)
     plan = deal_plan(ctx)
+    if ctx.method == "hand" and len(ctx.s.deck_order) < len(plan.cards):
+        # .9(a)(1): dealing from the hand takes an automated shuffler, and only its card order tells
+        # the controller the layout; after a manual shuffle there is none, so this round cannot be
+        # dealt from the hand and no round will be until the shuffler is back or a shoe deals.
+        ctx.block(
+            "no_method",
+            "dealing from the hand needs the automated shuffler's card order "
+            f"({ctx.rule('9(a)(1)')}): put the shuffler back in service",
+        )
+        voiding.void(ctx, ctx.rule("9(a)(1)"), "no card order from an automated shuffler to deal from the hand")
+        return
+    # The method is said where the deal starts: a mark later in the round changes what the table deals by next,
+    # not how this round's cards came (the recall reads the round's method here, floor/recall.py).
+    first = plan.stacks[0].rule if plan.stacks else plan.rule  # the rule the first card is dealt by
+    ctx.emit("deal.started", first, {"dealing_method": ctx.method, "out_of_order": dict(ctx.s.out_of_order)})
     if ctx.method == "automated_shoe":
         ctx.command(DispenseStack(len(plan.stacks[0].targets)))
     elif ctx.method == "hand":
-        if len(ctx.s.deck_order) < len(plan.cards):
-            # .9(a)(1): dealing from the hand takes an automated shuffler, and only its card order tells
-            # the controller the layout; after a manual shuffle there is none, so this round cannot be
-            # dealt from the hand and no round will be until the shuffler is back or a shoe deals.
-            ctx.block(
-                "no_method",
-                "dealing from the hand needs the automated shuffler's card order "
-                f"({ctx.rule('9(a)(1)')}): put the shuffler back in service",
-            )
-            voiding.void(ctx, ctx.rule("9(a)(1)"), "no card order from an automated shuffler to deal from the hand")
-            return
         lay_from_order(ctx, plan)
         ctx.s.phase = Phase.DEALT
         ctx.emit("deal.awaiting_dealer", plan.rule, {"cards": len(plan.cards)})

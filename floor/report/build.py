@@ -282,9 +282,10 @@ def _operations(f: Figures, game_of: Callable[[str], str]) -> list[Section]:
     devices = Section(
         "devices",
         "Device downtime and faults",
-        ["table", "device", "downtime_s", "faults", "fault_codes"],
-        [[t, d, round(s, 1), n, c] for t, d, s, n, c in f.devices],
-        "downtime = time offline, unusable or out of order (until back online or in service, or the period's end)",
+        ["table", "device", "downtime_s", "faults", "fault_codes", "note"],
+        [[t, d, round(s, 1), n, c, note] for t, d, s, n, c, note in f.devices],
+        "downtime = time offline, unusable or out of order (until back online or in service, or the period's end; "
+        "from the period's start for a mark or hold made before it that a restart said again)",
     )
     tilts = Section(
         "tilts",

@@ -3,7 +3,9 @@ unusable or out of order until it is back online, says its last held fault clear
 kinds of event say nothing new and must not move that clock: a covered device (.13(g)) that identifies is still out
 of order until `device.back_in_service`; and a restart says every mark and hold again (`restored`, docs/recovery.md),
 which continues the stretch the original began: the identification a restarted daemon's hold outlasts (a fault
-kept, followed at once by the hold said again) was no return to service."""
+kept, followed at once by the hold said again) was no return to service. A restored mark or hold whose original
+came before the period (nothing of it said in the period first) continues a stretch the period began in: it counts
+from the period's start, and its row says so (`BEFORE`)."""
 
 from __future__ import annotations
 
@@ -13,17 +15,21 @@ from datetime import datetime
 from typing import Any
 
 Key = tuple[str, str]  # table, device
+# A row's note: a stretch of it began before the period (a restored mark or hold) and is counted from its start.
+BEFORE = "down from before the period"
 
 
 @dataclass
 class Downtime:
     end: datetime  # the period's end: a device still down then is counted to it
+    start: datetime  # the period's start: a restored stretch begun before it is counted from it
     down: dict[Key, float] = field(default_factory=lambda: defaultdict(float))
     faults: dict[Key, list[str]] = field(default_factory=lambda: defaultdict(list))
     since: dict[Key, datetime] = field(default_factory=dict)
     covered: set[Key] = field(default_factory=set)
     # The stretch a `device.online` ended last: (its start, the online's time), undone by a restored hold after it.
     ended: dict[Key, tuple[datetime, datetime]] = field(default_factory=dict)
+    before: set[Key] = field(default_factory=set)  # a stretch counted from the period's start
 
     def note(self, table: str, ts: datetime, type_: str, p: dict[str, Any]) -> None:
         # device.fault, .online and .offline name it `device_id`; .unusable, .out_of_order and .back_in_service
@@ -43,12 +49,20 @@ class Downtime:
         elif type_ in ("device.offline", "device.unusable", "device.out_of_order"):
             if type_ == "device.out_of_order":
                 self.covered.add(key)
-            if p.get("restored") is True and key not in self.since and key in self.ended:
-                start, at = self.ended.pop(key)  # the hold never lifted: the stretch goes on from its start
-                self.down[key] -= (at - start).total_seconds()
-                self.since[key] = start
+            if p.get("restored") is True and key not in self.since:
+                self._restored(key)
             self.since.setdefault(key, ts)
             self.down.setdefault(key, 0.0)
+
+    def _restored(self, key: Key) -> None:
+        """A restart said again a mark or hold it kept, and no stretch of the device is open: the original's goes on."""
+        if key in self.ended:
+            start, at = self.ended.pop(key)  # the hold never lifted: the stretch goes on from its start
+            self.down[key] -= (at - start).total_seconds()
+            self.since[key] = start
+        else:  # nothing of it said in the period before: the original was said before the period began
+            self.since[key] = self.start
+            self.before.add(key)
 
     def _up(self, key: Key, ts: datetime) -> None:
         if key in self.since:
@@ -56,12 +70,16 @@ class Downtime:
             self.down[key] += (ts - start).total_seconds()
             self.ended[key] = (start, ts)
 
-    def rows(self) -> list[tuple[str, str, float, int, str]]:
+    def rows(self) -> list[tuple[str, str, float, int, str, str]]:
         down = dict(self.down)
         for key, since in self.since.items():
             down[key] += (self.end - since).total_seconds()  # still down at the period's end
         found = [
-            (t, d, s, len(self.faults[(t, d)]), ", ".join(sorted(set(self.faults[(t, d)]))))
+            (t, d, s, len(self.faults[(t, d)]), ", ".join(sorted(set(self.faults[(t, d)]))), _note(self, (t, d)))
             for (t, d), s in down.items()
         ]
         return sorted(found)
+
+
+def _note(downtime: Downtime, key: Key) -> str:
+    return BEFORE if key in downtime.before else ""

@@ -66,9 +66,9 @@ class Figures:
     contributions: list[tuple[str, str, int, int, int]] = field(default_factory=list)
     liability: list[tuple[str, str, int, int]] = field(default_factory=list)  # table, level, display, reserve
     irregular: list[tuple[str, str, str | None, int]] = field(default_factory=list)  # table, type, rule, count
-    devices: list[tuple[str, str, float, int, str]] = field(
+    devices: list[tuple[str, str, float, int, str, str]] = field(
         default_factory=list
-    )  # table, device, down s, faults, codes
+    )  # table, device, down s, faults, codes, note (floor/report/downtime.py BEFORE)
     tilts: list[tuple[str, str, str, str | None, float]] = field(default_factory=list)  # table, tilt, from, to, s
     commands: list[tuple[str, str, str, int]] = field(default_factory=list)  # table, verb, role or outcome, count
     # table, rule, collected at once, held, released to the house, released to the player, held at the period's end
@@ -289,7 +289,7 @@ _TIMELINE_TYPES = [
 def _timelines(
     conn: Conn, scope: Scope, where: str, params: list[Any]
 ) -> tuple[
-    list[tuple[str, str, float, int, str]],
+    list[tuple[str, str, float, int, str, str]],
     list[tuple[str, str, str, str | None, float]],
     list[tuple[str, str, str, int]],
 ]:
@@ -300,7 +300,7 @@ def _timelines(
         [*params, _TIMELINE_TYPES],
     )
     end = scope.period.end
-    downtime = Downtime(end)
+    downtime = Downtime(end, scope.period.start)
     tilt_open: dict[tuple[str, str], tuple[datetime, str]] = {}
     tilts: list[tuple[str, str, str, str | None, float]] = []
     commands: dict[tuple[str, str, str], int] = defaultdict(int)

@@ -52,6 +52,7 @@ EXPECTED_ROUND = [
     ("wager.accepted", "655a.7(d)(6)"),
     ("no_more_bets", "655a.10(a)(2)"),
     ("lockout.confirmed", "655a.10(a)(2)"),
+    ("deal.started", "655a.10(b)"),
     ("cards.dealt", "655a.10(b)"),
     ("cards.dealt", "655a.10(b)"),
     ("cards.dealt", "655a.10(b)"),

@@ -190,6 +190,7 @@ def test_683a_9_dealt_from_the_hand_live(tmp_path: Path) -> None:
     assert [(e["type"], e["rule"]) for e in events if e["rule"] and e["rule"].startswith("683a.9")] == [
         ("no_more_bets", "683a.9(a)(3)"),
         ("lockout.confirmed", "683a.9(a)(3)"),
+        ("deal.started", "683a.9(b)"),
         ("deal.awaiting_dealer", "683a.9(b)"),
         ("all_six_bonus.dealt", "683a.9(b)"),
         ("cards.dealt", "683a.9(b)"),

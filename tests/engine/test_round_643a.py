@@ -99,15 +99,19 @@ def play_scripted_round(table: Table, method: DealingMethod) -> PureTable:
 
 def dealing_events(method: str) -> list[tuple[str, str]]:
     if method == "automated_shoe":
-        return [("cards.dealt", "643a.10(b)")] * 3 + [
-            ("community.dealt", "643a.10(b)"),
-            ("burn.dealt", "643a.10(b)"),
-            ("stub.discarded", "643a.10(c)"),
-        ]
+        return (
+            [("deal.started", "643a.10(b)")]
+            + [("cards.dealt", "643a.10(b)")] * 3
+            + [
+                ("community.dealt", "643a.10(b)"),
+                ("burn.dealt", "643a.10(b)"),
+                ("stub.discarded", "643a.10(c)"),
+            ]
+        )
     if method == "manual_shoe":
-        return [("card.dealt", "643a.8(d)")] * 11 + [("stub.discarded", "643a.8(e)")]
+        return [("deal.started", "643a.8(d)")] + [("card.dealt", "643a.8(d)")] * 11 + [("stub.discarded", "643a.8(e)")]
     return (
-        [("deal.awaiting_dealer", "643a.9(b)")]
+        [("deal.started", "643a.9(b)"), ("deal.awaiting_dealer", "643a.9(b)")]
         + [("cards.dealt", "643a.9(b)")] * 3
         + [("community.dealt", "643a.9(b)"), ("stub.discarded", "643a.9(c)")]
     )
@@ -452,7 +456,7 @@ def test_five_card_bonus_chips_are_counted_before_the_deal(chapter_table: Chapte
     assert (request.rule, request.payload["accepted"]) == ("643a.8(b)(1)", 2)
     assert "cards.dealt" not in t.types()
     ok = t.feed(CountEntered("chips", 2))
-    assert [e.type for e in ok][:2] == ["chip_count.reconciled", "cards.dealt"]
+    assert [e.type for e in ok][:3] == ["chip_count.reconciled", "deal.started", "cards.dealt"]
 
     t, _ = round_with_two_bonuses()
     wrong = t.feed(CountEntered("chips", 3))

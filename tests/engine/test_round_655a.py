@@ -50,6 +50,7 @@ def test_full_round_event_order_and_rules(make_table: MakeTable, deck: Deck) -> 
         ("wager.returned", "655a.7(d)(4)"),
         ("no_more_bets", "655a.10(a)(2)"),
         ("lockout.confirmed", "655a.10(a)(2)"),
+        ("deal.started", "655a.10(b)"),  # the method the round is dealt by (the recall's "dealt by")
         ("cards.dealt", "655a.10(b)"),
         ("cards.dealt", "655a.10(b)"),
         ("cards.dealt", "655a.10(b)"),

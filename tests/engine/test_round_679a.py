@@ -78,6 +78,7 @@ def test_full_round_event_order_and_rules(chapter_table: ChapterTable, deck: Dec
         ("wager.returned", "679a.7(d)(3)", 6),
         ("no_more_bets", "679a.9(a)(3)", None),
         ("lockout.confirmed", "679a.9(a)(3)", None),
+        ("deal.started", "679a.9(b)", None),
         ("deal.awaiting_dealer", "679a.9(b)", None),
         ("cards.dealt", "679a.9(b)", 1),
         ("cards.dealt", "679a.9(b)", 3),

@@ -99,6 +99,7 @@ DEAL_EVENTS = {
     "automated_shoe": [
         ("no_more_bets", "683a.10(a)(2)"),
         ("lockout.confirmed", "683a.10(a)(2)"),
+        ("deal.started", "683a.10(b)"),
         *[("cards.dealt", "683a.10(b)")] * 3,
         ("all_six_bonus.dealt", "683a.10(c)"),
         ("community.dealt", "683a.10(c)"),
@@ -107,12 +108,14 @@ DEAL_EVENTS = {
     "manual_shoe": [
         ("no_more_bets", "683a.8(b)"),
         ("lockout.confirmed", "683a.8(b)"),
+        ("deal.started", "683a.8(c)"),
         *[("card.dealt", "683a.8(c)")] * 13,
         ("stub.discarded", "683a.8(d)"),
     ],
     "hand": [
         ("no_more_bets", "683a.9(a)(3)"),
         ("lockout.confirmed", "683a.9(a)(3)"),
+        ("deal.started", "683a.9(b)"),
         ("deal.awaiting_dealer", "683a.9(b)"),
         ("all_six_bonus.dealt", "683a.9(b)"),
         *[("cards.dealt", "683a.9(b)")] * 3,

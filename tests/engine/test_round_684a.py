@@ -84,6 +84,7 @@ def test_full_round_event_order_and_rules(chapter_table: ChapterTable, deck: Dec
         ("wager.returned", "684a.1", 6),
         ("no_more_bets", "684a.10(a)(2)", None),
         ("lockout.confirmed", "684a.10(a)(2)", None),
+        ("deal.started", "684a.10(b)", None),
         ("cards.dealt", "684a.10(b)", 2),
         ("cards.dealt", "684a.10(b)", 4),
         ("cards.dealt", "684a.10(b)", 7),

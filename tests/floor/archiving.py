@@ -34,8 +34,9 @@ async def writer(dsn: str, clock: DbClock | None = None) -> ArchiveWriter:
     return ArchiveWriter(conn, GamingDaySection(), await load_state(conn), clock)
 
 
-def events_published(table: str, events: list[DomainEvent], day: date) -> list[dict[str, Any]]:
-    """The table's events as it publishes them (docs/mqtt.md): one a second from 12:00 UTC of `day`."""
+def events_published(table: str, events: list[DomainEvent], day: date, first: int = 1) -> list[dict[str, Any]]:
+    """The table's events as it publishes them (docs/mqtt.md): one a second from 12:00 UTC of `day`, seq `first` on
+    (a journal whose earlier events are not archived, or no longer)."""
     return [
         {
             "event_id": uuid.uuid4().hex,
@@ -48,5 +49,5 @@ def events_published(table: str, events: list[DomainEvent], day: date) -> list[d
             "rule": e.rule,
             "payload": dict(e.payload),
         }
-        for seq, e in enumerate(events, 1)
+        for seq, e in enumerate(events, first)
     ]

@@ -13,6 +13,7 @@ from typing import Any
 
 import psycopg
 
+from controller.core.events import DomainEvent
 from controller.engine.inputs import Confirm, MarkOutOfOrder
 from controller.mqtt.contract import TableEvent
 from drivers.interfaces import DeviceFault
@@ -25,6 +26,7 @@ from floor.db import async_connect
 from floor.live import TableLive
 from floor.messages import Incoming
 from tests.engine.chapter_faults import counting, table
+from tests.engine.conftest import decide_all
 from tests.engine.held_faults import NO_HIT
 from tests.floor.archiving import PREFIX, events_published, msg, writer
 from tests.floor.chromium import waiting
@@ -64,6 +66,21 @@ def played() -> tuple[list[Incoming], list[Incoming], list[Incoming]]:
     assert len(parsed) == len(said)
     a, b = len(first), len(first) + len(second)
     return parsed[:a], parsed[a:b], parsed[b:]
+
+
+def shoe_marked_after_the_deal() -> list[DomainEvent]:
+    """A 655a table dealing from the automated shoe, the hand its fallback (test_recall_dealt_by.py,
+    test_console_round_line.py): its round dealt from the shoe, the shoe marked out of order in its decisions, the
+    round played out."""
+    t = table("655a", "automated_shoe", counting("655a", fallback_dealing_method="hand"))
+    t.shoe, t.decks = list(NO_HIT), [list(NO_HIT) for _ in range(4)]
+    dealt = t.press("no_more_bets")
+    assert "cards.dealt" in t.types(dealt) and t.state.phase.value == "decision"
+    marked = t.feed(MarkOutOfOrder("shoe"))
+    assert [e.payload["dealing_method"] for e in marked if e.type == "device.out_of_order"] == ["hand"]
+    decide_all(t, dealt)
+    assert "round.completed" in t.types()
+    return list(t.events)
 
 
 class Archiver:

@@ -78,7 +78,11 @@ def test_the_recall_says_the_method_and_the_devices_out_of_order(archiver: Archi
         story = recall_round(conn, "t1-r000001")
     assert story is not None
     assert (story.dealing_method, story.out_of_order) == ("manual_shoe", {"shuffler": SHUFFLER})
-    assert f"dealt by manual_shoe; out of order: shuffler out of order ({SHUFFLER} took over)" in render_round(story)
+    # The round is still in its betting: no deal.started yet, so the table's word by then, and the line says so.
+    said = "as the table said it by the round's end: no deal.started on record"
+    assert f"dealt by manual_shoe ({said}); out of order: shuffler out of order ({SHUFFLER} took over)" in render_round(
+        story
+    )
 
 
 def test_a_restart_reads_every_mark_however_long_ago(archiver: Archiver, floor_dsn: str) -> None:

@@ -6,7 +6,7 @@ engine's (tests/engine's pure table), archived by the floor's real writer in a r
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime, timedelta
 
 import pytest
 
@@ -17,6 +17,7 @@ from drivers.interfaces import DeviceFault, DeviceFaultCleared, DeviceOnline
 from floor.config import DatabaseSection, GamingDaySection
 from floor.days import day_period
 from floor.db import connect
+from floor.report.downtime import BEFORE
 from floor.report.figures import Scope, gather
 from tests.engine.chapter_faults import remedy
 from tests.engine.conftest import PureTable
@@ -45,7 +46,7 @@ async def test_a_shoe_jammed_between_rounds_is_down_until_it_identifies_again(fl
     with connect(DatabaseSection(dsn=floor_dsn)) as conn:
         figures = gather(conn, Scope(day_period(DAY, GamingDaySection())))
     shoe = [d for d in figures.devices if d[:2] == ("ms-jam", "shoe")]
-    assert shoe == [("ms-jam", "shoe", down_s, 1, "jam")], figures.devices
+    assert shoe == [("ms-jam", "shoe", down_s, 1, "jam", "")], figures.devices
     assert not [d for d in figures.devices if d[1] == "None"], figures.devices
 
 
@@ -69,7 +70,7 @@ async def test_a_shoe_that_says_its_jam_is_cleared_is_down_until_it_says_so(floo
     with connect(DatabaseSection(dsn=floor_dsn)) as conn:
         figures = gather(conn, Scope(day_period(DAY, GamingDaySection())))
     shoe = [d for d in figures.devices if d[:2] == ("ms-cleared", "shoe")]
-    assert shoe == [("ms-cleared", "shoe", down_s, 2, "jam, misfeed")], figures.devices
+    assert shoe == [("ms-cleared", "shoe", down_s, 2, "jam, misfeed", "")], figures.devices
 
 
 def _restart(t: PureTable) -> list[DomainEvent]:
@@ -78,7 +79,9 @@ def _restart(t: PureTable) -> list[DomainEvent]:
     return t.feed(Recover())
 
 
-async def _shoe_down(floor_dsn: str, table: str, events: list[DomainEvent]) -> list[tuple[str, str, float, int, str]]:
+async def _shoe_down(
+    floor_dsn: str, table: str, events: list[DomainEvent]
+) -> list[tuple[str, str, float, int, str, str]]:
     w = await writer(floor_dsn)
     batch = [msg(m) for m in events_published(table, events, DAY)]
     assert (await w.write(batch)).events_new == len(batch)
@@ -104,7 +107,7 @@ async def test_a_covered_shoe_is_down_from_its_mark_until_back_in_service_across
     assert back[0].type == "device.back_in_service"
     events = list(t.events)
     down_s = float(events.index(back[0]) - events.index(marked[0]))
-    assert await _shoe_down(floor_dsn, "ms-covered", events) == [("ms-covered", "shoe", down_s, 0, "")]
+    assert await _shoe_down(floor_dsn, "ms-covered", events) == [("ms-covered", "shoe", down_s, 0, "", "")]
 
 
 async def test_a_jammed_shoe_is_down_once_across_a_restart_and_its_identification(floor_dsn: str) -> None:
@@ -122,4 +125,38 @@ async def test_a_jammed_shoe_is_down_once_across_a_restart_and_its_identificatio
     back = t.feed(DeviceOnline("shoe", identity={"model": "sim"}))
     events = list(t.events)
     down_s = float(len(events) - len(back) - events.index(jammed[1]))  # the first identification is back[0]'s equal
-    assert await _shoe_down(floor_dsn, "ms-rejam", events) == [("ms-rejam", "shoe", down_s, 1, "jam")]
+    assert await _shoe_down(floor_dsn, "ms-rejam", events) == [("ms-rejam", "shoe", down_s, 1, "jam", "")]
+
+
+async def test_a_mark_made_before_the_period_and_said_again_at_a_restart_counts_from_the_period_s_start(
+    floor_dsn: str,
+) -> None:
+    """The shoe marked out of order the day before; a restart today says the mark again (`restored`), then the shoe is
+    back in service: today's report counts the shoe down from the day's start, not from the restart, and says the
+    stretch began before the period."""
+    t = make()
+    marked = t.feed(MarkOutOfOrder("shoe"))
+    for _ in range(3):
+        t.feed(DeviceFault("dealer_panel", code="noise"))
+    again = _restart(t)
+    assert remedy(again, "device.out_of_order").payload["restored"]
+    for _ in range(3):
+        t.feed(DeviceFault("dealer_panel", code="noise"))
+    back = t.feed(MarkOutOfOrder("shoe", False))
+    events = list(t.events)
+    yesterday = DAY - timedelta(days=1)
+    said = events_published("ms-before", events, yesterday)
+    today = events.index(again[0])  # the restart's first event, and every one after it, today
+    assert events.index(marked[0]) < today
+    for m in said[today:]:
+        m["ts"] = m["ts"].replace(yesterday.isoformat(), DAY.isoformat())
+    w = await writer(floor_dsn)
+    assert (await w.write([msg(m) for m in said])).events_new == len(said)
+    period = day_period(DAY, GamingDaySection())
+    with connect(DatabaseSection(dsn=floor_dsn)) as conn:
+        figures = gather(conn, Scope(period))
+    back_at = datetime.fromisoformat(said[events.index(back[0])]["ts"])
+    assert period.start < datetime.fromisoformat(said[today]["ts"]) < back_at < period.end
+    down_s = (back_at - period.start).total_seconds()
+    shoe = [d for d in figures.devices if d[:2] == ("ms-before", "shoe")]
+    assert shoe == [("ms-before", "shoe", down_s, 0, "", BEFORE)], figures.devices

@@ -175,6 +175,16 @@ def test_everything_published_keeps_the_contract(
     installed = scan(installed_root())
     assert (birth.software.code_sha256, birth.software.code_files) == (digest_of(installed), len(installed))
     assert birth.game.chapter == run["config"].game.chapter
+    # Every round dealt says how, once, before its first card (`deal.started`, docs/events.md): here the configured
+    # method, no device being marked out of order. The round recall's "dealt by" reads it (floor/recall.py).
+    dealt = {e["round_id"] for e in events if e["round_id"] and e["type"].endswith((".dealt", ".awaiting_dealer"))}
+    assert dealt
+    for round_id in dealt:
+        said = [(e["type"], e["payload"]) for e in events if e["round_id"] == round_id]
+        first_card = next(i for i, (t, _) in enumerate(said) if t.endswith((".dealt", ".awaiting_dealer")))
+        started = [(i, p) for i, (t, p) in enumerate(said) if t == "deal.started"]
+        assert [p for _, p in started] == [{"dealing_method": birth.game.dealing_method, "out_of_order": {}}]
+        assert started[0][0] < first_card, said
     assert sorted(d.device_id for d in birth.devices) == configured
     assert all(d.identity and d.identity["serial"] for d in birth.devices), "every device identified itself"
     states = {

@@ -150,8 +150,10 @@ function roundItem(r) {
   return el("div", { class: "round", "data-round": r.round_id },
     el("strong", {}, `${r.round_id} ${r.outcome}`),
     r.table_result !== null ? ` table result ${dollars(r.table_result)}` : "",
-    el("div", { class: "dealt-by" }, `dealt by ${r.dealing_method || "a method not on record"}; out of order: ` +
-      (marksText(r.out_of_order) || "none")),
+    el("div", { class: "dealt-by" }, `dealt by ${r.dealing_method || "a method not on record"}` +
+      // A table older than deal.started (or a round not dealt): its word by the round's end (floor/recall.py said_when)
+      (r.dealt_by_said === "round end" ? " (as the table said it by the round's end: no deal.started on record)" : "") +
+      `; out of order: ${marksText(r.out_of_order) || "none"}`),
     el("ul", {}, ...r.settlements.map((s) => el("li", {},
       `${s.type} seat ${s.seat ?? "-"}: ${(s.cards || []).join(" ")} ${s.hand || ""} ` +
       (s.wagers ? s.wagers.map((w) => `${w.wager} ${dollars(w.amount)} ${w.outcome} paid ${dollars(w.paid)}`).join("; ")
