@@ -14,9 +14,10 @@ from __future__ import annotations
 import pytest
 
 from controller.engine.commands import DispenseStack
-from controller.engine.inputs import Confirm, MarkOutOfOrder
+from controller.engine.inputs import Confirm, MarkOutOfOrder, Recover
 from controller.engine.spec import DealingMethod
 from controller.engine.state import Phase
+from controller.store import snapshot
 from drivers.interfaces import DeviceFault
 from tests.engine.chapter_faults import cite, remedy, returned_everything
 from tests.engine.conftest import decide_all, enter_player
@@ -96,3 +97,37 @@ def test_a_shoe_fault_in_the_round_dealt_by_hand_holds_the_shoe_for_the_next_rou
     decide_all(t, t.press("dealt"))
     assert t.types().count("round.completed") == 1 and "round.voided" not in t.types()
     assert t.state.phase is Phase.BLOCKED and "device:shoe" in t.state.blocks
+
+
+@pytest.mark.parametrize("chapter", HAND_AND_SHOE)
+@pytest.mark.parametrize("fallback", ["manual_shoe", None])
+def test_the_shoe_covered_while_locking_voids_whatever_the_fallback(
+    chapter: str, fallback: DealingMethod | None
+) -> None:
+    """The deck is in the covered automated shoe whatever would take over: the manual shoe standing in for it is not
+    loaded with the round's deck, so the round is void (.13(f)) rather than dealt from it; with no fallback the table
+    then waits for a method (`no_method`)."""
+    t, locks = locking(chapter, "automated_shoe", fallback)
+    void = remedy(t.feed(MarkOutOfOrder("shoe")), "round.voided")
+    assert void.rule == cite(chapter, "13(f)")
+    returned_everything(t, void)
+    release(t, locks)
+    assert not t.draw(3), "a card drawn for a round already void"
+    assert ("no_method" in t.state.blocks) is (fallback is None)
+
+
+@pytest.mark.parametrize("chapter", HAND_AND_SHOE)
+def test_the_rounds_method_outlasts_a_restart(chapter: str) -> None:
+    """The round's method is kept with the state: restored mid-round (the shuffler covered while locking, the round in
+    DEALT), the round is still dealt from the hand, under .9."""
+    t, locks = locking(chapter, "hand", "automated_shoe")
+    t.feed(MarkOutOfOrder("shuffler"))
+    release(t, locks)
+    assert t.state.phase is Phase.DEALT
+    t.state = snapshot.decode(snapshot.encode(t.state))
+    assert t.state.round is not None and t.state.round.method == "hand"
+    t.feed(Recover())
+    dealt = t.press("dealt")
+    assert {e.rule for e in dealt if e.type == "cards.dealt"} == {cite(chapter, "9(b)")}
+    decide_all(t, dealt)
+    assert t.types().count("round.completed") == 1
