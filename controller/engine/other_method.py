@@ -144,17 +144,18 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
         ctx.s.failed_shuffles = 0
     # What the table deals by now: none (null) while `no_method` stands, not the configured method it cannot use.
     usable = usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order)
-    ctx.emit(
-        "device.out_of_order",
-        ctx.rule("13(g)"),
-        {
-            "device": dev,
-            "reason": reason,
-            "takes_over": takes_over,
-            "dealing_method": usable,
-            "decks": "one deck" if dev == "shuffler" and ctx.opts.decks == "two_decks" else None,
-        },
-    )
+    payload: dict[str, str | None] = {
+        "device": dev,
+        "reason": reason,
+        "takes_over": takes_over,
+        "dealing_method": usable,
+        "decks": "one deck" if dev == "shuffler" and ctx.opts.decks == "two_decks" else None,
+    }
+    if ctx.s.round is not None and ctx.s.round.method is not None:
+        # Past "no more bets": what the dealer does with the round in play, which `dealing_method` (the next round's)
+        # does not say.
+        payload["this_round"] = "void" if was_dealing else ctx.s.round.method
+    ctx.emit("device.out_of_order", ctx.rule("13(g)"), payload)
     if usable is None:
         ctx.block("no_method", no_method(ctx, dev))
     ctx.s.blocks.pop(f"device:{dev}", None)

@@ -95,10 +95,13 @@ def test_a_cover_in_each_phase(chapter: str, device: str, phase: str) -> None:
     t, paused = in_phase(chapter, device, phase)
     since = len(t.events)
     asked = sum(isinstance(c, DispenseStack) for c in t.commands)
-    marked = t.feed(MarkOutOfOrder(device))
-    assert remedy(marked, "device.out_of_order").rule == cite(chapter, "13(g)")
-    play_on(t, paused, since)
+    marked = remedy(t.feed(MarkOutOfOrder(device)), "device.out_of_order")
+    assert marked.rule == cite(chapter, "13(g)")
     fate, key = EXPECTED[(device, phase)]
+    # Past "no more bets" the dealer is told what becomes of the round in play (the next round's is `dealing_method`).
+    this_round = "void" if fate == "void" else "hand" if key == "9(a)(3)" else "automated_shoe"
+    assert marked.payload.get("this_round") == (None if phase in ("opening", "shuffling", "betting") else this_round)
+    play_on(t, paused, since)
     ended = next(e for e in t.events[since:] if e.type in ("round.completed", "round.voided"))
     if fate == "void":
         assert ended.type == "round.voided" and ended.rule == cite(chapter, key), ended

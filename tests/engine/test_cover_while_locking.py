@@ -31,7 +31,8 @@ def test_the_shoe_covered_while_locking_voids_the_round_under_13_f(chapter: str)
     assert remedy(t.events, "no_more_bets").rule == cite(chapter, "10(a)(2)")
     asked = dispenses(t)
     marked = t.feed(MarkOutOfOrder("shoe"))
-    assert remedy(marked, "device.out_of_order").payload["dealing_method"] == "hand"
+    said = remedy(marked, "device.out_of_order").payload
+    assert said["dealing_method"] == "hand" and said["this_round"] == "void"
     void = remedy(marked, "round.voided")
     assert void.rule == cite(chapter, "13(f)"), "the covered shoe fails to deal the round's cards"
     assert "removed from the shoe and reshuffled" in void.payload["remedy"]
@@ -57,7 +58,8 @@ def test_the_shuffler_covered_while_locking_deals_the_round_from_its_order(
     order = list(t.state.deck_order)
     assert remedy(t.events, "no_more_bets").rule == cite(chapter, "9(a)(3)")
     marked = t.feed(MarkOutOfOrder("shuffler"))
-    assert remedy(marked, "device.out_of_order").payload["dealing_method"] == fallback
+    said = remedy(marked, "device.out_of_order").payload
+    assert said["dealing_method"] == fallback and said["this_round"] == "hand"
     release(t, locks)
     assert "round.voided" not in t.types(), "the round's shuffle was complete before the cover"
     assert remedy(t.events, "lockout.confirmed").rule == cite(chapter, "9(a)(3)")
