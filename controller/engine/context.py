@@ -128,8 +128,17 @@ class StepContext:
 
     @property
     def method(self) -> DealingMethod:
-        """The dealing method in use: the configured one, or what took over from a device marked out of
-        order (.13(g)); when none is usable the `no_method` block keeps the table from dealing."""
+        """The dealing method of the round in play: the one its "no more bets" was announced under, if a device was
+        marked out of order since (`RoundState.method`); else the table's (`table_method`)."""
+        r = self.s.round
+        if r is not None and r.method is not None:
+            return r.method
+        return self.table_method
+
+    @property
+    def table_method(self) -> DealingMethod:
+        """The dealing method the table deals its next round by: the configured one, or what took over from a device
+        marked out of order (.13(g)); when none is usable the `no_method` block keeps the table from dealing."""
         return usable_method(self.setup.method, self.opts.fallback_dealing_method, self.s.out_of_order) or (
             self.setup.method
         )

@@ -24,9 +24,12 @@ def deal_plan(ctx: StepContext) -> DealPlan:
 
 
 def start_dealing(ctx: StepContext) -> None:
-    if usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order) is None:
-        # Covered after "no more bets" (.13(g)), before the first card: neither the method nor its fallback can deal
-        # the round (`ctx.method` would name the covered one's), so none of its cards is asked for; `no_method` stands.
+    if (
+        ctx.r.method is None
+        and usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order) is None
+    ):
+        # No method can deal the round and none was pinned for it (a mark after "no more bets" pins the round's own,
+        # controller/engine/other_method.py; its covered shoe voids it there): none of its cards is asked for.
         covered = " and ".join(f"the {d}" for d in sorted(ctx.s.out_of_order))
         voiding.void(ctx, ctx.rule("13(g)"), f"no dealing method can be used: {covered} out of order")
         return
@@ -37,12 +40,15 @@ def start_dealing(ctx: StepContext) -> None:
     if ctx.method == "hand" and len(ctx.s.deck_order) < len(plan.cards):
         # .9(a)(1): dealing from the hand takes an automated shuffler, and only its card order tells
         # the controller the layout; after a manual shuffle there is none, so this round cannot be
-        # dealt from the hand and no round will be until the shuffler is back or a shoe deals.
-        ctx.block(
-            "no_method",
-            "dealing from the hand needs the automated shuffler's card order "
-            f"({ctx.rule('9(a)(1)')}): put the shuffler back in service",
-        )
+        # dealt from the hand and no round will be until the shuffler is back or a shoe deals. With the shuffler
+        # in service (the table turned to the hand from a covered shoe after a shuffle that gave no order) its
+        # next shuffle gives one: nothing stops the table.
+        if ctx.manual_shuffle():
+            ctx.block(
+                "no_method",
+                "dealing from the hand needs the automated shuffler's card order "
+                f"({ctx.rule('9(a)(1)')}): put the shuffler back in service",
+            )
         voiding.void(ctx, ctx.rule("9(a)(1)"), "no card order from an automated shuffler to deal from the hand")
         return
     # The method is said where the deal starts: a mark later in the round changes what the table deals by next,

@@ -301,7 +301,7 @@ def still_unusable(ctx: StepContext, dev: str, why_not: str) -> None:
 
 
 def waits(ctx: StepContext, dev: str) -> str:
-    if dev == "shoe" and ctx.method not in SHOE_METHODS:
+    if dev == "shoe" and ctx.table_method not in SHOE_METHODS:
         return "the table deals by hand, so no round waits for it; it stays held until"
     return "no new round until"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from controller.engine import boundary, device_holds, voiding
+from controller.engine import boundary, device_holds
 from controller.engine.context import StepContext, usable_method
 from controller.engine.device_holds import (
     DEVICES,
@@ -24,6 +24,8 @@ from controller.engine.inputs import MarkOutOfOrder
 from controller.engine.state import HeldFault, Phase
 from drivers.interfaces import DeviceFault
 
+# Before "no more bets" no dealing procedure has begun: a mark then turns the round itself to the other method.
+BEFORE_THE_LOCK = (Phase.CLOSED, Phase.OPENING, Phase.SHUFFLING, Phase.BETTING, Phase.BLOCKED)
 COVERED = "covered or has a sign indicating that it is out of order placed on the device"  # .13(g)'s words
 
 
@@ -78,7 +80,12 @@ def remember_fault(ctx: StepContext, inp: DeviceFault, why: str) -> None:
 
 def held_by_hand(ctx: StepContext, why: str, until: str) -> None:
     """Say the fallback shoe's hold while the table deals by hand: it blocks nothing, but the engine stopped using
-    the shoe (docs/mqtt.md, `unusable`)."""
+    the shoe (docs/mqtt.md, `unusable`). A round dealt by hand after the shuffler was covered in it (its method pinned)
+    is the last: the next round deals from the shoe, so it waits for it (the block waits for the round's end)."""
+    if ctx.table_method in SHOE_METHODS:
+        if "device:shoe" not in ctx.s.blocks:
+            unusable(ctx, "shoe", why)
+        return
     ctx.emit(
         "device.unusable",
         ctx.rule("13(g)"),
@@ -100,13 +107,11 @@ def hold_follows_method(ctx: StepContext, by: str) -> None:
     why = ctx.s.devices_down.get("shoe")
     if why is None:
         return
-    if ctx.method in SHOE_METHODS:
+    # The next round's method: a round past "no more bets" keeps its own (`RoundState.method`), so a shoe held while
+    # it deals by hand blocks the next round only (a block raised in a round waits for its end).
+    if ctx.table_method in SHOE_METHODS:
         if "device:shoe" not in ctx.s.blocks:
             unusable(ctx, "shoe", why)
-        if ctx.s.phase in SHOE_ROUND:
-            # The round after "no more bets" now deals from the held shoe: as for a shoe held in its round, void it
-            # (.13(f), a manual shoe's reader .13(g)) rather than ask the held shoe for its cards.
-            device_holds.shoe_void(ctx, f"the dealing shoe cannot deal the round: {why}")
     else:
         boundary.unblock(ctx, "device:shoe", f"{by}: the table deals by hand; the shoe stays held ({why})")
 
@@ -123,7 +128,12 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
         ctx.ignored(f"out of order {dev}", "already marked out of order")
         return
     takes_over = takeover(ctx, dev)
-    was_dealing = dev == "shoe" and ctx.s.phase is Phase.DEALING and ctx.method in SHOE_METHODS
+    if ctx.s.round is not None and ctx.s.phase not in BEFORE_THE_LOCK:
+        # Past "no more bets" the round is dealt by the procedure it was announced under (.8, .9 or .10): the mark
+        # turns the next round to another method, not this one (docs/rules.md).
+        ctx.r.method = ctx.method
+    # The round's own shoe covered before its last card: it "fails to deal all cards during a round of play" (.13(f)).
+    was_dealing = dev == "shoe" and ctx.s.phase in SHOE_ROUND and ctx.method in SHOE_METHODS
     was_shuffling = dev == "shuffler" and ctx.s.phase is Phase.SHUFFLING
     ctx.s.out_of_order[dev] = takes_over
     # .13(g) names nobody: the device "must be covered or have a sign indicating that [it] is out of order placed on
@@ -134,27 +144,24 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
         ctx.s.failed_shuffles = 0
     # What the table deals by now: none (null) while `no_method` stands, not the configured method it cannot use.
     usable = usable_method(ctx.setup.method, ctx.opts.fallback_dealing_method, ctx.s.out_of_order)
-    ctx.emit(
-        "device.out_of_order",
-        ctx.rule("13(g)"),
-        {
-            "device": dev,
-            "reason": reason,
-            "takes_over": takes_over,
-            "dealing_method": usable,
-            "decks": "one deck" if dev == "shuffler" and ctx.opts.decks == "two_decks" else None,
-        },
-    )
+    payload: dict[str, str | None] = {
+        "device": dev,
+        "reason": reason,
+        "takes_over": takes_over,
+        "dealing_method": usable,
+        "decks": "one deck" if dev == "shuffler" and ctx.opts.decks == "two_decks" else None,
+    }
+    if ctx.s.round is not None and ctx.s.round.method is not None:
+        # Past "no more bets": what the dealer does with the round in play, which `dealing_method` (the next round's)
+        # does not say.
+        payload["this_round"] = "void" if was_dealing else ctx.s.round.method
+    ctx.emit("device.out_of_order", ctx.rule("13(g)"), payload)
     if usable is None:
         ctx.block("no_method", no_method(ctx, dev))
     ctx.s.blocks.pop(f"device:{dev}", None)
     hold_follows_method(ctx, f"{dev} out of order")
     if was_dealing:
-        voiding.void(
-            ctx,
-            ctx.rule("13(f)") if ctx.method == "automated_shoe" else ctx.rule("13(g)"),
-            "the dealing shoe was marked out of order while dealing",
-        )
+        device_holds.shoe_void(ctx, f"the dealing shoe was marked out of order in {ctx.s.phase}: {COVERED}")
     elif was_shuffling:
         boundary.start_shuffle(ctx)  # the shuffle starts over by hand
     elif ctx.s.round is None and ctx.s.phase in (Phase.BLOCKED, Phase.OPENING):

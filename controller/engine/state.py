@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from controller.accounts.ledger import Ledger
 from controller.progressive.link import LinkJackpot
@@ -136,6 +136,11 @@ class RoundState:
     lucky_seat: int | None = None
     # A linked progressive (docs/linked-progressives.md): the link's answer to each claim, "<seat>:<level>" -> award.
     link_awards: dict[str, LinkAward] = field(default_factory=dict)
+    # The dealing method the round was announced under at "no more bets", pinned when a device is marked out of order
+    # (.13(g)) after it: the round's cards are still dealt by its own procedure, and only the next round turns to
+    # another method (docs/rules.md). None: the round deals by the table's method in use. The values of
+    # spec.DealingMethod, spelled here: plain data sits beside spec in the engine's layers, not above it.
+    method: Literal["automated_shoe", "manual_shoe", "hand"] | None = None
 
     def clone(self) -> RoundState:
         return _copied(

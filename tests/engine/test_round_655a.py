@@ -368,7 +368,9 @@ def test_a_card_drawn_in_error_is_recorded_and_used(make_table: MakeTable) -> No
 
 def test_hand_dealing_without_the_shufflers_order_voids_and_blocks(make_table: MakeTable) -> None:
     # 655a.9(a)(1): dealing from the hand takes an automated shuffler; after a shuffle that left no card
-    # order (a manual shuffle while the shuffler was out of order) nothing can be dealt from the hand.
+    # order (the shuffle of a shoe the table turned from, docs/rules.md) the round cannot be dealt from the hand.
+    # The shuffler is in service, so its next shuffle gives the order: nothing stops the table (a `no_method` block
+    # here said "put the shuffler back in service" of a shuffler in service, and only the shoe's return lifted it).
     import dataclasses
 
     t = make_table(method="hand")
@@ -377,7 +379,8 @@ def test_hand_dealing_without_the_shufflers_order_voids_and_blocks(make_table: M
     t.press("no_more_bets")
     void = next(e for e in t.events if e.type == "round.voided")
     assert void.rule == "655a.9(a)(1)" and void.payload["returned"] == {"1": {"ante": 500}}
-    assert "no_method" in t.state.blocks
+    assert "no_method" not in t.state.blocks and t.state.phase.value == "betting"
+    assert len(t.state.deck_order) == 52
     assert "card.dealt" not in t.types() and "deal.awaiting_dealer" not in t.types()
 
 

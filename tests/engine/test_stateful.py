@@ -134,6 +134,8 @@ class TableMachine(RuleBasedStateMachine):
         # The device statuses a supervisor reads, and the hold states already shown liftable this example.
         self.status = StatusMirror()
         self.liftable: set[tuple[object, ...]] = set()
+        # Each round's dealing section (.8, .9 or .10): its "no more bets", lock-out, deal and stub cite one.
+        self.sections: dict[str, str] = {}
 
     # -- the one way in -----------------------------------------------------------------------
 
@@ -149,6 +151,7 @@ class TableMachine(RuleBasedStateMachine):
         if isinstance(inp, MarkOutOfOrder) and not inp.out:
             back_in_service_answer(before, inp.device, [e for e in effects if isinstance(e, DomainEvent)])
         self.status.feed([e for e in effects if isinstance(e, DomainEvent)])
+        one_dealing_section(self.sections, [e for e in effects if isinstance(e, DomainEvent)])
         if isinstance(inp, LockAcknowledged) and inp.locked:
             self.locks_outstanding.discard(inp.seat)
         out = [e for e in effects if isinstance(e, DomainEvent)]
@@ -614,6 +617,21 @@ class TableMachine(RuleBasedStateMachine):
         held only for a table that could turn to it, its fallback a shoe: any other could never block."""
         fallback = self.engine.options.fallback_dealing_method
         return dev == "shoe" and self.engine.method == "hand" and fallback in SHOE_METHODS
+
+
+DEALING_EVENTS = ("no_more_bets", "lockout.confirmed", "deal.awaiting_dealer", "cards.dealt", "stub.discarded")
+
+
+def one_dealing_section(sections: dict[str, str], events: list[DomainEvent]) -> None:
+    """A round is dealt by the procedure its "no more bets" was announced under, whatever is marked out of order after
+    it (.13(g) turns the next round, docs/rules.md): every dealing event of a round cites the same section."""
+    for e in events:
+        if e.type not in DEALING_EVENTS or e.round_id is None or e.rule is None:
+            continue
+        section = e.rule.split("(")[0]  # "643a.9(a)(3)" -> "643a.9"
+        if section.split(".")[-1] in ("8", "9", "10"):
+            dealt_by = sections.setdefault(e.round_id, section)
+            assert dealt_by == section, f"{e.type} cites {e.rule} in a round announced under {dealt_by}"
 
 
 from drivers.interfaces import ButtonPressed  # noqa: E402

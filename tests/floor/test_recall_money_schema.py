@@ -55,7 +55,7 @@ NOT_MONEY = frozenset(
         *("key_id", "level", "light_rule", "link", "medium", "note", "odds", "outcome", "paid_by", "paid_from"),
         *("payout_limit_rule", "paytable", "percent", "phase", "published", "reason", "reissued", "remedy"),
         *("request", "role", "round", "since", "spot", "stand_in", "street", "table_id", "takes_over", "terminal"),
-        *("then", "tilt", "to", "verb", "wager", "was", "when"),
+        *("then", "this_round", "tilt", "to", "verb", "wager", "was", "when"),
         # flags
         *("acknowledged", "awaiting", "closes", "on", "optional_wagers_pending", "payout_limited", "restored"),
         # values the doc quotes beside a field (a medium, a wager, a verb, a phase, a role): not fields
