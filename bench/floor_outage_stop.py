@@ -195,26 +195,27 @@ def lose_database(
 
 
 def stop_once(checkout: Path, url: str, tmp: Path, mode: str, service: str = "floor") -> Stop:
-    cluster = PgCluster.create(durable=False)
+    # A dark start never reaches a server: no cluster is made for it (its initdb was a second of each side at load).
+    cluster = None if mode == "dark-start" else PgCluster.create(durable=False)
     dark = socket.socket()
     name = "outage_" + uuid.uuid4().hex[:8]
     log = tmp / f"{name}.log"
     try:
-        if mode == "dark-start":
+        if cluster is None:
             go_dark(dark, 0)
             dsn = f"host=127.0.0.1 port={dark.getsockname()[1]} user=tablectl dbname={name} connect_timeout=60"
         else:
             cluster.start()
             dsn = cluster.create_database(name, connect_timeout_s=60)
-        if mode in ("dark-console", "dark-older"):
-            proxy = DarkAfter(cluster.port, relayed=3)
-            dsn = proxy.dsn(dsn, connect_timeout_s=60)
+            if mode in ("dark-console", "dark-older"):
+                proxy = DarkAfter(cluster.port, relayed=3)
+                dsn = proxy.dsn(dsn, connect_timeout_s=60)
         config = tmp / f"{name}.toml"
         config.write_text(config_text(service, dsn, url, name, console=mode == "dark-console"))
         with log.open("wb") as out:
             proc = spawn_service(checkout, service, config, out)
             try:
-                if mode == "dark-start":
+                if cluster is None:
                     held, _ = dark.accept()  # the first connect of its start
                     after = held.close
                 elif mode in ("dark-console", "dark-older"):
@@ -240,9 +241,10 @@ def stop_once(checkout: Path, url: str, tmp: Path, mode: str, service: str = "fl
                     proc.wait()
     finally:
         dark.close()
-        if cluster.proc is not None and cluster.proc.poll() is None:
-            resume(server_processes(cluster.proc.pid))  # stopped, it forked none since the stall
-        cluster.remove()
+        if cluster is not None:
+            if cluster.proc is not None and cluster.proc.poll() is None:
+                resume(server_processes(cluster.proc.pid))  # stopped, it forked none since the stall
+            cluster.remove()
     said = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
     left = [str(e["messages"]) for e in said if e.get("event") == "floor stopped with messages not archived"]
     return Stop(seconds, status, left[0] if left else "-")

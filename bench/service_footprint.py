@@ -5,11 +5,11 @@ Type=notify does, and no bytecode writing (PYTHONDONTWRITEBYTECODE, as the harde
 levels first (systemd/README.md's `compileall` line, and the tree's packages: an editable install keeps them in the
 checkout). Optimised is the units' `PYTHONOPTIMIZE=2 PYTHONNODEBUGRANGES=1`. Per trial: the service's CPU (every thread)
 from spawn to READY=1, and its RSS then; the floor's RSS and CPU after it archived --events events of a table published
-to it; the link's RSS after 2 s idle. `--uncompiled` adds optimised starts without their bytecode, what the services'
-check-config warns of. Each figure of the optimised runs is given as a ratio to the unoptimised runs of this same
-process, which alternate with them on the same PostgreSQL (fsync off: commits are not under test) and mosquitto. `--tree
-DIR` runs another checkout's services (DIR/.venv/bin/python), to pair the figures against a base tree in the same
-conditions.
+to it; the link's RSS after 2 s idle (--link-idle). `--uncompiled` adds optimised starts without their bytecode, what
+the services' check-config warns of. Each figure of the optimised runs is given as a ratio to the unoptimised runs of
+this same process, which alternate with them on the same PostgreSQL (fsync off: commits are not under test) and
+mosquitto. `--tree DIR` runs another checkout's services (DIR/.venv/bin/python), to pair the figures against a base tree
+in the same conditions.
 """
 
 from __future__ import annotations
@@ -124,9 +124,17 @@ async def subscribed(proc: asyncio.subprocess.Process) -> None:
 
 
 async def trial(
-    cmd: list[str], cwd: Path, env: dict[str, str], ready: Ready, work: str, dsn: str, port: int, events: int
+    cmd: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    ready: Ready,
+    work: str,
+    dsn: str,
+    port: int,
+    events: int,
+    idle: float,
 ) -> dict[str, float]:
-    """One start of a service: its CPU and RSS at READY=1, then after its work."""
+    """One start of a service: its CPU and RSS at READY=1, then after its work (the link: `idle` seconds idle)."""
     proc = await procfs.spawn(*cmd, env=env, stdout=asyncio.subprocess.DEVNULL, cwd=str(cwd))
     try:
         try:
@@ -143,7 +151,7 @@ async def trial(
                 while await asyncio.to_thread(archived, dsn, table) < events:  # noqa: ASYNC110
                     await asyncio.sleep(0.05)
         else:
-            await asyncio.sleep(2)  # the link idle: its heartbeat task and the database's keepalive
+            await asyncio.sleep(idle)  # the link idle: its heartbeat task and the database's keepalive
         rss, hwm = procfs.rss_mb(proc.pid)
         got |= {"cpu_work": benchlib.cpu_seconds(proc.pid) - got["cpu_ready"], "rss_work": rss, "hwm": hwm}
         return got
@@ -170,21 +178,23 @@ async def run_service(args: argparse.Namespace, service: str, cluster: PgCluster
     base = {k: v for k, v in os.environ.items() if k not in UNIT}
     base |= {"NOTIFY_SOCKET": str(notify), "PYTHONDONTWRITEBYTECODE": "1"}
     port = int(url.rsplit(":", 1)[1])
-    await trial(cmd, args.tree, base, ready, service, dsn, port, 10)  # migrates the schema: not a unit's every start
+    # Migrates the schema: not a unit's every start. Its figures are not kept, so the link does not idle.
+    await trial(cmd, args.tree, base, ready, service, dsn, port, 10, 0.0)
     variants = {"unoptimised": base, "optimised": {**base, **UNIT}}
     if args.uncompiled:  # what tablectl floor/link check-config warn of: an optimised start with no -OO bytecode
         variants["optimised, no -OO bytecode"] = {**variants["optimised"], "PYTHONPYCACHEPREFIX": str(tmp / "none")}
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in variants}
     for n in range(args.trials):
         for name in list(variants) if n % 2 == 0 else list(reversed(variants)):
-            runs[name].append(await trial(cmd, args.tree, variants[name], ready, service, dsn, port, args.events))
+            got = await trial(cmd, args.tree, variants[name], ready, service, dsn, port, args.events, args.link_idle)
+            runs[name].append(got)
             benchlib.progress(f"{service}: trial {n + 1}/{args.trials} {name} done")
-    report(service, runs, args.events)
+    report(service, runs, args.events, args.link_idle)
 
 
-def report(service: str, runs: dict[str, list[dict[str, float]]], events: int) -> None:
+def report(service: str, runs: dict[str, list[dict[str, float]]], events: int, idle: float) -> None:
     """Each variant's median [min-max] and its ratio to the unoptimised runs of this process."""
-    work = f"after archiving {events} events" if service == "floor" else "after 2 s idle"
+    work = f"after archiving {events} events" if service == "floor" else f"after {idle:g} s idle"
     rows = [
         ("CPU spawn -> READY=1", "cpu_ready", "s"),
         ("RSS at READY=1", "rss_ready", "MB"),
@@ -219,6 +229,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description="the floor and link services' start CPU and RSS, -OO against plain")
     ap.add_argument("--trials", type=int, default=5, help="alternating pairs per service (default 5)")
     ap.add_argument("--events", type=int, default=2000, help="events the floor archives per trial (default 2000)")
+    ap.add_argument("--link-idle", type=float, default=2.0, help="seconds the link idles per trial (default 2)")
     ap.add_argument("--services", nargs="+", choices=["floor", "link"], default=["floor", "link"])
     ap.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose .venv and packages run the services")
     ap.add_argument("--no-compile", action="store_true", help="the bytecode is compiled already")

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from drivers.reference.bus_link import BusLink
 from drivers.reference.framing import FrameParser
 from drivers.serial_port import open_serial, unread_input
+from tests.drivers.loop_pauses import LoopPauses
 
 BOUND = 5.0  # failure bound only
 
@@ -63,4 +64,18 @@ def frames_waiting(fd: int) -> list[int]:
     seqs: list[int] = []
     while select.select([fd], [], [], 0)[0]:
         seqs += [frame.seq for frame in parser.feed(os.read(fd, 256))]
+    return seqs
+
+
+async def copies_read(fd: int, pauses: LoopPauses, ack_timeout: float) -> list[int]:
+    """The SEQ of each copy of the next frame the host wrote that is on the pty by now: one, or more than one only
+    after a pause of this process's loop (`pauses`, started before the frame was sent) reached half the host's ACK
+    timeout. The simulated station here is the test itself, held by a stall (tools/stall.py's SIGSTOP) with the host:
+    past the ACK timeout the host rightly writes the frame again, and one read can hold both copies. Every frame read
+    must be a copy (the same SEQ): a second frame fails here."""
+    seqs = await asyncio.to_thread(read_seqs, fd, 1)
+    seqs += frames_waiting(fd)
+    assert seqs == [seqs[0]] * len(seqs), f"frames other than copies of the first: SEQs {seqs}"
+    if pauses.longest < ack_timeout / 2:
+        assert len(seqs) == 1, f"the frame was written {len(seqs)} times without a stall ({pauses.longest:.3f} s)"
     return seqs

@@ -40,7 +40,7 @@ from tests.drivers.bus_helpers import (
     watch_windows,
 )
 from tests.drivers.loop_pauses import LoopPauses
-from tests.drivers.pty_host import BOUND, frames_waiting, pty_host, read_seqs
+from tests.drivers.pty_host import BOUND, copies_read, frames_waiting, pty_host, read_seqs
 
 STATION = 11
 ACK_TIMEOUT = 0.2  # the host sends the identify again after this; the station's first answer comes after it
@@ -90,11 +90,28 @@ async def test_the_answer_to_an_identify_sent_again_is_awaited_before_a_group_fr
 
 async def test_an_identify_answered_once_leaves_nothing_due(host: tuple[BusLink, int]) -> None:
     link, station_end = host
+    pauses = LoopPauses()
     sent = asyncio.ensure_future(link.send_to(STATION, {"cmd": "identify"}))
-    (seq,) = await asyncio.to_thread(read_seqs, station_end, 1)
+    seq, *copies = await copies_read(station_end, pauses, ACK_TIMEOUT)
     os.write(station_end, identity(seq))
     await asyncio.wait_for(sent, BOUND)
-    assert not link.answers_due(), "one copy, one answer: nothing more is due"
+    copies += frames_waiting(station_end)  # the exchange is over: no copy is written after this
+    await pauses.stop()
+    assert copies == [seq] * len(copies), (seq, copies)
+    if pauses.longest < ACK_TIMEOUT / 2:
+        assert not copies, (copies, pauses.longest)
+        assert not link.answers_due(), "one copy, one answer: nothing more is due"
+        return
+    # A stall past the ACK timeout before the answer: the host sent the identify again, and the station answers each
+    # copy it heard; once those answers are read, nothing more is due.
+    link.hold()
+    try:
+        clear = asyncio.ensure_future(link.clear_for_group(0.0))
+        os.write(station_end, identity(seq) * len(copies))
+        assert await asyncio.wait_for(clear, BOUND)
+    finally:
+        link.unhold()
+    assert not link.answers_due(), "every copy answered: nothing more is due"
 
 
 def _collisions(sim: WagerBusSim) -> list[int]:

@@ -8,7 +8,9 @@ replaced the one still waiting for the `locked`, and the host no longer waited f
 a late v1 ACK, which names only the SEQ, would also have been taken for the new exchange's.
 
 The host end is BusLink on a real pty opened as the driver opens a port; the test plays both stations on the pty's
-other end. 300 baud makes the `locked`'s line time (1.6 s from the ACK) a failure bound only.
+other end. 30 baud makes the `locked`'s line time (16 s from the ACK) a failure bound only, longer than a stall the
+test's 5 s bounds survive: at 300 baud (1.6 s), a stall of the process past it made the `locked` late (no longer due)
+before the test looked.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import pytest
 from drivers.reference.bus_link import BusLink
 from drivers.reference.bus_window import EVENT_ANSWER, Addressed, LineWindow
 from drivers.reference.framing import Kind, encode_frame, encode_message
-from tests.drivers.pty_host import BOUND, pty_host, read_seqs
+from tests.drivers.loop_pauses import LoopPauses
+from tests.drivers.pty_host import BOUND, copies_read, pty_host
 
 FIRST, SECOND = 11, 12
 
@@ -33,7 +36,7 @@ Host = tuple[BusLink, int, asyncio.Queue[tuple[int, bytes]]]
 async def host() -> AsyncIterator[Host]:
     read: asyncio.Queue[tuple[int, bytes]] = asyncio.Queue()
     on_data = lambda src, payload: read.put_nowait((src, payload))  # noqa: E731
-    async with pty_host(peers=[FIRST, SECOND], baud=300, ack_timeout=BOUND, on_data=on_data) as (link, master, _):
+    async with pty_host(peers=[FIRST, SECOND], baud=30, ack_timeout=BOUND, on_data=on_data) as (link, master, _):
         yield link, master, read
 
 
@@ -43,23 +46,27 @@ def _event(src: int, seq: int, evt: str) -> bytes:
 
 async def test_a_seq_whose_event_is_still_due_is_not_reused(host: Host) -> None:
     link, station_end, read = host
+    # The host's ACK timeout is BOUND: only a stall of this process (tools/stall.py) past it has the host write a frame
+    # again before the test, the stations, ACKs it; each station ACKs every copy it hears.
+    pauses = LoopPauses()
     lock = asyncio.ensure_future(link.send_to(FIRST, {"cmd": "lock"}))
-    (seq,) = await asyncio.to_thread(read_seqs, station_end, 1)
-    os.write(station_end, encode_frame(0, seq, Kind.ACK, b""))
+    seq, *copies = await copies_read(station_end, pauses, BOUND)
+    os.write(station_end, encode_frame(0, seq, Kind.ACK, b"") * (1 + len(copies)))
     await asyncio.wait_for(lock, BOUND)  # the send is over; the `locked` is still to come
     assert link.answers_due()
     # The second station's counter stands at that SEQ (its counter is its own, drawn at random: here made to collide).
     link._next_seqs[SECOND] = seq
     ping = asyncio.ensure_future(link.send_to(SECOND, {"cmd": "ping"}))
-    (other,) = await asyncio.to_thread(read_seqs, station_end, 1)
+    other, *copies = await copies_read(station_end, pauses, BOUND)
     assert other != seq, "the second station's exchange took the SEQ whose `locked` is still due"
-    os.write(station_end, encode_frame(0, other, Kind.ACK, b"") + _event(SECOND, 40, "pong"))
+    os.write(station_end, encode_frame(0, other, Kind.ACK, b"") * (1 + len(copies)) + _event(SECOND, 40, "pong"))
     await asyncio.wait_for(ping, BOUND)
     assert await asyncio.wait_for(read.get(), BOUND) == (SECOND, encode_message({"evt": "pong", "src": SECOND}))
     assert link.answers_due(), "the first station's `locked` is still due on the return pair"
     os.write(station_end, _event(FIRST, 41, "locked"))
     assert (await asyncio.wait_for(read.get(), BOUND))[0] == FIRST
     assert not link.answers_due()
+    await pauses.stop()
 
 
 async def test_with_every_free_seq_owed_the_first_free_one_but_never_the_previous() -> None:

@@ -82,12 +82,17 @@ def test_event_latency_reports_percentiles_against_bare_paho(tmp_path: Path, whe
     assert re.search(r"ratio to the baseline: p50 [\d.]+x, p99 [\d.]+x; p99 (meets|misses) the target", out), out
 
 
+# footprint.py's idle at the smokes: the daemon's and the bare baseline's idle CPU each read over it (1 s before: 2 s of
+# each run, 4 of the TLS pair's).
+IDLE_S = "0.25"
+
+
 @pytest.fixture(scope="module")
 def footprint_plain_and_tls() -> str:
     """One `footprint.py --tls` run: it plays the plain broker's run first and prints its whole report, then the TLS
     run's and the comparison, so the plain figures' test and the TLS test read the same output (a plain run alone
-    repeated the first half of it: 4 s)."""
-    return _bench("footprint.py", "--rounds", "2", "--idle-seconds", "1", "--tls")
+    repeated the first half of it: 4 s). Idle IDLE_S: the idle figures are printed, their values not asserted."""
+    return _bench("footprint.py", "--rounds", "2", "--idle-seconds", IDLE_S, "--tls")
 
 
 # The module fixture above is made once only with its two tests on one worker.
@@ -102,7 +107,7 @@ def test_footprint_reports_rss_and_idle_cpu(footprint_plain_and_tls: str) -> Non
     assert re.search(alone, out), out
     bound = r"the journal: [\d.]+ durable commits a round .*: \d+ us of wall time, .* bound the table to \d+ rounds/s"
     assert re.search(bound, out), out
-    assert re.search(r"idle with the table open, over 1 s: [\d.]+ % of a core .*a smoke run", out), out
+    assert re.search(rf"idle with the table open, over {IDLE_S} s: [\d.]+ % of a core .*a smoke run", out), out
 
 
 @pytest.mark.xdist_group("bench_footprint")
@@ -141,7 +146,7 @@ def test_footprint_does_not_block_a_daemon_that_writes_to_stdout(
 
 
 def test_footprint_timeline_says_what_a_round_waits_on_and_which_steps_commit(tmp_path: Path) -> None:
-    out = _bench("footprint.py", "--rounds", "3", "--idle-seconds", "1", "--timeline", str(tmp_path / "t.json"))
+    out = _bench("footprint.py", "--rounds", "3", "--idle-seconds", IDLE_S, "--timeline", str(tmp_path / "t.json"))
     wall = r"timeline of a round \(the loop thread, 2 rounds\): wall [\d.]+ ms = waiting for inputs [\d.]+ ms \+ in"
     assert re.search(wall, out), out
     assert re.search(r"awaiting commits [\d.]+ ms, device commands on the wire [\d.]+ ms", out), out
@@ -156,7 +161,7 @@ def test_footprint_timeline_says_what_a_round_waits_on_and_which_steps_commit(tm
 
 
 def test_footprint_wakeups_count_the_loops_turns_and_callbacks_by_source(tmp_path: Path) -> None:
-    out = _bench("footprint.py", "--rounds", "3", "--idle-seconds", "1", "--wakeups", str(tmp_path / "w.json"))
+    out = _bench("footprint.py", "--rounds", "3", "--idle-seconds", IDLE_S, "--wakeups", str(tmp_path / "w.json"))
     head = r"event loop a round over 2 rounds \(thread CPU, census overhead included\): (\d+) turns [\d.]+ ms, of which"
     found = re.search(head + r" select [\d.]+ ms and (\d+) callbacks [\d.]+ ms", out)
     assert found, out
