@@ -50,6 +50,9 @@ class Claim:
     hash: str
     commits: int | None = None
     round_no: int = 0
+    # Written by the daemon's journal as it closed the file cleanly (checkpointed, its -wal removed), over the slot of
+    # its last commit: the next start need not check the whole file (controller.store.damage). Any commit clears it.
+    closed: bool = False
 
     def describe(self) -> str:
         return f"{self.source} says seq {self.seq} (hash {self.hash[:16]}...)"
@@ -90,6 +93,7 @@ def encode_slot(claim: Claim, ts: str) -> bytes:
             "round_no": claim.round_no,
             "ts": ts,
         }
+        | ({"closed": True} if claim.closed else {})
     ).encode()
     line = body + b"\n" + hashlib.sha256(body).hexdigest().encode() + b"\n"
     if len(line) > SLOT:
@@ -108,7 +112,13 @@ def _decode_slot(raw: bytes, source: str) -> Claim | None:
         if doc.get("format") != FORMAT or doc.get("version") != VERSION:
             return None
         return Claim(
-            source, str(doc["table_id"]), int(doc["seq"]), str(doc["hash"]), int(doc["commits"]), int(doc["round_no"])
+            source,
+            str(doc["table_id"]),
+            int(doc["seq"]),
+            str(doc["hash"]),
+            int(doc["commits"]),
+            int(doc["round_no"]),
+            doc.get("closed") is True,
         )
     except (ValueError, TypeError, KeyError, AttributeError):
         return None

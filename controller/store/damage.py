@@ -9,16 +9,25 @@ find it and the table goes on after them, controller.store.integrity), nothing i
 continued: the daemon refuses to start on it, and never starts a fresh journal in its place.
 
 SQLite's own `PRAGMA quick_check` is the test: every page of every b-tree read and checked (not the indexes against
-their tables, which `integrity_check` adds at several times the cost). It runs when the daemon opens the journal,
-before anything is written to it; `tablectl journal verify` runs it too.
+their tables, which `integrity_check` adds at several times the cost). The daemon runs it when it opens the journal,
+before anything is written to it, unless the daemon before it closed the file cleanly (the anchor file's `closed`,
+written once SQLite had checkpointed the -wal into the file and removed it, cleared by the next commit): the file
+then is as SQLite left it, and the check would cost a restart some 45 s on a 100,000-round journal of 2.5 GB
+(docs/performance-history.md). After a crash or a power cut, a -wal lost or not, the whole file is checked.
+`tablectl journal verify` always runs it.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
-from controller.store.anchor import sidecar_path
+import structlog
+
+from controller.store.anchor import read_sidecar, sidecar_path
+
+log = structlog.get_logger(__name__)
 
 # quick_check's first findings shown (it stops after this many): enough to say where, short enough for one line.
 SHOWN = 3
@@ -31,6 +40,20 @@ def quick_check(conn: sqlite3.Connection) -> list[str]:
     except sqlite3.DatabaseError as err:  # too damaged to check at all (its schema page, its header)
         return [str(err)]
     return [] if found == ["ok"] else found
+
+
+def check_at_open(conn: sqlite3.Connection, path: Path) -> list[str]:
+    """The daemon's check of journal `path` as it opens it (`conn`, nothing written yet): quick_check's findings,
+    none when the daemon before it closed the file cleanly (module docstring)."""
+    found = read_sidecar(path)
+    if found.claim is not None and found.claim.closed:
+        return []
+    size = path.stat().st_size if path.exists() else 0
+    log.info("checking the journal file: the last run did not close it", path=str(path), mb=round(size / 1e6, 1))
+    start = time.monotonic()
+    findings = quick_check(conn)
+    log.info("journal file checked", path=str(path), seconds=round(time.monotonic() - start, 3), sound=not findings)
+    return findings
 
 
 def was_journal(path: Path) -> bool:

@@ -16,7 +16,7 @@ import pwd
 import sqlite3
 from pathlib import Path
 
-from controller.store.damage import damaged, quick_check, was_journal
+from controller.store.damage import check_at_open, damaged, was_journal
 from controller.store.schema import JournalError, connect, create_or_migrate
 
 
@@ -108,7 +108,7 @@ def open_journal_file(path: Path) -> sqlite3.Connection:
         raise _open_failure(path, err) from None
     try:
         # Before anything is written to it: a torn file is kept as it was found (controller.store.damage).
-        found = quick_check(conn)
+        found = check_at_open(conn, path)
         if found:
             raise JournalError(damaged(path, found))
         create_or_migrate(conn, path)

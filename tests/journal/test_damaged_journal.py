@@ -12,16 +12,21 @@ process of their own), a real mosquitto, real SQLite files damaged on disk."""
 from __future__ import annotations
 
 import hashlib
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog.testing
 
+from controller.core.events import DomainEvent
+from controller.store.anchor import read_sidecar
+from controller.store.journal import Journal
 from tests.broker import Mosquitto, fresh_id, retained_topics
 from tests.e2e.conftest import table_config
 from tests.e2e.sim_devices import running_simulators
-from tests.journal.torn_files import DAMAGES, journal_with_wal
+from tests.journal.torn_files import COMMITS, DAMAGES, T0, journal_with_wal
 from tests.tablectl_runs import TABLECTL, here
 
 BOUND_S = 60  # a bound on failure only
@@ -88,3 +93,36 @@ def test_a_kill_9_with_the_wal_kept_is_no_damage(tmp_path: Path) -> None:
     verify = here("journal", "verify", "--journal", journal)
     assert verify.returncode == 0, verify
     assert "intact: 320 rows checked" in verify.stdout, verify.stdout
+
+
+def checked(journal: Path, table_id: str) -> bool:
+    """Whether the daemon's open of `journal` checks the whole file (its log says so), the journal closed after."""
+    with structlog.testing.capture_logs() as logs:
+        Journal(journal, table_id, "boot-next").close()
+    return any(e["event"] == "journal file checked" and e["sound"] for e in logs)
+
+
+def closed(journal: Path) -> bool:
+    claim = read_sidecar(journal).claim
+    assert claim is not None
+    return claim.closed
+
+
+def test_the_whole_file_is_checked_after_a_crash_and_not_after_a_clean_close(tmp_path: Path) -> None:
+    """The check costs some 45 s on a 100,000-round journal (docs/performance-history.md): the daemon pays it after a
+    crash or a power cut, a -wal lost or not, and not after the journal was closed cleanly (the anchor file's
+    `closed`, cleared by the next commit)."""
+    journal = journal_with_wal(tmp_path, "t-clean")  # as a kill -9 leaves it, the -wal kept
+    assert not closed(journal)
+    assert checked(journal, "t-clean")  # after the crash; and this open was closed cleanly
+    found = read_sidecar(journal).claim
+    assert found is not None and found.closed and found.seq == COMMITS
+    assert not checked(journal, "t-clean")
+    with Journal(journal, "t-clean", "boot-more") as more:
+        more.append([DomainEvent("table.noted", None, {"n": 1})], T0)
+        assert not closed(journal)
+        copy = tmp_path / "copy"
+        copy.mkdir()
+        for suffix in ("", "-wal", ".anchor"):  # a kill -9 after a commit
+            shutil.copyfile(f"{journal}{suffix}", copy / f"table.sqlite{suffix}")
+    assert checked(copy / "table.sqlite", "t-clean")

@@ -6,6 +6,7 @@ tell a torn file from an earlier state) and the damaged-journal tests (the daemo
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,11 +76,14 @@ def torn(directory: Path, table_id: str, schema_page: bool = True) -> Path:
     return journal
 
 
-def closed_journal(directory: Path, table_id: str) -> Path:
-    """The same journal opened again and closed cleanly (its -wal checkpointed into the main file and removed), to be
-    damaged on disk."""
+def crashed_journal(directory: Path, table_id: str) -> Path:
+    """The same journal as a power cut leaves it once SQLite has recovered it: its -wal checkpointed into the main file
+    and removed by a plain SQLite connection (no tablectl code), the anchor file as the last commit left it (not
+    `closed`: the daemon's next start checks the whole file). To be damaged on disk."""
     journal = journal_with_wal(directory, table_id)
-    Journal(journal, table_id, "boot-closing").close()
+    db = sqlite3.connect(journal)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
     assert not Path(f"{journal}-wal").exists()
     return journal
 
@@ -92,7 +96,7 @@ def page_size(journal: Path) -> int:
 
 def truncated(directory: Path, table_id: str) -> Path:
     """A power cut while the file grew: its tail pages lost (the file cut to half its size, on a page boundary)."""
-    journal = closed_journal(directory, table_id)
+    journal = crashed_journal(directory, table_id)
     size = page_size(journal)
     with journal.open("r+b") as f:
         f.truncate(journal.stat().st_size // size // 2 * size)
@@ -101,7 +105,7 @@ def truncated(directory: Path, table_id: str) -> Path:
 
 def zeroed_page(directory: Path, table_id: str) -> Path:
     """A page in the middle of the file that the disk never wrote: all zeros."""
-    journal = closed_journal(directory, table_id)
+    journal = crashed_journal(directory, table_id)
     size = page_size(journal)
     middle = journal.stat().st_size // size // 2
     with journal.open("r+b") as f:
@@ -112,7 +116,7 @@ def zeroed_page(directory: Path, table_id: str) -> Path:
 
 def damaged_header(directory: Path, table_id: str) -> Path:
     """The file's first sector half written: its 100-byte header (the magic string, the page size) garbage."""
-    journal = closed_journal(directory, table_id)
+    journal = crashed_journal(directory, table_id)
     with journal.open("r+b") as f:
         f.write(bytes(range(7, 107)))
     return journal
