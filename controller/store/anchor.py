@@ -27,7 +27,7 @@ import errno
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +149,7 @@ class Sidecar:
     """The writer of one table's anchor file; `found` is what the file held when the journal was opened."""
 
     def __init__(self, journal: Path, table_id: str) -> None:
+        self.journal = journal
         self.path = sidecar_path(journal)
         self.table_id = table_id
         self.found = read_sidecar(journal)
@@ -168,6 +169,14 @@ class Sidecar:
         self._synced = False
         if sync:
             self.sync()
+
+    def mark_closed(self, claim: Claim, ts: str) -> None:
+        """The slot of `claim` (the journal's last commit, closed cleanly) written again with `closed`, durably; only
+        when the file's newest slot is that commit's: after a commit that failed, the journal's own idea of its last
+        commit is not what it holds, and the next start must check the whole file."""
+        now = read_sidecar(self.journal).claim
+        if now is not None and (now.seq, now.hash, now.commits) == (claim.seq, claim.hash, claim.commits):
+            self.write(replace(claim, closed=True), ts, sync=True)
 
     def sync(self) -> None:
         """Make the last anchor written durable (one fdatasync, none if it is already)."""

@@ -215,6 +215,5 @@ class CriticalBook:
         if self._sidecar is not None:
             if clean and self.manifest is not None:
                 with contextlib.suppress(AnchorError):  # the next start then checks the whole file, as after a crash
-                    claim = replace(self._claim(self.manifest), closed=True)
-                    self._sidecar.write(claim, datetime.now(UTC).isoformat(timespec="microseconds"), sync=True)
+                    self._sidecar.mark_closed(self._claim(self.manifest), datetime.now(UTC).isoformat())
             self._sidecar.close()
