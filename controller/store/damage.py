@@ -49,6 +49,8 @@ def check_at_open(conn: sqlite3.Connection, path: Path) -> list[str]:
     if found.claim is not None and found.claim.closed:
         return []
     size = path.stat().st_size if path.exists() else 0
+    if size == 0 and not Path(f"{path}-wal").exists():
+        return []  # a new journal (an emptied one is the anchors' to find: controller.store.integrity)
     log.info("checking the journal file: the last run did not close it", path=str(path), mb=round(size / 1e6, 1))
     start = time.monotonic()
     findings = quick_check(conn)
