@@ -2,9 +2,9 @@
 truncated file, a page of zeros, a damaged header: tests/journal/torn_files.py builds each deterministically): the
 daemon refuses to start on it, exit status 2, one line naming the file, the damage and the fix, and nothing is
 journaled or published; it neither starts a fresh table in its place nor plays on from what it can read.
-`tablectl journal verify` says the same. Before, a torn file whose schema page was intact was opened (or raised a
-traceback) and the others were called "not a tablectl journal" with the advice to move them aside, which starts a
-fresh table.
+`tablectl journal verify` says the same. Before, a torn file whose schema page was intact, and one with a page of
+zeros, stopped `tablectl run` with exit 1 as "unexpected DatabaseError (a bug)" (which systemd restarts), and the
+others were called "not a tablectl journal" with the advice to move them aside, which starts a fresh table.
 
 Real parts: the real `tablectl run` (tests/tablectl_runs.py's TABLECTL) on the demo table's simulated devices (a
 process of their own), a real mosquitto, real SQLite files damaged on disk."""
