@@ -346,7 +346,10 @@ def _archived(report: VerifyReport) -> str:
 
 
 def _verify(reader: JournalReader, as_json: bool, archives: Path | None) -> int:
-    total = reader.count() + sum(s.rows for segs in _recorded(reader) for s in segs) * (archives is not None)
+    try:
+        total = reader.count() + sum(s.rows for segs in _recorded(reader) for s in segs) * (archives is not None)
+    except sqlite3.DatabaseError:  # a damaged file: no progress to show, and the report says what is wrong
+        total = 0
     report: VerifyReport = reader.verify(
         progress=lambda done: _progress(done, total, "verified") if total > PROGRESS_EVERY else None,
         archives=archives,

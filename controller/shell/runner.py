@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import uuid
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 import structlog
 
@@ -36,6 +37,7 @@ from controller.shell.service import TableService
 from controller.shell.software import operator_message
 from controller.shell.supervised import PUBLISHER, SupervisedTable
 from controller.shell.watchdog import SystemdSupervisor
+from controller.shell.writer import HUNG_COMMIT_S
 from controller.store.failure import StorageError
 from controller.store.journal import Journal
 from controller.store.schema import JournalError
@@ -45,6 +47,12 @@ from drivers.tasks import ended_after_cancel
 log = structlog.get_logger("tablectl")
 # A task still running this long after its cancel at the stop swallowed it, and is cancelled again.
 STOP_AGAIN_S = 1.0
+# The stop at once waits this long for its `table.stopped` to be journaled (after the commit in flight, itself waited
+# for at most as long: controller/shell/writer.py), then exits with STOP_UNWRITTEN: a disk that hangs would otherwise
+# hold the stop until systemd's SIGKILL (TimeoutStopSec=20, systemd/tablectl.service), which says nothing of why.
+STOP_WRITE_S = HUNG_COMMIT_S
+# The exit status of a stop whose `table.stopped` could not be written because the journal's disk hangs.
+STOP_UNWRITTEN = 3
 
 # Where they were before controller.shell.configured: the tests, demo and tools import them from here.
 __all__ = ["begin_devices", "build_devices", "default_journal_path", "playable", "run_table"]
@@ -92,7 +100,7 @@ async def run_table(
     finally:
         if systemd is not None:
             systemd.stopping()
-        _signals_done(service, service_task, stop)
+        await _signals_done(service, service_task, stop)
         watches.cancel()
         let_go.cancel()
         service_task.cancel()
@@ -227,25 +235,55 @@ class _StopNow:
     by: str | None = None
 
 
-def _signals_done(service: TableService, task: asyncio.Task[None], stop: _StopNow) -> None:
-    """The handlers removed; a stop at once they asked for journaled, before the publisher's drain offers it."""
+async def _signals_done(service: TableService, task: asyncio.Task[None], stop: _StopNow) -> None:
+    """The handlers removed; a stop at once they asked for journaled, before the publisher's drain offers it. A
+    journal that does not answer within STOP_WRITE_S (its disk hangs) ends the process here (_abandon)."""
     _restore_signals()
-    if stop.by is not None and task.cancelled() and not service.closed.is_set():
-        _journal_stop(service, stop.by)
+    asked = stop.by is not None and task.cancelled() and not service.closed.is_set()
+    if asked and not await _journal_stop(service, str(stop.by)):
+        _abandon(service, stop)
 
 
-def _journal_stop(service: TableService, by: str) -> None:
+async def _journal_stop(service: TableService, by: str) -> bool:
     """`table.stopped` as the journal's last event: the service has ended (cancelled), so nothing follows it, and the
     file tells this stop from a crash. Best effort: a journal that refuses it (a full disk) is logged and the stop goes
     on, the file then reading as a crash; the publisher's drain that follows is bounded (5 s, under the unit's
-    TimeoutStopSec)."""
+    TimeoutStopSec). A journal that does not answer (a write that never returns) is waited for STOP_WRITE_S: False."""
     try:
-        journaled = service.note([recovery.stopped(service.state, by)])
+        journaled = await service.note_within([recovery.stopped(service.state, by)], STOP_WRITE_S)
     except Exception as err:
         log.error("the stop could not be journaled: the journal reads as a crash", by=by, error=str(err))
-        return
+        return True
+    if journaled is None:
+        return False
     ev = journaled[-1]
     log.warning("table stopped at once", by=by, seq=ev.seq, phase=ev.payload["phase"], policy=ev.payload["policy"])
+    return True
+
+
+def _abandon(service: TableService, stop: _StopNow) -> NoReturn:
+    """The journal's disk hangs: nothing more can be written or read from it (every use waits on the writer thread
+    stuck inside it: the devices' stop, which notes their status, the publisher's drain, the journal's close, and the
+    interpreter's exit, which joins that thread), so the process ends now, with STOP_UNWRITTEN, saying what was not
+    written. Its devices see the port close, as after a crash; the journal reads as one."""
+    journal = str(service.journal.path)
+    log.error(
+        "the stop could not be journaled: the journal's disk does not answer; exiting without it",
+        by=stop.by,
+        unwritten="table.stopped",
+        journal=journal,
+        waited_s=STOP_WRITE_S,
+        exit_status=STOP_UNWRITTEN,
+    )
+    print(
+        f"tablectl: the stop ({stop.by}) was not journaled: journal {journal} did not answer within {STOP_WRITE_S:g} s "
+        "(its disk hangs), so `table.stopped` and anything in flight are not in it and it reads as a crash; check the "
+        "disk (dmesg) before starting the table again",
+        file=sys.stderr,
+    )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(STOP_UNWRITTEN)
 
 
 def _stop_on_signals(service: TableService, task: asyncio.Task[None]) -> _StopNow:

@@ -22,6 +22,7 @@ from controller.accounts import codec as accounts_codec
 from controller.config.errors import ConfigError
 from controller.config.table import TableConfig
 from controller.core.events import DomainEvent, JournaledEvent
+from controller.core.invariant import present
 from controller.core.settlement import ChapterRules
 from controller.engine.commands import DeviceCommand
 from controller.engine.context import BonusDraws
@@ -150,6 +151,26 @@ class TableService:
             self._announce_commit(in_flight)  # committed before this note (the journal's lock): announced before it
         self._announce(journaled)
         return journaled
+
+    async def note_within(self, events: list[DomainEvent], seconds: float) -> list[JournaledEvent] | None:
+        """`note` bounded, for the stop at once: committed on the writer thread after any commit in flight, waited for
+        at most `seconds`. None when the journal has not committed them by then: its disk hangs (a write that never
+        returns holds the writer thread, and with it the journal's lock). Raises what the journal raised."""
+        ahead = self._writer.in_flight
+        if ahead is not None and ahead.hung:
+            return None  # the writer thread is still inside that commit: this one would only wait behind it
+        commit = self._writer.submit(events, self._clock(), ())
+        running = present(commit.running, "the future of a commit handed to the writer")
+        running.add_done_callback(lambda f: f.cancelled() or f.exception())  # a late failure is nobody's to raise
+        try:
+            async with asyncio.timeout(seconds):
+                await asyncio.shield(running)  # not JournalWriter.wait: cancelled, it waits for the commit unbounded
+        except TimeoutError:
+            return None
+        if ahead is not None and ahead.finished.is_set():
+            self._announce_commit(ahead)  # committed before this one: announced before it
+        self._announce_commit(commit)
+        return commit.journaled
 
     def link_wake(self, wake: Callable[[], None]) -> None:
         """`wake` is called when a step put requests for the link controller in the outbox (SendLink)."""

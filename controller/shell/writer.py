@@ -49,6 +49,8 @@ class Commit:
     announced: bool = False
     finished: threading.Event = field(default_factory=threading.Event)
     running: asyncio.Future[None] | None = None
+    # Not finished within HUNG_COMMIT_S of its waiter's cancel (the stop at once): the journal's disk does not answer.
+    hung: bool = False
 
 
 _Work = Callable[[], None]  # one commit, run on the writer thread
@@ -61,6 +63,13 @@ CHECKPOINT_EVERY = 64
 # settles the last one): past this many commits the checkpoint runs anyway, delaying that one waiting commit, so a
 # busy table's WAL stays near 600 pages instead of growing to the commits' own 4,000 and checkpointing inside one.
 CHECKPOINT_LATEST = CHECKPOINT_EVERY + CHECKPOINT_EVERY // 4
+
+# How long the stop at once waits for a commit in flight, and then for its own `table.stopped`: a disk that hangs (a
+# write that never returns) holds the writer thread inside the commit, and the stop must end before systemd's SIGKILL
+# (systemd/tablectl.service, TimeoutStopSec=20): 5 s for the commit, 5 s for the stop's event, then the exit
+# (controller/shell/runner.py). A commit slower than this but not hung (the archive's delete holding the write lock
+# for longer) is taken for hung by a stop that lands on it: the stop exits 3, the commit lands or not, as in a crash.
+HUNG_COMMIT_S = 5.0
 
 log = structlog.get_logger(__name__)
 
@@ -174,12 +183,17 @@ class JournalWriter:
 
     async def wait(self, commit: Commit) -> None:
         """Return once the commit is durable, or raise what the journal raised. Cancelled meanwhile, it first waits
-        for the commit to finish: what the journal holds and what the service believes must not part."""
+        for the commit to finish (at most HUNG_COMMIT_S): what the journal holds and what the service believes must
+        not part."""
         running = present(commit.running, "the future of a commit handed to the writer")
         try:
             await running
         except asyncio.CancelledError:
-            commit.finished.wait()
+            # Bounded: a commit that never returns (a hung disk) would hold the stop until systemd's SIGKILL. Not
+            # finished by then, it did not happen as far as the service knows, and the stop says so (runner.py).
+            if not commit.finished.wait(HUNG_COMMIT_S):
+                commit.hung = True
+                log.error("a journal commit did not return: the journal's disk does not answer", waited_s=HUNG_COMMIT_S)
             raise
         finally:
             if self.in_flight is commit and commit.finished.is_set():

@@ -27,7 +27,7 @@ import errno
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,9 @@ class Claim:
     hash: str
     commits: int | None = None
     round_no: int = 0
+    # Written by the daemon's journal as it closed the file cleanly (checkpointed, its -wal removed), over the slot of
+    # its last commit: the next start need not check the whole file (controller.store.damage). Any commit clears it.
+    closed: bool = False
 
     def describe(self) -> str:
         return f"{self.source} says seq {self.seq} (hash {self.hash[:16]}...)"
@@ -90,6 +93,7 @@ def encode_slot(claim: Claim, ts: str) -> bytes:
             "round_no": claim.round_no,
             "ts": ts,
         }
+        | ({"closed": True} if claim.closed else {})
     ).encode()
     line = body + b"\n" + hashlib.sha256(body).hexdigest().encode() + b"\n"
     if len(line) > SLOT:
@@ -108,7 +112,13 @@ def _decode_slot(raw: bytes, source: str) -> Claim | None:
         if doc.get("format") != FORMAT or doc.get("version") != VERSION:
             return None
         return Claim(
-            source, str(doc["table_id"]), int(doc["seq"]), str(doc["hash"]), int(doc["commits"]), int(doc["round_no"])
+            source,
+            str(doc["table_id"]),
+            int(doc["seq"]),
+            str(doc["hash"]),
+            int(doc["commits"]),
+            int(doc["round_no"]),
+            doc.get("closed") is True,
         )
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
@@ -139,6 +149,7 @@ class Sidecar:
     """The writer of one table's anchor file; `found` is what the file held when the journal was opened."""
 
     def __init__(self, journal: Path, table_id: str) -> None:
+        self.journal = journal
         self.path = sidecar_path(journal)
         self.table_id = table_id
         self.found = read_sidecar(journal)
@@ -158,6 +169,14 @@ class Sidecar:
         self._synced = False
         if sync:
             self.sync()
+
+    def mark_closed(self, claim: Claim, ts: str) -> None:
+        """The slot of `claim` (the journal's last commit, closed cleanly) written again with `closed`, durably; only
+        when the file's newest slot is that commit's: after a commit that failed, the journal's own idea of its last
+        commit is not what it holds, and the next start must check the whole file."""
+        now = read_sidecar(self.journal).claim
+        if now is not None and (now.seq, now.hash, now.commits) == (claim.seq, claim.hash, claim.commits):
+            self.write(replace(claim, closed=True), ts, sync=True)
 
     def sync(self) -> None:
         """Make the last anchor written durable (one fdatasync, none if it is already)."""

@@ -8,10 +8,12 @@ COMMIT and `after_commit` after it; everything else here is read at open, for th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from controller.core.events import DomainEvent
@@ -208,6 +210,10 @@ class CriticalBook:
             return None
         return str(row[0]), int(counts.get("wager.accepted", 0))
 
-    def close(self) -> None:
+    def close(self, clean: bool = False) -> None:
+        """`clean`: SQLite closed the journal cleanly; the anchor file says so (Claim.closed), durably, best effort."""
         if self._sidecar is not None:
+            if clean and self.manifest is not None:
+                with contextlib.suppress(AnchorError):  # the next start then checks the whole file, as after a crash
+                    self._sidecar.mark_closed(self._claim(self.manifest), datetime.now(UTC).isoformat())
             self._sidecar.close()

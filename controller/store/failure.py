@@ -16,6 +16,7 @@ import pwd
 import sqlite3
 from pathlib import Path
 
+from controller.store.damage import check_at_open, damaged, was_journal
 from controller.store.schema import JournalError, connect, create_or_migrate
 
 
@@ -106,6 +107,10 @@ def open_journal_file(path: Path) -> sqlite3.Connection:
     except sqlite3.DatabaseError as err:
         raise _open_failure(path, err) from None
     try:
+        # Before anything is written to it: a torn file is kept as it was found (controller.store.damage).
+        found = check_at_open(conn, path)
+        if found:
+            raise JournalError(damaged(path, found))
         create_or_migrate(conn, path)
     except sqlite3.DatabaseError as err:
         conn.close()
@@ -134,6 +139,9 @@ def _open_failure(path: Path, err: sqlite3.DatabaseError) -> JournalError:
         return storage_error(err, path, "opening the journal")
     if kind in ("disk_full", "io_error"):
         return storage_error(err, path, "opening the journal")
+    # SQLITE_CORRUPT is an SQLite file damaged; "not a database" is one only beside its anchor file (a journal's).
+    if kind == "damaged" and ("malformed" in str(err) or was_journal(path)):
+        return JournalError(damaged(path, [str(err)]))
     return JournalError(
         f"{path} is not a tablectl journal (SQLite says: {err}); move it aside or point journal.path at another file"
     )

@@ -388,10 +388,10 @@ class Journal:
 
     @_serialised
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        self.critical.close()
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()  # the last connection: SQLite checkpoints and removes the -wal (controller.store.damage)
+        self.critical.close(clean=conn is not None and not Path(f"{self.path}-wal").exists())
 
     def __enter__(self) -> Journal:
         return self

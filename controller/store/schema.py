@@ -15,6 +15,7 @@ from urllib.parse import quote
 import structlog
 
 from controller.store.chain import GENESIS, row_hash
+from controller.store.damage import damaged, was_journal
 from controller.store.manifest import migrate_to_manifest
 
 log = structlog.get_logger(__name__)
@@ -192,6 +193,8 @@ def connect_readonly(path: Path | str) -> tuple[sqlite3.Connection, int]:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except (sqlite3.DatabaseError, UnicodeDecodeError) as err:  # a damaged schema can carry undecodable text
         conn.close()
+        if "malformed" in str(err) or was_journal(p):  # a journal's file, damaged (controller.store.damage)
+            raise JournalError(damaged(p, [str(err)])) from None
         raise JournalError(
             f"{p} is not a tablectl journal (SQLite says: {err}); give the table's journal "
             "file, e.g. ~/.local/state/tablectl/<table_id>.sqlite"

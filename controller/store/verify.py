@@ -14,6 +14,7 @@ from pathlib import Path
 from controller.store import manifest, segments
 from controller.store.anchor import Found, read_sidecar
 from controller.store.chain import GENESIS
+from controller.store.damage import damaged, quick_check
 from controller.store.records import StoredCopy
 from controller.store.schema import SCHEMA_VERSION
 from controller.store.walk import Break, Progress, VerifyReport, check_segment, walk_chain
@@ -42,13 +43,9 @@ def verify_connection(
     try:
         if began:
             conn.execute("BEGIN")
+        _damage(conn, path, report)
         if version < 2:
-            n = int(conn.execute("SELECT COUNT(*) FROM events").fetchone()[0])
-            detail = (
-                f"schema version {version} has no hash chain ({n} rows); the daemon adds it when it next opens the file"
-            )
-            report.add(Break("*", None, "unchained", detail))
-            return report
+            return _unchained(conn, version, report)
         heads = {t: (int(s), h) for t, s, h in conn.execute("SELECT table_id, seq, hash FROM chain_head")}
         tables = [t for (t,) in conn.execute("SELECT DISTINCT table_id FROM events ORDER BY table_id")]
         manifests = set() if version < 3 else {t for (t,) in conn.execute("SELECT table_id FROM manifest")}
@@ -79,6 +76,21 @@ def verify_connection(
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
     return report
+
+
+def _unchained(conn: sqlite3.Connection, version: int, report: VerifyReport) -> VerifyReport:
+    n = int(conn.execute("SELECT COUNT(*) FROM events").fetchone()[0])
+    detail = f"schema version {version} has no hash chain ({n} rows); the daemon adds it when it next opens the file"
+    report.add(Break("*", None, "unchained", detail))
+    return report
+
+
+def _damage(conn: sqlite3.Connection, path: str, report: VerifyReport) -> None:
+    """A torn or corrupt file first (controller.store.damage): the walk reads only the rows and records, and a
+    damaged page elsewhere (an index, a freed page) would go unsaid."""
+    findings = quick_check(conn)
+    if findings:
+        report.add(Break("*", None, "damaged", damaged(Path(path), findings)))
 
 
 def _head_break(table_id: str, head: tuple[int, str] | None, last: tuple[int, str] | None) -> Break | None:

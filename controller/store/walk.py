@@ -26,10 +26,11 @@ PROGRESS_EVERY = 10_000
 @dataclass(frozen=True, slots=True)
 class Break:
     """Where the chain does not hold. what: "altered row", "missing seq", "head mismatch", "quarantined row" (one
-    the daemon cannot publish: not UTF-8, not JSON), "unchained" (a schema 1 file), "unreadable"; and for what
-    must exist: "rolled back" (committed seqs not in the file: behind its anchor, or skipped after a rollback found
-    at start), "anchor" (the anchor file missing, damaged or not this journal's), "manifest" (missing or
-    disagreeing with the rows), "missing record" (a record the manifest lists)."""
+    the daemon cannot publish: not UTF-8, not JSON), "unchained" (a schema 1 file), "unreadable", "damaged"
+    (SQLite's quick_check fails: a torn or corrupt file, controller.store.damage); and for what must exist:
+    "rolled back" (committed seqs not in the file: behind its anchor, or skipped after a rollback found at start),
+    "anchor" (the anchor file missing, damaged or not this journal's), "manifest" (missing or disagreeing with the
+    rows), "missing record" (a record the manifest lists)."""
 
     table_id: str
     seq: int | None

@@ -37,6 +37,7 @@ from controller.store.journal import Journal
 from controller.store.schema import JournalError
 from tests.broker import Mosquitto, Received, Subscribe
 from tests.journal.conftest import DemoProcess, journal_rows, kill9, play
+from tests.journal.torn_files import checkpoint_cut_short
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -74,25 +75,6 @@ def rows_without_wal(journal: Path, scratch: Path) -> int | None:
         return None
     finally:
         db.close()
-
-
-def checkpoint_cut_short(main: Path, wal: Path) -> None:
-    """What a kill -9 in the middle of a checkpoint leaves in the main file: the first half of the pages the -wal's
-    committed frames hold (a checkpoint copies them in page order), not the rest; only the -wal can finish it."""
-    data = wal.read_bytes()
-    size, salts = int.from_bytes(data[8:12], "big"), data[16:24]
-    pages: dict[int, bytes] = {}
-    committed: dict[int, bytes] = {}
-    for at in range(32, len(data) - size - 23, size + 24):
-        if data[at + 8 : at + 16] != salts:
-            break
-        pages[int.from_bytes(data[at : at + 4], "big")] = data[at + 24 : at + 24 + size]
-        if int.from_bytes(data[at + 4 : at + 8], "big"):  # a commit frame: what came before it is whole
-            committed = dict(pages)
-    with main.open("r+b") as f:
-        for number in sorted(committed)[: len(committed) // 2]:
-            f.seek((number - 1) * size)
-            f.write(committed[number])
 
 
 def test_a_main_file_a_checkpoint_was_cut_short_in_is_no_rollback(tmp_path: Path) -> None:
