@@ -15,7 +15,6 @@ from controller.cli.verb import UsageError
 from controller.config.files import PEM_MAX_BYTES, SECRET_MAX_BYTES, FileRefused, kind_of, read_bounded
 from controller.config.table import MAX_TABLE_ID, TableConfig
 from controller.shell.configured import default_journal_path, journal_path
-from controller.store.damage import damaged, was_journal
 
 _FILE_FIXES = {
     "password_file": "create it with the table's broker password on its first line (install -m 0640 -g tablectl)",
@@ -162,6 +161,9 @@ def _journal_problems(path: Path, field: str) -> list[Finding]:
             ]
         with path.open("rb") as f:
             head = f.read(len(_SQLITE_HEADER))
+        # Here, as the imports above: sqlite3 is loaded after `tablectl run` has opened its devices.
+        from controller.store.damage import damaged, was_journal
+
         if head and head != _SQLITE_HEADER[: len(head)] and was_journal(path):
             return [Finding("error", field, damaged(path, ["its header is not SQLite's"]))]  # the fix is in the line
         if head and head != _SQLITE_HEADER[: len(head)]:
