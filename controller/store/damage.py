@@ -51,7 +51,9 @@ def check_at_open(conn: sqlite3.Connection, path: Path) -> list[str]:
     size = path.stat().st_size if path.exists() else 0
     if size == 0 and not Path(f"{path}-wal").exists():
         return []  # a new journal (an emptied one is the anchors' to find: controller.store.integrity)
-    log.info("checking the journal file: the last run did not close it", path=str(path), mb=round(size / 1e6, 1))
+    # Said apart: a file no run has closed yet (a new journal's first start) is not one a crash left.
+    why = "no run has closed it yet" if found.claim is None else "the last run stopped without closing it"
+    log.info(f"checking the journal file: {why}", path=str(path), mb=round(size / 1e6, 1))
     start = time.monotonic()
     findings = quick_check(conn)
     log.info("journal file checked", path=str(path), seconds=round(time.monotonic() - start, 3), sound=not findings)
