@@ -64,7 +64,9 @@ def shift_period(day: date, shift: Shift, gd: GamingDaySection) -> Period:
 def range_period(first: date, last: date, gd: GamingDaySection) -> Period:
     """Gaming days `first` through `last`, both included."""
     if last < first:
-        raise ValueError(f"--to {last} is before --from {first}")
+        raise ValueError(
+            f"--to {last} is before --from {first}: give the earlier gaming day to --from (--from {last} --to {first})"
+        )
     start = day_period(first, gd).start
     end = day_period(last, gd).end
     return Period(start, end, f"gaming days {first.isoformat()} to {last.isoformat()}", first, last)

@@ -8,6 +8,7 @@ from typing import Any
 import psycopg
 
 from controller.cli.shown import shown
+from controller.core.money import fmt
 from floor.config import FloorConfig
 from floor.days import parse_ts
 from floor.gaps import age_text, open_gaps, resend_command
@@ -64,6 +65,11 @@ def refused_latest(conn: Conn) -> tuple[int, str, str, datetime] | None:
     return (int(row[0]), str(row[1]), str(row[2]), row[3]) if row else None
 
 
+def _dollars(amount: object) -> str:
+    """Cents as the operator reads every other amount; anything else a table's message said, shown as it came."""
+    return fmt(amount) if isinstance(amount, int) and not isinstance(amount, bool) else shown(amount)
+
+
 def status_text(tables: list[TableLive], conn: Conn, grace_s: float) -> str:
     refused = refused_text(conn)
     if not tables:
@@ -79,7 +85,7 @@ def status_text(tables: list[TableLive], conn: Conn, grace_s: float) -> str:
         alerts += [f"tilt {shown(k)}" for k in t.tilts]
         alerts += [f"device {shown(d)}: {shown(why)}" for d, why in t.faults.items()]
         alerts += [
-            f"jackpot pending {shown(j['level'])} {shown(j['amount'])}c seat {shown(j['seat'])}"
+            f"jackpot pending {shown(j['level'])} {_dollars(j['amount'])} seat {shown(j['seat'])}"
             for j in t.pending_jackpots.values()
         ]
         alerts += [

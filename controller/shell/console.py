@@ -191,11 +191,40 @@ LINES: Mapping[str, _Line] = {
     "table.stopped": lambda p, sealed: (
         f"TABLE STOPPED at once ({p['by']}) in {p['phase']}{_in_play(p['round_no'])}; at the next start: {p['what']}"
     ),
+    "table.recovered": lambda p, sealed: (
+        f"table recovered in {p['phase']}{_round(p['round_no'])} ({p['policy']}){_after(p)}: {p['what']}"
+    ),
+    "device.out_of_order": lambda p, sealed: (
+        f"DEVICE OUT OF ORDER: {p['device']} ({p['reason']}{_again(p)}); {p['takes_over']} takes over, "
+        f"{_deals_by(p['dealing_method'])}"
+    ),
+    "device.back_in_service": lambda p, sealed: (
+        f"device {p['device']} back in service; {_deals_by(p['dealing_method'])}"
+    ),
+    "device.unusable": lambda p, sealed: f"DEVICE UNUSABLE: {p['device']} ({p['reason']}); {p['remedy']}",
 }
 
 
 def _in_play(round_no: int | None) -> str:
     return "" if round_no is None else f", round {round_no} left in play"
+
+
+def _round(round_no: int | None) -> str:
+    return "" if round_no is None else f", round {round_no}"
+
+
+def _after(p: Mapping[str, Any]) -> str:
+    """The stop on purpose a restart follows (`after_stop`); a crash's restart has none."""
+    stop = p.get("after_stop")
+    return f" after the stop at seq {stop['seq']} ({stop['by']})" if isinstance(stop, Mapping) else ""
+
+
+def _again(p: Mapping[str, Any]) -> str:
+    return "; said again at the restart" if p.get("restored") else ""
+
+
+def _deals_by(method: object) -> str:
+    return f"dealing by {method}" if method else "NO DEALING METHOD usable (no_method)"
 
 
 def _still_out(p: Mapping[str, Any]) -> str:
@@ -204,9 +233,7 @@ def _still_out(p: Mapping[str, Any]) -> str:
     out = p.get("out_of_order")
     if not out or not isinstance(out, Mapping):
         return ""
-    method = p.get("dealing_method")
-    how = f"dealing by {method}" if method else "NO DEALING METHOD usable (no_method)"
-    return f"; out of order: {', '.join(sorted(map(str, out)))}; {how}"
+    return f"; out of order: {', '.join(sorted(map(str, out)))}; {_deals_by(p.get('dealing_method'))}"
 
 
 def _asked(p: Mapping[str, Any]) -> str:
@@ -253,5 +280,11 @@ class Console:
         self._out.flush()
 
     async def run(self) -> None:
-        while True:
-            self.write(await self._events.get())
+        try:
+            while True:
+                self.write(await self._events.get())
+        finally:
+            # A stop journals its record (table.stopped) and cancels this display in the same turn of the loop: what
+            # is queued is written as the log stops, or the terminal would end without the stop's line.
+            while not self._events.empty():
+                self.write(self._events.get_nowait())

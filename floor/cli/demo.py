@@ -17,8 +17,8 @@ thirteen hearts from the top (a sim script), so a linked hit comes within three 
 validated at the table, reported paid to the link by the table itself, and the meter reseeded. An enrolled key goes
 into the link's [[supervisors]] too (the link restarted on its database), so the console's link verbs work with it.
 
-With --rounds N every table plays N rounds (its simulated floorperson validating jackpots) and the demo exits 0
-once the floor has archived every table's N rounds, printing the link's reconciliation (`tablectl link report`).
+With --rounds N every table plays N rounds (its simulated floorperson validating jackpots) and the demo exits 0 once
+the floor archived them, printing `tablectl link report`. Its floor config is printed for `tablectl floor`/`report`.
 """
 
 from __future__ import annotations
@@ -265,20 +265,20 @@ async def _demo(args: argparse.Namespace, workdir: Path) -> int:
         pit_lines = "\n".join(
             f'"{pit}" = [{", ".join(repr(t) for t in ts)}]'.replace("'", '"') for pit, ts in pits.items()
         )
-        config = parse_floor_config(
+        floor_toml = workdir / "floor.toml"
+        floor_toml.write_text(
             f'name = "demo-floor"\n[database]\ndsn = "{dsn}"\n'
             f'[mqtt]\nbroker = "{broker}"\nprefix = "{PREFIX}"\nclient_id = "tablectl-floor-demo-{os.getpid()}"\n'
-            f'[console]\nlisten = "{http}"\ndemo_approve_all = true\n[console.pits]\n{pit_lines}\n',
-            "the demo's floor config",
+            f'[console]\nlisten = "{http}"\ndemo_approve_all = true\n[console.pits]\n{pit_lines}\n'
         )
-        service = FloorService(config)
+        service = FloorService(parse_floor_config(floor_toml.read_text(), str(floor_toml)))
         rng = random.Random(args.seed)
         tables = [Table(tid, source, workdir, broker, args.rounds, rng.randrange(1 << 30)) for tid, source, _ in TABLES]
         link = Link(workdir, cluster.create_database("link"), broker)
-        return await _run(service, tables, link, args.rounds)
+        return await _run(service, tables, link, args.rounds, floor_toml)
 
 
-async def _run(service: FloorService, tables: list[Table], link: Link, rounds: int | None) -> int:
+async def _run(service: FloorService, tables: list[Table], link: Link, rounds: int | None, floor_toml: Path) -> int:
     floor = asyncio.create_task(service.run(), name="floor")
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -311,6 +311,7 @@ async def _run(service: FloorService, tables: list[Table], link: Link, rounds: i
         await t.start()
     linked = " and ".join(LINKED)
     print(f"tablectl demo --floor: link {LINK_ID} open: {linked} on one linked progressive", flush=True)
+    print(f"tablectl demo --floor: floor config for `tablectl floor` and `tablectl report`: {floor_toml}", flush=True)
     print(f"tablectl demo --floor: open {console.url} (enrol a key, then log in)", flush=True)
     try:
         if rounds is None:

@@ -188,3 +188,60 @@ def test_a_table_reopened_with_a_device_out_of_order_says_what_it_deals_by() -> 
         "table open: Mississippi Stud (chapter 655a), 6 seats; out of order: shoe, shuffler; NO DEALING METHOD "
         "usable (no_method)"
     )
+
+
+async def test_a_stop_at_once_is_shown_though_the_log_is_stopped_right_after_it() -> None:
+    """The runner journals `table.stopped` and cancels the display in the same turn of the loop (`tablectl run
+    --live-log`, the demo): the line still queued is written as the log stops; before, the terminal never showed it."""
+    out = io.StringIO()
+    queue: asyncio.Queue[JournaledEvent] = asyncio.Queue()
+    task = asyncio.create_task(Console(queue, out).run())
+    await asyncio.sleep(0)  # the log waits for its next event, as it does between a table's steps
+    stop = {"by": "SIGTERM", "phase": "decision", "round_no": 4, "policy": "resume_decisions", "what": "asked again"}
+    queue.put_nowait(_event("table.stopped", stop))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert "TABLE STOPPED at once (SIGTERM) in decision, round 4 left in play; at the next start: asked again" in (
+        out.getvalue()
+    )
+
+
+def test_a_restart_says_what_it_recovered_and_which_stop_it_follows() -> None:
+    """The terminal of a table started again said nothing of the recovery: the journal's `table.recovered` (and the
+    stop it follows, `after_stop`) is the first thing the operator who restarted it needs to read."""
+    what = "every card is recorded: the seat whose turn it was is asked again"
+    base: dict[str, object] = {"phase": "decision", "policy": "resume_decisions", "round_no": 4, "what": what}
+    assert describe(_event("table.recovered", {**base, "after_stop": {"seq": 281, "by": "SIGTERM"}})) == (
+        f"table recovered in decision, round 4 (resume_decisions) after the stop at seq 281 (SIGTERM): {what}"
+    )
+    closed: dict[str, object] = {
+        "phase": "closed",
+        "policy": "open_as_usual",
+        "round_no": None,
+        "what": "opens as usual",
+    }
+    assert describe(_event("table.recovered", closed)) == "table recovered in closed (open_as_usual): opens as usual"
+
+
+def test_a_device_marked_out_of_order_or_held_says_what_the_table_deals_by() -> None:
+    """A signed mark, a mark said again at a restart, its end, and a device held unusable each changed how the
+    table deals, yet the terminal showed none of them."""
+    mark: dict[str, object] = {"device": "shuffler", "reason": "covered", "takes_over": "manual shuffle and cut"}
+    assert describe(_event("device.out_of_order", {**mark, "dealing_method": "automated_shoe", "decks": None})) == (
+        "DEVICE OUT OF ORDER: shuffler (covered); manual shuffle and cut takes over, dealing by automated_shoe"
+    )
+    again = {**mark, "dealing_method": None, "restored": True}
+    assert describe(_event("device.out_of_order", again)) == (
+        "DEVICE OUT OF ORDER: shuffler (covered; said again at the restart); manual shuffle and cut takes over, "
+        "NO DEALING METHOD usable (no_method)"
+    )
+    back = describe(_event("device.back_in_service", {"device": "shuffler", "dealing_method": "automated_shoe"}))
+    assert back == "device shuffler back in service; dealing by automated_shoe"
+    held: dict[str, object] = {
+        "device": "shoe",
+        "reason": "jam",
+        "phase": "betting",
+        "remedy": "clear the shoe and restart it",
+    }
+    assert describe(_event("device.unusable", held)) == "DEVICE UNUSABLE: shoe (jam); clear the shoe and restart it"

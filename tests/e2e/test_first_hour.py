@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.supervisor.verbs import VERBS, roles_for
 from tests.e2e.sim_devices import DEMO, ROOT, read_until, running_simulators, started
 from tests.tablectl_runs import TABLECTL
 
@@ -93,19 +94,23 @@ def test_floor_names_the_fix_for_a_missing_password_file(tmp_path: Path) -> None
     assert "put the database password on its first line" in out.stderr and "remove password_file" in out.stderr
 
 
-def test_readme_keygen_makes_the_key_id_its_send_line_signs_with(tmp_path: Path) -> None:
+def test_readme_keygen_makes_the_key_its_send_line_signs_with(tmp_path: Path) -> None:
     """README's "Supervisor commands": the entry keygen printed named key_id "anna" while the send line signed as
-    "floor-anna", so the table rejected the README's own command as an unknown key."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    "floor-anna", so the table rejected the README's own command as an unknown key; then keygen's default role
+    (floorperson) may not send the README's verb (mark_out_of_order): rejected as role_not_allowed."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").replace("\\\n", " ")
     keygen = next(line for line in readme.splitlines() if line.startswith(".venv/bin/tablectl command keygen"))
     send = next(line for line in readme.splitlines() if line.startswith(".venv/bin/tablectl command send"))
     args = shlex.split(keygen.split("#")[0])[1:]
     out = subprocess.run([*TABLECTL, *args], cwd=tmp_path, capture_output=True, text=True, timeout=30, check=False)
     assert out.returncode == 0, out.stderr
     printed = re.search(r'^key_id = "([^"]+)"$', out.stdout, re.MULTILINE)
+    role = re.search(r'^role = "([^"]+)"$', out.stdout, re.MULTILINE)
     signed = re.search(r"--key-id ([^ ]+)", send)
-    assert printed is not None and signed is not None
+    assert printed is not None and signed is not None and role is not None
     assert printed.group(1) == signed.group(1)
+    verb = next(word for word in shlex.split(send) if word in VERBS)
+    assert role.group(1) in roles_for(verb), f"keygen's entry has role {role.group(1)}, which may not {verb}"
 
 
 def test_a_second_demo_on_the_same_journal_is_refused(tmp_path: Path) -> None:

@@ -76,6 +76,9 @@ def test_a_gaming_day_starts_at_its_local_hour_and_a_spring_day_has_23_hours() -
         datetime(2026, 11, 22, 11, 0, tzinfo=UTC),  # 06:00 EST on the 22nd
     )
     assert range_period(date(2026, 11, 1), date(2026, 11, 30), gd).end == day_period(date(2026, 11, 30), gd).end
+    # The days typed the wrong way round: the message said only that, not the command that works.
+    with pytest.raises(ValueError, match="is before --from 2026-11-28: give the earlier gaming day to --from "):
+        range_period(date(2026, 11, 28), date(2026, 11, 20), gd)
     with pytest.raises(KeyError, match="the config's shifts: day, swing, grave"):
         config.shift("night")
 

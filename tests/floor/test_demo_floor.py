@@ -81,6 +81,7 @@ def test_ctrl_c_stops_the_floor_demo_with_no_error_logged() -> None:
                 break
         assert broker.startswith("mqtt://127.0.0.1:"), "".join(lines)[-3000:]
         _until_a_round_completes(broker)
+        _floor_commands_read_its_archive(lines)
         os.killpg(demo.pid, signal.SIGINT)
         lines += demo.stdout.readlines()
         code = demo.wait(timeout=60)
@@ -93,6 +94,18 @@ def test_ctrl_c_stops_the_floor_demo_with_no_error_logged() -> None:
     logged = [json.loads(line) for line in lines if line.startswith("{")]
     assert logged, output[-3000:]
     assert [e for e in logged if e.get("level") in ("error", "critical")] == [], output[-3000:]
+
+
+def _floor_commands_read_its_archive(lines: list[str]) -> None:
+    """docs/floor.md's `tablectl floor --config F status` and `round`, and `tablectl report`, on the demo's archive: the
+    demo wrote its floor config nowhere an operator could give them. It is printed before the URL."""
+    said = [line for line in lines if "floor config for `tablectl floor` and `tablectl report`: " in line]
+    assert said, "".join(lines)[-3000:]
+    config = said[0].rsplit(": ", 1)[1].strip()
+    checked = tablectl("floor", "--config", config, "check-config", timeout=60)
+    assert checked.returncode == 0 and "database reachable" in checked.stdout, checked.stdout + checked.stderr
+    status = tablectl("floor", "--config", config, "status", timeout=60)
+    assert status.returncode == 0, status.stdout + status.stderr[-2000:]
 
 
 def _until_a_round_completes(broker: str) -> None:
