@@ -15,6 +15,7 @@ from controller.core.shown import shown
 from controller.mqtt.contract import Birth, DeviceStatus, ProgressiveMeter, TableEvent, TableStatus
 from floor.days import parse_ts
 
+COUNTING_CHIPS = "counting chips"
 # The phase a table is in after each event that moves the round on (docs/events.md); other events leave it.
 PHASE_AFTER: dict[str, str] = {
     "table.opened": "opening",
@@ -22,7 +23,14 @@ PHASE_AFTER: dict[str, str] = {
     "shuffle.completed": "shuffled",
     "betting.opened": "betting",
     "no_more_bets": "locking",
+    # Every lock confirmed: the deal follows at once, unless a counted wager's chips are to be counted first.
     "lockout.confirmed": "dealing",
+    # The dealer's chip count of the counted wagers awaited before any card (.8(b); the engine's RECONCILING), again
+    # after a floorperson's recount or a restart: the table is not dealing until its `deal.started`.
+    "chip_count.requested": COUNTING_CHIPS,
+    "deal.started": "dealing",
+    # A table older than `deal.started` deals at once from a count that matches: the deal starts there.
+    "chip_count.reconciled": "dealing",
     "decision.requested": "decision",
     "hand.settled": "settling",
     "round.completed": "complete",

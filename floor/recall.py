@@ -24,7 +24,7 @@ from controller.cli.shown import shown
 from controller.core.digits import is_ascii_digits
 from controller.core.money import fmt
 from floor.journals import journal_span
-from floor.marks import MARK_EVENTS, marks_text, note_marks
+from floor.marks import MARK_EVENTS, mark_line, marks_text, note_marks
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -127,6 +127,8 @@ def summarize(type_: str, p: dict[str, Any]) -> str:
     if type_.endswith(".settled"):
         amount, paid = money_text(p.get("amount")), money_text(p.get("paid"))
         return f"{seat}{p.get('hand', '')} {amount} {p.get('outcome')} paid {paid}"
+    if type_ == "device.out_of_order":
+        return mark_line(p)
     if type_ == "wager.accepted":
         return f"{seat}{p.get('spot')} {money_text(p.get('amount'))}"
     if type_ == "no_more_bets":

@@ -19,7 +19,7 @@ from floor.console.results import RoundTally
 from floor.gaps import MAX_SEQS, open_gaps
 from floor.links import LinkLive
 from floor.live import ALERT_STATES, JACKPOT_PENDING, TableLive, is_tilt
-from floor.marks import note_marks
+from floor.marks import note_marks, note_this_round
 from floor.messages import Incoming, LinkIncoming
 from floor.recall import money_text, summary_or_problem
 
@@ -84,6 +84,7 @@ class TableExtra:
     method_usable: bool = True
     shuffle: str | None = None  # the shuffler, or what took over when it was covered (13(g))
     out_of_order: dict[str, str | None] = field(default_factory=dict)  # device -> what took over (floor/marks.py)
+    this_round: dict[str, str] = field(default_factory=dict)  # what becomes of the round a mark was made in
     completed_at: deque[str] = field(default_factory=lambda: deque(maxlen=500))
     lines: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
     rounds: RoundTally = field(default_factory=RoundTally)  # the last round's result, for the tile
@@ -107,6 +108,7 @@ def note_event(x: TableExtra, type_: str, ts: str, p: object, round_id: str | No
         x.method_usable = p["dealing_method"] is not None
     note_shuffle(x, type_, p)
     note_marks(x.out_of_order, type_, p)
+    note_this_round(x.this_round, type_, p, round_id)
 
 
 def note_shuffle(x: TableExtra, type_: str, p: dict[str, Any]) -> None:
@@ -211,6 +213,7 @@ class FloorView:
             "no_method": None if usable else live.blocks.get("no_method", ""),
             "shuffle": x.shuffle,
             "out_of_order": dict(x.out_of_order),
+            "this_round": dict(x.this_round) or None,  # round_id, text
             "tilts": dict(live.tilts),
             "blocks": dict(live.blocks),
             "devices": {k: dict(v) for k, v in live.devices.items()},

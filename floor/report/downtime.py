@@ -15,6 +15,17 @@ from datetime import datetime
 from typing import Any
 
 Key = tuple[str, str]  # table, device
+# The events that say a device down or up (`note`), and the archive's last of them on each device before the period,
+# its mark (out of order, back in service) and its hold apart: a covered device that identified is still out of order.
+# On events_type_ts (type, ts): device events alone, never the rounds' (tests/floor/test_report_down_before.py).
+SAID = ["device.offline", "device.unusable", "device.out_of_order", "device.online", "device.back_in_service",
+        "device.fault_cleared"]  # fmt: skip
+LAST_BEFORE = """SELECT DISTINCT ON (table_id, device, mark) table_id, device, type, payload FROM (
+    SELECT table_id, coalesce(payload->>'device_id', payload->>'device') AS device, ts, seq, type, payload,
+           type IN ('device.out_of_order', 'device.back_in_service') AS mark
+    FROM events e WHERE type = ANY(%s) AND ts < %s{tables}) said
+ORDER BY table_id, device, mark, ts DESC, seq DESC"""
+DOWN = ("device.offline", "device.unusable", "device.out_of_order")
 # A row's note: a stretch of it began before the period (a restored mark or hold) and is counted from its start.
 BEFORE = "down from before the period"
 
@@ -53,6 +64,18 @@ class Downtime:
                 self._restored(key)
             self.since.setdefault(key, ts)
             self.down.setdefault(key, 0.0)
+
+    def before_start(self, rows: list[tuple[Any, ...]]) -> None:
+        """The archive's last word on each device before the period (LAST_BEFORE): one marked out of order or held
+        then is down from the period's start, though nothing in the period says it again (no restart)."""
+        for table, device, type_, p in rows:
+            key = (str(table), str(device))
+            if type_ == "device.out_of_order":
+                self.covered.add(key)
+            if type_ in DOWN or (type_ == "device.fault_cleared" and isinstance(p, dict) and p.get("still_held")):
+                self.since[key] = self.start
+                self.before.add(key)
+                self.down.setdefault(key, 0.0)
 
     def _restored(self, key: Key) -> None:
         """A restart said again a mark or hold it kept, and no stretch of the device is open: the original's goes on."""

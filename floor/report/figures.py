@@ -14,7 +14,7 @@ import psycopg
 
 from controller.core.irregularities import IRREGULARITIES
 from floor.days import Period
-from floor.report.downtime import Downtime
+from floor.report.downtime import LAST_BEFORE, SAID, Downtime
 from floor.report.owner import Claims, condition, prepare
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -301,6 +301,8 @@ def _timelines(
     )
     end = scope.period.end
     downtime = Downtime(end, scope.period.start)
+    tables, more = scope.tables()
+    downtime.before_start(_rows(conn, LAST_BEFORE.format(tables=tables), [SAID, scope.period.start, *more]))
     tilt_open: dict[tuple[str, str], tuple[datetime, str]] = {}
     tilts: list[tuple[str, str, str, str | None, float]] = []
     commands: dict[tuple[str, str, str], int] = defaultdict(int)

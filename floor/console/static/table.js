@@ -29,7 +29,9 @@ export function renderNow(t) {
   const rows = [["state", t.state], ["reason", t.reason || "-"], ["phase", el("span", {}, `${t.phase} for `,
     el("span", { class: "in-phase", "data-since": t.phase_since || "" }, since(t.phase_since)))], ["round", t.round_id || "-"],
     ["dealing method", t.no_method != null ? "none usable (no_method)" : t.dealing_method || "-"], ["shuffle", t.shuffle || "-"],
-    ["out of order", marksText(t.out_of_order) || "none"], ["players", t.players],
+    ["out of order", marksText(t.out_of_order) || "none"], ["round in play",
+      t.this_round ? `${t.this_round.round_id}: ${t.this_round.text}` : "-"],
+    ["players", t.players],
     ["open tilts", Object.keys(t.tilts).join(", ") || "none"], ["blocks", Object.keys(t.blocks).join(", ") || "none"],
     ["links", (t.links || []).map((l) => `${l.link_id} ${l.status}, ${l.leased ? "leased" : "no lease"}`)
       .join("; ") || "none"]];
