@@ -22,7 +22,9 @@ def open_betting(ctx: StepContext) -> None:
     station still locked from the last round."""
     n = ctx.s.rounds_played + 1
     ctx.s.rounds_played = n
-    ctx.s.round = RoundState(number=n, round_id=f"{ctx.s.table_id}-r{n:06d}", deck=ctx.s.next_deck)
+    ctx.s.round = RoundState(
+        number=n, round_id=f"{ctx.s.table_id}-r{n:06d}", deck=ctx.s.next_deck, deck_counted=ctx.shuffler_counts()
+    )
     ctx.s.phase = Phase.BETTING
     # A station that cannot be reached cannot open; its seat simply takes no wagers until it is back.
     ctx.r.unlocks_pending = set(range(1, ctx.seats + 1)) - set(ctx.s.stations_down)
