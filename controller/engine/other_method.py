@@ -122,10 +122,9 @@ def no_order(ctx: StepContext) -> str | None:
     if len(ctx.s.deck_order) == 52 or "shuffle_order" in ctx.s.blocks:
         return None
     return (
-        f"no more bets is refused for this round: dealing from the hand needs the automated shuffler's card order "
-        f"({ctx.rule('9(a)(1)')}) and this deck's shuffle gave none; put the shoe back in service (the deck is in "
-        f"it), or a floorperson directs a reshuffle ({ctx.rule('5(a)')}) on a card-reading shuffler, the wagers on "
-        "the layout returned"
+        f"dealing this deck from the hand needs the automated shuffler's card order ({ctx.rule('9(a)(1)')}) and its "
+        f"shuffle gave none: put the shoe back in service (the deck is in it), or a floorperson directs a reshuffle "
+        f"({ctx.rule('5(a)')}) on a card-reading shuffler, the wagers on the layout returned"
     )
 
 
@@ -190,7 +189,8 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
         # Past "no more bets": what the dealer does with the round in play, which `dealing_method` (the next round's)
         # does not say.
         payload["this_round"] = "void" if was_dealing else ctx.s.round.method
-    payload["remedy"] = no_order(ctx)  # in betting: what the round waits for before "no more bets"
+    waits = no_order(ctx)  # in betting: what the round waits for before "no more bets"
+    payload["remedy"] = f'"no more bets" is refused until then: {waits}' if waits else None
     ctx.emit("device.out_of_order", ctx.rule("13(g)"), {k: v for k, v in payload.items() if k != "remedy" or v})
     if usable is None:
         ctx.block("no_method", no_method(ctx, dev))

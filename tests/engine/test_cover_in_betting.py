@@ -12,10 +12,11 @@ from __future__ import annotations
 import pytest
 
 from controller.engine.commands import DeviceCommand, Shuffle
-from controller.engine.inputs import FloorpersonDecision, Input, MarkOutOfOrder, OpenTable
+from controller.engine.inputs import FloorpersonDecision, Input, MarkOutOfOrder, OpenTable, Recover
 from controller.engine.round import RoundEngine
 from controller.engine.state import Phase, TableState
 from controller.games.registry import SPECS
+from controller.store import snapshot
 from drivers.interfaces import ShuffleCompleted
 from tests.engine.chapter_faults import cite, counting, remedy
 from tests.engine.conftest import PureTable, decide_all, enter_player, example_rules
@@ -108,3 +109,15 @@ def test_an_empty_layout_closes_betting_at_once(chapter: str) -> None:
     marked = t.feed(MarkOutOfOrder("shoe"))
     assert "shuffle_order" in remedy(marked, "table.blocked").payload["reasons"]
     assert t.state.phase is Phase.BLOCKED and t.state.round is None
+
+
+@pytest.mark.parametrize("chapter", HAND_AND_SHOE)
+def test_the_wait_outlasts_a_restart(chapter: str) -> None:
+    t = shoe_table(chapter)
+    wagers = on_layout(t)
+    t.feed(MarkOutOfOrder("shoe"))
+    t.state = snapshot.decode(snapshot.encode(t.state))
+    t.feed(Recover())
+    assert on_layout(t) == wagers, "the wagers accepted stand"
+    assert remedy(t.press("no_more_bets"), "no_more_bets.refused").rule == cite(chapter, "9(a)(1)")
+    assert "no_more_bets" not in t.types()
