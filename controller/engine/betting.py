@@ -14,7 +14,7 @@ from drivers.interfaces import TERMINAL_SPOTS, LockAcknowledged, WagerDetected
 
 # Blocks that stop a round already in betting from being dealt (others only stop the next round). The shuffler is
 # not among them: the round's deck was shuffled before betting opened.
-_STOPS_DEALING = ("device:shoe", "no_method", "deck_removed")
+_STOPS_DEALING = ("device:shoe", "no_method", "deck_removed", "shuffle_order")
 
 
 def open_betting(ctx: StepContext) -> None:
@@ -22,7 +22,9 @@ def open_betting(ctx: StepContext) -> None:
     station still locked from the last round."""
     n = ctx.s.rounds_played + 1
     ctx.s.rounds_played = n
-    ctx.s.round = RoundState(number=n, round_id=f"{ctx.s.table_id}-r{n:06d}", deck=ctx.s.next_deck)
+    ctx.s.round = RoundState(
+        number=n, round_id=f"{ctx.s.table_id}-r{n:06d}", deck=ctx.s.next_deck, deck_counted=ctx.shuffler_counts()
+    )
     ctx.s.phase = Phase.BETTING
     # A station that cannot be reached cannot open; its seat simply takes no wagers until it is back.
     ctx.r.unlocks_pending = set(range(1, ctx.seats + 1)) - set(ctx.s.stations_down)
@@ -126,7 +128,8 @@ def no_more_bets(ctx: StepContext) -> None:
     if stops:
         ctx.emit(
             "no_more_bets.refused",
-            ctx.rule("13(g)"),
+            # No card order to deal from the hand (the shoe covered in betting): .9(a)(1), not a device's .13(g).
+            ctx.rule("9(a)(1)") if list(stops) == ["shuffle_order"] else ctx.rule("13(g)"),
             {"reason": "the cards cannot be dealt: " + "; ".join(stops.values()), "blocks": sorted(stops)},
         )
         return
@@ -180,11 +183,23 @@ def _players(ctx: StepContext) -> list[int]:
             continue
         for spot, amount in sorted(st.wagers.items()):  # not a player: everything goes back
             offer = ctx.setup.offers.get(spot)
-            rule = offer.rule if offer else ctx.rule("player")
-            ctx.emit("wager.returned", rule, {"seat": n, "spot": spot, "amount": amount, "reason": why})
-            accounts.give_back(ctx, n, spot, amount, rule, why)
+            _give_back(ctx, n, spot, amount, offer.rule if offer else ctx.rule("player"), why)
         st.wagers.clear()
     return players
+
+
+def return_standing(ctx: StepContext, rule: str, why: str) -> None:
+    """Every wager on the layout goes back before "no more bets" (a floorperson's reshuffle, .5(a)): none was locked,
+    so no round of play began and there is nothing to void (.13's voids are "during a round of play")."""
+    for n, st in sorted(ctx.r.seats.items()):
+        for spot, amount in sorted(st.wagers.items()):
+            _give_back(ctx, n, spot, amount, rule, why)
+        st.wagers.clear()
+
+
+def _give_back(ctx: StepContext, seat: int, spot: str, amount: int, rule: str, why: str) -> None:
+    ctx.emit("wager.returned", rule, {"seat": seat, "spot": spot, "amount": amount, "reason": why})
+    accounts.give_back(ctx, seat, spot, amount, rule, why)
 
 
 def lock_acknowledged(ctx: StepContext, inp: LockAcknowledged) -> None:

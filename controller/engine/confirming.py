@@ -3,7 +3,7 @@ commands), the keypad's counts, and the floorperson's rulings; each goes to the 
 
 from __future__ import annotations
 
-from controller.engine import boundary, chip_count, dealing, deck_life, shuffling
+from controller.engine import betting, boundary, chip_count, dealing, deck_life, shuffling
 from controller.engine.context import StepContext
 from controller.engine.inputs import Confirm, CountEntered, FloorpersonDecision
 from controller.engine.state import Phase
@@ -67,6 +67,12 @@ def floorperson_decision(ctx: StepContext, d: FloorpersonDecision) -> None:
             None,
             {"about": d.about, "decision": d.decision, "floorperson": d.floorperson, "note": d.note},
         )
+        if ctx.s.phase is Phase.BETTING and ctx.s.round is not None:
+            # The shoe covered in betting left a deck the hand cannot deal (no card order, .9(a)(1)): the cards are
+            # shuffled again "when directed by a floorperson or above" (.5(a)), so the wagers standing for this deck
+            # go back and betting closes; the shuffle's order opens the next round's betting.
+            betting.return_standing(ctx, ctx.rule("5(a)"), "a floorperson directed a reshuffle before no more bets")
+            boundary.pause_empty_betting(ctx)
         boundary.unblock(ctx, "shuffle_order", "floorperson")
     else:
         ctx.ignored(f"floorperson decision on {d.about!r}", "nothing awaits that decision")

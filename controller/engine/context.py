@@ -147,7 +147,16 @@ class StepContext:
         return "shuffler" in self.s.out_of_order
 
     def shuffler_counts(self) -> bool:
+        """Whether the table's next deck is counted by its shuffler (.5(b)): a counting shuffler in service."""
         return self.opts.shuffler_counts and not self.manual_shuffle()
+
+    def deck_counted(self) -> bool:
+        """Whether the round's own deck was counted by the shuffler that shuffled it (`RoundState.deck_counted`, set as
+        betting opens), whatever was covered or put back since; the devices in service for a round stored without it."""
+        r = self.s.round
+        if r is not None and r.deck_counted is not None:
+            return r.deck_counted
+        return self.shuffler_counts()
 
     def lock_rule(self) -> str:
         """The "no more bets" and lock-out rule of the dealing method in use."""

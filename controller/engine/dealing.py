@@ -188,7 +188,7 @@ def finish_deal(ctx: StepContext, stub: int) -> None:
         voiding.void_exposed(ctx)
         return
     life = ctx.s.decks.get(r.deck, DeckLife())
-    if not ctx.shuffler_counts() and life.rounds_since_count >= ctx.opts.stub_count_every:
+    if not ctx.deck_counted() and life.rounds_since_count >= ctx.opts.stub_count_every:
         ctx.s.phase = Phase.STUB_COUNT
         r.stub_rule = ctx.stub_rules()[0]
         r.stub_expected = 52 - len(r.dealt) - len(r.discarded)

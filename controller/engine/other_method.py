@@ -99,6 +99,40 @@ def held_by_hand(ctx: StepContext, why: str, until: str) -> None:
     )
 
 
+def order_follows_method(ctx: StepContext, by: str) -> None:
+    """The dealing method changed: a round in betting that the table can no longer deal waits (`no_order`); dealing by
+    another method than the hand again (the shoe back in service), the `shuffle_order` block goes."""
+    if ctx.table_method != "hand":
+        boundary.unblock(ctx, "shuffle_order", f"{by}: the table no longer deals from the hand")
+        return
+    remedy = no_order(ctx)
+    if remedy is not None:
+        ctx.block("shuffle_order", remedy)
+        boundary.pause_empty_betting(ctx)  # nothing on the layout: betting closes now
+
+
+def no_order(ctx: StepContext) -> str | None:
+    """Turned to the hand in betting (the shoe covered), the round's deck was shuffled for the shoe: a shuffler that
+    gives no card order leaves nothing this engine can lay the hand's layout from (.9(a)(1)). The table knows it before
+    "no more bets" (.9(a)(3): "prior to dealing any cards"), so that is refused (`shuffle_order` stops dealing) instead
+    of locking wagers for a round voided at its deal; the wagers stand (docs/rules.md). The remedy, or None."""
+    r = ctx.s.round
+    if ctx.table_method != "hand" or r is None or r.method is not None or ctx.s.phase is not Phase.BETTING:
+        return None
+    if len(ctx.s.deck_order) == 52 or "shuffle_order" in ctx.s.blocks:
+        return None
+    return (
+        f"dealing this deck from the hand needs the automated shuffler's card order ({ctx.rule('9(a)(1)')}) and its "
+        f"shuffle gave none: put the shoe back in service (the deck is in it), or a floorperson directs a reshuffle "
+        f"({ctx.rule('5(a)')}) on a card-reading shuffler, the wagers on the layout returned"
+    )
+
+
+def method_changed(ctx: StepContext, by: str) -> None:
+    hold_follows_method(ctx, by)
+    order_follows_method(ctx, by)
+
+
 def hold_follows_method(ctx: StepContext, by: str) -> None:
     """The dealing method changed (the shuffler marked out of order or back in service): a held shoe blocks only a
     round that would deal from it. Dealing by hand again, its block is cleared but the hold stands (`devices_down`,
@@ -155,11 +189,13 @@ def mark_out_of_order(ctx: StepContext, inp: MarkOutOfOrder) -> None:
         # Past "no more bets": what the dealer does with the round in play, which `dealing_method` (the next round's)
         # does not say.
         payload["this_round"] = "void" if was_dealing else ctx.s.round.method
-    ctx.emit("device.out_of_order", ctx.rule("13(g)"), payload)
+    waits = no_order(ctx)  # in betting: what the round waits for before "no more bets"
+    payload["remedy"] = f'"no more bets" is refused until then: {waits}' if waits else None
+    ctx.emit("device.out_of_order", ctx.rule("13(g)"), {k: v for k, v in payload.items() if k != "remedy" or v})
     if usable is None:
         ctx.block("no_method", no_method(ctx, dev))
     ctx.s.blocks.pop(f"device:{dev}", None)
-    hold_follows_method(ctx, f"{dev} out of order")
+    method_changed(ctx, f"{dev} out of order")
     if was_dealing:
         device_holds.shoe_void(ctx, f"the dealing shoe was marked out of order in {ctx.s.phase}: {COVERED}")
     elif was_shuffling:
@@ -187,7 +223,7 @@ def back_in_service(ctx: StepContext, dev: str) -> None:
         ctx.emit("device.back_in_service", ctx.rule("13(g)"), {"device": dev, "dealing_method": usable})
         if usable is not None:
             boundary.unblock(ctx, "no_method", f"{dev} back in service")  # else the other device still stops it
-        hold_follows_method(ctx, f"{dev} back in service")
+        method_changed(ctx, f"{dev} back in service")
 
 
 def marks_restored(ctx: StepContext) -> None:

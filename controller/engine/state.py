@@ -141,6 +141,12 @@ class RoundState:
     # another method (docs/rules.md). None: the round deals by the table's method in use. The values of
     # spec.DealingMethod, spelled here: plain data sits beside spec in the engine's layers, not above it.
     method: Literal["automated_shoe", "manual_shoe", "hand"] | None = None
+    # Whether a counting shuffler in service shuffled and counted this round's deck (.5(b)), as betting opened: the
+    # stub count (.8(f), .9(d), .10(d)) is owed "if an automated card shuffling device, which counts ..., is not being
+    # used" for the round, so a cover after its shuffle does not make the dealer count a deck the shuffler counted,
+    # and a shuffler back in service after a shuffle by hand does not spare one nobody counted. None: a round stored
+    # before this field, which reads the devices in service (`StepContext.deck_counted`).
+    deck_counted: bool | None = None
 
     def clone(self) -> RoundState:
         return _copied(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -136,6 +137,7 @@ class TableMachine(RuleBasedStateMachine):
         self.liftable: set[tuple[object, ...]] = set()
         # Each round's dealing section (.8, .9 or .10): its "no more bets", lock-out, deal and stub cite one.
         self.sections: dict[str, str] = {}
+        self.locked: set[str] = set()  # the rounds whose "no more bets" was announced
 
     # -- the one way in -----------------------------------------------------------------------
 
@@ -152,6 +154,7 @@ class TableMachine(RuleBasedStateMachine):
             back_in_service_answer(before, inp.device, [e for e in effects if isinstance(e, DomainEvent)])
         self.status.feed([e for e in effects if isinstance(e, DomainEvent)])
         one_dealing_section(self.sections, [e for e in effects if isinstance(e, DomainEvent)])
+        not_locked_for_nothing(self.locked, state, self.spec.rule, [e for e in effects if isinstance(e, DomainEvent)])
         if isinstance(inp, LockAcknowledged) and inp.locked:
             self.locks_outstanding.discard(inp.seat)
         out = [e for e in effects if isinstance(e, DomainEvent)]
@@ -544,7 +547,9 @@ class TableMachine(RuleBasedStateMachine):
         elif phase == "shuffling":
             self.step(Confirm("dealer", "shuffled"))
         elif phase == "betting" and s.round is not None:
-            if not any(st.wagers for st in s.round.seats.values()):
+            if "shuffle_order" in s.blocks:  # no card order to deal this round from the hand: shuffle again (.5(a))
+                self.step(FloorpersonDecision("shuffle_order", "reshuffle"))
+            elif not any(st.wagers for st in s.round.seats.values()):
                 self.player(1 + len(self.events) % self.spec.seats(self.game_rules))
             else:
                 self.step(BUTTON["no_more_bets"])
@@ -632,6 +637,26 @@ def one_dealing_section(sections: dict[str, str], events: list[DomainEvent]) -> 
         if section.split(".")[-1] in ("8", "9", "10"):
             dealt_by = sections.setdefault(e.round_id, section)
             assert dealt_by == section, f"{e.type} cites {e.rule} in a round announced under {dealt_by}"
+
+
+def not_locked_for_nothing(
+    locked: set[str], state: TableState, rule: Callable[[str], str], events: list[DomainEvent]
+) -> None:
+    """A round whose wagers were locked is never voided for what the table knew before its "no more bets" (.9(a)(3):
+    announced "prior to dealing any cards"): the deck's card order, fixed by its shuffle (a hand round is announced
+    only with the 52 cards' order, .9(a)(1)), and whether any dealing method can deal it (the round's own method is
+    pinned by a mark after the lock, so none missing at the deal was missing at the lock, .13(g)). A void for a device
+    that fails after the lock (.13(f), a stand-in's .13(g)) or for the cards (.13(a)-(d), the stub) is none of these."""
+    for e in events:
+        if e.type == "no_more_bets" and e.round_id is not None:
+            locked.add(e.round_id)
+            if e.rule == rule("9(a)(3)"):
+                assert len(state.deck_order) == 52, "wagers locked for a round from the hand with no card order"
+        elif e.type == "round.voided" and e.round_id in locked:
+            why = str(e.payload.get("reason", ""))
+            assert e.rule != rule("9(a)(1)") and "no dealing method" not in why, (
+                f"a locked round voided for what the table knew before the lock: {e.rule} {why}"
+            )
 
 
 from drivers.interfaces import ButtonPressed  # noqa: E402
@@ -777,3 +802,32 @@ def test_exposure_after_a_player_left_settles_none_of_his_wagers(chapter: str, a
         (2, f"{w}.settled") for w in optional
     }
     assert machine.state.held_wagers == held == ({5: placed["5"]} if abandoned == "hold" else {})
+
+
+@pytest.mark.parametrize("chapter", ["643a", "655a", "683a"])
+def test_a_shoe_covered_in_betting_locks_no_wagers_for_a_round_it_cannot_deal(chapter: str) -> None:
+    """The case `not_locked_for_nothing` states, driven through the machine (its random walk meets it too seldom): an
+    automated-shoe table falling back to the hand, whose shuffler reads no order, its shoe covered while betting is
+    open with wagers on the layout. The wagers were locked and the round voided at its deal under .9(a)(1) before
+    docs/rules.md's reading; now no "no more bets" is announced for that deck and its wagers go back unlocked."""
+    machine = type(f"TableMachine_{chapter}", (TableMachine,), {"chapter": chapter})()
+    machine.open(
+        method="automated_shoe",
+        counts=True,
+        preinspected=True,
+        abandoned="lose",
+        two=False,
+        counted=False,
+        fallback="hand",
+    )
+    while machine.state.phase.value != "betting" or not machine.wagers:
+        machine.progress()
+    betting = machine.state.round
+    assert betting is not None and machine.state.deck_order == []
+    machine.step(MarkOutOfOrder("shoe"))
+    for _ in range(40):
+        machine.progress()
+    of_round = [e for e in machine.events if e.round_id == betting.round_id]
+    assert "no_more_bets" not in [e.type for e in of_round] and "round.voided" not in [e.type for e in of_round]
+    returned = {(e.payload["seat"], e.payload["spot"]) for e in of_round if e.type == "wager.returned"}
+    assert returned == {(n, spot) for n, st in betting.seats.items() for spot in st.wagers}

@@ -1,0 +1,123 @@
+"""The automated shoe covered (.13(g)) while betting is open, on a table falling back to the hand whose shuffler gives
+no card order (it counts, it does not read): the round's deck is in the covered shoe and the table cannot deal it from
+the hand, since .9(a)(1) takes an automated shuffler and this engine lays the hand's layout from its order. The table
+knows it before "no more bets" (.9(a)(3): announced "prior to dealing any cards"), so no wager is locked for a round it
+cannot deal: "no more bets" is refused (.9(a)(1)), the wagers stand on the layout (they were never locked, .13 voids
+nothing before "no more bets"), until the shoe is back in service (the round is dealt from it, .10) or a floorperson
+directs a reshuffle (.5(a)), which gives the standing wagers back before the shuffle. Before this reading the wagers
+were locked and the round voided at its deal under .9(a)(1) (docs/rules.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller.engine.commands import DeviceCommand, Shuffle
+from controller.engine.inputs import FloorpersonDecision, Input, MarkOutOfOrder, OpenTable, Recover
+from controller.engine.round import RoundEngine
+from controller.engine.state import Phase, TableState
+from controller.games.registry import SPECS
+from controller.store import snapshot
+from drivers.interfaces import ShuffleCompleted
+from tests.engine.chapter_faults import cite, counting, remedy
+from tests.engine.conftest import PureTable, decide_all, enter_player, example_rules
+from tests.engine.covers import HAND_AND_SHOE
+from tests.engine.held_faults import NO_HIT, dispenses, play_round
+
+
+def shoe_table(chapter: str, players: int = 2) -> PureTable:
+    """An automated-shoe table falling back to the hand, in betting; its shuffler counts but reads no order, and no
+    progressive is hit (no validation holds a round open)."""
+    options = counting(chapter, fallback_dealing_method="hand")
+    t = PureTable(RoundEngine(SPECS[chapter], example_rules(chapter), "automated_shoe", options), TableState("t1"))
+    t.decks = [list(NO_HIT) for _ in range(4)]
+    t.feed(OpenTable())
+    for seat in range(1, players + 1):
+        enter_player(t, seat)
+    assert t.state.phase is Phase.BETTING and t.state.deck_order == []
+    return t
+
+
+def on_layout(t: PureTable) -> dict[int, dict[str, int]]:
+    r = t.state.round
+    return {} if r is None else {n: dict(st.wagers) for n, st in r.seats.items() if st.wagers}
+
+
+@pytest.mark.parametrize("chapter", HAND_AND_SHOE)
+def test_no_more_bets_is_refused_and_the_wagers_stand_until_the_shoe_is_back(chapter: str) -> None:
+    t = shoe_table(chapter)
+    wagers = on_layout(t)
+    marked = remedy(t.feed(MarkOutOfOrder("shoe")), "device.out_of_order")
+    assert marked.payload["dealing_method"] == "hand"
+    assert "card order" in marked.payload["remedy"] and "back in service" in marked.payload["remedy"]
+    pressed = t.press("no_more_bets")
+    refused = remedy(pressed, "no_more_bets.refused")
+    assert refused.rule == cite(chapter, "9(a)(1)"), "the hand's deal takes the automated shuffler's order"
+    assert "shuffle_order" in refused.payload["blocks"]
+    assert t.state.phase is Phase.BETTING and on_layout(t) == wagers, "nothing locked, nothing voided"
+    assert not {"no_more_bets", "lockout.confirmed", "round.voided"} & set(t.types())
+    # The shoe back in service: the deck is in it, the round is dealt from it (.10) with the wagers as they stood.
+    back = t.feed(MarkOutOfOrder("shoe", out=False))
+    assert remedy(back, "table.block_cleared").payload["block"] == "shuffle_order"
+    before = dispenses(t)
+    pressed = t.press("no_more_bets")
+    assert remedy(pressed, "no_more_bets").rule == cite(chapter, "10(a)(2)")
+    assert remedy(pressed, "no_more_bets").payload["wagers"] == {str(n): w for n, w in wagers.items()}
+    decide_all(t, pressed)
+    assert dispenses(t) > before and t.types().count("round.completed") == 1
+    assert "round.voided" not in t.types()
+
+
+class ReadingShuffler:
+    """The shuffler swapped for a card-reading one (the remedy): every shuffle reports its order."""
+
+    def __init__(self, t: PureTable) -> None:
+        self.t, self.perfect = t, t.answer
+
+    def __call__(self, c: DeviceCommand) -> list[Input]:
+        if isinstance(c, Shuffle):
+            self.t.shoe = list(NO_HIT)
+            return [ShuffleCompleted("shuffler", card_count=52, order=tuple(self.t.shoe))]
+        return self.perfect(c)
+
+
+@pytest.mark.parametrize("chapter", HAND_AND_SHOE)
+def test_a_floorperson_directs_a_reshuffle_and_the_standing_wagers_go_back(chapter: str) -> None:
+    t = shoe_table(chapter)
+    wagers = on_layout(t)
+    t.feed(MarkOutOfOrder("shoe"))
+    t.answer = ReadingShuffler(t)
+    shuffles = sum(isinstance(c, Shuffle) for c in t.commands)
+    decided = t.feed(FloorpersonDecision("shuffle_order", "reshuffle", "fp1"))
+    back = {(e.payload["seat"], e.payload["spot"]): e.payload["amount"] for e in decided if e.type == "wager.returned"}
+    assert back == {(n, spot): amount for n, w in wagers.items() for spot, amount in w.items()}
+    assert all(e.rule == cite(chapter, "5(a)") for e in decided if e.type == "wager.returned")
+    assert "round.voided" not in t.types(decided), "no round of play began: nothing to void"
+    assert sum(isinstance(c, Shuffle) for c in t.commands) == shuffles + 1
+    # The reshuffle gave an order: a new round's betting, dealt from the hand.
+    assert t.state.phase is Phase.BETTING and on_layout(t) == {} and len(t.state.deck_order) == 52
+    enter_player(t, 1)
+    asked = dispenses(t)
+    play_round(t)
+    assert remedy(t.events, "lockout.confirmed").rule == cite(chapter, "9(a)(3)")
+    assert t.types().count("round.completed") == 1 and dispenses(t) == asked
+
+
+@pytest.mark.parametrize("chapter", HAND_AND_SHOE)
+def test_an_empty_layout_closes_betting_at_once(chapter: str) -> None:
+    t = shoe_table(chapter, players=0)
+    assert on_layout(t) == {}
+    marked = t.feed(MarkOutOfOrder("shoe"))
+    assert "shuffle_order" in remedy(marked, "table.blocked").payload["reasons"]
+    assert t.state.phase is Phase.BLOCKED and t.state.round is None
+
+
+@pytest.mark.parametrize("chapter", HAND_AND_SHOE)
+def test_the_wait_outlasts_a_restart(chapter: str) -> None:
+    t = shoe_table(chapter)
+    wagers = on_layout(t)
+    t.feed(MarkOutOfOrder("shoe"))
+    t.state = snapshot.decode(snapshot.encode(t.state))
+    t.feed(Recover())
+    assert on_layout(t) == wagers, "the wagers accepted stand"
+    assert remedy(t.press("no_more_bets"), "no_more_bets.refused").rule == cite(chapter, "9(a)(1)")
+    assert "no_more_bets" not in t.types()
