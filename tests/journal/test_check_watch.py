@@ -110,3 +110,27 @@ def test_a_check_that_stops_reading_gets_no_extension(tmp_path: Path, monkeypatc
     assert {"STATUS": stalled} in sent  # said, and no extension with it
     assert all("EXTEND_TIMEOUT_USEC" not in n for n in sent if "no progress" in n["STATUS"]), sent
     assert sent[-1]["EXTEND_TIMEOUT_USEC"] == EXTEND and sent[-1]["STATUS"].startswith("journal file checked (0.4 MB, ")
+
+
+def test_ctrl_c_during_the_check_stops_sqlite_before_the_connection_is_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A KeyboardInterrupt in the waiting thread (Ctrl-C in a terminal) interrupts SQLite and waits for the check's
+    thread to end, then goes on up: the caller closes a connection no thread is using, and no thread is left."""
+    path = filled(tmp_path / "big.sqlite", 40_000)
+    monkeypatch.setattr(check_watch, "EVERY", 0.002)
+    conn = connect(path)
+
+    def report(progress: CheckProgress) -> None:
+        if progress.seconds > 0:
+            raise KeyboardInterrupt
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            check_watch.watched(
+                lambda: quick_check(conn), conn, report, CheckProgress(path, 15.0, 0.0, 0.0, True, False)
+            )
+        assert [t for t in threading.enumerate() if t.name == "journal-check"] == []
+        assert conn.execute("PRAGMA quick_check").fetchall() == [("ok",)]  # the connection is sound and free
+    finally:
+        conn.close()
