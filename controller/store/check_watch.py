@@ -4,8 +4,8 @@
 (docs/performance-history.md), and longer for a table that keeps more rounds. Under systemd the start must say it is
 making progress meanwhile (EXTEND_TIMEOUT_USEC), or the start timeout kills it and the restart checks again.
 SQLite's progress handler cannot be the clock: SQLite 3.40 (Debian 12's, and this Python's) walks every page of
-every b-tree inside a single VDBE instruction (OP_IntegrityCk) that calls no progress handler, half the check's time
-or more (docs/performance-history.md, extend25); only the row loop after it does. So the check runs on a thread of its
+every b-tree inside a single VDBE instruction (OP_IntegrityCk) that calls no progress handler: 40% of the check warm,
+90% cold (docs/performance-history.md, extend25); only the row loop after it does. So the check runs on a thread of its
 own (Python's sqlite3 lets go of the GIL while SQLite works) and the calling thread reports every EVERY seconds.
 
 Progress is what the check did since the last report: the bytes its thread read (`rchar` of /proc's io file for the
@@ -39,7 +39,7 @@ class CheckProgress:
     path: Path
     mb: float
     seconds: float  # since the check began
-    read_mb: float | None  # what the process read since then; None where the OS does not say (no /proc)
+    read_mb: float | None  # what the check's thread has read; None where the OS does not say (no /proc)
     moving: bool  # it read or stepped since the last report (the first and the last report: True)
     done: bool  # the check ended (sound or not: the caller says which)
 
