@@ -33,11 +33,13 @@ from controller.shell.configured import journal_path as configured_journal
 from controller.shell.inbox import EarlyStart
 from controller.shell.leftovers import StartLeftovers
 from controller.shell.noise import quiet_connection_noise
+from controller.shell.sdnotify import SdNotify
 from controller.shell.service import TableService
 from controller.shell.software import operator_message
 from controller.shell.supervised import PUBLISHER, SupervisedTable
-from controller.shell.watchdog import SystemdSupervisor
+from controller.shell.watchdog import SystemdSupervisor, journal_check_notices
 from controller.shell.writer import HUNG_COMMIT_S
+from controller.store import check_watch
 from controller.store.failure import StorageError
 from controller.store.journal import Journal
 from controller.store.schema import JournalError
@@ -153,9 +155,13 @@ async def _journal_or_let_go(
 
 
 def _open_journal(path: Path, table_id: str) -> Journal:
+    notifier = SdNotify.from_environment()
+    # The check of the file after a crash must not run into systemd's start timeout (controller.store.check_watch).
+    told = contextlib.nullcontext() if notifier is None else check_watch.reporting(journal_check_notices(notifier))
     try:
         journal_lock.hold_journal(path)  # held already by `run`; the demo's tables take it here
-        return Journal(path, table_id, boot_id=uuid.uuid4().hex)
+        with told:
+            return Journal(path, table_id, boot_id=uuid.uuid4().hex)
     except journal_lock.JournalBusy as err:
         print(f"tablectl: {err}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -163,6 +169,9 @@ def _open_journal(path: Path, table_id: str) -> Journal:
         log.error("journal unusable", path=str(path), error=str(err))
         print(f"tablectl: {err}", file=sys.stderr)
         raise SystemExit(2) from None
+    finally:
+        if notifier is not None:
+            notifier.close()
 
 
 def _close_journal(journal: Journal) -> None:

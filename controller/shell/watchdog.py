@@ -1,5 +1,6 @@
 """Under systemd (Type=notify): READY=1 once the table is open, a STATUS= line an operator can read,
-WATCHDOG=1 only while the table is healthy, STOPPING=1 on the way out.
+WATCHDOG=1 only while the table is healthy, STOPPING=1 on the way out. Before READY=1, while the journal file is
+checked after a crash, EXTEND_TIMEOUT_USEC= as long as the check makes progress (`journal_check_notices`).
 
 Healthy means the engine loop steps a `Tick` within the ping period: the tick is queued behind every input
 already waiting, so its step proves that inputs are being stepped and that their journal commits finish
@@ -24,11 +25,19 @@ from controller.engine.inputs import Tick
 from controller.engine.state import Phase
 from controller.shell.sdnotify import SdNotify, watchdog_interval
 from controller.shell.service import Clock, TableService, utc_now
+from controller.store.check_watch import EVERY, CheckProgress, Report
 
 log = structlog.get_logger("tablectl.systemd")
 
 STATUS_REFRESH = 5.0  # seconds: a STATUS line reflects the broker's state at most this late
 STATUS_MIN_INTERVAL = 0.5  # seconds between STATUS lines while events stream in (a fast table)
+# Each EXTEND_TIMEOUT_USEC= asks systemd for this much start time from when it is sent (sd_notify(3), systemd >= 236).
+# Six of the check's report periods (check_watch.EVERY), so a report made late by a loaded machine or a slow stretch
+# of disk does not end the start; bounded, because no extension is sent while the check makes no progress, and a
+# check stuck on a disk that stopped answering must still meet the start timeout within this long (unbounded, the
+# table would hang in "activating" for good). The last one, as the check ends, covers the rest of the start (the
+# broker's retained anchor is waited for 3 s at most).
+EXTEND_S = 6 * EVERY
 
 
 class SystemdSupervisor:
@@ -207,3 +216,15 @@ class SystemdSupervisor:
             )
             self._unhealthy = None
         self._send_status(WATCHDOG=1)
+
+
+def journal_check_notices(notifier: SdNotify) -> Report:
+    """What the daemon tells systemd while its journal file is checked at start (controller.store.check_watch)."""
+
+    def notice(progress: CheckProgress) -> None:
+        if progress.moving:
+            notifier.send(EXTEND_TIMEOUT_USEC=round(EXTEND_S * 1_000_000), STATUS=progress.status())
+        else:  # no extension: a check that stopped reading meets the start timeout as it would have
+            notifier.send(STATUS=progress.status())
+
+    return notice

@@ -14,7 +14,8 @@ before anything is written to it, unless the daemon before it closed the file cl
 written once SQLite had checkpointed the -wal into the file and removed it, cleared by the next commit): the file
 then is as SQLite left it, and the check would cost a restart some 45 s on a 100,000-round journal of 2.5 GB
 (docs/performance-history.md). After a crash or a power cut, a -wal lost or not, the whole file is checked.
-`tablectl journal verify` always runs it.
+`tablectl journal verify` always runs it. While it runs, the daemon reports every few seconds (the log, and under
+systemd the start's progress: controller.store.check_watch).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 import structlog
 
 from controller.store.anchor import read_sidecar, sidecar_path
+from controller.store.check_watch import CheckProgress, reported_to, watched
 
 log = structlog.get_logger(__name__)
 
@@ -44,20 +46,48 @@ def quick_check(conn: sqlite3.Connection) -> list[str]:
 
 def check_at_open(conn: sqlite3.Connection, path: Path) -> list[str]:
     """The daemon's check of journal `path` as it opens it (`conn`, nothing written yet): quick_check's findings,
-    none when the daemon before it closed the file cleanly (module docstring)."""
+    none when the daemon before it closed the file cleanly (module docstring). Logged as it runs, and reported to
+    whom `check_watch.reporting` names (the daemon's word to systemd) as it begins, every few seconds while it
+    runs, and as it ends; never when it does not run."""
     found = read_sidecar(path)
     if found.claim is not None and found.claim.closed:
         return []
     size = path.stat().st_size if path.exists() else 0
-    if size == 0 and not Path(f"{path}-wal").exists():
+    wal = Path(f"{path}-wal")
+    if size == 0 and not wal.exists():
         return []  # a new journal (an emptied one is the anchors' to find: controller.store.integrity)
+    mb = (size + (wal.stat().st_size if wal.exists() else 0)) / 1e6
     # Said apart: a file no run has closed yet (a new journal's first start) is not one a crash left.
     why = "no run has closed it yet" if found.claim is None else "the last run stopped without closing it"
-    log.info(f"checking the journal file: {why}", path=str(path), mb=round(size / 1e6, 1))
+    log.info(f"checking the journal file: {why}", path=str(path), mb=round(mb, 1))
+
+    report = reported_to()
+
+    def told(progress: CheckProgress) -> None:
+        _logged(progress)
+        if report is not None:
+            report(progress)
+
     start = time.monotonic()
-    findings = quick_check(conn)
+    findings = watched(lambda: quick_check(conn), conn, told, CheckProgress(path, mb, 0.0, 0.0, True, False))
     log.info("journal file checked", path=str(path), seconds=round(time.monotonic() - start, 3), sound=not findings)
     return findings
+
+
+def _logged(progress: CheckProgress) -> None:
+    """The check's progress in the log: an operator watching `journalctl -f` sees it is not stuck (or that it is)."""
+    read = None if progress.read_mb is None else round(progress.read_mb, 1)
+    fields = {"path": str(progress.path), "mb": round(progress.mb, 1), "read_mb": read}
+    if progress.done:
+        return  # check_at_open says it, with what SQLite found
+    if not progress.moving:
+        log.warning(
+            "the journal file check made no progress: SQLite is waiting for the disk (dmesg may say why)",
+            seconds=round(progress.seconds, 1),
+            **fields,
+        )
+    elif progress.seconds > 0:
+        log.info("checking the journal file", seconds=round(progress.seconds, 1), **fields)
 
 
 def was_journal(path: Path) -> bool:
