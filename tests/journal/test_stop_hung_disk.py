@@ -34,6 +34,7 @@ from controller.store.records import Record
 from drivers.interfaces import DeviceFault
 from tests.e2e.sim_devices import DEMO, read_until, running_simulators
 from tests.journal.stalled_journal import disk_stalled
+from tests.stepping import stepping
 from tests.tablectl_runs import TABLECTL
 
 DEAD_BROKER = "mqtt://127.0.0.1:1"  # nothing listens: the stop must not wait on the broker
@@ -98,18 +99,8 @@ def test_sigterm_on_a_journal_that_does_not_answer_exits_3_saying_what_was_not_w
 
 @pytest.fixture
 async def service(tmp_path: Path) -> AsyncIterator[tuple[TableService, asyncio.Task[None]]]:
-    config = demo_config()
-    journal = Journal(tmp_path / "journal.sqlite", config.table_id, boot_id="b1")
-    svc = TableService(config, {}, journal)
-    running = asyncio.create_task(svc.run())
-    async with asyncio.timeout(10):
-        await svc.ready.wait()
-    try:
-        yield svc, running
-    finally:
-        running.cancel()
-        await asyncio.gather(running, return_exceptions=True)
-        journal.close()
+    async with stepping(Journal(tmp_path / "journal.sqlite", demo_config().table_id, boot_id="b1")) as started:
+        yield started
 
 
 async def test_a_commit_that_does_not_return_bounds_the_stop_and_the_stop_event_is_not_queued_behind_it(

@@ -22,22 +22,14 @@ from controller.store.journal import DEFERRED_CHECKPOINT_PAGES, Journal
 from controller.store.records import Record
 from drivers.interfaces import DeviceFault
 from tests.journal.stalled_journal import RecordingJournal, disk_stalled
+from tests.stepping import stepping
 
 
 @pytest.fixture
 async def service(tmp_path: Path) -> AsyncIterator[tuple[TableService, RecordingJournal]]:
-    config = demo_config()
-    journal = RecordingJournal(tmp_path / "journal.sqlite", config.table_id, boot_id="b1")
-    svc = TableService(config, {}, journal)
-    running = asyncio.create_task(svc.run())
-    async with asyncio.timeout(10):
-        await svc.ready.wait()
-    try:
+    journal = RecordingJournal(tmp_path / "journal.sqlite", demo_config().table_id, boot_id="b1")
+    async with stepping(journal) as (svc, _):
         yield svc, journal
-    finally:
-        running.cancel()
-        await asyncio.gather(running, return_exceptions=True)
-        journal.close()
 
 
 def commits_submitted(svc: TableService) -> asyncio.Event:

@@ -28,6 +28,7 @@ from controller.shell.supervised import SupervisedTable
 from controller.shell.watchdog import SystemdSupervisor
 from controller.store.journal import Journal
 from drivers.interfaces import DeviceFault
+from tests.stepping import stepping
 from tests.systemd.notify import NotifySocket
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -81,18 +82,8 @@ async def test_the_systemd_status_task_unsubscribes_when_it_ends(tmp_path: Path,
 @pytest.fixture
 async def service(tmp_path: Path) -> AsyncIterator[TableService]:
     """The demo's table with no devices (none is needed to journal a device's fault), stepping in this loop."""
-    config = demo_config()
-    journal = Journal(tmp_path / "journal.sqlite", config.table_id, boot_id="b1")
-    svc = TableService(config, {}, journal)
-    running = asyncio.create_task(svc.run())
-    async with asyncio.timeout(10):
-        await svc.ready.wait()
-    try:
+    async with stepping(Journal(tmp_path / "journal.sqlite", demo_config().table_id, boot_id="b1")) as (svc, _):
         yield svc
-    finally:
-        running.cancel()
-        await asyncio.gather(running, return_exceptions=True)
-        journal.close()
 
 
 async def faults(svc: TableService, n: int) -> list[JournaledEvent]:
