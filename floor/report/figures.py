@@ -145,7 +145,7 @@ def gather(conn: Conn, scope: Scope, work_mem: str | None = None) -> Figures:
             [*params, list(IRREGULARITIES)],
         )
     ]
-    f.devices, f.tilts, f.commands = _timelines(conn, scope, where, params)
+    f.devices, f.tilts, f.commands = _timelines(conn, scope, where, params, f.now)
     f.abandoned = _abandoned(conn, scope, where, params)
     return f
 
@@ -287,7 +287,7 @@ _TIMELINE_TYPES = [
 
 
 def _timelines(
-    conn: Conn, scope: Scope, where: str, params: list[Any]
+    conn: Conn, scope: Scope, where: str, params: list[Any], now: datetime | None
 ) -> tuple[
     list[tuple[str, str, float, int, str, str]],
     list[tuple[str, str, str, str | None, float]],
@@ -300,7 +300,7 @@ def _timelines(
         [*params, _TIMELINE_TYPES],
     )
     end = scope.period.end
-    downtime = Downtime(end, scope.period.start)
+    downtime = Downtime(end, scope.period.start, now)
     tables, more = scope.tables()
     downtime.before_start(_rows(conn, LAST_BEFORE.format(tables=tables), [SAID, scope.period.start, *more]))
     tilt_open: dict[tuple[str, str], tuple[datetime, str]] = {}
