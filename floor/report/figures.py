@@ -320,6 +320,7 @@ def _timelines(
             commands[(table, str(p.get("verb")), str(p.get("role")))] += 1
         elif type_ == "command.rejected":
             commands[(table, str(p.get("verb")), f"rejected: {p.get('code')}")] += 1
+    until = now if downtime.going and now is not None else end  # a period not over: what has happened of it
     for (table, tilt), (start, text) in tilt_open.items():
-        tilts.append((table, tilt, text, None, (end - start).total_seconds()))
+        tilts.append((table, tilt, text, None, max(0.0, (until - start).total_seconds())))
     return downtime.rows(), tilts, [(t, v, r, n) for (t, v, r), n in sorted(commands.items())]

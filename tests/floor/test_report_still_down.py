@@ -11,13 +11,14 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from controller.engine.inputs import MarkOutOfOrder
+from controller.engine.inputs import CriticalStateInvalid, MarkOutOfOrder
 from drivers.interfaces import DeviceFault
 from floor.config import DatabaseSection
 from floor.days import Period
 from floor.db import connect
 from floor.report.downtime import BEFORE, STILL
 from floor.report.figures import Figures, Scope, gather
+from tests.engine.conftest import decide_all
 from tests.engine.mississippi_table import make
 from tests.floor.archiving import events_published, msg, writer
 
@@ -72,3 +73,21 @@ async def test_a_period_over_counts_a_shoe_still_down_to_its_end(floor_dsn: str)
     assert f.now is not None and p.end < f.now
     shoe = [d for d in f.devices if d[:2] == ("ms-now3", "shoe")]
     assert shoe == [("ms-now3", "shoe", (p.end - at).total_seconds(), 0, "", "")]
+
+
+async def test_a_tilt_still_open_counts_to_the_report_s_now(floor_dsn: str) -> None:
+    """The report's tilts had the same fault: one still open was counted to the period's end."""
+    t = make()
+    t.wager(1, "ante", 500)
+    t.feed(CriticalStateInvalid("meters record failed", "tilt:meters"))
+    decide_all(t, t.press("no_more_bets"))  # the round ends: the table blocks on the tilt
+    events = list(t.events)
+    blocked = next(e for e in events if e.type == "table.blocked")
+    said = events_published("ms-now4", events, datetime.now(UTC).date() - timedelta(days=1))
+    w = await writer(floor_dsn)
+    assert (await w.write([msg(m) for m in said])).events_new == len(said)
+    at = said[events.index(blocked)]["ts"]
+    f = report(floor_dsn, period(datetime.fromisoformat(at).date(), 2))
+    assert f.now is not None
+    open_s = (f.now - datetime.fromisoformat(at)).total_seconds()
+    assert [x for x in f.tilts if x[0] == "ms-now4"] == [("ms-now4", "tilt:meters", at, None, open_s)]
