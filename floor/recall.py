@@ -25,6 +25,7 @@ from controller.core.digits import is_ascii_digits
 from controller.core.money import fmt
 from floor.journals import journal_span
 from floor.marks import MARK_EVENTS, mark_line, marks_text, note_marks
+from floor.payload_text import fields_text, refusal_text
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
@@ -140,8 +141,9 @@ def summarize(type_: str, p: dict[str, Any]) -> str:
         return (
             f"{p.get('level')}: {money_text(p.get('meter_before_cents'))} -> {money_text(p.get('meter_after_cents'))}"
         )
-    scalars = {k: v for k, v in p.items() if isinstance(v, str | int | bool) and k != "seat"}
-    return seat + ", ".join(f"{k}={money_text(v) if is_money(k) else v}" for k, v in list(scalars.items())[:6])
+    if (refused := refusal_text(type_, p)) is not None:
+        return refused
+    return seat + fields_text(p, is_money, money_text)
 
 
 _CENTS = re.compile(r"-?[0-9]{1,18}")  # 18 digits: more than any amount of a table, within a bigint

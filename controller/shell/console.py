@@ -202,6 +202,10 @@ LINES: Mapping[str, _Line] = {
         f"device {p['device']} back in service; {_deals_by(p['dealing_method'])}"
     ),
     "device.unusable": lambda p, sealed: f"DEVICE UNUSABLE: {p['device']} ({p['reason']}); {p['remedy']}",
+    # Why a command or an input did nothing: a supervisor's command sent from elsewhere left this screen silent.
+    "command.rejected": lambda p, sealed: f"COMMAND REJECTED: {p['verb'] or 'a command'} ({p['code']}): {p['reason']}",
+    "input.ignored": lambda p, sealed: f"{p['input']} ignored in {p['phase']}: {p['reason']}",
+    "input.refused": lambda p, sealed: f"{p['input']} REFUSED in {p['phase']}: {p['reason']}",
 }
 
 

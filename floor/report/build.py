@@ -284,7 +284,8 @@ def _operations(f: Figures, game_of: Callable[[str], str]) -> list[Section]:
         "Device downtime and faults",
         ["table", "device", "downtime_s", "faults", "fault_codes", "note"],
         [[t, d, round(s, 1), n, c, note] for t, d, s, n, c, note in f.devices],
-        "downtime = time offline, unusable or out of order (until back online or in service, or the period's end; "
+        "downtime = time offline, unusable or out of order (until back online or in service, or the period's end, "
+        "or now for a device still down in a period not over; "
         "from the period's start for a mark or hold made before it that a restart said again)",
     )
     tilts = Section(

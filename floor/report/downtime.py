@@ -28,12 +28,17 @@ ORDER BY table_id, device, mark, ts DESC, seq DESC"""
 DOWN = ("device.offline", "device.unusable", "device.out_of_order")
 # A row's note: a stretch of it began before the period (a restored mark or hold) and is counted from its start.
 BEFORE = "down from before the period"
+# A row's note: the device is still down at the report's now, in a period not yet over; counted to that now.
+STILL = "still down"
 
 
 @dataclass
 class Downtime:
     end: datetime  # the period's end: a device still down then is counted to it
     start: datetime  # the period's start: a restored stretch begun before it is counted from it
+    # The report's now (the archive's clock): in a period not yet over a device still down is counted to it, not to
+    # the end, time that has not happened (a shoe marked at 08:31 showed 1288.2 min in a report run at 08:33).
+    now: datetime | None = None
     down: dict[Key, float] = field(default_factory=lambda: defaultdict(float))
     faults: dict[Key, list[str]] = field(default_factory=lambda: defaultdict(list))
     since: dict[Key, datetime] = field(default_factory=dict)
@@ -93,10 +98,16 @@ class Downtime:
             self.down[key] += (ts - start).total_seconds()
             self.ended[key] = (start, ts)
 
+    @property
+    def going(self) -> bool:
+        """Whether the period is not over at the report's now: a stretch still open is counted to now."""
+        return self.now is not None and self.now < self.end
+
     def rows(self) -> list[tuple[str, str, float, int, str, str]]:
         down = dict(self.down)
+        until = self.now if self.going and self.now is not None else self.end
         for key, since in self.since.items():
-            down[key] += (self.end - since).total_seconds()  # still down at the period's end
+            down[key] += max(0.0, (until - since).total_seconds())  # still down at the period's end, or now
         found = [
             (t, d, s, len(self.faults[(t, d)]), ", ".join(sorted(set(self.faults[(t, d)]))), _note(self, (t, d)))
             for (t, d), s in down.items()
@@ -105,4 +116,7 @@ class Downtime:
 
 
 def _note(downtime: Downtime, key: Key) -> str:
-    return BEFORE if key in downtime.before else ""
+    notes = [BEFORE] if key in downtime.before else []
+    if downtime.going and key in downtime.since:
+        notes.append(STILL)
+    return "; ".join(notes)

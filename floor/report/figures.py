@@ -145,7 +145,7 @@ def gather(conn: Conn, scope: Scope, work_mem: str | None = None) -> Figures:
             [*params, list(IRREGULARITIES)],
         )
     ]
-    f.devices, f.tilts, f.commands = _timelines(conn, scope, where, params)
+    f.devices, f.tilts, f.commands = _timelines(conn, scope, where, params, f.now)
     f.abandoned = _abandoned(conn, scope, where, params)
     return f
 
@@ -287,7 +287,7 @@ _TIMELINE_TYPES = [
 
 
 def _timelines(
-    conn: Conn, scope: Scope, where: str, params: list[Any]
+    conn: Conn, scope: Scope, where: str, params: list[Any], now: datetime | None
 ) -> tuple[
     list[tuple[str, str, float, int, str, str]],
     list[tuple[str, str, str, str | None, float]],
@@ -300,7 +300,7 @@ def _timelines(
         [*params, _TIMELINE_TYPES],
     )
     end = scope.period.end
-    downtime = Downtime(end, scope.period.start)
+    downtime = Downtime(end, scope.period.start, now)
     tables, more = scope.tables()
     downtime.before_start(_rows(conn, LAST_BEFORE.format(tables=tables), [SAID, scope.period.start, *more]))
     tilt_open: dict[tuple[str, str], tuple[datetime, str]] = {}
@@ -320,6 +320,7 @@ def _timelines(
             commands[(table, str(p.get("verb")), str(p.get("role")))] += 1
         elif type_ == "command.rejected":
             commands[(table, str(p.get("verb")), f"rejected: {p.get('code')}")] += 1
+    until = now if downtime.going and now is not None else end  # a period not over: what has happened of it
     for (table, tilt), (start, text) in tilt_open.items():
-        tilts.append((table, tilt, text, None, (end - start).total_seconds()))
+        tilts.append((table, tilt, text, None, max(0.0, (until - start).total_seconds())))
     return downtime.rows(), tilts, [(t, v, r, n) for (t, v, r), n in sorted(commands.items())]

@@ -1,0 +1,64 @@
+"""The table page's live log (`#tv-log`) in a real headless Chromium draws the words the console's view makes
+(floor/console/views.py log_line): a restart after a stop on purpose says the stop (it read like a crash's), and a
+rejected command and an ignored input say why. The events are the real engine's (tests/engine's pure table: betting
+open, stopped by SIGTERM, restarted; a fault cleared that the shoe does not hold) and the command gate's own
+rejection (controller/supervisor/gate.py), archived by the floor's writer in a real PostgreSQL cluster and heard by
+a console on a loopback port."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import date
+
+import pytest
+
+from controller.core.events import DomainEvent
+from controller.engine.inputs import Recover, StopRecord
+from controller.store import snapshot
+from controller.supervisor.gate import Rejected
+from drivers.interfaces import DeviceFaultCleared
+from floor.messages import Incoming
+from tests.engine.mississippi_table import make
+from tests.floor.archiving import events_published, msg
+from tests.floor.chromium import chromium, page_errors
+from tests.floor.marked_table import TABLE, Archiver, Page, archiving, birth, first_console
+
+pytestmark = [pytest.mark.floor, pytest.mark.browser]
+WHY = "the key's role (floorperson) may not use mark_out_of_order"
+
+
+@pytest.fixture
+def archiver(floor_dsn: str) -> Iterator[Archiver]:
+    with archiving(floor_dsn) as a:
+        yield a
+
+
+def said() -> list[Incoming]:
+    t = make()
+    t.state = snapshot.decode(snapshot.encode(t.state))
+    t.feed(Recover(after_stop=StopRecord(40, "SIGTERM")))
+    t.feed(DeviceFaultCleared("shoe", code="jam"))
+    rejected = DomainEvent("command.rejected", None, Rejected("role_not_allowed", WHY, "c0ffee", "mark_out_of_order",
+                                                             "fp-1").payload())  # fmt: skip
+    published = events_published(TABLE, [*t.events, rejected], date(2026, 11, 27))
+    parsed = [msg(m) for m in published]
+    return [m for m in parsed if isinstance(m, Incoming)]
+
+
+def test_the_table_s_live_log_says_the_stop_a_restart_follows_and_why_nothing_was_done(
+    archiver: Archiver, floor_dsn: str
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    with chromium("1400,1000", {"browser": "ALL"}) as browser:
+        page = Page(browser)
+        with first_console(page, archiver, floor_dsn, [birth(), *said()]):
+            page.text(f'.tile[data-table="{TABLE}"]')  # drawn once the page has the floor
+            browser.find_element(By.CSS_SELECTOR, f'.tile[data-table="{TABLE}"]').click()
+            recovered = page.text('#tv-log li[data-type="table.recovered"] span:nth-child(4)')
+            assert recovered.endswith("after the stop at seq 40 (SIGTERM)"), recovered
+            ignored = page.text('#tv-log li[data-type="input.ignored"] span:nth-child(4)')
+            assert ignored.startswith("fault jam cleared by the shoe ignored in betting: "), ignored
+            rejected = page.text('#tv-log li[data-type="command.rejected"] span:nth-child(4)')
+            assert rejected == f"mark_out_of_order rejected (role_not_allowed): {WHY}"
+            assert page_errors(browser) == []
