@@ -5,17 +5,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
+import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+import structlog
+
 from controller.cli import options, preflight
-from controller.cli.verb import Subparsers, UsageError
+from controller.cli.verb import EXIT_INTERRUPTED, Subparsers, UsageError
 from controller.config.table import TableConfig, configured_devices
 from controller.shell.configured import begin_devices, build_devices, journal_path, playable
 from controller.shell.journal_lock import JournalBusy, hold_journal, let_go
+from controller.shell.start_signals import StartSignals, StoppedAtStart
 from drivers.interfaces import WAGER_BUS_ID, Device
 from drivers.registry import DriverConfigError
+
+log = structlog.get_logger("tablectl")
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -41,9 +48,11 @@ def main(args: argparse.Namespace) -> int:
     # verb's module loads: the config check, the drivers, then the engine, service, journal and publisher make objects
     # that live as long as the process, and the collector ran 38 times over them (5-7 ms of CPU to READY=1 on the 2-core
     # reference machine, issue 19). On again, them frozen out of later collections, once loaded (_loaded), or here.
+    start = StartSignals().install()  # first: no SIGINT or SIGTERM of the start goes unanswered (user25)
     collecting = gc.isenabled()
     gc.disable()
     try:
+        start.reached("checking the config")
         config = preflight.load_for_run(args.config, args.journal)  # every check of `check-config`, first
         # Refused before any device is opened: a config the engine cannot run, or one without [devices].
         why = playable(config)
@@ -57,13 +66,36 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.config}: {err}") from None
         journal = _hold_journal(config, args.journal)
         try:
-            asyncio.run(_run(config, devices, args, collecting))
+            asyncio.run(_run(config, devices, args, collecting, start))
         finally:
             let_go(journal)
+    except StoppedAtStart as stop:
+        return _stopped_at_start(stop, start)
     finally:
+        start.restore()
         if collecting and not gc.isenabled():
             gc.enable()
     return 0
+
+
+def _stopped_at_start(stop: StoppedAtStart, start: StartSignals) -> int:
+    """The one line of a stop before the table was up; SIGINT's status is a Ctrl-C's (130), and a SIGTERM ends the
+    process by the signal, as it did before the start took it (what systemd and a shell read as stopped by it)."""
+    log.warning("stopped while starting: the table was not up", signal=stop.by, stage=stop.stage)
+    print(
+        f"tablectl run: stopped by {stop.by} while starting ({stop.stage}), before the table was up: no "
+        "`table.stopped` is journaled, as the engine never ran (no round was touched); the next start recovers the "
+        "journal as this one found it",
+        file=sys.stderr,
+    )
+    if stop.by != signal.SIGTERM.name:
+        return EXIT_INTERRUPTED
+    start.restore()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+    return 128 + signal.SIGTERM  # not reached: the process ends by the signal
 
 
 def _refuse_simulated(config: TableConfig, ports: Mapping[str, str] | None, path: Path) -> None:
@@ -95,11 +127,29 @@ def _hold_journal(config: TableConfig, journal: Path | None) -> Path:
     return path
 
 
-async def _run(config: TableConfig, devices: Mapping[str, Device], args: argparse.Namespace, collecting: bool) -> None:
+async def _run(
+    config: TableConfig, devices: Mapping[str, Device], args: argparse.Namespace, collecting: bool, start: StartSignals
+) -> None:
+    """A signal of the start cancels this task until the runner's handlers are in: that cancel is the stop's."""
+    start.running()
+    try:
+        await _started(config, devices, args, collecting, start)
+    except asyncio.CancelledError:
+        stopped = start.stopped()
+        if stopped is None:
+            raise
+        raise stopped from None
+
+
+async def _started(
+    config: TableConfig, devices: Mapping[str, Device], args: argparse.Namespace, collecting: bool, start: StartSignals
+) -> None:
     """The devices are started first, then the daemon's own modules (engine, service, journal, publisher: ~55 ms of
     CPU) are loaded in a thread while the loop serves the devices: seven wager stations on one 115200-baud line take
     ~75 ms of wire to identify, the return pair's (issue 19: start to READY; docs/performance-history.md)."""
+    start.reached("starting the devices")
     begun = begin_devices(devices)
+    start.reached("loading the daemon")
     try:
         interval = sys.getswitchinterval()
         sys.setswitchinterval(0.0005)
@@ -120,6 +170,7 @@ async def _run(config: TableConfig, devices: Mapping[str, Device], args: argpars
         journal_path=args.journal,
         out=sys.stdout if args.live_log else None,
         begun=begun,
+        start=start,
     )
 
 

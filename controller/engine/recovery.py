@@ -95,6 +95,10 @@ class Recovering:
         }
         if s.blocks:
             payload["blocks"] = dict(s.blocks)
+        if s.closing:
+            # A close asked before the stop stands (stored), and the table closes after the round: said here, or the
+            # operator learns it only by asking for the close again.
+            payload["closing"] = {"by": s.closing_by, "after_round": payload["round_no"]}
         if self.stop is not None:
             # A reader of the journal (and the floor) tells a stop on purpose from a crash without looking back; the
             # policy is the same either way (the state stored says what is awaited).

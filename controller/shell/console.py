@@ -193,6 +193,7 @@ LINES: Mapping[str, _Line] = {
     ),
     "table.recovered": lambda p, sealed: (
         f"table recovered in {p['phase']}{_round(p['round_no'])} ({p['policy']}){_after(p)}: {p['what']}"
+        f"{_still_closing(p)}"
     ),
     "device.out_of_order": lambda p, sealed: (
         f"DEVICE OUT OF ORDER: {p['device']} ({p['reason']}{_again(p)}); {p['takes_over']} takes over, "
@@ -221,6 +222,15 @@ def _after(p: Mapping[str, Any]) -> str:
     """The stop on purpose a restart follows (`after_stop`); a crash's restart has none."""
     stop = p.get("after_stop")
     return f" after the stop at seq {stop['seq']} ({stop['by']})" if isinstance(stop, Mapping) else ""
+
+
+def _still_closing(p: Mapping[str, Any]) -> str:
+    """A close asked before the restart stands (`closing`): the operator must know the table closes after the round."""
+    closing = p.get("closing")
+    if not isinstance(closing, Mapping):
+        return ""
+    who = f" (asked by {closing['by']})" if closing.get("by") else ""
+    return f"; STILL CLOSING after round {closing['after_round']}{who}: the table closes when the round is complete"
 
 
 def _again(p: Mapping[str, Any]) -> str:

@@ -36,6 +36,7 @@ from controller.shell.noise import quiet_connection_noise
 from controller.shell.sdnotify import SdNotify
 from controller.shell.service import TableService
 from controller.shell.software import operator_message
+from controller.shell.start_signals import StartSignals
 from controller.shell.supervised import PUBLISHER, SupervisedTable
 from controller.shell.watchdog import SystemdSupervisor, journal_check_notices
 from controller.shell.writer import HUNG_COMMIT_S
@@ -72,17 +73,17 @@ async def run_table(
     companions: Companions = lambda _: [],
     draws: BonusDraws | None = None,
     begun: tuple[EarlyStart, StartLeftovers] | None = None,
+    start: StartSignals | None = None,
 ) -> int:
     """Run until the table is closed (or stopped); returns the number of rounds started. A storage failure stops
     the table cleanly (devices stopped, the backlog offered to the broker, status "offline" with the reason) and
     is then raised: StorageError, whose message is the one line to show. `begun`: the devices were started already
-    (begin_devices), as `tablectl run` does before it loads this module."""
-    path = configured_journal(config, journal_path)
-    _report_software(config)
-    journal = await _journal_or_let_go(path, config.table_id, devices, begun)
+    (begin_devices), as `tablectl run` does before it loads this module; `start`, its signals (the demo has none)."""
+    start = start or StartSignals()
+    journal = await _journal_or_let_go(configured_journal(config, journal_path), config, devices, begun, start)
     quiet_connection_noise(asyncio.get_running_loop())
     early, leftovers = begun if begun is not None else begin_devices(devices)
-    table = await _restored(config, devices, journal, broker, draws, early)
+    table = await _restored(config, devices, journal, broker, draws, early, start)
     service, publisher, tasks = table.service, table.publisher, table.tasks
     first_round = service.state.rounds_played
     # systemd Type=notify: READY=1, STATUS=, WATCHDOG=1 while healthy (None outside systemd).
@@ -94,7 +95,7 @@ async def run_table(
     supervised = asyncio.create_task(tasks.run(specs), name="tasks")
     watches = asyncio.create_task(table.watch_devices(), name="device-watches")
     let_go = asyncio.create_task(leftovers.let_go(service.ready), name="start-leftovers")
-    stop = _stop_on_signals(service, service_task)
+    stop = _stop_on_signals(service, service_task, start)
     failure: StorageError | None = None
     try:
         await asyncio.wait((service_task, supervised), return_when=asyncio.FIRST_COMPLETED)
@@ -131,11 +132,14 @@ async def _restored(
     broker: str | None,
     draws: BonusDraws | None,
     early: EarlyStart,
+    start: StartSignals,
 ) -> SupervisedTable:
     """The table on its restored state, read while the devices come up (begin_devices)."""
     try:
         # The journal is held against the anchor the broker retains as well as its own anchor file (bounded wait).
+        start.reached("reading the retained anchor")
         remote = await read_retained_anchor(config.mqtt, config.table_id, broker)
+        start.reached("restoring the table")
         return SupervisedTable(config, devices, journal, broker, remote_anchor=remote, draws=draws, early=early)
     except BaseException:
         await early.abandon(devices.values())
@@ -143,11 +147,18 @@ async def _restored(
 
 
 async def _journal_or_let_go(
-    path: Path, table_id: str, devices: Mapping[str, Device], begun: tuple[EarlyStart, StartLeftovers] | None
+    path: Path,
+    config: TableConfig,
+    devices: Mapping[str, Device],
+    begun: tuple[EarlyStart, StartLeftovers] | None,
+    start: StartSignals,
 ) -> Journal:
-    """The journal; the devices begun already are let go again when it cannot be opened."""
+    """The software check said, then the journal; the devices begun already are let go again when it cannot be
+    opened."""
+    _report_software(config)
+    start.reached("opening the journal")
     try:
-        return _open_journal(path, table_id)
+        return _open_journal(path, config.table_id)
     except BaseException:
         if begun is not None:
             await begun[0].abandon(devices.values())
@@ -295,9 +306,9 @@ def _abandon(service: TableService, stop: _StopNow) -> NoReturn:
     os._exit(STOP_UNWRITTEN)
 
 
-def _stop_on_signals(service: TableService, task: asyncio.Task[None]) -> _StopNow:
+def _stop_on_signals(service: TableService, task: asyncio.Task[None], start: StartSignals) -> _StopNow:
     """First Ctrl-C: close the table once the round in progress is complete. Again, or SIGTERM: stop now (the
-    returned record says by what)."""
+    returned record says by what). A signal of the start not acted on yet (`start`) is acted on as if it came now."""
     loop = asyncio.get_running_loop()
     stop = _StopNow()
     presses = 0
@@ -319,6 +330,8 @@ def _stop_on_signals(service: TableService, task: asyncio.Task[None]) -> _StopNo
     with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread (tests)
         loop.add_signal_handler(signal.SIGINT, interrupt)
         loop.add_signal_handler(signal.SIGTERM, terminate)
+    start.reached("handlers installed")
+    start.hand_over(lambda by: interrupt() if by == signal.SIGINT.name else terminate())
     return stop
 
 

@@ -245,3 +245,20 @@ def test_a_device_marked_out_of_order_or_held_says_what_the_table_deals_by() -> 
         "remedy": "clear the shoe and restart it",
     }
     assert describe(_event("device.unusable", held)) == "DEVICE UNUSABLE: shoe (jam); clear the shoe and restart it"
+
+
+def test_a_restart_of_a_table_closing_after_its_round_says_the_close_stands() -> None:
+    """Found by user25: a table stopped while closing after its round stays closing at the restart, and the live log's
+    line said nothing of it: the operator did not know the table would close after the round."""
+    what = "every card is recorded: the seat whose turn it was is asked again"
+    base: dict[str, object] = {"phase": "decision", "policy": "resume_decisions", "round_no": 4, "what": what}
+    closing = {**base, "closing": {"by": "interrupt", "after_round": 4}, "after_stop": {"seq": 281, "by": "SIGTERM"}}
+    assert describe(_event("table.recovered", closing)) == (
+        f"table recovered in decision, round 4 (resume_decisions) after the stop at seq 281 (SIGTERM): {what}; "
+        "STILL CLOSING after round 4 (asked by interrupt): the table closes when the round is complete"
+    )
+    unnamed = {**base, "closing": {"by": None, "after_round": 4}}
+    assert describe(_event("table.recovered", unnamed)) == (
+        f"table recovered in decision, round 4 (resume_decisions): {what}; "
+        "STILL CLOSING after round 4: the table closes when the round is complete"
+    )

@@ -189,3 +189,34 @@ def test_a_closed_table_started_after_a_crash_is_not_said_recovered() -> None:
     t.state = snapshot.decode(snapshot.encode(t.state))
     out = t.feed(Recover())
     assert [e.type for e in out] == ["device.out_of_order"]
+
+
+# Every phase where a close waits for the round: a close asked in one is kept across a restart (docs/recovery.md).
+ROUND_PHASES = {
+    *(Phase.LOCKING, Phase.RECONCILING, Phase.DEALING, Phase.DEALT, Phase.STUB_COUNT, Phase.DECISION),
+    *(Phase.CLAIMING, Phase.JACKPOT),
+}
+
+
+@pytest.mark.parametrize(("phase", "build"), [(p, b) for _, p, b in CASES], ids=[i for i, _, _ in CASES])
+def test_a_close_pending_at_the_stop_is_said_by_the_restart(phase: Phase, build: Callable[[], PureTable]) -> None:
+    """Found by user25: a table closing after its round (a first Ctrl-C), stopped and started again, stays closing, but
+    its `table.recovered` did not say so; the operator learnt it only from a close_table reply. It now names the close
+    (`closing`: who asked, after which round); a table that closed at once between rounds has none to name."""
+    t = build()
+    t.feed(CloseTable(by="interrupt"))
+    assert t.state.closing is (phase in ROUND_PHASES)
+    pending = t.state.closing
+    number = t.state.round.number if t.state.round is not None else None
+    _, out = stop_and_restart(t)
+    recovered = [e.payload for e in out if e.type == "table.recovered"]
+    assert [p.get("closing") for p in recovered] == [{"by": "interrupt", "after_round": number} if pending else None]
+
+
+def test_a_close_without_a_name_is_said_pending_all_the_same() -> None:
+    """The demo's people ask without a name, and older software stored none: the close is pending all the same."""
+    t = no_more_bets(quiet_table("655a", "automated_shoe"))
+    t.feed(CloseTable())
+    assert t.state.round is not None
+    _, out = stop_and_restart(t)
+    assert out[0].payload["closing"] == {"by": None, "after_round": t.state.round.number}

@@ -38,6 +38,7 @@ NOT_MONEY = frozenset(
         # containers: their own fields are classified by name
         *("wagers", "totals", "contributions", "delta", "record", "pending", "identity", "blocks", "remaining"),
         "after_stop",  # table.recovered: the stop on purpose it follows ({seq, by})
+        "closing",  # table.recovered: a close asked before the restart that still stands ({by, after_round})
         "out_of_order",  # table.opened: each device still marked out of order -> what took over (.13(g))
         *("bonuses", "reasons", "rules", "stations", "terminals", "terminals_unreachable", "wagers_offered"),
         "fault",  # device.unusable restored at a restart: the fault kept with the state (code, detail, since, round_no)

@@ -1,0 +1,103 @@
+"""SIGINT and SIGTERM in `tablectl run`'s start, before the runner's own handlers are in (controller/shell/runner.py).
+
+Before this, a SIGTERM in the start's first seconds ended the process by the signal's default action (no line, exit
+143), and a SIGINT went to asyncio.run's handler, which cancels the main task: a cancel that lands in the loop turn an
+`asyncio.wait_for` completes is swallowed on Python 3.11 (cpython#86296), and aiomqtt connects and subscribes with one
+(the retained anchor's read, ~1.2 s into the start), so the table ran on with the Ctrl-C lost (user25).
+
+`StartSignals` takes both signals from the first line of `tablectl run`: before the loop runs, a signal raises
+`StoppedAtStart` where the start is; once the start's task runs, it cancels that task, and the runner, which installs
+its handlers at `hand_over`, acts on a signal whose cancel was swallowed as if it came then. No signal is lost at any
+moment of the start, and each ends with one line saying what was and was not journaled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+import structlog
+
+log = structlog.get_logger("tablectl")
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class StoppedAtStart(BaseException):
+    """A SIGINT or SIGTERM before the table was up (a BaseException, as KeyboardInterrupt: no `except Exception` of
+    the start takes it for a failure of its own). `by`: the signal's name; `stage`: the last stage the start reached."""
+
+    def __init__(self, by: str, stage: str) -> None:
+        super().__init__(f"{by} while starting ({stage})")
+        self.by = by
+        self.stage = stage
+
+
+class StartSignals:
+    """The start's handlers: installed by `install`, given back by `restore` (the runner's replace them meanwhile)."""
+
+    def __init__(self) -> None:
+        self.by: str | None = None  # the first signal's name, once one came
+        self.stage = "loading the config"  # said in the stop's line: how far the start got
+        self._task: asyncio.Task[Any] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._handed_over = False
+        self._previous: dict[int, Any] = {}
+
+    def install(self) -> StartSignals:
+        # Not the main thread (a test's tablectl in a thread): signals are the main thread's, and nothing is taken.
+        with contextlib.suppress(ValueError):
+            for sig in SIGNALS:
+                self._previous[sig] = signal.signal(sig, self._caught)
+        return self
+
+    def restore(self) -> None:
+        for sig, previous in self._previous.items():
+            with contextlib.suppress(ValueError, TypeError):
+                signal.signal(sig, previous)
+        self._previous.clear()
+
+    def reached(self, stage: str) -> None:
+        """The start got to `stage` (at debug level: a test waits for the line; the stop's line names the last)."""
+        self.stage = stage
+        log.debug("start stage", stage=stage)
+
+    def running(self) -> None:
+        """Called first thing in the start's task: from now on a signal cancels it rather than raising."""
+        self._task = asyncio.current_task()
+        self._loop = asyncio.get_running_loop()
+        if self.by is not None:  # came while asyncio.run set up (its raise was not taken): stop here
+            raise StoppedAtStart(self.by, self.stage)
+
+    def stopped(self) -> StoppedAtStart | None:
+        """The stop a cancel of the start's task stands for, if a signal asked for it."""
+        return None if self.by is None or self._handed_over else StoppedAtStart(self.by, self.stage)
+
+    def hand_over(self, act: Callable[[str], None]) -> None:
+        """The runner's handlers are in: a signal that came before and whose cancel did not stop the start (swallowed)
+        is acted on now by `act` (its name: SIGINT or SIGTERM), as the runner acts on one that comes later."""
+        self._handed_over = True
+        if self.by is not None:
+            log.warning("a signal of the start is acted on now that the table is up", signal=self.by)
+            act(self.by)
+
+    def _caught(self, signum: int, frame: FrameType | None) -> None:
+        first = self.by is None
+        self.by = self.by or signal.Signals(signum).name
+        if not first:
+            return  # the stop is under way; a second raise would break its cleanup
+        if self._loop is None:
+            raise StoppedAtStart(self.by, self.stage)
+        # In the loop's thread but between any two bytecodes: the cancel is done as a callback of the loop.
+        try:
+            self._loop.call_soon_threadsafe(self._cancel)
+        except RuntimeError:  # the loop is closed already (the start failed and is unwinding): stop where it is
+            raise StoppedAtStart(self.by, self.stage) from None
+
+    def _cancel(self) -> None:
+        if not self._handed_over and self._task is not None and not self._task.done():
+            self._task.cancel()
